@@ -1,0 +1,241 @@
+"""Python views of the ops a TensorIR program is made of.
+
+`Block` wraps a `tir.block`; `Loop` wraps an `affine.for` carrying `tir.*` attributes
+(TensorIR loops are upstream loops). Views hold no state beyond the wrapped operation, so
+they are cheap to create and always read the current IR.
+
+Loop attributes (all discardable, on affine.for):
+  tir.name         loop variable name ("i", "j_0", "i_j_fused")
+  tir.kind         "serial" | "parallel" | "vectorized" | "unroll" | "thread_binding"
+  tir.thread       thread tag for thread_binding ("threadIdx.x")
+  tir.annotations  dictionary of loop annotations
+"""
+from typing import Optional, Sequence
+
+from mlir import ir
+from mlir.dialects import affine
+
+from tir_mlir.dialect import TERMINATOR
+
+ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
+LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
+
+
+def _op(x) -> ir.Operation:
+    return x.operation if hasattr(x, "operation") else x
+
+
+def _str(attrs, key, default=None):
+    return ir.StringAttr(attrs[key]).value if key in attrs else default
+
+
+def add_terminator(block: ir.Block, loc=None):
+    """End a region block of a `tir` op with the borrowed terminator."""
+    with ir.InsertionPoint(block):
+        ir.Operation.create(TERMINATOR, loc=loc)
+
+
+def body_ops(block: ir.Block):
+    """Operations of a region block, without the terminator (`gpu.yield` or `affine.yield`)."""
+    ops = list(block.operations)
+    if ops and ops[-1].operation.name in (TERMINATOR, "affine.yield"):
+        ops = ops[:-1]
+    return [_op(o) for o in ops]
+
+
+class Block:
+    """View of `tir.block`: with T.block(name) and its iter vars, bindings, init and body."""
+
+    OP_NAME = "tir.block"
+
+    def __init__(self, op):
+        self.op = _op(op)
+        assert self.op.name == self.OP_NAME, self.op.name
+
+    @staticmethod
+    def is_block(op) -> bool:
+        return _op(op).name == Block.OP_NAME
+
+    # --- attributes -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return _str(self.op.attributes, "name")
+
+    @property
+    def iter_names(self) -> list:
+        return [ir.StringAttr(a).value for a in ir.ArrayAttr(self.op.attributes["iter_names"])]
+
+    @property
+    def iter_types(self) -> list:
+        """One of "S" (spatial), "R" (reduce), "O" (opaque) per iter var."""
+        return [ir.StringAttr(a).value for a in ir.ArrayAttr(self.op.attributes["iter_types"])]
+
+    @property
+    def domains(self) -> list:
+        """(min, extent) per iter var."""
+        return [tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+                for d in ir.ArrayAttr(self.op.attributes["domains"])]
+
+    @property
+    def bindings(self) -> ir.AffineMap:
+        """Map from `dims` to the iter var values: iter var k = bindings.results[k](dims)."""
+        return ir.AffineMapAttr(self.op.attributes["bindings"]).value
+
+    @property
+    def dims(self) -> list:
+        return list(self.op.operands)
+
+    @property
+    def predicate(self) -> Optional[ir.IntegerSet]:
+        """T.where, as an integer set over `dims`; None when the block always runs."""
+        a = self.op.attributes
+        return ir.IntegerSetAttr(a["predicate"]).value if "predicate" in a else None
+
+    @property
+    def annotations(self) -> dict:
+        a = self.op.attributes
+        if "annotations" not in a:
+            return {}
+        return {n.name: n.attr for n in ir.DictAttr(a["annotations"])}
+
+    # --- regions ----------------------------------------------------------------------------
+    @property
+    def body(self) -> ir.Block:
+        return self.op.regions[0].blocks[0]
+
+    @property
+    def init(self) -> Optional[ir.Block]:
+        blocks = self.op.regions[1].blocks
+        return blocks[0] if len(blocks) else None
+
+    @property
+    def iter_vars(self) -> list:
+        return list(self.body.arguments)
+
+    def add_init(self, loc=None) -> ir.Block:
+        """Give the block an (empty) init region; its arguments mirror the body's iter vars."""
+        assert self.init is None
+        block = self.op.regions[1].blocks.append(*[a.type for a in self.body.arguments])
+        add_terminator(block, loc or self.op.location)
+        return block
+
+    # --- building ---------------------------------------------------------------------------
+    @staticmethod
+    def build(name: str, iter_names: Sequence[str], iter_types: Sequence[str],
+              domains: Sequence[tuple], bindings: ir.AffineMap, dims: Sequence[ir.Value], *,
+              predicate: Optional[ir.IntegerSet] = None, annotations: Optional[dict] = None,
+              has_init: bool = False, loc=None, ip=None) -> "Block":
+        """Create a block whose body (and init, if asked) hold only the terminator."""
+        loc = loc or ir.Location.unknown()
+        i64 = ir.IntegerType.get_signless(64)
+        attrs = {
+            "name": ir.StringAttr.get(name),
+            "iter_names": ir.ArrayAttr.get([ir.StringAttr.get(n) for n in iter_names]),
+            "iter_types": ir.ArrayAttr.get([ir.StringAttr.get(t) for t in iter_types]),
+            "domains": ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v))
+                                                           for v in d]) for d in domains]),
+            "bindings": ir.AffineMapAttr.get(bindings),
+        }
+        if predicate is not None:
+            attrs["predicate"] = ir.IntegerSetAttr.get(predicate)
+        if annotations:
+            attrs["annotations"] = ir.DictAttr.get(dict(annotations))
+        op = ir.Operation.create(Block.OP_NAME, operands=list(dims), attributes=attrs,
+                                 regions=2, loc=loc, ip=ip)
+        index = ir.IndexType.get()
+        body = op.regions[0].blocks.append(*([index] * len(iter_names)))
+        add_terminator(body, loc)
+        if has_init:
+            add_terminator(op.regions[1].blocks.append(*([index] * len(iter_names))), loc)
+        return Block(op)
+
+    def set_attr(self, key: str, value: Optional[ir.Attribute]):
+        if value is None:
+            if key in self.op.attributes:
+                del self.op.attributes[key]
+        else:
+            self.op.attributes[key] = value
+
+
+class Loop:
+    """View of an `affine.for` with constant bounds that stands for a TensorIR loop."""
+
+    OP_NAME = "affine.for"
+
+    def __init__(self, op):
+        self.op = _op(op)
+        assert self.op.name == self.OP_NAME, self.op.name
+
+    @staticmethod
+    def is_loop(op) -> bool:
+        return _op(op).name == Loop.OP_NAME
+
+    @property
+    def name(self) -> str:
+        return _str(self.op.attributes, "tir.name", "i")
+
+    @property
+    def kind(self) -> str:
+        return _str(self.op.attributes, "tir.kind", "serial")
+
+    @property
+    def thread(self) -> Optional[str]:
+        return _str(self.op.attributes, "tir.thread")
+
+    @property
+    def annotations(self) -> dict:
+        a = self.op.attributes
+        if "tir.annotations" not in a:
+            return {}
+        return {n.name: n.attr for n in ir.DictAttr(a["tir.annotations"])}
+
+    def _bound(self, key) -> int:
+        m = ir.AffineMapAttr(self.op.attributes[key]).value
+        return ir.AffineConstantExpr(m.results[0]).value
+
+    @property
+    def min(self) -> int:
+        return self._bound("lowerBoundMap")
+
+    @property
+    def extent(self) -> int:
+        return self._bound("upperBoundMap") - self.min
+
+    @property
+    def iv(self) -> ir.Value:
+        return self.body.arguments[0]
+
+    @property
+    def body(self) -> ir.Block:
+        return self.op.regions[0].blocks[0]
+
+    @staticmethod
+    def build(name: str, extent: int, *, min: int = 0, kind: str = "serial",
+              thread: Optional[str] = None, annotations: Optional[dict] = None,
+              loc=None, ip=None) -> "Loop":
+        """Create `for name in range(min, min + extent)` with an empty body."""
+        loc = loc or ir.Location.unknown()
+        op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
+        with ir.InsertionPoint(op.body):
+            affine.AffineYieldOp([], loc=loc)
+        loop = Loop(op)
+        loop.set(name=name, kind=kind, thread=thread, annotations=annotations)
+        return loop
+
+    def set(self, *, name=None, kind=None, thread=None, annotations=None):
+        """Update the tir.* attributes given (thread/annotations: pass {} or "" to clear)."""
+        a = self.op.attributes
+        if name is not None:
+            a["tir.name"] = ir.StringAttr.get(name)
+        if kind is not None:
+            a["tir.kind"] = ir.StringAttr.get(kind)
+        if thread is not None:
+            if thread:
+                a["tir.thread"] = ir.StringAttr.get(thread)
+            elif "tir.thread" in a:
+                del a["tir.thread"]
+        if annotations is not None:
+            if annotations:
+                a["tir.annotations"] = ir.DictAttr.get(dict(annotations))
+            elif "tir.annotations" in a:
+                del a["tir.annotations"]

@@ -1,0 +1,40 @@
+// The `tir` dialect: TensorIR's block, the one construct that upstream MLIR has no op for.
+// Everything else is upstream: buffers are memrefs, loops are affine.for carrying `tir.*`
+// attributes, expressions are arith/math/memref ops. Regions end with `gpu.yield` because IRDL
+// in LLVM 22 has no traits, so an IRDL op cannot declare its own terminator.
+irdl.dialect @tir {
+  // with T.block(name): iter vars are the body's block arguments; their values are
+  // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or
+  // outer block iter vars). `init` is empty when the block has no T.init().
+  // Discardable attributes: `predicate` (IntegerSet over the dims, T.where),
+  // `annotations` (dictionary, T.block_attr).
+  irdl.operation @block {
+    %index = irdl.is index
+    irdl.operands(dims: variadic %index)
+    %name = irdl.base "#builtin.string"
+    %iter_names = irdl.base "#builtin.array"
+    %iter_types = irdl.base "#builtin.array"
+    %domains = irdl.base "#builtin.array"
+    %bindings = irdl.base "#builtin.affine_map"
+    irdl.attributes {"name" = %name, "iter_names" = %iter_names, "iter_types" = %iter_types,
+                     "domains" = %domains, "bindings" = %bindings}
+    %body = irdl.region
+    %init = irdl.region
+    irdl.regions(body: %body, init: %init)
+  }
+  // A TensorIR intrinsic with no upstream op of the same meaning (sigmoid, floormod, ...):
+  // `callee` names it; the lowering expands it into arith/math ops.
+  irdl.operation @call {
+    %any = irdl.any
+    irdl.operands(args: variadic %any)
+    %res = irdl.any
+    irdl.results(result: %res)
+    %callee = irdl.base "#builtin.string"
+    irdl.attributes {"callee" = %callee}
+  }
+  // T.evaluate(expr): an expression evaluated for its side effects.
+  irdl.operation @evaluate {
+    %any = irdl.any
+    irdl.operands(value: %any)
+  }
+}

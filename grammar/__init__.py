@@ -1,0 +1,1 @@
+"""The Lark grammar of TVMScript (tvmscript.lark)."""

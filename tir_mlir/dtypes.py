@@ -1,0 +1,48 @@
+"""TensorIR dtype names <-> MLIR element types.
+
+Unsigned dtypes map to signless integers (arith wants signless); where signedness matters the
+op or buffer carries a `tir.dtype` attribute with the TensorIR name.
+"""
+from mlir import ir
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "bfloat16", "float32", "float64")
+
+_NUMPY = {"bool": "bool", "bfloat16": "bfloat16"}
+
+
+def mlir_type(dtype: str) -> ir.Type:
+    """MLIR element type of a TensorIR dtype (needs an active context)."""
+    if dtype == "bool":
+        return ir.IntegerType.get_signless(1)
+    if dtype.startswith("int") or dtype.startswith("uint"):
+        return ir.IntegerType.get_signless(int(dtype.lstrip("uint")))
+    return {"float16": ir.F16Type.get, "bfloat16": ir.BF16Type.get,
+            "float32": ir.F32Type.get, "float64": ir.F64Type.get}[dtype]()
+
+
+def dtype_of(t: ir.Type, unsigned: bool = False) -> str:
+    """TensorIR dtype of an MLIR element type; `index` reads as int32 (TIR's loop var type)."""
+    if isinstance(t, ir.IndexType):
+        return "int32"
+    if isinstance(t, ir.IntegerType):
+        if t.width == 1:
+            return "bool"
+        return f"{'u' if unsigned else ''}int{t.width}"
+    return {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}[str(t)]
+
+
+def is_float(dtype: str) -> bool:
+    return dtype.startswith("float") or dtype == "bfloat16"
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype.startswith("uint")
+
+
+def numpy_dtype(dtype: str):
+    import numpy as np
+    if dtype == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)

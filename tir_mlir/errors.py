@@ -1,0 +1,38 @@
+"""Typed errors. Library code raises them with a source location; only the CLI renders them."""
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self):
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class TIRError(Exception):
+    """Base class: `loc` (optional SourceLoc) and a message."""
+
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None):
+        self.message = message
+        self.loc = loc
+        super().__init__(f"{loc}: {message}" if loc else message)
+
+
+class TIRParseError(TIRError):
+    """Malformed TVMScript text: syntax, unknown names, wrong arity, ..."""
+
+
+class ScheduleError(TIRError):
+    """A schedule primitive cannot apply; the module is left unchanged."""
+
+
+class BuildError(TIRError):
+    """A program cannot be lowered or compiled."""
+
+
+class RuntimeCallError(TIRError):
+    """A compiled function was called with arguments that do not match its buffers."""

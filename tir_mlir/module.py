@@ -1,0 +1,68 @@
+"""IRModule: a set of prim_funcs held as one MLIR module in the `tir` dialect."""
+from typing import Iterator
+
+from mlir import ir
+
+from tir_mlir.context import get_context
+
+
+class IRModule:
+    """An MLIR `builtin.module` whose `func.func` ops are TensorIR prim_funcs.
+
+    `mod.module` is the MLIR module, `mod["name"]` a function op, iteration yields names.
+    """
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+
+    @staticmethod
+    def empty() -> "IRModule":
+        with get_context(), ir.Location.unknown():
+            return IRModule(ir.Module.create())
+
+    @property
+    def functions(self) -> dict:
+        """Function name -> `func.func` operation, in program order."""
+        return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                for op in self.module.body.operations if op.operation.name == "func.func"}
+
+    def __getitem__(self, name: str) -> ir.Operation:
+        funcs = self.functions
+        if name not in funcs:
+            raise KeyError(f"no function named {name!r}; the module has {sorted(funcs)}")
+        return funcs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.functions)
+
+    def __len__(self):
+        return len(self.functions)
+
+    def __contains__(self, name):
+        return name in self.functions
+
+    def copy(self) -> "IRModule":
+        """A deep copy (locations kept): schedules snapshot modules with it."""
+        with get_context(), self.module.operation.location:
+            copy = ir.Module.create()
+            for key in list(self.module.operation.attributes):
+                copy.operation.attributes[key] = self.module.operation.attributes[key]
+            with ir.InsertionPoint(copy.body):
+                for op in self.module.body.operations:
+                    op.operation.clone()
+            return IRModule(copy)
+
+    def script(self) -> str:
+        """The module as TVMScript, in TVM 0.21's printing style."""
+        from tir_mlir.printer import script
+        return script(self)
+
+    def mlir(self, debug_info: bool = False) -> str:
+        """The module as MLIR text (the `tir` dialect in generic form)."""
+        return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+    def __str__(self):
+        return self.script()
+
+    def __repr__(self):
+        return f"IRModule({', '.join(self.functions)})"
