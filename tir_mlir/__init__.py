@@ -1,0 +1,33 @@
+"""tir-mlir: TVM's TensorIR on MLIR.
+
+    mod = tir_mlir.load("mm_relu.tir")          # or tir_mlir.parse(text)
+    sch = tir_mlir.Schedule(mod)
+    j0, j1 = sch.split(sch.get_loops(sch.get_block("Y"))[1], factors=[None, 4])
+    lib = tir_mlir.build(sch.mod, target="llvm")
+    lib["mm_relu"](a, b, c)
+"""
+import importlib
+
+from tir_mlir.errors import BuildError, ScheduleError, TIRError, TIRParseError
+from tir_mlir.module import IRModule
+
+# Public name -> module that defines it; imported on first use so `import tir_mlir` stays cheap.
+_LAZY = {
+    "parse": "tir_mlir.frontend.parser",
+    "load": "tir_mlir.frontend.parser",
+    "structural_equal": "tir_mlir.structural_equal",
+    "Schedule": "tir_mlir.schedule.schedule",
+    "Trace": "tir_mlir.schedule.trace",
+    "TensorIntrin": "tir_mlir.schedule.tensor_intrin",
+    "build": "tir_mlir.runtime.build",
+    "load_module": "tir_mlir.runtime.build",
+    "interpret": "tir_mlir.interpreter",
+}
+
+__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tir_mlir' has no attribute {name!r}")
