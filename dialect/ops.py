@@ -29,6 +29,29 @@ def _str(attrs, key, default=None):
     return ir.StringAttr(attrs[key]).value if key in attrs else default
 
 
+def integer_set(attr: ir.Attribute) -> ir.IntegerSet:
+    """The IntegerSet held by an IntegerSetAttr (the LLVM 22 bindings have no accessor, so the
+    constraints are read back from the attribute's text through an affine map)."""
+    text = str(attr)
+    head, _, body = text[len("affine_set<"):-1].partition(" : ")
+    dims, _, syms = head.partition("[")
+    parts, depth, cur = [], 0, ""
+    for ch in body.strip()[1:-1]:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts = [p.strip() for p in parts + [cur] if p.strip()]
+    exprs = [p.rsplit(" ", 2)[0] for p in parts]
+    eqs = [p.endswith("== 0") for p in parts]
+    map_text = f"affine_map<{dims}{'[' + syms if syms else ''} -> ({', '.join(exprs) or '0'})>"
+    m = ir.AffineMapAttr(ir.Attribute.parse(map_text, attr.context)).value
+    return ir.IntegerSet.get(m.n_dims, m.n_symbols, list(m.results), eqs or [False], attr.context)
+
+
 def add_terminator(block: ir.Block, loc=None):
     """End a region block of a `tir` op with the borrowed terminator."""
     with ir.InsertionPoint(block):
@@ -89,7 +112,7 @@ class Block:
     def predicate(self) -> Optional[ir.IntegerSet]:
         """T.where, as an integer set over `dims`; None when the block always runs."""
         a = self.op.attributes
-        return ir.IntegerSetAttr(a["predicate"]).value if "predicate" in a else None
+        return integer_set(a["predicate"]) if "predicate" in a else None
 
     @property
     def annotations(self) -> dict:

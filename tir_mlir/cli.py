@@ -34,3 +34,119 @@ def _write(text: str, out):
 
 
 # Subcommands live in this file, one function each, below this line.
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--emit", default="tir", show_default=True, type=click.Choice(["tir", "mlir"]),
+              help="Print the program back as TVMScript, or as tir-dialect MLIR.")
+@click.option("--debug-info", is_flag=True, help="With --emit mlir: print source locations.")
+@click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+def parse(path, emit, debug_info, out):
+    """Parse the TVMScript program PATH; print it as TVMScript or as MLIR."""
+    from tir_mlir.frontend.parser import load
+    mod = load(path)
+    _write(mod.mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
+
+
+def _schedule_script(path):
+    """A function sch -> None from a user's schedule: a Python file defining `schedule(sch)`
+    (executed as is: it is the user's own script), or a trace saved as JSON (`--trace`)."""
+    if str(path).endswith(".json"):
+        from tir_mlir.schedule.trace import Trace
+        with open(path) as f:
+            trace = Trace.from_json(f.read())
+        return trace.apply_to_schedule
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "schedule", None)):
+        raise click.UsageError(f"{path} does not define a function `schedule(sch)`")
+    return module.schedule
+
+
+def _apply_schedule(mod, path):
+    from tir_mlir.schedule.schedule import Schedule
+    sch = Schedule(mod)
+    _schedule_script(path)(sch)
+    return sch
+
+
+def _transform_option(command):
+    """`--transform S.py` for lower/run: schedule the program with S.py before the command."""
+    def to_transform(ctx, param, value):
+        return (lambda mod: _apply_schedule(mod, value).mod) if value else None
+    return click.option("--transform", type=click.Path(exists=True, dir_okay=False),
+                        callback=to_transform,
+                        help="Schedule script (defines schedule(sch)) or trace JSON to apply "
+                             "first.")(command)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--transform", "script", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Python file defining schedule(sch), or a trace JSON to replay.")
+@click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+@click.option("--print-trace", is_flag=True, help="Print the trace (TVM format) after the program.")
+@click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
+              help="Write the trace as JSON to this file.")
+def schedule(path, script, out, print_trace, trace_out):
+    """Schedule PATH with a TVM-style schedule script and print the result as TVMScript."""
+    import json
+    sch = _apply_schedule(_load_program(path), script)
+    _write(sch.mod.script(), out)
+    if print_trace:
+        click.echo(str(sch.trace))
+    if trace_out:
+        with open(trace_out, "w") as f:
+            json.dump(sch.trace.as_json(), f, indent=1)
+
+
+def _load_program(path, transform=None):
+    """The program in `path` (TVMScript, or tir-dialect MLIR for `.mlir`), then `transform`
+    (a function IRModule -> IRModule, e.g. a schedule script) when given."""
+    if str(path).endswith(".mlir"):
+        from mlir import ir
+
+        from tir_mlir.context import get_context
+        from tir_mlir.module import IRModule
+        with get_context():
+            with open(path) as f:
+                mod = IRModule(ir.Module.parse(f.read()))
+    else:
+        import tir_mlir
+        mod = tir_mlir.load(path)
+    return transform(mod) if transform else mod
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", default="cpu", show_default=True, help="Lowering target.")
+@click.option("--emit", default="llvm-ir", show_default=True,
+              type=click.Choice(["tir", "affine", "scf", "llvm-dialect", "llvm-ir", "asm"]),
+              help="Stop after this stage and print the program there.")
+@click.option("--debug", is_flag=True, help="Insert bounds checks on every buffer access.")
+@click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+@_transform_option
+def lower(path, target, emit, debug, out, transform=None):
+    """Lower PATH to stage EMIT (tir -> affine -> scf -> llvm-dialect -> llvm-ir -> asm)."""
+    from tir_mlir.passes.lowering.pipeline import emit_text
+    mod = _load_program(path, transform)
+    _write(emit_text(mod.module, emit, target, debug), out)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--func", "func_name", default=None, help="Function to run (default: the first).")
+@click.option("--check", is_flag=True, help="Compare with the reference interpreter.")
+@click.option("--bench", is_flag=True, help="Print the median time (and GFLOP/s).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--debug", is_flag=True, help="Bounds-check every buffer access.")
+@_transform_option
+def run(path, func_name, check, bench, seed, debug, transform=None):
+    """Build PATH, run a function on random inputs; optionally check it and time it."""
+    from tir_mlir.runtime.run_program import run_program
+    mod = _load_program(path, transform)
+    for line in run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=debug):
+        click.echo(line)

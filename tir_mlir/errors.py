@@ -36,3 +36,12 @@ class BuildError(TIRError):
 
 class RuntimeCallError(TIRError):
     """A compiled function was called with arguments that do not match its buffers."""
+
+
+class OutOfBoundsError(RuntimeCallError):
+    """A debug build accessed a buffer out of bounds (`buffer`, `index`, `axis`, `loc`)."""
+
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
+                 index: int = 0, axis: int = 0):
+        super().__init__(message, loc)
+        self.buffer, self.index, self.axis = buffer, index, axis

@@ -1,0 +1,155 @@
+"""Stage `affine-to-scf`: affine loops -> scf loops that honour the TensorIR loop kind.
+
+Upstream `lower-affine` drops the discardable `tir.kind` attribute, so this stage lowers the
+affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `affine.if`):
+
+    tir.kind      becomes
+    serial        scf.for
+    parallel      scf.parallel (OpenMP later, see scf_to_llvm)
+    vectorized    scf.for + #llvm.loop_annotation<vectorize = <disable = false, width = W>>
+                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code)
+    unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
+
+Float mul/add/sub get fastmath `contract` so LLVM forms FMAs. Functions get
+`llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
+`llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
+"""
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from tir_mlir.dialect.ops import integer_set
+from tir_mlir.passes.lowering.common import (affine_to_arith, build_error, functions,
+                                             index_const, set_to_arith, walk)
+
+VECTOR_BITS = 512
+CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
+
+
+class AffineToScf:
+    name = "affine-to-scf"
+
+    def __init__(self, target_kinds=("serial", "parallel", "vectorized", "unroll")):
+        self.kinds = target_kinds
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in list(walk(f)):
+                name = op.name
+                if name == "affine.apply":
+                    _lower_apply(op)
+                elif name == "affine.if":
+                    _lower_if(op)
+                elif name in CONTRACT_OPS:
+                    op.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
+            # Innermost loops first, so each loop's element type is known for vector widths.
+            for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
+                self._lower_for(op)
+            for op in walk(f):
+                if op.name.startswith("affine."):
+                    raise build_error(op, "cannot lower this affine op")
+            _function_attrs(f)
+        for a in [a for a in module.operation.attributes if a.startswith("tir.")]:
+            del module.operation.attributes[a]
+
+    def _lower_for(self, op):
+        attrs = op.attributes
+        kind = ir.StringAttr(attrs["tir.kind"]).value if "tir.kind" in attrs else "serial"
+        if kind not in self.kinds:
+            raise build_error(op, f"loop kind '{kind}' is not supported by this target")
+        lb, ub = (_const_bound(op, k) for k in ("lowerBoundMap", "upperBoundMap"))
+        step = ir.IntegerAttr(attrs["step"]).value
+        loc = op.location
+        old_body = op.regions[0].blocks[0]
+        with ir.InsertionPoint(op), loc:
+            lo, hi, st = index_const(lb, loc), index_const(ub, loc), index_const(step, loc)
+            if kind == "parallel":
+                new = scf.ParallelOp([], [lo], [hi], [st], [], loc=loc)
+                body = new.regions[0].blocks.append(ir.IndexType.get())
+                with ir.InsertionPoint(body):
+                    term = scf.ReduceOp([], 0, loc=loc)
+            else:
+                new = scf.ForOp(lo, hi, st, loc=loc)
+                body = new.body
+                with ir.InsertionPoint(body):
+                    term = scf.YieldOp([], loc=loc)
+                annotation = _annotation(kind, old_body)
+                if annotation:
+                    new.operation.attributes["loop_annotation"] = ir.Attribute.parse(annotation)
+        old_body.arguments[0].replace_all_uses_with(body.arguments[0])
+        for o in list(old_body.operations)[:-1]:
+            o.operation.move_before(term.operation)
+        op.erase()
+
+
+def _annotation(kind, body):
+    if kind == "unroll":
+        return "#llvm.loop_annotation<unroll = <full = true>>"
+    if kind == "vectorized":
+        width = VECTOR_BITS // _element_bits(body)
+        return f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>>"
+    return None
+
+
+def _element_bits(body) -> int:
+    """Narrowest element type stored in the loop body (32 when it stores nothing)."""
+    bits = [ir.MemRefType(o.operands[1].type).element_type for o in walk(body.owner)
+            if o.name == "memref.store"]
+    widths = [t.width for t in bits if hasattr(t, "width") and t.width >= 8]
+    return min(widths, default=32)
+
+
+def _const_bound(op, key) -> int:
+    m = ir.AffineMapAttr(op.attributes[key]).value
+    e = m.results[0].maybe_downcast() if len(m.results) == 1 else None
+    if m.n_dims or m.n_symbols or not isinstance(e, ir.AffineConstantExpr):
+        raise build_error(op, "only loops with constant bounds can be lowered")
+    return e.value
+
+
+def _lower_apply(op):
+    m = ir.AffineMapAttr(op.attributes["map"]).value
+    operands = list(op.operands)
+    with ir.InsertionPoint(op):
+        v = affine_to_arith(m.results[0], operands[:m.n_dims], operands[m.n_dims:], op.location)
+    op.results[0].replace_all_uses_with(v)
+    op.erase()
+
+
+def _lower_if(op):
+    if len(op.results):
+        raise build_error(op, "affine.if with results is not supported")
+    iset = integer_set(op.attributes["condition"])
+    operands = list(op.operands)
+    loc = op.location
+    has_else = len(op.regions[1].blocks) > 0
+    with ir.InsertionPoint(op):
+        cond = set_to_arith(iset, operands[:iset.n_dims], operands[iset.n_dims:], loc)
+        new = scf.IfOp(cond, has_else=has_else, loc=loc)
+    for region_idx, block in ((0, new.then_block), (1, new.else_block if has_else else None)):
+        if block is None:
+            continue
+        with ir.InsertionPoint(block):
+            term = scf.YieldOp([], loc=loc)
+        for o in list(op.regions[region_idx].blocks[0].operations)[:-1]:
+            o.operation.move_before(term.operation)
+    op.erase()
+
+
+def _function_attrs(f):
+    attrs = f.attributes
+    noalias = False
+    if "tir.func_attrs" in attrs:
+        d = ir.DictAttr(attrs["tir.func_attrs"])
+        noalias = "tir.noalias" in d and ir.BoolAttr(d["tir.noalias"]).value
+    for a in [a for a in attrs if a.startswith("tir.")]:
+        del attrs[a]
+    attrs["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    if "arg_attrs" in attrs:
+        new = []
+        ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+        for t, d in zip(ftype.inputs, ir.ArrayAttr(attrs["arg_attrs"])):
+            kept = {x.name: x.attr for x in ir.DictAttr(d) if not x.name.startswith("tir.")}
+            if noalias and isinstance(t, ir.MemRefType):
+                kept["llvm.noalias"] = ir.UnitAttr.get()
+            new.append(ir.DictAttr.get(kept))
+        attrs["arg_attrs"] = ir.ArrayAttr.get(new)

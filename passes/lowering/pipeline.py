@@ -1,0 +1,64 @@
+"""The lowering pipeline: per target, an ordered list of named stages (tir -> affine -> scf ->
+llvm dialect), then text stages done by LLVM tools (llvm-ir, asm). `--emit X` stops after X.
+
+A new target (e.g. a GPU: tir -> gpu dialect -> nvvm -> ptx) is a new entry in `TARGETS`;
+passes hold no target branches.
+"""
+from mlir import ir
+
+from tir_mlir.context import get_context
+from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
+from tir_mlir.passes.lowering.bounds_check import BoundsCheck
+from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
+from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
+
+# Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows.
+TARGETS = {
+    "cpu": [("affine", TirToAffine), ("scf", AffineToScf), ("llvm-dialect", ScfToLLVM)],
+}
+TARGET_ALIASES = {"llvm": "cpu", "c": "cpu"}
+TEXT_EMITS = ("llvm-ir", "asm")
+
+
+def emits(target="cpu"):
+    return ["tir"] + [name for name, _ in TARGETS[_target(target)]] + list(TEXT_EMITS)
+
+
+def _target(target: str) -> str:
+    t = str(target).split()[0]
+    t = TARGET_ALIASES.get(t, t)
+    if t not in TARGETS:
+        raise BuildError(f"unknown target {target!r}; known: {sorted(TARGETS)}")
+    return t
+
+
+def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> ir.Module:
+    """A lowered copy of `module` (left untouched), stopped after stage `emit`."""
+    stages = TARGETS[_target(target)]
+    if emit not in ["tir"] + [n for n, _ in stages]:
+        raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
+    with get_context(), module.operation.location:
+        out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        if emit == "tir":
+            return out
+        if debug:
+            BoundsCheck()(out)
+        for name, stage in stages:
+            stage()(out)
+            try:
+                out.operation.verify()
+            except ir.MLIRError as e:
+                raise BuildError(f"stage {stage.name} produced invalid IR: {e}") from None
+            if name == emit:
+                return out
+    return out
+
+
+def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
+    """The program at stage `emit` as text (MLIR, LLVM IR or assembly)."""
+    if emit not in TEXT_EMITS:
+        return str(lower(module, target, emit, debug))
+    ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
+    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)

@@ -1,0 +1,73 @@
+"""Stage `scf-to-llvm` (CPU): the upstream conversion pipeline from scf/arith/math/memref to the
+llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) on `NUM_THREADS`
+threads; the runtime links libomp when the lowered module calls `__kmpc_*`."""
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering.common import functions
+
+NUM_THREADS = 2
+
+PIPELINE = ",".join([
+    f"convert-scf-to-openmp{{num-threads={NUM_THREADS}}}",
+    "canonicalize", "cse",
+    "expand-strided-metadata",
+    "convert-vector-to-scf",
+    "convert-scf-to-cf",
+    "convert-vector-to-llvm",
+    "finalize-memref-to-llvm",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "arith-expand",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-ub-to-llvm",
+    "convert-cf-to-llvm",
+    "convert-openmp-to-llvm",
+    "convert-func-to-llvm",
+    "reconcile-unrealized-casts",
+])
+
+
+class ScfToLLVM:
+    name = "scf-to-llvm"
+
+    def __call__(self, module: ir.Module):
+        noalias = [f for f in functions(module) if _has_noalias_args(f)]
+        names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
+        pm = PassManager.parse(f"builtin.module({PIPELINE})", module.context)
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as e:
+            raise BuildError(f"LLVM lowering failed: {e}") from None
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
+                _mark_aligned_pointers_noalias(op)
+
+
+def _has_noalias_args(f) -> bool:
+    return "arg_attrs" in f.attributes and any(
+        "llvm.noalias" in ir.DictAttr(d) for d in ir.ArrayAttr(f.attributes["arg_attrs"]))
+
+
+def _mark_aligned_pointers_noalias(op):
+    """func-to-llvm puts `llvm.noalias` of a memref argument on the C-interface wrapper's
+    descriptor pointer only; the kernel itself needs it on each memref's aligned data pointer
+    (the second of its two pointers) for LLVM to keep values in registers."""
+    inputs = _llvm_inputs(str(ir.TypeAttr(op.attributes["function_type"]).value))
+    attrs, k = [{} for _ in inputs], 0
+    while k < len(inputs) - 1:
+        if inputs[k] == inputs[k + 1] == "ptr":  # (allocated, aligned) of one memref
+            attrs[k + 1] = {"llvm.noalias": ir.UnitAttr.get()}
+            k += 2
+        else:
+            k += 1
+    op.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
+
+
+def _llvm_inputs(ftype: str):
+    """Parameter types of an `!llvm.func<void (ptr, ptr, i64, ...)>` type."""
+    params = ftype[ftype.index("(") + 1:ftype.rindex(")")]
+    return [p.strip() for p in params.split(",") if p.strip()]

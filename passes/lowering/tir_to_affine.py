@@ -1,0 +1,253 @@
+"""Stage `tir-to-affine`: flatten `tir.block`s into plain affine/arith/memref code.
+
+    affine.for %i ... {                         affine.for %i ... {
+      "tir.block"(%i, %k) ({ ^bb0(%vi, %vk):      %vi = affine.apply (d0, d1) -> (d0 + d1)(%i, %k)
+         BODY }, { ^bb0(%vi, %vk): INIT })   =>   affine.if (d0, d1) : (d1 == 0)(%i, %k) { INIT }
+        {bindings = ..., predicate = P}           affine.if P(%i, %k) { BODY }     // P: T.where
+                                                }
+`tir.call` intrinsics expand to arith/math, `tir.evaluate` disappears (the value it wraps is
+still computed), buffers are hoisted to the start of their function (or of their enclosing
+parallel loop body, so threads do not share them): small ones become `memref.alloca`, large ones
+`memref.alloc` freed before every return. Loops keep their `tir.kind`/`tir.name` attributes for
+`affine-to-scf`; every other `tir.*` attribute is consumed here.
+"""
+from mlir import ir
+from mlir.dialects import affine, arith, math, memref
+
+from tir_mlir.dialect.ops import Block, body_ops
+from tir_mlir.passes.lowering.common import build_error, functions, index_const, walk
+
+# Buffers up to this many bytes live on the stack.
+ALLOCA_LIMIT = 64 * 1024
+
+
+class TirToAffine:
+    name = "tir-to-affine"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in list(walk(f)):
+                if op.name == "tir.block":
+                    _flatten(Block(op))
+            for op in list(walk(f)):
+                if op.name == "tir.call":
+                    _expand_call(op)
+                elif op.name == "tir.evaluate":
+                    op.erase()
+            _place_buffers(f)
+            for op in list(walk(f)):
+                if op.name != "affine.for":
+                    _strip_tir_attrs(op)
+            for op in list(walk(f)):
+                if op.name.startswith("tir."):
+                    raise build_error(op, "cannot lower this op")
+
+
+def _strip_tir_attrs(op):
+    for a in [a for a in op.attributes if a.startswith("tir.")]:
+        del op.attributes[a]
+
+
+def _flatten(block: Block):
+    """Replace a block by its init (guarded) and body, iter vars bound to their values."""
+    op, loc = block.op, block.op.location
+    dims, bindings = block.dims, block.bindings
+    with ir.InsertionPoint(op), loc:
+        values = []
+        for expr in bindings.results:
+            e = expr.maybe_downcast()
+            if isinstance(e, ir.AffineDimExpr):
+                values.append(dims[e.position])
+            elif isinstance(e, ir.AffineConstantExpr):
+                values.append(index_const(e.value, loc))
+            else:
+                m = ir.AffineMap.get(bindings.n_dims, 0, [expr])
+                values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
+        peel_before = _peelable_reduction(block) if block.init is not None else None
+        if peel_before is not None:
+            with ir.InsertionPoint(peel_before):
+                _inline_region(block.init, _init_values(block, loc), peel_before)
+        elif block.init is not None:
+            reduce_eqs = [expr - dmin for expr, t, (dmin, _) in
+                          zip(bindings.results, block.iter_types, block.domains) if t == "R"]
+            _inline_region(block.init, values, _guard(reduce_eqs, [True] * len(reduce_eqs),
+                                                      bindings.n_dims, dims, loc))
+        pred = block.predicate
+        target = None
+        if pred is not None:
+            target = _guard([c.expr for c in pred.constraints], [c.is_eq for c in pred.constraints],
+                            pred.n_dims, dims, loc)
+        _inline_region(block.body, values, target)
+    op.erase()
+
+
+def _peelable_reduction(block: Block):
+    """The outermost reduction loop when the block alone fills the loops its reduce iter vars
+    are bound to (`for k: block` with vk = k, k starting at vk's domain min): then `init` can
+    run once before those loops instead of under `if vk == min` inside them, which leaves
+    LLVM a clean reduction loop. None when the pattern does not match."""
+    bindings, dims = block.bindings, block.dims
+    reduce_dims = []
+    for expr, t, (dmin, _) in zip(bindings.results, block.iter_types, block.domains):
+        e = expr.maybe_downcast()
+        if t != "R":
+            continue
+        if not isinstance(e, ir.AffineDimExpr):
+            return None
+        reduce_dims.append((e.position, dmin))
+    if not reduce_dims:
+        return None
+    spatial_uses = set()
+    for expr, t in zip(bindings.results, block.iter_types):
+        if t != "R":
+            spatial_uses |= {p for p in range(bindings.n_dims) if _uses_dim(expr, p)}
+    positions = {p for p, _ in reduce_dims}
+    if positions & spatial_uses or len(positions) != len(reduce_dims):
+        return None
+    child, loops = block.op, []
+    for _ in reduce_dims:
+        loop = child.parent
+        if loop.name != "affine.for" or len(list(loop.regions[0].blocks[0].operations)) != 2:
+            return None
+        loops.append(loop)
+        child = loop
+    ivs = {}
+    for loop in loops:
+        iv = loop.regions[0].blocks[0].arguments[0]
+        for p, dmin in reduce_dims:
+            if dims[p] == iv:
+                ivs[p] = (loop, dmin)
+    if len(ivs) != len(reduce_dims):
+        return None
+    for loop, dmin in ivs.values():
+        lb = ir.AffineMapAttr(loop.attributes["lowerBoundMap"]).value.results[0].maybe_downcast()
+        ub = ir.AffineMapAttr(loop.attributes["upperBoundMap"]).value.results[0].maybe_downcast()
+        if not (isinstance(lb, ir.AffineConstantExpr) and isinstance(ub, ir.AffineConstantExpr)
+                and lb.value == dmin and ub.value > dmin
+                and ir.IntegerAttr(loop.attributes["step"]).value == 1):
+            return None
+    return loops[-1]
+
+
+def _uses_dim(expr, pos) -> bool:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return e.position == pos
+    if isinstance(e, ir.AffineBinaryExpr):
+        return _uses_dim(e.lhs, pos) or _uses_dim(e.rhs, pos)
+    return False
+
+
+def _init_values(block: Block, loc):
+    """Iter var values for a peeled init: reduce vars at their domain min, others bound."""
+    values, reduce_pos = [], set()
+    for expr, t in zip(block.bindings.results, block.iter_types):
+        if t == "R":
+            reduce_pos.add(expr.maybe_downcast().position)
+    zero = index_const(0, loc) if reduce_pos else None
+    # Reduce loop IVs do not exist before the loops; spatial bindings do not read them.
+    dims = [zero if p in reduce_pos else d for p, d in enumerate(block.dims)]
+    for expr, t, (dmin, _) in zip(block.bindings.results, block.iter_types, block.domains):
+        e = expr.maybe_downcast()
+        if t == "R":
+            values.append(index_const(dmin, loc))
+        elif isinstance(e, ir.AffineDimExpr):
+            values.append(dims[e.position])
+        else:
+            m = ir.AffineMap.get(block.bindings.n_dims, 0, [expr])
+            values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
+    return values
+
+
+def _guard(exprs, eqs, n_dims, dims, loc):
+    """An `affine.if` over `dims` (None when there is no constraint: run unconditionally);
+    returns the op its contents go before."""
+    if not exprs:
+        return None
+    iset = ir.IntegerSet.get(n_dims, 0, exprs, eqs)
+    if_op = affine.AffineIfOp(iset, cond_operands=dims, loc=loc)
+    with ir.InsertionPoint(if_op.then_block):
+        yield_op = affine.AffineYieldOp([], loc=loc)
+    return yield_op.operation
+
+
+def _inline_region(block: ir.Block, values, before):
+    """Move a region block's ops (terminator excepted) before `before` (or before the tir.block
+    owning it), its arguments replaced by `values`."""
+    for arg, v in zip(block.arguments, values):
+        arg.replace_all_uses_with(v)
+    anchor = before if before is not None else block.owner.operation
+    for o in body_ops(block):
+        o.move_before(anchor)
+
+
+def _expand_call(op):
+    """TIR intrinsics with no upstream op, as arith/math."""
+    callee = ir.StringAttr(op.attributes["callee"]).value
+    args = list(op.operands)
+    t = op.results[0].type
+    is_float = not isinstance(t, (ir.IntegerType, ir.IndexType))
+    with ir.InsertionPoint(op), op.location as loc:
+        def one():
+            return arith.ConstantOp(t, 1.0 if is_float else 1).result
+        if callee == "sigmoid" and is_float:
+            x = args[0]
+            r = arith.divf(one(), arith.addf(one(), math.exp(arith.negf(x))))
+        elif callee == "floormod" and is_float:
+            a, b = args
+            r = arith.subf(a, arith.mulf(math.floor(arith.divf(a, b)), b))
+        elif callee == "floormod":
+            a, b = args
+            r = arith.subi(a, arith.muli(arith.floordivsi(a, b), b))
+        elif callee == "floordiv" and not is_float:
+            r = arith.floordivsi(*args)
+        elif callee == "rsqrt" and is_float:
+            r = math.rsqrt(args[0])
+        elif callee == "log1p" and is_float:
+            r = math.log1p(args[0])
+        else:
+            raise build_error(op, f"cannot lower intrinsic T.{callee} on {t}")
+    op.results[0].replace_all_uses_with(r)
+    op.erase()
+
+
+def _place_buffers(f):
+    """Hoist every `memref.alloc` to the entry of its function or enclosing parallel loop;
+    small ones become stack allocations."""
+    entry = f.regions[0].blocks[0]
+    returns = [o for o in walk(f) if o.name == "func.return"]
+    for op in [o for o in walk(f) if o.name == "memref.alloc"]:
+        mtype = ir.MemRefType(op.results[0].type)
+        if not mtype.has_static_shape:
+            raise build_error(op, "buffers need a static shape")
+        nbytes = max(1, (mtype.element_type.width if hasattr(mtype.element_type, "width")
+                         else 8) // 8) * _numel(mtype)
+        scope_block, scope_ends = entry, returns
+        parent = op.parent
+        while parent.name != "func.func":
+            if parent.name == "affine.for" and "tir.kind" in parent.attributes and \
+                    ir.StringAttr(parent.attributes["tir.kind"]).value == "parallel":
+                scope_block = parent.regions[0].blocks[0]
+                scope_ends = [list(scope_block.operations)[-1].operation]
+                break
+            parent = parent.parent
+        first = list(scope_block.operations)[0].operation
+        loc = op.location
+        if nbytes <= ALLOCA_LIMIT:
+            with ir.InsertionPoint(first):
+                new = memref.AllocaOp(mtype, [], [], loc=loc)
+        else:
+            with ir.InsertionPoint(first):
+                new = memref.AllocOp(mtype, [], [], loc=loc)
+            for end in scope_ends:
+                with ir.InsertionPoint(end):
+                    memref.DeallocOp(new.result, loc=loc)
+        op.results[0].replace_all_uses_with(new.result)
+        op.erase()
+
+
+def _numel(mtype) -> int:
+    n = 1
+    for d in mtype.shape:
+        n *= d
+    return n

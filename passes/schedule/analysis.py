@@ -1,0 +1,252 @@
+"""Shared helpers for schedule primitives: walking the IR, loop chains, iter-type analysis,
+and the one routine that rewrites the bindings of a block after its dims change.
+
+Every function takes and returns `mlir.ir.Operation`s (use `dialect.ops.Block/Loop` views to
+read them); none of them mutates the IR except `rebind_block`.
+"""
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import index
+
+SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
+
+
+def op_of(x) -> ir.Operation:
+    return x.operation if hasattr(x, "operation") else x
+
+
+def walk(op: ir.Operation) -> Iterator[ir.Operation]:
+    """All operations nested in `op` (not `op` itself), in pre-order."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = op_of(child)
+                yield child
+                yield from walk(child)
+
+
+def is_loop(op) -> bool:
+    return op.name == Loop.OP_NAME
+
+
+def is_block(op) -> bool:
+    return op.name == Block.OP_NAME
+
+
+def func_of(op: ir.Operation) -> ir.Operation:
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def parent_op(op: ir.Operation) -> Optional[ir.Operation]:
+    p = op.parent
+    return op_of(p) if p is not None else None
+
+
+def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
+    """Loops around `op` up to its parent block or function, outermost first (TVM get_loops)."""
+    loops = []
+    p = parent_op(op)
+    while p is not None and not is_block(p) and p.name != "func.func":
+        if is_loop(p):
+            loops.append(p)
+        p = parent_op(p)
+    return loops[::-1]
+
+
+def child_blocks(op: ir.Operation) -> List[ir.Operation]:
+    """Blocks directly under `op` (a loop, block or function), not inside another block."""
+    out = []
+
+    def visit(o):
+        for region in o.regions:
+            for b in region.blocks:
+                for child in b.operations:
+                    child = op_of(child)
+                    if is_block(child):
+                        out.append(child)
+                    else:
+                        visit(child)
+    if is_block(op):
+        for b in op.regions[0].blocks:   # the body only: init holds no blocks
+            for child in b.operations:
+                child = op_of(child)
+                out.append(child) if is_block(child) else visit(child)
+        return out
+    visit(op)
+    return out
+
+
+def blocks_under(op: ir.Operation) -> List[ir.Operation]:
+    """All blocks nested in `op`, at any depth."""
+    return [o for o in walk(op) if is_block(o)]
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    """The last op of a region block (affine.yield / gpu.yield / func.return)."""
+    return op_of(list(block.operations)[-1])
+
+
+def loop_children(loop: ir.Operation) -> List[ir.Operation]:
+    """Statements directly in a loop body (without the terminator)."""
+    return body_ops(Loop(loop).body)
+
+
+def ancestors(op: ir.Operation) -> List[ir.Operation]:
+    out = []
+    p = parent_op(op)
+    while p is not None:
+        out.append(p)
+        p = parent_op(p)
+    return out
+
+
+def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
+    """True when `b` is nested (at any depth) inside `a`."""
+    return any(x == a for x in ancestors(b))
+
+
+def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
+    """Memrefs loaded / stored by a block (body and init, nested blocks included)."""
+    reads, writes = [], []
+    for o in walk(block):
+        if o.name == "memref.load":
+            _add(reads, o.operands[0])
+        elif o.name == "memref.store":
+            _add(writes, o.operands[1])
+    return reads, writes
+
+
+def _add(lst, v):
+    if not any(v == x for x in lst):
+        lst.append(v)
+
+
+def value_range(v: ir.Value) -> Tuple[int, int]:
+    """Inclusive range of an index value: a loop IV or a block iter var."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        op = op_of(owner.owner)
+        if is_loop(op):
+            loop = Loop(op)
+            return loop.min, loop.min + loop.extent - 1
+        if is_block(op):
+            lo, ext = Block(op).domains[v.arg_number]
+            return lo, lo + ext - 1
+    return -(1 << 40), 1 << 40
+
+
+def dim_exprs_using(block: ir.Operation, value: ir.Value) -> List[int]:
+    """Indices of the block's iter vars whose binding mentions `value`."""
+    b = Block(block)
+    positions = [k for k, d in enumerate(b.dims) if d == value]
+    return [r for r, e in enumerate(b.bindings.results) if _mentions(e, positions)]
+
+
+def _mentions(expr, positions) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position in positions
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _mentions(expr.lhs, positions) or _mentions(expr.rhs, positions)
+    return False
+
+
+def loop_iter_type(loop: ir.Operation) -> str:
+    """"S" when every block iter var bound to the loop is spatial, "R" when one is a
+    reduction, "O" when one is opaque (TVM's GetLoopIterType)."""
+    iv = Loop(loop).iv
+    kinds = set()
+    for blk in blocks_under(loop):
+        types = Block(blk).iter_types
+        kinds.update(types[r] for r in dim_exprs_using(blk, iv))
+    if "O" in kinds:
+        return "O"
+    return "R" if "R" in kinds else "S"
+
+
+def users(values: Sequence[ir.Value]) -> List[ir.Operation]:
+    """Distinct ops using any of `values` (collected before a rewrite recreates them)."""
+    out = []
+    for v in values:
+        for u in v.uses:
+            o = op_of(u.owner)
+            if not any(o == x for x in out):
+                out.append(o)
+    return out
+
+
+def check_iv_uses(loop: ir.Operation, prim: str):
+    """Loop rewrites only update block bindings: the IV must be used by blocks' dims only."""
+    lv = Loop(loop)
+    for use in lv.iv.uses:
+        owner = op_of(use.owner)
+        if not is_block(owner):
+            raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
+                                f"(only block bindings may use loop variables)")
+
+
+def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
+                 subst: Dict[int, index.Lin],
+                 extra_predicate: Sequence[ir.AffineExpr] = ()) -> ir.Operation:
+    """Replace the block's dims by `new_dims`: old dim k becomes `subst[k]` (a Lin over
+    positions in new_dims); old dims not in `subst` must appear in new_dims unchanged.
+    Bindings and predicate are rewritten and simplified; `extra_predicate` adds `e >= 0`
+    constraints over new_dims. Returns the new block op (the old one is erased)."""
+    b = Block(block)
+    old = b.dims
+    ranges = {k: value_range(v) for k, v in enumerate(new_dims)}
+    lins = []
+    for k, v in enumerate(old):
+        if k in subst:
+            lins.append(subst[k])
+        else:
+            lins.append(index.var(next(i for i, n in enumerate(new_dims) if n == v)))
+
+    def conv(e):
+        return index.to_affine(index.from_affine(e, lins, ranges))
+
+    n = len(new_dims)
+    bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])
+    cons, eqs = [], []
+    if b.predicate is not None:
+        for c in b.predicate.constraints:
+            cons.append(conv(c.expr))
+            eqs.append(c.is_eq)
+    for e in extra_predicate:
+        cons.append(e)
+        eqs.append(False)
+    b.op.attributes["bindings"] = ir.AffineMapAttr.get(bindings)
+    if cons:
+        b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))
+    return _set_operands(b.op, new_dims)
+
+
+def _set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
+    """Operands cannot be resized in place: recreate the op (same attributes, sid included,
+    same location) with the new operands and move its region blocks over."""
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
+                              regions=len(op.regions), loc=op.location,
+                              ip=ir.InsertionPoint(op))
+    for src, dst in zip(op.regions, new.regions):
+        for blk in list(src.blocks):
+            blk.append_to(dst)
+    op.erase()
+    return new
+
+
+def chain_between(outer: ir.Operation, inner: ir.Operation) -> List[ir.Operation]:
+    """Loops from `outer` down to `inner` (both included); ScheduleError-free: caller checks
+    `is_ancestor` first."""
+    chain = [inner]
+    p = parent_op(inner)
+    while chain[-1] != outer:
+        if is_loop(p):
+            chain.append(p)
+        p = parent_op(p)
+    return chain[::-1]

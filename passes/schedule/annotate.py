@@ -1,0 +1,54 @@
+"""annotate / unannotate: set or remove one annotation of a block (`annotations`, printed as
+T.block_attr) or a loop (`tir.annotations`, printed as `annotations={...}`).
+
+Values are str, bool, int (int32 like TVM's IntImm), float (float32), and lists / dicts of
+those. Keys such as `pragma_auto_unroll_max_step` and `pragma_unroll_explicit` are hints the
+lowering may honour. unannotate of a missing key is an error (as in TVM).
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+
+
+def to_attr(value) -> ir.Attribute:
+    if isinstance(value, bool):
+        return ir.BoolAttr.get(value)
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value)
+    if isinstance(value, float):
+        return ir.FloatAttr.get(ir.F32Type.get(), value)
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, (list, tuple)):
+        return ir.ArrayAttr.get([to_attr(v) for v in value])
+    if isinstance(value, dict):
+        return ir.DictAttr.get({str(k): to_attr(v) for k, v in value.items()})
+    raise ScheduleError(f"annotate: unsupported annotation value {value!r} "
+                        f"({type(value).__name__})")
+
+
+def _get_set(op: ir.Operation):
+    if Block.is_block(op):
+        b = Block(op)
+        return b.annotations, lambda d: b.set_attr(
+            "annotations", ir.DictAttr.get(d) if d else None)
+    lp = Loop(op)
+    return lp.annotations, lambda d: lp.set(annotations=d)
+
+
+def annotate(op: ir.Operation, key: str, value):
+    if not isinstance(key, str):
+        raise ScheduleError(f"annotate: the key must be a str, got {key!r}")
+    attr = to_attr(value)
+    anns, store = _get_set(op)
+    anns[key] = attr
+    store(anns)
+
+
+def unannotate(op: ir.Operation, key: str):
+    anns, store = _get_set(op)
+    if key not in anns:
+        raise ScheduleError(f"unannotate: cannot find annotation key {key!r}")
+    del anns[key]
+    store(anns)

@@ -1,0 +1,174 @@
+"""blockize: wrap the subtree under a loop into an outer block.
+
+blockize(j_1) on `for i, j_0, k, j_1: block C (vj = j_0 * 4 + j_1)`::
+
+    for i, j_0, k:
+        block "C_o": vi_o, vj_o, vk_o = S(16, i), S(4, j_0), R(16, k)
+            init: for j_1: block "C_init": vj_i_init = S(4, j_1)
+                      C[vi_o, vj_o * 4 + vj_i_init] = 0
+            for j_1:
+                block "C": vj_i = S(4, j_1)
+                    C[vi_o, vj_o * 4 + vj_i] = C[...] + A[vi_o, vk_o] * B[vk_o, vj_o * 4 + vj_i]
+
+Each binding is divided into an outer part (loops outside the subtree) and an inner part (loops
+inside): `v = v_o * E + v_i` with E the inner part's extent. An iter var bound only outside
+gets no inner var; one bound only inside gets a unit outer var `T.axis.spatial(1, 0)` (TVM's
+preserve_unit_iters). Legality: the subtree is loops around exactly one block, with no
+predicate; each binding mixing inner and outer loops is linear, its inner part a dense
+mixed-radix combination of loops starting at 0, its outer part divisible by E.
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    dims_of, emit_index, enclosing_loops, erase_region_block, linear, move_body,
+    replace_uses, substitute, walk)
+
+C = ir.AffineExpr.get_constant
+
+
+def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
+    """(outer expr, inner expr or None, E, outer extent) with e = outer * E + inner."""
+    used = dims_of(e)
+    if not used & inner:
+        return e, None, 1, dom
+    if not used - inner:
+        lin = linear(e)
+        if lin is None or lin[1] == 0:
+            return C(0), e, dom, 1
+    lin = linear(e)
+    if lin is None:
+        raise ScheduleError(f"blockize: {what} is not separable (non-linear binding)")
+    coeffs, const = lin
+    terms = sorted((c, d) for d, c in coeffs.items() if d in inner)
+    E = 1
+    for c, d in terms:
+        if c != E:
+            raise ScheduleError(f"blockize: {what} is not separable: its inner loops do not "
+                                f"form a dense range")
+        E *= extents[d]
+    outer = {d: c for d, c in coeffs.items() if d not in inner}
+    if any(c % E for c in outer.values()) or const % E or dom % E:
+        raise ScheduleError(f"blockize: {what} is not separable: the outer part is not a "
+                            f"multiple of the inner extent {E}")
+    o = C(const // E)
+    for d, c in outer.items():
+        o = o + ir.AffineExpr.get_dim(d) * (c // E)
+    i = C(0)
+    for c, d in terms:
+        i = i + ir.AffineExpr.get_dim(d) * c
+    return o, i, E, dom // E
+
+
+def blockize(loop: Loop) -> Block:
+    blocks = walk(loop.op, Block.is_block)
+    if len(blocks) != 1:
+        raise ScheduleError(f"blockize: loop {loop.name!r} must hold exactly one block, "
+                            f"found {len(blocks)}")
+    block = Block(blocks[0])
+    others = walk(loop.op, lambda o: o.name not in (Loop.OP_NAME, "affine.yield")
+                  and o.parent.name == Loop.OP_NAME)
+    if any(o != block.op for o in others):
+        raise ScheduleError(f"blockize: the subtree of loop {loop.name!r} has statements "
+                            f"besides loops and block {block.name!r}")
+    if block.predicate is not None:
+        raise ScheduleError(f"blockize: block {block.name!r} has a predicate (T.where)")
+    loops = enclosing_loops(block.op)
+    inner_loops = loops[next(i for i, l in enumerate(loops) if l.op == loop.op):]
+    dims = block.dims
+    inner = {p for p, v in enumerate(dims) if any(v == l.iv for l in inner_loops)}
+    extents = {}
+    for p in inner:
+        l = next(l for l in inner_loops if l.iv == dims[p])
+        if l.min != 0:
+            raise ScheduleError(f"blockize: loop {l.name!r} does not start at 0")
+        extents[p] = l.extent
+    parts = [_divide(e, inner, extents, dom[1], f"the binding of {block.iter_names[k]!r} in "
+                     f"block {block.name!r}")
+             for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains))]
+    if block.init is not None:
+        for k, arg in enumerate(block.init.arguments):
+            if block.iter_types[k] != "S" and len(list(arg.uses)):
+                raise ScheduleError(f"blockize: the init of block {block.name!r} uses "
+                                    f"reduction iter var {block.iter_names[k]!r}")
+    with block.op.location:
+        return _build(loop, block, dims, inner, inner_loops, parts)
+
+
+def _build(loop, block, dims, inner, inner_loops, parts) -> Block:
+    loc, names, types = block.op.location, block.iter_names, block.iter_types
+    outer_pos = [p for p in range(len(dims)) if p not in inner]
+    inner_pos = sorted(inner)
+
+    def remap(e, positions):
+        return substitute(e, [ir.AffineExpr.get_dim(positions.index(p)) if p in positions
+                              else C(0) for p in range(len(dims))])
+
+    outer = Block.build(block.name + "_o", [n + "_o" for n in names], types,
+                        [(0, p[3]) for p in parts],
+                        ir.AffineMap.get(len(outer_pos), 0, [remap(p[0], outer_pos)
+                                                             for p in parts]),
+                        [dims[p] for p in outer_pos], has_init=block.init is not None,
+                        annotations=None, loc=loc, ip=ir.InsertionPoint(loop.op))
+    ks = [k for k, p in enumerate(parts) if p[1] is not None]
+    inner_blk = _inner_block(block, block.name, [names[k] + "_i" for k in ks],
+                             [types[k] for k in ks], [(0, parts[k][2]) for k in ks],
+                             [remap(parts[k][1], inner_pos) for k in ks],
+                             [dims[p] for p in inner_pos], block.op)
+    if "tir.sid" in block.op.attributes:
+        inner_blk.op.attributes["tir.sid"] = block.op.attributes["tir.sid"]
+    _move_region(block.body, inner_blk.body, parts, ks, list(outer.body.arguments))
+    if block.init is not None:
+        _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos)
+    loop.op.move_before(list(outer.body.operations)[-1])
+    block.op.erase()
+    return outer
+
+
+def _inner_block(old, name, iter_names, iter_types, domains, exprs, dims, before) -> Block:
+    return Block.build(name, iter_names, iter_types, domains,
+                       ir.AffineMap.get(len(dims), 0, exprs), dims,
+                       annotations=old.annotations or None, loc=old.op.location,
+                       ip=ir.InsertionPoint(before))
+
+
+def _move_region(src: ir.Block, dst: ir.Block, parts, ks, outer_args):
+    """Move src's ops into dst; old iter var k becomes outer_k * E + inner_k."""
+    move_body(src, dst)
+    leaves = list(outer_args) + list(dst.arguments)
+    no = len(outer_args)
+    for k, old in enumerate(src.arguments):
+        o = ir.AffineExpr.get_dim(k)
+        if k in ks:
+            i = ir.AffineExpr.get_dim(no + ks.index(k))
+            e = i if parts[k][3] == 1 else o * parts[k][2] + i
+        else:
+            e = o
+        replace_uses(old, lambda _u, e=e: emit_index(e, leaves))
+
+
+def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos):
+    """The init moves to the outer block, as a copy of the inner loops bound to spatial iters
+    around a block `<name>_init`."""
+    spatial = [k for k in ks if block.iter_types[k] == "S"]
+    used = set().union(*[dims_of(parts[k][1]) for k in spatial]) if spatial else set()
+    ip = ir.InsertionPoint.at_block_terminator(outer.init)
+    new_dims = []
+    for l in inner_loops:
+        p = next((p for p in inner_pos if dims[p] == l.iv), None)
+        if p is None or p not in used:
+            continue
+        nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
+                        annotations=l.annotations or None, loc=l.op.location, ip=ip)
+        new_dims.append((p, nl.iv))
+        ip = ir.InsertionPoint.at_block_terminator(nl.body)
+    order = [p for p, _ in new_dims]
+    exprs = [substitute(parts[k][1], [ir.AffineExpr.get_dim(order.index(p)) if p in order
+                                      else C(0) for p in range(len(dims))]) for k in spatial]
+    init = Block.build(block.name + "_init", [block.iter_names[k] + "_i_init" for k in spatial],
+                       ["S"] * len(spatial), [(0, parts[k][2]) for k in spatial],
+                       ir.AffineMap.get(len(new_dims), 0, exprs), [v for _, v in new_dims],
+                       loc=block.op.location, ip=ip)
+    _move_region(block.init, init.body, parts, spatial, list(outer.init.arguments))
+    erase_region_block(block.init)

@@ -1,0 +1,299 @@
+"""Shared helpers of the buffer/reduction primitives (cache_read, rfactor, blockize, tensorize...).
+
+Three small toolkits over the `tir` representation of docs/design.md:
+- buffers: a buffer is a memref value (function argument or `memref.alloc`); its name is the
+  `tir.name` arg/alloc attribute; `block_reads`/`block_writes` give TVM's buffer order;
+- index expressions: `to_affine` turns an index value tree (arith on index, affine.apply,
+  `tir.call "floormod"`) into an AffineExpr over a list of leaf values; `emit_index` builds it
+  back as tree-shaped arith ops (one use per op, as the printer expects);
+- structure: walking ops, the enclosing loops of a block, substituting a value use by use.
+"""
+from typing import Callable, List, Optional
+
+from mlir import ir
+from mlir.dialects import arith
+
+from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
+from tir_mlir.errors import ScheduleError
+
+INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
+             "arith.constant")
+
+
+class NotAffine(Exception):
+    """An index expression outside what the affine toolkit understands."""
+
+
+# --- buffers ----------------------------------------------------------------------------------
+def func_of(op) -> ir.Operation:
+    op = op.operation if hasattr(op, "operation") else op
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def is_func_arg(value: ir.Value) -> bool:
+    return isinstance(value.owner, ir.Block)
+
+
+def buffer_name(value: ir.Value) -> str:
+    """The `tir.name` of a memref argument or alloc."""
+    if is_func_arg(value):
+        func = value.owner.owner
+        attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(value).arg_number]
+        return ir.StringAttr(ir.DictAttr(attrs)["tir.name"]).value
+    return ir.StringAttr(value.owner.attributes["tir.name"]).value
+
+
+def buffer_scope(value: ir.Value) -> str:
+    if is_func_arg(value):
+        return "global"
+    a = value.owner.attributes
+    return ir.StringAttr(a["tir.scope"]).value if "tir.scope" in a else "global"
+
+
+def walk(op, pred: Callable = lambda o: True) -> list:
+    """Ops nested in `op` (pre-order, `op` itself excluded) satisfying pred."""
+    out = []
+    root = op.operation if hasattr(op, "operation") else op
+
+    def visit(o):
+        if o != root and pred(o):
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def accesses(op) -> list:
+    """(op, "load"|"store", buffer) for every memref access nested in `op`, in program order."""
+    res = []
+    for o in walk(op, lambda o: o.name in ("memref.load", "memref.store")):
+        if o.name == "memref.load":
+            res.append((o, "load", o.operands[0]))
+        else:
+            res.append((o, "store", o.operands[1]))
+    return res
+
+
+def _unique(values) -> list:
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _inner_allocs(block: Block) -> list:
+    return [o.result for o in walk(block.op, lambda o: o.name == "memref.alloc")]
+
+
+def block_writes(block: Block) -> list:
+    """Buffers the block stores to (TVM's T.writes order: first store first)."""
+    local = _inner_allocs(block)
+    return [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "store")
+            if b not in local]
+
+
+def block_reads(block: Block) -> list:
+    """Buffers the block loads (T.reads order); a block with an init does not list the
+    buffers it reduces into, like TVM's read/write inference."""
+    local = _inner_allocs(block)
+    written = block_writes(block) if block.init is not None else []
+    return [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "load")
+            if b not in local and b not in written]
+
+
+def block_by_name(scope, name: str) -> Block:
+    found = walk(scope, lambda o: o.name == Block.OP_NAME and Block(o).name == name)
+    if len(found) != 1:
+        raise ScheduleError(f"expected one block named {name!r}, found {len(found)}")
+    return Block(found[0])
+
+
+def enclosing_loops(op) -> List[Loop]:
+    """Loops around `op` up to the nearest enclosing block or function, outermost first."""
+    loops = []
+    p = (op.operation if hasattr(op, "operation") else op).parent
+    while p is not None and p.name == Loop.OP_NAME:
+        loops.append(Loop(p))
+        p = p.parent
+    return loops[::-1]
+
+
+def top_stmt(op) -> ir.Operation:
+    """The outermost loop around `op` (op itself when it is not in a loop)."""
+    loops = enclosing_loops(op)
+    return loops[0].op if loops else (op.operation if hasattr(op, "operation") else op)
+
+
+def replace_uses(old: ir.Value, make: Callable[[ir.Operation], ir.Value]):
+    """Replace every use of `old` by a fresh value `make(user)` built right before the user, so
+    expressions stay tree-shaped."""
+    for use in list(old.uses):
+        user, idx = use.owner, use.operand_number
+        with ir.InsertionPoint(user), user.location:
+            user.operands[idx] = make(user)
+
+
+def move_body(src: ir.Block, dst: ir.Block):
+    """Move the ops of a region block (not its terminator) before `dst`'s terminator."""
+    term = list(dst.operations)[-1]
+    for o in body_ops(src):
+        o.move_before(term)
+
+
+def new_region_block(region: ir.Region, nargs: int, loc) -> ir.Block:
+    block = region.blocks.append(*([ir.IndexType.get()] * nargs))
+    add_terminator(block, loc)
+    return block
+
+
+# --- index expressions ------------------------------------------------------------------------
+def _const_index(value: ir.Value) -> Optional[int]:
+    o = value.owner
+    if isinstance(o, ir.Block) or o.name != "arith.constant":
+        return None
+    attr = o.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
+    """AffineExpr for an index value; unknown roots (IVs, iter vars) become dims, appended to
+    `leaves` on first sight."""
+    c = _const_index(value)
+    if c is not None:
+        return ir.AffineExpr.get_constant(c)
+    o = value.owner
+    if isinstance(o, ir.Block):
+        if value not in leaves:
+            leaves.append(value)
+        return ir.AffineExpr.get_dim(leaves.index(value))
+    name = o.name
+    ops = list(o.operands)
+    if name == "arith.addi":
+        return to_affine(ops[0], leaves) + to_affine(ops[1], leaves)
+    if name == "arith.subi":
+        return to_affine(ops[0], leaves) - to_affine(ops[1], leaves)
+    if name in ("arith.muli", "arith.floordivsi") or (
+            name == "tir.call" and ir.StringAttr(o.attributes["callee"]).value == "floormod"):
+        a, b = to_affine(ops[0], leaves), to_affine(ops[1], leaves)
+        if name == "arith.muli":
+            if not (_is_const(a) or _is_const(b)):
+                raise NotAffine("product of two variables")
+            return a * b
+        if not _is_const(b) or const_value(b) <= 0:
+            raise NotAffine("division by a non-constant")
+        return (ir.AffineExpr.get_floor_div(a, b) if name == "arith.floordivsi"
+                else ir.AffineExpr.get_mod(a, b))
+    if name == "affine.apply":
+        m = ir.AffineMapAttr(o.attributes["map"]).value
+        subs = [to_affine(v, leaves) for v in ops]
+        return substitute(m.results[0], subs)
+    raise NotAffine(f"unsupported index op {name}")
+
+
+def _is_const(e: ir.AffineExpr) -> bool:
+    return isinstance(e.maybe_downcast(), ir.AffineConstantExpr)
+
+
+def const_value(e: ir.AffineExpr) -> int:
+    return ir.AffineConstantExpr(e).value
+
+
+def substitute(expr: ir.AffineExpr, subs: list) -> ir.AffineExpr:
+    """expr with dim k replaced by subs[k]."""
+    n = max(len(subs), 1)
+    return expr.compose(ir.AffineMap.get(n, 0, list(subs) or [ir.AffineExpr.get_constant(0)]))
+
+
+def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:
+    return ir.AffineExpr.simplify_affine_expr(expr, ndims, 0)
+
+
+def emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
+    """Build `expr` (dims = leaves) as arith ops at the current insertion point."""
+    e = expr.maybe_downcast()
+    index = ir.IndexType.get()
+    if isinstance(e, ir.AffineConstantExpr):
+        return arith.ConstantOp(index, e.value).result
+    if isinstance(e, ir.AffineDimExpr):
+        return leaves[e.position]
+    lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
+    if isinstance(e, ir.AffineAddExpr):
+        # a + b * -c prints as a - b * c, a + -c as a - c (TVM style)
+        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:
+            return arith.SubIOp(emit_index(lhs, leaves),
+                                emit_index(ir.AffineExpr.get_constant(-rhs.value), leaves)).result
+        if isinstance(rhs, ir.AffineMulExpr) and _is_const(rhs.rhs) and const_value(rhs.rhs) < 0:
+            pos = rhs.lhs * (-const_value(rhs.rhs))
+            return arith.SubIOp(emit_index(lhs, leaves), emit_index(pos, leaves)).result
+        return arith.AddIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
+    if isinstance(e, ir.AffineMulExpr):
+        return arith.MulIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
+    if isinstance(e, ir.AffineFloorDivExpr):
+        return arith.FloorDivSIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
+    if isinstance(e, ir.AffineModExpr):
+        return ir.Operation.create("tir.call", results=[index],
+                                   operands=[emit_index(lhs, leaves), emit_index(rhs, leaves)],
+                                   attributes={"callee": ir.StringAttr.get("floormod")}).result
+    raise NotAffine(f"cannot emit {expr}")
+
+
+def linear(expr: ir.AffineExpr) -> Optional[tuple]:
+    """({dim: coeff}, const) for a linear expression, None when it has floordiv/mod."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return {}, e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return {e.position: 1}, 0
+    if isinstance(e, ir.AffineAddExpr):
+        a, b = linear(e.lhs), linear(e.rhs)
+        if a is None or b is None:
+            return None
+        coeffs = dict(a[0])
+        for k, v in b[0].items():
+            coeffs[k] = coeffs.get(k, 0) + v
+        return {k: v for k, v in coeffs.items() if v}, a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        a, b = linear(e.lhs), linear(e.rhs)
+        if a is None or b is None:
+            return None
+        if not a[0]:
+            a, b = b, a
+        if b[0]:
+            return None
+        return {k: v * b[1] for k, v in a[0].items() if v * b[1]}, a[1] * b[1]
+    return None
+
+
+def block_binding_exprs(block: Block, leaves: list) -> list:
+    """Each iter var's binding as an AffineExpr over `leaves` (dims of the block resolved
+    through their defining index ops)."""
+    dims = [to_affine(d, leaves) for d in block.dims]
+    return [substitute(r, dims) for r in block.bindings.results]
+
+
+def i64_array(values) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v)) for v in values])
+
+
+def dims_of(expr: ir.AffineExpr) -> set:
+    """Positions of the dims an AffineExpr mentions."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return {e.position}
+    if isinstance(e, ir.AffineBinaryExpr):
+        return dims_of(e.lhs) | dims_of(e.rhs)
+    return set()
+
+
+def erase_region_block(block: ir.Block):
+    """Erase a region block (the bindings have no Block.erase): move it into a scratch op
+    built beside its owner, then erase that op. Its ops must have no outside uses left."""
+    owner = block.owner
+    scratch = ir.Operation.create(Block.OP_NAME, regions=1, loc=owner.location,
+                                  ip=ir.InsertionPoint(owner))
+    block.append_to(scratch.regions[0])
+    scratch.erase()

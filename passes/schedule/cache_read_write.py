@@ -1,0 +1,149 @@
+"""cache_read / cache_write: stage a buffer through a new buffer in another storage scope.
+
+cache_read(C, 0, "local") on `C[vi, vj] += A[vi, vk] * B[vk, vj]`::
+
+    A_local = alloc(shape of A, scope="local")           # at the function root
+    for ax0, ax1 in grid(shape of A):                     # right before the first consumer nest
+        block "A_local": v0, v1 = S, S
+            A_local[v0, v1] = A[v0, v1]
+    for i, j, k: block "C": ... A_local[vi, vk] ...       # consumers now read the cache
+
+cache_write(C, 0, "local"): the block writes `C_local` instead of C (body and init), and a copy
+nest `block "C_local": C[v0, v1] = C_local[v0, v1]` follows the block's outermost loop.
+
+Legality: the index is in range of the block's T.reads (cache_read) / T.writes (cache_write);
+consumer blocks must read the buffer; the block sits at the function root (not nested in
+another block), like the root placement TVM uses. Names follow TVM: `<buffer>_<scope>` with
+dots replaced by underscores, copy iter vars `v0, v1, ...`, copy loops `ax0, ax1, ...`.
+"""
+from typing import Optional, Sequence
+
+from mlir import ir
+from mlir.dialects import memref
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
+
+
+def pick_buffer(block: Block, buffers: list, index: int, what: str) -> ir.Value:
+    if not 0 <= index < len(buffers):
+        names = ", ".join(buffer_name(b) for b in buffers) or "none"
+        raise ScheduleError(f"{what}: block {block.name!r} has {len(buffers)} "
+                            f"{'read' if what == 'cache_read' else 'write'} buffer(s) ({names}); "
+                            f"index {index} is out of range")
+    return buffers[index]
+
+
+def _check_root(block: Block, what: str):
+    p = top_stmt(block.op).parent
+    if p.name != "func.func":
+        raise ScheduleError(f"{what}: block {block.name!r} is nested in another block; "
+                            f"only root-level blocks can be cached")
+
+
+def cache_name(buf: ir.Value, scope: str) -> str:
+    return f"{buffer_name(buf)}_{scope.replace('.', '_')}"
+
+
+def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
+                     mtype: Optional[ir.MemRefType] = None) -> ir.Value:
+    """A `memref.alloc` like `buf` at the function root, after the existing root allocs."""
+    body = func.regions[0].blocks[0]
+    allocs = [o for o in body.operations if o.operation.name == "memref.alloc"]
+    first = list(body.operations)[0]
+    with ir.InsertionPoint(first), loc:
+        alloc = memref.AllocOp(mtype or ir.MemRefType(buf.type), [], [])
+    if allocs:
+        alloc.operation.move_after(allocs[-1].operation)
+    alloc.attributes["tir.name"] = ir.StringAttr.get(name)
+    alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
+    if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
+        alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
+    return alloc.result
+
+
+def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Operation) -> Block:
+    """for ax0, ...: block name: dst[v0, ...] = src[v0, ...], built before `before`."""
+    shape = ir.MemRefType(src.type).shape
+    return make_nest(name, shape, loc, before,
+                     lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx))
+
+
+def make_nest(name: str, shape, loc, before: ir.Operation, fill) -> Block:
+    """for ax0, ... in grid(shape): block name (spatial v0, ...), body built by fill(iter vars)."""
+    ip = ir.InsertionPoint(before)
+    loops = []
+    with loc:
+        for d, n in enumerate(shape):
+            loop = Loop.build(f"ax{d}", n, loc=loc, ip=ip)
+            loops.append(loop)
+            ip = ir.InsertionPoint.at_block_terminator(loop.body)
+        rank = len(shape)
+        block = Block.build(name, [f"v{d}" for d in range(rank)], ["S"] * rank,
+                            [(0, n) for n in shape], ir.AffineMap.get_identity(rank),
+                            [l.iv for l in loops], loc=loc, ip=ip)
+    with ir.InsertionPoint.at_block_terminator(block.body), loc:
+        fill(list(block.iter_vars))
+    return block
+
+
+def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
+    blocks = [Block(o) for o in walk(func, Block.is_block)]
+    reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
+    if consumer_blocks is None:
+        return reading
+    for c in consumer_blocks:
+        if all(c.op != r.op for r in reading):
+            raise ScheduleError(f"{what}: consumer block {c.name!r} does not read buffer "
+                                f"{buffer_name(buf)!r}")
+    return list(consumer_blocks)
+
+
+def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
+    for b in blocks:
+        for op, kind, v in accesses(b.op):
+            if kind == "load" and v == old:
+                op.operands[0] = new
+
+
+def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
+               consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
+    buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read")
+    _check_root(block, "cache_read")
+    func = func_of(block.op)
+    consumers = _consumers(func, buf, consumer_blocks, "cache_read")
+    if all(c.op != block.op for c in consumers):
+        consumers.append(block)
+    loc = block.op.location
+    name = cache_name(buf, storage_scope)
+    cache = make_cache_alloc(func, buf, name, storage_scope, loc)
+    stmts = list(func.regions[0].blocks[0].operations)
+    tops = [top_stmt(c.op) for c in consumers]
+    first = min(tops, key=lambda t: next(i for i, s in enumerate(stmts) if s.operation == t))
+    copy = make_copy_nest(buf, cache, name, loc, first)
+    _redirect_loads(consumers, buf, cache)
+    return copy
+
+
+def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
+                consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
+    buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write")
+    _check_root(block, "cache_write")
+    func = func_of(block.op)
+    consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
+                                                              "cache_write")
+    loc = block.op.location
+    name = cache_name(buf, storage_scope)
+    cache = make_cache_alloc(func, buf, name, storage_scope, loc)
+    for op, kind, v in accesses(block.op):
+        if v == buf:
+            op.operands[0 if kind == "load" else 1] = cache
+    top = top_stmt(block.op)
+    copy = make_copy_nest(cache, buf, name, loc, top)
+    copy_top = top_stmt(copy.op)
+    copy_top.move_after(top)
+    _redirect_loads(consumers, buf, cache)
+    return copy
+

@@ -1,0 +1,250 @@
+"""compute_at / reverse_compute_at: move a block under a loop, covering what is needed there.
+
+compute_at(B, j_0): the producer B is computed, inside each iteration of j_0, for exactly the
+part of its output that B's consumers read in that iteration:
+
+    for i, j in T.grid(16, 16):                 for i, j_0 in T.grid(16, 4):
+        B[vi, vj] = A[vi, vj] * 2                   for ax0 in range(4):
+    for i, j_0, j_1 in T.grid(16, 4, 4):   ->           vi = i; vj = j_0 * 4 + ax0
+        C[vi, vj] = B[vi, vj] + 1                       B[vi, vj] = A[vi, vj] * 2
+                                                    for j_1 in range(4):
+                                                        C[vi, vj] = B[vi, vj] + 1
+
+reverse_compute_at(C, j_0) is the mirror: the consumer C is moved under j_0 to consume exactly
+what its producers wrote in that iteration. The new loops (`ax0`, `ax1`, ... one per iter var
+of non-unit extent; all of them with preserve_unit_loops) cover the region (see region_cover),
+reduction iter vars take their full domain; a region that may leave the iter domain gets a
+`T.where` guard. The block's old loops that held only it are removed. `index` picks the
+position among the loop body's statements: -1 the last valid one (compute_at: right before the
+first consumer), -2 the first valid one, k >= 0 exactly k.
+
+Legality (TVM's): the loop is in the block's function and is not its ancestor; the block is a
+complete or reduction block (no opaque iter vars) and the only writer of what it writes; all
+its consumers (reverse: producers) are under the loop, and it has at least one; the region has
+a constant extent and the block's accesses to the moved-over buffers index by plain iter vars.
+
+`compute_at([B1, B2], loop)` moves a group (TE's create_group + compute_at): consumers first,
+so each producer then finds its consumers already under the loop.
+"""
+from typing import List, Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
+                                               enclosing_loops, func_of, is_ancestor, op_of)
+from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
+                                                   iter_var_intervals, touched_region)
+
+
+def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
+    """Move producer `block` (or a list of blocks) under `loop`; returns the new block op(s)."""
+    if isinstance(block, (list, tuple)):
+        return _group(block, loop, preserve_unit_loops, index, reverse=False)
+    return _move(op_of(block), op_of(loop), preserve_unit_loops, index, reverse=False)
+
+
+def reverse_compute_at(block, loop, preserve_unit_loops: bool = False,
+                       index: int = -1) -> ir.Operation:
+    """Move consumer `block` (or a list of blocks) under `loop`; returns the new block op(s)."""
+    if isinstance(block, (list, tuple)):
+        return _group(block, loop, preserve_unit_loops, index, reverse=True)
+    return _move(op_of(block), op_of(loop), preserve_unit_loops, index, reverse=True)
+
+
+def _group(blocks, loop, preserve, idx, reverse) -> List[ir.Operation]:
+    ops = [op_of(b) for b in blocks]
+    if not ops:
+        raise ScheduleError("compute_at: empty group of blocks")
+    order = blocks_under(func_of(ops[0]))
+    pos = {o: k for k, o in enumerate(order)}
+    if any(o not in pos for o in ops):
+        raise ScheduleError("compute_at: the blocks of a group must be in one function")
+    ops.sort(key=lambda o: pos[o], reverse=not reverse)
+    return [_move(o, op_of(loop), preserve, idx, reverse) for o in ops]
+
+
+def _who(block: Block, loop: Loop, reverse: bool) -> str:
+    prim = "reverse_compute_at" if reverse else "compute_at"
+    return f"{prim}: block {block.name!r} at loop {loop.name!r}"
+
+
+def _names(ops) -> str:
+    return ", ".join(repr(Block(o).name) for o in ops)
+
+
+def dataflow(block_op: ir.Operation, func: ir.Operation):
+    """(producers, consumers) of a block: other blocks writing what it reads / reading what it
+    writes (a block reducing into a buffer does not count as reading it)."""
+    others = [b for b in blocks_under(func) if b != block_op]
+    reads, writes = _reads_writes(block_op)
+    producers = [b for b in others if _meets(_reads_writes(b)[1], reads)]
+    consumers = [b for b in others if _meets(_reads_writes(b)[0], writes)]
+    return producers, consumers
+
+
+def _reads_writes(block_op):
+    reads, writes = block_reads_writes(block_op)
+    if Block(block_op).init is not None:
+        reads = [r for r in reads if not any(r == w for w in writes)]
+    return reads, writes
+
+
+def _meets(a, b) -> bool:
+    return any(x == y for x in a for y in b)
+
+
+def check_single_writer(block_op, func, who: str):
+    writes = _reads_writes(block_op)[1]
+    for other in blocks_under(func):
+        if other != block_op and _meets(_reads_writes(other)[1], writes):
+            raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
+                                f"(block {Block(other).name!r} writes them too)")
+
+
+def _contains(stmt: ir.Operation, blocks) -> bool:
+    return stmt in blocks or any(b in blocks for b in blocks_under(stmt))
+
+
+def position(stmts: Sequence[ir.Operation], before, after, idx: int, who: str) -> int:
+    """Where to insert among `stmts`: after every statement holding an `after` block, before
+    every one holding a `before` block; idx -1 = last valid, -2 = first valid."""
+    lo = max([k + 1 for k, s in enumerate(stmts) if _contains(s, after)], default=0)
+    hi = min([k for k, s in enumerate(stmts) if _contains(s, before)], default=len(stmts))
+    if lo > hi:
+        raise ScheduleError(f"{who}: no position in the loop body is after all the block's "
+                            f"producers and before all its consumers")
+    if idx == -1:
+        return hi
+    if idx == -2:
+        return lo
+    if not lo <= idx <= hi:
+        raise ScheduleError(f"{who}: index {idx} is not a valid position (valid: {lo}..{hi})")
+    return idx
+
+
+def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
+    blk, lp = Block(block_op), Loop(loop_op)
+    who = _who(blk, lp, reverse)
+    func = func_of(block_op)
+    if func_of(loop_op) != func:
+        raise ScheduleError(f"{who}: the loop is not in the block's function")
+    if is_ancestor(loop_op, block_op):
+        raise ScheduleError(f"{who}: the loop is an ancestor of the block")
+    if "O" in blk.iter_types:
+        raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
+                            f"or reduction block)")
+    check_single_writer(block_op, func, who)
+    producers, consumers = dataflow(block_op, func)
+    needed = producers if reverse else consumers
+    role = "producer" if reverse else "consumer"
+    if not needed:
+        raise ScheduleError(f"{who}: the block has no {role}")
+    outside = [b for b in needed if not is_ancestor(loop_op, b)]
+    if outside:
+        raise ScheduleError(f"{who}: not all {role}s of the block are under the loop "
+                            f"({_names(outside)} {'is' if len(outside) == 1 else 'are'} not)")
+
+    outer = enclosing_loops(loop_op) + [loop_op]
+    space = LoopSpace(outer)
+    reads, writes = _reads_writes(block_op)
+    try:
+        regions = {}
+        for buf in (reads if reverse else writes):
+            r = touched_region(space, [Block(b) for b in needed], buf,
+                               "store" if reverse else "load")
+            if r is not None:
+                regions[buf] = r
+        intervals = iter_var_intervals(blk, regions, "load" if reverse else "store",
+                                       conflicts_ok=not reverse)
+    except RegionError as e:
+        raise ScheduleError(f"{who}: {e}") from None
+    covers = cover(space, blk, intervals, preserve)
+
+    stmts = body_ops(lp.body)
+    pos = position(stmts, consumers, producers, idx, who)
+    return place(block_op, lp.body, stmts, pos, space, covers)
+
+
+def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
+          covers: List[IterCover]) -> ir.Operation:
+    """Build the covering loops at `stmts[pos]` in `body`, move the block into them, rebind it,
+    and remove its old loops that held only it. Returns the new block op."""
+    blk = Block(block_op)
+    loc = block_op.location
+    old_parent = block_op.parent
+    anchor = stmts[pos] if pos < len(stmts) else list(body.operations)[-1]
+    with loc:
+        new_ivs, n = [], 0
+        ip = ir.InsertionPoint(anchor)
+        for c in covers:
+            if c.loop:
+                new = Loop.build(f"ax{n}", c.extent, loc=loc, ip=ip)
+                n += 1
+                new_ivs.append(new.iv)
+                ip = ir.InsertionPoint.at_block_terminator(new.body)
+            else:
+                new_ivs.append(None)
+        block_op.move_before(ip.ref_operation)
+
+        # New bindings: base + lo (+ the new loop), over the outer loops used, then the new loops.
+        nout = len(space.values)
+        lins = []
+        for c, iv in zip(covers, new_ivs):
+            lin = c.base + index.const(c.lo)
+            if iv is not None:
+                space.values.append(iv)
+                lin = lin + index.var(len(space.values) - 1)
+            lins.append(lin)
+        used = sorted({v for lin in lins for v in _lin_vars(lin)})
+        used = [v for v in used if v < space.n_outer] + [v for v in used if v >= nout]
+        posn = {v: k for k, v in enumerate(used)}
+        dim = lambda v: ir.AffineDimExpr.get(posn[v])  # noqa: E731
+        exprs = [index.to_affine(lin, dim) for lin in lins]
+        blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
+            ir.AffineMap.get(len(used), 0, exprs))
+        cons = []
+        for c, e, (dmin, dext) in zip(covers, exprs, blk.domains):
+            if c.lower_check:
+                cons.append(e - dmin)
+            if c.upper_check:
+                cons.append(ir.AffineExpr.get_constant(dmin + dext - 1) - e)
+        blk.set_attr("predicate", ir.IntegerSetAttr.get(
+            ir.IntegerSet.get(len(used), 0, cons, [False] * len(cons))) if cons else None)
+        new_op = set_dims(block_op, [space.values[v] for v in used])
+    _remove_empty_loops(old_parent)
+    return new_op
+
+
+def set_dims(op: ir.Operation, values) -> ir.Operation:
+    """Operands cannot be resized in place: recreate the block (same attributes, `tir.sid`
+    included, same location) with the new operands and move its regions' blocks over."""
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
+                              regions=len(op.regions), loc=op.location, ip=ir.InsertionPoint(op))
+    for src, dst in zip(op.regions, new.regions):
+        for b in list(src.blocks):
+            b.append_to(dst)
+    op.erase()
+    return new
+
+
+def _lin_vars(lin) -> list:
+    out = []
+    for atom, _ in lin.terms:
+        if atom[0] == "v":
+            out.append(atom[1])
+        else:
+            out.extend(_lin_vars(atom[1]))
+    return out
+
+
+def _remove_empty_loops(op):
+    """Erase `op` and its ancestors while they are loops with nothing left in their body."""
+    op = op_of(op) if op is not None else None
+    while op is not None and Loop.is_loop(op) and not body_ops(Loop(op).body):
+        parent = op.parent
+        op.erase()
+        op = op_of(parent) if parent is not None else None

@@ -1,0 +1,198 @@
+"""compute_inline / reverse_compute_inline: fold an elementwise block into its neighbour.
+
+compute_inline(B): the producer's expression replaces every load of its buffer, with the
+producer's iter vars replaced by the load's indices; the block, its emptied loops and (when
+nothing else uses it) its `T.alloc_buffer` disappear:
+
+    B[vi, vj] = A[vi, vj] * 2           ->
+    C[vi, vj] = B[vj, vi] + 1                   C[vi, vj] = A[vj, vi] * 2 + 1
+
+reverse_compute_inline(C): the consumer's expression is folded into its producer's store; the
+producer (keeping its name) then writes the consumer's buffer directly:
+
+    B[vi, vj] = A[vi, vj] * 2           ->
+    C[vi, vj] = T.max(B[vi, vj], 0)             C[vi, vj] = T.max(A[vi, vj] * 2, 0)    # block "B"
+
+Legality (TVM's): the inlined block is complete and spatial (no reduction iter var, no init),
+has one store whose indices are distinct iter vars (injective), is the only writer of its
+buffer, and does not read it. compute_inline: the buffer is not a function parameter (an
+output cannot be inlined) and the producer's expression uses only iter vars that index the
+store. reverse_compute_inline: the consumer reads the buffer always with the same distinct iter
+vars, which include all its iter vars; the buffer has exactly one producer, itself complete and
+spatial with a single store, and no other reader.
+"""
+from typing import List
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, func_of,
+                                               is_ancestor, op_of, walk)
+from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
+from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
+from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
+from tir_mlir.passes.schedule.region_cover import access, iter_var_of
+
+
+def _single_store(blk: Block, who: str) -> ir.Operation:
+    """The one store of a complete spatial block whose indices are distinct iter vars."""
+    if blk.init is not None or any(t != "S" for t in blk.iter_types):
+        raise ScheduleError(f"{who}: the block is not a complete spatial block (it has "
+                            f"{'an init' if blk.init is not None else 'non-spatial iter vars'})")
+    ops = list(walk(blk.op))
+    bad = [o.name for o in ops if o.name in ("tir.block", "affine.for", "tir.evaluate",
+                                             "memref.alloc")]
+    if bad:
+        raise ScheduleError(f"{who}: the block body is not a single store (it holds {bad[0]})")
+    stores = [o for o in ops if o.name == "memref.store"]
+    if len(stores) != 1:
+        raise ScheduleError(f"{who}: the block must have exactly one store, it has {len(stores)}")
+    store = stores[0]
+    ks = [iter_var_of(blk, v) for v in access(store)[1]]
+    if None in ks or len(set(ks)) != len(ks):
+        raise ScheduleError(f"{who}: the store indices of buffer "
+                            f"{buffer_name(access(store)[0])!r} are not distinct iter vars "
+                            f"(the block is not injective)")
+    if any(access(o)[0] == access(store)[0] for o in ops if o.name == "memref.load"):
+        raise ScheduleError(f"{who}: the block reads the buffer it writes")
+    return store
+
+
+def _writers_readers(func, buf, skip):
+    writers, readers = [], []
+    for b in blocks_under(func):
+        if b == skip:
+            continue
+        reads, writes = block_reads_writes(b)
+        if any(w == buf for w in writes):
+            writers.append(b)
+        if any(r == buf for r in reads):
+            readers.append(b)
+    return writers, readers
+
+
+def _check_uses(buf, allowed, who):
+    """Every use of the buffer is a load/store inside one of the `allowed` blocks."""
+    for use in buf.uses:
+        user = op_of(use.owner)
+        if user.name not in ("memref.load", "memref.store") or \
+                not any(is_ancestor(b, user) for b in allowed):
+            raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is used outside blocks "
+                                f"(by {user.name})")
+
+
+def _drop_block(block_op: ir.Operation, buf: ir.Value):
+    parent = block_op.parent
+    block_op.erase()
+    _remove_empty_loops(parent)
+    if not is_func_arg(buf) and not any(True for _ in buf.uses):
+        op_of(buf.owner).erase()
+
+
+def compute_inline(block) -> None:
+    blk = Block(op_of(block))
+    who = f"compute_inline: block {blk.name!r}"
+    store = _single_store(blk, who)
+    buf, idx = access(store)
+    if is_func_arg(buf):
+        raise ScheduleError(f"{who}: cannot inline a block writing the output buffer "
+                            f"{buffer_name(buf)!r}")
+    func = func_of(blk.op)
+    writers, readers = _writers_readers(func, buf, blk.op)
+    if writers:
+        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also written by block "
+                            f"{Block(writers[0]).name!r}")
+    _check_uses(buf, readers + [blk.op], who)
+    value = store.operands[0]
+    stored = {iter_var_of(blk, v): d for d, v in enumerate(idx)}
+    used = [iter_var_of(blk, v) for o in walk(blk.op) for v in o.operands]
+    free = sorted({k for k in used if k is not None and k not in stored})
+    if free:
+        raise ScheduleError(f"{who}: iter var {blk.iter_names[free[0]]} is used by the "
+                            f"expression but does not index the store")
+
+    loads: List[ir.Operation] = [op_of(u.owner) for u in buf.uses
+                                 if op_of(u.owner).name == "memref.load"]
+    for load in loads:
+        indices = access(load)[1]
+        subst = {}
+        for arg in (blk.body.arguments):
+            k = ir.BlockArgument(arg).arg_number
+            if k in stored:
+                subst[arg] = _materializer(indices[stored[k]])
+        new = clone_tree(value, load, subst, within=blk.op)
+        load.results[0].replace_all_uses_with(new)
+        erase_with_operands(load)
+    _drop_block(blk.op, buf)
+
+
+def _materializer(v: ir.Value):
+    """A fresh copy of index value `v` for each use (block arguments are shared as they are)."""
+    return lambda user: clone_tree(v, user, {})
+
+
+def reverse_compute_inline(block) -> None:
+    cons = Block(op_of(block))
+    who = f"reverse_compute_inline: block {cons.name!r}"
+    if cons.init is not None or any(t != "S" for t in cons.iter_types):
+        raise ScheduleError(f"{who}: the block is not a complete spatial block")
+    func = func_of(cons.op)
+    cstores = [o for o in walk(cons.op) if o.name == "memref.store"]
+    if len(cstores) != 1 or any(o.name in ("tir.block", "affine.for", "tir.evaluate")
+                                for o in walk(cons.op)):
+        raise ScheduleError(f"{who}: the block body must be a single store")
+    cstore = cstores[0]
+    out_buf = access(cstore)[0]
+    # The buffer to fold away: the one this block reads that another block produces.
+    candidates = []
+    for r in block_reads_writes(cons.op)[0]:
+        if r == out_buf:
+            raise ScheduleError(f"{who}: the block reads the buffer it writes")
+        if _writers_readers(func, r, cons.op)[0]:
+            candidates.append(r)
+    if len(candidates) != 1:
+        raise ScheduleError(f"{who}: the block must read exactly one buffer produced by "
+                            f"another block, it reads {len(candidates)}")
+    buf = candidates[0]
+    writers, readers = _writers_readers(func, buf, cons.op)
+    if len(writers) != 1:
+        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} has {len(writers)} producers "
+                            f"(exactly one is required)")
+    readers = [r for r in readers if r != writers[0]]
+    if readers:
+        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also read by block "
+                            f"{Block(readers[0]).name!r}")
+    if is_func_arg(buf):
+        raise ScheduleError(f"{who}: cannot fold away the function parameter "
+                            f"{buffer_name(buf)!r}")
+    prod = Block(writers[0])
+    pwho = f"{who}: producer block {prod.name!r}"
+    pstore = _single_store(prod, pwho)
+    _check_uses(buf, [cons.op, prod.op], who)
+    loads = [o for o in walk(cons.op) if o.name == "memref.load" and access(o)[0] == buf]
+    keys = {tuple(iter_var_of(cons, v) for v in access(o)[1]) for o in loads}
+    ks = next(iter(keys))
+    if len(keys) != 1 or None in ks or len(set(ks)) != len(ks):
+        raise ScheduleError(f"{who}: the block must read buffer {buffer_name(buf)!r} with the "
+                            f"same distinct iter vars everywhere")
+    if set(ks) != set(range(len(cons.iter_names))):
+        missing = sorted(set(range(len(cons.iter_names))) - set(ks))
+        raise ScheduleError(f"{who}: iter var {cons.iter_names[missing[0]]} does not index "
+                            f"the read of buffer {buffer_name(buf)!r}")
+
+    # Consumer iter var that indexes dim d of the read <- the producer's store index d.
+    pvalue, pidx = pstore.operands[0], access(pstore)[1]
+    subst = {}
+    for arg in cons.body.arguments:
+        subst[arg] = _materializer(pidx[ks.index(ir.BlockArgument(arg).arg_number)])
+    for load in loads:
+        subst[load.results[0]] = lambda user: clone_tree(pvalue, user, {}, within=prod.op)
+    new_value = clone_tree(cstore.operands[0], pstore, subst, within=cons.op)
+    new_idx = [clone_tree(v, pstore, subst, within=cons.op) for v in access(cstore)[1]]
+    new_store = cstore.clone(ip=ir.InsertionPoint(pstore))
+    new_store.operands[0] = new_value
+    for k, v in enumerate(new_idx):
+        new_store.operands[2 + k] = v
+    erase_with_operands(pstore)
+    _drop_block(cons.op, buf)

@@ -1,0 +1,88 @@
+"""decompose_reduction: move a reduction block's init into its own block before a loop.
+
+decompose_reduction(C, j) on `for i, j, k: block C (init C[vi, vj] = 0; C += ...)`::
+
+    for i:
+        for j_init:                                   # loops under j bound to spatial iters
+            block "C_init": vi, vj = S, S             # the init, as a block of its own
+                C[vi, vj] = 0
+        for j, k:
+            block "C_update": vi, vj, vk = S, S, R    # the old block, without init
+                C[vi, vj] = C[vi, vj] + ...
+
+Legality: the block has an init; the loop is an ancestor of the block (within the block's
+scope); the init does not use reduction iter vars. Returns the init block; the original
+block handle now names "C_update".
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    dims_of, enclosing_loops, erase_region_block, move_body, substitute)
+
+
+def decompose_reduction(block: Block, loop: Loop) -> Block:
+    if block.init is None:
+        raise ScheduleError(f"decompose_reduction: block {block.name!r} has no init")
+    loops = enclosing_loops(block.op)
+    pos = next((i for i, l in enumerate(loops) if l.op == loop.op), None)
+    if pos is None:
+        raise ScheduleError(f"decompose_reduction: loop {loop.name!r} is not an ancestor of "
+                            f"block {block.name!r}")
+    types = block.iter_types
+    binds = block.bindings.results
+    for outer in loops[:pos]:
+        dpos = {p for p, v in enumerate(block.dims) if v == outer.iv}
+        if any(types[k] != "S" and dims_of(binds[k]) & dpos for k in range(len(types))):
+            raise ScheduleError(f"decompose_reduction: loop {outer.name!r} above loop "
+                                f"{loop.name!r} is bound to a reduction iter var of block "
+                                f"{block.name!r}; the init would run more than once")
+    for k, arg in enumerate(block.init.arguments):
+        if types[k] != "S" and len(list(arg.uses)):
+            raise ScheduleError(f"decompose_reduction: the init of block {block.name!r} uses "
+                                f"reduction iter var {block.iter_names[k]!r}")
+    with block.op.location:
+        return _decompose(block, loops[pos:])
+
+
+def _decompose(block: Block, inner: list) -> Block:
+    loc = block.op.location
+    dims, binds = block.dims, block.bindings.results
+    spatial = [k for k, t in enumerate(block.iter_types) if t == "S"]
+    used = set().union(*[dims_of(binds[k]) for k in spatial]) if spatial else set()
+    inner_ivs = [l.iv for l in inner]
+    ip = ir.InsertionPoint(inner[0].op)
+    remap = {}                                     # old dim value position -> new value
+    for l in inner:
+        d = next((p for p, v in enumerate(dims) if v == l.iv and p in used), None)
+        if d is None:
+            continue
+        nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
+                        annotations=l.annotations or None, loc=l.op.location, ip=ip)
+        for p, v in enumerate(dims):
+            if v == l.iv:
+                remap[p] = nl.iv
+        ip = ir.InsertionPoint.at_block_terminator(nl.body)
+    new_dims, dim_pos = [], {}
+    for p in sorted(used):
+        v = remap.get(p, dims[p])
+        if any(v == iv for iv in inner_ivs):
+            raise ScheduleError(f"decompose_reduction: block {block.name!r} binds a spatial "
+                                f"iter var to a loop that is not copied")
+        dim_pos[p] = len(new_dims)
+        new_dims.append(v)
+    sub = [ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
+           for p in range(len(dims))]
+    init = Block.build(block.name + "_init", [block.iter_names[k] for k in spatial],
+                       ["S"] * len(spatial), [block.domains[k] for k in spatial],
+                       ir.AffineMap.get(len(new_dims), 0, [substitute(binds[k], sub)
+                                                           for k in spatial]),
+                       new_dims, annotations=block.annotations or None, loc=loc, ip=ip)
+    old_init = block.init
+    move_body(old_init, init.body)
+    for k, arg in zip(spatial, init.body.arguments):
+        old_init.arguments[k].replace_all_uses_with(arg)
+    erase_region_block(old_init)
+    block.op.attributes["name"] = ir.StringAttr.get(block.name + "_update")
+    return init

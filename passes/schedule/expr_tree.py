@@ -1,0 +1,70 @@
+"""Copying and deleting tree-shaped expressions (docs/design.md: one use per op, each value built
+right before the statement that uses it), for the primitives that move computation between
+blocks (compute_inline, reverse_compute_inline).
+
+`clone_tree(v, before, subst)` rebuilds the ops computing `v` right before `before`, each value
+in `subst` replaced by a fresh value `subst[value](user)` built right before its user, so the
+copy stays tree-shaped; block arguments (loop IVs, iter vars) and values defined outside the
+`within` op are used as they are.
+"""
+from typing import Callable, Dict, Optional
+
+from mlir import ir
+
+from tir_mlir.passes.schedule.analysis import is_ancestor, op_of, walk
+
+Subst = Dict[ir.Value, Callable[[ir.Operation], ir.Value]]
+
+PURE_PREFIXES = ("arith.", "math.", "tir.call", "affine.apply", "memref.load", "scf.if")
+
+
+def clone_tree(value: ir.Value, before: ir.Operation, subst: Subst,
+               within: Optional[ir.Operation] = None) -> ir.Value:
+    """A copy of the expression computing `value`, built before `before` (see module doc).
+    `within`: only ops nested in it are copied (None: every op-defined value is)."""
+    if value in subst:
+        return subst[value](before)
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return value
+    op = op_of(owner)
+    if within is not None and not is_ancestor(within, op):
+        return value
+    operands = [clone_tree(v, before, subst, within) for v in op.operands]
+    new = op.clone(ip=ir.InsertionPoint(before))
+    for k, v in enumerate(operands):
+        new.operands[k] = v
+    if "tir.let_name" in new.attributes:
+        del new.attributes["tir.let_name"]
+    # Values used inside the copy's regions (scf.if arms): substitute / copy them too.
+    for inner in list(walk(new)):
+        for k, v in enumerate(list(inner.operands)):
+            if v in subst:
+                inner.operands[k] = subst[v](inner)
+            elif not isinstance(v.owner, ir.Block) and not is_ancestor(new, op_of(v.owner)) \
+                    and (within is None or is_ancestor(within, op_of(v.owner))):
+                inner.operands[k] = clone_tree(v, new, subst, within)
+    return new.results[ir.OpResult(value).result_number]
+
+
+def erase_dead(value: ir.Value):
+    """Erase the pure op defining `value` if nothing uses it any more, then its operands'."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return
+    op = op_of(owner)
+    if not op.name.startswith(PURE_PREFIXES) or any(True for r in op.results
+                                                     for _ in r.uses):
+        return
+    operands = list(op.operands)
+    op.erase()
+    for v in operands:
+        erase_dead(v)
+
+
+def erase_with_operands(op: ir.Operation):
+    """Erase a statement (a load or store) and then the expression ops only it used."""
+    operands = list(op.operands)
+    op.erase()
+    for v in operands:
+        erase_dead(v)

@@ -1,0 +1,78 @@
+"""fuse: a perfect nest of loops -> one loop over the product of their extents.
+
+    for i in range(128):                 for i_j_fused in range(16384):
+        for j in range(128):     ==>         block(vi = i_j_fused // 128,
+            block(vi = i, vj = j)                  vj = i_j_fused % 128)
+
+Legality: at least one loop; each loop is the only statement in the body of the previous one
+(adjacent and perfectly nested); all start at 0; loop variables are used only in block
+bindings. With `preserve_unit_iters=False`, unit-extent loops are bound as 0.
+"""
+import math
+from typing import Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis, index
+
+
+def check(loops: Sequence[ir.Operation]):
+    if not loops:
+        raise ScheduleError("fuse: expects at least one loop")
+    for outer, inner in zip(loops, loops[1:]):
+        if outer == inner:
+            raise ScheduleError(f"fuse: loop {Loop(outer).name!r} is given twice")
+        children = analysis.loop_children(outer)
+        if analysis.parent_op(inner) != outer:
+            raise ScheduleError(f"fuse: the loops can't be fused because the outer loop "
+                                f"{Loop(outer).name!r} is not the parent of the inner loop "
+                                f"{Loop(inner).name!r}")
+        if len(children) != 1:
+            raise ScheduleError(f"fuse: the loops can't be fused because the outer loop "
+                                f"{Loop(outer).name!r} has more than one child statement "
+                                f"(not perfectly nested)")
+    for lp in loops:
+        if Loop(lp).min != 0:
+            raise ScheduleError(f"fuse: loop {Loop(lp).name!r} does not start at 0")
+        analysis.check_iv_uses(lp, "fuse")
+
+
+def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> ir.Operation:
+    """Fuse the loops (outermost first); returns the new loop. The old loops are erased."""
+    check(loops)
+    views = [Loop(lp) for lp in loops]
+    sizes = [v.extent for v in views]
+    name = "_".join(v.name for v in views) + "_fused"
+    new = Loop.build(name, math.prod(sizes), loc=loops[0].location,
+                     ip=ir.InsertionPoint(loops[0]))
+    term = analysis.terminator(new.body)
+    for op in body_ops(views[-1].body):
+        op.move_before(term)
+    ivs = [v.iv for v in views]
+    for blk in analysis.users(ivs):
+        _rebind(blk, ivs, sizes, new.iv, preserve_unit_iters)
+    loops[0].erase()
+    return new.op
+
+
+def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
+    old = Block(block_op).dims
+    keep = [v for v in old if not any(v == iv for iv in ivs)]
+    new_dims = keep + [fused_iv]
+    f = index.var(len(keep))
+    ranges = {len(keep): (0, math.prod(sizes) - 1)}
+    subst = {}
+    for k, v in enumerate(old):
+        for pos, iv in enumerate(ivs):
+            if v == iv:
+                inner = math.prod(sizes[pos + 1:])
+                if sizes[pos] == 1 and not keep_unit:
+                    e = index.Lin()
+                else:
+                    e = index.floordiv(f, inner, ranges)
+                    if pos > 0:
+                        e = index.mod(e, sizes[pos], ranges)
+                subst[k] = e
+    analysis.rebind_block(block_op, new_dims, subst)

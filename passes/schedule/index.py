@@ -1,0 +1,182 @@
+"""Range-aware simplification of affine index expressions, so bindings print like TVM's.
+
+Loop rewrites substitute loop variables in block bindings (`j -> j_0 * 4 + j_1`); MLIR's own
+`simplify_affine_expr` knows no ranges, so `(a * 4 + b) floordiv 4` stays as is even when
+0 <= b < 4. Here an expression is a `Lin`: a linear combination of atoms (a variable, or a
+floordiv / mod of another Lin by a constant) plus a constant. Constructors simplify with the
+variable ranges they are given:
+
+    (a*4 + b) // 4          -> a                 when 0 <= b < 4
+    (a*4 + b) % 4           -> b                 when 0 <= b < 4
+    (f // 128)*128 + f % 128 -> f
+    (x // a) // b           -> x // (a*b)
+
+Variables are integer keys (positions in a block's `dims`); `from_affine`/`to_affine` convert
+from and to `mlir.ir.AffineExpr`, substituting dims on the way in.
+"""
+from dataclasses import dataclass
+from typing import Callable, Dict, Sequence, Tuple
+
+from mlir import ir
+
+Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
+
+
+@dataclass(frozen=True)
+class Lin:
+    """sum(coeff * atom) + const; atoms are ("v", k) | ("div", Lin, c) | ("mod", Lin, c)."""
+    terms: Tuple[Tuple[tuple, int], ...] = ()
+    const: int = 0
+
+    def __add__(self, other: "Lin") -> "Lin":
+        d = dict(self.terms)
+        for atom, c in other.terms:
+            d[atom] = d.get(atom, 0) + c
+        return Lin(tuple((a, c) for a, c in d.items() if c), self.const + other.const)
+
+    def scale(self, k: int) -> "Lin":
+        if k == 0:
+            return Lin()
+        return Lin(tuple((a, c * k) for a, c in self.terms), self.const * k)
+
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+
+def var(k: int) -> Lin:
+    return Lin(((("v", k), 1),))
+
+
+def const(c: int) -> Lin:
+    return Lin((), c)
+
+
+def bounds(e: Lin, ranges: Ranges) -> Tuple[int, int]:
+    """Inclusive range of e, from the variable ranges."""
+    lo = hi = e.const
+    for atom, c in e.terms:
+        alo, ahi = _atom_bounds(atom, ranges)
+        lo += min(c * alo, c * ahi)
+        hi += max(c * alo, c * ahi)
+    return lo, hi
+
+
+def _atom_bounds(atom, ranges):
+    if atom[0] == "v":
+        return ranges.get(atom[1], (-(1 << 40), 1 << 40))
+    lo, hi = bounds(atom[1], ranges)
+    if atom[0] == "div":
+        return lo // atom[2], hi // atom[2]
+    return (lo, hi) if 0 <= lo and hi < atom[2] else (0, atom[2] - 1)
+
+
+def _split(e: Lin, c: int):
+    """e = q*c + r where q holds the terms whose coefficients c divides."""
+    q = Lin(tuple((a, k // c) for a, k in e.terms if k % c == 0), e.const // c)
+    r = Lin(tuple((a, k) for a, k in e.terms if k % c), e.const % c)
+    return q, r
+
+
+def floordiv(e: Lin, c: int, ranges: Ranges) -> Lin:
+    if c == 1:
+        return e
+    q, r = _split(e, c)
+    lo, hi = bounds(r, ranges)
+    if 0 <= lo and hi < c:
+        return q
+    if len(e.terms) == 1 and e.const == 0 and e.terms[0][1] == 1 and e.terms[0][0][0] == "div":
+        inner = e.terms[0][0]                   # (x // a) // c -> x // (a * c)
+        return floordiv(inner[1], inner[2] * c, ranges)
+    lo, hi = bounds(e, ranges)
+    if lo // c == hi // c:
+        return const(lo // c)
+    return Lin(((("div", e, c), 1),))
+
+
+def mod(e: Lin, c: int, ranges: Ranges) -> Lin:
+    if c == 1:
+        return Lin()
+    _, r = _split(e, c)
+    lo, hi = bounds(r, ranges)
+    if 0 <= lo and hi < c:
+        return r
+    return Lin(((("mod", r, c), 1),))
+
+
+def recombine(e: Lin) -> Lin:
+    """k*c*(x // c) + k*(x % c) -> k*x, repeatedly."""
+    d = dict(e.terms)
+    changed = True
+    while changed:
+        changed = False
+        for atom, k in list(d.items()):
+            if atom[0] != "mod" or atom not in d:
+                continue
+            x, c = atom[1], atom[2]
+            div = ("div", x, c)
+            if d.get(div) == k * c:
+                del d[atom], d[div]
+                rest = Lin(tuple(d.items()), 0) + x.scale(k)
+                d = dict(rest.terms)
+                changed = True
+    return Lin(tuple(d.items()), e.const)
+
+
+def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges) -> Lin:
+    """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges`."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, ir.AffineConstantExpr):
+        return const(expr.value)
+    if isinstance(expr, ir.AffineSymbolExpr):
+        raise ValueError("affine symbols are not used in tir bindings")
+    lhs = from_affine(expr.lhs, dims, ranges)
+    rhs = from_affine(expr.rhs, dims, ranges)
+    if isinstance(expr, ir.AffineAddExpr):
+        return recombine(lhs + rhs)
+    if isinstance(expr, ir.AffineMulExpr):
+        if rhs.is_const:
+            return lhs.scale(rhs.const)
+        if lhs.is_const:
+            return rhs.scale(lhs.const)
+        raise ValueError("non-affine product")
+    if not rhs.is_const or rhs.const <= 0:
+        raise ValueError("division by a non-constant")
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return floordiv(lhs, rhs.const, ranges)
+    if isinstance(expr, ir.AffineModExpr):
+        return mod(lhs, rhs.const, ranges)
+    return floordiv(lhs + const(rhs.const - 1), rhs.const, ranges)  # ceildiv
+
+
+def to_affine(e: Lin, dim: Callable[[int], ir.AffineExpr] = ir.AffineDimExpr.get) -> ir.AffineExpr:
+    """The AffineExpr of e, terms in their order (outer loops first, like TVM prints)."""
+    out = None
+    for atom, k in e.terms:
+        if atom[0] == "v":
+            a = dim(atom[1])
+        else:
+            inner = to_affine(atom[1], dim)
+            c = ir.AffineConstantExpr.get(atom[2])
+            a = (ir.AffineExpr.get_floor_div(inner, c) if atom[0] == "div"
+                 else ir.AffineExpr.get_mod(inner, c))
+        t = a if k == 1 else a * k
+        out = t if out is None else out + t
+    if out is None:
+        return ir.AffineConstantExpr.get(e.const)
+    return out + e.const if e.const else out
+
+
+def simplify(expr: ir.AffineExpr, ranges: Ranges) -> ir.AffineExpr:
+    """Range-aware simplification of an AffineExpr over dims 0..n-1."""
+    n = _max_dim(expr) + 1
+    return to_affine(from_affine(expr, [var(k) for k in range(n)], ranges))
+
+
+def _max_dim(expr) -> int:
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return max(_max_dim(expr.lhs), _max_dim(expr.rhs))
+    return -1

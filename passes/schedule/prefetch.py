@@ -1,0 +1,39 @@
+"""prefetch: TE's `s[B].prefetch(A, loop, offset)` in TensorIR form.
+
+prefetch(B, 0, k, offset=1) records, on loop k, which buffer to prefetch and how many
+iterations ahead::
+
+    for k in range(1024):              for k in range(1024, annotations={"prefetch": [["A", 1]]}):
+        block "B": ... A[vi, vk] ...  ->    block "B": ... A[vi, vk] ...
+
+The lowering turns the annotation into `memref.prefetch` of the block's accesses to A at
+iteration k + offset (stage `passes/lowering/prefetch.py`).
+Legality: buffer_index in range of the block's reads; the loop is an ancestor of the block;
+offset >= 1.
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.annotate import to_attr
+from tir_mlir.passes.schedule.buffer_util import block_reads, buffer_name, enclosing_loops
+from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+
+KEY = "prefetch"
+
+
+def prefetch(block: Block, buffer_index: int, loop: Loop, offset: int = 1):
+    buf = pick_buffer(block, block_reads(block), buffer_index, "prefetch")
+    if all(l.op != loop.op for l in enclosing_loops(block.op)):
+        raise ScheduleError(f"prefetch: loop {loop.name!r} is not an ancestor of block "
+                            f"{block.name!r}")
+    if offset < 1:
+        raise ScheduleError(f"prefetch: offset must be >= 1, got {offset}")
+    anns = loop.annotations
+    old = []
+    if KEY in anns:
+        old = [[ir.StringAttr(e[0]).value, ir.IntegerAttr(e[1]).value]
+               for e in map(ir.ArrayAttr, ir.ArrayAttr(anns[KEY]))]
+    name = buffer_name(buf)
+    anns[KEY] = to_attr([e for e in old if e[0] != name] + [[name, offset]])
+    loop.set(annotations=anns)

@@ -1,0 +1,223 @@
+"""Region analysis behind compute_at, reverse_compute_at and compute_root.
+
+Which part of a buffer do some blocks touch in one iteration of a target loop, and which
+iteration domain of a block covers it. Loop variables are numbered in a `LoopSpace`: the target
+loop and the loops above it are *outer* (kept symbolic), the loops below it *inner* (relaxed to
+their ranges). An access index becomes an `index.Lin` over loop numbers, split into a base (the
+outer terms) plus a constant interval (the inner terms):
+
+    Y[vi, vj]  with vi = i, vj = j_0*4 + j_1, target j_0   ->   dim0: i + [0, 0]
+                                                                 dim1: j_0*4 + [0, 3]
+
+An iter var stored (compute_at) or loaded (reverse_compute_at) with that index then ranges over
+that interval; `cover` turns the per-iter-var intervals into the loops to generate. A term that
+mixes outer and inner loops (a non-constant extent) is rejected with RegionError.
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule.analysis import op_of
+from tir_mlir.passes.schedule.buffer_util import NotAffine, to_affine
+from tir_mlir.passes.schedule.index import Lin
+
+
+class RegionError(Exception):
+    """The region cannot be described as base + constant interval (caller adds context)."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """base + [lo, hi] (inclusive), base a Lin over outer loop numbers."""
+    base: Lin
+    lo: int
+    hi: int
+
+    @property
+    def extent(self) -> int:
+        return self.hi - self.lo + 1
+
+    def union(self, other: "Interval") -> "Interval":
+        diff = other.base + self.base.scale(-1)
+        if not diff.is_const:
+            raise RegionError("the accessed regions differ by a non-constant offset")
+        d = diff.const
+        return Interval(self.base, min(self.lo, other.lo + d), max(self.hi, other.hi + d))
+
+
+class LoopSpace:
+    """Numbers loop IVs; the first `n_outer` (registered at creation) are the outer loops."""
+
+    def __init__(self, outer_loops: Sequence[ir.Operation]):
+        self.values: List[ir.Value] = []
+        self.ranges: index.Ranges = {}
+        for lp in outer_loops:
+            self.num(Loop(lp).iv)
+        self.n_outer = len(self.values)
+
+    def num(self, iv: ir.Value) -> int:
+        for k, v in enumerate(self.values):
+            if v == iv:
+                return k
+        owner = iv.owner
+        if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
+            raise RegionError("a block binding uses a value that is not a loop variable")
+        lp = Loop(owner.owner)
+        self.values.append(iv)
+        self.ranges[len(self.values) - 1] = (lp.min, lp.min + lp.extent - 1)
+        return len(self.values) - 1
+
+    def is_outer(self, k: int) -> bool:
+        return k < self.n_outer
+
+    def binding_lins(self, block: Block) -> List[Lin]:
+        """Each iter var's binding as a Lin over loop numbers."""
+        dims = [index.var(self.num(d)) for d in block.dims]
+        try:
+            return [index.from_affine(e, dims, self.ranges) for e in block.bindings.results]
+        except ValueError as e:
+            raise RegionError(str(e)) from None
+
+    def split(self, e: Lin) -> Interval:
+        """base (outer terms) + constant interval (inner terms)."""
+        base, inner = Lin(), Lin((), e.const)
+        for atom, c in e.terms:
+            vs = _vars(atom)
+            term = Lin(((atom, c),))
+            if all(self.is_outer(v) for v in vs):
+                lo, hi = index.bounds(term, self.ranges)
+                # a term over unit-extent loops is a constant (TVM: `vn = T.axis.spatial(1, 0)`)
+                base = base + (index.const(lo) if lo == hi else term)
+            elif not any(self.is_outer(v) for v in vs):
+                inner = inner + term
+            else:
+                raise RegionError("the region extent depends on the outer loops")
+        lo, hi = index.bounds(inner, self.ranges)
+        return Interval(base, lo, hi)
+
+    def outer_bounds(self, e: Lin):
+        return index.bounds(e, self.ranges)
+
+
+def _vars(atom) -> set:
+    if atom[0] == "v":
+        return {atom[1]}
+    out = set()
+    for a, _ in atom[1].terms:
+        out |= _vars(a)
+    return out
+
+
+def access(op: ir.Operation):
+    """(buffer, index values) of a memref.load / memref.store."""
+    op = op_of(op)
+    ops = list(op.operands)
+    return (ops[0], ops[1:]) if op.name == "memref.load" else (ops[1], ops[2:])
+
+
+def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
+    """The iter var number when `value` is an iter var of `block` (body or init copy)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) and op_of(owner.owner) == block.op:
+        return ir.BlockArgument(value).arg_number
+    return None
+
+
+def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
+    """The indices of an access inside `block`, as Lins over loop numbers."""
+    bind = space.binding_lins(block)
+    out = []
+    for v in access(op)[1]:
+        leaves: list = []
+        try:
+            expr = to_affine(v, leaves)
+        except NotAffine as e:
+            raise RegionError(str(e)) from None
+        subs = []
+        for leaf in leaves:
+            k = iter_var_of(block, leaf)
+            if k is None:
+                raise RegionError("an index uses a value that is not an iter var of the block")
+            subs.append(bind[k])
+        try:
+            out.append(index.from_affine(expr, subs, space.ranges))
+        except ValueError as e:
+            raise RegionError(str(e)) from None
+    return out
+
+
+def accesses_of(block: Block, buffers: Sequence[ir.Value], kind: str) -> List[ir.Operation]:
+    """The block's memref loads ("load") or stores ("store") of any of `buffers`."""
+    name = "memref." + kind
+    out = []
+
+    def visit(o):
+        if o.name == name and any(access(o)[0] == b for b in buffers):
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    block.op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
+                   kind: str) -> Optional[List[Interval]]:
+    """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim."""
+    region = None
+    for blk in blocks:
+        for op in accesses_of(blk, [buffer], kind):
+            dims = [space.split(e) for e in index_lins(space, blk, op)]
+            region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
+    return region
+
+
+def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: str,
+                       conflicts_ok: bool) -> Dict[int, Interval]:
+    """Spread buffer regions (buffer -> one Interval per dim) onto the block's iter vars
+    through its accesses (`kind`) of those buffers. Every index of such an access must be a
+    plain iter var of the block."""
+    out: Dict[int, Interval] = {}
+    for buf, region in regions.items():
+        for op in accesses_of(block, [buf], kind):
+            for d, v in enumerate(access(op)[1]):
+                k = iter_var_of(block, v)
+                if k is None:
+                    raise RegionError(f"index {d} of its access to the buffer is not a plain "
+                                      f"iter var, so its iteration domain cannot be derived")
+                iv = region[d]
+                if k in out and out[k] != iv:
+                    if not conflicts_ok:
+                        raise RegionError(f"iter var {block.iter_names[k]} is bound to two "
+                                          f"different regions")
+                    iv = out[k].union(iv)
+                out[k] = iv
+    return out
+
+
+@dataclass
+class IterCover:
+    """How one iter var is covered: binding = base + lo + (new loop, if `loop`)."""
+    base: Lin
+    lo: int
+    extent: int
+    loop: bool
+    lower_check: bool = False   # needs predicate binding >= domain min
+    upper_check: bool = False   # needs predicate binding <= domain max
+
+
+def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
+          preserve_unit_loops: bool) -> List[IterCover]:
+    """The loops to generate: reduction iter vars and those no region constrains take their
+    full domain; spatial ones the interval, clipped to the domain (a predicate guards what the
+    domain does not contain)."""
+    out = []
+    for k, (dmin, dext) in enumerate(block.domains):
+        iv = intervals.get(k)
+        if block.iter_types[k] != "S" or iv is None or iv.extent >= dext:
+            iv = Interval(Lin(), dmin, dmin + dext - 1)
+        blo, bhi = space.outer_bounds(iv.base)
+        out.append(IterCover(iv.base, iv.lo, iv.extent, iv.extent != 1 or preserve_unit_loops,
+                             blo + iv.lo < dmin, bhi + iv.hi > dmin + dext - 1))
+    return out

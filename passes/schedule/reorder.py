@@ -1,0 +1,69 @@
+"""reorder: permute loops of one chain; loops of the chain not given stay in place.
+
+    for i:                    for k:
+      for j:         ==>        for j:          reorder(k, i) (j is not given: it stays)
+        for k:                    for i:
+          body                      body
+
+Legality: no loop is given twice; the loops lie on one chain (each is an ancestor or a
+descendant of every other); every loop of the chain from the outermost given loop down to
+(but excluding) the innermost given one has exactly one statement in its body. Blocks refer
+to loops through their variables, which move with the loops, so no binding changes.
+"""
+from typing import Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis
+
+
+def check(loops: Sequence[ir.Operation]):
+    for k, lp in enumerate(loops):
+        if any(lp == other for other in loops[:k]):
+            raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
+                                f"multiple times")
+    for a in loops:
+        for b in loops:
+            if a != b and not (analysis.is_ancestor(a, b) or analysis.is_ancestor(b, a)):
+                raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
+                                    f"not in the same loop chain")
+
+
+def reorder(loops: Sequence[ir.Operation]):
+    check(loops)
+    if len(loops) < 2:
+        return
+    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
+    top, bottom = by_depth[0], by_depth[-1]
+    chain = analysis.chain_between(top, bottom)
+    for outer, inner in zip(chain, chain[1:]):
+        if analysis.parent_op(inner) != outer:
+            raise ScheduleError(f"reorder: loop {Loop(inner).name!r} is not directly inside "
+                                f"loop {Loop(outer).name!r} (a block or branch lies between)")
+    for lp in chain[:-1]:
+        if len(analysis.loop_children(lp)) != 1:
+            raise ScheduleError(f"reorder: loop {Loop(lp).name!r} has more than one child "
+                                f"statement, so the loops are not a perfect nest")
+    given = iter(loops)   # (Python wrappers of one op may differ: compare with ==, not id)
+    order = [next(given) if any(lp == x for x in loops) else lp for lp in chain]
+
+    # --- rewrite: park body and loops after `top`, then nest them in the new order ---------
+    anchor = _next_op(top)
+    body = body_ops(Loop(bottom).body)
+    for op in body:
+        op.move_before(anchor)
+    for lp in chain[:0:-1]:          # innermost first: each is empty when moved
+        lp.move_before(anchor)
+    order[0].move_before(anchor)
+    for outer, inner in zip(order, order[1:]):
+        inner.move_before(analysis.terminator(Loop(outer).body))
+    for op in body:
+        op.move_before(analysis.terminator(Loop(order[-1]).body))
+
+
+def _next_op(op: ir.Operation) -> ir.Operation:
+    ops = [analysis.op_of(o) for o in op.block.operations]
+    k = next(i for i, o in enumerate(ops) if o == op)
+    return ops[k + 1]

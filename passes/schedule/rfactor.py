@@ -1,0 +1,271 @@
+"""rfactor: factor a reduction over one loop into an intermediate buffer.
+
+rfactor(k_1, factor_axis=0) on `C[vi, vj] += A[vi, vk] * B[vk, vj]`, vk = k_0 * 4 + k_1::
+
+    C_rf = alloc((4, 16, 16))
+    for i, j, k_0, k_1:
+        block "C_rf": vk_1, vi, vj, vk_0 = S, S, S, R          # k_1 is now spatial
+            init: C_rf[vk_1, vi, vj] = 0
+            C_rf[vk_1, vi, vj] = C_rf[vk_1, vi, vj] + A[vi, vk_0 * 4 + vk_1] * B[...]
+    for i, j, k_1:
+        block "C": vk_1, vi, vj = R, S, S                       # the write-back
+            init: C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + C_rf[vk_1, vi, vj]
+
+Legality: the loop holds exactly one block, which is the only block of its outermost loop
+nest; that block is a reduction `W[I] = W[I] op rhs` with an init storing op's identity
+(add: 0, mul: 1, max: -inf / lowest value, min: +inf / highest value), W read nowhere else
+and I free of reduction iter vars; the loop is bound to reduction iter vars only;
+`factor_axis` is in [-(ndim + 1), ndim].
+"""
+import math
+
+from mlir import ir
+from mlir.dialects import memref
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    NotAffine, accesses, block_binding_exprs, buffer_name, emit_index, enclosing_loops, func_of,
+    dims_of, move_body, replace_uses, substitute, to_affine, top_stmt, walk)
+from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
+
+COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
+             "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxnumf": "max",
+             "arith.minimumf": "min", "arith.minsi": "min", "arith.minnumf": "min"}
+
+
+def _identity_ok(kind: str, attr: ir.Attribute) -> bool:
+    if isinstance(attr, ir.FloatAttr):
+        v = ir.FloatAttr(attr).value
+        return {"add": v == 0, "mul": v == 1, "max": v == -math.inf or v <= -3.4e38,
+                "min": v == math.inf or v >= 3.4e38}[kind]
+    if isinstance(attr, ir.IntegerAttr):
+        v, w = ir.IntegerAttr(attr).value, ir.IntegerType(attr.type).width
+        return {"add": v == 0, "mul": v == 1, "max": v == -(1 << (w - 1)),
+                "min": v == (1 << (w - 1)) - 1}[kind]
+    return False
+
+
+class Reduction:
+    """The `W[I] = W[I] op rhs` pattern of a reduction block, with its init."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        err = f"rfactor: block {block.name!r} is not a reduction with a known identity: "
+        if block.init is None:
+            raise ScheduleError(err + "it has no init")
+        stores = [o for o in body_ops(block.body) if o.name == "memref.store"]
+        if len(stores) != 1 or len(walk(block.op, Block.is_block)):
+            raise ScheduleError(err + "its body must be one store")
+        self.store = stores[0]
+        self.buffer = self.store.operands[1]
+        comb = self.store.operands[0].owner
+        if isinstance(comb, ir.Block) or comb.name not in COMBINERS:
+            raise ScheduleError(err + "the stored value is not add/mul/max/min of the buffer")
+        self.combiner, self.kind = comb, COMBINERS[comb.name]
+        idx = list(self.store.operands[2:])
+        self.self_load = None
+        for pos, v in enumerate(comb.operands):
+            o = v.owner
+            if (not isinstance(o, ir.Block) and o.name == "memref.load"
+                    and o.operands[0] == self.buffer and self._same(list(o.operands[1:]), idx)):
+                self.self_load, self.rhs_pos = o, 1 - pos
+        if self.self_load is None:
+            raise ScheduleError(err + f"the update does not read "
+                                      f"{buffer_name(self.buffer)}[...] at the stored index")
+        loads = [o for o, k, v in accesses(block.op) if k == "load" and v == self.buffer]
+        if loads != [self.self_load]:
+            raise ScheduleError(err + f"{buffer_name(self.buffer)} is read outside the update")
+        init_stores = [o for o in body_ops(block.init) if o.name == "memref.store"]
+        if len(init_stores) != 1 or init_stores[0].operands[1] != self.buffer:
+            raise ScheduleError(err + "the init must be one store to the reduced buffer")
+        c = init_stores[0].operands[0].owner
+        if (isinstance(c, ir.Block) or c.name != "arith.constant"
+                or not _identity_ok(self.kind, c.attributes["value"])):
+            raise ScheduleError(err + f"the init value is not the identity of {self.kind}")
+        self.init_const = c
+        leaves = list(block.iter_vars)
+        self.indices = [to_affine(v, leaves) for v in idx]      # over the iter vars
+        if len(leaves) != len(block.iter_vars):
+            raise ScheduleError(err + "the store index uses values outside the iter vars")
+
+    def _same(self, a, b) -> bool:
+        leaves = list(self.block.iter_vars)
+        try:
+            return [to_affine(v, leaves) for v in a] == [to_affine(v, leaves) for v in b]
+        except NotAffine:
+            return False
+
+
+def rfactor(loop: Loop, factor_axis: int) -> Block:
+    """Returns the rf block; the write-back block keeps the original block's handle."""
+    with loop.op.location:
+        return _rfactor(loop, factor_axis)
+
+
+def _rfactor(loop: Loop, factor_axis: int) -> Block:
+    blocks = walk(loop.op, Block.is_block)
+    if len(blocks) != 1:
+        raise ScheduleError(f"rfactor: loop {loop.name!r} must hold exactly one block, "
+                            f"found {len(blocks)}")
+    block = Block(blocks[0])
+    top = top_stmt(block.op)
+    if len(walk(top, Block.is_block)) != 1:
+        raise ScheduleError(f"rfactor: block {block.name!r} shares its outermost loop with "
+                            f"other blocks")
+    red = Reduction(block)
+    loops = enclosing_loops(block.op)
+    ivs = [l.iv for l in loops]
+    leaves = list(ivs)
+    try:
+        binds = block_binding_exprs(block, leaves)
+    except NotAffine as e:
+        raise ScheduleError(f"rfactor: bindings of block {block.name!r} are not affine ({e})")
+    if len(leaves) != len(ivs):
+        raise ScheduleError(f"rfactor: block {block.name!r} is bound to values other than its "
+                            f"enclosing loops")
+    rf = next(i for i, l in enumerate(loops) if l.op == loop.op)
+    types, names, doms = block.iter_types, block.iter_names, block.domains
+    users = [k for k, e in enumerate(binds) if _uses(e, rf)]
+    if not users:
+        raise ScheduleError(f"rfactor: loop {loop.name!r} is not bound to any iter var of "
+                            f"block {block.name!r}")
+    if any(types[k] != "R" for k in users):
+        raise ScheduleError(f"rfactor: loop {loop.name!r} is bound to a spatial iter var of "
+                            f"block {block.name!r}; it must be bound to a reduction")
+    if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
+        raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
+                            f"reduction iter var")
+    shape = list(ir.MemRefType(red.buffer.type).shape)
+    if not -(len(shape) + 1) <= factor_axis <= len(shape):
+        raise ScheduleError(f"rfactor: factor_axis {factor_axis} is out of range for buffer "
+                            f"{buffer_name(red.buffer)!r} of rank {len(shape)}")
+    axis = factor_axis % (len(shape) + 1)
+
+    # --- check done: build ----------------------------------------------------------------
+    loc, wname = block.op.location, buffer_name(red.buffer)
+    split_loops = sorted({d for k in users for d in dims_of(binds[k])})
+    # rf block iters: (name, type, domain, binding over loop dims); value of each old iter var
+    rf_iters = [("v" + loops[rf].name, "S", (loops[rf].min, loops[rf].extent), _dim(rf))]
+    old_value = {}                                  # old iter k -> (kind, payload)
+    for k, t in enumerate(types):
+        if k in users:
+            old_value[k] = ("expr", binds[k])
+            continue
+        old_value[k] = ("iter", len(rf_iters))
+        rf_iters.append((names[k], t, doms[k], binds[k]))
+    # the non-rf loops of split reductions become reduction iters, after the spatial ones
+    for d in split_loops:
+        if d != rf:
+            rf_iters.append(("v" + loops[d].name, "R", (loops[d].min, loops[d].extent), _dim(d)))
+    loop_iter = {rf: 0}
+    loop_iter.update({d: next(i for i, it in enumerate(rf_iters) if it[0] == "v" + loops[d].name
+                              and it[3] == _dim(d)) for d in split_loops if d != rf})
+    rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
+    func = func_of(block.op)
+    elem = ir.MemRefType(red.buffer.type).element_type
+    rf_buf = make_cache_alloc(func, red.buffer, wname + "_rf", "global", loc,
+                              ir.MemRefType.get(rf_shape, elem))
+
+    with loc:
+        rfb = _new_block(block, block.name + "_rf", rf_iters, ivs, block.op, copy_sid=False)
+    # move body and init over, then express the old iter vars through the new ones
+    for src, dst in ((block.body, rfb.body), (block.init, rfb.init)):
+        move_body(src, dst)
+        new_args = list(dst.arguments)
+        for k, old in enumerate(src.arguments):
+            kind, payload = old_value[k]
+            if kind == "iter":
+                old.replace_all_uses_with(new_args[payload])
+            else:
+                sub = [ir.AffineExpr.get_dim(loop_iter[d]) if d in loop_iter
+                       else ir.AffineExpr.get_constant(0) for d in range(len(loops))]
+                e = substitute(payload, sub)
+                replace_uses(old, lambda _u, e=e, a=new_args: emit_index(e, a))
+        for op, kind, v in accesses(rfb.op):
+            if v == red.buffer:
+                pos = 1 if kind == "load" else 2
+                ops = list(op.operands)
+                with ir.InsertionPoint(op), op.location:
+                    new_idx = ops[pos:pos + axis] + [new_args[0]] + ops[pos + axis:]
+                    new = (memref.LoadOp(rf_buf, new_idx) if kind == "load"
+                           else memref.StoreOp(ops[0], rf_buf, new_idx))
+                if kind == "load":
+                    op.result.replace_all_uses_with(new.result)
+                op.erase()
+
+    # write-back nest: loops bound to spatial iters, plus the rf loop
+    spatial = [k for k, t in enumerate(types) if t == "S"]
+    keep = [d for d in range(len(loops)) if d == rf or any(_uses(binds[k], d) for k in spatial)]
+    ip = ir.InsertionPoint(top)
+    new_loops = []
+    with loc:
+        for d in keep:
+            l = loops[d]
+            nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
+                            annotations=l.annotations or None, loc=l.op.location, ip=ip)
+            new_loops.append(nl)
+            ip = ir.InsertionPoint.at_block_terminator(nl.body)
+    remap = {d: i for i, d in enumerate(keep)}
+    wb_iters = [("v" + loops[rf].name, "R", (loops[rf].min, loops[rf].extent), _dim(remap[rf]))]
+    for k in spatial:
+        wb_iters.append((names[k], "S", doms[k],
+                         substitute(binds[k], [_dim(remap[d]) if d in remap
+                                               else ir.AffineExpr.get_constant(0)
+                                               for d in range(len(loops))])))
+    with loc:
+        wb = _new_block(block, block.name, wb_iters, [l.iv for l in new_loops], None, ip=ip,
+                        copy_sid=True)
+    _fill_writeback(wb, red, rf_buf, spatial, axis, loc)
+    top_wb = new_loops[0].op if new_loops else wb.op
+    top_wb.move_after(top)
+    block.op.erase()
+    return rfb
+
+
+def _dim(d):
+    return ir.AffineExpr.get_dim(d)
+
+
+def _uses(e, d) -> bool:
+    return d in dims_of(e)
+
+
+def _uses_any(e, ds) -> bool:
+    return bool(dims_of(e) & set(ds))
+
+
+def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False) -> Block:
+    bindings = ir.AffineMap.get(len(dims), 0, [it[3] for it in iters])
+    nb = Block.build(name, [it[0] for it in iters], [it[1] for it in iters],
+                     [it[2] for it in iters], bindings, dims, predicate=None,
+                     annotations=old.annotations or None, has_init=True, loc=old.op.location,
+                     ip=ip or ir.InsertionPoint(before))
+    if copy_sid and "tir.sid" in old.op.attributes:
+        nb.op.attributes["tir.sid"] = old.op.attributes["tir.sid"]
+    return nb
+
+
+def _fill_writeback(wb: Block, red: Reduction, rf_buf, spatial, axis, loc):
+    """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
+    for region_block, is_init in ((wb.init, True), (wb.body, False)):
+        args = list(region_block.arguments)
+        # old iter var k (spatial) is new arg 1 + spatial.index(k)
+        sub = [_dim(1 + spatial.index(k)) if k in spatial else ir.AffineExpr.get_constant(0)
+               for k in range(len(red.block.iter_types))]
+        with ir.InsertionPoint.at_block_terminator(region_block), loc:
+            def idx():
+                return [emit_index(substitute(e, sub), args) for e in red.indices]
+            if is_init:
+                c = red.init_const.clone(ip=ir.InsertionPoint.at_block_terminator(region_block))
+                memref.StoreOp(c.result, red.buffer, idx())
+                continue
+            cur = memref.LoadOp(red.buffer, idx()).result
+            i = idx()
+            part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
+            operands = [cur, part] if red.rhs_pos == 1 else [part, cur]
+            attrs = {n: red.combiner.attributes[n] for n in red.combiner.attributes}
+            res = ir.Operation.create(red.combiner.name, results=[cur.type], operands=operands,
+                                      attributes=attrs, loc=red.combiner.location)
+            memref.StoreOp(res.result, red.buffer, idx())

@@ -1,0 +1,21 @@
+"""set_scope: change the storage scope of a buffer a block writes.
+
+    Y = alloc((128, 128))                 ->   Y = alloc((128, 128), scope="shared")
+
+Legality: the index is in range of the block's T.writes; the buffer is an allocation (a
+function parameter's scope is fixed by the caller). The scope lives in the alloc's `tir.scope`.
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name
+from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+
+
+def set_scope(block: Block, buffer_index: int, storage_scope: str):
+    buf = pick_buffer(block, block_writes(block), buffer_index, "set_scope")
+    if isinstance(buf.owner, ir.Block):
+        raise ScheduleError(f"set_scope: buffer {buffer_name(buf)!r} written by block "
+                            f"{block.name!r} is a function parameter, not an allocation")
+    buf.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)

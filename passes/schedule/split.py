@@ -1,0 +1,92 @@
+"""split: one loop -> a perfect nest of loops whose extents are the factors.
+
+    for j in range(128):               for j_0 in range(32):
+        block(vj = j)          ==>         for j_1 in range(4):
+                                               block(vj = j_0 * 4 + j_1)
+
+Legality: factors are positive ints, at most one is None (inferred as ceil(extent / rest));
+their product is at least the extent; when it is larger, every block under the loop gets
+`T.where(j_0 * 4 + j_1 < extent)` (unless `disable_predication`). The loop variable may only
+be used in block bindings. With `preserve_unit_iters=False`, unit-extent new loops are bound
+as the constant 0 instead of their variable.
+"""
+import math
+from typing import List, Optional, Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis, index
+
+
+def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
+    extent = Loop(loop).extent
+    name = Loop(loop).name
+    if len(factors) < 2:
+        raise ScheduleError(f"split: loop {name!r} needs at least two factors, got {list(factors)}")
+    if sum(f is None or f == -1 for f in factors) > 1:
+        raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
+    for k, f in enumerate(factors):
+        if f is not None and f != -1 and (not isinstance(f, int) or isinstance(f, bool) or f <= 0):
+            raise ScheduleError(f"split: factor {k} of loop {name!r} must be a positive int, "
+                                f"got {f!r}")
+    known = math.prod(f for f in factors if f is not None and f != -1)
+    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
+    if math.prod(out) < extent:
+        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
+                            f"than the extent {extent} of loop {name!r}")
+    return out
+
+
+def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
+          preserve_unit_iters: bool = True, disable_predication: bool = False,
+          names: Optional[Sequence[str]] = None) -> List[ir.Operation]:
+    """Split `loop`; returns the new loops, outermost first. `loop` is erased."""
+    lv = Loop(loop)
+    sizes = infer_factors(loop, factors)
+    if names is not None and len(names) != len(sizes):
+        raise ScheduleError(f"split: {len(sizes)} factors but {len(names)} names")
+    analysis.check_iv_uses(loop, "split")
+    names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
+    predicate = math.prod(sizes) > lv.extent and not disable_predication
+    if lv.min != 0:
+        raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
+
+    # --- rewrite: new nest in place of the loop --------------------------------------------
+    loc = loop.location
+    new, ip = [], ir.InsertionPoint(loop)
+    for name, size in zip(names, sizes):
+        new.append(Loop.build(name, size, loc=loc, ip=ip).op)
+        ip = ir.InsertionPoint.at_block_terminator(Loop(new[-1]).body)
+    for op in body_ops(lv.body):
+        op.move_before(analysis.terminator(Loop(new[-1]).body))
+    ivs = [Loop(n).iv for n in new]
+    for blk in analysis.users([lv.iv]):
+        _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters, predicate)
+    loop.erase()
+    return new
+
+
+def fused_expr(positions: Sequence[int], sizes: Sequence[int], keep_unit: bool) -> index.Lin:
+    """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables."""
+    e = index.Lin()
+    for pos, size in zip(positions, sizes):
+        e = e.scale(size)
+        if size != 1 or keep_unit:
+            e = e + index.var(pos)
+    return e
+
+
+def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
+    b = Block(block_op)
+    old = b.dims
+    keep = [v for v in old if v != iv]
+    new_dims = keep + ivs
+    positions = list(range(len(keep), len(new_dims)))
+    expr = fused_expr(positions, sizes, keep_unit)
+    subst = {k: expr for k, v in enumerate(old) if v == iv}
+    extra = []
+    if predicate:   # extent - 1 - expr >= 0
+        extra.append(index.to_affine(index.const(extent - 1) + expr.scale(-1)))
+    analysis.rebind_block(block_op, new_dims, subst, extra)

@@ -1,0 +1,45 @@
+"""storage_align: pad a buffer's strides so that `stride[axis] % factor == offset`.
+
+storage_align(A_shared_block, 0, axis=0, factor=16, offset=1)::
+
+    block "A_shared":                              block "A_shared":
+        A_shared[v0, v1] = A[v0, v1]       ->          T.block_attr({"buffer_dim_align": [[0, 0, 16, 1]]})
+                                                       A_shared[v0, v1] = A[v0, v1]
+
+Like TVM, the request is recorded on the writing block as the `buffer_dim_align` annotation
+([buffer_index, axis, factor, offset] per request; a new request for the same buffer and axis
+replaces the old one); the lowering pads the allocation's strides from it.
+Legality: buffer_index in range of the block's writes; the buffer is an allocation (a
+parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; 0 <= offset < factor.
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.annotate import to_attr
+from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name, is_func_arg
+from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+
+KEY = "buffer_dim_align"
+
+
+def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offset: int):
+    buf = pick_buffer(block, block_writes(block), buffer_index, "storage_align")
+    name = buffer_name(buf)
+    if is_func_arg(buf):
+        raise ScheduleError(f"storage_align: buffer {name!r} of block {block.name!r} is a "
+                            f"function parameter, not an allocation")
+    rank = len(ir.MemRefType(buf.type).shape)
+    if not 0 <= axis < rank:
+        raise ScheduleError(f"storage_align: axis {axis} is out of range for buffer {name!r} "
+                            f"of rank {rank}")
+    if factor <= 0 or not 0 <= offset < factor:
+        raise ScheduleError(f"storage_align: need factor > 0 and 0 <= offset < factor, got "
+                            f"factor={factor}, offset={offset}")
+    anns = block.annotations
+    old = []
+    if KEY in anns:
+        old = [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(e)] for e in ir.ArrayAttr(anns[KEY])]
+    new = [e for e in old if e[:2] != [buffer_index, axis]] + [[buffer_index, axis, factor, offset]]
+    anns[KEY] = to_attr(new)
+    block.set_attr("annotations", ir.DictAttr.get(anns))

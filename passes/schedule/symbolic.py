@@ -1,0 +1,91 @@
+"""Evaluate a Python lambda on symbolic integers, giving affine expressions.
+
+`transform_layout(..., lambda i, j: (i // 4, j, i % 4))` and
+`set_store_predicate(..., lambda vi: vi == 0)` are called on `Sym` placeholders: arithmetic
+builds `ir.AffineExpr`s over dims 0..n-1, comparisons build `Constraint`s (expr >= 0 or
+expr == 0), and `&` joins constraints.
+"""
+from dataclasses import dataclass
+from typing import Callable, List
+
+from mlir import ir
+
+from tir_mlir.errors import ScheduleError
+
+
+def _e(x) -> ir.AffineExpr:
+    if isinstance(x, Sym):
+        return x.expr
+    if isinstance(x, int) and not isinstance(x, bool):
+        return ir.AffineExpr.get_constant(x)
+    raise ScheduleError(f"expected an integer expression, got {x!r}")
+
+
+def _const(x) -> int:
+    e = _e(x).maybe_downcast()
+    if not isinstance(e, ir.AffineConstantExpr) or e.value <= 0:
+        raise ScheduleError("// and % need a positive constant divisor")
+    return e.value
+
+
+@dataclass(frozen=True)
+class Constraint:
+    expr: ir.AffineExpr
+    is_eq: bool
+
+    def __and__(self, other):
+        return Conj([self]) & other
+
+
+class Conj(list):
+    def __and__(self, other):
+        return Conj(list(self) + (list(other) if isinstance(other, list) else [other]))
+
+
+class Sym:
+    def __init__(self, expr: ir.AffineExpr):
+        self.expr = expr
+
+    def __add__(self, o): return Sym(self.expr + _e(o))
+    def __radd__(self, o): return Sym(_e(o) + self.expr)
+    def __sub__(self, o): return Sym(self.expr - _e(o))
+    def __rsub__(self, o): return Sym(_e(o) - self.expr)
+    def __neg__(self): return Sym(self.expr * -1)
+
+    def __mul__(self, o):
+        a, b = self.expr, _e(o)
+        if not (isinstance(a.maybe_downcast(), ir.AffineConstantExpr)
+                or isinstance(b.maybe_downcast(), ir.AffineConstantExpr)):
+            raise ScheduleError("a product of two variables is not affine")
+        return Sym(a * b)
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o): return Sym(ir.AffineExpr.get_floor_div(self.expr, _const(o)))
+    def __mod__(self, o): return Sym(ir.AffineExpr.get_mod(self.expr, _const(o)))
+
+    def __lt__(self, o): return Constraint(_e(o) - self.expr - 1, False)
+    def __le__(self, o): return Constraint(_e(o) - self.expr, False)
+    def __gt__(self, o): return Constraint(self.expr - _e(o) - 1, False)
+    def __ge__(self, o): return Constraint(self.expr - _e(o), False)
+    def __eq__(self, o): return Constraint(self.expr - _e(o), True)  # noqa: E704
+    __hash__ = None
+
+
+def call(fn: Callable, n: int) -> list:
+    """fn(d0, ..., d{n-1}) with symbolic arguments; the result as a list."""
+    try:
+        out = fn(*[Sym(ir.AffineExpr.get_dim(k)) for k in range(n)])
+    except TypeError as e:
+        raise ScheduleError(f"cannot evaluate the function symbolically: {e}")
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def exprs(fn: Callable, n: int) -> List[ir.AffineExpr]:
+    return [_e(x) for x in call(fn, n)]
+
+
+def constraints(fn: Callable, n: int) -> List[Constraint]:
+    out = call(fn, n)
+    if not all(isinstance(c, Constraint) for c in out):
+        raise ScheduleError("the predicate must be comparisons joined with &")
+    return out

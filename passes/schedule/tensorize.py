@@ -1,0 +1,271 @@
+"""tensorize: replace a blockized computation by a tensor intrinsic's implementation.
+
+tensorize(C_o, "mac16_f32") where C_o came from blockize and the intrinsic's desc is
+`for j in range(16): block: C[vj] = C[vj] + A[0] * B[vj]`::
+
+    block "C_o": vi_o, vj_o, vk_o                  block "C_o": vi_o, vj_o, vk_o
+        for j_1 in range(16):                          <impl body, its buffers bound to
+            block "C": vj_i = S(16, j_1)       ->       A[vi_o, vk_o + *], B[vk_o, vj_o*16 + *],
+                C[vi_o, vj_o*16 + vj_i] += ...          C[vi_o, vj_o*16 + *]>
+
+Matching is structural: the same loop extents (from 0), block iter types, domains and
+bindings (up to renaming), then the same ops in the same order with the same attributes;
+buffer accesses match when, for each desc buffer, every access to the target buffer it is bound
+to equals `offset + desc index` on the trailing dims, with offsets (and the leading dims)
+independent of the matched loops and iter vars and the same for all accesses. The impl then
+replaces the block body; its accesses to parameter k are rewritten to the target buffer bound
+to desc parameter k, indices shifted by the offsets. The outer block's init is kept.
+
+Legality: a ScheduleError says what differs (loop extent, iter type, op, buffer offset...).
+"""
+from typing import Dict, List
+
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    NotAffine, buffer_name, dims_of, emit_index, simplify, substitute, to_affine)
+
+
+class Mismatch(Exception):
+    pass
+
+
+def _index_only(op) -> bool:
+    """Ops computing indices only (compared as affine expressions at the access)."""
+    if op.name in ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi",
+                   "affine.apply") or (op.name == "arith.constant" and
+                                       ir.IndexType.isinstance(op.results[0].type)):
+        return all(ir.IndexType.isinstance(r.type) for r in op.results)
+    return op.name == "tir.call" and ir.IndexType.isinstance(op.results[0].type)
+
+
+def _stmts(block: ir.Block) -> list:
+    return [o for o in body_ops(block) if not _index_only(o)]
+
+
+def func_body(func) -> ir.Block:
+    """The desc/impl statements, looking through an explicit `T.block("root")`."""
+    body = func.regions[0].blocks[0]
+    ops = [o for o in body_ops(body) if o.name != "func.return"]
+    if len(ops) == 1 and Block.is_block(ops[0]) and not Block(ops[0]).iter_names:
+        return Block(ops[0]).body
+    return body
+
+
+class Matcher:
+    """Structural match of a desc subtree against a target subtree."""
+
+    def __init__(self, desc_params: List[ir.Value], scope_leaves: List[ir.Value]):
+        self.vals: Dict = {}                # desc value -> target value (hash by identity)
+        self.params = desc_params
+        self.binding: Dict[int, ir.Value] = {}   # desc param index -> target buffer
+        self.offsets: Dict[int, list] = {}       # desc param index -> offsets per target dim
+        self.leaves = list(scope_leaves)         # target values fixed for the tensorized block
+        self.inner: List[ir.Value] = []          # target values varying inside (IVs, iters)
+
+    def _map(self, d: ir.Value, t: ir.Value):
+        for k, v in self.vals.items():
+            if k == d:
+                if v != t:
+                    raise Mismatch("a value is used inconsistently")
+                return
+        self.vals[d] = t
+
+    def _get(self, d):
+        for k, v in self.vals.items():
+            if k == d:
+                return v
+        return None
+
+    def stmts(self, dops, tops, where):
+        if len(dops) != len(tops):
+            raise Mismatch(f"{where}: the intrinsic has {len(dops)} statement(s), the target "
+                           f"{len(tops)}")
+        for d, t in zip(dops, tops):
+            self.op(d, t, where)
+
+    def op(self, d, t, where):
+        if d.name != t.name:
+            raise Mismatch(f"{where}: expected {d.name}, found {t.name}")
+        if Loop.is_loop(d):
+            dl, tl = Loop(d), Loop(t)
+            if (dl.min, dl.extent) != (tl.min, tl.extent):
+                raise Mismatch(f"loop {tl.name!r} has range [{tl.min}, {tl.min + tl.extent}); "
+                               f"the intrinsic's loop {dl.name!r} has [{dl.min}, "
+                               f"{dl.min + dl.extent})")
+            self._map(dl.iv, tl.iv)
+            self.inner.append(tl.iv)
+            return self.stmts(_stmts(dl.body), _stmts(tl.body), f"loop {tl.name!r}")
+        if Block.is_block(d):
+            return self.block(Block(d), Block(t))
+        if d.name in ("memref.load", "memref.store"):
+            return self.access(d, t, where)
+        if len(d.operands) != len(t.operands) or len(d.results) != len(t.results):
+            raise Mismatch(f"{where}: {t.name} has a different number of operands")
+        for name in d.attributes:
+            if name.startswith("tir.") or name == "sid":
+                continue
+            if name not in t.attributes or str(d.attributes[name]) != str(t.attributes[name]):
+                raise Mismatch(f"{where}: {t.name} differs in attribute {name!r}")
+        for a, b in zip(d.operands, t.operands):
+            m = self._get(a)
+            if m is None or m != b:
+                raise Mismatch(f"{where}: operands of {t.name} differ")
+        for a, b in zip(d.results, t.results):
+            self._map(a, b)
+        for dr, tr in zip(d.regions, t.regions):
+            for dbk, tbk in zip(dr.blocks, tr.blocks):
+                for a, b in zip(dbk.arguments, tbk.arguments):
+                    self._map(a, b)
+                self.stmts(_stmts(dbk), _stmts(tbk), where)
+
+    def block(self, d: Block, t: Block):
+        where = f"block {t.name!r}"
+        if d.iter_types != t.iter_types:
+            raise Mismatch(f"{where} has iter types {''.join(t.iter_types)}, the intrinsic "
+                           f"{''.join(d.iter_types)}")
+        if [x[1] for x in d.domains] != [x[1] for x in t.domains]:
+            raise Mismatch(f"{where} has iter extents {[x[1] for x in t.domains]}, the "
+                           f"intrinsic {[x[1] for x in d.domains]}")
+        if (d.init is None) != (t.init is None):
+            raise Mismatch(f"{where}: init presence differs from the intrinsic's")
+        tl = []
+        try:
+            tdims = [to_affine(v, tl) for v in t.dims]
+            ddims = []
+            for v in d.dims:
+                mv = self._get(v)
+                if mv is None:
+                    raise Mismatch(f"{where} is bound to a value the intrinsic does not have")
+                ddims.append(to_affine(mv, tl))
+        except NotAffine as e:
+            raise Mismatch(f"{where}: {e}")
+        n = max(len(tl), 1)
+        dres = [simplify(substitute(r, ddims), n) for r in d.bindings.results]
+        tres = [simplify(substitute(r, tdims), n) for r in t.bindings.results]
+        if dres != tres:
+            raise Mismatch(f"{where}: bindings differ from the intrinsic's")
+        for a, b in zip(d.iter_vars, t.iter_vars):
+            self._map(a, b)
+            self.inner.append(b)
+        self.stmts(_stmts(d.body), _stmts(t.body), where)
+        if d.init is not None:
+            for a, b in zip(d.init.arguments, t.init.arguments):
+                self._map(a, b)
+            self.stmts(_stmts(d.init), _stmts(t.init), where + " (init)")
+
+    def access(self, d, t, where):
+        is_load = d.name == "memref.load"
+        dbuf, tbuf = (d.operands[0], t.operands[0]) if is_load else (d.operands[1],
+                                                                       t.operands[1])
+        didx = list(d.operands[1:] if is_load else d.operands[2:])
+        tidx = list(t.operands[1:] if is_load else t.operands[2:])
+        if not is_load:
+            m = self._get(d.operands[0])
+            if m is None or m != t.operands[0]:
+                raise Mismatch(f"{where}: stored values differ")
+        k = next((i for i, p in enumerate(self.params) if p == dbuf), None)
+        if k is None:
+            raise Mismatch(f"{where}: the intrinsic accesses a buffer that is not a parameter")
+        if ir.MemRefType(dbuf.type).element_type != ir.MemRefType(tbuf.type).element_type:
+            raise Mismatch(f"{where}: element types of buffer differ")
+        if k in self.binding and self.binding[k] != tbuf:
+            raise Mismatch(f"{where}: intrinsic buffer #{k} is bound to two target buffers")
+        self.binding[k] = tbuf
+        lead = len(tidx) - len(didx)
+        if lead < 0:
+            raise Mismatch(f"{where}: the target buffer has fewer dims than the intrinsic's")
+        leaves = list(self.leaves) + list(self.inner)
+        dl = []
+        try:
+            de = [to_affine(v, dl) for v in didx]
+            te = [to_affine(v, leaves) for v in tidx]
+        except NotAffine as e:
+            raise Mismatch(f"{where}: {e}")
+        sub = []
+        for v in dl:
+            m = self._get(v)
+            if m is None or m not in leaves:
+                raise Mismatch(f"{where}: an intrinsic index uses an unknown value")
+            sub.append(ir.AffineExpr.get_dim(leaves.index(m)))
+        de = [substitute(e, sub) if sub else e for e in de]
+        n = max(len(leaves), 1)
+        inner_dims = set(range(len(self.leaves), len(leaves)))
+        offs = [simplify(e, n) for e in te[:lead]]
+        offs += [simplify(a - b, n) for a, b in zip(te[lead:], de)]
+        if any(dims_of(o) & inner_dims for o in offs):
+            raise Mismatch(f"{where}: the access to {buffer_name(tbuf)} does not match the "
+                           f"intrinsic's access pattern")
+        if k in self.offsets and self.offsets[k] != offs:
+            raise Mismatch(f"{where}: accesses to {buffer_name(tbuf)} have different offsets")
+        self.offsets[k] = offs
+
+
+def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
+    dparams = list(desc_func.regions[0].blocks[0].arguments)
+    iparams = list(impl_func.regions[0].blocks[0].arguments)
+    if [p.type for p in dparams] != [p.type for p in iparams]:
+        raise ScheduleError(f"tensorize: intrinsic {intrin_name!r}: desc and impl parameters "
+                            f"differ")
+    m = Matcher(dparams, list(block.iter_vars))
+    try:
+        m.stmts(_stmts(func_body(desc_func)), _stmts(block.body), f"block {block.name!r}")
+    except Mismatch as e:
+        raise ScheduleError(f"tensorize: block {block.name!r} does not match intrinsic "
+                            f"{intrin_name!r}: {e}")
+    unbound = [k for k in range(len(dparams)) if k not in m.binding]
+    if unbound:
+        raise ScheduleError(f"tensorize: intrinsic {intrin_name!r} parameter(s) {unbound} are "
+                            f"not accessed by its description")
+    with block.op.location:
+        _replace(block, impl_func, iparams, m)
+
+
+def _replace(block: Block, impl_func, iparams, m: Matcher):
+    term = list(block.body.operations)[-1]
+    for o in reversed(body_ops(block.body)):
+        o.erase()
+    leaves = list(block.iter_vars)
+    for o in body_ops(func_body(impl_func)):
+        if o.name == "func.return":
+            continue
+        clone = o.clone(ip=ir.InsertionPoint(term))
+        _rebind(clone, iparams, m, leaves)
+
+
+def _rebind(root, iparams, m: Matcher, leaves):
+    """Point the cloned impl's parameter accesses at the bound target buffers."""
+    todo = []
+
+    def visit(o):
+        for i, v in enumerate(o.operands):
+            if any(v == p for p in iparams):
+                todo.append((o, i))
+        return ir.WalkResult.ADVANCE
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for o, i in todo:
+        k = next(j for j, p in enumerate(iparams) if p == o.operands[i])
+        is_load = o.name == "memref.load"
+        if not ((is_load and i == 0) or (o.name == "memref.store" and i == 1)):
+            raise ScheduleError(f"tensorize: the impl uses a buffer parameter in {o.name}; "
+                                f"only loads and stores are supported")
+        tbuf, offs = m.binding[k], m.offsets[k]
+        idx = list(o.operands[1:] if is_load else o.operands[2:])
+        lead = len(offs) - len(idx)
+        with ir.InsertionPoint(o), o.location:
+            new_idx = [emit_index(e, leaves) for e in offs[:lead]]
+            for e, v in zip(offs[lead:], idx):
+                c = e.maybe_downcast()
+                if isinstance(c, ir.AffineConstantExpr) and c.value == 0:
+                    new_idx.append(v)
+                else:
+                    new_idx.append(arith.AddIOp(emit_index(e, leaves), v).result)
+            if is_load:
+                new = memref.LoadOp(tbuf, new_idx)
+                o.result.replace_all_uses_with(new.result)
+            else:
+                memref.StoreOp(o.operands[0], tbuf, new_idx)
+        o.erase()

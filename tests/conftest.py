@@ -1,0 +1,6 @@
+"""Shared pytest options. Keep additions additive: several test modules rely on this file."""
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/*.tir from the current printer output")

@@ -1,0 +1,133 @@
+"""Block bindings and `T.where` predicates -> AffineExpr / IntegerSet over the block's dims.
+
+The dims are index values (loop vars, outer iter vars) numbered in order of first use. Walks
+are iterative, like expression evaluation, so long binding expressions cannot overflow the stack.
+"""
+from mlir import ir
+
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.intrinsics import strip_prefix
+from tir_mlir.frontend.values import Lit, Val
+
+
+class NotAffine(Exception):
+    """Carries (message, pos); the caller words the error for its construct."""
+
+
+class AffineBuilder:
+    def __init__(self, env):
+        self.env = env
+        self.dims = []          # ir.Value, in order of first appearance
+        self.dim_vals = []      # the Val of each dim (for its domain)
+
+    def dim(self, val: Val) -> ir.AffineExpr:
+        for i, d in enumerate(self.dims):
+            if d == val.value:
+                return ir.AffineDimExpr.get(i)
+        self.dims.append(val.value)
+        self.dim_vals.append(val)
+        return ir.AffineDimExpr.get(len(self.dims) - 1)
+
+    def expr(self, root):
+        """(AffineExpr, constant value or None) of an index expression."""
+        out, stack = [], [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            kids = _children(node)
+            if kids is None:
+                out.append(self._leaf(node))
+            elif not ready:
+                stack.append((node, True))
+                stack.extend((k, False) for k in reversed(kids))
+            else:
+                args = out[len(out) - len(kids):]
+                del out[len(out) - len(kids):]
+                out.append(self._combine(node, args))
+        return out[0]
+
+    def _leaf(self, node):
+        if isinstance(node, Val):       # a loop var resolved by the caller (2021 auto-binding)
+            return self.dim(node), None
+        if isinstance(node, A.Const) and isinstance(node.value, int) \
+                and not isinstance(node.value, bool):
+            return ir.AffineConstantExpr.get(node.value), node.value
+        if isinstance(node, A.Name):
+            v = self.env.get(node.id)
+            if isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool):
+                return ir.AffineConstantExpr.get(v.value), v.value
+            if isinstance(v, Val) and v.dtype == "index":
+                return self.dim(v), None
+            if v is None:
+                raise NotAffine(f"undefined variable {node.id!r}", node.pos)
+            raise NotAffine(f"{node.id!r} is not a loop or block variable", node.pos)
+        raise NotAffine("not an affine expression of loop variables", getattr(node, "pos", None))
+
+    def _combine(self, node, args):
+        (a, ca), b_ = args[0], (args[1] if len(args) > 1 else None)
+        if isinstance(node, A.UnaryOp):
+            if node.op == "-":
+                return a * -1, (-ca if ca is not None else None)
+            return a, ca
+        op = node.op if isinstance(node, A.BinOp) else _CALLS[_call_name(node)]
+        b, cb = b_
+        if op == "+":
+            return a + b, (ca + cb if ca is not None and cb is not None else None)
+        if op == "-":
+            return a - b, (ca - cb if ca is not None and cb is not None else None)
+        if op == "*":
+            if ca is None and cb is None:
+                raise NotAffine("product of two variables is not affine", node.pos)
+            return a * b, (ca * cb if ca is not None and cb is not None else None)
+        if op in ("//", "%"):
+            if cb is None or cb <= 0:
+                raise NotAffine(f"'{op}' needs a positive constant divisor to be affine",
+                                node.pos)
+            if ca is not None:
+                return (ir.AffineConstantExpr.get(ca // cb if op == "//" else ca % cb),
+                        ca // cb if op == "//" else ca % cb)
+            return (ir.AffineFloorDivExpr.get(a, b) if op == "//" else a % b), None
+        raise NotAffine(f"operator {op!r} is not affine", node.pos)
+
+    # --- predicates ---------------------------------------------------------------------------
+    def conditions(self, root):
+        """T.where(cond) -> ([AffineExpr], [is_equality]) meaning expr >= 0 / expr == 0."""
+        exprs, eqs, stack = [], [], [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.BinOp) and node.op == "and":
+                stack.extend([node.rhs, node.lhs])
+                continue
+            if isinstance(node, A.Call) and _call_name(node) == "And":
+                stack.extend(reversed(node.args))
+                continue
+            if not isinstance(node, A.Compare):
+                raise NotAffine("a condition must be comparisons joined by 'and'",
+                                getattr(node, "pos", None))
+            for i, op in enumerate(node.ops):
+                a, _ = self.expr(node.operands[i])
+                b, _ = self.expr(node.operands[i + 1])
+                if op == "!=":
+                    raise NotAffine("'!=' is not affine", node.pos)
+                e = {"<": lambda: b - a - 1, "<=": lambda: b - a, ">": lambda: a - b - 1,
+                     ">=": lambda: a - b, "==": lambda: a - b}[op]()
+                exprs.append(e)
+                eqs.append(op == "==")
+        return exprs, eqs
+
+
+_CALLS = {"floordiv": "//", "floormod": "%"}
+
+
+def _call_name(node):
+    dotted = node.func.dotted() if isinstance(node.func, A.Attr) else None
+    return strip_prefix(dotted) if dotted else None
+
+
+def _children(node):
+    if isinstance(node, A.BinOp) and node.op in ("+", "-", "*", "//", "%"):
+        return [node.lhs, node.rhs]
+    if isinstance(node, A.UnaryOp) and node.op in ("-", "+"):
+        return [node.operand]
+    if isinstance(node, A.Call) and _call_name(node) in _CALLS and len(node.args) == 2:
+        return node.args
+    return None

@@ -1,0 +1,417 @@
+"""Typed syntax tree of a TVMScript program, built from the Lark parse while it parses.
+
+`ToAst` runs as the LALR parser's callbacks (Lark `transformer=`), so the tree is built bottom-up
+with no recursion however deep the program nests. Every node has `pos = (line, col)`, 1-based,
+of its first token.
+"""
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Tuple
+
+from lark import Token, Transformer
+
+Pos = Tuple[int, int]
+
+
+class Node:
+    __slots__ = ()
+
+
+@dataclass(eq=False)
+class Name(Node):
+    id: str
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Attr(Node):
+    value: Any
+    attr: str
+    pos: Pos
+
+    def dotted(self) -> Optional[str]:
+        """`T.axis.spatial` for a chain of names, else None (iterative: chains can be long)."""
+        parts, node = [self.attr], self.value
+        while isinstance(node, Attr):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, Name):
+            return None
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+
+
+@dataclass(eq=False)
+class Const(Node):
+    """int, float, bool, str or None literal."""
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class BinOp(Node):
+    op: str
+    lhs: Any
+    rhs: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class UnaryOp(Node):
+    op: str             # "-", "+", "~", "not"
+    operand: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Compare(Node):
+    """a < b <= c: ops[i] compares operands[i] with operands[i + 1]."""
+    ops: List[str]
+    operands: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Call(Node):
+    func: Any
+    args: List[Any]
+    kwargs: List[Tuple[str, Any, Pos]]
+    pos: Pos
+
+    def kw(self, name, default=None):
+        for k, v, _ in self.kwargs:
+            if k == name:
+                return v
+        return default
+
+
+@dataclass(eq=False)
+class Subscript(Node):
+    value: Any
+    indices: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Slice(Node):
+    lo: Any
+    hi: Any
+    step: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Tuple_(Node):
+    items: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class List_(Node):
+    items: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Dict_(Node):
+    items: List[Tuple[Any, Any]]
+    pos: Pos
+
+
+# --- statements -------------------------------------------------------------------------------
+@dataclass(eq=False)
+class ExprStmt(Node):
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Assign(Node):
+    target: Any
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class AnnAssign(Node):
+    target: Any
+    annotation: Any
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class AugAssign(Node):
+    target: Any
+    op: str
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Pass(Node):
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Return(Node):
+    value: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Import(Node):
+    pos: Pos
+
+
+@dataclass(eq=False)
+class For(Node):
+    target: Any
+    iter: Any
+    body: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class With(Node):
+    item: Any
+    target: Any
+    body: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class If(Node):
+    cond: Any
+    body: List[Any]
+    orelse: List[Any]
+    pos: Pos
+
+
+@dataclass(eq=False)
+class Param(Node):
+    name: str
+    annotation: Any
+    pos: Pos
+
+
+@dataclass(eq=False)
+class FuncDef(Node):
+    name: str
+    params: List[Param]
+    returns: Any
+    body: List[Any]
+    pos: Pos
+    decorators: List[Any] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ClassDef(Node):
+    name: str
+    body: List[Any]
+    pos: Pos
+    decorators: List[Any] = field(default_factory=list)
+
+
+def pos_of(x) -> Optional[Pos]:
+    if isinstance(x, Token):
+        return (x.line, x.column)
+    return getattr(x, "pos", None)
+
+
+def _first_pos(children, default=(0, 0)):
+    for c in children:
+        p = pos_of(c)
+        if p:
+            return p
+    return default
+
+
+def _unescape(body: str) -> str:
+    """Python string escapes, decoded by hand: the parser never evaluates program text."""
+    simple = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(simple.get(body[i + 1], "\\" + body[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _string(tok: Token) -> str:
+    s = str(tok)
+    raw = s[0] in "rR"
+    if raw:
+        s = s[1:]
+    q = 3 if s[:3] in ('"""', "'''") else 1
+    body = s[q:-q]
+    return body if raw else _unescape(body)
+
+
+def _number(tok: Token):
+    s = str(tok).replace("_", "")
+    low = s.lower()
+    if low.startswith(("0x", "0o", "0b")):
+        return int(s, 0)
+    if any(c in low for c in ".e"):
+        return float(s)
+    return int(s)
+
+
+class ToAst(Transformer):
+    """Lark callbacks: parse tree -> the nodes above (run inside the LALR parser)."""
+
+    # --- expressions --------------------------------------------------------------------------
+    def name(self, c):
+        return Name(str(c[0]), pos_of(c[0]))
+
+    def number(self, c):
+        return Const(_number(c[0]), pos_of(c[0]))
+
+    def string(self, c):
+        return Const("".join(_string(t) for t in c), pos_of(c[0]))
+
+    def const(self, c):
+        return Const({"True": True, "False": False, "None": None}[str(c[0])], pos_of(c[0]))
+
+    def getattr(self, c):
+        return Attr(c[0], str(c[1]), pos_of(c[0]))
+
+    def binop(self, c):
+        return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
+
+    def boolop(self, c):
+        return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
+
+    def unary(self, c):
+        return UnaryOp(str(c[0]), c[1], pos_of(c[0]))
+
+    def compare(self, c):
+        return Compare([str(t) for t in c[1::2]], list(c[0::2]), pos_of(c[0]))
+
+    def tuple(self, c):
+        items = [x for x in c if x is not None]
+        return Tuple_(items, _first_pos(items))
+
+    def list(self, c):
+        items = [x for x in c if x is not None]
+        return List_(items, _first_pos(items))
+
+    def dict(self, c):
+        items = [x for x in c if x is not None]
+        return Dict_(items, _first_pos([k for k, _ in items]))
+
+    def dict_item(self, c):
+        return (c[0], c[1])
+
+    def kwarg(self, c):
+        return ("kw", str(c[0]), c[1], pos_of(c[0]))
+
+    def arguments(self, c):
+        return [x for x in c if x is not None]
+
+    def call(self, c):
+        args, kwargs = [], []
+        for a in c[1] or []:
+            if isinstance(a, tuple) and a and a[0] == "kw":
+                kwargs.append(a[1:])
+            else:
+                args.append(a)
+        return Call(c[0], args, kwargs, pos_of(c[0]))
+
+    def subscripts(self, c):
+        return [x for x in c if x is not None]
+
+    def subscript(self, c):
+        return Subscript(c[0], c[1], pos_of(c[0]))
+
+    def slice(self, c):
+        colon = [i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "COLON"]
+        parts = [x for x in c if not (isinstance(x, Token) and x.type == "COLON")]
+        lo, hi = parts[0], parts[1]
+        step = parts[2] if len(parts) > 2 else None
+        return Slice(lo, hi, step, pos_of(lo) or pos_of(c[colon[0]]))
+
+    # --- statements ---------------------------------------------------------------------------
+    def start(self, c):
+        return [s for x in c if x is not None and not isinstance(x, Token) for s in _stmts(x)]
+
+    def simple_stmt(self, c):
+        return [s for x in c if x is not None for s in _stmts(x)]
+
+    def suite(self, c):
+        return [s for x in c if not isinstance(x, Token) for s in _stmts(x)]
+
+    def expr_stmt(self, c):
+        return ExprStmt(c[0], pos_of(c[0]))
+
+    def assign(self, c):
+        # a = b = v: one Assign per target, like Python
+        *targets, value = c
+        if len(targets) > 1:
+            return [Assign(t, value, pos_of(t)) for t in targets]
+        return Assign(targets[0], value, pos_of(targets[0]))
+
+    def annassign(self, c):
+        return AnnAssign(c[0], c[1], c[2], pos_of(c[0]))
+
+    def augassign(self, c):
+        return AugAssign(c[0], str(c[1])[:-1], c[2], pos_of(c[0]))
+
+    def pass_stmt(self, c):
+        return Pass(pos_of(c[0]))
+
+    def return_stmt(self, c):
+        return Return(c[1], pos_of(c[0]))
+
+    def import_stmt(self, c):
+        return Import(pos_of(c[0]))
+
+    def for_stmt(self, c):
+        return For(c[1], c[3], c[4], pos_of(c[0]))
+
+    def with_stmt(self, c):
+        return With(c[1], c[3], c[4], pos_of(c[0]))
+
+    def if_stmt(self, c):
+        cond, body, rest = c[1], c[2], c[3:]
+        # elif chains become nested Ifs in the else branch, built from the last one backwards
+        orelse = []
+        if len(rest) >= 2 and isinstance(rest[-2], Token) and rest[-2].type == "ELSE":
+            orelse = rest[-1]
+            rest = rest[:-2]
+        elifs = [x for x in rest if isinstance(x, If)]
+        for e in reversed(elifs):
+            e.orelse = orelse
+            orelse = [e]
+        return If(cond, body, orelse, pos_of(c[0]))
+
+    def elif_clause(self, c):
+        return If(c[1], c[2], [], pos_of(c[0]))
+
+    def param(self, c):
+        return Param(str(c[0]), c[1], pos_of(c[0]))
+
+    def parameters(self, c):
+        return [x for x in c if x is not None]
+
+    def funcdef(self, c):
+        return FuncDef(str(c[1]), c[2] or [], c[3], c[4], pos_of(c[0]))
+
+    def classdef(self, c):
+        return ClassDef(str(c[1]), c[-1], pos_of(c[0]))
+
+    def decorator(self, c):
+        return c[1]
+
+    def decorated(self, c):
+        *decorators, target = c
+        target.decorators = decorators
+        return target
+
+
+def _stmts(x):
+    return x if isinstance(x, list) else [x]

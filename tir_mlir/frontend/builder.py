@@ -1,0 +1,786 @@
+"""Syntax tree -> `tir` dialect MLIR module, following docs/design.md.
+
+`ModuleBuilder` handles decorators, classes and functions; `FuncBuilder` the statements of one
+prim_func (buffers, loops, blocks, stores, lets, ifs). Expressions go to `ExprBuilder`,
+block bindings and `T.where` to `AffineBuilder`. Everything is checked in Python before MLIR
+sees it; MLIR's verifier runs once at the end (in parser.py).
+"""
+from mlir import ir
+from mlir.dialects import func, memref, scf
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
+from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.affine import AffineBuilder, NotAffine
+from tir_mlir.frontend.exprs import ExprBuilder, check_dtype, describe, fits, mtype
+from tir_mlir.frontend.intrinsics import strip_prefix
+from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
+
+MAX_NESTING = 100
+LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
+              "unroll": "unroll", "thread_binding": "thread_binding"}
+AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
+              "axis.opaque": "O", "axis.scan": "O"}
+IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "axis_separators",
+                         "buffer_type", "data"}
+FUNC_DECORATORS = {"T.prim_func", "tir.prim_func", "tvm.script.tir", "tvm.script.tir.prim_func"}
+MODULE_DECORATORS = {"I.ir_module", "tvm.script.ir_module", "ir_module", "tvm.script.ir.ir_module"}
+
+
+def dotted_name(node):
+    if isinstance(node, A.Name):
+        return node.id
+    if isinstance(node, A.Attr):
+        return node.dotted()
+    return None
+
+
+def callee(node):
+    """Normalized T.* name of a call node (`T.axis.spatial` -> `axis.spatial`), else None."""
+    if not isinstance(node, A.Call):
+        return None
+    d = dotted_name(node.func)
+    if d is None:
+        return None
+    return "range" if d == "range" else strip_prefix(d)
+
+
+class Fail:
+    """Mixin: raise TIRParseError at a (line, col)."""
+
+    def fail(self, message, pos):
+        loc = SourceLoc(self.filename, pos[0], pos[1]) if pos else None
+        raise TIRParseError(message, loc)
+
+    def loc(self, pos):
+        return ir.Location.file(self.filename, pos[0], pos[1])
+
+
+class ModuleBuilder(Fail):
+    def __init__(self, filename):
+        self.filename = filename
+
+    def build(self, stmts) -> ir.Module:
+        module = ir.Module.create(loc=ir.Location.file(self.filename, 1, 1))
+        names = {}
+        with ir.InsertionPoint(module.body):
+            for s in stmts:
+                if isinstance(s, (A.Import, A.Pass)):
+                    continue
+                if isinstance(s, A.ClassDef):
+                    self._check_decorators(s, MODULE_DECORATORS, "@I.ir_module")
+                    if "tir.module_name" in module.operation.attributes:
+                        self.fail("only one @I.ir_module class is allowed per file", s.pos)
+                    module.operation.attributes["tir.module_name"] = ir.StringAttr.get(s.name)
+                    for f in s.body:
+                        if isinstance(f, (A.Pass, A.Import)) or (
+                                isinstance(f, A.ExprStmt) and isinstance(f.value, A.Const)):
+                            continue
+                        if not isinstance(f, A.FuncDef):
+                            self.fail(f"expected a @T.prim_func def in class {s.name}", f.pos)
+                        self._func(f, names)
+                elif isinstance(s, A.FuncDef):
+                    self._func(s, names)
+                elif isinstance(s, A.ExprStmt) and isinstance(s.value, A.Const):
+                    continue    # docstring
+                else:
+                    self.fail("expected a @T.prim_func function or an @I.ir_module class",
+                              s.pos)
+        return module
+
+    def _check_decorators(self, node, allowed, want):
+        if not node.decorators:
+            self.fail(f"{node.name} needs the decorator {want}", node.pos)
+        for d in node.decorators:
+            target = d.func if isinstance(d, A.Call) else d
+            name = dotted_name(target)
+            if name not in allowed:
+                self.fail(f"unexpected decorator @{name or '...'} (expected {want})",
+                          getattr(d, "pos", node.pos))
+
+    def _func(self, f, names):
+        self._check_decorators(f, FUNC_DECORATORS, "@T.prim_func")
+        if f.name in names:
+            self.fail(f"duplicate function name {f.name!r} (first defined at line {names[f.name]})",
+                      f.pos)
+        names[f.name] = f.pos[0]
+        FuncBuilder(self.filename).build(f)
+
+
+class FuncBuilder(Fail):
+    def __init__(self, filename):
+        self.filename = filename
+        self.env = Env()
+        self.ex = ExprBuilder(filename, self.env)
+        self.depth = 0
+        self.loops = []             # loop Vals since the enclosing block (2021 auto-binding)
+        self.block_names = {}
+        self.in_block = False
+
+    # --- static values (shapes, extents, attributes) ------------------------------------------
+    def static(self, node, what):
+        """A compile-time constant: literals and arithmetic on them (nothing is emitted)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.BinOp):
+                stack += [n.lhs, n.rhs]
+            elif isinstance(n, A.UnaryOp):
+                stack.append(n.operand)
+            elif isinstance(n, (A.Tuple_, A.List_)):
+                stack += n.items
+            elif isinstance(n, A.Name):
+                if not isinstance(self.env.get(n.id), Lit):
+                    self.fail(f"{what} must be a constant, found {n.id!r}", n.pos)
+            elif isinstance(n, A.Attr):
+                pass
+            elif not isinstance(n, A.Const):
+                self.fail(f"{what} must be a constant", getattr(n, "pos", node.pos))
+        return self.ex.eval(node)
+
+    def static_int(self, node, what):
+        v = self.static(node, what)
+        if not (isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool)):
+            self.fail(f"{what} must be an integer constant, found {describe(v)}", node.pos)
+        if not fits(v.value, "int64"):
+            self.fail(f"{what} {v.value} is out of range", node.pos)
+        return v.value
+
+    def static_str(self, node, what):
+        v = self.static(node, what)
+        if not isinstance(v, str):
+            self.fail(f"{what} must be a string, found {describe(v)}", node.pos)
+        return v
+
+    def dtype_of(self, node):
+        v = self.static(node, "a dtype")
+        name = v[1] if isinstance(v, tuple) else v
+        return check_dtype(name, node.pos, self.fail)
+
+    def attr(self, node, depth=0):
+        """A Python literal (dict/list/str/int/float/bool) -> MLIR attribute."""
+        if depth > 16:
+            self.fail("attribute value nested too deeply", node.pos)
+        if isinstance(node, A.Dict_):
+            d = {}
+            for k, v in node.items:
+                if not (isinstance(k, A.Const) and isinstance(k.value, str)):
+                    self.fail("attribute keys must be strings", k.pos)
+                d[k.value] = self.attr(v, depth + 1)
+            return ir.DictAttr.get(d)
+        if isinstance(node, (A.List_, A.Tuple_)):
+            return ir.ArrayAttr.get([self.attr(x, depth + 1) for x in node.items])
+        v = self.static(node, "an attribute value")
+        if isinstance(v, str):
+            return ir.StringAttr.get(v)
+        if isinstance(v, Lit) and isinstance(v.value, bool):
+            return ir.BoolAttr.get(v.value)
+        if isinstance(v, Lit) and isinstance(v.value, int):
+            return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v.value)
+        if isinstance(v, Lit) and isinstance(v.value, float):
+            return ir.FloatAttr.get(ir.F64Type.get(), v.value)
+        self.fail(f"unsupported attribute value {describe(v)}", node.pos)
+
+    def dict_arg(self, node, what):
+        if not isinstance(node, A.Dict_):
+            self.fail(f"{what} expects a dictionary", node.pos)
+        return self.attr(node)
+
+    # --- buffers ------------------------------------------------------------------------------
+    def buffer_spec(self, call, args, what, default_scope=None):
+        """(shape, dtype, scope) from T.Buffer / match_buffer / alloc_buffer arguments."""
+        kw = {k: (v, p) for k, v, p in call.kwargs}
+        if not args and "shape" in kw:
+            args = [kw.pop("shape")[0]]
+        if not args:
+            self.fail(f"{what} needs a shape", call.pos)
+        if len(args) > 2:
+            self.fail(f"{what} takes a shape and a dtype, got {len(args)} arguments", call.pos)
+        shape_node = args[0]
+        items = shape_node.items if isinstance(shape_node, (A.Tuple_, A.List_)) else [shape_node]
+        shape = tuple(self.static_int(x, "a buffer dimension") for x in items)
+        for x, n in zip(items, shape):
+            if n <= 0:
+                self.fail(f"buffer dimensions must be positive, found {n}", x.pos)
+        dtype = "float32"
+        if len(args) == 2:
+            dtype = self.dtype_of(args[1])
+        scope = default_scope
+        for k, (v, p) in kw.items():
+            if k == "dtype" and len(args) < 2:
+                dtype = self.dtype_of(v)
+            elif k == "scope" and default_scope is not None:
+                scope = self.static_str(v, "scope")
+            elif k not in IGNORED_BUFFER_KWARGS:
+                self.fail(f"{what} got an unexpected keyword argument {k!r}", p)
+        return shape, dtype, scope
+
+    def memref_type(self, shape, dtype):
+        return ir.MemRefType.get(list(shape), mlir_type(dtype))
+
+    # --- function -----------------------------------------------------------------------------
+    def build(self, f):
+        params, handles = [], {}
+        for p in f.params:
+            params.append(self._param(p, handles))
+        body = list(f.body)
+        matched, attrs, consumed = {}, None, set()
+        for s in body:
+            name = callee(s.value) if isinstance(s, (A.Assign, A.ExprStmt)) else None
+            if name == "match_buffer":
+                self._match_buffer(s, handles, matched)
+                consumed.add(id(s))
+            elif name == "func_attr":
+                if attrs is not None:
+                    self.fail("T.func_attr given twice", s.pos)
+                if len(s.value.args) != 1:
+                    self.fail("T.func_attr takes one dictionary", s.pos)
+                attrs = self.dict_arg(s.value.args[0], "T.func_attr")
+                consumed.add(id(s))
+        inputs, arg_attrs, buffers = [], [], []
+        for kind, name, spec, pos in params:
+            if kind == "handle":
+                if name not in matched:
+                    self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
+                bname, shape, dtype, _ = matched[name]
+                extra = {"tir.param": ir.StringAttr.get(name)}
+            else:
+                bname, (shape, dtype) = name, spec
+                extra = {}
+            d = {"tir.name": ir.StringAttr.get(bname), **extra}
+            if is_unsigned(dtype):
+                d["tir.dtype"] = ir.StringAttr.get(dtype)
+            inputs.append(self.memref_type(shape, dtype))
+            arg_attrs.append(ir.DictAttr.get(d))
+            buffers.append((bname, shape, dtype))
+        fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
+        fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
+        if attrs is not None:
+            fop.attributes["tir.func_attrs"] = attrs
+        if arg_attrs:
+            fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+        entry = fop.add_entry_block()
+        for (bname, shape, dtype), arg in zip(buffers, entry.arguments):
+            self.env[bname] = Buffer(bname, arg, shape, dtype)
+        body = [s for s in body if id(s) not in consumed]
+        body = self._unwrap_root(body)
+        with ir.InsertionPoint(entry):
+            self.stmts(body)
+            func.ReturnOp([], loc=self.loc(f.pos))
+
+    def _unwrap_root(self, body):
+        """An explicit `with T.block("root"):` around the whole body is the implicit root block."""
+        real = [s for s in body if not isinstance(s, A.Pass)]
+        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block":
+            args = real[0].item.args
+            if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
+                return [s for s in real[0].body
+                        if not (isinstance(s, A.ExprStmt) and callee(s.value) in ("reads", "writes"))]
+        return body
+
+    def _param(self, p, handles):
+        ann = p.annotation
+        if ann is None:
+            self.fail(f"parameter {p.name!r} needs a type annotation (T.Buffer or T.handle)",
+                      p.pos)
+        name = dotted_name(ann)
+        norm = strip_prefix(name) if name else None
+        if norm == "handle":
+            handles[p.name] = p.pos
+            self.env[p.name] = Handle(p.name)
+            return ("handle", p.name, None, p.pos)
+        if norm in DTYPES:
+            self.fail(f"scalar parameter {p.name!r}: {name} is not supported yet "
+                      "(only buffers and handles)", p.pos)
+        if isinstance(ann, A.Call) and callee(ann) == "Buffer":
+            shape, dtype, _ = self.buffer_spec(ann, ann.args, "T.Buffer")
+            return ("buffer", p.name, (shape, dtype), p.pos)
+        if isinstance(ann, A.Subscript) and strip_prefix(dotted_name(ann.value) or "") == "Buffer":
+            fake = A.Call(ann.value, ann.indices, [], ann.pos)
+            shape, dtype, _ = self.buffer_spec(fake, ann.indices, "T.Buffer")
+            return ("buffer", p.name, (shape, dtype), p.pos)
+        self.fail(f"unsupported type annotation for parameter {p.name!r} "
+                  "(expected T.Buffer(shape, dtype) or T.handle)", ann.pos)
+
+    def _match_buffer(self, s, handles, matched):
+        call = s.value
+        if not isinstance(s, A.Assign) or not isinstance(s.target, A.Name):
+            self.fail("T.match_buffer must be assigned to a buffer name: A = T.match_buffer(a, ...)",
+                      s.pos)
+        if not call.args or not isinstance(call.args[0], A.Name):
+            self.fail("T.match_buffer needs a handle parameter as its first argument", call.pos)
+        h = call.args[0].id
+        if h not in handles:
+            self.fail(f"{h!r} is not a T.handle parameter of this function", call.args[0].pos)
+        if h in matched:
+            self.fail(f"handle {h!r} is matched twice", call.pos)
+        shape, dtype, _ = self.buffer_spec(call, call.args[1:], "T.match_buffer")
+        matched[h] = (s.target.id, shape, dtype, s.pos)
+
+    # --- statements ---------------------------------------------------------------------------
+    def stmts(self, stmts):
+        for s in stmts:
+            self.stmt(s)
+
+    def nested(self, s, fn, *args):
+        """Run fn one nesting level deeper, in a fresh scope."""
+        if self.depth >= MAX_NESTING:
+            self.fail(f"statements nested too deeply (more than {MAX_NESTING} levels)", s.pos)
+        self.depth += 1
+        self.env.push()
+        try:
+            return fn(*args)
+        finally:
+            self.env.pop()
+            self.depth -= 1
+
+    def stmt(self, s):
+        if isinstance(s, A.For):
+            return self.nested(s, self.for_, s)
+        if isinstance(s, A.With):
+            return self.nested(s, self.with_, s)
+        if isinstance(s, A.If):
+            return self.nested(s, self.if_, s)
+        if isinstance(s, A.Assign):
+            return self.assign(s)
+        if isinstance(s, A.AnnAssign):
+            return self.ann_assign(s)
+        if isinstance(s, A.AugAssign):
+            return self.aug_assign(s)
+        if isinstance(s, A.ExprStmt):
+            return self.expr_stmt(s)
+        if isinstance(s, (A.Pass, A.Import)):
+            return None
+        if isinstance(s, A.Return):
+            self.fail("'return' is not supported in a prim_func", s.pos)
+        if isinstance(s, (A.FuncDef, A.ClassDef)):
+            self.fail("nested function or class definitions are not supported", s.pos)
+        self.fail(f"unsupported statement {type(s).__name__}", s.pos)
+
+    def _place(self, block):
+        return ir.InsertionPoint.at_block_terminator(block)
+
+    # loops
+    def for_(self, s):
+        targets = s.target.items if isinstance(s.target, A.Tuple_) else [s.target]
+        for t in targets:
+            if not isinstance(t, A.Name):
+                self.fail("a loop variable must be a plain name", t.pos)
+        it = s.iter
+        name = callee(it)
+        if name is None:
+            self.fail("expected range(...), T.grid(...) or T.serial/parallel/vectorized/unroll/"
+                      "thread_binding(...) after 'in'", it.pos)
+        kw = {k: (v, p) for k, v, p in it.kwargs}
+        if name == "grid":
+            for k, (_, p) in kw.items():
+                self.fail(f"T.grid got an unexpected keyword argument {k!r}", p)
+            if len(it.args) != len(targets):
+                self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
+                          s.pos)
+            specs = [(0, self.static_int(a, "a loop extent"), "serial", None, None) for a in it.args]
+        elif name == "range" or name in LOOP_KINDS:
+            kind = "serial" if name == "range" else name
+            args = list(it.args)
+            thread = annotations = None
+            if kind == "thread_binding":
+                if len(args) >= 2 and isinstance(args[-1], A.Const) and isinstance(args[-1].value, str):
+                    kw.setdefault("thread", (args.pop(), it.pos))
+                if "thread" not in kw:
+                    self.fail("T.thread_binding needs thread=\"...\"", it.pos)
+                thread = self.static_str(kw.pop("thread")[0], "thread")
+            if "annotations" in kw and name != "range":
+                d = ir.DictAttr(self.dict_arg(kw.pop("annotations")[0], "annotations"))
+                annotations = {a.name: a.attr for a in d}
+            for k, (_, p) in kw.items():
+                self.fail(f"{'range' if name == 'range' else 'T.' + name} got an unexpected "
+                          f"keyword argument {k!r}", p)
+            if len(args) not in (1, 2):
+                self.fail(f"{'range' if name == 'range' else 'T.' + name} takes 1 or 2 "
+                          f"arguments, got {len(args)}", it.pos)
+            if len(targets) != 1:
+                self.fail(f"{len(targets)} loop variables for one loop", s.pos)
+            lo = self.static_int(args[0], "a loop bound") if len(args) == 2 else 0
+            hi = self.static_int(args[-1], "a loop bound")
+            specs = [(lo, hi - lo, kind, thread, annotations)]
+        else:
+            self.fail(f"cannot loop over {dotted_name(it.func)}(...) (expected range, T.grid, "
+                      "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
+        loops, body = self._loops(
+            [(t.id,) + spec for t, spec in zip(targets, specs)], s.pos)
+        with self._place(body):
+            self.stmts(s.body)
+        del self.loops[len(self.loops) - len(loops):]
+
+    def _loops(self, specs, pos):
+        """Nested affine.for loops at the current point; their vars enter scope."""
+        body = None
+        loops = []
+        for name, lo, extent, kind, thread, annotations in specs:
+            if not fits(lo + extent, "int64"):
+                self.fail("loop bound out of range", pos)
+            if body is None:
+                loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
+                                  annotations=annotations, loc=self.loc(pos))
+            else:
+                with self._place(body):
+                    loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
+                                      annotations=annotations, loc=self.loc(pos))
+            body = loop.body
+            v = Val(loop.iv, "index", (lo, extent))
+            self.env[name] = v
+            self.loops.append(v)
+            loops.append(v)
+        return loops, body
+
+    # if
+    def if_(self, s):
+        c = self.ex.eval(s.cond)
+        if not (isinstance(c, Val) and c.dtype == "bool"
+                or isinstance(c, Lit) and isinstance(c.value, bool)):
+            self.fail(f"an if condition must be bool, found {describe(c)}", s.cond.pos)
+        cond = self.ex.materialize(c, s.pos, "bool").value
+        op = scf.IfOp(cond, [], has_else=bool(s.orelse), loc=self.loc(s.pos))
+        branches = [(op.then_block, s.body)] + ([(op.else_block, s.orelse)] if s.orelse else [])
+        for block, stmts in branches:
+            with ir.InsertionPoint(block):
+                self.env.push()
+                try:
+                    self.stmts(stmts)
+                finally:
+                    self.env.pop()
+                scf.YieldOp([], loc=self.loc(s.pos))
+
+    # with
+    def with_(self, s):
+        name = callee(s.item)
+        if name == "block":
+            return self.block(s)
+        if name == "init":
+            self.fail("T.init() must be directly inside a T.block", s.pos)
+        self.fail(f"unsupported 'with' statement (expected T.block)", s.item.pos)
+
+    # --- blocks -------------------------------------------------------------------------------
+    def block(self, s):
+        call = s.item
+        args = call.args
+        old_style = args and isinstance(args[0], A.List_)
+        name_node = args[1] if old_style and len(args) > 1 else (args[0] if args else None)
+        if "name_hint" in {k for k, _, _ in call.kwargs}:
+            name_node = call.kw("name_hint")
+        if name_node is None:
+            self.fail("T.block needs a name: with T.block(\"name\"):", call.pos)
+        bname = self.static_str(name_node, "a block name")
+        if bname in self.block_names:
+            line, col = self.block_names[bname]
+            self.fail(f"duplicate block name {bname!r} (first defined at {line}:{col})", call.pos)
+        self.block_names[bname] = call.pos
+        header = self._block_header(s)
+        implicit = None
+        if old_style:
+            implicit = self._old_style_vars(s, call, header)
+        elif s.target is not None:
+            self.fail("'as' is only used with the 2021 block syntax T.block([extents], name)",
+                      s.target.pos)
+        if implicit is None:
+            return self._emit_block(s, bname, header)
+        with self._place(implicit):
+            return self._emit_block(s, bname, header)
+
+    def _emit_block(self, s, bname, header):
+        ab = AffineBuilder(self.env)
+        results = []
+        for v in header["vars"]:
+            results.append(self._binding(ab, v))
+        predicate = None
+        if header["where"] is not None:
+            try:
+                exprs, eqs = ab.conditions(header["where"].args[0])
+            except NotAffine as e:
+                self.fail(f"T.where condition must be affine: {e.args[0]}",
+                          e.args[1] or header["where"].pos)
+        bindings = ir.AffineMap.get(len(ab.dims), 0, results)
+        if header["where"] is not None:
+            predicate = ir.IntegerSet.get(len(ab.dims), 0, exprs, eqs)
+        annotations = None
+        if header["attr"] is not None:
+            annotations = {a.name: a.attr for a in header["attr"]}
+        vars_ = header["vars"]
+        blk = Block.build(bname, [v["name"] for v in vars_], [v["kind"] for v in vars_],
+                          [v["dom"] for v in vars_], bindings, ab.dims, predicate=predicate,
+                          annotations=annotations, has_init=header["init"] is not None,
+                          loc=self.loc(s.pos))
+        outer_loops, outer_in_block = self.loops, self.in_block
+        self.loops, self.in_block = [], True
+        try:
+            regions = [(blk.body, header["body"])]
+            if header["init"] is not None:
+                regions.append((blk.init, header["init"].body))
+            for region_block, stmts in regions:
+                self.env.push()
+                try:
+                    for v, arg in zip(vars_, region_block.arguments):
+                        self.env[v["name"]] = Val(arg, "index", v["dom"])
+                    with self._place(region_block):
+                        self.stmts(stmts)
+                    if region_block == blk.body:
+                        self._check_regions(header["regions"])
+                finally:
+                    self.env.pop()
+        finally:
+            self.loops, self.in_block = outer_loops, outer_in_block
+
+    def _block_header(self, s):
+        """Split a block body into its header (iter vars, reads/writes, where, attrs, init)."""
+        h = {"vars": [], "where": None, "attr": None, "init": None, "body": [], "regions": [],
+             "binds": []}
+        for st in s.body:
+            value = st.value if isinstance(st, (A.Assign, A.ExprStmt)) else None
+            name = callee(value)
+            if isinstance(st, A.Assign) and name in AXIS_KINDS:
+                h["vars"].append(self._axis(st, name))
+            elif isinstance(st, A.Assign) and name == "axis.remap":
+                h["vars"].extend(self._remap(st))
+            elif isinstance(st, A.ExprStmt) and name in ("reads", "writes"):
+                h["regions"].append(st.value)
+            elif isinstance(st, A.ExprStmt) and name == "where":
+                if h["where"] is not None:
+                    self.fail("T.where given twice", st.pos)
+                if len(value.args) != 1:
+                    self.fail("T.where takes one condition", st.pos)
+                h["where"] = value
+            elif isinstance(st, A.ExprStmt) and name == "block_attr":
+                if len(value.args) != 1:
+                    self.fail("T.block_attr takes one dictionary", st.pos)
+                h["attr"] = ir.DictAttr(self.dict_arg(value.args[0], "T.block_attr"))
+            elif isinstance(st, A.ExprStmt) and name == "bind":
+                h["binds"].append(value)
+            elif isinstance(st, A.With) and callee(st.item) == "init":
+                if h["init"] is not None:
+                    self.fail("a block has at most one T.init()", st.pos)
+                if st.item.args or st.item.kwargs:
+                    self.fail("T.init() takes no arguments", st.item.pos)
+                h["init"] = st
+            else:
+                h["body"].append(st)
+        seen = {}
+        for v in h["vars"]:
+            if v["name"] in seen:
+                self.fail(f"block iter var {v['name']!r} defined twice", v["pos"])
+            seen[v["name"]] = v
+        return h
+
+    def _dom(self, node):
+        if isinstance(node, A.Tuple_) and len(node.items) == 2:
+            lo = self.static_int(node.items[0], "a domain bound")
+            hi = self.static_int(node.items[1], "a domain bound")
+            return (lo, hi - lo)
+        return (0, self.static_int(node, "a block iter var extent"))
+
+    def _axis(self, st, name):
+        call = st.value
+        if not isinstance(st.target, A.Name):
+            self.fail(f"T.{name} must be assigned to one name", st.pos)
+        if len(call.args) != 2:
+            self.fail(f"T.{name} takes a domain and a binding: T.{name}(128, i), "
+                      f"got {len(call.args)} arguments", call.pos)
+        return {"name": st.target.id, "kind": AXIS_KINDS[name], "dom": self._dom(call.args[0]),
+                "binding": call.args[1], "pos": st.pos}
+
+    def _remap(self, st):
+        call = st.value
+        targets = st.target.items if isinstance(st.target, A.Tuple_) else [st.target]
+        if len(call.args) != 2 or not isinstance(call.args[1], (A.List_, A.Tuple_)):
+            self.fail('T.axis.remap takes a kinds string and a list: T.axis.remap("SR", [i, k])',
+                      call.pos)
+        kinds = self.static_str(call.args[0], "the T.axis.remap kinds")
+        loops = call.args[1].items
+        if len(kinds) != len(loops) or len(kinds) != len(targets):
+            self.fail(f"T.axis.remap kinds {kinds!r} has {len(kinds)} letter"
+                      f"{'s' if len(kinds) != 1 else ''} but there are {len(targets)} variables "
+                      f"and {len(loops)} loop vars", call.args[0].pos)
+        out = []
+        for k, t, l in zip(kinds, targets, loops):
+            if k not in "SR":
+                self.fail(f"T.axis.remap kind {k!r} is not S (spatial) or R (reduce)",
+                          call.args[0].pos)
+            if not isinstance(t, A.Name):
+                self.fail("T.axis.remap must be assigned to names", t.pos)
+            if not isinstance(l, A.Name):
+                self.fail("T.axis.remap binds loop variables (plain names)", l.pos)
+            v = self.env.get(l.id)
+            if v is None:
+                self.fail(f"undefined variable {l.id!r}", l.pos)
+            if not (isinstance(v, Val) and v.dom is not None):
+                self.fail(f"{l.id!r} is not a loop variable", l.pos)
+            out.append({"name": t.id, "kind": k, "dom": v.dom, "binding": l, "pos": t.pos})
+        return out
+
+    def _binding(self, ab, v):
+        try:
+            expr, _ = ab.expr(v["binding"])
+        except NotAffine as e:
+            self.fail(f"binding of {v['name']!r} must be affine: {e.args[0]}",
+                      e.args[1] or v["pos"])
+        return expr
+
+    def _old_style_vars(self, s, call, header):
+        """2021 syntax: `with tir.block([128, tir.reduce_axis(0, 128)], "Z") as [i, k]:`."""
+        if header["vars"]:
+            self.fail("mixing T.axis.* with the 2021 block syntax", header["vars"][0]["pos"])
+        targets = s.target.items if isinstance(s.target, (A.List_, A.Tuple_)) else (
+            [s.target] if s.target is not None else [])
+        extents = call.args[0].items
+        if len(targets) != len(extents):
+            self.fail(f"the block has {len(extents)} extents but {len(targets)} variables after "
+                      "'as'", s.pos)
+        vars_ = []
+        for t, e in zip(targets, extents):
+            if not isinstance(t, A.Name):
+                self.fail("block variables must be names", t.pos)
+            kind, dom = "S", None
+            n = callee(e)
+            if n in ("reduce_axis", "range", "scan_axis", "opaque_axis"):
+                if len(e.args) != 2:
+                    self.fail(f"T.{n} takes (min, max)", e.pos)
+                kind = {"reduce_axis": "R", "range": "S"}.get(n, "O")
+                lo = self.static_int(e.args[0], "a domain bound")
+                dom = (lo, self.static_int(e.args[1], "a domain bound") - lo)
+            else:
+                dom = self._dom(e)
+            vars_.append({"name": t.id, "kind": kind, "dom": dom, "binding": None, "pos": t.pos})
+        binds = {}
+        for b in header["binds"]:
+            if len(b.args) != 2 or not isinstance(b.args[0], A.Name):
+                self.fail("T.bind takes a block variable and a binding", b.pos)
+            binds[b.args[0].id] = b.args[1]
+        if binds:
+            for v in vars_:
+                if v["name"] not in binds:
+                    self.fail(f"block variable {v['name']!r} has no T.bind", v["pos"])
+                v["binding"] = binds[v["name"]]
+        elif self.loops:
+            if len(self.loops) != len(vars_):
+                self.fail(f"the block has {len(vars_)} variables but {len(self.loops)} enclosing "
+                          "loops: bind them with T.bind", s.pos)
+            for v, l in zip(vars_, self.loops):
+                v["binding"] = l
+        else:
+            # No enclosing loops: the block makes its own, named like its variables.
+            loops, body = self._loops([(v["name"], v["dom"][0], v["dom"][1], "serial", None, None)
+                                       for v in vars_], s.pos)
+            del self.loops[len(self.loops) - len(vars_):]
+            for v, l in zip(vars_, loops):
+                v["binding"] = l
+            header["vars"] = vars_
+            return body
+        header["vars"] = vars_
+        return None
+
+    def _check_regions(self, calls):
+        """T.reads / T.writes: check that each region names a buffer, then drop it."""
+        for call in calls:
+            items = []
+            for a in call.args:
+                items.extend(a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])
+            for r in items:
+                target = r.value if isinstance(r, A.Subscript) else r
+                if not isinstance(target, A.Name):
+                    self.fail(f"T.{callee(call)} expects buffer regions like A[i, 0:128]",
+                              getattr(r, "pos", call.pos))
+                buf = self.env.get(target.id)
+                if not isinstance(buf, Buffer):
+                    self.fail(f"undefined buffer {target.id!r} in T.{callee(call)}"
+                              if buf is None else f"{target.id!r} is not a buffer", target.pos)
+                if isinstance(r, A.Subscript):
+                    idx = r.indices
+                    if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
+                        idx = idx[0].items
+                    if len(idx) != len(buf.shape):
+                        self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
+                                  f"region has {len(idx)}", r.pos)
+
+    # --- simple statements --------------------------------------------------------------------
+    def assign(self, s):
+        t, v = s.target, s.value
+        name = callee(v)
+        if isinstance(t, A.Subscript):
+            return self.store(t, self.ex.eval(v), s.pos)
+        if name in AXIS_KINDS or name == "axis.remap":
+            self.fail(f"T.{name} must be directly inside a T.block", s.pos)
+        if name == "match_buffer":
+            self.fail("T.match_buffer must be at the top level of the function body", s.pos)
+        if not isinstance(t, A.Name):
+            self.fail("can only assign to a buffer element A[...] or a name", t.pos)
+        if name == "alloc_buffer":
+            return self.alloc(t.id, v, s.pos)
+        self.let(t.id, self.ex.eval(v), s.pos)
+
+    def ann_assign(self, s):
+        if not isinstance(s.target, A.Name):
+            self.fail("an annotated assignment needs a name", s.pos)
+        if s.value is None:
+            self.fail(f"{s.target.id!r} needs a value", s.pos)
+        dtype = self.dtype_of(s.annotation)
+        self.let(s.target.id, self.ex.materialize(self.ex.eval(s.value), s.pos, dtype), s.pos)
+
+    def let(self, name, val, pos):
+        if isinstance(val, Lit):
+            self.env[name] = val
+            return
+        if not isinstance(val, Val):
+            self.fail(f"cannot bind {name!r} to {describe(val)}", pos)
+        owner = val.value.owner
+        if isinstance(owner, ir.OpView) or isinstance(owner, ir.Operation):
+            attrs = owner.attributes
+            if "tir.let_name" not in attrs:
+                attrs["tir.let_name"] = ir.StringAttr.get(name)
+        self.env[name] = val
+
+    def alloc(self, name, call, pos):
+        shape, dtype, scope = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
+        op = memref.AllocOp(self.memref_type(shape, dtype), [], [], loc=self.loc(pos))
+        op.attributes["tir.name"] = ir.StringAttr.get(name)
+        op.attributes["tir.scope"] = ir.StringAttr.get(scope)
+        if is_unsigned(dtype):
+            op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
+        self.env[name] = Buffer(name, op.result, shape, dtype)
+
+    def store(self, target, value, pos):
+        buf = self.ex.eval(target.value)
+        if not isinstance(buf, Buffer):
+            self.fail(f"only buffers can be indexed, found {describe(buf)}", target.pos)
+        if not isinstance(value, (Val, Lit)):
+            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos)
+        idx = self.ex.indices(buf, [self.ex.eval(i) for i in target.indices], target)
+        if isinstance(value, Val) and value.dtype != buf.dtype and value.dtype != "index":
+            self.fail(f"cannot store a {value.dtype} value into buffer {buf.name!r} of "
+                      f"{buf.dtype} (use T.Cast)", pos)
+        v = self.ex.materialize(value, pos, buf.dtype)
+        self.ex.op("memref.store", [v.value, buf.value] + idx, None, pos)
+
+    def aug_assign(self, s):
+        if not isinstance(s.target, A.Subscript):
+            self.fail(f"'{s.op}=' needs a buffer element on the left (A[i] {s.op}= v)", s.pos)
+        value = A.BinOp(s.op, s.target, s.value, s.pos)
+        self.store(s.target, self.ex.eval(value), s.pos)
+
+    def expr_stmt(self, s):
+        v = s.value
+        name = callee(v)
+        if isinstance(v, A.Const) and isinstance(v.value, str):
+            return None     # docstring
+        if name == "evaluate":
+            if len(v.args) != 1:
+                self.fail("T.evaluate takes one expression", v.pos)
+            x = self.ex.materialize(self.ex.eval(v.args[0]), v.pos)
+            self.ex.op("tir.evaluate", [x.value], None, v.pos)
+            return None
+        if name in ("reads", "writes", "where", "block_attr", "bind"):
+            self.fail(f"T.{name} must be directly inside a T.block", v.pos)
+        if name == "func_attr":
+            self.fail("T.func_attr must be at the top level of the function body", v.pos)
+        if isinstance(v, A.Call):
+            self.ex.eval(v)     # reports unknown functions; a known one has no effect here
+        self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)

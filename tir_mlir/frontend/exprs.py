@@ -1,0 +1,700 @@
+"""Expressions -> arith/math/memref ops (docs/design.md, "Expressions").
+
+Evaluation is iterative (an explicit post-order stack), so a 5000-term sum builds without
+Python recursion. Literals stay `Lit` until an operation gives them a type; two literals fold
+in Python. Only the lazy forms (`T.if_then_else`, `T.let`) recurse, and their nesting is bounded.
+"""
+import difflib
+import math
+
+from mlir import ir
+
+from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
+from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend import intrinsics as I
+from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
+
+MAX_LAZY_NESTING = 64
+
+CMPI = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+CMPI_UNSIGNED = {"<": 6, "<=": 7, ">": 8, ">=": 9}
+CMPF = {"==": 1, ">": 2, ">=": 3, "<": 4, "<=": 5, "!=": 13}
+INT_OPS = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "/": "arith.divsi",
+           "//": "arith.floordivsi", "&": "arith.andi", "|": "arith.ori", "^": "arith.xori",
+           "<<": "arith.shli", ">>": "arith.shrsi"}
+UINT_OPS = {"/": "arith.divui", "//": "arith.divui", ">>": "arith.shrui"}
+FLOAT_OPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf",
+             "**": "math.powf"}
+INT_BITS = {"bool": 1, "index": 64}
+
+
+def bits(dtype: str) -> int:
+    if dtype in INT_BITS:
+        return INT_BITS[dtype]
+    return int("".join(c for c in dtype if c.isdigit()))
+
+
+def is_int(dtype: str) -> bool:
+    return dtype == "index" or dtype.startswith(("int", "uint"))
+
+
+def mtype(dtype: str) -> ir.Type:
+    return ir.IndexType.get() if dtype == "index" else mlir_type(dtype)
+
+
+def check_dtype(name, pos, fail):
+    if not isinstance(name, str) or name not in DTYPES:
+        near = difflib.get_close_matches(str(name), DTYPES, 1)
+        hint = f" (did you mean {near[0]!r}?)" if near else f" (expected one of {', '.join(DTYPES)})"
+        fail(f"unknown dtype {name!r}{hint}", pos)
+    return name
+
+
+def fits(value: int, dtype: str) -> bool:
+    if dtype == "bool":
+        return value in (0, 1)
+    b = bits(dtype)
+    if is_unsigned(dtype):
+        return 0 <= value < (1 << b)
+    return -(1 << (b - 1)) <= value < (1 << (b - 1))
+
+
+class ExprBuilder:
+    """Builds expression ops at the current insertion point. `env` resolves names."""
+
+    def __init__(self, filename, env):
+        self.filename = filename
+        self.env = env
+        self.lazy_depth = 0
+
+    # --- helpers ------------------------------------------------------------------------------
+    def loc(self, pos):
+        return ir.Location.file(self.filename, pos[0], pos[1])
+
+    def fail(self, message, pos):
+        raise TIRParseError(message, SourceLoc(self.filename, pos[0], pos[1]) if pos else None)
+
+    def op(self, name, operands, dtype, pos, attrs=None):
+        """One op with one result of `dtype` (None: no result)."""
+        attributes = dict(attrs or {})
+        if dtype and is_unsigned(dtype):
+            attributes["tir.dtype"] = ir.StringAttr.get(dtype)
+        o = ir.Operation.create(name, results=[mtype(dtype)] if dtype else [],
+                                operands=list(operands), attributes=attributes, loc=self.loc(pos))
+        return o.result if dtype else o
+
+    def call_op(self, callee, operands, dtype, pos):
+        return self.op("tir.call", operands, dtype, pos, {"callee": ir.StringAttr.get(callee)})
+
+    def constant(self, value, dtype, pos) -> ir.Value:
+        t = mtype(dtype)
+        if is_float(dtype):
+            attr = ir.FloatAttr.get(t, float(value))
+        else:
+            if isinstance(value, float):
+                if not math.isfinite(value):
+                    self.fail(f"cannot convert {value} to {dtype}", pos)
+                value = int(value)
+            value = int(value)
+            if not fits(value, "int64" if dtype == "index" else dtype):
+                self.fail(f"literal {value} does not fit in {dtype}", pos)
+            if is_unsigned(dtype) and value >= (1 << (bits(dtype) - 1)):
+                value -= 1 << bits(dtype)      # same bits, signless storage
+            attr = ir.IntegerAttr.get(t, value)
+        return self.op("arith.constant", [], dtype, pos, {"value": attr})
+
+    def lit_dtype(self, lit: Lit) -> str:
+        if lit.dtype:
+            return lit.dtype
+        if isinstance(lit.value, bool):
+            return "bool"
+        return "float32" if isinstance(lit.value, float) else "int32"
+
+    def materialize(self, x, pos, dtype=None) -> Val:
+        """A Val for x; a Lit gets `dtype` (or its own / default type)."""
+        if isinstance(x, Val):
+            return x if dtype is None else Val(self.convert(x.value, x.dtype, dtype, pos), dtype)
+        if isinstance(x, Lit):
+            own = self.lit_dtype(x)
+            if x.dtype and dtype and dtype != own:
+                return Val(self.convert(self.constant(x.value, own, pos), own, dtype, pos), dtype)
+            d = dtype or own
+            if not is_float(d) and isinstance(x.value, float) and not x.dtype:
+                self.fail(f"float literal {x.value} used where {d} is expected", pos)
+            return Val(self.constant(x.value, d, pos), d)
+        self.fail(f"expected a value, found {describe(x)}", pos)
+
+    def convert(self, v: ir.Value, src: str, dst: str, pos) -> ir.Value:
+        """Cast between dtypes (and index), as T.Cast does."""
+        if src == dst:
+            return v
+        op = self.op
+        if src == "index":
+            if is_int(dst) and dst != "bool":
+                return op("arith.index_cast", [v], dst, pos)
+            return self.convert(op("arith.index_cast", [v], "int32", pos), "int32", dst, pos)
+        if dst == "index":
+            if src == "bool" or is_float(src):
+                return op("arith.index_cast", [self.convert(v, src, "int64", pos)], "index", pos)
+            name = "arith.index_castui" if is_unsigned(src) else "arith.index_cast"
+            return op(name, [v], "index", pos)
+        if dst == "bool":
+            zero = self.constant(0, src, pos)
+            if is_float(src):
+                return op("arith.cmpf", [v, zero], "bool", pos, {"predicate": _i64(CMPF["!="])})
+            return op("arith.cmpi", [v, zero], "bool", pos, {"predicate": _i64(CMPI["!="])})
+        sb, db = bits(src), bits(dst)
+        if is_float(src) and is_float(dst):
+            if sb == db:      # float16 <-> bfloat16
+                return self.convert(self.convert(v, src, "float32", pos), "float32", dst, pos)
+            return op("arith.extf" if db > sb else "arith.truncf", [v], dst, pos)
+        if is_float(dst):
+            unsigned = is_unsigned(src) or src == "bool"
+            return op("arith.uitofp" if unsigned else "arith.sitofp", [v], dst, pos)
+        if is_float(src):
+            return op("arith.fptoui" if is_unsigned(dst) else "arith.fptosi", [v], dst, pos)
+        if sb == db:
+            return v
+        if db > sb:
+            unsigned = is_unsigned(src) or src == "bool"
+            return op("arith.extui" if unsigned else "arith.extsi", [v], dst, pos)
+        return op("arith.trunci", [v], dst, pos)
+
+    def promote(self, da: str, db: str, pos) -> str:
+        """The common dtype of two operands (TVM's BinaryOpMatchTypes, simplified)."""
+        if da == db:
+            return da
+        if da == "bool" or db == "bool":
+            return db if da == "bool" else da
+        if is_float(da) or is_float(db):
+            if is_float(da) and is_float(db):
+                if bits(da) == bits(db):
+                    return "float32"
+                return da if bits(da) > bits(db) else db
+            return da if is_float(da) else db
+        if da == "index" or db == "index":
+            return db if da == "index" else da
+        if is_unsigned(da) != is_unsigned(db):
+            self.fail(f"type mismatch: {da} and {db} (cast one with T.Cast)", pos)
+        return da if bits(da) > bits(db) else db
+
+    def unify(self, a, b, pos):
+        """Two operands as Vals of one dtype."""
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            d = self.promote(self.lit_dtype(a), self.lit_dtype(b), pos)
+            return self.materialize(a, pos, d), self.materialize(b, pos, d), d
+        if isinstance(a, Lit) and not a.dtype:
+            d = self._lit_partner(a, b, pos)
+            return self.materialize(a, pos, d), self.materialize(b, pos, d), d
+        if isinstance(b, Lit) and not b.dtype:
+            d = self._lit_partner(b, a, pos)
+            return self.materialize(a, pos, d), self.materialize(b, pos, d), d
+        a, b = self.materialize(a, pos), self.materialize(b, pos)
+        d = self.promote(a.dtype, b.dtype, pos)
+        return self.materialize(a, pos, d), self.materialize(b, pos, d), d
+
+    def _lit_partner(self, lit, other, pos):
+        other = self.materialize(other, pos)
+        if isinstance(lit.value, float) and not is_float(other.dtype):
+            return "float32"
+        if isinstance(lit.value, bool) or other.dtype != "bool":
+            return other.dtype
+        return "int32"
+
+    # --- evaluation ---------------------------------------------------------------------------
+    def eval(self, root):
+        """Value of an expression: Val, Lit, Buffer, str, None, or a list (tuple/list)."""
+        out = []
+        stack = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            if not ready:
+                kids = self._children(node)
+                if kids is None:
+                    out.append(self._leaf(node))
+                    continue
+                stack.append((node, True))
+                stack.extend((k, False) for k in reversed(kids))
+                continue
+            n = len(self._children(node))
+            args = out[len(out) - n:] if n else []
+            del out[len(out) - n:]
+            out.append(self._combine(node, args))
+        return out[0]
+
+    def _children(self, node):
+        """Sub-expressions evaluated before `node`; None for leaves and lazy forms."""
+        if isinstance(node, A.BinOp):
+            return [node.lhs, node.rhs]
+        if isinstance(node, A.UnaryOp):
+            return [node.operand]
+        if isinstance(node, A.Compare):
+            return node.operands
+        if isinstance(node, (A.Tuple_, A.List_)):
+            return node.items
+        if isinstance(node, A.Subscript):
+            return [node.value] + node.indices
+        if isinstance(node, A.Call):
+            if self._callee(node) in ("if_then_else", "let"):
+                return None
+            return node.args + [v for _, v, _ in node.kwargs]
+        return None
+
+    def _leaf(self, node):
+        if isinstance(node, A.Const):
+            v = node.value
+            if isinstance(v, (bool, int, float)):
+                return Lit(v)
+            return v
+        if isinstance(node, A.Name):
+            v = self.env.get(node.id)
+            if v is None:
+                near = difflib.get_close_matches(node.id, sorted(self.env.names()), 1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                self.fail(f"undefined variable {node.id!r}{hint}", node.pos)
+            return v
+        if isinstance(node, A.Call):
+            return self._lazy_call(node)
+        if isinstance(node, A.Attr):
+            dotted = node.dotted()
+            name = I.strip_prefix(dotted) if dotted else None
+            if name is not None and name in DTYPES:
+                return ("dtype", name)
+            self.fail(f"{dotted or 'attribute access'} is not a value here", node.pos)
+        if isinstance(node, A.Slice):
+            self.fail("a slice is only allowed in T.reads / T.writes regions", node.pos)
+        if isinstance(node, A.Dict_):
+            self.fail("a dictionary is not a value here", node.pos)
+        self.fail(f"unsupported expression {type(node).__name__}", getattr(node, "pos", None))
+
+    def _combine(self, node, args):
+        if isinstance(node, A.BinOp):
+            return self.binop(node.op, args[0], args[1], node.pos)
+        if isinstance(node, A.UnaryOp):
+            return self.unary(node.op, args[0], node.pos)
+        if isinstance(node, A.Compare):
+            result = None
+            for i, cmp in enumerate(node.ops):
+                c = self.compare(cmp, args[i], args[i + 1], node.pos)
+                result = c if result is None else self.binop("and", result, c, node.pos)
+            return result
+        if isinstance(node, (A.Tuple_, A.List_)):
+            return list(args)
+        if isinstance(node, A.Subscript):
+            return self.load(args[0], args[1:], node)
+        if isinstance(node, A.Call):
+            n = len(node.args)
+            kwargs = {k: (v, p) for (k, _, p), v in zip(node.kwargs, args[n:])}
+            return self.call(node, args[:n], kwargs)
+        raise AssertionError(node)
+
+    # --- operators ----------------------------------------------------------------------------
+    def binop(self, op, a, b, pos):
+        for x in (a, b):
+            if not isinstance(x, (Val, Lit)):
+                self.fail(f"operator {op!r} needs numbers, found {describe(x)}", pos)
+        if op in ("and", "or"):
+            return self.logic(op, [a, b], pos)
+        if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
+            return fold(op, a.value, b.value, pos, self.fail)
+        va, vb, d = self.unify(a, b, pos)
+        if is_float(d):
+            if op == "//":
+                q = self.op("arith.divf", [va.value, vb.value], d, pos)
+                return Val(self.op("math.floor", [q], d, pos), d)
+            if op == "%":
+                return Val(self.call_op("floormod", [va.value, vb.value], d, pos), d)
+            if op not in FLOAT_OPS:
+                self.fail(f"operator {op!r} is not defined for {d}", pos)
+            return Val(self.op(FLOAT_OPS[op], [va.value, vb.value], d, pos), d)
+        if op == "%":
+            return Val(self.call_op("floormod", [va.value, vb.value], d, pos), d)
+        if op == "**":
+            self.fail(f"operator '**' needs float operands, found {d}", pos)
+        name = (UINT_OPS.get(op) if is_unsigned(d) else None) or INT_OPS[op]
+        return Val(self.op(name, [va.value, vb.value], d, pos), d)
+
+    def unary(self, op, x, pos):
+        if op == "not":
+            return self.logic("not", [x], pos)
+        if not isinstance(x, (Val, Lit)):
+            self.fail(f"operator {op!r} needs a number, found {describe(x)}", pos)
+        if isinstance(x, Lit) and not x.dtype:
+            if op == "~" and isinstance(x.value, float):
+                self.fail("operator '~' needs an integer", pos)
+            return Lit({"-": lambda v: -v, "+": lambda v: v, "~": lambda v: ~v}[op](x.value))
+        if op == "+":
+            return x
+        v = self.materialize(x, pos)
+        if op == "~":
+            if not is_int(v.dtype):
+                self.fail(f"operator '~' needs an integer, found {v.dtype}", pos)
+            ones = self.constant(-1 if not is_unsigned(v.dtype) else (1 << bits(v.dtype)) - 1,
+                                 v.dtype, pos)
+            return Val(self.op("arith.xori", [v.value, ones], v.dtype, pos), v.dtype)
+        if is_float(v.dtype):
+            return Val(self.op("arith.negf", [v.value], v.dtype, pos), v.dtype)
+        zero = self.constant(0, v.dtype, pos)
+        return Val(self.op("arith.subi", [zero, v.value], v.dtype, pos), v.dtype)
+
+    def compare(self, op, a, b, pos):
+        for x in (a, b):
+            if not isinstance(x, (Val, Lit)):
+                self.fail(f"operator {op!r} needs numbers, found {describe(x)}", pos)
+        if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
+            return Lit(fold(op, a.value, b.value, pos, self.fail))
+        va, vb, d = self.unify(a, b, pos)
+        if is_float(d):
+            return Val(self.op("arith.cmpf", [va.value, vb.value], "bool", pos,
+                               {"predicate": _i64(CMPF[op])}), "bool")
+        pred = CMPI_UNSIGNED.get(op, CMPI[op]) if is_unsigned(d) else CMPI[op]
+        return Val(self.op("arith.cmpi", [va.value, vb.value], "bool", pos,
+                           {"predicate": _i64(pred)}), "bool")
+
+    def logic(self, op, xs, pos):
+        for x in xs:
+            if not (isinstance(x, Lit) and isinstance(x.value, bool)
+                    or isinstance(x, Val) and x.dtype == "bool"):
+                self.fail(f"'{op}' needs bool operands, found {describe(x)}", pos)
+        if all(isinstance(x, Lit) for x in xs):
+            vals = [x.value for x in xs]
+            return Lit({"and": all, "or": any}[op](vals) if op != "not" else not vals[0])
+        vs = [self.materialize(x, pos, "bool").value for x in xs]
+        if op == "not":
+            true = self.constant(1, "bool", pos)
+            return Val(self.op("arith.xori", [vs[0], true], "bool", pos), "bool")
+        return Val(self.op("arith.andi" if op == "and" else "arith.ori", vs, "bool", pos), "bool")
+
+    # --- buffers ------------------------------------------------------------------------------
+    def load(self, buf, indices, node):
+        if not isinstance(buf, Buffer):
+            self.fail(f"only buffers can be indexed, found {describe(buf)}", node.pos)
+        idx = self.indices(buf, indices, node)
+        return Val(self.op("memref.load", [buf.value] + idx, buf.dtype, node.pos), buf.dtype)
+
+    def indices(self, buf, indices, node):
+        """Index values for A[i, j] (`A[()]` for a 0-d buffer), checked against the rank."""
+        if len(indices) == 1 and isinstance(indices[0], list):
+            indices = indices[0]
+        if len(indices) != len(buf.shape):
+            self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimension"
+                      f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
+                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos)
+        return [self.index(x, node.pos) for x in indices]
+
+    def index(self, x, pos) -> ir.Value:
+        if isinstance(x, Lit) and not x.dtype:
+            if not isinstance(x.value, int) or isinstance(x.value, bool):
+                self.fail(f"an index must be an integer, found {describe(x)}", pos)
+            return self.constant(x.value, "index", pos)
+        v = self.materialize(x, pos)
+        if not is_int(v.dtype) or v.dtype == "bool":
+            self.fail(f"an index must be an integer, found {v.dtype}", pos)
+        return self.convert(v.value, v.dtype, "index", pos)
+
+    # --- calls --------------------------------------------------------------------------------
+    def _callee(self, node):
+        dotted = node.func.dotted() if isinstance(node.func, A.Attr) else (
+            node.func.id if isinstance(node.func, A.Name) else None)
+        if dotted is None:
+            return None
+        name = I.strip_prefix(dotted)
+        return name
+
+    def _resolve(self, node):
+        dotted = node.func.dotted() if isinstance(node.func, A.Attr) else (
+            node.func.id if isinstance(node.func, A.Name) else None)
+        if dotted is None:
+            self.fail("only T.* functions can be called", node.pos)
+        name = I.strip_prefix(dotted)
+        if name is None or not I.is_expr_intrinsic(name):
+            if name in I.STATEMENT_CALLS:
+                self.fail(f"{dotted} cannot be used inside an expression", node.pos)
+            near = difflib.get_close_matches(name or dotted, sorted(I.all_names()), 1)
+            hint = f" (did you mean T.{near[0]}?)" if near else ""
+            self.fail(f"unknown function {dotted!r}{hint}", node.pos)
+        return name
+
+    def call(self, node, args, kwargs):
+        name = self._resolve(node)
+        pos = node.pos
+        if name in DTYPES:
+            return self._call_dtype(name, args, kwargs, pos)
+        for table, kind in ((I.MATH_UNARY, "unary"), (I.MATH_BINARY, "binary"),
+                            (I.MATH_PREDICATE, "predicate")):
+            if name in table:
+                return self._call_math(table[name], kind, name, args, kwargs, pos)
+        if name in I.CALL_UNARY or name in I.CALL_BINARY:
+            n = 1 if name in I.CALL_UNARY else 2
+            return self._call_math(None, "unary" if n == 1 else "binary", name, args, kwargs, pos)
+        return getattr(self, "_call_" + I.EXPR_CALLS[name])(name, args, kwargs, pos)
+
+    def _arity(self, name, args, n, pos, kwargs=None, allowed=()):
+        if len(args) != n:
+            self.fail(f"T.{name} takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", pos)
+        for k, (_, kpos) in (kwargs or {}).items():
+            if k not in allowed:
+                self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+
+    def _dtype_kw(self, kwargs):
+        if "dtype" in kwargs:
+            v, p = kwargs["dtype"]
+            return check_dtype(v[1] if isinstance(v, tuple) else v, p, self.fail)
+        return None
+
+    def _call_dtype(self, name, args, kwargs, pos):
+        self._arity(name, args, 1, pos, kwargs)
+        x = args[0]
+        if isinstance(x, Lit):
+            v = x.value
+            if not is_float(name) and not x.dtype:
+                if isinstance(v, float):
+                    v = int(v) if math.isfinite(v) else self.fail(f"cannot convert {v} to {name}", pos)
+                if not fits(int(v), name):
+                    self.fail(f"literal {v} does not fit in {name}", pos)
+                v = bool(v) if name == "bool" else int(v)
+            return Lit(float(v) if is_float(name) else v, name) if not x.dtype else \
+                self.materialize(x, pos, name)
+        return self.materialize(x, pos, name)
+
+    def _call_cast(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        d = args[0][1] if isinstance(args[0], tuple) else args[0]
+        return self._call_dtype(check_dtype(d, pos, self.fail), args[1:], {}, pos)
+
+    def _float_arg(self, name, x, pos):
+        v = self.materialize(x, pos, "float32" if isinstance(x, Lit) and not x.dtype else None)
+        if not is_float(v.dtype):
+            self.fail(f"T.{name} needs a float argument, found {v.dtype}", pos)
+        return v
+
+    def _call_math(self, opname, kind, name, args, kwargs, pos):
+        n = 1 if kind in ("unary", "predicate") else 2
+        self._arity(name, args, n, pos, kwargs, ("dtype",))
+        if n == 1:
+            v = self._float_arg(name, args[0], pos)
+            vals, d = [v.value], v.dtype
+        else:
+            for x in args:
+                if not isinstance(x, (Val, Lit)):
+                    self.fail(f"T.{name} needs numbers, found {describe(x)}", pos)
+            if all(isinstance(x, Lit) and not x.dtype for x in args):
+                args = [Lit(float(args[0].value), "float32"), args[1]]
+            va, vb, d = self.unify(*args, pos)
+            if not is_float(d):
+                self.fail(f"T.{name} needs float arguments, found {d}", pos)
+            vals = [va.value, vb.value]
+        if kind == "predicate":
+            return Val(self.op(opname, vals, "bool", pos), "bool")
+        if opname is None:
+            return Val(self.call_op(name, vals, d, pos), d)
+        return Val(self.op(opname, vals, d, pos), d)
+
+    def _call_abs(self, name, args, kwargs, pos):
+        self._arity(name, args, 1, pos, kwargs)
+        x = args[0]
+        if isinstance(x, Lit) and not x.dtype:
+            return Lit(abs(x.value))
+        v = self.materialize(x, pos)
+        if is_float(v.dtype):
+            return Val(self.op("math.absf", [v.value], v.dtype, pos), v.dtype)
+        if is_unsigned(v.dtype) or v.dtype == "bool":
+            return v
+        return Val(self.op("math.absi", [v.value], v.dtype, pos), v.dtype)
+
+    def _call_minmax(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        a, b = args
+        if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
+            return Lit((max if name == "max" else min)(a.value, b.value))
+        va, vb, d = self.unify(a, b, pos)
+        if is_float(d):
+            opname = "arith.maximumf" if name == "max" else "arith.minimumf"
+        else:
+            opname = f"arith.{name}{'ui' if is_unsigned(d) or d == 'bool' else 'si'}"
+        return Val(self.op(opname, [va.value, vb.value], d, pos), d)
+
+    def _call_divmod(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        a, b = args
+        if name == "floordiv":
+            return self.binop("//", a, b, pos)
+        if name == "floormod":
+            return self.binop("%", a, b, pos)
+        if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
+            if not isinstance(a.value, int) or not isinstance(b.value, int) or b.value == 0:
+                self.fail(f"T.{name} needs integers and a non-zero divisor", pos)
+            q = abs(a.value) // abs(b.value) * (1 if (a.value >= 0) == (b.value >= 0) else -1)
+            if name == "truncdiv":
+                return Lit(q)
+            if name == "truncmod":
+                return Lit(a.value - q * b.value)
+            return Lit(-(-a.value // b.value))
+        va, vb, d = self.unify(a, b, pos)
+        if not is_int(d):
+            self.fail(f"T.{name} needs integer arguments, found {d}", pos)
+        u = is_unsigned(d)
+        opname = {"truncdiv": "arith.divui" if u else "arith.divsi",
+                  "truncmod": "arith.remui" if u else "arith.remsi",
+                  "ceildiv": "arith.ceildivui" if u else "arith.ceildivsi"}[name]
+        return Val(self.op(opname, [va.value, vb.value], d, pos), d)
+
+    def _call_bitwise(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<",
+              "shift_right": ">>"}[name]
+        return self.binop(op, args[0], args[1], pos)
+
+    def _call_logic(self, name, args, kwargs, pos):
+        self._arity(name, args, 1 if name == "Not" else 2, pos, kwargs)
+        return self.logic(name.lower(), args, pos)
+
+    def _call_limit(self, name, args, kwargs, pos):
+        self._arity(name, args, 1, pos, kwargs)
+        d = check_dtype(args[0][1] if isinstance(args[0], tuple) else args[0], pos, self.fail)
+        if is_float(d):
+            big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+                   "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[d]
+            return Lit(big if name == "max_value" else -big, d)
+        if d == "bool":
+            return Lit(name == "max_value", d)
+        b = bits(d)
+        if is_unsigned(d):
+            return Lit((1 << b) - 1 if name == "max_value" else 0, d)
+        return Lit((1 << (b - 1)) - 1 if name == "max_value" else -(1 << (b - 1)), d)
+
+    def _call_select(self, name, args, kwargs, pos):
+        self._arity(name, args, 3, pos, kwargs)
+        c = self.materialize(args[0], pos, "bool") if isinstance(args[0], Lit) else \
+            self.materialize(args[0], pos)
+        if c.dtype != "bool":
+            self.fail(f"T.{name} needs a bool condition, found {c.dtype}", pos)
+        va, vb, d = self.unify(args[1], args[2], pos)
+        return Val(self.op("arith.select", [c.value, va.value, vb.value], d, pos), d)
+
+    # --- lazy forms: their operands are built inside regions ---------------------------------
+    def _lazy_call(self, node):
+        name = self._callee(node)
+        if self.lazy_depth >= MAX_LAZY_NESTING:
+            self.fail(f"T.{name} nested too deeply (more than {MAX_LAZY_NESTING} levels)", node.pos)
+        self.lazy_depth += 1
+        try:
+            return getattr(self, "_lazy_" + name)(node)
+        finally:
+            self.lazy_depth -= 1
+
+    def _lazy_if_then_else(self, node):
+        from mlir.dialects import scf
+        pos = node.pos
+        kwargs = {k: (v, p) for k, v, p in node.kwargs}
+        self._arity("if_then_else", node.args, 3, pos, kwargs, ("dtype",))
+        dtype = self._dtype_kw({k: (self.eval(v), p) for k, (v, p) in kwargs.items()})
+        c = self.eval(node.args[0])
+        if not (isinstance(c, Val) and c.dtype == "bool"
+                or isinstance(c, Lit) and isinstance(c.value, bool)):
+            self.fail(f"T.if_then_else needs a bool condition, found {describe(c)}", pos)
+        cond = self.materialize(c, pos, "bool").value
+        # Branches are built in a scratch scf.if first: the result type is known only after.
+        scratch = scf.IfOp(cond, [], has_else=True, loc=self.loc(pos))
+        branches = []
+        for block, arg in ((scratch.then_block, node.args[1]), (scratch.else_block, node.args[2])):
+            with ir.InsertionPoint(block):
+                branches.append(self.eval(arg))
+        for b in branches:
+            if not isinstance(b, (Val, Lit)):
+                self.fail(f"T.if_then_else branches must be values, found {describe(b)}", pos)
+        if dtype is None:
+            typed = [b.dtype if isinstance(b, Val) else b.dtype for b in branches]
+            if typed[0] and typed[1]:
+                dtype = self.promote(typed[0], typed[1], pos)
+            else:
+                dtype = typed[0] or typed[1] or self.lit_dtype(
+                    branches[0] if isinstance(branches[0].value, float) else branches[1])
+        values = []
+        for block, b in ((scratch.then_block, branches[0]), (scratch.else_block, branches[1])):
+            with ir.InsertionPoint(block):
+                values.append(self.materialize(b, pos, dtype).value)
+        result = scf.IfOp(cond, [mtype(dtype)], has_else=True, loc=self.loc(pos))
+        for src, dst, v in ((scratch.then_block, result.then_block, values[0]),
+                            (scratch.else_block, result.else_block, values[1])):
+            with ir.InsertionPoint(dst):
+                yield_op = scf.YieldOp([v], loc=self.loc(pos))
+            for o in list(src.operations):
+                o.operation.move_before(yield_op.operation)
+        scratch.operation.erase()
+        if is_unsigned(dtype):
+            result.operation.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
+        return Val(result.results[0], dtype)
+
+    def _lazy_let(self, node):
+        pos = node.pos
+        self._arity("let", node.args, 3, pos, {k: (v, p) for k, v, p in node.kwargs})
+        var = node.args[0]
+        if not isinstance(var, A.Name):
+            self.fail("T.let needs a variable name as its first argument", pos)
+        value = self.materialize(self.eval(node.args[1]), pos)
+        owner = value.value.owner
+        if isinstance(owner, ir.Operation) or hasattr(owner, "attributes"):
+            owner.attributes["tir.let_name"] = ir.StringAttr.get(var.id)
+        self.env.push()
+        try:
+            self.env[var.id] = value
+            return self.eval(node.args[2])
+        finally:
+            self.env.pop()
+
+
+def _i64(v):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+def describe(x) -> str:
+    if isinstance(x, Val):
+        return f"a {x.dtype} value"
+    if isinstance(x, Lit):
+        return f"the literal {x.value!r}"
+    if isinstance(x, Buffer):
+        return f"buffer {x.name!r}"
+    if isinstance(x, Handle):
+        return f"handle {x.name!r}"
+    if isinstance(x, str):
+        return f"the string {x!r}"
+    if isinstance(x, list):
+        return "a tuple"
+    if isinstance(x, tuple):
+        return f"dtype {x[1]}"
+    return repr(x)
+
+
+def fold(op, a, b, pos, fail):
+    """Python arithmetic on two literals, bounded so folding never hangs or overflows."""
+    try:
+        if op == "**":
+            if isinstance(b, int) and isinstance(a, int) and (b > 64 or b < 0):
+                fail("integer power too large to fold", pos)
+            r = a ** b
+        elif op in ("<<", ">>"):
+            if not (isinstance(a, int) and isinstance(b, int)) or not 0 <= b <= 64:
+                fail(f"bad shift {a} {op} {b}", pos)
+            r = a << b if op == "<<" else a >> b
+        elif op in ("&", "|", "^"):
+            if not (isinstance(a, int) and isinstance(b, int)):
+                fail(f"operator {op!r} needs integers", pos)
+            r = {"&": a & b, "|": a | b, "^": a ^ b}[op]
+        else:
+            r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
+                 "//": lambda: a // b, "%": lambda: a % b, "<": lambda: a < b,
+                 "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+                 "==": lambda: a == b, "!=": lambda: a != b}[op]()
+    except ZeroDivisionError:
+        fail("division by zero", pos)
+    except (ArithmeticError, TypeError, ValueError) as e:
+        fail(f"cannot fold {a!r} {op} {b!r}: {e}", pos)
+    if isinstance(r, complex):
+        fail(f"{a!r} {op} {b!r} is not a real number", pos)
+    if isinstance(r, int) and not isinstance(r, bool) and not fits(r, "int64"):
+        fail(f"literal {r} does not fit in int64", pos)
+    if op in CMPI:
+        return r
+    return Lit(r)

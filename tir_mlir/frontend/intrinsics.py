@@ -1,0 +1,67 @@
+"""The table of `T.` intrinsics: a new intrinsic is one entry here (plus a printer entry).
+
+Names are looked up after stripping the module prefix (`T.`, `tir.`, `ty.`, `tvm.script.tir.`),
+so `T.exp`, `tir.exp` and `tvm.tir.exp` are one intrinsic.
+"""
+from typing import Optional
+
+from tir_mlir.dtypes import DTYPES
+
+PREFIXES = ("tvm.script.tir.", "tvm.tir.", "T.", "tir.", "ty.")
+
+# Float math with an upstream `math` op: T.exp(x) -> math.exp.
+MATH_UNARY = {
+    "exp": "math.exp", "exp2": "math.exp2", "expm1": "math.expm1", "log": "math.log",
+    "log2": "math.log2", "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt",
+    "rsqrt": "math.rsqrt", "cbrt": "math.cbrt", "tanh": "math.tanh", "sin": "math.sin",
+    "cos": "math.cos", "tan": "math.tan", "sinh": "math.sinh", "cosh": "math.cosh",
+    "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "asinh": "math.asinh",
+    "acosh": "math.acosh", "atanh": "math.atanh", "erf": "math.erf", "floor": "math.floor",
+    "ceil": "math.ceil", "trunc": "math.trunc", "round": "math.roundeven",
+    "nearbyint": "math.roundeven", "fabs": "math.absf",
+}
+MATH_BINARY = {"pow": "math.powf", "atan2": "math.atan2", "copysign": "math.copysign"}
+# Float predicates with an upstream op: result is bool.
+MATH_PREDICATE = {"isnan": "math.isnan", "isinf": "math.isinf", "isfinite": "math.isfinite"}
+# Intrinsics with no upstream op of the same meaning: `tir.call "name"`, expanded by the lowering.
+CALL_UNARY = {"sigmoid", "exp10"}
+CALL_BINARY = {"hypot", "fmod", "nextafter"}
+
+# Everything else an expression may call, handled by ExprBuilder._call_<entry>.
+EXPR_CALLS = {
+    "max": "minmax", "min": "minmax", "abs": "abs",
+    "floordiv": "divmod", "floormod": "divmod", "truncdiv": "divmod", "truncmod": "divmod",
+    "ceildiv": "divmod",
+    "Select": "select", "select": "select", "if_then_else": "if_then_else",
+    "Cast": "cast", "And": "logic", "Or": "logic", "Not": "logic",
+    "max_value": "limit", "min_value": "limit", "let": "let",
+    "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
+    "shift_left": "bitwise", "shift_right": "bitwise",
+}
+
+# Statement-level forms, handled by the statement builder; naming one inside an expression is
+# an error that says so (rather than "unknown function").
+STATEMENT_CALLS = {
+    "prim_func", "ir_module", "Buffer", "handle", "match_buffer", "alloc_buffer", "func_attr",
+    "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
+    "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
+    "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",
+}
+
+
+def strip_prefix(dotted: str) -> Optional[str]:
+    """`T.axis.spatial` -> `axis.spatial`; None when it is not a TVMScript name."""
+    for p in PREFIXES:
+        if dotted.startswith(p):
+            return dotted[len(p):]
+    return None
+
+
+def is_expr_intrinsic(name: str) -> bool:
+    return (name in MATH_UNARY or name in MATH_BINARY or name in MATH_PREDICATE
+            or name in CALL_UNARY or name in CALL_BINARY or name in EXPR_CALLS or name in DTYPES)
+
+
+def all_names():
+    return (set(MATH_UNARY) | set(MATH_BINARY) | set(MATH_PREDICATE) | CALL_UNARY | CALL_BINARY
+            | set(EXPR_CALLS) | set(DTYPES) | STATEMENT_CALLS)

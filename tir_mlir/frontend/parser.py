@@ -1,0 +1,196 @@
+"""TVMScript text -> IRModule: `parse(text, filename)` and `load(path)`.
+
+Lark (LALR, with an indenter) parses the text into the syntax tree of ast.py while it reads it;
+builder.py turns that into the `tir` dialect; MLIR's verifier checks the result. Every failure
+is one TIRParseError at FILE:LINE:COL. The text is never executed.
+"""
+import functools
+import re
+from importlib import resources
+
+from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import LarkError
+from lark.indenter import PythonIndenter
+from mlir import ir
+
+from tir_mlir.context import get_context
+from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
+from tir_mlir.frontend.ast import ToAst
+from tir_mlir.frontend.builder import ModuleBuilder
+from tir_mlir.module import IRModule
+
+# Readable names for terminals in "expected one of ..." messages.
+_TOKEN_NAMES = {"_NEWLINE": "end of line", "_INDENT": "an indented block",
+                "_DEDENT": "end of the indented block", "NAME": "a name", "NUMBER": "a number",
+                "STRING": "a string", "CONST": "True/False/None", "$END": "end of file",
+                "AUGOP": "an augmented assignment (+= ...)"}
+
+
+class _IndentError(LarkError):
+    def __init__(self, message, token):
+        super().__init__(message)
+        self.token = token
+
+
+class _Indenter(PythonIndenter):
+    """PythonIndenter that reports bad dedents and stray closing brackets with a position."""
+
+    def handle_NL(self, token):
+        if self.paren_level > 0:
+            return
+        yield token
+        indent_str = token.rsplit("\n", 1)[1]
+        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        if indent > self.indent_level[-1]:
+            self.indent_level.append(indent)
+            yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
+        else:
+            while indent < self.indent_level[-1]:
+                self.indent_level.pop()
+                yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+            if indent != self.indent_level[-1]:
+                line = token.end_line if token.end_line is not None else token.line
+                raise _IndentError(f"bad indentation: dedent to column {indent + 1} does not match "
+                                   f"any enclosing block (expected column "
+                                   f"{self.indent_level[-1] + 1})",
+                                   Token("_DEDENT", "", line=line, column=indent + 1))
+
+    def _process(self, stream):
+        for token in self._checked(stream):
+            yield token
+
+    def _checked(self, stream):
+        token = None
+        for token in stream:
+            if token.type == self.NL_type:
+                yield from self.handle_NL(token)
+            else:
+                yield token
+            if token.type in self.OPEN_PAREN_types:
+                self.paren_level += 1
+            elif token.type in self.CLOSE_PAREN_types:
+                self.paren_level -= 1
+                if self.paren_level < 0:
+                    raise _IndentError(f"unmatched {token!s}", token)
+        while len(self.indent_level) > 1:
+            self.indent_level.pop()
+            yield Token.new_borrow_pos(self.DEDENT_type, "", token) if token else \
+                Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _grammar_text() -> str:
+    return resources.files("tir_mlir.grammar").joinpath("tvmscript.lark").read_text()
+
+
+def _lark() -> Lark:
+    """A fresh parser per call (the indenter keeps state); the grammar analysis is cached."""
+    return Lark(_grammar_text(), parser="lalr", postlex=_Indenter(), transformer=ToAst(),
+                maybe_placeholders=True, cache=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_lark() -> Lark:
+    return _lark()
+
+
+def _describe_terminal(lark, name):
+    if name in _TOKEN_NAMES:
+        return _TOKEN_NAMES[name]
+    try:
+        pattern = lark.get_terminal(name).pattern
+    except KeyError:
+        return name
+    if pattern.type == "str":
+        return repr(pattern.value)
+    return name.lower()
+
+
+def _found(e):
+    tok = getattr(e, "token", None)
+    if tok is None:
+        return repr(e.char) if hasattr(e, "char") else "end of file"
+    if tok.type == "$END":
+        return "end of file"
+    if tok.type in _TOKEN_NAMES and tok.type not in ("NAME", "NUMBER", "STRING"):
+        return _TOKEN_NAMES[tok.type]
+    return repr(str(tok))
+
+
+def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRParseError:
+    expected = sorted(getattr(e, "expected", None) or getattr(e, "allowed", None) or [])
+    names = sorted({_describe_terminal(lark, t) for t in expected})
+    line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END"):
+        lines = text.split("\n")
+        line = max(1, len(lines) - 1 if lines[-1] == "" else len(lines))
+        col = len(lines[line - 1]) + 1 if lines else 1
+        found = "end of file"
+    else:
+        found = _found(e)
+    if isinstance(e, UnexpectedCharacters):
+        msg = f"unexpected character {e.char!r}"
+    else:
+        msg = f"unexpected {found}"
+    if names:
+        shown = names if len(names) <= 12 else names[:12] + ["..."]
+        msg += f"; expected one of {', '.join(shown)}"
+    return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
+
+
+def parse_ast(text: str, filename: str = "<string>"):
+    """The syntax tree (a list of statements) of TVMScript `text`."""
+    lark = _lark()
+    source = text if text.endswith("\n") else text + "\n"
+    try:
+        return lark.parse(source)
+    except _IndentError as e:
+        tok = e.token
+        raise TIRParseError(str(e), SourceLoc(filename, tok.line or 1, tok.column or 1)) from None
+    except UnexpectedInput as e:
+        if isinstance(e, UnexpectedToken) and e.token.type == "_INDENT":
+            raise TIRParseError("unexpected indent", SourceLoc(
+                filename, e.line, (e.column or 1) + len(e.token.value))) from None
+        raise _syntax_error(lark, e, source, filename) from None
+
+
+_DIAG_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+def parse(text: str, filename: str = None) -> IRModule:
+    """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
+    filename = filename or "<string>"
+    stmts = parse_ast(text, filename)
+    with get_context(), ir.Location.unknown():
+        try:
+            module = ModuleBuilder(filename).build(stmts)
+        except TIRError:
+            raise
+        except RecursionError:
+            raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise _verifier_error(e, filename) from None
+    return IRModule(module)
+
+
+def _verifier_error(e, filename):
+    diags = getattr(e, "error_diagnostics", None) or []
+    loc = None
+    msg = str(e)
+    if diags:
+        d = diags[0]
+        msg = d.message
+        m = _DIAG_LOC.search(str(d.location))
+        if m:
+            loc = SourceLoc(m["file"], int(m["line"]), int(m["col"]))
+    return TIRParseError(f"invalid program (MLIR verifier): {msg}",
+                         loc or SourceLoc(filename, 1, 1))
+
+
+def load(path) -> IRModule:
+    """Parse a .tir file."""
+    path = str(path)
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read(), filename=path)

@@ -1,0 +1,64 @@
+"""What a name or an expression stands for while a program is being built.
+
+- `Val`: an MLIR value with its TensorIR dtype ("index" for loop and iter vars);
+- `Lit`: a Python literal not yet materialized, so `vi + 1` gets an index constant and
+  `A[i] * 2` an f32 one (dtype None until something types it; `T.float32(0)` sets it);
+- `Buffer`: a memref value with its name, shape and dtype;
+- `Handle`: a `T.handle` parameter waiting for its `T.match_buffer`.
+`Env` is the chain of scopes (function, loop, block bodies).
+"""
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+from mlir import ir
+
+
+@dataclass(eq=False)
+class Val:
+    value: ir.Value
+    dtype: str
+    dom: Optional[Tuple[int, int]] = None     # (min, extent) of a loop/iter var
+
+
+@dataclass(eq=False)
+class Lit:
+    value: Any                     # int, float or bool
+    dtype: Optional[str] = None
+
+
+@dataclass(eq=False)
+class Buffer:
+    name: str
+    value: ir.Value
+    shape: Tuple[int, ...]
+    dtype: str
+
+
+@dataclass(eq=False)
+class Handle:
+    name: str
+
+
+class Env:
+    """Lexical scopes: name -> Val | Lit | Buffer | Handle."""
+
+    def __init__(self):
+        self.scopes = [{}]
+
+    def push(self):
+        self.scopes.append({})
+
+    def pop(self):
+        self.scopes.pop()
+
+    def __setitem__(self, name, value):
+        self.scopes[-1][name] = value
+
+    def get(self, name):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def names(self):
+        return {n for s in self.scopes for n in s}

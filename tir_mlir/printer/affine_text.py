@@ -1,0 +1,104 @@
+"""AffineExpr -> TVMScript text (`d0 * 4 + d1` -> `j_0 * 4 + j_1`), with TVM's precedence.
+
+MLIR keeps a sum as `lhs + rhs` with constants and `x * -1` on the right; TVM writes those
+as `a - 1` and `a - b`, which is what the printer must produce to re-parse to the same tree.
+"""
+from mlir import ir
+
+from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
+
+
+def const_of(e: ir.AffineExpr):
+    e = e.maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+
+def _negated(e: ir.AffineExpr):
+    """`x` when e is `x * -1` (or `-c` for a constant), else None."""
+    e = e.maybe_downcast()
+    c = const_of(e)
+    if c is not None:
+        return ir.AffineConstantExpr.get(-c) if c < 0 else None
+    if isinstance(e, ir.AffineMulExpr) and const_of(e.rhs) is not None and const_of(e.rhs) < 0:
+        k = -const_of(e.rhs)
+        return e.lhs if k == 1 else e.lhs * k
+    return None
+
+
+def affine_text(e: ir.AffineExpr, dim_names, sym_names=()) -> tuple:
+    """(text, precedence) of an affine expression; dim k prints as dim_names[k]."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return dim_names[e.position], ATOM
+    if isinstance(e, ir.AffineSymbolExpr):
+        return sym_names[e.position], ATOM
+    if isinstance(e, ir.AffineConstantExpr):
+        return str(e.value), ATOM
+    lhs = e.lhs
+    if isinstance(e, ir.AffineAddExpr):
+        neg = _negated(e.rhs)
+        op, rhs = ("-", neg) if neg is not None else ("+", e.rhs)
+        return _binop(op, ADD, lhs, rhs, dim_names, sym_names)
+    if isinstance(e, ir.AffineMulExpr):
+        return _binop("*", MUL, lhs, e.rhs, dim_names, sym_names)
+    if isinstance(e, ir.AffineFloorDivExpr):
+        return _binop("//", MUL, lhs, e.rhs, dim_names, sym_names)
+    if isinstance(e, ir.AffineModExpr):
+        return _binop("%", MUL, lhs, e.rhs, dim_names, sym_names)
+    if isinstance(e, ir.AffineCeilDivExpr):
+        a = affine_text(lhs, dim_names, sym_names)[0]
+        b = affine_text(e.rhs, dim_names, sym_names)[0]
+        return f"T.ceildiv({a}, {b})", ATOM
+    raise TypeError(f"unknown affine expression {e}")
+
+
+def _binop(op, prec, lhs, rhs, dim_names, sym_names):
+    a = wrap(affine_text(lhs, dim_names, sym_names), prec, right=False)
+    b = wrap(affine_text(rhs, dim_names, sym_names), prec, right=True)
+    return f"{a} {op} {b}", prec
+
+
+def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names) -> str:
+    """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
+
+    `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `i >= 2`.
+    """
+    pos, neg, const = _split_terms(expr)
+    zero = ir.AffineConstantExpr.get(0)
+    if not neg or (pos and is_eq):
+        lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
+        text = affine_text(lhs, dim_names)[0]
+        return f"{text} == {-const}" if is_eq else f"{text} >= {-const}"
+    lhs = affine_text(_sum(neg, zero), dim_names)[0]
+    if is_eq:
+        return f"{lhs} == {const}"
+    rhs = _sum(pos, ir.AffineConstantExpr.get(const + 1))
+    return f"{lhs} < {affine_text(rhs, dim_names)[0]}"
+
+
+def _split_terms(expr):
+    """Positive terms, negated negative terms, constant of a flattened sum."""
+    terms, const = [], 0
+    stack = [expr]
+    while stack:
+        e = stack.pop().maybe_downcast()
+        if isinstance(e, ir.AffineAddExpr):
+            stack += [e.rhs, e.lhs]
+        elif const_of(e) is not None:
+            const += const_of(e)
+        else:
+            terms.append(e)
+    pos, neg = [], []
+    for t in terms:
+        n = _negated(t)
+        (neg if n is not None else pos).append(n if n is not None else t)
+    return pos, neg, const
+
+
+def _sum(terms, tail):
+    out = None
+    for t in terms:
+        out = t if out is None else out + t
+    if const_of(tail) == 0:
+        return out
+    return tail if out is None else out + tail

@@ -1,0 +1,50 @@
+"""What the printer needs to know about a buffer (a memref value): name, shape, dtype, scope."""
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tir_mlir.dtypes import dtype_of
+
+
+def _str_attr(attrs, key, default=None):
+    return ir.StringAttr(attrs[key]).value if key in attrs else default
+
+
+@dataclass
+class BufferInfo:
+    name: str
+    shape: tuple
+    dtype: str
+    scope: str = "global"
+    param: str = None          # handle name of a T.match_buffer parameter
+
+    @staticmethod
+    def of(t: ir.MemRefType, attrs) -> "BufferInfo":
+        dtype = _str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
+        return BufferInfo(_str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
+                          _str_attr(attrs, "tir.scope", "global"), _str_attr(attrs, "tir.param"))
+
+
+def arg_attrs(func_op) -> list:
+    """Per-argument attribute dictionaries of a func.func (empty dicts when absent)."""
+    n = len(func_op.regions[0].blocks[0].arguments)
+    if "arg_attrs" not in func_op.attributes:
+        return [{} for _ in range(n)]
+    return [{a.name: a.attr for a in ir.DictAttr(d)}
+            for d in ir.ArrayAttr(func_op.attributes["arg_attrs"])]
+
+
+def buffer_infos(func_op) -> dict:
+    """memref value -> BufferInfo for every parameter and allocation of a function."""
+    out = {}
+    args = func_op.regions[0].blocks[0].arguments
+    for arg, attrs in zip(args, arg_attrs(func_op)):
+        if isinstance(arg.type, ir.MemRefType):
+            out[arg] = BufferInfo.of(ir.MemRefType(arg.type), attrs)
+
+    def visit(op):
+        if op.name in ("memref.alloc", "memref.alloca"):
+            out[op.results[0]] = BufferInfo.of(ir.MemRefType(op.results[0].type), op.attributes)
+        return ir.WalkResult.ADVANCE
+    func_op.walk(visit)
+    return out

@@ -1,0 +1,160 @@
+"""SSA expression trees -> TVMScript expressions, inlined recursively from each use.
+
+Expressions are built right before the statement that uses them (design.md), so printing a
+value means printing the op that defines it, operand by operand. Values with `tir.let_name`
+and block/loop arguments print as their names.
+"""
+from mlir import ir
+
+from tir_mlir.dtypes import dtype_of
+from tir_mlir.errors import TIRError
+from tir_mlir.printer.literals import float_text, int_text
+from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
+
+BINARY = {
+    "arith.addi": ("+", ADD), "arith.addf": ("+", ADD),
+    "arith.subi": ("-", ADD), "arith.subf": ("-", ADD),
+    "arith.muli": ("*", MUL), "arith.mulf": ("*", MUL),
+    "arith.divf": ("/", MUL), "arith.floordivsi": ("//", MUL),
+}
+CALLS = {
+    "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max", "arith.maxui": "max",
+    "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "arith.minui": "min",
+    "arith.divsi": "truncdiv", "arith.divui": "truncdiv",
+    "arith.remsi": "truncmod", "arith.remui": "truncmod", "arith.select": "Select",
+    "math.absf": "fabs", "math.absi": "abs", "math.powf": "pow", "math.roundeven": "round",
+}
+MATH_SAME = ("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
+             "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "atan2", "erf",
+             "floor", "ceil", "round", "trunc", "fma", "copysign")
+CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=",
+        11: "<", 12: "<=", 13: "!="}
+CASTS = ("arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
+         "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast",
+         "arith.index_castui", "arith.bitcast")
+
+
+def value_dtype(v: ir.Value, buffers) -> str:
+    """TensorIR dtype of an SSA value (unsigned when its op or buffer says so)."""
+    if not isinstance(v, ir.BlockArgument):
+        op = v.owner.operation
+        if "tir.dtype" in op.attributes:
+            return ir.StringAttr(op.attributes["tir.dtype"]).value
+        if op.name == "memref.load" and op.operands[0] in buffers:
+            return buffers[op.operands[0]].dtype
+    return dtype_of(v.type)
+
+
+class ExprPrinter:
+    def __init__(self, namer, buffers):
+        self.namer = namer
+        self.buffers = buffers
+
+    def text(self, v: ir.Value) -> str:
+        return self.expr(v)[0]
+
+    def expr(self, v: ir.Value) -> tuple:
+        """(text, precedence) of a value."""
+        if v in self.namer:
+            return self.namer[v], ATOM
+        if isinstance(v, ir.BlockArgument):
+            raise TIRError(f"value {v.get_name()} has no name in scope")
+        return self.op_expr(v.owner.operation, v)
+
+    def load(self, buf: ir.Value, indices) -> str:
+        idx = ", ".join(self.text(i) for i in indices) if len(indices) else "()"
+        return f"{self.namer[buf]}[{idx}]"
+
+    def op_expr(self, op: ir.Operation, v: ir.Value) -> tuple:
+        name = op.name
+        args = list(op.operands)
+        if name == "arith.constant":
+            return self._constant(op, v)
+        if name in BINARY:
+            sym, prec = BINARY[name]
+            return self._binary(sym, prec, *args)
+        if name == "tir.call":
+            callee = ir.StringAttr(op.attributes["callee"]).value
+            if callee == "floormod":
+                return self._binary("%", MUL, *args)
+            if callee == "floordiv":
+                return self._binary("//", MUL, *args)
+            return self._call(callee, args)
+        if name in CALLS:
+            return self._call(CALLS[name], args)
+        if name.startswith("math.") and name[5:] in MATH_SAME:
+            return self._call(name[5:], args)
+        if name == "memref.load":
+            return self.load(args[0], args[1:]), ATOM
+        if name == "arith.cmpi" or name == "arith.cmpf":
+            pred = ir.IntegerAttr(op.attributes["predicate"]).value
+            sym = (CMPI if name == "arith.cmpi" else CMPF).get(pred)
+            if sym is None:
+                raise TIRError(f"cannot print {name} predicate {pred}")
+            return self._binary(sym, CMP, *args)
+        if name in ("arith.andi", "arith.ori", "arith.xori"):
+            return self._logic(name, args, v)
+        if name == "arith.negf":
+            return f"-{wrap(self.expr(args[0]), NEG, right=False)}", NEG
+        if name in CASTS:
+            return self._cast(name, args[0], v)
+        if name == "scf.if":
+            return self._if_then_else(op)
+        raise TIRError(f"the printer does not know how to print '{name}'")
+
+    def _constant(self, op, v):
+        attr = op.attributes["value"]
+        dtype = value_dtype(v, self.buffers)
+        if isinstance(attr, ir.FloatAttr):
+            text = float_text(attr.value, dtype)
+        else:
+            value = ir.IntegerAttr(attr).value
+            text = int_text(value != 0 if dtype == "bool" else value, dtype)
+        return text, (NEG if text.startswith("-") else ATOM)
+
+    def _binary(self, sym, prec, a, b):
+        left = wrap(self.expr(a), prec, right=False)
+        right = wrap(self.expr(b), prec, right=True)
+        return f"{left} {sym} {right}", prec
+
+    def _call(self, fn, args):
+        return f"T.{fn}({', '.join(self.text(a) for a in args)})", ATOM
+
+    def _logic(self, name, args, v):
+        if dtype_of(v.type) != "bool":
+            fn = {"arith.andi": "bitwise_and", "arith.ori": "bitwise_or",
+                  "arith.xori": "bitwise_xor"}[name]
+            return self._call(fn, args)
+        if name == "arith.xori":
+            other = [a for a in args if self._is_true(a)]
+            if other:
+                rest = args[1] if args[0] == other[0] else args[0]
+                return f"not {wrap(self.expr(rest), NOT, right=False)}", NOT
+            return self._binary("!=", CMP, *args)
+        sym, prec = ("and", AND) if name == "arith.andi" else ("or", OR)
+        return self._binary(sym, prec, *args)
+
+    @staticmethod
+    def _is_true(v):
+        if isinstance(v, ir.BlockArgument):
+            return False
+        op = v.owner.operation
+        return op.name == "arith.constant" and ir.IntegerAttr(op.attributes["value"]).value != 0
+
+    def _cast(self, name, x, v):
+        target = value_dtype(v, self.buffers)
+        if name.startswith("arith.index_cast") and (
+                isinstance(v.type, ir.IndexType) or target == "int32"):
+            return self.expr(x)          # index <-> int32 is no cast in TensorIR
+        return f'T.Cast("{target}", {self.text(x)})', ATOM
+
+    def _if_then_else(self, op):
+        if len(op.results) != 1:
+            raise TIRError("scf.if with results must yield exactly one value")
+        cond = self.text(op.operands[0])
+        branches = []
+        for region in op.regions:
+            ops = list(region.blocks[0].operations)
+            branches.append(self.text(ops[-1].operands[0]))
+        return f"T.if_then_else({cond}, {branches[0]}, {branches[1]})", ATOM

@@ -1,0 +1,295 @@
+"""Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
+from mlir import ir
+
+from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops
+from tir_mlir.errors import TIRError
+from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.printer.buffers import arg_attrs, buffer_infos
+from tir_mlir.printer.expr import ExprPrinter, value_dtype
+from tir_mlir.printer.literals import dict_text, shape_text
+from tir_mlir.printer.names import Namer
+from tir_mlir.regions import block_regions
+
+IND = "    "
+ALLOCS = ("memref.alloc", "memref.alloca")
+# Expression ops are printed inline where used; these are the ops that are statements.
+SKIPPED = ("memref.dealloc", "scf.yield")
+
+
+def _str(attrs, key, default=None):
+    return ir.StringAttr(attrs[key]).value if key in attrs else default
+
+
+class FuncPrinter:
+    def __init__(self, func_op):
+        self.func = func_op
+        self.namer = Namer()
+        self.buffers = buffer_infos(func_op)
+        self.ex = ExprPrinter(self.namer, self.buffers)
+        self.lines = []
+        self.depth = 0
+        self.loop_of = {}          # loop IV -> Loop, for the loops enclosing the current point
+
+    # --- output --------------------------------------------------------------------------
+    def emit(self, text: str):
+        self.lines.append(IND * self.depth + text)
+
+    def print(self) -> str:
+        fname = ir.StringAttr(self.func.attributes["sym_name"]).value
+        entry = self.func.regions[0].blocks[0]
+        params, match = [], []
+        for arg, attrs in zip(entry.arguments, arg_attrs(self.func)):
+            if arg not in self.buffers:
+                raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
+            info = self.buffers[arg]
+            if info.param:
+                params.append(f"{self.namer.define(('handle', info.param), info.param)}: T.handle")
+                match.append(arg)
+            else:
+                name = self.namer.define(arg, info.name)
+                params.append(f'{name}: T.Buffer({shape_text(info.shape)}, "{info.dtype}")')
+        self.emit("@T.prim_func")
+        self.emit(f"def {fname}({', '.join(params)}):")
+        self.depth += 1
+        attrs = self._func_attrs(fname)
+        if attrs:
+            self.emit(f"T.func_attr({dict_text(attrs)})")
+        for arg in match:
+            info = self.buffers[arg]
+            handle = self.namer[("handle", info.param)]
+            self.emit(f"{self.namer.define(arg, info.name)} = "
+                      f"{self._decl('match_buffer', info, handle)}")
+        ops = body_ops(entry)
+        ops = [o for o in ops if o.name != "func.return"]
+        root = self._implicit_root(ops)
+        if root is not None:
+            ops = body_ops(root.body)
+        has_blocks = root is not None or self._contains_block(ops)
+        allocs = [o for o in ops if o.name in ALLOCS]
+        if has_blocks or allocs:
+            self.emit('# with T.block("root"):')
+        self._allocs(allocs)
+        self.stmts([o for o in ops if o.name not in ALLOCS])
+        if not ops:
+            self.emit("T.evaluate(0)")
+        return "\n".join(self.lines)
+
+    def _func_attrs(self, fname) -> dict:
+        a = self.func.attributes
+        if "tir.func_attrs" not in a:
+            return {}
+        d = {n.name: n.attr for n in ir.DictAttr(a["tir.func_attrs"])}
+        gs = d.get("global_symbol")
+        if gs is not None and isinstance(gs, ir.StringAttr) and gs.value == fname:
+            del d["global_symbol"]      # TVM hides a global_symbol equal to the name
+        return d
+
+    @staticmethod
+    def _implicit_root(ops):
+        """An explicit `with T.block("root")` around the whole body prints as TVM's comment."""
+        if len(ops) == 1 and Block.is_block(ops[0]):
+            b = Block(ops[0])
+            if (b.name == "root" and not b.iter_names and b.init is None
+                    and b.predicate is None and not b.annotations):
+                return b
+        return None
+
+    @staticmethod
+    def _contains_block(ops):
+        found = []
+
+        def visit(op):
+            if Block.is_block(op):
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+        for op in ops:
+            op.walk(visit)
+            if found:
+                return True
+        return False
+
+    def _decl(self, fn, info, *args) -> str:
+        parts = list(args) + [shape_text(info.shape)]
+        if info.dtype != "float32":
+            parts.append(f'"{info.dtype}"')
+        if info.scope != "global":
+            parts.append(f'scope="{info.scope}"')
+        return f"T.{fn}({', '.join(parts)})"
+
+    def _allocs(self, allocs):
+        for op in allocs:
+            info = self.buffers[op.results[0]]
+            name = self.namer.define(op.results[0], info.name)
+            self.emit(f"{name} = {self._decl('alloc_buffer', info)}")
+
+    # --- statements ----------------------------------------------------------------------
+    def stmts(self, ops):
+        for op in ops:
+            self.stmt(op)
+
+    def stmt(self, op):
+        name = op.name
+        if "tir.let_name" in op.attributes:
+            return self._let(op)
+        if Loop.is_loop(op):
+            return self.loop(op)
+        if Block.is_block(op):
+            return self.block(Block(op))
+        if name == "memref.store":
+            val, buf, idx = op.operands[0], op.operands[1], list(op.operands)[2:]
+            return self.emit(f"{self.ex.load(buf, idx)} = {self.ex.text(val)}")
+        if name == "tir.evaluate":
+            return self.emit(f"T.evaluate({self.ex.text(op.operands[0])})")
+        if name == "scf.if" and len(op.results) == 0:
+            return self._if(op)
+        if name in ALLOCS:
+            return self._allocs([op])
+        if name in SKIPPED or len(op.results) == 1:
+            return None                 # an expression: printed where it is used
+        raise TIRError(f"the printer does not know the statement '{name}'")
+
+    def _let(self, op):
+        v = op.results[0]
+        text = self.ex.op_expr(op, v)[0]
+        name = self.namer.define(v, _str(op.attributes, "tir.let_name"))
+        self.emit(f"{name}: T.{value_dtype(v, self.buffers)} = {text}")
+
+    def _nested(self, ops):
+        self.depth += 1
+        with self.namer.scope():
+            if ops:
+                self.stmts(ops)
+            else:
+                self.emit("T.evaluate(0)")
+        self.depth -= 1
+
+    def _if(self, op):
+        self.emit(f"if {self.ex.text(op.operands[0])}:")
+        self._nested(body_ops(op.regions[0].blocks[0]) if op.regions[0].blocks else [])
+        if len(op.regions) > 1 and len(op.regions[1].blocks):
+            ops = [o for o in body_ops(op.regions[1].blocks[0]) if o.name != "scf.yield"]
+            if ops:
+                self.emit("else:")
+                self._nested(ops)
+
+    # --- loops ---------------------------------------------------------------------------
+    @staticmethod
+    def _is_grid_loop(loop: Loop) -> bool:
+        return loop.kind == "serial" and loop.min == 0 and not loop.annotations
+
+    def loop(self, op):
+        loops = [Loop(op)]
+        while self._is_grid_loop(loops[-1]):
+            inner = [o for o in body_ops(loops[-1].body)]
+            if len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0])):
+                loops.append(Loop(inner[0]))
+            else:
+                break
+        with self.namer.scope():
+            names = [self.namer.define(l.iv, l.name) for l in loops]
+            for l in loops:
+                self.loop_of[l.iv] = l
+            if len(loops) > 1:
+                extents = ", ".join(str(l.extent) for l in loops)
+                self.emit(f"for {', '.join(names)} in T.grid({extents}):")
+            else:
+                self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
+            self.depth += 1
+            body = body_ops(loops[-1].body)
+            self.stmts(body) if body else self.emit("T.evaluate(0)")
+            self.depth -= 1
+            for l in loops:
+                del self.loop_of[l.iv]
+
+    @staticmethod
+    def _loop_iter(loop: Loop) -> str:
+        args = [str(loop.extent)] if loop.min == 0 else [str(loop.min), str(loop.min + loop.extent)]
+        kind = loop.kind
+        if kind == "thread_binding":
+            args.append(f'thread="{loop.thread}"')
+        if loop.annotations:
+            args.append(f"annotations={dict_text(loop.annotations)}")
+        fn = {"serial": "T.serial", "parallel": "T.parallel", "vectorized": "T.vectorized",
+              "unroll": "T.unroll", "thread_binding": "T.thread_binding"}[kind]
+        if kind == "serial" and not loop.annotations:
+            fn = "range"
+        return f"{fn}({', '.join(args)})"
+
+    # --- blocks --------------------------------------------------------------------------
+    def block(self, b: Block):
+        self.emit(f'with T.block("{b.name}"):')
+        self.depth += 1
+        with self.namer.scope():
+            dim_names = [self.ex.text(d) for d in b.dims]
+            self._iter_vars(b, dim_names)
+            if b.predicate is not None:
+                cs = [constraint_text(c.expr, c.is_eq, dim_names) for c in b.predicate.constraints]
+                self.emit(f"T.where({' and '.join(cs)})")
+            regions = block_regions(b.op)
+            self.emit(f"T.reads({self._regions(regions.reads, b)})")
+            self.emit(f"T.writes({self._regions(regions.writes, b)})")
+            if b.annotations:
+                self.emit(f"T.block_attr({dict_text(b.annotations)})")
+            body = body_ops(b.body)
+            self._allocs([o for o in body if o.name in ALLOCS])
+            if b.init is not None:
+                for arg, var in zip(b.init.arguments, b.iter_vars):
+                    self.namer.alias(arg, self.namer[var])
+                self.emit("with T.init():")
+                self._nested(body_ops(b.init))
+            rest = [o for o in body if o.name not in ALLOCS]
+            self.stmts(rest) if rest else self.emit("T.evaluate(0)")
+        self.depth -= 1
+
+    def _iter_vars(self, b: Block, dim_names):
+        """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""
+        results = b.bindings.results
+        run = []
+
+        def flush():
+            if len(run) == 1:
+                single(run[0])
+            elif run:
+                lhs = ", ".join(self.namer.define(b.iter_vars[k], b.iter_names[k]) for k in run)
+                kinds = "".join(b.iter_types[k] for k in run)
+                rhs = ", ".join(affine_text(results[k], dim_names)[0] for k in run)
+                self.emit(f'{lhs} = T.axis.remap("{kinds}", [{rhs}])')
+            run.clear()
+
+        def single(k):
+            lo, ext = b.domains[k]
+            dom = str(ext) if lo == 0 else f"({lo}, {lo + ext})"
+            binding = affine_text(results[k], dim_names)[0]
+            name = self.namer.define(b.iter_vars[k], b.iter_names[k])
+            self.emit(f"{name} = T.axis.{ITER_KINDS[b.iter_types[k]]}({dom}, {binding})")
+
+        for k in range(len(b.iter_names)):
+            if self._remappable(b, k):
+                run.append(k)
+            else:
+                flush()
+                single(k)
+        flush()
+
+    def _remappable(self, b: Block, k) -> bool:
+        e = b.bindings.results[k]
+        if b.iter_types[k] not in "SR" or not isinstance(e, ir.AffineDimExpr):
+            return False
+        loop = self.loop_of.get(b.dims[e.position])
+        return loop is not None and (loop.min, loop.extent) == tuple(b.domains[k])
+
+    def _regions(self, regions, b: Block) -> str:
+        out = []
+        for r in regions:
+            names = [self.namer[v] for v in b.iter_vars] + [self.ex.text(v) for v in r.free]
+            idx = []
+            for e, ext in r.ranges:
+                lo = affine_text(e, names)[0]
+                if ext == 1:
+                    idx.append(lo)
+                else:
+                    hi = affine_text(e + ext, names)[0]
+                    idx.append(f"{lo}:{hi}")
+            out.append(f"{self.namer[r.buffer]}[{', '.join(idx) if idx else '()'}]")
+        return ", ".join(out)

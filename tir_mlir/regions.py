@@ -1,0 +1,270 @@
+"""Read/write regions of a `tir.block`, inferred from its loads and stores.
+
+`T.reads`/`T.writes` are not stored in the IR (design.md); this recomputes them the way TVM's
+block access region detector does, for the printer and for schedule legality checks.
+
+    regions = block_regions(block_op)
+    regions.reads / regions.writes: list of BufferRegion, in order of first access
+    BufferRegion.buffer  the memref value
+    BufferRegion.ranges  one (min, extent) per buffer dimension: `min` an ir.AffineExpr,
+                         `extent` an int; dims 0..n-1 of `min` are the block's iter vars (its
+                         body arguments, in order), dims n.. are the values in `free`
+    BufferRegion.free    values from outside the block used in indices (e.g. loop vars read
+                         directly by a block without iter vars)
+
+Rules, as in TVM: the init region is visited before the body; loops inside the block are
+relaxed over their ranges (`A[vi, k]` under `for k in range(128)` gives `A[vi, 0:128]`);
+nested blocks contribute their own regions with their bindings substituted; accesses to one
+buffer are merged per dimension (a union that cannot be expressed, or an index that is not
+affine such as a data-dependent one, widens to the whole dimension); buffers allocated inside
+the block are left out; a block with an init does not list its written buffers as reads.
+"""
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+
+
+@dataclass
+class BufferRegion:
+    buffer: ir.Value
+    ranges: List[Tuple[ir.AffineExpr, int]]
+    free: List[ir.Value] = field(default_factory=list)
+
+
+@dataclass
+class Regions:
+    reads: List[BufferRegion]
+    writes: List[BufferRegion]
+
+
+def _c(v: int) -> ir.AffineExpr:
+    return ir.AffineConstantExpr.get(v)
+
+
+def _const(e) -> Optional[int]:
+    e = e.maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+
+class _Space:
+    """Affine dims of one analysis: iter vars first, then loop vars and outside values."""
+
+    def __init__(self, iter_vars):
+        self.values = list(iter_vars)
+        self.n_iter = len(self.values)
+        self.index = {v: k for k, v in enumerate(self.values)}
+        self.ranges = {}          # dim of a loop inside the block -> (min, extent)
+        self.inner = set()        # values defined inside the block (not free)
+
+    def dim(self, v) -> ir.AffineExpr:
+        if v not in self.index:
+            self.index[v] = len(self.values)
+            self.values.append(v)
+        return ir.AffineDimExpr.get(self.index[v])
+
+    def simplify(self, e):
+        return ir.AffineExpr.simplify_affine_expr(e, len(self.values), 0)
+
+    def to_affine(self, v) -> Optional[ir.AffineExpr]:
+        """The index value as an affine expression, None when it is not affine."""
+        if v in self.index or isinstance(v, ir.BlockArgument):
+            return self.dim(v)
+        op = v.owner.operation
+        name, args = op.name, list(op.operands)
+        if name == "arith.constant":
+            return _c(ir.IntegerAttr(op.attributes["value"]).value) \
+                if isinstance(op.attributes["value"], ir.IntegerAttr) else None
+        if name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.trunci"):
+            return self.to_affine(args[0])
+        if name == "affine.apply":
+            m = ir.AffineMapAttr(op.attributes["map"]).value
+            ops = [self.to_affine(a) for a in args]
+            if any(o is None for o in ops) or m.n_symbols:
+                return None
+            inner = ir.AffineMap.get(len(self.values), 0, ops)
+            return self.simplify(m.results[0].compose(inner))
+        sub = [self.to_affine(a) for a in args]
+        if any(o is None for o in sub) or len(sub) != 2:
+            return None
+        a, b = sub
+        if name == "arith.addi":
+            return a + b
+        if name == "arith.subi":
+            return self.simplify(a + b * -1)
+        if name == "arith.muli" and (_const(a) is not None or _const(b) is not None):
+            return a * b if _const(b) is not None else b * a
+        callee = ir.StringAttr(op.attributes["callee"]).value if name == "tir.call" else None
+        if _const(b) is not None and _const(b) > 0:
+            if name == "arith.floordivsi" or callee == "floordiv":
+                return ir.AffineExpr.get_floor_div(a, b)
+            if callee == "floormod":
+                return ir.AffineExpr.get_mod(a, b)
+        return None
+
+    def uses_ranges(self, e) -> bool:
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            return e.position in self.ranges
+        if isinstance(e, ir.AffineBinaryExpr):
+            return self.uses_ranges(e.lhs) or self.uses_ranges(e.rhs)
+        return False
+
+    def bounds(self, e):
+        """(lo, hi) of e over the ranges of inner loops (inclusive), or None."""
+        e = e.maybe_downcast()
+        if not self.uses_ranges(e):
+            return e, e
+        if isinstance(e, ir.AffineDimExpr):
+            lo, ext = self.ranges[e.position]
+            return _c(lo), _c(lo + ext - 1)
+        if isinstance(e, ir.AffineAddExpr):
+            a, b = self.bounds(e.lhs), self.bounds(e.rhs)
+            return (a[0] + b[0], a[1] + b[1]) if a and b else None
+        c = _const(e.rhs)
+        if c is None:
+            return None
+        inner = self.bounds(e.lhs)
+        if inner is None:
+            return None
+        lo, hi = inner
+        if isinstance(e, ir.AffineMulExpr):
+            return (lo * c, hi * c) if c >= 0 else (hi * c, lo * c)
+        if isinstance(e, ir.AffineFloorDivExpr) and c > 0:
+            return ir.AffineExpr.get_floor_div(lo, e.rhs), ir.AffineExpr.get_floor_div(hi, e.rhs)
+        if isinstance(e, ir.AffineModExpr) and c > 0:
+            return _c(0), _c(c - 1)
+        return None
+
+
+class _Detector:
+    def __init__(self, block: Block):
+        self.space = _Space(block.iter_vars)
+        self.reads, self.writes = [], []      # [buffer, [range or None]]
+        self.local = set()
+
+    def visit(self, ops, iter_alias=None):
+        for op in ops:
+            name = op.name
+            if name in ("memref.alloc", "memref.alloca"):
+                self.local.add(op.results[0])
+            elif name == "memref.load":
+                self.access(self.reads, op.operands[0], list(op.operands)[1:])
+            elif name == "memref.store":
+                self.access(self.writes, op.operands[1], list(op.operands)[2:])
+            elif Loop.is_loop(op):
+                loop = Loop(op)
+                d = self.space.dim(loop.iv)
+                self.space.ranges[d.position] = (loop.min, loop.extent)
+                self.visit(body_ops(loop.body))
+            elif Block.is_block(op):
+                self.nested(Block(op))
+            else:
+                for region in op.regions:
+                    for blk in region.blocks:
+                        self.visit([o.operation for o in blk.operations])
+
+    def relax(self, e: ir.AffineExpr, ext: int):
+        b = self.space.bounds(e)
+        if b is None:
+            return None
+        lo, hi = (self.space.simplify(x) for x in b)
+        span = _const(self.space.simplify(hi + lo * -1))
+        return None if span is None else (lo, span + ext)
+
+    def access(self, table, buf, indices):
+        ranges = []
+        for i in indices:
+            e = self.space.to_affine(i)
+            ranges.append(None if e is None else self.relax(self.space.simplify(e), 1))
+        self.merge(table, buf, ranges)
+
+    def nested(self, child: Block):
+        sub = block_regions(child.op)
+        dims = [self.space.to_affine(d) for d in child.dims]
+        for table, regions in ((self.reads, sub.reads), (self.writes, sub.writes)):
+            for r in regions:
+                free = [self.space.to_affine(v) for v in r.free]
+                if any(x is None for x in dims + free):
+                    self.merge(table, r.buffer, [None] * len(r.ranges))
+                    continue
+                outer = ir.AffineMap.get(len(self.space.values), 0, dims)
+                iters = [b.compose(outer) for b in child.bindings.results]
+                subst = ir.AffineMap.get(len(self.space.values), 0, iters + free)
+                self.merge(table, r.buffer, [self.relax(self.space.simplify(m.compose(subst)), e)
+                                             for m, e in r.ranges])
+
+    def merge(self, table, buf, ranges):
+        for entry in table:
+            if entry[0] == buf:
+                entry[1] = [_union(a, b, self.space) for a, b in zip(entry[1], ranges)]
+                return
+        table.append([buf, ranges])
+
+    def result(self, table, drop=()):
+        out = []
+        for buf, ranges in table:
+            if buf in self.local or buf in drop:
+                continue
+            shape = ir.MemRefType(buf.type).shape
+            full = [r if r is not None else (_c(0), shape[k]) for k, r in enumerate(ranges)]
+            out.append((buf, full))
+        return out
+
+
+def _union(a, b, space):
+    if a is None or b is None:
+        return None
+    (lo1, e1), (lo2, e2) = a, b
+    d = _const(space.simplify(lo2 + lo1 * -1))
+    if d is None:
+        return None
+    lo = lo1 if d >= 0 else lo2
+    return lo, max(e1, d + e2) if d >= 0 else max(e1 - d, e2)
+
+
+def block_regions(block_op) -> Regions:
+    """Inferred read and write regions of a tir.block (see the module docstring)."""
+    with block_op.context:
+        return _block_regions(Block(block_op))
+
+
+def _block_regions(block: Block) -> Regions:
+    det = _Detector(block)
+    if block.init is not None:
+        # The init's arguments are its own copy of the iter vars: same dims.
+        for k, a in enumerate(block.init.arguments):
+            det.space.index[a] = k
+        det.visit(body_ops(block.init))
+    det.visit(body_ops(block.body))
+    writes = det.result(det.writes)
+    drop = {b for b, _ in writes} if block.init is not None else ()
+    reads = det.result(det.reads, drop)
+    return Regions(_finish(reads, det.space), _finish(writes, det.space))
+
+
+def _finish(entries, space) -> list:
+    """Renumber dims: iter vars stay 0..n-1, outside values follow in order of use."""
+    free = []
+    for _, ranges in entries:
+        for e, _ in ranges:
+            _collect_free(e, space, free)
+    new = [ir.AffineDimExpr.get(k) for k in range(space.n_iter)]
+    pos = {d: space.n_iter + k for k, d in enumerate(free)}
+    new += [ir.AffineDimExpr.get(pos.get(d, 0)) for d in range(space.n_iter, len(space.values))]
+    m = ir.AffineMap.get(len(space.values), 0, new)
+    values = [space.values[d] for d in free]
+    return [BufferRegion(buf, [(e.compose(m), ext) for e, ext in ranges], values)
+            for buf, ranges in entries]
+
+
+def _collect_free(e, space, out):
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        if e.position >= space.n_iter and e.position not in out:
+            out.append(e.position)
+    elif isinstance(e, ir.AffineBinaryExpr):
+        _collect_free(e.lhs, space, out)
+        _collect_free(e.rhs, space, out)

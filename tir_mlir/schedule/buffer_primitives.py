@@ -1,0 +1,99 @@
+"""Schedule methods for buffer and reduction primitives, tensorize, and the TE counterparts.
+
+A mixin of `Schedule` (listed in schedule.py's `_MIXINS`); each method has TVM 0.21's name,
+parameters and defaults, and delegates to a rewrite in `tir_mlir/passes/schedule/`.
+"""
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import (
+    blockize as _blockize, cache_read_write as _cache, decompose_reduction as _decompose,
+    prefetch as _prefetch, rfactor as _rfactor, set_scope as _set_scope,
+    storage_align as _align, store_predicate as _pred, tensorize as _tensorize,
+    transform_layout as _layout)
+from tir_mlir.schedule.handles import BlockRV, LoopRV
+from tir_mlir.schedule.primitive import primitive
+
+
+class BufferPrimitives:
+    def _blocks(self, blocks) -> Optional[List[Block]]:
+        return None if blocks is None else [Block(self._block(b)) for b in blocks]
+
+    @primitive
+    def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
+                   consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+        """Copy read buffer `read_buffer_index` of `block` into a new `storage_scope` buffer
+        that the consumers read instead; returns the copy block."""
+        copy = _cache.cache_read(Block(self._block(block)), read_buffer_index, storage_scope,
+                                 self._blocks(consumer_blocks))
+        return self._handle(copy.op, BlockRV)
+
+    @primitive
+    def cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
+                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+        """Make `block` write a new `storage_scope` buffer, copied back to the original by
+        a new block placed after it (returned)."""
+        copy = _cache.cache_write(Block(self._block(block)), write_buffer_index, storage_scope,
+                                  self._blocks(consumer_blocks))
+        return self._handle(copy.op, BlockRV)
+
+    @primitive
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        _set_scope.set_scope(Block(self._block(block)), buffer_index, storage_scope)
+
+    @primitive
+    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        _align.storage_align(Block(self._block(block)), buffer_index, axis, factor, offset)
+
+    @primitive
+    def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
+                         index_map: Callable, pad_value=None,
+                         assume_injective_transform: bool = False) -> None:
+        if pad_value is not None:
+            raise ScheduleError("transform_layout: pad_value is not supported")
+        _layout.transform_layout(Block(self._block(block)), buffer, index_map)
+
+    @primitive
+    def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        rf = _rfactor.rfactor(Loop(self._resolve(loop, LoopRV)), factor_axis)
+        return self._handle(rf.op, BlockRV)
+
+    @primitive
+    def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        init = _decompose.decompose_reduction(Block(self._block(block)),
+                                              Loop(self._resolve(loop, LoopRV)))
+        return self._handle(init.op, BlockRV)
+
+    @primitive
+    def blockize(self, target: Union[LoopRV, List[BlockRV]],
+                 preserve_unit_iters: bool = True) -> BlockRV:
+        if not isinstance(target, LoopRV):
+            raise ScheduleError("blockize: only a loop target is supported")
+        outer = _blockize.blockize(Loop(self._resolve(target, LoopRV)))
+        return self._handle(outer.op, BlockRV)
+
+    @primitive
+    def tensorize(self, block_or_loop: Union[BlockRV, LoopRV], tensor_intrin: str,
+                  preserve_unit_iters: bool = True) -> None:
+        from tir_mlir.schedule.tensor_intrin import TensorIntrin
+        intrin = TensorIntrin.get(tensor_intrin)
+        if isinstance(block_or_loop, LoopRV):
+            block = _blockize.blockize(Loop(self._resolve(block_or_loop, LoopRV)))
+        else:
+            block = Block(self._block(block_or_loop))
+        _tensorize.tensorize(block, intrin.desc_func, intrin.impl_func, tensor_intrin)
+
+    @primitive
+    def prefetch(self, block: BlockRV, buffer_index: int, loop: LoopRV,
+                 offset: int = 1) -> None:
+        """TE's `s[B].prefetch(A, loop, offset)`: tir_mlir only (TensorIR dropped it)."""
+        _prefetch.prefetch(Block(self._block(block)), buffer_index,
+                           Loop(self._resolve(loop, LoopRV)), offset)
+
+    @primitive
+    def set_store_predicate(self, block: BlockRV, predicate: Callable) -> None:
+        """TE's `s[B].set_store_predicate(cond)`: tir_mlir only. `predicate` is a Python
+        function of the block's iter vars returning a conjunction of comparisons."""
+        _pred.set_store_predicate(Block(self._block(block)), predicate)

@@ -1,0 +1,71 @@
+"""The `@primitive` decorator: what makes a Schedule method a schedule primitive.
+
+It
+  * records the call (method name, arguments by parameter name with defaults filled in,
+    outputs) in `sch.trace`, naming output handles b0/l1/...;
+  * snapshots the module and restores it on ANY exception, so a failing primitive leaves
+    `sch.mod` exactly as it was; ScheduleErrors pass through, other errors are wrapped in a
+    ScheduleError naming the primitive;
+  * runs the method inside the tir MLIR context (and an unknown default location);
+  * verifies the module after the outermost primitive (malformed IR -> restore + error).
+Primitives may call other primitives: only the outermost one is a transaction and recorded.
+Replay needs nothing per primitive: `Trace.apply_to_schedule` calls the method by name.
+"""
+import functools
+import inspect
+
+from mlir import ir
+
+from tir_mlir.context import get_context
+from tir_mlir.errors import ScheduleError
+from tir_mlir.schedule.trace import Instruction
+
+
+def primitive(fn=None, *, macro: bool = False):
+    """Wrap a Schedule method as a traced, transactional primitive.
+
+    `macro=True`: the method only calls other primitives; they are recorded instead of it (so
+    the trace stays TVM-compatible), but the whole macro is still one transaction."""
+    if fn is None:
+        return functools.partial(primitive, macro=macro)
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        record = not self._recording and not macro
+        inst = Instruction(fn.__name__, {k: v for k, v in bound.arguments.items() if k != "self"})
+        outermost = self._depth == 0
+        if outermost:
+            saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
+                     len(self._trace))
+        self._depth += 1
+        prev_recording, prev_inst = self._recording, self._inst
+        self._inst = inst if record else None
+        if record:
+            self._recording = True
+            self._step = len(self._trace)
+        try:
+            with get_context(), ir.Location.unknown():
+                result = fn(self, *args, **kwargs)
+                if outermost:
+                    self._verify(fn.__name__)
+        except Exception as e:
+            if outermost:
+                (self._mod, self._consumed, self._next_sid, self._next_name, n) = saved
+                del self._trace.insts[n:]
+            if isinstance(e, ScheduleError):
+                raise
+            raise ScheduleError(f"{fn.__name__}: {type(e).__name__}: {e}") from e
+        finally:
+            self._depth -= 1
+            self._recording, self._inst = prev_recording, prev_inst
+        if record:
+            inst.outputs = result
+            for rv in inst.output_list():
+                self._name(rv)
+            self._trace.append(inst)
+        return result
+    wrapper.is_primitive = True
+    return wrapper

@@ -1,0 +1,271 @@
+"""`Schedule`: TVM 0.21's tir.Schedule API over an MLIR module.
+
+Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive.py: trace,
+snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
+Groups of primitives written elsewhere are mixin classes listed in `_MIXINS`.
+"""
+import importlib
+from typing import List, Optional, Sequence, Union
+
+from mlir import ir
+
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.module import IRModule
+from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
+                                      fuse as _fuse, loop_kind, reorder as _reorder,
+                                      split as _split, tile as _tile)
+from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.primitive import primitive
+from tir_mlir.schedule.trace import Trace
+
+BlockOrLoop = Union[BlockRV, LoopRV]
+
+
+# (module, class) of primitive groups defined outside this file; a missing module is skipped
+# so the schedule keeps working while a group is being written.
+_MIXINS = (
+    ("tir_mlir.schedule.block_motion", "BlockMotion"),
+)
+
+
+def _mixins() -> tuple:
+    out = []
+    for module, cls in _MIXINS:
+        try:
+            out.append(getattr(importlib.import_module(module), cls))
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+    return tuple(out)
+
+
+class Schedule(*_mixins()):
+    """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
+    primitives applied so far. `seed` is kept for sampling primitives."""
+
+    def __init__(self, mod: IRModule, seed: Optional[int] = None):
+        if not isinstance(mod, IRModule):
+            raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
+        self._mod = mod.copy()
+        self.seed = seed
+        self._trace = Trace()
+        self._consumed = {}          # sid -> (primitive name, trace step)
+        self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
+                                  for op in analysis.walk(f) if SID in op.attributes],
+                                 default=-1)
+        self._next_name = 0
+        self._depth = 0
+        self._recording = False
+        self._inst = None
+        self._step = 0
+
+    @property
+    def mod(self) -> IRModule:
+        return self._mod
+
+    @property
+    def trace(self) -> Trace:
+        return self._trace
+
+    def copy(self) -> "Schedule":
+        """An independent schedule with the same module, trace and handles."""
+        new = Schedule.__new__(Schedule)
+        new.__dict__.update(self.__dict__)
+        new._mod = self._mod.copy()
+        new._trace = self._trace.copy()
+        new._consumed = dict(self._consumed)
+        return new
+
+    # --- handles (for primitive implementations) ----------------------------------------------
+    def _handle(self, op: ir.Operation, cls=None) -> _RV:
+        """A new handle for `op`, giving the op a stable id if it has none yet."""
+        op = analysis.op_of(op)
+        if SID not in op.attributes:
+            op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                    self._next_sid)
+            self._next_sid += 1
+        cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
+        return cls(_sid(op))
+
+    def _resolve(self, rv, kind=None) -> ir.Operation:
+        """The op a handle stands for; ScheduleError if it was consumed or is gone."""
+        if kind is not None and not isinstance(rv, kind):
+            want = " or ".join(k.KIND for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise ScheduleError(f"expected a {want} handle, got {rv!r}")
+        if not isinstance(rv, _RV):
+            raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
+        if rv.sid in self._consumed:
+            prim, step = self._consumed[rv.sid]
+            raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
+        with get_context():
+            for f in self._mod.functions.values():
+                for op in analysis.walk(f):
+                    if SID in op.attributes and _sid(op) == rv.sid:
+                        return op
+        raise ScheduleError(f"{rv.describe()} no longer exists in the module")
+
+    def _consume(self, rv: _RV, by: str):
+        """Mark a handle's op as gone (erased by primitive `by`)."""
+        self._consumed[rv.sid] = (by, self._step)
+
+    def _note(self, **args):
+        """Canonicalize recorded arguments (e.g. get_block's resolved func_name)."""
+        if self._inst is not None:
+            self._inst.args.update(args)
+
+    def _name(self, rv: _RV):
+        if rv.name is None:
+            rv.name = f"{rv.PREFIX}{self._next_name}"
+            self._next_name += 1
+
+    def _verify(self, prim: str):
+        try:
+            ok = self._mod.module.operation.verify()
+        except ir.MLIRError as e:
+            raise ScheduleError(f"{prim}: internal error: produced invalid IR: {e}") from e
+        if not ok:
+            raise ScheduleError(f"{prim}: internal error: produced invalid IR")
+
+    def get(self, rv: BlockOrLoop) -> Union[Block, Loop]:
+        """A view of the block / loop a handle stands for."""
+        op = self._resolve(rv)
+        return Block(op) if analysis.is_block(op) else Loop(op)
+
+    # --- queries -------------------------------------------------------------------------------
+    def _func(self, func_name: Optional[str]) -> str:
+        funcs = list(self._mod.functions)
+        if func_name is None:
+            if len(funcs) == 1:
+                return funcs[0]
+            if "main" in funcs:
+                return "main"
+            raise ScheduleError(f"the module has several functions ({', '.join(funcs)}) and "
+                                f"none is 'main': pass func_name")
+        if func_name not in funcs:
+            raise ScheduleError(f"no function named {func_name!r}; the module has "
+                                f"{', '.join(funcs) or 'none'}")
+        return func_name
+
+    def _block(self, block: Union[BlockRV, str]) -> ir.Operation:
+        if isinstance(block, str):
+            block = self.get_block(block)
+        return self._resolve(block, BlockRV)
+
+    @primitive
+    def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
+        func = self._func(func_name)
+        self._note(func_name=func)
+        found = [op for op in analysis.walk(self._mod[func])
+                 if analysis.is_block(op) and Block(op).name == name]
+        if not found:
+            raise ScheduleError(f"Cannot find a block with the name: {name} "
+                                f"(in function {func!r})")
+        if len(found) > 1:
+            raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
+        return self._handle(found[0], BlockRV)
+
+    @primitive
+    def get_loops(self, block: Union[BlockRV, str]) -> List[LoopRV]:
+        return [self._handle(lp, LoopRV) for lp in analysis.enclosing_loops(self._block(block))]
+
+    @primitive
+    def get_child_blocks(self, block_or_loop: BlockOrLoop) -> List[BlockRV]:
+        op = self._resolve(block_or_loop, (BlockRV, LoopRV))
+        return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
+
+    def _scope_blocks(self, op):
+        p = analysis.parent_op(op)
+        while not analysis.is_block(p) and p.name != "func.func":
+            p = analysis.parent_op(p)
+        return analysis.child_blocks(p)
+
+    @primitive
+    def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
+        op = self._block(block)
+        reads, _ = analysis.block_reads_writes(op)
+        return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
+                and any(w == r for w in analysis.block_reads_writes(b)[1] for r in reads)]
+
+    @primitive
+    def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
+        op = self._block(block)
+        _, writes = analysis.block_reads_writes(op)
+        return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
+                and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)]
+
+    # --- loop primitives -----------------------------------------------------------------------
+    @primitive
+    def split(self, loop: LoopRV, factors: Sequence[Optional[int]],
+              preserve_unit_iters: bool = True, disable_predication: bool = False, *,
+              names: Optional[Sequence[str]] = None) -> List[LoopRV]:
+        """Split a loop into len(factors) nested loops (one factor may be None: inferred).
+        `names` (tir_mlir only) names the new loops; default `{name}_0`, `{name}_1`, ..."""
+        op = self._resolve(loop, LoopRV)
+        new = _split.split(op, list(factors), preserve_unit_iters=preserve_unit_iters,
+                           disable_predication=disable_predication, names=names)
+        self._consume(loop, "split")
+        return [self._handle(n, LoopRV) for n in new]
+
+    @primitive
+    def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse a perfect nest of loops (outermost first) into one loop `i_j_fused`."""
+        ops = [self._resolve(lp, LoopRV) for lp in loops]
+        new = _fuse.fuse(ops, preserve_unit_iters=preserve_unit_iters)
+        for lp in loops:
+            self._consume(lp, "fuse")
+        return self._handle(new, LoopRV)
+
+    @primitive
+    def reorder(self, *ordered_loops: LoopRV) -> None:
+        """Permute loops of one chain into the given order."""
+        _reorder.reorder([self._resolve(lp, LoopRV) for lp in ordered_loops])
+
+    @primitive
+    def add_unit_loop(self, block_or_loop: BlockOrLoop) -> LoopRV:
+        """Wrap a block or loop in a new loop `u` of extent 1."""
+        return self._handle(_unit.add_unit_loop(self._resolve(block_or_loop, (BlockRV, LoopRV))),
+                            LoopRV)
+
+    @primitive
+    def parallel(self, loop: LoopRV) -> None:
+        loop_kind.parallel(self._resolve(loop, LoopRV))
+
+    @primitive
+    def vectorize(self, loop: LoopRV) -> None:
+        loop_kind.vectorize(self._resolve(loop, LoopRV))
+
+    @primitive
+    def unroll(self, loop: LoopRV) -> None:
+        loop_kind.unroll(self._resolve(loop, LoopRV))
+
+    @primitive
+    def bind(self, loop: LoopRV, thread_axis: str) -> None:
+        loop_kind.bind(self._resolve(loop, LoopRV), thread_axis)
+
+    @primitive
+    def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
+        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, ann_val)
+
+    @primitive
+    def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:
+        _ann.unannotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key)
+
+    @primitive(macro=True)
+    def tile(self, *loops: LoopRV, factors: Sequence[Sequence[Optional[int]]]) -> List[LoopRV]:
+        """tir_mlir only: split every loop by its factor list and reorder level by level.
+        `tile(i, j, factors=[[None, 32], [None, 32]])` returns [i_0, j_0, i_1, j_1]. Recorded
+        in the trace as the splits and the reorder."""
+        _tile.check(len(loops), factors)
+        for lp in loops:
+            self._resolve(lp, LoopRV)
+        parts = [self.split(lp, list(f)) for lp, f in zip(loops, factors)]
+        ordered = [p[level] for level in range(len(factors[0])) for p in parts]
+        self.reorder(*ordered)
+        return ordered
+
+
+def _sid(op) -> int:
+    return ir.IntegerAttr(op.attributes[SID]).value
