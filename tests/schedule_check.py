@@ -7,6 +7,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir import ScheduleError, Schedule, Trace
+from tir_mlir.structural_equal import structural_equal
 
 RNG = np.random.default_rng(0)
 
@@ -29,14 +30,25 @@ def random_args(mod, func):
 
 
 def run(mod, func, args):
+    """Run the JIT-compiled function, bounds-checked (a wrong schedule must fail, not corrupt
+    memory and abort the test process)."""
     args = [a.copy() for a in args]
-    tir_mlir.build(mod)[func](*args)
+    tir_mlir.build(mod, debug=True)[func](*args)
     return args
 
 
-def check_numerics(before, after, func):
+def interp(mod, func, args):
+    from tir_mlir.interpreter import interpret
+    args = [a.copy() for a in args]
+    interpret(mod, func, *args)
+    return args
+
+
+def check_numerics(before, after, func, runner=run):
+    """The scheduled program computes what the unscheduled one does (runner: run = JIT,
+    interp = reference interpreter, for GPU-only loop kinds)."""
     args = random_args(before, func)
-    for x, y in zip(run(before, func, args), run(after, func, args)):
+    for x, y in zip(run(before, func, args), runner(after, func, args)):
         np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-4)
 
 
@@ -47,7 +59,7 @@ def check_replay(sch: Schedule, original):
         fresh = Schedule(original)
         trace.apply_to_schedule(fresh, remove_postproc=False)
         assert fresh.mod.script() == text
-        assert tir_mlir.structural_equal(fresh.mod, sch.mod)
+        assert structural_equal(fresh.mod, sch.mod)
         assert str(fresh.trace) == str(sch.trace)
 
 
@@ -65,11 +77,11 @@ def check_tvm(src: str, sch: Schedule, schedule_fn):
     tvm.ir.assert_structural_equal(a.body, b.body, map_free_vars=True)
 
 
-def check_all(src: str, schedule_fn, func: str, tvm_diff: bool = True) -> Schedule:
+def check_all(src: str, schedule_fn, func: str, tvm_diff: bool = True, runner=run) -> Schedule:
     mod = parse(src)
     sch = Schedule(mod)
     schedule_fn(sch)
-    check_numerics(mod, sch.mod, func)
+    check_numerics(mod, sch.mod, func, runner)
     check_replay(sch, mod)
     if tvm_diff:
         check_tvm(src, sch, schedule_fn)

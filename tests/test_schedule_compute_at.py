@@ -1,7 +1,6 @@
 """compute_at, reverse_compute_at (single and grouped) and compute_root: printed result (as TVM
 0.21 prints it), numerics against the unscheduled program, trace replay, TVM differential, and
 each illegal case (message + module unchanged)."""
-import pytest
 
 from schedule_check import check_all, check_error, parse
 from tir_mlir import Schedule
@@ -89,22 +88,22 @@ def _ew_split(sch):
 def test_compute_at_split_loop():
     sch = check_all(EW, _ew_split, "main")
     assert body(sch) == '''\
-    B = T.alloc_buffer((16, 16))
-    for i, j_0 in T.grid(16, 4):
-        for ax0 in range(4):
-            with T.block("B"):
-                vi = T.axis.spatial(16, i)
-                vj = T.axis.spatial(16, j_0 * 4 + ax0)
-                T.reads(A[vi, vj])
-                T.writes(B[vi, vj])
-                B[vi, vj] = A[vi, vj] * T.float32(2.0)
-        for j_1 in range(4):
-            with T.block("C"):
-                vi = T.axis.spatial(16, i)
-                vj = T.axis.spatial(16, j_0 * 4 + j_1)
-                T.reads(B[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = B[vi, vj] + T.float32(1.0)'''.replace("\n    ", "\n")[4:]
+B = T.alloc_buffer((16, 16))
+for i, j_0 in T.grid(16, 4):
+    for ax0 in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, j_0 * 4 + ax0)
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+    for j_1 in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, j_0 * 4 + j_1)
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] + T.float32(1.0)'''
 
 
 def _rca_unit(sch):
@@ -149,7 +148,8 @@ def _epilogue(sch):
 def test_reverse_compute_at_bias_relu_epilogue():
     sch = check_all(MM_BIAS_RELU, _epilogue, "main")
     text = body(sch)
-    assert '''    for ax0, ax1 in T.grid(4, 4):
+    assert '''
+    for ax0, ax1 in T.grid(4, 4):
         with T.block("D"):
             vi = T.axis.spatial(16, i_0 * 4 + ax0)
             vj = T.axis.spatial(16, j_0 * 4 + ax1)''' in text
@@ -195,9 +195,9 @@ def test_compute_root_undoes_compute_at():
     sch.compute_at(sch.get_block("C"), i)
     sch.compute_root(sch.get_block("C"))
     text = body(sch)
-    assert '''    for ax0, ax1 in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [ax0, ax1])''' in text
+    assert '''for ax0, ax1 in T.grid(16, 16):
+    with T.block("C"):
+        vi, vj = T.axis.remap("SS", [ax0, ax1])''' in text
     assert text.index('T.block("B")') < text.index('T.block("C")') < text.index('T.block("D")')
     from schedule_check import check_numerics, check_replay
     check_numerics(mod, sch.mod, "main")
@@ -207,11 +207,20 @@ def test_compute_root_undoes_compute_at():
     assert sch.mod.script() == before
 
 
+def blocks(sch) -> dict:
+    """Handles of all blocks, fetched before the failing call (get_block is traced too)."""
+    from tir_mlir.passes.schedule.analysis import blocks_under
+    from tir_mlir.dialect.ops import Block
+    names = [Block(b).name for b in blocks_under(next(iter(sch.mod.functions.values())))]
+    return {n: sch.get_block(n) for n in names}
+
+
 # --- illegal cases ----------------------------------------------------------------------------
 def test_error_consumer_not_under_loop():
     sch = Schedule(parse(CHAIN))
     i, _ = sch.get_loops(sch.get_block("D"))
-    check_error(sch, lambda s: s.compute_at(s.get_block("B"), i),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], i),
                 r"compute_at: block 'B' at loop 'i': not all consumers of the block are under "
                 r"the loop \('C' is not\)")
 
@@ -219,7 +228,8 @@ def test_error_consumer_not_under_loop():
 def test_error_producer_not_under_loop():
     sch = Schedule(parse(CHAIN))
     i, _ = sch.get_loops(sch.get_block("B"))
-    check_error(sch, lambda s: s.reverse_compute_at(s.get_block("D"), i),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.reverse_compute_at(blk["D"], i),
                 r"reverse_compute_at: block 'D' at loop 'i': not all producers of the block "
                 r"are under the loop \('C' is not\)")
 
@@ -227,7 +237,8 @@ def test_error_producer_not_under_loop():
 def test_error_loop_is_ancestor():
     sch = Schedule(parse(EW))
     i, _ = sch.get_loops(sch.get_block("B"))
-    check_error(sch, lambda s: s.compute_at(s.get_block("B"), i),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], i),
                 r"block 'B' at loop 'i': the loop is an ancestor of the block")
 
 
@@ -241,7 +252,8 @@ def test_error_not_only_writer():
         with T.block("C"):''')
     sch = Schedule(parse(src))
     loops = sch.get_loops(sch.get_block("C"))
-    check_error(sch, lambda s: s.compute_at(s.get_block("B"), loops[0]),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], loops[0]),
                 r"compute_at: block 'B' at loop 'i': the block is not the only writer of its "
                 r"buffers \(block 'B2' writes them too\)")
 
@@ -251,7 +263,8 @@ def test_error_non_constant_extent():
     sch = Schedule(parse(src))
     i, j = sch.get_loops(sch.get_block("C"))
     i0, i1 = sch.split(i, [None, 4])
-    check_error(sch, lambda s: s.compute_at(s.get_block("B"), i0),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], i0),
                 r"compute_at: block 'B' at loop 'i_0': the region extent depends on the outer "
                 r"loops")
 
@@ -260,7 +273,8 @@ def test_error_bad_index():
     sch = Schedule(parse(CHAIN))
     i, _ = sch.get_loops(sch.get_block("D"))
     sch.compute_at(sch.get_block("C"), i)
-    check_error(sch, lambda s: s.compute_at(s.get_block("B"), i, index=1),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], i, index=1),
                 r"compute_at: block 'B' at loop 'i': index 1 is not a valid position "
                 r"\(valid: 0..0\)")
 
@@ -270,6 +284,7 @@ def test_error_compute_root_between_producer_and_consumer():
     i, _ = sch.get_loops(sch.get_block("D"))
     sch.compute_at(sch.get_block("C"), i)
     sch.compute_at(sch.get_block("B"), i)
-    check_error(sch, lambda s: s.compute_root(s.get_block("C")),
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_root(blk["C"]),
                 r"compute_root: block 'C': no position in the loop body is after all the "
                 r"block's producers and before all its consumers")

@@ -10,20 +10,23 @@ from tir_mlir.context import get_context
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
+from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 
-# Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows.
+# Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
+# (None: an internal step with no emit name).
 TARGETS = {
-    "cpu": [("affine", TirToAffine), ("scf", AffineToScf), ("llvm-dialect", ScfToLLVM)],
+    "cpu": [("affine", TirToAffine), (None, BoolBuffersToI8), ("scf", AffineToScf),
+            ("llvm-dialect", ScfToLLVM)],
 }
 TARGET_ALIASES = {"llvm": "cpu", "c": "cpu"}
 TEXT_EMITS = ("llvm-ir", "asm")
 
 
 def emits(target="cpu"):
-    return ["tir"] + [name for name, _ in TARGETS[_target(target)]] + list(TEXT_EMITS)
+    return ["tir"] + [name for name, _ in TARGETS[_target(target)] if name] + list(TEXT_EMITS)
 
 
 def _target(target: str) -> str:
@@ -37,7 +40,7 @@ def _target(target: str) -> str:
 def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> ir.Module:
     """A lowered copy of `module` (left untouched), stopped after stage `emit`."""
     stages = TARGETS[_target(target)]
-    if emit not in ["tir"] + [n for n, _ in stages]:
+    if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
     with get_context(), module.operation.location:
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))

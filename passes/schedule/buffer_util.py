@@ -203,8 +203,10 @@ def const_value(e: ir.AffineExpr) -> int:
 
 def substitute(expr: ir.AffineExpr, subs: list) -> ir.AffineExpr:
     """expr with dim k replaced by subs[k]."""
-    n = max(len(subs), 1)
-    return expr.compose(ir.AffineMap.get(n, 0, list(subs) or [ir.AffineExpr.get_constant(0)]))
+    if not subs:
+        return expr
+    n = max([len(subs)] + [max(dims_of(s), default=-1) + 1 for s in subs])
+    return expr.compose(ir.AffineMap.get(n, 0, list(subs)))
 
 
 def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:
@@ -212,13 +214,15 @@ def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:
 
 
 def emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
-    """Build `expr` (dims = leaves) as arith ops at the current insertion point."""
+    """Build `expr` (dims = leaves) as arith ops at the current insertion point; a leaf may be
+    a callable making a fresh value per use (to keep expressions tree-shaped)."""
     e = expr.maybe_downcast()
     index = ir.IndexType.get()
     if isinstance(e, ir.AffineConstantExpr):
         return arith.ConstantOp(index, e.value).result
     if isinstance(e, ir.AffineDimExpr):
-        return leaves[e.position]
+        leaf = leaves[e.position]
+        return leaf() if callable(leaf) else leaf
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
     if isinstance(e, ir.AffineAddExpr):
         # a + b * -c prints as a - b * c, a + -c as a - c (TVM style)

@@ -27,11 +27,13 @@ from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
 
-def pick_buffer(block: Block, buffers: list, index: int, what: str) -> ir.Value:
+def pick_buffer(block: Block, buffers: list, index: int, what: str, kind: str) -> ir.Value:
+    """buffers[index], or a ScheduleError naming the block and its `kind` ("read"/"write")
+    buffers."""
     if not 0 <= index < len(buffers):
         names = ", ".join(buffer_name(b) for b in buffers) or "none"
         raise ScheduleError(f"{what}: block {block.name!r} has {len(buffers)} "
-                            f"{'read' if what == 'cache_read' else 'write'} buffer(s) ({names}); "
+                            f"{kind} buffer(s) ({names}); "
                             f"index {index} is out of range")
     return buffers[index]
 
@@ -110,7 +112,7 @@ def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
 
 def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
                consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
-    buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read")
+    buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read", "read")
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")
@@ -129,7 +131,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
 
 def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
                 consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
-    buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write")
+    buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
     _check_root(block, "cache_write")
     func = func_of(block.op)
     consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
@@ -140,7 +142,10 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     for op, kind, v in accesses(block.op):
         if v == buf:
             op.operands[0 if kind == "load" else 1] = cache
-    top = top_stmt(block.op)
+    # the copy back follows the block and the consumers that read the cache (as TVM)
+    stmts = [s.operation for s in func.regions[0].blocks[0].operations]
+    top = max((top_stmt(b.op) for b in [block] + consumers),
+              key=lambda t: next(i for i, s in enumerate(stmts) if s == t))
     copy = make_copy_nest(cache, buf, name, loc, top)
     copy_top = top_stmt(copy.op)
     copy_top.move_after(top)

@@ -23,7 +23,7 @@ KEY = "prefetch"
 
 
 def prefetch(block: Block, buffer_index: int, loop: Loop, offset: int = 1):
-    buf = pick_buffer(block, block_reads(block), buffer_index, "prefetch")
+    buf = pick_buffer(block, block_reads(block), buffer_index, "prefetch", "read")
     if all(l.op != loop.op for l in enclosing_loops(block.op)):
         raise ScheduleError(f"prefetch: loop {loop.name!r} is not an ancestor of block "
                             f"{block.name!r}")

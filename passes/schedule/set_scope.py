@@ -14,7 +14,7 @@ from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 
 def set_scope(block: Block, buffer_index: int, storage_scope: str):
-    buf = pick_buffer(block, block_writes(block), buffer_index, "set_scope")
+    buf = pick_buffer(block, block_writes(block), buffer_index, "set_scope", "write")
     if isinstance(buf.owner, ir.Block):
         raise ScheduleError(f"set_scope: buffer {buffer_name(buf)!r} written by block "
                             f"{block.name!r} is a function parameter, not an allocation")

@@ -24,7 +24,7 @@ KEY = "buffer_dim_align"
 
 
 def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offset: int):
-    buf = pick_buffer(block, block_writes(block), buffer_index, "storage_align")
+    buf = pick_buffer(block, block_writes(block), buffer_index, "storage_align", "write")
     name = buffer_name(buf)
     if is_func_arg(buf):
         raise ScheduleError(f"storage_align: buffer {name!r} of block {block.name!r} is a "

@@ -89,3 +89,43 @@ def constraints(fn: Callable, n: int) -> List[Constraint]:
     if not all(isinstance(c, Constraint) for c in out):
         raise ScheduleError("the predicate must be comparisons joined with &")
     return out
+
+
+def _py(e: ir.AffineExpr, names) -> str:
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return str(e.value)
+    if isinstance(e, ir.AffineDimExpr):
+        return names[e.position]
+    op = {ir.AffineAddExpr: "+", ir.AffineMulExpr: "*", ir.AffineFloorDivExpr: "//",
+          ir.AffineModExpr: "%"}[type(e)]
+    return f"({_py(e.lhs, names)} {op} {_py(e.rhs, names)})"
+
+
+def _names(fn: Callable, n: int) -> list:
+    code = getattr(fn, "__code__", None)
+    names = list(code.co_varnames[:n]) if code and code.co_argcount == n else []
+    return names or [f"v{k}" for k in range(n)]
+
+
+def lambda_text(fn, n: int, predicate: bool = False) -> str:
+    """A canonical `lambda ...: ...` text for fn (recorded in traces, JSON-safe); a str is
+    taken as such a text already."""
+    if isinstance(fn, str):
+        return fn
+    names = _names(fn, n)
+    if predicate:
+        body = " & ".join(f"({_py(c.expr, names)} {'==' if c.is_eq else '>='} 0)"
+                          for c in constraints(fn, n))
+    else:
+        body = "(" + ", ".join(_py(e, names) for e in exprs(fn, n)) + ",)"
+    return f"lambda {', '.join(names)}: {body}"
+
+
+def from_text(fn):
+    """The callable for a lambda text (as recorded by lambda_text), or fn itself."""
+    if not isinstance(fn, str):
+        return fn
+    if not fn.lstrip().startswith("lambda"):
+        raise ScheduleError(f"expected a lambda, got {fn!r}")
+    return eval(fn, {"__builtins__": {}})  # noqa: S307  (a recorded index map / predicate)

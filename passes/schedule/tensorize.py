@@ -25,6 +25,7 @@ from mlir.dialects import arith, memref
 
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.expr_tree import erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, buffer_name, dims_of, emit_index, simplify, substitute, to_affine)
 
@@ -33,17 +34,21 @@ class Mismatch(Exception):
     pass
 
 
+def _is_index(t) -> bool:
+    return isinstance(t, ir.IndexType) or str(t) == "index"
+
+
 def _index_only(op) -> bool:
     """Ops computing indices only (compared as affine expressions at the access)."""
     if op.name in ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi",
                    "affine.apply") or (op.name == "arith.constant" and
-                                       ir.IndexType.isinstance(op.results[0].type)):
-        return all(ir.IndexType.isinstance(r.type) for r in op.results)
-    return op.name == "tir.call" and ir.IndexType.isinstance(op.results[0].type)
+                                       _is_index(op.results[0].type)):
+        return all(_is_index(r.type) for r in op.results)
+    return op.name == "tir.call" and _is_index(op.results[0].type)
 
 
 def _stmts(block: ir.Block) -> list:
-    return [o for o in body_ops(block) if not _index_only(o)]
+    return [o for o in body_ops(block) if not _index_only(o) and o.name != "func.return"]
 
 
 def func_body(func) -> ir.Block:
@@ -202,6 +207,8 @@ class Matcher:
         if k in self.offsets and self.offsets[k] != offs:
             raise Mismatch(f"{where}: accesses to {buffer_name(tbuf)} have different offsets")
         self.offsets[k] = offs
+        if is_load:
+            self._map(d.result, t.result)
 
 
 def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
@@ -236,6 +243,13 @@ def _replace(block: Block, impl_func, iparams, m: Matcher):
         _rebind(clone, iparams, m, leaves)
 
 
+def _const_of(v: ir.Value):
+    o = v.owner
+    if isinstance(o, ir.Block) or o.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(o.attributes["value"]).value
+
+
 def _rebind(root, iparams, m: Matcher, leaves):
     """Point the cloned impl's parameter accesses at the bound target buffers."""
     todo = []
@@ -258,9 +272,11 @@ def _rebind(root, iparams, m: Matcher, leaves):
         with ir.InsertionPoint(o), o.location:
             new_idx = [emit_index(e, leaves) for e in offs[:lead]]
             for e, v in zip(offs[lead:], idx):
-                c = e.maybe_downcast()
+                c, cv = e.maybe_downcast(), _const_of(v)
                 if isinstance(c, ir.AffineConstantExpr) and c.value == 0:
                     new_idx.append(v)
+                elif cv is not None:                 # fold a constant impl index
+                    new_idx.append(emit_index(simplify(e + cv, max(len(leaves), 1)), leaves))
                 else:
                     new_idx.append(arith.AddIOp(emit_index(e, leaves), v).result)
             if is_load:
@@ -269,3 +285,5 @@ def _rebind(root, iparams, m: Matcher, leaves):
             else:
                 memref.StoreOp(o.operands[0], tbuf, new_idx)
         o.erase()
+        for v in idx:
+            erase_dead(v)

@@ -165,8 +165,8 @@ class FuncBuilder(Fail):
         if isinstance(node, A.Dict_):
             d = {}
             for k, v in node.items:
-                if not (isinstance(k, A.Const) and isinstance(k.value, str)):
-                    self.fail("attribute keys must be strings", k.pos)
+                if not (isinstance(k, A.Const) and isinstance(k.value, str) and k.value):
+                    self.fail("attribute keys must be non-empty strings", k.pos)
                 d[k.value] = self.attr(v, depth + 1)
             return ir.DictAttr.get(d)
         if isinstance(node, (A.List_, A.Tuple_)):
@@ -500,9 +500,11 @@ class FuncBuilder(Fail):
             except NotAffine as e:
                 self.fail(f"T.where condition must be affine: {e.args[0]}",
                           e.args[1] or header["where"].pos)
-        bindings = ir.AffineMap.get(len(ab.dims), 0, results)
+        n = len(ab.dims)
+        simplify = ir.AffineExpr.simplify_affine_expr
+        bindings = ir.AffineMap.get(n, 0, [simplify(e, n, 0) for e in results])
         if header["where"] is not None:
-            predicate = ir.IntegerSet.get(len(ab.dims), 0, exprs, eqs)
+            predicate = ir.IntegerSet.get(n, 0, [simplify(e, n, 0) for e in exprs], eqs)
         annotations = None
         if header["attr"] is not None:
             annotations = {a.name: a.attr for a in header["attr"]}

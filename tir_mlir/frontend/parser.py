@@ -49,7 +49,7 @@ class _Indenter(PythonIndenter):
                 self.indent_level.pop()
                 yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
             if indent != self.indent_level[-1]:
-                line = token.end_line if token.end_line is not None else token.line
+                line = token.end_line or token.line
                 raise _IndentError(f"bad indentation: dedent to column {indent + 1} does not match "
                                    f"any enclosing block (expected column "
                                    f"{self.indent_level[-1] + 1})",
@@ -83,15 +83,11 @@ def _grammar_text() -> str:
     return resources.files("tir_mlir.grammar").joinpath("tvmscript.lark").read_text()
 
 
-def _lark() -> Lark:
-    """A fresh parser per call (the indenter keeps state); the grammar analysis is cached."""
-    return Lark(_grammar_text(), parser="lalr", postlex=_Indenter(), transformer=ToAst(),
-                maybe_placeholders=True, cache=True)
-
-
 @functools.lru_cache(maxsize=1)
-def _shared_lark() -> Lark:
-    return _lark()
+def _lark() -> Lark:
+    """One parser, built once: the indenter resets its state at the start of every parse."""
+    return Lark(_grammar_text(), parser="lalr", postlex=_Indenter(), transformer=ToAst(),
+                maybe_placeholders=True)
 
 
 def _describe_terminal(lark, name):
@@ -110,7 +106,7 @@ def _found(e):
     tok = getattr(e, "token", None)
     if tok is None:
         return repr(e.char) if hasattr(e, "char") else "end of file"
-    if tok.type == "$END":
+    if tok.type == "$END" or (tok.type == "_DEDENT" and tok.value == ""):
         return "end of file"
     if tok.type in _TOKEN_NAMES and tok.type not in ("NAME", "NUMBER", "STRING"):
         return _TOKEN_NAMES[tok.type]
@@ -132,7 +128,9 @@ def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRPars
         msg = f"unexpected character {e.char!r}"
     else:
         msg = f"unexpected {found}"
-    if names:
+    if len(names) == 1:
+        msg += f"; expected {names[0]}"
+    elif names:
         shown = names if len(names) <= 12 else names[:12] + ["..."]
         msg += f"; expected one of {', '.join(shown)}"
     return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
@@ -149,8 +147,9 @@ def parse_ast(text: str, filename: str = "<string>"):
         raise TIRParseError(str(e), SourceLoc(filename, tok.line or 1, tok.column or 1)) from None
     except UnexpectedInput as e:
         if isinstance(e, UnexpectedToken) and e.token.type == "_INDENT":
+            tok = e.token
             raise TIRParseError("unexpected indent", SourceLoc(
-                filename, e.line, (e.column or 1) + len(e.token.value))) from None
+                filename, tok.end_line or tok.line, tok.end_column or tok.column)) from None
         raise _syntax_error(lark, e, source, filename) from None
 
 

@@ -5,12 +5,14 @@ parameters and defaults, and delegates to a rewrite in `tir_mlir/passes/schedule
 """
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
+from mlir import ir
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import (
     blockize as _blockize, cache_read_write as _cache, decompose_reduction as _decompose,
     prefetch as _prefetch, rfactor as _rfactor, set_scope as _set_scope,
-    storage_align as _align, store_predicate as _pred, tensorize as _tensorize,
+    storage_align as _align, store_predicate as _pred, symbolic, tensorize as _tensorize,
     transform_layout as _layout)
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
@@ -51,9 +53,16 @@ class BufferPrimitives:
     def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
                          index_map: Callable, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
+        """`index_map`: a lambda (or its text); recorded in the trace as canonical text."""
         if pad_value is not None:
             raise ScheduleError("transform_layout: pad_value is not supported")
-        _layout.transform_layout(Block(self._block(block)), buffer, index_map)
+        blk = Block(self._block(block))
+        if isinstance(buffer, list):
+            buffer = tuple(buffer)
+        fn = symbolic.from_text(index_map)
+        rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
+        self._note(index_map=symbolic.lambda_text(fn, rank))
+        _layout.transform_layout(blk, buffer, fn)
 
     @primitive
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
@@ -96,4 +105,7 @@ class BufferPrimitives:
     def set_store_predicate(self, block: BlockRV, predicate: Callable) -> None:
         """TE's `s[B].set_store_predicate(cond)`: tir_mlir only. `predicate` is a Python
         function of the block's iter vars returning a conjunction of comparisons."""
-        _pred.set_store_predicate(Block(self._block(block)), predicate)
+        blk = Block(self._block(block))
+        fn = symbolic.from_text(predicate)
+        self._note(predicate=symbolic.lambda_text(fn, len(blk.iter_names), predicate=True))
+        _pred.set_store_predicate(blk, fn)

@@ -28,6 +28,7 @@ BlockOrLoop = Union[BlockRV, LoopRV]
 # so the schedule keeps working while a group is being written.
 _MIXINS = (
     ("tir_mlir.schedule.block_motion", "BlockMotion"),
+    ("tir_mlir.schedule.buffer_primitives", "BufferPrimitives"),
 )
 
 

@@ -1,0 +1,104 @@
+"""transform_layout: change a buffer's layout by an index map, rewriting every access.
+
+transform_layout(C, ("write", 0), lambda i, j: (i // 4, j, i % 4)) on a (16, 16) buffer C::
+
+    C: (16, 16)                            C: (4, 16, 4)
+    C[vi, vj] = ...                 ->     C[vi // 4, vj, vi % 4] = ...
+
+`buffer` is ("read" | "write", index) into the block's T.reads / T.writes, or a buffer name.
+The map is evaluated on symbolic indices (`+ - *` by constants, `//` and `%` by positive
+constants); the new shape is the range of each result over the old shape. A function parameter
+changes the function's signature, like TVM.
+Legality: the buffer exists; the map takes one argument per dim; every result ranges from 0;
+the new shape has as many elements as the old one (a bijective permutation / tiling).
+"""
+from typing import Callable, Tuple, Union
+
+from mlir import ir
+from mlir.dialects import memref
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import index as ix
+from tir_mlir.passes.schedule import symbolic
+from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
+from tir_mlir.passes.schedule.buffer_util import (
+    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg, walk)
+from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+
+
+def find_buffer(block: Block, buffer) -> ir.Value:
+    if isinstance(buffer, str):
+        bufs = block_reads(block) + block_writes(block)
+        found = [b for b in bufs if buffer_name(b) == buffer]
+        if not found:
+            raise ScheduleError(f"transform_layout: block {block.name!r} does not access a "
+                                f"buffer named {buffer!r}")
+        return found[0]
+    kind, i = buffer
+    if kind not in ("read", "write"):
+        raise ScheduleError(f"transform_layout: buffer must be ('read'|'write', index) or a "
+                            f"name, got {buffer!r}")
+    bufs = block_reads(block) if kind == "read" else block_writes(block)
+    return pick_buffer(block, bufs, i, "transform_layout", kind)
+
+
+def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable):
+    buf = find_buffer(block, buffer)
+    shape = list(ir.MemRefType(buf.type).shape)
+    exprs = symbolic.exprs(index_map, len(shape))
+    ranges = {k: (0, n - 1) for k, n in enumerate(shape)}
+    new_shape = []
+    for e in exprs:
+        lo, hi = ix.bounds(ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))],
+                                          ranges), ranges)
+        if lo != 0:
+            raise ScheduleError(f"transform_layout: result {e} of the index map starts at {lo}, "
+                                f"not 0")
+        new_shape.append(hi + 1)
+    old_n, new_n = 1, 1
+    for a in shape:
+        old_n *= a
+    for b in new_shape:
+        new_n *= b
+    if old_n != new_n:
+        raise ScheduleError(f"transform_layout: the index map sends shape {tuple(shape)} to "
+                            f"{tuple(new_shape)}, which is not a bijection")
+    with block.op.location:
+        _apply(buf, exprs, new_shape)
+
+
+def _apply(buf: ir.Value, exprs, new_shape):
+    func = func_of(buf.owner.owner if is_func_arg(buf) else buf.owner)
+    mtype = ir.MemRefType(buf.type)
+    new_type = ir.MemRefType.get(new_shape, mtype.element_type)
+    uses = [(o, k) for o, k, v in accesses(func) if v == buf]
+    if is_func_arg(buf):
+        buf.set_type(new_type)
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        inputs = [a.type for a in func.regions[0].blocks[0].arguments]
+        func.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(inputs, ftype.results))
+        new_buf = buf
+    else:
+        old = buf.owner
+        with ir.InsertionPoint(old), old.location:
+            alloc = memref.AllocOp(new_type, [], [])
+        for name in old.attributes:
+            alloc.attributes[name] = old.attributes[name]
+        new_buf = alloc.result
+    for o, kind in uses:
+        pos = 1 if kind == "load" else 2
+        ops = list(o.operands)
+        with ir.InsertionPoint(o), o.location:
+            leaves = [lambda v=v: clone_tree(v, o, {}) for v in ops[pos:]]
+            idx = [emit_index(e, leaves) for e in exprs]
+            new = (memref.LoadOp(new_buf, idx) if kind == "load"
+                   else memref.StoreOp(ops[0], new_buf, idx))
+        if kind == "load":
+            o.result.replace_all_uses_with(new.result)
+        o.erase()
+        for v in ops[pos:]:
+            erase_dead(v)
+    if not is_func_arg(buf):
+        buf.owner.erase()

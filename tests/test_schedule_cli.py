@@ -1,0 +1,60 @@
+"""`tir-mlir schedule` and `--transform` on lower/run."""
+import json
+
+from click.testing import CliRunner
+
+from tir_mlir.cli import main
+
+DATA = __file__.replace("test_schedule_cli.py", "data")
+PROGRAM = f"{DATA}/mlir/mm_relu.mlir"
+SCRIPT = '''
+def schedule(sch):
+    block_Y = sch.get_block("Y", func_name="mm_relu")
+    i, j, k = sch.get_loops(block_Y)
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(j0, k, j1)
+'''
+
+
+def _script(tmp_path, text=SCRIPT):
+    p = tmp_path / "s.py"
+    p.write_text(text)
+    return str(p)
+
+
+def test_schedule_prints_program_and_trace(tmp_path):
+    trace_json = tmp_path / "t.json"
+    r = CliRunner().invoke(main, ["schedule", PROGRAM, "--transform", _script(tmp_path),
+                                  "--print-trace", "--trace", str(trace_json)])
+    assert r.exit_code == 0, r.output
+    assert "for i, j_0, k, j_1 in T.grid(128, 32, 128, 4):" in r.output
+    assert "vj = T.axis.spatial(128, j_0 * 4 + j_1)" in r.output
+    assert "  sch.reorder(l4, l3, l5)" in r.output
+    assert [i["name"] for i in json.loads(trace_json.read_text())["insts"]] == \
+        ["get_block", "get_loops", "split", "reorder"]
+    # the saved trace replays to the same program
+    out = tmp_path / "o.tir"
+    r2 = CliRunner().invoke(main, ["schedule", PROGRAM, "--transform", str(trace_json),
+                                   "-o", str(out)])
+    assert r2.exit_code == 0, r2.output
+    assert out.read_text() in r.output
+
+
+def test_schedule_error_is_reported(tmp_path):
+    bad = SCRIPT.replace("[None, 4]", "[None, None]")
+    r = CliRunner().invoke(main, ["schedule", PROGRAM, "--transform", _script(tmp_path, bad)])
+    assert r.exit_code == 1
+    assert "error: split: only one factor can be None" in r.output
+
+
+def test_run_with_transform_checks_against_interpreter(tmp_path):
+    r = CliRunner().invoke(main, ["run", PROGRAM, "--transform", _script(tmp_path), "--check"])
+    assert r.exit_code == 0, r.output
+    assert "check: OK" in r.output
+
+
+def test_lower_with_transform(tmp_path):
+    r = CliRunner().invoke(main, ["lower", PROGRAM, "--transform", _script(tmp_path),
+                                  "--emit", "affine"])
+    assert r.exit_code == 0, r.output
+    assert "affine.for %arg5 = 0 to 32" in r.output or "to 32" in r.output
