@@ -88,3 +88,23 @@ def test_documented_names_are_known():
     known = intrinsics.all_names()
     for name in set(re.findall(r"(?<![\w.])T\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)", SUPPORTED)):
         assert name in known, f"docs/tvmscript.md names T.{name}, which the front end rejects"
+
+
+# docs/dialect.md: each ```python tvmscript program is followed by a ```mlir excerpt of its output.
+DIALECT = (DOC.parent / "dialect.md").read_text()
+PAIRS = re.findall(r"^```python tvmscript\n(.*?)^```\n```mlir\n(.*?)^```$", DIALECT, re.M | re.S)
+
+
+def test_dialect_doc_has_examples():
+    assert len(PAIRS) >= 4
+    assert len(PAIRS) == DIALECT.count("```python tvmscript")
+
+
+@pytest.mark.parametrize("src,excerpt", PAIRS, ids=[f"example{i}" for i in range(len(PAIRS))])
+def test_dialect_example_is_real_output(src, excerpt):
+    """Every line shown is a line of `tir-mlir parse --emit mlir` output, in the same order."""
+    out = [line.strip() for line in parse(src).mlir().splitlines()]
+    pos = 0
+    for line in excerpt.strip().splitlines():
+        assert line.strip() in out[pos:], f"not in the output (in order): {line.strip()!r}"
+        pos = out.index(line.strip(), pos) + 1

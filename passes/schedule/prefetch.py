@@ -6,8 +6,9 @@ iterations ahead::
     for k in range(1024):              for k in range(1024, annotations={"prefetch": [["A", 1]]}):
         block "B": ... A[vi, vk] ...  ->    block "B": ... A[vi, vk] ...
 
-The lowering turns the annotation into `memref.prefetch` of the block's accesses to A at
-iteration k + offset (stage `passes/lowering/prefetch.py`).
+The annotation is a request for the lowering (turning it into `memref.prefetch` of the
+block's accesses to A at iteration k + offset); no lowering stage reads it yet, so today it
+does not change the generated code.
 Legality: buffer_index in range of the block's reads; the loop is an ancestor of the block;
 offset >= 1.
 """

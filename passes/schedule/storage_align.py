@@ -8,7 +8,8 @@ storage_align(A_shared_block, 0, axis=0, factor=16, offset=1)::
 
 Like TVM, the request is recorded on the writing block as the `buffer_dim_align` annotation
 ([buffer_index, axis, factor, offset] per request; a new request for the same buffer and axis
-replaces the old one); the lowering pads the allocation's strides from it.
+replaces the old one). It is a request for the lowering (padded strides on the allocation);
+no lowering stage reads it yet, so today the layout is unchanged.
 Legality: buffer_index in range of the block's writes; the buffer is an allocation (a
 parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; 0 <= offset < factor.
 """
