@@ -15,7 +15,8 @@ from tir_mlir.module import IRModule
 _LAZY = {
     "parse": "tir_mlir.frontend.parser",
     "load": "tir_mlir.frontend.parser",
-    "structural_equal": "tir_mlir.structural_equal",
+    "structural_equal": "tir_mlir.equality",
+    "assert_structural_equal": "tir_mlir.equality",
     "Schedule": "tir_mlir.schedule.schedule",
     "Trace": "tir_mlir.schedule.trace",
     "TensorIntrin": "tir_mlir.schedule.tensor_intrin",

@@ -11,6 +11,8 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 `memref.alloc` freed before every return. Loops keep their `tir.kind`/`tir.name` attributes for
 `affine-to-scf`; every other `tir.*` attribute is consumed here.
 """
+from contextlib import nullcontext
+
 from mlir import ir
 from mlir.dialects import affine, arith, math, memref
 
@@ -52,6 +54,8 @@ def _flatten(block: Block):
     """Replace a block by its init (guarded) and body, iter vars bound to their values."""
     op, loc = block.op, block.op.location
     dims, bindings = block.dims, block.bindings
+    # Decided before any op is emitted next to the block (the pattern wants it alone).
+    peel_before = _peelable_reduction(block) if block.init is not None else None
     with ir.InsertionPoint(op), loc:
         values = []
         for expr in bindings.results:
@@ -63,21 +67,33 @@ def _flatten(block: Block):
             else:
                 m = ir.AffineMap.get(bindings.n_dims, 0, [expr])
                 values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
-        peel_before = _peelable_reduction(block) if block.init is not None else None
+        pred = block.predicate
+        pred_guard = None
+        if pred is not None:
+            pred_exprs = [c.expr for c in pred.constraints]
+            pred_eqs = [c.is_eq for c in pred.constraints]
+        if peel_before is not None and pred is not None and any(
+                _uses_dim(e, p) for e in pred_exprs for p in _reduce_positions(block)):
+            peel_before = None      # the predicate reads the reduce loop IVs: no peeling
         if peel_before is not None:
             with ir.InsertionPoint(peel_before):
-                _inline_region(block.init, _init_values(block, loc), peel_before)
-        elif block.init is not None:
+                init_values = _init_values(block, loc)
+                target = None
+                if pred is not None:      # T.where guards the init too (like TVM)
+                    target = _guard(pred_exprs, pred_eqs, pred.n_dims,
+                                    _peeled_dims(block, loc), loc)
+                _inline_region(block.init, init_values, target)
+        if pred is not None:
+            pred_guard = _guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
+        if block.init is not None and peel_before is None:
             reduce_eqs = [expr - dmin for expr, t, (dmin, _) in
                           zip(bindings.results, block.iter_types, block.domains) if t == "R"]
-            _inline_region(block.init, values, _guard(reduce_eqs, [True] * len(reduce_eqs),
-                                                      bindings.n_dims, dims, loc))
-        pred = block.predicate
-        target = None
-        if pred is not None:
-            target = _guard([c.expr for c in pred.constraints], [c.is_eq for c in pred.constraints],
-                            pred.n_dims, dims, loc)
-        _inline_region(block.body, values, target)
+            with ir.InsertionPoint(pred_guard) if pred_guard is not None else nullcontext():
+                init_guard = _guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
+                                    dims, loc)
+            _inline_region(block.init, values,
+                           init_guard if init_guard is not None else pred_guard)
+        _inline_region(block.body, values, pred_guard)
     op.erase()
 
 
@@ -138,15 +154,24 @@ def _uses_dim(expr, pos) -> bool:
     return False
 
 
+def _reduce_positions(block: Block):
+    """Dim positions bound to reduce iter vars (only called on peelable blocks: plain dims)."""
+    return {expr.maybe_downcast().position
+            for expr, t in zip(block.bindings.results, block.iter_types) if t == "R"}
+
+
+def _peeled_dims(block: Block, loc):
+    """Block dims before the reduce loops: reduce loop IVs (unused there) replaced by 0."""
+    reduce_pos = _reduce_positions(block)
+    zero = index_const(0, loc) if reduce_pos else None
+    return [zero if p in reduce_pos else d for p, d in enumerate(block.dims)]
+
+
 def _init_values(block: Block, loc):
     """Iter var values for a peeled init: reduce vars at their domain min, others bound."""
-    values, reduce_pos = [], set()
-    for expr, t in zip(block.bindings.results, block.iter_types):
-        if t == "R":
-            reduce_pos.add(expr.maybe_downcast().position)
-    zero = index_const(0, loc) if reduce_pos else None
+    values = []
     # Reduce loop IVs do not exist before the loops; spatial bindings do not read them.
-    dims = [zero if p in reduce_pos else d for p, d in enumerate(block.dims)]
+    dims = _peeled_dims(block, loc)
     for expr, t, (dmin, _) in zip(block.bindings.results, block.iter_types, block.domains):
         e = expr.maybe_downcast()
         if t == "R":

@@ -23,7 +23,7 @@ from tir_mlir.passes.schedule import index as ix
 from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg, walk)
+    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 
