@@ -90,3 +90,137 @@ def test_parallel_spatial_loop_conv2d(axis):
     tir_mlir.build(sch.mod, debug=True)["main"](a, w, b)
     win = np.lib.stride_tricks.sliding_window_view(a, (3, 3), axis=(2, 3))
     np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-5, atol=1e-5)
+
+
+def test_parallel_loop_with_local_buffer_and_nested_loops():
+    """A per-iteration buffer (cache_write) under a parallel loop: the buffer is allocated once
+    per thread and the loops inside lower to several basic blocks."""
+    sch, (i, j, k) = _matmul_loops()
+    c = sch.get_block("C")
+    i0, i1 = sch.split(i, factors=[None, 4])
+    sch.reorder(i0, j, k, i1)
+    cw = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(cw, j)
+    sch.parallel(i0)
+    _matmul_check(sch)
+
+
+# (c) unroll pragmas -----------------------------------------------------------------------------
+def _scf(sch):
+    from tir_mlir.passes.lowering.pipeline import emit_text
+    return emit_text(sch.mod.module, "scf")
+
+
+def _split_k(annotations):
+    """i, j, k0, k1 (k = 12 split by 4); annotations on k0."""
+    sch, (i, j, k) = _matmul_loops()
+    k0, k1 = sch.split(k, factors=[None, 4])
+    for key, value in annotations.items():
+        sch.annotate(k0, key, value)
+    return sch
+
+
+def test_auto_unroll_max_step_unrolls_inner_loops():
+    # body: 2 stores (init under `if vk == 0`, update); k1: 4 x 2 = 8 steps <= 8;
+    # k0 would need 3 x 8 = 24 > 8: stays a loop
+    sch = _split_k({"pragma_auto_unroll_max_step": 8})
+    text = _scf(sch)
+    assert text.count("scf.for") == 3                # i, j, k0
+    assert text.count("arith.mulf") == 4            # k1's body, four times
+    _matmul_check(sch)
+
+
+def test_auto_unroll_max_step_covers_the_annotated_loop():
+    sch = _split_k({"pragma_auto_unroll_max_step": 24})
+    text = _scf(sch)
+    assert text.count("scf.for") == 2                # i, j
+    assert text.count("arith.mulf") == 12
+    _matmul_check(sch)
+
+
+def test_auto_unroll_max_step_too_small():
+    text = _scf(_split_k({"pragma_auto_unroll_max_step": 7}))
+    assert text.count("scf.for") == 4 and text.count("arith.mulf") == 1
+
+
+def test_unroll_explicit_zero_leaves_unroll_hints():
+    sch = _split_k({"pragma_auto_unroll_max_step": 24, "pragma_unroll_explicit": 0})
+    text = _scf(sch)
+    assert text.count("scf.for") == 4 and text.count("arith.mulf") == 1
+    assert text.count("{loop_annotation = #loop_annotation}") == 2     # k0 and k1
+    assert "#llvm.loop_unroll<full = true>" in text
+    _matmul_check(sch)
+
+
+def test_sch_unroll_is_explicit():
+    sch, (i, j, k) = _matmul_loops()
+    k0, k1 = sch.split(k, factors=[None, 3])
+    sch.unroll(k1)
+    text = _scf(sch)
+    assert text.count("scf.for") == 3 and text.count("arith.mulf") == 3
+    _matmul_check(sch)
+
+
+# (d) GFLOP/s counts the update's float ops -------------------------------------------------------
+SOFTMAX_MAX = '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), M: T.Buffer((4,), "float32"), S: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("maxelem"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                M[vi] = T.float32(-3.4028234663852886e38)
+            M[vi] = T.max(M[vi], A[vi, vk])
+    for i, k in T.grid(4, 8):
+        with T.block("sumsq"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + (A[vi, vk] - M[vi]) * (A[vi, vk] - M[vi])
+'''
+INT_SUM = '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), S: T.Buffer((4,), "int32")):
+    for i, k in T.grid(4, 8):
+        with T.block("sum"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = 0
+            S[vi] = S[vi] + A[vi, vk]
+'''
+
+
+def test_flop_count_follows_the_update_expression():
+    from tir_mlir.runtime.run_program import flop_count
+    assert flop_count(tir_mlir.parse(MATMUL).module, "main") == 2 * 16 * 16 * 12
+    # max: 1 op per point; sum of squares: sub, sub, mul, add
+    assert flop_count(tir_mlir.parse(SOFTMAX_MAX).module, "main") == 1 * 32 + 4 * 32
+    assert flop_count(tir_mlir.parse(INT_SUM).module, "main") is None
+
+
+def test_run_bench_reports_gflops_only_for_float_work():
+    from tir_mlir.runtime.run_program import run_program
+    lines = list(run_program(tir_mlir.parse(INT_SUM), bench=True))
+    assert lines[-1].startswith("median:") and "GFLOP/s" not in lines[-1]
+    lines = list(run_program(tir_mlir.parse(MATMUL), bench=True))
+    assert "GFLOP/s" in lines[-1]
+
+
+# FMA contraction only where it does not lengthen a loop-carried chain ----------------------------
+def test_serial_reduction_chain_is_not_contracted():
+    from tir_mlir.passes.lowering.pipeline import emit_text
+    mod = tir_mlir.parse(MATMUL)
+    scf = emit_text(mod.module, "scf")
+    assert [line for line in scf.splitlines() if "arith.addf" in line and "contract" in line] == []
+    asm = emit_text(mod.module, "asm")
+    assert "vfmadd" not in asm.split("_mlir_ciface_main")[0] and "vaddss" in asm
+
+
+def test_independent_accumulators_are_contracted():
+    """k outer, 16 accumulators C[i, j] along the inner j: FMAs."""
+    from tir_mlir.passes.lowering.pipeline import emit_text
+    sch, (i, j, k) = _matmul_loops()
+    sch.reorder(k, j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert [line for line in scf.splitlines() if "arith.addf" in line and "contract" in line]
+    assert "vfmadd" in emit_text(sch.mod.module, "asm")

@@ -105,9 +105,6 @@ def test_split_then_fuse_back_simplifies():
     assert 'vi, vj, vk = T.axis.remap("SSR", [i, j_0_j_1_fused, k])' in sch.mod.script()
 
 
-@pytest.mark.xfail(strict=True, reason="lowering runs T.init outside T.where (out of bounds); "
-                   "the interpreter agrees with the unscheduled program, see the note in "
-                   "/work/notes/schedule_core_ready.md")
 def test_fuse_split_predicate():
     def s(sch):
         i, j, k = loops(sch)

@@ -124,8 +124,10 @@ def _load_program(path, transform=None):
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--target", default="cpu", show_default=True, help="Lowering target.")
 @click.option("--emit", default="llvm-ir", show_default=True,
-              type=click.Choice(["tir", "affine", "scf", "llvm-dialect", "llvm-ir", "asm"]),
-              help="Stop after this stage and print the program there.")
+              type=click.Choice(["tir", "affine", "scf", "gpu", "gpu-binary", "ptx", "llvm-dialect",
+                                 "llvm-ir", "asm"]),
+              help="Stop after this stage and print the program there (gpu, gpu-binary, ptx: "
+                   "--target cuda only).")
 @click.option("--debug", is_flag=True, help="Insert bounds checks on every buffer access.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
 @_transform_option

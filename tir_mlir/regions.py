@@ -12,12 +12,19 @@ block access region detector does, for the printer and for schedule legality che
     BufferRegion.free    values from outside the block used in indices (e.g. loop vars read
                          directly by a block without iter vars)
 
-Rules, as in TVM: the init region is visited before the body; loops inside the block are
+Rules, as in TVM: accesses are visited in TVM's order (statement by statement; a store's value
+before its indices; a load before the loads in its indices); the init region is visited
+before the body; loops inside the block are
 relaxed over their ranges (`A[vi, k]` under `for k in range(128)` gives `A[vi, 0:128]`);
 nested blocks contribute their own regions with their bindings substituted; accesses to one
 buffer are merged per dimension (a union that cannot be expressed, or an index that is not
 affine such as a data-dependent one, widens to the whole dimension); buffers allocated inside
 the block are left out; a block with an init does not list its written buffers as reads.
+
+    BufferRegion.points  per dimension, the index value of a point access whose expression
+                         does not involve an inner loop (TVM keeps such an index verbatim, so
+                         the printer prints that expression), else None. Every access of the
+                         buffer must have the same expression tree there.
 """
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
@@ -32,6 +39,7 @@ class BufferRegion:
     buffer: ir.Value
     ranges: List[Tuple[ir.AffineExpr, int]]
     free: List[ir.Value] = field(default_factory=list)
+    points: List[Optional[ir.Value]] = field(default_factory=list)
 
 
 @dataclass
@@ -142,29 +150,52 @@ class _Space:
 class _Detector:
     def __init__(self, block: Block):
         self.space = _Space(block.iter_vars)
-        self.reads, self.writes = [], []      # [buffer, [range or None]]
+        self.reads, self.writes = [], []      # [buffer, [range or None], [point or None]]
         self.local = set()
 
-    def visit(self, ops, iter_alias=None):
+    def visit(self, ops):
+        """Statements in order; expression ops are visited from the statement using them."""
         for op in ops:
-            name = op.name
-            if name in ("memref.alloc", "memref.alloca"):
-                self.local.add(op.results[0])
-            elif name == "memref.load":
-                self.access(self.reads, op.operands[0], list(op.operands)[1:])
-            elif name == "memref.store":
-                self.access(self.writes, op.operands[1], list(op.operands)[2:])
-            elif Loop.is_loop(op):
-                loop = Loop(op)
-                d = self.space.dim(loop.iv)
-                self.space.ranges[d.position] = (loop.min, loop.extent)
-                self.visit(body_ops(loop.body))
-            elif Block.is_block(op):
-                self.nested(Block(op))
-            else:
-                for region in op.regions:
-                    for blk in region.blocks:
-                        self.visit([o.operation for o in blk.operations])
+            if _is_statement(op):
+                self.statement(op)
+
+    def statement(self, op):
+        name = op.name
+        if name in ("memref.alloc", "memref.alloca"):
+            self.local.add(op.results[0])
+        elif name == "memref.store":
+            self.access(self.writes, op.operands[1], list(op.operands)[2:])
+            for v in op.operands:
+                self.expr(v)
+        elif "tir.let_name" in op.attributes:
+            self.expr_op(op)
+        elif Loop.is_loop(op):
+            loop = Loop(op)
+            d = self.space.dim(loop.iv)
+            self.space.ranges[d.position] = (loop.min, loop.extent)
+            self.visit(body_ops(loop.body))
+        elif Block.is_block(op):
+            self.nested(Block(op))
+        else:
+            self.expr_op(op)
+
+    def expr(self, v: ir.Value):
+        """Visit the expression tree of v (pre-order, like TVM's ExprVisitor)."""
+        if isinstance(v, ir.BlockArgument):
+            return
+        op = v.owner.operation
+        if "tir.let_name" in op.attributes:
+            return                   # a LetStmt: visited as its own statement
+        self.expr_op(op)
+
+    def expr_op(self, op):
+        if op.name == "memref.load":
+            self.access(self.reads, op.operands[0], list(op.operands)[1:])
+        for v in op.operands:
+            self.expr(v)
+        for region in op.regions:
+            for blk in region.blocks:
+                self.visit([o.operation for o in blk.operations])
 
     def relax(self, e: ir.AffineExpr, ext: int):
         b = self.space.bounds(e)
@@ -179,7 +210,9 @@ class _Detector:
         for i in indices:
             e = self.space.to_affine(i)
             ranges.append(None if e is None else self.relax(self.space.simplify(e), 1))
-        self.merge(table, buf, ranges)
+        inner = {self.space.values[d] for d in self.space.ranges}
+        points = [None if _uses(i, inner) or _opaque(i) else i for i in indices]
+        self.merge(table, buf, ranges, points)
 
     def nested(self, child: Block):
         sub = block_regions(child.op)
@@ -188,30 +221,84 @@ class _Detector:
             for r in regions:
                 free = [self.space.to_affine(v) for v in r.free]
                 if any(x is None for x in dims + free):
-                    self.merge(table, r.buffer, [None] * len(r.ranges))
+                    self.merge(table, r.buffer, [None] * len(r.ranges), [None] * len(r.ranges))
                     continue
                 outer = ir.AffineMap.get(len(self.space.values), 0, dims)
                 iters = [b.compose(outer) for b in child.bindings.results]
                 subst = ir.AffineMap.get(len(self.space.values), 0, iters + free)
                 self.merge(table, r.buffer, [self.relax(self.space.simplify(m.compose(subst)), e)
-                                             for m, e in r.ranges])
+                                             for m, e in r.ranges], [None] * len(r.ranges))
 
-    def merge(self, table, buf, ranges):
+    def merge(self, table, buf, ranges, points):
         for entry in table:
             if entry[0] == buf:
                 entry[1] = [_union(a, b, self.space) for a, b in zip(entry[1], ranges)]
+                entry[2] = [a if a is not None and b is not None and _same_tree(a, b, self.space)
+                            else None for a, b in zip(entry[2], points)]
                 return
-        table.append([buf, ranges])
+        table.append([buf, ranges, points])
 
     def result(self, table, drop=()):
         out = []
-        for buf, ranges in table:
+        for buf, ranges, points in table:
             if buf in self.local or buf in drop:
                 continue
             shape = ir.MemRefType(buf.type).shape
             full = [r if r is not None else (_c(0), shape[k]) for k, r in enumerate(ranges)]
-            out.append((buf, full))
+            out.append((buf, full, points))
         return out
+
+
+def _is_statement(op) -> bool:
+    return (len(op.results) == 0 or "tir.let_name" in op.attributes
+            or op.name in ("memref.alloc", "memref.alloca"))
+
+
+def _uses(v: ir.Value, values) -> bool:
+    """Whether the expression tree of v reads any of `values`."""
+    if v in values:
+        return True
+    if isinstance(v, ir.BlockArgument):
+        return False
+    op = v.owner.operation
+    return any(_uses(x, values) for x in op.operands) or any(
+        _uses(x, values) for r in op.regions for b in r.blocks for o in b.operations
+        for x in o.operands)
+
+
+def _attrs(op) -> dict:
+    return {n: str(op.attributes[n]) for n in op.attributes}
+
+
+def _opaque(v: ir.Value) -> bool:
+    """Whether v's tree holds a call TVM's interval evaluator widens to everything."""
+    if isinstance(v, ir.BlockArgument):
+        return False
+    op = v.owner.operation
+    if "tir.let_name" in op.attributes:
+        return False
+    if op.name == "tir.call":
+        if ir.StringAttr(op.attributes["callee"]).value not in ("floordiv", "floormod"):
+            return True
+    elif op.name.startswith("math.") or op.name in ("scf.if", "arith.select"):
+        return True
+    return any(_opaque(x) for x in op.operands)
+
+
+def _same_tree(a: ir.Value, b: ir.Value, space) -> bool:
+    """Structural equality of two index expression trees (init iter vars = body iter vars)."""
+    if a == b:
+        return True
+    if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument):
+        ia, ib = space.index.get(a), space.index.get(b)
+        return ia is not None and ia == ib and ia < space.n_iter
+    oa, ob = a.owner.operation, b.owner.operation
+    if (oa.name != ob.name or len(oa.regions) or len(ob.regions) or a.type != b.type
+            or len(oa.operands) != len(ob.operands)):
+        return False
+    if _attrs(oa) != _attrs(ob):
+        return False
+    return all(_same_tree(x, y, space) for x, y in zip(oa.operands, ob.operands))
 
 
 def _union(a, b, space):
@@ -240,7 +327,7 @@ def _block_regions(block: Block) -> Regions:
         det.visit(body_ops(block.init))
     det.visit(body_ops(block.body))
     writes = det.result(det.writes)
-    drop = {b for b, _ in writes} if block.init is not None else ()
+    drop = {b for b, _, _ in writes} if block.init is not None else ()
     reads = det.result(det.reads, drop)
     return Regions(_finish(reads, det.space), _finish(writes, det.space))
 
@@ -248,7 +335,7 @@ def _block_regions(block: Block) -> Regions:
 def _finish(entries, space) -> list:
     """Renumber dims: iter vars stay 0..n-1, outside values follow in order of use."""
     free = []
-    for _, ranges in entries:
+    for _, ranges, _ in entries:
         for e, _ in ranges:
             _collect_free(e, space, free)
     new = [ir.AffineDimExpr.get(k) for k in range(space.n_iter)]
@@ -256,8 +343,8 @@ def _finish(entries, space) -> list:
     new += [ir.AffineDimExpr.get(pos.get(d, 0)) for d in range(space.n_iter, len(space.values))]
     m = ir.AffineMap.get(len(space.values), 0, new)
     values = [space.values[d] for d in free]
-    return [BufferRegion(buf, [(e.compose(m), ext) for e, ext in ranges], values)
-            for buf, ranges in entries]
+    return [BufferRegion(buf, [(e.compose(m), ext) for e, ext in ranges], values, points)
+            for buf, ranges, points in entries]
 
 
 def _collect_free(e, space, out):

@@ -10,7 +10,10 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
                   (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code)
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
-Float mul/add/sub get fastmath `contract` so LLVM forms FMAs. Functions get
+Float mul/add/sub get fastmath `contract` so LLVM forms FMAs, except an add/sub that updates an
+accumulator carried by its innermost loop when that loop carries fewer than `FMA_CHAINS` such
+accumulators: there the loop runs at the latency of the chain, and mul + add (the add alone on
+the chain, 3 cycles on Zen 4) beats an FMA (4 cycles); see `_latency_bound_updates`. Functions get
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
@@ -23,6 +26,9 @@ from tir_mlir.passes.lowering.common import (affine_to_arith, build_error, funct
 
 VECTOR_BITS = 512
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
+# Independent accumulation chains an innermost loop needs before FMAs pay off: FMA latency (4)
+# x FMA units (2); with fewer, the loop waits on the chain and the shorter add latency wins.
+FMA_CHAINS = 8
 
 
 class AffineToScf:
@@ -33,13 +39,14 @@ class AffineToScf:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            no_contract = _latency_bound_updates(f)
             for op in list(walk(f)):
                 name = op.name
                 if name == "affine.apply":
                     _lower_apply(op)
                 elif name == "affine.if":
                     _lower_if(op)
-                elif name in CONTRACT_OPS:
+                elif name in CONTRACT_OPS and op not in no_contract:
                     op.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
             # Innermost loops first, so each loop's element type is known for vector widths.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
@@ -79,6 +86,59 @@ class AffineToScf:
         for o in list(old_body.operations)[:-1]:
             o.operation.move_before(term.operation)
         op.erase()
+
+
+def _latency_bound_updates(f):
+    """The add/sub ops `x = x + e` (load, add, store of one address) whose address does not
+    depend on the innermost enclosing loop, in loops holding fewer than FMA_CHAINS of them."""
+    by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
+    for op in walk(f):
+        if op.name != "memref.store":
+            continue
+        loop = op.parent
+        while loop.name not in ("affine.for", "func.func"):
+            loop = loop.parent
+        if loop.name != "affine.for" or _kind(loop) != "serial":
+            continue
+        update = op.operands[0].owner
+        if not isinstance(update, ir.OpView) or update.operation.name not in ("arith.addf",
+                                                                               "arith.subf"):
+            continue
+        update = update.operation
+        address = (op.operands[1], list(op.operands)[2:])
+        if not any(_loads(v, address) for v in update.operands):
+            continue
+        iv = loop.regions[0].blocks[0].arguments[0]
+        if any(_depends_on(i, iv) for i in address[1]):
+            continue
+        entry = next((e for e in by_loop if e[0] == loop), None)
+        if entry is None:
+            by_loop.append(entry := (loop, []))
+        entry[1].append(update)
+    return [u for _, updates in by_loop if len(updates) < FMA_CHAINS for u in updates]
+
+
+def _kind(loop) -> str:
+    return ir.StringAttr(loop.attributes["tir.kind"]).value if "tir.kind" in loop.attributes \
+        else "serial"
+
+
+def _loads(value, address) -> bool:
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "memref.load":
+        return False
+    ops = list(owner.operation.operands)
+    return ops[0] == address[0] and ops[1:] == address[1]
+
+
+def _depends_on(value, iv) -> bool:
+    """Whether an index value is computed from `iv` (through arith/affine.apply ops)."""
+    if value == iv:
+        return True
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return False
+    return any(_depends_on(v, iv) for v in owner.operation.operands)
 
 
 def _annotation(kind, body):

@@ -12,7 +12,7 @@ def _is_bool_memref(t) -> bool:
 
 
 def _byte_type(t: ir.MemRefType) -> ir.MemRefType:
-    return ir.MemRefType.get(t.shape, ir.IntegerType.get_signless(8))
+    return ir.MemRefType.get(t.shape, ir.IntegerType.get_signless(8), layout=t.layout)
 
 
 class BoolBuffersToI8:
@@ -29,7 +29,7 @@ class BoolBuffersToI8:
             f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
                 [a.type for a in entry.arguments], ftype.results))
             for op in list(walk(f)):
-                if op.name in ("memref.alloc", "memref.alloca") and _is_bool_memref(op.results[0].type):
+                if op.name in ("memref.alloc", "memref.alloca", "memref.reinterpret_cast") and _is_bool_memref(op.results[0].type):
                     op.results[0].set_type(_byte_type(op.results[0].type))
             for op in list(walk(f)):
                 if op.name == "memref.load" and str(op.results[0].type) == "i1":

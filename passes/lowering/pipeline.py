@@ -11,22 +11,44 @@ from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
+from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
+from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
+from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
+from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
+from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
+from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
+from tir_mlir.passes.lowering.gpu_outline import GpuOutline
+from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
+from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
+from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
+from tir_mlir.passes.lowering.unroll import UnrollLoops
+from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 
 # Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
 # (None: an internal step with no emit name).
 TARGETS = {
-    "cpu": [("affine", TirToAffine), (None, BoolBuffersToI8), ("scf", AffineToScf),
+    "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
+            (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
+            (None, VectorizeLoops), (None, BoolBuffersToI8), ("scf", AffineToScf),
             ("llvm-dialect", ScfToLLVM)],
+    "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
+             (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
+             ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
+             ("llvm-dialect", GpuHostToLLVM)],
 }
-TARGET_ALIASES = {"llvm": "cpu", "c": "cpu"}
+TARGET_ALIASES = {"llvm": "cpu", "c": "cpu", "nvptx": "cuda"}
 TEXT_EMITS = ("llvm-ir", "asm")
+# Target -> {text emit: (stage it is read from, module -> text)}.
+TARGET_TEXT_EMITS = {"cuda": {"ptx": ("gpu-binary", ptx)}}
 
 
 def emits(target="cpu"):
-    return ["tir"] + [name for name, _ in TARGETS[_target(target)] if name] + list(TEXT_EMITS)
+    t = _target(target)
+    return (["tir"] + [name for name, _ in TARGETS[t] if name] + list(TEXT_EMITS)
+            + list(TARGET_TEXT_EMITS.get(t, ())))
 
 
 def _target(target: str) -> str:
@@ -49,7 +71,8 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> 
         if debug:
             BoundsCheck()(out)
         for name, stage in stages:
-            stage()(out)
+            # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
+            (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)
             try:
                 out.operation.verify()
             except ir.MLIRError as e:
@@ -61,6 +84,9 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> 
 
 def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
     """The program at stage `emit` as text (MLIR, LLVM IR or assembly)."""
+    if emit in TARGET_TEXT_EMITS.get(_target(target), {}):
+        stage, to_text = TARGET_TEXT_EMITS[_target(target)][emit]
+        return to_text(lower(module, target, stage, debug))
     if emit not in TEXT_EMITS:
         return str(lower(module, target, emit, debug))
     ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))

@@ -5,13 +5,12 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from tir_mlir.errors import BuildError
-from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.common import functions, walk
 
 NUM_THREADS = 2
 
+TO_OPENMP = f"convert-scf-to-openmp{{num-threads={NUM_THREADS}}},canonicalize,cse"
 PIPELINE = ",".join([
-    f"convert-scf-to-openmp{{num-threads={NUM_THREADS}}}",
-    "canonicalize", "cse",
     "expand-strided-metadata",
     "convert-vector-to-scf",
     "convert-scf-to-cf",
@@ -39,15 +38,40 @@ class ScfToLLVM:
     def __call__(self, module: ir.Module):
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
-        pm = PassManager.parse(f"builtin.module({PIPELINE})", module.context)
         try:
-            pm.run(module.operation)
+            PassManager.parse(f"builtin.module({TO_OPENMP})", module.context).run(module.operation)
+            for f in functions(module):
+                _dissolve_alloca_scopes(f)
+            PassManager.parse(f"builtin.module({PIPELINE})", module.context).run(module.operation)
         except ir.MLIRError as e:
             raise BuildError(f"LLVM lowering failed: {e}") from None
         for op in module.body.operations:
             op = op.operation
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
+
+
+def _dissolve_alloca_scopes(f):
+    """`convert-scf-to-openmp` wraps each parallel iteration in `memref.alloca_scope`, which
+    must stay one block, so `convert-scf-to-cf` breaks it as soon as the iteration holds a loop
+    or an `if` (and canonicalize keeps a scope holding a call). tir-to-affine already hoisted
+    the buffers to the start of the parallel body: move those allocas up to the `omp.parallel`
+    region (one buffer per thread, allocated once) and inline the scope."""
+    for scope in [o for o in walk(f) if o.name == "memref.alloca_scope"]:
+        if len(scope.results):
+            raise BuildError("memref.alloca_scope with results cannot be lowered")
+        owner = scope.parent
+        while owner.name not in ("omp.parallel", "func.func"):
+            owner = owner.parent
+        top = owner.regions[0].blocks[0]
+        body = scope.regions[0].blocks[0]
+        for o in list(body.operations)[:-1]:
+            o = o.operation
+            if o.name == "memref.alloca" and not len(o.operands):
+                o.move_before(list(top.operations)[0].operation)
+            else:
+                o.move_before(scope)
+        scope.erase()
 
 
 def _has_noalias_args(f) -> bool:

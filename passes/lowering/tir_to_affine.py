@@ -78,7 +78,7 @@ def _flatten(block: Block):
         if peel_before is not None:
             with ir.InsertionPoint(peel_before):
                 init_values = _init_values(block, loc)
-                target = None
+                target = peel_before
                 if pred is not None:      # T.where guards the init too (like TVM)
                     target = _guard(pred_exprs, pred_eqs, pred.n_dims,
                                     _peeled_dims(block, loc), loc)

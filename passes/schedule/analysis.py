@@ -208,7 +208,7 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
             lins.append(index.var(next(i for i, n in enumerate(new_dims) if n == v)))
 
     def conv(e):
-        return index.to_affine(index.from_affine(e, lins, ranges))
+        return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
 
     n = len(new_dims)
     bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])

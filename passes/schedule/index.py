@@ -10,6 +10,8 @@ variable ranges they are given:
     (a*4 + b) % 4           -> b                 when 0 <= b < 4
     (f // 128)*128 + f % 128 -> f
     (x // a) // b           -> x // (a*b)
+    (x // a) % b            -> x % (a*b) // a    (TVM's canonical form of a fused index)
+    (x % (a*b)) % b         -> x % b
 
 Variables are integer keys (positions in a block's `dims`); `from_affine`/`to_affine` convert
 from and to `mlir.ir.AffineExpr`, substituting dims on the way in.
@@ -78,34 +80,53 @@ def _split(e: Lin, c: int):
     return q, r
 
 
-def floordiv(e: Lin, c: int, ranges: Ranges) -> Lin:
+def _opaque(e: Lin, c: int) -> bool:
+    """TVM's iter-map form keeps a sum of several iterators whole under // and % (a "fused
+    mark": `(f_0 * 8 + f_1) // 16`, where we would split off terms). MLIR folds a term whose
+    coefficient c divides out of such an AffineExpr anyway, so only sums without one stay."""
+    return len(e.terms) > 1 and all(k % c for _, k in e.terms)
+
+
+def floordiv(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
+    """e // c; `marks`: keep TVM's fused-mark form (see _opaque) as bindings do."""
     if c == 1:
         return e
+    if marks and _opaque(e, c):
+        return Lin(((("div", e, c), 1),))
     q, r = _split(e, c)
     lo, hi = bounds(r, ranges)
     if 0 <= lo and hi < c:
         return q
     if len(e.terms) == 1 and e.const == 0 and e.terms[0][1] == 1 and e.terms[0][0][0] == "div":
         inner = e.terms[0][0]                   # (x // a) // c -> x // (a * c)
-        return floordiv(inner[1], inner[2] * c, ranges)
+        return floordiv(inner[1], inner[2] * c, ranges, marks)
     lo, hi = bounds(e, ranges)
     if lo // c == hi // c:
         return const(lo // c)
     return Lin(((("div", e, c), 1),))
 
 
-def mod(e: Lin, c: int, ranges: Ranges) -> Lin:
+def mod(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
     if c == 1:
         return Lin()
+    if marks and _opaque(e, c):
+        return Lin(((("mod", e, c), 1),))
     _, r = _split(e, c)
     lo, hi = bounds(r, ranges)
     if 0 <= lo and hi < c:
         return r
+    if len(r.terms) == 1 and r.const == 0 and r.terms[0][1] == 1:
+        atom = r.terms[0][0]
+        if atom[0] == "div":                    # (x // a) % c -> x % (a * c) // a
+            return floordiv(mod(atom[1], atom[2] * c, ranges, marks), atom[2], ranges, marks)
+        if atom[0] == "mod" and atom[2] % c == 0:   # (x % (a * c)) % c -> x % c
+            return mod(atom[1], c, ranges, marks)
     return Lin(((("mod", r, c), 1),))
 
 
 def recombine(e: Lin) -> Lin:
-    """k*c*(x // c) + k*(x % c) -> k*x, repeatedly."""
+    """k*c*(x // c) + k*(x % c) -> k*x and k*c*(x % M // c) + k*(x % c) -> k*(x % M)
+    (c divides M), repeatedly."""
     d = dict(e.terms)
     changed = True
     while changed:
@@ -114,25 +135,40 @@ def recombine(e: Lin) -> Lin:
             if atom[0] != "mod" or atom not in d:
                 continue
             x, c = atom[1], atom[2]
-            div = ("div", x, c)
-            if d.get(div) == k * c:
+            for div, whole in _recombinable(d, x, c, k):
                 del d[atom], d[div]
-                rest = Lin(tuple(d.items()), 0) + x.scale(k)
+                rest = Lin(tuple(d.items()), 0) + whole.scale(k)
                 d = dict(rest.terms)
                 changed = True
+                break
     return Lin(tuple(d.items()), e.const)
 
 
-def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges) -> Lin:
-    """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges`."""
+def _recombinable(d, x: Lin, c: int, k: int):
+    """(div atom, what it recombines to with k*(x % c)) for div atoms of `d` that pair with it."""
+    if d.get(("div", x, c)) == k * c:
+        yield ("div", x, c), x
+    for atom, kk in d.items():
+        if atom[0] == "div" and atom[2] == c and kk == k * c and len(atom[1].terms) == 1 \
+                and atom[1].const == 0 and atom[1].terms[0][1] == 1:
+            inner = atom[1].terms[0][0]
+            if inner[0] == "mod" and inner[1] == x and inner[2] % c == 0:
+                yield atom, atom[1]
+
+
+def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
+                marks: bool = False) -> Lin:
+    """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges` (`marks`:
+    keep sums of iterators whole under // and %, as TVM's block bindings do)."""
+    expr = _downcast(expr)
     if isinstance(expr, ir.AffineDimExpr):
         return dims[expr.position]
     if isinstance(expr, ir.AffineConstantExpr):
         return const(expr.value)
     if isinstance(expr, ir.AffineSymbolExpr):
         raise ValueError("affine symbols are not used in tir bindings")
-    lhs = from_affine(expr.lhs, dims, ranges)
-    rhs = from_affine(expr.rhs, dims, ranges)
+    lhs = from_affine(expr.lhs, dims, ranges, marks)
+    rhs = from_affine(expr.rhs, dims, ranges, marks)
     if isinstance(expr, ir.AffineAddExpr):
         return recombine(lhs + rhs)
     if isinstance(expr, ir.AffineMulExpr):
@@ -144,10 +180,15 @@ def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges) -> Lin
     if not rhs.is_const or rhs.const <= 0:
         raise ValueError("division by a non-constant")
     if isinstance(expr, ir.AffineFloorDivExpr):
-        return floordiv(lhs, rhs.const, ranges)
+        return floordiv(lhs, rhs.const, ranges, marks)
     if isinstance(expr, ir.AffineModExpr):
-        return mod(lhs, rhs.const, ranges)
+        return mod(lhs, rhs.const, ranges, marks)
     return floordiv(lhs + const(rhs.const - 1), rhs.const, ranges)  # ceildiv
+
+
+def _downcast(expr: ir.AffineExpr) -> ir.AffineExpr:
+    """The concrete subclass (IntegerSet constraints hand out plain `AffineExpr`s)."""
+    return expr.maybe_downcast()
 
 
 def to_affine(e: Lin, dim: Callable[[int], ir.AffineExpr] = ir.AffineDimExpr.get) -> ir.AffineExpr:

@@ -5,8 +5,11 @@
 
 Legality (TVM's CheckParallelizability): for parallel, vectorize and bind, every block iter
 var whose binding mentions the loop variable must be data parallel ("S"); binding to
-threadIdx.x/y/z also accepts reduction iter vars (cross-thread reduction). unroll always
-applies. The thread tag must be one TVM knows.
+threadIdx.x/y/z also accepts reduction iter vars (cross-thread reduction). And (TVM's
+CheckSubtreeCompactDataflow) every block directly under the loop is a local complete block
+(all iters "S", reads no buffer it writes) or a local reduction block (has an init, iters
+"S"/"R", no reduction iter in a written index): e.g. the update block left by
+decompose_reduction is neither. unroll always applies. The thread tag must be one TVM knows.
 """
 from mlir import ir
 
@@ -18,7 +21,40 @@ THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for
     + ("vthread",)
 
 
+def _check_compact_dataflow(loop: ir.Operation):
+    for blk in analysis.child_blocks(loop):
+        b = Block(blk)
+        reads, writes = analysis.block_reads_writes(blk)
+        complete = all(t == "S" for t in b.iter_types) and \
+            not any(r == w for r in reads for w in writes)
+        reduction = b.init is not None and all(t in ("S", "R") for t in b.iter_types) and \
+            not _reduce_iter_indexes_output(b)
+        if not (complete or reduction):
+            raise ScheduleError(
+                f"The queried subtree root loop {Loop(loop).name!r} does not have compact "
+                f"dataflow, because its child block {b.name!r} is neither a local complete "
+                f"block nor a local reduction block")
+
+
+def _reduce_iter_indexes_output(b: Block) -> bool:
+    args = b.iter_vars + (list(b.init.arguments) if b.init is not None else [])
+    reduce_args = [a for a, t in zip(args, b.iter_types * 2) if t == "R"]
+    return any(_depends_on(i, reduce_args)
+               for o in analysis.walk(b.op) if o.name == "memref.store"
+               for i in list(o.operands)[2:])
+
+
+def _depends_on(v: ir.Value, targets) -> bool:
+    if any(v == t for t in targets):
+        return True
+    owner = v.owner
+    if isinstance(owner, ir.Block) or not hasattr(owner, "operands"):
+        return False
+    return any(_depends_on(x, targets) for x in owner.operands)
+
+
 def _check_parallelizable(loop: ir.Operation, what: str, allow_reduce: bool = False):
+    _check_compact_dataflow(loop)
     iv = Loop(loop).iv
     ok = ("S", "R") if allow_reduce else ("S",)
     for blk in analysis.blocks_under(loop):

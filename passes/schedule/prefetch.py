@@ -6,9 +6,9 @@ iterations ahead::
     for k in range(1024):              for k in range(1024, annotations={"prefetch": [["A", 1]]}):
         block "B": ... A[vi, vk] ...  ->    block "B": ... A[vi, vk] ...
 
-The annotation is a request for the lowering (turning it into `memref.prefetch` of the
-block's accesses to A at iteration k + offset); no lowering stage reads it yet, so today it
-does not change the generated code.
+The lowering (passes/lowering/prefetch.py) turns it into `memref.prefetch` ops (read,
+locality 3, data cache; `prefetcht0` on x86) at the start of each iteration of k, one per cache
+line of the region the loop body reads from A at iteration k + offset.
 Legality: buffer_index in range of the block's reads; the loop is an ancestor of the block;
 offset >= 1.
 """

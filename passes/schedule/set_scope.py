@@ -1,6 +1,8 @@
 """set_scope: change the storage scope of a buffer a block writes.
 
-    Y = alloc((128, 128))                 ->   Y = alloc((128, 128), scope="shared")
+    Y = alloc((128, 128))                 ->   Y_shared = alloc((128, 128), scope="shared")
+
+The buffer is renamed `{name}_{scope}` as TVM does.
 
 Legality: the index is in range of the block's T.writes; the buffer is an allocation (a
 function parameter's scope is fixed by the caller). The scope lives in the alloc's `tir.scope`.
@@ -9,8 +11,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name
-from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name, buffer_scope
+from tir_mlir.passes.schedule.cache_read_write import cache_name, pick_buffer
 
 
 def set_scope(block: Block, buffer_index: int, storage_scope: str):
@@ -18,4 +20,7 @@ def set_scope(block: Block, buffer_index: int, storage_scope: str):
     if isinstance(buf.owner, ir.Block):
         raise ScheduleError(f"set_scope: buffer {buffer_name(buf)!r} written by block "
                             f"{block.name!r} is a function parameter, not an allocation")
+    if buffer_scope(buf) == storage_scope:
+        return
     buf.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)
+    buf.owner.attributes["tir.name"] = ir.StringAttr.get(cache_name(buf, storage_scope))

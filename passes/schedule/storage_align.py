@@ -8,8 +8,9 @@ storage_align(A_shared_block, 0, axis=0, factor=16, offset=1)::
 
 Like TVM, the request is recorded on the writing block as the `buffer_dim_align` annotation
 ([buffer_index, axis, factor, offset] per request; a new request for the same buffer and axis
-replaces the old one). It is a request for the lowering (padded strides on the allocation);
-no lowering stage reads it yet, so today the layout is unchanged.
+replaces the old one). The lowering honours it (passes/lowering/storage_align.py): the buffer
+is allocated with TVM's padded strides, e.g. A_shared (16, 16) above becomes
+`memref<16x16xf32, strided<[17, 1]>>`, a view of 17 * 16 elements.
 Legality: buffer_index in range of the block's writes; the buffer is an allocation (a
 parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; 0 <= offset < factor.
 """

@@ -118,7 +118,8 @@ def lambda_text(fn, n: int, predicate: bool = False) -> str:
         body = " & ".join(f"({_py(c.expr, names)} {'==' if c.is_eq else '>='} 0)"
                           for c in constraints(fn, n))
     else:
-        body = "(" + ", ".join(_py(e, names) for e in exprs(fn, n)) + ",)"
+        from tir_mlir.printer.affine_text import affine_text     # TVM's precedence
+        body = "(" + ", ".join(affine_text(e, names)[0] for e in exprs(fn, n)) + ",)"
     return f"lambda {', '.join(names)}: {body}"
 
 

@@ -89,8 +89,12 @@ class ExprBuilder:
 
     def constant(self, value, dtype, pos) -> ir.Value:
         t = mtype(dtype)
+        extra = {}
         if is_float(dtype):
             attr = ir.FloatAttr.get(t, float(value))
+            if math.isfinite(value) and attr.value != float(value):
+                # TVM keeps the literal's double; remember it so the printer can too.
+                extra["tir.f64"] = ir.FloatAttr.get(ir.F64Type.get(), float(value))
         else:
             if isinstance(value, float):
                 if not math.isfinite(value):
@@ -102,7 +106,7 @@ class ExprBuilder:
             if is_unsigned(dtype) and value >= (1 << (bits(dtype) - 1)):
                 value -= 1 << bits(dtype)      # same bits, signless storage
             attr = ir.IntegerAttr.get(t, value)
-        return self.op("arith.constant", [], dtype, pos, {"value": attr})
+        return self.op("arith.constant", [], dtype, pos, {"value": attr, **extra})
 
     def lit_dtype(self, lit: Lit) -> str:
         if lit.dtype:
@@ -140,14 +144,20 @@ class ExprBuilder:
             name = "arith.index_castui" if is_unsigned(src) else "arith.index_cast"
             return op(name, [v], "index", pos)
         if dst == "bool":
+            # `x != 0`, marked so that it prints back as the cast it is in TVM.
             zero = self.constant(0, src, pos)
+            cast = ir.UnitAttr.get()
             if is_float(src):
-                return op("arith.cmpf", [v, zero], "bool", pos, {"predicate": _i64(CMPF["!="])})
-            return op("arith.cmpi", [v, zero], "bool", pos, {"predicate": _i64(CMPI["!="])})
+                return op("arith.cmpf", [v, zero], "bool", pos,
+                          {"predicate": _i64(CMPF["!="]), "tir.cast": cast})
+            return op("arith.cmpi", [v, zero], "bool", pos,
+                      {"predicate": _i64(CMPI["!="]), "tir.cast": cast})
         sb, db = bits(src), bits(dst)
         if is_float(src) and is_float(dst):
-            if sb == db:      # float16 <-> bfloat16
-                return self.convert(self.convert(v, src, "float32", pos), "float32", dst, pos)
+            if sb == db:      # float16 <-> bfloat16, through float32 (one Cast in TVM)
+                wide = self.convert(v, src, "float32", pos)
+                wide.owner.attributes["tir.implicit"] = ir.UnitAttr.get()
+                return self.convert(wide, "float32", dst, pos)
             return op("arith.extf" if db > sb else "arith.truncf", [v], dst, pos)
         if is_float(dst):
             unsigned = is_unsigned(src) or src == "bool"
@@ -518,6 +528,12 @@ class ExprBuilder:
     def _call_divmod(self, name, args, kwargs, pos):
         self._arity(name, args, 2, pos, kwargs)
         a, b = args
+        if name == "Div":             # TVM's Div node: `/` on floats, truncdiv on integers
+            if any(isinstance(x, Val) and is_float(x.dtype) or isinstance(x, Lit) and
+                   (is_float(x.dtype) if x.dtype else isinstance(x.value, float)) for x in args):
+                return self.binop("/", a, b, pos)
+        name = {"Div": "truncdiv", "Mod": "truncmod", "FloorDiv": "floordiv",
+                "FloorMod": "floormod"}.get(name, name)
         if name == "floordiv":
             return self.binop("//", a, b, pos)
         if name == "floormod":
@@ -541,6 +557,9 @@ class ExprBuilder:
         return Val(self.op(opname, [va.value, vb.value], d, pos), d)
 
     def _call_bitwise(self, name, args, kwargs, pos):
+        if name == "bitwise_not":
+            self._arity(name, args, 1, pos, kwargs)
+            return self.unary("~", args[0], pos)
         self._arity(name, args, 2, pos, kwargs)
         op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<",
               "shift_right": ">>"}[name]

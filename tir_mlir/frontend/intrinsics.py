@@ -31,12 +31,13 @@ CALL_BINARY = {"hypot", "fmod", "nextafter"}
 EXPR_CALLS = {
     "max": "minmax", "min": "minmax", "abs": "abs",
     "floordiv": "divmod", "floormod": "divmod", "truncdiv": "divmod", "truncmod": "divmod",
-    "ceildiv": "divmod",
+    "ceildiv": "divmod", "Div": "divmod", "Mod": "divmod", "FloorDiv": "divmod",
+    "FloorMod": "divmod",
     "Select": "select", "select": "select", "if_then_else": "if_then_else",
     "Cast": "cast", "And": "logic", "Or": "logic", "Not": "logic",
     "max_value": "limit", "min_value": "limit", "let": "let",
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
-    "shift_left": "bitwise", "shift_right": "bitwise",
+    "shift_left": "bitwise", "shift_right": "bitwise", "bitwise_not": "bitwise",
 }
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is

@@ -36,9 +36,7 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=()) -> tuple:
         return str(e.value), ATOM
     lhs = e.lhs
     if isinstance(e, ir.AffineAddExpr):
-        neg = _negated(e.rhs)
-        op, rhs = ("-", neg) if neg is not None else ("+", e.rhs)
-        return _binop(op, ADD, lhs, rhs, dim_names, sym_names)
+        return _sum_text(e, dim_names, sym_names)
     if isinstance(e, ir.AffineMulExpr):
         return _binop("*", MUL, lhs, e.rhs, dim_names, sym_names)
     if isinstance(e, ir.AffineFloorDivExpr):
@@ -50,6 +48,37 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=()) -> tuple:
         b = affine_text(e.rhs, dim_names, sym_names)[0]
         return f"T.ceildiv({a}, {b})", ATOM
     raise TypeError(f"unknown affine expression {e}")
+
+
+def _scale(t) -> int:
+    t = t.maybe_downcast()
+    return const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) and const_of(t.rhs) is not None else 1
+
+
+def _sum_text(e, dim_names, sym_names):
+    """A sum in TVM's canonical order: terms by descending scale (stable), the constant last,
+    so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
+    terms, const = [], 0
+    stack = [e]
+    while stack:
+        t = stack.pop().maybe_downcast()
+        if isinstance(t, ir.AffineAddExpr):
+            stack += [t.rhs, t.lhs]
+        elif const_of(t) is not None:
+            const += const_of(t)
+        else:
+            terms.append(t)
+    terms.sort(key=lambda t: -_scale(t))
+    if const or not terms:
+        terms.append(ir.AffineConstantExpr.get(const))
+    text, prec = affine_text(terms[0], dim_names, sym_names)
+    for t in terms[1:]:
+        neg = _negated(t)
+        op, t = ("-", neg) if neg is not None else ("+", t)
+        left = wrap((text, prec), ADD, right=False)
+        right = wrap(affine_text(t, dim_names, sym_names), ADD, right=True)
+        text, prec = f"{left} {op} {right}", ADD
+    return text, prec
 
 
 def _binop(op, prec, lhs, rhs, dim_names, sym_names):

@@ -20,7 +20,8 @@ BINARY = {
 CALLS = {
     "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max", "arith.maxui": "max",
     "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "arith.minui": "min",
-    "arith.divsi": "truncdiv", "arith.divui": "truncdiv",
+    "arith.divsi": "Div", "arith.divui": "Div", "arith.shli": "shift_left",
+    "arith.shrsi": "shift_right", "arith.shrui": "shift_right",
     "arith.remsi": "truncmod", "arith.remui": "truncmod", "arith.select": "Select",
     "math.absf": "fabs", "math.absi": "abs", "math.powf": "pow", "math.roundeven": "round",
 }
@@ -88,6 +89,8 @@ class ExprPrinter:
         if name == "memref.load":
             return self.load(args[0], args[1:]), ATOM
         if name == "arith.cmpi" or name == "arith.cmpf":
+            if "tir.cast" in op.attributes:
+                return f'T.Cast("bool", {self.text(args[0])})', ATOM
             pred = ir.IntegerAttr(op.attributes["predicate"]).value
             sym = (CMPI if name == "arith.cmpi" else CMPF).get(pred)
             if sym is None:
@@ -107,7 +110,8 @@ class ExprPrinter:
         attr = op.attributes["value"]
         dtype = value_dtype(v, self.buffers)
         if isinstance(attr, ir.FloatAttr):
-            text = float_text(attr.value, dtype)
+            exact = op.attributes["tir.f64"] if "tir.f64" in op.attributes else attr
+            text = float_text(ir.FloatAttr(exact).value, dtype)
         else:
             value = ir.IntegerAttr(attr).value
             text = int_text(value != 0 if dtype == "bool" else value, dtype)
@@ -123,6 +127,8 @@ class ExprPrinter:
 
     def _logic(self, name, args, v):
         if dtype_of(v.type) != "bool":
+            if name == "arith.xori" and self._is_all_ones(args[1]):
+                return self._call("bitwise_not", args[:1])
             fn = {"arith.andi": "bitwise_and", "arith.ori": "bitwise_or",
                   "arith.xori": "bitwise_xor"}[name]
             return self._call(fn, args)
@@ -132,8 +138,23 @@ class ExprPrinter:
                 rest = args[1] if args[0] == other[0] else args[0]
                 return f"not {wrap(self.expr(rest), NOT, right=False)}", NOT
             return self._binary("!=", CMP, *args)
+        if any(self._is_constant(a) for a in args):
+            # TVM's `and`/`or` would fold a constant operand away; it prints the call instead.
+            return self._call("And" if name == "arith.andi" else "Or", args)
         sym, prec = ("and", AND) if name == "arith.andi" else ("or", OR)
         return self._binary(sym, prec, *args)
+
+    @staticmethod
+    def _is_constant(v):
+        return not isinstance(v, ir.BlockArgument) and v.owner.operation.name == "arith.constant"
+
+    @staticmethod
+    def _is_all_ones(v):
+        """The constant `~x` is built with (-1, or the unsigned maximum)."""
+        if isinstance(v, ir.BlockArgument) or v.owner.operation.name != "arith.constant":
+            return False
+        value = ir.IntegerAttr(v.owner.operation.attributes["value"]).value
+        return value == -1 or value == (1 << ir.IntegerType(v.type).width) - 1
 
     @staticmethod
     def _is_true(v):
@@ -144,6 +165,8 @@ class ExprPrinter:
 
     def _cast(self, name, x, v):
         target = value_dtype(v, self.buffers)
+        if "tir.implicit" in v.owner.attributes:
+            return self.expr(x)          # a step of a cast the front end did in two
         if name.startswith("arith.index_cast") and (
                 isinstance(v.type, ir.IndexType) or target == "int32"):
             return self.expr(x)          # index <-> int32 is no cast in TensorIR

@@ -1,34 +1,20 @@
 """Literals: typed constants (`T.float32(0.0)`, `T.int64(5)`) and attribute values."""
 import math
 
-import numpy as np
 from mlir import ir
-
-_F32_MAX = float(np.finfo(np.float32).max)
-_FLOAT_PRECISION = {"float16": np.float16, "float32": np.float32}
 
 
 def float_text(value: float, dtype: str) -> str:
-    """`T.float32(0.1)`: the shortest decimal that reads back as the same value in `dtype`.
+    """`T.float32(0.5)` the way TVM prints a FloatImm's double: `%.17g`, and `%.1f` when integral.
 
-    TVM prints the double it stores with 17 digits; we hold the constant at its own precision,
-    so the shortest round-trip form is what re-parses (in TVM too) to the same constant.
+    `value` is the double TVM would hold: the literal's own double (`tir.f64`) when the constant
+    came from source text, else the constant's exact value.
     """
     if math.isnan(value):
         return f'T.{dtype}("nan")'
     if math.isinf(value):
         return f'T.{dtype}("{"-" if value < 0 else ""}inf")'
-    if dtype == "float32" and abs(value) == _F32_MAX:
-        text = repr(float(value))     # T.max_value("float32"): TVM keeps the exact double
-    elif dtype == "bfloat16":
-        import ml_dtypes
-        text = str(ml_dtypes.bfloat16(value))
-    elif dtype == "float64":
-        text = repr(float(value))
-    else:
-        text = str(_FLOAT_PRECISION[dtype](value))
-    if not any(c in text for c in ".en"):
-        text += ".0"
+    text = f"{value:.1f}" if value == math.floor(value) else f"{value:.17g}"
     return f"T.{dtype}({text})"
 
 

@@ -226,6 +226,9 @@ class FuncPrinter:
             if b.predicate is not None:
                 cs = [constraint_text(c.expr, c.is_eq, dim_names) for c in b.predicate.constraints]
                 self.emit(f"T.where({' and '.join(cs)})")
+            if b.init is not None:
+                for arg, var in zip(b.init.arguments, b.iter_vars):
+                    self.namer.alias(arg, self.namer[var])
             regions = block_regions(b.op)
             self.emit(f"T.reads({self._regions(regions.reads, b)})")
             self.emit(f"T.writes({self._regions(regions.writes, b)})")
@@ -234,8 +237,6 @@ class FuncPrinter:
             body = body_ops(b.body)
             self._allocs([o for o in body if o.name in ALLOCS])
             if b.init is not None:
-                for arg, var in zip(b.init.arguments, b.iter_vars):
-                    self.namer.alias(arg, self.namer[var])
                 self.emit("with T.init():")
                 self._nested(body_ops(b.init))
             rest = [o for o in body if o.name not in ALLOCS]
@@ -284,7 +285,11 @@ class FuncPrinter:
         for r in regions:
             names = [self.namer[v] for v in b.iter_vars] + [self.ex.text(v) for v in r.free]
             idx = []
-            for e, ext in r.ranges:
+            points = r.points or [None] * len(r.ranges)
+            for (e, ext), point in zip(r.ranges, points):
+                if point is not None:
+                    idx.append(self.ex.text(point))    # TVM keeps a point index verbatim
+                    continue
                 lo = affine_text(e, names)[0]
                 if ext == 1:
                     idx.append(lo)

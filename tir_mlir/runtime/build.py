@@ -52,6 +52,9 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location."""
+    if str(target).split()[0] in ("cuda", "nvptx"):
+        from tir_mlir.runtime import cuda
+        return cuda.build(mod, target)
     module = _to_module(mod)
     with get_context():
         sigs = signatures(module)

@@ -22,20 +22,39 @@ def random_array(shape, dtype, rng):
     return rng.integers(lo, 5, shape).astype(numpy_dtype(dtype))
 
 
+FLOAT_OPS = {"arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.divf": 1,
+             "arith.maximumf": 1, "arith.minimumf": 1, "arith.maxnumf": 1, "arith.minnumf": 1,
+             "math.fma": 2}
+
+
 def flop_count(module: ir.Module, func_name: str):
-    """2 x (iteration domain size) summed over reduction blocks (one multiply-add per point);
-    None when the function has no reduction block."""
+    """Floating-point operations of the reduction blocks: the float arithmetic ops of each
+    one's body (its update, init excluded: 2 for a multiply-accumulate, 1 for a max) times its
+    iteration domain size. None when there is none (then no GFLOP/s is reported)."""
     with get_context():
         f = next(op.operation for op in module.body.operations if op.operation.name == "func.func"
                  and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name)
         total = 0
         for op in walk(f):
             if op.name == "tir.block" and "R" in Block(op).iter_types:
+                block = Block(op)
+                per_point = _float_ops(block.body)
                 n = 1
-                for _, extent in Block(op).domains:
+                for _, extent in block.domains:
                     n *= extent
-                total += 2 * n
+                total += per_point * n
     return total or None
+
+
+def _float_ops(body: ir.Block) -> int:
+    """Float arithmetic ops in a block body, nested blocks (counted on their own) excluded."""
+    n = 0
+    for o in body.operations:
+        o = o.operation
+        n += FLOAT_OPS.get(o.name, 0)
+        if o.name != "tir.block":
+            n += sum(_float_ops(b) for r in o.regions for b in r.blocks)
+    return n
 
 
 def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False):

@@ -59,6 +59,7 @@ class BufferPrimitives:
         blk = Block(self._block(block))
         if isinstance(buffer, list):
             buffer = tuple(buffer)
+        self._note(buffer=buffer)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))

@@ -45,6 +45,10 @@ class Instruction:
                 pos += [_py(v) for v in val]
             elif p is not None and p.kind is inspect.Parameter.KEYWORD_ONLY and val is None:
                 continue                  # tir_mlir-only options left at their default
+            elif key in _OMITTED_WHEN_EMPTY and not val:
+                continue
+            elif key in _LAMBDAS and isinstance(val, str):
+                kws.append(f"{key}={val}")
             else:
                 kws.append(f"{key}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
@@ -58,6 +62,12 @@ class Instruction:
         return call
 
 
+# TVM prints these arguments only when given (cache_read/cache_write's consumer_blocks) ...
+_OMITTED_WHEN_EMPTY = ("consumer_blocks",)
+# ... and these, recorded as lambda text, as code (transform_layout's index_map).
+_LAMBDAS = ("index_map",)
+
+
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
@@ -69,7 +79,9 @@ def _py(v) -> str:
         return v.name
     if isinstance(v, str):
         return json.dumps(v)
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_py(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
         return "[" + ", ".join(_py(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{json.dumps(k)}: {_py(x)}" for k, x in v.items()) + "}"

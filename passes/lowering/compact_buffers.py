@@ -1,0 +1,235 @@
+"""Stage `compact-buffers` (affine level, after `unroll-loops`): TVM's CompactBufferAllocation.
+
+An intermediate buffer (`T.alloc_buffer`, cache_read/cache_write) is shrunk to the region one
+iteration of the innermost loop around all its accesses (their LCA) touches, like TVM does:
+
+    C_local = alloc (1024, 1024)            C_local = alloca (4, 64)      // per thread
+    for j0 (parallel), i0:                  for j0 (parallel), i0:
+      ... C_local[i0*4 + c, j0*64 + v] =>     ... C_local[c, v]
+
+so a small tile indexed by unrolled loop vars gets constant indices and LLVM keeps it in
+registers. Conditions (else the buffer is left alone): only memref.load/store use it; every
+index is a linear function of loop IVs and constants; per dimension, the part that depends on
+the LCA and outer loops is the same in every access; the compact tile fits on the stack. As in
+TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
+is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
+the function.
+"""
+from mlir import ir
+from mlir.dialects import affine, memref
+
+from tir_mlir.dialect.ops import Loop
+from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
+
+
+class CompactBuffers:
+    name = "compact-buffers"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in [o for o in walk(f) if o.name in ("memref.alloca", "memref.alloc")]:
+                _compact(f, op)
+
+
+def _compact(f, alloc):
+    buf = alloc.results[0]
+    mtype = ir.MemRefType(buf.type)
+    accesses, deallocs = [], []
+    for use in buf.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user.name == "memref.dealloc":
+            deallocs.append(user)
+        elif (user.name, use.operand_number) in (("memref.load", 0), ("memref.store", 1)):
+            accesses.append(user)
+        else:
+            return
+    if not accesses:
+        return
+    lca = _lca_loop(accesses)
+    if lca is None:
+        return
+    outer = _loops_around(lca) + [lca]
+    ivs = []                                  # dim position -> IV value
+    forms = []                                # per access, per axis: (coeffs, const)
+    for a in accesses:
+        indices = list(a.operands)[1 if a.name == "memref.load" else 2:]
+        per_axis = [_linear(v, ivs) for v in indices]
+        if any(p is None for p in per_axis):
+            return
+        forms.append(per_axis)
+    outer_pos = {p for p, iv in enumerate(ivs) if any(iv == _iv(l) for l in outer)}
+    ranges = [_iv_range(iv) for iv in ivs]
+    if any(r is None for p, r in enumerate(ranges) if p not in outer_pos):
+        return
+    shape, offsets = [], []
+    for axis in range(mtype.rank):
+        outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos}
+                       for form in forms]
+        if any(o != outer_parts[0] for o in outer_parts):
+            return
+        lo = hi = None
+        for form in forms:
+            coeffs, const = form[axis]
+            a_lo = a_hi = const
+            for p, c in coeffs.items():
+                if p in outer_pos:
+                    continue
+                rmin, rmax = ranges[p]
+                a_lo += min(c * rmin, c * rmax)
+                a_hi += max(c * rmin, c * rmax)
+            lo = a_lo if lo is None else min(lo, a_lo)
+            hi = a_hi if hi is None else max(hi, a_hi)
+        if hi - lo + 1 > mtype.shape[axis]:
+            return
+        shape.append(hi - lo + 1)
+        offsets.append((outer_parts[0], lo))
+    if list(shape) == list(mtype.shape):
+        return
+    width = getattr(mtype.element_type, "width", 8)
+    numel = 1
+    for d in shape:
+        numel *= d
+    if max(1, width // 8) * numel > ALLOCA_LIMIT:
+        return
+    _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets)
+
+
+def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets):
+    mtype = ir.MemRefType(alloc.results[0].type)
+    new_type = ir.MemRefType.get(shape, mtype.element_type)
+    scope = _parallel_around(lca)
+    top = (scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0])
+    loc = alloc.location
+    with ir.InsertionPoint(list(top.operations)[0].operation):
+        new = memref.AllocaOp(new_type, [], [], loc=loc).result
+    for a, form in zip(accesses, forms):
+        is_load = a.name == "memref.load"
+        with ir.InsertionPoint(a), a.location:
+            indices = []
+            for axis, (coeffs, const) in enumerate(form):
+                # only the inner IVs remain (the outer part is the tile's origin)
+                inner = [p for p in coeffs if p not in outer_pos]
+                expr = ir.AffineConstantExpr.get(const - offsets[axis][1])
+                for k, p in enumerate(inner):
+                    expr = expr + ir.AffineDimExpr.get(k) * coeffs[p]
+                m = ir.AffineMap.get(len(inner), 0, [expr])
+                indices.append(affine.AffineApplyOp(m, [ivs[p] for p in inner]).result)
+            if is_load:
+                r = memref.LoadOp(new, indices).result
+                a.results[0].replace_all_uses_with(r)
+            else:
+                memref.StoreOp(a.operands[0], new, indices)
+        a.erase()
+    for d in deallocs:
+        d.erase()
+    alloc.erase()
+
+
+def _iv(loop) -> ir.Value:
+    return loop.regions[0].blocks[0].arguments[0]
+
+
+def _lca_loop(ops):
+    """Innermost affine.for enclosing every op (None if some op is outside all loops)."""
+    chains = [_loops_around(o) for o in ops]
+    lca = None
+    for level in zip(*chains):
+        if all(x == level[0] for x in level):
+            lca = level[0]
+        else:
+            break
+    return lca
+
+
+def _loops_around(op):
+    """affine.for ops enclosing `op`, outermost first."""
+    out, p = [], op.parent
+    while p is not None and p.name != "func.func":
+        if p.name == "affine.for":
+            out.append(p)
+        p = p.parent
+    return out[::-1]
+
+
+def _parallel_around(loop):
+    p = loop
+    while p is not None and p.name != "func.func":
+        if p.name == "affine.for" and Loop(p).kind == "parallel":
+            return p
+        p = p.parent
+    return None
+
+
+def _iv_range(iv):
+    owner = iv.owner.owner if isinstance(iv.owner, ir.Block) else None
+    if owner is None or owner.name != "affine.for":
+        return None
+    step = ir.IntegerAttr(owner.attributes["step"]).value
+    loop = Loop(owner)
+    last = loop.min + (loop.extent - 1) // step * step
+    return loop.min, last
+
+
+def _linear(value, ivs):
+    """(coeffs {dim position: int}, const) with value = sum(c * ivs[p]) + const, or None.
+    IVs of affine.for loops are dims (appended to `ivs` on first sight)."""
+    if isinstance(value.owner, ir.Block):
+        owner = value.owner.owner
+        if owner is None or owner.name != "affine.for":
+            return None
+        for p, iv in enumerate(ivs):
+            if iv == value:
+                return {p: 1}, 0
+        ivs.append(value)
+        return {len(ivs) - 1: 1}, 0
+    op = value.owner.operation
+    if op.name == "arith.constant" and isinstance(value.type, ir.IndexType):
+        return {}, ir.IntegerAttr(op.attributes["value"]).value
+    if op.name in ("arith.addi", "arith.subi", "arith.muli"):
+        a, b = (_linear(v, ivs) for v in op.operands)
+        if a is None or b is None:
+            return None
+        if op.name == "arith.muli":
+            if a[0] and b[0]:
+                return None
+            (k, other) = (a[1], b) if not a[0] else (b[1], a)
+            return {p: c * k for p, c in other[0].items()}, other[1] * k
+        sign = -1 if op.name == "arith.subi" else 1
+        coeffs = dict(a[0])
+        for p, c in b[0].items():
+            coeffs[p] = coeffs.get(p, 0) + sign * c
+        return {p: c for p, c in coeffs.items() if c}, a[1] + sign * b[1]
+    if op.name == "affine.apply":
+        m = ir.AffineMapAttr(op.attributes["map"]).value
+        if m.n_symbols:
+            return None
+        args = [_linear(v, ivs) for v in op.operands]
+        if any(x is None for x in args):
+            return None
+        return _eval(m.results[0], args)
+    return None
+
+
+def _eval(expr, args):
+    """A linear affine expression applied to linear forms (None for floordiv/mod/ceildiv)."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return {}, e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return args[e.position]
+    if isinstance(e, ir.AffineAddExpr):
+        a, b = _eval(e.lhs, args), _eval(e.rhs, args)
+        if a is None or b is None:
+            return None
+        coeffs = dict(a[0])
+        for p, c in b[0].items():
+            coeffs[p] = coeffs.get(p, 0) + c
+        return {p: c for p, c in coeffs.items() if c}, a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        a, b = _eval(e.lhs, args), _eval(e.rhs, args)
+        if a is None or b is None or (a[0] and b[0]):
+            return None
+        k, other = (a[1], b) if not a[0] else (b[1], a)
+        return {p: c * k for p, c in other[0].items()}, other[1] * k
+    return None

@@ -1,0 +1,40 @@
+"""Stage `gpu-buffer-scopes` (tir level, GPU targets): a buffer's `tir.scope` becomes the memory
+space of its memref type, so it survives the stages that drop `tir.*` attributes:
+
+    memref.alloc() {tir.scope = "shared"} : memref<128xf32>
+ => memref.alloc() {tir.scope = "shared"} : memref<128xf32, #gpu.address_space<workgroup>>
+
+"shared"/"shared.dyn" -> workgroup (one copy per thread block), "local" -> private (one copy per
+thread), "global" -> device memory (no memory space). `gpu-place-buffers` later turns the first
+two into attributions of the kernel that uses them.
+"""
+from mlir import ir
+
+from tir_mlir.passes.lowering.common import build_error, functions, walk
+
+SPACES = {"shared": "workgroup", "shared.dyn": "workgroup", "local": "private", "global": None}
+
+
+def address_space(t) -> str:
+    """'workgroup', 'private' or '' (global) for a memref type."""
+    space = ir.MemRefType(t).memory_space
+    return str(space).removeprefix("#gpu.address_space<").rstrip(">") if space else ""
+
+
+class GpuBufferScopes:
+    name = "gpu-buffer-scopes"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in walk(f):
+                if op.name != "memref.alloc" or "tir.scope" not in op.attributes:
+                    continue
+                scope = ir.StringAttr(op.attributes["tir.scope"]).value
+                if scope not in SPACES:
+                    raise build_error(op, f"buffer scope '{scope}' is not supported on GPU "
+                                          f"targets (use {', '.join(SPACES)})")
+                if SPACES[scope]:
+                    t = ir.MemRefType(op.results[0].type)
+                    space = ir.Attribute.parse(f"#gpu.address_space<{SPACES[scope]}>")
+                    op.results[0].set_type(ir.MemRefType.get(t.shape, t.element_type,
+                                                             memory_space=space))

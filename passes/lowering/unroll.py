@@ -1,0 +1,99 @@
+"""Stage `unroll-loops` (affine level): TVM's `UnrollLoop`, done in the IR.
+
+    for i in T.unroll(2):           c0 = 0; BODY[i := c0]
+        BODY                 =>     c1 = 1; BODY[i := c1]
+
+- A `T.unroll` loop (kind "unroll") is unrolled.
+- Under a loop annotated `pragma_auto_unroll_max_step = N` (the loop itself included), a serial
+  loop is unrolled when every loop inside it is unrolled too and extent x (statements of its
+  body) <= N, at most `MAX_DEPTH` nested unrolled loops (TVM's defaults).
+- `pragma_unroll_explicit = 0` (default 1) keeps such loops as loops with kind "unroll", which
+  `affine-to-scf` turns into LLVM's full-unroll hint instead.
+Explicit unrolling leaves constant indices, so a small local buffer indexed by unrolled loop
+vars becomes scalars (LLVM's SROA) that stay in registers.
+"""
+from mlir import ir
+from mlir.dialects import arith
+
+from tir_mlir.dialect.ops import Loop
+from tir_mlir.passes.lowering.common import functions
+
+MAX_DEPTH = 8
+# Above this many copies of a body, a loop is left to LLVM's unroller (with the hint).
+MAX_COPIES = 4096
+STATEMENTS = ("memref.store", "func.call")
+
+
+class UnrollLoops:
+    name = "unroll-loops"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            plan = []
+            _visit_block(f.regions[0].blocks[0], None, True, plan)
+            for loop, explicit in plan:            # innermost first
+                if explicit:
+                    _unroll(loop)
+                else:
+                    Loop(loop).set(kind="unroll")
+
+
+def _visit_block(block, max_step, explicit, plan):
+    """(statement count, whether some loop inside stays a loop, unrolled loop depth)."""
+    steps, normal, depth = 0, False, 0
+    for op in block.operations:
+        op = op.operation
+        if op.name == "affine.for":
+            s, n, d = _visit_loop(op, max_step, explicit, plan)
+        else:
+            s, n, d = (1 if op.name in STATEMENTS else 0), False, 0
+            for region in op.regions:
+                for b in region.blocks:
+                    s2, n2, d2 = _visit_block(b, max_step, explicit, plan)
+                    s, n, d = s + s2, n or n2, max(d, d2)
+        steps, normal, depth = steps + s, normal or n, max(depth, d)
+    return steps, normal, depth
+
+
+def _visit_loop(op, max_step, explicit, plan):
+    loop = Loop(op)
+    ann = loop.annotations
+    if "pragma_auto_unroll_max_step" in ann:
+        max_step = _int(ann["pragma_auto_unroll_max_step"])
+    if "pragma_unroll_explicit" in ann:
+        explicit = bool(_int(ann["pragma_unroll_explicit"]))
+    steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
+    extent = loop.extent // _step(op)
+    if loop.kind == "unroll":
+        auto = True
+    else:
+        auto = (loop.kind == "serial" and max_step is not None and not normal
+                and depth < MAX_DEPTH and extent * steps <= max_step)
+    if not auto:
+        return steps, True, depth
+    plan.append((op, explicit and extent * max(steps, 1) <= MAX_COPIES))
+    return extent * steps, False, depth + 1
+
+
+def _int(attr) -> int:
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.Attribute) else int(attr)
+
+
+def _step(op) -> int:
+    return ir.IntegerAttr(op.attributes["step"]).value
+
+
+def _unroll(op):
+    """Replace the loop by one copy of its body per iteration, its IV a constant."""
+    loop = Loop(op)
+    loc = op.location
+    for value in range(loop.min, loop.min + loop.extent, _step(op)):
+        copy = op.clone(ip=ir.InsertionPoint(op))
+        body = copy.regions[0].blocks[0]
+        with ir.InsertionPoint(copy):
+            const = arith.ConstantOp(ir.IndexType.get(), value, loc=loc).result
+        body.arguments[0].replace_all_uses_with(const)
+        for o in list(body.operations)[:-1]:
+            o.operation.move_before(copy)
+        copy.erase()
+    op.erase()

@@ -1,0 +1,179 @@
+"""Differential check of a schedule against TVM 0.21 (the oracle).
+
+`differential(src, fn)` applies the same schedule function (TVM's API) to the same TVMScript
+in TVM and in tir_mlir and compares:
+  (a) outcome: TVM rejects a primitive <=> we raise ScheduleError at the same call, and our
+      rejected primitive leaves the module exactly as it was;
+  (b) TVM's parse of our printed result is structurally equal to TVM's scheduled function;
+  (c) our printed text equals TVM's (function body; header and func_attr lines dropped);
+  (d) numerics: our scheduled program computes what the unscheduled one does (JIT);
+  (e) print(sch.trace) equals TVM's trace text (func_name normalised).
+Only used by tests; tir_mlir itself never imports tvm.
+"""
+import re
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+import pytest
+
+import tir_mlir
+from tir_mlir import Schedule, ScheduleError
+from schedule_check import check_numerics, interp, run
+
+tvm = pytest.importorskip("tvm")
+
+
+class _Rejected(Exception):
+    """A primitive call was rejected: `step` is its index among the schedule's calls."""
+
+    def __init__(self, step: int, name: str, error: Exception):
+        super().__init__(f"call {step} ({name}) rejected: {error}")
+        self.step, self.name, self.error = step, name, error
+
+
+class _Calls:
+    """Proxy over a schedule that numbers primitive calls and converts a rejection into
+    _Rejected. `check_unchanged`: on our side, assert a rejected call left the module as it was."""
+
+    def __init__(self, sch, errors, check_unchanged: bool):
+        self._sch, self._errors, self._check = sch, errors, check_unchanged
+        self.calls = 0
+
+    def __getattr__(self, name):
+        attr = getattr(self._sch, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            step = self.calls
+            self.calls += 1
+            before = self._sch.mod.mlir() if self._check else None
+            try:
+                return attr(*args, **kwargs)
+            except self._errors as e:
+                if self._check:
+                    assert self._sch.mod.mlir() == before, \
+                        f"rejected {name} changed the module"
+                raise _Rejected(step, name, e) from e
+        return call
+
+
+@dataclass
+class Outcome:
+    theirs_error: Optional[_Rejected] = None
+    ours_error: Optional[_Rejected] = None
+    tvm_text: str = ""
+    our_text: str = ""
+    tvm_trace: str = ""
+    our_trace: str = ""
+    problems: List[str] = field(default_factory=list)
+
+
+def body_text(script: str) -> str:
+    """The function body of a printed module, dedented: no header comments, decorators,
+    def line or func_attr (TVM names a scheduled PrimFunc `main`, we keep its name)."""
+    lines = [ln for ln in script.splitlines()
+             if ln.strip() and not ln.lstrip().startswith(("# from tvm", "@", "class ", "def ",
+                                                            "T.func_attr("))]
+    indent = min(len(ln) - len(ln.lstrip()) for ln in lines) if lines else 0
+    return "\n".join(ln[indent:] for ln in lines)
+
+
+def trace_text(trace) -> str:
+    return re.sub(r'func_name="[^"]*"', 'func_name="main"', str(trace))
+
+
+def _tvm_func(mod):
+    return mod[list(mod.functions.keys())[0].name_hint] if hasattr(mod, "functions") else mod
+
+
+def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = True,
+                 numerics: bool = True) -> Outcome:
+    """Run `fn` on TVM's and our schedule of `src`; return the Outcome with every difference
+    in `problems` (empty = agreement). Raises nothing for a mere difference."""
+    out = Outcome()
+    theirs = tvm.tir.Schedule(tvm.script.from_source(src))
+    try:
+        fn(_Calls(theirs, (tvm.TVMError, ValueError, TypeError, IndexError, AssertionError,
+                           RuntimeError), False))
+    except _Rejected as e:
+        out.theirs_error = e
+    mod = tir_mlir.parse(src)
+    ours = Schedule(mod)
+    try:
+        fn(_Calls(ours, ScheduleError, True))
+    except _Rejected as e:
+        out.ours_error = e
+    out.tvm_trace, out.our_trace = trace_text(theirs.trace), trace_text(ours.trace)
+    te, oe = out.theirs_error, out.ours_error
+    if te is not None or oe is not None:
+        if te is None:
+            out.problems.append(f"we reject, TVM accepts: {oe}")
+        elif oe is None:
+            out.problems.append(f"TVM rejects, we accept: {te}")
+        elif te.step != oe.step:
+            out.problems.append(f"rejected at different calls: TVM {te}; ours {oe}")
+        if trace and not out.problems and out.tvm_trace != out.our_trace:
+            out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
+        return out
+    ours_text = ours.mod.script()
+    theirs_func = _tvm_func(theirs.mod)
+    try:
+        if not _tvm_equal(ours_text, theirs_func):
+            out.problems.append(
+                "printer: equal in TVM only without T.reads/T.writes (region printing)"
+                if _tvm_equal(_strip_regions(ours_text),
+                              _tvm_func(tvm.script.from_source(
+                                  _strip_regions(theirs_func.script()))))
+                else "not structurally equal in TVM")
+    except Exception as e:  # noqa: BLE001  (TVM cannot read our text: a difference)
+        out.problems.append(f"TVM cannot parse our text: {type(e).__name__}: {e}")
+    out.tvm_text, out.our_text = body_text(theirs_func.script()), body_text(ours_text)
+    if text and out.tvm_text != out.our_text:
+        msg = "text differs:\n" + _diff(out.tvm_text, out.our_text)
+        if _printer_norm(out.tvm_text) == _printer_norm(out.our_text):
+            msg = "printer: " + msg
+        out.problems.append(msg)
+    if trace and out.tvm_trace != out.our_trace:
+        out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
+    if numerics:
+        func = list(ours.mod.functions)[0]
+        runner = interp if "T.thread_binding" in ours_text else run
+        try:
+            check_numerics(mod, ours.mod, func, runner)
+        except Exception as e:  # noqa: BLE001
+            out.problems.append(f"numerics: {type(e).__name__}: {str(e)[:2000]}")
+    return out
+
+
+def _tvm_equal(ours_text: str, theirs_func) -> bool:
+    a = _tvm_func(tvm.script.from_source(ours_text)).without_attr("global_symbol")
+    return tvm.ir.structural_equal(a, theirs_func.without_attr("global_symbol"))
+
+
+def _strip_regions(text: str) -> str:
+    """Without T.reads/T.writes: TVM then infers the regions itself."""
+    return "\n".join(ln for ln in text.splitlines()
+                     if not ln.lstrip().startswith(("T.reads(", "T.writes(")))
+
+
+def _printer_norm(text: str) -> str:
+    """Text up to differences that are the printer's (regions, float literal spelling)."""
+    def num(m):
+        return f"T.{m[1]}({float(m[2])!r})"
+    return re.sub(r"T\.(float16|float32|float64)\(([-+0-9.e]+)\)", num, _strip_regions(text))
+
+
+def _diff(a: str, b: str) -> str:
+    import difflib
+    return "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), "tvm", "ours",
+                                          lineterm="", n=2))
+
+
+def assert_agrees(src: str, fn: Callable, *, printer: bool = False, **kw) -> Outcome:
+    """No difference; those that are the printer's ("printer: ...", reported in
+    notes/printer.md) only fail when `printer`."""
+    out = differential(src, fn, **kw)
+    problems = [p for p in out.problems if printer or not p.startswith("printer: ")]
+    assert not problems, "\n\n".join(problems)
+    return out

@@ -1,0 +1,196 @@
+"""Running `build(mod, target="cuda")` modules on an NVIDIA GPU through the MLIR CUDA runtime.
+
+    lib = tir_mlir.build(sch.mod, target="cuda")
+    lib["matmul"](a, b, c)                  # numpy arrays: copied to the GPU and back
+    a_d, b_d, c_d = (cuda.array(x) for x in (a, b, c))
+    lib["matmul"](a_d, b_d, c_d); c = c_d.numpy()        # device arrays stay on the GPU
+    lib.time_evaluator("matmul", number=100)(a, b, c)    # times kernel launches only
+    print(lib.get_source())                 # the PTX
+
+The lowered module (pipeline target "cuda") holds a host function per prim_func that launches
+its kernels with their PTX embedded; the ExecutionEngine JIT-compiles it with
+libmlir_cuda_runtime.so, whose `mgpu*` wrappers call the CUDA driver (libcuda.so.1), which
+compiles the PTX for the GPU at load time. Building needs no GPU; running does. Device memory is
+allocated and copied with the same wrappers (ctypes), on device 0.
+"""
+import ctypes
+import functools
+import hashlib
+
+import numpy as np
+from mlir.execution_engine import ExecutionEngine
+
+from tir_mlir.context import get_context
+from tir_mlir.dtypes import numpy_dtype
+from tir_mlir.errors import BuildError, RuntimeCallError
+from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.gpu_nvvm import ptx
+from tir_mlir.passes.lowering.pipeline import lower
+from tir_mlir.runtime.build import Module
+from tir_mlir.runtime.descriptor import descriptor_type
+from tir_mlir.runtime.signature import check_args, signatures
+
+CUDA_RUNTIME = llvm_ir.MLIR_LIB / "libmlir_cuda_runtime.so"
+DRIVER = "libcuda.so.1"
+_ENGINES = {}
+
+
+def driver_available() -> bool:
+    """Whether the CUDA driver library can be loaded (a GPU may still be absent)."""
+    try:
+        ctypes.CDLL(DRIVER)
+        return True
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _runtime():
+    if not driver_available():
+        raise RuntimeCallError(f"cannot load the CUDA driver ({DRIVER}): running a cuda module "
+                               f"needs an NVIDIA GPU and its driver")
+    lib = ctypes.CDLL(str(CUDA_RUNTIME), mode=ctypes.RTLD_GLOBAL)
+    lib.mgpuMemAlloc.restype = ctypes.c_void_p
+    lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
+    lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.mgpuMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    lib.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+class DeviceArray:
+    """A C-contiguous array in GPU memory (like TVM's `tvm.nd.array(x, tvm.cuda())`)."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self._rt = _runtime()
+        self.ptr = self._rt.mgpuMemAlloc(max(self.nbytes, 1), None, False)
+        if not self.ptr:
+            raise RuntimeCallError(f"cannot allocate {self.nbytes} bytes on the GPU")
+
+    def copyfrom(self, a: np.ndarray) -> "DeviceArray":
+        a = np.ascontiguousarray(a, dtype=self.dtype)
+        if a.shape != self.shape:
+            raise RuntimeCallError(f"copyfrom: shape {a.shape} != {self.shape}")
+        self._rt.mgpuMemcpy(self.ptr, a.ctypes.data, self.nbytes, None)
+        self._rt.mgpuStreamSynchronize(None)
+        return self
+
+    def copyto(self, a: np.ndarray) -> np.ndarray:
+        self._rt.mgpuMemcpy(a.ctypes.data, self.ptr, self.nbytes, None)
+        self._rt.mgpuStreamSynchronize(None)
+        return a
+
+    def numpy(self) -> np.ndarray:
+        return self.copyto(np.empty(self.shape, self.dtype))
+
+    def descriptor(self):
+        d = descriptor_type(len(self.shape))()
+        d.allocated = d.aligned = self.ptr
+        d.offset = 0
+        if self.shape:
+            d.sizes[:] = list(self.shape)
+            d.strides[:] = [int(np.prod(self.shape[k + 1:], dtype=np.int64))
+                            for k in range(len(self.shape))]
+        return d
+
+    def __del__(self):
+        if getattr(self, "ptr", None):
+            self._rt.mgpuMemFree(self.ptr, None)
+            self.ptr = None
+
+
+def array(a: np.ndarray) -> DeviceArray:
+    """A copy of `a` on the GPU."""
+    return DeviceArray(a.shape, a.dtype).copyfrom(a)
+
+
+def build(mod, target="cuda", **_ignored) -> "CudaModule":
+    module = mod.module if hasattr(mod, "module") else mod
+    with get_context():
+        sigs = signatures(module)
+        lowered = lower(module, target, "llvm-dialect")
+        return CudaModule(sigs, lowered, ptx(lowered))
+
+
+class _CudaBackend:
+    """JIT-compiles the host module on first use, so building needs no GPU."""
+
+    def __init__(self, lowered):
+        self.lowered = lowered
+
+    def entry(self, name):
+        def call(descs):
+            packed = self._engine().lookup(name)
+            ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+            packed((ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]))
+        return call
+
+    def _engine(self):
+        _runtime()
+        with get_context():
+            text = self.lowered.operation.get_asm(enable_debug_info=False)
+            key = hashlib.sha256(text.encode()).hexdigest()
+            if key not in _ENGINES:
+                libs = [str(CUDA_RUNTIME), str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
+                try:
+                    engine = ExecutionEngine(self.lowered, opt_level=3, shared_libs=libs)
+                except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
+                    raise BuildError(f"JIT compilation failed: {e}") from None
+                engine.initialize()  # global constructors load the kernels' PTX
+                _ENGINES[key] = engine
+        return _ENGINES[key]
+
+
+class CudaFunction:
+    """A compiled function: call it with one numpy array or DeviceArray per buffer parameter;
+    numpy arrays are copied to the GPU before the call and back after it."""
+
+    def __init__(self, module, name, params):
+        self.module, self.name, self.params = module, name, params
+        self._call = module.backend.entry(name)
+
+    def _device_args(self, arrays):
+        if len(arrays) != len(self.params):
+            check_args(self.name, self.params, arrays)  # raises: wrong number of buffers
+        for p, a in zip(self.params, arrays):
+            if not isinstance(a, DeviceArray):
+                check_args(self.name, [p], [a])
+            elif a.dtype != numpy_dtype(p.dtype) or a.shape != tuple(p.shape):
+                raise RuntimeCallError(f"{self.name}: buffer {p.name!r} expects {p.dtype} "
+                                       f"{tuple(p.shape)}, got a device array {a.dtype} {a.shape}")
+        return [a if isinstance(a, DeviceArray) else array(a) for a in arrays]
+
+    def prepare(self, *arrays):
+        """Copy the arguments to the GPU once; returns a callable that only runs the kernels."""
+        dev = self._device_args(arrays)
+        descs = [d.descriptor() for d in dev]
+        return lambda: (self._call(descs), dev)[1]
+
+    def __call__(self, *arrays):
+        dev = self.prepare(*arrays)()
+        for a, d in zip(arrays, dev):
+            if isinstance(a, np.ndarray):
+                d.copyto(a)
+
+
+class CudaModule(Module):
+    """Compiled functions by name, run on the GPU; `get_source()` is the PTX."""
+
+    def __init__(self, sigs, lowered, ptx_text):
+        super().__init__(sigs, _CudaBackend(lowered))
+        self.ptx = ptx_text
+
+    def __getitem__(self, name) -> CudaFunction:
+        if name not in self.sigs:
+            raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
+        if name not in self._functions:
+            self._functions[name] = CudaFunction(self, name, self.sigs[name])
+        return self._functions[name]
+
+    def get_source(self, fmt="ptx") -> str:
+        return self.ptx
+
+    def export_library(self, path):
+        raise BuildError("cuda modules cannot be exported yet; use get_source() for the PTX")
