@@ -1,10 +1,10 @@
 """Stage `gpu-map-threads` (affine level, GPU targets): each outermost loop nest bound to GPU
 threads becomes one `gpu.launch`; bound loops become block/thread ids:
 
-    affine.for %i0 = 0 to 32 {tir.thread = "blockIdx.x"}      gpu.launch blocks(%bx, ..) in (32, 1, 1)
-      affine.for %i1 = 0 to 128 {tir.thread = "threadIdx.x"}  =>        threads(%tx, ..) in (128, 1, 1) {
-        BODY(%i0, %i1)                                            BODY(%bx, %tx)
-                                                                }
+    affine.for %i0 = 0 to 32 {blockIdx.x}         gpu.launch blocks(%bx, ..) in (32, 1, 1)
+      affine.for %i1 = 0 to 128 {threadIdx.x}  =>            threads(%tx, ..) in (128, 1, 1) {
+        BODY(%i0, %i1)                                 BODY(%bx, %tx)
+                                                     }
 The launch size on each axis is the largest extent bound to it; a loop with a smaller extent
 runs under `affine.if id < extent`. Unbound loops inside stay serial loops (run by every
 thread); unbound loops around stay on the host (one launch per iteration). After each outermost
@@ -129,7 +129,8 @@ def _to_id(loop, tid, size):
             iv = affine.AffineApplyOp(m, [tid], loc=loc).result
         anchor = loop
         if view.extent < size:
-            cond = ir.IntegerSet.get(1, 0, [ir.AffineConstantExpr.get(view.extent - 1) - ir.AffineDimExpr.get(0)], [False])
+            last = ir.AffineConstantExpr.get(view.extent - 1)
+            cond = ir.IntegerSet.get(1, 0, [last - ir.AffineDimExpr.get(0)], [False])
             guard = affine.AffineIfOp(cond, cond_operands=[tid], loc=loc)
             with ir.InsertionPoint(guard.then_block):
                 anchor = affine.AffineYieldOp([], loc=loc).operation

@@ -17,10 +17,10 @@ from tir_mlir.passes.schedule.cache_read_write import cache_name, pick_buffer
 
 def set_scope(block: Block, buffer_index: int, storage_scope: str):
     buf = pick_buffer(block, block_writes(block), buffer_index, "set_scope", "write")
+    if buffer_scope(buf) == storage_scope:
+        return                       # nothing to change (TVM accepts this for parameters too)
     if isinstance(buf.owner, ir.Block):
         raise ScheduleError(f"set_scope: buffer {buffer_name(buf)!r} written by block "
                             f"{block.name!r} is a function parameter, not an allocation")
-    if buffer_scope(buf) == storage_scope:
-        return
     buf.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)
     buf.owner.attributes["tir.name"] = ir.StringAttr.get(cache_name(buf, storage_scope))

@@ -87,6 +87,7 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     expr = fused_expr(positions, sizes, keep_unit)
     subst = {k: expr for k, v in enumerate(old) if v == iv}
     extra = []
-    if predicate:   # extent - 1 - expr >= 0
-        extra.append(index.to_affine(index.const(extent - 1) + expr.scale(-1)))
+    if predicate:   # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
+        whole = fused_expr(positions, sizes, True)
+        extra.append(index.to_affine(index.const(extent - 1) + whole.scale(-1)))
     analysis.rebind_block(block_op, new_dims, subst, extra)

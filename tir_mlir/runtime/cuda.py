@@ -184,7 +184,8 @@ class CudaModule(Module):
 
     def __getitem__(self, name) -> CudaFunction:
         if name not in self.sigs:
-            raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
+            raise RuntimeCallError(f"no function named {name!r}; "
+                                   f"the module has {sorted(self.sigs)}")
         if name not in self._functions:
             self._functions[name] = CudaFunction(self, name, self.sigs[name])
         return self._functions[name]

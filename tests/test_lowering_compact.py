@@ -1,0 +1,60 @@
+"""Stage compact-buffers: an intermediate buffer shrinks to the tile one iteration of the loop
+around all its accesses touches (TVM's CompactBufferAllocation); otherwise it is left alone."""
+import numpy as np
+
+import tir_mlir
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.pipeline import emit_text
+
+MM_RELU = '''
+@T.prim_func
+def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    Y = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 8):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+
+
+def _check(sch):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 8)).astype("float32")
+    b = rng.standard_normal((8, 16)).astype("float32")
+    c = np.zeros((16, 16), "float32")
+    tir_mlir.build(sch.mod, debug=True)["main"](a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_buffer_used_across_loop_nests_is_not_compacted():
+    sch = Schedule(tir_mlir.parse(MM_RELU))
+    assert "memref.alloca() : memref<16x16xf32>" in emit_text(sch.mod.module, "scf")
+    _check(sch)
+
+
+def test_reverse_compute_at_row_is_compacted():
+    sch = Schedule(tir_mlir.parse(MM_RELU))
+    i, _, _ = sch.get_loops(sch.get_block("Y"))
+    sch.reverse_compute_at(sch.get_block("C"), i)     # Y's accesses now all under i
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<1x16xf32>" in scf
+    assert "memref.alloca() : memref<16x16xf32>" not in scf
+    _check(sch)
+
+
+def test_compute_at_tile_under_parallel_loop_is_per_thread():
+    sch = Schedule(tir_mlir.parse(MM_RELU))
+    i, j = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    sch.compute_at(sch.get_block("Y"), i0)
+    sch.parallel(i0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<4x16xf32>" in scf
+    assert scf.index("scf.parallel") < scf.index("memref.alloca()")
+    _check(sch)
