@@ -203,8 +203,7 @@ def _bounds(coeffs, const, leaves):
 def _clamped(expr, vars_, lo, hi, n, loc):
     """`expr` as an index, clamped into [0, n) where it can leave it."""
     if isinstance(expr.maybe_downcast(), ir.AffineConstantExpr):
-        v = index_const(min(max(expr.maybe_downcast().value, 0), n - 1), loc)
-        return v
+        return index_const(min(max(expr.maybe_downcast().value, 0), n - 1), loc)
     used = sorted({p for p in range(len(vars_)) if _uses(expr, p)})
     remap = ir.AffineMap.get(len(vars_), 0, [ir.AffineExpr.get_dim(used.index(p))
                                              if p in used else ir.AffineExpr.get_constant(0)

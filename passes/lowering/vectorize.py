@@ -71,6 +71,9 @@ def _plan(loop: Loop):
         if len(o.regions):
             return None
         name, args = o.name, [kind(v) for v in o.operands]
+        if name in ("memref.load", "memref.store") and str(ir.MemRefType(
+                o.operands[0 if name == "memref.load" else 1].type).element_type) == "i1":
+            return None         # bool buffers become bytes later (bool-buffers-to-i8)
         if name == "arith.constant":
             res = UNIFORM
         elif name == "affine.apply":
