@@ -16,7 +16,7 @@ import numpy as np
 import tir_mlir
 
 sys.path.insert(0, str(Path(__file__).parent))
-from programs import matmul_tvmscript  # noqa: E402
+from programs import matmul_tvmscript, tvm_target  # noqa: E402
 from schedules.matmul_1024 import schedule  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def runners(n, rng):
         return out
     sch = tvm.tir.Schedule(tvm.script.from_source(matmul_tvmscript(n)))
     schedule(sch)
-    tlib = tvm.compile(sch.mod, target="llvm")
+    tlib = tvm.compile(sch.mod, target=tvm_target())
     targs = [tvm.nd.array(x) for x in (a, b, np.zeros((n, n), "float32"))]
     tlib["matmul"](*targs)
     np.testing.assert_allclose(targs[2].numpy(), want, rtol=1e-3, atol=1e-3)

@@ -14,7 +14,7 @@ from tir_mlir.runtime.signature import signatures
 from tir_mlir.context import get_context
 
 sys.path.insert(0, str(Path(__file__).parent))
-from programs import matmul_tvmscript  # noqa: E402
+from programs import matmul_tvmscript, tvm_target  # noqa: E402
 
 PROGRAMS = Path(__file__).parent.parent / "tests" / "data" / "programs"
 
@@ -60,7 +60,7 @@ def tvm_time(text, name, arrays):
     except ImportError:
         return None
     func = tvm.script.from_source(text)
-    lib = tvm.compile(func, target="llvm")
+    lib = tvm.compile(func, target=tvm_target())
     dev = tvm.cpu()
     args = [tvm.nd.array(a, dev) for a in arrays]
     return lib.mod.time_evaluator(name, dev, number=3, repeat=5, min_repeat_ms=50)(*args).median

@@ -48,3 +48,10 @@ func.func @matmul(%A: {t} {{tir.name = "A"}}, %B: {t} {{tir.name = "B"}}, %C: {t
   return
 }}
 '''
+
+
+def tvm_target():
+    """TVM's LLVM target for this machine's CPU (tir-mlir's JIT uses the host CPU too; plain
+    "llvm" would give TVM generic x86-64 code without AVX-512)."""
+    from tvm.target import codegen
+    return "llvm -mcpu=" + codegen.llvm_get_system_cpu()

@@ -9,6 +9,7 @@ Loop attributes (all discardable, on affine.for):
   tir.kind         "serial" | "parallel" | "vectorized" | "unroll" | "thread_binding"
   tir.thread       thread tag for thread_binding ("threadIdx.x")
   tir.annotations  dictionary of loop annotations
+  tir.index_dtype  "int64" when the loop var is a T.int64 (absent: int32); the IV stays `index`
 """
 from typing import Optional, Sequence
 
@@ -19,6 +20,13 @@ from tir_mlir.dialect import TERMINATOR
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
+# TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
+# values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
+INDEX_DTYPE = "tir.index_dtype"
+
+
+def index_dtype_attr(dtype: str) -> ir.Attribute:
+    return ir.StringAttr.get(dtype)
 
 
 def _op(x) -> ir.Operation:
@@ -100,6 +108,19 @@ class Block:
                 for d in ir.ArrayAttr(self.op.attributes["domains"])]
 
     @property
+    def index_dtypes(self) -> list:
+        """TensorIR dtype ("int32" | "int64") of each iter var."""
+        a = self.op.attributes
+        if INDEX_DTYPE not in a:
+            return ["int32"] * len(self.iter_names)
+        return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
+
+    def set_index_dtypes(self, dtypes: Sequence[str]):
+        """Record the iter var dtypes (the attribute is dropped when all are int32)."""
+        self.set_attr(INDEX_DTYPE, ir.ArrayAttr.get([index_dtype_attr(d) for d in dtypes])
+                      if any(d != "int32" for d in dtypes) else None)
+
+    @property
     def bindings(self) -> ir.AffineMap:
         """Map from `dims` to the iter var values: iter var k = bindings.results[k](dims)."""
         return ir.AffineMapAttr(self.op.attributes["bindings"]).value
@@ -147,8 +168,11 @@ class Block:
     def build(name: str, iter_names: Sequence[str], iter_types: Sequence[str],
               domains: Sequence[tuple], bindings: ir.AffineMap, dims: Sequence[ir.Value], *,
               predicate: Optional[ir.IntegerSet] = None, annotations: Optional[dict] = None,
-              has_init: bool = False, loc=None, ip=None) -> "Block":
-        """Create a block whose body (and init, if asked) hold only the terminator."""
+              has_init: bool = False, index_dtypes: Optional[Sequence[str]] = None,
+              loc=None, ip=None) -> "Block":
+        """Create a block whose body (and init, if asked) hold only the terminator.
+        `index_dtypes`: the TensorIR dtype of each iter var; None: implied by the bindings
+        (int64 when bound to int64 loop vars, tir_mlir/index_dtypes.py)."""
         loc = loc or ir.Location.unknown()
         i64 = ir.IntegerType.get_signless(64)
         attrs = {
@@ -163,6 +187,11 @@ class Block:
             attrs["predicate"] = ir.IntegerSetAttr.get(predicate)
         if annotations:
             attrs["annotations"] = ir.DictAttr.get(dict(annotations))
+        if index_dtypes is None:
+            from tir_mlir.index_dtypes import binding_dtypes     # (it imports this module)
+            index_dtypes = binding_dtypes(bindings, dims)
+        if any(d != "int32" for d in index_dtypes):
+            attrs[INDEX_DTYPE] = ir.ArrayAttr.get([index_dtype_attr(d) for d in index_dtypes])
         op = ir.Operation.create(Block.OP_NAME, operands=list(dims), attributes=attrs,
                                  regions=2, loc=loc, ip=ip)
         index = ir.IndexType.get()
@@ -212,6 +241,11 @@ class Loop:
             return {}
         return {n.name: n.attr for n in ir.DictAttr(a["tir.annotations"])}
 
+    @property
+    def index_dtype(self) -> str:
+        """TensorIR dtype of the loop var: "int32" or "int64"."""
+        return _str(self.op.attributes, INDEX_DTYPE, "int32")
+
     def _bound(self, key) -> int:
         m = ir.AffineMapAttr(self.op.attributes[key]).value
         return ir.AffineConstantExpr(m.results[0]).value
@@ -235,14 +269,17 @@ class Loop:
     @staticmethod
     def build(name: str, extent: int, *, min: int = 0, kind: str = "serial",
               thread: Optional[str] = None, annotations: Optional[dict] = None,
-              loc=None, ip=None) -> "Loop":
-        """Create `for name in range(min, min + extent)` with an empty body."""
+              index_dtype: str = "int32", loc=None, ip=None) -> "Loop":
+        """Create `for name in range(min, min + extent)` with an empty body; `index_dtype` is
+        the loop var's TensorIR dtype (pass the source loop's when replacing loops)."""
         loc = loc or ir.Location.unknown()
         op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
         with ir.InsertionPoint(op.body):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)
         loop.set(name=name, kind=kind, thread=thread, annotations=annotations)
+        if index_dtype != "int32":
+            op.operation.attributes[INDEX_DTYPE] = index_dtype_attr(index_dtype)
         return loop
 
     def set(self, *, name=None, kind=None, thread=None, annotations=None):

@@ -90,3 +90,20 @@ def test_uniform_value_is_broadcast_to_a_contiguous_store():
     assert "vector.broadcast" in scf and "vector.store" in scf
     a, b = _run(sch, (16, 16), (16, 16))
     np.testing.assert_allclose(b, np.repeat(np.maximum(a[:, :1] * 2, 0), 16, axis=1), rtol=1e-6)
+
+
+def test_bool_buffer_loop_is_left_to_llvm():
+    sch = Schedule(tir_mlir.parse('''
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "bool")):
+    for i, j in T.grid(4, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] > T.float32(0)
+'''))
+    sch.vectorize(sch.get_loops(sch.get_block("B"))[1])
+    assert "vector.store" not in emit_text(sch.mod.module, "scf")
+    a = RNG.standard_normal((4, 16)).astype("float32")
+    b = np.zeros((4, 16), bool)
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_array_equal(b, a > 0)

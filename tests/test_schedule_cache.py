@@ -94,7 +94,8 @@ def test_cache_read_of_intermediate_and_consumer_blocks():
 
 def test_set_scope():
     sch = check(MM_RELU, lambda s: s.set_scope(s.get_block("Y"), 0, "shared"), "main")
-    assert 'Y = T.alloc_buffer((16, 16), scope="shared")' in sch.mod.script()
+    # TVM renames the buffer `{name}_{scope}`
+    assert 'Y_shared = T.alloc_buffer((16, 16), scope="shared")' in sch.mod.script()
 
 
 def test_errors():

@@ -66,7 +66,8 @@ class _Canon:
             loop = Loop(op)
             self.define(loop.iv)
             items = (("kind", loop.kind), ("min", loop.min), ("extent", loop.extent),
-                     ("thread", loop.thread), ("annotations", _dict(loop.annotations)))
+                     ("index_dtype", loop.index_dtype), ("thread", loop.thread),
+                     ("annotations", _dict(loop.annotations)))
             return Node("for", items, self.stmt_list(body_ops(loop.body)))
         if Block.is_block(op):
             return self.block(Block(op))
@@ -95,7 +96,8 @@ class _Canon:
             pred = tuple(constraint_text(c.expr, c.is_eq, dim_names)
                          for c in b.predicate.constraints)
         items = (("name", b.name), ("iter_types", tuple(b.iter_types)),
-                 ("domains", tuple(b.domains)), ("bindings", bindings), ("predicate", pred),
+                 ("domains", tuple(b.domains)), ("index_dtypes", tuple(b.index_dtypes)),
+                 ("bindings", bindings), ("predicate", pred),
                  ("annotations", _dict(b.annotations)), ("has_init", b.init is not None))
         for v in b.iter_vars:
             self.define(v)

@@ -18,7 +18,7 @@ the chain, 3 cycles on Zen 4) beats an FMA (4 cycles); see `_latency_bound_updat
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import scf
 
 from tir_mlir.dialect.ops import integer_set
 from tir_mlir.passes.lowering.common import (affine_to_arith, build_error, functions,
@@ -90,7 +90,8 @@ class AffineToScf:
 
 def _latency_bound_updates(f):
     """The add/sub ops `x = x + e` (load, add, store of one address) whose address does not
-    depend on the innermost enclosing loop, in loops holding fewer than FMA_CHAINS of them."""
+    depend on the innermost enclosing loop, in loops holding fewer than FMA_CHAINS of them.
+    A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
     by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
     for op in walk(f):
         if op.name != "memref.store":
@@ -98,7 +99,7 @@ def _latency_bound_updates(f):
         loop = op.parent
         while loop.name not in ("affine.for", "func.func"):
             loop = loop.parent
-        if loop.name != "affine.for" or _kind(loop) != "serial":
+        if loop.name != "affine.for" or _kind(loop) != "serial" or _in_gpu_launch(loop):
             continue
         update = op.operands[0].owner
         if not isinstance(update, ir.OpView) or update.operation.name not in ("arith.addf",
@@ -116,6 +117,14 @@ def _latency_bound_updates(f):
             by_loop.append(entry := (loop, []))
         entry[1].append(update)
     return [u for _, updates in by_loop if len(updates) < FMA_CHAINS for u in updates]
+
+
+def _in_gpu_launch(op) -> bool:
+    while op.name != "func.func":
+        if op.name == "gpu.launch":
+            return True
+        op = op.parent
+    return False
 
 
 def _kind(loop) -> str:

@@ -160,7 +160,8 @@ def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos):
         if p is None or p not in used:
             continue
         nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                        annotations=l.annotations or None, loc=l.op.location, ip=ip)
+                        annotations=l.annotations or None, index_dtype=l.index_dtype,
+                        loc=l.op.location, ip=ip)
         new_dims.append((p, nl.iv))
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
     order = [p for p, _ in new_dims]

@@ -14,6 +14,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
+from tir_mlir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
 
 INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
@@ -215,7 +216,12 @@ def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:
 
 def emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     """Build `expr` (dims = leaves) as arith ops at the current insertion point; a leaf may be
-    a callable making a fresh value per use (to keep expressions tree-shaped)."""
+    a callable making a fresh value per use (to keep expressions tree-shaped). Constants
+    combined with T.int64 loop/iter vars are int64 ones."""
+    return mark_constants(_emit_index(expr, leaves))
+
+
+def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     e = expr.maybe_downcast()
     index = ir.IndexType.get()
     if isinstance(e, ir.AffineConstantExpr):

@@ -21,7 +21,8 @@ from typing import Optional, Sequence
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
+from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
@@ -63,6 +64,11 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
     alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
         alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
+    dims = buffer_dims(buf)        # T.int64 dimensions stay T.int64 (a new rank: the first's)
+    if dims and len(dims) != len(alloc.result.type.shape):
+        dims = dims[:1] * len(alloc.result.type.shape)
+    if buffer_attr(dims) is not None:
+        alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
     return alloc.result
 
 
@@ -70,22 +76,25 @@ def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Oper
     """for ax0, ...: block name: dst[v0, ...] = src[v0, ...], built before `before`."""
     shape = ir.MemRefType(src.type).shape
     return make_nest(name, shape, loc, before,
-                     lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx))
+                     lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx),
+                     buffer_dims(src))
 
 
-def make_nest(name: str, shape, loc, before: ir.Operation, fill) -> Block:
-    """for ax0, ... in grid(shape): block name (spatial v0, ...), body built by fill(iter vars)."""
+def make_nest(name: str, shape, loc, before: ir.Operation, fill, dim_dtypes=None) -> Block:
+    """for ax0, ... in grid(shape): block name (spatial v0, ...), body built by fill(iter vars).
+    `dim_dtypes`: index dtype per dimension (the buffer's; default int32)."""
     ip = ir.InsertionPoint(before)
     loops = []
+    dim_dtypes = list(dim_dtypes or ["int32"] * len(shape))
     with loc:
         for d, n in enumerate(shape):
-            loop = Loop.build(f"ax{d}", n, loc=loc, ip=ip)
+            loop = Loop.build(f"ax{d}", n, index_dtype=dim_dtypes[d], loc=loc, ip=ip)
             loops.append(loop)
             ip = ir.InsertionPoint.at_block_terminator(loop.body)
         rank = len(shape)
         block = Block.build(name, [f"v{d}" for d in range(rank)], ["S"] * rank,
                             [(0, n) for n in shape], ir.AffineMap.get_identity(rank),
-                            [l.iv for l in loops], loc=loc, ip=ip)
+                            [l.iv for l in loops], index_dtypes=dim_dtypes, loc=loc, ip=ip)
     with ir.InsertionPoint.at_block_terminator(block.body), loc:
         fill(list(block.iter_vars))
     return block

@@ -179,9 +179,9 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
     with loc:
         new_ivs, n = [], 0
         ip = ir.InsertionPoint(anchor)
-        for c in covers:
+        for c, index_dtype in zip(covers, blk.index_dtypes):
             if c.loop:
-                new = Loop.build(f"ax{n}", c.extent, loc=loc, ip=ip)
+                new = Loop.build(f"ax{n}", c.extent, index_dtype=index_dtype, loc=loc, ip=ip)
                 n += 1
                 new_ivs.append(new.iv)
                 ip = ir.InsertionPoint.at_block_terminator(new.body)

@@ -59,7 +59,8 @@ def _decompose(block: Block, inner: list) -> Block:
         if d is None:
             continue
         nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                        annotations=l.annotations or None, loc=l.op.location, ip=ip)
+                        annotations=l.annotations or None, index_dtype=l.index_dtype,
+                        loc=l.op.location, ip=ip)
         for p, v in enumerate(dims):
             if v == l.iv:
                 remap[p] = nl.iv
@@ -78,7 +79,8 @@ def _decompose(block: Block, inner: list) -> Block:
                        ["S"] * len(spatial), [block.domains[k] for k in spatial],
                        ir.AffineMap.get(len(new_dims), 0, [substitute(binds[k], sub)
                                                            for k in spatial]),
-                       new_dims, annotations=block.annotations or None, loc=loc, ip=ip)
+                       new_dims, annotations=block.annotations or None,
+                       index_dtypes=[block.index_dtypes[k] for k in spatial], loc=loc, ip=ip)
     old_init = block.init
     move_body(old_init, init.body)
     for k, arg in zip(spatial, init.body.arguments):

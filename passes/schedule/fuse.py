@@ -45,7 +45,8 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     views = [Loop(lp) for lp in loops]
     sizes = [v.extent for v in views]
     name = "_".join(v.name for v in views) + "_fused"
-    new = Loop.build(name, math.prod(sizes), loc=loops[0].location,
+    index_dtype = "int64" if any(v.index_dtype == "int64" for v in views) else "int32"
+    new = Loop.build(name, math.prod(sizes), index_dtype=index_dtype, loc=loops[0].location,
                      ip=ir.InsertionPoint(loops[0]))
     term = analysis.terminator(new.body)
     for op in body_ops(views[-1].body):

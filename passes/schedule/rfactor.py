@@ -204,7 +204,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         for d in keep:
             l = loops[d]
             nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                            annotations=l.annotations or None, loc=l.op.location, ip=ip)
+                            annotations=l.annotations or None, index_dtype=l.index_dtype,
+                            loc=l.op.location, ip=ip)
             new_loops.append(nl)
             ip = ir.InsertionPoint.at_block_terminator(nl.body)
     remap = {d: i for i, d in enumerate(keep)}

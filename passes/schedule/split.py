@@ -57,7 +57,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     loc = loop.location
     new, ip = [], ir.InsertionPoint(loop)
     for name, size in zip(names, sizes):
-        new.append(Loop.build(name, size, loc=loc, ip=ip).op)
+        new.append(Loop.build(name, size, index_dtype=lv.index_dtype, loc=loc, ip=ip).op)
         ip = ir.InsertionPoint.at_block_terminator(Loop(new[-1]).body)
     for op in body_ops(lv.body):
         op.move_before(analysis.terminator(Loop(new[-1]).body))

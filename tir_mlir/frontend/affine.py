@@ -51,6 +51,11 @@ class AffineBuilder:
         if isinstance(node, A.Const) and isinstance(node.value, int) \
                 and not isinstance(node.value, bool):
             return ir.AffineConstantExpr.get(node.value), node.value
+        if isinstance(node, A.Call) and _call_name(node) in ("int32", "int64") \
+                and len(node.args) == 1:
+            c = _int_const(node.args[0])         # T.int64(4)
+            if c is not None:
+                return ir.AffineConstantExpr.get(c), c
         if isinstance(node, A.Name):
             v = self.env.get(node.id)
             if isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -116,6 +121,15 @@ class AffineBuilder:
 
 
 _CALLS = {"floordiv": "//", "floormod": "%"}
+
+
+def _int_const(node):
+    if isinstance(node, A.UnaryOp) and node.op == "-":
+        c = _int_const(node.operand)
+        return None if c is None else -c
+    if isinstance(node, A.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
 
 
 def _call_name(node):

@@ -8,7 +8,7 @@ sees it; MLIR's verifier runs once at the end (in parser.py).
 from mlir import ir
 from mlir.dialects import func, memref, scf
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
@@ -16,6 +16,7 @@ from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, check_dtype, describe, fits, mtype
 from tir_mlir.frontend.intrinsics import strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
+from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
 LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
@@ -105,7 +106,24 @@ class ModuleBuilder(Fail):
             self.fail(f"duplicate function name {f.name!r} (first defined at line {names[f.name]})",
                       f.pos)
         names[f.name] = f.pos[0]
-        FuncBuilder(self.filename).build(f)
+        FuncBuilder(self.filename).build(f, self._private(f))
+
+    def _private(self, f) -> bool:
+        """`@T.prim_func(private=True)`: a function without a global symbol (Relax makes them)."""
+        private = False
+        for d in f.decorators:
+            if not isinstance(d, A.Call):
+                continue
+            if d.args:
+                self.fail("@T.prim_func takes keyword arguments only", d.pos)
+            for k, v, p in d.kwargs:
+                if k not in ("private", "check_well_formed"):
+                    self.fail(f"@T.prim_func got an unexpected keyword argument {k!r}", p)
+                if not (isinstance(v, A.Const) and isinstance(v.value, bool)):
+                    self.fail(f"@T.prim_func({k}=...) must be True or False", v.pos)
+                if k == "private":
+                    private = v.value
+        return private
 
 
 class FuncBuilder(Fail):
@@ -135,17 +153,26 @@ class FuncBuilder(Fail):
                     self.fail(f"{what} must be a constant, found {n.id!r}", n.pos)
             elif isinstance(n, A.Attr):
                 pass
+            elif isinstance(n, A.Call) and callee(n) in DTYPES and len(n.args) == 1:
+                stack.append(n.args[0])          # T.int64(4)
             elif not isinstance(n, A.Const):
                 self.fail(f"{what} must be a constant", getattr(n, "pos", node.pos))
         return self.ex.eval(node)
 
     def static_int(self, node, what):
+        return self.static_index(node, what)[0]
+
+    def static_index(self, node, what):
+        """(value, dtype) of an integer constant: `4` -> (4, "int32"), `T.int64(4)` -> (4,
+        "int64"): the dtype TensorIR gives the shape dimension, extent or domain."""
         v = self.static(node, what)
         if not (isinstance(v, Lit) and isinstance(v.value, int) and not isinstance(v.value, bool)):
             self.fail(f"{what} must be an integer constant, found {describe(v)}", node.pos)
+        if v.dtype not in (None, "int32", "int64"):
+            self.fail(f"{what} must be an int32 or int64, found T.{v.dtype}", node.pos)
         if not fits(v.value, "int64"):
             self.fail(f"{what} {v.value} is out of range", node.pos)
-        return v.value
+        return v.value, v.dtype or "int32"
 
     def static_str(self, node, what):
         v = self.static(node, what)
@@ -189,7 +216,8 @@ class FuncBuilder(Fail):
 
     # --- buffers ------------------------------------------------------------------------------
     def buffer_spec(self, call, args, what, default_scope=None):
-        """(shape, dtype, scope) from T.Buffer / match_buffer / alloc_buffer arguments."""
+        """(shape, dtype, scope, dimension dtypes) from T.Buffer / match_buffer / alloc_buffer
+        arguments; a dimension dtype is "int64" for `T.int64(8)`, else "int32"."""
         kw = {k: (v, p) for k, v, p in call.kwargs}
         if not args and "shape" in kw:
             args = [kw.pop("shape")[0]]
@@ -199,10 +227,12 @@ class FuncBuilder(Fail):
             self.fail(f"{what} takes a shape and a dtype, got {len(args)} arguments", call.pos)
         shape_node = args[0]
         items = shape_node.items if isinstance(shape_node, (A.Tuple_, A.List_)) else [shape_node]
-        shape = tuple(self.static_int(x, "a buffer dimension") for x in items)
+        dims = [self.static_index(x, "a buffer dimension") for x in items]
+        shape = tuple(n for n, _ in dims)
         for x, n in zip(items, shape):
             if n <= 0:
                 self.fail(f"buffer dimensions must be positive, found {n}", x.pos)
+        index = tuple(d for _, d in dims)
         dtype = "float32"
         if len(args) == 2:
             dtype = self.dtype_of(args[1])
@@ -214,13 +244,13 @@ class FuncBuilder(Fail):
                 scope = self.static_str(v, "scope")
             elif k not in IGNORED_BUFFER_KWARGS:
                 self.fail(f"{what} got an unexpected keyword argument {k!r}", p)
-        return shape, dtype, scope
+        return shape, dtype, scope, index
 
     def memref_type(self, shape, dtype):
         return ir.MemRefType.get(list(shape), mlir_type(dtype))
 
     # --- function -----------------------------------------------------------------------------
-    def build(self, f):
+    def build(self, f, private=False):
         params, handles = [], {}
         for p in f.params:
             params.append(self._param(p, handles))
@@ -243,26 +273,30 @@ class FuncBuilder(Fail):
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
-                bname, shape, dtype, _ = matched[name]
+                bname, shape, dtype, index, _ = matched[name]
                 extra = {"tir.param": ir.StringAttr.get(name)}
             else:
-                bname, (shape, dtype) = name, spec
+                bname, (shape, dtype, index) = name, spec
                 extra = {}
             d = {"tir.name": ir.StringAttr.get(bname), **extra}
             if is_unsigned(dtype):
                 d["tir.dtype"] = ir.StringAttr.get(dtype)
+            if buffer_attr(index) is not None:
+                d[INDEX_DTYPE] = buffer_attr(index)
             inputs.append(self.memref_type(shape, dtype))
             arg_attrs.append(ir.DictAttr.get(d))
-            buffers.append((bname, shape, dtype))
+            buffers.append((bname, shape, dtype, index))
         fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
         fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
+        if private:
+            fop.attributes["tir.private"] = ir.UnitAttr.get()
         if attrs is not None:
             fop.attributes["tir.func_attrs"] = attrs
         if arg_attrs:
             fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
         entry = fop.add_entry_block()
-        for (bname, shape, dtype), arg in zip(buffers, entry.arguments):
-            self.env[bname] = Buffer(bname, arg, shape, dtype)
+        for (bname, shape, dtype, index), arg in zip(buffers, entry.arguments):
+            self.env[bname] = Buffer(bname, arg, shape, dtype, index)
         body = [s for s in body if id(s) not in consumed]
         body = self._unwrap_root(body)
         with ir.InsertionPoint(entry):
@@ -294,12 +328,12 @@ class FuncBuilder(Fail):
             self.fail(f"scalar parameter {p.name!r}: {name} is not supported yet "
                       "(only buffers and handles)", p.pos)
         if isinstance(ann, A.Call) and callee(ann) == "Buffer":
-            shape, dtype, _ = self.buffer_spec(ann, ann.args, "T.Buffer")
-            return ("buffer", p.name, (shape, dtype), p.pos)
+            shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer")
+            return ("buffer", p.name, (shape, dtype, index), p.pos)
         if isinstance(ann, A.Subscript) and strip_prefix(dotted_name(ann.value) or "") == "Buffer":
             fake = A.Call(ann.value, ann.indices, [], ann.pos)
-            shape, dtype, _ = self.buffer_spec(fake, ann.indices, "T.Buffer")
-            return ("buffer", p.name, (shape, dtype), p.pos)
+            shape, dtype, _, index = self.buffer_spec(fake, ann.indices, "T.Buffer")
+            return ("buffer", p.name, (shape, dtype, index), p.pos)
         self.fail(f"unsupported type annotation for parameter {p.name!r} "
                   "(expected T.Buffer(shape, dtype) or T.handle)", ann.pos)
 
@@ -315,8 +349,8 @@ class FuncBuilder(Fail):
             self.fail(f"{h!r} is not a T.handle parameter of this function", call.args[0].pos)
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
-        shape, dtype, _ = self.buffer_spec(call, call.args[1:], "T.match_buffer")
-        matched[h] = (s.target.id, shape, dtype, s.pos)
+        shape, dtype, _, index = self.buffer_spec(call, call.args[1:], "T.match_buffer")
+        matched[h] = (s.target.id, shape, dtype, index, s.pos)
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -379,7 +413,8 @@ class FuncBuilder(Fail):
             if len(it.args) != len(targets):
                 self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
                           s.pos)
-            specs = [(0, self.static_int(a, "a loop extent"), "serial", None, None) for a in it.args]
+            specs = [(0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
+                     for a in it.args]
         elif name == "range" or name in LOOP_KINDS:
             kind = "serial" if name == "range" else name
             args = list(it.args)
@@ -401,9 +436,10 @@ class FuncBuilder(Fail):
                           f"arguments, got {len(args)}", it.pos)
             if len(targets) != 1:
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
-            lo = self.static_int(args[0], "a loop bound") if len(args) == 2 else 0
-            hi = self.static_int(args[-1], "a loop bound")
-            specs = [(lo, hi - lo, kind, thread, annotations)]
+            lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
+                else (0, "int32")
+            hi, hi_dtype = self.static_index(args[-1], "a loop bound")
+            specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
         else:
             self.fail(f"cannot loop over {dotted_name(it.func)}(...) (expected range, T.grid, "
                       "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
@@ -417,16 +453,17 @@ class FuncBuilder(Fail):
         """Nested affine.for loops at the current point; their vars enter scope."""
         body = None
         loops = []
-        for name, lo, extent, kind, thread, annotations in specs:
+        for name, lo, extent, index, kind, thread, annotations in specs:
             if not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
             if body is None:
                 loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                                  annotations=annotations, loc=self.loc(pos))
+                                  annotations=annotations, index_dtype=index, loc=self.loc(pos))
             else:
                 with self._place(body):
                     loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                                      annotations=annotations, loc=self.loc(pos))
+                                      annotations=annotations, index_dtype=index,
+                                      loc=self.loc(pos))
             body = loop.body
             v = Val(loop.iv, "index", (lo, extent))
             self.env[name] = v
@@ -512,7 +549,7 @@ class FuncBuilder(Fail):
         blk = Block.build(bname, [v["name"] for v in vars_], [v["kind"] for v in vars_],
                           [v["dom"] for v in vars_], bindings, ab.dims, predicate=predicate,
                           annotations=annotations, has_init=header["init"] is not None,
-                          loc=self.loc(s.pos))
+                          index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
         outer_loops, outer_in_block = self.loops, self.in_block
         self.loops, self.in_block = [], True
         try:
@@ -574,11 +611,14 @@ class FuncBuilder(Fail):
         return h
 
     def _dom(self, node):
+        """((min, extent), index dtype) of an iter var domain: `128`, `(lo, hi)`,
+        `T.int64(128)` (the iter var is then an int64)."""
         if isinstance(node, A.Tuple_) and len(node.items) == 2:
-            lo = self.static_int(node.items[0], "a domain bound")
-            hi = self.static_int(node.items[1], "a domain bound")
-            return (lo, hi - lo)
-        return (0, self.static_int(node, "a block iter var extent"))
+            lo, d0 = self.static_index(node.items[0], "a domain bound")
+            hi, d1 = self.static_index(node.items[1], "a domain bound")
+            return (lo, hi - lo), wider(d0, d1)
+        ext, d = self.static_index(node, "a block iter var extent")
+        return (0, ext), d
 
     def _axis(self, st, name):
         call = st.value
@@ -587,7 +627,8 @@ class FuncBuilder(Fail):
         if len(call.args) != 2:
             self.fail(f"T.{name} takes a domain and a binding: T.{name}(128, i), "
                       f"got {len(call.args)} arguments", call.pos)
-        return {"name": st.target.id, "kind": AXIS_KINDS[name], "dom": self._dom(call.args[0]),
+        dom, idx = self._dom(call.args[0])
+        return {"name": st.target.id, "kind": AXIS_KINDS[name], "dom": dom, "idx": idx,
                 "binding": call.args[1], "pos": st.pos}
 
     def _remap(self, st):
@@ -616,7 +657,8 @@ class FuncBuilder(Fail):
                 self.fail(f"undefined variable {l.id!r}", l.pos)
             if not (isinstance(v, Val) and v.dom is not None):
                 self.fail(f"{l.id!r} is not a loop variable", l.pos)
-            out.append({"name": t.id, "kind": k, "dom": v.dom, "binding": l, "pos": t.pos})
+            out.append({"name": t.id, "kind": k, "dom": v.dom, "idx": index_dtype(v.value),
+                        "binding": l, "pos": t.pos})
         return out
 
     def _binding(self, ab, v):
@@ -647,11 +689,11 @@ class FuncBuilder(Fail):
                 if len(e.args) != 2:
                     self.fail(f"T.{n} takes (min, max)", e.pos)
                 kind = {"reduce_axis": "R", "range": "S"}.get(n, "O")
-                lo = self.static_int(e.args[0], "a domain bound")
-                dom = (lo, self.static_int(e.args[1], "a domain bound") - lo)
+                dom, idx = self._dom(A.Tuple_(e.args, e.pos))
             else:
-                dom = self._dom(e)
-            vars_.append({"name": t.id, "kind": kind, "dom": dom, "binding": None, "pos": t.pos})
+                dom, idx = self._dom(e)
+            vars_.append({"name": t.id, "kind": kind, "dom": dom, "idx": idx, "binding": None,
+                          "pos": t.pos})
         binds = {}
         for b in header["binds"]:
             if len(b.args) != 2 or not isinstance(b.args[0], A.Name):
@@ -670,8 +712,8 @@ class FuncBuilder(Fail):
                 v["binding"] = l
         else:
             # No enclosing loops: the block makes its own, named like its variables.
-            loops, body = self._loops([(v["name"], v["dom"][0], v["dom"][1], "serial", None, None)
-                                       for v in vars_], s.pos)
+            loops, body = self._loops([(v["name"], v["dom"][0], v["dom"][1], v["idx"], "serial",
+                                        None, None) for v in vars_], s.pos)
             del self.loops[len(self.loops) - len(vars_):]
             for v, l in zip(vars_, loops):
                 v["binding"] = l
@@ -741,13 +783,15 @@ class FuncBuilder(Fail):
         self.env[name] = val
 
     def alloc(self, name, call, pos):
-        shape, dtype, scope = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
+        shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
         op = memref.AllocOp(self.memref_type(shape, dtype), [], [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
         op.attributes["tir.scope"] = ir.StringAttr.get(scope)
         if is_unsigned(dtype):
             op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
-        self.env[name] = Buffer(name, op.result, shape, dtype)
+        if buffer_attr(index) is not None:
+            op.attributes[INDEX_DTYPE] = buffer_attr(index)
+        self.env[name] = Buffer(name, op.result, shape, dtype, index)
 
     def store(self, target, value, pos):
         buf = self.ex.eval(target.value)

@@ -9,11 +9,13 @@ import math
 
 from mlir import ir
 
+from tir_mlir.dialect.ops import INDEX_DTYPE
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
 from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
+from tir_mlir.index_dtypes import index_dtype, wider
 
 MAX_LAZY_NESTING = 64
 
@@ -27,6 +29,7 @@ UINT_OPS = {"/": "arith.divui", "//": "arith.divui", ">>": "arith.shrui"}
 FLOAT_OPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf",
              "**": "math.powf"}
 INT_BITS = {"bool": 1, "index": 64}
+INDEX_LIT_DTYPES = (None, "int32", "int64")     # literals that may become index constants
 
 
 def bits(dtype: str) -> int:
@@ -87,9 +90,12 @@ class ExprBuilder:
     def call_op(self, callee, operands, dtype, pos):
         return self.op("tir.call", operands, dtype, pos, {"callee": ir.StringAttr.get(callee)})
 
-    def constant(self, value, dtype, pos) -> ir.Value:
+    def constant(self, value, dtype, pos, idx="int32") -> ir.Value:
+        """An arith.constant; an index one remembers its TensorIR dtype `idx` when int64."""
         t = mtype(dtype)
         extra = {}
+        if dtype == "index" and idx != "int32":
+            extra[INDEX_DTYPE] = ir.StringAttr.get(idx)
         if is_float(dtype):
             attr = ir.FloatAttr.get(t, float(value))
             if math.isfinite(value) and attr.value != float(value):
@@ -115,12 +121,16 @@ class ExprBuilder:
             return "bool"
         return "float32" if isinstance(lit.value, float) else "int32"
 
-    def materialize(self, x, pos, dtype=None) -> Val:
-        """A Val for x; a Lit gets `dtype` (or its own / default type)."""
+    def materialize(self, x, pos, dtype=None, idx="int32") -> Val:
+        """A Val for x; a Lit gets `dtype` (or its own / default type). An integer literal
+        made an index gets the TensorIR dtype `idx` (or its own T.int64, the wider)."""
         if isinstance(x, Val):
             return x if dtype is None else Val(self.convert(x.value, x.dtype, dtype, pos), dtype)
         if isinstance(x, Lit):
             own = self.lit_dtype(x)
+            if dtype == "index" and _int_lit(x):
+                return Val(self.constant(x.value, "index", pos, wider(idx, x.dtype or idx)),
+                           "index")
             if x.dtype and dtype and dtype != own:
                 return Val(self.convert(self.constant(x.value, own, pos), own, dtype, pos), dtype)
             d = dtype or own
@@ -137,7 +147,8 @@ class ExprBuilder:
         if src == "index":
             if is_int(dst) and dst != "bool":
                 return op("arith.index_cast", [v], dst, pos)
-            return self.convert(op("arith.index_cast", [v], "int32", pos), "int32", dst, pos)
+            via = index_dtype(v)      # T.Cast("float32", i) of an int64 i goes through i64
+            return self.convert(op("arith.index_cast", [v], via, pos), via, dst, pos)
         if dst == "index":
             if src == "bool" or is_float(src):
                 return op("arith.index_cast", [self.convert(v, src, "int64", pos)], "index", pos)
@@ -194,6 +205,11 @@ class ExprBuilder:
         if isinstance(a, Lit) and isinstance(b, Lit):
             d = self.promote(self.lit_dtype(a), self.lit_dtype(b), pos)
             return self.materialize(a, pos, d), self.materialize(b, pos, d), d
+        for lit, other in ((a, b), (b, a)):
+            if _int_lit(lit) and isinstance(other, Val) and other.dtype == "index":
+                # `v_i * 4` / `v_i - T.int64(1)`: an index constant of the loop var's dtype
+                c = self.materialize(lit, pos, "index", index_dtype(other.value))
+                return (c, other, "index") if lit is a else (other, c, "index")
         if isinstance(a, Lit) and not a.dtype:
             d = self._lit_partner(a, b, pos)
             return self.materialize(a, pos, d), self.materialize(b, pos, d), d
@@ -202,6 +218,9 @@ class ExprBuilder:
             return self.materialize(a, pos, d), self.materialize(b, pos, d), d
         a, b = self.materialize(a, pos), self.materialize(b, pos)
         d = self.promote(a.dtype, b.dtype, pos)
+        if d != "index" and is_int(d) and not is_unsigned(d) and bits(d) < 64 and any(
+                x.dtype == "index" and index_dtype(x.value) == "int64" for x in (a, b)):
+            d = "int64"         # an int64 loop var widens int32 data, as in TVM
         return self.materialize(a, pos, d), self.materialize(b, pos, d), d
 
     def _lit_partner(self, lit, other, pos):
@@ -308,6 +327,11 @@ class ExprBuilder:
             return self.logic(op, [a, b], pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             return fold(op, a.value, b.value, pos, self.fail)
+        if _int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype) and op in ("+", "-", "*", "//", "%"):
+            # T.int64(2) * 3 folds to T.int64(6), like TVM's constant folding (shapes use it)
+            r = fold(op, a.value, b.value, pos, self.fail)
+            return Lit(r.value, "int64") if fits(r.value, "int64") else self.fail(
+                f"literal {r.value} does not fit in int64", pos)
         va, vb, d = self.unify(a, b, pos)
         if is_float(d):
             if op == "//":
@@ -336,6 +360,8 @@ class ExprBuilder:
             return Lit({"-": lambda v: -v, "+": lambda v: v, "~": lambda v: ~v}[op](x.value))
         if op == "+":
             return x
+        if op == "-" and _int_lit(x) and x.dtype == "int64":
+            return Lit(-x.value, "int64")
         v = self.materialize(x, pos)
         if op == "~":
             if not is_int(v.dtype):
@@ -398,6 +424,8 @@ class ExprBuilder:
             if not isinstance(x.value, int) or isinstance(x.value, bool):
                 self.fail(f"an index must be an integer, found {describe(x)}", pos)
             return self.constant(x.value, "index", pos)
+        if _int_lit(x):
+            return self.constant(x.value, "index", pos, x.dtype)     # A[T.int64(0)]
         v = self.materialize(x, pos)
         if not is_int(v.dtype) or v.dtype == "bool":
             self.fail(f"an index must be an integer, found {v.dtype}", pos)
@@ -662,6 +690,12 @@ class ExprBuilder:
             return self.eval(node.args[2])
         finally:
             self.env.pop()
+
+
+def _int_lit(x) -> bool:
+    """An integer literal that may stand for an index: 4, T.int32(4), T.int64(4)."""
+    return (isinstance(x, Lit) and isinstance(x.value, int) and not isinstance(x.value, bool)
+            and x.dtype in INDEX_LIT_DTYPES)
 
 
 def _i64(v):

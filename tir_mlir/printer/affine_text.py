@@ -2,10 +2,29 @@
 
 MLIR keeps a sum as `lhs + rhs` with constants and `x * -1` on the right; TVM writes those
 as `a - 1` and `a - b`, which is what the printer must produce to re-parse to the same tree.
+`int_dtype` is the TensorIR dtype of the expression: its constants print as `T.int64(4)` when
+it is int64 (see `expr_dtype`).
 """
 from mlir import ir
 
+from tir_mlir.printer.literals import int_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
+
+
+def expr_dtype(e: ir.AffineExpr, dim_dtypes, default: str = "int32") -> str:
+    """int64 when e uses an int64 dim (TVM widens the constants to match); a constant
+    expression has the `default` dtype of where it stands (iter var, buffer dimension)."""
+    used = set()
+    stack = [e]
+    while stack:
+        x = stack.pop().maybe_downcast()
+        if isinstance(x, ir.AffineDimExpr):
+            used.add(dim_dtypes[x.position])
+        elif isinstance(x, ir.AffineBinaryExpr):
+            stack += [x.lhs, x.rhs]
+    if not used:
+        return default
+    return "int64" if "int64" in used else "int32"
 
 
 def const_of(e: ir.AffineExpr):
@@ -25,7 +44,7 @@ def _negated(e: ir.AffineExpr):
     return None
 
 
-def affine_text(e: ir.AffineExpr, dim_names, sym_names=()) -> tuple:
+def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") -> tuple:
     """(text, precedence) of an affine expression; dim k prints as dim_names[k]."""
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineDimExpr):
@@ -33,19 +52,20 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=()) -> tuple:
     if isinstance(e, ir.AffineSymbolExpr):
         return sym_names[e.position], ATOM
     if isinstance(e, ir.AffineConstantExpr):
-        return str(e.value), ATOM
+        return int_text(e.value, int_dtype), ATOM
     lhs = e.lhs
+    names = (dim_names, sym_names, int_dtype)
     if isinstance(e, ir.AffineAddExpr):
-        return _sum_text(e, dim_names, sym_names)
+        return _sum_text(e, *names)
     if isinstance(e, ir.AffineMulExpr):
-        return _binop("*", MUL, lhs, e.rhs, dim_names, sym_names)
+        return _binop("*", MUL, lhs, e.rhs, *names)
     if isinstance(e, ir.AffineFloorDivExpr):
-        return _binop("//", MUL, lhs, e.rhs, dim_names, sym_names)
+        return _binop("//", MUL, lhs, e.rhs, *names)
     if isinstance(e, ir.AffineModExpr):
-        return _binop("%", MUL, lhs, e.rhs, dim_names, sym_names)
+        return _binop("%", MUL, lhs, e.rhs, *names)
     if isinstance(e, ir.AffineCeilDivExpr):
-        a = affine_text(lhs, dim_names, sym_names)[0]
-        b = affine_text(e.rhs, dim_names, sym_names)[0]
+        a = affine_text(lhs, *names)[0]
+        b = affine_text(e.rhs, *names)[0]
         return f"T.ceildiv({a}, {b})", ATOM
     raise TypeError(f"unknown affine expression {e}")
 
@@ -55,7 +75,7 @@ def _scale(t) -> int:
     return const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) and const_of(t.rhs) is not None else 1
 
 
-def _sum_text(e, dim_names, sym_names):
+def _sum_text(e, dim_names, sym_names, int_dtype):
     """A sum in TVM's canonical order: terms by descending scale (stable), the constant last,
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
     terms, const = [], 0
@@ -71,38 +91,39 @@ def _sum_text(e, dim_names, sym_names):
     terms.sort(key=lambda t: -_scale(t))
     if const or not terms:
         terms.append(ir.AffineConstantExpr.get(const))
-    text, prec = affine_text(terms[0], dim_names, sym_names)
+    text, prec = affine_text(terms[0], dim_names, sym_names, int_dtype)
     for t in terms[1:]:
         neg = _negated(t)
         op, t = ("-", neg) if neg is not None else ("+", t)
         left = wrap((text, prec), ADD, right=False)
-        right = wrap(affine_text(t, dim_names, sym_names), ADD, right=True)
+        right = wrap(affine_text(t, dim_names, sym_names, int_dtype), ADD, right=True)
         text, prec = f"{left} {op} {right}", ADD
     return text, prec
 
 
-def _binop(op, prec, lhs, rhs, dim_names, sym_names):
-    a = wrap(affine_text(lhs, dim_names, sym_names), prec, right=False)
-    b = wrap(affine_text(rhs, dim_names, sym_names), prec, right=True)
+def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
+    a = wrap(affine_text(lhs, dim_names, sym_names, int_dtype), prec, right=False)
+    b = wrap(affine_text(rhs, dim_names, sym_names, int_dtype), prec, right=True)
     return f"{a} {op} {b}", prec
 
 
-def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names) -> str:
+def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32") -> str:
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
     `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `i >= 2`.
     """
     pos, neg, const = _split_terms(expr)
     zero = ir.AffineConstantExpr.get(0)
+    num = lambda c: int_text(c, int_dtype)   # noqa: E731
     if not neg or (pos and is_eq):
         lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
-        text = affine_text(lhs, dim_names)[0]
-        return f"{text} == {-const}" if is_eq else f"{text} >= {-const}"
-    lhs = affine_text(_sum(neg, zero), dim_names)[0]
+        text = affine_text(lhs, dim_names, (), int_dtype)[0]
+        return f"{text} == {num(-const)}" if is_eq else f"{text} >= {num(-const)}"
+    lhs = affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
     if is_eq:
-        return f"{lhs} == {const}"
+        return f"{lhs} == {num(const)}"
     rhs = _sum(pos, ir.AffineConstantExpr.get(const + 1))
-    return f"{lhs} < {affine_text(rhs, dim_names)[0]}"
+    return f"{lhs} < {affine_text(rhs, dim_names, (), int_dtype)[0]}"
 
 
 def _split_terms(expr):

@@ -3,7 +3,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from tir_mlir.dialect.ops import INDEX_DTYPE
 from tir_mlir.dtypes import dtype_of
+from tir_mlir.index_dtypes import buffer_dim_dtypes
 
 
 def _str_attr(attrs, key, default=None):
@@ -17,12 +19,15 @@ class BufferInfo:
     dtype: str
     scope: str = "global"
     param: str = None          # handle name of a T.match_buffer parameter
+    dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
 
     @staticmethod
     def of(t: ir.MemRefType, attrs) -> "BufferInfo":
         dtype = _str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
         return BufferInfo(_str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
-                          _str_attr(attrs, "tir.scope", "global"), _str_attr(attrs, "tir.param"))
+                          _str_attr(attrs, "tir.scope", "global"), _str_attr(attrs, "tir.param"),
+                          buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
+                                            len(t.shape)))
 
 
 def arg_attrs(func_op) -> list:

@@ -8,6 +8,7 @@ from mlir import ir
 
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
+from tir_mlir.index_dtypes import index_dtype
 from tir_mlir.printer.literals import float_text, int_text
 from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
 
@@ -37,7 +38,10 @@ CASTS = ("arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.
 
 
 def value_dtype(v: ir.Value, buffers) -> str:
-    """TensorIR dtype of an SSA value (unsigned when its op or buffer says so)."""
+    """TensorIR dtype of an SSA value (unsigned when its op or buffer says so; an index
+    value is an int32 or an int64, tir_mlir/index_dtypes.py)."""
+    if isinstance(v.type, ir.IndexType):
+        return index_dtype(v)
     if not isinstance(v, ir.BlockArgument):
         op = v.owner.operation
         if "tir.dtype" in op.attributes:
@@ -168,8 +172,8 @@ class ExprPrinter:
         if "tir.implicit" in v.owner.attributes:
             return self.expr(x)          # a step of a cast the front end did in two
         if name.startswith("arith.index_cast") and (
-                isinstance(v.type, ir.IndexType) or target == "int32"):
-            return self.expr(x)          # index <-> int32 is no cast in TensorIR
+                isinstance(v.type, ir.IndexType) or target == index_dtype(x)):
+            return self.expr(x)          # index <-> its own int32/int64 is no cast in TensorIR
         return f'T.Cast("{target}", {self.text(x)})', ATOM
 
     def _if_then_else(self, op):

@@ -52,8 +52,9 @@ def dict_text(d: dict) -> str:
     return "{" + ", ".join(f'"{k}": {attr_text(v)}' for k, v in d.items()) + "}"
 
 
-def shape_text(shape) -> str:
-    """(128, 128) / (8,) / () like a Python tuple."""
-    if len(shape) == 1:
-        return f"({shape[0]},)"
-    return "(" + ", ".join(str(s) for s in shape) + ")"
+def shape_text(shape, dim_dtypes=None) -> str:
+    """(128, 128) / (8,) / () like a Python tuple; `(T.int64(8),)` for int64 dimensions."""
+    dims = [int_text(s, d) for s, d in zip(shape, dim_dtypes or ["int32"] * len(shape))]
+    if len(dims) == 1:
+        return f"({dims[0]},)"
+    return "(" + ", ".join(dims) + ")"

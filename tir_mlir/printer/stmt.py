@@ -3,10 +3,11 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops
 from tir_mlir.errors import TIRError
-from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.index_dtypes import wider
+from tir_mlir.printer.affine_text import affine_text, constraint_text, expr_dtype
 from tir_mlir.printer.buffers import arg_attrs, buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
-from tir_mlir.printer.literals import dict_text, shape_text
+from tir_mlir.printer.literals import dict_text, int_text, shape_text
 from tir_mlir.printer.names import Namer
 from tir_mlir.regions import block_regions
 
@@ -47,8 +48,10 @@ class FuncPrinter:
                 match.append(arg)
             else:
                 name = self.namer.define(arg, info.name)
-                params.append(f'{name}: T.Buffer({shape_text(info.shape)}, "{info.dtype}")')
-        self.emit("@T.prim_func")
+                shape = shape_text(info.shape, info.dim_dtypes)
+                params.append(f'{name}: T.Buffer({shape}, "{info.dtype}")')
+        private = "tir.private" in self.func.attributes
+        self.emit("@T.prim_func(private=True)" if private else "@T.prim_func")
         self.emit(f"def {fname}({', '.join(params)}):")
         self.depth += 1
         attrs = self._func_attrs(fname)
@@ -110,7 +113,7 @@ class FuncPrinter:
         return False
 
     def _decl(self, fn, info, *args) -> str:
-        parts = list(args) + [shape_text(info.shape)]
+        parts = list(args) + [shape_text(info.shape, info.dim_dtypes)]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
         if info.scope != "global":
@@ -191,7 +194,7 @@ class FuncPrinter:
             for l in loops:
                 self.loop_of[l.iv] = l
             if len(loops) > 1:
-                extents = ", ".join(str(l.extent) for l in loops)
+                extents = ", ".join(int_text(l.extent, l.index_dtype) for l in loops)
                 self.emit(f"for {', '.join(names)} in T.grid({extents}):")
             else:
                 self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
@@ -204,7 +207,8 @@ class FuncPrinter:
 
     @staticmethod
     def _loop_iter(loop: Loop) -> str:
-        args = [str(loop.extent)] if loop.min == 0 else [str(loop.min), str(loop.min + loop.extent)]
+        num = lambda v: int_text(v, loop.index_dtype)    # noqa: E731
+        args = [num(loop.extent)] if loop.min == 0 else [num(loop.min), num(loop.min + loop.extent)]
         kind = loop.kind
         if kind == "thread_binding":
             args.append(f'thread="{loop.thread}"')
@@ -222,9 +226,12 @@ class FuncPrinter:
         self.depth += 1
         with self.namer.scope():
             dim_names = [self.ex.text(d) for d in b.dims]
-            self._iter_vars(b, dim_names)
+            dim_dtypes = [value_dtype(d, self.buffers) for d in b.dims]
+            self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
-                cs = [constraint_text(c.expr, c.is_eq, dim_names) for c in b.predicate.constraints]
+                cs = [constraint_text(c.expr, c.is_eq, dim_names,
+                                      expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes)))
+                      for c in b.predicate.constraints]
                 self.emit(f"T.where({' and '.join(cs)})")
             if b.init is not None:
                 for arg, var in zip(b.init.arguments, b.iter_vars):
@@ -243,10 +250,15 @@ class FuncPrinter:
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
 
-    def _iter_vars(self, b: Block, dim_names):
+    def _iter_vars(self, b: Block, dim_names, dim_dtypes):
         """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""
         results = b.bindings.results
+        dtypes = b.index_dtypes
         run = []
+
+        def binding(k):
+            return affine_text(results[k], dim_names, (),
+                               expr_dtype(results[k], dim_dtypes, dtypes[k]))[0]
 
         def flush():
             if len(run) == 1:
@@ -254,16 +266,17 @@ class FuncPrinter:
             elif run:
                 lhs = ", ".join(self.namer.define(b.iter_vars[k], b.iter_names[k]) for k in run)
                 kinds = "".join(b.iter_types[k] for k in run)
-                rhs = ", ".join(affine_text(results[k], dim_names)[0] for k in run)
+                rhs = ", ".join(binding(k) for k in run)
                 self.emit(f'{lhs} = T.axis.remap("{kinds}", [{rhs}])')
             run.clear()
 
         def single(k):
             lo, ext = b.domains[k]
-            dom = str(ext) if lo == 0 else f"({lo}, {lo + ext})"
-            binding = affine_text(results[k], dim_names)[0]
+            num = lambda v: int_text(v, dtypes[k])    # noqa: E731
+            dom = num(ext) if lo == 0 else f"({num(lo)}, {num(lo + ext)})"
+            text = binding(k)
             name = self.namer.define(b.iter_vars[k], b.iter_names[k])
-            self.emit(f"{name} = T.axis.{ITER_KINDS[b.iter_types[k]]}({dom}, {binding})")
+            self.emit(f"{name} = T.axis.{ITER_KINDS[b.iter_types[k]]}({dom}, {text})")
 
         for k in range(len(b.iter_names)):
             if self._remappable(b, k):
@@ -278,23 +291,27 @@ class FuncPrinter:
         if b.iter_types[k] not in "SR" or not isinstance(e, ir.AffineDimExpr):
             return False
         loop = self.loop_of.get(b.dims[e.position])
-        return loop is not None and (loop.min, loop.extent) == tuple(b.domains[k])
+        return (loop is not None and (loop.min, loop.extent) == tuple(b.domains[k])
+                and loop.index_dtype == b.index_dtypes[k])
 
     def _regions(self, regions, b: Block) -> str:
         out = []
         for r in regions:
             names = [self.namer[v] for v in b.iter_vars] + [self.ex.text(v) for v in r.free]
+            dtypes = b.index_dtypes + [value_dtype(v, self.buffers) for v in r.free]
+            dims = self.buffers[r.buffer].dim_dtypes if r.buffer in self.buffers else None
             idx = []
             points = r.points or [None] * len(r.ranges)
-            for (e, ext), point in zip(r.ranges, points):
+            for k, ((e, ext), point) in enumerate(zip(r.ranges, points)):
                 if point is not None:
                     idx.append(self.ex.text(point))    # TVM keeps a point index verbatim
                     continue
-                lo = affine_text(e, names)[0]
+                d = expr_dtype(e, dtypes, dims[k] if dims else "int32")
+                lo = affine_text(e, names, (), d)[0]
                 if ext == 1:
                     idx.append(lo)
                 else:
-                    hi = affine_text(e + ext, names)[0]
+                    hi = affine_text(e + ext, names, (), d)[0]
                     idx.append(f"{lo}:{hi}")
             out.append(f"{self.namer[r.buffer]}[{', '.join(idx) if idx else '()'}]")
         return ", ".join(out)
