@@ -127,7 +127,7 @@ def _int_const(node):
     if isinstance(node, A.UnaryOp) and node.op == "-":
         c = _int_const(node.operand)
         return None if c is None else -c
-    if isinstance(node, A.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if isinstance(node, A.Const) and type(node.value) is int:
         return node.value
     return None
 

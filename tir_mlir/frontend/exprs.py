@@ -327,7 +327,8 @@ class ExprBuilder:
             return self.logic(op, [a, b], pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             return fold(op, a.value, b.value, pos, self.fail)
-        if _int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype) and op in ("+", "-", "*", "//", "%"):
+        if (_int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype)
+                and op in ("+", "-", "*", "//", "%")):
             # T.int64(2) * 3 folds to T.int64(6), like TVM's constant folding (shapes use it)
             r = fold(op, a.value, b.value, pos, self.fail)
             return Lit(r.value, "int64") if fits(r.value, "int64") else self.fail(
