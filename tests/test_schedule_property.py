@@ -1,4 +1,5 @@
-"""Random sequences of loop primitives on matmul, conv2d and softmax: every accepted schedule
+"""Random sequences of schedule primitives (loop primitives, and the block/buffer primitives:
+compute_at, inlining, caches, rfactor, ...) on matmul, conv2d and softmax: every accepted schedule
 computes the numbers of the unscheduled program (both JIT-compiled, bounds-checked); every rejected
 primitive leaves the module exactly as it was. Derandomized (fixed seed) so failures replay."""
 import numpy as np
@@ -58,8 +59,14 @@ PROGRAMS = {"matmul": (MATMUL, ["C"]), "conv2d": (CONV, ["conv"]),
             "softmax": (SOFTMAX, ["maxelem", "exp", "expsum", "norm"])}
 _MODS = {}
 
-STEP = st.tuples(st.sampled_from(["split", "fuse", "reorder", "parallel", "vectorize",
-                                  "unroll", "annotate", "add_unit_loop"]),
+LOOP_PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
+                   "add_unit_loop"]
+BLOCK_PRIMITIVES = ["compute_at", "reverse_compute_at", "compute_inline",
+                    "reverse_compute_inline", "cache_read", "cache_write", "rfactor",
+                    "decompose_reduction", "blockize", "storage_align", "transform_layout",
+                    "compute_root"]
+# (primitive, block index, loop index a, loop index b / other block index, split factor)
+STEP = st.tuples(st.sampled_from(LOOP_PRIMITIVES + BLOCK_PRIMITIVES),
                  st.integers(0, 3), st.integers(0, 7), st.integers(0, 6),
                  st.sampled_from([None, 2, 3, 4]))
 
@@ -67,18 +74,37 @@ STEP = st.tuples(st.sampled_from(["split", "fuse", "reorder", "parallel", "vecto
 def apply(sch, blocks, step):
     """Apply one random primitive; returns False when it was rejected (module unchanged)."""
     kind, bi, a, b, factor = step
+    names = [n for n in blocks if _has_block(sch, n)]
+    if not names:
+        return True
+    blocks = names
     block = sch.get_block(blocks[bi % len(blocks)])
     loops = sch.get_loops(block)
     if not loops:
         return True
     la, lb = loops[a % len(loops)], loops[b % len(loops)]
+    other = sch.get_block(blocks[b % len(blocks)])
+    other_loops = sch.get_loops(other)
+    lo = other_loops[a % len(other_loops)] if other_loops else la
     before = sch.mod.mlir()      # after the queries: they add tir.sid attributes
     try:
-        _primitive(sch, kind, block, la, lb, b, factor)
+        if kind in BLOCK_PRIMITIVES:
+            _block_primitive(sch, kind, block, la, lo, b)
+        else:
+            _primitive(sch, kind, block, la, lb, b, factor)
     except ScheduleError:
         assert sch.mod.mlir() == before
         return False
     return True
+
+
+def _has_block(sch, name):
+    """Blocks can disappear (compute_inline) or appear (cache_read) along a schedule."""
+    try:
+        sch.get_block(name)
+        return True
+    except ScheduleError:
+        return False
 
 
 def _primitive(sch, kind, block, la, lb, b, factor):
@@ -96,7 +122,27 @@ def _primitive(sch, kind, block, la, lb, b, factor):
         getattr(sch, kind)(la)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+def _block_primitive(sch, kind, block, loop, other_loop, b):
+    """`other_loop` is a loop of another (or the same) block: the compute_at targets."""
+    if kind in ("compute_at", "reverse_compute_at"):
+        getattr(sch, kind)(block, other_loop, preserve_unit_loops=bool(b % 2))
+    elif kind in ("cache_read", "cache_write"):
+        getattr(sch, kind)(block, b % 2, "local")
+    elif kind == "rfactor":
+        sch.rfactor(loop, factor_axis=0)
+    elif kind == "decompose_reduction":
+        sch.decompose_reduction(block, loop)
+    elif kind == "blockize":
+        sch.blockize(loop)
+    elif kind == "storage_align":
+        sch.storage_align(block, 0, 0, 4, b % 4)
+    elif kind == "transform_layout":
+        sch.transform_layout(block, ("write", 0), lambda *ax: tuple(reversed(ax)))
+    else:
+        getattr(sch, kind)(block)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(program=st.sampled_from(sorted(PROGRAMS)), steps=st.lists(STEP, min_size=1, max_size=5))
 def test_random_loop_schedules(program, steps):

@@ -1,7 +1,7 @@
 """Schedule methods that move computation between blocks: compute_at, reverse_compute_at,
 compute_inline, reverse_compute_inline (TVM 0.21 signatures) and compute_root (TE's).
 
-A mixin of Schedule (listed in schedule.py's _MIXINS); each method is a `@primitive` (trace
+A mixin of Schedule (a base class of it in schedule.py); each method is a `@primitive` (trace
 record, snapshot/restore on error). The rewrites live in
 tir_mlir/passes/schedule/{compute_at,compute_inline,compute_root}.py.
 """

@@ -1,6 +1,6 @@
 """Schedule methods for buffer and reduction primitives, tensorize, and the TE counterparts.
 
-A mixin of `Schedule` (listed in schedule.py's `_MIXINS`); each method has TVM 0.21's name,
+A mixin of `Schedule` (a base class of it in schedule.py); each method has TVM 0.21's name,
 parameters and defaults, and delegates to a rewrite in `tir_mlir/passes/schedule/`.
 """
 from typing import Callable, List, Optional, Sequence, Tuple, Union

@@ -2,9 +2,8 @@
 
 Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive.py: trace,
 snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
-Groups of primitives written elsewhere are mixin classes listed in `_MIXINS`.
+Groups of primitives written elsewhere are mixin classes (block motion, buffer primitives).
 """
-import importlib
 from typing import List, Optional, Sequence, Union
 
 from mlir import ir
@@ -17,6 +16,8 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
                                       fuse as _fuse, loop_kind, reorder as _reorder,
                                       split as _split, tile as _tile)
 from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.schedule.block_motion import BlockMotion
+from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.trace import Trace
@@ -24,26 +25,7 @@ from tir_mlir.schedule.trace import Trace
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-# (module, class) of primitive groups defined outside this file; a missing module is skipped
-# so the schedule keeps working while a group is being written.
-_MIXINS = (
-    ("tir_mlir.schedule.block_motion", "BlockMotion"),
-    ("tir_mlir.schedule.buffer_primitives", "BufferPrimitives"),
-)
-
-
-def _mixins() -> tuple:
-    out = []
-    for module, cls in _MIXINS:
-        try:
-            out.append(getattr(importlib.import_module(module), cls))
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-    return tuple(out)
-
-
-class Schedule(*_mixins()):
+class Schedule(BlockMotion, BufferPrimitives):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` is kept for sampling primitives."""
 
