@@ -55,8 +55,39 @@ def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
 '''
+MM_RELU = '''
+@T.prim_func
+def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    Y = T.alloc_buffer((8, 8))
+    for i, j, k in T.grid(8, 8, 12):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+CONV_PAD = '''
+@T.prim_func
+def main(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), "float32"), B: T.Buffer((1, 3, 4, 4), "float32")):
+    Apad = T.alloc_buffer((1, 2, 6, 6))
+    for n, c, h, w in T.grid(1, 2, 6, 6):
+        with T.block("Apad"):
+            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
+            Apad[vn, vc, vh, vw] = T.if_then_else(1 <= vh and vh < 5 and 1 <= vw and vw < 5, A[vn, vc, vh - 1, vw - 1], T.float32(0))
+    for n, f, y, x, rc, ry, rx in T.grid(1, 3, 4, 4, 2, 3, 3):
+        with T.block("conv"):
+            vn, vf, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
+            with T.init():
+                B[vn, vf, vy, vx] = T.float32(0)
+            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Apad[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
+'''
 PROGRAMS = {"matmul": (MATMUL, ["C"]), "conv2d": (CONV, ["conv"]),
-            "softmax": (SOFTMAX, ["maxelem", "exp", "expsum", "norm"])}
+            "softmax": (SOFTMAX, ["maxelem", "exp", "expsum", "norm"]),
+            "mm_relu": (MM_RELU, ["Y", "C"]), "conv2d_pad": (CONV_PAD, ["Apad", "conv"])}
 _MODS = {}
 
 LOOP_PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",

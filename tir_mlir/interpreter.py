@@ -1,79 +1,127 @@
-"""Reference interpreter: runs a `tir`-dialect function on numpy arrays, op by op.
+"""Reference interpreter: runs a `tir`-dialect function on numpy arrays.
 
-Small, slow and obviously correct: it reads the same MLIR the lowering reads (blocks with their
-bindings, predicate and init; affine loops; arith/math/memref/scf ops) and follows TensorIR's
-semantics directly, so `tir-mlir run --check` and the tests can compare compiled code against it.
-Each op is turned once into a Python closure over integer value slots; running is then a walk
-over closures. Integers are computed exactly and wrapped to their width; unsigned buffers are
-viewed as signless (signed) arrays, as in the IR.
+It reads the same MLIR the lowering reads (blocks with their bindings, predicate and init;
+affine loops; arith/math/memref/scf ops) and follows TensorIR's semantics directly, so
+`tir-mlir run --check` and the tests can compare compiled code against it.
+
+For speed the function is translated once into Python source, one line per op, and run with
+`exec`: loops become `for` loops, `scf.if`/`affine.if`/`T.where` become `if` statements, and
+the per-point work is plain Python arithmetic (no re-dispatch on op names or attributes).
+`python_source(mod, name)` shows the translation. Values are Python scalars:
+- integers are exact ints wrapped to their width after every op that can overflow (i1: bool;
+  `index`: unbounded); unsigned buffers hold signless (signed) values, as in the IR, and
+  unsigned ops mask their operands;
+- floats are Python floats holding a value of their type: a float32 `+ - * /` is computed in
+  double and rounded once to float32, which gives the correctly rounded float32 result (double
+  has more than 2p+2 bits), the same as numpy's float32 arithmetic; math functions run numpy on
+  scalars of the op's type;
+- buffers are flat Python lists, copied from and back into the caller's arrays; every access is
+  bounds-checked per axis (OutOfBoundsError names the buffer, index, axis and source location).
 
     interpret(mod, "mm_relu", a, b, c)     # writes into c like the compiled function
 """
+import linecache
 import math as pymath
+import re
+from array import array
 
 import numpy as np
 from mlir import ir
 
 from tir_mlir.context import get_context
-from tir_mlir.dialect.ops import Block, integer_set
+from tir_mlir.dialect.ops import Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
 
-_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_MAX_LOOP_DEPTH = 12   # deeper nests go to a separate function (CPython allows 20 nested loops)
 
 
 def interpret(mod, func_name, *arrays):
     """Run function `func_name` of `mod` on `arrays` (one per buffer parameter, written in place)."""
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():
-        params = signatures(module)[func_name]
-        check_args(func_name, params, arrays)
-        f = next(op.operation for op in module.body.operations
-                 if op.operation.name == "func.func"
-                 and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name)
-        c = _Compiler()
-        entry = f.regions[0].blocks[0]
-        slots = [c.slot(a) for a in entry.arguments]
-        run = c.block(entry)
-    env = [None] * len(c.slots)
-    for s, a in zip(slots, arrays):
-        env[s] = a.view(_signless(a.dtype)) if a.dtype.kind == "u" else a
-    with np.errstate(all="ignore"):
-        run(env)
+        check_args(func_name, signatures(module)[func_name], arrays)
+        source, globals_ = _translate(module, func_name)
+    filename = f"<tir-interpreter {func_name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), globals_)
+    lists = [_to_list(a) for a in arrays]
+    try:
+        with np.errstate(all="ignore"):
+            globals_["main"](*lists)
+    finally:   # an error mid-run leaves the partial writes visible, as the compiled code does
+        for a, values in zip(arrays, lists):
+            _write_back(a, values)
+
+
+def python_source(mod, func_name) -> str:
+    """The Python source `interpret` runs for `func_name` (for debugging)."""
+    module = mod.module if hasattr(mod, "module") else mod
+    with get_context():
+        return _translate(module, func_name)[0]
+
+
+def _to_list(a: np.ndarray) -> list:
+    if a.dtype.kind in "iub":
+        return (a.view(_signless(a.dtype)) if a.dtype.kind == "u" else a).ravel().tolist()
+    return a.astype(np.float64).ravel().tolist()
+
+
+def _write_back(a: np.ndarray, values: list):
+    flat = (a.view(_signless(a.dtype)) if a.dtype.kind == "u" else a).reshape(-1)
+    flat[:] = np.array(values, dtype=flat.dtype if a.dtype.kind in "iub" else np.float64)
 
 
 def _signless(dtype):
     return np.dtype(dtype.str.replace("u", "i"))
 
 
-def _np_type(t: ir.Type):
-    """Python/numpy scalar constructor of an MLIR type (index: python int)."""
-    if isinstance(t, ir.IndexType):
-        return int
-    if isinstance(t, ir.IntegerType):
-        return np.bool_ if t.width == 1 else getattr(np, f"int{t.width}")
+def _translate(module, func_name):
+    f = next(op.operation for op in module.body.operations
+             if op.operation.name == "func.func"
+             and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name)
+    return _Translator().function(f)
+
+
+# --- scalar semantics ---------------------------------------------------------------------------
+def _scalar_type(t: ir.Type):
+    """numpy scalar type of an MLIR float type."""
     if str(t) == "bf16":
         import ml_dtypes
         return ml_dtypes.bfloat16
-    return _FLOATS[str(t)]
+    return {"f16": np.float16, "f32": np.float32, "f64": np.float64}[str(t)]
 
 
-def _wrap(v: int, t: ir.Type):
-    """Exact integer `v` wrapped to type t (two's complement), as the type's scalar."""
-    if isinstance(t, ir.IndexType):
-        return int(v)
-    w = t.width
-    if w == 1:
-        return np.bool_(v & 1)
-    v &= (1 << w) - 1
-    return getattr(np, f"int{w}")(v - (1 << w) if v >> (w - 1) else v)
+_F32 = array("f", [0.0])   # storing a double into a float array rounds it like numpy does
 
 
-def _unsigned(v, t) -> int:
-    if isinstance(t, ir.IndexType):
-        return int(v)
-    return int(v) & ((1 << t.width) - 1)
+def _round_f32(x):
+    _F32[0] = x
+    return _F32[0]
+
+
+def _rounding(t: ir.Type):
+    """Python float -> nearest value of float type t (None for f64: no rounding)."""
+    if str(t) == "f64":
+        return None
+    if str(t) == "f32":
+        return _round_f32
+    scalar = _scalar_type(t)
+    return lambda x: float(scalar(x))
+
+
+def _typed(fn, t: ir.Type, arity: int):
+    """fn run by numpy on scalars of type t (math functions round like numpy in that type)."""
+    scalar = _scalar_type(t)
+    if arity == 1:
+        return lambda x: float(fn(scalar(x)))
+    return lambda a, b: float(fn(scalar(a), scalar(b)))
+
+
+def _div0(a, b):
+    """a / 0.0 with IEEE results (inf, nan) where Python would raise."""
+    return float(np.float64(a) / np.float64(b))
 
 
 def _trunc_div(a, b):
@@ -81,29 +129,19 @@ def _trunc_div(a, b):
     return q if (a >= 0) == (b >= 0) else -q
 
 
-_INT_BIN = {
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
-    "arith.muli": lambda a, b: a * b, "arith.divsi": _trunc_div,
-    "arith.remsi": lambda a, b: a - _trunc_div(a, b) * b,
-    "arith.floordivsi": lambda a, b: a // b, "arith.ceildivsi": lambda a, b: -((-a) // b),
-    "arith.maxsi": max, "arith.minsi": min,
-    "arith.andi": lambda a, b: a & b, "arith.ori": lambda a, b: a | b,
-    "arith.xori": lambda a, b: a ^ b, "arith.shli": lambda a, b: a << b,
-    "arith.shrsi": lambda a, b: a >> b,
-}
-_UINT_BIN = {
-    "arith.divui": lambda a, b: a // b, "arith.remui": lambda a, b: a % b,
-    "arith.maxui": max, "arith.minui": min, "arith.shrui": lambda a, b: a >> b,
-}
-_FLOAT_BIN = {
-    "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b,
-    "arith.mulf": lambda a, b: a * b, "arith.divf": lambda a, b: a / b,
+def _trunc_rem(a, b):
+    return a - _trunc_div(a, b) * b
+
+
+_FLOAT_BIN = {"arith.addf": "{a} + {b}", "arith.subf": "{a} - {b}", "arith.mulf": "{a} * {b}",
+              "arith.divf": "({a} / {b} if {b} else _div0({a}, {b}))"}
+_FLOAT_NP_BIN = {
     "arith.remf": np.fmod, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
     "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.powf": np.power,
     "math.atan2": np.arctan2, "math.copysign": np.copysign,
 }
-_FLOAT_UN = {
-    "arith.negf": np.negative, "math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log,
+_FLOAT_NP_UN = {
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log,
     "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
     "math.expm1": np.expm1, "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1 / np.sqrt(x),
     "math.tanh": np.tanh, "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan,
@@ -113,316 +151,405 @@ _FLOAT_UN = {
     "math.roundeven": np.rint, "math.trunc": np.trunc,
     "math.erf": lambda x: pymath.erf(float(x)),
 }
-_CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b,
-         3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b}
-_CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=",
-         11: "<", 12: "<=", 13: "!="}
+# Integer ops on exact ints ({a}, {b}; unsigned ones on masked operands); the result is wrapped.
+_INT_BIN = {
+    "arith.addi": "{a} + {b}", "arith.subi": "{a} - {b}", "arith.muli": "{a} * {b}",
+    "arith.divsi": "_trunc_div({a}, {b})", "arith.remsi": "_trunc_rem({a}, {b})",
+    "arith.floordivsi": "{a} // {b}", "arith.ceildivsi": "-(-{a} // {b})",
+    "arith.maxsi": "max({a}, {b})", "arith.minsi": "min({a}, {b})",
+    "arith.andi": "{a} & {b}", "arith.ori": "{a} | {b}", "arith.xori": "{a} ^ {b}",
+    "arith.shli": "{a} << {b}", "arith.shrsi": "{a} >> {b}",
+}
+_UINT_BIN = {
+    "arith.divui": "{a} // {b}", "arith.remui": "{a} % {b}", "arith.maxui": "max({a}, {b})",
+    "arith.minui": "min({a}, {b})", "arith.shrui": "{a} >> {b}",
+}
+_CMPI = ["==", "!=", "<", "<=", ">", ">="]   # eq ne slt sle sgt sge, then ult ule ugt uge
+# arith.cmpf predicates as Python float comparisons (these are ordered: False on NaN).
+_CMPF = ["False", "{a} == {b}", "{a} > {b}", "{a} >= {b}", "{a} < {b}", "{a} <= {b}",
+         "({a} < {b} or {a} > {b})", "({a} == {a} and {b} == {b})",
+         "not ({a} < {b} or {a} > {b})", "not {a} <= {b}", "not {a} < {b}",
+         "not {a} >= {b}", "not {a} > {b}", "{a} != {b}", "({a} != {a} or {b} != {b})", "True"]
+_TERMINATORS = ("gpu.yield", "scf.yield", "affine.yield", "func.return")
 
 
-def _cmpf(pred):
-    if pred == 0:
-        return lambda a, b: False
-    if pred == 15:
-        return lambda a, b: True
-    if pred == 7:
-        return lambda a, b: not (np.isnan(a) or np.isnan(b))
-    if pred == 14:
-        return lambda a, b: bool(np.isnan(a) or np.isnan(b))
-    rel = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[_CMPF[pred]]
-    ordered = pred <= 6
-
-    def cmp(a, b):
-        if np.isnan(a) or np.isnan(b):
-            return not ordered
-        return bool(rel(a, b))
-    return cmp
+def _is_int(t: ir.Type) -> bool:
+    return isinstance(t, (ir.IntegerType, ir.IndexType))
 
 
-def _eval_expr(e):
-    """Python function of (dims, syms) computing an affine expression (floor semantics)."""
+def _mask(t: ir.Type):
+    return None if isinstance(t, ir.IndexType) else (1 << t.width) - 1
+
+
+def _wrap_value(v: int, t: ir.Type):
+    """Exact integer v as a value of type t (two's complement wrap; i1: bool)."""
+    if isinstance(t, ir.IndexType):
+        return v
+    if t.width == 1:
+        return bool(v & 1)
+    half = 1 << (t.width - 1)
+    return ((v + half) & ((1 << t.width) - 1)) - half
+
+
+def _wrap(expr: str, t: ir.Type) -> str:
+    """Python expression wrapping integer expression `expr` to type t."""
+    if isinstance(t, ir.IndexType):
+        return expr
+    if t.width == 1:
+        return f"bool(({expr}) & 1)"
+    half = 1 << (t.width - 1)
+    return f"((({expr}) + {half}) & {(1 << t.width) - 1}) - {half}"
+
+
+def _unsigned(name: str, t: ir.Type) -> str:
+    m = _mask(t)
+    return name if m is None else f"({name} & {m})"
+
+
+def _affine(e, dims, syms) -> str:
+    """Python expression of an affine expression (floor division and modulo, like Python's)."""
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
-        v = e.value
-        return lambda d, s: v
+        return str(e.value) if e.value >= 0 else f"({e.value})"
     if isinstance(e, ir.AffineDimExpr):
-        p = e.position
-        return lambda d, s: d[p]
+        return dims[e.position]
     if isinstance(e, ir.AffineSymbolExpr):
-        p = e.position
-        return lambda d, s: s[p]
-    lhs, rhs = _eval_expr(e.lhs), _eval_expr(e.rhs)
-    op = {ir.AffineAddExpr: lambda a, b: a + b, ir.AffineMulExpr: lambda a, b: a * b,
-          ir.AffineModExpr: lambda a, b: a % b, ir.AffineFloorDivExpr: lambda a, b: a // b,
-          ir.AffineCeilDivExpr: lambda a, b: -((-a) // b)}[type(e)]
-    return lambda d, s: op(lhs(d, s), rhs(d, s))
+        return syms[e.position]
+    a, b = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
+    if isinstance(e, ir.AffineCeilDivExpr):
+        return f"(-((-{a}) // {b}))"
+    op = {ir.AffineAddExpr: "+", ir.AffineMulExpr: "*", ir.AffineModExpr: "%",
+          ir.AffineFloorDivExpr: "//"}[type(e)]
+    return f"({a} {op} {b})"
 
 
-class _Compiler:
+def _set_test(iset, names) -> str:
+    """Python condition of an integer set over values `names` (dims, then symbols)."""
+    dims, syms = names[:iset.n_dims], names[iset.n_dims:]
+    tests = [f"{_affine(c.expr, dims, syms)} {'==' if c.is_eq else '>='} 0"
+             for c in iset.constraints]
+    return " and ".join(tests) or "True"
+
+
+def _literal(v, globals_) -> str:
+    if isinstance(v, float) and not pymath.isfinite(v):
+        name = f"_{'nan' if v != v else 'inf' if v > 0 else 'neg_inf'}"
+        globals_[name] = v
+        return name
+    return repr(v) if v >= 0 else f"({v!r})"
+
+
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child.operation
+                yield from _walk(child.operation)
+
+
+# --- translation --------------------------------------------------------------------------------
+class _Translator:
+    """Writes Python source for one function: each SSA value gets a Python local (or, for
+    constants, a literal), each op one line."""
+
     def __init__(self):
-        self.slots = {}
+        self.names = {}        # ir.Value -> Python expression (variable name or literal)
+        self.variables = set()
+        self.globals = {"_div0": _div0, "_trunc_div": _trunc_div, "_trunc_rem": _trunc_rem,
+                        "_oob": self._oob}
+        self.sites = []        # bounds-check sites: (kind, buffer, shape, loc)
+        self.functions = []    # finished functions (lists of lines)
+        self.lines, self.depth, self.loop_depth = [], 0, 0
 
-    def slot(self, v) -> int:
-        return self.slots.setdefault(v, len(self.slots))
+    # --- output -------------------------------------------------------------------------------
+    def emit(self, line: str):
+        self.lines.append("    " * self.depth + line)
 
-    def block(self, block: ir.Block):
-        """Closure running a block's ops; returns the values its terminator yields."""
-        fns = []
-        term = None
+    def new_name(self, value, hint: str = "v") -> str:
+        base = re.sub(r"[^0-9A-Za-z_]", "_", hint)
+        base = base if base[:1].isalpha() else "v" + base
+        name = f"{base}_{len(self.variables)}"
+        self.variables.add(name)
+        self.names[value] = name
+        return name
+
+    def helper(self, name: str, fn) -> str:
+        self.globals.setdefault(name, fn)
+        return name
+
+    def round(self, expr: str, t: ir.Type) -> str:
+        fn = _rounding(t)
+        return expr if fn is None else f"{self.helper('_round_' + str(t), fn)}({expr})"
+
+    def function(self, f):
+        entry = f.regions[0].blocks[0]
+        arg_attrs = (list(ir.ArrayAttr(f.attributes["arg_attrs"]))
+                     if "arg_attrs" in f.attributes else [None] * len(entry.arguments))
+        params = []
+        for pos, (arg, d) in enumerate(zip(entry.arguments, arg_attrs)):
+            d = ir.DictAttr(d) if d is not None else None
+            hint = ir.StringAttr(d["tir.name"]).value if d is not None and "tir.name" in d \
+                else f"arg{pos}"
+            params.append(self.new_name(arg, hint))
+        self.body("main", params, lambda: self.block(entry))
+        return "\n".join(line for fn in self.functions for line in fn) + "\n", self.globals
+
+    def body(self, fname, params, write):
+        """Write function `fname(params)` whose body `write()` emits."""
+        saved = self.lines, self.depth, self.loop_depth
+        self.lines, self.depth, self.loop_depth = [], 0, 0
+        self.emit(f"def {fname}({', '.join(params)}):")
+        self.depth = 1
+        write()
+        self.emit("return")
+        self.functions.append(self.lines)
+        self.lines, self.depth, self.loop_depth = saved
+
+    def block(self, block: ir.Block) -> list:
+        """Emit a block's ops; returns the names its terminator yields."""
+        yielded = []
         for op in block.operations:
             op = op.operation
-            if op.name in ("gpu.yield", "scf.yield", "affine.yield", "func.return"):
-                term = [self.slot(v) for v in op.operands]
+            if op.name in _TERMINATORS:
+                yielded = [self.names[v] for v in op.operands]
             else:
-                fns.append(self.op(op))
-        term = term or []
+                self.op(op)
+        return yielded
 
-        def run(env):
-            for f in fns:
-                f(env)
-            return [env[s] for s in term]
-        return run
+    def indented(self, block: ir.Block, results=()):
+        """Emit a block one level deeper, assigning what it yields to `results`."""
+        self.depth += 1
+        start = len(self.lines)
+        for r, v in zip(results, self.block(block)):
+            self.emit(f"{r} = {v}")
+        if len(self.lines) == start:
+            self.emit("pass")
+        self.depth -= 1
 
     def op(self, op):
-        name = op.name
-        ins = [self.slot(v) for v in op.operands]
-        outs = [self.slot(r) for r in op.results]
-        handler = getattr(self, "_" + name.replace(".", "_"), None)
-        if handler is not None:
-            return handler(op, ins, outs)
+        handler = getattr(self, "_" + op.name.replace(".", "_"), None)
+        ins = [self.names[v] for v in op.operands]
         t = op.results[0].type if len(op.results) else None
-        if name in _FLOAT_BIN or name in _FLOAT_UN:
-            fn, cast = _FLOAT_BIN.get(name) or _FLOAT_UN[name], _np_type(t)
-            o = outs[0]
-            if len(ins) == 2:
-                a, b = ins
-                return lambda env: env.__setitem__(o, cast(fn(env[a], env[b])))
-            a, = ins
-            return lambda env: env.__setitem__(o, cast(fn(env[a])))
-        if name in _INT_BIN or name in _UINT_BIN:
+        if handler is not None:
+            return handler(op, ins, t)
+        if op.name in _FLOAT_BIN:
             a, b = ins
-            o = outs[0]
-            if name in _INT_BIN:
-                fn = _INT_BIN[name]
-                signed = (lambda x: bool(x)) if not isinstance(t, ir.IndexType) and t.width == 1 \
-                    else int
-                return lambda env: env.__setitem__(o, _wrap(fn(signed(env[a]), signed(env[b])), t))
-            fn = _UINT_BIN[name]
-            return lambda env: env.__setitem__(
-                o, _wrap(fn(_unsigned(env[a], t), _unsigned(env[b], t)), t))
-        raise TIRError(f"interpreter: unsupported op '{name}'", source_loc(op))
+            return self.assign(op, self.round(_FLOAT_BIN[op.name].format(a=a, b=b), t))
+        numpy_fn = _FLOAT_NP_BIN.get(op.name) or _FLOAT_NP_UN.get(op.name)
+        if numpy_fn is not None:
+            fn = self.helper(f"_{op.name.replace('.', '_')}_{t}", _typed(numpy_fn, t, len(ins)))
+            return self.assign(op, f"{fn}({', '.join(ins)})")
+        if op.name in _INT_BIN:
+            a, b = ins
+            return self.assign(op, _wrap(_INT_BIN[op.name].format(a=a, b=b), t))
+        if op.name in _UINT_BIN:
+            a, b = (_unsigned(x, t) for x in ins)
+            return self.assign(op, _wrap(_UINT_BIN[op.name].format(a=a, b=b), t))
+        raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
-    # --- memory -----------------------------------------------------------------------------
-    def _memref_alloc(self, op, ins, outs):
-        mt = ir.MemRefType(op.results[0].type)
-        dtype = np.dtype(_np_type(mt.element_type))
-        shape, o = tuple(mt.shape), outs[0]
-        return lambda env: env.__setitem__(o, np.zeros(shape, dtype))
+    def assign(self, op, expr: str, hint="v"):
+        self.emit(f"{self.new_name(op.results[0], hint)} = {expr}")
+
+    def alias(self, op, expr: str):
+        """The op's result is `expr` itself (a literal or another value's name)."""
+        self.names[op.results[0]] = expr
+
+    # --- memory -------------------------------------------------------------------------------
+    def _memref_alloc(self, op, ins, t):
+        mt = ir.MemRefType(t)
+        zero = "0.0" if not _is_int(mt.element_type) else \
+            "False" if mt.element_type.width == 1 else "0"
+        hint = ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes \
+            else "buf"
+        self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
 
     _memref_alloca = _memref_alloc
 
-    def _memref_dealloc(self, op, ins, outs):
-        return lambda env: None
+    def _memref_dealloc(self, op, ins, t):
+        pass
 
-    def _access(self, op, buf, idx):
-        shape = ir.MemRefType(op.operands[0 if op.name == "memref.load" else 1].type).shape
-        loc = source_loc(op)
+    def _tir_evaluate(self, op, ins, t):
+        pass
 
-        def index(env):
-            i = tuple(int(env[s]) for s in idx)
-            for axis, (k, n) in enumerate(zip(i, shape)):
-                if not 0 <= k < n:
-                    raise OutOfBoundsError(f"out-of-bounds {op.name[7:]}: index {k} on axis "
-                                           f"{axis} of a buffer of shape {tuple(shape)}", loc,
-                                           index=k, axis=axis)
-            return i
-        return index
+    def element(self, op, buf_value, buf: str, idx: list) -> str:
+        """`buf[flat index]`, after a per-axis bounds check (constant in-bounds axes skipped)."""
+        shape = list(ir.MemRefType(buf_value.type).shape)
+        checks = [f"0 <= {i} < {n}" for i, n in zip(idx, shape)
+                  if not (re.fullmatch(r"\d+", i) and int(i) < n)]
+        if checks:
+            self.sites.append((op.name[len("memref."):], self.buffer_name(buf_value, buf),
+                               tuple(shape), source_loc(op)))
+            self.emit(f"if not ({' and '.join(checks)}): _oob({len(self.sites) - 1}, "
+                      f"{', '.join(idx)})")
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+        flat = " + ".join(i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides))
+        return f"{buf}[{flat or 0}]"
 
-    def _memref_load(self, op, ins, outs):
-        buf, idx, o = ins[0], ins[1:], outs[0]
-        index = self._access(op, buf, idx)
-        return lambda env: env.__setitem__(o, env[buf][index(env)])
+    @staticmethod
+    def buffer_name(value, python_name: str) -> str:
+        return python_name.rsplit("_", 1)[0]
 
-    def _memref_store(self, op, ins, outs):
-        v, buf, idx = ins[0], ins[1], ins[2:]
-        index = self._access(op, buf, idx)
+    def _oob(self, site, *index):
+        kind, buf, shape, loc = self.sites[site]
+        axis, k = next((a, k) for a, (k, n) in enumerate(zip(index, shape)) if not 0 <= k < n)
+        raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {buf!r}: index {k} on axis "
+                               f"{axis} of a buffer of shape {shape}", loc,
+                               buffer=buf, index=k, axis=axis)
 
-        def store(env):
-            env[buf][index(env)] = env[v]
-        return store
+    def _memref_load(self, op, ins, t):
+        self.assign(op, self.element(op, op.operands[0], ins[0], ins[1:]))
 
-    # --- control flow -----------------------------------------------------------------------
-    def _affine_for(self, op, ins, outs):
-        def bound(key):
-            return ir.AffineConstantExpr(ir.AffineMapAttr(op.attributes[key]).value.results[0]).value
-        lo, hi = bound("lowerBoundMap"), bound("upperBoundMap")
+    def _memref_store(self, op, ins, t):
+        self.emit(f"{self.element(op, op.operands[1], ins[1], ins[2:])} = {ins[0]}")
+
+    # --- control flow -------------------------------------------------------------------------
+    def _affine_for(self, op, ins, t):
+        if self.loop_depth >= _MAX_LOOP_DEPTH:
+            return self.separate_function(op)
+        loop = Loop(op)
         step = ir.IntegerAttr(op.attributes["step"]).value
-        body_block = op.regions[0].blocks[0]
-        iv = self.slot(body_block.arguments[0])
-        body = self.block(body_block)
+        iv = self.new_name(loop.iv, loop.name)
+        stop = loop.min + loop.extent
+        self.emit(f"for {iv} in range({loop.min}, {stop}{f', {step}' if step != 1 else ''}):")
+        self.loop_depth += 1
+        self.indented(loop.body)
+        self.loop_depth -= 1
 
-        def loop(env):
-            for i in range(lo, hi, step):
-                env[iv] = i
-                body(env)
-        return loop
+    def separate_function(self, op):
+        """Emit loop `op` as a function of the variables it uses, and call it."""
+        free = sorted({self.names[v] for o in [op, *_walk(op)] for v in o.operands
+                       if v in self.names and self.names[v] in self.variables})
+        fname = f"_nest_{len(self.functions)}_{len(self.variables)}"
+        self.body(fname, free, lambda: self._affine_for(op, [], None))
+        self.emit(f"{fname}({', '.join(free)})")
 
-    def _affine_apply(self, op, ins, outs):
+    def _affine_apply(self, op, ins, t):
         m = ir.AffineMapAttr(op.attributes["map"]).value
-        fn, nd, o = _eval_expr(m.results[0]), m.n_dims, outs[0]
-        return lambda env: env.__setitem__(o, fn([env[s] for s in ins[:nd]],
-                                                 [env[s] for s in ins[nd:]]))
+        self.assign(op, _affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:]))
 
-    def _set_test(self, iset, ins):
-        tests = [(_eval_expr(c.expr), c.is_eq) for c in iset.constraints]
-        nd = iset.n_dims
+    def _affine_if(self, op, ins, t):
+        self.branches(op, _set_test(integer_set(op.attributes["condition"]), ins))
 
-        def holds(env):
-            d, s = [env[x] for x in ins[:nd]], [env[x] for x in ins[nd:]]
-            return all((f(d, s) == 0) if eq else (f(d, s) >= 0) for f, eq in tests)
-        return holds
+    def _scf_if(self, op, ins, t):
+        self.branches(op, ins[0])
 
-    def _affine_if(self, op, ins, outs):
-        holds = self._set_test(integer_set(op.attributes["condition"]), ins)
-        return self._if(op, holds, outs)
+    def branches(self, op, cond: str):
+        """if/else over the op's regions, lazily: only the taken branch runs."""
+        results = [self.new_name(r) for r in op.results]
+        self.emit(f"if {cond}:")
+        self.indented(op.regions[0].blocks[0], results)
+        if len(op.regions[1].blocks):
+            self.emit("else:")
+            self.indented(op.regions[1].blocks[0], results)
 
-    def _scf_if(self, op, ins, outs):
-        c = ins[0]
-        return self._if(op, lambda env: bool(env[c]), outs)
-
-    def _if(self, op, cond, outs):
-        then = self.block(op.regions[0].blocks[0])
-        other = self.block(op.regions[1].blocks[0]) if len(op.regions[1].blocks) else None
-
-        def run(env):
-            vals = then(env) if cond(env) else (other(env) if other else [])
-            for o, v in zip(outs, vals):
-                env[o] = v
-        return run
-
-    def _tir_block(self, op, ins, outs):
+    def _tir_block(self, op, ins, t):
+        """Iter vars from the bindings; `T.where` guards init and body; init runs when every
+        reduce iter var is at its domain minimum (TensorIR semantics)."""
         blk = Block(op)
-        fns = [_eval_expr(e) for e in blk.bindings.results]
-        pred = blk.predicate
-        holds = self._set_test(pred, ins) if pred is not None else None
-        body_args = [self.slot(a) for a in blk.body.arguments]
-        body = self.block(blk.body)
-        init = None
+        if blk.predicate is not None:
+            self.emit(f"if {_set_test(blk.predicate, ins)}:")
+            self.depth += 1
+        values = []
+        for arg, e, hint in zip(blk.body.arguments, blk.bindings.results, blk.iter_names):
+            expr = _affine(e, ins, [])
+            if expr in self.variables or re.fullmatch(r"\(?-?\d+\)?", expr):
+                self.names[arg] = expr    # bound to a loop var or constant: no copy needed
+            else:
+                self.emit(f"{self.new_name(arg, hint)} = {expr}")
+            values.append(self.names[arg])
         if blk.init is not None:
-            init_args = [self.slot(a) for a in blk.init.arguments]
-            init = self.block(blk.init)
-            reduce_at = [(k, dmin) for k, (t, (dmin, _)) in
-                         enumerate(zip(blk.iter_types, blk.domains)) if t == "R"]
+            for arg, v in zip(blk.init.arguments, values):
+                self.names[arg] = v
+            at_min = [f"{v} == {dmin}" for v, kind, (dmin, _) in
+                      zip(values, blk.iter_types, blk.domains) if kind == "R"]
+            self.emit(f"if {' and '.join(at_min) or 'True'}:")
+            self.indented(blk.init)
+        start = len(self.lines)
+        self.block(blk.body)
+        if blk.predicate is not None:
+            if len(self.lines) == start:
+                self.emit("pass")
+            self.depth -= 1
 
-        def run(env):
-            if holds is not None and not holds(env):
-                return
-            dims = [env[s] for s in ins]
-            values = [f(dims, ()) for f in fns]
-            if init is not None and all(values[k] == dmin for k, dmin in reduce_at):
-                for s, v in zip(init_args, values):
-                    env[s] = v
-                init(env)
-            for s, v in zip(body_args, values):
-                env[s] = v
-            body(env)
-        return run
-
-    # --- values -----------------------------------------------------------------------------
-    def _arith_constant(self, op, ins, outs):
+    # --- values -------------------------------------------------------------------------------
+    def _arith_constant(self, op, ins, t):
         attr = op.attributes["value"]
-        t = op.results[0].type
-        if isinstance(t, (ir.IntegerType, ir.IndexType)):
-            v = _wrap(ir.IntegerAttr(attr).value, t)
-        else:
-            v = _np_type(t)(ir.FloatAttr(attr).value)
-        o = outs[0]
-        return lambda env: env.__setitem__(o, v)
+        v = _wrap_value(ir.IntegerAttr(attr).value, t) if _is_int(t) else \
+            float(ir.FloatAttr(attr).value)
+        self.alias(op, _literal(v, self.globals))
 
-    def _arith_select(self, op, ins, outs):
+    def _arith_select(self, op, ins, t):
         c, a, b = ins
-        o = outs[0]
-        return lambda env: env.__setitem__(o, env[a] if env[c] else env[b])
+        self.assign(op, f"{a} if {c} else {b}")
 
-    def _arith_cmpi(self, op, ins, outs):
+    def _arith_cmpi(self, op, ins, t):
         pred = ir.IntegerAttr(op.attributes["predicate"]).value
-        t = op.operands[0].type
         a, b = ins
-        o = outs[0]
-        if pred >= 6:
-            fn = _CMPI[pred - 4]
-            return lambda env: env.__setitem__(o, np.bool_(fn(_unsigned(env[a], t),
-                                                              _unsigned(env[b], t))))
-        fn = _CMPI[pred]
-        return lambda env: env.__setitem__(o, np.bool_(fn(int(env[a]), int(env[b]))))
+        if pred >= 6:   # unsigned
+            src = op.operands[0].type
+            a, b, pred = _unsigned(a, src), _unsigned(b, src), pred - 4
+        self.assign(op, f"{a} {_CMPI[pred]} {b}")
 
-    def _arith_cmpf(self, op, ins, outs):
-        fn = _cmpf(ir.IntegerAttr(op.attributes["predicate"]).value)
+    def _arith_cmpf(self, op, ins, t):
         a, b = ins
-        o = outs[0]
-        return lambda env: env.__setitem__(o, np.bool_(fn(env[a], env[b])))
+        self.assign(op, _CMPF[ir.IntegerAttr(op.attributes["predicate"]).value].format(a=a, b=b))
 
-    def _cast(self, op, ins, outs, fn):
-        a, o = ins[0], outs[0]
-        return lambda env: env.__setitem__(o, fn(env[a]))
-
-    def _int_cast(self, op, ins, outs, unsigned=False):
-        src, t = op.operands[0].type, op.results[0].type
-        conv = (lambda x: _unsigned(x, src)) if unsigned else int
-        return self._cast(op, ins, outs, lambda x: _wrap(conv(x), t))
+    def _int_cast(self, op, ins, t, unsigned=False):
+        src = op.operands[0].type
+        x = ins[0]
+        if unsigned and not isinstance(src, ir.IndexType):
+            x = f"{x} & {_mask(src)}"
+        elif isinstance(src, ir.IntegerType) and src.width == 1:
+            x = f"int({x})"    # i1 is held as a bool: read as 0/1
+        if x == ins[0] and (isinstance(t, ir.IndexType)
+                            or not isinstance(src, ir.IndexType) and t.width >= src.width):
+            return self.alias(op, x)   # widening a value: unchanged
+        self.assign(op, _wrap(x, t))
 
     _arith_extsi = _arith_trunci = _arith_index_cast = _int_cast
 
-    def _arith_extui(self, op, ins, outs):
-        return self._int_cast(op, ins, outs, unsigned=True)
+    def _arith_extui(self, op, ins, t):
+        self._int_cast(op, ins, t, unsigned=True)
 
     _arith_index_castui = _arith_extui
 
-    def _float_cast(self, op, ins, outs, unsigned=False):
-        src, cast = op.operands[0].type, _np_type(op.results[0].type)
-        if unsigned:
-            return self._cast(op, ins, outs, lambda x: cast(_unsigned(x, src)))
-        if isinstance(src, ir.IntegerType):
-            return self._cast(op, ins, outs, lambda x: cast(int(x)))
-        return self._cast(op, ins, outs, cast)
+    def _arith_sitofp(self, op, ins, t):
+        self.assign(op, self.round(f"float({ins[0]})", t))
 
-    _arith_sitofp = _arith_extf = _arith_truncf = _float_cast
+    def _arith_uitofp(self, op, ins, t):
+        self.assign(op, self.round(f"float({_unsigned(ins[0], op.operands[0].type)})", t))
 
-    def _arith_uitofp(self, op, ins, outs):
-        return self._float_cast(op, ins, outs, unsigned=True)
+    def _arith_extf(self, op, ins, t):
+        self.alias(op, ins[0])   # every value of the narrower type is exact in the wider one
 
-    def _arith_fptosi(self, op, ins, outs):
-        t = op.results[0].type
-        return self._cast(op, ins, outs, lambda x: _wrap(int(np.trunc(np.float64(x))), t))
+    def _arith_truncf(self, op, ins, t):
+        self.assign(op, self.round(ins[0], t))
+
+    def _arith_fptosi(self, op, ins, t):
+        self.assign(op, _wrap(f"int({ins[0]})", t))   # int() truncates toward zero
 
     _arith_fptoui = _arith_fptosi
 
-    def _math_absi(self, op, ins, outs):
-        t = op.results[0].type
-        return self._cast(op, ins, outs, lambda x: _wrap(abs(int(x)), t))
+    def _arith_negf(self, op, ins, t):
+        self.assign(op, f"-{ins[0]}")
 
-    def _math_fma(self, op, ins, outs):
-        a, b, c = ins
-        o, cast = outs[0], _np_type(op.results[0].type)
-        return lambda env: env.__setitem__(o, cast(env[a] * env[b] + env[c]))
+    def _math_absi(self, op, ins, t):
+        self.assign(op, _wrap(f"abs({ins[0]})", t))
 
-    def _tir_call(self, op, ins, outs):
+    def _math_fma(self, op, ins, t):
+        a, b, c = ins   # rounded after the multiply, like the compiled code without contraction
+        self.assign(op, self.round(f"{self.round(f'{a} * {b}', t)} + {c}", t))
+
+    def _tir_call(self, op, ins, t):
         callee = ir.StringAttr(op.attributes["callee"]).value
-        t = op.results[0].type
-        cast, o = _np_type(t), outs[0]
-        is_int = isinstance(t, (ir.IntegerType, ir.IndexType))
-        fns = {
-            "sigmoid": lambda x: cast(1 / (1 + np.exp(-x))),
-            "floormod": (lambda a, b: _wrap(int(a) % int(b), t)) if is_int
-            else (lambda a, b: cast(a - np.floor(a / b) * b)),
-            "floordiv": lambda a, b: _wrap(int(a) // int(b), t),
-            "rsqrt": lambda x: cast(1 / np.sqrt(x)),
-            "log1p": lambda x: cast(np.log1p(x)),
-        }
-        if callee not in fns:
+        if _is_int(t) and callee in ("floormod", "floordiv"):
+            a, b = ins
+            return self.assign(op, _wrap(f"{a} {'%' if callee == 'floormod' else '//'} {b}", t))
+        fns = {"sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+               "floormod": lambda a, b: a - np.floor(a / b) * b,
+               "floordiv": lambda a, b: np.floor(a / b),
+               "rsqrt": lambda x: 1 / np.sqrt(x), "log1p": np.log1p}
+        if callee not in fns or _is_int(t):
             raise TIRError(f"interpreter: unsupported intrinsic T.{callee}", source_loc(op))
-        fn = fns[callee]
-        return lambda env: env.__setitem__(o, fn(*[env[s] for s in ins]))
-
-    def _tir_evaluate(self, op, ins, outs):
-        return lambda env: None
+        fn = self.helper(f"_{callee}_{t}", _typed(fns[callee], t, len(ins)))
+        self.assign(op, f"{fn}({', '.join(ins)})")

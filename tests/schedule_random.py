@@ -1,0 +1,112 @@
+"""Random schedules over all primitives, as TVM-API schedule functions (for the differential
+against TVM: tests/test_schedule_tvm_differential.py and the seed loop tests/schedule_fuzz.py).
+
+A schedule is a list of steps `(kind, bi, a, b, c, factor)`: small integers choose the block,
+loops and arguments, so TVM and tir_mlir see the same choices whatever each one rejects.
+"""
+import random
+import re
+from pathlib import Path
+
+PROGRAM_DIR = Path(__file__).parent / "data" / "programs"
+# programs TVM reads as one PrimFunc (the edge_* ones exercise the printer, not schedules)
+PROGRAM_NAMES = ("matmul", "conv2d_pad", "softmax", "layernorm", "batch_matmul", "int8_matmul",
+                 "maxpool2d", "fp16_chain", "conv2d_nhwc", "depthwise_conv2d", "transpose_add")
+
+KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "parallel",
+         "vectorize", "unroll", "annotate", "add_unit_loop", "compute_at", "reverse_compute_at",
+         "compute_inline", "reverse_compute_inline", "cache_read", "cache_read_consumers",
+         "cache_write", "set_scope", "rfactor", "decompose_reduction", "blockize",
+         "storage_align", "transform_layout", "tensorize"]
+FACTORS = [None, 2, 3, 4, 5, 8, 16]
+
+
+def program(name: str) -> str:
+    return (PROGRAM_DIR / f"{name}.tir").read_text()
+
+
+def block_names(src: str):
+    return re.findall(r'T\.block\("(\w+)"\)', src)
+
+
+def random_steps(rng: random.Random, n: int):
+    return [(rng.choice(KINDS), rng.randrange(8), rng.randrange(8), rng.randrange(8),
+             rng.randrange(8), rng.choice(FACTORS)) for _ in range(n)]
+
+
+def from_seed(seed: int):
+    """(program name, steps) of one seeded random schedule."""
+    rng = random.Random(seed)
+    return rng.choice(PROGRAM_NAMES), random_steps(rng, rng.randint(1, 6))
+
+
+def random_schedule(src: str, steps):
+    """A schedule function (TVM API) applying `steps`; block handles are kept in a list (new
+    blocks appended, inlined ones dropped) so both sides see the same choices."""
+    def fn(sch):
+        blocks = [sch.get_block(n) for n in block_names(src)]
+        for step in steps:
+            _step(sch, blocks, *step)
+    return fn
+
+
+def _step(sch, blocks, kind, bi, a, b, c, factor):
+    blk = blocks[bi % len(blocks)]
+    other = blocks[(bi + 1 + b) % len(blocks)]
+    loops = sch.get_loops(blk)
+    n = len(loops)
+    la, lb, lc = (loops[a % n], loops[b % n], loops[c % n]) if loops else (None,) * 3
+    if kind in ("compute_inline", "reverse_compute_inline"):
+        getattr(sch, kind)(blk)
+        blocks.remove(blk)
+    elif kind in ("cache_read", "cache_write"):
+        blocks.append(getattr(sch, kind)(blk, a % 2, "local" if b % 2 else "global"))
+    elif kind == "cache_read_consumers":
+        consumers = [x for x in (blk, other)[:1 + c % 2]]
+        blocks.append(sch.cache_read(other, a % 2, "global", consumer_blocks=consumers))
+    elif kind == "set_scope":
+        sch.set_scope(blk, 0, "global" if b % 2 else "local")
+    elif kind == "storage_align":
+        sch.storage_align(blk, 0, a % 2, factor or 8, c % 3)
+    elif kind == "transform_layout":
+        maps = [lambda i, j: (j, i), lambda i, j: (i // 4, j, i % 4),
+                lambda i, j: (i, j // 8, j % 8)]
+        sch.transform_layout(blk, ("write", 0), maps[c % len(maps)])
+    elif la is None:
+        sch.add_unit_loop(blk)
+    elif kind == "split":
+        sch.split(la, factors=[None, factor or 2] if b % 2 else [factor or 3, None],
+                  preserve_unit_iters=bool(a % 2))
+    elif kind == "split3":
+        sch.split(la, factors=[2, None, factor or 2], preserve_unit_iters=bool(c % 2))
+    elif kind == "split_nondiv":
+        sch.split(la, factors=[None, 3 + 2 * (c % 3)] if b % 2 else [3 + 2 * (c % 3), None])
+    elif kind == "fuse":
+        sch.fuse(*loops[min(a, b) % n:][:2 + c % 2], preserve_unit_iters=bool(b % 2))
+    elif kind == "reorder":
+        sch.reorder(lb, la)
+    elif kind == "reorder3":
+        sch.reorder(lc, la, lb)
+    elif kind == "annotate":
+        sch.annotate(la, "pragma_auto_unroll_max_step", 4)
+    elif kind == "add_unit_loop":
+        sch.add_unit_loop(blk if b % 2 else la)
+    elif kind in ("compute_at", "reverse_compute_at"):
+        target = sch.get_loops(other)
+        if target:
+            getattr(sch, kind)(blk, target[a % len(target)], preserve_unit_loops=bool(b % 2),
+                               index=(-1, 0, -2)[c % 3])
+    elif kind == "rfactor":
+        blocks.append(sch.rfactor(la, factor_axis=c % 2))
+    elif kind == "decompose_reduction":
+        blocks.append(sch.decompose_reduction(blk, la))
+    elif kind == "blockize":
+        blocks.append(sch.blockize(la))
+    elif kind == "tensorize":
+        lo, li = sch.split(la, factors=[None, 16])
+        if c % 2:
+            sch.tensorize(sch.blockize(li), "mac16_f32")
+        else:
+            sch.tensorize(li, "mac16_f32")
+    else:
+        getattr(sch, kind)(la)
