@@ -17,7 +17,7 @@ KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "para
          "vectorize", "unroll", "annotate", "add_unit_loop", "compute_at", "reverse_compute_at",
          "compute_inline", "reverse_compute_inline", "cache_read", "cache_read_consumers",
          "cache_write", "set_scope", "rfactor", "decompose_reduction", "blockize",
-         "storage_align", "transform_layout", "tensorize"]
+         "storage_align", "transform_layout"]
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 
 
@@ -102,11 +102,5 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         blocks.append(sch.decompose_reduction(blk, la))
     elif kind == "blockize":
         blocks.append(sch.blockize(la))
-    elif kind == "tensorize":
-        lo, li = sch.split(la, factors=[None, 16])
-        if c % 2:
-            sch.tensorize(sch.blockize(li), "mac16_f32")
-        else:
-            sch.tensorize(li, "mac16_f32")
     else:
         getattr(sch, kind)(la)

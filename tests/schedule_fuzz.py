@@ -1,0 +1,61 @@
+"""Seed loop of the random schedule differential against TVM (not collected by pytest).
+
+    python tests/schedule_fuzz.py START END [--timeout 60] [--log fuzz.log]
+
+Each seed (tests/schedule_random.py: from_seed) runs in a worker process under a time limit;
+a seed whose worker dies (an LLVM assertion abort, a crash) or runs out of time is logged as
+such, and the loop goes on with the next seed. Differences are logged with the schedule.
+"""
+import argparse
+import multiprocessing as mp
+import sys
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _run(seed: int, queue):
+    from schedule_differential import differential
+    from schedule_random import from_seed, program, random_schedule
+    name, steps = from_seed(seed)
+    try:
+        out = differential(program(name), random_schedule(program(name), steps))
+        problems = [p for p in out.problems if not p.startswith("printer: ")]
+    except Exception:  # noqa: BLE001  (the harness itself failing is a finding too)
+        problems = ["harness: " + traceback.format_exc()[-3000:]]
+    queue.put(problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("start", type=int)
+    ap.add_argument("end", type=int)
+    ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--log", default="-")
+    args = ap.parse_args()
+    log = sys.stdout if args.log == "-" else open(args.log, "a", buffering=1)
+    from schedule_random import from_seed
+    ctx = mp.get_context("fork")
+    for seed in range(args.start, args.end):
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_run, args=(seed, queue))
+        proc.start()
+        proc.join(args.timeout)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+            problems = [f"TIMEOUT after {args.timeout}s"]
+        elif proc.exitcode != 0:
+            problems = [f"WORKER DIED with exit code {proc.exitcode} (abort?)"]
+        else:
+            problems = queue.get()
+        if problems:
+            name, steps = from_seed(seed)
+            log.write(f"=== seed {seed} {name} {steps}\n" + "\n\n".join(problems) + "\n")
+        else:
+            log.write(f"--- seed {seed} ok\n")
+
+
+if __name__ == "__main__":
+    main()
