@@ -58,3 +58,21 @@ def test_lower_with_transform(tmp_path):
                                   "--emit", "affine"])
     assert r.exit_code == 0, r.output
     assert "affine.for %arg5 = 0 to 32" in r.output or "to 32" in r.output
+
+
+def test_errors_in_the_schedule_script_point_at_its_line(tmp_path):
+    """An illegal primitive, an exception or a syntax error in S.py: `S.py:LINE:COL: error:`,
+    exit status 1, no traceback."""
+    cases = {
+        "def schedule(sch):\n    b = sch.get_block('Y', func_name='mm_relu')\n"
+        "    sch.vectorize(sch.get_loops(b)[2])\n":
+            (":3:5: error: ", "is not a data parallel block iter"),
+        "def schedule(sch):\n    raise ValueError('oops')\n": (":2:5: error: ", "ValueError: oops"),
+        "def schedule(sch):\n    x = (\n": (":2:9: error: ", "SyntaxError: '(' was never closed"),
+    }
+    for text, (where, what) in cases.items():
+        path = _script(tmp_path, text)
+        r = CliRunner().invoke(main, ["schedule", PROGRAM, "--transform", path])
+        assert r.exit_code == 1, r.output
+        assert f"{path}{where}" in r.output and what in r.output
+        assert "Traceback" not in r.output

@@ -3,11 +3,13 @@
 Errors from the library (TIRError) are printed as `FILE:LINE:COL: error: message` with exit
 status 1 and no Python traceback.
 """
+import contextlib
+import os
 import sys
 
 import click
 
-from tir_mlir.errors import TIRError
+from tir_mlir.errors import SourceLoc, TIRError
 
 
 class _Group(click.Group):
@@ -60,7 +62,8 @@ def _schedule_script(path):
     import importlib.util
     spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with _located_in_script(path):
+        spec.loader.exec_module(module)
     if not callable(getattr(module, "schedule", None)):
         raise click.UsageError(f"{path} does not define a function `schedule(sch)`")
     return module.schedule
@@ -69,8 +72,29 @@ def _schedule_script(path):
 def _apply_schedule(mod, path):
     from tir_mlir.schedule.schedule import Schedule
     sch = Schedule(mod)
-    _schedule_script(path)(sch)
+    script = _schedule_script(path)
+    with _located_in_script(path):
+        script(sch)
     return sch
+
+
+@contextlib.contextmanager
+def _located_in_script(path):
+    """Report an error raised while running the user's schedule script at the script's line
+    (the call that failed) instead of with a traceback."""
+    try:
+        yield
+    except Exception as e:
+        import traceback
+        if isinstance(e, SyntaxError) and e.lineno:
+            loc = SourceLoc(str(path), e.lineno, e.offset or 1)
+            raise TIRError(f"SyntaxError: {e.msg}", loc) from None
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if os.path.samefile(f.filename, path)] if os.path.exists(path) else []
+        loc = SourceLoc(str(path), frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else None
+        if isinstance(e, TIRError):
+            raise type(e)(e.message, loc or e.loc) from None
+        raise TIRError(f"{type(e).__name__}: {e}", loc) from None
 
 
 def _transform_option(command):
