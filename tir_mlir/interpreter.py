@@ -16,7 +16,9 @@ the per-point work is plain Python arithmetic (no re-dispatch on op names or att
   has more than 2p+2 bits), the same as numpy's float32 arithmetic; math functions run numpy on
   scalars of the op's type;
 - buffers are flat Python lists, copied from and back into the caller's arrays; every access is
-  bounds-checked per axis (OutOfBoundsError names the buffer, index, axis and source location).
+  bounds-checked per axis (OutOfBoundsError names the buffer, index, axis and source location),
+  except on axes whose index is in bounds by construction (interval arithmetic over constant
+  loop ranges and affine bindings).
 
     interpret(mod, "mm_relu", a, b, c)     # writes into c like the compiled function
 """
@@ -38,12 +40,13 @@ _MAX_LOOP_DEPTH = 12   # deeper nests go to a separate function (CPython allows 
 
 
 def interpret(mod, func_name, *arrays):
-    """Run function `func_name` of `mod` on `arrays` (one per buffer parameter, written in place)."""
+    """Run function `func_name` of `mod` on `arrays` (one per buffer parameter, written in
+    place)."""
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():
         check_args(func_name, signatures(module)[func_name], arrays)
         source, globals_ = _translate(module, func_name)
-    filename = f"<tir-interpreter {func_name}>"
+    filename = f"<tir-interpreter {func_name}>"   # in linecache: tracebacks show the line
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), globals_)
     lists = [_to_list(a) for a in arrays]
@@ -160,9 +163,18 @@ _INT_BIN = {
     "arith.andi": "{a} & {b}", "arith.ori": "{a} | {b}", "arith.xori": "{a} ^ {b}",
     "arith.shli": "{a} << {b}", "arith.shrsi": "{a} >> {b}",
 }
+# Not wrapped: of in-range operands these give an in-range result (a bool for bools).
+_IN_RANGE = {"arith.maxsi", "arith.minsi", "arith.andi", "arith.ori", "arith.xori", "arith.shrsi"}
 _UINT_BIN = {
     "arith.divui": "{a} // {b}", "arith.remui": "{a} % {b}", "arith.maxui": "max({a}, {b})",
     "arith.minui": "min({a}, {b})", "arith.shrui": "{a} >> {b}",
+}
+# Bounds of index arithmetic from its operands' inclusive (min, max).
+_INDEX_BOUNDS = {
+    "arith.addi": lambda a, b: (a[0] + b[0], a[1] + b[1]),
+    "arith.subi": lambda a, b: (a[0] - b[1], a[1] - b[0]),
+    "arith.muli": lambda a, b: (min(x * y for x in a for y in b),
+                                max(x * y for x in a for y in b)),
 }
 _CMPI = ["==", "!=", "<", "<=", ">", ">="]   # eq ne slt sle sgt sge, then ult ule ugt uge
 # arith.cmpf predicates as Python float comparisons (these are ordered: False on NaN).
@@ -223,6 +235,30 @@ def _affine(e, dims, syms) -> str:
     return f"({a} {op} {b})"
 
 
+def _bounds(e, dims):
+    """Inclusive (min, max) of an affine expression given its dims' bounds (None: unknown)."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value, e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return None
+    a, b = _bounds(e.lhs, dims), _bounds(e.rhs, dims)
+    if a is None or b is None:
+        return None
+    if isinstance(e, ir.AffineAddExpr):
+        return a[0] + b[0], a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineFloorDivExpr):
+        return a[0] // b[0], a[1] // b[0]
+    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineModExpr):
+        return 0, b[0] - 1
+    return None
+
+
 def _set_test(iset, names) -> str:
     """Python condition of an integer set over values `names` (dims, then symbols)."""
     dims, syms = names[:iset.n_dims], names[iset.n_dims:]
@@ -236,7 +272,7 @@ def _literal(v, globals_) -> str:
         name = f"_{'nan' if v != v else 'inf' if v > 0 else 'neg_inf'}"
         globals_[name] = v
         return name
-    return repr(v) if v >= 0 else f"({v!r})"
+    return f"({v!r})" if repr(v).startswith("-") else repr(v)
 
 
 def _walk(op):
@@ -258,6 +294,8 @@ class _Translator:
         self.globals = {"_div0": _div0, "_trunc_div": _trunc_div, "_trunc_rem": _trunc_rem,
                         "_oob": self._oob}
         self.sites = []        # bounds-check sites: (kind, buffer, shape, loc)
+        self.buffers = {}      # Python name of a buffer -> its TensorIR name
+        self.ranges = {}       # Python name of an index variable -> inclusive (min, max)
         self.functions = []    # finished functions (lists of lines)
         self.lines, self.depth, self.loop_depth = [], 0, 0
 
@@ -291,6 +329,7 @@ class _Translator:
             hint = ir.StringAttr(d["tir.name"]).value if d is not None and "tir.name" in d \
                 else f"arg{pos}"
             params.append(self.new_name(arg, hint))
+            self.buffers[params[-1]] = hint
         self.body("main", params, lambda: self.block(entry))
         return "\n".join(line for fn in self.functions for line in fn) + "\n", self.globals
 
@@ -341,7 +380,12 @@ class _Translator:
             return self.assign(op, f"{fn}({', '.join(ins)})")
         if op.name in _INT_BIN:
             a, b = ins
-            return self.assign(op, _wrap(_INT_BIN[op.name].format(a=a, b=b), t))
+            expr = _INT_BIN[op.name].format(a=a, b=b)
+            self.assign(op, expr if op.name in _IN_RANGE else _wrap(expr, t))
+            ra, rb = self.range_of(a), self.range_of(b)
+            if isinstance(t, ir.IndexType) and op.name in _INDEX_BOUNDS and ra and rb:
+                self.ranges[self.names[op.results[0]]] = _INDEX_BOUNDS[op.name](ra, rb)
+            return
         if op.name in _UINT_BIN:
             a, b = (_unsigned(x, t) for x in ins)
             return self.assign(op, _wrap(_UINT_BIN[op.name].format(a=a, b=b), t))
@@ -357,11 +401,13 @@ class _Translator:
     # --- memory -------------------------------------------------------------------------------
     def _memref_alloc(self, op, ins, t):
         mt = ir.MemRefType(t)
-        zero = "0.0" if not _is_int(mt.element_type) else \
-            "False" if mt.element_type.width == 1 else "0"
+        et = mt.element_type
+        zero = "0.0" if not _is_int(et) else \
+            "False" if isinstance(et, ir.IntegerType) and et.width == 1 else "0"
         hint = ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes \
             else "buf"
         self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
+        self.buffers[self.names[op.results[0]]] = hint
 
     _memref_alloca = _memref_alloc
 
@@ -371,23 +417,27 @@ class _Translator:
     def _tir_evaluate(self, op, ins, t):
         pass
 
+    def range_of(self, name: str):
+        """Inclusive (min, max) of an index value, when known before running."""
+        if re.fullmatch(r"\(?-?\d+\)?", name):
+            return (int(name.strip("()")),) * 2
+        return self.ranges.get(name)
+
     def element(self, op, buf_value, buf: str, idx: list) -> str:
-        """`buf[flat index]`, after a per-axis bounds check (constant in-bounds axes skipped)."""
+        """`buf[flat index]`, after a bounds check of each axis whose index is not known to be
+        in bounds (from loop ranges and affine bindings)."""
         shape = list(ir.MemRefType(buf_value.type).shape)
-        checks = [f"0 <= {i} < {n}" for i, n in zip(idx, shape)
-                  if not (re.fullmatch(r"\d+", i) and int(i) < n)]
+        ranges = [self.range_of(i) for i in idx]
+        checks = [f"0 <= {i} < {n}" for i, n, r in zip(idx, shape, ranges)
+                  if not (r is not None and 0 <= r[0] and r[1] < n)]
         if checks:
-            self.sites.append((op.name[len("memref."):], self.buffer_name(buf_value, buf),
-                               tuple(shape), source_loc(op)))
+            self.sites.append((op.name[len("memref."):], self.buffers[buf], tuple(shape),
+                               source_loc(op)))
             self.emit(f"if not ({' and '.join(checks)}): _oob({len(self.sites) - 1}, "
                       f"{', '.join(idx)})")
         strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
         flat = " + ".join(i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides))
         return f"{buf}[{flat or 0}]"
-
-    @staticmethod
-    def buffer_name(value, python_name: str) -> str:
-        return python_name.rsplit("_", 1)[0]
 
     def _oob(self, site, *index):
         kind, buf, shape, loc = self.sites[site]
@@ -410,6 +460,7 @@ class _Translator:
         step = ir.IntegerAttr(op.attributes["step"]).value
         iv = self.new_name(loop.iv, loop.name)
         stop = loop.min + loop.extent
+        self.ranges[iv] = (loop.min, max(loop.min, stop - 1))
         self.emit(f"for {iv} in range({loop.min}, {stop}{f', {step}' if step != 1 else ''}):")
         self.loop_depth += 1
         self.indented(loop.body)
@@ -419,13 +470,16 @@ class _Translator:
         """Emit loop `op` as a function of the variables it uses, and call it."""
         free = sorted({self.names[v] for o in [op, *_walk(op)] for v in o.operands
                        if v in self.names and self.names[v] in self.variables})
-        fname = f"_nest_{len(self.functions)}_{len(self.variables)}"
+        fname = f"_nest_{len(self.variables)}"
         self.body(fname, free, lambda: self._affine_for(op, [], None))
         self.emit(f"{fname}({', '.join(free)})")
 
     def _affine_apply(self, op, ins, t):
         m = ir.AffineMapAttr(op.attributes["map"]).value
         self.assign(op, _affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:]))
+        bounds = _bounds(m.results[0], [self.range_of(x) for x in ins[:m.n_dims]])
+        if bounds is not None:
+            self.ranges[self.names[op.results[0]]] = bounds
 
     def _affine_if(self, op, ins, t):
         self.branches(op, _set_test(integer_set(op.attributes["condition"]), ins))
@@ -450,12 +504,16 @@ class _Translator:
             self.emit(f"if {_set_test(blk.predicate, ins)}:")
             self.depth += 1
         values = []
+        dim_ranges = [self.range_of(x) for x in ins]
         for arg, e, hint in zip(blk.body.arguments, blk.bindings.results, blk.iter_names):
             expr = _affine(e, ins, [])
             if expr in self.variables or re.fullmatch(r"\(?-?\d+\)?", expr):
                 self.names[arg] = expr    # bound to a loop var or constant: no copy needed
             else:
                 self.emit(f"{self.new_name(arg, hint)} = {expr}")
+                bounds = _bounds(e, dim_ranges)
+                if bounds is not None:
+                    self.ranges[self.names[arg]] = bounds
             values.append(self.names[arg])
         if blk.init is not None:
             for arg, v in zip(blk.init.arguments, values):
