@@ -4,7 +4,8 @@
 
 Each seed (tests/schedule_random.py: from_seed) runs in a worker process under a time limit;
 a seed whose worker dies (an LLVM assertion abort, a crash) or runs out of time is logged as
-such, and the loop goes on with the next seed. Differences are logged with the schedule.
+such (a death is rerun on our side alone, to tell TVM's crashes from ours), and the loop goes
+on with the next seed. Differences are logged with the schedule.
 """
 import argparse
 import multiprocessing as mp
@@ -27,6 +28,34 @@ def _run(seed: int, queue):
     queue.put(problems)
 
 
+def _run_ours(seed: int, queue):
+    """Only our side (after a worker died: was it TVM or us?)."""
+    import tir_mlir
+    from tir_mlir import Schedule, ScheduleError
+    from schedule_random import from_seed, program, random_schedule
+    name, steps = from_seed(seed)
+    try:
+        random_schedule(program(name), steps)(Schedule(tir_mlir.parse(program(name))))
+    except ScheduleError:
+        pass
+    queue.put([])
+
+
+def _in_worker(ctx, target, seed: int, timeout: float):
+    """(problems, exit code) of target(seed) run in a worker process."""
+    queue = ctx.Queue()
+    proc = ctx.Process(target=target, args=(seed, queue))
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return [f"TIMEOUT after {timeout}s"], None
+    if proc.exitcode != 0:
+        return None, proc.exitcode
+    return queue.get(), 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("start", type=int)
@@ -36,20 +65,14 @@ def main():
     args = ap.parse_args()
     log = sys.stdout if args.log == "-" else open(args.log, "a", buffering=1)
     from schedule_random import from_seed
+    import schedule_differential  # noqa: F401  (imported once, before the workers fork)
     ctx = mp.get_context("fork")
     for seed in range(args.start, args.end):
-        queue = ctx.Queue()
-        proc = ctx.Process(target=_run, args=(seed, queue))
-        proc.start()
-        proc.join(args.timeout)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-            problems = [f"TIMEOUT after {args.timeout}s"]
-        elif proc.exitcode != 0:
-            problems = [f"WORKER DIED with exit code {proc.exitcode} (abort?)"]
-        else:
-            problems = queue.get()
+        problems, code = _in_worker(ctx, _run, seed, args.timeout)
+        if problems is None:
+            _, ours = _in_worker(ctx, _run_ours, seed, args.timeout)
+            problems = [f"OURS CRASHED (exit code {ours})" if ours else
+                        f"TVM crashed (exit code {code}); ours runs"]
         if problems:
             name, steps = from_seed(seed)
             log.write(f"=== seed {seed} {name} {steps}\n" + "\n\n".join(problems) + "\n")

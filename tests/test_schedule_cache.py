@@ -107,10 +107,15 @@ def test_errors():
                 r"cache_write: block 'C' has 1 write buffer\(s\) \(C\); index 1")
     check_error(sch, lambda s: s.set_scope(c, 0, "shared"),
                 "set_scope: buffer 'C' written by block 'C' is a function parameter")
+
+
+def test_consumer_not_reading_is_ignored():
+    """TVM ignores a given consumer that does not read the buffer: the copy is then dead."""
     sch = Schedule(parse(MM_RELU))
     y, c = sch.get_block("Y"), sch.get_block("C")
-    check_error(sch, lambda s: s.cache_read(y, 0, "local", consumer_blocks=[c]),
-                "consumer block 'C' does not read buffer 'A'")
+    sch.cache_read(y, 0, "local", consumer_blocks=[c])
+    text = sch.mod.script()
+    assert 'A_local[v0, v1] = A[v0, v1]' in text and "A_local[vi" not in text
 
 
 def test_gpu_style_staging_on_cpu_matmul():

@@ -2,7 +2,7 @@
 TVM differential, errors; and a GPU-style reduction schedule on matmul, conv2d and softmax."""
 from pathlib import Path
 
-from schedule_check import check_error, parse
+from schedule_check import check_all as check_sched, check_error, parse
 from test_schedule_cache import check as check_all
 from tir_mlir import Schedule
 
@@ -171,3 +171,25 @@ def test_gpu_style_conv2d():
         s.compute_at(w_local, loops[4])
         s.decompose_reduction(b, loops[4])
     check_all((PROGRAMS / "conv2d_pad.tir").read_text(), sched, "conv2d")
+
+
+def test_rfactor_keeps_the_predicate():
+    """A T.where on the reduced block guards the rf block and (over the kept loops) the
+    write-back, which TVM 0.21 drops there (its write-back then reads past the rf buffer)."""
+    src = """
+@T.prim_func
+def main(A: T.Buffer((10, 8), "float32"), B: T.Buffer((10,), "float32")):
+    for i, k in T.grid(10, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+    def sched(s):
+        i, k = s.get_loops(s.get_block("B"))
+        s.split(i, factors=[None, 4])
+        s.rfactor(k, 0)
+    text = check_sched(src, sched, "main", tvm_diff=False).mod.script()
+    assert text.count("T.where(i_0 * 4 + i_1 < 10)") == 2

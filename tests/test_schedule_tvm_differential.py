@@ -6,6 +6,8 @@ import pytest
 pytest.importorskip("tvm")
 
 from schedule_differential import assert_agrees  # noqa: E402
+from schedule_random import (KINDS, PROGRAM_NAMES, program,  # noqa: E402
+                             random_schedule)
 
 MATMUL = '''
 @T.prim_func
@@ -442,6 +444,79 @@ def transform_layout_split(sch):
     sch.transform_layout(y, ("write", 0), lambda i, j: (i // 4, j, i % 4))
 
 
+NO_PRODUCER = CHAIN.replace("C[vi, vj] = B[vi, vj] + T.float32(1)", "C[vi, vj] = A[vi, vj] + T.float32(1)")
+POOL = program("maxpool2d")
+
+
+def reverse_compute_at_no_producer(sch):
+    """C reads only a parameter: TVM recomputes all of it under the loop."""
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(sch.get_block("C"), i)
+
+
+def compute_at_output_rejected(sch):
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.compute_at(sch.get_block("D"), j)
+
+
+def _compute_at_split(factors, at):
+    def fn(sch):
+        loops = sch.split(sch.get_loops(sch.get_block("D"))[0], factors=factors)
+        sch.compute_at(sch.get_block("C"), loops[at])
+    return fn
+
+
+def blockize_unit_iter(sch):
+    sch.blockize(sch.get_loops(sch.get_block("pool"))[0])
+
+
+def rfactor_whole_reduction(sch):
+    """No reduction iter left in the rf block: a plain spatial block, no init."""
+    b, i, j, k = _mm(sch)
+    sch.rfactor(k, factor_axis=1)
+
+
+def cache_read_self_updated(sch):
+    """maxelem reads its own output: the cache goes after it, for the other readers."""
+    sch.cache_read(sch.get_block("maxelem"), 0, "global")
+
+
+def cache_read_input_first(sch):
+    sch.cache_read(sch.get_block("B"), 1, "global")
+
+
+def split_no_preserve_other_unit(sch):
+    """preserve_unit_iters=False binds the block's other unit loops as constants too."""
+    sch.split(sch.get_loops(sch.get_block("pool"))[4], factors=[None, 1],
+              preserve_unit_iters=False)
+
+
+def split_unused_unit_loop(sch):
+    """The predicate of a split goes on a block that does not use the loop (it must still run
+    once per original iteration)."""
+    u = sch.add_unit_loop(sch.get_block("pool"))
+    sch.split(u, factors=[None, 4])
+
+
+def cache_write_under_shared_loop(sch):
+    """The writer shares loop n with its reader: the copy back goes inside n, before B."""
+    n = sch.get_loops(sch.get_block("B"))[0]
+    sch.compute_at(sch.get_block("Apad"), n)
+    sch.cache_write(sch.get_block("Apad"), 0, "global")
+
+
+def split_annotated_rejected(sch):
+    _, i, j, k = _mm(sch)
+    sch.annotate(j, "pragma_auto_unroll_max_step", 4)
+    sch.split(j, factors=[None, 4])
+
+
+def fuse_bound_rejected(sch):
+    _, i, j, k = _mm(sch)
+    sch.bind(i, "blockIdx.x")
+    sch.fuse(i, j)
+
+
 CASES = {
     "split_predicate": (MATMUL, split_predicate),
     "split_three": (MATMUL, split_three),
@@ -493,6 +568,21 @@ CASES = {
     "softmax_inline_at": (SOFTMAX, softmax_inline_at),
     "set_scope_transform": (MM_RELU, set_scope_transform),
     "transform_layout_split": (MM_RELU, transform_layout_split),
+    "reverse_compute_at_no_producer": (NO_PRODUCER, reverse_compute_at_no_producer),
+    "compute_at_output_rejected": (NO_PRODUCER, compute_at_output_rejected),
+    "compute_at_clipped_const": (CHAIN, _compute_at_split([None, 16], 0)),
+    "compute_at_where_unclipped": (CHAIN, _compute_at_split([2, None, 8], 1)),
+    "compute_at_where_divided": (CHAIN, _compute_at_split([3, None], 0)),
+    "compute_at_where_split": (CHAIN, _compute_at_split([None, 3], 0)),
+    "blockize_unit_iter": (POOL, blockize_unit_iter),
+    "rfactor_whole_reduction": (MATMUL, rfactor_whole_reduction),
+    "cache_read_self_updated": (SOFTMAX, cache_read_self_updated),
+    "cache_read_input_first": (CONV_PAD, cache_read_input_first),
+    "split_no_preserve_other_unit": (POOL, split_no_preserve_other_unit),
+    "split_unused_unit_loop": (POOL, split_unused_unit_loop),
+    "cache_write_under_shared_loop": (CONV_PAD, cache_write_under_shared_loop),
+    "split_annotated_rejected": (MATMUL, split_annotated_rejected),
+    "fuse_bound_rejected": (MATMUL, fuse_bound_rejected),
 }
 
 
@@ -502,77 +592,17 @@ def test_classic_schedule(name):
     assert_agrees(src, fn, **(kw[0] if kw else {}))
 
 
-# --- random schedules over all primitives, on the programs of tests/data/programs ----------
-from pathlib import Path  # noqa: E402
-
+# --- random schedules over all primitives (tests/schedule_random.py; the long seed loop is
+# tests/schedule_fuzz.py) ----------------------------------------------------------------------
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # noqa: E402
 
-PROGRAMS = {name: (Path(__file__).parent / "data" / "programs" / f"{name}.tir").read_text()
-            for name in ("matmul", "conv2d_pad", "softmax", "layernorm")}
-BLOCKS = {"matmul": ["C"], "conv2d_pad": ["Apad", "B"],
-          "softmax": ["maxelem", "exp", "expsum", "norm"], "layernorm": ["mean", "sqsum", "norm"]}
-KINDS = ["split", "split3", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
-         "add_unit_loop", "compute_at", "reverse_compute_at", "compute_inline",
-         "reverse_compute_inline", "cache_read", "cache_write", "set_scope", "rfactor",
-         "decompose_reduction", "blockize"]
 STEP = st.tuples(st.sampled_from(KINDS), st.integers(0, 7), st.integers(0, 7),
-                 st.integers(0, 7), st.sampled_from([None, 2, 3, 4, 8]))
-
-
-def random_schedule(program, steps):
-    """A schedule function (TVM API) applying `steps`; block handles are kept in a list (new
-    blocks appended, inlined ones dropped) so both sides see the same choices."""
-    def fn(sch):
-        blocks = [sch.get_block(n) for n in BLOCKS[program]]
-        for kind, bi, a, b, factor in steps:
-            _step(sch, blocks, kind, bi, a, b, factor)
-    return fn
-
-
-def _step(sch, blocks, kind, bi, a, b, factor):
-    blk = blocks[bi % len(blocks)]
-    other = blocks[(bi + 1 + b) % len(blocks)]
-    loops = sch.get_loops(blk)
-    la, lb = (loops[a % len(loops)], loops[b % len(loops)]) if loops else (None, None)
-    if kind in ("compute_inline", "reverse_compute_inline"):
-        getattr(sch, kind)(blk)
-        blocks.remove(blk)
-    elif kind in ("cache_read", "cache_write"):
-        blocks.append(getattr(sch, kind)(blk, a % 2, "local" if b % 2 else "global"))
-    elif kind == "set_scope":
-        sch.set_scope(blk, 0, "global" if b % 2 else "local")
-    elif la is None:
-        sch.add_unit_loop(blk)
-    elif kind == "split":
-        sch.split(la, factors=[None, factor or 2] if b % 2 else [factor or 3, None],
-                  preserve_unit_iters=bool(a % 2))
-    elif kind == "split3":
-        sch.split(la, factors=[2, None, factor or 2])
-    elif kind == "fuse":
-        sch.fuse(*loops[min(a, b) % len(loops):][:2 + b % 2])
-    elif kind == "reorder":
-        sch.reorder(lb, la)
-    elif kind == "annotate":
-        sch.annotate(la, "pragma_auto_unroll_max_step", 4)
-    elif kind == "add_unit_loop":
-        sch.add_unit_loop(blk if b % 2 else la)
-    elif kind in ("compute_at", "reverse_compute_at"):
-        target = sch.get_loops(other)
-        if target:
-            getattr(sch, kind)(blk, target[a % len(target)], preserve_unit_loops=bool(b % 2))
-    elif kind == "rfactor":
-        blocks.append(sch.rfactor(la, factor_axis=0))
-    elif kind == "decompose_reduction":
-        blocks.append(sch.decompose_reduction(blk, la))
-    elif kind == "blockize":
-        blocks.append(sch.blockize(la))
-    else:
-        getattr(sch, kind)(la)
+                 st.integers(0, 7), st.integers(0, 7), st.sampled_from([None, 2, 3, 4, 8, 16]))
 
 
 @settings(max_examples=45, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],   # no shrinking: keep the suite fast
           suppress_health_check=[HealthCheck.too_slow])
-@given(program=st.sampled_from(sorted(PROGRAMS)), steps=st.lists(STEP, min_size=1, max_size=4))
-def test_random_schedules_agree_with_tvm(program, steps):
-    assert_agrees(PROGRAMS[program], random_schedule(program, steps))
+@given(name=st.sampled_from(PROGRAM_NAMES), steps=st.lists(STEP, min_size=1, max_size=4))
+def test_random_schedules_agree_with_tvm(name, steps):
+    assert_agrees(program(name), random_schedule(program(name), steps))

@@ -190,6 +190,27 @@ def check_iv_uses(loop: ir.Operation, prim: str):
                                 f"(only block bindings may use loop variables)")
 
 
+def unit_loop_consts(block: ir.Operation) -> Dict[int, index.Lin]:
+    """Dim position -> its constant value, for the block's dims that are unit-extent loop
+    IVs: with preserve_unit_iters=False TVM binds every such loop as a constant."""
+    out = {}
+    for k, v in enumerate(Block(block).dims):
+        owner = v.owner
+        if isinstance(owner, ir.Block) and is_loop(op_of(owner.owner)):
+            lp = Loop(op_of(owner.owner))
+            if lp.extent == 1:
+                out[k] = index.const(lp.min)
+    return out
+
+
+def check_no_annotation(loop: ir.Operation, prim: str):
+    """TVM's split and fuse refuse a loop with annotations or a thread binding."""
+    lv = Loop(loop)
+    if lv.annotations or lv.kind == "thread_binding":
+        raise ScheduleError(f"{prim}: loop {lv.name!r} has an annotation or thread binding "
+                            f"(unannotate it first)")
+
+
 def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
                  subst: Dict[int, index.Lin],
                  extra_predicate: Sequence[ir.AffineExpr] = ()) -> ir.Operation:
@@ -223,10 +244,10 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     b.op.attributes["bindings"] = ir.AffineMapAttr.get(bindings)
     if cons:
         b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))
-    return _set_operands(b.op, new_dims)
+    return set_operands(b.op, new_dims)
 
 
-def _set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
+def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""
     attrs = {name: op.attributes[name] for name in op.attributes}

@@ -13,7 +13,8 @@ blockize(j_1) on `for i, j_0, k, j_1: block C (vj = j_0 * 4 + j_1)`::
 Each binding is divided into an outer part (loops outside the subtree) and an inner part (loops
 inside): `v = v_o * E + v_i` with E the inner part's extent. An iter var bound only outside
 gets no inner var; one bound only inside gets a unit outer var `T.axis.spatial(1, 0)` (TVM's
-preserve_unit_iters). Legality: the subtree is loops around exactly one block, with no
+preserve_unit_iters), and no inner var either when it is itself a unit iter (bound to unit
+loops only). Legality: the subtree is loops around exactly one block, with no
 predicate; each binding mixing inner and outer loops is linear, its inner part a dense
 mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
@@ -35,6 +36,8 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
         return e, None, 1, dom
     if not used - inner:
         lin = linear(e)
+        if dom == 1 and all(extents[d] == 1 for d in used):
+            return C(0), None, 1, 1         # a unit iter moves to the outer block (as TVM)
         if lin is None or lin[1] == 0:
             return C(0), e, dom, 1
     lin = linear(e)

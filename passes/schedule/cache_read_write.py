@@ -3,16 +3,18 @@
 cache_read(C, 0, "local") on `C[vi, vj] += A[vi, vk] * B[vk, vj]`::
 
     A_local = alloc(shape of A, scope="local")           # at the function root
-    for ax0, ax1 in grid(shape of A):                     # right before the first consumer nest
+    for ax0, ax1 in grid(shape of A):                     # first (A is an input), else right
+                                                          # before the first consumer after A's writer
         block "A_local": v0, v1 = S, S
             A_local[v0, v1] = A[v0, v1]
     for i, j, k: block "C": ... A_local[vi, vk] ...       # consumers now read the cache
 
 cache_write(C, 0, "local"): the block writes `C_local` instead of C (body and init), and a copy
-nest `block "C_local": C[v0, v1] = C_local[v0, v1]` follows the block's outermost loop.
+nest `block "C_local": C[v0, v1] = C_local[v0, v1]` follows the block's outermost loop (or, when
+the readers of C share a loop with the block, its statement in that loop).
 
 Legality: the index is in range of the block's T.reads (cache_read) / T.writes (cache_write);
-consumer blocks must read the buffer; the block sits at the function root (not nested in
+given consumer blocks that do not read the buffer are ignored (as TVM); the block sits at the function root (not nested in
 another block), like the root placement TVM uses. Names follow TVM: `<buffer>_<scope>` with
 dots replaced by underscores, copy iter vars `v0, v1, ...`, copy loops `ax0, ax1, ...`.
 """
@@ -24,6 +26,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
@@ -101,15 +104,23 @@ def make_nest(name: str, shape, loc, before: ir.Operation, fill, dim_dtypes=None
 
 
 def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
+    """The blocks whose loads of `buf` are redirected: `consumer_blocks` (those of them that
+    read it: TVM ignores the others), else every block reading it but not writing it (a
+    reduction's read of its own output stays)."""
     blocks = [Block(o) for o in walk(func, Block.is_block)]
     reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
     if consumer_blocks is None:
-        return reading
-    for c in consumer_blocks:
-        if all(c.op != r.op for r in reading):
-            raise ScheduleError(f"{what}: consumer block {c.name!r} does not read buffer "
-                                f"{buffer_name(buf)!r}")
-    return list(consumer_blocks)
+        return [b for b in reading
+                if not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
+    return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
+
+
+def _writer_top(func, buf: ir.Value):
+    """The root-level statement holding the block that writes `buf`, or None (an input)."""
+    for o in walk(func, Block.is_block):
+        if any(k == "store" and v == buf for _, k, v in accesses(o)):
+            return top_stmt(o)
+    return None
 
 
 def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
@@ -125,17 +136,48 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")
-    if all(c.op != block.op for c in consumers):
-        consumers.append(block)
     loc = block.op.location
     name = cache_name(buf, storage_scope)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
-    stmts = list(func.regions[0].blocks[0].operations)
-    tops = [top_stmt(c.op) for c in consumers]
-    first = min(tops, key=lambda t: next(i for i, s in enumerate(stmts) if s.operation == t))
+    # like TVM: an input is copied at the start of the function body; a buffer written by a
+    # block right before its first consumer after that writer
+    stmts = [s.operation for s in func.regions[0].blocks[0].operations
+             if s.operation.name != "memref.alloc"]
+    writer = _writer_top(func, buf)
+    first = stmts[0]
+    if writer is not None:
+        after = next(i for i, s in enumerate(stmts) if s == writer) + 1
+        tops = [k for k, s in enumerate(stmts) if k >= after
+                and any(top_stmt(c.op) == s for c in consumers)]
+        first = stmts[min(tops, default=after)]
     copy = make_copy_nest(buf, cache, name, loc, first)
     _redirect_loads(consumers, buf, cache)
     return copy
+
+
+def _copy_back_anchor(writer, readers, consumers) -> ir.Operation:
+    """The statement the copy back follows (as TVM): in the innermost loop around the writer
+    that also holds every other reader of the buffer (else the function body), the last
+    statement holding the writer or a block reading the cache."""
+    scope = next((lp for lp in reversed(enclosing_loops(writer))
+                  if readers and all(is_ancestor(lp, r) for r in readers)), None)
+    own = [top_of(o, scope) for o in [writer] + consumers
+           if scope is None or is_ancestor(scope, o)]
+    region = list((scope.regions[0] if scope is not None else
+                   func_of(writer).regions[0]).blocks[0].operations)
+    pos = {s.operation: k for k, s in enumerate(region)}
+    return max(own, key=lambda t: pos[t])
+
+
+def top_of(op, scope) -> ir.Operation:
+    """The ancestor of `op` (or op) directly in `scope`'s body (scope None: the function)."""
+    op = op.operation if hasattr(op, "operation") else op
+    while True:
+        p = op.parent
+        p = p.operation if p is not None and hasattr(p, "operation") else p
+        if (scope is None and p.name == "func.func") or (scope is not None and p == scope):
+            return op
+        op = p
 
 
 def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
@@ -146,18 +188,16 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
                                                               "cache_write")
     loc = block.op.location
+    readers = [b.op for b in _consumers(func, buf, None, "cache_write") if b.op != block.op]
+    anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     name = cache_name(buf, storage_scope)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     for op, kind, v in accesses(block.op):
         if v == buf:
             op.operands[0 if kind == "load" else 1] = cache
-    # the copy back follows the block and the consumers that read the cache (as TVM)
-    stmts = [s.operation for s in func.regions[0].blocks[0].operations]
-    top = max((top_stmt(b.op) for b in [block] + consumers),
-              key=lambda t: next(i for i, s in enumerate(stmts) if s == t))
-    copy = make_copy_nest(cache, buf, name, loc, top)
-    copy_top = top_stmt(copy.op)
-    copy_top.move_after(top)
+    copy = make_copy_nest(cache, buf, name, loc, anchor)
+    region_op = anchor.parent.operation
+    top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)
     _redirect_loads(consumers, buf, cache)
     return copy
 

@@ -20,7 +20,8 @@ first consumer), -2 the first valid one, k >= 0 exactly k.
 
 Legality (TVM's): the loop is in the block's function and is not its ancestor; the block is a
 complete or reduction block (no opaque iter vars) and the only writer of what it writes; all
-its consumers (reverse: producers) are under the loop, and it has at least one; the region has
+its consumers (reverse: producers) are under the loop, and (compute_at) it has at least one (a
+reverse_compute_at block without producers covers its whole domain under the loop); the region has
 a constant extent and the block's accesses to the moved-over buffers index by plain iter vars.
 
 `compute_at([B1, B2], loop)` moves a group (TE's create_group + compute_at): consumers first,
@@ -34,7 +35,8 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
-                                               enclosing_loops, func_of, is_ancestor, op_of)
+                                               enclosing_loops, func_of, is_ancestor, op_of,
+                                               set_operands)
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
                                                    iter_var_intervals, touched_region)
 
@@ -140,8 +142,8 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     producers, consumers = dataflow(block_op, func)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
-    if not needed:
-        raise ScheduleError(f"{who}: the block has no {role}")
+    if not needed and not reverse:   # reverse: no producer = recompute it all under the loop
+        raise ScheduleError(f"{who}: the block has no {role} (it is an output block)")
     outside = [b for b in needed if not is_ancestor(loop_op, b)]
     if outside:
         raise ScheduleError(f"{who}: not all {role}s of the block are under the loop "
@@ -196,6 +198,7 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
             lin = c.base + index.const(c.lo)
             if iv is not None:
                 space.values.append(iv)
+                space.ranges[len(space.values) - 1] = (0, c.extent - 1)
                 lin = lin + index.var(len(space.values) - 1)
             lins.append(lin)
         used = sorted({v for lin in lins for v in _lin_vars(lin)})
@@ -206,29 +209,17 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
             ir.AffineMap.get(len(used), 0, exprs))
         cons = []
-        for c, e, (dmin, dext) in zip(covers, exprs, blk.domains):
+        for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, blk.domains):
             if c.lower_check:
                 cons.append(e - dmin)
-            if c.upper_check:
-                cons.append(ir.AffineExpr.get_constant(dmin + dext - 1) - e)
+            if c.upper_check:          # e < dmin + dext, a common factor divided out (TVM)
+                ul, un = index.less_than(lin, dmin + dext, space.ranges)
+                cons.append(ir.AffineExpr.get_constant(un - 1) - index.to_affine(ul, dim))
         blk.set_attr("predicate", ir.IntegerSetAttr.get(
             ir.IntegerSet.get(len(used), 0, cons, [False] * len(cons))) if cons else None)
-        new_op = set_dims(block_op, [space.values[v] for v in used])
+        new_op = set_operands(block_op, [space.values[v] for v in used])
     _remove_empty_loops(old_parent)
     return new_op
-
-
-def set_dims(op: ir.Operation, values) -> ir.Operation:
-    """Operands cannot be resized in place: recreate the block (same attributes, `tir.sid`
-    included, same location) with the new operands and move its regions' blocks over."""
-    attrs = {name: op.attributes[name] for name in op.attributes}
-    new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
-                              regions=len(op.regions), loc=op.location, ip=ir.InsertionPoint(op))
-    for src, dst in zip(op.regions, new.regions):
-        for b in list(src.blocks):
-            b.append_to(dst)
-    op.erase()
-    return new
 
 
 def _lin_vars(lin) -> list:

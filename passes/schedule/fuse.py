@@ -4,9 +4,10 @@
         for j in range(128):     ==>         block(vi = i_j_fused // 128,
             block(vi = i, vj = j)                  vj = i_j_fused % 128)
 
-Legality: at least one loop; each loop is the only statement in the body of the previous one
-(adjacent and perfectly nested); all start at 0; loop variables are used only in block
-bindings. With `preserve_unit_iters=False`, unit-extent loops are bound as 0.
+Legality: at least one loop, none annotated or thread-bound (TVM); each loop is the only
+statement in the body of the previous one (adjacent and perfectly nested); all start at 0; loop variables are used only in block
+bindings. With `preserve_unit_iters=False`, unit-extent loops (also the block's other ones,
+as TVM) are bound as constants.
 """
 import math
 from typing import Sequence
@@ -21,6 +22,8 @@ from tir_mlir.passes.schedule import analysis, index
 def check(loops: Sequence[ir.Operation]):
     if not loops:
         raise ScheduleError("fuse: expects at least one loop")
+    for lp in loops:
+        analysis.check_no_annotation(lp, "fuse")
     for outer, inner in zip(loops, loops[1:]):
         if outer == inner:
             raise ScheduleError(f"fuse: loop {Loop(outer).name!r} is given twice")
@@ -64,7 +67,7 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     new_dims = keep + [fused_iv]
     f = index.var(len(keep))
     ranges = {len(keep): (0, math.prod(sizes) - 1)}
-    subst = {}
+    subst = {} if keep_unit else analysis.unit_loop_consts(block_op)
     for k, v in enumerate(old):
         for pos, iv in enumerate(ivs):
             if v == iv:

@@ -16,6 +16,7 @@ variable ranges they are given:
 Variables are integer keys (positions in a block's `dims`); `from_affine`/`to_affine` convert
 from and to `mlir.ir.AffineExpr`, substituting dims on the way in.
 """
+import math
 from dataclasses import dataclass
 from typing import Callable, Dict, Sequence, Tuple
 
@@ -122,6 +123,29 @@ def mod(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
         if atom[0] == "mod" and atom[2] % c == 0:   # (x % (a * c)) % c -> x % c
             return mod(atom[1], c, ranges, marks)
     return Lin(((("mod", r, c), 1),))
+
+
+def less_than(e: Lin, n: int, ranges: Ranges) -> Tuple[Lin, int]:
+    """`e < n` as an equivalent `e' < n'`, with a common factor divided out like TVM's
+    simplifier: `c*X + r < n` with 0 <= r < c and c | n is `X < n / c`, repeatedly
+    (`i_0 * 6 + i_1 * 2 + ax0 < 4` -> `i_0 * 3 + i_1 < 2`). Unchanged when nothing divides."""
+    terms, n0 = list(e.terms), n - e.const
+    changed = False
+    while True:
+        by_size = sorted(terms, key=lambda t: abs(t[1]))
+        for s in range(len(by_size)):
+            big = by_size[s:]
+            d = math.gcd(*(abs(c) for _, c in big))
+            lo, hi = bounds(Lin(tuple(by_size[:s])), ranges)
+            if d > 1 and 0 <= lo and hi < d and n0 % d == 0:
+                keep = {a for a, _ in big}
+                terms = [(a, c // d) for a, c in terms if a in keep]
+                n0 //= d
+                changed = True
+                break
+        else:
+            break
+    return (Lin(tuple(terms)), n0) if changed else (e, n)
 
 
 def recombine(e: Lin) -> Lin:

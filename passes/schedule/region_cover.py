@@ -210,13 +210,20 @@ class IterCover:
 def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
           preserve_unit_loops: bool) -> List[IterCover]:
     """The loops to generate: reduction iter vars and those no region constrains take their
-    full domain; spatial ones the interval, clipped to the domain (a predicate guards what the
-    domain does not contain)."""
+    full domain; spatial ones the interval. Like TVM, a constant interval is clipped to the
+    domain; one moving with the outer loops is kept whole, a predicate guarding what the domain
+    does not contain (`ax0` over 8 with `T.where(i_0 * 8 + ax0 < 4)`)."""
     out = []
     for k, (dmin, dext) in enumerate(block.domains):
         iv = intervals.get(k)
-        if block.iter_types[k] != "S" or iv is None or iv.extent >= dext:
+        if block.iter_types[k] != "S" or iv is None:
             iv = Interval(Lin(), dmin, dmin + dext - 1)
+        elif iv.base.is_const:
+            c = iv.base.const
+            iv = Interval(Lin(), max(dmin, c + iv.lo), min(dmin + dext - 1, c + iv.hi))
+            if iv.hi < iv.lo:
+                raise RegionError(f"the region needed of iter var {block.iter_names[k]} lies "
+                                  f"outside its domain")
         blo, bhi = space.outer_bounds(iv.base)
         out.append(IterCover(iv.base, iv.lo, iv.extent, iv.extent != 1 or preserve_unit_loops,
                              blo + iv.lo < dmin, bhi + iv.hi > dmin + dext - 1))

@@ -168,10 +168,20 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     rf_buf = make_cache_alloc(func, red.buffer, wname + "_rf", "global", loc,
                               ir.MemRefType.get(rf_shape, elem))
 
+    # with no reduction iter left (the whole reduction was factored), the rf block is a plain
+    # spatial block `W_rf[...] = rhs`, without init (as TVM)
+    reduces = any(it[1] == "R" for it in rf_iters)
+    # the T.where, over loop positions: all of it on the rf block, the part over the kept
+    # loops on the write-back block
+    pred = []
+    if block.predicate is not None:
+        loop_dims = [to_affine(d, leaves) for d in block.dims]
+        pred = [(substitute(c.expr, loop_dims), c.is_eq) for c in block.predicate.constraints]
     with loc:
-        rfb = _new_block(block, block.name + "_rf", rf_iters, ivs, block.op, copy_sid=False)
+        rfb = _new_block(block, block.name + "_rf", rf_iters, ivs, block.op, copy_sid=False,
+                         has_init=reduces, predicate=_integer_set(len(ivs), pred))
     # move body and init over, then express the old iter vars through the new ones
-    for src, dst in ((block.body, rfb.body), (block.init, rfb.init)):
+    for src, dst in ((block.body, rfb.body), (block.init, rfb.init))[:1 + reduces]:
         move_body(src, dst)
         new_args = list(dst.arguments)
         for k, old in enumerate(src.arguments):
@@ -215,10 +225,19 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                          substitute(binds[k], [_dim(remap[d]) if d in remap
                                                else ir.AffineExpr.get_constant(0)
                                                for d in range(len(loops))])))
+    to_kept = [_dim(remap[d]) if d in remap else ir.AffineExpr.get_constant(0)
+               for d in range(len(loops))]
+    wb_pred = [(substitute(e, to_kept), eq) for e, eq in pred if dims_of(e) <= set(remap)]
     with loc:
         wb = _new_block(block, block.name, wb_iters, [l.iv for l in new_loops], None, ip=ip,
-                        copy_sid=True)
+                        copy_sid=True, predicate=_integer_set(len(new_loops), wb_pred))
     _fill_writeback(wb, red, rf_buf, spatial, axis, loc)
+    if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
+        comb = red.combiner
+        acc = comb.operands[1 - red.rhs_pos].owner
+        comb.result.replace_all_uses_with(comb.operands[red.rhs_pos])
+        comb.erase()
+        acc.erase()
     top_wb = new_loops[0].op if new_loops else wb.op
     top_wb.move_after(top)
     block.op.erase()
@@ -237,11 +256,18 @@ def _uses_any(e, ds) -> bool:
     return bool(dims_of(e) & set(ds))
 
 
-def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False) -> Block:
+def _integer_set(n: int, cons):
+    if not cons:
+        return None
+    return ir.IntegerSet.get(n, 0, [e for e, _ in cons], [eq for _, eq in cons])
+
+
+def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False,
+               has_init=True, predicate=None) -> Block:
     bindings = ir.AffineMap.get(len(dims), 0, [it[3] for it in iters])
     nb = Block.build(name, [it[0] for it in iters], [it[1] for it in iters],
-                     [it[2] for it in iters], bindings, dims, predicate=None,
-                     annotations=old.annotations or None, has_init=True, loc=old.op.location,
+                     [it[2] for it in iters], bindings, dims, predicate=predicate,
+                     annotations=old.annotations or None, has_init=has_init, loc=old.op.location,
                      ip=ip or ir.InsertionPoint(before))
     if copy_sid and "tir.sid" in old.op.attributes:
         nb.op.attributes["tir.sid"] = old.op.attributes["tir.sid"]

@@ -4,11 +4,11 @@
         block(vj = j)          ==>         for j_1 in range(4):
                                                block(vj = j_0 * 4 + j_1)
 
-Legality: factors are positive ints, at most one is None (inferred as ceil(extent / rest));
-their product is at least the extent; when it is larger, every block under the loop gets
-`T.where(j_0 * 4 + j_1 < extent)` (unless `disable_predication`). The loop variable may only
-be used in block bindings. With `preserve_unit_iters=False`, unit-extent new loops are bound
-as the constant 0 instead of their variable.
+Legality: the loop has no annotation or thread binding (TVM); factors are positive ints, at
+most one is None (inferred as ceil(extent / rest)); their product is at least the extent; when
+it is larger, every block directly under the loop gets `T.where(j_0 * 4 + j_1 < extent)` (unless `disable_predication`). The loop variable may only
+be used in block bindings. With `preserve_unit_iters=False`, unit-extent loops (new ones and
+the block's other ones, as TVM) are bound as constants instead of their variable.
 """
 import math
 from typing import List, Optional, Sequence
@@ -48,6 +48,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     if names is not None and len(names) != len(sizes):
         raise ScheduleError(f"split: {len(sizes)} factors but {len(names)} names")
     analysis.check_iv_uses(loop, "split")
+    analysis.check_no_annotation(loop, "split")
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
     predicate = math.prod(sizes) > lv.extent and not disable_predication
     if lv.min != 0:
@@ -62,8 +63,14 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     for op in body_ops(lv.body):
         op.move_before(analysis.terminator(Loop(new[-1]).body))
     ivs = [Loop(n).iv for n in new]
-    for blk in analysis.users([lv.iv]):
-        _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters, predicate)
+    # like TVM: the predicate goes on every block directly under the loop, used or not (a
+    # block ignoring the loop must still run once per original iteration)
+    users = analysis.users([lv.iv])
+    children = analysis.child_blocks(new[-1])
+    others = [c for c in children if not any(c == u for u in users)] if predicate else []
+    for blk in users + others:
+        _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters,
+                predicate and any(blk == c for c in children))
     loop.erase()
     return new
 
@@ -86,6 +93,8 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     positions = list(range(len(keep), len(new_dims)))
     expr = fused_expr(positions, sizes, keep_unit)
     subst = {k: expr for k, v in enumerate(old) if v == iv}
+    if not keep_unit:
+        subst = {**analysis.unit_loop_consts(block_op), **subst}
     extra = []
     if predicate:   # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
         whole = fused_expr(positions, sizes, True)
