@@ -517,6 +517,21 @@ def fuse_bound_rejected(sch):
     sch.fuse(i, j)
 
 
+def _blockize_where(split_loop, at):
+    def fn(sch):
+        b, i, j, k = _mm(sch)
+        sch.split({"i": i, "j": j, "k": k}[split_loop], factors=[None, 5])
+        loops = sch.get_loops(b)
+        sch.blockize(loops[at])
+    return fn
+
+
+def cache_read_two_writers_rejected(sch):
+    b, i, j, k = _mm(sch)
+    sch.decompose_reduction(b, k)
+    sch.cache_read(b, 0, "local")        # reads C, written by C_init and C_update
+
+
 CASES = {
     "split_predicate": (MATMUL, split_predicate),
     "split_three": (MATMUL, split_three),
@@ -583,6 +598,10 @@ CASES = {
     "cache_write_under_shared_loop": (CONV_PAD, cache_write_under_shared_loop),
     "split_annotated_rejected": (MATMUL, split_annotated_rejected),
     "fuse_bound_rejected": (MATMUL, fuse_bound_rejected),
+    "blockize_where_outer": (MATMUL, _blockize_where("i", 2)),      # T.where on C_o
+    "blockize_where_inner": (MATMUL, _blockize_where("j", 0)),      # on C and C_init
+    "blockize_where_mixed_rejected": (MATMUL, _blockize_where("i", 1)),
+    "cache_read_two_writers_rejected": (MATMUL, cache_read_two_writers_rejected),
 }
 
 

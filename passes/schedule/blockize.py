@@ -14,8 +14,11 @@ Each binding is divided into an outer part (loops outside the subtree) and an in
 inside): `v = v_o * E + v_i` with E the inner part's extent. An iter var bound only outside
 gets no inner var; one bound only inside gets a unit outer var `T.axis.spatial(1, 0)` (TVM's
 preserve_unit_iters), and no inner var either when it is itself a unit iter (bound to unit
-loops only). Legality: the subtree is loops around exactly one block, with no
-predicate; each binding mixing inner and outer loops is linear, its inner part a dense
+loops only). The block's T.where is split by conjunct, like TVM: one over outer loops only
+goes on the outer block, one over inner loops only on the inner block (and on the init block
+when all its loops are init loops; one over reduction loops only is dropped there, where TVM
+0.21 copies it and leaves those loops undefined). Legality: the subtree is loops around
+exactly one block; no conjunct of its predicate mixes inner and outer loops; each binding mixing inner and outer loops is linear, its inner part a dense
 mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 from mlir import ir
@@ -75,8 +78,6 @@ def blockize(loop: Loop) -> Block:
     if any(o != block.op for o in others):
         raise ScheduleError(f"blockize: the subtree of loop {loop.name!r} has statements "
                             f"besides loops and block {block.name!r}")
-    if block.predicate is not None:
-        raise ScheduleError(f"blockize: block {block.name!r} has a predicate (T.where)")
     loops = enclosing_loops(block.op)
     inner_loops = loops[next(i for i, l in enumerate(loops) if l.op == loop.op):]
     dims = block.dims
@@ -87,6 +88,7 @@ def blockize(loop: Loop) -> Block:
         if l.min != 0:
             raise ScheduleError(f"blockize: loop {l.name!r} does not start at 0")
         extents[p] = l.extent
+    preds = _split_predicate(block, inner, loop)
     parts = [_divide(e, inner, extents, dom[1], f"the binding of {block.iter_names[k]!r} in "
                      f"block {block.name!r}")
              for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains))]
@@ -96,10 +98,35 @@ def blockize(loop: Loop) -> Block:
                 raise ScheduleError(f"blockize: the init of block {block.name!r} uses "
                                     f"reduction iter var {block.iter_names[k]!r}")
     with block.op.location:
-        return _build(loop, block, dims, inner, inner_loops, parts)
+        return _build(loop, block, dims, inner, inner_loops, parts, preds)
 
 
-def _build(loop, block, dims, inner, inner_loops, parts) -> Block:
+def _split_predicate(block: Block, inner: set, loop: Loop) -> tuple:
+    """(outer, inner) lists of (expr, is_eq) conjuncts of the block's T.where."""
+    outer_c, inner_c = [], []
+    for c in (block.predicate.constraints if block.predicate is not None else []):
+        used = dims_of(c.expr)
+        if used and used <= inner:
+            inner_c.append((c.expr, c.is_eq))
+        elif not used & inner:
+            outer_c.append((c.expr, c.is_eq))
+        else:
+            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
+                                f"mixes loops inside and outside loop {loop.name!r}")
+    return outer_c, inner_c
+
+
+def _predicate(conjuncts, positions, ndims) -> ir.IntegerSet:
+    """The conjuncts (over block dim positions) as a set over `positions`; None if empty."""
+    if not conjuncts:
+        return None
+    subs = [ir.AffineExpr.get_dim(positions.index(p)) if p in positions else C(0)
+            for p in range(ndims)]
+    return ir.IntegerSet.get(len(positions), 0, [substitute(e, subs) for e, _ in conjuncts],
+                             [q for _, q in conjuncts])
+
+
+def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
     loc, names, types = block.op.location, block.iter_names, block.iter_types
     outer_pos = [p for p in range(len(dims)) if p not in inner]
     inner_pos = sorted(inner)
@@ -113,25 +140,27 @@ def _build(loop, block, dims, inner, inner_loops, parts) -> Block:
                         ir.AffineMap.get(len(outer_pos), 0, [remap(p[0], outer_pos)
                                                              for p in parts]),
                         [dims[p] for p in outer_pos], has_init=block.init is not None,
-                        annotations=None, loc=loc, ip=ir.InsertionPoint(loop.op))
+                        predicate=_predicate(preds[0], outer_pos, len(dims)), annotations=None, loc=loc, ip=ir.InsertionPoint(loop.op))
     ks = [k for k, p in enumerate(parts) if p[1] is not None]
     inner_blk = _inner_block(block, block.name, [names[k] + "_i" for k in ks],
                              [types[k] for k in ks], [(0, parts[k][2]) for k in ks],
                              [remap(parts[k][1], inner_pos) for k in ks],
-                             [dims[p] for p in inner_pos], block.op)
+                             [dims[p] for p in inner_pos], block.op,
+                             _predicate(preds[1], inner_pos, len(dims)))
     if "tir.sid" in block.op.attributes:
         inner_blk.op.attributes["tir.sid"] = block.op.attributes["tir.sid"]
     _move_region(block.body, inner_blk.body, parts, ks, list(outer.body.arguments))
     if block.init is not None:
-        _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos)
+        _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, preds[1])
     loop.op.move_before(list(outer.body.operations)[-1])
     block.op.erase()
     return outer
 
 
-def _inner_block(old, name, iter_names, iter_types, domains, exprs, dims, before) -> Block:
+def _inner_block(old, name, iter_names, iter_types, domains, exprs, dims, before,
+                 predicate) -> Block:
     return Block.build(name, iter_names, iter_types, domains,
-                       ir.AffineMap.get(len(dims), 0, exprs), dims,
+                       ir.AffineMap.get(len(dims), 0, exprs), dims, predicate=predicate,
                        annotations=old.annotations or None, loc=old.op.location,
                        ip=ir.InsertionPoint(before))
 
@@ -151,7 +180,7 @@ def _move_region(src: ir.Block, dst: ir.Block, parts, ks, outer_args):
         replace_uses(old, lambda _u, e=e: emit_index(e, leaves))
 
 
-def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos):
+def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, inner_pred):
     """The init moves to the outer block, as a copy of the inner loops bound to spatial iters
     around a block `<name>_init`."""
     spatial = [k for k in ks if block.iter_types[k] == "S"]
@@ -168,11 +197,18 @@ def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos):
         new_dims.append((p, nl.iv))
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
     order = [p for p, _ in new_dims]
+    kept = []
+    for e, q in inner_pred:
+        if dims_of(e) <= set(order):
+            kept.append((e, q))
+        elif dims_of(e) & set(order):
+            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
+                                f"mixes the init's loops with reduction loops")
     exprs = [substitute(parts[k][1], [ir.AffineExpr.get_dim(order.index(p)) if p in order
                                       else C(0) for p in range(len(dims))]) for k in spatial]
     init = Block.build(block.name + "_init", [block.iter_names[k] + "_i_init" for k in spatial],
                        ["S"] * len(spatial), [(0, parts[k][2]) for k in spatial],
                        ir.AffineMap.get(len(new_dims), 0, exprs), [v for _, v in new_dims],
-                       loc=block.op.location, ip=ip)
+                       predicate=_predicate(kept, order, len(dims)), loc=block.op.location, ip=ip)
     _move_region(block.init, init.body, parts, spatial, list(outer.init.arguments))
     erase_region_block(block.init)

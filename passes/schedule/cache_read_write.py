@@ -123,6 +123,23 @@ def _writer_top(func, buf: ir.Value):
     return None
 
 
+def _check_single_writer(func, buf: ir.Value):
+    """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
+    the init and update blocks left by decompose_reduction are two."""
+    def nested(o):
+        p = o.parent
+        while p.name != "func.func":
+            if p.name == Block.OP_NAME:
+                return True
+            p = p.parent
+        return False
+    n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
+            and any(k == "store" and v == buf for _, k, v in accesses(o)))
+    if n > 1:
+        raise ScheduleError(f"cache_read: buffer {buffer_name(buf)!r} is expected to be "
+                            f"written by a single block, but {n} blocks write it")
+
+
 def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
     for b in blocks:
         for op, kind, v in accesses(b.op):
@@ -136,6 +153,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")
+    _check_single_writer(func, buf)
     loc = block.op.location
     name = cache_name(buf, storage_scope)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)

@@ -20,6 +20,9 @@ output cannot be inlined) and the producer's expression uses only iter vars that
 store. reverse_compute_inline: the consumer reads the buffer always with the same distinct iter
 vars, which include all its iter vars; the buffer has exactly one producer, itself complete and
 spatial with a single store, and no other reader.
+Differs from TVM 0.21 on purpose: TVM accepts a buffer with another reader and returns a
+broken program (the buffer's allocation is dropped while the other block still reads it, the
+value never written); we reject it.
 """
 from typing import List
 

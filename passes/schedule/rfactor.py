@@ -17,6 +17,8 @@ nest; that block is a reduction `W[I] = W[I] op rhs` with an init storing op's i
 (add: 0, mul: 1, max: -inf / lowest value, min: +inf / highest value), W read nowhere else
 and I free of reduction iter vars; the loop is bound to reduction iter vars only;
 `factor_axis` is in [-(ndim + 1), ndim].
+Differs from TVM 0.21: a loop no iter var uses (e.g. from add_unit_loop) is rejected; TVM
+makes it a new spatial iter of the rf block and a reduction iter of the write-back.
 """
 import math
 
@@ -130,7 +132,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     users = [k for k, e in enumerate(binds) if _uses(e, rf)]
     if not users:
         raise ScheduleError(f"rfactor: loop {loop.name!r} is not bound to any iter var of "
-                            f"block {block.name!r}")
+                            f"block {block.name!r} (rfactor of a loop no iter var uses, which TVM "
+                            f"accepts, is not supported)")
     if any(types[k] != "R" for k in users):
         raise ScheduleError(f"rfactor: loop {loop.name!r} is bound to a spatial iter var of "
                             f"block {block.name!r}; it must be bound to a reduction")

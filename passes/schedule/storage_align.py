@@ -13,6 +13,9 @@ is allocated with TVM's padded strides, e.g. A_shared (16, 16) above becomes
 `memref<16x16xf32, strided<[17, 1]>>`, a view of 17 * 16 elements.
 Legality: buffer_index in range of the block's writes; the buffer is an allocation (a
 parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; 0 <= offset < factor.
+Differs from TVM 0.21, which accepts any offset (its padding `(factor + offset - stride %
+factor) % factor` makes offset == factor the same as 0): our lowering validates the recorded
+annotation against 0 <= offset < factor, so such a request is rejected here, at schedule time.
 """
 from mlir import ir
 
@@ -37,7 +40,8 @@ def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offse
                             f"of rank {rank}")
     if factor <= 0 or not 0 <= offset < factor:
         raise ScheduleError(f"storage_align: need factor > 0 and 0 <= offset < factor, got "
-                            f"factor={factor}, offset={offset}")
+                            f"factor={factor}, offset={offset} (TVM accepts offset >= factor, "
+                            f"the same padding as offset % factor: use that)")
     anns = block.annotations
     old = []
     if KEY in anns:
