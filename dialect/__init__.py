@@ -1,7 +1,7 @@
 """The `tir` MLIR dialect: its IRDL definition and Python views of its ops.
 
 `tir.irdl.mlir` is the single source of truth; `ops.py` holds thin views that read and
-build the ops it declares.
+build the ops it declares, `buffers.py` reads the attributes of buffers (memref values).
 """
 from pathlib import Path
 

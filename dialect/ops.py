@@ -33,8 +33,21 @@ def _op(x) -> ir.Operation:
     return x.operation if hasattr(x, "operation") else x
 
 
-def _str(attrs, key, default=None):
+def str_attr(attrs, key, default=None):
+    """The value of string attribute `key` of `attrs` (op attributes or a dict), or `default`."""
     return ir.StringAttr(attrs[key]).value if key in attrs else default
+
+
+def _dict_attr(attrs, key) -> dict:
+    return {n.name: n.attr for n in ir.DictAttr(attrs[key])} if key in attrs else {}
+
+
+def _set_attr(attrs, key, value: Optional[ir.Attribute]):
+    """Set attribute `key`, or remove it when `value` is None."""
+    if value is not None:
+        attrs[key] = value
+    elif key in attrs:
+        del attrs[key]
 
 
 def integer_set(attr: ir.Attribute) -> ir.IntegerSet:
@@ -90,7 +103,7 @@ class Block:
     # --- attributes -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return _str(self.op.attributes, "name")
+        return str_attr(self.op.attributes, "name")
 
     @property
     def iter_names(self) -> list:
@@ -115,11 +128,6 @@ class Block:
             return ["int32"] * len(self.iter_names)
         return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
 
-    def set_index_dtypes(self, dtypes: Sequence[str]):
-        """Record the iter var dtypes (the attribute is dropped when all are int32)."""
-        self.set_attr(INDEX_DTYPE, ir.ArrayAttr.get([index_dtype_attr(d) for d in dtypes])
-                      if any(d != "int32" for d in dtypes) else None)
-
     @property
     def bindings(self) -> ir.AffineMap:
         """Map from `dims` to the iter var values: iter var k = bindings.results[k](dims)."""
@@ -137,10 +145,7 @@ class Block:
 
     @property
     def annotations(self) -> dict:
-        a = self.op.attributes
-        if "annotations" not in a:
-            return {}
-        return {n.name: n.attr for n in ir.DictAttr(a["annotations"])}
+        return _dict_attr(self.op.attributes, "annotations")
 
     # --- regions ----------------------------------------------------------------------------
     @property
@@ -155,13 +160,6 @@ class Block:
     @property
     def iter_vars(self) -> list:
         return list(self.body.arguments)
-
-    def add_init(self, loc=None) -> ir.Block:
-        """Give the block an (empty) init region; its arguments mirror the body's iter vars."""
-        assert self.init is None
-        block = self.op.regions[1].blocks.append(*[a.type for a in self.body.arguments])
-        add_terminator(block, loc or self.op.location)
-        return block
 
     # --- building ---------------------------------------------------------------------------
     @staticmethod
@@ -202,11 +200,7 @@ class Block:
         return Block(op)
 
     def set_attr(self, key: str, value: Optional[ir.Attribute]):
-        if value is None:
-            if key in self.op.attributes:
-                del self.op.attributes[key]
-        else:
-            self.op.attributes[key] = value
+        _set_attr(self.op.attributes, key, value)
 
 
 class Loop:
@@ -224,27 +218,24 @@ class Loop:
 
     @property
     def name(self) -> str:
-        return _str(self.op.attributes, "tir.name", "i")
+        return str_attr(self.op.attributes, "tir.name", "i")
 
     @property
     def kind(self) -> str:
-        return _str(self.op.attributes, "tir.kind", "serial")
+        return str_attr(self.op.attributes, "tir.kind", "serial")
 
     @property
     def thread(self) -> Optional[str]:
-        return _str(self.op.attributes, "tir.thread")
+        return str_attr(self.op.attributes, "tir.thread")
 
     @property
     def annotations(self) -> dict:
-        a = self.op.attributes
-        if "tir.annotations" not in a:
-            return {}
-        return {n.name: n.attr for n in ir.DictAttr(a["tir.annotations"])}
+        return _dict_attr(self.op.attributes, "tir.annotations")
 
     @property
     def index_dtype(self) -> str:
         """TensorIR dtype of the loop var: "int32" or "int64"."""
-        return _str(self.op.attributes, INDEX_DTYPE, "int32")
+        return str_attr(self.op.attributes, INDEX_DTYPE, "int32")
 
     def _bound(self, key) -> int:
         m = ir.AffineMapAttr(self.op.attributes[key]).value
@@ -257,6 +248,11 @@ class Loop:
     @property
     def extent(self) -> int:
         return self._bound("upperBoundMap") - self.min
+
+    @property
+    def step(self) -> int:
+        """1 for every TensorIR loop; lowering stages also see loops with other steps."""
+        return ir.IntegerAttr(self.op.attributes["step"]).value
 
     @property
     def iv(self) -> ir.Value:
@@ -290,12 +286,7 @@ class Loop:
         if kind is not None:
             a["tir.kind"] = ir.StringAttr.get(kind)
         if thread is not None:
-            if thread:
-                a["tir.thread"] = ir.StringAttr.get(thread)
-            elif "tir.thread" in a:
-                del a["tir.thread"]
+            _set_attr(a, "tir.thread", ir.StringAttr.get(thread) if thread else None)
         if annotations is not None:
-            if annotations:
-                a["tir.annotations"] = ir.DictAttr.get(dict(annotations))
-            elif "tir.annotations" in a:
-                del a["tir.annotations"]
+            _set_attr(a, "tir.annotations",
+                      ir.DictAttr.get(dict(annotations)) if annotations else None)

@@ -35,9 +35,6 @@ def _write(text: str, out):
         click.echo(text, nl=not text.endswith("\n"))
 
 
-# Subcommands live in this file, one function each, below this line.
-
-
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--emit", default="tir", show_default=True, type=click.Choice(["tir", "mlir"]),

@@ -8,8 +8,6 @@ from mlir import ir
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "bfloat16", "float32", "float64")
 
-_NUMPY = {"bool": "bool", "bfloat16": "bfloat16"}
-
 
 def mlir_type(dtype: str) -> ir.Type:
     """MLIR element type of a TensorIR dtype (needs an active context)."""

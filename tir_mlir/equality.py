@@ -12,7 +12,8 @@ from typing import List, Tuple
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import Block, Loop, body_ops, str_attr
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 
 # Names and bookkeeping that do not change what a program computes.
@@ -124,15 +125,12 @@ def _func_node(func) -> Node:
     canon = _Canon()
     entry = func.regions[0].blocks[0]
     params = []
-    arg_attrs = (list(ir.ArrayAttr(func.attributes["arg_attrs"]))
-                 if "arg_attrs" in func.attributes else [None] * len(entry.arguments))
-    for a, attrs in zip(entry.arguments, arg_attrs):
+    for a, attrs in zip(entry.arguments, arg_attrs(func)):
         canon.define(a)
-        kept = () if attrs is None else tuple(sorted(
-            (n.name, str(n.attr)) for n in ir.DictAttr(attrs) if n.name not in _IGNORED))
-        params.append((str(a.type), kept))
+        params.append((str(a.type), tuple(sorted((n, str(v)) for n, v in attrs.items()
+                                                 if n not in _IGNORED))))
     items = (("params", tuple(params)), ("attrs", _attrs(func)))
-    name = ir.StringAttr(func.attributes["sym_name"]).value
+    name = str_attr(func.attributes, "sym_name")
     return Node(f"func @{name}", items, canon.stmt_list(list(entry.operations)))
 
 
@@ -180,7 +178,7 @@ def _funcs(x) -> dict:
     if hasattr(x, "functions"):
         return dict(sorted(x.functions.items()))
     op = x.operation
-    return {ir.StringAttr(op.attributes["sym_name"]).value: op}
+    return {str_attr(op.attributes, "sym_name"): op}
 
 
 def structural_equal(a, b) -> bool:

@@ -1,4 +1,5 @@
 """Typed errors. Library code raises them with a source location; only the CLI renders them."""
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -11,6 +12,12 @@ class SourceLoc:
 
     def __str__(self):
         return f"{self.file}:{self.line}:{self.col}"
+
+    @staticmethod
+    def of(location) -> Optional["SourceLoc"]:
+        """The first `"file":line:col` in an MLIR location (fused and call-site ones too)."""
+        m = re.search(r'"([^"]*)":(\d+):(\d+)', str(location))
+        return SourceLoc(m[1], int(m[2]), int(m[3])) if m else None
 
 
 class TIRError(Exception):

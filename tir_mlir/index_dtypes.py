@@ -8,6 +8,8 @@ Index arithmetic takes the widest dtype of its operands, as TVM's binary ops do.
 """
 from mlir import ir
 
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 
 INDEX_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "arith.divsi",
@@ -79,16 +81,17 @@ def buffer_dim_dtypes(attr, rank: int) -> tuple:
 
 def buffer_dims(buf: ir.Value) -> tuple:
     """Per-dimension dtypes of a buffer: a function argument or a `memref.alloc(a)`."""
-    rank = len(ir.MemRefType(buf.type).shape)
-    if isinstance(buf, ir.BlockArgument):
-        func = buf.owner.owner
-        func = func.operation if hasattr(func, "operation") else func
-        if "arg_attrs" not in func.attributes:
-            return buffer_dim_dtypes(None, rank)
-        d = ir.DictAttr(ir.ArrayAttr(func.attributes["arg_attrs"])[buf.arg_number])
-        return buffer_dim_dtypes(d[INDEX_DTYPE] if INDEX_DTYPE in d else None, rank)
-    attrs = buf.owner.operation.attributes
-    return buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None, rank)
+    attrs = buffer_attrs(buf)
+    return buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
+                             len(ir.MemRefType(buf.type).shape))
+
+
+def expr_dtype(e: ir.AffineExpr, dim_dtypes, default: str = "int32") -> str:
+    """The dtype of an affine expression over index values of `dim_dtypes`: int64 when it uses
+    an int64 one (TVM widens the constants to match); a constant expression has the `default`
+    dtype of where it stands (iter var, buffer dimension)."""
+    used = dims_of(e)
+    return wider(*(dim_dtypes[p] for p in used)) if used else default
 
 
 def binding_dtypes(bindings: ir.AffineMap, dims) -> list:
@@ -97,18 +100,7 @@ def binding_dtypes(bindings: ir.AffineMap, dims) -> list:
     constant takes the widest dtype of the block's dims."""
     dim_dtypes = [index_dtype(d) for d in dims]
     widest = wider(*dim_dtypes)
-    out = []
-    for e in bindings.results:
-        used = set()
-        stack = [e]
-        while stack:
-            x = stack.pop().maybe_downcast()
-            if isinstance(x, ir.AffineDimExpr):
-                used.add(dim_dtypes[x.position])
-            elif isinstance(x, ir.AffineBinaryExpr):
-                stack += [x.lhs, x.rhs]
-        out.append(wider(*used) if used else widest)
-    return out
+    return [expr_dtype(e, dim_dtypes, widest) for e in bindings.results]
 
 
 def mark_constants(v: ir.Value) -> ir.Value:

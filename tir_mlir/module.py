@@ -15,11 +15,6 @@ class IRModule:
     def __init__(self, module: ir.Module):
         self.module = module
 
-    @staticmethod
-    def empty() -> "IRModule":
-        with get_context(), ir.Location.unknown():
-            return IRModule(ir.Module.create())
-
     @property
     def functions(self) -> dict:
         """Function name -> `func.func` operation, in program order."""

@@ -13,13 +13,13 @@ block access region detector does, for the printer and for schedule legality che
                          directly by a block without iter vars)
 
 Rules, as in TVM: accesses are visited in TVM's order (statement by statement; a store's value
-before its indices; a load before the loads in its indices); the init region is visited
-before the body; loops inside the block are
-relaxed over their ranges (`A[vi, k]` under `for k in range(128)` gives `A[vi, 0:128]`);
-nested blocks contribute their own regions with their bindings substituted; accesses to one
-buffer are merged per dimension (a union that cannot be expressed, or an index that is not
-affine such as a data-dependent one, widens to the whole dimension); buffers allocated inside
-the block are left out; a block with an init does not list its written buffers as reads.
+before its indices; a load before the loads in its indices); the init region is visited before
+the body; loops inside the block are relaxed over their ranges (`A[vi, k]` under
+`for k in range(128)` gives `A[vi, 0:128]`); nested blocks contribute their own regions with
+their bindings substituted; accesses to one buffer are merged per dimension (a union that
+cannot be expressed, or an index that is not affine such as a data-dependent one, widens to the
+whole dimension); buffers allocated inside the block are left out; a block with an init does
+not list its written buffers as reads.
 
     BufferRegion.points  per dimension, the index value of a point access whose expression
                          does not involve an inner loop (TVM keeps such an index verbatim, so
@@ -31,6 +31,7 @@ from typing import List, Optional, Tuple
 
 from mlir import ir
 
+from tir_mlir.affine_exprs import const_of, dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 
 
@@ -50,11 +51,6 @@ class Regions:
 
 def _c(v: int) -> ir.AffineExpr:
     return ir.AffineConstantExpr.get(v)
-
-
-def _const(e) -> Optional[int]:
-    e = e.maybe_downcast()
-    return e.value if isinstance(e, ir.AffineConstantExpr) else None
 
 
 class _Space:
@@ -102,10 +98,10 @@ class _Space:
             return a + b
         if name == "arith.subi":
             return self.simplify(a + b * -1)
-        if name == "arith.muli" and (_const(a) is not None or _const(b) is not None):
-            return a * b if _const(b) is not None else b * a
+        if name == "arith.muli" and (const_of(a) is not None or const_of(b) is not None):
+            return a * b if const_of(b) is not None else b * a
         callee = ir.StringAttr(op.attributes["callee"]).value if name == "tir.call" else None
-        if _const(b) is not None and _const(b) > 0:
+        if const_of(b) is not None and const_of(b) > 0:
             if name == "arith.floordivsi" or callee == "floordiv":
                 return ir.AffineExpr.get_floor_div(a, b)
             if callee == "floormod":
@@ -113,12 +109,7 @@ class _Space:
         return None
 
     def uses_ranges(self, e) -> bool:
-        e = e.maybe_downcast()
-        if isinstance(e, ir.AffineDimExpr):
-            return e.position in self.ranges
-        if isinstance(e, ir.AffineBinaryExpr):
-            return self.uses_ranges(e.lhs) or self.uses_ranges(e.rhs)
-        return False
+        return any(p in self.ranges for p in dims_of(e))
 
     def bounds(self, e):
         """(lo, hi) of e over the ranges of inner loops (inclusive), or None."""
@@ -131,7 +122,7 @@ class _Space:
         if isinstance(e, ir.AffineAddExpr):
             a, b = self.bounds(e.lhs), self.bounds(e.rhs)
             return (a[0] + b[0], a[1] + b[1]) if a and b else None
-        c = _const(e.rhs)
+        c = const_of(e.rhs)
         if c is None:
             return None
         inner = self.bounds(e.lhs)
@@ -202,7 +193,7 @@ class _Detector:
         if b is None:
             return None
         lo, hi = (self.space.simplify(x) for x in b)
-        span = _const(self.space.simplify(hi + lo * -1))
+        span = const_of(self.space.simplify(hi + lo * -1))
         return None if span is None else (lo, span + ext)
 
     def access(self, table, buf, indices):
@@ -305,7 +296,7 @@ def _union(a, b, space):
     if a is None or b is None:
         return None
     (lo1, e1), (lo2, e2) = a, b
-    d = _const(space.simplify(lo2 + lo1 * -1))
+    d = const_of(space.simplify(lo2 + lo1 * -1))
     if d is None:
         return None
     lo = lo1 if d >= 0 else lo2

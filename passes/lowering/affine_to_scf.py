@@ -20,9 +20,9 @@ the chain, 3 cycles on Zen 4) beats an FMA (4 cycles); see `_latency_bound_updat
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.dialect.ops import integer_set
-from tir_mlir.passes.lowering.common import (affine_to_arith, build_error, functions,
-                                             index_const, set_to_arith, walk)
+from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
+                                             index_const, move_body, set_to_arith, walk)
 
 VECTOR_BITS = 512
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
@@ -59,12 +59,11 @@ class AffineToScf:
             del module.operation.attributes[a]
 
     def _lower_for(self, op):
-        attrs = op.attributes
-        kind = ir.StringAttr(attrs["tir.kind"]).value if "tir.kind" in attrs else "serial"
+        kind = Loop(op).kind
         if kind not in self.kinds:
             raise build_error(op, f"loop kind '{kind}' is not supported by this target")
         lb, ub = (_const_bound(op, k) for k in ("lowerBoundMap", "upperBoundMap"))
-        step = ir.IntegerAttr(attrs["step"]).value
+        step = Loop(op).step
         loc = op.location
         old_body = op.regions[0].blocks[0]
         with ir.InsertionPoint(op), loc:
@@ -83,8 +82,7 @@ class AffineToScf:
                 if annotation:
                     new.operation.attributes["loop_annotation"] = ir.Attribute.parse(annotation)
         old_body.arguments[0].replace_all_uses_with(body.arguments[0])
-        for o in list(old_body.operations)[:-1]:
-            o.operation.move_before(term.operation)
+        move_body(old_body, term.operation)
         op.erase()
 
 
@@ -96,10 +94,9 @@ def _latency_bound_updates(f):
     for op in walk(f):
         if op.name != "memref.store":
             continue
-        loop = op.parent
-        while loop.name not in ("affine.for", "func.func"):
-            loop = loop.parent
-        if loop.name != "affine.for" or _kind(loop) != "serial" or _in_gpu_launch(loop):
+        loop = next((p for p in ancestors(op) if p.name == "affine.for"), None)
+        if loop is None or Loop(loop).kind != "serial" or any(
+                p.name == "gpu.launch" for p in ancestors(loop)):
             continue
         update = op.operands[0].owner
         if not isinstance(update, ir.OpView) or update.operation.name not in ("arith.addf",
@@ -117,19 +114,6 @@ def _latency_bound_updates(f):
             by_loop.append(entry := (loop, []))
         entry[1].append(update)
     return [u for _, updates in by_loop if len(updates) < FMA_CHAINS for u in updates]
-
-
-def _in_gpu_launch(op) -> bool:
-    while op.name != "func.func":
-        if op.name == "gpu.launch":
-            return True
-        op = op.parent
-    return False
-
-
-def _kind(loop) -> str:
-    return ir.StringAttr(loop.attributes["tir.kind"]).value if "tir.kind" in loop.attributes \
-        else "serial"
 
 
 def _loads(value, address) -> bool:
@@ -199,8 +183,7 @@ def _lower_if(op):
             continue
         with ir.InsertionPoint(block):
             term = scf.YieldOp([], loc=loc)
-        for o in list(op.regions[region_idx].blocks[0].operations)[:-1]:
-            o.operation.move_before(term.operation)
+        move_body(op.regions[region_idx].blocks[0], term.operation)
     op.erase()
 
 

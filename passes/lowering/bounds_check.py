@@ -13,6 +13,7 @@ site table (buffer name, access kind, source location per SITE id) is kept on th
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
+from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.passes.lowering.common import functions, index_const, source_loc, walk
 
 CALLBACK = "tir_mlir_oob"
@@ -32,29 +33,21 @@ class BoundsCheck:
         for f in functions(module):
             for op in list(walk(f)):
                 if op.name in ("memref.load", "memref.store"):
-                    _guard(op, f, len(sites))
+                    _guard(op, len(sites))
                     kind = op.name.split(".")[1]
-                    sites.append(f"{_buffer_name(op, f)}|{kind}|{source_loc(op) or '?'}")
+                    sites.append(f"{_buffer_name(op)}|{kind}|{source_loc(op) or '?'}")
         module.operation.attributes[SITES_ATTR] = ir.ArrayAttr.get(
             [ir.StringAttr.get(s) for s in sites])
 
 
-def _buffer_name(op, f) -> str:
+def _buffer_name(op) -> str:
     buf = op.operands[0] if op.name == "memref.load" else op.operands[1]
-    owner = buf.owner
-    if isinstance(owner, ir.Block):
-        arg_attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
-        pos = ir.BlockArgument(buf).arg_number
-        if arg_attrs is not None:
-            d = ir.DictAttr(ir.ArrayAttr(arg_attrs)[pos])
-            if "tir.name" in d:
-                return ir.StringAttr(d["tir.name"]).value
-        return f"arg{pos}"
-    attrs = owner.attributes
-    return ir.StringAttr(attrs["tir.name"]).value if "tir.name" in attrs else "buffer"
+    if isinstance(buf.owner, ir.Block):
+        return buffer_name(buf, f"arg{ir.BlockArgument(buf).arg_number}")
+    return buffer_name(buf, "buffer")
 
 
-def _guard(op, f, site: int):
+def _guard(op, site: int):
     is_load = op.name == "memref.load"
     buf = op.operands[0] if is_load else op.operands[1]
     indices = list(op.operands)[1 if is_load else 2:]

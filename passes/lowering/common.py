@@ -1,19 +1,18 @@
-"""Helpers shared by the lowering stages: IR walking, source locations, affine -> arith."""
-import re
+"""Helpers shared by the lowering stages: walking and moving IR, source locations, upstream
+pass pipelines, affine -> arith."""
 from typing import Iterator, Optional
 
 from mlir import ir
 from mlir.dialects import arith
+from mlir.passmanager import PassManager
 
+from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
-
-_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
 
 
 def source_loc(op) -> Optional[SourceLoc]:
-    """The first `file:line:col` in an op's location (fused/callsite locations included)."""
-    m = _LOC.search(str(op.location))
-    return SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+    """Where in the source program `op` comes from."""
+    return SourceLoc.of(op.location)
 
 
 def build_error(op, message: str) -> BuildError:
@@ -29,6 +28,34 @@ def walk(op) -> Iterator[ir.Operation]:
                 child = child.operation
                 yield child
                 yield from walk(child)
+
+
+def ancestors(op) -> Iterator[ir.Operation]:
+    """The ops enclosing `op` inside its function, innermost first."""
+    p = op.parent
+    while p is not None and p.name != "func.func":
+        yield p
+        p = p.parent
+
+
+def iv_range(loop_op) -> tuple:
+    """(first, last) value of the IV of a constant-bound `affine.for`."""
+    loop = Loop(loop_op)
+    return loop.min, loop.min + (loop.extent - 1) // loop.step * loop.step
+
+
+def run_pipeline(module: ir.Module, pipeline: str, what: str):
+    """Run an upstream pass pipeline on the module; its failure is a BuildError."""
+    try:
+        PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
+    except ir.MLIRError as e:
+        raise BuildError(f"{what} failed: {e}") from None
+
+
+def move_body(block: ir.Block, before):
+    """Move the ops of a region block, its terminator excepted, before the op `before`."""
+    for o in list(block.operations)[:-1]:
+        o.operation.move_before(before)
 
 
 def functions(module: ir.Module):

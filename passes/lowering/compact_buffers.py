@@ -19,7 +19,7 @@ from mlir import ir
 from mlir.dialects import affine, memref
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
 
 
@@ -58,10 +58,8 @@ def _compact(f, alloc):
         if any(p is None for p in per_axis):
             return
         forms.append(per_axis)
-    outer_pos = {p for p, iv in enumerate(ivs) if any(iv == _iv(l) for l in outer)}
-    ranges = [_iv_range(iv) for iv in ivs]
-    if any(r is None for p, r in enumerate(ranges) if p not in outer_pos):
-        return
+    outer_pos = {p for p, iv in enumerate(ivs) if any(iv == Loop(l).iv for l in outer)}
+    ranges = [iv_range(iv.owner.owner) for iv in ivs]       # _linear takes loop IVs only
     shape, offsets = [], []
     for axis in range(mtype.rank):
         outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos}
@@ -98,7 +96,8 @@ def _compact(f, alloc):
 def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets):
     mtype = ir.MemRefType(alloc.results[0].type)
     new_type = ir.MemRefType.get(shape, mtype.element_type)
-    scope = _parallel_around(lca)
+    scope = next((p for p in [lca, *ancestors(lca)]
+                  if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
     top = (scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0])
     loc = alloc.location
     with ir.InsertionPoint(list(top.operations)[0].operation):
@@ -126,10 +125,6 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
     alloc.erase()
 
 
-def _iv(loop) -> ir.Value:
-    return loop.regions[0].blocks[0].arguments[0]
-
-
 def _lca_loop(ops):
     """Innermost affine.for enclosing every op (None if some op is outside all loops)."""
     chains = [_loops_around(o) for o in ops]
@@ -144,31 +139,7 @@ def _lca_loop(ops):
 
 def _loops_around(op):
     """affine.for ops enclosing `op`, outermost first."""
-    out, p = [], op.parent
-    while p is not None and p.name != "func.func":
-        if p.name == "affine.for":
-            out.append(p)
-        p = p.parent
-    return out[::-1]
-
-
-def _parallel_around(loop):
-    p = loop
-    while p is not None and p.name != "func.func":
-        if p.name == "affine.for" and Loop(p).kind == "parallel":
-            return p
-        p = p.parent
-    return None
-
-
-def _iv_range(iv):
-    owner = iv.owner.owner if isinstance(iv.owner, ir.Block) else None
-    if owner is None or owner.name != "affine.for":
-        return None
-    step = ir.IntegerAttr(owner.attributes["step"]).value
-    loop = Loop(owner)
-    last = loop.min + (loop.extent - 1) // step * step
-    return loop.min, last
+    return [p for p in ancestors(op) if p.name == "affine.for"][::-1]
 
 
 def _linear(value, ivs):
@@ -188,18 +159,9 @@ def _linear(value, ivs):
         return {}, ir.IntegerAttr(op.attributes["value"]).value
     if op.name in ("arith.addi", "arith.subi", "arith.muli"):
         a, b = (_linear(v, ivs) for v in op.operands)
-        if a is None or b is None:
-            return None
         if op.name == "arith.muli":
-            if a[0] and b[0]:
-                return None
-            (k, other) = (a[1], b) if not a[0] else (b[1], a)
-            return {p: c * k for p, c in other[0].items()}, other[1] * k
-        sign = -1 if op.name == "arith.subi" else 1
-        coeffs = dict(a[0])
-        for p, c in b[0].items():
-            coeffs[p] = coeffs.get(p, 0) + sign * c
-        return {p: c for p, c in coeffs.items() if c}, a[1] + sign * b[1]
+            return _mul(a, b)
+        return _add(a, b, -1 if op.name == "arith.subi" else 1)
     if op.name == "affine.apply":
         m = ir.AffineMapAttr(op.attributes["map"]).value
         if m.n_symbols:
@@ -219,17 +181,25 @@ def _eval(expr, args):
     if isinstance(e, ir.AffineDimExpr):
         return args[e.position]
     if isinstance(e, ir.AffineAddExpr):
-        a, b = _eval(e.lhs, args), _eval(e.rhs, args)
-        if a is None or b is None:
-            return None
-        coeffs = dict(a[0])
-        for p, c in b[0].items():
-            coeffs[p] = coeffs.get(p, 0) + c
-        return {p: c for p, c in coeffs.items() if c}, a[1] + b[1]
+        return _add(_eval(e.lhs, args), _eval(e.rhs, args))
     if isinstance(e, ir.AffineMulExpr):
-        a, b = _eval(e.lhs, args), _eval(e.rhs, args)
-        if a is None or b is None or (a[0] and b[0]):
-            return None
-        k, other = (a[1], b) if not a[0] else (b[1], a)
-        return {p: c * k for p, c in other[0].items()}, other[1] * k
+        return _mul(_eval(e.lhs, args), _eval(e.rhs, args))
     return None
+
+
+def _add(a, b, sign=1):
+    """The linear form a + sign * b (None when either is None)."""
+    if a is None or b is None:
+        return None
+    coeffs = dict(a[0])
+    for p, c in b[0].items():
+        coeffs[p] = coeffs.get(p, 0) + sign * c
+    return {p: c for p, c in coeffs.items() if c}, a[1] + sign * b[1]
+
+
+def _mul(a, b):
+    """The linear form a * b, None unless one of them is a constant."""
+    if a is None or b is None or (a[0] and b[0]):
+        return None
+    k, other = (a[1], b) if not a[0] else (b[1], a)
+    return {p: c * k for p, c in other[0].items()}, other[1] * k

@@ -6,8 +6,9 @@ inside them (serially, per thread). The error names the outermost unbound loop (
 the access itself) around the offending access, with its source location."""
 from mlir import ir
 
+from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import build_error, functions, walk
+from tir_mlir.passes.lowering.common import ancestors, build_error, functions, walk
 
 ACCESSES = ("memref.load", "memref.store")
 
@@ -22,49 +23,25 @@ class GpuCheckBindings:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in walk(f):
-                if op.name in ACCESSES and not _on_device(op):
+                if op.name in ACCESSES and not any(map(is_thread_bound, ancestors(op))):
                     raise _unbound_error(f, op)
-
-
-def _on_device(op) -> bool:
-    parent = op.parent
-    while parent.name != "func.func":
-        if is_thread_bound(parent):
-            return True
-        parent = parent.parent
-    return False
 
 
 def _unbound_error(f, access):
     """Point at the outermost host construct holding the access: a loop, else a block."""
-    ancestors, parent = [], access.parent
-    while parent.name != "func.func":
-        ancestors.append(parent)
-        parent = parent.parent
-    loops = [p for p in ancestors if p.name == "affine.for"]
-    blocks = [p for p in ancestors if p.name == "tir.block"]
+    around = list(ancestors(access))
+    loops = [p for p in around if p.name == "affine.for"]
+    blocks = [p for p in around if p.name == "tir.block"]
     culprit = loops[-1] if loops else blocks[-1] if blocks else access
     where = {"affine.for": f"loop '{_name(culprit)}'", "tir.block": f"block '{_name(culprit)}'"}
     fname = ir.StringAttr(f.attributes["sym_name"]).value
     buf = access.operands[0 if access.name == "memref.load" else 1]
     return build_error(culprit, f"function {fname} has loops not bound to GPU threads: "
                        f"{where.get(culprit.name, 'an access')} accesses buffer "
-                       f"'{_buffer_name(f, buf)}' outside any blockIdx/threadIdx loop. "
+                       f"'{buffer_name(buf, '?')}' outside any blockIdx/threadIdx loop. "
                        f"Did you forget to bind?")
 
 
 def _name(op) -> str:
     key = "tir.name" if op.name == "affine.for" else "name"
     return ir.StringAttr(op.attributes[key]).value if key in op.attributes else "?"
-
-
-def _buffer_name(f, value) -> str:
-    value = value.maybe_downcast()
-    if isinstance(value, ir.BlockArgument) and value.owner.owner == f:
-        d = ir.ArrayAttr(f.attributes["arg_attrs"])[value.arg_number] \
-            if "arg_attrs" in f.attributes else None
-        if d is not None and "tir.name" in ir.DictAttr(d):
-            return ir.StringAttr(ir.DictAttr(d)["tir.name"]).value
-    elif isinstance(value, ir.OpResult) and "tir.name" in value.owner.attributes:
-        return ir.StringAttr(value.owner.attributes["tir.name"]).value
-    return "?"

@@ -9,7 +9,7 @@ its scope says it lives. tir-to-affine hoisted every buffer to the function entr
 from mlir import ir
 from mlir.dialects import gpu
 
-from tir_mlir.passes.lowering.common import build_error, functions, walk
+from tir_mlir.passes.lowering.common import ancestors, build_error, functions, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 
 ALLOCS = ("memref.alloc", "memref.alloca")
@@ -45,12 +45,7 @@ class GpuPlaceBuffers:
 
 
 def _launch_of(op):
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name == "gpu.launch":
-            return parent.operation
-        parent = parent.parent
-    return None
+    return next((p for p in ancestors(op) if p.name == "gpu.launch"), None)
 
 
 def _attribute(launch, workgroup, private):

@@ -3,9 +3,8 @@ loops) to the llvm dialect. `gpu.launch_func` becomes calls into the MLIR CUDA r
 (`mgpuModuleLoadJIT`, `mgpuLaunchKernel`, ... in libmlir_cuda_runtime.so) with the kernel's PTX
 embedded as a global; the ExecutionEngine runs it (tir_mlir.runtime.cuda)."""
 from mlir import ir
-from mlir.passmanager import PassManager
 
-from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering.common import run_pipeline
 
 PIPELINE = "convert-scf-to-cf,gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts"
 
@@ -14,7 +13,4 @@ class GpuHostToLLVM:
     name = "gpu-host-to-llvm"
 
     def __call__(self, module: ir.Module):
-        try:
-            PassManager.parse(f"builtin.module({PIPELINE})", module.context).run(module.operation)
-        except ir.MLIRError as e:
-            raise BuildError(f"host code lowering failed: {e}") from None
+        run_pipeline(module, PIPELINE, "host code lowering")

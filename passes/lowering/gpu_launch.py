@@ -13,10 +13,10 @@ the block reaches), so the next loop sees its writes and does not overwrite what
 `gpu.launch` is an affine scope, so the ids are valid affine dims for the ops inside.
 """
 from mlir import ir
-from mlir.dialects import affine, arith, gpu
+from mlir.dialects import affine, gpu
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import build_error, functions, walk
+from tir_mlir.passes.lowering.common import build_error, functions, index_const, move_body, walk
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 
@@ -50,7 +50,7 @@ def _axis(loop) -> int:
     if tag not in AXES:
         raise build_error(loop, f"thread tag '{tag}' is not supported on GPU targets "
                                 f"(use {', '.join(AXES)})")
-    if ir.IntegerAttr(loop.attributes["step"]).value != 1:
+    if Loop(loop).step != 1:
         raise build_error(loop, "a thread-bound loop needs step 1")
     return AXES[tag]
 
@@ -69,7 +69,7 @@ def _launch(root):
         sizes[axis] = max(sizes[axis], Loop(loop).extent)
     loc = root.location
     with ir.InsertionPoint(root), loc:
-        consts = [arith.ConstantOp(ir.IndexType.get(), s).result for s in sizes]
+        consts = [index_const(s, loc) for s in sizes]
         launch = gpu.LaunchOp(consts[:3], consts[3:], loc=loc)
         body = launch.regions[0].blocks[0]
         with ir.InsertionPoint(body):
@@ -135,6 +135,5 @@ def _to_id(loop, tid, size):
             with ir.InsertionPoint(guard.then_block):
                 anchor = affine.AffineYieldOp([], loc=loc).operation
     view.iv.replace_all_uses_with(iv)
-    for o in list(view.body.operations)[:-1]:
-        o.operation.move_before(anchor)
+    move_body(view.body, anchor)
     loop.erase()

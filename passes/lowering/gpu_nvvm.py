@@ -9,9 +9,8 @@ import re
 
 from mlir import ir
 from mlir.dialects import gpu
-from mlir.passmanager import PassManager
 
-from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering.common import run_pipeline
 
 DEFAULT_ARCH = "sm_90"
 
@@ -42,10 +41,7 @@ class GpuToBinary:
             "canonicalize,cse,reconcile-unrealized-casts)",
             "gpu-module-to-binary{format=isa}",
         ])
-        try:
-            PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
-        except ir.MLIRError as e:
-            raise BuildError(f"GPU code generation failed: {e}") from None
+        run_pipeline(module, pipeline, "GPU code generation")
 
 
 def ptx(module: ir.Module) -> str:

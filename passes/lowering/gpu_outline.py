@@ -3,17 +3,12 @@ kernel` in its own `gpu.module`, launched from the host by `gpu.launch_func` wit
 uses as arguments (upstream `gpu-kernel-outlining`; constants are copied into the kernel). The
 module after this stage is what `--emit gpu` prints."""
 from mlir import ir
-from mlir.passmanager import PassManager
 
-from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering.common import run_pipeline
 
 
 class GpuOutline:
     name = "gpu-outline"
 
     def __call__(self, module: ir.Module):
-        try:
-            PassManager.parse("builtin.module(gpu-kernel-outlining,canonicalize,cse)",
-                              module.context).run(module.operation)
-        except ir.MLIRError as e:
-            raise BuildError(f"kernel outlining failed: {e}") from None
+        run_pipeline(module, "gpu-kernel-outlining,canonicalize,cse", "kernel outlining")

@@ -22,9 +22,12 @@ peeled reduction inits (a prefetch in the loop body would stop that).
 from mlir import ir
 from mlir.dialects import affine, arith, memref
 
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import build_error, functions, index_const, walk
-from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_name, linear, to_affine
+from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
+                                             iv_range, walk)
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, to_affine
 
 KEY = "prefetch"
 TAG = "tir_mlir.prefetch_buffer"
@@ -77,16 +80,8 @@ class Prefetch:
                     del op.attributes[TAG]
 
 
-def _range(loop_op):
-    """(first, last) value of a constant-bound loop's IV."""
-    loop = Loop(loop_op)
-    step = ir.IntegerAttr(loop_op.attributes["step"]).value
-    return loop.min, loop.min + (loop.extent - 1) // step * step
-
-
 def _inject(loop_op, name, offset):
     loop = Loop(loop_op)
-    step = ir.IntegerAttr(loop_op.attributes["step"]).value
     per_buffer = []                     # [(buffer, [loads])], in order of first load
     for load in _loads(loop_op):
         if TAG in load.attributes and ir.StringAttr(load.attributes[TAG]).value == name:
@@ -102,18 +97,13 @@ def _inject(loop_op, name, offset):
             raise build_error(loop_op, f"{KEY}: buffer {name!r} is allocated inside loop "
                                        f"{loop.name!r}")
         leaves = []
-        boxes = [_box(load, leaves, loop_op, offset * step) for load in loads]
+        boxes = [_box(load, leaves, loop_op, offset * loop.step) for load in loads]
         box = [_union(dim_boxes) for dim_boxes in zip(*boxes)]
         _emit(loop_op, buf, box, leaves)
 
 
 def _inside(op, loop_op) -> bool:
-    p = op.parent
-    while p is not None and p.name != "func.func":
-        if p == loop_op:
-            return True
-        p = p.parent
-    return False
+    return any(p == loop_op for p in ancestors(op))
 
 
 def _box(load, leaves, loop_op, shift):
@@ -140,7 +130,7 @@ def _box(load, leaves, loop_op, shift):
                 coeffs[pos] = c
                 const += c * shift
             elif _inside(owner, loop_op):       # a loop in the body: relax over its range
-                first, last = _range(owner)
+                first, last = iv_range(owner)
                 const += min(c * first, c * last)
                 extent += abs(c) * (last - first)
             else:
@@ -194,7 +184,7 @@ def _bounds(coeffs, const, leaves):
     """Least and greatest start over the ranges of the loops involved (IV shift included)."""
     lo = hi = const
     for pos, c in coeffs.items():
-        first, last = _range(leaves[pos].owner.owner)
+        first, last = iv_range(leaves[pos].owner.owner)
         lo += min(c * first, c * last)
         hi += max(c * first, c * last)
     return lo, hi
@@ -204,7 +194,7 @@ def _clamped(expr, vars_, lo, hi, n, loc):
     """`expr` as an index, clamped into [0, n) where it can leave it."""
     if isinstance(expr.maybe_downcast(), ir.AffineConstantExpr):
         return index_const(min(max(expr.maybe_downcast().value, 0), n - 1), loc)
-    used = sorted({p for p in range(len(vars_)) if _uses(expr, p)})
+    used = sorted(dims_of(expr))
     remap = ir.AffineMap.get(len(vars_), 0, [ir.AffineExpr.get_dim(used.index(p))
                                              if p in used else ir.AffineExpr.get_constant(0)
                                              for p in range(len(vars_))])
@@ -215,12 +205,3 @@ def _clamped(expr, vars_, lo, hi, n, loc):
     if hi > n - 1:
         v = arith.minsi(v, index_const(n - 1, loc), loc=loc)
     return v
-
-
-def _uses(expr, pos) -> bool:
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineDimExpr):
-        return e.position == pos
-    if isinstance(e, ir.AffineBinaryExpr):
-        return _uses(e.lhs, pos) or _uses(e.rhs, pos)
-    return False

@@ -2,10 +2,9 @@
 llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) on `NUM_THREADS`
 threads; the runtime links libomp when the lowered module calls `__kmpc_*`."""
 from mlir import ir
-from mlir.passmanager import PassManager
 
 from tir_mlir.errors import BuildError
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import functions, run_pipeline, walk
 
 NUM_THREADS = 2
 
@@ -38,13 +37,10 @@ class ScfToLLVM:
     def __call__(self, module: ir.Module):
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
-        try:
-            PassManager.parse(f"builtin.module({TO_OPENMP})", module.context).run(module.operation)
-            for f in functions(module):
-                _dissolve_alloca_scopes(f)
-            PassManager.parse(f"builtin.module({PIPELINE})", module.context).run(module.operation)
-        except ir.MLIRError as e:
-            raise BuildError(f"LLVM lowering failed: {e}") from None
+        run_pipeline(module, TO_OPENMP, "LLVM lowering")
+        for f in functions(module):
+            _dissolve_alloca_scopes(f)
+        run_pipeline(module, PIPELINE, "LLVM lowering")
         for op in module.body.operations:
             op = op.operation
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:

@@ -16,8 +16,9 @@ from contextlib import nullcontext
 from mlir import ir
 from mlir.dialects import affine, arith, math, memref
 
-from tir_mlir.dialect.ops import Block, body_ops
-from tir_mlir.passes.lowering.common import build_error, functions, index_const, walk
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
@@ -73,7 +74,7 @@ def _flatten(block: Block):
             pred_exprs = [c.expr for c in pred.constraints]
             pred_eqs = [c.is_eq for c in pred.constraints]
         if peel_before is not None and pred is not None and any(
-                _uses_dim(e, p) for e in pred_exprs for p in _reduce_positions(block)):
+                dims_of(e) & _reduce_positions(block) for e in pred_exprs):
             peel_before = None      # the predicate reads the reduce loop IVs: no peeling
         if peel_before is not None:
             with ir.InsertionPoint(peel_before):
@@ -116,7 +117,7 @@ def _peelable_reduction(block: Block):
     spatial_uses = set()
     for expr, t in zip(bindings.results, block.iter_types):
         if t != "R":
-            spatial_uses |= {p for p in range(bindings.n_dims) if _uses_dim(expr, p)}
+            spatial_uses |= dims_of(expr)
     positions = {p for p, _ in reduce_dims}
     if positions & spatial_uses or len(positions) != len(reduce_dims):
         return None
@@ -143,15 +144,6 @@ def _peelable_reduction(block: Block):
                 and ir.IntegerAttr(loop.attributes["step"]).value == 1):
             return None
     return loops[-1]
-
-
-def _uses_dim(expr, pos) -> bool:
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineDimExpr):
-        return e.position == pos
-    if isinstance(e, ir.AffineBinaryExpr):
-        return _uses_dim(e.lhs, pos) or _uses_dim(e.rhs, pos)
-    return False
 
 
 def _reduce_positions(block: Block):
@@ -212,7 +204,7 @@ def _expand_call(op):
     args = list(op.operands)
     t = op.results[0].type
     is_float = not isinstance(t, (ir.IntegerType, ir.IndexType))
-    with ir.InsertionPoint(op), op.location as loc:
+    with ir.InsertionPoint(op), op.location:
         def one():
             return arith.ConstantOp(t, 1.0 if is_float else 1).result
         if callee == "sigmoid" and is_float:
@@ -248,14 +240,11 @@ def _place_buffers(f):
         nbytes = max(1, (mtype.element_type.width if hasattr(mtype.element_type, "width")
                          else 8) // 8) * _numel(mtype)
         scope_block, scope_ends = entry, returns
-        parent = op.parent
-        while parent.name != "func.func":
-            if parent.name == "affine.for" and "tir.kind" in parent.attributes and \
-                    ir.StringAttr(parent.attributes["tir.kind"]).value == "parallel":
-                scope_block = parent.regions[0].blocks[0]
-                scope_ends = [list(scope_block.operations)[-1].operation]
-                break
-            parent = parent.parent
+        parallel = next((p for p in ancestors(op)
+                         if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
+        if parallel is not None:
+            scope_block = Loop(parallel).body
+            scope_ends = [list(scope_block.operations)[-1].operation]
         first = list(scope_block.operations)[0].operation
         loc = op.location
         if nbytes <= ALLOCA_LIMIT:

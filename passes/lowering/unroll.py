@@ -13,10 +13,9 @@ Explicit unrolling leaves constant indices, so a small local buffer indexed by u
 vars becomes scalars (LLVM's SROA) that stay in registers.
 """
 from mlir import ir
-from mlir.dialects import arith
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.common import functions, index_const, move_body
 
 MAX_DEPTH = 8
 # Above this many copies of a body, a loop is left to LLVM's unroller (with the hint).
@@ -63,7 +62,7 @@ def _visit_loop(op, max_step, explicit, plan):
     if "pragma_unroll_explicit" in ann:
         explicit = bool(_int(ann["pragma_unroll_explicit"]))
     steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
-    extent = loop.extent // _step(op)
+    extent = loop.extent // loop.step
     if loop.kind == "unroll":
         auto = True
     else:
@@ -79,21 +78,16 @@ def _int(attr) -> int:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.Attribute) else int(attr)
 
 
-def _step(op) -> int:
-    return ir.IntegerAttr(op.attributes["step"]).value
-
-
 def _unroll(op):
     """Replace the loop by one copy of its body per iteration, its IV a constant."""
     loop = Loop(op)
     loc = op.location
-    for value in range(loop.min, loop.min + loop.extent, _step(op)):
+    for value in range(loop.min, loop.min + loop.extent, loop.step):
         copy = op.clone(ip=ir.InsertionPoint(op))
         body = copy.regions[0].blocks[0]
         with ir.InsertionPoint(copy):
-            const = arith.ConstantOp(ir.IndexType.get(), value, loc=loc).result
+            const = index_const(value, loc)
         body.arguments[0].replace_all_uses_with(const)
-        for o in list(body.operations)[:-1]:
-            o.operation.move_before(copy)
+        move_body(body, copy)
         copy.erase()
     op.erase()

@@ -17,10 +17,10 @@ stage never changes what a program computes. In-bounds vector loads/stores and v
 vector registers are what fast CPU code needs (docs: MLIR_NOTES, "What fast CPU code needs").
 """
 from mlir import ir
-from mlir.dialects import arith, vector
+from mlir.dialects import vector
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import functions, index_const, walk
 
 MAX_LANES = 64
 # Ops applied lane-wise: the same op name on vector types.
@@ -44,13 +44,9 @@ class VectorizeLoops:
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
-                if loop.kind == "vectorized" and _step(op) == 1 and \
+                if loop.kind == "vectorized" and loop.step == 1 and \
                         1 < loop.extent <= MAX_LANES and _plan(loop) is not None:
                     _vectorize(loop, _plan(loop))
-
-
-def _step(op) -> int:
-    return ir.IntegerAttr(op.attributes["step"]).value
 
 
 def _plan(loop: Loop):
@@ -143,7 +139,7 @@ def _vectorize(loop: Loop, shape):
     op, lanes = loop.op, loop.extent
     loc = op.location
     with ir.InsertionPoint(op):
-        lb = arith.ConstantOp(ir.IndexType.get(), loop.min, loc=loc).result
+        lb = index_const(loop.min, loc)
     loop.iv.replace_all_uses_with(lb)
     vec = []                        # (varying scalar result, its vector value)
     dead = []                       # the scalar ops replaced, erased users first at the end

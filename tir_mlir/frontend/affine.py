@@ -6,7 +6,7 @@ are iterative, like expression evaluation, so long binding expressions cannot ov
 from mlir import ir
 
 from tir_mlir.frontend import ast as A
-from tir_mlir.frontend.intrinsics import strip_prefix
+from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.frontend.values import Lit, Val
 
 
@@ -51,8 +51,7 @@ class AffineBuilder:
         if isinstance(node, A.Const) and isinstance(node.value, int) \
                 and not isinstance(node.value, bool):
             return ir.AffineConstantExpr.get(node.value), node.value
-        if isinstance(node, A.Call) and _call_name(node) in ("int32", "int64") \
-                and len(node.args) == 1:
+        if callee(node) in ("int32", "int64") and len(node.args) == 1:
             c = _int_const(node.args[0])         # T.int64(4)
             if c is not None:
                 return ir.AffineConstantExpr.get(c), c
@@ -73,7 +72,7 @@ class AffineBuilder:
             if node.op == "-":
                 return a * -1, (-ca if ca is not None else None)
             return a, ca
-        op = node.op if isinstance(node, A.BinOp) else _CALLS[_call_name(node)]
+        op = node.op if isinstance(node, A.BinOp) else _CALLS[callee(node)]
         b, cb = b_
         if op == "+":
             return a + b, (ca + cb if ca is not None and cb is not None else None)
@@ -102,7 +101,7 @@ class AffineBuilder:
             if isinstance(node, A.BinOp) and node.op == "and":
                 stack.extend([node.rhs, node.lhs])
                 continue
-            if isinstance(node, A.Call) and _call_name(node) == "And":
+            if callee(node) == "And":
                 stack.extend(reversed(node.args))
                 continue
             if not isinstance(node, A.Compare):
@@ -132,16 +131,11 @@ def _int_const(node):
     return None
 
 
-def _call_name(node):
-    dotted = node.func.dotted() if isinstance(node.func, A.Attr) else None
-    return strip_prefix(dotted) if dotted else None
-
-
 def _children(node):
     if isinstance(node, A.BinOp) and node.op in ("+", "-", "*", "//", "%"):
         return [node.lhs, node.rhs]
     if isinstance(node, A.UnaryOp) and node.op in ("-", "+"):
         return [node.operand]
-    if isinstance(node, A.Call) and _call_name(node) in _CALLS and len(node.args) == 2:
+    if callee(node) in _CALLS and len(node.args) == 2:
         return node.args
     return None

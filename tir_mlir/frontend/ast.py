@@ -212,6 +212,15 @@ class ClassDef(Node):
     decorators: List[Any] = field(default_factory=list)
 
 
+def dotted_name(node) -> Optional[str]:
+    """`T.axis.spatial` for a Name or a chain of Attrs over one, else None."""
+    if isinstance(node, Name):
+        return node.id
+    if isinstance(node, Attr):
+        return node.dotted()
+    return None
+
+
 def pos_of(x) -> Optional[Pos]:
     if isinstance(x, Token):
         return (x.line, x.column)
@@ -283,8 +292,7 @@ class ToAst(Transformer):
     def binop(self, c):
         return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
 
-    def boolop(self, c):
-        return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
+    boolop = binop          # `and` / `or`
 
     def unary(self, c):
         return UnaryOp(str(c[0]), c[1], pos_of(c[0]))
@@ -311,7 +319,10 @@ class ToAst(Transformer):
         return ("kw", str(c[0]), c[1], pos_of(c[0]))
 
     def arguments(self, c):
+        """Also `subscripts` and `parameters`: the items given (None for an absent optional)."""
         return [x for x in c if x is not None]
+
+    subscripts = parameters = arguments
 
     def call(self, c):
         args, kwargs = [], []
@@ -321,9 +332,6 @@ class ToAst(Transformer):
             else:
                 args.append(a)
         return Call(c[0], args, kwargs, pos_of(c[0]))
-
-    def subscripts(self, c):
-        return [x for x in c if x is not None]
 
     def subscript(self, c):
         return Subscript(c[0], c[1], pos_of(c[0]))
@@ -394,9 +402,6 @@ class ToAst(Transformer):
 
     def param(self, c):
         return Param(str(c[0]), c[1], pos_of(c[0]))
-
-    def parameters(self, c):
-        return [x for x in c if x is not None]
 
     def funcdef(self, c):
         return FuncDef(str(c[1]), c[2] or [], c[3], c[4], pos_of(c[0]))

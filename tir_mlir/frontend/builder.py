@@ -8,54 +8,22 @@ sees it; MLIR's verifier runs once at the end (in parser.py).
 from mlir import ir
 from mlir.dialects import func, memref, scf
 
-from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
+from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
-from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
-from tir_mlir.frontend.exprs import ExprBuilder, check_dtype, describe, fits, mtype
-from tir_mlir.frontend.intrinsics import strip_prefix
+from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
+from tir_mlir.frontend.intrinsics import callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
-LOOP_KINDS = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorized",
-              "unroll": "unroll", "thread_binding": "thread_binding"}
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
               "axis.opaque": "O", "axis.scan": "O"}
 IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "axis_separators",
                          "buffer_type", "data"}
 FUNC_DECORATORS = {"T.prim_func", "tir.prim_func", "tvm.script.tir", "tvm.script.tir.prim_func"}
 MODULE_DECORATORS = {"I.ir_module", "tvm.script.ir_module", "ir_module", "tvm.script.ir.ir_module"}
-
-
-def dotted_name(node):
-    if isinstance(node, A.Name):
-        return node.id
-    if isinstance(node, A.Attr):
-        return node.dotted()
-    return None
-
-
-def callee(node):
-    """Normalized T.* name of a call node (`T.axis.spatial` -> `axis.spatial`), else None."""
-    if not isinstance(node, A.Call):
-        return None
-    d = dotted_name(node.func)
-    if d is None:
-        return None
-    return "range" if d == "range" else strip_prefix(d)
-
-
-class Fail:
-    """Mixin: raise TIRParseError at a (line, col)."""
-
-    def fail(self, message, pos):
-        loc = SourceLoc(self.filename, pos[0], pos[1]) if pos else None
-        raise TIRParseError(message, loc)
-
-    def loc(self, pos):
-        return ir.Location.file(self.filename, pos[0], pos[1])
 
 
 class ModuleBuilder(Fail):
@@ -95,7 +63,7 @@ class ModuleBuilder(Fail):
             self.fail(f"{node.name} needs the decorator {want}", node.pos)
         for d in node.decorators:
             target = d.func if isinstance(d, A.Call) else d
-            name = dotted_name(target)
+            name = A.dotted_name(target)
             if name not in allowed:
                 self.fail(f"unexpected decorator @{name or '...'} (expected {want})",
                           getattr(d, "pos", node.pos))
@@ -159,9 +127,6 @@ class FuncBuilder(Fail):
                 self.fail(f"{what} must be a constant", getattr(n, "pos", node.pos))
         return self.ex.eval(node)
 
-    def static_int(self, node, what):
-        return self.static_index(node, what)[0]
-
     def static_index(self, node, what):
         """(value, dtype) of an integer constant: `4` -> (4, "int32"), `T.int64(4)` -> (4,
         "int64"): the dtype TensorIR gives the shape dimension, extent or domain."""
@@ -181,9 +146,7 @@ class FuncBuilder(Fail):
         return v
 
     def dtype_of(self, node):
-        v = self.static(node, "a dtype")
-        name = v[1] if isinstance(v, tuple) else v
-        return check_dtype(name, node.pos, self.fail)
+        return check_dtype(self.static(node, "a dtype"), node.pos, self.fail)
 
     def attr(self, node, depth=0):
         """A Python literal (dict/list/str/int/float/bool) -> MLIR attribute."""
@@ -318,7 +281,7 @@ class FuncBuilder(Fail):
         if ann is None:
             self.fail(f"parameter {p.name!r} needs a type annotation (T.Buffer or T.handle)",
                       p.pos)
-        name = dotted_name(ann)
+        name = A.dotted_name(ann)
         norm = strip_prefix(name) if name else None
         if norm == "handle":
             handles[p.name] = p.pos
@@ -330,7 +293,8 @@ class FuncBuilder(Fail):
         if isinstance(ann, A.Call) and callee(ann) == "Buffer":
             shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer")
             return ("buffer", p.name, (shape, dtype, index), p.pos)
-        if isinstance(ann, A.Subscript) and strip_prefix(dotted_name(ann.value) or "") == "Buffer":
+        if (isinstance(ann, A.Subscript)
+                and strip_prefix(A.dotted_name(ann.value) or "") == "Buffer"):
             fake = A.Call(ann.value, ann.indices, [], ann.pos)
             shape, dtype, _, index = self.buffer_spec(fake, ann.indices, "T.Buffer")
             return ("buffer", p.name, (shape, dtype, index), p.pos)
@@ -441,7 +405,7 @@ class FuncBuilder(Fail):
             hi, hi_dtype = self.static_index(args[-1], "a loop bound")
             specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
         else:
-            self.fail(f"cannot loop over {dotted_name(it.func)}(...) (expected range, T.grid, "
+            self.fail(f"cannot loop over {A.dotted_name(it.func)}(...) (expected range, T.grid, "
                       "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
         loops, body = self._loops(
             [(t.id,) + spec for t, spec in zip(targets, specs)], s.pos)
@@ -456,14 +420,9 @@ class FuncBuilder(Fail):
         for name, lo, extent, index, kind, thread, annotations in specs:
             if not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
-            if body is None:
-                loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                                  annotations=annotations, index_dtype=index, loc=self.loc(pos))
-            else:
-                with self._place(body):
-                    loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                                      annotations=annotations, index_dtype=index,
-                                      loc=self.loc(pos))
+            loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
+                              annotations=annotations, index_dtype=index, loc=self.loc(pos),
+                              ip=None if body is None else self._place(body))
             body = loop.body
             v = Val(loop.iv, "index", (lo, extent))
             self.env[name] = v
@@ -496,7 +455,7 @@ class FuncBuilder(Fail):
             return self.block(s)
         if name == "init":
             self.fail("T.init() must be directly inside a T.block", s.pos)
-        self.fail(f"unsupported 'with' statement (expected T.block)", s.item.pos)
+        self.fail("unsupported 'with' statement (expected T.block)", s.item.pos)
 
     # --- blocks -------------------------------------------------------------------------------
     def block(self, s):

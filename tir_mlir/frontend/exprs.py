@@ -47,6 +47,9 @@ def mtype(dtype: str) -> ir.Type:
 
 
 def check_dtype(name, pos, fail):
+    """A dtype name, given as a string or as the value of `T.float32` (("dtype", name))."""
+    if isinstance(name, tuple):
+        name = name[1]
     if not isinstance(name, str) or name not in DTYPES:
         near = difflib.get_close_matches(str(name), DTYPES, 1)
         hint = f" (did you mean {near[0]!r}?)" if near else f" (expected one of {', '.join(DTYPES)})"
@@ -63,7 +66,19 @@ def fits(value: int, dtype: str) -> bool:
     return -(1 << (b - 1)) <= value < (1 << (b - 1))
 
 
-class ExprBuilder:
+class Fail:
+    """Mixin for the builders of one file (`self.filename`): source positions (line, col) as
+    MLIR locations and as TIRParseErrors."""
+
+    def fail(self, message, pos):
+        loc = SourceLoc(self.filename, pos[0], pos[1]) if pos else None
+        raise TIRParseError(message, loc)
+
+    def loc(self, pos):
+        return ir.Location.file(self.filename, pos[0], pos[1])
+
+
+class ExprBuilder(Fail):
     """Builds expression ops at the current insertion point. `env` resolves names."""
 
     def __init__(self, filename, env):
@@ -72,12 +87,6 @@ class ExprBuilder:
         self.lazy_depth = 0
 
     # --- helpers ------------------------------------------------------------------------------
-    def loc(self, pos):
-        return ir.Location.file(self.filename, pos[0], pos[1])
-
-    def fail(self, message, pos):
-        raise TIRParseError(message, SourceLoc(self.filename, pos[0], pos[1]) if pos else None)
-
     def op(self, name, operands, dtype, pos, attrs=None):
         """One op with one result of `dtype` (None: no result)."""
         attributes = dict(attrs or {})
@@ -265,7 +274,7 @@ class ExprBuilder:
         if isinstance(node, A.Subscript):
             return [node.value] + node.indices
         if isinstance(node, A.Call):
-            if self._callee(node) in ("if_then_else", "let"):
+            if I.callee(node) in ("if_then_else", "let"):
                 return None
             return node.args + [v for _, v, _ in node.kwargs]
         return None
@@ -433,17 +442,8 @@ class ExprBuilder:
         return self.convert(v.value, v.dtype, "index", pos)
 
     # --- calls --------------------------------------------------------------------------------
-    def _callee(self, node):
-        dotted = node.func.dotted() if isinstance(node.func, A.Attr) else (
-            node.func.id if isinstance(node.func, A.Name) else None)
-        if dotted is None:
-            return None
-        name = I.strip_prefix(dotted)
-        return name
-
     def _resolve(self, node):
-        dotted = node.func.dotted() if isinstance(node.func, A.Attr) else (
-            node.func.id if isinstance(node.func, A.Name) else None)
+        dotted = A.dotted_name(node.func)
         if dotted is None:
             self.fail("only T.* functions can be called", node.pos)
         name = I.strip_prefix(dotted)
@@ -479,7 +479,7 @@ class ExprBuilder:
     def _dtype_kw(self, kwargs):
         if "dtype" in kwargs:
             v, p = kwargs["dtype"]
-            return check_dtype(v[1] if isinstance(v, tuple) else v, p, self.fail)
+            return check_dtype(v, p, self.fail)
         return None
 
     def _call_dtype(self, name, args, kwargs, pos):
@@ -499,8 +499,7 @@ class ExprBuilder:
 
     def _call_cast(self, name, args, kwargs, pos):
         self._arity(name, args, 2, pos, kwargs)
-        d = args[0][1] if isinstance(args[0], tuple) else args[0]
-        return self._call_dtype(check_dtype(d, pos, self.fail), args[1:], {}, pos)
+        return self._call_dtype(check_dtype(args[0], pos, self.fail), args[1:], {}, pos)
 
     def _float_arg(self, name, x, pos):
         v = self.materialize(x, pos, "float32" if isinstance(x, Lit) and not x.dtype else None)
@@ -600,7 +599,7 @@ class ExprBuilder:
 
     def _call_limit(self, name, args, kwargs, pos):
         self._arity(name, args, 1, pos, kwargs)
-        d = check_dtype(args[0][1] if isinstance(args[0], tuple) else args[0], pos, self.fail)
+        d = check_dtype(args[0], pos, self.fail)
         if is_float(d):
             big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
                    "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[d]
@@ -623,7 +622,7 @@ class ExprBuilder:
 
     # --- lazy forms: their operands are built inside regions ---------------------------------
     def _lazy_call(self, node):
-        name = self._callee(node)
+        name = I.callee(node)
         if self.lazy_depth >= MAX_LAZY_NESTING:
             self.fail(f"T.{name} nested too deeply (more than {MAX_LAZY_NESTING} levels)", node.pos)
         self.lazy_depth += 1

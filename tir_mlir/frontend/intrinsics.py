@@ -1,11 +1,13 @@
 """The table of `T.` intrinsics: a new intrinsic is one entry here (plus a printer entry).
 
 Names are looked up after stripping the module prefix (`T.`, `tir.`, `ty.`, `tvm.script.tir.`),
-so `T.exp`, `tir.exp` and `tvm.tir.exp` are one intrinsic.
+so `T.exp`, `tir.exp` and `tvm.tir.exp` are one intrinsic: `callee(node)` is that name for a
+call node.
 """
 from typing import Optional
 
 from tir_mlir.dtypes import DTYPES
+from tir_mlir.frontend import ast as A
 
 PREFIXES = ("tvm.script.tir.", "tvm.tir.", "T.", "tir.", "ty.")
 
@@ -56,6 +58,17 @@ def strip_prefix(dotted: str) -> Optional[str]:
         if dotted.startswith(p):
             return dotted[len(p):]
     return None
+
+
+def callee(node) -> Optional[str]:
+    """The intrinsic a call node calls (`T.axis.spatial(...)` -> `axis.spatial`; Python's
+    `range(...)` -> `range`), None when `node` is no call of a TVMScript name."""
+    if not isinstance(node, A.Call):
+        return None
+    d = A.dotted_name(node.func)
+    if d is None:
+        return None
+    return "range" if d == "range" else strip_prefix(d)
 
 
 def is_expr_intrinsic(name: str) -> bool:

@@ -5,7 +5,6 @@ builder.py turns that into the `tir` dialect; MLIR's verifier checks the result.
 is one TIRParseError at FILE:LINE:COL. The text is never executed.
 """
 import functools
-import re
 from importlib import resources
 
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -56,10 +55,6 @@ class _Indenter(PythonIndenter):
                                    Token("_DEDENT", "", line=line, column=indent + 1))
 
     def _process(self, stream):
-        for token in self._checked(stream):
-            yield token
-
-    def _checked(self, stream):
         token = None
         for token in stream:
             if token.type == self.NL_type:
@@ -153,9 +148,6 @@ def parse_ast(text: str, filename: str = "<string>"):
         raise _syntax_error(lark, e, source, filename) from None
 
 
-_DIAG_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
-
-
 def parse(text: str, filename: str = None) -> IRModule:
     """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
     filename = filename or "<string>"
@@ -179,11 +171,8 @@ def _verifier_error(e, filename):
     loc = None
     msg = str(e)
     if diags:
-        d = diags[0]
-        msg = d.message
-        m = _DIAG_LOC.search(str(d.location))
-        if m:
-            loc = SourceLoc(m["file"], int(m["line"]), int(m["col"]))
+        msg = diags[0].message
+        loc = SourceLoc.of(diags[0].location)
     return TIRParseError(f"invalid program (MLIR verifier): {msg}",
                          loc or SourceLoc(filename, 1, 1))
 

@@ -3,33 +3,13 @@
 MLIR keeps a sum as `lhs + rhs` with constants and `x * -1` on the right; TVM writes those
 as `a - 1` and `a - b`, which is what the printer must produce to re-parse to the same tree.
 `int_dtype` is the TensorIR dtype of the expression: its constants print as `T.int64(4)` when
-it is int64 (see `expr_dtype`).
+it is int64 (see `tir_mlir.index_dtypes.expr_dtype`).
 """
 from mlir import ir
 
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.literals import int_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
-
-
-def expr_dtype(e: ir.AffineExpr, dim_dtypes, default: str = "int32") -> str:
-    """int64 when e uses an int64 dim (TVM widens the constants to match); a constant
-    expression has the `default` dtype of where it stands (iter var, buffer dimension)."""
-    used = set()
-    stack = [e]
-    while stack:
-        x = stack.pop().maybe_downcast()
-        if isinstance(x, ir.AffineDimExpr):
-            used.add(dim_dtypes[x.position])
-        elif isinstance(x, ir.AffineBinaryExpr):
-            stack += [x.lhs, x.rhs]
-    if not used:
-        return default
-    return "int64" if "int64" in used else "int32"
-
-
-def const_of(e: ir.AffineExpr):
-    e = e.maybe_downcast()
-    return e.value if isinstance(e, ir.AffineConstantExpr) else None
 
 
 def _negated(e: ir.AffineExpr):
@@ -78,16 +58,7 @@ def _scale(t) -> int:
 def _sum_text(e, dim_names, sym_names, int_dtype):
     """A sum in TVM's canonical order: terms by descending scale (stable), the constant last,
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
-    terms, const = [], 0
-    stack = [e]
-    while stack:
-        t = stack.pop().maybe_downcast()
-        if isinstance(t, ir.AffineAddExpr):
-            stack += [t.rhs, t.lhs]
-        elif const_of(t) is not None:
-            const += const_of(t)
-        else:
-            terms.append(t)
+    terms, const = _terms(e)
     terms.sort(key=lambda t: -_scale(t))
     if const or not terms:
         terms.append(ir.AffineConstantExpr.get(const))
@@ -126,8 +97,8 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     return f"{lhs} < {affine_text(rhs, dim_names, (), int_dtype)[0]}"
 
 
-def _split_terms(expr):
-    """Positive terms, negated negative terms, constant of a flattened sum."""
+def _terms(expr):
+    """The non-constant terms of a sum, in order, and its constant."""
     terms, const = [], 0
     stack = [expr]
     while stack:
@@ -138,6 +109,12 @@ def _split_terms(expr):
             const += const_of(e)
         else:
             terms.append(e)
+    return terms, const
+
+
+def _split_terms(expr):
+    """Positive terms, negated negative terms, constant of a flattened sum."""
+    terms, const = _terms(expr)
     pos, neg = [], []
     for t in terms:
         n = _negated(t)

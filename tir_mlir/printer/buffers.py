@@ -3,13 +3,10 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import INDEX_DTYPE
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import INDEX_DTYPE, str_attr
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.index_dtypes import buffer_dim_dtypes
-
-
-def _str_attr(attrs, key, default=None):
-    return ir.StringAttr(attrs[key]).value if key in attrs else default
 
 
 @dataclass
@@ -23,20 +20,11 @@ class BufferInfo:
 
     @staticmethod
     def of(t: ir.MemRefType, attrs) -> "BufferInfo":
-        dtype = _str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
-        return BufferInfo(_str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
-                          _str_attr(attrs, "tir.scope", "global"), _str_attr(attrs, "tir.param"),
+        dtype = str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
+        return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
+                          str_attr(attrs, "tir.scope", "global"), str_attr(attrs, "tir.param"),
                           buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
                                             len(t.shape)))
-
-
-def arg_attrs(func_op) -> list:
-    """Per-argument attribute dictionaries of a func.func (empty dicts when absent)."""
-    n = len(func_op.regions[0].blocks[0].arguments)
-    if "arg_attrs" not in func_op.attributes:
-        return [{} for _ in range(n)]
-    return [{a.name: a.attr for a in ir.DictAttr(d)}
-            for d in ir.ArrayAttr(func_op.attributes["arg_attrs"])]
 
 
 def buffer_infos(func_op) -> dict:

@@ -1,11 +1,12 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
 from mlir import ir
 
-from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
-from tir_mlir.index_dtypes import wider
-from tir_mlir.printer.affine_text import affine_text, constraint_text, expr_dtype
-from tir_mlir.printer.buffers import arg_attrs, buffer_infos
+from tir_mlir.index_dtypes import expr_dtype, wider
+from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.literals import dict_text, int_text, shape_text
 from tir_mlir.printer.names import Namer
@@ -13,12 +14,8 @@ from tir_mlir.regions import block_regions
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")
-# Expression ops are printed inline where used; these are the ops that are statements.
+# Ops with nothing to print (expression ops print inline where they are used).
 SKIPPED = ("memref.dealloc", "scf.yield")
-
-
-def _str(attrs, key, default=None):
-    return ir.StringAttr(attrs[key]).value if key in attrs else default
 
 
 class FuncPrinter:
@@ -155,7 +152,7 @@ class FuncPrinter:
     def _let(self, op):
         v = op.results[0]
         text = self.ex.op_expr(op, v)[0]
-        name = self.namer.define(v, _str(op.attributes, "tir.let_name"))
+        name = self.namer.define(v, str_attr(op.attributes, "tir.let_name"))
         self.emit(f"{name}: T.{value_dtype(v, self.buffers)} = {text}")
 
     def _nested(self, ops):

@@ -63,36 +63,42 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
+    libs = [str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
+    if _uses_openmp(text):
+        libs.append(str(llvm_ir.LIBOMP))
+    register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
+    return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
+
+
+def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
+    """The ExecutionEngine of an llvm-dialect module whose asm is `text`, cached by a hash of
+    the text; `setup(engine)` prepares a new one."""
     key = hashlib.sha256(text.encode()).hexdigest()
     if key not in _ENGINES:
-        libs = [str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
-        if _uses_openmp(text):
-            libs.append(str(llvm_ir.LIBOMP))
         with get_context():
             try:
                 engine = ExecutionEngine(lowered, opt_level=3, shared_libs=libs)
             except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
                 raise BuildError(f"JIT compilation failed: {e}") from None
-            if sites:
-                engine.register_runtime(CALLBACK, _oob_callback)
+            if setup is not None:
+                setup(engine)
         _ENGINES[key] = engine
-    return Module(sigs, _JitBackend(_ENGINES[key], lowered), sites)
+    return _ENGINES[key]
+
+
+def packed_call(packed, descs):
+    """Call an engine's packed entry point: an array of pointers to the argument pointers."""
+    ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+    packed((ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]))
 
 
 class _JitBackend:
     def __init__(self, engine, lowered):
         self.engine, self.lowered = engine, lowered
-        self._funcs = {}
 
     def entry(self, name):
-        if name not in self._funcs:
-            self._funcs[name] = self.engine.lookup(name)
-        packed = self._funcs[name]
-
-        def call(descs):
-            ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
-            packed((ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]))
-        return call
+        packed = self.engine.lookup(name)
+        return lambda descs: packed_call(packed, descs)
 
 
 class _SharedLibBackend:
@@ -134,6 +140,8 @@ class Function:
 class Module:
     """Compiled functions by name (`lib["f"]`), like TVM's runtime.Module."""
 
+    function_class = Function
+
     def __init__(self, sigs, backend, sites=()):
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
         self._functions = {}
@@ -142,15 +150,11 @@ class Module:
         if name not in self.sigs:
             raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
         if name not in self._functions:
-            self._functions[name] = Function(self, name, self.sigs[name])
+            self._functions[name] = self.function_class(self, name, self.sigs[name])
         return self._functions[name]
 
     def __contains__(self, name):
         return name in self.sigs
-
-    @property
-    def entry_name(self):
-        return next(iter(self.sigs))
 
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
         """Like TVM's: returns f(*arrays) -> result with `.mean`, `.median`, `.results` (s)."""

@@ -15,10 +15,8 @@ allocated and copied with the same wrappers (ctypes), on device 0.
 """
 import ctypes
 import functools
-import hashlib
 
 import numpy as np
-from mlir.execution_engine import ExecutionEngine
 
 from tir_mlir.context import get_context
 from tir_mlir.dtypes import numpy_dtype
@@ -26,13 +24,12 @@ from tir_mlir.errors import BuildError, RuntimeCallError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.gpu_nvvm import ptx
 from tir_mlir.passes.lowering.pipeline import lower
-from tir_mlir.runtime.build import Module
-from tir_mlir.runtime.descriptor import descriptor_type
+from tir_mlir.runtime.build import Module, jit, packed_call
+from tir_mlir.runtime.descriptor import memref_descriptor
 from tir_mlir.runtime.signature import check_args, signatures
 
 CUDA_RUNTIME = llvm_ir.MLIR_LIB / "libmlir_cuda_runtime.so"
 DRIVER = "libcuda.so.1"
-_ENGINES = {}
 
 
 def driver_available() -> bool:
@@ -86,14 +83,8 @@ class DeviceArray:
         return self.copyto(np.empty(self.shape, self.dtype))
 
     def descriptor(self):
-        d = descriptor_type(len(self.shape))()
-        d.allocated = d.aligned = self.ptr
-        d.offset = 0
-        if self.shape:
-            d.sizes[:] = list(self.shape)
-            d.strides[:] = [int(np.prod(self.shape[k + 1:], dtype=np.int64))
-                            for k in range(len(self.shape))]
-        return d
+        strides = [int(np.prod(self.shape[k + 1:], dtype=np.int64)) for k in range(len(self.shape))]
+        return memref_descriptor(self.ptr, self.shape, strides)
 
     def __del__(self):
         if getattr(self, "ptr", None):
@@ -115,32 +106,22 @@ def build(mod, target="cuda", **_ignored) -> "CudaModule":
 
 
 class _CudaBackend:
-    """JIT-compiles the host module on first use, so building needs no GPU."""
+    """JIT-compiles the host module on the first call, so building needs no GPU."""
 
     def __init__(self, lowered):
         self.lowered = lowered
 
     def entry(self, name):
-        def call(descs):
-            packed = self._engine().lookup(name)
-            ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
-            packed((ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]))
-        return call
+        return lambda descs: packed_call(self.engine.lookup(name), descs)
 
-    def _engine(self):
+    @functools.cached_property
+    def engine(self):
         _runtime()
         with get_context():
             text = self.lowered.operation.get_asm(enable_debug_info=False)
-            key = hashlib.sha256(text.encode()).hexdigest()
-            if key not in _ENGINES:
-                libs = [str(CUDA_RUNTIME), str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
-                try:
-                    engine = ExecutionEngine(self.lowered, opt_level=3, shared_libs=libs)
-                except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
-                    raise BuildError(f"JIT compilation failed: {e}") from None
-                engine.initialize()  # global constructors load the kernels' PTX
-                _ENGINES[key] = engine
-        return _ENGINES[key]
+        libs = [str(CUDA_RUNTIME), str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
+        # initialize(): the global constructors load the kernels' PTX
+        return jit(self.lowered, text, libs, setup=lambda engine: engine.initialize())
 
 
 class CudaFunction:
@@ -178,17 +159,11 @@ class CudaFunction:
 class CudaModule(Module):
     """Compiled functions by name, run on the GPU; `get_source()` is the PTX."""
 
+    function_class = CudaFunction
+
     def __init__(self, sigs, lowered, ptx_text):
         super().__init__(sigs, _CudaBackend(lowered))
         self.ptx = ptx_text
-
-    def __getitem__(self, name) -> CudaFunction:
-        if name not in self.sigs:
-            raise RuntimeCallError(f"no function named {name!r}; "
-                                   f"the module has {sorted(self.sigs)}")
-        if name not in self._functions:
-            self._functions[name] = CudaFunction(self, name, self.sigs[name])
-        return self._functions[name]
 
     def get_source(self, fmt="ptx") -> str:
         return self.ptx

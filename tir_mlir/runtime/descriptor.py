@@ -15,11 +15,15 @@ def descriptor_type(rank: int):
 
 def descriptor(a):
     """Descriptor of a C-contiguous array; it must not outlive `a`."""
-    d = descriptor_type(a.ndim)()
-    ptr = a.ctypes.data
+    return memref_descriptor(a.ctypes.data, a.shape, [s // a.itemsize for s in a.strides])
+
+
+def memref_descriptor(ptr: int, shape, strides):
+    """Descriptor of the buffer at address `ptr` (strides in elements)."""
+    d = descriptor_type(len(shape))()
     d.allocated = d.aligned = ptr
     d.offset = 0
-    if a.ndim:
-        d.sizes[:] = list(a.shape)
-        d.strides[:] = [s // a.itemsize for s in a.strides]
+    if len(shape):
+        d.sizes[:] = list(shape)
+        d.strides[:] = list(strides)
     return d

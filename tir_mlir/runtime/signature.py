@@ -5,8 +5,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from mlir import ir
 
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import str_attr
 from tir_mlir.dtypes import dtype_of, numpy_dtype
 from tir_mlir.errors import RuntimeCallError
+from tir_mlir.passes.lowering.common import functions
 
 
 @dataclass(frozen=True)
@@ -22,26 +25,15 @@ class Param:
 def signatures(module: ir.Module) -> dict:
     """Function name -> [Param] for every function definition of a tir-level module."""
     out = {}
-    for op in module.body.operations:
-        op = op.operation
-        if op.name != "func.func" or not len(op.regions[0].blocks):
-            continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
+    for op in functions(module):
+        name = str_attr(op.attributes, "sym_name")
         ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-        arg_attrs = (list(ir.ArrayAttr(op.attributes["arg_attrs"]))
-                     if "arg_attrs" in op.attributes else [None] * len(ftype.inputs))
         params = []
-        for pos, (t, d) in enumerate(zip(ftype.inputs, arg_attrs)):
+        for pos, (t, d) in enumerate(zip(ftype.inputs, arg_attrs(op))):
             if not isinstance(t, ir.MemRefType):
                 raise RuntimeCallError(f"function {name!r}: parameter {pos} is not a buffer ({t})")
-            d = ir.DictAttr(d) if d is not None else None
-            pname = ir.StringAttr(d["tir.name"]).value if d is not None and "tir.name" in d \
-                else f"arg{pos}"
-            if d is not None and "tir.dtype" in d:
-                dtype = ir.StringAttr(d["tir.dtype"]).value
-            else:
-                dtype = dtype_of(t.element_type)
-            params.append(Param(pname, tuple(t.shape), dtype))
+            dtype = str_attr(d, "tir.dtype") or dtype_of(t.element_type)
+            params.append(Param(str_attr(d, "tir.name", f"arg{pos}"), tuple(t.shape), dtype))
         out[name] = params
     return out
 
