@@ -33,6 +33,7 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
+from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
 
@@ -275,14 +276,6 @@ def _literal(v, globals_) -> str:
     return f"({v!r})" if repr(v).startswith("-") else repr(v)
 
 
-def _walk(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield child.operation
-                yield from _walk(child.operation)
-
-
 # --- translation --------------------------------------------------------------------------------
 class _Translator:
     """Writes Python source for one function: each SSA value gets a Python local (or, for
@@ -468,7 +461,7 @@ class _Translator:
 
     def separate_function(self, op):
         """Emit loop `op` as a function of the variables it uses, and call it."""
-        free = sorted({self.names[v] for o in [op, *_walk(op)] for v in o.operands
+        free = sorted({self.names[v] for o in [op, *walk(op)] for v in o.operands
                        if v in self.names and self.names[v] in self.variables})
         fname = f"_nest_{len(self.variables)}"
         self.body(fname, free, lambda: self._affine_for(op, [], None))

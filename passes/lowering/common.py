@@ -1,6 +1,6 @@
 """Helpers shared by the lowering stages: walking and moving IR, source locations, upstream
 pass pipelines, affine -> arith."""
-from typing import Iterator, Optional
+from typing import Optional
 
 from mlir import ir
 from mlir.dialects import arith
@@ -8,6 +8,7 @@ from mlir.passmanager import PassManager
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
+from tir_mlir.ir_walk import ancestors, walk  # noqa: F401  (re-exported for the stages)
 
 
 def source_loc(op) -> Optional[SourceLoc]:
@@ -17,25 +18,6 @@ def source_loc(op) -> Optional[SourceLoc]:
 
 def build_error(op, message: str) -> BuildError:
     return BuildError(f"{message} (op '{op.name}')", source_loc(op))
-
-
-def walk(op) -> Iterator[ir.Operation]:
-    """Nested operations of `op` in pre-order (not `op` itself); the list is taken eagerly per
-    block, so callers may rewrite the ops already yielded."""
-    for region in op.regions:
-        for block in region.blocks:
-            for child in list(block.operations):
-                child = child.operation
-                yield child
-                yield from walk(child)
-
-
-def ancestors(op) -> Iterator[ir.Operation]:
-    """The ops enclosing `op` inside its function, innermost first."""
-    p = op.parent
-    while p is not None and p.name != "func.func":
-        yield p
-        p = p.parent
 
 
 def iv_range(loop_op) -> tuple:

@@ -4,29 +4,16 @@ and the one routine that rewrites the bindings of a block after its dims change.
 Every function takes and returns `mlir.ir.Operation`s (use `dialect.ops.Block/Loop` views to
 read them); none of them mutates the IR except `rebind_block`.
 """
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
+from tir_mlir.ir_walk import func_of, walk  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.passes.schedule import index
 
 SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
-
-
-def op_of(x) -> ir.Operation:
-    return x.operation if hasattr(x, "operation") else x
-
-
-def walk(op: ir.Operation) -> Iterator[ir.Operation]:
-    """All operations nested in `op` (not `op` itself), in pre-order."""
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                child = op_of(child)
-                yield child
-                yield from walk(child)
 
 
 def is_loop(op) -> bool:
@@ -35,12 +22,6 @@ def is_loop(op) -> bool:
 
 def is_block(op) -> bool:
     return op.name == Block.OP_NAME
-
-
-def func_of(op: ir.Operation) -> ir.Operation:
-    while op.name != "func.func":
-        op = op.parent
-    return op
 
 
 def parent_op(op: ir.Operation) -> Optional[ir.Operation]:

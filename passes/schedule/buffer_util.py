@@ -13,7 +13,10 @@ from typing import Callable, List, Optional
 from mlir import ir
 from mlir.dialects import arith
 
+from tir_mlir import ir_walk
+from tir_mlir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
 from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
+from tir_mlir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
 
@@ -26,13 +29,6 @@ class NotAffine(Exception):
 
 
 # --- buffers ----------------------------------------------------------------------------------
-def func_of(op) -> ir.Operation:
-    op = op.operation if hasattr(op, "operation") else op
-    while op.name != "func.func":
-        op = op.parent
-    return op
-
-
 def is_func_arg(value: ir.Value) -> bool:
     return isinstance(value.owner, ir.Block)
 
@@ -55,15 +51,7 @@ def buffer_scope(value: ir.Value) -> str:
 
 def walk(op, pred: Callable = lambda o: True) -> list:
     """Ops nested in `op` (pre-order, `op` itself excluded) satisfying pred."""
-    out = []
-    root = op.operation if hasattr(op, "operation") else op
-
-    def visit(o):
-        if o != root and pred(o):
-            out.append(o)
-        return ir.WalkResult.ADVANCE
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return out
+    return [o for o in ir_walk.walk(op) if pred(o)]
 
 
 def accesses(op) -> list:
@@ -180,10 +168,10 @@ def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
             name == "tir.call" and ir.StringAttr(o.attributes["callee"]).value == "floormod"):
         a, b = to_affine(ops[0], leaves), to_affine(ops[1], leaves)
         if name == "arith.muli":
-            if not (_is_const(a) or _is_const(b)):
+            if const_of(a) is None and const_of(b) is None:
                 raise NotAffine("product of two variables")
             return a * b
-        if not _is_const(b) or const_value(b) <= 0:
+        if const_of(b) is None or const_of(b) <= 0:
             raise NotAffine("division by a non-constant")
         return (ir.AffineExpr.get_floor_div(a, b) if name == "arith.floordivsi"
                 else ir.AffineExpr.get_mod(a, b))
@@ -192,14 +180,6 @@ def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
         subs = [to_affine(v, leaves) for v in ops]
         return substitute(m.results[0], subs)
     raise NotAffine(f"unsupported index op {name}")
-
-
-def _is_const(e: ir.AffineExpr) -> bool:
-    return isinstance(e.maybe_downcast(), ir.AffineConstantExpr)
-
-
-def const_value(e: ir.AffineExpr) -> int:
-    return ir.AffineConstantExpr(e).value
 
 
 def substitute(expr: ir.AffineExpr, subs: list) -> ir.AffineExpr:
@@ -235,8 +215,8 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
         if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:
             return arith.SubIOp(emit_index(lhs, leaves),
                                 emit_index(ir.AffineExpr.get_constant(-rhs.value), leaves)).result
-        if isinstance(rhs, ir.AffineMulExpr) and _is_const(rhs.rhs) and const_value(rhs.rhs) < 0:
-            pos = rhs.lhs * (-const_value(rhs.rhs))
+        if isinstance(rhs, ir.AffineMulExpr) and (const_of(rhs.rhs) or 0) < 0:
+            pos = rhs.lhs * (-const_of(rhs.rhs))
             return arith.SubIOp(emit_index(lhs, leaves), emit_index(pos, leaves)).result
         return arith.AddIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
     if isinstance(e, ir.AffineMulExpr):
@@ -287,16 +267,6 @@ def block_binding_exprs(block: Block, leaves: list) -> list:
 def i64_array(values) -> ir.ArrayAttr:
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v)) for v in values])
-
-
-def dims_of(expr: ir.AffineExpr) -> set:
-    """Positions of the dims an AffineExpr mentions."""
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineDimExpr):
-        return {e.position}
-    if isinstance(e, ir.AffineBinaryExpr):
-        return dims_of(e.lhs) | dims_of(e.rhs)
-    return set()
 
 
 def erase_region_block(block: ir.Block):

@@ -10,6 +10,7 @@ from typing import Callable, List
 
 from mlir import ir
 
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.errors import ScheduleError
 
 
@@ -22,10 +23,10 @@ def _e(x) -> ir.AffineExpr:
 
 
 def _const(x) -> int:
-    e = _e(x).maybe_downcast()
-    if not isinstance(e, ir.AffineConstantExpr) or e.value <= 0:
+    c = const_of(_e(x))
+    if c is None or c <= 0:
         raise ScheduleError("// and % need a positive constant divisor")
-    return e.value
+    return c
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""Walking MLIR operations: the traversals shared by the schedule primitives, the interpreter
+and the lowering stages (kept here so that none of them depends on another)."""
+from typing import Iterator
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import _op
+
+
+def walk(op) -> Iterator[ir.Operation]:
+    """Nested operations of `op` in pre-order (not `op` itself); the list is taken eagerly per
+    block, so callers may rewrite the ops already yielded."""
+    for region in _op(op).regions:
+        for block in region.blocks:
+            for child in list(block.operations):
+                child = child.operation
+                yield child
+                yield from walk(child)
+
+
+def ancestors(op) -> Iterator[ir.Operation]:
+    """The ops enclosing `op` inside its function, innermost first."""
+    p = op.parent
+    while p is not None and p.name != "func.func":
+        yield p
+        p = p.parent
+
+
+def func_of(op) -> ir.Operation:
+    """The func.func enclosing `op` (or `op` itself when it is one)."""
+    op = _op(op)
+    while op.name != "func.func":
+        op = op.parent
+    return op
