@@ -2,18 +2,9 @@
 (reverse_compute_inline of a buffer with another reader, storage_align offset == factor,
 rfactor of an unused loop): numerics against the unscheduled program, exact messages."""
 from schedule_check import check_all, check_error, parse
+from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule
 
-MM = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
 TWO_READERS = '''
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):

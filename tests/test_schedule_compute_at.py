@@ -3,6 +3,7 @@
 each illegal case (message + module unchanged)."""
 
 from schedule_check import check_all, check_error, parse
+from shared_programs import CONV2D_PAD_C4_6X6 as CONV
 from tir_mlir import Schedule
 
 EW = '''
@@ -36,22 +37,6 @@ def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 16), "float32")):
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = T.exp(C[vi, vj])
-'''
-
-CONV = '''
-@T.prim_func
-def main(A: T.Buffer((1, 4, 6, 6), "float32"), W: T.Buffer((8, 4, 3, 3), "float32"), B: T.Buffer((1, 8, 6, 6), "float32")):
-    Apad = T.alloc_buffer((1, 4, 8, 8))
-    for n, c, h, w in T.grid(1, 4, 8, 8):
-        with T.block("Apad"):
-            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
-            Apad[vn, vc, vh, vw] = T.if_then_else(1 <= vh and vh < 7 and 1 <= vw and vw < 7, A[vn, vc, vh - 1, vw - 1], T.float32(0))
-    for n, f, y, x, rc, ry, rx in T.grid(1, 8, 6, 6, 4, 3, 3):
-        with T.block("B"):
-            vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-            with T.init():
-                B[vn, vf, vy, vx] = T.float32(0)
-            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Apad[vn, vrc, vy + vry, vx + vrx] * W[vf, vrc, vry, vrx]
 '''
 
 MM_BIAS_RELU = '''

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from schedule_check import random_args, run
+from shared_programs import CONV2D_C2_6X6 as CONV
 from tir_mlir import Schedule, ScheduleError, parse
 
 MATMUL = '''
@@ -17,16 +18,6 @@ def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 8), "float32"), C: T.
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-CONV = '''
-@T.prim_func
-def main(A: T.Buffer((1, 2, 6, 6), "float32"), W: T.Buffer((4, 2, 3, 3), "float32"), B: T.Buffer((1, 4, 4, 4), "float32")):
-    for n, f, y, x, rc, ry, rx in T.grid(1, 4, 4, 4, 2, 3, 3):
-        with T.block("conv"):
-            vn, vf, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-            with T.init():
-                B[vn, vf, vy, vx] = T.float32(0)
-            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
 '''
 SOFTMAX = '''
 @T.prim_func

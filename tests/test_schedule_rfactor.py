@@ -3,20 +3,11 @@ TVM differential, errors; and a GPU-style reduction schedule on matmul, conv2d a
 from pathlib import Path
 
 from schedule_check import check_all as check_sched, check_error, parse
+from shared_programs import MATMUL_16 as MM
 from test_schedule_cache import check as check_all
 from tir_mlir import Schedule
 
 PROGRAMS = Path(__file__).parent / "data" / "programs"
-MM = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
 ROWMAX = '''
 @T.prim_func
 def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):

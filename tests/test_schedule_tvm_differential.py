@@ -8,32 +8,9 @@ pytest.importorskip("tvm")
 from schedule_differential import assert_agrees  # noqa: E402
 from schedule_random import (KINDS, PROGRAM_NAMES, program,  # noqa: E402
                              random_schedule)
+from shared_programs import (CONV2D_PAD_C4_6X6 as CONV_PAD, MATMUL_16 as MATMUL,  # noqa: E402
+                             MM_RELU_16 as MM_RELU)
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-MM_RELU = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16))
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
 CHAIN = '''
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
@@ -51,21 +28,6 @@ def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = T.max(C[vi, vj], T.float32(0))
-'''
-CONV_PAD = '''
-@T.prim_func
-def main(A: T.Buffer((1, 4, 6, 6), "float32"), W: T.Buffer((8, 4, 3, 3), "float32"), B: T.Buffer((1, 8, 6, 6), "float32")):
-    Apad = T.alloc_buffer((1, 4, 8, 8))
-    for n, c, h, w in T.grid(1, 4, 8, 8):
-        with T.block("Apad"):
-            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
-            Apad[vn, vc, vh, vw] = T.if_then_else(1 <= vh and vh < 7 and 1 <= vw and vw < 7, A[vn, vc, vh - 1, vw - 1], T.float32(0))
-    for n, f, y, x, rc, ry, rx in T.grid(1, 8, 6, 6, 4, 3, 3):
-        with T.block("B"):
-            vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-            with T.init():
-                B[vn, vf, vy, vx] = T.float32(0)
-            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Apad[vn, vrc, vy + vry, vx + vrx] * W[vf, vrc, vry, vrx]
 '''
 CONV_S2 = '''
 @T.prim_func
