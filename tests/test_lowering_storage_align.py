@@ -62,6 +62,7 @@ def test_already_aligned_layout_is_left_alone():
     ((16, 16), {1: (16, 3)}, [48, 3]),
     ((16, 16), {0: (8, 0)}, [16, 1]),
     ((4, 3, 5), {0: (16, 3), 1: (8, 1)}, [35, 9, 1]),
+    ((16, 16), {0: (16, 17)}, [17, 1]),     # offset >= factor pads like offset % factor
 ])
 def test_strides_follow_tvm(shape, aligns, want):
     """Values printed by TVM 0.21's CompactBufferAllocation for these requests."""

@@ -1,6 +1,7 @@
-"""blockize of a block with a T.where, and rejections kept on purpose where TVM 0.21 accepts
-(reverse_compute_inline of a buffer with another reader, storage_align offset == factor,
-rfactor of an unused loop): numerics against the unscheduled program, exact messages."""
+"""blockize of a block with a T.where, storage_align with offset == factor (like TVM), and
+rejections kept on purpose where TVM 0.21 accepts (reverse_compute_inline of a buffer with
+another reader, rfactor of an unused loop): numerics against the unscheduled program, exact
+messages."""
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule
@@ -67,11 +68,10 @@ def test_reverse_compute_inline_other_reader_rejected():
                 "reverse_compute_inline: block 'C': buffer 'B' is also read by block 'D'")
 
 
-def test_storage_align_offset_equal_factor_rejected():
-    sch = Schedule(parse(TWO_READERS))
-    b = sch.get_block("B")
-    check_error(sch, lambda s: s.storage_align(b, 0, 0, 4, 4),
-                r"got factor=4, offset=4 \(TVM accepts offset >= factor")
+def test_storage_align_offset_equal_factor_pads_like_offset_zero():
+    """TVM accepts offset == factor; its padding makes it the same as offset 0."""
+    sch = check_all(TWO_READERS, lambda s: s.storage_align(s.get_block("B"), 0, 0, 4, 4), "main")
+    assert '"buffer_dim_align": [[0, 0, 4, 4]]' in sch.mod.script()
 
 
 def test_rfactor_unused_loop_rejected():

@@ -60,7 +60,7 @@ def test_errors():
     sch = Schedule(parse(MM_RELU))
     y = sch.get_block("Y")
     check_error(sch, lambda s: s.storage_align(y, 0, 2, 16, 1), "axis 2 is out of range")
-    check_error(sch, lambda s: s.storage_align(y, 0, 0, 16, 16), "0 <= offset < factor")
+    check_error(sch, lambda s: s.storage_align(y, 0, 0, 16, -1), "offset >= 0")
     check_error(sch, lambda s: s.transform_layout(y, "Y", lambda i, j: (i, j // 2)),
                 r"sends shape \(16, 16\) to \(16, 8\), which is not a bijection")
     check_error(sch, lambda s: s.transform_layout(y, "Q", lambda i, j: (j, i)),

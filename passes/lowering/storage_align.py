@@ -64,10 +64,10 @@ def _requests(block: Block):
             raise build_error(block.op, f"{KEY}: buffer {name!r} is a function parameter, "
                                         f"not an allocation; its layout belongs to the caller")
         rank = len(ir.MemRefType(buf.type).shape)
-        if not 0 <= axis < rank or factor <= 0 or not 0 <= offset < factor:
+        if not 0 <= axis < rank or factor <= 0 or offset < 0:
             raise build_error(block.op, f"{KEY}: bad request {entry} for buffer {name!r} of "
                                         f"rank {rank} (need 0 <= axis < rank, factor > 0, "
-                                        f"0 <= offset < factor)")
+                                        f"offset >= 0)")
         yield buf, axis, factor, offset
 
 

@@ -12,10 +12,9 @@ replaces the old one). The lowering honours it (passes/lowering/storage_align.py
 is allocated with TVM's padded strides, e.g. A_shared (16, 16) above becomes
 `memref<16x16xf32, strided<[17, 1]>>`, a view of 17 * 16 elements.
 Legality: buffer_index in range of the block's writes; the buffer is an allocation (a
-parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; 0 <= offset < factor.
-Differs from TVM 0.21, which accepts any offset (its padding `(factor + offset - stride %
-factor) % factor` makes offset == factor the same as 0): our lowering validates the recorded
-annotation against 0 <= offset < factor, so such a request is rejected here, at schedule time.
+parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; offset >= 0 (as in
+TVM, an offset >= factor pads like offset % factor: the padding is
+`(factor + offset - stride % factor) % factor`).
 """
 from mlir import ir
 
@@ -38,10 +37,9 @@ def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offse
     if not 0 <= axis < rank:
         raise ScheduleError(f"storage_align: axis {axis} is out of range for buffer {name!r} "
                             f"of rank {rank}")
-    if factor <= 0 or not 0 <= offset < factor:
-        raise ScheduleError(f"storage_align: need factor > 0 and 0 <= offset < factor, got "
-                            f"factor={factor}, offset={offset} (TVM accepts offset >= factor, "
-                            f"the same padding as offset % factor: use that)")
+    if factor <= 0 or offset < 0:
+        raise ScheduleError(f"storage_align: need factor > 0 and offset >= 0, got "
+                            f"factor={factor}, offset={offset}")
     anns = block.annotations
     old = []
     if KEY in anns:
