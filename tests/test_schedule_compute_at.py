@@ -4,7 +4,10 @@ each illegal case (message + module unchanged)."""
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import CONV2D_PAD_C4_6X6 as CONV
+import tir_mlir
 from tir_mlir import Schedule
+
+PROGRAMS = __import__("pathlib").Path(__file__).parent / "data" / "programs"
 
 EW = '''
 @T.prim_func
@@ -273,3 +276,14 @@ def test_error_compute_root_between_producer_and_consumer():
     check_error(sch, lambda s: s.compute_root(blk["C"]),
                 r"compute_root: block 'C': no position in the loop body is after all the "
                 r"block's producers and before all its consumers")
+
+
+def test_reverse_compute_at_cannot_move_a_block_past_its_consumers():
+    """Found by the schedule fuzzer: softmax's `maxelem` has no producer, so reverse_compute_at
+    recomputes it under the loop; under `norm`'s loop it would run after its consumer `exp`."""
+    mod = tir_mlir.load(str(PROGRAMS / "softmax.tir"))
+    sch = Schedule(mod)
+    i, _ = sch.get_loops(sch.get_block("norm"))
+    maxelem = sch.get_block("maxelem")
+    check_error(sch, lambda s: s.reverse_compute_at(maxelem, i),
+                r"the block's consumer\(s\) 'exp' would run before it")

@@ -34,7 +34,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk,
                                                enclosing_loops, func_of, is_ancestor, op_of,
                                                set_operands)
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
@@ -106,6 +106,19 @@ def check_single_writer(block_op, func, who: str):
                                 f"(block {Block(other).name!r} writes them too)")
 
 
+def _check_order(loop_op, producers, consumers, who: str):
+    """Outside the loop, every producer must run before it and every consumer after it (a
+    reverse_compute_at block without producers must not move past its consumers)."""
+    order = list(walk(func_of(loop_op)))
+    at = order.index(loop_op)
+    late = [p for p in producers if not is_ancestor(loop_op, p) and order.index(p) > at]
+    early = [c for c in consumers if not is_ancestor(loop_op, c) and order.index(c) < at]
+    if late or early:
+        what = (f"producer(s) {_names(late)} would run after it" if late else
+                f"consumer(s) {_names(early)} would run before it")
+        raise ScheduleError(f"{who}: the block's {what}")
+
+
 def _contains(stmt: ir.Operation, blocks) -> bool:
     return stmt in blocks or any(b in blocks for b in blocks_under(stmt))
 
@@ -148,6 +161,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if outside:
         raise ScheduleError(f"{who}: not all {role}s of the block are under the loop "
                             f"({_names(outside)} {'is' if len(outside) == 1 else 'are'} not)")
+    _check_order(loop_op, producers, consumers, who)
 
     outer = enclosing_loops(loop_op) + [loop_op]
     space = LoopSpace(outer)
