@@ -1,14 +1,15 @@
 """Stages past the llvm dialect, done by the shipped LLVM tools: `mlir-translate` to LLVM IR, then
 `opt -O3` (the loop vectorizer and unroller read the loop annotations) and `llc` to asm/object."""
 import subprocess
-import sysconfig
 from pathlib import Path
 
 from mlir import ir
 
 from tir_mlir.errors import BuildError
 
-_SITE = Path(sysconfig.get_paths()["purelib"])
+# The site-packages that holds the `mlir` wheel (also where the LLVM tools and libomp wheels sit).
+# (`mlir` is a namespace package: anchor on a module file, not on `mlir.__path__`.)
+_SITE = Path(ir.__file__).resolve().parent.parent
 MLIR_BIN = _SITE / "mlir" / "bin"
 LLVM_BIN = _SITE / "llvm" / "bin"
 MLIR_LIB = _SITE / "mlir" / "lib"
