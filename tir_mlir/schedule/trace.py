@@ -16,12 +16,15 @@ handle names to the handles it returns: a primitive needs no replay code of its 
 """
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
+from tir_mlir.errors import TraceError
 from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
+_RV_NAME = re.compile(r"[a-z]+[0-9]+")
 
 
 @dataclass
@@ -73,6 +76,26 @@ def _signature(name: str) -> inspect.Signature:
     return inspect.signature(getattr(Schedule, name))
 
 
+def primitive_names() -> frozenset:
+    """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
+    data: replay must never reach any other attribute)."""
+    from tir_mlir.schedule.schedule import Schedule
+    return frozenset(n for n in dir(Schedule)
+                     if getattr(getattr(Schedule, n, None), "is_primitive", False))
+
+
+def _check_call(name, args) -> inspect.Signature:
+    """The signature of primitive `name` after checking that `args` fits it."""
+    if not isinstance(name, str) or name not in primitive_names():
+        raise TraceError(f"unknown schedule primitive {name!r} in the trace")
+    sig = _signature(name)
+    params = sig.parameters
+    unknown = [k for k in args if k not in params or k == "self"]
+    if unknown:
+        raise TraceError(f"{name}: unknown argument {unknown[0]!r} in the trace")
+    return sig
+
+
 def _py(v) -> str:
     """A value in Python syntax, strings double-quoted like TVM."""
     if isinstance(v, _RV):
@@ -113,11 +136,13 @@ class Trace:
         `remove_postproc` (TVM's parameter) changes nothing."""
         env: Dict[str, _RV] = {}
         for inst in self.insts:
+            params = _check_call(inst.name, inst.args).parameters
             args = {k: _subst(v, env) for k, v in inst.args.items()}
-            params = _signature(inst.name).parameters
             pos, kws = [], {}
             for key, val in args.items():
                 if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+                    if not isinstance(val, list):
+                        raise TraceError(f"{inst.name}: {key} must be a list")
                     pos = list(val)
                 else:
                     kws[key] = val
@@ -141,27 +166,50 @@ class Trace:
 
     @staticmethod
     def from_json(obj: Union[dict, str]) -> "Trace":
-        if isinstance(obj, str):
-            obj = json.loads(obj)
+        """The trace of `as_json()` output; TraceError (with the instruction's index) if the
+        JSON is malformed or names anything but a known primitive and its parameters."""
+        if isinstance(obj, (str, bytes)):
+            try:
+                obj = json.loads(obj)
+            except (ValueError, RecursionError) as e:
+                raise TraceError(f"the trace is not valid JSON: {e}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
+            raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '
+                             '(as written by Trace.as_json / tir-mlir schedule --trace)')
         handles: Dict[str, _RV] = {}
 
         def rv(name):
+            if not isinstance(name, str) or not _RV_NAME.fullmatch(name):
+                raise TraceError(f"bad handle name {name!r} (expected b<N>, l<N>, ...)")
             if name not in handles:
                 handles[name] = (BlockRV if name.startswith("b") else LoopRV)(-1, name)
             return handles[name]
         insts = []
-        for d in obj["insts"]:
-            args = {k: _dec(v, rv) for k, v in d["args"].items()}
-            out = d["outputs"]
-            out = [rv(n) for n in out] if isinstance(out, list) else (None if out is None else rv(out))
+        for k, d in enumerate(obj["insts"]):
+            try:
+                if not isinstance(d, dict) or not isinstance(d.get("args"), dict):
+                    raise TraceError('an instruction is {"name", "args": {...}, "outputs"}')
+                _check_call(d.get("name"), d["args"])
+                args = {a: _dec(v, rv) for a, v in d["args"].items()}
+                out = d.get("outputs")
+                out = ([rv(n) for n in out] if isinstance(out, list)
+                       else None if out is None else rv(out))
+            except TraceError as e:
+                raise TraceError(f"instruction {k}: {e.message}") from None
+            except RecursionError:
+                raise TraceError(f"instruction {k}: nested too deeply") from None
             insts.append(Instruction(d["name"], args, out))
-        return Trace(insts, {int(k): v for k, v in obj.get("decisions", {}).items()})
+        decisions = obj.get("decisions", {})
+        if not isinstance(decisions, dict) or not all(
+                isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions):
+            raise TraceError("decisions must map instruction indices to values")
+        return Trace(insts, {int(k): v for k, v in decisions.items()})
 
 
 def _subst(v, env):
     if isinstance(v, _RV):
         if v.name not in env:
-            raise KeyError(f"trace uses {v.name} before it is defined")
+            raise TraceError(f"trace uses {v.name} before it is defined")
         return env[v.name]
     if isinstance(v, (list, tuple)):
         return [_subst(x, env) for x in v]
@@ -182,7 +230,12 @@ def _enc(v):
 
 def _dec(v, rv):
     if isinstance(v, dict):
-        return rv(v["rv"]) if "rv" in v else {k: _dec(x, rv) for k, x in v["dict"].items()}
+        if set(v) == {"rv"}:
+            return rv(v["rv"])
+        if set(v) == {"dict"} and isinstance(v["dict"], dict):
+            return {k: _dec(x, rv) for k, x in v["dict"].items()}
+        raise TraceError(f"bad argument {json.dumps(v)[:80]} (expected {{\"rv\": name}} or "
+                         f"{{\"dict\": {{...}}}})")
     if isinstance(v, list):
         return [_dec(x, rv) for x in v]
     return v
