@@ -53,7 +53,7 @@ class Instruction:
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
             else:
-                kws.append(f"{key}={_py(val)}")
+                kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
         if isinstance(self.outputs, list):
             if not self.outputs:
@@ -69,6 +69,8 @@ class Instruction:
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (transform_layout's index_map).
 _LAMBDAS = ("index_map",)
+# Arguments TVM's trace names unlike the Python parameter.
+_PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
 
 
 def _signature(name: str) -> inspect.Signature:
@@ -125,6 +127,15 @@ class Trace:
     def append(self, inst: Instruction):
         self.insts.append(inst)
 
+    def show(self, style=None, black_format=False) -> None:
+        """Print the trace, syntax-highlighted on a terminal (tir_mlir/show.py)."""
+        from tir_mlir.show import show_text
+        show_text(str(self), style)
+
+    def _repr_html_(self) -> str:
+        from tir_mlir.show import html_text
+        return html_text(str(self))
+
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
         lines += ["  " + i.python() for i in self.insts] or ["  pass"]
@@ -132,10 +143,12 @@ class Trace:
 
     # --- replay ------------------------------------------------------------------------------
     def apply_to_schedule(self, sch, remove_postproc: bool = True) -> None:
-        """Replay every instruction on `sch`. There are no postprocessing instructions yet, so
-        `remove_postproc` (TVM's parameter) changes nothing."""
+        """Replay every instruction on `sch`; `remove_postproc` stops at `enter_postproc` (the
+        postprocessors' instructions that follow it are left out, as in TVM)."""
         env: Dict[str, _RV] = {}
         for inst in self.insts:
+            if remove_postproc and inst.name == "enter_postproc":
+                break
             params = _check_call(inst.name, inst.args).parameters
             args = {k: _subst(v, env) for k, v in inst.args.items()}
             pos, kws = [], {}
