@@ -9,6 +9,9 @@ It
   * runs the method inside the tir MLIR context (and an unknown default location);
   * verifies the module after the outermost primitive (malformed IR -> restore + error).
 Primitives may call other primitives: only the outermost one is a transaction and recorded.
+In trusted replay (`sch._trusted`, set by `Trace.apply_to_schedule(..., trusted=True)`) the
+snapshot and the verification are skipped: a search replays traces it made itself and drops
+the whole schedule on any error, so the per-step transaction buys nothing there.
 Replay needs nothing per primitive: `Trace.apply_to_schedule` calls the method by name.
 """
 import functools
@@ -36,7 +39,7 @@ def primitive(fn=None, *, macro: bool = False):
         bound.apply_defaults()
         record = not self._recording and not macro
         inst = Instruction(fn.__name__, {k: v for k, v in bound.arguments.items() if k != "self"})
-        outermost = self._depth == 0
+        outermost = self._depth == 0 and not self._trusted
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))

@@ -4,6 +4,7 @@ Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive
 snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
 Groups of primitives written elsewhere are mixin classes (block motion, buffer primitives).
 """
+import random
 from typing import List, Optional, Sequence, Union
 
 from mlir import ir
@@ -18,22 +19,24 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
+from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives):
+class Schedule(BlockMotion, BufferPrimitives, Sampling):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
-    primitives applied so far. `seed` is kept for sampling primitives."""
+    primitives applied so far. `seed` seeds the sampling instructions (None or -1: random)."""
 
     def __init__(self, mod: IRModule, seed: Optional[int] = None):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
-        self.seed = seed
+        self._init_random(seed)
+        self._trusted = False        # trusted replay: no per-step snapshot / verification
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
         self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
@@ -54,12 +57,15 @@ class Schedule(BlockMotion, BufferPrimitives):
         return self._trace
 
     def copy(self) -> "Schedule":
-        """An independent schedule with the same module, trace and handles."""
+        """An independent schedule with the same module, trace and handles; its random state
+        is forked from this one's."""
         new = Schedule.__new__(Schedule)
         new.__dict__.update(self.__dict__)
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
+        new._values = dict(self._values)
+        new._rng = random.Random(self.fork_seed())
         return new
 
     # --- handles (for primitive implementations) ----------------------------------------------
@@ -112,8 +118,10 @@ class Schedule(BlockMotion, BufferPrimitives):
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")
 
-    def get(self, rv: BlockOrLoop) -> Union[Block, Loop]:
-        """A view of the block / loop a handle stands for."""
+    def get(self, rv: Union[BlockOrLoop, ExprRV]) -> Union[Block, Loop, int]:
+        """A view of the block / loop a handle stands for; the value of a sampled ExprRV."""
+        if isinstance(rv, ExprRV):
+            return self._int(rv)
         op = self._resolve(rv)
         return Block(op) if analysis.is_block(op) else Loop(op)
 
@@ -187,7 +195,7 @@ class Schedule(BlockMotion, BufferPrimitives):
         """Split a loop into len(factors) nested loops (one factor may be None: inferred).
         `names` (tir_mlir only) names the new loops; default `{name}_0`, `{name}_1`, ..."""
         op = self._resolve(loop, LoopRV)
-        new = _split.split(op, list(factors), preserve_unit_iters=preserve_unit_iters,
+        new = _split.split(op, [self._int(f) for f in factors], preserve_unit_iters=preserve_unit_iters,
                            disable_predication=disable_predication, names=names)
         self._consume(loop, "split")
         return [self._handle(n, LoopRV) for n in new]
@@ -230,7 +238,7 @@ class Schedule(BlockMotion, BufferPrimitives):
 
     @primitive
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
-        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, ann_val)
+        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, self._int(ann_val))
 
     @primitive
     def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:
