@@ -46,7 +46,7 @@ class Sampling:
             return self._values[v.sid]
         return v
 
-    @primitive
+    @primitive(readonly=True)
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Optional[List[int]] = None) -> List[ExprRV]:
         """n factors whose product is the loop's extent, innermost <= max_innermost_factor."""
@@ -57,7 +57,7 @@ class Sampling:
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 
-    @primitive
+    @primitive(readonly=True)
     def sample_partitioned_tile(self, loop: LoopRV, n: int, partition_pos: int = 0,
                                 innerpart_factor: int = 1,
                                 decision: Optional[List[int]] = None) -> List[ExprRV]:
@@ -71,7 +71,7 @@ class Sampling:
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 
-    @primitive
+    @primitive(readonly=True)
     def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
                            decision: Optional[int] = None) -> ExprRV:
         """One of `candidates`, drawn with probabilities `probs`; the decision is its index."""
@@ -83,7 +83,7 @@ class Sampling:
                    decision=decision)
         return self._value(candidates[decision])
 
-    @primitive
+    @primitive(readonly=True)
     def sample_compute_location(self, block: BlockRV,
                                 decision: Optional[int] = None) -> LoopRV:
         """A loop to compute_at the block under (uniformly among the loops enclosing all its
@@ -101,6 +101,6 @@ class Sampling:
             return LoopRV(INLINE_SID)
         return self._handle(locs[decision], LoopRV)
 
-    @primitive
+    @primitive(readonly=True)
     def enter_postproc(self) -> None:
         """Marks where postprocessing starts in the trace (`remove_postproc` cuts there)."""

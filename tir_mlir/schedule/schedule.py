@@ -21,13 +21,14 @@ from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
+from tir_mlir.schedule.queries import Queries
 from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives, Sampling):
+class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random)."""
 
@@ -43,6 +44,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
                                   for op in analysis.walk(f) if SID in op.attributes],
                                  default=-1)
         self._next_name = 0
+        self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
         self._depth = 0
         self._recording = False
         self._inst = None
@@ -64,6 +66,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
+        new._ops = None
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
         return new
@@ -76,6 +79,8 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
             op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                     self._next_sid)
             self._next_sid += 1
+            if self._ops is not None:
+                self._ops[self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op))
 
@@ -89,11 +94,13 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
-        with get_context():
-            for f in self._mod.functions.values():
-                for op in analysis.walk(f):
-                    if SID in op.attributes and _sid(op) == rv.sid:
-                        return op
+        if self._ops is None:       # sid -> op, rebuilt after any rewrite (see primitive.py)
+            with get_context():
+                self._ops = {_sid(op): op for f in self._mod.functions.values()
+                             for op in analysis.walk(f) if SID in op.attributes}
+        op = self._ops.get(rv.sid)
+        if op is not None:
+            return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
 
     def _consume(self, rv: _RV, by: str):
@@ -145,7 +152,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
             block = self.get_block(block)
         return self._resolve(block, BlockRV)
 
-    @primitive
+    @primitive(readonly=True)
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
@@ -158,11 +165,11 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)
 
-    @primitive
+    @primitive(readonly=True)
     def get_loops(self, block: Union[BlockRV, str]) -> List[LoopRV]:
         return [self._handle(lp, LoopRV) for lp in analysis.enclosing_loops(self._block(block))]
 
-    @primitive
+    @primitive(readonly=True)
     def get_child_blocks(self, block_or_loop: BlockOrLoop) -> List[BlockRV]:
         op = self._resolve(block_or_loop, (BlockRV, LoopRV))
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
@@ -173,14 +180,14 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling):
             p = analysis.parent_op(p)
         return analysis.child_blocks(p)
 
-    @primitive
+    @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
         return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
                 and any(w == r for w in analysis.block_reads_writes(b)[1] for r in reads)]
 
-    @primitive
+    @primitive(readonly=True)
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
