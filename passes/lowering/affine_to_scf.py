@@ -6,8 +6,10 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
     tir.kind      becomes
     serial        scf.for
     parallel      scf.parallel (OpenMP later, see scf_to_llvm)
-    vectorized    scf.for + #llvm.loop_annotation<vectorize = <disable = false, width = W>>
-                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code)
+    vectorized    (what `vectorize-loops` left a loop) scf.for + #llvm.loop_annotation<
+                  vectorize = <disable = false, width = W>, unroll = <disable = true>>
+                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code; without
+                  `unroll disable` LLVM fully unrolls a short loop first and it stays scalar)
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs, except an add/sub that updates an
@@ -139,7 +141,9 @@ def _annotation(kind, body):
         return "#llvm.loop_annotation<unroll = <full = true>>"
     if kind == "vectorized":
         width = VECTOR_BITS // _element_bits(body)
-        return f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>>"
+        # LLVM's full unroll runs before its loop vectorizer and would drop the request.
+        return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
+                "unroll = <disable = true>>")
     return None
 
 

@@ -32,7 +32,7 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 TARGETS = {
     "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
             (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, VectorizeLoops), (None, BoolBuffersToI8), ("scf", AffineToScf),
+            (None, BoolBuffersToI8), (None, VectorizeLoops), ("scf", AffineToScf),
             ("llvm-dialect", ScfToLLVM)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
