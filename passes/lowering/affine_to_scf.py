@@ -22,6 +22,7 @@ the chain, 3 cycles on Zen 4) beats an FMA (4 cycles); see `_latency_bound_updat
 from mlir import ir
 from mlir.dialects import scf
 
+from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, move_body, set_to_arith, walk)
@@ -89,12 +90,13 @@ class AffineToScf:
 
 
 def _latency_bound_updates(f):
-    """The add/sub ops `x = x + e` (load, add, store of one address) whose address does not
-    depend on the innermost enclosing loop, in loops holding fewer than FMA_CHAINS of them.
+    """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
+    address does not depend on the innermost enclosing loop, in loops holding fewer than
+    FMA_CHAINS of them.
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
     by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
     for op in walk(f):
-        if op.name != "memref.store":
+        if op.name not in ("memref.store", "vector.store"):
             continue
         loop = next((p for p in ancestors(op) if p.name == "affine.for"), None)
         if loop is None or Loop(loop).kind != "serial" or any(
@@ -120,7 +122,7 @@ def _latency_bound_updates(f):
 
 def _loads(value, address) -> bool:
     owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name != "memref.load":
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in ("memref.load", "vector.load"):
         return False
     ops = list(owner.operation.operands)
     return ops[0] == address[0] and ops[1:] == address[1]
@@ -133,7 +135,12 @@ def _depends_on(value, iv) -> bool:
     owner = value.owner
     if not isinstance(owner, ir.OpView):
         return False
-    return any(_depends_on(v, iv) for v in owner.operation.operands)
+    operands = list(owner.operation.operands)
+    if owner.operation.name == "affine.apply":   # block bindings pass every loop IV as a dim
+        m = ir.AffineMapAttr(owner.operation.attributes["map"]).value
+        used = dims_of(m.results[0])
+        operands = [v for p, v in enumerate(operands) if p in used or p >= m.n_dims]
+    return any(_depends_on(v, iv) for v in operands)
 
 
 def _annotation(kind, body):
