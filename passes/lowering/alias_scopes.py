@@ -53,7 +53,8 @@ def _annotate(func):
         return
     domain = f'#llvm.alias_scope_domain<id = "{fname}", description = "{fname}">'
     scopes = {k: ir.Attribute.parse(
-        f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, description = "{k[0]}">')
+        f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, '
+        f'description = "{"".join(map(str, k))}">')
         for n, k in enumerate(keys)}
     for op, key in accesses:
         op.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[key]])
