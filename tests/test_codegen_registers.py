@@ -121,7 +121,9 @@ def test_local_buffer_is_told_apart_from_arguments_that_may_alias():
 @pytest.mark.parametrize("fuse", [False, True])
 def test_local_tile_schedule(fuse):
     sch = _local_tile(128, fuse)
-    assert "iter_args" in emit_text(sch.mod.module, "scf")
+    scf = emit_text(sch.mod.module, "scf")
+    # Compacted to one tile per thread (also under a fused loop: `f floordiv 2` is the row).
+    assert "iter_args" in scf and "memref.alloca() : memref<4x64xf32>" in scf
     _check_matmul(sch, 128)
 
 
@@ -278,7 +280,8 @@ def _inner_fma_loop(asm: str) -> str:
 
 
 @pytest.mark.skipif(not _avx512(), reason="checks AVX-512 code")
-@pytest.mark.parametrize("make", [lambda: _register_tile(256), lambda: _local_tile(128, False)])
+@pytest.mark.parametrize("make", [lambda: _register_tile(256), lambda: _local_tile(128, False),
+                                  lambda: _local_tile(128, True)])
 def test_inner_loop_is_loads_broadcasts_and_fmas(make):
     loop = _inner_fma_loop(emit_text(make().mod.module, "asm"))
     filecheck(loop, """
