@@ -81,7 +81,7 @@ def _avx512() -> bool:
     return cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
 
 
-# Alias scopes ------------------------------------------------------------------------------------
+# Alias scopes --------------------------------------------------------------------------------
 def test_alias_scopes_reach_the_outlined_parallel_body():
     ir_text = emit_text(_register_tile(256).mod.module, "llvm-ir")
     # C's vector accesses and A's loads have their own scopes, each noalias with the other's.
@@ -117,7 +117,7 @@ def test_local_buffer_is_told_apart_from_arguments_that_may_alias():
     _check_matmul(sch, 32)
 
 
-# Scalar replacement: numbers -----------------------------------------------------------------------
+# Scalar replacement: numbers ------------------------------------------------------------------
 @pytest.mark.parametrize("fuse", [False, True])
 def test_local_tile_schedule(fuse):
     sch = _local_tile(128, fuse)
@@ -249,7 +249,7 @@ def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), B: T.Buffer
     np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
 
 
-# Scalar replacement: the optimised code ------------------------------------------------------------
+# Scalar replacement: the optimised code -------------------------------------------------------
 INNER_LOOP_IR = """
 CHECK-LABEL: define internal void @main..omp_par
 CHECK-COUNT-16: phi <16 x float>

@@ -34,7 +34,8 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 TARGETS = {
     "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
             (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, VectorizeLoops), (None, BoolBuffersToI8), (None, AffineToScf), ("scf", ScalarReplace),
+            (None, VectorizeLoops), (None, BoolBuffersToI8), (None, AffineToScf),
+            ("scf", ScalarReplace),
             (None, ScfToLLVM), ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),

@@ -104,7 +104,8 @@ def _carry(loop, noalias):
 
 
 def _plain_serial(loop) -> bool:
-    if "loop_annotation" in loop.attributes and "vectorize" in str(loop.attributes["loop_annotation"]):
+    annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
+    if "vectorize" in str(annotation):
         return False
     lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
     return None not in (lo, hi, step) and step > 0 and lo < hi
