@@ -1,14 +1,16 @@
 """Stage `scf-to-llvm` (CPU): the upstream conversion pipeline from scf/arith/math/memref to the
-llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) on `NUM_THREADS`
-threads; the runtime links libomp when the lowered module calls `__kmpc_*`."""
+llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) with no thread count:
+libomp's, set at run time (the runtime links libomp when the lowered module calls `__kmpc_*`);
+parallel loops too small for a fork run serially. The result carries the target's triple, data
+layout, CPU and features (cpu_target.py)."""
 from mlir import ir
 
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.common import functions, run_pipeline, walk
+from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
-NUM_THREADS = 2
-
-TO_OPENMP = f"convert-scf-to-openmp{{num-threads={NUM_THREADS}}},canonicalize,cse"
+TO_OPENMP = "convert-scf-to-openmp,canonicalize,cse"
 PIPELINE = ",".join([
     "expand-strided-metadata",
     "convert-vector-to-scf",
@@ -34,9 +36,17 @@ PIPELINE = ",".join([
 class ScfToLLVM:
     name = "scf-to-llvm"
 
+    def __init__(self, target="llvm"):
+        self.target = cpu_target(target)
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(target)
+
     def __call__(self, module: ir.Module):
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
+        serialize_small_parallel_loops(module)
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
             _dissolve_alloca_scopes(f)
@@ -45,6 +55,7 @@ class ScfToLLVM:
             op = op.operation
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
+        self.target.annotate(module)
 
 
 def _dissolve_alloca_scopes(f):
