@@ -5,17 +5,26 @@ microseconds, more than a small kernel's whole run."""
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.passes.lowering.common import ancestors, move_body, walk
+from tir_mlir.passes.lowering.common import move_body
 
 MIN_PARALLEL_WORK = 1 << 15
 
 
 def serialize_small_parallel_loops(module: ir.Module):
-    for op in [o for o in walk(module.operation) if o.name == "scf.parallel"]:
-        if any(p.name == "scf.parallel" for p in ancestors(op)):
-            continue
-        if not len(op.results) and _work(op) < MIN_PARALLEL_WORK:
+    for op in list(_outermost_parallel_loops(module.operation)):
+        if not len(op.results) and _work(op, MIN_PARALLEL_WORK) < MIN_PARALLEL_WORK:
             _to_for(op)
+
+
+def _outermost_parallel_loops(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                o = o.operation
+                if o.name == "scf.parallel":
+                    yield o
+                elif len(o.regions):
+                    yield from _outermost_parallel_loops(o)
 
 
 def _constant(value):
@@ -34,15 +43,27 @@ def _trips(op):
     return [None if None in b else max(0, -(-(b[1] - b[0]) // b[2])) for b in bounds]
 
 
-def _work(op) -> float:
-    """Ops executed by `op` (inf when a loop bound is not a constant)."""
-    per_region = [sum(_work(o.operation) for b in r.blocks for o in b.operations)
-                  for r in op.regions]
-    inner = max(per_region, default=0) if op.name == "scf.if" else sum(per_region)
+def _work(op, limit) -> float:
+    """Ops executed by `op` (inf when a loop bound is not a constant), counted only up to about
+    `limit`: the walk stops once the count is known to exceed it."""
+    trips = 1
     if op.name in ("scf.for", "scf.parallel"):
         for t in _trips(op):
-            inner *= float("inf") if t is None else t
-    return inner + 1
+            trips *= float("inf") if t is None else t
+    if trips == 0:
+        return 1
+    inner_limit = limit / trips
+    per_region = []
+    for region in op.regions:
+        total = 0
+        for block in region.blocks:
+            for o in block.operations:
+                total += _work(o.operation, inner_limit - total)
+                if total >= inner_limit:
+                    return limit + 1
+        per_region.append(total)
+    inner = max(per_region, default=0) if op.name == "scf.if" else sum(per_region)
+    return inner * trips + 1
 
 
 def _to_for(op):

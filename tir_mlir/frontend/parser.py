@@ -90,7 +90,7 @@ def _lark() -> Lark:
     cache folder, in a file named by a hash of the grammar and of the Lark and Python versions
     (written to a private file, then renamed into place)."""
     text = _grammar_text()
-    options = dict(parser="lalr", postlex=_Indenter(), transformer=ToAst(),
+    options = dict(parser="lalr", lexer="basic", postlex=_Indenter(), transformer=ToAst(),
                    maybe_placeholders=True)
     folder = cache_dir()
     if folder is None:
