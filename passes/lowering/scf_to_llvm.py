@@ -47,15 +47,16 @@ class ScfToLLVM:
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
         serialize_small_parallel_loops(module)
+        self.target.annotate(module)
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
             _dissolve_alloca_scopes(f)
         run_pipeline(module, PIPELINE, "LLVM lowering")
-        for op in module.body.operations:
-            op = op.operation
+        def mark(op):  # (walk: iterating the body would import the llvm dialect's Python module)
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
-        self.target.annotate(module)
+            return ir.WalkResult.SKIP if op.name == "llvm.func" else ir.WalkResult.ADVANCE
+        module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
 
 
 def _dissolve_alloca_scopes(f):
@@ -90,7 +91,7 @@ def _mark_aligned_pointers_noalias(op):
     """func-to-llvm puts `llvm.noalias` of a memref argument on the C-interface wrapper's
     descriptor pointer only; the kernel itself needs it on each memref's aligned data pointer
     (the second of its two pointers) for LLVM to keep values in registers."""
-    inputs = _llvm_inputs(str(ir.TypeAttr(op.attributes["function_type"]).value))
+    inputs = _llvm_inputs(str(op.attributes["function_type"]))  # (no .value: see mark())
     attrs, k = [{} for _ in inputs], 0
     while k < len(inputs) - 1:
         if inputs[k] == inputs[k + 1] == "ptr":  # (allocated, aligned) of one memref
