@@ -92,4 +92,4 @@ def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
     if emit not in TEXT_EMITS:
         return str(lower(module, target, emit, debug))
     ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
-    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)
+    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll, target)
