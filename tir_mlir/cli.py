@@ -128,13 +128,9 @@ def _load_program(path, transform=None):
     """The program in `path` (TVMScript, or tir-dialect MLIR for `.mlir`), then `transform`
     (a function IRModule -> IRModule, e.g. a schedule script) when given."""
     if str(path).endswith(".mlir"):
-        from mlir import ir
-
-        from tir_mlir.context import get_context
-        from tir_mlir.module import IRModule
-        with get_context():
-            with open(path) as f:
-                mod = IRModule(ir.Module.parse(f.read()))
+        from tir_mlir.frontend.mlir_input import parse_mlir
+        with open(path) as f:
+            mod = parse_mlir(f.read(), str(path))
     else:
         import tir_mlir
         mod = tir_mlir.load(path)

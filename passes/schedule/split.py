@@ -18,6 +18,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.passes.schedule.analysis import erase
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
@@ -71,7 +72,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     for blk in users + others:
         _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters,
                 predicate and any(blk == c for c in children))
-    loop.erase()
+    erase(loop)
     return new
 
 

@@ -12,6 +12,7 @@ from lark.exceptions import LarkError
 from lark.indenter import PythonIndenter
 from mlir import ir
 
+from tir_mlir import wellformed
 from tir_mlir.context import get_context
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
 from tir_mlir.frontend.ast import ToAst
@@ -163,6 +164,7 @@ def parse(text: str, filename: str = None) -> IRModule:
             module.operation.verify()
         except ir.MLIRError as e:
             raise _verifier_error(e, filename) from None
+        wellformed.check(module, filename)
     return IRModule(module)
 
 

@@ -31,4 +31,6 @@ def script(mod) -> str:
             parts.append("")
         body = script_func(f, header=False)
         parts += [IND + line if line else line for line in body.split("\n")]
+    if not funcs:
+        parts.append(IND + "pass")              # TVM's spelling of an empty module
     return "\n".join(parts)
