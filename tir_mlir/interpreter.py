@@ -54,6 +54,11 @@ def interpret(mod, func_name, *arrays):
     try:
         with np.errstate(all="ignore"):
             globals_["main"](*lists)
+    except ZeroDivisionError:
+        raise TIRError(f"{func_name}: integer division by zero at run time (the compiled code "
+                       f"divides by 1 instead; TVM leaves it undefined)") from None
+    except (OverflowError, ValueError) as e:   # e.g. a float inf/nan cast to an integer
+        raise TIRError(f"{func_name}: {e} at run time (undefined in TVM)") from None
     finally:   # an error mid-run leaves the partial writes visible, as the compiled code does
         for a, values in zip(arrays, lists):
             _write_back(a, values)

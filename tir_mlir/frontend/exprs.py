@@ -334,6 +334,8 @@ class ExprBuilder(Fail):
                 self.fail(f"operator {op!r} needs numbers, found {describe(x)}", pos)
         if op in ("and", "or"):
             return self.logic(op, [a, b], pos)
+        if op in ("/", "//", "%"):
+            self.check_divisor(b, pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             return fold(op, a.value, b.value, pos, self.fail)
         if (_int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype)
@@ -358,6 +360,12 @@ class ExprBuilder(Fail):
             self.fail(f"operator '**' needs float operands, found {d}", pos)
         name = (UINT_OPS.get(op) if is_unsigned(d) else None) or INT_OPS[op]
         return Val(self.op(name, [va.value, vb.value], d, pos), d)
+
+    def check_divisor(self, b, pos):
+        """An integer constant divisor of 0 is an error, as in TVM (a float 0.0 gives inf)."""
+        if isinstance(b, Lit) and not isinstance(b.value, float) and b.value == 0 and \
+                not (b.dtype and is_float(b.dtype)):
+            self.fail("division by zero", pos)
 
     def unary(self, op, x, pos):
         if op == "not":
@@ -566,6 +574,7 @@ class ExprBuilder(Fail):
             return self.binop("//", a, b, pos)
         if name == "floormod":
             return self.binop("%", a, b, pos)
+        self.check_divisor(b, pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             if not isinstance(a.value, int) or not isinstance(b.value, int) or b.value == 0:
                 self.fail(f"T.{name} needs integers and a non-zero divisor", pos)

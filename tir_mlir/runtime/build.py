@@ -9,7 +9,6 @@ Compiled engines are cached by a hash of the lowered IR, so rebuilding a program
 """
 import ctypes
 import hashlib
-import json
 import os
 import subprocess
 import tempfile
@@ -24,6 +23,7 @@ from tir_mlir.errors import BuildError, OutOfBoundsError, RuntimeCallError, Sour
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.pipeline import lower
+from tir_mlir.runtime import artifact
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.signature import Param, check_args, signatures
 from tir_mlir.runtime.timer import time_calls
@@ -185,30 +185,48 @@ class Module:
         if self.sites:
             raise BuildError("debug builds (bounds checks) cannot be exported")
         path = Path(path)
+        if not path.parent.is_dir():
+            raise BuildError(f"cannot write {path}: directory {path.parent} does not exist")
+        functions = {n: [q.to_json() for q in ps] for n, ps in self.sigs.items()}
         with get_context():
             ll = llvm_ir.to_llvm_ir(self.backend.lowered)
+        ll += artifact.signature_global(artifact.signatures_text(functions))
         omp = _uses_openmp(str(self.backend.lowered))
         with tempfile.TemporaryDirectory() as tmp:
-            obj = Path(tmp) / "kernel.o"
+            obj, so = Path(tmp) / "kernel.o", Path(tmp) / "lib.so"
             llvm_ir.to_object(ll, obj)
-            cmd = ["cc", "-shared", "-o", str(path), str(obj)]
+            cmd = ["cc", "-shared", "-o", str(so), str(obj)]
             if omp:
                 libdir = str(llvm_ir.LIBOMP.parent)
                 cmd += [f"-L{libdir}", "-lomp", f"-Wl,-rpath,{libdir}"]
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode:
                 raise BuildError(f"linking {path} failed: {p.stderr[-2000:]}")
-        meta = {"functions": {n: [q.to_json() for q in ps] for n, ps in self.sigs.items()}}
-        Path(str(path) + ".json").write_text(json.dumps(meta, indent=1))
+            artifact.publish(so, path, functions)
 
 
 def load_module(path) -> Module:
-    """Load a shared object written by `Module.export_library`."""
+    """Load a shared object written by `Module.export_library`, after checking that it is
+    whole and matches its signature file (see runtime/artifact.py)."""
     path = Path(path)
-    meta_path = Path(str(path) + ".json")
-    if not path.exists() or not meta_path.exists():
-        raise RuntimeCallError(f"{path}: no such library (or its .json signature file)")
-    meta = json.loads(meta_path.read_text())
+    functions, copy = artifact.read_meta(path)
+    try:
+        backend = _SharedLibBackend(copy)
+    except OSError as e:
+        raise RuntimeCallError(f"{path}: cannot load the library ({e})") from None
+    finally:
+        os.unlink(copy)             # the loaded mapping stays valid; the name is not reused
+    try:
+        embedded = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(backend.lib,
+                                                                           artifact.SYMBOL)))
+    except ValueError:
+        raise RuntimeCallError(f"{path}: not a library written by export_library") from None
+    if embedded.decode(errors="replace") != artifact.signatures_text(functions):
+        raise RuntimeCallError(f"{path}: the signatures in {path.name}.json differ from the "
+                               f"ones compiled into the library")
+    for name in functions:
+        if not hasattr(backend.lib, "_mlir_ciface_" + name):
+            raise RuntimeCallError(f"{path}: function {name!r} is missing from the library")
     sigs = {n: [Param(q["name"], tuple(q["shape"]), q["dtype"]) for q in ps]
-            for n, ps in meta["functions"].items()}
-    return Module(sigs, _SharedLibBackend(os.path.abspath(path)))
+            for n, ps in functions.items()}
+    return Module(sigs, backend)
