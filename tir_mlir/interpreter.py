@@ -30,7 +30,7 @@ from array import array
 import numpy as np
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
 from tir_mlir.ir_walk import walk
@@ -44,7 +44,7 @@ def interpret(mod, func_name, *arrays):
     """Run function `func_name` of `mod` on `arrays` (one per buffer parameter, written in
     place)."""
     module = mod.module if hasattr(mod, "module") else mod
-    with get_context():
+    with MLIR_LOCK, get_context():
         check_args(func_name, signatures(module)[func_name], arrays)
         source, globals_ = _translate(module, func_name)
     filename = f"<tir-interpreter {func_name}>"   # in linecache: tracebacks show the line

@@ -6,7 +6,7 @@ passes hold no target branches.
 """
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
@@ -61,6 +61,7 @@ def _target(target: str) -> str:
     return t
 
 
+@serialized
 def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> ir.Module:
     """A lowered copy of `module` (left untouched), stopped after stage `emit`."""
     stages = TARGETS[_target(target)]
@@ -84,6 +85,7 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> 
     return out
 
 
+@serialized
 def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
     """The program at stage `emit` as text (MLIR, LLVM IR or assembly)."""
     if emit in TARGET_TEXT_EMITS.get(_target(target), {}):

@@ -9,7 +9,7 @@ import re
 from mlir import ir
 
 from tir_mlir import wellformed
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir_walk import walk
 from tir_mlir.module import IRModule
@@ -19,6 +19,7 @@ _DIALECTS = ("affine", "arith", "math", "memref", "scf", "tir")
 _OPS = ("func.func", "func.return", "gpu.yield")
 
 
+@serialized
 def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
     with get_context():
         try:

@@ -13,7 +13,7 @@ from lark.indenter import PythonIndenter
 from mlir import ir
 
 from tir_mlir import wellformed
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
 from tir_mlir.frontend.ast import ToAst
 from tir_mlir.frontend.builder import ModuleBuilder
@@ -132,6 +132,7 @@ def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRPars
     return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
 
 
+@serialized
 def parse_ast(text: str, filename: str = "<string>"):
     """The syntax tree (a list of statements) of TVMScript `text`."""
     lark = _lark()
@@ -149,6 +150,7 @@ def parse_ast(text: str, filename: str = "<string>"):
         raise _syntax_error(lark, e, source, filename) from None
 
 
+@serialized
 def parse(text: str, filename: str = None) -> IRModule:
     """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
     filename = filename or "<string>"

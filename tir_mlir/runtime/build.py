@@ -18,7 +18,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError, OutOfBoundsError, RuntimeCallError, SourceLoc
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
@@ -47,6 +47,7 @@ def _to_module(mod) -> ir.Module:
     return mod.module if hasattr(mod, "module") else mod
 
 
+@serialized
 def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu").
 
@@ -178,6 +179,7 @@ class Module:
         raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {name!r}: index {index} on "
                                f"axis {axis}{more}", src, buffer=name, index=index, axis=axis)
 
+    @serialized
     def export_library(self, path):
         """Write a shared object (and `path`.json with the signatures) that `load_module` loads."""
         if not isinstance(self.backend, _JitBackend):
@@ -205,6 +207,7 @@ class Module:
             artifact.publish(so, path, functions)
 
 
+@serialized
 def load_module(path) -> Module:
     """Load a shared object written by `Module.export_library`, after checking that it is
     whole and matches its signature file (see runtime/artifact.py)."""

@@ -16,7 +16,7 @@ import inspect
 
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.trace import Instruction
 
@@ -31,6 +31,7 @@ def primitive(fn=None, *, macro: bool = False):
     sig = inspect.signature(fn)
 
     @functools.wraps(fn)
+    @serialized
     def wrapper(self, *args, **kwargs):
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()

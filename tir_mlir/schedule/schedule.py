@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence, Union
 
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
@@ -29,10 +29,12 @@ class Schedule(BlockMotion, BufferPrimitives):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` is kept for sampling primitives."""
 
+    @serialized
     def __init__(self, mod: IRModule, seed: Optional[int] = None):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
+        self._identity = object()    # carried by this schedule's handles (and its copies')
         self.seed = seed
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
@@ -53,6 +55,7 @@ class Schedule(BlockMotion, BufferPrimitives):
     def trace(self) -> Trace:
         return self._trace
 
+    @serialized
     def copy(self) -> "Schedule":
         """An independent schedule with the same module, trace and handles."""
         new = Schedule.__new__(Schedule)
@@ -71,7 +74,7 @@ class Schedule(BlockMotion, BufferPrimitives):
                                                     self._next_sid)
             self._next_sid += 1
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
-        return cls(_sid(op))
+        return cls(_sid(op), schedule=self._identity)
 
     def _resolve(self, rv, kind=None) -> ir.Operation:
         """The op a handle stands for; ScheduleError if it was consumed or is gone."""
@@ -80,6 +83,9 @@ class Schedule(BlockMotion, BufferPrimitives):
             raise ScheduleError(f"expected a {want} handle, got {rv!r}")
         if not isinstance(rv, _RV):
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
+        if rv.schedule is not None and rv.schedule is not self._identity:
+            raise ScheduleError(f"{rv.describe()} belongs to another Schedule; get the "
+                                f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
