@@ -62,8 +62,10 @@ def _target(target: str) -> str:
 
 
 @serialized
-def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> ir.Module:
-    """A lowered copy of `module` (left untouched), stopped after stage `emit`."""
+def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
+          on_stage=None) -> ir.Module:
+    """A lowered copy of `module` (left untouched), stopped after stage `emit`;
+    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all)."""
     stages = TARGETS[_target(target)]
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
@@ -80,18 +82,21 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> 
                 out.operation.verify()
             except ir.MLIRError as e:
                 raise BuildError(f"stage {stage.name} produced invalid IR: {e}") from None
+            if on_stage is not None:
+                label = getattr(stage, "name", stage.__name__)
+                on_stage(f"{label} (--emit {name})" if name else label, out)
             if name == emit:
                 return out
     return out
 
 
 @serialized
-def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
+def emit_text(module: ir.Module, emit: str, target="cpu", debug=False, on_stage=None) -> str:
     """The program at stage `emit` as text (MLIR, LLVM IR or assembly)."""
     if emit in TARGET_TEXT_EMITS.get(_target(target), {}):
         stage, to_text = TARGET_TEXT_EMITS[_target(target)][emit]
-        return to_text(lower(module, target, stage, debug))
+        return to_text(lower(module, target, stage, debug, on_stage))
     if emit not in TEXT_EMITS:
-        return str(lower(module, target, emit, debug))
-    ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
+        return str(lower(module, target, emit, debug, on_stage))
+    ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug, on_stage))
     return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)

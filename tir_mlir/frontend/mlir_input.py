@@ -19,6 +19,11 @@ _DIALECTS = ("affine", "arith", "math", "memref", "scf", "tir")
 _OPS = ("func.func", "func.return", "gpu.yield")
 
 
+def looks_like_mlir(text: str) -> bool:
+    """Whether text on stdin is MLIR rather than TVMScript (which never starts like this)."""
+    return re.match(r'\s*(module\b|"builtin\.module"|func\.func\b|#\w+\s*=)', text) is not None
+
+
 @serialized
 def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
     with get_context():

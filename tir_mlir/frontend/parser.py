@@ -183,6 +183,7 @@ def _verifier_error(e, filename):
 
 def load(path) -> IRModule:
     """Parse a .tir file."""
+    from tir_mlir.frontend.source import decode
     path = str(path)
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), filename=path)
+    with open(path, "rb") as f:
+        return parse(decode(f.read(), path), filename=path)
