@@ -57,6 +57,11 @@ def check_dtype(name, pos, fail):
     return name
 
 
+# Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
 def fits(value: int, dtype: str) -> bool:
     if dtype == "bool":
         return value in (0, 1)
@@ -106,6 +111,9 @@ class ExprBuilder(Fail):
         if dtype == "index" and idx != "int32":
             extra[INDEX_DTYPE] = ir.StringAttr.get(idx)
         if is_float(dtype):
+            if math.isfinite(float(value)) and abs(float(value)) > FLOAT_MAX[dtype]:
+                self.fail(f"literal {value} does not fit in {dtype} (largest: "
+                          f"{FLOAT_MAX[dtype]:g}); write T.{dtype}(\"inf\") for infinity", pos)
             attr = ir.FloatAttr.get(t, float(value))
             if math.isfinite(value) and attr.value != float(value):
                 # TVM keeps the literal's double; remember it so the printer can too.
@@ -493,6 +501,11 @@ class ExprBuilder(Fail):
     def _call_dtype(self, name, args, kwargs, pos):
         self._arity(name, args, 1, pos, kwargs)
         x = args[0]
+        if isinstance(x, Lit) and isinstance(x.value, str) or isinstance(x, str):
+            text = (x.value if isinstance(x, Lit) else x).strip().lower()
+            if not is_float(name) or text.lstrip("+-") not in ("inf", "nan"):
+                self.fail(f"T.{name} of a string takes \"inf\", \"-inf\" or \"nan\"", pos)
+            return Lit(float(text), name)
         if isinstance(x, Lit):
             v = x.value
             if not is_float(name) and not x.dtype:

@@ -15,7 +15,7 @@ from mlir import ir
 from tir_mlir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
-from tir_mlir.frontend.ast import ToAst
+from tir_mlir.frontend.ast import LiteralError, ToAst
 from tir_mlir.frontend.builder import ModuleBuilder
 from tir_mlir.module import IRModule
 
@@ -139,6 +139,8 @@ def parse_ast(text: str, filename: str = "<string>"):
     source = text if text.endswith("\n") else text + "\n"
     try:
         return lark.parse(source)
+    except LiteralError as e:
+        raise TIRParseError(str(e), SourceLoc(filename, *e.pos)) from None
     except _IndentError as e:
         tok = e.token
         raise TIRParseError(str(e), SourceLoc(filename, tok.line or 1, tok.column or 1)) from None
