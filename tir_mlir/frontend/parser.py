@@ -32,28 +32,54 @@ class _IndentError(LarkError):
         self.token = token
 
 
+def _width(indent: str, tab_len: int) -> int:
+    """Column of the first non-blank character, a tab advancing to the next multiple of
+    tab_len (as Python's tokenizer counts)."""
+    col = 0
+    for ch in indent:
+        col = (col // tab_len + 1) * tab_len if ch == "\t" else col + 1
+    return col
+
+
 class _Indenter(PythonIndenter):
     """PythonIndenter that reports bad dedents and stray closing brackets with a position."""
+
+    def process(self, stream):
+        self.tab1_level = [0]         # the indents again, a tab counting 1 (Python's TabError)
+        return super().process(stream)
 
     def handle_NL(self, token):
         if self.paren_level > 0:
             return
         yield token
         indent_str = token.rsplit("\n", 1)[1]
-        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        indent = _width(indent_str, self.tab_len)
+        tab1 = _width(indent_str, 1)
         if indent > self.indent_level[-1]:
+            self._same_order(tab1 > self.tab1_level[-1], token, indent)
             self.indent_level.append(indent)
+            self.tab1_level.append(tab1)
             yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
         else:
             while indent < self.indent_level[-1]:
                 self.indent_level.pop()
+                self.tab1_level.pop()
                 yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+            self._same_order(indent != self.indent_level[-1] or tab1 == self.tab1_level[-1],
+                             token, indent)
             if indent != self.indent_level[-1]:
                 line = token.end_line or token.line
                 raise _IndentError(f"bad indentation: dedent to column {indent + 1} does not match "
                                    f"any enclosing block (expected column "
                                    f"{self.indent_level[-1] + 1})",
                                    Token("_DEDENT", "", line=line, column=indent + 1))
+
+    def _same_order(self, consistent, token, indent):
+        """Python rejects indentation whose meaning depends on the width of a tab."""
+        if not consistent:
+            line = token.end_line or token.line
+            raise _IndentError("inconsistent use of tabs and spaces in indentation",
+                               Token("_INDENT", "", line=line, column=1))
 
     def _process(self, stream):
         token = None
