@@ -201,13 +201,13 @@ def left(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3, 4), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(3, i)
             vj = T.axis.spatial(4, j + 3)
-            B[vi, j] = A[vi, vj - 4]
+            B[vi, vj - 3] = A[vi, vj - 4]
 '''
     with pytest.raises(OutOfBoundsError, match="index -1 on axis 1"):
         tir_mlir.interpret(_parse(negative), "left", np.zeros((3, 4), np.float32),
                            np.zeros((3, 4), np.float32))
-    past_end = negative.replace("j + 3", "j + 1").replace("A[vi, vj - 4]",
-                                                          "A[vi, vj - 1] + A[vi, vj]")
+    past_end = negative.replace("j + 3", "j + 1").replace(
+        "B[vi, vj - 3] = A[vi, vj - 4]", "B[vi, vj - 1] = A[vi, vj - 1] + A[vi, vj]")
     with pytest.raises(OutOfBoundsError, match="load of buffer 'A': index 4 on axis 1"):
         tir_mlir.interpret(_parse(past_end), "left", np.zeros((3, 4), np.float32),
                            np.zeros((3, 4), np.float32))

@@ -108,6 +108,8 @@ def test_cli_reports_one_error_line_without_traceback(tmp_path):
     r = subprocess.run([str(exe), "parse", str(bad), "--emit", "mlir"], capture_output=True,
                        text=True)
     assert r.returncode == 1
-    assert r.stderr.strip() == (f"{bad}:5:35: error: T.axis.remap kind 'X' is not S (spatial) "
-                                "or R (reduce)")
+    assert r.stderr.rstrip("\n").split("\n") == [
+        f"{bad}:5:35: error: T.axis.remap kind 'X' is not S (spatial) or R (reduce)",
+        '            vi, vj = T.axis.remap("SX", [i, j])',
+        "                                  ^"]             # mlir-opt's source line and caret
     assert "Traceback" not in r.stderr

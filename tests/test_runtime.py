@@ -1,5 +1,4 @@
 """build / call / time / export: numbers against numpy, errors naming buffers and locations."""
-import time
 
 import ml_dtypes
 import numpy as np
@@ -20,9 +19,8 @@ def test_matmul_f32_matches_numpy_and_rebuild_is_cached():
     c = np.full((64, 64), 7, np.float32)
     lib["matmul"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
-    start = time.perf_counter()
-    tir_mlir.build(P.matmul(64))
-    assert time.perf_counter() - start < 0.1
+    # a rebuild of the same program reuses the loaded library (no compilation)
+    assert tir_mlir.build(P.matmul(64)).backend is lib.backend
 
 
 def test_int8_matmul_accumulates_in_int32():

@@ -1,15 +1,29 @@
 """`tir-mlir` command line: parse, schedule, lower, run.
 
-Errors from the library (TIRError) are printed as `FILE:LINE:COL: error: message` with exit
-status 1 and no Python traceback.
+Conventions (mlir-opt's): an input PATH of `-` is stdin; errors are printed as
+`FILE:LINE:COL: error: message` with the source line and a caret (coloured on a terminal,
+plain when piped or NO_COLOR is set), exit status 1 and no Python traceback
+(TIR_MLIR_TRACEBACK=1 shows one for internal errors). `--emit tir` is TVMScript and
+`--emit mlir` the tir dialect in every subcommand.
 """
 import contextlib
 import os
 import sys
+import threading
+import time
 
 import click
 
 from tir_mlir.errors import SourceLoc, TIRError
+
+_SOURCES = {}          # input name -> text read by this command (for the caret display)
+_INPUT = click.Path(exists=True, dir_okay=False, allow_dash=True)
+
+
+def _fail(message, loc=None):
+    from tir_mlir.diagnostics import render, use_color
+    click.echo(render(message, loc, _SOURCES, use_color(sys.stderr)), err=True)
+    sys.exit(1)
 
 
 class _Group(click.Group):
@@ -17,34 +31,88 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except TIRError as e:
-            prefix = f"{e.loc}: " if e.loc else ""
-            click.echo(f"{prefix}error: {e.message}", err=True)
-            sys.exit(1)
+            _fail(e.message, e.loc)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except OSError as e:
+            _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
+        except (RecursionError, MemoryError) as e:
+            _fail(f"the program is too large or too deeply nested ({type(e).__name__})")
+        except Exception as e:       # noqa: BLE001 - the promise: no traceback, exit status 1
+            if os.environ.get("TIR_MLIR_TRACEBACK"):
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e} (set TIR_MLIR_TRACEBACK=1 for the "
+                  f"traceback, and please report it)")
 
 
-@click.group(cls=_Group)
+def _version():
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("tir-mlir")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), "--version", prog_name="tir-mlir")
 def main():
-    """TVM's TensorIR on MLIR: parse, schedule, lower and run TVMScript programs."""
+    """TVM's TensorIR on MLIR: parse, schedule, lower and run TVMScript programs.
+
+    PATH may be `-` for stdin; `.mlir` files (and MLIR on stdin) are read as tir-dialect MLIR.
+    """
 
 
 def _write(text: str, out):
     if out:
+        from pathlib import Path
+        parent = Path(out).parent
+        if not parent.is_dir():
+            raise TIRError(f"cannot write {out}: directory {parent} does not exist")
         with open(out, "w") as f:
             f.write(text)
     else:
         click.echo(text, nl=not text.endswith("\n"))
 
 
+def _read(path) -> str:
+    """The text of input PATH (`-`: stdin), remembered for error display."""
+    from tir_mlir.frontend.source import decode
+    name = "<stdin>" if path == "-" else str(path)
+    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    text = decode(data, name)
+    _SOURCES[name] = text
+    return text
+
+
+@contextlib.contextmanager
+def _progress(what: str):
+    """Say on stderr what is running when it takes over a second (nothing otherwise)."""
+    done = threading.Event()
+    start = time.monotonic()
+
+    def note():
+        if not done.wait(1.0):
+            click.echo(f"tir-mlir: {what}...", err=True)
+    t = threading.Thread(target=note, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        done.set()
+        t.join()
+        if time.monotonic() - start > 1.0:
+            click.echo(f"tir-mlir: {what}: done in {time.monotonic() - start:.1f} s", err=True)
+
+
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=_INPUT)
 @click.option("--emit", default="tir", show_default=True, type=click.Choice(["tir", "mlir"]),
               help="Print the program back as TVMScript, or as tir-dialect MLIR.")
 @click.option("--debug-info", is_flag=True, help="With --emit mlir: print source locations.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
 def parse(path, emit, debug_info, out):
-    """Parse the TVMScript program PATH; print it as TVMScript or as MLIR."""
-    from tir_mlir.frontend.parser import load
-    mod = load(path)
+    """Parse the program PATH (TVMScript or .mlir); print it as TVMScript or as MLIR."""
+    mod = _load_program(path)
     _write(mod.mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
 
 
@@ -54,13 +122,18 @@ def _schedule_script(path):
     `tir_schedule` MLIR script (`--print-trace --trace-format mlir`)."""
     if str(path).endswith(".json"):
         from tir_mlir.schedule.trace import Trace
-        with open(path) as f:
+        with open(path, "rb") as f, _located_in_script(path):
             trace = Trace.from_json(f.read())
         return trace.apply_to_schedule
     if str(path).endswith(".mlir"):
         from tir_mlir.schedule.mlir_script import trace_from_mlir
-        with open(path) as f:
-            return trace_from_mlir(f.read(), str(path)).apply_to_schedule
+        with open(path, "rb") as f, _located_in_script(path):
+            return trace_from_mlir(f.read().decode("utf-8", "replace"),
+                                   str(path)).apply_to_schedule
+    if not str(path).endswith(".py"):
+        raise click.UsageError(f"--transform {path}: expected a schedule script (.py, defining "
+                               f"schedule(sch)), a trace (.json) or a tir_schedule script "
+                               f"(.mlir)")
     import importlib.util
     spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
     module = importlib.util.module_from_spec(spec)
@@ -94,6 +167,8 @@ def _located_in_script(path):
         frames = [f for f in traceback.extract_tb(e.__traceback__)
                   if os.path.samefile(f.filename, path)] if os.path.exists(path) else []
         loc = SourceLoc(str(path), frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else None
+        if loc is None and str(path).endswith(".json"):
+            loc = SourceLoc(str(path), 1, 1)            # a trace: name the file
         if isinstance(e, TIRError):
             raise type(e)(e.message, loc or e.loc) from None
         raise TIRError(f"{type(e).__name__}: {e}", loc) from None
@@ -110,7 +185,7 @@ def _transform_option(command):
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=_INPUT)
 @click.option("--transform", "script", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Python file defining schedule(sch), a trace JSON, or a tir_schedule "
                    ".mlir script to replay.")
@@ -120,7 +195,7 @@ def _transform_option(command):
               type=click.Choice(["python", "json", "mlir"]),
               help="--print-trace as TVM's Python, JSON, or a tir_schedule MLIR script.")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
-              help="Write the trace as JSON to this file.")
+              help="Write the trace as JSON to this file (replay it with --transform T.json).")
 def schedule(path, script, out, print_trace, trace_format, trace_out):
     """Schedule PATH with a TVM-style schedule script and print the result as TVMScript."""
     import json
@@ -134,56 +209,107 @@ def schedule(path, script, out, print_trace, trace_format, trace_out):
             click.echo(json.dumps(sch.trace.as_json(), indent=1) if trace_format == "json"
                        else str(sch.trace))
     if trace_out:
-        with open(trace_out, "w") as f:
-            json.dump(sch.trace.as_json(), f, indent=1)
+        _write(json.dumps(sch.trace.as_json(), indent=1) + "\n", trace_out)
 
 
 def _load_program(path, transform=None):
-    """The program in `path` (TVMScript, or tir-dialect MLIR for `.mlir`), then `transform`
+    """The program in `path` (TVMScript; the TVMScript definitions of a `.py` file; tir-dialect
+    MLIR for `.mlir`), then `transform`
     (a function IRModule -> IRModule, e.g. a schedule script) when given."""
-    if str(path).endswith(".mlir"):
-        from mlir import ir
-
-        from tir_mlir.context import get_context
-        from tir_mlir.module import IRModule
-        with get_context():
-            with open(path) as f:
-                mod = IRModule(ir.Module.parse(f.read()))
+    from tir_mlir.frontend.mlir_input import looks_like_mlir, parse_mlir
+    from tir_mlir.frontend.parser import parse as parse_tvmscript
+    text = _read(path)
+    name = "<stdin>" if path == "-" else str(path)
+    if str(path).endswith(".mlir") or (path == "-" and looks_like_mlir(text)):
+        mod = parse_mlir(text, name)
+    elif str(path).endswith(".py"):       # the decorated definitions only, never run
+        from tir_mlir.script.pyfile import parse_python
+        mod = parse_python(text, name)
     else:
-        import tir_mlir
-        mod = tir_mlir.load(path)
+        mod = parse_tvmscript(text, name)
     return transform(mod) if transform else mod
 
 
+_GPU_STAGES = ("gpu", "gpu-binary", "ptx")
+
+
+def _bounds_check_option(command):
+    return click.option("--bounds-check", "--debug", "bounds_check", is_flag=True,
+                        help="Check every buffer access (--debug is an alias).")(command)
+
+
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--target", default="cpu", show_default=True, help="Lowering target.")
+@click.argument("path", type=_INPUT)
+@click.option("--target", default="cpu", show_default=True, help="Lowering target (cpu, cuda).")
 @click.option("--emit", default="llvm-ir", show_default=True,
-              type=click.Choice(["tir", "affine", "scf", "gpu", "gpu-binary", "ptx", "llvm-dialect",
-                                 "llvm-ir", "asm"]),
-              help="Stop after this stage and print the program there (gpu, gpu-binary, ptx: "
-                   "--target cuda only).")
-@click.option("--debug", is_flag=True, help="Insert bounds checks on every buffer access.")
+              type=click.Choice(["tir", "mlir", "affine", "scf", "gpu", "gpu-binary", "ptx",
+                                 "llvm-dialect", "llvm-ir", "asm"]),
+              help="Stop after this stage and print the program there (tir: TVMScript, mlir: "
+                   "the tir dialect; gpu, gpu-binary, ptx: --target cuda only).")
+@_bounds_check_option
+@click.option("--print-ir-after-all", is_flag=True,
+              help="Print the module after every lowering stage on stderr.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
 @_transform_option
-def lower(path, target, emit, debug, out, transform=None):
+def lower(path, target, emit, bounds_check, print_ir_after_all, out, transform=None):
     """Lower PATH to stage EMIT (tir -> affine -> scf -> llvm-dialect -> llvm-ir -> asm)."""
-    from tir_mlir.passes.lowering.pipeline import emit_text
+    from tir_mlir.passes.lowering.pipeline import _target, emit_text
+    if emit in _GPU_STAGES and _target(target) != "cuda":
+        raise click.UsageError(f"--emit {emit} is a GPU stage: add --target cuda")
     mod = _load_program(path, transform)
-    _write(emit_text(mod.module, emit, target, debug), out)
+    if emit == "tir":
+        return _write(mod.script(), out)
+    if emit == "mlir":
+        return _write(mod.mlir(), out)
+
+    def dump(stage, module):
+        click.echo(f"// -----// IR Dump After {stage} //----- //\n{module}", err=True)
+    with _progress(f"lowering to {emit}"):
+        text = emit_text(mod.module, emit, target, bounds_check,
+                         on_stage=dump if print_ir_after_all else None)
+    _write(text, out)
+
+
+def _npy_arrays(pairs, option):
+    """NAME=FILE.npy pairs -> {NAME: FILE.npy}."""
+    out = {}
+    for p in pairs:
+        name, sep, file = p.partition("=")
+        if not sep or not name or not file:
+            raise click.UsageError(f"{option} {p}: expected NAME=FILE.npy")
+        out[name] = file
+    return out
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=_INPUT)
 @click.option("--func", "func_name", default=None, help="Function to run (default: the first).")
+@click.option("--target", default="llvm", show_default=True, help="Target to build for.")
 @click.option("--check", is_flag=True, help="Compare with the reference interpreter.")
 @click.option("--bench", is_flag=True, help="Print the median time (and GFLOP/s).")
+@click.option("--number", default=3, show_default=True, type=click.IntRange(1),
+              help="With --bench: calls per measurement.")
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1),
+              help="With --bench: measurements.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
-@click.option("--debug", is_flag=True, help="Bounds-check every buffer access.")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="NAME=FILE.npy",
+              help="Take buffer NAME from a .npy file instead of random values (repeatable).")
+@click.option("-O", "--output", "outputs", multiple=True, metavar="NAME=FILE.npy",
+              help="Save buffer NAME after the run to a .npy file (repeatable).")
+@_bounds_check_option
 @_transform_option
-def run(path, func_name, check, bench, seed, debug, transform=None):
+def run(path, func_name, target, check, bench, number, repeat, seed, inputs, outputs,
+        bounds_check, transform=None):
     """Build PATH, run a function on random inputs; optionally check it and time it."""
     from tir_mlir.runtime.run_program import run_program
     mod = _load_program(path, transform)
-    for line in run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=debug):
+    lines = run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=bounds_check,
+                        target=target, number=number, repeat=repeat,
+                        inputs=_npy_arrays(inputs, "--input"),
+                        outputs=_npy_arrays(outputs, "--output"))
+    while True:
+        with _progress("building, running" + (" and checking" if check else "")):
+            line = next(lines, None)
+        if line is None:
+            break
         click.echo(line)

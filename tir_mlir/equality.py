@@ -12,6 +12,8 @@ from typing import List, Tuple
 
 from mlir import ir
 
+from tir_mlir.context import serialized
+
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import Block, Loop, body_ops, str_attr
 from tir_mlir.printer.affine_text import affine_text, constraint_text
@@ -181,6 +183,7 @@ def _funcs(x) -> dict:
     return {str_attr(op.attributes, "sym_name"): op}
 
 
+@serialized
 def structural_equal(a, b) -> bool:
     """True when two IRModules (or two func ops) are the same program up to renaming."""
     return _module_diff(a, b) is None

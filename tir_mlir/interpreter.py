@@ -30,7 +30,7 @@ from array import array
 import numpy as np
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
 from tir_mlir.ir_walk import walk
@@ -44,7 +44,7 @@ def interpret(mod, func_name, *arrays):
     """Run function `func_name` of `mod` on `arrays` (one per buffer parameter, written in
     place)."""
     module = mod.module if hasattr(mod, "module") else mod
-    with get_context():
+    with MLIR_LOCK, get_context():
         check_args(func_name, signatures(module)[func_name], arrays)
         source, globals_ = _translate(module, func_name)
     filename = f"<tir-interpreter {func_name}>"   # in linecache: tracebacks show the line
@@ -54,6 +54,11 @@ def interpret(mod, func_name, *arrays):
     try:
         with np.errstate(all="ignore"):
             globals_["main"](*lists)
+    except ZeroDivisionError:
+        raise TIRError(f"{func_name}: integer division by zero at run time (the compiled code "
+                       f"divides by 1 instead; TVM leaves it undefined)") from None
+    except (OverflowError, ValueError) as e:   # e.g. a float inf/nan cast to an integer
+        raise TIRError(f"{func_name}: {e} at run time (undefined in TVM)") from None
     finally:   # an error mid-run leaves the partial writes visible, as the compiled code does
         for a, values in zip(arrays, lists):
             _write_back(a, values)

@@ -3,7 +3,7 @@ from typing import Iterator
 
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 
 
 class IRModule:
@@ -16,6 +16,7 @@ class IRModule:
         self.module = module
 
     @property
+    @serialized
     def functions(self) -> dict:
         """Function name -> `func.func` operation, in program order."""
         return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
@@ -36,6 +37,7 @@ class IRModule:
     def __contains__(self, name):
         return name in self.functions
 
+    @serialized
     def copy(self) -> "IRModule":
         """A deep copy (locations kept): schedules snapshot modules with it."""
         with get_context(), self.module.operation.location:
@@ -47,11 +49,13 @@ class IRModule:
                     op.operation.clone()
             return IRModule(copy)
 
+    @serialized
     def script(self) -> str:
         """The module as TVMScript, in TVM 0.21's printing style."""
         from tir_mlir.printer import script
         return script(self)
 
+    @serialized
     def mlir(self, debug_info: bool = False) -> str:
         """The module as MLIR text (the `tir` dialect in generic form)."""
         return self.module.operation.get_asm(enable_debug_info=debug_info)

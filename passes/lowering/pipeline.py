@@ -6,11 +6,12 @@ passes hold no target branches.
 """
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
 from tir_mlir.passes.lowering.alias_scopes import AliasScopes
+from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
@@ -23,6 +24,7 @@ from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
+from tir_mlir.passes.lowering.safe_division import SafeDivision
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
@@ -32,12 +34,13 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 # Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
 # (None: an internal step with no emit name).
 TARGETS = {
-    "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
-            (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, BoolBuffersToI8), (None, VectorizeLoops), (None, AffineToScf),
-            ("scf", ScalarReplace), (None, ScfToLLVM), ("llvm-dialect", AliasScopes)],
+    "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
+            ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
+            (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
+            (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
+            ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
-             (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
+             (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
@@ -61,8 +64,11 @@ def _target(target: str) -> str:
     return t
 
 
-def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> ir.Module:
-    """A lowered copy of `module` (left untouched), stopped after stage `emit`."""
+@serialized
+def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
+          on_stage=None) -> ir.Module:
+    """A lowered copy of `module` (left untouched), stopped after stage `emit`;
+    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all)."""
     stages = TARGETS[_target(target)]
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
@@ -79,17 +85,21 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False) -> 
                 out.operation.verify()
             except ir.MLIRError as e:
                 raise BuildError(f"stage {stage.name} produced invalid IR: {e}") from None
+            if on_stage is not None:
+                label = getattr(stage, "name", stage.__name__)
+                on_stage(f"{label} (--emit {name})" if name else label, out)
             if name == emit:
                 return out
     return out
 
 
-def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
+@serialized
+def emit_text(module: ir.Module, emit: str, target="cpu", debug=False, on_stage=None) -> str:
     """The program at stage `emit` as text (MLIR, LLVM IR or assembly)."""
     if emit in TARGET_TEXT_EMITS.get(_target(target), {}):
         stage, to_text = TARGET_TEXT_EMITS[_target(target)][emit]
-        return to_text(lower(module, target, stage, debug))
+        return to_text(lower(module, target, stage, debug, on_stage))
     if emit not in TEXT_EMITS:
-        return str(lower(module, target, emit, debug))
-    ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
+        return str(lower(module, target, emit, debug, on_stage))
+    ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug, on_stage))
     return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll, target)

@@ -228,6 +228,29 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     return set_operands(b.op, new_dims)
 
 
+def erase(op) -> None:
+    """Erase `op`, after checking that nothing outside it uses a value it defines (its results,
+    or the results and block arguments of the ops nested in it): MLIR aborts the process when
+    a used value is destroyed, and a primitive must fail with an error instead."""
+    op = op_of(op)
+    for o in [op, *walk(op)]:
+        values = list(o.results) + [a for r in o.regions for b in r.blocks for a in b.arguments]
+        for v in values:
+            for use in v.uses:
+                if not _is_inside(op_of(use.owner), op):
+                    raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
+                                        f"defines is still used by '{use.owner.name}'")
+    op.erase()
+
+
+def _is_inside(op, outer) -> bool:
+    while op is not None:
+        if op == outer:
+            return True
+        op = parent_op(op)
+    return False
+
+
 def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""
@@ -238,7 +261,7 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     for src, dst in zip(op.regions, new.regions):
         for blk in list(src.blocks):
             blk.append_to(dst)
-    op.erase()
+    erase(op)
     return new
 
 

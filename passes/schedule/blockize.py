@@ -23,6 +23,7 @@ mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 from mlir import ir
 
+from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
@@ -153,7 +154,7 @@ def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
     if block.init is not None:
         _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, preds[1])
     loop.op.move_before(list(outer.body.operations)[-1])
-    block.op.erase()
+    erase(block.op)
     return outer
 
 

@@ -13,6 +13,7 @@ from typing import Callable, List, Optional
 from mlir import ir
 from mlir.dialects import arith
 
+from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir import ir_walk
 from tir_mlir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
 from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
@@ -276,4 +277,4 @@ def erase_region_block(block: ir.Block):
     scratch = ir.Operation.create(Block.OP_NAME, regions=1, loc=owner.location,
                                   ip=ir.InsertionPoint(owner))
     block.append_to(scratch.regions[0])
-    scratch.erase()
+    erase(scratch)

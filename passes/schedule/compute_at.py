@@ -31,6 +31,7 @@ from typing import List, Sequence
 
 from mlir import ir
 
+from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
@@ -251,5 +252,5 @@ def _remove_empty_loops(op):
     op = op_of(op) if op is not None else None
     while op is not None and Loop.is_loop(op) and not body_ops(Loop(op).body):
         parent = op.parent
-        op.erase()
+        erase(op)
         op = op_of(parent) if parent is not None else None

@@ -36,6 +36,7 @@ from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
 from tir_mlir.passes.schedule.region_cover import access, iter_var_of
+from tir_mlir.passes.schedule.analysis import erase
 
 
 def _single_store(blk: Block, who: str) -> ir.Operation:
@@ -87,10 +88,10 @@ def _check_uses(buf, allowed, who):
 
 def _drop_block(block_op: ir.Operation, buf: ir.Value):
     parent = block_op.parent
-    block_op.erase()
+    erase(block_op)
     _remove_empty_loops(parent)
     if not is_func_arg(buf) and not any(True for _ in buf.uses):
-        op_of(buf.owner).erase()
+        erase(op_of(buf.owner))
 
 
 def compute_inline(block) -> None:

@@ -12,6 +12,7 @@ from typing import Callable, Dict, Optional
 from mlir import ir
 
 from tir_mlir.passes.schedule.analysis import is_ancestor, op_of, walk
+from tir_mlir.passes.schedule.analysis import erase
 
 Subst = Dict[ir.Value, Callable[[ir.Operation], ir.Value]]
 
@@ -57,7 +58,7 @@ def erase_dead(value: ir.Value):
                                                      for _ in r.uses):
         return
     operands = list(op.operands)
-    op.erase()
+    erase(op)
     for v in operands:
         erase_dead(v)
 
@@ -65,6 +66,6 @@ def erase_dead(value: ir.Value):
 def erase_with_operands(op: ir.Operation):
     """Erase a statement (a load or store) and then the expression ops only it used."""
     operands = list(op.operands)
-    op.erase()
+    erase(op)
     for v in operands:
         erase_dead(v)

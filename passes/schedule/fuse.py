@@ -17,6 +17,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.passes.schedule.analysis import erase
 
 
 def check(loops: Sequence[ir.Operation]):
@@ -57,7 +58,7 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     ivs = [v.iv for v in views]
     for blk in analysis.users(ivs):
         _rebind(blk, ivs, sizes, new.iv, preserve_unit_iters)
-    loops[0].erase()
+    erase(loops[0])
     return new.op
 
 

@@ -31,6 +31,7 @@ from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_binding_exprs, buffer_name, emit_index, enclosing_loops, func_of,
     dims_of, move_body, replace_uses, substitute, to_affine, top_stmt, walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
+from tir_mlir.passes.schedule.analysis import erase
 
 COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
              "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxnumf": "max",
@@ -206,7 +207,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                            else memref.StoreOp(ops[0], rf_buf, new_idx))
                 if kind == "load":
                     op.result.replace_all_uses_with(new.result)
-                op.erase()
+                erase(op)
 
     # write-back nest: loops bound to spatial iters, plus the rf loop
     spatial = [k for k, t in enumerate(types) if t == "S"]
@@ -239,11 +240,11 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         comb = red.combiner
         acc = comb.operands[1 - red.rhs_pos].owner
         comb.result.replace_all_uses_with(comb.operands[red.rhs_pos])
-        comb.erase()
-        acc.erase()
+        erase(comb)
+        erase(acc)
     top_wb = new_loops[0].op if new_loops else wb.op
     top_wb.move_after(top)
-    block.op.erase()
+    erase(block.op)
     return rfb
 
 

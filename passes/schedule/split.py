@@ -18,6 +18,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.passes.schedule.analysis import erase
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
@@ -31,6 +32,9 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[
         if f is not None and f != -1 and (not isinstance(f, int) or isinstance(f, bool) or f <= 0):
             raise ScheduleError(f"split: factor {k} of loop {name!r} must be a positive int, "
                                 f"got {f!r}")
+        if f is not None and f >= 1 << 31:
+            raise ScheduleError(f"split: factor {k} of loop {name!r} ({f}) does not fit in "
+                                f"int32, the type of loop variables")
     known = math.prod(f for f in factors if f is not None and f != -1)
     out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
     if math.prod(out) < extent:
@@ -71,7 +75,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     for blk in users + others:
         _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters,
                 predicate and any(blk == c for c in children))
-    loop.erase()
+    erase(loop)
     return new
 
 

@@ -37,6 +37,12 @@ def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offse
     if not 0 <= axis < rank:
         raise ScheduleError(f"storage_align: axis {axis} is out of range for buffer {name!r} "
                             f"of rank {rank}")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (factor, offset)):
+        raise ScheduleError(f"storage_align: factor and offset must be ints, got "
+                            f"factor={factor!r}, offset={offset!r}")
+    if factor >= 1 << 31 or offset >= 1 << 31:
+        raise ScheduleError(f"storage_align: factor={factor} and offset={offset} must fit in "
+                            f"int32")
     if factor <= 0 or offset < 0:
         raise ScheduleError(f"storage_align: need factor > 0 and offset >= 0, got "
                             f"factor={factor}, offset={offset}")

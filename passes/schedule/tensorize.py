@@ -23,6 +23,7 @@ from typing import Dict, List
 from mlir import ir
 from mlir.dialects import arith, memref
 
+from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.expr_tree import erase_dead
@@ -234,7 +235,7 @@ def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
 def _replace(block: Block, impl_func, iparams, m: Matcher):
     term = list(block.body.operations)[-1]
     for o in reversed(body_ops(block.body)):
-        o.erase()
+        erase(o)
     leaves = list(block.iter_vars)
     for o in body_ops(func_body(impl_func)):
         if o.name == "func.return":
@@ -284,6 +285,6 @@ def _rebind(root, iparams, m: Matcher, leaves):
                 o.result.replace_all_uses_with(new.result)
             else:
                 memref.StoreOp(o.operands[0], tbuf, new_idx)
-        o.erase()
+        erase(o)
         for v in idx:
             erase_dead(v)

@@ -25,6 +25,7 @@ from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+from tir_mlir.passes.schedule.analysis import erase
 
 
 def find_buffer(block: Block, buffer) -> ir.Value:
@@ -97,8 +98,8 @@ def _apply(buf: ir.Value, exprs, new_shape):
                    else memref.StoreOp(ops[0], new_buf, idx))
         if kind == "load":
             o.result.replace_all_uses_with(new.result)
-        o.erase()
+        erase(o)
         for v in ops[pos:]:
             erase_dead(v)
     if not is_func_arg(buf):
-        buf.owner.erase()
+        erase(buf.owner)

@@ -4,6 +4,7 @@
 with no recursion however deep the program nests. Every node has `pos = (line, col)`, 1-based,
 of its first token.
 """
+import re
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
@@ -260,7 +261,39 @@ def _string(tok: Token) -> str:
     return body if raw else _unescape(body)
 
 
+class LiteralError(Exception):
+    """A number token that Python itself would reject (`09`, `1__0`, `0x_`); raised while the
+    parser runs and reported by the parser at `pos`."""
+
+    def __init__(self, message, pos):
+        super().__init__(message)
+        self.pos = pos
+
+
+_DIGITS = r"\d(?:_?\d)*"
+_PY_NUMBER = re.compile(
+    rf"0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+"       # hex, octal, binary
+    rf"|(?:(?:{_DIGITS})?\.{_DIGITS}|{_DIGITS}\.)(?:[eE][+-]?{_DIGITS})?"  # point float
+    rf"|{_DIGITS}[eE][+-]?{_DIGITS}"                                      # exponent float
+    rf"|[1-9](?:_?\d)*|0(?:_?0)*")                                        # decimal integer
+MAX_INT_BITS = 64      # uint64 is the widest TensorIR integer
+
+
 def _number(tok: Token):
+    if not _PY_NUMBER.fullmatch(str(tok)):
+        raise LiteralError(f"invalid number literal {str(tok)[:40]!r} (as in Python: no leading "
+                           f"zeros, single underscores between digits)", pos_of(tok))
+    digits = len(str(tok))
+    if digits > 1000 and not any(c in str(tok).lower() for c in ".e") or digits > 5000:
+        raise LiteralError(f"number literal of {digits} characters is too long", pos_of(tok))
+    v = _number_value(tok)
+    if isinstance(v, int) and v >= 1 << MAX_INT_BITS:
+        raise LiteralError(f"integer literal {str(tok)[:40]} does not fit in 64 bits",
+                           pos_of(tok))
+    return v
+
+
+def _number_value(tok: Token):
     s = str(tok).replace("_", "")
     low = s.lower()
     if low.startswith(("0x", "0o", "0b")):

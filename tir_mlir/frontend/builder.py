@@ -56,6 +56,9 @@ class ModuleBuilder(Fail):
                 else:
                     self.fail("expected a @T.prim_func function or an @I.ir_module class",
                               s.pos)
+        if not names and "tir.module_name" not in module.operation.attributes:
+            self.fail("the program defines no @T.prim_func function or @I.ir_module class "
+                      "(empty input?)", (1, 1))
         return module
 
     def _check_decorators(self, node, allowed, want):

@@ -57,6 +57,11 @@ def check_dtype(name, pos, fail):
     return name
 
 
+# Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
 def fits(value: int, dtype: str) -> bool:
     if dtype == "bool":
         return value in (0, 1)
@@ -106,6 +111,9 @@ class ExprBuilder(Fail):
         if dtype == "index" and idx != "int32":
             extra[INDEX_DTYPE] = ir.StringAttr.get(idx)
         if is_float(dtype):
+            if math.isfinite(float(value)) and abs(float(value)) > FLOAT_MAX[dtype]:
+                self.fail(f"literal {value} does not fit in {dtype} (largest: "
+                          f"{FLOAT_MAX[dtype]:g}); write T.{dtype}(\"inf\") for infinity", pos)
             attr = ir.FloatAttr.get(t, float(value))
             if math.isfinite(value) and attr.value != float(value):
                 # TVM keeps the literal's double; remember it so the printer can too.
@@ -334,6 +342,8 @@ class ExprBuilder(Fail):
                 self.fail(f"operator {op!r} needs numbers, found {describe(x)}", pos)
         if op in ("and", "or"):
             return self.logic(op, [a, b], pos)
+        if op in ("/", "//", "%"):
+            self.check_divisor(b, pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             return fold(op, a.value, b.value, pos, self.fail)
         if (_int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype)
@@ -358,6 +368,12 @@ class ExprBuilder(Fail):
             self.fail(f"operator '**' needs float operands, found {d}", pos)
         name = (UINT_OPS.get(op) if is_unsigned(d) else None) or INT_OPS[op]
         return Val(self.op(name, [va.value, vb.value], d, pos), d)
+
+    def check_divisor(self, b, pos):
+        """An integer constant divisor of 0 is an error, as in TVM (a float 0.0 gives inf)."""
+        if isinstance(b, Lit) and not isinstance(b.value, float) and b.value == 0 and \
+                not (b.dtype and is_float(b.dtype)):
+            self.fail("division by zero", pos)
 
     def unary(self, op, x, pos):
         if op == "not":
@@ -485,6 +501,11 @@ class ExprBuilder(Fail):
     def _call_dtype(self, name, args, kwargs, pos):
         self._arity(name, args, 1, pos, kwargs)
         x = args[0]
+        if isinstance(x, Lit) and isinstance(x.value, str) or isinstance(x, str):
+            text = (x.value if isinstance(x, Lit) else x).strip().lower()
+            if not is_float(name) or text.lstrip("+-") not in ("inf", "nan"):
+                self.fail(f"T.{name} of a string takes \"inf\", \"-inf\" or \"nan\"", pos)
+            return Lit(float(text), name)
         if isinstance(x, Lit):
             v = x.value
             if not is_float(name) and not x.dtype:
@@ -566,6 +587,7 @@ class ExprBuilder(Fail):
             return self.binop("//", a, b, pos)
         if name == "floormod":
             return self.binop("%", a, b, pos)
+        self.check_divisor(b, pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             if not isinstance(a.value, int) or not isinstance(b.value, int) or b.value == 0:
                 self.fail(f"T.{name} needs integers and a non-zero divisor", pos)

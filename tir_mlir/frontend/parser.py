@@ -16,9 +16,10 @@ from lark.exceptions import LarkError
 from lark.indenter import PythonIndenter
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir import wellformed
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
-from tir_mlir.frontend.ast import ToAst
+from tir_mlir.frontend.ast import LiteralError, ToAst
 from tir_mlir.frontend.builder import ModuleBuilder
 from tir_mlir.module import IRModule
 from tir_mlir.user_cache import cache_dir
@@ -36,28 +37,54 @@ class _IndentError(LarkError):
         self.token = token
 
 
+def _width(indent: str, tab_len: int) -> int:
+    """Column of the first non-blank character, a tab advancing to the next multiple of
+    tab_len (as Python's tokenizer counts)."""
+    col = 0
+    for ch in indent:
+        col = (col // tab_len + 1) * tab_len if ch == "\t" else col + 1
+    return col
+
+
 class _Indenter(PythonIndenter):
     """PythonIndenter that reports bad dedents and stray closing brackets with a position."""
+
+    def process(self, stream):
+        self.tab1_level = [0]         # the indents again, a tab counting 1 (Python's TabError)
+        return super().process(stream)
 
     def handle_NL(self, token):
         if self.paren_level > 0:
             return
         yield token
         indent_str = token.rsplit("\n", 1)[1]
-        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        indent = _width(indent_str, self.tab_len)
+        tab1 = _width(indent_str, 1)
         if indent > self.indent_level[-1]:
+            self._same_order(tab1 > self.tab1_level[-1], token, indent)
             self.indent_level.append(indent)
+            self.tab1_level.append(tab1)
             yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
         else:
             while indent < self.indent_level[-1]:
                 self.indent_level.pop()
+                self.tab1_level.pop()
                 yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+            self._same_order(indent != self.indent_level[-1] or tab1 == self.tab1_level[-1],
+                             token, indent)
             if indent != self.indent_level[-1]:
                 line = token.end_line or token.line
                 raise _IndentError(f"bad indentation: dedent to column {indent + 1} does not match "
                                    f"any enclosing block (expected column "
                                    f"{self.indent_level[-1] + 1})",
                                    Token("_DEDENT", "", line=line, column=indent + 1))
+
+    def _same_order(self, consistent, token, indent):
+        """Python rejects indentation whose meaning depends on the width of a tab."""
+        if not consistent:
+            line = token.end_line or token.line
+            raise _IndentError("inconsistent use of tabs and spaces in indentation",
+                               Token("_INDENT", "", line=line, column=1))
 
     def _process(self, stream):
         token = None
@@ -154,12 +181,15 @@ def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRPars
     return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
 
 
+@serialized
 def parse_ast(text: str, filename: str = "<string>"):
     """The syntax tree (a list of statements) of TVMScript `text`."""
     lark = _lark()
     source = text if text.endswith("\n") else text + "\n"
     try:
         return lark.parse(source)
+    except LiteralError as e:
+        raise TIRParseError(str(e), SourceLoc(filename, *e.pos)) from None
     except _IndentError as e:
         tok = e.token
         raise TIRParseError(str(e), SourceLoc(filename, tok.line or 1, tok.column or 1)) from None
@@ -171,6 +201,7 @@ def parse_ast(text: str, filename: str = "<string>"):
         raise _syntax_error(lark, e, source, filename) from None
 
 
+@serialized
 def parse(text: str, filename: str = None) -> IRModule:
     """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
     filename = filename or "<string>"
@@ -190,6 +221,7 @@ def build(stmts, filename: str) -> IRModule:
             module.operation.verify()
         except ir.MLIRError as e:
             raise _verifier_error(e, filename) from None
+        wellformed.check(module, filename)
     return IRModule(module)
 
 
@@ -210,5 +242,6 @@ def load(path) -> IRModule:
     if path.endswith(".py"):
         from tir_mlir.script.pyfile import load_python
         return load_python(path)
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), filename=path)
+    from tir_mlir.frontend.source import decode
+    with open(path, "rb") as f:
+        return parse(decode(f.read(), path), filename=path)

@@ -5,6 +5,7 @@
 
 The printer only reads the IR; `print(parse(print(m))) == print(m)` holds.
 """
+from tir_mlir.deep import deep_recursion
 from tir_mlir.printer.stmt import IND, FuncPrinter
 
 _HEADER_IR = "# from tvm.script import ir as I"
@@ -21,6 +22,11 @@ def script_func(func_op, header: bool = True) -> str:
 def script(mod) -> str:
     """A module. Like TVM, a module made with @I.ir_module prints as `class Module`; a single
     function parsed from a bare @T.prim_func prints on its own."""
+    with deep_recursion("print the program"):
+        return _script(mod)
+
+
+def _script(mod) -> str:
     funcs = list(mod.functions.values())
     is_module = "tir.module_name" in mod.module.operation.attributes or len(funcs) != 1
     if not is_module:
@@ -31,4 +37,6 @@ def script(mod) -> str:
             parts.append("")
         body = script_func(f, header=False)
         parts += [IND + line if line else line for line in body.split("\n")]
+    if not funcs:
+        parts.append(IND + "pass")              # TVM's spelling of an empty module
     return "\n".join(parts)

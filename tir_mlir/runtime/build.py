@@ -14,9 +14,7 @@ import collections
 import ctypes
 import functools
 import hashlib
-import json
 import os
-import shutil
 import threading
 import weakref
 from pathlib import Path
@@ -25,13 +23,13 @@ import _ctypes
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError, OutOfBoundsError, RuntimeCallError, SourceLoc
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
-from tir_mlir.runtime import compile_cache
+from tir_mlir.runtime import artifact, compile_cache
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.signature import Param, check_args, signatures
 from tir_mlir.runtime.threads import set_openmp_threads
@@ -80,6 +78,7 @@ def _to_module(mod) -> ir.Module:
     return mod.module if hasattr(mod, "module") else mod
 
 
+@serialized
 def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
@@ -99,16 +98,23 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
         libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP)]
         register = lambda engine: engine.register_runtime(CALLBACK, _oob_callback)  # noqa: E731
         return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
-    key = compile_cache.key(text, " ".join(cpu_target(target).tool_flags()))
+    # The signatures are compiled into the library too (runtime/artifact.py: export_library
+    # and load_module check them), so they are part of the key.
+    embedded = artifact.signature_global(artifact.signatures_text(_functions_json(sigs)))
+    key = compile_cache.key(text + embedded, " ".join(cpu_target(target).tool_flags()))
     backend = _LIBRARIES.get(key)
     if backend is None:
         def compile_to(path):
             with get_context():
                 ll = llvm_ir.to_llvm_ir(lowered)
-            llvm_ir.to_shared_object(ll, target, path)
+            llvm_ir.to_shared_object(ll + embedded, target, path)
         backend = _SharedLibBackend(compile_cache.shared_object(key, compile_to))
         _LIBRARIES.put(key, backend)
     return Module(sigs, backend)
+
+
+def _functions_json(sigs) -> dict:
+    return {n: [q.to_json() for q in ps] for n, ps in sigs.items()}
 
 
 def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
@@ -276,6 +282,7 @@ class Module:
         raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {name!r}: index {index} on "
                                f"axis {axis}{more}", src, buffer=name, index=index, axis=axis)
 
+    @serialized
     def export_library(self, path):
         """Write the shared object (and `path`.json with the signatures) that `load_module`
         loads: the very code this module runs."""
@@ -283,20 +290,36 @@ class Module:
             raise BuildError("debug builds (bounds checks) cannot be exported")
         if not isinstance(self.backend, _SharedLibBackend):
             raise BuildError("only CPU-built modules can be exported")
-        tmp = Path(f"{path}.{os.getpid()}.tmp")
-        shutil.copyfile(self.backend.path, tmp)
-        os.replace(tmp, path)
-        meta = {"functions": {n: [q.to_json() for q in ps] for n, ps in self.sigs.items()}}
-        Path(str(path) + ".json").write_text(json.dumps(meta, indent=1))
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise BuildError(f"cannot write {path}: directory {path.parent} does not exist")
+        artifact.publish(Path(self.backend.path), path, _functions_json(self.sigs))
 
 
+@serialized
 def load_module(path) -> Module:
-    """Load a shared object written by `Module.export_library`."""
+    """Load a shared object written by `Module.export_library`, after checking that it is
+    whole and matches its signature file (see runtime/artifact.py)."""
     path = Path(path)
-    meta_path = Path(str(path) + ".json")
-    if not path.exists() or not meta_path.exists():
-        raise RuntimeCallError(f"{path}: no such library (or its .json signature file)")
-    meta = json.loads(meta_path.read_text())
+    functions, copy = artifact.read_meta(path)
+    try:
+        backend = _SharedLibBackend(copy)
+    except OSError as e:
+        raise RuntimeCallError(f"{path}: cannot load the library ({e})") from None
+    finally:
+        os.unlink(copy)             # the loaded mapping stays valid; the name is not reused
+    backend.path = path             # (the verified file: what a re-export copies)
+    try:
+        embedded = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(backend.lib,
+                                                                           artifact.SYMBOL)))
+    except ValueError:
+        raise RuntimeCallError(f"{path}: not a library written by export_library") from None
+    if embedded.decode(errors="replace") != artifact.signatures_text(functions):
+        raise RuntimeCallError(f"{path}: the signatures in {path.name}.json differ from the "
+                               f"ones compiled into the library")
+    for name in functions:
+        if not hasattr(backend.lib, "_mlir_ciface_" + name):
+            raise RuntimeCallError(f"{path}: function {name!r} is missing from the library")
     sigs = {n: [Param(q["name"], tuple(q["shape"]), q["dtype"]) for q in ps]
-            for n, ps in meta["functions"].items()}
-    return Module(sigs, _SharedLibBackend(os.path.abspath(path)))
+            for n, ps in functions.items()}
+    return Module(sigs, backend)

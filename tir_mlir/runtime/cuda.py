@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.dtypes import numpy_dtype
 from tir_mlir.errors import BuildError, RuntimeCallError
 from tir_mlir.passes.lowering import llvm_ir
@@ -97,6 +97,7 @@ def array(a: np.ndarray) -> DeviceArray:
     return DeviceArray(a.shape, a.dtype).copyfrom(a)
 
 
+@serialized
 def build(mod, target="cuda", **_ignored) -> "CudaModule":
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():

@@ -57,23 +57,30 @@ def _float_ops(body: ir.Block) -> int:
     return n
 
 
-def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False):
-    """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails."""
+def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
+                target="llvm", number=3, repeat=5, inputs=None, outputs=None):
+    """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
+    `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to."""
     from tir_mlir.interpreter import interpret
     from tir_mlir.runtime.build import build
     with get_context():
         sigs = signatures(mod.module)
+    if not sigs:
+        raise RuntimeCallError("the program has no function to run")
     func_name = func_name or next(iter(sigs))
     if func_name not in sigs:
         raise RuntimeCallError(f"no function named {func_name!r}; the module has {sorted(sigs)}")
     params = sigs[func_name]
     rng = np.random.default_rng(seed)
-    inputs = [random_array(p.shape, p.dtype, rng) for p in params]
-    lib = build(mod, target="llvm", debug=debug)
+    inputs = _given_arrays(params, inputs or {}, rng)
+    lib = build(mod, target=target, debug=debug)
     got = [a.copy() for a in inputs]
     lib[func_name](*got)
     yield f"{func_name}: ran on {len(params)} buffers " + \
         ", ".join(f"{p.name}{list(p.shape)}:{p.dtype}" for p in params)
+    for name, file in (outputs or {}).items():
+        np.save(file, got[_param_index(params, name, "--output")])
+        yield f"saved {name} to {file}"
     if check:
         want = [a.copy() for a in inputs]
         interpret(mod, func_name, *want)
@@ -90,9 +97,36 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
                                        f"interpreter (error {err})")
         yield "check: OK (matches the interpreter)"
     if bench:
-        res = lib.time_evaluator(func_name, number=3, repeat=5, min_repeat_ms=50)(*got)
+        res = lib.time_evaluator(func_name, number=number, repeat=repeat,
+                                 min_repeat_ms=50)(*got)
         line = f"median: {res.median * 1e3:.4f} ms"
         flops = flop_count(mod.module, func_name)
         if flops:
             line += f", {flops / res.median / 1e9:.2f} GFLOP/s"
         yield line
+
+
+def _param_index(params, name, option) -> int:
+    for k, p in enumerate(params):
+        if p.name == name:
+            return k
+    raise RuntimeCallError(f"{option} {name}: no buffer of that name; the buffers are "
+                           f"{', '.join(p.name for p in params)}")
+
+
+def _given_arrays(params, files: dict, rng) -> list:
+    """Random inputs, replaced by the .npy files given for some buffers (checked to fit)."""
+    arrays = [random_array(p.shape, p.dtype, rng) for p in params]
+    for name, file in files.items():
+        k = _param_index(params, name, "--input")
+        try:
+            a = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise RuntimeCallError(f"--input {name}={file}: cannot read a .npy array ({e})") \
+                from None
+        p = params[k]
+        if tuple(a.shape) != tuple(p.shape) or a.dtype != numpy_dtype(p.dtype):
+            raise RuntimeCallError(f"--input {name}={file}: expected shape {list(p.shape)} "
+                                   f"{p.dtype}, the file holds {list(a.shape)} {a.dtype}")
+        arrays[k] = np.ascontiguousarray(a)
+    return arrays

@@ -27,6 +27,7 @@ class BufferPrimitives:
                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
         """Copy read buffer `read_buffer_index` of `block` into a new `storage_scope` buffer
         that the consumers read instead; returns the copy block."""
+        _set_scope.check_scope(storage_scope)
         copy = _cache.cache_read(Block(self._block(block)), read_buffer_index, storage_scope,
                                  self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)
@@ -36,6 +37,7 @@ class BufferPrimitives:
                     consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
         """Make `block` write a new `storage_scope` buffer, copied back to the original by
         a new block placed after it (returned)."""
+        _set_scope.check_scope(storage_scope)
         copy = _cache.cache_write(Block(self._block(block)), write_buffer_index, storage_scope,
                                   self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)

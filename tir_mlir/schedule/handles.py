@@ -16,6 +16,7 @@ from typing import Optional
 class _RV:
     sid: int
     name: Optional[str] = field(default=None)
+    schedule: Optional[object] = field(default=None, repr=False)
     PREFIX = "v"
     KIND = "value"
 

@@ -20,7 +20,7 @@ import typing
 
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.trace import Instruction
 
@@ -39,6 +39,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
     named_blocks = [k for k, p in sig.parameters.items() if _takes_block_name(p.annotation)]
 
     @functools.wraps(fn)
+    @serialized
     def wrapper(self, *args, **kwargs):
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()

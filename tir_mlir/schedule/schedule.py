@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence, Union
 
 from mlir import ir
 
-from tir_mlir.context import get_context
+from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
@@ -37,12 +37,14 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
     (`sch.state`): the module is verified after every primitive and every legality check runs
     whatever they say."""
 
+    @serialized
     def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
                  debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
                  enable_check: bool = True):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
+        self._identity = object()    # carried by this schedule's handles (and its copies')
         self._init_random(seed)
         self._trusted = False        # trusted replay: no per-step snapshot / verification
         self._debug_mask = check_debug_mask(debug_mask)
@@ -70,6 +72,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
     def trace(self) -> Trace:
         return self._trace
 
+    @serialized
     def copy(self) -> "Schedule":
         """An independent schedule with the same module, trace and handles; its random state
         is forked from this one's."""
@@ -95,7 +98,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
             if self._ops is not None:
                 self._ops[self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
-        return cls(_sid(op))
+        return cls(_sid(op), schedule=self._identity)
 
     def _resolve(self, rv, kind=None) -> ir.Operation:
         """The op a handle stands for; ScheduleError if it was consumed or is gone."""
@@ -104,6 +107,9 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
             raise ScheduleError(f"expected a {want} handle, got {rv!r}")
         if not isinstance(rv, _RV):
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
+        if rv.schedule is not None and rv.schedule is not self._identity:
+            raise ScheduleError(f"{rv.describe()} belongs to another Schedule; get the "
+                                f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")

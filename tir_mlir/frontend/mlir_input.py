@@ -1,0 +1,60 @@
+"""tir-dialect MLIR text (what `tir-mlir parse --emit mlir` prints) -> IRModule.
+
+The text comes from outside, so it is held to everything the TVMScript parser guarantees:
+MLIR's parser and verifier, the ops a tir program is made of, and the invariants of
+`tir_mlir.wellformed`. Every failure is one TIRParseError at FILE:LINE:COL.
+"""
+import re
+
+from mlir import ir
+
+from tir_mlir import wellformed
+from tir_mlir.context import get_context, serialized
+from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.ir_walk import walk
+from tir_mlir.module import IRModule
+
+# Dialects (and single ops) a tir program is made of, before and after scheduling.
+_DIALECTS = ("affine", "arith", "math", "memref", "scf", "tir")
+_OPS = ("func.func", "func.return", "gpu.yield")
+
+
+def looks_like_mlir(text: str) -> bool:
+    """Whether text on stdin is MLIR rather than TVMScript (which never starts like this)."""
+    return re.match(r'\s*(module\b|"builtin\.module"|func\.func\b|#\w+\s*=)', text) is not None
+
+
+@serialized
+def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
+    with get_context():
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise _error(e, filename) from None
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise _error(e, filename) from None
+        for f in module.body.operations:
+            for op in [f.operation, *walk(f)]:
+                if op.name not in _OPS and op.name.split(".")[0] not in _DIALECTS:
+                    raise TIRParseError(f"'{op.name}' is not an op of a tir program",
+                                        _loc(op.location, filename))
+        wellformed.check(module, filename)
+        return IRModule(module)
+
+
+def _loc(location, filename) -> SourceLoc:
+    """The location in `filename` of an op parsed from it (MLIR names the text "-"), or of the
+    TVMScript source a debug-info location points to."""
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', str(location))
+    if m is None:
+        return SourceLoc(filename, 1, 1)
+    return SourceLoc(filename if m[1] == "-" else m[1], int(m[2]), int(m[3]))
+
+
+def _error(e: ir.MLIRError, filename) -> TIRParseError:
+    diags = getattr(e, "error_diagnostics", None) or []
+    if not diags:
+        return TIRParseError(f"invalid MLIR: {e}", SourceLoc(filename, 1, 1))
+    return TIRParseError(diags[0].message, _loc(diags[0].location, filename))

@@ -1,0 +1,110 @@
+"""The files of an exported library, written and read so that no damaged or mismatched file
+reaches the loader or the compiled code.
+
+`f.so` is the code; `f.so.json` the signatures plus the SHA-256 of `f.so`. The signatures are
+also compiled into `f.so` (symbol `tir_mlir_signature`), so the code carries its own:
+  * writing is atomic (a temporary file in the same directory, then `os.replace`), so
+    concurrent exports to one path leave one writer's complete files, never a mixture;
+  * loading checks the JSON's form, then the hash before `dlopen` (a truncated or corrupt
+    `.so`, or one from another export, is refused instead of crashing the process), and after
+    `dlopen` that the embedded signatures equal the JSON's;
+  * the library is loaded from a private copy with a unique name, because `dlopen` returns
+    the already-loaded library for a path it has seen, however the file changed since.
+"""
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from tir_mlir.dtypes import DTYPES
+from tir_mlir.errors import RuntimeCallError
+
+SYMBOL = "tir_mlir_signature"
+FORMAT = 1
+MAX_META_BYTES = 1 << 20
+
+
+def signature_global(meta_text: str) -> str:
+    """LLVM IR of a global holding `meta_text` (appended to the module before compiling)."""
+    data = meta_text.encode() + b"\0"
+    body = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+    return f'\n@{SYMBOL} = constant [{len(data)} x i8] c"{body}"\n'
+
+
+def signatures_text(functions: dict) -> str:
+    """The canonical text of {function: [param json]} (what is embedded and compared)."""
+    return json.dumps(functions, sort_keys=True, separators=(",", ":"))
+
+
+def _atomic_write(path: Path, data: bytes):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def publish(built_so: Path, path: Path, functions: dict):
+    """Install the shared object `built_so` at `path` with its `.json`, each atomically."""
+    data = built_so.read_bytes()
+    meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(),
+            "functions": functions}
+    _atomic_write(path, data)
+    _atomic_write(Path(str(path) + ".json"), json.dumps(meta, indent=1).encode())
+
+
+def read_meta(path: Path) -> tuple:
+    """(functions, private copy of the .so to dlopen) after checking the files; the caller
+    deletes the copy once it is loaded."""
+    meta_path = Path(str(path) + ".json")
+    if not path.is_file() or not meta_path.is_file():
+        raise RuntimeCallError(f"{path}: no such library (or its .json signature file)")
+    try:
+        raw = meta_path.read_bytes()
+        if len(raw) > MAX_META_BYTES:
+            raise ValueError("too large")
+        meta = json.loads(raw)
+    except (ValueError, RecursionError, OSError) as e:
+        raise RuntimeCallError(f"{meta_path}: not a signature file written by "
+                               f"export_library ({e})") from None
+    functions = _check_meta(meta, meta_path)
+    fd, copy = tempfile.mkstemp(prefix="tir_mlir_lib_", suffix=".so")
+    os.close(fd)
+    try:
+        shutil.copyfile(path, copy)
+        digest = hashlib.sha256(Path(copy).read_bytes()).hexdigest()
+    except OSError as e:
+        os.unlink(copy)
+        raise RuntimeCallError(f"{path}: cannot read the library ({e})") from None
+    if digest != meta["sha256"]:
+        os.unlink(copy)
+        raise RuntimeCallError(f"{path}: the library does not match {meta_path.name} (changed, "
+                               f"truncated or written by another export); export it again")
+    return functions, copy
+
+
+def _check_meta(meta, where) -> dict:
+    def bad(why):
+        raise RuntimeCallError(f"{where}: malformed signature file: {why}")
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        bad(f"expected format {FORMAT} (re-export libraries written by older versions)")
+    if not isinstance(meta.get("sha256"), str):
+        bad("no sha256 of the library")
+    funcs = meta.get("functions")
+    if not isinstance(funcs, dict) or not funcs:
+        bad("no functions")
+    for name, params in funcs.items():
+        if not name.isidentifier() or not isinstance(params, list):
+            bad(f"function {name!r}")
+        for p in params:
+            if (not isinstance(p, dict) or set(p) != {"name", "shape", "dtype"}
+                    or not isinstance(p["name"], str) or p["dtype"] not in DTYPES
+                    or not isinstance(p["shape"], list)
+                    or not all(type(d) is int and d > 0 for d in p["shape"])):
+                bad(f"parameter {p!r} of {name!r}")
+    return funcs

@@ -1,0 +1,162 @@
+"""Invariants of a tir-dialect module that MLIR's own verifier does not know, checked in Python
+before any rewrite or pass touches the IR (the LLVM in the wheels aborts on broken invariants
+instead of reporting them).
+
+`check(module, filename)` raises TIRParseError at the offending op for:
+  * the shape of a program: only `func.func`s at top level, buffers are static memrefs of a
+    TensorIR dtype with no zero-sized (or absurdly large) dimension;
+  * a `tir.block` whose attributes disagree with its body (iterator count, binding arity,
+    domains, iterator kinds);
+  * TensorIR well-formedness: a block with iterators does not read a loop variable from
+    outside it directly (instead of through a block iterator). TVM rejects that as "not
+    well-formed"; it would let a primitive erase a loop whose variable is still used.
+"""
+from typing import Optional
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.ir_walk import walk
+
+MAX_BUFFER_BYTES = 1 << 40      # 1 TiB: beyond this an allocation is a typo, not a program
+_ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
+
+
+def check(module: ir.Module, filename: str = "<string>") -> None:
+    for top in module.body.operations:
+        top = top.operation
+        if top.name != "func.func":
+            _fail(top, filename, f"expected only functions (func.func) at the top level, got "
+                                 f"'{top.name}'")
+        _check_func(top, filename)
+
+
+def _fail(op, filename, message):
+    loc = SourceLoc.of(op.location) or SourceLoc(filename, 1, 1)
+    if loc.file == "-":                      # MLIR's name for text parsed from a string
+        loc = SourceLoc(filename, loc.line, loc.col)
+    raise TIRParseError(message, loc)
+
+
+def _check_func(f, filename):
+    if not f.regions[0].blocks:
+        _fail(f, filename, "a prim_func needs a body")
+    for k, arg in enumerate(f.regions[0].blocks[0].arguments):
+        _check_buffer_type(arg.type, f, filename, f"parameter {k}")
+    for op in walk(f):
+        for r in op.results:
+            if isinstance(r.type, ir.MemRefType):
+                _check_buffer_type(r.type, op, filename, _name(op) or op.name)
+        if op.name == Block.OP_NAME:
+            _check_block(op, filename)
+
+
+def _name(op) -> Optional[str]:
+    return ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes else None
+
+
+def _check_buffer_type(t, op, filename, what):
+    if not isinstance(t, ir.MemRefType):
+        _fail(op, filename, f"{what}: a buffer must be a memref, got {t}")
+    t = ir.MemRefType(t)
+    if str(t.element_type) not in _ELEMENT_TYPES:
+        _fail(op, filename, f"{what}: element type {t.element_type} is not a TensorIR dtype "
+                            f"(one of {', '.join(_ELEMENT_TYPES)})")
+    if not t.has_static_shape:
+        _fail(op, filename, f"{what}: buffer shapes must be static, got {t}")
+    if any(d <= 0 for d in t.shape):
+        _fail(op, filename, f"{what}: buffer has a zero-sized dimension ({t})")
+    size = 1
+    for d in t.shape:
+        size *= d
+    nbytes = size * max(1, _bits(t.element_type) // 8)
+    if nbytes > MAX_BUFFER_BYTES:
+        _fail(op, filename, f"{what}: buffer of {nbytes} bytes is larger than the "
+                            f"{MAX_BUFFER_BYTES} bytes allowed")
+
+
+def _bits(t) -> int:
+    s = str(t)
+    return 16 if s == "bf16" else int(s.lstrip("if"))
+
+
+def _check_block(op, filename):
+    blk = Block(op)
+    name = ir.StringAttr(op.attributes["name"]).value
+    if len(op.regions) != 2 or len(op.regions[0].blocks) != 1:
+        _fail(op, filename, f"block {name!r}: expected a body region with one block")
+    n = len(op.regions[0].blocks[0].arguments)
+    try:
+        iters = (len(blk.iter_names), len(blk.iter_types), len(blk.domains))
+        bindings = blk.bindings
+    except (ValueError, TypeError, IndexError) as e:
+        _fail(op, filename, f"block {name!r}: malformed attributes ({e})")
+    if iters != (n, n, n):
+        _fail(op, filename, f"block {name!r}: {n} iterators but {iters[0]} names, {iters[1]} "
+                            f"kinds and {iters[2]} domains")
+    if (bindings.n_dims, bindings.n_symbols, len(bindings.results)) != (len(op.operands), 0, n):
+        _fail(op, filename, f"block {name!r}: bindings {bindings} must map its "
+                            f"{len(op.operands)} operands to {n} iterators")
+    if any(t not in ("S", "R", "O") for t in blk.iter_types):
+        _fail(op, filename, f"block {name!r}: iterator kinds must be S, R or O")
+    for lo_hi in blk.domains:
+        if len(lo_hi) != 2 or lo_hi[1] <= lo_hi[0]:
+            _fail(op, filename, f"block {name!r}: empty or malformed iterator domain {lo_hi}")
+    for arg in op.regions[0].blocks[0].arguments:
+        if not isinstance(arg.type, ir.IndexType):
+            _fail(op, filename, f"block {name!r}: iterators must be of type index")
+    init = op.regions[1].blocks
+    if len(init) > 1 or (init and [a.type for a in init[0].arguments]
+                         != [a.type for a in op.regions[0].blocks[0].arguments]):
+        _fail(op, filename, f"block {name!r}: the init region must take the block's iterators")
+    if n == 0:
+        return              # an opaque block (no iterators) may read loop variables, as in TVM
+    for region in op.regions:
+        for inner in _ops_in(region):
+            for v in inner.operands:
+                if _is_outer_loop_var(v, op):
+                    _fail(inner, filename, f"block {name!r} is not well-formed: it uses "
+                                           f"{_describe(v)} defined outside the block; use a "
+                                           f"block iterator (T.axis.*) bound to it")
+
+
+def _ops_in(region):
+    for b in region.blocks:
+        for child in b.operations:
+            child = child.operation
+            yield child
+            yield from walk(child)
+
+
+def _defining_op(v) -> Optional[ir.Operation]:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return owner.owner.operation if owner.owner is not None else None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _is_outer_loop_var(v, block_op) -> bool:
+    """Whether `v` is the variable of a loop around `block_op` (not one inside it)."""
+    if not isinstance(v.owner, ir.Block):
+        return False
+    p = _defining_op(v)
+    if p is None or p.name in (Block.OP_NAME, "func.func"):
+        return False
+    while p is not None:
+        if p == block_op:
+            return False
+        if p.name == "func.func":
+            return True
+        p = p.parent
+        p = p.operation if p is not None else None
+    return True
+
+
+def _describe(v) -> str:
+    d = _defining_op(v)
+    if isinstance(v.owner, ir.Block) and d is not None:
+        if d.name == Block.OP_NAME:
+            return f"iterator of block {ir.StringAttr(d.attributes['name']).value!r}"
+        return f"loop variable {_name(d)!r}" if _name(d) else f"a variable of '{d.name}'"
+    return f"a value of '{d.name}'" if d is not None else "a value"
