@@ -54,6 +54,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
         outermost = self._depth == 0 and not self._trusted
         if not readonly:
             self._ops = None
+            self._mutating += 1
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
@@ -79,6 +80,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
         finally:
             if not readonly:
                 self._ops = None
+                self._mutating -= 1
             self._depth -= 1
             self._recording, self._inst = prev_recording, prev_inst
         if record:

@@ -59,6 +59,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
                                  default=-1)
         self._next_name = 0
         self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
+        self._mutating = 0           # depth of rewriting primitives running (no cache then)
         self._depth = 0
         self._recording = False
         self._inst = None
@@ -82,7 +83,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
         new._removed = dict(self._removed)
-        new._ops = None
+        new._ops, new._mutating = None, 0
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
         return new
@@ -95,7 +96,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
             op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                     self._next_sid)
             self._next_sid += 1
-            if self._ops is not None:
+            if self._ops is not None and not self._mutating:
                 self._ops[self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op), schedule=self._identity)
@@ -115,12 +116,17 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
         if id(rv) in self._removed:
             raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
-        if self._ops is None:       # sid -> op, rebuilt after any rewrite (see primitive.py)
+        ops = self._ops
+        if ops is None:             # sid -> op, rebuilt after any rewrite (see primitive.py)
             with get_context():
-                self._ops = {_sid(op): op for f in self._mod.functions.values()
-                             for op in [f, *analysis.walk(f)]    # f: the implicit root block
-                             if SID in op.attributes}
-        op = self._ops.get(rv.sid)
+                ops = {_sid(op): op for f in self._mod.functions.values()
+                       for op in [f, *analysis.walk(f)]    # f: the implicit root block
+                       if SID in op.attributes}
+            # Inside a rewriting primitive ops are erased as it goes: no cache there (a stale
+            # entry would be an erased operation).
+            if not self._mutating:
+                self._ops = ops
+        op = ops.get(rv.sid)
         if op is not None:
             return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
