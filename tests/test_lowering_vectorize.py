@@ -273,3 +273,28 @@ def test_lane_order_is_kept():
     assert scf.count("scf.for") == 1 and "loop_vectorize" in scf
     assert "vector.extract" in scf and "arith.index_cast" in scf and "vector<16xindex>" in scf
     _matches_interpreter(LANE_ORDER, sch)
+
+
+LOCAL_TILE = '''
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    T_ = T.alloc_buffer((64,))
+    for i0 in range(4):
+        for i1 in T.vectorized(16):
+            with T.block("T"):
+                vi = T.axis.spatial(64, i0 * 16 + i1)
+                T_[vi] = A[vi] * T.float32(2)
+            with T.block("C"):
+                vi = T.axis.spatial(64, i0 * 16 + i1)
+                C[vi] = T_[vi] + T.float32(1)
+'''
+
+
+def test_buffer_used_inside_a_vectorized_loop_keeps_one_element_per_lane():
+    """compact-buffers shrinks T_ to what one iteration of i0 touches (16 elements), not one
+    iteration of the vectorized loop (1 element, shared by every lane)."""
+    sch = Schedule(tir_mlir.parse(LOCAL_TILE))
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<16xf32>" in scf
+    assert "memref<16xf32>, vector<16xf32>" in scf and "loop_vectorize" not in scf
+    _matches_interpreter(LOCAL_TILE, sch)
