@@ -298,3 +298,17 @@ def test_buffer_used_inside_a_vectorized_loop_keeps_one_element_per_lane():
     assert "memref.alloca() : memref<16xf32>" in scf
     assert "memref<16xf32>, vector<16xf32>" in scf and "loop_vectorize" not in scf
     _matches_interpreter(LOCAL_TILE, sch)
+
+
+@pytest.mark.parametrize("n, m", [(6, 96), (8, 37)])
+def test_long_vectorized_loop_runs_in_chunks_of_a_register(n, m):
+    """A fused 576- (or 296-) lane loop: chunks of 16 lanes (+ a shorter last one)."""
+    text = _elementwise(n, m, "float32", "A[vi, vj] * B[vi, vj]")
+    sch = Schedule(tir_mlir.parse(text))
+    sch.vectorize(sch.fuse(*sch.get_loops(sch.get_block("C"))))
+    scf = emit_text(sch.mod.module, "scf")
+    if m % 16 == 0:
+        assert "vector<16xf32>" in scf and "loop_vectorize" not in scf
+    else:       # a chunk may cross a row end (left to LLVM); the 8-lane last one may not
+        assert "loop_vectorize" in scf and "vector<8xf32>" in scf
+    _matches_interpreter(text, sch)

@@ -149,14 +149,14 @@ def _annotation(kind, body):
     if kind == "unroll":
         return "#llvm.loop_annotation<unroll = <full = true>>"
     if kind == "vectorized":
-        width = VECTOR_BITS // _element_bits(body)
+        width = VECTOR_BITS // element_bits(body)
         # LLVM's full unroll runs before its loop vectorizer and would drop the request.
         return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
                 "unroll = <disable = true>>")
     return None
 
 
-def _element_bits(body) -> int:
+def element_bits(body) -> int:
     """Narrowest element type stored in the loop body (32 when it stores nothing)."""
     bits = [ir.MemRefType(o.operands[1].type).element_type for o in walk(body.owner)
             if o.name == "memref.store"]
