@@ -312,3 +312,30 @@ def test_long_vectorized_loop_runs_in_chunks_of_a_register(n, m):
     else:       # a chunk may cross a row end (left to LLVM); the 8-lane last one may not
         assert "loop_vectorize" in scf and "vector<8xf32>" in scf
     _matches_interpreter(text, sch)
+
+
+def test_buffer_with_a_strided_last_dimension_is_accessed_lane_by_lane():
+    """storage_align on the last axis gives it stride 2: no vector.load/store there (they need
+    a dense last dimension), one scalar access per lane instead."""
+    text = '''
+@T.prim_func
+def main(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32")):
+    T_ = T.alloc_buffer((8, 32))
+    for i, j in T.grid(8, 32):
+        with T.block("T"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T_[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T_[vi, vj] + T.float32(1)
+'''
+    sch = Schedule(tir_mlir.parse(text))
+    sch.storage_align(sch.get_block("T"), 0, 1, 16, 2)
+    for b in ("T", "C"):
+        sch.vectorize(sch.split(sch.get_loops(sch.get_block(b))[1], factors=[None, 16])[1])
+    scf = emit_text(sch.mod.module, "scf")
+    assert "strided<[64, 2]>" in scf and "vector.from_elements" in scf
+    assert not [line for line in scf.splitlines()
+                if "strided<" in line and ("vector.load" in line or "vector.store" in line)]
+    _matches_interpreter(text, sch)

@@ -126,9 +126,9 @@ class _Vectorizer:
         if not any(strides):
             return                  # the same element on every lane
         t = o.results[0].type
-        if contiguous(strides) and mask is None:
+        if contiguous(mem, strides) and mask is None:
             new = vector.LoadOp(self._vtype(t), mem, index).result
-        elif contiguous(strides):
+        elif contiguous(mem, strides):
             new = vector.MaskedLoadOp(self._vtype(t), mem, index, mask, self._splat(t, 0)).result
         else:
             new = vector.FromElementsOp(self._vtype(t), [
@@ -147,9 +147,9 @@ class _Vectorizer:
                 self.dead.append(o)
             return
         data = self._vector(value)
-        if contiguous(strides) and mask is None:
+        if contiguous(mem, strides) and mask is None:
             vector.StoreOp(data, mem, index)
-        elif contiguous(strides):
+        elif contiguous(mem, strides):
             vector.MaskedStoreOp(mem, index, mask, data)
         else:
             for k in range(self.lanes):
