@@ -339,3 +339,15 @@ def main(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32")):
     assert not [line for line in scf.splitlines()
                 if "strided<" in line and ("vector.load" in line or "vector.store" in line)]
     _matches_interpreter(text, sch)
+
+
+def test_lane_uniform_where_guard_stays_a_scalar_if():
+    """A non-dividing split of i guards the block with a condition on i only: no mask."""
+    text = _elementwise(20, 32, "int32", "A[vi, vj] * B[vi, vj] + T.int32(3)")
+    sch = Schedule(tir_mlir.parse(text))
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.split(i, factors=[None, 16])
+    sch.vectorize(j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.store" in scf[scf.index("scf.if"):] and "masked" not in scf
+    _matches_interpreter(text, sch)

@@ -17,8 +17,10 @@ What each value is across lanes and whether the rewrite is legal comes from `vec
   the last lane's); a contiguous one is `vector.load/store` (masked under a varying condition);
   any other linear one is one scalar access per lane (+ `vector.from_elements` / `extract`);
 - an elementwise arith/math op on a varying operand is the same op on vectors;
-- an `affine.if` or `affine.for` whose bounds and condition are uniform stays scalar around its
-  vectorized body; an `affine.if` whose condition varies becomes a lane mask.
+- an `affine.if`, `scf.if` or `affine.for` whose condition and bounds are uniform stays scalar
+  around its vectorized body; an if whose condition varies becomes a lane mask, its branches run
+  masked when some lane takes them, and its results (`T.if_then_else`) are selected per lane.
+A loop longer than MAX_LANES first becomes register-wide vectorized chunks (`_strip_mine`).
 A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint added by
 `affine-to-scf`), so this stage never changes what a program computes. In-bounds vector
 loads/stores and values kept in vector registers are what fast CPU code needs (docs:
