@@ -273,3 +273,81 @@ def test_lane_order_is_kept():
     assert scf.count("scf.for") == 1 and "loop_vectorize" in scf
     assert "vector.extract" in scf and "arith.index_cast" in scf and "vector<16xindex>" in scf
     _matches_interpreter(LANE_ORDER, sch)
+
+
+LOCAL_TILE = '''
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    T_ = T.alloc_buffer((64,))
+    for i0 in range(4):
+        for i1 in T.vectorized(16):
+            with T.block("T"):
+                vi = T.axis.spatial(64, i0 * 16 + i1)
+                T_[vi] = A[vi] * T.float32(2)
+            with T.block("C"):
+                vi = T.axis.spatial(64, i0 * 16 + i1)
+                C[vi] = T_[vi] + T.float32(1)
+'''
+
+
+def test_buffer_used_inside_a_vectorized_loop_keeps_one_element_per_lane():
+    """compact-buffers shrinks T_ to what one iteration of i0 touches (16 elements), not one
+    iteration of the vectorized loop (1 element, shared by every lane)."""
+    sch = Schedule(tir_mlir.parse(LOCAL_TILE))
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<16xf32>" in scf
+    assert "memref<16xf32>, vector<16xf32>" in scf and "loop_vectorize" not in scf
+    _matches_interpreter(LOCAL_TILE, sch)
+
+
+@pytest.mark.parametrize("n, m", [(6, 96), (8, 37)])
+def test_long_vectorized_loop_runs_in_chunks_of_a_register(n, m):
+    """A fused 576- (or 296-) lane loop: chunks of 16 lanes (+ a shorter last one)."""
+    text = _elementwise(n, m, "float32", "A[vi, vj] * B[vi, vj]")
+    sch = Schedule(tir_mlir.parse(text))
+    sch.vectorize(sch.fuse(*sch.get_loops(sch.get_block("C"))))
+    scf = emit_text(sch.mod.module, "scf")
+    if m % 16 == 0:
+        assert "vector<16xf32>" in scf and "loop_vectorize" not in scf
+    else:       # a chunk may cross a row end (left to LLVM); the 8-lane last one may not
+        assert "loop_vectorize" in scf and "vector<8xf32>" in scf
+    _matches_interpreter(text, sch)
+
+
+def test_buffer_with_a_strided_last_dimension_is_accessed_lane_by_lane():
+    """storage_align on the last axis gives it stride 2: no vector.load/store there (they need
+    a dense last dimension), one scalar access per lane instead."""
+    text = '''
+@T.prim_func
+def main(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32")):
+    T_ = T.alloc_buffer((8, 32))
+    for i, j in T.grid(8, 32):
+        with T.block("T"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T_[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T_[vi, vj] + T.float32(1)
+'''
+    sch = Schedule(tir_mlir.parse(text))
+    sch.storage_align(sch.get_block("T"), 0, 1, 16, 2)
+    for b in ("T", "C"):
+        sch.vectorize(sch.split(sch.get_loops(sch.get_block(b))[1], factors=[None, 16])[1])
+    scf = emit_text(sch.mod.module, "scf")
+    assert "strided<[64, 2]>" in scf and "vector.from_elements" in scf
+    assert not [line for line in scf.splitlines()
+                if "strided<" in line and ("vector.load" in line or "vector.store" in line)]
+    _matches_interpreter(text, sch)
+
+
+def test_lane_uniform_where_guard_stays_a_scalar_if():
+    """A non-dividing split of i guards the block with a condition on i only: no mask."""
+    text = _elementwise(20, 32, "int32", "A[vi, vj] * B[vi, vj] + T.int32(3)")
+    sch = Schedule(tir_mlir.parse(text))
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.split(i, factors=[None, 16])
+    sch.vectorize(j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.store" in scf[scf.index("scf.if"):] and "masked" not in scf
+    _matches_interpreter(text, sch)

@@ -43,13 +43,15 @@ class AffineToScf:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             no_contract = _latency_bound_updates(f)
-            for op in list(walk(f)):
-                name = op.name
-                if name == "affine.apply":
+            # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
+            # op's name crashes the process).
+            for op in [o for o in walk(f) if o.name in ("affine.apply", "affine.if") or
+                       o.name in CONTRACT_OPS and o not in no_contract]:
+                if op.name == "affine.apply":
                     _lower_apply(op)
-                elif name == "affine.if":
+                elif op.name == "affine.if":
                     _lower_if(op)
-                elif name in CONTRACT_OPS and op not in no_contract:
+                else:
                     op.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
             # Innermost loops first, so each loop's element type is known for vector widths.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
@@ -147,14 +149,14 @@ def _annotation(kind, body):
     if kind == "unroll":
         return "#llvm.loop_annotation<unroll = <full = true>>"
     if kind == "vectorized":
-        width = VECTOR_BITS // _element_bits(body)
+        width = VECTOR_BITS // element_bits(body)
         # LLVM's full unroll runs before its loop vectorizer and would drop the request.
         return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
                 "unroll = <disable = true>>")
     return None
 
 
-def _element_bits(body) -> int:
+def element_bits(body) -> int:
     """Narrowest element type stored in the loop body (32 when it stores nothing)."""
     bits = [ir.MemRefType(o.operands[1].type).element_type for o in walk(body.owner)
             if o.name == "memref.store"]

@@ -130,14 +130,14 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
 
 
 def _lca_loop(ops):
-    """Innermost affine.for enclosing every op (None if some op is outside all loops)."""
+    """Innermost affine.for enclosing every op (None if some op is outside all loops), but
+    outside every vectorized loop: its lanes run at once, so each needs its own elements."""
     chains = [_loops_around(o) for o in ops]
     lca = None
     for level in zip(*chains):
-        if all(x == level[0] for x in level):
-            lca = level[0]
-        else:
+        if not all(x == level[0] for x in level) or Loop(level[0]).kind == "vectorized":
             break
+        lca = level[0]
     return lca
 
 

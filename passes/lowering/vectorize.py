@@ -17,17 +17,20 @@ What each value is across lanes and whether the rewrite is legal comes from `vec
   the last lane's); a contiguous one is `vector.load/store` (masked under a varying condition);
   any other linear one is one scalar access per lane (+ `vector.from_elements` / `extract`);
 - an elementwise arith/math op on a varying operand is the same op on vectors;
-- an `affine.if` or `affine.for` whose bounds and condition are uniform stays scalar around its
-  vectorized body; an `affine.if` whose condition varies becomes a lane mask.
+- an `affine.if`, `scf.if` or `affine.for` whose condition and bounds are uniform stays scalar
+  around its vectorized body; an if whose condition varies becomes a lane mask, its branches run
+  masked when some lane takes them, and its results (`T.if_then_else`) are selected per lane.
+A loop longer than MAX_LANES first becomes register-wide vectorized chunks (`_strip_mine`).
 A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint added by
 `affine-to-scf`), so this stage never changes what a program computes. In-bounds vector
 loads/stores and values kept in vector registers are what fast CPU code needs (docs:
 MLIR_NOTES, "What fast CPU code needs").
 """
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import affine, arith, memref, scf, vector
 
 from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
 from tir_mlir.passes.lowering.common import affine_to_arith, functions, index_const, walk
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
@@ -39,6 +42,10 @@ class VectorizeLoops:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            for op in [o for o in walk(f) if o.name == "affine.for"]:
+                loop = Loop(op)
+                if loop.kind == "vectorized" and loop.step == 1 and loop.extent > MAX_LANES:
+                    _strip_mine(loop, VECTOR_BITS // element_bits(loop.body))
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
@@ -121,9 +128,9 @@ class _Vectorizer:
         if not any(strides):
             return                  # the same element on every lane
         t = o.results[0].type
-        if contiguous(strides) and mask is None:
+        if contiguous(mem, strides) and mask is None:
             new = vector.LoadOp(self._vtype(t), mem, index).result
-        elif contiguous(strides):
+        elif contiguous(mem, strides):
             new = vector.MaskedLoadOp(self._vtype(t), mem, index, mask, self._splat(t, 0)).result
         else:
             new = vector.FromElementsOp(self._vtype(t), [
@@ -142,9 +149,9 @@ class _Vectorizer:
                 self.dead.append(o)
             return
         data = self._vector(value)
-        if contiguous(strides) and mask is None:
+        if contiguous(mem, strides) and mask is None:
             vector.StoreOp(data, mem, index)
-        elif contiguous(strides):
+        elif contiguous(mem, strides):
             vector.MaskedStoreOp(mem, index, mask, data)
         else:
             for k in range(self.lanes):
@@ -251,6 +258,45 @@ class _Vectorizer:
         for x in ops:
             x.move_before(end)
         self._ops(ops, mask)
+
+
+def _strip_mine(loop: Loop, width: int):
+    """A vectorized loop longer than MAX_LANES as vectorized loops of `width` lanes:
+
+        for v in T.vectorized(lo, lo + n):      for o in range(n // width):
+            BODY                          =>        for l in T.vectorized(width):
+                                                        BODY[v := lo + o * width + l]
+                                                for v in T.vectorized(lo + n - n % width, lo + n):
+                                                    BODY
+    (the lanes of a `fuse`d loop then stay inside one row: see vectorize_plan._divide)."""
+    op, n, lo = loop.op, loop.extent, loop.min
+    loc = op.location
+    ops = _body(loop.body)
+    if not ops:
+        return
+    if n % width:
+        tail = op.clone(ip=ir.InsertionPoint(op))
+        tail.move_after(op)
+        _set_bounds(tail, lo + n - n % width, lo + n)
+    uses = [(u.owner, u.operand_number) for u in loop.iv.uses]
+    with ir.InsertionPoint(ops[0]):
+        inner = Loop.build(loop.name, width, kind="vectorized", index_dtype=loop.index_dtype,
+                           loc=loc)
+    for o in ops:
+        o.move_before(list(inner.body.operations)[-1].operation)
+    with ir.InsertionPoint(ops[0]):
+        shift = ir.AffineMap.get(2, 0, [ir.AffineExpr.get_dim(0) * width +
+                                        ir.AffineExpr.get_dim(1) + lo])
+        v = affine.AffineApplyOp(shift, [loop.iv, inner.iv], loc=loc).result
+    for owner, k in uses:
+        owner.operands[k] = v
+    _set_bounds(op, 0, n // width)
+    loop.set(name=loop.name + "_o", kind="serial")
+
+
+def _set_bounds(op, lo: int, hi: int):
+    for key, value in (("lowerBoundMap", lo), ("upperBoundMap", hi)):
+        op.attributes[key] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(value))
 
 
 def _body(block):

@@ -273,7 +273,7 @@ class Plan:
         if isinstance(value.type, ir.IndexType):
             return False
         uniform = not any(strides)
-        if masked and not contiguous(strides) and (
+        if masked and not contiguous(memref, strides) and (
                 not uniform or store and self.is_varying(value)):
             return False
         if not store and not uniform:
@@ -288,6 +288,8 @@ class Plan:
                    if a[1] == b[1] and (a[0] or b[0]))
 
 
-def contiguous(strides) -> bool:
-    """A vector load/store: stride 1 in the last dimension, the same element in the others."""
-    return bool(strides) and strides[-1] == 1 and not any(strides[:-1])
+def contiguous(memref, strides) -> bool:
+    """A vector load/store: stride 1 in the last dimension, the same element in the others,
+    on a buffer whose last dimension is dense (not a strided view)."""
+    return bool(strides) and strides[-1] == 1 and not any(strides[:-1]) and \
+        ir.MemRefType(memref.type).get_strides_and_offset()[0][-1] == 1
