@@ -144,6 +144,34 @@ def test_scalar_accumulator_of_an_unscheduled_matmul():
     _check_matmul(sch, 24)
 
 
+def test_conditional_init_inside_the_reduction_loop_is_carried():
+    # k outside j: the init `if k == 0: C = 0` stays in the k loop; j (8) is unrolled and the
+    # 8 accumulators go through scf.if results.
+    sch = Schedule(_matmul(8))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(i, k, j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "iter_args" in scf and scf.count("scf.if %") == 8 and "-> (f32) {" in scf
+    _check_matmul(sch, 8)
+
+
+def test_accumulator_accessed_only_under_a_condition_is_not_carried():
+    # Every access of C[i] is guarded: the address may be invalid when the guard is false, so
+    # no load may be hoisted before the loop.
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(8, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.where(i < 6)
+            C[vi] = C[vi] + A[vk]
+''', [(8,), (6,)])
+    assert "iter_args" not in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+
+
 def _interpreted(text, shapes, sch_fn=None):
     """(scf text, compiled result, interpreted result) of a one-function program."""
     mod = tir_mlir.parse(text)

@@ -260,10 +260,24 @@ def _groups(loop, accesses):
             continue
         same = [b for b in accesses if _same_root(a, b) and _same_address(a, b)]
         others = [b for b in accesses if b not in same]
-        if (any(b.store for b in same) and all(b.op.parent.operation == loop for b in same)
+        slots = [_slot(b, loop) for b in same]
+        # Some access runs at every iteration: the address is valid to load before the loop.
+        if (any(b.store for b in same) and all(s is not None for s in slots)
+                and any(s is not None and s == b.op for s, b in zip(slots, same))
                 and not any(_may_conflict(a, b) for b in others)):
             groups.append(same)
     return groups
+
+
+def _slot(access, loop):
+    """The op of the loop body that runs `access`: the access itself, or a result-less scf.if
+    holding it directly (None: deeper)."""
+    parent = access.op.parent.operation
+    if parent == loop:
+        return access.op
+    if parent.name == "scf.if" and not len(parent.results) and parent.parent.operation == loop:
+        return parent
+    return None
 
 
 def _value_type(a):
@@ -335,14 +349,16 @@ def _rewrite(loop, groups):
     for old, arg in zip(old_body.arguments, body.arguments):
         old.replace_all_uses_with(arg)
     old_yield = list(old_body.operations)[-1].operation
-    # In program order, a load reads the value carried so far; a store replaces it.
     current = list(body.arguments)[1 + n_old:]
-    for n, g in enumerate(groups):
-        for a in g:
-            if a.store:
-                current[n] = a.op.operands[0]
-            else:
-                a.op.results[0].replace_all_uses_with(current[n])
+    slots = [(_slot(a, loop), n, a) for n, g in enumerate(groups) for a in g]
+    for op in list(old_body.operations):
+        op = op.operation
+        mine = [(n, a) for slot, n, a in slots if slot == op]
+        if mine and op.name == "scf.if":
+            _carry_through_if(op, mine, current)
+            continue
+        for n, a in mine:
+            _step(a, n, current)
     with ir.InsertionPoint(body), loc:
         term = scf.YieldOp(list(old_yield.operands) + current)
     move_body(old_body, term.operation)
@@ -358,6 +374,36 @@ def _rewrite(loop, groups):
             else:
                 memref.store(result, base, index)
     loop.erase()
+
+
+def _step(access, n, current):
+    """In program order, a load reads the value carried so far; a store replaces it."""
+    if access.store:
+        current[n] = access.op.operands[0]
+    else:
+        access.op.results[0].replace_all_uses_with(current[n])
+
+
+def _carry_through_if(if_op, mine, current):
+    """Rebuild an scf.if holding accesses `mine` [(group, access)] so that it yields the values
+    of the groups it touches (unchanged on a path that does not store them)."""
+    touched = sorted({n for n, _ in mine})
+    with ir.InsertionPoint(if_op), if_op.location:
+        new = scf.IfOp(if_op.operands[0], [current[n].type for n in touched], has_else=True)
+    for region, block in ((0, new.then_block), (1, new.else_block)):
+        local = list(current)
+        old = if_op.regions[region].blocks[0] if len(if_op.regions[region].blocks) else None
+        for o in list(old.operations) if old is not None else []:
+            for n, a in mine:
+                if a.op == o.operation:
+                    _step(a, n, local)
+        with ir.InsertionPoint(block), if_op.location:
+            term = scf.YieldOp([local[n] for n in touched])
+        if old is not None:
+            move_body(old, term.operation)
+    if_op.erase()
+    for k, n in enumerate(touched):
+        current[n] = new.results[k]
 
 
 def _indices(access):
