@@ -15,15 +15,16 @@ cannot prove the tile's vectors disjoint from each other either.
 A group (one buffer, one address, one type) is carried when, in a serial `scf.for` with constant
 bounds and at least one iteration, no vectorize hint and no op of unknown memory effect:
 - its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
-- all its accesses sit directly in the loop body (they run once per iteration, in order), and one
-  of them is a store;
+- its accesses sit directly in the loop body or directly in a result-less `scf.if` there (such
+  an if then yields the value: a reduction's init `if k == 0: C = 0`), one of them is a store
+  and one runs at every iteration (so the address is valid to load before the loop);
 - every other access of the same buffer in the loop is provably disjoint from it (its indices
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
   other arguments may alias each other.
 A small inner serial loop (constant bounds, no nested loop, no vectorize hint) whose stores become
 loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
-carry the values), as long as the loop carries at most `MAX_CARRIED` values in all.
+carry the values): on a copy, kept when more values are carried and at most `MAX_CARRIED`.
 """
 from mlir import ir
 from mlir.dialects import memref, scf, vector
