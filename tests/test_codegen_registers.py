@@ -10,6 +10,7 @@ import tir_mlir
 from filecheck import filecheck
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
 RNG = np.random.default_rng(0)
@@ -73,7 +74,10 @@ def _check_matmul(sch, n):
 
 
 def _optimized_ir(sch) -> str:
-    return llvm_ir.optimize(llvm_ir.to_llvm_ir(lower(sch.mod.module))).decode()
+    """The LLVM IR `opt -O3` makes for the host CPU, as text."""
+    flags = cpu_target("llvm").tool_flags()
+    ll = llvm_ir.to_llvm_ir(lower(sch.mod.module))
+    return llvm_ir.run_tool([LLVM_BIN / "opt", "-O3", "-S", *flags], ll.encode()).decode()
 
 
 def _avx512() -> bool:
@@ -153,6 +157,23 @@ def test_conditional_init_inside_the_reduction_loop_is_carried():
     scf = emit_text(sch.mod.module, "scf")
     assert "iter_args" in scf and scf.count("scf.if %") == 8 and "-> (f32) {" in scf
     _check_matmul(sch, 8)
+
+
+def test_vectorized_tile_with_the_init_inside_the_reduction_loop():
+    # No decompose_reduction: `if k == 0` inits each vector accumulator inside the k loop.
+    sch = Schedule(_matmul(64))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 16])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "-> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)" in scf
+    four = ", ".join(["vector<16xf32>"] * 4)
+    k_loop = scf[scf.index("iter_args"):scf.index(f": {four}\n")]
+    assert "vector.store" not in k_loop and k_loop.count("scf.if") == 4
+    _check_matmul(sch, 64)
 
 
 def test_accumulator_accessed_only_under_a_condition_is_not_carried():
