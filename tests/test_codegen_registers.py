@@ -1,6 +1,7 @@
 """Values kept in registers by the CPU pipeline: per-buffer alias scopes that survive OpenMP
 outlining (stage alias-scopes) and accumulators carried across loops (stage scalar-replace).
 Numbers against numpy or the interpreter, FileCheck on the real LLVM IR and assembly."""
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,38 +14,21 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from vs_tvm_cases import matmul as matmul_text, mm_hand  # noqa: E402
+
 RNG = np.random.default_rng(0)
 
 
 def _matmul(n, noalias=True):
-    attrs = ', "tir.noalias": True' if noalias else ""
-    return tir_mlir.parse(f'''
-@T.prim_func
-def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"), C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main"{attrs}}})
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
+    text = matmul_text(n)
+    return tir_mlir.parse(text if noalias else text.replace(', "tir.noalias": True', ""))
 
 
 def _register_tile(n):
-    """The 4x64 register tile of benchmarks' hand_mm: i [_, 16, 4], j [_, 64], k [_, 128]."""
+    """The 4x64 register tile of hand_mm: i [_, 16, 4], j [_, 64], k [_, 128]."""
     sch = Schedule(_matmul(n))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
-    j0, j1 = sch.split(j, factors=[None, 64])
-    k0, k1 = sch.split(k, factors=[None, 128])
-    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
-    sch.parallel(i0)
-    sch.unroll(i2)
-    _, j11 = sch.split(j1, factors=[None, 16])
-    sch.vectorize(j11)
-    sch.decompose_reduction(c, k0)
+    mm_hand(sch)
     return sch
 
 
