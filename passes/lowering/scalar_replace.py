@@ -130,7 +130,8 @@ def _accesses(loop, noalias):
             m, first, store = ACCESSES[name]
             base = op.operands[m]
             root, direct = _root(base, noalias)
-            index = [_linear(v) for v in list(op.operands)[first:]] if direct else None
+            analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
+            index = [_linear(v) for v in list(op.operands)[first:]] if analysed else None
             shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
                      else list(ir.VectorType(op.results[0].type).shape)
                      if name == "vector.load" else [])
@@ -143,6 +144,19 @@ def _accesses(loop, noalias):
         elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
             return None
     return out
+
+
+def _disjoint_rows(mtype) -> bool:
+    """Whether distinct in-bounds indices of the layout address distinct elements (row-major
+    with static strides, each at least the span of the dimensions inside it): then indices
+    that differ in one dimension mean different elements, which `_disjoint` relies on."""
+    strides, _ = mtype.get_strides_and_offset()
+    span = 1
+    for stride, size in reversed(list(zip(strides, mtype.shape))):
+        if stride < span or size < 0:          # dynamic strides and sizes are negative
+            return False
+        span = stride * size
+    return True
 
 
 def _root(buffer, noalias):
