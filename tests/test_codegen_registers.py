@@ -125,6 +125,23 @@ def test_register_tile_schedule():
     _check_matmul(sch, 256)
 
 
+def test_register_tile_without_unroll_is_unrolled_to_be_carried():
+    # hand_mm without unroll(i2): the i2 x j10 nest (4 x 4 copies) in k1 is unrolled here.
+    sch = Schedule(_matmul(256))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    k0, k1 = sch.split(k, factors=[None, 128])
+    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
+    sch.parallel(i0)
+    sch.vectorize(sch.split(j1, factors=[None, 16])[1])
+    sch.decompose_reduction(c, k0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "-> (" + ", ".join(["vector<16xf32>"] * 16) + ")" in scf
+    _check_matmul(sch, 256)
+
+
 def test_scalar_accumulator_of_an_unscheduled_matmul():
     sch = Schedule(_matmul(24))
     scf = emit_text(sch.mod.module, "scf")

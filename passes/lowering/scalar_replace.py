@@ -22,7 +22,7 @@ bounds and at least one iteration, no vectorize hint and no op of unknown memory
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
   other arguments may alias each other.
-A small inner serial loop (constant bounds, no nested loop, no vectorize hint) whose stores become
+A small nest of inner serial loops (constant bounds, no vectorize hint) whose stores become
 loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
 carry the values): on a copy, kept when more values are carried and at most `MAX_CARRIED`.
 """
@@ -301,21 +301,26 @@ def _value_type(a):
 
 
 def _unrollable(loop, accesses):
-    """Inner serial loops directly in `loop` whose stores are invariant in `loop` but not in them
-    (so that, unrolled, they leave stores at addresses invariant in `loop`)."""
+    """Small nests of serial loops directly in `loop` (at most MAX_CARRIED body copies) holding
+    a store whose address is invariant in `loop` but not in the nest: unrolled, they leave
+    stores at addresses invariant in `loop`."""
     body = loop.regions[0].blocks[0]
     out = []
     for op in body.operations:
         op = op.operation
-        if op.name != "scf.for" or len(op.results) or not _plain_serial(op) or \
-                _trip_count(op) > MAX_CARRIED or any(
-                o.name in ("scf.for", "scf.while", "scf.parallel") for o in walk(op)):
+        nest = [op] + [o for o in walk(op) if o.name in ("scf.for", "scf.while", "scf.parallel")]
+        if op.name != "scf.for" or any(
+                o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
             continue
-        iv = op.regions[0].blocks[0].arguments[0]
-        stores = [a for a in accesses if a.store and a.op.parent.operation == op
-                  and a.index is not None]
-        if any(all(v == iv or not _inside(v, loop) for v in _leaves(a.index))
-               and any(v == iv for v in _leaves(a.index)) for a in stores):
+        copies = 1
+        for o in nest:
+            copies *= _trip_count(o)
+        ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
+        stores = [a for a in accesses if a.store and a.index is not None
+                  and any(a.op.parent.operation == o for o in nest)]
+        if copies <= MAX_CARRIED and any(
+                all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
+                and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
             out.append(op)
     return out
 
@@ -325,9 +330,11 @@ def _trip_count(loop) -> int:
     return (hi - lo + step - 1) // step
 
 
-def _unroll(inner):
-    """Replace each loop by one copy of its body per iteration, its IV a constant."""
-    for op in inner:
+def _unroll(nests):
+    """Replace each loop of the nests by one copy of its body per iteration, its IV a constant
+    (innermost loops first)."""
+    for op in [o for n in nests for o in reversed([n] + [x for x in walk(n)
+                                                          if x.name == "scf.for"])]:
         lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
         for value in range(lo, hi, step):
             copy = op.clone(ip=ir.InsertionPoint(op))
