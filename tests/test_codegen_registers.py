@@ -1,6 +1,7 @@
 """Values kept in registers by the CPU pipeline: per-buffer alias scopes that survive OpenMP
 outlining (stage alias-scopes) and accumulators carried across loops (stage scalar-replace).
 Numbers against numpy or the interpreter, FileCheck on the real LLVM IR and assembly."""
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,38 +14,21 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from vs_tvm_cases import matmul as matmul_text, mm_hand  # noqa: E402
+
 RNG = np.random.default_rng(0)
 
 
 def _matmul(n, noalias=True):
-    attrs = ', "tir.noalias": True' if noalias else ""
-    return tir_mlir.parse(f'''
-@T.prim_func
-def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"), C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main"{attrs}}})
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
+    text = matmul_text(n)
+    return tir_mlir.parse(text if noalias else text.replace(', "tir.noalias": True', ""))
 
 
 def _register_tile(n):
-    """The 4x64 register tile of benchmarks' hand_mm: i [_, 16, 4], j [_, 64], k [_, 128]."""
+    """The 4x64 register tile of hand_mm: i [_, 16, 4], j [_, 64], k [_, 128]."""
     sch = Schedule(_matmul(n))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
-    j0, j1 = sch.split(j, factors=[None, 64])
-    k0, k1 = sch.split(k, factors=[None, 128])
-    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
-    sch.parallel(i0)
-    sch.unroll(i2)
-    _, j11 = sch.split(j1, factors=[None, 16])
-    sch.vectorize(j11)
-    sch.decompose_reduction(c, k0)
+    mm_hand(sch)
     return sch
 
 
@@ -139,11 +123,73 @@ def test_register_tile_schedule():
     _check_matmul(sch, 256)
 
 
+def test_register_tile_without_unroll_is_unrolled_to_be_carried():
+    # hand_mm without unroll(i2): the i2 x j10 nest (4 x 4 copies) in k1 is unrolled here.
+    sch = Schedule(_matmul(256))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    k0, k1 = sch.split(k, factors=[None, 128])
+    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
+    sch.parallel(i0)
+    sch.vectorize(sch.split(j1, factors=[None, 16])[1])
+    sch.decompose_reduction(c, k0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "-> (" + ", ".join(["vector<16xf32>"] * 16) + ")" in scf
+    _check_matmul(sch, 256)
+
+
 def test_scalar_accumulator_of_an_unscheduled_matmul():
     sch = Schedule(_matmul(24))
     scf = emit_text(sch.mod.module, "scf")
     assert "iter_args" in scf and "-> (f32)" in scf
     _check_matmul(sch, 24)
+
+
+def test_conditional_init_inside_the_reduction_loop_is_carried():
+    # k outside j: the init `if k == 0: C = 0` stays in the k loop; j (8) is unrolled and the
+    # 8 accumulators go through scf.if results.
+    sch = Schedule(_matmul(8))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(i, k, j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "iter_args" in scf and scf.count("scf.if %") == 8 and "-> (f32) {" in scf
+    _check_matmul(sch, 8)
+
+
+def test_vectorized_tile_with_the_init_inside_the_reduction_loop():
+    # No decompose_reduction: `if k == 0` inits each vector accumulator inside the k loop.
+    sch = Schedule(_matmul(64))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 16])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "-> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)" in scf
+    four = ", ".join(["vector<16xf32>"] * 4)
+    k_loop = scf[scf.index("iter_args"):scf.index(f": {four}\n")]
+    assert "vector.store" not in k_loop and k_loop.count("scf.if") == 4
+    _check_matmul(sch, 64)
+
+
+def test_accumulator_accessed_only_under_a_condition_is_not_carried():
+    # Every access of C[i] is guarded: the address may be invalid when the guard is false, so
+    # no load may be hoisted before the loop.
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(8, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.where(i < 6)
+            C[vi] = C[vi] + A[vk]
+''', [(8,), (6,)])
+    assert "iter_args" not in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
 
 
 def _interpreted(text, shapes, sch_fn=None):

@@ -15,23 +15,25 @@ cannot prove the tile's vectors disjoint from each other either.
 A group (one buffer, one address, one type) is carried when, in a serial `scf.for` with constant
 bounds and at least one iteration, no vectorize hint and no op of unknown memory effect:
 - its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
-- all its accesses sit directly in the loop body (they run once per iteration, in order), and one
-  of them is a store;
+- its accesses sit directly in the loop body or directly in a result-less `scf.if` there (such
+  an if then yields the value: a reduction's init `if k == 0: C = 0`), one of them is a store
+  and one runs at every iteration (so the address is valid to load before the loop);
 - every other access of the same buffer in the loop is provably disjoint from it (its indices
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
   other arguments may alias each other.
-A small inner serial loop (constant bounds, no nested loop, no vectorize hint) whose stores become
+A small nest of inner serial loops (constant bounds, no vectorize hint) whose stores become
 loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
-carry the values), as long as the loop carries at most `MAX_CARRIED` values in all.
+carry the values): on a copy, kept when more values are carried and at most `MAX_CARRIED`.
 """
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
 from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
 
-# Carried values per loop: 16 accumulator vectors + operands fit AVX-512's 32 registers.
-MAX_CARRIED = 24
+# Carried values per loop: at most AVX-512's 32 vector registers (a larger tile is spilled by
+# LLVM, measured no faster than leaving it in memory).
+MAX_CARRIED = 32
 # (memref operand, first index operand, is a store) of the accesses with a known address.
 ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
             "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
@@ -128,7 +130,8 @@ def _accesses(loop, noalias):
             m, first, store = ACCESSES[name]
             base = op.operands[m]
             root, direct = _root(base, noalias)
-            index = [_linear(v) for v in list(op.operands)[first:]] if direct else None
+            analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
+            index = [_linear(v) for v in list(op.operands)[first:]] if analysed else None
             shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
                      else list(ir.VectorType(op.results[0].type).shape)
                      if name == "vector.load" else [])
@@ -141,6 +144,19 @@ def _accesses(loop, noalias):
         elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
             return None
     return out
+
+
+def _disjoint_rows(mtype) -> bool:
+    """Whether distinct in-bounds indices of the layout address distinct elements (row-major
+    with static strides, each at least the span of the dimensions inside it): then indices
+    that differ in one dimension mean different elements, which `_disjoint` relies on."""
+    strides, _ = mtype.get_strides_and_offset()
+    span = 1
+    for stride, size in reversed(list(zip(strides, mtype.shape))):
+        if stride < span or size < 0:          # dynamic strides and sizes are negative
+            return False
+        span = stride * size
+    return True
 
 
 def _root(buffer, noalias):
@@ -260,10 +276,24 @@ def _groups(loop, accesses):
             continue
         same = [b for b in accesses if _same_root(a, b) and _same_address(a, b)]
         others = [b for b in accesses if b not in same]
-        if (any(b.store for b in same) and all(b.op.parent.operation == loop for b in same)
+        slots = [_slot(b, loop) for b in same]
+        # Some access runs at every iteration: the address is valid to load before the loop.
+        if (any(b.store for b in same) and all(s is not None for s in slots)
+                and any(s is not None and s == b.op for s, b in zip(slots, same))
                 and not any(_may_conflict(a, b) for b in others)):
             groups.append(same)
     return groups
+
+
+def _slot(access, loop):
+    """The op of the loop body that runs `access`: the access itself, or a result-less scf.if
+    holding it directly (None: deeper)."""
+    parent = access.op.parent.operation
+    if parent == loop:
+        return access.op
+    if parent.name == "scf.if" and not len(parent.results) and parent.parent.operation == loop:
+        return parent
+    return None
 
 
 def _value_type(a):
@@ -271,21 +301,26 @@ def _value_type(a):
 
 
 def _unrollable(loop, accesses):
-    """Inner serial loops directly in `loop` whose stores are invariant in `loop` but not in them
-    (so that, unrolled, they leave stores at addresses invariant in `loop`)."""
+    """Small nests of serial loops directly in `loop` (at most MAX_CARRIED body copies) holding
+    a store whose address is invariant in `loop` but not in the nest: unrolled, they leave
+    stores at addresses invariant in `loop`."""
     body = loop.regions[0].blocks[0]
     out = []
     for op in body.operations:
         op = op.operation
-        if op.name != "scf.for" or len(op.results) or not _plain_serial(op) or \
-                _trip_count(op) > MAX_CARRIED or any(
-                o.name in ("scf.for", "scf.while", "scf.parallel") for o in walk(op)):
+        nest = [op] + [o for o in walk(op) if o.name in ("scf.for", "scf.while", "scf.parallel")]
+        if op.name != "scf.for" or any(
+                o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
             continue
-        iv = op.regions[0].blocks[0].arguments[0]
-        stores = [a for a in accesses if a.store and a.op.parent.operation == op
-                  and a.index is not None]
-        if any(all(v == iv or not _inside(v, loop) for v in _leaves(a.index))
-               and any(v == iv for v in _leaves(a.index)) for a in stores):
+        copies = 1
+        for o in nest:
+            copies *= _trip_count(o)
+        ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
+        stores = [a for a in accesses if a.store and a.index is not None
+                  and any(a.op.parent.operation == o for o in nest)]
+        if copies <= MAX_CARRIED and any(
+                all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
+                and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
             out.append(op)
     return out
 
@@ -295,9 +330,11 @@ def _trip_count(loop) -> int:
     return (hi - lo + step - 1) // step
 
 
-def _unroll(inner):
-    """Replace each loop by one copy of its body per iteration, its IV a constant."""
-    for op in inner:
+def _unroll(nests):
+    """Replace each loop of the nests by one copy of its body per iteration, its IV a constant
+    (innermost loops first)."""
+    for op in [o for n in nests for o in reversed([n] + [x for x in walk(n)
+                                                          if x.name == "scf.for"])]:
         lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
         for value in range(lo, hi, step):
             copy = op.clone(ip=ir.InsertionPoint(op))
@@ -335,14 +372,16 @@ def _rewrite(loop, groups):
     for old, arg in zip(old_body.arguments, body.arguments):
         old.replace_all_uses_with(arg)
     old_yield = list(old_body.operations)[-1].operation
-    # In program order, a load reads the value carried so far; a store replaces it.
     current = list(body.arguments)[1 + n_old:]
-    for n, g in enumerate(groups):
-        for a in g:
-            if a.store:
-                current[n] = a.op.operands[0]
-            else:
-                a.op.results[0].replace_all_uses_with(current[n])
+    slots = [(_slot(a, loop), n, a) for n, g in enumerate(groups) for a in g]
+    for op in list(old_body.operations):
+        op = op.operation
+        mine = [(n, a) for slot, n, a in slots if slot == op]
+        if mine and op.name == "scf.if":
+            _carry_through_if(op, mine, current)
+            continue
+        for n, a in mine:
+            _step(a, n, current)
     with ir.InsertionPoint(body), loc:
         term = scf.YieldOp(list(old_yield.operands) + current)
     move_body(old_body, term.operation)
@@ -358,6 +397,36 @@ def _rewrite(loop, groups):
             else:
                 memref.store(result, base, index)
     loop.erase()
+
+
+def _step(access, n, current):
+    """In program order, a load reads the value carried so far; a store replaces it."""
+    if access.store:
+        current[n] = access.op.operands[0]
+    else:
+        access.op.results[0].replace_all_uses_with(current[n])
+
+
+def _carry_through_if(if_op, mine, current):
+    """Rebuild an scf.if holding accesses `mine` [(group, access)] so that it yields the values
+    of the groups it touches (unchanged on a path that does not store them)."""
+    touched = sorted({n for n, _ in mine})
+    with ir.InsertionPoint(if_op), if_op.location:
+        new = scf.IfOp(if_op.operands[0], [current[n].type for n in touched], has_else=True)
+    for region, block in ((0, new.then_block), (1, new.else_block)):
+        local = list(current)
+        old = if_op.regions[region].blocks[0] if len(if_op.regions[region].blocks) else None
+        for o in list(old.operations) if old is not None else []:
+            for n, a in mine:
+                if a.op == o.operation:
+                    _step(a, n, local)
+        with ir.InsertionPoint(block), if_op.location:
+            term = scf.YieldOp([local[n] for n in touched])
+        if old is not None:
+            move_body(old, term.operation)
+    if_op.erase()
+    for k, n in enumerate(touched):
+        current[n] = new.results[k]
 
 
 def _indices(access):
