@@ -8,7 +8,7 @@ import hashlib
 import os
 import subprocess
 
-from tir_mlir.user_cache import cache_dir
+from tir_mlir.user_cache import cache_dir, private_dir
 
 MAX_ARGS = 32
 
@@ -26,9 +26,8 @@ def _source() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _helper():
-    from tir_mlir.runtime.compile_cache import _private_dir
     src = _source()
-    folder = cache_dir() or _private_dir()
+    folder = cache_dir() or private_dir()
     path = folder / f"repeat-{hashlib.sha256(src.encode()).hexdigest()[:16]}.so"
     if not path.exists():
         tmp = folder / f"{path.name}.{os.getpid()}.tmp"
