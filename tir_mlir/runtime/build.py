@@ -189,7 +189,7 @@ class _SharedLibBackend:
         call = functools.partial(fn, *addresses)
         call.keep = self  # the library stays loaded while the callable lives
         # time_calls runs `repeat(n)`: n calls in one trip to C
-        call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, addresses)
+        call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, addresses, call)
         return call
 
 

@@ -1,7 +1,7 @@
 """Repeating a compiled function natively: `tir_mlir_repeat(fn, args, nargs, count)` calls
 `fn(args[0], ..., args[nargs-1])` `count` times in C, so `time_evaluator` measures the kernel,
 not one Python-to-C call per run. A small C helper, compiled once with `cc` into the cache folder
-(or a private temporary one) and loaded on first use; None where that is not possible."""
+(or a private temporary one) and loaded on first use."""
 import ctypes
 import functools
 import hashlib
@@ -28,7 +28,7 @@ def _source() -> str:
 def _helper():
     src = _source()
     folder = cache_dir() or private_dir()
-    path = folder / f"repeat-{hashlib.sha256(src.encode()).hexdigest()[:16]}.so"
+    path = folder / f"repeat-{hashlib.sha256(src.encode()).hexdigest()[:16]}.helper"
     if not path.exists():
         tmp = folder / f"{path.name}.{os.getpid()}.tmp"
         try:
@@ -47,15 +47,16 @@ def _helper():
     return fn
 
 
-def repeater(fn_address: int, arg_addresses):
-    """A callable `repeat(count)` running the C function at `fn_address` on these pointer
-    arguments `count` times, or None."""
-    helper = _helper() if len(arg_addresses) <= MAX_ARGS else None
-    if helper is None:
-        return None
+def repeater(fn_address: int, arg_addresses, call):
+    """`repeat(count)`: run the C function at `fn_address` on these pointer arguments `count`
+    times (the helper is built on first use; without it, `call()` runs `count` times)."""
     args = (ctypes.c_void_p * max(1, len(arg_addresses)))(*arg_addresses)
 
     def repeat(count):
-        helper(fn_address, args, len(arg_addresses), count)
-    repeat.keep = args
+        helper = _helper() if len(arg_addresses) <= MAX_ARGS else None
+        if helper is None:
+            for _ in range(count):
+                call()
+        else:
+            helper(fn_address, args, len(arg_addresses), count)
     return repeat

@@ -38,8 +38,12 @@ def time_calls(call, number=10, repeat=1, min_repeat_ms=0) -> BenchmarkResult:
     """Time `call()`: `repeat` measurements of `number` calls each; like TVM, `number` grows
     until one measurement lasts at least `min_repeat_ms`. A `call.repeat(n)`, when there is
     one, makes the n calls natively (no Python in between)."""
-    call()  # warm-up: first-touch of pages, lazy symbol resolution
     native = getattr(call, "repeat", None)
+    # warm-up: first-touch of pages, lazy symbol resolution (and the native loop's set-up)
+    if native is not None:
+        native(1)
+    else:
+        call()
     results = []
     for _ in range(repeat):
         n = max(1, number)
