@@ -120,7 +120,9 @@ def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
         raise BuildError(f"cannot run opt: {e}") from None
     err = p.stderr.decode()
     if p.returncode or "not a recognized" in err:
-        raise BuildError(f"target -mcpu={cpu} -mattr={mattr}: {err.strip()[-500:]}")
+        first = err.strip().splitlines()[0] if err.strip() else f"opt exited {p.returncode}"
+        raise BuildError(f"target -mcpu={cpu}" + (f" -mattr={mattr}" if mattr else "")
+                         + f": {first}")
     out = p.stdout.decode()
     layout = re.search(r'target datalayout = "([^"]*)"', out)
     if layout is None:
