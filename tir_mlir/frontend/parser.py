@@ -179,7 +179,11 @@ def parse_ast(text: str, filename: str = "<string>"):
 def parse(text: str, filename: str = None) -> IRModule:
     """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
     filename = filename or "<string>"
-    stmts = parse_ast(text, filename)
+    return build(parse_ast(text, filename), filename)
+
+
+def build(stmts, filename: str) -> IRModule:
+    """The IRModule of parsed (and, from Python files, resolved) TVMScript statements."""
     with get_context(), ir.Location.unknown():
         try:
             module = ModuleBuilder(filename).build(stmts)
@@ -206,7 +210,10 @@ def _verifier_error(e, filename):
 
 
 def load(path) -> IRModule:
-    """Parse a .tir file."""
+    """Parse a .tir file, or the TVMScript definitions of a .py file (never run)."""
     path = str(path)
+    if path.endswith(".py"):
+        from tir_mlir.script.pyfile import load_python
+        return load_python(path)
     with open(path, encoding="utf-8") as f:
         return parse(f.read(), filename=path)
