@@ -204,3 +204,16 @@ def acc(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     res = lib.time_evaluator("acc", number=5, repeat=3)(a, c)
     assert len(res.results) == 3
     np.testing.assert_array_equal(c, 16 * a)  # a warm-up call, then 3 x 5 timed calls
+
+
+def test_without_a_c_compiler_builds_run_in_the_jit(monkeypatch):
+    import shutil
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "cc" else real_which(name))
+    lib = tir_mlir.build(P.scale_2d(4, 8, ("parallel", "vectorized")), target="llvm -mattr=+sse4.2")
+    a = RNG.random((4, 8), np.float32)
+    b = np.zeros_like(a)
+    lib["scale"](a, b)
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
+    with pytest.raises(tir_mlir.BuildError, match="C compiler"):
+        lib.export_library("unused.so")

@@ -8,7 +8,8 @@
 A CPU build is compiled by `opt`/`llc` into a shared object (the code `--emit asm` shows),
 cached on disk (compile_cache.py) and loaded with ctypes; the last MEMORY_ENTRIES loaded
 libraries stay in memory (LRU), so rebuilding a program is instant. Debug builds (bounds checks
-reporting through a Python callback) run in MLIR's JIT instead.
+reporting through a Python callback), and every build where there is no `cc` to link with, run
+in MLIR's JIT instead (with the same target attributes, but not byte-identical code).
 """
 import collections
 import ctypes
@@ -95,10 +96,12 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
+    sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
+    if sites or shutil.which("cc") is None:  # linking a shared object needs a C compiler
         libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP)]
-        register = lambda engine: engine.register_runtime(CALLBACK, _oob_callback)  # noqa: E731
+        register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
         return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
     key = compile_cache.key(text, " ".join(cpu_target(target).tool_flags()))
     backend = _LIBRARIES.get(key)
@@ -283,7 +286,7 @@ class Module:
         if self.sites:
             raise BuildError("debug builds (bounds checks) cannot be exported")
         if not isinstance(self.backend, _SharedLibBackend):
-            raise BuildError("only CPU-built modules can be exported")
+            raise BuildError("only CPU modules built with a C compiler (cc) can be exported")
         tmp = Path(f"{path}.{os.getpid()}.tmp")
         shutil.copyfile(self.backend.path, tmp)
         os.replace(tmp, path)
