@@ -1,5 +1,4 @@
 """build / call / time / export: numbers against numpy, errors naming buffers and locations."""
-import time
 
 import ml_dtypes
 import numpy as np

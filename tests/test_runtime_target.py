@@ -1,7 +1,6 @@
 """One target machine for `--emit asm`, `build` and `export_library`: the asm shown is the code
 that runs, `-mcpu=` is honoured, every function prefers no gather/scatter; the OpenMP thread
 count comes from the environment at run time and tiny parallel loops do not fork."""
-import ctypes
 import os
 import re
 import subprocess
@@ -13,7 +12,6 @@ import pytest
 
 import tir_mlir
 from tir_mlir.errors import BuildError
-from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text
 

@@ -149,15 +149,11 @@ class _JitBackend:
     def __init__(self, engine, lowered):
         self.engine, self.lowered = engine, lowered
 
-    def entry(self, name):
-        packed = self.engine.lookup(name)
-        return lambda descs: packed_call(packed, descs)
-
     def bind(self, name, descs):
         """A no-argument callable running `name` on these descriptors."""
         args, ptrs = _packed_args(descs)
         call = functools.partial(self.engine.lookup(name), args)
-        call.keep = ptrs
+        call.keep = (self, ptrs)  # the engine stays alive while the callable lives
         return call
 
 
@@ -182,9 +178,6 @@ class _SharedLibBackend:
             fn.restype, fn.argtypes = None, [ctypes.c_void_p] * arity
             self._functions[name] = fn
         return fn
-
-    def entry(self, name):
-        return lambda descs: self.function(name, len(descs))(*[ctypes.addressof(d) for d in descs])
 
     def bind(self, name, descs):
         fn = self.function(name, len(descs))
