@@ -7,7 +7,8 @@ with tir-mlir and once with TVM 0.21's `tvm.build` (when installed), each in its
 tir-mlir runs three ways: `cold` (an empty cache folder: the parser tables are built and the
 kernel compiled), `tables` (parser tables cached, kernel compiled: a new program in a new
 process) and `warm` (the kernel's shared object cached too: a rebuild in a new process).
-Medians of --runs processes, seconds; `import` is the import of the package alone. Children
+Medians of --runs processes, wall seconds (and CPU seconds, the tools run included: less noisy
+on a loaded machine); `import` is the import of the package alone. Children
 run with byte-code caching on (PYTHONDONTWRITEBYTECODE unset), as an installed package would."""
 import argparse
 import json
@@ -23,15 +24,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+def _cpu():
+    """CPU seconds of this process and of the tools it ran (less noisy than wall time on a
+    loaded machine)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def child(which):
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     sys.path.insert(0, str(HERE / "schedules"))
     import hand_mm
     if which == "tvm":
         import tvm
     else:
         import tir_mlir
-    t1 = time.perf_counter()
+    c1, t1 = _cpu(), time.perf_counter()
     if which == "tvm":
         mod = tvm.script.from_source(hand_mm.TEXT)
         sch = tvm.tir.Schedule(mod)
@@ -43,9 +51,9 @@ def child(which):
         hand_mm.schedule(sch)
         t2 = time.perf_counter()
         tir_mlir.build(sch.mod, target="llvm")
-    t3 = time.perf_counter()
+    c3, t3 = _cpu(), time.perf_counter()
     print(json.dumps({"import": t1 - t0, "parse+schedule": t2 - t1, "build": t3 - t2,
-                      "after import": t3 - t1}))
+                      "after import": t3 - t1, "CPU import": c1 - c0, "CPU after import": c3 - c1}))
 
 
 def run(which, env):
@@ -86,10 +94,10 @@ def main():
                 rows.pop("TVM 0.21", None)
     finally:
         shutil.rmtree(cache)
-    keys = ["import", "parse+schedule", "build", "after import"]
-    print(f"{'':16}" + "".join(f"{k:>16}" for k in keys))
+    keys = ["import", "parse+schedule", "build", "after import", "CPU import", "CPU after import"]
+    print(f"{'':16}" + "".join(f"{k:>17}" for k in keys))
     for name, runs in rows.items():
-        print(f"{name:16}" + "".join(f"{statistics.median(r[k]for r in runs):16.3f}" for k in keys))
+        print(f"{name:16}" + "".join(f"{statistics.median(r[k] for r in runs):17.3f}" for k in keys))
     print("load average:", os.getloadavg())
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir.errors import OutOfBoundsError, RuntimeCallError
+from tir_mlir.runtime import compile_cache
 
 import lowering_programs as P
 
@@ -19,8 +20,9 @@ def test_matmul_f32_matches_numpy_and_rebuild_is_cached():
     c = np.full((64, 64), 7, np.float32)
     lib["matmul"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
-    # a rebuild of the same program reuses the loaded library (no compilation)
-    assert tir_mlir.build(P.matmul(64)).backend is lib.backend
+    compiles = compile_cache.STATS["compiles"]
+    tir_mlir.build(P.matmul(64))
+    assert compile_cache.STATS["compiles"] == compiles
 
 
 def test_int8_matmul_accumulates_in_int32():
@@ -185,3 +187,32 @@ def test_prepared_call_keeps_its_library_loaded():
     gc.collect()
     run()
     np.testing.assert_array_equal(b, np.full((4, 8), 3, np.float32))
+
+
+def test_time_evaluator_runs_the_kernel_number_times_repeat_times():
+    lib = tir_mlir.build(tir_mlir.parse('''
+@T.prim_func
+def acc(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = C[vi] + A[vi]
+'''))
+    a = np.arange(8, dtype=np.float32)
+    c = np.zeros(8, np.float32)
+    res = lib.time_evaluator("acc", number=5, repeat=3)(a, c)
+    assert len(res.results) == 3
+    np.testing.assert_array_equal(c, 16 * a)  # a warm-up call, then 3 x 5 timed calls
+
+
+def test_without_a_c_compiler_builds_run_in_the_jit(monkeypatch):
+    import shutil
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "cc" else real_which(name))
+    lib = tir_mlir.build(P.scale_2d(4, 8, ("parallel", "vectorized")), target="llvm -mattr=+sse4.2")
+    a = RNG.random((4, 8), np.float32)
+    b = np.zeros_like(a)
+    lib["scale"](a, b)
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
+    with pytest.raises(tir_mlir.BuildError, match="C compiler"):
+        lib.export_library("unused.so")

@@ -101,7 +101,28 @@ def test_parser_tables_are_cached_and_a_broken_cache_file_is_ignored(tmp_path):
     assert first.returncode == 0, first.stderr
     tables = list(tmp_path.glob("grammar-*.lark"))
     assert len(tables) == 1 and tables[0].stat().st_size > 10000
+    # A new process loads the tables: it never builds a parser.
+    no_build = "import lark; lark.Lark.__init__ = None; " + code
+    loaded = subprocess.run([sys.executable, "-c", no_build], env=env, capture_output=True,
+                            text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout == first.stdout and 'T.block("C")' in first.stdout
     tables[0].write_bytes(b"garbage")
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
-    assert second.stdout == first.stdout and 'T.block("C")' in first.stdout
+    assert second.stdout == first.stdout
+    assert tables[0].stat().st_size > 10000  # rebuilt and saved again
+
+
+def test_target_description_is_cached(monkeypatch, tmp_path):
+    from tir_mlir.passes.lowering import cpu_target as ct
+    monkeypatch.setenv("TIR_MLIR_CACHE_DIR", str(tmp_path))
+    probe = ct._cached_probe.__wrapped__
+    first = probe("x86_64-unknown-linux-gnu", "x86-64", "+avx2")
+    assert first.cpu == "x86-64" and first.features[-1] == "+avx2"
+    assert len(list(tmp_path.glob("target-*.json"))) == 1
+
+    def no_tool(*_):
+        raise AssertionError("opt was run again")
+    monkeypatch.setattr(ct, "_probe", no_tool)
+    assert probe("x86_64-unknown-linux-gnu", "x86-64", "+avx2") == first

@@ -1,7 +1,6 @@
 """One target machine for `--emit asm`, `build` and `export_library`: the asm shown is the code
 that runs, `-mcpu=` is honoured, every function prefers no gather/scatter; the OpenMP thread
 count comes from the environment at run time and tiny parallel loops do not fork."""
-import ctypes
 import os
 import re
 import subprocess
@@ -13,7 +12,6 @@ import pytest
 
 import tir_mlir
 from tir_mlir.errors import BuildError
-from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text
 
@@ -113,6 +111,7 @@ def test_every_function_prefers_no_gather_or_scatter():
 
 @pytest.mark.parametrize("target, message", [
     ("llvm -mcpu=no-such-cpu", "not a recognized processor"),
+    ("llvm -mattr=+no-such-feature", "not a recognized feature"),
     ("llvm mcpu=x86-64", "expected -option=value"),
 ])
 def test_bad_target_strings_raise(target, message):

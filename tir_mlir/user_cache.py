@@ -1,7 +1,11 @@
 """The user's cache folder for tir-mlir (compiled kernels, the parser tables):
 `$TIR_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/tir-mlir` (`~/.cache/tir-mlir`); `TIR_MLIR_CACHE=0`
 turns it off."""
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 
@@ -16,3 +20,11 @@ def cache_dir():
     except OSError:
         return None
     return Path(root)
+
+
+@functools.lru_cache(maxsize=1)
+def private_dir() -> Path:
+    """A folder of this process's own, deleted at exit (used when the cache is off)."""
+    path = Path(tempfile.mkdtemp(prefix="tir-mlir-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path

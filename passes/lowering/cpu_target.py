@@ -5,7 +5,11 @@ One description feeds the function attributes of the llvm-dialect module, `opt` 
 `--emit asm`, `build` and `export_library` all make the same code. Every function also gets
 `+prefer-no-gather,+prefer-no-scatter`: with AVX-512 LLVM otherwise vectorizes a strided loop
 with gathers/scatters, which are slower than the contiguous loop (a later `-mattr` overrides)."""
+import dataclasses
 import functools
+import hashlib
+import json
+import os
 import platform
 import re
 import subprocess
@@ -15,6 +19,7 @@ from pathlib import Path
 from mlir import ir
 
 from tir_mlir.errors import BuildError
+from tir_mlir.user_cache import cache_dir
 
 LLVM_BIN = Path(ir.__file__).resolve().parent.parent / "llvm" / "bin"
 ALWAYS_FEATURES = ("+prefer-no-gather", "+prefer-no-scatter")
@@ -65,10 +70,45 @@ def target_options(target) -> dict:
 def cpu_target(target="llvm") -> CpuTarget:
     opts = target_options(target)
     triple = opts.get("mtriple") or f"{platform.machine()}-unknown-linux-gnu"
-    return _probe(triple, opts.get("mcpu", "native"), opts.get("mattr", ""))
+    return _cached_probe(triple, opts.get("mcpu", "native"), opts.get("mattr", ""))
 
 
 @functools.lru_cache(maxsize=None)
+def _cached_probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
+    """`_probe`, kept in the user cache folder (it runs a tool: ~35 ms of a cold start), under
+    a hash of its arguments, the `opt` binary and, for "native", the host's /proc/cpuinfo."""
+    folder = cache_dir()
+    if folder is None:
+        return _probe(triple, cpu, mattr)
+    opt = (LLVM_BIN / "opt").stat()
+    host = _cpuinfo() if cpu == "native" else ""
+    tag = hashlib.sha256(f"{triple}\0{cpu}\0{mattr}\0{opt.st_size}:{opt.st_mtime_ns}\0{host}"
+                         .encode()).hexdigest()[:20]
+    path = folder / f"target-{tag}.json"
+    try:
+        return CpuTarget(**{k: tuple(v) if k == "features" else v
+                            for k, v in json.loads(path.read_text()).items()})
+    except (OSError, ValueError, TypeError):
+        pass
+    target = _probe(triple, cpu, mattr)
+    tmp = folder / f"{path.name}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(dataclasses.asdict(target)))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _cpuinfo() -> str:
+    """The first processor's entry of /proc/cpuinfo, less its changing clock speed."""
+    try:
+        text = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return platform.processor()
+    return "\n".join(line for line in text.splitlines() if not line.startswith("cpu MHz"))
+
+
 def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
     """Ask `opt` what target attributes it gives a function for this CPU ("native": the host's
     name and its full feature list, as LLVM's own JIT detects them)."""
@@ -80,7 +120,9 @@ def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
         raise BuildError(f"cannot run opt: {e}") from None
     err = p.stderr.decode()
     if p.returncode or "not a recognized" in err:
-        raise BuildError(f"target -mcpu={cpu} -mattr={mattr}: {err.strip()[-500:]}")
+        first = err.strip().splitlines()[0] if err.strip() else f"opt exited {p.returncode}"
+        raise BuildError(f"target -mcpu={cpu}" + (f" -mattr={mattr}" if mattr else "")
+                         + f": {first}")
     out = p.stdout.decode()
     layout = re.search(r'target datalayout = "([^"]*)"', out)
     if layout is None:

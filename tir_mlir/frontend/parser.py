@@ -113,25 +113,30 @@ def _grammar_text() -> str:
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     """One parser, built once: the indenter resets its state at the start of every parse.
-    Building its LALR tables takes most of a cold start's parse, so they are kept in the user
-    cache folder, in a file named by a hash of the grammar and of the Lark and Python versions
-    (written to a private file, then renamed into place)."""
+    Building its LALR tables takes most of a cold start's parse, so the built parser is saved in
+    the user cache folder, in a file named by a hash of the grammar, the options and the Lark
+    and Python versions (written to a private file, then renamed into place)."""
     text = _grammar_text()
-    options = dict(parser="lalr", lexer="basic", postlex=_Indenter(), transformer=ToAst(),
-                   maybe_placeholders=True)
+    options = dict(parser="lalr", lexer="basic", maybe_placeholders=True)
+    live = dict(postlex=_Indenter(), transformer=ToAst())  # objects: not saved, given on load
     folder = cache_dir()
     if folder is None:
-        return Lark(text, **options)
-    tag = hashlib.sha256(f"{text}\0{lark.__version__}\0{sys.version}".encode()).hexdigest()[:20]
-    path = folder / f"grammar-{tag}.lark"
-    if path.exists():
-        return Lark(text, cache=str(path), **options)
-    tmp = folder / f"{path.name}.{os.getpid()}.tmp"
-    parser = Lark(text, cache=str(tmp), **options)
+        return Lark(text, **options, **live)
+    tag = hashlib.sha256(f"{text}\0{options}\0{lark.__version__}\0{sys.version}".encode())
+    path = folder / f"grammar-{tag.hexdigest()[:20]}.lark"
     try:
-        os.replace(tmp, path)
-    except OSError:  # Lark could not write it: parse without a cache file
+        with open(path, "rb") as f:  # (Lark.load takes no postlex/transformer; _load does)
+            return Lark.__new__(Lark)._load(f, **live)
+    except Exception:  # noqa: BLE001 - missing, or unreadable in any way: build it again
         pass
+    parser = Lark(text, **options, **live)
+    tmp = folder / f"{path.name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            parser.save(f, exclude_options=list(live))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
     return parser
 
 

@@ -8,13 +8,15 @@
 A CPU build is compiled by `opt`/`llc` into a shared object (the code `--emit asm` shows),
 cached on disk (compile_cache.py) and loaded with ctypes; the last MEMORY_ENTRIES loaded
 libraries stay in memory (LRU), so rebuilding a program is instant. Debug builds (bounds checks
-reporting through a Python callback) run in MLIR's JIT instead.
+reporting through a Python callback), and every build where there is no `cc` to link with, run
+in MLIR's JIT instead (with the same target attributes, but not byte-identical code).
 """
 import collections
 import ctypes
 import functools
 import hashlib
 import os
+import shutil
 import threading
 import weakref
 from pathlib import Path
@@ -31,6 +33,7 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache
 from tir_mlir.runtime.descriptor import descriptor
+from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
 from tir_mlir.runtime.threads import set_openmp_threads
 from tir_mlir.runtime.timer import time_calls
@@ -93,10 +96,12 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
+    sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
+    if sites or shutil.which("cc") is None:  # linking a shared object needs a C compiler
         libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP)]
-        register = lambda engine: engine.register_runtime(CALLBACK, _oob_callback)  # noqa: E731
+        register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
         return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
     # The signatures are compiled into the library too (runtime/artifact.py: export_library
     # and load_module check them), so they are part of the key.
@@ -151,15 +156,11 @@ class _JitBackend:
     def __init__(self, engine, lowered):
         self.engine, self.lowered = engine, lowered
 
-    def entry(self, name):
-        packed = self.engine.lookup(name)
-        return lambda descs: packed_call(packed, descs)
-
     def bind(self, name, descs):
         """A no-argument callable running `name` on these descriptors."""
         args, ptrs = _packed_args(descs)
         call = functools.partial(self.engine.lookup(name), args)
-        call.keep = ptrs
+        call.keep = (self, ptrs)  # the engine stays alive while the callable lives
         return call
 
 
@@ -185,13 +186,13 @@ class _SharedLibBackend:
             self._functions[name] = fn
         return fn
 
-    def entry(self, name):
-        return lambda descs: self.function(name, len(descs))(*[ctypes.addressof(d) for d in descs])
-
     def bind(self, name, descs):
-        call = functools.partial(self.function(name, len(descs)),
-                                 *[ctypes.addressof(d) for d in descs])
+        fn = self.function(name, len(descs))
+        addresses = [ctypes.addressof(d) for d in descs]
+        call = functools.partial(fn, *addresses)
         call.keep = self  # the library stays loaded while the callable lives
+        # time_calls runs `repeat(n)`: n calls in one trip to C
+        call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, addresses, call)
         return call
 
 
@@ -199,7 +200,7 @@ class Function:
     """A compiled function: call it with one numpy array per buffer parameter.
 
     The arguments of the last RECENT_CALLS calls are kept with their descriptors: calling again
-    with the same arrays (same shape, strides, dtype, still writeable) skips building them."""
+    with the same arrays (same shape, strides, dtype, still writeable) only checks those."""
 
     def __init__(self, module, name, params):
         self.module, self.name, self.params = module, name, params
@@ -218,26 +219,23 @@ class Function:
         return call
 
     def __call__(self, *arrays):
-        key = tuple(map(id, arrays))
-        hit = self._recent.get(key)
-        if hit is None or not _same_layouts(arrays, hit[1]):
-            hit = (arrays, [(a.shape, a.strides, a.dtype) for a in arrays] if all(
-                hasattr(a, "strides") for a in arrays) else None, self.prepare(*arrays))
-            self._recent[key] = hit
-            if len(self._recent) > RECENT_CALLS:
-                self._recent.popitem(last=False)
-        hit[2]()
-
-
-def _same_layouts(arrays, layouts) -> bool:
-    """The arrays (the very objects remembered, kept alive so their ids and data pointers stay
-    theirs) still have these shapes, strides and dtypes, and are still writeable."""
-    if layouts is None:
-        return False
-    for a, (shape, strides, dtype) in zip(arrays, layouts):
-        if a.shape != shape or a.strides != strides or a.dtype != dtype or not a.flags.writeable:
-            return False
-    return True
+        hit = self._recent.get(tuple(map(id, arrays)))
+        if hit is not None:
+            remembered, layouts, run = hit
+            for a, (shape, strides, dtype) in zip(remembered, layouts):
+                if (a.shape != shape or a.strides != strides or a.dtype is not dtype
+                        or not a.flags.writeable):
+                    break
+            else:
+                return run()
+        run = self.prepare(*arrays)
+        # The arrays are kept: their ids and data pointers stay theirs (numpy refuses to resize
+        # an array something else references).
+        self._recent[tuple(map(id, arrays))] = (
+            arrays, [(a.shape, a.strides, a.dtype) for a in arrays], run)
+        if len(self._recent) > RECENT_CALLS:
+            self._recent.popitem(last=False)
+        run()
 
 
 class Module:
@@ -289,7 +287,7 @@ class Module:
         if self.sites:
             raise BuildError("debug builds (bounds checks) cannot be exported")
         if not isinstance(self.backend, _SharedLibBackend):
-            raise BuildError("only CPU-built modules can be exported")
+            raise BuildError("only CPU modules built with a C compiler (cc) can be exported")
         path = Path(path)
         if not path.parent.is_dir():
             raise BuildError(f"cannot write {path}: directory {path.parent} does not exist")

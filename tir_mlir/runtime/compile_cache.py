@@ -6,30 +6,20 @@ the compiler tools' identity and FORMAT. A writer compiles into a file of its ow
 into place (atomic), so processes building the same program at once never read a partial file.
 A hit touches the file; past `TIR_MLIR_CACHE_MAX_MB` (default 1024) the least recently used
 entries are deleted."""
-import atexit
 import collections
 import functools
 import hashlib
 import os
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
-from tir_mlir.user_cache import cache_dir
+from tir_mlir.user_cache import cache_dir, private_dir
 
 FORMAT = 1
 # Counters for tests and benchmarks: compiles (misses), disk_hits.
 STATS = collections.Counter()
-
-
-@functools.lru_cache(maxsize=1)
-def _private_dir() -> Path:
-    path = Path(tempfile.mkdtemp(prefix="tir-mlir-"))
-    atexit.register(shutil.rmtree, path, True)
-    return path
 
 
 @functools.lru_cache(maxsize=1)
@@ -50,7 +40,7 @@ def shared_object(key: str, compile_to) -> Path:
     """The shared object for `key`: the cached file if there is one, else `compile_to(path)`
     writes it."""
     disk = cache_dir()
-    folder = disk or _private_dir()
+    folder = disk or private_dir()
     path = folder / f"{key}.so"
     if path.exists():
         try:

@@ -36,15 +36,24 @@ class BenchmarkResult:
 
 def time_calls(call, number=10, repeat=1, min_repeat_ms=0) -> BenchmarkResult:
     """Time `call()`: `repeat` measurements of `number` calls each; like TVM, `number` grows
-    until one measurement lasts at least `min_repeat_ms`."""
-    call()  # warm-up: first-touch of pages, lazy symbol resolution
+    until one measurement lasts at least `min_repeat_ms`. A `call.repeat(n)`, when there is
+    one, makes the n calls natively (no Python in between)."""
+    native = getattr(call, "repeat", None)
+    # warm-up: first-touch of pages, lazy symbol resolution (and the native loop's set-up)
+    if native is not None:
+        native(1)
+    else:
+        call()
     results = []
     for _ in range(repeat):
         n = max(1, number)
         while True:
             start = time.perf_counter()
-            for _ in range(n):
-                call()
+            if native is not None:
+                native(n)
+            else:
+                for _ in range(n):
+                    call()
             elapsed = time.perf_counter() - start
             if elapsed * 1e3 >= min_repeat_ms or min_repeat_ms <= 0:
                 break
