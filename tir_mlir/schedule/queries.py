@@ -10,6 +10,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.schedule import analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -75,7 +76,7 @@ class Queries:
         """Names of every block of a function, in program order (TVM walks the root block's
         subtree the same way)."""
         func = self._mod[self._func(func_name)]
-        return [Block(op).name for op in analysis.walk(func) if analysis.is_block(op)]
+        return [Block(op).name for op in walk_all(func) if analysis.is_block(op)]
 
     @_query
     def get_read_iter_vars(self, block: BlockRV) -> List[set]:

@@ -14,6 +14,7 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+import contextlib
 import functools
 import inspect
 import json
@@ -157,8 +158,7 @@ class Trace:
         mode for traces it generated itself: no per-step snapshot or verification, so on an
         error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        prev, sch._trusted = sch._trusted, trusted
-        try:
+        with (sch.trusted_mode() if trusted else contextlib.nullcontext()):
             for inst in self.insts:
                 if remove_postproc and inst.name == "enter_postproc":
                     break
@@ -167,8 +167,6 @@ class Trace:
                 new = result if isinstance(result, list) else ([] if result is None else [result])
                 for old, rv in zip(inst.output_list(), new):
                     env[old.name] = rv
-        finally:
-            sch._trusted = prev
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:
