@@ -55,6 +55,8 @@ class Instruction:
                 continue
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
+            elif key == "probs":          # TVM prints the probabilities with 17 digits
+                kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
             else:
                 kws.append(f"{key}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
@@ -78,6 +80,11 @@ _LAMBDAS = ("index_map",)
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
+
+
+def _float17(x: float) -> str:
+    text = "%.17g" % x
+    return text if any(c in text for c in ".e") else text + ".0"
 
 
 def _py(v) -> str:
