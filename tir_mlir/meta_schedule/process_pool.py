@@ -110,6 +110,7 @@ class ProcessPool:
         self.max_workers, self.env, self.max_tasks = max(1, int(max_workers)), dict(env or {}), max_tasks
         self._queue = queue.Queue()
         self._threads = []
+        self._workers = set()           # the live ones, for shutdown(kill=True)
         self._closed = False
 
     def submit(self, fn: str, args=(), timeout=None) -> Future:
@@ -137,7 +138,9 @@ class ProcessPool:
                 if worker is None or not worker.alive() or worker.tasks >= self.max_tasks:
                     if worker is not None:
                         worker.close()
+                        self._workers.discard(worker)
                     worker = _Worker(self.env)
+                    self._workers.add(worker)
                 try:
                     future.set_result(worker.call(fn, args, timeout))
                 except TaskError as e:
@@ -147,10 +150,15 @@ class ProcessPool:
         finally:
             if worker is not None:
                 worker.close()
+                self._workers.discard(worker)
 
-    def shutdown(self):
-        """Stop the workers (tasks still queued are cancelled)."""
+    def shutdown(self, kill: bool = False):
+        """Stop the workers (tasks still queued are cancelled); `kill` also ends the tasks
+        running now (Ctrl-C) instead of waiting for them."""
         self._closed = True
+        if kill:
+            for w in list(self._workers):
+                w.kill()
         while True:
             try:
                 item = self._queue.get_nowait()

@@ -33,9 +33,13 @@ def canonical_target(target) -> str:
     if not words:
         raise ValueError("empty target")
     kind, flags = words[0], {}
-    for w in words[1:]:
-        key, _, val = w.lstrip("-").partition("=")
+    k = 1
+    while k < len(words):
+        key, eq, val = words[k].lstrip("-").partition("=")
+        if not eq and k + 1 < len(words) and not words[k + 1].startswith("-"):
+            val, k = words[k + 1], k + 1          # "-num-cores 2"
         flags[key] = val
+        k += 1
     if kind in ("llvm", "cpu"):
         kind = "llvm"
         flags.setdefault("mcpu", host_cpu())

@@ -49,8 +49,9 @@ class LocalBuilder(Builder):
                 results.append(BuilderResult(None, f"{_KIND[e.kind]}: {e.message}"))
         return results
 
-    def shutdown(self):
-        self._pool.shutdown()
+    def shutdown(self, kill: bool = False):
+        """Stop the worker processes (`kill`: without waiting for the candidates in flight)."""
+        self._pool.shutdown(kill)
 
 
 def build_artifact(mlir_text: str, target: str, path: str) -> str:

@@ -44,6 +44,8 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "Tensorize": ("tensorize", ("block_or_loop",), ("tensor_intrin", "preserve_unit_iters")),
     "SampleCategorical": ("sample_categorical", (), ("candidates", "probs")),
     "SamplePerfectTile": ("sample_perfect_tile", ("loop",), ("n", "max_innermost_factor")),
+    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
+                              ("n", "partition_pos", "innerpart_factor")),
     "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
@@ -116,7 +118,8 @@ def from_tvm_json(obj) -> "Trace":
                              f"tir-mlir lacks") from None
         args = {k: v for k, v in args.items() if k in params}
         returns_list = method in ("get_loops", "get_child_blocks", "get_producers",
-                                  "get_consumers", "split", "sample_perfect_tile")
+                                  "get_consumers", "split", "sample_perfect_tile",
+                                  "sample_partitioned_tile")
         out = list(outputs) if returns_list else (outputs[0] if outputs else None)
         insts.append({"name": method, "args": args, "outputs": out})
     return Trace.from_json({"insts": insts, "decisions": {str(i): d for i, d in decisions}})

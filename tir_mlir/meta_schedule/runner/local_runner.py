@@ -23,22 +23,26 @@ def to_result(future) -> RunnerResult:
         return RunnerResult(None, f"{_KIND.get(e.kind, 'RunError')}: {e.message}")
 
 
-def measure_args(inp: RunnerInput, config: EvaluatorConfig, cooldown_sec, affinity):
-    """The arguments of `measure.run_artifact` for one input (plain, picklable values)."""
+def measure_args(inp: RunnerInput, config: EvaluatorConfig, cooldown_sec, affinity,
+                 reference=None):
+    """The arguments of `measure.run_artifact` for one input (plain, picklable values);
+    `reference` applies when the input names none."""
     args_info = None if inp.args_info is None else [a.as_json() for a in inp.args_info]
-    return (inp.artifact_path, args_info, inp.func_name, vars(config).copy(), inp.reference,
-            cooldown_sec, list(affinity) if affinity else None)
+    return (inp.artifact_path, args_info, inp.func_name, vars(config).copy(),
+            inp.reference or reference, cooldown_sec, list(affinity) if affinity else None)
 
 
 class LocalRunner(Runner):
     def __init__(self, timeout_sec: float = 30.0,
                  evaluator_config: Optional[EvaluatorConfig] = None,
-                 cooldown_sec: float = 0.0, affinity: Optional[Sequence[int]] = None):
+                 cooldown_sec: float = 0.0, affinity: Optional[Sequence[int]] = None,
+                 reference: Optional[str] = None):
         """`timeout_sec` bounds one candidate (load, check and timing); `cooldown_sec` is a
-        pause before each measurement (lets clocks and caches settle)."""
+        pause before each measurement (lets clocks and caches settle); `reference` (a
+        `make_reference` file) checks every input that names none itself."""
         self.timeout_sec = timeout_sec
         self.evaluator_config = evaluator_config or EvaluatorConfig()
-        self.cooldown_sec, self.affinity = cooldown_sec, affinity
+        self.cooldown_sec, self.affinity, self.reference = cooldown_sec, affinity, reference
         env = {}
         if os.environ.get("TVM_NUM_THREADS"):
             env["OMP_NUM_THREADS"] = os.environ["TVM_NUM_THREADS"]
@@ -49,11 +53,13 @@ class LocalRunner(Runner):
         for inp in runner_inputs:
             if inp.device_type not in ("cpu", "llvm"):
                 raise ValueError(f"LocalRunner measures CPU artifacts, not {inp.device_type!r}")
-            args = measure_args(inp, self.evaluator_config, self.cooldown_sec, self.affinity)
+            args = measure_args(inp, self.evaluator_config, self.cooldown_sec, self.affinity,
+                                self.reference)
             future = self._pool.submit("tir_mlir.meta_schedule.runner.measure:run_artifact",
                                        args, timeout=self.timeout_sec)
             out.append(RunnerFuture(future, to_result))
         return out
 
-    def shutdown(self):
-        self._pool.shutdown()
+    def shutdown(self, kill: bool = False):
+        """Stop the worker processes (`kill`: without waiting for the candidates in flight)."""
+        self._pool.shutdown(kill)
