@@ -34,10 +34,11 @@ class BenchmarkResult:
                 f"   {self.min * 1e3:9.4f}")
 
 
-def time_calls(call, number=10, repeat=1, min_repeat_ms=0) -> BenchmarkResult:
+def time_calls(call, number=10, repeat=1, min_repeat_ms=0, warmup=True) -> BenchmarkResult:
     """Time `call()`: `repeat` measurements of `number` calls each; like TVM, `number` grows
-    until one measurement lasts at least `min_repeat_ms`."""
-    call()  # warm-up: first-touch of pages, lazy symbol resolution
+    until one measurement lasts at least `min_repeat_ms`. `warmup` calls it once first."""
+    if warmup:
+        call()  # first-touch of pages, lazy symbol resolution
     results = []
     for _ in range(repeat):
         n = max(1, number)

@@ -39,12 +39,13 @@ class TaskScheduler:
         from tir_mlir.meta_schedule.arg_info import ArgInfo
         self.tasks = [TaskRecord(t, w) for t, w in zip(tasks, task_weights)]
         self.builder, self.runner, self.database = builder, runner, database
+        runner_has_reference = getattr(runner, "reference", None) is not None
         self.cost_model = cost_model
         self.callbacks = list(measure_callbacks or [])
         for k, t in enumerate(self.tasks):
             t.workload = database.commit_workload(t.ctx.mod)
             t.args_info = ArgInfo.from_entry_func(t.ctx.mod)
-            if check_correctness:
+            if check_correctness and not runner_has_reference:
                 from tir_mlir.meta_schedule.runner.reference import make_reference
                 path = None if work_dir is None else f"{work_dir}/reference_{k}.npz"
                 t.reference = make_reference(t.ctx.mod, path)
@@ -84,7 +85,8 @@ class TaskScheduler:
             if b.error_msg is None:
                 where.append(k)
                 inputs.append(RunnerInput(b.artifact_path, "cpu", task.args_info,
-                                          reference=task.reference))
+                                          reference=task.reference,
+                                          func_name=task.ctx.task_name))
         results = [RunnerResult(None, b.error_msg) for b in built]
         for k, fut in zip(where, self.runner.run(inputs)):
             results[k] = fut.result()
