@@ -72,7 +72,7 @@ def test_mm_relu_fuses_the_consumer_instead_of_a_cache():
 
 def test_custom_rule_and_schedule_fn():
     def tile_j(sch, block):
-        if sch.get(block).name != "C":
+        if sch.get(block).name_hint != "C":
             return [sch]
         i, j, k = sch.get_loops(block)
         a, b = sch.copy(), sch.copy()

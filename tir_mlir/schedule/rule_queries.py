@@ -108,25 +108,10 @@ class RuleQueries:
     @_query
     def get_annotations(self, block_or_loop) -> dict:
         """The annotations of a block or loop as Python values."""
-        return {k: _py_value(v) for k, v in self.get(block_or_loop).annotations.items()}
+        return dict(self.get(block_or_loop).annotations)
 
     @_query
     def has_init(self, block: BlockRV) -> bool:
         """True for a reduction block that still has its T.init()."""
         return Block(self._block(block)).init is not None
 
-
-def _py_value(a):
-    if isinstance(a, ir.BoolAttr):
-        return a.value
-    if isinstance(a, ir.IntegerAttr):
-        return a.value
-    if isinstance(a, ir.FloatAttr):
-        return a.value
-    if isinstance(a, ir.StringAttr):
-        return a.value
-    if isinstance(a, ir.ArrayAttr):
-        return [_py_value(x) for x in a]
-    if isinstance(a, ir.DictAttr):
-        return {x.name: _py_value(x.attr) for x in a}
-    return str(a)
