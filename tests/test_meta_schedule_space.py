@@ -15,7 +15,7 @@ PROGRAMS = Path(__file__).parent / "data" / "programs"
 GOLDEN = Path(__file__).parent / "golden" / "meta_schedule"
 WORKLOADS = {"matmul": "matmul", "conv2d": "conv2d_pad", "softmax": "softmax",
              "layernorm": "layernorm", "mm_relu": "mm_relu"}
-TARGET = "llvm -num-cores 2"
+TARGET = "llvm -num-cores=2"
 
 
 def load(name):
