@@ -227,3 +227,28 @@ def test_verify_gpu_code_rejects_too_many_threads():
     i, k = sch2.get_loops(sch2.get_block("B"))
     sch2.bind(k, "threadIdx.x")
     assert not verify.apply(sch2)
+
+
+def test_mutate_compute_location_moves_the_block():
+    import random
+    mod = load("softmax")
+    space = ms.space_generator.PostOrderApply(
+        sch_rules=[ms.schedule_rule.RandomComputeLocation()], postprocs=[], mutator_probs={})
+    ctx = TuneContext(mod, TARGET, space_generator=space, rand_state=0)
+    (sketch,) = ctx.generate_design_space()
+    mutator = ms.mutator.MutateComputeLocation()
+    mutator.initialize_with_tune_context(ctx)
+    rng = random.Random(1)
+    replayed = 0
+    for _ in range(6):
+        new = mutator.apply(sketch.trace, rng)
+        assert new is not None
+        assert new.decisions != sketch.trace.without_postproc().decisions
+        sch = Schedule(mod)
+        try:        # a location compute_at refuses: the search drops such a candidate
+            new.apply_to_schedule(sch)
+        except ScheduleError:
+            continue
+        replayed += 1
+        check_numerics(mod, sch.mod, "softmax")
+    assert replayed
