@@ -10,6 +10,7 @@ import tir_mlir
 from filecheck import filecheck
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
 RNG = np.random.default_rng(0)
@@ -73,7 +74,8 @@ def _check_matmul(sch, n):
 
 
 def _optimized_ir(sch) -> str:
-    return llvm_ir.optimize(llvm_ir.to_llvm_ir(lower(sch.mod.module))).decode()
+    return llvm_ir.optimize(llvm_ir.to_llvm_ir(lower(sch.mod.module)), cpu_target(),
+                            text=True).decode()
 
 
 def _avx512() -> bool:

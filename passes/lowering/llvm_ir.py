@@ -41,9 +41,10 @@ def to_llvm_ir(module: ir.Module) -> str:
         raise BuildError(f"translation to LLVM IR failed: {e}") from None
 
 
-def optimize(llvm_ir: str, target: CpuTarget) -> bytes:
-    """`opt -O3` of LLVM IR text, as bitcode."""
-    return run_tool([LLVM_BIN / "opt", "-O3", *target.tool_flags()], llvm_ir.encode())
+def optimize(llvm_ir: str, target: CpuTarget, text: bool = False) -> bytes:
+    """`opt -O3` of LLVM IR text, as bitcode (`text`: as LLVM IR text)."""
+    return run_tool([LLVM_BIN / "opt", "-O3", *target.tool_flags(), *(["-S"] if text else [])],
+                    llvm_ir.encode())
 
 
 def codegen(bitcode: bytes, target: CpuTarget, filetype: str) -> bytes:
