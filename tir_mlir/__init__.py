@@ -17,6 +17,7 @@ _LAZY = {
     "load": "tir_mlir.frontend.parser",
     "structural_equal": "tir_mlir.equality",
     "assert_structural_equal": "tir_mlir.equality",
+    "structural_hash": "tir_mlir.equality",
     "Schedule": "tir_mlir.schedule.schedule",
     "Trace": "tir_mlir.schedule.trace",
     "TensorIntrin": "tir_mlir.schedule.tensor_intrin",

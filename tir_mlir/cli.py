@@ -1,4 +1,4 @@
-"""`tir-mlir` command line: parse, schedule, lower, run.
+"""`tir-mlir` command line: parse, schedule, lower, run, tune.
 
 Conventions (mlir-opt's): an input PATH of `-` is stdin; errors are printed as
 `FILE:LINE:COL: error: message` with the source line and a caret (coloured on a terminal,
@@ -313,3 +313,29 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
         if line is None:
             break
         click.echo(line)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", default="llvm", show_default=True, help="Target to tune for.")
+@click.option("--trials", default=256, show_default=True, help="Candidates to measure in all "
+              "(those already in the database count with --resume).")
+@click.option("--work-dir", required=True, type=click.Path(file_okay=False),
+              help="Holds database.sqlite, best_schedule.py and tuning_curve.png.")
+@click.option("--func", "func_name", default=None, help="Function to tune (default: main or "
+              "the only one).")
+@click.option("--resume", is_flag=True, help="Continue the tuning recorded in --work-dir.")
+@click.option("--runner", default="local", show_default=True, type=click.Choice(["local", "dask"]),
+              help="Measure here, or on a Dask cluster (--address).")
+@click.option("--address", default=None, help="The Dask scheduler (tcp://HOST:8786).")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Reject candidates whose outputs differ from the unscheduled program's.")
+@click.option("--timeout", default=30.0, show_default=True,
+              help="Seconds one candidate may take to build, and to run.")
+@click.option("--seed", default=None, type=int, help="Seed of the search.")
+def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
+         seed):
+    """Tune a function of PATH: search schedules, measure them, keep the fastest."""
+    from tir_mlir.meta_schedule.tune_command import tune as run_tune
+    run_tune(path, _load_program(path), target, trials, work_dir, func_name, resume, runner,
+             address, check, timeout, seed, echo=click.echo)

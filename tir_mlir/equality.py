@@ -194,3 +194,14 @@ def assert_structural_equal(a, b):
     msg = _module_diff(a, b)
     if msg:
         raise AssertionError(f"modules differ at {msg}")
+
+
+def structural_hash(mod) -> str:
+    """A hex digest equal for structurally equal modules (the same program up to renaming of
+    variables, buffers and loops; function and block names count)."""
+    import hashlib
+    digest = hashlib.sha256()
+    for name, func in _funcs(mod).items():
+        with func.context:
+            digest.update(repr(_func_node(func)).encode())
+    return digest.hexdigest()

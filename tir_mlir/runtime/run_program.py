@@ -57,6 +57,23 @@ def _float_ops(body: ir.Block) -> int:
     return n
 
 
+def first_mismatch(params, got, want):
+    """(buffer name, error) of the first buffer where `got` and `want` differ beyond the
+    dtype's tolerance (relative error for floats, count of differing elements otherwise), or
+    None when all match."""
+    for p, g, w in zip(params, got, want):
+        if is_float(p.dtype):
+            g64, w64 = g.astype(np.float64), w.astype(np.float64)
+            err = float(np.max(np.abs(g64 - w64) / (1 + np.abs(w64)), initial=0))
+            ok = err <= TOLERANCE[p.dtype]     # NaN compares False: a mismatch
+        else:
+            err = int(np.count_nonzero(g != w))
+            ok = err == 0
+        if not ok:
+            return p.name, err
+    return None
+
+
 def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
                 target="llvm", number=3, repeat=5, inputs=None, outputs=None):
     """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
@@ -84,17 +101,10 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
     if check:
         want = [a.copy() for a in inputs]
         interpret(mod, func_name, *want)
-        for p, g, w in zip(params, got, want):
-            if is_float(p.dtype):
-                g64, w64 = g.astype(np.float64), w.astype(np.float64)
-                err = float(np.max(np.abs(g64 - w64) / (1 + np.abs(w64)), initial=0))
-                ok = err <= TOLERANCE[p.dtype]
-            else:
-                err = int(np.count_nonzero(g != w))
-                ok = err == 0
-            if not ok:
-                raise RuntimeCallError(f"--check failed: buffer {p.name!r} differs from the "
-                                       f"interpreter (error {err})")
+        bad = first_mismatch(params, got, want)
+        if bad:
+            raise RuntimeCallError(f"--check failed: buffer {bad[0]!r} differs from the "
+                                   f"interpreter (error {bad[1]})")
         yield "check: OK (matches the interpreter)"
     if bench:
         res = lib.time_evaluator(func_name, number=number, repeat=repeat,

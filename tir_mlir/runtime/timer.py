@@ -34,16 +34,17 @@ class BenchmarkResult:
                 f"   {self.min * 1e3:9.4f}")
 
 
-def time_calls(call, number=10, repeat=1, min_repeat_ms=0) -> BenchmarkResult:
+def time_calls(call, number=10, repeat=1, min_repeat_ms=0, warmup=True) -> BenchmarkResult:
     """Time `call()`: `repeat` measurements of `number` calls each; like TVM, `number` grows
     until one measurement lasts at least `min_repeat_ms`. A `call.repeat(n)`, when there is
-    one, makes the n calls natively (no Python in between)."""
+    one, makes the n calls natively (no Python in between). `warmup` calls it once first."""
     native = getattr(call, "repeat", None)
     # warm-up: first-touch of pages, lazy symbol resolution (and the native loop's set-up)
-    if native is not None:
-        native(1)
-    else:
-        call()
+    if warmup:
+        if native is not None:
+            native(1)
+        else:
+            call()
     results = []
     for _ in range(repeat):
         n = max(1, number)

@@ -10,6 +10,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.schedule import analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -108,7 +109,7 @@ class RuleQueries:
     @_query
     def get_annotations(self, block_or_loop) -> dict:
         """The annotations of a block or loop as Python values."""
-        return {k: _py_value(v) for k, v in self.get(block_or_loop).annotations.items()}
+        return dict(self.get(block_or_loop).annotations)
 
     @_query
     def has_init(self, block: BlockRV) -> bool:
@@ -116,17 +117,33 @@ class RuleQueries:
         return Block(self._block(block)).init is not None
 
 
-def _py_value(a):
-    if isinstance(a, ir.BoolAttr):
-        return a.value
-    if isinstance(a, ir.IntegerAttr):
-        return a.value
-    if isinstance(a, ir.FloatAttr):
-        return a.value
-    if isinstance(a, ir.StringAttr):
-        return a.value
-    if isinstance(a, ir.ArrayAttr):
-        return [_py_value(x) for x in a]
-    if isinstance(a, ir.DictAttr):
-        return {x.name: _py_value(x.attr) for x in a}
-    return str(a)
+    @_query
+    def get_gpu_usage(self, func_name=None) -> dict:
+        """Per kernel launch resources of a function: the largest product of threadIdx loop
+        extents over its kernels (top-level loop nests) and the bytes of its "shared"
+        buffers."""
+        func = self._mod[self._func(func_name)]
+        threads = 1
+        for top in analysis.body_ops(func.regions[0].blocks[0]):
+            if not analysis.is_loop(top):
+                continue
+            extents = {}
+            for op in [top, *walk_all(top)]:
+                if analysis.is_loop(op) and Loop(op).thread and \
+                        Loop(op).thread.startswith("threadIdx"):
+                    t = Loop(op).thread
+                    extents[t] = max(extents.get(t, 1), Loop(op).extent)
+            prod = 1
+            for e in extents.values():
+                prod *= e
+            threads = max(threads, prod)
+        shared = 0
+        for op in walk_all(func):
+            if op.name in ("memref.alloc", "memref.alloca") and \
+                    buffer_util.buffer_scope(op.results[0]) == "shared":
+                mt = ir.MemRefType(op.results[0].type)
+                n = 1
+                for d in mt.shape:
+                    n *= d
+                shared += n * max(1, getattr(mt.element_type, "width", 32) // 8)
+        return {"threads_per_block": threads, "shared_bytes": shared}

@@ -4,6 +4,7 @@ Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive
 snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
 Groups of primitives written elsewhere are mixin classes (block motion, buffer primitives).
 """
+import contextlib
 import random
 from typing import List, Optional, Sequence, Union
 
@@ -12,6 +13,7 @@ from mlir import ir
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
                                       fuse as _fuse, loop_kind, reorder as _reorder,
@@ -88,6 +90,17 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
         new._rng = random.Random(self.fork_seed())
         return new
 
+    @contextlib.contextmanager
+    def trusted_mode(self):
+        """Primitives without per-step snapshot and verification (the search's fast replay):
+        a primitive that fails after it started rewriting leaves the module broken, so the
+        schedule must then be dropped. Legality errors raised before rewriting are safe."""
+        prev, self._trusted = self._trusted, True
+        try:
+            yield self
+        finally:
+            self._trusted = prev
+
     # --- handles (for primitive implementations) ----------------------------------------------
     def _handle(self, op: ir.Operation, cls=None) -> _RV:
         """A new handle for `op`, giving the op a stable id if it has none yet."""
@@ -120,7 +133,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
         if ops is None:             # sid -> op, rebuilt after any rewrite (see primitive.py)
             with get_context():
                 ops = {_sid(op): op for f in self._mod.functions.values()
-                       for op in [f, *analysis.walk(f)]    # f: the implicit root block
+                       for op in [f, *walk_all(f)]    # f: the implicit root block
                        if SID in op.attributes}
             # Inside a rewriting primitive ops are erased as it goes: no cache there (a stale
             # entry would be an erased operation).
@@ -194,7 +207,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
-        found = [op for op in analysis.walk(self._mod[func])
+        found = [op for op in walk_all(self._mod[func])
                  if analysis.is_block(op) and Block(op).name == name]
         if not found and name == "root":      # TVM's implicit root block: the function body
             found = [self._mod[func]]

@@ -14,6 +14,7 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+import contextlib
 import functools
 import inspect
 import json
@@ -57,6 +58,8 @@ class Instruction:
                 continue
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
+            elif key == "probs":          # TVM prints the probabilities with 17 digits
+                kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
             else:
                 kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
@@ -84,6 +87,12 @@ def _signature(name: str) -> inspect.Signature:
     return inspect.signature(getattr(Schedule, name))
 
 
+def _float17(x: float) -> str:
+    text = "%.17g" % x
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+@functools.lru_cache(maxsize=None)
 def primitive_names() -> frozenset:
     """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
     data: replay must never reach any other attribute)."""
@@ -191,8 +200,7 @@ class Trace:
         mode for traces it generated itself: no per-step snapshot or verification, so on an
         error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        prev, sch._trusted = sch._trusted, trusted
-        try:
+        with (sch.trusted_mode() if trusted else contextlib.nullcontext()):
             for inst in self.insts:
                 if remove_postproc and inst.name == "enter_postproc":
                     break
@@ -201,8 +209,6 @@ class Trace:
                 new = result if isinstance(result, list) else ([] if result is None else [result])
                 for old, rv in zip(inst.output_list(), new):
                     env[old.name] = rv
-        finally:
-            sch._trusted = prev
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:

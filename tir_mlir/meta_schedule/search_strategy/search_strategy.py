@@ -71,11 +71,12 @@ class SearchStrategy:
         sch = Schedule(self.mod, seed=self.rng.randrange(1, 2 ** 31))
         try:
             trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
-            sch.enter_postproc()
-            for p in self.postprocs:
-                if not p.apply(sch):
-                    self.failures[type(p).__name__] += 1
-                    return None
+            with sch.trusted_mode():      # postprocessors check before they rewrite
+                sch.enter_postproc()
+                for p in self.postprocs:
+                    if not p.apply(sch):
+                        self.failures[type(p).__name__] += 1
+                        return None
         except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
             self.failures[type(e).__name__] += 1
             return None

@@ -1,0 +1,156 @@
+"""Builder and runner: candidates that raise, abort, hang or compute wrong numbers are recorded
+with their reason, never chosen, and the rest of the run goes on."""
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from tir_mlir.meta_schedule.arg_info import ArgInfo, TensorInfo
+from tir_mlir.meta_schedule.builder import BuilderInput, LocalBuilder
+from tir_mlir.meta_schedule.database import MemoryDatabase, TuningRecord
+from tir_mlir.meta_schedule.runner import (EvaluatorConfig, LocalRunner, RunnerInput,
+                                           make_reference)
+
+ROOT = Path(__file__).parent.parent
+MM_RELU = (ROOT / "examples" / "mm_relu.tir").read_text()
+FAULTS = str(Path(__file__).parent / "ms_helpers")
+
+SEGFAULT = '''
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                B[vi * 100000000] = A[vi]
+'''
+ENDLESS = '''
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i, j in T.grid(2000000000, 2000000000):
+            with T.block("B"):
+                vi, vj = T.axis.remap("RR", [i, j])
+                B[0] = B[0] + A[0] * T.float32(1.0001)
+'''
+
+
+def _split(mod, factor):
+    sch = tir_mlir.Schedule(mod)
+    i, j, k = sch.get_loops(sch.get_block("Y"))
+    sch.split(j, factors=[None, factor])
+    return sch
+
+
+@pytest.fixture
+def faults_on_path(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAULTS, os.environ.get("PYTHONPATH", "")]))
+
+
+def test_arg_info_from_func_and_json():
+    mod = tir_mlir.parse(MM_RELU)
+    infos = ArgInfo.from_entry_func(mod)
+    assert infos == [TensorInfo("float32", (128, 128))] * 3
+    assert infos[0].as_json() == ["TENSOR", "float32", [128, 128]]
+    assert ArgInfo.from_json(["TENSOR", "int8", [4]]) == TensorInfo("int8", (4,))
+    with pytest.raises(ValueError, match="not an argument info"):
+        ArgInfo.from_json(["SCALAR", "int32"])
+
+
+def test_faulty_candidates_are_recorded_and_never_chosen(faults_on_path):
+    mod = tir_mlir.parse(MM_RELU)
+    good = _split(mod, 4)
+    wrong = tir_mlir.parse(MM_RELU.replace("T.max(Y[vi, vj], T.float32(0))", "Y[vi, vj]"))
+    renamed = {n: tir_mlir.parse(MM_RELU.replace("mm_relu", n)) for n in ("abort_build", "hang_build")}
+    candidates = {
+        "good": BuilderInput(good.mod),
+        "wrong": BuilderInput(wrong),
+        "raises": BuilderInput(mod, target="cuda"),         # unbound loops: a BuildError
+        "aborts": BuilderInput(renamed["abort_build"]),
+        "hangs": BuilderInput(renamed["hang_build"]),
+    }
+    builder = LocalBuilder(max_workers=2, timeout_sec=20,
+                           f_build="ms_faults:build_with_faults")
+    start = time.monotonic()
+    built = dict(zip(candidates, builder.build(list(candidates.values()))))
+    assert time.monotonic() - start < 60
+    assert built["good"].artifact_path and built["wrong"].artifact_path
+    assert built["raises"].error_msg.startswith("BuildError:")
+    assert "bind" in built["raises"].error_msg
+    assert built["aborts"].error_msg.startswith("BuildCrash:")
+    assert "SIGABRT" in built["aborts"].error_msg
+    assert built["hangs"].error_msg == "BuildTimeout: timed out after 20 s"
+
+    # measured: the good one, the wrong one, and two whose generated code crashes or never ends
+    bad = {"segfault": tir_mlir.parse(SEGFAULT), "endless": tir_mlir.parse(ENDLESS)}
+    bad_built = dict(zip(bad, builder.build([BuilderInput(m) for m in bad.values()])))
+    reference = make_reference(mod)
+    runner = LocalRunner(timeout_sec=5, evaluator_config=EvaluatorConfig(number=2, repeat=2,
+                                                                         min_repeat_ms=5))
+    infos = ArgInfo.from_entry_func(mod)
+    inputs = {"good": RunnerInput(built["good"].artifact_path, "cpu", infos, reference),
+              "wrong": RunnerInput(built["wrong"].artifact_path, "cpu", infos, reference)}
+    inputs.update({k: RunnerInput(b.artifact_path, "cpu", ArgInfo.from_entry_func(bad[k]))
+                   for k, b in bad_built.items()})
+    futures = dict(zip(inputs, runner.run(list(inputs.values()))))
+    results = {k: f.result() for k, f in futures.items()}
+    assert all(f.done() for f in futures.values())
+    assert len(results["good"].run_secs) == 2 and results["good"].error_msg is None
+    assert results["wrong"].error_msg.startswith("WrongResult: buffer 'C' differs")
+    assert results["segfault"].error_msg.startswith("RunCrash:")
+    assert "SIGSEGV" in results["segfault"].error_msg
+    assert results["endless"].error_msg == "RunTimeout: timed out after 5 s"
+
+    db = MemoryDatabase()
+    w = db.commit_workload(mod)
+    traces = {"good": good.trace, "wrong": tir_mlir.Schedule(mod).trace}
+    for name in candidates:
+        res = results.get(name)
+        error = built[name].error_msg or (res.error_msg if res else None)
+        db.commit_tuning_record(TuningRecord(traces.get(name, good.trace), w,
+                                             res.run_secs if res else None, "llvm", infos,
+                                             error))
+    assert len(db) == 5
+    best = db.get_top_k(w, 5)
+    assert [r.error_msg for r in best] == [None]
+    assert best[0].run_secs == results["good"].run_secs
+
+
+def test_runner_checks_every_buffer_against_the_reference(tmp_path):
+    mod = tir_mlir.parse(MM_RELU)
+    ref = make_reference(mod, str(tmp_path / "ref.npz"), seed=3)
+    with np.load(ref) as data:
+        a, b, c = data["in0"], data["in1"], data["out2"]
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-5)
+    (art,) = LocalBuilder(max_workers=1).build([BuilderInput(_split(mod, 8).mod)])
+    (fut,) = LocalRunner().run([RunnerInput(art.artifact_path, "cpu", None, ref)])
+    assert fut.result().error_msg is None
+
+
+def test_runner_rejects_mismatched_args_info_and_missing_artifacts():
+    mod = tir_mlir.parse(MM_RELU)
+    (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=1, min_repeat_ms=0))
+    wrong_info = [TensorInfo("float32", (64, 64))] * 3
+    f1, f2 = runner.run([RunnerInput(art.artifact_path, "cpu", wrong_info),
+                         RunnerInput(str(Path(art.artifact_path).with_name("none.so")))])
+    assert f1.result().error_msg.startswith("RunError: RuntimeCallError: mm_relu: the artifact "
+                                            "takes")
+    assert "no such library" in f2.result().error_msg
+
+
+def test_cache_flush_and_thread_count_reach_the_worker(monkeypatch):
+    monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    mod = tir_mlir.parse(MM_RELU)
+    (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
+    config = EvaluatorConfig(number=1, repeat=3, min_repeat_ms=0, enable_cpu_cache_flush=True)
+    runner = LocalRunner(evaluator_config=config, cooldown_sec=0.01, affinity=[0])
+    assert runner._pool.env == {"OMP_NUM_THREADS": "1"}
+    (fut,) = runner.run([RunnerInput(art.artifact_path)])
+    res = fut.result()
+    assert res.error_msg is None and len(res.run_secs) == 3 and min(res.run_secs) > 0

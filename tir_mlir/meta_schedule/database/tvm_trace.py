@@ -1,0 +1,141 @@
+"""Traces in TVM's JSON form, as TVM's JSONDatabase writes them:
+`[[[kind, inputs, attrs, outputs], ...], [[instruction index, decision], ...]]`, e.g.
+`["Split", ["l2", "None", 4], [1, 0], ["l5", "l6"]]`.
+
+Inputs are handle names, "None", numbers, quoted strings or lists of those; attributes are
+plain values (booleans as 0/1). Each supported instruction kind maps to a Schedule method, its
+inputs and attributes to that method's parameters; a kind outside the table (or a
+tir-mlir-only method) raises ValueError naming it."""
+import json
+from typing import Dict, List, Tuple
+
+# kind -> (Schedule method, parameters read from inputs, parameters read from attrs).
+# "*p": p takes all remaining inputs (a var-positional parameter or a list such as factors).
+_KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
+    "GetBlock": ("get_block", (), ("name", "func_name")),
+    "GetLoops": ("get_loops", ("block",), ()),
+    "GetChildBlocks": ("get_child_blocks", ("block_or_loop",), ()),
+    "GetProducers": ("get_producers", ("block",), ()),
+    "GetConsumers": ("get_consumers", ("block",), ()),
+    "Split": ("split", ("loop", "*factors"), ("preserve_unit_iters", "disable_predication")),
+    "Fuse": ("fuse", ("*loops",), ("preserve_unit_iters",)),
+    "Reorder": ("reorder", ("*ordered_loops",), ()),
+    "AddUnitLoop": ("add_unit_loop", ("block_or_loop",), ()),
+    "Parallel": ("parallel", ("loop",), ()),
+    "Vectorize": ("vectorize", ("loop",), ()),
+    "Unroll": ("unroll", ("loop",), ()),
+    "Bind": ("bind", ("loop",), ("thread_axis",)),
+    "Annotate": ("annotate", ("block_or_loop", "ann_val"), ("ann_key",)),
+    "Unannotate": ("unannotate", ("block_or_loop",), ("ann_key",)),
+    "ComputeAt": ("compute_at", ("block", "loop"), ("preserve_unit_loops", "index")),
+    "ReverseComputeAt": ("reverse_compute_at", ("block", "loop"),
+                         ("preserve_unit_loops", "index")),
+    "ComputeInline": ("compute_inline", ("block",), ()),
+    "ReverseComputeInline": ("reverse_compute_inline", ("block",), ()),
+    "CacheRead": ("cache_read", ("block", "consumer_blocks"),
+                  ("read_buffer_index", "storage_scope")),
+    "CacheWrite": ("cache_write", ("block", "consumer_blocks"),
+                   ("write_buffer_index", "storage_scope")),
+    "SetScope": ("set_scope", ("block",), ("buffer_index", "storage_scope")),
+    "StorageAlign": ("storage_align", ("block",), ("buffer_index", "axis", "factor", "offset")),
+    "DecomposeReduction": ("decompose_reduction", ("block", "loop"), ()),
+    "RFactor": ("rfactor", ("loop",), ("factor_axis",)),
+    "Blockize": ("blockize", ("target",), ("preserve_unit_iters",)),
+    "Tensorize": ("tensorize", ("block_or_loop",), ("tensor_intrin", "preserve_unit_iters")),
+    "SampleCategorical": ("sample_categorical", (), ("candidates", "probs")),
+    "SamplePerfectTile": ("sample_perfect_tile", ("loop",), ("n", "max_innermost_factor")),
+    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
+                              ("n", "partition_pos", "innerpart_factor")),
+    "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
+    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
+                              ("n", "partition_pos", "innerpart_factor")),
+    "EnterPostproc": ("enter_postproc", (), ()),
+}
+_METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
+_BOOL_ATTRS = {"preserve_unit_iters", "disable_predication", "preserve_unit_loops"}
+
+
+def to_tvm_json(trace) -> list:
+    """TVM's JSON form of a tir_mlir Trace."""
+    ours = trace.as_json()
+    insts = []
+    for inst in ours["insts"]:
+        if inst["name"] not in _METHODS:
+            raise ValueError(f"instruction {inst['name']!r} has no TVM counterpart")
+        kind, ins, attrs = _METHODS[inst["name"]]
+        args = inst["args"]
+        inputs = []
+        for p in ins:
+            val = args.get(p.lstrip("*"))
+            if p.startswith("*"):
+                inputs += [_input(v) for v in val]
+            elif p == "consumer_blocks":
+                inputs.append([_input(v) for v in (val or [])])
+            else:
+                inputs.append(_input(val))
+        attr_vals = [int(args[a]) if a in _BOOL_ATTRS else args.get(a) for a in attrs]
+        out = inst["outputs"]
+        insts.append([kind, inputs, attr_vals, [] if out is None else
+                      (list(out) if isinstance(out, list) else [out])])
+    decisions = [[int(k), v] for k, v in ours["decisions"].items()]
+    return [insts, decisions]
+
+
+def _input(v):
+    if isinstance(v, dict) and "rv" in v:
+        return v["rv"]
+    if v is None:
+        return "None"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return [_input(x) for x in v]
+    return v
+
+
+def from_tvm_json(obj) -> "Trace":
+    """A tir_mlir Trace from TVM's JSON form (a list, or its text)."""
+    from tir_mlir.schedule.trace import Trace, _signature
+    if isinstance(obj, str):
+        obj = json.loads(obj)
+    insts_json, decisions = obj
+    insts = []
+    for kind, inputs, attr_vals, outputs in insts_json:
+        if kind not in _KINDS:
+            raise ValueError(f"TVM instruction {kind!r} has no tir-mlir counterpart")
+        method, ins, attrs = _KINDS[kind]
+        args = {}
+        for k, p in enumerate(ins):
+            if p.startswith("*"):
+                args[p[1:]] = [_value(v) for v in inputs[k:]]
+                break
+            args[p] = _value(inputs[k]) if k < len(inputs) else None
+        for a, v in zip(attrs, attr_vals):
+            args[a] = bool(v) if a in _BOOL_ATTRS else v
+        if args.get("consumer_blocks") == []:
+            args["consumer_blocks"] = None
+        try:
+            params = _signature(method).parameters
+        except AttributeError:
+            raise ValueError(f"TVM instruction {kind!r} needs Schedule.{method}, which this "
+                             f"tir-mlir lacks") from None
+        args = {k: v for k, v in args.items() if k in params}
+        returns_list = method in ("get_loops", "get_child_blocks", "get_producers",
+                                  "get_consumers", "split", "sample_perfect_tile",
+                                  "sample_partitioned_tile")
+        out = list(outputs) if returns_list else (outputs[0] if outputs else None)
+        insts.append({"name": method, "args": args, "outputs": out})
+    return Trace.from_json({"insts": insts, "decisions": {str(i): d for i, d in decisions}})
+
+
+def _value(v):
+    """A TVM input as our trace JSON value: handle names become {"rv": name}."""
+    if isinstance(v, list):
+        return [_value(x) for x in v]
+    if isinstance(v, str):
+        if v == "None":
+            return None
+        if v.startswith('"'):
+            return json.loads(v)
+        return {"rv": v}
+    return v

@@ -1,0 +1,39 @@
+"""`Workload`: a program being tuned, keyed by its structural hash (equal for the same program
+up to renaming), kept as MLIR text so that it can be stored and parsed back exactly."""
+from typing import Optional
+
+
+class Workload:
+    def __init__(self, mod=None, shash: Optional[str] = None, mlir_text: Optional[str] = None):
+        """From an IRModule (`Workload(mod)`), or from stored text and hash (databases)."""
+        if mod is None and mlir_text is None and shash is None:
+            raise ValueError("a Workload needs a module, or its stored text and hash")
+        self._mod, self._text = mod, mlir_text
+        if shash is None:
+            from tir_mlir.equality import structural_hash
+            shash = structural_hash(mod if mod is not None else self.mod)
+        self.shash = shash
+
+    @property
+    def mod(self):
+        """The IRModule (parsed from the stored text on first use); None for a workload read
+        from a file whose program tir-mlir cannot read (e.g. a TVM-serialised module)."""
+        if self._mod is None and self._text is not None:
+            from tir_mlir.meta_schedule.module_text import module_from_mlir
+            self._mod = module_from_mlir(self._text)
+        return self._mod
+
+    @property
+    def mlir_text(self) -> Optional[str]:
+        if self._text is None and self._mod is not None:
+            self._text = self._mod.mlir()
+        return self._text
+
+    def __eq__(self, other):
+        return isinstance(other, Workload) and other.shash == self.shash
+
+    def __hash__(self):
+        return hash(self.shash)
+
+    def __repr__(self):
+        return f"Workload({self.shash[:12]})"

@@ -1,0 +1,15 @@
+"""Runners measure built candidates (TVM's `ms.runner`)."""
+from tir_mlir.meta_schedule.runner.local_runner import LocalRunner
+from tir_mlir.meta_schedule.runner.reference import make_reference
+from tir_mlir.meta_schedule.runner.runner import (EvaluatorConfig, Runner, RunnerFuture,
+                                                  RunnerInput, RunnerResult)
+
+__all__ = ["EvaluatorConfig", "LocalRunner", "Runner", "RunnerFuture", "RunnerInput",
+           "RunnerResult", "make_reference"]
+
+
+def __getattr__(name):
+    if name == "DaskRunner":        # optional extra: dask[distributed]
+        from tir_mlir.meta_schedule.runner.dask_runner import DaskRunner
+        return DaskRunner
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

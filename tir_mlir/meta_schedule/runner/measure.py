@@ -1,0 +1,93 @@
+"""What runs inside a measuring process: load an artifact, check its outputs against the
+reference, time it. Shared by the local and the distributed runners."""
+import os
+import time
+
+import numpy as np
+
+from tir_mlir.errors import RuntimeCallError
+
+_FLUSH_BYTES = 64 << 20   # larger than the last-level cache of the machines we time on
+_flush_buffer = None
+
+
+class WrongResult(Exception):
+    """A candidate's outputs differ from the unscheduled program's."""
+
+
+def pick_function(lib, func_name=None) -> str:
+    if func_name is not None:
+        return func_name
+    if "main" in lib.sigs or len(lib.sigs) != 1:
+        return "main"
+    return next(iter(lib.sigs))
+
+
+def run_artifact(path: str, args_info_json, func_name, config: dict, reference, cooldown_sec=0.0,
+                 affinity=None):
+    """Measure the artifact at `path`: a list of seconds per call, one per repeat."""
+    from tir_mlir.runtime.build import load_module
+    from tir_mlir.runtime.run_program import first_mismatch, random_array
+    from tir_mlir.runtime.signature import Param
+    from tir_mlir.runtime.timer import time_calls
+    if affinity:
+        os.sched_setaffinity(0, affinity)
+    lib = load_module(path)
+    fn = lib[pick_function(lib, func_name)]
+    params = fn.params
+    if args_info_json is not None:
+        expect = [(str(a[1]), tuple(a[2])) for a in args_info_json]
+        have = [(p.dtype, tuple(p.shape)) for p in params]
+        if expect != have:
+            raise RuntimeCallError(f"{fn.name}: the artifact takes {have}, args_info says {expect}")
+    if reference is not None:
+        with np.load(reference) as ref:
+            inputs = [ref[f"in{k}"] for k in range(len(params))]
+            want = [ref[f"out{k}"] for k in range(len(params))]
+        got = [np.ascontiguousarray(a.copy()) for a in inputs]
+        fn(*got)
+        bad = first_mismatch([Param(p.name, p.shape, p.dtype) for p in params], got, want)
+        if bad:
+            raise WrongResult(f"buffer {bad[0]!r} differs from the unscheduled program's "
+                              f"(error {bad[1]})")
+        arrays = got
+    else:
+        rng = np.random.default_rng(0)
+        arrays = [random_array(p.shape, p.dtype, rng) for p in params]
+    if cooldown_sec:
+        time.sleep(cooldown_sec)
+    call = fn.prepare(*arrays)
+    call()   # warm-up
+    secs = []
+    for _ in range(max(1, config["repeat"])):
+        if config["enable_cpu_cache_flush"]:
+            _flush_caches()
+        res = time_calls(call, config["number"], 1, config["min_repeat_ms"], warmup=False)
+        secs.append(res.results[0])
+    return secs
+
+
+def _flush_caches():
+    global _flush_buffer
+    if _flush_buffer is None:
+        _flush_buffer = np.zeros(_FLUSH_BYTES // 8)
+    _flush_buffer += 1.0
+
+
+def write_reference(mlir_text: str, func_name, seed: int, path: str) -> str:
+    """Build the unscheduled program, run it on random inputs, save inputs and outputs."""
+    from tir_mlir.meta_schedule.module_text import module_from_mlir
+    from tir_mlir.runtime.build import build
+    from tir_mlir.runtime.run_program import random_array
+    lib = build(module_from_mlir(mlir_text), target="llvm")
+    fn = lib[pick_function(lib, func_name)]
+    rng = np.random.default_rng(seed)
+    inputs = [random_array(p.shape, p.dtype, rng) for p in fn.params]
+    outputs = [a.copy() for a in inputs]
+    fn(*outputs)
+    arrays = {f"in{k}": a for k, a in enumerate(inputs)}
+    arrays.update({f"out{k}": a for k, a in enumerate(outputs)})
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,58 @@
+"""What a runner takes and returns (TVM's `RunnerInput`, `RunnerResult`, `RunnerFuture`)."""
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import List, Optional
+
+
+@dataclass
+class EvaluatorConfig:
+    """How a candidate is timed: `repeat` measurements of `number` calls each, `number` grown
+    until one measurement lasts `min_repeat_ms`; `enable_cpu_cache_flush` evicts the caches
+    before each measurement (then the one warm-up call is the only cache-warm run)."""
+    number: int = 3
+    repeat: int = 1
+    min_repeat_ms: int = 40
+    enable_cpu_cache_flush: bool = False
+
+
+@dataclass
+class RunnerInput:
+    """A built candidate to measure.
+
+    `artifact_path`: a BuilderResult's shared object. `device_type`: "cpu" (only CPU
+    artifacts are measured by the local runner). `args_info`: list[ArgInfo], the buffers to
+    allocate. `reference`: optional path of a reference file from `make_reference(mod)` (the
+    unscheduled program's inputs and outputs): the candidate runs on those inputs first and
+    must reproduce the outputs, else its result is a "WrongResult: ..." error. `func_name`:
+    the function to run (default: "main", else the artifact's only function)."""
+    artifact_path: str
+    device_type: str = "cpu"
+    args_info: Optional[list] = None
+    reference: Optional[str] = None
+    func_name: Optional[str] = None
+
+
+@dataclass
+class RunnerResult:
+    """`run_secs`: one mean time per repeat, in seconds; None on failure, and then `error_msg`
+    says why, starting with its kind: "RunError", "RunTimeout", "RunCrash", "WrongResult"."""
+    run_secs: Optional[List[float]]
+    error_msg: Optional[str] = None
+
+
+class RunnerFuture:
+    """A measurement in flight: `done()` polls, `result()` waits and never raises."""
+
+    def __init__(self, future: Future, to_result):
+        self._future, self._to_result = future, to_result
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def result(self) -> RunnerResult:
+        return self._to_result(self._future)
+
+
+class Runner:
+    def run(self, runner_inputs: List[RunnerInput]) -> List[RunnerFuture]:
+        raise NotImplementedError
