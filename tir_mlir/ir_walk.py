@@ -1,6 +1,6 @@
 """Walking MLIR operations: the traversals shared by the schedule primitives, the interpreter
 and the lowering stages (kept here so that none of them depends on another)."""
-from typing import Iterator
+from typing import Iterator, List
 
 from mlir import ir
 
@@ -16,6 +16,19 @@ def walk(op) -> Iterator[ir.Operation]:
                 child = child.operation
                 yield child
                 yield from walk(child)
+
+
+def walk_all(op) -> List[ir.Operation]:
+    """The same ops as `walk`, listed at once by MLIR's native walker (several times faster):
+    for read-only scans that do not rewrite while iterating."""
+    top = _op(op)
+    out = []
+
+    def visit(o):
+        out.append(o)
+        return ir.WalkResult.ADVANCE
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out[1:]
 
 
 def ancestors(op) -> Iterator[ir.Operation]:

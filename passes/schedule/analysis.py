@@ -10,7 +10,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.ir_walk import func_of, walk  # noqa: F401  (re-exported for the primitives)
+from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.passes.schedule import index
 
 SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
@@ -65,7 +65,7 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
 
 def blocks_under(op: ir.Operation) -> List[ir.Operation]:
     """All blocks nested in `op`, at any depth."""
-    return [o for o in walk(op) if is_block(o)]
+    return [o for o in walk_all(op) if is_block(o)]
 
 
 def terminator(block: ir.Block) -> ir.Operation:

@@ -24,11 +24,12 @@ def check(loops: Sequence[ir.Operation]):
         if any(lp == other for other in loops[:k]):
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
                                 f"multiple times")
-    for a in loops:
-        for b in loops:
-            if a != b and not (analysis.is_ancestor(a, b) or analysis.is_ancestor(b, a)):
-                raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
-                                    f"not in the same loop chain")
+    # one chain: sorted by depth, each loop encloses the next (ancestry is transitive)
+    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
+    for a, b in zip(by_depth, by_depth[1:]):
+        if not analysis.is_ancestor(a, b):
+            raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
+                                f"not in the same loop chain")
 
 
 def reorder(loops: Sequence[ir.Operation]):

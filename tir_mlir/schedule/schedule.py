@@ -4,6 +4,8 @@ Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive
 snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
 Groups of primitives written elsewhere are mixin classes (block motion, buffer primitives).
 """
+import contextlib
+import random
 from typing import List, Optional, Sequence, Union
 
 from mlir import ir
@@ -11,6 +13,7 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
                                       fuse as _fuse, loop_kind, reorder as _reorder,
@@ -18,28 +21,32 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
+from tir_mlir.schedule.queries import Queries
+from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives):
+class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
-    primitives applied so far. `seed` is kept for sampling primitives."""
+    primitives applied so far. `seed` seeds the sampling instructions (None or -1: random)."""
 
     def __init__(self, mod: IRModule, seed: Optional[int] = None):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
-        self.seed = seed
+        self._init_random(seed)
+        self._trusted = False        # trusted replay: no per-step snapshot / verification
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
         self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
                                   for op in analysis.walk(f) if SID in op.attributes],
                                  default=-1)
         self._next_name = 0
+        self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
         self._depth = 0
         self._recording = False
         self._inst = None
@@ -54,13 +61,28 @@ class Schedule(BlockMotion, BufferPrimitives):
         return self._trace
 
     def copy(self) -> "Schedule":
-        """An independent schedule with the same module, trace and handles."""
+        """An independent schedule with the same module, trace and handles; its random state
+        is forked from this one's."""
         new = Schedule.__new__(Schedule)
         new.__dict__.update(self.__dict__)
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
+        new._ops = None
+        new._values = dict(self._values)
+        new._rng = random.Random(self.fork_seed())
         return new
+
+    @contextlib.contextmanager
+    def trusted_mode(self):
+        """Primitives without per-step snapshot and verification (the search's fast replay):
+        a primitive that fails after it started rewriting leaves the module broken, so the
+        schedule must then be dropped. Legality errors raised before rewriting are safe."""
+        prev, self._trusted = self._trusted, True
+        try:
+            yield self
+        finally:
+            self._trusted = prev
 
     # --- handles (for primitive implementations) ----------------------------------------------
     def _handle(self, op: ir.Operation, cls=None) -> _RV:
@@ -70,6 +92,8 @@ class Schedule(BlockMotion, BufferPrimitives):
             op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                     self._next_sid)
             self._next_sid += 1
+            if self._ops is not None:
+                self._ops[self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op))
 
@@ -83,11 +107,13 @@ class Schedule(BlockMotion, BufferPrimitives):
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
-        with get_context():
-            for f in self._mod.functions.values():
-                for op in analysis.walk(f):
-                    if SID in op.attributes and _sid(op) == rv.sid:
-                        return op
+        if self._ops is None:       # sid -> op, rebuilt after any rewrite (see primitive.py)
+            with get_context():
+                self._ops = {_sid(op): op for f in self._mod.functions.values()
+                             for op in walk_all(f) if SID in op.attributes}
+        op = self._ops.get(rv.sid)
+        if op is not None:
+            return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
 
     def _consume(self, rv: _RV, by: str):
@@ -112,8 +138,10 @@ class Schedule(BlockMotion, BufferPrimitives):
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")
 
-    def get(self, rv: BlockOrLoop) -> Union[Block, Loop]:
-        """A view of the block / loop a handle stands for."""
+    def get(self, rv: Union[BlockOrLoop, ExprRV]) -> Union[Block, Loop, int]:
+        """A view of the block / loop a handle stands for; the value of a sampled ExprRV."""
+        if isinstance(rv, ExprRV):
+            return self._int(rv)
         op = self._resolve(rv)
         return Block(op) if analysis.is_block(op) else Loop(op)
 
@@ -137,11 +165,11 @@ class Schedule(BlockMotion, BufferPrimitives):
             block = self.get_block(block)
         return self._resolve(block, BlockRV)
 
-    @primitive
+    @primitive(readonly=True)
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
-        found = [op for op in analysis.walk(self._mod[func])
+        found = [op for op in walk_all(self._mod[func])
                  if analysis.is_block(op) and Block(op).name == name]
         if not found:
             raise ScheduleError(f"Cannot find a block with the name: {name} "
@@ -150,11 +178,11 @@ class Schedule(BlockMotion, BufferPrimitives):
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)
 
-    @primitive
+    @primitive(readonly=True)
     def get_loops(self, block: Union[BlockRV, str]) -> List[LoopRV]:
         return [self._handle(lp, LoopRV) for lp in analysis.enclosing_loops(self._block(block))]
 
-    @primitive
+    @primitive(readonly=True)
     def get_child_blocks(self, block_or_loop: BlockOrLoop) -> List[BlockRV]:
         op = self._resolve(block_or_loop, (BlockRV, LoopRV))
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
@@ -165,14 +193,14 @@ class Schedule(BlockMotion, BufferPrimitives):
             p = analysis.parent_op(p)
         return analysis.child_blocks(p)
 
-    @primitive
+    @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
         return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
                 and any(w == r for w in analysis.block_reads_writes(b)[1] for r in reads)]
 
-    @primitive
+    @primitive(readonly=True)
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
@@ -187,7 +215,7 @@ class Schedule(BlockMotion, BufferPrimitives):
         """Split a loop into len(factors) nested loops (one factor may be None: inferred).
         `names` (tir_mlir only) names the new loops; default `{name}_0`, `{name}_1`, ..."""
         op = self._resolve(loop, LoopRV)
-        new = _split.split(op, list(factors), preserve_unit_iters=preserve_unit_iters,
+        new = _split.split(op, [self._int(f) for f in factors], preserve_unit_iters=preserve_unit_iters,
                            disable_predication=disable_predication, names=names)
         self._consume(loop, "split")
         return [self._handle(n, LoopRV) for n in new]
@@ -230,7 +258,7 @@ class Schedule(BlockMotion, BufferPrimitives):
 
     @primitive
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
-        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, ann_val)
+        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, self._int(ann_val))
 
     @primitive
     def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:

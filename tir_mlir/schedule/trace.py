@@ -14,14 +14,20 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+import contextlib
+import functools
 import inspect
 import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
+
+# The instructions that carry a decision (the sampling primitives of schedule/sampling.py).
+SAMPLING_INSTRUCTIONS = ("sample_perfect_tile", "sample_partitioned_tile",
+                         "sample_categorical", "sample_compute_location")
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Instruction:
                 continue
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
+            elif key == "probs":          # TVM prints the probabilities with 17 digits
+                kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
             else:
                 kws.append(f"{key}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
@@ -68,9 +76,15 @@ _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 _LAMBDAS = ("index_map",)
 
 
+@functools.lru_cache(maxsize=None)
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
+
+
+def _float17(x: float) -> str:
+    text = "%.17g" % x
+    return text if any(c in text for c in ".e") else text + ".0"
 
 
 def _py(v) -> str:
@@ -91,13 +105,12 @@ def _py(v) -> str:
 @dataclass
 class Trace:
     insts: List[Instruction] = field(default_factory=list)
-    decisions: Dict[int, Any] = field(default_factory=dict)   # for sampling primitives
 
     def __len__(self):
         return len(self.insts)
 
     def copy(self) -> "Trace":
-        return Trace(list(self.insts), dict(self.decisions))
+        return Trace(list(self.insts))
 
     def append(self, inst: Instruction):
         self.insts.append(inst)
@@ -107,29 +120,66 @@ class Trace:
         lines += ["  " + i.python() for i in self.insts] or ["  pass"]
         return "\n".join(lines)
 
+    # --- decisions of the sampling instructions ------------------------------------------------
+    # A decision is the `decision` argument of a sampling instruction (filled in when it was
+    # recorded), so printing, JSON and replay carry it like any other argument.
+    @property
+    def decisions(self) -> Dict[int, Any]:
+        """Instruction index -> decision, for every sampling instruction."""
+        return {i: inst.args["decision"] for i, inst in enumerate(self.insts)
+                if inst.name in SAMPLING_INSTRUCTIONS}
+
+    def get_decision(self, inst: Instruction) -> Any:
+        return self.insts[self._index(inst)].args["decision"]
+
+    def with_decision(self, inst: Instruction, decision: Any,
+                      remove_postproc: bool = True) -> "Trace":
+        """A new trace with `inst`'s decision replaced (the instructions after it replay with
+        the new value); `remove_postproc` drops the postprocessing part (TVM's parameter)."""
+        i = self._index(inst)
+        if inst.name not in SAMPLING_INSTRUCTIONS:
+            raise ValueError(f"{inst.name} is not a sampling instruction: it has no decision")
+        insts = list(self.insts)
+        insts[i] = Instruction(inst.name, {**inst.args, "decision": decision}, inst.outputs)
+        new = Trace(insts)
+        return new.without_postproc() if remove_postproc else new
+
+    def without_postproc(self) -> "Trace":
+        """The instructions before `enter_postproc` (what a search mutates and replays)."""
+        for i, inst in enumerate(self.insts):
+            if inst.name == "enter_postproc":
+                return Trace(self.insts[:i])
+        return Trace(list(self.insts))
+
+    def _index(self, inst: Instruction) -> int:
+        for i, x in enumerate(self.insts):
+            if x is inst:
+                return i
+        raise ValueError(f"instruction {inst.name} is not in this trace")
+
     # --- replay ------------------------------------------------------------------------------
-    def apply_to_schedule(self, sch, remove_postproc: bool = True) -> None:
-        """Replay every instruction on `sch`. There are no postprocessing instructions yet, so
-        `remove_postproc` (TVM's parameter) changes nothing."""
+    def apply_to_schedule(self, sch, remove_postproc: bool = True,
+                          trusted: bool = False) -> None:
+        """Replay every instruction on `sch` (sampling instructions with their decisions).
+        `remove_postproc` stops at `enter_postproc`. `trusted=True` is the search's fast
+        mode for traces it generated itself: no per-step snapshot or verification, so on an
+        error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        for inst in self.insts:
-            args = {k: _subst(v, env) for k, v in inst.args.items()}
-            params = _signature(inst.name).parameters
-            pos, kws = [], {}
-            for key, val in args.items():
-                if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
-                    pos = list(val)
-                else:
-                    kws[key] = val
-            result = getattr(sch, inst.name)(*pos, **kws)
-            new = result if isinstance(result, list) else ([] if result is None else [result])
-            for old, rv in zip(inst.output_list(), new):
-                env[old.name] = rv
+        with (sch.trusted_mode() if trusted else contextlib.nullcontext()):
+            for inst in self.insts:
+                if remove_postproc and inst.name == "enter_postproc":
+                    break
+                pos, kws = _call_args(inst, env)
+                result = getattr(sch, inst.name)(*pos, **kws)
+                new = result if isinstance(result, list) else ([] if result is None else [result])
+                for old, rv in zip(inst.output_list(), new):
+                    env[old.name] = rv
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:
-        """{"insts": [{"name", "args", "outputs"}], "decisions": {}}: handles are
-        {"rv": "l4"}; outputs are a name, a list of names or null."""
+        """{"insts": [{"name", "args", "outputs"}], "decisions": {index: decision}}: handles
+        are {"rv": "l4"}; outputs are a name, a list of names or null. The decisions are also
+        in the sampling instructions' args; from_json lets "decisions" override them."""
         insts = []
         for i in self.insts:
             out = i.outputs
@@ -147,7 +197,8 @@ class Trace:
 
         def rv(name):
             if name not in handles:
-                handles[name] = (BlockRV if name.startswith("b") else LoopRV)(-1, name)
+                cls = {"b": BlockRV, "v": ExprRV}.get(name[:1], LoopRV)
+                handles[name] = cls(-1, name)
             return handles[name]
         insts = []
         for d in obj["insts"]:
@@ -155,7 +206,25 @@ class Trace:
             out = d["outputs"]
             out = [rv(n) for n in out] if isinstance(out, list) else (None if out is None else rv(out))
             insts.append(Instruction(d["name"], args, out))
-        return Trace(insts, {int(k): v for k, v in obj.get("decisions", {}).items()})
+        for k, v in obj.get("decisions", {}).items():
+            inst = insts[int(k)]
+            if inst.name not in SAMPLING_INSTRUCTIONS:
+                raise ValueError(f"decision given for {inst.name}, not a sampling instruction")
+            inst.args["decision"] = v
+        return Trace(insts)
+
+
+def _call_args(inst: Instruction, env):
+    """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
+    params = _signature(inst.name).parameters
+    pos, kws = [], {}
+    for key, val in inst.args.items():
+        val = _subst(val, env)
+        if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+            pos = list(val)
+        else:
+            kws[key] = val
+    return pos, kws
 
 
 def _subst(v, env):

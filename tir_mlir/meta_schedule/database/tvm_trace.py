@@ -47,6 +47,9 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
                               ("n", "partition_pos", "innerpart_factor")),
     "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
+    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
+                              ("n", "partition_pos", "innerpart_factor")),
+    "EnterPostproc": ("enter_postproc", (), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
 _BOOL_ATTRS = {"preserve_unit_iters", "disable_predication", "preserve_unit_loops"}

@@ -1,0 +1,176 @@
+"""Sampling instructions: distributions, determinism under a seed, decisions in the trace
+(printed, JSON), replay with changed decisions, numerics, bad decisions, and a trace
+sampled and printed by TVM 0.21 replayed here."""
+import collections
+import json
+
+import pytest
+
+from schedule_check import check_numerics, check_replay, parse
+from tir_mlir import Schedule, ScheduleError, Trace
+
+MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+PRODUCER = '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    B = T.alloc_buffer((32, 32))
+    for i, j in T.grid(32, 32):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(32, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+def _tiled(seed, decision=None):
+    sch = Schedule(parse(MATMUL), seed=seed)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    factors = sch.sample_perfect_tile(i, n=3, max_innermost_factor=8, decision=decision)
+    return sch, factors, sch.split(i, factors)
+
+
+def test_perfect_tile_distribution_and_constraints():
+    seen = collections.Counter()
+    for seed in range(300):
+        sch, factors, _ = _tiled(seed)
+        dec = [sch.get(f) for f in factors]
+        assert dec[0] * dec[1] * dec[2] == 64 and dec[2] <= 8
+        seen[tuple(dec)] += 1
+    # every innermost factor allowed (1..8, divisors of 64) occurs; many tilings are drawn
+    assert {d[2] for d in seen} == {1, 2, 4, 8}
+    assert len(seen) >= 15
+
+
+def test_seed_determinism_and_trace_decision():
+    a, fa, _ = _tiled(7)
+    b, fb, _ = _tiled(7)
+    assert [a.get(f) for f in fa] == [b.get(f) for f in fb]
+    dec = [a.get(f) for f in fa]
+    line = str(a.trace).splitlines()[4]
+    assert line == (f"  v4, v5, v6 = sch.sample_perfect_tile(loop=l1, n=3, "
+                    f"max_innermost_factor=8, decision={dec})")
+    assert a.trace.decisions == {2: dec}
+    assert len({tuple(_tiled(s)[0].trace.decisions[2]) for s in range(20)}) > 1
+
+
+def test_with_decision_replays_the_changed_program():
+    sch, factors, loops = _tiled(3)
+    inst = sch.trace.insts[2]
+    new = sch.trace.with_decision(inst, [2, 4, 8], remove_postproc=True)
+    fresh = Schedule(parse(MATMUL))
+    new.apply_to_schedule(fresh)
+    assert fresh.trace.decisions[2] == [2, 4, 8]
+    outer = fresh.get_loops(fresh.get_block("C"))
+    assert [fresh.get(lp).extent for lp in outer] == [2, 4, 8, 64, 64]
+    check_numerics(parse(MATMUL), fresh.mod, "main")
+    # the JSON round trip keeps the changed decision
+    back = Trace.from_json(json.loads(json.dumps(new.as_json())))
+    assert back.decisions == {2: [2, 4, 8]}
+    check_replay(fresh, parse(MATMUL))
+
+
+def test_bad_decision_is_a_schedule_error():
+    with pytest.raises(ScheduleError, match="multiplies to 63"):
+        _tiled(0, decision=[7, 9, 1])
+    sch = Schedule(parse(MATMUL))
+    with pytest.raises(ScheduleError, match="not an index"):
+        sch.sample_categorical([1, 2], [0.5, 0.5], decision=5)
+    assert len(sch.trace) == 0
+
+
+def test_categorical_distribution_and_replay():
+    counts = collections.Counter()
+    sch = Schedule(parse(MATMUL), seed=1)
+    for _ in range(2000):
+        counts[sch.get(sch.sample_categorical([10, 20, 30], [0.6, 0.3, 0.1]))] += 1
+    assert abs(counts[10] / 2000 - 0.6) < 0.05 and abs(counts[30] / 2000 - 0.1) < 0.03
+    s = Schedule(parse(MATMUL), seed=2)
+    v = s.sample_categorical([0, 16, 64], [1 / 3] * 3)
+    s.annotate(s.get_block("C"), "pragma_auto_unroll_max_step", v)
+    text = str(s.trace)
+    assert f"decision={[0, 16, 64].index(s.get(v))})" in text
+    assert "ann_val=v0)" in text
+    check_replay(s, parse(MATMUL))
+
+
+def test_sample_compute_location_decisions():
+    mod = parse(PRODUCER)
+    results = set()
+    for decision in (-1, 0, 1):
+        sch = Schedule(mod)
+        b = sch.get_block("B")
+        loc = sch.sample_compute_location(b, decision=decision)
+        sch.compute_at(b, loc)
+        results.add(sch.mod.script())
+        assert f"decision={decision})" in str(sch.trace)
+        check_numerics(mod, sch.mod, "main")
+        check_replay(sch, mod)
+    assert len(results) == 3          # root (unchanged), under i, under j
+    sch = Schedule(mod, seed=0)
+    b = sch.get_block("B")
+    sch.compute_at(b, sch.sample_compute_location(b, decision=-2))   # inline
+    assert 'T.block("B")' not in sch.mod.script()
+    check_numerics(mod, sch.mod, "main")
+
+
+def test_partitioned_tile():
+    sch = Schedule(parse(MATMUL), seed=5)
+    i = sch.get_loops(sch.get_block("C"))[0]
+    for _ in range(30):
+        fs = [sch.get(v) for v in sch.sample_partitioned_tile(i, n=3, partition_pos=1,
+                                                              innerpart_factor=4)]
+        assert fs[0] * fs[1] * fs[2] == 64 and (fs[1] * fs[2]) % 4 == 0
+
+
+def test_fork_seed_and_copy():
+    a = Schedule(parse(MATMUL), seed=11)
+    b = Schedule(parse(MATMUL), seed=11)
+    assert a.fork_seed() == b.fork_seed()
+    a.seed(3)
+    b.seed(3)
+    va = a.sample_categorical(list(range(100)), [1] * 100)
+    vb = b.sample_categorical(list(range(100)), [1] * 100)
+    assert a.get(va) == b.get(vb)
+
+
+def test_tvm_printed_sampled_trace_replays():
+    """TVM samples and prints a trace; exec'ing its text on our Schedule (the way a TVM user
+    replays a printed trace) gives the program TVM scheduled."""
+    tvm = pytest.importorskip("tvm")
+    theirs = tvm.tir.Schedule(tvm.script.from_source(MATMUL), seed=4)
+    blk = theirs.get_block("C")
+    i, j, k = theirs.get_loops(blk)
+    ti = theirs.sample_perfect_tile(i, n=4, max_innermost_factor=16)
+    tj = theirs.sample_perfect_tile(j, n=2, max_innermost_factor=16)
+    i0, i1, i2, i3 = theirs.split(i, ti)
+    j0, j1 = theirs.split(j, tj)
+    theirs.reorder(i0, j0, i1, k, i2, j1, i3)
+    v = theirs.sample_categorical([0, 16, 64], [0.2, 0.3, 0.5])
+    theirs.annotate(blk, "pragma_auto_unroll_max_step", v)
+    text = str(theirs.trace)
+    assert "decision=" in text
+    env = {}
+    exec(compile(text.replace("# from tvm import tir", "").replace("tir.Schedule", "object"),
+                 "<tvm trace>", "exec"), env)
+    ours = Schedule(parse(MATMUL))
+    env["apply_trace"](ours)
+    again = tvm.script.from_source(ours.mod.script())
+    tvm.ir.assert_structural_equal(again.with_attr("global_symbol", "main")
+                                   if hasattr(again, "with_attr") else again,
+                                   theirs.mod["main"], map_free_vars=True)
+    assert str(ours.trace).replace('func_name="main"', "") == text.replace(
+        'func_name="main"', "")
+    check_numerics(parse(MATMUL), ours.mod, "main")

@@ -1,0 +1,25 @@
+"""The cost model interface: `update(context, candidates, results)` learns from measured
+candidates, `predict(context, candidates)` scores new ones (higher = faster)."""
+
+
+class CostModel:
+    def update(self, context, candidates, results) -> None:
+        raise NotImplementedError
+
+    def predict(self, context, candidates):
+        raise NotImplementedError
+
+    def save(self, path: str) -> None:
+        pass
+
+    def load(self, path: str) -> None:
+        pass
+
+
+def costs(results):
+    """Mean run time per result; inf for a failed build or run."""
+    out = []
+    for r in results:
+        secs = r.run_secs if getattr(r, "error_msg", None) is None and r.run_secs else None
+        out.append(sum(secs) / len(secs) if secs else float("inf"))
+    return out

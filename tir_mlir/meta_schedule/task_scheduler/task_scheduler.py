@@ -1,0 +1,109 @@
+"""The task scheduler: the tuning loop over one or more tasks (TuneContexts).
+
+Each step picks a task (`next_task_id`, the policy of a subclass), asks its search strategy
+for candidates, builds and measures them, stores every result (failures included) in the
+database, updates the cost model and notifies the strategy. It stops when the global trial
+budget is spent or every task's strategy is exhausted.
+"""
+import logging
+import math
+import time
+from typing import List, Optional
+
+from tir_mlir.meta_schedule.cost_model.cost_model import costs
+
+log = logging.getLogger("tir_mlir.meta_schedule")
+
+
+class TaskRecord:
+    def __init__(self, ctx, weight: float):
+        self.ctx = ctx
+        self.weight = weight
+        self.trials = 0
+        self.rounds = 0
+        self.best_sec = math.inf
+        self.best_history: List[float] = []     # best time after each round
+        self.done = False
+        self.workload = None
+        self.args_info = None
+        self.reference = None
+
+
+class TaskScheduler:
+    def next_task_id(self) -> int:
+        raise NotImplementedError
+
+    def tune(self, tasks, task_weights, max_trials_global: int, max_trials_per_task: int,
+             num_trials_per_iter: int, builder, runner, measure_callbacks, database,
+             cost_model, check_correctness: bool = True, work_dir: Optional[str] = None):
+        from tir_mlir.meta_schedule.arg_info import ArgInfo
+        self.tasks = [TaskRecord(t, w) for t, w in zip(tasks, task_weights)]
+        self.builder, self.runner, self.database = builder, runner, database
+        runner_has_reference = getattr(runner, "reference", None) is not None
+        self.cost_model = cost_model
+        self.callbacks = list(measure_callbacks or [])
+        for k, t in enumerate(self.tasks):
+            t.workload = database.commit_workload(t.ctx.mod)
+            t.args_info = ArgInfo.from_entry_func(t.ctx.mod)
+            if check_correctness and not runner_has_reference:
+                from tir_mlir.meta_schedule.runner.reference import make_reference
+                path = None if work_dir is None else f"{work_dir}/reference_{k}.npz"
+                t.reference = make_reference(t.ctx.mod, path)
+            spaces = t.ctx.generate_design_space()
+            t.ctx.search_strategy.pre_tuning(max_trials_per_task, num_trials_per_iter, spaces,
+                                             database, cost_model)
+        total = 0
+        while total < max_trials_global:
+            tid = self.next_task_id()
+            if tid < 0:
+                break
+            task = self.tasks[tid]
+            start = time.perf_counter()
+            cands = task.ctx.search_strategy.generate_measure_candidates()
+            if not cands:
+                task.done = True
+                continue
+            cands = cands[:max_trials_global - total]
+            search_s = time.perf_counter() - start
+            results = self._measure(task, cands)
+            total += len(cands)
+            self._record(task, cands, results)
+            log.info("task %s: round %d, %d candidates (search %.1fs), best %.4g ms",
+                     task.ctx.task_name, task.rounds, len(cands), search_s,
+                     task.best_sec * 1e3)
+        for t in self.tasks:
+            t.ctx.search_strategy.post_tuning()
+        return database
+
+    def _measure(self, task, cands):
+        from tir_mlir.meta_schedule.builder import BuilderInput
+        from tir_mlir.meta_schedule.runner import RunnerInput, RunnerResult
+        target = str(task.ctx.target)
+        built = self.builder.build([BuilderInput(c.sch.mod, target) for c in cands])
+        inputs, where = [], []
+        for k, b in enumerate(built):
+            if b.error_msg is None:
+                where.append(k)
+                inputs.append(RunnerInput(b.artifact_path, "cpu", task.args_info,
+                                          reference=task.reference,
+                                          func_name=task.ctx.task_name))
+        results = [RunnerResult(None, b.error_msg) for b in built]
+        for k, fut in zip(where, self.runner.run(inputs)):
+            results[k] = fut.result()
+        return results
+
+    def _record(self, task, cands, results):
+        from tir_mlir.meta_schedule.database import TuningRecord
+        self.database.commit_tuning_records([
+            TuningRecord(c.sch.trace, task.workload, r.run_secs, str(task.ctx.target),
+                         task.args_info, error_msg=r.error_msg)
+            for c, r in zip(cands, results)])
+        if self.cost_model is not None:
+            self.cost_model.update(task.ctx, cands, results)
+        task.ctx.search_strategy.notify_runner_results(cands, results)
+        for cb in self.callbacks:
+            cb(self, task, cands, results)
+        task.trials += len(cands)
+        task.rounds += 1
+        task.best_sec = min([task.best_sec] + costs(results))
+        task.best_history.append(task.best_sec)

@@ -1,0 +1,74 @@
+"""tune_tir: TVM 0.21's entry point, `ms.tune_tir(mod, target, work_dir, max_trials_global)`.
+
+One task per function of `mod`; each gets a TuneContext (space generator, search strategy,
+its own seed derived from `seed`), the task scheduler runs the rounds, and the returned
+database holds every measured trace (JSON files in work_dir unless a database is given).
+"""
+import copy
+import os
+import random
+from typing import Optional
+
+from tir_mlir.context import get_context
+from tir_mlir.meta_schedule.tune_context import TuneContext
+from tir_mlir.module import IRModule
+
+
+def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
+             max_trials_per_task: Optional[int] = None, num_trials_per_iter: int = 64,
+             builder="local", runner="local", database="json", cost_model="xgb",
+             measure_callbacks="default", task_scheduler="gradient",
+             space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
+             seed: Optional[int] = None, check_correctness: bool = True, **_tvm_only):
+    """Tune every function of `mod` for `target`; returns the database. `check_correctness`
+    (tir-mlir only) runs each candidate on the unscheduled program's inputs first and
+    rejects it unless it reproduces the outputs."""
+    from tir_mlir.meta_schedule import cost_model as cm
+    from tir_mlir.meta_schedule import database as db
+    from tir_mlir.meta_schedule import task_scheduler as ts
+    from tir_mlir.meta_schedule.builder import LocalBuilder
+    from tir_mlir.meta_schedule.runner import LocalRunner
+    os.makedirs(work_dir, exist_ok=True)
+    rng = random.Random(seed)
+    tasks = [TuneContext(m, target, space_generator=_fresh(space), search_strategy=_fresh(strategy),
+                         task_name=name, rand_state=rng.randrange(1, 2 ** 31))
+             for name, m in extract_tasks(mod)]
+    if database == "json":
+        database = db.JSONDatabase(os.path.join(work_dir, "database_workload.json"),
+                                   os.path.join(work_dir, "database_tuning_record.json"))
+    elif database == "memory":
+        database = db.MemoryDatabase()
+    if cost_model == "xgb":
+        cost_model = cm.XGBModel()
+    elif cost_model == "random":
+        cost_model = cm.RandomModel(seed=seed)
+    if isinstance(task_scheduler, str):
+        task_scheduler = ts.create(task_scheduler)
+    builder = LocalBuilder() if builder == "local" else builder
+    runner = LocalRunner() if runner == "local" else runner
+    return task_scheduler.tune(
+        tasks, [1.0] * len(tasks), max_trials_global,
+        max_trials_per_task or max_trials_global, num_trials_per_iter, builder, runner,
+        [] if measure_callbacks == "default" else measure_callbacks, database, cost_model,
+        check_correctness=check_correctness, work_dir=work_dir)
+
+
+def _fresh(x):
+    """Space generators and strategies hold per-task state: give each task its own."""
+    return copy.deepcopy(x) if hasattr(x, "initialize_with_tune_context") else x
+
+
+def extract_tasks(mod: IRModule):
+    """(name, single-function module) per function of `mod`."""
+    names = list(mod.functions)
+    if len(names) == 1:
+        return [(names[0], mod)]
+    out = []
+    for name in names:
+        m = mod.copy()
+        with get_context():
+            for other, op in m.functions.items():
+                if other != name:
+                    op.erase()
+        out.append((name, m))
+    return out
