@@ -38,8 +38,10 @@ def make_runner(kind: str, address: Optional[str], reference: Optional[str], tim
 def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str] = None,
          resume: bool = False, runner: str = "local", address: Optional[str] = None,
          check: bool = True, timeout_sec: float = 30.0, seed: Optional[int] = None,
+         strategy: str = "evolutionary", trials_per_iter: int = 64,
          echo: Callable[[str], None] = print):
-    """Run the tuner on `mod` (read from `path`); returns the best record (or None)."""
+    """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
+    Ctrl-C it stops the workers, reports what was measured and exits with status 130."""
     from tir_mlir.meta_schedule import tune_tir
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
@@ -80,8 +82,10 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     try:
         remaining = trials - len(done)
         if remaining > 0:
-            tune_tir(mod, target, str(work_dir), max_trials_global=remaining, builder=builder,
-                     runner=measure, database=ProgressDatabase(database, progress), seed=seed)
+            tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
+                     num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
+                     runner=measure, database=ProgressDatabase(database, progress),
+                     strategy=strategy, seed=seed, check_correctness=check)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -94,6 +98,8 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
              f"--resume continues")
     _report(work_dir, database, workload, key, best, path, func_name, flops, echo)
     database.close()
+    if interrupted:
+        raise SystemExit(130)       # the shell's status for Ctrl-C, after a clean stop
     return best
 
 

@@ -47,8 +47,6 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
                               ("n", "partition_pos", "innerpart_factor")),
     "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
-    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
-                              ("n", "partition_pos", "innerpart_factor")),
     "EnterPostproc": ("enter_postproc", (), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
