@@ -7,7 +7,8 @@ Traces are in TVM's instruction form (`tvm_trace`), targets TVM's dicts
 ({"kind": "llvm", "mcpu": ..., "num-cores": ...}), failed candidates TVM's way: run_secs
 [1e9]. tir-mlir writes the program as TVMScript text; a workload written by TVM (its
 serialised IRModule) is kept as is, and records of it are readable (`get_all_tuning_records`)
-but match no program here. Lines are appended and flushed one record at a time; a line torn
+but match no program here until the workloads file is converted to TVMScript (a few lines run
+with TVM, given in docs/meta_schedule.md). Lines are appended and flushed one record at a time; a line torn
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
 import base64
@@ -163,12 +164,15 @@ def _workload_to_json(w: Workload) -> list:
 
 
 def _workload_from_json(line) -> Workload:
+    """A workload line: TVMScript (written by tir-mlir, or converted from TVM's form, see
+    docs/meta_schedule.md) is parsed and keyed by tir-mlir's hash; TVM's serialised IRModule
+    is kept under TVM's hash and matches no program here."""
     shash, payload = line
     data = base64.b64decode(payload)
-    if data[:1] in (b"#", b"@", b"\n"):                 # TVMScript written by tir-mlir
+    if data.lstrip()[:1] in (b"#", b"@"):
         from tir_mlir.frontend.parser import parse
-        return Workload(parse(data.decode()), shash=shash)
-    return Workload(shash=str(shash))                    # TVM's serialised IRModule
+        return Workload(parse(data.decode()))
+    return Workload(shash=str(shash))
 
 
 def _record_to_json(r: TuningRecord) -> list:
