@@ -165,13 +165,15 @@ def _workload_to_json(w: Workload) -> list:
 
 def _workload_from_json(line) -> Workload:
     """A workload line: TVMScript (written by tir-mlir, or converted from TVM's form, see
-    docs/meta_schedule.md) is parsed and keyed by tir-mlir's hash; TVM's serialised IRModule
-    is kept under TVM's hash and matches no program here."""
+    docs/meta_schedule.md) is parsed and keyed by tir-mlir's hash (the one on the line when
+    tir-mlir wrote it: that of the program before printing); TVM's serialised IRModule is
+    kept under TVM's hash and matches no program here."""
     shash, payload = line
     data = base64.b64decode(payload)
     if data.lstrip()[:1] in (b"#", b"@"):
         from tir_mlir.frontend.parser import parse
-        return Workload(parse(data.decode()))
+        ours = len(shash) == 64 and all(c in "0123456789abcdef" for c in shash)
+        return Workload(parse(data.decode()), shash=shash if ours else None)
     return Workload(shash=str(shash))
 
 
