@@ -31,7 +31,7 @@ class PyScheduleRule(ScheduleRule):
         self.fn = fn
 
     def apply(self, sch, block) -> List:
-        return list(self.fn(sch, block))
+        return self.fn(sch, block)
 
 
 def as_rule(rule) -> ScheduleRule:
