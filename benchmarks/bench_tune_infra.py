@@ -4,14 +4,15 @@ the local runner next to the Dask runner on a local cluster.
     python benchmarks/bench_tune_infra.py [--records 100000] [--candidates 8] [--kills 0]
 
 1. Per-candidate overhead of build + run + commit, in steady state (workers started): the
-   builder's wall time minus compiling the same candidate in this process, the runner's wall
-   time minus the time spent in timed calls, and one SQLite commit. Target: overhead <=
+   round trip of the program text to a worker process (what the builder adds to the compile
+   itself, which is shown as "build"), the runner's wall time beyond the time its timed calls
+   need, and one SQLite commit. Target: overhead <=
    30% of the candidate's measured run time (repeat x max(min_repeat_ms, number x run time)) +
    50 ms.
 2. SQLite database with --records records: open, len, query_best, get_top_k; the same records
    in TVM's two JSON files for comparison (opening parses every line).
-3. The same candidates measured by LocalRunner and by DaskRunner on a LocalCluster of 2
-   one-thread workers (skipped without the 'distributed' extra).
+3. The same tuning run (tune_tir, replay-trace, seeded) measured by LocalRunner and by
+   DaskRunner on a LocalCluster of 2 one-thread workers (skipped without 'distributed').
 4. --kills N: kill -9 a writer N times at random points (tests run 20).
 """
 import argparse
@@ -47,18 +48,22 @@ def candidates(mod, n):
 
 
 def overhead(mod, schedules, tmp):
-    from tir_mlir.runtime.build import build
+    from tir_mlir.meta_schedule.process_pool import ProcessPool
     builder = LocalBuilder(max_workers=1)
     (warm,) = builder.build([BuilderInput(mod)])          # start the workers
     runner = LocalRunner(evaluator_config=CONFIG, reference=make_reference(mod))
     runner.run([RunnerInput(warm.artifact_path)])[0].result()
+    pool = ProcessPool(1)
+    pool.submit("builtins:len", ("",)).result()
     db = SQLiteDatabase(os.path.join(tmp, "overhead.sqlite"))
     w = db.commit_workload(mod)
     infos = ArgInfo.from_entry_func(mod)
-    print("1. per-candidate overhead (ms)")
-    print(f"{'candidate':>10} {'run ms':>8} {'build':>8} {'compile':>8} {'run wall':>9} "
+    print("1. per-candidate overhead (ms): the worker round trip of the program text, the "
+          "runner's wall time beyond its timed calls, the commit")
+    print(f"{'candidate':>10} {'run ms':>8} {'build':>8} {'trip':>6} {'run wall':>9} "
           f"{'timed':>7} {'commit':>7} {'overhead':>9} {'target':>7}")
     for k, sch in enumerate(schedules):
+        text = sch.mod.mlir()
         t0 = time.perf_counter()
         (res,) = builder.build([BuilderInput(sch.mod)])
         t1 = time.perf_counter()
@@ -68,19 +73,26 @@ def overhead(mod, schedules, tmp):
         db.commit_tuning_record(TuningRecord(sch.trace, w, result.run_secs, "llvm", infos,
                                              result.error_msg))
         t3 = time.perf_counter()
-        start = time.perf_counter()                      # the compile itself, in-process
-        build(sch.mod, "llvm").export_library(os.path.join(tmp, f"direct{k}.so"))
-        compile_s = time.perf_counter() - start
+        trip = min(_timed(lambda: pool.submit("builtins:len", (text,)).result())
+                   for _ in range(5))
         run = min(result.run_secs)
+        # what the runner must spend: warm-up, the check run, then the timed repeats
         timed = CONFIG.repeat * max(CONFIG.min_repeat_ms / 1e3, CONFIG.number * run) + 2 * run
-        over = (t1 - t0 - compile_s) + (t2 - t1 - timed) + (t3 - t2)
+        over = trip + (t2 - t1 - timed) + (t3 - t2)
         target = 0.3 * timed + 0.050
-        print(f"{k:>10} {run * 1e3:8.3f} {(t1 - t0) * 1e3:8.1f} {compile_s * 1e3:8.1f} "
+        print(f"{k:>10} {run * 1e3:8.3f} {(t1 - t0) * 1e3:8.1f} {trip * 1e3:6.1f} "
               f"{(t2 - t1) * 1e3:9.1f} {timed * 1e3:7.1f} {(t3 - t2) * 1e3:7.2f} "
               f"{over * 1e3:9.1f} {target * 1e3:7.1f}{'' if over <= target else '  (over)'}")
+    pool.shutdown()
     builder.shutdown()
     runner.shutdown()
     db.close()
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def database_scale(mod, schedules, tmp, n):
@@ -127,38 +139,41 @@ def database_scale(mod, schedules, tmp, n):
     print(f"   JSON (TVM's format): open {time.perf_counter() - t:.2f} s ({len(jdb)} records)")
 
 
-def local_vs_dask(mod, schedules):
-    print("\n3. the same candidates: LocalRunner vs DaskRunner (LocalCluster, 2 workers x 1 thread)")
+def local_vs_dask(mod, trials):
+    print(f"\n3. the same tuning run ({trials} trials, replay-trace, seed 0): LocalRunner vs "
+          f"DaskRunner (LocalCluster, 2 workers x 1 thread)")
     try:
         import distributed
     except ImportError:
         print("   skipped: the 'distributed' extra (dask) is not installed")
         return
+    import tir_mlir.meta_schedule as ms
+    from tir_mlir.meta_schedule.database import MemoryDatabase
     from tir_mlir.meta_schedule.runner import DaskRunner
-    built = LocalBuilder(max_workers=2).build([BuilderInput(s.mod) for s in schedules])
-    ref = make_reference(mod)
-    inputs = [RunnerInput(b.artifact_path, "cpu", None, ref) for b in built]
-    local = LocalRunner(evaluator_config=CONFIG)
-    local.run(inputs[:1])[0].result()                    # start the worker
-    t = time.perf_counter()
-    lres = [f.result() for f in local.run(inputs)]
-    lwall = time.perf_counter() - t
-    local.shutdown()
-    t = time.perf_counter()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
-        started = time.perf_counter() - t
-        runner = DaskRunner(c, evaluator_config=CONFIG)
-        runner.run(inputs[:2])[0].result()
+
+    def tune(runner, tmp):
+        db = MemoryDatabase()
+        start = time.perf_counter()
+        ms.tune_tir(mod, "llvm", tmp, max_trials_global=trials, num_trials_per_iter=8,
+                    strategy="replay-trace", cost_model="random", database=db, seed=0,
+                    runner=runner, builder=LocalBuilder(max_workers=2))
+        wall = time.perf_counter() - start
+        recs = db.get_all_tuning_records()
+        ok = [r.mean_sec for r in recs if r.is_valid]
+        return wall, len(ok), len(recs), min(ok) if ok else float("nan")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [("local",) + tune(LocalRunner(evaluator_config=CONFIG), tmp)]
         t = time.perf_counter()
-        dres = [f.result() for f in runner.run(inputs)]
-        dwall = time.perf_counter() - t
-    for name, res, wall in (("local", lres, lwall), ("dask", dres, dwall)):
-        ok = [min(r.run_secs) for r in res if r.run_secs]
-        print(f"   {name:>5}: {len(ok)}/{len(res)} measured in {wall:.2f} s, "
-              f"best {min(ok) * 1e3:.3f} ms")
-    print(f"   (cluster start {started:.1f} s; the two dask workers share this machine's cores, "
-          f"so their timings interfere)")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                      dashboard_address=None, silence_logs=40) as cluster, \
+                distributed.Client(cluster) as client:
+            started = time.perf_counter() - t
+            rows.append(("dask",) + tune(DaskRunner(client, evaluator_config=CONFIG), tmp))
+    for name, wall, ok, n, best in rows:
+        print(f"   {name:>5}: {ok}/{n} valid, {wall:.1f} s, best {best * 1e3:.3f} ms")
+    print(f"   (cluster start {started:.1f} s, not included; the dask workers share this "
+          f"machine's cores with the builds and each other, so their timings interfere)")
 
 
 def kills(n, tmp):
@@ -176,14 +191,20 @@ def main():
     ap.add_argument("--candidates", type=int, default=6)
     ap.add_argument("--n", type=int, default=256, help="matmul size")
     ap.add_argument("--kills", type=int, default=0)
+    ap.add_argument("--trials", type=int, default=16, help="trials of the tuning run (3.)")
+    ap.add_argument("--sections", default="1,2,3", help="which of 1,2,3 to run")
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()}")
     mod = tir_mlir.parse(matmul_tvmscript(args.n))
     schedules = candidates(mod, args.candidates)
     with tempfile.TemporaryDirectory() as tmp:
-        overhead(mod, schedules, tmp)
-        database_scale(mod, schedules, tmp, args.records)
-        local_vs_dask(mod, schedules)
+        sections = args.sections.split(",")
+        if "1" in sections:
+            overhead(mod, schedules, tmp)
+        if "2" in sections:
+            database_scale(mod, schedules, tmp, args.records)
+        if "3" in sections:
+            local_vs_dask(mod, args.trials)
         if args.kills:
             kills(args.kills, tmp)
     print(f"load average: {os.getloadavg()}")

@@ -177,8 +177,3 @@ class ProcessPool:
 
     def __exit__(self, *exc):
         self.shutdown()
-
-    def __del__(self):
-        if self._threads and not self._closed:
-            for _ in self._threads:
-                self._queue.put(None)

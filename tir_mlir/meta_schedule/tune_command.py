@@ -8,6 +8,7 @@ Work directory:
     tuning_curve.png     best GFLOP/s over trials and wall time (with matplotlib)
 """
 import os
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -78,6 +79,8 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     builder = LocalBuilder(timeout_sec=timeout_sec)
     measure = make_runner(runner, address, reference, timeout_sec)
     progress = Progress(trials, flops, len(done), min(valid) if valid else None)
+    # the curve's time axis: from this session's start, or from the first stored record
+    start = min([time.time()] + [r.timestamp for r in done])
     interrupted = False
     try:
         remaining = trials - len(done)
@@ -96,14 +99,14 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     if interrupted:
         echo(f"interrupted: {len(database)} measured candidates kept in {db_path}; "
              f"--resume continues")
-    _report(work_dir, database, workload, key, best, path, func_name, flops, echo)
+    _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo)
     database.close()
     if interrupted:
         raise SystemExit(130)       # the shell's status for Ctrl-C, after a clean stop
     return best
 
 
-def _report(work_dir, database, workload, key, best, path, func_name, flops, echo):
+def _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo):
     from tir_mlir.meta_schedule.tune_report import plot_curve, write_best_schedule
     records = [r for r in database.get_all_tuning_records()
                if r.workload == workload and r.target == key]
@@ -117,5 +120,5 @@ def _report(work_dir, database, workload, key, best, path, func_name, flops, ech
         speed += f" ({flops / best.mean_sec / 1e9:.2f} GFLOP/s)"
     echo(f"best: {speed} after {len(records)} trials ({failed} failed); "
          f"schedule: {work_dir / 'best_schedule.py'}")
-    note = plot_curve(work_dir / "tuning_curve.png", records, flops)
+    note = plot_curve(work_dir / "tuning_curve.png", records, flops, start)
     echo(note or f"tuning curve: {work_dir / 'tuning_curve.png'}")

@@ -34,7 +34,7 @@ class LocalBuilder(Builder):
         os.makedirs(artifact_dir, exist_ok=True)
         self.artifact_dir = artifact_dir
         self._pool = ProcessPool(self.max_workers)
-        weakref.finalize(self, self._pool.shutdown)
+        weakref.finalize(self, self._pool.shutdown)     # the workers go with the builder
 
     def build(self, build_inputs: List[BuilderInput]) -> List[BuilderResult]:
         return [f() for f in self.build_async(build_inputs)]
