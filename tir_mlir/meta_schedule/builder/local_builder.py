@@ -21,7 +21,7 @@ _KIND = {"error": "BuildError", "timeout": "BuildTimeout", "crash": "BuildCrash"
 
 class LocalBuilder(Builder):
     def __init__(self, max_workers: Optional[int] = None, timeout_sec: float = 30.0,
-                 artifact_dir: Optional[str] = None, f_build: str = None):
+                 artifact_dir: Optional[str] = None, f_build: Optional[str] = None):
         """`max_workers` defaults to the number of CPUs; `f_build` ("module:function",
         called as f(mlir_text, target, artifact_path) -> path in the worker) replaces the
         default compile, e.g. to inject failures in tests."""
