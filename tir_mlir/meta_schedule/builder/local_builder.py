@@ -47,7 +47,7 @@ class LocalBuilder(Builder):
             path = os.path.join(self.artifact_dir, f"{uuid.uuid4().hex}.so")
             future = self._pool.submit(self.f_build, (inp.mod.mlir(), str(inp.target), path),
                                        timeout=self.timeout_sec)
-            out.append(functools.partial(_result, future))
+            out.append(functools.partial(_result, future, self))   # keeps the pool alive
         return out
 
     def shutdown(self, kill: bool = False):
@@ -55,7 +55,7 @@ class LocalBuilder(Builder):
         self._pool.shutdown(kill)
 
 
-def _result(future) -> BuilderResult:
+def _result(future, _builder) -> BuilderResult:
     try:
         return BuilderResult(future.result(), None)
     except TaskError as e:

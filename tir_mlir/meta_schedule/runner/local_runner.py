@@ -59,7 +59,7 @@ class LocalRunner(Runner):
                                 self.reference)
             future = self._pool.submit("tir_mlir.meta_schedule.runner.measure:run_artifact",
                                        args, timeout=self.timeout_sec)
-            out.append(RunnerFuture(future, to_result))
+            out.append(RunnerFuture(future, to_result, self))
         return out
 
     def shutdown(self, kill: bool = False):
