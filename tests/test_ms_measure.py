@@ -154,3 +154,25 @@ def test_cache_flush_and_thread_count_reach_the_worker(monkeypatch):
     (fut,) = runner.run([RunnerInput(art.artifact_path)])
     res = fut.result()
     assert res.error_msg is None and len(res.run_secs) == 3 and min(res.run_secs) > 0
+
+
+def test_measurement_starts_while_later_candidates_still_compile(faults_on_path):
+    from tir_mlir.meta_schedule.measure_pipeline import build_and_run
+    mod = tir_mlir.parse(MM_RELU)
+    slow = tir_mlir.parse(MM_RELU.replace("mm_relu", "slow_build"))
+    builder = LocalBuilder(max_workers=2, f_build="ms_faults:build_with_faults")
+    builder.build([BuilderInput(mod)] * 2)               # both workers started
+
+    class Runner(LocalRunner):
+        calls = []
+
+        def run(self, inputs):
+            self.calls.append(time.monotonic())
+            return super().run(inputs)
+    runner = Runner(evaluator_config=EvaluatorConfig(number=1, min_repeat_ms=0))
+    start = time.monotonic()
+    results = build_and_run(builder, runner, [BuilderInput(mod), BuilderInput(slow)],
+                            lambda k, path: RunnerInput(path))
+    assert all(r.error_msg is None for r in results)
+    assert Runner.calls[1] - start >= 8      # after the slow compile ...
+    assert Runner.calls[0] < Runner.calls[1] - 1   # ... the first was already being measured

@@ -333,9 +333,18 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
 @click.option("--timeout", default=30.0, show_default=True,
               help="Seconds one candidate may take to build, and to run.")
 @click.option("--seed", default=None, type=int, help="Seed of the search.")
+@click.option("--strategy", default="evolutionary", show_default=True,
+              type=click.Choice(["evolutionary", "replay-trace", "replay-func"]),
+              help="Search strategy (replay-*: random sampling of the design space).")
+@click.option("--trials-per-iter", default=64, show_default=True,
+              help="Candidates per round: built, measured and committed together.")
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
-         seed):
+         seed, strategy, trials_per_iter):
     """Tune a function of PATH: search schedules, measure them, keep the fastest."""
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
     run_tune(path, _load_program(path), target, trials, work_dir, func_name, resume, runner,
-             address, check, timeout, seed, echo=click.echo)
+             address, check, timeout, seed, strategy, trials_per_iter, echo=click.echo)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,4 +11,6 @@ def build_with_faults(mlir_text, target, path):
         os.abort()                   # what an LLVM assertion does to the process
     if "@hang_build" in mlir_text:
         time.sleep(3600)
+    if "@slow_build" in mlir_text:
+        time.sleep(8)
     return build_artifact(mlir_text, target, path)

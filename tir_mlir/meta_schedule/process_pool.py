@@ -30,14 +30,21 @@ class TaskError(Exception):
         self.kind, self.message = kind, message
 
 
+# Imported by every worker before it takes a task, so that start-up (the MLIR and LLVM
+# libraries load in seconds, many on a loaded machine) never counts against a task's timeout.
+PRELOAD = ("tir_mlir.runtime.build",)
+STARTUP_TIMEOUT_SEC = 600.0
+
+
 class _Worker:
     def __init__(self, env):
         self.errlog = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tir_mlir.meta_schedule.worker"],
+            [sys.executable, "-m", "tir_mlir.meta_schedule.worker", *PRELOAD],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errlog,
             env={**os.environ, **env}, start_new_session=True)
         self.tasks = 0
+        self._read(1, time.monotonic() + STARTUP_TIMEOUT_SEC, STARTUP_TIMEOUT_SEC)  # "ready"
 
     def call(self, fn: str, args, timeout):
         data = pickle.dumps((fn, args))
@@ -135,13 +142,14 @@ class ProcessPool:
                 future, fn, args, timeout = item
                 if not future.set_running_or_notify_cancel():
                     continue
-                if worker is None or not worker.alive() or worker.tasks >= self.max_tasks:
-                    if worker is not None:
-                        worker.close()
-                        self._workers.discard(worker)
-                    worker = _Worker(self.env)
-                    self._workers.add(worker)
                 try:
+                    if worker is None or not worker.alive() or worker.tasks >= self.max_tasks:
+                        if worker is not None:
+                            worker.close()
+                            self._workers.discard(worker)
+                        worker = None
+                        worker = _Worker(self.env)
+                        self._workers.add(worker)
                     future.set_result(worker.call(fn, args, timeout))
                 except TaskError as e:
                     future.set_exception(e)
@@ -177,8 +185,3 @@ class ProcessPool:
 
     def __exit__(self, *exc):
         self.shutdown()
-
-    def __del__(self):
-        if self._threads and not self._closed:
-            for _ in self._threads:
-                self._queue.put(None)

@@ -8,6 +8,7 @@ Work directory:
     tuning_curve.png     best GFLOP/s over trials and wall time (with matplotlib)
 """
 import os
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -38,8 +39,10 @@ def make_runner(kind: str, address: Optional[str], reference: Optional[str], tim
 def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str] = None,
          resume: bool = False, runner: str = "local", address: Optional[str] = None,
          check: bool = True, timeout_sec: float = 30.0, seed: Optional[int] = None,
+         strategy: str = "evolutionary", trials_per_iter: int = 64,
          echo: Callable[[str], None] = print):
-    """Run the tuner on `mod` (read from `path`); returns the best record (or None)."""
+    """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
+    Ctrl-C it stops the workers, reports what was measured and exits with status 130."""
     from tir_mlir.meta_schedule import tune_tir
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
@@ -76,12 +79,16 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     builder = LocalBuilder(timeout_sec=timeout_sec)
     measure = make_runner(runner, address, reference, timeout_sec)
     progress = Progress(trials, flops, len(done), min(valid) if valid else None)
+    # the curve's time axis: from this session's start, or from the first stored record
+    start = min([time.time()] + [r.timestamp for r in done])
     interrupted = False
     try:
         remaining = trials - len(done)
         if remaining > 0:
-            tune_tir(mod, target, str(work_dir), max_trials_global=remaining, builder=builder,
-                     runner=measure, database=ProgressDatabase(database, progress), seed=seed)
+            tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
+                     num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
+                     runner=measure, database=ProgressDatabase(database, progress),
+                     strategy=strategy, seed=seed, check_correctness=check)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -92,12 +99,14 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     if interrupted:
         echo(f"interrupted: {len(database)} measured candidates kept in {db_path}; "
              f"--resume continues")
-    _report(work_dir, database, workload, key, best, path, func_name, flops, echo)
+    _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo)
     database.close()
+    if interrupted:
+        raise SystemExit(130)       # the shell's status for Ctrl-C, after a clean stop
     return best
 
 
-def _report(work_dir, database, workload, key, best, path, func_name, flops, echo):
+def _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo):
     from tir_mlir.meta_schedule.tune_report import plot_curve, write_best_schedule
     records = [r for r in database.get_all_tuning_records()
                if r.workload == workload and r.target == key]
@@ -111,5 +120,5 @@ def _report(work_dir, database, workload, key, best, path, func_name, flops, ech
         speed += f" ({flops / best.mean_sec / 1e9:.2f} GFLOP/s)"
     echo(f"best: {speed} after {len(records)} trials ({failed} failed); "
          f"schedule: {work_dir / 'best_schedule.py'}")
-    note = plot_curve(work_dir / "tuning_curve.png", records, flops)
+    note = plot_curve(work_dir / "tuning_curve.png", records, flops, start)
     echo(note or f"tuning curve: {work_dir / 'tuning_curve.png'}")

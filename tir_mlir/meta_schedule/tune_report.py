@@ -26,16 +26,16 @@ def write_best_schedule(path, record, source, func_name, flops) -> None:
     tmp.replace(path)
 
 
-def plot_curve(path, records, flops: Optional[int]) -> Optional[str]:
-    """Draw the best speed so far over trials and over wall time, from the records in commit
-    order (all sessions of a resumed run); returns a note instead when matplotlib is missing
-    or nothing was measured."""
+def plot_curve(path, records, flops: Optional[int], start: float) -> Optional[str]:
+    """Draw the best speed so far over trials and over wall time since `start` (UNIX time),
+    from the records in commit order (all sessions of a resumed run); returns a note instead
+    when matplotlib is missing or nothing was measured."""
     points, best = [], None
     for k, r in enumerate(records, 1):
         if r.is_valid and (best is None or r.mean_sec < best):
             best = r.mean_sec
         if best is not None:
-            points.append((k, r.timestamp - records[0].timestamp,
+            points.append((k, r.timestamp - start,
                            flops / best / 1e9 if flops else best * 1e3))
     if not points:
         return "no valid measurement: no tuning curve drawn"

@@ -1,5 +1,6 @@
-"""The worker process of `ProcessPool`: reads pickled `("module:function", args)` tasks from
-stdin, runs each and writes back `("ok", result)` or `("error", message)`.
+"""The worker process of `ProcessPool`: imports the modules named on its command line, says
+it is ready (one byte), then reads pickled `("module:function", args)` tasks from stdin, runs
+each and writes back `("ok", result)` or `("error", message)`.
 
 The protocol uses the original stdout; fd 1 is pointed at stderr so that anything a task
 prints (compiler diagnostics, generated code) cannot corrupt it."""
@@ -27,9 +28,13 @@ def _resolve(ref: str):
     return getattr(importlib.import_module(module), name)
 
 
-def main():
+def main(preload):
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    for module in preload:
+        importlib.import_module(module)
+    out.write(b"R")                   # ready: tasks are timed from here on
+    out.flush()
     inp = sys.stdin.buffer
     while True:
         header = _read(inp, _HEADER.size)
@@ -46,4 +51,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -1,6 +1,6 @@
 """What a builder takes and returns (TVM's `BuilderInput` / `BuilderResult`)."""
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 
 @dataclass
@@ -24,3 +24,9 @@ class BuilderResult:
 class Builder:
     def build(self, build_inputs: List[BuilderInput]) -> List[BuilderResult]:
         raise NotImplementedError
+
+    def build_async(self, build_inputs: List[BuilderInput]) -> List[Callable[[], BuilderResult]]:
+        """Functions that each return one BuilderResult; by default the whole batch is built
+        first (a builder with workers starts them all and returns at once)."""
+        results = self.build(build_inputs)
+        return [lambda r=r: r for r in results]

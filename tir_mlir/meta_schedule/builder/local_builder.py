@@ -5,12 +5,13 @@ BuilderResult with `error_msg`; the other candidates build on. Programs travel t
 as MLIR text; artifacts are `export_library` shared objects in `artifact_dir` (default: a
 temporary folder removed when the process exits)."""
 import atexit
+import functools
 import os
 import shutil
 import tempfile
 import uuid
 import weakref
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from tir_mlir.meta_schedule.builder.builder import Builder, BuilderInput, BuilderResult
 from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
@@ -20,7 +21,7 @@ _KIND = {"error": "BuildError", "timeout": "BuildTimeout", "crash": "BuildCrash"
 
 class LocalBuilder(Builder):
     def __init__(self, max_workers: Optional[int] = None, timeout_sec: float = 30.0,
-                 artifact_dir: Optional[str] = None, f_build: str = None):
+                 artifact_dir: Optional[str] = None, f_build: Optional[str] = None):
         """`max_workers` defaults to the number of CPUs; `f_build` ("module:function",
         called as f(mlir_text, target, artifact_path) -> path in the worker) replaces the
         default compile, e.g. to inject failures in tests."""
@@ -33,25 +34,32 @@ class LocalBuilder(Builder):
         os.makedirs(artifact_dir, exist_ok=True)
         self.artifact_dir = artifact_dir
         self._pool = ProcessPool(self.max_workers)
-        weakref.finalize(self, self._pool.shutdown)
+        weakref.finalize(self, self._pool.shutdown)     # the workers go with the builder
 
     def build(self, build_inputs: List[BuilderInput]) -> List[BuilderResult]:
-        futures = []
+        return [f() for f in self.build_async(build_inputs)]
+
+    def build_async(self, build_inputs: List[BuilderInput]) -> List[Callable[[], BuilderResult]]:
+        """Start every compile; each returned function waits for its BuilderResult (so a
+        caller can measure the first candidates while the others compile)."""
+        out = []
         for inp in build_inputs:
             path = os.path.join(self.artifact_dir, f"{uuid.uuid4().hex}.so")
-            futures.append(self._pool.submit(self.f_build, (inp.mod.mlir(), str(inp.target), path),
-                                             timeout=self.timeout_sec))
-        results = []
-        for f in futures:
-            try:
-                results.append(BuilderResult(f.result(), None))
-            except TaskError as e:
-                results.append(BuilderResult(None, f"{_KIND[e.kind]}: {e.message}"))
-        return results
+            future = self._pool.submit(self.f_build, (inp.mod.mlir(), str(inp.target), path),
+                                       timeout=self.timeout_sec)
+            out.append(functools.partial(_result, future, self))   # keeps the pool alive
+        return out
 
     def shutdown(self, kill: bool = False):
         """Stop the worker processes (`kill`: without waiting for the candidates in flight)."""
         self._pool.shutdown(kill)
+
+
+def _result(future, _builder) -> BuilderResult:
+    try:
+        return BuilderResult(future.result(), None)
+    except TaskError as e:
+        return BuilderResult(None, f"{_KIND[e.kind]}: {e.message}")
 
 
 def build_artifact(mlir_text: str, target: str, path: str) -> str:

@@ -7,17 +7,18 @@ Traces are in TVM's instruction form (`tvm_trace`), targets TVM's dicts
 ({"kind": "llvm", "mcpu": ..., "num-cores": ...}), failed candidates TVM's way: run_secs
 [1e9]. tir-mlir writes the program as TVMScript text; a workload written by TVM (its
 serialised IRModule) is kept as is, and records of it are readable (`get_all_tuning_records`)
-but match no program here. Lines are appended and flushed one record at a time; a line torn
+but match no program here until the workloads file is converted to TVMScript (a few lines run
+with TVM, given in docs/meta_schedule.md). Lines are appended and flushed one record at a time; a line torn
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
 import base64
 import json
 import os
+import statistics
 import warnings
 from typing import Dict, List, Optional
 
 from tir_mlir.meta_schedule.database.database import Database
-from tir_mlir.meta_schedule.database.memory_database import best_records
 from tir_mlir.meta_schedule.database.record import TuningRecord
 from tir_mlir.meta_schedule.database.workload import Workload
 
@@ -26,6 +27,8 @@ FAILED_RUN_SECS = 1e9     # TVM's run time of a failed candidate
 
 class JSONDatabase(Database):
     def __init__(self, path_workload: str, path_tuning_record: str, allow_missing: bool = True):
+        """Opening reads every line but parses a record (trace, arguments) only when a query
+        returns it, so large logs open in about the time json.loads takes."""
         self.path_workload, self.path_tuning_record = str(path_workload), str(path_tuning_record)
         for p in (self.path_workload, self.path_tuning_record):
             if not os.path.exists(p):
@@ -34,12 +37,11 @@ class JSONDatabase(Database):
                 open(p, "a").close()
         self.workloads: List[Workload] = []
         self._index: Dict[str, int] = {}
-        self.records: List[TuningRecord] = []
+        self._entries: List[_Entry] = []
         for line in _lines(self.path_workload):
             self._add_workload(_workload_from_json(line))
-        for line in _lines(self.path_tuning_record):
-            index, rec = line
-            self.records.append(_record_from_json(rec, self.workloads[index]))
+        for index, rec in _lines(self.path_tuning_record):
+            self._entries.append(_Entry(self.workloads[index], rec))
 
     def _add_workload(self, w: Workload) -> int:
         self._index[w.shash] = len(self.workloads)
@@ -58,20 +60,57 @@ class JSONDatabase(Database):
             if r.workload.shash not in self._index:
                 self.commit_workload(r.workload.mod)
             _append(self.path_tuning_record, [self._index[r.workload.shash], _record_to_json(r)])
-            self.records.append(r)
+            self._entries.append(_Entry(r.workload, None, r))
 
     def _find_workload(self, shash) -> Optional[Workload]:
         k = self._index.get(shash)
         return None if k is None else self.workloads[k]
 
     def get_top_k(self, workload, top_k, target=None):
-        return best_records(self.records, workload, top_k, target)
+        if top_k <= 0:
+            return []
+        mine = [e for e in self._entries if e.workload.shash == workload.shash
+                and e.mean_sec is not None and (target is None or e.target == target)]
+        return [e.record for e in sorted(mine, key=lambda e: e.mean_sec)[:top_k]]
 
     def get_all_tuning_records(self):
-        return list(self.records)
+        return [e.record for e in self._entries]
 
     def __len__(self):
-        return len(self.records)
+        return len(self._entries)
+
+
+class _Entry:
+    """A record line: run time and target read at once, the rest parsed on first use."""
+
+    def __init__(self, workload, raw, record: Optional[TuningRecord] = None):
+        self.workload, self.raw, self._record = workload, raw, record
+        if record is not None:
+            self.mean_sec = record.mean_sec
+        else:
+            secs = raw[1] if len(raw) > 1 else None
+            self.mean_sec = (statistics.fmean(secs) if secs and all(
+                s < FAILED_RUN_SECS for s in secs) else None)
+        self._target = None
+
+    @property
+    def target(self):
+        if self._target is None:
+            self._target = (self._record.target if self._record is not None else
+                            _canonical(_target_from_json(self.raw[2] if len(self.raw) > 2
+                                                         else None)))
+        return self._target
+
+    @property
+    def record(self) -> TuningRecord:
+        if self._record is None:
+            self._record = _record_from_json(self.raw, self.workload)
+        return self._record
+
+
+def _canonical(target):
+    from tir_mlir.meta_schedule.target_key import canonical_target
+    return None if target is None else canonical_target(target)
 
 
 def _lines(path):
@@ -125,12 +164,17 @@ def _workload_to_json(w: Workload) -> list:
 
 
 def _workload_from_json(line) -> Workload:
+    """A workload line: TVMScript (written by tir-mlir, or converted from TVM's form, see
+    docs/meta_schedule.md) is parsed and keyed by tir-mlir's hash (the one on the line when
+    tir-mlir wrote it: that of the program before printing); TVM's serialised IRModule is
+    kept under TVM's hash and matches no program here."""
     shash, payload = line
     data = base64.b64decode(payload)
-    if data[:1] in (b"#", b"@", b"\n"):                 # TVMScript written by tir-mlir
+    if data.lstrip()[:1] in (b"#", b"@"):
         from tir_mlir.frontend.parser import parse
-        return Workload(parse(data.decode()), shash=shash)
-    return Workload(shash=str(shash))                    # TVM's serialised IRModule
+        ours = len(shash) == 64 and all(c in "0123456789abcdef" for c in shash)
+        return Workload(parse(data.decode()), shash=shash if ours else None)
+    return Workload(shash=str(shash))
 
 
 def _record_to_json(r: TuningRecord) -> list:

@@ -47,8 +47,6 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
                               ("n", "partition_pos", "innerpart_factor")),
     "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
-    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
-                              ("n", "partition_pos", "innerpart_factor")),
     "EnterPostproc": ("enter_postproc", (), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
@@ -119,7 +117,7 @@ def from_tvm_json(obj) -> "Trace":
         except AttributeError:
             raise ValueError(f"TVM instruction {kind!r} needs Schedule.{method}, which this "
                              f"tir-mlir lacks") from None
-        args = {k: v for k, v in args.items() if k in params}
+        args = {k: args[k] for k in params if k in args}          # in the method's order
         returns_list = method in ("get_loops", "get_child_blocks", "get_producers",
                                   "get_consumers", "split", "sample_perfect_tile",
                                   "sample_partitioned_tile")

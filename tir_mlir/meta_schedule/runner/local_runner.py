@@ -4,6 +4,7 @@ A candidate that crashes, loops forever or raises ends as a RunnerResult error, 
 replaced; the tuner goes on. `TVM_NUM_THREADS`, when set, becomes the workers'
 `OMP_NUM_THREADS` (the thread count of `parallel` loops); `affinity` pins them to CPUs."""
 import os
+import weakref
 from typing import List, Optional, Sequence
 
 from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
@@ -47,6 +48,7 @@ class LocalRunner(Runner):
         if os.environ.get("TVM_NUM_THREADS"):
             env["OMP_NUM_THREADS"] = os.environ["TVM_NUM_THREADS"]
         self._pool = ProcessPool(1, env)
+        weakref.finalize(self, self._pool.shutdown)     # the worker goes with the runner
 
     def run(self, runner_inputs: List[RunnerInput]) -> List[RunnerFuture]:
         out = []
@@ -57,7 +59,7 @@ class LocalRunner(Runner):
                                 self.reference)
             future = self._pool.submit("tir_mlir.meta_schedule.runner.measure:run_artifact",
                                        args, timeout=self.timeout_sec)
-            out.append(RunnerFuture(future, to_result))
+            out.append(RunnerFuture(future, to_result, self))
         return out
 
     def shutdown(self, kill: bool = False):

@@ -43,8 +43,10 @@ class RunnerResult:
 class RunnerFuture:
     """A measurement in flight: `done()` polls, `result()` waits and never raises."""
 
-    def __init__(self, future: Future, to_result):
-        self._future, self._to_result = future, to_result
+    def __init__(self, future: Future, to_result, owner=None):
+        """`owner`: the runner, kept alive while the measurement is in flight (its worker
+        processes end when it is collected)."""
+        self._future, self._to_result, self._owner = future, to_result, owner
 
     def done(self) -> bool:
         return self._future.done()

@@ -77,20 +77,13 @@ class TaskScheduler:
 
     def _measure(self, task, cands):
         from tir_mlir.meta_schedule.builder import BuilderInput
-        from tir_mlir.meta_schedule.runner import RunnerInput, RunnerResult
+        from tir_mlir.meta_schedule.measure_pipeline import build_and_run
+        from tir_mlir.meta_schedule.runner import RunnerInput
         target = str(task.ctx.target)
-        built = self.builder.build([BuilderInput(c.sch.mod, target) for c in cands])
-        inputs, where = [], []
-        for k, b in enumerate(built):
-            if b.error_msg is None:
-                where.append(k)
-                inputs.append(RunnerInput(b.artifact_path, "cpu", task.args_info,
-                                          reference=task.reference,
-                                          func_name=task.ctx.task_name))
-        results = [RunnerResult(None, b.error_msg) for b in built]
-        for k, fut in zip(where, self.runner.run(inputs)):
-            results[k] = fut.result()
-        return results
+        return build_and_run(
+            self.builder, self.runner, [BuilderInput(c.sch.mod, target) for c in cands],
+            lambda k, path: RunnerInput(path, "cpu", task.args_info, reference=task.reference,
+                                        func_name=task.ctx.task_name))
 
     def _record(self, task, cands, results):
         from tir_mlir.meta_schedule.database import TuningRecord
