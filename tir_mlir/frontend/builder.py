@@ -706,6 +706,26 @@ class FuncBuilder(Fail):
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
                                   f"region has {len(idx)}", r.pos)
+                    self._check_region_indices(idx, callee(call))
+
+    def _check_region_indices(self, indices, what):
+        """The regions are re-inferred, but their indices must still be valid expressions
+        over defined names (TVM evaluates them)."""
+        stack = list(indices)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.Name) and self.env.get(node.id) is None:
+                self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
+            if isinstance(node, A.Const) and not isinstance(node.value, int):
+                self.fail(f"T.{what}: a region index must be an integer expression, got "
+                          f"{node.value!r}", node.pos)
+            if isinstance(node, A.Attr):
+                continue                     # T.min, T.int64, ...: checked where evaluated
+            for value in vars(node).values() if isinstance(node, A.Node) else ():
+                if isinstance(value, A.Node):
+                    stack.append(value)
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(v for v in value if isinstance(v, A.Node))
 
     # --- simple statements --------------------------------------------------------------------
     def assign(self, s):

@@ -385,7 +385,8 @@ class ExprBuilder(Fail):
                 self.fail("operator '~' needs an integer", pos)
             return Lit({"-": lambda v: -v, "+": lambda v: v, "~": lambda v: ~v}[op](x.value))
         if op == "+":
-            return x
+            self.fail("unary + applies to Python numbers only, not to TensorIR expressions "
+                      "(as in TVM)", pos)
         if op == "-" and _int_lit(x) and x.dtype == "int64":
             return Lit(-x.value, "int64")
         v = self.materialize(x, pos)

@@ -108,7 +108,8 @@ def _grammar_text() -> str:
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     """One parser, built once: the indenter resets its state at the start of every parse."""
-    return Lark(_grammar_text(), parser="lalr", postlex=_Indenter(), transformer=ToAst(),
+    return Lark(_grammar_text(), parser="lalr", lexer="basic", postlex=_Indenter(),
+                transformer=ToAst(),
                 maybe_placeholders=True)
 
 
