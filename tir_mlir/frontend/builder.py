@@ -720,7 +720,12 @@ class FuncBuilder(Fail):
                 self.fail(f"T.{what}: a region index must be an integer expression, got "
                           f"{node.value!r}", node.pos)
             if isinstance(node, A.Attr):
-                continue                     # T.min, T.int64, ...: checked where evaluated
+                self.fail(f"T.{what}: {node.dotted() or 'an attribute'} is not an index",
+                          node.pos)
+            if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
+                stack.extend(node.args)
+                stack.extend(v for _, v, _ in node.kwargs)
+                continue
             for value in vars(node).values() if isinstance(node, A.Node) else ():
                 if isinstance(value, A.Node):
                     stack.append(value)

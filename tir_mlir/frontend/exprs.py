@@ -352,7 +352,13 @@ class ExprBuilder(Fail):
             r = fold(op, a.value, b.value, pos, self.fail)
             return Lit(r.value, "int64") if fits(r.value, "int64") else self.fail(
                 f"literal {r.value} does not fit in int64", pos)
+        if op == "**":
+            self.fail("operator '**' applies to Python numbers only; use T.pow(x, y) (as in "
+                      "TVM)", pos)
         va, vb, d = self.unify(a, b, pos)
+        if op == "/" and not is_float(d):
+            self.fail("'/' on integers is ambiguous: use T.floordiv/T.floormod (// and %) or "
+                      "T.truncdiv/T.truncmod (as in TVM)", pos)
         if is_float(d):
             if op == "//":
                 q = self.op("arith.divf", [va.value, vb.value], d, pos)
