@@ -722,6 +722,14 @@ class FuncBuilder(Fail):
             if isinstance(node, A.Attr):
                 self.fail(f"T.{what}: {node.dotted() or 'an attribute'} is not an index",
                           node.pos)
+            literal = [isinstance(x, A.Const) for x in (
+                [node.lhs, node.rhs] if isinstance(node, A.BinOp) else
+                [node.operand] if isinstance(node, A.UnaryOp) else [])]
+            if (isinstance(node, A.BinOp) and (node.op == "/" or node.op == "**"
+                                               and not all(literal))
+                    or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
+                self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
+                          f"(as in TVM)", node.pos)
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 stack.extend(node.args)
                 stack.extend(v for _, v, _ in node.kwargs)
