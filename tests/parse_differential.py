@@ -155,6 +155,7 @@ WE_REJECT = {
     "only the standard dtypes (TVM accepts any bit width)": re.compile(r"unknown dtype"),
     "a statement that only computes a value is an error": re.compile(r"has no effect"),
     "a def/class without its decorator": re.compile(r"needs the decorator"),
+    "zero-extent block iterators": re.compile(r"empty or malformed iterator domain"),
     "check TVM leaves to later passes": re.compile(
         r"does not fit|out of range|outside|not well-formed|unknown storage scope|"
         r"bad indentation|must be|expects|expected"),

@@ -26,6 +26,10 @@ FUNC_DECORATORS = {"T.prim_func", "tir.prim_func", "tvm.script.tir", "tvm.script
 MODULE_DECORATORS = {"I.ir_module", "tvm.script.ir_module", "ir_module", "tvm.script.ir.ir_module"}
 
 
+# Integer functions that may appear in T.reads / T.writes indices, with two arguments.
+_BINARY_INDEX_CALLS = ("min", "max", "floordiv", "floormod", "truncdiv", "truncmod", "ceildiv")
+
+
 class ModuleBuilder(Fail):
     def __init__(self, filename):
         self.filename = filename
@@ -731,6 +735,9 @@ class FuncBuilder(Fail):
                 self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
                           f"(as in TVM)", node.pos)
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
+                fn = callee(node)
+                if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
+                    self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
                 stack.extend(node.args)
                 stack.extend(v for _, v, _ in node.kwargs)
                 continue
