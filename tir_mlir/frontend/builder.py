@@ -13,7 +13,7 @@ from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import callee, strip_prefix
+from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -736,6 +736,8 @@ class FuncBuilder(Fail):
                           f"(as in TVM)", node.pos)
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
+                if fn not in EXPR_CALLS:
+                    self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
                 if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
                     self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
                 stack.extend(node.args)

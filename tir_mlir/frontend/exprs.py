@@ -359,12 +359,10 @@ class ExprBuilder(Fail):
         if op == "/" and not is_float(d):
             self.fail("'/' on integers is ambiguous: use T.floordiv/T.floormod (// and %) or "
                       "T.truncdiv/T.truncmod (as in TVM)", pos)
+        if is_float(d) and op in ("//", "%"):
+            self.fail(f"'{op}' (floor division / modulo) needs integers, found {d} (as in TVM)",
+                      pos)
         if is_float(d):
-            if op == "//":
-                q = self.op("arith.divf", [va.value, vb.value], d, pos)
-                return Val(self.op("math.floor", [q], d, pos), d)
-            if op == "%":
-                return Val(self.call_op("floormod", [va.value, vb.value], d, pos), d)
             if op not in FLOAT_OPS:
                 self.fail(f"operator {op!r} is not defined for {d}", pos)
             return Val(self.op(FLOAT_OPS[op], [va.value, vb.value], d, pos), d)
