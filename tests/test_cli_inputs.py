@@ -132,7 +132,7 @@ def test_print_ir_after_all_and_gpu_hint():
     dumps = [line for line in r.stderr.split("\n") if line.startswith("// -----// IR Dump")]
     assert dumps[0] == "// -----// IR Dump After alloc-limit //----- //"
     assert "// -----// IR Dump After tir-to-affine (--emit affine) //----- //" in dumps
-    assert dumps[-1].startswith("// -----// IR Dump After affine-to-scf (--emit scf)")
+    assert dumps[-1].startswith("// -----// IR Dump After scalar-replace (--emit scf)")
     r = cli("lower", PROGRAM, "--emit", "ptx")
     assert r.exit_code == 2 and "add --target cuda" in r.output
 

@@ -68,8 +68,8 @@ def test_thread_binding_is_rejected_on_cpu():
 
 def test_cli_lower_emits_each_stage(tmp_path):
     runner = CliRunner()
-    for stage, marker in [("tir", 'with T.block("Y")'), ("mlir", "tir.block"),
-                          ("affine", "affine.for"), ("scf", "scf.for"),
+    for stage, marker in [("tir", "with T.block"), ("mlir", "tir.block"), ("affine", "affine.for"),
+                          ("scf", "scf.for"),
                           ("llvm-dialect", "llvm.func"), ("llvm-ir", "define void @mm_relu"),
                           ("asm", "mm_relu:")]:
         out = tmp_path / f"{stage}.txt"

@@ -8,12 +8,20 @@ primitives, printing, copying, lowering, building, interpreting) runs under `MLI
 Compiled functions run outside the lock, in parallel.
 """
 import functools
+import sys
 import threading
+import types
 
 from mlir import ir
 from mlir.dialects import irdl
 
 from tir_mlir.dialect import IRDL_PATH
+
+
+# The bindings look up a Python module per dialect (mlir.dialects.<name>) each time they wrap
+# an op and do not remember a failed import: without this empty stand-in every walk over tir
+# ops re-searches the import path (a third of the time of a schedule replay).
+sys.modules.setdefault("mlir.dialects.tir", types.ModuleType("mlir.dialects.tir"))
 
 
 MLIR_LOCK = threading.RLock()

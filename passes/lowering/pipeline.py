@@ -10,6 +10,7 @@ from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
+from tir_mlir.passes.lowering.alias_scopes import AliasScopes
 from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
@@ -22,6 +23,7 @@ from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
+from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.storage_align import StorageAlign
@@ -32,10 +34,11 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 # Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
 # (None: an internal step with no emit name).
 TARGETS = {
-    "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
-            (None, SafeDivision), (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, VectorizeLoops), (None, BoolBuffersToI8), ("scf", AffineToScf),
-            ("llvm-dialect", ScfToLLVM)],
+    "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
+            ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
+            (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
+            (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
+            ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
@@ -99,4 +102,4 @@ def emit_text(module: ir.Module, emit: str, target="cpu", debug=False, on_stage=
     if emit not in TEXT_EMITS:
         return str(lower(module, target, emit, debug, on_stage))
     ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug, on_stage))
-    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)
+    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll, target)

@@ -14,6 +14,7 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+import functools
 import inspect
 import json
 import re
@@ -21,10 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
 from tir_mlir.errors import TraceError
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
 _RV_NAME = re.compile(r"[a-z]+[0-9]+")
+
+# The instructions that carry a decision (the sampling primitives of schedule/sampling.py).
+SAMPLING_INSTRUCTIONS = ("sample_perfect_tile", "sample_partitioned_tile",
+                         "sample_categorical", "sample_compute_location")
 
 
 @dataclass
@@ -53,7 +58,7 @@ class Instruction:
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
             else:
-                kws.append(f"{key}={_py(val)}")
+                kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
         if isinstance(self.outputs, list):
             if not self.outputs:
@@ -69,8 +74,11 @@ class Instruction:
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (transform_layout's index_map).
 _LAMBDAS = ("index_map",)
+# Arguments TVM's trace names unlike the Python parameter.
+_PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
 
 
+@functools.lru_cache(maxsize=None)
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
@@ -114,47 +122,93 @@ def _py(v) -> str:
 @dataclass
 class Trace:
     insts: List[Instruction] = field(default_factory=list)
-    decisions: Dict[int, Any] = field(default_factory=dict)   # for sampling primitives
 
     def __len__(self):
         return len(self.insts)
 
     def copy(self) -> "Trace":
-        return Trace(list(self.insts), dict(self.decisions))
+        return Trace(list(self.insts))
 
     def append(self, inst: Instruction):
         self.insts.append(inst)
+
+    def show(self, style=None, black_format=False) -> None:
+        """Print the trace, syntax-highlighted on a terminal (tir_mlir/show.py)."""
+        from tir_mlir.show import show_text
+        show_text(str(self), style)
+
+    def _repr_html_(self) -> str:
+        from tir_mlir.show import html_text
+        return html_text(str(self))
 
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
         lines += ["  " + i.python() for i in self.insts] or ["  pass"]
         return "\n".join(lines)
 
+    # --- decisions of the sampling instructions ------------------------------------------------
+    # A decision is the `decision` argument of a sampling instruction (filled in when it was
+    # recorded), so printing, JSON and replay carry it like any other argument.
+    @property
+    def decisions(self) -> Dict[int, Any]:
+        """Instruction index -> decision, for every sampling instruction."""
+        return {i: inst.args["decision"] for i, inst in enumerate(self.insts)
+                if inst.name in SAMPLING_INSTRUCTIONS}
+
+    def get_decision(self, inst: Instruction) -> Any:
+        return self.insts[self._index(inst)].args["decision"]
+
+    def with_decision(self, inst: Instruction, decision: Any,
+                      remove_postproc: bool = True) -> "Trace":
+        """A new trace with `inst`'s decision replaced (the instructions after it replay with
+        the new value); `remove_postproc` drops the postprocessing part (TVM's parameter)."""
+        i = self._index(inst)
+        if inst.name not in SAMPLING_INSTRUCTIONS:
+            raise ValueError(f"{inst.name} is not a sampling instruction: it has no decision")
+        insts = list(self.insts)
+        insts[i] = Instruction(inst.name, {**inst.args, "decision": decision}, inst.outputs)
+        new = Trace(insts)
+        return new.without_postproc() if remove_postproc else new
+
+    def without_postproc(self) -> "Trace":
+        """The instructions before `enter_postproc` (what a search mutates and replays)."""
+        for i, inst in enumerate(self.insts):
+            if inst.name == "enter_postproc":
+                return Trace(self.insts[:i])
+        return Trace(list(self.insts))
+
+    def _index(self, inst: Instruction) -> int:
+        for i, x in enumerate(self.insts):
+            if x is inst:
+                return i
+        raise ValueError(f"instruction {inst.name} is not in this trace")
+
     # --- replay ------------------------------------------------------------------------------
-    def apply_to_schedule(self, sch, remove_postproc: bool = True) -> None:
-        """Replay every instruction on `sch`. There are no postprocessing instructions yet, so
-        `remove_postproc` (TVM's parameter) changes nothing."""
+    def apply_to_schedule(self, sch, remove_postproc: bool = True,
+                          trusted: bool = False) -> None:
+        """Replay every instruction on `sch` (sampling instructions with their decisions).
+        `remove_postproc` stops at `enter_postproc`. `trusted=True` is the search's fast
+        mode for traces it generated itself: no per-step snapshot or verification, so on an
+        error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        for inst in self.insts:
-            params = _check_call(inst.name, inst.args).parameters
-            args = {k: _subst(v, env) for k, v in inst.args.items()}
-            pos, kws = [], {}
-            for key, val in args.items():
-                if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
-                    if not isinstance(val, list):
-                        raise TraceError(f"{inst.name}: {key} must be a list")
-                    pos = list(val)
-                else:
-                    kws[key] = val
-            result = getattr(sch, inst.name)(*pos, **kws)
-            new = result if isinstance(result, list) else ([] if result is None else [result])
-            for old, rv in zip(inst.output_list(), new):
-                env[old.name] = rv
+        prev, sch._trusted = sch._trusted, trusted
+        try:
+            for inst in self.insts:
+                if remove_postproc and inst.name == "enter_postproc":
+                    break
+                pos, kws = _call_args(inst, env)
+                result = getattr(sch, inst.name)(*pos, **kws)
+                new = result if isinstance(result, list) else ([] if result is None else [result])
+                for old, rv in zip(inst.output_list(), new):
+                    env[old.name] = rv
+        finally:
+            sch._trusted = prev
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:
-        """{"insts": [{"name", "args", "outputs"}], "decisions": {}}: handles are
-        {"rv": "l4"}; outputs are a name, a list of names or null."""
+        """{"insts": [{"name", "args", "outputs"}], "decisions": {index: decision}}: handles
+        are {"rv": "l4"}; outputs are a name, a list of names or null. The decisions are also
+        in the sampling instructions' args; from_json lets "decisions" override them."""
         insts = []
         for i in self.insts:
             out = i.outputs
@@ -182,7 +236,8 @@ class Trace:
             if not isinstance(name, str) or not _RV_NAME.fullmatch(name):
                 raise TraceError(f"bad handle name {name!r} (expected b<N>, l<N>, ...)")
             if name not in handles:
-                handles[name] = (BlockRV if name.startswith("b") else LoopRV)(-1, name)
+                cls = {"b": BlockRV, "v": ExprRV}.get(name[:1], LoopRV)
+                handles[name] = cls(-1, name)
             return handles[name]
         insts = []
         for k, d in enumerate(obj["insts"]):
@@ -203,7 +258,27 @@ class Trace:
         if not isinstance(decisions, dict) or not all(
                 isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions):
             raise TraceError("decisions must map instruction indices to values")
-        return Trace(insts, {int(k): v for k, v in decisions.items()})
+        for k, v in decisions.items():
+            if not 0 <= int(k) < len(insts) or insts[int(k)].name not in SAMPLING_INSTRUCTIONS:
+                raise TraceError(f"decision given for instruction {k}, not a sampling "
+                                 f"instruction")
+            insts[int(k)].args["decision"] = v
+        return Trace(insts)
+
+
+def _call_args(inst: Instruction, env):
+    """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
+    params = _check_call(inst.name, inst.args).parameters
+    pos, kws = [], {}
+    for key, val in inst.args.items():
+        val = _subst(val, env)
+        if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+            if not isinstance(val, list):
+                raise TraceError(f"{inst.name}: {key} must be a list")
+            pos = list(val)
+        else:
+            kws[key] = val
+    return pos, kws
 
 
 def _subst(v, env):
