@@ -132,3 +132,29 @@ def test_huge_allocation_is_refused(shape, match):
 '''
     with pytest.raises((BuildError, TIRParseError), match=match):
         tir_mlir.build(tir_mlir.parse(src))
+
+
+def test_llvm_remarks_are_not_printed():
+    """A `vectorized` loop LLVM cannot vectorize (indirect index) runs, scalar, and LLVM's
+    location-less 'loop not vectorized' warnings do not reach the user."""
+    src = '''# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(64, i)
+            B[vi] = A[T.Cast("int32", A[vi]) % 64]
+'''
+    p = _in_subprocess(f'''
+        import numpy as np, tir_mlir
+        sch = tir_mlir.Schedule(tir_mlir.parse({src!r}))
+        (i,) = sch.get_loops(sch.get_block("B"))
+        sch.vectorize(i)
+        a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+        tir_mlir.build(sch.mod)["main"](a, b)
+        print(b[:3].tolist())
+    ''')
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[0.0, 1.0, 2.0]"
+    assert "not vectorized" not in p.stderr

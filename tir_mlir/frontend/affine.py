@@ -71,6 +71,8 @@ class AffineBuilder:
         if isinstance(node, A.UnaryOp):
             if node.op == "-":
                 return a * -1, (-ca if ca is not None else None)
+            if ca is None:       # unary + of a variable: an error in TVM (see exprs.unary)
+                raise NotAffine("unary + of a variable", node.pos)
             return a, ca
         op = node.op if isinstance(node, A.BinOp) else _CALLS[callee(node)]
         b, cb = b_

@@ -13,7 +13,7 @@ from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import callee, strip_prefix
+from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -24,6 +24,10 @@ IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "ax
                          "buffer_type", "data"}
 FUNC_DECORATORS = {"T.prim_func", "tir.prim_func", "tvm.script.tir", "tvm.script.tir.prim_func"}
 MODULE_DECORATORS = {"I.ir_module", "tvm.script.ir_module", "ir_module", "tvm.script.ir.ir_module"}
+
+
+# Integer functions that may appear in T.reads / T.writes indices, with two arguments.
+_BINARY_INDEX_CALLS = ("min", "max", "floordiv", "floormod", "truncdiv", "truncmod", "ceildiv")
 
 
 class ModuleBuilder(Fail):
@@ -706,6 +710,44 @@ class FuncBuilder(Fail):
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
                                   f"region has {len(idx)}", r.pos)
+                    self._check_region_indices(idx, callee(call))
+
+    def _check_region_indices(self, indices, what):
+        """The regions are re-inferred, but their indices must still be valid expressions
+        over defined names (TVM evaluates them)."""
+        stack = list(indices)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.Name) and self.env.get(node.id) is None:
+                self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
+            if isinstance(node, A.Const) and not isinstance(node.value, int):
+                self.fail(f"T.{what}: a region index must be an integer expression, got "
+                          f"{node.value!r}", node.pos)
+            if isinstance(node, A.Attr):
+                self.fail(f"T.{what}: {node.dotted() or 'an attribute'} is not an index",
+                          node.pos)
+            literal = [isinstance(x, A.Const) for x in (
+                [node.lhs, node.rhs] if isinstance(node, A.BinOp) else
+                [node.operand] if isinstance(node, A.UnaryOp) else [])]
+            if (isinstance(node, A.BinOp) and (node.op == "/" or node.op == "**"
+                                               and not all(literal))
+                    or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
+                self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
+                          f"(as in TVM)", node.pos)
+            if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
+                fn = callee(node)
+                if fn not in EXPR_CALLS:
+                    self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
+                if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
+                    self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
+                stack.extend(node.args)
+                stack.extend(v for _, v, _ in node.kwargs)
+                continue
+            for value in vars(node).values() if isinstance(node, A.Node) else ():
+                if isinstance(value, A.Node):
+                    stack.append(value)
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(v for v in value if isinstance(v, A.Node))
 
     # --- simple statements --------------------------------------------------------------------
     def assign(self, s):

@@ -352,13 +352,17 @@ class ExprBuilder(Fail):
             r = fold(op, a.value, b.value, pos, self.fail)
             return Lit(r.value, "int64") if fits(r.value, "int64") else self.fail(
                 f"literal {r.value} does not fit in int64", pos)
+        if op == "**":
+            self.fail("operator '**' applies to Python numbers only; use T.pow(x, y) (as in "
+                      "TVM)", pos)
         va, vb, d = self.unify(a, b, pos)
+        if op == "/" and not is_float(d):
+            self.fail("'/' on integers is ambiguous: use T.floordiv/T.floormod (// and %) or "
+                      "T.truncdiv/T.truncmod (as in TVM)", pos)
+        if is_float(d) and op in ("//", "%"):
+            self.fail(f"'{op}' (floor division / modulo) needs integers, found {d} (as in TVM)",
+                      pos)
         if is_float(d):
-            if op == "//":
-                q = self.op("arith.divf", [va.value, vb.value], d, pos)
-                return Val(self.op("math.floor", [q], d, pos), d)
-            if op == "%":
-                return Val(self.call_op("floormod", [va.value, vb.value], d, pos), d)
             if op not in FLOAT_OPS:
                 self.fail(f"operator {op!r} is not defined for {d}", pos)
             return Val(self.op(FLOAT_OPS[op], [va.value, vb.value], d, pos), d)
@@ -385,7 +389,8 @@ class ExprBuilder(Fail):
                 self.fail("operator '~' needs an integer", pos)
             return Lit({"-": lambda v: -v, "+": lambda v: v, "~": lambda v: ~v}[op](x.value))
         if op == "+":
-            return x
+            self.fail("unary + applies to Python numbers only, not to TensorIR expressions "
+                      "(as in TVM)", pos)
         if op == "-" and _int_lit(x) and x.dtype == "int64":
             return Lit(-x.value, "int64")
         v = self.materialize(x, pos)

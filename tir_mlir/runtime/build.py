@@ -31,7 +31,7 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
-from tir_mlir.runtime import artifact, compile_cache
+from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
@@ -130,7 +130,8 @@ def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
     if engine is None:
         with get_context():
             try:
-                engine = ExecutionEngine(lowered, opt_level=3, shared_libs=libs)
+                with llvm_stderr.captured():
+                    engine = ExecutionEngine(lowered, opt_level=3, shared_libs=libs)
             except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
                 raise BuildError(f"JIT compilation failed: {e}") from None
             if setup is not None:
