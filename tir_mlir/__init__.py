@@ -23,12 +23,18 @@ _LAZY = {
     "build": "tir_mlir.runtime.build",
     "load_module": "tir_mlir.runtime.build",
     "interpret": "tir_mlir.interpreter",
+    "lower": "tir_mlir.te.schedule",
 }
+# Subpackages reachable as attributes (`tir_mlir.te.placeholder`), also imported on first use.
+_SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script"}
 
-__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY]
+__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY,
+           *_SUBMODULES]
 
 
 def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name])
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'tir_mlir' has no attribute {name!r}")

@@ -104,6 +104,8 @@ def _py(e: ir.AffineExpr, names) -> str:
 
 
 def _names(fn: Callable, n: int) -> list:
+    if len(getattr(fn, "param_names", ())) == n:        # a wrapper naming its parameters
+        return list(fn.param_names)
     code = getattr(fn, "__code__", None)
     names = list(code.co_varnames[:n]) if code and code.co_argcount == n else []
     return names or [f"v{k}" for k in range(n)]

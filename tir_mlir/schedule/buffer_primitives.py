@@ -107,6 +107,26 @@ class BufferPrimitives:
         """TE's `s[B].set_store_predicate(cond)`: tir_mlir only. `predicate` is a Python
         function of the block's iter vars returning a conjunction of comparisons."""
         blk = Block(self._block(block))
-        fn = symbolic.from_text(predicate)
+        fn = _by_name(symbolic.from_text(predicate), blk)
         self._note(predicate=symbolic.lambda_text(fn, len(blk.iter_names), predicate=True))
         _pred.set_store_predicate(blk, fn)
+
+
+def _by_name(fn: Callable, blk: Block) -> Callable:
+    """`fn` with its parameters bound to the block's iter vars of the same names (in any
+    order, a subset allowed), as a function of all iter vars in order. Binding by position
+    would silently change meaning when a primitive (rfactor, cache_write) reorders iter vars."""
+    iters = blk.iter_names
+    code = getattr(fn, "__code__", None)
+    params = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    if params == iters:
+        return fn
+    unknown = [p for p in params if p not in iters]
+    if code is None or unknown or code.co_flags & 0x0C:     # *args / **kwargs
+        raise ScheduleError(f"set_store_predicate: the predicate's parameters "
+                            f"({', '.join(params) or '...'}) must be named after the block's "
+                            f"iter vars ({', '.join(iters)}) of block {blk.name!r}")
+    def by_name(*values):
+        return fn(**{p: values[iters.index(p)] for p in params})
+    by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
+    return by_name

@@ -7,3 +7,4 @@ from tir_mlir.te.operation import (IterVar, Select, Tensor, all, any, comm_reduc
                                    if_then_else, log, max, min, placeholder, reduce_axis,
                                    rsqrt, sigmoid, sqrt, sum, tanh, thread_axis, var)
 from tir_mlir.te.prim_func import create_prim_func
+from tir_mlir.te.schedule import Schedule, Stage, create_schedule, lower

@@ -77,12 +77,14 @@ class _Acc(Var):
         return self._text
 
 
-def prim_func_text(args: List, func_name: str = "main") -> str:
+def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
+    """(TVMScript text, tensor -> buffer/block name): `args` are the parameters; operations
+    reachable from `roots` but not from `args` are computed into allocated buffers."""
     for a in args:
         if not isinstance(a, Tensor):
             raise TypeError(f"create_prim_func takes te tensors, got {type(a).__name__} "
                             "(scalar parameters are not supported yet)")
-    ops = _ops(args)
+    ops = _ops(list(args) + list(roots))
     taken, names = set(), {}
     for t in args:
         names[t] = _unique(t.name, taken)
@@ -102,11 +104,16 @@ def prim_func_text(args: List, func_name: str = "main") -> str:
     for op in ops:
         if isinstance(op, ComputeOp):
             lines += _compute_text(op, names, "    ")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", names
+
+
+def prim_func_and_names(args: List, func_name: str = "main", roots: List = ()):
+    from tir_mlir.frontend.parser import parse
+    from tir_mlir.script.prim_func import PrimFunc
+    text, names = prim_func_text(args, func_name, roots)
+    return PrimFunc(parse(text, "<te.create_prim_func>").module), names
 
 
 def create_prim_func(args: List, func_name: str = "main"):
     """The PrimFunc computing the te tensors in `args` (inputs and outputs, in order)."""
-    from tir_mlir.frontend.parser import parse
-    from tir_mlir.script.prim_func import PrimFunc
-    return PrimFunc(parse(prim_func_text(args, func_name), "<te.create_prim_func>").module)
+    return prim_func_and_names(args, func_name)[0]
