@@ -24,9 +24,12 @@ _LAZY = {
     "load_module": "tir_mlir.runtime.build",
     "interpret": "tir_mlir.interpreter",
     "lower": "tir_mlir.te.schedule",
+    "cpu": "tir_mlir.compat.nd",
+    "cuda": "tir_mlir.compat.nd",
 }
 # Subpackages reachable as attributes (`tir_mlir.te.placeholder`), also imported on first use.
-_SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script"}
+_SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script", "tir": "tir_mlir.compat.tir",
+               "nd": "tir_mlir.compat.nd"}
 
 __all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY,
            *_SUBMODULES]

@@ -33,8 +33,8 @@ class Expr:
     def __neg__(self): return binary("*", self, const(-1, self.dtype))
     def __lshift__(self, o): return binary("<<", self, o)
     def __rshift__(self, o): return binary(">>", self, o)
-    def __and__(self, o): return logical("and", self, o) if self.dtype == "bool" else binary("&", self, o)
-    def __or__(self, o): return logical("or", self, o) if self.dtype == "bool" else binary("|", self, o)
+    def __and__(self, o): return _bitwise_or_logical("&", "and", self, o)
+    def __or__(self, o): return _bitwise_or_logical("|", "or", self, o)
     def __xor__(self, o): return binary("^", self, o)
     def __invert__(self): return Not(self) if self.dtype == "bool" else binary("^", self, -1)
 
@@ -187,6 +187,10 @@ def compare(op, a, b) -> Expr:
     if op in (">", ">="):
         return Binary("<" if op == ">" else "<=", b, a, "bool")
     return Binary(op, a, b, "bool")
+
+
+def _bitwise_or_logical(bit_op, bool_op, a, b) -> Expr:
+    return logical(bool_op, a, b) if a.dtype == "bool" else binary(bit_op, a, b)
 
 
 def logical(op, a, b) -> Expr:
