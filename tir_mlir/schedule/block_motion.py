@@ -13,7 +13,7 @@ from tir_mlir.passes.schedule import compute_at as _at
 from tir_mlir.passes.schedule import compute_inline as _inline
 from tir_mlir.passes.schedule import compute_root as _root
 from tir_mlir.passes.schedule.analysis import SID, enclosing_loops, walk
-from tir_mlir.schedule.handles import BlockRV, LoopRV
+from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
@@ -45,7 +45,18 @@ class BlockMotion:
     def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                    preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
-        A list of blocks (TE create_group + compute_at) is moved consumers first."""
+        A list of blocks (TE create_group + compute_at) is moved consumers first.
+        The locations sampled as "root" / "inline" (sample_compute_location) leave the block
+        where it is / inline it, like TVM."""
+        if isinstance(loop, LoopRV) and loop.sid == ROOT_SID:
+            _blocks(self, block)
+            return
+        if isinstance(loop, LoopRV) and loop.sid == INLINE_SID:
+            op = self._block(block)
+            before = _loop_sids([op]) + _sids([op])
+            _inline.compute_inline(op)
+            _consume_erased(self, before, "compute_at")
+            return
         ops = _blocks(self, block)
         target = self._resolve(loop, LoopRV)
         before = _loop_sids(ops)

@@ -9,10 +9,14 @@ It
   * runs the method inside the tir MLIR context (and an unknown default location);
   * verifies the module after the outermost primitive (malformed IR -> restore + error).
 Primitives may call other primitives: only the outermost one is a transaction and recorded.
+In trusted replay (`sch._trusted`, set by `Trace.apply_to_schedule(..., trusted=True)`) the
+snapshot and the verification are skipped: a search replays traces it made itself and drops
+the whole schedule on any error, so the per-step transaction buys nothing there.
 Replay needs nothing per primitive: `Trace.apply_to_schedule` calls the method by name.
 """
 import functools
 import inspect
+import typing
 
 from mlir import ir
 
@@ -21,22 +25,34 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.trace import Instruction
 
 
-def primitive(fn=None, *, macro: bool = False):
+def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
-    the trace stays TVM-compatible), but the whole macro is still one transaction."""
+    the trace stays TVM-compatible), but the whole macro is still one transaction.
+    `readonly=True`: the method does not rewrite the module (queries, sampling), so the
+    schedule's sid -> op cache stays valid; every other primitive drops it before and after."""
     if fn is None:
-        return functools.partial(primitive, macro=macro)
+        return functools.partial(primitive, macro=macro, readonly=readonly)
     sig = inspect.signature(fn)
+
+    named_blocks = [k for k, p in sig.parameters.items() if _takes_block_name(p.annotation)]
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
         record = not self._recording and not macro
+        if record and any(isinstance(bound.arguments[k], str) for k in named_blocks):
+            # a block given by name is looked up first, recorded as get_block (as in TVM)
+            for k in named_blocks:
+                if isinstance(bound.arguments[k], str):
+                    bound.arguments[k] = self.get_block(bound.arguments[k])
+            return wrapper(*bound.args, **bound.kwargs)
         inst = Instruction(fn.__name__, {k: v for k, v in bound.arguments.items() if k != "self"})
-        outermost = self._depth == 0
+        outermost = self._depth == 0 and not self._trusted
+        if not readonly:
+            self._ops = None
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
@@ -54,11 +70,14 @@ def primitive(fn=None, *, macro: bool = False):
         except Exception as e:
             if outermost:
                 (self._mod, self._consumed, self._next_sid, self._next_name, n) = saved
+                self._ops = None
                 del self._trace.insts[n:]
             if isinstance(e, ScheduleError):
                 raise
             raise ScheduleError(f"{fn.__name__}: {type(e).__name__}: {e}") from e
         finally:
+            if not readonly:
+                self._ops = None
             self._depth -= 1
             self._recording, self._inst = prev_recording, prev_inst
         if record:
@@ -69,3 +88,10 @@ def primitive(fn=None, *, macro: bool = False):
         return result
     wrapper.is_primitive = True
     return wrapper
+
+
+def _takes_block_name(annotation) -> bool:
+    """A parameter typed Union[BlockRV, str]: a block handle or a block name."""
+    from tir_mlir.schedule.handles import BlockRV
+    args = typing.get_args(annotation)
+    return BlockRV in args and str in args

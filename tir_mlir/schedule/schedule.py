@@ -4,12 +4,13 @@ Every primitive is a method wrapped by `@primitive` (tir_mlir/schedule/primitive
 snapshot/restore, verification). The rewrites live in `tir_mlir/passes/schedule/<name>.py`.
 Groups of primitives written elsewhere are mixin classes (block motion, buffer primitives).
 """
+import random
 from typing import List, Optional, Sequence, Union
 
 from mlir import ir
 
 from tir_mlir.context import get_context
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
@@ -18,28 +19,44 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
+from tir_mlir.schedule.queries import Queries, check_debug_mask, check_render_level
+from tir_mlir.schedule.rule_queries import RuleQueries
+from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
+from tir_mlir.schedule.views import StmtSRef, view
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives):
+class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
-    primitives applied so far. `seed` is kept for sampling primitives."""
+    primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
+    `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept
+    (`sch.state`): the module is verified after every primitive and every legality check runs
+    whatever they say."""
 
-    def __init__(self, mod: IRModule, seed: Optional[int] = None):
+    def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
+                 debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
+                 enable_check: bool = True):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
-        self.seed = seed
+        self._init_random(seed)
+        self._trusted = False        # trusted replay: no per-step snapshot / verification
+        self._debug_mask = check_debug_mask(debug_mask)
+        self._error_render_level = check_render_level(error_render_level)
+        self._enable_check = bool(enable_check)
+        self._working_on = None      # work_on's function name
+        self._removed = {}           # id(handle) -> handle, for remove_rv
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
         self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
-                                  for op in analysis.walk(f) if SID in op.attributes],
+                                  for op in [f, *analysis.walk(f)] if SID in op.attributes],
                                  default=-1)
         self._next_name = 0
+        self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
         self._depth = 0
         self._recording = False
         self._inst = None
@@ -54,12 +71,17 @@ class Schedule(BlockMotion, BufferPrimitives):
         return self._trace
 
     def copy(self) -> "Schedule":
-        """An independent schedule with the same module, trace and handles."""
+        """An independent schedule with the same module, trace and handles; its random state
+        is forked from this one's."""
         new = Schedule.__new__(Schedule)
         new.__dict__.update(self.__dict__)
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
+        new._removed = dict(self._removed)
+        new._ops = None
+        new._values = dict(self._values)
+        new._rng = random.Random(self.fork_seed())
         return new
 
     # --- handles (for primitive implementations) ----------------------------------------------
@@ -70,6 +92,8 @@ class Schedule(BlockMotion, BufferPrimitives):
             op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                     self._next_sid)
             self._next_sid += 1
+            if self._ops is not None:
+                self._ops[self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op))
 
@@ -83,11 +107,16 @@ class Schedule(BlockMotion, BufferPrimitives):
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
-        with get_context():
-            for f in self._mod.functions.values():
-                for op in analysis.walk(f):
-                    if SID in op.attributes and _sid(op) == rv.sid:
-                        return op
+        if id(rv) in self._removed:
+            raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
+        if self._ops is None:       # sid -> op, rebuilt after any rewrite (see primitive.py)
+            with get_context():
+                self._ops = {_sid(op): op for f in self._mod.functions.values()
+                             for op in [f, *analysis.walk(f)]    # f: the implicit root block
+                             if SID in op.attributes}
+        op = self._ops.get(rv.sid)
+        if op is not None:
+            return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
 
     def _consume(self, rv: _RV, by: str):
@@ -112,14 +141,23 @@ class Schedule(BlockMotion, BufferPrimitives):
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")
 
-    def get(self, rv: BlockOrLoop) -> Union[Block, Loop]:
-        """A view of the block / loop a handle stands for."""
-        op = self._resolve(rv)
-        return Block(op) if analysis.is_block(op) else Loop(op)
+    def get(self, rand_var_or_sref: Union[BlockOrLoop, ExprRV, StmtSRef]):
+        """A view of the block / loop a handle (or sref) stands for, with TVM's attribute names
+        (tir_mlir/schedule/views.py; it prints as TVMScript); the value of a sampled ExprRV."""
+        if isinstance(rand_var_or_sref, ExprRV):
+            return self._int(rand_var_or_sref)
+        if isinstance(rand_var_or_sref, StmtSRef):
+            return rand_var_or_sref.stmt
+        op = self._resolve(rand_var_or_sref)
+        if op.name == "func.func":
+            raise ScheduleError("the root block has no view: it is the function body")
+        return view(op)
 
     # --- queries -------------------------------------------------------------------------------
     def _func(self, func_name: Optional[str]) -> str:
         funcs = list(self._mod.functions)
+        if func_name is None and self._working_on in funcs:
+            return self._working_on
         if func_name is None:
             if len(funcs) == 1:
                 return funcs[0]
@@ -135,14 +173,19 @@ class Schedule(BlockMotion, BufferPrimitives):
     def _block(self, block: Union[BlockRV, str]) -> ir.Operation:
         if isinstance(block, str):
             block = self.get_block(block)
-        return self._resolve(block, BlockRV)
+        op = self._resolve(block, BlockRV)
+        if op.name == "func.func":
+            raise ScheduleError("this primitive does not apply to the root block")
+        return op
 
-    @primitive
+    @primitive(readonly=True)
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
         found = [op for op in analysis.walk(self._mod[func])
                  if analysis.is_block(op) and Block(op).name == name]
+        if not found and name == "root":      # TVM's implicit root block: the function body
+            found = [self._mod[func]]
         if not found:
             raise ScheduleError(f"Cannot find a block with the name: {name} "
                                 f"(in function {func!r})")
@@ -150,11 +193,11 @@ class Schedule(BlockMotion, BufferPrimitives):
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)
 
-    @primitive
+    @primitive(readonly=True)
     def get_loops(self, block: Union[BlockRV, str]) -> List[LoopRV]:
         return [self._handle(lp, LoopRV) for lp in analysis.enclosing_loops(self._block(block))]
 
-    @primitive
+    @primitive(readonly=True)
     def get_child_blocks(self, block_or_loop: BlockOrLoop) -> List[BlockRV]:
         op = self._resolve(block_or_loop, (BlockRV, LoopRV))
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
@@ -165,14 +208,14 @@ class Schedule(BlockMotion, BufferPrimitives):
             p = analysis.parent_op(p)
         return analysis.child_blocks(p)
 
-    @primitive
+    @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
         return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
                 and any(w == r for w in analysis.block_reads_writes(b)[1] for r in reads)]
 
-    @primitive
+    @primitive(readonly=True)
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
@@ -187,7 +230,7 @@ class Schedule(BlockMotion, BufferPrimitives):
         """Split a loop into len(factors) nested loops (one factor may be None: inferred).
         `names` (tir_mlir only) names the new loops; default `{name}_0`, `{name}_1`, ..."""
         op = self._resolve(loop, LoopRV)
-        new = _split.split(op, list(factors), preserve_unit_iters=preserve_unit_iters,
+        new = _split.split(op, [self._int(f) for f in factors], preserve_unit_iters=preserve_unit_iters,
                            disable_predication=disable_predication, names=names)
         self._consume(loop, "split")
         return [self._handle(n, LoopRV) for n in new]
@@ -230,7 +273,7 @@ class Schedule(BlockMotion, BufferPrimitives):
 
     @primitive
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
-        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, ann_val)
+        _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, self._int(ann_val))
 
     @primitive
     def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:

@@ -14,14 +14,22 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+import functools
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.errors import TraceError
+from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
+_RV_NAME = re.compile(r"[a-z]+[0-9]+")
+
+# The instructions that carry a decision (the sampling primitives of schedule/sampling.py).
+SAMPLING_INSTRUCTIONS = ("sample_perfect_tile", "sample_partitioned_tile",
+                         "sample_categorical", "sample_compute_location")
 
 
 @dataclass
@@ -50,7 +58,7 @@ class Instruction:
             elif key in _LAMBDAS and isinstance(val, str):
                 kws.append(f"{key}={val}")
             else:
-                kws.append(f"{key}={_py(val)}")
+                kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
         if isinstance(self.outputs, list):
             if not self.outputs:
@@ -66,11 +74,34 @@ class Instruction:
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (transform_layout's index_map).
 _LAMBDAS = ("index_map",)
+# Arguments TVM's trace names unlike the Python parameter.
+_PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
 
 
+@functools.lru_cache(maxsize=None)
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
+
+
+def primitive_names() -> frozenset:
+    """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
+    data: replay must never reach any other attribute)."""
+    from tir_mlir.schedule.schedule import Schedule
+    return frozenset(n for n in dir(Schedule)
+                     if getattr(getattr(Schedule, n, None), "is_primitive", False))
+
+
+def _check_call(name, args) -> inspect.Signature:
+    """The signature of primitive `name` after checking that `args` fits it."""
+    if not isinstance(name, str) or name not in primitive_names():
+        raise TraceError(f"unknown schedule primitive {name!r} in the trace")
+    sig = _signature(name)
+    params = sig.parameters
+    unknown = [k for k in args if k not in params or k == "self"]
+    if unknown:
+        raise TraceError(f"{name}: unknown argument {unknown[0]!r} in the trace")
+    return sig
 
 
 def _py(v) -> str:
@@ -91,45 +122,93 @@ def _py(v) -> str:
 @dataclass
 class Trace:
     insts: List[Instruction] = field(default_factory=list)
-    decisions: Dict[int, Any] = field(default_factory=dict)   # for sampling primitives
 
     def __len__(self):
         return len(self.insts)
 
     def copy(self) -> "Trace":
-        return Trace(list(self.insts), dict(self.decisions))
+        return Trace(list(self.insts))
 
     def append(self, inst: Instruction):
         self.insts.append(inst)
+
+    def show(self, style=None, black_format=False) -> None:
+        """Print the trace, syntax-highlighted on a terminal (tir_mlir/show.py)."""
+        from tir_mlir.show import show_text
+        show_text(str(self), style)
+
+    def _repr_html_(self) -> str:
+        from tir_mlir.show import html_text
+        return html_text(str(self))
 
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
         lines += ["  " + i.python() for i in self.insts] or ["  pass"]
         return "\n".join(lines)
 
+    # --- decisions of the sampling instructions ------------------------------------------------
+    # A decision is the `decision` argument of a sampling instruction (filled in when it was
+    # recorded), so printing, JSON and replay carry it like any other argument.
+    @property
+    def decisions(self) -> Dict[int, Any]:
+        """Instruction index -> decision, for every sampling instruction."""
+        return {i: inst.args["decision"] for i, inst in enumerate(self.insts)
+                if inst.name in SAMPLING_INSTRUCTIONS}
+
+    def get_decision(self, inst: Instruction) -> Any:
+        return self.insts[self._index(inst)].args["decision"]
+
+    def with_decision(self, inst: Instruction, decision: Any,
+                      remove_postproc: bool = True) -> "Trace":
+        """A new trace with `inst`'s decision replaced (the instructions after it replay with
+        the new value); `remove_postproc` drops the postprocessing part (TVM's parameter)."""
+        i = self._index(inst)
+        if inst.name not in SAMPLING_INSTRUCTIONS:
+            raise ValueError(f"{inst.name} is not a sampling instruction: it has no decision")
+        insts = list(self.insts)
+        insts[i] = Instruction(inst.name, {**inst.args, "decision": decision}, inst.outputs)
+        new = Trace(insts)
+        return new.without_postproc() if remove_postproc else new
+
+    def without_postproc(self) -> "Trace":
+        """The instructions before `enter_postproc` (what a search mutates and replays)."""
+        for i, inst in enumerate(self.insts):
+            if inst.name == "enter_postproc":
+                return Trace(self.insts[:i])
+        return Trace(list(self.insts))
+
+    def _index(self, inst: Instruction) -> int:
+        for i, x in enumerate(self.insts):
+            if x is inst:
+                return i
+        raise ValueError(f"instruction {inst.name} is not in this trace")
+
     # --- replay ------------------------------------------------------------------------------
-    def apply_to_schedule(self, sch, remove_postproc: bool = True) -> None:
-        """Replay every instruction on `sch`. There are no postprocessing instructions yet, so
-        `remove_postproc` (TVM's parameter) changes nothing."""
+    def apply_to_schedule(self, sch, remove_postproc: bool = True,
+                          trusted: bool = False) -> None:
+        """Replay every instruction on `sch` (sampling instructions with their decisions).
+        `remove_postproc` stops at `enter_postproc`. `trusted=True` is the search's fast
+        mode for traces it generated itself: no per-step snapshot or verification, so on an
+        error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        for inst in self.insts:
-            args = {k: _subst(v, env) for k, v in inst.args.items()}
-            params = _signature(inst.name).parameters
-            pos, kws = [], {}
-            for key, val in args.items():
-                if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
-                    pos = list(val)
-                else:
-                    kws[key] = val
-            result = getattr(sch, inst.name)(*pos, **kws)
-            new = result if isinstance(result, list) else ([] if result is None else [result])
-            for old, rv in zip(inst.output_list(), new):
-                env[old.name] = rv
+        prev, sch._trusted = sch._trusted, trusted
+        try:
+            for inst in self.insts:
+                if remove_postproc and inst.name == "enter_postproc":
+                    break
+                pos, kws = _call_args(inst, env)
+                result = getattr(sch, inst.name)(*pos, **kws)
+                new = result if isinstance(result, list) else ([] if result is None else [result])
+                for old, rv in zip(inst.output_list(), new):
+                    env[old.name] = rv
+        finally:
+            sch._trusted = prev
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:
-        """{"insts": [{"name", "args", "outputs"}], "decisions": {}}: handles are
-        {"rv": "l4"}; outputs are a name, a list of names or null."""
+        """{"insts": [{"name", "args", "outputs"}], "decisions": {index: decision}}: handles
+        are {"rv": "l4"}; outputs are a name, a list of names or null. The decisions are also
+        in the sampling instructions' args; from_json lets "decisions" override them."""
         insts = []
         for i in self.insts:
             out = i.outputs
@@ -141,27 +220,71 @@ class Trace:
 
     @staticmethod
     def from_json(obj: Union[dict, str]) -> "Trace":
-        if isinstance(obj, str):
-            obj = json.loads(obj)
+        """The trace of `as_json()` output; TraceError (with the instruction's index) if the
+        JSON is malformed or names anything but a known primitive and its parameters."""
+        if isinstance(obj, (str, bytes)):
+            try:
+                obj = json.loads(obj)
+            except (ValueError, RecursionError) as e:
+                raise TraceError(f"the trace is not valid JSON: {e}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
+            raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '
+                             '(as written by Trace.as_json / tir-mlir schedule --trace)')
         handles: Dict[str, _RV] = {}
 
         def rv(name):
+            if not isinstance(name, str) or not _RV_NAME.fullmatch(name):
+                raise TraceError(f"bad handle name {name!r} (expected b<N>, l<N>, ...)")
             if name not in handles:
-                handles[name] = (BlockRV if name.startswith("b") else LoopRV)(-1, name)
+                cls = {"b": BlockRV, "v": ExprRV}.get(name[:1], LoopRV)
+                handles[name] = cls(-1, name)
             return handles[name]
         insts = []
-        for d in obj["insts"]:
-            args = {k: _dec(v, rv) for k, v in d["args"].items()}
-            out = d["outputs"]
-            out = [rv(n) for n in out] if isinstance(out, list) else (None if out is None else rv(out))
+        for k, d in enumerate(obj["insts"]):
+            try:
+                if not isinstance(d, dict) or not isinstance(d.get("args"), dict):
+                    raise TraceError('an instruction is {"name", "args": {...}, "outputs"}')
+                _check_call(d.get("name"), d["args"])
+                args = {a: _dec(v, rv) for a, v in d["args"].items()}
+                out = d.get("outputs")
+                out = ([rv(n) for n in out] if isinstance(out, list)
+                       else None if out is None else rv(out))
+            except TraceError as e:
+                raise TraceError(f"instruction {k}: {e.message}") from None
+            except RecursionError:
+                raise TraceError(f"instruction {k}: nested too deeply") from None
             insts.append(Instruction(d["name"], args, out))
-        return Trace(insts, {int(k): v for k, v in obj.get("decisions", {}).items()})
+        decisions = obj.get("decisions", {})
+        if not isinstance(decisions, dict) or not all(
+                isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions):
+            raise TraceError("decisions must map instruction indices to values")
+        for k, v in decisions.items():
+            if not 0 <= int(k) < len(insts) or insts[int(k)].name not in SAMPLING_INSTRUCTIONS:
+                raise TraceError(f"decision given for instruction {k}, not a sampling "
+                                 f"instruction")
+            insts[int(k)].args["decision"] = v
+        return Trace(insts)
+
+
+def _call_args(inst: Instruction, env):
+    """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
+    params = _check_call(inst.name, inst.args).parameters
+    pos, kws = [], {}
+    for key, val in inst.args.items():
+        val = _subst(val, env)
+        if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+            if not isinstance(val, list):
+                raise TraceError(f"{inst.name}: {key} must be a list")
+            pos = list(val)
+        else:
+            kws[key] = val
+    return pos, kws
 
 
 def _subst(v, env):
     if isinstance(v, _RV):
         if v.name not in env:
-            raise KeyError(f"trace uses {v.name} before it is defined")
+            raise TraceError(f"trace uses {v.name} before it is defined")
         return env[v.name]
     if isinstance(v, (list, tuple)):
         return [_subst(x, env) for x in v]
@@ -182,7 +305,12 @@ def _enc(v):
 
 def _dec(v, rv):
     if isinstance(v, dict):
-        return rv(v["rv"]) if "rv" in v else {k: _dec(x, rv) for k, x in v["dict"].items()}
+        if set(v) == {"rv"}:
+            return rv(v["rv"])
+        if set(v) == {"dict"} and isinstance(v["dict"], dict):
+            return {k: _dec(x, rv) for k, x in v["dict"].items()}
+        raise TraceError(f"bad argument {json.dumps(v)[:80]} (expected {{\"rv\": name}} or "
+                         f"{{\"dict\": {{...}}}})")
     if isinstance(v, list):
         return [_dec(x, rv) for x in v]
     return v

@@ -9,6 +9,7 @@ for, it builds the PrimFunc for those and replays the trace on it.
 """
 from typing import Dict, List
 
+from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
@@ -191,6 +192,12 @@ class Schedule:
         self._axes.setdefault(loop.sid, iv)
         self._keep.append(iv)
 
+    def _block(self, rv) -> Block:
+        return Block(self.sch.get(rv).op)
+
+    def _loop_op(self, rv) -> Loop:
+        return Loop(self.sch.get(rv).op)
+
     def _iter_var(self, loop, name, kind) -> IterVar:
         iv = self._axes.get(loop.sid)
         mapped = self._loops.get(id(iv)) if iv is not None else None
@@ -210,7 +217,7 @@ class Schedule:
         return stage
 
     def _new_stage(self, block_rv, dtype, shape) -> Tensor:
-        stage = Stage(self, self.sch.get(block_rv).name, None)
+        stage = Stage(self, self._block(block_rv).name, None)
         tensor = Tensor(_BlockOp(stage), shape, dtype)
         self.stages[id(tensor.op)] = self.stages[id(tensor)] = stage
         return tensor
@@ -219,9 +226,9 @@ class Schedule:
         """The op of a rewritten stage: its loops, as spatial or reduce axes by the block's
         iter var each loop is bound to."""
         from mlir import ir
-        block = self.sch.get(stage.block)
+        block = self._block(stage.block)
         loops = self.sch.get_loops(stage.block)
-        by_value = {self.sch.get(lp).iv: lp for lp in loops}
+        by_value = {self._loop_op(lp).iv: lp for lp in loops}
         axis, reduce_axis = [], []
         with block.op.context:
             for k, expr in enumerate(block.bindings.results):
@@ -232,17 +239,17 @@ class Schedule:
                 if lp is None:
                     continue
                 kind = block.iter_types[k]
-                iv = self._iter_var(lp, self.sch.get(lp).name, kind)
+                iv = self._iter_var(lp, self._loop_op(lp).name, kind)
                 (reduce_axis if kind == "R" else axis).append(iv)
         return axis, reduce_axis
 
     # --- buffer stages ------------------------------------------------------------------------
     def _read_index(self, block, tensor) -> int:
         from tir_mlir.passes.schedule.buffer_util import block_reads, buffer_name
-        names = [buffer_name(b) for b in block_reads(self.sch.get(block))]
+        names = [buffer_name(b) for b in block_reads(self._block(block))]
         want = tensor.name if isinstance(tensor, Tensor) else str(tensor)
         if want not in names:
-            raise ScheduleError(f"block {self.sch.get(block).name!r} does not read {want!r} "
+            raise ScheduleError(f"block {self._block(block).name!r} does not read {want!r} "
                                 f"(it reads {', '.join(names)})")
         return names.index(want)
 
@@ -262,7 +269,7 @@ class Schedule:
         self.stages[id(cache)] = cache_stage
         if stage._op is None:
             self.stages[id(cache.op)] = cache_stage
-        stage.block_name, stage._op = self.sch.get(copy).name, None
+        stage.block_name, stage._op = self._block(copy).name, None
         return cache
 
     def rfactor(self, tensor, axis, factor_axis=0) -> Tensor:
@@ -285,10 +292,10 @@ class Schedule:
     def _store_predicate(self, stage: Stage, predicate: Expr):
         """A TE condition over axis and thread variables -> a lambda over the block's iter
         vars, by name. A thread index no loop of the program is bound to is 0 (one thread)."""
-        block = self.sch.get(stage.block)
+        block = self._block(stage.block)
         from mlir import ir
         loops = self.sch.get_loops(stage.block)
-        iv_of_loop = {self.sch.get(lp).iv: lp for lp in loops}
+        iv_of_loop = {self._loop_op(lp).iv: lp for lp in loops}
         loop_iter = {}
         with block.op.context:
             for k, expr in enumerate(block.bindings.results):

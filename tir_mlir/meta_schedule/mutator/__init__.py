@@ -1,0 +1,20 @@
+"""Mutators: how the evolutionary search changes a measured trace."""
+from tir_mlir.meta_schedule.mutator.mutate_compute_location import MutateComputeLocation
+from tir_mlir.meta_schedule.mutator.mutate_parallel import MutateParallel
+from tir_mlir.meta_schedule.mutator.mutate_tile_size import MutateTileSize
+from tir_mlir.meta_schedule.mutator.mutate_unroll import MutateUnroll
+from tir_mlir.meta_schedule.mutator.mutator import Mutator
+
+
+def create(kind: str = "llvm") -> dict:
+    """TVM 0.21's default mutators and their probabilities per target kind."""
+    if kind == "llvm":
+        return {MutateTileSize(): 0.9, MutateComputeLocation(): 0.05, MutateUnroll(): 0.03,
+                MutateParallel(max_jobs_per_core=16): 0.02}
+    if kind == "cuda":
+        return {MutateTileSize(): 0.9, MutateUnroll(): 0.08}
+    raise ValueError(f"no default mutators for target kind {kind!r}")
+
+
+__all__ = ["Mutator", "MutateComputeLocation", "MutateParallel", "MutateTileSize",
+           "MutateUnroll", "create"]

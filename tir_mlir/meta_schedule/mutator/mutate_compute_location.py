@@ -1,0 +1,43 @@
+"""MutateComputeLocation: move a block sampled by sample_compute_location to another of its
+possible locations (found by replaying the trace up to that instruction)."""
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, insts_named
+from tir_mlir.schedule.trace import Trace
+
+
+class MutateComputeLocation(Mutator):
+    def __init__(self):
+        self.mod = None
+
+    def initialize_with_tune_context(self, context) -> None:
+        super().initialize_with_tune_context(context)
+        self.mod = context.mod
+
+    def apply(self, trace, rng):
+        from tir_mlir.errors import ScheduleError
+        from tir_mlir.schedule.schedule import Schedule
+        cands = insts_named(trace, "sample_compute_location")
+        if not cands or self.mod is None:
+            return None
+        inst = rng.choice(cands)
+        k = trace.insts.index(inst)
+        sch = Schedule(self.mod)
+        try:
+            Trace(trace.insts[:k]).apply_to_schedule(sch, trusted=True)
+            n = _locations(sch, trace.insts[:k], inst)
+        except ScheduleError:
+            return None
+        choices = [d for d in range(-1, n) if d != inst.args["decision"]]
+        if not choices:
+            return None
+        return trace.with_decision(inst, rng.choice(choices), remove_postproc=True)
+
+
+def _locations(sch, prefix, inst) -> int:
+    """How many loops the block of `inst` can be computed at in the replayed schedule."""
+    name = inst.args["block"].name
+    for i in prefix:
+        outs = i.output_list()
+        if any(o.name == name for o in outs) and i.name == "get_block":
+            return sch.num_compute_locations(sch.get_block(i.args["name"],
+                                                           i.args["func_name"]))
+    return 0                      # a block made by a primitive: leave its location alone

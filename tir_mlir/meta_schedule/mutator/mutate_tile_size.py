@@ -1,0 +1,22 @@
+"""MutateTileSize: move a prime factor between two parts of a sampled perfect tile (the
+product stays the loop extent; the innermost part stays within its maximum)."""
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, insts_named
+from tir_mlir.passes.schedule.sample_perfect_tile import divisors
+
+
+class MutateTileSize(Mutator):
+    def apply(self, trace, rng):
+        cands = [i for i in insts_named(trace, "sample_perfect_tile") if len(i.args["decision"]) > 1
+                 and any(f > 1 for f in i.args["decision"])]
+        if not cands:
+            return None
+        inst = rng.choice(cands)
+        dec = list(inst.args["decision"])
+        src = rng.choice([k for k, f in enumerate(dec) if f > 1])
+        dst = rng.choice([k for k in range(len(dec)) if k != src])
+        moved = rng.choice([d for d in divisors(dec[src]) if d > 1])
+        if dst == len(dec) - 1 and dec[dst] * moved > inst.args["max_innermost_factor"]:
+            return None
+        dec[src] //= moved
+        dec[dst] *= moved
+        return trace.with_decision(inst, dec, remove_postproc=True)

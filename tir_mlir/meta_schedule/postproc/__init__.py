@@ -1,0 +1,21 @@
+"""Postprocessors: applied to every sampled candidate before it is measured."""
+from tir_mlir.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
+from tir_mlir.meta_schedule.postproc.postproc import Postproc
+from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
+    RewriteParallelVectorizeUnroll)
+from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
+
+
+def create(kind: str = "llvm") -> list:
+    """TVM 0.21's default postprocessors per target kind."""
+    if kind == "llvm":
+        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
+                RewriteReductionBlock()]
+    if kind == "cuda":
+        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
+                RewriteReductionBlock()]
+    raise ValueError(f"no default postprocessors for target kind {kind!r}")
+
+
+__all__ = ["DisallowDynamicLoop", "Postproc", "RewriteParallelVectorizeUnroll",
+           "RewriteReductionBlock", "create"]

@@ -1,0 +1,16 @@
+"""RewriteReductionBlock: split every reduction block into its init and update blocks
+(decompose_reduction at its outermost reduction loop), TVM's postprocessor."""
+from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
+
+
+class RewriteReductionBlock(Postproc):
+    def apply(self, sch) -> bool:
+        for func, name in blocks(sch):
+            block = sch.get_block(name, func)
+            if not sch.has_init(block):
+                continue
+            loops = sch.get_loops(block)
+            red = [lp for lp in loops if sch.get_loop_iter_type(lp) == "R"]
+            if red:
+                sch.decompose_reduction(block, red[0])
+        return True

@@ -1,0 +1,13 @@
+"""Schedule rules: what PostOrderApply applies to every block to build a design space."""
+from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
+                                                                     ReuseConfig)
+from tir_mlir.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
+    ParallelizeVectorizeUnroll)
+from tir_mlir.meta_schedule.schedule_rule.random_compute_location import RandomComputeLocation
+from tir_mlir.meta_schedule.schedule_rule.schedule_rule import (PyScheduleRule, ScheduleRule,
+                                                                as_rule)
+from tir_mlir.meta_schedule.schedule_rule.defaults import create
+
+__all__ = ["AutoInline", "MultiLevelTiling", "ReuseConfig", "ParallelizeVectorizeUnroll",
+           "RandomComputeLocation", "ScheduleRule", "PyScheduleRule", "as_rule", "create"]

@@ -1,0 +1,36 @@
+"""The default rules per target kind (TVM 0.21's "from-target" lists for llvm and cuda)."""
+from typing import List
+
+from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
+                                                                     ReuseConfig)
+from tir_mlir.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
+    ParallelizeVectorizeUnroll)
+from tir_mlir.meta_schedule.schedule_rule.random_compute_location import RandomComputeLocation
+
+
+def create(kind: str = "llvm") -> List:
+    if kind == "llvm":
+        return [
+            AutoInline(into_producer=False, into_consumer=True),
+            MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64,
+                             reuse_write=ReuseConfig(req="may", levels=[1, 2],
+                                                     scope="global")),
+            ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=64,
+                                       unroll_max_steps=[0, 16, 64, 512],
+                                       unroll_explicit=True),
+            RandomComputeLocation(),
+        ]
+    if kind == "cuda":
+        return [
+            AutoInline(into_producer=True, into_consumer=True),
+            MultiLevelTiling(structure="SSSRRSRS",
+                             tile_binds=["blockIdx.x", "vthread.x", "threadIdx.x"],
+                             max_innermost_factor=64, vector_load_lens=[1, 2, 3, 4, 8, 16],
+                             reuse_read=ReuseConfig(req="must", levels=[4], scope="shared"),
+                             reuse_write=ReuseConfig(req="must", levels=[3], scope="local")),
+            ParallelizeVectorizeUnroll(max_jobs_per_core=-1, max_vectorize_extent=-1,
+                                       unroll_max_steps=[0, 16, 64, 512, 1024],
+                                       unroll_explicit=True),
+        ]
+    raise ValueError(f"no default schedule rules for target kind {kind!r}")

@@ -1,0 +1,37 @@
+"""ParallelizeVectorizeUnroll: mark a top-level block for parallel outer loops, vectorized
+inner loops and a sampled unroll depth (TVM's rule of the same name).
+
+TVM annotates the root block; tir-mlir has no root block, so each top-level block carries
+`meta_schedule.parallel` (max parallel extent), `meta_schedule.vectorize` (max vector
+extent) and `meta_schedule.unroll_explicit` / `_implicit` (a sampled max unroll step).
+The postprocessor RewriteParallelVectorizeUnroll turns them into loop kinds once the loops
+are final.
+"""
+from typing import List, Optional, Sequence
+
+from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+
+
+class ParallelizeVectorizeUnroll(ScheduleRule):
+    def __init__(self, max_jobs_per_core: int = 16, max_vectorize_extent: int = 16,
+                 unroll_max_steps: Optional[Sequence[int]] = None,
+                 unroll_explicit: bool = True):
+        self.max_jobs_per_core = max_jobs_per_core
+        self.max_vectorize_extent = max_vectorize_extent
+        self.unroll_max_steps = list(unroll_max_steps or [])
+        self.unroll_explicit = unroll_explicit
+
+    def apply(self, sch, block) -> List:
+        if not sch.is_top_level_block(block):
+            return [sch]
+        cores = self.target.num_cores if self.target is not None else 1
+        if self.max_jobs_per_core > 0:
+            sch.annotate(block, "meta_schedule.parallel", self.max_jobs_per_core * cores)
+        if self.max_vectorize_extent > 0:
+            sch.annotate(block, "meta_schedule.vectorize", self.max_vectorize_extent)
+        if self.unroll_max_steps:
+            n = len(self.unroll_max_steps)
+            v = sch.sample_categorical(self.unroll_max_steps, [1 / n] * n)
+            key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"
+            sch.annotate(block, f"meta_schedule.{key}", v)
+        return [sch]

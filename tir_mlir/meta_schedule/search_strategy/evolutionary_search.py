@@ -1,0 +1,138 @@
+"""EvolutionarySearch: TVM's cost-model-guided genetic search.
+
+Each round: a population of `population_size` candidates is made of the best measured
+traces (init_measured_ratio of it) and fresh random samples of the sketches; it evolves for
+`genetic_num_iters` generations, parents drawn in proportion to the cost model's predicted
+score and mutated with probability `genetic_mutate_prob` (a mutator drawn by its
+probability); every candidate seen is scored and the best unmeasured ones are kept. The
+round measures (1 - eps_greedy) of its budget from those best predicted and eps_greedy from
+the random samples. A program already measured (same trace) is never measured again.
+"""
+import heapq
+from typing import List, Optional
+
+from tir_mlir.meta_schedule.search_strategy.search_strategy import (MeasureCandidate,
+                                                                    SearchStrategy)
+
+
+class EvolutionarySearch(SearchStrategy):
+    def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2,
+                 init_min_unmeasured: int = 50, max_fail_count: int = 5,
+                 genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
+                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
+        super().__init__()
+        self.population_size = population_size
+        self.init_measured_ratio = init_measured_ratio
+        self.init_min_unmeasured = init_min_unmeasured
+        self.max_fail_count = max_fail_count
+        self.genetic_num_iters = genetic_num_iters
+        self.genetic_mutate_prob = genetic_mutate_prob
+        self.genetic_max_fail_count = genetic_max_fail_count
+        self.eps_greedy = eps_greedy
+
+    def pre_tuning(self, *args, **kwargs) -> None:
+        super().pre_tuning(*args, **kwargs)
+        self.measured = {}        # trace key -> (trace, seconds)
+
+    # --- one round ------------------------------------------------------------------------
+    def generate_measure_candidates(self) -> Optional[List[MeasureCandidate]]:
+        n = self._budget()
+        if n == 0:
+            return None
+        best = self._best_measured(int(self.population_size * self.init_measured_ratio))
+        randoms = self._random_samples(max(self.population_size - len(best),
+                                           self.init_min_unmeasured))
+        if not best and not randoms:
+            return None
+        top = self._evolve(best + randoms, n)
+        n_rand = min(len(randoms), int(round(n * self.eps_greedy)))
+        picked, keys = [], set()
+        for sch in top[:n - n_rand] + self.rng.sample(randoms, len(randoms)):
+            k = _key(sch)
+            if k in keys or k in self.measured:
+                continue
+            keys.add(k)
+            picked.append(sch)
+            if len(picked) == n:
+                break
+        return [MeasureCandidate(s) for s in picked] or None
+
+    def notify_runner_results(self, candidates, results) -> None:
+        super().notify_runner_results(candidates, results)
+        for c, r in zip(candidates, results):
+            secs = r.run_secs if r.error_msg is None and r.run_secs else None
+            cost = sum(secs) / len(secs) if secs else float("inf")
+            self.measured[_key(c.sch)] = (c.sch.trace, cost)
+
+    # --- pieces ------------------------------------------------------------------------------
+    def _best_measured(self, k: int) -> list:
+        ranked = sorted((v for v in self.measured.values() if v[1] != float("inf")),
+                        key=lambda v: v[1])[:k]
+        return [s for s in (self.replay(trace) for trace, _ in ranked) if s is not None]
+
+    def _random_samples(self, k: int) -> list:
+        out, fails = [], 0
+        while len(out) < k and fails < self.max_fail_count * max(1, k):
+            sch = self.sample(self.rng.choice(self.design_spaces))
+            if sch is None:
+                fails += 1
+            else:
+                out.append(sch)
+        return out
+
+    def _scores(self, population) -> List[float]:
+        if self.cost_model is None:
+            return [self.rng.random() for _ in population]
+        cands = [MeasureCandidate(s) for s in population]
+        return [float(x) for x in self.cost_model.predict(self.context, cands)]
+
+    def _evolve(self, population: list, n: int) -> list:
+        """The best predicted unmeasured candidates seen while evolving, best first."""
+        heap, seen = [], set()          # min-heap of (score, tiebreak, sch) of size <= 2n
+        counter = 0
+
+        def offer(sch, score):
+            nonlocal counter
+            k = _key(sch)
+            if k in seen or k in self.measured:
+                return
+            seen.add(k)
+            counter += 1
+            item = (score, counter, sch)
+            if len(heap) < 2 * n:
+                heapq.heappush(heap, item)
+            elif score > heap[0][0]:
+                heapq.heapreplace(heap, item)
+
+        mutators = list(self.mutator_probs)
+        weights = [self.mutator_probs[m] for m in mutators]
+        for gen in range(self.genetic_num_iters + 1):
+            scores = self._scores(population)
+            for sch, s in zip(population, scores):
+                offer(sch, s)
+            if gen == self.genetic_num_iters or not mutators:
+                break
+            total = sum(max(s, 0.0) for s in scores)
+            probs = [max(s, 0.0) / total for s in scores] if total > 0 else None
+            nxt, fails = [], 0
+            while len(nxt) < len(population) and fails < self.genetic_max_fail_count * \
+                    len(population):
+                parent = self.rng.choices(population, weights=probs)[0]
+                if self.rng.random() > self.genetic_mutate_prob:
+                    nxt.append(parent)
+                    continue
+                mutator = self.rng.choices(mutators, weights=weights)[0]
+                trace = mutator.apply(parent.trace, self.rng)
+                child = self.replay(trace) if trace is not None else None
+                if child is None:
+                    fails += 1
+                    continue
+                nxt.append(child)
+            population = nxt or population
+        return [sch for _, _, sch in sorted(heap, key=lambda x: -x[0])]
+
+
+def _key(sch) -> str:
+    """Equal pre-postprocessing traces give equal programs (postprocessors are
+    deterministic)."""
+    return str(sch.trace.without_postproc())

@@ -1,0 +1,7 @@
+"""Space generators: how the design space (the sketches) of a program is made."""
+from tir_mlir.meta_schedule.space_generator.post_order_apply import PostOrderApply
+from tir_mlir.meta_schedule.space_generator.schedule_fn import ScheduleFn
+from tir_mlir.meta_schedule.space_generator.space_generator import (SpaceGenerator,
+                                                                    generate_design_space)
+
+__all__ = ["PostOrderApply", "ScheduleFn", "SpaceGenerator", "generate_design_space"]
