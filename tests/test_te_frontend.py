@@ -116,3 +116,23 @@ def test_te_errors():
         our_te.create_prim_func([our_te.compute((4,), lambda i: A[i] * 2)])
     with pytest.raises(IndexError, match="has 1 dimensions"):
         our_te.compute((4,), lambda i: A[i, i])
+
+
+def test_te_var_shapes_and_scalar_parameters():
+    n, x = our_te.var("n"), our_te.var("x", "float32")
+    A = our_te.placeholder((n, 16), name="A")
+    k = our_te.reduce_axis((0, 16), name="k")
+    B = our_te.compute((n,), lambda i: our_te.sum(A[i, k] * x, axis=k), name="B")
+    f = our_te.create_prim_func([A, x, B])
+    assert f.vars == {"x": "float32", "n": "int32"}
+    assert 'A: T.Buffer((4, 16), "float32")' in f.specialize({"n": 4, "x": 2.0}).script()
+    lib = tir_mlir.build(f)
+    for size in (1, 5, 17):
+        a, b = np.random.rand(size, 16).astype("float32"), np.zeros(size, "float32")
+        lib["main"](a, 1.5, b)
+        np.testing.assert_allclose(b, a.sum(1) * 1.5, rtol=1e-5)
+    C = our_te.compute((n,), lambda i: A[i, 0] * 2, name="C")
+    with pytest.raises(tir_mlir.ScheduleError, match="symbolic shapes"):
+        our_te.create_schedule(C.op)
+    with pytest.raises(ValueError, match="variable 'x' is neither an axis"):
+        our_te.create_prim_func([A, B])

@@ -102,8 +102,8 @@ class Var(Expr):
 
     def text(self, names):
         if self not in names:
-            raise ValueError(f"variable {self.name!r} is not an axis of this compute "
-                             "(scalar parameters, te.var, are not supported yet)")
+            raise ValueError(f"variable {self.name!r} is neither an axis of this compute nor a "
+                             "te.var of the arguments or of a shape")
         return names[self]
 
     def __repr__(self):

@@ -109,11 +109,13 @@ def _children(e):
 
 
 def _shape(shape):
+    """A shape: positive ints and symbolic integer vars (`te.var("n")`)."""
     shape = shape if isinstance(shape, (tuple, list)) else (shape,)
     for d in shape:
+        if isinstance(d, Var) and d.dtype in ("int32", "int64"):
+            continue
         if not isinstance(d, int) or isinstance(d, bool):
-            raise TypeError(f"shape dimensions must be ints, got {d!r} (symbolic shapes are "
-                            "not supported by tir_mlir.te yet)")
+            raise TypeError(f"shape dimensions must be ints or te.var, got {d!r}")
         if d <= 0:
             raise ValueError(f"shape dimensions must be positive, got {d}")
     return tuple(shape)
@@ -129,7 +131,7 @@ def reduce_axis(dom, name="rv") -> IterVar:
     lo, hi = dom if isinstance(dom, (tuple, list)) else (0, dom)
     if lo != 0:
         raise ValueError("te.reduce_axis with a non-zero lower bound is not supported")
-    return IterVar(Var(name), hi, "R")
+    return IterVar(Var(name), _shape((hi,))[0], "R")
 
 
 def thread_axis(tag="", name=""):

@@ -36,8 +36,23 @@ def _unique(name, taken):
     return new
 
 
+def _dim(d):
+    return d.name if isinstance(d, Var) else str(d)
+
+
 def _shape_text(shape):
-    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    return "(" + ", ".join(_dim(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _symbolic_vars(ops) -> List[Var]:
+    """The te.var objects the shapes and reduce axes use, in order of first use."""
+    out = []
+    for op in ops:
+        dims = list(op.tensor.shape) + [a.extent for a in getattr(op, "reduce_axis", [])]
+        for d in dims:
+            if isinstance(d, Var) and all(d is not v for v in out):
+                out.append(d)
+    return out
 
 
 def _compute_text(op: ComputeOp, names: Dict, ind: str) -> List[str]:
@@ -50,7 +65,7 @@ def _compute_text(op: ComputeOp, names: Dict, ind: str) -> List[str]:
     kinds = "".join(a.kind for a in axes)
     out = f"{names[op.tensor]}[{', '.join(block_vars[:len(op.axis)])}]"
     lines = [f"{ind}for {', '.join(loop_names)} in T.grid("
-             f"{', '.join(str(a.extent) for a in axes)}):",
+             f"{', '.join(_dim(a.extent) for a in axes)}):",
              f'{ind}    with T.block("{names[op.tensor]}"):',
              f'{ind}        {", ".join(block_vars)}{"," if len(axes) == 1 else ""} = '
              f'T.axis.remap("{kinds}", [{", ".join(loop_names)}])']
@@ -78,27 +93,39 @@ class _Acc(Var):
 
 
 def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
-    """(TVMScript text, tensor -> buffer/block name): `args` are the parameters; operations
-    reachable from `roots` but not from `args` are computed into allocated buffers."""
+    """(TVMScript text, tensor -> buffer/block name): `args` are the parameters (tensors, and
+    te.var scalars); operations reachable from `roots` but not from `args` are computed into
+    allocated buffers; symbolic vars not among the parameters are declared `n = T.int32()`."""
     for a in args:
-        if not isinstance(a, Tensor):
-            raise TypeError(f"create_prim_func takes te tensors, got {type(a).__name__} "
-                            "(scalar parameters are not supported yet)")
-    ops = _ops(list(args) + list(roots))
+        if not isinstance(a, (Tensor, Var)):
+            raise TypeError(f"create_prim_func takes te tensors and te.var, got "
+                            f"{type(a).__name__}")
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    ops = _ops(tensors + list(roots))
     taken, names = set(), {}
-    for t in args:
+    symbolic = _symbolic_vars(ops)
+    for v in symbolic + [a for a in args if isinstance(a, Var)]:
+        if v not in names:
+            names[v] = v.name
+            if v.name in taken:
+                raise ValueError(f"two te.var named {v.name!r}")
+            taken.add(v.name)
+    for t in tensors:
         names[t] = _unique(t.name, taken)
     for op in ops:
         if isinstance(op, PlaceholderOp) and op.tensor not in names:
             raise ValueError(f"placeholder {op.name!r} is used but not in the argument list")
         if op.tensor not in names:
             names[op.tensor] = _unique(op.name, taken)
-    params = ", ".join(f'{names[t]}: T.Buffer({_shape_text(t.shape)}, "{t.dtype}")'
-                       for t in args)
+    params = ", ".join(f"{a.name}: T.{a.dtype}" if isinstance(a, Var) else
+                       f'{names[a]}: T.Buffer({_shape_text(a.shape)}, "{a.dtype}")'
+                       for a in args)
     lines = [f"@T.prim_func\ndef {func_name}({params}):",
              '    T.func_attr({"tir.noalias": True})']
+    lines += [f"    {v.name} = T.{v.dtype}()" for v in symbolic
+              if all(v is not a for a in args)]
     for op in ops:
-        if op.tensor not in args:
+        if all(op.tensor is not a for a in args):
             lines.append(f'    {names[op.tensor]} = T.alloc_buffer('
                          f'{_shape_text(op.tensor.shape)}, "{op.tensor.dtype}")')
     for op in ops:
@@ -108,9 +135,14 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
 
 
 def prim_func_and_names(args: List, func_name: str = "main", roots: List = ()):
-    from tir_mlir.frontend.parser import parse
+    """(PrimFunc, or SymbolicPrimFunc when shapes use te.var or args hold scalars; names)."""
+    from tir_mlir.frontend.parser import parse, parse_ast
     from tir_mlir.script.prim_func import PrimFunc
+    from tir_mlir.script.symbolic import SymbolicPrimFunc, symbolic_vars
     text, names = prim_func_text(args, func_name, roots)
+    (func,) = parse_ast(text, "<te.create_prim_func>")
+    if symbolic_vars(func):
+        return SymbolicPrimFunc(func, "<te.create_prim_func>"), names
     return PrimFunc(parse(text, "<te.create_prim_func>").module), names
 
 
