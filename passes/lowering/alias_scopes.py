@@ -53,7 +53,8 @@ def _annotate(func):
         return
     domain = f'#llvm.alias_scope_domain<id = "{fname}", description = "{fname}">'
     scopes = {k: ir.Attribute.parse(
-        f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, description = "{k[0]}">')
+        f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, '
+        f'description = "{"".join(map(str, k))}">')
         for n, k in enumerate(keys)}
     for op, key in accesses:
         op.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[key]])
@@ -91,14 +92,16 @@ class _Roots:
             return None
         op = owner.operation
         name = op.name
-        if name == "llvm.alloca" or (name == "llvm.call" and "callee" in op.attributes and ir.FlatSymbolRefAttr(
-                op.attributes["callee"]).value in ALLOC_CALLEES):
+        if name == "llvm.alloca" or (name == "llvm.call" and "callee" in op.attributes and
+                                     ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                                     in ALLOC_CALLEES):
             self.allocs.append(value)
             return ("alloc", len(self.allocs) - 1)
         if name == "llvm.mlir.addressof":
             return (EXTERNAL,)
         if name == "llvm.extractvalue":
-            inserted = _inserted(op.operands[0], list(ir.DenseI64ArrayAttr(op.attributes["position"])))
+            position = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+            inserted = _inserted(op.operands[0], position)
             return None if inserted is None else self.key(inserted)
         if name in DERIVING_OPS:
             operands = list(op.operands)[1:] if name == "llvm.select" else list(op.operands)

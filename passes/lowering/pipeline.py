@@ -34,8 +34,8 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 TARGETS = {
     "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
             (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, VectorizeLoops), (None, BoolBuffersToI8), (None, AffineToScf), ("scf", ScalarReplace),
-            (None, ScfToLLVM), ("llvm-dialect", AliasScopes)],
+            (None, BoolBuffersToI8), (None, VectorizeLoops), (None, AffineToScf),
+            ("scf", ScalarReplace), (None, ScfToLLVM), ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
@@ -92,4 +92,4 @@ def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
     if emit not in TEXT_EMITS:
         return str(lower(module, target, emit, debug))
     ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
-    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)
+    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll, target)

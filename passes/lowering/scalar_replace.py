@@ -104,7 +104,8 @@ def _carry(loop, noalias):
 
 
 def _plain_serial(loop) -> bool:
-    if "loop_annotation" in loop.attributes and "vectorize" in str(loop.attributes["loop_annotation"]):
+    annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
+    if "vectorize" in str(annotation):
         return False
     lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
     return None not in (lo, hi, step) and step > 0 and lo < hi
@@ -178,7 +179,33 @@ def _linear(value):
             if not ta or not tb:
                 k, (c, t) = (ca, (cb, tb)) if not ta else (cb, (ca, ta))
                 return k * c, {v: k * x for v, x in t.items() if k * x}
-    return 0, {value: 1}
+    return 0, {_atom(value): 1}
+
+
+def _atom(value):
+    """A value as a term of a linear form: an `arith` op by structure (unrolled copies of a
+    `floordiv` are one atom), anything else (a loop IV, a loaded index) by identity."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        op = owner.operation
+        if op.name.startswith("arith.") and len(op.results) == 1:
+            return (op.name, tuple((a.name, str(a.attr)) for a in op.attributes),
+                    tuple(_frozen(_linear(v)) for v in op.operands))
+    return value
+
+
+def _frozen(form):
+    return form[0], frozenset(form[1].items())
+
+
+def _leaves(index):
+    """The values (loop IVs, function arguments, opaque results) an index depends on."""
+    for _, terms in index:
+        for atom in terms:
+            if isinstance(atom, tuple):
+                yield from _leaves([(c, dict(t)) for c, t in atom[2]])
+            else:
+                yield atom
 
 
 def _inside(value, loop) -> bool:
@@ -188,8 +215,12 @@ def _inside(value, loop) -> bool:
 
 
 def _invariant(access, loop) -> bool:
-    return access.index is not None and not _inside(access.op.operands[0 if not access.store else 1], loop) \
-        and all(not _inside(v, loop) for _, terms in access.index for v in terms)
+    return (access.index is not None and not _inside(_base(access), loop)
+            and not any(_inside(v, loop) for v in _leaves(access.index)))
+
+
+def _base(access):
+    return access.op.operands[1 if access.store else 0]
 
 
 def _same_address(a, b) -> bool:
@@ -253,8 +284,8 @@ def _unrollable(loop, accesses):
         iv = op.regions[0].blocks[0].arguments[0]
         stores = [a for a in accesses if a.store and a.op.parent.operation == op
                   and a.index is not None]
-        if any(all(not _inside(v, loop) or v == iv for _, terms in a.index for v in terms)
-               and any(iv in terms for _, terms in a.index) for a in stores):
+        if any(all(v == iv or not _inside(v, loop) for v in _leaves(a.index))
+               and any(v == iv for v in _leaves(a.index)) for a in stores):
             out.append(op)
     return out
 
@@ -287,7 +318,7 @@ def _rewrite(loop, groups):
     with ir.InsertionPoint(loop), loc:
         for g in groups:
             first = g[0]
-            base = first.op.operands[1 if first.store else 0]
+            base = _base(first)
             index = [_hoist(v, loop) for v in _indices(first)]
             addresses.append((base, index))
             t = _value_type(first)
