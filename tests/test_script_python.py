@@ -217,3 +217,17 @@ def test_tvmscript_doc_python_example():
     a, b = np.random.rand(128).astype("float32"), np.zeros(128, "float32")
     tir_mlir.build(mod, "llvm")["main"](a, b)
     np.testing.assert_allclose(b, a * 2.5)
+
+
+def test_cli_runs_a_python_file_against_the_interpreter():
+    out = CliRunner().invoke(main, ["run", str(DATA / "captured.py"), "--func", "scaled",
+                                    "--check"])
+    assert out.exit_code == 0, out.output
+    assert "check: OK" in out.output
+
+
+def test_cli_refuses_a_symbolic_python_file_with_a_location():
+    path = str(DATA / "symbolic.py")
+    out = CliRunner().invoke(main, ["parse", path])
+    assert out.exit_code == 1
+    assert out.output.startswith(f"{path}:6:1: error: function 'add' has symbolic shapes")
