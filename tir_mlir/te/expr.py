@@ -147,7 +147,7 @@ class Call(Expr):
         return f"T.{self.name}({', '.join(a.text(names) for a in self.args)})"
 
 
-def _match(a, b):
+def match_dtypes(a, b):
     """Both operands as Exprs of one dtype (a Python number takes the other side's dtype)."""
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         a = const(a)
@@ -173,7 +173,7 @@ def _promote_number(x, dtype):
 
 
 def binary(op, a, b) -> Expr:
-    a, b = _match(a, b)
+    a, b = match_dtypes(a, b)
     if op in ("<<", ">>", "&", "|", "^", "//", "%") and is_float(a.dtype):
         if op in ("//", "%"):
             return Call("floordiv" if op == "//" else "floormod", [a, b], a.dtype)
@@ -182,7 +182,7 @@ def binary(op, a, b) -> Expr:
 
 
 def compare(op, a, b) -> Expr:
-    a, b = _match(a, b)
+    a, b = match_dtypes(a, b)
     # TVM's create_prim_func prints `x >= c` as `c <= x`: keep its canonical direction
     if op in (">", ">="):
         return Binary("<" if op == ">" else "<=", b, a, "bool")

@@ -3,10 +3,11 @@
 `compute` calls the user's lambda once with axis variables (TE programs are Python the user
 runs) and keeps the expression tree; create_prim_func turns the operations into TensorIR.
 """
-from typing import List, Sequence
+from typing import List
 
 from tir_mlir.dtypes import is_float
-from tir_mlir.te.expr import Call, Const, Expr, Var, _match, as_expr, check_dtype, const
+from tir_mlir.te.expr import (Call, Const, Expr, Var, as_expr, check_dtype, const,
+                              match_dtypes)
 
 
 class IterVar(Expr):
@@ -168,7 +169,7 @@ class CommReducer:
 
     def __call__(self, expr, axis, where=None, init=None):
         if not isinstance(axis, (IterVar, list, tuple)):       # te.max(a, b): elementwise
-            a, b = _match(expr, axis)
+            a, b = match_dtypes(expr, axis)
             return self.combine(a, b)
         if where is not None:
             raise NotImplementedError("te reductions with where= are not supported")
@@ -196,17 +197,17 @@ class _DtypeName(Expr):
 
 
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")
-max = comm_reducer(lambda x, y: Call("max", _match(x, y), x.dtype), _limit("min_value"),
-                   name="max")
-min = comm_reducer(lambda x, y: Call("min", _match(x, y), x.dtype), _limit("max_value"),
-                   name="min")
+max = comm_reducer(lambda x, y: Call("max", match_dtypes(x, y), x.dtype),
+                   _limit("min_value"), name="max")
+min = comm_reducer(lambda x, y: Call("min", match_dtypes(x, y), x.dtype),
+                   _limit("max_value"), name="min")
 
 
 def if_then_else(cond, t, f) -> Expr:
     cond = as_expr(cond)
     if cond.dtype != "bool":
         raise TypeError("te.if_then_else needs a boolean condition")
-    t, f = _match(t, f)
+    t, f = match_dtypes(t, f)
     return Call("if_then_else", [cond, t, f], t.dtype)
 
 
@@ -255,7 +256,7 @@ exp, log, sqrt, tanh, sigmoid, rsqrt = (_math(n) for n in
 
 
 def Select(cond, t, f) -> Expr:
-    t, f = _match(t, f)
+    t, f = match_dtypes(t, f)
     return Call("Select", [as_expr(cond), t, f], t.dtype)
 
 

@@ -11,7 +11,7 @@ from tir_mlir.te.expr import Var
 from tir_mlir.te.operation import ComputeOp, PlaceholderOp, Reduce, Tensor
 
 
-def _ops(args: List[Tensor]):
+def reachable_ops(args: List[Tensor]):
     """Compute ops reachable from `args`, producers first (post-order, inputs in body order)."""
     order, seen = [], set()
 
@@ -101,7 +101,7 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
             raise TypeError(f"create_prim_func takes te tensors and te.var, got "
                             f"{type(a).__name__}")
     tensors = [a for a in args if isinstance(a, Tensor)]
-    ops = _ops(tensors + list(roots))
+    ops = reachable_ops(tensors + list(roots))
     taken, names = set(), {}
     symbolic = _symbolic_vars(ops)
     for v in symbolic + [a for a in args if isinstance(a, Var)]:

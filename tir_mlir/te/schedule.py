@@ -9,13 +9,15 @@ for, it builds the PrimFunc for those and replays the trace on it.
 """
 from typing import Dict, List
 
+from mlir import ir
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
-from tir_mlir.te.prim_func import _ops, prim_func_and_names
+from tir_mlir.te.prim_func import prim_func_and_names, reachable_ops
 
 # TE pragmas with a TensorIR loop kind; any other pragma is refused (it would be ignored).
 PRAGMA_KINDS = {"unroll": "unroll", "vectorize": "vectorize", "parallel": "parallel",
@@ -170,7 +172,8 @@ class Schedule:
     def __init__(self, ops):
         ops = list(ops) if isinstance(ops, (list, tuple)) else [ops]
         self.outputs = [op.output(0) for op in ops]
-        placeholders = [op.tensor for op in _ops(self.outputs) if isinstance(op, PlaceholderOp)]
+        placeholders = [op.tensor for op in reachable_ops(self.outputs)
+                        if isinstance(op, PlaceholderOp)]
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
         if not isinstance(func, IRModule):
@@ -183,7 +186,7 @@ class Schedule:
         self._keep = []                            # IterVars the maps refer to, kept alive
         self._var_axis: Dict[int, IterVar] = {}    # id(thread var or axis var) -> IterVar
         self.stages: Dict[int, Stage] = {}
-        for op in _ops(self.outputs):
+        for op in reachable_ops(self.outputs):
             if isinstance(op, ComputeOp):
                 stage = Stage(self, names[op.tensor], op)
                 self.stages[id(op)] = stage
@@ -227,25 +230,28 @@ class Schedule:
         self.stages[id(tensor.op)] = self.stages[id(tensor)] = stage
         return tensor
 
+    def _bound_loops(self, stage: Stage):
+        """(block view, [(iter var index, loop handle)]) for the block's iter vars bound to
+        exactly one loop variable."""
+        block = self._block(stage.block)
+        by_value = {self._loop_op(lp).iv: lp for lp in self.sch.get_loops(stage.block)}
+        pairs = []
+        with block.op.context:
+            for k, expr in enumerate(block.bindings.results):
+                e = expr.maybe_downcast()
+                if isinstance(e, ir.AffineDimExpr) and block.dims[e.position] in by_value:
+                    pairs.append((k, by_value[block.dims[e.position]]))
+        return block, pairs
+
     def _view(self, stage: Stage):
         """The op of a rewritten stage: its loops, as spatial or reduce axes by the block's
         iter var each loop is bound to."""
-        from mlir import ir
-        block = self._block(stage.block)
-        loops = self.sch.get_loops(stage.block)
-        by_value = {self._loop_op(lp).iv: lp for lp in loops}
+        block, pairs = self._bound_loops(stage)
         axis, reduce_axis = [], []
-        with block.op.context:
-            for k, expr in enumerate(block.bindings.results):
-                e = expr.maybe_downcast() if hasattr(expr, "maybe_downcast") else expr
-                if not isinstance(e, ir.AffineDimExpr):
-                    continue
-                lp = by_value.get(block.dims[e.position])
-                if lp is None:
-                    continue
-                kind = block.iter_types[k]
-                iv = self._iter_var(lp, self._loop_op(lp).name, kind)
-                (reduce_axis if kind == "R" else axis).append(iv)
+        for k, lp in pairs:
+            kind = block.iter_types[k]
+            iv = self._iter_var(lp, self._loop_op(lp).name, kind)
+            (reduce_axis if kind == "R" else axis).append(iv)
         return axis, reduce_axis
 
     # --- buffer stages ------------------------------------------------------------------------
@@ -290,25 +296,15 @@ class Schedule:
         ops = [op for op in _ops_between(outputs, stop)]
         if include_inputs:
             ops += [t.op for t in inputs if isinstance(t.op, ComputeOp)]
-        order = [op for op in _ops(self.outputs) if any(op is o for o in ops)]
+        order = [op for op in reachable_ops(self.outputs) if any(op is o for o in ops)]
         return Group([self[op] for op in order if isinstance(op, ComputeOp)])
 
     # --- store predicate ----------------------------------------------------------------------
     def _store_predicate(self, stage: Stage, predicate: Expr):
         """A TE condition over axis and thread variables -> a lambda over the block's iter
         vars, by name. A thread index no loop of the program is bound to is 0 (one thread)."""
-        block = self._block(stage.block)
-        from mlir import ir
-        loops = self.sch.get_loops(stage.block)
-        iv_of_loop = {self._loop_op(lp).iv: lp for lp in loops}
-        loop_iter = {}
-        with block.op.context:
-            for k, expr in enumerate(block.bindings.results):
-                e = expr.maybe_downcast() if hasattr(expr, "maybe_downcast") else expr
-                if isinstance(e, ir.AffineDimExpr) and block.dims[e.position] in iv_of_loop:
-                    loop_iter[iv_of_loop[block.dims[e.position]].sid] = block.iter_names[k]
-        names = {}
-
+        block, pairs = self._bound_loops(stage)
+        loop_iter = {lp.sid: block.iter_names[k] for k, lp in pairs}
         def name_of(var):
             axis = self._var_axis.get(id(var))
             rv = self._loops.get(id(axis if axis is not None else var))
