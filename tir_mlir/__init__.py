@@ -24,12 +24,21 @@ _LAZY = {
     "build": "tir_mlir.runtime.build",
     "load_module": "tir_mlir.runtime.build",
     "interpret": "tir_mlir.interpreter",
+    "lower": "tir_mlir.te.schedule",
+    "cpu": "tir_mlir.compat.nd",
+    "cuda": "tir_mlir.compat.nd",
 }
+# Subpackages reachable as attributes (`tir_mlir.te.placeholder`), also imported on first use.
+_SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script", "tir": "tir_mlir.compat.tir",
+               "nd": "tir_mlir.compat.nd"}
 
-__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY]
+__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY,
+           *_SUBMODULES]
 
 
 def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name])
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'tir_mlir' has no attribute {name!r}")

@@ -12,8 +12,10 @@ class IRModule:
     `mod.module` is the MLIR module, `mod["name"]` a function op, iteration yields names.
     """
 
-    def __init__(self, module: ir.Module):
-        self.module = module
+    def __init__(self, module):
+        """`module`: an MLIR module, or (as TVM's `IRModule({"main": f})`) a dict of name ->
+        PrimFunc / single-function IRModule, each function renamed to its key."""
+        self.module = _from_functions(module) if isinstance(module, dict) else module
 
     @property
     @serialized
@@ -75,3 +77,15 @@ class IRModule:
 
     def __repr__(self):
         return f"IRModule({', '.join(self.functions)})"
+
+
+def _from_functions(funcs: dict) -> ir.Module:
+    with get_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            for name, f in funcs.items():
+                if not isinstance(f, IRModule) or len(f) != 1:
+                    raise TypeError(f"IRModule({{{name!r}: ...}}) expects a PrimFunc")
+                op = next(iter(f.functions.values())).clone()
+                op.attributes["sym_name"] = ir.StringAttr.get(name)
+        return module

@@ -105,6 +105,8 @@ def _py(e: ir.AffineExpr, names) -> str:
 
 
 def _names(fn: Callable, n: int) -> list:
+    if len(getattr(fn, "param_names", ())) == n:        # a wrapper naming its parameters
+        return list(fn.param_names)
     if isinstance(fn, SafeLambda):
         return fn.params if len(fn.params) == n else [f"v{k}" for k in range(n)]
     code = getattr(fn, "__code__", None)

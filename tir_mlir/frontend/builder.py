@@ -18,6 +18,8 @@ from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
+# Integer functions a constant (a shape, an extent) may use: folded by ExprBuilder.
+STATIC_CALLS = {"ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "min", "max"}
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
               "axis.opaque": "O", "axis.scan": "O"}
 IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "axis_separators",
@@ -130,6 +132,8 @@ class FuncBuilder(Fail):
                 pass
             elif isinstance(n, A.Call) and callee(n) in DTYPES and len(n.args) == 1:
                 stack.append(n.args[0])          # T.int64(4)
+            elif isinstance(n, A.Call) and callee(n) in STATIC_CALLS and not n.kwargs:
+                stack += n.args                  # T.ceildiv(n, 4) once n is a constant
             elif not isinstance(n, A.Const):
                 self.fail(f"{what} must be a constant", getattr(n, "pos", node.pos))
         return self.ex.eval(node)

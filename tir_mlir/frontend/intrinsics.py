@@ -45,7 +45,7 @@ EXPR_CALLS = {
 # Statement-level forms, handled by the statement builder; naming one inside an expression is
 # an error that says so (rather than "unknown function").
 STATEMENT_CALLS = {
-    "prim_func", "ir_module", "Buffer", "handle", "match_buffer", "alloc_buffer", "func_attr",
+    "prim_func", "ir_module", "macro", "Buffer", "handle", "match_buffer", "alloc_buffer", "func_attr",
     "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
     "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
     "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",

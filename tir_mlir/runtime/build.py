@@ -88,6 +88,8 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location."""
+    if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
+        return mod._tir_mlir_build(target, debug=debug)
     if str(target).split()[0] in ("cuda", "nvptx"):
         from tir_mlir.runtime import cuda
         return cuda.build(mod, target)

@@ -14,6 +14,7 @@ from tir_mlir.passes.schedule import (
     prefetch as _prefetch, rfactor as _rfactor, set_scope as _set_scope,
     storage_align as _align, store_predicate as _pred, symbolic, tensorize as _tensorize,
     transform_layout as _layout)
+from tir_mlir.passes.schedule.safe_lambda import SafeLambda
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -109,6 +110,31 @@ class BufferPrimitives:
         """TE's `s[B].set_store_predicate(cond)`: tir_mlir only. `predicate` is a Python
         function of the block's iter vars returning a conjunction of comparisons."""
         blk = Block(self._block(block))
-        fn = symbolic.from_text(predicate)
+        fn = _by_name(symbolic.from_text(predicate), blk)
         self._note(predicate=symbolic.lambda_text(fn, len(blk.iter_names), predicate=True))
         _pred.set_store_predicate(blk, fn)
+
+
+def _by_name(fn: Callable, blk: Block) -> Callable:
+    """`fn` with its parameters bound to the block's iter vars of the same names (in any
+    order, a subset allowed), as a function of all iter vars in order. Binding by position
+    would silently change meaning when a primitive (rfactor, cache_write) reorders iter vars."""
+    iters = blk.iter_names
+    code = getattr(fn, "__code__", None)
+    if isinstance(fn, SafeLambda):          # a lambda's text, as recorded in a trace
+        params, varargs = list(fn.params), False
+    elif code is not None:
+        params, varargs = list(code.co_varnames[:code.co_argcount]), code.co_flags & 0x0C
+    else:
+        params, varargs = [], True
+    if params == iters:
+        return fn
+    unknown = [p for p in params if p not in iters]
+    if varargs or unknown:
+        raise ScheduleError(f"set_store_predicate: the predicate's parameters "
+                            f"({', '.join(params) or '...'}) must be named after the block's "
+                            f"iter vars ({', '.join(iters)}) of block {blk.name!r}")
+    def by_name(*values):
+        return fn(*[values[iters.index(p)] for p in params])
+    by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
+    return by_name

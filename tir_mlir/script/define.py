@@ -13,6 +13,7 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.prim_func import PrimFunc
 from tir_mlir.script.resolve import make_macro_def, resolve_definition
+from tir_mlir.script.symbolic import SymbolicPrimFunc, check_symbolic, symbolic_vars
 
 
 def scope_of(obj, frame):
@@ -61,15 +62,19 @@ def _source(obj):
     return filename, defs[0]
 
 
-def define_func(fn, frame) -> PrimFunc:
+def define_func(fn, frame):
     filename, f = _source(fn)
-    mod = build([resolve_definition(f, scope_of(fn, frame), filename)], filename)
-    return PrimFunc(mod.module)
+    f = resolve_definition(f, scope_of(fn, frame), filename)
+    if symbolic_vars(f):
+        return SymbolicPrimFunc(f, filename)
+    return PrimFunc(build([f], filename).module)
 
 
 def define_module(cls, frame):
     filename, c = _source(cls)
-    return build([resolve_definition(c, scope_of(cls, frame), filename)], filename)
+    c = resolve_definition(c, scope_of(cls, frame), filename)
+    check_symbolic(c, filename)
+    return build([c], filename)
 
 
 def define_macro(fn, frame):

@@ -12,6 +12,7 @@ from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.module import IRModule
 from tir_mlir.script.captures import Unreadable
 from tir_mlir.script.extract import split_python
+from tir_mlir.script.symbolic import check_symbolic, symbolic_vars
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
 MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
@@ -81,7 +82,15 @@ def parse_python(text: str, filename: str = "<string>") -> IRModule:
     if not any(isinstance(s, (A.FuncDef, A.ClassDef)) for s in definitions):
         raise TIRParseError("no @T.prim_func or @I.ir_module definition at the top level of "
                             "this Python file", SourceLoc(filename, 1, 1))
-    return build([resolve_definition(s, captures, filename) for s in definitions], filename)
+    resolved = [resolve_definition(s, captures, filename) for s in definitions]
+    for s in resolved:
+        check_symbolic(s, filename)
+        if isinstance(s, A.FuncDef) and symbolic_vars(s):
+            raise TIRParseError(f"function {s.name!r} has symbolic shapes or scalar parameters "
+                                f"({', '.join(symbolic_vars(s))}); the command line needs "
+                                "concrete ones: import the file and use f.specialize({...})",
+                                SourceLoc(filename, *s.pos))
+    return build(resolved, filename)
 
 
 def load_python(path) -> IRModule:

@@ -1,0 +1,124 @@
+"""Symbolic shapes and scalar parameters (`n = T.int32()`, `x: T.float32`): specialization,
+and calls that read the symbolic values from the arguments, with TVM 0.21 as the oracle."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from tir_mlir.errors import RuntimeCallError, TIRParseError
+from tir_mlir.script.symbolic import SymbolicPrimFunc
+
+SOURCE = Path(__file__).parent / "data" / "frontend" / "python" / "symbolic.py"
+SIZES = (1, 7, 33)
+
+
+def _load(tmp_path, imports, tag):
+    path = tmp_path / f"{tag}_symbolic.py"
+    path.write_text(SOURCE.read_text().replace("from tvm.script import tir as T", imports))
+    spec = importlib.util.spec_from_file_location(f"{tag}_symbolic", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def ours(tmp_path):
+    return _load(tmp_path, "from tir_mlir.script import tir as T", "ours")
+
+
+def test_symbolic_functions_are_templates(ours):
+    assert isinstance(ours.add, SymbolicPrimFunc)
+    assert ours.add.vars == {"n": "int32"} and ours.add.params == ["a", "b", "c"]
+    assert ours.axpy.vars == {"n": "int32", "alpha": "float32", "chunk": "int32"}
+    text = ours.add.specialize({"n": 8}).script()
+    assert "A = T.match_buffer(a, (8, 16))" in text and "T.grid(8, 16)" in text
+    partial = ours.axpy.specialize({"chunk": 4})
+    assert isinstance(partial, SymbolicPrimFunc) and set(partial.vars) == {"n", "alpha"}
+    assert "(T.int64(5), T.int64(3))" in ours.row_sum.specialize({"n": 5, "m": 3}).script()
+    with pytest.raises(KeyError, match="no symbolic var or scalar parameter 'q'"):
+        ours.add.specialize({"q": 1})
+    with pytest.raises(TypeError, match="n is a int32"):
+        ours.add.specialize({"n": 1.5})
+    with pytest.raises(TypeError, match="specialize"):
+        ours.add.script()
+
+
+def test_specialized_equals_tvm(ours, tmp_path):
+    tvm = pytest.importorskip("tvm")
+    theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm")
+    for n in SIZES:
+        mine = tvm.script.from_source(ours.add.specialize({"n": n}).script())
+        a, b, c = theirs.add.params
+        expected = theirs.add.specialize(
+            {p: tvm.tir.decl_buffer((n, 16), name=p.name.upper()) for p in (a, b, c)})
+        tvm.ir.assert_structural_equal(mine.without_attr("global_symbol"),
+                                       expected.without_attr("global_symbol"))
+
+
+def test_symbolic_programs_give_tvms_numbers_at_three_sizes(ours, tmp_path):
+    tvm = pytest.importorskip("tvm")
+    theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm")
+    rng = np.random.default_rng(0)
+    add_ours, add_tvm = tir_mlir.build(ours.add), tvm.build(theirs.add, target="llvm")
+    sum_ours, sum_tvm = tir_mlir.build(ours.row_sum), tvm.build(theirs.row_sum, target="llvm")
+    for n in SIZES:
+        a, b = rng.random((n, 16), dtype="float32"), rng.random((n, 16), dtype="float32")
+        c = np.zeros_like(a)
+        c_tvm = tvm.nd.array(np.zeros_like(a))
+        add_ours["add"](a, b, c)
+        add_tvm(tvm.nd.array(a), tvm.nd.array(b), c_tvm)
+        np.testing.assert_allclose(c, c_tvm.numpy())
+        m = n + 2
+        x = rng.random((n, m), dtype="float32")
+        s, s_tvm = np.zeros(n, "float32"), tvm.nd.array(np.zeros(n, "float32"))
+        sum_ours["row_sum"](x, s)
+        sum_tvm(tvm.nd.array(x), s_tvm)
+        np.testing.assert_allclose(s, s_tvm.numpy(), rtol=1e-5)
+
+
+def test_scalar_parameters_at_run_time(ours):
+    lib = tir_mlir.build(ours.axpy)
+    rng = np.random.default_rng(1)
+    for n, chunk in ((1, 4), (10, 3), (64, 16)):
+        a, b = rng.random(n, dtype="float32"), rng.random(n, dtype="float32")
+        want = b + 2.5 * a
+        lib["axpy"](a, b, 2.5, chunk)
+        np.testing.assert_allclose(b, want, rtol=1e-6)
+
+
+def test_inconsistent_arguments_are_refused(ours):
+    lib = tir_mlir.build(ours.add)
+    z = np.zeros
+    with pytest.raises(RuntimeCallError, match="n is 4 from dimension 0 of 'a' but 5 from "
+                                               "dimension 0 of 'b'"):
+        lib["add"](z((4, 16), "float32"), z((5, 16), "float32"), z((4, 16), "float32"))
+    with pytest.raises(RuntimeCallError, match="expects shape"):
+        lib["add"](z((4, 8), "float32"), z((4, 8), "float32"), z((4, 8), "float32"))
+    with pytest.raises(RuntimeCallError, match="takes 3 arguments"):
+        lib["add"](z((4, 16), "float32"))
+    axpy = tir_mlir.build(ours.axpy)
+    with pytest.raises(RuntimeCallError, match="takes 4 arguments"):
+        axpy["axpy"](z(4, "float32"), z(4, "float32"), 1.0)
+
+
+def test_symbolic_function_in_a_module_is_a_located_error(tmp_path):
+    path = tmp_path / "mod_sym.py"
+    path.write_text('''from tir_mlir.script import tir as T, ir as I
+@I.ir_module
+class M:
+    @T.prim_func
+    def f(a: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,))
+        for i in range(n):
+            A[i] = T.float32(0)
+''')
+    spec = importlib.util.spec_from_file_location("mod_sym", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    with pytest.raises(TIRParseError, match="function 'f' has symbolic shapes"):
+        spec.loader.exec_module(module)

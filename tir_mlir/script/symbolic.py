@@ -1,0 +1,222 @@
+"""Prim_funcs with symbolic shapes and scalar parameters, made concrete by specialization.
+
+`n = T.int32()` (or `T.int64()`) and scalar parameters (`n: T.int32`, `x: T.float32`) make a
+`SymbolicPrimFunc`: the resolved syntax tree, kept until the values are known.
+`f.specialize({"n": 128})` substitutes them (removing the `T.int32()` lines and the scalar
+parameters) and builds an ordinary PrimFunc. `tir_mlir.build(f)` gives a module whose functions
+take buffers and scalars like TVM's (`lib["f"](a, b, n)`): each call reads the symbolic values
+from the arrays' shapes and the scalars, checks they agree across arguments, and runs the
+specialization for those values (compiled once per set of values).
+"""
+from typing import Dict, List, Tuple
+
+from tir_mlir.errors import RuntimeCallError, TIRParseError, SourceLoc
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.intrinsics import callee, strip_prefix
+from tir_mlir.script.captures import transform
+
+INT_DTYPES = ("int32", "int64")
+SCALAR_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float16", "float32", "float64", "bool")
+
+
+def _is_var_call(node):
+    return isinstance(node, A.Call) and not node.args and not node.kwargs and \
+        callee(node) in INT_DTYPES
+
+
+def _var_decls(s):
+    """`n = T.int32()` / `n, m = T.int64(), T.int64()` -> [(name, dtype), ...], else []."""
+    if not isinstance(s, A.Assign):
+        return []
+    targets = s.target.items if isinstance(s.target, A.Tuple_) else [s.target]
+    values = s.value.items if isinstance(s.value, A.Tuple_) else [s.value]
+    if len(targets) != len(values) or not all(
+            isinstance(t, A.Name) and _is_var_call(v) for t, v in zip(targets, values)):
+        return []
+    return [(t.id, callee(v)) for t, v in zip(targets, values)]
+
+
+def _scalar_param(p):
+    name = A.dotted_name(p.annotation) if p.annotation is not None else None
+    dtype = strip_prefix(name) if name else None
+    return dtype if dtype in SCALAR_DTYPES else None
+
+
+def symbolic_vars(f: A.FuncDef) -> Dict[str, str]:
+    """name -> dtype of the symbolic vars and scalar parameters of a prim_func."""
+    out = {p.name: _scalar_param(p) for p in f.params if _scalar_param(p)}
+    for s in f.body:
+        out.update(_var_decls(s))
+    return out
+
+
+def _value_node(value, dtype, pos):
+    if dtype == "int64":
+        return A.Call(A.Attr(A.Name("T", pos), "int64", pos), [A.Const(value, pos)], [], pos)
+    return A.Const(value, pos)
+
+
+class SymbolicPrimFunc:
+    """A prim_func with symbolic shapes or scalar parameters (see the module comment)."""
+
+    def __init__(self, func: A.FuncDef, filename: str):
+        self.func, self.filename = func, filename
+        self.vars = symbolic_vars(func)
+        self._built = {}
+
+    @property
+    def name(self):
+        return self.func.name
+
+    @property
+    def params(self) -> List[str]:
+        """Parameter names, buffers (handles) and scalars, in order."""
+        return [p.name for p in self.func.params]
+
+    def __repr__(self):
+        return f"SymbolicPrimFunc({self.name}, {', '.join(self.vars)})"
+
+    def specialize(self, values: Dict):
+        """Bind symbolic vars / scalar parameters (by name, or objects with `.name`); the
+        PrimFunc once all are bound, else a SymbolicPrimFunc of the rest."""
+        named = {getattr(k, "name", k): v for k, v in values.items()}
+        for k, v in named.items():
+            if k not in self.vars:
+                raise KeyError(f"{self.name} has no symbolic var or scalar parameter {k!r} "
+                               f"(it has {', '.join(self.vars) or 'none'})")
+            if type(v) not in (int, float, bool):
+                raise TypeError(f"specialize: {k} must be a number, got {type(v).__name__}")
+            if self.vars[k] in INT_DTYPES and type(v) is not int:
+                raise TypeError(f"specialize: {k} is a {self.vars[k]}, got {v!r}")
+        f = self.func
+
+        def fn(node):
+            if isinstance(node, A.Name) and node.id in named:
+                return _value_node(named[node.id], self.vars[node.id], node.pos)
+            return None
+        params = [A.Param(p.name, transform(p.annotation, fn), p.pos) for p in f.params
+                  if p.name not in named]
+        body = []
+        for s in f.body:
+            decls = _var_decls(s)
+            if decls:       # keep the declarations of the vars still symbolic
+                body += [A.Assign(A.Name(n, s.pos), A.Call(A.Attr(A.Name("T", s.pos), d, s.pos),
+                                                          [], [], s.pos), s.pos)
+                         for n, d in decls if n not in named]
+            else:
+                body.append(transform(s, fn))
+        special = A.FuncDef(f.name, params, f.returns, body, f.pos, f.decorators)
+        if len(named) < len(self.vars):
+            return SymbolicPrimFunc(special, self.filename)
+        from tir_mlir.frontend.parser import build
+        from tir_mlir.script.prim_func import PrimFunc
+        return PrimFunc(build([special], self.filename).module)
+
+    def script(self) -> str:
+        raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
+                        f"({', '.join(self.vars)}): print f.specialize({{...}}).script()")
+
+    # --- running ----------------------------------------------------------------------------
+    def _shapes(self) -> List[Tuple[str, list]]:
+        """(buffer param or handle name, its shape nodes) per non-scalar parameter."""
+        matched = {}
+        for s in self.func.body:
+            if isinstance(s, A.Assign) and isinstance(s.value, A.Call) and \
+                    callee(s.value) == "match_buffer" and s.value.args and \
+                    isinstance(s.value.args[0], A.Name) and len(s.value.args) > 1:
+                matched[s.value.args[0].id] = s.value.args[1]
+        out = []
+        for p in self.func.params:
+            if p.name in self.vars:
+                continue
+            shape = matched.get(p.name)
+            ann = p.annotation
+            if shape is None and isinstance(ann, A.Call) and ann.args:
+                shape = ann.args[0]
+            if shape is None and isinstance(ann, A.Subscript) and ann.indices:
+                shape = ann.indices[0]
+            items = shape.items if isinstance(shape, (A.Tuple_, A.List_)) else [shape]
+            out.append((p.name, items))
+        return out
+
+    def bind_call(self, args) -> Tuple[Dict, list]:
+        """(values of the symbolic vars, the arrays) for a call `f(*args)`; RuntimeCallError
+        when the arguments disagree."""
+        if len(args) != len(self.func.params):
+            raise RuntimeCallError(f"{self.name} takes {len(self.func.params)} arguments "
+                                   f"({', '.join(self.params)}), got {len(args)}")
+        values, source, arrays = {}, {}, []
+        by_name = dict(zip(self.params, args))
+        for name, dims in self._shapes():
+            a = by_name[name]
+            shape = getattr(a, "shape", None)
+            if shape is None or len(shape) != len(dims):
+                raise RuntimeCallError(f"{self.name}: buffer {name!r} expects a "
+                                       f"{len(dims)}-d numpy array")
+            for axis, (node, n) in enumerate(zip(dims, shape)):
+                if isinstance(node, A.Name) and node.id in self.vars:
+                    where = f"dimension {axis} of {name!r}"
+                    if node.id in values and values[node.id] != n:
+                        raise RuntimeCallError(
+                            f"{self.name}: {node.id} is {values[node.id]} from "
+                            f"{source[node.id]} but {n} from {where}")
+                    values.setdefault(node.id, int(n))
+                    source.setdefault(node.id, where)
+            arrays.append(a)
+        for p in self.func.params:
+            if p.name not in self.vars:
+                continue
+            v = by_name[p.name]
+            if p.name in values and v != values[p.name]:
+                raise RuntimeCallError(f"{self.name}: {p.name} = {v} but {source[p.name]} "
+                                       f"is {values[p.name]}")
+            values[p.name] = v
+        missing = [v for v in self.vars if v not in values]
+        if missing:
+            raise RuntimeCallError(f"{self.name}: no argument gives {missing[0]} (symbolic "
+                                   "vars must be a whole buffer dimension or a parameter)")
+        return values, arrays
+
+    def _tir_mlir_build(self, target="llvm", **kwargs):
+        return SymbolicModule(self, target, kwargs)
+
+
+class SymbolicModule:
+    """`tir_mlir.build(f)` of a SymbolicPrimFunc: `lib[name](*buffers_and_scalars)`."""
+
+    def __init__(self, func: SymbolicPrimFunc, target, kwargs):
+        self.func, self.target, self.kwargs = func, target, kwargs
+        self._libs = {}
+
+    def _lib(self, values):
+        from tir_mlir.runtime.build import build
+        key = tuple(sorted(values.items()))
+        if key not in self._libs:
+            self._libs[key] = build(self.func.specialize(values), self.target, **self.kwargs)
+        return self._libs[key]
+
+    def __getitem__(self, name):
+        if name != self.func.name:
+            raise KeyError(f"no function named {name!r}; the module has {self.func.name!r}")
+
+        def call(*args):
+            values, arrays = self.func.bind_call(args)
+            self._lib(values)[name](*arrays)
+        return call
+
+    def time_evaluator(self, name, dev=None, **kwargs):
+        def evaluate(*args):
+            values, arrays = self.func.bind_call(args)
+            return self._lib(values).time_evaluator(name, dev, **kwargs)(*arrays)
+        return evaluate
+
+
+def check_symbolic(s, filename):
+    """TIRParseError for symbolic functions where only concrete ones are allowed."""
+    for f in s.body if isinstance(s, A.ClassDef) else []:
+        if isinstance(f, A.FuncDef) and symbolic_vars(f):
+            raise TIRParseError(f"function {f.name!r} has symbolic shapes or scalar parameters "
+                                f"({', '.join(symbolic_vars(f))}); in a module they are not "
+                                "supported yet: define it with @T.prim_func",
+                                SourceLoc(filename, *f.pos))
