@@ -1,0 +1,36 @@
+"""Schedule methods of issue 13's padding and layout primitives: decompose_padding,
+can_decompose_padding (TVM 0.21 signatures).
+
+A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
+delegating to a rewrite in `tir_mlir/passes/schedule/`.
+"""
+from typing import Union
+
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import decompose_padding as _padding
+from tir_mlir.schedule.handles import BlockRV, LoopRV
+from tir_mlir.schedule.primitive import primitive
+
+
+class LayoutPrimitives:
+
+    @primitive
+    def decompose_padding(self, block: Union[BlockRV, str], loop: LoopRV) -> BlockRV:
+        """Split padding block `block` into a block filling the buffer with the pad value
+        (a copy of the loops from `loop` down, placed before `loop`; returned) and the block
+        itself copying only the valid region."""
+        blk = Block(self._block(block))
+        fill = _padding.decompose_padding(blk, self._resolve(loop, LoopRV))
+        return self._handle(fill.op, BlockRV)
+
+    def can_decompose_padding(self, block: Union[BlockRV, str], loop: LoopRV) -> bool:
+        """Whether decompose_padding(block, loop) would be accepted (not a trace
+        instruction; the module is not changed)."""
+        try:
+            with get_context():
+                _padding.check(Block(self._block(block)), self._resolve(loop, LoopRV))
+        except ScheduleError:
+            return False
+        return True
