@@ -1,15 +1,16 @@
 """Schedule methods of issue 13's padding and layout primitives: decompose_padding,
-can_decompose_padding (TVM 0.21 signatures).
+can_decompose_padding, reindex (TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
 """
-from typing import Union
+from typing import Tuple, Union
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import decompose_padding as _padding
+from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -34,3 +35,14 @@ class LayoutPrimitives:
         except ScheduleError:
             return False
         return True
+
+    @primitive
+    def reindex(self, block: Union[BlockRV, str],
+                buffer: Union[Tuple[str, int], str]) -> BlockRV:
+        """Make `block` access `buffer` ("read"/"write", index) or a name) through a new buffer
+        indexed by its iter vars, copied in before (read) or out after (write) the block's
+        loop nest; returns the copy block."""
+        blk = Block(self._block(block))
+        kind, i = _reindex.buffer_index(blk, buffer)
+        self._note(buffer=(kind, i))
+        return self._handle(_reindex.reindex(blk, (kind, i)).op, BlockRV)
