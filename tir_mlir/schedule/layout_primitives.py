@@ -1,16 +1,17 @@
 """Schedule methods of issue 13's padding and layout primitives: decompose_padding,
-can_decompose_padding, reindex (TVM 0.21 signatures).
+can_decompose_padding, reindex, reorder_block_iter_var (TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
 """
-from typing import Tuple, Union
+from typing import List, Tuple, Union
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import decompose_padding as _padding
 from tir_mlir.passes.schedule import reindex as _reindex
+from tir_mlir.passes.schedule import reorder_block_iter_var as _reorder_iters
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -46,3 +47,8 @@ class LayoutPrimitives:
         kind, i = _reindex.buffer_index(blk, buffer)
         self._note(buffer=(kind, i))
         return self._handle(_reindex.reindex(blk, (kind, i)).op, BlockRV)
+
+    @primitive
+    def reorder_block_iter_var(self, block: BlockRV, new_order: List[int]) -> None:
+        """Permute the block's iter vars: new iter var j is old iter var new_order[j]."""
+        _reorder_iters.reorder_block_iter_var(Block(self._block(block)), new_order)
