@@ -28,7 +28,7 @@ from mlir.dialects import arith
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, emit_index, i64_array, linear, replace_uses, simplify, to_affine)
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
@@ -289,6 +289,7 @@ def _resimplify_operand(op: ir.Operation, k: int, shifted: list):
         return
     if not any(leaf == a for leaf in leaves for a in shifted):
         return
+    ranges = {p: analysis.value_range(leaf) for p, leaf in enumerate(leaves)}
     with ir.InsertionPoint(op), op.location:
-        op.operands[k] = emit_index(simplify(e, len(leaves)), leaves)
+        op.operands[k] = emit_index(index.simplify(e, ranges), leaves)
     erase_dead(old)

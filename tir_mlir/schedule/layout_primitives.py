@@ -1,10 +1,11 @@
 """Schedule methods of issue 13's padding and layout primitives: decompose_padding,
-can_decompose_padding, reindex, reorder_block_iter_var (TVM 0.21 signatures).
+can_decompose_padding, reindex, reorder_block_iter_var, transform_block_layout (TVM 0.21
+signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
 """
-from typing import List, Tuple, Union
+from typing import Callable, List, Tuple, Union
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block
@@ -12,6 +13,7 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import decompose_padding as _padding
 from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.passes.schedule import reorder_block_iter_var as _reorder_iters
+from tir_mlir.passes.schedule import symbolic, transform_block_layout as _block_layout
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -52,3 +54,12 @@ class LayoutPrimitives:
     def reorder_block_iter_var(self, block: BlockRV, new_order: List[int]) -> None:
         """Permute the block's iter vars: new iter var j is old iter var new_order[j]."""
         _reorder_iters.reorder_block_iter_var(Block(self._block(block)), new_order)
+
+    @primitive
+    def transform_block_layout(self, block: Union[BlockRV, str], index_map: Callable) -> None:
+        """Re-express the block's iteration space through a bijective `index_map` over its iter
+        vars (a lambda or its text; recorded as canonical text), rebuilding its loops."""
+        blk = Block(self._block(block))
+        fn = symbolic.from_text(index_map)
+        self._note(index_map=symbolic.lambda_text(fn, len(blk.iter_names)))
+        _block_layout.transform_block_layout(blk, fn)
