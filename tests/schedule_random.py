@@ -18,7 +18,7 @@ KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "para
          "compute_inline", "reverse_compute_inline", "cache_read", "cache_read_consumers",
          "cache_write", "set_scope", "rfactor", "decompose_reduction", "blockize",
          "storage_align", "transform_layout", "loop_partition", "decompose_padding", "reindex",
-         "reorder_block_iter_var"]
+         "reorder_block_iter_var", "merge"]
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 
 
@@ -84,6 +84,10 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         # TVM 0.21 segfaults on a loop holding several statements: draw it only over one block
         if len(sch.get_child_blocks(la)) == 1:
             sch.loop_partition(la, [factor or 2, None] if b % 2 else [None, factor or 3])
+    elif kind == "merge":    # (TVM 0.21 aborts when merging a loop with itself)
+        target = sch.get_loops(other)
+        if target and not sch.get(la).same_as(sch.get(target[a % len(target)])):
+            sch.merge(la, target[a % len(target)])
     elif kind == "decompose_padding":
         blocks.append(sch.decompose_padding(blk, la))
     elif kind == "split":

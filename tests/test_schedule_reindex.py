@@ -134,3 +134,22 @@ def main(C: T.Buffer((16, 16), "float32")):
     sch = Schedule(parse(src))
     b = sch.get_block("F")
     check_error(sch, lambda s: s.reindex(b, ("write", 0)), "does not write every element")
+
+
+def test_read_modify_write_without_init_refused():
+    """After decompose_reduction the update block reads the buffer the init block wrote: TVM
+    redirects both to the new, unwritten buffer (wrong numbers)."""
+    sch = Schedule(parse(MATMUL))
+    b = sch.get_block("C")
+    sch.decompose_reduction(b, sch.get_loops(b)[0])
+    check_error(sch, lambda s: s.reindex(b, ("write", 0)), "without T.init")
+    check_error(sch, lambda s: s.reindex(b, "C"), "without T.init")
+
+
+def test_read_reindex_of_the_written_buffer_refused():
+    sch = Schedule(parse(MATMUL))
+    b = sch.get_block("C")
+    sch.decompose_reduction(b, sch.get_loops(b)[0])
+    reads = [str(r) for r in sch.get(b).reads]
+    k = next(i for i, r in enumerate(reads) if r.startswith("C["))
+    check_error(sch, lambda s: s.reindex(b, ("read", k)), "copy would not see its writes")

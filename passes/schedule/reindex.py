@@ -16,7 +16,9 @@ block; the scope has no
 write-after-read dependency; every access of the buffer in the block has the same indices, each
 an affine expression of iter vars whose domains start at 0. A write must cover the iter vars'
 domains (TVM copies back elements the block never wrote); this is checked by enumerating the
-block's iterations (up to 2^16), else the bindings must be distinct whole loops.
+block's iterations (up to 2^16), else the bindings must be distinct whole loops. A block that
+reads and writes the buffer may only reindex its write, and only with a T.init() (TVM accepts
+both and reads an unwritten or stale buffer).
 """
 import itertools
 from typing import List, Tuple, Union
@@ -82,6 +84,13 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
     func = func_of(block.op)
     check_stage_pipeline(func, WHO)
     ops = [op for op, _, v in accesses(block.op) if v == buf]
+    kinds = {k for _, k, v in accesses(block.op) if v == buf}
+    if kinds == {"load", "store"} and (kind == "read" or block.init is None):
+        raise ScheduleError(f"{WHO}: block {block.name!r} reads and writes buffer "
+                            f"{buffer_name(buf)!r}" + (" (the copy would not see its writes)"
+                                                       if kind == "read" else
+                                                       " without T.init() (its first read "
+                                                       "would see the new buffer unwritten)"))
     exprs, used = _indices(block, buf, ops)
     if kind == "write":
         _check_covers(block, used)
@@ -198,6 +207,7 @@ def _check_covers(block: Block, used: List[int]):
 
 
 def _eval(e: ir.AffineExpr, point) -> int:
+    e = e.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
         return e.value
     if isinstance(e, ir.AffineDimExpr):
