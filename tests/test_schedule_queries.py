@@ -55,8 +55,7 @@ SAMPLING = {"sample_categorical", "sample_compute_location", "sample_partitioned
 PENDING = {"cache_index", "cache_inplace",
            "reindex_cache_read", "reindex_cache_write", "read_at", "write_at", "rolling_buffer",
            "pad_einsum", "set_axis_separator",
-           "annotate_buffer_access",
-           "unsafe_hide_buffer_access", "unsafe_set_dtype"}
+           "annotate_buffer_access", "unsafe_hide_buffer_access"}
 
 
 def public(cls):

@@ -1,6 +1,6 @@
 """Schedule methods of issue 13's padding and layout primitives: decompose_padding,
-can_decompose_padding, reindex, reorder_block_iter_var, transform_block_layout (TVM 0.21
-signatures).
+can_decompose_padding, reindex, reorder_block_iter_var, transform_block_layout, unsafe_set_dtype
+(TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
@@ -14,6 +14,7 @@ from tir_mlir.passes.schedule import decompose_padding as _padding
 from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.passes.schedule import reorder_block_iter_var as _reorder_iters
 from tir_mlir.passes.schedule import symbolic, transform_block_layout as _block_layout
+from tir_mlir.passes.schedule import unsafe_set_dtype as _set_dtype
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -63,3 +64,9 @@ class LayoutPrimitives:
         fn = symbolic.from_text(index_map)
         self._note(index_map=symbolic.lambda_text(fn, len(blk.iter_names)))
         _block_layout.transform_block_layout(blk, fn)
+
+    @primitive
+    def unsafe_set_dtype(self, block: Union[BlockRV, str], buffer_index: int, dtype: str) -> None:
+        """Change the dtype of intermediate buffer `buffer_index` that `block` writes, casting
+        its stores and loads (values may round: "unsafe")."""
+        _set_dtype.unsafe_set_dtype(Block(self._block(block)), buffer_index, dtype)
