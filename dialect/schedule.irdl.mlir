@@ -50,6 +50,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @decompose_padding {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @decompose_reduction {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -95,6 +100,16 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @loop_partition {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @merge {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @parallel {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -105,7 +120,17 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @reindex {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @reorder {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @reorder_block_iter_var {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
@@ -175,6 +200,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @transform_block_layout {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @transform_layout {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -186,6 +216,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @unroll {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @unsafe_set_dtype {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)

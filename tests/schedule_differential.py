@@ -82,7 +82,10 @@ def body_text(script: str) -> str:
 
 
 def trace_text(trace) -> str:
-    return re.sub(r'func_name="[^"]*"', 'func_name="main"', str(trace))
+    try:
+        return re.sub(r'func_name="[^"]*"', 'func_name="main"', str(trace))
+    except TypeError as e:     # TVM 0.21 cannot print a trace with decompose_padding
+        return f"<TVM cannot print its trace: {e}>"
 
 
 def _tvm_func(mod):
@@ -115,7 +118,8 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
             out.problems.append(f"TVM rejects, we accept: {te}")
         elif te.step != oe.step:
             out.problems.append(f"rejected at different calls: TVM {te}; ours {oe}")
-        if trace and not out.problems and out.tvm_trace != out.our_trace:
+        if trace and not out.problems and out.tvm_trace != out.our_trace \
+                and not _unprintable(out.tvm_trace):
             out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
         return out
     ours_text = ours.mod.script()
@@ -141,7 +145,7 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
         if spelling or _printer_norm(out.tvm_text) == _printer_norm(out.our_text):
             msg = "printer: " + msg
         out.problems.append(msg)
-    if trace and out.tvm_trace != out.our_trace:
+    if trace and out.tvm_trace != out.our_trace and not _unprintable(out.tvm_trace):
         out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
     # transform_layout may change a parameter's layout (TVM too): the functions then take
     # other arrays (its numerics are tests/test_schedule_layout.py's)
@@ -153,6 +157,10 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
         except Exception as e:  # noqa: BLE001
             out.problems.append(f"numerics: {type(e).__name__}: {str(e)[:2000]}")
     return out
+
+
+def _unprintable(tvm_trace: str) -> bool:
+    return tvm_trace.startswith("<TVM cannot print")
 
 
 def _tvm_equal(ours_text: str, theirs_func, simplify: bool = False) -> bool:

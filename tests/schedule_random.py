@@ -17,7 +17,8 @@ KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "para
          "vectorize", "unroll", "annotate", "add_unit_loop", "compute_at", "reverse_compute_at",
          "compute_inline", "reverse_compute_inline", "cache_read", "cache_read_consumers",
          "cache_write", "set_scope", "rfactor", "decompose_reduction", "blockize",
-         "storage_align", "transform_layout"]
+         "storage_align", "transform_layout", "loop_partition", "decompose_padding", "reindex",
+         "reorder_block_iter_var", "merge"]
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 
 
@@ -72,8 +73,23 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         maps = [lambda i, j: (j, i), lambda i, j: (i // 4, j, i % 4),
                 lambda i, j: (i, j // 8, j % 8)]
         sch.transform_layout(blk, ("write", 0), maps[c % len(maps)])
+    elif kind == "reindex":
+        blocks.append(sch.reindex(blk, ("read", a % 2) if b % 2 else ("write", 0)))
+    elif kind == "reorder_block_iter_var":
+        n_iters = len(sch.get(blk).iter_vars)
+        sch.reorder_block_iter_var(blk, [(k + a) % n_iters for k in range(n_iters)][::(-1) ** b])
     elif la is None:
         sch.add_unit_loop(blk)
+    elif kind == "loop_partition":
+        # TVM 0.21 segfaults on a loop holding several statements: draw it only over one block
+        if len(sch.get_child_blocks(la)) == 1:
+            sch.loop_partition(la, [factor or 2, None] if b % 2 else [None, factor or 3])
+    elif kind == "merge":    # (TVM 0.21 aborts when merging a loop with itself)
+        target = sch.get_loops(other)
+        if target and not sch.get(la).same_as(sch.get(target[a % len(target)])):
+            sch.merge(la, target[a % len(target)])
+    elif kind == "decompose_padding":
+        blocks.append(sch.decompose_padding(blk, la))
     elif kind == "split":
         sch.split(la, factors=[None, factor or 2] if b % 2 else [factor or 3, None],
                   preserve_unit_iters=bool(a % 2))

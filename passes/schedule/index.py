@@ -240,6 +240,7 @@ def simplify(expr: ir.AffineExpr, ranges: Ranges) -> ir.AffineExpr:
 
 
 def _max_dim(expr) -> int:
+    expr = _downcast(expr)     # (isinstance on a plain AffineExpr aborts in the bindings)
     if isinstance(expr, ir.AffineDimExpr):
         return expr.position
     if isinstance(expr, ir.AffineBinaryExpr):

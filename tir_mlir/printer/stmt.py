@@ -66,6 +66,16 @@ class FuncPrinter:
             ops = body_ops(root.body)
         has_blocks = root is not None or self._contains_block(ops)
         allocs = [o for o in ops if o.name in ALLOCS]
+        if (root is None and len(ops) == 1 and Block.is_block(ops[0])
+                and not Block(ops[0]).iter_names):
+            # TVM would read a lone iter-less block as the root block itself: print the root
+            self.emit('with T.block("root"):')
+            self.depth += 1
+            self.emit("T.reads()")
+            self.emit("T.writes()")
+            self.stmts(ops)
+            self.depth -= 1
+            return "\n".join(self.lines)
         if has_blocks or allocs:
             self.emit('# with T.block("root"):')
         self._allocs(allocs)

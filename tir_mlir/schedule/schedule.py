@@ -22,6 +22,8 @@ from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
+from tir_mlir.schedule.layout_primitives import LayoutPrimitives
+from tir_mlir.schedule.loop_primitives import LoopPrimitives
 from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.queries import Queries, check_debug_mask, check_render_level
 from tir_mlir.schedule.rule_queries import RuleQueries
@@ -32,7 +34,8 @@ from tir_mlir.schedule.views import StmtSRef, view
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
+class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, Sampling, Queries,
+               RuleQueries):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
     `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept

@@ -52,6 +52,8 @@ class Instruction:
             p = params.get(key)
             if p is not None and p.kind is inspect.Parameter.VAR_POSITIONAL:
                 pos += [_py(v) for v in val]
+            elif self.name in _POSITIONAL:
+                pos.append(_py(val))
             elif p is not None and p.kind is inspect.Parameter.KEYWORD_ONLY and val is None:
                 continue                  # tir_mlir-only options left at their default
             elif key in _OMITTED_WHEN_EMPTY and not val:
@@ -77,6 +79,8 @@ class Instruction:
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (transform_layout's index_map).
 _LAMBDAS = ("index_map",)
+# Instructions TVM prints with positional arguments.
+_POSITIONAL = ("get_child_blocks",)
 # Arguments TVM's trace names unlike the Python parameter.
 _PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
 

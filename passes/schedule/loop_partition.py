@@ -1,0 +1,96 @@
+"""loop_partition: one loop -> consecutive loops over parts of its range, each a copy of the
+body, inside opaque blocks (TVM 0.21's output):
+
+    for j in range(10):                 with T.block("B_j_common"):
+        with T.block("B"):                  with T.block("B_j0_partition"):
+            vj = T.axis.spatial(10, j)          for j0 in range(3):
+            ...                      ==>            with T.block("B_j0"): vj = T.axis.spatial((0, 3), j0) ...
+                                            with T.block("B_j1_partition"):
+                                                for j1 in range(3, 10):
+                                                    with T.block("B_j1"): ...
+
+Names: X is the first block under the loop; the wrapper is `X_j_common`, part k is
+`X_jk_partition` around loop `jk`, and every block of part k gets the suffix `_jk`. A block
+iter var bound to the loop itself gets part k's range as its domain, when it is spatial: a
+reduction iter keeps its full domain, so `T.init()` still runs only at the first reduction
+iteration (TVM narrows it too and re-initializes in every part: wrong sums).
+
+Factors: positive ints, at most one None (-1 is refused, as in TVM), inferred as what the others leave of the
+extent; without None the factors must sum to less than the extent and one more part covers
+the rest. The loop must contain a block. `preserve_unit_iters` changes nothing (as in TVM: a
+part of extent 1 keeps its loop).
+"""
+from typing import List, Optional, Sequence
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis
+from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.passes.schedule.buffer_util import i64_array
+
+
+def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
+    """The extent of each part, in order (TVM's checks and messages)."""
+    factors = list(factors)
+    if sum(f is None for f in factors) > 1:
+        raise ScheduleError("loop_partition: only one factor can be specified as -1 or none")
+    for k, f in enumerate(factors):
+        if f is not None and (not isinstance(f, int) or isinstance(f, bool) or f <= 0):
+            raise ScheduleError(f"loop_partition: all the constant factors are required to be "
+                                f"positive. However, the factor at position {k} is {f!r}")
+    known = sum(f for f in factors if f is not None)
+    if known >= loop.extent:
+        raise ScheduleError(f"loop_partition: the sum of factors {factors} is larger than or "
+                            f"equal to the extent {loop.extent} of loop {loop.name!r}")
+    if None in factors:
+        return [loop.extent - known if f is None else f for f in factors]
+    return factors + [loop.extent - known]
+
+
+def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> List[ir.Operation]:
+    """Partition `loop_op`; returns the new loops in order. `loop_op` is erased."""
+    loop = Loop(loop_op)
+    sizes = part_sizes(loop, factors)
+    first = next((op for op in analysis.walk(loop_op) if analysis.is_block(op)), None)
+    if first is None:
+        raise ScheduleError(f"loop_partition: loop {loop.name!r} contains no block")
+
+    # --- rewrite ------------------------------------------------------------------------------
+    loc, var, base = loop_op.location, loop.name, Block(first).name
+    common = _opaque_block(f"{base}_{var}_common", ir.InsertionPoint(loop_op), loc)
+    new, lo = [], loop.min
+    for k, size in enumerate(sizes):
+        part = _opaque_block(f"{base}_{var}{k}_partition", _before_end(common.body), loc)
+        copy = loop_op.clone(ip=_before_end(part.body))
+        copy.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(lo))
+        copy.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
+            ir.AffineMap.get_constant(lo + size))
+        Loop(copy).set(name=f"{var}{k}")
+        for op in [copy, *analysis.walk(copy)]:
+            if SID in op.attributes:
+                del op.attributes[SID]
+            if analysis.is_block(op):
+                _rename_and_narrow(Block(op), f"_{var}{k}", Loop(copy).iv, lo, size)
+        new.append(copy)
+        lo += size
+    loop_op.erase()
+    return new
+
+
+def _opaque_block(name: str, ip, loc) -> Block:
+    return Block.build(name, [], [], [], ir.AffineMap.get(0, 0, []), [], loc=loc, ip=ip)
+
+
+def _before_end(block: ir.Block) -> ir.InsertionPoint:
+    return ir.InsertionPoint(analysis.terminator(block))
+
+
+def _rename_and_narrow(b: Block, suffix: str, iv: ir.Value, lo: int, size: int):
+    b.set_attr("name", ir.StringAttr.get(b.name + suffix))
+    domains = b.domains
+    for k, (e, kind) in enumerate(zip(b.bindings.results, b.iter_types)):
+        if kind == "S" and isinstance(e, ir.AffineDimExpr) and b.dims[e.position] == iv:
+            domains[k] = (lo, size)
+    b.set_attr("domains", ir.ArrayAttr.get([i64_array(d) for d in domains]))

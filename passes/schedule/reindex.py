@@ -1,0 +1,224 @@
+"""reindex: make a block access one buffer through a new buffer indexed by its iter vars
+(TVM 0.21's output), with a copy block between the two:
+
+    for i, j, k:  block "C":                       B_reindex = alloc((16, 16))
+        C[vi, vj] += A[vi, vk] * B[vk, vj]          for ax0, ax1: block "B_reindex_reindex":
+                                          ==>           B_reindex[v0, v1] = B[v1, v0]
+    reindex(C, ("read", 1))                      for i, j, k:  block "C":
+                                                     C[vi, vj] += A[vi, vk] * B_reindex[vj, vk]
+
+The new buffer has one dimension per iter var the access uses, in the block's iter var order,
+its extent the iter var's domain. A read is copied in before the block's top-level loop (block
+`<buf>_reindex_reindex`); a write is copied out after it (block `<buf>_reindex`).
+
+Legality (TVM's, plus one): the block is a leaf at the function root whose loops hold no other
+block; the scope has no
+write-after-read dependency; every access of the buffer in the block has the same indices, each
+an affine expression of iter vars whose domains start at 0. A write must cover the iter vars'
+domains (TVM copies back elements the block never wrote); this is checked by enumerating the
+block's iterations (up to 2^16), else the bindings must be distinct whole loops. A block that
+reads and writes the buffer may only reindex its write, and only with a T.init() (TVM accepts
+both and reads an unwritten or stale buffer).
+"""
+import itertools
+from typing import List, Tuple, Union
+
+from mlir import ir
+from mlir.dialects import memref
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis
+from tir_mlir.passes.schedule.buffer_util import (
+    NotAffine, accesses, block_reads, block_writes, buffer_name, buffer_scope, dims_of, emit_index,
+    func_of, to_affine, top_stmt)
+from tir_mlir.passes.schedule.cache_read_write import (
+    _check_root, make_cache_alloc, make_nest, pick_buffer)
+from tir_mlir.passes.schedule.expr_tree import erase_with_operands
+
+WHO = "reindex"
+_ENUMERATION_LIMIT = 1 << 16
+
+
+def buffer_index(block: Block, buffer: Union[Tuple[str, int], str]) -> Tuple[str, int]:
+    """("read" | "write", index) for a buffer given so or by name (a written name: "write")."""
+    if isinstance(buffer, str):
+        for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
+            for i, b in enumerate(bufs):
+                if buffer_name(b) == buffer:
+                    return kind, i
+        raise ScheduleError(f"{WHO}: could not find buffer {buffer!r} in block {block.name!r}")
+    kind, i = tuple(buffer)
+    if kind not in ("read", "write"):
+        raise ScheduleError(f"{WHO}: buffer must be ('read'|'write', index) or a name, got "
+                            f"{buffer!r}")
+    pick_buffer(block, block_reads(block) if kind == "read" else block_writes(block), i, WHO,
+                kind)
+    return kind, i
+
+
+def check_stage_pipeline(func, who: str):
+    """TVM's stage-pipeline condition: no block writes a buffer an earlier block read."""
+    read = []
+    for op in analysis.walk(func):
+        if analysis.is_block(op):
+            reads, writes = analysis.block_reads_writes(op)
+            for w in writes:
+                if any(w == r for r, o in read if o != op):
+                    raise ScheduleError(f"{who}: the scope is not a stage pipeline (block "
+                                        f"{Block(op).name!r} writes {buffer_name(w)!r} after "
+                                        f"another block read it)")
+            read += [(r, op) for r in reads]
+
+
+def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
+    kind, i = buffer_index(block, buffer)
+    buf = (block_reads(block) if kind == "read" else block_writes(block))[i]
+    _check_root(block, WHO)
+    if any(analysis.is_block(o) for o in analysis.walk(block.op)):
+        raise ScheduleError(f"{WHO}: block {block.name!r} is not a leaf block")
+    top = top_stmt(block.op)
+    if any(o != block.op for o in analysis.blocks_under(top)):
+        raise ScheduleError(f"{WHO}: the loops of block {block.name!r} hold other blocks (the "
+                            f"copy would run before or after those too)")
+    func = func_of(block.op)
+    check_stage_pipeline(func, WHO)
+    ops = [op for op, _, v in accesses(block.op) if v == buf]
+    kinds = {k for _, k, v in accesses(block.op) if v == buf}
+    if kinds == {"load", "store"} and (kind == "read" or block.init is None):
+        raise ScheduleError(f"{WHO}: block {block.name!r} reads and writes buffer "
+                            f"{buffer_name(buf)!r}" + (" (the copy would not see its writes)"
+                                                       if kind == "read" else
+                                                       " without T.init() (its first read "
+                                                       "would see the new buffer unwritten)"))
+    exprs, used = _indices(block, buf, ops)
+    if kind == "write":
+        _check_covers(block, used)
+
+    # --- rewrite ------------------------------------------------------------------------------
+    loc = block.op.location
+    shape = [block.domains[k][1] for k in used]
+    dtype = ir.MemRefType(buf.type).element_type
+    new = make_cache_alloc(func, buf, f"{buffer_name(buf)}_reindex", buffer_scope(buf), loc,
+                           ir.MemRefType.get(shape, dtype))
+    for op in ops:
+        _redirect(op, new, [_args_of(block, op)[k] for k in used])
+    if kind == "read":
+        copy = make_nest(f"{buffer_name(new)}_reindex", shape, loc, top,
+                         lambda ivs: memref.StoreOp(memref.LoadOp(
+                             buf, _emit(exprs, used, ivs)).result, new, ivs))
+    else:
+        copy = make_nest(buffer_name(new), shape, loc, top,
+                         lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result, buf,
+                                                    _emit(exprs, used, ivs)))
+        top_stmt(copy.op).move_after(top)
+    return copy
+
+
+def _indices(block: Block, buf: ir.Value, ops) -> Tuple[List[ir.AffineExpr], List[int]]:
+    """The access indices as affine exprs over iter var positions, and the iter vars used."""
+    found = None
+    for op in ops:
+        args = _args_of(block, op)
+        idx = list(op.operands)[1 if op.name == "memref.load" else 2:]
+        leaves: list = []
+        try:
+            es = [to_affine(v, leaves) for v in idx]
+        except NotAffine:
+            es = None
+        if es is None or any(not any(lf == a for a in args) for lf in leaves):
+            raise ScheduleError(f"{WHO}: the indices of buffer {buffer_name(buf)!r} in block "
+                                f"{block.name!r} are not affine in its iter vars")
+        pos = [next(k for k, a in enumerate(args) if a == lf) for lf in leaves]
+        es = [e.compose(ir.AffineMap.get(len(args), 0,
+                                         [ir.AffineExpr.get_dim(p) for p in pos]))
+              if leaves else e for e in es]
+        if found is not None and [str(e) for e in es] != [str(e) for e in found]:
+            raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is accessed with "
+                                f"different indices in block {block.name!r} (multiple buffer "
+                                f"accesses have non-unique indices)")
+        found = es
+    used = sorted({p for e in found for p in dims_of(e)})
+    for k in used:
+        if block.domains[k][0] != 0:
+            raise ScheduleError(f"{WHO}: iter var {block.iter_names[k]!r} of block "
+                                f"{block.name!r} does not start at 0")
+    return found, used
+
+
+def _args_of(block: Block, op: ir.Operation) -> list:
+    """The iter var values seen by `op`: the init region's own arguments inside T.init()."""
+    init = block.init
+    if init is not None and analysis.is_ancestor(init.owner, op) and any(
+            analysis.op_of(o) == op or analysis.is_ancestor(analysis.op_of(o), op)
+            for o in init.operations):
+        return list(init.arguments)
+    return list(block.iter_vars)
+
+
+def _emit(exprs, used, ivs) -> List[ir.Value]:
+    leaves = [None] * (max(used, default=-1) + 1)
+    for k, v in zip(used, ivs):
+        leaves[k] = v
+    return [emit_index(e, leaves) for e in exprs]
+
+
+def _redirect(op: ir.Operation, new: ir.Value, args: List[ir.Value]):
+    """The access `op` reads / writes `new[args]` instead."""
+    with ir.InsertionPoint(op), op.location:
+        if op.name == "memref.load":
+            load = memref.LoadOp(new, args)
+            op.results[0].replace_all_uses_with(load.result)
+        else:
+            memref.StoreOp(op.operands[0], new, args)
+    erase_with_operands(op)
+
+
+def _check_covers(block: Block, used: List[int]):
+    """Every point of the used iter vars' domains is written by some iteration."""
+    dims = block.dims
+    results = block.bindings.results
+    ranges = [analysis.value_range(d) for d in dims]
+    size = 1
+    for lo, hi in ranges:
+        size *= hi - lo + 1
+    want = 1
+    for k in used:
+        want *= block.domains[k][1]
+    if size <= _ENUMERATION_LIMIT:
+        pred = block.predicate
+        seen = set()
+        for point in itertools.product(*[range(lo, hi + 1) for lo, hi in ranges]):
+            if pred is not None and not all(
+                    (_eval(c.expr, point) == 0) if c.is_eq else (_eval(c.expr, point) >= 0)
+                    for c in pred.constraints):
+                continue
+            seen.add(tuple(_eval(results[k], point) for k in used))
+        if len(seen) == want:
+            return
+    elif block.predicate is None:
+        loops = [e.position for e in (results[k] for k in used)
+                 if isinstance(e, ir.AffineDimExpr)]
+        if len(loops) == len(used) == len(set(loops)) and all(
+                ranges[p] == (0, block.domains[k][1] - 1) for p, k in zip(loops, used)):
+            return
+    raise ScheduleError(f"{WHO}: block {block.name!r} does not write every element of its "
+                        f"iteration domain (the copy back would store unwritten elements)")
+
+
+def _eval(e: ir.AffineExpr, point) -> int:
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return point[e.position]
+    a, b = _eval(e.lhs, point), _eval(e.rhs, point)
+    if isinstance(e, ir.AffineAddExpr):
+        return a + b
+    if isinstance(e, ir.AffineMulExpr):
+        return a * b
+    if isinstance(e, ir.AffineFloorDivExpr):
+        return a // b
+    if isinstance(e, ir.AffineModExpr):
+        return a % b
+    return -(-a // b)      # ceildiv

@@ -1,0 +1,161 @@
+"""transform_block_layout: re-express a block's iteration space through a bijective index map
+over its iter vars, rebuilding its loops (TVM 0.21's output):
+
+    for i, j, k in T.grid(16, 16, 16):            for ax0, ax1 in T.grid(256, 16):
+        with T.block("C"):                            with T.block("C"):
+            vi, vj, vk = remap("SSR", [i, j, k])  ==>     v0, v1 = T.axis.remap("SR", [ax0, ax1])
+            C[vi, vj] += A[vi, vk] * ...                  C[v0 // 16, v0 % 16] += A[v0 // 16, v1] * ...
+    transform_block_layout(C, lambda i, j, k: (i * 16 + j, k))
+
+New iter var j (`vj`, loop `axj`) ranges over result j of the map; its kind is that of the old
+iter vars it combines. The body sees each old iter var as the inverse map of the new ones.
+
+Legality: every iter var is bound to its own enclosing loop over its whole domain (from 0), the
+loops hold only this block, no T.where; the map takes one argument per iter var and is a
+bijective reshape: each result a mixed-radix sum of pieces (`x`, `x // c`, `x % c`,
+`(x // c) % d`) of the arguments, the pieces of each argument tiling it exactly; a result does
+not mix spatial and reduction iter vars.
+"""
+from typing import Callable, List, Tuple
+
+from mlir import ir
+
+from tir_mlir.affine_exprs import const_of
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis, symbolic
+from tir_mlir.passes.schedule.buffer_util import emit_index, move_body, replace_uses, simplify
+from tir_mlir.passes.schedule.decompose_padding import _resimplify
+from tir_mlir.passes.schedule.analysis import SID
+
+WHO = "transform_block_layout"
+Piece = Tuple[int, int, int, int]        # (argument, scale, size, stride in its result)
+
+
+def _pieces(e: ir.AffineExpr, extents: List[int], text: str) -> List[Piece]:
+    """The digits of one result: coeff * piece-of-an-argument terms."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop().maybe_downcast()
+        if isinstance(x, ir.AffineAddExpr):
+            stack += [x.lhs, x.rhs]
+            continue
+        coeff = 1
+        if isinstance(x, ir.AffineMulExpr) and const_of(x.rhs) is not None:
+            coeff, x = const_of(x.rhs), x.lhs.maybe_downcast()
+        piece = _piece(x, extents)
+        if piece is None or coeff <= 0:
+            raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+        out.append((*piece, coeff))
+    return out
+
+
+def _piece(x, extents):
+    """(argument, scale, size) for x, x // c, x % d, (x // c) % d, (x % d) // c."""
+    if isinstance(x, ir.AffineDimExpr):
+        return x.position, 1, extents[x.position]
+    if isinstance(x, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and const_of(x.rhs):
+        c, inner = const_of(x.rhs), x.lhs.maybe_downcast()
+        if isinstance(inner, ir.AffineDimExpr):
+            n = extents[inner.position]
+            if n % c:
+                return None
+            return (inner.position, c, n // c) if isinstance(x, ir.AffineFloorDivExpr) \
+                else (inner.position, 1, c)
+        sub = _piece(inner, extents)
+        if sub is None:
+            return None
+        arg, scale, size = sub
+        if isinstance(x, ir.AffineModExpr) and size % c == 0:       # (x // s) % c
+            return arg, scale, c
+        if isinstance(x, ir.AffineFloorDivExpr) and size % c == 0:  # (x % d) // c
+            return arg, scale * c, size // c
+    return None
+
+
+def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], list]:
+    """Checks; returns (enclosing loops, new extents, new kinds, inverse exprs)."""
+    n = len(blk.iter_names)
+    exprs = symbolic.exprs(index_map, n)
+    text = symbolic.lambda_text(index_map, n)
+    loops = analysis.enclosing_loops(blk.op)
+    results = blk.bindings.results
+    bound = [r.position for r in results if isinstance(r, ir.AffineDimExpr)]
+    ivs = [Loop(lp).iv for lp in loops]
+    if blk.predicate is not None or len(bound) != n or len(set(bound)) != n or len(loops) != n \
+            or any(not any(blk.dims[p] == iv for iv in ivs) for p in bound):
+        raise ScheduleError(f"{WHO}: the binding values of block {blk.name!r} are not "
+                            f"variables of its own outer loops")
+    for k, p in enumerate(bound):
+        lp = Loop(next(lp for lp in loops if Loop(lp).iv == blk.dims[p]))
+        if (lp.min, lp.extent) != tuple(blk.domains[k]) or lp.min != 0:
+            raise ScheduleError(f"{WHO}: iter var {blk.iter_names[k]!r} of block {blk.name!r} "
+                                f"does not cover its loop's range from 0")
+    if any(o != blk.op for o in analysis.blocks_under(loops[0])) or any(
+            len(analysis.loop_children(lp)) != 1 for lp in loops):
+        raise ScheduleError(f"{WHO}: the loops of block {blk.name!r} hold other statements")
+    extents = [d[1] for d in blk.domains]
+    digits = [sorted(_pieces(e, extents, text), key=lambda p: p[3]) for e in exprs]
+    new_extents, kinds = [], []
+    for j, ds in enumerate(digits):
+        stride = 1
+        for arg, scale, size, s in ds:
+            if s != stride:
+                raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+            stride *= size
+        new_extents.append(stride)
+        types = {blk.iter_types[arg] for arg, *_ in ds}
+        if len(types) > 1:
+            raise ScheduleError(f"{WHO}: cannot detect the block iter type for new iter value "
+                                f"{j} of the index map {text}: it contains more than one type "
+                                f"of original iter vars")
+        kinds.append(types.pop() if types else "S")
+    inverse = []
+    for k in range(n):
+        mine = sorted(((scale, size, j, s) for j, ds in enumerate(digits)
+                       for arg, scale, size, s in ds if arg == k))
+        scale_next = 1
+        expr = ir.AffineExpr.get_constant(0)
+        for scale, size, j, s in mine:
+            if scale != scale_next:
+                raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+            digit = ir.AffineExpr.get_dim(j)        # TVM's form: v % (s * size) // s
+            if s * size < new_extents[j]:
+                digit = ir.AffineExpr.get_mod(digit, s * size)
+            if s > 1:
+                digit = ir.AffineExpr.get_floor_div(digit, s)
+            expr = expr + digit * scale
+            scale_next = scale * size
+        if scale_next != extents[k]:
+            raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+        inverse.append(simplify(expr, len(exprs)))
+    return loops, new_extents, kinds, inverse
+
+
+def transform_block_layout(blk: Block, index_map: Callable) -> Block:
+    loops, extents, kinds, inverse = plan(blk, index_map)
+
+    # --- rewrite: new loops and block in place of the old nest --------------------------------
+    top, loc = loops[0], blk.op.location
+    ip, new_loops = ir.InsertionPoint(top), []
+    for j, ext in enumerate(extents):
+        lp = Loop.build(f"ax{j}", ext, loc=loc, ip=ip, index_dtype="int32")
+        new_loops.append(lp)
+        ip = ir.InsertionPoint(analysis.terminator(lp.body))
+    m = len(extents)
+    new = Block.build(blk.name, [f"v{j}" for j in range(m)], kinds, [(0, e) for e in extents],
+                      ir.AffineMap.get_identity(m), [lp.iv for lp in new_loops],
+                      annotations=blk.annotations, has_init=blk.init is not None,
+                      loc=loc, ip=ip)
+    if SID in blk.op.attributes:
+        new.op.attributes[SID] = blk.op.attributes[SID]
+    regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
+    for old_region, new_region in regions:
+        args = list(new_region.arguments)
+        for k, e in enumerate(inverse):
+            replace_uses(old_region.arguments[k],
+                         lambda user, e=e, a=args: emit_index(e, a))
+        move_body(old_region, new_region)
+    top.erase()
+    _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
+    return new

@@ -1,0 +1,73 @@
+"""unsafe_set_dtype: change the dtype of an intermediate buffer a block writes, casting what is
+stored into it and what is loaded from it (TVM 0.21's output; "unsafe": values may round):
+
+    B = T.alloc_buffer((8, 8))                  B = T.alloc_buffer((8, 8), "float16")
+    B[vi, vj] = A[vi, vj] * T.float32(2)  ==>   B[vi, vj] = T.Cast("float16", A[vi, vj] * T.float32(2))
+    C[vi, vj] = B[vi, vj] + T.float32(1)        C[vi, vj] = T.Cast("float32", B[vi, vj]) + T.float32(1)
+
+Legality: `buffer_index` is in range of the block's writes; the buffer is allocated in the
+function (not a parameter); old and new dtypes are signed ints or floats, not the pair
+float16/bfloat16 (the casts this pass writes). The same dtype changes nothing.
+"""
+from mlir import ir
+from mlir.dialects import memref
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.dtypes import DTYPES, dtype_of, is_float, mlir_type
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.buffer_util import (
+    accesses, block_writes, buffer_name, func_of, is_func_arg)
+from tir_mlir.passes.schedule.cache_read_write import pick_buffer
+
+WHO = "unsafe_set_dtype"
+_OK = ("int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
+    buf = pick_buffer(block, block_writes(block), buffer_index, WHO, "write")
+    if is_func_arg(buf):
+        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is a function parameter; only "
+                            f"an intermediate buffer can change its dtype")
+    if dtype not in DTYPES:
+        raise ScheduleError(f"{WHO}: unknown dtype {dtype!r}")
+    old = "uint" if "tir.dtype" in buf.owner.attributes else \
+        dtype_of(ir.MemRefType(buf.type).element_type)
+    if old == dtype:
+        return
+    if old not in _OK or dtype not in _OK or {old, dtype} == {"float16", "bfloat16"}:
+        raise ScheduleError(f"{WHO}: casting {old} to {dtype} is not supported")
+
+    # --- rewrite: a new allocation, casts around every access ---------------------------------
+    alloc = buf.owner
+    with ir.InsertionPoint(alloc), alloc.location:
+        new = memref.AllocOp(ir.MemRefType.get(ir.MemRefType(buf.type).shape, mlir_type(dtype)),
+                             [], []).result
+    for name in alloc.attributes:
+        new.owner.attributes[name] = alloc.attributes[name]
+    for op, kind, v in accesses(func_of(alloc)):
+        if v != buf:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            if kind == "store":
+                op.operands[0] = _cast(op.operands[0], old, dtype)
+                op.operands[1] = new
+            else:
+                load = memref.LoadOp(new, list(op.operands)[1:]).result
+                op.results[0].replace_all_uses_with(_cast(load, dtype, old))
+                op.erase()
+    alloc.erase()
+
+
+def _cast(v: ir.Value, src: str, dst: str) -> ir.Value:
+    """T.Cast(dst, v) for signed ints and floats, as the front end builds it."""
+    from mlir.dialects import arith
+    t = mlir_type(dst)
+    if is_float(src) and is_float(dst):
+        wider = int(dst.lstrip("bfloat")) > int(src.lstrip("bfloat"))
+        return (arith.ExtFOp if wider else arith.TruncFOp)(t, v).result
+    if is_float(dst):
+        return arith.SIToFPOp(t, v).result
+    if is_float(src):
+        return arith.FPToSIOp(t, v).result
+    wider = int(dst[3:]) > int(src[3:])
+    return (arith.ExtSIOp if wider else arith.TruncIOp)(t, v).result
