@@ -740,7 +740,7 @@ class FuncBuilder(Fail):
                           f"(as in TVM)", node.pos)
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
-                if fn not in EXPR_CALLS and fn not in DTYPES:   # T.int64(0): a literal
+                if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
                 if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
                     self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
