@@ -54,7 +54,7 @@ def _median_secs(fn, repeat=5, min_ms=100):
 
 def tune_ours(src, func, trials, per_iter, population, cores, work_dir):
     mod = tir_mlir.parse(src)
-    target = f"llvm -num-cores {cores}"
+    target = f"llvm -num-cores={cores}"
     start = time.perf_counter()
     db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials,
                      num_trials_per_iter=per_iter, seed=0,
@@ -77,7 +77,7 @@ def tune_tvm(src, func, trials, per_iter, cores, work_dir):
     import tvm
     from tvm import meta_schedule as tms
     mod = tvm.script.from_source(src)
-    target = tvm.target.Target(f"{tvm_target()} -num-cores {cores}")
+    target = tvm.target.Target(f"{tvm_target()} -num-cores={cores}")
     start = time.perf_counter()
     db = tms.tune_tir(mod, target, work_dir, max_trials_global=trials,
                       num_trials_per_iter=per_iter)

@@ -1,10 +1,13 @@
 """Stage vectorize-loops: `T.vectorized` loops become vector-dialect code when every access is
 contiguous or uniform; otherwise they stay loops for LLVM's vectorizer. Numbers against numpy."""
 import numpy as np
+import pytest
 
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+
+from schedule_check import interp, random_args
 
 MATMUL = '''
 @T.prim_func
@@ -62,12 +65,13 @@ def test_odd_lane_count():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_strided_access_stays_a_hinted_loop():
+def test_strided_loads_are_per_lane_scalar_loads():
     sch = Schedule(tir_mlir.parse(TRANSPOSE))
     i, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(j)
     scf = emit_text(sch.mod.module, "scf")
-    assert "vector.load" not in scf and "loop_vectorize" in scf
+    assert "vector.from_elements" in scf and "vector.gather" not in scf
+    assert "vector.store" in scf and "loop_vectorize" not in scf
     a, b = _run(sch, (16, 16), (16, 16))
     np.testing.assert_allclose(b, np.maximum(a.T * 2, 0), rtol=1e-6)
 
@@ -92,7 +96,7 @@ def test_uniform_value_is_broadcast_to_a_contiguous_store():
     np.testing.assert_allclose(b, np.repeat(np.maximum(a[:, :1] * 2, 0), 16, axis=1), rtol=1e-6)
 
 
-def test_bool_buffer_loop_is_left_to_llvm():
+def test_bool_buffer_stores_bytes():
     sch = Schedule(tir_mlir.parse('''
 @T.prim_func
 def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "bool")):
@@ -102,8 +106,170 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "bool")):
             B[vi, vj] = A[vi, vj] > T.float32(0)
 '''))
     sch.vectorize(sch.get_loops(sch.get_block("B"))[1])
-    assert "vector.store" not in emit_text(sch.mod.module, "scf")
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref<4x16xi8>, vector<16xi8>" in scf and "loop_vectorize" not in scf
     a = RNG.standard_normal((4, 16)).astype("float32")
     b = np.zeros((4, 16), bool)
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_array_equal(b, a > 0)
+
+
+# --- conditions, masks, nested loops, non-contiguous accesses: against the interpreter ---
+
+def _matmul(n, m, k, dtype):
+    zero = "T.float32(0)" if dtype == "float32" else "T.int32(0)"
+    return f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {k}), "{dtype}"), B: T.Buffer(({k}, {m}), "{dtype}"),
+         C: T.Buffer(({n}, {m}), "{dtype}")):
+    for i, j, k in T.grid({n}, {m}, {k}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = {zero}
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def _split_matmul(text, order, lanes=16):
+    """j split by `lanes`, loops reordered to `order` (names i, j0, j1, k), j1 vectorized."""
+    sch = Schedule(tir_mlir.parse(text))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, factors=[None, lanes])
+    loops = {"i": i, "j0": j0, "j1": j1, "k": k}
+    sch.reorder(*[loops[x] for x in order.split(",")])
+    sch.vectorize(j1)
+    return sch
+
+
+def _matches_interpreter(text, sch, func="main"):
+    """The built scheduled program computes what the interpreter computes for the program."""
+    args = random_args(sch.mod, func)
+    got = [a.copy() for a in args]
+    tir_mlir.build(sch.mod)[func](*got)
+    for x, y in zip(interp(tir_mlir.parse(text), func, args), got):
+        np.testing.assert_allclose(y, x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("order", ["i,k,j0,j1", "i,j0,k,j1"])
+def test_uniform_init_if_stays_scalar_around_vector_code(dtype, order):
+    text = _matmul(8, 32, 12, dtype)
+    sch = _split_matmul(text, order)
+    scf = emit_text(sch.mod.module, "scf")
+    init = scf[scf.index("scf.if"):]
+    assert init.index("vector.store") < init.index("}")      # the init, vectorized in the if
+    assert "loop_vectorize" not in scf and "maskedstore" not in scf
+    _matches_interpreter(text, sch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_non_dividing_split_masks_the_lanes(dtype):
+    text = _matmul(8, 40, 12, dtype)            # 40 = 2 x 16 + 8: a T.where guard
+    sch = _split_matmul(text, "i,k,j0,j1")
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.maskedload" in scf and "vector.maskedstore" in scf
+    assert "vector.reduction <or>" in scf and "loop_vectorize" not in scf
+    _matches_interpreter(text, sch)
+
+
+def test_uniform_loop_inside_the_vectorized_loop():
+    text = _matmul(8, 32, 12, "float32")
+    sch = _split_matmul(text, "i,j0,j1,k")
+    scf = emit_text(sch.mod.module, "scf")
+    k_loop = scf[scf.rindex("scf.for"):]
+    assert "vector.load %arg1" in k_loop and "vector.store" in k_loop
+    assert "loop_vectorize" not in scf
+    _matches_interpreter(text, sch)
+
+
+ELEMENTWISE = '''
+@T.prim_func
+def main(A: T.Buffer((N, M), "DT"), B: T.Buffer((N, M), "DT"), C: T.Buffer((N, M), "DT")):
+    for i, j in T.grid(N, M):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = EXPR
+'''
+
+
+def _elementwise(n, m, dtype, expr="A[vi, vj] + B[vi, vj]"):
+    return ELEMENTWISE.replace("N", str(n)).replace("M", str(m)).replace("DT", dtype) \
+        .replace("EXPR", expr)
+
+
+@pytest.mark.parametrize("m, vectorized", [(96, True), (20, False)])
+def test_fused_loop_split_by_the_lanes(m, vectorized):
+    """`(f * 16 + v) floordiv m` is the same on every lane when 16 divides m."""
+    text = _elementwise(6, m, "float32")
+    sch = Schedule(tir_mlir.parse(text))
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    sch.vectorize(sch.split(fused, factors=[None, 16])[1])
+    scf = emit_text(sch.mod.module, "scf")
+    assert ("vector.load" in scf) == vectorized and ("loop_vectorize" in scf) != vectorized
+    _matches_interpreter(text, sch)
+
+
+def test_masked_integer_division_never_divides_by_zero():
+    """Switched-off lanes load 0 (past the row's end); they divide by 1 instead."""
+    text = _elementwise(4, 20, "int32", "T.floordiv(A[vi, vj], B[vi, vj])")
+    sch = Schedule(tir_mlir.parse(text))
+    _, j = sch.get_loops(sch.get_block("C"))
+    sch.vectorize(sch.split(j, factors=[None, 16])[1])
+    assert "vector.maskedload" in emit_text(sch.mod.module, "scf")
+    a = RNG.integers(-50, 50, (4, 20)).astype("int32")
+    b = RNG.integers(1, 5, (4, 20)).astype("int32") * RNG.choice([-1, 1], (4, 20)).astype("int32")
+    c = np.zeros((4, 20), "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, a // b)
+
+
+CONDITIONS = '''
+@T.prim_func
+def main(A: T.Buffer((8, 40), "float32"), B: T.Buffer((8, 48), "float32"),
+         X: T.Buffer((8, 48), "int32")):
+    for i, j in T.grid(8, 48):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.if_then_else(vj >= 4 and vj < 44, A[vi, vj - 4], T.float32(0))
+            if vj % 3 == 0:
+                X[vi, vj] = vj
+            elif vi < 4:
+                X[vi, vj] = vi * 100
+            else:
+                X[vi, vj] = -vj
+'''
+
+
+def test_lane_varying_statement_if_and_if_then_else():
+    sch = Schedule(tir_mlir.parse(CONDITIONS))
+    _, j = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(sch.split(j, factors=[None, 16])[1])
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.maskedload" in scf and "arith.select" in scf
+    assert "arith.floordivsi" in scf and "vector<16xindex>" in scf     # vj % 3 on lanes
+    assert "loop_vectorize" not in scf
+    _matches_interpreter(CONDITIONS, sch)
+
+
+LANE_ORDER = '''
+@T.prim_func
+def main(A: T.Buffer((17,), "float32"), B: T.Buffer((2,), "float32"),
+         C: T.Buffer((32,), "float32")):
+    for i in T.vectorized(16):
+        A[i + 1] = A[i] + T.float32(1)
+    for i in T.vectorized(16):
+        B[0] = A[i] * T.Cast("float32", i)
+        C[i * 2] = A[i]
+'''
+
+
+def test_lane_order_is_kept():
+    """A[i + 1] = A[i] + 1 reads what the previous lane wrote: it stays a loop. Then a store to
+    one address keeps the last lane's value, a stride-2 store writes lane by lane, and the
+    lane number used as data is a vector of indices."""
+    sch = Schedule(tir_mlir.parse(LANE_ORDER))
+    scf = emit_text(sch.mod.module, "scf")
+    assert scf.count("scf.for") == 1 and "loop_vectorize" in scf
+    assert "vector.extract" in scf and "arith.index_cast" in scf and "vector<16xindex>" in scf
+    _matches_interpreter(LANE_ORDER, sch)

@@ -15,7 +15,7 @@ PROGRAMS = Path(__file__).parent / "data" / "programs"
 GOLDEN = Path(__file__).parent / "golden" / "meta_schedule"
 WORKLOADS = {"matmul": "matmul", "conv2d": "conv2d_pad", "softmax": "softmax",
              "layernorm": "layernorm", "mm_relu": "mm_relu"}
-TARGET = "llvm -num-cores 2"
+TARGET = "llvm -num-cores=2"
 
 
 def load(name):
@@ -72,7 +72,7 @@ def test_mm_relu_fuses_the_consumer_instead_of_a_cache():
 
 def test_custom_rule_and_schedule_fn():
     def tile_j(sch, block):
-        if sch.get(block).name != "C":
+        if sch.get(block).name_hint != "C":
             return [sch]
         i, j, k = sch.get_loops(block)
         a, b = sch.copy(), sch.copy()
@@ -162,3 +162,93 @@ def test_mutators_keep_the_program_valid():
         child = strategy.replay(new)
         assert child is not None
         check_numerics(mod, child.mod, "matmul")
+
+
+ROWSUM = '''
+@T.prim_func
+def main(A: T.Buffer((4, 1024), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 1024):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def test_add_rfactor_on_a_reduction_with_little_parallelism():
+    mod = parse(ROWSUM)
+    spaces = sketches(mod, [ms.schedule_rule.AddRFactor(max_jobs_per_core=16)])
+    assert len(spaces) == 3                       # unchanged, rfactor at outer, at inner
+    assert [str(s.trace).count("sch.rfactor(") for s in spaces] == [0, 1, 1]
+    for s in spaces:
+        check_numerics(mod, s.mod, "main")
+    # enough spatial parallelism: nothing to do
+    assert len(sketches(load("matmul"), [ms.schedule_rule.AddRFactor()])) == 1
+
+
+SMALL_GPU = {"matmul16": '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''', "rowsum": ROWSUM}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_GPU))
+def test_cuda_space_binds_threads_and_computes_the_same_numbers(name):
+    from schedule_check import interp
+    mod = parse(SMALL_GPU[name])
+    ctx = TuneContext(mod, "cuda", search_strategy="replay-trace", rand_state=2)
+    st = ctx.search_strategy
+    st.pre_tuning(6, 6, ctx.generate_design_space())
+    cands = st.generate_measure_candidates()
+    assert cands, st.failures
+    for c in cands:
+        text = c.sch.mod.script()
+        assert 'thread="blockIdx.x"' in text and 'thread="threadIdx.x"' in text
+        assert c.sch.get_gpu_usage()["threads_per_block"] <= 1024
+        check_numerics(mod, c.sch.mod, "main", runner=interp)
+
+
+def test_verify_gpu_code_rejects_too_many_threads():
+    sch = Schedule(parse(ROWSUM))
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k, "threadIdx.x")                    # 1024 threads: allowed
+    verify = ms.postproc.VerifyGPUCode()
+    verify.initialize_with_tune_context(TuneContext(parse(ROWSUM), "cuda"))
+    assert verify.apply(sch)
+    sch2 = Schedule(parse(ROWSUM.replace("1024", "2048")))
+    i, k = sch2.get_loops(sch2.get_block("B"))
+    sch2.bind(k, "threadIdx.x")
+    assert not verify.apply(sch2)
+
+
+def test_mutate_compute_location_moves_the_block():
+    import random
+    mod = load("softmax")
+    space = ms.space_generator.PostOrderApply(
+        sch_rules=[ms.schedule_rule.RandomComputeLocation()], postprocs=[], mutator_probs={})
+    ctx = TuneContext(mod, TARGET, space_generator=space, rand_state=0)
+    (sketch,) = ctx.generate_design_space()
+    mutator = ms.mutator.MutateComputeLocation()
+    mutator.initialize_with_tune_context(ctx)
+    rng = random.Random(1)
+    replayed = 0
+    for _ in range(6):
+        new = mutator.apply(sketch.trace, rng)
+        assert new is not None
+        assert new.decisions != sketch.trace.without_postproc().decisions
+        sch = Schedule(mod)
+        try:        # a location compute_at refuses: the search drops such a candidate
+            new.apply_to_schedule(sch)
+        except ScheduleError:
+            continue
+        replayed += 1
+        check_numerics(mod, sch.mod, "softmax")
+    assert replayed

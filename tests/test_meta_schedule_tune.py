@@ -38,7 +38,7 @@ class Module:
                 vi = T.axis.remap("S", [i])
                 B[vi] = A[vi] + T.float32(1)
 '''
-TARGET = "llvm -num-cores 2"
+TARGET = "llvm -num-cores=2"
 
 
 @pytest.mark.parametrize("strategy,cost_model", [

@@ -150,3 +150,40 @@ def test_tutorial_flow_mm_relu():
     lib["mm_relu"](a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-5)
     assert lib.time_evaluator("mm_relu", number=2, repeat=2)(a, b, c).median > 0
+
+
+def test_repeated_calls_recheck_arrays_that_changed():
+    lib = tir_mlir.build(P.scale_2d(4, 8, ("serial", "serial")))
+    a = RNG.random((4, 8), np.float32)
+    b = np.zeros_like(a)
+    f = lib["scale"]
+    f(a, b)
+    a[:] = 3
+    f(a, b)  # same arrays again: the remembered descriptors, new contents
+    np.testing.assert_allclose(b, np.full((4, 8), 7, np.float32))
+    b.flags.writeable = False
+    with pytest.raises(RuntimeCallError, match="buffer 'B' is read-only"):
+        f(a, b)
+    b.flags.writeable = True
+    a.shape = (8, 4)
+    with pytest.raises(RuntimeCallError, match=r"buffer 'A' expects shape \(4, 8\)"):
+        f(a, b)
+    a.shape = (4, 8)
+    for _ in range(6):  # more argument tuples than remembered
+        x = RNG.random((4, 8), np.float32)
+        y = np.zeros_like(x)
+        f(x, y)
+        np.testing.assert_allclose(y, x * 2 + 1, rtol=1e-6)
+
+
+def test_prepared_call_keeps_its_library_loaded():
+    import gc
+    lib = tir_mlir.build(P.scale_2d(4, 8, ("serial", "serial")), target="llvm -mattr=+avx2")
+    a = np.ones((4, 8), np.float32)
+    b = np.zeros_like(a)
+    run = lib["scale"].prepare(a, b)
+    del lib
+    tir_mlir.runtime.build._LIBRARIES.items.clear()
+    gc.collect()
+    run()
+    np.testing.assert_array_equal(b, np.full((4, 8), 3, np.float32))

@@ -184,3 +184,41 @@ def main(A: T.Buffer((10, 8), "float32"), B: T.Buffer((10,), "float32")):
         s.rfactor(k, 0)
     text = check_sched(src, sched, "main", tvm_diff=False).mod.script()
     assert text.count("T.where(i_0 * 4 + i_1 < 10)") == 2
+
+
+ROWSUM_20 = '''
+@T.prim_func
+def main(A: T.Buffer((20, 20), "float32"), B: T.Buffer((20,), "float32")):
+    for x, k in T.grid(20, 20):
+        with T.block("B"):
+            vx, vk = T.axis.remap("SR", [x, k])
+            with T.init():
+                B[vx] = T.float32(0)
+            B[vx] = B[vx] + A[vx, vk]
+'''
+
+
+def test_decompose_reduction_keeps_the_predicate_on_the_init():
+    """A non-dividing split guards the init too: without the T.where the init would write
+    B[20..31] (found by benchmarks/bench_vs_tvm.py: a conv2d with a 56-wide row split by 16)."""
+    def sched(s):
+        b = s.get_block("B")
+        x, k = s.get_loops(b)
+        x0, x1 = s.split(x, factors=[None, 16])
+        s.reorder(x0, k, x1)
+        s.decompose_reduction(b, k)
+    sch = check_all(ROWSUM_20, sched, "main")
+    assert '''            with T.block("B_init"):
+                vx = T.axis.spatial(20, x_0 * 16 + x_1_init)
+                T.where(x_0 * 16 + x_1_init < 20)''' in sch.mod.script()
+
+
+def test_decompose_reduction_drops_a_predicate_on_reduction_loops():
+    def sched(s):
+        b = s.get_block("B")
+        x, k = s.get_loops(b)
+        k0, k1 = s.split(k, factors=[None, 8])
+        s.decompose_reduction(b, k0)
+    sch = check_all(ROWSUM_20, sched, "main")
+    assert "T.where(k_0 * 8 + k_1 < 20)" in sch.mod.script()
+    assert sch.mod.script().count("T.where") == 1

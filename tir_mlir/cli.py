@@ -50,12 +50,17 @@ def parse(path, emit, debug_info, out):
 
 def _schedule_script(path):
     """A function sch -> None from a user's schedule: a Python file defining `schedule(sch)`
-    (executed as is: it is the user's own script), or a trace saved as JSON (`--trace`)."""
+    (executed as is: it is the user's own script), a trace saved as JSON (`--trace`), or a
+    `tir_schedule` MLIR script (`--print-trace --trace-format mlir`)."""
     if str(path).endswith(".json"):
         from tir_mlir.schedule.trace import Trace
         with open(path) as f:
             trace = Trace.from_json(f.read())
         return trace.apply_to_schedule
+    if str(path).endswith(".mlir"):
+        from tir_mlir.schedule.mlir_script import trace_from_mlir
+        with open(path) as f:
+            return trace_from_mlir(f.read(), str(path)).apply_to_schedule
     import importlib.util
     spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
     module = importlib.util.module_from_spec(spec)
@@ -107,18 +112,27 @@ def _transform_option(command):
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--transform", "script", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Python file defining schedule(sch), or a trace JSON to replay.")
+              help="Python file defining schedule(sch), a trace JSON, or a tir_schedule "
+                   ".mlir script to replay.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
-@click.option("--print-trace", is_flag=True, help="Print the trace (TVM format) after the program.")
+@click.option("--print-trace", is_flag=True, help="Print the trace after the program.")
+@click.option("--trace-format", default="python", show_default=True,
+              type=click.Choice(["python", "json", "mlir"]),
+              help="--print-trace as TVM's Python, JSON, or a tir_schedule MLIR script.")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
               help="Write the trace as JSON to this file.")
-def schedule(path, script, out, print_trace, trace_out):
+def schedule(path, script, out, print_trace, trace_format, trace_out):
     """Schedule PATH with a TVM-style schedule script and print the result as TVMScript."""
     import json
     sch = _apply_schedule(_load_program(path), script)
     _write(sch.mod.script(), out)
     if print_trace:
-        click.echo(str(sch.trace))
+        if trace_format == "mlir":
+            from tir_mlir.schedule.mlir_script import trace_to_mlir
+            click.echo(trace_to_mlir(sch.trace), nl=False)
+        else:
+            click.echo(json.dumps(sch.trace.as_json(), indent=1) if trace_format == "json"
+                       else str(sch.trace))
     if trace_out:
         with open(trace_out, "w") as f:
             json.dump(sch.trace.as_json(), f, indent=1)

@@ -37,6 +37,10 @@ class ScheduleError(TIRError):
     """A schedule primitive cannot apply; the module is left unchanged."""
 
 
+class TraceError(ScheduleError):
+    """A trace (JSON or Trace object) that is malformed or names an unknown primitive."""
+
+
 class BuildError(TIRError):
     """A program cannot be lowered or compiled."""
 

@@ -305,6 +305,7 @@ class _Translator:
         return name
 
     def helper(self, name: str, fn) -> str:
+        name = re.sub(r"\W", "_", name)     # built from type names: keep the source inert
         self.globals.setdefault(name, fn)
         return name
 

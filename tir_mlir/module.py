@@ -56,6 +56,16 @@ class IRModule:
         """The module as MLIR text (the `tir` dialect in generic form)."""
         return self.module.operation.get_asm(enable_debug_info=debug_info)
 
+    def show(self, style=None, black_format=None) -> None:
+        """Print the script, syntax-highlighted on a terminal (tir_mlir/show.py). `black_format`
+        is accepted for TVM compatibility; the printer already lays code out like TVM."""
+        from tir_mlir.show import show_text
+        show_text(self.script(), style)
+
+    def _repr_html_(self) -> str:
+        from tir_mlir.show import html_text
+        return html_text(self.script())
+
     def __str__(self):
         return self.script()
 

@@ -6,8 +6,10 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
     tir.kind      becomes
     serial        scf.for
     parallel      scf.parallel (OpenMP later, see scf_to_llvm)
-    vectorized    scf.for + #llvm.loop_annotation<vectorize = <disable = false, width = W>>
-                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code)
+    vectorized    (what `vectorize-loops` left a loop) scf.for + #llvm.loop_annotation<
+                  vectorize = <disable = false, width = W>, unroll = <disable = true>>
+                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code; without
+                  `unroll disable` LLVM fully unrolls a short loop first and it stays scalar)
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs, except an add/sub that updates an
@@ -20,6 +22,7 @@ the chain, 3 cycles on Zen 4) beats an FMA (4 cycles); see `_latency_bound_updat
 from mlir import ir
 from mlir.dialects import scf
 
+from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, move_body, set_to_arith, walk)
@@ -87,12 +90,13 @@ class AffineToScf:
 
 
 def _latency_bound_updates(f):
-    """The add/sub ops `x = x + e` (load, add, store of one address) whose address does not
-    depend on the innermost enclosing loop, in loops holding fewer than FMA_CHAINS of them.
+    """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
+    address does not depend on the innermost enclosing loop, in loops holding fewer than
+    FMA_CHAINS of them.
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
     by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
     for op in walk(f):
-        if op.name != "memref.store":
+        if op.name not in ("memref.store", "vector.store"):
             continue
         loop = next((p for p in ancestors(op) if p.name == "affine.for"), None)
         if loop is None or Loop(loop).kind != "serial" or any(
@@ -118,7 +122,7 @@ def _latency_bound_updates(f):
 
 def _loads(value, address) -> bool:
     owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name != "memref.load":
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in ("memref.load", "vector.load"):
         return False
     ops = list(owner.operation.operands)
     return ops[0] == address[0] and ops[1:] == address[1]
@@ -131,7 +135,12 @@ def _depends_on(value, iv) -> bool:
     owner = value.owner
     if not isinstance(owner, ir.OpView):
         return False
-    return any(_depends_on(v, iv) for v in owner.operation.operands)
+    operands = list(owner.operation.operands)
+    if owner.operation.name == "affine.apply":   # block bindings pass every loop IV as a dim
+        m = ir.AffineMapAttr(owner.operation.attributes["map"]).value
+        used = dims_of(m.results[0])
+        operands = [v for p, v in enumerate(operands) if p in used or p >= m.n_dims]
+    return any(_depends_on(v, iv) for v in operands)
 
 
 def _annotation(kind, body):
@@ -139,7 +148,9 @@ def _annotation(kind, body):
         return "#llvm.loop_annotation<unroll = <full = true>>"
     if kind == "vectorized":
         width = VECTOR_BITS // _element_bits(body)
-        return f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>>"
+        # LLVM's full unroll runs before its loop vectorizer and would drop the request.
+        return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
+                "unroll = <disable = true>>")
     return None
 
 

@@ -58,7 +58,11 @@ def _compact(f, alloc):
         if any(p is None for p in per_axis):
             return
         forms.append(per_axis)
-    outer_pos = {p for p, iv in enumerate(ivs) if any(iv == Loop(l).iv for l in outer)}
+    outer_ivs = {p for p, iv in enumerate(ivs) if any(iv == Loop(l).iv for l in outer)}
+    keys = {p for form in forms for coeffs, _ in form for p in coeffs}
+    outer_pos = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
+    if any(isinstance(p, tuple) for p in keys - outer_pos):
+        return                                # floordiv/mod of an inner IV: no range here
     ranges = [iv_range(iv.owner.owner) for iv in ivs]       # _linear takes loop IVs only
     shape, offsets = [], []
     for axis in range(mtype.rank):
@@ -174,7 +178,9 @@ def _linear(value, ivs):
 
 
 def _eval(expr, args):
-    """A linear affine expression applied to linear forms (None for floordiv/mod/ceildiv)."""
+    """An affine expression applied to linear forms. A floordiv/mod/ceildiv by a constant is a
+    term of its own, keyed by its structure (fused loops index tiles by `f floordiv n`); such
+    a term is fine where it depends on outer loops only: it is then part of the tile origin."""
     e = expr.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
         return {}, e.value
@@ -184,7 +190,20 @@ def _eval(expr, args):
         return _add(_eval(e.lhs, args), _eval(e.rhs, args))
     if isinstance(e, ir.AffineMulExpr):
         return _mul(_eval(e.lhs, args), _eval(e.rhs, args))
+    for cls in (ir.AffineFloorDivExpr, ir.AffineModExpr, ir.AffineCeilDivExpr):
+        if isinstance(e, cls):
+            lhs, rhs = _eval(e.lhs, args), _eval(e.rhs, args)
+            if lhs is None or rhs is None or rhs[0]:
+                return None
+            return {(cls.__name__, frozenset(lhs[0].items()), lhs[1], rhs[1]): 1}, 0
     return None
+
+
+def _positions(key):
+    """The IV positions a linear-form key depends on (a position, or a floordiv/mod term)."""
+    if isinstance(key, tuple):
+        return {p for q, _ in key[1] for p in _positions(q)}
+    return {key}
 
 
 def _add(a, b, sign=1):

@@ -1,20 +1,24 @@
-"""Stages past the llvm dialect, done by the shipped LLVM tools: `mlir-translate` to LLVM IR, then
-`opt -O3` (the loop vectorizer and unroller read the loop annotations) and `llc` to asm/object."""
+"""Stages past the llvm dialect: LLVM IR (translated in-process), then the shipped LLVM tools:
+`opt -O3` (the loop vectorizer and unroller read the loop annotations) and `llc` to assembly or
+to the object the runtime links and loads. Assembly and object come from the same optimised
+bitcode through the same `llc` flags, so `--emit asm` shows the very code that runs."""
 import subprocess
 from pathlib import Path
 
 from mlir import ir
 
 from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, CpuTarget, cpu_target
 
 # The site-packages that holds the `mlir` wheel (also where the LLVM tools and libomp wheels sit).
 # (`mlir` is a namespace package: anchor on a module file, not on `mlir.__path__`.)
 _SITE = Path(ir.__file__).resolve().parent.parent
 MLIR_BIN = _SITE / "mlir" / "bin"
-LLVM_BIN = _SITE / "llvm" / "bin"
 MLIR_LIB = _SITE / "mlir" / "lib"
 LIBOMP = _SITE / "cmeel.prefix" / "lib" / "libomp.so"
-CPU = "native"
+C_RUNNER_UTILS = MLIR_LIB / "libmlir_c_runner_utils.so"
+# Position-independent code, so the object links into a shared library.
+LLC_FLAGS = ["-O3", "-relocation-model=pic"]
 
 
 def run_tool(args, data: bytes) -> bytes:
@@ -29,18 +33,44 @@ def run_tool(args, data: bytes) -> bytes:
 
 def to_llvm_ir(module: ir.Module) -> str:
     """LLVM IR of a module in the llvm dialect (not yet optimised)."""
-    text = module.operation.get_asm(enable_debug_info=True).encode()
-    return run_tool([MLIR_BIN / "mlir-translate", "--mlir-to-llvmir"], text).decode()
+    # (from the extension itself: `mlir.dialects.llvm` costs ~0.15 s to import)
+    from mlir._mlir_libs._mlirDialectsLLVM import translate_module_to_llvmir
+    try:
+        return translate_module_to_llvmir(module.operation)
+    except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
+        raise BuildError(f"translation to LLVM IR failed: {e}") from None
 
 
-def optimize(llvm_ir: str) -> bytes:
-    return run_tool([LLVM_BIN / "opt", "-O3", f"-mcpu={CPU}", "-S"], llvm_ir.encode())
+def optimize(llvm_ir: str, target: CpuTarget, text: bool = False) -> bytes:
+    """`opt -O3` of LLVM IR text, as bitcode (`text`: as LLVM IR text)."""
+    return run_tool([LLVM_BIN / "opt", "-O3", *target.tool_flags(), *(["-S"] if text else [])],
+                    llvm_ir.encode())
 
 
-def to_asm(llvm_ir: str) -> str:
-    return run_tool([LLVM_BIN / "llc", "-O3", f"-mcpu={CPU}"], optimize(llvm_ir)).decode()
+def codegen(bitcode: bytes, target: CpuTarget, filetype: str) -> bytes:
+    return run_tool([LLVM_BIN / "llc", *LLC_FLAGS, *target.tool_flags(), f"-filetype={filetype}",
+                     "-o", "-"], bitcode)
 
 
-def to_object(llvm_ir: str, path) -> None:
-    run_tool([LLVM_BIN / "llc", "-O3", f"-mcpu={CPU}", "-filetype=obj", "-relocation-model=pic",
-              "-o", path], optimize(llvm_ir))
+def to_asm(llvm_ir: str, target="llvm") -> str:
+    t = target if isinstance(target, CpuTarget) else cpu_target(target)
+    return codegen(optimize(llvm_ir, t), t, "asm").decode()
+
+
+def to_shared_object(llvm_ir: str, target, path) -> None:
+    """Compile LLVM IR into the shared library `path`, linked (as needed) against libomp and
+    MLIR's C runner utils (`memrefCopy`)."""
+    t = target if isinstance(target, CpuTarget) else cpu_target(target)
+    obj = Path(str(path) + ".o")
+    obj.write_bytes(codegen(optimize(llvm_ir, t), t, "obj"))
+    cmd = ["cc", "-shared", "-o", str(path), str(obj), "-Wl,--as-needed"]
+    for lib in (LIBOMP, C_RUNNER_UTILS):
+        cmd += [f"-L{lib.parent}", f"-l:{lib.name}", f"-Wl,-rpath,{lib.parent}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise BuildError(f"cannot run the C compiler to link {path}: {e}") from None
+    finally:
+        obj.unlink(missing_ok=True)
+    if p.returncode:
+        raise BuildError(f"linking {path} failed: {p.stderr[-2000:]}")

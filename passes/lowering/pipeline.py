@@ -10,6 +10,7 @@ from tir_mlir.context import get_context
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
+from tir_mlir.passes.lowering.alias_scopes import AliasScopes
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
@@ -21,6 +22,7 @@ from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
+from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
@@ -32,8 +34,8 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 TARGETS = {
     "cpu": [(None, PrefetchTargets), (None, StorageAlign), ("affine", TirToAffine),
             (None, Prefetch), (None, UnrollLoops), (None, CompactBuffers),
-            (None, VectorizeLoops), (None, BoolBuffersToI8), ("scf", AffineToScf),
-            ("llvm-dialect", ScfToLLVM)],
+            (None, BoolBuffersToI8), (None, VectorizeLoops), (None, AffineToScf),
+            ("scf", ScalarReplace), (None, ScfToLLVM), ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
@@ -90,4 +92,4 @@ def emit_text(module: ir.Module, emit: str, target="cpu", debug=False) -> str:
     if emit not in TEXT_EMITS:
         return str(lower(module, target, emit, debug))
     ll = llvm_ir.to_llvm_ir(lower(module, target, "llvm-dialect", debug))
-    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll)
+    return ll if emit == "llvm-ir" else llvm_ir.to_asm(ll, target)

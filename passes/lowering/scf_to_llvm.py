@@ -1,14 +1,16 @@
 """Stage `scf-to-llvm` (CPU): the upstream conversion pipeline from scf/arith/math/memref to the
-llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) on `NUM_THREADS`
-threads; the runtime links libomp when the lowered module calls `__kmpc_*`."""
+llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) with no thread count:
+libomp's, set at run time (the runtime links libomp when the lowered module calls `__kmpc_*`);
+parallel loops too small for a fork run serially. The result carries the target's triple, data
+layout, CPU and features (cpu_target.py)."""
 from mlir import ir
 
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.common import functions, run_pipeline, walk
+from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
-NUM_THREADS = 2
-
-TO_OPENMP = f"convert-scf-to-openmp{{num-threads={NUM_THREADS}}},canonicalize,cse"
+TO_OPENMP = "convert-scf-to-openmp,canonicalize,cse"
 PIPELINE = ",".join([
     "expand-strided-metadata",
     "convert-vector-to-scf",
@@ -34,17 +36,27 @@ PIPELINE = ",".join([
 class ScfToLLVM:
     name = "scf-to-llvm"
 
+    def __init__(self, target="llvm"):
+        self.target = cpu_target(target)
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(target)
+
     def __call__(self, module: ir.Module):
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
+        serialize_small_parallel_loops(module)
+        self.target.annotate(module)
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
             _dissolve_alloca_scopes(f)
         run_pipeline(module, PIPELINE, "LLVM lowering")
-        for op in module.body.operations:
-            op = op.operation
+        def mark(op):  # (walk: iterating the body would import the llvm dialect's Python module)
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
+            return ir.WalkResult.SKIP if op.name == "llvm.func" else ir.WalkResult.ADVANCE
+        module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
 
 
 def _dissolve_alloca_scopes(f):
@@ -79,7 +91,7 @@ def _mark_aligned_pointers_noalias(op):
     """func-to-llvm puts `llvm.noalias` of a memref argument on the C-interface wrapper's
     descriptor pointer only; the kernel itself needs it on each memref's aligned data pointer
     (the second of its two pointers) for LLVM to keep values in registers."""
-    inputs = _llvm_inputs(str(ir.TypeAttr(op.attributes["function_type"]).value))
+    inputs = _llvm_inputs(str(op.attributes["function_type"]))  # (no .value: see mark())
     attrs, k = [{} for _ in inputs], 0
     while k < len(inputs) - 1:
         if inputs[k] == inputs[k + 1] == "ptr":  # (allocated, aligned) of one memref

@@ -1,40 +1,37 @@
-"""Stage `vectorize-loops` (affine level, after `unroll-loops`): a `T.vectorized` innermost loop
-becomes one straight-line copy of its body on `vector<W x T>` values (W = the extent).
+"""Stage `vectorize-loops` (affine level, after `unroll-loops`): a `T.vectorized` loop becomes
+one copy of its body on `vector<W x T>` values (W = the extent), run once.
 
-    for v in T.vectorized(16):                      %a = vector.load %A[%i, %j0] : vector<16xf32>
-        C[i, j0 + v] = C[i, j0 + v] + A[i, j0 + v] * s[0]
-                                              =>    %s = vector.broadcast (memref.load %s[0])
-                                                    ... arith.mulf/addf on vectors
-                                                    vector.store %r, %C[%i, %j0]
+    for v in T.vectorized(16):                   %c = vector.load %C[%i, %j0]
+        if k == 0:                               affine.if (k == 0) {          // same on all lanes
+            C[i, j0 + v] = 0               =>        vector.store %zeros, %C[%i, %j0] }
+        if j0 + v < 1000:                        %m = (j0 + [0..15] < 1000)    // varies: a mask
+            C[i, j0 + v] = A[i, j0 + v]          scf.if (any lane of %m) {
+                                                     %a = vector.maskedload %A[%i, %j0], %m
+                                                     vector.maskedstore %C[%i, %j0], %m, %a }
 
-Each value is uniform (the same on every lane) or varying. An access whose indices are uniform
-except the last, which is `v + uniform` (stride 1), is a vector load/store at lane 0's address
-(the IV is replaced by the loop's lower bound); a load at a uniform address stays scalar and is
-broadcast where a vector is needed. Elementwise arith/math ops take vector types. Anything else
-(strided or gathered accesses, a store to a uniform address, nested regions, an index value used
-as data) leaves the loop to LLVM's loop vectorizer (the hint added by `affine-to-scf`), so this
-stage never changes what a program computes. In-bounds vector loads/stores and values kept in
-vector registers are what fast CPU code needs (docs: MLIR_NOTES, "What fast CPU code needs").
+What each value is across lanes and whether the rewrite is legal comes from `vectorize_plan`
+(see there). Then:
+- an index value stays scalar: its value at lane 0 (the IV replaced by the lower bound); where
+  lanes need it as data it is `base + stride * [0, 1, ..]`;
+- a load or store whose indices are all uniform stays scalar (a store of a varying value keeps
+  the last lane's); a contiguous one is `vector.load/store` (masked under a varying condition);
+  any other linear one is one scalar access per lane (+ `vector.from_elements` / `extract`);
+- an elementwise arith/math op on a varying operand is the same op on vectors;
+- an `affine.if` or `affine.for` whose bounds and condition are uniform stays scalar around its
+  vectorized body; an `affine.if` whose condition varies becomes a lane mask.
+A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint added by
+`affine-to-scf`), so this stage never changes what a program computes. In-bounds vector
+loads/stores and values kept in vector registers are what fast CPU code needs (docs:
+MLIR_NOTES, "What fast CPU code needs").
 """
 from mlir import ir
-from mlir.dialects import vector
+from mlir.dialects import arith, memref, scf, vector
 
-from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import functions, index_const, walk
+from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.passes.lowering.common import affine_to_arith, functions, index_const, walk
+from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
-# Ops applied lane-wise: the same op name on vector types.
-ELEMENTWISE = {
-    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf", "arith.maximumf",
-    "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.remf",
-    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
-    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.divsi", "arith.divui",
-    "arith.remsi", "arith.remui", "arith.shli", "arith.shrsi", "arith.shrui",
-    "arith.cmpf", "arith.cmpi", "arith.select",
-    "arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
-    "arith.extsi", "arith.extui", "arith.trunci",
-}
-UNIFORM, STRIDE1, VARYING = "uniform", "stride1", "varying"
 
 
 class VectorizeLoops:
@@ -42,135 +39,219 @@ class VectorizeLoops:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            for op in [o for o in walk(f) if o.name == "affine.for"]:
+            # Innermost first: an outer vectorized loop then holds vector code and is refused.
+            for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
                 if loop.kind == "vectorized" and loop.step == 1 and \
-                        1 < loop.extent <= MAX_LANES and _plan(loop) is not None:
-                    _vectorize(loop, _plan(loop))
+                        1 < loop.extent <= MAX_LANES:
+                    plan = Plan(loop)
+                    if plan.ok:
+                        _Vectorizer(loop, plan).run()
 
 
-def _plan(loop: Loop):
-    """{value: UNIFORM | STRIDE1 | VARYING} for the body's results, or None when the loop
-    cannot be vectorized here."""
-    iv, shape = loop.iv, {}
+class _Vectorizer:
+    def __init__(self, loop: Loop, plan: Plan):
+        self.loop, self.plan, self.lanes = loop, plan, loop.extent
+        self.vec = {}               # varying scalar value -> its vector
+        self.dead = []              # scalar ops replaced, in program order
 
-    def kind(v):
-        if v == iv:
-            return STRIDE1
-        for k, s in shape.items():
-            if k == v:
-                return s
-        return UNIFORM          # defined outside the loop
-
-    for o in list(loop.body.operations)[:-1]:
-        o = o.operation
-        if len(o.regions):
-            return None
-        name, args = o.name, [kind(v) for v in o.operands]
-        if name in ("memref.load", "memref.store") and str(ir.MemRefType(
-                o.operands[0 if name == "memref.load" else 1].type).element_type) == "i1":
-            return None         # bool buffers become bytes later (bool-buffers-to-i8)
-        if name == "arith.constant":
-            res = UNIFORM
-        elif name == "affine.apply":
-            res = _apply_shape(o, args)
-        elif all(a == UNIFORM for a in args) and name not in ("memref.store", "memref.load"):
-            res = UNIFORM if name in ELEMENTWISE or name.startswith("math.") or \
-                name == "arith.index_cast" else None
-            if res is None:
-                return None
-        elif name in ("arith.addi", "arith.subi") and str(o.results[0].type) == "index":
-            if VARYING in args or (name == "arith.subi" and args[1] != UNIFORM) or \
-                    args == [STRIDE1, STRIDE1]:
-                return None
-            res = STRIDE1
-        elif name == "memref.load":
-            res = _access_shape(args[1:])
-            if res is None:
-                return None
-            res = UNIFORM if res == UNIFORM else VARYING
-        elif name == "memref.store":
-            if args[0] == STRIDE1 or _access_shape(args[2:]) != STRIDE1:
-                return None
-            res = None
-        elif name in ELEMENTWISE or name.startswith("math."):
-            if STRIDE1 in args or any(isinstance(r.type, (ir.IndexType, ir.VectorType))
-                                      for r in o.results) or \
-                    any(isinstance(v.type, ir.IndexType) for v in o.operands):
-                return None
-            res = VARYING
-        else:
-            return None
-        for r in o.results:
-            shape[r] = res
-    return shape
-
-
-def _apply_shape(o, args):
-    """An affine.apply whose result is `iv + (uniform terms)`: STRIDE1; one that does not
-    use the IV: UNIFORM."""
-    if STRIDE1 not in args:
-        return UNIFORM if VARYING not in args else None
-    m = ir.AffineMapAttr(o.attributes["map"]).value
-    if VARYING in args or m.n_symbols:
-        return None
-    # d_p -> d_p + 1 for every stride-1 operand: the result must grow by exactly 1.
-    shift = ir.AffineMap.get(m.n_dims, 0, [ir.AffineExpr.get_dim(p) + (1 if a == STRIDE1 else 0)
-                                           for p, a in enumerate(args)])
-    expr = m.results[0]
-    diff = ir.AffineExpr.simplify_affine_expr(expr.compose(shift) - expr, m.n_dims, 0)
-    d = diff.maybe_downcast()
-    if not isinstance(d, ir.AffineConstantExpr) or d.value not in (0, 1):
-        return None
-    return STRIDE1 if d.value == 1 else UNIFORM
-
-
-def _access_shape(index_kinds):
-    """UNIFORM (scalar access), STRIDE1 (contiguous vector access) or None."""
-    if all(k == UNIFORM for k in index_kinds):
-        return UNIFORM
-    if index_kinds and index_kinds[-1] == STRIDE1 and all(k == UNIFORM for k in index_kinds[:-1]):
-        return STRIDE1
-    return None
-
-
-def _vectorize(loop: Loop, shape):
-    """Emit the body once before the loop on vectors of `loop.extent` lanes; erase the loop."""
-    op, lanes = loop.op, loop.extent
-    loc = op.location
-    with ir.InsertionPoint(op):
-        lb = index_const(loop.min, loc)
-    loop.iv.replace_all_uses_with(lb)
-    vec = []                        # (varying scalar result, its vector value)
-    dead = []                       # the scalar ops replaced, erased users first at the end
-
-    def as_vector(v):
-        for k, x in vec:
-            if k == v:
-                return x
-        return vector.BroadcastOp(ir.VectorType.get([lanes], v.type), v, loc=loc).result
-
-    for o in list(loop.body.operations)[:-1]:
-        o = o.operation
-        o.move_before(op)
-        varying = len(o.results) and shape.get(o.results[0]) == VARYING
+    def run(self):
+        op = self.loop.op
         with ir.InsertionPoint(op):
-            if o.name == "memref.load" and varying:
-                new = [vector.LoadOp(ir.VectorType.get([lanes], o.results[0].type),
-                                     o.operands[0], list(o.operands)[1:], loc=loc).result]
-            elif o.name == "memref.store":
-                vector.StoreOp(as_vector(o.operands[0]), o.operands[1], list(o.operands)[2:],
-                               loc=loc)
-                new = []
-            elif varying:
-                new = ir.Operation.create(
-                    o.name, results=[ir.VectorType.get([lanes], r.type) for r in o.results],
-                    operands=[as_vector(v) for v in o.operands],
-                    attributes={n: o.attributes[n] for n in o.attributes}, loc=loc).results
+            lb = index_const(self.loop.min, op.location)
+        self.plan.forms[lb] = self.plan.forms[self.loop.iv]
+        self.loop.iv.replace_all_uses_with(lb)
+        ops = [o.operation for o in list(self.loop.body.operations)[:-1]]
+        for o in ops:
+            o.move_before(op)
+        self._ops(ops, None)
+        for o in reversed(self.dead):
+            o.erase()
+        op.erase()
+
+    def _ops(self, ops, mask):
+        for o in ops:
+            name = o.name
+            with ir.InsertionPoint(o), o.location:
+                if name == "affine.for":
+                    self._ops(_body(o.regions[0].blocks[0]), mask)
+                elif name == "affine.if":
+                    self._affine_if(o, mask)
+                elif name == "scf.if":
+                    self._scf_if(o, mask)
+                elif name == "memref.load":
+                    self._load(o, mask)
+                elif name == "memref.store":
+                    self._store(o, mask)
+                elif len(o.results) == 1 and o.results[0] in self.plan.varying:
+                    self._lanewise(o, mask)
+
+    def _vtype(self, t):
+        return ir.VectorType.get([self.lanes], t)
+
+    def _vector(self, v):
+        """`v` on every lane."""
+        if v in self.vec:
+            return self.vec[v]
+        if isinstance(v.type, ir.IndexType) and self.plan.stride(v):
+            return self._lane_values(v, self.plan.stride(v))
+        return vector.BroadcastOp(self._vtype(v.type), v).result
+
+    def _lane_values(self, base, stride):
+        """base + stride * [0, 1, .., lanes - 1] for an index `base`."""
+        steps = ", ".join(str(stride * k) for k in range(self.lanes))
+        t = self._vtype(ir.IndexType.get())
+        const = arith.ConstantOp(t, ir.Attribute.parse(f"dense<[{steps}]> : {t}")).result
+        return arith.addi(vector.BroadcastOp(t, base).result, const)
+
+    def _splat(self, t, value):
+        vt = self._vtype(t)
+        attr = ir.IntegerAttr.get(t, value) if isinstance(t, (ir.IntegerType, ir.IndexType)) \
+            else ir.FloatAttr.get(t, float(value))
+        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr)).result
+
+    def _lane_index(self, index, strides, lane):
+        """The indices of lane `lane` (at the current location)."""
+        return [v if not s or not lane else arith.addi(v, index_const(s * lane, None))
+                for v, s in zip(index, strides)]
+
+    def _load(self, o, mask):
+        mem, index = o.operands[0], list(o.operands)[1:]
+        strides = [self.plan.stride(v) for v in index]
+        if not any(strides):
+            return                  # the same element on every lane
+        t = o.results[0].type
+        if contiguous(strides) and mask is None:
+            new = vector.LoadOp(self._vtype(t), mem, index).result
+        elif contiguous(strides):
+            new = vector.MaskedLoadOp(self._vtype(t), mem, index, mask, self._splat(t, 0)).result
+        else:
+            new = vector.FromElementsOp(self._vtype(t), [
+                memref.LoadOp(mem, self._lane_index(index, strides, k)).result
+                for k in range(self.lanes)]).result
+        self.vec[o.results[0]] = new
+        self.dead.append(o)
+
+    def _store(self, o, mask):
+        value, mem, index = o.operands[0], o.operands[1], list(o.operands)[2:]
+        strides = [self.plan.stride(v) for v in index]
+        if not any(strides):
+            if value in self.vec:   # lanes store in order: the last one's value stays
+                memref.StoreOp(vector.extract(self.vec[value], [], [self.lanes - 1]), mem,
+                               index)
+                self.dead.append(o)
+            return
+        data = self._vector(value)
+        if contiguous(strides) and mask is None:
+            vector.StoreOp(data, mem, index)
+        elif contiguous(strides):
+            vector.MaskedStoreOp(mem, index, mask, data)
+        else:
+            for k in range(self.lanes):
+                memref.StoreOp(vector.extract(data, [], [k]), mem,
+                               self._lane_index(index, strides, k))
+        self.dead.append(o)
+
+    def _lanewise(self, o, mask):
+        operands = [self._vector(v) for v in o.operands]
+        if mask is not None and o.name in DIVISIONS:      # off lanes divide by 1
+            divisor = operands[1]
+            one = self._splat(ir.VectorType(divisor.type).element_type, 1)
+            operands[1] = arith.select(mask, divisor, one)
+        new = ir.Operation.create(
+            o.name, results=[self._vtype(r.type) for r in o.results], operands=operands,
+            attributes={a: o.attributes[a] for a in o.attributes})
+        self.vec[o.results[0]] = new.results[0]
+        self.dead.append(o)
+
+    def _affine_if(self, o, mask):
+        regions = [r.blocks[0] for r in o.regions if len(r.blocks)]
+        if any(o == u for u in self.plan.uniform_ifs):
+            for block in regions:
+                self._ops(_body(block), mask)
+            return
+        iset = integer_set(o.attributes["condition"])
+        ops, n = list(o.operands), iset.n_dims
+        forms = [self.plan.form(v) for v in ops]
+        cond = None
+        for c in iset.constraints:
+            base = affine_to_arith(c.expr, ops[:n], ops[n:], o.location)
+            stride = expr_form(c.expr, forms[:n], forms[n:], self.lanes).stride
+            zero = self._splat(ir.IndexType.get(), 0)
+            pred = arith.CmpIPredicate.eq if c.is_eq else arith.CmpIPredicate.sge
+            m = arith.cmpi(pred, self._lane_values(base, stride), zero)
+            cond = m if cond is None else arith.andi(cond, m)
+        self._branch_masks(o, cond, regions, mask)
+
+    def _scf_if(self, o, mask):
+        regions = [r.blocks[0] for r in o.regions if len(r.blocks)]
+        varying = [r in self.plan.varying for r in o.results]
+        if not any(o == u for u in self.plan.uniform_ifs):
+            results = self._branch_masks(o, self._vector(o.operands[0]), regions, mask)
+            for r, v in zip(o.results, results):
+                self.vec[r] = v
+            return
+        if not any(varying):
+            for block in regions:
+                self._ops(_body(block), mask)
+            return
+        # A uniform condition choosing varying values: the same if, on vector results.
+        new = scf.IfOp(o.operands[0], [self._vtype(r.type) if v else r.type
+                                       for r, v in zip(o.results, varying)], has_else=True)
+        for block, target in zip(regions, (new.then_block, new.else_block)):
+            yielded = list(list(block.operations)[-1].operands)
+            with ir.InsertionPoint(target):
+                end = scf.YieldOp([])
+            self._move_and_vectorize(block, end, mask)
+            with ir.InsertionPoint(end):
+                scf.YieldOp([self._vector(y) if v else y for y, v in zip(yielded, varying)])
+            end.erase()
+        for r, n, v in zip(o.results, new.results, varying):
+            if v:
+                self.vec[r] = n
             else:
-                continue
-        vec.extend(zip(o.results, new))
-        dead.append(o)
-    for o in reversed(dead):
-        o.erase()
-    op.erase()
+                r.replace_all_uses_with(n)
+        self.dead.append(o)
+
+    def _branch_masks(self, o, cond, regions, mask):
+        """An if whose condition `cond` (vector<i1>) varies: each branch runs masked; the
+        results (vectors) pick the branch of each lane."""
+        results = [self._vtype(r.type) for r in o.results]
+        branches = [self._masked(regions[0], cond if mask is None else arith.andi(mask, cond),
+                                 o, results)]
+        if len(regions) == 2:
+            off = arith.xori(cond, self._splat(ir.IntegerType.get_signless(1), 1))
+            branches.append(self._masked(regions[1], off if mask is None else
+                                         arith.andi(mask, off), o, results))
+        self.dead.append(o)
+        return [arith.select(cond, a, b) for a, b in zip(*branches)]
+
+    def _masked(self, block, mask, anchor, results):
+        """Run `block` (lanes in `mask` on) when some lane is on: uniform loads in it are safe.
+        The values it yields come back as vectors of types `results` (zeros if no lane is on)."""
+        yielded = list(list(block.operations)[-1].operands)
+        with ir.InsertionPoint(anchor):
+            any_on = vector.ReductionOp(ir.IntegerType.get_signless(1),
+                                        vector.CombiningKind.OR, mask).result
+            new = scf.IfOp(any_on, results, has_else=bool(results))
+            with ir.InsertionPoint(new.then_block):
+                end = scf.YieldOp([])
+            if results:
+                with ir.InsertionPoint(new.else_block):
+                    scf.YieldOp([self._splat(ir.VectorType(t).element_type, 0) for t in results])
+        self._move_and_vectorize(block, end, mask)
+        if results:
+            with ir.InsertionPoint(end), anchor.location:
+                scf.YieldOp([self._vector(y) for y in yielded])
+            end.erase()
+        return list(new.results)
+
+    def _move_and_vectorize(self, block, end, mask):
+        ops = _body(block)
+        for x in ops:
+            x.move_before(end)
+        self._ops(ops, mask)
+
+
+def _body(block):
+    return [o.operation for o in list(block.operations)[:-1]]

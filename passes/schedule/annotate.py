@@ -52,3 +52,14 @@ def unannotate(op: ir.Operation, key: str):
         raise ScheduleError(f"unannotate: cannot find annotation key {key!r}")
     del anns[key]
     store(anns)
+
+
+def from_attr(attr: ir.Attribute):
+    """The Python value of an annotation attribute (the inverse of `to_attr`)."""
+    if isinstance(attr, (ir.BoolAttr, ir.IntegerAttr, ir.FloatAttr, ir.StringAttr)):
+        return attr.value
+    if isinstance(attr, ir.ArrayAttr):
+        return [from_attr(a) for a in attr]
+    if isinstance(attr, ir.DictAttr):
+        return {n.name: from_attr(n.attr) for n in attr}
+    return str(attr)

@@ -51,7 +51,7 @@ def buffer_scope(value: ir.Value) -> str:
 
 def walk(op, pred: Callable = lambda o: True) -> list:
     """Ops nested in `op` (pre-order, `op` itself excluded) satisfying pred."""
-    return [o for o in ir_walk.walk(op) if pred(o)]
+    return [o for o in ir_walk.walk_all(op) if pred(o)]
 
 
 def accesses(op) -> list:

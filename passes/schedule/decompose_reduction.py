@@ -11,7 +11,8 @@ decompose_reduction(C, j) on `for i, j, k: block C (init C[vi, vj] = 0; C += ...
                 C[vi, vj] = C[vi, vj] + ...
 
 Legality: the block has an init; the loop is an ancestor of the block (within the block's
-scope); the init does not use reduction iter vars. Returns the init block; the original
+scope); the init does not use reduction iter vars; no conjunct of its predicate mixes loops copied
+for the init with loops that are not (the others are kept on the init or dropped, as TVM). Returns the init block; the original
 block handle now names "C_update".
 """
 from mlir import ir
@@ -65,21 +66,34 @@ def _decompose(block: Block, inner: list) -> Block:
             if v == l.iv:
                 remap[p] = nl.iv
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
+    # The init keeps the conjuncts of the block's predicate on loops it has (a non-dividing
+    # split guards the init too); those on reduction loops only filter the update (as TVM).
+    uncopied = {p for p, v in enumerate(dims) if p not in remap and any(v == iv for iv in inner_ivs)}
+    conjuncts = []
+    for c in (block.predicate.constraints if block.predicate is not None else []):
+        on = dims_of(c.expr)
+        if not on & uncopied:
+            conjuncts.append(c)
+        elif on & set(remap):
+            raise ScheduleError(f"decompose_reduction: the predicate (T.where) of block "
+                                f"{block.name!r} mixes loops copied for the init with others")
     new_dims, dim_pos = [], {}
-    for p in sorted(used):
+    for p in sorted(used.union(*[dims_of(c.expr) for c in conjuncts])):
         v = remap.get(p, dims[p])
-        if any(v == iv for iv in inner_ivs):
+        if p in uncopied:
             raise ScheduleError(f"decompose_reduction: block {block.name!r} binds a spatial "
                                 f"iter var to a loop that is not copied")
         dim_pos[p] = len(new_dims)
         new_dims.append(v)
     sub = [ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
            for p in range(len(dims))]
+    predicate = ir.IntegerSet.get(len(new_dims), 0, [substitute(c.expr, sub) for c in conjuncts],
+                                  [c.is_eq for c in conjuncts]) if conjuncts else None
     init = Block.build(block.name + "_init", [block.iter_names[k] for k in spatial],
                        ["S"] * len(spatial), [block.domains[k] for k in spatial],
                        ir.AffineMap.get(len(new_dims), 0, [substitute(binds[k], sub)
                                                            for k in spatial]),
-                       new_dims, annotations=block.annotations or None,
+                       new_dims, predicate=predicate, annotations=block.annotations or None,
                        index_dtypes=[block.index_dtypes[k] for k in spatial], loc=loc, ip=ip)
     old_init = block.init
     move_body(old_init, init.body)

@@ -12,6 +12,7 @@ from mlir import ir
 
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.safe_lambda import SafeLambda, parse_lambda
 
 
 def _e(x) -> ir.AffineExpr:
@@ -104,6 +105,8 @@ def _py(e: ir.AffineExpr, names) -> str:
 
 
 def _names(fn: Callable, n: int) -> list:
+    if isinstance(fn, SafeLambda):
+        return fn.params if len(fn.params) == n else [f"v{k}" for k in range(n)]
     code = getattr(fn, "__code__", None)
     names = list(code.co_varnames[:n]) if code and code.co_argcount == n else []
     return names or [f"v{k}" for k in range(n)]
@@ -113,7 +116,7 @@ def lambda_text(fn, n: int, predicate: bool = False) -> str:
     """A canonical `lambda ...: ...` text for fn (recorded in traces, JSON-safe); a str is
     taken as such a text already."""
     if isinstance(fn, str):
-        return fn
+        fn = parse_lambda(fn)
     names = _names(fn, n)
     if predicate:
         body = " & ".join(f"({_py(c.expr, names)} {'==' if c.is_eq else '>='} 0)"
@@ -125,9 +128,10 @@ def lambda_text(fn, n: int, predicate: bool = False) -> str:
 
 
 def from_text(fn):
-    """The callable for a lambda text (as recorded by lambda_text), or fn itself."""
-    if not isinstance(fn, str):
-        return fn
-    if not fn.lstrip().startswith("lambda"):
-        raise ScheduleError(f"expected a lambda, got {fn!r}")
-    return eval(fn, {"__builtins__": {}})  # noqa: S307  (a recorded index map / predicate)
+    """The callable for a lambda text (as recorded by lambda_text; parsed, never executed),
+    or fn itself."""
+    if isinstance(fn, str):
+        return parse_lambda(fn)
+    if not callable(fn):
+        raise ScheduleError(f"expected a lambda or its text, got {type(fn).__name__}")
+    return fn

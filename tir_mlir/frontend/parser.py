@@ -5,8 +5,12 @@ builder.py turns that into the `tir` dialect; MLIR's verifier checks the result.
 is one TIRParseError at FILE:LINE:COL. The text is never executed.
 """
 import functools
+import hashlib
+import os
+import sys
 from importlib import resources
 
+import lark
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.exceptions import LarkError
 from lark.indenter import PythonIndenter
@@ -17,6 +21,7 @@ from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
 from tir_mlir.frontend.ast import ToAst
 from tir_mlir.frontend.builder import ModuleBuilder
 from tir_mlir.module import IRModule
+from tir_mlir.user_cache import cache_dir
 
 # Readable names for terminals in "expected one of ..." messages.
 _TOKEN_NAMES = {"_NEWLINE": "end of line", "_INDENT": "an indented block",
@@ -80,9 +85,27 @@ def _grammar_text() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
-    """One parser, built once: the indenter resets its state at the start of every parse."""
-    return Lark(_grammar_text(), parser="lalr", postlex=_Indenter(), transformer=ToAst(),
-                maybe_placeholders=True)
+    """One parser, built once: the indenter resets its state at the start of every parse.
+    Building its LALR tables takes most of a cold start's parse, so they are kept in the user
+    cache folder, in a file named by a hash of the grammar and of the Lark and Python versions
+    (written to a private file, then renamed into place)."""
+    text = _grammar_text()
+    options = dict(parser="lalr", lexer="basic", postlex=_Indenter(), transformer=ToAst(),
+                   maybe_placeholders=True)
+    folder = cache_dir()
+    if folder is None:
+        return Lark(text, **options)
+    tag = hashlib.sha256(f"{text}\0{lark.__version__}\0{sys.version}".encode()).hexdigest()[:20]
+    path = folder / f"grammar-{tag}.lark"
+    if path.exists():
+        return Lark(text, cache=str(path), **options)
+    tmp = folder / f"{path.name}.{os.getpid()}.tmp"
+    parser = Lark(text, cache=str(tmp), **options)
+    try:
+        os.replace(tmp, path)
+    except OSError:  # Lark could not write it: parse without a cache file
+        pass
+    return parser
 
 
 def _describe_terminal(lark, name):
@@ -151,7 +174,11 @@ def parse_ast(text: str, filename: str = "<string>"):
 def parse(text: str, filename: str = None) -> IRModule:
     """Parse TVMScript into an IRModule (one `func.func` per prim_func)."""
     filename = filename or "<string>"
-    stmts = parse_ast(text, filename)
+    return build(parse_ast(text, filename), filename)
+
+
+def build(stmts, filename: str) -> IRModule:
+    """The IRModule of parsed (and, from Python files, resolved) TVMScript statements."""
     with get_context(), ir.Location.unknown():
         try:
             module = ModuleBuilder(filename).build(stmts)
@@ -178,7 +205,10 @@ def _verifier_error(e, filename):
 
 
 def load(path) -> IRModule:
-    """Parse a .tir file."""
+    """Parse a .tir file, or the TVMScript definitions of a .py file (never run)."""
     path = str(path)
+    if path.endswith(".py"):
+        from tir_mlir.script.pyfile import load_python
+        return load_python(path)
     with open(path, encoding="utf-8") as f:
         return parse(f.read(), filename=path)

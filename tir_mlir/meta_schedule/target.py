@@ -17,6 +17,8 @@ class Target:
             raise ValueError(f"unsupported target {self.text!r}: expected llvm or cuda")
         self.attrs = {}
         for w in words[1:]:
+            if not w.startswith("-"):
+                continue                                   # the value of "-key value"
             key, _, val = w.lstrip("-").partition("=")
             self.attrs[key] = val
         for key, val in zip(words[1:], words[2:]):   # "-num-cores 2"
@@ -37,7 +39,9 @@ class Target:
     thread_warp_size = 32
 
     def __str__(self):
-        return self.text
+        """The canonical form, `kind -key=value ...` (what tir_mlir.build and TVM accept)."""
+        return " ".join([self.kind] + [f"-{k}={v}" if v != "" else f"-{k}"
+                                       for k, v in self.attrs.items()])
 
     def __repr__(self):
         return f"Target({self.text!r})"

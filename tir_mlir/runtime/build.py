@@ -1,21 +1,27 @@
-"""`build`: lower a tir module, JIT it, and call its functions on numpy arrays.
+"""`build`: lower a tir module, compile it, and call its functions on numpy arrays.
 
-    lib = tir_mlir.build(mod, target="llvm")
+    lib = tir_mlir.build(mod, target="llvm")        # or "llvm -mcpu=znver4"
     lib["mm_relu"](a, b, c)                         # writes land in c
     t = lib.time_evaluator("mm_relu", number=10, repeat=3)(a, b, c).median
     lib.export_library("mm.so"); lib2 = tir_mlir.load_module("mm.so")
 
-Compiled engines are cached by a hash of the lowered IR, so rebuilding a program is instant.
+A CPU build is compiled by `opt`/`llc` into a shared object (the code `--emit asm` shows),
+cached on disk (compile_cache.py) and loaded with ctypes; the last MEMORY_ENTRIES loaded
+libraries stay in memory (LRU), so rebuilding a program is instant. Debug builds (bounds checks
+reporting through a Python callback) run in MLIR's JIT instead.
 """
+import collections
 import ctypes
+import functools
 import hashlib
 import json
 import os
-import subprocess
-import tempfile
+import shutil
 import threading
+import weakref
 from pathlib import Path
 
+import _ctypes
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
@@ -23,14 +29,45 @@ from tir_mlir.context import get_context
 from tir_mlir.errors import BuildError, OutOfBoundsError, RuntimeCallError, SourceLoc
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
+from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
+from tir_mlir.runtime import compile_cache
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.signature import Param, check_args, signatures
+from tir_mlir.runtime.threads import set_openmp_threads
 from tir_mlir.runtime.timer import time_calls
 
-_ENGINES = {}
+MEMORY_ENTRIES = 64
+# Argument tuples a Function remembers, with their descriptors, for repeated calls.
+RECENT_CALLS = 4
 _OOB_EVENTS = []
 _OOB_LOCK = threading.Lock()
+
+
+class LRU:
+    """A dict that keeps its `size` most recently used entries."""
+
+    def __init__(self, size):
+        self.size, self.items = size, collections.OrderedDict()
+
+    def get(self, key):
+        value = self.items.get(key)
+        if value is not None:
+            self.items.move_to_end(key)
+        return value
+
+    def put(self, key, value):
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+
+    def __len__(self):
+        return len(self.items)
+
+
+_LIBRARIES = LRU(MEMORY_ENTRIES)  # cache key -> _SharedLibBackend
+_ENGINES = LRU(MEMORY_ENTRIES)    # IR hash -> ExecutionEngine
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
@@ -39,16 +76,13 @@ def _oob_callback(site, axis, index):
         _OOB_EVENTS.append((site, axis, index))
 
 
-def _uses_openmp(text: str) -> bool:
-    return "omp." in text
-
-
 def _to_module(mod) -> ir.Module:
     return mod.module if hasattr(mod, "module") else mod
 
 
 def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
-    """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu").
+    """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
+    `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location."""
@@ -60,21 +94,29 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
-    sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
-    libs = [str(llvm_ir.MLIR_LIB / "libmlir_c_runner_utils.so")]
-    if _uses_openmp(text):
-        libs.append(str(llvm_ir.LIBOMP))
-    register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
-    return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
+        libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP)]
+        register = lambda engine: engine.register_runtime(CALLBACK, _oob_callback)  # noqa: E731
+        return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
+    key = compile_cache.key(text, " ".join(cpu_target(target).tool_flags()))
+    backend = _LIBRARIES.get(key)
+    if backend is None:
+        def compile_to(path):
+            with get_context():
+                ll = llvm_ir.to_llvm_ir(lowered)
+            llvm_ir.to_shared_object(ll, target, path)
+        backend = _SharedLibBackend(compile_cache.shared_object(key, compile_to))
+        _LIBRARIES.put(key, backend)
+    return Module(sigs, backend)
 
 
 def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
     """The ExecutionEngine of an llvm-dialect module whose asm is `text`, cached by a hash of
     the text; `setup(engine)` prepares a new one."""
     key = hashlib.sha256(text.encode()).hexdigest()
-    if key not in _ENGINES:
+    engine = _ENGINES.get(key)
+    if engine is None:
         with get_context():
             try:
                 engine = ExecutionEngine(lowered, opt_level=3, shared_libs=libs)
@@ -82,14 +124,21 @@ def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
                 raise BuildError(f"JIT compilation failed: {e}") from None
             if setup is not None:
                 setup(engine)
-        _ENGINES[key] = engine
-    return _ENGINES[key]
+        set_openmp_threads()
+        _ENGINES.put(key, engine)
+    return engine
+
+
+def _packed_args(descs):
+    """The argument of an engine's packed entry point: an array of pointers to the argument
+    pointers (and the pointer objects it points to, to keep alive)."""
+    ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+    return (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]), ptrs
 
 
 def packed_call(packed, descs):
-    """Call an engine's packed entry point: an array of pointers to the argument pointers."""
-    ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
-    packed((ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]))
+    """Call an engine's packed entry point on memref descriptors."""
+    packed(_packed_args(descs)[0])
 
 
 class _JitBackend:
@@ -100,41 +149,89 @@ class _JitBackend:
         packed = self.engine.lookup(name)
         return lambda descs: packed_call(packed, descs)
 
+    def bind(self, name, descs):
+        """A no-argument callable running `name` on these descriptors."""
+        args, ptrs = _packed_args(descs)
+        call = functools.partial(self.engine.lookup(name), args)
+        call.keep = ptrs
+        return call
+
 
 class _SharedLibBackend:
+    """A shared object with one `_mlir_ciface_<name>(descriptor*...)` per function; unloaded
+    when the last Module using it goes."""
+
     def __init__(self, path):
-        self.lib = ctypes.CDLL(str(path))
+        self.path = Path(path)
+        try:
+            self.lib = ctypes.CDLL(str(path))
+        except OSError as e:
+            raise RuntimeCallError(f"cannot load {path}: {e}") from None
+        weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
+        set_openmp_threads()
+        self._functions = {}
+
+    def function(self, name, arity):
+        fn = self._functions.get(name)
+        if fn is None:
+            fn = getattr(self.lib, "_mlir_ciface_" + name)
+            fn.restype, fn.argtypes = None, [ctypes.c_void_p] * arity
+            self._functions[name] = fn
+        return fn
 
     def entry(self, name):
-        fn = getattr(self.lib, "_mlir_ciface_" + name)
-        fn.restype = None
+        return lambda descs: self.function(name, len(descs))(*[ctypes.addressof(d) for d in descs])
 
-        def call(descs):
-            fn(*[ctypes.byref(d) for d in descs])
+    def bind(self, name, descs):
+        call = functools.partial(self.function(name, len(descs)),
+                                 *[ctypes.addressof(d) for d in descs])
+        call.keep = self  # the library stays loaded while the callable lives
         return call
 
 
 class Function:
-    """A compiled function: call it with one numpy array per buffer parameter."""
+    """A compiled function: call it with one numpy array per buffer parameter.
+
+    The arguments of the last RECENT_CALLS calls are kept with their descriptors: calling again
+    with the same arrays (same shape, strides, dtype, still writeable) skips building them."""
 
     def __init__(self, module, name, params):
         self.module, self.name, self.params = module, name, params
-        self._call = module.backend.entry(name)
+        self._recent = collections.OrderedDict()  # ids of the arrays -> (arrays, layouts, run)
 
     def prepare(self, *arrays):
         """Check the arrays once; returns a no-argument callable that runs the function."""
         check_args(self.name, self.params, arrays)
         descs = [descriptor(a) for a in arrays]
-        keep = arrays  # the descriptors point into these arrays
-
-        def run():
-            self._call(descs)
-            self.module.raise_bounds_errors()
-            return keep
-        return run
+        call = self.module.backend.bind(self.name, descs)
+        if self.module.sites:
+            def call(run=call, raise_errors=self.module.raise_bounds_errors):
+                run()
+                raise_errors()
+        call.keep_args = (arrays, descs)  # the descriptors point into these arrays
+        return call
 
     def __call__(self, *arrays):
-        self.prepare(*arrays)()
+        key = tuple(map(id, arrays))
+        hit = self._recent.get(key)
+        if hit is None or not _same_layouts(arrays, hit[1]):
+            hit = (arrays, [(a.shape, a.strides, a.dtype) for a in arrays] if all(
+                hasattr(a, "strides") for a in arrays) else None, self.prepare(*arrays))
+            self._recent[key] = hit
+            if len(self._recent) > RECENT_CALLS:
+                self._recent.popitem(last=False)
+        hit[2]()
+
+
+def _same_layouts(arrays, layouts) -> bool:
+    """The arrays (the very objects remembered, kept alive so their ids and data pointers stay
+    theirs) still have these shapes, strides and dtypes, and are still writeable."""
+    if layouts is None:
+        return False
+    for a, (shape, strides, dtype) in zip(arrays, layouts):
+        if a.shape != shape or a.strides != strides or a.dtype != dtype or not a.flags.writeable:
+            return False
+    return True
 
 
 class Module:
@@ -147,11 +244,12 @@ class Module:
         self._functions = {}
 
     def __getitem__(self, name) -> Function:
-        if name not in self.sigs:
-            raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
-        if name not in self._functions:
-            self._functions[name] = self.function_class(self, name, self.sigs[name])
-        return self._functions[name]
+        fn = self._functions.get(name)
+        if fn is None:
+            if name not in self.sigs:
+                raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
+            fn = self._functions[name] = self.function_class(self, name, self.sigs[name])
+        return fn
 
     def __contains__(self, name):
         return name in self.sigs
@@ -179,25 +277,15 @@ class Module:
                                f"axis {axis}{more}", src, buffer=name, index=index, axis=axis)
 
     def export_library(self, path):
-        """Write a shared object (and `path`.json with the signatures) that `load_module` loads."""
-        if not isinstance(self.backend, _JitBackend):
-            raise BuildError("only JIT-built modules can be exported")
+        """Write the shared object (and `path`.json with the signatures) that `load_module`
+        loads: the very code this module runs."""
         if self.sites:
             raise BuildError("debug builds (bounds checks) cannot be exported")
-        path = Path(path)
-        with get_context():
-            ll = llvm_ir.to_llvm_ir(self.backend.lowered)
-        omp = _uses_openmp(str(self.backend.lowered))
-        with tempfile.TemporaryDirectory() as tmp:
-            obj = Path(tmp) / "kernel.o"
-            llvm_ir.to_object(ll, obj)
-            cmd = ["cc", "-shared", "-o", str(path), str(obj)]
-            if omp:
-                libdir = str(llvm_ir.LIBOMP.parent)
-                cmd += [f"-L{libdir}", "-lomp", f"-Wl,-rpath,{libdir}"]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode:
-                raise BuildError(f"linking {path} failed: {p.stderr[-2000:]}")
+        if not isinstance(self.backend, _SharedLibBackend):
+            raise BuildError("only CPU-built modules can be exported")
+        tmp = Path(f"{path}.{os.getpid()}.tmp")
+        shutil.copyfile(self.backend.path, tmp)
+        os.replace(tmp, path)
         meta = {"functions": {n: [q.to_json() for q in ps] for n, ps in self.sigs.items()}}
         Path(str(path) + ".json").write_text(json.dumps(meta, indent=1))
 

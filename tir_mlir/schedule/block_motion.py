@@ -12,7 +12,8 @@ from mlir import ir
 from tir_mlir.passes.schedule import compute_at as _at
 from tir_mlir.passes.schedule import compute_inline as _inline
 from tir_mlir.passes.schedule import compute_root as _root
-from tir_mlir.passes.schedule.analysis import SID, enclosing_loops, walk
+from tir_mlir.ir_walk import walk_all
+from tir_mlir.passes.schedule.analysis import SID, enclosing_loops
 from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -23,7 +24,7 @@ def _sids(ops) -> List[int]:
 
 def _consume_erased(sch, before: Sequence[int], by: str):
     """Mark the handles of ops that the rewrite erased (sids gone from the module)."""
-    alive = set(_sids([op for f in sch.mod.functions.values() for op in walk(f)]))
+    alive = set(_sids([op for f in sch.mod.functions.values() for op in walk_all(f)]))
     for sid in before:
         if sid not in alive:
             sch._consumed[sid] = (by, sch._step)

@@ -16,6 +16,7 @@ Replay needs nothing per primitive: `Trace.apply_to_schedule` calls the method b
 """
 import functools
 import inspect
+import typing
 
 from mlir import ir
 
@@ -35,11 +36,19 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
         return functools.partial(primitive, macro=macro, readonly=readonly)
     sig = inspect.signature(fn)
 
+    named_blocks = [k for k, p in sig.parameters.items() if _takes_block_name(p.annotation)]
+
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
         record = not self._recording and not macro
+        if record and any(isinstance(bound.arguments[k], str) for k in named_blocks):
+            # a block given by name is looked up first, recorded as get_block (as in TVM)
+            for k in named_blocks:
+                if isinstance(bound.arguments[k], str):
+                    bound.arguments[k] = self.get_block(bound.arguments[k])
+            return wrapper(*bound.args, **bound.kwargs)
         inst = Instruction(fn.__name__, {k: v for k, v in bound.arguments.items() if k != "self"})
         outermost = self._depth == 0 and not self._trusted
         if not readonly:
@@ -79,3 +88,10 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
         return result
     wrapper.is_primitive = True
     return wrapper
+
+
+def _takes_block_name(annotation) -> bool:
+    """A parameter typed Union[BlockRV, str]: a block handle or a block name."""
+    from tir_mlir.schedule.handles import BlockRV
+    args = typing.get_args(annotation)
+    return BlockRV in args and str in args

@@ -11,7 +11,7 @@ from typing import List, Optional, Sequence, Union
 from mlir import ir
 
 from tir_mlir.context import get_context
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.module import IRModule
@@ -23,27 +23,39 @@ from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.primitive import primitive
-from tir_mlir.schedule.queries import Queries
+from tir_mlir.schedule.queries import Queries, check_debug_mask, check_render_level
+from tir_mlir.schedule.rule_queries import RuleQueries
 from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
+from tir_mlir.schedule.views import StmtSRef, view
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
 
-class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
+class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries, RuleQueries):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
-    primitives applied so far. `seed` seeds the sampling instructions (None or -1: random)."""
+    primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
+    `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept
+    (`sch.state`): the module is verified after every primitive and every legality check runs
+    whatever they say."""
 
-    def __init__(self, mod: IRModule, seed: Optional[int] = None):
+    def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
+                 debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
+                 enable_check: bool = True):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
         self._init_random(seed)
         self._trusted = False        # trusted replay: no per-step snapshot / verification
+        self._debug_mask = check_debug_mask(debug_mask)
+        self._error_render_level = check_render_level(error_render_level)
+        self._enable_check = bool(enable_check)
+        self._working_on = None      # work_on's function name
+        self._removed = {}           # id(handle) -> handle, for remove_rv
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
         self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
-                                  for op in analysis.walk(f) if SID in op.attributes],
+                                  for op in [f, *analysis.walk(f)] if SID in op.attributes],
                                  default=-1)
         self._next_name = 0
         self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
@@ -68,6 +80,7 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
+        new._removed = dict(self._removed)
         new._ops = None
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
@@ -107,10 +120,13 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
+        if id(rv) in self._removed:
+            raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
         if self._ops is None:       # sid -> op, rebuilt after any rewrite (see primitive.py)
             with get_context():
                 self._ops = {_sid(op): op for f in self._mod.functions.values()
-                             for op in walk_all(f) if SID in op.attributes}
+                             for op in [f, *walk_all(f)]    # f: the implicit root block
+                             if SID in op.attributes}
         op = self._ops.get(rv.sid)
         if op is not None:
             return op
@@ -138,16 +154,23 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")
 
-    def get(self, rv: Union[BlockOrLoop, ExprRV]) -> Union[Block, Loop, int]:
-        """A view of the block / loop a handle stands for; the value of a sampled ExprRV."""
-        if isinstance(rv, ExprRV):
-            return self._int(rv)
-        op = self._resolve(rv)
-        return Block(op) if analysis.is_block(op) else Loop(op)
+    def get(self, rand_var_or_sref: Union[BlockOrLoop, ExprRV, StmtSRef]):
+        """A view of the block / loop a handle (or sref) stands for, with TVM's attribute names
+        (tir_mlir/schedule/views.py; it prints as TVMScript); the value of a sampled ExprRV."""
+        if isinstance(rand_var_or_sref, ExprRV):
+            return self._int(rand_var_or_sref)
+        if isinstance(rand_var_or_sref, StmtSRef):
+            return rand_var_or_sref.stmt
+        op = self._resolve(rand_var_or_sref)
+        if op.name == "func.func":
+            raise ScheduleError("the root block has no view: it is the function body")
+        return view(op)
 
     # --- queries -------------------------------------------------------------------------------
     def _func(self, func_name: Optional[str]) -> str:
         funcs = list(self._mod.functions)
+        if func_name is None and self._working_on in funcs:
+            return self._working_on
         if func_name is None:
             if len(funcs) == 1:
                 return funcs[0]
@@ -163,7 +186,10 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
     def _block(self, block: Union[BlockRV, str]) -> ir.Operation:
         if isinstance(block, str):
             block = self.get_block(block)
-        return self._resolve(block, BlockRV)
+        op = self._resolve(block, BlockRV)
+        if op.name == "func.func":
+            raise ScheduleError("this primitive does not apply to the root block")
+        return op
 
     @primitive(readonly=True)
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
@@ -171,6 +197,8 @@ class Schedule(BlockMotion, BufferPrimitives, Sampling, Queries):
         self._note(func_name=func)
         found = [op for op in walk_all(self._mod[func])
                  if analysis.is_block(op) and Block(op).name == name]
+        if not found and name == "root":      # TVM's implicit root block: the function body
+            found = [self._mod[func]]
         if not found:
             raise ScheduleError(f"Cannot find a block with the name: {name} "
                                 f"(in function {func!r})")

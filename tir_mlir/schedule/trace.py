@@ -18,12 +18,15 @@ import contextlib
 import functools
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
+from tir_mlir.errors import TraceError
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
+_RV_NAME = re.compile(r"[a-z]+[0-9]+")
 
 # The instructions that carry a decision (the sampling primitives of schedule/sampling.py).
 SAMPLING_INSTRUCTIONS = ("sample_perfect_tile", "sample_partitioned_tile",
@@ -58,7 +61,7 @@ class Instruction:
             elif key == "probs":          # TVM prints the probabilities with 17 digits
                 kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
             else:
-                kws.append(f"{key}={_py(val)}")
+                kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
         if isinstance(self.outputs, list):
             if not self.outputs:
@@ -74,6 +77,8 @@ class Instruction:
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (transform_layout's index_map).
 _LAMBDAS = ("index_map",)
+# Arguments TVM's trace names unlike the Python parameter.
+_PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -85,6 +90,27 @@ def _signature(name: str) -> inspect.Signature:
 def _float17(x: float) -> str:
     text = "%.17g" % x
     return text if any(c in text for c in ".e") else text + ".0"
+
+
+@functools.lru_cache(maxsize=None)
+def primitive_names() -> frozenset:
+    """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
+    data: replay must never reach any other attribute)."""
+    from tir_mlir.schedule.schedule import Schedule
+    return frozenset(n for n in dir(Schedule)
+                     if getattr(getattr(Schedule, n, None), "is_primitive", False))
+
+
+def _check_call(name, args) -> inspect.Signature:
+    """The signature of primitive `name` after checking that `args` fits it."""
+    if not isinstance(name, str) or name not in primitive_names():
+        raise TraceError(f"unknown schedule primitive {name!r} in the trace")
+    sig = _signature(name)
+    params = sig.parameters
+    unknown = [k for k in args if k not in params or k == "self"]
+    if unknown:
+        raise TraceError(f"{name}: unknown argument {unknown[0]!r} in the trace")
+    return sig
 
 
 def _py(v) -> str:
@@ -114,6 +140,15 @@ class Trace:
 
     def append(self, inst: Instruction):
         self.insts.append(inst)
+
+    def show(self, style=None, black_format=False) -> None:
+        """Print the trace, syntax-highlighted on a terminal (tir_mlir/show.py)."""
+        from tir_mlir.show import show_text
+        show_text(str(self), style)
+
+    def _repr_html_(self) -> str:
+        from tir_mlir.show import html_text
+        return html_text(str(self))
 
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
@@ -191,36 +226,61 @@ class Trace:
 
     @staticmethod
     def from_json(obj: Union[dict, str]) -> "Trace":
-        if isinstance(obj, str):
-            obj = json.loads(obj)
+        """The trace of `as_json()` output; TraceError (with the instruction's index) if the
+        JSON is malformed or names anything but a known primitive and its parameters."""
+        if isinstance(obj, (str, bytes)):
+            try:
+                obj = json.loads(obj)
+            except (ValueError, RecursionError) as e:
+                raise TraceError(f"the trace is not valid JSON: {e}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
+            raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '
+                             '(as written by Trace.as_json / tir-mlir schedule --trace)')
         handles: Dict[str, _RV] = {}
 
         def rv(name):
+            if not isinstance(name, str) or not _RV_NAME.fullmatch(name):
+                raise TraceError(f"bad handle name {name!r} (expected b<N>, l<N>, ...)")
             if name not in handles:
                 cls = {"b": BlockRV, "v": ExprRV}.get(name[:1], LoopRV)
                 handles[name] = cls(-1, name)
             return handles[name]
         insts = []
-        for d in obj["insts"]:
-            args = {k: _dec(v, rv) for k, v in d["args"].items()}
-            out = d["outputs"]
-            out = [rv(n) for n in out] if isinstance(out, list) else (None if out is None else rv(out))
+        for k, d in enumerate(obj["insts"]):
+            try:
+                if not isinstance(d, dict) or not isinstance(d.get("args"), dict):
+                    raise TraceError('an instruction is {"name", "args": {...}, "outputs"}')
+                _check_call(d.get("name"), d["args"])
+                args = {a: _dec(v, rv) for a, v in d["args"].items()}
+                out = d.get("outputs")
+                out = ([rv(n) for n in out] if isinstance(out, list)
+                       else None if out is None else rv(out))
+            except TraceError as e:
+                raise TraceError(f"instruction {k}: {e.message}") from None
+            except RecursionError:
+                raise TraceError(f"instruction {k}: nested too deeply") from None
             insts.append(Instruction(d["name"], args, out))
-        for k, v in obj.get("decisions", {}).items():
-            inst = insts[int(k)]
-            if inst.name not in SAMPLING_INSTRUCTIONS:
-                raise ValueError(f"decision given for {inst.name}, not a sampling instruction")
-            inst.args["decision"] = v
+        decisions = obj.get("decisions", {})
+        if not isinstance(decisions, dict) or not all(
+                isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions):
+            raise TraceError("decisions must map instruction indices to values")
+        for k, v in decisions.items():
+            if not 0 <= int(k) < len(insts) or insts[int(k)].name not in SAMPLING_INSTRUCTIONS:
+                raise TraceError(f"decision given for instruction {k}, not a sampling "
+                                 f"instruction")
+            insts[int(k)].args["decision"] = v
         return Trace(insts)
 
 
 def _call_args(inst: Instruction, env):
     """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
-    params = _signature(inst.name).parameters
+    params = _check_call(inst.name, inst.args).parameters
     pos, kws = [], {}
     for key, val in inst.args.items():
         val = _subst(val, env)
         if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+            if not isinstance(val, list):
+                raise TraceError(f"{inst.name}: {key} must be a list")
             pos = list(val)
         else:
             kws[key] = val
@@ -230,7 +290,7 @@ def _call_args(inst: Instruction, env):
 def _subst(v, env):
     if isinstance(v, _RV):
         if v.name not in env:
-            raise KeyError(f"trace uses {v.name} before it is defined")
+            raise TraceError(f"trace uses {v.name} before it is defined")
         return env[v.name]
     if isinstance(v, (list, tuple)):
         return [_subst(x, env) for x in v]
@@ -251,7 +311,12 @@ def _enc(v):
 
 def _dec(v, rv):
     if isinstance(v, dict):
-        return rv(v["rv"]) if "rv" in v else {k: _dec(x, rv) for k, x in v["dict"].items()}
+        if set(v) == {"rv"}:
+            return rv(v["rv"])
+        if set(v) == {"dict"} and isinstance(v["dict"], dict):
+            return {k: _dec(x, rv) for k, x in v["dict"].items()}
+        raise TraceError(f"bad argument {json.dumps(v)[:80]} (expected {{\"rv\": name}} or "
+                         f"{{\"dict\": {{...}}}})")
     if isinstance(v, list):
         return [_dec(x, rv) for x in v]
     return v

@@ -2,7 +2,7 @@
 batch of measurements (TVM's XGBModel). The target is the normalized throughput of a
 candidate, best time / its time, in [0, 1] per task; failed candidates count as 0.
 
-Needs xgboost (`pip install 'tir-mlir[tune]'`, the xgboost-cpu wheel); without it the model
+Needs xgboost (`pip install "tir-mlir[tune]"`, the xgboost-cpu wheel); without it the model
 falls back to ridge regression on the same features and says so once.
 """
 import warnings

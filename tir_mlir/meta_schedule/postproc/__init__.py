@@ -4,6 +4,7 @@ from tir_mlir.meta_schedule.postproc.postproc import Postproc
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll)
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
+from tir_mlir.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode
 
 
 def create(kind: str = "llvm") -> list:
@@ -13,9 +14,9 @@ def create(kind: str = "llvm") -> list:
                 RewriteReductionBlock()]
     if kind == "cuda":
         return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
-                RewriteReductionBlock()]
+                RewriteReductionBlock(), VerifyGPUCode()]
     raise ValueError(f"no default postprocessors for target kind {kind!r}")
 
 
 __all__ = ["DisallowDynamicLoop", "Postproc", "RewriteParallelVectorizeUnroll",
-           "RewriteReductionBlock", "create"]
+           "RewriteReductionBlock", "VerifyGPUCode", "create"]

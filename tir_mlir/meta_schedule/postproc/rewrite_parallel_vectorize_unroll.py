@@ -50,7 +50,7 @@ def _parallelize(sch, loops, limit: int):
     prefix, prod = [], 1
     for lp in loops:
         ext = sch.get(lp).extent
-        if (sch.get_loop_iter_type(lp) != "S" or sch.get(lp).kind != "serial"
+        if (sch.get_loop_iter_type(lp) != "S" or str(sch.get(lp).kind) != "serial"
                 or (prefix and prod * ext > limit)):
             break
         prefix.append(lp)
@@ -71,7 +71,7 @@ def _vectorize(sch, block, limit: int):
         return
     inner = loops[-1]
     view = sch.get(inner)
-    if (1 < view.extent <= limit and view.kind == "serial"
+    if (1 < view.extent <= limit and str(view.kind) == "serial"
             and sch.get_loop_iter_type(inner) == "S"
             and len(sch.get_child_blocks(inner)) == 1):
         try:

@@ -1,4 +1,6 @@
 """Schedule rules: what PostOrderApply applies to every block to build a design space."""
+from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
+from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
                                                                      ReuseConfig)
@@ -9,5 +11,5 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import (PyScheduleRule, 
                                                                 as_rule)
 from tir_mlir.meta_schedule.schedule_rule.defaults import create
 
-__all__ = ["AutoInline", "MultiLevelTiling", "ReuseConfig", "ParallelizeVectorizeUnroll",
+__all__ = ["AddRFactor", "AutoBind", "AutoInline", "MultiLevelTiling", "ReuseConfig", "ParallelizeVectorizeUnroll",
            "RandomComputeLocation", "ScheduleRule", "PyScheduleRule", "as_rule", "create"]

@@ -25,8 +25,7 @@ class AutoInline(ScheduleRule):
         self.disallow_op = list(disallow_op or [])
 
     def apply(self, sch, block) -> List:
-        info = sch.get(block)
-        if "R" in info.iter_types or not sch.is_top_level_block(block):
+        if "R" in sch.get_iter_types(block) or not sch.is_top_level_block(block):
             return [sch]
         if self.into_consumer and not sch.is_output_block(block) and sch.get_consumers(block):
             try:

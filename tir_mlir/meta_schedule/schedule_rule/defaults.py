@@ -1,6 +1,8 @@
 """The default rules per target kind (TVM 0.21's "from-target" lists for llvm and cuda)."""
 from typing import List
 
+from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
+from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
                                                                      ReuseConfig)
@@ -13,6 +15,7 @@ def create(kind: str = "llvm") -> List:
     if kind == "llvm":
         return [
             AutoInline(into_producer=False, into_consumer=True),
+            AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
             MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64,
                              reuse_write=ReuseConfig(req="may", levels=[1, 2],
                                                      scope="global")),
@@ -26,11 +29,14 @@ def create(kind: str = "llvm") -> List:
             AutoInline(into_producer=True, into_consumer=True),
             MultiLevelTiling(structure="SSSRRSRS",
                              tile_binds=["blockIdx.x", "vthread.x", "threadIdx.x"],
-                             max_innermost_factor=64, vector_load_lens=[1, 2, 3, 4, 8, 16],
-                             reuse_read=ReuseConfig(req="must", levels=[4], scope="shared"),
+                             max_innermost_factor=64,
+                             # TVM also caches the inputs in shared memory (reuse_read at
+                             # level 4, cooperative fetch): that needs compute_at to relax a
+                             # shared buffer's region over the threads, which it does not yet
                              reuse_write=ReuseConfig(req="must", levels=[3], scope="local")),
             ParallelizeVectorizeUnroll(max_jobs_per_core=-1, max_vectorize_extent=-1,
                                        unroll_max_steps=[0, 16, 64, 512, 1024],
                                        unroll_explicit=True),
+            AutoBind(max_threadblocks=256, thread_extents=[32, 64, 128, 256, 512, 1024]),
         ]
     raise ValueError(f"no default schedule rules for target kind {kind!r}")

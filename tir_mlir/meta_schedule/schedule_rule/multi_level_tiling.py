@@ -54,7 +54,7 @@ class MultiLevelTiling(ScheduleRule):
         reuse (some read buffer is indexed by fewer than all spatial iter vars)."""
         if self.filter_fn is not None:
             return bool(self.filter_fn(sch, block))
-        types = sch.get(block).iter_types
+        types = sch.get_iter_types(block)
         if "R" not in types or set(types) - {"S", "R"} or not sch.has_trivial_bindings(block):
             return False
         reads = sch.get_read_iter_vars(block)
@@ -118,10 +118,10 @@ class MultiLevelTiling(ScheduleRule):
         if len(consumers) != 1 or not sch.is_top_level_block(consumers[0]):
             return None
         c = consumers[0]
-        types = sch.get(c).iter_types
+        types = sch.get_iter_types(c)
         if "R" in types or not sch.has_trivial_bindings(c):
             return None
-        spatial = sum(1 for t in sch.get(block).iter_types if t == "S")
+        spatial = sum(1 for t in sch.get_iter_types(block) if t == "S")
         return c if len(types) == spatial else None
 
     def _read_reuse(self, sch, block, tiles) -> List:

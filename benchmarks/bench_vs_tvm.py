@@ -1,0 +1,211 @@
+"""tir-mlir against TVM 0.21 at its best, on every schedule TVM accepts.
+
+    python benchmarks/bench_vs_tvm.py [--rounds 3] [--filter SUBSTR] [--classic|--realistic]
+
+Cases: the classic schedules of the TVM-differential test suite (tests/test_schedule_tvm_
+differential.py, small programs: these times are mostly call overhead) and the realistic ones of
+vs_tvm_cases.py (matmul, batch matmul, conv1d/conv2d, depthwise, elementwise, softmax with the
+schedules a TVM user writes every day). Each side runs in its own process (TVM's thread pool and
+libomp spin against each other in one process): `proj` (tir-mlir), `tvm-llvm` (generic x86-64) and
+`tvm-host` (`llvm -mcpu=<host>`); a round runs the three one after the other, rounds interleave,
+and each case keeps its best time over rounds. TVM's time is the faster of its two builds. Outputs
+are compared between the sides (same seeded inputs): a mismatch is reported, not timed.
+Prints a table, `geomean` and `worst` of tir-mlir time / TVM time (< 1: tir-mlir is faster).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SIDES = ("proj", "tvm-llvm", "tvm-host")
+
+
+def all_cases(which="all"):
+    sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+    cases = {}
+    if which in ("all", "classic"):
+        from test_schedule_tvm_differential import CASES as CLASSIC
+        cases.update({f"classic/{k}": v[:2] for k, v in sorted(CLASSIC.items())})
+    if which in ("all", "realistic"):
+        from vs_tvm_cases import CASES as REALISTIC
+        cases.update(REALISTIC)
+    return cases
+
+
+def _inputs(name, params):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    out = []
+    for shape, dtype in params:
+        dt = np.dtype(dtype)
+        out.append(rng.standard_normal(shape).astype(dt) if dt.kind == "f"
+                   else rng.integers(-4, 4, shape).astype(dt))
+    return out
+
+
+def _measure_proj(name, src, schedule):
+    import tir_mlir
+    from tir_mlir.context import get_context
+    from tir_mlir.runtime.signature import signatures
+    sch = tir_mlir.Schedule(tir_mlir.parse(src))
+    schedule(sch)
+    with get_context():
+        fname, params = next(iter(signatures(sch.mod.module).items()))
+    lib = tir_mlir.build(sch.mod, target="llvm")
+    args = _inputs(name, [(tuple(p.shape), p.dtype) for p in params])
+    lib[fname](*args)
+    res = lib.time_evaluator(fname, number=1, repeat=7, min_repeat_ms=20)(*args)
+    return min(res.results), args
+
+
+def _measure_tvm(name, src, schedule, side):
+    import tvm
+    mod = tvm.script.from_source(src)
+    if isinstance(mod, tvm.tir.PrimFunc):
+        mod = tvm.IRModule({"main": mod})
+    sch = tvm.tir.Schedule(mod)
+    schedule(sch)
+    gv = sch.mod.get_global_vars()[0]
+    func = sch.mod[gv]
+    params = [(tuple(int(x) for x in func.buffer_map[p].shape), func.buffer_map[p].dtype)
+              for p in func.params]
+    target = "llvm"
+    if side == "tvm-host":
+        target += " -mcpu=" + tvm.target.codegen.llvm_get_system_cpu()
+    lib = tvm.build(sch.mod, target=target)
+    dev = tvm.cpu()
+    host = _inputs(name, params)
+    args = [tvm.nd.array(a, dev) for a in host]
+    lib[gv.name_hint](*args)
+    outs = [a.numpy() for a in args]
+    res = lib.time_evaluator(gv.name_hint, dev, number=1, repeat=7, min_repeat_ms=20)(*args)
+    return min(res.results), outs
+
+
+def worker(side, names, out_dir, which):
+    cases = all_cases(which)
+    for name in names:
+        print(json.dumps({"start": name}), flush=True)
+        src, schedule = cases[name]
+        try:
+            if side == "proj":
+                seconds, outs = _measure_proj(name, src, schedule)
+            else:
+                seconds, outs = _measure_tvm(name, src, schedule, side)
+        except Exception as e:  # noqa: BLE001 - a rejected schedule or failed build: reported
+            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:300]}),
+                  flush=True)
+            continue
+        np.savez(Path(out_dir) / f"{name.replace('/', '_')}.{side}.npz", *outs)
+        print(json.dumps({"case": name, "seconds": seconds}), flush=True)
+
+
+def run_side(side, names, out_dir, which):
+    """Run a worker over `names`; a worker that dies (signal) marks its case and restarts."""
+    results, todo = {}, list(names)
+    env = dict(os.environ)
+    cores = str(os.cpu_count())
+    env.setdefault("TVM_NUM_THREADS", cores)
+    env.setdefault("OMP_NUM_THREADS", cores)
+    while todo:
+        p = subprocess.run([sys.executable, __file__, "--worker", side, "--which", which,
+                            "--out", out_dir, *todo], capture_output=True, text=True, env=env)
+        started = None
+        for line in p.stdout.splitlines():
+            rec = json.loads(line)
+            if "start" in rec:
+                started = rec["start"]
+            else:
+                results[rec["case"]] = rec
+                started = None
+        if p.returncode and started is None and not results:
+            raise SystemExit(f"{side} worker failed:\n{p.stderr[-3000:]}")
+        if started is not None:
+            results[started] = {"case": started, "error": f"worker died ({p.returncode}): "
+                                + p.stderr.strip().splitlines()[-1:][0][:200]
+                                if p.stderr.strip() else f"worker died ({p.returncode})"}
+        done = set(results)
+        todo = [n for n in todo if n not in done]
+    return results
+
+
+def _same(out_dir, name, a, b):
+    stem = Path(out_dir) / name.replace("/", "_")
+    x, y = np.load(f"{stem}.{a}.npz"), np.load(f"{stem}.{b}.npz")
+    return all(np.allclose(x[k], y[k], rtol=1e-3, atol=1e-3) for k in x.files)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--filter", default="")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--classic", action="store_const", dest="which", const="classic")
+    group.add_argument("--realistic", action="store_const", dest="which", const="realistic")
+    ap.add_argument("--worker", choices=SIDES)
+    ap.add_argument("--which", default="all")
+    ap.add_argument("--out")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    which = args.which or "all"
+    if args.worker:
+        return worker(args.worker, args.names, args.out, which)
+    names = [n for n in all_cases(which) if args.filter in n]
+    best = {side: {} for side in SIDES}
+    load0 = os.getloadavg()[0]
+    start = time.time()
+    with tempfile.TemporaryDirectory() as out_dir:
+        for r in range(args.rounds):
+            for side in SIDES:
+                for name, rec in run_side(side, names, out_dir, which).items():
+                    prev = best[side].get(name)
+                    if "seconds" in rec and (prev is None or "seconds" not in prev
+                                             or rec["seconds"] < prev["seconds"]):
+                        best[side][name] = rec
+                    elif prev is None:
+                        best[side][name] = rec
+            print(f"round {r + 1}/{args.rounds} done ({time.time() - start:.0f} s)",
+                  file=sys.stderr)
+        rows, ratios = [], []
+        for name in names:
+            ours = best["proj"].get(name, {})
+            tvms = [(best[s][name]["seconds"], s) for s in ("tvm-llvm", "tvm-host")
+                    if "seconds" in best[s].get(name, {})]
+            if not tvms:
+                continue        # TVM rejects the schedule or cannot build it for the CPU
+            t_tvm, which_tvm = min(tvms)
+            if "seconds" not in ours:
+                rows.append((name, "ERROR " + ours.get("error", "?")[:60], t_tvm, which_tvm, None))
+                continue
+            if not _same(out_dir, name, "proj", which_tvm):
+                rows.append((name, "MISMATCH", t_tvm, which_tvm, None))
+                continue
+            ratio = ours["seconds"] / t_tvm
+            ratios.append(ratio)
+            rows.append((name, ours["seconds"], t_tvm, which_tvm, ratio))
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
+          f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds")
+    print(f"| case | tir-mlir ms | TVM ms | TVM build | ratio |\n| --- | --- | --- | --- | --- |")
+    for name, ours, t_tvm, which_tvm, ratio in rows:
+        o = f"{ours * 1e3:.4f}" if isinstance(ours, float) else ours
+        r = f"{ratio:.2f}" if ratio is not None else "-"
+        print(f"| {name} | {o} | {t_tvm * 1e3:.4f} | {which_tvm} | {r} |")
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        worst = max(zip(ratios, [r[0] for r in rows if r[4] is not None]))
+        print(f"\ngeomean {geo:.3f}  worst {worst[0]:.2f} ({worst[1]})  over {len(ratios)} cases")
+    bad = [r[0] for r in rows if r[4] is None]
+    if bad:
+        print(f"not compared (error or mismatch): {', '.join(bad)}")
+
+
+if __name__ == "__main__":
+    main()

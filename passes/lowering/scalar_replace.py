@@ -1,0 +1,378 @@
+"""Stage `scalar-replace` (CPU, scf level): buffer elements that a serial loop reads and writes at
+the same loop-invariant address are carried in registers across the loop (scalar replacement).
+
+    scf.for %k = 0 to 128 {                      %c0 = vector.load %C[%i, %j]
+      %c = vector.load %C[%i, %j]                %r = scf.for %k = 0 to 128 iter_args(%c = %c0) {
+      %s = FMA(A[%i, %k], B[%k, %j], %c)   =>      %s = FMA(A[%i, %k], B[%k, %j], %c)
+      vector.store %s, %C[%i, %j]                  scf.yield %s
+    }                                            }
+                                                 vector.store %r, %C[%i, %j]
+
+Without it every reduction step loads and stores the accumulator tile, and LLVM cannot keep it in
+registers: after OpenMP outlining it cannot tell the buffers apart (see `alias-scopes`), and it
+cannot prove the tile's vectors disjoint from each other either.
+
+A group (one buffer, one address, one type) is carried when, in a serial `scf.for` with constant
+bounds and at least one iteration, no vectorize hint and no op of unknown memory effect:
+- its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
+- all its accesses sit directly in the loop body (they run once per iteration, in order), and one
+  of them is a store;
+- every other access of the same buffer in the loop is provably disjoint from it (its indices
+  differ by a constant at least the extent of the access in some dimension). Buffers are told
+  apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
+  other arguments may alias each other.
+A small inner serial loop (constant bounds, no nested loop, no vectorize hint) whose stores become
+loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
+carry the values), as long as the loop carries at most `MAX_CARRIED` values in all.
+"""
+from mlir import ir
+from mlir.dialects import memref, scf, vector
+
+from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
+
+# Carried values per loop: 16 accumulator vectors + operands fit AVX-512's 32 registers.
+MAX_CARRIED = 24
+# (memref operand, first index operand, is a store) of the accesses with a known address.
+ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
+            "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
+# Accesses at an address not analysed here: memref operands -> whether they may write.
+OTHER_ACCESSES = {"vector.maskedload": ((0, False),), "vector.maskedstore": ((0, True),),
+                  "vector.transfer_read": ((0, False),), "vector.transfer_write": ((1, True),),
+                  "vector.gather": ((0, False),), "vector.scatter": ((0, True),),
+                  "memref.copy": ((0, False), (1, True))}
+# Ops without memory effects (or whose nested ops are analysed on their own).
+PURE_PREFIXES = ("arith.", "math.", "index.", "ub.")
+PURE_OPS = {"scf.for", "scf.if", "scf.yield", "memref.alloca", "memref.alloc", "memref.dealloc",
+            "memref.dim", "vector.broadcast", "vector.fma", "vector.splat", "vector.extract",
+            "vector.insert", "vector.shuffle", "vector.reduction", "vector.bitcast",
+            "vector.shape_cast", "vector.from_elements", "vector.step", "vector.constant_mask",
+            "vector.create_mask"}
+VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
+            "memref.collapse_shape", "memref.view")
+
+
+class ScalarReplace:
+    name = "scalar-replace"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            noalias = _noalias_args(f)
+            # Innermost loops first: an inner loop's carried values leave loads and stores
+            # around it that an outer loop may carry in turn.
+            for loop in reversed([o for o in walk(f) if o.name == "scf.for"]):
+                _carry(loop, noalias)
+
+
+def _noalias_args(f):
+    if "arg_attrs" not in f.attributes:
+        return []
+    args = f.regions[0].blocks[0].arguments
+    return [args[i] for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
+            if "llvm.noalias" in ir.DictAttr(d)]
+
+
+class _Access:
+    """One memory access: its buffer root (None: unknown, may alias anything), whether that root
+    may alias other `shared` roots, its indices as linear forms (None: not analysed), the extent
+    it covers per dimension, and whether it writes."""
+
+    def __init__(self, op, root, index=None, extent=None, store=False):
+        self.op, self.store = op, store
+        self.buffer, self.shared = root
+        self.index, self.extent = index, extent
+
+
+def _carry(loop, noalias):
+    if not _plain_serial(loop):
+        return
+    accesses = _accesses(loop, noalias)
+    if accesses is None:
+        return
+    groups = _groups(loop, accesses)
+    if _unrollable(loop, accesses):
+        # Unroll a copy; keep it only if it lets more values be carried.
+        trial = loop.clone(ip=ir.InsertionPoint(loop))
+        _unroll(_unrollable(trial, _accesses(trial, noalias)))
+        more = _groups(trial, _accesses(trial, noalias))
+        if len(groups) < len(more) <= MAX_CARRIED:
+            loop.erase()
+            loop, groups = trial, more
+        else:
+            trial.erase()
+    if groups and len(groups) <= MAX_CARRIED:
+        _rewrite(loop, groups)
+
+
+def _plain_serial(loop) -> bool:
+    annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
+    if "vectorize" in str(annotation):
+        return False
+    lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
+    return None not in (lo, hi, step) and step > 0 and lo < hi
+
+
+def _constant(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    attr = owner.operation.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _accesses(loop, noalias):
+    """The memory accesses nested in `loop`, or None when some op there has unknown effects."""
+    out = []
+    for op in walk(loop):
+        name = op.name
+        if name in ACCESSES:
+            m, first, store = ACCESSES[name]
+            base = op.operands[m]
+            root, direct = _root(base, noalias)
+            index = [_linear(v) for v in list(op.operands)[first:]] if direct else None
+            shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
+                     else list(ir.VectorType(op.results[0].type).shape)
+                     if name == "vector.load" else [])
+            rank = ir.MemRefType(base.type).rank
+            extent = [1] * (rank - len(shape)) + shape
+            out.append(_Access(op, root, index, extent, store))
+        elif name in OTHER_ACCESSES:
+            for m, store in OTHER_ACCESSES[name]:
+                out.append(_Access(op, _root(op.operands[m], noalias)[0], store=store))
+        elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
+            return None
+    return out
+
+
+def _root(buffer, noalias):
+    """((root, shared), whether `buffer` is the root itself). A root is an alloc or a function
+    argument; `shared` arguments (not `llvm.noalias`) may alias each other."""
+    value, direct = buffer, True
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in VIEW_OPS:
+        value, direct = value.owner.operation.operands[0], False
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        if owner.owner.operation.name != "func.func":
+            return (None, True), False
+        return (value, value not in noalias), direct
+    if owner.operation.name in ("memref.alloc", "memref.alloca"):
+        return (value, False), direct
+    return (None, True), False
+
+
+def _linear(value):
+    """An index value as (constant, {atom: coefficient}) over add/sub/mul-by-constant."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        op = owner.operation
+        c = _constant(value)
+        if c is not None:
+            return c, {}
+        if op.name in ("arith.addi", "arith.subi"):
+            (ca, ta), (cb, tb) = _linear(op.operands[0]), _linear(op.operands[1])
+            sign = 1 if op.name == "arith.addi" else -1
+            terms = dict(ta)
+            for v, k in tb.items():
+                terms[v] = terms.get(v, 0) + sign * k
+            return ca + sign * cb, {v: k for v, k in terms.items() if k}
+        if op.name == "arith.muli":
+            (ca, ta), (cb, tb) = _linear(op.operands[0]), _linear(op.operands[1])
+            if not ta or not tb:
+                k, (c, t) = (ca, (cb, tb)) if not ta else (cb, (ca, ta))
+                return k * c, {v: k * x for v, x in t.items() if k * x}
+    return 0, {_atom(value): 1}
+
+
+def _atom(value):
+    """A value as a term of a linear form: an `arith` op by structure (unrolled copies of a
+    `floordiv` are one atom), anything else (a loop IV, a loaded index) by identity."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        op = owner.operation
+        if op.name.startswith("arith.") and len(op.results) == 1:
+            return (op.name, tuple((a.name, str(a.attr)) for a in op.attributes),
+                    tuple(_frozen(_linear(v)) for v in op.operands))
+    return value
+
+
+def _frozen(form):
+    return form[0], frozenset(form[1].items())
+
+
+def _leaves(index):
+    """The values (loop IVs, function arguments, opaque results) an index depends on."""
+    for _, terms in index:
+        for atom in terms:
+            if isinstance(atom, tuple):
+                yield from _leaves([(c, dict(t)) for c, t in atom[2]])
+            else:
+                yield atom
+
+
+def _inside(value, loop) -> bool:
+    owner = value.owner
+    op = (owner.owner if isinstance(owner, ir.Block) else owner).operation
+    return op == loop or any(p.operation == loop for p in ancestors(op))
+
+
+def _invariant(access, loop) -> bool:
+    return (access.index is not None and not _inside(_base(access), loop)
+            and not any(_inside(v, loop) for v in _leaves(access.index)))
+
+
+def _base(access):
+    return access.op.operands[1 if access.store else 0]
+
+
+def _same_address(a, b) -> bool:
+    return a.index is not None and a.index == b.index and _value_type(a) == _value_type(b)
+
+
+def _may_conflict(a, b) -> bool:
+    """Whether two accesses may touch the same element."""
+    if a.buffer is None or b.buffer is None:
+        return True
+    if _same_root(a, b):
+        return not _disjoint(a, b)
+    return a.shared and b.shared
+
+
+def _same_root(a, b) -> bool:
+    return a.buffer is not None and b.buffer is not None and a.buffer == b.buffer
+
+
+def _disjoint(a, b) -> bool:
+    """Whether two accesses of one buffer never touch the same element: in some dimension their
+    indices differ by a constant at least the extent of the lower one."""
+    if a.index is None or b.index is None or len(a.index) != len(b.index):
+        return False
+    for (ca, ta), (cb, tb), ea, eb in zip(a.index, b.index, a.extent, b.extent):
+        if ta == tb and (ca - cb >= eb or cb - ca >= ea):
+            return True
+    return False
+
+
+def _groups(loop, accesses):
+    """[[accesses of one carried group, in program order]]."""
+    body = loop.regions[0].blocks[0]
+    groups = []
+    for a in accesses:
+        if not _invariant(a, loop) or any(a in g for g in groups):
+            continue
+        same = [b for b in accesses if _same_root(a, b) and _same_address(a, b)]
+        others = [b for b in accesses if b not in same]
+        if (any(b.store for b in same) and all(b.op.parent.operation == loop for b in same)
+                and not any(_may_conflict(a, b) for b in others)):
+            groups.append(same)
+    return groups
+
+
+def _value_type(a):
+    return a.op.operands[0].type if a.store else a.op.results[0].type
+
+
+def _unrollable(loop, accesses):
+    """Inner serial loops directly in `loop` whose stores are invariant in `loop` but not in them
+    (so that, unrolled, they leave stores at addresses invariant in `loop`)."""
+    body = loop.regions[0].blocks[0]
+    out = []
+    for op in body.operations:
+        op = op.operation
+        if op.name != "scf.for" or len(op.results) or not _plain_serial(op) or \
+                _trip_count(op) > MAX_CARRIED or any(
+                o.name in ("scf.for", "scf.while", "scf.parallel") for o in walk(op)):
+            continue
+        iv = op.regions[0].blocks[0].arguments[0]
+        stores = [a for a in accesses if a.store and a.op.parent.operation == op
+                  and a.index is not None]
+        if any(all(v == iv or not _inside(v, loop) for v in _leaves(a.index))
+               and any(v == iv for v in _leaves(a.index)) for a in stores):
+            out.append(op)
+    return out
+
+
+def _trip_count(loop) -> int:
+    lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
+    return (hi - lo + step - 1) // step
+
+
+def _unroll(inner):
+    """Replace each loop by one copy of its body per iteration, its IV a constant."""
+    for op in inner:
+        lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
+        for value in range(lo, hi, step):
+            copy = op.clone(ip=ir.InsertionPoint(op))
+            body = copy.regions[0].blocks[0]
+            with ir.InsertionPoint(copy):
+                const = index_const(value, op.location)
+            body.arguments[0].replace_all_uses_with(const)
+            move_body(body, copy)
+            copy.erase()
+        op.erase()
+
+
+def _rewrite(loop, groups):
+    """Carry each group's value through the loop: load before it, store after it."""
+    loc = loop.location
+    n_old = len(loop.results)
+    inits, addresses = [], []
+    with ir.InsertionPoint(loop), loc:
+        for g in groups:
+            first = g[0]
+            base = _base(first)
+            index = [_hoist(v, loop) for v in _indices(first)]
+            addresses.append((base, index))
+            t = _value_type(first)
+            if isinstance(t, ir.VectorType):
+                inits.append(vector.load(t, base, index))
+            else:
+                inits.append(memref.load(base, index))
+        lo, hi, step = list(loop.operands)[:3]
+        new = scf.ForOp(lo, hi, step, list(list(loop.operands)[3:]) + inits)
+    for a in loop.attributes:
+        if a.name not in ("operandSegmentSizes",):
+            new.operation.attributes[a.name] = a.attr
+    old_body, body = loop.regions[0].blocks[0], new.body
+    for old, arg in zip(old_body.arguments, body.arguments):
+        old.replace_all_uses_with(arg)
+    old_yield = list(old_body.operations)[-1].operation
+    # In program order, a load reads the value carried so far; a store replaces it.
+    current = list(body.arguments)[1 + n_old:]
+    for n, g in enumerate(groups):
+        for a in g:
+            if a.store:
+                current[n] = a.op.operands[0]
+            else:
+                a.op.results[0].replace_all_uses_with(current[n])
+    with ir.InsertionPoint(body), loc:
+        term = scf.YieldOp(list(old_yield.operands) + current)
+    move_body(old_body, term.operation)
+    for a in [a for g in groups for a in g]:
+        a.op.erase()
+    old_yield.erase()
+    for i in range(n_old):
+        loop.results[i].replace_all_uses_with(new.results[i])
+    with ir.InsertionPoint.after(new.operation), loc:
+        for (base, index), result in zip(addresses, list(new.results)[n_old:]):
+            if isinstance(result.type, ir.VectorType):
+                vector.store(result, base, index)
+            else:
+                memref.store(result, base, index)
+    loop.erase()
+
+
+def _indices(access):
+    first = 2 if access.store else 1
+    return list(access.op.operands)[first:]
+
+
+def _hoist(value, loop):
+    """`value` (computed from values defined outside `loop`) available before `loop`: the
+    arith ops inside the loop that compute it are cloned before it."""
+    if not _inside(value, loop):
+        return value
+    op = value.owner.operation
+    operands = [_hoist(v, loop) for v in op.operands]
+    clone = op.clone(ip=ir.InsertionPoint(loop))
+    for i, v in enumerate(operands):
+        clone.operands[i] = v
+    return clone.results[list(op.results).index(value)] if len(op.results) > 1 else clone.result

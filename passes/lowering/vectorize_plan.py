@@ -1,0 +1,293 @@
+"""What every value of a `T.vectorized` loop body is across the lanes, and whether running the
+body once on vectors (op by op over all lanes, instead of lane by lane) computes what the loop
+computes. Used by stage `vectorize-loops` (vectorize.py).
+
+Index values get a linear form in the lane number (`Linear`): `base + stride * lane`, the base
+the value at lane 0 (the IV replaced by the loop's lower bound). Data values are uniform (the
+same on every lane) or varying. An index value that is not linear in the lane (`lane floordiv
+4`) has no form: made by an arith op it is a varying vector of indices, fit for data and
+conditions; it may not reach an address or an `affine.if`.
+
+Legality, beyond every op having a vector form:
+- No two lanes touch one address with one of the two a store (`lanes_disjoint`), so reordering
+  the accesses of different lanes cannot change what a load reads or what memory holds at the
+  end. A store's own lanes are written in lane order (a uniform address keeps the last lane's
+  value), so a store alone is always fine.
+- Under a condition that varies across lanes (`masked`) only contiguous accesses, uniform
+  loads and uniform stores of uniform values are allowed (masked vector loads/stores; the
+  region runs only when some lane is on, and such a lane made the uniform access in the loop
+  as well).
+"""
+import math
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import integer_set
+
+LANE = "lane"
+# Ops applied lane-wise: the same op name on vector types.
+ELEMENTWISE = {
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf", "arith.maximumf",
+    "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.remf",
+    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.divsi", "arith.divui",
+    "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
+    "arith.shli", "arith.shrsi", "arith.shrui",
+    "arith.cmpf", "arith.cmpi", "arith.select",
+    "arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
+    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast",
+}
+# Integer division traps on a zero divisor: lanes switched off by a mask divide by 1 instead.
+DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
+             "arith.ceildivsi"}
+INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
+
+
+class Linear:
+    """sum(coefficient * leaf) + const; leaves are index values that are the same on every lane
+    (or `LANE`, the lane number)."""
+
+    def __init__(self, terms=(), const=0):
+        self.terms = {k: c for k, c in dict(terms).items() if c}
+        self.const = const
+
+    @property
+    def stride(self) -> int:
+        return self.terms.get(LANE, 0)
+
+    def __add__(self, other):
+        terms = dict(self.terms)
+        for k, c in other.terms.items():
+            terms[k] = terms.get(k, 0) + c
+        return Linear(terms, self.const + other.const)
+
+    def scale(self, c: int):
+        return Linear({k: v * c for k, v in self.terms.items()}, self.const * c)
+
+
+def expr_form(expr: ir.AffineExpr, dims, symbols, lanes: int):
+    """Linear form of an affine expression over operands with forms; None if not linear."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return Linear((), e.value)
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return symbols[e.position]
+    lhs, rhs = (expr_form(x, dims, symbols, lanes) for x in (e.lhs, e.rhs))
+    if lhs is None or rhs is None:
+        return None
+    if isinstance(e, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(e, ir.AffineMulExpr):
+        if not rhs.terms:
+            return lhs.scale(rhs.const)
+        return rhs.scale(lhs.const) if not lhs.terms else None
+    if rhs.terms or rhs.const <= 0:
+        return None
+    return _divide(type(e), lhs, rhs.const, lanes)
+
+
+def _divide(kind, x, c, lanes):
+    """floordiv / mod / ceildiv of `x` by a positive constant. With x = B + s * lane, where B
+    is a multiple of g = gcd(c, B's coefficients) plus r0, B mod c <= c - g + r0, so when
+    r0 + s * (lanes - 1) < g no lane crosses a multiple of c: x floordiv c = B floordiv c
+    (uniform) and x mod c = B mod c + s * lane (the fuse + split + vectorize pattern)."""
+    if not x.terms:
+        if kind is ir.AffineModExpr:
+            return Linear((), x.const % c)
+        return Linear((), x.const // c if kind is ir.AffineFloorDivExpr else -(-x.const // c))
+    s = x.stride
+    base = Linear({k: v for k, v in x.terms.items() if k != LANE}, x.const)
+    g = math.gcd(c, *base.terms.values())
+    if s and (s < 0 or kind is ir.AffineCeilDivExpr or base.const % g + s * (lanes - 1) >= g):
+        return None
+    key = (kind.__name__, frozenset(base.terms.items()), base.const, c)
+    return Linear({key: 1, LANE: s if kind is ir.AffineModExpr else 0})
+
+
+def _leaves(key):
+    """The index values a leaf key stands for (itself, or those of a floordiv/mod)."""
+    if isinstance(key, tuple):
+        for k, _ in key[1]:
+            yield from _leaves(k)
+    elif key != LANE:
+        yield key
+
+
+def lanes_disjoint(a, b, inner, lanes: int) -> bool:
+    """Whether two accesses (one Linear per dimension) never reach one address from two
+    different lanes. Leaves in `inner` (defined inside the loop) may differ between the two."""
+    for fa, fb in zip(a, b):
+        keys = (set(fa.terms) | set(fb.terms)) - {LANE}
+        if any(fa.terms.get(k, 0) != fb.terms.get(k, 0) or any(v in inner for v in _leaves(k))
+               for k in keys):
+            continue            # this dimension proves nothing
+        s, diff = fa.stride, fa.const - fb.const
+        if s != fb.stride:
+            continue
+        if s == 0:
+            if diff:
+                return True     # never the same address at all
+            continue
+        # s * (x - y) + diff = 0 needs x - y = -diff / s, a lane distance in 1 .. lanes - 1
+        if diff % s or not 0 < abs(diff // s) < lanes:
+            return True
+    return False
+
+
+class Plan:
+    """The lane analysis of one vectorized loop; `ok` says whether `vectorize` may rewrite it."""
+
+    def __init__(self, loop):
+        self.lanes = loop.extent
+        self.forms = {loop.iv: Linear({LANE: 1}, loop.min)}
+        self.varying = set()        # data values that differ across lanes
+        self.inner = set()          # index leaves defined inside the loop
+        self.uniform_ifs = []       # affine/scf.if ops whose condition is the same on every lane
+        # (a list: Operation hashes are not stable, equality is)
+        self.accesses = []          # (is store, memref, [Linear per index])
+        self.ok = self._block(loop.body, False) and self._independent()
+
+    def stride(self, v):
+        """Lane stride of an index value (None: not linear in the lane)."""
+        f = self.forms.get(v)
+        if f is None and v not in self.forms:
+            return 0                # defined outside the loop
+        return None if f is None else f.stride
+
+    def form(self, v):
+        return self.forms[v] if v in self.forms else Linear({v: 1})
+
+    def is_varying(self, v) -> bool:
+        if isinstance(v.type, ir.IndexType):
+            return self.stride(v) != 0
+        return v in self.varying
+
+    def _leaf(self, v):
+        self.forms[v] = Linear({v: 1})
+        self.inner.add(v)
+
+    def _block(self, block, masked) -> bool:
+        return all(self._op(o.operation, masked) for o in list(block.operations)[:-1])
+
+    def _op(self, o, masked) -> bool:
+        name = o.name
+        if any(isinstance(v.type, ir.VectorType) for v in [*o.operands, *o.results]):
+            return False
+        if name == "affine.for":
+            self._leaf(o.regions[0].blocks[0].arguments[0])
+            return self._block(o.regions[0].blocks[0], masked)
+        if name == "affine.if":
+            return self._affine_if(o, masked)
+        if name == "scf.if":
+            return self._scf_if(o, masked)
+        if name in ("memref.load", "memref.store"):
+            return self._access(o, masked)
+        if name == "memref.prefetch":
+            return True             # a hint: lane 0's address is as good as any
+        if any(self.stride(v) is None and v not in self.varying for v in o.operands
+               if isinstance(v.type, ir.IndexType)):
+            return False            # an index with no per-lane value reaches this op
+        if len(o.results) != 1:
+            return False
+        result = o.results[0]
+        if isinstance(result.type, ir.IndexType):
+            return self._index_op(o, result)
+        if name == "arith.constant":
+            return True
+        if name not in ELEMENTWISE and not name.startswith("math.") and name not in INDEX_CASTS:
+            return False
+        if any(self.is_varying(v) for v in o.operands):
+            self.varying.add(result)
+        return True
+
+    def _index_op(self, o, result) -> bool:
+        name, ops = o.name, list(o.operands)
+        forms = [self.form(v) for v in ops]
+        form = None
+        if name == "arith.constant":
+            form = Linear((), ir.IntegerAttr(o.attributes["value"]).value)
+        elif None in forms:
+            pass
+        elif name == "affine.apply":
+            m = ir.AffineMapAttr(o.attributes["map"]).value
+            form = expr_form(m.results[0], forms[:m.n_dims], forms[m.n_dims:], self.lanes)
+        elif name in ("arith.addi", "arith.subi"):
+            a, b = forms
+            form = a + (b if name == "arith.addi" else b.scale(-1))
+        elif name == "arith.muli":
+            a, b = forms
+            form = a.scale(b.const) if not b.terms else b.scale(a.const) if not a.terms else None
+        if form is not None:
+            self.forms[result] = form
+        elif any(self.is_varying(v) for v in ops):
+            self.forms[result] = None       # depends on the lane, but not linearly:
+            if name in ELEMENTWISE:         # a vector of indices, fit for data, not addresses
+                self.varying.add(result)
+        elif name in ELEMENTWISE or name in INDEX_CASTS or name == "affine.apply":
+            self._leaf(result)              # the same on every lane: an opaque leaf
+        else:
+            return False
+        return True
+
+    def _affine_if(self, o, masked) -> bool:
+        if len(o.results):
+            return False
+        iset = integer_set(o.attributes["condition"])
+        forms = [self.form(v) for v in o.operands]
+        cons = [expr_form(c.expr, forms[:iset.n_dims], forms[iset.n_dims:], self.lanes)
+                for c in iset.constraints]
+        if None in cons:
+            return False
+        if any(c.stride for c in cons):
+            masked = True
+        else:
+            self.uniform_ifs.append(o)
+        return all(self._block(r.blocks[0], masked) for r in o.regions if len(r.blocks))
+
+    def _scf_if(self, o, masked) -> bool:
+        """An `scf.if` on an i1 (a statement `if`, or `T.if_then_else` with results)."""
+        if any(isinstance(r.type, ir.IndexType) for r in o.results):
+            return False
+        varying = self.is_varying(o.operands[0])
+        if not varying:
+            self.uniform_ifs.append(o)
+        blocks = [r.blocks[0] for r in o.regions if len(r.blocks)]
+        if not all(self._block(b, masked or varying) for b in blocks):
+            return False
+        for k, r in enumerate(o.results):
+            if varying or any(self.is_varying(list(b.operations)[-1].operands[k])
+                              for b in blocks):
+                self.varying.add(r)
+        return True
+
+    def _access(self, o, masked) -> bool:
+        store = o.name == "memref.store"
+        memref = o.operands[1 if store else 0]   # (bool buffers are bytes by now)
+        index = list(o.operands)[2 if store else 1:]
+        strides = [self.stride(v) for v in index]
+        if None in strides:
+            return False
+        value = o.operands[0] if store else o.results[0]
+        if isinstance(value.type, ir.IndexType):
+            return False
+        uniform = not any(strides)
+        if masked and not contiguous(strides) and (
+                not uniform or store and self.is_varying(value)):
+            return False
+        if not store and not uniform:
+            self.varying.add(value)
+        self.accesses.append((store, memref, [self.form(v) for v in index]))
+        return True
+
+    def _independent(self) -> bool:
+        acc = self.accesses
+        return all(lanes_disjoint(a[2], b[2], self.inner, self.lanes)
+                   for i, a in enumerate(acc) for b in acc[i + 1:]
+                   if a[1] == b[1] and (a[0] or b[0]))
+
+
+def contiguous(strides) -> bool:
+    """A vector load/store: stride 1 in the last dimension, the same element in the others."""
+    return bool(strides) and strides[-1] == 1 and not any(strides[:-1])

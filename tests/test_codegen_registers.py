@@ -1,0 +1,297 @@
+"""Values kept in registers by the CPU pipeline: per-buffer alias scopes that survive OpenMP
+outlining (stage alias-scopes) and accumulators carried across loops (stage scalar-replace).
+Numbers against numpy or the interpreter, FileCheck on the real LLVM IR and assembly."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from filecheck import filecheck
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.pipeline import emit_text, lower
+
+RNG = np.random.default_rng(0)
+
+
+def _matmul(n, noalias=True):
+    attrs = ', "tir.noalias": True' if noalias else ""
+    return tir_mlir.parse(f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"), C: T.Buffer(({n}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "main"{attrs}}})
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+
+
+def _register_tile(n):
+    """The 4x64 register tile of benchmarks' hand_mm: i [_, 16, 4], j [_, 64], k [_, 128]."""
+    sch = Schedule(_matmul(n))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    k0, k1 = sch.split(k, factors=[None, 128])
+    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
+    sch.parallel(i0)
+    sch.unroll(i2)
+    _, j11 = sch.split(j1, factors=[None, 16])
+    sch.vectorize(j11)
+    sch.decompose_reduction(c, k0)
+    return sch
+
+
+def _local_tile(n, fuse):
+    """TVM style: a local 4x64 accumulator (cache_write) written back under the tile loop."""
+    sch = Schedule(_matmul(n))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    sch.reorder(i0, j0, k, i1, j1)
+    local = sch.cache_write(c, 0, "local")
+    sch.reverse_compute_at(local, j0)
+    sch.parallel(sch.fuse(i0, j0) if fuse else i0)
+    sch.unroll(i1)
+    _, j11 = sch.split(j1, factors=[None, 16])
+    sch.vectorize(j11)
+    sch.decompose_reduction(c, k)
+    return sch
+
+
+def _check_matmul(sch, n):
+    a, b = (RNG.random((n, n), dtype=np.float32) for _ in range(2))
+    c = np.full((n, n), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def _optimized_ir(sch) -> str:
+    return llvm_ir.optimize(llvm_ir.to_llvm_ir(lower(sch.mod.module)), cpu_target(),
+                            text=True).decode()
+
+
+def _avx512() -> bool:
+    cpuinfo = Path("/proc/cpuinfo")
+    return cpuinfo.exists() and " avx512f" in cpuinfo.read_text()
+
+
+# Alias scopes --------------------------------------------------------------------------------
+def test_alias_scopes_reach_the_outlined_parallel_body():
+    ir_text = emit_text(_register_tile(256).mod.module, "llvm-ir")
+    # C's vector accesses and A's loads have their own scopes, each noalias with the other's.
+    filecheck(ir_text, """
+CHECK-LABEL: define internal void @main..omp_par
+CHECK: load <16 x float>, ptr %{{[0-9]+}}, align 4, !alias.scope ![[C:[0-9]+]], !noalias ![[NOT_C:[0-9]+]]
+CHECK-DAG: store <16 x float> %{{[0-9]+}}, ptr %{{[0-9]+}}, align 4, !alias.scope ![[C]], !noalias ![[NOT_C]]
+CHECK-DAG: load float, ptr %{{[0-9]+}}, align 4, !alias.scope ![[A:[0-9]+]], !noalias ![[NOT_A:[0-9]+]]
+CHECK: ![[C]] = !{![[C_SCOPE:[0-9]+]]}
+CHECK-DAG: ![[A]] = !{![[A_SCOPE:[0-9]+]]}
+CHECK-DAG: ![[NOT_C]] = !{{[{].*}}![[A_SCOPE]]{{[,}]}}
+CHECK-DAG: ![[NOT_A]] = !{{[{].*}}![[C_SCOPE]]{{[,}]}}
+CHECK-DAG: ![[C_SCOPE]] = !{!"main.buf{{[0-9]+}}", ![[DOMAIN:[0-9]+]], !"arg{{[0-9]+}}"}
+CHECK-DAG: ![[DOMAIN]] = !{!"main", !"main"}
+""")
+
+
+
+def test_arguments_that_may_alias_get_no_scopes():
+    sch = Schedule(_matmul(16, noalias=False))
+    ir_text = emit_text(sch.mod.module, "llvm-ir")
+    filecheck(ir_text, "CHECK-LABEL: define void @main\nCHECK-NOT: !alias.scope\n")
+    _check_matmul(sch, 16)
+
+
+def test_local_buffer_is_told_apart_from_arguments_that_may_alias():
+    sch = Schedule(_matmul(32, noalias=False))
+    c = sch.get_block("C")
+    sch.cache_write(c, 0, "local")
+    ir_text = emit_text(sch.mod.module, "llvm-dialect")
+    # Two scopes: the arguments (shared) and C_local.
+    assert ir_text.count("#llvm.alias_scope<") == 2
+    _check_matmul(sch, 32)
+
+
+# Scalar replacement: numbers ------------------------------------------------------------------
+@pytest.mark.parametrize("fuse", [False, True])
+def test_local_tile_schedule(fuse):
+    sch = _local_tile(128, fuse)
+    scf = emit_text(sch.mod.module, "scf")
+    # Compacted to one tile per thread (also under a fused loop: `f floordiv 2` is the row).
+    assert "iter_args" in scf and "memref.alloca() : memref<4x64xf32>" in scf
+    _check_matmul(sch, 128)
+
+
+def test_register_tile_schedule():
+    sch = _register_tile(256)
+    scf = emit_text(sch.mod.module, "scf")
+    k1 = scf[scf.index("iter_args"):scf.index("scf.yield")]
+    # The j1 loop unrolled: 4 x 4 accumulators carried, no access to C inside k1.
+    assert k1.count("vector<16xf32>") > 16 and k1.count("arith.addf") == 16
+    assert "%arg2[" not in k1 and scf.count("iter_args") == 1
+    _check_matmul(sch, 256)
+
+
+def test_scalar_accumulator_of_an_unscheduled_matmul():
+    sch = Schedule(_matmul(24))
+    scf = emit_text(sch.mod.module, "scf")
+    assert "iter_args" in scf and "-> (f32)" in scf
+    _check_matmul(sch, 24)
+
+
+def _interpreted(text, shapes, sch_fn=None):
+    """(scf text, compiled result, interpreted result) of a one-function program."""
+    mod = tir_mlir.parse(text)
+    sch = Schedule(mod)
+    if sch_fn:
+        sch_fn(sch)
+    args = [RNG.standard_normal(s).astype("float32") for s in shapes]
+    ref = [a.copy() for a in args]
+    tir_mlir.interpret(sch.mod, "main", *ref)
+    tir_mlir.build(sch.mod)["main"](*args)
+    return emit_text(sch.mod.module, "scf"), args, ref
+
+
+def test_load_of_the_accumulator_buffer_at_a_varying_index_is_not_carried():
+    # B[i] is updated while B[k] is read: at k == i the read must see the updated value.
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(8, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            B[vi] = B[vi] + A[vk] * B[vk]
+''', [(8,), (8,)])
+    assert "iter_args" not in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+
+
+def test_same_buffer_at_a_disjoint_index_is_carried():
+    # C[i, 0] accumulates while C[i, 1] is only read: provably distinct elements.
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4, 2), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(4, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi, 0] = C[vi, 0] + A[vk] * C[vi, 1]
+''', [(8,), (4, 2)])
+    assert "iter_args" in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+
+
+def test_overlapping_vector_and_scalar_accesses_are_not_carried():
+    # The vector update covers C[i, 0:16]; D reads C[i, 5] in the same k loop, so C[i, 0:16]
+    # must be in memory at every k.
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((4, 16), "float32"), D: T.Buffer((4, 8), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(4, 8):
+        for j in T.vectorized(16):
+            with T.block("C"):
+                vi, vk, vj = T.axis.remap("SRS", [i, k, j])
+                C[vi, vj] = C[vi, vj] + A[vk, vj]
+        with T.block("D"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            D[vi, vk] = C[vi, 5]
+''', [(8, 16), (4, 16), (4, 8)])
+    assert "vector.store" in scf and "iter_args" not in scf
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
+
+
+def test_reads_of_the_carried_element_see_the_carried_value():
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4,), "float32"), D: T.Buffer((4, 8), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(4, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vk]
+        with T.block("D"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            D[vi, vk] = C[vi] * T.float32(2)
+''', [(8,), (4,), (4, 8)])
+    assert "iter_args" in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
+
+
+def test_arguments_that_may_alias_are_not_carried():
+    sch = Schedule(_matmul(16, noalias=False))
+    assert "iter_args" not in emit_text(sch.mod.module, "scf")
+
+
+def test_loop_around_a_parallel_loop_is_not_carried():
+    scf, got, ref = _interpreted('''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), B: T.Buffer((8, 4), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for k in range(8):
+        with T.block("S"):
+            vk = T.axis.remap("R", [k])
+            S[0] = S[0] + A[vk]
+        for i in T.parallel(4):
+            with T.block("B"):
+                vk, vi = T.axis.remap("SS", [k, i])
+                B[vk, vi] = A[vk] * T.float32(2)
+''', [(8,), (1,), (8, 4)])
+    assert "iter_args" not in scf
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
+    np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
+
+
+# Scalar replacement: the optimised code -------------------------------------------------------
+INNER_LOOP_IR = """
+CHECK-LABEL: define internal void @main..omp_par
+CHECK-COUNT-16: phi <16 x float>
+CHECK-NOT: store
+CHECK-COUNT-16: fadd contract <16 x float>
+CHECK-NOT: store
+CHECK: br i1
+"""
+
+
+def test_register_tile_inner_loop_has_no_accumulator_memory_traffic():
+    filecheck(_optimized_ir(_register_tile(256)), INNER_LOOP_IR)
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_local_tile_inner_loop_has_no_accumulator_memory_traffic(fuse):
+    filecheck(_optimized_ir(_local_tile(128, fuse)), INNER_LOOP_IR)
+
+
+def _inner_fma_loop(asm: str) -> str:
+    """The assembly of the innermost loop holding the first FMA (its header to its back edge)."""
+    lines = asm.splitlines()
+    first = next(n for n, line in enumerate(lines) if "vfmadd" in line)
+    start = max(n for n in range(first) if lines[n].startswith(".LBB"))
+    label = lines[start].split(":")[0]
+    end = next(n for n in range(first, len(lines)) if lines[n].split()[-1:] == [label])
+    return "\n".join(lines[start:end + 1])
+
+
+@pytest.mark.skipif(not _avx512(), reason="checks AVX-512 code")
+@pytest.mark.parametrize("make", [lambda: _register_tile(256), lambda: _local_tile(128, False),
+                                  lambda: _local_tile(128, True)])
+def test_inner_loop_is_loads_broadcasts_and_fmas(make):
+    loop = _inner_fma_loop(emit_text(make().mod.module, "asm"))
+    filecheck(loop, """
+CHECK: Inner Loop Header
+CHECK-NOT: vmovups %zmm{{[0-9]+}}, {{.*}}(
+CHECK-COUNT-16: vfmadd{{[0-9]+}}ps %zmm
+CHECK-NOT: vmovups %zmm{{[0-9]+}}, {{.*}}(
+CHECK: j{{[a-z]+}} .LBB
+""")
+    # Memory operands: 4 broadcasts of A and 4 loads of B per step, nothing else.
+    assert sum("(%" in line for line in loop.splitlines()) == 8

@@ -1,0 +1,48 @@
+"""AutoBind (GPU): a top-level block whose loops are not bound to threads gets its outer
+spatial loops fused and split into blockIdx.x x threadIdx.x, the thread count sampled
+among `thread_extents` (at most the target's max threads per block) and the block count
+capped by `max_threadblocks` with a serial outer loop (TVM's AutoBind)."""
+from typing import List, Optional, Sequence
+
+from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+
+
+class AutoBind(ScheduleRule):
+    def __init__(self, max_threadblocks: int = 256,
+                 thread_extents: Optional[Sequence[int]] = None,
+                 max_threads_per_block: int = -1):
+        self.max_threadblocks = max_threadblocks
+        self.thread_extents = list(thread_extents or [32, 64, 128, 256, 512, 1024])
+        self.max_threads_per_block = max_threads_per_block
+
+    def apply(self, sch, block) -> List:
+        if not sch.is_top_level_block(block):
+            return [sch]
+        loops = sch.get_loops(block)
+        if not loops or any(sch.get(lp).thread_binding for lp in loops):
+            return [sch]
+        outer = []
+        for lp in loops:
+            if sch.get_loop_iter_type(lp) != "S":
+                break
+            outer.append(lp)
+        if not outer:
+            return [sch]
+        limit = self.max_threads_per_block
+        if limit <= 0:
+            limit = self.target.max_threads_per_block if self.target is not None else 1024
+        extents = [t for t in self.thread_extents if t <= limit] or [1]
+        try:
+            fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+            threads = sch.sample_categorical(extents, [1 / len(extents)] * len(extents))
+            blocks = -(-sch.get(fused).extent // sch.get(threads))
+            if blocks > self.max_threadblocks:
+                _, bx, tx = sch.split(fused, [None, self.max_threadblocks, threads])
+            else:
+                bx, tx = sch.split(fused, [None, threads])
+            sch.bind(bx, "blockIdx.x")
+            sch.bind(tx, "threadIdx.x")
+        except ScheduleError:
+            pass
+        return [sch]

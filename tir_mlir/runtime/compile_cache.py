@@ -1,0 +1,90 @@
+"""Compiled shared objects by content key, on disk, so a rebuild in a later process only loads.
+
+Where: `tir_mlir.user_cache.cache_dir()`; when it is turned off (`TIR_MLIR_CACHE=0`) shared
+objects go to a private temporary folder deleted at exit. An entry is `<key>.so`; the key hashes the lowered IR (which carries the target), the target's tool flags,
+the compiler tools' identity and FORMAT. A writer compiles into a file of its own and renames it
+into place (atomic), so processes building the same program at once never read a partial file.
+A hit touches the file; past `TIR_MLIR_CACHE_MAX_MB` (default 1024) the least recently used
+entries are deleted."""
+import atexit
+import collections
+import functools
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
+from tir_mlir.user_cache import cache_dir
+
+FORMAT = 1
+# Counters for tests and benchmarks: compiles (misses), disk_hits.
+STATS = collections.Counter()
+
+
+@functools.lru_cache(maxsize=1)
+def _private_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="tir-mlir-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain() -> str:
+    """Identity of the compiler: the tools' and runtime libraries' size and mtime."""
+    files = [LLVM_BIN / "opt", LLVM_BIN / "llc", llvm_ir.LIBOMP, llvm_ir.C_RUNNER_UTILS]
+    return ";".join(f"{f}:{s.st_size}:{s.st_mtime_ns}" for f in files for s in [os.stat(f)])
+
+
+def key(*parts: str) -> str:
+    h = hashlib.sha256(f"{FORMAT}\0{_toolchain()}".encode())
+    for p in parts:
+        h.update(b"\0" + p.encode())
+    return h.hexdigest()
+
+
+def shared_object(key: str, compile_to) -> Path:
+    """The shared object for `key`: the cached file if there is one, else `compile_to(path)`
+    writes it."""
+    disk = cache_dir()
+    folder = disk or _private_dir()
+    path = folder / f"{key}.so"
+    if path.exists():
+        try:
+            os.utime(path)
+            STATS["disk_hits"] += 1
+            return path
+        except FileNotFoundError:  # pruned by another process just now
+            pass
+    tmp = folder / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        compile_to(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    STATS["compiles"] += 1
+    if disk is not None:
+        _prune(folder, int(os.environ.get("TIR_MLIR_CACHE_MAX_MB", "1024")) << 20)
+    return path
+
+
+def _prune(folder: Path, max_bytes: int):
+    """Delete the least recently used entries until the folder holds 3/4 of max_bytes."""
+    entries = []
+    for p in folder.glob("*.so"):
+        try:
+            s = p.stat()
+        except FileNotFoundError:
+            continue
+        entries.append((s.st_mtime, s.st_size, p))
+    total = sum(size for _, size, _ in entries)
+    if total <= max_bytes:
+        return
+    for _, size, p in sorted(entries, key=lambda e: e[0]):
+        if total <= max_bytes * 3 // 4:
+            break
+        p.unlink(missing_ok=True)
+        total -= size

@@ -1,0 +1,6 @@
+"""TVMScript inside Python files: `from tir_mlir.script import tir as T, ir as I`.
+
+`@T.prim_func`, `@I.ir_module` and `@T.macro` read the decorated definition's source, parse it
+with the TVMScript grammar and build it; the body is never run. `parse_python`/`load_python`
+read the definitions of a Python file without running any of it (`tir-mlir parse file.py`).
+"""

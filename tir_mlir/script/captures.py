@@ -1,0 +1,165 @@
+"""Values from the enclosing Python scope, substituted into a TVMScript definition by name.
+
+A name the definition uses but never binds (Python's rule: not a parameter, not assigned, not a
+loop or `with ... as` target) is looked up among the captured values. Constants become literals
+in the syntax tree: int, float, bool, str (dtypes), numpy scalars and tuples/lists of them.
+A `T.macro` becomes a `MacroRef` for macro.py to expand. Anything else is a located error that
+names the kind of value found. Captured objects are only type-checked, never called: no user
+code runs (not even a `__eq__` or a metaclass property).
+"""
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Dict, Set
+
+from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.frontend import ast as A
+
+# Names that stay names: the TVMScript namespaces and the Python builtins the grammar uses.
+NAMESPACES = {"T", "I", "tir", "tvm", "ty", "range", "min", "max", "abs", "len", "float",
+              "int", "bool"}
+MAX_DEPTH = 16          # nesting of captured tuples/lists
+
+
+@dataclass(eq=False)
+class MacroRef(A.Node):
+    """A call target resolved to a T.macro (expanded by macro.py before building)."""
+    macro: Any
+    name: str
+    pos: A.Pos
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A top-level name of a Python file whose value only running the file would give."""
+    line: int
+
+
+def kind_of(value) -> str:
+    """The type name of `value`, read without running anything the value's class defines."""
+    return type.__dict__["__name__"].__get__(type(value), type)
+
+
+def _numpy_scalars():
+    try:
+        import numpy as np
+    except ImportError:         # pragma: no cover - numpy is a core dependency
+        return {}
+    ints = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+    return {**{t: int for t in ints}, np.float16: float, np.float32: float, np.float64: float,
+            np.bool_: bool}
+
+
+_NUMPY = _numpy_scalars()
+CAPTURABLE = "int, float, bool, str, or a tuple/list of them, or a T.macro"
+
+
+def value_node(value, pos, name, filename, depth=0):
+    """The literal node for a captured constant; TIRParseError for any other value."""
+    t = type(value)
+    if t in (bool, int, float, str):
+        return A.Const(value, pos)
+    if t is Unreadable:
+        raise TIRParseError(f"{name!r} is assigned at line {value.line} by an expression that "
+                            "only running the file would evaluate (tir-mlir reads literals and "
+                            "arithmetic on them)", SourceLoc(filename, *pos))
+    if t in _NUMPY:
+        return A.Const(_NUMPY[t](value), pos)
+    if t in (tuple, list) and depth < MAX_DEPTH:
+        items = [value_node(v, pos, name, filename, depth + 1) for v in value]
+        return (A.Tuple_ if t is tuple else A.List_)(items, pos)
+    raise TIRParseError(f"{name!r} is a {kind_of(value)} in the enclosing Python scope; "
+                        f"TVMScript can use {CAPTURABLE}", SourceLoc(filename, *pos))
+
+
+def _targets(node, out):
+    if isinstance(node, A.Name):
+        out.add(node.id)
+    elif isinstance(node, (A.Tuple_, A.List_)):
+        for x in node.items:
+            _targets(x, out)
+
+
+def bound_names(stmts, params=()) -> Set[str]:
+    """Every name a body binds anywhere (Python makes such a name local to the whole body)."""
+    out, stack = set(params), list(stmts)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (A.Assign, A.AnnAssign, A.AugAssign, A.For)):
+            _targets(s.target, out)
+        elif isinstance(s, A.With) and s.target is not None:
+            _targets(s.target, out)
+        for body in ("body", "orelse"):
+            stack += getattr(s, body, None) or []
+    return out
+
+
+def transform(node, fn):
+    """A copy of the tree with `fn(node)` in place of every node for which it is not None."""
+    if isinstance(node, list):
+        return [transform(x, fn) for x in node]
+    if isinstance(node, tuple):
+        return tuple(transform(x, fn) for x in node)
+    if not isinstance(node, A.Node):
+        return node
+    new = fn(node)
+    if new is not None:
+        return new
+    return type(node)(**{f.name: transform(getattr(node, f.name), fn)
+                         for f in dataclasses.fields(node)})
+
+
+def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
+    """`stmts` with every free name found in `captures` replaced (see the module comment)."""
+    from tir_mlir.script.macro import Macro
+
+    def fn(node):
+        if isinstance(node, A.Attr) and node.dotted() is not None:
+            return node                     # T.float32, A.shape: dotted names stay
+        if isinstance(node, A.Call) and isinstance(node.func, A.Name):
+            value = _lookup(node.func.id)
+            if isinstance(value, Macro):
+                return A.Call(MacroRef(value, node.func.id, node.func.pos),
+                              transform(node.args, fn), transform(node.kwargs, fn), node.pos)
+            if value is not _MISSING and not _is_constant(value):
+                raise TIRParseError(
+                    f"{node.func.id!r} is a {kind_of(value)} in the enclosing Python scope; "
+                    "TVMScript calls only T. functions and T.macro definitions",
+                    SourceLoc(filename, *node.func.pos))
+            return None
+        if isinstance(node, A.Name):
+            value = _lookup(node.id)
+            if value is _MISSING:
+                return None
+            if isinstance(value, Macro):
+                raise TIRParseError(f"macro {node.id!r} can only be called, as a statement",
+                                    SourceLoc(filename, *node.pos))
+            return value_node(value, node.pos, node.id, filename)
+        return None
+
+    def _lookup(name):
+        if name in bound or name in NAMESPACES or name not in captures:
+            return _MISSING
+        return captures[name]
+
+    try:
+        return transform(stmts, fn)
+    except RecursionError:
+        raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
+
+
+def _is_constant(value) -> bool:
+    t = type(value)
+    return t in (bool, int, float, str, tuple, list) or t in _NUMPY
+
+
+_MISSING = object()
+
+
+def resolve_func(f: A.FuncDef, captures, filename) -> A.FuncDef:
+    """A prim_func or macro definition with its captured names substituted (not its
+    decorators: they were checked when the definition was found)."""
+    bound = bound_names(f.body, [p.name for p in f.params])
+    params = [A.Param(p.name, resolve(p.annotation, captures, bound, filename), p.pos)
+              for p in f.params]
+    return A.FuncDef(f.name, params, f.returns, resolve(f.body, captures, bound, filename),
+                     f.pos, f.decorators)

@@ -1,0 +1,20 @@
+"""`I` for TVMScript in Python files: `from tir_mlir.script import ir as I`."""
+import sys
+
+from tir_mlir.script.inert import Inert
+
+
+def ir_module(cls=None, *, check_well_formed=True):
+    """`@I.ir_module class Module:` -> the IRModule of its @T.prim_func methods."""
+    frame = sys._getframe(1)
+
+    def decorate(c):
+        from tir_mlir.script.define import define_module
+        return define_module(c, frame)
+    return decorate if cls is None else decorate(cls)
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return Inert()

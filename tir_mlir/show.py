@@ -1,0 +1,47 @@
+"""`show()` and notebook display of scripts (IRModule, Schedule, Trace, loop/block views).
+
+On a terminal the text is syntax-highlighted with pygments (when it is installed); piped
+output, NO_COLOR, or a missing pygments print it plain. In notebooks `_repr_html_` gives
+highlighted HTML with inline styles (plain <pre> without pygments).
+"""
+import html
+import os
+import sys
+from typing import Optional
+
+
+def _pygments():
+    try:
+        import pygments
+        from pygments import formatters, lexers
+        return pygments, formatters, lexers
+    except ImportError:
+        return None
+
+
+def _use_color(stream) -> bool:
+    return (not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+            and _pygments() is not None)
+
+
+def show_text(text: str, style: Optional[str] = None, file=None) -> None:
+    """Print `text` (Python syntax), highlighted when `file` (default stdout) is a terminal.
+    `style`: a pygments style name (default "default"); "plain" never highlights."""
+    file = file or sys.stdout
+    if style == "plain" or not _use_color(file):
+        print(text, file=file)
+        return
+    pygments, formatters, lexers = _pygments()
+    out = pygments.highlight(text, lexers.PythonLexer(),
+                             formatters.Terminal256Formatter(style=style or "default"))
+    print(out.rstrip("\n"), file=file)
+
+
+def html_text(text: str, style: Optional[str] = None) -> str:
+    """`text` as highlighted HTML for notebooks."""
+    lib = _pygments()
+    if lib is None:
+        return f"<pre>{html.escape(text)}</pre>"
+    pygments, formatters, lexers = lib
+    return pygments.highlight(text, lexers.PythonLexer(),
+                              formatters.HtmlFormatter(style=style or "default", noclasses=True))
