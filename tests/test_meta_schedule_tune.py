@@ -62,7 +62,7 @@ def test_tune_tir_matmul(tmp_path, strategy, cost_model):
     sch = ms.tir_integration.compile_tir(db, mod, TARGET)
     assert "sample_perfect_tile" in str(sch.trace)
     check_numerics(mod, sch.mod, "main")
-    best = min(r.mean_sec for r in records)
+    best = min(r.mean_sec for r in records if r.is_valid)
     assert db.query_tuning_record(mod, TARGET, "main").mean_sec == best
 
 
