@@ -151,18 +151,9 @@ def mm_cache_write_tile(sch):
 
 
 def mm_hand(sch):
-    """../shared/bench/hand_mm.py's schedule."""
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 16, 4])
-    j0, j1 = sch.split(j, factors=[None, 64])
-    k0, k1 = sch.split(k, factors=[None, 128])
-    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
-    sch.parallel(i0)
-    sch.unroll(i2)
-    _, j11 = sch.split(j1, factors=[None, 16])
-    sch.vectorize(j11)
-    sch.decompose_reduction(c, k0)
+    """../shared/bench/hand_mm.py's schedule (a copy: benchmarks/schedules/hand_mm.py)."""
+    from schedules.hand_mm import schedule
+    schedule(sch)
 
 
 def mm_parallel_vectorize(sch):
