@@ -60,7 +60,8 @@ def _measure_proj(name, src, schedule):
     with get_context():
         fname, params = next(iter(signatures(sch.mod.module).items()))
     lib = tir_mlir.build(sch.mod, target="llvm")
-    args = _inputs(name, [(tuple(p.shape), p.dtype) for p in params])
+    # tir_mlir.nd.array: 64-byte aligned, as tvm.nd.array gives TVM's side
+    args = [tir_mlir.nd.array(a) for a in _inputs(name, [(tuple(p.shape), p.dtype) for p in params])]
     lib[fname](*args)
     res = lib.time_evaluator(fname, number=1, repeat=7, min_repeat_ms=20)(*args)
     return min(res.results), args
