@@ -376,3 +376,36 @@ def test_lane_uniform_where_guard_stays_a_scalar_if():
     scf = emit_text(sch.mod.module, "scf")
     assert "vector.store" in scf[scf.index("scf.if"):] and "masked" not in scf
     _matches_interpreter(text, sch)
+
+
+EXP = '''
+@T.prim_func
+def main(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    for i in T.serial(4096):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.exp(A[vi])
+'''
+
+
+def test_vectorized_exp_is_inline_and_within_one_ulp_of_libm():
+    sch = Schedule(tir_mlir.parse(EXP))
+    i, = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(sch.split(i, factors=[None, 16])[1])
+    assert "math.exp" not in emit_text(sch.mod.module, "scf")   # passes/lowering/vector_exp.py
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72, 88.73, -87.3, -103.9, 89, -104, 100,
+                -200, 1e-30, 0.34657359]
+    rng = np.random.default_rng(0)
+    a = np.concatenate([rng.uniform(-110, 95, 4096 - len(specials)), specials]).astype(np.float32)
+    b = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["main"](a, b)
+    with np.errstate(over="ignore"):
+        want = np.exp(a.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(b), np.isnan(want))
+    exact = np.isinf(want) | (want == 0)
+    np.testing.assert_array_equal(b[exact], want[exact])
+    finite = np.isfinite(want) & (want >= np.finfo(np.float32).tiny)
+    ulps = np.abs(b[finite].astype(np.float64) - want[finite]) / np.spacing(want[finite])
+    assert ulps.max() <= 1.0
+    subnormal = (want > 0) & (want < np.finfo(np.float32).tiny)
+    np.testing.assert_allclose(b[subnormal], want[subnormal], rtol=0, atol=2e-45)

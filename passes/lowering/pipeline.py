@@ -30,6 +30,7 @@ from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
+from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 
 # Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
@@ -38,7 +39,7 @@ TARGETS = {
     "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
             ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
-            (None, FloatMinMax), (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
+            (None, FloatMinMax), (None, VectorExp), (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
