@@ -57,6 +57,15 @@ def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
         T.call_extern("int32", "scale_row", T.address_of(B[i, 0]), T.address_of(A[i, 0]), 16, T.float32(2.5))
 '''
 
+ROWS_BLOCK = '''
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
+    for i in range(8):
+        with T.block("row"):
+            vi = T.axis.spatial(8, i)
+            T.call_extern("int32", "scale_row", T.address_of(B[vi, 0]), T.address_of(A[vi, 0]), 16, T.float32(2.5))
+'''
+
 CALLS = '''# from tvm.script import tir as T
 
 @T.prim_func
@@ -263,3 +272,26 @@ def test_te_seed_example_18_runs_with_the_c_kernel(c_file):
     c = np.full((1024, 512), np.nan, "float32")
     tir_mlir.build(mod, extern_libs=[c_file(GEMV_C)])["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-4)
+
+
+def test_import_pragmas_carry_the_code():
+    """TVM's way: the kernel travels with the program (TE pragma, TensorIR annotation)."""
+    g, _ = run_example("18_tensorize")
+    s, C = g["s"], g["C"]
+    s[C].pragma(s[C].op.axis[0], "import_c", GEMV_C)
+    mod = tir_mlir.lower(s, [g["A"], g["B"], C])
+    assert '"pragma_import_c": "\\nint gemv_update(float *cc' in mod.script()
+    rng = np.random.default_rng(4)
+    a, b = rng.random((1024, 64), dtype="float32"), rng.random((512, 64), dtype="float32")
+    c = np.zeros((1024, 512), "float32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4)
+    sch = Schedule(tir_mlir.parse(ROWS_BLOCK))
+    sch.annotate(sch.get_loops(sch.get_block("row"))[0], "pragma_import_llvm", SCALE_ROW_LL)
+    a = np.ones((8, 16), "float32")
+    out = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["main"](a, out)
+    np.testing.assert_allclose(out, 2.5)
+    with pytest.raises(tir_mlir.ScheduleError, match="takes the code as a string"):
+        s[C].pragma(s[C].op.axis[0], "import_llvm", 1)
+

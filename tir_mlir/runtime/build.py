@@ -99,6 +99,7 @@ def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Modul
         return cuda.build(mod, target)
     module = _to_module(mod)
     with get_context():
+        extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
