@@ -295,3 +295,20 @@ def test_import_pragmas_carry_the_code():
     with pytest.raises(tir_mlir.ScheduleError, match="takes the code as a string"):
         s[C].pragma(s[C].op.axis[0], "import_llvm", 1)
 
+
+
+def test_cli_run_links_extern_lib(c_file, tmp_path):
+    import sys
+    from pathlib import Path
+    tir = Path(sys.executable).with_name("tir-mlir")
+    prog = tmp_path / "rows.tir"
+    prog.write_text(ROWS)
+    np.save(tmp_path / "a.npy", np.full((8, 16), 2, "float32"))
+    r = subprocess.run([str(tir), "run", str(prog), "--extern-lib", str(c_file(SCALE_ROW_C)),
+                        "-i", f"A={tmp_path / 'a.npy'}", "-O", f"B={tmp_path / 'b.npy'}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "b.npy"), 5.0)
+    r = subprocess.run([str(tir), "run", str(prog)], capture_output=True, text=True)
+    assert r.returncode == 1 and "undefined symbol: scale_row" in r.stderr
+    assert "--extern-lib" in r.stderr and "Traceback" not in r.stderr

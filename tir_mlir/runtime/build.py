@@ -186,7 +186,8 @@ class _SharedLibBackend:
             self.lib = ctypes.CDLL(str(path))
         except OSError as e:
             hint = (" (a function T.call_extern calls: name the file defining it with "
-                    "build(..., extern_libs=[...]))" if "undefined symbol" in str(e) else "")
+                    "build(..., extern_libs=[...]) or tir-mlir run --extern-lib)"
+                    if "undefined symbol" in str(e) else "")
             raise RuntimeCallError(f"cannot load {path}: {e}{hint}") from None
         weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
         set_openmp_threads()
