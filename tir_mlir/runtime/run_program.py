@@ -79,9 +79,10 @@ def first_mismatch(params, got, want):
 
 
 def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
-                target="llvm", number=3, repeat=5, inputs=None, outputs=None):
+                target="llvm", number=3, repeat=5, inputs=None, outputs=None, extern_libs=()):
     """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
-    `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to."""
+    `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to;
+    `extern_libs`: build's."""
     from tir_mlir.interpreter import interpret
     from tir_mlir.runtime.build import build
     with get_context():
@@ -94,7 +95,7 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
     params = sigs[func_name]
     rng = np.random.default_rng(seed)
     inputs = _given_arrays(params, inputs or {}, rng)
-    lib = build(mod, target=target, debug=debug)
+    lib = build(mod, target=target, debug=debug, extern_libs=extern_libs)
     got = [a.copy() for a in inputs]
     lib[func_name](*got)
     yield f"{func_name}: ran on {len(params)} buffers " + \
