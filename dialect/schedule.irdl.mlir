@@ -125,6 +125,16 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @reindex_cache_read {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @reindex_cache_write {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @reorder {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)

@@ -123,7 +123,7 @@ def _writer_top(func, buf: ir.Value):
     return None
 
 
-def _check_single_writer(func, buf: ir.Value):
+def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
     def nested(o):
@@ -136,7 +136,7 @@ def _check_single_writer(func, buf: ir.Value):
     n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
             and any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
-        raise ScheduleError(f"cache_read: buffer {buffer_name(buf)!r} is expected to be "
+        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is expected to be "
                             f"written by a single block, but {n} blocks write it")
 
 

@@ -1,0 +1,44 @@
+"""Schedule methods of issue 13's cache primitives: reindex_cache_read, reindex_cache_write
+(TVM 0.21 signatures).
+
+A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
+delegating to a rewrite in `tir_mlir/passes/schedule/`.
+"""
+from typing import Callable
+
+from tir_mlir.dialect.ops import Block
+from tir_mlir.passes.schedule import reindex_cache as _reindex_cache, symbolic
+from tir_mlir.passes.schedule.set_scope import check_scope
+from tir_mlir.schedule.handles import BlockRV
+from tir_mlir.schedule.primitive import primitive
+
+
+class CachePrimitives:
+
+    @primitive
+    def reindex_cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
+                           index_map: Callable) -> BlockRV:
+        """cache_read of read buffer `read_buffer_index` of `block` into a `storage_scope`
+        buffer indexed by `index_map` of the block's iter vars (a lambda or its text; recorded
+        as canonical text); only `block` reads the cache. Returns the copy block."""
+        check_scope(storage_scope)
+        blk, fn = self._mapped(block, index_map)
+        copy = _reindex_cache.reindex_cache_read(blk, read_buffer_index, storage_scope, fn)
+        return self._handle(copy.op, BlockRV)
+
+    @primitive
+    def reindex_cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
+                            index_map: Callable) -> BlockRV:
+        """cache_write of write buffer `write_buffer_index` of `block` into a `storage_scope`
+        buffer indexed by `index_map` of the block's iter vars; returns the copy-back block."""
+        check_scope(storage_scope)
+        blk, fn = self._mapped(block, index_map)
+        copy = _reindex_cache.reindex_cache_write(blk, write_buffer_index, storage_scope, fn)
+        return self._handle(copy.op, BlockRV)
+
+    def _mapped(self, block: BlockRV, index_map):
+        """The block and the index map over its iter vars (noted as canonical text)."""
+        blk = Block(self._block(block))
+        fn = symbolic.from_text(index_map)
+        self._note(index_map=symbolic.lambda_text(fn, len(blk.iter_names)))
+        return blk, fn
