@@ -1,13 +1,14 @@
-"""Schedule methods of issue 13's cache primitives: reindex_cache_read, reindex_cache_write
-(TVM 0.21 signatures).
+"""Schedule methods of issue 13's cache primitives: reindex_cache_read, reindex_cache_write,
+cache_inplace (TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
 """
-from typing import Callable
+from typing import Callable, List
 
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule import reindex_cache as _reindex_cache, symbolic
+from tir_mlir.passes.schedule import cache_inplace as _inplace, reindex_cache as _reindex_cache
+from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule.set_scope import check_scope
 from tir_mlir.schedule.handles import BlockRV
 from tir_mlir.schedule.primitive import primitive
@@ -35,6 +36,17 @@ class CachePrimitives:
         blk, fn = self._mapped(block, index_map)
         copy = _reindex_cache.reindex_cache_write(blk, write_buffer_index, storage_scope, fn)
         return self._handle(copy.op, BlockRV)
+
+    @primitive
+    def cache_inplace(self, block_rv: BlockRV, read_buffer_index: int,
+                      storage_scope: str) -> List[BlockRV]:
+        """Stage buffer `read_buffer_index`, which `block_rv` reads and writes, through a
+        `storage_scope` buffer copied in right before the block and back right after it;
+        returns [copy-in block, copy-back block]."""
+        check_scope(storage_scope)
+        blocks = _inplace.cache_inplace(Block(self._block(block_rv)), read_buffer_index,
+                                        storage_scope)
+        return [self._handle(b.op, BlockRV) for b in blocks]
 
     def _mapped(self, block: BlockRV, index_map):
         """The block and the index map over its iter vars (noted as canonical text)."""
