@@ -125,6 +125,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @read_at {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @reindex {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -241,6 +246,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @vectorize {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @write_at {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)

@@ -53,7 +53,7 @@ SAMPLING = {"sample_categorical", "sample_compute_location", "sample_partitioned
             "sample_perfect_tile", "seed", "fork_seed"}
 # Primitives of issue 13 not built yet (see docs/tvm_compat.md).
 PENDING = {"cache_index",
-           "read_at", "write_at", "rolling_buffer",
+           "rolling_buffer",
            "pad_einsum", "set_axis_separator",
            "annotate_buffer_access", "unsafe_hide_buffer_access"}
 

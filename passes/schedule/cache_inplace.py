@@ -31,12 +31,11 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.index_dtypes import buffer_dims
 from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, accesses, block_reads, buffer_name, func_of, to_affine)
+from tir_mlir.passes.schedule.buffer_util import accesses, block_reads, buffer_name, func_of
 from tir_mlir.passes.schedule.cache_read_write import (
     cache_name, make_cache_alloc, pick_buffer, top_of)
 from tir_mlir.passes.schedule.region_cover import (
-    Interval, LoopSpace, RegionError, _vars, access)
+    Interval, LoopSpace, NestedSpace, RegionError, _vars, access_region)
 
 WHO = "cache_inplace"
 
@@ -52,11 +51,11 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
     if scope is None and analysis.parent_op(block.op).name != "func.func":
         raise ScheduleError(f"{WHO}: block {block.name!r} is nested in another block; only "
                             f"blocks in a loop or at the function root can be cached")
-    space = _NestedSpace(loops)
+    space = NestedSpace(loops)
     ops = [(op, k) for op, k, v in accesses(block.op) if v == buf]
     try:
-        read = _region(space, [op for op, k in ops if k == "load"])
-        written = _region(space, [op for op, k in ops if k == "store"])
+        read = access_region(space, [op for op, k in ops if k == "load"])
+        written = access_region(space, [op for op, k in ops if k == "store"])
     except RegionError as e:
         raise ScheduleError(f"{WHO}: the region of {name!r} that block {block.name!r} "
                             f"accesses cannot be described ({e})") from None
@@ -83,47 +82,6 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
     copy_out = _copy(space, written, cache, buf, cache_name(buf, storage_scope), loc, stmt)
     top_of(copy_out.op, scope).move_after(stmt)
     return copy_in, copy_out
-
-
-class _NestedSpace(LoopSpace):
-    """A LoopSpace where an index or a binding may use the iter vars of any block around it
-    (a blockized block's too): each stands for its binding."""
-
-    def value_lin(self, v: ir.Value) -> index.Lin:
-        """A loop variable, or an iter var of a block (in its body or its init) as its
-        binding."""
-        owner = v.owner
-        op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
-        if op is None or not analysis.is_block(op):
-            return index.var(self.num(v))
-        blk = Block(op)
-        dims = [self.value_lin(d) for d in blk.dims]
-        try:
-            return index.from_affine(blk.bindings.results[ir.BlockArgument(v).arg_number],
-                                     dims, self.ranges)
-        except ValueError as e:
-            raise RegionError(str(e)) from None
-
-
-def _region(space: LoopSpace, ops) -> List[Interval]:
-    """The union over the accesses `ops` of what they touch in one iteration of the outer
-    loops: one Interval per buffer dimension."""
-    region = None
-    for op in ops:
-        dims = []
-        for v in access(op)[1]:
-            leaves: list = []
-            try:
-                expr = to_affine(v, leaves)
-            except NotAffine as e:
-                raise RegionError(str(e)) from None
-            subs = [space.value_lin(leaf) for leaf in leaves]
-            try:
-                dims.append(space.split(index.from_affine(expr, subs, space.ranges)))
-            except ValueError as e:
-                raise RegionError(str(e)) from None
-        region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
-    return region
 
 
 def _inside(a: Interval, b: Interval) -> bool:

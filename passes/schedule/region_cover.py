@@ -20,6 +20,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
 from tir_mlir.passes.schedule.buffer_util import NotAffine, to_affine
 from tir_mlir.passes.schedule.index import Lin
@@ -170,6 +171,47 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
         for op in accesses_of(blk, [buffer], kind):
             dims = [space.split(e) for e in index_lins(space, blk, op)]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
+    return region
+
+
+class NestedSpace(LoopSpace):
+    """A LoopSpace where an index or a binding may use the iter vars of any block around it
+    (a blockized block's too): each stands for its binding."""
+
+    def value_lin(self, v: ir.Value) -> index.Lin:
+        """A loop variable, or an iter var of a block (in its body or its init) as its
+        binding."""
+        owner = v.owner
+        op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
+        if op is None or not analysis.is_block(op):
+            return index.var(self.num(v))
+        blk = Block(op)
+        dims = [self.value_lin(d) for d in blk.dims]
+        try:
+            return index.from_affine(blk.bindings.results[ir.BlockArgument(v).arg_number],
+                                     dims, self.ranges)
+        except ValueError as e:
+            raise RegionError(str(e)) from None
+
+
+def access_region(space: LoopSpace, ops) -> List[Interval]:
+    """The union over the accesses `ops` of what they touch in one iteration of the outer
+    loops: one Interval per buffer dimension."""
+    region = None
+    for op in ops:
+        dims = []
+        for v in access(op)[1]:
+            leaves: list = []
+            try:
+                expr = to_affine(v, leaves)
+            except NotAffine as e:
+                raise RegionError(str(e)) from None
+            subs = [space.value_lin(leaf) for leaf in leaves]
+            try:
+                dims.append(space.split(index.from_affine(expr, subs, space.ranges)))
+            except ValueError as e:
+                raise RegionError(str(e)) from None
+        region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
 

@@ -1,5 +1,5 @@
 """Schedule methods of issue 13's cache primitives: reindex_cache_read, reindex_cache_write,
-cache_inplace (TVM 0.21 signatures).
+cache_inplace, read_at, write_at (TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
@@ -8,9 +8,9 @@ from typing import Callable, List
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule import cache_inplace as _inplace, reindex_cache as _reindex_cache
-from tir_mlir.passes.schedule import symbolic
+from tir_mlir.passes.schedule import read_write_at as _at, symbolic
 from tir_mlir.passes.schedule.set_scope import check_scope
-from tir_mlir.schedule.handles import BlockRV
+from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
@@ -47,6 +47,27 @@ class CachePrimitives:
         blocks = _inplace.cache_inplace(Block(self._block(block_rv)), read_buffer_index,
                                         storage_scope)
         return [self._handle(b.op, BlockRV) for b in blocks]
+
+    @primitive
+    def read_at(self, loop: LoopRV, block: BlockRV, read_buffer_index: int,
+                storage_scope: str) -> BlockRV:
+        """Copy the region of read buffer `read_buffer_index` of `block` that one iteration of
+        `loop` reads into a `storage_scope` buffer, at the start of the loop body; returns
+        the copy block (annotated auto_copy)."""
+        check_scope(storage_scope)
+        copy = _at.read_at(self._resolve(loop, LoopRV), Block(self._block(block)),
+                           read_buffer_index, storage_scope)
+        return self._handle(copy.op, BlockRV)
+
+    @primitive
+    def write_at(self, loop: LoopRV, block: BlockRV, write_buffer_index: int,
+                 storage_scope: str) -> BlockRV:
+        """Write buffer `write_buffer_index` of `block` through a `storage_scope` buffer
+        under `loop`, copied back at the end of each iteration; returns the copy block."""
+        check_scope(storage_scope)
+        copy = _at.write_at(self._resolve(loop, LoopRV), Block(self._block(block)),
+                            write_buffer_index, storage_scope)
+        return self._handle(copy.op, BlockRV)
 
     def _mapped(self, block: BlockRV, index_map):
         """The block and the index map over its iter vars (noted as canonical text)."""
