@@ -83,6 +83,7 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
     ops = [op for s in replaced for op, k, v in accesses(s)
            if v == src and k == ("load" if is_read else "store")]
     space = NestedSpace(analysis.enclosing_loops(loop) + [loop])
+    space.fold_unit_loops = False         # TVM keeps `n` of a unit loop in the region start
     try:
         region = access_region(space, ops)
     except RegionError as e:

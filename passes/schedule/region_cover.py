@@ -50,7 +50,10 @@ class Interval:
 
 
 class LoopSpace:
-    """Numbers loop IVs; the first `n_outer` (registered at creation) are the outer loops."""
+    """Numbers loop IVs; the first `n_outer` (registered at creation) are the outer loops.
+    `fold_unit_loops`: a region term over unit-extent outer loops becomes its constant."""
+
+    fold_unit_loops = True
 
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
@@ -91,7 +94,7 @@ class LoopSpace:
             if all(self.is_outer(v) for v in vs):
                 lo, hi = index.bounds(term, self.ranges)
                 # a term over unit-extent loops is a constant (TVM: `vn = T.axis.spatial(1, 0)`)
-                base = base + (index.const(lo) if lo == hi else term)
+                base = base + (index.const(lo) if lo == hi and self.fold_unit_loops else term)
             elif not any(self.is_outer(v) for v in vs):
                 inner = inner + term
             else:
