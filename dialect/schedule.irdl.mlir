@@ -25,6 +25,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @cache_index {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @cache_inplace {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)

@@ -24,8 +24,8 @@ KINDS_NEW = ["loop_partition", "decompose_padding", "reindex", "reorder_block_it
 FUZZ_KINDS = KINDS + KINDS_NEW
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 # issue 13's cache primitives (drawn by the seed loop too; see _cache_step)
-KINDS_CACHE = ["reindex_cache_read", "reindex_cache_write", "cache_inplace", "read_at",
-               "write_at"]
+KINDS_CACHE = ["reindex_cache_read", "reindex_cache_write", "cache_inplace", "cache_index",
+               "read_at", "write_at"]
 FUZZ_KINDS += KINDS_CACHE
 
 
@@ -145,6 +145,8 @@ def _cache_step(sch, blocks, kind, blk, loop, a, b, c):
         blocks.append(getattr(sch, kind)(blk, i, scope, _index_map(len(names), used, c)))
     elif kind == "cache_inplace":
         blocks.extend(sch.cache_inplace(blk, a % 2, scope))
+    elif kind == "cache_index":
+        blocks.extend(sch.cache_index(blk, "global", c % 3))
     elif loop is not None:
         blocks.append(getattr(sch, kind)(loop, blk, a % 2 if kind == "read_at" else 0, scope))
 

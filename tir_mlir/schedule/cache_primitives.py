@@ -1,5 +1,5 @@
 """Schedule methods of issue 13's cache primitives: reindex_cache_read, reindex_cache_write,
-cache_inplace, read_at, write_at (TVM 0.21 signatures).
+cache_inplace, cache_index, read_at, write_at (TVM 0.21 signatures).
 
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
@@ -7,7 +7,7 @@ delegating to a rewrite in `tir_mlir/passes/schedule/`.
 from typing import Callable, List
 
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule import cache_inplace as _inplace, reindex_cache as _reindex_cache
+from tir_mlir.passes.schedule import cache_index as _index, cache_inplace as _inplace, reindex_cache as _reindex_cache
 from tir_mlir.passes.schedule import read_write_at as _at, symbolic
 from tir_mlir.passes.schedule.set_scope import check_scope
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -46,6 +46,16 @@ class CachePrimitives:
         check_scope(storage_scope)
         blocks = _inplace.cache_inplace(Block(self._block(block_rv)), read_buffer_index,
                                         storage_scope)
+        return [self._handle(b.op, BlockRV) for b in blocks]
+
+    @primitive
+    def cache_index(self, block_rv: BlockRV, storage_scope: str,
+                    cse_thresh: int = 0) -> List[BlockRV]:
+        """Precompute the index expressions `block_rv` loads with into int32 `storage_scope`
+        buffers (those repeated at least `cse_thresh` times; 0: all), filled by blocks placed
+        before it; returns those blocks."""
+        check_scope(storage_scope)
+        blocks = _index.cache_index(Block(self._block(block_rv)), storage_scope, cse_thresh)
         return [self._handle(b.op, BlockRV) for b in blocks]
 
     @primitive
