@@ -29,7 +29,7 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, emit_index, func_of, substitute, to_affine, top_stmt)
-from tir_mlir.passes.schedule.cache_read_write import _check_root, make_nest
+from tir_mlir.passes.schedule.cache_read_write import _check_root, make_nest, root_alloc
 from tir_mlir.passes.schedule.expr_tree import erase_dead
 from tir_mlir.passes.schedule.reindex import _args_of
 
@@ -52,7 +52,9 @@ def cache_index(block: Block, storage_scope: str, cse_thresh: int = 0) -> List[B
     loc = block.op.location
     func = func_of(block.op)
     order = [_vars_in_order(e) for e in cached]
-    bufs = [_alloc(func, f"index_var_{k}", storage_scope, [block.domains[v][1] for v in vs], loc)
+    i32 = ir.IntegerType.get_signless(32)
+    bufs = [root_alloc(func, ir.MemRefType.get([block.domains[v][1] for v in vs], i32),
+                       f"index_var_{k}", storage_scope, loc).result
             for k, vs in enumerate(order)]
     blocks = []
     before = top_stmt(block.op)
@@ -182,17 +184,3 @@ def _cached_leaf(buf: ir.Value, idx: list):
         load = memref.LoadOp(buf, idx).result
         return arith.IndexCastOp(ir.IndexType.get(), load).result
     return make
-
-
-def _alloc(func, name: str, scope: str, shape: List[int], loc) -> ir.Value:
-    """An int32 buffer at the function root, after the existing root allocs."""
-    body = func.regions[0].blocks[0]
-    allocs = [o for o in body.operations if o.operation.name == "memref.alloc"]
-    with ir.InsertionPoint(list(body.operations)[0]), loc:
-        alloc = memref.AllocOp(ir.MemRefType.get(shape, ir.IntegerType.get_signless(32)),
-                               [], [])
-    if allocs:
-        alloc.operation.move_after(allocs[-1].operation)
-    alloc.attributes["tir.name"] = ir.StringAttr.get(name)
-    alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
-    return alloc.result

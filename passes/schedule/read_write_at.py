@@ -34,10 +34,10 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.annotate import to_attr
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, to_affine, top_stmt)
+    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, top_stmt)
 from tir_mlir.passes.schedule.cache_read_write import cache_name, make_cache_alloc, pick_buffer
 from tir_mlir.passes.schedule.region_cover import (
-    Interval, NestedSpace, RegionError, _vars, access, access_region)
+    Interval, NestedSpace, RegionError, _vars, access_region, lins_of)
 
 _ENUMERATION_LIMIT = 1 << 16
 
@@ -136,7 +136,7 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
         if not analysis.is_block(owner) or Block(owner).predicate is not None:
             raise ScheduleError(f"{who}: {name!r} is stored under a condition or a T.where "
                                 f"(the copy back would store elements never written)")
-        lins.append(_index_lins(space, op))
+        lins.append(lins_of(op, space.value_lin, space.ranges))
     for ls in lins:
         for e in ls:
             for atom, _ in e.terms:
@@ -161,15 +161,6 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
     if len(points) != volume:
         raise ScheduleError(f"{who}: one iteration of loop {loop_name!r} does not write every "
                             f"element of the region of {name!r} it copies back")
-
-
-def _index_lins(space: NestedSpace, op) -> List[index.Lin]:
-    out = []
-    for v in access(op)[1]:
-        leaves: list = []
-        expr = to_affine(v, leaves)
-        out.append(index.from_affine(expr, [space.value_lin(x) for x in leaves], space.ranges))
-    return out
 
 
 def _eval(e: index.Lin, env: Dict[int, int]) -> int:

@@ -133,6 +133,18 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
 def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
     """The indices of an access inside `block`, as Lins over loop numbers."""
     bind = space.binding_lins(block)
+
+    def leaf_lin(leaf):
+        k = iter_var_of(block, leaf)
+        if k is None:
+            raise RegionError("an index uses a value that is not an iter var of the block")
+        return bind[k]
+    return lins_of(op, leaf_lin, space.ranges)
+
+
+def lins_of(op: ir.Operation, leaf_lin, ranges: index.Ranges) -> List[Lin]:
+    """The indices of a load/store as Lins, each leaf value (loop or iter var) given by
+    `leaf_lin`."""
     out = []
     for v in access(op)[1]:
         leaves: list = []
@@ -140,14 +152,9 @@ def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
             expr = to_affine(v, leaves)
         except NotAffine as e:
             raise RegionError(str(e)) from None
-        subs = []
-        for leaf in leaves:
-            k = iter_var_of(block, leaf)
-            if k is None:
-                raise RegionError("an index uses a value that is not an iter var of the block")
-            subs.append(bind[k])
+        subs = [leaf_lin(leaf) for leaf in leaves]
         try:
-            out.append(index.from_affine(expr, subs, space.ranges))
+            out.append(index.from_affine(expr, subs, ranges))
         except ValueError as e:
             raise RegionError(str(e)) from None
     return out
@@ -197,23 +204,12 @@ class NestedSpace(LoopSpace):
             raise RegionError(str(e)) from None
 
 
-def access_region(space: LoopSpace, ops) -> List[Interval]:
+def access_region(space: "NestedSpace", ops) -> List[Interval]:
     """The union over the accesses `ops` of what they touch in one iteration of the outer
     loops: one Interval per buffer dimension."""
     region = None
     for op in ops:
-        dims = []
-        for v in access(op)[1]:
-            leaves: list = []
-            try:
-                expr = to_affine(v, leaves)
-            except NotAffine as e:
-                raise RegionError(str(e)) from None
-            subs = [space.value_lin(leaf) for leaf in leaves]
-            try:
-                dims.append(space.split(index.from_affine(expr, subs, space.ranges)))
-            except ValueError as e:
-                raise RegionError(str(e)) from None
+        dims = [space.split(e) for e in lins_of(op, space.value_lin, space.ranges)]
         region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
