@@ -53,6 +53,7 @@ AGREES = {
     "pair_biggest_first": (PAIR, index("B")),
     "conv": (CONV, index("B")),
     "conv_shared_scope": (CONV, index("B", 0, "shared")),
+    "padding_condition": (CONV, index("Apad")),     # a bool buffer for the T.if_then_else test
 }
 OURS_ONLY = {
     "common_subexpression": (SHARED, index("B", 2)),       # caches (vi * 4 + vj) alone
