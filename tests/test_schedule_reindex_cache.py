@@ -35,6 +35,12 @@ def _read_then_write(sch):
     sch.reindex_cache_write(c, 0, "local", lambda i, j, k: (i // 4, j, i % 4))
 
 
+def _beside_a_blockized_reduction(sch):
+    """A blockized reduction reads its accumulator inside: still a stage pipeline."""
+    sch.blockize(sch.get_loops(sch.get_block("Y"))[0])
+    sch.reindex_cache_write(sch.get_block("C"), 0, "local", lambda i, j: (j, i))
+
+
 SCHEDULES = {
     "read_identity": (MATMUL, read("C", 0, "shared", lambda i, j, k: (i, k))),
     "read_transposed": (MATMUL, read("C", 1, "shared", lambda i, j, k: (j, k))),
@@ -50,6 +56,7 @@ SCHEDULES = {
     "write_under_shared_loop": (MM_RELU, _write_under_shared_loop),
     "write_elementwise": (MM_RELU, write("C", 0, "shared", lambda i, j: (j // 8, i, j % 8))),
     "read_then_write": (MATMUL, _read_then_write),
+    "beside_a_blockized_reduction": (MM_RELU, _beside_a_blockized_reduction),
 }
 
 

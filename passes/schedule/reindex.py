@@ -58,9 +58,10 @@ def buffer_index(block: Block, buffer: Union[Tuple[str, int], str]) -> Tuple[str
 
 
 def check_stage_pipeline(func, who: str):
-    """TVM's stage-pipeline condition: no block writes a buffer an earlier block read."""
+    """TVM's stage-pipeline condition: no block writes a buffer an earlier block read (the
+    blocks of the function's root scope, each with the blocks nested in it)."""
     read = []
-    for op in analysis.walk(func):
+    for op in analysis.child_blocks(func):
         if analysis.is_block(op):
             reads, writes = analysis.block_reads_writes(op)
             for w in writes:
