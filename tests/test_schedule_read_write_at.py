@@ -173,3 +173,19 @@ def test_guarded_read_outside_the_buffer_refused():
     a = sch.get_block("Apad")
     c = sch.get_loops(a)[1]
     check_error(sch, lambda s: s.read_at(c, a, 0, "shared"), "outside the buffer")
+
+
+def test_cache_primitives_replay_through_the_mlir_script():
+    """Issue 13's cache primitives in one trace: MLIR schedule script -> replay, same program."""
+    from tir_mlir.schedule.mlir_script import trace_from_mlir, trace_to_mlir
+    sch = Schedule(parse(CONV))
+    b = sch.get_block("B")
+    sch.reindex_cache_read(b, 1, "local", lambda n, f, y, x, rc, ry, rx: (f, rc, ry, rx))
+    sch.read_at(sch.get_loops(b)[1], b, 0, "shared")
+    sch.reindex_cache_write(b, 0, "local", lambda n, f, y, x, rc, ry, rx: (n, y, x, f))
+    sch.cache_index(sch.get_block("Apad"), "global", 0)
+    fresh = Schedule(parse(CONV))
+    trace_from_mlir(trace_to_mlir(sch.trace)).apply_to_schedule(fresh)
+    assert fresh.mod.script() == sch.mod.script()
+    check_all(CONV, lambda s: trace_from_mlir(trace_to_mlir(sch.trace)).apply_to_schedule(s),
+              "main", tvm_diff=False)
