@@ -56,6 +56,8 @@ SCHEDULES = {
     "write_under_shared_loop": (MM_RELU, _write_under_shared_loop),
     "write_elementwise": (MM_RELU, write("C", 0, "shared", lambda i, j: (j // 8, i, j % 8))),
     "read_then_write": (MATMUL, _read_then_write),
+    "write_split_unit_iter": (CONV, write("B", 0, "local",
+                                          lambda n, f, y, x, rc, ry, rx: (n // 4, f, y, x, n % 4))),
     "beside_a_blockized_reduction": (MM_RELU, _beside_a_blockized_reduction),
 }
 

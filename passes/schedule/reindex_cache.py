@@ -9,7 +9,7 @@ indexed by a user map of the block's iter vars (TVM 0.21's output):
 
 The copy block has the block's iter vars that the access uses (same names, domains, bindings),
 under copies of the block's loops those bindings use (same names and ranges). Its shape is the
-map's range over the iter var domains. Placement (as TVM): a read of an input buffer is copied at
+map's range over the iter var domains (a result `x % c` spans c, as in TVM). Placement (as TVM): a read of an input buffer is copied at
 the start of the function; otherwise right before the statement holding the block, in the
 innermost loop holding the buffer's writer too. A write is copied back right before the first
 later reader of the buffer (in the innermost loop holding both), or at the end of the function.
@@ -29,6 +29,7 @@ from typing import Callable, List, Optional, Tuple
 from mlir import ir
 from mlir.dialects import memref
 
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index, symbolic
@@ -142,6 +143,9 @@ def _shape(block: Block, new, who: str) -> List[int]:
             raise ScheduleError(f"{who}: the index map is not affine ({err})") from None
         if lo != 0:
             raise ScheduleError(f"{who}: result {j} of the index map ranges from {lo}, not 0")
+        mod = e.maybe_downcast()
+        if isinstance(mod, ir.AffineModExpr) and const_of(mod.rhs):
+            hi = const_of(mod.rhs) - 1        # TVM: `x % c` spans c, however small x's range
         shape.append(hi + 1)
     return shape
 
