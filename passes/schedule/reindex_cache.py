@@ -8,11 +8,12 @@ indexed by a user map of the block's iter vars (TVM 0.21's output):
         lambda i, j, k: (i // 4, k, i % 4))              C[vi, vj] += A_shared[vi // 4, vk, vi % 4] * ..
 
 The copy block has the block's iter vars that the access uses (same names, domains, bindings),
-under copies of the block's loops those bindings use (same names and ranges). Its shape is the
-map's range over the iter var domains (a result `x % c` spans c, as in TVM). Placement (as TVM): a read of an input buffer is copied at
-the start of the function; otherwise right before the statement holding the block, in the
-innermost loop holding the buffer's writer too. A write is copied back right before the first
-later reader of the buffer (in the innermost loop holding both), or at the end of the function.
+under copies of the block's loops those bindings use (same names and ranges). The cache's
+shape is the map's range over the iter var domains (a result `x % c` spans c, as in TVM).
+Placement (as TVM): a read of an input buffer is copied at the start of the function; otherwise
+right before the statement holding the block, in the innermost loop holding the buffer's writer
+too. A write is copied back right before the first later reader of the buffer (in the innermost
+loop holding both), or at the end of the function.
 
 Legality (TVM's): the block is a leaf at the function root, in a stage pipeline; every access of
 the buffer in the block has the same indices (a single point) and the map uses exactly the iter
