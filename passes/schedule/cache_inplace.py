@@ -5,7 +5,7 @@ right before the block and back right after it (TVM 0.21's output):
         block "X": A[vi] = A[vi] * 2 + B[vi]     for i:
                                         ==>          for ax0 in range(1): block "A_local":
     cache_inplace(X, 0, "local")                         v0 = S(16, i + ax0); A_local[v0] = A[v0]
-                                                     block "X": A_local[vi] = A_local[vi] * 2 + B[vi]
+                                                     block "X": A_local[vi] = A_local[vi] * 2 + ..
                                                      for ax0 in range(1): block "A_local":
                                                          v0 = S(16, i + ax0); A[v0] = A_local[v0]
 

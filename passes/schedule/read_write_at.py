@@ -3,7 +3,7 @@ into (out of) a cache buffer, at the start (end) of that loop's body (TVM 0.21's
 
     for i_0, j, k_0:                          A_shared = alloc(shape of A, "shared")
         for i_1, k_1: block "C":              for i_0, j, k_0:
-            ... A[vi, vk] ...          ==>        block "A_shared":  v0, v1 = remap("SS", [i_0, k_0])
+            ... A[vi, vk] ...          ==>        block "A_shared": v0, v1 = remap("SS", [i_0, k_0])
     read_at(k_0, C, 0, "shared")                  T.block_attr({"auto_copy": True})
                                                   for ax0, ax1 in grid(4, 4):
                                                       A_shared[v0 * 4 + ax0, v1 * 4 + ax1] = A[...]

@@ -1,11 +1,11 @@
 """reindex_cache_read / reindex_cache_write: cache_read / cache_write through a cache buffer
 indexed by a user map of the block's iter vars (TVM 0.21's output):
 
-    for i, j, k:  block "C":                        A_shared = alloc((4, 16, 4), "shared")
-        C[vi, vj] += A[vi, vk] * B[vk, vj]           for i, k: block "A_shared":     # vi, vk = S, S
-                                          ==>            A_shared[vi // 4, vk, vi % 4] = A[vi, vk]
-    reindex_cache_read(C, 0, "shared",               for i, j, k: block "C":
-        lambda i, j, k: (i // 4, k, i % 4))              C[vi, vj] += A_shared[vi // 4, vk, vi % 4] * ..
+    for i, j, k: block "C":                  A_shared = alloc((4, 16, 4), "shared")
+        C[vi, vj] += A[vi, vk] * B[vk, vj]    for i, k: block "A_shared":     # vi, vk = S, S
+                                       ==>        A_shared[vi // 4, vk, vi % 4] = A[vi, vk]
+    reindex_cache_read(C, 0, "shared",        for i, j, k: block "C":
+        lambda i, j, k: (i // 4, k, i % 4))       C[vi, vj] += A_shared[vi // 4, vk, vi % 4] * ..
 
 The copy block has the block's iter vars that the access uses (same names, domains, bindings),
 under copies of the block's loops those bindings use (same names and ranges). The cache's

@@ -7,7 +7,8 @@ delegating to a rewrite in `tir_mlir/passes/schedule/`.
 from typing import Callable, List
 
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule import cache_index as _index, cache_inplace as _inplace, reindex_cache as _reindex_cache
+from tir_mlir.passes.schedule import cache_index as _index, cache_inplace as _inplace
+from tir_mlir.passes.schedule import reindex_cache as _reindex_cache
 from tir_mlir.passes.schedule import read_write_at as _at, symbolic
 from tir_mlir.passes.schedule.set_scope import check_scope
 from tir_mlir.schedule.handles import BlockRV, LoopRV
