@@ -21,6 +21,7 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
+from tir_mlir.schedule.cache_primitives import CachePrimitives
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.layout_primitives import LayoutPrimitives
 from tir_mlir.schedule.loop_primitives import LoopPrimitives
@@ -35,7 +36,7 @@ BlockOrLoop = Union[BlockRV, LoopRV]
 
 
 class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, Sampling, Queries,
-               RuleQueries):
+               RuleQueries, CachePrimitives):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
     `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept
