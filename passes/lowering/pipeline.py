@@ -15,8 +15,10 @@ from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
+from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
 from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
 from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
+from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
 from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
 from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
 from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
@@ -39,8 +41,10 @@ TARGETS = {
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
             (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
-    "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
-             (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
+    "cuda": [(None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
+             (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
+             (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
+             (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
