@@ -187,7 +187,8 @@ def test_unsupported_thread_tag_and_nested_same_axis():
                         A[vi, vj] = 1.0
     ''')
     e = _error(nested)
-    assert "loop 'j' is bound to threadIdx.x inside a loop bound to it too" in e.message
+    assert "loop 'j' is bound to threadIdx.x inside loop 'i' bound to it too, and uses it" \
+        in e.message
     assert e.loc.line == 5
 
 

@@ -16,6 +16,7 @@ from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
+from tir_mlir.passes.lowering.gpu_barriers import GpuInsertBarriers
 from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
 from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
 from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
@@ -44,7 +45,7 @@ TARGETS = {
     "cuda": [(None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-             (None, GpuPlaceBuffers),
+             (None, GpuInsertBarriers), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
