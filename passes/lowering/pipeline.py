@@ -44,6 +44,7 @@ TARGETS = {
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
+             (None, CompactBuffers),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
              (None, GpuInsertBarriers), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
