@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from gpu_sim import simulate
 from test_gpu import PTXAS
+from test_gpu_reduction import gpu_schedules, softmax_schedule
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
@@ -19,28 +20,10 @@ DATA = Path(__file__).parent / "data" / "gpu"
 
 
 def tiled_matmul(n, threads=16, per_thread=4, k_tile=16):
-    """The classic SIMT matmul: a (threads*per_thread)^2 tile per block, per_thread^2 outputs
-    per thread accumulated in `local`, A/B k-tiles staged in `shared` by all threads."""
+    """examples/gpu_schedules.py's SIMT matmul on an n x n x n matmul."""
     src = (DATA / "matmul.tir").read_text().replace("256", str(n))
-    sch = tir_mlir.Schedule(tir_mlir.parse(src))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    bi, ti, ii = sch.split(i, [None, threads, per_thread])
-    bj, tj, jj = sch.split(j, [None, threads, per_thread])
-    ko, ki = sch.split(k, [None, k_tile])
-    sch.reorder(bi, bj, ti, tj, ko, ki, ii, jj)
-    for loop, tag in ((bi, "blockIdx.y"), (bj, "blockIdx.x"), (ti, "threadIdx.y"),
-                      (tj, "threadIdx.x")):
-        sch.bind(loop, tag)
-    sch.reverse_compute_at(sch.cache_write(c, 0, "local"), tj)
-    for operand in (0, 1):
-        cache = sch.cache_read(c, operand, "shared")
-        sch.compute_at(cache, ko)
-        fused = sch.fuse(*sch.get_loops(cache)[-2:])
-        _, ty, tx = sch.split(fused, [None, threads, threads])
-        sch.bind(ty, "threadIdx.y")
-        sch.bind(tx, "threadIdx.x")
-    return sch
+    return gpu_schedules.tiled_matmul(tir_mlir.Schedule(tir_mlir.parse(src)), threads,
+                                      per_thread, k_tile)
 
 
 def ptxas_info(ptx, tmp_path):
@@ -131,7 +114,6 @@ def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
 def test_softmax_stays_in_shared_limits(tmp_path):
-    from test_gpu_reduction import softmax_schedule
     info = ptxas_info(emit_text(softmax_schedule().module, "ptx", "cuda"), tmp_path)
     # maxelem/expsum compacted to one element per block, plus the allreduce scratch
     assert re.search(r"(\d+) bytes smem", info).group(1) == "24"

@@ -3,6 +3,7 @@ accepted by ptxas, the shuffles and barriers each allreduce form needs, and the 
 in the SIMT simulator (tests/gpu_sim.py, which also fails on unsynchronised accesses) against
 numpy; the same schedule in the reference interpreter as well. Forms we cannot lower are refused, located."""
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
 DATA = Path(__file__).parent / "data" / "gpu"
+sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
+import gpu_schedules  # noqa: E402  (examples/gpu_schedules.py, the documented schedules)
 
 ROWSUM = textwrap.dedent('''
     @T.prim_func
@@ -140,21 +143,10 @@ def test_reduce_y_with_columns_on_x(tmp_path):
 
 
 def softmax_schedule():
-    """TVM's classic softmax schedule: a block per row; each reduction split by 64 with the
-    inner loop bound to threadIdx.x (the serial part outside it), results in shared memory."""
-    sch = tir_mlir.Schedule(tir_mlir.load(DATA / "softmax_te.tir"))
-    i, j = sch.get_loops(sch.get_block("norm"))
-    _, ji = sch.split(j, [None, 64])
-    sch.bind(i, "blockIdx.x")
-    sch.bind(ji, "threadIdx.x")
-    sch.compute_inline(sch.get_block("exp"))
-    for name in ("expsum", "maxelem"):
-        b = sch.get_block(name)
-        sch.compute_at(b, i)
-        sch.set_scope(b, 0, "shared")
-        _, ki = sch.split(sch.get_loops(b)[-1], [None, 64])
-        sch.bind(ki, "threadIdx.x")
-    return sch.mod
+    """TVM's classic softmax schedule (examples/gpu_schedules.py): a block per row; each
+    reduction split by 64 with the inner loop bound to threadIdx.x (the serial part outside
+    it), results in shared memory."""
+    return gpu_schedules.softmax(tir_mlir.Schedule(tir_mlir.load(DATA / "softmax_te.tir"))).mod
 
 
 def test_softmax_schedule(tmp_path):
@@ -262,3 +254,21 @@ def _walk(op):
             for o in b.operations:
                 yield o.operation
                 yield from _walk(o.operation)
+
+
+def test_split_that_does_not_divide(tmp_path):
+    """k = 100 split by 32 and bound: the T.where'd-out threads contribute the identity, and
+    the write-back keeps only the predicate's spatial part."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(
+        ROWSUM.replace("ROWS", "4").replace("N", "100").replace("DT", "float32")
+        .replace('T.thread_binding(4, thread="blockIdx.x")', "T.serial(4)")
+        .replace('T.thread_binding(100, thread="threadIdx.x")', "T.serial(100)")))
+    i, k = sch.get_loops(sch.get_block("B"))
+    _, ki = sch.split(k, [None, 32])
+    sch.bind(i, "blockIdx.x")
+    sch.bind(ki, "threadIdx.x")
+    ptx_checked(sch.mod, tmp_path)
+    a = np.random.default_rng(5).random((4, 100), np.float32)
+    out = np.zeros(4, np.float32)
+    run_simulated(sch.mod, a, out)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-5)
