@@ -67,10 +67,11 @@ class Simulator:
         for op in module.body.operations:
             op = op.operation
             if op.name == "gpu.module":
+                module_name = ir.StringAttr(op.attributes["sym_name"]).value
                 for k in op.regions[0].blocks[0].operations:
                     if k.operation.name == "gpu.func":
                         name = ir.StringAttr(k.operation.attributes["sym_name"]).value
-                        self.kernels[name] = k.operation
+                        self.kernels[f"@{module_name}::@{name}"] = k.operation
             elif op.name == "func.func" and len(op.regions[0].blocks):
                 self.host = op
         self.barriers = 0
@@ -87,7 +88,7 @@ class Simulator:
         v = op.opview
         grid = [int(self.env[x][0]) for x in (v.gridSizeX, v.gridSizeY, v.gridSizeZ)]
         block = [int(self.env[x][0]) for x in (v.blockSizeX, v.blockSizeY, v.blockSizeZ)]
-        kname = str(op.attributes["kernel"]).split("::@")[1]
+        kname = str(op.attributes["kernel"])
         kernel = self.kernels[kname]
         args = [self.env[x] for x in v.kernelOperands]
         host_env, self.n = self.env, int(np.prod(block))
@@ -113,7 +114,8 @@ class Simulator:
         args_in = list(body.arguments)
         n_wg = ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value \
             if "workgroup_attributions" in kernel.attributes else 0
-        n_args = len(args_in) - n_wg - self._n_private(kernel, n_wg)
+        n_args = len(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+                     .inputs)
         for arg, val in zip(args_in[:n_args], args):
             self.env[arg] = val if isinstance(val, _Buffer) else np.full(self.n, val)
         for k, arg in enumerate(args_in[n_args:]):
@@ -124,10 +126,6 @@ class Simulator:
             self.env[arg] = _Buffer(data, "private" if private else "workgroup", f"attr{k}")
         self._block(body, np.ones(self.n, bool))
         self._sync()
-
-    def _n_private(self, kernel, n_wg):
-        text = str(kernel).split("\n")[0]
-        return text.count("#gpu.address_space<private>>") if " private(" in text else 0
 
     def _sync(self):
         """A barrier: check the epoch's accesses; global ones also count per block."""

@@ -175,8 +175,8 @@ def test_unbound_block_after_a_kernel_is_named():
 
 def test_unsupported_thread_tag_and_nested_same_axis():
     src = SIBLINGS.replace('thread="threadIdx.x"):\n        with T.block("a")',
-                           'thread="vthread.x"):\n        with T.block("a")')
-    assert "thread tag 'vthread.x' is not supported" in _error(src).message
+                           'thread="warp.x"):\n        with T.block("a")')
+    assert "thread tag 'warp.x' is not supported" in _error(src).message
     nested = textwrap.dedent('''
         @T.prim_func
         def f(A: T.Buffer((8, 8), "float32")):

@@ -117,3 +117,22 @@ def test_softmax_stays_in_shared_limits(tmp_path):
     info = ptxas_info(emit_text(softmax_schedule().module, "ptx", "cuda"), tmp_path)
     # maxelem/expsum compacted to one element per block, plus the allreduce scratch
     assert re.search(r"(\d+) bytes smem", info).group(1) == "24"
+
+
+def test_virtual_threads_run_as_serial_loops():
+    """MultiLevelTiling binds vthread.x between blockIdx and threadIdx: each thread runs its
+    virtual threads in turn."""
+    src = (DATA / "matmul.tir").read_text().replace("256", "32")
+    sch = tir_mlir.Schedule(tir_mlir.parse(src))
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    vi, ti = sch.split(i, [2, 16])
+    sch.bind(vi, "vthread.x")
+    sch.bind(ti, "threadIdx.x")
+    sch.reorder(ti, vi)
+    gpu = emit_text(sch.mod.module, "gpu", "cuda")
+    assert "threads in (%c16, %c1, %c1)" in gpu
+    rng = np.random.default_rng(2)
+    a, b = rng.random((32, 32), np.float32), rng.random((32, 32), np.float32)
+    c = np.zeros((32, 32), np.float32)
+    simulate(lower(sch.mod.module, "cuda", "gpu"), a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)

@@ -17,6 +17,7 @@ accesses count as a whole; a conflict inside one thread's guarded code needs non
 from mlir import ir
 from mlir.dialects import gpu
 
+from tir_mlir.affine_exprs import dims_of
 from tir_mlir.passes.lowering.common import functions, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 
@@ -67,10 +68,26 @@ def _key(value, seen):
     op = owner.operation
     if op.name == "arith.constant":
         return ("c", str(op.attributes["value"]))
-    if op.name == "affine.apply" or op.name.startswith("arith."):
+    if op.name == "affine.apply":
+        m = ir.AffineMapAttr(op.attributes["map"]).value
+        return _expr_key(m.results[0], [_key(v, seen) if k in dims_of(m.results[0]) else None
+                                        for k, v in enumerate(op.operands)])
+    if op.name.startswith("arith."):
         attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes))
         return (op.name, attrs, tuple(_key(v, seen) for v in op.operands))
     return value
+
+
+def _expr_key(expr, operands):
+    """An affine expression with its dims replaced by their operands' keys."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return operands[e.position]
+    if isinstance(e, ir.AffineConstantExpr):
+        return ("c", e.value)
+    if isinstance(e, ir.AffineBinaryExpr):
+        return (type(e).__name__, _expr_key(e.lhs, operands), _expr_key(e.rhs, operands))
+    return ("?", str(e))
 
 
 class _Sync:

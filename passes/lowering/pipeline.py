@@ -25,6 +25,7 @@ from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
 from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
+from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
@@ -42,7 +43,7 @@ TARGETS = {
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
             (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
-    "cuda": [(None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
+    "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
              (None, CompactBuffers),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
