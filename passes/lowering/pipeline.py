@@ -17,13 +17,17 @@ from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.extern_calls import ExternCalls
 from tir_mlir.passes.lowering.float_min_max import FloatMinMax
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
+from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
+from tir_mlir.passes.lowering.gpu_barriers import GpuInsertBarriers
 from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
 from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
+from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
 from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
 from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
 from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
+from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
@@ -43,8 +47,11 @@ TARGETS = {
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
             (None, FloatMinMax), (None, VectorExp), (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
-    "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
-             (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),
+    "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
+             (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
+             (None, CompactBuffers),
+             (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
+             (None, GpuInsertBarriers), (None, GpuPlaceBuffers),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
