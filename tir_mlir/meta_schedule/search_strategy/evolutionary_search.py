@@ -117,7 +117,7 @@ class EvolutionarySearch(SearchStrategy):
     def _evolve(self, population: list, n: int) -> list:
         """The best predicted unmeasured candidates seen while evolving, best first."""
         heap, seen = [], set()          # min-heap of (score, tiebreak, sch) of size <= 2n
-        cache = {}
+        cache, replayed = {}, {}
         population = [(_key(s), s) for s in population]
 
         def offer(k, sch, score):
@@ -149,13 +149,23 @@ class EvolutionarySearch(SearchStrategy):
                     continue
                 mutator = self.rng.choices(mutators, weights=weights)[0]
                 trace = mutator.apply(parent[1].trace, self.rng)
-                child = self.replay(trace) if trace is not None else None
+                child = None if trace is None else self._replay_once(trace, replayed)
                 if child is None:
                     fails += 1
                     continue
-                nxt.append((_key(child), child))
+                nxt.append(child)
             population = nxt or population
         return [sch for _, _, sch in sorted(heap, key=lambda x: -x[0])]
+
+    def _replay_once(self, trace, replayed: dict):
+        """(key, schedule) of a mutated trace, None when it fails; `replayed` remembers the
+        round's replays: parents drawn often mutate into the same child, and a trace whose
+        decisions are all given replays to the same program every time."""
+        text = str(trace)
+        if text not in replayed:
+            sch = self.replay(trace)
+            replayed[text] = None if sch is None else (_key(sch), sch)
+        return replayed[text]
 
 
 def _key(sch) -> str:
