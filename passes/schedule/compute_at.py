@@ -40,7 +40,7 @@ from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk,
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
                                                enclosing_loops, func_of, is_ancestor, op_of,
                                                set_operands)
 from tir_mlir.passes.schedule.buffer_util import buffer_scope
@@ -116,7 +116,7 @@ def check_single_writer(block_op, func, who: str):
 def _check_order(loop_op, producers, consumers, who: str):
     """Outside the loop, every producer must run before it and every consumer after it (a
     reverse_compute_at block without producers must not move past its consumers)."""
-    order = list(walk(func_of(loop_op)))
+    order = walk_all(func_of(loop_op))
     at = order.index(loop_op)
     late = [p for p in producers if not is_ancestor(loop_op, p) and order.index(p) > at]
     early = [c for c in consumers if not is_ancestor(loop_op, c) and order.index(c) < at]

@@ -82,7 +82,7 @@ class RuleQueries:
         """Names of every block of a function, in program order (TVM walks the root block's
         subtree the same way)."""
         func = self._mod[self._func(func_name)]
-        return [Block(op).name for op in analysis.walk(func) if analysis.is_block(op)]
+        return [Block(op).name for op in walk_all(func) if analysis.is_block(op)]
 
     @_query
     def get_read_iter_vars(self, block: BlockRV) -> List[set]:
