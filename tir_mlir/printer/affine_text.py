@@ -78,10 +78,13 @@ def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
     return f"{a} {op} {b}", prec
 
 
-def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32") -> str:
+def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32",
+                    written: str = "") -> str:
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
-    `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `i >= 2`.
+    `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `2 <= i` (TVM's
+    simplifier's spelling), or `i >= 2` when the program wrote it so (`written` is the
+    comparison operator the program used, "" when a primitive made the constraint).
     """
     pos, neg, const = _split_terms(expr)
     zero = ir.AffineConstantExpr.get(0)
@@ -89,7 +92,9 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     if not neg or (pos and is_eq):
         lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
         text = affine_text(lhs, dim_names, (), int_dtype)[0]
-        return f"{text} == {num(-const)}" if is_eq else f"{text} >= {num(-const)}"
+        if is_eq:
+            return f"{text} == {num(-const)}"
+        return f"{text} >= {num(-const)}" if written == ">=" else f"{num(-const)} <= {text}"
     lhs = affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
     if is_eq:
         return f"{lhs} == {num(const)}"
