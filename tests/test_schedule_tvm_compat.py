@@ -109,3 +109,46 @@ def test_reverse_compute_inline_chain(order):
         for name in order:
             s.reverse_compute_inline(s.get_block(name))
     assert_agrees(CHAIN3, sched, printer=True)
+
+
+# --- buffers given by name, storage scopes ----------------------------------------------------
+MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    Y = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+BY_NAME = {
+    "cache_read": lambda s: s.cache_read(s.get_block("Y"), "B", "shared"),
+    "cache_write": lambda s: s.cache_write(s.get_block("C"), "C", "local"),
+    "set_scope": lambda s: s.set_scope(s.get_block("Y"), "Y", "shared"),
+    "cache_read_then_compute_at": lambda s: s.compute_at(
+        s.cache_read(s.get_block("Y"), "A", "local"), s.get_loops(s.get_block("Y"))[1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_buffer_given_by_name(name):
+    assert_agrees(MATMUL, BY_NAME[name], printer=True)
+
+
+@pytest.mark.parametrize("scope", ["shared.dyn", "global.texture", "wmma.matrix_a",
+                                   "local.fragment", "metal.simdgroup", "m16n8k8.matrixA",
+                                   "globalx", "foo", "wmma.foo", "m.x", "mma.x"])
+@pytest.mark.parametrize("prim", ["cache_read", "cache_write", "set_scope"])
+def test_storage_scope_accepted_like_tvm(prim, scope):
+    def sched(s):
+        if prim == "set_scope":
+            s.set_scope(s.get_block("Y"), 0, scope)
+        else:
+            getattr(s, prim)(s.get_block("C"), 0, scope)
+    assert_agrees(MATMUL, sched, numerics=False, text=False)

@@ -31,9 +31,27 @@ from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
 
-def pick_buffer(block: Block, buffers: list, index: int, what: str, kind: str) -> ir.Value:
-    """buffers[index], or a ScheduleError naming the block and its `kind` ("read"/"write")
-    buffers."""
+def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> int:
+    """The position in `buffers` (the block's `kind` buffers) of `buffer`, given by index or
+    by name (as TVM takes it)."""
+    if isinstance(buffer, str):
+        found = [k for k, b in enumerate(buffers) if buffer_name(b) == buffer]
+        if not found:
+            raise ScheduleError(f"{what}: block {block.name!r} does not {kind} a buffer named "
+                                f"{buffer!r}; its {kind} buffers: "
+                                f"{', '.join(buffer_name(b) for b in buffers) or 'none'}")
+        return found[0]
+    if isinstance(buffer, bool) or not isinstance(buffer, int):
+        raise ScheduleError(f"{what}: the buffer must be an index or a name, got {buffer!r}")
+    pick_buffer(block, buffers, buffer, what, kind)
+    return buffer
+
+
+def pick_buffer(block: Block, buffers: list, index, what: str, kind: str) -> ir.Value:
+    """buffers[index] (index: a position or a buffer name), or a ScheduleError naming the
+    block and its `kind` ("read"/"write") buffers."""
+    if isinstance(index, str):
+        index = buffer_index(block, buffers, index, what, kind)
     if not 0 <= index < len(buffers):
         names = ", ".join(buffer_name(b) for b in buffers) or "none"
         raise ScheduleError(f"{what}: block {block.name!r} has {len(buffers)} "
