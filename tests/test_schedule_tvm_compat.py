@@ -152,3 +152,89 @@ def test_storage_scope_accepted_like_tvm(prim, scope):
         else:
             getattr(s, prim)(s.get_block("C"), 0, scope)
     assert_agrees(MATMUL, sched, numerics=False, text=False)
+
+
+# --- refusals TVM makes, in words a TVM user recognises ----------------------------------------
+TWO_WRITERS = '''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B0"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("B1"):
+            vi = T.axis.spatial(4, i)
+            B[vi + 4] = A[vi + 4] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+ELEMWISE = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi = T.axis.KIND(16, BIND)
+            vj = T.axis.spatial(16, j)
+            T.where(COND)
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def _elemwise(kind="spatial", bind="i", cond="j < 16"):
+    return ELEMWISE.replace("KIND", kind).replace("BIND", bind).replace("COND", cond)
+
+
+def _reverse_all(s):
+    s.reorder(*reversed(s.get_loops(s.get_block("C"))))
+
+
+def _rfactor_after(kind):
+    def sched(s):
+        k = s.get_loops(s.get_block("Y"))[2]
+        if kind == "bind":
+            s.bind(k, "threadIdx.x")
+        else:
+            getattr(s, kind)(k)
+        s.rfactor(k, 0)
+    return sched
+
+
+REFUSALS = {
+    "cache_write_two_producers": (TWO_WRITERS, lambda s: s.cache_write(s.get_block("B0"), 0,
+                                                                        "local"),
+                                  "expected to be written by single block"),
+    "cache_read_two_producers": (TWO_WRITERS, lambda s: s.cache_read(s.get_block("C"), 0,
+                                                                      "local"),
+                                 "expected to be written by single block"),
+    "reorder_opaque_iter": (_elemwise(kind="opaque"), _reverse_all,
+                            "block iter type other than data-parallel or reduction"),
+    "reorder_where_on_sum": (_elemwise(cond="i + j < 20"), _reverse_all, "affine binding"),
+    "reorder_where_between_loops": (_elemwise(cond="i < j"), _reverse_all, "affine binding"),
+    "reorder_reversed_binding": (_elemwise(bind="15 - i"), _reverse_all, "affine binding"),
+    "reorder_binding_not_iter_map": (_elemwise(bind="(i + j) % 16"), _reverse_all,
+                                     "affine binding"),
+    "reorder_partial_splits": (_elemwise(bind="i // 2 * 2 + j % 2"), _reverse_all,
+                               "affine binding"),
+    "rfactor_unrolled": (MATMUL, _rfactor_after("unroll"), "required to be `Serial`"),
+    "rfactor_thread_bound": (MATMUL, _rfactor_after("bind"), "required to be `Serial`"),
+}
+ACCEPTED = {
+    "reorder_where_on_loop": (_elemwise(cond="2 <= i and j < 8"), _reverse_all),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refused_like_tvm(name):
+    src, sched, words = REFUSALS[name]
+    out = assert_agrees(src, sched, numerics=False)
+    assert out.ours_error is not None and words in str(out.ours_error.error)
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_accepted_like_tvm(name):
+    src, sched = ACCEPTED[name]
+    assert_agrees(src, sched, printer=True)

@@ -141,7 +141,7 @@ def _writer_top(func, buf: ir.Value):
     return None
 
 
-def _check_single_writer(func, buf: ir.Value):
+def _check_single_writer(func, buf: ir.Value, what: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
     def nested(o):
@@ -154,8 +154,8 @@ def _check_single_writer(func, buf: ir.Value):
     n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
             and any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
-        raise ScheduleError(f"cache_read: buffer {buffer_name(buf)!r} is expected to be "
-                            f"written by a single block, but {n} blocks write it")
+        raise ScheduleError(f"{what}: The buffer {buffer_name(buf)} is expected to be written "
+                            f"by single block, but got {n} blocks who write it")
 
 
 def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
@@ -221,6 +221,7 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
     _check_root(block, "cache_write")
     func = func_of(block.op)
+    _check_single_writer(func, buf, "cache_write")
     consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
                                                               "cache_write")
     loc = block.op.location

@@ -52,9 +52,12 @@ class Group:
 
 
 def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
-                extents: Sequence[int], names: Sequence[str]) -> List[Group]:
+                extents: Sequence[int], names: Sequence[str], *, all_used: bool = True,
+                reverse: bool = True) -> List[Group]:
     """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
-    domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants."""
+    domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
+    `all_used`: every (non-unit) iter var must be read; `reverse`: an index may run one
+    iter var backwards (`7 - vi`)."""
     n = len(extents)
     dims = [index.const(mins[k]) if extents[k] == 1 else index.var(k) + index.const(mins[k])
             for k in range(n)]
@@ -68,10 +71,12 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
         if lin.is_const:
             raise NotInvertible(f"index {d} is a constant")
         pieces.append(_piece(d, lin))
+        if pieces[-1].sign == -1 and not reverse:
+            raise NotInvertible(f"index {d} runs an iter var backwards")
     groups = _connect(pieces)
     seen = {k for g in groups for k in g.coeffs}
     for k in range(n):
-        if extents[k] > 1 and k not in seen:
+        if all_used and extents[k] > 1 and k not in seen:
             raise NotInvertible(f"iter var {names[k]} does not index the read")
     for g in groups:
         _check_group(g, extents, names)
