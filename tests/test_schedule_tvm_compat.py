@@ -238,3 +238,30 @@ def test_refused_like_tvm(name):
 def test_accepted_like_tvm(name):
     src, sched = ACCEPTED[name]
     assert_agrees(src, sched, printer=True)
+
+
+# --- compute_at under GPU bindings: the region is relaxed over the threads sharing the scope --
+ROW = '''
+@T.prim_func
+def main(A: T.Buffer((256,), "float32"), C: T.Buffer((256,), "float32")):
+    for i in range(256):
+        with T.block("C"):
+            vi = T.axis.spatial(256, i)
+            C[vi] = A[vi] * T.float32(2)
+'''
+
+
+@pytest.mark.parametrize("scope", ["shared", "local", "global", "warp"])
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_compute_at_under_thread_bindings(scope, at, reverse):
+    def sched(s):
+        c = s.get_block("C")
+        loops = s.split(s.get_loops(c)[0], [4, 16, 4])
+        s.bind(loops[0], "blockIdx.x")
+        s.bind(loops[1], "threadIdx.x")
+        if reverse:
+            s.reverse_compute_at(s.cache_write(c, 0, scope), loops[at])
+        else:
+            s.compute_at(s.cache_read(c, 0, scope), loops[at])
+    assert_agrees(ROW, sched, printer=True)

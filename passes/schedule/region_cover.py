@@ -21,7 +21,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import op_of
-from tir_mlir.passes.schedule.buffer_util import NotAffine, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_scope, to_affine
 from tir_mlir.passes.schedule.index import Lin
 
 
@@ -54,9 +54,21 @@ class LoopSpace:
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
         self.ranges: index.Ranges = {}
+        self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
-            self.num(Loop(lp).iv)
+            k = self.num(Loop(lp).iv)
+            if Loop(lp).thread:
+                self.threads[k] = Loop(lp).thread
         self.n_outer = len(self.values)
+        self.relaxed = frozenset()  # outer loops counted as inner (see relax_for)
+
+    def relax_for(self, scope: str):
+        """TVM relaxes the region compute_at computes over the thread-bound outer loops whose
+        threads share the buffer's storage (a "shared" buffer is computed for all threadIdx
+        of a block, a "warp" one for all threadIdx.x; global buffers are not relaxed): those
+        loops then count as inner."""
+        self.relaxed = frozenset(k for k, tag in self.threads.items()
+                                 if _shared_by_threads(scope, tag))
 
     def num(self, iv: ir.Value) -> int:
         for k, v in enumerate(self.values):
@@ -71,7 +83,7 @@ class LoopSpace:
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
-        return k < self.n_outer
+        return k < self.n_outer and k not in self.relaxed
 
     def binding_lins(self, block: Block) -> List[Lin]:
         """Each iter var's binding as a Lin over loop numbers."""
@@ -100,6 +112,21 @@ class LoopSpace:
 
     def outer_bounds(self, e: Lin):
         return index.bounds(e, self.ranges)
+
+
+# runtime::StorageRank and ThreadScope rank, as TVM orders them
+_STORAGE_RANK = (("global", 0), ("shared", 1), ("warp", 2), ("local", 3))
+_THREAD_RANK = (("blockIdx", 0), ("threadIdx", 1), ("vthread", 1))
+
+
+def _shared_by_threads(scope: str, tag: str) -> bool:
+    srank = next((r for p, r in _STORAGE_RANK if scope.startswith(p)), 4)
+    trank = next((r for p, r in _THREAD_RANK if tag.startswith(p)), None)
+    if trank is None or srank == 0:
+        return False
+    if srank == 2:                   # warp memory: only threadIdx.x
+        return tag == "threadIdx.x"
+    return srank <= trank
 
 
 def _vars(atom) -> set:
@@ -164,7 +191,9 @@ def accesses_of(block: Block, buffers: Sequence[ir.Value], kind: str) -> List[ir
 
 def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
                    kind: str) -> Optional[List[Interval]]:
-    """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim."""
+    """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim, relaxed
+    over the thread loops sharing the buffer's scope for what loads read (compute_at)."""
+    space.relax_for(buffer_scope(buffer) if kind == "load" else "global")
     region = None
     for blk in blocks:
         for op in accesses_of(blk, [buffer], kind):
