@@ -265,3 +265,38 @@ def test_compute_at_under_thread_bindings(scope, at, reverse):
         else:
             s.compute_at(s.cache_read(c, 0, scope), loops[at])
     assert_agrees(ROW, sched, printer=True)
+
+
+# --- sch.get(...) views answer what TVM code asks of tir.Block / tir.For -----------------------
+def _view_facts(sch):
+    b = sch.get_block("Y")
+    i, j, k = sch.get_loops(b)
+    sch.bind(i, "blockIdx.x")
+    sch.annotate(j, "pragma_x", 1)
+    sch.annotate(b, "meta_x", "v")
+    bv, iv, jv, kv = sch.get(b), sch.get(i), sch.get(j), sch.get(k)
+    root = sch.get(sch.get_block("root"))
+    return {
+        "name_hint": bv.name_hint,
+        "iter_vars": [(v.var.name, int(v.dom.min), int(v.dom.extent), int(v.iter_type))
+                      for v in bv.iter_vars],
+        "reads": [r.buffer.name for r in bv.reads],
+        "writes": [w.buffer.name for w in bv.writes],
+        "init": bv.init is not None,
+        "annotations": dict(bv.annotations),
+        "loop_var": kv.loop_var.name,
+        "extent": (int(kv.extent), kv.extent.value, kv.extent.dtype, int(kv.min)),
+        "kind": int(kv.kind),
+        "thread": (iv.thread_binding.thread_tag, jv.thread_binding is None),
+        "loop_annotations": dict(jv.annotations),
+        "same_as": (sch.get(b).same_as(sch.get(b)), sch.get(k).same_as(sch.get(j))),
+        "root": (root.name_hint, len(root.iter_vars)),
+    }
+
+
+def test_views_answer_like_tvm():
+    import tvm
+    import tir_mlir
+    theirs = _view_facts(tvm.tir.Schedule(tvm.script.from_source(MATMUL)))
+    ours = _view_facts(tir_mlir.Schedule(tir_mlir.parse(MATMUL)))
+    assert ours == theirs
