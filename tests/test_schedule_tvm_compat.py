@@ -300,3 +300,27 @@ def test_views_answer_like_tvm():
     theirs = _view_facts(tvm.tir.Schedule(tvm.script.from_source(MATMUL)))
     ours = _view_facts(tir_mlir.Schedule(tir_mlir.parse(MATMUL)))
     assert ours == theirs
+
+
+# --- compute_at when the consumer reads through floordiv / floormod / reversed indices --------
+def _compute_b_at(level):
+    def sched(s):
+        s.compute_at(s.get_block("B"), s.get_loops(s.get_block("C"))[level])
+    return sched
+
+
+COMPUTE_AT = {
+    "split_read": (_two_stage((8, 4), (8, 4), (32,), (32,), "B[w0 // 4, w0 % 4]"), 0),
+    "div_read": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0 // 2, w1]"), 0),
+    "mod_read": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0 % 4, w1]"), 0),
+    "reversed": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[7 - w0, w1]"), 0),
+    "reversed_inner": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0, 7 - w1]"), 1),
+    "fused_read": (_two_stage((32,), (32,), (8, 4), (8, 4), "B[w0 * 4 + w1]"), 0),
+    "stencil": (_two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[w0 + 1, w1] + B[w0, w1]"), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPUTE_AT))
+def test_compute_at_affine_reads(name):
+    src, level = COMPUTE_AT[name]
+    assert_agrees(src, _compute_b_at(level), printer=True)

@@ -60,7 +60,9 @@ def _sum_text(e, dim_names, sym_names, int_dtype):
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
     terms, const = _terms(e)
     terms.sort(key=lambda t: -_scale(t))
-    if const or not terms:
+    if const > 0 and terms and all(_negated(t) is not None for t in terms):
+        terms.insert(0, ir.AffineConstantExpr.get(const))   # `7 - i`, as TVM simplifies it
+    elif const or not terms:
         terms.append(ir.AffineConstantExpr.get(const))
     text, prec = affine_text(terms[0], dim_names, sym_names, int_dtype)
     for t in terms[1:]:
