@@ -152,6 +152,8 @@ class Block:
         if ops:
             self.op.attributes[WHERE_OPS] = ir.DictAttr.get(
                 {k: ir.StringAttr.get(v) for k, v in ops.items()})
+        elif WHERE_OPS in self.op.attributes:
+            del self.op.attributes[WHERE_OPS]
 
     @property
     def predicate(self) -> Optional[ir.IntegerSet]:

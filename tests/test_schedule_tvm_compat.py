@@ -43,6 +43,7 @@ REVERSE_INLINE = {
     "transposed_fused": _two_stage((4, 16), (4, 16), (4, 4, 4), (4, 4, 4), "B[w2, w0 * 4 + w1]"),
     "unit_iter": _two_stage((8, 4), (8, 4), (1, 8, 4), (1, 8, 4), "B[w1, w2]"),
     "reversed": _two_stage((8, 4), (8, 4), (4, 8), (4, 8), "B[7 - w1, w0]"),
+    "reversed_shifted": _two_stage((9,), (9,), (8,), (8,), "B[8 - w0]"),
     "same_load_twice": _two_stage((8, 4), (8, 4), (4, 8), (4, 8), "B[w1, w0] * B[w1, w0]"),
     # the producer computes more than C reads: the store is guarded (TVM's predicate)
     "shifted": _two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[w0 + 1, w1]"),
@@ -324,3 +325,38 @@ COMPUTE_AT = {
 def test_compute_at_affine_reads(name):
     src, level = COMPUTE_AT[name]
     assert_agrees(src, _compute_b_at(level), printer=True)
+
+
+# --- reverse_compute_at when the consumer reads through fusions, splits, reversed indices -----
+def _reverse_c_at(level, split=None):
+    def sched(s):
+        b = s.get_block("B")
+        if split:
+            s.split(s.get_loops(b)[0], split)
+        s.reverse_compute_at(s.get_block("C"), s.get_loops(b)[level])
+    return sched
+
+
+FUSED_READ = _two_stage((32,), (32,), (8, 4), (8, 4), "B[w0 * 4 + w1]")
+SPLIT_READ = _two_stage((8, 4), (8, 4), (32,), (32,), "B[w0 // 4, w0 % 4]")
+REVERSE_COMPUTE_AT = {
+    "split_read": (SPLIT_READ, _reverse_c_at(0)),
+    "split_read_inner": (SPLIT_READ, _reverse_c_at(1)),
+    "split3_read": (_two_stage((4, 2, 4), (4, 2, 4), (32,), (32,),
+                               "B[w0 // 8, w0 // 4 % 2, w0 % 4]"), _reverse_c_at(1)),
+    "fused_read": (FUSED_READ, _reverse_c_at(0)),
+    "fused_read_tiles": (FUSED_READ, _reverse_c_at(0, [8, 4])),
+    "fused_read_inner": (FUSED_READ, _reverse_c_at(1, [8, 4])),
+    "fused_read_part_digit": (FUSED_READ, _reverse_c_at(0, [16, 2])),
+    "fused_read_two_digits": (FUSED_READ, _reverse_c_at(0, [4, 8])),
+    "reversed": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[7 - w0, w1]"), _reverse_c_at(0)),
+    "reversed_shifted": (_two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[8 - w0, w1]"),
+                         _reverse_c_at(1)),
+    "shifted": (_two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[w0 + 1, w1]"), _reverse_c_at(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REVERSE_COMPUTE_AT))
+def test_reverse_compute_at_affine_reads(name):
+    src, sched = REVERSE_COMPUTE_AT[name]
+    assert_agrees(src, sched, printer=True)

@@ -307,9 +307,10 @@ def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx) -> list:
     return [maker(k) for k in range(len(cons.iter_names))]
 
 
-def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> List[ir.AffineExpr]:
+def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> list:
     """The conditions `e >= 0` over the producer's iter vars (TVM's simplified form) under
-    which its iteration is one the consumer had: each consumer iter var in its domain."""
+    which its iteration is one the consumer had: each consumer iter var in its domain; each
+    with the comparison TVM would print it with (Block.where_spelling)."""
     conds = []
     for k, (lo, ext) in enumerate(cons.domains):
         g = next((g for g in groups if k in g.coeffs), None)
@@ -324,14 +325,15 @@ def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> List[ir.AffineEx
         t = t + index.const(lo)
         tlo, thi = index.bounds(t, ranges)
         if tlo < lo:                           # lo <= t
-            conds.append(index.to_affine(t + index.const(-lo)))
-        if thi >= lo + ext:                    # t < lo + ext
+            conds.append((index.to_affine(t + index.const(-lo)), ""))
+        if thi >= lo + ext:                    # t < lo + ext ("<": `8 - i < 8` is TVM's `0 < i`)
             e, n = index.less_than(t, lo + ext, ranges)
-            conds.append(index.to_affine(index.const(n - 1) + e.scale(-1)))
+            conds.append((index.to_affine(index.const(n - 1) + e.scale(-1)),
+                          "<" if all(k < 0 for _, k in e.terms) else ""))
     return conds
 
 
-def _add_predicate(prod: Block, conds: List[ir.AffineExpr]):
+def _add_predicate(prod: Block, conds: list):
     """And `conds` (over the iter vars) into the block's T.where (over its loop vars)."""
     binds = list(prod.bindings.results)
     n = len(prod.dims)
@@ -341,10 +343,14 @@ def _add_predicate(prod: Block, conds: List[ir.AffineExpr]):
         for c in prod.predicate.constraints:
             exprs.append(c.expr)
             eqs.append(c.is_eq)
-    for c in conds:
+    spelled = prod.where_spelling
+    for c, op in conds:
         e = index.to_affine(index.from_affine(substitute(c, binds), [index.var(k) for k in
                                                                      range(n)], ranges))
         if not any(str(e) == str(x) and not q for x, q in zip(exprs, eqs)):
             exprs.append(e)
             eqs.append(False)
+            if op:
+                spelled[str(e)] = op
     prod.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, exprs, eqs)))
+    prod.where_spelling = spelled

@@ -13,6 +13,7 @@ An iter var stored (compute_at) or loaded (reverse_compute_at) with that index t
 that interval; `cover` turns the per-iter-var intervals into the loops to generate. A term that
 mixes outer and inner loops (a non-constant extent) is rejected with RegionError.
 """
+import math
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -23,6 +24,7 @@ from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import op_of
 from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_scope, to_affine
 from tir_mlir.passes.schedule.index import Lin
+from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
 
 class RegionError(Exception):
@@ -203,25 +205,101 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
 
 
 def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: str,
-                       conflicts_ok: bool) -> Dict[int, Interval]:
+                       conflicts_ok: bool, space: Optional[LoopSpace] = None
+                       ) -> Dict[int, Interval]:
     """Spread buffer regions (buffer -> one Interval per dim) onto the block's iter vars
-    through its accesses (`kind`) of those buffers. Every index of such an access must be a
-    plain iter var of the block."""
+    through its accesses (`kind`) of those buffers. An index is a plain iter var, or (given
+    `space`) the access is a bijective fusion / split of iter vars (read_inverse.py) whose
+    region is a box of each fused iterator."""
     out: Dict[int, Interval] = {}
     for buf, region in regions.items():
         for op in accesses_of(block, [buf], kind):
-            for d, v in enumerate(access(op)[1]):
-                k = iter_var_of(block, v)
-                if k is None:
-                    raise RegionError(f"index {d} of its access to the buffer is not a plain "
-                                      f"iter var, so its iteration domain cannot be derived")
-                iv = region[d]
+            for k, iv in _access_intervals(block, op, region, space).items():
                 if k in out and out[k] != iv:
                     if not conflicts_ok:
                         raise RegionError(f"iter var {block.iter_names[k]} is bound to two "
                                           f"different regions")
                     iv = out[k].union(iv)
                 out[k] = iv
+    return out
+
+
+def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[int, Interval]:
+    ks = [iter_var_of(block, v) for v in access(op)[1]]
+    if None not in ks:
+        return dict(zip(ks, region))
+    d = ks.index(None)
+    if space is None:
+        raise RegionError(f"index {d} of its access to the buffer is not a plain iter var, so "
+                          f"its iteration domain cannot be derived")
+    args = list(block.body.arguments)
+    leaves = list(args)
+    mins, extents = zip(*block.domains)
+    try:
+        exprs = [to_affine(v, leaves) for v in access(op)[1]]
+        if len(leaves) > len(args):
+            raise NotAffine("it depends on a value other than the iter vars")
+        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False)
+    except (NotAffine, NotInvertible) as e:
+        raise RegionError(f"its access to the buffer is not a bijective affine map of its "
+                          f"iter vars ({e}), so its iteration domain cannot be derived") from None
+    out = {}
+    for g in groups:
+        out.update(_group_intervals(g, region, mins, space))
+    return out
+
+
+def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
+    """The iter vars of one fused iterator F whose digits (pieces) span `region`."""
+    digits = []
+    for p in g.pieces:       # digit value = index - off (or off - index when reversed)
+        r = region[p.dim]
+        digits.append(Interval(r.base, r.lo - p.off, r.hi - p.off) if p.sign == 1
+                      else Interval(r.base.scale(-1), p.off - r.hi, p.off - r.lo))
+    # the lowest digits are whole, then one ranges, the ones above it are single values
+    k0 = 0
+    while k0 < len(digits) - 1 and digits[k0].base.is_const and \
+            (digits[k0].lo, digits[k0].hi) == (0, g.span(g.pieces[k0]) - 1):
+        k0 += 1
+    if any(x.lo != x.hi for x in digits[k0 + 1:]):
+        raise RegionError("the region is not a box of the fused iterator its access reads")
+    base, lo, hi = Lin(), 0, g.pieces[k0].div - 1
+    for p, x in list(zip(g.pieces, digits))[k0:]:
+        base = base + x.base.scale(p.div)
+        lo, hi = lo + x.lo * p.div, hi + x.hi * p.div
+    order = sorted(g.coeffs, key=g.coeffs.get)
+    if len(order) == 1:
+        k = order[0]
+        return {k: Interval(base, lo + mins[k], hi + mins[k])}
+    # the iter vars below some j are whole, j takes `count` values, those above one value
+    size, extents = hi - lo + 1, [g.coeffs[k] for k in order[1:]] + [g.extent]
+    for j, k in enumerate(order):
+        step, top = g.coeffs[k], j == len(order) - 1
+        count = size // step
+        if size % step == 0 and (top or count <= extents[j] // step) and lo % step == 0 \
+                and base.const % step == 0 and all(c % step == 0 for _, c in base.terms):
+            break
+    else:
+        raise RegionError("the region is not a box of the fused iterator its access reads")
+    q = Lin(tuple((a, c // step) for a, c in base.terms), base.const // step) + \
+        index.const(lo // step)
+    out = {}
+    for pos in range(j, len(order)):
+        k = order[pos]
+        c = g.coeffs[k] // step
+        f = math.gcd(c, q.const, *(x for _, x in q.terms))      # (a * f) // c = a // (c/f)
+        v = index.floordiv(Lin(tuple((t, x // f) for t, x in q.terms), q.const // f), c // f,
+                           space.ranges)
+        if pos < len(order) - 1:
+            e = extents[pos] // g.coeffs[k]
+            f = math.gcd(e, v.const, *(c for _, c in v.terms))   # (a * f) % e = a % (e/f) * f
+            v = index.mod(Lin(tuple((t, c // f) for t, c in v.terms), v.const // f), e // f,
+                          space.ranges).scale(f)
+            if pos == j and index.bounds(v, space.ranges)[1] + count > e:
+                raise RegionError("the region wraps around a digit of the fused iterator "
+                                  "its access reads")
+        n = count if pos == j else 1
+        out[k] = Interval(Lin(v.terms), v.const + mins[k], v.const + mins[k] + n - 1)
     return out
 
 

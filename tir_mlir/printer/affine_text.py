@@ -85,8 +85,8 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
     `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `2 <= i` (TVM's
-    simplifier's spelling), or `i >= 2` when the program wrote it so (`written` is the
-    comparison operator the program used, "" when a primitive made the constraint).
+    simplifier's spelling), or `i >= 2` when the program wrote it so, `1 < i` when TVM's
+    simplifier would (`written`: the comparison operator to use, "" for the default).
     """
     pos, neg, const = _split_terms(expr)
     zero = ir.AffineConstantExpr.get(0)
@@ -96,7 +96,11 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
         text = affine_text(lhs, dim_names, (), int_dtype)[0]
         if is_eq:
             return f"{text} == {num(-const)}"
-        return f"{text} >= {num(-const)}" if written == ">=" else f"{num(-const)} <= {text}"
+        if written == ">=":
+            return f"{text} >= {num(-const)}"
+        if written == "<":
+            return f"{num(-const - 1)} < {text}"
+        return f"{num(-const)} <= {text}"
     lhs = affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
     if is_eq:
         return f"{lhs} == {num(const)}"
