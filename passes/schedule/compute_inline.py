@@ -17,9 +17,12 @@ Legality (TVM's): the inlined block is complete and spatial (no reduction iter v
 has one store whose indices are distinct iter vars (injective), is the only writer of its
 buffer, and does not read it. compute_inline: the buffer is not a function parameter (an
 output cannot be inlined) and the producer's expression uses only iter vars that index the
-store. reverse_compute_inline: the consumer reads the buffer always with the same distinct iter
-vars, which include all its iter vars; the buffer has exactly one producer, itself complete and
-spatial with a single store, and no other reader.
+store. reverse_compute_inline: every load of the buffer in the consumer has the same
+indices, a bijective affine map of its iter vars (fusions, splits, offsets, one reversed iter
+var: read_inverse.py) inverted to write each consumer iter var from the producer's store
+indices; the buffer has exactly one producer, complete and spatial with a single store that
+writes a box bijectively, which covers what the consumer reads; when the producer computes
+more, its T.where keeps only the consumer's iterations (TVM 0.21's form); no other reader.
 Differs from TVM 0.21 on purpose: TVM accepts a buffer with another reader and returns a
 broken program (the buffer's allocation is dropped while the other block still reads it, the
 value never written); we reject it.
