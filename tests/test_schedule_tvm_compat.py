@@ -360,3 +360,17 @@ REVERSE_COMPUTE_AT = {
 def test_reverse_compute_at_affine_reads(name):
     src, sched = REVERSE_COMPUTE_AT[name]
     assert_agrees(src, sched, printer=True)
+
+
+OVERLAP = _elemwise(bind="i // 2 * 2 + j % 2").replace(
+    "for i, j in T.grid(16, 16)", "for i, j, k in T.grid(6, 4, 16)").replace(
+    'vi = T.axis.spatial(16, i // 2 * 2 + j % 2)', 'vi = T.axis.spatial(16, i * 2 + j)').replace(
+    "vj = T.axis.spatial(16, j)", "vj = T.axis.spatial(16, k)").replace("j < 16", "k < 16")
+
+
+def test_reorder_overlapping_binding_accepted_like_tvm():
+    """`i * 2 + j` with 4 values of j: surjective, overlapping; TVM's iter map accepts it."""
+    def sched(s):
+        i, j, k = s.get_loops(s.get_block("C"))
+        s.reorder(i, k, j)
+    assert_agrees(OVERLAP, sched, printer=True)

@@ -1,7 +1,8 @@
 """TVM's "affine binding" requirement (reorder, rfactor, ...): a block's bindings are fusions
-and splits of its loops, each loop's digits used at most once (an iter map, read_inverse.py),
-and its T.where only bounds such an iterator (`i_0 * 4 + i_1 < 10` after a split, `2 <= j`).
-Bindings like `15 - i`, `(i + j) % 16`, `i // 2 * 2 + j % 2`, or `T.where(i < j)` are not."""
+and splits of its loops, each loop in one binding (a surjective iter map, read_inverse.py:
+`v0 * 2 + v1` may overlap, `l * 16` may not skip), and its T.where only bounds such an
+iterator (`i_0 * 4 + i_1 < 10` after a split, `2 <= j`). Bindings like `15 - i`,
+`(i + j) % 16`, `i // 2 * 2 + j % 2`, or `T.where(i < j)` are not."""
 from typing import Optional
 
 from mlir import ir
@@ -30,7 +31,8 @@ def affine_binding_error(block: ir.Operation) -> Optional[str]:
     # bindings to constants (unit loops included) take no part in the iter map
     exprs = [e for e in binds if any(extents[k] > 1 for k in dims_of(e))]
     try:
-        read_groups(exprs, mins, extents, names, all_used=False, reverse=False)
+        read_groups(exprs, mins, extents, names, all_used=False, reverse=False,
+                    surjective=True)
     except NotInvertible as e:
         return f"its bindings are not an iter map of its loops: {e}"
     if b.predicate is not None:

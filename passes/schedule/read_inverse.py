@@ -53,11 +53,12 @@ class Group:
 
 def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
                 extents: Sequence[int], names: Sequence[str], *, all_used: bool = True,
-                reverse: bool = True) -> List[Group]:
+                reverse: bool = True, surjective: bool = False) -> List[Group]:
     """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
     domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
     `all_used`: every (non-unit) iter var must be read; `reverse`: an index may run one
-    iter var backwards (`7 - vi`)."""
+    iter var backwards (`7 - vi`); `surjective`: a plain sum of iter vars may overlap
+    (`v0 * 2 + v1` with 4 values of v1: each value read, some more than once)."""
     n = len(extents)
     dims = [index.const(mins[k]) if extents[k] == 1 else index.var(k) + index.const(mins[k])
             for k in range(n)]
@@ -79,8 +80,23 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
         if all_used and extents[k] > 1 and k not in seen:
             raise NotInvertible(f"iter var {names[k]} does not index the read")
     for g in groups:
-        _check_group(g, extents, names)
+        if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 \
+                and g.pieces[0].mod is None:
+            _check_no_gaps(g, extents, names)
+        else:
+            _check_group(g, extents, names)
     return groups
+
+
+def _check_no_gaps(g: Group, extents, names):
+    """A sum of iter vars takes every value of [0, max] (overlaps allowed)."""
+    reach = 0                       # the sum so far covers [0, reach]
+    for k in sorted(g.coeffs, key=g.coeffs.get):
+        if g.coeffs[k] > reach + 1:
+            raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]}: the index "
+                                f"skips values")
+        reach += g.coeffs[k] * (extents[k] - 1)
+    g.extent = reach + 1
 
 
 def _linear_terms(lin: Lin) -> Optional[Dict[int, int]]:
