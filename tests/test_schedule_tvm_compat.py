@@ -374,3 +374,27 @@ def test_reorder_overlapping_binding_accepted_like_tvm():
         i, j, k = s.get_loops(s.get_block("C"))
         s.reorder(i, k, j)
     assert_agrees(OVERLAP, sched, printer=True)
+
+
+# --- compute_at when the region's extent depends on the outer loops: the bounding region ----
+def _split_c_compute_b(split):
+    def sched(s):
+        c = s.get_block("C")
+        s.split(s.get_loops(c)[0], split)
+        s.compute_at(s.get_block("B"), s.get_loops(c)[0])
+    return sched
+
+
+BOUNDING = {
+    "div": (_two_stage((11,), (11,), (32,), (32,), "B[w0 // 3]"), [8, 4]),
+    "div_shifted": (_two_stage((11,), (11,), (32,), (32,), "B[(w0 + 1) // 3]"), [8, 4]),
+    "mod": (_two_stage((3,), (3,), (32,), (32,), "B[w0 % 3]"), [8, 4]),
+    "div_2d": (_two_stage((11, 4), (11, 4), (32, 4), (32, 4), "B[w0 // 3, w1]"), [8, 4]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDING))
+def test_compute_at_bounding_region(name):
+    src, split = BOUNDING[name]
+    assert_agrees(src, _split_c_compute_b(split), printer=True)
+

@@ -63,6 +63,7 @@ class LoopSpace:
                 self.threads[k] = Loop(lp).thread
         self.n_outer = len(self.values)
         self.relaxed = frozenset()  # outer loops counted as inner (see relax_for)
+        self.bounding = False       # may a region be relaxed to a bounding one (compute_at)
 
     def relax_for(self, scope: str):
         """TVM relaxes the region compute_at computes over the thread-bound outer loops whose
@@ -97,7 +98,7 @@ class LoopSpace:
 
     def split(self, e: Lin) -> Interval:
         """base (outer terms) + constant interval (inner terms)."""
-        base, inner = Lin(), Lin((), e.const)
+        base, inner, relaxed_extra = Lin(), Lin((), e.const), []
         for atom, c in e.terms:
             vs = _vars(atom)
             term = Lin(((atom, c),))
@@ -107,10 +108,29 @@ class LoopSpace:
                 base = base + (index.const(lo) if lo == hi else term)
             elif not any(self.is_outer(v) for v in vs):
                 inner = inner + term
-            else:
+            elif not self.bounding:
                 raise RegionError("the region extent depends on the outer loops")
+            else:       # the extent depends on the outer loops: TVM's bounding region
+                b, lo, hi = self._relax_mixed(atom, c)
+                base, inner = base + b, inner + index.const(lo)
+                relaxed_extra.append(hi - lo)
         lo, hi = index.bounds(inner, self.ranges)
-        return Interval(base, lo, hi)
+        return Interval(base, lo, hi + sum(relaxed_extra))
+
+    def _relax_mixed(self, atom, c: int):
+        """A term mixing outer and inner loops, as (base over the outer loops, lo, hi):
+        `k * ((Xo + Xi) // d)` starts at `k * ((Xo + min Xi) // d)` and spans at most
+        ceil((max Xi - min Xi) / d) + 1 values; any other term its whole range."""
+        if atom[0] == "div" and c > 0 and all(a[0] == "v" for a, _ in atom[1].terms):
+            x, d = atom[1], atom[2]
+            xo = Lin(tuple((a, k) for a, k in x.terms if self.is_outer(a[1])), x.const)
+            xi = Lin(tuple((a, k) for a, k in x.terms if not self.is_outer(a[1])))
+            if all(k > 0 for _, k in xi.terms):
+                ilo, ihi = index.bounds(xi, self.ranges)
+                start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
+                return start, 0, c * (-(-(ihi - ilo) // d))
+        lo, hi = index.bounds(Lin(((atom, c),)), self.ranges)
+        return Lin(), lo, hi
 
     def outer_bounds(self, e: Lin):
         return index.bounds(e, self.ranges)
@@ -196,6 +216,9 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
     """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim, relaxed
     over the thread loops sharing the buffer's scope for what loads read (compute_at)."""
     space.relax_for(buffer_scope(buffer) if kind == "load" else "global")
+    # what consumers read may be over-approximated (the producer computes more); what
+    # producers wrote may not (the consumer would read what is not written yet)
+    space.bounding = kind == "load"
     region = None
     for blk in blocks:
         for op in accesses_of(blk, [buffer], kind):
