@@ -398,3 +398,26 @@ def test_compute_at_bounding_region(name):
     src, split = BOUNDING[name]
     assert_agrees(src, _split_c_compute_b(split), printer=True)
 
+
+
+# --- inlining when a T.where leaves part of the buffer unwritten -------------------------------
+_WHERE_B = _two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0, w1]").replace(
+    'B[v0, v1] =', 'T.where(l1 < 6)\n            B[v0, v1] =')
+_WHERE_C = _two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0, w1]").replace(
+    'C[w0, w1] =', 'T.where(m1 < 6)\n            C[w0, w1] =')
+INLINE_COVER = {
+    "producer_where_uncovered": (_WHERE_B, "compute_inline", "B", False),
+    "producer_where_covered": (_two_stage((8, 8), (8, 8), (8, 6), (8, 6), "B[w0, w1]").replace(
+        'B[v0, v1] =', 'T.where(l1 < 6)\n            B[v0, v1] =').replace(
+        "A: T.Buffer((8, 6)", "A: T.Buffer((8, 8)"), "compute_inline", "B", True),
+    "producer_smaller": (_two_stage((8, 8), (8, 4), (8, 8), (8, 8), "B[w0, w1]"),
+                         "compute_inline", "B", False),
+    "consumer_where": (_WHERE_C, "reverse_compute_inline", "C", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INLINE_COVER))
+def test_inline_needs_covering_producer(name):
+    src, prim, block, accepted = INLINE_COVER[name]
+    out = assert_agrees(src, lambda s: getattr(s, prim)(s.get_block(block)), printer=True)
+    assert (out.ours_error is None) == accepted

@@ -40,7 +40,7 @@ from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
 from tir_mlir.index_dtypes import INDEX_DTYPE, index_dtype, mark_constants
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.buffer_util import NotAffine, substitute, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
 from tir_mlir.passes.schedule.read_inverse import Group, NotInvertible, digit_of, read_groups
 from tir_mlir.passes.schedule.region_cover import access, iter_var_of
@@ -117,6 +117,7 @@ def compute_inline(block) -> None:
         raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also written by block "
                             f"{Block(writers[0]).name!r}")
     _check_uses(buf, readers + [blk.op], who)
+    _check_consumers_covered(blk, idx, buf, readers, who)
     value = store.operands[0]
     stored = {iter_var_of(blk, v): d for d, v in enumerate(idx)}
     used = [iter_var_of(blk, v) for o in walk(blk.op) for v in o.operands]
@@ -140,6 +141,59 @@ def compute_inline(block) -> None:
     _drop_block(blk.op, buf)
 
 
+def _written_box(blk: Block, idx) -> list:
+    """Per store dimension, the inclusive range of indices the producer writes: its iter
+    var's domain, narrowed by the T.where bounds on the loop it is bound to."""
+    box = []
+    binds = blk.bindings.results
+    for v in idx:
+        k = iter_var_of(blk, v)
+        lo, ext = blk.domains[k]
+        lo_k, hi_k = lo, lo + ext - 1
+        d = linear(binds[k])
+        if blk.predicate is not None and d is not None and d[1] == 0 and \
+                list(d[0].values()) == [1]:
+            dim = next(iter(d[0]))
+            for c in blk.predicate.constraints:
+                terms, const = linear(c.expr) or ({0: 0, 1: 0}, 0)
+                if c.is_eq or list(terms) != [dim]:
+                    continue
+                if terms[dim] == 1:            # dim + const >= 0
+                    lo_k = max(lo_k, -const)
+                elif terms[dim] == -1:         # const - dim >= 0
+                    hi_k = min(hi_k, const)
+        box.append((lo_k, hi_k))
+    return box
+
+
+def _check_consumers_covered(blk: Block, idx, buf, readers, who):
+    """TVM's stage pipeline: what each consumer reads, the producer writes (its T.where
+    may leave part of the buffer unwritten)."""
+    box = _written_box(blk, idx)
+    for r in readers:
+        rb = Block(r)
+        ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(rb.domains)}
+        for o in walk(r):
+            if o.name != "memref.load" or access(o)[0] != buf:
+                continue
+            leaves = list(rb.body.arguments)
+            try:
+                lins = [index.from_affine(to_affine(v, leaves), [index.var(k) for k in
+                                                                range(len(leaves))], ranges)
+                        for v in access(o)[1]]
+            except (NotAffine, ValueError):
+                continue
+            if len(leaves) > len(rb.body.arguments):
+                continue
+            for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
+                lo, hi = index.bounds(lin, ranges)
+                if lo < wlo or hi > whi:
+                    raise ScheduleError(
+                        f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
+                        f"[{lo}, {hi + 1}) of dimension {d} of buffer {buffer_name(buf)!r}, "
+                        f"which the block writes only in [{wlo}, {whi + 1})")
+
+
 def _materializer(v: ir.Value):
     """A fresh copy of index value `v` for each use (block arguments are shared as they are)."""
     return lambda user: clone_tree(v, user, {})
@@ -150,6 +204,9 @@ def reverse_compute_inline(block) -> None:
     who = f"reverse_compute_inline: block {cons.name!r}"
     if cons.init is not None or any(t != "S" for t in cons.iter_types):
         raise ScheduleError(f"{who}: the block is not a complete spatial block")
+    if cons.predicate is not None:
+        raise ScheduleError(f"{who}: the block has a T.where: the block should be covered by "
+                            f"the producer block, which computes every element it writes")
     func = func_of(cons.op)
     cstores = [o for o in walk(cons.op) if o.name == "memref.store"]
     if len(cstores) != 1 or any(o.name in ("tir.block", "affine.for", "tir.evaluate")
