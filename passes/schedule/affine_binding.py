@@ -9,7 +9,6 @@ from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import value_range
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups

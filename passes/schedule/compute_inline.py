@@ -38,7 +38,7 @@ from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
                                                is_ancestor, op_of, value_range, walk)
 from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
-from tir_mlir.index_dtypes import INDEX_DTYPE, index_dtype, mark_constants
+from tir_mlir.index_dtypes import INDEX_DTYPE, mark_constants
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
@@ -155,9 +155,10 @@ def _written_box(blk: Block, idx) -> list:
                 list(d[0].values()) == [1]:
             dim = next(iter(d[0]))
             for c in blk.predicate.constraints:
-                terms, const = linear(c.expr) or ({0: 0, 1: 0}, 0)
-                if c.is_eq or list(terms) != [dim]:
+                lin = linear(c.expr)
+                if c.is_eq or lin is None or list(lin[0]) != [dim]:
                     continue
+                terms, const = lin
                 if terms[dim] == 1:            # dim + const >= 0
                     lo_k = max(lo_k, -const)
                 elif terms[dim] == -1:         # const - dim >= 0
