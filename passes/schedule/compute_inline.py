@@ -186,8 +186,10 @@ def _check_consumers_covered(blk: Block, idx, buf, readers, who):
                 continue
             if len(leaves) > len(rb.body.arguments):
                 continue
+            shape = ir.MemRefType(buf.type).shape
             for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
                 lo, hi = index.bounds(lin, ranges)
+                lo, hi = max(lo, 0), min(hi, shape[d] - 1)     # clipped to the buffer (TVM)
                 if lo < wlo or hi > whi:
                     raise ScheduleError(
                         f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
