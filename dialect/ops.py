@@ -23,6 +23,7 @@ LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
+WHERE_OPS = "tir.where_ops"      # Block.where_spelling
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:
@@ -159,6 +160,23 @@ class Block:
     @property
     def dims(self) -> list:
         return list(self.op.operands)
+
+    @property
+    def where_spelling(self) -> dict:
+        """str(constraint expr) -> the operator the program wrote it with, for the T.where
+        constraints the printer spells otherwise by default (`i >= 2`, not `2 <= i`)."""
+        a = self.op.attributes
+        if WHERE_OPS not in a:
+            return {}
+        return {n.name: ir.StringAttr(n.attr).value for n in ir.DictAttr(a[WHERE_OPS])}
+
+    @where_spelling.setter
+    def where_spelling(self, ops: dict):
+        if ops:
+            self.op.attributes[WHERE_OPS] = ir.DictAttr.get(
+                {k: ir.StringAttr.get(v) for k, v in ops.items()})
+        elif WHERE_OPS in self.op.attributes:
+            del self.op.attributes[WHERE_OPS]
 
     @property
     def predicate(self) -> Optional[ir.IntegerSet]:

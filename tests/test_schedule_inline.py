@@ -105,5 +105,5 @@ def test_error_reverse_inline_mixed_indices():
     sch = Schedule(parse(src))
     blk = blocks(sch)
     check_error(sch, lambda s: s.reverse_compute_inline(blk["D"]),
-                r"reverse_compute_inline: block 'D': the block must read buffer 'C' with the "
-                r"same distinct iter vars everywhere")
+                r"reverse_compute_inline: block 'D': the block reads buffer 'C' at different "
+                r"indices; all its loads must be the same")

@@ -217,8 +217,8 @@ def test_root_block_handle():
     assert [sch.get(b).name_hint for b in sch.get_child_blocks(root)] == ["B", "D", "E"]
     with pytest.raises(ScheduleError, match="root block"):
         sch.get_loops(root)
-    with pytest.raises(ScheduleError, match="root block"):
-        sch.get(root)
+    view = sch.get(root)          # TVM's root block: no iter vars, no regions
+    assert (view.name_hint, view.iter_vars, view.reads, view.init) == ("root", [], [], None)
 
 
 def test_same_as_state_and_options():

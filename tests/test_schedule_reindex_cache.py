@@ -189,7 +189,7 @@ def test_write_without_init_refused():
     b = sch.get_block("C")
     sch.decompose_reduction(b, sch.get_loops(b)[0])
     check_error(sch, lambda s: s.reindex_cache_write(b, 0, "local", lambda i, j, k: (i, j)),
-                "written by a single block")
+                "written by single block")
 
 
 def test_predicated_block_refused():

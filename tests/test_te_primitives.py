@@ -44,7 +44,7 @@ def test_set_store_predicate():
     sch = Schedule(parse(SCALE))
     sch.set_store_predicate(sch.get_block("B"), lambda vi, vj: (vi < 8) & (vj >= 1))
     check_replay(sch, parse(SCALE))
-    assert "T.where(i < 8 and j >= 1)" in sch.mod.script()
+    assert "T.where(i < 8 and 1 <= j)" in sch.mod.script()
     assert 'predicate="lambda vi, vj: (((vi * -1) + 7) >= 0) & ((vj + -1) >= 0)"' in str(
         sch.trace)
     a = np.random.default_rng(0).standard_normal((16, 4), "float32")

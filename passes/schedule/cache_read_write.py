@@ -31,9 +31,27 @@ from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
 
-def pick_buffer(block: Block, buffers: list, index: int, what: str, kind: str) -> ir.Value:
-    """buffers[index], or a ScheduleError naming the block and its `kind` ("read"/"write")
-    buffers."""
+def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> int:
+    """The position in `buffers` (the block's `kind` buffers) of `buffer`, given by index or
+    by name (as TVM takes it)."""
+    if isinstance(buffer, str):
+        found = [k for k, b in enumerate(buffers) if buffer_name(b) == buffer]
+        if not found:
+            raise ScheduleError(f"{what}: block {block.name!r} does not {kind} a buffer named "
+                                f"{buffer!r}; its {kind} buffers: "
+                                f"{', '.join(buffer_name(b) for b in buffers) or 'none'}")
+        return found[0]
+    if isinstance(buffer, bool) or not isinstance(buffer, int):
+        raise ScheduleError(f"{what}: the buffer must be an index or a name, got {buffer!r}")
+    pick_buffer(block, buffers, buffer, what, kind)
+    return buffer
+
+
+def pick_buffer(block: Block, buffers: list, index, what: str, kind: str) -> ir.Value:
+    """buffers[index] (index: a position or a buffer name), or a ScheduleError naming the
+    block and its `kind` ("read"/"write") buffers."""
+    if isinstance(index, str):
+        index = buffer_index(block, buffers, index, what, kind)
     if not 0 <= index < len(buffers):
         names = ", ".join(buffer_name(b) for b in buffers) or "none"
         raise ScheduleError(f"{what}: block {block.name!r} has {len(buffers)} "
@@ -142,8 +160,8 @@ def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
             and any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
-        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is expected to be "
-                            f"written by a single block, but {n} blocks write it")
+        raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "
+                            f"by single block, but got {n} blocks who write it")
 
 
 def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
@@ -209,6 +227,7 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
     _check_root(block, "cache_write")
     func = func_of(block.op)
+    _check_single_writer(func, buf, "cache_write")
     consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
                                                               "cache_write")
     loc = block.op.location

@@ -184,7 +184,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
             if r is not None:
                 regions[buf] = r
         intervals = iter_var_intervals(blk, regions, "load" if reverse else "store",
-                                       conflicts_ok=not reverse)
+                                       conflicts_ok=not reverse, space=space)
     except RegionError as e:
         raise ScheduleError(f"{who}: {e}") from None
     covers = cover(space, blk, intervals, preserve)
@@ -236,15 +236,18 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         exprs = [index.to_affine(lin, dim) for lin in lins]
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
             ir.AffineMap.get(len(used), 0, exprs))
-        cons = []
+        cons, spelled = [], {}
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, blk.domains):
             if c.lower_check:
                 cons.append(e - dmin)
             if c.upper_check:          # e < dmin + dext, a common factor divided out (TVM)
                 ul, un = index.less_than(lin, dmin + dext, space.ranges)
-                cons.append(ir.AffineExpr.get_constant(un - 1) - index.to_affine(ul, dim))
+                cons.append(index.to_affine(index.const(un - 1) + ul.scale(-1), dim))
+                if all(k < 0 for _, k in ul.terms):     # `8 - i < 8` is TVM's `0 < i`
+                    spelled[str(cons[-1])] = "<"
         blk.set_attr("predicate", ir.IntegerSetAttr.get(
             ir.IntegerSet.get(len(used), 0, cons, [False] * len(cons))) if cons else None)
+        blk.where_spelling = spelled
         new_op = set_operands(block_op, [space.values[v] for v in used])
     _remove_empty_loops(old_parent)
     return new_op

@@ -17,9 +17,12 @@ Legality (TVM's): the inlined block is complete and spatial (no reduction iter v
 has one store whose indices are distinct iter vars (injective), is the only writer of its
 buffer, and does not read it. compute_inline: the buffer is not a function parameter (an
 output cannot be inlined) and the producer's expression uses only iter vars that index the
-store. reverse_compute_inline: the consumer reads the buffer always with the same distinct iter
-vars, which include all its iter vars; the buffer has exactly one producer, itself complete and
-spatial with a single store, and no other reader.
+store. reverse_compute_inline: every load of the buffer in the consumer has the same
+indices, a bijective affine map of its iter vars (fusions, splits, offsets, one reversed iter
+var: read_inverse.py) inverted to write each consumer iter var from the producer's store
+indices; the buffer has exactly one producer, complete and spatial with a single store that
+writes a box bijectively, which covers what the consumer reads; when the producer computes
+more, its T.where keeps only the consumer's iterations (TVM 0.21's form); no other reader.
 Differs from TVM 0.21 on purpose: TVM accepts a buffer with another reader and returns a
 broken program (the buffer's allocation is dropped while the other block still reads it, the
 value never written); we reject it.
@@ -27,20 +30,26 @@ value never written); we reject it.
 from typing import List
 
 from mlir import ir
+from mlir.dialects import arith
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, func_of,
-                                               is_ancestor, op_of, walk)
+                                               is_ancestor, op_of, value_range, walk)
 from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
+from tir_mlir.index_dtypes import INDEX_DTYPE, mark_constants
+from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
+from tir_mlir.passes.schedule.read_inverse import Group, NotInvertible, digit_of, read_groups
 from tir_mlir.passes.schedule.region_cover import access, iter_var_of
 from tir_mlir.passes.schedule.analysis import erase
 
 
-def _single_store(blk: Block, who: str) -> ir.Operation:
-    """The one store of a complete spatial block whose indices are distinct iter vars."""
+def _single_store(blk: Block, who: str, distinct_iters: bool = True) -> ir.Operation:
+    """The one store of a complete spatial block, whose indices are distinct iter vars
+    (`distinct_iters`; else checked by the caller)."""
     if blk.init is not None or any(t != "S" for t in blk.iter_types):
         raise ScheduleError(f"{who}: the block is not a complete spatial block (it has "
                             f"{'an init' if blk.init is not None else 'non-spatial iter vars'})")
@@ -54,7 +63,7 @@ def _single_store(blk: Block, who: str) -> ir.Operation:
         raise ScheduleError(f"{who}: the block must have exactly one store, it has {len(stores)}")
     store = stores[0]
     ks = [iter_var_of(blk, v) for v in access(store)[1]]
-    if None in ks or len(set(ks)) != len(ks):
+    if distinct_iters and (None in ks or len(set(ks)) != len(ks)):
         raise ScheduleError(f"{who}: the store indices of buffer "
                             f"{buffer_name(access(store)[0])!r} are not distinct iter vars "
                             f"(the block is not injective)")
@@ -108,6 +117,7 @@ def compute_inline(block) -> None:
         raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also written by block "
                             f"{Block(writers[0]).name!r}")
     _check_uses(buf, readers + [blk.op], who)
+    _check_consumers_covered(blk, idx, buf, readers, who)
     value = store.operands[0]
     stored = {iter_var_of(blk, v): d for d, v in enumerate(idx)}
     used = [iter_var_of(blk, v) for o in walk(blk.op) for v in o.operands]
@@ -131,6 +141,62 @@ def compute_inline(block) -> None:
     _drop_block(blk.op, buf)
 
 
+def _written_box(blk: Block, idx) -> list:
+    """Per store dimension, the inclusive range of indices the producer writes: its iter
+    var's domain, narrowed by the T.where bounds on the loop it is bound to."""
+    box = []
+    binds = blk.bindings.results
+    for v in idx:
+        k = iter_var_of(blk, v)
+        lo, ext = blk.domains[k]
+        lo_k, hi_k = lo, lo + ext - 1
+        d = linear(binds[k])
+        if blk.predicate is not None and d is not None and d[1] == 0 and \
+                list(d[0].values()) == [1]:
+            dim = next(iter(d[0]))
+            for c in blk.predicate.constraints:
+                lin = linear(c.expr)
+                if c.is_eq or lin is None or list(lin[0]) != [dim]:
+                    continue
+                terms, const = lin
+                if terms[dim] == 1:            # dim + const >= 0
+                    lo_k = max(lo_k, -const)
+                elif terms[dim] == -1:         # const - dim >= 0
+                    hi_k = min(hi_k, const)
+        box.append((lo_k, hi_k))
+    return box
+
+
+def _check_consumers_covered(blk: Block, idx, buf, readers, who):
+    """TVM's stage pipeline: what each consumer reads, the producer writes (its T.where
+    may leave part of the buffer unwritten)."""
+    box = _written_box(blk, idx)
+    for r in readers:
+        rb = Block(r)
+        ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(rb.domains)}
+        for o in walk(r):
+            if o.name != "memref.load" or access(o)[0] != buf:
+                continue
+            leaves = list(rb.body.arguments)
+            try:
+                lins = [index.from_affine(to_affine(v, leaves), [index.var(k) for k in
+                                                                range(len(leaves))], ranges)
+                        for v in access(o)[1]]
+            except (NotAffine, ValueError):
+                continue
+            if len(leaves) > len(rb.body.arguments):
+                continue
+            shape = ir.MemRefType(buf.type).shape
+            for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
+                lo, hi = index.bounds(lin, ranges)
+                lo, hi = max(lo, 0), min(hi, shape[d] - 1)     # clipped to the buffer (TVM)
+                if lo < wlo or hi > whi:
+                    raise ScheduleError(
+                        f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
+                        f"[{lo}, {hi + 1}) of dimension {d} of buffer {buffer_name(buf)!r}, "
+                        f"which the block writes only in [{wlo}, {whi + 1})")
+
+
 def _materializer(v: ir.Value):
     """A fresh copy of index value `v` for each use (block arguments are shared as they are)."""
     return lambda user: clone_tree(v, user, {})
@@ -141,6 +207,9 @@ def reverse_compute_inline(block) -> None:
     who = f"reverse_compute_inline: block {cons.name!r}"
     if cons.init is not None or any(t != "S" for t in cons.iter_types):
         raise ScheduleError(f"{who}: the block is not a complete spatial block")
+    if cons.predicate is not None:
+        raise ScheduleError(f"{who}: the block has a T.where: the block should be covered by "
+                            f"the producer block, which computes every element it writes")
     func = func_of(cons.op)
     cstores = [o for o in walk(cons.op) if o.name == "memref.store"]
     if len(cstores) != 1 or any(o.name in ("tir.block", "affine.for", "tir.evaluate")
@@ -172,24 +241,18 @@ def reverse_compute_inline(block) -> None:
                             f"{buffer_name(buf)!r}")
     prod = Block(writers[0])
     pwho = f"{who}: producer block {prod.name!r}"
-    pstore = _single_store(prod, pwho)
+    pstore = _single_store(prod, pwho, distinct_iters=False)
     _check_uses(buf, [cons.op, prod.op], who)
     loads = [o for o in walk(cons.op) if o.name == "memref.load" and access(o)[0] == buf]
-    keys = {tuple(iter_var_of(cons, v) for v in access(o)[1]) for o in loads}
-    ks = next(iter(keys))
-    if len(keys) != 1 or None in ks or len(set(ks)) != len(ks):
-        raise ScheduleError(f"{who}: the block must read buffer {buffer_name(buf)!r} with the "
-                            f"same distinct iter vars everywhere")
-    if set(ks) != set(range(len(cons.iter_names))):
-        missing = sorted(set(range(len(cons.iter_names))) - set(ks))
-        raise ScheduleError(f"{who}: iter var {cons.iter_names[missing[0]]} does not index "
-                            f"the read of buffer {buffer_name(buf)!r}")
-
-    # Consumer iter var that indexes dim d of the read <- the producer's store index d.
+    groups = _invert_read(cons, loads, buf, who)
     pvalue, pidx = pstore.operands[0], access(pstore)[1]
-    subst = {}
-    for arg in cons.body.arguments:
-        subst[arg] = _materializer(pidx[ks.index(ir.BlockArgument(arg).arg_number)])
+    ps = _store_lins(prod, pstore, pwho)
+    ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
+    _check_cover(prod, ps, ranges, groups, buf, who)
+    iters = _inverse_iters(cons, groups, prod, pidx)
+    conds = _in_domain(cons, ps, ranges, groups)
+
+    subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
     for load in loads:
         subst[load.results[0]] = lambda user: clone_tree(pvalue, user, {}, within=prod.op)
     new_value = clone_tree(cstore.operands[0], pstore, subst, within=cons.op)
@@ -199,4 +262,158 @@ def reverse_compute_inline(block) -> None:
     for k, v in enumerate(new_idx):
         new_store.operands[2 + k] = v
     erase_with_operands(pstore)
+    if conds:      # the producer computes more than the consumer read: TVM's T.where
+        _add_predicate(prod, conds)
     _drop_block(cons.op, buf)
+
+
+def _invert_read(cons: Block, loads, buf, who) -> List[Group]:
+    """The consumer's (single) read of `buf` as groups of fused iter vars (read_inverse.py)."""
+    args = list(cons.body.arguments)
+    reads = set()
+    for load in loads:
+        leaves = list(args)
+        try:
+            exprs = [to_affine(v, leaves) for v in access(load)[1]]
+        except NotAffine as e:
+            raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} is not an "
+                                f"affine function of the block's iter vars ({e})") from None
+        if len(leaves) > len(args):
+            raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} depends on "
+                                f"a value other than the block's iter vars")
+        reads.add(tuple(exprs))
+    if len({tuple(str(e) for e in r) for r in reads}) != 1:
+        raise ScheduleError(f"{who}: the block reads buffer {buffer_name(buf)!r} at "
+                            f"different indices; all its loads must be the same")
+    mins, extents = zip(*cons.domains)
+    try:
+        return read_groups(next(iter(reads)), mins, extents, cons.iter_names)
+    except NotInvertible as e:
+        raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} is not a "
+                            f"bijective affine map of the block's iter vars: {e}") from None
+
+
+def _store_lins(prod: Block, pstore, who) -> List[index.Lin]:
+    """The producer's store indices over its iter vars; the store must write a box, each
+    element once (a bijective affine map, like the reads the consumer may have)."""
+    args = list(prod.body.arguments)
+    leaves = list(args)
+    try:
+        exprs = [to_affine(v, leaves) for v in access(pstore)[1]]
+        if len(leaves) > len(args):
+            raise NotAffine("it depends on a value other than the iter vars")
+        mins, extents = zip(*prod.domains) if prod.domains else ((), ())
+        read_groups(exprs, mins, extents, prod.iter_names)
+    except (NotAffine, NotInvertible) as e:
+        raise ScheduleError(f"{who}: its store is not a bijective affine map of its iter "
+                            f"vars: {e}") from None
+    ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
+    return [index.from_affine(e, [index.var(k) for k in range(len(args))], ranges)
+            for e in exprs]
+
+
+def _check_cover(prod: Block, ps, ranges, groups: List[Group], buf, who):
+    """Every element the consumer reads is one the producer writes."""
+    for g in groups:
+        for p in g.pieces:
+            lo, hi = index.bounds(ps[p.dim], ranges)
+            rlo, rhi = g.image(p)
+            if rlo < lo or rhi > hi:
+                raise ScheduleError(
+                    f"{who}: the block should be covered by the producer block {prod.name!r}: "
+                    f"it reads [{rlo}, {rhi + 1}) of dimension {p.dim} of buffer "
+                    f"{buffer_name(buf)!r}, the producer writes [{lo}, {hi + 1})")
+
+
+def _index_const(v: int, dtype: str = "int32") -> ir.Value:
+    c = arith.ConstantOp(ir.IndexType.get(), v)
+    if dtype == "int64":
+        c.attributes[INDEX_DTYPE] = ir.StringAttr.get("int64")
+    return c.result
+
+
+def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx) -> list:
+    """Per consumer iter var, a maker of its value from the producer's store indices:
+    F = s_low + s_next * div + ... (TVM's order), iter = F // stride % extent."""
+    def piece(p, user):
+        s = clone_tree(pidx[p.dim], user, {}, within=prod.op)
+        s = s if p.off == 0 else arith.SubIOp(s, _index_const(p.off)).result
+        return s if p.sign == 1 else arith.MulIOp(s, _index_const(-1)).result
+
+    def fused(g, user):
+        f = piece(g.pieces[0], user)
+        for p in g.pieces[1:]:
+            f = arith.AddIOp(f, arith.MulIOp(piece(p, user), _index_const(p.div)).result).result
+        return f
+
+    def maker(k):
+        lo, ext = cons.domains[k]
+        g = next((g for g in groups if k in g.coeffs), None)
+
+        def make(user):
+            with ir.InsertionPoint(user):
+                if g is None:
+                    return _index_const(lo, cons.index_dtypes[k])
+                div, mod = digit_of(g, k)
+                v = fused(g, user)
+                if div is not None:
+                    v = arith.FloorDivSIOp(v, _index_const(div)).result
+                if mod is not None and len(g.coeffs) > 1:
+                    v = ir.Operation.create("tir.call", results=[ir.IndexType.get()],
+                                            operands=[v, _index_const(mod)],
+                                            attributes={"callee": ir.StringAttr.get("floormod")}
+                                            ).result
+                if lo:
+                    v = arith.AddIOp(v, _index_const(lo)).result
+                return mark_constants(v)
+        return make
+    return [maker(k) for k in range(len(cons.iter_names))]
+
+
+def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> list:
+    """The conditions `e >= 0` over the producer's iter vars (TVM's simplified form) under
+    which its iteration is one the consumer had: each consumer iter var in its domain; each
+    with the comparison TVM would print it with (Block.where_spelling)."""
+    conds = []
+    for k, (lo, ext) in enumerate(cons.domains):
+        g = next((g for g in groups if k in g.coeffs), None)
+        if g is None:
+            continue
+        f = index.Lin()
+        for p in reversed(g.pieces):          # highest digit first, as TVM's simplifier
+            f = f + (ps[p.dim] + index.const(-p.off)).scale(p.div * p.sign)
+        div, mod = digit_of(g, k)
+        t = f if div is None else index.floordiv(f, div, ranges)
+        t = t if mod is None else index.mod(t, mod, ranges)
+        t = t + index.const(lo)
+        tlo, thi = index.bounds(t, ranges)
+        if tlo < lo:                           # lo <= t
+            conds.append((index.to_affine(t + index.const(-lo)), ""))
+        if thi >= lo + ext:                    # t < lo + ext ("<": `8 - i < 8` is TVM's `0 < i`)
+            e, n = index.less_than(t, lo + ext, ranges)
+            conds.append((index.to_affine(index.const(n - 1) + e.scale(-1)),
+                          "<" if all(k < 0 for _, k in e.terms) else ""))
+    return conds
+
+
+def _add_predicate(prod: Block, conds: list):
+    """And `conds` (over the iter vars) into the block's T.where (over its loop vars)."""
+    binds = list(prod.bindings.results)
+    n = len(prod.dims)
+    ranges = {k: value_range(v) for k, v in enumerate(prod.dims)}
+    exprs, eqs = [], []
+    if prod.predicate is not None:
+        for c in prod.predicate.constraints:
+            exprs.append(c.expr)
+            eqs.append(c.is_eq)
+    spelled = prod.where_spelling
+    for c, op in conds:
+        e = index.to_affine(index.from_affine(substitute(c, binds), [index.var(k) for k in
+                                                                     range(n)], ranges))
+        if not any(str(e) == str(x) and not q for x, q in zip(exprs, eqs)):
+            exprs.append(e)
+            eqs.append(False)
+            if op:
+                spelled[str(e)] = op
+    prod.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, exprs, eqs)))
+    prod.where_spelling = spelled

@@ -13,6 +13,7 @@ An iter var stored (compute_at) or loaded (reverse_compute_at) with that index t
 that interval; `cover` turns the per-iter-var intervals into the loops to generate. A term that
 mixes outer and inner loops (a non-constant extent) is rejected with RegionError.
 """
+import math
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -22,8 +23,9 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
-from tir_mlir.passes.schedule.buffer_util import NotAffine, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_scope, to_affine
 from tir_mlir.passes.schedule.index import Lin
+from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
 
 class RegionError(Exception):
@@ -58,9 +60,22 @@ class LoopSpace:
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
         self.ranges: index.Ranges = {}
+        self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
-            self.num(Loop(lp).iv)
+            k = self.num(Loop(lp).iv)
+            if Loop(lp).thread:
+                self.threads[k] = Loop(lp).thread
         self.n_outer = len(self.values)
+        self.relaxed = frozenset()  # outer loops counted as inner (see relax_for)
+        self.bounding = False       # may a region be relaxed to a bounding one (compute_at)
+
+    def relax_for(self, scope: str):
+        """TVM relaxes the region compute_at computes over the thread-bound outer loops whose
+        threads share the buffer's storage (a "shared" buffer is computed for all threadIdx
+        of a block, a "warp" one for all threadIdx.x; global buffers are not relaxed): those
+        loops then count as inner."""
+        self.relaxed = frozenset(k for k, tag in self.threads.items()
+                                 if _shared_by_threads(scope, tag))
 
     def num(self, iv: ir.Value) -> int:
         for k, v in enumerate(self.values):
@@ -75,7 +90,7 @@ class LoopSpace:
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
-        return k < self.n_outer
+        return k < self.n_outer and k not in self.relaxed
 
     def binding_lins(self, block: Block) -> List[Lin]:
         """Each iter var's binding as a Lin over loop numbers."""
@@ -87,7 +102,7 @@ class LoopSpace:
 
     def split(self, e: Lin) -> Interval:
         """base (outer terms) + constant interval (inner terms)."""
-        base, inner = Lin(), Lin((), e.const)
+        base, inner, relaxed_extra = Lin(), Lin((), e.const), []
         for atom, c in e.terms:
             vs = _vars(atom)
             term = Lin(((atom, c),))
@@ -97,13 +112,47 @@ class LoopSpace:
                 base = base + (index.const(lo) if lo == hi and self.fold_unit_loops else term)
             elif not any(self.is_outer(v) for v in vs):
                 inner = inner + term
-            else:
+            elif not self.bounding:
                 raise RegionError("the region extent depends on the outer loops")
+            else:       # the extent depends on the outer loops: TVM's bounding region
+                b, lo, hi = self._relax_mixed(atom, c)
+                base, inner = base + b, inner + index.const(lo)
+                relaxed_extra.append(hi - lo)
         lo, hi = index.bounds(inner, self.ranges)
-        return Interval(base, lo, hi)
+        return Interval(base, lo, hi + sum(relaxed_extra))
+
+    def _relax_mixed(self, atom, c: int):
+        """A term mixing outer and inner loops, as (base over the outer loops, lo, hi):
+        `k * ((Xo + Xi) // d)` starts at `k * ((Xo + min Xi) // d)` and spans at most
+        ceil((max Xi - min Xi) / d) + 1 values; any other term its whole range."""
+        if atom[0] == "div" and c > 0 and all(a[0] == "v" for a, _ in atom[1].terms):
+            x, d = atom[1], atom[2]
+            xo = Lin(tuple((a, k) for a, k in x.terms if self.is_outer(a[1])), x.const)
+            xi = Lin(tuple((a, k) for a, k in x.terms if not self.is_outer(a[1])))
+            if all(k > 0 for _, k in xi.terms):
+                ilo, ihi = index.bounds(xi, self.ranges)
+                start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
+                return start, 0, c * (-(-(ihi - ilo) // d))
+        lo, hi = index.bounds(Lin(((atom, c),)), self.ranges)
+        return Lin(), lo, hi
 
     def outer_bounds(self, e: Lin):
         return index.bounds(e, self.ranges)
+
+
+# runtime::StorageRank and ThreadScope rank, as TVM orders them
+_STORAGE_RANK = (("global", 0), ("shared", 1), ("warp", 2), ("local", 3))
+_THREAD_RANK = (("blockIdx", 0), ("threadIdx", 1), ("vthread", 1))
+
+
+def _shared_by_threads(scope: str, tag: str) -> bool:
+    srank = next((r for p, r in _STORAGE_RANK if scope.startswith(p)), 4)
+    trank = next((r for p, r in _THREAD_RANK if tag.startswith(p)), None)
+    if trank is None or srank == 0:
+        return False
+    if srank == 2:                   # warp memory: only threadIdx.x
+        return tag == "threadIdx.x"
+    return srank <= trank
 
 
 def _vars(atom) -> set:
@@ -175,7 +224,12 @@ def accesses_of(block: Block, buffers: Sequence[ir.Value], kind: str) -> List[ir
 
 def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
                    kind: str) -> Optional[List[Interval]]:
-    """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim."""
+    """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim, relaxed
+    over the thread loops sharing the buffer's scope for what loads read (compute_at)."""
+    space.relax_for(buffer_scope(buffer) if kind == "load" else "global")
+    # what consumers read may be over-approximated (the producer computes more); what
+    # producers wrote may not (the consumer would read what is not written yet)
+    space.bounding = kind == "load"
     region = None
     for blk in blocks:
         for op in accesses_of(blk, [buffer], kind):
@@ -215,25 +269,101 @@ def access_region(space: "NestedSpace", ops) -> List[Interval]:
 
 
 def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: str,
-                       conflicts_ok: bool) -> Dict[int, Interval]:
+                       conflicts_ok: bool, space: Optional[LoopSpace] = None
+                       ) -> Dict[int, Interval]:
     """Spread buffer regions (buffer -> one Interval per dim) onto the block's iter vars
-    through its accesses (`kind`) of those buffers. Every index of such an access must be a
-    plain iter var of the block."""
+    through its accesses (`kind`) of those buffers. An index is a plain iter var, or (given
+    `space`) the access is a bijective fusion / split of iter vars (read_inverse.py) whose
+    region is a box of each fused iterator."""
     out: Dict[int, Interval] = {}
     for buf, region in regions.items():
         for op in accesses_of(block, [buf], kind):
-            for d, v in enumerate(access(op)[1]):
-                k = iter_var_of(block, v)
-                if k is None:
-                    raise RegionError(f"index {d} of its access to the buffer is not a plain "
-                                      f"iter var, so its iteration domain cannot be derived")
-                iv = region[d]
+            for k, iv in _access_intervals(block, op, region, space).items():
                 if k in out and out[k] != iv:
                     if not conflicts_ok:
                         raise RegionError(f"iter var {block.iter_names[k]} is bound to two "
                                           f"different regions")
                     iv = out[k].union(iv)
                 out[k] = iv
+    return out
+
+
+def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[int, Interval]:
+    ks = [iter_var_of(block, v) for v in access(op)[1]]
+    if None not in ks:
+        return dict(zip(ks, region))
+    d = ks.index(None)
+    if space is None:
+        raise RegionError(f"index {d} of its access to the buffer is not a plain iter var, so "
+                          f"its iteration domain cannot be derived")
+    args = list(block.body.arguments)
+    leaves = list(args)
+    mins, extents = zip(*block.domains)
+    try:
+        exprs = [to_affine(v, leaves) for v in access(op)[1]]
+        if len(leaves) > len(args):
+            raise NotAffine("it depends on a value other than the iter vars")
+        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False)
+    except (NotAffine, NotInvertible) as e:
+        raise RegionError(f"its access to the buffer is not a bijective affine map of its "
+                          f"iter vars ({e}), so its iteration domain cannot be derived") from None
+    out = {}
+    for g in groups:
+        out.update(_group_intervals(g, region, mins, space))
+    return out
+
+
+def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
+    """The iter vars of one fused iterator F whose digits (pieces) span `region`."""
+    digits = []
+    for p in g.pieces:       # digit value = index - off (or off - index when reversed)
+        r = region[p.dim]
+        digits.append(Interval(r.base, r.lo - p.off, r.hi - p.off) if p.sign == 1
+                      else Interval(r.base.scale(-1), p.off - r.hi, p.off - r.lo))
+    # the lowest digits are whole, then one ranges, the ones above it are single values
+    k0 = 0
+    while k0 < len(digits) - 1 and digits[k0].base.is_const and \
+            (digits[k0].lo, digits[k0].hi) == (0, g.span(g.pieces[k0]) - 1):
+        k0 += 1
+    if any(x.lo != x.hi for x in digits[k0 + 1:]):
+        raise RegionError("the region is not a box of the fused iterator its access reads")
+    base, lo, hi = Lin(), 0, g.pieces[k0].div - 1
+    for p, x in list(zip(g.pieces, digits))[k0:]:
+        base = base + x.base.scale(p.div)
+        lo, hi = lo + x.lo * p.div, hi + x.hi * p.div
+    order = sorted(g.coeffs, key=g.coeffs.get)
+    if len(order) == 1:
+        k = order[0]
+        return {k: Interval(base, lo + mins[k], hi + mins[k])}
+    # the iter vars below some j are whole, j takes `count` values, those above one value
+    size, extents = hi - lo + 1, [g.coeffs[k] for k in order[1:]] + [g.extent]
+    for j, k in enumerate(order):
+        step, top = g.coeffs[k], j == len(order) - 1
+        count = size // step
+        if size % step == 0 and (top or count <= extents[j] // step) and lo % step == 0 \
+                and base.const % step == 0 and all(c % step == 0 for _, c in base.terms):
+            break
+    else:
+        raise RegionError("the region is not a box of the fused iterator its access reads")
+    q = Lin(tuple((a, c // step) for a, c in base.terms), base.const // step) + \
+        index.const(lo // step)
+    out = {}
+    for pos in range(j, len(order)):
+        k = order[pos]
+        c = g.coeffs[k] // step
+        f = math.gcd(c, q.const, *(x for _, x in q.terms))      # (a * f) // c = a // (c/f)
+        v = index.floordiv(Lin(tuple((t, x // f) for t, x in q.terms), q.const // f), c // f,
+                           space.ranges)
+        if pos < len(order) - 1:
+            e = extents[pos] // g.coeffs[k]
+            f = math.gcd(e, v.const, *(c for _, c in v.terms))   # (a * f) % e = a % (e/f) * f
+            v = index.mod(Lin(tuple((t, c // f) for t, c in v.terms), v.const // f), e // f,
+                          space.ranges).scale(f)
+            if pos == j and index.bounds(v, space.ranges)[1] + count > e:
+                raise RegionError("the region wraps around a digit of the fused iterator "
+                                  "its access reads")
+        n = count if pos == j else 1
+        out[k] = Interval(Lin(v.terms), v.const + mins[k], v.const + mins[k] + n - 1)
     return out
 
 

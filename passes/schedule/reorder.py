@@ -7,16 +7,19 @@
 
 Legality: no loop is given twice; the loops lie on one chain (each is an ancestor or a
 descendant of every other); every loop of the chain from the outermost given loop down to
-(but excluding) the innermost given one has exactly one statement in its body. Blocks refer
-to loops through their variables, which move with the loops, so no binding changes.
+(but excluding) the innermost given one has exactly one statement in its body; the blocks
+under the innermost given loop have only spatial and reduction iter vars and an affine
+binding (affine_binding.py), as TVM requires. Blocks refer to loops through their variables,
+which move with the loops, so no binding changes.
 """
 from typing import Sequence
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Loop, body_ops
+from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
+from tir_mlir.passes.schedule.affine_binding import affine_binding_error
 
 
 def check(loops: Sequence[ir.Operation]):
@@ -47,6 +50,16 @@ def reorder(loops: Sequence[ir.Operation]):
         if len(analysis.loop_children(lp)) != 1:
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} has more than one child "
                                 f"statement, so the loops are not a perfect nest")
+    for blk in analysis.child_blocks(bottom):
+        b = Block(blk)
+        if any(t not in ("S", "R") for t in b.iter_types):
+            raise ScheduleError(f"reorder: the block {b.name!r} under the loops to be "
+                                f"reordered has block iter type other than data-parallel or "
+                                f"reduction")
+        why = affine_binding_error(blk)
+        if why is not None:
+            raise ScheduleError(f"reorder: the block {b.name!r} is required to have an affine "
+                                f"binding: {why}")
     given = iter(loops)   # (Python wrappers of one op may differ: compare with ==, not id)
     order = [next(given) if any(lp == x for x in loops) else lp for lp in chain]
 

@@ -108,6 +108,9 @@ def rfactor(loop: Loop, factor_axis: int) -> Block:
 
 
 def _rfactor(loop: Loop, factor_axis: int) -> Block:
+    if loop.kind != "serial":
+        raise ScheduleError(f"rfactor: The input loop {loop.name!r} of rfactor is required to "
+                            f"be `Serial`. However, the kind of {loop.name!r} is `{loop.kind}`")
     blocks = walk(loop.op, Block.is_block)
     if len(blocks) != 1:
         raise ScheduleError(f"rfactor: loop {loop.name!r} must hold exactly one block, "

@@ -15,19 +15,20 @@ from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name, buff
 from tir_mlir.passes.schedule.cache_read_write import cache_name, pick_buffer
 
 
-# Storage scopes TVM knows (runtime::StorageScope): a rank, optionally with a tag after ".".
-SCOPE_RANKS = ("global", "shared", "local", "warp", "wmma", "texture", "metal", "m")
-SCOPES = ("global", "shared", "shared.dyn", "local", "warp")
+# Storage scopes TVM knows (runtime::StorageScope::Create): a rank's name followed by any tag
+# ("shared.dyn", "global.texture", "local.fragment").
+SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma.matrix_a", "wmma.matrix_b",
+               "wmma.accumulator", "metal.simdgroup", "texture", "m16n8k8.matrixA",
+               "m16n8k8.matrixB", "m16n8k8.matrixC", "amx.tmm")
 
 
 def check_scope(scope):
-    if not isinstance(scope, str) or not (scope in SCOPES
-                                          or scope.split(".")[0] in SCOPE_RANKS and "." in scope):
-        raise ScheduleError(f"unknown storage scope {scope!r}; expected one of "
-                            f"{', '.join(SCOPES)} or a tagged scope like 'local.fragment'")
+    if not isinstance(scope, str) or not scope.startswith(SCOPE_RANKS):
+        raise ScheduleError(f"The input storage scope {scope!r} is invalid: a storage scope "
+                            f"starts with one of {', '.join(SCOPE_RANKS)}")
 
 
-def set_scope(block: Block, buffer_index: int, storage_scope: str):
+def set_scope(block: Block, buffer_index, storage_scope: str):
     check_scope(storage_scope)
     buf = pick_buffer(block, block_writes(block), buffer_index, "set_scope", "write")
     if buffer_scope(buf) == storage_scope:

@@ -96,8 +96,9 @@ class AffineBuilder:
 
     # --- predicates ---------------------------------------------------------------------------
     def conditions(self, root):
-        """T.where(cond) -> ([AffineExpr], [is_equality]) meaning expr >= 0 / expr == 0."""
-        exprs, eqs, stack = [], [], [root]
+        """T.where(cond) -> ([AffineExpr], [is_equality], [operator]) meaning expr >= 0 /
+        expr == 0, and the comparison operator each was written with."""
+        exprs, eqs, ops, stack = [], [], [], [root]
         while stack:
             node = stack.pop()
             if isinstance(node, A.BinOp) and node.op == "and":
@@ -118,7 +119,8 @@ class AffineBuilder:
                      ">=": lambda: a - b, "==": lambda: a - b}[op]()
                 exprs.append(e)
                 eqs.append(op == "==")
-        return exprs, eqs
+                ops.append(op)
+        return exprs, eqs, ops
 
 
 _CALLS = {"floordiv": "//", "floormod": "%"}

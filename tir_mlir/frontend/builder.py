@@ -503,7 +503,7 @@ class FuncBuilder(Fail):
         predicate = None
         if header["where"] is not None:
             try:
-                exprs, eqs = ab.conditions(header["where"].args[0])
+                exprs, eqs, ops = ab.conditions(header["where"].args[0])
             except NotAffine as e:
                 self.fail(f"T.where condition must be affine: {e.args[0]}",
                           e.args[1] or header["where"].pos)
@@ -511,7 +511,8 @@ class FuncBuilder(Fail):
         simplify = ir.AffineExpr.simplify_affine_expr
         bindings = ir.AffineMap.get(n, 0, [simplify(e, n, 0) for e in results])
         if header["where"] is not None:
-            predicate = ir.IntegerSet.get(n, 0, [simplify(e, n, 0) for e in exprs], eqs)
+            exprs = [simplify(e, n, 0) for e in exprs]
+            predicate = ir.IntegerSet.get(n, 0, exprs, eqs)
         annotations = None
         if header["attr"] is not None:
             annotations = {a.name: a.attr for a in header["attr"]}
@@ -520,6 +521,8 @@ class FuncBuilder(Fail):
                           [v["dom"] for v in vars_], bindings, ab.dims, predicate=predicate,
                           annotations=annotations, has_init=header["init"] is not None,
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
+        if header["where"] is not None:
+            blk.where_spelling = {str(e): op for e, op in zip(exprs, ops) if op == ">="}
         outer_loops, outer_in_block = self.loops, self.in_block
         self.loops, self.in_block = [], True
         try:

@@ -60,7 +60,9 @@ def _sum_text(e, dim_names, sym_names, int_dtype):
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
     terms, const = _terms(e)
     terms.sort(key=lambda t: -_scale(t))
-    if const or not terms:
+    if const > 0 and terms and all(_negated(t) is not None for t in terms):
+        terms.insert(0, ir.AffineConstantExpr.get(const))   # `7 - i`, as TVM simplifies it
+    elif const or not terms:
         terms.append(ir.AffineConstantExpr.get(const))
     text, prec = affine_text(terms[0], dim_names, sym_names, int_dtype)
     for t in terms[1:]:
@@ -78,10 +80,13 @@ def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
     return f"{a} {op} {b}", prec
 
 
-def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32") -> str:
+def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32",
+                    written: str = "") -> str:
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
-    `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `i >= 2`.
+    `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `2 <= i` (TVM's
+    simplifier's spelling), or `i >= 2` when the program wrote it so, `1 < i` when TVM's
+    simplifier would (`written`: the comparison operator to use, "" for the default).
     """
     pos, neg, const = _split_terms(expr)
     zero = ir.AffineConstantExpr.get(0)
@@ -89,7 +94,13 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     if not neg or (pos and is_eq):
         lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
         text = affine_text(lhs, dim_names, (), int_dtype)[0]
-        return f"{text} == {num(-const)}" if is_eq else f"{text} >= {num(-const)}"
+        if is_eq:
+            return f"{text} == {num(-const)}"
+        if written == ">=":
+            return f"{text} >= {num(-const)}"
+        if written == "<":
+            return f"{num(-const - 1)} < {text}"
+        return f"{num(-const)} <= {text}"
     lhs = affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
     if is_eq:
         return f"{lhs} == {num(const)}"

@@ -239,8 +239,10 @@ class FuncPrinter:
             dim_dtypes = [value_dtype(d, self.buffers) for d in b.dims]
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
+                written = b.where_spelling
                 cs = [constraint_text(c.expr, c.is_eq, dim_names,
-                                      expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes)))
+                                      expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes)),
+                                      written.get(str(c.expr), ""))
                       for c in b.predicate.constraints]
                 self.emit(f"T.where({' and '.join(cs)})")
             if b.init is not None:

@@ -14,6 +14,7 @@ from tir_mlir.passes.schedule import (
     prefetch as _prefetch, rfactor as _rfactor, set_scope as _set_scope,
     storage_align as _align, store_predicate as _pred, symbolic, tensorize as _tensorize,
     transform_layout as _layout)
+from tir_mlir.passes.schedule.buffer_util import block_reads, block_writes
 from tir_mlir.passes.schedule.safe_lambda import SafeLambda
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
@@ -23,29 +24,45 @@ class BufferPrimitives:
     def _blocks(self, blocks) -> Optional[List[Block]]:
         return None if blocks is None else [Block(self._block(b)) for b in blocks]
 
+    def _buffer_index(self, block, buffer, param: str, what: str, kind: str) -> int:
+        """A buffer given by index or name as its index, which the trace records (TVM's)."""
+        blk = Block(self._block(block))
+        bufs = block_reads(blk) if kind == "read" else block_writes(blk)
+        k = _cache.buffer_index(blk, bufs, buffer, what, kind)
+        self._note(**{param: k})
+        return k
+
     @primitive
-    def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
+    def cache_read(self, block: BlockRV, read_buffer_index: Union[int, str], storage_scope: str,
                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
-        """Copy read buffer `read_buffer_index` of `block` into a new `storage_scope` buffer
-        that the consumers read instead; returns the copy block."""
+        """Copy read buffer `read_buffer_index` (an index or a name) of `block` into a new
+        `storage_scope` buffer that the consumers read instead; returns the copy block."""
         _set_scope.check_scope(storage_scope)
-        copy = _cache.cache_read(Block(self._block(block)), read_buffer_index, storage_scope,
+        index = self._buffer_index(block, read_buffer_index, "read_buffer_index",
+                                   "cache_read", "read")
+        copy = _cache.cache_read(Block(self._block(block)), index, storage_scope,
                                  self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
+    def cache_write(self, block: BlockRV, write_buffer_index: Union[int, str],
+                    storage_scope: str,
                     consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
-        """Make `block` write a new `storage_scope` buffer, copied back to the original by
-        a new block placed after it (returned)."""
+        """Make `block` write a new `storage_scope` buffer (write buffer `write_buffer_index`:
+        an index or a name), copied back to the original by a new block placed after it
+        (returned)."""
         _set_scope.check_scope(storage_scope)
-        copy = _cache.cache_write(Block(self._block(block)), write_buffer_index, storage_scope,
+        index = self._buffer_index(block, write_buffer_index, "write_buffer_index",
+                                   "cache_write", "write")
+        copy = _cache.cache_write(Block(self._block(block)), index, storage_scope,
                                   self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
-        _set_scope.set_scope(Block(self._block(block)), buffer_index, storage_scope)
+    def set_scope(self, block: BlockRV, buffer_index: Union[int, str], storage_scope: str) -> None:
+        """Change the storage scope of write buffer `buffer_index` (an index or a name)."""
+        index = self._buffer_index(block, buffer_index, "buffer_index", "set_scope", "write")
+        _set_scope.set_scope(Block(self._block(block)), index, storage_scope)
 
     @primitive
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,

@@ -206,10 +206,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             return self._int(rand_var_or_sref)
         if isinstance(rand_var_or_sref, StmtSRef):
             return rand_var_or_sref.stmt
-        op = self._resolve(rand_var_or_sref)
-        if op.name == "func.func":
-            raise ScheduleError("the root block has no view: it is the function body")
-        return view(op)
+        return view(self._resolve(rand_var_or_sref))
 
     # --- queries -------------------------------------------------------------------------------
     def _func(self, func_name: Optional[str]) -> str:

@@ -1,7 +1,11 @@
 """What `sch.get(rv)` and `sch.get_sref(rv)` return: read-only views of a block or loop with
-TVM's attribute names (tir.Block: name_hint, iter_vars, reads, writes, annotations; tir.For:
-loop_var, min, extent, kind, thread_binding, annotations), printing as TVMScript.
+TVM's attribute names (tir.Block: name_hint, iter_vars, reads, writes, annotations, init;
+tir.For: loop_var, min, extent, kind, thread_binding, annotations), printing as TVMScript.
 
+The values answer what TVM code asks of them: `extent` is an int with `.value` and `.dtype`
+(TVM's IntImm), `loop_var` / `IterVar.var` a name with `.name` (TVM's Var), a region a text
+(`"A[vi, 0:16]"`) with `.buffer.name`, `thread_binding` the thread tag (or None) with
+`.thread_tag`, `init` None when the block has no T.init().
 A view reads the IR when asked, so it shows the op as it is now; two views of the same op are
 equal (`==`, `same_as`). Rewrites replace ops: take a new view after a primitive.
 """
@@ -35,13 +39,65 @@ _KINDS = {v: k for k, v in _KIND_NAMES.items()}
 _ITER_TYPE_CODES = {"S": 0, "R": 2, "O": 4}
 
 
+class IntImm(int):
+    """An integer with TVM IntImm's `.value` and `.dtype`."""
+
+    def __new__(cls, value: int, dtype: str = "int32"):
+        new = super().__new__(cls, value)
+        new.dtype = dtype
+        return new
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
+class Var(str):
+    """A variable's name with TVM Var's `.name` (and `.dtype`)."""
+
+    def __new__(cls, name: str, dtype: str = "int32"):
+        new = super().__new__(cls, name)
+        new.dtype = dtype
+        return new
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+class Range(NamedTuple):
+    """TVM's Range: `min` and `extent` (also a (min, extent) tuple)."""
+    min: IntImm
+    extent: IntImm
+
+
 class IterVar(NamedTuple):
     """A block iter var: name, domain (min, extent) and kind ("spatial" | "reduce" | "opaque");
     `iter_type` is TVM's number for the kind."""
-    var: str
-    dom: tuple
+    var: Var
+    dom: Range
     kind: str
     iter_type: int
+
+
+class ThreadTag(str):
+    """A loop's thread tag ("threadIdx.x"), with TVM's `.thread_tag`."""
+
+    @property
+    def thread_tag(self) -> str:
+        return str(self)
+
+
+class _Buffer(NamedTuple):
+    name: str
+
+
+class BufferRegion(str):
+    """A T.reads / T.writes region as printed (`"A[vi, 0:16]"`), with `.buffer.name`."""
+
+    @property
+    def buffer(self) -> _Buffer:
+        return _Buffer(self.split("[", 1)[0])
 
 
 class _View:
@@ -88,58 +144,90 @@ class BlockView(_View):
     @property
     def iter_vars(self) -> List[IterVar]:
         b = Block(self.op)
-        return [IterVar(n, tuple(d), ITER_KINDS[t], _ITER_TYPE_CODES[t])
-                for n, d, t in zip(b.iter_names, b.domains, b.iter_types)]
+        return [IterVar(Var(n, dt), Range(IntImm(d[0], dt), IntImm(d[1], dt)), ITER_KINDS[t],
+                        _ITER_TYPE_CODES[t])
+                for n, d, t, dt in zip(b.iter_names, b.domains, b.iter_types, b.index_dtypes)]
 
     @property
-    def reads(self) -> List[str]:
+    def reads(self) -> List[BufferRegion]:
         """The T.reads regions as printed, e.g. ["A[vi, 0:16]"]."""
         return self._regions()[0]
 
     @property
-    def writes(self) -> List[str]:
+    def writes(self) -> List[BufferRegion]:
         return self._regions()[1]
 
     def _regions(self):
         from tir_mlir.printer.fragment import block_region_texts
         with get_context():
-            return block_region_texts(self.op)
+            return tuple([BufferRegion(r) for r in rs] for rs in block_region_texts(self.op))
 
     @property
     def annotations(self) -> dict:
         return {k: from_attr(v) for k, v in Block(self.op).annotations.items()}
 
     @property
-    def init(self) -> bool:
-        """Whether the block has a T.init() (TVM gives the init statement)."""
-        return Block(self.op).init is not None
+    def init(self) -> Optional[bool]:
+        """True when the block has a T.init() (TVM gives the init statement), else None."""
+        return True if Block(self.op).init is not None else None
+
+
+class RootBlockView(BlockView):
+    """TVM's implicit root block (the function body here): no iter vars, no regions."""
+
+    @property
+    def name_hint(self) -> str:
+        return "root"
+
+    name = name_hint
+
+    @property
+    def iter_vars(self) -> List[IterVar]:
+        return []
+
+    def _regions(self):
+        return [], []
+
+    @property
+    def annotations(self) -> dict:
+        return {}
+
+    @property
+    def init(self) -> None:
+        return None
 
 
 class LoopView(_View):
     """A loop, like TVM's tir.For."""
 
     @property
-    def loop_var(self) -> str:
+    def loop_var(self) -> Var:
+        lp = Loop(self.op)
+        return Var(lp.name, lp.index_dtype)
+
+    @property
+    def name(self) -> str:
         return Loop(self.op).name
 
-    name = loop_var
+    @property
+    def min(self) -> IntImm:
+        lp = Loop(self.op)
+        return IntImm(lp.min, lp.index_dtype)
 
     @property
-    def min(self) -> int:
-        return Loop(self.op).min
-
-    @property
-    def extent(self) -> int:
-        return Loop(self.op).extent
+    def extent(self) -> IntImm:
+        lp = Loop(self.op)
+        return IntImm(lp.extent, lp.index_dtype)
 
     @property
     def kind(self) -> ForKind:
         return _KINDS[Loop(self.op).kind]
 
     @property
-    def thread_binding(self) -> Optional[str]:
+    def thread_binding(self) -> Optional[ThreadTag]:
         """The thread tag ("threadIdx.x") of a thread-bound loop, else None."""
-        return Loop(self.op).thread
+        tag = Loop(self.op).thread
+        return None if tag is None else ThreadTag(tag)
 
     @property
     def annotations(self) -> dict:
@@ -147,6 +235,8 @@ class LoopView(_View):
 
 
 def view(op: ir.Operation) -> _View:
+    if op.name == "func.func":
+        return RootBlockView(op)
     return BlockView(op) if Block.is_block(op) else LoopView(op)
 
 

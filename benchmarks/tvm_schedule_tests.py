@@ -1,0 +1,182 @@
+"""Run TVM 0.21's own tir-schedule unit tests with tir_mlir doing the scheduling.
+
+    python benchmarks/tvm_schedule_tests.py DIR [-k EXPR]
+
+DIR holds TVM's tests/python/tir-schedule/test_tir_schedule_*.py (from apache/tvm v0.21; not
+shipped here). Each file runs twice under pytest: once as written (TVM schedules), once with
+`tvm.tir.Schedule` replaced by `AdaptedSchedule`, a thin adapter: TVM builds the program, we
+parse its printed text and schedule it, `sch.mod` is TVM's parse of our printed result, so
+TVM's own assertions (structural equality, expected refusals) judge us. Printed: per file,
+the tests that pass under TVM and build a schedule, and how many of them pass adapted.
+Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+_MODE = "TIR_MLIR_ADAPTER_MODE"        # "tvm" | "adapter": set in the pytest subprocess
+_OUT = "TIR_MLIR_ADAPTER_OUT"          # where the subprocess writes its results (JSON lines)
+
+
+# --- the adapter (imported inside the pytest subprocess) ---------------------------------------
+def _adapter_classes():
+    import tvm
+    import tir_mlir
+    from tir_mlir.schedule.handles import _RV
+
+    def to_tvm_error(e):
+        return tvm.tir.ScheduleError(str(e))
+
+    def ours(v):
+        """A TVM argument as tir_mlir takes it (IntImm -> int, lists recursively)."""
+        if isinstance(v, tvm.tir.IntImm):
+            return int(v.value)
+        if isinstance(v, (list, tuple, tvm.ir.container.Array)):
+            return [ours(x) for x in v]
+        return v
+
+    class AdaptedSchedule:
+        """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
+
+        def __init__(self, mod, *, seed=None, debug_mask="none", error_render_level="detail",
+                     enable_check=True, _ours=None):
+            _note_schedule_built()
+            if _ours is not None:
+                self._s = _ours
+                return
+            if isinstance(mod, tvm.tir.PrimFunc):
+                mod = tvm.IRModule({"main": mod})
+            try:
+                parsed = tir_mlir.parse(mod.script())
+            except tir_mlir.TIRError as e:
+                raise _Unsupported(f"tir_mlir cannot parse the program: {e}") from e
+            self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
+                                        error_render_level=error_render_level,
+                                        enable_check=enable_check)
+
+        @property
+        def mod(self):
+            return tvm.script.from_source(self._s.mod.script())
+
+        @property
+        def trace(self):
+            return self._s.trace
+
+        def copy(self):
+            return AdaptedSchedule(None, _ours=self._s.copy())
+
+        def get(self, rv):
+            if isinstance(rv, _RV) or not hasattr(rv, "__int__"):
+                return self._call("get", rv)
+            return rv
+
+        def _call(self, name, *args, **kwargs):
+            fn = getattr(self._s, name)
+            try:
+                return fn(*[ours(a) for a in args], **{k: ours(v) for k, v in kwargs.items()})
+            except tir_mlir.ScheduleError as e:
+                raise to_tvm_error(e) from e
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            attr = getattr(self._s, name)
+            if not callable(attr):
+                return attr
+            return lambda *a, **k: self._call(name, *a, **k)
+
+    def verify_trace_roundtrip(sch, mod, *, debug_mask="all", text_format=("python", "json")):
+        """Our trace replayed on a fresh schedule of `mod` (and through JSON) gives the same
+        module."""
+        want = sch._s.mod.script()
+        for fmt in [text_format] if isinstance(text_format, str) else text_format:
+            trace = sch._s.trace
+            if fmt == "json":
+                trace = tir_mlir.Trace.from_json(json.dumps(trace.as_json()))
+            new = AdaptedSchedule(mod, debug_mask=debug_mask)
+            trace.apply_to_schedule(new._s)
+            got = new._s.mod.script()
+            assert got == want, f"trace replay ({fmt}) differs:\n{got}\n--- vs ---\n{want}"
+        return new
+
+    return AdaptedSchedule, verify_trace_roundtrip
+
+
+class _Unsupported(Exception):
+    """The program is beyond what tir_mlir parses (counted as a failure)."""
+
+
+_built = [False]
+
+
+def _note_schedule_built():
+    _built[0] = True
+
+
+# --- the pytest plugin (loaded with -p in the subprocess) ---------------------------------------
+def pytest_configure(config):
+    import tvm
+    import tvm.tir.schedule.testing as testing
+    if os.environ.get(_MODE) == "adapter":
+        adapted, roundtrip = _adapter_classes()
+        for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
+            owner.Schedule = adapted
+        testing.verify_trace_roundtrip = roundtrip
+    else:
+        original = tvm.tir.Schedule.__init__
+
+        def init(self, *args, **kwargs):
+            _note_schedule_built()
+            original(self, *args, **kwargs)
+        tvm.tir.Schedule.__init__ = init
+
+
+def pytest_runtest_setup(item):
+    _built[0] = False
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        with open(os.environ[_OUT], "a") as f:
+            f.write(json.dumps({"test": report.nodeid, "passed": report.passed,
+                                "built": _built[0]}) + "\n")
+
+
+# --- the driver ---------------------------------------------------------------------------------
+def _run(mode: str, files, extra) -> dict:
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
+        env = dict(os.environ, **{_MODE: mode, _OUT: out.name})
+        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                             env.get("PYTHONPATH", "")])
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tvm_schedule_tests",
+                        "-p", "no:cacheprovider", *extra, *files],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return {r["test"]: r for r in map(json.loads, out.read().splitlines())}
+
+
+def main(argv) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 2
+    root, extra = argv[0], argv[1:]
+    files = sorted(os.path.join(root, f) for f in os.listdir(root)
+                   if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+    theirs, adapted = _run("tvm", files, extra), _run("adapter", files, extra)
+    total = passed = 0
+    print(f"{'file':<50} {'TVM passes':>10} {'adapted':>8}")
+    for f in files:
+        name = os.path.basename(f)
+        base = [t for t, r in theirs.items() if t.split("::")[0].endswith(name)
+                and r["passed"] and r["built"]]
+        ok = [t for t in base if adapted.get(t, {}).get("passed")]
+        total, passed = total + len(base), passed + len(ok)
+        print(f"{name:<50} {len(base):>10} {len(ok):>8}")
+    pct = 100.0 * passed / total if total else 0.0
+    print(f"{'total':<50} {total:>10} {passed:>8}  ({pct:.1f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

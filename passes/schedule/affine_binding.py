@@ -1,0 +1,53 @@
+"""TVM's "affine binding" requirement (reorder, rfactor, ...): a block's bindings are fusions
+and splits of its loops, each loop in one binding (a surjective iter map, read_inverse.py:
+`v0 * 2 + v1` may overlap, `l * 16` may not skip), and its T.where only bounds such an
+iterator (`i_0 * 4 + i_1 < 10` after a split, `2 <= j`). Bindings like `15 - i`,
+`(i + j) % 16`, `i // 2 * 2 + j % 2`, or `T.where(i < j)` are not."""
+from typing import Optional
+
+from mlir import ir
+
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.dialect.ops import Block
+from tir_mlir.passes.schedule.analysis import value_range
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
+
+
+def affine_binding_error(block: ir.Operation) -> Optional[str]:
+    """Why the block's binding is not affine in TVM's sense, or None when it is."""
+    b = Block(block)
+    leaves = []
+    try:
+        dims = [to_affine(d, leaves) for d in b.dims]
+    except NotAffine as e:
+        return f"a binding is not affine ({e})"
+    binds = [substitute(r, dims) for r in b.bindings.results]
+    ranges = [value_range(v) for v in leaves]
+    mins = [lo for lo, _ in ranges]
+    extents = [hi - lo + 1 for lo, hi in ranges]
+    names = [f"loop {k}" for k in range(len(leaves))]
+    # bindings to constants (unit loops included) take no part in the iter map
+    exprs = [e for e in binds if any(extents[k] > 1 for k in dims_of(e))]
+    try:
+        read_groups(exprs, mins, extents, names, all_used=False, reverse=False,
+                    surjective=True)
+    except NotInvertible as e:
+        return f"its bindings are not an iter map of its loops: {e}"
+    if b.predicate is not None:
+        fused = [frozenset(linear(e)[0].items()) for e in binds
+                 if linear(e) is not None and linear(e)[0]]
+        for c in b.predicate.constraints:
+            lin = linear(substitute(c.expr, dims))
+            if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
+                return "its T.where is not a bound on one of its loop iterators"
+    return None
+
+
+def _bounds_an_iterator(coeffs: dict, fused) -> bool:
+    """A constraint `±X + c >= 0` where X is a loop or a fused loop sum a binding uses."""
+    if not coeffs:
+        return True
+    sign = 1 if next(iter(coeffs.values())) > 0 else -1
+    terms = frozenset((k, c * sign) for k, c in coeffs.items())
+    return (len(terms) == 1 and next(iter(terms))[1] == 1) or terms in fused

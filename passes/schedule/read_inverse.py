@@ -1,0 +1,210 @@
+"""Inverting a consumer's read of its producer's buffer, for reverse_compute_inline.
+
+The consumer reads `B[L_0(c), ..., L_r(c)]` (c: its iter vars); folded into the producer, which
+writes `B[s_0, ..., s_r]`, each iter var must be written as a function of the s. That works when
+the read is a bijection made of fusions and splits of the iter vars, as TVM's iter maps are:
+every dimension is `off + (F // div) % mod` of a *fused* iterator F (a mixed-radix sum of some
+iter vars, `vi * 16 + vj`), and the dimensions reading one F tile it (`F // 128`, `F % 128`):
+
+    C[vi, vj, vk] = B[vi * 16 + vj, vk]     ->   vi = s_0 // 16, vj = s_0 % 16, vk = s_1
+
+A group is such an F with the dimensions that read it; `read_groups` finds them or raises
+`NotInvertible` (the read reuses an element, skips one, or is not affine).
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from mlir import ir
+
+from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule.index import Lin
+
+
+class NotInvertible(Exception):
+    """The read is not a bijection of the consumer's iter vars (the message says why)."""
+
+
+@dataclass
+class Piece:
+    """Dimension `dim` of the read: off + (F // div) % mod; mod None for F's top digit."""
+    dim: int
+    off: int
+    div: int
+    mod: Optional[int]
+    terms: Dict[int, int]       # the iter vars (and coefficients) this dimension's index shows
+    sign: int = 1               # -1: the index runs one iter var backwards (off - t)
+
+
+@dataclass
+class Group:
+    coeffs: Dict[int, int]      # iter var -> its coefficient in F (mixed radix)
+    pieces: List[Piece]         # by increasing div: the lowest digit of F first
+    extent: int                 # F ranges over [0, extent)
+
+    def span(self, p: Piece) -> int:
+        """How many values the piece takes: its digit's range."""
+        return p.mod if p.mod is not None else -(-self.extent // p.div)
+
+    def image(self, p: Piece):
+        """The inclusive range of indices the piece reads."""
+        lo, hi = p.off, p.off + self.span(p) - 1
+        return (lo, hi) if p.sign == 1 else (2 * p.off - hi, lo)
+
+
+def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
+                extents: Sequence[int], names: Sequence[str], *, all_used: bool = True,
+                reverse: bool = True, surjective: bool = False) -> List[Group]:
+    """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
+    domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
+    `all_used`: every (non-unit) iter var must be read; `reverse`: an index may run one
+    iter var backwards (`7 - vi`); `surjective`: a plain sum of iter vars may overlap
+    (`v0 * 2 + v1` with 4 values of v1: each value read, some more than once)."""
+    n = len(extents)
+    dims = [index.const(mins[k]) if extents[k] == 1 else index.var(k) + index.const(mins[k])
+            for k in range(n)]
+    ranges = {k: (0, extents[k] - 1) for k in range(n)}
+    pieces = []
+    for d, e in enumerate(exprs):
+        try:
+            lin = index.from_affine(e, dims, ranges)
+        except ValueError as err:
+            raise NotInvertible(f"index {d} is not affine ({err})") from None
+        if lin.is_const:
+            raise NotInvertible(f"index {d} is a constant")
+        pieces.append(_piece(d, lin))
+        if pieces[-1].sign == -1 and not reverse:
+            raise NotInvertible(f"index {d} runs an iter var backwards")
+    groups = _connect(pieces)
+    seen = {k for g in groups for k in g.coeffs}
+    for k in range(n):
+        if all_used and extents[k] > 1 and k not in seen:
+            raise NotInvertible(f"iter var {names[k]} does not index the read")
+    for g in groups:
+        if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 \
+                and g.pieces[0].mod is None:
+            _check_no_gaps(g, extents, names)
+        else:
+            _check_group(g, extents, names)
+    return groups
+
+
+def _check_no_gaps(g: Group, extents, names):
+    """A sum of iter vars takes every value of [0, max] (overlaps allowed)."""
+    reach = 0                       # the sum so far covers [0, reach]
+    for k in sorted(g.coeffs, key=g.coeffs.get):
+        if g.coeffs[k] > reach + 1:
+            raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]}: the index "
+                                f"skips values")
+        reach += g.coeffs[k] * (extents[k] - 1)
+    g.extent = reach + 1
+
+
+def _linear_terms(lin: Lin) -> Optional[Dict[int, int]]:
+    if lin.const or any(a[0] != "v" for a, _ in lin.terms):
+        return None
+    return {a[1]: c for a, c in lin.terms}
+
+
+def _single_atom(lin: Lin):
+    if lin.const == 0 and len(lin.terms) == 1 and lin.terms[0][1] == 1:
+        return lin.terms[0][0]
+    return None
+
+
+def _piece(d: int, lin: Lin) -> Piece:
+    off = lin.const
+    lin_terms = {a[1]: c for a, c in lin.terms if a[0] == "v"}
+    atoms = [(a, c) for a, c in lin.terms if a[0] != "v"]
+    if not atoms:
+        return _checked(Piece(d, off, 1, None, lin_terms))
+    if len(atoms) == 1 and atoms[0][1] == 1:
+        kind, inner, c = atoms[0][0]
+        terms = _linear_terms(inner)
+        if terms is not None and kind == "div":
+            # a*t + G // c is (a*c*t + G) // c: MLIR pulls divisible terms out of a division
+            for k, a in lin_terms.items():
+                terms[k] = terms.get(k, 0) + a * c
+            return _checked(Piece(d, off, c, None, terms))
+        if not lin_terms:
+            if terms is not None:
+                return _checked(Piece(d, off, 1, c, terms))
+            sub = _single_atom(inner)
+            if sub is not None and _linear_terms(sub[1]) is not None:
+                terms = _linear_terms(sub[1])
+                if kind == "div" and sub[0] == "mod" and sub[2] % c == 0:   # (F % m) // c
+                    return _checked(Piece(d, off, c, sub[2] // c, terms))
+                if kind == "mod" and sub[0] == "div":                       # (F // c) % m
+                    return _checked(Piece(d, off, sub[2], c, terms))
+    raise NotInvertible(f"index {d} is not a split or a fusion of the iter vars")
+
+
+def _checked(p: Piece) -> Piece:
+    if len(p.terms) == 1 and p.div == 1 and p.mod is None and list(p.terms.values()) == [-1]:
+        p.terms, p.sign = {k: 1 for k in p.terms}, -1
+    if any(c <= 0 for c in p.terms.values()):
+        raise NotInvertible(f"index {p.dim} runs an iter var backwards")
+    return p
+
+
+def _connect(pieces: List[Piece]) -> List[Group]:
+    """Pieces sharing an iter var read the same fused iterator: one group each."""
+    groups: List[Group] = []
+    for p in pieces:
+        joined = [g for g in groups if any(set(q.terms) & set(p.terms) for q in g.pieces)]
+        g = Group({}, [], 0)
+        for other in joined:
+            groups.remove(other)
+            g.pieces += other.pieces
+        g.pieces.append(p)
+        groups.append(g)
+    for g in groups:
+        for p in g.pieces:
+            for k, c in p.terms.items():
+                if g.coeffs.setdefault(k, c) != c:
+                    raise NotInvertible(f"index {p.dim} reads an iter var with another "
+                                        f"stride than index {g.pieces[0].dim}")
+        g.pieces.sort(key=lambda p: p.div)
+    groups.sort(key=lambda g: min(p.dim for p in g.pieces))
+    return groups
+
+
+def _check_group(g: Group, extents, names):
+    """F must be a mixed-radix number (a bijection onto [0, extent)) and its pieces its
+    digits, lowest first, each one where the previous ends."""
+    if any(p.sign == -1 for p in g.pieces) and len(g.pieces) + len(g.coeffs) > 2:
+        raise NotInvertible("an index runs a fused iterator backwards")
+    radix = 1
+    for k in sorted(g.coeffs, key=g.coeffs.get):
+        if g.coeffs[k] != radix:
+            raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]} where "
+                                f"{radix} would make the read a bijection")
+        radix *= extents[k]
+    g.extent = radix
+    expect = 1
+    for i, p in enumerate(g.pieces):
+        top = i == len(g.pieces) - 1
+        if p.div != expect:
+            raise NotInvertible(f"index {p.dim} skips or repeats digits of "
+                                f"{' + '.join(names[k] for k in g.coeffs)}")
+        if p.mod is not None and top and p.div * p.mod >= g.extent:
+            p.mod = None
+        if p.mod is None and not top:
+            raise NotInvertible(f"index {p.dim} overlaps index {g.pieces[i + 1].dim}")
+        if p.mod is None and p.terms != g.coeffs:
+            raise NotInvertible(f"index {p.dim} does not read the whole fused iterator")
+        if p.mod is not None:
+            expect = p.div * p.mod
+            if any(c % expect for k, c in g.coeffs.items() if k not in p.terms):
+                raise NotInvertible(f"index {p.dim} drops an iter var that it depends on")
+    if g.pieces[-1].mod is not None:
+        raise NotInvertible(f"the read wraps around: index {g.pieces[-1].dim} is taken "
+                            f"modulo {g.pieces[-1].mod}")
+
+
+def digit_of(g: Group, k: int):
+    """How iter var k comes out of F: F // div % mod, div None for the lowest digit and
+    mod None for the top one."""
+    order = sorted(g.coeffs, key=g.coeffs.get)
+    c, pos = g.coeffs[k], order.index(k)
+    mod = None if pos == len(order) - 1 else g.coeffs[order[pos + 1]] // c
+    return (c if c != 1 else None), mod
