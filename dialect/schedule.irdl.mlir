@@ -170,6 +170,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @set_axis_separator {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @set_scope {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)

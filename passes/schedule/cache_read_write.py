@@ -25,6 +25,7 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
+from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
@@ -72,6 +73,9 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
         dims = dims[:1] * len(alloc.result.type.shape)
     if buffer_attr(dims) is not None:
         alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
+    seps = buffer_attrs(buf).get("tir.axis_separators") if mtype is None else None
+    if seps is not None:             # a same-shape cache keeps the axis separators (as TVM)
+        alloc.attributes["tir.axis_separators"] = seps
     return alloc.result
 
 

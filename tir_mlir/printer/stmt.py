@@ -40,8 +40,9 @@ class FuncPrinter:
             if arg not in self.buffers:
                 raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
             info = self.buffers[arg]
-            if info.param:
-                params.append(f"{self.namer.define(('handle', info.param), info.param)}: T.handle")
+            if info.param or info.needs_match:
+                handle = info.param or f"{info.name}_handle"
+                params.append(f"{self.namer.define(('handle', arg), handle)}: T.handle")
                 match.append(arg)
             else:
                 name = self.namer.define(arg, info.name)
@@ -56,7 +57,7 @@ class FuncPrinter:
             self.emit(f"T.func_attr({dict_text(attrs)})")
         for arg in match:
             info = self.buffers[arg]
-            handle = self.namer[("handle", info.param)]
+            handle = self.namer[("handle", arg)]
             self.emit(f"{self.namer.define(arg, info.name)} = "
                       f"{self._decl('match_buffer', info, handle)}")
         ops = body_ops(entry)
@@ -125,6 +126,10 @@ class FuncPrinter:
             parts.append(f'"{info.dtype}"')
         if info.scope != "global":
             parts.append(f'scope="{info.scope}"')
+        if info.offset_factor is not None:
+            parts.append(f"offset_factor={info.offset_factor}")
+        if info.axis_separators:
+            parts.append(f"axis_separators={list(info.axis_separators)}")
         return f"T.{fn}({', '.join(parts)})"
 
     def _allocs(self, allocs):
