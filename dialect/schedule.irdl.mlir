@@ -15,6 +15,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @annotate_buffer_access {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @bind {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -221,6 +226,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @unroll {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @unsafe_hide_buffer_access {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)

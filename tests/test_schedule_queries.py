@@ -54,8 +54,7 @@ SAMPLING = {"sample_categorical", "sample_compute_location", "sample_partitioned
 # Primitives of issue 13 not built yet (see docs/tvm_compat.md).
 PENDING = {"cache_index", "cache_inplace",
            "reindex_cache_read", "reindex_cache_write", "read_at", "write_at", "rolling_buffer",
-           "pad_einsum",
-           "annotate_buffer_access", "unsafe_hide_buffer_access"}
+           "pad_einsum"}
 
 
 def public(cls):

@@ -10,7 +10,7 @@ from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
-from tir_mlir.frontend import ast as A
+from tir_mlir.frontend import ast as A, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
@@ -557,6 +557,7 @@ class FuncBuilder(Fail):
                         self.stmts(stmts)
                     if region_block == blk.body:
                         self._check_regions(header["regions"])
+                        explicit_regions.record(self.env, blk, header["regions"], annotations)
                 finally:
                     self.env.pop()
         finally:

@@ -1,6 +1,7 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
 from mlir import ir
 
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
@@ -322,6 +323,8 @@ class FuncPrinter:
                 lo = affine_text(e, names, (), d)[0]
                 if ext == 1:
                     idx.append(lo)
+                elif r.explicit and const_of(e) is None:
+                    idx.append(f"{lo}:{lo} + {ext}")     # TVM prints min + extent unfolded
                 else:
                     hi = affine_text(e + ext, names, (), d)[0]
                     idx.append(f"{lo}:{hi}")

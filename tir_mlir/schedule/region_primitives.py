@@ -5,10 +5,13 @@ signatures).
 A mixin of `Schedule` (a base class of it in schedule.py); each method is a `@primitive`
 delegating to a rewrite in `tir_mlir/passes/schedule/`.
 """
-from typing import List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Tuple, Union
 
 from tir_mlir.dialect.ops import Block
+from tir_mlir.passes.schedule import annotate_buffer_access as _annotate
+from tir_mlir.passes.schedule import hide_buffer_access as _hide
 from tir_mlir.passes.schedule import reindex as _reindex
+from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule import set_axis_separator as _axis_sep
 from tir_mlir.schedule.handles import BlockRV
 from tir_mlir.schedule.primitive import primitive
@@ -27,3 +30,27 @@ class RegionPrimitives:
         seps = list(axis_separators or [])
         self._note(buffer=(kind, i), axis_separators=seps)
         _axis_sep.set_axis_separator(blk, kind, i, seps)
+
+    @primitive
+    def annotate_buffer_access(self, block: BlockRV, buffer_index: int, buf_type: str,
+                               gen_new_ranges: Callable) -> None:
+        """Set the region of T.reads / T.writes entry `buffer_index` (`buf_type` "read" or
+        "write") of `block` by hand: `gen_new_ranges` maps the iter vars to one expression or
+        (begin, end) pair per buffer dimension (a lambda or its text; recorded as text).
+        Only the printed regions change, not the statements."""
+        blk = Block(self._block(block))
+        region = _annotate.pick(blk, buffer_index, buf_type, _annotate.WHO)
+        fn = symbolic.from_text(gen_new_ranges)
+        ranges, text = _annotate.new_ranges(blk, fn, len(region.ranges))
+        self._note(gen_new_ranges=text)
+        _annotate.annotate_buffer_access(blk, buffer_index, buf_type, ranges)
+
+    @primitive
+    def unsafe_hide_buffer_access(self, block: BlockRV, buf_type: str,
+                                  buf_index_array: List[int]) -> None:
+        """Leave T.reads / T.writes entries `buf_index_array` (`buf_type` "read" or "write")
+        of `block` out of its printed regions (TVM: to let tensorize match a block that reads
+        index buffers). The accesses stay, and our dependence checks still see them."""
+        self._note(buf_index_array=list(buf_index_array))
+        _hide.unsafe_hide_buffer_access(Block(self._block(block)), buf_type,
+                                        list(buf_index_array))
