@@ -115,6 +115,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @pad_einsum {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @parallel {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)

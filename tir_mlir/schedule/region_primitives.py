@@ -10,6 +10,7 @@ from typing import Callable, List, Optional, Tuple, Union
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule import annotate_buffer_access as _annotate
 from tir_mlir.passes.schedule import hide_buffer_access as _hide
+from tir_mlir.passes.schedule import pad_einsum as _pad_einsum
 from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule import set_axis_separator as _axis_sep
@@ -54,3 +55,11 @@ class RegionPrimitives:
         self._note(buf_index_array=list(buf_index_array))
         _hide.unsafe_hide_buffer_access(Block(self._block(block)), buf_type,
                                         list(buf_index_array))
+
+    @primitive
+    def pad_einsum(self, block: Union[BlockRV, str], padding: List[int]) -> None:
+        """Pad the iteration domain of einsum block `block` to multiples of `padding` (one
+        per iter var), through zero-padded `<buf>_pad` copies of its inputs and a padded
+        output copied back."""
+        self._note(padding=list(padding) if isinstance(padding, (list, tuple)) else padding)
+        _pad_einsum.pad_einsum(Block(self._block(block)), padding)
