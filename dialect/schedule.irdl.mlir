@@ -160,6 +160,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @rolling_buffer {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @sample_categorical {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)

@@ -1,6 +1,7 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
 from mlir import ir
 
+from tir_mlir import first_iteration_or
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
@@ -242,9 +243,10 @@ class FuncPrinter:
             dim_dtypes = [value_dtype(d, self.buffers) for d in b.dims]
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
-                cs = [constraint_text(c.expr, c.is_eq, dim_names,
-                                      expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes)))
+                cs = [self._constraint(b, c, dim_names, dim_dtypes)
                       for c in b.predicate.constraints]
+                if len(cs) > 1:
+                    cs = [f"({c})" if " or " in c else c for c in cs]
                 self.emit(f"T.where({' and '.join(cs)})")
             if b.init is not None:
                 for arg, var in zip(b.init.arguments, b.iter_vars):
@@ -262,6 +264,17 @@ class FuncPrinter:
             rest = [o for o in body if o.name not in ALLOCS]
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
+
+    def _constraint(self, b: Block, c, dim_names, dim_dtypes) -> str:
+        dtype = expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes))
+        first = None if c.is_eq else first_iteration_or.decode(c.expr)
+        if first is not None:
+            pos, m, n, k, rest = first
+            loop = self.loop_of.get(b.dims[pos])
+            if loop is not None and (loop.min, loop.extent) == (m, n):
+                return (f"{dim_names[pos]} < {int_text(m + 1, dtype)} or "
+                        f"{int_text(k, dtype)} <= {affine_text(rest, dim_names, (), dtype)[0]}")
+        return constraint_text(c.expr, c.is_eq, dim_names, dtype)
 
     def _iter_vars(self, b: Block, dim_names, dim_dtypes):
         """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""

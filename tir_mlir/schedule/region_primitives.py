@@ -12,6 +12,7 @@ from tir_mlir.passes.schedule import annotate_buffer_access as _annotate
 from tir_mlir.passes.schedule import hide_buffer_access as _hide
 from tir_mlir.passes.schedule import pad_einsum as _pad_einsum
 from tir_mlir.passes.schedule import reindex as _reindex
+from tir_mlir.passes.schedule import rolling_buffer as _rolling
 from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule import set_axis_separator as _axis_sep
 from tir_mlir.schedule.handles import BlockRV
@@ -63,3 +64,10 @@ class RegionPrimitives:
         output copied back."""
         self._note(padding=list(padding) if isinstance(padding, (list, tuple)) else padding)
         _pad_einsum.pad_einsum(Block(self._block(block)), padding)
+
+    @primitive
+    def rolling_buffer(self, block: Union[BlockRV, str], write_buffer_index: int) -> None:
+        """Keep only a sliding window of intermediate buffer `write_buffer_index` of
+        producer `block` along its outermost overlapping dimension (indices taken modulo the
+        window) and skip recomputing the overlap after a loop's first iteration."""
+        _rolling.rolling_buffer(Block(self._block(block)), write_buffer_index)
