@@ -172,3 +172,27 @@ def test_regions_beyond_affine_constant_extents_refused(fn, match):
 def test_recorded_lambda_is_data():
     check_error(*refused(SRC, "B", A, 0, "read", "lambda vi, vj: (__import__('os'), vj)"),
                 "not allowed")
+
+
+def test_hide_in_tvm_json_trace():
+    tvm = pytest.importorskip("tvm")
+    from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+    fn = hide("C", "read", [1])
+    theirs = tvm.tir.Schedule(tvm.script.from_source(SRC))
+    fn(theirs)
+    ours = Schedule(parse(SRC))
+    fn(ours)
+    tvm_json = plain(theirs.trace.as_json())
+    assert to_tvm_json(ours.trace) == tvm_json
+    replayed = Schedule(parse(SRC))
+    from_tvm_json(tvm_json).apply_to_schedule(replayed, remove_postproc=False)
+    assert replayed.mod.script() == ours.mod.script()
+
+
+def plain(obj):
+    """A TVM JSON trace object as plain Python lists, strings and numbers."""
+    if isinstance(obj, (str, bool, int, float)):
+        return obj if not isinstance(obj, str) else str(obj)
+    if hasattr(obj, "value"):
+        return obj.value
+    return [plain(x) for x in obj]

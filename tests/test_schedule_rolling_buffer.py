@@ -222,3 +222,29 @@ def test_consumer_reading_behind_the_window_refused():
     tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(BEHIND))
     theirs.rolling_buffer(theirs.get_block("B"), 0)       # accepted
+
+
+@pytest.mark.parametrize("src, fn", [(ONE, _one), (ONE, lambda s: s.pad_einsum(
+    s.get_block("B"), [8]))], ids=["rolling_buffer", "pad_einsum"])
+def test_tvm_json_trace_both_ways(src, fn):
+    """TVM's JSON trace (its tuning logs) replays here, and ours is TVM's."""
+    tvm = pytest.importorskip("tvm")
+    from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+    theirs = tvm.tir.Schedule(tvm.script.from_source(src))
+    fn(theirs)
+    ours = Schedule(parse(src))
+    fn(ours)
+    tvm_json = plain(theirs.trace.as_json())
+    assert to_tvm_json(ours.trace) == tvm_json
+    replayed = Schedule(parse(src))
+    from_tvm_json(tvm_json).apply_to_schedule(replayed, remove_postproc=False)
+    assert replayed.mod.script() == ours.mod.script()
+
+
+def plain(obj):
+    """A TVM JSON trace object as plain Python lists, strings and numbers."""
+    if isinstance(obj, (str, bool, int, float)):
+        return obj if not isinstance(obj, str) else str(obj)
+    if hasattr(obj, "value"):
+        return obj.value
+    return [plain(x) for x in obj]

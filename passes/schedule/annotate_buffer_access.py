@@ -61,6 +61,8 @@ def new_ranges(block: Block, fn: Callable, ndim: int
     in a trace (`lambda vi: [(vi - 1, vi + 1)]`; a single element x as `(x, x + 1)`)."""
     n = len(block.iter_names)
     names = symbolic._names(fn, n)
+    if names == [f"v{k}" for k in range(n)]:      # no parameter names (`lambda *v:`): TVM
+        names = list(block.iter_names)              # names them after the iter vars
     items = symbolic.call(fn, n)
     if len(items) != n:
         raise ScheduleError(f"{WHO}: block {block.name!r} has {n} iter vars but "
