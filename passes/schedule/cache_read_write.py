@@ -167,6 +167,11 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
              if s.operation.name != "memref.alloc"]
     writer = _writer_top(func, buf)
     first = stmts[0]
+    if writer is not None and any(top_stmt(c.op) == writer for c in consumers):
+        # TVM copies inside the shared loop, right after the writer; a copy after the whole
+        # loop would come too late
+        raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares a "
+                            f"loop with a consumer (after compute_at); not supported")
     if writer is not None:
         after = next(i for i, s in enumerate(stmts) if s == writer) + 1
         tops = [k for k, s in enumerate(stmts) if k >= after
