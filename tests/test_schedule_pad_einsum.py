@@ -188,3 +188,14 @@ def test_tvm_accepts_them(name):
     src, block, padding, _ = WRONG_IN_TVM[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(src))
     sch.pad_einsum(sch.get_block(block), padding)
+
+
+def test_not_an_einsum_refused_even_with_nothing_to_pad():
+    """TVM checks the einsum pattern before finding that nothing needs padding."""
+    sch = Schedule(parse(NOT_EINSUM))
+    b = sch.get_block("C")
+    check_error(sch, lambda s: s.pad_einsum(b, [1, 1]), "different indices")
+    tvm = pytest.importorskip("tvm")
+    theirs = tvm.tir.Schedule(tvm.script.from_source(NOT_EINSUM))
+    with pytest.raises(tvm.TVMError):
+        theirs.pad_einsum(theirs.get_block("C"), [1, 1])

@@ -63,12 +63,6 @@ def check(block: Block, padding: List[int]) -> Optional[_Plan]:
                             f"blocks at the function root are supported)")
     if any(lo != 0 for lo, _ in block.domains):
         raise ScheduleError(f"{WHO}: the iter vars of block {block.name!r} must start at 0")
-    extents = [-(-ext // p) * p for (_, ext), p in zip(block.domains, padding)]
-    if extents == [ext for _, ext in block.domains]:
-        return None
-    top = top_stmt(block.op)
-    if analysis.blocks_under(top) != [block.op] and top != block.op:
-        raise ScheduleError(f"{WHO}: the loops of block {block.name!r} hold other blocks")
     _check_body(block)
     writes = block_writes(block)
     if len(writes) != 1:
@@ -84,6 +78,12 @@ def check(block: Block, padding: List[int]) -> Optional[_Plan]:
         raise ScheduleError(f"{WHO}: block {block.name!r} reads its output "
                             f"{buffer_name(output)!r} without T.init() (the padded copy "
                             f"would start unwritten)")
+    extents = [-(-ext // p) * p for (_, ext), p in zip(block.domains, padding)]
+    if extents == [ext for _, ext in block.domains]:
+        return None
+    top = top_stmt(block.op)
+    if analysis.blocks_under(top) != [block.op] and top != block.op:
+        raise ScheduleError(f"{WHO}: the loops of block {block.name!r} hold other blocks")
     inputs = [b for b in block_reads(block) if b != output]
     grow = _growing_loops(block, extents)
     reduce_grown = {k for k, _ in grow if block.iter_types[k] == "R"}
