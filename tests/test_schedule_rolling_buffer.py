@@ -5,6 +5,7 @@ import pytest
 
 import tir_mlir
 from schedule_check import check_all, check_error, parse
+from shared_programs import CONV2D_PAD_C4_6X6 as CONV
 from tir_mlir import Schedule
 
 ONE = '''
@@ -79,6 +80,15 @@ def _pool(sch):
     sch.rolling_buffer(sch.get_block("B"), 0)
 
 
+def _conv_rows(split):
+    def fn(sch):
+        loops = sch.get_loops(sch.get_block("B"))
+        y = sch.split(loops[2], [None, 2])[0] if split else loops[2]
+        sch.compute_at(sch.get_block("Apad"), y)
+        sch.rolling_buffer(sch.get_block("Apad"), 0)
+    return fn
+
+
 def _one_then_unroll_and_split(sch):
     _one(sch)
     sch.unroll(sch.get_loops(sch.get_block("C"))[-1])
@@ -89,6 +99,8 @@ SCHEDULES = {
     "conv1d_after_compute_at": (ONE, _one),
     "two_overlapping_dims": (TWO, _two),
     "pool_2d_example": (POOL, _pool),
+    "conv_padding_per_row": (CONV, _conv_rows(False)),
+    "conv_padding_per_two_rows": (CONV, _conv_rows(True)),
     "then_unroll_and_split": (ONE, _one_then_unroll_and_split),
 }
 
