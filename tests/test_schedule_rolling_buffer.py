@@ -172,7 +172,7 @@ NO_OVERLAP = ONE.replace("B[vi + vk]", "B[vi] * T.float32(3)")
 @pytest.mark.parametrize("name, src, prep, block, index, match", [
     ("lca_not_a_loop", ONE, None, "B", 0, "not a loop"),
     ("index_out_of_range", ONE, _compute_at_only, "B", 1, "out of range"),
-    ("parameter_buffer", ONE, _compute_at_only, "C", 0, "T.alloc_buffer"),
+    ("output_block", ONE, _compute_at_only, "C", 0, "output block"),
     ("no_overlap", NO_OVERLAP, _compute_at_only, "B", 0, "positive bound overlap"),
 ])
 def test_illegal_rolling_buffer_refused_like_tvm(name, src, prep, block, index, match):

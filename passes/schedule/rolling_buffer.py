@@ -18,8 +18,9 @@ loop w is outermost is rolled: its size becomes `extent` and every access indexe
 `extent - stride` values (T.where, `first_iteration_or.py`). Iter vars bound through the rolled
 loop become opaque, in the producer and the consumers.
 
-Legality (TVM's): the buffer is an allocation written only by `block`, read by at least one
-other block, the lowest common ancestor of these blocks is a loop, and one dimension overlaps.
+Legality (TVM's): `block` is not an output block; the buffer is an allocation written only by
+it and read by at least one other block; the lowest common ancestor of these blocks is a loop;
+one dimension overlaps.
 Added (TVM gives wrong numbers otherwise): all accesses in the producer use the same indices,
 affine in its iter vars; every loop that gets a T.where is serial; and every consumer reads,
 along the rolled dimension, only inside the window the producer fills in the same iteration.
@@ -77,6 +78,9 @@ def _index_exprs(block: Block, op, leaves: list) -> Optional[list]:
 
 def check(block: Block, index: int):
     buf = pick_buffer(block, block_writes(block), index, WHO, "write")
+    if any(is_func_arg(b) for b in block_writes(block)):
+        raise ScheduleError(f"{WHO}: block {block.name!r} is an output block (it writes a "
+                            f"function parameter)")
     if is_func_arg(buf) or buf.owner.name != "memref.alloc":
         raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is not an intermediate "
                             f"buffer defined by T.alloc_buffer")
