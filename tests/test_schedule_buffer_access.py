@@ -2,7 +2,6 @@
 numbers, trace round trip, reparse of TVM's explicit regions, and the calls TVM refuses."""
 import pytest
 
-import tir_mlir
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16
 from tir_mlir import Schedule
