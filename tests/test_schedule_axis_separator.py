@@ -123,3 +123,28 @@ def test_separators_outside_the_buffer_refused(seps):
     sch = Schedule(parse(PLAIN))
     b = sch.get_block("B")
     check_error(sch, lambda s: s.set_axis_separator(b, ("write", 0), seps), "increasing")
+
+
+SEP_MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32", axis_separators=[1])):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def _rfactor(sch):
+    sch.rfactor(sch.get_loops(sch.get_block("C"))[2], 0)
+
+
+@pytest.mark.parametrize("fn", [lambda s: s.reindex(s.get_block("C"), ("write", 0)),
+                                lambda s: s.cache_write(s.get_block("C"), 0, "local"), _rfactor],
+                         ids=["reindex", "cache_write", "rfactor"])
+def test_new_buffers_keep_the_separators_like_tvm(fn):
+    pytest.importorskip("tvm")
+    from schedule_differential import assert_agrees
+    assert_agrees(SEP_MATMUL, fn)

@@ -73,9 +73,10 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
         dims = dims[:1] * len(alloc.result.type.shape)
     if buffer_attr(dims) is not None:
         alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
-    seps = buffer_attrs(buf).get("tir.axis_separators") if mtype is None else None
-    if seps is not None:             # a same-shape cache keeps the axis separators (as TVM)
-        alloc.attributes["tir.axis_separators"] = seps
+    seps = buffer_attrs(buf).get("tir.axis_separators")
+    rank = len(alloc.result.type.shape)
+    if seps is not None and all(ir.IntegerAttr(x).value < rank for x in ir.ArrayAttr(seps)):
+        alloc.attributes["tir.axis_separators"] = seps   # kept, as TVM (cache, reindex, rf)
     return alloc.result
 
 
