@@ -30,6 +30,16 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @cache_index {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @cache_inplace {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @cache_read {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -130,7 +140,22 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @read_at {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @reindex {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @reindex_cache_read {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @reindex_cache_write {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
@@ -251,6 +276,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @vectorize {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @write_at {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)

@@ -25,6 +25,10 @@ KINDS_NEW = ["loop_partition", "decompose_padding", "reindex", "reorder_block_it
              "unsafe_hide_buffer_access"]
 FUZZ_KINDS = KINDS + KINDS_NEW
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
+# issue 13's cache primitives (drawn by the seed loop too; see _cache_step)
+KINDS_CACHE = ["reindex_cache_read", "reindex_cache_write", "cache_inplace", "cache_index",
+               "read_at", "write_at"]
+FUZZ_KINDS += KINDS_CACHE
 
 
 def program(name: str) -> str:
@@ -62,6 +66,8 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
     loops = sch.get_loops(blk)
     n = len(loops)
     la, lb, lc = (loops[a % n], loops[b % n], loops[c % n]) if loops else (None,) * 3
+    if kind in KINDS_CACHE:
+        return _cache_step(sch, blocks, kind, blk, la, a, b, c)
     if kind in ("compute_inline", "reverse_compute_inline"):
         getattr(sch, kind)(blk)
         blocks.remove(blk)
@@ -152,3 +158,49 @@ def _region_step(sch, blk, kind, a, b):
                                    lambda *v: [(x, x + (1 + b % 2)) for x in v])
     else:
         sch.unsafe_hide_buffer_access(blk, buf_type, [index])
+
+
+def _cache_step(sch, blocks, kind, blk, loop, a, b, c):
+    """One of issue 13's cache primitives; an index map uses the iter vars the chosen access
+    uses (found in its region text, the same in both APIs), reversed or with the first split."""
+    scope = "local" if b % 2 else "shared"
+    view = sch.get(blk)
+    if kind in ("reindex_cache_read", "reindex_cache_write"):
+        regions = [str(r) for r in (view.reads if kind.endswith("read") else view.writes)]
+        i = a % max(1, len(regions))
+        names = [str(iv.var) for iv in view.iter_vars]
+        text = regions[i].partition("[")[2] if regions else ""
+        used = [k for k, n in enumerate(names) if re.search(rf"\b{n}\b", text)]
+        blocks.append(getattr(sch, kind)(blk, i, scope, _index_map(len(names), used, c)))
+    elif kind == "cache_inplace":
+        blocks.extend(sch.cache_inplace(blk, a % 2, scope))
+    elif kind == "cache_index":
+        blocks.extend(sch.cache_index(blk, "global", c % 3))
+    elif loop is not None:
+        blocks.append(getattr(sch, kind)(loop, blk, a % 2 if kind == "read_at" else 0, scope))
+
+
+def _index_map(n: int, used, c: int):
+    """A function of n iter vars (named parameters: TVM needs the arity) returning those at
+    `used`: as they are, reversed, or the first split by 4."""
+    def pick(vs):
+        u = [vs[k] for k in used]
+        if c % 3 == 1:
+            u = u[::-1]
+        elif c % 3 == 2 and u:
+            u = [u[0] // 4, *u[1:], u[0] % 4]
+        return tuple(u)
+    return _ARITY[n](pick)
+
+
+_ARITY = {
+    0: lambda p: lambda: p([]),
+    1: lambda p: lambda i0: p([i0]),
+    2: lambda p: lambda i0, i1: p([i0, i1]),
+    3: lambda p: lambda i0, i1, i2: p([i0, i1, i2]),
+    4: lambda p: lambda i0, i1, i2, i3: p([i0, i1, i2, i3]),
+    5: lambda p: lambda i0, i1, i2, i3, i4: p([i0, i1, i2, i3, i4]),
+    6: lambda p: lambda i0, i1, i2, i3, i4, i5: p([i0, i1, i2, i3, i4, i5]),
+    7: lambda p: lambda i0, i1, i2, i3, i4, i5, i6: p([i0, i1, i2, i3, i4, i5, i6]),
+    8: lambda p: lambda i0, i1, i2, i3, i4, i5, i6, i7: p([i0, i1, i2, i3, i4, i5, i6, i7]),
+}

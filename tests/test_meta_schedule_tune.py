@@ -99,3 +99,32 @@ def test_xgb_model_learns_the_ranking():
     truth = np.array([-cost(c) for c in test])
     corr = np.corrcoef(pred, truth)[0, 1]
     assert corr > 0.5
+
+
+def test_evolutionary_search_resumes_from_the_database():
+    """A database already holding records of the task (a resumed tuning): its best records
+    count as measured from the start (they seed the population, TVM's get_top_k) and no
+    round measures them again; records of another target are ignored."""
+    from tir_mlir.meta_schedule.database import MemoryDatabase, TuningRecord
+    mod = parse(MATMUL)
+    ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=0)
+    st = ctx.search_strategy
+    st.pre_tuning(6, 6, ctx.generate_design_space())
+    stored = st.generate_measure_candidates()
+    db = MemoryDatabase()
+    workload = db.commit_workload(mod)
+    db.commit_tuning_records([TuningRecord(c.sch.trace, workload, [0.001 * (k + 1)], TARGET)
+                              for k, c in enumerate(stored[:5])])
+    db.commit_tuning_record(TuningRecord(stored[5].sch.trace, workload, [1e-6],
+                                         "llvm -mcpu=skylake -num-cores=2"))
+    key = ms.search_strategy.evolutionary_search._key
+    search = ms.search_strategy.EvolutionarySearch(population_size=10,
+                                                   init_measured_ratio=0.4, genetic_num_iters=1)
+    ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=1)
+    search.pre_tuning(16, 8, ctx.generate_design_space(), db)
+    # the 4 best (population 10 x 0.4) of this target's records, with their times
+    assert {k: t for k, (_, t) in search.measured.items()} == \
+        {key(c.sch): 0.001 * (k + 1) for k, c in enumerate(stored[:4])}
+    assert [key(s) for s in search._best_measured(2)] == [key(c.sch) for c in stored[:2]]
+    cands = search.generate_measure_candidates()
+    assert cands and not {key(c.sch) for c in cands} & set(search.measured)

@@ -176,3 +176,23 @@ def check_kill_survival(path, kills, seed=0):
 
 def test_sqlite_survives_kill_9_at_random_points(tmp_path):
     assert check_kill_survival(tmp_path / "db.sqlite", kills=20) > 0
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_json_record_run_time_and_target_read_from_the_line_end(separators):
+    """Opening a JSON log does not parse the traces: run times and target come from the end
+    of each line; lines the shortcut cannot read safely are parsed whole, same answers."""
+    from tir_mlir.meta_schedule.database.json_database import _run_secs_and_target
+    trace = [[["Annotate", ["b0", '{"k": [1, 2]}'], ["x"], []]], [[0, [4, 1]]]]
+    target = {"kind": "llvm", "tag": "", "keys": ["cpu"], "mcpu": "znver4", "num-cores": 2}
+    args = [["TENSOR", "float32", [64, 64]]]
+    cases = [(target, args), (None, args), (target, None), (None, None)]
+    for tgt, arg in cases:
+        line = json.dumps([0, [trace, [0.5, 0.25], tgt, arg]], separators=separators).encode()
+        secs, key = _run_secs_and_target(line)
+        assert secs == [0.5, 0.25]
+        assert key == (None if tgt is None else canonical_target("llvm -mcpu=znver4 -num-cores=2"))
+    # a trace holding "],{" and a record without a target: found by the full parse
+    odd = [[["Annotate", ["b0"], [[1], {"a": 1}], []]], []]
+    line = json.dumps([0, [odd, [0.5], None, None]], separators=separators).encode()
+    assert _run_secs_and_target(line) == ([0.5], None)

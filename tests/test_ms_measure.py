@@ -172,7 +172,17 @@ def test_measurement_starts_while_later_candidates_still_compile(faults_on_path)
     runner = Runner(evaluator_config=EvaluatorConfig(number=1, min_repeat_ms=0))
     start = time.monotonic()
     results = build_and_run(builder, runner, [BuilderInput(mod), BuilderInput(slow)],
-                            lambda k, path: RunnerInput(path))
+                            lambda k, path: RunnerInput(path), overlap=True)
     assert all(r.error_msg is None for r in results)
     assert Runner.calls[1] - start >= 8      # after the slow compile ...
     assert Runner.calls[0] < Runner.calls[1] - 1   # ... the first was already being measured
+
+
+def test_builds_overlap_measurement_only_on_cpus_the_builder_leaves_free():
+    from tir_mlir.meta_schedule.measure_pipeline import can_overlap
+    builder = LocalBuilder(max_workers=1)
+    cpus = os.cpu_count()
+    assert not can_overlap(builder, LocalRunner())            # shares every CPU
+    assert can_overlap(builder, LocalRunner(affinity=list(range(cpus - 1)))) == (cpus >= 2)
+    assert not can_overlap(builder, LocalRunner(affinity=list(range(cpus))))
+    assert can_overlap(builder, object())                     # a runner measuring elsewhere

@@ -52,8 +52,7 @@ class Module:
 SAMPLING = {"sample_categorical", "sample_compute_location", "sample_partitioned_tile",
             "sample_perfect_tile", "seed", "fork_seed"}
 # Primitives of issue 13 not built yet (see docs/tvm_compat.md).
-PENDING = {"cache_index", "cache_inplace",
-           "reindex_cache_read", "reindex_cache_write", "read_at", "write_at"}
+PENDING: set = set()
 
 
 def public(cls):

@@ -143,9 +143,12 @@ def _trunc_rem(a, b):
 
 
 _FLOAT_BIN = {"arith.addf": "{a} + {b}", "arith.subf": "{a} - {b}", "arith.mulf": "{a} * {b}",
-              "arith.divf": "({a} / {b} if {b} else _div0({a}, {b}))"}
+              "arith.divf": "({a} / {b} if {b} else _div0({a}, {b}))",
+              # T.max/T.min as TVM computes them (passes/lowering/float_min_max.py)
+              "arith.maximumf": "({a} if {a} > {b} else {b})",
+              "arith.minimumf": "({a} if {a} < {b} else {b})"}
 _FLOAT_NP_BIN = {
-    "arith.remf": np.fmod, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+    "arith.remf": np.fmod,
     "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.powf": np.power,
     "math.atan2": np.arctan2, "math.copysign": np.copysign,
 }
@@ -388,6 +391,10 @@ class _Translator:
         if op.name in _UINT_BIN:
             a, b = (_unsigned(x, t) for x in ins)
             return self.assign(op, _wrap(_UINT_BIN[op.name].format(a=a, b=b), t))
+        if op.name == "tir.extern":
+            raise TIRError("interpreter: calls to C functions (T.call_extern) and buffer "
+                           "pointers are not interpreted; build the module with "
+                           "extern_libs=[...] and run it", source_loc(op))
         raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
     def assign(self, op, expr: str, hint="v"):

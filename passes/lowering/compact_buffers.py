@@ -14,12 +14,19 @@ the LCA and outer loops is the same in every access; the compact tile fits on th
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
 the function.
+
+On GPU targets loops bound to threads follow TVM's relaxation by scope: a `shared` buffer spans
+the threadIdx loops around the LCA too (one tile per thread block: 2x16 KB for a 256x256
+matmul's 64x64 tiles instead of 2x256 KB), a `local` one keeps every thread loop in its origin
+(one tile per thread), a `global` one spans all thread loops (one copy for the grid). Loops
+bound to the same thread tag are one id.
 """
 from mlir import ir
 from mlir.dialects import affine, memref
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
+from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
 
 
@@ -49,6 +56,7 @@ def _compact(f, alloc):
     lca = _lca_loop(accesses)
     if lca is None:
         return
+    space = address_space(mtype)
     outer = _loops_around(lca) + [lca]
     ivs = []                                  # dim position -> IV value
     forms = []                                # per access, per axis: (coeffs, const)
@@ -58,12 +66,11 @@ def _compact(f, alloc):
         if any(p is None for p in per_axis):
             return
         forms.append(per_axis)
-    outer_ivs = {p for p, iv in enumerate(ivs) if any(iv == Loop(l).iv for l in outer)}
+    loops = [iv.owner.owner for iv in ivs]                  # _linear takes loop IVs only
+    outer_ivs = {p for p, lp in enumerate(loops) if _fixed(lp, space, outer)}
     keys = {p for form in forms for coeffs, _ in form for p in coeffs}
     outer_pos = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
-    if any(isinstance(p, tuple) for p in keys - outer_pos):
-        return                                # floordiv/mod of an inner IV: no range here
-    ranges = [iv_range(iv.owner.owner) for iv in ivs]       # _linear takes loop IVs only
+    ranges = [_range(lp, lca) for lp in loops]
     shape, offsets = [], []
     for axis in range(mtype.rank):
         outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos}
@@ -77,7 +84,7 @@ def _compact(f, alloc):
             for p, c in coeffs.items():
                 if p in outer_pos:
                     continue
-                rmin, rmax = ranges[p]
+                rmin, rmax = _key_range(p, ranges)
                 a_lo += min(c * rmin, c * rmax)
                 a_hi += max(c * rmin, c * rmax)
             lo = a_lo if lo is None else min(lo, a_lo)
@@ -99,7 +106,7 @@ def _compact(f, alloc):
 
 def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets):
     mtype = ir.MemRefType(alloc.results[0].type)
-    new_type = ir.MemRefType.get(shape, mtype.element_type)
+    new_type = ir.MemRefType.get(shape, mtype.element_type, memory_space=mtype.memory_space)
     scope = next((p for p in [lca, *ancestors(lca)]
                   if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
     top = (scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0])
@@ -111,13 +118,16 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
         with ir.InsertionPoint(a), a.location:
             indices = []
             for axis, (coeffs, const) in enumerate(form):
-                # only the inner IVs remain (the outer part is the tile's origin)
+                # only the inner terms remain (the outer part is the tile's origin)
                 inner = [p for p in coeffs if p not in outer_pos]
+                used = sorted({q for p in inner for q in _positions(p)})
+                dim = {q: ir.AffineDimExpr.get(k) for k, q in enumerate(used)}
                 expr = ir.AffineConstantExpr.get(const - offsets[axis][1])
-                for k, p in enumerate(inner):
-                    expr = expr + ir.AffineDimExpr.get(k) * coeffs[p]
-                m = ir.AffineMap.get(len(inner), 0, [expr])
-                indices.append(affine.AffineApplyOp(m, [ivs[p] for p in inner]).result)
+                for p in inner:
+                    expr = expr + _key_expr(p, dim) * coeffs[p]
+                m = ir.AffineMap.get(len(used), 0, [expr])
+                indices.append(affine.AffineApplyOp(m, [_iv_at(a, ivs[q]) for q in used])
+                               .result)
             if is_load:
                 r = memref.LoadOp(new, indices).result
                 a.results[0].replace_all_uses_with(r)
@@ -127,6 +137,50 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
     for d in deallocs:
         d.erase()
     alloc.erase()
+
+
+def _thread(loop) -> str:
+    """The thread tag a loop is bound to ('' when it is not)."""
+    return (Loop(loop).thread or "") if Loop(loop).kind == "thread_binding" else ""
+
+
+def _fixed(loop, space: str, outer) -> bool:
+    """Whether the tile moves with `loop` (it is part of the tile's origin) rather than
+    spanning its range. Loops around the LCA are fixed and loops inside it are not, except for
+    GPU thread loops (TVM's relaxation): one copy of a shared buffer serves all threads of a
+    block, so threadIdx loops span it; a local buffer is each thread's own, so every thread
+    loop is fixed; a global one is one copy for the whole grid, so no thread loop is fixed."""
+    tag = _thread(loop)
+    if space == "private" and tag:
+        return True
+    if (space == "workgroup" and tag.startswith("threadIdx")) or (space == "" and tag):
+        return False
+    return any(loop == lp for lp in outer)
+
+
+def _range(loop, lca):
+    """The IV range of `loop`; a thread loop's id covers all loops bound to its tag under the
+    kernel (they are one id)."""
+    first, last = iv_range(loop)
+    tag = _thread(loop)
+    if tag:
+        root = ([lca] + [p for p in ancestors(lca) if p.name == "affine.for"])[-1]
+        for other in [root, *walk(root)]:
+            if other.name == "affine.for" and _thread(other) == tag:
+                lo, hi = iv_range(other)
+                first, last = min(first, lo), max(last, hi)
+    return first, last
+
+
+def _iv_at(op, iv):
+    """`iv` as seen from `op`: the IV of the loop around `op` bound to the same thread tag
+    (the one `_linear` met first may be a sibling loop's)."""
+    tag = _thread(iv.owner.owner)
+    if tag:
+        for p in ancestors(op):
+            if p.name == "affine.for" and _thread(p) == tag:
+                return Loop(p).iv
+    return iv
 
 
 def _lca_loop(ops):
@@ -153,8 +207,10 @@ def _linear(value, ivs):
         owner = value.owner.owner
         if owner is None or owner.name != "affine.for":
             return None
-        for p, iv in enumerate(ivs):
-            if iv == value:
+        if Loop(owner).extent == 1:      # a single iteration: a constant
+            return {}, Loop(owner).min
+        for p, iv in enumerate(ivs):     # loops bound to one thread tag are one id
+            if iv == value or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
                 return {p: 1}, 0
         ivs.append(value)
         return {len(ivs) - 1: 1}, 0
@@ -197,6 +253,37 @@ def _eval(expr, args):
                 return None
             return {(cls.__name__, frozenset(lhs[0].items()), lhs[1], rhs[1]): 1}, 0
     return None
+
+
+def _key_range(key, ranges):
+    """(min, max) of a linear-form key: an IV position, or a floordiv/mod/ceildiv term."""
+    if not isinstance(key, tuple):
+        return ranges[key]
+    kind, coeffs, const, d = key
+    lo = hi = const
+    for q, c in coeffs:
+        qlo, qhi = _key_range(q, ranges)
+        lo, hi = lo + min(c * qlo, c * qhi), hi + max(c * qlo, c * qhi)
+    if d <= 0:
+        raise ValueError("division by a non-positive constant")
+    if kind == "AffineFloorDivExpr":
+        return lo // d, hi // d
+    if kind == "AffineCeilDivExpr":
+        return -(-lo // d), -(-hi // d)
+    return (lo % d, hi % d) if lo // d == hi // d else (0, d - 1)
+
+
+def _key_expr(key, dim):
+    """The affine expression of a key over the dims `dim` maps positions to."""
+    if not isinstance(key, tuple):
+        return dim[key]
+    kind, coeffs, const, d = key
+    e = ir.AffineConstantExpr.get(const)
+    for q, c in coeffs:
+        e = e + _key_expr(q, dim) * c
+    return {"AffineFloorDivExpr": ir.AffineExpr.get_floor_div,
+            "AffineCeilDivExpr": ir.AffineExpr.get_ceil_div,
+            "AffineModExpr": ir.AffineExpr.get_mod}[kind](e, ir.AffineConstantExpr.get(d))
 
 
 def _positions(key):

@@ -4,17 +4,12 @@ the host, where device buffers cannot be read (TVM: "Did you forget to bind?"). 
 bound may still wrap kernels (they run on the host and launch one kernel per iteration) or run
 inside them (serially, per thread). The error names the outermost unbound loop (or the block, or
 the access itself) around the offending access, with its source location.
-
-A reduction whose iteration is spread over threads (a reduction iter var bound to a
-threadIdx/blockIdx loop, TVM's cross-thread reduction) would need an allreduce; lowering it as it
-stands would let every thread update the same element unsynchronised, so it is refused with the
-loop's location rather than turned into racy code."""
+Reductions bound to threads are the next stage's (gpu-lower-cross-thread-reduction)."""
 from mlir import ir
 
 from tir_mlir.dialect.buffers import buffer_name
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, build_error, functions, walk
-from tir_mlir.passes.schedule.buffer_util import dims_of
 
 ACCESSES = ("memref.load", "memref.store")
 
@@ -31,25 +26,6 @@ class GpuCheckBindings:
             for op in walk(f):
                 if op.name in ACCESSES and not any(map(is_thread_bound, ancestors(op))):
                     raise _unbound_error(f, op)
-                if op.name == Block.OP_NAME:
-                    _check_no_cross_thread_reduction(Block(op))
-
-
-def _check_no_cross_thread_reduction(block: Block):
-    dims = block.dims
-    for k, (kind, expr) in enumerate(zip(block.iter_types, block.bindings.results)):
-        if kind != "R":
-            continue
-        for p in dims_of(expr):
-            owner = dims[p].owner.owner if isinstance(dims[p], ir.BlockArgument) else None
-            if owner is not None and is_thread_bound(owner.operation):
-                loop = Loop(owner.operation)
-                raise build_error(owner.operation,
-                                  f"loop '{loop.name}' bound to {loop.thread} runs the "
-                                  f"reduction iter var '{block.iter_names[k]}' of block "
-                                  f"'{block.name}' across threads: cross-thread reductions "
-                                  f"are not supported yet (bind only spatial loops, or rfactor "
-                                  f"and reduce the partial results in a separate block)")
 
 
 def _unbound_error(f, access):

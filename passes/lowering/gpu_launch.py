@@ -7,18 +7,19 @@ threads becomes one `gpu.launch`; bound loops become block/thread ids:
                                                      }
 The launch size on each axis is the largest extent bound to it; a loop with a smaller extent
 runs under `affine.if id < extent`. Unbound loops inside stay serial loops (run by every
-thread); unbound loops around stay on the host (one launch per iteration). After each outermost
-threadIdx loop that touches shared memory a `gpu.barrier` is placed (at a point every thread of
-the block reaches), so the next loop sees its writes and does not overwrite what it still reads.
-`gpu.launch` is an affine scope, so the ids are valid affine dims for the ops inside.
+thread); unbound loops around stay on the host (one launch per iteration). A loop bound to the
+axis of a loop around it is the same id (TVM: the cooperative fetch of a shared tile under the
+thread loops), allowed when it does not read the outer loop's IV. Barriers are
+`gpu-insert-barriers`' job. `gpu.launch` is an affine scope, so the ids are valid affine dims
+for the ops inside.
 """
 from mlir import ir
 from mlir.dialects import affine, gpu
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import build_error, functions, index_const, move_body, walk
+from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
+                                              move_body, walk)
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
-from tir_mlir.passes.lowering.gpu_scopes import address_space
 
 # Thread tag -> position among the launch body's ids (bx, by, bz, tx, ty, tz).
 AXES = {f"{kind}.{axis}": 3 * k + a for k, kind in enumerate(("blockIdx", "threadIdx"))
@@ -62,9 +63,10 @@ def _launch(root):
         axis = _axis(loop)
         parent = loop.parent
         while parent != root.parent:
-            if is_thread_bound(parent) and _axis(parent) == axis:
+            if is_thread_bound(parent) and _axis(parent) == axis and _uses(loop, parent):
                 raise build_error(loop, f"loop '{Loop(loop).name}' is bound to "
-                                        f"{Loop(loop).thread} inside a loop bound to it too")
+                                        f"{Loop(loop).thread} inside loop "
+                                        f"'{Loop(parent).name}' bound to it too, and uses it")
             parent = parent.parent
         sizes[axis] = max(sizes[axis], Loop(loop).extent)
     loc = root.location
@@ -75,47 +77,16 @@ def _launch(root):
         with ir.InsertionPoint(body):
             term = gpu.TerminatorOp(loc=loc)
     root.move_before(term.operation)
-    for loop in loops:
-        if _axis(loop) >= 3 and not _inside_thread_loop(loop, launch.operation) \
-                and _touches_workgroup(loop) and _next(loop) != term.operation:
-            with ir.InsertionPoint(_next(loop)):
-                gpu.BarrierOp(loc=loop.location)
     ids = list(body.arguments)[:6]
     for loop in loops:
         axis = _axis(loop)
         _to_id(loop, ids[axis], sizes[axis])
-    ops = [o.operation for o in body.operations]
-    if len(ops) > 1 and ops[-2].name == "gpu.barrier":   # nothing left to wait for
-        ops[-2].erase()
 
 
-def _inside_thread_loop(loop, launch) -> bool:
-    parent = loop.parent
-    while parent != launch:
-        if is_thread_bound(parent) and _axis(parent) >= 3:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _touches_workgroup(loop) -> bool:
-    return any(address_space(v.type) == "workgroup" for o in walk(loop) for v in o.operands
-               if isinstance(v.type, ir.MemRefType))
-
-
-def _next(op):
-    ops = _block_ops(op)
-    return ops[ops.index(op) + 1]
-
-
-def _block_ops(op):
-    """The ops of the block holding `op`."""
-    for region in op.parent.regions:
-        for block in region.blocks:
-            ops = [o.operation for o in block.operations]
-            if op in ops:
-                return ops
-    raise AssertionError("op not in its parent")
+def _uses(loop, outer) -> bool:
+    """Whether anything in `loop` reads the IV of `outer`."""
+    return any(use.owner == loop or any(p == loop for p in ancestors(use.owner))
+               for use in Loop(outer).iv.uses)
 
 
 def _to_id(loop, tid, size):

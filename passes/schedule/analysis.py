@@ -95,7 +95,7 @@ def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
 def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
     """Memrefs loaded / stored by a block (body and init, nested blocks included)."""
     reads, writes = [], []
-    for o in walk(block):
+    for o in walk_all(block):
         if o.name == "memref.load":
             _add(reads, o.operands[0])
         elif o.name == "memref.store":

@@ -57,15 +57,7 @@ def cache_name(buf: ir.Value, scope: str) -> str:
 def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
                      mtype: Optional[ir.MemRefType] = None) -> ir.Value:
     """A `memref.alloc` like `buf` at the function root, after the existing root allocs."""
-    body = func.regions[0].blocks[0]
-    allocs = [o for o in body.operations if o.operation.name == "memref.alloc"]
-    first = list(body.operations)[0]
-    with ir.InsertionPoint(first), loc:
-        alloc = memref.AllocOp(mtype or ir.MemRefType(buf.type), [], [])
-    if allocs:
-        alloc.operation.move_after(allocs[-1].operation)
-    alloc.attributes["tir.name"] = ir.StringAttr.get(name)
-    alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
+    alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
         alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
     dims = buffer_dims(buf)        # T.int64 dimensions stay T.int64 (a new rank: the first's)
@@ -78,6 +70,20 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
     if seps is not None and all(ir.IntegerAttr(x).value < rank for x in ir.ArrayAttr(seps)):
         alloc.attributes["tir.axis_separators"] = seps   # kept, as TVM (cache, reindex, rf)
     return alloc.result
+
+
+def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc) -> ir.Operation:
+    """A `memref.alloc` named `name` in `scope` at the function root, after the existing root
+    allocs."""
+    body = func.regions[0].blocks[0]
+    allocs = [o for o in body.operations if o.operation.name == "memref.alloc"]
+    with ir.InsertionPoint(list(body.operations)[0]), loc:
+        alloc = memref.AllocOp(mtype, [], [])
+    if allocs:
+        alloc.operation.move_after(allocs[-1].operation)
+    alloc.attributes["tir.name"] = ir.StringAttr.get(name)
+    alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
+    return alloc
 
 
 def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Operation) -> Block:
@@ -128,7 +134,7 @@ def _writer_top(func, buf: ir.Value):
     return None
 
 
-def _check_single_writer(func, buf: ir.Value):
+def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
     def nested(o):
@@ -141,7 +147,7 @@ def _check_single_writer(func, buf: ir.Value):
     n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
             and any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
-        raise ScheduleError(f"cache_read: buffer {buffer_name(buf)!r} is expected to be "
+        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is expected to be "
                             f"written by a single block, but {n} blocks write it")
 
 

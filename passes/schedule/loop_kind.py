@@ -40,7 +40,7 @@ def _reduce_iter_indexes_output(b: Block) -> bool:
     args = b.iter_vars + (list(b.init.arguments) if b.init is not None else [])
     reduce_args = [a for a, t in zip(args, b.iter_types * 2) if t == "R"]
     return any(_depends_on(i, reduce_args)
-               for o in analysis.walk(b.op) if o.name == "memref.store"
+               for o in analysis.walk_all(b.op) if o.name == "memref.store"
                for i in list(o.operands)[2:])
 
 

@@ -20,6 +20,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
 from tir_mlir.passes.schedule.buffer_util import NotAffine, to_affine
 from tir_mlir.passes.schedule.index import Lin
@@ -49,7 +50,10 @@ class Interval:
 
 
 class LoopSpace:
-    """Numbers loop IVs; the first `n_outer` (registered at creation) are the outer loops."""
+    """Numbers loop IVs; the first `n_outer` (registered at creation) are the outer loops.
+    `fold_unit_loops`: a region term over unit-extent outer loops becomes its constant."""
+
+    fold_unit_loops = True
 
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
@@ -90,7 +94,7 @@ class LoopSpace:
             if all(self.is_outer(v) for v in vs):
                 lo, hi = index.bounds(term, self.ranges)
                 # a term over unit-extent loops is a constant (TVM: `vn = T.axis.spatial(1, 0)`)
-                base = base + (index.const(lo) if lo == hi else term)
+                base = base + (index.const(lo) if lo == hi and self.fold_unit_loops else term)
             elif not any(self.is_outer(v) for v in vs):
                 inner = inner + term
             else:
@@ -129,6 +133,18 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
 def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
     """The indices of an access inside `block`, as Lins over loop numbers."""
     bind = space.binding_lins(block)
+
+    def leaf_lin(leaf):
+        k = iter_var_of(block, leaf)
+        if k is None:
+            raise RegionError("an index uses a value that is not an iter var of the block")
+        return bind[k]
+    return lins_of(op, leaf_lin, space.ranges)
+
+
+def lins_of(op: ir.Operation, leaf_lin, ranges: index.Ranges) -> List[Lin]:
+    """The indices of a load/store as Lins, each leaf value (loop or iter var) given by
+    `leaf_lin`."""
     out = []
     for v in access(op)[1]:
         leaves: list = []
@@ -136,14 +152,9 @@ def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
             expr = to_affine(v, leaves)
         except NotAffine as e:
             raise RegionError(str(e)) from None
-        subs = []
-        for leaf in leaves:
-            k = iter_var_of(block, leaf)
-            if k is None:
-                raise RegionError("an index uses a value that is not an iter var of the block")
-            subs.append(bind[k])
+        subs = [leaf_lin(leaf) for leaf in leaves]
         try:
-            out.append(index.from_affine(expr, subs, space.ranges))
+            out.append(index.from_affine(expr, subs, ranges))
         except ValueError as e:
             raise RegionError(str(e)) from None
     return out
@@ -170,6 +181,36 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
         for op in accesses_of(blk, [buffer], kind):
             dims = [space.split(e) for e in index_lins(space, blk, op)]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
+    return region
+
+
+class NestedSpace(LoopSpace):
+    """A LoopSpace where an index or a binding may use the iter vars of any block around it
+    (a blockized block's too): each stands for its binding."""
+
+    def value_lin(self, v: ir.Value) -> index.Lin:
+        """A loop variable, or an iter var of a block (in its body or its init) as its
+        binding."""
+        owner = v.owner
+        op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
+        if op is None or not analysis.is_block(op):
+            return index.var(self.num(v))
+        blk = Block(op)
+        dims = [self.value_lin(d) for d in blk.dims]
+        try:
+            return index.from_affine(blk.bindings.results[ir.BlockArgument(v).arg_number],
+                                     dims, self.ranges)
+        except ValueError as e:
+            raise RegionError(str(e)) from None
+
+
+def access_region(space: "NestedSpace", ops) -> List[Interval]:
+    """The union over the accesses `ops` of what they touch in one iteration of the outer
+    loops: one Interval per buffer dimension."""
+    region = None
+    for op in ops:
+        dims = [space.split(e) for e in lins_of(op, space.value_lin, space.ranges)]
+        region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
 

@@ -59,9 +59,10 @@ def buffer_index(block: Block, buffer: Union[Tuple[str, int], str],
 
 
 def check_stage_pipeline(func, who: str):
-    """TVM's stage-pipeline condition: no block writes a buffer an earlier block read."""
+    """TVM's stage-pipeline condition: no block writes a buffer an earlier block read (the
+    blocks of the function's root scope, each with the blocks nested in it)."""
     read = []
-    for op in analysis.walk(func):
+    for op in analysis.child_blocks(func):
         if analysis.is_block(op):
             reads, writes = analysis.block_reads_writes(op)
             for w in writes:
@@ -116,7 +117,8 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
     return copy
 
 
-def _indices(block: Block, buf: ir.Value, ops) -> Tuple[List[ir.AffineExpr], List[int]]:
+def _indices(block: Block, buf: ir.Value, ops,
+             who: str = WHO) -> Tuple[List[ir.AffineExpr], List[int]]:
     """The access indices as affine exprs over iter var positions, and the iter vars used."""
     found = None
     for op in ops:
@@ -128,21 +130,21 @@ def _indices(block: Block, buf: ir.Value, ops) -> Tuple[List[ir.AffineExpr], Lis
         except NotAffine:
             es = None
         if es is None or any(not any(lf == a for a in args) for lf in leaves):
-            raise ScheduleError(f"{WHO}: the indices of buffer {buffer_name(buf)!r} in block "
+            raise ScheduleError(f"{who}: the indices of buffer {buffer_name(buf)!r} in block "
                                 f"{block.name!r} are not affine in its iter vars")
         pos = [next(k for k, a in enumerate(args) if a == lf) for lf in leaves]
         es = [e.compose(ir.AffineMap.get(len(args), 0,
                                          [ir.AffineExpr.get_dim(p) for p in pos]))
               if leaves else e for e in es]
         if found is not None and [str(e) for e in es] != [str(e) for e in found]:
-            raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is accessed with "
+            raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is accessed with "
                                 f"different indices in block {block.name!r} (multiple buffer "
                                 f"accesses have non-unique indices)")
         found = es
     used = sorted({p for e in found for p in dims_of(e)})
     for k in used:
         if block.domains[k][0] != 0:
-            raise ScheduleError(f"{WHO}: iter var {block.iter_names[k]!r} of block "
+            raise ScheduleError(f"{who}: iter var {block.iter_names[k]!r} of block "
                                 f"{block.name!r} does not start at 0")
     return found, used
 

@@ -9,12 +9,12 @@ vars, each bound to an affine function of the loop variables, so the stride alon
 is f(e_l) - f(0). Read-only: nothing is rewritten.
 """
 import math
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.schedule import buffer_util
 
 LEVELS = 6          # footprint features for the innermost LEVELS loop levels
@@ -33,21 +33,35 @@ def _log(x: float) -> float:
     return math.log2(1.0 + abs(x))
 
 
-def _eval(e: ir.AffineExpr, dims: List[int]) -> int:
+def _compile(e: ir.AffineExpr) -> Callable[[List[int]], int]:
+    """`e` as a Python function of the dim values: the features evaluate each index at
+    n + 1 points, and walking the AffineExpr through the bindings each time dominated."""
     e = e.maybe_downcast() if hasattr(e, "maybe_downcast") else e
     if isinstance(e, ir.AffineConstantExpr):
-        return e.value
+        c = e.value
+        return lambda dims: c
     if isinstance(e, ir.AffineDimExpr):
-        return dims[e.position]
-    a, b = _eval(e.lhs, dims), _eval(e.rhs, dims)
+        p = e.position
+        return lambda dims: dims[p]
+    a, b = _compile(e.lhs), _compile(e.rhs)
     if isinstance(e, ir.AffineAddExpr):
-        return a + b
+        return lambda dims: a(dims) + b(dims)
     if isinstance(e, ir.AffineMulExpr):
-        return a * b
-    if isinstance(e, ir.AffineFloorDivExpr):
-        return a // b if b else 0
-    if isinstance(e, ir.AffineCeilDivExpr):
-        return -(-a // b) if b else 0
+        return lambda dims: a(dims) * b(dims)
+    op = (_floordiv if isinstance(e, ir.AffineFloorDivExpr) else
+          _ceildiv if isinstance(e, ir.AffineCeilDivExpr) else _mod)
+    return lambda dims: op(a(dims), b(dims))
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b if b else 0
+
+
+def _ceildiv(a: int, b: int) -> int:
+    return -(-a // b) if b else 0
+
+
+def _mod(a: int, b: int) -> int:
     return a % b if b else 0
 
 
@@ -70,12 +84,12 @@ class _Nest:
         ivs = [lp.iv for lp in self.loops]
         self.dim_loop = [next((k for k, iv in enumerate(ivs) if iv == d), None)
                          for d in block.dims]
-        self.bindings = list(block.bindings.results)
+        self.bindings = [_compile(e) for e in block.bindings.results]
         self.args = block.iter_vars
 
     def iter_values(self, loop_vals: List[int]) -> List[int]:
         dims = [loop_vals[k] if k is not None else 0 for k in self.dim_loop]
-        return [_eval(e, dims) for e in self.bindings]
+        return [f(dims) for f in self.bindings]
 
     def index_fns(self, op, kind):
         """Per buffer dim, a function loop values -> index (None when not affine)."""
@@ -91,13 +105,13 @@ class _Nest:
                    for leaf in leaves]
             if any(p is None for p in pos):
                 return None
-            fns.append((e, pos))
+            fns.append((_compile(e), pos))
         return fns
 
 
 def _offsets(nest: _Nest, fns, loop_vals) -> List[int]:
     it = nest.iter_values(loop_vals)
-    return [_eval(e, [it[p] for p in pos]) for e, pos in fns]
+    return [f([it[p] for p in pos]) for f, pos in fns]
 
 
 def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:
@@ -135,7 +149,7 @@ def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:
 
 def block_features(block: Block, alloc_bytes: int) -> List[float]:
     nest = _Nest(block)
-    ops = [o for o in walk(block.op)]
+    ops = walk_all(block.op)
     flops = sum(1 for o in ops if o.name in FLOAT_OPS) + 2 * sum(
         1 for o in ops if o.name == "math.fma")
     math_calls = sum(1 for o in ops if o.name.startswith("math.") and o.name != "math.fma")
@@ -146,12 +160,11 @@ def block_features(block: Block, alloc_bytes: int) -> List[float]:
     unr = [lp.extent for lp in nest.loops if lp.kind == "unroll"]
     auto = max([_ann_int(lp.annotations.get("pragma_auto_unroll_max_step"))
                 for lp in nest.loops] or [0])
-    accs = [_access_features(nest, op, kind, buf)
-            for op, kind, buf in buffer_util.accesses(block.op)]
-    stores = [a for a, (_, kind, _) in zip(accs, buffer_util.accesses(block.op))
-              if kind == "store"]
-    loads = sorted((a for a, (_, kind, _) in zip(accs, buffer_util.accesses(block.op))
-                    if kind == "load"), key=lambda a: -a["bytes"])
+    kinds = [(op, kind, buf) for op, kind, buf in buffer_util.accesses(block.op)]
+    accs = [_access_features(nest, op, kind, buf) for op, kind, buf in kinds]
+    stores = [a for a, (_, kind, _) in zip(accs, kinds) if kind == "store"]
+    loads = sorted((a for a, (_, kind, _) in zip(accs, kinds) if kind == "load"),
+                   key=lambda a: -a["bytes"])
     described = (stores[:1] or [None]) + loads[:READS]
     described += [None] * (READS + 1 - len(described))
     f = [_log(iters), _log(flops + math_calls), _log(iters * (flops + math_calls)),
@@ -181,15 +194,17 @@ def module_features(module: ir.Module) -> List[List[float]]:
     """One feature vector per block that stores, for every function of the module."""
     out = []
     for f in module.body.operations:
-        allocs = [o for o in walk(f) if o.name in ("memref.alloc", "memref.alloca")]
+        nested = walk_all(f)
+        allocs = [o for o in nested if o.name in ("memref.alloc", "memref.alloca")]
         alloc_bytes = 0
         for o in allocs:
             mt = ir.MemRefType(o.results[0].type)
             alloc_bytes += math.prod(mt.shape or [1]) * max(
                 1, getattr(mt.element_type, "width", 32) // 8)
-        for o in walk(f):
-            if o.name == Block.OP_NAME and any(x.name == "memref.store" for x in walk(o)):
-                if any(x.name == Block.OP_NAME for x in walk(o)):
-                    continue                         # only leaf blocks
+        for o in nested:
+            if o.name != Block.OP_NAME:
+                continue
+            inside = {x.name for x in walk_all(o)}
+            if "memref.store" in inside and Block.OP_NAME not in inside:   # leaf blocks
                 out.append(block_features(Block(o), alloc_bytes))
     return out

@@ -1,21 +1,42 @@
-"""Build and measure a batch of candidates with builds overlapping measurement: each
-candidate goes to the runner as soon as its own compile is done, while later ones still
-compile. (On one machine the compiles then share the CPU with the measurement: leave the
-measuring cores free with `LocalBuilder(max_workers=...)` and `LocalRunner(affinity=...)`
-when that matters; with a remote runner the overlap is free.)"""
+"""Build and measure a batch of candidates.
+
+When the measurement does not share CPUs with the compiles (a remote runner, or a
+LocalRunner pinned by `affinity` to cores the builder's workers leave free), builds overlap
+measurement: each candidate goes to the runner as soon as its own compile is done, while
+later ones still compile. Otherwise every compile finishes first (TVM's order): a `parallel`
+kernel timed next to running compiles is slowed by a random amount, and the search would learn
+from that noise."""
+import os
 from typing import Callable, List, Optional
 
 from tir_mlir.meta_schedule.builder import BuilderInput
 from tir_mlir.meta_schedule.runner import RunnerInput, RunnerResult
 
 
+def can_overlap(builder, runner) -> bool:
+    """True when the runner measures on CPUs the builder's workers do not need."""
+    from tir_mlir.meta_schedule.runner import LocalRunner
+    if not isinstance(runner, LocalRunner):
+        return True                      # measures elsewhere (DaskRunner)
+    workers = getattr(builder, "max_workers", None) or os.cpu_count() or 1
+    return bool(runner.affinity) and workers + len(runner.affinity) <= (os.cpu_count() or 1)
+
+
 def build_and_run(builder, runner, build_inputs: List[BuilderInput],
-                  runner_input: Callable[[int, str], Optional[RunnerInput]]) -> List[RunnerResult]:
+                  runner_input: Callable[[int, str], Optional[RunnerInput]],
+                  overlap: Optional[bool] = None) -> List[RunnerResult]:
     """One RunnerResult per input: the build error, or the measurement of the artifact.
-    `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput."""
+    `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput. `overlap`
+    (default: `can_overlap(builder, runner)`) measures while later candidates compile."""
+    if overlap is None:
+        overlap = can_overlap(builder, runner)
     results: List[Optional[RunnerResult]] = [None] * len(build_inputs)
+    waits = builder.build_async(build_inputs)
+    if not overlap:
+        built_all = [wait() for wait in waits]
+        waits = [lambda b=b: b for b in built_all]
     futures = []
-    for k, wait in enumerate(builder.build_async(build_inputs)):
+    for k, wait in enumerate(waits):
         built = wait()
         if built.error_msg is not None:
             results[k] = RunnerResult(None, built.error_msg)

@@ -31,7 +31,7 @@ class LoopPrimitives:
     def merge(self, *loops: LoopRV) -> LoopRV:
         """Merge consecutive sibling loops of one extent into one loop `<first>_m` running their
         bodies in turn; the loops' handles are consumed."""
-        ops = [self._resolve(lp, LoopRV) for lp in loops]
+        ops = self._resolve_many(loops, LoopRV)
         new = _merge.merge(ops)
         for lp in loops:
             self._consume(lp, "merge")

@@ -25,34 +25,40 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.trace import Instruction
 
 
-def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
+def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
+              keeps_ops: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
     the trace stays TVM-compatible), but the whole macro is still one transaction.
     `readonly=True`: the method does not rewrite the module (queries, sampling), so the
-    schedule's sid -> op cache stays valid; every other primitive drops it before and after."""
+    schedule's sid -> op cache stays valid; every other primitive drops it before and after,
+    except `keeps_ops=True` ones, which only change attributes of existing ops (loop kinds,
+    annotations): no op is created, erased or moved, so the cache stays valid too."""
     if fn is None:
-        return functools.partial(primitive, macro=macro, readonly=readonly)
+        return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops)
+    keeps_ops = keeps_ops or readonly
     sig = inspect.signature(fn)
 
     named_blocks = [k for k, p in sig.parameters.items() if _takes_block_name(p.annotation)]
+    arguments = _binder(sig)
 
     @functools.wraps(fn)
     @serialized
     def wrapper(self, *args, **kwargs):
-        bound = sig.bind(self, *args, **kwargs)
-        bound.apply_defaults()
+        values = arguments(self, args, kwargs)
         record = not self._recording and not macro
-        if record and any(isinstance(bound.arguments[k], str) for k in named_blocks):
+        if record and any(isinstance(values[k], str) for k in named_blocks):
             # a block given by name is looked up first, recorded as get_block (as in TVM)
+            bound = sig.bind(self, *args, **kwargs)
+            bound.apply_defaults()
             for k in named_blocks:
                 if isinstance(bound.arguments[k], str):
                     bound.arguments[k] = self.get_block(bound.arguments[k])
             return wrapper(*bound.args, **bound.kwargs)
-        inst = Instruction(fn.__name__, {k: v for k, v in bound.arguments.items() if k != "self"})
+        inst = Instruction(fn.__name__, values)
         outermost = self._depth == 0 and not self._trusted
-        if not readonly:
+        if not keeps_ops:
             self._ops = None
             self._mutating += 1
         if outermost:
@@ -78,7 +84,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
                 raise
             raise ScheduleError(f"{fn.__name__}: {type(e).__name__}: {e}") from e
         finally:
-            if not readonly:
+            if not keeps_ops:
                 self._ops = None
                 self._mutating -= 1
             self._depth -= 1
@@ -91,6 +97,36 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False):
         return result
     wrapper.is_primitive = True
     return wrapper
+
+
+def _binder(sig: inspect.Signature):
+    """f(self, args, kwargs) -> {parameter: value} with defaults filled in, in parameter order
+    (what `sig.bind` + `apply_defaults` give, without self). Plain parameters take a fast path
+    (a search replays thousands of primitives); anything else, errors included, goes through
+    `sig.bind`."""
+    params = list(sig.parameters.values())[1:]
+    names = [p.name for p in params]
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+
+    def slow(self, args, kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        return {k: v for k, v in bound.arguments.items() if k != "self"}
+
+    def bind(self, args, kwargs):
+        if not simple or len(args) > len(positional):
+            return slow(self, args, kwargs)
+        given = dict(zip(positional, args))
+        for k, v in kwargs.items():
+            if k in given or k not in names:
+                return slow(self, args, kwargs)
+            given[k] = v
+        if any(n not in given and n not in defaults for n in names):
+            return slow(self, args, kwargs)
+        return {n: given[n] if n in given else defaults[n] for n in names}
+    return bind
 
 
 def _takes_block_name(annotation) -> bool:

@@ -11,6 +11,7 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.ir_walk import walk_all
+from tir_mlir.passes.lowering import gpu_usage
 from tir_mlir.passes.schedule import analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -81,7 +82,7 @@ class RuleQueries:
         """Names of every block of a function, in program order (TVM walks the root block's
         subtree the same way)."""
         func = self._mod[self._func(func_name)]
-        return [Block(op).name for op in analysis.walk(func) if analysis.is_block(op)]
+        return [Block(op).name for op in walk_all(func) if analysis.is_block(op)]
 
     @_query
     def get_read_iter_vars(self, block: BlockRV) -> List[set]:
@@ -121,7 +122,7 @@ class RuleQueries:
     def get_gpu_usage(self, func_name=None) -> dict:
         """Per kernel launch resources of a function: the largest product of threadIdx loop
         extents over its kernels (top-level loop nests) and the bytes of its "shared"
-        buffers."""
+        buffers, compacted as the CUDA lowering does (declared sizes if it cannot lower)."""
         func = self._mod[self._func(func_name)]
         threads = 1
         for top in analysis.body_ops(func.regions[0].blocks[0]):
@@ -137,6 +138,9 @@ class RuleQueries:
             for e in extents.values():
                 prod *= e
             threads = max(threads, prod)
+        shared = gpu_usage.shared_bytes(self._mod.module, self._func(func_name))
+        if shared is not None:                 # what the kernels take once compacted
+            return {"threads_per_block": threads, "shared_bytes": shared}
         shared = 0
         for op in walk_all(func):
             if op.name in ("memref.alloc", "memref.alloca") and \

@@ -21,6 +21,7 @@ from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
+from tir_mlir.schedule.cache_primitives import CachePrimitives
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.layout_primitives import LayoutPrimitives
 from tir_mlir.schedule.loop_primitives import LoopPrimitives
@@ -36,7 +37,7 @@ BlockOrLoop = Union[BlockRV, LoopRV]
 
 
 class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, Sampling, Queries,
-               RuleQueries, RegionPrimitives):
+               RuleQueries, CachePrimitives, RegionPrimitives):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
     `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept
@@ -47,6 +48,11 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
                  debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
                  enable_check: bool = True):
+        self._symbolic = None        # symbolic shapes: symbolic_schedule.py
+        if type(mod).__name__ in ("SymbolicPrimFunc", "ScheduledSymbolicFunc"):
+            from tir_mlir.script.symbolic_schedule import ScheduledSymbolicFunc
+            self._symbolic = ScheduledSymbolicFunc.start(mod)
+            mod = self._symbolic.probe
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
@@ -61,10 +67,10 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
         self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
-                                  for op in [f, *analysis.walk(f)] if SID in op.attributes],
+                                  for op in [f, *walk_all(f)] if SID in op.attributes],
                                  default=-1)
         self._next_name = 0
-        self._ops = None             # cache of _resolve: sid -> op, None after a rewrite
+        self._ops = None             # cache of _index(), None after a rewrite
         self._mutating = 0           # depth of rewriting primitives running (no cache then)
         self._depth = 0
         self._recording = False
@@ -73,6 +79,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @property
     def mod(self) -> IRModule:
+        if self._symbolic is not None:
+            return self._symbolic.then(self._trace.copy(), self._mod)
         return self._mod
 
     @property
@@ -114,9 +122,21 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                                                     self._next_sid)
             self._next_sid += 1
             if self._ops is not None and not self._mutating:
-                self._ops[self._next_sid - 1] = op
+                self._ops[0][self._next_sid - 1] = op
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op), schedule=self._identity)
+
+    def _resolve_many(self, rvs, kind=None) -> List[ir.Operation]:
+        """The ops of several handles from one index of the module (inside a rewriting
+        primitive each `_resolve` walks the module again: see `_index`)."""
+        if self._ops is not None:
+            return [self._resolve(rv, kind) for rv in rvs]
+        self._ops = self._index(force=True)
+        try:
+            return [self._resolve(rv, kind) for rv in rvs]
+        finally:
+            if self._mutating:
+                self._ops = None
 
     def _resolve(self, rv, kind=None) -> ir.Operation:
         """The op a handle stands for; ScheduleError if it was consumed or is gone."""
@@ -133,20 +153,30 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
         if id(rv) in self._removed:
             raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
-        ops = self._ops
-        if ops is None:             # sid -> op, rebuilt after any rewrite (see primitive.py)
-            with get_context():
-                ops = {_sid(op): op for f in self._mod.functions.values()
-                       for op in [f, *walk_all(f)]    # f: the implicit root block
-                       if SID in op.attributes}
-            # Inside a rewriting primitive ops are erased as it goes: no cache there (a stale
-            # entry would be an erased operation).
-            if not self._mutating:
-                self._ops = ops
-        op = ops.get(rv.sid)
+        op = self._index()[0].get(rv.sid)
         if op is not None:
             return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
+
+    def _index(self, force: bool = False):
+        """(sid -> op, (function, block name) -> block ops), from one walk of the module;
+        cached until a primitive that moves, creates or erases ops runs (see primitive.py).
+        `force`: build it even inside such a primitive, for lookups made before it rewrites."""
+        if self._ops is not None:
+            return self._ops
+        ops, blocks = {}, {}
+        with get_context():
+            for name, f in self._mod.functions.items():
+                for op in [f, *walk_all(f)]:       # f: the implicit root block
+                    if SID in op.attributes:
+                        ops[_sid(op)] = op
+                    if op.name == Block.OP_NAME:
+                        blocks.setdefault((name, Block(op).name), []).append(op)
+        # Inside a rewriting primitive ops are erased as it goes: no cache there (a stale
+        # entry would be an erased operation).
+        if not self._mutating and not force:
+            self._ops = (ops, blocks)
+        return ops, blocks
 
     def _consume(self, rv: _RV, by: str):
         """Mark a handle's op as gone (erased by primitive `by`)."""
@@ -211,8 +241,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
-        found = [op for op in walk_all(self._mod[func])
-                 if analysis.is_block(op) and Block(op).name == name]
+        found = self._index()[1].get((func, name), [])
         if not found and name == "root":      # TVM's implicit root block: the function body
             found = [self._mod[func]]
         if not found:
@@ -267,7 +296,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     @primitive
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
         """Fuse a perfect nest of loops (outermost first) into one loop `i_j_fused`."""
-        ops = [self._resolve(lp, LoopRV) for lp in loops]
+        ops = self._resolve_many(loops, LoopRV)
         new = _fuse.fuse(ops, preserve_unit_iters=preserve_unit_iters)
         for lp in loops:
             self._consume(lp, "fuse")
@@ -276,7 +305,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     @primitive
     def reorder(self, *ordered_loops: LoopRV) -> None:
         """Permute loops of one chain into the given order."""
-        _reorder.reorder([self._resolve(lp, LoopRV) for lp in ordered_loops])
+        _reorder.reorder(self._resolve_many(ordered_loops, LoopRV))
 
     @primitive
     def add_unit_loop(self, block_or_loop: BlockOrLoop) -> LoopRV:
@@ -284,27 +313,27 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         return self._handle(_unit.add_unit_loop(self._resolve(block_or_loop, (BlockRV, LoopRV))),
                             LoopRV)
 
-    @primitive
+    @primitive(keeps_ops=True)
     def parallel(self, loop: LoopRV) -> None:
         loop_kind.parallel(self._resolve(loop, LoopRV))
 
-    @primitive
+    @primitive(keeps_ops=True)
     def vectorize(self, loop: LoopRV) -> None:
         loop_kind.vectorize(self._resolve(loop, LoopRV))
 
-    @primitive
+    @primitive(keeps_ops=True)
     def unroll(self, loop: LoopRV) -> None:
         loop_kind.unroll(self._resolve(loop, LoopRV))
 
-    @primitive
+    @primitive(keeps_ops=True)
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
         loop_kind.bind(self._resolve(loop, LoopRV), thread_axis)
 
-    @primitive
+    @primitive(keeps_ops=True)
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
         _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, self._int(ann_val))
 
-    @primitive
+    @primitive(keeps_ops=True)
     def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:
         _ann.unannotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key)
 

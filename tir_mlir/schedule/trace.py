@@ -82,7 +82,8 @@ _LAMBDAS = ("index_map", "gen_new_ranges")
 # Instructions TVM prints with positional arguments.
 _POSITIONAL = ("get_child_blocks",)
 # Arguments TVM's trace names unlike the Python parameter.
-_PRINTED_AS = {("get_output_blocks", "scope_block"): "block"}
+_PRINTED_AS = {("get_output_blocks", "scope_block"): "block",
+               ("cache_inplace", "block_rv"): "block", ("cache_index", "block_rv"): "block"}
 
 
 @functools.lru_cache(maxsize=None)

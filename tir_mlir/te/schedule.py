@@ -13,7 +13,6 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.module import IRModule
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
@@ -111,10 +110,16 @@ class Stage:
         self.sched._var_axis[id(thread_ivar)] = ivar
 
     def pragma(self, var, pragma_type, pragma_value=None):
+        if pragma_type in ("import_llvm", "import_c"):   # code build() links (extern_libs.py)
+            if not isinstance(pragma_value, str):
+                raise ScheduleError(f"pragma {pragma_type!r} takes the code as a string")
+            self.sched.sch.annotate(self._loop(var), f"pragma_{pragma_type}", pragma_value)
+            return
         kind = PRAGMA_KINDS.get(pragma_type)
         if kind is None:
             raise ScheduleError(f"pragma {pragma_type!r} has no TensorIR counterpart in tir_mlir "
-                                f"(supported: {', '.join(sorted(PRAGMA_KINDS))})")
+                                f"(supported: {', '.join(sorted(PRAGMA_KINDS))}, import_llvm, "
+                                f"import_c)")
         getattr(self.sched.sch, kind)(self._loop(var))
 
     def prefetch(self, tensor, var, offset):
@@ -176,11 +181,7 @@ class Schedule:
                         if isinstance(op, PlaceholderOp)]
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
-        if not isinstance(func, IRModule):
-            raise ScheduleError(f"te.create_schedule: symbolic shapes ({', '.join(func.vars)}) "
-                                "cannot be scheduled yet; te.create_prim_func(...).specialize"
-                                "({...}) gives a PrimFunc to schedule with tir_mlir.Schedule")
-        self.sch = TIRSchedule(func)
+        self.sch = TIRSchedule(func)     # symbolic shapes too (script/symbolic_schedule.py)
         self._loops: Dict[int, object] = {}       # id(IterVar) -> LoopRV
         self._axes: Dict[int, IterVar] = {}        # loop sid -> IterVar
         self._keep = []                            # IterVars the maps refer to, kept alive

@@ -12,6 +12,7 @@ with TVM, given in docs/meta_schedule.md). Lines are appended and flushed one re
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
 import base64
+import functools
 import json
 import os
 import statistics
@@ -27,8 +28,10 @@ FAILED_RUN_SECS = 1e9     # TVM's run time of a failed candidate
 
 class JSONDatabase(Database):
     def __init__(self, path_workload: str, path_tuning_record: str, allow_missing: bool = True):
-        """Opening reads every line but parses a record (trace, arguments) only when a query
-        returns it, so large logs open in about the time json.loads takes."""
+        """Opening splits the records file into lines and reads only each line's workload
+        number; a record's run time and target are read (from the end of its line) when a
+        query needs them, its trace and arguments parsed when a query returns it. So a log of
+        100,000 records opens in well under a second."""
         self.path_workload, self.path_tuning_record = str(path_workload), str(path_tuning_record)
         for p in (self.path_workload, self.path_tuning_record):
             if not os.path.exists(p):
@@ -39,9 +42,15 @@ class JSONDatabase(Database):
         self._index: Dict[str, int] = {}
         self._entries: List[_Entry] = []
         for line in _lines(self.path_workload):
-            self._add_workload(_workload_from_json(line))
-        for index, rec in _lines(self.path_tuning_record):
-            self._entries.append(_Entry(self.workloads[index], rec))
+            self._add_workload(_workload_from_json(json.loads(line)))
+        for k, raw in enumerate(_lines(self.path_tuning_record)):
+            try:
+                index = int(raw[1:raw.index(b",")])
+                workload = self.workloads[index]
+            except (ValueError, IndexError):
+                raise ValueError(f"{self.path_tuning_record}: record {k + 1} does not start "
+                                 f"with a workload number of the workloads file") from None
+            self._entries.append(_Entry(workload, raw))
 
     def _add_workload(self, w: Workload) -> int:
         self._index[w.shash] = len(self.workloads)
@@ -81,31 +90,70 @@ class JSONDatabase(Database):
 
 
 class _Entry:
-    """A record line: run time and target read at once, the rest parsed on first use."""
+    """A record line: run time and target read on first use (`_header`), the rest parsed
+    when the record is returned."""
 
-    def __init__(self, workload, raw, record: Optional[TuningRecord] = None):
+    def __init__(self, workload, raw: Optional[bytes], record: Optional[TuningRecord] = None):
         self.workload, self.raw, self._record = workload, raw, record
-        if record is not None:
-            self.mean_sec = record.mean_sec
-        else:
-            secs = raw[1] if len(raw) > 1 else None
-            self.mean_sec = (statistics.fmean(secs) if secs and all(
-                s < FAILED_RUN_SECS for s in secs) else None)
-        self._target = None
+        self._head = None if record is None else (record.mean_sec, record.target)
+
+    def _header(self):
+        if self._head is None:
+            secs, target = _run_secs_and_target(self.raw)
+            mean = (statistics.fmean(secs) if secs and all(s < FAILED_RUN_SECS for s in secs)
+                    else None)
+            self._head = (mean, target)
+        return self._head
+
+    @property
+    def mean_sec(self):
+        return self._header()[0]
 
     @property
     def target(self):
-        if self._target is None:
-            self._target = (self._record.target if self._record is not None else
-                            _canonical(_target_from_json(self.raw[2] if len(self.raw) > 2
-                                                         else None)))
-        return self._target
+        return self._header()[1]
 
     @property
     def record(self) -> TuningRecord:
         if self._record is None:
-            self._record = _record_from_json(self.raw, self.workload)
+            self._record = _record_from_json(json.loads(self.raw)[1], self.workload)
         return self._record
+
+
+def _run_secs_and_target(raw: bytes):
+    """(run_secs, canonical target) of a record line `[n,[trace,run_secs,target,args]]`,
+    read from its end without parsing the trace: the last `],{` or `],null,` (either
+    separator style) ends the run times when what follows is exactly a target, the
+    arguments and `]]`. Otherwise the whole line is parsed."""
+    near = max(0, len(raw) - _TAIL)           # target and arguments are short
+    end = max(raw.rfind(sep, near) for sep in (b"],{", b"], {", b"],null,", b"], null,"))
+    start = max(raw.rfind(b",[", near, end), raw.rfind(b", [", near, end))
+    if end > 0 and start > 0:
+        try:
+            secs = [float(x) for x in raw[raw.index(b"[", start) + 1:end].split(b",")]
+            tail = raw[raw.index(b",", end) + 1:].decode().lstrip()
+            _, k = _DECODER.raw_decode(tail)
+            rest = tail[k:].lstrip()
+            if rest[:1] == ",":
+                rest = rest[1:].lstrip()
+                _, j = _DECODER.raw_decode(rest)          # the arguments
+                if rest[j:].strip() == "]]":
+                    return secs, _target_key(tail[:k])
+        except (ValueError, IndexError):
+            pass
+    rec = json.loads(raw)[1]
+    return ((rec[1] if len(rec) > 1 else None),
+            _target_key(json.dumps(rec[2] if len(rec) > 2 else None)))
+
+
+@functools.lru_cache(maxsize=64)
+def _target_key(target_json: str) -> Optional[str]:
+    """The canonical target of a record's target JSON (a log holds few distinct ones)."""
+    return _canonical(_target_from_json(json.loads(target_json)))
+
+
+_DECODER = json.JSONDecoder()
+_TAIL = 4096
 
 
 def _canonical(target):
@@ -113,23 +161,20 @@ def _canonical(target):
     return None if target is None else canonical_target(target)
 
 
-def _lines(path):
-    """The parsed lines of a JSON-lines file; a torn last line is dropped with a warning."""
+def _lines(path) -> List[bytes]:
+    """The non-empty lines of a JSON-lines file, unparsed; a torn last line (no newline
+    after it, not valid JSON) is dropped with a warning."""
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
-    out = []
-    for k, raw in enumerate(lines):
-        if not raw.strip():
-            continue
+    torn = lines.pop() if lines else b""      # what follows the last newline
+    if torn.strip():
         try:
-            out.append(json.loads(raw))
+            json.loads(torn)
+            lines.append(torn)
         except json.JSONDecodeError:
-            if k == len(lines) - 1:        # no newline after it: a write cut short
-                warnings.warn(f"{path}: dropping an incomplete last line (a killed writer)")
-                continue
-            raise ValueError(f"{path}:{k + 1}: not a JSON line") from None
-    return out
+            warnings.warn(f"{path}: dropping an incomplete last line (a killed writer)")
+    return [line for line in lines if line.strip()]
 
 
 def _append(path, obj):

@@ -1,6 +1,7 @@
 """Postprocessors: applied to every sampled candidate before it is measured."""
 from tir_mlir.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
 from tir_mlir.meta_schedule.postproc.postproc import Postproc
+from tir_mlir.meta_schedule.postproc.rewrite_cooperative_fetch import RewriteCooperativeFetch
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll)
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
@@ -13,10 +14,11 @@ def create(kind: str = "llvm") -> list:
         return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
                 RewriteReductionBlock()]
     if kind == "cuda":
-        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
-                RewriteReductionBlock(), VerifyGPUCode()]
+        return [DisallowDynamicLoop(), RewriteCooperativeFetch(),
+                RewriteParallelVectorizeUnroll(), RewriteReductionBlock(), VerifyGPUCode()]
     raise ValueError(f"no default postprocessors for target kind {kind!r}")
 
 
-__all__ = ["DisallowDynamicLoop", "Postproc", "RewriteParallelVectorizeUnroll",
+__all__ = ["DisallowDynamicLoop", "Postproc", "RewriteCooperativeFetch",
+           "RewriteParallelVectorizeUnroll",
            "RewriteReductionBlock", "VerifyGPUCode", "create"]

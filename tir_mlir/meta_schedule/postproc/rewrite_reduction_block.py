@@ -1,5 +1,6 @@
 """RewriteReductionBlock: split every reduction block into its init and update blocks
-(decompose_reduction at its outermost reduction loop), TVM's postprocessor."""
+(decompose_reduction at its outermost reduction loop), TVM's postprocessor. Like TVM, a block
+whose reduction is bound to threads is left whole (gpu-lower-cross-thread-reduction)."""
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
 
@@ -11,6 +12,8 @@ class RewriteReductionBlock(Postproc):
                 continue
             loops = sch.get_loops(block)
             red = [lp for lp in loops if sch.get_loop_iter_type(lp) == "R"]
+            if any(sch.get(lp).thread_binding for lp in red):
+                continue          # a cross-thread reduction: its lowering needs the init
             if red:
                 sch.decompose_reduction(block, red[0])
         return True

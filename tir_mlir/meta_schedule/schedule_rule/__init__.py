@@ -2,6 +2,7 @@
 from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
+from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
                                                                      ReuseConfig)
 from tir_mlir.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -11,5 +12,5 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import (PyScheduleRule, 
                                                                 as_rule)
 from tir_mlir.meta_schedule.schedule_rule.defaults import create
 
-__all__ = ["AddRFactor", "AutoBind", "AutoInline", "MultiLevelTiling", "ReuseConfig", "ParallelizeVectorizeUnroll",
+__all__ = ["AddRFactor", "AutoBind", "AutoInline", "CrossThreadReduction", "MultiLevelTiling", "ReuseConfig", "ParallelizeVectorizeUnroll",
            "RandomComputeLocation", "ScheduleRule", "PyScheduleRule", "as_rule", "create"]

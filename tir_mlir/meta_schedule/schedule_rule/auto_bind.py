@@ -1,7 +1,9 @@
 """AutoBind (GPU): a top-level block whose loops are not bound to threads gets its outer
 spatial loops fused and split into blockIdx.x x threadIdx.x, the thread count sampled
 among `thread_extents` (at most the target's max threads per block) and the block count
-capped by `max_threadblocks` with a serial outer loop (TVM's AutoBind)."""
+capped by `max_threadblocks` with a serial outer loop (TVM's AutoBind). A block with threads
+bound but no blocks (CrossThreadReduction's sketches) gets its outer spatial loops fused and
+bound to blockIdx.x."""
 from typing import List, Optional, Sequence
 
 from tir_mlir.errors import ScheduleError
@@ -20,7 +22,12 @@ class AutoBind(ScheduleRule):
         if not sch.is_top_level_block(block):
             return [sch]
         loops = sch.get_loops(block)
-        if not loops or any(sch.get(lp).thread_binding for lp in loops):
+        tags = [sch.get(lp).thread_binding or "" for lp in loops]
+        if any(t.startswith("blockIdx") for t in tags):
+            return [sch]
+        if any(t.startswith("threadIdx") for t in tags):
+            return self._bind_blocks(sch, block, loops, tags)
+        if not loops:
             return [sch]
         outer = []
         for lp in loops:
@@ -43,6 +50,24 @@ class AutoBind(ScheduleRule):
                 bx, tx = sch.split(fused, [None, threads])
             sch.bind(bx, "blockIdx.x")
             sch.bind(tx, "threadIdx.x")
+        except ScheduleError:
+            pass
+        return [sch]
+
+    def _bind_blocks(self, sch, block, loops, tags) -> List:
+        """Threads bound (CrossThreadReduction), blocks not: the outer spatial loops above
+        the first thread loop become blockIdx.x (a unit loop when there is none)."""
+        outer = []
+        for lp, tag in zip(loops, tags):
+            if tag or sch.get_loop_iter_type(lp) != "S" or len(sch.get_child_blocks(lp)) > 1:
+                break
+            outer.append(lp)
+        try:
+            if outer:
+                fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+            else:
+                fused = sch.add_unit_loop(loops[0])
+            sch.bind(fused, "blockIdx.x")
         except ScheduleError:
             pass
         return [sch]

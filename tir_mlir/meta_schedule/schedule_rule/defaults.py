@@ -4,6 +4,7 @@ from typing import List
 from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
+from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
                                                                      ReuseConfig)
 from tir_mlir.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -30,10 +31,10 @@ def create(kind: str = "llvm") -> List:
             MultiLevelTiling(structure="SSSRRSRS",
                              tile_binds=["blockIdx.x", "vthread.x", "threadIdx.x"],
                              max_innermost_factor=64,
-                             # TVM also caches the inputs in shared memory (reuse_read at
-                             # level 4, cooperative fetch): that needs compute_at to relax a
-                             # shared buffer's region over the threads, which it does not yet
+                             vector_load_lens=[1, 2, 3, 4, 8, 16],
+                             reuse_read=ReuseConfig(req="must", levels=[4], scope="shared"),
                              reuse_write=ReuseConfig(req="must", levels=[3], scope="local")),
+            CrossThreadReduction(thread_extents=[4, 8, 16, 32, 64, 128, 256, 512]),
             ParallelizeVectorizeUnroll(max_jobs_per_core=-1, max_vectorize_extent=-1,
                                        unroll_max_steps=[0, 16, 64, 512, 1024],
                                        unroll_explicit=True),

@@ -7,6 +7,8 @@ score and mutated with probability `genetic_mutate_prob` (a mutator drawn by its
 probability); every candidate seen is scored and the best unmeasured ones are kept. The
 round measures (1 - eps_greedy) of its budget from those best predicted and eps_greedy from
 the random samples. A program already measured (same trace) is never measured again.
+Given a database that already holds records of the task (a resumed tuning), its best records
+join the measured ones from the start.
 """
 import heapq
 from typing import List, Optional
@@ -33,6 +35,24 @@ class EvolutionarySearch(SearchStrategy):
     def pre_tuning(self, *args, **kwargs) -> None:
         super().pre_tuning(*args, **kwargs)
         self.measured = {}        # trace key -> (trace, seconds)
+        self._seed_from_database()
+
+    def _seed_from_database(self) -> None:
+        """Resuming: the best records the database already holds for this program and target
+        (TVM's get_top_k, as many as the population's measured share) count as measured, so
+        they seed every round's population and are never measured again."""
+        if self.database is None or self.context is None or \
+                not self.database.has_workload(self.mod):
+            return
+        from tir_mlir.meta_schedule.target_key import canonical_target
+        workload = self.database.commit_workload(self.mod)
+        top = self.database.get_top_k(workload,
+                                      int(self.population_size * self.init_measured_ratio),
+                                      canonical_target(str(self.context.target)))
+        for record in top:
+            sch = self.replay(record.trace)
+            if sch is not None:
+                self.measured[_key(sch)] = (sch.trace, record.mean_sec)
 
     # --- one round ------------------------------------------------------------------------
     def generate_measure_candidates(self) -> Optional[List[MeasureCandidate]]:
@@ -80,25 +100,31 @@ class EvolutionarySearch(SearchStrategy):
                 out.append(sch)
         return out
 
-    def _scores(self, population) -> List[float]:
-        if self.cost_model is None:
-            return [self.rng.random() for _ in population]
-        cands = [MeasureCandidate(s) for s in population]
-        return [float(x) for x in self.cost_model.predict(self.context, cands)]
+    def _scores(self, population, cache: dict) -> List[float]:
+        """Predicted scores of (key, schedule) pairs; `cache` (key -> score, one round: the
+        model does not change within it) spares re-extracting the features of parents kept
+        unmutated and of children equal to a program already scored."""
+        todo = {k: s for k, s in population if k not in cache}
+        if todo:
+            if self.cost_model is None:
+                new = [self.rng.random() for _ in todo]
+            else:
+                cands = [MeasureCandidate(s) for s in todo.values()]
+                new = [float(x) for x in self.cost_model.predict(self.context, cands)]
+            cache.update(zip(todo, new))
+        return [cache[k] for k, _ in population]
 
     def _evolve(self, population: list, n: int) -> list:
         """The best predicted unmeasured candidates seen while evolving, best first."""
         heap, seen = [], set()          # min-heap of (score, tiebreak, sch) of size <= 2n
-        counter = 0
+        cache, replayed = {}, {}
+        population = [(_key(s), s) for s in population]
 
-        def offer(sch, score):
-            nonlocal counter
-            k = _key(sch)
+        def offer(k, sch, score):
             if k in seen or k in self.measured:
                 return
             seen.add(k)
-            counter += 1
-            item = (score, counter, sch)
+            item = (score, len(seen), sch)
             if len(heap) < 2 * n:
                 heapq.heappush(heap, item)
             elif score > heap[0][0]:
@@ -107,9 +133,9 @@ class EvolutionarySearch(SearchStrategy):
         mutators = list(self.mutator_probs)
         weights = [self.mutator_probs[m] for m in mutators]
         for gen in range(self.genetic_num_iters + 1):
-            scores = self._scores(population)
-            for sch, s in zip(population, scores):
-                offer(sch, s)
+            scores = self._scores(population, cache)
+            for (k, sch), s in zip(population, scores):
+                offer(k, sch, s)
             if gen == self.genetic_num_iters or not mutators:
                 break
             total = sum(max(s, 0.0) for s in scores)
@@ -122,14 +148,24 @@ class EvolutionarySearch(SearchStrategy):
                     nxt.append(parent)
                     continue
                 mutator = self.rng.choices(mutators, weights=weights)[0]
-                trace = mutator.apply(parent.trace, self.rng)
-                child = self.replay(trace) if trace is not None else None
+                trace = mutator.apply(parent[1].trace, self.rng)
+                child = None if trace is None else self._replay_once(trace, replayed)
                 if child is None:
                     fails += 1
                     continue
                 nxt.append(child)
             population = nxt or population
         return [sch for _, _, sch in sorted(heap, key=lambda x: -x[0])]
+
+    def _replay_once(self, trace, replayed: dict):
+        """(key, schedule) of a mutated trace, None when it fails; `replayed` remembers the
+        round's replays: parents drawn often mutate into the same child, and a trace whose
+        decisions are all given replays to the same program every time."""
+        text = str(trace)
+        if text not in replayed:
+            sch = self.replay(trace)
+            replayed[text] = None if sch is None else (_key(sch), sch)
+        return replayed[text]
 
 
 def _key(sch) -> str:

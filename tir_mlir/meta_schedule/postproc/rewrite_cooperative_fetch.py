@@ -1,0 +1,42 @@
+"""RewriteCooperativeFetch (GPU): a cache block that MultiLevelTiling annotated
+`meta_schedule.cooperative_fetch = v` (a shared-memory read cache computed under the thread
+loops, so it covers the whole thread block's tile) gets its loops fused and split over the
+block's threads, `[None, threadIdx.y, threadIdx.x, v]` (the y part only when a threadIdx.y
+loop is around it, the vector part only when v > 1, vectorized), and loses the annotation.
+Without a threadIdx.x loop around the block the annotation is left alone (TVM's
+postprocessor does the same)."""
+from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
+
+KEY = "meta_schedule.cooperative_fetch"
+
+
+class RewriteCooperativeFetch(Postproc):
+    def apply(self, sch) -> bool:
+        for func, name in blocks(sch):
+            block = sch.get_block(name, func)
+            vector = sch.get(block).annotations.get(KEY)
+            if vector is None:
+                continue
+            loops = sch.get_loops(block)
+            threads = {sch.get(lp).thread_binding: sch.get(lp).extent for lp in loops
+                       if sch.get(lp).thread_binding}
+            if "threadIdx.x" not in threads:
+                continue
+            ndim = len(sch.get(block).iter_vars)
+            own = loops[len(loops) - ndim:]
+            if len(own) != ndim or any(sch.get(lp).thread_binding for lp in own):
+                return False
+            try:
+                sch.unannotate(block, KEY)
+                fused = sch.fuse(*own) if len(own) > 1 else own[0]
+                tags = (["threadIdx.y"] if "threadIdx.y" in threads else []) + ["threadIdx.x"]
+                factors = [None] + [threads[t] for t in tags] + ([vector] if vector > 1 else [])
+                parts = sch.split(fused, factors)
+                for tag, part in zip(tags, parts[1:]):
+                    sch.bind(part, tag)
+                if vector > 1:
+                    sch.vectorize(parts[-1])
+            except ScheduleError:
+                return False
+        return True
