@@ -2,7 +2,8 @@
 
 A buffer is a function argument, whose attributes are its entry of the function's `arg_attrs`,
 or an allocation, whose attributes are the op's own: `tir.name`, `tir.scope`, `tir.dtype` (for
-unsigned dtypes), `tir.param`, `tir.index_dtype`.
+unsigned dtypes), `tir.param`, `tir.index_dtype`, `tir.axis_separators` (i64 array),
+`tir.offset_factor` (i64).
 """
 from mlir import ir
 
@@ -32,3 +33,22 @@ def buffer_attrs(buf: ir.Value):
 def buffer_name(buf: ir.Value, default=None):
     """The `tir.name` of a buffer, or `default`."""
     return str_attr(buffer_attrs(buf), "tir.name", default)
+
+
+def set_buffer_attr(buf: ir.Value, name: str, value=None):
+    """Set (or, with None, remove) attribute `name` of a buffer: in the function's `arg_attrs`
+    for a parameter, on the op for an allocation."""
+    if not isinstance(buf.owner, ir.Block):
+        if value is None:
+            if name in buf.owner.attributes:
+                del buf.owner.attributes[name]
+        else:
+            buf.owner.attributes[name] = value
+        return
+    func_op = buf.owner.owner.operation
+    dicts = arg_attrs(func_op)
+    d = dicts[ir.BlockArgument(buf).arg_number]
+    d.pop(name, None)
+    if value is not None:
+        d[name] = value
+    func_op.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(x) for x in dicts])

@@ -15,6 +15,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @annotate_buffer_access {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @bind {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -120,6 +125,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @pad_einsum {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @parallel {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -175,6 +185,11 @@ irdl.dialect @tir_schedule {
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
   }
+  irdl.operation @rolling_buffer {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
   irdl.operation @sample_categorical {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
@@ -191,6 +206,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @sample_perfect_tile {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @set_axis_separator {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
@@ -241,6 +261,11 @@ irdl.dialect @tir_schedule {
     irdl.results(outputs: variadic %h)
   }
   irdl.operation @unroll {
+    %h = irdl.base @tir_schedule::@handle
+    irdl.operands(handles: variadic %h)
+    irdl.results(outputs: variadic %h)
+  }
+  irdl.operation @unsafe_hide_buffer_access {
     %h = irdl.base @tir_schedule::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)

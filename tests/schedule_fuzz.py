@@ -1,11 +1,12 @@
 """Seed loop of the random schedule differential against TVM (not collected by pytest).
 
-    python tests/schedule_fuzz.py START END [--timeout 60] [--log fuzz.log]
+    python tests/schedule_fuzz.py START END [--timeout 60] [--log fuzz.log] [--kinds K1,K2]
 
 Each seed (tests/schedule_random.py: from_seed) runs in a worker process under a time limit;
 a seed whose worker dies (an LLVM assertion abort, a crash) or runs out of time is logged as
 such (a death is rerun on our side alone, to tell TVM's crashes from ours), and the loop goes
-on with the next seed. Differences are logged with the schedule.
+on with the next seed. Differences are logged with the schedule. `--kinds` runs only the seeds
+whose schedule draws one of these primitives.
 """
 import argparse
 import multiprocessing as mp
@@ -62,12 +63,16 @@ def main():
     ap.add_argument("end", type=int)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--log", default="-")
+    ap.add_argument("--kinds", default="", help="comma-separated primitives a seed must draw")
     args = ap.parse_args()
+    kinds = {k for k in args.kinds.split(",") if k}
     log = sys.stdout if args.log == "-" else open(args.log, "a", buffering=1)
     from schedule_random import from_seed
     import schedule_differential  # noqa: F401  (imported once, before the workers fork)
     ctx = mp.get_context("fork")
     for seed in range(args.start, args.end):
+        if kinds and not any(step[0] in kinds for step in from_seed(seed)[1]):
+            continue
         problems, code = _in_worker(ctx, _run, seed, args.timeout)
         if problems is None:
             _, ours = _in_worker(ctx, _run_ours, seed, args.timeout)

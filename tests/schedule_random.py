@@ -20,7 +20,9 @@ KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "para
          "storage_align", "transform_layout"]
 # Issue 13's primitives: drawn by the seed loop (tests/schedule_fuzz.py runs each seed in a worker
 # process), not in-process, as TVM 0.21 can crash the process on some of their inputs.
-KINDS_NEW = ["loop_partition", "decompose_padding", "reindex", "reorder_block_iter_var", "merge"]
+KINDS_NEW = ["loop_partition", "decompose_padding", "reindex", "reorder_block_iter_var", "merge",
+             "rolling_buffer", "pad_einsum", "set_axis_separator", "annotate_buffer_access",
+             "unsafe_hide_buffer_access"]
 FUZZ_KINDS = KINDS + KINDS_NEW
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 # issue 13's cache primitives (drawn by the seed loop too; see _cache_step)
@@ -84,6 +86,13 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         sch.transform_layout(blk, ("write", 0), maps[c % len(maps)])
     elif kind == "reindex":
         blocks.append(sch.reindex(blk, ("read", a % 2) if b % 2 else ("write", 0)))
+    elif kind == "rolling_buffer":
+        sch.rolling_buffer(blk, 0)
+    elif kind == "pad_einsum":
+        n_iters = len(sch.get(blk).iter_vars)
+        sch.pad_einsum(blk, [(factor or 4) if (k + a) % 3 == 0 else 1 for k in range(n_iters)])
+    elif kind in ("set_axis_separator", "annotate_buffer_access", "unsafe_hide_buffer_access"):
+        _region_step(sch, blk, kind, a, b)
     elif kind == "reorder_block_iter_var":
         n_iters = len(sch.get(blk).iter_vars)
         sch.reorder_block_iter_var(blk, [(k + a) % n_iters for k in range(n_iters)][::(-1) ** b])
@@ -129,6 +138,26 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         blocks.append(sch.blockize(la))
     else:
         getattr(sch, kind)(la)
+
+
+def _region_step(sch, blk, kind, a, b):
+    """Issue 13's region primitives, with arguments that fit the block's buffers."""
+    view = sch.get(blk)
+    kinds = [("read", k) for k in range(len(view.reads))] + \
+        [("write", k) for k in range(len(view.writes))]
+    if not kinds:
+        return
+    buf_type, index = kinds[a % len(kinds)]
+    region = (view.reads if buf_type == "read" else view.writes)[index]
+    ndim = region.count(",") + 1 if isinstance(region, str) else len(region.region)
+    if kind == "set_axis_separator":
+        if ndim > 1:
+            sch.set_axis_separator(blk, (buf_type, index), [1 + b % (ndim - 1)])
+    elif kind == "annotate_buffer_access":
+        sch.annotate_buffer_access(blk, index, buf_type,
+                                   lambda *v: [(x, x + (1 + b % 2)) for x in v])
+    else:
+        sch.unsafe_hide_buffer_access(blk, buf_type, [index])
 
 
 def _cache_step(sch, blocks, kind, blk, loop, a, b, c):

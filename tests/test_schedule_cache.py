@@ -103,3 +103,12 @@ def test_gpu_style_staging_on_cpu_matmul():
         s.reverse_compute_at(c_local, i)
     sch = check(MM, sched, "main")
     assert 'scope="local"' in sch.mod.script()
+
+
+def test_cache_read_of_a_buffer_computed_in_the_consumers_loop_refused():
+    """After compute_at the writer of Y runs inside C's loop: a copy placed after that loop
+    would be read before it is written (wrong numbers); TVM copies inside the loop."""
+    sch = Schedule(parse(MM_RELU))
+    c = sch.get_block("C")
+    sch.compute_at(sch.get_block("Y"), sch.get_loops(c)[0])
+    check_error(sch, lambda s: s.cache_read(c, 0, "local"), "shares a loop")

@@ -32,6 +32,8 @@ from typing import List, Optional, Tuple
 from mlir import ir
 
 from tir_mlir.affine_exprs import const_of, dims_of
+from tir_mlir import region_overrides as overrides
+from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
 
 
@@ -41,6 +43,7 @@ class BufferRegion:
     ranges: List[Tuple[ir.AffineExpr, int]]
     free: List[ir.Value] = field(default_factory=list)
     points: List[Optional[ir.Value]] = field(default_factory=list)
+    explicit: bool = False      # set by annotate_buffer_access (region_overrides.py)
 
 
 @dataclass
@@ -389,7 +392,26 @@ def _block_regions(block: Block) -> Regions:
     writes = det.result(det.writes)
     drop = {b for b, _, _ in writes} if block.init is not None else ()
     reads = det.result(det.reads, drop)
-    return Regions(_finish(reads, det.space), _finish(writes, det.space))
+    return Regions(_override(_finish(reads, det.space), block, "read"),
+                   _override(_finish(writes, det.space), block, "write"))
+
+
+def _override(regions: List[BufferRegion], block: Block, kind: str) -> List[BufferRegion]:
+    """Regions set by hand (annotate_buffer_access, unsafe_hide_buffer_access) replace or
+    drop the inferred ones."""
+    explicit, hidden = overrides.explicit(block.op, kind), overrides.hidden(block.op, kind)
+    if not explicit and not hidden:
+        return regions
+    out = []
+    for r in regions:
+        name = buffer_name(r.buffer)
+        if name in hidden:
+            continue
+        ranges = explicit.get(name)
+        if ranges is not None and len(ranges) == len(r.ranges):
+            r = BufferRegion(r.buffer, ranges, [], [None] * len(ranges), explicit=True)
+        out.append(r)
+    return out
 
 
 def _finish(entries, space) -> list:

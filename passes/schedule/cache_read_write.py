@@ -25,6 +25,7 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
+from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
@@ -82,6 +83,10 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
         dims = dims[:1] * len(alloc.result.type.shape)
     if buffer_attr(dims) is not None:
         alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
+    seps = buffer_attrs(buf).get("tir.axis_separators")
+    rank = len(alloc.result.type.shape)
+    if seps is not None and all(ir.IntegerAttr(x).value < rank for x in ir.ArrayAttr(seps)):
+        alloc.attributes["tir.axis_separators"] = seps   # kept, as TVM (cache, reindex, rf)
     return alloc.result
 
 
@@ -187,6 +192,11 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
              if s.operation.name != "memref.alloc"]
     writer = _writer_top(func, buf)
     first = stmts[0]
+    if writer is not None and any(top_stmt(c.op) == writer for c in consumers):
+        # TVM copies inside the shared loop, right after the writer; a copy after the whole
+        # loop would come too late
+        raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares a "
+                            f"loop with a consumer (after compute_at); not supported")
     if writer is not None:
         after = next(i for i, s in enumerate(stmts) if s == writer) + 1
         tops = [k for k, s in enumerate(stmts) if k >= after

@@ -24,11 +24,6 @@ its consumers (reverse: producers) are under the loop, and (compute_at) it has a
 reverse_compute_at block without producers covers its whole domain under the loop); the region has
 a constant extent and the block's accesses to the moved-over buffers index by plain iter vars.
 
-A block whose output (reverse: input) is in `shared` scope covers what the whole thread block
-needs: loops bound to threadIdx.* around the loop are relaxed like inner loops (TVM's rule:
-shared memory is shared by the block's threads, so they fetch the tile cooperatively once the
-new loops are bound to threads; `local` is per thread and keeps them).
-
 `compute_at([B1, B2], loop)` moves a group (TE's create_group + compute_at): consumers first,
 so each producer then finds its consumers already under the loop.
 """
@@ -43,7 +38,6 @@ from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
                                                enclosing_loops, func_of, is_ancestor, op_of,
                                                set_operands)
-from tir_mlir.passes.schedule.buffer_util import buffer_scope
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
                                                    iter_var_intervals, touched_region)
 
@@ -172,9 +166,6 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
 
     reads, writes = _reads_writes(block_op)
     outer = enclosing_loops(loop_op) + [loop_op]
-    if all(buffer_scope(b).startswith("shared") for b in (reads if reverse else writes)):
-        # Shared by the thread block (TVM's relaxation): cover what all its threads need.
-        outer = [lp for lp in outer if not _is_thread_loop(lp)]
     space = LoopSpace(outer)
     try:
         regions = {}
@@ -192,10 +183,6 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     stmts = body_ops(lp.body)
     pos = position(stmts, consumers, producers, idx, who)
     return place(block_op, lp.body, stmts, pos, space, covers)
-
-
-def _is_thread_loop(loop_op) -> bool:
-    return Loop(loop_op).kind == "thread_binding" and Loop(loop_op).thread.startswith("threadIdx")
 
 
 def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,

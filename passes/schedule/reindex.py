@@ -40,19 +40,20 @@ WHO = "reindex"
 _ENUMERATION_LIMIT = 1 << 16
 
 
-def buffer_index(block: Block, buffer: Union[Tuple[str, int], str]) -> Tuple[str, int]:
+def buffer_index(block: Block, buffer: Union[Tuple[str, int], str],
+                 who: str = WHO) -> Tuple[str, int]:
     """("read" | "write", index) for a buffer given so or by name (a written name: "write")."""
     if isinstance(buffer, str):
         for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
             for i, b in enumerate(bufs):
                 if buffer_name(b) == buffer:
                     return kind, i
-        raise ScheduleError(f"{WHO}: could not find buffer {buffer!r} in block {block.name!r}")
+        raise ScheduleError(f"{who}: could not find buffer {buffer!r} in block {block.name!r}")
     kind, i = tuple(buffer)
     if kind not in ("read", "write"):
-        raise ScheduleError(f"{WHO}: buffer must be ('read'|'write', index) or a name, got "
+        raise ScheduleError(f"{who}: buffer must be ('read'|'write', index) or a name, got "
                             f"{buffer!r}")
-    pick_buffer(block, block_reads(block) if kind == "read" else block_writes(block), i, WHO,
+    pick_buffer(block, block_reads(block) if kind == "read" else block_writes(block), i, who,
                 kind)
     return kind, i
 

@@ -5,6 +5,7 @@ are iterative, like expression evaluation, so long binding expressions cannot ov
 """
 from mlir import ir
 
+from tir_mlir import first_iteration_or
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.frontend.values import Lit, Val
@@ -107,6 +108,10 @@ class AffineBuilder:
             if callee(node) == "And":
                 stack.extend(reversed(node.args))
                 continue
+            if isinstance(node, A.BinOp) and node.op == "or":
+                exprs.append(self._first_iteration_or(node))
+                eqs.append(False)
+                continue
             if not isinstance(node, A.Compare):
                 raise NotAffine("a condition must be comparisons joined by 'and'",
                                 getattr(node, "pos", None))
@@ -121,6 +126,50 @@ class AffineBuilder:
                 eqs.append(op == "==")
                 ops.append(op)
         return exprs, eqs, ops
+
+    def _first_iteration_or(self, node) -> ir.AffineExpr:
+        """`w < m + 1 or k <= e` (w a loop var over [m, m + n), e >= 0 everywhere), as
+        rolling_buffer writes it: `e - k * ind(w) >= 0` (tir_mlir/first_iteration_or.py)."""
+        bad = NotAffine("'or' in a condition must read 'i < min + 1 or k <= e' (i a loop "
+                        "variable, e >= 0), as TVM's rolling_buffer writes it", node.pos)
+        first, bound = node.lhs, node.rhs
+        if not (isinstance(first, A.Compare) and first.ops == ["<"]
+                and isinstance(first.operands[0], A.Name)
+                and isinstance(bound, A.Compare) and len(bound.ops) == 1
+                and bound.ops[0] in ("<=", ">=")):
+            raise bad
+        w = self.env.get(first.operands[0].id)
+        limit = _int_const(first.operands[1])
+        if not (isinstance(w, Val) and w.dom is not None and limit == w.dom[0] + 1):
+            raise bad
+        lo, hi = bound.operands if bound.ops[0] == "<=" else bound.operands[::-1]
+        k = _int_const(lo)
+        e, _ = self.expr(hi)
+        low = _lower_bound(e, self.dim_vals)
+        if k is None or k <= 0 or low is None or low < 0:
+            raise bad
+        m, n = w.dom
+        return e - first_iteration_or.indicator(self.dim(w), m, n) * k
+
+
+def _lower_bound(e: ir.AffineExpr, dims) -> int:
+    """The least value of a linear expression over the dims' domains (None if not linear)."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position].dom[0]
+    if isinstance(e, ir.AffineAddExpr):
+        a, b = _lower_bound(e.lhs, dims), _lower_bound(e.rhs, dims)
+        return None if a is None or b is None else a + b
+    if isinstance(e, ir.AffineMulExpr) and isinstance(e.rhs.maybe_downcast(),
+                                                      ir.AffineConstantExpr):
+        c = e.rhs.maybe_downcast().value
+        lhs = e.lhs.maybe_downcast()
+        if isinstance(lhs, ir.AffineDimExpr):
+            lo, ext = dims[lhs.position].dom
+            return min(c * lo, c * (lo + ext - 1))
+    return None
 
 
 _CALLS = {"floordiv": "//", "floormod": "%"}

@@ -10,7 +10,7 @@ from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
-from tir_mlir.frontend import ast as A
+from tir_mlir.frontend import ast as A, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
@@ -220,6 +220,28 @@ class FuncBuilder(Fail):
                 self.fail(f"{what} got an unexpected keyword argument {k!r}", p)
         return shape, dtype, scope, index
 
+    def layout_attrs(self, call, ndim, offset_factor=True) -> dict:
+        """`tir.axis_separators` / `tir.offset_factor` buffer attributes from the keywords of
+        T.Buffer / T.match_buffer (`offset_factor`) and T.alloc_buffer (`axis_separators`
+        only: TVM gives an allocation with an offset_factor an undefined elem_offset)."""
+        out = {}
+        for k, v, p in call.kwargs:
+            if k == "axis_separators":
+                items = v.items if isinstance(v, (A.List_, A.Tuple_)) else [v]
+                seps = [self.static_index(x, "an axis separator")[0] for x in items]
+                if seps != sorted(set(seps)) or any(not 0 < x < ndim for x in seps):
+                    self.fail(f"axis_separators must be increasing dimensions in 1..{ndim - 1}, "
+                              f"found {seps}", p)
+                if seps:
+                    out["tir.axis_separators"] = ir.ArrayAttr.get(
+                        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x) for x in seps])
+            elif k == "offset_factor" and offset_factor:
+                n = self.static_index(v, "an offset_factor")[0]
+                if n < 0:
+                    self.fail(f"offset_factor must not be negative, found {n}", p)
+                out["tir.offset_factor"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+        return out
+
     def memref_type(self, shape, dtype):
         return ir.MemRefType.get(list(shape), mlir_type(dtype))
 
@@ -247,11 +269,10 @@ class FuncBuilder(Fail):
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
-                bname, shape, dtype, index, _ = matched[name]
-                extra = {"tir.param": ir.StringAttr.get(name)}
+                bname, shape, dtype, index, layout = matched[name]
+                extra = {"tir.param": ir.StringAttr.get(name), **layout}
             else:
-                bname, (shape, dtype, index) = name, spec
-                extra = {}
+                bname, (shape, dtype, index, extra) = name, spec
             d = {"tir.name": ir.StringAttr.get(bname), **extra}
             if is_unsigned(dtype):
                 d["tir.dtype"] = ir.StringAttr.get(dtype)
@@ -303,12 +324,13 @@ class FuncBuilder(Fail):
                       "(only buffers and handles)", p.pos)
         if isinstance(ann, A.Call) and callee(ann) == "Buffer":
             shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer")
-            return ("buffer", p.name, (shape, dtype, index), p.pos)
+            layout = self.layout_attrs(ann, len(shape))
+            return ("buffer", p.name, (shape, dtype, index, layout), p.pos)
         if (isinstance(ann, A.Subscript)
                 and strip_prefix(A.dotted_name(ann.value) or "") == "Buffer"):
             fake = A.Call(ann.value, ann.indices, [], ann.pos)
             shape, dtype, _, index = self.buffer_spec(fake, ann.indices, "T.Buffer")
-            return ("buffer", p.name, (shape, dtype, index), p.pos)
+            return ("buffer", p.name, (shape, dtype, index, {}), p.pos)
         self.fail(f"unsupported type annotation for parameter {p.name!r} "
                   "(expected T.Buffer(shape, dtype) or T.handle)", ann.pos)
 
@@ -325,7 +347,7 @@ class FuncBuilder(Fail):
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
         shape, dtype, _, index = self.buffer_spec(call, call.args[1:], "T.match_buffer")
-        matched[h] = (s.target.id, shape, dtype, index, s.pos)
+        matched[h] = (s.target.id, shape, dtype, index, self.layout_attrs(call, len(shape)))
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -538,6 +560,7 @@ class FuncBuilder(Fail):
                         self.stmts(stmts)
                     if region_block == blk.body:
                         self._check_regions(header["regions"])
+                        explicit_regions.record(self.env, blk, header["regions"], annotations)
                 finally:
                     self.env.pop()
         finally:
@@ -802,6 +825,8 @@ class FuncBuilder(Fail):
             op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
         if buffer_attr(index) is not None:
             op.attributes[INDEX_DTYPE] = buffer_attr(index)
+        for k, v in self.layout_attrs(call, len(shape), offset_factor=False).items():
+            op.attributes[k] = v
         self.env[name] = Buffer(name, op.result, shape, dtype, index)
 
     def store(self, target, value, pos):

@@ -1,4 +1,5 @@
-"""What the printer needs to know about a buffer (a memref value): name, shape, dtype, scope."""
+"""What the printer needs to know about a buffer (a memref value): name, shape, dtype, scope,
+and the layout keywords TVM prints (offset_factor, axis_separators)."""
 from dataclasses import dataclass
 
 from mlir import ir
@@ -17,14 +18,25 @@ class BufferInfo:
     scope: str = "global"
     param: str = None          # handle name of a T.match_buffer parameter
     dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
+    offset_factor: int = None    # T.Buffer / T.match_buffer(..., offset_factor=N)
+    axis_separators: tuple = ()
+
+    @property
+    def needs_match(self) -> bool:
+        """TVM prints a parameter with these as a T.handle bound by T.match_buffer."""
+        return self.offset_factor is not None or bool(self.axis_separators)
 
     @staticmethod
     def of(t: ir.MemRefType, attrs) -> "BufferInfo":
         dtype = str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
+        factor = ir.IntegerAttr(attrs["tir.offset_factor"]).value \
+            if "tir.offset_factor" in attrs else None
+        seps = tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(attrs["tir.axis_separators"])) \
+            if "tir.axis_separators" in attrs else ()
         return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
                           str_attr(attrs, "tir.scope", "global"), str_attr(attrs, "tir.param"),
                           buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
-                                            len(t.shape)))
+                                            len(t.shape)), factor, seps)
 
 
 def buffer_infos(func_op) -> dict:

@@ -1,6 +1,8 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
 from mlir import ir
 
+from tir_mlir import first_iteration_or
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
@@ -41,8 +43,9 @@ class FuncPrinter:
             if arg not in self.buffers:
                 raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
             info = self.buffers[arg]
-            if info.param:
-                params.append(f"{self.namer.define(('handle', info.param), info.param)}: T.handle")
+            if info.param or info.needs_match:
+                handle = info.param or f"{info.name}_handle"
+                params.append(f"{self.namer.define(('handle', arg), handle)}: T.handle")
                 match.append(arg)
             else:
                 name = self.namer.define(arg, info.name)
@@ -57,7 +60,7 @@ class FuncPrinter:
             self.emit(f"T.func_attr({dict_text(attrs)})")
         for arg in match:
             info = self.buffers[arg]
-            handle = self.namer[("handle", info.param)]
+            handle = self.namer[("handle", arg)]
             self.emit(f"{self.namer.define(arg, info.name)} = "
                       f"{self._decl('match_buffer', info, handle)}")
         ops = body_ops(entry)
@@ -126,6 +129,10 @@ class FuncPrinter:
             parts.append(f'"{info.dtype}"')
         if info.scope != "global":
             parts.append(f'scope="{info.scope}"')
+        if info.offset_factor is not None:
+            parts.append(f"offset_factor={info.offset_factor}")
+        if info.axis_separators:
+            parts.append(f"axis_separators={list(info.axis_separators)}")
         return f"T.{fn}({', '.join(parts)})"
 
     def _allocs(self, allocs):
@@ -240,10 +247,10 @@ class FuncPrinter:
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
                 written = b.where_spelling
-                cs = [constraint_text(c.expr, c.is_eq, dim_names,
-                                      expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes)),
-                                      written.get(str(c.expr), ""))
+                cs = [self._constraint(b, c, dim_names, dim_dtypes, written)
                       for c in b.predicate.constraints]
+                if len(cs) > 1:
+                    cs = [f"({c})" if " or " in c else c for c in cs]
                 self.emit(f"T.where({' and '.join(cs)})")
             if b.init is not None:
                 for arg, var in zip(b.init.arguments, b.iter_vars):
@@ -261,6 +268,17 @@ class FuncPrinter:
             rest = [o for o in body if o.name not in ALLOCS]
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
+
+    def _constraint(self, b: Block, c, dim_names, dim_dtypes, written) -> str:
+        dtype = expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes))
+        first = None if c.is_eq else first_iteration_or.decode(c.expr)
+        if first is not None:
+            pos, m, n, k, rest = first
+            loop = self.loop_of.get(b.dims[pos])
+            if loop is not None and (loop.min, loop.extent) == (m, n):
+                return (f"{dim_names[pos]} < {int_text(m + 1, dtype)} or "
+                        f"{int_text(k, dtype)} <= {affine_text(rest, dim_names, (), dtype)[0]}")
+        return constraint_text(c.expr, c.is_eq, dim_names, dtype, written.get(str(c.expr), ""))
 
     def _iter_vars(self, b: Block, dim_names, dim_dtypes):
         """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""
@@ -322,6 +340,8 @@ class FuncPrinter:
                 lo = affine_text(e, names, (), d)[0]
                 if ext == 1:
                     idx.append(lo)
+                elif r.explicit and const_of(e) is None:
+                    idx.append(f"{lo}:{lo} + {ext}")     # TVM prints min + extent unfolded
                 else:
                     hi = affine_text(e + ext, names, (), d)[0]
                     idx.append(f"{lo}:{hi}")

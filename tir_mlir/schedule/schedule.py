@@ -27,6 +27,7 @@ from tir_mlir.schedule.layout_primitives import LayoutPrimitives
 from tir_mlir.schedule.loop_primitives import LoopPrimitives
 from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.queries import Queries, check_debug_mask, check_render_level
+from tir_mlir.schedule.region_primitives import RegionPrimitives
 from tir_mlir.schedule.rule_queries import RuleQueries
 from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
@@ -36,7 +37,7 @@ BlockOrLoop = Union[BlockRV, LoopRV]
 
 
 class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, Sampling, Queries,
-               RuleQueries, CachePrimitives):
+               RuleQueries, CachePrimitives, RegionPrimitives):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
     `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept

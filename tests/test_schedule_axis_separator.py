@@ -1,0 +1,150 @@
+"""set_axis_separator and the buffer keywords it prints (axis_separators, offset_factor):
+TVM 0.21's printed result and trace, numbers, trace round trip, survival through other
+primitives, and the calls refused."""
+import pytest
+
+import tir_mlir
+from schedule_check import check_all, check_error, parse
+from shared_programs import MM_RELU_16
+from tir_mlir import Schedule
+
+KEYWORDS = '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32", offset_factor=16), b: T.handle, C: T.Buffer((8, 4, 2), "float32", axis_separators=[1])):
+    B = T.match_buffer(b, (8, 8), "int8", offset_factor=1, axis_separators=[1])
+    D = T.alloc_buffer((8, 8), axis_separators=[1])
+    E = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = A[vi, vj] * T.float32(2.0)
+            E[vi, vj] = T.Cast("float32", B[vi, vj]) * T.float32(2.0)
+            C[vi, vj // 2, vj % 2] = D[vi, vj] + E[vi, vj]
+'''
+PLAIN = KEYWORDS.replace(", axis_separators=[1]", "")
+
+
+def test_buffer_keywords_print_like_tvm_and_reparse():
+    tvm = pytest.importorskip("tvm")
+    ours = parse(KEYWORDS).script()
+    theirs = tvm.script.from_source(KEYWORDS).script()
+    assert ours == theirs
+    assert parse(ours).script() == ours
+    assert "C = T.match_buffer(C_handle, (8, 4, 2), axis_separators=[1])" in ours
+    assert "A = T.match_buffer(A_handle, (8, 8), offset_factor=16)" in ours
+
+
+def test_buffer_keywords_keep_the_numbers():
+    from schedule_check import check_numerics
+    check_numerics(parse(PLAIN), parse(KEYWORDS), "main")
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("axis_separators=[0]", "1..1"), ("axis_separators=[2]", "1..1"),
+    ("axis_separators=[1, 1]", "increasing"), ("offset_factor=-1", "negative")])
+def test_bad_buffer_keywords_are_located_errors(bad, match):
+    src = KEYWORDS.replace('D = T.alloc_buffer((8, 8), axis_separators=[1])',
+                           'D = T.alloc_buffer((8, 8))').replace(
+        'b: T.handle', f'b: T.handle, Z: T.Buffer((4, 4), "float32", {bad})')
+    with pytest.raises(tir_mlir.errors.TIRError, match=match) as e:
+        parse(src)
+    assert ":3:" in str(e.value)
+
+
+def sep(block, buffer, seps):
+    return lambda sch: sch.set_axis_separator(sch.get_block(block), buffer, seps)
+
+
+def _then_cache_and_compute_at(sch):
+    y = sch.get_block("Y")
+    sch.set_axis_separator(y, ("write", 0), [1])
+    copy = sch.cache_write(y, 0, "local")
+    sch.reverse_compute_at(copy, sch.get_loops(y)[0])
+
+
+SCHEDULES = {
+    "alloc_write": (PLAIN, sep("B", ("write", 0), [1])),
+    "param_read_by_name": (PLAIN, sep("B", "A", [1])),
+    "match_buffer_read": (PLAIN, sep("B", ("read", 1), [1])),
+    "rank3_two_separators": (PLAIN, sep("B", ("write", 2), [1, 2])),
+    "removed_with_none": (KEYWORDS, sep("B", ("write", 0), None)),
+    "removed_with_empty": (KEYWORDS, sep("B", "C", [])),
+    "survives_cache_write_and_reverse_compute_at": (MM_RELU_16, _then_cache_and_compute_at),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_set_axis_separator_agrees_with_tvm(name):
+    pytest.importorskip("tvm")
+    from schedule_differential import assert_agrees
+    src, fn = SCHEDULES[name]
+    assert_agrees(src, fn)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_set_axis_separator_numbers_and_replay(name):
+    src, fn = SCHEDULES[name]
+    check_all(src, fn, "main", tvm_diff=False)
+
+
+def test_set_axis_separator_text_and_trace():
+    sch = check_all(PLAIN, sep("B", "E", [1]), "main", tvm_diff=False)
+    assert "E = T.alloc_buffer((8, 8), axis_separators=[1])" in sch.mod.script()
+    assert str(sch.trace).endswith(
+        'sch.set_axis_separator(block=b0, buffer=("write", 1), axis_separators=[1])')
+
+
+ILLEGAL = {
+    "index_out_of_range": (("read", 9), [1], "out of range"),
+    "unknown_name": ("Q", [1], "could not find buffer"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ILLEGAL))
+def test_illegal_set_axis_separator_refused(name):
+    buffer, seps, match = ILLEGAL[name]
+    sch = Schedule(parse(PLAIN))
+    b = sch.get_block("B")
+    check_error(sch, lambda s: s.set_axis_separator(b, buffer, seps), match)
+
+
+@pytest.mark.parametrize("name", sorted(ILLEGAL))
+def test_tvm_refuses_the_same(name):
+    tvm = pytest.importorskip("tvm")
+    buffer, seps, _ = ILLEGAL[name]
+    sch = tvm.tir.Schedule(tvm.script.from_source(PLAIN))
+    with pytest.raises((tvm.TVMError, AssertionError)):
+        sch.set_axis_separator(sch.get_block("B"), buffer, seps)
+
+
+@pytest.mark.parametrize("seps", [[0], [2], [1, 1], [-1]])
+def test_separators_outside_the_buffer_refused(seps):
+    """TVM records them and fails only when lowering; we refuse them at once."""
+    sch = Schedule(parse(PLAIN))
+    b = sch.get_block("B")
+    check_error(sch, lambda s: s.set_axis_separator(b, ("write", 0), seps), "increasing")
+
+
+SEP_MATMUL = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32", axis_separators=[1])):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def _rfactor(sch):
+    sch.rfactor(sch.get_loops(sch.get_block("C"))[2], 0)
+
+
+@pytest.mark.parametrize("fn", [lambda s: s.reindex(s.get_block("C"), ("write", 0)),
+                                lambda s: s.cache_write(s.get_block("C"), 0, "local"), _rfactor],
+                         ids=["reindex", "cache_write", "rfactor"])
+def test_new_buffers_keep_the_separators_like_tvm(fn):
+    pytest.importorskip("tvm")
+    from schedule_differential import assert_agrees
+    assert_agrees(SEP_MATMUL, fn)

@@ -1,0 +1,68 @@
+"""T.reads / T.writes entries that a block's `explicit_read_region` / `explicit_write_region`
+annotation (TVM's annotate_buffer_access) marks as set by hand: kept as written
+(tir_mlir/region_overrides.py), where every other region is re-inferred from the accesses.
+
+An entry whose indices are not affine in the iter vars, or whose extents are not positive
+constants, falls back to the inferred region.
+"""
+from mlir import ir
+
+from tir_mlir import region_overrides as overrides
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.affine import AffineBuilder, NotAffine
+from tir_mlir.frontend.intrinsics import callee
+
+_KEYS = {"read": "explicit_read_region", "write": "explicit_write_region"}
+
+
+def record(env, blk, region_calls, annotations):
+    """Store the marked entries of `region_calls` (the T.reads / T.writes calls, already
+    checked) on block `blk`; `env` holds the iter vars."""
+    if not annotations:
+        return
+    for kind, key in _KEYS.items():
+        marked = annotations.get(key)
+        if not isinstance(marked, ir.ArrayAttr):
+            continue
+        items = [r for c in region_calls if callee(c) == kind + "s"
+                 for a in c.args for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])]
+        for k in ir.ArrayAttr(marked):
+            k = ir.IntegerAttr(k).value if isinstance(k, ir.IntegerAttr) else -1
+            if 0 <= k < len(items) and isinstance(items[k], A.Subscript):
+                ranges = _ranges(env, blk, items[k])
+                if ranges is not None:
+                    overrides.set_explicit(blk.op, kind, items[k].value.id,
+                                           len(blk.iter_names), ranges)
+
+
+def _ranges(env, blk, region):
+    idx = region.indices
+    if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
+        idx = idx[0].items
+    ab = AffineBuilder(env)
+    n = len(blk.iter_names)
+    out = []
+    try:
+        for i in idx:
+            lo_node, hi_node = (i.lo, i.hi) if isinstance(i, A.Slice) else (i, None)
+            if lo_node is None or isinstance(i, A.Slice) and (hi_node is None or i.step):
+                return None
+            lo = ab.expr(lo_node)[0]
+            hi = ab.expr(hi_node)[0] if hi_node is not None else lo + 1
+            out.append((lo, hi))
+    except NotAffine:
+        return None
+    args = list(blk.iter_vars)
+    if any(not any(d == a for a in args) for d in ab.dims):
+        return None
+    to_iters = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(
+        next(k for k, a in enumerate(args) if a == d)) for d in ab.dims])
+    result = []
+    for lo, hi in out:
+        lo, hi = (ir.AffineExpr.simplify_affine_expr(e.compose(to_iters) if ab.dims else e,
+                                                     n, 0) for e in (lo, hi))
+        ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, 0).maybe_downcast()
+        if not isinstance(ext, ir.AffineConstantExpr) or ext.value <= 0:
+            return None
+        result.append((lo, ext.value))
+    return result

@@ -1,0 +1,64 @@
+"""Read/write regions set by hand on a block: `annotate_buffer_access` (an explicit region for
+one buffer) and `unsafe_hide_buffer_access` (a buffer left out of T.reads / T.writes).
+
+The regions are otherwise inferred (regions.py); these discardable `tir.block` attributes
+replace or drop entries of the inferred lists, keyed by buffer name (names are what survive
+the rewrites that replace a buffer value, such as transform_layout):
+
+    tir.explicit_reads / tir.explicit_writes: {name: affine_map<(iter vars) -> (min0, ext0,
+                                               min1, ext1, ...)>}, every ext a constant
+    tir.hidden_reads / tir.hidden_writes:     [name, ...]
+
+Only the printed T.reads / T.writes and the views follow them (as in TVM); legality checks and
+lowering keep using the real accesses, so a wrong annotation cannot change the numbers.
+"""
+from typing import Dict, List, Tuple
+
+from mlir import ir
+
+KINDS = ("read", "write")
+
+
+def _key(kind: str, what: str) -> str:
+    return f"tir.{what}_{kind}s"
+
+
+def explicit(block_op, kind: str) -> Dict[str, List[Tuple[ir.AffineExpr, int]]]:
+    """buffer name -> [(min over the iter vars, extent)] per dimension."""
+    attrs = block_op.attributes
+    if _key(kind, "explicit") not in attrs:
+        return {}
+    out = {}
+    for entry in ir.DictAttr(attrs[_key(kind, "explicit")]):
+        results = list(ir.AffineMapAttr(entry.attr).value.results)
+        out[entry.name] = [(results[k], ir.AffineConstantExpr(results[k + 1]).value)
+                           for k in range(0, len(results), 2)]
+    return out
+
+
+def hidden(block_op, kind: str) -> List[str]:
+    attrs = block_op.attributes
+    if _key(kind, "hidden") not in attrs:
+        return []
+    return [ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[_key(kind, "hidden")])]
+
+
+def set_explicit(block_op, kind: str, name: str, n_iters: int,
+                 ranges: List[Tuple[ir.AffineExpr, int]]):
+    current = {k: v for k, v in _entries(block_op, _key(kind, "explicit"))}
+    results = [x for lo, ext in ranges for x in (lo, ir.AffineExpr.get_constant(ext))]
+    current[name] = ir.AffineMapAttr.get(ir.AffineMap.get(n_iters, 0, results))
+    block_op.attributes[_key(kind, "explicit")] = ir.DictAttr.get(current)
+
+
+def add_hidden(block_op, kind: str, names: List[str]):
+    now = hidden(block_op, kind)
+    now += [n for n in names if n not in now]
+    block_op.attributes[_key(kind, "hidden")] = ir.ArrayAttr.get(
+        [ir.StringAttr.get(n) for n in now])
+
+
+def _entries(block_op, key):
+    if key not in block_op.attributes:
+        return []
+    return [(e.name, e.attr) for e in ir.DictAttr(block_op.attributes[key])]
