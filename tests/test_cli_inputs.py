@@ -54,6 +54,9 @@ BAD_INPUTS = {
                      "3:8: error: 'llvm.mlir.constant' is not an op of a tir program"),
     "zero.mlir": ('module {\n func.func @f(%a: memref<0xf32>) {\n  return\n }\n}\n',
                   "2:2: error: parameter 0: buffer has a zero-sized dimension"),
+    "bad_name.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n'
+                      '  return\n }\n}\n', "2:2: error: parameter 0: name 'a b' is not a Python "
+                                              "identifier"),
     "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
                           "error: parameter 0: element type index is not a TensorIR dtype"),
 }

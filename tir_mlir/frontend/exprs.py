@@ -10,7 +10,7 @@ import math
 from mlir import ir
 
 from tir_mlir.dialect.ops import INDEX_DTYPE
-from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
+from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_float, is_unsigned, mlir_type
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
@@ -57,9 +57,6 @@ def check_dtype(name, pos, fail):
     return name
 
 
-# Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
-FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 
 
 def fits(value: int, dtype: str) -> bool:
@@ -628,8 +625,7 @@ class ExprBuilder(Fail):
         self._arity(name, args, 1, pos, kwargs)
         d = check_dtype(args[0], pos, self.fail)
         if is_float(d):
-            big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-                   "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[d]
+            big = FLOAT_MAX[d]
             return Lit(big if name == "max_value" else -big, d)
         if d == "bool":
             return Lit(name == "max_value", d)
