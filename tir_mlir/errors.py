@@ -56,3 +56,13 @@ class OutOfBoundsError(RuntimeCallError):
                  index: int = 0, axis: int = 0):
         super().__init__(message, loc)
         self.buffer, self.index, self.axis = buffer, index, axis
+
+
+class AllocationError(RuntimeCallError, MemoryError):
+    """A compiled function could not allocate a buffer (`buffer`, `nbytes`, `loc`: where the
+    buffer is declared); the code that uses the buffer did not run."""
+
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
+                 nbytes: int = 0):
+        super().__init__(message, loc)
+        self.buffer, self.nbytes = buffer, nbytes

@@ -32,7 +32,7 @@ from mlir import ir
 
 from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
-from tir_mlir.errors import OutOfBoundsError, TIRError
+from tir_mlir.errors import AllocationError, OutOfBoundsError, TIRError
 from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
@@ -57,6 +57,9 @@ def interpret(mod, func_name, *arrays):
     except ZeroDivisionError:
         raise TIRError(f"{func_name}: integer division by zero at run time (the compiled code "
                        f"divides by 1 instead; TVM leaves it undefined)") from None
+    except MemoryError:
+        raise AllocationError(f"{func_name}: out of memory in the reference interpreter (it "
+                              f"holds every buffer as a Python list)") from None
     except (OverflowError, ValueError) as e:   # e.g. a float inf/nan cast to an integer
         raise TIRError(f"{func_name}: {e} at run time (undefined in TVM)") from None
     finally:   # an error mid-run leaves the partial writes visible, as the compiled code does

@@ -20,6 +20,8 @@ from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
 
+# The buffer's name on an allocation, for `stack-budget` and the run-time check of `alloc-check`.
+BUFFER_NAME = "tir_mlir.buffer"
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
 
@@ -256,6 +258,8 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
+        if "tir.name" in op.attributes:          # (tir.* attributes are dropped below)
+            new.operation.attributes[BUFFER_NAME] = op.attributes["tir.name"]
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
 
