@@ -42,6 +42,8 @@ def test_block_reading_an_outer_loop_variable_is_not_well_formed():
                                             "variable 'i' defined outside the block") as e:
         tir_mlir.parse(LOOP_VAR_IN_BODY, "wf.tir")
     assert str(e.value.loc) == "wf.tir:9:21"
+    assert [(m, str(loc)) for m, loc in e.value.notes] == [("loop variable 'i' defined here",
+                                                            "wf.tir:6:5")]
 
 
 def test_opaque_blocks_and_outer_block_iterators_stay_legal():
@@ -276,3 +278,29 @@ def test_many_stack_buffers_do_not_overflow_the_stack():
     from tir_mlir.passes.lowering.pipeline import emit_text
     scf = emit_text(tir_mlir.parse(src).module, "scf")
     assert scf.count("memref.alloca()") * size * 4 <= (1 << 20) < scf.count("memref.alloc()") * size * 4
+
+
+OOB = HDR.replace('"int32"', '"float32"') + '''    X = T.alloc_buffer((8,), "float32")
+    for i in range(16):
+        with T.block("X"):
+            vi = T.axis.spatial(16, i)
+            X[vi % 8] = A[vi]
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = X[vi % 8] + A[T.min(vi + 1, 16)]
+'''
+
+
+def test_out_of_bounds_errors_point_at_the_buffer_declaration():
+    """Debug builds and the interpreter: the error is at the access, with a note at the
+    declaration of the buffer (a parameter here), like mlir-opt's related locations."""
+    mod = tir_mlir.parse(OOB, "oob.tir")
+    a, b = np.zeros(16, "float32"), np.zeros(16, "float32")
+    for run in (tir_mlir.build(mod, debug=True)["main"],
+                lambda a, b: tir_mlir.interpret(mod, "main", a, b)):
+        with pytest.raises(tir_mlir.errors.OutOfBoundsError) as e:
+            run(a, b)
+        assert str(e.value.loc) == "oob.tir:13:33"
+        assert [(m, str(loc)) for m, loc in e.value.notes] == [("buffer 'A' declared here",
+                                                                "oob.tir:4:10")]

@@ -20,9 +20,9 @@ _SOURCES = {}          # input name -> text read by this command (for the caret 
 _INPUT = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
 
-def _fail(message, loc=None):
+def _fail(message, loc=None, notes=()):
     from tir_mlir.diagnostics import render, use_color
-    click.echo(render(message, loc, _SOURCES, use_color(sys.stderr)), err=True)
+    click.echo(render(message, loc, _SOURCES, use_color(sys.stderr), notes=notes), err=True)
     sys.exit(1)
 
 
@@ -31,7 +31,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except TIRError as e:
-            _fail(e.message, e.loc)
+            _fail(e.message, e.loc, e.notes)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except OSError as e:
@@ -170,7 +170,7 @@ def _located_in_script(path):
         if loc is None and str(path).endswith(".json"):
             loc = SourceLoc(str(path), 1, 1)            # a trace: name the file
         if isinstance(e, TIRError):
-            raise type(e)(e.message, loc or e.loc) from None
+            raise type(e)(e.message, loc or e.loc, notes=e.notes) from None
         raise TIRError(f"{type(e).__name__}: {e}", loc) from None
 
 

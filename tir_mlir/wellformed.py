@@ -35,11 +35,17 @@ def check(module: ir.Module, filename: str = "<string>") -> None:
         _check_func(top, filename)
 
 
-def _fail(op, filename, message):
-    loc = SourceLoc.of(op.location) or SourceLoc(filename, 1, 1)
-    if loc.file == "-":                      # MLIR's name for text parsed from a string
+def _fail(op, filename, message, notes=()):
+    """Raise at `op`; `notes`: (message, op) pairs for related locations."""
+    raise TIRParseError(message, _loc(op, filename) or SourceLoc(filename, 1, 1),
+                        [(m, _loc(o, filename)) for m, o in notes])
+
+
+def _loc(op, filename):
+    loc = SourceLoc.of(op.location)
+    if loc is not None and loc.file == "-":  # MLIR's name for text parsed from a string
         loc = SourceLoc(filename, loc.line, loc.col)
-    raise TIRParseError(message, loc)
+    return loc
 
 
 def is_identifier(name: str) -> bool:
@@ -145,7 +151,8 @@ def _check_block(op, filename):
                 if _is_outer_loop_var(v, op):
                     _fail(inner, filename, f"block {name!r} is not well-formed: it uses "
                                            f"{_describe(v)} defined outside the block; use a "
-                                           f"block iterator (T.axis.*) bound to it")
+                                           f"block iterator (T.axis.*) bound to it",
+                          [(f"{_describe(v)} defined here", _defining_op(v))])
 
 
 def _ops_in(region):

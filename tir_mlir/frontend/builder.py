@@ -80,9 +80,9 @@ class ModuleBuilder(Fail):
     def _func(self, f, names):
         self._check_decorators(f, FUNC_DECORATORS, "@T.prim_func")
         if f.name in names:
-            self.fail(f"duplicate function name {f.name!r} (first defined at line {names[f.name]})",
-                      f.pos)
-        names[f.name] = f.pos[0]
+            self.fail(f"duplicate function name {f.name!r}", f.pos,
+                      [("first defined here", names[f.name])])
+        names[f.name] = f.pos
         FuncBuilder(self.filename).build(f, self._private(f))
 
     def _private(self, f) -> bool:
@@ -247,10 +247,10 @@ class FuncBuilder(Fail):
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
-                bname, shape, dtype, index, _ = matched[name]
+                bname, shape, dtype, index, bpos = matched[name]
                 extra = {"tir.param": ir.StringAttr.get(name)}
             else:
-                bname, (shape, dtype, index) = name, spec
+                bname, (shape, dtype, index), bpos = name, spec, pos
                 extra = {}
             d = {"tir.name": ir.StringAttr.get(bname), **extra}
             if is_unsigned(dtype):
@@ -259,7 +259,7 @@ class FuncBuilder(Fail):
                 d[INDEX_DTYPE] = buffer_attr(index)
             inputs.append(self.memref_type(shape, dtype))
             arg_attrs.append(ir.DictAttr.get(d))
-            buffers.append((bname, shape, dtype, index))
+            buffers.append((bname, shape, dtype, index, bpos))
         fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
         fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
         if private:
@@ -268,9 +268,9 @@ class FuncBuilder(Fail):
             fop.attributes["tir.func_attrs"] = attrs
         if arg_attrs:
             fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
-        entry = fop.add_entry_block()
-        for (bname, shape, dtype, index), arg in zip(buffers, entry.arguments):
-            self.env[bname] = Buffer(bname, arg, shape, dtype, index)
+        entry = fop.add_entry_block([self.loc(b[4]) for b in buffers])
+        for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
+            self.env[bname] = Buffer(bname, arg, shape, dtype, index, bpos)
         body = [s for s in body if id(s) not in consumed]
         body = self._unwrap_root(body)
         with ir.InsertionPoint(entry):
@@ -480,8 +480,8 @@ class FuncBuilder(Fail):
             self.fail("T.block needs a name: with T.block(\"name\"):", call.pos)
         bname = self.static_str(name_node, "a block name")
         if bname in self.block_names:
-            line, col = self.block_names[bname]
-            self.fail(f"duplicate block name {bname!r} (first defined at {line}:{col})", call.pos)
+            self.fail(f"duplicate block name {bname!r}", call.pos,
+                      [("first defined here", self.block_names[bname])])
         self.block_names[bname] = call.pos
         header = self._block_header(s)
         implicit = None
@@ -713,7 +713,7 @@ class FuncBuilder(Fail):
                         idx = idx[0].items
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
-                                  f"region has {len(idx)}", r.pos)
+                                  f"region has {len(idx)}", r.pos, [buf.declared()])
                     self._check_region_indices(idx, callee(call))
 
     def _check_region_indices(self, indices, what):
@@ -799,18 +799,19 @@ class FuncBuilder(Fail):
             op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
         if buffer_attr(index) is not None:
             op.attributes[INDEX_DTYPE] = buffer_attr(index)
-        self.env[name] = Buffer(name, op.result, shape, dtype, index)
+        self.env[name] = Buffer(name, op.result, shape, dtype, index, pos)
 
     def store(self, target, value, pos):
         buf = self.ex.eval(target.value)
         if not isinstance(buf, Buffer):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", target.pos)
         if not isinstance(value, (Val, Lit)):
-            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos)
+            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos,
+                      [buf.declared()])
         idx = self.ex.indices(buf, [self.ex.eval(i) for i in target.indices], target)
         if isinstance(value, Val) and value.dtype != buf.dtype and value.dtype != "index":
             self.fail(f"cannot store a {value.dtype} value into buffer {buf.name!r} of "
-                      f"{buf.dtype} (use T.Cast)", pos)
+                      f"{buf.dtype} (use T.Cast)", pos, [buf.declared()])
         v = self.ex.materialize(value, pos, buf.dtype)
         self.ex.op("memref.store", [v.value, buf.value] + idx, None, pos)
 

@@ -72,9 +72,13 @@ class Fail:
     """Mixin for the builders of one file (`self.filename`): source positions (line, col) as
     MLIR locations and as TIRParseErrors."""
 
-    def fail(self, message, pos):
-        loc = SourceLoc(self.filename, pos[0], pos[1]) if pos else None
-        raise TIRParseError(message, loc)
+    def fail(self, message, pos, notes=()):
+        """Raise at `pos`; `notes` are (message, pos) pairs for related locations."""
+        raise TIRParseError(message, self.source_loc(pos),
+                            [(m, self.source_loc(p)) for m, p in notes])
+
+    def source_loc(self, pos):
+        return SourceLoc(self.filename, pos[0], pos[1]) if pos else None
 
     def loc(self, pos):
         return ir.Location.file(self.filename, pos[0], pos[1])
@@ -444,7 +448,8 @@ class ExprBuilder(Fail):
         if len(indices) != len(buf.shape):
             self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimension"
                       f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
-                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos)
+                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos,
+                      [buf.declared()])
         return [self.index(x, node.pos) for x in indices]
 
     def index(self, x, pos) -> ir.Value:

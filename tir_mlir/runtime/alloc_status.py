@@ -41,9 +41,7 @@ class AllocStatus:
         self.status.value = 0
         name, size, loc = (self.sites[site - 1].split("|") + ["?", "0", "?"])[:3] \
             if 0 < site <= len(self.sites) else ("?", "0", "?")
-        file, _, rest = loc.rpartition(":")
-        file, _, line = file.rpartition(":")
-        src = SourceLoc(file, int(line), int(rest)) if line.isdigit() and rest.isdigit() else None
+        src = SourceLoc.parse(loc)
         nbytes = int(size) if size.isdigit() else 0
         raise AllocationError(f"out of memory: cannot allocate buffer {name!r} "
                               f"({nbytes} bytes, {nbytes / 2**30:.2f} GiB) at run time; the "

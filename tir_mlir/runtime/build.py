@@ -303,12 +303,13 @@ class Module:
             events = list(_OOB_EVENTS)
             _OOB_EVENTS.clear()
         site, axis, index = events[0]
-        name, kind, loc = self.sites[site].split("|")
-        file, line, col = (loc.rsplit(":", 2) + ["", "", ""])[:3] if loc != "?" else ("", "", "")
-        src = SourceLoc(file, int(line), int(col)) if line.isdigit() else None
+        name, kind, loc, declared = self.sites[site].split("|")
         more = f" ({len(events) - 1} more out-of-bounds accesses)" if len(events) > 1 else ""
         raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {name!r}: index {index} on "
-                               f"axis {axis}{more}", src, buffer=name, index=index, axis=axis)
+                               f"axis {axis}{more}", SourceLoc.parse(loc), buffer=name,
+                               index=index, axis=axis,
+                               notes=[(f"buffer {name!r} declared here",
+                                       SourceLoc.parse(declared))])
 
     @serialized
     def export_library(self, path):
