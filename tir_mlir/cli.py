@@ -308,8 +308,13 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
                         inputs=_npy_arrays(inputs, "--input"),
                         outputs=_npy_arrays(outputs, "--output"))
     while True:
-        with _progress("building, running" + (" and checking" if check else "")):
-            line = next(lines, None)
+        try:
+            with _progress("building, running" + (" and checking" if check else "")):
+                line = next(lines, None)
+        except TIRError as e:
+            if e.loc is None:        # about the program as a whole: name its file
+                e.loc = SourceLoc("<stdin>" if path == "-" else str(path), 1, 1)
+            raise
         if line is None:
             break
         click.echo(line)

@@ -11,6 +11,7 @@ NO_COLOR is set (https://no-color.org). Source lines come from the texts the CLI
 included) or, failing that, from the file on disk.
 """
 import os
+import re
 from typing import Dict, Optional
 
 from tir_mlir.errors import SourceLoc
@@ -32,7 +33,7 @@ def source_line(loc: SourceLoc, sources: Dict[str, str]) -> Optional[str]:
             return None
     if text is None:
         return None
-    lines = text.split("\n")
+    lines = re.split(r"\r\n?|\n", text)
     return lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
 
 

@@ -229,6 +229,19 @@ def pos_of(x) -> Optional[Pos]:
     return getattr(x, "pos", None)
 
 
+def names_used(node):
+    """Every Name node in a syntax tree (statements or expressions), in no particular order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            yield n
+        elif isinstance(n, (list, tuple)):
+            stack.extend(n)
+        elif isinstance(n, Node) and hasattr(n, "__dataclass_fields__"):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+
+
 def _first_pos(children, default=(0, 0)):
     for c in children:
         p = pos_of(c)

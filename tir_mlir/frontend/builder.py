@@ -544,9 +544,16 @@ class FuncBuilder(Fail):
         """Split a block body into its header (iter vars, reads/writes, where, attrs, init)."""
         h = {"vars": [], "where": None, "attr": None, "init": None, "body": [], "regions": [],
              "binds": []}
+        self._check_defined_before_use(s.body)
+        given = {}
         for st in s.body:
             value = st.value if isinstance(st, (A.Assign, A.ExprStmt)) else None
             name = callee(value)
+            if isinstance(st, A.ExprStmt) and name in ("reads", "writes", "block_attr"):
+                if name in given:
+                    self.fail(f"T.{name} given twice", st.pos,
+                              [("first given here", given[name])])
+                given[name] = st.pos
             if isinstance(st, A.Assign) and name in AXIS_KINDS:
                 h["vars"].append(self._axis(st, name))
             elif isinstance(st, A.Assign) and name == "axis.remap":
@@ -579,6 +586,24 @@ class FuncBuilder(Fail):
                 self.fail(f"block iter var {v['name']!r} defined twice", v["pos"])
             seen[v["name"]] = v
         return h
+
+    def _check_defined_before_use(self, stmts):
+        """A block's statements run in order (TVM evaluates them so): an iter var
+        (T.axis.*) is undefined in the statements before its own."""
+        defined_at = {}
+        for k, st in enumerate(stmts):
+            if isinstance(st, A.Assign) and callee(st.value) in (*AXIS_KINDS, "axis.remap"):
+                targets = st.target.items if isinstance(st.target, (A.Tuple_, A.List_)) \
+                    else [st.target]
+                for t in targets:
+                    if isinstance(t, A.Name):
+                        defined_at.setdefault(t.id, (k, t.pos))
+        for k, st in enumerate(stmts):
+            for n in A.names_used(st):
+                later = defined_at.get(n.id)
+                if later is not None and later[0] > k and not self.env.get(n.id):
+                    self.fail(f"undefined variable {n.id!r} (it is defined later in the block)",
+                              n.pos, [(f"{n.id!r} defined here", later[1])])
 
     def _dom(self, node):
         """((min, extent), index dtype) of an iter var domain: `128`, `(lo, hi)`,
@@ -791,6 +816,9 @@ class FuncBuilder(Fail):
         self.env[name] = val
 
     def alloc(self, name, call, pos):
+        old = self.env.get(name)
+        if isinstance(old, Buffer):
+            self.fail(f"buffer {name!r} is already defined", pos, [old.declared()])
         shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
         op = memref.AllocOp(self.memref_type(shape, dtype), [], [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
