@@ -47,6 +47,22 @@ CASES = {
     "duplicate_block_name": (HDR + '    with T.block("B"):\n        A[0, 0] = 1.0\n'
                              '    with T.block("B"):\n        A[0, 1] = 1.0\n',
                              "5:10", "duplicate block name 'B'"),
+    "reads_twice": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                    "            T.reads(A[vi, vj])\n            T.reads(A[vi, vj])\n"
+                    "            A[vi, vj] = 1.0\n", "7:13", "T.reads given twice"),
+    "block_attr_twice": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                         '            T.block_attr({"a": 1})\n            T.block_attr({"b": 1})\n'
+                         "            A[vi, vj] = 1.0\n", "7:13", "T.block_attr given twice"),
+    "iter_var_used_before_definition": (LOOPS + "            T.reads(A[vi, vj])\n"
+                                        '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                                        "            A[vi, vj] = 1.0\n", "5:23",
+                                        "undefined variable 'vi' (it is defined later in the "
+                                        "block)"),
+    "buffer_allocated_twice": (HDR + '    X = T.alloc_buffer((8,), "float32")\n'
+                               '    X = T.alloc_buffer((4,), "float32")\n', "4:5",
+                               "buffer 'X' is already defined"),
+    "null_byte": (HDR + "    # a comment with \0 in it\n    A[0, 0] = 1.0\n", "3:22",
+                  "source code cannot contain null bytes"),
     "deep_nesting": (HDR + "".join("    " * (i + 1) + "if True:\n" for i in range(200))
                      + "    " * 201 + "A[0, 0] = 1.0\n",
                      "103:405", "statements nested too deeply (more than 100 levels)"),

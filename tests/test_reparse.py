@@ -95,3 +95,12 @@ def test_split_names_must_be_identifiers():
     with pytest.raises(tir_mlir.ScheduleError, match="loop name 'a b' is not a Python identifier"):
         sch.split(sch.get_loops(sch.get_block("B"))[0], factors=[2, 2], names=["a b", "c"])
     assert sch.mod.script() == mod.script()
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_windows_and_old_mac_line_endings_read_as_in_python(newline):
+    src = PROGRAM.format(hi="A[vi]", lo="A[vi]", nan="1")
+    assert tir_mlir.parse(src.replace("\n", newline)).script() == tir_mlir.parse(src).script()
+    with pytest.raises(TIRParseError) as e:
+        tir_mlir.parse(src.replace("A[vi]", "A[vi // 0]", 1).replace("\n", newline), "nl.tir")
+    assert str(e.value.loc) == "nl.tir:8:35"

@@ -599,7 +599,7 @@ class FuncBuilder(Fail):
                     if isinstance(t, A.Name):
                         defined_at.setdefault(t.id, (k, t.pos))
         for k, st in enumerate(stmts):
-            for n in A.names_used(st):
+            for n in sorted(A.names_used(st), key=lambda n: n.pos):
                 later = defined_at.get(n.id)
                 if later is not None and later[0] > k and not self.env.get(n.id):
                     self.fail(f"undefined variable {n.id!r} (it is defined later in the block)",
