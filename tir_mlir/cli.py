@@ -307,14 +307,12 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
                         target=target, number=number, repeat=repeat,
                         inputs=_npy_arrays(inputs, "--input"),
                         outputs=_npy_arrays(outputs, "--output"))
+    if not len(mod):                 # about the program as a whole: name its file
+        raise TIRError("the program has no function to run",
+                       SourceLoc("<stdin>" if path == "-" else str(path), 1, 1))
     while True:
-        try:
-            with _progress("building, running" + (" and checking" if check else "")):
-                line = next(lines, None)
-        except TIRError as e:
-            if e.loc is None:        # about the program as a whole: name its file
-                e.loc = SourceLoc("<stdin>" if path == "-" else str(path), 1, 1)
-            raise
+        with _progress("building, running" + (" and checking" if check else "")):
+            line = next(lines, None)
         if line is None:
             break
         click.echo(line)
@@ -323,7 +321,8 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--target", default="llvm", show_default=True, help="Target to tune for.")
-@click.option("--trials", default=256, show_default=True, help="Candidates to measure in all "
+@click.option("--trials", default=256, show_default=True, type=click.IntRange(min=1),
+              help="Candidates to measure in all "
               "(those already in the database count with --resume).")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False),
               help="Holds database.sqlite, best_schedule.py and tuning_curve.png.")
@@ -336,12 +335,13 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Reject candidates whose outputs differ from the unscheduled program's.")
 @click.option("--timeout", default=30.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
               help="Seconds one candidate may take to build, and to run.")
 @click.option("--seed", default=None, type=int, help="Seed of the search.")
 @click.option("--strategy", default="evolutionary", show_default=True,
               type=click.Choice(["evolutionary", "replay-trace", "replay-func"]),
               help="Search strategy (replay-*: random sampling of the design space).")
-@click.option("--trials-per-iter", default=64, show_default=True,
+@click.option("--trials-per-iter", default=64, show_default=True, type=click.IntRange(min=1),
               help="Candidates per round: built, measured and committed together.")
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
          seed, strategy, trials_per_iter):
