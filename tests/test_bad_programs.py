@@ -304,3 +304,29 @@ def test_out_of_bounds_errors_point_at_the_buffer_declaration():
         assert str(e.value.loc) == "oob.tir:13:33"
         assert [(m, str(loc)) for m, loc in e.value.notes] == [("buffer 'A' declared here",
                                                                 "oob.tir:4:10")]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_signed_division_overflow_does_not_trap(dtype):
+    """MIN / -1 overflows; x86's idiv traps on it (SIGFPE) like on a zero divisor. The result
+    wraps instead (MIN, remainder 0, as numpy gives), in every build and in the interpreter."""
+    ops = ["A[0] // A[1]", "A[0] % A[1]", "T.truncdiv(A[0], A[1])", "T.truncmod(A[0], A[1])",
+           "A[0] // -1", "T.truncdiv(A[0], -1)"]
+    src = HDR.replace('"int32"', f'"{dtype}"').replace(
+        f'B: T.Buffer((16,), "{dtype}")', f'B: T.Buffer((16,), "{dtype}"), '
+        f'C: T.Buffer(({len(ops)},), "{dtype}")') + "".join(f'''    with T.block("d{k}"):
+        C[{k}] = {op}
+''' for k, op in enumerate(ops))
+    p = _in_subprocess(f'''
+        import numpy as np, tir_mlir
+        mod = tir_mlir.parse({src!r})
+        a = np.zeros(16, "{dtype}"); a[0], a[1] = np.iinfo("{dtype}").min, -1
+        b = np.zeros(16, "{dtype}")
+        for run in (tir_mlir.build(mod)["main"], tir_mlir.build(mod, debug=True)["main"],
+                    lambda *x: tir_mlir.interpret(mod, "main", *x)):
+            c = np.ones({len(ops)}, "{dtype}")
+            run(a, b, c)
+            print(c.tolist())
+    ''')
+    low = int(np.iinfo(dtype).min)
+    assert p.stdout.splitlines() == [str([low, 0, low, 0, low, low])] * 3, p.stderr
