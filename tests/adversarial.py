@@ -124,6 +124,17 @@ KINDS = {"tokens": mutate_tokens, "lines": mutate_lines, "truncate": truncate,
          "hostile": hostile}
 
 
+def mlir_inputs(n: int, seed: int = 0):
+    """n (kind, text) pairs of tir-dialect MLIR: the seed programs as MLIR, token-mutated."""
+    import tir_mlir
+    rng = random.Random(seed)
+    base = [tir_mlir.parse(t).mlir() for t in seeds()]
+    pool = ["index", "f32", "i64", "memref<0xf32>", "memref<4xindex>", "affine_map<(d0) -> ()>",
+            "[[0, 0]]", '["X"]', '"tir.block"', "gpu.yield", "0", "-1", "%arg0", "}", "{"]
+    for _ in range(n):
+        yield "mlir", mutate_tokens(rng.choice(base), rng, pool + SOUP)
+
+
 def inputs(n: int, seed: int = 0):
     """n (kind, text) pairs: the odd files first, then mutations of random seed programs."""
     rng = random.Random(seed)
@@ -212,6 +223,7 @@ from tir_mlir import TIRError, TIRParseError
 from click.testing import CliRunner
 from tir_mlir.cli import main
 from tir_mlir.runtime.run_program import run_program
+from tir_mlir.frontend.mlir_input import parse_mlir
 
 LOCATED = re.compile(r"^\\S.*:\\d+:\\d+: error: ", re.M)
 MAX_WORK = 10 ** 7       # block instances: an accepted program is run only up to this size
@@ -230,9 +242,9 @@ def work(mod):
             total += n
     return total
 
-def api(text):
+def api(text, mlir=False):
     try:
-        mod = tir_mlir.parse(text, "fuzz.tir")
+        mod = (parse_mlir if mlir else tir_mlir.parse)(text, "fuzz.tir")
     except TIRParseError as e:
         if e.loc is None or e.loc.file != "fuzz.tir":
             return {"crash": f"error without a location: {e}"}
@@ -279,8 +291,8 @@ def cli(data):
 
 for line in sys.stdin:
     req = json.loads(line)
-    if req["mode"] == "api":
-        reply = api(req["text"])
+    if req["mode"] in ("api", "mlir"):
+        reply = api(req["text"], req["mode"] == "mlir")
     else:
         reply = cli(req["text"].encode("utf-8", "surrogateescape"))
     print(json.dumps(reply), file=out, flush=True)

@@ -30,6 +30,14 @@ def test_malformed_programs_through_the_cli():
     assert not failures, _report(failures)
 
 
+def test_malformed_mlir_input():
+    """Mutated tir-dialect MLIR (`.mlir` input) is verified in Python before any MLIR pass:
+    a module or a located error, never an LLVM assertion."""
+    counts, failures = P.run(N // 3, seed=0, modes=("mlir",), tvm=False)
+    assert not failures, _report(failures)
+    assert counts.get("mlir: agree") == N // 3
+
+
 def test_the_outcomes_are_classified():
     """The classifier is not vacuous: crashes, disagreements and documented differences are
     told apart."""
