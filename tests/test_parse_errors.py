@@ -61,6 +61,10 @@ CASES = {
     "buffer_allocated_twice": (HDR + '    X = T.alloc_buffer((8,), "float32")\n'
                                '    X = T.alloc_buffer((4,), "float32")\n', "4:5",
                                "buffer 'X' is already defined"),
+    "region_literal_out_of_range": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                                    "            T.reads(A[vi, vj - 2**63])\n"
+                                    "            A[vi, vj] = 1.0\n", "6:32",
+                                    "literal 9223372036854775808 does not fit in int64"),
     "null_byte": (HDR + "    # a comment with \0 in it\n    A[0, 0] = 1.0\n", "3:22",
                   "source code cannot contain null bytes"),
     "deep_nesting": (HDR + "".join("    " * (i + 1) + "if True:\n" for i in range(200))

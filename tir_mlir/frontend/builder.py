@@ -744,9 +744,17 @@ class FuncBuilder(Fail):
     def _check_region_indices(self, indices, what):
         """The regions are re-inferred, but their indices must still be valid expressions
         over defined names (TVM evaluates them)."""
-        stack = list(indices)
+        stack, folded = list(indices), set()
         while stack:
             node = stack.pop()
+            if isinstance(node, (A.BinOp, A.UnaryOp)) and id(node) not in folded \
+                    and not any(A.names_used(node)):
+                value = self.ex.eval(node)       # Python number arithmetic: folded, as in TVM
+                if isinstance(value, Lit) and isinstance(value.value, int) \
+                        and not isinstance(value.value, bool) and not fits(value.value, "int64"):
+                    self.fail(f"literal {value.value} does not fit in int64", node.pos)
+                folded.update(id(n) for n in (node.lhs, node.rhs) if isinstance(node, A.BinOp))
+                folded.update([id(node.operand)] if isinstance(node, A.UnaryOp) else [])
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
             if isinstance(node, A.Const) and not isinstance(node.value, int):
