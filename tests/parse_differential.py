@@ -25,7 +25,8 @@ WE_REJECT = {
     "not supported here": re.compile(
         r"not supported|symbolic|scalar parameter|vector dtype|is not affine|"
         r"needs a positive constant|T\.call_extern|T\.address_of|unknown function 'T\.|"
-        r"is never bound by T\.match_buffer|T\.axis\.\w+ cannot be used inside an expression"),
+        r"is never bound by T\.match_buffer|T\.axis\.\w+ cannot be used inside an expression|"
+        r"extent must be a constant"),
     "given twice or shadowed": re.compile(r"given twice|more than once|already defined|"
                                           r"defined twice|shadows|duplicate"),
     "only the standard dtypes": re.compile(r"unknown dtype"),

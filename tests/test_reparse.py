@@ -104,3 +104,20 @@ def test_windows_and_old_mac_line_endings_read_as_in_python(newline):
     with pytest.raises(TIRParseError) as e:
         tir_mlir.parse(src.replace("A[vi]", "A[vi // 0]", 1).replace("\n", newline), "nl.tir")
     assert str(e.value.loc) == "nl.tir:8:35"
+
+
+def test_bitwise_not_of_a_bool_is_logical_not():
+    """`~M[i]` on a bool buffer: TVM's bitwise not of one bit (numpy's ~ on bools)."""
+    import numpy as np
+    src = '''@T.prim_func
+def main(M: T.Buffer((4,), "bool"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.Select(~M[vi], 1, 2)
+'''
+    mod = tir_mlir.parse(src)
+    m, b = np.array([True, False, True, False]), np.zeros(4, "int32")
+    tir_mlir.build(mod)["main"](m, b)
+    np.testing.assert_array_equal(b, np.where(~m, 1, 2))
+    assert tir_mlir.parse(mod.script()).script() == mod.script()

@@ -395,6 +395,8 @@ class ExprBuilder(Fail):
         if op == "-" and _int_lit(x) and x.dtype == "int64":
             return Lit(-x.value, "int64")
         v = self.materialize(x, pos)
+        if op == "~" and v.dtype == "bool":      # the bitwise not of one bit, as in TVM/numpy
+            return self.logic("not", [v], pos)
         if op == "~":
             if not is_int(v.dtype):
                 self.fail(f"operator '~' needs an integer, found {v.dtype}", pos)
