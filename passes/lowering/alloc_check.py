@@ -18,13 +18,14 @@ are part of the compiled code, with public functions returning their addresses, 
 loaded by `load_module` reports as well as a fresh build: the runtime reads the status after
 each call (runtime/alloc_status.py).
 """
+import re
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf, ub
 
 from tir_mlir.passes.lowering.alloc_limit import nbytes
 from tir_mlir.passes.lowering.common import functions, source_loc, walk
-from tir_mlir.passes.lowering.tir_to_affine import BUFFER_NAME
 
 STATUS = "tir_mlir_alloc_failure"
 SITES = "tir_mlir_alloc_sites"
@@ -50,10 +51,8 @@ class AllocCheck:
 
 
 def _site(op) -> str:
-    name = "?"
-    if BUFFER_NAME in op.attributes:
-        name = ir.StringAttr(op.attributes[BUFFER_NAME]).value
-        del op.attributes[BUFFER_NAME]
+    m = re.match(r'loc\("(\w+)"\(', str(op.location))   # tir-to-affine's name location
+    name = m[1] if m else "?"
     return f"{name}|{nbytes(ir.MemRefType(op.results[0].type))}|{source_loc(op) or '?'}"
 
 

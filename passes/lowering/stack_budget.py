@@ -11,7 +11,6 @@ from mlir.dialects import memref
 
 from tir_mlir.passes.lowering.alloc_limit import nbytes
 from tir_mlir.passes.lowering.common import functions, walk
-from tir_mlir.passes.lowering.tir_to_affine import BUFFER_NAME
 
 STACK_BUDGET = 1 << 20
 
@@ -36,8 +35,6 @@ def _fit(allocas):
         if total > STACK_BUDGET:
             total -= sizes[a]
             _to_heap(a)
-        elif BUFFER_NAME in a.attributes:
-            del a.attributes[BUFFER_NAME]
 
 
 def _to_heap(alloca):
@@ -46,8 +43,6 @@ def _to_heap(alloca):
     loc = alloca.location
     with ir.InsertionPoint(alloca), loc:
         heap = memref.AllocOp(ir.MemRefType(alloca.results[0].type), [], [])
-    if BUFFER_NAME in alloca.attributes:
-        heap.operation.attributes[BUFFER_NAME] = alloca.attributes[BUFFER_NAME]
     with ir.InsertionPoint(term), loc:
         memref.DeallocOp(heap.result)
     alloca.results[0].replace_all_uses_with(heap.result)

@@ -20,8 +20,6 @@ from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
 
-# The buffer's name on an allocation, for `stack-budget` and the run-time check of `alloc-check`.
-BUFFER_NAME = "tir_mlir.buffer"
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
 
@@ -249,6 +247,8 @@ def _place_buffers(f):
             scope_ends = [list(scope_block.operations)[-1].operation]
         first = list(scope_block.operations)[0].operation
         loc = op.location
+        if "tir.name" in op.attributes:   # the name survives in the location (tir.* attrs do not)
+            loc = ir.Location.name(ir.StringAttr(op.attributes["tir.name"]).value, loc)
         if nbytes <= ALLOCA_LIMIT:
             with ir.InsertionPoint(first):
                 new = memref.AllocaOp(mtype, [], [], loc=loc)
@@ -258,8 +258,6 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
-        if "tir.name" in op.attributes:          # (tir.* attributes are dropped below)
-            new.operation.attributes[BUFFER_NAME] = op.attributes["tir.name"]
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
 
