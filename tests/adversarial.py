@@ -4,7 +4,8 @@ Inputs (`inputs(n, seed)`, deterministic): valid programs (tests/data, tests/gol
 token-level mutations (delete, duplicate, swap, replace by a TVMScript token), line-level ones
 (delete, duplicate, swap, re-indent), truncation at any character, and hostile tokens (Python
 that TVMScript must never run, huge and odd literals, control characters, deep nesting, absurd
-shapes); plus a fixed list of whole-file oddities.
+shapes); plus a fixed list of whole-file oddities. `mlir_inputs(n, seed)`: the seed programs
+as tir-dialect MLIR, token-mutated (for `.mlir` input).
 
 Each side runs in a worker process (`Worker`), so a signal or a hang is recorded against the
 input that caused it instead of ending the run. tests/parse_differential.py drives them.
