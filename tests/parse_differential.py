@@ -38,7 +38,8 @@ WE_REJECT = {
                                                         r"buffer dimensions must be positive"),
     "values of the wrong kind (a string index, a float shape)": re.compile(
         r"expected a value, found the string|must be an integer constant|"
-        r"an index must be an integer|found the literal|is not a value here"),
+        r"an index must be an integer|found the literal|is not a value here|"
+        r"an attribute value must be a constant"),
     "checks TVM leaves to later passes": re.compile(
         r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
         r"larger than the|outside the buffer"),

@@ -121,3 +121,9 @@ def main(M: T.Buffer((4,), "bool"), B: T.Buffer((4,), "int32")):
     tir_mlir.build(mod)["main"](m, b)
     np.testing.assert_array_equal(b, np.where(~m, 1, 2))
     assert tir_mlir.parse(mod.script()).script() == mod.script()
+
+
+def test_u_prefixed_and_adjacent_strings_as_in_python():
+    src = PROGRAM.format(hi="A[vi]", lo="A[vi]", nan="1").replace('T.block("B")',
+                                                                  '''T.block("B" u'x' U"y")''')
+    assert 'with T.block("Bxy"):' in tir_mlir.parse(src).script()

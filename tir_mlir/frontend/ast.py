@@ -285,7 +285,7 @@ def _unescape(body: str, tok) -> str:
 def _string(tok: Token) -> str:
     s = str(tok)
     raw = s[0] in "rR"
-    if raw:
+    if s[0] in "rRuU":          # u"..." is a plain str, as in Python 3
         s = s[1:]
     q = 3 if s[:3] in ('"""', "'''") else 1
     body = s[q:-q]
