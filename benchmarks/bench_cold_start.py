@@ -1,5 +1,5 @@
 """Cold start: a fresh process parses, schedules and builds the hand-scheduled 1024 matmul
-(/work/shared/bench/hand_mm.py's program and schedule, copied in `schedules/hand_mm.py`), once
+(the program and schedule of `schedules/hand_mm.py`), once
 with tir-mlir and once with TVM 0.21's `tvm.build` (when installed), each in its own process.
 
     python benchmarks/bench_cold_start.py [--runs 5]

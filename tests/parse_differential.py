@@ -1,164 +1,51 @@
-"""Differential parse fuzzer: malformed TVMScript, accepted or rejected by tir-mlir and by TVM
-0.21's `tvm.script.from_source`. Every input must give a module or a located TIRParseError
-(never another exception, a signal or a hang), and both must decide alike unless the
-difference is a documented, deliberate one (docs/tvm_compat.md, "Front end").
+"""The adversarial run: malformed TVMScript (tests/adversarial.py: mutated valid programs,
+truncations, hostile tokens, odd files) through tir-mlir's API and CLI, and through TVM 0.21's
+`tvm.script.from_source`. Every input must give a module or a located error (never a
+traceback, a signal or a hang; an accepted program must also print, re-parse, build and run
+with bounds checks), and both must decide alike unless the difference is a documented,
+deliberate one (docs/tvm_compat.md, "Front end").
 
-    python tests/parse_differential.py 2000          # long mode: report of N inputs
-    python tests/parse_differential.py 2000 --show   # ... printing each disagreement
-    python tests/parse_differential.py 2000 --seed 7 # another sample
+    python tests/parse_differential.py 2000             # long mode: API and TVM, N inputs
+    python tests/parse_differential.py 2000 --cli       # ... through the CLI as well
+    python tests/parse_differential.py 2000 --show      # ... printing each failure
+    python tests/parse_differential.py 2000 --seed 7    # another sample
+    python tests/parse_differential.py 2000 --mlir      # mutated tir-dialect MLIR input instead
 
+It prints the count of each outcome and exits 1 if any is not 'agree' or 'documented'.
 The test suite runs a fixed-seed slice (tests/test_parse_tvm_differential.py).
 """
-import contextlib
-import json
-import random
 import re
-import signal
-import subprocess
 import sys
-from pathlib import Path
 
-import tir_mlir
-from tir_mlir import TIRParseError
-
-DATA = Path(__file__).parent / "data"
-GOLDEN = Path(__file__).parent / "golden"
-TOKEN = re.compile(r"\s+|\w+|.", re.S)
-SOUP = ["T.", "block", "(", ")", "[", "]", ":", ",", "=", "+", "*", "//", "%", "for", "in", "with",
-        "if", "else", "\n", "    ", "\t", "A", "vi", "i", "0", "1.0", '"Y"', "T.grid",
-        "T.axis.remap", '"SR"', "T.float32", "range", "def", "None", "and", "not", "T.Buffer",
-        "(128,)", '"float32"', "T.init()", "+=", "T.where", "-", "**", "1e309", "09", "1__0",
-        "0", "// 0", "% 0", "x=1", "T.reads", "T.writes", "vj", "k", "B", "C", "2**40", "9" * 30,
-        'T.float32("inf")', "T.max", "T.min", "lambda", "pass", "#", "'", '"', "\\"]
-
-
-def seeds():
-    files = sorted(DATA.glob("*.tir")) + sorted(GOLDEN.glob("*.tir"))
-    return [p.read_text() for p in files]
-
-
-def mutate(text: str, rng: random.Random) -> str:
-    toks = TOKEN.findall(text)
-    for _ in range(rng.randint(1, 3)):
-        if not toks:
-            break
-        i = rng.randrange(len(toks))
-        op = rng.choice(["delete", "duplicate", "swap", "replace", "replace", "char"])
-        if op == "delete":
-            del toks[i]
-        elif op == "duplicate":
-            toks.insert(i, toks[i])
-        elif op == "swap":
-            j = rng.randrange(len(toks))
-            toks[i], toks[j] = toks[j], toks[i]
-        elif op == "replace":
-            toks[i] = rng.choice(SOUP)
-        else:
-            t = toks[i]
-            k = rng.randint(0, len(t))
-            toks[i] = t[:k] + chr(rng.randint(32, 126)) + t[k:]
-    return "".join(toks)
-
-
-def inputs(n: int, seed: int = 0):
-    rng = random.Random(seed)
-    base = seeds()
-    for _ in range(n):
-        yield mutate(rng.choice(base), rng)
-
-
-class Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int):
-    def on_alarm(*_):
-        raise Hang()
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def ours(text: str):
-    """(accepted, message): any exception but TIRParseError is a failure of its own."""
-    try:
-        with time_limit(20):
-            tir_mlir.parse(text, "fuzz.tir")
-        return True, ""
-    except TIRParseError as e:
-        if e.loc is None or e.loc.file != "fuzz.tir":
-            raise AssertionError(f"error without a location: {e}") from None
-        return False, e.message
-
-
-_WORKER = """
-import contextlib, io, json, sys
-import tvm
-for line in sys.stdin:
-    text = json.loads(line)
-    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            tvm.script.from_source(text)
-            ok = True
-        except Exception:
-            ok = False
-    print(json.dumps(ok), flush=True)
-"""
-
-
-class TvmOracle:
-    """TVM's parser in a worker process: TVM itself segfaults on some malformed programs
-    (counted as a rejection), and the worker is restarted after that."""
-
-    def __init__(self):
-        self.proc = None
-
-    def _start(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
-
-    def accepts(self, text: str) -> bool:
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        try:
-            self.proc.stdin.write(json.dumps(text) + "\n")
-            self.proc.stdin.flush()
-            with time_limit(60):
-                line = self.proc.stdout.readline()
-        except (BrokenPipeError, Hang):
-            line = ""
-        if not line:                 # TVM crashed or hung on this input
-            self.close()
-            return False
-        return json.loads(line)
-
-    def close(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
+from adversarial import OURS_WORKER, TVM_WORKER, Worker, inputs, mlir_inputs
 
 # Deliberate differences (docs/tvm_compat.md, "Front end"): what we reject and TVM accepts,
 # recognised by our error message; and what we accept and TVM rejects, by a test of the text.
 WE_REJECT = {
-    "unsupported": re.compile(r"not supported|symbolic|scalar parameter|vector dtype|"
-                              r"is not affine|not affine|needs a positive constant"),
-    "redundant or unused": re.compile(r"given twice|more than once|already defined|"
-                                      r"defined twice|shadows"),
-    "only the standard dtypes (TVM accepts any bit width)": re.compile(r"unknown dtype"),
-    "a statement that only computes a value is an error": re.compile(r"has no effect"),
+    "not supported here": re.compile(
+        r"not supported|symbolic|scalar parameter|vector dtype|is not affine|"
+        r"needs a positive constant|T\.call_extern|T\.address_of|unknown function 'T\.|"
+        r"is never bound by T\.match_buffer|T\.axis\.\w+ cannot be used inside an expression|"
+        r"extent must be a constant"),
+    "given twice or shadowed": re.compile(r"given twice|more than once|already defined|"
+                                          r"defined twice|shadows|duplicate"),
+    "only the standard dtypes": re.compile(r"unknown dtype"),
+    "a statement that only computes a value": re.compile(r"has no effect"),
     "a def/class without its decorator": re.compile(r"needs the decorator"),
-    "zero-extent block iterators": re.compile(r"empty or malformed iterator domain"),
-    "check TVM leaves to later passes": re.compile(
-        r"does not fit|out of range|outside|not well-formed|unknown storage scope|"
-        r"bad indentation|must be|expects|expected"),
+    "an unknown decorator": re.compile(r"unexpected decorator"),
+    "zero-extent block iterators and loops": re.compile(r"empty or malformed iterator domain|"
+                                                        r"extent must be positive|"
+                                                        r"buffer dimensions must be positive"),
+    "values of the wrong kind (a string index, a float shape)": re.compile(
+        r"expected a value, found the string|must be an integer constant|"
+        r"an index must be an integer|found the literal|is not a value here|"
+        r"an attribute value must be a constant"),
+    "checks TVM leaves to later passes": re.compile(
+        r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
+        r"larger than the|outside the buffer"),
+    "Python that is not TVMScript (TVM's parser evaluates it)": re.compile(
+        r"undefined variable '(__import__|eval|exec|open|print|globals)'|'lambda'|"
+        r"unknown function '(__import__|eval|exec|open|print|globals)'"),
 }
 
 
@@ -171,40 +58,88 @@ def we_accept_reason(text: str):
     return None
 
 
-def classify(text: str, tvm: TvmOracle):
-    """'agree', 'crash' (with message), or the kind of disagreement."""
-    try:
-        ok, msg = ours(text)
-    except Hang:
+class Oracles:
+    """tir-mlir and TVM, each in its worker process."""
+
+    def __init__(self, tvm=True, timeout=60):
+        self.ours = Worker(OURS_WORKER, timeout)
+        self.tvm = Worker(TVM_WORKER, timeout) if tvm else None
+
+    def close(self):
+        self.ours.close()
+        if self.tvm is not None:
+            self.tvm.close()
+
+
+def classify(text: str, oracles: Oracles, mode: str = "api"):
+    """(outcome, detail): 'agree', 'documented' (with the reason), 'crash', 'signal', 'hang',
+    or a disagreement with TVM ('we accept, TVM rejects' / 'we reject, TVM accepts')."""
+    r = oracles.ours.ask({"mode": mode, "text": text})
+    if "hang" in r:
         return "hang", ""
-    except Exception as e:     # noqa: BLE001 - reported
-        return "crash", f"{type(e).__name__}: {e}"
-    theirs = tvm.accepts(text)
-    if ok == theirs:
+    if "signal" in r:
+        return "signal", f"signal {r['signal']} (exit {r['exit']})"
+    if "crash" in r:
+        return "crash", r["crash"]
+    if oracles.tvm is None:
         return "agree", ""
-    if ok:
+    t = oracles.tvm.ask({"text": text})
+    theirs = bool(t.get("accepted"))     # TVM crashing or hanging on an input: a rejection
+    if r["accepted"] == theirs:
+        return "agree", ""
+    if r["accepted"]:
         why = we_accept_reason(text)
         return ("documented", why) if why else ("we accept, TVM rejects", "")
     for why, pattern in WE_REJECT.items():
-        if pattern.search(msg):
+        if pattern.search(r["message"]):
             return "documented", why
-    return "we reject, TVM accepts", msg
+    return "we reject, TVM accepts", r["message"]
+
+
+def run(n, seed=0, modes=("api",), tvm=True, show=False):
+    """Counts of each (mode, outcome); failures as (index, kind, mode, outcome, detail, text).
+    Mode "mlir": mutated MLIR input (through the API, nothing to compare with)."""
+    counts, failures = {}, []
+    oracles = Oracles(tvm and modes != ("mlir",))
+    source = mlir_inputs if modes == ("mlir",) else inputs
+    try:
+        for k, (kind, text) in enumerate(source(n, seed)):
+            for mode in modes:
+                outcome, detail = classify(text, oracles if mode == "api" else
+                                           _no_tvm(oracles), mode)
+                key = f"{mode}: {outcome}" + (f" ({detail})" if outcome == "documented" else "")
+                counts[key] = counts.get(key, 0) + 1
+                if outcome not in ("agree", "documented"):
+                    failures.append((k, kind, mode, outcome, detail, text))
+                    if show:
+                        print(f"--- #{k} ({kind}) {mode} {outcome}: {detail}\n{text[:3000]}\n",
+                              flush=True)
+    finally:
+        oracles.close()
+    return counts, failures
+
+
+class _no_tvm:
+    """The CLI pass: TVM was already asked in the API pass."""
+
+    def __init__(self, oracles):
+        self.ours, self.tvm = oracles.ours, None
 
 
 def main(argv):
-    n = int(argv[1]) if len(argv) > 1 else 2000
-    show = "--show" in argv
+    n = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 2000
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 0
-    counts = {}
-    tvm = TvmOracle()
-    for k, text in enumerate(inputs(n, seed)):
-        kind, msg = classify(text, tvm)
-        counts[kind] = counts.get(kind, 0) + 1
-        if kind not in ("agree", "documented") and show:
-            print(f"--- #{k} {kind}: {msg}\n{text}\n", flush=True)
-    tvm.close()
-    print(counts)
-    return 0 if not set(counts) - {"agree", "documented"} else 1
+    modes = ("api", "cli") if "--cli" in argv else ("mlir",) if "--mlir" in argv else ("api",)
+    try:
+        import tvm  # noqa: F401
+        has_tvm = True
+    except ImportError:
+        has_tvm = False
+        print("TVM is not installed: checking for crashes only")
+    counts, failures = run(n, seed, modes, has_tvm, "--show" in argv)
+    for key in sorted(counts):
+        print(f"{counts[key]:6d}  {key}")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

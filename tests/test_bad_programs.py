@@ -4,6 +4,7 @@ regression shows up as a failed test, not as a dead test runner."""
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,6 +42,8 @@ def test_block_reading_an_outer_loop_variable_is_not_well_formed():
                                             "variable 'i' defined outside the block") as e:
         tir_mlir.parse(LOOP_VAR_IN_BODY, "wf.tir")
     assert str(e.value.loc) == "wf.tir:9:21"
+    assert [(m, str(loc)) for m, loc in e.value.notes] == [("loop variable 'i' defined here",
+                                                            "wf.tir:6:5")]
 
 
 def test_opaque_blocks_and_outer_block_iterators_stay_legal():
@@ -158,3 +161,172 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[0.0, 1.0, 2.0]"
     assert "not vectorized" not in p.stderr
+
+
+BIG = 1_500_000_000                  # int32 elements: 6 GB, refused by a 4 GB address-space limit
+BIG_ALLOC = HDR + f'''    X = T.alloc_buffer(({BIG},), "int32")
+    for i in range(16):
+        with T.block("X"):
+            vi = T.axis.spatial(16, i)
+            X[A[vi] % 16 * 1000] = A[vi] * 2
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = X[A[vi] % 16 * 1000] + 1
+'''
+PARALLEL_ALLOC = HDR + f'''    for o in T.parallel(4):
+        with T.block("outer"):
+            vo = T.axis.spatial(4, o)
+            X = T.alloc_buffer(({BIG},), "int32")
+            for i in range(4):
+                with T.block("X"):
+                    vi = T.axis.spatial(16, vo * 4 + i)
+                    X[A[vi] % 16 * 1000] = A[vi] * 2
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, vo * 4 + i)
+                    B[vi] = X[A[vi] % 16 * 1000] + 1
+'''
+LIMIT = 4 << 30
+
+
+def _needs_memory():
+    from tir_mlir.passes.lowering.alloc_limit import physical_memory
+    if physical_memory() < BIG * 4:
+        pytest.skip("the buffer would be refused at build time on this machine")
+
+
+@pytest.mark.parametrize("src, line", [(BIG_ALLOC, 5), (PARALLEL_ALLOC, 8)],
+                         ids=["function", "parallel_loop"])
+def test_failed_allocation_at_run_time_is_a_memory_error(src, line, tmp_path):
+    """malloc returning NULL (here: under an address-space limit) makes the call raise
+    AllocationError (a MemoryError) naming the buffer, its size and where it is declared; the
+    code that uses it does not run. Fresh builds, JIT (debug) builds, exported libraries."""
+    _needs_memory()
+    p = _in_subprocess(f'''
+        import resource, numpy as np, tir_mlir
+        mod = tir_mlir.parse({src!r}, "big.tir")
+        libs = [tir_mlir.build(mod), tir_mlir.build(mod, debug=True)]
+        libs[0].export_library({str(tmp_path / "big.so")!r})
+        libs.append(tir_mlir.load_module({str(tmp_path / "big.so")!r}))
+        resource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, resource.RLIM_INFINITY))
+        a = np.arange(16, dtype="int32")
+        for lib in libs:
+            b = np.zeros(16, "int32")
+            try:
+                lib["main"](a, b)
+            except MemoryError as e:
+                print(type(e).__name__, e.loc, e.buffer, e.nbytes, b.any(), "|", e.message)
+            try:
+                lib.time_evaluator("main", number=2)(a, b)
+            except tir_mlir.TIRError as e:
+                print("timed:", type(e).__name__)
+    ''')
+    lines = p.stdout.splitlines()
+    assert len(lines) == 6, p.stdout + p.stderr
+    nbytes = BIG * 4
+    for out, timed in zip(lines[::2], lines[1::2]):
+        assert out == (f"AllocationError big.tir:{line}:{5 if line == 5 else 13} X {nbytes} False | "
+                       f"out of memory: cannot allocate buffer 'X' ({nbytes} bytes, "
+                       f"{nbytes / 2**30:.2f} GiB) at run time; the code that uses it did not run")
+        assert timed == "timed: AllocationError"
+
+
+def test_failed_allocation_in_the_cli(tmp_path):
+    _needs_memory()
+    path = tmp_path / "big.tir"
+    path.write_text(BIG_ALLOC)
+    exe = str(Path(sys.executable).with_name("tir-mlir"))
+
+    def limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, resource.RLIM_INFINITY))
+    p = subprocess.run([exe, "run", str(path)], capture_output=True, text=True, timeout=300,
+                       preexec_fn=limit)
+    assert p.returncode == 1, p.stderr
+    assert (f"{path}:5:5: error: out of memory: cannot allocate buffer 'X' ({BIG * 4} bytes, "
+            f"5.59 GiB) at run time" in p.stderr)
+    assert "Traceback" not in p.stderr
+
+
+def test_many_stack_buffers_do_not_overflow_the_stack():
+    """200 buffers of 64 KiB each (each small enough for the stack, 12.5 MiB together): past
+    the per-scope budget the largest go to the heap instead of overflowing the thread's stack."""
+    n, size = 200, 16384
+    lines = [HDR.replace("(16,)", f"({size},)").replace('"int32"', '"float32"').rstrip("\n")]
+    lines += [f'    X{k} = T.alloc_buffer(({size},), "float32")' for k in range(n)]
+    prev = "A"
+    for k in range(n):
+        lines += [f"    for i in range({size}):", f'        with T.block("X{k}"):',
+                  f"            vi = T.axis.spatial({size}, i)",
+                  f"            X{k}[vi] = {prev}[vi * 7 % {size}] + T.float32(1)"]
+        prev = f"X{k}"
+    lines += [f"    for i in range({size}):", '        with T.block("B"):',
+              f"            vi = T.axis.spatial({size}, i)", f"            B[vi] = {prev}[vi]"]
+    src = "\n".join(lines) + "\n"
+    p = _in_subprocess(f'''
+        import numpy as np, tir_mlir
+        a, b = np.random.rand({size}).astype("float32"), np.zeros({size}, "float32")
+        tir_mlir.build(tir_mlir.parse({src!r}))["main"](a, b)
+        idx = np.arange({size})
+        for _ in range({n}):
+            idx = idx * 7 % {size}
+        np.testing.assert_allclose(b, a[idx] + {n}, rtol=1e-5)
+        print("ok")
+    ''')
+    assert p.stdout.strip() == "ok", p.stderr
+    from tir_mlir.passes.lowering.pipeline import emit_text
+    scf = emit_text(tir_mlir.parse(src).module, "scf")
+    assert scf.count("memref.alloca()") * size * 4 <= (1 << 20) < scf.count("memref.alloc()") * size * 4
+
+
+OOB = HDR.replace('"int32"', '"float32"') + '''    X = T.alloc_buffer((8,), "float32")
+    for i in range(16):
+        with T.block("X"):
+            vi = T.axis.spatial(16, i)
+            X[vi % 8] = A[vi]
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = X[vi % 8] + A[T.min(vi + 1, 16)]
+'''
+
+
+def test_out_of_bounds_errors_point_at_the_buffer_declaration():
+    """Debug builds and the interpreter: the error is at the access, with a note at the
+    declaration of the buffer (a parameter here), like mlir-opt's related locations."""
+    mod = tir_mlir.parse(OOB, "oob.tir")
+    a, b = np.zeros(16, "float32"), np.zeros(16, "float32")
+    for run in (tir_mlir.build(mod, debug=True)["main"],
+                lambda a, b: tir_mlir.interpret(mod, "main", a, b)):
+        with pytest.raises(tir_mlir.errors.OutOfBoundsError) as e:
+            run(a, b)
+        assert str(e.value.loc) == "oob.tir:13:33"
+        assert [(m, str(loc)) for m, loc in e.value.notes] == [("buffer 'A' declared here",
+                                                                "oob.tir:4:10")]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_signed_division_overflow_does_not_trap(dtype):
+    """MIN / -1 overflows; x86's idiv traps on it (SIGFPE) like on a zero divisor. The result
+    wraps instead (MIN, remainder 0, as numpy gives), in every build and in the interpreter."""
+    ops = ["A[0] // A[1]", "A[0] % A[1]", "T.truncdiv(A[0], A[1])", "T.truncmod(A[0], A[1])",
+           "A[0] // -1", "T.truncdiv(A[0], -1)"]
+    src = HDR.replace('"int32"', f'"{dtype}"').replace(
+        f'B: T.Buffer((16,), "{dtype}")', f'B: T.Buffer((16,), "{dtype}"), '
+        f'C: T.Buffer(({len(ops)},), "{dtype}")') + "".join(f'''    with T.block("d{k}"):
+        C[{k}] = {op}
+''' for k, op in enumerate(ops))
+    p = _in_subprocess(f'''
+        import numpy as np, tir_mlir
+        mod = tir_mlir.parse({src!r})
+        a = np.zeros(16, "{dtype}"); a[0], a[1] = np.iinfo("{dtype}").min, -1
+        b = np.zeros(16, "{dtype}")
+        for run in (tir_mlir.build(mod)["main"], tir_mlir.build(mod, debug=True)["main"],
+                    lambda *x: tir_mlir.interpret(mod, "main", *x)):
+            c = np.ones({len(ops)}, "{dtype}")
+            run(a, b, c)
+            print(c.tolist())
+    ''')
+    low = int(np.iinfo(dtype).min)
+    assert p.stdout.splitlines() == [str([low, 0, low, 0, low, low])] * 3, p.stderr

@@ -54,6 +54,9 @@ BAD_INPUTS = {
                      "3:8: error: 'llvm.mlir.constant' is not an op of a tir program"),
     "zero.mlir": ('module {\n func.func @f(%a: memref<0xf32>) {\n  return\n }\n}\n',
                   "2:2: error: parameter 0: buffer has a zero-sized dimension"),
+    "bad_name.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n'
+                      '  return\n }\n}\n', "2:2: error: parameter 0: name 'a b' is not a Python "
+                                              "identifier"),
     "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
                           "error: parameter 0: element type index is not a TensorIR dtype"),
 }
@@ -201,3 +204,24 @@ def test_slow_command_says_so_on_stderr(tmp_path, monkeypatch):
     with cli_module._progress("quick"):
         pass
     assert lines == []
+
+
+@pytest.mark.parametrize("args, want", [
+    (["tune", PROGRAM, "--trials", "-5", "--work-dir", "W"], "'--trials': -5 is not in the range"),
+    (["tune", PROGRAM, "--trials", "0", "--work-dir", "W"], "'--trials': 0 is not in the range"),
+    (["tune", PROGRAM, "--timeout", "0", "--work-dir", "W"], "'--timeout': 0.0 is not in the range"),
+    (["tune", PROGRAM, "--trials-per-iter", "0", "--work-dir", "W"], "'--trials-per-iter'"),
+    (["run", PROGRAM, "--bench", "--number", "0"], "'--number': 0 is not in the range"),
+    (["run", PROGRAM, "--bench", "--repeat", "-1"], "'--repeat': -1 is not in the range"),
+])
+def test_bad_option_values_are_usage_errors(tmp_path, args, want):
+    r = cli(*[str(tmp_path / a) if a == "W" else a for a in args])
+    assert r.exit_code == 2 and want in r.output, r.output
+    assert not (tmp_path / "W").exists()
+
+
+def test_running_a_module_without_functions(tmp_path):
+    path = _file(tmp_path, "empty.tir", "@I.ir_module\nclass M:\n    pass\n")
+    r = cli("run", path)
+    assert r.exit_code == 1
+    assert f"{path}:1:1: error: the program has no function to run" in r.output

@@ -46,7 +46,27 @@ CASES = {
                            "3:10", "T.block needs a name"),
     "duplicate_block_name": (HDR + '    with T.block("B"):\n        A[0, 0] = 1.0\n'
                              '    with T.block("B"):\n        A[0, 1] = 1.0\n',
-                             "5:10", "duplicate block name 'B' (first defined at 3:10)"),
+                             "5:10", "duplicate block name 'B'"),
+    "reads_twice": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                    "            T.reads(A[vi, vj])\n            T.reads(A[vi, vj])\n"
+                    "            A[vi, vj] = 1.0\n", "7:13", "T.reads given twice"),
+    "block_attr_twice": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                         '            T.block_attr({"a": 1})\n            T.block_attr({"b": 1})\n'
+                         "            A[vi, vj] = 1.0\n", "7:13", "T.block_attr given twice"),
+    "iter_var_used_before_definition": (LOOPS + "            T.reads(A[vi, vj])\n"
+                                        '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                                        "            A[vi, vj] = 1.0\n", "5:23",
+                                        "undefined variable 'vi' (it is defined later in the "
+                                        "block)"),
+    "buffer_allocated_twice": (HDR + '    X = T.alloc_buffer((8,), "float32")\n'
+                               '    X = T.alloc_buffer((4,), "float32")\n', "4:5",
+                               "buffer 'X' is already defined"),
+    "region_literal_out_of_range": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                                    "            T.reads(A[vi, vj - 2**63])\n"
+                                    "            A[vi, vj] = 1.0\n", "6:32",
+                                    "literal 9223372036854775808 does not fit in int64"),
+    "null_byte": (HDR + "    # a comment with \0 in it\n    A[0, 0] = 1.0\n", "3:22",
+                  "source code cannot contain null bytes"),
     "deep_nesting": (HDR + "".join("    " * (i + 1) + "if True:\n" for i in range(200))
                      + "    " * 201 + "A[0, 0] = 1.0\n",
                      "103:405", "statements nested too deeply (more than 100 levels)"),
@@ -113,3 +133,42 @@ def test_cli_reports_one_error_line_without_traceback(tmp_path):
         '            vi, vj = T.axis.remap("SX", [i, j])',
         "                                  ^"]             # mlir-opt's source line and caret
     assert "Traceback" not in r.stderr
+
+
+NOTES = {
+    "index_rank": (HDR + "    A[0] = 1.0\n", "3:5", "2:7"),
+    "store_dtype": (HDR + '    X = T.alloc_buffer((4,), "int32")\n    X[0] = A[0, 0]\n',
+                    "4:5", "3:5"),
+    "region_rank": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
+                    "            T.reads(A[vi])\n            A[vi, vj] = 1.0\n", "6:21", "2:7"),
+    "match_buffer": ('@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer(a, (8,), "float32")\n'
+                     "    A[0, 1] = 1.0\n", "4:5", "3:5"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOTES))
+def test_errors_about_a_buffer_point_at_its_declaration(name):
+    src, where, declared = NOTES[name]
+    with pytest.raises(TIRParseError) as info:
+        tir_mlir.parse(src, filename="bad.tir")
+    e = info.value
+    assert f"{e.loc.line}:{e.loc.col}" == where, str(e)
+    assert [(m, str(loc)) for m, loc in e.notes] == [("buffer 'A' declared here" if "A" in
+                                                      e.message else "buffer 'X' declared here",
+                                                      f"bad.tir:{declared}")]
+    assert str(e).endswith(f"\nbad.tir:{declared}: note: {e.notes[0][0]}")
+
+
+def test_cli_shows_the_related_location_like_mlir_opt(tmp_path):
+    bad = tmp_path / "bad.tir"
+    bad.write_text(CASES["duplicate_block_name"][0])
+    exe = Path(sys.executable).with_name("tir-mlir")
+    r = subprocess.run([str(exe), "parse", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.rstrip("\n").split("\n") == [
+        f"{bad}:5:10: error: duplicate block name 'B'",
+        '    with T.block("B"):',
+        "         ^",
+        f"{bad}:3:10: note: first defined here",
+        '    with T.block("B"):',
+        "         ^"]

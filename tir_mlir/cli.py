@@ -20,9 +20,9 @@ _SOURCES = {}          # input name -> text read by this command (for the caret 
 _INPUT = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
 
-def _fail(message, loc=None):
+def _fail(message, loc=None, notes=()):
     from tir_mlir.diagnostics import render, use_color
-    click.echo(render(message, loc, _SOURCES, use_color(sys.stderr)), err=True)
+    click.echo(render(message, loc, _SOURCES, use_color(sys.stderr), notes=notes), err=True)
     sys.exit(1)
 
 
@@ -31,7 +31,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except TIRError as e:
-            _fail(e.message, e.loc)
+            _fail(e.message, e.loc, e.notes)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except OSError as e:
@@ -170,7 +170,7 @@ def _located_in_script(path):
         if loc is None and str(path).endswith(".json"):
             loc = SourceLoc(str(path), 1, 1)            # a trace: name the file
         if isinstance(e, TIRError):
-            raise type(e)(e.message, loc or e.loc) from None
+            raise type(e)(e.message, loc or e.loc, notes=e.notes) from None
         raise TIRError(f"{type(e).__name__}: {e}", loc) from None
 
 
@@ -309,6 +309,9 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
                         target=target, number=number, repeat=repeat,
                         inputs=_npy_arrays(inputs, "--input"),
                         outputs=_npy_arrays(outputs, "--output"), extern_libs=extern_libs)
+    if not len(mod):                 # about the program as a whole: name its file
+        raise TIRError("the program has no function to run",
+                       SourceLoc("<stdin>" if path == "-" else str(path), 1, 1))
     while True:
         with _progress("building, running" + (" and checking" if check else "")):
             line = next(lines, None)
@@ -320,7 +323,8 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--target", default="llvm", show_default=True, help="Target to tune for.")
-@click.option("--trials", default=256, show_default=True, help="Candidates to measure in all "
+@click.option("--trials", default=256, show_default=True, type=click.IntRange(min=1),
+              help="Candidates to measure in all "
               "(those already in the database count with --resume).")
 @click.option("--work-dir", required=True, type=click.Path(file_okay=False),
               help="Holds database.sqlite, best_schedule.py and tuning_curve.png.")
@@ -333,12 +337,13 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Reject candidates whose outputs differ from the unscheduled program's.")
 @click.option("--timeout", default=30.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
               help="Seconds one candidate may take to build, and to run.")
 @click.option("--seed", default=None, type=int, help="Seed of the search.")
 @click.option("--strategy", default="evolutionary", show_default=True,
               type=click.Choice(["evolutionary", "replay-trace", "replay-func"]),
               help="Search strategy (replay-*: random sampling of the design space).")
-@click.option("--trials-per-iter", default=64, show_default=True,
+@click.option("--trials-per-iter", default=64, show_default=True, type=click.IntRange(min=1),
               help="Candidates per round: built, measured and committed together.")
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
          seed, strategy, trials_per_iter):

@@ -4,11 +4,14 @@
                 B[vi] = A[vi // 0]
                           ^
 
+followed by the error's notes, the same way (`prog.tir:4:10: note: buffer 'A' declared here`).
+
 Bold location and red `error:` on a terminal; plain text when the stream is not a terminal or
 NO_COLOR is set (https://no-color.org). Source lines come from the texts the CLI read (stdin
 included) or, failing that, from the file on disk.
 """
 import os
+import re
 from typing import Dict, Optional
 
 from tir_mlir.errors import SourceLoc
@@ -30,18 +33,21 @@ def source_line(loc: SourceLoc, sources: Dict[str, str]) -> Optional[str]:
             return None
     if text is None:
         return None
-    lines = text.split("\n")
+    lines = re.split(r"\r\n?|\n", text)
     return lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
 
 
 def render(message: str, loc: Optional[SourceLoc], sources: Dict[str, str],
-           color: bool = False, severity: str = "error") -> str:
+           color: bool = False, severity: str = "error", notes=()) -> str:
     bold, red, green, reset = (BOLD, RED, GREEN, RESET) if color else ("", "", "", "")
     head = f"{bold}{loc}: {reset}" if loc else ""
-    out = [f"{head}{red}{severity}: {reset}{bold}{message}{reset}"]
+    kind = red if severity == "error" else bold
+    out = [f"{head}{kind}{severity}: {reset}{bold}{message}{reset}"]
     line = source_line(loc, sources) if loc else None
     if line is not None and len(line) <= 500:
         col = max(1, min(loc.col, len(line) + 1))
         pad = "".join(c if c == "\t" else " " for c in line[:col - 1])
         out += [line, f"{pad}{green}^{reset}"]
+    for note, note_loc in notes:
+        out.append(render(note, note_loc, sources, color, "note"))
     return "\n".join(out)

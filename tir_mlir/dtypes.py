@@ -7,6 +7,9 @@ from mlir import ir
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "bfloat16", "float32", "float64")
+# Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 
 
 def mlir_type(dtype: str) -> ir.Type:

@@ -1,7 +1,7 @@
 """Typed errors. Library code raises them with a source location; only the CLI renders them."""
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,12 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{self.col}"
 
     @staticmethod
+    def parse(text: str) -> Optional["SourceLoc"]:
+        """The SourceLoc written as `file:line:col` (None for anything else, e.g. "?")."""
+        m = re.fullmatch(r"(.*):(\d+):(\d+)", text)
+        return SourceLoc(m[1], int(m[2]), int(m[3])) if m else None
+
+    @staticmethod
     def of(location) -> Optional["SourceLoc"]:
         """The first `"file":line:col` in an MLIR location (fused and call-site ones too)."""
         m = re.search(r'"([^"]*)":(\d+):(\d+)', str(location))
@@ -21,12 +27,16 @@ class SourceLoc:
 
 
 class TIRError(Exception):
-    """Base class: `loc` (optional SourceLoc) and a message."""
+    """Base class: `loc` (optional SourceLoc), a message and `notes`: related locations, e.g.
+    where the buffer an error is about was declared, as (message, SourceLoc) pairs."""
 
-    def __init__(self, message: str, loc: Optional[SourceLoc] = None):
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None,
+                 notes: Sequence[Tuple[str, SourceLoc]] = ()):
         self.message = message
         self.loc = loc
-        super().__init__(f"{loc}: {message}" if loc else message)
+        self.notes = tuple((m, n) for m, n in notes if n is not None)
+        super().__init__("\n".join([f"{loc}: {message}" if loc else message]
+                                    + [f"{n}: note: {m}" for m, n in self.notes]))
 
 
 class TIRParseError(TIRError):
@@ -53,6 +63,16 @@ class OutOfBoundsError(RuntimeCallError):
     """A debug build accessed a buffer out of bounds (`buffer`, `index`, `axis`, `loc`)."""
 
     def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
-                 index: int = 0, axis: int = 0):
-        super().__init__(message, loc)
+                 index: int = 0, axis: int = 0, notes=()):
+        super().__init__(message, loc, notes)
         self.buffer, self.index, self.axis = buffer, index, axis
+
+
+class AllocationError(RuntimeCallError, MemoryError):
+    """A compiled function could not allocate a buffer (`buffer`, `nbytes`, `loc`: where the
+    buffer is declared); the code that uses the buffer did not run."""
+
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
+                 nbytes: int = 0, notes=()):
+        super().__init__(message, loc, notes)
+        self.buffer, self.nbytes = buffer, nbytes

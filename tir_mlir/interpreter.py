@@ -32,7 +32,7 @@ from mlir import ir
 
 from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
-from tir_mlir.errors import OutOfBoundsError, TIRError
+from tir_mlir.errors import AllocationError, OutOfBoundsError, SourceLoc, TIRError
 from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
@@ -57,6 +57,9 @@ def interpret(mod, func_name, *arrays):
     except ZeroDivisionError:
         raise TIRError(f"{func_name}: integer division by zero at run time (the compiled code "
                        f"divides by 1 instead; TVM leaves it undefined)") from None
+    except MemoryError:
+        raise AllocationError(f"{func_name}: out of memory in the reference interpreter (it "
+                              f"holds every buffer as a Python list)") from None
     except (OverflowError, ValueError) as e:   # e.g. a float inf/nan cast to an integer
         raise TIRError(f"{func_name}: {e} at run time (undefined in TVM)") from None
     finally:   # an error mid-run leaves the partial writes visible, as the compiled code does
@@ -438,7 +441,7 @@ class _Translator:
                   if not (r is not None and 0 <= r[0] and r[1] < n)]
         if checks:
             self.sites.append((op.name[len("memref."):], self.buffers[buf], tuple(shape),
-                               source_loc(op)))
+                               source_loc(op), SourceLoc.of(buf_value.location)))
             self.emit(f"if not ({' and '.join(checks)}): _oob({len(self.sites) - 1}, "
                       f"{', '.join(idx)})")
         strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
@@ -446,11 +449,12 @@ class _Translator:
         return f"{buf}[{flat or 0}]"
 
     def _oob(self, site, *index):
-        kind, buf, shape, loc = self.sites[site]
+        kind, buf, shape, loc, declared = self.sites[site]
         axis, k = next((a, k) for a, (k, n) in enumerate(zip(index, shape)) if not 0 <= k < n)
         raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {buf!r}: index {k} on axis "
                                f"{axis} of a buffer of shape {shape}", loc,
-                               buffer=buf, index=k, axis=axis)
+                               buffer=buf, index=k, axis=axis,
+                               notes=[(f"buffer {buf!r} declared here", declared)])
 
     def _memref_load(self, op, ins, t):
         self.assign(op, self.element(op, op.operands[0], ins[0], ins[1:]))

@@ -5,12 +5,15 @@ instead of reporting them).
 `check(module, filename)` raises TIRParseError at the offending op for:
   * the shape of a program: only `func.func`s at top level, buffers are static memrefs of a
     TensorIR dtype with no zero-sized (or absurdly large) dimension;
+  * the names the printer writes as Python names (functions, buffers, loop and iterator
+    variables) are identifiers, so that the printed program parses again;
   * a `tir.block` whose attributes disagree with its body (iterator count, binding arity,
     domains, iterator kinds);
   * TensorIR well-formedness: a block with iterators does not read a loop variable from
     outside it directly (instead of through a block iterator). TVM rejects that as "not
     well-formed"; it would let a primitive erase a loop whose variable is still used.
 """
+import keyword
 from typing import Optional
 
 from mlir import ir
@@ -32,19 +35,47 @@ def check(module: ir.Module, filename: str = "<string>") -> None:
         _check_func(top, filename)
 
 
-def _fail(op, filename, message):
-    loc = SourceLoc.of(op.location) or SourceLoc(filename, 1, 1)
-    if loc.file == "-":                      # MLIR's name for text parsed from a string
+def _fail(op, filename, message, notes=()):
+    """Raise at `op`; `notes`: (message, op) pairs for related locations."""
+    raise TIRParseError(message, _loc(op, filename) or SourceLoc(filename, 1, 1),
+                        [(m, _loc(o, filename)) for m, o in notes])
+
+
+def _loc(op, filename):
+    loc = SourceLoc.of(op.location)
+    if loc is not None and loc.file == "-":  # MLIR's name for text parsed from a string
         loc = SourceLoc(filename, loc.line, loc.col)
-    raise TIRParseError(message, loc)
+    return loc
+
+
+def is_identifier(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _check_name(attr, op, filename, what):
+    try:
+        name = ir.StringAttr(attr).value
+    except ValueError:
+        _fail(op, filename, f"{what} must be a string, got {attr}")
+    if not is_identifier(name):
+        _fail(op, filename, f"{what} {name!r} is not a Python identifier")
 
 
 def _check_func(f, filename):
     if not f.regions[0].blocks:
         _fail(f, filename, "a prim_func needs a body")
+    _check_name(f.attributes["sym_name"], f, filename, "function name")
     for k, arg in enumerate(f.regions[0].blocks[0].arguments):
         _check_buffer_type(arg.type, f, filename, f"parameter {k}")
+    if "arg_attrs" in f.attributes:
+        for k, attrs in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"])):
+            attrs = ir.DictAttr(attrs)
+            if "tir.name" in attrs:
+                _check_name(attrs["tir.name"], f, filename,
+                            f"parameter {k}: name")
     for op in walk(f):
+        if "tir.name" in op.attributes:
+            _check_name(op.attributes["tir.name"], op, filename, "name")
         for r in op.results:
             if isinstance(r.type, ir.MemRefType):
                 _check_buffer_type(r.type, op, filename, _name(op) or op.name)
@@ -100,6 +131,8 @@ def _check_block(op, filename):
                             f"{len(op.operands)} operands to {n} iterators")
     if any(t not in ("S", "R", "O") for t in blk.iter_types):
         _fail(op, filename, f"block {name!r}: iterator kinds must be S, R or O")
+    for iter_name in ir.ArrayAttr(op.attributes["iter_names"]):
+        _check_name(iter_name, op, filename, f"block {name!r}: iterator")
     for lo_hi in blk.domains:
         if len(lo_hi) != 2 or lo_hi[1] <= lo_hi[0]:
             _fail(op, filename, f"block {name!r}: empty or malformed iterator domain {lo_hi}")
@@ -118,7 +151,8 @@ def _check_block(op, filename):
                 if _is_outer_loop_var(v, op):
                     _fail(inner, filename, f"block {name!r} is not well-formed: it uses "
                                            f"{_describe(v)} defined outside the block; use a "
-                                           f"block iterator (T.axis.*) bound to it")
+                                           f"block iterator (T.axis.*) bound to it",
+                          [(f"{_describe(v)} defined here", _defining_op(v))])
 
 
 def _ops_in(region):

@@ -7,13 +7,15 @@
 
 A bad load yields 0 instead. The process keeps running; `tir_mlir_oob` is a runtime callback that
 records the event, and the runtime raises it as `OutOfBoundsError` when the call returns. The
-site table (buffer name, access kind, source location per SITE id) is kept on the module as
-`tir_mlir.bounds_sites`, a list of "name|load or store|file:line:col" strings.
+site table (buffer name, access kind, source location of the access and of the buffer's
+declaration, per SITE id) is kept on the module as `tir_mlir.bounds_sites`, a list of
+"name|load or store|file:line:col|file:line:col" strings.
 """
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from tir_mlir.dialect.buffers import buffer_name
+from tir_mlir.errors import SourceLoc
 from tir_mlir.passes.lowering.common import functions, index_const, source_loc, walk
 
 CALLBACK = "tir_mlir_oob"
@@ -35,7 +37,9 @@ class BoundsCheck:
                 if op.name in ("memref.load", "memref.store"):
                     _guard(op, len(sites))
                     kind = op.name.split(".")[1]
-                    sites.append(f"{_buffer_name(op)}|{kind}|{source_loc(op) or '?'}")
+                    buf = op.operands[0 if kind == "load" else 1]
+                    sites.append(f"{_buffer_name(op)}|{kind}|{source_loc(op) or '?'}|"
+                                 f"{SourceLoc.of(buf.location) or '?'}")
         module.operation.attributes[SITES_ATTR] = ir.ArrayAttr.get(
             [ir.StringAttr.get(s) for s in sites])
 

@@ -11,6 +11,7 @@ from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
 from tir_mlir.passes.lowering.alias_scopes import AliasScopes
+from tir_mlir.passes.lowering.alloc_check import AllocCheck
 from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
@@ -32,6 +33,7 @@ from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
+from tir_mlir.passes.lowering.stack_budget import StackBudget
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
@@ -43,9 +45,9 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 TARGETS = {
     "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
-            (None, UnrollLoops),
-            (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
-            (None, FloatMinMax), (None, VectorExp), (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
+            (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
+            (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
+            ("scf", ScalarReplace), (None, AllocCheck), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),

@@ -1,7 +1,12 @@
-"""Stage `safe-division`: an integer division or remainder by a divisor that is zero at run
-time would trap (SIGFPE) and kill the caller's process. A divisor that is not a constant is
-replaced by `b == 0 ? 1 : b`, so `x // 0` gives x and `x % 0` gives 0 instead of a signal.
-Constant zero divisors never get here: the parser rejects them, like TVM.
+"""Stage `safe-division`: an integer division or remainder that traps at run time (SIGFPE)
+would kill the caller's process. Two divisions trap: by zero, and the signed overflow
+MIN / -1. A divisor that is not a constant other than -1 is replaced by
+
+    b == 0 or (signed and b == -1 and a == MIN) ? 1 : b
+
+so `x // 0` gives x and `x % 0` gives 0, and `MIN // -1` gives MIN (the two's-complement
+wrap of -MIN, as numpy gives) and `MIN % -1` gives 0, instead of a signal. Constant zero
+divisors never get here: the parser rejects them, like TVM.
 """
 from mlir import ir
 from mlir.dialects import arith
@@ -10,11 +15,15 @@ from tir_mlir.passes.lowering.common import functions, walk
 
 _DIVISIONS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
               "arith.ceildivsi", "arith.ceildivui")
+_SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
 
 
-def _is_constant(v) -> bool:
+def _constant(v):
+    """The value of an integer constant, or None."""
     owner = v.owner
-    return not isinstance(owner, ir.Block) and owner.name == "arith.constant"
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 class SafeDivision:
@@ -23,11 +32,22 @@ class SafeDivision:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in list(walk(f)):
-                if op.name not in _DIVISIONS or _is_constant(op.operands[1]):
+                if op.name not in _DIVISIONS:
                     continue
-                b = op.operands[1]
+                signed = op.name in _SIGNED
+                c = _constant(op.operands[1])
+                if c is not None and (c != -1 or not signed):
+                    continue
+                a, b = op.operands[0], op.operands[1]
                 with ir.InsertionPoint(op), op.location:
-                    zero = arith.constant(b.type, 0)
                     one = arith.constant(b.type, 1)
-                    is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, zero)
-                    op.operands[1] = arith.select(is_zero, one, b)
+                    trap = arith.cmpi(arith.CmpIPredicate.eq, b, arith.constant(b.type, 0))
+                    if signed:
+                        width = 64 if isinstance(b.type, ir.IndexType) else \
+                            ir.IntegerType(b.type).width
+                        overflow = arith.andi(
+                            arith.cmpi(arith.CmpIPredicate.eq, b, arith.constant(b.type, -1)),
+                            arith.cmpi(arith.CmpIPredicate.eq, a,
+                                       arith.constant(b.type, -(1 << (width - 1)))))
+                        trap = arith.ori(trap, overflow)
+                    op.operands[1] = arith.select(trap, one, b)

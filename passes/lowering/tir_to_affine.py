@@ -247,6 +247,8 @@ def _place_buffers(f):
             scope_ends = [list(scope_block.operations)[-1].operation]
         first = list(scope_block.operations)[0].operation
         loc = op.location
+        if "tir.name" in op.attributes:   # the name survives in the location (tir.* attrs do not)
+            loc = ir.Location.name(ir.StringAttr(op.attributes["tir.name"]).value, loc)
         if nbytes <= ALLOCA_LIMIT:
             with ir.InsertionPoint(first):
                 new = memref.AllocaOp(mtype, [], [], loc=loc)

@@ -1,13 +1,14 @@
 """annotate / unannotate: set or remove one annotation of a block (`annotations`, printed as
 T.block_attr) or a loop (`tir.annotations`, printed as `annotations={...}`).
 
-Values are str, bool, int (int32 like TVM's IntImm), float (float32), and lists / dicts of
+Values are str, bool, int (int32 like TVM's IntImm, int64 beyond), float (finite float32), and lists / dicts of
 those. Keys such as `pragma_auto_unroll_max_step` and `pragma_unroll_explicit` are hints the
 lowering may honour. unannotate of a missing key is an error (as in TVM).
 """
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dtypes import FLOAT_MAX
 from tir_mlir.errors import ScheduleError
 
 
@@ -15,8 +16,13 @@ def to_attr(value) -> ir.Attribute:
     if isinstance(value, bool):
         return ir.BoolAttr.get(value)
     if isinstance(value, int):
-        return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value)
+        for bits in (32, 64):
+            if -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+                return ir.IntegerAttr.get(ir.IntegerType.get_signless(bits), value)
+        raise ScheduleError(f"annotate: integer {value} does not fit in 64 bits")
     if isinstance(value, float):
+        if not abs(value) <= FLOAT_MAX["float32"]:   # inf, nan: no TVMScript literal spells them
+            raise ScheduleError(f"annotate: float {value!r} is not a finite float32")
         return ir.FloatAttr.get(ir.F32Type.get(), value)
     if isinstance(value, str):
         return ir.StringAttr.get(value)

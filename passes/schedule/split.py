@@ -19,6 +19,7 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.wellformed import is_identifier
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
@@ -51,6 +52,9 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     sizes = infer_factors(loop, factors)
     if names is not None and len(names) != len(sizes):
         raise ScheduleError(f"split: {len(sizes)} factors but {len(names)} names")
+    bad = [n for n in names or () if not isinstance(n, str) or not is_identifier(n)]
+    if bad:
+        raise ScheduleError(f"split: loop name {bad[0]!r} is not a Python identifier")
     analysis.check_iv_uses(loop, "split")
     analysis.check_no_annotation(loop, "split")
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]

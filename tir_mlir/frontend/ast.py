@@ -5,6 +5,7 @@ with no recursion however deep the program nests. Every node has `pos = (line, c
 of its first token.
 """
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
@@ -228,6 +229,19 @@ def pos_of(x) -> Optional[Pos]:
     return getattr(x, "pos", None)
 
 
+def names_used(node):
+    """Every Name node in a syntax tree (statements or expressions), in no particular order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            yield n
+        elif isinstance(n, (list, tuple)):
+            stack.extend(n)
+        elif isinstance(n, Node) and hasattr(n, "__dataclass_fields__"):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+
+
 def _first_pos(children, default=(0, 0)):
     for c in children:
         p = pos_of(c)
@@ -236,33 +250,50 @@ def _first_pos(children, default=(0, 0)):
     return default
 
 
-def _unescape(body: str) -> str:
-    """Python string escapes, decoded by hand: the parser never evaluates program text."""
-    simple = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
-    out, i = [], 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            out.append(simple.get(body[i + 1], "\\" + body[i + 1]))
-            i += 2
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
+                   "\\": "\\", "'": "'", '"': '"', "\n": ""}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}"
+                     r"|N\{[^}]*\}|[xuUN]|.|\n)")
+
+
+def _unescape(body: str, tok) -> str:
+    """Python's string escapes, decoded by hand: the parser never evaluates program text."""
+    def one(m):
+        e = m[1]
+        if e in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[e]
+        if e[0] in "xuU" and len(e) > 1:
+            code = int(e[1:], 16)
+        elif e[0] in "01234567":
+            code = int(e, 8)
+        elif e[0] == "N" and len(e) > 1:
+            try:
+                return unicodedata.lookup(e[2:-1])
+            except KeyError:
+                raise LiteralError(f"unknown character name in escape \\{e[:60]}",
+                                   pos_of(tok)) from None
+        elif e in "xuUN":
+            raise LiteralError(f"truncated \\{e} escape in a string", pos_of(tok))
         else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+            return "\\" + e                     # unknown escapes stay as written, as in Python
+        if code > 0x10FFFF:
+            raise LiteralError(f"escape \\{e} is not a Unicode character", pos_of(tok))
+        return chr(code)
+    return _ESCAPE.sub(one, body)
 
 
 def _string(tok: Token) -> str:
     s = str(tok)
     raw = s[0] in "rR"
-    if raw:
+    if s[0] in "rRuU":          # u"..." is a plain str, as in Python 3
         s = s[1:]
     q = 3 if s[:3] in ('"""', "'''") else 1
     body = s[q:-q]
-    return body if raw else _unescape(body)
+    return body if raw else _unescape(body, tok)
 
 
 class LiteralError(Exception):
-    """A number token that Python itself would reject (`09`, `1__0`, `0x_`); raised while the
+    """A number or string token that Python itself would reject (`09`, `1__0`, `"\\x4"`); raised while the
     parser runs and reported by the parser at `pos`."""
 
     def __init__(self, message, pos):

@@ -80,9 +80,9 @@ class ModuleBuilder(Fail):
     def _func(self, f, names):
         self._check_decorators(f, FUNC_DECORATORS, "@T.prim_func")
         if f.name in names:
-            self.fail(f"duplicate function name {f.name!r} (first defined at line {names[f.name]})",
-                      f.pos)
-        names[f.name] = f.pos[0]
+            self.fail(f"duplicate function name {f.name!r}", f.pos,
+                      [("first defined here", names[f.name])])
+        names[f.name] = f.pos
         FuncBuilder(self.filename).build(f, self._private(f))
 
     def _private(self, f) -> bool:
@@ -269,10 +269,10 @@ class FuncBuilder(Fail):
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
-                bname, shape, dtype, index, layout = matched[name]
+                bname, shape, dtype, index, layout, bpos = matched[name]
                 extra = {"tir.param": ir.StringAttr.get(name), **layout}
             else:
-                bname, (shape, dtype, index, extra) = name, spec
+                bname, (shape, dtype, index, extra), bpos = name, spec, pos
             d = {"tir.name": ir.StringAttr.get(bname), **extra}
             if is_unsigned(dtype):
                 d["tir.dtype"] = ir.StringAttr.get(dtype)
@@ -280,7 +280,7 @@ class FuncBuilder(Fail):
                 d[INDEX_DTYPE] = buffer_attr(index)
             inputs.append(self.memref_type(shape, dtype))
             arg_attrs.append(ir.DictAttr.get(d))
-            buffers.append((bname, shape, dtype, index))
+            buffers.append((bname, shape, dtype, index, bpos))
         fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
         fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
         if private:
@@ -289,9 +289,9 @@ class FuncBuilder(Fail):
             fop.attributes["tir.func_attrs"] = attrs
         if arg_attrs:
             fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
-        entry = fop.add_entry_block()
-        for (bname, shape, dtype, index), arg in zip(buffers, entry.arguments):
-            self.env[bname] = Buffer(bname, arg, shape, dtype, index)
+        entry = fop.add_entry_block([self.loc(b[4]) for b in buffers])
+        for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
+            self.env[bname] = Buffer(bname, arg, shape, dtype, index, bpos)
         body = [s for s in body if id(s) not in consumed]
         body = self._unwrap_root(body)
         with ir.InsertionPoint(entry):
@@ -347,7 +347,8 @@ class FuncBuilder(Fail):
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
         shape, dtype, _, index = self.buffer_spec(call, call.args[1:], "T.match_buffer")
-        matched[h] = (s.target.id, shape, dtype, index, self.layout_attrs(call, len(shape)))
+        matched[h] = (s.target.id, shape, dtype, index, self.layout_attrs(call, len(shape)),
+                      s.pos)
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -502,8 +503,8 @@ class FuncBuilder(Fail):
             self.fail("T.block needs a name: with T.block(\"name\"):", call.pos)
         bname = self.static_str(name_node, "a block name")
         if bname in self.block_names:
-            line, col = self.block_names[bname]
-            self.fail(f"duplicate block name {bname!r} (first defined at {line}:{col})", call.pos)
+            self.fail(f"duplicate block name {bname!r}", call.pos,
+                      [("first defined here", self.block_names[bname])])
         self.block_names[bname] = call.pos
         header = self._block_header(s)
         implicit = None
@@ -570,9 +571,16 @@ class FuncBuilder(Fail):
         """Split a block body into its header (iter vars, reads/writes, where, attrs, init)."""
         h = {"vars": [], "where": None, "attr": None, "init": None, "body": [], "regions": [],
              "binds": []}
+        self._check_defined_before_use(s.body)
+        given = {}
         for st in s.body:
             value = st.value if isinstance(st, (A.Assign, A.ExprStmt)) else None
             name = callee(value)
+            if isinstance(st, A.ExprStmt) and name in ("reads", "writes", "block_attr"):
+                if name in given:
+                    self.fail(f"T.{name} given twice", st.pos,
+                              [("first given here", given[name])])
+                given[name] = st.pos
             if isinstance(st, A.Assign) and name in AXIS_KINDS:
                 h["vars"].append(self._axis(st, name))
             elif isinstance(st, A.Assign) and name == "axis.remap":
@@ -605,6 +613,24 @@ class FuncBuilder(Fail):
                 self.fail(f"block iter var {v['name']!r} defined twice", v["pos"])
             seen[v["name"]] = v
         return h
+
+    def _check_defined_before_use(self, stmts):
+        """A block's statements run in order (TVM evaluates them so): an iter var
+        (T.axis.*) is undefined in the statements before its own."""
+        defined_at = {}
+        for k, st in enumerate(stmts):
+            if isinstance(st, A.Assign) and callee(st.value) in (*AXIS_KINDS, "axis.remap"):
+                targets = st.target.items if isinstance(st.target, (A.Tuple_, A.List_)) \
+                    else [st.target]
+                for t in targets:
+                    if isinstance(t, A.Name):
+                        defined_at.setdefault(t.id, (k, t.pos))
+        for k, st in enumerate(stmts):
+            for n in sorted(A.names_used(st), key=lambda n: n.pos):
+                later = defined_at.get(n.id)
+                if later is not None and later[0] > k and not self.env.get(n.id):
+                    self.fail(f"undefined variable {n.id!r} (it is defined later in the block)",
+                              n.pos, [(f"{n.id!r} defined here", later[1])])
 
     def _dom(self, node):
         """((min, extent), index dtype) of an iter var domain: `128`, `(lo, hi)`,
@@ -739,15 +765,23 @@ class FuncBuilder(Fail):
                         idx = idx[0].items
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
-                                  f"region has {len(idx)}", r.pos)
+                                  f"region has {len(idx)}", r.pos, [buf.declared()])
                     self._check_region_indices(idx, callee(call))
 
     def _check_region_indices(self, indices, what):
         """The regions are re-inferred, but their indices must still be valid expressions
         over defined names (TVM evaluates them)."""
-        stack = list(indices)
+        stack, folded = list(indices), set()
         while stack:
             node = stack.pop()
+            if isinstance(node, (A.BinOp, A.UnaryOp)) and id(node) not in folded \
+                    and not any(A.names_used(node)):
+                value = self.ex.eval(node)       # Python number arithmetic: folded, as in TVM
+                if isinstance(value, Lit) and isinstance(value.value, int) \
+                        and not isinstance(value.value, bool) and not fits(value.value, "int64"):
+                    self.fail(f"literal {value.value} does not fit in int64", node.pos)
+                folded.update(id(n) for n in (node.lhs, node.rhs) if isinstance(node, A.BinOp))
+                folded.update([id(node.operand)] if isinstance(node, A.UnaryOp) else [])
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
             if isinstance(node, A.Const) and not isinstance(node.value, int):
@@ -817,6 +851,9 @@ class FuncBuilder(Fail):
         self.env[name] = val
 
     def alloc(self, name, call, pos):
+        old = self.env.get(name)
+        if isinstance(old, Buffer):
+            self.fail(f"buffer {name!r} is already defined", pos, [old.declared()])
         shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
         op = memref.AllocOp(self.memref_type(shape, dtype), [], [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
@@ -827,18 +864,19 @@ class FuncBuilder(Fail):
             op.attributes[INDEX_DTYPE] = buffer_attr(index)
         for k, v in self.layout_attrs(call, len(shape), offset_factor=False).items():
             op.attributes[k] = v
-        self.env[name] = Buffer(name, op.result, shape, dtype, index)
+        self.env[name] = Buffer(name, op.result, shape, dtype, index, pos)
 
     def store(self, target, value, pos):
         buf = self.ex.eval(target.value)
         if not isinstance(buf, Buffer):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", target.pos)
         if not isinstance(value, (Val, Lit)):
-            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos)
+            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos,
+                      [buf.declared()])
         idx = self.ex.indices(buf, [self.ex.eval(i) for i in target.indices], target)
         if isinstance(value, Val) and value.dtype != buf.dtype and value.dtype != "index":
             self.fail(f"cannot store a {value.dtype} value into buffer {buf.name!r} of "
-                      f"{buf.dtype} (use T.Cast)", pos)
+                      f"{buf.dtype} (use T.Cast)", pos, [buf.declared()])
         v = self.ex.materialize(value, pos, buf.dtype)
         self.ex.op("memref.store", [v.value, buf.value] + idx, None, pos)
 

@@ -10,7 +10,7 @@ import math
 from mlir import ir
 
 from tir_mlir.dialect.ops import INDEX_DTYPE
-from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
+from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_float, is_unsigned, mlir_type
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
@@ -60,9 +60,6 @@ def check_dtype(name, pos, fail):
     return name
 
 
-# Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
-FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 
 
 def fits(value: int, dtype: str) -> bool:
@@ -78,9 +75,13 @@ class Fail:
     """Mixin for the builders of one file (`self.filename`): source positions (line, col) as
     MLIR locations and as TIRParseErrors."""
 
-    def fail(self, message, pos):
-        loc = SourceLoc(self.filename, pos[0], pos[1]) if pos else None
-        raise TIRParseError(message, loc)
+    def fail(self, message, pos, notes=()):
+        """Raise at `pos`; `notes` are (message, pos) pairs for related locations."""
+        raise TIRParseError(message, self.source_loc(pos),
+                            [(m, self.source_loc(p)) for m, p in notes])
+
+    def source_loc(self, pos):
+        return SourceLoc(self.filename, pos[0], pos[1]) if pos else None
 
     def loc(self, pos):
         return ir.Location.file(self.filename, pos[0], pos[1])
@@ -400,6 +401,8 @@ class ExprBuilder(Fail, ExternCalls):
         if op == "-" and _int_lit(x) and x.dtype == "int64":
             return Lit(-x.value, "int64")
         v = self.materialize(x, pos)
+        if op == "~" and v.dtype == "bool":      # the bitwise not of one bit, as in TVM/numpy
+            return self.logic("not", [v], pos)
         if op == "~":
             if not is_int(v.dtype):
                 self.fail(f"operator '~' needs an integer, found {v.dtype}", pos)
@@ -455,7 +458,8 @@ class ExprBuilder(Fail, ExternCalls):
         if len(indices) != len(buf.shape):
             self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimension"
                       f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
-                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos)
+                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos,
+                      [buf.declared()])
         return [self.index(x, node.pos) for x in indices]
 
     def index(self, x, pos) -> ir.Value:
@@ -644,8 +648,7 @@ class ExprBuilder(Fail, ExternCalls):
         self._arity(name, args, 1, pos, kwargs)
         d = check_dtype(args[0], pos, self.fail)
         if is_float(d):
-            big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-                   "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[d]
+            big = FLOAT_MAX[d]
             return Lit(big if name == "max_value" else -big, d)
         if d == "bool":
             return Lit(name == "max_value", d)

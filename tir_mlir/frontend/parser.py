@@ -7,6 +7,7 @@ is one TIRParseError at FILE:LINE:COL. The text is never executed.
 import functools
 import hashlib
 import os
+import re
 import sys
 from importlib import resources
 
@@ -186,11 +187,19 @@ def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRPars
     return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
 
 
+NEWLINES = re.compile(r"\r\n?")
+
+
 @serialized
 def parse_ast(text: str, filename: str = "<string>"):
     """The syntax tree (a list of statements) of TVMScript `text`."""
     lark = _lark()
-    source = text if text.endswith("\n") else text + "\n"
+    source = NEWLINES.sub("\n", text)     # "\r\n" and "\r" end lines too, as in Python
+    if "\0" in source:                   # as in Python, even in a comment
+        before = source[:source.index("\0")]
+        raise TIRParseError("source code cannot contain null bytes", SourceLoc(
+            filename, before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1))
+    source = source if source.endswith("\n") else source + "\n"
     try:
         return lark.parse(source)
     except LiteralError as e:

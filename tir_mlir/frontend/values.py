@@ -34,6 +34,11 @@ class Buffer:
     shape: Tuple[int, ...]
     dtype: str
     dim_dtypes: Tuple[str, ...] = ()     # dtype of each dimension (T.int64(4) -> "int64")
+    pos: Optional[Tuple[int, int]] = None  # where it is declared (for related-location notes)
+
+    def declared(self):
+        """The note pointing at the declaration, for errors about this buffer."""
+        return (f"buffer {self.name!r} declared here", self.pos)
 
 
 @dataclass(eq=False)

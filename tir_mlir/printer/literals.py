@@ -1,5 +1,4 @@
 """Literals: typed constants (`T.float32(0.0)`, `T.int64(5)`) and attribute values."""
-import json
 import math
 
 from mlir import ir
@@ -41,7 +40,7 @@ def attr_text(attr: ir.Attribute) -> str:
     if isinstance(attr, ir.FloatAttr):
         return repr(attr.value)
     if isinstance(attr, ir.StringAttr):
-        return json.dumps(attr.value, ensure_ascii=False)  # escapes quotes, newlines
+        return string_text(attr.value)
     if isinstance(attr, ir.ArrayAttr):
         return "[" + ", ".join(attr_text(a) for a in attr) + "]"
     if isinstance(attr, ir.DictAttr):
@@ -49,8 +48,23 @@ def attr_text(attr: ir.Attribute) -> str:
     raise TypeError(f"cannot print attribute {attr}")
 
 
+def string_text(s: str) -> str:
+    """A double-quoted Python string literal that reads back as `s`."""
+    out = []
+    for c in s:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c.isprintable() or c == " ":
+            out.append(c)
+        else:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c) or
+                       (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                        if ord(c) < 0x10000 else f"\\U{ord(c):08x}"))
+    return '"' + "".join(out) + '"'
+
+
 def dict_text(d: dict) -> str:
-    return "{" + ", ".join(f'"{k}": {attr_text(v)}' for k, v in d.items()) + "}"
+    return "{" + ", ".join(f"{string_text(k)}: {attr_text(v)}" for k, v in d.items()) + "}"
 
 
 def shape_text(shape, dim_dtypes=None) -> str:

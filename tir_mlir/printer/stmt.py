@@ -11,7 +11,7 @@ from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.extern_calls import is_extern_call
-from tir_mlir.printer.literals import dict_text, int_text, shape_text
+from tir_mlir.printer.literals import dict_text, int_text, shape_text, string_text
 from tir_mlir.printer.names import Namer
 from tir_mlir.regions import block_regions
 
@@ -239,7 +239,7 @@ class FuncPrinter:
 
     # --- blocks --------------------------------------------------------------------------
     def block(self, b: Block):
-        self.emit(f'with T.block("{b.name}"):')
+        self.emit(f"with T.block({string_text(b.name)}):")
         self.depth += 1
         with self.namer.scope():
             dim_names = [self.ex.text(d) for d in b.dims]

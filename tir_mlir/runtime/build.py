@@ -34,6 +34,7 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
+from tir_mlir.runtime.alloc_status import AllocStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
@@ -168,6 +169,22 @@ class _JitBackend:
     def __init__(self, engine, lowered):
         self.engine, self.lowered = engine, lowered
 
+    def getter(self, symbol):
+        """The function `symbol() -> int64` of the compiled code, or None."""
+        try:
+            packed = self.engine.raw_lookup(symbol)   # its packed form: void(void **args)
+        except Exception:  # noqa: BLE001 - the bindings raise a bare RuntimeError
+            return None
+        if not packed:
+            return None
+        packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packed)
+
+        def call():
+            result = ctypes.c_int64()
+            packed((ctypes.c_void_p * 1)(ctypes.addressof(result)))
+            return result.value
+        return call
+
     def bind(self, name, descs):
         """A no-argument callable running `name` on these descriptors."""
         args, ptrs = _packed_args(descs)
@@ -192,6 +209,13 @@ class _SharedLibBackend:
         weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
         set_openmp_threads()
         self._functions = {}
+
+    def getter(self, symbol):
+        """The function `symbol() -> int64` of the library, or None."""
+        fn = getattr(self.lib, symbol, None)
+        if fn is not None:
+            fn.restype, fn.argtypes = ctypes.c_int64, []
+        return fn
 
     def function(self, name, arity):
         fn = self._functions.get(name)
@@ -230,6 +254,8 @@ class Function:
             def call(run=call, raise_errors=self.module.raise_bounds_errors):
                 run()
                 raise_errors()
+        if self.module.alloc_status is not None:
+            call = self.module.alloc_status.checked(call)
         call.keep_args = (arrays, descs)  # the descriptors point into these arrays
         return call
 
@@ -260,6 +286,7 @@ class Module:
 
     def __init__(self, sigs, backend, sites=()):
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
+        self.alloc_status = AllocStatus.of(backend)
         self._functions = {}
 
     def __getitem__(self, name) -> Function:
@@ -288,12 +315,13 @@ class Module:
             events = list(_OOB_EVENTS)
             _OOB_EVENTS.clear()
         site, axis, index = events[0]
-        name, kind, loc = self.sites[site].split("|")
-        file, line, col = (loc.rsplit(":", 2) + ["", "", ""])[:3] if loc != "?" else ("", "", "")
-        src = SourceLoc(file, int(line), int(col)) if line.isdigit() else None
+        name, kind, loc, declared = self.sites[site].split("|")
         more = f" ({len(events) - 1} more out-of-bounds accesses)" if len(events) > 1 else ""
         raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {name!r}: index {index} on "
-                               f"axis {axis}{more}", src, buffer=name, index=index, axis=axis)
+                               f"axis {axis}{more}", SourceLoc.parse(loc), buffer=name,
+                               index=index, axis=axis,
+                               notes=[(f"buffer {name!r} declared here",
+                                       SourceLoc.parse(declared))])
 
     @serialized
     def export_library(self, path):

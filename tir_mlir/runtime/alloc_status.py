@@ -1,0 +1,49 @@
+"""Reading the run-time allocation check of compiled code (passes/lowering/alloc_check.py):
+after a call, a non-zero status global names the site table's line of the buffer whose
+allocation failed; the call then raises AllocationError (a MemoryError) and the status is reset.
+"""
+import ctypes
+from typing import Optional
+
+from tir_mlir.errors import AllocationError, SourceLoc
+from tir_mlir.passes.lowering.alloc_check import ADDRESS, SITES, STATUS
+
+
+class AllocStatus:
+    def __init__(self, status_address: int, sites):
+        self.status = ctypes.c_int64.from_address(status_address)
+        self.sites = sites
+
+    @classmethod
+    def of(cls, backend) -> Optional["AllocStatus"]:
+        """The check of a loaded backend, or None when its code allocates nothing on the heap."""
+        getter = getattr(backend, "getter", None)
+        status, sites = (getter(STATUS + ADDRESS), getter(SITES + ADDRESS)) if getter else (None, None)
+        if status is None or sites is None:
+            return None
+        table = ctypes.string_at(sites()).decode(errors="replace")
+        return cls(status(), table.split("\n"))
+
+    def checked(self, call):
+        """`call`, raising AllocationError after a run whose allocation failed."""
+        def run():
+            call()
+            self.raise_failure()
+        if hasattr(call, "repeat"):          # time_calls' native loop: checked after the loop
+            run.repeat = lambda n: (call.repeat(n), self.raise_failure())
+        run.keep = call
+        return run
+
+    def raise_failure(self):
+        site = self.status.value
+        if not site:
+            return
+        self.status.value = 0
+        name, size, loc = (self.sites[site - 1].split("|") + ["?", "0", "?"])[:3] \
+            if 0 < site <= len(self.sites) else ("?", "0", "?")
+        src = SourceLoc.parse(loc)
+        nbytes = int(size) if size.isdigit() else 0
+        raise AllocationError(f"out of memory: cannot allocate buffer {name!r} "
+                              f"({nbytes} bytes, {nbytes / 2**30:.2f} GiB) at run time; the "
+                              f"code that uses it did not run", src, buffer=name,
+                              nbytes=nbytes)
