@@ -599,6 +599,8 @@ class _Translator:
 
     def _tir_call(self, op, ins, t):
         callee = ir.StringAttr(op.attributes["callee"]).value
+        if callee == "likely":
+            return self.alias(op, ins[0])
         if _is_int(t) and callee in ("floormod", "floordiv"):
             a, b = ins
             return self.assign(op, _wrap(f"{a} {'%' if callee == 'floormod' else '//'} {b}", t))

@@ -207,7 +207,9 @@ def _expand_call(op):
     with ir.InsertionPoint(op), op.location:
         def one():
             return arith.ConstantOp(t, 1.0 if is_float else 1).result
-        if callee == "sigmoid" and is_float:
+        if callee == "likely":
+            r = args[0]          # a branch hint only
+        elif callee == "sigmoid" and is_float:
             x = args[0]
             r = arith.divf(one(), arith.addf(one(), math.exp(arith.negf(x))))
         elif callee == "floormod" and is_float:

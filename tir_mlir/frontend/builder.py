@@ -12,7 +12,7 @@ from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
-from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
+from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
@@ -178,6 +178,8 @@ class FuncBuilder(Fail):
         if isinstance(v, Lit) and isinstance(v.value, bool):
             return ir.BoolAttr.get(v.value)
         if isinstance(v, Lit) and isinstance(v.value, int):
+            if v.dtype not in (None, "int32"):     # T.int64(3): the signed type keeps the dtype
+                return ir.IntegerAttr.get(ir.IntegerType.get_signed(bits(v.dtype)), v.value)
             return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v.value)
         if isinstance(v, Lit) and isinstance(v.value, float):
             return ir.FloatAttr.get(ir.F64Type.get(), v.value)
@@ -278,9 +280,12 @@ class FuncBuilder(Fail):
             func.ReturnOp([], loc=self.loc(f.pos))
 
     def _unwrap_root(self, body):
-        """An explicit `with T.block("root"):` around the whole body is the implicit root block."""
+        """An explicit `with T.block("root"):` around the whole body is the implicit root block
+        (kept as a block when it has a `T.block_attr`, which TVM prints with it)."""
         real = [s for s in body if not isinstance(s, A.Pass)]
-        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block":
+        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block" \
+                and not any(isinstance(s, A.ExprStmt) and callee(s.value) == "block_attr"
+                            for s in real[0].body):
             args = real[0].item.args
             if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
                 return [s for s in real[0].body

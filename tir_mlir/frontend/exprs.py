@@ -624,6 +624,12 @@ class ExprBuilder(Fail):
         self._arity(name, args, 1 if name == "Not" else 2, pos, kwargs)
         return self.logic(name.lower(), args, pos)
 
+    def _call_likely(self, name, args, kwargs, pos):
+        """T.likely(cond): a branch hint; the value is its argument's (`tir.call "likely"`)."""
+        self._arity(name, args, 1, pos, kwargs)
+        x = self.materialize(args[0], pos)
+        return Val(self.call_op("likely", [x.value], x.dtype, pos), x.dtype)
+
     def _call_limit(self, name, args, kwargs, pos):
         self._arity(name, args, 1, pos, kwargs)
         d = check_dtype(args[0], pos, self.fail)

@@ -40,6 +40,7 @@ EXPR_CALLS = {
     "max_value": "limit", "min_value": "limit", "let": "let",
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
     "shift_left": "bitwise", "shift_right": "bitwise", "bitwise_not": "bitwise",
+    "likely": "likely",
 }
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is

@@ -68,6 +68,9 @@ class FuncPrinter:
         allocs = [o for o in ops if o.name in ALLOCS]
         if (root is None and len(ops) == 1 and Block.is_block(ops[0])
                 and not Block(ops[0]).iter_names):
+            if Block(ops[0]).name == "root":      # a root with a T.block_attr: TVM prints it
+                self.block(Block(ops[0]))
+                return "\n".join(self.lines)
             # TVM would read a lone iter-less block as the root block itself: print the root
             self.emit('with T.block("root"):')
             self.depth += 1
