@@ -1,6 +1,10 @@
 """TensorIR constructs TVM 0.21 accepts, beyond the basic ones (issue 15): each program is
 read by TVM and by tir-mlir, printed identically, and run to the same numbers where it runs."""
+import textwrap
+
 import pytest
+
+import tir_mlir
 
 from tvm_same import same_as_tvm
 
@@ -44,3 +48,60 @@ def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
                 T.block_attr({"x": T.int64(3), "s": "y", "u": T.int8(-1)})
                 B[vi, vj] = A[vi, vj] + T.float32(1)
 ''')
+
+
+NON_AFFINE = '''
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((64,), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("b"):
+            vk = T.axis.spatial(64, i * j)
+            vm = T.axis.spatial(16, i * j // 4 + j // 2)
+            vn = T.axis.spatial(16, T.min(i, j) + T.max(i - j, 0))
+            T.where(i * j < 40 and i % (j + 1) == 0)
+            B[vk] = A[vm, vn]
+'''
+
+
+def test_non_affine_bindings_and_where_parse_print_and_run():
+    same_as_tvm(NON_AFFINE)
+
+
+def _body(text):
+    """The function body of a printed module (TVM's schedule wraps it in an IRModule)."""
+    lines = text[text.index("def "):].splitlines()[1:]
+    return textwrap.dedent("\n".join(l for l in lines if "T.func_attr" not in l))
+
+
+@pytest.mark.parametrize("prim", ["parallel", "unroll", "cache_read", "cache_write",
+                                  "add_unit_loop"])
+def test_primitives_tvm_accepts_on_non_affine_blocks(prim):
+    tvm = pytest.importorskip("tvm")
+    results = []
+    for make, mod in ((tvm.tir.Schedule, tvm.script.from_source(NON_AFFINE)),
+                      (tir_mlir.Schedule, tir_mlir.parse(NON_AFFINE))):
+        sch = make(mod)
+        b = sch.get_block("b")
+        i, j = sch.get_loops(b)
+        {"parallel": lambda: sch.parallel(i), "unroll": lambda: sch.unroll(j),
+         "cache_read": lambda: sch.cache_read(b, 0, "local"),
+         "cache_write": lambda: sch.cache_write(b, 0, "local"),
+         "add_unit_loop": lambda: sch.add_unit_loop(b)}[prim]()
+        results.append(_body(sch.mod.script()))
+    assert results[0] == results[1]
+
+
+def test_reorder_refuses_a_non_affine_block_with_tvms_reason():
+    sch = tir_mlir.Schedule(tir_mlir.parse(NON_AFFINE))
+    before = sch.mod.script()
+    i, j = sch.get_loops(sch.get_block("b"))
+    with pytest.raises(tir_mlir.ScheduleError, match="required to have an affine binding"):
+        sch.reorder(j, i)
+    assert sch.mod.script() == before
+
+
+def test_split_of_a_loop_in_a_non_affine_binding_is_refused_with_the_reason():
+    sch = tir_mlir.Schedule(tir_mlir.parse(NON_AFFINE))
+    i, _ = sch.get_loops(sch.get_block("b"))
+    with pytest.raises(tir_mlir.ScheduleError, match="non-affine binding"):
+        sch.split(i, [None, 2])

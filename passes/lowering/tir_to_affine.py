@@ -14,11 +14,12 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 from contextlib import nullcontext
 
 from mlir import ir
-from mlir.dialects import affine, arith, math, memref
+from mlir.dialects import affine, arith, math, memref, scf
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
-from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
+from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
+                                             index_const, set_to_arith, walk)
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
@@ -55,8 +56,11 @@ def _flatten(block: Block):
     """Replace a block by its init (guarded) and body, iter vars bound to their values."""
     op, loc = block.op, block.op.location
     dims, bindings = block.dims, block.bindings
+    # Non-affine bindings / T.where (a dim computed by `i * j`, `i % j`...): arith + scf.if.
+    affine_dims = all(_valid_dim(d) for d in dims)
+    guard = _guard if affine_dims else _scf_guard
     # Decided before any op is emitted next to the block (the pattern wants it alone).
-    peel_before = _peelable_reduction(block) if block.init is not None else None
+    peel_before = _peelable_reduction(block) if block.init is not None and affine_dims else None
     with ir.InsertionPoint(op), loc:
         values = []
         for expr in bindings.results:
@@ -65,6 +69,8 @@ def _flatten(block: Block):
                 values.append(dims[e.position])
             elif isinstance(e, ir.AffineConstantExpr):
                 values.append(index_const(e.value, loc))
+            elif not affine_dims:
+                values.append(affine_to_arith(expr, dims, [], loc))
             else:
                 m = ir.AffineMap.get(bindings.n_dims, 0, [expr])
                 values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
@@ -85,13 +91,13 @@ def _flatten(block: Block):
                                     _peeled_dims(block, loc), loc)
                 _inline_region(block.init, init_values, target)
         if pred is not None:
-            pred_guard = _guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
+            pred_guard = guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
         if block.init is not None and peel_before is None:
             reduce_eqs = [expr - dmin for expr, t, (dmin, _) in
                           zip(bindings.results, block.iter_types, block.domains) if t == "R"]
             with ir.InsertionPoint(pred_guard) if pred_guard is not None else nullcontext():
-                init_guard = _guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
-                                    dims, loc)
+                init_guard = guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
+                                   dims, loc)
             _inline_region(block.init, values,
                            init_guard if init_guard is not None else pred_guard)
         _inline_region(block.body, values, pred_guard)
@@ -185,6 +191,23 @@ def _guard(exprs, eqs, n_dims, dims, loc):
     if_op = affine.AffineIfOp(iset, cond_operands=dims, loc=loc)
     with ir.InsertionPoint(if_op.then_block):
         yield_op = affine.AffineYieldOp([], loc=loc)
+    return yield_op.operation
+
+
+def _valid_dim(v) -> bool:
+    """A value affine ops accept as a dim: a loop IV, an affine.apply of IVs, a constant."""
+    return isinstance(v, ir.BlockArgument) or v.owner.operation.name in ("affine.apply",
+                                                                      "arith.constant")
+
+
+def _scf_guard(exprs, eqs, n_dims, dims, loc):
+    """`_guard` for dims that are not affine dims: an scf.if on the constraints in arith."""
+    if not exprs:
+        return None
+    cond = set_to_arith(ir.IntegerSet.get(n_dims, 0, exprs, eqs), dims, [], loc)
+    if_op = scf.IfOp(cond, [], loc=loc)
+    with ir.InsertionPoint(if_op.then_block):
+        yield_op = scf.YieldOp([], loc=loc)
     return yield_op.operation
 
 

@@ -161,11 +161,31 @@ def users(values: Sequence[ir.Value]) -> List[ir.Operation]:
     return out
 
 
+def non_affine_dims(block: ir.Operation) -> List[ir.Value]:
+    """The block's dims computed by ops (`i * j`, `i % j`...: a non-affine binding or
+    T.where the front end kept, as TVM does); affine dims are loop IVs and iter vars."""
+    return [d for d in Block(block).dims
+            if not isinstance(d.owner, ir.Block) and d.owner.operation.name != "arith.constant"]
+
+
+def check_affine_bindings(root: ir.Operation, prim: str):
+    """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move."""
+    for blk in ([root] if is_block(root) else []) + blocks_under(root):
+        if non_affine_dims(blk):
+            raise ScheduleError(f"{prim}: The block {Block(blk).name!r} is required to have an "
+                                f"affine binding")
+
+
 def check_iv_uses(loop: ir.Operation, prim: str):
     """Loop rewrites only update block bindings: the IV must be used by blocks' dims only."""
     lv = Loop(loop)
     for use in lv.iv.uses:
         owner = op_of(use.owner)
+        feeds = [op_of(u.owner) for r in owner.results for u in r.uses]
+        if feeds and all(is_block(f) for f in feeds):
+            raise ScheduleError(f"{prim}: loop {lv.name!r} is used by a non-affine binding or "
+                                f"T.where of block {Block(feeds[0]).name!r}, which {prim} cannot "
+                                f"rewrite yet")
         if not is_block(owner):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
                                 f"(only block bindings may use loop variables)")

@@ -501,7 +501,7 @@ class FuncBuilder(Fail):
             return self._emit_block(s, bname, header)
 
     def _emit_block(self, s, bname, header):
-        ab = AffineBuilder(self.env)
+        ab = AffineBuilder(self.env, self.ex)
         results = []
         for v in header["vars"]:
             results.append(self._binding(ab, v))

@@ -191,10 +191,16 @@ class FuncPrinter:
     def _is_grid_loop(loop: Loop) -> bool:
         return loop.kind == "serial" and loop.min == 0 and not loop.annotations
 
+    @staticmethod
+    def _is_expression(op) -> bool:
+        return (len(op.results) == 1 and "tir.let_name" not in op.attributes
+                and not Loop.is_loop(op) and op.name not in ALLOCS)
+
     def loop(self, op):
         loops = [Loop(op)]
         while self._is_grid_loop(loops[-1]):
-            inner = [o for o in body_ops(loops[-1].body)]
+            # ops computing a non-affine block binding sit before their block: no statements
+            inner = [o for o in body_ops(loops[-1].body) if not self._is_expression(o)]
             if len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0])):
                 loops.append(Loop(inner[0]))
             else:
