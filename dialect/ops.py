@@ -239,7 +239,30 @@ class Loop:
 
     def _bound(self, key) -> int:
         m = ir.AffineMapAttr(self.op.attributes[key]).value
-        return ir.AffineConstantExpr(m.results[0]).value
+        e = m.results[0].maybe_downcast()
+        if not isinstance(e, ir.AffineConstantExpr):
+            from tir_mlir.errors import ScheduleError
+            raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
+                                f"(only its kind and annotations can be changed)")
+        return e.value
+
+    @property
+    def constant_bounds(self) -> bool:
+        """False for `for j in range(i + 1)`: bounds affine in outer loop variables."""
+        return not (self.lower_bound[1] or self.upper_bound[1])
+
+    @property
+    def lower_bound(self):
+        """(AffineMap, operands) of the lower bound."""
+        m = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
+        return m, list(self.op.operands)[:m.n_dims + m.n_symbols]
+
+    @property
+    def upper_bound(self):
+        lm = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
+        m = ir.AffineMapAttr(self.op.attributes["upperBoundMap"]).value
+        first = lm.n_dims + lm.n_symbols
+        return m, list(self.op.operands)[first:first + m.n_dims + m.n_symbols]
 
     @property
     def min(self) -> int:
@@ -265,11 +288,18 @@ class Loop:
     @staticmethod
     def build(name: str, extent: int, *, min: int = 0, kind: str = "serial",
               thread: Optional[str] = None, annotations: Optional[dict] = None,
-              index_dtype: str = "int32", loc=None, ip=None) -> "Loop":
+              index_dtype: str = "int32", bounds=None, loc=None, ip=None) -> "Loop":
         """Create `for name in range(min, min + extent)` with an empty body; `index_dtype` is
-        the loop var's TensorIR dtype (pass the source loop's when replacing loops)."""
+        the loop var's TensorIR dtype (pass the source loop's when replacing loops).
+        `bounds` = ((lower map, operands), (upper map, operands)) replaces min/extent for
+        bounds that depend on outer loop variables."""
         loc = loc or ir.Location.unknown()
-        op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
+        if bounds is not None:
+            (lmap, lops), (umap, uops) = bounds
+            op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
+                                    upper_bound_operands=uops, loc=loc, ip=ip)
+        else:
+            op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
         with ir.InsertionPoint(op.body):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)

@@ -2,6 +2,7 @@
 read by TVM and by tir-mlir, printed identically, and run to the same numbers where it runs."""
 import textwrap
 
+import numpy as np
 import pytest
 
 import tir_mlir
@@ -104,4 +105,85 @@ def test_split_of_a_loop_in_a_non_affine_binding_is_refused_with_the_reason():
     sch = tir_mlir.Schedule(tir_mlir.parse(NON_AFFINE))
     i, _ = sch.get_loops(sch.get_block("b"))
     with pytest.raises(tir_mlir.ScheduleError, match="non-affine binding"):
+        sch.split(i, [None, 2])
+
+
+TRIANGULAR = '''
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for j in range(i + 1):
+            with T.block("b"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in T.parallel(4):
+        for j in range(i + 3):
+            B[i, j] = B[i, j] + A[i, j]
+'''
+
+
+def test_loop_extents_that_depend_on_outer_loops():
+    same_as_tvm(TRIANGULAR)
+
+
+def test_loop_bounds_with_a_variable_start():
+    # TVM 0.21 prints these but cannot compile them (`is_zero(op->min)`): numbers by numpy
+    mod = same_as_tvm('''
+@T.prim_func
+def f(C: T.Buffer((16,), "float32")):
+    for i in range(4):
+        for j in range(i * 2, i * 3 + 1):
+            C[j] = C[j] + T.float32(1)
+''', run=False)
+    want = np.zeros(16, "float32")
+    for i in range(4):
+        want[i * 2:i * 3 + 1] += 1
+    for run in (lambda c: tir_mlir.build(mod)["f"](c), lambda c: tir_mlir.interpret(mod, "f", c)):
+        c = np.zeros(16, "float32")
+        run(c)
+        np.testing.assert_array_equal(c, want)
+
+
+def test_a_loop_bound_on_a_block_iter_var_is_refused():
+    with pytest.raises(tir_mlir.TIRParseError, match="enclosing loop variables only"):
+        tir_mlir.parse('''
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("c"):
+            vi = T.axis.spatial(16, i)
+            for k in range(vi, 16):
+                C[vi] = C[vi] + A[vi, k]
+''')
+
+
+@pytest.mark.parametrize("prim", ["parallel", "vectorize", "unroll", "add_unit_loop"])
+def test_primitives_tvm_accepts_on_loops_with_variable_extents(prim):
+    tvm = pytest.importorskip("tvm")
+    results = []
+    for make, mod in ((tvm.tir.Schedule, tvm.script.from_source(TRIANGULAR)),
+                      (tir_mlir.Schedule, tir_mlir.parse(TRIANGULAR))):
+        sch = make(mod)
+        b = sch.get_block("b")
+        i, j = sch.get_loops(b)
+        {"parallel": lambda: sch.parallel(i), "vectorize": lambda: sch.vectorize(j),
+         "unroll": lambda: sch.unroll(j), "add_unit_loop": lambda: sch.add_unit_loop(b)}[prim]()
+        results.append(_body(sch.mod.script()))
+    assert results[0] == results[1]
+    args = [np.random.default_rng(1).random((16, 16), "float32"), np.zeros((16, 16), "float32"),
+            np.zeros(16, "float32")]
+    want = [a.copy() for a in args]
+    tir_mlir.interpret(tir_mlir.parse(TRIANGULAR), "f", *want)
+    tir_mlir.build(sch.mod)["f"](*args)
+    for got, ref in zip(args, want):
+        np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_split_of_loops_with_variable_extents_is_refused_with_the_reason():
+    sch = tir_mlir.Schedule(tir_mlir.parse(TRIANGULAR))
+    i, j = sch.get_loops(sch.get_block("b"))
+    with pytest.raises(tir_mlir.ScheduleError, match="bounds that depend on outer loops"):
+        sch.split(j, [None, 2])
+    with pytest.raises(tir_mlir.ScheduleError, match="used by the bounds of loop 'j'"):
         sch.split(i, [None, 2])

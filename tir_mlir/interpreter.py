@@ -30,6 +30,7 @@ from array import array
 import numpy as np
 from mlir import ir
 
+from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
@@ -241,30 +242,6 @@ def _affine(e, dims, syms) -> str:
     return f"({a} {op} {b})"
 
 
-def _bounds(e, dims):
-    """Inclusive (min, max) of an affine expression given its dims' bounds (None: unknown)."""
-    e = e.maybe_downcast()
-    if isinstance(e, ir.AffineConstantExpr):
-        return e.value, e.value
-    if isinstance(e, ir.AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, ir.AffineSymbolExpr):
-        return None
-    a, b = _bounds(e.lhs, dims), _bounds(e.rhs, dims)
-    if a is None or b is None:
-        return None
-    if isinstance(e, ir.AffineAddExpr):
-        return a[0] + b[0], a[1] + b[1]
-    if isinstance(e, ir.AffineMulExpr):
-        corners = [x * y for x in a for y in b]
-        return min(corners), max(corners)
-    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineFloorDivExpr):
-        return a[0] // b[0], a[1] // b[0]
-    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineModExpr):
-        return 0, b[0] - 1
-    return None
-
-
 def _set_test(iset, names) -> str:
     """Python condition of an integer set over values `names` (dims, then symbols)."""
     dims, syms = names[:iset.n_dims], names[iset.n_dims:]
@@ -457,10 +434,17 @@ class _Translator:
             return self.separate_function(op)
         loop = Loop(op)
         step = ir.IntegerAttr(op.attributes["step"]).value
+        (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
+        lo, hi = (_affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:len(ops)])
+                  for m, ops, ins in ((lmap, lops, ins[:len(lops)]),
+                                      (umap, uops, ins[len(lops):len(lops) + len(uops)])))
         iv = self.new_name(loop.iv, loop.name)
-        stop = loop.min + loop.extent
-        self.ranges[iv] = (loop.min, max(loop.min, stop - 1))
-        self.emit(f"for {iv} in range({loop.min}, {stop}{f', {step}' if step != 1 else ''}):")
+        lo_range = expr_bounds(lmap.results[0], [self.range_of(x) for x in ins[:len(lops)]])
+        hi_range = expr_bounds(umap.results[0], [self.range_of(x) for x in
+                                             ins[len(lops):len(lops) + len(uops)]])
+        if lo_range is not None and hi_range is not None:
+            self.ranges[iv] = (lo_range[0], max(lo_range[0], hi_range[1] - 1))
+        self.emit(f"for {iv} in range({lo}, {hi}{f', {step}' if step != 1 else ''}):")
         self.loop_depth += 1
         self.indented(loop.body)
         self.loop_depth -= 1
@@ -470,13 +454,14 @@ class _Translator:
         free = sorted({self.names[v] for o in [op, *walk(op)] for v in o.operands
                        if v in self.names and self.names[v] in self.variables})
         fname = f"_nest_{len(self.variables)}"
-        self.body(fname, free, lambda: self._affine_for(op, [], None))
+        self.body(fname, free, lambda: self._affine_for(op, [self.names[v] for v in op.operands],
+                                                        None))
         self.emit(f"{fname}({', '.join(free)})")
 
     def _affine_apply(self, op, ins, t):
         m = ir.AffineMapAttr(op.attributes["map"]).value
         self.assign(op, _affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:]))
-        bounds = _bounds(m.results[0], [self.range_of(x) for x in ins[:m.n_dims]])
+        bounds = expr_bounds(m.results[0], [self.range_of(x) for x in ins[:m.n_dims]])
         if bounds is not None:
             self.ranges[self.names[op.results[0]]] = bounds
 
@@ -510,7 +495,7 @@ class _Translator:
                 self.names[arg] = expr    # bound to a loop var or constant: no copy needed
             else:
                 self.emit(f"{self.new_name(arg, hint)} = {expr}")
-                bounds = _bounds(e, dim_ranges)
+                bounds = expr_bounds(e, dim_ranges)
                 if bounds is not None:
                     self.ranges[self.names[arg]] = bounds
             values.append(self.names[arg])

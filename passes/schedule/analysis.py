@@ -186,6 +186,9 @@ def check_iv_uses(loop: ir.Operation, prim: str):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used by a non-affine binding or "
                                 f"T.where of block {Block(feeds[0]).name!r}, which {prim} cannot "
                                 f"rewrite yet")
+        if Loop.is_loop(owner):
+            raise ScheduleError(f"{prim}: loop {lv.name!r} is used by the bounds of loop "
+                                f"{Loop(owner).name!r}, which {prim} cannot rewrite yet")
         if not is_block(owner):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
                                 f"(only block bindings may use loop variables)")

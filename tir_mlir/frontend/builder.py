@@ -416,10 +416,13 @@ class FuncBuilder(Fail):
                           f"arguments, got {len(args)}", it.pos)
             if len(targets) != 1:
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
-            lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
-                else (0, "int32")
-            hi, hi_dtype = self.static_index(args[-1], "a loop bound")
-            specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
+            if not all(self._constant_bound(a) for a in args):
+                specs = [(0, 0, "int32", kind, thread, annotations, self._affine_bounds(args))]
+            else:
+                lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
+                    else (0, "int32")
+                hi, hi_dtype = self.static_index(args[-1], "a loop bound")
+                specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
         else:
             self.fail(f"cannot loop over {A.dotted_name(it.func)}(...) (expected range, T.grid, "
                       "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
@@ -429,18 +432,51 @@ class FuncBuilder(Fail):
             self.stmts(s.body)
         del self.loops[len(self.loops) - len(loops):]
 
+    def _constant_bound(self, node) -> bool:
+        """False when a loop bound names a loop variable (`range(i + 1)`)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Name) and isinstance(self.env.get(n.id), Val):
+                return False
+            if isinstance(n, A.BinOp):
+                stack += [n.lhs, n.rhs]
+            elif isinstance(n, A.UnaryOp):
+                stack.append(n.operand)
+        return True
+
+    def _affine_bounds(self, args):
+        """((lower map, operands), (upper map, operands)) of `range(lo, hi)` whose bounds are
+        affine in enclosing loop variables (TVM's triangular loops)."""
+        ab = AffineBuilder(self.env)
+        exprs = []
+        for a in ([A.Const(0, args[0].pos)] if len(args) == 1 else []) + list(args):
+            try:
+                exprs.append(ab.expr(a)[0])
+            except NotAffine as e:
+                self.fail(f"a loop bound must be a constant or affine in enclosing loop "
+                          f"variables: {e.args[0]}", e.args[1] or a.pos)
+        for d, val in zip(ab.dims, ab.dim_vals):
+            if not (isinstance(d.owner, ir.Block) and Loop.is_loop(d.owner.owner)):
+                self.fail("a loop bound may depend on enclosing loop variables only, not on "
+                          "block iter vars", args[-1].pos)
+        n = len(ab.dims)
+        return tuple((ir.AffineMap.get(n, 0, [ir.AffineExpr.simplify_affine_expr(e, n, 0)]),
+                      list(ab.dims)) for e in exprs)
+
     def _loops(self, specs, pos):
         """Nested affine.for loops at the current point; their vars enter scope."""
         body = None
         loops = []
-        for name, lo, extent, index, kind, thread, annotations in specs:
+        for name, lo, extent, index, kind, thread, annotations, *bounds in specs:
             if not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
             loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                              annotations=annotations, index_dtype=index, loc=self.loc(pos),
+                              annotations=annotations, index_dtype=index,
+                              bounds=bounds[0] if bounds else None, loc=self.loc(pos),
                               ip=None if body is None else self._place(body))
             body = loop.body
-            v = Val(loop.iv, "index", (lo, extent))
+            v = Val(loop.iv, "index", (lo, extent) if not bounds else None)
             self.env[name] = v
             self.loops.append(v)
             loops.append(v)
@@ -630,6 +666,10 @@ class FuncBuilder(Fail):
             v = self.env.get(l.id)
             if v is None:
                 self.fail(f"undefined variable {l.id!r}", l.pos)
+            if isinstance(v, Val) and v.dom is None and isinstance(v.value.owner, ir.Block) \
+                    and Loop.is_loop(v.value.owner.owner):
+                self.fail(f"T.axis.remap of loop {l.id!r}, whose bounds depend on outer loops: "
+                          f"write T.axis.spatial(extent, {l.id}) with a constant extent", l.pos)
             if not (isinstance(v, Val) and v.dom is not None):
                 self.fail(f"{l.id!r} is not a loop variable", l.pos)
             out.append({"name": t.id, "kind": k, "dom": v.dom, "idx": index_dtype(v.value),

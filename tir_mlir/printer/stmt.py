@@ -5,7 +5,9 @@ from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, wider
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.literals import dict_text, int_text, shape_text
@@ -189,7 +191,8 @@ class FuncPrinter:
     # --- loops ---------------------------------------------------------------------------
     @staticmethod
     def _is_grid_loop(loop: Loop) -> bool:
-        return loop.kind == "serial" and loop.min == 0 and not loop.annotations
+        return (loop.kind == "serial" and const_of(loop.lower_bound[0].results[0]) == 0
+                and not loop.annotations)
 
     @staticmethod
     def _is_expression(op) -> bool:
@@ -201,7 +204,8 @@ class FuncPrinter:
         while self._is_grid_loop(loops[-1]):
             # ops computing a non-affine block binding sit before their block: no statements
             inner = [o for o in body_ops(loops[-1].body) if not self._is_expression(o)]
-            if len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0])):
+            if (len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0]))
+                    and not any(v == l.iv for v in Loop(inner[0]).op.operands for l in loops)):
                 loops.append(Loop(inner[0]))
             else:
                 break
@@ -210,7 +214,8 @@ class FuncPrinter:
             for l in loops:
                 self.loop_of[l.iv] = l
             if len(loops) > 1:
-                extents = ", ".join(int_text(l.extent, l.index_dtype) for l in loops)
+                extents = ", ".join(int_text(l.extent, l.index_dtype) if l.constant_bounds
+                                    else self._bounds_text(l)[0] for l in loops)
                 self.emit(f"for {', '.join(names)} in T.grid({extents}):")
             else:
                 self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
@@ -221,10 +226,35 @@ class FuncPrinter:
             for l in loops:
                 del self.loop_of[l.iv]
 
-    @staticmethod
-    def _loop_iter(loop: Loop) -> str:
+    def _bounds_text(self, loop: Loop) -> list:
+        """TVM's `range(lo, lo + (extent))` of a loop whose bounds use outer loop variables
+        (`range(i + 1)` when lo is 0)."""
+        (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
+        dims = list(lops) + [u for u in uops if u not in lops]
+        n = len(dims)
+        def shift(m, ops):
+            if not ops:
+                return m.results[0]
+            return m.results[0].compose(ir.AffineMap.get(
+                n, 0, [ir.AffineDimExpr.get(dims.index(o)) for o in ops]))
+        lo, hi = shift(lmap, lops), shift(umap, uops)
+        ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, 0)
+        names = [self.ex.text(d) for d in dims]
+        dt = loop.index_dtype
+        if const_of(lo) == 0:
+            return [affine_text(ext, names, (), dt)[0]]
+        lo_text = affine_text(lo, names, (), dt)
+        ext_text = affine_text(ext, names, (), dt)
+        return [lo_text[0], f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}"]
+
+    def _loop_iter(self, loop: Loop) -> str:
         num = lambda v: int_text(v, loop.index_dtype)    # noqa: E731
-        args = [num(loop.extent)] if loop.min == 0 else [num(loop.min), num(loop.min + loop.extent)]
+        if not loop.constant_bounds:
+            args = self._bounds_text(loop)
+        elif loop.min == 0:
+            args = [num(loop.extent)]
+        else:
+            args = [num(loop.min), num(loop.min + loop.extent)]
         kind = loop.kind
         if kind == "thread_binding":
             args.append(f'thread="{loop.thread}"')
@@ -307,7 +337,8 @@ class FuncPrinter:
         if b.iter_types[k] not in "SR" or not isinstance(e, ir.AffineDimExpr):
             return False
         loop = self.loop_of.get(b.dims[e.position])
-        return (loop is not None and (loop.min, loop.extent) == tuple(b.domains[k])
+        return (loop is not None and loop.constant_bounds
+                and (loop.min, loop.extent) == tuple(b.domains[k])
                 and loop.index_dtype == b.index_dtypes[k])
 
     def _regions(self, regions, b: Block) -> str:
