@@ -187,3 +187,85 @@ def test_split_of_loops_with_variable_extents_is_refused_with_the_reason():
         sch.split(j, [None, 2])
     with pytest.raises(tir_mlir.ScheduleError, match="used by the bounds of loop 'j'"):
         sch.split(i, [None, 2])
+
+
+MATCH_TILES = '''
+@T.prim_func
+def mb(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4])
+            T.writes(B[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4])
+            As = T.match_buffer(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), offset_factor=1)
+            Bs = T.match_buffer(B[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), offset_factor=1, scope="global")
+            for x, y in T.grid(4, 4):
+                with T.block("c"):
+                    vx, vy = T.axis.remap("SS", [x, y])
+                    Bs[vx, vy] = As[vx, vy] * T.float32(2)
+'''
+
+MATCH_SCOPES = '''
+@T.prim_func
+def mb(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16")):
+    S = T.alloc_buffer((16, 16), "float16", scope="shared")
+    for i, j in T.grid(4, 16):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            As = T.match_buffer(A[vj, vi * 4:vi * 4 + 4], (4,), "float16", align=64, offset_factor=4)
+            Ss = T.match_buffer(S[vj, vi * 4:vi * 4 + 4], (4,), "float16", scope="shared", offset_factor=1)
+            for x in range(4):
+                Ss[x] = As[x]
+    for i in range(16):
+        with T.block("c"):
+            vi = T.axis.spatial(16, i)
+            Bs = T.match_buffer(B[vi, 0:16], (16,), "float16", offset_factor=1)
+            Sv = T.match_buffer(S[vi, 0:16], (16,), "float16", scope="shared", offset_factor=1)
+            for x in range(16):
+                Bs[x] = Sv[x]
+'''
+
+
+@pytest.mark.parametrize("text", [MATCH_TILES, MATCH_SCOPES], ids=["tiles", "scopes"])
+def test_match_buffer_of_a_region_in_a_block(text):
+    same_as_tvm(text)
+
+
+@pytest.mark.parametrize("prim", ["split", "fuse", "reorder", "inner_split", "inner_blockize"])
+def test_schedules_of_blocks_with_match_buffer_are_tvms(prim):
+    tvm = pytest.importorskip("tvm")
+    results = []
+    for make, mod in ((tvm.tir.Schedule, tvm.script.from_source(MATCH_TILES)),
+                      (tir_mlir.Schedule, tir_mlir.parse(MATCH_TILES))):
+        sch = make(mod)
+        b, c = sch.get_block("b"), sch.get_block("c")
+        i, j = sch.get_loops(b)
+        x, y = sch.get_loops(c)[-2:]
+        {"split": lambda: sch.split(i, [None, 2]), "fuse": lambda: sch.fuse(i, j),
+         "reorder": lambda: sch.reorder(j, i), "inner_split": lambda: sch.split(x, [2, 2]),
+         "inner_blockize": lambda: sch.blockize(y)}[prim]()
+        results.append(_body(sch.mod.script()))
+    assert results[0] == results[1]
+    a = np.random.default_rng(2).random((16, 16), "float32")
+    out = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["mb"](a, out)
+    np.testing.assert_allclose(out, a * 2)
+
+
+@pytest.mark.parametrize("region, message", [
+    ("A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (16,)", "cannot be matched to shape"),
+    ("A[vi * 4:vi * 4 + 4, vj], (4, 1, 1)", "cannot be matched to shape"),
+    ("A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), \"int8\"", "T.match_buffer of int8"),
+    ("A[vi * 4:vj, 0:4], (4, 4)", "extent of a region must be a positive constant"),
+])
+def test_bad_match_buffer_regions_are_located_errors(region, message):
+    with pytest.raises(tir_mlir.TIRParseError, match=message):
+        tir_mlir.parse(f'''
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            As = T.match_buffer({region})
+            As[0, 0] = T.float32(1)
+''')

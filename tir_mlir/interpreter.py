@@ -270,6 +270,7 @@ class _Translator:
                         "_oob": self._oob}
         self.sites = []        # bounds-check sites: (kind, buffer, shape, loc)
         self.buffers = {}      # Python name of a buffer -> its TensorIR name
+        self.views = {}        # T.match_buffer view (memref value) -> (list, offset, strides)
         self.ranges = {}       # Python name of an index variable -> inclusive (min, max)
         self.functions = []    # finished functions (lists of lines)
         self.lines, self.depth, self.loop_depth = [], 0, 0
@@ -387,6 +388,21 @@ class _Translator:
 
     _memref_alloca = _memref_alloc
 
+    def _memref_subview(self, op, ins, t):
+        """A T.match_buffer view: the source's list, a flat offset and the kept strides."""
+        src = op.operands[0]
+        shape = list(ir.MemRefType(src.type).shape)
+        base, offset, strides = self.views.get(
+            src, (ins[0], None, [int(np.prod(shape[k + 1:])) for k in range(len(shape))]))
+        terms = ([offset] if offset else []) + [
+            o if st == 1 else f"{o} * {st}" for o, st in zip(ins[1:], strides)]
+        self.assign(op, " + ".join(terms) or "0", "offset")
+        rank = len(ir.MemRefType(t).shape)
+        self.views[op.results[0]] = (base, self.names[op.results[0]],
+                                     strides[len(strides) - rank:])
+        self.buffers[self.names[op.results[0]]] = ir.StringAttr(op.attributes["tir.name"]).value \
+            if "tir.name" in op.attributes else self.buffers.get(base, "buf")
+
     def _memref_dealloc(self, op, ins, t):
         pass
 
@@ -412,8 +428,12 @@ class _Translator:
             self.emit(f"if not ({' and '.join(checks)}): _oob({len(self.sites) - 1}, "
                       f"{', '.join(idx)})")
         strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
-        flat = " + ".join(i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides))
-        return f"{buf}[{flat or 0}]"
+        terms = []
+        if buf_value in self.views:          # a T.match_buffer view of another buffer
+            buf, offset, strides = self.views[buf_value]
+            terms.append(offset)
+        terms += [i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides)]
+        return f"{buf}[{' + '.join(terms) or 0}]"
 
     def _oob(self, site, *index):
         kind, buf, shape, loc = self.sites[site]

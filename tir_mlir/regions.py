@@ -143,6 +143,7 @@ class _Detector:
         self.space = _Space(block.iter_vars)
         self.reads, self.writes = [], []      # [buffer, [range or None], [point or None]]
         self.local = set()
+        self.matched = {}         # T.match_buffer view -> (source buffer, its region)
 
     def visit(self, ops):
         """Statements in order; expression ops are visited from the statement using them."""
@@ -154,6 +155,13 @@ class _Detector:
         name = op.name
         if name in ("memref.alloc", "memref.alloca"):
             self.local.add(op.results[0])
+        elif name == "memref.subview" and "tir.match_buffer" in op.attributes:
+            # accesses through a T.match_buffer of this block are the whole matched region
+            sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+            offsets = [self.space.to_affine(v) for v in list(op.operands)[1:]]
+            self.matched[op.results[0]] = (op.operands[0], [
+                None if e is None else (self.space.simplify(e), n)
+                for e, n in zip(offsets, sizes)])
         elif name == "memref.store":
             self.access(self.writes, op.operands[1], list(op.operands)[2:])
             for v in op.operands:
@@ -221,6 +229,9 @@ class _Detector:
                                              for m, e in r.ranges], [None] * len(r.ranges))
 
     def merge(self, table, buf, ranges, points):
+        while buf in self.matched:
+            buf, ranges = self.matched[buf]
+            points = [None] * len(ranges)
         for entry in table:
             if entry[0] == buf:
                 entry[1] = [_union(a, b, self.space) for a, b in zip(entry[1], ranges)]
@@ -242,7 +253,7 @@ class _Detector:
 
 def _is_statement(op) -> bool:
     return (len(op.results) == 0 or "tir.let_name" in op.attributes
-            or op.name in ("memref.alloc", "memref.alloca"))
+            or op.name in ("memref.alloc", "memref.alloca", "memref.subview"))
 
 
 def _uses(v: ir.Value, values) -> bool:
@@ -301,6 +312,13 @@ def _union(a, b, space):
         return None
     lo = lo1 if d >= 0 else lo2
     return lo, max(e1, d + e2) if d >= 0 else max(e1 - d, e2)
+
+
+def index_affine(v: ir.Value):
+    """(AffineExpr, the values its dims stand for) of an index value, None if not affine."""
+    space = _Space([])
+    e = space.to_affine(v)
+    return None if e is None else (e, space.values)
 
 
 def block_regions(block_op) -> Regions:

@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
@@ -807,7 +808,11 @@ class FuncBuilder(Fail):
         if name in AXIS_KINDS or name == "axis.remap":
             self.fail(f"T.{name} must be directly inside a T.block", s.pos)
         if name == "match_buffer":
-            self.fail("T.match_buffer must be at the top level of the function body", s.pos)
+            if self.in_block and v.args and isinstance(v.args[0], A.Subscript) \
+                    and isinstance(t, A.Name):
+                return self.match_region(t.id, v, s.pos)
+            self.fail("T.match_buffer must be at the top level of the function body, or in a "
+                      "block with a buffer region: T.match_buffer(A[vi, 0:16], (16,))", s.pos)
         if not isinstance(t, A.Name):
             self.fail("can only assign to a buffer element A[...] or a name", t.pos)
         if name == "alloc_buffer":
@@ -845,6 +850,72 @@ class FuncBuilder(Fail):
         if buffer_attr(index) is not None:
             op.attributes[INDEX_DTYPE] = buffer_attr(index)
         self.env[name] = Buffer(name, op.result, shape, dtype, index)
+
+    def match_region(self, name, call, pos):
+        """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, 0:16], (4, 16), offset_factor=1)` in a
+        block: a view of a region of A (`memref.subview`), dropping leading unit dimensions as
+        TVM does; `offset_factor`/`align`/`scope` are kept and printed back."""
+        region = call.args[0]
+        src = self.ex.eval(region.value)
+        if not isinstance(src, Buffer):
+            self.fail(f"T.match_buffer needs a buffer region, found {describe(src)}", region.pos)
+        items = region.indices
+        if len(items) == 1 and isinstance(items[0], A.Tuple_):
+            items = items[0].items
+        if len(items) != len(src.shape):
+            self.fail(f"buffer {src.name!r} has {len(src.shape)} dimensions but the region has "
+                      f"{len(items)}", region.pos)
+        offsets, extents = [], []
+        for k, it in enumerate(items):
+            if isinstance(it, A.Slice):
+                if it.step is not None:
+                    self.fail("a region slice takes no step", it.pos)
+                lo = it.lo if it.lo is not None else A.Const(0, it.pos)
+                hi = it.hi if it.hi is not None else A.Const(src.shape[k], it.pos)
+                ab = AffineBuilder(self.env)
+                try:
+                    span = ab.expr(hi)[0] - ab.expr(lo)[0]
+                except NotAffine as e:
+                    self.fail(f"T.match_buffer: region bounds must be affine: {e.args[0]}",
+                              e.args[1] or it.pos)
+                ext = const_of(ir.AffineExpr.simplify_affine_expr(span, len(ab.dims), 0))
+                if ext is None or ext <= 0:
+                    self.fail("T.match_buffer: the extent of a region must be a positive "
+                              "constant", it.pos)
+            else:
+                lo, ext = it, 1
+            offsets.append(self.ex.index(self.ex.eval(lo), getattr(lo, "pos", pos)))
+            extents.append(ext)
+        kw = {k: (v, p) for k, v, p in call.kwargs}
+        kept = {k: self.static_index(kw.pop(k)[0], k)[0] for k in ("offset_factor", "align")
+                if k in kw}
+        call = A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()], call.pos)
+        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
+                                                      "global")
+        if dtype != src.dtype:
+            self.fail(f"T.match_buffer of {dtype} on buffer {src.name!r} of {src.dtype}", pos)
+        n = len(shape)
+        lead, tail = extents[:len(extents) - n], extents[len(extents) - n:]
+        if n > len(extents) or any(e != 1 for e in lead) or tuple(tail) != tuple(shape):
+            self.fail(f"T.match_buffer: region {tuple(extents)} of {src.name!r} cannot be matched "
+                      f"to shape {tuple(shape)} (the higher dimensions must be 1, the others "
+                      f"equal)", pos)
+        src_type = ir.MemRefType(src.value.type)
+        strides, _ = src_type.get_strides_and_offset()
+        layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
+                                          strides[len(strides) - n:])
+        rtype = ir.MemRefType.get(list(shape), src_type.element_type, layout)
+        op = memref.subview(src.value, offsets, extents, [1] * len(extents), result_type=rtype,
+                            loc=self.loc(pos)).owner
+        attrs = op.attributes
+        attrs["tir.name"] = ir.StringAttr.get(name)
+        attrs["tir.scope"] = ir.StringAttr.get(scope)
+        attrs["tir.match_buffer"] = ir.UnitAttr.get()
+        for k, v in kept.items():
+            attrs[f"tir.{k}"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+        if is_unsigned(dtype):
+            attrs["tir.dtype"] = ir.StringAttr.get(dtype)
+        self.env[name] = Buffer(name, op.results[0], shape, dtype, index)
 
     def store(self, target, value, pos):
         buf = self.ex.eval(target.value)

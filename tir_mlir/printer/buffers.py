@@ -28,7 +28,8 @@ class BufferInfo:
 
 
 def buffer_infos(func_op) -> dict:
-    """memref value -> BufferInfo for every parameter and allocation of a function."""
+    """memref value -> BufferInfo for every parameter, allocation and block-level
+    T.match_buffer (a `memref.subview`) of a function."""
     out = {}
     args = func_op.regions[0].blocks[0].arguments
     for arg, attrs in zip(args, arg_attrs(func_op)):
@@ -36,7 +37,8 @@ def buffer_infos(func_op) -> dict:
             out[arg] = BufferInfo.of(ir.MemRefType(arg.type), attrs)
 
     def visit(op):
-        if op.name in ("memref.alloc", "memref.alloca"):
+        if op.name in ("memref.alloc", "memref.alloca") or (
+                op.name == "memref.subview" and "tir.match_buffer" in op.attributes):
             out[op.results[0]] = BufferInfo.of(ir.MemRefType(op.results[0].type), op.attributes)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit)

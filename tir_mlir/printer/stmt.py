@@ -4,7 +4,7 @@ from mlir import ir
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
-from tir_mlir.index_dtypes import expr_dtype, wider
+from tir_mlir.index_dtypes import expr_dtype, index_dtype, wider
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.precedence import ADD, wrap
@@ -12,10 +12,11 @@ from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.literals import dict_text, int_text, shape_text
 from tir_mlir.printer.names import Namer
-from tir_mlir.regions import block_regions
+from tir_mlir.regions import block_regions, index_affine
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")
+MATCH = "memref.subview"          # T.match_buffer of a region, in a block
 # Ops with nothing to print (expression ops print inline where they are used).
 SKIPPED = ("memref.dealloc", "scf.yield")
 
@@ -137,6 +138,39 @@ class FuncPrinter:
             info = self.buffers[op.results[0]]
             name = self.namer.define(op.results[0], info.name)
             self.emit(f"{name} = {self._decl('alloc_buffer', info)}")
+
+    def _match(self, op):
+        """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, vj], (4,), offset_factor=1)`."""
+        view = op.results[0]
+        info = self.buffers[view]
+        src = op.operands[0]
+        offsets = [v for v in op.operands[1:]]
+        sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+        items = []
+        for off, ext in zip(offsets, sizes):
+            lo = self.ex.text(off)
+            if ext == 1:
+                items.append(lo)
+                continue
+            affine_form = index_affine(off)
+            if affine_form is None:
+                hi = f"{lo} + {ext}"
+            else:
+                e, values = affine_form
+                e = ir.AffineExpr.simplify_affine_expr(e + ext, len(values), 0)
+                hi = affine_text(e, [self.ex.text(v) for v in values], (), index_dtype(off))[0]
+            items.append(f"{lo}:{hi}")
+        parts = [f"{self.namer[src]}[{', '.join(items)}]", shape_text(info.shape, info.dim_dtypes)]
+        if info.dtype != "float32":
+            parts.append(f'"{info.dtype}"')
+        a = op.attributes
+        if "tir.align" in a and ir.IntegerAttr(a["tir.align"]).value != 64:
+            parts.append(f"align={ir.IntegerAttr(a['tir.align']).value}")
+        if info.scope != "global":
+            parts.append(f'scope="{info.scope}"')
+        if "tir.offset_factor" in a:
+            parts.append(f"offset_factor={ir.IntegerAttr(a['tir.offset_factor']).value}")
+        self.emit(f"{self.namer.define(view, info.name)} = T.match_buffer({', '.join(parts)})")
 
     # --- statements ----------------------------------------------------------------------
     def stmts(self, ops):
@@ -289,10 +323,13 @@ class FuncPrinter:
                 self.emit(f"T.block_attr({dict_text(b.annotations)})")
             body = body_ops(b.body)
             self._allocs([o for o in body if o.name in ALLOCS])
+            for o in body:
+                if o.name == MATCH:
+                    self._match(o)
             if b.init is not None:
                 self.emit("with T.init():")
                 self._nested(body_ops(b.init))
-            rest = [o for o in body if o.name not in ALLOCS]
+            rest = [o for o in body if o.name not in ALLOCS and o.name != MATCH]
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
 
