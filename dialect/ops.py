@@ -87,6 +87,29 @@ def body_ops(block: ir.Block):
     return [_op(o) for o in ops]
 
 
+EXTERN = "tir.extern"
+
+
+def extern_op(callee: str, args, result: ir.Type, attrs=None, loc=None) -> ir.Value:
+    """A `tir.extern` whose region yields `args` (at the current insertion point)."""
+    attributes = {"callee": ir.StringAttr.get(callee), **(attrs or {})}
+    op = ir.Operation.create(EXTERN, results=[result], attributes=attributes, regions=1, loc=loc)
+    block = op.regions[0].blocks.append()
+    with ir.InsertionPoint(block):
+        ir.Operation.create(TERMINATOR, operands=list(args), loc=loc)
+    return op.result
+
+
+def extern_callee(op) -> Optional[str]:
+    """The callee of a `tir.extern`, None for any other op."""
+    op = _op(op)
+    return ir.StringAttr(op.attributes["callee"]).value if op.name == EXTERN else None
+
+
+def extern_args(op) -> list:
+    return list(_op(op).regions[0].blocks[0].operations[-1].operands)
+
+
 class Block:
     """View of `tir.block`: with T.block(name) and its iter vars, bindings, init and body."""
 

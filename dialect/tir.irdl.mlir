@@ -32,6 +32,17 @@ irdl.dialect @tir {
     %callee = irdl.base "#builtin.string"
     irdl.attributes {"callee" = %callee}
   }
+  // A call to a C function (T.call_extern) or a buffer pointer query (B.data, T.address_of,
+  // T.tvm_access_ptr...): `callee` names it. Its arguments, of mixed types, are the operands
+  // of the `gpu.yield` ending its region (IRDL gives a variadic operand list one type).
+  irdl.operation @extern {
+    %res = irdl.any
+    irdl.results(result: %res)
+    %callee = irdl.base "#builtin.string"
+    irdl.attributes {"callee" = %callee}
+    %args = irdl.region
+    irdl.regions(args: %args)
+  }
   // T.evaluate(expr): an expression evaluated for its side effects.
   irdl.operation @evaluate {
     %any = irdl.any

@@ -132,7 +132,13 @@ def test_te_var_shapes_and_scalar_parameters():
         lib["main"](a, 1.5, b)
         np.testing.assert_allclose(b, a.sum(1) * 1.5, rtol=1e-5)
     C = our_te.compute((n,), lambda i: A[i, 0] * 2, name="C")
-    with pytest.raises(tir_mlir.ScheduleError, match="symbolic shapes"):
-        our_te.create_schedule(C.op)
+    s = our_te.create_schedule(C.op)         # scheduled at a probe n, run at any n
+    outer, inner = s[C].split(C.op.axis[0], factor=4)
+    s[C].vectorize(inner)
+    lib = tir_mlir.build(tir_mlir.lower(s, [A, C]))
+    for size in (1, 6):
+        a, c = np.random.rand(size, 16).astype("float32"), np.zeros(size, "float32")
+        lib["main"](a, c)
+        np.testing.assert_allclose(c, a[:, 0] * 2)
     with pytest.raises(ValueError, match="variable 'x' is neither an axis"):
         our_te.create_prim_func([A, B])

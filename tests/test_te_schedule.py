@@ -113,7 +113,8 @@ def test_te_examples_tensorir_refuses(name):
 
 def test_every_example_is_covered():
     names = {p.stem for p in EXAMPLES.glob("*.py")}
-    assert names - set(CASES) - set(REFUSED) <= {"18_tensorize"}
+    # 18_tensorize calls a C kernel: tests/test_extern_calls.py runs it
+    assert names - set(CASES) - set(REFUSED) == {"18_tensorize"}
 
 
 def _rowsum():

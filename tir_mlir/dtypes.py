@@ -23,6 +23,8 @@ def dtype_of(t: ir.Type, unsigned: bool = False) -> str:
     """TensorIR dtype of an MLIR element type; `index` reads as int32 (TIR's loop var type)."""
     if isinstance(t, ir.IndexType):
         return "int32"
+    if str(t) == "!llvm.ptr":
+        return "handle"
     if isinstance(t, ir.IntegerType):
         if t.width == 1:
             return "bool"

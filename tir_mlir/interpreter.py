@@ -366,6 +366,10 @@ class _Translator:
         if op.name in _UINT_BIN:
             a, b = (_unsigned(x, t) for x in ins)
             return self.assign(op, _wrap(_UINT_BIN[op.name].format(a=a, b=b), t))
+        if op.name == "tir.extern":
+            raise TIRError("interpreter: calls to C functions (T.call_extern) and buffer "
+                           "pointers are not interpreted; build the module with "
+                           "extern_libs=[...] and run it", source_loc(op))
         raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
     def assign(self, op, expr: str, hint="v"):

@@ -32,7 +32,7 @@ from typing import List, Optional, Tuple
 from mlir import ir
 
 from tir_mlir.affine_exprs import const_of, dims_of
-from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
 
 
 @dataclass
@@ -188,6 +188,8 @@ class _Detector:
         self.expr_op(op)
 
     def expr_op(self, op):
+        if op.name == EXTERN:
+            return self.pointer(op)
         if op.name == "memref.load":
             self.access(self.reads, op.operands[0], list(op.operands)[1:])
         for v in op.operands:
@@ -195,6 +197,29 @@ class _Detector:
         for region in op.regions:
             for blk in region.blocks:
                 self.visit([o.operation for o in blk.operations])
+
+    def pointer(self, op):
+        """A buffer pointer handed to a C function (frontend/extern_calls.py): with
+        T.tvm_access_ptr the elements it spans, read and/or written by its mask; any other
+        pointer (`B.data`, `T.address_of`) reads and writes the whole buffer."""
+        callee, args = extern_callee(op), extern_args(op)
+        span = _access_span(args) if callee == "tvm_access_ptr" else None
+        if span is not None:
+            buf, indices, extent, mask = span
+            ranges = _span_ranges(self, ir.MemRefType(buf.type).shape, indices, extent)
+            for bit, table in ((1, self.reads), (2, self.writes)):
+                if mask & bit:
+                    self.merge(table, buf, ranges, [None] * len(ranges))
+            for v in indices:
+                self.expr(v)
+            return
+        for v in args:
+            if isinstance(v.type, ir.MemRefType):
+                whole = [None] * len(ir.MemRefType(v.type).shape)
+                self.merge(self.reads, v, whole, list(whole))
+                self.merge(self.writes, v, whole, list(whole))
+            else:
+                self.expr(v)
 
     def relax(self, e: ir.AffineExpr, ext: int):
         b = self.space.bounds(e)
@@ -249,6 +274,50 @@ class _Detector:
             full = [r if r is not None else (_c(0), shape[k]) for k, r in enumerate(ranges)]
             out.append((buf, full, points))
         return out
+
+
+def _access_span(args):
+    """(buffer, start indices, extent, mask) of `T.tvm_access_ptr(t, B.data, <offset of
+    B[idx]>, extent, mask)` with constant extent and mask, else None."""
+    data, offset, extent, mask = (a.owner for a in args)
+    if any(isinstance(o, ir.Block) for o in (data, offset)):
+        return None
+    if extern_callee(data) != "buffer_data" or extern_callee(offset) != "elem_offset":
+        return None
+    buf = extern_args(data)[0]
+    off_args = extern_args(offset)
+    ext, m = const_value(args[2]), const_value(args[3])
+    if off_args[0] != buf or ext is None or m is None:
+        return None
+    return buf, off_args[1:], ext, m
+
+
+def _span_ranges(det, shape, indices, extent):
+    """Per-dimension ranges of `extent` consecutive elements from B[indices] (row major):
+    a run within the last dimension, or whole rows of the trailing dims; None (the whole
+    dimension) where the span is not such a box."""
+    rank = len(shape)
+    starts = [det.space.to_affine(i) for i in indices]
+    inner = 1
+    for k in range(rank - 1, -1, -1):
+        trailing = starts[k + 1:]
+        if extent <= inner * shape[k] and extent % inner == 0 and all(
+                s is not None and const_of(det.space.simplify(s)) == 0 for s in trailing):
+            ranges = [None if s is None else det.relax(det.space.simplify(s), 1)
+                      for s in starts[:k]]
+            start = starts[k]
+            ranges.append(None if start is None else
+                          det.relax(det.space.simplify(start), extent // inner))
+            return ranges + [(_c(0), d) for d in shape[k + 1:]]
+        inner *= shape[k]
+    return [None] * rank
+
+
+def const_value(v: ir.Value):
+    o = v.owner
+    if isinstance(o, ir.Block) or o.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(o.attributes["value"]).value
 
 
 def _is_statement(op) -> bool:

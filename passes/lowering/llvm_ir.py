@@ -57,13 +57,14 @@ def to_asm(llvm_ir: str, target="llvm") -> str:
     return codegen(optimize(llvm_ir, t), t, "asm").decode()
 
 
-def to_shared_object(llvm_ir: str, target, path) -> None:
+def to_shared_object(llvm_ir: str, target, path, extra=(), flags=()) -> None:
     """Compile LLVM IR into the shared library `path`, linked (as needed) against libomp and
-    MLIR's C runner utils (`memrefCopy`)."""
+    MLIR's C runner utils (`memrefCopy`); `extra` files and `flags` go on the link line (the
+    libraries T.call_extern calls: runtime/extern_libs.py)."""
     t = target if isinstance(target, CpuTarget) else cpu_target(target)
     obj = Path(str(path) + ".o")
     obj.write_bytes(codegen(optimize(llvm_ir, t), t, "obj"))
-    cmd = ["cc", "-shared", "-o", str(path), str(obj), "-Wl,--as-needed"]
+    cmd = ["cc", "-shared", "-o", str(path), str(obj), *extra, *flags, "-Wl,--as-needed"]
     for lib in (LIBOMP, C_RUNNER_UTILS):
         cmd += [f"-L{lib.parent}", f"-l:{lib.name}", f"-Wl,-rpath,{lib.parent}"]
     try:

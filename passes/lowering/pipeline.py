@@ -14,6 +14,7 @@ from tir_mlir.passes.lowering.alias_scopes import AliasScopes
 from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
+from tir_mlir.passes.lowering.extern_calls import ExternCalls
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
 from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
@@ -35,7 +36,7 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 # (None: an internal step with no emit name).
 TARGETS = {
     "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
-            ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
+            (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
             (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],

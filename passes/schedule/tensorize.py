@@ -24,7 +24,9 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect import TERMINATOR
+from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
+                                  extern_op)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.expr_tree import erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
@@ -229,19 +231,23 @@ def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
         raise ScheduleError(f"tensorize: intrinsic {intrin_name!r} parameter(s) {unbound} are "
                             f"not accessed by its description")
     with block.op.location:
-        _replace(block, impl_func, iparams, m)
+        _replace(block, impl_func, m)
 
 
-def _replace(block: Block, impl_func, iparams, m: Matcher):
+def _replace(block: Block, impl_func, m: Matcher):
     term = list(block.body.operations)[-1]
     for o in reversed(body_ops(block.body)):
         erase(o)
-    leaves = list(block.iter_vars)
-    for o in body_ops(func_body(impl_func)):
-        if o.name == "func.return":
-            continue
-        clone = o.clone(ip=ir.InsertionPoint(term))
-        _rebind(clone, iparams, m, leaves)
+    # The impl's statements move out of a scratch copy of its function, so the values they
+    # share (constants, pointers computed before a call) stay connected.
+    scratch = impl_func.clone(ip=ir.InsertionPoint(term))
+    params = list(scratch.regions[0].blocks[0].arguments)
+    moved = [o for o in body_ops(func_body(scratch)) if o.name != "func.return"]
+    for o in moved:
+        o.move_before(term)
+    for o in moved:
+        _rebind(o, params, m, list(block.iter_vars))
+    scratch.erase()
 
 
 def _const_of(v: ir.Value):
@@ -251,35 +257,57 @@ def _const_of(v: ir.Value):
     return ir.IntegerAttr(o.attributes["value"]).value
 
 
-def _rebind(root, iparams, m: Matcher, leaves):
-    """Point the cloned impl's parameter accesses at the bound target buffers."""
+def _uses(root, params):
+    """(op, operand number) of every use of a parameter in `root`; a use by the `gpu.yield`
+    of a `tir.extern` is reported as a use by the extern op (operand: its argument number)."""
     todo = []
 
     def visit(o):
         for i, v in enumerate(o.operands):
-            if any(v == p for p in iparams):
-                todo.append((o, i))
+            if any(v == p for p in params):
+                parent = o.parent
+                if o.name == TERMINATOR and extern_callee(parent) is not None:
+                    todo.append((parent, i))
+                else:
+                    todo.append((o, i))
         return ir.WalkResult.ADVANCE
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for o, i in todo:
-        k = next(j for j, p in enumerate(iparams) if p == o.operands[i])
+    return todo
+
+
+def _target_indices(e_offs, idx, leaves):
+    """Indices into the target buffer of an impl access at `idx` (offsets `e_offs`)."""
+    lead = len(e_offs) - len(idx)
+    new_idx = [emit_index(e, leaves) for e in e_offs[:lead]]
+    for e, v in zip(e_offs[lead:], idx):
+        c, cv = e.maybe_downcast(), _const_of(v)
+        if isinstance(c, ir.AffineConstantExpr) and c.value == 0:
+            new_idx.append(v)
+        elif cv is not None:                 # fold a constant impl index
+            new_idx.append(emit_index(simplify(e + cv, max(len(leaves), 1)), leaves))
+        else:
+            new_idx.append(arith.AddIOp(emit_index(e, leaves), v).result)
+    return new_idx
+
+
+def _rebind(root, iparams, m: Matcher, leaves):
+    """Point the moved impl's parameter accesses at the bound target buffers: loads, stores
+    and the buffer queries of T.call_extern arguments (frontend/extern_calls.py)."""
+    for o, i in _uses(root, iparams):
+        buf = o.operands[i] if o.name != EXTERN else extern_args(o)[i]
+        k = next(j for j, p in enumerate(iparams) if p == buf)
+        tbuf, offs = m.binding[k], m.offsets[k]
+        callee = extern_callee(o)
         is_load = o.name == "memref.load"
+        if callee is not None:
+            _rebind_extern(o, callee, tbuf, offs, leaves)
+            continue
         if not ((is_load and i == 0) or (o.name == "memref.store" and i == 1)):
             raise ScheduleError(f"tensorize: the impl uses a buffer parameter in {o.name}; "
-                                f"only loads and stores are supported")
-        tbuf, offs = m.binding[k], m.offsets[k]
+                                f"only loads, stores and T.call_extern arguments are supported")
         idx = list(o.operands[1:] if is_load else o.operands[2:])
-        lead = len(offs) - len(idx)
         with ir.InsertionPoint(o), o.location:
-            new_idx = [emit_index(e, leaves) for e in offs[:lead]]
-            for e, v in zip(offs[lead:], idx):
-                c, cv = e.maybe_downcast(), _const_of(v)
-                if isinstance(c, ir.AffineConstantExpr) and c.value == 0:
-                    new_idx.append(v)
-                elif cv is not None:                 # fold a constant impl index
-                    new_idx.append(emit_index(simplify(e + cv, max(len(leaves), 1)), leaves))
-                else:
-                    new_idx.append(arith.AddIOp(emit_index(e, leaves), v).result)
+            new_idx = _target_indices(offs, idx, leaves)
             if is_load:
                 new = memref.LoadOp(tbuf, new_idx)
                 o.result.replace_all_uses_with(new.result)
@@ -288,3 +316,27 @@ def _rebind(root, iparams, m: Matcher, leaves):
         erase(o)
         for v in idx:
             erase_dead(v)
+
+
+def _rebind_extern(o, callee, tbuf, offs, leaves):
+    """B.data -> the target's data; elem_offset / address_of of B[idx] -> of the target at the
+    region's offset; B.strides[d] -> the target's stride (a constant when static)."""
+    args = extern_args(o)
+    attrs = {a: o.attributes[a] for a in o.attributes if a != "callee"}
+    with ir.InsertionPoint(o), o.location:
+        if callee == "buffer_stride":
+            lead = len(offs) - len(ir.MemRefType(args[0].type).shape)
+            dim = ir.IntegerAttr(o.attributes["dim"]).value + lead
+            strides, _ = ir.MemRefType(tbuf.type).get_strides_and_offset()
+            if strides[dim] >= 0:
+                new = arith.ConstantOp(o.results[0].type, strides[dim]).result
+            else:
+                attrs["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)
+                new = extern_op(callee, [tbuf], o.results[0].type, attrs)
+        elif callee in ("elem_offset", "address_of"):
+            new = extern_op(callee, [tbuf] + _target_indices(offs, args[1:], leaves),
+                            o.results[0].type, attrs)
+        else:
+            new = extern_op(callee, [tbuf] + args[1:], o.results[0].type, attrs)
+    o.results[0].replace_all_uses_with(new)
+    erase(o)

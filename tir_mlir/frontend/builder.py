@@ -941,10 +941,11 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
-        if name == "evaluate":
-            if len(v.args) != 1:
+        if name in ("evaluate", "call_extern", "call_pure_extern"):
+            if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
-            x = self.ex.materialize(self.ex.eval(v.args[0]), v.pos)
+            # a bare call statement is evaluated for its effect, as in TVM
+            x = self.ex.materialize(self.ex.eval(v.args[0] if name == "evaluate" else v), v.pos)
             self.ex.op("tir.evaluate", [x.value], None, v.pos)
             return None
         if name in ("reads", "writes", "where", "block_attr", "bind"):

@@ -14,6 +14,7 @@ from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
+from tir_mlir.frontend.extern_calls import POINTER, BufferStrides, ExternCalls
 from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
 from tir_mlir.index_dtypes import index_dtype, wider
 
@@ -43,6 +44,8 @@ def is_int(dtype: str) -> bool:
 
 
 def mtype(dtype: str) -> ir.Type:
+    if dtype == POINTER:
+        return ir.Type.parse("!llvm.ptr")
     return ir.IndexType.get() if dtype == "index" else mlir_type(dtype)
 
 
@@ -83,7 +86,7 @@ class Fail:
         return ir.Location.file(self.filename, pos[0], pos[1])
 
 
-class ExprBuilder(Fail):
+class ExprBuilder(Fail, ExternCalls):
     """Builds expression ops at the current insertion point. `env` resolves names."""
 
     def __init__(self, filename, env):
@@ -282,7 +285,7 @@ class ExprBuilder(Fail):
         if isinstance(node, A.Subscript):
             return [node.value] + node.indices
         if isinstance(node, A.Call):
-            if I.callee(node) in ("if_then_else", "let"):
+            if I.callee(node) in ("if_then_else", "let", "address_of"):
                 return None
             return node.args + [v for _, v, _ in node.kwargs]
         return None
@@ -303,6 +306,9 @@ class ExprBuilder(Fail):
         if isinstance(node, A.Call):
             return self._lazy_call(node)
         if isinstance(node, A.Attr):
+            buf = self._buffer_named(node.value)
+            if buf is not None:
+                return self.buffer_attr(buf, node.attr, node.pos)
             dotted = node.dotted()
             name = I.strip_prefix(dotted) if dotted else None
             if name is not None and name in DTYPES:
@@ -435,6 +441,8 @@ class ExprBuilder(Fail):
 
     # --- buffers ------------------------------------------------------------------------------
     def load(self, buf, indices, node):
+        if isinstance(buf, BufferStrides):
+            return self.stride(buf, indices, node.pos)
         if not isinstance(buf, Buffer):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", node.pos)
         idx = self.indices(buf, indices, node)
@@ -476,9 +484,17 @@ class ExprBuilder(Fail):
             self.fail(f"unknown function {dotted!r}{hint}", node.pos)
         return name
 
+    def _buffer_named(self, node):
+        v = self.env.get(node.id) if isinstance(node, A.Name) else None
+        return v if isinstance(v, Buffer) else None
+
     def call(self, node, args, kwargs):
-        name = self._resolve(node)
         pos = node.pos
+        if isinstance(node.func, A.Attr) and node.func.attr == "access_ptr":
+            buf = self._buffer_named(node.func.value)
+            if buf is not None:
+                return self.buffer_access_ptr(buf, args, kwargs, pos)
+        name = self._resolve(node)
         if name in DTYPES:
             return self._call_dtype(name, args, kwargs, pos)
         for table, kind in ((I.MATH_UNARY, "unary"), (I.MATH_BINARY, "binary"),

@@ -41,6 +41,9 @@ EXPR_CALLS = {
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
     "shift_left": "bitwise", "shift_right": "bitwise", "bitwise_not": "bitwise",
     "likely": "likely",
+    # calls to C functions and buffer pointers (frontend/extern_calls.py; address_of is lazy)
+    "call_extern": "extern", "call_pure_extern": "extern", "tvm_access_ptr": "access_ptr",
+    "type_annotation": "type_annotation", "address_of": "address_of",
 }
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is

@@ -9,6 +9,7 @@ from mlir import ir
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import index_dtype
+from tir_mlir.printer.extern_calls import extern_text
 from tir_mlir.printer.literals import float_text, int_text
 from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
 
@@ -86,6 +87,8 @@ class ExprPrinter:
             if callee == "floordiv":
                 return self._binary("//", MUL, *args)
             return self._call(callee, args)
+        if name == "tir.extern":
+            return extern_text(self, op, v)
         if name in CALLS:
             return self._call(CALLS[name], args)
         if name.startswith("math.") and name[5:] in MATH_SAME:

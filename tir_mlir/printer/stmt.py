@@ -10,6 +10,7 @@ from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
+from tir_mlir.printer.extern_calls import is_extern_call
 from tir_mlir.printer.literals import dict_text, int_text, shape_text
 from tir_mlir.printer.names import Namer
 from tir_mlir.regions import block_regions, index_affine
@@ -189,7 +190,9 @@ class FuncPrinter:
             val, buf, idx = op.operands[0], op.operands[1], list(op.operands)[2:]
             return self.emit(f"{self.ex.load(buf, idx)} = {self.ex.text(val)}")
         if name == "tir.evaluate":
-            return self.emit(f"T.evaluate({self.ex.text(op.operands[0])})")
+            text = self.ex.text(op.operands[0])
+            # TVM prints a call evaluated for its effect as a bare statement
+            return self.emit(text if is_extern_call(op.operands[0]) else f"T.evaluate({text})")
         if name == "scf.if" and len(op.results) == 0:
             return self._if(op)
         if name in ALLOCS:

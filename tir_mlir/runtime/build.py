@@ -17,6 +17,7 @@ import functools
 import hashlib
 import os
 import shutil
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -32,6 +33,7 @@ from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
+from tir_mlir.runtime import extern_libs as extern_libs_mod
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
@@ -82,14 +84,16 @@ def _to_module(mod) -> ir.Module:
 
 
 @serialized
-def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
+def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
-    raises OutOfBoundsError naming the buffer, the index and the source location."""
+    raises OutOfBoundsError naming the buffer, the index and the source location.
+    `extern_libs`: the files defining the C functions `T.call_extern` calls (.so, .o, .a, C
+    source, LLVM IR: runtime/extern_libs.py)."""
     if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
-        return mod._tir_mlir_build(target, debug=debug)
+        return mod._tir_mlir_build(target, debug=debug, extern_libs=extern_libs)
     if str(target).split()[0] in ("cuda", "nvptx"):
         from tir_mlir.runtime import cuda
         return cuda.build(mod, target)
@@ -102,19 +106,23 @@ def build(mod, target="llvm", debug=False, **_ignored) -> "Module":
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
     if sites or shutil.which("cc") is None:  # linking a shared object needs a C compiler
-        libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP)]
+        libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP),
+                *extern_libs_mod.shared_library(extern_libs)]
         register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
         return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
     # The signatures are compiled into the library too (runtime/artifact.py: export_library
     # and load_module check them), so they are part of the key.
     embedded = artifact.signature_global(artifact.signatures_text(_functions_json(sigs)))
-    key = compile_cache.key(text + embedded, " ".join(cpu_target(target).tool_flags()))
+    key = compile_cache.key(text + embedded, " ".join(cpu_target(target).tool_flags()),
+                            extern_libs_mod.cache_key(extern_libs))
     backend = _LIBRARIES.get(key)
     if backend is None:
         def compile_to(path):
             with get_context():
                 ll = llvm_ir.to_llvm_ir(lowered)
-            llvm_ir.to_shared_object(ll + embedded, target, path)
+            with tempfile.TemporaryDirectory(prefix="tir-mlir-extern-") as work:
+                files, flags = extern_libs_mod.link_inputs(extern_libs, Path(work))
+                llvm_ir.to_shared_object(ll + embedded, target, path, files, flags)
         backend = _SharedLibBackend(compile_cache.shared_object(key, compile_to))
         _LIBRARIES.put(key, backend)
     return Module(sigs, backend)
@@ -176,7 +184,9 @@ class _SharedLibBackend:
         try:
             self.lib = ctypes.CDLL(str(path))
         except OSError as e:
-            raise RuntimeCallError(f"cannot load {path}: {e}") from None
+            hint = (" (a function T.call_extern calls: name the file defining it with "
+                    "build(..., extern_libs=[...]))" if "undefined symbol" in str(e) else "")
+            raise RuntimeCallError(f"cannot load {path}: {e}{hint}") from None
         weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
         set_openmp_threads()
         self._functions = {}

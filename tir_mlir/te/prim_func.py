@@ -55,7 +55,7 @@ def _symbolic_vars(ops) -> List[Var]:
     return out
 
 
-def _compute_text(op: ComputeOp, names: Dict, ind: str) -> List[str]:
+def _compute_text(op: ComputeOp, names: Dict, ind: str, with_init: bool = True) -> List[str]:
     axes = list(op.axis) + list(op.reduce_axis)
     taken = set(names.values())
     loop_names = [_unique(a.var.name, taken) for a in axes]
@@ -73,9 +73,9 @@ def _compute_text(op: ComputeOp, names: Dict, ind: str) -> List[str]:
     if isinstance(body, Reduce):
         acc = _Acc(out, body.dtype)
         init = body.init if body.init is not None else body.reducer.identity(body.dtype)
-        lines += [f"{ind}        with T.init():",
-                  f"{ind}            {out} = {init.text(scope)}",
-                  f"{ind}        {out} = {body.reducer.combine(acc, body.source).text(scope)}"]
+        if with_init:
+            lines += [f"{ind}        with T.init():", f"{ind}            {out} = {init.text(scope)}"]
+        lines.append(f"{ind}        {out} = {body.reducer.combine(acc, body.source).text(scope)}")
     else:
         lines.append(f"{ind}        {out} = {body.text(scope)}")
     return lines
@@ -92,10 +92,11 @@ class _Acc(Var):
         return self._text
 
 
-def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
+def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: bool = True):
     """(TVMScript text, tensor -> buffer/block name): `args` are the parameters (tensors, and
     te.var scalars); operations reachable from `roots` but not from `args` are computed into
-    allocated buffers; symbolic vars not among the parameters are declared `n = T.int32()`."""
+    allocated buffers; symbolic vars not among the parameters are declared `n = T.int32()`.
+    `init=False` leaves out the reductions' T.init (a tensor intrinsic's description)."""
     for a in args:
         if not isinstance(a, (Tensor, Var)):
             raise TypeError(f"create_prim_func takes te tensors and te.var, got "
@@ -130,7 +131,7 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = ()):
                          f'{_shape_text(op.tensor.shape)}, "{op.tensor.dtype}")')
     for op in ops:
         if isinstance(op, ComputeOp):
-            lines += _compute_text(op, names, "    ")
+            lines += _compute_text(op, names, "    ", init)
     return "\n".join(lines) + "\n", names
 
 

@@ -13,7 +13,6 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.module import IRModule
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
@@ -176,11 +175,7 @@ class Schedule:
                         if isinstance(op, PlaceholderOp)]
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
-        if not isinstance(func, IRModule):
-            raise ScheduleError(f"te.create_schedule: symbolic shapes ({', '.join(func.vars)}) "
-                                "cannot be scheduled yet; te.create_prim_func(...).specialize"
-                                "({...}) gives a PrimFunc to schedule with tir_mlir.Schedule")
-        self.sch = TIRSchedule(func)
+        self.sch = TIRSchedule(func)     # symbolic shapes too (script/symbolic_schedule.py)
         self._loops: Dict[int, object] = {}       # id(IterVar) -> LoopRV
         self._axes: Dict[int, IterVar] = {}        # loop sid -> IterVar
         self._keep = []                            # IterVars the maps refer to, kept alive

@@ -1,0 +1,117 @@
+"""Stage `extern-calls` (CPU): `tir.extern` ops (frontend/extern_calls.py) -> upstream ops.
+
+    T.call_extern("int32", "f", p, 16)   ->  func.func private @f(!llvm.ptr, i32) -> i32
+                                              %r = func.call @f(%p, %c16)
+    B.data                                ->  memref.extract_aligned_pointer_as_index + inttoptr
+    elem_offset(B, i, j)                  ->  offset + i * stride0 + j * stride1
+                                              (memref.extract_strided_metadata: any layout)
+    T.address_of(B[i, j])                 ->  getelementptr B.data[elem_offset(B, i, j)]
+    T.tvm_access_ptr(t, data, off, ...)   ->  getelementptr data[off] (elements of t)
+    B.strides[k]                          ->  the stride from the metadata, as i32
+
+The C function is resolved when the library is linked (`build(..., extern_libs=[...])`). One
+symbol called with two different signatures is an error.
+"""
+from mlir import ir
+from mlir.dialects import arith, func, llvm, memref
+
+from tir_mlir.dialect.ops import EXTERN, extern_args, extern_callee
+from tir_mlir.dtypes import mlir_type
+from tir_mlir.passes.lowering.common import build_error, functions, walk
+
+# GEP's marker for "this index is an operand".
+DYNAMIC_INDEX = -2147483648
+
+
+class ExternCalls:
+    name = "extern-calls"
+
+    def __call__(self, module: ir.Module):
+        declared = {}
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "func.func" and not len(op.regions[0].blocks):
+                declared[ir.StringAttr(op.attributes["sym_name"]).value] = op
+        for f in functions(module):
+            for op in [o for o in walk(f) if o.name == EXTERN]:
+                with ir.InsertionPoint(op), op.location:
+                    result = _expand(op, module, declared)
+                op.results[0].replace_all_uses_with(result)
+                op.erase()
+
+
+def _expand(op, module, declared) -> ir.Value:
+    callee, args = extern_callee(op), extern_args(op)
+    if callee == "call_extern":
+        return _call(op, args, module, declared)
+    if callee == "buffer_data":
+        return _data(args[0])
+    if callee == "elem_offset":
+        return _offset(args[0], args[1:])
+    if callee == "address_of":
+        return _gep(_data(args[0]), _offset(args[0], args[1:]),
+                    ir.MemRefType(args[0].type).element_type)
+    if callee == "tvm_access_ptr":
+        dtype = ir.StringAttr(op.attributes["tir.ptr_dtype"]).value
+        return _gep(args[0], args[1], mlir_type(dtype))
+    if callee == "buffer_stride":
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        stride = _strides(args[0])[dim]
+        return arith.index_cast(ir.IntegerType.get_signless(32), stride)
+    raise build_error(op, f"cannot lower T.{callee}")
+
+
+def _metadata(buf):
+    mtype = ir.MemRefType(buf.type)
+    rank = len(mtype.shape)
+    index = ir.IndexType.get()
+    base = ir.MemRefType.get([], mtype.element_type, memory_space=mtype.memory_space)
+    return memref.ExtractStridedMetadataOp(buf, results=[base] + [index] * (1 + 2 * rank))
+
+
+def _strides(buf):
+    rank = len(ir.MemRefType(buf.type).shape)
+    return list(_metadata(buf).results)[2 + rank:]
+
+
+def _offset(buf, indices) -> ir.Value:
+    meta = list(_metadata(buf).results)
+    rank = len(indices)
+    total = meta[1]
+    for i, s in zip(indices, meta[2 + rank:]):
+        total = arith.addi(total, arith.muli(i, s))
+    return total
+
+
+def _data(buf) -> ir.Value:
+    address = memref.extract_aligned_pointer_as_index(buf)
+    i64 = ir.IntegerType.get_signless(64)
+    return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), arith.index_cast(i64, address))
+
+
+def _gep(base, offset, elem_type) -> ir.Value:
+    if isinstance(elem_type, ir.IntegerType) and elem_type.width == 1:
+        elem_type = ir.IntegerType.get_signless(8)      # bool buffers are stored as bytes
+    i64 = ir.IntegerType.get_signless(64)
+    off = arith.index_cast(i64, offset) if isinstance(offset.type, ir.IndexType) else offset
+    return llvm.GEPOp(ir.Type.parse("!llvm.ptr"), base, [off], [DYNAMIC_INDEX],
+                      ir.TypeAttr.get(elem_type), None).result
+
+
+def _call(op, args, module, declared) -> ir.Value:
+    symbol = ir.StringAttr(op.attributes["symbol"]).value
+    args = [arith.index_cast(ir.IntegerType.get_signless(32), a)
+            if isinstance(a.type, ir.IndexType) else a for a in args]
+    ftype = ir.FunctionType.get([a.type for a in args], [op.results[0].type])
+    decl = declared.get(symbol)
+    if decl is None:
+        if symbol in {ir.StringAttr(f.attributes["sym_name"]).value for f in functions(module)}:
+            raise build_error(op, f"T.call_extern: {symbol!r} is a function of this module")
+        with ir.InsertionPoint.at_block_begin(module.body), op.location:
+            decl = func.FuncOp(symbol, ftype, visibility="private").operation
+        declared[symbol] = decl
+    elif str(ir.TypeAttr(decl.attributes["function_type"]).value) != str(ftype):
+        raise build_error(op, f"T.call_extern: {symbol!r} is called with arguments "
+                              f"{ftype} here and {ir.TypeAttr(decl.attributes['function_type']).value} "
+                              f"elsewhere")
+    return func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(symbol), args).result

@@ -1,0 +1,144 @@
+"""Calls to C functions and the buffer pointers they take, as TVM writes them:
+
+    T.call_extern("int32", "gemv_update", C.access_ptr("w"), A.data, T.address_of(B[i, 0]), 16)
+    T.tvm_access_ptr(T.type_annotation("float32"), C.data, C.elem_offset, 16, 2)
+
+Each is a `tir.extern` op (its arguments are of mixed types) whose callee names it (the printer writes them back the same way, the
+lowering turns them into a declared function and pointer arithmetic: passes/lowering/
+extern_calls.py):
+
+- `call_extern` {symbol}: the C function `symbol`, its result typed by the first argument;
+- `buffer_data`(B): `B.data`, the buffer's base pointer (dtype "handle", `!llvm.ptr`);
+- `elem_offset`(B, i, j...): the linear element offset of `B[i, j]` from `B.data` (`B.elem_offset`
+  is the offset of `B[0, ..., 0]`); an op over the buffer and indices rather than arithmetic on
+  strides, so tensorize rebinds it like a load (the offset of a region of the target buffer);
+- `address_of`(B, i, j...): `T.address_of(B[i, j])`;
+- `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
+- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32).
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import extern_op
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.values import Buffer, Lit, Val
+
+POINTER = "handle"
+# B.access_ptr(mask) / T.tvm_access_ptr's rw_mask: TVM's read (1) and write (2) bits.
+ACCESS_MASK = {"r": 1, "w": 2, "rw": 3}
+
+
+class BufferStrides:
+    """`B.strides` before it is indexed."""
+
+    def __init__(self, buf: Buffer):
+        self.buf = buf
+
+
+class ExternCalls:
+    """Mixin of ExprBuilder: the T. functions and buffer attributes above."""
+
+    def extern(self, callee, args, dtype, pos, attrs=None) -> Val:
+        from tir_mlir.frontend.exprs import mtype
+        return Val(extern_op(callee, args, mtype(dtype), attrs, self.loc(pos)), dtype)
+
+    def _ptr_op(self, callee, operands, pos, attrs=None) -> Val:
+        return self.extern(callee, operands, POINTER, pos, attrs)
+
+    def _zero_indices(self, buf, pos):
+        return [self.constant(0, "index", pos) for _ in buf.shape]
+
+    def buffer_attr(self, buf: Buffer, attr: str, pos):
+        """`B.data`, `B.elem_offset`, `B.strides` (indexed next)."""
+        if attr == "data":
+            return self._ptr_op("buffer_data", [buf.value], pos)
+        if attr == "elem_offset":
+            return self.extern("elem_offset", [buf.value] + self._zero_indices(buf, pos), "index",
+                               pos)
+        if attr == "strides":
+            return BufferStrides(buf)
+        self.fail(f"buffer {buf.name!r} has no attribute {attr!r} here (expected data, "
+                  f"elem_offset, strides or access_ptr(...))", pos)
+
+    def stride(self, strides: BufferStrides, indices, pos) -> Val:
+        buf = strides.buf
+        if len(indices) != 1 or not isinstance(indices[0], Lit) or \
+                not isinstance(indices[0].value, int) or not 0 <= indices[0].value < len(buf.shape):
+            self.fail(f"{buf.name}.strides takes one constant index below {len(buf.shape)}", pos)
+        dim = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), indices[0].value)
+        return self.extern("buffer_stride", [buf.value], "int32", pos, {"dim": dim})
+
+    def _extern_args(self, name, args, pos):
+        out = []
+        for a in args:
+            if isinstance(a, (Val, Lit)):
+                out.append(self.materialize(a, pos).value)
+            else:
+                from tir_mlir.frontend.exprs import describe
+                self.fail(f"T.{name}: an argument must be a value or a pointer, found "
+                          f"{describe(a)}", pos)
+        return out
+
+    def _call_extern(self, name, args, kwargs, pos):
+        from tir_mlir.frontend.exprs import check_dtype
+        for k, (_, kpos) in kwargs.items():
+            self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+        if len(args) < 2 or not isinstance(args[1], str):
+            self.fail(f'T.{name} takes a dtype, the function\'s name and its arguments: '
+                      f'T.{name}("int32", "f", ...)', pos)
+        dtype = check_dtype(args[0], pos, self.fail)
+        operands = self._extern_args(name, args[2:], pos)
+        attrs = {"symbol": ir.StringAttr.get(args[1])}
+        if name == "call_pure_extern":
+            attrs["pure"] = ir.UnitAttr.get()
+        return self.extern("call_extern", operands, dtype, pos, attrs)
+
+    def _call_type_annotation(self, name, args, kwargs, pos):
+        from tir_mlir.frontend.exprs import check_dtype
+        self._arity(name, args, 1, pos, kwargs)
+        return ("dtype", check_dtype(args[0], pos, self.fail))
+
+    def _call_access_ptr(self, name, args, kwargs, pos):
+        from tir_mlir.frontend.exprs import check_dtype
+        self._arity(name, args, 5, pos, kwargs)
+        dtype = check_dtype(args[0], pos, self.fail)
+        data = args[1]
+        if not isinstance(data, Val) or data.dtype != POINTER:
+            self.fail("T.tvm_access_ptr's second argument must be a pointer (B.data)", pos)
+        offset, extent, mask = (self.index(a, pos) for a in args[2:])
+        return self._ptr_op("tvm_access_ptr", [data.value, offset, extent, mask], pos,
+                            {"tir.ptr_dtype": ir.StringAttr.get(dtype)})
+
+    def buffer_access_ptr(self, buf: Buffer, args, kwargs, pos) -> Val:
+        """`B.access_ptr("rw", offset=0, extent=None)`: TVM's Buffer.access_ptr."""
+        for k, (_, kpos) in kwargs.items():
+            if k not in ("access_mask", "offset", "extent", "ptr_type", "content_lanes"):
+                self.fail(f"access_ptr got an unexpected keyword argument {k!r}", kpos)
+        mask = args[0] if args else kwargs.get("access_mask", (None,))[0]
+        if isinstance(mask, str) and mask in ACCESS_MASK:
+            mask = Lit(ACCESS_MASK[mask])
+        if not isinstance(mask, Lit) or not isinstance(mask.value, int):
+            self.fail("access_ptr takes an access mask: \"r\", \"w\", \"rw\" or 1, 2, 3", pos)
+        offset = self.extern("elem_offset", [buf.value] + self._zero_indices(buf, pos), "index",
+                             pos).value
+        if "offset" in kwargs:
+            extra = self.index(kwargs["offset"][0], pos)
+            offset = self.op("arith.addi", [offset, extra], "index", pos)
+        numel = 1
+        for d in buf.shape:
+            numel *= d
+        extent = self.index(kwargs["extent"][0], pos) if "extent" in kwargs else \
+            self.constant(numel, "index", pos)
+        data = self._ptr_op("buffer_data", [buf.value], pos)
+        return self._ptr_op("tvm_access_ptr", [data.value, offset, extent,
+                                               self.constant(mask.value, "index", pos)], pos,
+                            {"tir.ptr_dtype": ir.StringAttr.get(buf.dtype)})
+
+    def _lazy_address_of(self, node):
+        pos = node.pos
+        self._arity("address_of", node.args, 1, pos, {k: (v, p) for k, v, p in node.kwargs})
+        target = node.args[0]
+        buf = self.eval(target.value) if isinstance(target, A.Subscript) else None
+        if not isinstance(buf, Buffer):
+            self.fail("T.address_of takes a buffer element: T.address_of(B[i, j])", pos)
+        idx = self.indices(buf, [self.eval(i) for i in target.indices], target)
+        return self._ptr_op("address_of", [buf.value] + idx, pos)
