@@ -23,6 +23,9 @@ LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
+# Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
+# description): printed as a block, like TVM, not as the implicit root.
+EXPLICIT_ROOT = "tir.explicit_root"
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:

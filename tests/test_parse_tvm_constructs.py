@@ -1,5 +1,6 @@
 """TensorIR constructs TVM 0.21 accepts, beyond the basic ones (issue 15): each program is
 read by TVM and by tir-mlir, printed identically, and run to the same numbers where it runs."""
+import shutil
 import textwrap
 
 import numpy as np
@@ -269,3 +270,51 @@ def f(A: T.Buffer((16, 16), "float32")):
             As = T.match_buffer({region})
             As[0, 0] = T.float32(1)
 ''')
+
+
+
+OPAQUE_TILES = '''
+@T.prim_func
+def f(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("tile"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+            T.writes(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+            As = T.match_buffer(A[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16], (16, 16), offset_factor=1)
+            Bs = T.match_buffer(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16], (16, 16), offset_factor=1)
+            T.evaluate(T.call_extern("int32", "copy16", T.tvm_access_ptr(T.type_annotation("float32"), Bs.data, Bs.elem_offset, 256, 2), T.tvm_access_ptr(T.type_annotation("float32"), As.data, As.elem_offset, 256, 1)))
+'''
+
+INTRIN_DESC = '''
+@T.prim_func
+def desc(a: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16), "float16", align=32, offset_factor=16, scope="wmma.matrix_a")
+    C = T.match_buffer(c, (16, 16), "float16", align=64, offset_factor=16, scope="shared")
+    with T.block("root"):
+        T.reads(A[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, j in T.grid(16, 16):
+            with T.block("c"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj]
+'''
+
+
+def test_opaque_block_passing_tile_pointers_to_an_extern_call(tmp_path):
+    mod = same_as_tvm(OPAQUE_TILES, run=False)      # TVM would need the C function too
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the extern function")
+    lib = tmp_path / "copy16.c"
+    lib.write_text("int copy16(float *dst, const float *src) {\n"
+                   "  for (int i = 0; i < 16; ++i)\n"
+                   "    for (int j = 0; j < 16; ++j) dst[i * 64 + j] = src[i * 64 + j] * 2.0f;\n"
+                   "  return 0;\n}\n")
+    a = np.random.default_rng(3).random((64, 64), "float32")
+    b = np.zeros_like(a)
+    tir_mlir.build(mod, extern_libs=[str(lib)])["f"](a, b)
+    np.testing.assert_allclose(b, a * 2)
+
+
+def test_intrinsic_description_with_scopes_and_an_explicit_root():
+    same_as_tvm(INTRIN_DESC, run=False)       # scopes like wmma.matrix_a do not build on CPU

@@ -8,7 +8,7 @@ sees it; MLIR's verifier runs once at the end (in parser.py).
 from mlir import ir
 from mlir.dialects import func, memref, scf
 
-from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
+from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
@@ -250,8 +250,8 @@ class FuncBuilder(Fail):
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
-                bname, shape, dtype, index, _ = matched[name]
-                extra = {"tir.param": ir.StringAttr.get(name)}
+                bname, shape, dtype, index, extra = matched[name]
+                extra = {"tir.param": ir.StringAttr.get(name), **extra}
             else:
                 bname, (shape, dtype, index) = name, spec
                 extra = {}
@@ -282,11 +282,14 @@ class FuncBuilder(Fail):
 
     def _unwrap_root(self, body):
         """An explicit `with T.block("root"):` around the whole body is the implicit root block
-        (kept as a block when it has a `T.block_attr`, which TVM prints with it)."""
+        (kept as a block when it has a `T.block_attr` or non-empty `T.reads`/`T.writes`, as in
+        a tensor intrinsic: TVM prints such a root)."""
         real = [s for s in body if not isinstance(s, A.Pass)]
         if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block" \
-                and not any(isinstance(s, A.ExprStmt) and callee(s.value) == "block_attr"
-                            for s in real[0].body):
+                and not any(isinstance(s, A.ExprStmt) and (
+                    callee(s.value) == "block_attr"
+                    or callee(s.value) in ("reads", "writes") and s.value.args)
+                    for s in real[0].body):
             args = real[0].item.args
             if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
                 return [s for s in real[0].body
@@ -330,8 +333,22 @@ class FuncBuilder(Fail):
             self.fail(f"{h!r} is not a T.handle parameter of this function", call.args[0].pos)
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
-        shape, dtype, _, index = self.buffer_spec(call, call.args[1:], "T.match_buffer")
-        matched[h] = (s.target.id, shape, dtype, index, s.pos)
+        call, extra = self.layout_kwargs(call)
+        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
+                                                      "global")
+        if scope != "global":
+            extra["tir.scope"] = ir.StringAttr.get(scope)
+        matched[h] = (s.target.id, shape, dtype, index, extra)
+
+    def layout_kwargs(self, call):
+        """(the call without them, attributes) for the `offset_factor=` and `align=` of a
+        T.match_buffer, which TVM prints back."""
+        kw = {k: (v, p) for k, v, p in call.kwargs}
+        attrs = {f"tir.{k}": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                               self.static_index(kw.pop(k)[0], k)[0])
+                 for k in ("offset_factor", "align") if k in kw}
+        return A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()],
+                      call.pos), attrs
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -562,6 +579,8 @@ class FuncBuilder(Fail):
                           [v["dom"] for v in vars_], bindings, ab.dims, predicate=predicate,
                           annotations=annotations, has_init=header["init"] is not None,
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
+        if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
+            blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()     # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
         self.loops, self.in_block = [], True
         try:
@@ -886,10 +905,7 @@ class FuncBuilder(Fail):
                 lo, ext = it, 1
             offsets.append(self.ex.index(self.ex.eval(lo), getattr(lo, "pos", pos)))
             extents.append(ext)
-        kw = {k: (v, p) for k, v, p in call.kwargs}
-        kept = {k: self.static_index(kw.pop(k)[0], k)[0] for k in ("offset_factor", "align")
-                if k in kw}
-        call = A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()], call.pos)
+        call, kept = self.layout_kwargs(call)
         shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
                                                       "global")
         if dtype != src.dtype:
@@ -912,7 +928,7 @@ class FuncBuilder(Fail):
         attrs["tir.scope"] = ir.StringAttr.get(scope)
         attrs["tir.match_buffer"] = ir.UnitAttr.get()
         for k, v in kept.items():
-            attrs[f"tir.{k}"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+            attrs[k] = v
         if is_unsigned(dtype):
             attrs["tir.dtype"] = ir.StringAttr.get(dtype)
         self.env[name] = Buffer(name, op.results[0], shape, dtype, index)

@@ -17,6 +17,8 @@ class BufferInfo:
     scope: str = "global"
     param: str = None          # handle name of a T.match_buffer parameter
     dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
+    align: int = 64              # T.match_buffer's align= and offset_factor= (0: not given)
+    offset_factor: int = 0
 
     @staticmethod
     def of(t: ir.MemRefType, attrs) -> "BufferInfo":
@@ -24,7 +26,8 @@ class BufferInfo:
         return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
                           str_attr(attrs, "tir.scope", "global"), str_attr(attrs, "tir.param"),
                           buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
-                                            len(t.shape)))
+                                            len(t.shape)),
+                          _int_attr(attrs, "tir.align", 64), _int_attr(attrs, "tir.offset_factor", 0))
 
 
 def buffer_infos(func_op) -> dict:
@@ -43,3 +46,7 @@ def buffer_infos(func_op) -> dict:
         return ir.WalkResult.ADVANCE
     func_op.walk(visit)
     return out
+
+
+def _int_attr(attrs, name, default) -> int:
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default

@@ -2,7 +2,7 @@
 from mlir import ir
 
 from tir_mlir.dialect.buffers import arg_attrs
-from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
+from tir_mlir.dialect.ops import EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, index_dtype, wider
 from tir_mlir.affine_exprs import const_of
@@ -72,7 +72,7 @@ class FuncPrinter:
         allocs = [o for o in ops if o.name in ALLOCS]
         if (root is None and len(ops) == 1 and Block.is_block(ops[0])
                 and not Block(ops[0]).iter_names):
-            if Block(ops[0]).name == "root":      # a root with a T.block_attr: TVM prints it
+            if Block(ops[0]).name == "root":      # a root TVM prints (attrs, regions)
                 self.block(Block(ops[0]))
                 return "\n".join(self.lines)
             # TVM would read a lone iter-less block as the root block itself: print the root
@@ -107,7 +107,8 @@ class FuncPrinter:
         if len(ops) == 1 and Block.is_block(ops[0]):
             b = Block(ops[0])
             if (b.name == "root" and not b.iter_names and b.init is None
-                    and b.predicate is None and not b.annotations):
+                    and b.predicate is None and not b.annotations
+                    and EXPLICIT_ROOT not in b.op.attributes):
                 return b
         return None
 
@@ -130,9 +131,17 @@ class FuncPrinter:
         parts = list(args) + [shape_text(info.shape, info.dim_dtypes)]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
-        if info.scope != "global":
-            parts.append(f'scope="{info.scope}"')
-        return f"T.{fn}({', '.join(parts)})"
+        return f"T.{fn}({', '.join(parts + self._layout(info))})"
+
+    @staticmethod
+    def _layout(info) -> list:
+        """scope=, align=, offset_factor= in TVM's order (each only when not the default)."""
+        out = [f'scope="{info.scope}"'] if info.scope != "global" else []
+        if info.align != 64:
+            out.append(f"align={info.align}")
+        if info.offset_factor:
+            out.append(f"offset_factor={info.offset_factor}")
+        return out
 
     def _allocs(self, allocs):
         for op in allocs:
@@ -164,13 +173,7 @@ class FuncPrinter:
         parts = [f"{self.namer[src]}[{', '.join(items)}]", shape_text(info.shape, info.dim_dtypes)]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
-        a = op.attributes
-        if "tir.align" in a and ir.IntegerAttr(a["tir.align"]).value != 64:
-            parts.append(f"align={ir.IntegerAttr(a['tir.align']).value}")
-        if info.scope != "global":
-            parts.append(f'scope="{info.scope}"')
-        if "tir.offset_factor" in a:
-            parts.append(f"offset_factor={ir.IntegerAttr(a['tir.offset_factor']).value}")
+        parts += self._layout(info)
         self.emit(f"{self.namer.define(view, info.name)} = T.match_buffer({', '.join(parts)})")
 
     # --- statements ----------------------------------------------------------------------
