@@ -26,6 +26,8 @@ INDEX_DTYPE = "tir.index_dtype"
 # Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
 # description): printed as a block, like TVM, not as the implicit root.
 EXPLICIT_ROOT = "tir.explicit_root"
+# DenseElementsAttr on a memref.alloc: the contents of a T.allocate_const buffer.
+CONST_DATA = "tir.const_data"
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:

@@ -318,3 +318,58 @@ def test_opaque_block_passing_tile_pointers_to_an_extern_call(tmp_path):
 
 def test_intrinsic_description_with_scopes_and_an_explicit_root():
     same_as_tvm(INTRIN_DESC, run=False)       # scopes like wmma.matrix_a do not build on CPU
+
+
+CONST_ROOT = '''
+@T.prim_func
+def f(A: T.Buffer((2, 2), "int32"), B: T.Buffer((2, 2), "int32")):
+    K = T.allocate_const([1, -2, 3, 40000], "int32", [2, 2])
+    Kb = T.decl_buffer((2, 2), "int32", data=K)
+    for i, j in T.grid(2, 2):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + Kb[vi, vj]
+'''
+
+CONST_IN_BLOCK = '''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("b"):
+            vi = T.axis.spatial(4, i)
+            K = T.allocate_const([1.5, -2.0, 0.25, 4.0], "float32", [4])
+            Kb = T.decl_buffer((4,), data=K)
+            B[vi] = A[vi] * Kb[vi]
+'''
+
+
+@pytest.mark.parametrize("text", [CONST_ROOT, CONST_IN_BLOCK], ids=["root", "block"])
+def test_allocate_const_buffers(text):
+    same_as_tvm(text)
+
+
+def test_allocate_const_survives_a_schedule():
+    sch = tir_mlir.Schedule(tir_mlir.parse(CONST_ROOT))
+    i, j = sch.get_loops(sch.get_block("b"))
+    sch.reorder(j, i)
+    sch.cache_read(sch.get_block("b"), 1, "local")
+    a = np.arange(4, dtype="int32").reshape(2, 2)
+    b = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["f"](a, b)
+    np.testing.assert_array_equal(b, a + np.array([[1, -2], [3, 40000]]))
+
+
+@pytest.mark.parametrize("stmts, message", [
+    ('K = T.allocate_const([1, 2], "int32", [3])', "2 values for extents"),
+    ('K = T.allocate_const([1, 2], "int32", [2])\n    Kb = T.decl_buffer((2,), "int8", data=K)',
+     "must be the constant's"),
+    ('Kb = T.decl_buffer((2,), "int32")', "needs data="),
+])
+def test_bad_constant_buffers_are_located_errors(stmts, message):
+    with pytest.raises(tir_mlir.TIRParseError, match=message):
+        tir_mlir.parse(f'''
+@T.prim_func
+def f(A: T.Buffer((2,), "int32")):
+    {stmts}
+    A[0] = 1
+''')

@@ -32,7 +32,7 @@ from mlir import ir
 
 from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.context import MLIR_LOCK, get_context
-from tir_mlir.dialect.ops import Block, Loop, integer_set
+from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, integer_set
 from tir_mlir.errors import OutOfBoundsError, TIRError
 from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
@@ -387,7 +387,13 @@ class _Translator:
             "False" if isinstance(et, ir.IntegerType) and et.width == 1 else "0"
         hint = ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes \
             else "buf"
-        self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
+        if CONST_DATA in op.attributes:       # T.allocate_const: its values
+            values = np.array(ir.DenseElementsAttr(op.attributes[CONST_DATA])).reshape(-1)
+            if "tir.dtype" in op.attributes:
+                values = values.astype(ir.StringAttr(op.attributes["tir.dtype"]).value)
+            self.assign(op, repr(values.tolist()), hint)
+        else:
+            self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
         self.buffers[self.names[op.results[0]]] = hint
 
     _memref_alloca = _memref_alloc

@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, math, memref, scf
 
 from tir_mlir.affine_exprs import dims_of
-from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, set_to_arith, walk)
 
@@ -38,6 +38,7 @@ class TirToAffine:
                     _expand_call(op)
                 elif op.name == "tir.evaluate":
                     op.erase()
+            _constant_buffers(f)
             _place_buffers(f)
             for op in list(walk(f)):
                 if op.name != "affine.for":
@@ -251,6 +252,24 @@ def _expand_call(op):
             raise build_error(op, f"cannot lower intrinsic T.{callee} on {t}")
     op.results[0].replace_all_uses_with(r)
     op.erase()
+
+
+def _constant_buffers(f):
+    """A T.allocate_const buffer (an alloc with `tir.const_data`) becomes a private constant
+    `memref.global` of the module, read through `memref.get_global`."""
+    module = f.parent
+    for k, op in enumerate([o for o in walk(f) if o.name == "memref.alloc"
+                            and CONST_DATA in o.attributes]):
+        mtype = ir.MemRefType(op.results[0].type)
+        fname = ir.StringAttr(f.attributes["sym_name"]).value
+        symbol = f"__tir_const_{fname}_{k}"
+        with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
+            memref.GlobalOp(symbol, ir.TypeAttr.get(mtype), sym_visibility="private",
+                            initial_value=op.attributes[CONST_DATA], constant=True)
+        with ir.InsertionPoint(op), op.location:
+            new = memref.GetGlobalOp(mtype, symbol)
+        op.results[0].replace_all_uses_with(new.result)
+        op.erase()
 
 
 def _place_buffers(f):

@@ -12,6 +12,7 @@ from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, 
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A
+from tir_mlir.frontend import constants
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
@@ -836,6 +837,10 @@ class FuncBuilder(Fail):
             self.fail("can only assign to a buffer element A[...] or a name", t.pos)
         if name == "alloc_buffer":
             return self.alloc(t.id, v, s.pos)
+        if name == "allocate_const":
+            return constants.allocate_const(self, t.id, v, s.pos)
+        if name in ("decl_buffer", "Buffer"):
+            return constants.decl_buffer(self, t.id, v, s.pos)
         self.let(t.id, self.ex.eval(v), s.pos)
 
     def ann_assign(self, s):

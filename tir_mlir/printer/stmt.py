@@ -1,8 +1,9 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
+import numpy as np
 from mlir import ir
 
 from tir_mlir.dialect.buffers import arg_attrs
-from tir_mlir.dialect.ops import EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
+from tir_mlir.dialect.ops import CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, index_dtype, wider
 from tir_mlir.affine_exprs import const_of
@@ -146,8 +147,24 @@ class FuncPrinter:
     def _allocs(self, allocs):
         for op in allocs:
             info = self.buffers[op.results[0]]
+            if CONST_DATA in op.attributes:
+                self._allocate_const(op, info)
+                continue
             name = self.namer.define(op.results[0], info.name)
             self.emit(f"{name} = {self._decl('alloc_buffer', info)}")
+
+    def _allocate_const(self, op, info):
+        """TVM's two lines: the data (named after the buffer) and the buffer over it."""
+        data = self.namer.define(("const", op.results[0]), info.name)
+        values = np.array(ir.DenseElementsAttr(op.attributes[CONST_DATA])).reshape(-1)
+        if info.dtype.startswith("uint"):
+            values = values.astype(info.dtype)
+        items = ", ".join(repr(float(v)) if info.dtype.startswith("float") else str(int(v))
+                          for v in values)
+        extents = ", ".join(str(n) for n in info.shape)
+        self.emit(f'{data} = T.allocate_const([{items}], "{info.dtype}", [{extents}])')
+        name = self.namer.define(op.results[0], info.name)
+        self.emit(f"{name} = {self._decl('decl_buffer', info)[:-1]}, data={data})")
 
     def _match(self, op):
         """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, vj], (4,), offset_factor=1)`."""
