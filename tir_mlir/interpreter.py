@@ -192,6 +192,18 @@ _CMPF = ["False", "{a} == {b}", "{a} > {b}", "{a} >= {b}", "{a} < {b}", "{a} <= 
 _TERMINATORS = ("gpu.yield", "scf.yield", "affine.yield", "func.return")
 
 
+def _elem(t: ir.Type) -> ir.Type:
+    """The element type of a vector type, else t."""
+    return t.element_type if isinstance(t, ir.VectorType) else t
+
+
+def _lanewise(op) -> bool:
+    """Ops the interpreter runs lane by lane on vector values."""
+    if op.name == "tir.call":
+        return ir.StringAttr(op.attributes["callee"]).value != "ramp"
+    return op.name.startswith(("arith.", "math."))
+
+
 def _is_int(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType))
 
@@ -271,6 +283,7 @@ class _Translator:
         self.sites = []        # bounds-check sites: (kind, buffer, shape, loc)
         self.buffers = {}      # Python name of a buffer -> its TensorIR name
         self.views = {}        # T.match_buffer view (memref value) -> (list, offset, strides)
+        self.lanes = 0         # while translating a vector op lane by lane: its lanes
         self.ranges = {}       # Python name of an index variable -> inclusive (min, max)
         self.functions = []    # finished functions (lists of lines)
         self.lines, self.depth, self.loop_depth = [], 0, 0
@@ -343,9 +356,21 @@ class _Translator:
         self.depth -= 1
 
     def op(self, op):
-        handler = getattr(self, "_" + op.name.replace(".", "_"), None)
         ins = [self.names[v] for v in op.operands]
         t = op.results[0].type if len(op.results) else None
+        if isinstance(t, ir.VectorType) and _lanewise(op):
+            # a vector op lane by lane: `v = [<scalar expr of a[_k], b[_k]> for _k in ...]`
+            self.lanes = t.shape[0]
+            try:
+                return self.scalar_op(op, [f"{x}[_k]" if isinstance(v.type, ir.VectorType)
+                                           else x for x, v in zip(ins, op.operands)],
+                                      t.element_type)
+            finally:
+                self.lanes = 0
+        return self.scalar_op(op, ins, t)
+
+    def scalar_op(self, op, ins, t):
+        handler = getattr(self, "_" + op.name.replace(".", "_"), None)
         if handler is not None:
             return handler(op, ins, t)
         if op.name in _FLOAT_BIN:
@@ -373,18 +398,35 @@ class _Translator:
         raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
     def assign(self, op, expr: str, hint="v"):
+        if self.lanes:
+            expr = f"[{expr} for _k in range({self.lanes})]"
         self.emit(f"{self.new_name(op.results[0], hint)} = {expr}")
 
     def alias(self, op, expr: str):
         """The op's result is `expr` itself (a literal or another value's name)."""
+        if self.lanes:
+            return self.assign(op, expr)
         self.names[op.results[0]] = expr
+
+    # --- vectors (T.Broadcast, T.Ramp, A[b:b + n]) -------------------------------------------
+    def _vector_broadcast(self, op, ins, t):
+        self.assign(op, f"[{ins[0]}] * {t.shape[0]}")
+
+    def _vector_load(self, op, ins, t):
+        self.assign(op, self.element(op, op.operands[0], ins[0], ins[1:], t.shape[0]))
+
+    def _vector_store(self, op, ins, t):
+        lanes = ir.VectorType(op.operands[0].type).shape[0]
+        self.emit(f"{self.element(op, op.operands[1], ins[1], ins[2:], lanes)} = {ins[0]}")
 
     # --- memory -------------------------------------------------------------------------------
     def _memref_alloc(self, op, ins, t):
         mt = ir.MemRefType(t)
-        et = mt.element_type
+        et = _elem(mt.element_type)
         zero = "0.0" if not _is_int(et) else \
             "False" if isinstance(et, ir.IntegerType) and et.width == 1 else "0"
+        if isinstance(mt.element_type, ir.VectorType):      # a buffer of float32x4...
+            zero = f"[{zero}] * {mt.element_type.shape[0]}"
         hint = ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes \
             else "buf"
         if CONST_DATA in op.attributes:       # T.allocate_const: its values
@@ -425,12 +467,14 @@ class _Translator:
             return (int(name.strip("()")),) * 2
         return self.ranges.get(name)
 
-    def element(self, op, buf_value, buf: str, idx: list) -> str:
-        """`buf[flat index]`, after a bounds check of each axis whose index is not known to be
-        in bounds (from loop ranges and affine bindings)."""
+    def element(self, op, buf_value, buf: str, idx: list, lanes=1) -> str:
+        """`buf[flat index]` (`buf[flat:flat + lanes]` for a vector access along the last
+        axis), after a bounds check of each axis whose index is not known to be in bounds
+        (from loop ranges and affine bindings)."""
         shape = list(ir.MemRefType(buf_value.type).shape)
+        bound = shape[:-1] + [n - lanes + 1 for n in shape[-1:]]     # the last lane too
         ranges = [self.range_of(i) for i in idx]
-        checks = [f"0 <= {i} < {n}" for i, n, r in zip(idx, shape, ranges)
+        checks = [f"0 <= {i} < {n}" for i, n, r in zip(idx, bound, ranges)
                   if not (r is not None and 0 <= r[0] and r[1] < n)]
         if checks:
             self.sites.append((op.name[len("memref."):], self.buffers[buf], tuple(shape),
@@ -443,7 +487,8 @@ class _Translator:
             buf, offset, strides = self.views[buf_value]
             terms.append(offset)
         terms += [i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides)]
-        return f"{buf}[{' + '.join(terms) or 0}]"
+        flat = " + ".join(terms) or "0"
+        return f"{buf}[{flat}:{flat} + {lanes}]" if lanes > 1 else f"{buf}[{flat}]"
 
     def _oob(self, site, *index):
         kind, buf, shape, loc = self.sites[site]
@@ -558,7 +603,7 @@ class _Translator:
         pred = ir.IntegerAttr(op.attributes["predicate"]).value
         a, b = ins
         if pred >= 6:   # unsigned
-            src = op.operands[0].type
+            src = _elem(op.operands[0].type)
             a, b, pred = _unsigned(a, src), _unsigned(b, src), pred - 4
         self.assign(op, f"{a} {_CMPI[pred]} {b}")
 
@@ -567,7 +612,7 @@ class _Translator:
         self.assign(op, _CMPF[ir.IntegerAttr(op.attributes["predicate"]).value].format(a=a, b=b))
 
     def _int_cast(self, op, ins, t, unsigned=False):
-        src = op.operands[0].type
+        src = _elem(op.operands[0].type)
         x = ins[0]
         if unsigned and not isinstance(src, ir.IndexType):
             x = f"{x} & {_mask(src)}"
@@ -589,7 +634,7 @@ class _Translator:
         self.assign(op, self.round(f"float({ins[0]})", t))
 
     def _arith_uitofp(self, op, ins, t):
-        self.assign(op, self.round(f"float({_unsigned(ins[0], op.operands[0].type)})", t))
+        self.assign(op, self.round(f"float({_unsigned(ins[0], _elem(op.operands[0].type))})", t))
 
     def _arith_extf(self, op, ins, t):
         self.alias(op, ins[0])   # every value of the narrower type is exact in the wider one
@@ -616,6 +661,11 @@ class _Translator:
         callee = ir.StringAttr(op.attributes["callee"]).value
         if callee == "likely":
             return self.alias(op, ins[0])
+        if callee == "ramp":
+            vt = op.results[0].type
+            b, st = ins
+            return self.assign(op, f"[{_wrap(f'{b} + {st} * _k', vt.element_type)} "
+                                   f"for _k in range({vt.shape[0]})]")
         if _is_int(t) and callee in ("floormod", "floordiv"):
             a, b = ins
             return self.assign(op, _wrap(f"{a} {'%' if callee == 'floormod' else '//'} {b}", t))

@@ -162,8 +162,9 @@ class _Detector:
             self.matched[op.results[0]] = (op.operands[0], [
                 None if e is None else (self.space.simplify(e), n)
                 for e, n in zip(offsets, sizes)])
-        elif name == "memref.store":
-            self.access(self.writes, op.operands[1], list(op.operands)[2:])
+        elif name in ("memref.store", "vector.store"):
+            self.access(self.writes, op.operands[1], list(op.operands)[2:],
+                        _lanes(op.operands[0]) if name == "vector.store" else 1)
             for v in op.operands:
                 self.expr(v)
         elif "tir.let_name" in op.attributes:
@@ -190,8 +191,9 @@ class _Detector:
     def expr_op(self, op):
         if op.name == EXTERN:
             return self.pointer(op)
-        if op.name == "memref.load":
-            self.access(self.reads, op.operands[0], list(op.operands)[1:])
+        if op.name in ("memref.load", "vector.load"):
+            self.access(self.reads, op.operands[0], list(op.operands)[1:],
+                        _lanes(op.results[0]) if op.name == "vector.load" else 1)
         for v in op.operands:
             self.expr(v)
         for region in op.regions:
@@ -229,13 +231,17 @@ class _Detector:
         span = const_of(self.space.simplify(hi + lo * -1))
         return None if span is None else (lo, span + ext)
 
-    def access(self, table, buf, indices):
+    def access(self, table, buf, indices, lanes=1):
+        """An access of A[indices]; a vector access covers `lanes` along the last index."""
         ranges = []
-        for i in indices:
+        for k, i in enumerate(indices):
             e = self.space.to_affine(i)
-            ranges.append(None if e is None else self.relax(self.space.simplify(e), 1))
+            ext = lanes if k == len(indices) - 1 else 1
+            ranges.append(None if e is None else self.relax(self.space.simplify(e), ext))
         inner = {self.space.values[d] for d in self.space.ranges}
         points = [None if _uses(i, inner) or _opaque(i) else i for i in indices]
+        if lanes > 1:
+            points[-1] = None
         self.merge(table, buf, ranges, points)
 
     def nested(self, child: Block):
@@ -318,6 +324,10 @@ def const_value(v: ir.Value):
     if isinstance(o, ir.Block) or o.name != "arith.constant":
         return None
     return ir.IntegerAttr(o.attributes["value"]).value
+
+
+def _lanes(v: ir.Value) -> int:
+    return ir.VectorType(v.type).shape[0]
 
 
 def _is_statement(op) -> bool:

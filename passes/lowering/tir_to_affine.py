@@ -13,11 +13,14 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 """
 from contextlib import nullcontext
 
+import numpy as np
+
 from mlir import ir
-from mlir.dialects import affine, arith, math, memref, scf
+from mlir.dialects import affine, arith, math, memref, scf, vector
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
+from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, set_to_arith, walk)
 
@@ -233,6 +236,12 @@ def _expand_call(op):
             return arith.ConstantOp(t, 1.0 if is_float else 1).result
         if callee == "likely":
             r = args[0]          # a branch hint only
+        elif callee == "ramp":   # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
+            vt = ir.VectorType(t)
+            iota = ir.DenseElementsAttr.get(
+                np.arange(vt.shape[0], dtype=f"int{vt.element_type.width}"), type=vt)
+            r = arith.addi(vector.broadcast(vt, args[0]),
+                           arith.muli(vector.broadcast(vt, args[1]), arith.constant(vt, iota)))
         elif callee == "sigmoid" and is_float:
             x = args[0]
             r = arith.divf(one(), arith.addf(one(), math.exp(arith.negf(x))))
@@ -281,8 +290,7 @@ def _place_buffers(f):
         mtype = ir.MemRefType(op.results[0].type)
         if not mtype.has_static_shape:
             raise build_error(op, "buffers need a static shape")
-        nbytes = max(1, (mtype.element_type.width if hasattr(mtype.element_type, "width")
-                         else 8) // 8) * _numel(mtype)
+        nbytes = buffer_bytes(mtype)
         scope_block, scope_ends = entry, returns
         parallel = next((p for p in ancestors(op)
                          if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
@@ -302,10 +310,3 @@ def _place_buffers(f):
                     memref.DeallocOp(new.result, loc=loc)
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
-
-
-def _numel(mtype) -> int:
-    n = 1
-    for d in mtype.shape:
-        n *= d
-    return n

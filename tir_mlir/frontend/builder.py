@@ -944,12 +944,19 @@ class FuncBuilder(Fail):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", target.pos)
         if not isinstance(value, (Val, Lit)):
             self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos)
-        idx = self.ex.indices(buf, [self.ex.eval(i) for i in target.indices], target)
-        if isinstance(value, Val) and value.dtype != buf.dtype and value.dtype != "index":
-            self.fail(f"cannot store a {value.dtype} value into buffer {buf.name!r} of "
-                      f"{buf.dtype} (use T.Cast)", pos)
-        v = self.ex.materialize(value, pos, buf.dtype)
-        self.ex.op("memref.store", [v.value, buf.value] + idx, None, pos)
+        self.ex.subscript_slices.update(id(i) for i in target.indices if isinstance(i, A.Slice))
+        idx, lanes = self.ex.access(buf, [self.ex.eval(i) for i in target.indices], target)
+        dtype = f"{buf.dtype}x{lanes}" if lanes else buf.dtype      # A[b:b + 4] = vector
+        if lanes and (isinstance(value, Lit) or value.dtype == buf.dtype):
+            self.fail(f"cannot store a scalar into {lanes} lanes of buffer {buf.name!r} "
+                      f"(use T.Broadcast(value, {lanes}))", pos)
+        if isinstance(value, Val) and value.dtype != dtype and value.dtype != "index":
+            self.fail(f"cannot store a {value.dtype} value into "
+                      f"{'a vector of ' if lanes else ''}buffer {buf.name!r} of "
+                      f"{dtype} (use T.Cast)", pos)
+        v = self.ex.materialize(value, pos, dtype)
+        self.ex.op("vector.store" if lanes else "memref.store", [v.value, buf.value] + idx, None,
+                   pos)
 
     def aug_assign(self, s):
         if not isinstance(s.target, A.Subscript):

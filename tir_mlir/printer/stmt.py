@@ -5,7 +5,7 @@ from mlir import ir
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
-from tir_mlir.index_dtypes import expr_dtype, index_dtype, wider
+from tir_mlir.index_dtypes import expr_dtype, wider
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.precedence import ADD, wrap
@@ -14,7 +14,7 @@ from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.extern_calls import is_extern_call
 from tir_mlir.printer.literals import dict_text, int_text, shape_text
 from tir_mlir.printer.names import Namer
-from tir_mlir.regions import block_regions, index_affine
+from tir_mlir.regions import block_regions
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")
@@ -176,17 +176,7 @@ class FuncPrinter:
         items = []
         for off, ext in zip(offsets, sizes):
             lo = self.ex.text(off)
-            if ext == 1:
-                items.append(lo)
-                continue
-            affine_form = index_affine(off)
-            if affine_form is None:
-                hi = f"{lo} + {ext}"
-            else:
-                e, values = affine_form
-                e = ir.AffineExpr.simplify_affine_expr(e + ext, len(values), 0)
-                hi = affine_text(e, [self.ex.text(v) for v in values], (), index_dtype(off))[0]
-            items.append(f"{lo}:{hi}")
+            items.append(lo if ext == 1 else f"{lo}:{self.ex.slice_end(off, ext)}")
         parts = [f"{self.namer[src]}[{', '.join(items)}]", shape_text(info.shape, info.dim_dtypes)]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
@@ -206,9 +196,10 @@ class FuncPrinter:
             return self.loop(op)
         if Block.is_block(op):
             return self.block(Block(op))
-        if name == "memref.store":
+        if name in ("memref.store", "vector.store"):
             val, buf, idx = op.operands[0], op.operands[1], list(op.operands)[2:]
-            return self.emit(f"{self.ex.load(buf, idx)} = {self.ex.text(val)}")
+            lanes = ir.VectorType(val.type).shape[0] if name == "vector.store" else 0
+            return self.emit(f"{self.ex.load(buf, idx, lanes)} = {self.ex.text(val)}")
         if name == "tir.evaluate":
             text = self.ex.text(op.operands[0])
             # TVM prints a call evaluated for its effect as a bare statement
