@@ -31,8 +31,9 @@ from typing import List, Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of, dims_of
+from tir_mlir.affine_exprs import const_of, dims_of, expr_bounds
 from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
+from tir_mlir.errors import TIRError
 
 
 @dataclass
@@ -172,12 +173,28 @@ class _Detector:
         elif Loop.is_loop(op):
             loop = Loop(op)
             d = self.space.dim(loop.iv)
-            self.space.ranges[d.position] = (loop.min, loop.extent)
+            self.space.ranges[d.position] = self.loop_range(loop)
             self.visit(body_ops(loop.body))
         elif Block.is_block(op):
             self.nested(Block(op))
         else:
             self.expr_op(op)
+
+    def loop_range(self, loop: Loop):
+        """(min, extent) of a loop var; for bounds on outer loops inside the block
+        (`range(i + 1)`), the widest over their ranges."""
+        if loop.constant_bounds:
+            return loop.min, loop.extent
+        ends = []
+        for m, operands in (loop.lower_bound, loop.upper_bound):
+            dims = []
+            for v in operands:
+                r = self.space.ranges.get(self.space.index.get(v))
+                dims.append(None if r is None else (r[0], r[0] + r[1] - 1))
+            ends.append(expr_bounds(m.results[0], dims))
+        if ends[0] is None or ends[1] is None:
+            raise TIRError(f"loop {loop.name!r}: its bounds depend on values outside the block")
+        return ends[0][0], max(0, ends[1][1] - ends[0][0])
 
     def expr(self, v: ir.Value):
         """Visit the expression tree of v (pre-order, like TVM's ExprVisitor)."""

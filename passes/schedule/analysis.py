@@ -176,16 +176,40 @@ def check_affine_bindings(root: ir.Operation, prim: str):
                                 f"affine binding")
 
 
+def feeds_bindings(op: ir.Operation) -> bool:
+    """Whether `op` is part of a non-affine binding or T.where: an expression op whose value
+    reaches only blocks' dims (through other such ops)."""
+    stack, seen = [op], 0
+    while stack:
+        o = stack.pop()
+        seen += 1
+        if seen > 10000 or len(o.results) != 1 or len(o.regions) or Loop.is_loop(o):
+            return False
+        users = [op_of(u.owner) for u in o.results[0].uses]
+        if not users:
+            return False
+        stack += [u for u in users if not is_block(u)]
+    return True
+
+
+def rewrite_binding_uses(iv: ir.Value, make):
+    """Replace `iv` in the ops of non-affine bindings by `make()`, an index value built right
+    before each of them (after split/fuse: the old loop var from the new ones)."""
+    for use in list(iv.uses):
+        owner = op_of(use.owner)
+        if not is_block(owner):
+            with ir.InsertionPoint(owner), owner.location:
+                owner.replace_uses_of_with(iv, make())
+
+
 def check_iv_uses(loop: ir.Operation, prim: str):
-    """Loop rewrites only update block bindings: the IV must be used by blocks' dims only."""
+    """Loop rewrites only update block bindings: the IV must be used by blocks' dims (or by
+    the ops of a non-affine binding, rewritten with `rewrite_binding_uses`) only."""
     lv = Loop(loop)
     for use in lv.iv.uses:
         owner = op_of(use.owner)
-        feeds = [op_of(u.owner) for r in owner.results for u in r.uses]
-        if feeds and all(is_block(f) for f in feeds):
-            raise ScheduleError(f"{prim}: loop {lv.name!r} is used by a non-affine binding or "
-                                f"T.where of block {Block(feeds[0]).name!r}, which {prim} cannot "
-                                f"rewrite yet")
+        if not is_block(owner) and feeds_bindings(owner):
+            continue
         if Loop.is_loop(owner):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used by the bounds of loop "
                                 f"{Loop(owner).name!r}, which {prim} cannot rewrite yet")
