@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from mlir import ir
 from mlir.dialects import affine
 
+from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.dialect import TERMINATOR
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
@@ -278,6 +279,16 @@ class Loop:
     def constant_bounds(self) -> bool:
         """False for `for j in range(i + 1)`: bounds affine in outer loop variables."""
         return not (self.lower_bound[1] or self.upper_bound[1])
+
+    def iv_range(self) -> tuple:
+        """(first, last) value of the loop var; for bounds on outer loops, the widest over
+        those loops' ranges."""
+        if self.constant_bounds:
+            return self.min, self.min + (self.extent - 1) // self.step * self.step
+        (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
+        lo = expr_bounds(lmap.results[0], [Loop(v.owner.owner).iv_range() for v in lops])
+        hi = expr_bounds(umap.results[0], [Loop(v.owner.owner).iv_range() for v in uops])
+        return lo[0], max(lo[0], hi[1] - 1)
 
     @property
     def lower_bound(self):

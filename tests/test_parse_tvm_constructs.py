@@ -175,7 +175,8 @@ def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
 ''')
 
 
-@pytest.mark.parametrize("prim", ["parallel", "vectorize", "unroll", "add_unit_loop"])
+@pytest.mark.parametrize("prim", ["parallel", "vectorize", "unroll", "add_unit_loop",
+                                  "split_outer", "split_outer_uneven"])
 def test_primitives_tvm_accepts_on_loops_with_variable_extents(prim):
     tvm = pytest.importorskip("tvm")
     results = []
@@ -185,7 +186,9 @@ def test_primitives_tvm_accepts_on_loops_with_variable_extents(prim):
         b = sch.get_block("b")
         i, j = sch.get_loops(b)
         {"parallel": lambda: sch.parallel(i), "vectorize": lambda: sch.vectorize(j),
-         "unroll": lambda: sch.unroll(j), "add_unit_loop": lambda: sch.add_unit_loop(b)}[prim]()
+         "unroll": lambda: sch.unroll(j), "add_unit_loop": lambda: sch.add_unit_loop(b),
+         "split_outer": lambda: sch.split(i, [None, 2]),
+         "split_outer_uneven": lambda: sch.split(i, [3, 6])}[prim]()
         results.append(_body(sch.mod.script()))
     assert results[0] == results[1]
     args = [np.random.default_rng(1).random((16, 16), "float32"), np.zeros((16, 16), "float32"),
@@ -197,13 +200,11 @@ def test_primitives_tvm_accepts_on_loops_with_variable_extents(prim):
         np.testing.assert_allclose(got, ref, rtol=1e-6)
 
 
-def test_split_of_loops_with_variable_extents_is_refused_with_the_reason():
+def test_split_of_a_loop_with_a_variable_extent_is_refused_with_the_reason():
     sch = tir_mlir.Schedule(tir_mlir.parse(TRIANGULAR))
     i, j = sch.get_loops(sch.get_block("b"))
     with pytest.raises(tir_mlir.ScheduleError, match="bounds that depend on outer loops"):
         sch.split(j, [None, 2])
-    with pytest.raises(tir_mlir.ScheduleError, match="used by the bounds of loop 'j'"):
-        sch.split(i, [None, 2])
 
 
 MATCH_TILES = '''
@@ -243,7 +244,20 @@ def mb(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16")):
 '''
 
 
-@pytest.mark.parametrize("text", [MATCH_TILES, MATCH_SCOPES], ids=["tiles", "scopes"])
+MATCH_SCALAR = '''
+@T.prim_func
+def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            a = T.match_buffer(A[vi, vj], (), offset_factor=1)
+            b = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            b[()] = a[()] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("text", [MATCH_TILES, MATCH_SCOPES, MATCH_SCALAR],
+                         ids=["tiles", "scopes", "scalar"])
 def test_match_buffer_of_a_region_in_a_block(text):
     same_as_tvm(text)
 

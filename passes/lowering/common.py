@@ -6,7 +6,6 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.passmanager import PassManager
 
-from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.ir_walk import ancestors, walk  # noqa: F401  (re-exported for the stages)
@@ -24,13 +23,7 @@ def build_error(op, message: str) -> BuildError:
 def iv_range(loop_op) -> tuple:
     """(first, last) value of the IV of an `affine.for`; for bounds on outer loop variables,
     the widest over those loops' ranges."""
-    loop = Loop(loop_op)
-    if loop.constant_bounds:
-        return loop.min, loop.min + (loop.extent - 1) // loop.step * loop.step
-    (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
-    lo = expr_bounds(lmap.results[0], [iv_range(v.owner.owner) for v in lops])
-    hi = expr_bounds(umap.results[0], [iv_range(v.owner.owner) for v in uops])
-    return lo[0], max(lo[0], hi[1] - 1)
+    return Loop(loop_op).iv_range()
 
 
 def run_pipeline(module: ir.Module, pipeline: str, what: str):

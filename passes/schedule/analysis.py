@@ -114,8 +114,7 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
     if isinstance(owner, ir.Block):
         op = op_of(owner.owner)
         if is_loop(op):
-            loop = Loop(op)
-            return loop.min, loop.min + loop.extent - 1
+            return Loop(op).iv_range()
         if is_block(op):
             lo, ext = Block(op).domains[v.arg_number]
             return lo, lo + ext - 1
@@ -192,14 +191,40 @@ def feeds_bindings(op: ir.Operation) -> bool:
     return True
 
 
-def rewrite_binding_uses(iv: ir.Value, make):
-    """Replace `iv` in the ops of non-affine bindings by `make()`, an index value built right
-    before each of them (after split/fuse: the old loop var from the new ones)."""
-    for use in list(iv.uses):
-        owner = op_of(use.owner)
-        if not is_block(owner):
+def rewrite_binding_uses(iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir.Value]):
+    """After split/fuse, iv = `expr` over `new_ivs`: in the ops of non-affine bindings, iv is
+    replaced by that expression built right before each of them; inner loops whose bounds
+    use iv get their bound maps rewritten (`rebind_loop_bounds`)."""
+    from tir_mlir.passes.schedule.buffer_util import emit_index    # (it imports this module)
+    for owner in users([iv]):        # each op once (a loop uses iv in both of its bounds)
+        if Loop.is_loop(owner):
+            rebind_loop_bounds(owner, iv, expr, new_ivs)
+        elif not is_block(owner):
             with ir.InsertionPoint(owner), owner.location:
-                owner.replace_uses_of_with(iv, make())
+                owner.replace_uses_of_with(iv, emit_index(expr, list(new_ivs)))
+
+
+def rebind_loop_bounds(loop_op: ir.Operation, iv: ir.Value, expr: ir.AffineExpr,
+                       new_ivs: Sequence[ir.Value]) -> ir.Operation:
+    """A loop whose bounds use `iv` (`range(i + 1)`), recreated with iv = `expr` (an affine
+    expression over `new_ivs`, the loops that replace iv's). Returns the new loop op."""
+    lv = Loop(loop_op)
+    bounds = []
+    for m, ops in (lv.lower_bound, lv.upper_bound):
+        keep = [o for o in ops if not o == iv]
+        operands = keep + list(new_ivs)
+        n = len(operands)
+        shifted = expr.compose(ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(len(keep) + k)
+                                                        for k in range(len(new_ivs))]))
+        subs = ir.AffineMap.get(n, 0, [shifted if o == iv else
+                                       ir.AffineDimExpr.get(keep.index(o)) for o in ops])
+        results = [ir.AffineExpr.simplify_affine_expr(r.compose(subs), n, 0) for r in m.results]
+        bounds.append((ir.AffineMap.get(n, 0, results), operands))
+    (lmap, lops), (umap, uops) = bounds
+    loop_op.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(lmap)
+    loop_op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(umap)
+    loop_op.attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(lops), len(uops), 0])
+    return set_operands(loop_op, lops + uops)
 
 
 def check_iv_uses(loop: ir.Operation, prim: str):
@@ -211,8 +236,7 @@ def check_iv_uses(loop: ir.Operation, prim: str):
         if not is_block(owner) and feeds_bindings(owner):
             continue
         if Loop.is_loop(owner):
-            raise ScheduleError(f"{prim}: loop {lv.name!r} is used by the bounds of loop "
-                                f"{Loop(owner).name!r}, which {prim} cannot rewrite yet")
+            continue            # bounds of an inner loop: rewritten by `rebind_loop_bounds`
         if not is_block(owner):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
                                 f"(only block bindings may use loop variables)")

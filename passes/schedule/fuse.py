@@ -18,7 +18,6 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir.passes.schedule.buffer_util import emit_index
 
 
 def check(loops: Sequence[ir.Operation]):
@@ -61,7 +60,7 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
         e = index.floordiv(index.var(0), math.prod(sizes[pos + 1:]),
                            {0: (0, math.prod(sizes) - 1)})
         e = index.mod(e, sizes[pos], {0: (0, math.prod(sizes) - 1)}) if pos else e
-        analysis.rewrite_binding_uses(iv, lambda e=e: emit_index(index.to_affine(e), [new.iv]))
+        analysis.rewrite_binding_uses(iv, index.to_affine(e), [new.iv])
     for blk in analysis.users(ivs):
         _rebind(blk, ivs, sizes, new.iv, preserve_unit_iters)
     erase(loops[0])

@@ -19,7 +19,6 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir.passes.schedule.buffer_util import emit_index
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
@@ -69,7 +68,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
         op.move_before(analysis.terminator(Loop(new[-1]).body))
     ivs = [Loop(n).iv for n in new]
     whole = index.to_affine(fused_expr(range(len(ivs)), sizes, preserve_unit_iters))
-    analysis.rewrite_binding_uses(lv.iv, lambda: emit_index(whole, ivs))
+    analysis.rewrite_binding_uses(lv.iv, whole, ivs)
     # like TVM: the predicate goes on every block directly under the loop, used or not (a
     # block ignoring the loop must still run once per original iteration)
     users = analysis.users([lv.iv])
