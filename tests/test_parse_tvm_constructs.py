@@ -477,3 +477,15 @@ def test_bad_vector_expressions_are_located_errors(expr, message):
 def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     B[0:4] = {expr}
 ''')
+
+
+PROGRAMS = {name: text for name, text in globals().items()
+            if name.isupper() and isinstance(text, str) and "@T.prim_func" in text}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_tir_dialect_text_reads_back(name):
+    """`parse --emit mlir` output of each construct is accepted as input and prints the same."""
+    from tir_mlir.frontend.mlir_input import parse_mlir
+    mod = tir_mlir.parse(PROGRAMS[name])
+    assert parse_mlir(mod.mlir()).script() == mod.script()
