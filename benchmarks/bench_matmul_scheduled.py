@@ -38,10 +38,10 @@ def _timer(fn, min_ms=100):
 
 
 def runners(n, rng):
-    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
+    a, b = (tir_mlir.nd.array(rng.uniform(-1, 1, (n, n)).astype("float32")) for _ in range(2))
     want = a @ b
     out = {}
-    c = np.zeros((n, n), "float32")
+    c = tir_mlir.nd.empty((n, n), "float32")
     lib = tir_mlir.build(scheduled(n))
     lib["matmul"](a, b, c)
     np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)

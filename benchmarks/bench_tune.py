@@ -38,7 +38,7 @@ def _args(mod_src, func, rng):
     """Random inputs, zero outputs, from the unscheduled program's buffers."""
     from tir_mlir.meta_schedule.arg_info import ArgInfo
     infos = ArgInfo.from_entry_func(tir_mlir.parse(mod_src))
-    return [rng.uniform(-1, 1, i.shape).astype(i.dtype) for i in infos]
+    return [tir_mlir.nd.array(rng.uniform(-1, 1, i.shape).astype(i.dtype)) for i in infos]
 
 
 def _median_secs(fn, repeat=5, min_ms=100):

@@ -128,7 +128,7 @@ def main():
         schedule(sch)
         lib = tir_mlir.build(sch.mod)
         fname = sch.mod.module.body.operations[0].attributes["sym_name"].value
-        arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+        arrays = [tir_mlir.nd.array(rng.standard_normal(s).astype("float32")) for s in shapes]
         outs = reference(*arrays[:len(shapes) - 1])
         lib[fname](*arrays)
         for got, want in zip(arrays[len(shapes) - len(outs):], outs):

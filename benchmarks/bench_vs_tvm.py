@@ -11,6 +11,10 @@ libomp spin against each other in one process): `proj` (tir-mlir), `tvm-llvm` (g
 and each case keeps its best time over rounds. TVM's time is the faster of its two builds. Outputs
 are compared between the sides (same seeded inputs): a mismatch is reported, not timed.
 Prints a table, `geomean` and `worst` of tir-mlir time / TVM time (< 1: tir-mlir is faster).
+
+`--cpu-time`: on a loaded machine, compare the code rather than the machine's mood: one thread
+each side, the kernel's CPU time (`time.thread_time` over a Python loop of calls, best of
+repeats) instead of wall time. Microsecond kernels then include each side's Python call cost.
 """
 import argparse
 import json
@@ -60,10 +64,29 @@ def _measure_proj(name, src, schedule):
     with get_context():
         fname, params = next(iter(signatures(sch.mod.module).items()))
     lib = tir_mlir.build(sch.mod, target="llvm")
-    args = _inputs(name, [(tuple(p.shape), p.dtype) for p in params])
+    # tir_mlir.nd.array: 64-byte aligned, as tvm.nd.array gives TVM's side
+    args = [tir_mlir.nd.array(a) for a in _inputs(name, [(tuple(p.shape), p.dtype) for p in params])]
     lib[fname](*args)
+    if CPU_TIME:
+        return _cpu_seconds(lib[fname].prepare(*args)), args
     res = lib.time_evaluator(fname, number=1, repeat=7, min_repeat_ms=20)(*args)
     return min(res.results), args
+
+
+CPU_TIME = os.environ.get("BENCH_VS_TVM_CPU_TIME") == "1"
+
+
+def _cpu_seconds(call, repeat=15, min_seconds=0.03):
+    """Best over `repeat` rounds of the CPU seconds per call of this thread."""
+    call()
+    best = float("inf")
+    for _ in range(repeat):
+        n, start = 0, time.thread_time()
+        while n == 0 or time.thread_time() - start < min_seconds:
+            call()
+            n += 1
+        best = min(best, (time.thread_time() - start) / n)
+    return best
 
 
 def _measure_tvm(name, src, schedule, side):
@@ -84,8 +107,11 @@ def _measure_tvm(name, src, schedule, side):
     dev = tvm.cpu()
     host = _inputs(name, params)
     args = [tvm.nd.array(a, dev) for a in host]
-    lib[gv.name_hint](*args)
+    f = lib[gv.name_hint]
+    f(*args)
     outs = [a.numpy() for a in args]
+    if CPU_TIME:
+        return _cpu_seconds(lambda: f(*args)), outs
     res = lib.time_evaluator(gv.name_hint, dev, number=1, repeat=7, min_repeat_ms=20)(*args)
     return min(res.results), outs
 
@@ -112,7 +138,7 @@ def run_side(side, names, out_dir, which):
     """Run a worker over `names`; a worker that dies (signal) marks its case and restarts."""
     results, todo = {}, list(names)
     env = dict(os.environ)
-    cores = str(os.cpu_count())
+    cores = "1" if CPU_TIME else str(os.cpu_count())
     env.setdefault("TVM_NUM_THREADS", cores)
     env.setdefault("OMP_NUM_THREADS", cores)
     while todo:
@@ -147,6 +173,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="one thread each side, CPU time per call (for a loaded machine)")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--classic", action="store_const", dest="which", const="classic")
     group.add_argument("--realistic", action="store_const", dest="which", const="realistic")
@@ -156,6 +184,9 @@ def main():
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     which = args.which or "all"
+    if args.cpu_time:
+        global CPU_TIME
+        CPU_TIME = os.environ["BENCH_VS_TVM_CPU_TIME"] = "1"
     if args.worker:
         return worker(args.worker, args.names, args.out, which)
     names = [n for n in all_cases(which) if args.filter in n]
@@ -191,8 +222,9 @@ def main():
             ratio = ours["seconds"] / t_tvm
             ratios.append(ratio)
             rows.append((name, ours["seconds"], t_tvm, which_tvm, ratio))
+    mode = "1 thread, CPU time per call" if CPU_TIME else f"{os.cpu_count()} threads, wall time"
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
-          f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds")
+          f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds, {mode}")
     print(f"| case | tir-mlir ms | TVM ms | TVM build | ratio |\n| --- | --- | --- | --- | --- |")
     for name, ours, t_tvm, which_tvm, ratio in rows:
         o = f"{ours * 1e3:.4f}" if isinstance(ours, float) else ours

@@ -2,6 +2,8 @@
 assembly (`--emit llvm-ir|asm`, built for the host CPU like the JIT). The assembly checks need
 a host with FMA and 256- or 512-bit vectors (ymm/zmm); the numbers are checked in
 test_lowering_vectorize.py."""
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,50 @@ CHECK: vaddps {{.*}}%{{[yz]}}mm
 CHECK-NOT: vaddss
 CHECK: .size main..omp_par
 ''')
+
+
+ROW_MAX = '''
+@T.prim_func
+def main(A: T.Buffer((64, 1024), "float32"), M: T.Buffer((64,), "float32"),
+         E: T.Buffer((64, 1024), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(64, 1024):
+        with T.block("M"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                M[vi] = T.float32(-3.4e38)
+            M[vi] = T.max(M[vi], A[vi, vk])
+    for i, k in T.grid(64, 1024):
+        with T.block("E"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            E[vi, vk] = T.exp(A[vi, vk] - M[vi])
+'''
+
+
+@needs_fma
+def test_float_max_is_one_instruction_and_exp_binds_to_libm():
+    # T.max is TVM's select: one vmaxss per element, not IEEE maximum's compare/unordered/blend
+    # chain; local buffers are 64-byte aligned; expf comes from libm's current symbol version.
+    sch = Schedule(tir_mlir.parse(ROW_MAX))
+    filecheck(emit_text(sch.mod.module, "asm"), '''
+CHECK-NOT: vcmpunord
+CHECK: vmaxss
+CHECK-NOT: vcmpunord
+CHECK: expf
+''')
+    lib = tir_mlir.build(sch.mod)
+    readelf, path = shutil.which("readelf"), getattr(lib.backend, "path", None)
+    if readelf and path:    # (no path: built in the JIT, without a C compiler to link)
+        syms = subprocess.run([readelf, "-W", "--dyn-syms", str(path)], capture_output=True,
+                              text=True).stdout
+        assert "expf@GLIBC" in syms, syms
+
+
+def test_local_buffers_are_cache_line_aligned():
+    sch = Schedule(tir_mlir.parse(ROW_MAX))
+    e = sch.get_block("E")
+    local = sch.cache_write(e, 0, "local")
+    sch.reverse_compute_at(local, sch.get_loops(e)[0])
+    text = emit_text(sch.mod.module, "llvm-dialect")
+    allocs = [line for line in text.splitlines() if "llvm.alloca" in line]
+    assert allocs and all("alignment = 64" in line for line in allocs), allocs

@@ -57,6 +57,15 @@ def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
         T.call_extern("int32", "scale_row", T.address_of(B[i, 0]), T.address_of(A[i, 0]), 16, T.float32(2.5))
 '''
 
+ROWS_BLOCK = '''
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
+    for i in range(8):
+        with T.block("row"):
+            vi = T.axis.spatial(8, i)
+            T.call_extern("int32", "scale_row", T.address_of(B[vi, 0]), T.address_of(A[vi, 0]), 16, T.float32(2.5))
+'''
+
 CALLS = '''# from tvm.script import tir as T
 
 @T.prim_func
@@ -263,3 +272,43 @@ def test_te_seed_example_18_runs_with_the_c_kernel(c_file):
     c = np.full((1024, 512), np.nan, "float32")
     tir_mlir.build(mod, extern_libs=[c_file(GEMV_C)])["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-4)
+
+
+def test_import_pragmas_carry_the_code():
+    """TVM's way: the kernel travels with the program (TE pragma, TensorIR annotation)."""
+    g, _ = run_example("18_tensorize")
+    s, C = g["s"], g["C"]
+    s[C].pragma(s[C].op.axis[0], "import_c", GEMV_C)
+    mod = tir_mlir.lower(s, [g["A"], g["B"], C])
+    assert '"pragma_import_c": "\\nint gemv_update(float *cc' in mod.script()
+    rng = np.random.default_rng(4)
+    a, b = rng.random((1024, 64), dtype="float32"), rng.random((512, 64), dtype="float32")
+    c = np.zeros((1024, 512), "float32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4)
+    sch = Schedule(tir_mlir.parse(ROWS_BLOCK))
+    sch.annotate(sch.get_loops(sch.get_block("row"))[0], "pragma_import_llvm", SCALE_ROW_LL)
+    a = np.ones((8, 16), "float32")
+    out = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["main"](a, out)
+    np.testing.assert_allclose(out, 2.5)
+    with pytest.raises(tir_mlir.ScheduleError, match="takes the code as a string"):
+        s[C].pragma(s[C].op.axis[0], "import_llvm", 1)
+
+
+
+def test_cli_run_links_extern_lib(c_file, tmp_path):
+    import sys
+    from pathlib import Path
+    tir = Path(sys.executable).with_name("tir-mlir")
+    prog = tmp_path / "rows.tir"
+    prog.write_text(ROWS)
+    np.save(tmp_path / "a.npy", np.full((8, 16), 2, "float32"))
+    r = subprocess.run([str(tir), "run", str(prog), "--extern-lib", str(c_file(SCALE_ROW_C)),
+                        "-i", f"A={tmp_path / 'a.npy'}", "-O", f"B={tmp_path / 'b.npy'}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "b.npy"), 5.0)
+    r = subprocess.run([str(tir), "run", str(prog)], capture_output=True, text=True)
+    assert r.returncode == 1 and "undefined symbol: scale_row" in r.stderr
+    assert "--extern-lib" in r.stderr and "Traceback" not in r.stderr

@@ -81,9 +81,34 @@ def test_contiguous_elementwise_with_max():
     i, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(j)
     scf = emit_text(sch.mod.module, "scf")
-    assert "arith.maximumf" in scf and "vector<16xf32>" in scf and "scf.for" in scf
+    # T.max is TVM's `a > b ? a : b` (one vmaxps), not IEEE maximum (passes/lowering/float_min_max.py)
+    assert "arith.maximumf" not in scf and "vector<16xi1>" in scf and "arith.select" in scf
     a, b = _run(sch, (16, 16), (16, 16))
     np.testing.assert_allclose(b, np.maximum(a * 2, 0), rtol=1e-6)
+
+
+def test_float_max_min_keep_tvm_semantics_with_nan():
+    mod = tir_mlir.parse('''
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in T.serial(16):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = T.max(A[vi], B[vi]) + T.min(A[vi], B[vi]) * T.float32(0.5)
+''')
+    a = np.array([np.nan, 1, np.nan, -2] * 4, np.float32)
+    b = np.array([3, np.nan, np.nan, 5] * 4, np.float32)
+    want = np.where(a > b, a, b) + np.where(a < b, a, b) * np.float32(0.5)
+    for vectorized in (False, True):
+        sch = Schedule(mod)
+        if vectorized:
+            sch.vectorize(sch.get_loops(sch.get_block("C"))[0])
+        c = np.zeros(16, np.float32)
+        tir_mlir.build(sch.mod)["main"](a, b, c)
+        np.testing.assert_array_equal(c, want)
+    c = np.zeros(16, np.float32)
+    tir_mlir.interpret(mod, "main", a, b, c)
+    np.testing.assert_array_equal(c, want)
 
 
 def test_uniform_value_is_broadcast_to_a_contiguous_store():
@@ -351,3 +376,36 @@ def test_lane_uniform_where_guard_stays_a_scalar_if():
     scf = emit_text(sch.mod.module, "scf")
     assert "vector.store" in scf[scf.index("scf.if"):] and "masked" not in scf
     _matches_interpreter(text, sch)
+
+
+EXP = '''
+@T.prim_func
+def main(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    for i in T.serial(4096):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.exp(A[vi])
+'''
+
+
+def test_vectorized_exp_is_inline_and_within_one_ulp_of_libm():
+    sch = Schedule(tir_mlir.parse(EXP))
+    i, = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(sch.split(i, factors=[None, 16])[1])
+    assert "math.exp" not in emit_text(sch.mod.module, "scf")   # passes/lowering/vector_exp.py
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72, 88.73, -87.3, -103.9, 89, -104, 100,
+                -200, 1e-30, 0.34657359]
+    rng = np.random.default_rng(0)
+    a = np.concatenate([rng.uniform(-110, 95, 4096 - len(specials)), specials]).astype(np.float32)
+    b = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["main"](a, b)
+    with np.errstate(over="ignore"):
+        want = np.exp(a.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(b), np.isnan(want))
+    exact = np.isinf(want) | (want == 0)
+    np.testing.assert_array_equal(b[exact], want[exact])
+    finite = np.isfinite(want) & (want >= np.finfo(np.float32).tiny)
+    ulps = np.abs(b[finite].astype(np.float64) - want[finite]) / np.spacing(want[finite])
+    assert ulps.max() <= 1.0
+    subnormal = (want > 0) & (want < np.finfo(np.float32).tiny)
+    np.testing.assert_allclose(b[subnormal], want[subnormal], rtol=0, atol=2e-45)

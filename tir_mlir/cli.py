@@ -296,17 +296,19 @@ def _npy_arrays(pairs, option):
               help="Take buffer NAME from a .npy file instead of random values (repeatable).")
 @click.option("-O", "--output", "outputs", multiple=True, metavar="NAME=FILE.npy",
               help="Save buffer NAME after the run to a .npy file (repeatable).")
+@click.option("--extern-lib", "extern_libs", multiple=True, metavar="FILE",
+              help="Link the code T.call_extern calls (.c, .o, .a, .so, .ll; repeatable).")
 @_bounds_check_option
 @_transform_option
 def run(path, func_name, target, check, bench, number, repeat, seed, inputs, outputs,
-        bounds_check, transform=None):
+        extern_libs, bounds_check, transform=None):
     """Build PATH, run a function on random inputs; optionally check it and time it."""
     from tir_mlir.runtime.run_program import run_program
     mod = _load_program(path, transform)
     lines = run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=bounds_check,
                         target=target, number=number, repeat=repeat,
                         inputs=_npy_arrays(inputs, "--input"),
-                        outputs=_npy_arrays(outputs, "--output"))
+                        outputs=_npy_arrays(outputs, "--output"), extern_libs=extern_libs)
     while True:
         with _progress("building, running" + (" and checking" if check else "")):
             line = next(lines, None)

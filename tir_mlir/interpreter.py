@@ -144,9 +144,12 @@ def _trunc_rem(a, b):
 
 
 _FLOAT_BIN = {"arith.addf": "{a} + {b}", "arith.subf": "{a} - {b}", "arith.mulf": "{a} * {b}",
-              "arith.divf": "({a} / {b} if {b} else _div0({a}, {b}))"}
+              "arith.divf": "({a} / {b} if {b} else _div0({a}, {b}))",
+              # T.max/T.min as TVM computes them (passes/lowering/float_min_max.py)
+              "arith.maximumf": "({a} if {a} > {b} else {b})",
+              "arith.minimumf": "({a} if {a} < {b} else {b})"}
 _FLOAT_NP_BIN = {
-    "arith.remf": np.fmod, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+    "arith.remf": np.fmod,
     "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.powf": np.power,
     "math.atan2": np.arctan2, "math.copysign": np.copysign,
 }

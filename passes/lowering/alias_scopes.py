@@ -17,7 +17,7 @@ metadata, so LLVM keeps treating it as possibly aliasing everything.
 """
 from mlir import ir
 
-from tir_mlir.passes.lowering.common import walk
+from tir_mlir.ir_walk import walk_all
 
 ACCESS_OPS = ("llvm.load", "llvm.store")
 ALLOC_CALLEES = ("malloc", "aligned_alloc", "calloc")
@@ -33,17 +33,26 @@ class AliasScopes:
     name = "alias-scopes"
 
     def __call__(self, module: ir.Module):
-        for op in module.body.operations:
-            op = op.operation
-            if op.name == "llvm.func" and len(op.regions[0].blocks):
-                _annotate(op)
+        # MLIR's native walk: iterating the body in Python would import the llvm dialect's
+        # Python module (~0.1 s of a cold start) just to wrap the ops.
+        funcs = []
+
+        def visit(op):
+            if op.name == "llvm.func":
+                if len(op.regions[0].blocks):
+                    funcs.append(op)
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in funcs:
+            _annotate(op)
 
 
 def _annotate(func):
     fname = ir.StringAttr(func.attributes["sym_name"]).value
     roots = _Roots(func)
     accesses = []                     # [(op, buffer key)]
-    for op in walk(func):
+    for op in walk_all(func):
         if op.name in ACCESS_OPS:
             key = roots.key(_address(op))
             if key is not None:

@@ -67,6 +67,9 @@ def to_shared_object(llvm_ir: str, target, path, extra=(), flags=()) -> None:
     cmd = ["cc", "-shared", "-o", str(path), str(obj), *extra, *flags, "-Wl,--as-needed"]
     for lib in (LIBOMP, C_RUNNER_UTILS):
         cmd += [f"-L{lib.parent}", f"-l:{lib.name}", f"-Wl,-rpath,{lib.parent}"]
+    # Bind expf & co to libm's current symbol versions: an unversioned reference gets glibc's
+    # oldest, the error-handling compat wrapper (a softmax's exp ran ~1.5x slower on it).
+    cmd += ["-lm"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:

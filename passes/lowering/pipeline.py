@@ -15,6 +15,7 @@ from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.extern_calls import ExternCalls
+from tir_mlir.passes.lowering.float_min_max import FloatMinMax
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
 from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
@@ -30,15 +31,17 @@ from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
+from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 
 # Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
 # (None: an internal step with no emit name).
 TARGETS = {
     "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
-            (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch), (None, UnrollLoops),
+            (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
+            (None, UnrollLoops),
             (None, CompactBuffers), (None, BoolBuffersToI8), (None, VectorizeLoops),
-            (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
+            (None, FloatMinMax), (None, VectorExp), (None, AffineToScf), ("scf", ScalarReplace), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuCheckBindings), (None, GpuBufferScopes), ("affine", TirToAffine),
              (None, SafeDivision), (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuPlaceBuffers),

@@ -29,6 +29,7 @@ carry the values): on a copy, kept when more values are carried and at most `MAX
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
 
 # Carried values per loop: at most AVX-512's 32 vector registers (a larger tile is spilled by
@@ -123,15 +124,15 @@ def _constant(value):
 
 def _accesses(loop, noalias):
     """The memory accesses nested in `loop`, or None when some op there has unknown effects."""
-    out = []
-    for op in walk(loop):
+    out, memo = [], {}
+    for op in walk_all(loop):
         name = op.name
         if name in ACCESSES:
             m, first, store = ACCESSES[name]
             base = op.operands[m]
             root, direct = _root(base, noalias)
             analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
-            index = [_linear(v) for v in list(op.operands)[first:]] if analysed else None
+            index = [_linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
             shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
                      else list(ir.VectorType(op.results[0].type).shape)
                      if name == "vector.load" else [])
@@ -175,8 +176,18 @@ def _root(buffer, noalias):
     return (None, True), False
 
 
-def _linear(value):
-    """An index value as (constant, {atom: coefficient}) over add/sub/mul-by-constant."""
+def _linear(value, memo=None):
+    """An index value as (constant, {atom: coefficient}) over add/sub/mul-by-constant; `memo`
+    (value -> form, valid while the IR is unchanged) shares the forms of common subterms."""
+    if memo is None:
+        return _linear_form(value, {})
+    form = memo.get(value)
+    if form is None:
+        form = memo[value] = _linear_form(value, memo)
+    return form
+
+
+def _linear_form(value, memo):
     owner = value.owner
     if not isinstance(owner, ir.Block):
         op = owner.operation
@@ -184,21 +195,21 @@ def _linear(value):
         if c is not None:
             return c, {}
         if op.name in ("arith.addi", "arith.subi"):
-            (ca, ta), (cb, tb) = _linear(op.operands[0]), _linear(op.operands[1])
+            (ca, ta), (cb, tb) = _linear(op.operands[0], memo), _linear(op.operands[1], memo)
             sign = 1 if op.name == "arith.addi" else -1
             terms = dict(ta)
             for v, k in tb.items():
                 terms[v] = terms.get(v, 0) + sign * k
             return ca + sign * cb, {v: k for v, k in terms.items() if k}
         if op.name == "arith.muli":
-            (ca, ta), (cb, tb) = _linear(op.operands[0]), _linear(op.operands[1])
+            (ca, ta), (cb, tb) = _linear(op.operands[0], memo), _linear(op.operands[1], memo)
             if not ta or not tb:
                 k, (c, t) = (ca, (cb, tb)) if not ta else (cb, (ca, ta))
                 return k * c, {v: k * x for v, x in t.items() if k * x}
-    return 0, {_atom(value): 1}
+    return 0, {_atom(value, memo): 1}
 
 
-def _atom(value):
+def _atom(value, memo):
     """A value as a term of a linear form: an `arith` op by structure (unrolled copies of a
     `floordiv` are one atom), anything else (a loop IV, a loaded index) by identity."""
     owner = value.owner
@@ -206,7 +217,7 @@ def _atom(value):
         op = owner.operation
         if op.name.startswith("arith.") and len(op.results) == 1:
             return (op.name, tuple((a, str(op.attributes[a])) for a in op.attributes),
-                    tuple(_frozen(_linear(v)) for v in op.operands))
+                    tuple(_frozen(_linear(v, memo)) for v in op.operands))
     return value
 
 

@@ -52,12 +52,26 @@ class ScfToLLVM:
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
             _dissolve_alloca_scopes(f)
+            _align_allocations(f)
         run_pipeline(module, PIPELINE, "LLVM lowering")
         def mark(op):  # (walk: iterating the body would import the llvm dialect's Python module)
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
             return ir.WalkResult.SKIP if op.name == "llvm.func" else ir.WalkResult.ADVANCE
         module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
+
+
+ALIGNMENT = 64
+
+
+def _align_allocations(f):
+    """Local and global buffers start on a cache line (TVM aligns its workspaces to 64 bytes
+    too): a vector store into a stack buffer at an arbitrary 16-byte offset splits across two
+    lines every time."""
+    for op in walk(f):
+        if op.name in ("memref.alloc", "memref.alloca") and "alignment" not in op.attributes:
+            op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                            ALIGNMENT)
 
 
 def _dissolve_alloca_scopes(f):

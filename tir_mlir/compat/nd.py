@@ -1,6 +1,8 @@
 """`tvm.nd.array` / `tvm.nd.empty` / `tvm.cpu()`: tir_mlir runs on numpy arrays, so an NDArray
-is a numpy array (a subclass adding TVM's `.numpy()` and `.device`)."""
+is a numpy array (a subclass adding TVM's `.numpy()` and `.device`), 64-byte aligned as TVM's."""
 import numpy as np
+
+from tir_mlir.runtime import aligned
 
 
 class Device:
@@ -31,8 +33,8 @@ class NDArray(np.ndarray):
 
 
 def array(arr, device=None) -> NDArray:
-    return np.ascontiguousarray(arr).copy().view(NDArray)
+    return aligned.copy(arr).view(NDArray)
 
 
 def empty(shape, dtype="float32", device=None) -> NDArray:
-    return np.zeros(shape, dtype).view(NDArray)
+    return aligned.zeros(shape, dtype).view(NDArray)

@@ -1,4 +1,5 @@
 """Literals: typed constants (`T.float32(0.0)`, `T.int64(5)`) and attribute values."""
+import json
 import math
 
 from mlir import ir
@@ -42,7 +43,7 @@ def attr_text(attr: ir.Attribute) -> str:
     if isinstance(attr, ir.FloatAttr):
         return repr(attr.value)
     if isinstance(attr, ir.StringAttr):
-        return f'"{attr.value}"'
+        return json.dumps(attr.value, ensure_ascii=False)  # escapes quotes, newlines
     if isinstance(attr, ir.ArrayAttr):
         return "[" + ", ".join(attr_text(a) for a in attr) + "]"
     if isinstance(attr, ir.DictAttr):

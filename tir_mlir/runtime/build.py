@@ -99,6 +99,7 @@ def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Modul
         return cuda.build(mod, target)
     module = _to_module(mod)
     with get_context():
+        extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
@@ -185,7 +186,8 @@ class _SharedLibBackend:
             self.lib = ctypes.CDLL(str(path))
         except OSError as e:
             hint = (" (a function T.call_extern calls: name the file defining it with "
-                    "build(..., extern_libs=[...]))" if "undefined symbol" in str(e) else "")
+                    "build(..., extern_libs=[...]) or tir-mlir run --extern-lib)"
+                    if "undefined symbol" in str(e) else "")
             raise RuntimeCallError(f"cannot load {path}: {e}{hint}") from None
         weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
         set_openmp_threads()

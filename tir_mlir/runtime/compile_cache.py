@@ -17,7 +17,7 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
 from tir_mlir.user_cache import cache_dir, private_dir
 
-FORMAT = 1
+FORMAT = 2   # bumped when the way an entry is built changes (2: linked with -lm)
 # Counters for tests and benchmarks: compiles (misses), disk_hits.
 STATS = collections.Counter()
 

@@ -16,6 +16,9 @@ from typing import List, Sequence, Tuple
 from tir_mlir.errors import BuildError
 
 SOURCES = {".c": "cc", ".cc": "c++", ".cpp": "c++", ".cxx": "c++"}
+# TVM's way to ship the code with the program: a loop annotation holding LLVM IR or C source
+# (`s[C].pragma(x, "import_llvm", ll_code)`, `sch.annotate(loop, "pragma_import_c", c_code)`).
+PRAGMAS = {"pragma_import_llvm": ".ll", "pragma_import_c": ".c"}
 LINKED = (".so", ".o", ".a")
 LLVM = (".ll", ".bc")
 
@@ -37,6 +40,30 @@ def _paths(extern_libs) -> List[Path]:
         if not path.is_file():
             raise BuildError(f"extern_libs: {p} does not exist")
         out.append(path)
+    return out
+
+
+def with_embedded(extern_libs, module) -> List[Path]:
+    """`extern_libs` (a path or a list) and the code of the module's import pragmas, each
+    written once to a file named by its hash."""
+    if isinstance(extern_libs, (str, Path)):
+        extern_libs = [extern_libs]
+    out = [Path(p) for p in extern_libs or ()]
+    from mlir import ir
+    from tir_mlir.ir_walk import walk_all
+    from tir_mlir.user_cache import private_dir
+    for f in [o.operation for o in module.body.operations]:
+        for op in walk_all(f):
+            if "tir.annotations" not in op.attributes:
+                continue
+            for entry in ir.DictAttr(op.attributes["tir.annotations"]):
+                if entry.name in PRAGMAS and isinstance(entry.attr, ir.StringAttr):
+                    code = entry.attr.value
+                    path = private_dir() / (hashlib.sha256(code.encode()).hexdigest()
+                                            + PRAGMAS[entry.name])
+                    if not path.exists():
+                        path.write_text(code)
+                    out.append(path)
     return out
 
 

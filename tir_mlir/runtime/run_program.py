@@ -7,19 +7,23 @@ from tir_mlir.dialect.ops import Block
 from tir_mlir.dtypes import is_float, numpy_dtype
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.passes.lowering.common import walk
+from tir_mlir.runtime import aligned
 from tir_mlir.runtime.signature import signatures
 
 TOLERANCE = {"float16": 2e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-9}
 
 
 def random_array(shape, dtype, rng):
-    """Inputs that keep every dtype's arithmetic meaningful (small ints, floats in [-1, 1))."""
+    """Inputs that keep every dtype's arithmetic meaningful (small ints, floats in [-1, 1)),
+    64-byte aligned (as TVM allocates) so that timings are not those of split vector loads."""
     if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if is_float(dtype):
-        return rng.uniform(-1, 1, shape).astype(numpy_dtype(dtype))
-    lo = 0 if dtype.startswith("uint") else -4
-    return rng.integers(lo, 5, shape).astype(numpy_dtype(dtype))
+        values = rng.random(shape) < 0.5
+    elif is_float(dtype):
+        values = rng.uniform(-1, 1, shape).astype(numpy_dtype(dtype))
+    else:
+        lo = 0 if dtype.startswith("uint") else -4
+        values = rng.integers(lo, 5, shape).astype(numpy_dtype(dtype))
+    return aligned.copy(values)
 
 
 FLOAT_OPS = {"arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.divf": 1,
@@ -75,9 +79,10 @@ def first_mismatch(params, got, want):
 
 
 def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
-                target="llvm", number=3, repeat=5, inputs=None, outputs=None):
+                target="llvm", number=3, repeat=5, inputs=None, outputs=None, extern_libs=()):
     """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
-    `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to."""
+    `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to;
+    `extern_libs`: build's."""
     from tir_mlir.interpreter import interpret
     from tir_mlir.runtime.build import build
     with get_context():
@@ -90,7 +95,7 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
     params = sigs[func_name]
     rng = np.random.default_rng(seed)
     inputs = _given_arrays(params, inputs or {}, rng)
-    lib = build(mod, target=target, debug=debug)
+    lib = build(mod, target=target, debug=debug, extern_libs=extern_libs)
     got = [a.copy() for a in inputs]
     lib[func_name](*got)
     yield f"{func_name}: ran on {len(params)} buffers " + \

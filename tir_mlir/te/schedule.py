@@ -110,10 +110,16 @@ class Stage:
         self.sched._var_axis[id(thread_ivar)] = ivar
 
     def pragma(self, var, pragma_type, pragma_value=None):
+        if pragma_type in ("import_llvm", "import_c"):   # code build() links (extern_libs.py)
+            if not isinstance(pragma_value, str):
+                raise ScheduleError(f"pragma {pragma_type!r} takes the code as a string")
+            self.sched.sch.annotate(self._loop(var), f"pragma_{pragma_type}", pragma_value)
+            return
         kind = PRAGMA_KINDS.get(pragma_type)
         if kind is None:
             raise ScheduleError(f"pragma {pragma_type!r} has no TensorIR counterpart in tir_mlir "
-                                f"(supported: {', '.join(sorted(PRAGMA_KINDS))})")
+                                f"(supported: {', '.join(sorted(PRAGMA_KINDS))}, import_llvm, "
+                                f"import_c)")
         getattr(self.sched.sch, kind)(self._loop(var))
 
     def prefetch(self, tensor, var, offset):

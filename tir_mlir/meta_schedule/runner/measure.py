@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from tir_mlir.errors import RuntimeCallError
+from tir_mlir.runtime import aligned
 
 _FLUSH_BYTES = 64 << 20   # larger than the last-level cache of the machines we time on
 _flush_buffer = None
@@ -44,7 +45,7 @@ def run_artifact(path: str, args_info_json, func_name, config: dict, reference, 
         with np.load(reference) as ref:
             inputs = [ref[f"in{k}"] for k in range(len(params))]
             want = [ref[f"out{k}"] for k in range(len(params))]
-        got = [np.ascontiguousarray(a.copy()) for a in inputs]
+        got = [aligned.copy(a) for a in inputs]
         fn(*got)
         bad = first_mismatch([Param(p.name, p.shape, p.dtype) for p in params], got, want)
         if bad:

@@ -1,0 +1,72 @@
+"""Stage `vector-exp` (CPU): `math.exp` on a vector of f32 becomes straight-line vector code
+(range reduction + a degree-7 polynomial, within 2 ulp of libm on normal results) instead of one
+scalar `expf` call per lane. With the calls, a vectorized softmax spent most of its time
+spilling vector registers around 16 calls per vector; TVM's code has the same calls.
+
+    exp(x) = 2^n * p(r),  n = round(x * log2(e)),  r = x - n * ln(2)  (ln 2 in two parts)
+
+2^n is applied as two exponent-field scalings 2^h * 2^(n - h), h = n >> 1, each a normal float,
+so results overflow to inf and underflow to 0 (subnormal results flush to 0) the way the
+multiplication does. Scalar `math.exp` keeps libm's `expf`.
+"""
+from mlir import ir
+from mlir.dialects import arith, math
+
+from tir_mlir.passes.lowering.common import functions, walk
+
+LOG2E = 1.44269504088896341
+LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
+# exp(r) - 1 - r over |r| <= ln(2)/2, divided by r^2 (Horner, highest degree first).
+POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+        1.6666665459e-1, 5.0000001201e-1)
+# Inputs are clamped so that n fits two exponent-field halves; beyond, exp is inf or 0 anyway.
+LO, HI = -104.0, 89.0
+
+
+class VectorExp:
+    name = "vector-exp"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in list(walk(f)):
+                if op.name == "math.exp" and _is_f32_vector(op.results[0].type):
+                    with ir.InsertionPoint(op), op.location:
+                        op.results[0].replace_all_uses_with(_exp(op.operands[0]))
+                    op.erase()
+
+
+def _is_f32_vector(t) -> bool:
+    return isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+
+
+def _exp(x):
+    vt = ir.VectorType(x.type)
+    it = ir.VectorType.get(vt.shape, ir.IntegerType.get_signless(32))
+
+    def f(c):
+        return arith.constant(vt, ir.DenseElementsAttr.get_splat(vt, ir.FloatAttr.get_f32(c)))
+
+    def i(c):
+        return arith.constant(it, ir.DenseElementsAttr.get_splat(
+            it, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), c)))
+
+    def clamp(v, lo, hi):        # compares: a NaN stays NaN
+        v = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, v, f(lo)), f(lo), v)
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, v, f(hi)), f(hi), v)
+
+    xc = clamp(x, LO, HI)
+    n = math.floor(math.fma(xc, f(LOG2E), f(0.5)))
+    r = math.fma(n, f(-LN2_HI), xc)
+    r = math.fma(n, f(-LN2_LO), r)
+    p = f(POLY[0])
+    for c in POLY[1:]:
+        p = math.fma(p, r, f(c))
+    p = math.fma(p, arith.mulf(r, r), arith.addf(r, f(1.0)))
+    k = arith.fptosi(it, n)
+    half = arith.shrsi(k, i(1))
+
+    def pow2(e):
+        return arith.bitcast(vt, arith.shli(arith.addi(e, i(127)), i(23)))
+    y = arith.mulf(arith.mulf(p, pow2(half)), pow2(arith.subi(k, half)))
+    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+    return arith.select(is_nan, x, y)
