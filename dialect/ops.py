@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from mlir import ir
 from mlir.dialects import affine
 
+from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.dialect import TERMINATOR
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
@@ -24,6 +25,11 @@ LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
 WHERE_OPS = "tir.where_ops"      # Block.where_spelling
+# Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
+# description): printed as a block, like TVM, not as the implicit root.
+EXPLICIT_ROOT = "tir.explicit_root"
+# DenseElementsAttr on a memref.alloc: the contents of a T.allocate_const buffer.
+CONST_DATA = "tir.const_data"
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:
@@ -280,7 +286,40 @@ class Loop:
 
     def _bound(self, key) -> int:
         m = ir.AffineMapAttr(self.op.attributes[key]).value
-        return ir.AffineConstantExpr(m.results[0]).value
+        e = m.results[0].maybe_downcast()
+        if not isinstance(e, ir.AffineConstantExpr):
+            from tir_mlir.errors import ScheduleError
+            raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
+                                f"(only its kind and annotations can be changed)")
+        return e.value
+
+    @property
+    def constant_bounds(self) -> bool:
+        """False for `for j in range(i + 1)`: bounds affine in outer loop variables."""
+        return not (self.lower_bound[1] or self.upper_bound[1])
+
+    def iv_range(self) -> tuple:
+        """(first, last) value of the loop var; for bounds on outer loops, the widest over
+        those loops' ranges."""
+        if self.constant_bounds:
+            return self.min, self.min + (self.extent - 1) // self.step * self.step
+        (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
+        lo = expr_bounds(lmap.results[0], [Loop(v.owner.owner).iv_range() for v in lops])
+        hi = expr_bounds(umap.results[0], [Loop(v.owner.owner).iv_range() for v in uops])
+        return lo[0], max(lo[0], hi[1] - 1)
+
+    @property
+    def lower_bound(self):
+        """(AffineMap, operands) of the lower bound."""
+        m = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
+        return m, list(self.op.operands)[:m.n_dims + m.n_symbols]
+
+    @property
+    def upper_bound(self):
+        lm = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
+        m = ir.AffineMapAttr(self.op.attributes["upperBoundMap"]).value
+        first = lm.n_dims + lm.n_symbols
+        return m, list(self.op.operands)[first:first + m.n_dims + m.n_symbols]
 
     @property
     def min(self) -> int:
@@ -306,11 +345,18 @@ class Loop:
     @staticmethod
     def build(name: str, extent: int, *, min: int = 0, kind: str = "serial",
               thread: Optional[str] = None, annotations: Optional[dict] = None,
-              index_dtype: str = "int32", loc=None, ip=None) -> "Loop":
+              index_dtype: str = "int32", bounds=None, loc=None, ip=None) -> "Loop":
         """Create `for name in range(min, min + extent)` with an empty body; `index_dtype` is
-        the loop var's TensorIR dtype (pass the source loop's when replacing loops)."""
+        the loop var's TensorIR dtype (pass the source loop's when replacing loops).
+        `bounds` = ((lower map, operands), (upper map, operands)) replaces min/extent for
+        bounds that depend on outer loop variables."""
         loc = loc or ir.Location.unknown()
-        op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
+        if bounds is not None:
+            (lmap, lops), (umap, uops) = bounds
+            op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
+                                    upper_bound_operands=uops, loc=loc, ip=ip)
+        else:
+            op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
         with ir.InsertionPoint(op.body):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)

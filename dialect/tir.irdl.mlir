@@ -5,9 +5,10 @@
 irdl.dialect @tir {
   // with T.block(name): iter vars are the body's block arguments; their values are
   // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or
-  // outer block iter vars). `init` is empty when the block has no T.init().
+  // outer block iter vars; a non-affine part of a binding, such as `i * j`, is a dim computed
+  // right before the block). `init` is empty when the block has no T.init().
   // Discardable attributes: `predicate` (IntegerSet over the dims, T.where),
-  // `annotations` (dictionary, T.block_attr).
+  // `annotations` (dictionary, T.block_attr), `tir.explicit_root` (a root block TVM prints).
   irdl.operation @block {
     %index = irdl.is index
     irdl.operands(dims: variadic %index)

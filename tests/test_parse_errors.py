@@ -77,11 +77,12 @@ CASES = {
     "missing_indented_block": (HDR + "    for i in range(8):\n",
                                "3:23", "unexpected end of file; expected an indented block"),
     "non_affine_where": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
-                         "            T.where(i * j < 4)\n            A[vi, vj] = 1.0\n",
-                         "6:21", "T.where condition must be affine: product of two variables"),
-    "non_affine_binding": (LOOPS + "            vi = T.axis.spatial(64, i * j)\n"
+                         "            T.where(i * j < 4 or i > 2)\n            A[vi, vj] = 1.0\n",
+                         "6:21", "T.where condition must be affine: a condition must be "
+                                 "comparisons joined by 'and'"),
+    "non_affine_binding": (LOOPS + "            vi = T.axis.spatial(64, i * 0.5)\n"
                            "            A[vi // 8, 0] = 1.0\n",
-                           "5:37", "binding of 'vi' must be affine"),
+                           "5:41", "binding of 'vi' must be affine"),
     "store_type_mismatch": (HDR + '    B = T.alloc_buffer((2,), "int32")\n    A[0, 0] = B[0]\n',
                             "4:5", "cannot store a int32 value into buffer 'A' of float32"),
     "float_index": (HDR + "    A[0, 0.5] = 1.0\n", "3:5", "an index must be an integer"),

@@ -21,3 +21,27 @@ def dims_of(e: ir.AffineExpr) -> set:
         elif isinstance(x, ir.AffineBinaryExpr):
             stack += [x.lhs, x.rhs]
     return used
+
+
+def expr_bounds(e: ir.AffineExpr, dims):
+    """Inclusive (min, max) of an affine expression given its dims' bounds (None: unknown)."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value, e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return None
+    a, b = expr_bounds(e.lhs, dims), expr_bounds(e.rhs, dims)
+    if a is None or b is None:
+        return None
+    if isinstance(e, ir.AffineAddExpr):
+        return a[0] + b[0], a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineFloorDivExpr):
+        return a[0] // b[0], a[1] // b[0]
+    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineModExpr):
+        return 0, b[0] - 1
+    return None

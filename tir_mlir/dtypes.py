@@ -12,8 +12,25 @@ FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 
 
+def split_lanes(dtype: str):
+    """("float32", 4) for the vector dtype "float32x4", (dtype, 1) for a scalar one."""
+    base, sep, lanes = dtype.rpartition("x")
+    if sep and base in DTYPES and lanes.isdigit() and int(lanes) >= 1:
+        return base, int(lanes)
+    return dtype, 1
+
+
+def is_dtype(name) -> bool:
+    """A scalar dtype, or a vector one (`int8x4`, `float32x16`)."""
+    return isinstance(name, str) and split_lanes(name)[0] in DTYPES
+
+
 def mlir_type(dtype: str) -> ir.Type:
-    """MLIR element type of a TensorIR dtype (needs an active context)."""
+    """MLIR element type of a TensorIR dtype (needs an active context); `float32x4` is
+    `vector<4xf32>`."""
+    base, lanes = split_lanes(dtype)
+    if base != dtype:
+        return ir.VectorType.get([lanes], mlir_type(base))
     if dtype == "bool":
         return ir.IntegerType.get_signless(1)
     if dtype.startswith("int") or dtype.startswith("uint"):
@@ -26,6 +43,8 @@ def dtype_of(t: ir.Type, unsigned: bool = False) -> str:
     """TensorIR dtype of an MLIR element type; `index` reads as int32 (TIR's loop var type)."""
     if isinstance(t, ir.IndexType):
         return "int32"
+    if isinstance(t, ir.VectorType):
+        return f"{dtype_of(t.element_type, unsigned)}x{t.shape[0]}"
     if str(t) == "!llvm.ptr":
         return "handle"
     if isinstance(t, ir.IntegerType):

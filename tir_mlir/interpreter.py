@@ -30,8 +30,9 @@ from array import array
 import numpy as np
 from mlir import ir
 
+from tir_mlir.affine_exprs import expr_bounds
 from tir_mlir.context import MLIR_LOCK, get_context
-from tir_mlir.dialect.ops import Block, Loop, integer_set
+from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, integer_set
 from tir_mlir.errors import AllocationError, OutOfBoundsError, SourceLoc, TIRError
 from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
@@ -197,6 +198,18 @@ _CMPF = ["False", "{a} == {b}", "{a} > {b}", "{a} >= {b}", "{a} < {b}", "{a} <= 
 _TERMINATORS = ("gpu.yield", "scf.yield", "affine.yield", "func.return")
 
 
+def _elem(t: ir.Type) -> ir.Type:
+    """The element type of a vector type, else t."""
+    return t.element_type if isinstance(t, ir.VectorType) else t
+
+
+def _lanewise(op) -> bool:
+    """Ops the interpreter runs lane by lane on vector values."""
+    if op.name == "tir.call":
+        return ir.StringAttr(op.attributes["callee"]).value != "ramp"
+    return op.name.startswith(("arith.", "math."))
+
+
 def _is_int(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType))
 
@@ -247,30 +260,6 @@ def _affine(e, dims, syms) -> str:
     return f"({a} {op} {b})"
 
 
-def _bounds(e, dims):
-    """Inclusive (min, max) of an affine expression given its dims' bounds (None: unknown)."""
-    e = e.maybe_downcast()
-    if isinstance(e, ir.AffineConstantExpr):
-        return e.value, e.value
-    if isinstance(e, ir.AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, ir.AffineSymbolExpr):
-        return None
-    a, b = _bounds(e.lhs, dims), _bounds(e.rhs, dims)
-    if a is None or b is None:
-        return None
-    if isinstance(e, ir.AffineAddExpr):
-        return a[0] + b[0], a[1] + b[1]
-    if isinstance(e, ir.AffineMulExpr):
-        corners = [x * y for x in a for y in b]
-        return min(corners), max(corners)
-    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineFloorDivExpr):
-        return a[0] // b[0], a[1] // b[0]
-    if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineModExpr):
-        return 0, b[0] - 1
-    return None
-
-
 def _set_test(iset, names) -> str:
     """Python condition of an integer set over values `names` (dims, then symbols)."""
     dims, syms = names[:iset.n_dims], names[iset.n_dims:]
@@ -299,6 +288,8 @@ class _Translator:
                         "_oob": self._oob}
         self.sites = []        # bounds-check sites: (kind, buffer, shape, loc)
         self.buffers = {}      # Python name of a buffer -> its TensorIR name
+        self.views = {}        # T.match_buffer view (memref value) -> (list, offset, strides)
+        self.lanes = 0         # while translating a vector op lane by lane: its lanes
         self.ranges = {}       # Python name of an index variable -> inclusive (min, max)
         self.functions = []    # finished functions (lists of lines)
         self.lines, self.depth, self.loop_depth = [], 0, 0
@@ -371,9 +362,21 @@ class _Translator:
         self.depth -= 1
 
     def op(self, op):
-        handler = getattr(self, "_" + op.name.replace(".", "_"), None)
         ins = [self.names[v] for v in op.operands]
         t = op.results[0].type if len(op.results) else None
+        if isinstance(t, ir.VectorType) and _lanewise(op):
+            # a vector op lane by lane: `v = [<scalar expr of a[_k], b[_k]> for _k in ...]`
+            self.lanes = t.shape[0]
+            try:
+                return self.scalar_op(op, [f"{x}[_k]" if isinstance(v.type, ir.VectorType)
+                                           else x for x, v in zip(ins, op.operands)],
+                                      t.element_type)
+            finally:
+                self.lanes = 0
+        return self.scalar_op(op, ins, t)
+
+    def scalar_op(self, op, ins, t):
+        handler = getattr(self, "_" + op.name.replace(".", "_"), None)
         if handler is not None:
             return handler(op, ins, t)
         if op.name in _FLOAT_BIN:
@@ -401,24 +404,62 @@ class _Translator:
         raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
     def assign(self, op, expr: str, hint="v"):
+        if self.lanes:
+            expr = f"[{expr} for _k in range({self.lanes})]"
         self.emit(f"{self.new_name(op.results[0], hint)} = {expr}")
 
     def alias(self, op, expr: str):
         """The op's result is `expr` itself (a literal or another value's name)."""
+        if self.lanes:
+            return self.assign(op, expr)
         self.names[op.results[0]] = expr
+
+    # --- vectors (T.Broadcast, T.Ramp, A[b:b + n]) -------------------------------------------
+    def _vector_broadcast(self, op, ins, t):
+        self.assign(op, f"[{ins[0]}] * {t.shape[0]}")
+
+    def _vector_load(self, op, ins, t):
+        self.assign(op, self.element(op, op.operands[0], ins[0], ins[1:], t.shape[0]))
+
+    def _vector_store(self, op, ins, t):
+        lanes = ir.VectorType(op.operands[0].type).shape[0]
+        self.emit(f"{self.element(op, op.operands[1], ins[1], ins[2:], lanes)} = {ins[0]}")
 
     # --- memory -------------------------------------------------------------------------------
     def _memref_alloc(self, op, ins, t):
         mt = ir.MemRefType(t)
-        et = mt.element_type
+        et = _elem(mt.element_type)
         zero = "0.0" if not _is_int(et) else \
             "False" if isinstance(et, ir.IntegerType) and et.width == 1 else "0"
+        if isinstance(mt.element_type, ir.VectorType):      # a buffer of float32x4...
+            zero = f"[{zero}] * {mt.element_type.shape[0]}"
         hint = ir.StringAttr(op.attributes["tir.name"]).value if "tir.name" in op.attributes \
             else "buf"
-        self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
+        if CONST_DATA in op.attributes:       # T.allocate_const: its values
+            values = np.array(ir.DenseElementsAttr(op.attributes[CONST_DATA])).reshape(-1)
+            if "tir.dtype" in op.attributes:
+                values = values.astype(ir.StringAttr(op.attributes["tir.dtype"]).value)
+            self.assign(op, repr(values.tolist()), hint)
+        else:
+            self.assign(op, f"[{zero}] * {int(np.prod(mt.shape))}", hint)
         self.buffers[self.names[op.results[0]]] = hint
 
     _memref_alloca = _memref_alloc
+
+    def _memref_subview(self, op, ins, t):
+        """A T.match_buffer view: the source's list, a flat offset and the kept strides."""
+        src = op.operands[0]
+        shape = list(ir.MemRefType(src.type).shape)
+        base, offset, strides = self.views.get(
+            src, (ins[0], None, [int(np.prod(shape[k + 1:])) for k in range(len(shape))]))
+        terms = ([offset] if offset else []) + [
+            o if st == 1 else f"{o} * {st}" for o, st in zip(ins[1:], strides)]
+        self.assign(op, " + ".join(terms) or "0", "offset")
+        rank = len(ir.MemRefType(t).shape)
+        self.views[op.results[0]] = (base, self.names[op.results[0]],
+                                     strides[len(strides) - rank:])
+        self.buffers[self.names[op.results[0]]] = ir.StringAttr(op.attributes["tir.name"]).value \
+            if "tir.name" in op.attributes else self.buffers.get(base, "buf")
 
     def _memref_dealloc(self, op, ins, t):
         pass
@@ -432,12 +473,14 @@ class _Translator:
             return (int(name.strip("()")),) * 2
         return self.ranges.get(name)
 
-    def element(self, op, buf_value, buf: str, idx: list) -> str:
-        """`buf[flat index]`, after a bounds check of each axis whose index is not known to be
-        in bounds (from loop ranges and affine bindings)."""
+    def element(self, op, buf_value, buf: str, idx: list, lanes=1) -> str:
+        """`buf[flat index]` (`buf[flat:flat + lanes]` for a vector access along the last
+        axis), after a bounds check of each axis whose index is not known to be in bounds
+        (from loop ranges and affine bindings)."""
         shape = list(ir.MemRefType(buf_value.type).shape)
+        bound = shape[:-1] + [n - lanes + 1 for n in shape[-1:]]     # the last lane too
         ranges = [self.range_of(i) for i in idx]
-        checks = [f"0 <= {i} < {n}" for i, n, r in zip(idx, shape, ranges)
+        checks = [f"0 <= {i} < {n}" for i, n, r in zip(idx, bound, ranges)
                   if not (r is not None and 0 <= r[0] and r[1] < n)]
         if checks:
             self.sites.append((op.name[len("memref."):], self.buffers[buf], tuple(shape),
@@ -445,8 +488,13 @@ class _Translator:
             self.emit(f"if not ({' and '.join(checks)}): _oob({len(self.sites) - 1}, "
                       f"{', '.join(idx)})")
         strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
-        flat = " + ".join(i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides))
-        return f"{buf}[{flat or 0}]"
+        terms = []
+        if buf_value in self.views:          # a T.match_buffer view of another buffer
+            buf, offset, strides = self.views[buf_value]
+            terms.append(offset)
+        terms += [i if s == 1 else f"{i} * {s}" for i, s in zip(idx, strides)]
+        flat = " + ".join(terms) or "0"
+        return f"{buf}[{flat}:{flat} + {lanes}]" if lanes > 1 else f"{buf}[{flat}]"
 
     def _oob(self, site, *index):
         kind, buf, shape, loc, declared = self.sites[site]
@@ -468,10 +516,17 @@ class _Translator:
             return self.separate_function(op)
         loop = Loop(op)
         step = ir.IntegerAttr(op.attributes["step"]).value
+        (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
+        lo, hi = (_affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:len(ops)])
+                  for m, ops, ins in ((lmap, lops, ins[:len(lops)]),
+                                      (umap, uops, ins[len(lops):len(lops) + len(uops)])))
         iv = self.new_name(loop.iv, loop.name)
-        stop = loop.min + loop.extent
-        self.ranges[iv] = (loop.min, max(loop.min, stop - 1))
-        self.emit(f"for {iv} in range({loop.min}, {stop}{f', {step}' if step != 1 else ''}):")
+        lo_range = expr_bounds(lmap.results[0], [self.range_of(x) for x in ins[:len(lops)]])
+        hi_range = expr_bounds(umap.results[0], [self.range_of(x) for x in
+                                             ins[len(lops):len(lops) + len(uops)]])
+        if lo_range is not None and hi_range is not None:
+            self.ranges[iv] = (lo_range[0], max(lo_range[0], hi_range[1] - 1))
+        self.emit(f"for {iv} in range({lo}, {hi}{f', {step}' if step != 1 else ''}):")
         self.loop_depth += 1
         self.indented(loop.body)
         self.loop_depth -= 1
@@ -481,13 +536,14 @@ class _Translator:
         free = sorted({self.names[v] for o in [op, *walk(op)] for v in o.operands
                        if v in self.names and self.names[v] in self.variables})
         fname = f"_nest_{len(self.variables)}"
-        self.body(fname, free, lambda: self._affine_for(op, [], None))
+        self.body(fname, free, lambda: self._affine_for(op, [self.names[v] for v in op.operands],
+                                                        None))
         self.emit(f"{fname}({', '.join(free)})")
 
     def _affine_apply(self, op, ins, t):
         m = ir.AffineMapAttr(op.attributes["map"]).value
         self.assign(op, _affine(m.results[0], ins[:m.n_dims], ins[m.n_dims:]))
-        bounds = _bounds(m.results[0], [self.range_of(x) for x in ins[:m.n_dims]])
+        bounds = expr_bounds(m.results[0], [self.range_of(x) for x in ins[:m.n_dims]])
         if bounds is not None:
             self.ranges[self.names[op.results[0]]] = bounds
 
@@ -521,7 +577,7 @@ class _Translator:
                 self.names[arg] = expr    # bound to a loop var or constant: no copy needed
             else:
                 self.emit(f"{self.new_name(arg, hint)} = {expr}")
-                bounds = _bounds(e, dim_ranges)
+                bounds = expr_bounds(e, dim_ranges)
                 if bounds is not None:
                     self.ranges[self.names[arg]] = bounds
             values.append(self.names[arg])
@@ -554,7 +610,7 @@ class _Translator:
         pred = ir.IntegerAttr(op.attributes["predicate"]).value
         a, b = ins
         if pred >= 6:   # unsigned
-            src = op.operands[0].type
+            src = _elem(op.operands[0].type)
             a, b, pred = _unsigned(a, src), _unsigned(b, src), pred - 4
         self.assign(op, f"{a} {_CMPI[pred]} {b}")
 
@@ -563,7 +619,7 @@ class _Translator:
         self.assign(op, _CMPF[ir.IntegerAttr(op.attributes["predicate"]).value].format(a=a, b=b))
 
     def _int_cast(self, op, ins, t, unsigned=False):
-        src = op.operands[0].type
+        src = _elem(op.operands[0].type)
         x = ins[0]
         if unsigned and not isinstance(src, ir.IndexType):
             x = f"{x} & {_mask(src)}"
@@ -585,7 +641,7 @@ class _Translator:
         self.assign(op, self.round(f"float({ins[0]})", t))
 
     def _arith_uitofp(self, op, ins, t):
-        self.assign(op, self.round(f"float({_unsigned(ins[0], op.operands[0].type)})", t))
+        self.assign(op, self.round(f"float({_unsigned(ins[0], _elem(op.operands[0].type))})", t))
 
     def _arith_extf(self, op, ins, t):
         self.alias(op, ins[0])   # every value of the narrower type is exact in the wider one
@@ -610,6 +666,13 @@ class _Translator:
 
     def _tir_call(self, op, ins, t):
         callee = ir.StringAttr(op.attributes["callee"]).value
+        if callee == "likely":
+            return self.alias(op, ins[0])
+        if callee == "ramp":
+            vt = op.results[0].type
+            b, st = ins
+            return self.assign(op, f"[{_wrap(f'{b} + {st} * _k', vt.element_type)} "
+                                   f"for _k in range({vt.shape[0]})]")
         if _is_int(t) and callee in ("floormod", "floordiv"):
             a, b = ins
             return self.assign(op, _wrap(f"{a} {'%' if callee == 'floormod' else '//'} {b}", t))

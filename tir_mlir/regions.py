@@ -31,10 +31,11 @@ from typing import List, Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of, dims_of
+from tir_mlir.affine_exprs import const_of, dims_of, expr_bounds
 from tir_mlir import region_overrides as overrides
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
+from tir_mlir.errors import TIRError
 
 
 @dataclass
@@ -146,6 +147,7 @@ class _Detector:
         self.space = _Space(block.iter_vars)
         self.reads, self.writes = [], []      # [buffer, [range or None], [point or None]]
         self.local = set()
+        self.matched = {}         # T.match_buffer view -> (source buffer, its region)
 
     def visit(self, ops):
         """Statements in order; expression ops are visited from the statement using them."""
@@ -157,8 +159,16 @@ class _Detector:
         name = op.name
         if name in ("memref.alloc", "memref.alloca"):
             self.local.add(op.results[0])
-        elif name == "memref.store":
-            self.access(self.writes, op.operands[1], list(op.operands)[2:])
+        elif name == "memref.subview" and "tir.match_buffer" in op.attributes:
+            # accesses through a T.match_buffer of this block are the whole matched region
+            sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+            offsets = [self.space.to_affine(v) for v in list(op.operands)[1:]]
+            self.matched[op.results[0]] = (op.operands[0], [
+                None if e is None else (self.space.simplify(e), n)
+                for e, n in zip(offsets, sizes)])
+        elif name in ("memref.store", "vector.store"):
+            self.access(self.writes, op.operands[1], list(op.operands)[2:],
+                        _lanes(op.operands[0]) if name == "vector.store" else 1)
             for v in op.operands:
                 self.expr(v)
         elif "tir.let_name" in op.attributes:
@@ -166,12 +176,28 @@ class _Detector:
         elif Loop.is_loop(op):
             loop = Loop(op)
             d = self.space.dim(loop.iv)
-            self.space.ranges[d.position] = (loop.min, loop.extent)
+            self.space.ranges[d.position] = self.loop_range(loop)
             self.visit(body_ops(loop.body))
         elif Block.is_block(op):
             self.nested(Block(op))
         else:
             self.expr_op(op)
+
+    def loop_range(self, loop: Loop):
+        """(min, extent) of a loop var; for bounds on outer loops inside the block
+        (`range(i + 1)`), the widest over their ranges."""
+        if loop.constant_bounds:
+            return loop.min, loop.extent
+        ends = []
+        for m, operands in (loop.lower_bound, loop.upper_bound):
+            dims = []
+            for v in operands:
+                r = self.space.ranges.get(self.space.index.get(v))
+                dims.append(None if r is None else (r[0], r[0] + r[1] - 1))
+            ends.append(expr_bounds(m.results[0], dims))
+        if ends[0] is None or ends[1] is None:
+            raise TIRError(f"loop {loop.name!r}: its bounds depend on values outside the block")
+        return ends[0][0], max(0, ends[1][1] - ends[0][0])
 
     def expr(self, v: ir.Value):
         """Visit the expression tree of v (pre-order, like TVM's ExprVisitor)."""
@@ -185,8 +211,9 @@ class _Detector:
     def expr_op(self, op):
         if op.name == EXTERN:
             return self.pointer(op)
-        if op.name == "memref.load":
-            self.access(self.reads, op.operands[0], list(op.operands)[1:])
+        if op.name in ("memref.load", "vector.load"):
+            self.access(self.reads, op.operands[0], list(op.operands)[1:],
+                        _lanes(op.results[0]) if op.name == "vector.load" else 1)
         for v in op.operands:
             self.expr(v)
         for region in op.regions:
@@ -224,13 +251,17 @@ class _Detector:
         span = const_of(self.space.simplify(hi + lo * -1))
         return None if span is None else (lo, span + ext)
 
-    def access(self, table, buf, indices):
+    def access(self, table, buf, indices, lanes=1):
+        """An access of A[indices]; a vector access covers `lanes` along the last index."""
         ranges = []
-        for i in indices:
+        for k, i in enumerate(indices):
             e = self.space.to_affine(i)
-            ranges.append(None if e is None else self.relax(self.space.simplify(e), 1))
+            ext = lanes if k == len(indices) - 1 else 1
+            ranges.append(None if e is None else self.relax(self.space.simplify(e), ext))
         inner = {self.space.values[d] for d in self.space.ranges}
         points = [None if _uses(i, inner) or _opaque(i) else i for i in indices]
+        if lanes > 1:
+            points[-1] = None
         self.merge(table, buf, ranges, points)
 
     def nested(self, child: Block):
@@ -249,6 +280,9 @@ class _Detector:
                                              for m, e in r.ranges], [None] * len(r.ranges))
 
     def merge(self, table, buf, ranges, points):
+        while buf in self.matched:
+            buf, ranges = self.matched[buf]
+            points = [None] * len(ranges)
         for entry in table:
             if entry[0] == buf:
                 entry[1] = [_union(a, b, self.space) for a, b in zip(entry[1], ranges)]
@@ -312,9 +346,13 @@ def const_value(v: ir.Value):
     return ir.IntegerAttr(o.attributes["value"]).value
 
 
+def _lanes(v: ir.Value) -> int:
+    return ir.VectorType(v.type).shape[0]
+
+
 def _is_statement(op) -> bool:
     return (len(op.results) == 0 or "tir.let_name" in op.attributes
-            or op.name in ("memref.alloc", "memref.alloca"))
+            or op.name in ("memref.alloc", "memref.alloca", "memref.subview"))
 
 
 def _uses(v: ir.Value, values) -> bool:
@@ -373,6 +411,13 @@ def _union(a, b, space):
         return None
     lo = lo1 if d >= 0 else lo2
     return lo, max(e1, d + e2) if d >= 0 else max(e1 - d, e2)
+
+
+def index_affine(v: ir.Value):
+    """(AffineExpr, the values its dims stand for) of an index value, None if not affine."""
+    space = _Space([])
+    e = space.to_affine(v)
+    return None if e is None else (e, space.values)
 
 
 def block_regions(block_op) -> Regions:

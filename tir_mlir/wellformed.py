@@ -91,17 +91,20 @@ def _check_buffer_type(t, op, filename, what):
     if not isinstance(t, ir.MemRefType):
         _fail(op, filename, f"{what}: a buffer must be a memref, got {t}")
     t = ir.MemRefType(t)
-    if str(t.element_type) not in _ELEMENT_TYPES:
+    elem = t.element_type
+    if isinstance(elem, ir.VectorType):          # a buffer of float32x4...
+        elem = elem.element_type
+    if str(elem) not in _ELEMENT_TYPES:
         _fail(op, filename, f"{what}: element type {t.element_type} is not a TensorIR dtype "
                             f"(one of {', '.join(_ELEMENT_TYPES)})")
     if not t.has_static_shape:
         _fail(op, filename, f"{what}: buffer shapes must be static, got {t}")
     if any(d <= 0 for d in t.shape):
         _fail(op, filename, f"{what}: buffer has a zero-sized dimension ({t})")
-    size = 1
+    size = t.element_type.shape[0] if isinstance(t.element_type, ir.VectorType) else 1
     for d in t.shape:
         size *= d
-    nbytes = size * max(1, _bits(t.element_type) // 8)
+    nbytes = size * max(1, _bits(elem) // 8)
     if nbytes > MAX_BUFFER_BYTES:
         _fail(op, filename, f"{what}: buffer of {nbytes} bytes is larger than the "
                             f"{MAX_BUFFER_BYTES} bytes allowed")

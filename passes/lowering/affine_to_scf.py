@@ -67,12 +67,12 @@ class AffineToScf:
         kind = Loop(op).kind
         if kind not in self.kinds:
             raise build_error(op, f"loop kind '{kind}' is not supported by this target")
-        lb, ub = (_const_bound(op, k) for k in ("lowerBoundMap", "upperBoundMap"))
         step = Loop(op).step
         loc = op.location
         old_body = op.regions[0].blocks[0]
         with ir.InsertionPoint(op), loc:
-            lo, hi, st = index_const(lb, loc), index_const(ub, loc), index_const(step, loc)
+            lo, hi = (_bound(op, b, loc) for b in (Loop(op).lower_bound, Loop(op).upper_bound))
+            st = index_const(step, loc)
             if kind == "parallel":
                 new = scf.ParallelOp([], [lo], [hi], [st], [], loc=loc)
                 body = new.regions[0].blocks.append(ir.IndexType.get())
@@ -164,12 +164,12 @@ def element_bits(body) -> int:
     return min(widths, default=32)
 
 
-def _const_bound(op, key) -> int:
-    m = ir.AffineMapAttr(op.attributes[key]).value
-    e = m.results[0].maybe_downcast() if len(m.results) == 1 else None
-    if m.n_dims or m.n_symbols or not isinstance(e, ir.AffineConstantExpr):
-        raise build_error(op, "only loops with constant bounds can be lowered")
-    return e.value
+def _bound(op, bound, loc) -> ir.Value:
+    """A loop bound as an index value: a constant, or arith on outer loop variables."""
+    m, operands = bound
+    if len(m.results) != 1:
+        raise build_error(op, "only loops with single-expression bounds can be lowered")
+    return affine_to_arith(m.results[0], operands[:m.n_dims], operands[m.n_dims:], loc)
 
 
 def _lower_apply(op):

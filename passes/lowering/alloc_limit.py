@@ -22,6 +22,9 @@ def nbytes(t: ir.MemRefType) -> int:
     for d in t.shape:
         n *= d
     bits = ir.MemRefType(t).element_type
+    if isinstance(bits, ir.VectorType):          # a buffer of float32x4...
+        n *= bits.shape[0]
+        bits = bits.element_type
     width = 16 if str(bits) == "bf16" else int(str(bits).lstrip("if") or 8)
     return n * max(1, width // 8)
 

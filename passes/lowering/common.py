@@ -21,9 +21,9 @@ def build_error(op, message: str) -> BuildError:
 
 
 def iv_range(loop_op) -> tuple:
-    """(first, last) value of the IV of a constant-bound `affine.for`."""
-    loop = Loop(loop_op)
-    return loop.min, loop.min + (loop.extent - 1) // loop.step * loop.step
+    """(first, last) value of the IV of an `affine.for`; for bounds on outer loop variables,
+    the widest over those loops' ranges."""
+    return Loop(loop_op).iv_range()
 
 
 def run_pipeline(module: ir.Module, pipeline: str, what: str):

@@ -37,7 +37,7 @@ class GpuToBinary:
     def __call__(self, module: ir.Module):
         pipeline = ",".join([
             f"nvvm-attach-target{{chip={self.arch} O=3 features={_ptx_feature(self.arch)}}}",
-            "gpu.module(expand-strided-metadata,convert-scf-to-cf,convert-gpu-to-nvvm,"
+            "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
             "canonicalize,cse,reconcile-unrealized-casts)",
             "gpu-module-to-binary{format=isa}",
         ])

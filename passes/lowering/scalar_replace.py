@@ -216,7 +216,7 @@ def _atom(value, memo):
     if not isinstance(owner, ir.Block):
         op = owner.operation
         if op.name.startswith("arith.") and len(op.results) == 1:
-            return (op.name, tuple((a.name, str(a.attr)) for a in op.attributes),
+            return (op.name, tuple((a, str(op.attributes[a])) for a in op.attributes),
                     tuple(_frozen(_linear(v, memo)) for v in op.operands))
     return value
 

@@ -13,6 +13,7 @@ from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loo
 TO_OPENMP = "convert-scf-to-openmp,canonicalize,cse"
 PIPELINE = ",".join([
     "expand-strided-metadata",
+    "lower-affine",            # the offset arithmetic expand-strided-metadata emits (subviews)
     "convert-vector-to-scf",
     "convert-scf-to-cf",
     "convert-vector-to-llvm",

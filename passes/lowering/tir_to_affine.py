@@ -13,12 +13,16 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 """
 from contextlib import nullcontext
 
+import numpy as np
+
 from mlir import ir
-from mlir.dialects import affine, arith, math, memref
+from mlir.dialects import affine, arith, math, memref, scf, vector
 
 from tir_mlir.affine_exprs import dims_of
-from tir_mlir.dialect.ops import Block, Loop, body_ops
-from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
+from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
+from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
+from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
+                                             index_const, set_to_arith, walk)
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
@@ -37,6 +41,7 @@ class TirToAffine:
                     _expand_call(op)
                 elif op.name == "tir.evaluate":
                     op.erase()
+            _constant_buffers(f)
             _place_buffers(f)
             for op in list(walk(f)):
                 if op.name != "affine.for":
@@ -55,8 +60,11 @@ def _flatten(block: Block):
     """Replace a block by its init (guarded) and body, iter vars bound to their values."""
     op, loc = block.op, block.op.location
     dims, bindings = block.dims, block.bindings
+    # Non-affine bindings / T.where (a dim computed by `i * j`, `i % j`...): arith + scf.if.
+    affine_dims = all(_valid_dim(d) for d in dims)
+    guard = _guard if affine_dims else _scf_guard
     # Decided before any op is emitted next to the block (the pattern wants it alone).
-    peel_before = _peelable_reduction(block) if block.init is not None else None
+    peel_before = _peelable_reduction(block) if block.init is not None and affine_dims else None
     with ir.InsertionPoint(op), loc:
         values = []
         for expr in bindings.results:
@@ -65,6 +73,8 @@ def _flatten(block: Block):
                 values.append(dims[e.position])
             elif isinstance(e, ir.AffineConstantExpr):
                 values.append(index_const(e.value, loc))
+            elif not affine_dims:
+                values.append(affine_to_arith(expr, dims, [], loc))
             else:
                 m = ir.AffineMap.get(bindings.n_dims, 0, [expr])
                 values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
@@ -85,13 +95,13 @@ def _flatten(block: Block):
                                     _peeled_dims(block, loc), loc)
                 _inline_region(block.init, init_values, target)
         if pred is not None:
-            pred_guard = _guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
+            pred_guard = guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
         if block.init is not None and peel_before is None:
             reduce_eqs = [expr - dmin for expr, t, (dmin, _) in
                           zip(bindings.results, block.iter_types, block.domains) if t == "R"]
             with ir.InsertionPoint(pred_guard) if pred_guard is not None else nullcontext():
-                init_guard = _guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
-                                    dims, loc)
+                init_guard = guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
+                                   dims, loc)
             _inline_region(block.init, values,
                            init_guard if init_guard is not None else pred_guard)
         _inline_region(block.body, values, pred_guard)
@@ -188,6 +198,23 @@ def _guard(exprs, eqs, n_dims, dims, loc):
     return yield_op.operation
 
 
+def _valid_dim(v) -> bool:
+    """A value affine ops accept as a dim: a loop IV, an affine.apply of IVs, a constant."""
+    return isinstance(v, ir.BlockArgument) or v.owner.operation.name in ("affine.apply",
+                                                                      "arith.constant")
+
+
+def _scf_guard(exprs, eqs, n_dims, dims, loc):
+    """`_guard` for dims that are not affine dims: an scf.if on the constraints in arith."""
+    if not exprs:
+        return None
+    cond = set_to_arith(ir.IntegerSet.get(n_dims, 0, exprs, eqs), dims, [], loc)
+    if_op = scf.IfOp(cond, [], loc=loc)
+    with ir.InsertionPoint(if_op.then_block):
+        yield_op = scf.YieldOp([], loc=loc)
+    return yield_op.operation
+
+
 def _inline_region(block: ir.Block, values, before):
     """Move a region block's ops (terminator excepted) before `before` (or before the tir.block
     owning it), its arguments replaced by `values`."""
@@ -207,7 +234,15 @@ def _expand_call(op):
     with ir.InsertionPoint(op), op.location:
         def one():
             return arith.ConstantOp(t, 1.0 if is_float else 1).result
-        if callee == "sigmoid" and is_float:
+        if callee == "likely":
+            r = args[0]          # a branch hint only
+        elif callee == "ramp":   # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
+            vt = ir.VectorType(t)
+            iota = ir.DenseElementsAttr.get(
+                np.arange(vt.shape[0], dtype=f"int{vt.element_type.width}"), type=vt)
+            r = arith.addi(vector.broadcast(vt, args[0]),
+                           arith.muli(vector.broadcast(vt, args[1]), arith.constant(vt, iota)))
+        elif callee == "sigmoid" and is_float:
             x = args[0]
             r = arith.divf(one(), arith.addf(one(), math.exp(arith.negf(x))))
         elif callee == "floormod" and is_float:
@@ -228,6 +263,24 @@ def _expand_call(op):
     op.erase()
 
 
+def _constant_buffers(f):
+    """A T.allocate_const buffer (an alloc with `tir.const_data`) becomes a private constant
+    `memref.global` of the module, read through `memref.get_global`."""
+    module = f.parent
+    for k, op in enumerate([o for o in walk(f) if o.name == "memref.alloc"
+                            and CONST_DATA in o.attributes]):
+        mtype = ir.MemRefType(op.results[0].type)
+        fname = ir.StringAttr(f.attributes["sym_name"]).value
+        symbol = f"__tir_const_{fname}_{k}"
+        with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
+            memref.GlobalOp(symbol, ir.TypeAttr.get(mtype), sym_visibility="private",
+                            initial_value=op.attributes[CONST_DATA], constant=True)
+        with ir.InsertionPoint(op), op.location:
+            new = memref.GetGlobalOp(mtype, symbol)
+        op.results[0].replace_all_uses_with(new.result)
+        op.erase()
+
+
 def _place_buffers(f):
     """Hoist every `memref.alloc` to the entry of its function or enclosing parallel loop;
     small ones become stack allocations."""
@@ -237,8 +290,7 @@ def _place_buffers(f):
         mtype = ir.MemRefType(op.results[0].type)
         if not mtype.has_static_shape:
             raise build_error(op, "buffers need a static shape")
-        nbytes = max(1, (mtype.element_type.width if hasattr(mtype.element_type, "width")
-                         else 8) // 8) * _numel(mtype)
+        nbytes = buffer_bytes(mtype)
         scope_block, scope_ends = entry, returns
         parallel = next((p for p in ancestors(op)
                          if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
@@ -260,10 +312,3 @@ def _place_buffers(f):
                     memref.DeallocOp(new.result, loc=loc)
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
-
-
-def _numel(mtype) -> int:
-    n = 1
-    for d in mtype.shape:
-        n *= d
-    return n

@@ -62,6 +62,8 @@ def _visit_loop(op, max_step, explicit, plan):
     if "pragma_unroll_explicit" in ann:
         explicit = bool(_int(ann["pragma_unroll_explicit"]))
     steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
+    if not loop.constant_bounds:
+        return steps, True, depth         # bounds on outer loops: stays a loop
     extent = loop.extent // loop.step
     if loop.kind == "unroll":
         auto = True

@@ -44,12 +44,14 @@ class VectorizeLoops:
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
+                if not loop.constant_bounds:
+                    continue            # bounds on outer loops: stays a scalar loop
                 if loop.kind == "vectorized" and loop.step == 1 and loop.extent > MAX_LANES:
                     _strip_mine(loop, VECTOR_BITS // element_bits(loop.body))
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
-                if loop.kind == "vectorized" and loop.step == 1 and \
+                if loop.kind == "vectorized" and loop.constant_bounds and loop.step == 1 and \
                         1 < loop.extent <= MAX_LANES:
                     plan = Plan(loop)
                     if plan.ok:

@@ -114,8 +114,7 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
     if isinstance(owner, ir.Block):
         op = op_of(owner.owner)
         if is_loop(op):
-            loop = Loop(op)
-            return loop.min, loop.min + loop.extent - 1
+            return Loop(op).iv_range()
         if is_block(op):
             lo, ext = Block(op).domains[v.arg_number]
             return lo, lo + ext - 1
@@ -161,11 +160,83 @@ def users(values: Sequence[ir.Value]) -> List[ir.Operation]:
     return out
 
 
+def non_affine_dims(block: ir.Operation) -> List[ir.Value]:
+    """The block's dims computed by ops (`i * j`, `i % j`...: a non-affine binding or
+    T.where the front end kept, as TVM does); affine dims are loop IVs and iter vars."""
+    return [d for d in Block(block).dims
+            if not isinstance(d.owner, ir.Block) and d.owner.operation.name != "arith.constant"]
+
+
+def check_affine_bindings(root: ir.Operation, prim: str):
+    """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move."""
+    for blk in ([root] if is_block(root) else []) + blocks_under(root):
+        if non_affine_dims(blk):
+            raise ScheduleError(f"{prim}: The block {Block(blk).name!r} is required to have an "
+                                f"affine binding")
+
+
+def feeds_bindings(op: ir.Operation) -> bool:
+    """Whether `op` is part of a non-affine binding or T.where: an expression op whose value
+    reaches only blocks' dims (through other such ops)."""
+    stack, seen = [op], 0
+    while stack:
+        o = stack.pop()
+        seen += 1
+        if seen > 10000 or len(o.results) != 1 or len(o.regions) or Loop.is_loop(o):
+            return False
+        users = [op_of(u.owner) for u in o.results[0].uses]
+        if not users:
+            return False
+        stack += [u for u in users if not is_block(u)]
+    return True
+
+
+def rewrite_binding_uses(iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir.Value]):
+    """After split/fuse, iv = `expr` over `new_ivs`: in the ops of non-affine bindings, iv is
+    replaced by that expression built right before each of them; inner loops whose bounds
+    use iv get their bound maps rewritten (`rebind_loop_bounds`)."""
+    from tir_mlir.passes.schedule.buffer_util import emit_index    # (it imports this module)
+    for owner in users([iv]):        # each op once (a loop uses iv in both of its bounds)
+        if Loop.is_loop(owner):
+            rebind_loop_bounds(owner, iv, expr, new_ivs)
+        elif not is_block(owner):
+            with ir.InsertionPoint(owner), owner.location:
+                owner.replace_uses_of_with(iv, emit_index(expr, list(new_ivs)))
+
+
+def rebind_loop_bounds(loop_op: ir.Operation, iv: ir.Value, expr: ir.AffineExpr,
+                       new_ivs: Sequence[ir.Value]) -> ir.Operation:
+    """A loop whose bounds use `iv` (`range(i + 1)`), recreated with iv = `expr` (an affine
+    expression over `new_ivs`, the loops that replace iv's). Returns the new loop op."""
+    lv = Loop(loop_op)
+    bounds = []
+    for m, ops in (lv.lower_bound, lv.upper_bound):
+        keep = [o for o in ops if not o == iv]
+        operands = keep + list(new_ivs)
+        n = len(operands)
+        shifted = expr.compose(ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(len(keep) + k)
+                                                        for k in range(len(new_ivs))]))
+        subs = ir.AffineMap.get(n, 0, [shifted if o == iv else
+                                       ir.AffineDimExpr.get(keep.index(o)) for o in ops])
+        results = [ir.AffineExpr.simplify_affine_expr(r.compose(subs), n, 0) for r in m.results]
+        bounds.append((ir.AffineMap.get(n, 0, results), operands))
+    (lmap, lops), (umap, uops) = bounds
+    loop_op.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(lmap)
+    loop_op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(umap)
+    loop_op.attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(lops), len(uops), 0])
+    return set_operands(loop_op, lops + uops)
+
+
 def check_iv_uses(loop: ir.Operation, prim: str):
-    """Loop rewrites only update block bindings: the IV must be used by blocks' dims only."""
+    """Loop rewrites only update block bindings: the IV must be used by blocks' dims (or by
+    the ops of a non-affine binding, rewritten with `rewrite_binding_uses`) only."""
     lv = Loop(loop)
     for use in lv.iv.uses:
         owner = op_of(use.owner)
+        if not is_block(owner) and feeds_bindings(owner):
+            continue
+        if Loop.is_loop(owner):
+            continue            # bounds of an inner loop: rewritten by `rebind_loop_bounds`
         if not is_block(owner):
             raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
                                 f"(only block bindings may use loop variables)")

@@ -41,6 +41,7 @@ def reorder(loops: Sequence[ir.Operation]):
         return
     by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
     top, bottom = by_depth[0], by_depth[-1]
+    analysis.check_affine_bindings(top, "reorder")
     chain = analysis.chain_between(top, bottom)
     for outer, inner in zip(chain, chain[1:]):
         if analysis.parent_op(inner) != outer:

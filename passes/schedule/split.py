@@ -71,6 +71,8 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     for op in body_ops(lv.body):
         op.move_before(analysis.terminator(Loop(new[-1]).body))
     ivs = [Loop(n).iv for n in new]
+    whole = index.to_affine(fused_expr(range(len(ivs)), sizes, preserve_unit_iters))
+    analysis.rewrite_binding_uses(lv.iv, whole, ivs)
     # like TVM: the predicate goes on every block directly under the loop, used or not (a
     # block ignoring the loop must still run once per original iteration)
     users = analysis.users([lv.iv])

@@ -16,8 +16,14 @@ class NotAffine(Exception):
 
 
 class AffineBuilder:
-    def __init__(self, env):
+    """`ex` (an ExprBuilder), when given, lets a non-affine subexpression (`i * j`, `i % j`,
+    `T.min(i, j)`, a buffer load) stand as one dim: its ops are built at the current insertion
+    point (right before the block) and its value becomes a block operand, as TVM keeps such
+    bindings and predicates. Schedule primitives then refuse the block (not an affine binding)."""
+
+    def __init__(self, env, ex=None):
         self.env = env
+        self.ex = ex
         self.dims = []          # ir.Value, in order of first appearance
         self.dim_vals = []      # the Val of each dim (for its domain)
 
@@ -35,7 +41,9 @@ class AffineBuilder:
         while stack:
             node, ready = stack.pop()
             kids = _children(node)
-            if kids is None:
+            if not ready and self.ex is not None and self._non_affine(node, kids):
+                out.append(self._atom(node))
+            elif kids is None:
                 out.append(self._leaf(node))
             elif not ready:
                 stack.append((node, True))
@@ -45,6 +53,29 @@ class AffineBuilder:
                 del out[len(out) - len(kids):]
                 out.append(self._combine(node, args))
         return out[0]
+
+    def _non_affine(self, node, kids) -> bool:
+        """A node whose value is no affine function of its operands: a product of two
+        non-constants, a division by a non-constant, any call or load the affine forms lack."""
+        if kids is None:
+            if isinstance(node, (Val, A.Const)) or callee(node) in ("int32", "int64"):
+                return False
+            v = self.env.get(node.id) if isinstance(node, A.Name) else None
+            return not (isinstance(node, A.Name) and (v is None or isinstance(v, Lit) or
+                                                     isinstance(v, Val) and v.dtype == "index"))
+        if isinstance(node, A.BinOp) and node.op == "*":
+            return not (_constant(node.lhs, self.env) or _constant(node.rhs, self.env))
+        if isinstance(node, A.BinOp) and node.op in ("//", "%") or callee(node) in _CALLS:
+            return not _constant(kids[1], self.env)
+        return False
+
+    def _atom(self, node):
+        v = self.ex.eval(node)
+        if isinstance(v, Lit):
+            if isinstance(v.value, int) and not isinstance(v.value, bool):
+                return ir.AffineConstantExpr.get(v.value), v.value
+            raise NotAffine("an index must be an integer", getattr(node, "pos", None))
+        return self.dim(Val(self.ex.index(v, node.pos), "index")), None
 
     def _leaf(self, node):
         if isinstance(node, Val):       # a loop var resolved by the caller (2021 auto-binding)
@@ -173,6 +204,28 @@ def _lower_bound(e: ir.AffineExpr, dims) -> int:
 
 
 _CALLS = {"floordiv": "//", "floormod": "%"}
+
+
+def _constant(node, env) -> bool:
+    """No loop, block or let variable anywhere in `node` (literals and names bound to them)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Val):
+            return False
+        if isinstance(n, A.Name):
+            if not isinstance(env.get(n.id), Lit):
+                return False
+        elif isinstance(n, A.Call):
+            stack.extend(n.args)
+            stack.extend(v for _, v, _ in n.kwargs)
+        elif isinstance(n, A.Node):
+            for value in vars(n).values():
+                if isinstance(value, A.Node):
+                    stack.append(value)
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(v for v in value if isinstance(v, A.Node))
+    return True
 
 
 def _int_const(node):

@@ -8,11 +8,12 @@ sees it; MLIR's verifier runs once at the end (in parser.py).
 from mlir import ir
 from mlir.dialects import func, memref, scf
 
-from tir_mlir.dialect.ops import INDEX_DTYPE, LOOP_KINDS, Block, Loop
+from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
-from tir_mlir.frontend import ast as A, explicit_regions
+from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
-from tir_mlir.frontend.exprs import ExprBuilder, Fail, check_dtype, describe, fits
+from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
@@ -178,6 +179,8 @@ class FuncBuilder(Fail):
         if isinstance(v, Lit) and isinstance(v.value, bool):
             return ir.BoolAttr.get(v.value)
         if isinstance(v, Lit) and isinstance(v.value, int):
+            if v.dtype not in (None, "int32"):     # T.int64(3): the signed type keeps the dtype
+                return ir.IntegerAttr.get(ir.IntegerType.get_signed(bits(v.dtype)), v.value)
             return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v.value)
         if isinstance(v, Lit) and isinstance(v.value, float):
             return ir.FloatAttr.get(ir.F64Type.get(), v.value)
@@ -299,9 +302,15 @@ class FuncBuilder(Fail):
             func.ReturnOp([], loc=self.loc(f.pos))
 
     def _unwrap_root(self, body):
-        """An explicit `with T.block("root"):` around the whole body is the implicit root block."""
+        """An explicit `with T.block("root"):` around the whole body is the implicit root block
+        (kept as a block when it has a `T.block_attr` or non-empty `T.reads`/`T.writes`, as in
+        a tensor intrinsic: TVM prints such a root)."""
         real = [s for s in body if not isinstance(s, A.Pass)]
-        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block":
+        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block" \
+                and not any(isinstance(s, A.ExprStmt) and (
+                    callee(s.value) == "block_attr"
+                    or callee(s.value) in ("reads", "writes") and s.value.args)
+                    for s in real[0].body):
             args = real[0].item.args
             if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
                 return [s for s in real[0].body
@@ -346,9 +355,23 @@ class FuncBuilder(Fail):
             self.fail(f"{h!r} is not a T.handle parameter of this function", call.args[0].pos)
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
-        shape, dtype, _, index = self.buffer_spec(call, call.args[1:], "T.match_buffer")
-        matched[h] = (s.target.id, shape, dtype, index, self.layout_attrs(call, len(shape)),
-                      s.pos)
+        call, extra = self.layout_kwargs(call)
+        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
+                                                      "global")
+        if scope != "global":
+            extra["tir.scope"] = ir.StringAttr.get(scope)
+        extra.update(self.layout_attrs(call, len(shape)))     # axis_separators
+        matched[h] = (s.target.id, shape, dtype, index, extra, s.pos)
+
+    def layout_kwargs(self, call):
+        """(the call without them, attributes) for the `offset_factor=` and `align=` of a
+        T.match_buffer, which TVM prints back."""
+        kw = {k: (v, p) for k, v, p in call.kwargs}
+        attrs = {f"tir.{k}": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                               self.static_index(kw.pop(k)[0], k)[0])
+                 for k in ("offset_factor", "align") if k in kw}
+        return A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()],
+                      call.pos), attrs
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -434,10 +457,13 @@ class FuncBuilder(Fail):
                           f"arguments, got {len(args)}", it.pos)
             if len(targets) != 1:
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
-            lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
-                else (0, "int32")
-            hi, hi_dtype = self.static_index(args[-1], "a loop bound")
-            specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
+            if not all(self._constant_bound(a) for a in args):
+                specs = [(0, 0, "int32", kind, thread, annotations, self._affine_bounds(args))]
+            else:
+                lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
+                    else (0, "int32")
+                hi, hi_dtype = self.static_index(args[-1], "a loop bound")
+                specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
         else:
             self.fail(f"cannot loop over {A.dotted_name(it.func)}(...) (expected range, T.grid, "
                       "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
@@ -447,18 +473,51 @@ class FuncBuilder(Fail):
             self.stmts(s.body)
         del self.loops[len(self.loops) - len(loops):]
 
+    def _constant_bound(self, node) -> bool:
+        """False when a loop bound names a loop variable (`range(i + 1)`)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Name) and isinstance(self.env.get(n.id), Val):
+                return False
+            if isinstance(n, A.BinOp):
+                stack += [n.lhs, n.rhs]
+            elif isinstance(n, A.UnaryOp):
+                stack.append(n.operand)
+        return True
+
+    def _affine_bounds(self, args):
+        """((lower map, operands), (upper map, operands)) of `range(lo, hi)` whose bounds are
+        affine in enclosing loop variables (TVM's triangular loops)."""
+        ab = AffineBuilder(self.env)
+        exprs = []
+        for a in ([A.Const(0, args[0].pos)] if len(args) == 1 else []) + list(args):
+            try:
+                exprs.append(ab.expr(a)[0])
+            except NotAffine as e:
+                self.fail(f"a loop bound must be a constant or affine in enclosing loop "
+                          f"variables: {e.args[0]}", e.args[1] or a.pos)
+        for d, val in zip(ab.dims, ab.dim_vals):
+            if not (isinstance(d.owner, ir.Block) and Loop.is_loop(d.owner.owner)):
+                self.fail("a loop bound may depend on enclosing loop variables only, not on "
+                          "block iter vars", args[-1].pos)
+        n = len(ab.dims)
+        return tuple((ir.AffineMap.get(n, 0, [ir.AffineExpr.simplify_affine_expr(e, n, 0)]),
+                      list(ab.dims)) for e in exprs)
+
     def _loops(self, specs, pos):
         """Nested affine.for loops at the current point; their vars enter scope."""
         body = None
         loops = []
-        for name, lo, extent, index, kind, thread, annotations in specs:
+        for name, lo, extent, index, kind, thread, annotations, *bounds in specs:
             if not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
             loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                              annotations=annotations, index_dtype=index, loc=self.loc(pos),
+                              annotations=annotations, index_dtype=index,
+                              bounds=bounds[0] if bounds else None, loc=self.loc(pos),
                               ip=None if body is None else self._place(body))
             body = loop.body
-            v = Val(loop.iv, "index", (lo, extent))
+            v = Val(loop.iv, "index", (lo, extent) if not bounds else None)
             self.env[name] = v
             self.loops.append(v)
             loops.append(v)
@@ -519,7 +578,7 @@ class FuncBuilder(Fail):
             return self._emit_block(s, bname, header)
 
     def _emit_block(self, s, bname, header):
-        ab = AffineBuilder(self.env)
+        ab = AffineBuilder(self.env, self.ex)
         results = []
         for v in header["vars"]:
             results.append(self._binding(ab, v))
@@ -546,6 +605,8 @@ class FuncBuilder(Fail):
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
         if header["where"] is not None:
             blk.where_spelling = {str(e): op for e, op in zip(exprs, ops) if op == ">="}
+        if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
+            blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()     # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
         self.loops, self.in_block = [], True
         try:
@@ -677,6 +738,10 @@ class FuncBuilder(Fail):
             v = self.env.get(l.id)
             if v is None:
                 self.fail(f"undefined variable {l.id!r}", l.pos)
+            if isinstance(v, Val) and v.dom is None and isinstance(v.value.owner, ir.Block) \
+                    and Loop.is_loop(v.value.owner.owner):
+                self.fail(f"T.axis.remap of loop {l.id!r}, whose bounds depend on outer loops: "
+                          f"write T.axis.spatial(extent, {l.id}) with a constant extent", l.pos)
             if not (isinstance(v, Val) and v.dom is not None):
                 self.fail(f"{l.id!r} is not a loop variable", l.pos)
             out.append({"name": t.id, "kind": k, "dom": v.dom, "idx": index_dtype(v.value),
@@ -822,11 +887,19 @@ class FuncBuilder(Fail):
         if name in AXIS_KINDS or name == "axis.remap":
             self.fail(f"T.{name} must be directly inside a T.block", s.pos)
         if name == "match_buffer":
-            self.fail("T.match_buffer must be at the top level of the function body", s.pos)
+            if self.in_block and v.args and isinstance(v.args[0], A.Subscript) \
+                    and isinstance(t, A.Name):
+                return self.match_region(t.id, v, s.pos)
+            self.fail("T.match_buffer must be at the top level of the function body, or in a "
+                      "block with a buffer region: T.match_buffer(A[vi, 0:16], (16,))", s.pos)
         if not isinstance(t, A.Name):
             self.fail("can only assign to a buffer element A[...] or a name", t.pos)
         if name == "alloc_buffer":
             return self.alloc(t.id, v, s.pos)
+        if name == "allocate_const":
+            return constants.allocate_const(self, t.id, v, s.pos)
+        if name in ("decl_buffer", "Buffer"):
+            return constants.decl_buffer(self, t.id, v, s.pos)
         self.let(t.id, self.ex.eval(v), s.pos)
 
     def ann_assign(self, s):
@@ -866,6 +939,69 @@ class FuncBuilder(Fail):
             op.attributes[k] = v
         self.env[name] = Buffer(name, op.result, shape, dtype, index, pos)
 
+    def match_region(self, name, call, pos):
+        """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, 0:16], (4, 16), offset_factor=1)` in a
+        block: a view of a region of A (`memref.subview`), dropping leading unit dimensions as
+        TVM does; `offset_factor`/`align`/`scope` are kept and printed back."""
+        region = call.args[0]
+        src = self.ex.eval(region.value)
+        if not isinstance(src, Buffer):
+            self.fail(f"T.match_buffer needs a buffer region, found {describe(src)}", region.pos)
+        items = region.indices
+        if len(items) == 1 and isinstance(items[0], A.Tuple_):
+            items = items[0].items
+        if len(items) != len(src.shape):
+            self.fail(f"buffer {src.name!r} has {len(src.shape)} dimensions but the region has "
+                      f"{len(items)}", region.pos)
+        offsets, extents = [], []
+        for k, it in enumerate(items):
+            if isinstance(it, A.Slice):
+                if it.step is not None:
+                    self.fail("a region slice takes no step", it.pos)
+                lo = it.lo if it.lo is not None else A.Const(0, it.pos)
+                hi = it.hi if it.hi is not None else A.Const(src.shape[k], it.pos)
+                ab = AffineBuilder(self.env)
+                try:
+                    span = ab.expr(hi)[0] - ab.expr(lo)[0]
+                except NotAffine as e:
+                    self.fail(f"T.match_buffer: region bounds must be affine: {e.args[0]}",
+                              e.args[1] or it.pos)
+                ext = const_of(ir.AffineExpr.simplify_affine_expr(span, len(ab.dims), 0))
+                if ext is None or ext <= 0:
+                    self.fail("T.match_buffer: the extent of a region must be a positive "
+                              "constant", it.pos)
+            else:
+                lo, ext = it, 1
+            offsets.append(self.ex.index(self.ex.eval(lo), getattr(lo, "pos", pos)))
+            extents.append(ext)
+        call, kept = self.layout_kwargs(call)
+        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
+                                                      "global")
+        if dtype != src.dtype:
+            self.fail(f"T.match_buffer of {dtype} on buffer {src.name!r} of {src.dtype}", pos)
+        n = len(shape)
+        lead, tail = extents[:len(extents) - n], extents[len(extents) - n:]
+        if n > len(extents) or any(e != 1 for e in lead) or tuple(tail) != tuple(shape):
+            self.fail(f"T.match_buffer: region {tuple(extents)} of {src.name!r} cannot be matched "
+                      f"to shape {tuple(shape)} (the higher dimensions must be 1, the others "
+                      f"equal)", pos)
+        src_type = ir.MemRefType(src.value.type)
+        strides, _ = src_type.get_strides_and_offset()
+        layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
+                                          strides[len(strides) - n:])
+        rtype = ir.MemRefType.get(list(shape), src_type.element_type, layout)
+        op = memref.subview(src.value, offsets, extents, [1] * len(extents), result_type=rtype,
+                            loc=self.loc(pos)).owner
+        attrs = op.attributes
+        attrs["tir.name"] = ir.StringAttr.get(name)
+        attrs["tir.scope"] = ir.StringAttr.get(scope)
+        attrs["tir.match_buffer"] = ir.UnitAttr.get()
+        for k, v in kept.items():
+            attrs[k] = v
+        if is_unsigned(dtype):
+            attrs["tir.dtype"] = ir.StringAttr.get(dtype)
+        self.env[name] = Buffer(name, op.results[0], shape, dtype, index)
+
     def store(self, target, value, pos):
         buf = self.ex.eval(target.value)
         if not isinstance(buf, Buffer):
@@ -873,12 +1009,19 @@ class FuncBuilder(Fail):
         if not isinstance(value, (Val, Lit)):
             self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos,
                       [buf.declared()])
-        idx = self.ex.indices(buf, [self.ex.eval(i) for i in target.indices], target)
-        if isinstance(value, Val) and value.dtype != buf.dtype and value.dtype != "index":
-            self.fail(f"cannot store a {value.dtype} value into buffer {buf.name!r} of "
-                      f"{buf.dtype} (use T.Cast)", pos, [buf.declared()])
-        v = self.ex.materialize(value, pos, buf.dtype)
-        self.ex.op("memref.store", [v.value, buf.value] + idx, None, pos)
+        self.ex.subscript_slices.update(id(i) for i in target.indices if isinstance(i, A.Slice))
+        idx, lanes = self.ex.access(buf, [self.ex.eval(i) for i in target.indices], target)
+        dtype = f"{buf.dtype}x{lanes}" if lanes else buf.dtype      # A[b:b + 4] = vector
+        if lanes and (isinstance(value, Lit) or value.dtype == buf.dtype):
+            self.fail(f"cannot store a scalar into {lanes} lanes of buffer {buf.name!r} "
+                      f"(use T.Broadcast(value, {lanes}))", pos)
+        if isinstance(value, Val) and value.dtype != dtype and value.dtype != "index":
+            self.fail(f"cannot store a {value.dtype} value into "
+                      f"{'a vector of ' if lanes else ''}buffer {buf.name!r} of "
+                      f"{dtype} (use T.Cast)", pos, [buf.declared()])
+        v = self.ex.materialize(value, pos, dtype)
+        self.ex.op("vector.store" if lanes else "memref.store", [v.value, buf.value] + idx, None,
+                   pos)
 
     def aug_assign(self, s):
         if not isinstance(s.target, A.Subscript):

@@ -10,11 +10,12 @@ import math
 from mlir import ir
 
 from tir_mlir.dialect.ops import INDEX_DTYPE
-from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_float, is_unsigned, mlir_type
+from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_dtype, is_float, is_unsigned, mlir_type, split_lanes
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
 from tir_mlir.frontend.extern_calls import POINTER, BufferStrides, ExternCalls
+from tir_mlir.frontend.vectors import Lanes, VectorExprs
 from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
 from tir_mlir.index_dtypes import index_dtype, wider
 
@@ -34,6 +35,8 @@ INDEX_LIT_DTYPES = (None, "int32", "int64")     # literals that may become index
 
 
 def bits(dtype: str) -> int:
+    """Bits of a dtype's element (`int8x4`: 8)."""
+    dtype = split_lanes(dtype)[0]
     if dtype in INT_BITS:
         return INT_BITS[dtype]
     return int("".join(c for c in dtype if c.isdigit()))
@@ -53,7 +56,7 @@ def check_dtype(name, pos, fail):
     """A dtype name, given as a string or as the value of `T.float32` (("dtype", name))."""
     if isinstance(name, tuple):
         name = name[1]
-    if not isinstance(name, str) or name not in DTYPES:
+    if not is_dtype(name):
         near = difflib.get_close_matches(str(name), DTYPES, 1)
         hint = f" (did you mean {near[0]!r}?)" if near else f" (expected one of {', '.join(DTYPES)})"
         fail(f"unknown dtype {name!r}{hint}", pos)
@@ -87,13 +90,14 @@ class Fail:
         return ir.Location.file(self.filename, pos[0], pos[1])
 
 
-class ExprBuilder(Fail, ExternCalls):
+class ExprBuilder(Fail, ExternCalls, VectorExprs):
     """Builds expression ops at the current insertion point. `env` resolves names."""
 
     def __init__(self, filename, env):
         self.filename = filename
         self.env = env
         self.lazy_depth = 0
+        self.subscript_slices = set()     # ids of Slice nodes that are subscript indices
 
     # --- helpers ------------------------------------------------------------------------------
     def op(self, name, operands, dtype, pos, attrs=None):
@@ -109,7 +113,11 @@ class ExprBuilder(Fail, ExternCalls):
         return self.op("tir.call", operands, dtype, pos, {"callee": ir.StringAttr.get(callee)})
 
     def constant(self, value, dtype, pos, idx="int32") -> ir.Value:
-        """An arith.constant; an index one remembers its TensorIR dtype `idx` when int64."""
+        """An arith.constant; an index one remembers its TensorIR dtype `idx` when int64; a
+        vector dtype's is the scalar broadcast (`T.Broadcast(T.int8(1), 4)`, as TVM prints)."""
+        base, _ = split_lanes(dtype)
+        if base != dtype:
+            return self.splat(self.constant(value, base, pos), dtype, pos)
         t = mtype(dtype)
         extra = {}
         if dtype == "index" and idx != "int32":
@@ -161,9 +169,15 @@ class ExprBuilder(Fail, ExternCalls):
         self.fail(f"expected a value, found {describe(x)}", pos)
 
     def convert(self, v: ir.Value, src: str, dst: str, pos) -> ir.Value:
-        """Cast between dtypes (and index), as T.Cast does."""
+        """Cast between dtypes (and index), as T.Cast does; a scalar to a vector dtype is
+        broadcast, vectors convert lane by lane."""
         if src == dst:
             return v
+        (sbase, slanes), (dbase, dlanes) = split_lanes(src), split_lanes(dst)
+        if dbase != dst and sbase == src:
+            return self.splat(self.convert(v, src, dbase, pos), dst, pos)
+        if (sbase != src) != (dbase != dst) or slanes != dlanes:
+            self.fail(f"cannot cast {src} to {dst} (lanes differ)", pos)
         op = self.op
         if src == "index":
             if is_int(dst) and dst != "bool":
@@ -207,6 +221,11 @@ class ExprBuilder(Fail, ExternCalls):
         """The common dtype of two operands (TVM's BinaryOpMatchTypes, simplified)."""
         if da == db:
             return da
+        (ba, la), (bb, lb) = split_lanes(da), split_lanes(db)
+        if ba != da or bb != db:          # a vector and a scalar (broadcast) of one element type
+            if la != lb and ba != da and bb != db or ba != bb:
+                self.fail(f"type mismatch: {da} and {db} (cast one with T.Cast)", pos)
+            return da if ba != da else db
         if da == "bool" or db == "bool":
             return db if da == "bool" else da
         if is_float(da) or is_float(db):
@@ -284,7 +303,10 @@ class ExprBuilder(Fail, ExternCalls):
         if isinstance(node, (A.Tuple_, A.List_)):
             return node.items
         if isinstance(node, A.Subscript):
+            self.subscript_slices.update(id(i) for i in node.indices if isinstance(i, A.Slice))
             return [node.value] + node.indices
+        if isinstance(node, A.Slice) and id(node) in self.subscript_slices:
+            return [node.lo] if node.lo is not None else []
         if isinstance(node, A.Call):
             if I.callee(node) in ("if_then_else", "let", "address_of"):
                 return None
@@ -312,11 +334,12 @@ class ExprBuilder(Fail, ExternCalls):
                 return self.buffer_attr(buf, node.attr, node.pos)
             dotted = node.dotted()
             name = I.strip_prefix(dotted) if dotted else None
-            if name is not None and name in DTYPES:
+            if name is not None and is_dtype(name):
                 return ("dtype", name)
             self.fail(f"{dotted or 'attribute access'} is not a value here", node.pos)
         if isinstance(node, A.Slice):
-            self.fail("a slice is only allowed in T.reads / T.writes regions", node.pos)
+            self.fail("a slice is only allowed in T.reads / T.writes regions and as the last "
+                      "index of a vector access (A[i * 4:i * 4 + 4])", node.pos)
         if isinstance(node, A.Dict_):
             self.fail("a dictionary is not a value here", node.pos)
         self.fail(f"unsupported expression {type(node).__name__}", getattr(node, "pos", None))
@@ -336,6 +359,8 @@ class ExprBuilder(Fail, ExternCalls):
             return list(args)
         if isinstance(node, A.Subscript):
             return self.load(args[0], args[1:], node)
+        if isinstance(node, A.Slice):
+            return self.slice_lanes(node, args[0] if args else Lit(0))
         if isinstance(node, A.Call):
             n = len(node.args)
             kwargs = {k: (v, p) for (k, _, p), v in zip(node.kwargs, args[n:])}
@@ -448,8 +473,27 @@ class ExprBuilder(Fail, ExternCalls):
             return self.stride(buf, indices, node.pos)
         if not isinstance(buf, Buffer):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", node.pos)
-        idx = self.indices(buf, indices, node)
+        idx, lanes = self.access(buf, indices, node)
+        if lanes:
+            d = f"{buf.dtype}x{lanes}"
+            return Val(self.op("vector.load", [buf.value] + idx, d, node.pos), d)
         return Val(self.op("memref.load", [buf.value] + idx, buf.dtype, node.pos), buf.dtype)
+
+    def access(self, buf, indices, node):
+        """(index values, lanes) of A[i, j] (lanes: 0, or n for a vector access whose last
+        index is `b:b + n` or `T.Ramp(b, 1, n)`)."""
+        if len(indices) == 1 and isinstance(indices[0], list):
+            indices = indices[0]
+        indices = list(indices)
+        if indices:
+            indices[-1] = self.ramp_lanes(indices[-1], node.pos)
+        if any(isinstance(x, Lanes) for x in indices[:-1]):
+            self.fail("a vector access runs along the last dimension only", node.pos)
+        lanes = 0
+        if indices and isinstance(indices[-1], Lanes):
+            lanes = indices[-1].lanes
+            indices[-1] = indices[-1].base
+        return self.indices(buf, indices, node), lanes
 
     def indices(self, buf, indices, node):
         """Index values for A[i, j] (`A[()]` for a 0-d buffer), checked against the rank."""
@@ -499,7 +543,7 @@ class ExprBuilder(Fail, ExternCalls):
             if buf is not None:
                 return self.buffer_access_ptr(buf, args, kwargs, pos)
         name = self._resolve(node)
-        if name in DTYPES:
+        if is_dtype(name):
             return self._call_dtype(name, args, kwargs, pos)
         for table, kind in ((I.MATH_UNARY, "unary"), (I.MATH_BINARY, "binary"),
                             (I.MATH_PREDICATE, "predicate")):
@@ -643,6 +687,12 @@ class ExprBuilder(Fail, ExternCalls):
     def _call_logic(self, name, args, kwargs, pos):
         self._arity(name, args, 1 if name == "Not" else 2, pos, kwargs)
         return self.logic(name.lower(), args, pos)
+
+    def _call_likely(self, name, args, kwargs, pos):
+        """T.likely(cond): a branch hint; the value is its argument's (`tir.call "likely"`)."""
+        self._arity(name, args, 1, pos, kwargs)
+        x = self.materialize(args[0], pos)
+        return Val(self.call_op("likely", [x.value], x.dtype, pos), x.dtype)
 
     def _call_limit(self, name, args, kwargs, pos):
         self._arity(name, args, 1, pos, kwargs)

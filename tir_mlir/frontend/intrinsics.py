@@ -6,7 +6,7 @@ call node.
 """
 from typing import Optional
 
-from tir_mlir.dtypes import DTYPES
+from tir_mlir.dtypes import DTYPES, is_dtype
 from tir_mlir.frontend import ast as A
 
 PREFIXES = ("tvm.script.tir.", "tvm.tir.", "T.", "tir.", "ty.")
@@ -40,6 +40,7 @@ EXPR_CALLS = {
     "max_value": "limit", "min_value": "limit", "let": "let",
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
     "shift_left": "bitwise", "shift_right": "bitwise", "bitwise_not": "bitwise",
+    "likely": "likely", "Broadcast": "broadcast", "Ramp": "ramp",
     # calls to C functions and buffer pointers (frontend/extern_calls.py; address_of is lazy)
     "call_extern": "extern", "call_pure_extern": "extern", "tvm_access_ptr": "access_ptr",
     "type_annotation": "type_annotation", "address_of": "address_of",
@@ -52,6 +53,7 @@ STATEMENT_CALLS = {
     "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
     "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
     "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",
+    "allocate_const", "decl_buffer",
 }
 
 
@@ -76,7 +78,7 @@ def callee(node) -> Optional[str]:
 
 def is_expr_intrinsic(name: str) -> bool:
     return (name in MATH_UNARY or name in MATH_BINARY or name in MATH_PREDICATE
-            or name in CALL_UNARY or name in CALL_BINARY or name in EXPR_CALLS or name in DTYPES)
+            or name in CALL_UNARY or name in CALL_BINARY or name in EXPR_CALLS or is_dtype(name))
 
 
 def all_names():

@@ -16,7 +16,8 @@ from tir_mlir.module import IRModule
 
 # Dialects (and single ops) a tir program is made of, before and after scheduling.
 _DIALECTS = ("affine", "arith", "math", "memref", "scf", "tir")
-_OPS = ("func.func", "func.return", "gpu.yield")
+_OPS = ("func.func", "func.return", "gpu.yield",
+        "vector.broadcast", "vector.load", "vector.store")     # vector dtypes (float32x4)
 
 
 def looks_like_mlir(text: str) -> bool:

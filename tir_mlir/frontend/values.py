@@ -5,7 +5,8 @@
 - `Lit`: a Python literal not yet materialized, so `vi + 1` gets an index constant and
   `A[i] * 2` an f32 one (dtype None until something types it; `T.float32(0)` sets it);
 - `Buffer`: a memref value with its name, shape and dtype;
-- `Handle`: a `T.handle` parameter waiting for its `T.match_buffer`.
+- `Handle`: a `T.handle` parameter waiting for its `T.match_buffer`;
+- `ConstData`: a `T.allocate_const` waiting for its `T.decl_buffer`.
 `Env` is the chain of scopes (function, loop, block bodies).
 """
 from dataclasses import dataclass
@@ -44,6 +45,15 @@ class Buffer:
 @dataclass(eq=False)
 class Handle:
     name: str
+
+
+@dataclass(eq=False)
+class ConstData:
+    """The data of a `T.allocate_const`, waiting for the T.decl_buffer that indexes it."""
+    name: str
+    op: Any                        # its memref.alloc (tir.const_data)
+    shape: Tuple[int, ...]
+    dtype: str
 
 
 class Env:

@@ -20,6 +20,7 @@ class BufferInfo:
     dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
     offset_factor: int = None    # T.Buffer / T.match_buffer(..., offset_factor=N)
     axis_separators: tuple = ()
+    align: int = 64              # T.match_buffer(..., align=N)
 
     @property
     def needs_match(self) -> bool:
@@ -36,11 +37,13 @@ class BufferInfo:
         return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
                           str_attr(attrs, "tir.scope", "global"), str_attr(attrs, "tir.param"),
                           buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
-                                            len(t.shape)), factor, seps)
+                                            len(t.shape)), factor, seps,
+                          _int_attr(attrs, "tir.align", 64))
 
 
 def buffer_infos(func_op) -> dict:
-    """memref value -> BufferInfo for every parameter and allocation of a function."""
+    """memref value -> BufferInfo for every parameter, allocation and block-level
+    T.match_buffer (a `memref.subview`) of a function."""
     out = {}
     args = func_op.regions[0].blocks[0].arguments
     for arg, attrs in zip(args, arg_attrs(func_op)):
@@ -48,8 +51,13 @@ def buffer_infos(func_op) -> dict:
             out[arg] = BufferInfo.of(ir.MemRefType(arg.type), attrs)
 
     def visit(op):
-        if op.name in ("memref.alloc", "memref.alloca"):
+        if op.name in ("memref.alloc", "memref.alloca") or (
+                op.name == "memref.subview" and "tir.match_buffer" in op.attributes):
             out[op.results[0]] = BufferInfo.of(ir.MemRefType(op.results[0].type), op.attributes)
         return ir.WalkResult.ADVANCE
     func_op.walk(visit)
     return out
+
+
+def _int_attr(attrs, name, default) -> int:
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default

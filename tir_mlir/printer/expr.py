@@ -9,9 +9,11 @@ from mlir import ir
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import index_dtype
+from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.extern_calls import extern_text
 from tir_mlir.printer.literals import float_text, int_text
 from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
+from tir_mlir.regions import index_affine
 
 BINARY = {
     "arith.addi": ("+", ADD), "arith.addf": ("+", ADD),
@@ -68,9 +70,22 @@ class ExprPrinter:
             raise TIRError(f"value {v.get_name()} has no name in scope")
         return self.op_expr(v.owner.operation, v)
 
-    def load(self, buf: ir.Value, indices) -> str:
-        idx = ", ".join(self.text(i) for i in indices) if len(indices) else "()"
+    def load(self, buf: ir.Value, indices, lanes=0) -> str:
+        """`A[i, j]`; with `lanes`, a vector access `A[i, b:b + lanes]` (TVM's slice form)."""
+        items = [self.text(i) for i in indices]
+        if lanes:
+            items[-1] = f"{items[-1]}:{self.slice_end(indices[-1], lanes)}"
+        idx = ", ".join(items) if items else "()"
         return f"{self.namer[buf]}[{idx}]"
+
+    def slice_end(self, start: ir.Value, extent: int) -> str:
+        """`b + n` of a slice `b:b + n`, simplified like TVM (`vi * 4 + 4`)."""
+        form = index_affine(start)
+        if form is None:
+            return f"{self.text(start)} + {extent}"
+        e, values = form
+        e = ir.AffineExpr.simplify_affine_expr(e + extent, len(values), 0)
+        return affine_text(e, [self.text(v) for v in values], (), index_dtype(start))[0]
 
     def op_expr(self, op: ir.Operation, v: ir.Value) -> tuple:
         name = op.name
@@ -86,6 +101,9 @@ class ExprPrinter:
                 return self._binary("%", MUL, *args)
             if callee == "floordiv":
                 return self._binary("//", MUL, *args)
+            if callee == "ramp":
+                lanes = ir.VectorType(v.type).shape[0]
+                return f"T.Ramp({self.text(args[0])}, {self.text(args[1])}, {lanes})", ATOM
             return self._call(callee, args)
         if name == "tir.extern":
             return extern_text(self, op, v)
@@ -95,6 +113,10 @@ class ExprPrinter:
             return self._call(name[5:], args)
         if name == "memref.load":
             return self.load(args[0], args[1:]), ATOM
+        if name == "vector.load":
+            return self.load(args[0], args[1:], ir.VectorType(v.type).shape[0]), ATOM
+        if name == "vector.broadcast":
+            return f"T.Broadcast({self.text(args[0])}, {ir.VectorType(v.type).shape[0]})", ATOM
         if name == "arith.cmpi" or name == "arith.cmpf":
             if "tir.cast" in op.attributes:
                 return f'T.Cast("bool", {self.text(args[0])})', ATOM

@@ -36,6 +36,8 @@ def attr_text(attr: ir.Attribute) -> str:
     if isinstance(attr, ir.IntegerAttr):
         if isinstance(attr.type, ir.IntegerType) and attr.type.width == 1:
             return str(bool(attr.value))
+        if isinstance(attr.type, ir.IntegerType) and attr.type.is_signed:
+            return int_text(attr.value, f"int{attr.type.width}")      # T.int64(3)
         return str(attr.value)
     if isinstance(attr, ir.FloatAttr):
         return repr(attr.value)

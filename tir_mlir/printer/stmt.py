@@ -1,13 +1,16 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
+import numpy as np
 from mlir import ir
 
 from tir_mlir import first_iteration_or
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import arg_attrs
-from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, body_ops, str_attr
+from tir_mlir.dialect.ops import CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, wider
+from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.extern_calls import is_extern_call
@@ -17,6 +20,7 @@ from tir_mlir.regions import block_regions
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")
+MATCH = "memref.subview"          # T.match_buffer of a region, in a block
 # Ops with nothing to print (expression ops print inline where they are used).
 SKIPPED = ("memref.dealloc", "scf.yield")
 
@@ -72,6 +76,9 @@ class FuncPrinter:
         allocs = [o for o in ops if o.name in ALLOCS]
         if (root is None and len(ops) == 1 and Block.is_block(ops[0])
                 and not Block(ops[0]).iter_names):
+            if Block(ops[0]).name == "root":      # a root TVM prints (attrs, regions)
+                self.block(Block(ops[0]))
+                return "\n".join(self.lines)
             # TVM would read a lone iter-less block as the root block itself: print the root
             self.emit('with T.block("root"):')
             self.depth += 1
@@ -104,7 +111,8 @@ class FuncPrinter:
         if len(ops) == 1 and Block.is_block(ops[0]):
             b = Block(ops[0])
             if (b.name == "root" and not b.iter_names and b.init is None
-                    and b.predicate is None and not b.annotations):
+                    and b.predicate is None and not b.annotations
+                    and EXPLICIT_ROOT not in b.op.attributes):
                 return b
         return None
 
@@ -127,19 +135,59 @@ class FuncPrinter:
         parts = list(args) + [shape_text(info.shape, info.dim_dtypes)]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
-        if info.scope != "global":
-            parts.append(f'scope="{info.scope}"')
+        return f"T.{fn}({', '.join(parts + self._layout(info))})"
+
+    @staticmethod
+    def _layout(info) -> list:
+        """scope=, align=, offset_factor=, axis_separators= in TVM's order (each only when not
+        the default)."""
+        out = [f'scope="{info.scope}"'] if info.scope != "global" else []
+        if info.align != 64:
+            out.append(f"align={info.align}")
         if info.offset_factor is not None:
-            parts.append(f"offset_factor={info.offset_factor}")
+            out.append(f"offset_factor={info.offset_factor}")
         if info.axis_separators:
-            parts.append(f"axis_separators={list(info.axis_separators)}")
-        return f"T.{fn}({', '.join(parts)})"
+            out.append(f"axis_separators={list(info.axis_separators)}")
+        return out
 
     def _allocs(self, allocs):
         for op in allocs:
             info = self.buffers[op.results[0]]
+            if CONST_DATA in op.attributes:
+                self._allocate_const(op, info)
+                continue
             name = self.namer.define(op.results[0], info.name)
             self.emit(f"{name} = {self._decl('alloc_buffer', info)}")
+
+    def _allocate_const(self, op, info):
+        """TVM's two lines: the data (named after the buffer) and the buffer over it."""
+        data = self.namer.define(("const", op.results[0]), info.name)
+        values = np.array(ir.DenseElementsAttr(op.attributes[CONST_DATA])).reshape(-1)
+        if info.dtype.startswith("uint"):
+            values = values.astype(info.dtype)
+        items = ", ".join(repr(float(v)) if info.dtype.startswith("float") else str(int(v))
+                          for v in values)
+        extents = ", ".join(str(n) for n in info.shape)
+        self.emit(f'{data} = T.allocate_const([{items}], "{info.dtype}", [{extents}])')
+        name = self.namer.define(op.results[0], info.name)
+        self.emit(f"{name} = {self._decl('decl_buffer', info)[:-1]}, data={data})")
+
+    def _match(self, op):
+        """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, vj], (4,), offset_factor=1)`."""
+        view = op.results[0]
+        info = self.buffers[view]
+        src = op.operands[0]
+        offsets = [v for v in op.operands[1:]]
+        sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+        items = []
+        for off, ext in zip(offsets, sizes):
+            lo = self.ex.text(off)
+            items.append(lo if ext == 1 else f"{lo}:{self.ex.slice_end(off, ext)}")
+        parts = [f"{self.namer[src]}[{', '.join(items)}]", shape_text(info.shape, info.dim_dtypes)]
+        if info.dtype != "float32":
+            parts.append(f'"{info.dtype}"')
+        parts += self._layout(info)
+        self.emit(f"{self.namer.define(view, info.name)} = T.match_buffer({', '.join(parts)})")
 
     # --- statements ----------------------------------------------------------------------
     def stmts(self, ops):
@@ -154,9 +202,10 @@ class FuncPrinter:
             return self.loop(op)
         if Block.is_block(op):
             return self.block(Block(op))
-        if name == "memref.store":
+        if name in ("memref.store", "vector.store"):
             val, buf, idx = op.operands[0], op.operands[1], list(op.operands)[2:]
-            return self.emit(f"{self.ex.load(buf, idx)} = {self.ex.text(val)}")
+            lanes = ir.VectorType(val.type).shape[0] if name == "vector.store" else 0
+            return self.emit(f"{self.ex.load(buf, idx, lanes)} = {self.ex.text(val)}")
         if name == "tir.evaluate":
             text = self.ex.text(op.operands[0])
             # TVM prints a call evaluated for its effect as a bare statement
@@ -196,13 +245,21 @@ class FuncPrinter:
     # --- loops ---------------------------------------------------------------------------
     @staticmethod
     def _is_grid_loop(loop: Loop) -> bool:
-        return loop.kind == "serial" and loop.min == 0 and not loop.annotations
+        return (loop.kind == "serial" and const_of(loop.lower_bound[0].results[0]) == 0
+                and not loop.annotations)
+
+    @staticmethod
+    def _is_expression(op) -> bool:
+        return (len(op.results) == 1 and "tir.let_name" not in op.attributes
+                and not Loop.is_loop(op) and op.name not in ALLOCS)
 
     def loop(self, op):
         loops = [Loop(op)]
         while self._is_grid_loop(loops[-1]):
-            inner = [o for o in body_ops(loops[-1].body)]
-            if len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0])):
+            # ops computing a non-affine block binding sit before their block: no statements
+            inner = [o for o in body_ops(loops[-1].body) if not self._is_expression(o)]
+            if (len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0]))
+                    and not any(v == l.iv for v in Loop(inner[0]).op.operands for l in loops)):
                 loops.append(Loop(inner[0]))
             else:
                 break
@@ -211,7 +268,8 @@ class FuncPrinter:
             for l in loops:
                 self.loop_of[l.iv] = l
             if len(loops) > 1:
-                extents = ", ".join(int_text(l.extent, l.index_dtype) for l in loops)
+                extents = ", ".join(int_text(l.extent, l.index_dtype) if l.constant_bounds
+                                    else self._bounds_text(l)[0] for l in loops)
                 self.emit(f"for {', '.join(names)} in T.grid({extents}):")
             else:
                 self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
@@ -222,10 +280,35 @@ class FuncPrinter:
             for l in loops:
                 del self.loop_of[l.iv]
 
-    @staticmethod
-    def _loop_iter(loop: Loop) -> str:
+    def _bounds_text(self, loop: Loop) -> list:
+        """TVM's `range(lo, lo + (extent))` of a loop whose bounds use outer loop variables
+        (`range(i + 1)` when lo is 0)."""
+        (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
+        dims = list(lops) + [u for u in uops if u not in lops]
+        n = len(dims)
+        def shift(m, ops):
+            if not ops:
+                return m.results[0]
+            return m.results[0].compose(ir.AffineMap.get(
+                n, 0, [ir.AffineDimExpr.get(dims.index(o)) for o in ops]))
+        lo, hi = shift(lmap, lops), shift(umap, uops)
+        ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, 0)
+        names = [self.ex.text(d) for d in dims]
+        dt = loop.index_dtype
+        if const_of(lo) == 0:
+            return [affine_text(ext, names, (), dt)[0]]
+        lo_text = affine_text(lo, names, (), dt)
+        ext_text = affine_text(ext, names, (), dt)
+        return [lo_text[0], f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}"]
+
+    def _loop_iter(self, loop: Loop) -> str:
         num = lambda v: int_text(v, loop.index_dtype)    # noqa: E731
-        args = [num(loop.extent)] if loop.min == 0 else [num(loop.min), num(loop.min + loop.extent)]
+        if not loop.constant_bounds:
+            args = self._bounds_text(loop)
+        elif loop.min == 0:
+            args = [num(loop.extent)]
+        else:
+            args = [num(loop.min), num(loop.min + loop.extent)]
         kind = loop.kind
         if kind == "thread_binding":
             args.append(f'thread="{loop.thread}"')
@@ -262,10 +345,13 @@ class FuncPrinter:
                 self.emit(f"T.block_attr({dict_text(b.annotations)})")
             body = body_ops(b.body)
             self._allocs([o for o in body if o.name in ALLOCS])
+            for o in body:
+                if o.name == MATCH:
+                    self._match(o)
             if b.init is not None:
                 self.emit("with T.init():")
                 self._nested(body_ops(b.init))
-            rest = [o for o in body if o.name not in ALLOCS]
+            rest = [o for o in body if o.name not in ALLOCS and o.name != MATCH]
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
 
@@ -321,7 +407,8 @@ class FuncPrinter:
         if b.iter_types[k] not in "SR" or not isinstance(e, ir.AffineDimExpr):
             return False
         loop = self.loop_of.get(b.dims[e.position])
-        return (loop is not None and (loop.min, loop.extent) == tuple(b.domains[k])
+        return (loop is not None and loop.constant_bounds
+                and (loop.min, loop.extent) == tuple(b.domains[k])
                 and loop.index_dtype == b.index_dtypes[k])
 
     def _regions(self, regions, b: Block) -> str:

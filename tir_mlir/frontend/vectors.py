@@ -1,0 +1,90 @@
+"""Vector dtypes (`float32x4`, `int8x4`...) in expressions: `T.Broadcast(x, 4)`, `T.Ramp(b, s, 4)`,
+and vector loads/stores `A[i * 4:i * 4 + 4]` (TVM's spelling of `A[T.Ramp(i * 4, 1, 4)]`).
+
+A vector value is an MLIR `vector<4xf32>`: arith ops work on it lane by lane, `T.Broadcast` is
+`vector.broadcast`, `T.Ramp` a `tir.call "ramp"` (expanded by the lowering), and a contiguous
+access along the last dimension is `vector.load` / `vector.store`.
+"""
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir
+
+from tir_mlir.affine_exprs import const_of
+from tir_mlir.dtypes import split_lanes
+from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.affine import AffineBuilder, NotAffine
+from tir_mlir.frontend.values import Lit, Val
+
+
+@dataclass(eq=False)
+class Lanes:
+    """A contiguous run of `lanes` indices from `base`: the last index of a vector access."""
+    base: Any
+    lanes: int
+
+
+class VectorExprs:
+    """Mixin of ExprBuilder (uses its op/materialize/convert/fail)."""
+
+    def splat(self, v: ir.Value, dtype: str, pos) -> ir.Value:
+        """A scalar value of dtype's element, repeated to dtype's lanes."""
+        return self.op("vector.broadcast", [v], dtype, pos)
+
+    def _call_broadcast(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        x = self.materialize(args[0], pos)
+        lanes = self._lanes(args[1], name, pos)
+        if split_lanes(x.dtype)[1] > 1 or x.dtype == "index":
+            x = x if x.dtype != "index" else self.materialize(x, pos, "int32")
+            if split_lanes(x.dtype)[1] > 1:
+                self.fail(f"T.{name} of a vector value ({x.dtype})", pos)
+        d = f"{x.dtype}x{lanes}"
+        return Val(self.splat(x.value, d, pos), d)
+
+    def _call_ramp(self, name, args, kwargs, pos):
+        self._arity(name, args, 3, pos, kwargs)
+        lanes = self._lanes(args[2], name, pos)
+        base = args[0]
+        if isinstance(base, Val) and base.dtype == "index":     # a loop var: TVM's int32
+            base = self.materialize(base, pos, "int32")
+        b, s, d = self.unify(base, args[1], pos)
+        if not d.startswith(("int", "uint")):
+            self.fail(f"T.{name} needs integer base and stride, found {d}", pos)
+        return Val(self.call_op("ramp", [b.value, s.value], f"{d}x{lanes}", pos), f"{d}x{lanes}")
+
+    def _lanes(self, x, name, pos) -> int:
+        if not (isinstance(x, Lit) and type(x.value) is int and x.value >= 1):
+            self.fail(f"T.{name} needs a positive constant number of lanes", pos)
+        return x.value
+
+    def slice_lanes(self, node: A.Slice, lo) -> Lanes:
+        """`A[lo:hi]` in an expression: a vector access of hi - lo (a constant) lanes."""
+        if node.lo is None or node.hi is None or node.step is not None:
+            self.fail("a vector access needs lo:hi (no step)", node.pos)
+        ab = AffineBuilder(self.env)
+        try:
+            span = ab.expr(node.hi)[0] - ab.expr(node.lo)[0]
+        except NotAffine as e:
+            self.fail(f"a vector access needs affine bounds: {e.args[0]}", e.args[1] or node.pos)
+        n = const_of(ir.AffineExpr.simplify_affine_expr(span, len(ab.dims), 0))
+        if n is None or n < 1:
+            self.fail("a vector access needs a constant number of lanes (hi - lo)", node.pos)
+        return Lanes(lo, n)
+
+    def ramp_lanes(self, x, pos):
+        """`A[T.Ramp(b, 1, n)]`: the ramp op becomes a contiguous vector access."""
+        if not isinstance(x, Val) or isinstance(x.value, ir.BlockArgument):
+            return x
+        op = x.value.owner
+        if op.name != "tir.call" or ir.StringAttr(op.attributes["callee"]).value != "ramp":
+            return x
+        base, stride = op.operands
+        s = stride.owner
+        if not (s.name == "arith.constant" and ir.IntegerAttr(s.attributes["value"]).value == 1):
+            self.fail("a T.Ramp index needs stride 1 (a gather is not supported)", pos)
+        lanes = ir.VectorType(x.value.type).shape[0]
+        base_dtype = split_lanes(x.dtype)[0]
+        op.erase()
+        s.erase()
+        return Lanes(Val(base, base_dtype), lanes)
