@@ -280,7 +280,6 @@ def _disjoint(a, b) -> bool:
 
 def _groups(loop, accesses):
     """[[accesses of one carried group, in program order]]."""
-    body = loop.regions[0].blocks[0]
     groups = []
     for a in accesses:
         if not _invariant(a, loop) or any(a in g for g in groups):

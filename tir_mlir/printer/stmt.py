@@ -8,7 +8,6 @@ from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, wider
-from tir_mlir.affine_exprs import const_of
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
