@@ -78,8 +78,8 @@ CASES = {
                                "3:23", "unexpected end of file; expected an indented block"),
     "non_affine_where": (LOOPS + '            vi, vj = T.axis.remap("SS", [i, j])\n'
                          "            T.where(i * j < 4 or i > 2)\n            A[vi, vj] = 1.0\n",
-                         "6:21", "T.where condition must be affine: a condition must be "
-                                 "comparisons joined by 'and'"),
+                         "6:21", "T.where condition must be affine: 'or' in a condition must read "
+                                 "'i < min + 1 or k <= e'"),
     "non_affine_binding": (LOOPS + "            vi = T.axis.spatial(64, i * 0.5)\n"
                            "            A[vi // 8, 0] = 1.0\n",
                            "5:41", "binding of 'vi' must be affine"),
