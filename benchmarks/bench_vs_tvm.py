@@ -38,7 +38,10 @@ def all_cases(which="all"):
     cases = {}
     if which in ("all", "classic"):
         from test_schedule_tvm_differential import CASES as CLASSIC
-        cases.update({f"classic/{k}": v[:2] for k, v in sorted(CLASSIC.items())})
+        # a case whose numerics the suite does not check (disable_predication on a non-dividing
+        # split) writes past its buffers on both sides: it would corrupt the worker's heap
+        cases.update({f"classic/{k}": v[:2] for k, v in sorted(CLASSIC.items())
+                      if (v[2:] or [{}])[0].get("numerics", True)})
     if which in ("all", "realistic"):
         from vs_tvm_cases import CASES as REALISTIC
         cases.update(REALISTIC)
