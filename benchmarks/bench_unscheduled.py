@@ -3,6 +3,8 @@
 
     python benchmarks/bench_unscheduled.py
 """
+import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from tir_mlir.runtime.signature import signatures
 from tir_mlir.context import get_context
 
 sys.path.insert(0, str(Path(__file__).parent))
-from programs import matmul_tvmscript, tvm_target  # noqa: E402
+from programs import matmul_tvmscript  # noqa: E402
 
 PROGRAMS = Path(__file__).parent.parent / "tests" / "data" / "programs"
 
@@ -54,22 +56,9 @@ def median_time(fn, min_ms=200):
     return float(np.median(times))
 
 
-def tvm_time(text, name, arrays):
-    try:
-        import tvm
-    except ImportError:
-        return None
-    func = tvm.script.from_source(text)
-    lib = tvm.compile(func, target=tvm_target())
-    dev = tvm.cpu()
-    args = [tvm.nd.array(a, dev) for a in arrays]
-    return lib.mod.time_evaluator(name, dev, number=3, repeat=5, min_repeat_ms=50)(*args).median
-
-
 def main():
     rng = np.random.default_rng(0)
-    print(f"{'program':26s} {'tir-mlir ms':>12s} {'GFLOP/s':>8s} {'numpy ms':>9s} "
-          f"{'/numpy':>7s} {'tvm ms':>8s} {'/tvm':>6s}")
+    print(f"{'program':26s} {'tir-mlir ms':>12s} {'GFLOP/s':>8s} {'numpy ms':>9s} {'/numpy':>7s}")
     for title, text, reference in CASES:
         mod = tir_mlir.parse(text)
         with get_context():
@@ -82,12 +71,13 @@ def main():
         reference(*ref)
         np.testing.assert_allclose(arrays[-1], ref[-1], rtol=1e-3, atol=1e-3)
         np_t = median_time(lambda: reference(*ref))
-        tvm_t = tvm_time(text, name, arrays)
         flops = flop_count(mod.module, name)
         gf = f"{flops / ours / 1e9:8.2f}" if flops else f"{'-':>8s}"
-        tvm_cols = (f"{tvm_t * 1e3:8.3f} {ours / tvm_t:6.2f}" if tvm_t else f"{'-':>8s} {'-':>6s}")
-        print(f"{title:26s} {ours * 1e3:12.3f} {gf} {np_t * 1e3:9.3f} {ours / np_t:7.1f} {tvm_cols}",
-              flush=True)
+        print(f"{title:26s} {ours * 1e3:12.3f} {gf} {np_t * 1e3:9.3f} {ours / np_t:7.1f}", flush=True)
+    if importlib.util.find_spec("tvm") is not None:
+        print()
+        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_vs_tvm.py")),
+                        "--unscheduled", *sys.argv[1:]], check=True)
 
 
 if __name__ == "__main__":
