@@ -14,7 +14,10 @@ extern_calls.py):
   strides, so tensorize rebinds it like a load (the offset of a region of the target buffer);
 - `address_of`(B, i, j...): `T.address_of(B[i, j])`;
 - `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
-- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32).
+- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32);
+- `call_packed` {symbol}: `T.call_packed("name", A, n, ...)`, the function registered as `name`
+  (`tir_mlir.register_func`), called with buffers (the memrefs themselves: regions read and
+  write them whole) and scalars; int32 result.
 """
 from mlir import ir
 
@@ -91,6 +94,17 @@ class ExternCalls:
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
+
+    def _call_packed(self, name, args, kwargs, pos):
+        for k, (_, kpos) in kwargs.items():
+            self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+        if not args or not isinstance(args[0], str):
+            self.fail('T.call_packed takes the registered function\'s name and its arguments: '
+                      'T.call_packed("my.func", A, n)', pos)
+        operands = [a.value if isinstance(a, Buffer) else self._extern_args(name, [a], pos)[0]
+                    for a in args[1:]]
+        return self.extern("call_packed", operands, "int32", pos,
+                           {"symbol": ir.StringAttr.get(args[0])})
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype

@@ -34,6 +34,7 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
+from tir_mlir.runtime import packed
 from tir_mlir.runtime.alloc_status import AllocStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
@@ -256,6 +257,8 @@ class Function:
                 raise_errors()
         if self.module.alloc_status is not None:
             call = self.module.alloc_status.checked(call)
+        if self.module.packed_calls:
+            call = packed.checked(call)
         call.keep_args = (arrays, descs)  # the descriptors point into these arrays
         return call
 
@@ -287,6 +290,7 @@ class Module:
     def __init__(self, sigs, backend, sites=()):
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
         self.alloc_status = AllocStatus.of(backend)
+        self.packed_calls = packed.attach(backend)
         self._functions = {}
 
     def __getitem__(self, name) -> Function:
