@@ -529,6 +529,12 @@ class FuncBuilder(Fail):
         if not (isinstance(c, Val) and c.dtype == "bool"
                 or isinstance(c, Lit) and isinstance(c.value, bool)):
             self.fail(f"an if condition must be bool, found {describe(c)}", s.cond.pos)
+        if isinstance(c, Lit) and c.dtype is None:  # a Python bool (`if True:`, a captured flag):
+            self.env.push()     # as TVM, only the branch it selects is built (T.bool(True) is not)
+            try:
+                return self.stmts(s.body if c.value else s.orelse)
+            finally:
+                self.env.pop()
         cond = self.ex.materialize(c, s.pos, "bool").value
         op = scf.IfOp(cond, [], has_else=bool(s.orelse), loc=self.loc(s.pos))
         branches = [(op.then_block, s.body)] + ([(op.else_block, s.orelse)] if s.orelse else [])

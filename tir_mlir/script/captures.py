@@ -126,6 +126,16 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
                     "TVMScript calls only T. functions and T.macro definitions",
                     SourceLoc(filename, *node.func.pos))
             return None
+        if isinstance(node, A.Subscript) and isinstance(node.value, A.Name) and \
+                len(node.indices) == 1:
+            seq, k = _lookup(node.value.id), _int_literal(node.indices[0])
+            if type(seq) in (tuple, list) and k is not None:    # FACTORS[0], SHAPE[-1]
+                if not -len(seq) <= k < len(seq):
+                    raise TIRParseError(f"index {k} is out of range for {node.value.id!r} "
+                                        f"(a {kind_of(seq)} of {len(seq)})",
+                                        SourceLoc(filename, *node.pos))
+                return value_node(seq[k], node.pos, node.value.id, filename)
+            return None
         if isinstance(node, A.Name):
             value = _lookup(node.id)
             if value is _MISSING:
@@ -145,6 +155,14 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
         return transform(stmts, fn)
     except RecursionError:
         raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
+
+
+def _int_literal(node):
+    """The int an index literal writes (`0`, `-1`), else None."""
+    if isinstance(node, A.UnaryOp) and node.op == "-":
+        k = _int_literal(node.operand)
+        return None if k is None else -k
+    return node.value if isinstance(node, A.Const) and type(node.value) is int else None
 
 
 def _is_constant(value) -> bool:
