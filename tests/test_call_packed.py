@@ -119,3 +119,14 @@ def test_parse_errors_are_located():
         tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
                        '    T.call_packed(A)\n')
     assert (e.value.loc.line, e.value.loc.col) == (3, 5)
+
+
+def test_tvms_printed_form_reads_back():
+    """TVM prints a buffer argument as T.tvm_stack_make_array(B.data, ...): the same program."""
+    tvm = pytest.importorskip("tvm")
+    printed = tvm.script.from_source(SOURCE).script()
+    assert "T.tvm_stack_make_array(B.data, T.tvm_stack_make_shape(4, 3), 0, 2" in printed
+    assert tir_mlir.parse(printed).script() == tir_mlir.parse(SOURCE).script()
+    with pytest.raises(TIRParseError, match="as TVM prints a whole buffer"):
+        tir_mlir.parse(printed.replace("T.tvm_stack_make_shape(4, 3), 0, 2",
+                                       "T.tvm_stack_make_shape(4, 2), 0, 2"))
