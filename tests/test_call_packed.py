@@ -71,6 +71,15 @@ def test_numbers_equal_tvms():
     np.testing.assert_allclose(b, b_tvm.numpy(), rtol=1e-6)
 
 
+def test_reference_interpreter_calls_the_function_too():
+    a = np.random.default_rng(1).random((4, 3), dtype="float32")
+    b, b_ref = np.zeros_like(a), np.zeros_like(a)
+    mod = tir_mlir.parse(SOURCE)
+    tir_mlir.build(mod)["f"](a, b)
+    tir_mlir.interpret(mod, "f", a, b_ref)
+    np.testing.assert_array_equal(b, b_ref)
+
+
 def test_scalars_of_every_kind_and_strided_buffers():
     got = []
     tir_mlir.register_func("test_packed.record", lambda *args: got.append(
