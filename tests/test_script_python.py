@@ -136,6 +136,28 @@ class _Value(metaclass=_Sneaky):
     __int__ = __eq__ = __hash__ = __index__
 
 
+class _EqMeta(type):
+    """A metaclass whose `==` and `hash` would run code (`type(x) in (int, ...)` calls them)."""
+
+    def __eq__(cls, other):
+        raise AssertionError("user code ran")
+
+    def __hash__(cls):
+        raise AssertionError("user code ran")
+
+
+class _Eq(metaclass=_EqMeta):
+    pass
+
+
+class _ClassProperty:
+    """`isinstance(x, C)` reads `x.__class__`, which this property answers by running code."""
+
+    @property
+    def __class__(self):
+        raise AssertionError("user code ran")
+
+
 def test_captured_objects_are_never_called(tmp_path):
     path = tmp_path / "sneaky.py"
     path.write_text(f'''{OURS}
@@ -153,6 +175,9 @@ def make(n):
     assert e.value.loc.file == str(path) and e.value.loc.line == 4
     with pytest.raises(TIRParseError, match="'n' is a function"):
         m.make(lambda: 0)
+    for hostile in (_Eq(), _ClassProperty(), [_Eq()], (1, _ClassProperty())):
+        with pytest.raises(TIRParseError, match="in the enclosing Python scope"):
+            m.make(hostile)
     assert list(m.make(np.int64(3))) == ["f"]
 
 

@@ -85,7 +85,7 @@ class SymbolicPrimFunc:
             if k not in self.vars:
                 raise KeyError(f"{self.name} has no symbolic var or scalar parameter {k!r} "
                                f"(it has {', '.join(self.vars) or 'none'})")
-            if type(v) not in (int, float, bool):
+            if not any(type(v) is t for t in (int, float, bool)):
                 raise TypeError(f"specialize: {k} must be a number, got {type(v).__name__}")
             if self.vars[k] in INT_DTYPES and type(v) is not int:
                 raise TypeError(f"specialize: {k} is a {self.vars[k]}, got {v!r}")
