@@ -21,7 +21,7 @@ OURS = "from tir_mlir.script import tir as T, ir as I"
 TVMS = "from tvm.script import tir as T, ir as I"
 EXPECTED = {"captured.py": ["scaled", "matmul", "add_100_f32", "add_8_i32"],
             "module.py": ["Module"],
-            "metaprog.py": ["rows", "clamp", "packed", "sum_16", "max_16"]}
+            "metaprog.py": ["rows", "clamp", "packed", "meta", "sum_16", "max_16"]}
 
 
 def import_file(path: Path, name: str):
@@ -110,6 +110,10 @@ def f(B: T.Buffer((4, 4), "float32")):
     ("@T.macro\ndef m(A, i):\n    A[i] = T.float32(0)\n@T.prim_func\n"
      "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n", "macro 'm' is missing argument 'i'"),
     ("import os\n", "no @T.prim_func or @I.ir_module definition"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var(len(A))\n",
+     "T.meta_var: tir-mlir never runs Python"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n, m = T.meta_var((1, 2, 3))\n",
+     "T.meta_var: cannot unpack (1, 2, 3) into 2 names"),
     ("S = (4, 8)\n@T.prim_func\ndef f(A: T.Buffer((S[2],), 'float32')):\n    pass\n",
      "index 2 is out of range for 'S' (a tuple of 2)"),
     ("def f(:\n", "not a Python file"),

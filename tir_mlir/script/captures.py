@@ -166,9 +166,19 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
         return captures[name]
 
     try:
-        return transform(stmts, fn)
+        return transform(transform(stmts, fn), _concatenate)
     except RecursionError:
         raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
+
+
+def _concatenate(node):
+    """`SHAPE + (4,)` on captured tuples (or lists) -> one literal tuple, as Python gives."""
+    if not (isinstance(node, A.BinOp) and node.op == "+"):
+        return None
+    lhs, rhs = transform(node.lhs, _concatenate), transform(node.rhs, _concatenate)
+    if type(lhs) is type(rhs) and isinstance(lhs, (A.Tuple_, A.List_)):
+        return type(lhs)(lhs.items + rhs.items, node.pos)
+    return A.BinOp(node.op, lhs, rhs, node.pos)
 
 
 def _int_literal(node):

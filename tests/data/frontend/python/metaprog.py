@@ -1,5 +1,5 @@
 # Metaprogramming as TVM users write it: macros calling macros, hygiene, captured lists, bools
-# and tuples, a private function, a packed call, and factories closing over their
+# and tuples, a private function, a packed call, T.meta_var, and factories closing over their
 # arguments.
 from tvm.script import tir as T, ir as I
 
@@ -61,6 +61,21 @@ def make_reduce(n, op_is_max):
                     B[0] = T.float32(0)
                 combine(B, A[vk])
     return reduce
+
+
+@T.prim_func
+def meta(A: T.Buffer((16,), "float32"), B: T.Buffer(LANES + (2,), "float32")):
+    n = T.meta_var(TILE * 4)
+    rows, cols = T.meta_var(LANES + (2,))
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            A[vi] = T.float32(n - 1)
+    for i, j in T.grid(rows, cols):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            half = T.meta_var(cols // 2)
+            B[vi, vj] = T.float32(rows * half)
 
 
 sum_16 = make_reduce(16, False)
