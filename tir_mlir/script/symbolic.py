@@ -80,6 +80,15 @@ class SymbolicPrimFunc:
     def specialize(self, values: Dict):
         """Bind symbolic vars / scalar parameters (by name, or objects with `.name`); the
         PrimFunc once all are bound, else a SymbolicPrimFunc of the rest."""
+        special, complete = self.specialized_def(values)
+        if not complete:
+            return SymbolicPrimFunc(special, self.filename)
+        from tir_mlir.frontend.parser import build
+        from tir_mlir.script.prim_func import PrimFunc
+        return PrimFunc(build([special], self.filename).module)
+
+    def specialized_def(self, values: Dict):
+        """(the definition with `values` substituted, whether that binds every var)."""
         named = {getattr(k, "name", k): v for k, v in values.items()}
         for k, v in named.items():
             if k not in self.vars:
@@ -107,11 +116,7 @@ class SymbolicPrimFunc:
             else:
                 body.append(transform(s, fn))
         special = A.FuncDef(f.name, params, f.returns, body, f.pos, f.decorators)
-        if len(named) < len(self.vars):
-            return SymbolicPrimFunc(special, self.filename)
-        from tir_mlir.frontend.parser import build
-        from tir_mlir.script.prim_func import PrimFunc
-        return PrimFunc(build([special], self.filename).module)
+        return special, len(named) == len(self.vars)
 
     def script(self) -> str:
         raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
@@ -217,6 +222,7 @@ def check_symbolic(s, filename):
     for f in s.body if isinstance(s, A.ClassDef) else []:
         if isinstance(f, A.FuncDef) and symbolic_vars(f):
             raise TIRParseError(f"function {f.name!r} has symbolic shapes or scalar parameters "
-                                f"({', '.join(symbolic_vars(f))}); in a module they are not "
-                                "supported yet: define it with @T.prim_func",
+                                f"({', '.join(symbolic_vars(f))}); the command line needs "
+                                "concrete ones: import the file and use "
+                                "Module.specialize({...})",
                                 SourceLoc(filename, *f.pos))
