@@ -86,14 +86,16 @@ def _to_module(mod) -> ir.Module:
 
 
 @serialized
-def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Module":
+def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=None,
+          **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location.
     `extern_libs`: the files defining the C functions `T.call_extern` calls (.so, .o, .a, C
-    source, LLVM IR: runtime/extern_libs.py)."""
+    source, LLVM IR: runtime/extern_libs.py). `rewrite_lowered(module)` may rewrite the
+    llvm-dialect module before it is compiled (script/generic_kernel.py)."""
     if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
         return mod._tir_mlir_build(target, debug=debug, extern_libs=extern_libs)
     if str(target).split()[0] in ("cuda", "nvptx"):
@@ -104,6 +106,8 @@ def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Modul
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
+        if rewrite_lowered is not None:
+            rewrite_lowered(lowered)
         text = lowered.operation.get_asm(enable_debug_info=False)
     sites = []
     if SITES_ATTR in lowered.operation.attributes:

@@ -191,14 +191,19 @@ class SymbolicModule:
     """`tir_mlir.build(f)` of a SymbolicPrimFunc: `lib[name](*buffers_and_scalars)`."""
 
     def __init__(self, func: SymbolicPrimFunc, target, kwargs):
+        from tir_mlir.script.generic_kernel import GenericKernel
         self.func, self.target, self.kwargs = func, target, kwargs
         self._libs = {}
+        # one kernel for every size where that is provably the same code (generic_kernel.py)
+        self.generic = GenericKernel.make(func, target, kwargs)
 
-    def _lib(self, values):
+    def _function(self, values):
+        """The compiled function for these values of the vars."""
         from tir_mlir.runtime.build import build
         key = tuple(sorted(values.items()))
         if key not in self._libs:
-            self._libs[key] = build(self.func.specialize(values), self.target, **self.kwargs)
+            self._libs[key] = self.generic.function(values) if self.generic is not None else \
+                build(self.func.specialize(values), self.target, **self.kwargs)[self.func.name]
         return self._libs[key]
 
     def __getitem__(self, name):
@@ -207,13 +212,16 @@ class SymbolicModule:
 
         def call(*args):
             values, arrays = self.func.bind_call(args)
-            self._lib(values)[name](*arrays)
+            self._function(values)(*arrays)
         return call
 
-    def time_evaluator(self, name, dev=None, **kwargs):
+    def time_evaluator(self, name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
+        from tir_mlir.runtime.timer import time_calls
+
         def evaluate(*args):
             values, arrays = self.func.bind_call(args)
-            return self._lib(values).time_evaluator(name, dev, **kwargs)(*arrays)
+            return time_calls(self._function(values).prepare(*arrays), number, repeat,
+                              min_repeat_ms)
         return evaluate
 
 

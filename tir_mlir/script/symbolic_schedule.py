@@ -69,6 +69,9 @@ class ScheduledSymbolicFunc:
     def bind_call(self, args):
         return self.func.bind_call(args)
 
+    def _shapes(self):
+        return self.func._shapes()
+
     def specialize(self, values: Dict):
         """The scheduled IRModule for these values of every symbolic var."""
         from tir_mlir.schedule.schedule import Schedule
