@@ -65,6 +65,8 @@ def test_symbolic_programs_give_tvms_numbers_at_three_sizes(ours, tmp_path):
     rng = np.random.default_rng(0)
     add_ours, add_tvm = tir_mlir.build(ours.add), tvm.build(theirs.add, target="llvm")
     sum_ours, sum_tvm = tir_mlir.build(ours.row_sum), tvm.build(theirs.row_sum, target="llvm")
+    rev_ours, rev_tvm = tir_mlir.build(ours.reverse), tvm.build(theirs.reverse, target="llvm")
+    assert add_ours.generic and sum_ours.generic and rev_ours.generic    # one kernel each
     for n in SIZES:
         a, b = rng.random((n, 16), dtype="float32"), rng.random((n, 16), dtype="float32")
         c = np.zeros_like(a)
@@ -78,6 +80,10 @@ def test_symbolic_programs_give_tvms_numbers_at_three_sizes(ours, tmp_path):
         sum_ours["row_sum"](x, s)
         sum_tvm(tvm.nd.array(x), s_tvm)
         np.testing.assert_allclose(s, s_tvm.numpy(), rtol=1e-5)
+        r, r_tvm = np.zeros(n + 2, "float32"), tvm.nd.array(np.ones(n + 2, "float32"))
+        rev_ours["reverse"](a[:, 0].copy(), r)
+        rev_tvm(tvm.nd.array(a[:, 0].copy()), r_tvm)
+        np.testing.assert_array_equal(r[2:], r_tvm.numpy()[2:])
 
 
 def test_one_kernel_for_every_size(ours):
@@ -100,8 +106,32 @@ def test_one_kernel_for_every_size(ours):
         x, s = rng.random((n, m), dtype="float32"), np.zeros(n, "float32")
         sums["row_sum"](x, s)
         np.testing.assert_allclose(s, x.sum(1), rtol=1e-5)
-    # a scalar parameter reaches no memref descriptor: one specialization per value
-    assert tir_mlir.build(ours.axpy).generic is None
+    # `16 * n` from a fuse, `n - 1 - vi` and a shape `n + 2`: affine in n, one kernel
+    sch = tir_mlir.Schedule(ours.add)
+    i, j = sch.get_loops(sch.get_block("C"))
+    io, ii = sch.split(sch.fuse(i, j), [None, 8])
+    sch.parallel(io)
+    sch.vectorize(ii)
+    fused = tir_mlir.build(sch.mod)
+    rev = tir_mlir.build(ours.reverse)
+    assert fused.generic is not None and rev.generic is not None
+    for n in (0, 3, 50):
+        a, b = rng.random((n, 16), dtype="float32"), rng.random((n, 16), dtype="float32")
+        c = np.zeros_like(a)
+        fused["add"](a, b, c)
+        np.testing.assert_array_equal(c, a + b)
+        r = np.zeros(n + 2, "float32")
+        rev["reverse"](a[:, 0].copy(), r)
+        np.testing.assert_array_equal(r[2:], a[::-1, 0] * 2)
+    # ceildiv(n, 4) (a split's outer extent) is not affine: one specialization per size
+    sch = tir_mlir.Schedule(ours.add)
+    sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    split = tir_mlir.build(sch.mod)
+    assert split.generic is None
+    a = rng.random((5, 16), dtype="float32")
+    c = np.zeros_like(a)
+    split["add"](a, a, c)
+    np.testing.assert_array_equal(c, a + a)
 
 
 def test_scalar_parameters_at_run_time(ours):

@@ -1,21 +1,24 @@
 """One compiled kernel for every size of a symbolic function, where that is provably the same
-code: the common case of `n = T.int32()` used as it is (buffer dimensions, loop extents, block
-domains), as TVM builds one kernel that reads `n` from its arguments.
+code, as TVM builds one kernel that reads `n` from its arguments.
 
-tir-mlir's TensorIR has no symbolic extents, so the function is specialized twice, at two probe
-values per var (primes), and both are lowered to the llvm dialect. If the two texts are
-equal once each probe is replaced by the var's name, the lowered code depends on each var only
-through constants equal to its value (nothing folded `n - 1`, `16 * n`, `ceildiv(n, 4)`, no
-loop split by a remainder, no allocation sized by `n`): then the first lowering, with each such
-constant replaced by the size its buffer's memref descriptor carries at run time, is the
-function for every value. Otherwise (and for scalar parameters, which no descriptor carries)
-`GenericKernel.make` returns None and the caller compiles one specialization per size.
+tir-mlir's TensorIR has no symbolic extents, so the function is specialized at probe values
+(primes) and lowered to the llvm dialect: at a base probe, once more per var with only that var
+changed, and at a check probe with every var changed. When the lowered texts are equal except
+for the integers of `llvm.mlir.constant` ops, each such integer is fitted as `a1 * n1 + ... + b`
+from the base and per-var lowerings and the fit must predict the check lowering's integer; then
+the base lowering, with each fitted constant computed from the sizes the buffers' memref
+descriptors carry at run time, is the function for every value:
 
-    %19 = llvm.mlir.constant(1009 : index) : i64          ->   uses of %19 read %arg3, the
-    llvm.icmp "slt" %21, %19 : i64                              size of A's dimension 0
+    %19 = llvm.mlir.constant(1009 : index) : i64     ->  %arg3 (the size of A's dimension 0)
+    %40 = llvm.mlir.constant(16140 : index) : i64    ->  16 * %arg3 - 4      (16n - 4)
+
+Anything else (a constant not affine in the vars, `ceildiv(n, 4)`, `n * m`; a probe value in an
+attribute rather than a constant op: a vector length, an allocation's type; a structure that
+changes with the size; a scalar parameter, which no descriptor carries) makes `make` return
+None, and the caller compiles one specialization per size.
 """
 import re
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from mlir import ir
 
@@ -23,15 +26,9 @@ from tir_mlir.errors import BuildError, ScheduleError, TIRError
 
 # Primes: no factor divides them, so nothing folds; small enough that a buffer of four probe
 # dimensions passes the size checks. A program constant equal to one makes the texts differ.
-PROBES = ((1009, 1013, 1019, 1021), (2003, 2011, 2017, 2027))
+PROBES = ((1009, 1013, 1019, 1021), (2003, 2011, 2017, 2027), (3001, 3011, 3019, 3023))
 MAX_LANE_EXTENT = 1000      # unroll/vectorize a loop longer: maybe the probe's, not the program's
-
-
-def _probe_values(func, k) -> Optional[Dict[str, int]]:
-    names = list(func.vars)
-    if len(names) > len(PROBES[k]):
-        return None
-    return dict(zip(names, PROBES[k]))
+CONSTANT = re.compile(r"llvm\.mlir\.constant\((-?\d+) : ")
 
 
 def _size_arguments(func) -> Optional[Dict[str, int]]:
@@ -61,7 +58,7 @@ def _long_unrolled_loop(module) -> bool:
     return False
 
 
-def _lowered_text(mod, target) -> Optional[str]:
+def _lowered_text(mod, target) -> str:
     from tir_mlir.context import get_context
     from tir_mlir.passes.lowering.pipeline import lower
     with get_context():
@@ -69,10 +66,24 @@ def _lowered_text(mod, target) -> Optional[str]:
             enable_debug_info=False)
 
 
-def _named(text, values):
-    for name, v in values.items():
-        text = re.sub(rf"\b{v}\b", f"@{name}", text)
-    return text
+def _fit(columns, probes, names) -> Optional[List[Dict]]:
+    """Per constant, {var: coefficient, "": offset}; None when one is not affine in the vars.
+    `columns[k]` are the lowerings' integers: base, one per var, check."""
+    fits = []
+    base, check = probes[0], probes[-1]
+    for values in zip(*columns):
+        coeff = {}
+        for k, name in enumerate(names):
+            delta, step = values[1 + k] - values[0], probes[1 + k][name] - base[name]
+            if delta % step:
+                return None
+            if delta:
+                coeff[name] = delta // step
+        offset = values[0] - sum(a * base[n] for n, a in coeff.items())
+        if values[-1] != offset + sum(a * check[n] for n, a in coeff.items()):
+            return None
+        fits.append({**coeff, "": offset})
+    return fits
 
 
 class GenericKernel:
@@ -83,62 +94,101 @@ class GenericKernel:
 
     @classmethod
     def make(cls, func, target, kwargs) -> Optional["GenericKernel"]:
-        if kwargs.get("debug") or str(target).split()[0] not in ("llvm", "cpu", "c"):
+        names = list(func.vars)
+        if kwargs.get("debug") or str(target).split()[0] not in ("llvm", "cpu", "c") or \
+                not names or len(names) > len(PROBES[0]):
             return None
         sizes = _size_arguments(func)
-        first, second = _probe_values(func, 0), _probe_values(func, 1)
-        if sizes is None or first is None:
+        if sizes is None:
             return None
+        base = {n: PROBES[0][k] for k, n in enumerate(names)}
+        from tir_mlir.script.pyfile import _constant
+        if any(type(_constant(d, base)) is not int for _, dims in func._shapes() for d in dims):
+            return None         # a shape the call check could not compute (`T.int64(8)`)
+        probes = [base] + [{**base, n: PROBES[1][k]} for k, n in enumerate(names)] + \
+            [{n: PROBES[2][k] for k, n in enumerate(names)}]
         try:
-            mods = [func.specialize(first), func.specialize(second)]
+            mods = [func.specialize(p) for p in probes]
             if _long_unrolled_loop(mods[0].module):
                 return None
-            texts = [_named(_lowered_text(m, target), v) for m, v in zip(mods, (first, second))]
+            texts = [_lowered_text(m, target) for m in mods]
         except (TIRError, ScheduleError, BuildError):
             return None
-        if texts[0] != texts[1]:
+        if len({CONSTANT.sub("llvm.mlir.constant(? : ", t) for t in texts}) != 1:
+            return None
+        fits = _fit([[int(x) for x in CONSTANT.findall(t)] for t in texts], probes, names)
+        if fits is None:
             return None
         from tir_mlir.runtime.build import build
-        lib = build(mods[0], target, rewrite_lowered=lambda m: _read_sizes(
-            m, func.name, first, sizes), **kwargs)
-        return cls(func, lib, first)
+        try:
+            lib = build(mods[0], target, rewrite_lowered=lambda m: _rewrite(
+                m, func.name, fits, sizes), **kwargs)
+        except BuildError:
+            return None
+        return cls(func, lib, base)
 
     def function(self, values):
         """The compiled function checking arrays of the shapes `values` give."""
         from tir_mlir.runtime.build import Function
         from tir_mlir.runtime.signature import Param
-        by_probe = {p: values[name] for name, p in self.probe_values.items()}
-        params = [Param(q.name, tuple(by_probe.get(d, d) for d in q.shape), q.dtype)
-                  for q in self.lib.sigs[self.func.name]]
+        from tir_mlir.script.pyfile import _constant
+        shapes = [[_constant(d, values) for d in dims] for _, dims in self.func._shapes()]
+        params = [Param(q.name, tuple(dims), q.dtype)
+                  for q, dims in zip(self.lib.sigs[self.func.name], shapes)]
         return Function(self.lib, self.func.name, params)
 
 
-def _read_sizes(module, name, probes, sizes):
-    """In llvm.func `name`, each constant equal to a var's probe -> that var's size argument."""
+def _integer_constants(op) -> list:
+    """The `llvm.mlir.constant` ops with an integer value under `op`, in printing order."""
+    out = []
+
+    def visit(o):
+        if o.name == "llvm.mlir.constant" and isinstance(o.attributes["value"], ir.IntegerAttr):
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def _within(op, ancestor) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _rewrite(module, name, fits, sizes):
+    """In llvm.func `name`, each fitted constant that depends on a var -> its value computed
+    from the size arguments (BuildError when one is elsewhere or the lowering differs)."""
+    from mlir.dialects import llvm
+    constants = _integer_constants(module.operation)
+    if len(constants) != len(fits):
+        raise BuildError("the lowering changed between two runs")
     kernel = next(o.operation for o in module.body.operations
                   if o.operation.name == "llvm.func" and
                   ir.StringAttr(o.operation.attributes["sym_name"]).value == name)
     args = kernel.regions[0].blocks[0].arguments
-    by_value = {v: args[sizes[n]] for n, v in probes.items()}
-    found = []
-
-    def visit(op):
-        if op.name == "llvm.mlir.constant" and isinstance(op.attributes["value"], ir.IntegerAttr):
-            arg = by_value.get(ir.IntegerAttr(op.attributes["value"]).value)
-            if arg is not None:
-                found.append((op, arg))
-        return ir.WalkResult.ADVANCE
-    for f in module.body.operations:
-        if f.operation != kernel:
-            f.operation.walk(visit)
-    if found:           # a probe in another function: no size argument reaches it
-        raise BuildError("a probe value outside the kernel")
-    kernel.walk(visit)
-    from mlir.dialects import llvm
-    for op, arg in found:
-        value = arg
-        if op.results[0].type != arg.type:        # an i32 constant: the size truncated
-            with ir.InsertionPoint(op), op.location:
-                value = llvm.trunc(op.results[0].type, arg)
+    i64 = ir.IntegerType.get_signless(64)
+    for op, fit in zip(constants, fits):
+        if len(fit) == 1:
+            continue
+        if not _within(op, kernel):
+            raise BuildError("a size-dependent constant outside the kernel")
+        with ir.InsertionPoint(op), op.location:
+            def const(c):
+                return llvm.ConstantOp(i64, ir.IntegerAttr.get(i64, c)).result
+            wrap = llvm.IntegerOverflowFlags.none
+            value = const(fit[""])
+            for var, a in fit.items():
+                if var:
+                    term = args[sizes[var]]
+                    if a != 1:
+                        term = llvm.mul(term, const(a), wrap)
+                    value = llvm.add(value, term, wrap)
+            t = op.results[0].type
+            if t != i64:
+                value = llvm.trunc(t, value, wrap)
         op.results[0].replace_all_uses_with(value)
         op.erase()
