@@ -188,15 +188,25 @@ class SymbolicPrimFunc:
         return SymbolicModule(self, target, kwargs)
 
 
+_UNTRIED = object()
+
+
 class SymbolicModule:
     """`tir_mlir.build(f)` of a SymbolicPrimFunc: `lib[name](*buffers_and_scalars)`."""
 
     def __init__(self, func: SymbolicPrimFunc, target, kwargs):
-        from tir_mlir.script.generic_kernel import GenericKernel
         self.func, self.target, self.kwargs = func, target, kwargs
         self._libs = {}
-        # one kernel for every size where that is provably the same code (generic_kernel.py)
-        self.generic = GenericKernel.make(func, target, kwargs)
+        self._generic = _UNTRIED
+
+    @property
+    def generic(self):
+        """One kernel for every size where that is provably the same code (generic_kernel.py),
+        tried at the first call; None where it is not."""
+        if self._generic is _UNTRIED:
+            from tir_mlir.script.generic_kernel import GenericKernel
+            self._generic = GenericKernel.make(self.func, self.target, self.kwargs)
+        return self._generic
 
     def _function(self, values):
         """The compiled function for these values of the vars."""
