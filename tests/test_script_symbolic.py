@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tir_mlir
+import tir_mlir.frontend.parser
 from tir_mlir.errors import RuntimeCallError, TIRParseError
 from tir_mlir.script.symbolic import SymbolicPrimFunc
 
@@ -123,6 +124,18 @@ def test_one_kernel_for_every_size(ours):
         r = np.zeros(n + 2, "float32")
         rev["reverse"](a[:, 0].copy(), r)
         np.testing.assert_array_equal(r[2:], a[::-1, 0] * 2)
+    # n // 2 * 2 is n - 1 at every odd prime: the multiples-of-everything check probe sees it
+    even = SymbolicPrimFunc(tir_mlir.frontend.parser.parse_ast(
+        "@T.prim_func\ndef even(a: T.handle):\n    n = T.int32()\n"
+        "    A = T.match_buffer(a, (n,))\n    for i in range(n // 2 * 2):\n"
+        "        with T.block('A'):\n            vi = T.axis.spatial(n, i)\n"
+        "            A[vi] = T.float32(1)\n", "even.py")[0], "even.py")
+    lib = tir_mlir.build(even)
+    for n in (4, 5):
+        a = np.zeros(n, "float32")
+        lib["even"](a)
+        np.testing.assert_array_equal(a, [1, 1, 1, 1] + [0] * (n - 4))
+    assert lib.generic is None
     # ceildiv(n, 4) (a split's outer extent) is not affine: one specialization per size
     sch = tir_mlir.Schedule(ours.add)
     sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])

@@ -2,10 +2,10 @@
 code, as TVM builds one kernel that reads `n` from its arguments.
 
 tir-mlir's TensorIR has no symbolic extents, so the function is specialized at probe values
-(primes) and lowered to the llvm dialect: at a base probe, once more per var with only that var
-changed, and at a check probe with every var changed. When the lowered texts are equal except
+and lowered to the llvm dialect: at a base probe, once more per var with only that var changed
+(primes), and at two check probes with every var changed (primes; multiples of 2..10). When the lowered texts are equal except
 for the integers of `llvm.mlir.constant` ops, each such integer is fitted as `a1 * n1 + ... + b`
-from the base and per-var lowerings and the fit must predict the check lowering's integer; then
+from the base and per-var lowerings and the fit must predict the checks' integers; then
 the base lowering, with each fitted constant computed from the sizes the buffers' memref
 descriptors carry at run time, is the function for every value:
 
@@ -26,10 +26,13 @@ from tir_mlir.errors import BuildError, ScheduleError, TIRError
 
 # Primes: no factor divides them, so nothing folds; small enough that a buffer of four probe
 # dimensions passes the size checks. A program constant equal to one makes the texts differ.
-PROBES = ((1009, 1013, 1019, 1021), (2003, 2011, 2017, 2027), (3001, 3011, 3019, 3023))
+# The last set checks the fits where the primes cannot: multiples of every small number (an
+# expression like `n // 2 * 2` is `n - 1` at every odd prime).
+PROBES = ((1009, 1013, 1019, 1021), (2003, 2011, 2017, 2027), (3001, 3011, 3019, 3023),
+          (2520, 2640, 2880, 3360))
 # Float scalar parameters: values a decimal prints exactly, in float16 too.
 FLOAT_PROBES = ((0.375, 0.625, 0.875, 1.375), (2.625, 2.875, 3.375, 3.625),
-                (4.125, 4.375, 4.625, 4.875))
+                (4.125, 4.375, 4.625, 4.875), (5.125, 5.375, 5.625, 5.875))
 SCALAR_DTYPES = ("int32", "int64", "float32", "float64")
 MAX_LANE_EXTENT = 1000      # unroll/vectorize a loop longer: maybe the probe's, not the program's
 CONSTANT = re.compile(r"llvm\.mlir\.constant\((-?[0-9][0-9.e+-]*) : ")
@@ -88,10 +91,10 @@ def _is_float(dtype) -> bool:
 def _fit(columns, probes, dtypes) -> Optional[List[Dict]]:
     """Per constant, {var: coefficient, "": offset} for an integer (affine in the integer
     vars), {var: None} for a float that is a float parameter; None when neither.
-    `columns[k]` are the lowerings' constants (text): base, one per var, check."""
+    `columns[k]` are the lowerings' constants (text): base, one per var, the checks."""
     fits = []
     names = list(dtypes)
-    base, check = probes[0], probes[-1]
+    base, checks = probes[0], range(1 + len(names), len(probes))
     for texts in zip(*columns):
         if any(c in t for t in texts for c in ".e"):
             values = [float(t) for t in texts]
@@ -113,7 +116,8 @@ def _fit(columns, probes, dtypes) -> Optional[List[Dict]]:
             if delta:
                 coeff[name] = delta // step
         offset = values[0] - sum(a * base[n] for n, a in coeff.items())
-        if values[-1] != offset + sum(a * check[n] for n, a in coeff.items()):
+        if any(values[c] != offset + sum(a * probes[c][n] for n, a in coeff.items())
+               for c in checks):
             return None
         fits.append({**coeff, "": offset})
     return fits
@@ -161,7 +165,7 @@ class GenericKernel:
         if any(type(_constant(d, base)) is not int for _, dims in func._shapes() for d in dims):
             return None         # a shape the call check could not compute (`T.int64(8)`)
         probes = [base] + [{**base, n: probe(1, n)} for n in names] + \
-            [{n: probe(2, n) for n in names}]
+            [{n: probe(k, n) for n in names} for k in (2, 3)]
         scalars = scalar_params(func)
         try:
             mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
