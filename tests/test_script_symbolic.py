@@ -44,8 +44,34 @@ def test_symbolic_functions_are_templates(ours):
         ours.add.specialize({"q": 1})
     with pytest.raises(TypeError, match="n is a int32"):
         ours.add.specialize({"n": 1.5})
-    with pytest.raises(TypeError, match="specialize"):
-        ours.add.script()
+    with pytest.raises(TypeError, match="cannot print symbolically: print f.specialize"):
+        ours.axpy.script()            # ceildiv(n, chunk): not affine
+
+
+@pytest.mark.parametrize("name", ["add", "row_sum", "reverse", "scale_add"])
+def test_printed_symbolically_as_tvm(ours, tmp_path, name):
+    """script() of a symbolic function: TVM reads it back as the function it parsed itself."""
+    tvm = pytest.importorskip("tvm")
+    theirs = getattr(_load(tmp_path, "from tvm.script import tir as T", "tvm"), name)
+    text = getattr(ours, name).script()
+    assert "T.int32()" in text or "T.int64()" in text
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs)
+
+
+def test_scheduled_symbolic_function_printed_as_tvm(ours, tmp_path):
+    tvm = pytest.importorskip("tvm")
+    theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm").add
+    schedules = []
+    for sch in (tir_mlir.Schedule(ours.add), tvm.tir.Schedule(theirs)):
+        i, j = sch.get_loops(sch.get_block("C"))
+        io, ii = sch.split(sch.fuse(i, j), [None, 8])
+        sch.parallel(io)
+        sch.vectorize(ii)
+        schedules.append(sch)
+    text = schedules[0].mod.script()
+    assert "for i_j_fused_0 in T.parallel(n * 2):" in text
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text).with_attr("global_symbol", "add"),
+                                   schedules[1].mod["main"])
 
 
 def test_specialized_equals_tvm(ours, tmp_path):

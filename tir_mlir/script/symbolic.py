@@ -120,8 +120,18 @@ class SymbolicPrimFunc:
         return special, len(named) == len(self.vars)
 
     def script(self) -> str:
-        raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
-                        f"({', '.join(self.vars)}): print f.specialize({{...}}).script()")
+        """As TVM prints it, where the printed program is affine in the vars
+        (symbolic_print.py); else a TypeError: print f.specialize({...}).script()."""
+        from tir_mlir.script.symbolic_print import script_text
+        text = script_text(self)
+        if text is None:
+            raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
+                            f"({', '.join(self.vars)}) used in a way tir-mlir cannot print "
+                            "symbolically: print f.specialize({...}).script()")
+        return text
+
+    def __str__(self):
+        return self.script()
 
     # --- running ----------------------------------------------------------------------------
     def _shapes(self) -> List[Tuple[str, list]]:

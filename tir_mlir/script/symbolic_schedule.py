@@ -92,6 +92,12 @@ class ScheduledSymbolicFunc:
         return sch.mod
 
     def script(self) -> str:
+        """As TVM prints it where the printed program is affine in the vars
+        (symbolic_print.py), else the probe's program under a comment saying so."""
+        from tir_mlir.script.symbolic_print import script_text
+        text = script_text(self)
+        if text is not None:
+            return text
         shown = ", ".join(f"{k} = {v}" for k, v in self.probe_values.items())
         return (f"# {self.name} scheduled at the probe {shown} (symbolic TensorIR is not "
                 f"printed yet; build() runs the schedule at the arguments' values)\n"
