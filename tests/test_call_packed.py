@@ -139,3 +139,87 @@ def test_tvms_printed_form_reads_back():
     with pytest.raises(TIRParseError, match="as TVM prints a whole buffer"):
         tir_mlir.parse(printed.replace("T.tvm_stack_make_shape(4, 3), 0, 2",
                                        "T.tvm_stack_make_shape(4, 2), 0, 2"))
+
+
+GEMV_DESC = """
+@T.prim_func
+def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
+              c: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 64):
+        with T.block("update"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            c[vi] = c[vi] + a[vk] * b[vi, vk]
+"""
+GEMV_PACKED = """
+@T.prim_func
+def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (64,), offset_factor=1)
+    B = T.match_buffer(b, (16, 64), offset_factor=1)
+    C = T.match_buffer(c, (16,), offset_factor=1)
+    T.call_packed("test_packed.gemv", A, B, C)
+"""
+MM_T = """
+@T.prim_func
+def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"),
+         C: T.Buffer((32, 48), "float32")):
+    for i, j, k in T.grid(32, 48, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+"""
+
+
+def _gemv(a, b, c):
+    c += b @ a          # the matched regions: a row of A, 16 rows of B, 16 entries of C
+
+
+def test_tensorize_onto_a_python_function():
+    """A tensor intrinsic whose impl is a packed call: each tile's regions arrive as strided
+    numpy views of the buffers."""
+    tir_mlir.register_func("test_packed.gemv", _gemv, override=True)
+    tir_mlir.TensorIntrin.register("test_gemv_packed", GEMV_DESC, GEMV_PACKED, override=True)
+    sch = tir_mlir.Schedule(tir_mlir.parse(MM_T))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, [None, 16])
+    sch.tensorize(j1, "test_gemv_packed")
+    assert 'T.call_packed("test_packed.gemv", A_1, B_1, C_1)' in sch.mod.script()
+    rng = np.random.default_rng(6)
+    a, b = rng.random((32, 64), dtype="float32"), rng.random((48, 64), dtype="float32")
+    c = np.full((32, 48), np.nan, "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+
+
+def test_te_intrinsic_with_tvm_tir_call_packed():
+    import tir_mlir as tvm
+    from tir_mlir import te
+    tir_mlir.register_func("test_packed.gemv", _gemv, override=True)
+    A = te.placeholder((32, 64), name="A")
+    B = te.placeholder((48, 64), name="B")
+    k = te.reduce_axis((0, 64), name="k")
+    C = te.compute((32, 48), lambda i, j: te.sum(A[i, k] * B[j, k], axis=k), name="C")
+    a = te.placeholder((64,), name="a")
+    b = te.placeholder((16, 64), name="b")
+    kk = te.reduce_axis((0, 64), name="k")
+    c = te.compute((16,), lambda i: te.sum(a[kk] * b[i, kk], axis=kk), name="c")
+    binds = {t: tvm.tir.decl_buffer(t.shape, t.dtype, name=t.name.upper(), offset_factor=1)
+             for t in (a, b, c)}
+
+    def intrin_func(ins, outs):
+        ib = tvm.tir.ir_builder.create()
+        ib.emit(tvm.tir.call_packed("test_packed.gemv", ins[0], ins[1], outs[0]))
+        return ib.get()
+    gemv = te.decl_tensor_intrin(c.op, intrin_func, binds=binds)
+    s = te.create_schedule(C.op)
+    x, y = C.op.axis
+    yo, yi = s[C].split(y, factor=16)
+    s[C].reorder(x, yo, yi, s[C].op.reduce_axis[0])
+    s[C].tensorize(yi, gemv)
+    mod = tvm.lower(s, [A, B, C])
+    rng = np.random.default_rng(7)
+    x_np, y_np = rng.random((32, 64), dtype="float32"), rng.random((48, 64), dtype="float32")
+    out = np.full((32, 48), np.nan, "float32")
+    tir_mlir.build(mod)["main"](x_np, y_np, out)
+    np.testing.assert_allclose(out, x_np @ y_np.T, rtol=1e-5)
