@@ -81,9 +81,36 @@ class SymbolicIRModule:
         return build([cls], self.filename)
 
     def script(self) -> str:
-        raise TypeError(f"{self.cls.name} has functions with symbolic shapes or scalar "
-                        f"parameters ({', '.join(self.symbolic_functions())}): print "
-                        "mod.specialize({...}).script()")
+        """The module as TVM prints it: its symbolic functions printed symbolically
+        (symbolic_print.py; a TypeError when one cannot be), the others as in an IRModule."""
+        from tir_mlir.script.symbolic_print import script_text
+        chunks = {}
+        for name, f in self.symbolic_functions().items():
+            text = script_text(f)
+            if text is None:
+                raise TypeError(f"{self.cls.name}.{name} uses its symbolic shapes or scalar "
+                                "parameters in a way tir-mlir cannot print symbolically: print "
+                                "mod.specialize({...}).script()")
+            lines = text.split("\n")
+            start = next(k for k, line in enumerate(lines) if line.startswith("@"))
+            chunks[name] = ["    " + line if line else line for line in lines[start:]]
+        if self.concrete() is not None:
+            lines = self.concrete().script().split("\n")
+            starts = [k for k, line in enumerate(lines) if line.startswith("    @")] + \
+                [len(lines)]
+            for a, b in zip(starts, starts[1:]):
+                chunk = lines[a:b]
+                while chunk and not chunk[-1].strip():
+                    chunk.pop()
+                name = next(line.split("def ")[1].split("(")[0] for line in chunk
+                            if line.lstrip().startswith("def "))
+                chunks[name] = chunk
+        body = "\n\n".join("\n".join(chunks[f.name]) for f in self.defs)
+        return ("# from tvm.script import ir as I\n# from tvm.script import tir as T\n\n"
+                f"@I.ir_module\nclass {self.cls.name}:\n{body}")
+
+    def __str__(self):
+        return self.script()
 
     def only_function(self) -> SymbolicPrimFunc:
         """The module's one function, for Schedule (a module of several is refused)."""
