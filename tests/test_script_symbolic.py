@@ -9,7 +9,7 @@ import pytest
 
 import tir_mlir
 import tir_mlir.frontend.parser
-from tir_mlir.errors import RuntimeCallError, TIRParseError
+from tir_mlir.errors import RuntimeCallError
 from tir_mlir.script.symbolic import SymbolicPrimFunc
 
 SOURCE = Path(__file__).parent / "data" / "frontend" / "python" / "symbolic.py"
