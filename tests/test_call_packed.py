@@ -123,6 +123,14 @@ def test_errors_raise_from_the_call():
         tir_mlir.register_func("test_packed.axpy", axpy)
 
 
+def test_a_packed_name_is_only_looked_up_in_the_registry():
+    """`T.call_packed("os.system", ...)` names a registered function, nothing importable."""
+    mod = tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
+                         '    T.call_packed("os.system", A)\n')
+    with pytest.raises(tir_mlir.errors.RuntimeCallError, match="no function is registered"):
+        tir_mlir.build(mod)["f"](np.zeros(4, "float32"))
+
+
 def test_parse_errors_are_located():
     with pytest.raises(TIRParseError, match="takes the registered function's name") as e:
         tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'

@@ -208,6 +208,10 @@ HOSTILE = {
     "constant": "N = {p}\n@T.prim_func\ndef f(A: T.Buffer((N,), 'float32')):\n    pass\n",
     "module_code": "{p}\n@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    pass\n",
     "lambda": "K = (lambda: {p})()\n@T.prim_func\ndef f(A: T.Buffer((K,), 'float32')):\n    pass\n",
+    "meta_var": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var({p})\n",
+    "subscript": "S = (4,)\n@T.prim_func\ndef f(A: T.Buffer((S[{p}],), 'float32')):\n    pass\n",
+    "if_condition": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    if {p}:\n"
+                    "        A[0] = T.float32(1)\n",
 }
 
 
