@@ -158,6 +158,26 @@ def test_te_errors():
         our_te.compute((4,), lambda i: A[i, i])
 
 
+def symbolic_two_stage(te):
+    n = te.var("n")
+    A = te.placeholder((n, 16), name="A")
+    k = te.reduce_axis((0, 16), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    C = te.compute((n,), lambda i: B[i] * 2, name="C")
+    return [A, C]
+
+
+def test_symbolic_create_prim_func_equals_tvm():
+    """te.var shapes: our SymbolicPrimFunc prints as TVM's create_prim_func result (a handle
+    and T.match_buffer per buffer of symbolic shape) and TVM reads it back as that."""
+    tvm = pytest.importorskip("tvm")
+    ours = our_te.create_prim_func(symbolic_two_stage(our_te))
+    text = ours.script()
+    assert "A = T.match_buffer(var_A, (n, 16))" in text and "B = T.alloc_buffer((n,))" in text
+    theirs = tvm.te.create_prim_func(symbolic_two_stage(tvm.te))
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs)
+
+
 def test_te_var_shapes_and_scalar_parameters():
     n, x = our_te.var("n"), our_te.var("x", "float32")
     A = our_te.placeholder((n, 16), name="A")

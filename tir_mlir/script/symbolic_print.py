@@ -6,9 +6,11 @@ values generic_kernel.py uses (a base, one per var, two checks). When the texts 
 for their numbers, each number is fitted as affine in the vars (a float must be a float
 parameter itself) and written as that expression; the vars are declared after `T.func_attr`
 and the scalar parameters put back in the signature. The text is then read back as a
-SymbolicPrimFunc and must print, specialized at a fresh size, exactly as the function does:
-otherwise (a `T.ceildiv(n, 4)`, a structure that changes with the size) `script_text` returns
-None and the caller says the function must be specialized first.
+SymbolicPrimFunc and must print, specialized at a fresh size, exactly as the function does
+(before a buffer parameter of symbolic shape is written as a handle and its T.match_buffer:
+the same function, TVM's spelling); otherwise (a `T.ceildiv(n, 4)`, a structure that changes
+with the size) `script_text` returns None and the caller says the function must be specialized
+first.
 """
 import re
 from typing import Dict, List, Optional
@@ -18,6 +20,7 @@ from tir_mlir.script.generic_kernel import FLOAT_PROBES, PROBES, _fit, _is_float
 
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+(?:e[+-]?\d+)?|\d+)(?![\w.])")
 FRESH = {"int": 41, "float": 0.125}        # the read-back check's values
+BUFFER_PARAM = re.compile(r'^(\w+): T\.Buffer\((\(.*\)), "(\w+)"\)$')
 # An affine expression needs no parentheses between these (`(n + 2,)`, `A[n - 1 - vi]`).
 OPEN = ("(", "[", ", ")
 CLOSE = (")", "]", ",", " + ", " - ", " < ", " <= ", " > ", " >= ", " == ", ":")
@@ -58,8 +61,10 @@ def _split_params(line: str) -> Optional[List[str]]:
     return [m[1], out, m[3]]
 
 
-def _declare(text: str, func, shape_vars) -> Optional[str]:
-    """Put the scalar parameters back in the signature and declare the other vars."""
+def _declare(text: str, func, shape_vars, handles: bool) -> Optional[str]:
+    """Put the scalar parameters back in the signature and declare the other vars; with
+    `handles`, a buffer parameter of symbolic shape becomes a handle and its T.match_buffer,
+    as TVM prints it (the shape's vars are declared in the body, after the signature)."""
     lines = text.split("\n")
     at = next((k for k, line in enumerate(lines) if line.lstrip().startswith("def ")), None)
     if at is None:
@@ -70,13 +75,20 @@ def _declare(text: str, func, shape_vars) -> Optional[str]:
     for k, name in enumerate(func.params):
         if name in func.vars:
             params.insert(k, f"{name}: T.{func.vars[name]}")
+    matched = []        # a buffer parameter of symbolic shape: a handle and T.match_buffer
+    for k, param in enumerate(params):
+        m = BUFFER_PARAM.match(param)
+        if handles and m and any(re.search(rf"\b{v}\b", m[2]) for v in shape_vars):
+            params[k] = f"var_{m[1]}: T.handle"
+            dtype = "" if m[3] == "float32" else f', "{m[3]}"'
+            matched.append(f"{m[1]} = T.match_buffer(var_{m[1]}, {m[2]}{dtype})")
     lines[at] = head + ", ".join(params) + tail
     indent = " " * (len(lines[at + 1]) - len(lines[at + 1].lstrip()))
     body = at + 1 + (lines[at + 1].lstrip().startswith("T.func_attr"))
     if shape_vars:
         decl = ", ".join(shape_vars) + " = " + ", ".join(f"T.{func.vars[v]}()"
                                                          for v in shape_vars)
-        lines.insert(body, indent + decl)
+        lines[body:body] = [indent + decl] + [indent + m for m in matched]
     return "\n".join(lines)
 
 
@@ -113,8 +125,10 @@ def script_text(func) -> Optional[str]:
     text = re.sub(r"T\.(?:int64|float16|float32|float64)\((\w+)\)",
                   lambda m: m[1] if m[1] in dtypes else m[0], text)
     shape_vars = [n for n in names if n not in scalar_params(func)]
-    text = _declare(text, func, shape_vars)
-    return text if text is not None and _reads_back(text, func) else None
+    checked = _declare(text, func, shape_vars, handles=False)
+    if checked is None or not _reads_back(checked, func):
+        return None
+    return _declare(text, func, shape_vars, handles=True)
 
 
 def _reads_back(text: str, func) -> bool:
