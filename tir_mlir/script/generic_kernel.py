@@ -3,19 +3,21 @@ code, as TVM builds one kernel that reads `n` from its arguments.
 
 tir-mlir's TensorIR has no symbolic extents, so the function is specialized at probe values
 and lowered to the llvm dialect: at a base probe, once more per var with only that var changed
-(primes), and at two check probes with every var changed (primes; multiples of 2..10). When the lowered texts are equal except
-for the integers of `llvm.mlir.constant` ops, each such integer is fitted as `a1 * n1 + ... + b`
-from the base and per-var lowerings and the fit must predict the checks' integers; then
-the base lowering, with each fitted constant computed from the sizes the buffers' memref
-descriptors carry at run time, is the function for every value:
+(primes), and at two check probes with every var changed (primes; multiples of 2..10). When
+the lowered texts are equal except for the numbers of `llvm.mlir.constant` ops, each integer is
+fitted as `a1 * n1 + ... + b` from the base and per-var lowerings, and the fit must predict the
+checks' integers; a float that changes must be a float parameter itself. Then the base
+lowering, with each such constant computed from the sizes the buffers' memref descriptors carry
+at run time (scalar parameters: 0-d buffers appended to the parameters, read on entry), is the
+function for every value:
 
     %19 = llvm.mlir.constant(1009 : index) : i64     ->  %arg3 (the size of A's dimension 0)
     %40 = llvm.mlir.constant(16140 : index) : i64    ->  16 * %arg3 - 4      (16n - 4)
 
 Anything else (a constant not affine in the vars, `ceildiv(n, 4)`, `n * m`; a probe value in an
 attribute rather than a constant op: a vector length, an allocation's type; a structure that
-changes with the size; a scalar parameter, which no descriptor carries) makes `make` return
-None, and the caller compiles one specialization per size.
+changes with the size; a scalar parameter of another dtype than int32/int64/float32/float64)
+makes `make` return None, and the caller compiles one specialization per size.
 """
 import re
 from typing import Dict, List, Optional
@@ -30,7 +32,7 @@ from tir_mlir.errors import BuildError, ScheduleError, TIRError
 # expression like `n // 2 * 2` is `n - 1` at every odd prime).
 PROBES = ((1009, 1013, 1019, 1021), (2003, 2011, 2017, 2027), (3001, 3011, 3019, 3023),
           (2520, 2640, 2880, 3360))
-# Float scalar parameters: values a decimal prints exactly, in float16 too.
+# Float scalar parameters: values a decimal prints exactly.
 FLOAT_PROBES = ((0.375, 0.625, 0.875, 1.375), (2.625, 2.875, 3.375, 3.625),
                 (4.125, 4.375, 4.625, 4.875), (5.125, 5.375, 5.625, 5.875))
 SCALAR_DTYPES = ("int32", "int64", "float32", "float64")
