@@ -20,7 +20,8 @@ DATA = Path(__file__).parent / "data" / "frontend" / "python"
 OURS = "from tir_mlir.script import tir as T, ir as I"
 TVMS = "from tvm.script import tir as T, ir as I"
 EXPECTED = {"captured.py": ["scaled", "matmul", "add_100_f32", "add_8_i32"],
-            "module.py": ["Module"]}
+            "module.py": ["Module"],
+            "metaprog.py": ["rows", "clamp", "packed", "meta", "sum_16", "max_16"]}
 
 
 def import_file(path: Path, name: str):
@@ -109,6 +110,12 @@ def f(B: T.Buffer((4, 4), "float32")):
     ("@T.macro\ndef m(A, i):\n    A[i] = T.float32(0)\n@T.prim_func\n"
      "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n", "macro 'm' is missing argument 'i'"),
     ("import os\n", "no @T.prim_func or @I.ir_module definition"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var(len(A))\n",
+     "T.meta_var: tir-mlir never runs Python"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n, m = T.meta_var((1, 2, 3))\n",
+     "T.meta_var: cannot unpack (1, 2, 3) into 2 names"),
+    ("S = (4, 8)\n@T.prim_func\ndef f(A: T.Buffer((S[2],), 'float32')):\n    pass\n",
+     "index 2 is out of range for 'S' (a tuple of 2)"),
     ("def f(:\n", "not a Python file"),
 ])
 def test_python_file_errors_are_located(source, message):
@@ -133,6 +140,28 @@ class _Value(metaclass=_Sneaky):
     __int__ = __eq__ = __hash__ = __index__
 
 
+class _EqMeta(type):
+    """A metaclass whose `==` and `hash` would run code (`type(x) in (int, ...)` calls them)."""
+
+    def __eq__(cls, other):
+        raise AssertionError("user code ran")
+
+    def __hash__(cls):
+        raise AssertionError("user code ran")
+
+
+class _Eq(metaclass=_EqMeta):
+    pass
+
+
+class _ClassProperty:
+    """`isinstance(x, C)` reads `x.__class__`, which this property answers by running code."""
+
+    @property
+    def __class__(self):
+        raise AssertionError("user code ran")
+
+
 def test_captured_objects_are_never_called(tmp_path):
     path = tmp_path / "sneaky.py"
     path.write_text(f'''{OURS}
@@ -150,6 +179,9 @@ def make(n):
     assert e.value.loc.file == str(path) and e.value.loc.line == 4
     with pytest.raises(TIRParseError, match="'n' is a function"):
         m.make(lambda: 0)
+    for hostile in (_Eq(), _ClassProperty(), [_Eq()], (1, _ClassProperty())):
+        with pytest.raises(TIRParseError, match="in the enclosing Python scope"):
+            m.make(hostile)
     assert list(m.make(np.int64(3))) == ["f"]
 
 
@@ -176,6 +208,10 @@ HOSTILE = {
     "constant": "N = {p}\n@T.prim_func\ndef f(A: T.Buffer((N,), 'float32')):\n    pass\n",
     "module_code": "{p}\n@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    pass\n",
     "lambda": "K = (lambda: {p})()\n@T.prim_func\ndef f(A: T.Buffer((K,), 'float32')):\n    pass\n",
+    "meta_var": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var({p})\n",
+    "subscript": "S = (4,)\n@T.prim_func\ndef f(A: T.Buffer((S[{p}],), 'float32')):\n    pass\n",
+    "if_condition": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    if {p}:\n"
+                    "        A[0] = T.float32(1)\n",
 }
 
 

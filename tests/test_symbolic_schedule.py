@@ -80,9 +80,13 @@ def test_scheduled_function_prints_its_probe_and_checks_arguments(ours):
     sched_add(sch)
     mod = sch.mod
     assert isinstance(mod, ScheduledSymbolicFunc)
-    text = mod.script()
-    assert text.startswith("# add scheduled at the probe n = 97")
-    assert "T.parallel(194)" in text and "T.vectorized(8)" in text
+    text = mod.script()                 # affine in n: printed symbolically, as TVM
+    assert "n = T.int32()" in text and "T.parallel(n * 2)" in text and "T.vectorized(8)" in text
+    sums = tir_mlir.Schedule(ours.row_sum)
+    sched_row_sum(sums)                 # ceildiv(n, 4): the probe's program, said so
+    text = sums.mod.script()
+    assert text.startswith("# row_sum scheduled at the probe n = 97, m = 89")
+    assert "for i_0 in T.parallel(T.int64(25)):" in text
     lib = tir_mlir.build(mod)
     z = np.zeros
     with pytest.raises(RuntimeCallError, match="n is 4 from dimension 0 of 'a' but 5"):

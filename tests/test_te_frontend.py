@@ -64,7 +64,27 @@ def matmul(te):
     return [A, B, C]
 
 
-PROGRAMS = [row_sum_plus, padded_conv, reducers, elementwise, matmul]
+def zero_dim(te):
+    A = te.placeholder((4, 5, 6), name="A", dtype="uint8")
+    r1, r2 = te.reduce_axis((0, 5), name="r1"), te.reduce_axis((0, 6), name="r2")
+    total = te.compute((), lambda: te.sum(A[1, r1, r2].astype("int32"), axis=[r1, r2]),
+                       name="total")
+    corner = te.compute((), lambda: A[3, 4, 5] * 2, name="corner")
+    return [A, total, corner]
+
+
+def python_numbers(te):
+    """TVM's promotion of Python numbers: an int is int32, a float float32."""
+    A = te.placeholder((8,), name="A", dtype="int8")
+    H = te.placeholder((8,), name="H", dtype="float16")
+    U = te.placeholder((8,), name="U", dtype="uint32")
+    B = te.compute((8,), lambda i: A[i] * 3 + 1, name="B")
+    C = te.compute((8,), lambda i: H[i] * 0.5 + 2, name="C")
+    D = te.compute((8,), lambda i: U[i] + 7, name="D")
+    return [A, H, U, B, C, D]
+
+
+PROGRAMS = [row_sum_plus, padded_conv, reducers, elementwise, matmul, zero_dim, python_numbers]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
@@ -106,6 +126,26 @@ def test_te_programs_compute_numpys_numbers():
     np.testing.assert_array_equal(e, np.arange(64).reshape(8, 8))
 
 
+def test_zero_dim_tensors_and_reductions_with_where():
+    a = np.random.default_rng(0).integers(0, 100, (4, 5, 6), dtype="uint8")
+    total, corner = _run(zero_dim(our_te), [a])
+    assert total == a[1].astype("int32").sum() and corner == np.uint8(a[3, 4, 5] * 2)
+    a8 = np.arange(-4, 4, dtype="int8") * 40          # * 3 overflows int8, not int32
+    h, u = np.linspace(-2, 2, 8).astype("float16"), np.arange(8, dtype="uint32")
+    b, c, d = _run(python_numbers(our_te), [a8, h, u])
+    np.testing.assert_array_equal(b, a8.astype("int32") * 3 + 1)
+    np.testing.assert_allclose(c, h.astype("float32") * 0.5 + 2)
+    np.testing.assert_array_equal(d, u + 7)
+    # TVM 0.21's create_prim_func drops `where` (every k is summed); it is kept here.
+    A = our_te.placeholder((8, 16), name="A")
+    k = our_te.reduce_axis((0, 16), name="k")
+    B = our_te.compute((8,), lambda i: our_te.sum(A[i, k], axis=k, where=k > i), name="B")
+    assert "if v_i < v_k:" in our_te.create_prim_func([A, B]).script()
+    a = np.random.rand(8, 16).astype("float32")
+    (b,) = _run([A, B], [a])
+    np.testing.assert_allclose(b, [a[i, i + 1:].sum() for i in range(8)], rtol=1e-5)
+
+
 def test_te_errors():
     A = our_te.placeholder((4,), name="A")
     with pytest.raises(TypeError, match="different dtypes"):
@@ -116,6 +156,26 @@ def test_te_errors():
         our_te.create_prim_func([our_te.compute((4,), lambda i: A[i] * 2)])
     with pytest.raises(IndexError, match="has 1 dimensions"):
         our_te.compute((4,), lambda i: A[i, i])
+
+
+def symbolic_two_stage(te):
+    n = te.var("n")
+    A = te.placeholder((n, 16), name="A")
+    k = te.reduce_axis((0, 16), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    C = te.compute((n,), lambda i: B[i] * 2, name="C")
+    return [A, C]
+
+
+def test_symbolic_create_prim_func_equals_tvm():
+    """te.var shapes: our SymbolicPrimFunc prints as TVM's create_prim_func result (a handle
+    and T.match_buffer per buffer of symbolic shape) and TVM reads it back as that."""
+    tvm = pytest.importorskip("tvm")
+    ours = our_te.create_prim_func(symbolic_two_stage(our_te))
+    text = ours.script()
+    assert "A = T.match_buffer(var_A, (n, 16))" in text and "B = T.alloc_buffer((n,))" in text
+    theirs = tvm.te.create_prim_func(symbolic_two_stage(tvm.te))
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs)
 
 
 def test_te_var_shapes_and_scalar_parameters():

@@ -25,6 +25,8 @@ _LAZY = {
     "load_module": "tir_mlir.runtime.build",
     "interpret": "tir_mlir.interpreter",
     "lower": "tir_mlir.te.schedule",
+    "register_func": "tir_mlir.runtime.packed",
+    "get_global_func": "tir_mlir.runtime.packed",
     "cpu": "tir_mlir.compat.nd",
     "cuda": "tir_mlir.compat.nd",
 }

@@ -38,6 +38,24 @@ from tir_mlir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
 
+def _call_packed(name, *args):
+    """A `T.call_packed` in the interpreter: (list, shape, dtype) buffers, (value,) scalars."""
+    from tir_mlir.dtypes import numpy_dtype
+    from tir_mlir.errors import RuntimeCallError
+    from tir_mlir.runtime.packed import get_global_func
+    fn = get_global_func(name, allow_missing=True)
+    if fn is None:
+        raise RuntimeCallError(f"T.call_packed: no function is registered as {name!r} "
+                               "(tir_mlir.register_func)")
+    arrays = [np.array(a[0], numpy_dtype(a[2])).reshape(a[1]) if len(a) == 3 else None
+              for a in args]
+    result = fn(*[x if x is not None else a[0] for x, a in zip(arrays, args)])
+    for x, a in zip(arrays, args):
+        if x is not None:
+            a[0][:] = x.ravel().tolist()
+    return int(result) if type(result) in (int, bool) else 0
+
+
 _MAX_LOOP_DEPTH = 12   # deeper nests go to a separate function (CPython allows 20 nested loops)
 
 
@@ -397,10 +415,6 @@ class _Translator:
         if op.name in _UINT_BIN:
             a, b = (_unsigned(x, t) for x in ins)
             return self.assign(op, _wrap(_UINT_BIN[op.name].format(a=a, b=b), t))
-        if op.name == "tir.extern":
-            raise TIRError("interpreter: calls to C functions (T.call_extern) and buffer "
-                           "pointers are not interpreted; build the module with "
-                           "extern_libs=[...] and run it", source_loc(op))
         raise TIRError(f"interpreter: unsupported op '{op.name}'", source_loc(op))
 
     def assign(self, op, expr: str, hint="v"):
@@ -466,6 +480,28 @@ class _Translator:
 
     def _tir_evaluate(self, op, ins, t):
         pass
+
+    def _tir_extern(self, op, ins, t):
+        """`T.call_packed`: the registered function, on arrays made from the lists (whole
+        buffers only; written back after the call). Other C calls cannot be interpreted."""
+        from tir_mlir.dialect.ops import extern_args, extern_callee
+        from tir_mlir.dtypes import dtype_of
+        if extern_callee(op) != "call_packed" or any(v in self.views for v in extern_args(op)):
+            raise TIRError("interpreter: calls to C functions (T.call_extern) and buffer "
+                           "pointers are not interpreted (nor T.match_buffer views handed to "
+                           "T.call_packed); build the module with extern_libs=[...] and run "
+                           "it", source_loc(op))
+        parts = []
+        for v in extern_args(op):
+            if isinstance(v.type, ir.MemRefType):
+                mt = ir.MemRefType(v.type)
+                parts.append(f"({self.names[v]}, {tuple(mt.shape)!r}, "
+                             f"{dtype_of(mt.element_type)!r})")
+            else:
+                parts.append(f"({self.names[v]},)")
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        fn = self.helper("_call_packed", _call_packed)
+        self.assign(op, f"{fn}({symbol!r}, {', '.join(parts)})")
 
     def range_of(self, name: str):
         """Inclusive (min, max) of an index value, when known before running."""

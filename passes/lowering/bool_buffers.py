@@ -31,6 +31,9 @@ class BoolBuffersToI8:
             for op in list(walk(f)):
                 if op.name in ("memref.alloc", "memref.alloca", "memref.reinterpret_cast") and _is_bool_memref(op.results[0].type):
                     op.results[0].set_type(_byte_type(op.results[0].type))
+                elif op.name == "memref.extract_strided_metadata" and \
+                        _is_bool_memref(op.results[0].type):     # `B.data` of a bool buffer
+                    op.results[0].set_type(_byte_type(op.results[0].type))
             for op in list(walk(f)):
                 if op.name == "memref.load" and str(op.results[0].type) == "i1":
                     with ir.InsertionPoint(op), op.location:

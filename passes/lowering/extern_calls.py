@@ -44,6 +44,9 @@ def _expand(op, module, declared) -> ir.Value:
     callee, args = extern_callee(op), extern_args(op)
     if callee == "call_extern":
         return _call(op, args, module, declared)
+    if callee == "call_packed":
+        from tir_mlir.passes.lowering.packed_calls import declare_call
+        return declare_call(op, args, module)
     if callee == "buffer_data":
         return _data(args[0])
     if callee == "elem_offset":

@@ -29,6 +29,7 @@ from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
+from tir_mlir.passes.lowering.packed_calls import PackedCalls
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
@@ -47,7 +48,7 @@ TARGETS = {
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
             (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
             (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
-            ("scf", ScalarReplace), (None, AllocCheck), (None, ScfToLLVM),
+            ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),

@@ -299,6 +299,9 @@ def _rebind(root, iparams, m: Matcher, leaves):
         tbuf, offs = m.binding[k], m.offsets[k]
         callee = extern_callee(o)
         is_load = o.name == "memref.load"
+        if callee == "call_packed":
+            _packed_view(o, i, buf, tbuf, offs, leaves)
+            continue
         if callee is not None:
             _rebind_extern(o, callee, tbuf, offs, leaves)
             continue
@@ -316,6 +319,28 @@ def _rebind(root, iparams, m: Matcher, leaves):
         erase(o)
         for v in idx:
             erase_dead(v)
+
+
+def _packed_view(o, i, buf, tbuf, offs, leaves):
+    """A buffer handed whole to T.call_packed -> a view of the bound region of the target (a
+    T.match_buffer in the block: the function gets the region, with the target's strides)."""
+    shape = list(ir.MemRefType(buf.type).shape)
+    ttype = ir.MemRefType(tbuf.type)
+    strides, _ = ttype.get_strides_and_offset()
+    n, rank = len(shape), len(ttype.shape)
+    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
+                                      strides[rank - n:])
+    with ir.InsertionPoint(o), o.location:
+        view = memref.subview(tbuf, [emit_index(e, leaves) for e in offs],
+                              [1] * (rank - n) + shape, [1] * rank,
+                              result_type=ir.MemRefType.get(shape, ttype.element_type, layout))
+    name = buf.owner.attributes["tir.name"] if not isinstance(buf.owner, ir.Block) and \
+        "tir.name" in buf.owner.attributes else ir.StringAttr.get(buffer_name(tbuf))
+    view.owner.attributes["tir.name"] = name
+    view.owner.attributes["tir.scope"] = ir.StringAttr.get("global")
+    view.owner.attributes["tir.match_buffer"] = ir.UnitAttr.get()
+    o.regions[0].blocks[0].operations[len(o.regions[0].blocks[0].operations) - 1] \
+        .operands[i] = view
 
 
 def _rebind_extern(o, callee, tbuf, offs, leaves):

@@ -529,6 +529,12 @@ class FuncBuilder(Fail):
         if not (isinstance(c, Val) and c.dtype == "bool"
                 or isinstance(c, Lit) and isinstance(c.value, bool)):
             self.fail(f"an if condition must be bool, found {describe(c)}", s.cond.pos)
+        if isinstance(c, Lit) and c.dtype is None:  # a Python bool (`if True:`, a captured flag):
+            self.env.push()     # as TVM, only the branch it selects is built (T.bool(True) is not)
+            try:
+                return self.stmts(s.body if c.value else s.orelse)
+            finally:
+                self.env.pop()
         cond = self.ex.materialize(c, s.pos, "bool").value
         op = scf.IfOp(cond, [], has_else=bool(s.orelse), loc=self.loc(s.pos))
         branches = [(op.then_block, s.body)] + ([(op.else_block, s.orelse)] if s.orelse else [])
@@ -1034,7 +1040,7 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
-        if name in ("evaluate", "call_extern", "call_pure_extern"):
+        if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed"):
             if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
             # a bare call statement is evaluated for its effect, as in TVM

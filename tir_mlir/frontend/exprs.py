@@ -525,6 +525,9 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             self.fail("only T.* functions can be called", node.pos)
         name = I.strip_prefix(dotted)
         if name is None or not I.is_expr_intrinsic(name):
+            if name == "meta_var":      # expanded before building (script/meta_var.py)
+                self.fail("T.meta_var works in TVMScript in Python files (tir_mlir.script), "
+                          "as `x = T.meta_var(value)` statements", node.pos)
             if name in I.STATEMENT_CALLS:
                 self.fail(f"{dotted} cannot be used inside an expression", node.pos)
             near = difflib.get_close_matches(name or dotted, sorted(I.all_names()), 1)

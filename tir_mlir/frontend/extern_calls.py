@@ -14,7 +14,10 @@ extern_calls.py):
   strides, so tensorize rebinds it like a load (the offset of a region of the target buffer);
 - `address_of`(B, i, j...): `T.address_of(B[i, j])`;
 - `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
-- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32).
+- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32);
+- `call_packed` {symbol}: `T.call_packed("name", A, n, ...)`, the function registered as `name`
+  (`tir_mlir.register_func`), called with buffers (the memrefs themselves: regions read and
+  write them whole) and scalars; int32 result.
 """
 from mlir import ir
 
@@ -32,6 +35,21 @@ class BufferStrides:
 
     def __init__(self, buf: Buffer):
         self.buf = buf
+
+
+class StackShape:
+    """`T.tvm_stack_make_shape(4, 3)` before `T.tvm_stack_make_array` takes it."""
+
+    def __init__(self, dims):
+        self.dims = dims
+
+
+class WholeBuffer:
+    """`T.tvm_stack_make_array(B.data, <B's shape>, 0, <B's rank>, <B's dtype>, 0)`, TVM's
+    printing of a buffer handed to `T.call_packed`: the buffer itself (its memref)."""
+
+    def __init__(self, value: ir.Value):
+        self.value = value
 
 
 class ExternCalls:
@@ -91,6 +109,45 @@ class ExternCalls:
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
+
+    def _call_packed(self, name, args, kwargs, pos):
+        for k, (_, kpos) in kwargs.items():
+            self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+        if not args or not isinstance(args[0], str):
+            self.fail('T.call_packed takes the registered function\'s name and its arguments: '
+                      'T.call_packed("my.func", A, n)', pos)
+        operands = [a.value if isinstance(a, (Buffer, WholeBuffer))
+                    else self._extern_args(name, [a], pos)[0] for a in args[1:]]
+        return self.extern("call_packed", operands, "int32", pos,
+                           {"symbol": ir.StringAttr.get(args[0])})
+
+    def _call_stack_make_shape(self, name, args, kwargs, pos):
+        self._arity(name, args, len(args), pos, kwargs)
+        return StackShape(args)
+
+    def _call_stack_make_array(self, name, args, kwargs, pos):
+        """Only the form TVM prints for a whole buffer (see WholeBuffer)."""
+        from tir_mlir.dialect.ops import extern_args, extern_callee
+        from tir_mlir.dtypes import dtype_of
+        self._arity(name, args, 6, pos, kwargs)
+        data, shape, strides, ndim, dtype, offset = args
+        owner = data.value.owner if isinstance(data, Val) else None
+        buf = extern_args(owner)[0] if owner is not None and \
+            extern_callee(owner) == "buffer_data" else None
+        mtype = ir.MemRefType(buf.type) if buf is not None else None
+
+        def lit(x, value):
+            return isinstance(x, Lit) and x.value == value
+        if mtype is None or not isinstance(shape, StackShape) or \
+                not all(lit(d, n) for d, n in zip(shape.dims, mtype.shape)) or \
+                len(shape.dims) != len(mtype.shape) or not lit(strides, 0) or \
+                not lit(ndim, len(mtype.shape)) or not lit(offset, 0) or \
+                not isinstance(dtype, Lit) or dtype.dtype != dtype_of(mtype.element_type):
+            self.fail("T.tvm_stack_make_array is supported as TVM prints a whole buffer: "
+                      "(B.data, T.tvm_stack_make_shape(<B's shape>), 0, <B's rank>, "
+                      "<a value of B's dtype>, 0)", pos)
+        owner.erase()           # the B.data op: the packed call takes the buffer itself
+        return WholeBuffer(buf)
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype

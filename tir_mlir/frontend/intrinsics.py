@@ -44,6 +44,8 @@ EXPR_CALLS = {
     # calls to C functions and buffer pointers (frontend/extern_calls.py; address_of is lazy)
     "call_extern": "extern", "call_pure_extern": "extern", "tvm_access_ptr": "access_ptr",
     "type_annotation": "type_annotation", "address_of": "address_of",
+    "call_packed": "packed", "tvm_stack_make_array": "stack_make_array",
+    "tvm_stack_make_shape": "stack_make_shape",
 }
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is
@@ -53,7 +55,7 @@ STATEMENT_CALLS = {
     "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
     "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
     "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",
-    "allocate_const", "decl_buffer",
+    "allocate_const", "decl_buffer", "meta_var",
 }
 
 

@@ -1,5 +1,5 @@
 """Printing the calls to C functions and buffer pointers of frontend/extern_calls.py as TVM
-prints them: `T.call_extern("int32", "f", ...)`, `C.data`, `C.elem_offset` (the offset of a
+prints them: `T.call_extern("int32", "f", ...)`, `T.call_packed("name", A, n)`, `C.data`, `C.elem_offset` (the offset of a
 region, `i * 512 + j * 16`, after tensorize), `T.tvm_access_ptr(T.type_annotation("float32"),
 ...)`, `T.address_of(B[i, j])`, `B.strides[0]`."""
 from mlir import ir
@@ -9,7 +9,8 @@ from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
 def is_extern_call(v: ir.Value) -> bool:
-    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) == "call_extern"
+    return not isinstance(v.owner, ir.Block) and \
+        extern_callee(v.owner) in ("call_extern", "call_packed")
 
 
 def _is_zero(v: ir.Value) -> bool:
@@ -55,6 +56,11 @@ def extern_text(p, op, v) -> tuple:
         fn = "call_pure_extern" if "pure" in op.attributes else "call_extern"
         rest = "".join(", " + p.text(a) for a in args)
         return f'T.{fn}("{value_dtype(v, p.buffers)}", "{symbol}"{rest})', ATOM
+    if callee == "call_packed":
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        rest = "".join(", " + (p.namer[a] if isinstance(a.type, ir.MemRefType) else p.text(a))
+                       for a in args)
+        return f'T.call_packed("{symbol}"{rest})', ATOM
     if callee == "buffer_data":
         return f"{p.namer[args[0]]}.data", ATOM
     if callee == "address_of":

@@ -34,6 +34,7 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
+from tir_mlir.runtime import packed
 from tir_mlir.runtime.alloc_status import AllocStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
@@ -85,14 +86,16 @@ def _to_module(mod) -> ir.Module:
 
 
 @serialized
-def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Module":
+def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=None,
+          **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location.
     `extern_libs`: the files defining the C functions `T.call_extern` calls (.so, .o, .a, C
-    source, LLVM IR: runtime/extern_libs.py)."""
+    source, LLVM IR: runtime/extern_libs.py). `rewrite_lowered(module)` may rewrite the
+    llvm-dialect module before it is compiled (script/generic_kernel.py)."""
     if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
         return mod._tir_mlir_build(target, debug=debug, extern_libs=extern_libs)
     if str(target).split()[0] in ("cuda", "nvptx"):
@@ -103,6 +106,8 @@ def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Modul
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
+        if rewrite_lowered is not None:
+            rewrite_lowered(lowered)
         text = lowered.operation.get_asm(enable_debug_info=False)
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
@@ -256,6 +261,8 @@ class Function:
                 raise_errors()
         if self.module.alloc_status is not None:
             call = self.module.alloc_status.checked(call)
+        if self.module.packed_calls:
+            call = packed.checked(call)
         call.keep_args = (arrays, descs)  # the descriptors point into these arrays
         return call
 
@@ -287,6 +294,7 @@ class Module:
     def __init__(self, sigs, backend, sites=()):
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
         self.alloc_status = AllocStatus.of(backend)
+        self.packed_calls = packed.attach(backend)
         self._functions = {}
 
     def __getitem__(self, name) -> Function:

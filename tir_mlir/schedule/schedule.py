@@ -49,6 +49,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                  debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
                  enable_check: bool = True):
         self._symbolic = None        # symbolic shapes: symbolic_schedule.py
+        if type(mod).__name__ == "SymbolicIRModule":
+            mod = mod.only_function()
         if type(mod).__name__ in ("SymbolicPrimFunc", "ScheduledSymbolicFunc"):
             from tir_mlir.script.symbolic_schedule import ScheduledSymbolicFunc
             self._symbolic = ScheduledSymbolicFunc.start(mod)

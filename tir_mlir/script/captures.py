@@ -53,18 +53,34 @@ _NUMPY = _numpy_scalars()
 CAPTURABLE = "int, float, bool, str, or a tuple/list of them, or a T.macro"
 
 
+def _one_of(t, types) -> bool:
+    """`t in types` by identity: `==` or `hash` on a class may run its metaclass's code."""
+    return any(t is x for x in types)
+
+
+def _numpy_kind(t):
+    """The Python type of numpy scalar type `t` (found by identity), else None."""
+    return next((kind for x, kind in _NUMPY.items() if t is x), None)
+
+
+def is_macro(value) -> bool:
+    """`isinstance(value, Macro)` without reading `value.__class__` (a property may run)."""
+    from tir_mlir.script.macro import Macro
+    return type(value) is Macro
+
+
 def value_node(value, pos, name, filename, depth=0):
     """The literal node for a captured constant; TIRParseError for any other value."""
     t = type(value)
-    if t in (bool, int, float, str):
+    if _one_of(t, (bool, int, float, str)):
         return A.Const(value, pos)
     if t is Unreadable:
         raise TIRParseError(f"{name!r} is assigned at line {value.line} by an expression that "
                             "only running the file would evaluate (tir-mlir reads literals and "
                             "arithmetic on them)", SourceLoc(filename, *pos))
-    if t in _NUMPY:
-        return A.Const(_NUMPY[t](value), pos)
-    if t in (tuple, list) and depth < MAX_DEPTH:
+    if _numpy_kind(t) is not None:
+        return A.Const(_numpy_kind(t)(value), pos)
+    if _one_of(t, (tuple, list)) and depth < MAX_DEPTH:
         items = [value_node(v, pos, name, filename, depth + 1) for v in value]
         return (A.Tuple_ if t is tuple else A.List_)(items, pos)
     raise TIRParseError(f"{name!r} is a {kind_of(value)} in the enclosing Python scope; "
@@ -110,14 +126,12 @@ def transform(node, fn):
 
 def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
     """`stmts` with every free name found in `captures` replaced (see the module comment)."""
-    from tir_mlir.script.macro import Macro
-
     def fn(node):
         if isinstance(node, A.Attr) and node.dotted() is not None:
             return node                     # T.float32, A.shape: dotted names stay
         if isinstance(node, A.Call) and isinstance(node.func, A.Name):
             value = _lookup(node.func.id)
-            if isinstance(value, Macro):
+            if is_macro(value):
                 return A.Call(MacroRef(value, node.func.id, node.func.pos),
                               transform(node.args, fn), transform(node.kwargs, fn), node.pos)
             if value is not _MISSING and not _is_constant(value):
@@ -126,11 +140,21 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
                     "TVMScript calls only T. functions and T.macro definitions",
                     SourceLoc(filename, *node.func.pos))
             return None
+        if isinstance(node, A.Subscript) and isinstance(node.value, A.Name) and \
+                len(node.indices) == 1:
+            seq, k = _lookup(node.value.id), _int_literal(node.indices[0])
+            if _one_of(type(seq), (tuple, list)) and k is not None:    # FACTORS[0], SHAPE[-1]
+                if not -len(seq) <= k < len(seq):
+                    raise TIRParseError(f"index {k} is out of range for {node.value.id!r} "
+                                        f"(a {kind_of(seq)} of {len(seq)})",
+                                        SourceLoc(filename, *node.pos))
+                return value_node(seq[k], node.pos, node.value.id, filename)
+            return None
         if isinstance(node, A.Name):
             value = _lookup(node.id)
             if value is _MISSING:
                 return None
-            if isinstance(value, Macro):
+            if is_macro(value):
                 raise TIRParseError(f"macro {node.id!r} can only be called, as a statement",
                                     SourceLoc(filename, *node.pos))
             return value_node(value, node.pos, node.id, filename)
@@ -142,14 +166,32 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
         return captures[name]
 
     try:
-        return transform(stmts, fn)
+        return transform(transform(stmts, fn), _concatenate)
     except RecursionError:
         raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
 
 
+def _concatenate(node):
+    """`SHAPE + (4,)` on captured tuples (or lists) -> one literal tuple, as Python gives."""
+    if not (isinstance(node, A.BinOp) and node.op == "+"):
+        return None
+    lhs, rhs = transform(node.lhs, _concatenate), transform(node.rhs, _concatenate)
+    if type(lhs) is type(rhs) and isinstance(lhs, (A.Tuple_, A.List_)):
+        return type(lhs)(lhs.items + rhs.items, node.pos)
+    return A.BinOp(node.op, lhs, rhs, node.pos)
+
+
+def _int_literal(node):
+    """The int an index literal writes (`0`, `-1`), else None."""
+    if isinstance(node, A.UnaryOp) and node.op == "-":
+        k = _int_literal(node.operand)
+        return None if k is None else -k
+    return node.value if isinstance(node, A.Const) and type(node.value) is int else None
+
+
 def _is_constant(value) -> bool:
     t = type(value)
-    return t in (bool, int, float, str, tuple, list) or t in _NUMPY
+    return _one_of(t, (bool, int, float, str, tuple, list)) or _numpy_kind(t) is not None
 
 
 _MISSING = object()

@@ -13,7 +13,7 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.prim_func import PrimFunc
 from tir_mlir.script.resolve import make_macro_def, resolve_definition
-from tir_mlir.script.symbolic import SymbolicPrimFunc, check_symbolic, symbolic_vars
+from tir_mlir.script.symbolic import SymbolicPrimFunc, symbolic_vars
 
 
 def scope_of(obj, frame):
@@ -73,7 +73,9 @@ def define_func(fn, frame):
 def define_module(cls, frame):
     filename, c = _source(cls)
     c = resolve_definition(c, scope_of(cls, frame), filename)
-    check_symbolic(c, filename)
+    if any(isinstance(f, A.FuncDef) and symbolic_vars(f) for f in c.body):
+        from tir_mlir.script.symbolic_module import SymbolicIRModule
+        return SymbolicIRModule(c, filename)
     return build([c], filename)
 
 

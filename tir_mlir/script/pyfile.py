@@ -16,6 +16,7 @@ from tir_mlir.script.symbolic import check_symbolic, symbolic_vars
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
 MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
+MAX_ITEMS = 1024            # nor do concatenated tuples (X = X + X, sixty times)
 
 
 def _constant(node, consts):
@@ -35,6 +36,8 @@ def _constant(node, consts):
         return (-v if node.op == "-" else v) if type(v) in (int, float) else None
     if isinstance(node, A.BinOp) and node.op in ("+", "-", "*", "//", "%", "/"):
         a, b = _constant(node.lhs, consts), _constant(node.rhs, consts)
+        if node.op == "+" and type(a) is type(b) and type(a) in (tuple, list):
+            return a + b if len(a) + len(b) <= MAX_ITEMS else None     # SHAPE + (4,)
         if type(a) not in (int, float) or type(b) not in (int, float):
             return None
         if node.op in ("//", "%", "/") and b == 0:

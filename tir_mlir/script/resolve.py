@@ -8,13 +8,14 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.script.captures import bound_names, resolve_func
 from tir_mlir.script.extract import MACRO_DECORATORS
 from tir_mlir.script.macro import expand, make_macro
+from tir_mlir.script.meta_var import expand_meta_vars
 
 
 def _resolve_func(f, captures, filename):
     f = resolve_func(f, captures, filename)
     bound = bound_names(f.body, [p.name for p in f.params])
-    return A.FuncDef(f.name, f.params, f.returns, expand(f.body, captures, bound, filename),
-                     f.pos, f.decorators)
+    body = expand_meta_vars(expand(f.body, captures, bound, filename), filename)
+    return A.FuncDef(f.name, f.params, f.returns, body, f.pos, f.decorators)
 
 
 def resolve_definition(s, captures, filename):

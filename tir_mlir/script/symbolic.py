@@ -5,7 +5,8 @@
 `f.specialize({"n": 128})` substitutes them (removing the `T.int32()` lines and the scalar
 parameters) and builds an ordinary PrimFunc. `tir_mlir.build(f)` gives a module whose functions
 take buffers and scalars like TVM's (`lib["f"](a, b, n)`): each call reads the symbolic values
-from the arrays' shapes and the scalars, checks they agree across arguments, and runs the
+from the arrays' shapes and the scalars, checks they agree across arguments, and runs one
+kernel for every value where the lowered code allows it (generic_kernel.py), else the
 specialization for those values (compiled once per set of values).
 """
 from typing import Dict, List, Tuple
@@ -80,12 +81,21 @@ class SymbolicPrimFunc:
     def specialize(self, values: Dict):
         """Bind symbolic vars / scalar parameters (by name, or objects with `.name`); the
         PrimFunc once all are bound, else a SymbolicPrimFunc of the rest."""
+        special, complete = self.specialized_def(values)
+        if not complete:
+            return SymbolicPrimFunc(special, self.filename)
+        from tir_mlir.frontend.parser import build
+        from tir_mlir.script.prim_func import PrimFunc
+        return PrimFunc(build([special], self.filename).module)
+
+    def specialized_def(self, values: Dict):
+        """(the definition with `values` substituted, whether that binds every var)."""
         named = {getattr(k, "name", k): v for k, v in values.items()}
         for k, v in named.items():
             if k not in self.vars:
                 raise KeyError(f"{self.name} has no symbolic var or scalar parameter {k!r} "
                                f"(it has {', '.join(self.vars) or 'none'})")
-            if type(v) not in (int, float, bool):
+            if not any(type(v) is t for t in (int, float, bool)):
                 raise TypeError(f"specialize: {k} must be a number, got {type(v).__name__}")
             if self.vars[k] in INT_DTYPES and type(v) is not int:
                 raise TypeError(f"specialize: {k} is a {self.vars[k]}, got {v!r}")
@@ -107,15 +117,21 @@ class SymbolicPrimFunc:
             else:
                 body.append(transform(s, fn))
         special = A.FuncDef(f.name, params, f.returns, body, f.pos, f.decorators)
-        if len(named) < len(self.vars):
-            return SymbolicPrimFunc(special, self.filename)
-        from tir_mlir.frontend.parser import build
-        from tir_mlir.script.prim_func import PrimFunc
-        return PrimFunc(build([special], self.filename).module)
+        return special, len(named) == len(self.vars)
 
     def script(self) -> str:
-        raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
-                        f"({', '.join(self.vars)}): print f.specialize({{...}}).script()")
+        """As TVM prints it, where the printed program is affine in the vars
+        (symbolic_print.py); else a TypeError: print f.specialize({...}).script()."""
+        from tir_mlir.script.symbolic_print import script_text
+        text = script_text(self)
+        if text is None:
+            raise TypeError(f"{self.name} has symbolic shapes or scalar parameters "
+                            f"({', '.join(self.vars)}) used in a way tir-mlir cannot print "
+                            "symbolically: print f.specialize({...}).script()")
+        return text
+
+    def __str__(self):
+        return self.script()
 
     # --- running ----------------------------------------------------------------------------
     def _shapes(self) -> List[Tuple[str, list]]:
@@ -182,18 +198,33 @@ class SymbolicPrimFunc:
         return SymbolicModule(self, target, kwargs)
 
 
+_UNTRIED = object()
+
+
 class SymbolicModule:
     """`tir_mlir.build(f)` of a SymbolicPrimFunc: `lib[name](*buffers_and_scalars)`."""
 
     def __init__(self, func: SymbolicPrimFunc, target, kwargs):
         self.func, self.target, self.kwargs = func, target, kwargs
         self._libs = {}
+        self._generic = _UNTRIED
 
-    def _lib(self, values):
+    @property
+    def generic(self):
+        """One kernel for every size where that is provably the same code (generic_kernel.py),
+        tried at the first call; None where it is not."""
+        if self._generic is _UNTRIED:
+            from tir_mlir.script.generic_kernel import GenericKernel
+            self._generic = GenericKernel.make(self.func, self.target, self.kwargs)
+        return self._generic
+
+    def _function(self, values):
+        """The compiled function for these values of the vars."""
         from tir_mlir.runtime.build import build
         key = tuple(sorted(values.items()))
         if key not in self._libs:
-            self._libs[key] = build(self.func.specialize(values), self.target, **self.kwargs)
+            self._libs[key] = self.generic.function(values) if self.generic is not None else \
+                build(self.func.specialize(values), self.target, **self.kwargs)[self.func.name]
         return self._libs[key]
 
     def __getitem__(self, name):
@@ -202,13 +233,16 @@ class SymbolicModule:
 
         def call(*args):
             values, arrays = self.func.bind_call(args)
-            self._lib(values)[name](*arrays)
+            self._function(values)(*arrays)
         return call
 
-    def time_evaluator(self, name, dev=None, **kwargs):
+    def time_evaluator(self, name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
+        from tir_mlir.runtime.timer import time_calls
+
         def evaluate(*args):
             values, arrays = self.func.bind_call(args)
-            return self._lib(values).time_evaluator(name, dev, **kwargs)(*arrays)
+            return time_calls(self._function(values).prepare(*arrays), number, repeat,
+                              min_repeat_ms)
         return evaluate
 
 
@@ -217,6 +251,7 @@ def check_symbolic(s, filename):
     for f in s.body if isinstance(s, A.ClassDef) else []:
         if isinstance(f, A.FuncDef) and symbolic_vars(f):
             raise TIRParseError(f"function {f.name!r} has symbolic shapes or scalar parameters "
-                                f"({', '.join(symbolic_vars(f))}); in a module they are not "
-                                "supported yet: define it with @T.prim_func",
+                                f"({', '.join(symbolic_vars(f))}); the command line needs "
+                                "concrete ones: import the file and use "
+                                "Module.specialize({...})",
                                 SourceLoc(filename, *f.pos))

@@ -9,9 +9,9 @@ tir-mlir's TensorIR has no symbolic extents yet, so the schedule runs on a probe
 specialization: every symbolic integer gets a distinct prime (n = 97) that no split factor
 divides, so splits add their `T.where` as TVM's do on a symbolic extent, and a primitive that
 needs a divisible or known extent is refused here as TVM refuses it. `sch.mod` is a
-ScheduledSymbolicFunc: the function and the trace. `build` compiles it per set of values
-(read from the arguments and checked: SymbolicPrimFunc.bind_call) by replaying the trace on that
-specialization; a schedule that is illegal at those values (a `sample_perfect_tile` decision
+ScheduledSymbolicFunc: the function and the trace. `build` replays the trace on
+specializations: at probes, for one kernel serving every size (generic_kernel.py), or per set
+of values read from the arguments (checked: SymbolicPrimFunc.bind_call); a schedule that is illegal at those values (a `sample_perfect_tile` decision
 that does not divide, say) is a ScheduleError naming them. Printing shows the probe's schedule
 under a comment that says so.
 """
@@ -69,6 +69,9 @@ class ScheduledSymbolicFunc:
     def bind_call(self, args):
         return self.func.bind_call(args)
 
+    def _shapes(self):
+        return self.func._shapes()
+
     def specialize(self, values: Dict):
         """The scheduled IRModule for these values of every symbolic var."""
         from tir_mlir.schedule.schedule import Schedule
@@ -89,6 +92,12 @@ class ScheduledSymbolicFunc:
         return sch.mod
 
     def script(self) -> str:
+        """As TVM prints it where the printed program is affine in the vars
+        (symbolic_print.py), else the probe's program under a comment saying so."""
+        from tir_mlir.script.symbolic_print import script_text
+        text = script_text(self)
+        if text is not None:
+            return text
         shown = ", ".join(f"{k} = {v}" for k, v in self.probe_values.items())
         return (f"# {self.name} scheduled at the probe {shown} (symbolic TensorIR is not "
                 f"printed yet; build() runs the schedule at the arguments' values)\n"

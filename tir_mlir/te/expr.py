@@ -148,13 +148,13 @@ class Call(Expr):
 
 
 def match_dtypes(a, b):
-    """Both operands as Exprs of one dtype (a Python number takes the other side's dtype)."""
+    """Both operands as Exprs of one dtype, a Python number combined as TVM 0.21 does."""
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         a = const(a)
     if not isinstance(a, Expr):
-        a = _promote_number(a, b.dtype)
+        b, a = _with_number(b, a)
     if not isinstance(b, Expr):
-        b = _promote_number(b, a.dtype)
+        a, b = _with_number(a, b)
     if a.dtype != b.dtype:
         if _is_int(a.dtype) and _is_int(b.dtype):       # int32 + int64 -> int64, like TVM
             wide = a.dtype if int(a.dtype[3:] or 0) >= int(b.dtype[3:] or 0) else b.dtype
@@ -164,12 +164,22 @@ def match_dtypes(a, b):
     return a, b
 
 
-def _promote_number(x, dtype):
-    if not isinstance(x, (bool, int, float)):
+def _with_number(e, x):
+    """(e, x as a constant), as TVM 0.21 combines an expression with a Python number: an int
+    is an int32 constant, so bool and narrower integers are cast to int32 (wider types and
+    floats keep theirs); a float is a float32 constant, so all but float32/float64 are cast
+    to float32."""
+    if type(x) is bool:
+        return e, const(x, e.dtype)
+    if type(x) not in (int, float):
         raise TypeError(f"cannot use a {type(x).__name__} in a TE expression")
-    if isinstance(x, float) and not is_float(dtype):
-        raise TypeError(f"a float constant {x} with an {dtype} expression (use .astype)")
-    return const(x, dtype)
+    d = e.dtype
+    if type(x) is float:
+        target = d if d in ("float32", "float64") else "float32"
+    else:
+        narrow = d == "bool" or _is_int(d) and int(d.lstrip("uint") or 32) < 32
+        target = "int32" if narrow else d
+    return (e if target == d else e.astype(target)), const(x, target)
 
 
 def binary(op, a, b) -> Expr:

@@ -84,6 +84,15 @@ def call_pure_extern(dtype, func_name, *args) -> Expr:
     return _call("call_pure_extern", dtype, func_name, args)
 
 
+def call_packed(func_name, *args) -> Expr:
+    """`tvm.tir.call_packed("name", A, n)`: the function registered as `name`; a buffer
+    argument is the whole (tensorize: matched) region, viewed as a numpy array."""
+    exprs = [a if isinstance(a, DeclBuffer) else as_expr(a) for a in args]
+    return _Text(lambda names: f'T.call_packed("{func_name}"' + "".join(
+        ", " + (e.param if isinstance(e, DeclBuffer) else e.text(names)) for e in exprs) + ")",
+        "int32")
+
+
 def _call(kind, dtype, func_name, args) -> Expr:
     check_dtype(dtype)
     exprs = [as_expr(a) for a in args]

@@ -104,7 +104,7 @@ class ComputeOp:
 
 def _children(e):
     if isinstance(e, Reduce):
-        return [e.source] + ([e.init] if e.init is not None else [])
+        return [e.source] + [x for x in (e.init, e.where) if x is not None]
     return [getattr(e, f) for f in ("a", "b") if isinstance(getattr(e, f, None), Expr)] + \
         list(getattr(e, "args", []))
 
@@ -147,8 +147,9 @@ def var(name="tindex", dtype="int32") -> Var:
 class Reduce(Expr):
     """`te.sum(source, axis=k)`: combine(acc, source) over `axis`, from `identity`."""
 
-    def __init__(self, reducer, source, axis, init=None):
+    def __init__(self, reducer, source, axis, init=None, where=None):
         self.reducer, self.source, self.axis, self.init = reducer, source, axis, init
+        self.where = where          # the points combined: `where=k > i`
         self.dtype = source.dtype
 
     def text(self, names):
@@ -171,13 +172,12 @@ class CommReducer:
         if not isinstance(axis, (IterVar, list, tuple)):       # te.max(a, b): elementwise
             a, b = match_dtypes(expr, axis)
             return self.combine(a, b)
-        if where is not None:
-            raise NotImplementedError("te reductions with where= are not supported")
         axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
         for a in axes:
             if not (isinstance(a, IterVar) and a.kind == "R"):
                 raise TypeError(f"axis must be te.reduce_axis values, got {a!r}")
-        return Reduce(self, as_expr(expr), axes, None if init is None else as_expr(init))
+        return Reduce(self, as_expr(expr), axes, None if init is None else as_expr(init),
+                      None if where is None else as_expr(where))
 
 
 def comm_reducer(fcombine, fidentity, name="reduce") -> CommReducer:

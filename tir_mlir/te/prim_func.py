@@ -63,19 +63,28 @@ def _compute_text(op: ComputeOp, names: Dict, ind: str, with_init: bool = True) 
     scope = dict(names)
     scope.update({a.var: v for a, v in zip(axes, block_vars)})
     kinds = "".join(a.kind for a in axes)
-    out = f"{names[op.tensor]}[{', '.join(block_vars[:len(op.axis)])}]"
-    lines = [f"{ind}for {', '.join(loop_names)} in T.grid("
-             f"{', '.join(_dim(a.extent) for a in axes)}):",
-             f'{ind}    with T.block("{names[op.tensor]}"):',
-             f'{ind}        {", ".join(block_vars)}{"," if len(axes) == 1 else ""} = '
-             f'T.axis.remap("{kinds}", [{", ".join(loop_names)}])']
+    out = f"{names[op.tensor]}[{', '.join(block_vars[:len(op.axis)]) or '()'}]"
+    if axes:
+        lines = [f"{ind}for {', '.join(loop_names)} in T.grid("
+                 f"{', '.join(_dim(a.extent) for a in axes)}):",
+                 f'{ind}    with T.block("{names[op.tensor]}"):',
+                 f'{ind}        {", ".join(block_vars)}{"," if len(axes) == 1 else ""} = '
+                 f'T.axis.remap("{kinds}", [{", ".join(loop_names)}])']
+    else:           # a 0-d tensor with no reduction: TVM's block has one unit iter var
+        ind = ind[:-4]
+        lines = [f'{ind}    with T.block("{names[op.tensor]}"):',
+                 f'{ind}        {_unique("vi", taken)} = T.axis.spatial(1, 0)']
     body = op.body
     if isinstance(body, Reduce):
         acc = _Acc(out, body.dtype)
         init = body.init if body.init is not None else body.reducer.identity(body.dtype)
         if with_init:
             lines += [f"{ind}        with T.init():", f"{ind}            {out} = {init.text(scope)}"]
-        lines.append(f"{ind}        {out} = {body.reducer.combine(acc, body.source).text(scope)}")
+        update = f"{out} = {body.reducer.combine(acc, body.source).text(scope)}"
+        if body.where is not None:      # TVM 0.21 drops the condition; it is kept here
+            lines += [f"{ind}        if {body.where.text(scope)}:", f"{ind}            {update}"]
+        else:
+            lines.append(f"{ind}        {update}")
     else:
         lines.append(f"{ind}        {out} = {body.text(scope)}")
     return lines

@@ -41,3 +41,29 @@ def axpy(a: T.handle, b: T.handle, alpha: T.float32, chunk: T.int32):
                 vi = T.axis.spatial(n, i * chunk + j)
                 T.where(i * chunk + j < n)
                 B[vi] = B[vi] + alpha * A[vi]
+
+
+@T.prim_func
+def reverse(a: T.handle, b: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n + 2,))
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi + 2] = A[n - 1 - vi] * T.float32(2)
+
+
+@T.prim_func
+def scale_add(a: T.handle, b: T.handle, alpha: T.float32, offset: T.int32, k: T.int32):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n, 8))
+    B = T.match_buffer(b, (n, 8))
+    for i in range(n):
+        for j in range(k):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                vj = T.axis.spatial(8, j)
+                B[vi, vj] = A[vi, vj] * alpha + T.Cast("float32", offset + vi)
