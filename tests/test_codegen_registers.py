@@ -345,3 +345,22 @@ CHECK: j{{[a-z]+}} .LBB
     fmas = sum("vfmadd" in line for line in lines)
     assert fmas % 16 == 0
     assert sum("(%" in line for line in lines) == fmas // 2
+
+
+# Carried values must fit in the register file -------------------------------------------------
+def test_accumulator_row_larger_than_the_register_file_stays_in_memory():
+    """A 512-float row of C (32 zmm) accumulated over k: carried, it would need every vector
+    register and LLVM spills it at every step; it stays in memory, no spills, same numbers."""
+    from vs_tvm_cases import mm_parallel_vectorize
+    sch = Schedule(_matmul(512))
+    mm_parallel_vectorize(sch)
+    asm = emit_text(sch.mod.module, "asm")
+    assert "Spill" not in asm and "Reload" not in asm
+    _check_matmul(sch, 512)
+
+
+def test_register_budget_follows_the_target():
+    from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
+    assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx2").budget == 14
+    assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+sse2").register_bits == 128
+    assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx512f").budget == 30

@@ -24,17 +24,24 @@ bounds and at least one iteration, no vectorize hint and no op of unknown memory
   other arguments may alias each other.
 A small nest of inner serial loops (constant bounds, no vectorize hint) whose stores become
 loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
-carry the values): on a copy, kept when more values are carried and at most `MAX_CARRIED`.
+carry the values): on a copy, kept when more values are carried and they fit in the registers.
+The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS).
 """
+import math
+
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
+from tir_mlir.passes.lowering.cpu_target import cpu_target
 
-# Carried values per loop: at most AVX-512's 32 vector registers (a larger tile is spilled by
-# LLVM, measured no faster than leaving it in memory).
-MAX_CARRIED = 32
+# Body copies of an inner nest unrolled so that its values can be carried.
+MAX_UNROLLED = 32
+# Vector registers a loop's carried values leave free: one for a broadcast operand, one for a
+# loaded one. More carried values than registers are spilled by LLVM, every step (the 32 zmm
+# row of a parallel-vectorized 512 matmul ran 10% slower than TVM's memory accumulators).
+FREE_REGISTERS = 2
 # (memref operand, first index operand, is a store) of the accesses with a known address.
 ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
             "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
@@ -57,13 +64,41 @@ VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.
 class ScalarReplace:
     name = "scalar-replace"
 
+    def __init__(self, registers=32, register_bits=512):
+        self.budget = registers - FREE_REGISTERS
+        self.register_bits = register_bits
+
+    @classmethod
+    def for_target(cls, target):
+        """The register file the target's features name: AVX-512 32 x 512 bits, AVX 16 x 256,
+        SSE 16 x 128. A CPU named without features (`-mcpu=znver4`) keeps the default, the
+        AVX-512 file the vectorizer's widths assume too (affine_to_scf.VECTOR_BITS)."""
+        features = cpu_target(str(target).replace("cpu", "llvm", 1)).features
+        if "+avx512f" in features:
+            return cls(32, 512)
+        if "+avx" in features or "+avx2" in features:
+            return cls(16, 256)
+        if "+sse2" in features or "+sse" in features:
+            return cls(16, 128)
+        return cls()
+
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = _noalias_args(f)
             # Innermost loops first: an inner loop's carried values leave loads and stores
             # around it that an outer loop may carry in turn.
             for loop in reversed([o for o in walk(f) if o.name == "scf.for"]):
-                _carry(loop, noalias)
+                _carry(loop, noalias, self._fits)
+
+    def _fits(self, groups) -> bool:
+        """Whether the carried values of `groups` fit in the registers left free."""
+        regs = 0
+        for group in groups:
+            t = _value_type(group[0])
+            bits = (t.element_type.width * math.prod(t.shape)
+                    if isinstance(t, ir.VectorType) else 0)
+            regs += max(1, -(-bits // self.register_bits))
+        return regs <= self.budget
 
 
 def _noalias_args(f):
@@ -85,7 +120,7 @@ class _Access:
         self.index, self.extent = index, extent
 
 
-def _carry(loop, noalias):
+def _carry(loop, noalias, fits):
     if not _plain_serial(loop):
         return
     accesses = _accesses(loop, noalias)
@@ -97,12 +132,12 @@ def _carry(loop, noalias):
         trial = loop.clone(ip=ir.InsertionPoint(loop))
         _unroll(_unrollable(trial, _accesses(trial, noalias)))
         more = _groups(trial, _accesses(trial, noalias))
-        if len(groups) < len(more) <= MAX_CARRIED:
+        if len(groups) < len(more) and fits(more):
             loop.erase()
             loop, groups = trial, more
         else:
             trial.erase()
-    if groups and len(groups) <= MAX_CARRIED:
+    if groups and fits(groups):
         _rewrite(loop, groups)
 
 
@@ -311,7 +346,7 @@ def _value_type(a):
 
 
 def _unrollable(loop, accesses):
-    """Small nests of serial loops directly in `loop` (at most MAX_CARRIED body copies) holding
+    """Small nests of serial loops directly in `loop` (at most MAX_UNROLLED body copies) holding
     a store whose address is invariant in `loop` but not in the nest: unrolled, they leave
     stores at addresses invariant in `loop`."""
     body = loop.regions[0].blocks[0]
@@ -328,7 +363,7 @@ def _unrollable(loop, accesses):
         ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
         stores = [a for a in accesses if a.store and a.index is not None
                   and any(a.op.parent.operation == o for o in nest)]
-        if copies <= MAX_CARRIED and any(
+        if copies <= MAX_UNROLLED and any(
                 all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
                 and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
             out.append(op)
