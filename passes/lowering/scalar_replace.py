@@ -73,7 +73,8 @@ class ScalarReplace:
         """The register file the target's features name: AVX-512 32 x 512 bits, AVX 16 x 256,
         SSE 16 x 128. A CPU named without features (`-mcpu=znver4`) keeps the default, the
         AVX-512 file the vectorizer's widths assume too (affine_to_scf.VECTOR_BITS)."""
-        features = cpu_target(str(target).replace("cpu", "llvm", 1)).features
+        words = str(target).split()
+        features = cpu_target(" ".join(["llvm"] + words[1:])).features
         if "+avx512f" in features:
             return cls(32, 512)
         if "+avx" in features or "+avx2" in features:
