@@ -14,7 +14,7 @@ from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
+from tir_mlir.frontend.intrinsics import EXPR_CALLS, TVM_BUILTINS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -1034,7 +1034,7 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
-        if name in ("evaluate", "call_extern", "call_pure_extern"):
+        if name in ("evaluate", "call_extern", "call_pure_extern") or name in TVM_BUILTINS:
             if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
             # a bare call statement is evaluated for its effect, as in TVM

@@ -14,7 +14,8 @@ extern_calls.py):
   strides, so tensorize rebinds it like a load (the offset of a region of the target buffer);
 - `address_of`(B, i, j...): `T.address_of(B[i, j])`;
 - `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
-- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32).
+- `buffer_stride`(B) {dim}: `B.strides[dim]` (int32);
+- `builtin` {symbol}: one of TVM's GPU builtins (`T.tvm_mma_sync(...)`), never lowered here.
 """
 from mlir import ir
 
@@ -91,6 +92,17 @@ class ExternCalls:
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
+
+    def _call_builtin(self, name, args, kwargs, pos):
+        """`T.tvm_fill_fragment(C.data, ..., dtype="handle")`: a `builtin` {symbol} call."""
+        from tir_mlir.frontend.exprs import check_dtype
+        dtype = POINTER
+        for k, (v, kpos) in kwargs.items():
+            if k != "dtype":
+                self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+            dtype = check_dtype(v, kpos, self.fail)
+        operands = self._extern_args(name, args, pos)
+        return self.extern("builtin", operands, dtype, pos, {"symbol": ir.StringAttr.get(name)})
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype

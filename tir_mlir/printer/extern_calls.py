@@ -55,6 +55,11 @@ def extern_text(p, op, v) -> tuple:
         fn = "call_pure_extern" if "pure" in op.attributes else "call_extern"
         rest = "".join(", " + p.text(a) for a in args)
         return f'T.{fn}("{value_dtype(v, p.buffers)}", "{symbol}"{rest})', ATOM
+    if callee == "builtin":
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        dtype = value_dtype(v, p.buffers)
+        rest = [p.text(a) for a in args] + ([f'dtype="{dtype}"'] if dtype != "handle" else [])
+        return f"T.{symbol}({', '.join(rest)})", ATOM
     if callee == "buffer_data":
         return f"{p.namer[args[0]]}.data", ATOM
     if callee == "address_of":
