@@ -9,7 +9,9 @@ from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
 def is_extern_call(v: ir.Value) -> bool:
-    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) == "call_extern"
+    """A call TVM prints as a bare statement (no T.evaluate around it)."""
+    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) in ("call_extern",
+                                                                             "builtin")
 
 
 def _is_zero(v: ir.Value) -> bool:

@@ -1,0 +1,82 @@
+"""Programs of the failure classes found by running TVM's own schedule tests through
+benchmarks/tvm_schedule_tests.py (used by tests/test_tvm_adapter_classes*.py)."""
+# GPU builtins on buffer pointers; T.reads/T.writes the writer widened
+OPAQUE = '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("A"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads()
+            T.writes(A[0:8, 0:8])
+            A[vi, vj] = T.float32(1.0)
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads()
+            T.writes(B[0:8, 0:8])
+            T.tvm_fill_fragment(B.data, 8, 8, 8, 0, vi * 8 + vj)
+'''
+
+# a padding producer under non-dividing tiles (decompose_padding keeps the tile's T.where)
+PADDED_POOL = '''
+@T.prim_func
+def main(x: T.Buffer((30,), "int32"), y: T.Buffer((30,), "int32")):
+    pad = T.alloc_buffer((36,), "int32")
+    for i in range(36):
+        with T.block("pad"):
+            vi = T.axis.spatial(36, i)
+            pad[vi] = T.if_then_else(3 <= vi and vi < 33, x[vi - 3], 0)
+    for i, r in T.grid(30, 7):
+        with T.block("pool"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                y[vi] = 0
+            y[vi] = y[vi] + pad[vi + vr]
+'''
+
+# a buffer written and read through T.match_buffer views
+MATCHED = '''
+@T.prim_func
+def main(A: T.Buffer((16, 4), "float32"), C: T.Buffer((16, 4), "float32")):
+    B = T.alloc_buffer((16, 4))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            Bv = T.match_buffer(B[vi, 0:4], (4,), offset_factor=1)
+            for j in range(4):
+                Bv[j] = A[vi, j] * T.float32(3)
+    for i, j in T.grid(16, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Bw = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            C[vi, vj] = Bw[()] - T.float32(1)
+'''
+
+# a reduction block nested in a spatial block
+NESTED = '''
+@T.prim_func
+def main(A: T.Buffer((4, 8, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        with T.block("outer"):
+            vi = T.axis.spatial(4, i)
+            for k, l in T.grid(8, 8):
+                with T.block("inner"):
+                    vk, vl = T.axis.remap("SR", [k, l])
+                    with T.init():
+                        B[vi, vk] = T.float32(0)
+                    B[vi, vk] = B[vi, vk] + A[vi, vk, vl]
+'''
+
+# a reduction bound through a non-quasi-affine binding
+NOT_QUASI_AFFINE = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vk = T.axis.reduce(16, k * k // 2)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''

@@ -1,0 +1,70 @@
+"""TVM-differential tests for the failure classes found by running TVM's own schedule tests
+through benchmarks/tvm_schedule_tests.py, each on a program of the same kind written here
+(same decision, TVM-equal result, same printed text and trace, same numbers where it runs)."""
+import pytest
+
+pytest.importorskip("tvm")
+
+from adapter_programs import MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL  # noqa: E402
+from schedule_differential import assert_agrees  # noqa: E402
+
+def _loops(s, name):
+    return s.get_loops(s.get_block(name))
+
+
+@pytest.mark.parametrize("how", ["fuse", "split", "reorder"])
+def test_opaque_builtin_blocks(how):
+    def fn(s):
+        for name in ("A", "B"):
+            i, j = _loops(s, name)
+            if how == "fuse":
+                s.fuse(i, j)
+            elif how == "split":
+                s.split(j, factors=[None, 4])
+            else:
+                s.reorder(j, i)
+    assert_agrees(OPAQUE, fn, printer=True, numerics=False)
+
+
+# --- decompose_padding of a producer that already has a T.where (non-dividing tiles) --------
+
+
+def test_decompose_padding_after_nondividing_tiles():
+    def fn(s):
+        i, _ = _loops(s, "pool")
+        io, _ = s.split(i, factors=[None, 8])
+        s.compute_at(s.get_block("pad"), io)
+        pad = s.get_block("pad")
+        s.decompose_padding(pad, _loops(s, "pad")[1])
+    assert_agrees(PADDED_POOL, fn, printer=True)
+
+
+# --- set_scope of a buffer a block writes through a T.match_buffer view -----------------------
+
+
+@pytest.mark.parametrize("scope", ["shared", "local"])
+def test_set_scope_through_match_buffer(scope):
+    assert_agrees(MATCHED, lambda s: s.set_scope(s.get_block("B"), 0, scope), printer=True)
+
+
+# --- bind / parallel above nested reduction blocks; quasi-affine reductions ----------------------
+
+
+@pytest.mark.parametrize("how", ["bind", "parallel"])
+def test_loop_kind_above_nested_reduction(how):
+    def fn(s):
+        (i,) = _loops(s, "outer")
+        _, l = _loops(s, "inner")
+        if how == "bind":
+            s.bind(l, "threadIdx.x")
+            s.bind(i, "blockIdx.x")
+        else:
+            s.parallel(i)
+    assert_agrees(NESTED, fn, printer=True)
+
+
+def test_parallel_refuses_non_quasi_affine_reduction():
+    def fn(s):
+        s.parallel(_loops(s, "B")[0])
+    out = assert_agrees(NOT_QUASI_AFFINE, fn)
+    assert out.ours_error is not None and "compact dataflow" in str(out.ours_error)

@@ -1,0 +1,68 @@
+"""Without TVM: the programs of tests/adapter_programs.py keep their meaning under the
+schedules fixed for TVM's own tests (numbers vs the unscheduled program, printed text)."""
+import pytest
+
+import tir_mlir
+from schedule_check import check_numerics, interp
+
+import adapter_programs as progs
+
+
+def _sched(src):
+    return tir_mlir.Schedule(tir_mlir.parse(src))
+
+
+def _func(mod):
+    return list(mod.functions)[0]
+
+
+def test_builtin_call_prints_back_and_is_not_lowered():
+    mod = tir_mlir.parse(progs.OPAQUE)
+    text = mod.script()
+    # the call is a bare statement, the written regions stay (not B read and written in full)
+    assert "\n            T.tvm_fill_fragment(B.data, 8, 8, 8, 0, vi * 8 + vj)" in text
+    assert text.count("T.reads()") == 2 and "T.writes(A[0:8, 0:8])" in text
+    assert tir_mlir.parse(text).script() == text
+    with pytest.raises(tir_mlir.TIRError, match="cannot lower T.tvm_fill_fragment"):
+        tir_mlir.build(mod)
+
+
+def test_builtin_takes_only_dtype_keyword():
+    bad = progs.OPAQUE.replace("vi * 8 + vj)", "vi * 8 + vj, layout=1)")
+    with pytest.raises(tir_mlir.TIRError, match="unexpected keyword argument 'layout'"):
+        tir_mlir.parse(bad)
+
+
+def test_set_scope_through_match_buffer_numbers():
+    s, before = _sched(progs.MATCHED), tir_mlir.parse(progs.MATCHED)
+    s.set_scope(s.get_block("B"), 0, "local")
+    text = s.mod.script()
+    assert 'B_local = T.alloc_buffer((16, 4), scope="local")' in text
+    assert text.count('scope="local", offset_factor=1)') == 2      # both views follow
+    check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_decompose_padding_after_nondividing_tiles_numbers():
+    s, before = _sched(progs.PADDED_POOL), tir_mlir.parse(progs.PADDED_POOL)
+    io, _ = s.split(s.get_loops(s.get_block("pool"))[0], factors=[None, 8])
+    s.compute_at(s.get_block("pad"), io)
+    s.decompose_padding(s.get_block("pad"), s.get_loops(s.get_block("pad"))[1])
+    where = [ln.strip() for ln in s.mod.script().splitlines() if "T.where" in ln]
+    # the in-bound conditions first, then the tile's own bound
+    assert any(w.startswith("T.where(3 <= ") and w.endswith("< 36)") for w in where), where
+    check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_bind_above_nested_reduction_numbers():
+    s, before = _sched(progs.NESTED), tir_mlir.parse(progs.NESTED)
+    s.bind(s.get_loops(s.get_block("inner"))[1], "threadIdx.x")
+    s.bind(s.get_loops(s.get_block("outer"))[0], "blockIdx.x")
+    check_numerics(before, s.mod, _func(s.mod), interp)
+
+
+def test_parallel_refuses_non_quasi_affine_reduction():
+    s = _sched(progs.NOT_QUASI_AFFINE)
+    before = s.mod.script()
+    with pytest.raises(tir_mlir.ScheduleError, match="compact dataflow"):
+        s.parallel(s.get_loops(s.get_block("B"))[0])
+    assert s.mod.script() == before
