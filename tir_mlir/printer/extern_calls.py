@@ -10,8 +10,8 @@ from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
 def is_extern_call(v: ir.Value) -> bool:
     """A call TVM prints as a bare statement (no T.evaluate around it)."""
-    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) in ("call_extern",
-                                                                             "builtin")
+    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) in (
+        "call_extern", "builtin", "tvm_access_ptr")
 
 
 def _is_zero(v: ir.Value) -> bool:
