@@ -233,9 +233,10 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                     op.result.replace_all_uses_with(new.result)
                 erase(op)
 
-    # write-back nest: loops bound to spatial iters, plus the rf loop
+    # write-back nest (as TVM): every loop but those bound to reduction iters, the rf loop kept
     spatial = [k for k, t in enumerate(types) if t == "S"]
-    keep = [d for d in range(len(loops)) if d == rf or any(_uses(binds[k], d) for k in spatial)]
+    keep = [d for d in range(len(loops))
+            if d == rf or not any(_uses(binds[k], d) for k, t in enumerate(types) if t != "S")]
     ip = ir.InsertionPoint(top)
     new_loops = []
     with loc:
