@@ -80,3 +80,68 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
 '''
+
+# a row sum whose reduction is split (rfactor of either part), with unit loops (one bound)
+ROWSUM_SPLIT = '''
+@T.prim_func
+def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    for u, i, w, k0, k1 in T.grid(1, 8, 1, 4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, u * 8 + i)
+            vk = T.axis.reduce(32, k0 * 8 + k1)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+# rfactor refusals: init and update at different indices; an init binding a let; a loop bound
+# to both a spatial and a reduction iter; a reduction over part of a buffer read in full later
+RFACTOR_REFUSED = {
+    "init_index": '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                B[vi, vj] = T.float32(0)
+            B[vj, vi] = B[vj, vi] + A[vi, vk]
+''',
+    "init_let": '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                zero: T.float32 = T.float32(0)
+                B[vi] = zero
+            B[vi] = B[vi] + A[vi, vk]
+''',
+    "shared_loop": '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for io, f, ki in T.grid(2, 16, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(8, io * 4 + f // 4)
+            vk = T.axis.reduce(8, f % 4 * 2 + ki)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+''',
+    "not_covered": '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16,), "float32")):
+    C = T.alloc_buffer((16,))
+    for i, k in T.grid(8, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = C[vi]
+''',
+}

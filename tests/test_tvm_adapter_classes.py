@@ -5,7 +5,8 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from adapter_programs import MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL  # noqa: E402
+from adapter_programs import (  # noqa: E402
+    MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED, ROWSUM_SPLIT)
 from schedule_differential import assert_agrees  # noqa: E402
 
 def _loops(s, name):
@@ -68,3 +69,23 @@ def test_parallel_refuses_non_quasi_affine_reduction():
         s.parallel(_loops(s, "B")[0])
     out = assert_agrees(NOT_QUASI_AFFINE, fn)
     assert out.ours_error is not None and "compact dataflow" in str(out.ours_error)
+
+
+# --- rfactor: TVM's refusals, the write-back nest keeps unit loops ---------------------------
+@pytest.mark.parametrize("which", [3, 4])
+def test_rfactor_keeps_loops_not_bound_to_reductions(which):
+    assert_agrees(ROWSUM_SPLIT, lambda s: s.rfactor(_loops(s, "B")[which], 0), printer=True)
+
+
+@pytest.mark.parametrize("case", sorted(RFACTOR_REFUSED))
+def test_rfactor_refuses_like_tvm(case):
+    out = assert_agrees(RFACTOR_REFUSED[case], lambda s: s.rfactor(s.get_loops(
+        s.get_block("C" if case == "not_covered" else "B"))[-1], 0))
+    assert out.ours_error is not None
+
+
+# --- blockize(..., preserve_unit_iters=False) --------------------------------------------------
+@pytest.mark.parametrize("preserve", [True, False])
+def test_blockize_preserve_unit_iters(preserve):
+    assert_agrees(ROWSUM_SPLIT, lambda s: s.blockize(_loops(s, "B")[3], preserve_unit_iters=preserve),
+                  printer=True)

@@ -66,3 +66,29 @@ def test_parallel_refuses_non_quasi_affine_reduction():
     with pytest.raises(tir_mlir.ScheduleError, match="compact dataflow"):
         s.parallel(s.get_loops(s.get_block("B"))[0])
     assert s.mod.script() == before
+
+
+@pytest.mark.parametrize("case", sorted(progs.RFACTOR_REFUSED))
+def test_rfactor_refusals_leave_module_unchanged(case):
+    s = _sched(progs.RFACTOR_REFUSED[case])
+    before = s.mod.script()
+    block = s.get_block("C" if case == "not_covered" else "B")
+    with pytest.raises(tir_mlir.ScheduleError, match="rfactor"):
+        s.rfactor(s.get_loops(block)[-1], 0)
+    assert s.mod.script() == before
+
+
+@pytest.mark.parametrize("which", [3, 4])
+def test_rfactor_with_unit_loops_numbers(which):
+    s, before = _sched(progs.ROWSUM_SPLIT), tir_mlir.parse(progs.ROWSUM_SPLIT)
+    s.rfactor(s.get_loops(s.get_block("B"))[which], 0)
+    # the write-back nest keeps the unit loops u and w (TVM's loop structure)
+    assert len(s.get_loops(s.get_block("B"))) == 4
+    check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_blockize_without_unit_iters_numbers():
+    s, before = _sched(progs.ROWSUM_SPLIT), tir_mlir.parse(progs.ROWSUM_SPLIT)
+    s.blockize(s.get_loops(s.get_block("B"))[3], preserve_unit_iters=False)
+    assert "vi_o = T.axis.spatial(8, i)" in s.mod.script()
+    check_numerics(before, s.mod, _func(s.mod))
