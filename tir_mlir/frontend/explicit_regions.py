@@ -100,6 +100,8 @@ def _hands_pointer(blk) -> bool:
 def _record_written(env, blk, region_calls):
     if not region_calls:
         return
+    if blk.init is not None:
+        _record_accumulators(env, blk, region_calls)
     opaque = _hands_pointer(blk)
     for kind in _KEYS:
         items = [r for r in _items(region_calls, kind) if isinstance(r, A.Subscript)
@@ -123,3 +125,14 @@ def _accessed(blk) -> list:
     from tir_mlir.regions import block_regions
     regions = block_regions(blk.op)
     return sorted({buffer_name(r.buffer) for r in regions.reads + regions.writes})
+
+
+def _record_accumulators(env, blk, region_calls):
+    """Where the written T.reads list a buffer the block stores to (its accumulator)."""
+    from tir_mlir.regions import block_regions
+    written = {buffer_name(r.buffer) for r in block_regions(blk.op).writes}
+    positions = [k for k, r in enumerate(_items(region_calls, "read"))
+                 if isinstance(r, A.Subscript) and isinstance(r.value, A.Name)
+                 and r.value.id in written]
+    if positions:
+        overrides.set_accumulator_reads(blk.op, positions)
