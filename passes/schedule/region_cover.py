@@ -131,6 +131,12 @@ class LoopSpace:
             xi = Lin(tuple((a, k) for a, k in x.terms if not self.is_outer(a[1])))
             if all(k > 0 for _, k in xi.terms):
                 ilo, ihi = index.bounds(xi, self.ranges)
+                g = math.gcd(x.const, *(k for _, k in xo.terms))
+                if d % g == 0 and 0 <= ilo and ihi < g:
+                    # xo is a multiple of g and d: xi never carries into the next quotient
+                    # (`(i_0 * 8 + i_1) // 16` with i_1 < 8 is `i_0 // 2`), as TVM finds
+                    xg = Lin(tuple((a, k // g) for a, k in xo.terms), xo.const // g)
+                    return index.floordiv(xg, d // g, self.ranges).scale(c), 0, 0
                 start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
                 return start, 0, c * (-(-(ihi - ilo) // d))
         lo, hi = index.bounds(Lin(((atom, c),)), self.ranges)
