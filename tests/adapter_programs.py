@@ -145,3 +145,50 @@ def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16,), "float32")):
             D[vi] = C[vi]
 ''',
 }
+
+# a reduction consuming, row block by row block, what a tiled producer writes
+TILED_THEN_REDUCED = '''
+@T.prim_func
+def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((4,), "float32")):
+    P = T.alloc_buffer((16, 4))
+    for io, ii, j in T.grid(4, 4, 4):
+        with T.block("P"):
+            vi = T.axis.spatial(16, io * 4 + ii)
+            vj = T.axis.spatial(4, j)
+            P[vi, vj] = A[vi, vj] * T.float32(2)
+    for j, k in T.grid(4, 16):
+        with T.block("B"):
+            vj, vk = T.axis.remap("SR", [j, k])
+            with T.init():
+                B[vj] = T.float32(0)
+            B[vj] = B[vj] + P[vk, vj]
+'''
+
+# a repeat: each 8-element tile of the output reads one element of the producer
+TILED_REPEAT = '''
+@T.prim_func
+def main(x: T.Buffer((4,), "float32"), y: T.Buffer((64,), "float32")):
+    t = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("t"):
+            vi = T.axis.spatial(4, i)
+            t[vi] = x[vi] + T.float32(1)
+    for io, ii in T.grid(8, 8):
+        with T.block("y"):
+            vi = T.axis.spatial(64, io * 8 + ii)
+            y[vi] = t[vi // 16]
+'''
+
+# reindex of a read whose index drops an iter var once ranges fold it (c // 8 is 0 for c < 8)
+FOLDED_READ = '''
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), W: T.Buffer((8, 3), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i, c, r in T.grid(4, 8, 3):
+        with T.block("C"):
+            vi, vc, vr = T.axis.remap("SSR", [i, c, r])
+            T.reads(C[vi, vc], A[vi, vc // 8 * 3 + vr], W[vc, vr])
+            T.writes(C[vi, vc])
+            with T.init():
+                C[vi, vc] = T.float32(0)
+            C[vi, vc] = C[vi, vc] + A[vi, vc // 8 * 3 + vr] * W[vc, vr]
+'''

@@ -6,7 +6,8 @@ import pytest
 pytest.importorskip("tvm")
 
 from adapter_programs import (  # noqa: E402
-    MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED, ROWSUM_SPLIT)
+    FOLDED_READ, MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED,
+    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED)
 from schedule_differential import assert_agrees  # noqa: E402
 
 def _loops(s, name):
@@ -89,3 +90,20 @@ def test_rfactor_refuses_like_tvm(case):
 def test_blockize_preserve_unit_iters(preserve):
     assert_agrees(ROWSUM_SPLIT, lambda s: s.blockize(_loops(s, "B")[3], preserve_unit_iters=preserve),
                   printer=True)
+
+
+# --- compute_at / reverse_compute_at regions ----------------------------------------------------
+def test_reverse_compute_at_reduction_consumer_covers_the_tile():
+    assert_agrees(TILED_THEN_REDUCED, lambda s: s.reverse_compute_at(
+        s.get_block("B"), _loops(s, "P")[0]), printer=True)
+
+
+def test_compute_at_floordiv_region_is_exact():
+    assert_agrees(TILED_REPEAT, lambda s: s.compute_at(s.get_block("t"), _loops(s, "y")[0]),
+                  printer=True)
+
+
+# --- reindex: folded indices; written accumulator reads ----------------------------------------
+@pytest.mark.parametrize("buf", [("read", 1), ("write", 0)])
+def test_reindex_folded_index_and_accumulator_read(buf):
+    assert_agrees(FOLDED_READ, lambda s: s.reindex(s.get_block("C"), buf), printer=True)

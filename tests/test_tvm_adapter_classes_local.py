@@ -92,3 +92,31 @@ def test_blockize_without_unit_iters_numbers():
     s.blockize(s.get_loops(s.get_block("B"))[3], preserve_unit_iters=False)
     assert "vi_o = T.axis.spatial(8, i)" in s.mod.script()
     check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_written_accumulator_read_keeps_its_place_and_index():
+    s = _sched(progs.FOLDED_READ)
+    text = s.mod.script()
+    assert "T.reads(C[vi, vc], A[vi, vc // 8 * 3 + vr], W[vc, vr])" in text
+    assert tir_mlir.parse(text).script() == text
+    # ("read", 0) is C, as TVM counts the written T.reads (refused: C is also written)
+    with pytest.raises(tir_mlir.ScheduleError, match="reads and writes buffer 'C'"):
+        s.reindex(s.get_block("C"), ("read", 0))
+    before = tir_mlir.parse(progs.FOLDED_READ)
+    s.reindex(s.get_block("C"), ("read", 1))
+    assert "A_reindex = T.alloc_buffer((4, 3))" in s.mod.script()     # no dimension for vc
+    check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_reverse_compute_at_reduction_consumer_numbers():
+    s, before = _sched(progs.TILED_THEN_REDUCED), tir_mlir.parse(progs.TILED_THEN_REDUCED)
+    s.reverse_compute_at(s.get_block("B"), s.get_loops(s.get_block("P"))[0])
+    assert "vk = T.axis.reduce(16, io * 4 + ax1)" in s.mod.script()
+    check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_compute_at_floordiv_region_numbers():
+    s, before = _sched(progs.TILED_REPEAT), tir_mlir.parse(progs.TILED_REPEAT)
+    s.compute_at(s.get_block("t"), s.get_loops(s.get_block("y"))[0])
+    assert "vi = T.axis.spatial(4, io // 2)" in s.mod.script()
+    check_numerics(before, s.mod, _func(s.mod))

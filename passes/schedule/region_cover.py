@@ -385,15 +385,16 @@ class IterCover:
 
 
 def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
-          preserve_unit_loops: bool) -> List[IterCover]:
+          preserve_unit_loops: bool, reverse: bool = False) -> List[IterCover]:
     """The loops to generate: reduction iter vars and those no region constrains take their
-    full domain; spatial ones the interval. Like TVM, a constant interval is clipped to the
+    full domain; spatial ones the interval (reverse_compute_at: reduction ones too, as TVM
+    does: the consumer reduces in each iteration over what the producers wrote in it). Like TVM, a constant interval is clipped to the
     domain; one moving with the outer loops is kept whole, a predicate guarding what the domain
     does not contain (`ax0` over 8 with `T.where(i_0 * 8 + ax0 < 4)`)."""
     out = []
     for k, (dmin, dext) in enumerate(block.domains):
         iv = intervals.get(k)
-        if block.iter_types[k] != "S" or iv is None:
+        if block.iter_types[k] not in ("SR" if reverse else "S") or iv is None:
             iv = Interval(Lin(), dmin, dmin + dext - 1)
         elif iv.base.is_const:
             c = iv.base.const
