@@ -309,7 +309,8 @@ def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[i
         exprs = [to_affine(v, leaves) for v in access(op)[1]]
         if len(leaves) > len(args):
             raise NotAffine("it depends on a value other than the iter vars")
-        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False)
+        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False,
+                             constants_ok=True)
     except (NotAffine, NotInvertible) as e:
         raise RegionError(f"its access to the buffer is not a bijective affine map of its "
                           f"iter vars ({e}), so its iteration domain cannot be derived") from None
