@@ -192,3 +192,19 @@ def main(A: T.Buffer((4, 3), "float32"), W: T.Buffer((8, 3), "float32"), C: T.Bu
                 C[vi, vc] = T.float32(0)
             C[vi, vc] = C[vi, vc] + A[vi, vc // 8 * 3 + vr] * W[vc, vr]
 '''
+
+# a producer and consumer over a buffer with a unit leading dimension (B[0, vi, vj])
+UNIT_DIM = '''
+@T.prim_func
+def main(A: T.Buffer((1, 16, 16), "float32"), C: T.Buffer((1, 16, 16), "float32")):
+    B = T.alloc_buffer((1, 16, 16))
+    for io, jo, ii, ji in T.grid(4, 4, 4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, io * 4 + ii)
+            vj = T.axis.spatial(16, jo * 4 + ji)
+            B[0, vi, vj] = A[0, vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[0, vi, vj] = B[0, vi, vj] + T.float32(1)
+'''

@@ -7,7 +7,7 @@ pytest.importorskip("tvm")
 
 from adapter_programs import (  # noqa: E402
     FOLDED_READ, MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED,
-    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED)
+    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED, UNIT_DIM)
 from schedule_differential import assert_agrees  # noqa: E402
 
 def _loops(s, name):
@@ -107,3 +107,8 @@ def test_compute_at_floordiv_region_is_exact():
 @pytest.mark.parametrize("buf", [("read", 1), ("write", 0)])
 def test_reindex_folded_index_and_accumulator_read(buf):
     assert_agrees(FOLDED_READ, lambda s: s.reindex(s.get_block("C"), buf), printer=True)
+
+
+def test_reverse_compute_at_constant_index():
+    assert_agrees(UNIT_DIM, lambda s: s.reverse_compute_at(s.get_block("C"), _loops(s, "B")[2]),
+                  printer=True)
