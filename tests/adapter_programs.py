@@ -208,3 +208,17 @@ def main(A: T.Buffer((1, 16, 16), "float32"), C: T.Buffer((1, 16, 16), "float32"
             vi, vj = T.axis.remap("SS", [i, j])
             C[0, vi, vj] = B[0, vi, vj] + T.float32(1)
 '''
+
+# a binding written constant first (`8 + i`), as TVM keeps it
+CONST_FIRST = '''
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("hi"):
+            vi = T.axis.spatial(16, 8 + i)
+            B[vi] = A[vi - 8]
+    for i in range(8):
+        with T.block("lo"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi + 8]
+'''

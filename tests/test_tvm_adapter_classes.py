@@ -7,7 +7,7 @@ pytest.importorskip("tvm")
 
 from adapter_programs import (  # noqa: E402
     FOLDED_READ, MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED,
-    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED, UNIT_DIM)
+    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED, UNIT_DIM, CONST_FIRST)
 from schedule_differential import assert_agrees  # noqa: E402
 
 def _loops(s, name):
@@ -112,3 +112,8 @@ def test_reindex_folded_index_and_accumulator_read(buf):
 def test_reverse_compute_at_constant_index():
     assert_agrees(UNIT_DIM, lambda s: s.reverse_compute_at(s.get_block("C"), _loops(s, "B")[2]),
                   printer=True)
+
+
+# --- a binding written constant first prints as written ------------------------------------------
+def test_const_first_binding_prints_as_written():
+    assert_agrees(CONST_FIRST, lambda s: s.parallel(_loops(s, "hi")[0]), printer=True)

@@ -120,3 +120,11 @@ def test_compute_at_floordiv_region_numbers():
     s.compute_at(s.get_block("t"), s.get_loops(s.get_block("y"))[0])
     assert "vi = T.axis.spatial(4, io // 2)" in s.mod.script()
     check_numerics(before, s.mod, _func(s.mod))
+
+
+def test_const_first_binding_round_trips_and_follows_rewrites():
+    s = _sched(progs.CONST_FIRST)
+    text = s.mod.script()
+    assert "vi = T.axis.spatial(16, 8 + i)" in text and tir_mlir.parse(text).script() == text
+    s.split(s.get_loops(s.get_block("hi"))[0], factors=[2, 4])       # a new binding: flat
+    assert "vi = T.axis.spatial(16, i_0 * 4 + i_1 + 8)" in s.mod.script()

@@ -605,6 +605,11 @@ class FuncBuilder(Fail):
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
         if header["where"] is not None:
             blk.where_spelling = {str(e): op for e, op in zip(exprs, ops) if op == ">="}
+        blk.const_first_bindings = {
+            str(e) for v, e in zip(vars_, bindings.results)
+            if isinstance(v["binding"], A.BinOp) and v["binding"].op == "+"
+            and isinstance(v["binding"].lhs, A.Const) and isinstance(v["binding"].lhs.value, int)
+            and not isinstance(v["binding"].rhs, A.Const)}
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
             blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()     # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
