@@ -72,8 +72,8 @@ def _adapter_classes():
                 return self._call("get", rv)
             return rv
 
-        def _call(self, name, *args, **kwargs):
-            fn = getattr(self._s, name)
+        def _call(self, _primitive, *args, **kwargs):
+            fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
             try:
                 return fn(*[ours(a) for a in args], **{k: ours(v) for k, v in kwargs.items()})
             except tir_mlir.ScheduleError as e:

@@ -25,6 +25,7 @@ LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
 WHERE_OPS = "tir.where_ops"      # Block.where_spelling
+CONST_FIRST = "tir.const_first"  # Block.const_first_bindings
 # Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
 # description): printed as a block, like TVM, not as the implicit root.
 EXPLICIT_ROOT = "tir.explicit_root"
@@ -175,6 +176,20 @@ class Block:
         if WHERE_OPS not in a:
             return {}
         return {n.name: ir.StringAttr(n.attr).value for n in ir.DictAttr(a[WHERE_OPS])}
+
+    @property
+    def const_first_bindings(self) -> set:
+        """str(binding expr) of the bindings the program wrote constant first (`8 + i`): TVM
+        keeps the expression as written, so the printer does too while it is unchanged."""
+        a = self.op.attributes
+        return {ir.StringAttr(x).value for x in ir.ArrayAttr(a[CONST_FIRST])} \
+            if CONST_FIRST in a else set()
+
+    @const_first_bindings.setter
+    def const_first_bindings(self, keys: set):
+        if keys:
+            self.op.attributes[CONST_FIRST] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(k) for k in sorted(keys)])
 
     @where_spelling.setter
     def where_spelling(self, ops: dict):

@@ -8,6 +8,7 @@ the rewrites that replace a buffer value, such as transform_layout):
     tir.explicit_reads / tir.explicit_writes: {name: affine_map<(iter vars) -> (min0, ext0,
                                                min1, ext1, ...)>}, every ext a constant
     tir.hidden_reads / tir.hidden_writes:     [name, ...]
+    tir.accumulator_reads:                    [position in the written T.reads, ...]
 
 Only the printed T.reads / T.writes and the views follow them (as in TVM); legality checks and
 lowering keep using the real accesses, so a wrong annotation cannot change the numbers.
@@ -34,6 +35,20 @@ def explicit(block_op, kind: str) -> Dict[str, List[Tuple[ir.AffineExpr, int]]]:
         out[entry.name] = [(results[k], ir.AffineConstantExpr(results[k + 1]).value)
                            for k in range(0, len(results), 2)]
     return out
+
+
+def accumulator_reads(block_op) -> List[int]:
+    """Positions in the written T.reads of a reduction block's accumulators (`C[vi, vj]`,
+    which inference leaves out after T.init()): TVM keeps such an entry, so it prints."""
+    a = block_op.attributes
+    if "tir.accumulator_reads" not in a:
+        return []
+    return [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a["tir.accumulator_reads"])]
+
+
+def set_accumulator_reads(block_op, positions: List[int]):
+    block_op.attributes["tir.accumulator_reads"] = ir.ArrayAttr.get(
+        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), p) for p in positions])
 
 
 def hidden(block_op, kind: str) -> List[str]:

@@ -437,8 +437,16 @@ def _block_regions(block: Block) -> Regions:
     writes = det.result(det.writes)
     drop = {b for b, _, _ in writes} if block.init is not None else ()
     reads = det.result(det.reads, drop)
-    return Regions(_override(_finish(reads, det.space), block, "read"),
-                   _override(_finish(writes, det.space), block, "write"))
+    final_writes = _override(_finish(writes, det.space), block, "write")
+    final_reads = _override(_finish(reads, det.space), block, "read")
+    if drop and overrides.accumulator_reads(block.op):
+        loaded = {b for b, _, _ in det.reads}
+        acc = [w for w in final_writes if w.buffer in loaded]
+        positions = overrides.accumulator_reads(block.op)
+        if len(acc) == len(positions):      # the written T.reads listed the accumulators
+            for pos, w in sorted(zip(positions, acc), key=lambda x: x[0]):
+                final_reads.insert(min(pos, len(final_reads)), w)
+    return Regions(final_reads, final_writes)
 
 
 def _override(regions: List[BufferRegion], block: Block, kind: str) -> List[BufferRegion]:

@@ -61,6 +61,9 @@ def _expand(op, module, declared) -> ir.Value:
         dim = ir.IntegerAttr(op.attributes["dim"]).value
         stride = _strides(args[0])[dim]
         return arith.index_cast(ir.IntegerType.get_signless(32), stride)
+    if callee == "builtin":
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        raise build_error(op, f"cannot lower T.{symbol}: a TVM builtin for GPUs")
     raise build_error(op, f"cannot lower T.{callee}")
 
 

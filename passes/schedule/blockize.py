@@ -13,7 +13,7 @@ blockize(j_1) on `for i, j_0, k, j_1: block C (vj = j_0 * 4 + j_1)`::
 Each binding is divided into an outer part (loops outside the subtree) and an inner part (loops
 inside): `v = v_o * E + v_i` with E the inner part's extent. An iter var bound only outside
 gets no inner var; one bound only inside gets a unit outer var `T.axis.spatial(1, 0)` (TVM's
-preserve_unit_iters), and no inner var either when it is itself a unit iter (bound to unit
+preserve_unit_iters; with preserve_unit_iters=False, unit loops are also 0 in outer bindings), and no inner var either when it is itself a unit iter (bound to unit
 loops only). The block's T.where is split by conjunct, like TVM: one over outer loops only
 goes on the outer block, one over inner loops only on the inner block (and on the init block
 when all its loops are init loops; one over reduction loops only is dropped there, where TVM
@@ -68,7 +68,7 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
     return o, i, E, dom // E
 
 
-def blockize(loop: Loop) -> Block:
+def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
     blocks = walk(loop.op, Block.is_block)
     if len(blocks) != 1:
         raise ScheduleError(f"blockize: loop {loop.name!r} must hold exactly one block, "
@@ -93,6 +93,10 @@ def blockize(loop: Loop) -> Block:
     parts = [_divide(e, inner, extents, dom[1], f"the binding of {block.iter_names[k]!r} in "
                      f"block {block.name!r}")
              for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains))]
+    if not preserve_unit_iters:     # TVM: a unit loop's variable becomes 0 in outer bindings
+        unit = [C(0) if any(v == l.iv and l.extent == 1 and l.min == 0 for l in loops)
+                else ir.AffineExpr.get_dim(p) for p, v in enumerate(dims)]
+        parts = [(substitute(o, unit), i, E, d) for o, i, E, d in parts]
     if block.init is not None:
         for k, arg in enumerate(block.init.arguments):
             if block.iter_types[k] != "S" and len(list(arg.uses)):

@@ -20,6 +20,7 @@ from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
 from tir_mlir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
+from tir_mlir.region_overrides import accumulator_reads
 
 INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
              "arith.constant")
@@ -90,8 +91,17 @@ def block_reads(block: Block) -> list:
     buffers it reduces into, like TVM's read/write inference."""
     local = _inner_allocs(block)
     written = block_writes(block) if block.init is not None else []
-    return [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "load")
-            if b not in local and b not in written]
+    loaded = [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "load")
+              if b not in local]
+    out = [b for b in loaded if b not in written]
+    # unless the written T.reads listed them (region_overrides.accumulator_reads): TVM's
+    # buffer indices count them where they were written
+    positions = accumulator_reads(block.op) if written else []
+    acc = [b for b in written if b in loaded]
+    if positions and len(positions) == len(acc):
+        for pos, b in sorted(zip(positions, acc), key=lambda x: x[0]):
+            out.insert(min(pos, len(out)), b)
+    return out
 
 
 def block_by_name(scope, name: str) -> Block:

@@ -178,7 +178,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
                                        conflicts_ok=not reverse, space=space)
     except RegionError as e:
         raise ScheduleError(f"{who}: {e}") from None
-    covers = cover(space, blk, intervals, preserve)
+    covers = cover(space, blk, intervals, preserve, reverse)
 
     stmts = body_ops(lp.body)
     pos = position(stmts, consumers, producers, idx, who)

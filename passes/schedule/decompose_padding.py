@@ -220,9 +220,6 @@ def _narrow(blk: Block, plan: _Plan):
     results = list(blk.bindings.results)
     n = len(blk.dims)
     cons, eqs = [], []
-    if blk.predicate is not None:
-        cons = [c.expr for c in blk.predicate.constraints]
-        eqs = [c.is_eq for c in blk.predicate.constraints]
     own = {k: _own_loop(blk, k, plan.path) for k in moved}
     for k, side in plan.sides:      # T.where(lo <= binding and binding < hi), in cond order
         (lo, hi), e = moved.get(k, (None, None)), results[k]
@@ -235,6 +232,9 @@ def _narrow(blk: Block, plan: _Plan):
         else:
             continue
         eqs.append(False)
+    if blk.predicate is not None:   # TVM: the in-bound conditions first, then the old T.where
+        cons += [c.expr for c in blk.predicate.constraints]
+        eqs += [c.is_eq for c in blk.predicate.constraints]
     for k, (lo, hi) in moved.items():
         if own[k] is not None:
             own[k].op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(

@@ -8,7 +8,8 @@ var whose binding mentions the loop variable must be data parallel ("S"); bindin
 threadIdx.x/y/z also accepts reduction iter vars (cross-thread reduction). And (TVM's
 CheckSubtreeCompactDataflow) every block directly under the loop is a local complete block
 (all iters "S", reads no buffer it writes) or a local reduction block (has an init, iters
-"S"/"R", no reduction iter in a written index): e.g. the update block left by
+"S"/"R", quasi-affine bindings, no reduction iter in a written index), judged on its
+T.reads/T.writes: e.g. the update block left by
 decompose_reduction is neither. unroll always applies. The thread tag must be one TVM knows.
 """
 from mlir import ir
@@ -16,6 +17,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
+from tir_mlir.regions import block_regions
 
 THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") \
     + ("vthread",)
@@ -24,11 +26,14 @@ THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for
 def _check_compact_dataflow(loop: ir.Operation):
     for blk in analysis.child_blocks(loop):
         b = Block(blk)
-        reads, writes = analysis.block_reads_writes(blk)
+        # the block's regions, as TVM's check: a nested reduction's accumulator, written under
+        # its own T.init(), is not read by the outer block
+        regions = block_regions(blk)
+        reads, writes = [r.buffer for r in regions.reads], [r.buffer for r in regions.writes]
         complete = all(t == "S" for t in b.iter_types) and \
             not any(r == w for r in reads for w in writes)
         reduction = b.init is not None and all(t in ("S", "R") for t in b.iter_types) and \
-            not _reduce_iter_indexes_output(b)
+            not analysis.non_affine_dims(blk) and not _reduce_iter_indexes_output(b)
         if not (complete or reduction):
             raise ScheduleError(
                 f"The queried subtree root loop {Loop(loop).name!r} does not have compact "

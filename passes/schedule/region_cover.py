@@ -131,6 +131,12 @@ class LoopSpace:
             xi = Lin(tuple((a, k) for a, k in x.terms if not self.is_outer(a[1])))
             if all(k > 0 for _, k in xi.terms):
                 ilo, ihi = index.bounds(xi, self.ranges)
+                g = math.gcd(x.const, *(k for _, k in xo.terms))
+                if d % g == 0 and 0 <= ilo and ihi < g:
+                    # xo is a multiple of g and d: xi never carries into the next quotient
+                    # (`(i_0 * 8 + i_1) // 16` with i_1 < 8 is `i_0 // 2`), as TVM finds
+                    xg = Lin(tuple((a, k // g) for a, k in xo.terms), xo.const // g)
+                    return index.floordiv(xg, d // g, self.ranges).scale(c), 0, 0
                 start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
                 return start, 0, c * (-(-(ihi - ilo) // d))
         lo, hi = index.bounds(Lin(((atom, c),)), self.ranges)
@@ -303,7 +309,8 @@ def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[i
         exprs = [to_affine(v, leaves) for v in access(op)[1]]
         if len(leaves) > len(args):
             raise NotAffine("it depends on a value other than the iter vars")
-        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False)
+        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False,
+                             constants_ok=True)
     except (NotAffine, NotInvertible) as e:
         raise RegionError(f"its access to the buffer is not a bijective affine map of its "
                           f"iter vars ({e}), so its iteration domain cannot be derived") from None
@@ -379,15 +386,16 @@ class IterCover:
 
 
 def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
-          preserve_unit_loops: bool) -> List[IterCover]:
+          preserve_unit_loops: bool, reverse: bool = False) -> List[IterCover]:
     """The loops to generate: reduction iter vars and those no region constrains take their
-    full domain; spatial ones the interval. Like TVM, a constant interval is clipped to the
+    full domain; spatial ones the interval (reverse_compute_at: reduction ones too, as TVM
+    does: the consumer reduces in each iteration over what the producers wrote in it). Like TVM, a constant interval is clipped to the
     domain; one moving with the outer loops is kept whole, a predicate guarding what the domain
     does not contain (`ax0` over 8 with `T.where(i_0 * 8 + ax0 < 4)`)."""
     out = []
     for k, (dmin, dext) in enumerate(block.domains):
         iv = intervals.get(k)
-        if block.iter_types[k] != "S" or iv is None:
+        if block.iter_types[k] not in ("SR" if reverse else "S") or iv is None:
             iv = Interval(Lin(), dmin, dmin + dext - 1)
         elif iv.base.is_const:
             c = iv.base.const

@@ -31,7 +31,7 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_reads, block_writes, buffer_name, buffer_scope, dims_of, emit_index,
-    func_of, to_affine, top_stmt)
+    func_of, linear, to_affine, top_stmt)
 from tir_mlir.passes.schedule.cache_read_write import (
     _check_root, make_cache_alloc, make_nest, pick_buffer)
 from tir_mlir.passes.schedule.expr_tree import erase_with_operands
@@ -105,14 +105,15 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
                            ir.MemRefType.get(shape, dtype))
     for op in ops:
         _redirect(op, new, [_args_of(block, op)[k] for k in used])
+    dtypes = [block.index_dtypes[k] for k in used]     # the copy loops: the iter vars' dtypes
     if kind == "read":
         copy = make_nest(f"{buffer_name(new)}_reindex", shape, loc, top,
                          lambda ivs: memref.StoreOp(memref.LoadOp(
-                             buf, _emit(exprs, used, ivs)).result, new, ivs))
+                             buf, _emit(exprs, used, ivs)).result, new, ivs), dtypes)
     else:
         copy = make_nest(buffer_name(new), shape, loc, top,
                          lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result, buf,
-                                                    _emit(exprs, used, ivs)))
+                                                    _emit(exprs, used, ivs)), dtypes)
         top_stmt(copy.op).move_after(top)
     return copy
 
@@ -141,12 +142,41 @@ def _indices(block: Block, buf: ir.Value, ops,
                                 f"different indices in block {block.name!r} (multiple buffer "
                                 f"accesses have non-unique indices)")
         found = es
+    found = [_fold_by_ranges(e, block.domains) for e in found]
     used = sorted({p for e in found for p in dims_of(e)})
     for k in used:
         if block.domains[k][0] != 0:
             raise ScheduleError(f"{who}: iter var {block.iter_names[k]!r} of block "
                                 f"{block.name!r} does not start at 0")
     return found, used
+
+
+def _fold_by_ranges(e: ir.AffineExpr, domains) -> ir.AffineExpr:
+    """`x // c` -> 0 and `x % c` -> x where x (linear in the iter vars) lies in [0, c), as
+    TVM's simplifier does with the iter vars' domains (`co // 64 * 3 + rc` -> `rc` for co < 64):
+    the reindexed buffer then has no dimension for an iter var the index does not need."""
+    e = e.maybe_downcast()
+    kinds = ((ir.AffineAddExpr, lambda a, b: a + b), (ir.AffineMulExpr, lambda a, b: a * b),
+             (ir.AffineFloorDivExpr, ir.AffineFloorDivExpr.get),
+             (ir.AffineModExpr, ir.AffineModExpr.get),
+             (ir.AffineCeilDivExpr, ir.AffineCeilDivExpr.get))
+    for kind, make in kinds:
+        if not isinstance(e, kind):
+            continue
+        lhs, rhs = _fold_by_ranges(e.lhs, domains), _fold_by_ranges(e.rhs, domains)
+        c = rhs.maybe_downcast()
+        lin = linear(lhs)
+        if kind in (ir.AffineFloorDivExpr, ir.AffineModExpr) and \
+                isinstance(c, ir.AffineConstantExpr) and c.value > 0 and lin is not None:
+            coeffs, const = lin
+            lo = const + sum(min(k * domains[d][0], k * sum(domains[d]) - k)
+                             for d, k in coeffs.items())
+            hi = const + sum(max(k * domains[d][0], k * sum(domains[d]) - k)
+                             for d, k in coeffs.items())
+            if 0 <= lo and hi < c.value:
+                return ir.AffineExpr.get_constant(0) if kind is ir.AffineFloorDivExpr else lhs
+        return make(lhs, rhs)
+    return e
 
 
 def _args_of(block: Block, op: ir.Operation) -> list:

@@ -32,6 +32,8 @@ from tir_mlir.passes.schedule.buffer_util import (
     dims_of, move_body, replace_uses, substitute, to_affine, top_stmt, walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
+from tir_mlir.passes.schedule.region_cover import iter_var_of
 
 COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
              "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxnumf": "max",
@@ -84,6 +86,18 @@ class Reduction:
         if len(init_stores) != 1 or init_stores[0].operands[1] != self.buffer:
             raise ScheduleError(err + "the init must be one store to the reduced buffer")
         c = init_stores[0].operands[0].owner
+        if any("tir.let_name" in o.attributes for o in body_ops(block.init)):
+            raise ScheduleError(err + "the init must be a single store (it binds a value "
+                                      "with a let)")
+        init_idx = list(init_stores[0].operands[2:])
+        try:
+            same_index = [to_affine(v, list(block.init.arguments)) for v in init_idx] == \
+                [to_affine(v, list(block.iter_vars)) for v in idx]
+        except NotAffine:
+            same_index = False
+        if not same_index:
+            raise ScheduleError(err + f"the init and the update store "
+                                      f"{buffer_name(self.buffer)} at different indices")
         if (isinstance(c, ir.Block) or c.name != "arith.constant"
                 or not _identity_ok(self.kind, c.attributes["value"])):
             raise ScheduleError(err + f"the init value is not the identity of {self.kind}")
@@ -133,6 +147,13 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                             f"enclosing loops")
     rf = next(i for i, l in enumerate(loops) if l.op == loop.op)
     types, names, doms = block.iter_types, block.iter_names, block.domains
+    for d, l in enumerate(loops):
+        kinds = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
+        if {"S", "R"} <= kinds:
+            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
+                                f"touched by both some data parallel block iters and some "
+                                f"reduction block iters")
+    _check_region_cover(block, red)
     users = [k for k, e in enumerate(binds) if _uses(e, rf)]
     if not users:
         raise ScheduleError(f"rfactor: loop {loop.name!r} is not bound to any iter var of "
@@ -212,9 +233,10 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                     op.result.replace_all_uses_with(new.result)
                 erase(op)
 
-    # write-back nest: loops bound to spatial iters, plus the rf loop
+    # write-back nest (as TVM): every loop but those bound to reduction iters, the rf loop kept
     spatial = [k for k, t in enumerate(types) if t == "S"]
-    keep = [d for d in range(len(loops)) if d == rf or any(_uses(binds[k], d) for k in spatial)]
+    keep = [d for d in range(len(loops))
+            if d == rf or not any(_uses(binds[k], d) for k, t in enumerate(types) if t != "S")]
     ip = ir.InsertionPoint(top)
     new_loops = []
     with loc:
@@ -249,6 +271,17 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     top_wb.move_after(top)
     erase(block.op)
     return rfb
+
+
+def _check_region_cover(block: Block, red: Reduction):
+    """TVM's stage pipeline: what other blocks read of the reduced buffer, this block writes
+    (its only writer)."""
+    idx = list(red.store.operands[2:])
+    if any(iter_var_of(block, v) is None for v in idx):
+        return
+    writers, readers = _writers_readers(func_of(block.op), red.buffer, block.op)
+    if not writers:
+        _check_consumers_covered(block, idx, red.buffer, readers, "rfactor")
 
 
 def _dim(d):

@@ -14,7 +14,7 @@ from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
+from tir_mlir.frontend.intrinsics import EXPR_CALLS, TVM_BUILTINS, callee, strip_prefix
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -611,6 +611,11 @@ class FuncBuilder(Fail):
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
         if header["where"] is not None:
             blk.where_spelling = {str(e): op for e, op in zip(exprs, ops) if op == ">="}
+        blk.const_first_bindings = {
+            str(e) for v, e in zip(vars_, bindings.results)
+            if isinstance(v["binding"], A.BinOp) and v["binding"].op == "+"
+            and isinstance(v["binding"].lhs, A.Const) and isinstance(v["binding"].lhs.value, int)
+            and not isinstance(v["binding"].rhs, A.Const)}
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
             blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()     # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
@@ -1040,7 +1045,12 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
+<<<<<<< HEAD
         if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed"):
+=======
+        if name in ("evaluate", "call_extern", "call_pure_extern", "tvm_access_ptr") \
+                or name in TVM_BUILTINS:
+>>>>>>> compat
             if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
             # a bare call statement is evaluated for its effect, as in TVM

@@ -4,6 +4,12 @@ annotation (TVM's annotate_buffer_access) marks as set by hand: kept as written
 
 An entry whose indices are not affine in the iter vars, or whose extents are not positive
 constants, falls back to the inferred region.
+
+Two kinds of written entries are kept without the annotation, where inference cannot know
+better than the writer (TVM keeps every written entry): an entry over a whole buffer (it covers
+any access, whatever a primitive does to the block), and every entry of a block that hands a
+buffer pointer (`B.data`) to a call, which inference takes as reading and writing all of the
+buffer: there the lists are the writer's (a buffer left out of T.reads is hidden from them).
 """
 from mlir import ir
 
@@ -11,6 +17,8 @@ from tir_mlir import region_overrides as overrides
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.intrinsics import callee
+from tir_mlir.dialect.buffers import buffer_name
+from tir_mlir.dialect.ops import body_ops, extern_callee
 
 _KEYS = {"read": "explicit_read_region", "write": "explicit_write_region"}
 
@@ -18,6 +26,7 @@ _KEYS = {"read": "explicit_read_region", "write": "explicit_write_region"}
 def record(env, blk, region_calls, annotations):
     """Store the marked entries of `region_calls` (the T.reads / T.writes calls, already
     checked) on block `blk`; `env` holds the iter vars."""
+    _record_written(env, blk, region_calls)
     if not annotations:
         return
     for kind, key in _KEYS.items():
@@ -66,3 +75,64 @@ def _ranges(env, blk, region):
             return None
         result.append((lo, ext.value))
     return result
+
+
+def _items(region_calls, kind):
+    return [r for c in region_calls if callee(c) == kind + "s"
+            for a in c.args for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])]
+
+
+def _hands_pointer(blk) -> bool:
+    """Whether the block's own statements (not nested blocks') pass a `B.data` to a call."""
+    def any_in(ops):
+        for op in ops:
+            if op.name == "tir.block":
+                continue
+            if extern_callee(op) == "buffer_data":
+                return True
+            if any(any_in([o.operation for o in b.operations])
+                   for r in op.regions for b in r.blocks):
+                return True
+        return False
+    return any_in(body_ops(blk.body))
+
+
+def _record_written(env, blk, region_calls):
+    if not region_calls:
+        return
+    if blk.init is not None:
+        _record_accumulators(env, blk, region_calls)
+    opaque = _hands_pointer(blk)
+    for kind in _KEYS:
+        items = [r for r in _items(region_calls, kind) if isinstance(r, A.Subscript)
+                 and isinstance(r.value, A.Name)]
+        for r in items:
+            buf = env.get(r.value.id)
+            ranges = _ranges(env, blk, r)
+            if ranges is None or not hasattr(buf, "shape"):
+                continue
+            whole = all(isinstance(lo.maybe_downcast(), ir.AffineConstantExpr)
+                        and lo.maybe_downcast().value == 0 and ext == d
+                        for (lo, ext), d in zip(ranges, buf.shape))
+            if opaque or whole:
+                overrides.set_explicit(blk.op, kind, r.value.id, len(blk.iter_names), ranges)
+        if opaque:
+            named = {r.value.id for r in items}
+            overrides.add_hidden(blk.op, kind, [n for n in _accessed(blk) if n not in named])
+
+
+def _accessed(blk) -> list:
+    from tir_mlir.regions import block_regions
+    regions = block_regions(blk.op)
+    return sorted({buffer_name(r.buffer) for r in regions.reads + regions.writes})
+
+
+def _record_accumulators(env, blk, region_calls):
+    """Where the written T.reads list a buffer the block stores to (its accumulator)."""
+    from tir_mlir.regions import block_regions
+    written = {buffer_name(r.buffer) for r in block_regions(blk.op).writes}
+    positions = [k for k, r in enumerate(_items(region_calls, "read"))
+                 if isinstance(r, A.Subscript) and isinstance(r.value, A.Name)
+                 and r.value.id in written]
+    if positions:
+        overrides.set_accumulator_reads(blk.op, positions)

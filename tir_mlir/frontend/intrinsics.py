@@ -47,6 +47,14 @@ EXPR_CALLS = {
     "call_packed": "packed", "tvm_stack_make_array": "stack_make_array",
     "tvm_stack_make_shape": "stack_make_shape",
 }
+# TVM's builtins for GPU tensor cores and memory synchronisation, written on buffer pointers
+# (`T.tvm_fill_fragment(C.data, 16, 16, 16, 0, i)`): kept, scheduled and printed as opaque calls
+# (frontend/extern_calls.py), refused by the CPU lowering.
+TVM_BUILTINS = {
+    "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
+    "tvm_bmma_sync", "tvm_storage_sync", "tvm_warp_shuffle",
+}
+EXPR_CALLS.update({name: "builtin" for name in TVM_BUILTINS})
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is
 # an error that says so (rather than "unknown function").

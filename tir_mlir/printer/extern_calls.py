@@ -9,8 +9,9 @@ from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
 def is_extern_call(v: ir.Value) -> bool:
-    return not isinstance(v.owner, ir.Block) and \
-        extern_callee(v.owner) in ("call_extern", "call_packed")
+    """A call TVM prints as a bare statement (no T.evaluate around it)."""
+    return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) in (
+        "call_extern", "call_packed", "builtin", "tvm_access_ptr")
 
 
 def _is_zero(v: ir.Value) -> bool:
@@ -61,6 +62,11 @@ def extern_text(p, op, v) -> tuple:
         rest = "".join(", " + (p.namer[a] if isinstance(a.type, ir.MemRefType) else p.text(a))
                        for a in args)
         return f'T.call_packed("{symbol}"{rest})', ATOM
+    if callee == "builtin":
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        dtype = value_dtype(v, p.buffers)
+        rest = [p.text(a) for a in args] + ([f'dtype="{dtype}"'] if dtype != "handle" else [])
+        return f"T.{symbol}({', '.join(rest)})", ATOM
     if callee == "buffer_data":
         return f"{p.namer[args[0]]}.data", ATOM
     if callee == "address_of":

@@ -1,4 +1,5 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
+import re
 import numpy as np
 from mlir import ir
 
@@ -371,9 +372,15 @@ class FuncPrinter:
         dtypes = b.index_dtypes
         run = []
 
+        const_first = b.const_first_bindings
+
         def binding(k):
-            return affine_text(results[k], dim_names, (),
+            text = affine_text(results[k], dim_names, (),
                                expr_dtype(results[k], dim_dtypes, dtypes[k]))[0]
+            m = re.fullmatch(r"([^ ]+(?: \* [^ ]+)?) \+ (\d+)", text)
+            if str(results[k]) in const_first and m:      # written `8 + i`: TVM keeps it so
+                return f"{m[2]} + {m[1]}"
+            return text
 
         def flush():
             if len(run) == 1:

@@ -101,7 +101,7 @@ class BufferPrimitives:
                  preserve_unit_iters: bool = True) -> BlockRV:
         if not isinstance(target, LoopRV):
             raise ScheduleError("blockize: only a loop target is supported")
-        outer = _blockize.blockize(Loop(self._resolve(target, LoopRV)))
+        outer = _blockize.blockize(Loop(self._resolve(target, LoopRV)), preserve_unit_iters)
         return self._handle(outer.op, BlockRV)
 
     @primitive
