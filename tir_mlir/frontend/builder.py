@@ -1045,12 +1045,8 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
-<<<<<<< HEAD
-        if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed"):
-=======
-        if name in ("evaluate", "call_extern", "call_pure_extern", "tvm_access_ptr") \
-                or name in TVM_BUILTINS:
->>>>>>> compat
+        if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed",
+                    "tvm_access_ptr") or name in TVM_BUILTINS:
             if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
             # a bare call statement is evaluated for its effect, as in TVM

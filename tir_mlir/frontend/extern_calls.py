@@ -15,13 +15,10 @@ extern_calls.py):
 - `address_of`(B, i, j...): `T.address_of(B[i, j])`;
 - `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
 - `buffer_stride`(B) {dim}: `B.strides[dim]` (int32);
-<<<<<<< HEAD
 - `call_packed` {symbol}: `T.call_packed("name", A, n, ...)`, the function registered as `name`
   (`tir_mlir.register_func`), called with buffers (the memrefs themselves: regions read and
   write them whole) and scalars; int32 result.
-=======
 - `builtin` {symbol}: one of TVM's GPU builtins (`T.tvm_mma_sync(...)`), never lowered here.
->>>>>>> compat
 """
 from mlir import ir
 
@@ -114,7 +111,6 @@ class ExternCalls:
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
 
-<<<<<<< HEAD
     def _call_packed(self, name, args, kwargs, pos):
         for k, (_, kpos) in kwargs.items():
             self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
@@ -153,7 +149,7 @@ class ExternCalls:
                       "<a value of B's dtype>, 0)", pos)
         owner.erase()           # the B.data op: the packed call takes the buffer itself
         return WholeBuffer(buf)
-=======
+
     def _call_builtin(self, name, args, kwargs, pos):
         """`T.tvm_fill_fragment(C.data, ..., dtype="handle")`: a `builtin` {symbol} call."""
         from tir_mlir.frontend.exprs import check_dtype
@@ -164,7 +160,6 @@ class ExternCalls:
             dtype = check_dtype(v, kpos, self.fail)
         operands = self._extern_args(name, args, pos)
         return self.extern("builtin", operands, dtype, pos, {"symbol": ir.StringAttr.get(name)})
->>>>>>> compat
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
