@@ -34,6 +34,7 @@ from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.stack_budget import StackBudget
+from tir_mlir.passes.lowering.static_bounds import StaticBounds
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
@@ -89,8 +90,9 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
         if emit == "tir":
             return out
-        if debug:
-            BoundsCheck()(out)
+        # A debug build checks every access at run time; a plain one refuses at least those
+        # provably out of bounds (static_bounds.py).
+        (BoundsCheck if debug else StaticBounds)()(out)
         for name, stage in stages:
             # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
             (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)

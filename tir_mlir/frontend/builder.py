@@ -10,7 +10,7 @@ from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.affine_exprs import const_of
-from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
+from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
@@ -191,6 +191,24 @@ class FuncBuilder(Fail):
             self.fail(f"{what} expects a dictionary", node.pos)
         return self.attr(node)
 
+    def _check_used_after(self, target, before):
+        """A matched buffer's name is defined where its T.match_buffer line is (as in TVM)."""
+        if isinstance(target, A.Name):
+            uses = [n for n in A.names_used(before) if n.id == target.id and n.pos]
+            if uses:
+                n = min(uses, key=lambda n: n.pos)
+                self.fail(f"buffer {n.id!r} is used before its T.match_buffer line", n.pos,
+                              [(f"buffer {n.id!r} is matched here", target.pos)])
+
+    def _check_func_attrs(self, node, attrs):
+        """`tir.noalias` is read as an integer by the build (TVM's too: a string fails there)."""
+        value = ir.DictAttr(attrs)["tir.noalias"] if "tir.noalias" in ir.DictAttr(attrs) else None
+        if value is not None and not isinstance(value, (ir.BoolAttr, ir.IntegerAttr)):
+            pos = next((v.pos for k, v in node.items if getattr(k, "value", None) == "tir.noalias"),
+                       node.pos)
+            self.fail(f"T.func_attr: 'tir.noalias' must be True, False or an integer, found "
+                      f"{value}", pos)
+
     # --- buffers ------------------------------------------------------------------------------
     def buffer_spec(self, call, args, what, default_scope=None):
         """(shape, dtype, scope, dimension dtypes) from T.Buffer / match_buffer / alloc_buffer
@@ -255,17 +273,19 @@ class FuncBuilder(Fail):
             params.append(self._param(p, handles))
         body = list(f.body)
         matched, attrs, consumed = {}, None, set()
-        for s in body:
+        for k, s in enumerate(body):
             name = callee(s.value) if isinstance(s, (A.Assign, A.ExprStmt)) else None
             if name == "match_buffer":
                 self._match_buffer(s, handles, matched)
                 consumed.add(id(s))
+                self._check_used_after(s.target, body[:k])
             elif name == "func_attr":
                 if attrs is not None:
                     self.fail("T.func_attr given twice", s.pos)
                 if len(s.value.args) != 1:
                     self.fail("T.func_attr takes one dictionary", s.pos)
                 attrs = self.dict_arg(s.value.args[0], "T.func_attr")
+                self._check_func_attrs(s.value.args[0], attrs)
                 consumed.add(id(s))
         inputs, arg_attrs, buffers = [], [], []
         for kind, name, spec, pos in params:
@@ -845,8 +865,8 @@ class FuncBuilder(Fail):
                 if isinstance(value, Lit) and isinstance(value.value, int) \
                         and not isinstance(value.value, bool) and not fits(value.value, "int64"):
                     self.fail(f"literal {value.value} does not fit in int64", node.pos)
-                folded.update(id(n) for n in (node.lhs, node.rhs) if isinstance(node, A.BinOp))
-                folded.update([id(node.operand)] if isinstance(node, A.UnaryOp) else [])
+                folded.update(id(n) for n in ([node.lhs, node.rhs] if isinstance(node, A.BinOp)
+                                              else [node.operand]))
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
             if isinstance(node, A.Const) and not isinstance(node.value, int):
@@ -863,10 +883,17 @@ class FuncBuilder(Fail):
                     or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
                 self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
                           f"(as in TVM)", node.pos)
+            if isinstance(node, A.Subscript) and isinstance(node.value, A.Name):
+                buf = self.env.get(node.value.id)
+                if isinstance(buf, Buffer) and is_float(buf.dtype):
+                    self.fail(f"T.{what}: a region index must be an integer expression, got a "
+                              f"load of the {buf.dtype} buffer {buf.name!r}", node.pos)
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
                 if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
+                if fn in DTYPES and all(n.id == "T" for n in A.names_used(node.args)):
+                    self.ex.eval(node)        # a literal out of its dtype's range: an error
                 if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
                     self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
                 stack.extend(node.args)
