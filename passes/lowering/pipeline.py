@@ -25,6 +25,7 @@ from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
 from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
 from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
 from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
+from tir_mlir.passes.lowering.gpu_limits import GpuLimits
 from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
@@ -54,7 +55,7 @@ TARGETS = {
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
              (None, CompactBuffers),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-             (None, GpuInsertBarriers), (None, GpuPlaceBuffers),
+             (None, GpuInsertBarriers), (None, GpuPlaceBuffers), (None, GpuLimits),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
