@@ -30,6 +30,7 @@ from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
+from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
@@ -49,7 +50,7 @@ TARGETS = {
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
             (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
             (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
-            ("scf", ScalarReplace), (None, AllocCheck), (None, ScfToLLVM),
+            (None, IndirectCheck), ("scf", ScalarReplace), (None, AllocCheck), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
@@ -93,7 +94,9 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
             return out
         # A debug build checks every access at run time; a plain one refuses at least those
         # provably out of bounds (static_bounds.py).
-        (BoundsCheck if debug else StaticBounds)()(out)
+        # (and checks the accesses whose index is read from memory: indirect_check.py).
+        for check in [BoundsCheck] if debug else [StaticBounds, IndirectMark]:
+            check()(out)
         for name, stage in stages:
             # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
             (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)

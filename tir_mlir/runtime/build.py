@@ -35,6 +35,7 @@ from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
 from tir_mlir.runtime.alloc_status import AllocStatus
+from tir_mlir.runtime.indirect_status import IndirectStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
@@ -254,8 +255,9 @@ class Function:
             def call(run=call, raise_errors=self.module.raise_bounds_errors):
                 run()
                 raise_errors()
-        if self.module.alloc_status is not None:
-            call = self.module.alloc_status.checked(call)
+        for status in (self.module.alloc_status, self.module.indirect_status):
+            if status is not None:
+                call = status.checked(call)
         call.keep_args = (arrays, descs)  # the descriptors point into these arrays
         return call
 
@@ -287,6 +289,7 @@ class Module:
     def __init__(self, sigs, backend, sites=()):
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
         self.alloc_status = AllocStatus.of(backend)
+        self.indirect_status = IndirectStatus.of(backend)
         self._functions = {}
 
     def __getitem__(self, name) -> Function:
