@@ -119,3 +119,55 @@ def test_hand_written_mlir_store_past_the_end():
     with pytest.raises(BuildError, match=r"'B' dimension 0: the store's index takes the "
                                          r"values \[1, 8\], outside the range \[0, 8\)"):
         tir_mlir.build(P.out_of_bounds(8))
+
+
+def _random_index(rng):
+    def affine():
+        return f"{rng.randint(-3, 4)} * vi + {rng.randint(-3, 4)} * vj + {rng.randint(-8, 40)}"
+    terms = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["affine", "div", "mod", "const"])
+        if kind == "affine":
+            terms.append(f"({affine()})")
+        elif kind == "const":
+            terms.append(str(rng.randint(-20, 40)))
+        else:
+            terms.append(f"({affine()}) {'//' if kind == 'div' else '%'} {rng.randint(1, 9)}")
+    return " + ".join(terms)
+
+
+def test_refusals_are_sound_and_affine_ones_complete():
+    """Random index expressions over two loops (floordiv/floormod included), checked against
+    every value they take: a refused index does leave the buffer; a purely affine one that
+    leaves it is refused."""
+    import random
+    from mlir import ir
+    from tir_mlir.context import get_context
+    from tir_mlir.passes.lowering.static_bounds import StaticBounds
+    rng = random.Random(7)
+    grid = np.stack(np.meshgrid(np.arange(6), np.arange(5), indexing="ij")).reshape(2, -1)
+    refused = outside = 0
+    for _ in range(150):
+        index = _random_index(rng)
+        text = f'''@T.prim_func
+def f(A: T.Buffer((48,), "float32"), B: T.Buffer((6, 5), "float32")):
+    for i, j in T.grid(6, 5):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[{index}]
+'''
+        values = eval(index, {"vi": grid[0], "vj": grid[1]})  # noqa: S307 - our own text
+        bad = bool(np.any((values < 0) | (values >= 48)))
+        with get_context():
+            module = ir.Module.parse(str(tir_mlir.parse(text).module))
+            try:
+                StaticBounds()(module)
+                refuse = False
+            except BuildError:
+                refuse = True
+        assert bad or not refuse, f"refused an in-bounds index: {index}"
+        if "//" not in index and "%" not in index:
+            assert refuse == bad, f"missed a provably bad affine index: {index}"
+        refused += refuse
+        outside += bad
+    assert 20 < refused < outside     # both answers, and bad indices it cannot prove (37 < 62)
