@@ -57,6 +57,15 @@ BAD_INPUTS = {
     "bad_name.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n'
                       '  return\n }\n}\n', "2:2: error: parameter 0: name 'a b' is not a Python "
                                               "identifier"),
+    "arity.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "A"}) '
+                   'attributes {tir.prim_func} {\n  affine.for %i = 0 to 4 {\n'
+                   '   "tir.block"(%i) ({\n   ^bb0(%vi: index):\n'
+                   '    %c = arith.constant 1.0 : f32\n    memref.store %c, %a[%vi] : '
+                   'memref<4xf32>\n    gpu.yield\n   }, {\n   }) {bindings = affine_map<(d0, d1)'
+                   ' -> (d0)>, domains = [[0, 4]], iter_names = ["vi"], iter_types = ["S"], '
+                   'name = "B"} : (index) -> ()\n  }\n  return\n }\n}\n',
+                   "4:4: error: block 'B': bindings (d0, d1) -> (d0) must map its 1 operands to "
+                   "1 iterators"),
     "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
                           "error: parameter 0: element type index is not a TensorIR dtype"),
 }
