@@ -92,10 +92,11 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
         if emit == "tir":
             return out
-        # A debug build checks every access at run time; a plain one refuses at least those
-        # provably out of bounds (static_bounds.py).
-        # (and checks the accesses whose index is read from memory: indirect_check.py).
-        for check in [BoundsCheck] if debug else [StaticBounds, IndirectMark]:
+        # A debug build checks every access at run time; a plain one refuses those provably
+        # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
+        # index is read from memory (indirect_check.py).
+        for check in [BoundsCheck] if debug else [StaticBounds] + (
+                [IndirectMark] if _target(target) == "cpu" else []):
             check()(out)
         for name, stage in stages:
             # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
