@@ -95,3 +95,35 @@ def test_buffer_used_before_its_match_buffer_line(tmp_path):
     path.write_text(MATCH_LATE)
     r = CliRunner().invoke(main, ["parse", str(path)])
     assert r.exit_code == 1 and f"{path}:7:13: error: buffer 'B' is used before" in r.output
+
+
+TWO_STAGES = '''@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    X = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("X"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            X[vi, vj] = A[vi, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = X[vi, vj]
+'''
+
+
+@pytest.mark.parametrize("factor, offset, ok", [(2 ** 40, 1, False), (2 ** 31, 1, False),
+                                                (16, 2 ** 31, False), (2 ** 31 - 1, 1, True)])
+def test_storage_align_arguments_beyond_int32(factor, offset, ok):
+    """TVM truncates them to int32 (2**40 becomes 0, 2**31 negative) and refuses the result;
+    here the error says so. The module is unchanged."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(TWO_STAGES))
+    before = sch.mod.script()
+    if ok:
+        sch.storage_align(sch.get_block("X"), 0, 0, factor, offset)
+        assert f"T.block_attr({{\"buffer_dim_align\": [[0, 0, {factor}, {offset}]]}})" in \
+            sch.mod.script()
+        return
+    with pytest.raises(tir_mlir.ScheduleError, match=f"storage_align: factor={factor} and "
+                                                     f"offset={offset} must fit in int32"):
+        sch.storage_align(sch.get_block("X"), 0, 0, factor, offset)
+    assert sch.mod.script() == before
