@@ -39,6 +39,12 @@ def tvm_accepts(text):
                 "float32 buffer 'A'", 24),
     ("B[vi * T.bool(2)]", "literal 2 does not fit in bool", 29),
     ("B[T.int8(300)]", "literal 300 does not fit in int8", 24),
+    ("B[vi + I]", "T.writes: buffer 'I' is not an index", 29),
+    ("B[vi + i]", "T.writes is not well-formed: it uses loop variable 'i' defined outside the "
+                  "block; use a block iterator", 29),
+    ("B[T.float16(7)]", "T.writes: a region index must be an integer expression, got "
+                        "T.float16(...)", 24),
+    ("B[I[0, 1]]", "buffer 'I' has 1 dimensions but is indexed with 2", 24),
 ])
 def test_bad_region_indices_are_located_errors(region, message, col):
     with pytest.raises(TIRParseError) as e:
@@ -48,7 +54,9 @@ def test_bad_region_indices_are_located_errors(region, message, col):
 
 
 @pytest.mark.parametrize("region", ["B[I[vi]]", "B[vi * T.bool(1)]", "B[T.int8(3)]",
-                                    "B[T.int64(2**40) - T.int64(2**40) + vi]"])
+                                    "B[T.int64(2**40) - T.int64(2**40) + vi]",
+                                    "B[T.int32(T.float32(3)) + vi]", "B[T.int32(A[0])]",
+                                    "B[I[I[vi]]]"])
 def test_good_region_indices_stay_legal(region):
     tir_mlir.parse(prog(region))
     assert tvm_accepts(prog(region))
@@ -127,3 +135,24 @@ def test_storage_align_arguments_beyond_int32(factor, offset, ok):
                                                      f"offset={offset} must fit in int32"):
         sch.storage_align(sch.get_block("X"), 0, 0, factor, offset)
     assert sch.mod.script() == before
+
+
+def test_opaque_block_regions_may_name_loop_variables():
+    text = prog().replace("            vi = T.axis.spatial(16, i)\n", "").replace(
+        "vi", "i")
+    tir_mlir.parse(text)
+    assert tvm_accepts(text)
+
+
+FORM_FEED = prog().replace("        with T.block", "        \fwith T.block")
+
+
+def test_form_feed_in_indentation_resets_the_column_as_in_python():
+    """CPython's tokenizer counts a form feed in the leading whitespace as column 0."""
+    import ast
+    with pytest.raises(SyntaxError):
+        ast.parse(FORM_FEED)
+    with pytest.raises(TIRParseError, match="expected an indented block"):
+        tir_mlir.parse(FORM_FEED)
+    assert not tvm_accepts(FORM_FEED)
+    tir_mlir.parse(prog().replace("        with T.block", "\f        with T.block"))

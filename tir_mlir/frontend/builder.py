@@ -641,7 +641,7 @@ class FuncBuilder(Fail):
                     with self._place(region_block):
                         self.stmts(stmts)
                     if region_block == blk.body:
-                        self._check_regions(header["regions"])
+                        self._check_regions(header["regions"], opaque=not vars_)
                         explicit_regions.record(self.env, blk, header["regions"], annotations)
                 finally:
                     self.env.pop()
@@ -829,7 +829,7 @@ class FuncBuilder(Fail):
         header["vars"] = vars_
         return None
 
-    def _check_regions(self, calls):
+    def _check_regions(self, calls, opaque=False):
         """T.reads / T.writes: check that each region names a buffer, then drop it."""
         for call in calls:
             items = []
@@ -851,14 +851,23 @@ class FuncBuilder(Fail):
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
                                   f"region has {len(idx)}", r.pos, [buf.declared()])
-                    self._check_region_indices(idx, callee(call))
+                    self._check_region_indices(idx, callee(call), opaque)
 
-    def _check_region_indices(self, indices, what):
+    def _check_region_indices(self, indices, what, opaque=False):
         """The regions are re-inferred, but their indices must still be valid expressions
-        over defined names (TVM evaluates them)."""
+        over defined names (TVM evaluates them); a block with iterators may not name the loop
+        variables around it (TVM: not well-formed)."""
         stack, folded = list(indices), set()
+        in_cast = set()         # ids of nodes under T.int32(...) etc.: floats are fine there
         while stack:
             node = stack.pop()
+            floats_refused = id(node) not in in_cast
+            value = self.env.get(node.id) if isinstance(node, A.Name) else None
+            if isinstance(value, Buffer):
+                self.fail(f"T.{what}: buffer {node.id!r} is not an index", node.pos)
+            if not opaque and isinstance(value, Val) and _is_loop_var(value.value):
+                self.fail(f"T.{what} is not well-formed: it uses loop variable {node.id!r} "
+                          f"defined outside the block; use a block iterator", node.pos)
             if isinstance(node, (A.BinOp, A.UnaryOp)) and id(node) not in folded \
                     and not any(A.names_used(node)):
                 value = self.ex.eval(node)       # Python number arithmetic: folded, as in TVM
@@ -869,7 +878,7 @@ class FuncBuilder(Fail):
                                               else [node.operand]))
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
-            if isinstance(node, A.Const) and not isinstance(node.value, int):
+            if isinstance(node, A.Const) and not isinstance(node.value, int) and floats_refused:
                 self.fail(f"T.{what}: a region index must be an integer expression, got "
                           f"{node.value!r}", node.pos)
             if isinstance(node, A.Attr):
@@ -883,27 +892,48 @@ class FuncBuilder(Fail):
                     or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
                 self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
                           f"(as in TVM)", node.pos)
-            if isinstance(node, A.Subscript) and isinstance(node.value, A.Name):
-                buf = self.env.get(node.value.id)
-                if isinstance(buf, Buffer) and is_float(buf.dtype):
+            buf = (self.env.get(node.value.id) if isinstance(node, A.Subscript)
+                   and isinstance(node.value, A.Name) else None)
+            if isinstance(buf, Buffer):       # a load: its indices are checked, not its name
+                idx = node.indices
+                if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
+                    idx = idx[0].items
+                if len(idx) != len(buf.shape):
+                    self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but is "
+                              f"indexed with {len(idx)}", node.pos, [buf.declared()])
+                if is_float(buf.dtype) and floats_refused:
                     self.fail(f"T.{what}: a region index must be an integer expression, got a "
                               f"load of the {buf.dtype} buffer {buf.name!r}", node.pos)
+                stack.extend(x for x in idx if isinstance(x, A.Node))
+                continue
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
+                if fn is None:
+                    self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}",
+                              node.pos)
                 if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
+                if fn in DTYPES and is_float(fn) and floats_refused:
+                    self.fail(f"T.{what}: a region index must be an integer expression, got "
+                              f"T.{fn}(...)", node.pos)
                 if fn in DTYPES and all(n.id == "T" for n in A.names_used(node.args)):
                     self.ex.eval(node)        # a literal out of its dtype's range: an error
                 if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
                     self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
-                stack.extend(node.args)
-                stack.extend(v for _, v, _ in node.kwargs)
+                children = list(node.args) + [v for _, v, _ in node.kwargs]
+                if fn in DTYPES and not is_float(fn) or not floats_refused:
+                    in_cast.update(map(id, children))
+                stack.extend(children)
                 continue
+            children = []
             for value in vars(node).values() if isinstance(node, A.Node) else ():
                 if isinstance(value, A.Node):
-                    stack.append(value)
+                    children.append(value)
                 elif isinstance(value, (list, tuple)):
-                    stack.extend(v for v in value if isinstance(v, A.Node))
+                    children.extend(v for v in value if isinstance(v, A.Node))
+            if not floats_refused:
+                in_cast.update(map(id, children))
+            stack.extend(children)
 
     # --- simple statements --------------------------------------------------------------------
     def assign(self, s):
@@ -1075,3 +1105,9 @@ class FuncBuilder(Fail):
         if isinstance(v, A.Call):
             self.ex.eval(v)     # reports unknown functions; a known one has no effect here
         self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)
+
+
+def _is_loop_var(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Block) and owner.owner is not None and \
+        owner.owner.operation.name == "affine.for"

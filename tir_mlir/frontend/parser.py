@@ -40,10 +40,10 @@ class _IndentError(LarkError):
 
 def _width(indent: str, tab_len: int) -> int:
     """Column of the first non-blank character, a tab advancing to the next multiple of
-    tab_len (as Python's tokenizer counts)."""
+    tab_len, a form feed starting again at 0 (as Python's tokenizer counts)."""
     col = 0
     for ch in indent:
-        col = (col // tab_len + 1) * tab_len if ch == "\t" else col + 1
+        col = (col // tab_len + 1) * tab_len if ch == "\t" else 0 if ch == "\f" else col + 1
     return col
 
 
