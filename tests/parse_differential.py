@@ -45,7 +45,8 @@ WE_REJECT = {
         r"larger than the|outside the buffer|must be True, False or an integer"),
     "Python that is not TVMScript (TVM's parser evaluates it)": re.compile(
         r"undefined variable '(__import__|eval|exec|open|print|globals)'|'lambda'|"
-        r"unknown function '(__import__|eval|exec|open|print|globals)'"),
+        r"unknown function '(__import__|eval|exec|open|print|globals)'|"
+        r"is Python, not TVMScript|only T\.\* functions can be called"),
 }
 
 

@@ -156,3 +156,39 @@ def test_form_feed_in_indentation_resets_the_column_as_in_python():
         tir_mlir.parse(FORM_FEED)
     assert not tvm_accepts(FORM_FEED)
     tir_mlir.parse(prog().replace("        with T.block", "\f        with T.block"))
+
+
+BODY = '''@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            {stmt}
+'''
+
+
+@pytest.mark.parametrize("stmt, message, col", [
+    ('B[vi] = A[f"{vi}"]', "an f-string or bytes literal is Python, not TVMScript", 24),
+    ('B[vi] = A[b"x"]', "an f-string or bytes literal is Python, not TVMScript", 24),
+    ("B[vi] = T.max(*[A[vi], A[vi]])", "argument unpacking (*x, **x) is Python, not TVMScript",
+     27),
+    ("T.reads(A[T.axis.spatial(4, i)])\n            B[vi] = A[vi]",
+     "T.axis.spatial cannot be used inside an expression", 23),
+    ("B[__import__('os').getpid()] = A[vi]", "only T.* functions can be called", 15),
+])
+def test_python_that_tvm_would_evaluate_is_a_located_error(stmt, message, col):
+    """TVM's parser evaluates these (Python syntax); here they are refused, classified by the
+    adversarial run as the documented difference 'Python that is not TVMScript'."""
+    import parse_differential as PD
+    with pytest.raises(TIRParseError) as e:
+        tir_mlir.parse(BODY.format(stmt=stmt), "p.tir")
+    assert message in e.value.message and str(e.value.loc) == f"p.tir:6:{col}"
+    assert any(p.search(e.value.message) for p in PD.WE_REJECT.values())
+
+
+def test_thread_names_print_as_strings():
+    text = BODY.format(stmt="B[vi] = A[vi]").replace(
+        "range(4)", 'T.thread_binding(4, thread="a\\"b")')
+    printed = tir_mlir.parse(text).script()
+    assert 'T.thread_binding(4, thread="a\\"b")' in printed
+    assert tir_mlir.parse(printed).script() == printed

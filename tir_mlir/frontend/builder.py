@@ -911,6 +911,8 @@ class FuncBuilder(Fail):
                 if fn is None:
                     self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}",
                               node.pos)
+                if fn.startswith("axis."):
+                    self.fail(f"T.{fn} cannot be used inside an expression", node.pos)
                 if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
                 if fn in DTYPES and is_float(fn) and floats_refused:
