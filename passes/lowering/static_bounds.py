@@ -164,7 +164,10 @@ class StaticBounds:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            _Checker().region_block(f.regions[0].blocks[0], {})
+            try:
+                _Checker().region_block(f.regions[0].blocks[0], {})
+            except RecursionError:      # a binding nested too deep to analyse: not refused
+                pass
 
 
 class _Checker(_Analysis):
