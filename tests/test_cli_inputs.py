@@ -145,7 +145,12 @@ def test_print_ir_after_all_and_gpu_hint():
                        capture_output=True, text=True)
     assert r.returncode == 0
     dumps = [line for line in r.stderr.split("\n") if line.startswith("// -----// IR Dump")]
-    assert dumps[0] == "// -----// IR Dump After alloc-limit //----- //"
+    assert dumps[:3] == ["// -----// IR Dump After static-bounds //----- //",
+                         "// -----// IR Dump After indirect-mark //----- //",
+                         "// -----// IR Dump After alloc-limit //----- //"]
+    r = subprocess.run([EXE, "lower", PROGRAM, "--emit", "affine", "--print-ir-after-all",
+                        "--bounds-check"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.startswith("// -----// IR Dump After bounds-check")
     assert "// -----// IR Dump After tir-to-affine (--emit affine) //----- //" in dumps
     assert dumps[-1].startswith("// -----// IR Dump After scalar-replace (--emit scf)")
     r = cli("lower", PROGRAM, "--emit", "ptx")

@@ -98,6 +98,8 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         for check in [BoundsCheck] if debug else [StaticBounds] + (
                 [IndirectMark] if _target(target) == "cpu" else []):
             check()(out)
+            if on_stage is not None:
+                on_stage(check.name, out)
         for name, stage in stages:
             # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
             (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)
