@@ -14,7 +14,8 @@ from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import EXPR_CALLS, callee, strip_prefix
+from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, MATH_BINARY,
+                                          MATH_PREDICATE, MATH_UNARY, callee, strip_prefix)
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -920,10 +921,20 @@ class FuncBuilder(Fail):
                               f"T.{fn}(...)", node.pos)
                 if fn in DTYPES and all(n.id == "T" for n in A.names_used(node.args)):
                     self.ex.eval(node)        # a literal out of its dtype's range: an error
-                if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
-                    self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
+                n = _fixed_arity(fn)
+                if n is not None and len(node.args) != n:
+                    self.fail(f"T.{fn} takes {n} argument{'s' if n != 1 else ''}, got "
+                              f"{len(node.args)}", node.pos)
                 children = list(node.args) + [v for _, v, _ in node.kwargs]
-                if fn in DTYPES and not is_float(fn) or not floats_refused:
+                cast_to = fn
+                if fn == "Cast" and children and isinstance(children[0], A.Const):
+                    cast_to, children = children[0].value, children[1:]   # T.Cast("int32", x)
+                    if cast_to not in DTYPES:
+                        self.fail(f"T.Cast: unknown dtype {cast_to!r}", node.pos)
+                    if is_float(cast_to) and floats_refused:
+                        self.fail(f"T.{what}: a region index must be an integer expression, "
+                                  f"got T.Cast({cast_to!r}, ...)", node.pos)
+                if cast_to in DTYPES and not is_float(cast_to) or not floats_refused:
                     in_cast.update(map(id, children))
                 stack.extend(children)
                 continue
@@ -1113,3 +1124,14 @@ def _is_loop_var(value: ir.Value) -> bool:
     owner = value.owner
     return isinstance(owner, ir.Block) and owner.owner is not None and \
         owner.owner.operation.name == "affine.for"
+
+
+def _fixed_arity(fn: str):
+    """How many arguments the expression function T.fn takes, where that is fixed."""
+    if fn in ("if_then_else", "Select", "select"):
+        return 3
+    if fn in _BINARY_INDEX_CALLS or fn in MATH_BINARY or fn in CALL_BINARY or fn == "Cast":
+        return 2
+    if fn in MATH_UNARY or fn in MATH_PREDICATE or fn in CALL_UNARY or fn in DTYPES:
+        return 1
+    return None

@@ -202,6 +202,8 @@ def _python_only(e, text: str):
         return "an f-string or bytes literal"
     if token.value in ("*", "**") and re.search(r"[(,]\s*$", before):
         return "argument unpacking (*x, **x)"
+    if token.value == "@" and re.search(r"^[ \t]*@[^\n]*$", before, re.M):
+        return "a decorator that is an expression"
     return None
 
 
