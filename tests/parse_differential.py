@@ -39,7 +39,7 @@ WE_REJECT = {
     "values of the wrong kind (a string index, a float shape)": re.compile(
         r"expected a value, found the string|must be an integer constant|"
         r"an index must be an integer|found the literal|is not a value here|"
-        r"an attribute value must be a constant"),
+        r"an attribute value must be a constant|expects buffer regions"),
     "checks TVM leaves to later passes": re.compile(
         r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
         r"larger than the|outside the buffer|must be True, False or an integer"),

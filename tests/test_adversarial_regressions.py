@@ -205,3 +205,15 @@ def test_thread_names_print_as_strings():
     printed = tir_mlir.parse(text).script()
     assert 'T.thread_binding(4, thread="a\\"b")' in printed
     assert tir_mlir.parse(printed).script() == printed
+
+
+def test_an_expression_as_a_region_is_a_documented_difference():
+    """TVM evaluates `B[i] - 0.0` and accepts it as a region (seed 51 #29); here regions must
+    be buffer regions, a difference the adversarial run recognises."""
+    import parse_differential as PD
+    text = prog().replace("T.writes(B[vi])", "T.writes(B[vi] - 0.0)")
+    with pytest.raises(TIRParseError) as e:
+        tir_mlir.parse(text)
+    assert e.value.message == "T.writes expects buffer regions like A[i, 0:128]"
+    assert PD.WE_REJECT["values of the wrong kind (a string index, a float shape)"].search(
+        e.value.message)
