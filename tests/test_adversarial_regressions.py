@@ -48,6 +48,8 @@ def tvm_accepts(text):
     ("B[T.if_then_else(1, 2)]", "T.if_then_else takes 3 arguments, got 2", 24),
     ("B[T.Cast('float32', vi)]", "T.writes: a region index must be an integer expression, got "
                                  "T.Cast('float32', ...)", 24),
+    ("B[T.exp(vi, 2)]", "T.exp takes 1 argument, got 2", 24),
+    ("B[T.pow(vi, 2)]", "T.writes: T.pow is not an integer expression", 24),
 ])
 def test_bad_region_indices_are_located_errors(region, message, col):
     with pytest.raises(TIRParseError) as e:
@@ -60,7 +62,8 @@ def test_bad_region_indices_are_located_errors(region, message, col):
                                     "B[T.int64(2**40) - T.int64(2**40) + vi]",
                                     "B[T.int32(T.float32(3)) + vi]", "B[T.int32(A[0])]",
                                     "B[I[I[vi]]]", "B[T.Cast('int32', A[vi])]",
-                                    "B[T.if_then_else(vi > 1, 2, vi)]"])
+                                    "B[T.if_then_else(vi > 1, 2, vi)]", "B[T.exp(1)]",
+                                    "B[T.sigmoid(vi)]"])
 def test_good_region_indices_stay_legal(region):
     tir_mlir.parse(prog(region))
     assert tvm_accepts(prog(region))

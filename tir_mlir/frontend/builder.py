@@ -914,8 +914,10 @@ class FuncBuilder(Fail):
                               node.pos)
                 if fn.startswith("axis."):
                     self.fail(f"T.{fn} cannot be used inside an expression", node.pos)
-                if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
+                if fn not in EXPR_CALLS and fn not in DTYPES and _fixed_arity(fn) is None:
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
+                if fn == "pow":                   # (TVM's pow of integers fails too)
+                    self.fail(f"T.{what}: T.pow is not an integer expression", node.pos)
                 if fn in DTYPES and is_float(fn) and floats_refused:
                     self.fail(f"T.{what}: a region index must be an integer expression, got "
                               f"T.{fn}(...)", node.pos)
