@@ -220,3 +220,17 @@ def test_an_expression_as_a_region_is_a_documented_difference():
     assert e.value.message == "T.writes expects buffer regions like A[i, 0:128]"
     assert PD.WE_REJECT["values of the wrong kind (a string index, a float shape)"].search(
         e.value.message)
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, b: s.set_store_predicate(b, lambda vi: vi < 2 ** 70),
+    lambda s, b: s.transform_layout(b, ("write", 0), lambda i, j: (i + 2 ** 64, j)),
+])
+def test_lambda_integers_beyond_64_bits_are_refused(call):
+    """They used to reach MLIR's constant builder (an 'incompatible function arguments'
+    message); the module is unchanged."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(TWO_STAGES))
+    before = sch.mod.script()
+    with pytest.raises(tir_mlir.ScheduleError, match=r"integer \d+ does not fit in 64 bits"):
+        call(sch, sch.get_block("X"))
+    assert sch.mod.script() == before
