@@ -39,7 +39,8 @@ def all_cases(which="all"):
     if which in ("all", "classic"):
         from test_schedule_tvm_differential import CASES as CLASSIC
         # a case whose numerics the suite does not check (disable_predication on a non-dividing
-        # split) writes past its buffers on both sides: it would corrupt the worker's heap
+        # split) writes past its buffers: TVM's build would corrupt the worker's heap (and
+        # tir-mlir's plain build refuses it: docs/tvm_compat.md, "Run time")
         cases.update({f"classic/{k}": v[:2] for k, v in sorted(CLASSIC.items())
                       if (v[2:] or [{}])[0].get("numerics", True)})
     if which in ("all", "realistic"):

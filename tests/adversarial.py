@@ -203,6 +203,8 @@ TVM_WORKER = """
 import contextlib, io, json, os, sys
 out = os.fdopen(os.dup(1), "w"); os.dup2(2, 1)
 import tvm
+from fault_handlers import reset_after_tvm
+reset_after_tvm()          # a crash in TVM ends the worker instead of deadlocking it
 for line in sys.stdin:
     text = json.loads(line)["text"]
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):

@@ -8,3 +8,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (libcuda.so.1); skipped without")
+
+
+def pytest_runtest_teardown(item):
+    # a test that imported TVM leaves TVM's crash handler, which can deadlock (fault_handlers.py)
+    from fault_handlers import reset_after_tvm
+    reset_after_tvm()

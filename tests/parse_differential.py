@@ -39,13 +39,14 @@ WE_REJECT = {
     "values of the wrong kind (a string index, a float shape)": re.compile(
         r"expected a value, found the string|must be an integer constant|"
         r"an index must be an integer|found the literal|is not a value here|"
-        r"an attribute value must be a constant"),
+        r"an attribute value must be a constant|expects buffer regions"),
     "checks TVM leaves to later passes": re.compile(
         r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
-        r"larger than the|outside the buffer"),
+        r"larger than the|outside the buffer|must be True, False or an integer"),
     "Python that is not TVMScript (TVM's parser evaluates it)": re.compile(
         r"undefined variable '(__import__|eval|exec|open|print|globals)'|'lambda'|"
-        r"unknown function '(__import__|eval|exec|open|print|globals)'"),
+        r"unknown function '(__import__|eval|exec|open|print|globals)'|"
+        r"is Python, not TVMScript|only T\.\* functions can be called"),
 }
 
 

@@ -191,8 +191,8 @@ def _diff(a: str, b: str) -> str:
 
 
 def assert_agrees(src: str, fn: Callable, *, printer: bool = False, **kw) -> Outcome:
-    """No difference; those that are the printer's ("printer: ...", reported in
-    notes/printer.md) only fail when `printer`."""
+    """No difference; those that are the printer's ("printer: ...", see docs/tvm_compat.md,
+    "Printing") only fail when `printer`."""
     out = differential(src, fn, **kw)
     problems = [p for p in out.problems if printer or not p.startswith("printer: ")]
     assert not problems, "\n\n".join(problems)

@@ -57,6 +57,18 @@ BAD_INPUTS = {
     "bad_name.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n'
                       '  return\n }\n}\n', "2:2: error: parameter 0: name 'a b' is not a Python "
                                               "identifier"),
+    "arity.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "A"}) '
+                   'attributes {tir.prim_func} {\n  affine.for %i = 0 to 4 {\n'
+                   '   "tir.block"(%i) ({\n   ^bb0(%vi: index):\n'
+                   '    %c = arith.constant 1.0 : f32\n    memref.store %c, %a[%vi] : '
+                   'memref<4xf32>\n    gpu.yield\n   }, {\n   }) {bindings = affine_map<(d0, d1)'
+                   ' -> (d0)>, domains = [[0, 4]], iter_names = ["vi"], iter_types = ["S"], '
+                   'name = "B"} : (index) -> ()\n  }\n  return\n }\n}\n',
+                   "4:4: error: block 'B': bindings (d0, d1) -> (d0) must map its 1 operands to "
+                   "1 iterators"),
+    "loop_kind.mlir": ('module {\n func.func @f(%a: memref<4xf32>) attributes {tir.prim_func} '
+                       '{\n  affine.for %i = 0 to 4 {\n  } {tir.kind = "seri>al"}\n  return\n'
+                       ' }\n}\n', "3:3: error: loop: unknown kind 'seri>al'"),
     "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
                           "error: parameter 0: element type index is not a TensorIR dtype"),
 }
@@ -133,7 +145,12 @@ def test_print_ir_after_all_and_gpu_hint():
                        capture_output=True, text=True)
     assert r.returncode == 0
     dumps = [line for line in r.stderr.split("\n") if line.startswith("// -----// IR Dump")]
-    assert dumps[0] == "// -----// IR Dump After alloc-limit //----- //"
+    assert dumps[:3] == ["// -----// IR Dump After static-bounds //----- //",
+                         "// -----// IR Dump After indirect-mark //----- //",
+                         "// -----// IR Dump After alloc-limit //----- //"]
+    r = subprocess.run([EXE, "lower", PROGRAM, "--emit", "affine", "--print-ir-after-all",
+                        "--bounds-check"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.startswith("// -----// IR Dump After bounds-check")
     assert "// -----// IR Dump After tir-to-affine (--emit affine) //----- //" in dumps
     assert dumps[-1].startswith("// -----// IR Dump After scalar-replace (--emit scf)")
     r = cli("lower", PROGRAM, "--emit", "ptx")

@@ -88,8 +88,8 @@ def main(A: T.Buffer((256,), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buff
     sch.prefetch(b, 1, sch.get_loops(b)[0], 1)
     text = emit_text(sch.mod.module, "scf")
     assert re.search(r"scf.for %arg4 = %c0_\d+ to %c16 step .*\n.*\n"
-                     r".*%3 = arith.muli %arg4, %c16_\d+ : index\n"
-                     r".*memref.prefetch %arg0\[%3\]", text)
+                     r".*(%\d+) = arith.muli %arg4, %c16_\d+ : index\n"
+                     r".*memref.prefetch %arg0\[\1\]", text)
     a = np.arange(256, dtype="float32")
     idx = np.array([5, 250, 0, 17, 17, 100, 255, 3], "int32")
     out = np.zeros(8, "float32")

@@ -18,7 +18,7 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block
+from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir_walk import walk
 
@@ -81,6 +81,20 @@ def _check_func(f, filename):
                 _check_buffer_type(r.type, op, filename, _name(op) or op.name)
         if op.name == Block.OP_NAME:
             _check_block(op, filename)
+        if op.name == "affine.for":
+            _check_loop(op, filename)
+
+
+def _check_loop(op, filename):
+    for key in ("tir.kind", "tir.thread"):
+        if key in op.attributes and not isinstance(op.attributes[key], ir.StringAttr):
+            _fail(op, filename, f"loop: {key} must be a string, got {op.attributes[key]}")
+    kind = Loop(op).kind
+    if kind not in LOOP_KINDS:
+        _fail(op, filename, f"loop: unknown kind {kind!r} (expected one of "
+                            f"{', '.join(LOOP_KINDS)})")
+    if kind == "thread_binding" and Loop(op).thread is None:
+        _fail(op, filename, "loop: a thread_binding loop needs tir.thread")
 
 
 def _name(op) -> Optional[str]:

@@ -227,7 +227,8 @@ def _function_attrs(f):
     noalias = False
     if "tir.func_attrs" in attrs:
         d = ir.DictAttr(attrs["tir.func_attrs"])
-        noalias = "tir.noalias" in d and ir.BoolAttr(d["tir.noalias"]).value
+        value = d["tir.noalias"] if "tir.noalias" in d else None
+        noalias = isinstance(value, (ir.BoolAttr, ir.IntegerAttr)) and bool(value.value)
     for a in [a for a in attrs if a.startswith("tir.")]:
         del attrs[a]
     attrs["llvm.emit_c_interface"] = ir.UnitAttr.get()

@@ -47,7 +47,7 @@ class AllocCheck:
                 sites += [_site(op) for op in allocs]
                 _guard(allocs, first)
         if sites:
-            _add_globals(module, sites)
+            add_status_globals(module, sites, STATUS, SITES)
 
 
 def _site(op) -> str:
@@ -93,22 +93,22 @@ def _guard(allocs, first_site: int):
         term.operands[k] = r
 
 
-def _add_globals(module: ir.Module, sites):
-    """The status and the site table, and a function returning the address of each (what the
-    runtime calls: a JIT does not look up data symbols)."""
+def add_status_globals(module: ir.Module, sites, status: str, table_name: str, shape=()):
+    """The status (i64s of `shape`, zero) and the site table, and a function returning the
+    address of each (what the runtime calls: a JIT does not look up data symbols)."""
     i64, i8 = ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(8)
     table = "\n".join(sites).encode() + b"\0"
     with ir.InsertionPoint.at_block_begin(module.body), module.operation.location:
-        status_t = ir.MemRefType.get([], i64)
-        memref.GlobalOp(STATUS, status_t, sym_visibility="private",
+        status_t = ir.MemRefType.get(list(shape), i64)
+        memref.GlobalOp(status, status_t, sym_visibility="private",
                         initial_value=ir.DenseElementsAttr.get_splat(
-                            ir.RankedTensorType.get([], i64), ir.IntegerAttr.get(i64, 0)))
+                            ir.RankedTensorType.get(list(shape), i64), ir.IntegerAttr.get(i64, 0)))
         table_t = ir.MemRefType.get([len(table)], i8)
-        memref.GlobalOp(SITES, table_t, constant=True, sym_visibility="private",
+        memref.GlobalOp(table_name, table_t, constant=True, sym_visibility="private",
                         initial_value=ir.DenseElementsAttr.get(
                             np.frombuffer(table, "int8"),
                             type=ir.RankedTensorType.get([len(table)], i8)))
-        for name, t in ((STATUS, status_t), (SITES, table_t)):
+        for name, t in ((status, status_t), (table_name, table_t)):
             getter = func.FuncOp(name + ADDRESS, ir.FunctionType.get([], [i64]))
             with ir.InsertionPoint(getter.add_entry_block()):
                 ptr = memref.ExtractAlignedPointerAsIndexOp(memref.GetGlobalOp(t, name).result)

@@ -25,16 +25,19 @@ from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
 from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
 from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
 from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
+from tir_mlir.passes.lowering.gpu_limits import GpuLimits
 from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
 from tir_mlir.passes.lowering.packed_calls import PackedCalls
+from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
 from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.stack_budget import StackBudget
+from tir_mlir.passes.lowering.static_bounds import StaticBounds
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
@@ -48,13 +51,14 @@ TARGETS = {
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
             (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
             (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
-            ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, ScfToLLVM),
+            (None, IndirectCheck), ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck),
+            (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
              (None, CompactBuffers),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-             (None, GpuInsertBarriers), (None, GpuPlaceBuffers),
+             (None, GpuInsertBarriers), (None, GpuPlaceBuffers), (None, GpuLimits),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }
@@ -90,8 +94,14 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
         if emit == "tir":
             return out
-        if debug:
-            BoundsCheck()(out)
+        # A debug build checks every access at run time; a plain one refuses those provably
+        # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
+        # index is read from memory (indirect_check.py).
+        for check in [BoundsCheck] if debug else [StaticBounds] + (
+                [IndirectMark] if _target(target) == "cpu" else []):
+            check()(out)
+            if on_stage is not None:
+                on_stage(check.name, out)
         for name, stage in stages:
             # A stage with options from the target string (`cuda -arch=sm_80`) has for_target.
             (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)

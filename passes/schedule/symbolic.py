@@ -19,6 +19,8 @@ def _e(x) -> ir.AffineExpr:
     if isinstance(x, Sym):
         return x.expr
     if isinstance(x, int) and not isinstance(x, bool):
+        if not -2 ** 63 <= x < 2 ** 63:
+            raise ScheduleError(f"integer {x} does not fit in 64 bits")
         return ir.AffineExpr.get_constant(x)
     raise ScheduleError(f"expected an integer expression, got {x!r}")
 

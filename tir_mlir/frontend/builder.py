@@ -10,11 +10,13 @@ from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.affine_exprs import const_of
-from tir_mlir.dtypes import DTYPES, is_unsigned, mlir_type
+from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import EXPR_CALLS, TVM_BUILTINS, callee, strip_prefix
+from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, MATH_BINARY,
+                                          MATH_PREDICATE, MATH_UNARY, TVM_BUILTINS, callee,
+                                          strip_prefix)
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -191,6 +193,24 @@ class FuncBuilder(Fail):
             self.fail(f"{what} expects a dictionary", node.pos)
         return self.attr(node)
 
+    def _check_used_after(self, target, before):
+        """A matched buffer's name is defined where its T.match_buffer line is (as in TVM)."""
+        if isinstance(target, A.Name):
+            uses = [n for n in A.names_used(before) if n.id == target.id and n.pos]
+            if uses:
+                n = min(uses, key=lambda n: n.pos)
+                self.fail(f"buffer {n.id!r} is used before its T.match_buffer line", n.pos,
+                              [(f"buffer {n.id!r} is matched here", target.pos)])
+
+    def _check_func_attrs(self, node, attrs):
+        """`tir.noalias` is read as an integer by the build (TVM's too: a string fails there)."""
+        value = ir.DictAttr(attrs)["tir.noalias"] if "tir.noalias" in ir.DictAttr(attrs) else None
+        if value is not None and not isinstance(value, (ir.BoolAttr, ir.IntegerAttr)):
+            pos = next((v.pos for k, v in node.items if getattr(k, "value", None) == "tir.noalias"),
+                       node.pos)
+            self.fail(f"T.func_attr: 'tir.noalias' must be True, False or an integer, found "
+                      f"{value}", pos)
+
     # --- buffers ------------------------------------------------------------------------------
     def buffer_spec(self, call, args, what, default_scope=None):
         """(shape, dtype, scope, dimension dtypes) from T.Buffer / match_buffer / alloc_buffer
@@ -255,17 +275,19 @@ class FuncBuilder(Fail):
             params.append(self._param(p, handles))
         body = list(f.body)
         matched, attrs, consumed = {}, None, set()
-        for s in body:
+        for k, s in enumerate(body):
             name = callee(s.value) if isinstance(s, (A.Assign, A.ExprStmt)) else None
             if name == "match_buffer":
                 self._match_buffer(s, handles, matched)
                 consumed.add(id(s))
+                self._check_used_after(s.target, body[:k])
             elif name == "func_attr":
                 if attrs is not None:
                     self.fail("T.func_attr given twice", s.pos)
                 if len(s.value.args) != 1:
                     self.fail("T.func_attr takes one dictionary", s.pos)
                 attrs = self.dict_arg(s.value.args[0], "T.func_attr")
+                self._check_func_attrs(s.value.args[0], attrs)
                 consumed.add(id(s))
         inputs, arg_attrs, buffers = [], [], []
         for kind, name, spec, pos in params:
@@ -632,7 +654,7 @@ class FuncBuilder(Fail):
                     with self._place(region_block):
                         self.stmts(stmts)
                     if region_block == blk.body:
-                        self._check_regions(header["regions"])
+                        self._check_regions(header["regions"], opaque=not vars_)
                         explicit_regions.record(self.env, blk, header["regions"], annotations)
                 finally:
                     self.env.pop()
@@ -820,7 +842,7 @@ class FuncBuilder(Fail):
         header["vars"] = vars_
         return None
 
-    def _check_regions(self, calls):
+    def _check_regions(self, calls, opaque=False):
         """T.reads / T.writes: check that each region names a buffer, then drop it."""
         for call in calls:
             items = []
@@ -842,25 +864,34 @@ class FuncBuilder(Fail):
                     if len(idx) != len(buf.shape):
                         self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
                                   f"region has {len(idx)}", r.pos, [buf.declared()])
-                    self._check_region_indices(idx, callee(call))
+                    self._check_region_indices(idx, callee(call), opaque)
 
-    def _check_region_indices(self, indices, what):
+    def _check_region_indices(self, indices, what, opaque=False):
         """The regions are re-inferred, but their indices must still be valid expressions
-        over defined names (TVM evaluates them)."""
+        over defined names (TVM evaluates them); a block with iterators may not name the loop
+        variables around it (TVM: not well-formed)."""
         stack, folded = list(indices), set()
+        in_cast = set()         # ids of nodes under T.int32(...) etc.: floats are fine there
         while stack:
             node = stack.pop()
+            floats_refused = id(node) not in in_cast
+            value = self.env.get(node.id) if isinstance(node, A.Name) else None
+            if isinstance(value, Buffer):
+                self.fail(f"T.{what}: buffer {node.id!r} is not an index", node.pos)
+            if not opaque and isinstance(value, Val) and _is_loop_var(value.value):
+                self.fail(f"T.{what} is not well-formed: it uses loop variable {node.id!r} "
+                          f"defined outside the block; use a block iterator", node.pos)
             if isinstance(node, (A.BinOp, A.UnaryOp)) and id(node) not in folded \
                     and not any(A.names_used(node)):
                 value = self.ex.eval(node)       # Python number arithmetic: folded, as in TVM
                 if isinstance(value, Lit) and isinstance(value.value, int) \
                         and not isinstance(value.value, bool) and not fits(value.value, "int64"):
                     self.fail(f"literal {value.value} does not fit in int64", node.pos)
-                folded.update(id(n) for n in (node.lhs, node.rhs) if isinstance(node, A.BinOp))
-                folded.update([id(node.operand)] if isinstance(node, A.UnaryOp) else [])
+                folded.update(id(n) for n in ([node.lhs, node.rhs] if isinstance(node, A.BinOp)
+                                              else [node.operand]))
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
-            if isinstance(node, A.Const) and not isinstance(node.value, int):
+            if isinstance(node, A.Const) and not isinstance(node.value, int) and floats_refused:
                 self.fail(f"T.{what}: a region index must be an integer expression, got "
                           f"{node.value!r}", node.pos)
             if isinstance(node, A.Attr):
@@ -874,20 +905,62 @@ class FuncBuilder(Fail):
                     or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
                 self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
                           f"(as in TVM)", node.pos)
+            buf = (self.env.get(node.value.id) if isinstance(node, A.Subscript)
+                   and isinstance(node.value, A.Name) else None)
+            if isinstance(buf, Buffer):       # a load: its indices are checked, not its name
+                idx = node.indices
+                if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
+                    idx = idx[0].items
+                if len(idx) != len(buf.shape):
+                    self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but is "
+                              f"indexed with {len(idx)}", node.pos, [buf.declared()])
+                if is_float(buf.dtype) and floats_refused:
+                    self.fail(f"T.{what}: a region index must be an integer expression, got a "
+                              f"load of the {buf.dtype} buffer {buf.name!r}", node.pos)
+                stack.extend(x for x in idx if isinstance(x, A.Node))
+                continue
             if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
-                if fn not in EXPR_CALLS and fn not in DTYPES:     # T.min(...), T.int64(4)
+                if fn is None:
+                    self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}",
+                              node.pos)
+                if fn.startswith("axis."):
+                    self.fail(f"T.{fn} cannot be used inside an expression", node.pos)
+                if fn not in EXPR_CALLS and fn not in DTYPES and _fixed_arity(fn) is None:
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
-                if fn in _BINARY_INDEX_CALLS and len(node.args) != 2:
-                    self.fail(f"T.{fn} takes 2 arguments, got {len(node.args)}", node.pos)
-                stack.extend(node.args)
-                stack.extend(v for _, v, _ in node.kwargs)
+                if fn == "pow":                   # (TVM's pow of integers fails too)
+                    self.fail(f"T.{what}: T.pow is not an integer expression", node.pos)
+                if fn in DTYPES and is_float(fn) and floats_refused:
+                    self.fail(f"T.{what}: a region index must be an integer expression, got "
+                              f"T.{fn}(...)", node.pos)
+                if fn in DTYPES and all(n.id == "T" for n in A.names_used(node.args)):
+                    self.ex.eval(node)        # a literal out of its dtype's range: an error
+                n = _fixed_arity(fn)
+                if n is not None and len(node.args) != n:
+                    self.fail(f"T.{fn} takes {n} argument{'s' if n != 1 else ''}, got "
+                              f"{len(node.args)}", node.pos)
+                children = list(node.args) + [v for _, v, _ in node.kwargs]
+                cast_to = fn
+                if fn == "Cast" and children and isinstance(children[0], A.Const):
+                    cast_to, children = children[0].value, children[1:]   # T.Cast("int32", x)
+                    if cast_to not in DTYPES:
+                        self.fail(f"T.Cast: unknown dtype {cast_to!r}", node.pos)
+                    if is_float(cast_to) and floats_refused:
+                        self.fail(f"T.{what}: a region index must be an integer expression, "
+                                  f"got T.Cast({cast_to!r}, ...)", node.pos)
+                if cast_to in DTYPES and not is_float(cast_to) or not floats_refused:
+                    in_cast.update(map(id, children))
+                stack.extend(children)
                 continue
+            children = []
             for value in vars(node).values() if isinstance(node, A.Node) else ():
                 if isinstance(value, A.Node):
-                    stack.append(value)
+                    children.append(value)
                 elif isinstance(value, (list, tuple)):
-                    stack.extend(v for v in value if isinstance(v, A.Node))
+                    children.extend(v for v in value if isinstance(v, A.Node))
+            if not floats_refused:
+                in_cast.update(map(id, children))
+            stack.extend(children)
 
     # --- simple statements --------------------------------------------------------------------
     def assign(self, s):
@@ -1060,3 +1133,20 @@ class FuncBuilder(Fail):
         if isinstance(v, A.Call):
             self.ex.eval(v)     # reports unknown functions; a known one has no effect here
         self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)
+
+
+def _is_loop_var(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Block) and owner.owner is not None and \
+        owner.owner.operation.name == "affine.for"
+
+
+def _fixed_arity(fn: str):
+    """How many arguments the expression function T.fn takes, where that is fixed."""
+    if fn in ("if_then_else", "Select", "select"):
+        return 3
+    if fn in _BINARY_INDEX_CALLS or fn in MATH_BINARY or fn in CALL_BINARY or fn == "Cast":
+        return 2
+    if fn in MATH_UNARY or fn in MATH_PREDICATE or fn in CALL_UNARY or fn in DTYPES:
+        return 1
+    return None

@@ -40,10 +40,10 @@ class _IndentError(LarkError):
 
 def _width(indent: str, tab_len: int) -> int:
     """Column of the first non-blank character, a tab advancing to the next multiple of
-    tab_len (as Python's tokenizer counts)."""
+    tab_len, a form feed starting again at 0 (as Python's tokenizer counts)."""
     col = 0
     for ch in indent:
-        col = (col // tab_len + 1) * tab_len if ch == "\t" else col + 1
+        col = (col // tab_len + 1) * tab_len if ch == "\t" else 0 if ch == "\f" else col + 1
     return col
 
 
@@ -179,12 +179,32 @@ def _syntax_error(lark, e: UnexpectedInput, text: str, filename: str) -> TIRPars
         msg = f"unexpected character {e.char!r}"
     else:
         msg = f"unexpected {found}"
-    if len(names) == 1:
+    python_only = _python_only(e, text)
+    if python_only:
+        msg = f"{python_only} is Python, not TVMScript (the program text is never run)"
+    elif len(names) == 1:
         msg += f"; expected {names[0]}"
     elif names:
         shown = names if len(names) <= 12 else names[:12] + ["..."]
         msg += f"; expected one of {', '.join(shown)}"
     return TIRParseError(msg, SourceLoc(filename, max(line, 1), max(col, 1)))
+
+
+def _python_only(e, text: str):
+    """What Python syntax, that TVMScript has no use for, the unexpected token starts: TVM's
+    parser evaluates it, this one does not."""
+    token = getattr(e, "token", None)
+    if not isinstance(e, UnexpectedToken) or token is None or token.start_pos is None:
+        return None
+    before = text[:token.start_pos]
+    if token.type == "STRING" and re.search(r"(?<![\w.])[fFbB][rR]?$|(?<![\w.])[rR][fFbB]$",
+                                            before):
+        return "an f-string or bytes literal"
+    if token.value in ("*", "**") and re.search(r"[(,]\s*$", before):
+        return "argument unpacking (*x, **x)"
+    if token.value == "@" and re.search(r"^[ \t]*@[^\n]*$", before, re.M):
+        return "a decorator that is an expression"
+    return None
 
 
 NEWLINES = re.compile(r"\r\n?")

@@ -311,7 +311,7 @@ class FuncPrinter:
             args = [num(loop.min), num(loop.min + loop.extent)]
         kind = loop.kind
         if kind == "thread_binding":
-            args.append(f'thread="{loop.thread}"')
+            args.append(f"thread={string_text(loop.thread)}")
         if loop.annotations:
             args.append(f"annotations={dict_text(loop.annotations)}")
         fn = {"serial": "T.serial", "parallel": "T.parallel", "vectorized": "T.vectorized",

@@ -10,15 +10,20 @@ from tir_mlir.passes.lowering.alloc_check import ADDRESS, SITES, STATUS
 
 
 class AllocStatus:
+    """The status global `STATUS` (LENGTH i64s, the first one the failing site + 1) and the
+    site table `SITES` of compiled code; `error` makes the exception."""
+    STATUS, SITES, LENGTH = STATUS, SITES, 1
+
     def __init__(self, status_address: int, sites):
-        self.status = ctypes.c_int64.from_address(status_address)
+        self.status = (ctypes.c_int64 * self.LENGTH).from_address(status_address)
         self.sites = sites
 
     @classmethod
     def of(cls, backend) -> Optional["AllocStatus"]:
-        """The check of a loaded backend, or None when its code allocates nothing on the heap."""
+        """The check of a loaded backend, or None when its code has no such status."""
         getter = getattr(backend, "getter", None)
-        status, sites = (getter(STATUS + ADDRESS), getter(SITES + ADDRESS)) if getter else (None, None)
+        status, sites = ((getter(cls.STATUS + ADDRESS), getter(cls.SITES + ADDRESS)) if getter
+                         else (None, None))
         if status is None or sites is None:
             return None
         table = ctypes.string_at(sites()).decode(errors="replace")
@@ -35,15 +40,19 @@ class AllocStatus:
         return run
 
     def raise_failure(self):
-        site = self.status.value
+        site = self.status[0]
         if not site:
             return
-        self.status.value = 0
-        name, size, loc = (self.sites[site - 1].split("|") + ["?", "0", "?"])[:3] \
-            if 0 < site <= len(self.sites) else ("?", "0", "?")
+        values = list(self.status)
+        ctypes.memset(self.status, 0, ctypes.sizeof(self.status))
+        raise self.error(self.sites[site - 1] if 0 < site <= len(self.sites) else "", values)
+
+    @staticmethod
+    def error(site: str, values) -> Exception:
+        name, size, loc = (site.split("|") + ["?", "0", "?"])[:3] if site else ("?", "0", "?")
         src = SourceLoc.parse(loc)
         nbytes = int(size) if size.isdigit() else 0
-        raise AllocationError(f"out of memory: cannot allocate buffer {name!r} "
-                              f"({nbytes} bytes, {nbytes / 2**30:.2f} GiB) at run time; the "
-                              f"code that uses it did not run", src, buffer=name,
-                              nbytes=nbytes)
+        return AllocationError(f"out of memory: cannot allocate buffer {name!r} "
+                               f"({nbytes} bytes, {nbytes / 2**30:.2f} GiB) at run time; the "
+                               f"code that uses it did not run", src, buffer=name,
+                               nbytes=nbytes)

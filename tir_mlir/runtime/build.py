@@ -36,6 +36,7 @@ from tir_mlir.runtime import artifact, compile_cache, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
 from tir_mlir.runtime import packed
 from tir_mlir.runtime.alloc_status import AllocStatus
+from tir_mlir.runtime.indirect_status import IndirectStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
 from tir_mlir.runtime.signature import Param, check_args, signatures
@@ -259,8 +260,9 @@ class Function:
             def call(run=call, raise_errors=self.module.raise_bounds_errors):
                 run()
                 raise_errors()
-        if self.module.alloc_status is not None:
-            call = self.module.alloc_status.checked(call)
+        for status in (self.module.alloc_status, self.module.indirect_status):
+            if status is not None:
+                call = status.checked(call)
         if self.module.packed_calls:
             call = packed.checked(call)
         call.keep_args = (arrays, descs)  # the descriptors point into these arrays
@@ -295,6 +297,7 @@ class Module:
         self.sigs, self.backend, self.sites = sigs, backend, list(sites)
         self.alloc_status = AllocStatus.of(backend)
         self.packed_calls = packed.attach(backend)
+        self.indirect_status = IndirectStatus.of(backend)
         self._functions = {}
 
     def __getitem__(self, name) -> Function:

@@ -17,11 +17,13 @@ import ctypes
 import functools
 
 import numpy as np
+from mlir import ir
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dtypes import numpy_dtype
-from tir_mlir.errors import BuildError, RuntimeCallError
+from tir_mlir.errors import AllocationError, BuildError, RuntimeCallError
 from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.passes.lowering.gpu_limits import GLOBAL_BYTES_ATTR
 from tir_mlir.passes.lowering.gpu_nvvm import ptx
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime.build import Module, jit, packed_call
@@ -97,13 +99,25 @@ def array(a: np.ndarray) -> DeviceArray:
     return DeviceArray(a.shape, a.dtype).copyfrom(a)
 
 
+def free_memory() -> int:
+    """Bytes of free memory on the current GPU (its context made by an earlier allocation)."""
+    lib = ctypes.CDLL(DRIVER)
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    if lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)) != 0:
+        raise RuntimeCallError("cannot query the GPU's free memory")
+    return free.value
+
+
 @serialized
 def build(mod, target="cuda", **_ignored) -> "CudaModule":
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect")
-        return CudaModule(sigs, lowered, ptx(lowered))
+        attrs = lowered.operation.attributes
+        needs = ({a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
+                 if GLOBAL_BYTES_ATTR in attrs else {})
+        return CudaModule(sigs, lowered, ptx(lowered), needs)
 
 
 class _CudaBackend:
@@ -147,6 +161,12 @@ class CudaFunction:
     def prepare(self, *arrays):
         """Copy the arguments to the GPU once; returns a callable that only runs the kernels."""
         dev = self._device_args(arrays)
+        need = self.module.global_bytes.get(self.name, 0)
+        # The compiled code does not check its device allocations (a failed one is only
+        # printed by the CUDA wrappers): check that they fit before launching.
+        if need and need > free_memory():
+            raise AllocationError(f"{self.name}: its global buffers need {need} bytes of GPU "
+                                  f"memory, more than the GPU has free", nbytes=need)
         descs = [d.descriptor() for d in dev]
         return lambda: (self._call(descs), dev)[1]
 
@@ -162,9 +182,10 @@ class CudaModule(Module):
 
     function_class = CudaFunction
 
-    def __init__(self, sigs, lowered, ptx_text):
+    def __init__(self, sigs, lowered, ptx_text, global_bytes=None):
         super().__init__(sigs, _CudaBackend(lowered))
         self.ptx = ptx_text
+        self.global_bytes = global_bytes or {}     # function -> bytes it allocates on the GPU
 
     def get_source(self, fmt="ptx") -> str:
         return self.ptx
