@@ -84,9 +84,11 @@ def _target(target: str) -> str:
 
 @serialized
 def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
-          on_stage=None) -> ir.Module:
+          on_stage=None, static_bounds=True) -> ir.Module:
     """A lowered copy of `module` (left untouched), stopped after stage `emit`;
-    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all)."""
+    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all).
+    `static_bounds=False` skips the refusal of provably out-of-bounds accesses (a symbolic
+    program specialised at probe sizes that are not its real ones: script/generic_kernel.py)."""
     stages = TARGETS[_target(target)]
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
@@ -97,7 +99,7 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         # A debug build checks every access at run time; a plain one refuses those provably
         # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
         # index is read from memory (indirect_check.py).
-        for check in [BoundsCheck] if debug else [StaticBounds] + (
+        for check in [BoundsCheck] if debug else [StaticBounds] * static_bounds + (
                 [IndirectMark] if _target(target) == "cpu" else []):
             check()(out)
             if on_stage is not None:

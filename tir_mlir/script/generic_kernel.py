@@ -82,7 +82,7 @@ def _lowered_text(mod, target) -> str:
     from tir_mlir.context import get_context
     from tir_mlir.passes.lowering.pipeline import lower
     with get_context():
-        return lower(mod.module, target, "llvm-dialect").operation.get_asm(
+        return lower(mod.module, target, "llvm-dialect", static_bounds=False).operation.get_asm(
             enable_debug_info=False)
 
 
