@@ -37,6 +37,8 @@ def index_dtype_attr(dtype: str) -> ir.Attribute:
 
 
 def _op(x) -> ir.Operation:
+    if type(x) is ir.Operation:     # the common case, without building a new wrapper
+        return x
     return x.operation if hasattr(x, "operation") else x
 
 
