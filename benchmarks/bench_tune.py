@@ -141,7 +141,7 @@ def main():
                 if tvm_row is not None:
                     rows.append(("TVM 0.21", *tvm_row))
         for tuner, secs, n, wall in rows:
-            print(f"{name:12s} {tuner:9s} {flops / secs / 1e9:9.1f} {secs * 1e3:9.3f} "
+            print(f"{name:12s} {tuner:9s} {flops / secs / 1e9:9.2f} {secs * 1e3:9.3f} "
                   f"{n:7d} {wall:8.1f}", flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
