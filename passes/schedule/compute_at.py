@@ -78,28 +78,13 @@ def _names(ops) -> str:
     return ", ".join(repr(Block(o).name) for o in ops)
 
 
-class Scan:
-    """A function's blocks and each block's reads/writes, read once: the legality checks ask
-    for them several times before anything is rewritten (drop it once the IR changes)."""
-
-    def __init__(self, func: ir.Operation):
-        self.blocks = blocks_under(func)
-        self._rw = {}
-
-    def reads_writes(self, block_op):
-        if block_op not in self._rw:
-            self._rw[block_op] = _reads_writes(block_op)
-        return self._rw[block_op]
-
-
-def dataflow(block_op: ir.Operation, func: ir.Operation, scan: Scan = None):
+def dataflow(block_op: ir.Operation, func: ir.Operation):
     """(producers, consumers) of a block: other blocks writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it)."""
-    scan = scan or Scan(func)
-    others = [b for b in scan.blocks if b != block_op]
-    reads, writes = scan.reads_writes(block_op)
-    producers = [b for b in others if _meets(scan.reads_writes(b)[1], reads)]
-    consumers = [b for b in others if _meets(scan.reads_writes(b)[0], writes)]
+    others = [b for b in blocks_under(func) if b != block_op]
+    reads, writes = _reads_writes(block_op)
+    producers = [b for b in others if _meets(_reads_writes(b)[1], reads)]
+    consumers = [b for b in others if _meets(_reads_writes(b)[0], writes)]
     return producers, consumers
 
 
@@ -114,11 +99,10 @@ def _meets(a, b) -> bool:
     return any(x == y for x in a for y in b)
 
 
-def check_single_writer(block_op, func, who: str, scan: Scan = None):
-    scan = scan or Scan(func)
-    writes = scan.reads_writes(block_op)[1]
-    for other in scan.blocks:
-        if other != block_op and _meets(scan.reads_writes(other)[1], writes):
+def check_single_writer(block_op, func, who: str):
+    writes = _reads_writes(block_op)[1]
+    for other in blocks_under(func):
+        if other != block_op and _meets(_reads_writes(other)[1], writes):
             raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
                                 f"(block {Block(other).name!r} writes them too)")
 
@@ -168,9 +152,8 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
-    scan = Scan(func)
-    check_single_writer(block_op, func, who, scan)
-    producers, consumers = dataflow(block_op, func, scan)
+    check_single_writer(block_op, func, who)
+    producers, consumers = dataflow(block_op, func)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
     if not needed and not reverse:   # reverse: no producer = recompute it all under the loop
@@ -181,7 +164,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
                             f"({_names(outside)} {'is' if len(outside) == 1 else 'are'} not)")
     _check_order(loop_op, producers, consumers, who)
 
-    reads, writes = scan.reads_writes(block_op)
+    reads, writes = _reads_writes(block_op)
     outer = enclosing_loops(loop_op) + [loop_op]
     space = LoopSpace(outer)
     try:

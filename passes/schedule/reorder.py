@@ -12,7 +12,7 @@ under the innermost given loop have only spatial and reduction iter vars and an 
 binding (affine_binding.py), as TVM requires. Blocks refer to loops through their variables,
 which move with the loops, so no binding changes.
 """
-from typing import List, Sequence
+from typing import Sequence
 
 from mlir import ir
 
@@ -22,9 +22,7 @@ from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.affine_binding import affine_binding_error
 
 
-def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
-    """The loops sorted outermost first; ScheduleError unless they are distinct loops of
-    one chain."""
+def check(loops: Sequence[ir.Operation]):
     for k, lp in enumerate(loops):
         if any(lp == other for other in loops[:k]):
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
@@ -35,13 +33,13 @@ def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
         if not analysis.is_ancestor(a, b):
             raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
                                 f"not in the same loop chain")
-    return by_depth
 
 
 def reorder(loops: Sequence[ir.Operation]):
-    by_depth = check(loops)
+    check(loops)
     if len(loops) < 2:
         return
+    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
     top, bottom = by_depth[0], by_depth[-1]
     analysis.check_affine_bindings(top, "reorder")
     chain = analysis.chain_between(top, bottom)

@@ -108,9 +108,7 @@ def _binder(sig: inspect.Signature):
     names = [p.name for p in params]
     positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
-    var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)  # *loops
-    simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY, p.VAR_POSITIONAL)
-                 for p in params)
+    simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
 
     def slow(self, args, kwargs):
         bound = sig.bind(self, *args, **kwargs)
@@ -118,11 +116,9 @@ def _binder(sig: inspect.Signature):
         return {k: v for k, v in bound.arguments.items() if k != "self"}
 
     def bind(self, args, kwargs):
-        if not simple or (var is None and len(args) > len(positional)):
+        if not simple or len(args) > len(positional):
             return slow(self, args, kwargs)
         given = dict(zip(positional, args))
-        if var is not None:
-            given[var] = tuple(args[len(positional):])
         for k, v in kwargs.items():
             if k in given or k not in names:
                 return slow(self, args, kwargs)
