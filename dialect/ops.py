@@ -42,15 +42,6 @@ def _op(x) -> ir.Operation:
     return x.operation if hasattr(x, "operation") else x
 
 
-def seq(items) -> list:
-    """The elements of an MLIR list (a block's operations, an op's regions or results, a
-    region's blocks), by index: the bindings end every iteration of these lists by throwing a
-    C++ exception (StopIteration through nanobind), which costs more than the whole loop on
-    the short lists of TensorIR. Indexing an operation list walks it, so long ones iterate."""
-    n = len(items)
-    return [items[i] for i in range(n)] if n <= 32 else list(items)
-
-
 def str_attr(attrs, key, default=None):
     """The value of string attribute `key` of `attrs` (op attributes or a dict), or `default`."""
     return ir.StringAttr(attrs[key]).value if key in attrs else default
@@ -99,7 +90,7 @@ def add_terminator(block: ir.Block, loc=None):
 
 def body_ops(block: ir.Block):
     """Operations of a region block, without the terminator (`gpu.yield` or `affine.yield`)."""
-    ops = seq(block.operations)
+    ops = list(block.operations)
     if ops and ops[-1].operation.name in (TERMINATOR, "affine.yield"):
         ops = ops[:-1]
     return [_op(o) for o in ops]
@@ -148,18 +139,18 @@ class Block:
 
     @property
     def iter_names(self) -> list:
-        return [ir.StringAttr(a).value for a in seq(ir.ArrayAttr(self.op.attributes["iter_names"]))]
+        return [ir.StringAttr(a).value for a in ir.ArrayAttr(self.op.attributes["iter_names"])]
 
     @property
     def iter_types(self) -> list:
         """One of "S" (spatial), "R" (reduce), "O" (opaque) per iter var."""
-        return [ir.StringAttr(a).value for a in seq(ir.ArrayAttr(self.op.attributes["iter_types"]))]
+        return [ir.StringAttr(a).value for a in ir.ArrayAttr(self.op.attributes["iter_types"])]
 
     @property
     def domains(self) -> list:
         """(min, extent) per iter var."""
-        return [tuple(ir.IntegerAttr(x).value for x in seq(ir.ArrayAttr(d)))
-                for d in seq(ir.ArrayAttr(self.op.attributes["domains"]))]
+        return [tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+                for d in ir.ArrayAttr(self.op.attributes["domains"])]
 
     @property
     def index_dtypes(self) -> list:
@@ -167,7 +158,7 @@ class Block:
         a = self.op.attributes
         if INDEX_DTYPE not in a:
             return ["int32"] * len(self.iter_names)
-        return [ir.StringAttr(x).value for x in seq(ir.ArrayAttr(a[INDEX_DTYPE]))]
+        return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
 
     @property
     def bindings(self) -> ir.AffineMap:

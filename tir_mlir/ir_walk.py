@@ -4,15 +4,15 @@ from typing import Iterator, List
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import _op, seq
+from tir_mlir.dialect.ops import _op
 
 
 def walk(op) -> Iterator[ir.Operation]:
     """Nested operations of `op` in pre-order (not `op` itself); the list is taken eagerly per
     block, so callers may rewrite the ops already yielded."""
-    for region in seq(_op(op).regions):
-        for block in seq(region.blocks):
-            for child in seq(block.operations):
+    for region in _op(op).regions:
+        for block in region.blocks:
+            for child in list(block.operations):
                 child = child.operation
                 yield child
                 yield from walk(child)

@@ -4,7 +4,6 @@ from typing import Iterator
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
-from tir_mlir.dialect.ops import seq
 
 
 class IRModule:
@@ -23,7 +22,7 @@ class IRModule:
     def functions(self) -> dict:
         """Function name -> `func.func` operation, in program order."""
         return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-                for op in seq(self.module.body.operations) if op.operation.name == "func.func"}
+                for op in self.module.body.operations if op.operation.name == "func.func"}
 
     def __getitem__(self, name: str) -> ir.Operation:
         funcs = self.functions

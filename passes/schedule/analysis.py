@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops, seq
+from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.passes.schedule import index
@@ -45,17 +45,17 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
     out = []
 
     def visit(o):
-        for region in seq(o.regions):
-            for b in seq(region.blocks):
-                for child in seq(b.operations):
+        for region in o.regions:
+            for b in region.blocks:
+                for child in b.operations:
                     child = op_of(child)
                     if is_block(child):
                         out.append(child)
                     else:
                         visit(child)
     if is_block(op):
-        for b in seq(op.regions[0].blocks):   # the body only: init holds no blocks
-            for child in seq(b.operations):
+        for b in op.regions[0].blocks:   # the body only: init holds no blocks
+            for child in b.operations:
                 child = op_of(child)
                 out.append(child) if is_block(child) else visit(child)
         return out
@@ -70,7 +70,7 @@ def blocks_under(op: ir.Operation) -> List[ir.Operation]:
 
 def terminator(block: ir.Block) -> ir.Operation:
     """The last op of a region block (affine.yield / gpu.yield / func.return)."""
-    return op_of(block.operations[-1])
+    return op_of(list(block.operations)[-1])
 
 
 def loop_children(loop: ir.Operation) -> List[ir.Operation]:
@@ -325,8 +325,7 @@ def erase(op) -> None:
     a used value is destroyed, and a primitive must fail with an error instead."""
     op = op_of(op)
     for o in [op, *walk(op)]:
-        values = seq(o.results) + [a for r in seq(o.regions) for b in seq(r.blocks)
-                                   for a in seq(b.arguments)]
+        values = list(o.results) + [a for r in o.regions for b in r.blocks for a in b.arguments]
         for v in values:
             for use in v.uses:
                 if not _is_inside(op_of(use.owner), op):
@@ -350,8 +349,8 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
                               regions=len(op.regions), loc=op.location,
                               ip=ir.InsertionPoint(op))
-    for src, dst in zip(seq(op.regions), seq(new.regions)):
-        for blk in seq(src.blocks):
+    for src, dst in zip(op.regions, new.regions):
+        for blk in list(src.blocks):
             blk.append_to(dst)
     erase(op)
     return new

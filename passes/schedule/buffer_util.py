@@ -128,7 +128,7 @@ def replace_uses(old: ir.Value, make: Callable[[ir.Operation], ir.Value]):
 
 def move_body(src: ir.Block, dst: ir.Block):
     """Move the ops of a region block (not its terminator) before `dst`'s terminator."""
-    term = dst.operations[-1]
+    term = list(dst.operations)[-1]
     for o in body_ops(src):
         o.move_before(term)
 

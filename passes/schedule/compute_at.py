@@ -192,7 +192,7 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
     blk = Block(block_op)
     loc = block_op.location
     old_parent = block_op.parent
-    anchor = stmts[pos] if pos < len(stmts) else body.operations[-1]
+    anchor = stmts[pos] if pos < len(stmts) else list(body.operations)[-1]
     with loc:
         new_ivs, n = [], 0
         ip = ir.InsertionPoint(anchor)

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop, body_ops, seq
+from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.affine_binding import affine_binding_error
@@ -79,6 +79,6 @@ def reorder(loops: Sequence[ir.Operation]):
 
 
 def _next_op(op: ir.Operation) -> ir.Operation:
-    ops = [analysis.op_of(o) for o in seq(op.block.operations)]
+    ops = [analysis.op_of(o) for o in op.block.operations]
     k = next(i for i, o in enumerate(ops) if o == op)
     return ops[k + 1]
