@@ -37,8 +37,6 @@ def index_dtype_attr(dtype: str) -> ir.Attribute:
 
 
 def _op(x) -> ir.Operation:
-    if type(x) is ir.Operation:     # the common case, without building a new wrapper
-        return x
     return x.operation if hasattr(x, "operation") else x
 
 
@@ -303,16 +301,8 @@ class Loop:
     def iv_range(self) -> tuple:
         """(first, last) value of the loop var; for bounds on outer loops, the widest over
         those loops' ranges."""
-        attrs = self.op.attributes
-        lm = ir.AffineMapAttr(attrs["lowerBoundMap"]).value
-        um = ir.AffineMapAttr(attrs["upperBoundMap"]).value
-        if not (lm.n_dims or lm.n_symbols or um.n_dims or um.n_symbols):
-            # constant bounds (the common case, read once: the schedule primitives call this
-            # for every loop variable they rebind)
-            lo = ir.AffineConstantExpr(lm.results[0]).value
-            hi = ir.AffineConstantExpr(um.results[0]).value
-            step = ir.IntegerAttr(attrs["step"]).value
-            return lo, lo + (hi - lo - 1) // step * step
+        if self.constant_bounds:
+            return self.min, self.min + (self.extent - 1) // self.step * self.step
         (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
         lo = expr_bounds(lmap.results[0], [Loop(v.owner.owner).iv_range() for v in lops])
         hi = expr_bounds(umap.results[0], [Loop(v.owner.owner).iv_range() for v in uops])

@@ -89,12 +89,7 @@ def ancestors(op: ir.Operation) -> List[ir.Operation]:
 
 def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
     """True when `b` is nested (at any depth) inside `a`."""
-    p = parent_op(b)
-    while p is not None:
-        if p == a:
-            return True
-        p = parent_op(p)
-    return False
+    return any(x == a for x in ancestors(b))
 
 
 def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
@@ -124,21 +119,6 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
             lo, ext = Block(op).domains[v.arg_number]
             return lo, lo + ext - 1
     return -(1 << 40), 1 << 40
-
-
-class LazyRanges:
-    """`{k: value_range(values[k])}` computed on first `get`: the index simplifier asks for
-    the ranges of few of a block's dims, and each range reads the loop's bound attributes."""
-
-    def __init__(self, values: Sequence[ir.Value]):
-        self._values = list(values)
-        self._cache = {}
-
-    def get(self, k, default=None):
-        if k not in self._cache:
-            ok = isinstance(k, int) and 0 <= k < len(self._values)
-            self._cache[k] = value_range(self._values[k]) if ok else default
-        return self._cache[k]
 
 
 def dim_exprs_using(block: ir.Operation, value: ir.Value) -> List[int]:
@@ -292,7 +272,7 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     constraints over new_dims. Returns the new block op (the old one is erased)."""
     b = Block(block)
     old = b.dims
-    ranges = LazyRanges(new_dims)
+    ranges = {k: value_range(v) for k, v in enumerate(new_dims)}
     lins = []
     for k, v in enumerate(old):
         if k in subst:
