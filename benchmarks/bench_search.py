@@ -3,6 +3,9 @@
     python benchmarks/bench_search.py [--samples 50] [--population 512] [--only matmul1024,...]
 
 Per workload (1024 matmul, conv2d 1x64x56x56 with 64 3x3 filters, softmax 256x1024):
+  * trace replay: CPU ms to replay one sampled sketch trace (decisions fixed, no
+    postprocessors) on a fresh Schedule, checked (what users get: per-step snapshot and
+    verification) and trusted (the search's mode), and per step (issue 9: <= 2 ms for 20);
   * replay: CPU ms to turn a design-space sketch into a candidate (fresh decisions replayed
     in trusted mode, then the postprocessors), the unit of work of every search strategy;
   * features: CPU ms to extract a candidate's cost-model features;
@@ -55,6 +58,26 @@ def replay_and_features(mod, samples: int):
     return replay, features, len(spaces), sum(s is None for s in cands)
 
 
+def trace_replay(mod, samples: int):
+    """(steps, checked ms, trusted ms) per replay of the longest sketch's sampled trace."""
+    ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=0)
+    spaces = ctx.generate_design_space()
+    ctx.search_strategy.pre_tuning(samples, samples, spaces)
+    longest = max(spaces, key=lambda s: len(s.trace.insts))
+    cand = None
+    while cand is None:
+        cand = ctx.search_strategy.sample(longest.trace)
+    trace = cand.trace.without_postproc()
+    out = []
+    for trusted in (False, True):
+        trace.apply_to_schedule(tir_mlir.Schedule(mod), trusted=trusted)      # warm
+        start = time.process_time()
+        for _ in range(samples):
+            trace.apply_to_schedule(tir_mlir.Schedule(mod), trusted=trusted)
+        out.append((time.process_time() - start) / samples)
+    return len(trace.insts), *out
+
+
 def evolutionary_round(mod, population: int):
     search = ms.search_strategy.EvolutionarySearch(population_size=population)
     ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=0)
@@ -79,6 +102,10 @@ def main():
     print(f"load average {os.getloadavg()[0]:.2f}")
     for name in a.only.split(","):
         mod = tir_mlir.parse(WORKLOADS[name]())
+        steps, checked, trusted = trace_replay(mod, a.samples)
+        print(f"{name:11s} trace replay ({steps} steps): checked {checked * 1e3:6.2f} ms, "
+              f"trusted {trusted * 1e3:6.2f} ms ({trusted / steps * 1e3:5.3f} ms/step, "
+              f"{trusted / steps * 20e3:5.2f} ms per 20 steps)", flush=True)
         replay, feats, sketches, failed = replay_and_features(mod, a.samples)
         cpu, wall, n = evolutionary_round(mod, a.population)
         print(f"{name:11s} {sketches} sketches: replay {replay * 1e3:6.2f} ms/candidate "

@@ -7,10 +7,14 @@ budget, same machine (host CPU target, TVM_NUM_THREADS = cores):
 For each workload (1024 and 512 float32 matmul, NCHW conv2d 1x64x56x56 with 64 3x3
 filters, a 256x1024 softmax) both tuners run `tune_tir`, the best schedule is compiled
 (`compile_tir`) and timed outside the tuner; printed: GFLOP/s, trials and tuning wall time.
+TVM runs in its own process (`--tvm-worker`), so neither tuner shares a process, thread pool
+or LLVM instance with the other.
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +92,22 @@ def tune_tvm(src, func, trials, per_iter, cores, work_dir):
     return _median_secs(lambda: lib[func](*args)), len(db.get_all_tuning_records()), wall
 
 
+def tune_tvm_isolated(name, trials, per_iter, cores, work_dir):
+    """tune_tvm in a fresh interpreter; None (with its error printed) when TVM is missing
+    or the run failed."""
+    cmd = [sys.executable, __file__, "--tvm-worker", name, "--trials", str(trials),
+           "--per-iter", str(per_iter), "--work-dir", work_dir]
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env={**os.environ, "TVM_NUM_THREADS": str(cores)})
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        print(f"TVM run for {name} failed (exit {proc.returncode}): "
+              f"{(proc.stderr or proc.stdout).strip()[-2000:]}", file=sys.stderr)
+        return None
+    r = json.loads(lines[-1])
+    return r["secs"], r["trials"], r["wall"]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--trials", type=int, default=256)
@@ -95,9 +115,16 @@ def main():
     p.add_argument("--population", type=int, default=512)
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--skip-tvm", action="store_true")
+    p.add_argument("--tvm-worker", help=argparse.SUPPRESS)   # internal: one TVM run
+    p.add_argument("--work-dir", help=argparse.SUPPRESS)
     a = p.parse_args()
     cores = os.cpu_count()
     os.environ.setdefault("TVM_NUM_THREADS", str(cores))
+    if a.tvm_worker:
+        make, func, _ = WORKLOADS[a.tvm_worker]
+        secs, n, wall = tune_tvm(make(), func, a.trials, a.per_iter, cores, a.work_dir)
+        print(json.dumps({"secs": secs, "trials": n, "wall": wall}))
+        return
     print(f"trials {a.trials}, {a.per_iter} per round, {cores} cores, "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'workload':12s} {'tuner':9s} {'GFLOP/s':>9s} {'ms':>9s} {'trials':>7s} "
@@ -110,13 +137,11 @@ def main():
             rows.append(("tir-mlir", *tune_ours(src, func, a.trials, a.per_iter,
                                                 a.population, cores, d + "/ours")))
             if not a.skip_tvm:
-                try:
-                    rows.append(("TVM 0.21", *tune_tvm(src, func, a.trials, a.per_iter,
-                                                       cores, d + "/tvm")))
-                except ImportError:
-                    pass
+                tvm_row = tune_tvm_isolated(name, a.trials, a.per_iter, cores, d + "/tvm")
+                if tvm_row is not None:
+                    rows.append(("TVM 0.21", *tvm_row))
         for tuner, secs, n, wall in rows:
-            print(f"{name:12s} {tuner:9s} {flops / secs / 1e9:9.1f} {secs * 1e3:9.3f} "
+            print(f"{name:12s} {tuner:9s} {flops / secs / 1e9:9.2f} {secs * 1e3:9.3f} "
                   f"{n:7d} {wall:8.1f}", flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 

@@ -5,6 +5,7 @@ from tir_mlir.meta_schedule.postproc.rewrite_cooperative_fetch import RewriteCoo
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll)
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
+from tir_mlir.meta_schedule.postproc.rewrite_tensorize import RewriteTensorize
 from tir_mlir.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode
 
 
@@ -21,4 +22,4 @@ def create(kind: str = "llvm") -> list:
 
 __all__ = ["DisallowDynamicLoop", "Postproc", "RewriteCooperativeFetch",
            "RewriteParallelVectorizeUnroll",
-           "RewriteReductionBlock", "VerifyGPUCode", "create"]
+           "RewriteReductionBlock", "RewriteTensorize", "VerifyGPUCode", "create"]

@@ -5,7 +5,8 @@ TVM annotates the root block; tir-mlir has no root block, so each top-level bloc
 `meta_schedule.parallel` (max parallel extent), `meta_schedule.vectorize` (max vector
 extent) and `meta_schedule.unroll_explicit` / `_implicit` (a sampled max unroll step).
 The postprocessor RewriteParallelVectorizeUnroll turns them into loop kinds once the loops
-are final.
+are final. A block that MultiLevelTilingWithIntrin blockized is nested in a new outer
+block that the space generator never visits: the annotations go on that outer block.
 """
 from typing import List, Optional, Sequence
 
@@ -23,7 +24,9 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
 
     def apply(self, sch, block) -> List:
         if not sch.is_top_level_block(block):
-            return [sch]
+            block = _auto_tensorize_outer(sch, block)
+            if block is None:
+                return [sch]
         cores = self.target.num_cores if self.target is not None else 1
         if self.max_jobs_per_core > 0:
             sch.annotate(block, "meta_schedule.parallel", self.max_jobs_per_core * cores)
@@ -35,3 +38,18 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
             key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"
             sch.annotate(block, f"meta_schedule.{key}", v)
         return [sch]
+
+
+def _auto_tensorize_outer(sch, block):
+    """The top-level block marked `meta_schedule.auto_tensorize` that directly encloses
+    `block`, not yet annotated by this rule; None otherwise."""
+    sref = sch.get_sref(block).parent
+    while sref is not None and sref.stmt.__class__.__name__ != "BlockView":
+        sref = sref.parent
+    if sref is None:
+        return None
+    ann = dict(sref.stmt.annotations)
+    if "meta_schedule.auto_tensorize" not in ann or "meta_schedule.vectorize" in ann:
+        return None
+    outer = sch.get_block(sref.stmt.name_hint)
+    return outer if sch.is_top_level_block(outer) else None

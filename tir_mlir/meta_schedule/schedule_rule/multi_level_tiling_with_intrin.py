@@ -1,0 +1,101 @@
+"""MultiLevelTilingWithIntrin: auto-tensorization, TVM's rule of the same name.
+
+The block's loops are first mapped onto the loops of a registered TensorIntrin's `desc`
+(each desc loop onto a block loop of the same iteration type whose extent it divides):
+the mapped loops are split by the desc extents, their inner parts moved innermost in desc
+order and blockized, and the outer block is marked `meta_schedule.auto_tensorize` =
+intrinsic name. MultiLevelTiling then tiles the outer block's loops. The postprocessor
+RewriteTensorize replaces the marked blocks by the intrinsic's implementation.
+
+A mapping is accepted only when `tensorize` accepts the blockized block (tried on a copy),
+so the structural matcher of `Schedule.tensorize` decides what an intrinsic can cover; a
+block no mapping fits is left to the other rules (the schedule is returned unchanged).
+"""
+import itertools
+from typing import List, Optional, Tuple
+
+from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+from tir_mlir.schedule.tensor_intrin import TensorIntrin
+
+AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
+MAX_MAPPINGS = 32          # candidate loop mappings tried per block
+
+
+class MultiLevelTilingWithIntrin(MultiLevelTiling):
+    def __init__(self, intrin_name: str, structure: str = "SSRSRS", tile_binds=None,
+                 max_innermost_factor: Optional[int] = 64, vector_load_lens=None,
+                 reuse_read=None, reuse_write=None):
+        super().__init__(structure, tile_binds, max_innermost_factor, vector_load_lens,
+                         reuse_read, reuse_write)
+        TensorIntrin.get(intrin_name)       # ScheduleError now for an unknown name
+        self.intrin_name = intrin_name
+
+    def apply(self, sch, block) -> List:
+        if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
+            return [sch]
+        tiled = tile_for_intrin(sch, block, self.intrin_name)
+        if tiled is None:
+            return [sch]
+        s, outer = tiled
+        return super().apply(s, outer) or [sch]
+
+
+def _desc_loops(intrin_name: str) -> List[Tuple[str, int]]:
+    """(iteration type, extent) of the desc's loops, outermost first."""
+    from tir_mlir.schedule.schedule import Schedule
+    d = Schedule(TensorIntrin.get(intrin_name).desc)
+    names = d.get_block_names()
+    if len(names) != 1:
+        return []
+    loops = d.get_loops(d.get_block(names[0]))
+    return [(d.get_loop_iter_type(lp), d.get(lp).extent) for lp in loops]
+
+
+def _mappings(desc, target):
+    """Injective maps desc loop -> target loop index (types equal, extent divisible), the
+    ones using the innermost target loops first."""
+    options = [[k for k, (t, e) in enumerate(target) if t == dt and e % de == 0]
+               for dt, de in desc]
+    maps = [m for m in itertools.product(*options) if len(set(m)) == len(m)]
+    maps.sort(key=lambda m: sorted(m, reverse=True), reverse=True)
+    return maps[:MAX_MAPPINGS]
+
+
+def tile_for_intrin(sch, block, intrin_name: str):
+    """(a copy of `sch` with the block's intrinsic-shaped inner loops blockized, the outer
+    block), or None when no mapping tensorizes (TVM's TileForIntrin)."""
+    desc = _desc_loops(intrin_name)
+    if not desc:
+        return None
+    loops = sch.get_loops(block)
+    target = [(sch.get_loop_iter_type(lp), sch.get(lp).extent) for lp in loops]
+    for mapping in _mappings(desc, target):
+        s = sch.copy()
+        try:
+            outer = _blockize_inner(s, s.get_loops(block), target, desc, mapping)
+            s.copy().tensorize(outer, intrin_name)       # does the intrinsic match?
+        except ScheduleError:
+            continue
+        s.annotate(outer, AUTO_TENSORIZE, intrin_name)
+        return s, outer
+    return None
+
+
+def _blockize_inner(sch, loops, target, desc, mapping):
+    outer_parts, inner = [], {}
+    for k, lp in enumerate(loops):
+        if k not in mapping:
+            outer_parts.append(lp)
+            continue
+        ext = desc[mapping.index(k)][1]
+        if target[k][1] == ext:
+            inner[k] = lp
+        else:
+            o, i = sch.split(lp, [None, ext])
+            outer_parts.append(o)
+            inner[k] = i
+    ordered = outer_parts + [inner[k] for k in mapping]
+    if ordered != list(loops):
+        sch.reorder(*ordered)
+    return sch.blockize(inner[mapping[0]])
