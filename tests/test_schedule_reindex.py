@@ -159,6 +159,7 @@ def test_guarded_read_reaching_outside_the_buffer_refused():
     """The padding block reads A[vh - 1, vw - 1] under T.if_then_else: a copy over the whole
     domain would read A[-1] (TVM accepts and does; fuzzer seed 474)."""
     sch = Schedule(parse(CONV))
-    check_error(sch, lambda s: s.reindex(s.get_block("Apad"), ("read", 0)),
+    b = sch.get_block("Apad")
+    check_error(sch, lambda s: s.reindex(b, ("read", 0)),
                 r"accesses 'A' at \[-1, 6\] on axis 2 over its iteration domain, outside the "
                 r"buffer")

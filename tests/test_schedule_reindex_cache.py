@@ -204,6 +204,7 @@ def test_predicated_block_refused():
 def test_guarded_read_reaching_outside_the_buffer_refused():
     """As reindex (tests/test_schedule_reindex.py): TVM's copy would read A[-1]."""
     sch = Schedule(parse(CONV))
-    check_error(sch, lambda s: s.reindex_cache_read(s.get_block("Apad"), 0, "shared",
+    b = sch.get_block("Apad")
+    check_error(sch, lambda s: s.reindex_cache_read(b, 0, "shared",
                                                     lambda n, c, h, w: (n, c, h, w)),
                 r"reindex_cache_read: block 'Apad' accesses 'A' at \[-1, 6\] on axis 2")
