@@ -5,8 +5,8 @@
 Each seed (tests/schedule_random.py: from_seed) runs in a worker process under a time limit;
 a seed whose worker dies (an LLVM assertion abort, a crash) or runs out of time is logged as
 such (a death is rerun on our side alone, to tell TVM's crashes from ours, our numbers
-checked), and the loop goes on with the next seed. Differences are logged with the schedule. `--kinds` runs only the seeds
-whose schedule draws one of these primitives.
+checked), and the loop goes on with the next seed. Differences are logged with the
+schedule. `--kinds` runs only the seeds whose schedule draws one of these primitives.
 """
 import argparse
 import multiprocessing as mp
