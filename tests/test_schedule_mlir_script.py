@@ -2,7 +2,6 @@
 the scripts of 20 different traces verify with `mlir-opt --irdl-file=dialect/schedule.irdl.mlir`
 and replay to the same programs; the CLI prints and applies them; bad scripts give located
 errors."""
-import random
 import subprocess
 from pathlib import Path
 

@@ -8,7 +8,7 @@ as the text of TVM's object graph (tvm_index_map.py); attributes are plain value
 inputs and attributes to that method's parameters; a kind outside the table (or a
 tir-mlir-only method) raises ValueError naming it."""
 import json
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 from tir_mlir.meta_schedule.database.tvm_index_map import lambda_to_tvm, tvm_to_lambda
 
