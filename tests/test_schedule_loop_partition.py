@@ -174,3 +174,12 @@ def main(A: T.Buffer((8,), "float32")):
     with get_context():       # no block to reach the loop from with get_loops: a handle by hand
         rv = sch._handle(next(o for o in walk(sch.mod["main"]) if is_loop(o)))
     check_error(sch, lambda s: s.loop_partition(rv, [4, None]), "contains no block")
+
+
+def test_annotated_loop_refused():
+    """TVM's rule, as for split (fuzzer seed 991)."""
+    sch = Schedule(parse(EW))
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.annotate(i, "pragma_auto_unroll_max_step", 4)
+    check_error(sch, lambda s: s.loop_partition(i, [3, None]),
+                "loop_partition: loop 'i' has an annotation or thread binding")
