@@ -9,7 +9,6 @@ name keeps the JIT on the ABI LLVM emits calls for. (The cached shared objects w
 affected: tests/test_runtime_half_helpers.py checks both builds.)
 """
 import ctypes
-import ctypes.util
 import functools
 
 _NAMES = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2", "__truncxfhf2",
@@ -19,9 +18,8 @@ _NAMES = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2", "__t
 @functools.lru_cache(maxsize=1)
 def helper_addresses():
     """[(name, address)] of the helpers libgcc_s defines (none when it is not found)."""
-    path = ctypes.util.find_library("gcc_s")
     try:
-        lib = ctypes.CDLL(path or "libgcc_s.so.1")
+        lib = ctypes.CDLL("libgcc_s.so.1")      # (its soname on Linux; loaded already by most)
     except OSError:
         return []
     out = []
