@@ -183,3 +183,22 @@ def test_annotated_loop_refused():
     sch.annotate(i, "pragma_auto_unroll_max_step", 4)
     check_error(sch, lambda s: s.loop_partition(i, [3, None]),
                 "loop_partition: loop 'i' has an annotation or thread binding")
+
+
+def _kind_then_partition(kind):
+    def fn(sch):
+        _, j = sch.get_loops(sch.get_block("B"))
+        getattr(sch, kind)(j)
+        sch.loop_partition(j, [3, None])
+    return fn
+
+
+@pytest.mark.parametrize("kind", ["parallel", "unroll", "vectorize"])
+def test_parts_are_serial(kind):
+    """TVM builds the parts as serial loops (fuzzer seed 2648: an unrolled loop)."""
+    text = check_all(EW, _kind_then_partition(kind), "main", tvm_diff=False).mod.script()
+    assert not any(k in text for k in ("T.parallel", "T.unroll", "T.vectorized"))
+    if kind == "unroll":
+        pytest.importorskip("tvm")
+        from schedule_differential import assert_agrees
+        assert_agrees(EW, _kind_then_partition(kind))
