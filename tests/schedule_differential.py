@@ -8,7 +8,8 @@ in TVM and in tir_mlir and compares:
       (equal only after TVM's Simplify counts as the printer's: TVM's T.where/bindings keep
       the substitution tree, `(i_0 + i_1) * 8 + i_2`, which Simplify itself flattens to ours);
   (c) our printed text equals TVM's (function body; header and func_attr lines dropped);
-  (d) numerics: our scheduled program computes what the unscheduled one does (JIT);
+  (d) numerics: our scheduled program computes what the unscheduled one does (JIT), also
+      when TVM rejected a call we accepted;
   (e) print(sch.trace) equals TVM's trace text (func_name normalised).
 Only used by tests; tir_mlir itself never imports tvm.
 """
@@ -121,6 +122,8 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
         if trace and not out.problems and out.tvm_trace != out.our_trace \
                 and not _unprintable(out.tvm_trace):
             out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
+        if oe is None and numerics:     # TVM refused, we did not: our numbers still count
+            _check_numbers(out, mod, ours)
         return out
     ours_text = ours.mod.script()
     theirs_func = _tvm_func(theirs.mod)
@@ -147,16 +150,23 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
         out.problems.append(msg)
     if trace and out.tvm_trace != out.our_trace and not _unprintable(out.tvm_trace):
         out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
-    # transform_layout may change a parameter's layout (TVM too): the functions then take
-    # other arrays (its numerics are tests/test_schedule_layout.py's)
-    if numerics and "transform_layout" not in out.our_trace:
-        func = list(ours.mod.functions)[0]
-        runner = interp if "T.thread_binding" in ours_text else run
-        try:
-            check_numerics(mod, ours.mod, func, runner)
-        except Exception as e:  # noqa: BLE001
-            out.problems.append(f"numerics: {type(e).__name__}: {str(e)[:2000]}")
+    if numerics:
+        _check_numbers(out, mod, ours)
     return out
+
+
+def _check_numbers(out: Outcome, mod, ours):
+    """Our scheduled program computes what the unscheduled one does. transform_layout may
+    change a parameter's layout (TVM too): the functions then take other arrays (its numerics
+    are tests/test_schedule_layout.py's)."""
+    if "transform_layout" in out.our_trace:
+        return
+    func = list(ours.mod.functions)[0]
+    runner = interp if "T.thread_binding" in ours.mod.script() else run
+    try:
+        check_numerics(mod, ours.mod, func, runner)
+    except Exception as e:  # noqa: BLE001
+        out.problems.append(f"numerics: {type(e).__name__}: {str(e)[:2000]}")
 
 
 def _unprintable(tvm_trace: str) -> bool:

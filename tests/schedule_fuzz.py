@@ -4,9 +4,9 @@
 
 Each seed (tests/schedule_random.py: from_seed) runs in a worker process under a time limit;
 a seed whose worker dies (an LLVM assertion abort, a crash) or runs out of time is logged as
-such (a death is rerun on our side alone, to tell TVM's crashes from ours), and the loop goes
-on with the next seed. Differences are logged with the schedule. `--kinds` runs only the seeds
-whose schedule draws one of these primitives.
+such (a death is rerun on our side alone, to tell TVM's crashes from ours, our numbers
+checked), and the loop goes on with the next seed. Differences are logged with the
+schedule. `--kinds` runs only the seeds whose schedule draws one of these primitives.
 """
 import argparse
 import multiprocessing as mp
@@ -30,16 +30,25 @@ def _run(seed: int, queue):
 
 
 def _run_ours(seed: int, queue):
-    """Only our side (after a worker died: was it TVM or us?)."""
+    """Only our side (after a worker died: was it TVM or us?), with our numbers checked."""
     import tir_mlir
     from tir_mlir import Schedule, ScheduleError
+    from schedule_check import check_numerics, run
     from schedule_random import from_seed, program, random_schedule
     name, steps = from_seed(seed)
+    mod = tir_mlir.parse(program(name))
+    sch = Schedule(mod)
     try:
-        random_schedule(program(name), steps)(Schedule(tir_mlir.parse(program(name))))
+        random_schedule(program(name), steps)(sch)
     except ScheduleError:
         pass
-    queue.put([])
+    problems = []
+    if "transform_layout" not in str(sch.trace):    # (may change a parameter's layout)
+        try:
+            check_numerics(mod, sch.mod, list(sch.mod.functions)[0], run)
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"numerics (ours alone): {type(e).__name__}: {str(e)[:2000]}")
+    queue.put(problems)
 
 
 def _in_worker(ctx, target, seed: int, timeout: float):
@@ -75,9 +84,9 @@ def main():
             continue
         problems, code = _in_worker(ctx, _run, seed, args.timeout)
         if problems is None:
-            _, ours = _in_worker(ctx, _run_ours, seed, args.timeout)
+            mine, ours = _in_worker(ctx, _run_ours, seed, args.timeout)
             problems = [f"OURS CRASHED (exit code {ours})" if ours else
-                        f"TVM crashed (exit code {code}); ours runs"]
+                        f"TVM crashed (exit code {code}); ours runs"] + (mine or [])
         if problems:
             name, steps = from_seed(seed)
             log.write(f"=== seed {seed} {name} {steps}\n" + "\n\n".join(problems) + "\n")

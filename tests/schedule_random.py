@@ -29,6 +29,9 @@ FACTORS = [None, 2, 3, 4, 5, 8, 16]
 KINDS_CACHE = ["reindex_cache_read", "reindex_cache_write", "cache_inplace", "cache_index",
                "read_at", "write_at"]
 FUZZ_KINDS += KINDS_CACHE
+# the last two of issue 13: block iter space and buffer dtype rewrites
+KINDS_BLOCK = ["transform_block_layout", "unsafe_set_dtype"]
+FUZZ_KINDS += KINDS_BLOCK
 
 
 def program(name: str) -> str:
@@ -93,6 +96,12 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
         sch.pad_einsum(blk, [(factor or 4) if (k + a) % 3 == 0 else 1 for k in range(n_iters)])
     elif kind in ("set_axis_separator", "annotate_buffer_access", "unsafe_hide_buffer_access"):
         _region_step(sch, blk, kind, a, b)
+    elif kind == "transform_block_layout":
+        sch.transform_block_layout(blk, _block_map(sch.get(blk).iter_vars, c))
+    elif kind == "unsafe_set_dtype":
+        # a wider float (the numbers stay those of the unscheduled program) or the same dtype
+        if sch.get(blk).writes:
+            sch.unsafe_set_dtype(blk, 0, "float64" if b % 2 else "float32")
     elif kind == "reorder_block_iter_var":
         n_iters = len(sch.get(blk).iter_vars)
         sch.reorder_block_iter_var(blk, [(k + a) % n_iters for k in range(n_iters)][::(-1) ** b])
@@ -178,6 +187,20 @@ def _cache_step(sch, blocks, kind, blk, loop, a, b, c):
         blocks.extend(sch.cache_index(blk, "global", c % 3))
     elif loop is not None:
         blocks.append(getattr(sch, kind)(loop, blk, a % 2 if kind == "read_at" else 0, scope))
+
+
+def _block_map(iter_vars, c: int):
+    """A bijective map of the block's iter vars: reversed, the first two fused, or the first
+    split by 4 (TVM refuses what is not bijective on the domain, as we must)."""
+    extents = [int(iv.dom.extent) for iv in iter_vars]
+
+    def pick(vs):
+        if c % 3 == 1 and len(vs) > 1:
+            return (vs[0] * extents[1] + vs[1], *vs[2:])
+        if c % 3 == 2 and vs:
+            return (vs[0] // 4, vs[0] % 4, *vs[1:])
+        return tuple(vs[::-1])
+    return _ARITY[len(iter_vars)](pick)
 
 
 def _index_map(n: int, used, c: int):

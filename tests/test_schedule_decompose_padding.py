@@ -145,3 +145,21 @@ def test_can_decompose_padding_is_not_traced():
     n = len(sch.trace)
     assert sch.can_decompose_padding(b, sch.get_loops(b)[0])
     assert len(sch.trace) == n + 1          # the get_loops only
+
+
+def _annotated_parallel(sch):
+    b = sch.get_block("Apad")
+    sch.annotate(b, "pragma_x", 1)
+    n, c, h, w = sch.get_loops(b)
+    sch.parallel(c)
+    sch.annotate(w, "pragma_auto_unroll_max_step", 4)
+    sch.decompose_padding(b, n)
+
+
+def test_fill_loops_are_serial_and_bare():
+    """TVM builds the fill loops serial without annotations and drops the block annotations
+    from both blocks (fuzzer seed 2617)."""
+    sch = check_all(CONV, _annotated_parallel, "main")
+    text = sch.mod.script()
+    assert "pragma_x" not in text and text.count("T.parallel(") == 1
+    assert text.count("pragma_auto_unroll_max_step") == 1

@@ -107,3 +107,31 @@ def test_error_reverse_inline_mixed_indices():
     check_error(sch, lambda s: s.reverse_compute_inline(blk["D"]),
                 r"reverse_compute_inline: block 'D': the block reads buffer 'C' at different "
                 r"indices; all its loads must be the same")
+
+
+DEPTHWISE_BIAS = '''
+@T.prim_func
+def main(A: T.Buffer((1, 4, 6, 6), "float32"), W: T.Buffer((4, 1, 3, 3), "float32"), bias: T.Buffer((4,), "float32"), B: T.Buffer((1, 4, 4, 4), "float32")):
+    D = T.alloc_buffer((1, 4, 4, 4))
+    for n, c, y, x, ry, rx in T.grid(1, 4, 4, 4, 3, 3):
+        with T.block("D"):
+            vn, vc, vy, vx, vry, vrx = T.axis.remap("SSSSRR", [n, c, y, x, ry, rx])
+            with T.init():
+                D[vn, vc, vy, vx] = T.float32(0)
+            D[vn, vc, vy, vx] = D[vn, vc, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vc, 0, vry, vrx]
+    for n, c, y, x in T.grid(1, 4, 4, 4):
+        with T.block("B"):
+            vn, vc, vy, vx = T.axis.remap("SSSS", [n, c, y, x])
+            B[vn, vc, vy, vx] = D[vn, vc, vy, vx] + bias[vc]
+'''
+
+
+def _bias_into_cache_copy(sch):
+    sch.cache_write(sch.get_block("D"), 0, "local")
+    sch.reverse_compute_inline(sch.get_block("B"))
+
+
+def test_reverse_compute_inline_through_a_batch_of_one():
+    """The batch dimension (size 1) is read and written at index 0 through unit iter vars:
+    no fusion to invert there, as in TVM (fuzzer seed 129)."""
+    check_all(DEPTHWISE_BIAS, _bias_into_cache_copy, "main")    # (TVM differential too)

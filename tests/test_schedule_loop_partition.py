@@ -174,3 +174,31 @@ def main(A: T.Buffer((8,), "float32")):
     with get_context():       # no block to reach the loop from with get_loops: a handle by hand
         rv = sch._handle(next(o for o in walk(sch.mod["main"]) if is_loop(o)))
     check_error(sch, lambda s: s.loop_partition(rv, [4, None]), "contains no block")
+
+
+def test_annotated_loop_refused():
+    """TVM's rule, as for split (fuzzer seed 991)."""
+    sch = Schedule(parse(EW))
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.annotate(i, "pragma_auto_unroll_max_step", 4)
+    check_error(sch, lambda s: s.loop_partition(i, [3, None]),
+                "loop_partition: loop 'i' has an annotation or thread binding")
+
+
+def _kind_then_partition(kind):
+    def fn(sch):
+        _, j = sch.get_loops(sch.get_block("B"))
+        getattr(sch, kind)(j)
+        sch.loop_partition(j, [3, None])
+    return fn
+
+
+@pytest.mark.parametrize("kind", ["parallel", "unroll", "vectorize"])
+def test_parts_are_serial(kind):
+    """TVM builds the parts as serial loops (fuzzer seed 2648: an unrolled loop)."""
+    text = check_all(EW, _kind_then_partition(kind), "main", tvm_diff=False).mod.script()
+    assert not any(k in text for k in ("T.parallel", "T.unroll", "T.vectorized"))
+    if kind == "unroll":
+        pytest.importorskip("tvm")
+        from schedule_differential import assert_agrees
+        assert_agrees(EW, _kind_then_partition(kind))

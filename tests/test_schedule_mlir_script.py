@@ -2,7 +2,6 @@
 the scripts of 20 different traces verify with `mlir-opt --irdl-file=dialect/schedule.irdl.mlir`
 and replay to the same programs; the CLI prints and applies them; bad scripts give located
 errors."""
-import random
 import subprocess
 from pathlib import Path
 
@@ -27,11 +26,25 @@ def test_irdl_file_is_in_sync_with_the_primitives():
         "regenerate dialect/schedule.irdl.mlir: python -m tir_mlir.schedule.mlir_script"
 
 
+def _hand_written():
+    """Schedules of issue 13's primitives that random draws rarely complete."""
+    import test_schedule_block_iters as iters
+    import test_schedule_cache_inplace as inplace
+    import test_schedule_decompose_padding as padding
+    import test_schedule_read_write_at as at
+    import test_schedule_rolling_buffer as rolling
+    return [rolling.SCHEDULES["conv1d_after_compute_at"], padding.SCHEDULES["conv_compute_at"],
+            inplace.AGREES["update_blockized"], at.SCHEDULES["write_then_read"],
+            iters.LAYOUTS["then_split"]]
+
+
 def _traces(n=20):
-    """(program text, Schedule) of n random schedules with at least 4 instructions (the
-    applied prefix when a step is rejected), plus a sampled one."""
-    out, seed = [], 0
-    while len(out) < n - 1:
+    """(program text, Schedule) of n different traces: random schedules of at least 4
+    instructions (the applied prefix when a step is rejected), each using a primitive the ones
+    before did not; five hand-written ones; and a sampled one."""
+    fixed = _hand_written()
+    out, seen, seed = [], set(), 0
+    while len(out) < n - 1 - len(fixed):
         name, steps = from_seed(seed)
         seed += 1
         src = program(name)
@@ -40,8 +53,14 @@ def _traces(n=20):
             random_schedule(src, steps)(sch)
         except ScheduleError:
             pass
-        if len(sch.trace) >= 4:
+        names = {inst.name for inst in sch.trace.insts}
+        if len(sch.trace) >= 4 and names - seen:
+            seen |= names
             out.append((src, sch))
+    for src, fn in fixed:
+        sch = Schedule(tir_mlir.parse(src))
+        fn(sch)
+        out.append((src, sch))
     sch = Schedule(tir_mlir.parse(MATMUL_16), seed=3)
     b = sch.get_block("C")
     i, j, k = sch.get_loops(b)
@@ -53,11 +72,26 @@ def _traces(n=20):
     return out
 
 
+_CACHE = []
+
+
+def _cached_traces():
+    if not _CACHE:
+        _CACHE.extend(_traces())
+    return _CACHE
+
+
+def test_twenty_different_traces_over_the_new_primitives():
+    traces = _cached_traces()
+    assert len({str(sch.trace) for _, sch in traces}) == 20
+    names = {inst.name for _, sch in traces for inst in sch.trace.insts}
+    assert {"decompose_padding", "rolling_buffer", "cache_inplace", "read_at", "write_at",
+            "reindex", "loop_partition", "transform_block_layout", "pad_einsum"} <= names
+
+
 @pytest.mark.parametrize("k", range(20))
-def test_scripts_verify_with_mlir_opt_and_replay(k, tmp_path, traces=[]):
-    if not traces:
-        traces.extend(_traces())
-    src, sch = traces[k]
+def test_scripts_verify_with_mlir_opt_and_replay(k, tmp_path):
+    src, sch = _cached_traces()[k]
     text = trace_to_mlir(sch.trace)
     path = tmp_path / "s.mlir"
     path.write_text(text)

@@ -70,6 +70,10 @@ SCHEDULES = {
     "int_intermediate_output": (CHAIN, pad("D", [32, 1])),
     "int_intermediate_input": (CHAIN, pad("C", [32, 1])),
     "sum": (SUM, pad("C", [8, 16])),
+    # the padded copy of a buffer with axis separators has none, as TVM's (fuzzer seed 2682)
+    "input_with_axis_separator": (MM, pad("C_shared", [1, 32, 1], lambda sch:
+                                          sch.set_axis_separator(sch.get_block("C_shared"),
+                                                                 ("read", 1), [1]))),
 }
 
 

@@ -153,3 +153,13 @@ def test_read_reindex_of_the_written_buffer_refused():
     reads = [str(r) for r in sch.get(b).reads]
     k = next(i for i, r in enumerate(reads) if r.startswith("C["))
     check_error(sch, lambda s: s.reindex(b, ("read", k)), "copy would not see its writes")
+
+
+def test_guarded_read_reaching_outside_the_buffer_refused():
+    """The padding block reads A[vh - 1, vw - 1] under T.if_then_else: a copy over the whole
+    domain would read A[-1] (TVM accepts and does; fuzzer seed 474)."""
+    sch = Schedule(parse(CONV))
+    b = sch.get_block("Apad")
+    check_error(sch, lambda s: s.reindex(b, ("read", 0)),
+                r"accesses 'A' at \[-1, 6\] on axis 2 over its iteration domain, outside the "
+                r"buffer")

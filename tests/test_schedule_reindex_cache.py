@@ -199,3 +199,12 @@ def test_predicated_block_refused():
     sch.split(sch.get_loops(b)[0], [None, 5])
     check_error(sch, lambda s: s.reindex_cache_read(b, 0, "local", lambda i, j, k: (i, k)),
                 "T.where")
+
+
+def test_guarded_read_reaching_outside_the_buffer_refused():
+    """As reindex (tests/test_schedule_reindex.py): TVM's copy would read A[-1]."""
+    sch = Schedule(parse(CONV))
+    b = sch.get_block("Apad")
+    check_error(sch, lambda s: s.reindex_cache_read(b, 0, "shared",
+                                                    lambda n, c, h, w: (n, c, h, w)),
+                r"reindex_cache_read: block 'Apad' accesses 'A' at \[-1, 6\] on axis 2")

@@ -222,3 +222,14 @@ def test_decompose_reduction_drops_a_predicate_on_reduction_loops():
     sch = check_all(ROWSUM_20, sched, "main")
     assert "T.where(k_0 * 8 + k_1 < 20)" in sch.mod.script()
     assert sch.mod.script().count("T.where") == 1
+
+
+def test_rfactor_refuses_a_loop_mixing_spatial_and_reduction_iters():
+    """TVM's rule (fuzzer seed 279: a fuse of j and k, then rfactor of another loop)."""
+    sch = Schedule(parse(MM))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    k0, k1 = sch.split(k, [None, 4])
+    sch.fuse(j, k0)
+    check_error(sch, lambda s: s.rfactor(k1, 0),
+                "the loop 'j_k_0_fused' is touched by both some data parallel block iters")

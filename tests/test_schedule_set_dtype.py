@@ -72,3 +72,18 @@ def test_tvm_refuses_the_same(block, index, dtype):
     sch = tvm.tir.Schedule(tvm.script.from_source(SRC))
     with pytest.raises(tvm.TVMError):
         sch.unsafe_set_dtype(sch.get_block(block), index, dtype)
+
+
+def test_same_dtype_on_a_parameter_changes_nothing():
+    """TVM returns before its allocation-site check when the dtype is already the buffer's
+    (fuzzer seed 14: our refusal was a difference)."""
+    sch = Schedule(parse(SRC))
+    before = sch.mod.script()
+    sch.unsafe_set_dtype(sch.get_block("C"), 0, "float32")
+    assert sch.mod.script() == before
+
+
+def test_same_dtype_on_a_parameter_agrees_with_tvm():
+    pytest.importorskip("tvm")
+    from schedule_differential import assert_agrees
+    assert_agrees(SRC, lambda s: s.unsafe_set_dtype(s.get_block("C"), 0, "float32"))

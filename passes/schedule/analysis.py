@@ -256,7 +256,8 @@ def unit_loop_consts(block: ir.Operation) -> Dict[int, index.Lin]:
 
 
 def check_no_annotation(loop: ir.Operation, prim: str):
-    """TVM's split and fuse refuse a loop with annotations or a thread binding."""
+    """TVM's split, fuse and loop_partition refuse a loop with annotations or a thread
+    binding."""
     lv = Loop(loop)
     if lv.annotations or lv.kind == "thread_binding":
         raise ScheduleError(f"{prim}: loop {lv.name!r} has an annotation or thread binding "

@@ -249,7 +249,7 @@ def reverse_compute_inline(block) -> None:
     ps = _store_lins(prod, pstore, pwho)
     ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
     _check_cover(prod, ps, ranges, groups, buf, who)
-    iters = _inverse_iters(cons, groups, prod, pidx)
+    iters = _inverse_iters(cons, groups, prod, pidx, _unit_reads(cons, loads[0], buf))
     conds = _in_domain(cons, ps, ranges, groups)
 
     subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
@@ -287,10 +287,16 @@ def _invert_read(cons: Block, loads, buf, who) -> List[Group]:
                             f"different indices; all its loads must be the same")
     mins, extents = zip(*cons.domains)
     try:
-        return read_groups(next(iter(reads)), mins, extents, cons.iter_names)
+        return read_groups(next(iter(reads)), mins, extents, cons.iter_names,
+                           unit_dims=_unit_dims(buf))
     except NotInvertible as e:
         raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} is not a "
                             f"bijective affine map of the block's iter vars: {e}") from None
+
+
+def _unit_dims(buf: ir.Value) -> frozenset:
+    """The buffer's dimensions of size 1 (index 0 there: a unit iter var, not a fusion)."""
+    return frozenset(d for d, n in enumerate(ir.MemRefType(buf.type).shape) if n == 1)
 
 
 def _store_lins(prod: Block, pstore, who) -> List[index.Lin]:
@@ -303,7 +309,7 @@ def _store_lins(prod: Block, pstore, who) -> List[index.Lin]:
         if len(leaves) > len(args):
             raise NotAffine("it depends on a value other than the iter vars")
         mins, extents = zip(*prod.domains) if prod.domains else ((), ())
-        read_groups(exprs, mins, extents, prod.iter_names)
+        read_groups(exprs, mins, extents, prod.iter_names, unit_dims=_unit_dims(access(pstore)[0]))
     except (NotAffine, NotInvertible) as e:
         raise ScheduleError(f"{who}: its store is not a bijective affine map of its iter "
                             f"vars: {e}") from None
@@ -332,9 +338,21 @@ def _index_const(v: int, dtype: str = "int32") -> ir.Value:
     return c.result
 
 
-def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx) -> list:
+def _unit_reads(cons: Block, load, buf) -> dict:
+    """{consumer iter var k: buffer dim d} where a size-1 dim d is read at a unit iter var k
+    itself (`D[vn, ...]`): k takes the producer's index there, as in TVM."""
+    args = list(cons.body.arguments)
+    out = {}
+    for d, v in enumerate(access(load)[1]):
+        if d in _unit_dims(buf) and v in args and cons.domains[args.index(v)][1] == 1:
+            out[args.index(v)] = d
+    return out
+
+
+def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx, unit_reads) -> list:
     """Per consumer iter var, a maker of its value from the producer's store indices:
-    F = s_low + s_next * div + ... (TVM's order), iter = F // stride % extent."""
+    F = s_low + s_next * div + ... (TVM's order), iter = F // stride % extent; a unit iter
+    var read at a size-1 dim (`unit_reads`) is the producer's index there."""
     def piece(p, user):
         s = clone_tree(pidx[p.dim], user, {}, within=prod.op)
         s = s if p.off == 0 else arith.SubIOp(s, _index_const(p.off)).result
@@ -352,6 +370,8 @@ def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx) -> list:
 
         def make(user):
             with ir.InsertionPoint(user):
+                if g is None and k in unit_reads:
+                    return clone_tree(pidx[unit_reads[k]], user, {}, within=prod.op)
                 if g is None:
                     return _index_const(lo, cons.index_dtypes[k])
                 div, mod = digit_of(g, k)

@@ -10,7 +10,8 @@ pad value and a block that copies only the valid region (TVM 0.21's output):
                                                          vh, vw = T.axis.remap("SS", [h, w])
                                                          Apad[vh + 1, vw + 1] = A[vh, vw]
 
-The fill block is a copy of the loops from `loop` down to the block, placed before `loop`.
+The fill block is a copy of the loops from `loop` down to the block, placed before `loop`;
+as in TVM its loops are serial and bare, and neither block keeps the block's annotations.
 In the copy block each iter var v the condition bounds to [lo, hi) becomes v' = v - lo over
 [0, hi - lo): a loop bound to v alone (under `loop`, holding only this block) shrinks to
 hi - lo; otherwise the binding is shifted and `T.where(lo <= binding < hi)` added.
@@ -144,6 +145,7 @@ def decompose_padding(blk: Block, loop: ir.Operation) -> Block:
     fill = _build_fill(blk, plan, loop)
     _strip_condition(plan.ifop)
     _narrow(blk, plan)
+    blk.set_attr("annotations", None)     # TVM rebuilds both blocks without annotations
     return fill
 
 
@@ -172,15 +174,14 @@ def _build_fill(blk: Block, plan: _Plan, loop: ir.Operation) -> Block:
     loc = blk.op.location
     ivs: Dict = {}
     ip = ir.InsertionPoint(loop)
-    for lp in map(Loop, plan.path):
-        new = Loop.build(lp.name, lp.extent, min=lp.min, kind=lp.kind, thread=lp.thread,
-                         annotations=lp.annotations, index_dtype=lp.index_dtype, loc=lp.op.location,
-                         ip=ip)
+    for lp in map(Loop, plan.path):     # serial and bare, as TVM builds them (fuzzer seed 2617)
+        new = Loop.build(lp.name, lp.extent, min=lp.min, index_dtype=lp.index_dtype,
+                         loc=lp.op.location, ip=ip)
         ivs[lp.iv] = new.iv
         ip = ir.InsertionPoint(analysis.terminator(new.body))
     dims = [next((n for o, n in ivs.items() if o == d), d) for d in blk.dims]
     fill = Block.build(f"{blk.name}_pad_const", blk.iter_names, blk.iter_types, blk.domains,
-                       blk.bindings, dims, predicate=blk.predicate, annotations=blk.annotations,
+                       blk.bindings, dims, predicate=blk.predicate,
                        index_dtypes=blk.index_dtypes, loc=loc, ip=ip)
     subst = {old: (lambda new: lambda user: new)(new)
              for old, new in zip(blk.iter_vars, fill.iter_vars)}

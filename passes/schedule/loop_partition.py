@@ -17,8 +17,9 @@ iteration (TVM narrows it too and re-initializes in every part: wrong sums).
 
 Factors: positive ints, at most one None (-1 is refused, as in TVM), inferred as what the others leave of the
 extent; without None the factors must sum to less than the extent and one more part covers
-the rest. The loop must contain a block. `preserve_unit_iters` changes nothing (as in TVM: a
-part of extent 1 keeps its loop).
+the rest. The loop must contain a block and have no annotation or thread binding (TVM); the
+parts are serial loops whatever the loop's kind (as TVM builds them).
+`preserve_unit_iters` changes nothing (as in TVM: a part of extent 1 keeps its loop).
 """
 from typing import List, Optional, Sequence
 
@@ -52,6 +53,7 @@ def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
 def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> List[ir.Operation]:
     """Partition `loop_op`; returns the new loops in order. `loop_op` is erased."""
     loop = Loop(loop_op)
+    analysis.check_no_annotation(loop_op, "loop_partition")    # (as split: fuzzer seed 991)
     sizes = part_sizes(loop, factors)
     first = next((op for op in analysis.walk(loop_op) if analysis.is_block(op)), None)
     if first is None:
@@ -67,7 +69,7 @@ def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> L
         copy.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(lo))
         copy.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
             ir.AffineMap.get_constant(lo + size))
-        Loop(copy).set(name=f"{var}{k}")
+        Loop(copy).set(name=f"{var}{k}", kind="serial")    # (TVM's parts are serial)
         for op in [copy, *analysis.walk(copy)]:
             if SID in op.attributes:
                 del op.attributes[SID]

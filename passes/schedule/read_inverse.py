@@ -54,13 +54,15 @@ class Group:
 def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
                 extents: Sequence[int], names: Sequence[str], *, all_used: bool = True,
                 reverse: bool = True, surjective: bool = False,
-                constants_ok: bool = False) -> List[Group]:
+                constants_ok: bool = False, unit_dims: frozenset = frozenset()) -> List[Group]:
     """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
     domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
     `all_used`: every (non-unit) iter var must be read; `reverse`: an index may run one
     iter var backwards (`7 - vi`); `surjective`: a plain sum of iter vars may overlap
     (`v0 * 2 + v1` with 4 values of v1: each value read, some more than once);
-    `constants_ok`: constant indices are skipped rather than refused."""
+    `constants_ok`: constant indices are skipped rather than refused; `unit_dims`: dimensions
+    of size 1, where index 0 (a unit iter var, `D[vn, ...]` of a batch of one) is no group but
+    fine."""
     n = len(extents)
     dims = [index.const(mins[k]) if extents[k] == 1 else index.var(k) + index.const(mins[k])
             for k in range(n)]
@@ -72,7 +74,8 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
         except ValueError as err:
             raise NotInvertible(f"index {d} is not affine ({err})") from None
         if lin.is_const:
-            if constants_ok:        # a fixed index (`B[0, vi]`) constrains no iter var
+            # a fixed index (`B[0, vi]`) constrains no iter var
+            if constants_ok or (d in unit_dims and lin.const == 0):
                 continue
             raise NotInvertible(f"index {d} is a constant")
         pieces.append(_piece(d, lin))

@@ -28,7 +28,7 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_reads, block_writes, buffer_name, buffer_scope, dims_of, emit_index,
     func_of, linear, to_affine, top_stmt)
@@ -96,6 +96,7 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
     exprs, used = _indices(block, buf, ops)
     if kind == "write":
         _check_covers(block, used)
+    check_in_bounds(block, buf, exprs, WHO)
 
     # --- rewrite ------------------------------------------------------------------------------
     loc = block.op.location
@@ -237,6 +238,23 @@ def _check_covers(block: Block, used: List[int]):
             return
     raise ScheduleError(f"{WHO}: block {block.name!r} does not write every element of its "
                         f"iteration domain (the copy back would store unwritten elements)")
+
+
+def check_in_bounds(block: Block, buf: ir.Value, exprs, who: str):
+    """The copy touches `buf` at `exprs` over the whole box of the iter vars' domains: refuse
+    when that reaches outside the buffer (an access guarded by a condition, e.g. a padding
+    block's `T.if_then_else`; TVM accepts and copies out of bounds; fuzzer seed 474). Also
+    reindex_cache_read/_write's check (conservative when the copy covers less)."""
+    n = len(block.domains)
+    dims = [index.var(k) for k in range(n)]
+    ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(block.domains)}
+    for d, (e, size) in enumerate(zip(exprs, ir.MemRefType(buf.type).shape)):
+        lo, hi = index.bounds(index.from_affine(e, dims, ranges), ranges)
+        if lo < 0 or hi >= size:
+            raise ScheduleError(f"{who}: block {block.name!r} accesses {buffer_name(buf)!r} "
+                                f"at [{lo}, {hi}] on axis {d} over its iteration domain, "
+                                f"outside the buffer (a guarded access?): the copy would "
+                                f"access out of bounds")
 
 
 def _eval(e: ir.AffineExpr, point) -> int:

@@ -39,7 +39,7 @@ from tir_mlir.passes.schedule.buffer_util import (
 from tir_mlir.passes.schedule.cache_read_write import (
     _check_root, _check_single_writer, cache_name, make_cache_alloc, pick_buffer, top_of)
 from tir_mlir.passes.schedule.reindex import (
-    _args_of, _eval, _indices, _redirect, check_stage_pipeline)
+    _args_of, _eval, _indices, _redirect, check_in_bounds, check_stage_pipeline)
 
 _ENUMERATION_LIMIT = 1 << 20
 
@@ -70,6 +70,7 @@ def _reindex_cache(block: Block, i: int, scope: str, index_map: Callable, kind: 
     ops = [op for op, _, v in accesses(block.op) if v == buf]
     _check_kinds(block, buf, ops, kind, who)
     old, used = _indices(block, buf, ops, who)
+    check_in_bounds(block, buf, old, who)
     new = symbolic.exprs(index_map, len(block.iter_names))
     _check_same_iter_vars(block, old, new, used, who)
     shape = _shape(block, new, who)

@@ -162,6 +162,12 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     if any(types[k] != "R" for k in users):
         raise ScheduleError(f"rfactor: loop {loop.name!r} is bound to a spatial iter var of "
                             f"block {block.name!r}; it must be bound to a reduction")
+    for d, l in enumerate(loops):     # (TVM's rule: e.g. a fuse of spatial and reduction loops)
+        touched = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
+        if {"S", "R"} <= touched:
+            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
+                                f"touched by both some data parallel block iters and some "
+                                f"reduction block iters")
     if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
         raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
                             f"reduction iter var")

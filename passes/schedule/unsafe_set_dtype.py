@@ -7,7 +7,8 @@ stored into it and what is loaded from it (TVM 0.21's output; "unsafe": values m
 
 Legality: `buffer_index` is in range of the block's writes; the buffer is allocated in the
 function (not a parameter); old and new dtypes are signed ints or floats, not the pair
-float16/bfloat16 (the casts this pass writes). The same dtype changes nothing.
+float16/bfloat16 (the casts this pass writes). The same dtype changes nothing, on any buffer
+(a parameter too, as in TVM).
 """
 from mlir import ir
 from mlir.dialects import memref
@@ -25,15 +26,14 @@ _OK = ("int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "flo
 
 def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
     buf = pick_buffer(block, block_writes(block), buffer_index, WHO, "write")
+    if dtype not in DTYPES:
+        raise ScheduleError(f"{WHO}: unknown dtype {dtype!r}")
+    old = _dtype(buf)
+    if old == dtype:    # checked before the parameter test, as TVM: a no-op on any buffer
+        return
     if is_func_arg(buf):
         raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is a function parameter; only "
                             f"an intermediate buffer can change its dtype")
-    if dtype not in DTYPES:
-        raise ScheduleError(f"{WHO}: unknown dtype {dtype!r}")
-    old = "uint" if "tir.dtype" in buf.owner.attributes else \
-        dtype_of(ir.MemRefType(buf.type).element_type)
-    if old == dtype:
-        return
     if old not in _OK or dtype not in _OK or {old, dtype} == {"float16", "bfloat16"}:
         raise ScheduleError(f"{WHO}: casting {old} to {dtype} is not supported")
 
@@ -56,6 +56,19 @@ def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
                 op.results[0].replace_all_uses_with(_cast(load, dtype, old))
                 op.erase()
     alloc.erase()
+
+
+def _dtype(buf: ir.Value) -> str:
+    """The buffer's TensorIR dtype (unsigned ones carry it in `tir.dtype`)."""
+    if is_func_arg(buf):
+        func = buf.owner.owner
+        attrs = ir.DictAttr(ir.ArrayAttr(func.attributes["arg_attrs"])[
+            ir.BlockArgument(buf).arg_number])
+    else:
+        attrs = buf.owner.attributes
+    if "tir.dtype" in attrs:
+        return ir.StringAttr(attrs["tir.dtype"]).value
+    return dtype_of(ir.MemRefType(buf.type).element_type)
 
 
 def _cast(v: ir.Value, src: str, dst: str) -> ir.Value:

@@ -29,6 +29,7 @@ from mlir.execution_engine import ExecutionEngine
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError, OutOfBoundsError, RuntimeCallError, SourceLoc
 from tir_mlir.passes.lowering import llvm_ir
+from tir_mlir.runtime import half_helpers
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
@@ -154,6 +155,7 @@ def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
                     engine = ExecutionEngine(lowered, opt_level=3, shared_libs=libs)
             except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
                 raise BuildError(f"JIT compilation failed: {e}") from None
+            half_helpers.register(engine)
             if setup is not None:
                 setup(engine)
         set_openmp_threads()

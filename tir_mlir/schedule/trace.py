@@ -231,16 +231,25 @@ class Trace:
 
     @staticmethod
     def from_json(obj: Union[dict, str]) -> "Trace":
-        """The trace of `as_json()` output; TraceError (with the instruction's index) if the
+        """The trace of `as_json()` output, or of TVM's JSON form (its tuning logs'; see
+        meta_schedule/database/tvm_trace.py); TraceError (with the instruction's index) if the
         JSON is malformed or names anything but a known primitive and its parameters."""
         if isinstance(obj, (str, bytes)):
             try:
                 obj = json.loads(obj)
             except (ValueError, RecursionError) as e:
                 raise TraceError(f"the trace is not valid JSON: {e}") from None
+        if isinstance(obj, list) and len(obj) == 2 and all(isinstance(x, list) for x in obj):
+            # TVM's form: [[[kind, inputs, attrs, outputs], ...], [[index, decision], ...]]
+            from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json
+            try:
+                return from_tvm_json(obj)
+            except (ValueError, TypeError, KeyError, IndexError) as e:
+                raise TraceError(f"not a TVM JSON trace: {e}") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
             raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '
-                             '(as written by Trace.as_json / tir-mlir schedule --trace)')
+                             '(as written by Trace.as_json / tir-mlir schedule --trace), or '
+                             "TVM's [[instructions], [decisions]]")
         handles: Dict[str, _RV] = {}
 
         def rv(name):

@@ -2,12 +2,15 @@
 `[[[kind, inputs, attrs, outputs], ...], [[instruction index, decision], ...]]`, e.g.
 `["Split", ["l2", "None", 4], [1, 0], ["l5", "l6"]]`.
 
-Inputs are handle names, "None", numbers, quoted strings or lists of those; attributes are
-plain values (booleans as 0/1). Each supported instruction kind maps to a Schedule method, its
+Inputs are handle names, "None", numbers, quoted strings or lists of those, or an index map
+as the text of TVM's object graph (tvm_index_map.py); attributes are plain values (booleans as
+0/1). A buffer chosen by (index, type number) is our ("read" | "write", index). Each supported instruction kind maps to a Schedule method, its
 inputs and attributes to that method's parameters; a kind outside the table (or a
 tir-mlir-only method) raises ValueError naming it."""
 import json
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
+
+from tir_mlir.meta_schedule.database.tvm_index_map import lambda_to_tvm, tvm_to_lambda
 
 # kind -> (Schedule method, parameters read from inputs, parameters read from attrs).
 # "*p": p takes all remaining inputs (a var-positional parameter or a list such as factors).
@@ -46,6 +49,28 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "RollingBuffer": ("rolling_buffer", ("block",), ("write_buffer_index",)),
     "UnsafeHideBufferAccess": ("unsafe_hide_buffer_access",
                                ("block", "buf_type", "buf_index_array"), ()),
+    "LoopPartition": ("loop_partition", ("loop", "*factors"), ("preserve_unit_iters",)),
+    "Merge": ("merge", ("*loops",), ()),
+    "CacheIndex": ("cache_index", ("block_rv",), ("storage_scope", "cse_thresh")),
+    "CacheInplace": ("cache_inplace", ("block_rv",), ("read_buffer_index", "storage_scope")),
+    "ReIndex": ("reindex", ("block",), ("buffer_index", "buffer_index_type")),
+    "ReindexCacheRead": ("reindex_cache_read", ("block", "index_map"),
+                         ("read_buffer_index", "storage_scope")),
+    "ReindexCacheWrite": ("reindex_cache_write", ("block", "index_map"),
+                          ("write_buffer_index", "storage_scope")),
+    "ReadAt": ("read_at", ("loop", "block"), ("read_buffer_index", "storage_scope")),
+    "WriteAt": ("write_at", ("loop", "block"), ("write_buffer_index", "storage_scope")),
+    "DecomposePadding": ("decompose_padding", ("block", "loop"), ()),
+    "SetAxisSeparator": ("set_axis_separator", ("block",),
+                         ("buffer_index", "buffer_index_type", "axis_separators")),
+    "TransformLayout": ("transform_layout", ("block", "index_map"),
+                        ("buffer_index", "buffer_index_type", "pad_value",
+                         "assume_injective_transform")),
+    "TransformBlockLayout": ("transform_block_layout", ("block",), ("index_map",)),
+    "ReorderBlockIterVar": ("reorder_block_iter_var", ("block", "new_order"), ()),
+    "AnnotateBufferAccess": ("annotate_buffer_access",
+                             ("block", "buffer_index", "buf_type", "gen_new_ranges"), ()),
+    "UnsafeSetDType": ("unsafe_set_dtype", ("block",), ("buffer_index", "dtype")),
     "SampleCategorical": ("sample_categorical", (), ("candidates", "probs")),
     "SamplePerfectTile": ("sample_perfect_tile", ("loop",), ("n", "max_innermost_factor")),
     "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
@@ -54,7 +79,12 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "EnterPostproc": ("enter_postproc", (), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
-_BOOL_ATTRS = {"preserve_unit_iters", "disable_predication", "preserve_unit_loops"}
+_BOOL_ATTRS = {"preserve_unit_iters", "disable_predication", "preserve_unit_loops",
+               "assume_injective_transform"}
+# Index-map inputs: TVM's object-graph JSON text here, lambda text in our traces
+# ("gen_new_ranges": the (begin, end) pairs flattened).
+_INDEX_MAPS = {"index_map": False, "gen_new_ranges": True}
+_BUF_TYPES = ("read", "write")      # TVM's BufferIndexType numbers
 
 
 def to_tvm_json(trace) -> list:
@@ -65,11 +95,13 @@ def to_tvm_json(trace) -> list:
         if inst["name"] not in _METHODS:
             raise ValueError(f"instruction {inst['name']!r} has no TVM counterpart")
         kind, ins, attrs = _METHODS[inst["name"]]
-        args = inst["args"]
+        args = _tvm_args(inst["name"], dict(inst["args"]), attrs)
         inputs = []
         for p in ins:
             val = args.get(p.lstrip("*"))
-            if p.startswith("*"):
+            if p in _INDEX_MAPS:
+                inputs.append(val)
+            elif p.startswith("*"):
                 inputs += [_input(v) for v in val]
             elif p == "consumer_blocks":
                 inputs.append([_input(v) for v in (val or [])])
@@ -81,6 +113,36 @@ def to_tvm_json(trace) -> list:
                       (list(out) if isinstance(out, list) else [out])])
     decisions = [[int(k), v] for k, v in ours["decisions"].items()]
     return [insts, decisions]
+
+
+def _tvm_args(method: str, args: dict, attrs) -> dict:
+    """Our arguments in TVM's terms: a buffer as (index, type number), index maps as TVM's
+    JSON, annotate_buffer_access's buf_type as a number (unsafe_hide_buffer_access keeps the
+    string)."""
+    if "buffer_index_type" in attrs:
+        buf = args.pop("buffer", None)
+        if not (isinstance(buf, (list, tuple)) and len(buf) == 2 and buf[0] in _BUF_TYPES):
+            raise ValueError(f"{method}: a buffer given as {buf!r} has no TVM JSON form "
+                             f"(TVM records (\"read\" | \"write\", index))")
+        args["buffer_index_type"], args["buffer_index"] = _BUF_TYPES.index(buf[0]), buf[1]
+    for p, pairs in _INDEX_MAPS.items():
+        if p in args:
+            args[p] = lambda_to_tvm(args[p], pairs)
+    if method == "annotate_buffer_access":
+        args["buf_type"] = _BUF_TYPES.index(args["buf_type"])
+    return args
+
+
+def _our_args(args: dict) -> dict:
+    """The reverse of _tvm_args."""
+    if "buffer_index_type" in args:
+        args["buffer"] = [_BUF_TYPES[args.pop("buffer_index_type")], args.pop("buffer_index")]
+    for p, pairs in _INDEX_MAPS.items():
+        if p in args:
+            args[p] = tvm_to_lambda(args[p], pairs)
+    if isinstance(args.get("buf_type"), int):
+        args["buf_type"] = _BUF_TYPES[args["buf_type"]]
+    return args
 
 
 def _input(v):
@@ -111,9 +173,11 @@ def from_tvm_json(obj) -> "Trace":
             if p.startswith("*"):
                 args[p[1:]] = [_value(v) for v in inputs[k:]]
                 break
-            args[p] = _value(inputs[k]) if k < len(inputs) else None
+            raw = p in _INDEX_MAPS
+            args[p] = None if k >= len(inputs) else inputs[k] if raw else _value(inputs[k])
         for a, v in zip(attrs, attr_vals):
             args[a] = bool(v) if a in _BOOL_ATTRS else v
+        args = _our_args(args)
         if args.get("consumer_blocks") == []:
             args["consumer_blocks"] = None
         try:
@@ -124,7 +188,8 @@ def from_tvm_json(obj) -> "Trace":
         args = {k: args[k] for k in params if k in args}          # in the method's order
         returns_list = method in ("get_loops", "get_child_blocks", "get_producers",
                                   "get_consumers", "split", "sample_perfect_tile",
-                                  "sample_partitioned_tile")
+                                  "sample_partitioned_tile", "loop_partition",
+                                  "cache_index", "cache_inplace")
         out = list(outputs) if returns_list else (outputs[0] if outputs else None)
         insts.append({"name": method, "args": args, "outputs": out})
     return Trace.from_json({"insts": insts, "decisions": {str(i): d for i, d in decisions}})
