@@ -1,13 +1,14 @@
-"""Stage `vector-exp` (CPU): `math.exp` on a vector of f32 becomes straight-line vector code
-(range reduction + a degree-7 polynomial, within 2 ulp of libm on normal results) instead of one
-scalar `expf` call per lane. With the calls, a vectorized softmax spent most of its time
-spilling vector registers around 16 calls per vector; TVM's code has the same calls.
+"""Stage `vector-exp` (CPU): `math.exp` on f32 (vector or scalar) becomes straight-line code
+(range reduction + a degree-7 polynomial, within 2 ulp of libm on normal results) instead of an
+`expf` call per element. With the calls, a vectorized softmax spent most of its time spilling
+vector registers around 16 calls per vector; a scalar loop of calls is one LLVM's vectorizer
+cannot touch (the unscheduled softmax: TVM inlines its exp and vectorizes that loop).
 
     exp(x) = 2^n * p(r),  n = round(x * log2(e)),  r = x - n * ln(2)  (ln 2 in two parts)
 
 2^n is applied as two exponent-field scalings 2^h * 2^(n - h), h = n >> 1, each a normal float,
 so results overflow to inf and underflow to 0 (subnormal results flush to 0) the way the
-multiplication does. Scalar `math.exp` keeps libm's `expf`.
+multiplication does.
 """
 from mlir import ir
 from mlir.dialects import arith, math
@@ -29,26 +30,31 @@ class VectorExp:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in list(walk(f)):
-                if op.name == "math.exp" and _is_f32_vector(op.results[0].type):
+                if op.name == "math.exp" and _is_f32(op.results[0].type):
                     with ir.InsertionPoint(op), op.location:
                         op.results[0].replace_all_uses_with(_exp(op.operands[0]))
                     op.erase()
 
 
-def _is_f32_vector(t) -> bool:
-    return isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+def _is_f32(t) -> bool:
+    return isinstance(t, ir.F32Type) or (isinstance(t, ir.VectorType)
+                                         and isinstance(t.element_type, ir.F32Type))
 
 
 def _exp(x):
-    vt = ir.VectorType(x.type)
-    it = ir.VectorType.get(vt.shape, ir.IntegerType.get_signless(32))
+    vt = x.type
+    i32 = ir.IntegerType.get_signless(32)
+    it = ir.VectorType.get(ir.VectorType(vt).shape, i32) if isinstance(vt, ir.VectorType) else i32
+
+    def splat(t, attr):
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)
+                              if isinstance(t, ir.VectorType) else attr)
 
     def f(c):
-        return arith.constant(vt, ir.DenseElementsAttr.get_splat(vt, ir.FloatAttr.get_f32(c)))
+        return splat(vt, ir.FloatAttr.get_f32(c))
 
     def i(c):
-        return arith.constant(it, ir.DenseElementsAttr.get_splat(
-            it, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), c)))
+        return splat(it, ir.IntegerAttr.get(i32, c))
 
     def clamp(v, lo, hi):        # compares: a NaN stays NaN
         v = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, v, f(lo)), f(lo), v)
