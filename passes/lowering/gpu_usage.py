@@ -10,10 +10,10 @@ from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.common import functions, walk
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.gpu_scopes import address_space
-from tir_mlir.passes.lowering.pipeline import lower
 
 
 def shared_bytes(module: ir.Module, func_name: str) -> Optional[int]:
+    from tir_mlir.passes.lowering.pipeline import lower  # the whole pipeline: not at import
     try:
         out = lower(module, "cuda", "affine")
         with get_context(), out.operation.location:
