@@ -262,8 +262,24 @@ def test_cli_runs_a_python_file_against_the_interpreter():
     assert "check: OK" in out.output
 
 
-def test_cli_refuses_a_symbolic_python_file_with_a_location():
-    path = str(DATA / "symbolic.py")
-    out = CliRunner().invoke(main, ["parse", path])
+def test_cli_prints_symbolic_functions_as_tvm_and_refuses_to_run_them(tmp_path):
+    src = (DATA / "symbolic.py").read_text()
+    path = tmp_path / "add.py"
+    path.write_text(src[:src.index("@T.prim_func", src.index("def add"))])   # `add` alone
+    out = CliRunner().invoke(main, ["parse", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "    n = T.int32()\n" in out.output and "T.match_buffer(a, (n," in out.output
+    printed = tmp_path / "printed.py"
+    printed.write_text(out.output)
+    again = CliRunner().invoke(main, ["parse", str(printed)])
+    assert again.exit_code == 0 and again.output == out.output, again.output
+    out = CliRunner().invoke(main, ["run", str(path)])
     assert out.exit_code == 1
     assert out.output.startswith(f"{path}:6:1: error: function 'add' has symbolic shapes")
+
+
+def test_cli_locates_a_symbolic_function_it_cannot_print():
+    path = str(DATA / "symbolic.py")          # axpy loops over T.ceildiv(n, chunk)
+    out = CliRunner().invoke(main, ["parse", path])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert f"{path}:" in out.output and "axpy" in out.output and "specialize" in out.output

@@ -112,6 +112,10 @@ def _progress(what: str):
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
 def parse(path, emit, debug_info, out):
     """Parse the program PATH (TVMScript or .mlir); print it as TVMScript or as MLIR."""
+    if str(path).endswith(".py") and emit != "mlir":   # symbolic functions print too
+        from tir_mlir.script.pyfile import script_python
+        _write(script_python(_read(path), str(path)), out)
+        return
     mod = _load_program(path)
     _write(mod.mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
 

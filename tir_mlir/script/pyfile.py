@@ -74,6 +74,45 @@ def read_constants(statements, filename):
 
 def parse_python(text: str, filename: str = "<string>") -> IRModule:
     """The IRModule of the @T.prim_func / @I.ir_module definitions of Python source `text`."""
+    resolved = _definitions(text, filename)
+    for s in resolved:
+        check_symbolic(s, filename)
+        if isinstance(s, A.FuncDef) and symbolic_vars(s):
+            raise TIRParseError(f"function {s.name!r} has symbolic shapes or scalar parameters "
+                                f"({', '.join(symbolic_vars(s))}); the command line needs "
+                                "concrete ones: import the file and use f.specialize({...})",
+                                SourceLoc(filename, *s.pos))
+    return build(resolved, filename)
+
+
+def script_python(text: str, filename: str = "<string>") -> str:
+    """The definitions of Python source `text` printed as TVMScript, symbolic ones as TVM prints
+    them (`n = T.int32()`, `T.match_buffer(a, (n, 16))`: script/symbolic_print.py)."""
+    resolved = _definitions(text, filename)
+    if not any(_is_symbolic(s) for s in resolved):
+        return build(resolved, filename).script()
+    from tir_mlir.script.symbolic import SymbolicPrimFunc
+    from tir_mlir.script.symbolic_module import SymbolicIRModule
+    texts = []
+    for s in resolved:
+        if not _is_symbolic(s):
+            texts.append(build([s], filename).script())
+            continue
+        try:
+            texts.append((SymbolicPrimFunc if isinstance(s, A.FuncDef) else SymbolicIRModule)(
+                s, filename).script())
+        except TypeError as e:      # not affine in its variables (`T.ceildiv(n, 4)`)
+            raise TIRParseError(str(e), SourceLoc(filename, *s.pos)) from None
+    return "\n\n".join(t.rstrip("\n") for t in texts) + "\n"
+
+
+def _is_symbolic(s) -> bool:
+    return any(isinstance(f, A.FuncDef) and symbolic_vars(f)
+               for f in (s.body if isinstance(s, A.ClassDef) else [s]))
+
+
+def _definitions(text: str, filename: str) -> list:
+    """The top-level definitions of `text`, macros expanded and captured values substituted."""
     source = split_python(text, filename)
     captures = read_constants(source.constants, filename)
     definitions = []
@@ -85,15 +124,7 @@ def parse_python(text: str, filename: str = "<string>") -> IRModule:
     if not any(isinstance(s, (A.FuncDef, A.ClassDef)) for s in definitions):
         raise TIRParseError("no @T.prim_func or @I.ir_module definition at the top level of "
                             "this Python file", SourceLoc(filename, 1, 1))
-    resolved = [resolve_definition(s, captures, filename) for s in definitions]
-    for s in resolved:
-        check_symbolic(s, filename)
-        if isinstance(s, A.FuncDef) and symbolic_vars(s):
-            raise TIRParseError(f"function {s.name!r} has symbolic shapes or scalar parameters "
-                                f"({', '.join(symbolic_vars(s))}); the command line needs "
-                                "concrete ones: import the file and use f.specialize({...})",
-                                SourceLoc(filename, *s.pos))
-    return build(resolved, filename)
+    return [resolve_definition(s, captures, filename) for s in definitions]
 
 
 def load_python(path) -> IRModule:
