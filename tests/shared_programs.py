@@ -58,3 +58,28 @@ def main(A: T.Buffer((1, 2, 6, 6), "float32"), W: T.Buffer((4, 2, 3, 3), "float3
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
 '''
+
+# The tensorize description of a 16x64 GEMV update (block "update"), for extern/packed
+# implementations.
+GEMV_DESC = '''
+@T.prim_func
+def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
+              c: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 64):
+        with T.block("update"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            c[vi] = c[vi] + a[vk] * b[vi, vk]
+'''
+
+# 32x48x64 matmul with B transposed (C = A B^T): the GEMV intrinsic tensorizes its inner loops.
+MM_T = '''
+@T.prim_func
+def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"),
+         C: T.Buffer((32, 48), "float32")):
+    for i, j, k in T.grid(32, 48, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+'''

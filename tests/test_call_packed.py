@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tir_mlir
+from shared_programs import GEMV_DESC, MM_T
 from tir_mlir.errors import TIRParseError
 
 SOURCE = '''
@@ -149,15 +150,6 @@ def test_tvms_printed_form_reads_back():
                                        "T.tvm_stack_make_shape(4, 2), 0, 2"))
 
 
-GEMV_DESC = """
-@T.prim_func
-def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
-              c: T.Buffer((16,), "float32")):
-    for i, k in T.grid(16, 64):
-        with T.block("update"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            c[vi] = c[vi] + a[vk] * b[vi, vk]
-"""
 GEMV_PACKED = """
 @T.prim_func
 def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
@@ -165,17 +157,6 @@ def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
     B = T.match_buffer(b, (16, 64), offset_factor=1)
     C = T.match_buffer(c, (16,), offset_factor=1)
     T.call_packed("test_packed.gemv", A, B, C)
-"""
-MM_T = """
-@T.prim_func
-def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"),
-         C: T.Buffer((32, 48), "float32")):
-    for i, j, k in T.grid(32, 48, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 """
 
 

@@ -10,6 +10,7 @@ import pytest
 import tir_mlir
 from tir_mlir import Schedule, TensorIntrin
 from tir_mlir.errors import BuildError, RuntimeCallError, TIRParseError
+from shared_programs import GEMV_DESC, MM_T
 from test_te_schedule import run_example
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
@@ -209,15 +210,6 @@ def main(A: T.Buffer((4,), "float32")):
         tir_mlir.build(mod)
 
 
-GEMV_DESC = '''
-@T.prim_func
-def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
-              c: T.Buffer((16,), "float32")):
-    for i, k in T.grid(16, 64):
-        with T.block("update"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            c[vi] = c[vi] + a[vk] * b[vi, vk]
-'''
 GEMV_IMPL = '''
 @T.prim_func
 def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
@@ -225,16 +217,6 @@ def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
     B = T.match_buffer(b, (16, 64), offset_factor=1)
     C = T.match_buffer(c, (16,), offset_factor=1)
     T.call_extern("int32", "gemv_update", C.access_ptr("w"), A.access_ptr("r"), B.access_ptr("r"), 16, 64, B.strides[0])
-'''
-MM_T = '''
-@T.prim_func
-def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"), C: T.Buffer((32, 48), "float32")):
-    for i, j, k in T.grid(32, 48, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 '''
 
 

@@ -2,6 +2,9 @@
 benchmarks/schedules/matmul_1024.py (parallel 64-column panels, a 4x64 accumulator tile
 over all of k, written back per panel row): replayed with those decisions, its write cache
 compacts to a 4x64 tile, its inner loop is a 64-lane vector, and it computes numpy's numbers."""
+import sys
+from pathlib import Path
+
 import numpy as np
 
 import tir_mlir
@@ -9,19 +12,11 @@ from schedule_check import parse
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.lowering.pipeline import emit_text
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from vs_tvm_cases import matmul  # noqa: E402
+
 N = 256
-MM = f'''
-@T.prim_func
-def matmul(A: T.Buffer(({N}, {N}), "float32"), B: T.Buffer(({N}, {N}), "float32"),
-           C: T.Buffer(({N}, {N}), "float32")):
-    T.func_attr({{"tir.noalias": True}})
-    for i, j, k in T.grid({N}, {N}, {N}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MM = matmul(N)
 # i: 1 x 64 x 1 x 4, j: 4 x 1 x 1 x 64 (4 parallel panels), k: all outside, unroll 512
 HAND = [[1, N // 4, 1, 4], [N // 64, 1, 1, 64], [N, 1], 3]
 
@@ -51,5 +46,5 @@ def test_default_space_holds_the_hand_schedule_shape():
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (N, N)).astype("float32") for _ in range(2))
     c = np.zeros((N, N), "float32")
-    tir_mlir.build(cand.mod)["matmul"](a, b, c)
+    tir_mlir.build(cand.mod)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

@@ -71,19 +71,24 @@ def _guard(op, site: int):
                              arith.index_cast(i64, idx)])
                 scf.YieldOp([])
             ok = arith.andi(ok, inside)
-        if is_load:
-            t = op.results[0].type
-            guarded = scf.IfOp(ok, [t], has_else=True)
-            with ir.InsertionPoint(guarded.else_block):
-                zero = arith.ConstantOp(t, 0.0 if not isinstance(t, ir.IntegerType) else 0)
-                scf.YieldOp([zero.result])
-            with ir.InsertionPoint(guarded.then_block):
-                y = scf.YieldOp([op.results[0]])
-            op.results[0].replace_all_uses_with(guarded.results[0])
-            y.operation.operands[0] = op.results[0]
-            op.move_before(y.operation)
-        else:
-            guarded = scf.IfOp(ok)
-            with ir.InsertionPoint(guarded.then_block):
-                y = scf.YieldOp([])
-            op.move_before(y.operation)
+        run_only_if(op, ok)
+
+
+def run_only_if(op, ok: ir.Value):
+    """Move the memref.load/store `op` into an `scf.if ok` (at the insertion point and location
+    of the caller); a skipped load yields 0."""
+    if op.name == "memref.load":
+        t = op.results[0].type
+        guarded = scf.IfOp(ok, [t], has_else=True)
+        with ir.InsertionPoint(guarded.else_block):
+            zero = arith.ConstantOp(t, 0 if isinstance(t, ir.IntegerType) else 0.0)
+            scf.YieldOp([zero.result])
+        with ir.InsertionPoint(guarded.then_block):
+            y = scf.YieldOp([op.results[0]])
+        op.results[0].replace_all_uses_with(guarded.results[0])
+        y.operation.operands[0] = op.results[0]
+    else:
+        guarded = scf.IfOp(ok)
+        with ir.InsertionPoint(guarded.then_block):
+            y = scf.YieldOp([])
+    op.move_before(y.operation)

@@ -19,6 +19,7 @@ from mlir import ir
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.passes.lowering.alloc_limit import nbytes
 from tir_mlir.passes.lowering.common import functions, source_loc, walk
+from tir_mlir.regions import const_value
 
 MAX_THREADS = 1024
 MAX_BLOCK = (1024, 1024, 64)
@@ -27,13 +28,6 @@ MAX_SHARED_BYTES = 48 * 1024
 MAX_LOCAL_BYTES = 512 * 1024
 MAX_GLOBAL_BYTES = 1 << 38                 # 256 GiB
 _NAME = re.compile(r'^loc\("([^"]+)"\(')
-
-
-def _const(v: ir.Value):
-    op = v.owner
-    if isinstance(op, ir.Block) or op.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(op.attributes["value"]).value
 
 
 def buffer_label(v: ir.Value) -> str:
@@ -69,8 +63,8 @@ class GpuLimits:
 
 def _check_launch(op):
     launch = op.opview
-    grid = [_const(v) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)]
-    block = [_const(v) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+    grid = [const_value(v) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)]
+    block = [const_value(v) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
     where = source_loc(op)
     for what, sizes, limits in (("threads per block", block, MAX_BLOCK),
                                 ("blocks per grid", grid, MAX_GRID)):

@@ -19,6 +19,7 @@ from mlir.dialects import arith, memref, scf
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.errors import SourceLoc
 from tir_mlir.passes.lowering.alloc_check import add_status_globals
+from tir_mlir.passes.lowering.bounds_check import run_only_if
 from tir_mlir.passes.lowering.common import functions, index_const, source_loc, walk
 
 MARK = "tir_mlir.checked_access"
@@ -72,8 +73,7 @@ class IndirectCheck:
 
 
 def _guard(op, site: int):
-    load = op.name == "memref.load"
-    shape = ir.MemRefType(op.operands[0 if load else 1].type).shape
+    shape = ir.MemRefType(op.operands[0 if op.name == "memref.load" else 1].type).shape
     loc = op.location
     i1, i64 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(op), loc:
@@ -95,18 +95,4 @@ def _guard(op, site: int):
                     scf.YieldOp([])
                 scf.YieldOp([])
             ok = arith.andi(ok, inside)
-        if load:
-            t = op.results[0].type
-            guarded = scf.IfOp(ok, [t], has_else=True)
-            with ir.InsertionPoint(guarded.else_block):
-                zero = arith.ConstantOp(t, 0 if isinstance(t, ir.IntegerType) else 0.0)
-                scf.YieldOp([zero.result])
-            with ir.InsertionPoint(guarded.then_block):
-                y = scf.YieldOp([op.results[0]])
-            op.results[0].replace_all_uses_with(guarded.results[0])
-            y.operation.operands[0] = op.results[0]
-        else:
-            guarded = scf.IfOp(ok)
-            with ir.InsertionPoint(guarded.then_block):
-                y = scf.YieldOp([])
-        op.move_before(y.operation)
+        run_only_if(op, ok)

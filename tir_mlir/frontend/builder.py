@@ -858,13 +858,18 @@ class FuncBuilder(Fail):
                     self.fail(f"undefined buffer {target.id!r} in T.{callee(call)}"
                               if buf is None else f"{target.id!r} is not a buffer", target.pos)
                 if isinstance(r, A.Subscript):
-                    idx = r.indices
-                    if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
-                        idx = idx[0].items
-                    if len(idx) != len(buf.shape):
-                        self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but the "
-                                  f"region has {len(idx)}", r.pos, [buf.declared()])
+                    idx = self._region_rank_checked(r, buf, "the region has")
                     self._check_region_indices(idx, callee(call), opaque)
+
+    def _region_rank_checked(self, sub, buf, but):
+        """The indices of `sub` (`B[i, j]` or `B[(i, j)]`), one per dimension of `buf`."""
+        idx = sub.indices
+        if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
+            idx = idx[0].items
+        if len(idx) != len(buf.shape):
+            self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but {but} "
+                      f"{len(idx)}", sub.pos, [buf.declared()])
+        return idx
 
     def _check_region_indices(self, indices, what, opaque=False):
         """The regions are re-inferred, but their indices must still be valid expressions
@@ -908,12 +913,7 @@ class FuncBuilder(Fail):
             buf = (self.env.get(node.value.id) if isinstance(node, A.Subscript)
                    and isinstance(node.value, A.Name) else None)
             if isinstance(buf, Buffer):       # a load: its indices are checked, not its name
-                idx = node.indices
-                if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
-                    idx = idx[0].items
-                if len(idx) != len(buf.shape):
-                    self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but is "
-                              f"indexed with {len(idx)}", node.pos, [buf.declared()])
+                idx = self._region_rank_checked(node, buf, "is indexed with")
                 if is_float(buf.dtype) and floats_refused:
                     self.fail(f"T.{what}: a region index must be an integer expression, got a "
                               f"load of the {buf.dtype} buffer {buf.name!r}", node.pos)

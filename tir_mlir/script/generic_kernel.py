@@ -185,7 +185,7 @@ class GenericKernel:
         from tir_mlir.runtime.build import build
         try:
             lib = build(mods[0], target, rewrite_lowered=lambda m: _rewrite(
-                m, func.name, fits, arguments, dtypes), **kwargs)
+                m, func.name, fits, arguments, dtypes), static_bounds=False, **kwargs)
         except BuildError:
             return None
         return cls(func, lib, base)
