@@ -354,9 +354,11 @@ def _unrollable(loop, accesses):
     out = []
     for op in body.operations:
         op = op.operation
-        nest = [op] + [o for o in walk(op) if o.name in ("scf.for", "scf.while", "scf.parallel")]
-        if op.name != "scf.for" or any(
-                o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
+        if op.name != "scf.for":
+            continue
+        nest = [op] + [o for o in walk_all(op) if o.name in ("scf.for", "scf.while",
+                                                                "scf.parallel")]
+        if any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
             continue
         copies = 1
         for o in nest:
