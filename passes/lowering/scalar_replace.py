@@ -88,8 +88,12 @@ class ScalarReplace:
             noalias = _noalias_args(f)
             # Innermost loops first: an inner loop's carried values leave loads and stores
             # around it that an outer loop may carry in turn.
+            # Linear forms of index values, shared by the loops until the IR changes (a key
+            # could otherwise be a freed value's address reused by a new one).
+            memo = {}
             for loop in reversed([o for o in walk(f) if o.name == "scf.for"]):
-                _carry(loop, noalias, self._fits)
+                if _carry(loop, noalias, self._fits, memo):
+                    memo.clear()
 
     def _fits(self, groups) -> bool:
         """Whether the carried values of `groups` fit in the registers left free."""
@@ -121,25 +125,30 @@ class _Access:
         self.index, self.extent = index, extent
 
 
-def _carry(loop, noalias, fits):
+def _carry(loop, noalias, fits, memo) -> bool:
+    """Carry what `loop` allows; whether the IR changed."""
     if not _plain_serial(loop):
-        return
-    accesses = _accesses(loop, noalias)
+        return False
+    accesses = _accesses(loop, noalias, memo)
     if accesses is None:
-        return
+        return False
     groups = _groups(loop, accesses)
+    changed = False
     if _unrollable(loop, accesses):
         # Unroll a copy; keep it only if it lets more values be carried.
         trial = loop.clone(ip=ir.InsertionPoint(loop))
-        _unroll(_unrollable(trial, _accesses(trial, noalias)))
-        more = _groups(trial, _accesses(trial, noalias))
+        _unroll(_unrollable(trial, _accesses(trial, noalias, {})))
+        more = _groups(trial, _accesses(trial, noalias, {}))
         if len(groups) < len(more) and fits(more):
             loop.erase()
             loop, groups = trial, more
         else:
             trial.erase()
+        changed = True
     if groups and fits(groups):
         _rewrite(loop, groups)
+        changed = True
+    return changed
 
 
 def _plain_serial(loop) -> bool:
@@ -158,9 +167,10 @@ def _constant(value):
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
-def _accesses(loop, noalias):
-    """The memory accesses nested in `loop`, or None when some op there has unknown effects."""
-    out, memo = [], {}
+def _accesses(loop, noalias, memo):
+    """The memory accesses nested in `loop`, or None when some op there has unknown effects
+    (`memo`: linear forms already computed)."""
+    out = []
     for op in walk_all(loop):
         name = op.name
         if name in ACCESSES:
