@@ -13,7 +13,7 @@ The C function is resolved when the library is linked (`build(..., extern_libs=[
 symbol called with two different signatures is an error.
 """
 from mlir import ir
-from mlir.dialects import arith, func, llvm, memref
+from mlir.dialects import arith, func, memref
 
 from tir_mlir.dialect.ops import EXTERN, extern_args, extern_callee
 from tir_mlir.dtypes import mlir_type
@@ -90,12 +90,14 @@ def _offset(buf, indices) -> ir.Value:
 
 
 def _data(buf) -> ir.Value:
+    from mlir.dialects import llvm     # (~30 ms to import: only builds that call C pay it)
     address = memref.extract_aligned_pointer_as_index(buf)
     i64 = ir.IntegerType.get_signless(64)
     return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), arith.index_cast(i64, address))
 
 
 def _gep(base, offset, elem_type) -> ir.Value:
+    from mlir.dialects import llvm
     if isinstance(elem_type, ir.IntegerType) and elem_type.width == 1:
         elem_type = ir.IntegerType.get_signless(8)      # bool buffers are stored as bytes
     i64 = ir.IntegerType.get_signless(64)

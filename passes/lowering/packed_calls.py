@@ -21,7 +21,7 @@ the `..._address` function, as for alloc-check's status), and the dispatcher rea
 description (a constant string) to view the slots as numpy arrays and Python numbers.
 """
 from mlir import ir
-from mlir.dialects import arith, func, llvm, memref
+from mlir.dialects import arith, func, memref
 
 from tir_mlir.dtypes import dtype_of
 
@@ -89,6 +89,7 @@ def _callback_global():
 
 
 def _define(decl, module):
+    from mlir.dialects import llvm     # (~30 ms to import: only builds with packed calls pay it)
     name = ir.StringAttr(decl.attributes["sym_name"]).value
     types = list(ir.FunctionType(ir.TypeAttr(decl.attributes["function_type"]).value).inputs)
     i64 = ir.IntegerType.get_signless(64)

@@ -10,7 +10,7 @@ from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
-from tir_mlir.passes.lowering.alias_scopes import AliasScopes
+from tir_mlir.passes.lowering.alias_scopes import AliasScopes, BufferTags
 from tir_mlir.passes.lowering.alloc_check import AllocCheck
 from tir_mlir.passes.lowering.alloc_limit import AllocLimit
 from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
@@ -52,7 +52,7 @@ TARGETS = {
             (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
             (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
             (None, IndirectCheck), ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck),
-            (None, ScfToLLVM),
+            (None, BufferTags), (None, ScfToLLVM),
             ("llvm-dialect", AliasScopes)],
     "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),

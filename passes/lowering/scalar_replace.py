@@ -33,6 +33,7 @@ from mlir import ir
 from mlir.dialects import memref, scf, vector
 
 from tir_mlir.ir_walk import walk_all
+from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 
@@ -57,8 +58,7 @@ PURE_OPS = {"scf.for", "scf.if", "scf.yield", "memref.alloca", "memref.alloc", "
             "vector.insert", "vector.shuffle", "vector.reduction", "vector.bitcast",
             "vector.shape_cast", "vector.from_elements", "vector.step", "vector.constant_mask",
             "vector.create_mask"}
-VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
-            "memref.collapse_shape", "memref.view")
+
 
 
 class ScalarReplace:
@@ -85,7 +85,7 @@ class ScalarReplace:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            noalias = _noalias_args(f)
+            noalias = noalias_args(f)
             # Innermost loops first: an inner loop's carried values leave loads and stores
             # around it that an outer loop may carry in turn.
             # Linear forms of index values, shared by the loops until the IR changes (a key
@@ -104,14 +104,6 @@ class ScalarReplace:
                     if isinstance(t, ir.VectorType) else 0)
             regs += max(1, -(-bits // self.register_bits))
         return regs <= self.budget
-
-
-def _noalias_args(f):
-    if "arg_attrs" not in f.attributes:
-        return []
-    args = f.regions[0].blocks[0].arguments
-    return [args[i] for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
-            if "llvm.noalias" in ir.DictAttr(d)]
 
 
 class _Access:
@@ -176,7 +168,7 @@ def _accesses(loop, noalias, memo):
         if name in ACCESSES:
             m, first, store = ACCESSES[name]
             base = op.operands[m]
-            root, direct = _root(base, noalias)
+            buffer_root, direct = root(base, noalias)
             analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
             index = [_linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
             shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
@@ -184,10 +176,10 @@ def _accesses(loop, noalias, memo):
                      if name == "vector.load" else [])
             rank = ir.MemRefType(base.type).rank
             extent = [1] * (rank - len(shape)) + shape
-            out.append(_Access(op, root, index, extent, store))
+            out.append(_Access(op, buffer_root, index, extent, store))
         elif name in OTHER_ACCESSES:
             for m, store in OTHER_ACCESSES[name]:
-                out.append(_Access(op, _root(op.operands[m], noalias)[0], store=store))
+                out.append(_Access(op, root(op.operands[m], noalias)[0], store=store))
         elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
             return None
     return out
@@ -204,22 +196,6 @@ def _disjoint_rows(mtype) -> bool:
             return False
         span = stride * size
     return True
-
-
-def _root(buffer, noalias):
-    """((root, shared), whether `buffer` is the root itself). A root is an alloc or a function
-    argument; `shared` arguments (not `llvm.noalias`) may alias each other."""
-    value, direct = buffer, True
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in VIEW_OPS:
-        value, direct = value.owner.operation.operands[0], False
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        if owner.owner.operation.name != "func.func":
-            return (None, True), False
-        return (value, value not in noalias), direct
-    if owner.operation.name in ("memref.alloc", "memref.alloca"):
-        return (value, False), direct
-    return (None, True), False
 
 
 def _linear(value, memo=None):

@@ -6,7 +6,8 @@ layout, CPU and features (cpu_target.py)."""
 from mlir import ir
 
 from tir_mlir.errors import BuildError
-from tir_mlir.passes.lowering.common import functions, run_pipeline, walk
+from tir_mlir.ir_walk import walk_all
+from tir_mlir.passes.lowering.common import functions, run_pipeline
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
@@ -68,7 +69,7 @@ def _align_allocations(f):
     """Local and global buffers start on a cache line (TVM aligns its workspaces to 64 bytes
     too): a vector store into a stack buffer at an arbitrary 16-byte offset splits across two
     lines every time."""
-    for op in walk(f):
+    for op in walk_all(f):
         if op.name in ("memref.alloc", "memref.alloca") and "alignment" not in op.attributes:
             op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                             ALIGNMENT)
@@ -80,18 +81,21 @@ def _dissolve_alloca_scopes(f):
     or an `if` (and canonicalize keeps a scope holding a call). tir-to-affine already hoisted
     the buffers to the start of the parallel body: move those allocas up to the `omp.parallel`
     region (one buffer per thread, allocated once) and inline the scope."""
-    for scope in [o for o in walk(f) if o.name == "memref.alloca_scope"]:
+    # (Native walks and an insertion point: wrapping omp ops in their Python classes would
+    # import the llvm dialect's Python module, ~30 ms of a fresh process's first build.)
+    for scope in [o for o in walk_all(f) if o.name == "memref.alloca_scope"]:
         if len(scope.results):
             raise BuildError("memref.alloca_scope with results cannot be lowered")
         owner = scope.parent
         while owner.name not in ("omp.parallel", "func.func"):
             owner = owner.parent
-        top = owner.regions[0].blocks[0]
+        top = ir.InsertionPoint.at_block_begin(owner.regions[0].blocks[0])
         body = scope.regions[0].blocks[0]
         for o in list(body.operations)[:-1]:
             o = o.operation
             if o.name == "memref.alloca" and not len(o.operands):
-                o.move_before(list(top.operations)[0].operation)
+                o.detach_from_parent()
+                top.insert(o)
             else:
                 o.move_before(scope)
         scope.erase()
