@@ -1,0 +1,78 @@
+"""CUDA tensor-core intrinsics (WMMA, sm_70+; 16x16x16 tiles, fp16 in, fp32 accumulate), under
+TVM's names:
+
+    wmma_fill_16x16x16_f32            C_frag[0:16, 0:16] = 0             (wmma.accumulator)
+    wmma_load_16x16x16_f16_a_shared   A_frag[0:16, 0:16] = A_shared[..]  (wmma.matrix_a)
+    wmma_load_16x16x16_f16_b_shared   B_frag[0:16, 0:16] = B_shared[..]  (wmma.matrix_b)
+    wmma_sync_16x16x16_f16f16f32      C_frag += A_frag @ B_frag          (f16 x f16 -> f32)
+    wmma_store_16x16x16_f32_global    C[..] = C_frag[0:16, 0:16]         (and _f32_shared)
+
+A fragment buffer (scope `wmma.*`) holds 16x16 tiles, each spread over the 32 threads of a warp:
+the tensorized blocks run once per warp (no loop around them bound to the warp's lanes), as in
+TVM. The descs are TVM's. The impls are the same loop nests with the loop annotated
+`tir_mlir.wmma` = the operation: tensorize rebinds them to the target buffers, compaction and
+barrier placement see ordinary accesses, and `gpu-lower-wmma` (passes/lowering/gpu_wmma.py)
+turns each annotated nest into one `nvvm.wmma.*` op over the tile, the fragment buffers into the
+registers each thread holds (8 per 16x16 tile).
+"""
+from tir_mlir.schedule.tensor_intrin import TensorIntrin
+
+WMMA_ATTR = "tir_mlir.wmma"
+
+
+def _buf(name, shape, dtype, scope):
+    return (f'    {name} = T.match_buffer({name.lower()}, ({shape[0]}, {shape[1]}), "{dtype}", '
+            f'align=64, offset_factor=16, scope="{scope}")\n')
+
+
+def _func(name, params, body, reads, writes, block=None, op=None):
+    """desc (block=name of the inner block) or impl (op=the wmma operation) text."""
+    args = ", ".join(f"{p.lower()}: T.handle" for p, *_ in params)
+    text = f"@T.prim_func\ndef {name}({args}):\n"
+    text += "".join(_buf(*p) for p in params)
+    text += f"    with T.block(\"root\"):\n        T.reads({reads})\n        T.writes({writes})\n"
+    loops = ["i", "j", "k"][:3 if "k" in body else 2]
+    if block is not None:
+        text += f"        for {', '.join(loops)} in T.grid({', '.join(['16'] * len(loops))}):\n"
+        text += f"            with T.block(\"{block}\"):\n"
+        text += f"                {', '.join('v' + x for x in loops)} = T.axis.remap(" \
+                f"\"{'SSR'[:len(loops)]}\", [{', '.join(loops)}])\n"
+        stmt = body
+        for x in loops:
+            stmt = stmt.replace(f"[{x}", f"[v{x}").replace(f", {x}]", f", v{x}]")
+        text += f"                {stmt}\n"
+    else:
+        text += f"        for {loops[0]} in T.serial(16, annotations={{\"{WMMA_ATTR}\": \"{op}\"}}):\n"
+        for depth, x in enumerate(loops[1:]):
+            text += "    " * (depth + 3) + f"for {x} in T.serial(16):\n"
+        text += "    " * (len(loops) + 2) + body + "\n"
+    return text
+
+
+def _register(name, params, body, reads, writes, block, op):
+    desc = _func(name + "_desc", params, body, reads, writes, block=block)
+    impl = _func(name + "_impl", params, body, reads, writes, op=op)
+    TensorIntrin.register(name, desc, impl)
+
+
+FRAG_A, FRAG_B, ACC = "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"
+
+for _m in ("a", "b"):
+    _register(f"wmma_load_16x16x16_f16_{_m}_shared",
+              [("A", (16, 16), "float16", "shared"),
+               ("C", (16, 16), "float16", FRAG_A if _m == "a" else FRAG_B)],
+              "C[i, j] = A[i, j]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", f"load_{_m}")
+
+_register("wmma_fill_16x16x16_f32", [("C", (16, 16), "float32", ACC)],
+          "C[i, j] = T.float32(0)", "", "C[0:16, 0:16]", "init", "fill")
+
+for _scope in ("global", "shared"):
+    _register(f"wmma_store_16x16x16_f32_{_scope}",
+              [("A", (16, 16), "float32", ACC), ("C", (16, 16), "float32", _scope)],
+              "C[i, j] = A[i, j]", "A[0:16, 0:16]", "C[0:16, 0:16]", "store", "store")
+
+_register("wmma_sync_16x16x16_f16f16f32",
+          [("A", (16, 16), "float16", FRAG_A), ("B", (16, 16), "float16", FRAG_B),
+           ("C", (16, 16), "float32", ACC)],
+          'C[i, j] = C[i, j] + T.Cast("float32", A[i, k]) * T.Cast("float32", B[k, j])',
+          "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "sync")
