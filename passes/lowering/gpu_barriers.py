@@ -20,6 +20,7 @@ from mlir.dialects import gpu
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.passes.lowering.common import functions, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
+from tir_mlir.passes.lowering.gpu_wmma import wmma_op
 
 LOOPS = ("affine.for", "scf.for")
 IFS = ("affine.if", "scf.if")
@@ -110,7 +111,7 @@ class _Sync:
         for op in [o.operation for o in block.operations]:
             if op.name == "gpu.barrier":
                 pending = []
-            elif op.name in LOOPS:
+            elif op.name in LOOPS and not wmma_op(op):   # a tensor-core tile: one warp op
                 pending = self._loop(op, pending)
             else:
                 mine = self.accesses(op)
@@ -137,7 +138,7 @@ class _Sync:
         head = []
         for op in [o.operation for o in block.operations]:
             if op.name == "gpu.barrier" or any(o.name == "gpu.barrier" for o in walk(op)):
-                if op.name in LOOPS:
+                if op.name in LOOPS and not wmma_op(op):
                     head += self._head(op.regions[0].blocks[0])
                 return head
             head += self.accesses(op)

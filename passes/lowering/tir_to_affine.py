@@ -26,6 +26,8 @@ from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_e
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
+# A buffer's scope, kept on its allocation (tir.* attributes are dropped here).
+SCOPE_ATTR = "tir_mlir.scope"
 
 
 class TirToAffine:
@@ -310,5 +312,7 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
+        if "tir.scope" in op.attributes:  # the GPU lowering tells tensor-core fragments by it
+            new.operation.attributes[SCOPE_ATTR] = op.attributes["tir.scope"]
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
