@@ -44,9 +44,7 @@ class GpuLowerWmma:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             nests = [o for o in walk(f) if wmma_op(o)]
-            if not nests:
-                continue
-            frags = _fragments(f, nests)
+            frags = _fragments(f)
             for nest in nests:
                 _Lowering(nest, frags).run()
                 nest.erase()
@@ -61,7 +59,7 @@ def _scope(value) -> str:
     return ir.StringAttr(owner.attributes[SCOPE_ATTR]).value
 
 
-def _fragments(f, nests) -> dict:
+def _fragments(f) -> dict:
     """{fragment buffer: its register buffer}, after checking only the nests touch them."""
     frags = {}
     for op in walk(f):

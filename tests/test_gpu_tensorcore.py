@@ -1,0 +1,117 @@
+"""Tensor cores: the WMMA intrinsics (TVM's names) in a hand schedule, lowered to nvvm.wmma ops;
+the PTX is assembled by ptxas for sm_80 and sm_90, and the kernel is run in the SIMT simulator
+(tests/gpu_sim_wmma.py) against numpy. Running on a GPU: tests/test_gpu_device.py."""
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from gpu_sim import Race, simulate
+from tir_mlir.errors import BuildError, ScheduleError
+from tir_mlir.ir_walk import walk
+from tir_mlir.passes.lowering.pipeline import emit_text, lower
+from tir_mlir.schedule.tensor_intrin import TensorIntrin
+
+ROOT = Path(__file__).resolve().parent.parent
+PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if Path("/usr/local/bin/ptxas").exists()
+                                  else None)
+_spec = importlib.util.spec_from_file_location("gpu_tensorcore",
+                                               ROOT / "examples" / "gpu_tensorcore.py")
+example = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(example)
+
+NAMES = ["wmma_fill_16x16x16_f32", "wmma_load_16x16x16_f16_a_shared",
+         "wmma_load_16x16x16_f16_b_shared", "wmma_sync_16x16x16_f16f16f32",
+         "wmma_store_16x16x16_f32_global", "wmma_store_16x16x16_f32_shared"]
+
+
+def scheduled(n=128, **kw):
+    return example.wmma_matmul(tir_mlir.Schedule(example.matmul_f16(n)), **kw)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_intrinsics_are_registered_under_tvms_names(name):
+    intrin = TensorIntrin.get(name)
+    assert "tir_mlir.wmma" in intrin.impl.script()
+    assert "tir_mlir.wmma" not in intrin.desc.script()
+
+
+def test_tensorized_blocks_print_the_annotated_tiles():
+    text = scheduled().mod.script()
+    for op in ("fill", "load_a", "load_b", "sync", "store"):
+        assert f'annotations={{"tir_mlir.wmma": "{op}"}}' in text
+    assert 'scope="wmma.accumulator"' in text and 'scope="wmma.matrix_a"' in text
+
+
+@pytest.mark.parametrize("warps,frags,k_frags", [((2, 2), (2, 2), 2), ((1, 2), (2, 1), 1)])
+def test_simulated_kernel_matches_numpy(warps, frags, k_frags):
+    n = 128
+    sch = scheduled(n, warps=warps, frags=frags, k_frags=k_frags)
+    gpu = lower(sch.mod.module, "cuda", "gpu")
+    text = str(gpu)
+    assert text.count("nvvm.wmma.mma") == 1 and "nvvm.wmma.store" in text
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    c = np.full((n, n), np.nan, np.float32)
+    sim = simulate(gpu, a, b, c)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-3)
+    assert sim.barriers > 0
+
+
+def test_missing_barrier_is_a_race_in_the_simulator():
+    """The barrier between the shared fetch and the fragment loads is what makes it right."""
+    gpu = lower(scheduled().mod.module, "cuda", "gpu")
+    barriers = [o for o in walk(gpu.operation) if o.name == "gpu.barrier"]
+    assert barriers
+    barriers[0].erase()
+    a = np.ones((128, 128), np.float16)
+    with pytest.raises(Race):
+        simulate(gpu, a, a.copy(), np.zeros((128, 128), np.float32))
+
+
+@pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_ptx_has_wmma_and_assembles(arch, tmp_path):
+    ptx = emit_text(scheduled(256).mod.module, "ptx", f"cuda -arch={arch}")
+    assert f".target {arch}" in ptx
+    assert ptx.count("wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32") == 8   # 2x2 tiles x 2 k
+    assert "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16" in ptx
+    assert "wmma.load.b.sync.aligned.row.m16n16k16.shared.f16" in ptx
+    assert "wmma.store.d.sync.aligned.row.m16n16k16" in ptx
+    (tmp_path / "k.ptx").write_text(ptx)
+    p = subprocess.run([PTXAS, f"-arch={arch}", "-v", str(tmp_path / "k.ptx"), "-o",
+                        str(tmp_path / "k.cubin")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "0 bytes stack frame" in p.stderr       # the fragments live in registers
+    assert "8192 bytes smem" in p.stderr           # 64x32 + 32x64 halves
+
+
+def test_fragment_read_by_an_untensorized_block_is_refused():
+    sch = tir_mlir.Schedule(example.matmul_f16(64))
+    c = sch.get_block("C")
+    frag = sch.cache_read(c, 0, "wmma.matrix_a")
+    i, _, _ = sch.get_loops(c)
+    sch.bind(i, "threadIdx.x")
+    sch.compute_at(frag, i)
+    with pytest.raises(BuildError, match="accessed outside a tensor-core intrinsic"):
+        lower(sch.mod.module, "cuda", "gpu")
+
+
+def test_wrong_intrinsic_for_the_tile_is_refused():
+    sch = tir_mlir.Schedule(example.matmul_f16(64))
+    c = sch.get_block("C")
+    acc = sch.cache_write(c, 0, "wmma.accumulator")
+    r, col = sch.get_loops(acc)
+    r0, r1 = sch.split(r, [None, 16])
+    c0, c1 = sch.split(col, [None, 16])
+    sch.reorder(r0, c0, r1, c1)
+    before = sch.mod.script()
+    with pytest.raises(ScheduleError, match="does not match intrinsic"):
+        sch.tensorize(r1, "wmma_load_16x16x16_f16_a_shared")     # f16, the tile is f32
+    assert sch.mod.script() == before
