@@ -84,7 +84,6 @@ def _fragments(f) -> dict:
         with ir.InsertionPoint(op), op.location:
             new = memref.AllocaOp(ir.MemRefType.get(shape, elem, memory_space=t.memory_space),
                                   [], [])
-        new.operation.attributes[SCOPE_ATTR] = ir.StringAttr.get("local")
         frags[buf] = new.result
     return frags
 

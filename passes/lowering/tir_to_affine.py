@@ -26,7 +26,7 @@ from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_e
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
-# A buffer's scope, kept on its allocation (tir.* attributes are dropped here).
+# A tensor-core fragment's scope, kept on its allocation (tir.* attributes are dropped here).
 SCOPE_ATTR = "tir_mlir.scope"
 
 
@@ -312,7 +312,8 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
-        if "tir.scope" in op.attributes:  # the GPU lowering tells tensor-core fragments by it
-            new.operation.attributes[SCOPE_ATTR] = op.attributes["tir.scope"]
+        scope = op.attributes["tir.scope"] if "tir.scope" in op.attributes else None
+        if scope is not None and ir.StringAttr(scope).value.startswith("wmma."):
+            new.operation.attributes[SCOPE_ATTR] = scope   # gpu-lower-wmma finds fragments by it
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
