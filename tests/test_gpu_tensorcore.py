@@ -84,6 +84,8 @@ def test_ptx_has_wmma_and_assembles(arch, tmp_path):
     assert "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16" in ptx
     assert "wmma.load.b.sync.aligned.row.m16n16k16.shared.f16" in ptx
     assert "wmma.store.d.sync.aligned.row.m16n16k16" in ptx
+    # wmma.load needs 32-byte aligned addresses: the tiles' shared buffers are aligned so
+    assert ptx.count(".shared .align 32 .b8") == 2
     (tmp_path / "k.ptx").write_text(ptx)
     p = subprocess.run([PTXAS, f"-arch={arch}", "-v", str(tmp_path / "k.ptx"), "-o",
                         str(tmp_path / "k.cubin")], capture_output=True, text=True)
