@@ -187,7 +187,7 @@ def time_torch(fn, torch, reps=20):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dry", action="store_true", help="build every kernel to PTX, no GPU")
-    ap.add_argument("--arch", default="sm_80", help="GPU architecture (default sm_80)")
+    ap.add_argument("--arch", help="GPU architecture (default: the GPU's; sm_80 for --dry)")
     ap.add_argument("--only", help="comma-separated kernel names")
     ns = ap.parse_args()
     from tir_mlir.runtime import cuda
@@ -198,9 +198,10 @@ def main():
     chosen = kernels()
     if ns.only:
         chosen = {k: v for k, v in chosen.items() if k in ns.only.split(",")}
-    target = f"cuda -arch={ns.arch}"
+    arch = ns.arch or ("sm_80" if ns.dry else cuda.device_arch())
+    target = f"cuda -arch={arch}"
     if ns.dry:
-        return dry(chosen, target, ns.arch)
+        return dry(chosen, target, arch)
     return run(chosen, target)
 
 

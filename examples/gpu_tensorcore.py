@@ -103,7 +103,8 @@ def main():
     a = rng.standard_normal((n, n)).astype(np.float16)
     b = rng.standard_normal((n, n)).astype(np.float16)
     c = np.zeros((n, n), np.float32)
-    lib = tir_mlir.build(sch.mod, target="cuda")
+    from tir_mlir.runtime.cuda import device_arch
+    lib = tir_mlir.build(sch.mod, target=f"cuda -arch={device_arch()}")
     lib["matmul_f16"](a, b, c)
     ref = a.astype(np.float32) @ b.astype(np.float32)
     print("max abs error", float(np.abs(c - ref).max()))

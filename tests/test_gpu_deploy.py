@@ -45,6 +45,28 @@ def test_export_embeds_a_cubin_and_loads_without_a_gpu(tmp_path):
             loaded["vector_add"](*[np.ones(4096, np.float32)] * 3)
 
 
+@pytest.mark.parametrize("built,device,ok", [("sm_80", "sm_80", True), ("sm_80", "sm_86", True),
+                                             ("sm_86", "sm_80", False), ("sm_80", "sm_90", False),
+                                             ("sm_90a", "sm_90", True), ("sm_90a", "sm_100", False)])
+def test_which_gpus_run_a_cubin(built, device, ok):
+    from tir_mlir.runtime.cuda_library import runs_on
+    assert runs_on(built, device) is ok
+
+
+@needs_tools
+def test_a_cubin_for_another_gpu_is_refused_before_loading(tmp_path):
+    _, path = exported(tmp_path, arch="sm_90")
+    out = _run(STUB + f'''
+lib = tir_mlir.load_module(sys.argv[2])
+try:
+    lib["vector_add"](*[np.ones(4096, np.float32)] * 3)
+except RuntimeCallError as e:
+    print(str(e).split(": ", 1)[1], counter("n_cubin_loaded"))
+''', _stub(tmp_path), path)
+    assert " ".join(out) == ("its kernels are cubins for sm_90, which this GPU (sm_80) cannot "
+                             "run; export it with target=\"cuda -arch=sm_80\" 0")
+
+
 @needs_tools
 def test_a_changed_library_is_refused(tmp_path):
     _, path = exported(tmp_path)
@@ -57,6 +79,7 @@ STUB = '''
 import ctypes, sys, numpy as np
 stub = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)   # takes the place of libcuda.so.1
 import tir_mlir
+from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import cuda
 def counter(name):
     return ctypes.c_int.in_dll(stub, name).value

@@ -116,13 +116,28 @@ class DeviceArray:
 
 
 def from_dlpack(x) -> "DeviceArray":
-    """A view of a CUDA DLPack tensor (torch/cupy) as a DeviceArray: no copy."""
+    """A view of a CUDA DLPack tensor (torch/cupy) as a DeviceArray: no copy. The producer's
+    work queued on the default stream (what `__dlpack__()` with no stream assumes) is waited
+    for: the kernels run on streams of their own."""
     t = dlpack.Tensor(x)
     if t.device_type not in (dlpack.CUDA, dlpack.CUDA_MANAGED):
         t.close()
         raise RuntimeCallError(f"from_dlpack: the tensor is on device type {t.device_type}, "
                                f"not a CUDA GPU")
-    return DeviceArray.view(t.ptr, t.shape, t.dtype, t)
+    view = DeviceArray.view(t.ptr, t.shape, t.dtype, t)
+    view._rt.mgpuStreamSynchronize(None)
+    return view
+
+
+def device_arch(device=0) -> str:
+    """The GPU's architecture, "sm_90" for compute capability 9.0."""
+    _runtime()
+    lib = ctypes.CDLL(DRIVER)
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    if lib.cuInit(0) or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device) or \
+            lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device):
+        raise RuntimeCallError("cannot query the GPU's compute capability")
+    return f"sm_{major.value}{minor.value}"
 
 
 def array(a: np.ndarray) -> DeviceArray:

@@ -97,6 +97,18 @@ def export(module, path, target):
                           "global_bytes": module.global_bytes})
 
 
+def runs_on(built: str, device: str) -> bool:
+    """Whether a cubin for `built` runs on a `device` GPU: same major version, minor at least
+    the cubin's (an sm_80 cubin runs on sm_86, not on sm_90)."""
+    def cc(arch):
+        digits = "".join(ch for ch in arch if ch.isdigit())
+        return int(digits[:-1]), int(digits[-1])
+    if built.endswith("a"):                 # sm_90a: that GPU only
+        return built[:-1] == device
+    (bm, bn), (dm, dn) = cc(built), cc(device)
+    return bm == dm and dn >= bn
+
+
 def target_of(path) -> str:
     """The target an exported library was built for ("llvm" for CPU libraries)."""
     try:
@@ -129,8 +141,12 @@ class _LibraryBackend:
 
     @functools.cached_property
     def lib(self):
-        from tir_mlir.runtime.cuda import _runtime
-        _runtime()                      # the driver must be there before the cubin loads
+        from tir_mlir.runtime.cuda import device_arch
+        built, here = arch_of(target_of(self.path)), device_arch()
+        if not runs_on(built, here):
+            raise RuntimeCallError(f"{self.path}: its kernels are cubins for {built}, which this "
+                                   f"GPU ({here}) cannot run; export it with "
+                                   f"target=\"cuda -arch={here}\"")
         functions, copy = artifact.read_meta(self.path)
         try:
             lib = ctypes.CDLL(copy)

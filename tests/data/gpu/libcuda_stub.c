@@ -8,7 +8,7 @@ long last_launch[8];
 int n_launch, n_ptx_loaded, n_alloc, n_cubin_loaded;
 CUresult cuInit(unsigned f){return 0;}
 CUresult cuDeviceGet(int *d, int o){*d=0;return 0;}
-CUresult cuDeviceGetAttribute(int *v, int a, int d){*v=0;return 0;}
+CUresult cuDeviceGetAttribute(int *v, int a, int d){*v=(a==75)?8:0;return 0;}  // an sm_80
 CUresult cuDevicePrimaryCtxRetain(void **c, int d){*c=(void*)1;return 0;}
 CUresult cuCtxPushCurrent_v2(void *c){return 0;}
 CUresult cuCtxPopCurrent_v2(void **c){if(c)*c=0;return 0;}
