@@ -117,3 +117,14 @@ def test_wrong_intrinsic_for_the_tile_is_refused():
     with pytest.raises(ScheduleError, match="does not match intrinsic"):
         sch.tensorize(r1, "wmma_load_16x16x16_f16_a_shared")     # f16, the tile is f32
     assert sch.mod.script() == before
+
+
+def test_printed_module_and_trace_replay_give_the_same_kernel():
+    sch = scheduled()
+    ptx = emit_text(sch.mod.module, "ptx", "cuda -arch=sm_80")
+    reparsed = tir_mlir.parse(sch.mod.script())
+    assert emit_text(reparsed.module, "ptx", "cuda -arch=sm_80") == ptx
+    assert 'sch.tensorize(' in str(sch.trace) and '"wmma_sync_16x16x16_f16f16f32"' in str(sch.trace)
+    replayed = tir_mlir.Schedule(example.matmul_f16(128))
+    tir_mlir.Trace.from_json(sch.trace.as_json()).apply_to_schedule(replayed)
+    assert replayed.mod.script() == sch.mod.script()

@@ -26,26 +26,25 @@ def _buf(name, shape, dtype, scope):
 
 
 def _func(name, params, body, reads, writes, block=None, op=None):
-    """desc (block=name of the inner block) or impl (op=the wmma operation) text."""
+    """desc (`block`: the name of its inner block) or impl (`op`: the annotation) text; `body`
+    is a statement with {i}, {j}, {k} for the tile's indices."""
     args = ", ".join(f"{p.lower()}: T.handle" for p, *_ in params)
     text = f"@T.prim_func\ndef {name}({args}):\n"
     text += "".join(_buf(*p) for p in params)
     text += f"    with T.block(\"root\"):\n        T.reads({reads})\n        T.writes({writes})\n"
-    loops = ["i", "j", "k"][:3 if "k" in body else 2]
+    loops = ["i", "j", "k"] if "{k}" in body else ["i", "j"]
     if block is not None:
+        iters = [f"v{x}" for x in loops]
         text += f"        for {', '.join(loops)} in T.grid({', '.join(['16'] * len(loops))}):\n"
         text += f"            with T.block(\"{block}\"):\n"
-        text += f"                {', '.join('v' + x for x in loops)} = T.axis.remap(" \
-                f"\"{'SSR'[:len(loops)]}\", [{', '.join(loops)}])\n"
-        stmt = body
-        for x in loops:
-            stmt = stmt.replace(f"[{x}", f"[v{x}").replace(f", {x}]", f", v{x}]")
-        text += f"                {stmt}\n"
+        text += f"                {', '.join(iters)} = T.axis.remap(\"{'SSR'[:len(loops)]}\", " \
+                f"[{', '.join(loops)}])\n"
+        text += "                " + body.format(**dict(zip(loops, iters))) + "\n"
     else:
-        text += f"        for {loops[0]} in T.serial(16, annotations={{\"{WMMA_ATTR}\": \"{op}\"}}):\n"
+        text += f"        for i in T.serial(16, annotations={{\"{WMMA_ATTR}\": \"{op}\"}}):\n"
         for depth, x in enumerate(loops[1:]):
             text += "    " * (depth + 3) + f"for {x} in T.serial(16):\n"
-        text += "    " * (len(loops) + 2) + body + "\n"
+        text += "    " * (len(loops) + 2) + body.format(**{x: x for x in loops}) + "\n"
     return text
 
 
@@ -61,18 +60,19 @@ for _m in ("a", "b"):
     _register(f"wmma_load_16x16x16_f16_{_m}_shared",
               [("A", (16, 16), "float16", "shared"),
                ("C", (16, 16), "float16", FRAG_A if _m == "a" else FRAG_B)],
-              "C[i, j] = A[i, j]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", f"load_{_m}")
+              "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", f"load_{_m}")
 
 _register("wmma_fill_16x16x16_f32", [("C", (16, 16), "float32", ACC)],
-          "C[i, j] = T.float32(0)", "", "C[0:16, 0:16]", "init", "fill")
+          "C[{i}, {j}] = T.float32(0)", "", "C[0:16, 0:16]", "init", "fill")
 
 for _scope in ("global", "shared"):
     _register(f"wmma_store_16x16x16_f32_{_scope}",
               [("A", (16, 16), "float32", ACC), ("C", (16, 16), "float32", _scope)],
-              "C[i, j] = A[i, j]", "A[0:16, 0:16]", "C[0:16, 0:16]", "store", "store")
+              "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "store", "store")
 
 _register("wmma_sync_16x16x16_f16f16f32",
           [("A", (16, 16), "float16", FRAG_A), ("B", (16, 16), "float16", FRAG_B),
            ("C", (16, 16), "float32", ACC)],
-          'C[i, j] = C[i, j] + T.Cast("float32", A[i, k]) * T.Cast("float32", B[k, j])',
+          'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
+          ' * T.Cast("float32", B[{k}, {j}])',
           "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "sync")
