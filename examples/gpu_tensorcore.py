@@ -1,8 +1,10 @@
 """A hand-scheduled fp16 matmul on tensor cores (WMMA 16x16x16, fp32 accumulation) with shared
-tiles; docs/gpu.md walks through it.
+tiles; docs/gpu.md walks through it. `kind="mma"` uses mma.sync (m16n8k16) instead, also for
+bf16 operands.
 
     python examples/gpu_tensorcore.py                 # PTX for sm_80 and sm_90 (ptxas checks it)
     python examples/gpu_tensorcore.py --run [N]       # run an N^3 matmul on the GPU (N=1024)
+    python examples/gpu_tensorcore.py --mma --bf16    # mma.sync, bf16 operands
 """
 import shutil
 import subprocess
@@ -16,9 +18,9 @@ import tir_mlir
 
 PROGRAM = '''
 @T.prim_func
-def matmul_f16(A: T.Buffer((N, N), "float16"), B: T.Buffer((N, N), "float16"),
-               C: T.Buffer((N, N), "float32")):
-    T.func_attr({"global_symbol": "matmul_f16", "tir.noalias": True})
+def matmul_SHORT(A: T.Buffer((N, N), "DTYPE"), B: T.Buffer((N, N), "DTYPE"),
+                 C: T.Buffer((N, N), "float32")):
+    T.func_attr({"global_symbol": "matmul_SHORT", "tir.noalias": True})
     for i, j, k in T.grid(N, N, N):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -28,16 +30,40 @@ def matmul_f16(A: T.Buffer((N, N), "float16"), B: T.Buffer((N, N), "float16"),
 '''
 
 
+SHORT = {"float16": "f16", "bfloat16": "bf16"}
+
+
+def matmul(n: int, dtype="float16"):
+    """C = A @ B for n x n A, B of `dtype` (n a multiple of 64), fp32 C: `matmul_f16`..."""
+    return tir_mlir.parse(PROGRAM.replace("SHORT", SHORT[dtype]).replace("DTYPE", dtype)
+                          .replace("N", str(n)))
+
+
 def matmul_f16(n: int):
-    """C = A @ B for n x n fp16 A, B (n a multiple of 64), fp32 C."""
-    return tir_mlir.parse(PROGRAM.replace("N", str(n)))
+    return matmul(n, "float16")
 
 
-def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2):
+def intrinsics(kind="wmma", dtype="float16") -> dict:
+    """The tensor intrinsics of each step: TVM's WMMA ones (fp16), or the mma.sync ones."""
+    s = SHORT[dtype]
+    if kind == "wmma":
+        if dtype != "float16":
+            raise ValueError("the WMMA intrinsics take fp16 operands; use kind='mma' for bf16")
+        return {"fill": "wmma_fill_16x16x16_f32", "sync": "wmma_sync_16x16x16_f16f16f32",
+                "load_a": "wmma_load_16x16x16_f16_a_shared",
+                "load_b": "wmma_load_16x16x16_f16_b_shared",
+                "store": "wmma_store_16x16x16_f32_global"}
+    return {"fill": "mma_fill_16x16_f32", "sync": f"mma_sync_16x16x16_{s}{s}f32",
+            "load_a": f"mma_load_16x16_{s}_a_shared", "load_b": f"mma_load_16x16_{s}_b_shared",
+            "store": "mma_store_16x16_f32_global"}
+
+
+def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="float16"):
     """Thread block: warps[0] x warps[1] warps; each warp computes frags[0] x frags[1] 16x16
     tiles of C in accumulator fragments. Per k-tile of 16 * k_frags, the block stages its rows
     of A and columns of B in shared memory (a cooperative fetch by all its threads), each warp
     loads its operand fragments from there and multiplies them on the tensor cores."""
+    names = intrinsics(kind, dtype)
     c = sch.get_block("C")
     acc = sch.cache_write(c, 0, "wmma.accumulator")
     shared = [sch.cache_read(c, n, "shared") for n in (0, 1)]
@@ -62,11 +88,11 @@ def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2):
         sch.bind(tx, "threadIdx.x")
     mma = sch.blockize(it)               # the 16x16x16 multiply-accumulate of one tile
     init = sch.decompose_reduction(mma, k0)
-    sch.tensorize(init, "wmma_fill_16x16x16_f32")
-    sch.tensorize(mma, "wmma_sync_16x16x16_f16f16f32")
-    for f, name in zip(frag, ("a", "b")):
-        tensorize_tiles(sch, f, f"wmma_load_16x16x16_f16_{name}_shared")
-    tensorize_tiles(sch, acc, "wmma_store_16x16x16_f32_global")
+    sch.tensorize(init, names["fill"])
+    sch.tensorize(mma, names["sync"])
+    tensorize_tiles(sch, frag[0], names["load_a"])
+    tensorize_tiles(sch, frag[1], names["load_b"])
+    tensorize_tiles(sch, acc, names["store"])
     return sch
 
 
@@ -83,11 +109,14 @@ def main():
     from tir_mlir.passes.lowering.pipeline import emit_text
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     n = int(args[0]) if args else 1024
-    sch = wmma_matmul(tir_mlir.Schedule(matmul_f16(n)))
+    kind, dtype = ("mma" if "--mma" in sys.argv else "wmma"), \
+        ("bfloat16" if "--bf16" in sys.argv else "float16")
+    sch = wmma_matmul(tir_mlir.Schedule(matmul(n, dtype)), kind=kind, dtype=dtype)
+    fname = f"matmul_{SHORT[dtype]}"
     ptxas = shutil.which("ptxas")
     for arch in ("sm_80", "sm_90"):
         ptx = emit_text(sch.mod.module, "ptx", f"cuda -arch={arch}")
-        line = f"{arch}: {ptx.count('wmma.mma.sync')} wmma.mma.sync, " \
+        line = f"{arch}: {ptx.count('mma.sync')} mma.sync, " \
                f"{ptx.count('wmma.load')} wmma.load, {ptx.count('bar.sync')} bar.sync"
         if ptxas:
             with tempfile.TemporaryDirectory() as d:
@@ -99,16 +128,17 @@ def main():
         print(line)
     if "--run" not in sys.argv:
         return
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    c = np.zeros((n, n), np.float32)
+    from tir_mlir.dtypes import numpy_dtype
     from tir_mlir.runtime.cuda import device_arch
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(numpy_dtype(dtype))
+    b = rng.standard_normal((n, n)).astype(numpy_dtype(dtype))
+    c = np.zeros((n, n), np.float32)
     lib = tir_mlir.build(sch.mod, target=f"cuda -arch={device_arch()}")
-    lib["matmul_f16"](a, b, c)
+    lib[fname](a, b, c)
     ref = a.astype(np.float32) @ b.astype(np.float32)
     print("max abs error", float(np.abs(c - ref).max()))
-    t = lib.time_evaluator("matmul_f16", number=20, repeat=3)(a, b, c).median
+    t = lib.time_evaluator(fname, number=20, repeat=3)(a, b, c).median
     print(f"{t * 1e3:.3f} ms, {2 * n ** 3 / t / 1e12:.1f} TFLOP/s")
 
 

@@ -23,7 +23,7 @@ class Race(AssertionError):
 
 
 def _dtype(t):
-    if str(t) == "vector<2xf16>":           # a pair of halves (tensor-core operands)
+    if str(t) in ("vector<2xf16>", "vector<2xbf16>"):   # a pair (tensor-core operands)
         return np.complex64
     return DTYPES[str(t)]
 

@@ -1,19 +1,23 @@
 """Tensor-core ops in the SIMT simulator (tests/gpu_sim.py): `nvvm.wmma.load/mma/store` and the
-pointer arithmetic that feeds them, so a tensorized kernel's addresses, strides, fragment
-bookkeeping and barriers are checked numerically without a GPU.
+pointer arithmetic that feeds them, and `nvvm.mma.sync` (m16n8k16) with the lane id and pairs it
+takes, so a tensorized kernel's addresses, strides, fragment bookkeeping and barriers are
+checked numerically without a GPU.
 
 The simulator picks its own fragment layout (the hardware's is opaque, and the lowering never
 depends on it): of a 16x16 tile in row-major order, lane l of the warp holds the accumulator
 elements 8l..8l+7 and, as 8 pairs of halves, the operand elements 16(l%16)..16(l%16)+15 (lanes
 16-31 hold copies). A `vector<2xf16>` is one complex64 (real, imaginary: the two halves). Reads
 and writes of the tile are logged for the race detector as done by the lanes that hold them.
+mma.sync's layout is the real one (PTX ISA, passes/lowering/gpu_mma.py): the lowering loads and
+stores those elements itself, so the simulator must place them as the hardware does.
 """
 import numpy as np
 from mlir import ir
 
 WARP, REGS = 32, 8
 OPS = ("memref.extract_aligned_pointer_as_index", "llvm.inttoptr", "llvm.getelementptr",
-       "llvm.extractvalue", "nvvm.wmma.load", "nvvm.wmma.mma", "nvvm.wmma.store")
+       "llvm.extractvalue", "nvvm.wmma.load", "nvvm.wmma.mma", "nvvm.wmma.store",
+       "gpu.lane_id", "vector.from_elements", "llvm.bitcast", "nvvm.mma.sync")
 
 
 class Ptr:
@@ -54,8 +58,17 @@ def step(sim, op, ins, mask):
         _load(sim, op, ins, mask)
     elif name == "nvvm.wmma.mma":
         _mma(sim, op, ins, mask)
-    else:
+    elif name == "nvvm.wmma.store":
         _store(sim, ins, mask)
+    elif name == "gpu.lane_id":
+        env[op.results[0]] = sim.tid % WARP
+    elif name == "vector.from_elements":
+        env[op.results[0]] = (ins[0].astype(np.float32) + 1j * ins[1].astype(np.float32)) \
+            .astype(np.complex64)
+    elif name == "llvm.bitcast":            # a bf16 pair as the i32 mma.sync takes
+        env[op.results[0]] = ins[0]
+    else:
+        _mma_sync(sim, op, ins, mask)
 
 
 def _load(sim, op, ins, mask):
@@ -94,3 +107,26 @@ def _store(sim, ins, mask):
         tile = np.stack([v[lanes] for v in values], axis=1).reshape(-1)
         ptr.buf.flat[addr] = tile.astype(ptr.buf.flat.dtype)
         ptr.buf.log.append((addr, lanes[np.arange(256) // REGS], True))
+
+
+def _mma_sync(sim, op, ins, mask):
+    """D (16x8) = A (16x16) @ B (16x8) + C, each lane holding its elements as PTX lays them."""
+    a, b, c = ins[:4], ins[4:6], ins[6:10]
+    lane = np.arange(WARP)
+    g, t = lane // 4, lane % 4
+    out = np.zeros((4, sim.n), np.float32)
+    for lanes in _warps(sim, mask):
+        A, B, C = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
+        for r in range(4):                  # A: rows g (+8), columns 2t (+8), +1
+            v = a[r][lanes]
+            row, col = g + 8 * (r % 2), 2 * t + 8 * (r // 2)
+            A[row, col], A[row, col + 1] = v.real, v.imag
+        for s in range(2):                  # B: rows 2t (+8), +1, column g
+            v = b[s][lanes]
+            B[2 * t + 8 * s, g], B[2 * t + 8 * s + 1, g] = v.real, v.imag
+        for k in range(4):                  # C: rows g (+8), columns 2t, +1
+            C[g + 8 * (k // 2), 2 * t + k % 2] = c[k][lanes]
+        D = A.astype(np.float32) @ B.astype(np.float32) + C.astype(np.float32)
+        for k in range(4):
+            out[k, lanes] = D[g + 8 * (k // 2), 2 * t + k % 2]
+    sim.env[op.results[0]] = list(out)

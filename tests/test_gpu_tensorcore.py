@@ -1,6 +1,7 @@
-"""Tensor cores: the WMMA intrinsics (TVM's names) in a hand schedule, lowered to nvvm.wmma ops;
-the PTX is assembled by ptxas for sm_80 and sm_90, and the kernel is run in the SIMT simulator
-(tests/gpu_sim_wmma.py) against numpy. Running on a GPU: tests/test_gpu_device.py."""
+"""Tensor cores: the WMMA intrinsics (TVM's names) and the mma.sync ones (fp16, bf16) in a hand
+schedule, lowered to nvvm.wmma / nvvm.mma.sync ops; the PTX is assembled by ptxas for sm_80 and
+sm_90, and the kernel is run in the SIMT simulator (tests/gpu_sim_wmma.py) against numpy.
+Running on a GPU: tests/test_gpu_device.py."""
 import importlib.util
 import shutil
 import subprocess
@@ -26,11 +27,16 @@ _spec.loader.exec_module(example)
 
 NAMES = ["wmma_fill_16x16x16_f32", "wmma_load_16x16x16_f16_a_shared",
          "wmma_load_16x16x16_f16_b_shared", "wmma_sync_16x16x16_f16f16f32",
-         "wmma_store_16x16x16_f32_global", "wmma_store_16x16x16_f32_shared"]
+         "wmma_store_16x16x16_f32_global", "wmma_store_16x16x16_f32_shared",
+         "mma_fill_16x16_f32", "mma_load_16x16_f16_a_shared", "mma_load_16x16_bf16_b_shared",
+         "mma_sync_16x16x16_f16f16f32", "mma_sync_16x16x16_bf16bf16f32",
+         "mma_store_16x16_f32_global"]
+KINDS = [("wmma", "float16"), ("mma", "float16"), ("mma", "bfloat16")]
 
 
-def scheduled(n=128, **kw):
-    return example.wmma_matmul(tir_mlir.Schedule(example.matmul_f16(n)), **kw)
+def scheduled(n=128, kind="wmma", dtype="float16", **kw):
+    return example.wmma_matmul(tir_mlir.Schedule(example.matmul(n, dtype)), kind=kind,
+                               dtype=dtype, **kw)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -47,16 +53,21 @@ def test_tensorized_blocks_print_the_annotated_tiles():
     assert 'scope="wmma.accumulator"' in text and 'scope="wmma.matrix_a"' in text
 
 
+@pytest.mark.parametrize("kind,dtype", KINDS)
 @pytest.mark.parametrize("warps,frags,k_frags", [((2, 2), (2, 2), 2), ((1, 2), (2, 1), 1)])
-def test_simulated_kernel_matches_numpy(warps, frags, k_frags):
+def test_simulated_kernel_matches_numpy(kind, dtype, warps, frags, k_frags):
     n = 128
-    sch = scheduled(n, warps=warps, frags=frags, k_frags=k_frags)
+    sch = scheduled(n, kind, dtype, warps=warps, frags=frags, k_frags=k_frags)
     gpu = lower(sch.mod.module, "cuda", "gpu")
     text = str(gpu)
-    assert text.count("nvvm.wmma.mma") == 1 and "nvvm.wmma.store" in text
+    if kind == "wmma":
+        assert text.count("nvvm.wmma.mma") == 1 and "nvvm.wmma.store" in text
+    else:           # two m16n8k16 per 16x16 tile; loads and stores are the lanes' own
+        assert text.count("nvvm.mma.sync") == 2 and "nvvm.wmma" not in text
     rng = np.random.default_rng(1)
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
+    # bf16 buffers hold float32 values in the simulator: small integers, exact in bf16
+    a, b = ((rng.standard_normal((n, n)).astype(np.float16) if dtype == "float16" else
+             rng.integers(-4, 5, (n, n)).astype(np.float32)) for _ in range(2))
     c = np.full((n, n), np.nan, np.float32)
     sim = simulate(gpu, a, b, c)
     ref = a.astype(np.float32) @ b.astype(np.float32)
@@ -73,6 +84,28 @@ def test_missing_barrier_is_a_race_in_the_simulator():
     a = np.ones((128, 128), np.float16)
     with pytest.raises(Race):
         simulate(gpu, a, a.copy(), np.zeros((128, 128), np.float32))
+
+
+@pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("dtype,short", [("float16", "f16"), ("bfloat16", "bf16")])
+def test_mma_sync_ptx_assembles(arch, dtype, short, tmp_path):
+    ptx = emit_text(scheduled(256, "mma", dtype).mod.module, "ptx", f"cuda -arch={arch}")
+    assert ptx.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{short}.{short}.f32") == 16
+    assert "wmma" not in ptx
+    (tmp_path / "k.ptx").write_text(ptx)
+    p = subprocess.run([PTXAS, f"-arch={arch}", "-v", str(tmp_path / "k.ptx"), "-o",
+                        str(tmp_path / "k.cubin")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "0 bytes stack frame" in p.stderr
+
+
+def test_one_fragment_used_by_wmma_and_mma_is_refused():
+    sch = tir_mlir.Schedule(example.matmul(64))
+    example.wmma_matmul(sch, warps=(1, 1), frags=(1, 1), k_frags=1)
+    text = sch.mod.script().replace('"tir_mlir.wmma": "load_a"', '"tir_mlir.wmma": "mma_load_a"')
+    with pytest.raises(BuildError, match="used by both wmma_\\* and mma_\\* intrinsics"):
+        lower(tir_mlir.parse(text).module, "cuda", "gpu")
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")

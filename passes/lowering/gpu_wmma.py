@@ -23,10 +23,13 @@ from tir_mlir.dialect.ops import Loop
 from tir_mlir.intrinsics.cuda import WMMA_ATTR
 from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
 from tir_mlir.passes.lowering.gpu_limits import buffer_label
+from tir_mlir.passes.lowering.gpu_mma import MmaOps
+from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.tir_to_affine import SCOPE_ATTR
 
 FRAGMENT_SCOPES = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
-REGS = 8                                  # registers per thread per 16x16 tile (m16n16k16)
+REGS = 8                # registers per thread per 16x16 tile (wmma m16n16k16; accumulators)
+MMA_OPERAND_REGS = 4    # pairs of halves per thread per 16x16 operand tile (mma.sync m16n8k16)
 ROLE = {"load_a": "wmma.matrix_a", "load_b": "wmma.matrix_b"}
 
 
@@ -67,20 +70,30 @@ def _fragments(f) -> dict:
                 _scope(op.results[0]) not in FRAGMENT_SCOPES:
             continue
         buf = op.results[0]
+        kinds = set()
         for use in buf.uses:
             user = use.owner
-            if not any(wmma_op(p) for p in ancestors(user)):
+            nest = next((p for p in ancestors(user) if wmma_op(p)), None)
+            if nest is None:
                 raise build_error(user, f"buffer {buffer_label(buf)} in scope "
                                         f"'{_scope(buf)}' is accessed outside a tensor-core "
                                         f"intrinsic: tensorize every block that reads or writes "
-                                        f"it with a wmma_* intrinsic")
+                                        f"it with a wmma_* or mma_* intrinsic")
+            if wmma_op(nest) not in ("fill", "mma_fill"):        # a fill suits either layout
+                kinds.add("mma" if wmma_op(nest).startswith("mma_") else "wmma")
+        if len(kinds) > 1:
+            raise build_error(op, f"fragment {buffer_label(buf)} is used by both wmma_* and "
+                                  f"mma_* intrinsics, whose register layouts differ")
         t = ir.MemRefType(buf.type)
         if t.rank < 2 or t.shape[-1] % 16 or t.shape[-2] % 16:
             raise build_error(op, f"fragment {buffer_label(buf)} has shape {t.shape}: its last "
                                   f"two dimensions must be multiples of 16")
-        elem = ir.F32Type.get() if _scope(buf) == "wmma.accumulator" else \
-            ir.VectorType.get([2], ir.F16Type.get())
-        shape = list(t.shape[:-2]) + [t.shape[-2] // 16, t.shape[-1] // 16, REGS]
+        if _scope(buf) == "wmma.accumulator":
+            elem, regs = ir.F32Type.get(), REGS
+        else:       # pairs of halves; mma.sync operands hold 8 elements per thread, wmma's 16
+            elem = ir.VectorType.get([2], t.element_type)
+            regs = MMA_OPERAND_REGS if kinds == {"mma"} else REGS
+        shape = list(t.shape[:-2]) + [t.shape[-2] // 16, t.shape[-1] // 16, regs]
         with ir.InsertionPoint(op), op.location:
             new = memref.AllocaOp(ir.MemRefType.get(shape, elem, memory_space=t.memory_space),
                                   [], [])
@@ -88,7 +101,9 @@ def _fragments(f) -> dict:
     return frags
 
 
-class _Lowering:
+class _Lowering(MmaOps):
+    scope = staticmethod(_scope)
+
     def __init__(self, nest, frags):
         self.nest, self.frags, self.op = nest, frags, wmma_op(nest)
         self.ivs = [o.regions[0].blocks[0].arguments[0] for o in [nest, *walk(nest)]
@@ -106,7 +121,7 @@ class _Lowering:
             raise self.fail("expected one store in its nest")
         store = self.stores[0]
         with ir.InsertionPoint(self.nest), self.loc:
-            if self.op == "fill":
+            if self.op in ("fill", "mma_fill"):
                 self._fill(store)
             elif self.op in ROLE:
                 self._load(store)
@@ -114,6 +129,12 @@ class _Lowering:
                 self._sync(store)
             elif self.op == "store":
                 self._store(store)
+            elif self.op in ("mma_load_a", "mma_load_b"):
+                self._mma_load(store)
+            elif self.op == "mma_sync":
+                self._mma_sync(store)
+            elif self.op == "mma_store":
+                self._mma_store(store)
             else:
                 raise self.fail("unknown operation")
 
@@ -153,12 +174,15 @@ class _Lowering:
         tile = list(origin[:-2]) + [arith.divui(v, sixteen) for v in origin[-2:]]
         return regs, tile
 
+    def _check_memory(self, buf):
+        scope = _scope(buf)
+        if scope in FRAGMENT_SCOPES or address_space(buf.type) == "private":
+            raise self.fail(f"buffer {buffer_label(buf)} must be in shared or global memory, "
+                            f"not '{scope if scope in FRAGMENT_SCOPES else 'local'}'")
+
     def _pointer(self, buf, origin):
         """(pointer to the tile at `origin` of memory buffer `buf`, its row stride as i32)."""
-        scope = _scope(buf)
-        if scope in FRAGMENT_SCOPES or scope == "local":
-            raise self.fail(f"buffer {buffer_label(buf)} must be in shared or global memory, "
-                            f"not '{scope}'")
+        self._check_memory(buf)
         t = ir.MemRefType(buf.type)
         strides, offset = t.get_strides_and_offset()
         if any(s < 0 for s in strides) or offset < 0 or strides[-1] != 1:
@@ -178,7 +202,8 @@ class _Lowering:
     # --- registers ------------------------------------------------------------------------
 
     def _read_regs(self, regs, tile):
-        return [memref.load(regs, tile + [index_const(r, self.loc)]) for r in range(REGS)]
+        n = ir.MemRefType(regs.type).shape[-1]
+        return [memref.load(regs, tile + [index_const(r, self.loc)]) for r in range(n)]
 
     def _write_regs(self, regs, tile, values):
         for r, v in enumerate(values):
@@ -193,7 +218,7 @@ class _Lowering:
         buf, origin = self._access(store)
         regs, tile = self._tile(buf, origin, "wmma.accumulator")
         value = self._origin(store.operands[0])
-        self._write_regs(regs, tile, [value] * REGS)
+        self._write_regs(regs, tile, [value] * ir.MemRefType(regs.type).shape[-1])
 
     def _load(self, store):
         if len(self.loads) != 1:

@@ -76,3 +76,29 @@ _register("wmma_sync_16x16x16_f16f16f32",
           'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
           ' * T.Cast("float32", B[{k}, {j}])',
           "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "sync")
+
+# mma.sync (sm_80+): the same tiles and descs, each 16x16x16 product two m16n8k16 instructions,
+# fp16 or bf16 operands; fragments in the same scopes, held in the layout PTX documents
+# (passes/lowering/gpu_mma.py). A fragment is used by wmma_* or by mma_* intrinsics, not both.
+_register("mma_fill_16x16_f32", [("C", (16, 16), "float32", ACC)],
+          "C[{i}, {j}] = T.float32(0)", "", "C[0:16, 0:16]", "init", "mma_fill")
+
+for _scope in ("global", "shared"):
+    _register(f"mma_store_16x16_f32_{_scope}",
+              [("A", (16, 16), "float32", ACC), ("C", (16, 16), "float32", _scope)],
+              "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "store",
+              "mma_store")
+
+for _dtype, _short in (("float16", "f16"), ("bfloat16", "bf16")):
+    for _m in ("a", "b"):
+        _register(f"mma_load_16x16_{_short}_{_m}_shared",
+                  [("A", (16, 16), _dtype, "shared"),
+                   ("C", (16, 16), _dtype, FRAG_A if _m == "a" else FRAG_B)],
+                  "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load",
+                  f"mma_load_{_m}")
+    _register(f"mma_sync_16x16x16_{_short}{_short}f32",
+              [("A", (16, 16), _dtype, FRAG_A), ("B", (16, 16), _dtype, FRAG_B),
+               ("C", (16, 16), "float32", ACC)],
+              'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
+              ' * T.Cast("float32", B[{k}, {j}])',
+              "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "mma_sync")
