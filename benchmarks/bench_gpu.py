@@ -7,6 +7,7 @@
 Kernels (each checked against torch before it is timed):
   matmul_f32   4096^3 fp32, SIMT: 128x128 block tiles, 8x8 per thread, shared k-tiles
   matmul_f16   4096^3 fp16 -> fp32, tensor cores (WMMA) with shared tiles
+  matmul_bf16  4096^3 bf16 -> fp32, tensor cores (mma.sync m16n8k16), the same schedule
   softmax      4096x4096 fp32 rows, cross-thread max/sum reductions
   row_sum      4096x4096 fp32 -> 4096, cross-thread sum
   conv2d       NCHW fp32, 32x64x56x56, 64 3x3 filters (input pre-padded), one thread per output
@@ -124,6 +125,9 @@ def kernels():
         "matmul_f16": ("matmul_f16", gpu_tensorcore.wmma_matmul(
             S(gpu_tensorcore.matmul_f16(N)), warps=(2, 2), frags=(4, 4), k_frags=2).mod,
             2 * N ** 3, "TFLOP/s"),
+        "matmul_bf16": ("matmul_bf16", gpu_tensorcore.wmma_matmul(
+            S(gpu_tensorcore.matmul(N, "bfloat16")), warps=(2, 2), frags=(4, 4), k_frags=2,
+            kind="mma", dtype="bfloat16").mod, 2 * N ** 3, "TFLOP/s"),
         "softmax": ("softmax", gpu_schedules.softmax(S(tir_mlir.parse(SOFTMAX)), threads=256).mod,
                     2 * 4 * N * N, "GB/s"),
         "row_sum": ("row_sum", row_sum_schedule(S(tir_mlir.parse(ROW_SUM))).mod, 4 * N * N,
@@ -142,9 +146,9 @@ def torch_inputs(name, torch):
         return torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32).to(dtype)
     if name == "matmul_f32":
         return [rand(N, N), rand(N, N), torch.zeros(N, N, device="cuda")]
-    if name == "matmul_f16":
-        return [rand(N, N, dtype=torch.float16), rand(N, N, dtype=torch.float16),
-                torch.zeros(N, N, device="cuda")]
+    if name in ("matmul_f16", "matmul_bf16"):
+        t = torch.float16 if name == "matmul_f16" else torch.bfloat16
+        return [rand(N, N, dtype=t), rand(N, N, dtype=t), torch.zeros(N, N, device="cuda")]
     if name == "softmax":
         return [rand(N, N), torch.zeros(N, N, device="cuda")]
     if name == "row_sum":
@@ -160,6 +164,7 @@ def torch_op(name, torch):
     return {
         "matmul_f32": lambda a, b: a @ b,
         "matmul_f16": lambda a, b: (a @ b).float(),   # fp16 tensor cores, fp32 accumulation
+        "matmul_bf16": lambda a, b: (a @ b).float(),
         "softmax": lambda a: torch.softmax(a, dim=1),
         "row_sum": lambda a: a.sum(dim=1),
         "conv2d": lambda x, w: F.conv2d(x, w),
@@ -242,7 +247,7 @@ def run(chosen, target):
         lib[fname](*args)                               # DLPack: in place, no copies
         torch.cuda.synchronize()
         ref = torch_op(name, torch)(*args[:-1])
-        tol = 2e-2 if name == "matmul_f16" else 1e-3
+        tol = {"matmul_f16": 2e-2, "matmul_bf16": 5e-2}.get(name, 1e-3)
         ok = torch.allclose(args[-1], ref, rtol=tol, atol=tol)
         ours = lib.time_evaluator(fname, number=10, repeat=5)(*args).median
         theirs = time_torch(lambda: torch_op(name, torch)(*args[:-1]), torch)

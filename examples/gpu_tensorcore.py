@@ -86,6 +86,8 @@ def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="
         sch.bind(tz, "threadIdx.z")
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
+    sch.unroll(i2)                       # a warp's tiles: registers need constant indices
+    sch.unroll(j2)
     mma = sch.blockize(it)               # the 16x16x16 multiply-accumulate of one tile
     init = sch.decompose_reduction(mma, k0)
     sch.tensorize(init, names["fill"])
@@ -97,11 +99,14 @@ def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="
 
 
 def tensorize_tiles(sch, block, intrin):
-    """Split a copy block's two loops into 16x16 tiles and map each tile onto `intrin`."""
+    """Split a copy block's two loops into 16x16 tiles (unrolled) and map each tile onto
+    `intrin`."""
     r, c = sch.get_loops(block)[-2:]
     r0, r1 = sch.split(r, [None, 16])
     c0, c1 = sch.split(c, [None, 16])
     sch.reorder(r0, c0, r1, c1)
+    sch.unroll(r0)
+    sch.unroll(c0)
     sch.tensorize(r1, intrin)
 
 

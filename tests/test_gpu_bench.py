@@ -27,6 +27,7 @@ def test_dry_mode_builds_every_kernel():
     p = _run("--dry", "--arch", "sm_80")
     assert p.returncode == 0, p.stdout + p.stderr
     names = [line.split()[0] for line in p.stdout.splitlines()]
-    assert names == ["matmul_f32", "matmul_f16", "softmax", "row_sum", "conv2d"]
+    assert names == ["matmul_f32", "matmul_f16", "matmul_bf16", "softmax", "row_sum",
+                     "conv2d"]
     if "ptxas:" in p.stdout:
         assert "stack" not in p.stdout.split("matmul_f16")[0]   # the f32 tile in registers
