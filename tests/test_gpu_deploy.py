@@ -162,3 +162,19 @@ def test_dlpack_tensors_are_used_in_place_and_timed_with_events(tmp_path):
     assert int(n_deleted) == 1 + 3 + 3  # every capsule taken was released
     # the fake driver's events say 0.5 ms per 4 calls
     assert out[4:] == ["(0.000125,", "0.000125)"]
+
+
+def test_from_dlpack_refuses_host_and_strided_tensors():
+    with pytest.raises(RuntimeCallError, match="device type 1, not a CUDA GPU"):
+        cuda.from_dlpack(np.ones((4, 4), np.float32))
+    with pytest.raises(RuntimeCallError, match="not C-contiguous"):
+        cuda.from_dlpack(np.ones((4, 8), np.float32).T)
+
+
+def test_dlpack_tensor_reads_shape_dtype_and_address():
+    from tir_mlir.runtime import dlpack
+    a = np.arange(12, dtype=np.float16).reshape(3, 4)
+    t = dlpack.Tensor(a)
+    assert (t.device_type, t.shape, t.dtype, t.ptr) == (dlpack.CPU, (3, 4), np.float16,
+                                                        a.ctypes.data)
+    t.close()

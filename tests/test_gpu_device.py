@@ -26,16 +26,20 @@ def _inputs(n, seed=0):
             rng.standard_normal((n, n)).astype(np.float16))
 
 
+@pytest.mark.parametrize("kind,dtype", [("wmma", "float16"), ("mma", "float16"),
+                                        ("mma", "bfloat16")])
 @pytest.mark.parametrize("n", [256, 1024])
-def test_tensor_core_matmul_on_gpu(n):
-    lib = tir_mlir.build(example.wmma_matmul(tir_mlir.Schedule(example.matmul_f16(n))).mod,
-                         target="cuda -arch=sm_80")
-    a, b = _inputs(n)
+def test_tensor_core_matmul_on_gpu(n, kind, dtype):
+    from tir_mlir.dtypes import numpy_dtype
+    sch = example.wmma_matmul(tir_mlir.Schedule(example.matmul(n, dtype)), kind=kind, dtype=dtype)
+    lib = tir_mlir.build(sch.mod, target=f"cuda -arch={cuda.device_arch()}")
+    a, b = (x.astype(numpy_dtype(dtype)) for x in _inputs(n))
     c = np.zeros((n, n), np.float32)
-    lib["matmul_f16"](a, b, c)
+    name = f"matmul_{example.SHORT[dtype]}"
+    lib[name](a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3,
                                atol=1e-2)
-    t = lib.time_evaluator("matmul_f16", number=5, repeat=2)(a, b, c)
+    t = lib.time_evaluator(name, number=5, repeat=2)(a, b, c)
     assert 0 < t.min <= t.max
 
 
@@ -57,7 +61,7 @@ def test_exported_library_runs_on_gpu(tmp_path):
 def test_dlpack_tensors_in_place_on_gpu(framework):
     fw = pytest.importorskip(framework)
     lib = tir_mlir.build(example.wmma_matmul(tir_mlir.Schedule(example.matmul_f16(256))).mod,
-                         target="cuda -arch=sm_80")
+                         target=f"cuda -arch={cuda.device_arch()}")
     a, b = _inputs(256, 2)
     if framework == "torch":
         ad, bd = (fw.from_numpy(x).cuda() for x in (a, b))
