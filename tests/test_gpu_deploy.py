@@ -56,7 +56,7 @@ def test_which_gpus_run_a_cubin(built, device, ok):
 @needs_tools
 def test_a_cubin_for_another_gpu_is_refused_before_loading(tmp_path):
     _, path = exported(tmp_path, arch="sm_90")
-    out = _run(STUB + f'''
+    out = _run(STUB + '''
 lib = tir_mlir.load_module(sys.argv[2])
 try:
     lib["vector_add"](*[np.ones(4096, np.float32)] * 3)
