@@ -58,11 +58,13 @@ def intrinsics(kind="wmma", dtype="float16") -> dict:
             "store": "mma_store_16x16_f32_global"}
 
 
-def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="float16"):
+def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="float16",
+                lanes=32):
     """Thread block: warps[0] x warps[1] warps; each warp computes frags[0] x frags[1] 16x16
     tiles of C in accumulator fragments. Per k-tile of 16 * k_frags, the block stages its rows
     of A and columns of B in shared memory (a cooperative fetch by all its threads), each warp
-    loads its operand fragments from there and multiplies them on the tensor cores."""
+    loads its operand fragments from there and multiplies them on the tensor cores. `lanes`:
+    the threads along x (a warp's 32, which the tensor-core ops need)."""
     names = intrinsics(kind, dtype)
     c = sch.get_block("C")
     acc = sch.cache_write(c, 0, "wmma.accumulator")
@@ -82,7 +84,7 @@ def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="
         sch.compute_at(f, k1)
         sch.compute_at(s, k0)            # shared: the whole block's tile (all warps)
         fused = sch.fuse(*sch.get_loops(s)[-2:])
-        _, tz, ty, tx = sch.split(fused, [None, warps[1], warps[0], 32])
+        _, tz, ty, tx = sch.split(fused, [None, warps[1], warps[0], lanes])
         sch.bind(tz, "threadIdx.z")
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")

@@ -161,3 +161,20 @@ def test_printed_module_and_trace_replay_give_the_same_kernel():
     replayed = tir_mlir.Schedule(example.matmul_f16(128))
     tir_mlir.Trace.from_json(sch.trace.as_json()).apply_to_schedule(replayed)
     assert replayed.mod.script() == sch.mod.script()
+
+
+def test_warps_must_be_the_threads_along_x():
+    """16 threads along x: a warp would span two threadIdx.y values, two tiles in one op."""
+    sch = scheduled(64, warps=(1, 1), frags=(1, 1), k_frags=1, lanes=16)
+    with pytest.raises(BuildError, match="must be a multiple of 32, not 16"):
+        lower(sch.mod.module, "cuda", "gpu")
+
+
+def test_a_tile_that_depends_on_the_lane_is_refused():
+    sch = scheduled(64, warps=(1, 1), frags=(1, 1), k_frags=1)
+    text = sch.mod.script()
+    # make the fill's tile depend on the lane: bind its (unit) tile loop to threadIdx.x
+    text = text.replace("for i_2_init in T.unroll(1):",
+                        'for i_2_init in T.thread_binding(1, thread="threadIdx.x"):')
+    with pytest.raises(BuildError, match="depends on threadIdx.x"):
+        lower(tir_mlir.parse(text).module, "cuda", "gpu")

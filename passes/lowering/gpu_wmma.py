@@ -49,10 +49,53 @@ class GpuLowerWmma:
             nests = [o for o in walk(f) if wmma_op(o)]
             frags = _fragments(f)
             for nest in nests:
+                _check_warp_uniform(nest)
                 _Lowering(nest, frags).run()
                 nest.erase()
             for old, new in frags.items():
                 old.owner.erase()
+
+
+def _check_warp_uniform(nest):
+    """A tensor-core op is one warp's: its 32 lanes must be the threads along x (blockDim.x a
+    multiple of 32) and all run it on the same tile (nothing on the way depends on x)."""
+    launch = next((p for p in ancestors(nest) if p.name == "gpu.launch"), None)
+    if launch is None:
+        raise build_error(nest, "a tensor-core intrinsic outside the kernel's thread loops")
+    size = launch.opview.blockSizeX.owner
+    lanes = ir.IntegerAttr(size.attributes["value"]).value
+    where = f"tensor-core intrinsic '{wmma_op(nest)}'"
+    if lanes % 32:
+        raise build_error(nest, f"{where} runs per warp: the threads along threadIdx.x make "
+                                f"the warps and must be a multiple of 32, not {lanes}")
+    tx = launch.regions[0].blocks[0].arguments[3]
+    guards = []
+    for p in ancestors(nest):
+        if p == launch:
+            break
+        if p.name in ("affine.if", "scf.if") and \
+                any(_depends_on(v, tx, launch) for v in p.operands):
+            guards.append(p)
+    inside = [o for o in [nest, *walk(nest)] if o.name in ("memref.load", "memref.store")]
+    if guards or any(_depends_on(v, tx, nest) for o in inside for v in o.operands):
+        raise build_error(nest, f"{where} runs per warp, but its tile depends on threadIdx.x "
+                                f"(bind no loop around the tensorized block to threadIdx.x)")
+
+
+def _depends_on(value, target, scope) -> bool:
+    """Whether `value` is computed from `target` by ops inside `scope`."""
+    seen, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        if v == target:
+            return True
+        owner = v.owner
+        if isinstance(owner, ir.Block) or any(owner == s for s in seen) or \
+                not any(p == scope for p in ancestors(owner)):
+            continue
+        seen.append(owner)
+        todo += list(owner.operands)
+    return False
 
 
 def _scope(value) -> str:
