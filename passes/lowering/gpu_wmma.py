@@ -2,7 +2,8 @@
 
 The CUDA tensor intrinsics (tir_mlir/intrinsics/cuda.py) leave, where a block was tensorized, a
 16x16(x16) loop nest whose outer loop is annotated `tir_mlir.wmma` = fill | load_a | load_b |
-sync | store. Up to here it was an ordinary nest (compaction shrank the fragment buffers to one
+sync | store (WMMA) or mma_fill | mma_load_a | mma_load_b | mma_sync | mma_store (mma.sync:
+gpu_mma.py). Up to here it was an ordinary nest (compaction shrank the fragment buffers to one
 warp's tiles, the barrier pass saw its shared-memory reads). Each nest becomes one warp-wide op:
 
     load_a/load_b  nvvm.wmma.load  (row-major, from the tile's address and row stride)
@@ -11,10 +12,12 @@ warp's tiles, the barrier pass saw its shared-memory reads). Each nest becomes o
     fill           the accumulator's registers set to the value
 
 and each fragment buffer (scope `wmma.*`, R x C after compaction) becomes the registers one
-thread holds of its tiles: `memref<R/16 x C/16 x 8 x T>` private, T = vector<2xf16> (operands)
-or f32 (accumulator); a tile's registers are loaded before and stored after each op, so LLVM
-keeps them in registers once the tile loops are unrolled (else they live in local memory).
-A fragment touched by anything but these nests is refused (its block was not tensorized).
+thread holds of its tiles: `memref<R/16 x C/16 x n x T>` private, T = vector<2xf16|bf16>
+(operands) or f32 (accumulator); a tile's registers are loaded before and stored after each op,
+so LLVM keeps them in registers once the tile loops are unrolled (else they live in local
+memory). Refused at build time: a fragment touched by anything but these nests (its block was
+not tensorized) or by both kinds, and a warp that is not uniform (threads along x not a
+multiple of 32, a tile depending on threadIdx.x).
 """
 from mlir import ir
 from mlir.dialects import arith, llvm, memref
