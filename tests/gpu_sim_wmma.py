@@ -17,7 +17,8 @@ from mlir import ir
 WARP, REGS = 32, 8
 OPS = ("memref.extract_aligned_pointer_as_index", "llvm.inttoptr", "llvm.getelementptr",
        "llvm.extractvalue", "nvvm.wmma.load", "nvvm.wmma.mma", "nvvm.wmma.store",
-       "gpu.lane_id", "vector.from_elements", "llvm.bitcast", "nvvm.mma.sync")
+       "gpu.lane_id", "vector.from_elements", "llvm.bitcast", "nvvm.mma.sync",
+       "nvvm.ldmatrix")
 
 
 class Ptr:
@@ -65,8 +66,10 @@ def step(sim, op, ins, mask):
     elif name == "vector.from_elements":
         env[op.results[0]] = (ins[0].astype(np.float32) + 1j * ins[1].astype(np.float32)) \
             .astype(np.complex64)
-    elif name == "llvm.bitcast":            # a bf16 pair as the i32 mma.sync takes
+    elif name == "llvm.bitcast":            # pairs as i32 (ldmatrix, mma.sync's bf16)
         env[op.results[0]] = ins[0]
+    elif name == "nvvm.ldmatrix":
+        _ldmatrix(sim, op, ins, mask)
     else:
         _mma_sync(sim, op, ins, mask)
 
@@ -129,4 +132,22 @@ def _mma_sync(sim, op, ins, mask):
         D = A.astype(np.float32) @ B.astype(np.float32) + C.astype(np.float32)
         for k in range(4):
             out[k, lanes] = D[g + 8 * (k // 2), 2 * t + k % 2]
+    sim.env[op.results[0]] = list(out)
+
+
+def _ldmatrix(sim, op, ins, mask):
+    """ldmatrix.x4: lane l points at row l % 8 of 8x8 matrix l / 8; register i of lane (g, t)
+    gets matrix i's row g, columns 2t and 2t+1 (or, .trans, column g, rows 2t and 2t+1)."""
+    ptr = ins[0]
+    trans = "col" in str(op.attributes["layout"])
+    lane = np.arange(WARP)
+    g, t = lane // 4, lane % 4
+    out = np.zeros((4, sim.n), np.complex64)
+    for lanes in _warps(sim, mask):
+        addr = ptr.offset[lanes][:, None] + np.arange(8)               # (32 lanes, 8)
+        rows = ptr.buf.flat[addr.reshape(-1)].astype(np.float32).reshape(4, 8, 8)
+        ptr.buf.log.append((addr.reshape(-1), np.repeat(lanes, 8), False))
+        for i in range(4):
+            m = rows[i].T if trans else rows[i]
+            out[i, lanes] = m[g, 2 * t] + 1j * m[g, 2 * t + 1]
     sim.env[op.results[0]] = list(out)

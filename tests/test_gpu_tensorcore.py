@@ -93,6 +93,9 @@ def test_mma_sync_ptx_assembles(arch, dtype, short, tmp_path):
     ptx = emit_text(scheduled(256, "mma", dtype).mod.module, "ptx", f"cuda -arch={arch}")
     assert ptx.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{short}.{short}.f32") == 16
     assert "wmma" not in ptx
+    # operands from shared memory: one ldmatrix.x4 per tile (.trans for B), 2x2 tiles x 2 k
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4
     (tmp_path / "k.ptx").write_text(ptx)
     p = subprocess.run([PTXAS, f"-arch={arch}", "-v", str(tmp_path / "k.ptx"), "-o",
                         str(tmp_path / "k.cubin")], capture_output=True, text=True)

@@ -8,11 +8,15 @@ g = lane / 4 and t = lane % 4, a thread holds of each 16x16 tile:
     C (fp32)            reg 4h+c:      C[g + 8(c/2), 8h + 2t + c%2]
 
 The operand registers are pairs (`vector<2xf16|bf16>`; an i32 for bf16, as mma.sync takes it).
+From shared memory a warp loads an operand tile with one `ldmatrix.x4` (`.trans` for B): lane l
+gives the address of row l % 8 of the 8x8 matrix l / 8, the matrices in register order, and
+each thread receives exactly the elements above. From global memory each lane loads its pairs.
 """
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, vector
 
 from tir_mlir.passes.lowering.common import index_const
+from tir_mlir.passes.lowering.gpu_scopes import address_space
 
 _DTYPE = {"f16": "f16", "bf16": "bf16"}
 
@@ -52,6 +56,8 @@ class MmaOps:
                                 else "wmma.matrix_b")
         self._check_memory(src)
         lead, (r0, c0) = list(origin[:-2]), origin[-2:]
+        if address_space(src.type) == "workgroup":
+            return self._write_regs(regs, tile, self._ldmatrix(src, lead, r0, c0, dst))
         g, t = self._lane()
         two_t = arith.muli(t, index_const(2, self.loc))
         values = []
@@ -64,6 +70,26 @@ class MmaOps:
                 row, col = self._at(r0, two_t, 8 * s), self._at(c0, g, 8 * h)
                 values.append(self._pair(src, lead + [row, col], lead + [self._at(row, 1), col]))
         self._write_regs(regs, tile, values)
+
+    def _ldmatrix(self, src, lead, r0, c0, frag):
+        """The four operand registers of the tile at (r0, c0) of shared `src`: ldmatrix.x4."""
+        lane = gpu.LaneIdOp().result
+        eight = index_const(8, self.loc)
+        i, j = arith.divui(lane, eight), arith.remui(lane, eight)
+        two = index_const(2, self.loc)
+        row = self._at(r0, j, arith.muli(arith.remui(i, two), eight))
+        col = self._at(c0, arith.muli(arith.divui(i, two), eight))
+        ptr, _ = self._pointer(src, lead + [row, col])
+        i32 = ir.IntegerType.get_signless(32)
+        struct = ir.Type.parse("!llvm.struct<(i32, i32, i32, i32)>")
+        layout = "row" if self.op.endswith("a") else "col"          # col: .trans, for B
+        loaded = ir.Operation.create("nvvm.ldmatrix", results=[struct], operands=[ptr], attributes={
+            "num": ir.IntegerAttr.get(i32, 4),
+            "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{layout}>"),
+            "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+            "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")}).result
+        pair = ir.VectorType.get([2], ir.MemRefType(frag.type).element_type)
+        return [llvm.bitcast(pair, v) for v in self._unpack(loaded, 4, i32)]
 
     def _mma_sync(self, store):
         acc, acc_origin = self._access(store)
