@@ -181,3 +181,12 @@ def test_a_tile_that_depends_on_the_lane_is_refused():
                         'for i_2_init in T.thread_binding(1, thread="threadIdx.x"):')
     with pytest.raises(BuildError, match="depends on threadIdx.x"):
         lower(tir_mlir.parse(text).module, "cuda", "gpu")
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("wmma")])
+def test_descriptions_print_as_tvms(name):
+    """TVM 0.21 registers the same names; its descriptions print exactly as ours."""
+    pytest.importorskip("tvm")
+    import tvm.tir.tensor_intrin.cuda  # noqa: F401  (registers TVM's intrinsics)
+    from tvm.tir import TensorIntrin as TvmTensorIntrin
+    assert TensorIntrin.get(name).desc.script() == TvmTensorIntrin.get(name).desc.script()

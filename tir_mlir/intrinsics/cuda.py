@@ -34,7 +34,7 @@ def _func(name, params, body, reads, writes, block=None, op=None):
     text += f"    with T.block(\"root\"):\n        T.reads({reads})\n        T.writes({writes})\n"
     loops = ["i", "j", "k"] if "{k}" in body else ["i", "j"]
     if block is not None:
-        iters = [f"v{x}" for x in loops]
+        iters = [f"v{x}{x}" for x in loops]                # TVM's names: vii, vjj, vkk
         text += f"        for {', '.join(loops)} in T.grid({', '.join(['16'] * len(loops))}):\n"
         text += f"            with T.block(\"{block}\"):\n"
         text += f"                {', '.join(iters)} = T.axis.remap(\"{'SSR'[:len(loops)]}\", " \
@@ -49,8 +49,9 @@ def _func(name, params, body, reads, writes, block=None, op=None):
 
 
 def _register(name, params, body, reads, writes, block, op):
-    desc = _func(name + "_desc", params, body, reads, writes, block=block)
-    impl = _func(name + "_impl", params, body, reads, writes, op=op)
+    base = "_".join(name.split("_")[:2])         # wmma_load_desc ..., as TVM's generators
+    desc = _func(base + "_desc", params, body, reads, writes, block=block)
+    impl = _func(base + "_impl", params, body, reads, writes, op=op)
     TensorIntrin.register(name, desc, impl)
 
 
