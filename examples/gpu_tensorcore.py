@@ -33,39 +33,45 @@ def matmul_SHORT(A: T.Buffer((N, N), "DTYPE"), B: T.Buffer((N, N), "DTYPE"),
 SHORT = {"float16": "f16", "bfloat16": "bf16"}
 
 
-def matmul(n: int, dtype="float16"):
-    """C = A @ B for n x n A, B of `dtype` (n a multiple of 64), fp32 C: `matmul_f16`..."""
-    return tir_mlir.parse(PROGRAM.replace("SHORT", SHORT[dtype]).replace("DTYPE", dtype)
-                          .replace("N", str(n)))
+def matmul(n: int, dtype="float16", transpose_b=False):
+    """C = A @ B for n x n A, B of `dtype` (n a multiple of 64), fp32 C: `matmul_f16`...;
+    `transpose_b`: B is stored n x k, C = A @ B^T (`matmul_f16_nt`)."""
+    text = PROGRAM.replace("SHORT", SHORT[dtype] + ("_nt" if transpose_b else ""))
+    if transpose_b:
+        text = text.replace("B[vk, vj]", "B[vj, vk]")
+    return tir_mlir.parse(text.replace("DTYPE", dtype).replace("N", str(n)))
 
 
 def matmul_f16(n: int):
     return matmul(n, "float16")
 
 
-def intrinsics(kind="wmma", dtype="float16") -> dict:
+def intrinsics(kind="wmma", dtype="float16", transpose_b=False) -> dict:
     """The tensor intrinsics of each step: TVM's WMMA ones (fp16), or the mma.sync ones."""
     s = SHORT[dtype]
     if kind == "wmma":
         if dtype != "float16":
             raise ValueError("the WMMA intrinsics take fp16 operands; use kind='mma' for bf16")
-        return {"fill": "wmma_fill_16x16x16_f32", "sync": "wmma_sync_16x16x16_f16f16f32",
+        t = "_trans" if transpose_b else ""
+        return {"fill": "wmma_fill_16x16x16_f32", "sync": f"wmma_sync_16x16x16_f16f16f32{t}",
                 "load_a": "wmma_load_16x16x16_f16_a_shared",
-                "load_b": "wmma_load_16x16x16_f16_b_shared",
+                "load_b": f"wmma_load_16x16x16_f16_b{t}_shared",
                 "store": "wmma_store_16x16x16_f32_global"}
+    if transpose_b:
+        raise ValueError("the mma_* intrinsics take B stored k x n (no _trans variants yet)")
     return {"fill": "mma_fill_16x16_f32", "sync": f"mma_sync_16x16x16_{s}{s}f32",
             "load_a": f"mma_load_16x16_{s}_a_shared", "load_b": f"mma_load_16x16_{s}_b_shared",
             "store": "mma_store_16x16_f32_global"}
 
 
 def wmma_matmul(sch, warps=(2, 2), frags=(2, 2), k_frags=2, kind="wmma", dtype="float16",
-                lanes=32):
+                lanes=32, transpose_b=False):
     """Thread block: warps[0] x warps[1] warps; each warp computes frags[0] x frags[1] 16x16
     tiles of C in accumulator fragments. Per k-tile of 16 * k_frags, the block stages its rows
     of A and columns of B in shared memory (a cooperative fetch by all its threads), each warp
     loads its operand fragments from there and multiplies them on the tensor cores. `lanes`:
     the threads along x (a warp's 32, which the tensor-core ops need)."""
-    names = intrinsics(kind, dtype)
+    names = intrinsics(kind, dtype, transpose_b)
     c = sch.get_block("C")
     acc = sch.cache_write(c, 0, "wmma.accumulator")
     shared = [sch.cache_read(c, n, "shared") for n in (0, 1)]

@@ -78,7 +78,10 @@ def _load(sim, op, ins, mask):
     ptr, stride = ins
     regs = np.zeros((REGS, sim.n), np.complex64)
     for lanes in _warps(sim, mask):
-        addr = _tile_addresses(ptr, stride, lanes).reshape(-1)
+        addrs = _tile_addresses(ptr, stride, lanes)
+        if "col" in str(op.attributes["layout"]):     # element (r, c) at column-major place
+            addrs = addrs.T
+        addr = addrs.reshape(-1)
         tile = ptr.buf.flat[addr].astype(np.float32)
         held = (np.arange(len(lanes)) % 16)[:, None] * 16 + np.arange(16)   # lane -> elements
         pairs = tile[held].reshape(len(lanes), REGS, 2)

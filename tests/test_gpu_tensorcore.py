@@ -28,6 +28,7 @@ _spec.loader.exec_module(example)
 NAMES = ["wmma_fill_16x16x16_f32", "wmma_load_16x16x16_f16_a_shared",
          "wmma_load_16x16x16_f16_b_shared", "wmma_sync_16x16x16_f16f16f32",
          "wmma_store_16x16x16_f32_global", "wmma_store_16x16x16_f32_shared",
+         "wmma_load_16x16x16_f16_b_trans_shared", "wmma_sync_16x16x16_f16f16f32_trans",
          "mma_fill_16x16_f32", "mma_load_16x16_f16_a_shared", "mma_load_16x16_bf16_b_shared",
          "mma_sync_16x16x16_f16f16f32", "mma_sync_16x16x16_bf16bf16f32",
          "mma_store_16x16_f32_global"]
@@ -107,8 +108,36 @@ def test_one_fragment_used_by_wmma_and_mma_is_refused():
     sch = tir_mlir.Schedule(example.matmul(64))
     example.wmma_matmul(sch, warps=(1, 1), frags=(1, 1), k_frags=1)
     text = sch.mod.script().replace('"tir_mlir.wmma": "load_a"', '"tir_mlir.wmma": "mma_load_a"')
-    with pytest.raises(BuildError, match="used by both wmma_\\* and mma_\\* intrinsics"):
+    with pytest.raises(BuildError, match="register layouts differ \\(mma, wmma"):
         lower(tir_mlir.parse(text).module, "cuda", "gpu")
+
+
+def test_b_loaded_row_major_but_multiplied_transposed_is_refused():
+    text = scheduled(64, warps=(1, 1), frags=(1, 1), k_frags=1).mod.script()
+    text = text.replace('"tir_mlir.wmma": "sync"', '"tir_mlir.wmma": "sync_trans"')
+    with pytest.raises(BuildError, match="register layouts differ \\(wmma, wmma-col"):
+        lower(tir_mlir.parse(text).module, "cuda", "gpu")
+
+
+def test_transposed_b_simulated_and_assembled(tmp_path):
+    """C = A @ B^T with B stored n x k: the _trans intrinsics load B column-major."""
+    n = 64
+    sch = example.wmma_matmul(tir_mlir.Schedule(example.matmul(n, transpose_b=True)),
+                              warps=(1, 2), frags=(2, 1), k_frags=1, transpose_b=True)
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((n, n)).astype(np.float16) for _ in range(2))
+    c = np.zeros((n, n), np.float32)
+    simulate(lower(sch.mod.module, "cuda", "gpu"), a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-4,
+                               atol=1e-3)
+    ptx = emit_text(sch.mod.module, "ptx", "cuda -arch=sm_80")
+    assert "wmma.load.b.sync.aligned.col.m16n16k16.shared.f16" in ptx
+    assert "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx
+    if PTXAS:
+        (tmp_path / "k.ptx").write_text(ptx)
+        p = subprocess.run([PTXAS, "-arch=sm_80", "-o", str(tmp_path / "k.cubin"),
+                            str(tmp_path / "k.ptx")], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")

@@ -33,7 +33,8 @@ from tir_mlir.passes.lowering.tir_to_affine import SCOPE_ATTR
 FRAGMENT_SCOPES = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
 REGS = 8                # registers per thread per 16x16 tile (wmma m16n16k16; accumulators)
 MMA_OPERAND_REGS = 4    # pairs of halves per thread per 16x16 operand tile (mma.sync m16n8k16)
-ROLE = {"load_a": "wmma.matrix_a", "load_b": "wmma.matrix_b"}
+ROLE = {"load_a": "wmma.matrix_a", "load_b": "wmma.matrix_b", "load_b_trans": "wmma.matrix_b"}
+COL_MAJOR_B = ("load_b_trans", "sync_trans")      # B's fragment loaded and used column-major
 
 
 def wmma_op(loop) -> str:
@@ -125,11 +126,15 @@ def _fragments(f) -> dict:
                                         f"'{_scope(buf)}' is accessed outside a tensor-core "
                                         f"intrinsic: tensorize every block that reads or writes "
                                         f"it with a wmma_* or mma_* intrinsic")
-            if wmma_op(nest) not in ("fill", "mma_fill"):        # a fill suits either layout
-                kinds.add("mma" if wmma_op(nest).startswith("mma_") else "wmma")
+            kind = wmma_op(nest)
+            if kind not in ("fill", "mma_fill"):        # a fill suits any layout
+                kinds.add("mma" if kind.startswith("mma_") else "wmma-col"
+                          if kind in COL_MAJOR_B and _scope(buf) == "wmma.matrix_b" else "wmma")
         if len(kinds) > 1:
-            raise build_error(op, f"fragment {buffer_label(buf)} is used by both wmma_* and "
-                                  f"mma_* intrinsics, whose register layouts differ")
+            raise build_error(op, f"fragment {buffer_label(buf)} is used by intrinsics whose "
+                                  f"register layouts differ ({', '.join(sorted(kinds))}: the "
+                                  f"mma_* and wmma_* ones, or a B tile loaded and multiplied "
+                                  f"with and without _trans)")
         t = ir.MemRefType(buf.type)
         if t.rank < 2 or t.shape[-1] % 16 or t.shape[-2] % 16:
             raise build_error(op, f"fragment {buffer_label(buf)} has shape {t.shape}: its last "
@@ -171,7 +176,7 @@ class _Lowering(MmaOps):
                 self._fill(store)
             elif self.op in ROLE:
                 self._load(store)
-            elif self.op == "sync":
+            elif self.op in ("sync", "sync_trans"):
                 self._sync(store)
             elif self.op == "store":
                 self._store(store)
@@ -275,7 +280,8 @@ class _Lowering(MmaOps):
         ptr, stride = self._pointer(src, src_origin)
         half2 = ir.VectorType.get([2], ir.F16Type.get())
         struct = ir.Type.parse(f"!llvm.struct<({', '.join([str(half2)] * REGS)})>")
-        attrs = _shape_attrs(eltype="f16", frag=self.op[-1], layout="row")
+        attrs = _shape_attrs(eltype="f16", frag=self.op[5], layout="col" if
+                             self.op in COL_MAJOR_B else "row")
         loaded = ir.Operation.create("nvvm.wmma.load", results=[struct], operands=[ptr, stride],
                                      attributes=attrs).result
         self._write_regs(regs, tile, self._unpack(loaded, REGS, half2))
@@ -297,7 +303,8 @@ class _Lowering(MmaOps):
         operands += self._read_regs(c_regs, c_tile)
         f32 = ir.F32Type.get()
         struct = ir.Type.parse(f"!llvm.struct<({', '.join(['f32'] * REGS)})>")
-        attrs = _shape_attrs(eltypeA="f16", eltypeB="f32", layoutA="row", layoutB="row")
+        attrs = _shape_attrs(eltypeA="f16", eltypeB="f32", layoutA="row",
+                             layoutB="col" if self.op in COL_MAJOR_B else "row")
         out = ir.Operation.create("nvvm.wmma.mma", results=[struct], operands=operands,
                                   attributes=attrs).result
         self._write_regs(c_regs, c_tile, self._unpack(out, REGS, f32))

@@ -6,6 +6,7 @@ TVM's names:
     wmma_load_16x16x16_f16_b_shared   B_frag[0:16, 0:16] = B_shared[..]  (wmma.matrix_b)
     wmma_sync_16x16x16_f16f16f32      C_frag += A_frag @ B_frag          (f16 x f16 -> f32)
     wmma_store_16x16x16_f32_global    C[..] = C_frag[0:16, 0:16]         (and _f32_shared)
+    wmma_load_16x16x16_f16_b_trans_shared, wmma_sync_16x16x16_f16f16f32_trans: B stored n x k
 
 A fragment buffer (scope `wmma.*`) holds 16x16 tiles, each spread over the 32 threads of a warp:
 the tensorized blocks run once per warp (no loop around them bound to the warp's lanes), as in
@@ -63,6 +64,11 @@ for _m in ("a", "b"):
                ("C", (16, 16), "float16", FRAG_A if _m == "a" else FRAG_B)],
               "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", f"load_{_m}")
 
+# B stored n x k (C = A @ B^T): the tile loaded column-major, multiplied as such.
+_register("wmma_load_16x16x16_f16_b_trans_shared",
+          [("A", (16, 16), "float16", "shared"), ("C", (16, 16), "float16", FRAG_B)],
+          "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", "load_b_trans")
+
 _register("wmma_fill_16x16x16_f32", [("C", (16, 16), "float32", ACC)],
           "C[{i}, {j}] = T.float32(0)", "", "C[0:16, 0:16]", "init", "fill")
 
@@ -77,6 +83,12 @@ _register("wmma_sync_16x16x16_f16f16f32",
           'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
           ' * T.Cast("float32", B[{k}, {j}])',
           "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "sync")
+_register("wmma_sync_16x16x16_f16f16f32_trans",
+          [("A", (16, 16), "float16", FRAG_A), ("B", (16, 16), "float16", FRAG_B),
+           ("C", (16, 16), "float32", ACC)],
+          'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
+          ' * T.Cast("float32", B[{j}, {k}])',
+          "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "sync_trans")
 
 # mma.sync (sm_80+): the same tiles and descs, each 16x16x16 product two m16n8k16 instructions,
 # fp16 or bf16 operands; fragments in the same scopes, held in the layout PTX documents
