@@ -29,6 +29,8 @@ NAMES = ["wmma_fill_16x16x16_f32", "wmma_load_16x16x16_f16_a_shared",
          "wmma_load_16x16x16_f16_b_shared", "wmma_sync_16x16x16_f16f16f32",
          "wmma_store_16x16x16_f32_global", "wmma_store_16x16x16_f32_shared",
          "wmma_load_16x16x16_f16_b_trans_shared", "wmma_sync_16x16x16_f16f16f32_trans",
+         "wmma_load_16x16x16_f16_a_shared_dyn", "wmma_load_16x16x16_f16_b_shared_dyn",
+         "wmma_load_16x16x16_f16_b_trans_shared_dyn", "wmma_store_16x16x16_f32_shared_dyn",
          "mma_fill_16x16_f32", "mma_load_16x16_f16_a_shared", "mma_load_16x16_bf16_b_shared",
          "mma_sync_16x16x16_f16f16f32", "mma_sync_16x16x16_bf16bf16f32",
          "mma_store_16x16_f32_global"]

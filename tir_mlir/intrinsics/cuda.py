@@ -58,22 +58,20 @@ def _register(name, params, body, reads, writes, block, op):
 
 FRAG_A, FRAG_B, ACC = "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"
 
-for _m in ("a", "b"):
-    _register(f"wmma_load_16x16x16_f16_{_m}_shared",
-              [("A", (16, 16), "float16", "shared"),
-               ("C", (16, 16), "float16", FRAG_A if _m == "a" else FRAG_B)],
-              "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", f"load_{_m}")
-
-# B stored n x k (C = A @ B^T): the tile loaded column-major, multiplied as such.
-_register("wmma_load_16x16x16_f16_b_trans_shared",
-          [("A", (16, 16), "float16", "shared"), ("C", (16, 16), "float16", FRAG_B)],
-          "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", "load_b_trans")
+# "_dyn": from `shared.dyn` buffers (the same shared memory here). "b_trans": B stored n x k
+# (C = A @ B^T), the tile loaded column-major and multiplied as such.
+for _shared, _suffix in (("shared", "shared"), ("shared.dyn", "shared_dyn")):
+    for _m, _op in (("a", "load_a"), ("b", "load_b"), ("b_trans", "load_b_trans")):
+        _register(f"wmma_load_16x16x16_f16_{_m}_{_suffix}",
+                  [("A", (16, 16), "float16", _shared),
+                   ("C", (16, 16), "float16", FRAG_A if _m == "a" else FRAG_B)],
+                  "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "load", _op)
 
 _register("wmma_fill_16x16x16_f32", [("C", (16, 16), "float32", ACC)],
           "C[{i}, {j}] = T.float32(0)", "", "C[0:16, 0:16]", "init", "fill")
 
-for _scope in ("global", "shared"):
-    _register(f"wmma_store_16x16x16_f32_{_scope}",
+for _scope in ("global", "shared", "shared.dyn"):
+    _register(f"wmma_store_16x16x16_f32_{_scope.replace('.', '_')}",
               [("A", (16, 16), "float32", ACC), ("C", (16, 16), "float32", _scope)],
               "C[{i}, {j}] = A[{i}, {j}]", "A[0:16, 0:16]", "C[0:16, 0:16]", "store", "store")
 
