@@ -251,7 +251,12 @@ def run(chosen, target):
         ok = torch.allclose(args[-1], ref, rtol=tol, atol=tol)
         ours = lib.time_evaluator(fname, number=10, repeat=5)(*args).median
         theirs = time_torch(lambda: torch_op(name, torch)(*args[:-1]), torch)
-        tri = triton_kernels.time_op(name, args, torch)
+        try:
+            tri = triton_kernels.time_op(name, args, torch)
+        except Exception as e:  # noqa: BLE001 - a Triton version that rejects the kernel
+            print(f"bench_gpu: the Triton {name} kernel failed ({type(e).__name__}: "
+                  f"{str(e)[:200]}); no Triton time for it", file=sys.stderr)
+            tri = None
         rate = work / ours / (1e12 if unit == "TFLOP/s" else 1e9)
         rows.append((name, ok, ours, theirs, tri, rate, unit))
     print(f"{'kernel':11s} {'check':5s} {'tir_mlir':>10s} {'torch':>10s} {'triton':>10s} "
