@@ -34,51 +34,58 @@ import gpu_schedules  # noqa: E402
 import gpu_tensorcore  # noqa: E402
 
 N = 4096
-CONV = dict(n=32, c=64, h=56, w=56, k=64, r=3)
+CONV = dict(n=32, c=64, h=56, w=56, k=64)
 
-MATMUL_F32 = f'''
+def matmul_f32(n=N):
+    return tir_mlir.parse(f'''
 @T.prim_func
-def matmul(A: T.Buffer(({N}, {N}), "float32"), B: T.Buffer(({N}, {N}), "float32"),
-           C: T.Buffer(({N}, {N}), "float32")):
+def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+           C: T.Buffer(({n}, {n}), "float32")):
     T.func_attr({{"global_symbol": "matmul", "tir.noalias": True}})
-    for i, j, k in T.grid({N}, {N}, {N}):
+    for i, j, k in T.grid({n}, {n}, {n}):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+''')
 
-SOFTMAX = (ROOT / "tests" / "data" / "gpu" / "softmax_te.tir").read_text() \
-    .replace("(16, 256)", f"({N}, {N})").replace("(16,)", f"({N},)") \
-    .replace("T.grid(16, 256)", f"T.grid({N}, {N})")
 
-ROW_SUM = f'''
+def softmax(rows=N, cols=N):
+    return tir_mlir.parse((ROOT / "tests" / "data" / "gpu" / "softmax_te.tir").read_text()
+                          .replace("(16, 256)", f"({rows}, {cols})")
+                          .replace("(16,)", f"({rows},)")
+                          .replace("T.grid(16, 256)", f"T.grid({rows}, {cols})"))
+
+
+def row_sum(rows=N, cols=N):
+    return tir_mlir.parse(f'''
 @T.prim_func
-def row_sum(A: T.Buffer(({N}, {N}), "float32"), B: T.Buffer(({N},), "float32")):
+def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
     T.func_attr({{"global_symbol": "row_sum", "tir.noalias": True}})
-    for i, k in T.grid({N}, {N}):
+    for i, k in T.grid({rows}, {cols}):
         with T.block("B"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-'''
+''')
 
-_c = CONV
-CONV2D = f'''
+
+def conv2d(n, c, h, w, k):
+    """3x3, stride 1, on an input padded beforehand: X is n x c x (h+2) x (w+2)."""
+    return tir_mlir.parse(f'''
 @T.prim_func
-def conv2d(X: T.Buffer(({_c["n"]}, {_c["c"]}, {_c["h"] + 2}, {_c["w"] + 2}), "float32"),
-           W: T.Buffer(({_c["k"]}, {_c["c"]}, 3, 3), "float32"),
-           Y: T.Buffer(({_c["n"]}, {_c["k"]}, {_c["h"]}, {_c["w"]}), "float32")):
+def conv2d(X: T.Buffer(({n}, {c}, {h + 2}, {w + 2}), "float32"),
+           W: T.Buffer(({k}, {c}, 3, 3), "float32"), Y: T.Buffer(({n}, {k}, {h}, {w}), "float32")):
     T.func_attr({{"global_symbol": "conv2d", "tir.noalias": True}})
-    for n, k, h, w, c, r, s in T.grid({_c["n"]}, {_c["k"]}, {_c["h"]}, {_c["w"]}, {_c["c"]}, 3, 3):
+    for vn, vk, vh, vw, vc, vr, vs in T.grid({n}, {k}, {h}, {w}, {c}, 3, 3):
         with T.block("Y"):
-            vn, vk, vh, vw, vc, vr, vs = T.axis.remap("SSSSRRR", [n, k, h, w, c, r, s])
+            bn, bk, bh, bw, bc, br, bs = T.axis.remap("SSSSRRR", [vn, vk, vh, vw, vc, vr, vs])
             with T.init():
-                Y[vn, vk, vh, vw] = T.float32(0)
-            Y[vn, vk, vh, vw] = Y[vn, vk, vh, vw] + X[vn, vc, vh + vr, vw + vs] * W[vk, vc, vr, vs]
-'''
+                Y[bn, bk, bh, bw] = T.float32(0)
+            Y[bn, bk, bh, bw] = Y[bn, bk, bh, bw] + X[bn, bc, bh + br, bw + bs] * W[bk, bc, br, bs]
+''')
 
 
 def matmul_f32_schedule(sch):
@@ -117,23 +124,21 @@ def conv2d_schedule(sch, threads=256):
 
 def kernels():
     """name -> (function name, scheduled IRModule, flops or bytes, unit)."""
-    S = tir_mlir.Schedule
-    conv_flops = 2 * _c["n"] * _c["k"] * _c["h"] * _c["w"] * _c["c"] * 9
+    S, c = tir_mlir.Schedule, CONV
+    conv_flops = 2 * c["n"] * c["k"] * c["h"] * c["w"] * c["c"] * 9
     return {
-        "matmul_f32": ("matmul", matmul_f32_schedule(S(tir_mlir.parse(MATMUL_F32))).mod,
-                       2 * N ** 3, "TFLOP/s"),
+        "matmul_f32": ("matmul", matmul_f32_schedule(S(matmul_f32())).mod, 2 * N ** 3,
+                       "TFLOP/s"),
         "matmul_f16": ("matmul_f16", gpu_tensorcore.wmma_matmul(
             S(gpu_tensorcore.matmul_f16(N)), warps=(2, 2), frags=(4, 4), k_frags=2).mod,
             2 * N ** 3, "TFLOP/s"),
         "matmul_bf16": ("matmul_bf16", gpu_tensorcore.wmma_matmul(
             S(gpu_tensorcore.matmul(N, "bfloat16")), warps=(2, 2), frags=(4, 4), k_frags=2,
             kind="mma", dtype="bfloat16").mod, 2 * N ** 3, "TFLOP/s"),
-        "softmax": ("softmax", gpu_schedules.softmax(S(tir_mlir.parse(SOFTMAX)), threads=256).mod,
+        "softmax": ("softmax", gpu_schedules.softmax(S(softmax()), threads=256).mod,
                     2 * 4 * N * N, "GB/s"),
-        "row_sum": ("row_sum", row_sum_schedule(S(tir_mlir.parse(ROW_SUM))).mod, 4 * N * N,
-                    "GB/s"),
-        "conv2d": ("conv2d", conv2d_schedule(S(tir_mlir.parse(CONV2D))).mod, conv_flops,
-                   "TFLOP/s"),
+        "row_sum": ("row_sum", row_sum_schedule(S(row_sum())).mod, 4 * N * N, "GB/s"),
+        "conv2d": ("conv2d", conv2d_schedule(S(conv2d(**c))).mod, conv_flops, "TFLOP/s"),
     }
 
 
@@ -153,9 +158,10 @@ def torch_inputs(name, torch):
         return [rand(N, N), torch.zeros(N, N, device="cuda")]
     if name == "row_sum":
         return [rand(N, N), torch.zeros(N, device="cuda")]
-    x = torch.nn.functional.pad(rand(_c["n"], _c["c"], _c["h"], _c["w"]), (1, 1, 1, 1))
-    return [x, rand(_c["k"], _c["c"], 3, 3),
-            torch.zeros(_c["n"], _c["k"], _c["h"], _c["w"], device="cuda")]
+    c = CONV
+    x = torch.nn.functional.pad(rand(c["n"], c["c"], c["h"], c["w"]), (1, 1, 1, 1))
+    return [x, rand(c["k"], c["c"], 3, 3),
+            torch.zeros(c["n"], c["k"], c["h"], c["w"], device="cuda")]
 
 
 def torch_op(name, torch):
