@@ -10,6 +10,8 @@ and its synchronisation together.
 import numpy as np
 from mlir import ir
 
+import gpu_sim_wmma
+
 WARP = 32
 DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "bf16": np.float32,
           "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
@@ -21,6 +23,8 @@ class Race(AssertionError):
 
 
 def _dtype(t):
+    if str(t) in ("vector<2xf16>", "vector<2xbf16>"):   # a pair (tensor-core operands)
+        return np.complex64
     return DTYPES[str(t)]
 
 
@@ -211,6 +215,8 @@ class Simulator:
                                          "scratch")
             if len(op.results) > 1:
                 env[op.results[1]] = None
+        elif name in gpu_sim_wmma.OPS:
+            gpu_sim_wmma.step(self, op, ins, mask)
         elif name in ("gpu.wait", "gpu.dealloc"):
             for r in op.results:
                 env[r] = None

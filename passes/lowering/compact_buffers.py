@@ -27,7 +27,7 @@ from mlir.dialects import affine, memref
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
-from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
+from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT, SCOPE_ATTR
 
 
 class CompactBuffers:
@@ -113,6 +113,8 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
     loc = alloc.location
     with ir.InsertionPoint(list(top.operations)[0].operation):
         new = memref.AllocaOp(new_type, [], [], loc=loc).result
+    if SCOPE_ATTR in alloc.attributes:        # gpu-lower-wmma tells fragments apart by it
+        new.owner.attributes[SCOPE_ATTR] = alloc.attributes[SCOPE_ATTR]
     for a, form in zip(accesses, forms):
         is_load = a.name == "memref.load"
         with ir.InsertionPoint(a), a.location:

@@ -18,8 +18,9 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tir_mlir.affine_exprs import dims_of
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import ancestors, functions, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
+from tir_mlir.passes.lowering.gpu_wmma import wmma_op
 
 LOOPS = ("affine.for", "scf.for")
 IFS = ("affine.if", "scf.if")
@@ -32,9 +33,11 @@ class GpuInsertBarriers:
         for f in functions(module):
             for launch in [o for o in walk(f) if o.name == "gpu.launch"]:
                 body = launch.regions[0].blocks[0]
-                ids = [a for a, n in zip(list(body.arguments)[3:6], _block_sizes(launch))
-                       if n > 1]
-                _Sync(ids).sequence(body, [])
+                sizes = _block_sizes(launch)
+                ids = [a for a, n in zip(list(body.arguments)[3:6], sizes) if n > 1]
+                # a tensor-core op is one warp's (the 32 threads along x when there are 32)
+                warp_ids = ids[1:] if sizes[0] == 32 else None
+                _Sync(ids, warp_ids).sequence(body, [])
 
 
 def _block_sizes(launch):
@@ -91,15 +94,16 @@ def _expr_key(expr, operands):
 
 
 class _Sync:
-    def __init__(self, ids):
-        self.ids = ids
+    def __init__(self, ids, warp_ids=None):
+        self.ids, self.warp_ids = ids, warp_ids
 
     def accesses(self, op):
         """The shared/global accesses of `op` and everything in it."""
         out = []
         for o in [op, *walk(op)]:
             if o.name in ("memref.load", "memref.store"):
-                a = _Access(o, self.ids)
+                warp_op = self.warp_ids is not None and any(wmma_op(p) for p in ancestors(o))
+                a = _Access(o, self.warp_ids if warp_op else self.ids)
                 if address_space(a.buf.type) in ("workgroup", ""):
                     out.append(a)
         return out
@@ -110,7 +114,7 @@ class _Sync:
         for op in [o.operation for o in block.operations]:
             if op.name == "gpu.barrier":
                 pending = []
-            elif op.name in LOOPS:
+            elif op.name in LOOPS and not wmma_op(op):   # a tensor-core tile: one warp op
                 pending = self._loop(op, pending)
             else:
                 mine = self.accesses(op)
@@ -137,7 +141,7 @@ class _Sync:
         head = []
         for op in [o.operation for o in block.operations]:
             if op.name == "gpu.barrier" or any(o.name == "gpu.barrier" for o in walk(op)):
-                if op.name in LOOPS:
+                if op.name in LOOPS and not wmma_op(op):
                     head += self._head(op.regions[0].blocks[0])
                 return head
             head += self.accesses(op)

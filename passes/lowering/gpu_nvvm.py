@@ -4,15 +4,20 @@ running needs no `ptxas`). `ptx(module)` reads the PTX back out (`--emit ptx`).
 
 The arch comes from the target string (`cuda -arch=sm_80`; default sm_90). LLVM aborts the whole
 process on sm_90 without a PTX version feature, so one is always given.
+
+A shared buffer whose address is taken (a tensor-core tile load, gpu-lower-wmma) is aligned to
+SHARED_ALIGN bytes (`llvm.align` on its workgroup attribution; the NVVM lowering otherwise
+aligns it to its element size only): `wmma.load` needs 32-byte aligned addresses.
 """
 import re
 
 from mlir import ir
 from mlir.dialects import gpu
 
-from tir_mlir.passes.lowering.common import run_pipeline
+from tir_mlir.passes.lowering.common import run_pipeline, walk
 
 DEFAULT_ARCH = "sm_90"
+SHARED_ALIGN = 32
 
 
 def arch_of(target) -> str:
@@ -35,6 +40,7 @@ class GpuToBinary:
         return cls(target)
 
     def __call__(self, module: ir.Module):
+        _align_shared(module)
         pipeline = ",".join([
             f"nvvm-attach-target{{chip={self.arch} O=3 features={_ptx_feature(self.arch)}}}",
             "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
@@ -42,6 +48,22 @@ class GpuToBinary:
             "gpu-module-to-binary{format=isa}",
         ])
         run_pipeline(module, pipeline, "GPU code generation")
+
+
+def _align_shared(module: ir.Module):
+    align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                              SHARED_ALIGN)})
+    for func in [o for o in walk(module.operation) if o.name == "gpu.func"]:
+        attrs = func.attributes
+        n = ir.IntegerAttr(attrs["workgroup_attributions"]).value \
+            if "workgroup_attributions" in attrs else 0
+        n_args = len(ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value).inputs)
+        shared = list(func.regions[0].blocks[0].arguments)[n_args:n_args + n]
+        taken = [any(u.owner.name == "memref.extract_aligned_pointer_as_index" for u in a.uses)
+                 for a in shared]
+        if any(taken):
+            attrs["workgroup_attrib_attrs"] = ir.ArrayAttr.get(
+                [align if t else ir.DictAttr.get({}) for t in taken])
 
 
 def ptx(module: ir.Module) -> str:

@@ -12,7 +12,9 @@ from mlir import ir
 
 from tir_mlir.passes.lowering.common import build_error, functions, walk
 
-SPACES = {"shared": "workgroup", "shared.dyn": "workgroup", "local": "private", "global": None}
+SPACES = {"shared": "workgroup", "shared.dyn": "workgroup", "local": "private", "global": None,
+          # tensor-core fragments: registers of each thread (gpu-lower-wmma lays them out)
+          "wmma.matrix_a": "private", "wmma.matrix_b": "private", "wmma.accumulator": "private"}
 
 
 def address_space(t) -> str:

@@ -30,6 +30,7 @@ from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
 from tir_mlir.passes.lowering.gpu_outline import GpuOutline
 from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
 from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
+from tir_mlir.passes.lowering.gpu_wmma import GpuLowerWmma
 from tir_mlir.passes.lowering.packed_calls import PackedCalls
 from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
@@ -58,7 +59,7 @@ TARGETS = {
              (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
              (None, CompactBuffers),
              (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-             (None, GpuInsertBarriers), (None, GpuPlaceBuffers), (None, GpuLimits),
+             (None, GpuInsertBarriers), (None, GpuLowerWmma), (None, GpuPlaceBuffers), (None, GpuLimits),
              ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
              ("llvm-dialect", GpuHostToLLVM)],
 }

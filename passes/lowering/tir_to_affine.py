@@ -26,6 +26,8 @@ from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_e
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
+# A tensor-core fragment's scope, kept on its allocation (tir.* attributes are dropped here).
+SCOPE_ATTR = "tir_mlir.scope"
 
 
 class TirToAffine:
@@ -310,5 +312,8 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
+        scope = op.attributes["tir.scope"] if "tir.scope" in op.attributes else None
+        if scope is not None and ir.StringAttr(scope).value.startswith("wmma."):
+            new.operation.attributes[SCOPE_ATTR] = scope   # gpu-lower-wmma finds fragments by it
         op.results[0].replace_all_uses_with(new.result)
         op.erase()

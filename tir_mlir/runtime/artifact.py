@@ -49,11 +49,12 @@ def _atomic_write(path: Path, data: bytes):
         raise
 
 
-def publish(built_so: Path, path: Path, functions: dict):
-    """Install the shared object `built_so` at `path` with its `.json`, each atomically."""
+def publish(built_so: Path, path: Path, functions: dict, extra=None):
+    """Install the shared object `built_so` at `path` with its `.json`, each atomically;
+    `extra` adds entries to the JSON (a CUDA library's target, PTX, device memory needs)."""
     data = built_so.read_bytes()
     meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(),
-            "functions": functions}
+            "functions": functions, **(extra or {})}
     _atomic_write(path, data)
     _atomic_write(Path(str(path) + ".json"), json.dumps(meta, indent=1).encode())
 

@@ -372,6 +372,9 @@ def load_module(path) -> Module:
     """Load a shared object written by `Module.export_library`, after checking that it is
     whole and matches its signature file (see runtime/artifact.py)."""
     path = Path(path)
+    from tir_mlir.runtime import cuda_library
+    if cuda_library.target_of(path).split()[0] == "cuda":
+        return cuda_library.load(path)
     functions, copy = artifact.read_meta(path)
     try:
         backend = _SharedLibBackend(copy)

@@ -27,6 +27,7 @@ from tir_mlir.passes.lowering.gpu_limits import GLOBAL_BYTES_ATTR
 from tir_mlir.passes.lowering.gpu_nvvm import ptx
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime.build import Module, jit, packed_call
+from tir_mlir.runtime import cuda_library, cuda_timer, dlpack
 from tir_mlir.runtime.descriptor import memref_descriptor
 from tir_mlir.runtime.signature import check_args, signatures
 
@@ -57,8 +58,19 @@ def _runtime():
     return lib
 
 
+def gpu_available() -> bool:
+    """Whether a CUDA GPU can be used here (the driver loads and sees a device)."""
+    if not driver_available():
+        return False
+    lib, count = ctypes.CDLL(DRIVER), ctypes.c_int()
+    return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and \
+        count.value > 0
+
+
 class DeviceArray:
     """A C-contiguous array in GPU memory (like TVM's `tvm.nd.array(x, tvm.cuda())`)."""
+
+    owner = None        # a view's memory belongs to another object (freed by it, not here)
 
     def __init__(self, shape, dtype):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
@@ -67,6 +79,15 @@ class DeviceArray:
         self.ptr = self._rt.mgpuMemAlloc(max(self.nbytes, 1), None, False)
         if not self.ptr:
             raise RuntimeCallError(f"cannot allocate {self.nbytes} bytes on the GPU")
+
+    @classmethod
+    def view(cls, ptr, shape, dtype, owner) -> "DeviceArray":
+        """Device memory at `ptr` that `owner` keeps alive (a DLPack tensor): no copy."""
+        a = cls.__new__(cls)
+        a.shape, a.dtype, a.ptr, a.owner = tuple(shape), np.dtype(dtype), ptr, owner
+        a.nbytes = int(np.prod(a.shape, dtype=np.int64)) * a.dtype.itemsize
+        a._rt = _runtime()
+        return a
 
     def copyfrom(self, a: np.ndarray) -> "DeviceArray":
         a = np.ascontiguousarray(a, dtype=self.dtype)
@@ -89,9 +110,34 @@ class DeviceArray:
         return memref_descriptor(self.ptr, self.shape, strides)
 
     def __del__(self):
-        if getattr(self, "ptr", None):
+        if getattr(self, "ptr", None) and self.owner is None:
             self._rt.mgpuMemFree(self.ptr, None)
-            self.ptr = None
+        self.ptr = None
+
+
+def from_dlpack(x) -> "DeviceArray":
+    """A view of a CUDA DLPack tensor (torch/cupy) as a DeviceArray: no copy. The producer's
+    work queued on the default stream (what `__dlpack__()` with no stream assumes) is waited
+    for: the kernels run on streams of their own."""
+    t = dlpack.Tensor(x)
+    if t.device_type not in (dlpack.CUDA, dlpack.CUDA_MANAGED):
+        t.close()
+        raise RuntimeCallError(f"from_dlpack: the tensor is on device type {t.device_type}, "
+                               f"not a CUDA GPU")
+    view = DeviceArray.view(t.ptr, t.shape, t.dtype, t)
+    view._rt.mgpuStreamSynchronize(None)
+    return view
+
+
+def device_arch(device=0) -> str:
+    """The GPU's architecture, "sm_90" for compute capability 9.0."""
+    _runtime()
+    lib = ctypes.CDLL(DRIVER)
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    if lib.cuInit(0) or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device) or \
+            lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device):
+        raise RuntimeCallError("cannot query the GPU's compute capability")
+    return f"sm_{major.value}{minor.value}"
 
 
 def array(a: np.ndarray) -> DeviceArray:
@@ -117,7 +163,8 @@ def build(mod, target="cuda", **_ignored) -> "CudaModule":
         attrs = lowered.operation.attributes
         needs = ({a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
                  if GLOBAL_BYTES_ATTR in attrs else {})
-        return CudaModule(sigs, lowered, ptx(lowered), needs)
+        return CudaModule(sigs, _CudaBackend(lowered), ptx(lowered), needs, target=str(target),
+                          lowered=lowered)
 
 
 class _CudaBackend:
@@ -140,8 +187,9 @@ class _CudaBackend:
 
 
 class CudaFunction:
-    """A compiled function: call it with one numpy array or DeviceArray per buffer parameter;
-    numpy arrays are copied to the GPU before the call and back after it."""
+    """A compiled function: call it with one array per buffer parameter: a DeviceArray or a
+    CUDA DLPack tensor (torch, cupy: used in place, no copy), or a numpy array (or CPU DLPack
+    tensor), copied to the GPU before the call and back after it."""
 
     def __init__(self, module, name, params):
         self.module, self.name, self.params = module, name, params
@@ -150,6 +198,7 @@ class CudaFunction:
     def _device_args(self, arrays):
         if len(arrays) != len(self.params):
             check_args(self.name, self.params, arrays)  # raises: wrong number of buffers
+        arrays = [_on_device_or_numpy(a) for a in arrays]
         for p, a in zip(self.params, arrays):
             if not isinstance(a, DeviceArray):
                 check_args(self.name, [p], [a])
@@ -171,10 +220,20 @@ class CudaFunction:
         return lambda: (self._call(descs), dev)[1]
 
     def __call__(self, *arrays):
-        dev = self.prepare(*arrays)()
-        for a, d in zip(arrays, dev):
+        host = [_on_device_or_numpy(a) for a in arrays]
+        dev = self.prepare(*host)()
+        for a, d in zip(host, dev):
             if isinstance(a, np.ndarray):
                 d.copyto(a)
+
+
+def _on_device_or_numpy(a):
+    """A DLPack tensor as a DeviceArray view (CUDA) or a numpy view (CPU); others as given."""
+    if isinstance(a, DeviceArray) or not dlpack.is_dlpack(a):
+        return a
+    if dlpack.device_type(a) in (dlpack.CUDA, dlpack.CUDA_MANAGED):
+        return from_dlpack(a)
+    return np.from_dlpack(a)
 
 
 class CudaModule(Module):
@@ -182,13 +241,35 @@ class CudaModule(Module):
 
     function_class = CudaFunction
 
-    def __init__(self, sigs, lowered, ptx_text, global_bytes=None):
-        super().__init__(sigs, _CudaBackend(lowered))
-        self.ptx = ptx_text
+    def __init__(self, sigs, backend, ptx_text, global_bytes=None, target="cuda", lowered=None):
+        super().__init__(sigs, backend)
+        self.ptx, self.target, self.lowered = ptx_text, target, lowered
         self.global_bytes = global_bytes or {}     # function -> bytes it allocates on the GPU
 
     def get_source(self, fmt="ptx") -> str:
         return self.ptx
 
+    @serialized
     def export_library(self, path):
-        raise BuildError("cuda modules cannot be exported yet; use get_source() for the PTX")
+        """Write a shared object with the kernels as cubins (ptxas) and `path`.json, for
+        `tir_mlir.load_module` (runtime/cuda_library.py)."""
+        if self.lowered is None:
+            raise BuildError("a loaded cuda library is exported already: copy its files")
+        cuda_library.export(self, path, self.target)
+
+    def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
+        """Like TVM's, timed with CUDA events: the arguments are put on the GPU once, then
+        each measurement is `number` calls (each launches its kernels and waits for them)
+        between two events; results in seconds, as `Module.time_evaluator`."""
+        fn = self[func_name]
+
+        def evaluate(*arrays):
+            host = [_on_device_or_numpy(a) for a in arrays]
+            run = fn.prepare(*host)
+            dev = run()                        # warm-up: module load, first-touch
+            result = cuda_timer.time_with_events(run, number, repeat, min_repeat_ms)
+            for a, d in zip(host, dev):        # the contents the calls left, as TVM's
+                if isinstance(a, np.ndarray):
+                    d.copyto(a)
+            return result
+        return evaluate

@@ -17,7 +17,7 @@ from mlir import ir
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
 
-_BUILTIN_MODULES = ("tir_mlir.intrinsics.cpu",)
+_BUILTIN_MODULES = ("tir_mlir.intrinsics.cpu", "tir_mlir.intrinsics.cuda")
 
 
 @dataclass
