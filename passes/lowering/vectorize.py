@@ -20,7 +20,9 @@ What each value is across lanes and whether the rewrite is legal comes from `vec
 - an `affine.if`, `scf.if` or `affine.for` whose condition and bounds are uniform stays scalar
   around its vectorized body; an if whose condition varies becomes a lane mask, its branches run
   masked when some lane takes them, and its results (`T.if_then_else`) are selected per lane.
-A loop longer than MAX_LANES first becomes register-wide vectorized chunks (`_strip_mine`).
+A loop longer than MAX_LANES, or longer than a register and not a power of two (56 lanes: LLVM
+widens `vector<56xf32>` and its masks to 64 lanes and shuffles them lane by lane), first becomes
+register-wide vectorized chunks (`_strip_mine`).
 A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint added by
 `affine-to-scf`), so this stage never changes what a program computes. In-bounds vector
 loads/stores and values kept in vector registers are what fast CPU code needs (docs:
@@ -46,8 +48,12 @@ class VectorizeLoops:
                 loop = Loop(op)
                 if not loop.constant_bounds:
                     continue            # bounds on outer loops: stays a scalar loop
-                if loop.kind == "vectorized" and loop.step == 1 and loop.extent > MAX_LANES:
-                    _strip_mine(loop, VECTOR_BITS // element_bits(loop.body))
+                if loop.kind != "vectorized" or loop.step != 1:
+                    continue
+                width = VECTOR_BITS // element_bits(loop.body)
+                n = loop.extent
+                if n > MAX_LANES or (n > width and n & (n - 1)):
+                    _strip_mine(loop, width)
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
