@@ -133,6 +133,19 @@ def test_runner_checks_every_buffer_against_the_reference(tmp_path):
     assert fut.result().error_msg is None
 
 
+@pytest.mark.parametrize("with_reference", [False, True])
+def test_a_candidate_slower_than_slow_secs_is_timed_by_its_first_call(tmp_path, with_reference):
+    mod = tir_mlir.parse(MM_RELU)
+    ref = make_reference(mod, str(tmp_path / "ref.npz")) if with_reference else None
+    (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=2, repeat=3, min_repeat_ms=0))
+    slow, fast = runner.run([RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=1e-9),
+                             RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=60.0)])
+    slow, fast = slow.result(), fast.result()
+    assert slow.error_msg is None and len(slow.run_secs) == 1 and slow.run_secs[0] > 0
+    assert fast.error_msg is None and len(fast.run_secs) == 3
+
+
 def test_runner_rejects_mismatched_args_info_and_missing_artifacts():
     mod = tir_mlir.parse(MM_RELU)
     (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])

@@ -137,9 +137,10 @@ def measure_remote(so: bytes, sig: bytes, reference: Optional[bytes], args, time
             ref_path = os.path.join(tmp, "reference.npz")
             with open(ref_path, "wb") as f:
                 f.write(reference)
-        args_info, func_name, config, _, cooldown, affinity = args
+        args_info, func_name, config, _, cooldown, affinity, slow_secs = args
         task = _POOL.submit("tir_mlir.meta_schedule.runner.measure:run_artifact",
-                            (path, args_info, func_name, config, ref_path, cooldown, affinity),
+                            (path, args_info, func_name, config, ref_path, cooldown, affinity,
+                             slow_secs),
                             timeout=timeout_sec)
         try:
             return ("ok", task.result())

@@ -30,7 +30,8 @@ def measure_args(inp: RunnerInput, config: EvaluatorConfig, cooldown_sec, affini
     `reference` applies when the input names none."""
     args_info = None if inp.args_info is None else [a.as_json() for a in inp.args_info]
     return (inp.artifact_path, args_info, inp.func_name, vars(config).copy(),
-            inp.reference or reference, cooldown_sec, list(affinity) if affinity else None)
+            inp.reference or reference, cooldown_sec, list(affinity) if affinity else None,
+            inp.slow_secs)
 
 
 class LocalRunner(Runner):

@@ -25,8 +25,9 @@ def pick_function(lib, func_name=None) -> str:
 
 
 def run_artifact(path: str, args_info_json, func_name, config: dict, reference, cooldown_sec=0.0,
-                 affinity=None):
-    """Measure the artifact at `path`: a list of seconds per call, one per repeat."""
+                 affinity=None, slow_secs=None):
+    """Measure the artifact at `path`: a list of seconds per call, one per repeat (one call's
+    time alone when that first call takes longer than `slow_secs`)."""
     from tir_mlir.runtime.build import load_module
     from tir_mlir.runtime.run_program import first_mismatch, random_array
     from tir_mlir.runtime.signature import Param
@@ -46,7 +47,9 @@ def run_artifact(path: str, args_info_json, func_name, config: dict, reference, 
             inputs = [ref[f"in{k}"] for k in range(len(params))]
             want = [ref[f"out{k}"] for k in range(len(params))]
         got = [aligned.copy(a) for a in inputs]
+        start = time.perf_counter()
         fn(*got)
+        first = time.perf_counter() - start
         bad = first_mismatch([Param(p.name, p.shape, p.dtype) for p in params], got, want)
         if bad:
             raise WrongResult(f"buffer {bad[0]!r} differs from the unscheduled program's "
@@ -58,7 +61,12 @@ def run_artifact(path: str, args_info_json, func_name, config: dict, reference, 
     if cooldown_sec:
         time.sleep(cooldown_sec)
     call = fn.prepare(*arrays)
-    call()   # warm-up
+    if reference is None or slow_secs is None or first <= slow_secs:
+        start = time.perf_counter()
+        call()   # warm-up
+        first = first if reference is not None else time.perf_counter() - start
+    if slow_secs is not None and first > slow_secs:
+        return [first]
     secs = []
     for _ in range(max(1, config["repeat"])):
         if config["enable_cpu_cache_flush"]:

@@ -24,12 +24,16 @@ class RunnerInput:
     allocate. `reference`: optional path of a reference file from `make_reference(mod)` (the
     unscheduled program's inputs and outputs): the candidate runs on those inputs first and
     must reproduce the outputs, else its result is a "WrongResult: ..." error. `func_name`:
-    the function to run (default: "main", else the artifact's only function)."""
+    the function to run (default: "main", else the artifact's only function). `slow_secs`: a
+    candidate whose first call (the check or the warm-up) takes longer is timed by that call
+    alone (the tuner passes a multiple of the best time so far: a candidate 10x slower than
+    the best needs no precise time, and its repeats were most of the measuring time)."""
     artifact_path: str
     device_type: str = "cpu"
     args_info: Optional[list] = None
     reference: Optional[str] = None
     func_name: Optional[str] = None
+    slow_secs: Optional[float] = None
 
 
 @dataclass

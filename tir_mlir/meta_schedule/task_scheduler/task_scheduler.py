@@ -13,6 +13,9 @@ from typing import List, Optional
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 
 log = logging.getLogger("tir_mlir.meta_schedule")
+# A candidate whose first call takes this many times the task's best time so far is timed by
+# that call alone (RunnerInput.slow_secs).
+SLOW_FACTOR = 10.0
 
 
 class TaskRecord:
@@ -80,10 +83,11 @@ class TaskScheduler:
         from tir_mlir.meta_schedule.measure_pipeline import build_and_run
         from tir_mlir.meta_schedule.runner import RunnerInput
         target = str(task.ctx.target)
+        slow = SLOW_FACTOR * task.best_sec if math.isfinite(task.best_sec) else None
         return build_and_run(
             self.builder, self.runner, [BuilderInput(c.sch.mod, target) for c in cands],
             lambda k, path: RunnerInput(path, "cpu", task.args_info, reference=task.reference,
-                                        func_name=task.ctx.task_name))
+                                        func_name=task.ctx.task_name, slow_secs=slow))
 
     def _record(self, task, cands, results):
         from tir_mlir.meta_schedule.database import TuningRecord
