@@ -18,19 +18,6 @@ from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.extern_calls import ExternCalls
 from tir_mlir.passes.lowering.float_min_max import FloatMinMax
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
-from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
-from tir_mlir.passes.lowering.gpu_barriers import GpuInsertBarriers
-from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
-from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
-from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
-from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
-from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
-from tir_mlir.passes.lowering.gpu_limits import GpuLimits
-from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary, ptx
-from tir_mlir.passes.lowering.gpu_outline import GpuOutline
-from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
-from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
-from tir_mlir.passes.lowering.gpu_wmma import GpuLowerWmma
 from tir_mlir.passes.lowering.packed_calls import PackedCalls
 from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
@@ -45,33 +32,57 @@ from tir_mlir.passes.lowering.unroll import UnrollLoops
 from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 
-# Target -> [(emit name, stage factory)]; the module after a stage is what `--emit name` shows
-# (None: an internal step with no emit name).
-TARGETS = {
-    "cpu": [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
+# Target -> the [(emit name, stage factory)] it runs; the module after a stage is what `--emit
+# name` shows (None: an internal step with no emit name). The CUDA stages are imported only for a
+# CUDA build: their intrinsics' registration would add ~0.1 s to every CPU build's start.
+def _cpu_stages():
+    return [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
-            (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget), (None, BoolBuffersToI8),
-            (None, VectorizeLoops), (None, FloatMinMax), (None, VectorExp), (None, AffineToScf),
-            (None, IndirectCheck), ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck),
-            (None, BufferTags), (None, ScfToLLVM),
-            ("llvm-dialect", AliasScopes)],
-    "cuda": [(None, GpuVirtualThreads), (None, GpuCheckBindings), (None, GpuLowerCrossThreadReduction),
-             (None, GpuBufferScopes), ("affine", TirToAffine), (None, SafeDivision),
-             (None, CompactBuffers),
-             (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-             (None, GpuInsertBarriers), (None, GpuLowerWmma), (None, GpuPlaceBuffers), (None, GpuLimits),
-             ("scf", AffineToScf), ("gpu", GpuOutline), ("gpu-binary", GpuToBinary),
-             ("llvm-dialect", GpuHostToLLVM)],
-}
+            (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget),
+            (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
+            (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
+            ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, BufferTags),
+            (None, ScfToLLVM), ("llvm-dialect", AliasScopes)]
+
+
+def _cuda_stages():
+    from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
+    from tir_mlir.passes.lowering.gpu_barriers import GpuInsertBarriers
+    from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
+    from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
+    from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
+    from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
+    from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
+    from tir_mlir.passes.lowering.gpu_limits import GpuLimits
+    from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary
+    from tir_mlir.passes.lowering.gpu_outline import GpuOutline
+    from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
+    from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
+    from tir_mlir.passes.lowering.gpu_wmma import GpuLowerWmma
+    return [(None, GpuVirtualThreads), (None, GpuCheckBindings),
+            (None, GpuLowerCrossThreadReduction), (None, GpuBufferScopes),
+            ("affine", TirToAffine), (None, SafeDivision), (None, CompactBuffers),
+            (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
+            (None, GpuInsertBarriers), (None, GpuLowerWmma), (None, GpuPlaceBuffers),
+            (None, GpuLimits), ("scf", AffineToScf), ("gpu", GpuOutline),
+            ("gpu-binary", GpuToBinary), ("llvm-dialect", GpuHostToLLVM)]
+
+
+def _ptx(module) -> str:
+    from tir_mlir.passes.lowering.gpu_nvvm import ptx
+    return ptx(module)
+
+
+TARGETS = {"cpu": _cpu_stages, "cuda": _cuda_stages}
 TARGET_ALIASES = {"llvm": "cpu", "c": "cpu", "nvptx": "cuda"}
 TEXT_EMITS = ("llvm-ir", "asm")
 # Target -> {text emit: (stage it is read from, module -> text)}.
-TARGET_TEXT_EMITS = {"cuda": {"ptx": ("gpu-binary", ptx)}}
+TARGET_TEXT_EMITS = {"cuda": {"ptx": ("gpu-binary", _ptx)}}
 
 
 def emits(target="cpu"):
     t = _target(target)
-    return (["tir"] + [name for name, _ in TARGETS[t] if name] + list(TEXT_EMITS)
+    return (["tir"] + [name for name, _ in TARGETS[t]() if name] + list(TEXT_EMITS)
             + list(TARGET_TEXT_EMITS.get(t, ())))
 
 
@@ -90,7 +101,7 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
     `on_stage(name, module)` sees the module after every stage (--print-ir-after-all).
     `static_bounds=False` skips the refusal of provably out-of-bounds accesses (a symbolic
     program specialised at probe sizes that are not its real ones: script/generic_kernel.py)."""
-    stages = TARGETS[_target(target)]
+    stages = TARGETS[_target(target)]()
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
     with get_context(), module.operation.location:
