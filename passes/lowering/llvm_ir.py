@@ -48,35 +48,60 @@ def optimize(llvm_ir: str, target: CpuTarget, text: bool = False) -> bytes:
                     llvm_ir.encode())
 
 
-def optimize_and_codegen(llvm_ir: str, target: CpuTarget, filetype: str) -> bytes:
-    """`optimize`, then `llc` to assembly or an object. The tools run as a pipe: llc starts
-    (and loads LLVM) while opt optimises, which saves a tool start-up on every build."""
-    opt_args = [LLVM_BIN / "opt", "-O3", *target.tool_flags()]
-    llc_args = [LLVM_BIN / "llc", *LLC_FLAGS, *target.tool_flags(), f"-filetype={filetype}",
-                "-o", "-"]
-    with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as opt_err:
-        source.write(llvm_ir.encode())
-        source.seek(0)
+class CompileTools:
+    """`opt -O3 | llc` (to assembly or an object), started before their input exists: each tool
+    loads LLVM (~15 ms) while the caller is still lowering the program, and llc waits on opt's
+    output. `run(llvm_ir)` feeds them and returns llc's output; `close()` stops unused ones."""
+
+    def __init__(self, target: CpuTarget, filetype: str):
+        opt_args = [LLVM_BIN / "opt", "-O3", *target.tool_flags()]
+        llc_args = [LLVM_BIN / "llc", *LLC_FLAGS, *target.tool_flags(), f"-filetype={filetype}",
+                    "-o", "-"]
+        self._opt_err = tempfile.TemporaryFile()
+        self.opt = self.llc = None
         try:
-            opt = subprocess.Popen([str(a) for a in opt_args], stdin=source,
-                                   stdout=subprocess.PIPE, stderr=opt_err)
+            self.opt = subprocess.Popen([str(a) for a in opt_args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self._opt_err)
+            try:
+                self.llc = subprocess.Popen([str(a) for a in llc_args], stdin=self.opt.stdout,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            finally:
+                self.opt.stdout.close()        # llc holds the read end now
         except OSError as e:
-            raise BuildError(f"cannot run opt: {e}") from None
+            self.close()
+            raise BuildError(f"cannot run the LLVM tools: {e}") from None
+
+    def run(self, llvm_ir: str) -> bytes:
         try:
-            llc = subprocess.Popen([str(a) for a in llc_args], stdin=opt.stdout,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except OSError as e:
-            opt.kill()
-            raise BuildError(f"cannot run llc: {e}") from None
+            try:
+                self.opt.stdin.write(llvm_ir.encode())   # opt reads it all before it writes
+                self.opt.stdin.close()
+            except BrokenPipeError:
+                pass                                     # opt failed: reported below
+            out, err = self.llc.communicate()
+            if self.opt.wait():
+                self._opt_err.seek(0)
+                raise BuildError(f"opt failed: {self._opt_err.read().decode()[-2000:]}")
+            if self.llc.returncode:
+                raise BuildError(f"llc failed: {err.decode()[-2000:]}")
+            return out
         finally:
-            opt.stdout.close()             # llc holds the read end now
-        out, err = llc.communicate()
-        if opt.wait():
-            opt_err.seek(0)
-            raise BuildError(f"opt failed: {opt_err.read().decode()[-2000:]}")
-    if llc.returncode:
-        raise BuildError(f"llc failed: {err.decode()[-2000:]}")
-    return out
+            self.close()
+
+    def close(self):
+        for p in (self.opt, self.llc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+            for f in (p.stdin, p.stdout, p.stderr) if p is not None else ():
+                if f is not None and not f.closed:
+                    f.close()
+        self._opt_err.close()
+
+
+def optimize_and_codegen(llvm_ir: str, target: CpuTarget, filetype: str) -> bytes:
+    """`optimize`, then `llc` to assembly or an object (CompileTools)."""
+    return CompileTools(target, filetype).run(llvm_ir)
 
 
 def to_asm(llvm_ir: str, target="llvm") -> str:
@@ -84,13 +109,14 @@ def to_asm(llvm_ir: str, target="llvm") -> str:
     return optimize_and_codegen(llvm_ir, t, "asm").decode()
 
 
-def to_shared_object(llvm_ir: str, target, path, extra=(), flags=()) -> None:
+def to_shared_object(llvm_ir: str, target, path, extra=(), flags=(), tools=None) -> None:
     """Compile LLVM IR into the shared library `path`, linked (as needed) against libomp and
     MLIR's C runner utils (`memrefCopy`); `extra` files and `flags` go on the link line (the
-    libraries T.call_extern calls: runtime/extern_libs.py)."""
+    libraries T.call_extern calls: runtime/extern_libs.py). `tools`: CompileTools(target,
+    "obj") already started."""
     t = target if isinstance(target, CpuTarget) else cpu_target(target)
     obj = Path(str(path) + ".o")
-    obj.write_bytes(optimize_and_codegen(llvm_ir, t, "obj"))
+    obj.write_bytes((tools or CompileTools(t, "obj")).run(llvm_ir))
     cmd = ["cc", "-shared", "-o", str(path), str(obj), *extra, *flags, "-Wl,--as-needed"]
     for lib in (LIBOMP, C_RUNNER_UTILS):
         cmd += [f"-L{lib.parent}", f"-l:{lib.name}", f"-Wl,-rpath,{lib.parent}"]

@@ -107,6 +107,17 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
         from tir_mlir.runtime import cuda
         return cuda.build(mod, target)
     module = _to_module(mod)
+    # opt | llc start (loading LLVM) while the program is lowered; unused on a cache hit.
+    tools = llvm_ir.CompileTools(cpu_target(target), "obj") if shutil.which("cc") else None
+    try:
+        return _build_cpu(module, target, debug, extern_libs, rewrite_lowered, static_bounds,
+                          tools)
+    finally:
+        if tools is not None:
+            tools.close()
+
+
+def _build_cpu(module, target, debug, extern_libs, rewrite_lowered, static_bounds, tools):
     with get_context():
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
@@ -117,7 +128,7 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
-    if sites or shutil.which("cc") is None:  # linking a shared object needs a C compiler
+    if sites or tools is None:  # linking a shared object needs a C compiler
         libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP),
                 *extern_libs_mod.shared_library(extern_libs)]
         register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
@@ -134,7 +145,7 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
                 ll = llvm_ir.to_llvm_ir(lowered)
             with tempfile.TemporaryDirectory(prefix="tir-mlir-extern-") as work:
                 files, flags = extern_libs_mod.link_inputs(extern_libs, Path(work))
-                llvm_ir.to_shared_object(ll + embedded, target, path, files, flags)
+                llvm_ir.to_shared_object(ll + embedded, target, path, files, flags, tools)
         backend = _SharedLibBackend(compile_cache.shared_object(key, compile_to))
         _LIBRARIES.put(key, backend)
     return Module(sigs, backend)
