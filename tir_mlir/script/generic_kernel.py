@@ -190,6 +190,11 @@ class GenericKernel:
             return None
         return cls(func, lib, base)
 
+    def covers(self, values) -> bool:
+        """Whether the kernel serves these values (all: see dynamic_kernel.py for one that
+        does not)."""
+        return True
+
     def function(self, values):
         """The compiled function for `values`: it checks the arrays against the shapes they
         give and passes the scalar parameters as 0-d arrays."""

@@ -211,11 +211,14 @@ class SymbolicModule:
 
     @property
     def generic(self):
-        """One kernel for every size where that is provably the same code (generic_kernel.py),
-        tried at the first call; None where it is not."""
+        """One kernel for every size: over dynamic memrefs (dynamic_kernel.py), else with the
+        sizes patched into the lowered constants (generic_kernel.py); tried at the first call;
+        None where neither applies."""
         if self._generic is _UNTRIED:
+            from tir_mlir.script.dynamic_kernel import DynamicKernel
             from tir_mlir.script.generic_kernel import GenericKernel
-            self._generic = GenericKernel.make(self.func, self.target, self.kwargs)
+            self._generic = DynamicKernel.make(self.func, self.target, self.kwargs) or \
+                GenericKernel.make(self.func, self.target, self.kwargs)
         return self._generic
 
     def _function(self, values):
@@ -223,7 +226,9 @@ class SymbolicModule:
         from tir_mlir.runtime.build import build
         key = tuple(sorted(values.items()))
         if key not in self._libs:
-            self._libs[key] = self.generic.function(values) if self.generic is not None else \
+            generic = self.generic
+            self._libs[key] = generic.function(values) \
+                if generic is not None and generic.covers(values) else \
                 build(self.func.specialize(values), self.target, **self.kwargs)[self.func.name]
         return self._libs[key]
 

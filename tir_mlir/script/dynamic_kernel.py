@@ -1,0 +1,380 @@
+"""One kernel over dynamic memrefs for every size of a symbolic function, as TVM builds one kernel
+that reads `n` from its arguments.
+
+tir-mlir's TensorIR has no symbolic extents, so the function (its schedule replayed) is
+specialized at probe values and lowered to the `scf` stage, after every pass that needs static
+sizes (unrolling, vectorization, buffer compaction, the stack budget). The probes are the ones
+generic_kernel.py uses plus one more check set (one less than multiples of 2..10). The probe
+modules must be the same op for op except for integer constants, float constants equal to a
+float parameter, and the sizes of the function's memref parameters. Each integer constant
+that changes is fitted over the probes as
+
+    a1 * n1 + ... + b                         (affine in the vars), or
+    a * (n floordiv d) + b, a * (n ceildiv d) + b    (one var, d = 2..64)
+
+and the base probe's module is rewritten to hold no probe value:
+
+    func.func @add(%arg0: memref<1009x16xf32>, ...)   ->  func.func @add(%arg0: memref<?x16xf32>, ...)
+                                                          %n = memref.dim %arg0, %c0
+    %c253 = arith.constant 253 : index                ->  affine.apply affine_map<()[s0] ->
+    scf.parallel (%i) = (%c0) to (%c253) ...                (s0 ceildiv 4)>()[%n]
+
+The vars come from the memref dims (a var that is a whole dimension of some buffer) and from
+the scalar parameters, passed as 0-d buffers appended to the parameters and loaded on entry.
+The rest of the pipeline lowers it as any program (the dims and strides come from the
+descriptors). Anything else (a vector length or an allocation that changes with the size, a
+constant of another form: `ceildiv(n, chunk)` with `chunk` a parameter, `n * m`) makes `make`
+return None and the caller tries generic_kernel.py, then one specialization per size.
+
+A function whose source takes min/max/if_then_else/Select, an `if` or a comparison outside
+T.where may change behaviour where a var crosses one of its constants (`T.min(n, 16)` is 16 at
+every probe): its kernel serves only values above every integer constant in the source
+(`covers`); the caller specializes below that.
+"""
+import dataclasses
+from typing import Dict, List, Optional
+
+from mlir import ir
+
+from tir_mlir.errors import BuildError, ScheduleError, TIRError
+from tir_mlir.script.generic_kernel import (FLOAT_PROBES, PROBES, SCALAR_DTYPES, GenericKernel,
+                                            _is_float, _long_unrolled_loop,
+                                            _with_scalar_buffers, scalar_params)
+
+# Check sets: primes, one less than a multiple of every number 2..10 (a floordiv or ceildiv by
+# d <= 10 sees remainders 1 and d - 1), then two used only where the program has the same
+# structure there: multiples of 2..10 (remainder 0) and twice a prime (even, but no multiple of
+# 4). A size a split factor divides has no `T.where` (nor its `scf.if`), so a program with a
+# split has another structure at a multiple: a fit is then checked without it.
+CHECKS = (PROBES[2], (2519, 2639, 2879, 3359), PROBES[3], (2018, 2026, 2038, 2042))
+FLOAT_CHECKS = FLOAT_PROBES[2:] + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
+REQUIRED_CHECKS = 2
+MAX_DIVISOR = 64
+GUARDED_CALLS = ("min", "max", "if_then_else", "Select")
+
+
+def _ast(func):
+    from tir_mlir.frontend import ast as A
+    node = func.func
+    return node if isinstance(node, A.FuncDef) else node.func
+
+
+def _children(node):
+    from tir_mlir.frontend import ast as A
+    if isinstance(node, (list, tuple)):
+        yield from node
+    elif isinstance(node, A.Node):
+        for f in dataclasses.fields(node):
+            yield getattr(node, f.name)
+
+
+def lowest_covered(func) -> int:
+    """The smallest var value the kernel serves (see the module comment): 0, or one more than
+    the source's largest integer constant where it takes min/max/a comparison."""
+    from tir_mlir.frontend import ast as A
+    from tir_mlir.frontend.intrinsics import callee
+    constants, guarded = [0], False
+
+    def visit(node, in_where):
+        nonlocal guarded
+        if isinstance(node, A.Const) and type(node.value) is int:
+            constants.append(abs(node.value))
+        if isinstance(node, A.Call) and callee(node) in GUARDED_CALLS or \
+                isinstance(node, A.If) or isinstance(node, A.Compare) and not in_where:
+            guarded = True
+        in_where = in_where or isinstance(node, A.Call) and callee(node) == "where"
+        for child in _children(node):
+            visit(child, in_where)
+    visit(_ast(func).body, False)
+    return max(constants) + 1 if guarded else 0
+
+
+def _ops(module) -> List[ir.Operation]:
+    out = []
+
+    def visit(o):
+        out.append(o)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def _attrs(op) -> Dict[str, str]:
+    return {a: str(op.attributes[a]) for a in op.attributes}
+
+
+def _constant_value(op):
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    return None
+
+
+def _differences(mods, name):
+    """(indices of changing constants with their values per probe, {argument: [dims per
+    probe]}) where the probe modules differ only there; None elsewhere."""
+    walks = [_ops(m) for m in mods]
+    if len({len(w) for w in walks}) != 1:
+        return None
+    constants, args = [], {}
+    for k, ops in enumerate(zip(*walks)):
+        first = ops[0]
+        if len({o.name for o in ops}) != 1 or \
+                len({(len(o.operands), len(o.results), len(o.regions)) for o in ops}) != 1:
+            return None
+        is_kernel = first.name == "func.func" and \
+            ir.StringAttr(first.attributes["sym_name"]).value == name
+        attrs = [_attrs(o) for o in ops]
+        changed = {a for a in attrs[0] if len({str(d.get(a)) for d in attrs}) != 1} | \
+            {a for d in attrs for a in d if a not in attrs[0]}
+        if first.name == "arith.constant" and changed == {"value"}:
+            values = [_constant_value(o) for o in ops]
+            if values[0] is None:
+                return None
+            constants.append((k, values))
+        elif changed - ({"function_type"} if is_kernel else set()):
+            return None
+        if len({tuple(str(r.type) for r in o.results) for o in ops}) != 1:
+            if first.name != "arith.constant":
+                return None
+        for r, regions in enumerate(zip(*[o.regions for o in ops])):
+            blocks = [list(reg.blocks) for reg in regions]
+            if len({len(b) for b in blocks}) != 1:
+                return None
+            for b, bs in enumerate(zip(*blocks)):
+                types = [[a.type for a in blk.arguments] for blk in bs]
+                if len({len(t) for t in types}) != 1:
+                    return None
+                for i, ts in enumerate(zip(*types)):
+                    if len({str(t) for t in ts}) == 1:
+                        continue
+                    if not (is_kernel and r == 0 and b == 0 and
+                            all(isinstance(t, ir.MemRefType) for t in ts)):
+                        return None
+                    memrefs = [ir.MemRefType(t) for t in ts]
+                    if len({(str(t.element_type), t.rank, str(t.layout), str(t.memory_space))
+                            for t in memrefs}) != 1 or str(memrefs[0]) != str(ir.MemRefType.get(
+                            memrefs[0].shape, memrefs[0].element_type,
+                            memory_space=memrefs[0].memory_space)):
+                        return None
+                    args[i] = [list(t.shape) for t in memrefs]
+    return constants, args
+
+
+def _affine(values, probes, names, dtypes):
+    """{var: coefficient, "": offset} when `values` are affine in the integer vars."""
+    base = probes[0]
+    coeff = {}
+    for k, name in enumerate(names):
+        delta, step = values[1 + k] - values[0], probes[1 + k][name] - base[name]
+        if delta and (_is_float(dtypes[name]) or delta % step):
+            return None
+        if delta:
+            coeff[name] = delta // step
+    offset = values[0] - sum(a * base[n] for n, a in coeff.items())
+    if any(v != offset + sum(a * p[n] for n, a in coeff.items()) for v, p in zip(values, probes)):
+        return None
+    return {**coeff, "": offset}
+
+
+def _division(values, probes, names, dtypes):
+    """("floordiv" | "ceildiv", var, d, a, b) for a * (var op d) + b, one var changing."""
+    moving = [n for k, n in enumerate(names) if values[1 + k] != values[0]]
+    if len(moving) != 1 or _is_float(dtypes[moving[0]]):
+        return None
+    var = moving[0]
+    xs = [p[var] for p in probes]
+    for d in range(2, MAX_DIVISOR + 1):
+        for op, c in (("floordiv", 0), ("ceildiv", d - 1)):
+            qs = [(x + c) // d for x in xs]
+            if qs[0] == qs[1 + names.index(var)]:
+                continue
+            k = 1 + names.index(var)
+            a, rem = divmod(values[k] - values[0], qs[k] - qs[0])
+            b = values[0] - a * qs[0]
+            if not rem and a and all(v == a * q + b for v, q in zip(values, qs)):
+                return (op, var, d, a, b)
+    return None
+
+
+def fit(values, probes, dtypes):
+    """How one changing constant follows the vars (see the module comment), or None."""
+    names = list(dtypes)
+    if any(type(v) is float for v in values):
+        var = next((n for n in names if _is_float(dtypes[n]) and
+                    all(v == p[n] for v, p in zip(values, probes))), None)
+        return None if var is None else ("float", var)
+    return _affine(values, probes, names, dtypes) or _division(values, probes, names, dtypes)
+
+
+def _affine_map(f, symbols: List[str]) -> ir.AffineMap:
+    def sym(var):
+        return ir.AffineSymbolExpr.get(symbols.index(var))
+    const = ir.AffineConstantExpr.get
+    if isinstance(f, dict):
+        expr = const(f[""])
+        for var, a in f.items():
+            if var:
+                expr = ir.AffineAddExpr.get(ir.AffineMulExpr.get(sym(var), const(a)), expr)
+    else:
+        op, var, d, a, b = f
+        div = (ir.AffineFloorDivExpr if op == "floordiv" else ir.AffineCeilDivExpr).get(
+            sym(var), const(d))
+        expr = ir.AffineAddExpr.get(ir.AffineMulExpr.get(div, const(a)), const(b))
+    return ir.AffineMap.get(0, len(symbols), [expr])
+
+
+def _create(name, result, operands=(), **attributes):
+    return ir.Operation.create(name, results=[result] if result else [], operands=list(operands),
+                               attributes=attributes).result if result else None
+
+
+def _set_dynamic_dims(kernel, args):
+    """`?` for each parameter dimension that changes across the probes."""
+    entry = kernel.regions[0].blocks[0]
+    for i, shapes in args.items():
+        t = ir.MemRefType(entry.arguments[i].type)
+        dims = [d if len({s[axis] for s in shapes}) == 1 else ir.ShapedType.get_dynamic_size()
+                for axis, d in enumerate(shapes[0])]
+        entry.arguments[i].set_type(ir.MemRefType.get(dims, t.element_type,
+                                                      memory_space=t.memory_space))
+    ftype = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+    kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in entry.arguments], ftype.results))
+
+
+def _rewrite(module, name, constants, fits, args, sources, dtypes):
+    """The base probe's module (in place): dynamic dims, the vars read on entry, each
+    changing constant computed from them."""
+    from tir_mlir.dtypes import mlir_type
+    from tir_mlir.passes.lowering.common import run_pipeline
+    ops = _ops(module)
+    kernel = next(o for o in ops if o.name == "func.func" and
+                  ir.StringAttr(o.attributes["sym_name"]).value == name)
+    entry = kernel.regions[0].blocks[0]
+    index = ir.IndexType.get()
+    with kernel.location:
+        _set_dynamic_dims(kernel, args)
+    symbols, loaded = list(dtypes), {}
+    with ir.InsertionPoint.at_block_begin(entry), kernel.location:
+        for var in symbols:
+            kind, position, axis = sources[var]
+            arg = entry.arguments[position]
+            if kind == "dim":
+                c = _create("arith.constant", index, value=ir.IntegerAttr.get(index, axis))
+                loaded[var] = _create("memref.dim", index, [arg, c])
+            else:
+                value = _create("memref.load", mlir_type(dtypes[var]), [arg])
+                loaded[var] = value if _is_float(dtypes[var]) else \
+                    _create("arith.index_cast", index, [value])
+    for (k, values), f in zip(constants, fits):
+        op = ops[k]
+        if op.name != "arith.constant" or _constant_value(op) != values[0]:
+            raise BuildError("the lowering changed between two runs")
+        t = op.results[0].type
+        with ir.InsertionPoint(op), op.location:
+            if isinstance(f, tuple) and f[0] == "float":
+                value = loaded[f[1]]
+                if value.type != t:
+                    raise BuildError("a float parameter used at another width")
+            else:
+                used = [v for v in symbols if v in (f if isinstance(f, dict) else f[1:2])]
+                value = _create("affine.apply", index, [loaded[v] for v in used],
+                                map=ir.AffineMapAttr.get(_affine_map(f, used)))
+                if t != index:
+                    value = _create("arith.index_cast", t, [value])
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
+    run_pipeline(module, "lower-affine", "symbolic sizes")
+
+
+def _sources(func, count) -> Optional[Dict[str, tuple]]:
+    """var -> ("dim", argument, axis) for a var some buffer dimension is, ("load", argument,
+    None) for a scalar parameter (its 0-d buffer); None where a var has neither."""
+    from tir_mlir.frontend import ast as A
+    out, shapes = {}, func._shapes()
+    for position, (_, dims) in enumerate(shapes):
+        for axis, node in enumerate(dims):
+            if isinstance(node, A.Name) and node.id in func.vars and node.id not in func.params:
+                out.setdefault(node.id, ("dim", position, axis))
+    scalars = scalar_params(func)
+    for k, p in enumerate(scalars):
+        if func.vars[p] not in SCALAR_DTYPES:
+            return None
+        out[p] = ("load", len(shapes) + k, None)
+    if set(out) != set(func.vars) or len(shapes) + len(scalars) != count:
+        return None
+    return out
+
+
+class DynamicKernel(GenericKernel):
+    """The compiled kernel, called as a GenericKernel is (see the module comment)."""
+
+    def __init__(self, func, lib, probe_values, low):
+        super().__init__(func, lib, probe_values)
+        self.low = low
+
+    def covers(self, values) -> bool:
+        return not self.low or all(v >= self.low for n, v in values.items()
+                                   if not _is_float(self.func.vars[n]))
+
+    @classmethod
+    def make(cls, func, target, kwargs) -> Optional["DynamicKernel"]:
+        names, dtypes = list(func.vars), dict(func.vars)
+        if kwargs.get("debug") or str(target).split()[0] not in ("llvm", "cpu", "c") or \
+                not names or len(names) > len(PROBES[0]):
+            return None
+        low = lowest_covered(func)
+        if low > min(PROBES[0]):
+            return None         # the probes would not be above the source's constants
+
+        def probe(k, name):
+            sets = (FLOAT_PROBES[:2] + FLOAT_CHECKS) if _is_float(dtypes[name]) else \
+                (PROBES[:2] + CHECKS)
+            return sets[k][names.index(name)]
+        base = {n: probe(0, n) for n in names}
+        from tir_mlir.script.pyfile import _constant
+        if any(type(_constant(d, base)) is not int for _, dims in func._shapes() for d in dims):
+            return None         # a shape the call check could not compute (`T.int64(8)`)
+        probes = [base] + [{**base, n: probe(1, n)} for n in names] + \
+            [{n: probe(k, n) for n in names} for k in range(2, 2 + len(CHECKS))]
+        scalars = scalar_params(func)
+        from tir_mlir.context import get_context
+        from tir_mlir.passes.lowering.pipeline import lower
+        try:
+            mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
+                    for p in probes]
+            if _long_unrolled_loop(mods[0].module):
+                return None
+            with get_context(), ir.Location.unknown():
+                lowered = [lower(m.module, target, "scf", static_bounds=False) for m in mods]
+                # optional checks where the structure differs are left out
+                structure = [[o.name for o in _ops(m)] for m in lowered]
+                keep = [k for k in range(len(mods)) if k < len(mods) - len(CHECKS) +
+                        REQUIRED_CHECKS or structure[k] == structure[0]]
+                lowered, probes = [lowered[k] for k in keep], [probes[k] for k in keep]
+                found = _differences(lowered, func.name)
+        except (TIRError, ScheduleError, BuildError):
+            return None
+        if found is None:
+            return None
+        constants, args = found
+        fits = [fit(values, probes, dtypes) for _, values in constants]
+        if any(f is None for f in fits):
+            return None
+        with get_context():
+            entry = next(o for o in _ops(lowered[0]) if o.name == "func.func" and
+                         ir.StringAttr(o.attributes["sym_name"]).value == func.name)
+            sources = _sources(func, len(entry.regions[0].blocks[0].arguments))
+        if sources is None:
+            return None
+        from tir_mlir.runtime.build import build
+        try:
+            lib = build(mods[0], target, static_bounds=False, rewrite_after=(
+                "scf", lambda m: _rewrite(m, func.name, constants, fits, args, sources, dtypes)),
+                **kwargs)
+        except BuildError:
+            return None
+        return cls(func, lib, base, low)
