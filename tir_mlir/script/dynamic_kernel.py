@@ -6,7 +6,7 @@ specialized at probe values and lowered to the `scf` stage, after every pass tha
 sizes (unrolling, vectorization, buffer compaction, the stack budget). The probes are the ones
 generic_kernel.py uses plus one more check set (one less than multiples of 2..10). The probe
 modules must be the same op for op except for integer constants, float constants equal to a
-float parameter, and the sizes of the function's memref parameters. Each integer constant
+parameter (a float one, or an int one cast), and the sizes of the function's memref parameters. Each integer constant
 that changes is fitted over the probes as
 
     a1 * n1 + ... + b                         (affine in the vars), or
@@ -203,9 +203,10 @@ def fit(values, probes, dtypes):
     """How one changing constant follows the vars (see the module comment), or None."""
     names = list(dtypes)
     if any(type(v) is float for v in values):
-        var = next((n for n in names if _is_float(dtypes[n]) and
-                    all(v == p[n] for v, p in zip(values, probes))), None)
-        return None if var is None else ("float", var)
+        var = next((n for n in names if all(v == p[n] for v, p in zip(values, probes))), None)
+        if var is None:
+            return None
+        return ("float", var) if _is_float(dtypes[var]) else ("cast", var)   # T.Cast of an int
     return _affine(values, probes, names, dtypes) or _division(values, probes, names, dtypes)
 
 
@@ -245,9 +246,9 @@ def _set_dynamic_dims(kernel, args):
         [a.type for a in entry.arguments], ftype.results))
 
 
-def _rewrite(module, name, constants, fits, args, sources, dtypes):
+def _rewrite(module, name, constants, fits, args, sources, dtypes, shown):
     """The base probe's module (in place): dynamic dims, the vars read on entry, each
-    changing constant computed from them."""
+    changing constant computed from them; its text before `lower-affine` goes to `shown`."""
     from tir_mlir.dtypes import mlir_type
     from tir_mlir.passes.lowering.common import run_pipeline
     ops = _ops(module)
@@ -279,6 +280,10 @@ def _rewrite(module, name, constants, fits, args, sources, dtypes):
                 value = loaded[f[1]]
                 if value.type != t:
                     raise BuildError("a float parameter used at another width")
+            elif isinstance(f, tuple) and f[0] == "cast":
+                i64 = ir.IntegerType.get_signless(64)
+                value = _create("arith.sitofp", t, [_create("arith.index_cast", i64,
+                                                            [loaded[f[1]]])])
             else:
                 used = [v for v in symbols if v in (f if isinstance(f, dict) else f[1:2])]
                 value = _create("affine.apply", index, [loaded[v] for v in used],
@@ -287,6 +292,7 @@ def _rewrite(module, name, constants, fits, args, sources, dtypes):
                     value = _create("arith.index_cast", t, [value])
         op.results[0].replace_all_uses_with(value)
         op.erase()
+    shown.append(module.operation.get_asm(enable_debug_info=False))
     run_pipeline(module, "lower-affine", "symbolic sizes")
 
 
@@ -310,11 +316,12 @@ def _sources(func, count) -> Optional[Dict[str, tuple]]:
 
 
 class DynamicKernel(GenericKernel):
-    """The compiled kernel, called as a GenericKernel is (see the module comment)."""
+    """The compiled kernel, called as a GenericKernel is (see the module comment); `mlir`: its
+    scf-stage module (dynamic memrefs, sizes from affine.apply)."""
 
-    def __init__(self, func, lib, probe_values, low):
+    def __init__(self, func, lib, probe_values, low, mlir):
         super().__init__(func, lib, probe_values)
-        self.low = low
+        self.low, self.mlir = low, mlir
 
     def covers(self, values) -> bool:
         return not self.low or all(v >= self.low for n, v in values.items()
@@ -371,10 +378,11 @@ class DynamicKernel(GenericKernel):
         if sources is None:
             return None
         from tir_mlir.runtime.build import build
+        shown = []
         try:
             lib = build(mods[0], target, static_bounds=False, rewrite_after=(
-                "scf", lambda m: _rewrite(m, func.name, constants, fits, args, sources, dtypes)),
-                **kwargs)
+                "scf", lambda m: _rewrite(m, func.name, constants, fits, args, sources, dtypes,
+                                          shown)), **kwargs)
         except BuildError:
             return None
-        return cls(func, lib, base, low)
+        return cls(func, lib, base, low, shown[0])

@@ -221,6 +221,12 @@ class SymbolicModule:
                 GenericKernel.make(self.func, self.target, self.kwargs)
         return self._generic
 
+    @property
+    def kernels(self) -> int:
+        """How many kernels the calls so far compiled (one for every size where `generic`
+        serves them)."""
+        return len({id(getattr(f, "fn", f).module) for f in self._libs.values()})
+
     def _function(self, values):
         """The compiled function for these values of the vars."""
         from tir_mlir.runtime.build import build
