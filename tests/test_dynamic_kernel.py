@@ -45,6 +45,8 @@ CASES = {
                lambda a: [a[0][0:len(a[0]) // 2 * 2:2] + a[0][1:len(a[0]) // 2 * 2:2]], [1]),
     "total": (lambda r, n: [_rand(r, n, 4), np.zeros(4, "float32")],
               lambda a: [a[0].sum(0)], [1]),
+    "two_stage": (lambda r, n: [_rand(r, n, 16), np.zeros((n, 16), "float32")],
+                  lambda a: [a[0] * 2 + 1], [1]),     # an intermediate (n, 16) buffer
     "axpb": (lambda r, n: [_rand(r, n), np.zeros(n, "float32"), 1.5, n, -3],
              lambda a: [a[0] * np.float32(1.5) - 3], [1]),
 }
@@ -74,6 +76,9 @@ def test_memrefs_are_dynamic_and_sizes_affine_maps_of_the_dims(ours):
     tiled["tiled"](*CASES["tiled"][0](np.random.default_rng(1), 3))
     assert "memref<?xf32>" in tiled.generic.mlir
     assert "affine_map<()[s0] -> (s0 ceildiv 4)>" in tiled.generic.mlir
+    two = tir_mlir.build(ours.two_stage)
+    two["two_stage"](*CASES["two_stage"][0](np.random.default_rng(1), 3))
+    assert "memref.alloc(%dim) : memref<?x16xf32>" in two.generic.mlir
     halves = tir_mlir.build(ours.halves)
     halves["halves"](*CASES["halves"][0](np.random.default_rng(1), 3))
     assert "affine_map<()[s0] -> (s0 floordiv 2)>" in halves.generic.mlir
@@ -178,10 +183,7 @@ def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, name):
     assert isinstance(lib.generic, DynamicKernel)
     rng = np.random.default_rng(4)
     for n in SIZES:
-        if name == "two_stage":
-            args = [_rand(rng, n, 16), np.zeros((n, 16), "float32")]
-        else:
-            args = CASES[name][0](rng, n)
+        args = CASES[name][0](rng, n)
         tvm_args = [tvm.nd.array(a) for a in args]
         lib[name](*args)
         lib_tvm(*tvm_args)

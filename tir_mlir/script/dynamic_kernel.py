@@ -41,14 +41,33 @@ from tir_mlir.script.generic_kernel import (FLOAT_PROBES, PROBES, SCALAR_DTYPES,
                                             _is_float, _long_unrolled_loop,
                                             _with_scalar_buffers, scalar_params)
 
-# Check sets: primes, one less than a multiple of every number 2..10 (a floordiv or ceildiv by
-# d <= 10 sees remainders 1 and d - 1), then two used only where the program has the same
-# structure there: multiples of 2..10 (remainder 0) and twice a prime (even, but no multiple of
-# 4). A size a split factor divides has no `T.where` (nor its `scf.if`), so a program with a
-# split has another structure at a multiple: a fit is then checked without it.
-CHECKS = (PROBES[2], (2519, 2639, 2879, 3359), PROBES[3], (2018, 2026, 2038, 2042))
-FLOAT_CHECKS = FLOAT_PROBES[2:] + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
-REQUIRED_CHECKS = 2
+
+
+def _primes(start, count=4):
+    out, n = [], start
+    while len(out) < count:
+        if n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1)):
+            out.append(n)
+        n += 1
+    return tuple(out)
+
+
+# Probe sets, per var: a base and a changed value (primes), then checks: primes, one less than
+# a multiple of every number 2..10 (a floordiv or ceildiv by d <= 10 sees remainders 1 and
+# d - 1), then two used only where the program has the same structure there: multiples of
+# 2..10 (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides
+# has no `T.where` (nor its `scf.if`), so a program with a split has another structure at a
+# multiple: a fit is then checked without it. The first family is generic_kernel.py's; the
+# second, tried where the first's structures differ, makes every buffer sized by a var larger
+# than a stack buffer may be (64 KiB: tir_to_affine.py), so all go to the heap at every probe.
+PROBE_FAMILIES = (
+    (PROBES[0], PROBES[1], PROBES[2], (2519, 2639, 2879, 3359), PROBES[3],
+     (2018, 2026, 2038, 2042)),
+    (_primes(17011), _primes(19001), _primes(20011), (17639, 20159, 22679, 25199),
+     (17640, 20160, 22680, 25200), tuple(2 * p for p in _primes(8513))),
+)
+FLOAT_SETS = FLOAT_PROBES + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
+OPTIONAL_CHECKS = 2
 MAX_DIVISOR = 64
 GUARDED_CALLS = ("min", "max", "if_then_else", "Select")
 
@@ -112,13 +131,25 @@ def _constant_value(op):
     return None
 
 
+def _only_dims_differ(types) -> bool:
+    """Memref types of one element type, rank and memory space, with the identity layout."""
+    if not all(isinstance(t, ir.MemRefType) for t in types):
+        return False
+    memrefs = [ir.MemRefType(t) for t in types]
+    t = memrefs[0]
+    return len({(str(m.element_type), m.rank, str(m.layout), str(m.memory_space))
+                for m in memrefs}) == 1 and \
+        str(t) == str(ir.MemRefType.get(t.shape, t.element_type, memory_space=t.memory_space))
+
+
 def _differences(mods, name):
-    """(indices of changing constants with their values per probe, {argument: [dims per
-    probe]}) where the probe modules differ only there; None elsewhere."""
+    """Where the probe modules differ: (changing constants: [(op index, values per probe)],
+    memref parameters: {argument: [shape per probe]}, heap buffers: [(op index, shapes)]);
+    None where they differ anywhere else."""
     walks = [_ops(m) for m in mods]
     if len({len(w) for w in walks}) != 1:
         return None
-    constants, args = [], {}
+    constants, args, allocs = [], {}, []
     for k, ops in enumerate(zip(*walks)):
         first = ops[0]
         if len({o.name for o in ops}) != 1 or \
@@ -136,9 +167,13 @@ def _differences(mods, name):
             constants.append((k, values))
         elif changed - ({"function_type"} if is_kernel else set()):
             return None
-        if len({tuple(str(r.type) for r in o.results) for o in ops}) != 1:
-            if first.name != "arith.constant":
+        if len({tuple(str(r.type) for r in o.results) for o in ops}) != 1 and \
+                first.name != "arith.constant":
+            types = [o.results[0].type for o in ops]
+            if first.name != "memref.alloc" or len(first.operands) or \
+                    not _only_dims_differ(types):
                 return None
+            allocs.append((k, [list(ir.MemRefType(t).shape) for t in types]))
         for r, regions in enumerate(zip(*[o.regions for o in ops])):
             blocks = [list(reg.blocks) for reg in regions]
             if len({len(b) for b in blocks}) != 1:
@@ -150,17 +185,10 @@ def _differences(mods, name):
                 for i, ts in enumerate(zip(*types)):
                     if len({str(t) for t in ts}) == 1:
                         continue
-                    if not (is_kernel and r == 0 and b == 0 and
-                            all(isinstance(t, ir.MemRefType) for t in ts)):
+                    if not (is_kernel and r == 0 and b == 0 and _only_dims_differ(ts)):
                         return None
-                    memrefs = [ir.MemRefType(t) for t in ts]
-                    if len({(str(t.element_type), t.rank, str(t.layout), str(t.memory_space))
-                            for t in memrefs}) != 1 or str(memrefs[0]) != str(ir.MemRefType.get(
-                            memrefs[0].shape, memrefs[0].element_type,
-                            memory_space=memrefs[0].memory_space)):
-                        return None
-                    args[i] = [list(t.shape) for t in memrefs]
-    return constants, args
+                    args[i] = [list(ir.MemRefType(t).shape) for t in ts]
+    return constants, args, allocs
 
 
 def _affine(values, probes, names, dtypes):
@@ -246,31 +274,53 @@ def _set_dynamic_dims(kernel, args):
         [a.type for a in entry.arguments], ftype.results))
 
 
-def _rewrite(module, name, constants, fits, args, sources, dtypes, shown):
+@dataclasses.dataclass
+class _Plan:
+    """What changes with the vars, and how (see the module comment)."""
+    name: str
+    constants: list        # [(op index, values per probe)]
+    fits: list             # per constant: its fit
+    args: dict             # memref argument -> shapes per probe
+    allocs: list           # [(op index, shapes per probe)]
+    alloc_fits: list       # per heap buffer, per dimension: its fit, None where it is fixed
+    sources: dict          # var -> where the kernel reads it (_sources)
+    dtypes: dict
+
+
+def _rewrite(module, plan: _Plan, shown):
     """The base probe's module (in place): dynamic dims, the vars read on entry, each
-    changing constant computed from them; its text before `lower-affine` goes to `shown`."""
+    changing constant and buffer size computed from them; its text before `lower-affine` goes
+    to `shown`."""
     from tir_mlir.dtypes import mlir_type
     from tir_mlir.passes.lowering.common import run_pipeline
     ops = _ops(module)
     kernel = next(o for o in ops if o.name == "func.func" and
-                  ir.StringAttr(o.attributes["sym_name"]).value == name)
+                  ir.StringAttr(o.attributes["sym_name"]).value == plan.name)
     entry = kernel.regions[0].blocks[0]
     index = ir.IndexType.get()
     with kernel.location:
-        _set_dynamic_dims(kernel, args)
-    symbols, loaded = list(dtypes), {}
+        _set_dynamic_dims(kernel, plan.args)
+    symbols, loaded = list(plan.dtypes), {}
     with ir.InsertionPoint.at_block_begin(entry), kernel.location:
         for var in symbols:
-            kind, position, axis = sources[var]
+            kind, position, axis = plan.sources[var]
             arg = entry.arguments[position]
             if kind == "dim":
                 c = _create("arith.constant", index, value=ir.IntegerAttr.get(index, axis))
                 loaded[var] = _create("memref.dim", index, [arg, c])
             else:
-                value = _create("memref.load", mlir_type(dtypes[var]), [arg])
-                loaded[var] = value if _is_float(dtypes[var]) else \
+                value = _create("memref.load", mlir_type(plan.dtypes[var]), [arg])
+                loaded[var] = value if _is_float(plan.dtypes[var]) else \
                     _create("arith.index_cast", index, [value])
-    for (k, values), f in zip(constants, fits):
+
+    def size(f):
+        if isinstance(f, dict) and f[""] == 0 and list(f.values()).count(1) == 1 and len(f) == 2:
+            return loaded[next(v for v in f if v)]          # the var itself
+        used = [v for v in symbols if v in (f if isinstance(f, dict) else f[1:2])]
+        return _create("affine.apply", index, [loaded[v] for v in used],
+                       map=ir.AffineMapAttr.get(_affine_map(f, used)))
+
+    for (k, values), f in zip(plan.constants, plan.fits):
         op = ops[k]
         if op.name != "arith.constant" or _constant_value(op) != values[0]:
             raise BuildError("the lowering changed between two runs")
@@ -285,12 +335,27 @@ def _rewrite(module, name, constants, fits, args, sources, dtypes, shown):
                 value = _create("arith.sitofp", t, [_create("arith.index_cast", i64,
                                                             [loaded[f[1]]])])
             else:
-                used = [v for v in symbols if v in (f if isinstance(f, dict) else f[1:2])]
-                value = _create("affine.apply", index, [loaded[v] for v in used],
-                                map=ir.AffineMapAttr.get(_affine_map(f, used)))
+                value = size(f)
                 if t != index:
                     value = _create("arith.index_cast", t, [value])
         op.results[0].replace_all_uses_with(value)
+        op.erase()
+    for (k, shapes), dims in zip(plan.allocs, plan.alloc_fits):
+        op = ops[k]
+        t = ir.MemRefType(op.results[0].type)
+        if op.name != "memref.alloc" or list(t.shape) != shapes[0]:
+            raise BuildError("the lowering changed between two runs")
+        new_type = ir.MemRefType.get(
+            [d if f is None else ir.ShapedType.get_dynamic_size() for d, f in zip(t.shape, dims)],
+            t.element_type, memory_space=t.memory_space)
+        with ir.InsertionPoint(op), op.location:
+            sizes = [size(f) for f in dims if f is not None]
+            attrs = {"operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(sizes), 0])}
+            if "alignment" in op.attributes:
+                attrs["alignment"] = op.attributes["alignment"]
+            new = ir.Operation.create("memref.alloc", results=[new_type], operands=sizes,
+                                      attributes=attrs)
+        op.results[0].replace_all_uses_with(new.result)
         op.erase()
     shown.append(module.operation.get_asm(enable_debug_info=False))
     run_pipeline(module, "lower-affine", "symbolic sizes")
@@ -329,60 +394,73 @@ class DynamicKernel(GenericKernel):
 
     @classmethod
     def make(cls, func, target, kwargs) -> Optional["DynamicKernel"]:
-        names, dtypes = list(func.vars), dict(func.vars)
+        names = list(func.vars)
         if kwargs.get("debug") or str(target).split()[0] not in ("llvm", "cpu", "c") or \
                 not names or len(names) > len(PROBES[0]):
             return None
         low = lowest_covered(func)
-        if low > min(PROBES[0]):
-            return None         # the probes would not be above the source's constants
-
-        def probe(k, name):
-            sets = (FLOAT_PROBES[:2] + FLOAT_CHECKS) if _is_float(dtypes[name]) else \
-                (PROBES[:2] + CHECKS)
-            return sets[k][names.index(name)]
-        base = {n: probe(0, n) for n in names}
-        from tir_mlir.script.pyfile import _constant
-        if any(type(_constant(d, base)) is not int for _, dims in func._shapes() for d in dims):
-            return None         # a shape the call check could not compute (`T.int64(8)`)
-        probes = [base] + [{**base, n: probe(1, n)} for n in names] + \
-            [{n: probe(k, n) for n in names} for k in range(2, 2 + len(CHECKS))]
-        scalars = scalar_params(func)
-        from tir_mlir.context import get_context
-        from tir_mlir.passes.lowering.pipeline import lower
-        try:
-            mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
-                    for p in probes]
-            if _long_unrolled_loop(mods[0].module):
+        for family in PROBE_FAMILIES:
+            if low > min(family[0]):
+                return None     # the probes would not be above the source's constants
+            probes = [{n: (FLOAT_SETS if _is_float(func.vars[n]) else family)[k][i]
+                       for i, n in enumerate(names)} for k in range(len(family))]
+            probes = [probes[0]] + [{**probes[0], n: probes[1][n]} for n in names] + probes[2:]
+            found = _plan(func, target, probes)
+            if found is None:
+                continue            # the structure changes with the sizes
+            if not found:
+                return None         # it does not, but something else is not handled
+            plan, mod0, probes = found
+            from tir_mlir.runtime.build import build
+            shown = []
+            try:
+                lib = build(mod0, target, static_bounds=False,
+                            rewrite_after=("scf", lambda m: _rewrite(m, plan, shown)), **kwargs)
+            except BuildError:
                 return None
-            with get_context(), ir.Location.unknown():
-                lowered = [lower(m.module, target, "scf", static_bounds=False) for m in mods]
-                # optional checks where the structure differs are left out
-                structure = [[o.name for o in _ops(m)] for m in lowered]
-                keep = [k for k in range(len(mods)) if k < len(mods) - len(CHECKS) +
-                        REQUIRED_CHECKS or structure[k] == structure[0]]
-                lowered, probes = [lowered[k] for k in keep], [probes[k] for k in keep]
-                found = _differences(lowered, func.name)
-        except (TIRError, ScheduleError, BuildError):
-            return None
-        if found is None:
-            return None
-        constants, args = found
-        fits = [fit(values, probes, dtypes) for _, values in constants]
-        if any(f is None for f in fits):
-            return None
-        with get_context():
+            return cls(func, lib, probes[0], low, shown[0])
+        return None
+
+
+def _plan(func, target, probes):
+    """(the _Plan, the base probe's module, the probes kept) for these probes; None where the
+    lowered structure changes with them, () where something else is not handled."""
+    from tir_mlir.context import get_context
+    from tir_mlir.passes.lowering.pipeline import lower
+    from tir_mlir.script.pyfile import _constant
+    dtypes = dict(func.vars)
+    if any(type(_constant(d, probes[0])) is not int for _, dims in func._shapes() for d in dims):
+        return ()           # a shape the call check could not compute (`T.int64(8)`)
+    scalars = scalar_params(func)
+    try:
+        mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
+                for p in probes]
+        if _long_unrolled_loop(mods[0].module):
+            return ()
+        with get_context(), ir.Location.unknown():
+            lowered = [lower(m.module, target, "scf", static_bounds=False) for m in mods]
+            # optional checks where the structure differs are left out
+            structure = [[o.name for o in _ops(m)] for m in lowered]
+            keep = [k for k in range(len(mods)) if k < len(mods) - OPTIONAL_CHECKS or
+                    structure[k] == structure[0]]
+            lowered, probes = [lowered[k] for k in keep], [probes[k] for k in keep]
+            found = _differences(lowered, func.name)
+            if found is None:
+                return None
             entry = next(o for o in _ops(lowered[0]) if o.name == "func.func" and
                          ir.StringAttr(o.attributes["sym_name"]).value == func.name)
             sources = _sources(func, len(entry.regions[0].blocks[0].arguments))
-        if sources is None:
-            return None
-        from tir_mlir.runtime.build import build
-        shown = []
-        try:
-            lib = build(mods[0], target, static_bounds=False, rewrite_after=(
-                "scf", lambda m: _rewrite(m, func.name, constants, fits, args, sources, dtypes,
-                                          shown)), **kwargs)
-        except BuildError:
-            return None
-        return cls(func, lib, base, low, shown[0])
+    except (TIRError, ScheduleError, BuildError):
+        return ()
+    constants, args, allocs = found
+    fits = [fit(values, probes, dtypes) for _, values in constants]
+    alloc_fits = [[None if len({s[axis] for s in shapes}) == 1 else
+                   fit([s[axis] for s in shapes], probes, dtypes)
+                   for axis in range(len(shapes[0]))] for _, shapes in allocs]
+    if sources is None or any(f is None for f in fits) or \
+            any(f is None or isinstance(f, tuple) and f[0] in ("float", "cast")
+                for dims, (_, shapes) in zip(alloc_fits, allocs)
+                for axis, f in enumerate(dims) if len({s[axis] for s in shapes}) != 1):
+        return ()
+    return _Plan(func.name, constants, fits, args, allocs, alloc_fits, sources, dtypes), \
+        mods[0], probes
