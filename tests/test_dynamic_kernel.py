@@ -113,25 +113,45 @@ def test_shapes_checked_across_arguments(ours):
         tir_mlir.build(ours.halves)["halves"](z(6, "float32"), z(4, "float32"))
 
 
-def test_dynamic_extent_vectorized_falls_back_per_size(ours):
-    """A vectorized loop of extent n has a vector length that changes with n: no one kernel,
-    one specialization per size instead, still right."""
+def test_dynamic_extent_vectorized_is_a_loop_for_llvm(ours):
+    """A vectorized loop of extent n (a vector length that would change with n) stays a scalar
+    loop with LLVM's vectorize hint (LLVM adds the remainder loop): still one kernel."""
     sch = tir_mlir.Schedule(ours.tiled)
     io, ii = sch.get_loops(sch.get_block("B"))
-    sch.vectorize(ii)                                       # 4 lanes: one kernel
-    assert isinstance(tir_mlir.build(sch.mod).generic, DynamicKernel)
+    sch.vectorize(ii)                                       # 4 lanes
+    lib = tir_mlir.build(sch.mod)
+    lib["tiled"](*CASES["tiled"][0](np.random.default_rng(3), 5))
+    assert "vector<4xf32>" in lib.generic.mlir
     sch = tir_mlir.Schedule(ours.add)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.reorder(j, i)
     sch.vectorize(i)                                        # n lanes
     lib = tir_mlir.build(sch.mod)
-    assert lib.generic is None
     rng = np.random.default_rng(3)
     for n in SIZES:
         args = CASES["add"][0](rng, n)
         lib["add"](*args)
         np.testing.assert_array_equal(args[2], args[0] + args[1])
-    assert lib.kernels == 3
+    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
+    assert "vector.load" not in lib.generic.mlir and \
+        "llvm.loop_vectorize<disable = false" in lib.generic.mlir
+
+
+def test_size_dependent_forms_it_cannot_fit_compile_per_size(ours):
+    """`T.ceildiv(n, chunk)` with `chunk` a parameter is no affine map of the sizes: one
+    specialization per set of values, each right."""
+    from tir_mlir.script.symbolic import SymbolicPrimFunc
+    from tir_mlir.frontend.parser import parse_ast
+    src = ("@T.prim_func\ndef f(a: T.handle, chunk: T.int32):\n    n = T.int32()\n"
+           "    A = T.match_buffer(a, (n,))\n    for i, j in T.grid(T.ceildiv(n, chunk), chunk):\n"
+           "        with T.block('A'):\n            vi = T.axis.spatial(n, i * chunk + j)\n"
+           "            T.where(i * chunk + j < n)\n            A[vi] = A[vi] + T.float32(1)\n")
+    lib = tir_mlir.build(SymbolicPrimFunc(parse_ast(src, "f.py")[0], "f.py"))
+    for n, chunk in ((5, 2), (9, 4), (3, 8)):
+        a = np.zeros(n, "float32")
+        lib["f"](a, chunk)
+        np.testing.assert_array_equal(a, np.ones(n))
+    assert lib.generic is None and lib.kernels == 3
 
 
 # --- TVM 0.21 as the oracle ---------------------------------------------------------------------

@@ -422,6 +422,24 @@ class DynamicKernel(GenericKernel):
         return None
 
 
+def _mark_dynamic_vector_loops(mods):
+    """Mark the vectorized loops whose extent changes with the probes (vectorize.py leaves them
+    to LLVM's loop vectorizer: a scalar loop at every size)."""
+    from tir_mlir.dialect.ops import Loop
+    from tir_mlir.ir_walk import walk_all
+    from tir_mlir.passes.lowering.vectorize import DYNAMIC_EXTENT
+    loops = [[o for f in m.module.body.operations for o in walk_all(f.operation)
+              if Loop.is_loop(o)] for m in mods]
+    if len({len(ls) for ls in loops}) != 1:
+        return
+    for group in zip(*loops):
+        kinds = {Loop(o).kind for o in group}
+        if kinds == {"vectorized"} and all(Loop(o).constant_bounds for o in group) and \
+                len({Loop(o).extent for o in group}) > 1:
+            for o in group:
+                o.attributes[DYNAMIC_EXTENT] = ir.UnitAttr.get()
+
+
 def _plan(func, target, probes):
     """(the _Plan, the base probe's module, the probes kept) for these probes; None where the
     lowered structure changes with them, () where something else is not handled."""
@@ -435,9 +453,10 @@ def _plan(func, target, probes):
     try:
         mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
                 for p in probes]
-        if _long_unrolled_loop(mods[0].module):
-            return ()
         with get_context(), ir.Location.unknown():
+            _mark_dynamic_vector_loops(mods)
+            if _long_unrolled_loop(mods[0].module):
+                return ()
             lowered = [lower(m.module, target, "scf", static_bounds=False) for m in mods]
             # optional checks where the structure differs are left out
             structure = [[o.name for o in _ops(m)] for m in lowered]

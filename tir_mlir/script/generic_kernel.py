@@ -66,11 +66,14 @@ def scalar_params(func) -> List[str]:
 
 
 def _long_unrolled_loop(module) -> bool:
+    """A loop to unroll or vectorize longer than MAX_LANE_EXTENT, except one the dynamic
+    kernel leaves to LLVM's vectorizer (dynamic_kernel.py)."""
     from tir_mlir.dialect.ops import Loop
     from tir_mlir.ir_walk import walk_all
+    from tir_mlir.passes.lowering.vectorize import DYNAMIC_EXTENT
     for f in [o.operation for o in module.body.operations]:
         for op in walk_all(f):
-            if Loop.is_loop(op):
+            if Loop.is_loop(op) and DYNAMIC_EXTENT not in op.attributes:
                 loop = Loop(op)
                 if (loop.kind in ("unroll", "vectorized") or loop.annotations) and \
                         loop.constant_bounds and loop.extent > MAX_LANE_EXTENT:
