@@ -401,7 +401,7 @@ class DynamicKernel(GenericKernel):
         low = lowest_covered(func)
         for family in PROBE_FAMILIES:
             if low > min(family[0]):
-                return None     # the probes would not be above the source's constants
+                continue        # the probes would not be above the source's constants
             probes = [{n: (FLOAT_SETS if _is_float(func.vars[n]) else family)[k][i]
                        for i, n in enumerate(names)} for k in range(len(family))]
             probes = [probes[0]] + [{**probes[0], n: probes[1][n]} for n in names] + probes[2:]

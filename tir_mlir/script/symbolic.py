@@ -192,10 +192,42 @@ class SymbolicPrimFunc:
         if missing:
             raise RuntimeCallError(f"{self.name}: no argument gives {missing[0]} (symbolic "
                                    "vars must be a whole buffer dimension or a parameter)")
+        self._check_dims(by_name, values)
         return values, arrays
+
+    def _check_dims(self, by_name, values):
+        """RuntimeCallError naming the first buffer dimension its shape expression (`n // 2`,
+        `128`) does not give, with the vars' values."""
+        from tir_mlir.script.pyfile import _constant
+        for name, dims in self._shapes():
+            for axis, (node, n) in enumerate(zip(dims, by_name[name].shape)):
+                want = _constant(node, values)
+                if type(want) is int and want != n:
+                    used = sorted({x.id for x in A.names_used(node)} & set(values))
+                    text = _expr_text(node)
+                    how = f" ({text} with {', '.join(f'{v} = {values[v]}' for v in used)})" \
+                        if used and text else ""
+                    raise RuntimeCallError(f"{self.name}: dimension {axis} of {name!r} is {n}, "
+                                           f"expected {want}{how}")
 
     def _tir_mlir_build(self, target="llvm", **kwargs):
         return SymbolicModule(self, target, kwargs)
+
+
+def _expr_text(node):
+    """A shape expression as written, for messages (None for calls)."""
+    if isinstance(node, A.Name):
+        return node.id
+    if isinstance(node, A.Const):
+        return repr(node.value)
+    if isinstance(node, A.BinOp):
+        sides = [_expr_text(x) for x in (node.lhs, node.rhs)]
+        if None in sides:
+            return None
+        sides = [f"({t})" if isinstance(x, A.BinOp) else t
+                 for t, x in zip(sides, (node.lhs, node.rhs))]
+        return f"{sides[0]} {node.op} {sides[1]}"
+    return None
 
 
 _UNTRIED = object()
