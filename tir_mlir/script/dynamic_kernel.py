@@ -2,14 +2,13 @@
 that reads `n` from its arguments.
 
 tir-mlir's TensorIR has no symbolic extents, so the function (its schedule replayed) is
-specialized at probe values and lowered to the `scf` stage, after every pass that needs static
-sizes (unrolling, vectorization, buffer compaction, the stack budget). The probes are the ones
-generic_kernel.py uses plus one more check set (one less than multiples of 2..10). The probe
-modules must be the same op for op except for integer constants, float constants equal to a
-parameter (a float one, or an int one cast), and the sizes of the function's memref parameters. Each integer constant
-that changes is fitted over the probes as
+specialized at probe values (PROBE_FAMILIES) and lowered to the `scf` stage, after every pass
+that needs static sizes (unrolling, vectorization, buffer compaction, the stack budget). The
+probe modules must be the same op for op except for integer constants, float constants equal
+to a parameter (a float one, or an int one cast), the sizes of the function's memref
+parameters and of heap buffers. Each integer that changes is fitted over the probes as
 
-    a1 * n1 + ... + b                         (affine in the vars), or
+    a1 * n1 + ... + b                                (affine in the vars), or
     a * (n floordiv d) + b, a * (n ceildiv d) + b    (one var, d = 2..64)
 
 and the base probe's module is rewritten to hold no probe value:
@@ -18,18 +17,21 @@ and the base probe's module is rewritten to hold no probe value:
                                                           %n = memref.dim %arg0, %c0
     %c253 = arith.constant 253 : index                ->  affine.apply affine_map<()[s0] ->
     scf.parallel (%i) = (%c0) to (%c253) ...                (s0 ceildiv 4)>()[%n]
+    %b = memref.alloc() : memref<17011x16xf32>        ->  %b = memref.alloc(%n) : memref<?x16xf32>
 
 The vars come from the memref dims (a var that is a whole dimension of some buffer) and from
 the scalar parameters, passed as 0-d buffers appended to the parameters and loaded on entry.
 The rest of the pipeline lowers it as any program (the dims and strides come from the
-descriptors). Anything else (a vector length or an allocation that changes with the size, a
-constant of another form: `ceildiv(n, chunk)` with `chunk` a parameter, `n * m`) makes `make`
-return None and the caller tries generic_kernel.py, then one specialization per size.
+descriptors). A vectorized loop whose extent changes with the probes is marked so that
+vectorize-loops leaves it to LLVM's loop vectorizer (which adds the remainder loop). Anything
+else (an unrolled loop over `n`, a subview, a constant of another form: `ceildiv(n, chunk)`
+with `chunk` a parameter, `n * m`) makes `make` return None and the caller tries
+generic_kernel.py, then one specialization per size.
 
-A function whose source takes min/max/if_then_else/Select, an `if` or a comparison outside
-T.where may change behaviour where a var crosses one of its constants (`T.min(n, 16)` is 16 at
-every probe): its kernel serves only values above every integer constant in the source
-(`covers`); the caller specializes below that.
+A function whose source takes min/max/if_then_else/Select/truncdiv/truncmod, an `if` or a
+comparison outside T.where may change behaviour where a var crosses one of its constants
+(`T.min(n, 16)` is 16 at every probe): its kernel serves only values above every integer
+constant in the source (`covers`); the caller specializes below that.
 """
 import dataclasses
 from typing import Dict, List, Optional
@@ -42,7 +44,6 @@ from tir_mlir.script.generic_kernel import (FLOAT_PROBES, PROBES, SCALAR_DTYPES,
                                             _with_scalar_buffers, scalar_params)
 
 
-
 def _primes(start, count=4):
     out, n = [], start
     while len(out) < count:
@@ -53,9 +54,9 @@ def _primes(start, count=4):
 
 
 # Probe sets, per var: a base and a changed value (primes), then checks: primes, one less than
-# a multiple of every number 2..10 (a floordiv or ceildiv by d <= 10 sees remainders 1 and
-# d - 1), then two used only where the program has the same structure there: multiples of
-# 2..10 (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides
+# a highly composite number (a floordiv or ceildiv by a small d sees remainders 1 and d - 1),
+# then two used only where the program has the same structure there: the highly composite
+# numbers (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides
 # has no `T.where` (nor its `scf.if`), so a program with a split has another structure at a
 # multiple: a fit is then checked without it. The first family is generic_kernel.py's; the
 # second, tried where the first's structures differ, makes every buffer sized by a var larger
@@ -69,7 +70,9 @@ PROBE_FAMILIES = (
 FLOAT_SETS = FLOAT_PROBES + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
 OPTIONAL_CHECKS = 2
 MAX_DIVISOR = 64
-GUARDED_CALLS = ("min", "max", "if_then_else", "Select")
+# Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
+# floordiv fit would differ for a negative scalar parameter).
+GUARDED_CALLS = ("min", "max", "if_then_else", "Select", "truncdiv", "truncmod")
 
 
 def _ast(func):
@@ -109,13 +112,8 @@ def lowest_covered(func) -> int:
 
 
 def _ops(module) -> List[ir.Operation]:
-    out = []
-
-    def visit(o):
-        out.append(o)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return out
+    from tir_mlir.ir_walk import walk_all
+    return walk_all(module.operation)
 
 
 def _attrs(op) -> Dict[str, str]:
