@@ -97,6 +97,22 @@ def test_min_extent_served_above_the_source_constants(ours):
     assert lib.kernels == 2
 
 
+def test_small_sizes_catch_a_form_every_large_probe_sees_as_constant(ours, monkeypatch):
+    """Without the source guard, T.min(n, 16) is 16 at every large probe; the check at small
+    sizes sees 11 and refuses one kernel (no generic kernel either): one per size, right."""
+    from tir_mlir.script import dynamic_kernel
+    monkeypatch.setattr(dynamic_kernel, "lowest_covered", lambda func: 0)
+    assert DynamicKernel.make(ours.head, "llvm", {}) is False
+    lib = tir_mlir.build(ours.head)
+    rng = np.random.default_rng(8)
+    for n in (5, 20):
+        a, b = _rand(rng, n), np.zeros(n, "float32")
+        lib["head"](a, b)
+        k = min(n, 16)
+        np.testing.assert_array_equal(b, np.concatenate([a[:k] + 1, np.zeros(n - k)]))
+    assert lib.generic is None and lib.kernels == 2
+
+
 def test_shapes_checked_across_arguments(ours):
     z = np.zeros
     lib = tir_mlir.build(ours.matmul)
@@ -170,6 +186,23 @@ def test_compute_at_into_a_symbolic_split(ours):
         np.testing.assert_allclose(c, a * 2 + 1)
     assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
     assert "memref.alloca() : memref<4x16xf32>" in lib.generic.mlir
+
+
+def test_te_var_shapes_compile_once():
+    from tir_mlir import te
+    n = te.var("n")
+    A = te.placeholder((n, 32), name="A")
+    B = te.compute((n, 32), lambda i, j: A[i, j] * 2, name="B")
+    s = te.create_schedule(B.op)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].parallel(io)
+    lib = tir_mlir.build(tir_mlir.lower(s, [A, B]))
+    rng = np.random.default_rng(9)
+    for k in SIZES:
+        a, b = _rand(rng, k, 32), np.zeros((k, 32), "float32")
+        lib["main"](a, b)
+        np.testing.assert_allclose(b, a * 2)
+    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
 
 
 # --- TVM 0.21 as the oracle ---------------------------------------------------------------------

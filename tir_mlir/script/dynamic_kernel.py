@@ -31,7 +31,8 @@ generic_kernel.py, then one specialization per size.
 A function whose source takes min/max/if_then_else/Select/truncdiv/truncmod, an `if` or a
 comparison outside T.where may change behaviour where a var crosses one of its constants
 (`T.min(n, 16)` is 16 at every probe): its kernel serves only values above every integer
-constant in the source (`covers`); the caller specializes below that.
+constant in the source (`covers`); the caller specializes below that. Every plan is checked
+once more at small sizes (SMALL), where such a form the source does not show would appear.
 """
 import dataclasses
 from typing import Dict, List, Optional
@@ -69,6 +70,11 @@ PROBE_FAMILIES = (
 )
 FLOAT_SETS = FLOAT_PROBES + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
 OPTIONAL_CHECKS = 2
+# Small sizes (above the source's constants where it has min/max: lowest_covered) where the
+# plan's predictions are checked once more: a size-dependent form every large probe sees as
+# one constant shows here.
+SMALL = (11, 13, 17, 19)
+SMALL_FLOATS = (9.125, 9.375, 9.625, 9.875)
 MAX_DIVISOR = 64
 # Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
 # floordiv fit would differ for a negative scalar parameter).
@@ -391,7 +397,9 @@ class DynamicKernel(GenericKernel):
                                    if not _is_float(self.func.vars[n]))
 
     @classmethod
-    def make(cls, func, target, kwargs) -> Optional["DynamicKernel"]:
+    def make(cls, func, target, kwargs):
+        """The kernel; None where these lowerings cannot give it; False where the code at
+        small sizes is not what the probes predict (no one kernel is right: specialize)."""
         names = list(func.vars)
         if kwargs.get("debug") or str(target).split()[0] not in ("llvm", "cpu", "c") or \
                 not names or len(names) > len(PROBES[0]):
@@ -406,6 +414,8 @@ class DynamicKernel(GenericKernel):
             found = _plan(func, target, probes)
             if found is None:
                 continue            # the structure changes with the sizes
+            if found is False:
+                return False        # wrong at small sizes: no one kernel
             if not found:
                 return None         # it does not, but something else is not handled
             plan, mod0, probes = found
@@ -440,11 +450,13 @@ def _mark_dynamic_vector_loops(mods):
 
 def _plan(func, target, probes):
     """(the _Plan, the base probe's module, the probes kept) for these probes; None where the
-    lowered structure changes with them, () where something else is not handled."""
+    lowered structure changes with them, False where the plan is wrong at small sizes, ()
+    where something else is not handled."""
     from tir_mlir.context import get_context
     from tir_mlir.passes.lowering.pipeline import lower
     from tir_mlir.script.pyfile import _constant
     dtypes = dict(func.vars)
+    low = lowest_covered(func)
     if any(type(_constant(d, probes[0])) is not int for _, dims in func._shapes() for d in dims):
         return ()           # a shape the call check could not compute (`T.int64(8)`)
     scalars = scalar_params(func)
@@ -479,5 +491,48 @@ def _plan(func, target, probes):
                 for dims, (_, shapes) in zip(alloc_fits, allocs)
                 for axis, f in enumerate(dims) if len({s[axis] for s in shapes}) != 1):
         return ()
-    return _Plan(func.name, constants, fits, args, allocs, alloc_fits, sources, dtypes), \
-        mods[0], probes
+    plan = _Plan(func.name, constants, fits, args, allocs, alloc_fits, sources, dtypes)
+    small = {n: (SMALL_FLOATS if _is_float(t) else SMALL)[i] + (0 if _is_float(t) else low)
+             for i, (n, t) in enumerate(dtypes.items())}
+    if not _agrees_at(func, target, plan, mods[0], lowered[0], small):
+        return False
+    return plan, mods[0], probes
+
+
+def _predict(f, probe):
+    """The value fit `f` gives at `probe`."""
+    if isinstance(f, dict):
+        return f[""] + sum(a * probe[v] for v, a in f.items() if v)
+    if f[0] in ("float", "cast"):
+        return float(probe[f[1]])
+    op, var, d, a, b = f
+    return a * ((probe[var] + (d - 1 if op == "ceildiv" else 0)) // d) + b
+
+
+def _agrees_at(func, target, plan, base, base_lowered, probe) -> bool:
+    """Whether the lowering at small sizes `probe` is what the plan predicts: a form the
+    large probes all see as one constant (a `min(n, 16)` a schedule made) shows there. True
+    where that lowering has another structure (nothing to compare) or fails."""
+    from tir_mlir.context import get_context
+    from tir_mlir.passes.lowering.pipeline import lower
+    try:
+        mod = _with_scalar_buffers(func.specialize(probe), func.name, scalar_params(func),
+                                   plan.dtypes)
+        with get_context(), ir.Location.unknown():
+            _mark_dynamic_vector_loops([base, mod])
+            lowered = lower(mod.module, target, "scf", static_bounds=False)
+            found = _differences([base_lowered, lowered], func.name)
+            if found is None:
+                return True
+            ops = _ops(lowered)
+            predicted = {k: _predict(f, probe) for (k, _), f in zip(plan.constants, plan.fits)}
+            if any(k not in predicted for k, _ in found[0]) or \
+                    any(_constant_value(ops[k]) != v for k, v in predicted.items()):
+                return False
+            sizes = {k: [None if f is None else _predict(f, probe) for f in dims]
+                     for (k, _), dims in zip(plan.allocs, plan.alloc_fits)}
+            return all(k in sizes and all(p is None and s == s0 or p == s for p, s, s0 in
+                                          zip(sizes[k], shapes[1], shapes[0]))
+                       for k, shapes in found[2])
+    except (TIRError, ScheduleError, BuildError):
+        return True

@@ -249,8 +249,10 @@ class SymbolicModule:
         if self._generic is _UNTRIED:
             from tir_mlir.script.dynamic_kernel import DynamicKernel
             from tir_mlir.script.generic_kernel import GenericKernel
-            self._generic = DynamicKernel.make(self.func, self.target, self.kwargs) or \
-                GenericKernel.make(self.func, self.target, self.kwargs)
+            kernel = DynamicKernel.make(self.func, self.target, self.kwargs)
+            if kernel is None:
+                kernel = GenericKernel.make(self.func, self.target, self.kwargs)
+            self._generic = kernel or None
         return self._generic
 
     @property
