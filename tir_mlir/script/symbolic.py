@@ -5,9 +5,10 @@
 `f.specialize({"n": 128})` substitutes them (removing the `T.int32()` lines and the scalar
 parameters) and builds an ordinary PrimFunc. `tir_mlir.build(f)` gives a module whose functions
 take buffers and scalars like TVM's (`lib["f"](a, b, n)`): each call reads the symbolic values
-from the arrays' shapes and the scalars, checks they agree across arguments, and runs one
-kernel for every value where the lowered code allows it (generic_kernel.py), else the
-specialization for those values (compiled once per set of values).
+from the arrays' shapes and the scalars, checks they agree across arguments and with every
+shape expression, and runs one kernel for every value where the lowered code allows it (over
+dynamic memrefs: dynamic_kernel.py; else generic_kernel.py), else the specialization for those
+values (compiled once per set of values).
 """
 from typing import Dict, List, Tuple
 
