@@ -9,7 +9,7 @@ to a parameter (a float one, or an int one cast), the sizes of the function's me
 parameters and of heap buffers. Each integer that changes is fitted over the probes as
 
     a1 * n1 + ... + b                                (affine in the vars), or
-    a * (n floordiv d) + b, a * (n ceildiv d) + b    (one var, d = 2..64)
+    a * (n floordiv d) + b, a * (n ceildiv d) + b    (one var, d = 2..256)
 
 and the base probe's module is rewritten to hold no probe value:
 
@@ -54,12 +54,13 @@ def _primes(start, count=4):
     return tuple(out)
 
 
-# Probe sets, per var: a base and a changed value (primes), then checks: primes, one less than
-# a highly composite number (a floordiv or ceildiv by a small d sees remainders 1 and d - 1),
-# then two used only where the program has the same structure there: the highly composite
-# numbers (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides
-# has no `T.where` (nor its `scf.if`), so a program with a split has another structure at a
-# multiple: a fit is then checked without it. The first family is generic_kernel.py's; the
+# Probe sets, per var: a base and a changed value (primes), then checks: primes, and three used
+# only where the program has the same structure there: one less than a highly composite number
+# (a floordiv or ceildiv by a small d sees remainders 1 and d - 1), the highly composite numbers
+# (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides (or a
+# derived extent: `ceildiv(n, 4)` split by 7 at n = 2519) has no `T.where` (nor its `scf.if`),
+# so it has another structure: the set's alternates are tried (_candidates), else a fit is
+# checked without it. The first family is generic_kernel.py's; the
 # second, tried where the first's structures differ, makes every buffer sized by a var larger
 # than a stack buffer may be (64 KiB: tir_to_affine.py), so all go to the heap at every probe.
 PROBE_FAMILIES = (
@@ -69,13 +70,13 @@ PROBE_FAMILIES = (
      (17640, 20160, 22680, 25200), tuple(2 * p for p in _primes(8513))),
 )
 FLOAT_SETS = FLOAT_PROBES + ((6.125, 6.375, 6.625, 6.875), (7.125, 7.375, 7.625, 7.875))
-OPTIONAL_CHECKS = 2
+ALTERNATES = 4
 # Small sizes (above the source's constants where it has min/max: lowest_covered) where the
 # plan's predictions are checked once more: a size-dependent form every large probe sees as
 # one constant shows here.
 SMALL = (11, 13, 17, 19)
 SMALL_FLOATS = (9.125, 9.375, 9.625, 9.875)
-MAX_DIVISOR = 64
+MAX_DIVISOR = 256
 # Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
 # floordiv fit would differ for a negative scalar parameter).
 GUARDED_CALLS = ("min", "max", "if_then_else", "Select", "truncdiv", "truncmod")
@@ -408,17 +409,14 @@ class DynamicKernel(GenericKernel):
         for family in PROBE_FAMILIES:
             if low > min(family[0]):
                 continue        # the probes would not be above the source's constants
-            probes = [{n: (FLOAT_SETS if _is_float(func.vars[n]) else family)[k][i]
-                       for i, n in enumerate(names)} for k in range(len(family))]
-            probes = [probes[0]] + [{**probes[0], n: probes[1][n]} for n in names] + probes[2:]
-            found = _plan(func, target, probes)
+            found = _plan(func, target, family, low)
             if found is None:
                 continue            # the structure changes with the sizes
             if found is False:
                 return False        # wrong at small sizes: no one kernel
             if not found:
                 return None         # it does not, but something else is not handled
-            plan, mod0, probes = found
+            plan, mod0, base = found
             from tir_mlir.runtime.build import build
             shown = []
             try:
@@ -426,77 +424,152 @@ class DynamicKernel(GenericKernel):
                             rewrite_after=("scf", lambda m: _rewrite(m, plan, shown)), **kwargs)
             except BuildError:
                 return None
-            return cls(func, lib, probes[0], low, shown[0])
+            return cls(func, lib, base, low, shown[0])
         return None
 
 
-def _mark_dynamic_vector_loops(mods):
-    """Mark the vectorized loops whose extent changes with the probes (vectorize.py leaves them
-    to LLVM's loop vectorizer: a scalar loop at every size)."""
+def _vector_loops(mod) -> list:
     from tir_mlir.dialect.ops import Loop
     from tir_mlir.ir_walk import walk_all
-    from tir_mlir.passes.lowering.vectorize import DYNAMIC_EXTENT
-    loops = [[o for f in m.module.body.operations for o in walk_all(f.operation)
-              if Loop.is_loop(o)] for m in mods]
-    if len({len(ls) for ls in loops}) != 1:
-        return
-    for group in zip(*loops):
-        kinds = {Loop(o).kind for o in group}
-        if kinds == {"vectorized"} and all(Loop(o).constant_bounds for o in group) and \
-                len({Loop(o).extent for o in group}) > 1:
-            for o in group:
-                o.attributes[DYNAMIC_EXTENT] = ir.UnitAttr.get()
+    return [o for f in mod.module.body.operations for o in walk_all(f.operation)
+            if Loop.is_loop(o) and Loop(o).kind == "vectorized" and Loop(o).constant_bounds]
 
 
-def _plan(func, target, probes):
-    """(the _Plan, the base probe's module, the probes kept) for these probes; None where the
-    lowered structure changes with them, False where the plan is wrong at small sizes, ()
-    where something else is not handled."""
+def _dynamic_vector_loops(a, b) -> list:
+    """Positions among the vectorized loops of those whose extent differs between two probe
+    modules (vectorize.py leaves them to LLVM's loop vectorizer: a scalar loop at every size)."""
+    from tir_mlir.dialect.ops import Loop
+    la, lb = _vector_loops(a), _vector_loops(b)
+    if len(la) != len(lb):
+        return []
+    return [k for k, (x, y) in enumerate(zip(la, lb)) if Loop(x).extent != Loop(y).extent]
+
+
+class _Probes:
+    """Probe modules, specialized, marked (_dynamic_vector_loops) and lowered to `scf` once."""
+
+    def __init__(self, func, target):
+        self.func, self.target, self.dynamic, self.done = func, target, [], {}
+
+    def module(self, probe):
+        from tir_mlir.passes.lowering.vectorize import DYNAMIC_EXTENT
+        mod = _with_scalar_buffers(self.func.specialize(probe), self.func.name,
+                                   scalar_params(self.func), dict(self.func.vars))
+        loops = _vector_loops(mod)
+        for k in self.dynamic:
+            if k < len(loops):
+                loops[k].attributes[DYNAMIC_EXTENT] = ir.UnitAttr.get()
+        return mod
+
+    def lowered(self, probe):
+        """(the probe module, its scf-stage lowering, its op names)."""
+        from tir_mlir.passes.lowering.pipeline import lower
+        key = tuple(sorted(probe.items()))
+        if key not in self.done:
+            mod = self.module(probe)
+            out = lower(mod.module, self.target, "scf", static_bounds=False)
+            self.done[key] = (mod, out, [o.name for o in _ops(out)])
+        return self.done[key]
+
+    def matching(self, candidates, structure):
+        """The first candidate probe lowered to `structure`, with its lowering; None if none."""
+        for probe in candidates:
+            mod, out, names = self.lowered(probe)
+            if names == structure:
+                return probe, mod, out
+        return None
+
+
+def _conditions(names) -> tuple:
+    """How general a lowered structure is: its scf.if count (a split's `T.where`, gone where
+    the factor divides the extent), then its size."""
+    return names.count("scf.if"), len(names)
+
+
+def _candidates(family, k, dtypes, low=0, base=None, var=None) -> List[Dict]:
+    """The probes to try for set `k` of `family`, the set's own first, then alternates (the
+    next primes; the next numbers of the same remainders for the one-less set): a size a split
+    factor divides, even a derived extent (`ceildiv(n, 4)`), has another structure. The
+    per-var set (`var`) changes only `var` from `base`; the optional sets have no alternates."""
+    names = list(dtypes)
+
+    def value(name, j):
+        i = names.index(name)
+        if k == len(family):                                    # the small sizes
+            return SMALL_FLOATS[i] if _is_float(dtypes[name]) else \
+                _primes(SMALL[i] + low, j + 1)[-1]
+        if _is_float(dtypes[name]):
+            return FLOAT_SETS[k][i]
+        v = family[k][i]
+        return v if not j else v + 2520 * j if k == 3 else _primes(v + 1, j)[-1]
+    count = 1 if 3 < k < len(family) else ALTERNATES
+    if var is not None:
+        return [{**base, var: value(var, j)} for j in range(count)]
+    return [{n: value(n, j) for n in names} for j in range(count)]
+
+
+def _plan(func, target, family, low):
+    """(the _Plan, the base probe's module, the base probe) for this probe family; None where
+    the lowered structure changes with the sizes, False where the plan is wrong at small
+    sizes, () where something else is not handled."""
     from tir_mlir.context import get_context
-    from tir_mlir.passes.lowering.pipeline import lower
     from tir_mlir.script.pyfile import _constant
     dtypes = dict(func.vars)
-    low = lowest_covered(func)
-    if any(type(_constant(d, probes[0])) is not int for _, dims in func._shapes() for d in dims):
+    bases = _candidates(family, 0, dtypes)
+    first, second = bases[:2]
+    if any(type(_constant(d, first)) is not int for _, dims in func._shapes() for d in dims):
         return ()           # a shape the call check could not compute (`T.int64(8)`)
-    scalars = scalar_params(func)
+    probes = _Probes(func, target)
     try:
-        mods = [_with_scalar_buffers(func.specialize(p), func.name, scalars, dtypes)
-                for p in probes]
         with get_context(), ir.Location.unknown():
-            _mark_dynamic_vector_loops(mods)
-            if _long_unrolled_loop(mods[0].module):
+            a, b = probes.module(first), probes.module(second)
+            probes.dynamic = _dynamic_vector_loops(a, b)
+            if _long_unrolled_loop(probes.module(first).module):
                 return ()
-            lowered = [lower(m.module, target, "scf", static_bounds=False) for m in mods]
-            # optional checks where the structure differs are left out
-            structure = [[o.name for o in _ops(m)] for m in lowered]
-            keep = [k for k in range(len(mods)) if k < len(mods) - OPTIONAL_CHECKS or
-                    structure[k] == structure[0]]
-            lowered, probes = [lowered[k] for k in keep], [probes[k] for k in keep]
-            found = _differences(lowered, func.name)
+            # the structure with the most conditions: where no split factor divides (a
+            # `T.where` is an scf.if)
+            structure = max((probes.lowered(p)[2] for p in bases), key=_conditions)
+            chosen = [probes.matching(bases, structure)]
+            base = chosen[0][0]
+            for var in dtypes:
+                chosen.append(probes.matching(_candidates(family, 1, dtypes, base=base,
+                                                          var=var), structure))
+            for k in range(2, len(family)):
+                found = probes.matching(_candidates(family, k, dtypes), structure)
+                if found is not None or k == 2:         # the later sets: where they match
+                    chosen.append(found)
+            if None in chosen:
+                return None
+            found = _differences([out for _, _, out in chosen], func.name)
             if found is None:
                 return None
-            entry = next(o for o in _ops(lowered[0]) if o.name == "func.func" and
+            entry = next(o for o in _ops(chosen[0][2]) if o.name == "func.func" and
                          ir.StringAttr(o.attributes["sym_name"]).value == func.name)
             sources = _sources(func, len(entry.regions[0].blocks[0].arguments))
+            values = [p for p, _, _ in chosen]
+            constants, args, allocs = found
+            fits = [fit(v, values, dtypes) for _, v in constants]
+            alloc_fits = [[None if len({s[axis] for s in shapes}) == 1 else
+                           fit([s[axis] for s in shapes], values, dtypes)
+                           for axis in range(len(shapes[0]))] for _, shapes in allocs]
+            if sources is None or any(f is None for f in fits) or \
+                    any(f is None or isinstance(f, tuple) and f[0] in ("float", "cast")
+                        for dims, (_, shapes) in zip(alloc_fits, allocs)
+                        for axis, f in enumerate(dims) if len({s[axis] for s in shapes}) != 1):
+                return ()
+            plan = _Plan(func.name, constants, fits, args, allocs, alloc_fits, sources, dtypes)
+            smalls = _candidates(family, len(family), dtypes, low)
+            for p in smalls:
+                probes.lowered(p)
+            if any(_conditions(names)[0] > _conditions(structure)[0]
+                   for _, _, names in probes.done.values()):
+                return None     # a probe has more: the chosen one lacks some `T.where`
+            small = probes.matching(smalls, structure)
+            if small is not None and not _agrees_at(plan, chosen[0][2], small):
+                return False
+            return plan, chosen[0][1], base
     except (TIRError, ScheduleError, BuildError):
         return ()
-    constants, args, allocs = found
-    fits = [fit(values, probes, dtypes) for _, values in constants]
-    alloc_fits = [[None if len({s[axis] for s in shapes}) == 1 else
-                   fit([s[axis] for s in shapes], probes, dtypes)
-                   for axis in range(len(shapes[0]))] for _, shapes in allocs]
-    if sources is None or any(f is None for f in fits) or \
-            any(f is None or isinstance(f, tuple) and f[0] in ("float", "cast")
-                for dims, (_, shapes) in zip(alloc_fits, allocs)
-                for axis, f in enumerate(dims) if len({s[axis] for s in shapes}) != 1):
-        return ()
-    plan = _Plan(func.name, constants, fits, args, allocs, alloc_fits, sources, dtypes)
-    small = {n: (SMALL_FLOATS if _is_float(t) else SMALL)[i] + (0 if _is_float(t) else low)
-             for i, (n, t) in enumerate(dtypes.items())}
-    if not _agrees_at(func, target, plan, mods[0], lowered[0], small):
-        return False
-    return plan, mods[0], probes
 
 
 def _predict(f, probe):
@@ -509,30 +582,21 @@ def _predict(f, probe):
     return a * ((probe[var] + (d - 1 if op == "ceildiv" else 0)) // d) + b
 
 
-def _agrees_at(func, target, plan, base, base_lowered, probe) -> bool:
-    """Whether the lowering at small sizes `probe` is what the plan predicts: a form the
-    large probes all see as one constant (a `min(n, 16)` a schedule made) shows there. True
-    where that lowering has another structure (nothing to compare) or fails."""
-    from tir_mlir.context import get_context
-    from tir_mlir.passes.lowering.pipeline import lower
-    try:
-        mod = _with_scalar_buffers(func.specialize(probe), func.name, scalar_params(func),
-                                   plan.dtypes)
-        with get_context(), ir.Location.unknown():
-            _mark_dynamic_vector_loops([base, mod])
-            lowered = lower(mod.module, target, "scf", static_bounds=False)
-            found = _differences([base_lowered, lowered], func.name)
-            if found is None:
-                return True
-            ops = _ops(lowered)
-            predicted = {k: _predict(f, probe) for (k, _), f in zip(plan.constants, plan.fits)}
-            if any(k not in predicted for k, _ in found[0]) or \
-                    any(_constant_value(ops[k]) != v for k, v in predicted.items()):
-                return False
-            sizes = {k: [None if f is None else _predict(f, probe) for f in dims]
-                     for (k, _), dims in zip(plan.allocs, plan.alloc_fits)}
-            return all(k in sizes and all(p is None and s == s0 or p == s for p, s, s0 in
-                                          zip(sizes[k], shapes[1], shapes[0]))
-                       for k, shapes in found[2])
-    except (TIRError, ScheduleError, BuildError):
-        return True
+def _agrees_at(plan, base_lowered, small) -> bool:
+    """Whether the lowering at small sizes (`small`: the probe, its module and lowering, of the
+    plan's structure) is what the plan predicts: a form the large probes all see as one
+    constant (a `min(n, 16)` a schedule made) shows there."""
+    probe, _, lowered = small
+    found = _differences([base_lowered, lowered], plan.name)
+    if found is None:
+        return False
+    ops = _ops(lowered)
+    predicted = {k: _predict(f, probe) for (k, _), f in zip(plan.constants, plan.fits)}
+    if any(k not in predicted for k, _ in found[0]) or \
+            any(_constant_value(ops[k]) != v for k, v in predicted.items()):
+        return False
+    sizes = {k: [None if f is None else _predict(f, probe) for f in dims]
+             for (k, _), dims in zip(plan.allocs, plan.alloc_fits)}
+    return all(k in sizes and all(p is None and s == s0 or p == s for p, s, s0 in
+                                  zip(sizes[k], shapes[1], shapes[0]))
+               for k, shapes in found[2])

@@ -1,6 +1,6 @@
 """One compiled kernel for every size of a symbolic function, where that is provably the same
 code, as TVM builds one kernel that reads `n` from its arguments. Tried where
-dynamic_kernel.py's kernel over dynamic memrefs cannot be made (a subview's sizes, say).
+dynamic_kernel.py's kernel over dynamic memrefs cannot be made.
 
 tir-mlir's TensorIR has no symbolic extents, so the function is specialized at probe values
 and lowered to the llvm dialect: at a base probe, once more per var with only that var changed
