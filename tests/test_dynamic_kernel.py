@@ -1,6 +1,8 @@
 """One kernel over dynamic memrefs for a symbolic function (script/dynamic_kernel.py): compiled
 once, right at every size, TVM 0.21 as the oracle where it is installed."""
 import importlib.util
+import os
+import random
 import sys
 from pathlib import Path
 
@@ -203,6 +205,46 @@ def test_te_var_shapes_compile_once():
         lib["main"](a, b)
         np.testing.assert_allclose(b, a * 2)
     assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
+
+
+RANDOM_SEEDS = range(200) if os.environ.get("TIR_MLIR_LONG_TESTS") == "1" else range(4)
+BLOCKS = {"matmul": "C", "add": "C", "two_stage": "C", "tiled": "B", "halves": "B"}
+
+
+def _random_schedule(sch, name, r):
+    """split (a random factor) of the first loop, maybe of the last, vectorize, parallel,
+    unroll, compute_at, fuse: the probes see derived extents a factor divides or not."""
+    b = sch.get_block(BLOCKS[name])
+    io, ii = sch.split(sch.get_loops(b)[0], [None, r.choice([2, 3, 4, 5, 7, 8, 16, 32])])
+    if r.random() < 0.5 and len(sch.get_loops(b)) > 2:
+        jo, ji = sch.split(sch.get_loops(b)[-1], [None, r.choice([2, 4, 8])])
+        if r.random() < 0.5:
+            sch.vectorize(ji)
+    if r.random() < 0.5:
+        sch.parallel(io)
+    if r.random() < 0.3:
+        sch.unroll(ii)
+    if name == "two_stage" and r.random() < 0.7:
+        sch.compute_at(sch.get_block("B"), r.choice([io, ii]))
+    if r.random() < 0.3:
+        sch.fuse(*sch.get_loops(b)[:2])
+
+
+@pytest.mark.parametrize("seed", RANDOM_SEEDS)
+def test_random_schedules_right_at_every_size(ours, seed):
+    """Whatever kernel the probes give, it is right at sizes around every split factor
+    (TIR_MLIR_LONG_TESTS=1: 200 seeds)."""
+    r = random.Random(seed)
+    name = r.choice(sorted(BLOCKS))
+    sch = tir_mlir.Schedule(getattr(ours, name))
+    _random_schedule(sch, name, r)
+    lib = tir_mlir.build(sch.mod)
+    rng = np.random.default_rng(seed)
+    make, expect, outs = CASES[name]
+    for n in (2, 3, 4, 5, 6, 8, 9, 15, 16, 17, 31, 33, 64):
+        args = make(rng, n)
+        lib[name](*args)
+        np.testing.assert_allclose(args[outs[0]], expect(args)[0], rtol=1e-4, atol=1e-5)
 
 
 # --- TVM 0.21 as the oracle ---------------------------------------------------------------------
