@@ -8,9 +8,10 @@ probe modules must be the same op for op except for integer constants, float con
 to a parameter (a float one, or an int one cast), the sizes of the function's memref
 parameters and of heap buffers. Each integer that changes is fitted over the probes as
 
-    a1 * n1 + ... + b                                (affine in the vars), or
-    a * (n floordiv d) + b, a * (n ceildiv d) + b    (one var, d = 2..256)
+    a1 * n1 + ... + b                     (affine in the vars), or
+    a * ((n + c) floordiv d) + b          (one var, d = 2..256, c < d; c = d - 1: ceildiv)
 
+(a form must be the only one of its kind that fits, as a function)
 and the base probe's module is rewritten to hold no probe value:
 
     func.func @add(%arg0: memref<1009x16xf32>, ...)   ->  func.func @add(%arg0: memref<?x16xf32>, ...)
@@ -37,6 +38,7 @@ once more at small sizes (SMALL), where such a form the source does not show wou
 import dataclasses
 from typing import Dict, List, Optional
 
+import numpy as np
 from mlir import ir
 
 from tir_mlir.errors import BuildError, ScheduleError, TIRError
@@ -77,6 +79,7 @@ ALTERNATES = 4
 SMALL = (11, 13, 17, 19)
 SMALL_FLOATS = (9.125, 9.375, 9.625, 9.875)
 MAX_DIVISOR = 256
+SETTLE_TRIES = 6
 # Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
 # floordiv fit would differ for a negative scalar parameter).
 GUARDED_CALLS = ("min", "max", "if_then_else", "Select", "truncdiv", "truncmod")
@@ -213,27 +216,96 @@ def _affine(values, probes, names, dtypes):
 
 
 def _division(values, probes, names, dtypes):
-    """("floordiv" | "ceildiv", var, d, a, b) for a * (var op d) + b, one var changing."""
+    """("div", var, c, d, a, b) for a * ((var + c) floordiv d) + b (c < d: c = d - 1 is a
+    ceildiv), one var changing; None where no such form or two that differ somewhere fit
+    (probes of one structure may all share a remainder: `(n + 2) // 4` and `n // 4 + 1` agree
+    on every n of remainder 2 or 3 by 4)."""
     moving = [n for k, n in enumerate(names) if values[1 + k] != values[0]]
     if len(moving) != 1 or _is_float(dtypes[moving[0]]):
         return None
-    var = moving[0]
-    xs = [p[var] for p in probes]
+    var, k = moving[0], 1 + names.index(moving[0])
+    xs, vs = np.array([p[var] for p in probes]), np.array(values)
+    found = []
     for d in range(2, MAX_DIVISOR + 1):
-        for op, c in (("floordiv", 0), ("ceildiv", d - 1)):
-            qs = [(x + c) // d for x in xs]
-            if qs[0] == qs[1 + names.index(var)]:
+        cs = np.arange(d)[:, None]
+        qs = (xs[None, :] + cs) // d                    # per c, per probe
+        dq = qs[:, k] - qs[:, 0]
+        for c in np.nonzero((dq != 0) & ((vs[k] - vs[0]) % np.where(dq == 0, 1, dq) == 0))[0]:
+            a = (vs[k] - vs[0]) // dq[c]
+            b = vs[0] - a * qs[c, 0]
+            if a and (a * qs[c] + b == vs).all():
+                found.append(("div", var, int(c), d, int(a), int(b)))
+    found = _distinct(found)
+    return None if not found else found[0] if len(found) == 1 else found
+
+
+SPAN = np.arange(-4 * MAX_DIVISOR ** 2, 4 * MAX_DIVISOR ** 2)
+
+
+def _distinct(forms) -> list:
+    """One form per function (over SPAN) among `forms` of one var, the first of each."""
+    out, seen = [], []
+    for f in forms:
+        values = _predict(f, {f[1]: SPAN})
+        if not any((values == v).all() for v in seen):
+            out.append(f)
+            seen.append(values)
+    return out
+
+
+LOOPS = ("scf.for", "scf.parallel")
+
+
+def _loop_bound(ops, k) -> Optional[int]:
+    """The position among the loops of the one whose upper bound is constant op `k`."""
+    loops = [o for o in ops if o.name in LOOPS and len(o.operands) == 3]
+    return next((i for i, o in enumerate(loops) if o.operands[1].owner == ops[k]), None)
+
+
+def _bound_value(out, position):
+    """The constant upper bound of loop `position` in a lowering, or None."""
+    loops = [o for o in _ops(out) if o.name in LOOPS and len(o.operands) == 3]
+    if position >= len(loops):
+        return None
+    owner = loops[position].operands[1].owner
+    return _constant_value(owner) if getattr(owner, "name", None) == "arith.constant" else None
+
+
+def _settle(forms, k, probes, base, structure, base_ops):
+    """The one of `forms` (functions fitting constant `k` at the probes so far) the lowering
+    at sizes where they differ agrees with, and those probes. A size of another structure (a
+    split factor divides it: `n // 4 + 1` and `n ceildiv 4` differ only at multiples of 4)
+    still tells where `k` is a loop's extent (the same loop's there); None where SETTLE_TRIES
+    lowerings do not settle it (a `T.where` bound exists only in one structure: no guess)."""
+    var, extra = forms[0][1], []
+    sizes = SPAN[SPAN >= min(PROBES[0])]
+    position = _loop_bound(base_ops, k)
+    tries = 0
+    while len(forms) > 1:
+        predictions = np.array([_predict(f, {var: sizes}) for f in forms])
+        for n in sizes[(predictions != predictions[0]).any(axis=0)]:
+            tries += 1
+            if tries > SETTLE_TRIES:
+                return None, extra
+            probe = {**base, var: int(n)}
+            mod, out, names = probes.lowered(probe)
+            if names == structure:
+                value = _constant_value(_ops(out)[k])
+                extra.append((probe, mod, out))
+            elif position is not None and names.count("scf.if") < structure.count("scf.if"):
+                value = _bound_value(out, position)
+            else:
                 continue
-            k = 1 + names.index(var)
-            a, rem = divmod(values[k] - values[0], qs[k] - qs[0])
-            b = values[0] - a * qs[0]
-            if not rem and a and all(v == a * q + b for v, q in zip(values, qs)):
-                return (op, var, d, a, b)
-    return None
+            forms = [f for f in forms if _predict(f, probe) == value]
+            break
+        else:
+            return None, extra
+    return (forms[0] if forms else None), extra
 
 
 def fit(values, probes, dtypes):
-    """How one changing constant follows the vars (see the module comment), or None."""
+    """How one changing constant follows the vars (see the module comment); None where no
+    form does, a list of forms where several that differ elsewhere do (_settle)."""
     names = list(dtypes)
     if any(type(v) is float for v in values):
         var = next((n for n in names if all(v == p[n] for v, p in zip(values, probes))), None)
@@ -253,9 +325,11 @@ def _affine_map(f, symbols: List[str]) -> ir.AffineMap:
             if var:
                 expr = ir.AffineAddExpr.get(ir.AffineMulExpr.get(sym(var), const(a)), expr)
     else:
-        op, var, d, a, b = f
-        div = (ir.AffineFloorDivExpr if op == "floordiv" else ir.AffineCeilDivExpr).get(
-            sym(var), const(d))
+        _, var, c, d, a, b = f
+        if c == d - 1:
+            div = ir.AffineCeilDivExpr.get(sym(var), const(d))
+        else:
+            div = ir.AffineFloorDivExpr.get(ir.AffineAddExpr.get(sym(var), const(c)), const(d))
         expr = ir.AffineAddExpr.get(ir.AffineMulExpr.get(div, const(a)), const(b))
     return ir.AffineMap.get(0, len(symbols), [expr])
 
@@ -549,11 +623,18 @@ def _plan(func, target, family, low):
             values = [p for p, _, _ in chosen]
             constants, args, allocs = found
             fits = [fit(v, values, dtypes) for _, v in constants]
+            extra = []          # probes that chose between forms that fit alike
+            for i, ((k, _), f) in enumerate(zip(constants, fits)):
+                if isinstance(f, list):
+                    fits[i], more = _settle(f, k, probes, base, structure,
+                                            _ops(chosen[0][2]))
+                    extra += more
             alloc_fits = [[None if len({s[axis] for s in shapes}) == 1 else
                            fit([s[axis] for s in shapes], values, dtypes)
                            for axis in range(len(shapes[0]))] for _, shapes in allocs]
             if sources is None or any(f is None for f in fits) or \
-                    any(f is None or isinstance(f, tuple) and f[0] in ("float", "cast")
+                    any(f is None or isinstance(f, list) or
+                        isinstance(f, tuple) and f[0] in ("float", "cast")
                         for dims, (_, shapes) in zip(alloc_fits, allocs)
                         for axis, f in enumerate(dims) if len({s[axis] for s in shapes}) != 1):
                 return ()
@@ -564,6 +645,8 @@ def _plan(func, target, family, low):
             if any(_conditions(names)[0] > _conditions(structure)[0]
                    for _, _, names in probes.done.values()):
                 return None     # a probe has more: the chosen one lacks some `T.where`
+            if not all(_agrees_at(plan, chosen[0][2], e) for e in extra):
+                return ()
             small = probes.matching(smalls, structure)
             if small is not None and not _agrees_at(plan, chosen[0][2], small):
                 return False
@@ -578,8 +661,8 @@ def _predict(f, probe):
         return f[""] + sum(a * probe[v] for v, a in f.items() if v)
     if f[0] in ("float", "cast"):
         return float(probe[f[1]])
-    op, var, d, a, b = f
-    return a * ((probe[var] + (d - 1 if op == "ceildiv" else 0)) // d) + b
+    _, var, c, d, a, b = f
+    return a * ((probe[var] + c) // d) + b
 
 
 def _agrees_at(plan, base_lowered, small) -> bool:
