@@ -232,8 +232,8 @@ def _random_schedule(sch, name, r):
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)
 def test_random_schedules_right_at_every_size(ours, seed):
-    """Whatever kernel the probes give, it is right at sizes around every split factor
-    (TIR_MLIR_LONG_TESTS=1: 200 seeds)."""
+    """Whatever kernel the probes give, it is right at sizes around every split factor and
+    writes nothing past its output (TIR_MLIR_LONG_TESTS=1: 200 seeds)."""
     r = random.Random(seed)
     name = r.choice(sorted(BLOCKS))
     sch = tir_mlir.Schedule(getattr(ours, name))
@@ -243,8 +243,12 @@ def test_random_schedules_right_at_every_size(ours, seed):
     make, expect, outs = CASES[name]
     for n in (2, 3, 4, 5, 6, 8, 9, 15, 16, 17, 31, 33, 64):
         args = make(rng, n)
+        rows = len(args[outs[0]])
+        guarded = np.full((rows + 4,) + args[outs[0]].shape[1:], 7, "float32")
+        args[outs[0]] = guarded[2:2 + rows]
         lib[name](*args)
         np.testing.assert_allclose(args[outs[0]], expect(args)[0], rtol=1e-4, atol=1e-5)
+        assert (guarded[:2] == 7).all() and (guarded[2 + rows:] == 7).all()
 
 
 # --- TVM 0.21 as the oracle ---------------------------------------------------------------------
