@@ -79,7 +79,7 @@ ALTERNATES = 4
 SMALL = (11, 13, 17, 19)
 SMALL_FLOATS = (9.125, 9.375, 9.625, 9.875)
 MAX_DIVISOR = 256
-SETTLE_TRIES = 6
+SETTLE_TRIES = 10
 # Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
 # floordiv fit would differ for a negative scalar parameter).
 GUARDED_CALLS = ("min", "max", "if_then_else", "Select", "truncdiv", "truncmod")
@@ -292,7 +292,8 @@ def _settle(forms, k, probes, base, structure, base_ops):
             if names == structure:
                 value = _constant_value(_ops(out)[k])
                 extra.append((probe, mod, out))
-            elif position is not None and names.count("scf.if") < structure.count("scf.if"):
+            elif position is not None and [o for o in names if o in LOOPS] == \
+                    [o for o in structure if o in LOOPS]:
                 value = _bound_value(out, position)
             else:
                 continue
