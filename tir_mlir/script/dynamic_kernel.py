@@ -257,17 +257,14 @@ LOOPS = ("scf.for", "scf.parallel")
 
 
 def _loop_bound(ops, k) -> Optional[int]:
-    """The position among the loops of the one whose upper bound is constant op `k`."""
-    loops = [o for o in ops if o.name in LOOPS and len(o.operands) == 3]
-    return next((i for i, o in enumerate(loops) if o.operands[1].owner == ops[k]), None)
+    """The index among `ops` of the loop (of one IV) whose upper bound is constant op `k`."""
+    return next((i for i, o in enumerate(ops) if o.name in LOOPS and len(o.operands) == 3 and
+                 o.operands[1].owner == ops[k]), None)
 
 
-def _bound_value(out, position):
-    """The constant upper bound of loop `position` in a lowering, or None."""
-    loops = [o for o in _ops(out) if o.name in LOOPS and len(o.operands) == 3]
-    if position >= len(loops):
-        return None
-    owner = loops[position].operands[1].owner
+def _bound_value(out, index):
+    """The constant upper bound of the loop op at `index` of a lowering, or None."""
+    owner = _ops(out)[index].operands[1].owner
     return _constant_value(owner) if getattr(owner, "name", None) == "arith.constant" else None
 
 
@@ -275,7 +272,8 @@ def _settle(forms, k, probes, base, structure, base_ops):
     """The one of `forms` (functions fitting constant `k` at the probes so far) the lowering
     at sizes where they differ agrees with, and those probes. A size of another structure (a
     split factor divides it: `n // 4 + 1` and `n ceildiv 4` differ only at multiples of 4)
-    still tells where `k` is a loop's extent (the same loop's there); None where SETTLE_TRIES
+    still tells where `k` is a loop's extent (the same loop's there: the ops before it are the
+    same, pre-order); None where SETTLE_TRIES
     lowerings do not settle it (a `T.where` bound exists only in one structure: no guess)."""
     var, extra = forms[0][1], []
     sizes = SPAN[SPAN >= min(PROBES[0])]
@@ -292,9 +290,8 @@ def _settle(forms, k, probes, base, structure, base_ops):
             if names == structure:
                 value = _constant_value(_ops(out)[k])
                 extra.append((probe, mod, out))
-            elif position is not None and [o for o in names if o in LOOPS] == \
-                    [o for o in structure if o in LOOPS]:
-                value = _bound_value(out, position)
+            elif position is not None and names[:position + 1] == structure[:position + 1]:
+                value = _bound_value(out, position)     # the same ops up to the loop
             else:
                 continue
             forms = [f for f in forms if _predict(f, probe) == value]
