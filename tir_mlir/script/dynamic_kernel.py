@@ -62,9 +62,9 @@ def _primes(start, count=4):
 # (remainder 0) and twice a prime (even, no multiple of 4). A size a split factor divides (or a
 # derived extent: `ceildiv(n, 4)` split by 7 at n = 2519) has no `T.where` (nor its `scf.if`),
 # so it has another structure: the set's alternates are tried (_candidates), else a fit is
-# checked without it. The first family is generic_kernel.py's; the
-# second, tried where the first's structures differ, makes every buffer sized by a var larger
-# than a stack buffer may be (64 KiB: tir_to_affine.py), so all go to the heap at every probe.
+# checked without it. The first family is generic_kernel.py's; the second, tried where the
+# first's structures differ, makes every buffer sized by a var larger than a stack buffer may
+# be (64 KiB: tir_to_affine.py), so all go to the heap at every probe.
 PROBE_FAMILIES = (
     (PROBES[0], PROBES[1], PROBES[2], (2519, 2639, 2879, 3359), PROBES[3],
      (2018, 2026, 2038, 2042)),
@@ -273,8 +273,8 @@ def _settle(forms, k, probes, base, structure, base_ops):
     at sizes where they differ agrees with, and those probes. A size of another structure (a
     split factor divides it: `n // 4 + 1` and `n ceildiv 4` differ only at multiples of 4)
     still tells where `k` is a loop's extent (the same loop's there: the ops before it are the
-    same, pre-order); None where SETTLE_TRIES
-    lowerings do not settle it (a `T.where` bound exists only in one structure: no guess)."""
+    same, pre-order); None where SETTLE_TRIES lowerings do not settle it (a `T.where` bound
+    exists only in one structure: no guess)."""
     var, extra = forms[0][1], []
     sizes = SPAN[SPAN >= min(PROBES[0])]
     position = _loop_bound(base_ops, k)
