@@ -268,6 +268,15 @@ def _bound_value(out, index):
     return _constant_value(owner) if getattr(owner, "name", None) == "arith.constant" else None
 
 
+def _telling(sizes, predictions, sample=1000):
+    """Sizes where the forms' predictions (per form, per size) differ, those that split the
+    forms most evenly first (the fewest forms left whatever the lowering says)."""
+    cols = np.nonzero((predictions != predictions[0]).any(axis=0))[0][:sample]
+    p = predictions[:, cols]
+    left = (p[:, None, :] == p[None, :, :]).sum(axis=1).max(axis=0)
+    return sizes[cols[np.argsort(left, kind="stable")]]
+
+
 def _settle(forms, k, probes, base, structure, base_ops):
     """The one of `forms` (functions fitting constant `k` at the probes so far) the lowering
     at sizes where they differ agrees with, and those probes. A size of another structure (a
@@ -281,7 +290,7 @@ def _settle(forms, k, probes, base, structure, base_ops):
     tries = 0
     while len(forms) > 1:
         predictions = np.array([_predict(f, {var: sizes}) for f in forms])
-        for n in sizes[(predictions != predictions[0]).any(axis=0)]:
+        for n in _telling(sizes, predictions):
             tries += 1
             if tries > SETTLE_TRIES:
                 return None, extra
