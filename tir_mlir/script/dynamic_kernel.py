@@ -80,6 +80,8 @@ SMALL = (11, 13, 17, 19)
 SMALL_FLOATS = (9.125, 9.375, 9.625, 9.875)
 MAX_DIVISOR = 256
 SETTLE_TRIES = 10
+MAX_FORMS = 256         # floordiv forms that fit one constant: more is no evidence of any
+SETTLE_SIZES = 1 << 15  # the sizes _settle chooses from
 # Calls whose result changes form where a var crosses a constant (truncdiv: at 0, where a
 # floordiv fit would differ for a negative scalar parameter).
 GUARDED_CALLS = ("min", "max", "if_then_else", "Select", "truncdiv", "truncmod")
@@ -235,21 +237,26 @@ def _division(values, probes, names, dtypes):
             b = vs[0] - a * qs[c, 0]
             if a and (a * qs[c] + b == vs).all():
                 found.append(("div", var, int(c), d, int(a), int(b)))
+            if len(found) > MAX_FORMS:
+                return None
     found = _distinct(found)
-    return None if not found else found[0] if len(found) == 1 else found
+    return None if not found or len(found) > MAX_FORMS // 4 else \
+        found[0] if len(found) == 1 else found
 
 
-SPAN = np.arange(-4 * MAX_DIVISOR ** 2, 4 * MAX_DIVISOR ** 2)
+# Two forms are one function where they agree on SPAN: their difference is periodic (period
+# lcm(d1, d2) <= MAX_DIVISOR ** 2) once their slopes agree.
+SPAN = np.arange(min(PROBES[0]), min(PROBES[0]) + 2 * MAX_DIVISOR ** 2)
 
 
 def _distinct(forms) -> list:
-    """One form per function (over SPAN) among `forms` of one var, the first of each."""
-    out, seen = [], []
+    """One form per function among `forms` of one var, the first of each."""
+    out, seen = [], set()
     for f in forms:
-        values = _predict(f, {f[1]: SPAN})
-        if not any((values == v).all() for v in seen):
+        key = _predict(f, {f[1]: SPAN}).tobytes()
+        if key not in seen:
             out.append(f)
-            seen.append(values)
+            seen.add(key)
     return out
 
 
@@ -268,9 +275,10 @@ def _bound_value(out, index):
     return _constant_value(owner) if getattr(owner, "name", None) == "arith.constant" else None
 
 
-def _telling(sizes, predictions, sample=1000):
+def _telling(sizes, predictions):
     """Sizes where the forms' predictions (per form, per size) differ, those that split the
     forms most evenly first (the fewest forms left whatever the lowering says)."""
+    sample = max(16, 2_000_000 // len(predictions) ** 2)
     cols = np.nonzero((predictions != predictions[0]).any(axis=0))[0][:sample]
     p = predictions[:, cols]
     left = (p[:, None, :] == p[None, :, :]).sum(axis=1).max(axis=0)
@@ -285,7 +293,7 @@ def _settle(forms, k, probes, base, structure, base_ops):
     same, pre-order); None where SETTLE_TRIES lowerings do not settle it (a `T.where` bound
     exists only in one structure: no guess)."""
     var, extra = forms[0][1], []
-    sizes = SPAN[SPAN >= min(PROBES[0])]
+    sizes = SPAN[:SETTLE_SIZES] - SPAN[0] + base[var]      # sizes of the base's family
     position = _loop_bound(base_ops, k)
     tries = 0
     while len(forms) > 1:
