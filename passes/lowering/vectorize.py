@@ -37,6 +37,9 @@ from tir_mlir.passes.lowering.common import affine_to_arith, functions, index_co
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
+# A loop whose extent is a symbolic size (script/dynamic_kernel.py) stays a loop for LLVM's
+# vectorizer, which adds the remainder loop a vector width that does not divide it needs.
+DYNAMIC_EXTENT = "tir.dynamic_extent"
 
 
 class VectorizeLoops:
@@ -46,7 +49,7 @@ class VectorizeLoops:
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
-                if not loop.constant_bounds:
+                if not loop.constant_bounds or DYNAMIC_EXTENT in op.attributes:
                     continue            # bounds on outer loops: stays a scalar loop
                 if loop.kind != "vectorized" or loop.step != 1:
                     continue
@@ -58,7 +61,7 @@ class VectorizeLoops:
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
                 if loop.kind == "vectorized" and loop.constant_bounds and loop.step == 1 and \
-                        1 < loop.extent <= MAX_LANES:
+                        1 < loop.extent <= MAX_LANES and DYNAMIC_EXTENT not in op.attributes:
                     plan = Plan(loop)
                     if plan.ok:
                         _Vectorizer(loop, plan).run()

@@ -90,7 +90,7 @@ def _to_module(mod) -> ir.Module:
 
 @serialized
 def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=None,
-          static_bounds=True, **_ignored) -> "Module":
+          static_bounds=True, rewrite_after=None, **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
@@ -98,9 +98,10 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
     raises OutOfBoundsError naming the buffer, the index and the source location.
     `extern_libs`: the files defining the C functions `T.call_extern` calls (.so, .o, .a, C
     source, LLVM IR: runtime/extern_libs.py). `rewrite_lowered(module)` may rewrite the
-    llvm-dialect module before it is compiled, and `static_bounds=False` skips the refusal of
-    provably out-of-bounds accesses (both for script/generic_kernel.py, which builds a symbolic
-    program at probe sizes that are not its real ones)."""
+    llvm-dialect module before it is compiled, `rewrite_after=(stage, fn)` an earlier stage's
+    (lowering/pipeline.py), and `static_bounds=False` skips the refusal of provably
+    out-of-bounds accesses (for script/generic_kernel.py and script/dynamic_kernel.py, which
+    build a symbolic program at probe sizes that are not its real ones)."""
     if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
         return mod._tir_mlir_build(target, debug=debug, extern_libs=extern_libs)
     if str(target).split()[0] in ("cuda", "nvptx"):
@@ -110,18 +111,20 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
     # opt | llc start (loading LLVM) while the program is lowered; unused on a cache hit.
     tools = llvm_ir.CompileTools(cpu_target(target), "obj") if shutil.which("cc") else None
     try:
-        return _build_cpu(module, target, debug, extern_libs, rewrite_lowered, static_bounds,
-                          tools)
+        return _build_cpu(module, target, debug, extern_libs, rewrite_lowered, rewrite_after,
+                          static_bounds, tools)
     finally:
         if tools is not None:
             tools.close()
 
 
-def _build_cpu(module, target, debug, extern_libs, rewrite_lowered, static_bounds, tools):
+def _build_cpu(module, target, debug, extern_libs, rewrite_lowered, rewrite_after,
+               static_bounds, tools):
     with get_context():
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
-        lowered = lower(module, target, "llvm-dialect", debug, static_bounds=static_bounds)
+        lowered = lower(module, target, "llvm-dialect", debug, static_bounds=static_bounds,
+                        rewrite_after=rewrite_after)
         if rewrite_lowered is not None:
             rewrite_lowered(lowered)
         text = lowered.operation.get_asm(enable_debug_info=False)

@@ -1,5 +1,6 @@
 """One compiled kernel for every size of a symbolic function, where that is provably the same
-code, as TVM builds one kernel that reads `n` from its arguments.
+code, as TVM builds one kernel that reads `n` from its arguments. Tried where
+dynamic_kernel.py's kernel over dynamic memrefs cannot be made.
 
 tir-mlir's TensorIR has no symbolic extents, so the function is specialized at probe values
 and lowered to the llvm dialect: at a base probe, once more per var with only that var changed
@@ -66,11 +67,14 @@ def scalar_params(func) -> List[str]:
 
 
 def _long_unrolled_loop(module) -> bool:
+    """A loop to unroll or vectorize longer than MAX_LANE_EXTENT, except one the dynamic
+    kernel leaves to LLVM's vectorizer (dynamic_kernel.py)."""
     from tir_mlir.dialect.ops import Loop
     from tir_mlir.ir_walk import walk_all
+    from tir_mlir.passes.lowering.vectorize import DYNAMIC_EXTENT
     for f in [o.operation for o in module.body.operations]:
         for op in walk_all(f):
-            if Loop.is_loop(op):
+            if Loop.is_loop(op) and DYNAMIC_EXTENT not in op.attributes:
                 loop = Loop(op)
                 if (loop.kind in ("unroll", "vectorized") or loop.annotations) and \
                         loop.constant_bounds and loop.extent > MAX_LANE_EXTENT:
@@ -189,6 +193,11 @@ class GenericKernel:
         except BuildError:
             return None
         return cls(func, lib, base)
+
+    def covers(self, values) -> bool:
+        """Whether the kernel serves these values (all: see dynamic_kernel.py for one that
+        does not)."""
+        return True
 
     def function(self, values):
         """The compiled function for `values`: it checks the arrays against the shapes they

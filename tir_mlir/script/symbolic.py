@@ -5,9 +5,10 @@
 `f.specialize({"n": 128})` substitutes them (removing the `T.int32()` lines and the scalar
 parameters) and builds an ordinary PrimFunc. `tir_mlir.build(f)` gives a module whose functions
 take buffers and scalars like TVM's (`lib["f"](a, b, n)`): each call reads the symbolic values
-from the arrays' shapes and the scalars, checks they agree across arguments, and runs one
-kernel for every value where the lowered code allows it (generic_kernel.py), else the
-specialization for those values (compiled once per set of values).
+from the arrays' shapes and the scalars, checks they agree across arguments and with every
+shape expression, and runs one kernel for every value where the lowered code allows it (over
+dynamic memrefs: dynamic_kernel.py; else generic_kernel.py), else the specialization for those
+values (compiled once per set of values).
 """
 from typing import Dict, List, Tuple
 
@@ -192,10 +193,42 @@ class SymbolicPrimFunc:
         if missing:
             raise RuntimeCallError(f"{self.name}: no argument gives {missing[0]} (symbolic "
                                    "vars must be a whole buffer dimension or a parameter)")
+        self._check_dims(by_name, values)
         return values, arrays
+
+    def _check_dims(self, by_name, values):
+        """RuntimeCallError naming the first buffer dimension its shape expression (`n // 2`,
+        `128`) does not give, with the vars' values."""
+        from tir_mlir.script.pyfile import _constant
+        for name, dims in self._shapes():
+            for axis, (node, n) in enumerate(zip(dims, by_name[name].shape)):
+                want = _constant(node, values)
+                if type(want) is int and want != n:
+                    used = sorted({x.id for x in A.names_used(node)} & set(values))
+                    text = _expr_text(node)
+                    how = f" ({text} with {', '.join(f'{v} = {values[v]}' for v in used)})" \
+                        if used and text else ""
+                    raise RuntimeCallError(f"{self.name}: dimension {axis} of {name!r} is {n}, "
+                                           f"expected {want}{how}")
 
     def _tir_mlir_build(self, target="llvm", **kwargs):
         return SymbolicModule(self, target, kwargs)
+
+
+def _expr_text(node):
+    """A shape expression as written, for messages (None for calls)."""
+    if isinstance(node, A.Name):
+        return node.id
+    if isinstance(node, A.Const):
+        return repr(node.value)
+    if isinstance(node, A.BinOp):
+        sides = [_expr_text(x) for x in (node.lhs, node.rhs)]
+        if None in sides:
+            return None
+        sides = [f"({t})" if isinstance(x, A.BinOp) else t
+                 for t, x in zip(sides, (node.lhs, node.rhs))]
+        return f"{sides[0]} {node.op} {sides[1]}"
+    return None
 
 
 _UNTRIED = object()
@@ -211,19 +244,32 @@ class SymbolicModule:
 
     @property
     def generic(self):
-        """One kernel for every size where that is provably the same code (generic_kernel.py),
-        tried at the first call; None where it is not."""
+        """One kernel for every size: over dynamic memrefs (dynamic_kernel.py), else with the
+        sizes patched into the lowered constants (generic_kernel.py); tried at the first call;
+        None where neither applies."""
         if self._generic is _UNTRIED:
+            from tir_mlir.script.dynamic_kernel import DynamicKernel
             from tir_mlir.script.generic_kernel import GenericKernel
-            self._generic = GenericKernel.make(self.func, self.target, self.kwargs)
+            kernel = DynamicKernel.make(self.func, self.target, self.kwargs)
+            if kernel is None:
+                kernel = GenericKernel.make(self.func, self.target, self.kwargs)
+            self._generic = kernel or None
         return self._generic
+
+    @property
+    def kernels(self) -> int:
+        """How many kernels the calls so far compiled (one for every size where `generic`
+        serves them)."""
+        return len({id(getattr(f, "fn", f).module) for f in self._libs.values()})
 
     def _function(self, values):
         """The compiled function for these values of the vars."""
         from tir_mlir.runtime.build import build
         key = tuple(sorted(values.items()))
         if key not in self._libs:
-            self._libs[key] = self.generic.function(values) if self.generic is not None else \
+            generic = self.generic
+            self._libs[key] = generic.function(values) \
+                if generic is not None and generic.covers(values) else \
                 build(self.func.specialize(values), self.target, **self.kwargs)[self.func.name]
         return self._libs[key]
 
