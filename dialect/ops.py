@@ -265,6 +265,12 @@ class Block:
         _set_attr(self.op.attributes, key, value)
 
 
+def _const_result(attr) -> Optional[int]:
+    """The value of a single-result constant AffineMapAttr, else None."""
+    e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+
 class Loop:
     """View of an `affine.for` with constant bounds that stands for a TensorIR loop."""
 
@@ -316,6 +322,14 @@ class Loop:
     def iv_range(self) -> tuple:
         """(first, last) value of the loop var; for bounds on outer loops, the widest over
         those loops' ranges."""
+        op = self.op
+        if not len(op.operands):        # constant bounds: the common case, read once each
+            a = op.attributes
+            lo = _const_result(a["lowerBoundMap"])
+            hi = _const_result(a["upperBoundMap"])
+            if lo is not None and hi is not None:
+                step = ir.IntegerAttr(a["step"]).value
+                return lo, lo + (hi - lo - 1) // step * step
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step
         (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
@@ -342,7 +356,7 @@ class Loop:
 
     @property
     def extent(self) -> int:
-        return self._bound("upperBoundMap") - self.min
+        return self._bound("upperBoundMap") - self._bound("lowerBoundMap")
 
     @property
     def step(self) -> int:

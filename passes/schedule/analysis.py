@@ -11,7 +11,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
-from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule import index, op_index
 
 SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
 
@@ -273,7 +273,7 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     constraints over new_dims. Returns the new block op (the old one is erased)."""
     b = Block(block)
     old = b.dims
-    ranges = {k: value_range(v) for k, v in enumerate(new_dims)}
+    ranges = _LazyRanges(new_dims)
     lins = []
     for k, v in enumerate(old):
         if k in subst:
@@ -300,18 +300,36 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     return set_operands(b.op, new_dims)
 
 
+class _LazyRanges(dict):
+    """Position -> value_range of new_dims[position], computed on first use (most bindings
+    simplify without asking for any range)."""
+
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def __missing__(self, k):
+        r = self[k] = value_range(self.dims[k])
+        return r
+
+    def get(self, k, default=None):
+        return self[k] if 0 <= k < len(self.dims) else default
+
+
 def erase(op) -> None:
     """Erase `op`, after checking that nothing outside it uses a value it defines (its results,
     or the results and block arguments of the ops nested in it): MLIR aborts the process when
     a used value is destroyed, and a primitive must fail with an error instead."""
     op = op_of(op)
-    for o in [op, *walk(op)]:
+    nested = [op, *walk(op)]
+    for o in nested:
         values = list(o.results) + [a for r in o.regions for b in r.blocks for a in b.arguments]
         for v in values:
             for use in v.uses:
                 if not _is_inside(op_of(use.owner), op):
                     raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
                                         f"defines is still used by '{use.owner.name}'")
+    op_index.erased(nested)
     op.erase()
 
 
@@ -334,6 +352,7 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
         for blk in list(src.blocks):
             blk.append_to(dst)
     erase(op)
+    op_index.replaced(new)
     return new
 
 
