@@ -41,25 +41,20 @@ def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
 
 
 def child_blocks(op: ir.Operation) -> List[ir.Operation]:
-    """Blocks directly under `op` (a loop, block or function), not inside another block."""
+    """Blocks directly under `op` (a loop, block or function), not inside another block (a
+    block's init holds no blocks)."""
     out = []
+    top = [True]
 
-    def visit(o):
-        for region in o.regions:
-            for b in region.blocks:
-                for child in b.operations:
-                    child = op_of(child)
-                    if is_block(child):
-                        out.append(child)
-                    else:
-                        visit(child)
-    if is_block(op):
-        for b in op.regions[0].blocks:   # the body only: init holds no blocks
-            for child in b.operations:
-                child = op_of(child)
-                out.append(child) if is_block(child) else visit(child)
-        return out
-    visit(op)
+    def visit(o):                # MLIR's native walk, not descending into the blocks found
+        if top[0]:
+            top[0] = False
+            return ir.WalkResult.ADVANCE
+        if o.name == Block.OP_NAME:
+            out.append(o)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
 
@@ -274,15 +269,19 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     b = Block(block)
     old = b.dims
     ranges = _LazyRanges(new_dims)
-    lins = []
+    lins, moved = [], {}
     for k, v in enumerate(old):
         if k in subst:
             lins.append(subst[k])
         else:
-            lins.append(index.var(next(i for i, n in enumerate(new_dims) if n == v)))
+            moved[k] = next(i for i, n in enumerate(new_dims) if n == v)
+            lins.append(index.var(moved[k]))
 
     def conv(e):
-        return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
+        d = e.maybe_downcast()
+        if isinstance(d, ir.AffineDimExpr) and d.position in moved:   # (what the rest gives)
+            return ir.AffineDimExpr.get(moved[d.position])
+        return index.to_affine(index.from_affine(d, lins, ranges, marks=True))
 
     n = len(new_dims)
     bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])
@@ -323,7 +322,9 @@ def erase(op) -> None:
     op = op_of(op)
     nested = [op, *walk(op)]
     for o in nested:
-        values = list(o.results) + [a for r in o.regions for b in r.blocks for a in b.arguments]
+        values = list(o.results)
+        if len(o.regions):       # (iterating no regions costs 20 times more than asking)
+            values += [a for r in o.regions for b in r.blocks for a in b.arguments]
         for v in values:
             for use in v.uses:
                 if not _is_inside(op_of(use.owner), op):

@@ -197,8 +197,13 @@ def substitute(expr: ir.AffineExpr, subs: list) -> ir.AffineExpr:
     """expr with dim k replaced by subs[k]."""
     if not subs:
         return expr
+    return expr.compose(substitution(subs))
+
+
+def substitution(subs: list) -> ir.AffineMap:
+    """The map that replaces dim k by subs[k] (compose expressions with it: `substitute`)."""
     n = max([len(subs)] + [max(dims_of(s), default=-1) + 1 for s in subs])
-    return expr.compose(ir.AffineMap.get(n, 0, list(subs)))
+    return ir.AffineMap.get(n, 0, list(subs))
 
 
 def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:

@@ -12,7 +12,7 @@ under the innermost given loop have only spatial and reduction iter vars and an 
 binding (affine_binding.py), as TVM requires. Blocks refer to loops through their variables,
 which move with the loops, so no binding changes.
 """
-from typing import Sequence
+from typing import List, Sequence
 
 from mlir import ir
 
@@ -22,24 +22,26 @@ from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.affine_binding import affine_binding_error
 
 
-def check(loops: Sequence[ir.Operation]):
+def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
+    """The loops sorted outermost first, after checking they form one chain."""
     for k, lp in enumerate(loops):
         if any(lp == other for other in loops[:k]):
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
                                 f"multiple times")
     # one chain: sorted by depth, each loop encloses the next (ancestry is transitive)
-    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
-    for a, b in zip(by_depth, by_depth[1:]):
-        if not analysis.is_ancestor(a, b):
-            raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
-                                f"not in the same loop chain")
+    above = [analysis.ancestors(lp) for lp in loops]
+    order = sorted(range(len(loops)), key=lambda k: len(above[k]))
+    for a, b in zip(order, order[1:]):
+        if not any(x == loops[a] for x in above[b]):
+            raise ScheduleError(f"reorder: loops {Loop(loops[a]).name!r} and "
+                                f"{Loop(loops[b]).name!r} are not in the same loop chain")
+    return [loops[k] for k in order]
 
 
 def reorder(loops: Sequence[ir.Operation]):
-    check(loops)
+    by_depth = check(loops)
     if len(loops) < 2:
         return
-    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
     top, bottom = by_depth[0], by_depth[-1]
     analysis.check_affine_bindings(top, "reorder")
     chain = analysis.chain_between(top, bottom)
