@@ -265,6 +265,10 @@ class Block:
         _set_attr(self.op.attributes, key, value)
 
 
+def _const_map(value: int) -> ir.AffineMapAttr:
+    return ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)]))
+
+
 def _const_result(attr) -> Optional[int]:
     """The value of a single-result constant AffineMapAttr, else None."""
     e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
@@ -384,9 +388,15 @@ class Loop:
             (lmap, lops), (umap, uops) = bounds
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
-        else:
-            op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
-        with ir.InsertionPoint(op.body):
+        else:       # (the generic builder: AffineForOp's Python one costs twice as much)
+            op = ir.Operation.create(Loop.OP_NAME, attributes={
+                "lowerBoundMap": _const_map(int(min)),
+                "upperBoundMap": _const_map(int(min) + int(extent)),
+                "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])},
+                regions=1, loc=loc, ip=ip)
+            op.regions[0].blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(op.regions[0].blocks[0]):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)
         loop.set(name=name, kind=kind, thread=thread, annotations=annotations)

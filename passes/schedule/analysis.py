@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
+from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
@@ -60,7 +61,15 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
 
 def blocks_under(op: ir.Operation) -> List[ir.Operation]:
     """All blocks nested in `op`, at any depth."""
-    return [o for o in walk_all(op) if is_block(o)]
+    out = []
+
+    def visit(o):
+        if o.name == Block.OP_NAME:
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    top = op_of(op)
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out[1:] if out and out[0] == top else out
 
 
 def terminator(block: ir.Block) -> ir.Operation:
@@ -84,7 +93,12 @@ def ancestors(op: ir.Operation) -> List[ir.Operation]:
 
 def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
     """True when `b` is nested (at any depth) inside `a`."""
-    return any(x == a for x in ancestors(b))
+    p = parent_op(b)
+    while p is not None:
+        if p == a:
+            return True
+        p = parent_op(p)
+    return False
 
 
 def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
@@ -277,13 +291,16 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
             moved[k] = next(i for i, n in enumerate(new_dims) if n == v)
             lins.append(index.var(moved[k]))
 
-    def conv(e):
-        d = e.maybe_downcast()
-        if isinstance(d, ir.AffineDimExpr) and d.position in moved:   # (what the rest gives)
-            return ir.AffineDimExpr.get(moved[d.position])
-        return index.to_affine(index.from_affine(d, lins, ranges, marks=True))
-
     n = len(new_dims)
+    zero = ir.AffineConstantExpr.get(0)
+    rename = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(moved[k]) if k in moved else zero
+                                     for k in range(len(old))])
+
+    def conv(e):
+        if not subst.keys() & dims_of(e):     # untouched dims only: a renaming (already simple)
+            return e.compose(rename)
+        return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
+
     bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])
     cons, eqs = [], []
     if b.predicate is not None:

@@ -185,9 +185,11 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
     return None
 
 
-def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
-    """The indices of an access inside `block`, as Lins over loop numbers."""
-    bind = space.binding_lins(block)
+def index_lins(space: LoopSpace, block: Block, op: ir.Operation,
+               bind: Optional[List[Lin]] = None) -> List[Lin]:
+    """The indices of an access inside `block`, as Lins over loop numbers (`bind`: the
+    block's `space.binding_lins`, when the caller has it)."""
+    bind = space.binding_lins(block) if bind is None else bind
 
     def leaf_lin(leaf):
         k = iter_var_of(block, leaf)
@@ -238,8 +240,10 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
     space.bounding = kind == "load"
     region = None
     for blk in blocks:
-        for op in accesses_of(blk, [buffer], kind):
-            dims = [space.split(e) for e in index_lins(space, blk, op)]
+        ops = accesses_of(blk, [buffer], kind)
+        bind = space.binding_lins(blk) if ops else None
+        for op in ops:
+            dims = [space.split(e) for e in index_lins(space, blk, op, bind)]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
