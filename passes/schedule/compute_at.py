@@ -37,9 +37,10 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
                                                enclosing_loops, func_of, is_ancestor, op_of,
-                                               set_operands)
-from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
-                                                   iter_var_intervals, touched_region)
+                                               parent_op, set_operands)
+from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
+                                                   RegionError, cover, iter_var_intervals,
+                                                   touched_region)
 
 
 def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
@@ -79,13 +80,24 @@ def _names(ops) -> str:
 
 
 def dataflow(block_op: ir.Operation, func: ir.Operation):
-    """(producers, consumers) of a block: other blocks writing what it reads / reading what it
-    writes (a block reducing into a buffer does not count as reading it)."""
-    others = [b for b in blocks_under(func) if b != block_op]
+    """(producers, consumers) of a block: other blocks of its scope (TVM's: under the same
+    block or function, not inside another block) writing what it reads / reading what it
+    writes (a block reducing into a buffer does not count as reading it). A blockized block
+    counts with the accesses of the blocks nested in it."""
+    scope = _scope(block_op)
+    others = [b for b in blocks_under(func) if b != block_op and _scope(b) == scope]
     reads, writes = _reads_writes(block_op)
     producers = [b for b in others if _meets(_reads_writes(b)[1], reads)]
     consumers = [b for b in others if _meets(_reads_writes(b)[0], writes)]
     return producers, consumers
+
+
+def _scope(op: ir.Operation) -> ir.Operation:
+    """The block (or function) whose scope `op` is in."""
+    p = parent_op(op)
+    while p.name not in (Block.OP_NAME, "func.func"):
+        p = parent_op(p)
+    return p
 
 
 def _reads_writes(block_op):
@@ -166,7 +178,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
 
     reads, writes = _reads_writes(block_op)
     outer = enclosing_loops(loop_op) + [loop_op]
-    space = LoopSpace(outer)
+    space = NestedSpace(outer)
     try:
         regions = {}
         for buf in (reads if reverse else writes):

@@ -243,9 +243,23 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
         ops = accesses_of(blk, [buffer], kind)
         bind = space.binding_lins(blk) if ops else None
         for op in ops:
-            dims = [space.split(e) for e in index_lins(space, blk, op, bind)]
+            if isinstance(space, NestedSpace) and _enclosing_block(op) != blk.op:
+                # in a block nested in a blockized one: its iter vars stand for their
+                # bindings, its loops are inner loops (TVM relaxes the block's signature
+                # region over them)
+                lins = lins_of(op, space.value_lin, space.ranges)
+            else:
+                lins = index_lins(space, blk, op, bind)
+            dims = [space.split(e) for e in lins]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
+
+
+def _enclosing_block(op: ir.Operation) -> ir.Operation:
+    p = analysis.parent_op(op)
+    while not analysis.is_block(p):
+        p = analysis.parent_op(p)
+    return p
 
 
 class NestedSpace(LoopSpace):
