@@ -22,7 +22,10 @@ def affine_binding_error(block: ir.Operation) -> Optional[str]:
         dims = [to_affine(d, leaves) for d in b.dims]
     except NotAffine as e:
         return f"a binding is not affine ({e})"
-    subs = substitution(dims) if dims else None
+    identity = len(leaves) == len(dims) and all(
+        isinstance(d, ir.AffineDimExpr) and d.position == k
+        for k, d in enumerate(e.maybe_downcast() for e in dims))     # dims are distinct loops
+    subs = substitution(dims) if dims and not identity else None
     binds = [r.compose(subs) if subs else r for r in b.bindings.results]
     ranges = [value_range(v) for v in leaves]
     mins = [lo for lo, _ in ranges]

@@ -74,7 +74,8 @@ def blocks_under(op: ir.Operation) -> List[ir.Operation]:
 
 def terminator(block: ir.Block) -> ir.Operation:
     """The last op of a region block (affine.yield / gpu.yield / func.return)."""
-    return op_of(list(block.operations)[-1])
+    ops = block.operations
+    return op_of(ops[len(ops) - 1])
 
 
 def loop_children(loop: ir.Operation) -> List[ir.Operation]:
