@@ -105,11 +105,15 @@ def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
 def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
     """Memrefs loaded / stored by a block (body and init, nested blocks included)."""
     reads, writes = [], []
-    for o in walk_all(block):
-        if o.name == "memref.load":
+
+    def visit(o):            # (filtered in MLIR's walk: no list of every op)
+        name = o.name
+        if name == "memref.load":
             _add(reads, o.operands[0])
-        elif o.name == "memref.store":
+        elif name == "memref.store":
             _add(writes, o.operands[1])
+        return ir.WalkResult.ADVANCE
+    op_of(block).walk(visit, ir.WalkOrder.PRE_ORDER)
     return reads, writes
 
 
