@@ -35,6 +35,7 @@ class OpIndex:
         self.blocks: Dict[Tuple[str, str], List[ir.Operation]] = {}
         self.complete = True       # every op with a sid is in `ops` (walked since the last rewrite)
         self.names = True          # `blocks` is current
+        self.erased = set()        # sids of ops erased (and not recreated) in this rewrite
         self._walk()
 
     def _walk(self):
@@ -48,6 +49,7 @@ class OpIndex:
                     blocks.setdefault((name, ir.StringAttr(a["name"]).value), []).append(op)
         self.ops, self.blocks = ops, blocks
         self.complete = self.names = True
+        self.erased = set()
 
     def lookup(self, sid: int, settled: bool = True) -> Optional[ir.Operation]:
         """The op with that sid; `settled=False` while a rewrite runs (it may have created
@@ -64,17 +66,20 @@ class OpIndex:
         return self.blocks.get((func, name), [])
 
     def missing(self, sids) -> List[int]:
-        """Those of `sids` whose op is no longer in the module."""
-        if any(s not in self.ops for s in sids):
+        """Those of `sids` whose op is no longer in the module: reported erased by this
+        rewrite and not recreated, or else not found by a walk."""
+        if any(s not in self.ops and s not in self.erased for s in sids):
             self._walk()
         return [s for s in sids if s not in self.ops]
 
     def rewriting(self):
-        """A tracked rewrite is about to run: ops may appear that the index does not know."""
+        """A tracked rewrite starts or ends: ops may appear that the index does not know."""
         self.complete = self.names = False
+        self.erased = set()
 
     def add(self, sid: int, op: ir.Operation):
         self.ops[sid] = op
+        self.erased.discard(sid)
 
     def forget(self, ops):
         for op in ops:
@@ -84,6 +89,7 @@ class OpIndex:
                 known = self.ops.get(sid)
                 if known is not None and known == op:
                     del self.ops[sid]
+                    self.erased.add(sid)
 
     def stale(self) -> Optional[str]:
         """What differs from a fresh walk (None when nothing does)."""
