@@ -59,6 +59,7 @@ class LoopSpace:
 
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
+        self._positions: Dict[ir.Value, int] = {}     # value -> its number (values' index)
         self.ranges: index.Ranges = {}
         self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
@@ -78,15 +79,21 @@ class LoopSpace:
                                  if _shared_by_threads(scope, tag))
 
     def num(self, iv: ir.Value) -> int:
-        for k, v in enumerate(self.values):
-            if v == iv:
-                return k
+        pos = self._positions
+        if len(pos) != len(self.values):       # (compute_at appends its new loops directly)
+            pos.clear()
+            pos.update((v, k) for k, v in reversed(list(enumerate(self.values))))
+        k = pos.get(iv)
+        if k is not None:
+            return k
         owner = iv.owner
         if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
             raise RegionError("a block binding uses a value that is not a loop variable")
         lp = Loop(owner.owner)
+        lo = lp.min
         self.values.append(iv)
-        self.ranges[len(self.values) - 1] = (lp.min, lp.min + lp.extent - 1)
+        pos[iv] = len(self.values) - 1
+        self.ranges[len(self.values) - 1] = (lo, lo + lp.extent - 1)
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
