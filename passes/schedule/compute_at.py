@@ -79,13 +79,14 @@ def _names(ops) -> str:
     return ", ".join(repr(Block(o).name) for o in ops)
 
 
-def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None):
+def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None, blocks=None):
     """(producers, consumers) of a block: other blocks of its scope (TVM's: under the same
     block or function, not inside another block) writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it). A blockized block
     counts with the accesses of the blocks nested in it."""
     scope = _scope(block_op)
-    others = [b for b in blocks_under(func) if b != block_op and _scope(b) == scope]
+    blocks = blocks_under(func) if blocks is None else blocks
+    others = [b for b in blocks if b != block_op and _scope(b) == scope]
     rw = _ReadsWrites() if rw is None else rw
     reads, writes = rw[block_op]
     producers = [b for b in others if _meets(rw[b][1], reads)]
@@ -121,10 +122,10 @@ def _meets(a, b) -> bool:
     return any(x == y for x in a for y in b)
 
 
-def check_single_writer(block_op, func, who: str, rw=None):
+def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
     rw = _ReadsWrites() if rw is None else rw
     writes = rw[block_op][1]
-    for other in blocks_under(func):
+    for other in blocks_under(func) if blocks is None else blocks:
         if other != block_op and _meets(rw[other][1], writes):
             raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
                                 f"(block {Block(other).name!r} writes them too)")
@@ -175,9 +176,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
-    rw = _ReadsWrites()
-    check_single_writer(block_op, func, who, rw)
-    producers, consumers = dataflow(block_op, func, rw)
+    rw, blocks = _ReadsWrites(), blocks_under(func)     # (each asked for once)
+    check_single_writer(block_op, func, who, rw, blocks)
+    producers, consumers = dataflow(block_op, func, rw, blocks)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
     if not needed and not reverse:   # reverse: no producer = recompute it all under the loop
