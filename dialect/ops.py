@@ -265,6 +265,16 @@ class Block:
         _set_attr(self.op.attributes, key, value)
 
 
+def _const_map(value: int) -> ir.AffineMapAttr:
+    return ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)]))
+
+
+def _const_result(attr) -> Optional[int]:
+    """The value of a single-result constant AffineMapAttr, else None."""
+    e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+
 class Loop:
     """View of an `affine.for` with constant bounds that stands for a TensorIR loop."""
 
@@ -316,6 +326,14 @@ class Loop:
     def iv_range(self) -> tuple:
         """(first, last) value of the loop var; for bounds on outer loops, the widest over
         those loops' ranges."""
+        op = self.op
+        if not len(op.operands):        # constant bounds: the common case, read once each
+            a = op.attributes
+            lo = _const_result(a["lowerBoundMap"])
+            hi = _const_result(a["upperBoundMap"])
+            if lo is not None and hi is not None:
+                step = ir.IntegerAttr(a["step"]).value
+                return lo, lo + (hi - lo - 1) // step * step
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step
         (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
@@ -342,7 +360,7 @@ class Loop:
 
     @property
     def extent(self) -> int:
-        return self._bound("upperBoundMap") - self.min
+        return self._bound("upperBoundMap") - self._bound("lowerBoundMap")
 
     @property
     def step(self) -> int:
@@ -370,9 +388,15 @@ class Loop:
             (lmap, lops), (umap, uops) = bounds
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
-        else:
-            op = affine.AffineForOp(int(min), int(min) + int(extent), loc=loc, ip=ip)
-        with ir.InsertionPoint(op.body):
+        else:       # (the generic builder: AffineForOp's Python one costs twice as much)
+            op = ir.Operation.create(Loop.OP_NAME, attributes={
+                "lowerBoundMap": _const_map(int(min)),
+                "upperBoundMap": _const_map(int(min) + int(extent)),
+                "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])},
+                regions=1, loc=loc, ip=ip)
+            op.regions[0].blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(op.regions[0].blocks[0]):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)
         loop.set(name=name, kind=kind, thread=thread, annotations=annotations)

@@ -1,4 +1,8 @@
 """Shared pytest options. Keep additions additive: several test modules rely on this file."""
+import os
+
+# every primitive compares the schedule's op index with a fresh walk (op_index.py)
+os.environ.setdefault("TIR_MLIR_CHECK_INDEX", "1")
 
 
 def pytest_addoption(parser):

@@ -15,7 +15,8 @@ def walk(op) -> Iterator[ir.Operation]:
             for child in list(block.operations):
                 child = child.operation
                 yield child
-                yield from walk(child)
+                if len(child.regions):      # (iterating no regions costs 20 times more)
+                    yield from walk(child)
 
 
 def walk_all(op) -> List[ir.Operation]:

@@ -10,7 +10,7 @@ from mlir import ir
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule.analysis import value_range
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitution, to_affine
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
 
@@ -22,7 +22,11 @@ def affine_binding_error(block: ir.Operation) -> Optional[str]:
         dims = [to_affine(d, leaves) for d in b.dims]
     except NotAffine as e:
         return f"a binding is not affine ({e})"
-    binds = [substitute(r, dims) for r in b.bindings.results]
+    identity = len(leaves) == len(dims) and all(
+        isinstance(d, ir.AffineDimExpr) and d.position == k
+        for k, d in enumerate(e.maybe_downcast() for e in dims))     # dims are distinct loops
+    subs = substitution(dims) if dims and not identity else None
+    binds = [r.compose(subs) if subs else r for r in b.bindings.results]
     ranges = [value_range(v) for v in leaves]
     mins = [lo for lo, _ in ranges]
     extents = [hi - lo + 1 for lo, hi in ranges]
@@ -38,7 +42,7 @@ def affine_binding_error(block: ir.Operation) -> Optional[str]:
         fused = [frozenset(linear(e)[0].items()) for e in binds
                  if linear(e) is not None and linear(e)[0]]
         for c in b.predicate.constraints:
-            lin = linear(substitute(c.expr, dims))
+            lin = linear(c.expr.compose(subs) if subs else c.expr)
             if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None

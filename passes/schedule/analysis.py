@@ -8,10 +8,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
+from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
-from tir_mlir.passes.schedule import index
+from tir_mlir.passes.schedule import index, op_index
 
 SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
 
@@ -41,36 +42,40 @@ def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
 
 
 def child_blocks(op: ir.Operation) -> List[ir.Operation]:
-    """Blocks directly under `op` (a loop, block or function), not inside another block."""
+    """Blocks directly under `op` (a loop, block or function), not inside another block (a
+    block's init holds no blocks)."""
     out = []
+    top = [True]
 
-    def visit(o):
-        for region in o.regions:
-            for b in region.blocks:
-                for child in b.operations:
-                    child = op_of(child)
-                    if is_block(child):
-                        out.append(child)
-                    else:
-                        visit(child)
-    if is_block(op):
-        for b in op.regions[0].blocks:   # the body only: init holds no blocks
-            for child in b.operations:
-                child = op_of(child)
-                out.append(child) if is_block(child) else visit(child)
-        return out
-    visit(op)
+    def visit(o):                # MLIR's native walk, not descending into the blocks found
+        if top[0]:
+            top[0] = False
+            return ir.WalkResult.ADVANCE
+        if o.name == Block.OP_NAME:
+            out.append(o)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
 
 def blocks_under(op: ir.Operation) -> List[ir.Operation]:
     """All blocks nested in `op`, at any depth."""
-    return [o for o in walk_all(op) if is_block(o)]
+    out = []
+
+    def visit(o):
+        if o.name == Block.OP_NAME:
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    top = op_of(op)
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out[1:] if out and out[0] == top else out
 
 
 def terminator(block: ir.Block) -> ir.Operation:
     """The last op of a region block (affine.yield / gpu.yield / func.return)."""
-    return op_of(list(block.operations)[-1])
+    ops = block.operations
+    return op_of(ops[len(ops) - 1])
 
 
 def loop_children(loop: ir.Operation) -> List[ir.Operation]:
@@ -89,17 +94,26 @@ def ancestors(op: ir.Operation) -> List[ir.Operation]:
 
 def is_ancestor(a: ir.Operation, b: ir.Operation) -> bool:
     """True when `b` is nested (at any depth) inside `a`."""
-    return any(x == a for x in ancestors(b))
+    p = parent_op(b)
+    while p is not None:
+        if p == a:
+            return True
+        p = parent_op(p)
+    return False
 
 
 def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
     """Memrefs loaded / stored by a block (body and init, nested blocks included)."""
     reads, writes = [], []
-    for o in walk_all(block):
-        if o.name == "memref.load":
+
+    def visit(o):            # (filtered in MLIR's walk: no list of every op)
+        name = o.name
+        if name == "memref.load":
             _add(reads, o.operands[0])
-        elif o.name == "memref.store":
+        elif name == "memref.store":
             _add(writes, o.operands[1])
+        return ir.WalkResult.ADVANCE
+    op_of(block).walk(visit, ir.WalkOrder.PRE_ORDER)
     return reads, writes
 
 
@@ -273,18 +287,25 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     constraints over new_dims. Returns the new block op (the old one is erased)."""
     b = Block(block)
     old = b.dims
-    ranges = {k: value_range(v) for k, v in enumerate(new_dims)}
-    lins = []
+    ranges = _LazyRanges(new_dims)
+    lins, moved = [], {}
     for k, v in enumerate(old):
         if k in subst:
             lins.append(subst[k])
         else:
-            lins.append(index.var(next(i for i, n in enumerate(new_dims) if n == v)))
-
-    def conv(e):
-        return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
+            moved[k] = next(i for i, n in enumerate(new_dims) if n == v)
+            lins.append(index.var(moved[k]))
 
     n = len(new_dims)
+    zero = ir.AffineConstantExpr.get(0)
+    rename = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(moved[k]) if k in moved else zero
+                                     for k in range(len(old))])
+
+    def conv(e):
+        if not subst.keys() & dims_of(e):     # untouched dims only: a renaming (already simple)
+            return e.compose(rename)
+        return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
+
     bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])
     cons, eqs = [], []
     if b.predicate is not None:
@@ -300,18 +321,38 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     return set_operands(b.op, new_dims)
 
 
+class _LazyRanges(dict):
+    """Position -> value_range of new_dims[position], computed on first use (most bindings
+    simplify without asking for any range)."""
+
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def __missing__(self, k):
+        r = self[k] = value_range(self.dims[k])
+        return r
+
+    def get(self, k, default=None):
+        return self[k] if 0 <= k < len(self.dims) else default
+
+
 def erase(op) -> None:
     """Erase `op`, after checking that nothing outside it uses a value it defines (its results,
     or the results and block arguments of the ops nested in it): MLIR aborts the process when
     a used value is destroyed, and a primitive must fail with an error instead."""
     op = op_of(op)
-    for o in [op, *walk(op)]:
-        values = list(o.results) + [a for r in o.regions for b in r.blocks for a in b.arguments]
+    nested = [op, *walk(op)]
+    for o in nested:
+        values = list(o.results)
+        if len(o.regions):       # (iterating no regions costs 20 times more than asking)
+            values += [a for r in o.regions for b in r.blocks for a in b.arguments]
         for v in values:
             for use in v.uses:
                 if not _is_inside(op_of(use.owner), op):
                     raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
                                         f"defines is still used by '{use.owner.name}'")
+    op_index.erased(nested)
     op.erase()
 
 
@@ -334,6 +375,7 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
         for blk in list(src.blocks):
             blk.append_to(dst)
     erase(op)
+    op_index.replaced(new)
     return new
 
 

@@ -16,7 +16,7 @@ from mlir.dialects import arith
 from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir import ir_walk
 from tir_mlir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
-from tir_mlir.dialect.ops import Block, Loop, add_terminator, body_ops
+from tir_mlir.dialect.ops import Block, Loop, _op, add_terminator, body_ops
 from tir_mlir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
@@ -57,13 +57,18 @@ def walk(op, pred: Callable = lambda o: True) -> list:
 
 
 def accesses(op) -> list:
-    """(op, "load"|"store", buffer) for every memref access nested in `op`, in program order."""
+    """(op, "load"|"store", buffer) for every memref access nested in `op`, in program order
+    (filtered inside MLIR's walk: primitives ask this of every block, many times)."""
     res = []
-    for o in walk(op, lambda o: o.name in ("memref.load", "memref.store")):
-        if o.name == "memref.load":
+
+    def visit(o):
+        name = o.name
+        if name == "memref.load":
             res.append((o, "load", o.operands[0]))
-        else:
+        elif name == "memref.store":
             res.append((o, "store", o.operands[1]))
+        return ir.WalkResult.ADVANCE
+    _op(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return res
 
 
@@ -197,8 +202,13 @@ def substitute(expr: ir.AffineExpr, subs: list) -> ir.AffineExpr:
     """expr with dim k replaced by subs[k]."""
     if not subs:
         return expr
+    return expr.compose(substitution(subs))
+
+
+def substitution(subs: list) -> ir.AffineMap:
+    """The map that replaces dim k by subs[k] (compose expressions with it: `substitute`)."""
     n = max([len(subs)] + [max(dims_of(s), default=-1) + 1 for s in subs])
-    return expr.compose(ir.AffineMap.get(n, 0, list(subs)))
+    return ir.AffineMap.get(n, 0, list(subs))
 
 
 def simplify(expr: ir.AffineExpr, ndims: int) -> ir.AffineExpr:

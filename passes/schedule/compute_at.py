@@ -37,9 +37,10 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
                                                enclosing_loops, func_of, is_ancestor, op_of,
-                                               set_operands)
-from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
-                                                   iter_var_intervals, touched_region)
+                                               parent_op, set_operands)
+from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
+                                                   RegionError, cover, iter_var_intervals,
+                                                   touched_region)
 
 
 def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
@@ -78,14 +79,36 @@ def _names(ops) -> str:
     return ", ".join(repr(Block(o).name) for o in ops)
 
 
-def dataflow(block_op: ir.Operation, func: ir.Operation):
-    """(producers, consumers) of a block: other blocks writing what it reads / reading what it
-    writes (a block reducing into a buffer does not count as reading it)."""
-    others = [b for b in blocks_under(func) if b != block_op]
-    reads, writes = _reads_writes(block_op)
-    producers = [b for b in others if _meets(_reads_writes(b)[1], reads)]
-    consumers = [b for b in others if _meets(_reads_writes(b)[0], writes)]
+def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None, blocks=None):
+    """(producers, consumers) of a block: other blocks of its scope (TVM's: under the same
+    block or function, not inside another block) writing what it reads / reading what it
+    writes (a block reducing into a buffer does not count as reading it). A blockized block
+    counts with the accesses of the blocks nested in it."""
+    scope = _scope(block_op)
+    blocks = blocks_under(func) if blocks is None else blocks
+    others = [b for b in blocks if b != block_op and _scope(b) == scope]
+    rw = _ReadsWrites() if rw is None else rw
+    reads, writes = rw[block_op]
+    producers = [b for b in others if _meets(rw[b][1], reads)]
+    consumers = [b for b in others if _meets(rw[b][0], writes)]
     return producers, consumers
+
+
+def _scope(op: ir.Operation) -> ir.Operation:
+    """The block (or function) whose scope `op` is in."""
+    p = parent_op(op)
+    while p.name not in (Block.OP_NAME, "func.func"):
+        p = parent_op(p)
+    return p
+
+
+class _ReadsWrites(dict):
+    """block op -> _reads_writes(block op), each computed once (a primitive asks several
+    times about every block of the function)."""
+
+    def __missing__(self, block_op):
+        v = self[block_op] = _reads_writes(block_op)
+        return v
 
 
 def _reads_writes(block_op):
@@ -99,10 +122,11 @@ def _meets(a, b) -> bool:
     return any(x == y for x in a for y in b)
 
 
-def check_single_writer(block_op, func, who: str):
-    writes = _reads_writes(block_op)[1]
-    for other in blocks_under(func):
-        if other != block_op and _meets(_reads_writes(other)[1], writes):
+def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
+    rw = _ReadsWrites() if rw is None else rw
+    writes = rw[block_op][1]
+    for other in blocks_under(func) if blocks is None else blocks:
+        if other != block_op and _meets(rw[other][1], writes):
             raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
                                 f"(block {Block(other).name!r} writes them too)")
 
@@ -152,8 +176,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
-    check_single_writer(block_op, func, who)
-    producers, consumers = dataflow(block_op, func)
+    rw, blocks = _ReadsWrites(), blocks_under(func)     # (each asked for once)
+    check_single_writer(block_op, func, who, rw, blocks)
+    producers, consumers = dataflow(block_op, func, rw, blocks)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
     if not needed and not reverse:   # reverse: no producer = recompute it all under the loop
@@ -164,9 +189,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
                             f"({_names(outside)} {'is' if len(outside) == 1 else 'are'} not)")
     _check_order(loop_op, producers, consumers, who)
 
-    reads, writes = _reads_writes(block_op)
+    reads, writes = rw[block_op]
     outer = enclosing_loops(loop_op) + [loop_op]
-    space = LoopSpace(outer)
+    space = NestedSpace(outer)
     try:
         regions = {}
         for buf in (reads if reverse else writes):

@@ -59,6 +59,7 @@ class LoopSpace:
 
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
+        self._positions: Dict[ir.Value, int] = {}     # value -> its number (values' index)
         self.ranges: index.Ranges = {}
         self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
@@ -78,15 +79,21 @@ class LoopSpace:
                                  if _shared_by_threads(scope, tag))
 
     def num(self, iv: ir.Value) -> int:
-        for k, v in enumerate(self.values):
-            if v == iv:
-                return k
+        pos = self._positions
+        if len(pos) != len(self.values):       # (compute_at appends its new loops directly)
+            pos.clear()
+            pos.update((v, k) for k, v in reversed(list(enumerate(self.values))))
+        k = pos.get(iv)
+        if k is not None:
+            return k
         owner = iv.owner
         if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
             raise RegionError("a block binding uses a value that is not a loop variable")
         lp = Loop(owner.owner)
+        lo = lp.min
         self.values.append(iv)
-        self.ranges[len(self.values) - 1] = (lp.min, lp.min + lp.extent - 1)
+        pos[iv] = len(self.values) - 1
+        self.ranges[len(self.values) - 1] = (lo, lo + lp.extent - 1)
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
@@ -185,9 +192,11 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
     return None
 
 
-def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
-    """The indices of an access inside `block`, as Lins over loop numbers."""
-    bind = space.binding_lins(block)
+def index_lins(space: LoopSpace, block: Block, op: ir.Operation,
+               bind: Optional[List[Lin]] = None) -> List[Lin]:
+    """The indices of an access inside `block`, as Lins over loop numbers (`bind`: the
+    block's `space.binding_lins`, when the caller has it)."""
+    bind = space.binding_lins(block) if bind is None else bind
 
     def leaf_lin(leaf):
         k = iter_var_of(block, leaf)
@@ -238,10 +247,26 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
     space.bounding = kind == "load"
     region = None
     for blk in blocks:
-        for op in accesses_of(blk, [buffer], kind):
-            dims = [space.split(e) for e in index_lins(space, blk, op)]
+        ops = accesses_of(blk, [buffer], kind)
+        bind = space.binding_lins(blk) if ops else None
+        for op in ops:
+            if isinstance(space, NestedSpace) and _enclosing_block(op) != blk.op:
+                # in a block nested in a blockized one: its iter vars stand for their
+                # bindings, its loops are inner loops (TVM relaxes the block's signature
+                # region over them)
+                lins = lins_of(op, space.value_lin, space.ranges)
+            else:
+                lins = index_lins(space, blk, op, bind)
+            dims = [space.split(e) for e in lins]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
+
+
+def _enclosing_block(op: ir.Operation) -> ir.Operation:
+    p = analysis.parent_op(op)
+    while not analysis.is_block(p):
+        p = analysis.parent_op(p)
+    return p
 
 
 class NestedSpace(LoopSpace):

@@ -12,7 +12,7 @@ under the innermost given loop have only spatial and reduction iter vars and an 
 binding (affine_binding.py), as TVM requires. Blocks refer to loops through their variables,
 which move with the loops, so no binding changes.
 """
-from typing import Sequence
+from typing import List, Sequence
 
 from mlir import ir
 
@@ -22,24 +22,45 @@ from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.affine_binding import affine_binding_error
 
 
-def check(loops: Sequence[ir.Operation]):
+def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
+    """The loops sorted outermost first, after checking they form one chain."""
     for k, lp in enumerate(loops):
         if any(lp == other for other in loops[:k]):
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
                                 f"multiple times")
     # one chain: sorted by depth, each loop encloses the next (ancestry is transitive)
-    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
-    for a, b in zip(by_depth, by_depth[1:]):
-        if not analysis.is_ancestor(a, b):
-            raise ScheduleError(f"reorder: loops {Loop(a).name!r} and {Loop(b).name!r} are "
-                                f"not in the same loop chain")
+    parent, depth = _tree(loops)
+    order = sorted(range(len(loops)), key=lambda k: depth[loops[k]])
+    for a, b in zip(order, order[1:]):
+        up = loops[b]
+        while up is not None and depth[up] > depth[loops[a]]:
+            up = parent[up]
+        if up is None or up != loops[a]:
+            raise ScheduleError(f"reorder: loops {Loop(loops[a]).name!r} and "
+                                f"{Loop(loops[b]).name!r} are not in the same loop chain")
+    return [loops[k] for k in order]
+
+
+def _tree(ops):
+    """(parent, depth) of the ops and their ancestors, each ancestor visited once (the loops
+    of a chain share most of theirs)."""
+    parent, depth = {}, {}
+    for op in ops:
+        path, p = [], op
+        while p is not None and p not in depth:
+            path.append(p)
+            p = analysis.parent_op(p)
+        d = depth[p] if p is not None else -1
+        for q, up in zip(reversed(path), [p] + path[:0:-1]):
+            d += 1
+            depth[q], parent[q] = d, up
+    return parent, depth
 
 
 def reorder(loops: Sequence[ir.Operation]):
-    check(loops)
+    by_depth = check(loops)
     if len(loops) < 2:
         return
-    by_depth = sorted(loops, key=lambda lp: len(analysis.ancestors(lp)))
     top, bottom = by_depth[0], by_depth[-1]
     analysis.check_affine_bindings(top, "reorder")
     chain = analysis.chain_between(top, bottom)
@@ -48,7 +69,7 @@ def reorder(loops: Sequence[ir.Operation]):
             raise ScheduleError(f"reorder: loop {Loop(inner).name!r} is not directly inside "
                                 f"loop {Loop(outer).name!r} (a block or branch lies between)")
     for lp in chain[:-1]:
-        if len(analysis.loop_children(lp)) != 1:
+        if len(Loop(lp).body.operations) != 2:          # one statement and the yield
             raise ScheduleError(f"reorder: loop {Loop(lp).name!r} has more than one child "
                                 f"statement, so the loops are not a perfect nest")
     for blk in analysis.child_blocks(bottom):

@@ -76,8 +76,8 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     # like TVM: the predicate goes on every block directly under the loop, used or not (a
     # block ignoring the loop must still run once per original iteration)
     users = analysis.users([lv.iv])
-    children = analysis.child_blocks(new[-1])
-    others = [c for c in children if not any(c == u for u in users)] if predicate else []
+    children = analysis.child_blocks(new[-1]) if predicate else []
+    others = [c for c in children if not any(c == u for u in users)]
     for blk in users + others:
         _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters,
                 predicate and any(blk == c for c in children))

@@ -12,7 +12,6 @@ from mlir import ir
 from tir_mlir.passes.schedule import compute_at as _at
 from tir_mlir.passes.schedule import compute_inline as _inline
 from tir_mlir.passes.schedule import compute_root as _root
-from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.schedule.analysis import SID, enclosing_loops
 from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
@@ -24,10 +23,8 @@ def _sids(ops) -> List[int]:
 
 def _consume_erased(sch, before: Sequence[int], by: str):
     """Mark the handles of ops that the rewrite erased (sids gone from the module)."""
-    alive = set(_sids([op for f in sch.mod.functions.values() for op in walk_all(f)]))
-    for sid in before:
-        if sid not in alive:
-            sch._consumed[sid] = (by, sch._step)
+    for sid in sch._index(force=True).missing(before):
+        sch._consumed[sid] = (by, sch._step)
 
 
 def _blocks(sch, block) -> list:
@@ -42,7 +39,7 @@ def _loop_sids(ops) -> List[int]:
 class BlockMotion:
     """Schedule primitives that move computation between blocks."""
 
-    @primitive
+    @primitive(keeps_index=True)
     def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                    preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
@@ -65,7 +62,7 @@ class BlockMotion:
                        preserve_unit_loops, index)
         _consume_erased(self, before, "compute_at")
 
-    @primitive
+    @primitive(keeps_index=True)
     def reverse_compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                            preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move consumer block(s) under `loop`, consuming what its producers wrote there."""
@@ -76,7 +73,7 @@ class BlockMotion:
                                preserve_unit_loops, index)
         _consume_erased(self, before, "reverse_compute_at")
 
-    @primitive
+    @primitive(keeps_index=True)
     def compute_inline(self, block: BlockRV) -> None:
         """Inline an elementwise producer into its consumers' loads; the block disappears."""
         op = self._block(block)
@@ -84,7 +81,7 @@ class BlockMotion:
         _inline.compute_inline(op)
         _consume_erased(self, before, "compute_inline")
 
-    @primitive
+    @primitive(keeps_index=True)
     def reverse_compute_inline(self, block: BlockRV) -> None:
         """Fold an elementwise consumer into its producer's store; the block disappears."""
         op = self._block(block)

@@ -32,7 +32,7 @@ class BufferPrimitives:
         self._note(**{param: k})
         return k
 
-    @primitive
+    @primitive(keeps_index=True)
     def cache_read(self, block: BlockRV, read_buffer_index: Union[int, str], storage_scope: str,
                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
         """Copy read buffer `read_buffer_index` (an index or a name) of `block` into a new
@@ -44,7 +44,7 @@ class BufferPrimitives:
                                  self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)
 
-    @primitive
+    @primitive(keeps_index=True)
     def cache_write(self, block: BlockRV, write_buffer_index: Union[int, str],
                     storage_scope: str,
                     consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
@@ -85,18 +85,18 @@ class BufferPrimitives:
         self._note(index_map=symbolic.lambda_text(fn, rank))
         _layout.transform_layout(blk, buffer, fn)
 
-    @primitive
+    @primitive(keeps_index=True)
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
         rf = _rfactor.rfactor(Loop(self._resolve(loop, LoopRV)), factor_axis)
         return self._handle(rf.op, BlockRV)
 
-    @primitive
+    @primitive(keeps_index=True)
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
         init = _decompose.decompose_reduction(Block(self._block(block)),
                                               Loop(self._resolve(loop, LoopRV)))
         return self._handle(init.op, BlockRV)
 
-    @primitive
+    @primitive(keeps_index=True)
     def blockize(self, target: Union[LoopRV, List[BlockRV]],
                  preserve_unit_iters: bool = True) -> BlockRV:
         if not isinstance(target, LoopRV):

@@ -22,21 +22,25 @@ from mlir import ir
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import op_index
 from tir_mlir.schedule.trace import Instruction
 
 
 def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
-              keeps_ops: bool = False):
+              keeps_ops: bool = False, keeps_index: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
     the trace stays TVM-compatible), but the whole macro is still one transaction.
-    `readonly=True`: the method does not rewrite the module (queries, sampling), so the
-    schedule's sid -> op cache stays valid; every other primitive drops it before and after,
-    except `keeps_ops=True` ones, which only change attributes of existing ops (loop kinds,
-    annotations): no op is created, erased or moved, so the cache stays valid too."""
+    The schedule's index of its ops (passes/schedule/op_index.py) survives:
+    `readonly=True` methods, which do not rewrite the module (queries, sampling);
+    `keeps_ops=True` ones, which only change attributes of existing ops (loop kinds,
+    annotations): no op is created, erased or moved; and `keeps_index=True` rewrites, which
+    erase only through `analysis.erase` (so the index hears of every erased op). Every other
+    primitive drops the index before and after."""
     if fn is None:
-        return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops)
+        return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops,
+                                 keeps_index=keeps_index)
     keeps_ops = keeps_ops or readonly
     sig = inspect.signature(fn)
 
@@ -58,13 +62,21 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
             return wrapper(*bound.args, **bound.kwargs)
         inst = Instruction(fn.__name__, values)
         outermost = self._depth == 0 and not self._trusted
+        tracked = False
         if not keeps_ops:
-            self._ops = None
-            self._mutating += 1
+            tracked = keeps_index and not self._mutating
+            if tracked:
+                self._tracking += 1
+                if self._ops is not None:
+                    self._ops.rewriting()
+            else:
+                self._ops = None
+                self._mutating += 1
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
         self._depth += 1
+        prev_schedule = op_index.reporting_to(self)
         prev_recording, prev_inst = self._recording, self._inst
         self._inst = inst if record else None
         if record:
@@ -84,11 +96,20 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 raise
             raise ScheduleError(f"{fn.__name__}: {type(e).__name__}: {e}") from e
         finally:
-            if not keeps_ops:
+            if tracked:
+                self._tracking -= 1
+                if self._ops is not None:
+                    self._ops.rewriting()
+            elif not keeps_ops:
                 self._ops = None
                 self._mutating -= 1
             self._depth -= 1
+            op_index.reporting_to(prev_schedule)
             self._recording, self._inst = prev_recording, prev_inst
+        if op_index.CHECK and self._depth == 0 and self._ops is not None:
+            stale = self._ops.stale()
+            if stale:
+                raise ScheduleError(f"{fn.__name__}: internal error: stale op index: {stale}")
         if record:
             inst.outputs = result
             for rv in inst.output_list():

@@ -11,14 +11,13 @@ from typing import List, Optional, Sequence, Union
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
-from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.ir_walk import walk_all
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
                                       fuse as _fuse, loop_kind, reorder as _reorder,
                                       split as _split, tile as _tile)
 from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.passes.schedule.op_index import OpIndex
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.cache_primitives import CachePrimitives
@@ -68,12 +67,12 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._removed = {}           # id(handle) -> handle, for remove_rv
         self._trace = Trace()
         self._consumed = {}          # sid -> (primitive name, trace step)
-        self._next_sid = 1 + max([_sid(op) for f in self._mod.functions.values()
-                                  for op in [f, *walk_all(f)] if SID in op.attributes],
-                                 default=-1)
+        with get_context():
+            self._ops = OpIndex(self._mod)   # None after a rewrite that does not keep it
+        self._next_sid = 1 + max(self._ops.ops, default=-1)
         self._next_name = 0
-        self._ops = None             # cache of _index(), None after a rewrite
-        self._mutating = 0           # depth of rewriting primitives running (no cache then)
+        self._mutating = 0           # depth of index-dropping rewrites running (no index then)
+        self._tracking = 0           # depth of index-keeping rewrites running
         self._depth = 0
         self._recording = False
         self._inst = None
@@ -99,7 +98,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         new._trace = self._trace.copy()
         new._consumed = dict(self._consumed)
         new._removed = dict(self._removed)
-        new._ops, new._mutating = None, 0
+        new._ops, new._mutating, new._tracking = None, 0, 0
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
         return new
@@ -124,7 +123,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                                                     self._next_sid)
             self._next_sid += 1
             if self._ops is not None and not self._mutating:
-                self._ops[0][self._next_sid - 1] = op
+                self._ops.add(self._next_sid - 1, op)
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op), schedule=self._identity)
 
@@ -155,30 +154,24 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
         if id(rv) in self._removed:
             raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
-        op = self._index()[0].get(rv.sid)
+        op = self._index().lookup(rv.sid, settled=not self._tracking)
         if op is not None:
             return op
         raise ScheduleError(f"{rv.describe()} no longer exists in the module")
 
-    def _index(self, force: bool = False):
-        """(sid -> op, (function, block name) -> block ops), from one walk of the module;
-        cached until a primitive that moves, creates or erases ops runs (see primitive.py).
-        `force`: build it even inside such a primitive, for lookups made before it rewrites."""
+    def _index(self, force: bool = False) -> OpIndex:
+        """The index of the module's ops (sid -> op, block names), kept by the rewrites that
+        report what they erase and rebuilt by a walk after any other (see primitive.py).
+        `force`: build it even inside such a rewrite, for lookups made before it rewrites."""
         if self._ops is not None:
             return self._ops
-        ops, blocks = {}, {}
         with get_context():
-            for name, f in self._mod.functions.items():
-                for op in [f, *walk_all(f)]:       # f: the implicit root block
-                    if SID in op.attributes:
-                        ops[_sid(op)] = op
-                    if op.name == Block.OP_NAME:
-                        blocks.setdefault((name, Block(op).name), []).append(op)
-        # Inside a rewriting primitive ops are erased as it goes: no cache there (a stale
-        # entry would be an erased operation).
+            index = OpIndex(self._mod)
+        # Inside a rewrite that does not report its erasures ops are erased as it goes: no
+        # cache there (a stale entry would be an erased operation).
         if not self._mutating and not force:
-            self._ops = (ops, blocks)
-        return ops, blocks
+            self._ops = index
+        return index
 
     def _consume(self, rv: _RV, by: str):
         """Mark a handle's op as gone (erased by primitive `by`)."""
@@ -240,7 +233,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
         func = self._func(func_name)
         self._note(func_name=func)
-        found = self._index()[1].get((func, name), [])
+        found = self._index().blocks_named(func, name, settled=not self._tracking)
         if not found and name == "root":      # TVM's implicit root block: the function body
             found = [self._mod[func]]
         if not found:
@@ -280,7 +273,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                 and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)]
 
     # --- loop primitives -----------------------------------------------------------------------
-    @primitive
+    @primitive(keeps_index=True)
     def split(self, loop: LoopRV, factors: Sequence[Optional[int]],
               preserve_unit_iters: bool = True, disable_predication: bool = False, *,
               names: Optional[Sequence[str]] = None) -> List[LoopRV]:
@@ -292,7 +285,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._consume(loop, "split")
         return [self._handle(n, LoopRV) for n in new]
 
-    @primitive
+    @primitive(keeps_index=True)
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
         """Fuse a perfect nest of loops (outermost first) into one loop `i_j_fused`."""
         ops = self._resolve_many(loops, LoopRV)
@@ -301,12 +294,12 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             self._consume(lp, "fuse")
         return self._handle(new, LoopRV)
 
-    @primitive
+    @primitive(keeps_index=True)
     def reorder(self, *ordered_loops: LoopRV) -> None:
         """Permute loops of one chain into the given order."""
         _reorder.reorder(self._resolve_many(ordered_loops, LoopRV))
 
-    @primitive
+    @primitive(keeps_index=True)
     def add_unit_loop(self, block_or_loop: BlockOrLoop) -> LoopRV:
         """Wrap a block or loop in a new loop `u` of extent 1."""
         return self._handle(_unit.add_unit_loop(self._resolve(block_or_loop, (BlockRV, LoopRV))),
