@@ -1,13 +1,14 @@
 """Run TVM 0.21's own tir-schedule unit tests with tir_mlir doing the scheduling.
 
-    python benchmarks/tvm_schedule_tests.py DIR [-k EXPR]
+    python benchmarks/tvm_schedule_tests.py DIR|FILE [--show] [-k EXPR]
 
 DIR holds TVM's tests/python/tir-schedule/test_tir_schedule_*.py (from apache/tvm v0.21; not
 shipped here). Each file runs twice under pytest: once as written (TVM schedules), once with
 `tvm.tir.Schedule` replaced by `AdaptedSchedule`, a thin adapter: TVM builds the program, we
 parse its printed text and schedule it, `sch.mod` is TVM's parse of our printed result, so
 TVM's own assertions (structural equality, expected refusals) judge us. Printed: per file,
-the tests that pass under TVM and build a schedule, and how many of them pass adapted.
+the tests that pass under TVM and build a schedule, and how many of them pass adapted
+(`--show`: each failing one with the first error line of its report).
 Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 """
 import json
@@ -141,7 +142,15 @@ def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and not report.passed):
         with open(os.environ[_OUT], "a") as f:
             f.write(json.dumps({"test": report.nodeid, "passed": report.passed,
-                                "built": _built[0]}) + "\n")
+                                "built": _built[0], "why": _why(report)}) + "\n")
+
+
+def _why(report) -> str:
+    """The last line of a failure's report that names an error (what --show prints)."""
+    if report.passed:
+        return ""
+    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+    return lines[0][1:].strip()[:300] if lines else report.longreprtext.splitlines()[-1:][0]
 
 
 # --- the driver ---------------------------------------------------------------------------------
@@ -160,9 +169,14 @@ def main(argv) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 2
+    show = "--show" in argv
+    argv = [a for a in argv if a != "--show"]
     root, extra = argv[0], argv[1:]
-    files = sorted(os.path.join(root, f) for f in os.listdir(root)
-                   if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+    if os.path.isdir(root):
+        files = sorted(os.path.join(root, f) for f in os.listdir(root)
+                       if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+    else:
+        files = [root]
     theirs, adapted = _run("tvm", files, extra), _run("adapter", files, extra)
     total = passed = 0
     print(f"{'file':<50} {'TVM passes':>10} {'adapted':>8}")
@@ -173,6 +187,10 @@ def main(argv) -> int:
         ok = [t for t in base if adapted.get(t, {}).get("passed")]
         total, passed = total + len(base), passed + len(ok)
         print(f"{name:<50} {len(base):>10} {len(ok):>8}")
+        if show:
+            for t in base:
+                if t not in ok:
+                    print(f"    FAIL {t.split('::', 1)[1]}: {adapted.get(t, {}).get('why', 'not run')}")
     pct = 100.0 * passed / total if total else 0.0
     print(f"{'total':<50} {total:>10} {passed:>8}  ({pct:.1f}%)")
     return 0
