@@ -50,3 +50,31 @@ def test_write_at_under_threads(scope):
         c = s.get_block("C")
         s.write_at(_loops(s, "C")[3], c, 0, scope)
     assert_agrees(GPU_MM, fn, printer=True, numerics=False)
+
+
+# --- error_render_level: "fast" gives TVM's short message, "none" none -------------------------
+ONE_BLOCK = '''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = T.float32(0)
+'''
+
+
+@pytest.mark.parametrize("level", ["detail", "fast", "none"])
+def test_error_render_level_of_a_missing_block(level):
+    import tvm
+    import tir_mlir
+    theirs = tvm.tir.Schedule(tvm.script.from_source(ONE_BLOCK), error_render_level=level)
+    ours = tir_mlir.Schedule(tir_mlir.parse(ONE_BLOCK), error_render_level=level)
+    with pytest.raises(tvm.tir.ScheduleError) as t:
+        theirs.get_block("missing")
+    with pytest.raises(tir_mlir.ScheduleError) as o:
+        ours.get_block("missing")
+    if level == "detail":      # TVM adds the function's text; the reason is the same
+        assert "Cannot find a block with the name: missing" in str(t.value)
+        assert "Cannot find a block with the name: missing" in str(o.value)
+    else:
+        assert str(o.value) == str(t.value)

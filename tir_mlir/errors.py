@@ -44,7 +44,13 @@ class TIRParseError(TIRError):
 
 
 class ScheduleError(TIRError):
-    """A schedule primitive cannot apply; the module is left unchanged."""
+    """A schedule primitive cannot apply; the module is left unchanged. `fast`: the short
+    message a schedule made with error_render_level="fast" gives (TVM's FastErrorString);
+    the full one when None."""
+
+    def __init__(self, *args, fast: str = None):
+        super().__init__(*args)
+        self.fast = fast
 
 
 class TraceError(ScheduleError):

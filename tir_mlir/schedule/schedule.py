@@ -245,7 +245,9 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             found = [self._mod[func]]
         if not found:
             raise ScheduleError(f"Cannot find a block with the name: {name} "
-                                f"(in function {func!r})")
+                                f"(in function {func!r})",
+                                fast="ScheduleError: Cannot find a block with the specified "
+                                     "name")
         if len(found) > 1:
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)
