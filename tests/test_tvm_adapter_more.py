@@ -78,3 +78,77 @@ def test_error_render_level_of_a_missing_block(level):
         assert "Cannot find a block with the name: missing" in str(o.value)
     else:
         assert str(o.value) == str(t.value)
+
+
+# --- builtins with string arguments, void extern calls, T.type_annotation(dtype=...) --------
+POINTER_CALLS = '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
+         D: T.Buffer((32,), "int32")):
+    for i, j in T.grid(2, 2):
+        with T.block("load"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+            T.writes(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+            T.tvm_load_matrix_sync(B.data, 16, 16, 16, vi * 2 + vj, T.tvm_access_ptr(
+                T.type_annotation(dtype="float16"), A.data, vi * 512 + vj * 16, 512, 1,
+                dtype="handle"), 32, "row_major")
+    for i in range(2):
+        with T.block("ext"):
+            vi = T.axis.spatial(2, i)
+            T.reads(D[vi * 16:vi * 16 + 16])
+            T.writes(D[vi * 16:vi * 16 + 16])
+            T.call_extern("void", "touch", D.data, vi)
+'''
+
+
+@pytest.mark.parametrize("how", ["split", "reorder"])
+def test_pointer_calls_with_strings_and_void(how):
+    def fn(s):
+        i, j = _loops(s, "load")
+        if how == "split":
+            s.split(j, factors=[None, 1])
+            s.split(_loops(s, "ext")[0], factors=[2, 1])
+        else:
+            s.reorder(j, i)
+    assert_agrees(POINTER_CALLS, fn, printer=True, numerics=False)
+
+
+# --- transform_layout: pad_value without padding, implicit padding of an injective map -------
+VECTOR = '''
+@T.prim_func
+def main(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
+    B = T.alloc_buffer((12,), "float32")
+    for i in range(12):
+        with T.block("B"):
+            vi = T.axis.spatial(12, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(12):
+        with T.block("C"):
+            vi = T.axis.spatial(12, i)
+            C[vi] = B[vi] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("factor,pad,injective", [
+    (4, 7.0, False),          # no padding: pad_value does not matter
+    (3, None, False),
+    (5, None, True),          # 12 -> (3, 5): implicit padding, never accessed
+    (5, None, False),         # padding without pad_value: refused
+    (5, 0.0, False),          # padding with pad_value: refused here (TVM fills it)
+])
+def test_transform_layout_pad_value(factor, pad, injective):
+    def fn(s):
+        s.transform_layout(s.get_block("B"), ("write", 0), lambda i: (i // factor, i % factor),
+                           pad_value=pad, assume_injective_transform=injective)
+    if pad is not None and 12 % factor:
+        import tvm
+        import tir_mlir
+        from tir_mlir import ScheduleError
+        sch = tir_mlir.Schedule(tir_mlir.parse(VECTOR))
+        with pytest.raises(ScheduleError, match="pad_value is not supported"):
+            fn(sch)
+        theirs = tvm.tir.Schedule(tvm.script.from_source(VECTOR))
+        fn(theirs)                   # TVM accepts (the difference is in docs/tvm_compat.md)
+        return
+    assert_agrees(VECTOR, fn, printer=True)

@@ -10,7 +10,9 @@ The map is evaluated on symbolic indices (`+ - *` by constants, `//` and `%` by 
 constants); the new shape is the range of each result over the old shape. A function parameter
 changes the function's signature, like TVM.
 Legality: the buffer exists; the map takes one argument per dim; every result ranges from 0;
-the new shape has as many elements as the old one (a bijective permutation / tiling).
+the new shape has as many elements as the old one (a bijective permutation / tiling), or more
+with `assume_injective_transform` (TVM's implicit padding: never accessed). A map that pads
+with a `pad_value` (TVM fills the padding or assumes it) is refused.
 """
 from typing import Callable, Tuple, Union
 
@@ -44,7 +46,8 @@ def find_buffer(block: Block, buffer) -> ir.Value:
     return pick_buffer(block, bufs, i, "transform_layout", kind)
 
 
-def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable):
+def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
+                     padded: bool = False, injective: bool = False):
     buf = find_buffer(block, buffer)
     shape = list(ir.MemRefType(buf.type).shape)
     exprs = symbolic.exprs(index_map, len(shape))
@@ -62,7 +65,11 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
         old_n *= a
     for b in new_shape:
         new_n *= b
-    if old_n != new_n:
+    if old_n != new_n and padded:
+        raise ScheduleError(f"transform_layout: the index map pads shape {tuple(shape)} to "
+                            f"{tuple(new_shape)}; filling the padding with pad_value is not "
+                            f"supported yet")
+    if old_n != new_n and not (injective and new_n > old_n):
         raise ScheduleError(f"transform_layout: the index map sends shape {tuple(shape)} to "
                             f"{tuple(new_shape)}, which is not a bijection")
     with block.op.location:

@@ -73,9 +73,9 @@ class BufferPrimitives:
     def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
                          index_map: Callable, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
-        """`index_map`: a lambda (or its text); recorded in the trace as canonical text."""
-        if pad_value is not None:
-            raise ScheduleError("transform_layout: pad_value is not supported")
+        """`index_map`: a lambda (or its text); recorded in the trace as canonical text.
+        `pad_value` only matters when the map pads the buffer, which is not supported yet;
+        `assume_injective_transform` lets the new shape be larger (the padding unused)."""
         blk = Block(self._block(block))
         if isinstance(buffer, list):
             buffer = tuple(buffer)
@@ -83,7 +83,11 @@ class BufferPrimitives:
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))
-        _layout.transform_layout(blk, buffer, fn)
+        if isinstance(pad_value, (int, float)):     # TVM records a constant as a lambda
+            self._note(pad_value=_pad_lambda(pad_value, fn, rank, _layout.find_buffer(
+                blk, buffer)))
+        _layout.transform_layout(blk, buffer, fn, pad_value is not None,
+                                 assume_injective_transform)
 
     @primitive
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
@@ -155,3 +159,14 @@ def _by_name(fn: Callable, blk: Block) -> Callable:
         return fn(*[values[iters.index(p)] for p in params])
     by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
     return by_name
+
+
+def _pad_lambda(value, fn, rank: int, buf) -> str:
+    """TVM's trace text of a constant pad_value: a lambda of the new indices returning it
+    typed as the buffer (`lambda indices_0, indices_1: (T.float32(7.0),)`)."""
+    from tir_mlir.dtypes import dtype_of
+    dtype = dtype_of(ir.MemRefType(buf.type).element_type)
+    n = len(symbolic.exprs(fn, rank))
+    params = ", ".join(f"indices_{k}" for k in range(n))
+    text = repr(float(value)) if dtype.startswith(("float", "bfloat")) else str(int(value))
+    return f"lambda {params}: ({text if dtype == 'int32' else f'T.{dtype}({text})'},)"

@@ -78,7 +78,7 @@ class Instruction:
 # TVM prints these arguments only when given (cache_read/cache_write's consumer_blocks) ...
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (index maps, annotate_buffer_access ranges).
-_LAMBDAS = ("index_map", "gen_new_ranges")
+_LAMBDAS = ("index_map", "gen_new_ranges", "pad_value")
 # Instructions TVM prints with positional arguments.
 _POSITIONAL = ("get_child_blocks",)
 # Arguments TVM's trace names unlike the Python parameter.
