@@ -152,3 +152,36 @@ def test_transform_layout_pad_value(factor, pad, injective):
         fn(theirs)                   # TVM accepts (the difference is in docs/tvm_compat.md)
         return
     assert_agrees(VECTOR, fn, printer=True)
+
+
+# --- transform_layout: IndexMap.AXIS_SEPARATOR in the map, `*indices` with keyword-only dims -
+GRID = '''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("buffer", [("write", 0), ("read", 0)])
+def test_transform_layout_with_axis_separator(buffer):
+    import tvm
+    sep = tvm.tir.IndexMap.AXIS_SEPARATOR
+
+    def fn(s):
+        s.transform_layout(s.get_block("B"), buffer, lambda i, j: [j // 4, sep, i, j % 4])
+    assert_agrees(GRID, fn, printer=True)
+
+
+def test_transform_layout_keyword_only_dims():
+    def fn(s):
+        s.transform_layout(s.get_block("C"), ("write", 0),
+                           lambda *rows, j: [*rows, j // 8, j % 8])
+    assert_agrees(GRID, fn, printer=True, trace=False)   # TVM names the parameters otherwise

@@ -53,6 +53,16 @@ class ScheduleError(TIRError):
         self.fast = fast
 
 
+class HandleError(ScheduleError, IndexError):
+    """A block/loop handle this schedule cannot resolve (removed by remove_rv, from another
+    schedule, or its statement is gone): an IndexError too, as TVM raises."""
+
+
+class NoFunctionError(ScheduleError, ValueError):
+    """get_block without func_name on a module of several functions none of which is being
+    worked on: a ValueError too, as TVM raises."""
+
+
 class TraceError(ScheduleError):
     """A trace (JSON or Trace object) that is malformed or names an unknown primitive."""
 

@@ -69,16 +69,31 @@ class BufferPrimitives:
                       offset: int) -> None:
         _align.storage_align(Block(self._block(block)), buffer_index, axis, factor, offset)
 
-    @primitive
+    @primitive(macro=True)
     def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
                          index_map: Callable, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
         """`index_map`: a lambda (or its text); recorded in the trace as canonical text.
         `pad_value` only matters when the map pads the buffer, which is not supported yet;
-        `assume_injective_transform` lets the new shape be larger (the padding unused)."""
-        blk = Block(self._block(block))
+        `assume_injective_transform` lets the new shape be larger (the padding unused).
+        TVM's `IndexMap.AXIS_SEPARATOR` among the map's results becomes a set_axis_separator
+        step after it, as TVM records it."""
+        if isinstance(block, str):
+            block = self.get_block(block)
         if isinstance(buffer, list):
             buffer = tuple(buffer)
+        blk = Block(self._block(block))
+        rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
+        seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
+        self._transform_layout(block, buffer, plain if seps else index_map, pad_value,
+                               assume_injective_transform)
+        if seps:
+            self.set_axis_separator(block, buffer, seps)
+
+    def _layout_step(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
+                     index_map: Callable, pad_value=None,
+                     assume_injective_transform: bool = False) -> None:
+        blk = Block(self._block(block))
         self._note(buffer=buffer)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
@@ -88,6 +103,10 @@ class BufferPrimitives:
                 blk, buffer)))
         _layout.transform_layout(blk, buffer, fn, pad_value is not None,
                                  assume_injective_transform)
+
+    _layout_step.__name__ = "transform_layout"      # the step's trace instruction
+    _transform_layout = primitive(_layout_step)
+    del _layout_step
 
     @primitive
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:

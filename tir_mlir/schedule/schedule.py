@@ -12,7 +12,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Block
-from tir_mlir.errors import ScheduleError
+from tir_mlir.errors import HandleError, NoFunctionError, ScheduleError
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
@@ -148,17 +148,17 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         if not isinstance(rv, _RV):
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
         if rv.schedule is not None and rv.schedule is not self._identity:
-            raise ScheduleError(f"{rv.describe()} belongs to another Schedule; get the "
+            raise HandleError(f"{rv.describe()} belongs to another Schedule; get the "
                                 f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
         if id(rv) in self._removed:
-            raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
+            raise HandleError(f"{rv.describe()} was removed by remove_rv")
         op = self._index()[0].get(rv.sid)
         if op is not None:
             return op
-        raise ScheduleError(f"{rv.describe()} no longer exists in the module")
+        raise HandleError(f"{rv.describe()} no longer exists in the module")
 
     def _index(self, force: bool = False):
         """(sid -> op, (function, block name) -> block ops), from one walk of the module;
@@ -221,8 +221,9 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                 return funcs[0]
             if "main" in funcs:
                 return "main"
-            raise ScheduleError(f"the module has several functions ({', '.join(funcs)}) and "
-                                f"none is 'main': pass func_name")
+            raise NoFunctionError(f"The schedule does not know which function to be working "
+                                  f"on: the module has several functions ({', '.join(funcs)})"
+                                  f" and none is 'main'; call work_on or pass func_name")
         if func_name not in funcs:
             raise ScheduleError(f"no function named {func_name!r}; the module has "
                                 f"{', '.join(funcs) or 'none'}")
