@@ -6,7 +6,9 @@ DIR holds TVM's tests/python/tir-schedule/test_tir_schedule_*.py (from apache/tv
 shipped here). Each file runs twice under pytest: once as written (TVM schedules), once with
 `tvm.tir.Schedule` replaced by `AdaptedSchedule`, a thin adapter: TVM builds the program, we
 parse its printed text and schedule it, `sch.mod` is TVM's parse of our printed result, so
-TVM's own assertions (structural equality, expected refusals) judge us. Printed: per file,
+TVM's own assertions (structural equality, expected refusals) judge us; `sch.get(rv)` and
+`sch.get_sref(rv).stmt` are the matching nodes of that parse (one parse per printed text, so
+two gets of one block are the same object, as in TVM). Printed: per file,
 the tests that pass under TVM and build a schedule, and how many of them pass adapted
 (`--show`: each failing one with the first error line of its report).
 Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
@@ -28,15 +30,72 @@ def _adapter_classes():
     from tir_mlir.schedule.handles import _RV
 
     def to_tvm_error(e):
-        return tvm.tir.ScheduleError(str(e))
+        """TVM's ScheduleError, also an IndexError / ValueError where ours is one (TVM raises
+        those for unknown handles and an undecided function)."""
+        extra = tuple(c for c in (IndexError, ValueError) if isinstance(e, c))
+        cls = type("ScheduleError", (tvm.tir.ScheduleError,) + extra, {}) if extra \
+            else tvm.tir.ScheduleError
+        return cls(str(e))
 
     def ours(v):
-        """A TVM argument as tir_mlir takes it (IntImm -> int, lists recursively)."""
+        """A TVM argument as tir_mlir takes it (IntImm -> int, a Buffer -> its name, lists
+        recursively)."""
         if isinstance(v, tvm.tir.IntImm):
             return int(v.value)
+        if isinstance(v, tvm.tir.Buffer):
+            return v.name
         if isinstance(v, (list, tuple, tvm.ir.container.Array)):
             return [ours(x) for x in v]
         return v
+
+    parses = {}      # our printed text -> TVM's parse: one object per text, so same_as holds
+
+    def tvm_mod(text: str):
+        if text not in parses:
+            parses[text] = tvm.script.from_source(text)
+        return parses[text]
+
+    def tvm_node(sch, op):
+        """The tvm.tir.Block / For of TVM's parse of our module standing for our `op`: the
+        same position among the blocks (loops) of the function in pre-order."""
+        from tir_mlir.dialect.ops import Block
+        from tir_mlir.ir_walk import walk_all
+        func = op
+        while func.name != "func.func":
+            func = func.parent
+        name = ir_str(func.attributes["sym_name"])
+        theirs = tvm_mod(sch.mod.script())
+        tfunc = theirs[name] if name in [g.name_hint for g in theirs.get_global_vars()] \
+            else theirs["main"]
+        if op == func:
+            return tfunc.body.block
+        kind = tvm.tir.Block if op.name == Block.OP_NAME else tvm.tir.For
+        mine = [o for o in walk_all(func) if o.name == op.name]
+        found = []
+
+        def visit(n):
+            if isinstance(n, kind):
+                found.append(n)
+            return True
+        tvm.tir.stmt_functor.pre_order_visit(tfunc.body.block.body, visit)
+        return found[mine.index(op)] if len(found) == len(mine) else None
+
+    def ir_str(attr):
+        from mlir import ir
+        return ir.StringAttr(attr).value
+
+    class SRef:
+        """get_sref's answer: `stmt` is TVM's node; identity is our sref's."""
+
+        def __init__(self, ours_sref, stmt):
+            self._ours, self.stmt = ours_sref, stmt
+
+        def same_as(self, other):
+            return isinstance(other, SRef) and self._ours.same_as(other._ours)
+
+    class State:
+        def __init__(self, sch):
+            self.mod = sch.mod
 
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
@@ -59,7 +118,17 @@ def _adapter_classes():
 
         @property
         def mod(self):
-            return tvm.script.from_source(self._s.mod.script())
+            return tvm_mod(self._s.mod.script())
+
+        @property
+        def state(self):
+            return State(self)
+
+        @property
+        def func_working_on(self):
+            """TVM gives the GlobalVar (we give its name)."""
+            name = self._s.func_working_on
+            return None if name is None else self.mod.get_global_var(name)
 
         @property
         def trace(self):
@@ -69,9 +138,21 @@ def _adapter_classes():
             return AdaptedSchedule(None, _ours=self._s.copy())
 
         def get(self, rv):
+            """TVM's node for a block or loop handle (see tvm_node), the value of an ExprRV."""
             if isinstance(rv, _RV) or not hasattr(rv, "__int__"):
-                return self._call("get", rv)
+                got = self._call("get", rv)
+                if isinstance(rv, _RV):
+                    with _context():
+                        node = tvm_node(self._s, self._s._resolve(rv))
+                    return got if node is None else node
+                return got
             return rv
+
+        def get_sref(self, rv):
+            sref = self._call("get_sref", rv)
+            with _context():
+                node = tvm_node(self._s, sref.op)
+            return SRef(sref, sref.stmt if node is None else node)
 
         def _call(self, _primitive, *args, **kwargs):
             fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
@@ -101,6 +182,10 @@ def _adapter_classes():
             got = new._s.mod.script()
             assert got == want, f"trace replay ({fmt}) differs:\n{got}\n--- vs ---\n{want}"
         return new
+
+    def _context():
+        from tir_mlir.context import get_context
+        return get_context()
 
     return AdaptedSchedule, verify_trace_roundtrip
 

@@ -185,3 +185,31 @@ def test_transform_layout_keyword_only_dims():
         s.transform_layout(s.get_block("C"), ("write", 0),
                            lambda *rows, j: [*rows, j // 8, j % 8])
     assert_agrees(GRID, fn, printer=True, trace=False)   # TVM names the parameters otherwise
+
+
+# --- annotate keeps a Python float as is; a copy does not know handles made after it ---------
+@pytest.mark.parametrize("value", [0.22, 1e-7, [0.5, "x"]])
+def test_annotate_float_value(value):
+    assert_agrees(GRID, lambda s: s.annotate(s.get_block("B"), "k", value), printer=True)
+
+
+def test_handles_made_after_a_copy():
+    import tvm
+    import tir_mlir
+
+    def run(sch):
+        i, j = sch.get_loops(sch.get_block("B"))
+        other = sch.copy()
+        a, _ = sch.split(i, factors=[None, 4])
+        b, _ = other.split(j, factors=[None, 8])
+        out = []
+        for s, rv in ((other, a), (sch, b), (other, i), (sch, j)):
+            try:
+                s.get(rv)
+                out.append("ok")
+            except IndexError:
+                out.append("IndexError")
+        return out
+    theirs = run(tvm.tir.Schedule(tvm.script.from_source(GRID)))
+    ours = run(tir_mlir.Schedule(tir_mlir.parse(GRID)))
+    assert ours == theirs

@@ -40,6 +40,9 @@ def attr_text(attr: ir.Attribute) -> str:
             return int_text(attr.value, f"int{attr.type.width}")      # T.int64(3)
         return str(attr.value)
     if isinstance(attr, ir.FloatAttr):
+        if isinstance(attr.type, ir.F64Type):     # a Python float: TVM prints 17 digits
+            text = "%.17g" % attr.value
+            return text if any(c in text for c in ".en") else text + ".0"
         return repr(attr.value)
     if isinstance(attr, ir.StringAttr):
         return string_text(attr.value)

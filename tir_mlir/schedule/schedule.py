@@ -58,7 +58,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
-        self._identity = object()    # carried by this schedule's handles (and its copies')
+        self._identity = object()    # carried by this schedule's handles
+        self._inherited = {}         # identity of a schedule copied from -> its next sid then
         self._init_random(seed)
         self._trusted = False        # trusted replay: no per-step snapshot / verification
         self._debug_mask = check_debug_mask(debug_mask)
@@ -102,6 +103,11 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         new._ops, new._mutating = None, 0
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
+        # the copy knows the handles made before it (as TVM copies the RV table), not those
+        # either schedule makes afterwards
+        new._identity = object()
+        new._inherited = dict(self._inherited)
+        new._inherited[self._identity] = self._next_sid
         return new
 
     @contextlib.contextmanager
@@ -147,7 +153,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             raise ScheduleError(f"expected a {want} handle, got {rv!r}")
         if not isinstance(rv, _RV):
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
-        if rv.schedule is not None and rv.schedule is not self._identity:
+        if rv.schedule is not None and rv.schedule is not self._identity and \
+                rv.sid >= self._inherited.get(rv.schedule, -1):
             raise HandleError(f"{rv.describe()} belongs to another Schedule; get the "
                                 f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
         if rv.sid in self._consumed:

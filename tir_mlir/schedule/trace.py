@@ -62,6 +62,8 @@ class Instruction:
                 kws.append(f"{key}={val}")
             elif key == "probs":          # TVM prints the probabilities with 17 digits
                 kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
+            elif key == "ann_val" and isinstance(val, float):       # and float annotations
+                kws.append(f"{key}={_float17(val)}")
             else:
                 kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
