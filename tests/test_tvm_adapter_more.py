@@ -213,3 +213,29 @@ def test_handles_made_after_a_copy():
     theirs = run(tvm.tir.Schedule(tvm.script.from_source(GRID)))
     ours = run(tir_mlir.Schedule(tir_mlir.parse(GRID)))
     assert ours == theirs
+
+
+# --- constants: alloc_buffer lines before T.allocate_const, the buffer named as TVM names it --
+CONSTS = '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    W = T.allocate_const([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "float32", [8])
+    W_buf = T.decl_buffer((8,), data=W)
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj], W_buf[vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[vi, vj] * W_buf[vj]
+'''
+
+
+@pytest.mark.parametrize("how", ["read_const", "read_input", "write"])
+def test_cache_around_constants(how):
+    def fn(s):
+        c = s.get_block("C")
+        if how == "write":
+            s.cache_write(c, 0, "global")
+        else:
+            s.cache_read(c, 1 if how == "read_const" else 0, "global")
+    assert_agrees(CONSTS, fn, printer=True)

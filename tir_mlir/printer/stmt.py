@@ -151,6 +151,9 @@ class FuncPrinter:
         return out
 
     def _allocs(self, allocs):
+        # alloc_buffer lines first: after a T.decl_buffer line TVM's parser is no longer in
+        # the block's frame, where alloc_buffer must be
+        allocs = sorted(allocs, key=lambda op: CONST_DATA in op.attributes)
         for op in allocs:
             info = self.buffers[op.results[0]]
             if CONST_DATA in op.attributes:
