@@ -31,8 +31,8 @@ def _adapter_classes():
 
     def to_tvm_error(e):
         """TVM's ScheduleError, also an IndexError / ValueError where ours is one (TVM raises
-        those for unknown handles and an undecided function)."""
-        extra = tuple(c for c in (IndexError, ValueError) if isinstance(e, c))
+        those for unknown handles and an undecided function, and asserts buffer indices)."""
+        extra = tuple(c for c in (IndexError, ValueError, AssertionError) if isinstance(e, c))
         cls = type("ScheduleError", (tvm.tir.ScheduleError,) + extra, {}) if extra \
             else tvm.tir.ScheduleError
         return cls(str(e))

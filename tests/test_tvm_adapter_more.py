@@ -239,3 +239,14 @@ def test_cache_around_constants(how):
         else:
             s.cache_read(c, 1 if how == "read_const" else 0, "global")
     assert_agrees(CONSTS, fn, printer=True)
+
+
+# --- a ("read" | "write", index) out of range is an AssertionError, as TVM asserts it --------
+@pytest.mark.parametrize("buffer", [("write", 1), ("read", -1), ("read", 5)])
+def test_buffer_index_out_of_range_asserts(buffer):
+    import tvm
+    import tir_mlir
+    for sch in (tvm.tir.Schedule(tvm.script.from_source(GRID)),
+                tir_mlir.Schedule(tir_mlir.parse(GRID))):
+        with pytest.raises(AssertionError):
+            sch.set_axis_separator(sch.get_block("B"), buffer, [1])

@@ -63,6 +63,11 @@ class NoFunctionError(ScheduleError, ValueError):
     worked on: a ValueError too, as TVM raises."""
 
 
+class BufferIndexError(ScheduleError, AssertionError):
+    """A ("read" | "write", index) buffer argument out of range: an AssertionError too, as
+    TVM's Python front of set_axis_separator / transform_layout / reindex asserts it."""
+
+
 class TraceError(ScheduleError):
     """A trace (JSON or Trace object) that is malformed or names an unknown primitive."""
 
