@@ -210,6 +210,7 @@ def pytest_configure(config):
         for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
             owner.Schedule = adapted
         testing.verify_trace_roundtrip = roundtrip
+        _adapt_traces(adapted)
     else:
         original = tvm.tir.Schedule.__init__
 
@@ -217,6 +218,43 @@ def pytest_configure(config):
             _note_schedule_built()
             original(self, *args, **kwargs)
         tvm.tir.Schedule.__init__ = init
+
+
+def _adapt_traces(adapted):
+    """A TVM Trace (or its JSON) applied to an adapted schedule replays through ours (the
+    JSON form, which tir_mlir.Trace.from_json reads)."""
+    import tvm
+    import tir_mlir
+    cls = tvm.tir.schedule.Trace
+    apply_to, apply_json = cls.apply_to_schedule, cls.apply_json_to_schedule
+
+    def plain(v):       # TVM's JSON holds IntImm / FloatImm / String objects
+        if isinstance(v, tvm.tir.IntImm):
+            return int(v.value)
+        if isinstance(v, tvm.tir.FloatImm):
+            return float(v.value)
+        if isinstance(v, (list, tuple, tvm.ir.container.Array)):
+            return [plain(x) for x in v]
+        return str(v) if isinstance(v, str) else v
+
+    def replay(obj, sch, remove_postproc=True):
+        trace = tir_mlir.Trace.from_json(plain(obj))
+        try:
+            trace.apply_to_schedule(sch._s, remove_postproc=remove_postproc)
+        except tir_mlir.ScheduleError as e:
+            raise tvm.tir.ScheduleError(str(e)) from e
+
+    def apply_to_schedule(self, sch, remove_postproc=True, decision_provider=None):
+        if not isinstance(sch, adapted) or decision_provider is not None:
+            return apply_to(self, sch, remove_postproc, decision_provider)
+        replay(self.as_json(remove_postproc), sch, remove_postproc)
+
+    def apply_json_to_schedule(json_obj, sch):
+        if not isinstance(sch, adapted):
+            return apply_json(json_obj, sch)
+        replay(json_obj, sch, False)
+    cls.apply_to_schedule = apply_to_schedule
+    cls.apply_json_to_schedule = staticmethod(apply_json_to_schedule)
 
 
 def pytest_runtest_setup(item):

@@ -265,3 +265,25 @@ def test_explicit_region_annotation_reparses_as_tvm_built_it(kind):
     # another integer type: its printed text is not structurally its module)
     assert all(p.startswith("printer: text differs") for p in out.problems), out.problems
     assert "T.int32(0)" in out.our_text
+
+
+# --- traces: floats as TVM prints them, TVM's JSON strings (quoted, not escaped), as_python ---
+def test_trace_prints_floats_as_tvm():
+    def fn(s):
+        s.sample_categorical(candidates=[3, 4], probs=[1.0, 0.0])
+        s.annotate(s.get_block("B"), "x", 2.0)
+    assert_agrees(GRID, fn, printer=True)
+
+
+@pytest.mark.parametrize("text", ["SSRSSR", "", '""', '"', "a\\b"])
+def test_tvm_json_string_arguments(text):
+    import tvm
+    import tir_mlir
+    theirs = tvm.tir.Schedule(tvm.script.from_source(GRID))
+    theirs.annotate(theirs.get_block("B"), "k", text)
+    ours = tir_mlir.Schedule(tir_mlir.parse(GRID))
+    tir_mlir.Trace.from_json(theirs.trace.as_json()).apply_to_schedule(ours)
+    if '"' not in text and "\\" not in text:   # TVM prints a string unescaped ("""")
+        assert ours.trace.as_python() == list(theirs.trace.as_python())
+    assert tvm.ir.structural_equal(tvm.script.from_source(ours.mod.script()),
+                                   theirs.mod["main"])

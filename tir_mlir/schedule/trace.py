@@ -95,8 +95,7 @@ def _signature(name: str) -> inspect.Signature:
 
 
 def _float17(x: float) -> str:
-    text = "%.17g" % x
-    return text if any(c in text for c in ".e") else text + ".0"
+    return "%.17g" % x          # as TVM's trace prints a float (1.0 as `1`)
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,8 +103,8 @@ def primitive_names() -> frozenset:
     """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
     data: replay must never reach any other attribute)."""
     from tir_mlir.schedule.schedule import Schedule
-    return frozenset(n for n in dir(Schedule)
-                     if getattr(getattr(Schedule, n, None), "is_primitive", False))
+    return frozenset(n for n in dir(Schedule) if not n.startswith("_")
+                     and getattr(getattr(Schedule, n, None), "is_primitive", False))
 
 
 def _check_call(name, args) -> inspect.Signature:
@@ -159,8 +158,18 @@ class Trace:
 
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
-        lines += ["  " + i.python() for i in self.insts] or ["  pass"]
+        lines += ["  " + line for line in self.as_python(False)] or ["  pass"]
         return "\n".join(lines)
+
+    def as_python(self, remove_postproc: bool = False) -> List[str]:
+        """One line of Python per instruction (TVM's Trace.as_python), up to enter_postproc
+        with `remove_postproc`."""
+        out = []
+        for inst in self.insts:
+            if remove_postproc and inst.name == "enter_postproc":
+                break
+            out.append(inst.python())
+        return out
 
     # --- decisions of the sampling instructions ------------------------------------------------
     # A decision is the `decision` argument of a sampling instruction (filled in when it was
