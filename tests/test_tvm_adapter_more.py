@@ -287,3 +287,22 @@ def test_tvm_json_string_arguments(text):
         assert ours.trace.as_python() == list(theirs.trace.as_python())
     assert tvm.ir.structural_equal(tvm.script.from_source(ours.mod.script()),
                                    theirs.mod["main"])
+
+
+# --- transform_block_layout of int64 loops gives int64 loops -----------------------------------
+INT64_GRID = '''
+@T.prim_func
+def main(A: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+         B: T.Buffer((T.int64(8), T.int64(16)), "float32")):
+    for i, j in T.grid(T.int64(8), T.int64(16)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+'''
+
+
+@pytest.mark.parametrize("index_map", [lambda i, j: (i * 16 + j,), lambda i, j: (j, i)])
+def test_transform_block_layout_int64(index_map):
+    # (the trace differs: TVM writes the map's constants T.int64(16); docs/tvm_compat.md)
+    assert_agrees(INT64_GRID, lambda s: s.transform_block_layout("B", index_map), printer=True,
+                  trace=False)
