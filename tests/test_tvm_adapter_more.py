@@ -306,3 +306,48 @@ def test_transform_block_layout_int64(index_map):
     # (the trace differs: TVM writes the map's constants T.int64(16); docs/tvm_compat.md)
     assert_agrees(INT64_GRID, lambda s: s.transform_block_layout("B", index_map), printer=True,
                   trace=False)
+
+
+# --- merge of loops at the same depth of two nests merges the loops above them ---------------
+TWO_NESTS = '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
+         D: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((32, 32))
+    for i, j in T.grid(32, 32):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i_0, j_0, i_1, j_1 in T.grid(4, 4, 8, 8):
+        with T.block("C"):
+            vi = T.axis.spatial(32, i_0 * 8 + i_1)
+            vj = T.axis.spatial(32, j_0 * 8 + j_1)
+            C[vi, vj] = B[vi, vj] * T.float32(2)
+    for i_0, j_0, i_1, j_1 in T.grid(4, 4, 4, 4):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i_0 * 4 + i_1)
+            vj = T.axis.spatial(16, j_0 * 4 + j_1)
+            D[vi, vj] = B[vi, vj] * T.float32(3)
+'''
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+def test_merge_chains_of_loops(depth):
+    def fn(s):
+        s.merge(_loops(s, "C")[depth], _loops(s, "D")[depth])
+    assert_agrees(TWO_NESTS, fn, printer=True)
+
+
+def test_merge_refuses_loops_that_are_not_only_children():
+    def fn(s):
+        s.merge(_loops(s, "B")[1], _loops(s, "C")[1])     # depth 1 vs a 4-loop nest: TVM too
+    assert_agrees(TWO_NESTS, fn)
+
+
+def test_merge_chains_refuses_a_dependence():
+    import tir_mlir
+    src = TWO_NESTS.replace("D[vi, vj] = B[vi, vj] * T.float32(3)",
+                            "D[vi, vj] = C[vi, vj] * T.float32(3)")
+    sch = tir_mlir.Schedule(tir_mlir.parse(src))
+    with pytest.raises(tir_mlir.ScheduleError, match="interleave"):
+        sch.merge(_loops(sch, "C")[1], _loops(sch, "D")[1])
