@@ -351,3 +351,36 @@ def test_merge_chains_refuses_a_dependence():
     sch = tir_mlir.Schedule(tir_mlir.parse(src))
     with pytest.raises(tir_mlir.ScheduleError, match="interleave"):
         sch.merge(_loops(sch, "C")[1], _loops(sch, "D")[1])
+
+
+# --- cache_read of a buffer whose writer shares loops with a consumer (after compute_at) ------
+SHARED_LOOP = '''
+@T.prim_func
+def main(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32"),
+         D: T.Buffer((64, 8), "float32")):
+    B = T.alloc_buffer((64, 8))
+    for i in range(4):
+        for j, k in T.grid(16, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(64, i * 16 + j)
+                vk = T.axis.spatial(8, k)
+                B[vi, vk] = A[vi, vk] * T.float32(2)
+        for j, k in T.grid(16, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(64, i * 16 + j)
+                vk = T.axis.spatial(8, k)
+                C[vi, vk] = B[vi, vk] + T.float32(1)
+    for i, k in T.grid(64, 8):
+        with T.block("D"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            D[vi, vk] = B[vi, vk] * T.float32(3)
+'''
+
+
+@pytest.mark.parametrize("consumers", [None, ["C"], ["D"], ["C", "D"]])
+@pytest.mark.parametrize("scope", ["global", "shared"])
+def test_cache_read_after_a_writer_in_a_shared_loop(consumers, scope):
+    def fn(s):
+        blocks = None if consumers is None else [s.get_block(n) for n in consumers]
+        s.cache_read(s.get_block("C"), 0, scope, consumer_blocks=blocks)
+    assert_agrees(SHARED_LOOP, fn, printer=True)

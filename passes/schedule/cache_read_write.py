@@ -27,6 +27,7 @@ from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import cache_read_loc as _loc
 from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
@@ -144,6 +145,11 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
 
 
+def _writer_block(func, buf: ir.Value):
+    return next(o for o in walk(func, Block.is_block)
+                if any(k == "store" and v == buf for _, k, v in accesses(o)))
+
+
 def _writer_top(func, buf: ir.Value):
     """The root-level statement holding the block that writes `buf`, or None (an input)."""
     for o in walk(func, Block.is_block):
@@ -193,10 +199,15 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     writer = _writer_top(func, buf)
     first = stmts[0]
     if writer is not None and any(top_stmt(c.op) == writer for c in consumers):
-        # TVM copies inside the shared loop, right after the writer; a copy after the whole
-        # loop would come too late
-        raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares a "
-                            f"loop with a consumer (after compute_at); not supported")
+        # TVM copies inside the shared loops, right after the writer (cache_read_loc.py)
+        wblock = _writer_block(func, buf)
+        found = _loc.location(func, wblock, [c.op for c in consumers])
+        if found is None or found[0] is None:
+            raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
+                                f"a loop with a consumer that does not follow it there")
+        copy = _loc.copy_nest(found[0], wblock, buf, cache, name, loc, found[1])
+        _redirect_loads(consumers, buf, cache)
+        return copy
     if writer is not None:
         after = next(i for i, s in enumerate(stmts) if s == writer) + 1
         tops = [k for k, s in enumerate(stmts) if k >= after
