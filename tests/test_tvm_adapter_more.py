@@ -384,3 +384,11 @@ def test_cache_read_after_a_writer_in_a_shared_loop(consumers, scope):
         blocks = None if consumers is None else [s.get_block(n) for n in consumers]
         s.cache_read(s.get_block("C"), 0, scope, consumer_blocks=blocks)
     assert_agrees(SHARED_LOOP, fn, printer=True)
+
+
+@pytest.mark.parametrize("consumers", [None, ["C"], ["D"], ["C", "D"]])
+def test_cache_write_of_a_writer_in_a_shared_loop(consumers):
+    def fn(s):
+        blocks = None if consumers is None else [s.get_block(n) for n in consumers]
+        s.cache_write(s.get_block("B"), 0, "global", consumer_blocks=blocks)
+    assert_agrees(SHARED_LOOP, fn, printer=True)

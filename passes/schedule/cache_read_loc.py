@@ -1,6 +1,7 @@
 """Where cache_read puts its copy when the buffer's writer shares loops with a consumer (after
 compute_at), as TVM's CacheLocDetector does, and the copy of what the writer writes in one
-iteration of those loops:
+iteration of those loops (cache_write's copy back too, when a block still reading the original
+buffer shares loops with the writer):
 
     for i in range(8):                              for i in range(8):
         for j in range(16): block "A": A[i*16+j]        for j in range(16): block "A": A[...]
@@ -50,11 +51,13 @@ def location(func, writer: ir.Operation, consumers) -> Optional[Tuple[Optional[i
 
 
 def copy_nest(loc_loop: ir.Operation, writer: ir.Operation, src: ir.Value, dst: ir.Value,
-              name: str, loc, before: ir.Operation) -> Block:
-    """The copy of what `writer` stores to `src` in one iteration of `loc_loop`."""
+              name: str, loc, before: ir.Operation, written: ir.Value = None) -> Block:
+    """The copy src -> dst of what `writer` stores to `written` (default src) in one
+    iteration of `loc_loop` (cache_write copies its cache back so)."""
     outer = analysis.enclosing_loops(loc_loop) + [loc_loop]
     space = NestedSpace(outer)
-    stores = [op for op, k, v in accesses(writer) if k == "store" and v == src]
+    written = src if written is None else written
+    stores = [op for op, k, v in accesses(writer) if k == "store" and v == written]
     try:
         region = access_region(space, stores)
     except RegionError as e:

@@ -253,12 +253,24 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
                                                               "cache_write")
     loc = block.op.location
     readers = [b.op for b in _consumers(func, buf, None, "cache_write") if b.op != block.op]
-    anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
+    originals = [r for r in readers if all(r != c.op for c in consumers)]
+    shared = _loc.location(func, block.op, originals) \
+        if any(top_stmt(r) == top_stmt(block.op) for r in originals) else None
+    if shared is None:
+        anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     name = cache_name(buf, storage_scope)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     for op, kind, v in accesses(block.op):
         if v == buf:
             op.operands[0 if kind == "load" else 1] = cache
+    if shared is not None and shared[0] is not None:
+        # a block still reading the original shares loops with the writer: copy back right
+        # after the writer there, what it writes per iteration (TVM's place)
+        copy = _loc.copy_nest(shared[0], block.op, cache, buf, name, loc, shared[1], cache)
+        _redirect_loads(consumers, buf, cache)
+        return copy
+    if shared is not None:
+        anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     copy = make_copy_nest(cache, buf, name, loc, anchor)
     region_op = anchor.parent.operation
     top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)
