@@ -418,3 +418,45 @@ def test_set_dtype_through_match_buffer_views(dtype):
     # (numbers: only float64 keeps them; the others round by design)
     assert_agrees(VIEWED, lambda s: s.unsafe_set_dtype(s.get_block("B"), 0, dtype), printer=True,
                   numerics=dtype == "float64")
+
+
+# --- decompose_reduction: the update block's T.reads list what it writes first ----------------
+NESTED_REDUCTION = '''
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for i, ko in T.grid(4, 2):
+        with T.block("outer"):
+            vi, vko = T.axis.remap("SR", [i, ko])
+            C = T.alloc_buffer((32,))
+            with T.init():
+                B[vi] = T.float32(0)
+            for ki in range(32):
+                with T.block("inner_1"):
+                    vki = T.axis.spatial(32, ki)
+                    C[vki] = A[vi, vko * 32 + vki] * T.float32(2)
+            for ki in range(32):
+                with T.block("inner_2"):
+                    vki = T.axis.reduce(32, ki)
+                    B[vi] = B[vi] + C[vki]
+'''
+FLIPPED_SUM = '''
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = A[vi, vk] + B[vi]
+'''
+
+
+@pytest.mark.parametrize("src", [NESTED_REDUCTION, FLIPPED_SUM])
+@pytest.mark.parametrize("depth", [0, 1])
+def test_decompose_reduction_update_reads(src, depth):
+    def fn(s):
+        name = "outer" if "outer" in src else "B"
+        b = s.get_block(name)
+        s.decompose_reduction(b, s.get_loops(b)[depth])
+        s.cache_read(s.get_block(name + "_update"), 0, "local")     # read index 0: B
+    assert_agrees(src, fn, printer=True)
