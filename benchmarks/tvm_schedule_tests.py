@@ -157,7 +157,8 @@ def _adapter_classes():
         def _call(self, _primitive, *args, **kwargs):
             fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
             try:
-                return fn(*[ours(a) for a in args], **{k: ours(v) for k, v in kwargs.items()})
+                return fn(*[ours(a) for a in args],
+                          **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()})
             except tir_mlir.ScheduleError as e:
                 raise to_tvm_error(e) from e
 

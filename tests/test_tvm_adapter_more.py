@@ -135,23 +135,62 @@ def main(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
     (3, None, False),
     (5, None, True),          # 12 -> (3, 5): implicit padding, never accessed
     (5, None, False),         # padding without pad_value: refused
-    (5, 0.0, False),          # padding with pad_value: refused here (TVM fills it)
+    (5, 0.0, False),          # padding with pad_value: the writer fills it
+    (8, -1.5, False),
 ])
 def test_transform_layout_pad_value(factor, pad, injective):
     def fn(s):
         s.transform_layout(s.get_block("B"), ("write", 0), lambda i: (i // factor, i % factor),
                            pad_value=pad, assume_injective_transform=injective)
-    if pad is not None and 12 % factor:
-        import tvm
-        import tir_mlir
-        from tir_mlir import ScheduleError
-        sch = tir_mlir.Schedule(tir_mlir.parse(VECTOR))
-        with pytest.raises(ScheduleError, match="pad_value is not supported"):
-            fn(sch)
-        theirs = tvm.tir.Schedule(tvm.script.from_source(VECTOR))
-        fn(theirs)                   # TVM accepts (the difference is in docs/tvm_compat.md)
-        return
-    assert_agrees(VECTOR, fn, printer=True)
+    assert_agrees(VECTOR, fn, printer=True, numerics=pad is None or 12 % factor == 0)
+
+
+# padded writers: a reduction, an int buffer with a lambda pad, a 2-D map with a separator
+PADDED = '''
+@T.prim_func
+def main(A: T.Buffer((10, 6), "int32"), C: T.Buffer((10,), "int32")):
+    S = T.alloc_buffer((10,), "int32")
+    P = T.alloc_buffer((10, 6), "int32")
+    for i, k in T.grid(10, 6):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = 0
+            S[vi] = S[vi] + A[vi, vk]
+    for i, j in T.grid(10, 6):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = A[vi, vj] * 2
+    for i in range(10):
+        with T.block("C"):
+            vi = T.axis.spatial(10, i)
+            C[vi] = S[vi] + P[vi, 0]
+'''
+
+
+@pytest.mark.parametrize("case", ["reduction", "lambda", "2d", "2d_separator"])
+def test_transform_layout_padded_writer(case):
+    import tvm
+    sep = tvm.tir.IndexMap.AXIS_SEPARATOR
+
+    def fn(s):
+        if case == "reduction":
+            s.transform_layout("S", "S", lambda i: [i // 4, i % 4], pad_value=0)
+        elif case == "lambda":
+            s.transform_layout("S", "S", lambda i: [i // 3, i % 3], pad_value=lambda a, b: a + b)
+        elif case == "2d":
+            s.transform_layout("P", "P", lambda i, j: [i // 4, j, i % 4], pad_value=7)
+        else:
+            s.transform_layout("P", "P", lambda i, j: [j, i // 4, sep, i % 4], pad_value=7)
+    assert_agrees(PADDED, fn, printer=True, trace=case != "lambda", numerics=False)
+
+
+@pytest.mark.parametrize("pad", [0.0, 1.5])
+def test_transform_layout_pad_value_of_the_wrong_type(pad):
+    def fn(s):
+        s.transform_layout("S", "S", lambda i: [i // 4, i % 4], pad_value=pad)
+    # (trace: TVM keeps the get_block of the refused call; our refusal drops the whole call)
+    assert_agrees(PADDED, fn, trace=False)
 
 
 # --- transform_layout: IndexMap.AXIS_SEPARATOR in the map, `*indices` with keyword-only dims -

@@ -11,8 +11,8 @@ constants); the new shape is the range of each result over the old shape. A func
 changes the function's signature, like TVM.
 Legality: the buffer exists; the map takes one argument per dim; every result ranges from 0;
 the new shape has as many elements as the old one (a bijective permutation / tiling), or more
-with `assume_injective_transform` (TVM's implicit padding: never accessed). A map that pads
-with a `pad_value` (TVM fills the padding or assumes it) is refused.
+with `assume_injective_transform` (TVM's implicit padding: never accessed), or more with a
+`pad_value`: the writer then fills the padding (layout_padding.py).
 """
 from typing import Callable, Tuple, Union
 
@@ -22,6 +22,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index as ix
+from tir_mlir.passes.schedule import layout_padding as _padding
 from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
@@ -47,7 +48,7 @@ def find_buffer(block: Block, buffer) -> ir.Value:
 
 
 def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
-                     padded: bool = False, injective: bool = False):
+                     pad_value=None, injective: bool = False):
     buf = find_buffer(block, buffer)
     shape = list(ir.MemRefType(buf.type).shape)
     exprs = symbolic.exprs(index_map, len(shape))
@@ -65,10 +66,11 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
         old_n *= a
     for b in new_shape:
         new_n *= b
-    if old_n != new_n and padded:
-        raise ScheduleError(f"transform_layout: the index map pads shape {tuple(shape)} to "
-                            f"{tuple(new_shape)}; filling the padding with pad_value is not "
-                            f"supported yet")
+    if old_n != new_n and pad_value is not None:
+        with block.op.location:
+            _padding.pad_producer(buf, exprs, shape, new_shape, pad_value,
+                                  lambda: _apply(buf, exprs, new_shape))
+        return
     if old_n != new_n and not (injective and new_n > old_n):
         raise ScheduleError(f"transform_layout: the index map sends shape {tuple(shape)} to "
                             f"{tuple(new_shape)}, which is not a bijection")
@@ -110,3 +112,4 @@ def _apply(buf: ir.Value, exprs, new_shape):
             erase_dead(v)
     if not is_func_arg(buf):
         erase(buf.owner)
+    return new_buf

@@ -74,7 +74,7 @@ class BufferPrimitives:
                          index_map: Callable, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
         """`index_map`: a lambda (or its text); recorded in the trace as canonical text.
-        `pad_value` only matters when the map pads the buffer, which is not supported yet;
+        `pad_value` fills the padding when the map pads the buffer (layout_padding.py);
         `assume_injective_transform` lets the new shape be larger (the padding unused).
         TVM's `IndexMap.AXIS_SEPARATOR` among the map's results becomes a set_axis_separator
         step after it, as TVM records it."""
@@ -94,15 +94,23 @@ class BufferPrimitives:
                      index_map: Callable, pad_value=None,
                      assume_injective_transform: bool = False) -> None:
         blk = Block(self._block(block))
-        self._note(buffer=buffer)
+        from tir_mlir.passes.schedule.reindex import buffer_index
+        self._note(buffer=buffer_index(blk, buffer, "transform_layout") if isinstance(
+            buffer, str) else buffer)      # TVM records a name as ("write" | "read", index)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))
+        if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):   # TVM's IntImm
+            from tir_mlir.dtypes import dtype_of
+            want = dtype_of(ir.MemRefType(_layout.find_buffer(blk, buffer).type).element_type)
+            if str(pad_value.dtype) != want:
+                raise ScheduleError(f"transform_layout: the pad value {pad_value!r} must have "
+                                    f"the buffer's dtype {want}")
+            pad_value = pad_value.value
         if isinstance(pad_value, (int, float)):     # TVM records a constant as a lambda
             self._note(pad_value=_pad_lambda(pad_value, fn, rank, _layout.find_buffer(
                 blk, buffer)))
-        _layout.transform_layout(blk, buffer, fn, pad_value is not None,
-                                 assume_injective_transform)
+        _layout.transform_layout(blk, buffer, fn, pad_value, assume_injective_transform)
 
     _layout_step.__name__ = "transform_layout"      # the step's trace instruction
     _transform_layout = primitive(_layout_step)
