@@ -499,3 +499,12 @@ def test_decompose_reduction_update_reads(src, depth):
         s.decompose_reduction(b, s.get_loops(b)[depth])
         s.cache_read(s.get_block(name + "_update"), 0, "local")     # read index 0: B
     assert_agrees(src, fn, printer=True)
+
+
+# --- loop_partition prints TVM's regions: none on the wrappers, the whole part on the copies --
+@pytest.mark.parametrize("factors", [[4, None], [None, 3, 5]])
+@pytest.mark.parametrize("depth", [0, 1])
+def test_loop_partition_regions(factors, depth):
+    def fn(s):
+        s.loop_partition(_loops(s, "B")[depth], factors=factors)
+    assert_agrees(GRID, fn, printer=True)
