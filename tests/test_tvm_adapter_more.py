@@ -508,3 +508,28 @@ def test_loop_partition_regions(factors, depth):
     def fn(s):
         s.loop_partition(_loops(s, "B")[depth], factors=factors)
     assert_agrees(GRID, fn, printer=True)
+
+
+# --- set_axis_separator of a buffer written through a view: the source, and the views ---------
+VIEWS_3D = '''
+@T.prim_func
+def main(A: T.Buffer((8, 8, 8), "float32"), C: T.Buffer((8, 8, 8), "float32")):
+    B = T.alloc_buffer((8, 8, 8))
+    for i, j in T.grid(8, 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Bv = T.match_buffer(B[vi, vj * 4:vj * 4 + 4, 0:8], (4, 8), offset_factor=1)
+            for k, l in T.grid(4, 8):
+                Bv[k, l] = A[vi, vj * 4 + k, l]
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            Cv = T.match_buffer(B[vi, vj, vk], (), offset_factor=1)
+            C[vi, vj, vk] = Cv[()] * T.float32(2)
+'''
+
+
+@pytest.mark.parametrize("seps", [[1], [2], [1, 2]])
+def test_set_axis_separator_through_views(seps):
+    assert_agrees(VIEWS_3D, lambda s: s.set_axis_separator(s.get_block("B"), ("write", 0), seps),
+                  printer=True)
