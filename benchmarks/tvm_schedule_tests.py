@@ -48,11 +48,24 @@ def _adapter_classes():
             return [ours(x) for x in v]
         return v
 
+    def symbolic(text: str, error):
+        """A program with scalar parameters or symbolic shapes, as tir_mlir reads them in a
+        Python file (scheduled over probe values, printed back symbolic)."""
+        from tir_mlir.script.pyfile import _definitions
+        from tir_mlir.script.symbolic_module import SymbolicIRModule
+        try:
+            (cls,) = _definitions(text, "<tvm>")
+            return SymbolicIRModule(cls, "<tvm>")
+        except Exception as e:  # noqa: BLE001  (not even so: report the first error)
+            raise _Unsupported(f"tir_mlir cannot parse the program: {error}") from e
+
     parses = {}      # our printed text -> TVM's parse: one object per text, so same_as holds
 
     def tvm_mod(text: str):
         if text not in parses:
-            parses[text] = tvm.script.from_source(text)
+            mod = tvm.script.from_source(text)
+            parses[text] = tvm.IRModule({"main": mod}) if isinstance(mod, tvm.tir.PrimFunc) \
+                else mod
         return parses[text]
 
     def tvm_node(sch, op):
@@ -111,7 +124,7 @@ def _adapter_classes():
             try:
                 parsed = tir_mlir.parse(mod.script())
             except tir_mlir.TIRError as e:
-                raise _Unsupported(f"tir_mlir cannot parse the program: {e}") from e
+                parsed = symbolic(mod.script(), e)
             self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
                                         error_render_level=error_render_level,
                                         enable_check=enable_check)
