@@ -218,6 +218,7 @@ def _note_schedule_built():
 # --- the pytest plugin (loaded with -p in the subprocess) ---------------------------------------
 def pytest_configure(config):
     import tvm
+    import tvm.testing  # noqa: F401  (TVM's conftest imports it; some test files rely on it)
     import tvm.tir.schedule.testing as testing
     if os.environ.get(_MODE) == "adapter":
         adapted, roundtrip = _adapter_classes()
