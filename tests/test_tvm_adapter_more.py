@@ -533,3 +533,21 @@ def main(A: T.Buffer((8, 8, 8), "float32"), C: T.Buffer((8, 8, 8), "float32")):
 def test_set_axis_separator_through_views(seps):
     assert_agrees(VIEWS_3D, lambda s: s.set_axis_separator(s.get_block("B"), ("write", 0), seps),
                   printer=True)
+
+
+@pytest.mark.parametrize("by", ["name", "index"])
+def test_transform_layout_separator_through_views(by):
+    import tvm
+    sep = tvm.tir.IndexMap.AXIS_SEPARATOR
+
+    def fn(s):
+        buf = "B" if by == "name" else ("write", 0)
+        s.transform_layout(s.get_block("B"), buf, lambda i, j, k: [i, sep, j, k])
+    assert_agrees(VIEWS_3D, fn, printer=True)
+
+
+def test_transform_layout_of_a_viewed_buffer_refused():
+    import tir_mlir
+    sch = tir_mlir.Schedule(tir_mlir.parse(VIEWS_3D))
+    with pytest.raises(tir_mlir.ScheduleError, match="views"):
+        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j, k: [j, i, k])

@@ -44,10 +44,14 @@ def buffer_index(block: Block, buffer: Union[Tuple[str, int], str],
                  who: str = WHO) -> Tuple[str, int]:
     """("read" | "write", index) for a buffer given so or by name (a written name: "write")."""
     if isinstance(buffer, str):
-        for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
-            for i, b in enumerate(bufs):
-                if buffer_name(b) == buffer:
-                    return kind, i
+        for through_views in (False, True):     # a view's source as TVM's T.writes name it
+            for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
+                for i, b in enumerate(bufs):
+                    while through_views and not isinstance(b.owner, ir.Block) and \
+                            b.owner.name == "memref.subview":
+                        b = b.owner.operands[0]
+                    if buffer_name(b) == buffer:
+                        return kind, i
         raise ScheduleError(f"{who}: could not find buffer {buffer!r} in block {block.name!r}")
     kind, i = tuple(buffer)
     if kind not in ("read", "write"):

@@ -34,7 +34,7 @@ from tir_mlir.passes.schedule.analysis import erase
 def find_buffer(block: Block, buffer) -> ir.Value:
     if isinstance(buffer, str):
         bufs = block_reads(block) + block_writes(block)
-        found = [b for b in bufs if buffer_name(b) == buffer]
+        found = [s for s in map(_source, bufs) if buffer_name(s) == buffer]
         if not found:
             raise ScheduleError(f"transform_layout: block {block.name!r} does not access a "
                                 f"buffer named {buffer!r}")
@@ -44,7 +44,14 @@ def find_buffer(block: Block, buffer) -> ir.Value:
         raise ScheduleError(f"transform_layout: buffer must be ('read'|'write', index) or a "
                             f"name, got {buffer!r}")
     bufs = block_reads(block) if kind == "read" else block_writes(block)
-    return pick_buffer(block, bufs, i, "transform_layout", kind)
+    return _source(pick_buffer(block, bufs, i, "transform_layout", kind))
+
+
+def _source(buf: ir.Value) -> ir.Value:
+    """The buffer a T.match_buffer view (TVM's T.reads/T.writes name it) is a view of."""
+    while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
+        buf = buf.owner.operands[0]
+    return buf
 
 
 def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
@@ -66,6 +73,12 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
         old_n *= a
     for b in new_shape:
         new_n *= b
+    if list(new_shape) == list(shape) and all(
+            e.maybe_downcast() == ir.AffineExpr.get_dim(k) for k, e in enumerate(exprs)):
+        return                          # the identity (axis separators only): nothing to do
+    if any(u.owner.name == "memref.subview" for u in buf.uses):
+        raise ScheduleError(f"transform_layout: buffer {buffer_name(buf)!r} is accessed through "
+                            f"T.match_buffer views; only their axis separators can change")
     if old_n != new_n and pad_value is not None:
         with block.op.location:
             _padding.pad_producer(buf, exprs, shape, new_shape, pad_value,
