@@ -571,3 +571,39 @@ def test_reorder_with_a_binding_not_affine_in_outer_loops(which):
         loops = _loops(s, "B")
         s.reorder(loops[which[1]], loops[which[0]])
     assert_agrees(PARTLY_AFFINE, fn, printer=True)
+
+
+# --- cache_read of a block inside a scope block: a compact cache in the scope --------------------
+SCOPED = '''
+@T.prim_func
+def main(B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
+         X: T.Buffer((32, 32), "float32")):
+    A = T.alloc_buffer((32, 32))
+    for i0, j0 in T.grid(4, 2):
+        with T.block("scope"):
+            i, j = T.axis.remap("SS", [i0, j0])
+            for x, y in T.grid(8, 16):
+                with T.block("A"):
+                    vi = T.axis.spatial(32, i * 8 + x)
+                    vj = T.axis.spatial(32, j * 16 + y)
+                    A[vi, vj] = X[vi, vj] * T.float32(2)
+            for x, y in T.grid(8, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(32, i * 8 + x)
+                    vj = T.axis.spatial(32, j * 16 + y)
+                    B[vi, vj] = A[vi, vj] + X[vi, vj]
+    for i, j in T.grid(32, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(3)
+'''
+
+
+@pytest.mark.parametrize("which", [("B", 0), ("B", 1), ("C", 0)])
+@pytest.mark.parametrize("then_root", [False, True])
+def test_cache_read_in_a_scope_block(which, then_root):
+    def fn(s):
+        s.cache_read(s.get_block(which[0]), which[1], "local")
+        if then_root:
+            s.cache_read(s.get_block("C"), 0, "global")
+    assert_agrees(SCOPED, fn, printer=True)

@@ -27,8 +27,9 @@ from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
+from tir_mlir.passes.schedule.analysis import child_blocks, enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
@@ -140,8 +141,12 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     blocks = [Block(o) for o in walk(func, Block.is_block)]
     reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
     if consumer_blocks is None:
-        return [b for b in reading
-                if not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
+        # TVM's consumers are the blocks of the root scope (a block's nest is redirected
+        # whole; blocks inside a block that writes the buffer keep reading it)
+        tops = [Block(o) for o in child_blocks(func) if o.name == Block.OP_NAME]
+        return [b for b in tops
+                if any(k == "load" and v == buf for _, k, v in accesses(b.op))
+                and not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
     return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
 
 
@@ -185,6 +190,10 @@ def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
 def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
                consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
     buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read", "read")
+    scope = _scoped.scope_of(block)
+    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
+        return _scoped.cache_read(block, scope, buf, storage_scope,
+                                  cache_name(buf, storage_scope))
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")

@@ -1,0 +1,113 @@
+"""cache_read of a block nested in another block (a scope block: after blockize, or written
+so), as TVM builds it: the cache is allocated in the scope over the region one instance of
+the scope reads (its shape that region's extents), the copy goes after the buffer's writer in
+the scope (at its start for a buffer written outside), and the readers index the cache
+relative to the region's start:
+
+    block "scope": i, j = ...                    block "scope": i, j = ...
+        for x, y: block "A": A[i*16+x, j*16+y]       A_local = T.alloc_buffer((16, 16), "local")
+        for x, y: block "B": .. A[vi, vj] ..  ==>    for x, y: block "A": A[...] = ...
+                                                     for x, y: block "A_local":
+                                                         A_local[vi, vj] = A[i * 16 + vi, ...]
+                                                     for x, y: block "B": A_local[vi - i * 16, ..]
+
+Supported (else refused): the region's start is affine in the scope's iter vars, each bound
+to one loop around the scope; the readers are in the scope.
+"""
+from typing import List
+
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.passes.schedule.buffer_util import accesses, buffer_name, emit_index
+from tir_mlir.passes.schedule.region_cover import NestedSpace, RegionError, access_region
+
+WHO = "cache_read"
+
+
+def scope_of(block: Block):
+    p = analysis.parent_op(block.op)
+    while p is not None and not analysis.is_block(p) and p.name != "func.func":
+        p = analysis.parent_op(p)
+    return Block(p) if p is not None and analysis.is_block(p) else None
+
+
+def cache_read(block: Block, scope: Block, buf: ir.Value, storage_scope: str, name: str):
+    readers = [Block(o) for o in analysis.blocks_under(scope.op) if not analysis.blocks_under(o)
+               and any(k == "load" and v == buf for _, k, v in accesses(o))]
+    writers = [o for o in analysis.blocks_under(scope.op)
+               if any(k == "store" and v == buf for _, k, v in accesses(o))]
+    if len(writers) > 1:
+        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} has several writers in block "
+                            f"{scope.name!r}")
+    outer = analysis.enclosing_loops(scope.op)
+    space = NestedSpace(outer)
+    ops = [op for op, k, v in accesses(writers[0]) if k == "store" and v == buf] if writers \
+        else [op for r in readers for op, k, v in accesses(r.op) if k == "load" and v == buf]
+    try:
+        region = access_region(space, ops)
+    except RegionError as e:
+        raise ScheduleError(f"{WHO}: the region of {buffer_name(buf)!r} in block "
+                            f"{scope.name!r} cannot be described ({e})") from None
+    # the region's start over the scope's iter vars (each bound to one loop around it)
+    by_loop = {}
+    for k, e in enumerate(scope.bindings.results):
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            by_loop[space.num(scope.dims[e.position])] = k
+    for iv in region:
+        for atom, _ in iv.base.terms:
+            if atom[0] != "v" or atom[1] not in by_loop:
+                raise ScheduleError(f"{WHO}: the region of {buffer_name(buf)!r} in block "
+                                    f"{scope.name!r} does not start at an affine function of "
+                                    f"its iter vars")
+    starts = [index.to_affine(iv.base, lambda n: ir.AffineExpr.get_dim(by_loop[n])) + iv.lo
+              for iv in region]
+    loc = block.op.location
+    s_ivs = list(scope.iter_vars)
+    mtype = ir.MemRefType(buf.type)
+    with ir.InsertionPoint(body_ops(scope.body)[0]), loc:
+        cache = memref.AllocOp(ir.MemRefType.get([iv.extent for iv in region],
+                                                 mtype.element_type), [], []).result
+    cache.owner.attributes["tir.name"] = ir.StringAttr.get(name)
+    cache.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)
+    # the copy: after the writer's statement in the scope, else at its start
+    stmts = [o for o in body_ops(scope.body) if o.name != "memref.alloc"]
+    before = stmts[0]
+    if writers:
+        top = next(s for s in stmts if s == writers[0] or analysis.is_ancestor(s, writers[0]))
+        before = stmts[stmts.index(top) + 1] if stmts.index(top) + 1 < len(stmts) \
+            else analysis.terminator(scope.body)
+    ip, loops = ir.InsertionPoint(before), []
+    for d, iv in enumerate(region):
+        lp = Loop.build(f"ax{d}", iv.extent, loc=loc, ip=ip)
+        loops.append(lp)
+        ip = ir.InsertionPoint(analysis.terminator(lp.body))
+    n = len(region)
+    copy = Block.build(name, [f"v{d}" for d in range(n)], ["S"] * n,
+                       [(0, iv.extent) for iv in region], ir.AffineMap.get_identity(n),
+                       [lp.iv for lp in loops], loc=loc, ip=ip)
+    with ir.InsertionPoint.at_block_terminator(copy.body), loc:
+        vs = list(copy.iter_vars)
+        src = [emit_index(st + ir.AffineExpr.get_dim(len(s_ivs) + d), s_ivs + vs)
+               for d, st in enumerate(starts)]
+        memref.StoreOp(memref.LoadOp(buf, src).result, cache, vs)
+    for r in readers:
+        for op, k, v in accesses(r.op):
+            if k != "load" or v != buf:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                idx = [arith.subi(x, emit_index(st, s_ivs)) if not _zero(st) else x
+                       for x, st in zip(list(op.operands)[1:], starts)]
+                new = memref.LoadOp(cache, idx)
+            op.results[0].replace_all_uses_with(new.result)
+            op.erase()
+    return copy
+
+
+def _zero(e: ir.AffineExpr) -> bool:
+    e = e.maybe_downcast()
+    return isinstance(e, ir.AffineConstantExpr) and e.value == 0
