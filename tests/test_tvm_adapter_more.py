@@ -607,3 +607,13 @@ def test_cache_read_in_a_scope_block(which, then_root):
         if then_root:
             s.cache_read(s.get_block("C"), 0, "global")
     assert_agrees(SCOPED, fn, printer=True)
+
+
+@pytest.mark.parametrize("then_scope", [False, True])
+def test_cache_write_in_a_scope_block(then_scope):
+    def fn(s):
+        s.cache_write(s.get_block("A"), 0, "local")
+        s.cache_write(s.get_block("B"), 0, "global")
+        if then_scope:
+            s.cache_write(s.get_block("scope"), 0, "global")
+    assert_agrees(SCOPED, fn, printer=True)

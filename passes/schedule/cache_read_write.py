@@ -255,6 +255,10 @@ def top_of(op, scope) -> ir.Operation:
 def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
                 consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
     buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
+    scope = _scoped.scope_of(block)
+    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
+        return _scoped.cache_write(block, scope, buf, storage_scope,
+                                   cache_name(buf, storage_scope))
     _check_root(block, "cache_write")
     func = func_of(block.op)
     _check_single_writer(func, buf, "cache_write")
