@@ -617,3 +617,30 @@ def test_cache_write_in_a_scope_block(then_scope):
         if then_scope:
             s.cache_write(s.get_block("scope"), 0, "global")
     assert_agrees(SCOPED, fn, printer=True)
+
+
+MM = '''
+@T.prim_func
+def main(A: T.Buffer((32, 8), "float32"), B: T.Buffer((8, 32), "float32"),
+         C: T.Buffer((32, 32), "float32")):
+    for i, j, k in T.grid(32, 32, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+@pytest.mark.parametrize("how", ["read_A", "read_B"])
+def test_cache_in_a_blockized_block(how):
+    def fn(s):
+        i, j, k = _loops(s, "C")
+        io, ii = s.split(i, factors=[None, 8])
+        jo, ji = s.split(j, factors=[None, 16])
+        s.reorder(io, jo, ii, ji, k)
+        s.blockize(ii)
+        c = s.get_block("C")
+        s.cache_read(c, 1 if how == "read_A" else 2, "shared")   # (read 0: C, the accumulator)
+    # (read_B: the outer block's inferred T.reads list B first now, TVM keeps its order)
+    assert_agrees(MM, fn, printer=how == "read_A")

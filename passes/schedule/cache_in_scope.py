@@ -23,7 +23,8 @@ from mlir.dialects import arith, memref
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.buffer_util import accesses, buffer_name, emit_index
+from tir_mlir.passes.schedule.buffer_util import (
+    NotAffine, accesses, buffer_name, emit_index, simplify, substitute, to_affine)
 from tir_mlir.passes.schedule.region_cover import NestedSpace, RegionError, access_region
 
 WHO = "cache_read"
@@ -110,8 +111,7 @@ def _rebase(blocks, buf, cache, starts, s_ivs, kinds):
                 continue
             first = 1 if k == "load" else 2
             with ir.InsertionPoint(op), op.location:
-                idx = [arith.subi(x, emit_index(st, s_ivs)) if not _zero(st) else x
-                       for x, st in zip(list(op.operands)[first:], starts)]
+                idx = [_minus(x, st, s_ivs) for x, st in zip(list(op.operands)[first:], starts)]
                 new = memref.LoadOp(cache, idx) if k == "load" else \
                     memref.StoreOp(op.operands[0], cache, idx)
             if k == "load":
@@ -154,6 +154,26 @@ def cache_write(block: Block, scope: Block, buf: ir.Value, storage_scope: str, n
     before = _after(scope, block.op)
     _rebase([block], buf, cache, starts, s_ivs, ("load", "store"))
     return _copy(region, starts, s_ivs, cache, buf, False, name, loc, before)
+
+
+def _minus(x: ir.Value, start: ir.AffineExpr, s_ivs) -> ir.Value:
+    """x - start (over the scope's iter vars), simplified where x is affine (TVM's
+    `v_i0_o * 32 + v_i0_i - v_i0_o * 32` is `v_i0_i`)."""
+    if _zero(start):
+        return x
+    leaves: List[ir.Value] = []
+    try:
+        e = to_affine(x, leaves)
+    except NotAffine:
+        return arith.subi(x, emit_index(start, s_ivs))
+    pos = []
+    for v in s_ivs:
+        k = next((n for n, lf in enumerate(leaves) if lf == v), None)
+        if k is None:
+            leaves.append(v)
+            k = len(leaves) - 1
+        pos.append(ir.AffineExpr.get_dim(k))
+    return emit_index(simplify(e - substitute(start, pos), len(leaves)), leaves)
 
 
 def _zero(e: ir.AffineExpr) -> bool:
