@@ -644,3 +644,30 @@ def test_cache_in_a_blockized_block(how):
         s.cache_read(c, 1 if how == "read_A" else 2, "shared")   # (read 0: C, the accumulator)
     # (read_B: the outer block's inferred T.reads list B first now, TVM keeps its order)
     assert_agrees(MM, fn, printer=how == "read_A")
+
+
+# --- compute_at of a producer into the loops of a blockized consumer ---------------------------
+BLOCKIZED_CONSUMER = '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    B = T.alloc_buffer((32, 32))
+    for i, j in T.grid(32, 32):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 2):
+        with T.block("C_outer"):
+            vi_o, vj_o = T.axis.remap("SS", [i, j])
+            for i_i, j_i in T.grid(8, 16):
+                with T.block("C_inner"):
+                    vi = T.axis.spatial(32, vi_o * 8 + i_i)
+                    vj = T.axis.spatial(32, vj_o * 16 + j_i)
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+def test_compute_at_into_a_blockized_consumers_loops(depth):
+    def fn(s):
+        s.compute_at(s.get_block("B"), _loops(s, "C_outer")[depth])
+    assert_agrees(BLOCKIZED_CONSUMER, fn, printer=True)

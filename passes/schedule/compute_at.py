@@ -38,8 +38,8 @@ from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
                                                enclosing_loops, func_of, is_ancestor, op_of,
                                                set_operands)
-from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, RegionError, cover,
-                                                   iter_var_intervals, touched_region)
+from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace, RegionError,
+                                                   cover, iter_var_intervals, touched_region)
 
 
 def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
@@ -166,7 +166,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
 
     reads, writes = _reads_writes(block_op)
     outer = enclosing_loops(loop_op) + [loop_op]
-    space = LoopSpace(outer)
+    space = NestedSpace(outer)      # a consumer may be inside a blockized block
     try:
         regions = {}
         for buf in (reads if reverse else writes):

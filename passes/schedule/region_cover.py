@@ -191,6 +191,8 @@ def index_lins(space: LoopSpace, block: Block, op: ir.Operation) -> List[Lin]:
 
     def leaf_lin(leaf):
         k = iter_var_of(block, leaf)
+        if k is None and isinstance(space, NestedSpace):
+            return space.value_lin(leaf)        # a nested block's iter var (or a loop's)
         if k is None:
             raise RegionError("an index uses a value that is not an iter var of the block")
         return bind[k]
@@ -247,6 +249,15 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
 class NestedSpace(LoopSpace):
     """A LoopSpace where an index or a binding may use the iter vars of any block around it
     (a blockized block's too): each stands for its binding."""
+
+    def binding_lins(self, block: Block) -> List[Lin]:
+        """Each iter var's binding over loop numbers, through the iter vars of the blocks
+        around it (a blockized block's)."""
+        dims = [self.value_lin(d) for d in block.dims]
+        try:
+            return [index.from_affine(e, dims, self.ranges) for e in block.bindings.results]
+        except ValueError as e:
+            raise RegionError(str(e)) from None
 
     def value_lin(self, v: ir.Value) -> index.Lin:
         """A loop variable, or an iter var of a block (in its body or its init) as its
