@@ -671,3 +671,16 @@ def test_compute_at_into_a_blockized_consumers_loops(depth):
     def fn(s):
         s.compute_at(s.get_block("B"), _loops(s, "C_outer")[depth])
     assert_agrees(BLOCKIZED_CONSUMER, fn, printer=True)
+
+
+# --- transform_layout simplifies the new indices by the iter vars' ranges --------------------------
+def test_transform_layout_simplifies_by_ranges():
+    def fn(s):
+        i, j = _loops(s, "C")
+        io, ii = s.split(i, factors=[None, 4])
+        jo, ji = s.split(j, factors=[None, 4])
+        s.reorder(io, jo, ii, ji)
+        outer = s.blockize(ii)
+        b = s.cache_read(outer, 0, "global")
+        s.transform_layout(b, ("write", 0), lambda i, j: (i // 4, j // 4, i % 4, j % 4))
+    assert_agrees(GRID, fn, printer=True)

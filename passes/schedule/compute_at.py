@@ -102,7 +102,9 @@ def _meets(a, b) -> bool:
 def check_single_writer(block_op, func, who: str):
     writes = _reads_writes(block_op)[1]
     for other in blocks_under(func):
-        if other != block_op and _meets(_reads_writes(other)[1], writes):
+        if other != block_op and not is_ancestor(block_op, other) \
+                and not is_ancestor(other, block_op) \
+                and _meets(_reads_writes(other)[1], writes):    # (its own nest's blocks: it)
             raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
                                 f"(block {Block(other).name!r} writes them too)")
 

@@ -125,4 +125,17 @@ def _apply(buf: ir.Value, exprs, new_shape):
             erase_dead(v)
     if not is_func_arg(buf):
         erase(buf.owner)
+    # the new indices simplified by the iter vars' ranges, as TVM's
+    # (`(vi_o * 16 + vi_i) // 16` is `vi_o` for vi_i < 16)
+    from tir_mlir.passes.schedule.decompose_padding import _resimplify
+    owners = []
+    for o, _, v in accesses(func):
+        b = o.parent
+        while b is not None and not Block.is_block(b):
+            b = b.parent
+        if v == new_buf and b is not None and all(b != x for x in owners):
+            owners.append(b)
+    for b in owners:
+        blk = Block(b.operation if hasattr(b, "operation") else b)
+        _resimplify(blk, list(blk.iter_vars) + (list(blk.init.arguments) if blk.init else []))
     return new_buf
