@@ -684,3 +684,43 @@ def test_transform_layout_simplifies_by_ranges():
         b = s.cache_read(outer, 0, "global")
         s.transform_layout(b, ("write", 0), lambda i, j: (i // 4, j // 4, i % 4, j % 4))
     assert_agrees(GRID, fn, printer=True)
+
+
+# --- compute_at: TVM's `start + loop` binding spelling; a non-affine read relaxes its dimension --
+POOL = '''
+@T.prim_func
+def main(X: T.Buffer((34, 16), "float32"), Y: T.Buffer((16, 16), "float32")):
+    P = T.alloc_buffer((34, 16))
+    for i, j in T.grid(34, 16):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = X[vi, vj] + T.float32(1)
+    for i, j, r in T.grid(16, 16, 3):
+        with T.block("Y"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + P[vi * 2 + vr, vj]
+'''
+GATHER = '''
+@T.prim_func
+def main(X: T.Buffer((16, 16), "float32"), Y: T.Buffer((16, 8), "float32")):
+    P = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = X[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 8):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = P[vi, T.Cast("int32", T.floor(T.Cast("float32", vj) * T.float32(1.5)))]
+'''
+
+
+@pytest.mark.parametrize("src,depth", [(POOL, 0), (POOL, 1), (GATHER, 0), (GATHER, 1)])
+def test_compute_at_spelling_and_non_affine_reads(src, depth):
+    def fn(s):
+        i = _loops(s, "Y")[0]
+        io, _ = s.split(i, factors=[None, 4])
+        s.compute_at(s.get_block("P"), _loops(s, "Y")[depth])
+    assert_agrees(src, fn, printer=True)
