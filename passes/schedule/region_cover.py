@@ -261,8 +261,10 @@ def _annotated(space: LoopSpace, blk: Block, buffer: ir.Value, kind: str):
     """The block's explicit region of `buffer` (annotate_buffer_access), as Intervals, or
     None. TVM's compute_at reads a consumer's region from its T.reads, so it follows it."""
     from tir_mlir import region_overrides as overrides
-    ranges = overrides.explicit(blk.op, "read" if kind == "load" else "write").get(
-        buffer_name(buffer))
+    which = "read" if kind == "load" else "write"
+    if f"explicit_{which}_region" not in blk.annotations:   # (loop_partition's: printing only)
+        return None
+    ranges = overrides.explicit(blk.op, which).get(buffer_name(buffer))
     if ranges is None:
         return None
     bind = space.binding_lins(blk)
