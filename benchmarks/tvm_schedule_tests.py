@@ -1,13 +1,16 @@
 """Run TVM 0.21's own tir-schedule unit tests with tir_mlir doing the scheduling.
 
-    python benchmarks/tvm_schedule_tests.py DIR [-k EXPR]
+    python benchmarks/tvm_schedule_tests.py DIR|FILE [--show] [-k EXPR]
 
 DIR holds TVM's tests/python/tir-schedule/test_tir_schedule_*.py (from apache/tvm v0.21; not
 shipped here). Each file runs twice under pytest: once as written (TVM schedules), once with
 `tvm.tir.Schedule` replaced by `AdaptedSchedule`, a thin adapter: TVM builds the program, we
 parse its printed text and schedule it, `sch.mod` is TVM's parse of our printed result, so
-TVM's own assertions (structural equality, expected refusals) judge us. Printed: per file,
-the tests that pass under TVM and build a schedule, and how many of them pass adapted.
+TVM's own assertions (structural equality, expected refusals) judge us; `sch.get(rv)` and
+`sch.get_sref(rv).stmt` are the matching nodes of that parse (one parse per printed text, so
+two gets of one block are the same object, as in TVM). Printed: per file,
+the tests that pass under TVM and build a schedule, and how many of them pass adapted
+(`--show`: each failing one with the first error line of its report).
 Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 """
 import json
@@ -27,15 +30,85 @@ def _adapter_classes():
     from tir_mlir.schedule.handles import _RV
 
     def to_tvm_error(e):
-        return tvm.tir.ScheduleError(str(e))
+        """TVM's ScheduleError, also an IndexError / ValueError where ours is one (TVM raises
+        those for unknown handles and an undecided function, and asserts buffer indices)."""
+        extra = tuple(c for c in (IndexError, ValueError, AssertionError) if isinstance(e, c))
+        cls = type("ScheduleError", (tvm.tir.ScheduleError,) + extra, {}) if extra \
+            else tvm.tir.ScheduleError
+        return cls(str(e))
 
     def ours(v):
-        """A TVM argument as tir_mlir takes it (IntImm -> int, lists recursively)."""
+        """A TVM argument as tir_mlir takes it (IntImm -> int, a Buffer -> its name, lists
+        recursively)."""
         if isinstance(v, tvm.tir.IntImm):
             return int(v.value)
+        if isinstance(v, tvm.tir.Buffer):
+            return v.name
         if isinstance(v, (list, tuple, tvm.ir.container.Array)):
             return [ours(x) for x in v]
         return v
+
+    def symbolic(text: str, error):
+        """A program with scalar parameters or symbolic shapes, as tir_mlir reads them in a
+        Python file (scheduled over probe values, printed back symbolic)."""
+        from tir_mlir.script.pyfile import _definitions
+        from tir_mlir.script.symbolic_module import SymbolicIRModule
+        try:
+            (cls,) = _definitions(text, "<tvm>")
+            return SymbolicIRModule(cls, "<tvm>")
+        except Exception as e:  # noqa: BLE001  (not even so: report the first error)
+            raise _Unsupported(f"tir_mlir cannot parse the program: {error}") from e
+
+    parses = {}      # our printed text -> TVM's parse: one object per text, so same_as holds
+
+    def tvm_mod(text: str):
+        if text not in parses:
+            mod = tvm.script.from_source(text)
+            parses[text] = tvm.IRModule({"main": mod}) if isinstance(mod, tvm.tir.PrimFunc) \
+                else mod
+        return parses[text]
+
+    def tvm_node(sch, op):
+        """The tvm.tir.Block / For of TVM's parse of our module standing for our `op`: the
+        same position among the blocks (loops) of the function in pre-order."""
+        from tir_mlir.dialect.ops import Block
+        from tir_mlir.ir_walk import walk_all
+        func = op
+        while func.name != "func.func":
+            func = func.parent
+        name = ir_str(func.attributes["sym_name"])
+        theirs = tvm_mod(sch.mod.script())
+        tfunc = theirs[name] if name in [g.name_hint for g in theirs.get_global_vars()] \
+            else theirs["main"]
+        if op == func:
+            return tfunc.body.block
+        kind = tvm.tir.Block if op.name == Block.OP_NAME else tvm.tir.For
+        mine = [o for o in walk_all(func) if o.name == op.name]
+        found = []
+
+        def visit(n):
+            if isinstance(n, kind):
+                found.append(n)
+            return True
+        tvm.tir.stmt_functor.pre_order_visit(tfunc.body.block.body, visit)
+        return found[mine.index(op)] if len(found) == len(mine) else None
+
+    def ir_str(attr):
+        from mlir import ir
+        return ir.StringAttr(attr).value
+
+    class SRef:
+        """get_sref's answer: `stmt` is TVM's node; identity is our sref's."""
+
+        def __init__(self, ours_sref, stmt):
+            self._ours, self.stmt = ours_sref, stmt
+
+        def same_as(self, other):
+            return isinstance(other, SRef) and self._ours.same_as(other._ours)
+
+    class State:
+        def __init__(self, sch):
+            self.mod = sch.mod
 
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
@@ -51,14 +124,24 @@ def _adapter_classes():
             try:
                 parsed = tir_mlir.parse(mod.script())
             except tir_mlir.TIRError as e:
-                raise _Unsupported(f"tir_mlir cannot parse the program: {e}") from e
+                parsed = symbolic(mod.script(), e)
             self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
                                         error_render_level=error_render_level,
                                         enable_check=enable_check)
 
         @property
         def mod(self):
-            return tvm.script.from_source(self._s.mod.script())
+            return tvm_mod(self._s.mod.script())
+
+        @property
+        def state(self):
+            return State(self)
+
+        @property
+        def func_working_on(self):
+            """TVM gives the GlobalVar (we give its name)."""
+            name = self._s.func_working_on
+            return None if name is None else self.mod.get_global_var(name)
 
         @property
         def trace(self):
@@ -68,14 +151,27 @@ def _adapter_classes():
             return AdaptedSchedule(None, _ours=self._s.copy())
 
         def get(self, rv):
+            """TVM's node for a block or loop handle (see tvm_node), the value of an ExprRV."""
             if isinstance(rv, _RV) or not hasattr(rv, "__int__"):
-                return self._call("get", rv)
+                got = self._call("get", rv)
+                if isinstance(rv, _RV):
+                    with _context():
+                        node = tvm_node(self._s, self._s._resolve(rv))
+                    return got if node is None else node
+                return got
             return rv
+
+        def get_sref(self, rv):
+            sref = self._call("get_sref", rv)
+            with _context():
+                node = tvm_node(self._s, sref.op)
+            return SRef(sref, sref.stmt if node is None else node)
 
         def _call(self, _primitive, *args, **kwargs):
             fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
             try:
-                return fn(*[ours(a) for a in args], **{k: ours(v) for k, v in kwargs.items()})
+                return fn(*[ours(a) for a in args],
+                          **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()})
             except tir_mlir.ScheduleError as e:
                 raise to_tvm_error(e) from e
 
@@ -101,6 +197,10 @@ def _adapter_classes():
             assert got == want, f"trace replay ({fmt}) differs:\n{got}\n--- vs ---\n{want}"
         return new
 
+    def _context():
+        from tir_mlir.context import get_context
+        return get_context()
+
     return AdaptedSchedule, verify_trace_roundtrip
 
 
@@ -118,12 +218,14 @@ def _note_schedule_built():
 # --- the pytest plugin (loaded with -p in the subprocess) ---------------------------------------
 def pytest_configure(config):
     import tvm
+    import tvm.testing  # noqa: F401  (TVM's conftest imports it; some test files rely on it)
     import tvm.tir.schedule.testing as testing
     if os.environ.get(_MODE) == "adapter":
         adapted, roundtrip = _adapter_classes()
         for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
             owner.Schedule = adapted
         testing.verify_trace_roundtrip = roundtrip
+        _adapt_traces(adapted)
     else:
         original = tvm.tir.Schedule.__init__
 
@@ -131,6 +233,43 @@ def pytest_configure(config):
             _note_schedule_built()
             original(self, *args, **kwargs)
         tvm.tir.Schedule.__init__ = init
+
+
+def _adapt_traces(adapted):
+    """A TVM Trace (or its JSON) applied to an adapted schedule replays through ours (the
+    JSON form, which tir_mlir.Trace.from_json reads)."""
+    import tvm
+    import tir_mlir
+    cls = tvm.tir.schedule.Trace
+    apply_to, apply_json = cls.apply_to_schedule, cls.apply_json_to_schedule
+
+    def plain(v):       # TVM's JSON holds IntImm / FloatImm / String objects
+        if isinstance(v, tvm.tir.IntImm):
+            return int(v.value)
+        if isinstance(v, tvm.tir.FloatImm):
+            return float(v.value)
+        if isinstance(v, (list, tuple, tvm.ir.container.Array)):
+            return [plain(x) for x in v]
+        return str(v) if isinstance(v, str) else v
+
+    def replay(obj, sch, remove_postproc=True):
+        trace = tir_mlir.Trace.from_json(plain(obj))
+        try:
+            trace.apply_to_schedule(sch._s, remove_postproc=remove_postproc)
+        except tir_mlir.ScheduleError as e:
+            raise tvm.tir.ScheduleError(str(e)) from e
+
+    def apply_to_schedule(self, sch, remove_postproc=True, decision_provider=None):
+        if not isinstance(sch, adapted) or decision_provider is not None:
+            return apply_to(self, sch, remove_postproc, decision_provider)
+        replay(self.as_json(remove_postproc), sch, remove_postproc)
+
+    def apply_json_to_schedule(json_obj, sch):
+        if not isinstance(sch, adapted):
+            return apply_json(json_obj, sch)
+        replay(json_obj, sch, False)
+    cls.apply_to_schedule = apply_to_schedule
+    cls.apply_json_to_schedule = staticmethod(apply_json_to_schedule)
 
 
 def pytest_runtest_setup(item):
@@ -141,7 +280,15 @@ def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and not report.passed):
         with open(os.environ[_OUT], "a") as f:
             f.write(json.dumps({"test": report.nodeid, "passed": report.passed,
-                                "built": _built[0]}) + "\n")
+                                "built": _built[0], "why": _why(report)}) + "\n")
+
+
+def _why(report) -> str:
+    """The last line of a failure's report that names an error (what --show prints)."""
+    if report.passed:
+        return ""
+    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+    return lines[0][1:].strip()[:300] if lines else report.longreprtext.splitlines()[-1:][0]
 
 
 # --- the driver ---------------------------------------------------------------------------------
@@ -160,9 +307,14 @@ def main(argv) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 2
+    show = "--show" in argv
+    argv = [a for a in argv if a != "--show"]
     root, extra = argv[0], argv[1:]
-    files = sorted(os.path.join(root, f) for f in os.listdir(root)
-                   if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+    if os.path.isdir(root):
+        files = sorted(os.path.join(root, f) for f in os.listdir(root)
+                       if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+    else:
+        files = [root]
     theirs, adapted = _run("tvm", files, extra), _run("adapter", files, extra)
     total = passed = 0
     print(f"{'file':<50} {'TVM passes':>10} {'adapted':>8}")
@@ -173,6 +325,10 @@ def main(argv) -> int:
         ok = [t for t in base if adapted.get(t, {}).get("passed")]
         total, passed = total + len(base), passed + len(ok)
         print(f"{name:<50} {len(base):>10} {len(ok):>8}")
+        if show:
+            for t in base:
+                if t not in ok:
+                    print(f"    FAIL {t.split('::', 1)[1]}: {adapted.get(t, {}).get('why', 'not run')}")
     pct = 100.0 * passed / total if total else 0.0
     print(f"{'total':<50} {total:>10} {passed:>8}  ({pct:.1f}%)")
     return 0

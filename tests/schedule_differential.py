@@ -188,10 +188,13 @@ def _strip_regions(text: str) -> str:
 
 
 def _printer_norm(text: str) -> str:
-    """Text up to differences that are the printer's (regions, float literal spelling)."""
+    """Text up to differences that are the printer's (regions, float literal spelling,
+    T.int32 in annotations)."""
     def num(m):
         return f"T.{m[1]}({float(m[2])!r})"
-    return re.sub(r"T\.(float16|float32|float64)\(([-+0-9.e]+)\)", num, _strip_regions(text))
+    text = re.sub(r"T\.(float16|float32|float64)\(([-+0-9.e]+)\)", num, _strip_regions(text))
+    # an int32 IntImm in an annotation: TVM prints it bare, which its parser reads otherwise
+    return re.sub(r"T\.int32\((-?[0-9]+)\)", r"\1", text)
 
 
 def _diff(a: str, b: str) -> str:

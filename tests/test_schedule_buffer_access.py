@@ -74,7 +74,7 @@ def test_annotated_text_trace_and_view():
     text = sch.mod.script()
     assert '''            T.reads(A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2])
             T.writes(B[vi, vj:vj + 4])
-            T.block_attr({"explicit_read_region": [0], "explicit_write_region": [0]})''' in text
+            T.block_attr({"explicit_read_region": [T.int32(0)], "explicit_write_region": [T.int32(0)]})''' in text
     assert str(sch.trace).endswith('''gen_new_ranges=lambda vi, vj: [(vi, vi + 1), (vj, vj + 4)])''')
     assert sch.get(sch.get_block("B")).reads == ["A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2]"]
 

@@ -23,26 +23,27 @@ def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
     # with T.block("root"):
     for i in range(8):
         with T.block("B_j_common"):
-            T.reads(A[i, 0:10])
-            T.writes(B[i, 0:10])
+            T.reads()
+            T.writes()
             with T.block("B_j0_partition"):
-                T.reads(A[i, 0:4])
-                T.writes(B[i, 0:4])
+                T.reads()
+                T.writes()
                 for j0 in range(4):
                     with T.block("B_j0"):
                         vi, vj = T.axis.remap("SS", [i, j0])
-                        T.reads(A[vi, vj])
-                        T.writes(B[vi, vj])
+                        T.reads(A[0:8, 0:4])
+                        T.writes(B[0:8, 0:4])
                         B[vi, vj] = A[vi, vj] * T.float32(2.0)
             with T.block("B_j1_partition"):
-                T.reads(A[i, 4:10])
-                T.writes(B[i, 4:10])
+                T.reads()
+                T.writes()
                 for j1 in range(4, 10):
                     with T.block("B_j1"):
                         vi, vj = T.axis.remap("SS", [i, j1])
-                        T.reads(A[vi, vj])
-                        T.writes(B[vi, vj])
+                        T.reads(A[0:8, 4:10])
+                        T.writes(B[0:8, 4:10])
                         B[vi, vj] = A[vi, vj] * T.float32(2.0)'''
+# (TVM's regions: none on the wrappers, each copy's over the whole part)
 
 
 def inner(factors, **kw):

@@ -90,7 +90,7 @@ def test_merge_across_a_shifted_dependence_refused():
 
 
 @pytest.mark.parametrize("case,match", [
-    ("one", "at least two"), ("same_twice", "at least two"), ("depth", "siblings"),
+    ("one", "at least two"), ("same_twice", "at least two"), ("depth", "same depth"),
     ("extent", "extents must be the same"), ("gap", "consecutive"),
     ("annotated", "annotation"), ("parallel", "non-serial"),
 ])

@@ -44,7 +44,28 @@ class TIRParseError(TIRError):
 
 
 class ScheduleError(TIRError):
-    """A schedule primitive cannot apply; the module is left unchanged."""
+    """A schedule primitive cannot apply; the module is left unchanged. `fast`: the short
+    message a schedule made with error_render_level="fast" gives (TVM's FastErrorString);
+    the full one when None."""
+
+    def __init__(self, *args, fast: str = None):
+        super().__init__(*args)
+        self.fast = fast
+
+
+class HandleError(ScheduleError, IndexError):
+    """A block/loop handle this schedule cannot resolve (removed by remove_rv, from another
+    schedule, or its statement is gone): an IndexError too, as TVM raises."""
+
+
+class NoFunctionError(ScheduleError, ValueError):
+    """get_block without func_name on a module of several functions none of which is being
+    worked on: a ValueError too, as TVM raises."""
+
+
+class BufferIndexError(ScheduleError, AssertionError):
+    """A ("read" | "write", index) buffer argument out of range: an AssertionError too, as
+    TVM's Python front of set_axis_separator / transform_layout / reindex asserts it."""
 
 
 class TraceError(ScheduleError):

@@ -9,6 +9,8 @@ the rewrites that replace a buffer value, such as transform_layout):
                                                min1, ext1, ...)>}, every ext a constant
     tir.hidden_reads / tir.hidden_writes:     [name, ...]
     tir.accumulator_reads:                    [position in the written T.reads, ...]
+    tir.writes_first:                         unit: T.reads lists the written buffers first
+                                              (decompose_reduction's update block, as TVM)
 
 Only the printed T.reads / T.writes and the views follow them (as in TVM); legality checks and
 lowering keep using the real accesses, so a wrong annotation cannot change the numbers.
@@ -44,6 +46,14 @@ def accumulator_reads(block_op) -> List[int]:
     if "tir.accumulator_reads" not in a:
         return []
     return [ir.IntegerAttr(x).value for x in ir.ArrayAttr(a["tir.accumulator_reads"])]
+
+
+def writes_first(block_op) -> bool:
+    return "tir.writes_first" in block_op.attributes
+
+
+def set_writes_first(block_op):
+    block_op.attributes["tir.writes_first"] = ir.UnitAttr.get()
 
 
 def set_accumulator_reads(block_op, positions: List[int]):

@@ -439,6 +439,9 @@ def _block_regions(block: Block) -> Regions:
     reads = det.result(det.reads, drop)
     final_writes = _override(_finish(writes, det.space), block, "write")
     final_reads = _override(_finish(reads, det.space), block, "read")
+    if not drop and overrides.writes_first(block.op):
+        first = [r for w in final_writes for r in final_reads if r.buffer == w.buffer]
+        final_reads = first + [r for r in final_reads if all(r is not f for f in first)]
     if drop and overrides.accumulator_reads(block.op):
         loaded = {b for b, _, _ in det.reads}
         acc = [w for w in final_writes if w.buffer in loaded]

@@ -110,7 +110,8 @@ def _call(op, args, module, declared) -> ir.Value:
     symbol = ir.StringAttr(op.attributes["symbol"]).value
     args = [arith.index_cast(ir.IntegerType.get_signless(32), a)
             if isinstance(a.type, ir.IndexType) else a for a in args]
-    ftype = ir.FunctionType.get([a.type for a in args], [op.results[0].type])
+    results = [] if "void" in op.attributes else [op.results[0].type]
+    ftype = ir.FunctionType.get([a.type for a in args], results)
     decl = declared.get(symbol)
     if decl is None:
         if symbol in {ir.StringAttr(f.attributes["sym_name"]).value for f in functions(module)}:
@@ -122,4 +123,7 @@ def _call(op, args, module, declared) -> ir.Value:
         raise build_error(op, f"T.call_extern: {symbol!r} is called with arguments "
                               f"{ftype} here and {ir.TypeAttr(decl.attributes['function_type']).value} "
                               f"elsewhere")
-    return func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(symbol), args).result
+    call = func.CallOp(results, ir.FlatSymbolRefAttr.get(symbol), args)
+    if not results:       # the placeholder result of a void call is never used
+        return arith.constant(op.results[0].type, 0)
+    return call.result

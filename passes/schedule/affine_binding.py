@@ -10,24 +10,30 @@ from mlir import ir
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule.analysis import value_range
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitution, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
 
-def affine_binding_error(block: ir.Operation) -> Optional[str]:
-    """Why the block's binding is not affine in TVM's sense, or None when it is."""
+def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
+    """Why the block's binding is not affine in TVM's sense, or None when it is. `fixed`:
+    loop variables held constant (reorder's loops above the reordered ones): a binding that
+    is not affine only in those is a constant here, as in TVM."""
     b = Block(block)
-    leaves = []
-    try:
-        dims = [to_affine(d, leaves) for d in b.dims]
-    except NotAffine as e:
-        return f"a binding is not affine ({e})"
-    identity = len(leaves) == len(dims) and all(
-        isinstance(d, ir.AffineDimExpr) and d.position == k
-        for k, d in enumerate(e.maybe_downcast() for e in dims))     # dims are distinct loops
-    subs = substitution(dims) if dims and not identity else None
-    binds = [r.compose(subs) if subs else r for r in b.bindings.results]
-    ranges = [value_range(v) for v in leaves]
+    leaves, constant = [], set()
+    dims = []
+    for d in b.dims:
+        tried = list(leaves)
+        try:
+            dims.append(to_affine(d, tried))
+            leaves[:] = tried
+        except NotAffine as e:
+            if not fixed or not _only_uses(d, fixed):
+                return f"a binding is not affine ({e})"
+            leaves.append(d)
+            constant.add(len(leaves) - 1)
+            dims.append(ir.AffineExpr.get_dim(len(leaves) - 1))
+    binds = [substitute(r, dims) for r in b.bindings.results]
+    ranges = [(0, 0) if k in constant else value_range(v) for k, v in enumerate(leaves)]
     mins = [lo for lo, _ in ranges]
     extents = [hi - lo + 1 for lo, hi in ranges]
     names = [f"loop {k}" for k in range(len(leaves))]
@@ -42,10 +48,21 @@ def affine_binding_error(block: ir.Operation) -> Optional[str]:
         fused = [frozenset(linear(e)[0].items()) for e in binds
                  if linear(e) is not None and linear(e)[0]]
         for c in b.predicate.constraints:
-            lin = linear(c.expr.compose(subs) if subs else c.expr)
+            lin = linear(substitute(c.expr, dims))
             if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None
+
+
+def _only_uses(v: ir.Value, fixed) -> bool:
+    """`v` is computed from constants and the `fixed` loop variables only."""
+    if any(v == f for f in fixed):
+        return True
+    if isinstance(v.owner, ir.Block):
+        return False
+    op = v.owner
+    return op.name == "arith.constant" or (
+        len(op.operands) > 0 and all(_only_uses(x, fixed) for x in op.operands))
 
 
 def _bounds_an_iterator(coeffs: dict, fused) -> bool:

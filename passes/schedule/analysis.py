@@ -181,10 +181,12 @@ def non_affine_dims(block: ir.Operation) -> List[ir.Value]:
             if not isinstance(d.owner, ir.Block) and d.owner.operation.name != "arith.constant"]
 
 
-def check_affine_bindings(root: ir.Operation, prim: str):
-    """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move."""
+def check_affine_bindings(root: ir.Operation, prim: str, fixed=()):
+    """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move
+    (`fixed`: loop variables held constant, as reorder holds the loops above its own)."""
+    from tir_mlir.passes.schedule.affine_binding import _only_uses
     for blk in ([root] if is_block(root) else []) + blocks_under(root):
-        if non_affine_dims(blk):
+        if any(not (fixed and _only_uses(d, fixed)) for d in non_affine_dims(blk)):
             raise ScheduleError(f"{prim}: The block {Block(blk).name!r} is required to have an "
                                 f"affine binding")
 

@@ -1,7 +1,7 @@
 """annotate / unannotate: set or remove one annotation of a block (`annotations`, printed as
 T.block_attr) or a loop (`tir.annotations`, printed as `annotations={...}`).
 
-Values are str, bool, int (int32 like TVM's IntImm, int64 beyond), float (finite float32), and lists / dicts of
+Values are str, bool, int (int32 like TVM's IntImm, int64 beyond), float (finite), and lists / dicts of
 those. Keys such as `pragma_auto_unroll_max_step` and `pragma_unroll_explicit` are hints the
 lowering may honour. unannotate of a missing key is an error (as in TVM).
 """
@@ -23,7 +23,7 @@ def to_attr(value) -> ir.Attribute:
     if isinstance(value, float):
         if not abs(value) <= FLOAT_MAX["float32"]:   # inf, nan: no TVMScript literal spells them
             raise ScheduleError(f"annotate: float {value!r} is not a finite float32")
-        return ir.FloatAttr.get(ir.F32Type.get(), value)
+        return ir.FloatAttr.get(ir.F64Type.get(), value)     # a Python float, as TVM keeps it
     if isinstance(value, str):
         return ir.StringAttr.get(value)
     if isinstance(value, (list, tuple)):

@@ -4,7 +4,7 @@ annotate_buffer_access(B, 0, "read", lambda vi, vj: ((vi - 1, vi + 1), (vj - 1, 
 
     with T.block("B"):                          with T.block("B"):
         T.reads(A[vi, vj])               ->         T.reads(A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2])
-        ...                                         T.block_attr({"explicit_read_region": [0]})
+        ...                                         T.block_attr({"explicit_read_region": [T.int32(0)]})
 
 `gen_new_ranges` maps the block's iter vars to one entry per buffer dimension: an expression
 (a single element) or a (begin, end) pair. The block gets TVM's annotation
@@ -104,6 +104,6 @@ def annotate_buffer_access(block: Block, buffer_index: int, buf_type: str,
     done = [ir.IntegerAttr(x).value for x in ir.ArrayAttr(ann[key])] if key in ann else []
     if buffer_index not in done:
         done.append(buffer_index)
-    i64 = ir.IntegerType.get_signless(64)
-    ann[key] = ir.ArrayAttr.get([ir.IntegerAttr.get(i64, x) for x in done])
+    i32 = ir.IntegerType.get_signed(32)         # TVM's IntImm("int32") indices
+    ann[key] = ir.ArrayAttr.get([ir.IntegerAttr.get(i32, x) for x in done])
     block.set_attr("annotations", ir.DictAttr.get(ann))

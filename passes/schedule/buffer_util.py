@@ -20,7 +20,7 @@ from tir_mlir.dialect.ops import Block, Loop, _op, add_terminator, body_ops
 from tir_mlir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
 from tir_mlir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
-from tir_mlir.region_overrides import accumulator_reads
+from tir_mlir.region_overrides import accumulator_reads, writes_first
 
 INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
              "arith.constant")
@@ -99,6 +99,9 @@ def block_reads(block: Block) -> list:
     loaded = [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "load")
               if b not in local]
     out = [b for b in loaded if b not in written]
+    if block.init is None and writes_first(block.op):      # decompose_reduction's update
+        mine = [b for b in block_writes(block) if b in out]
+        out = mine + [b for b in out if b not in mine]
     # unless the written T.reads listed them (region_overrides.accumulator_reads): TVM's
     # buffer indices count them where they were written
     positions = accumulator_reads(block.op) if written else []

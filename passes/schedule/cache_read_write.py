@@ -27,7 +27,9 @@ from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.analysis import enclosing_loops, is_ancestor
+from tir_mlir.passes.schedule import cache_in_scope as _scoped
+from tir_mlir.passes.schedule import cache_read_loc as _loc
+from tir_mlir.passes.schedule.analysis import child_blocks, enclosing_loops, is_ancestor
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
 
@@ -139,9 +141,18 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     blocks = [Block(o) for o in walk(func, Block.is_block)]
     reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
     if consumer_blocks is None:
-        return [b for b in reading
-                if not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
+        # TVM's consumers are the blocks of the root scope (a block's nest is redirected
+        # whole; blocks inside a block that writes the buffer keep reading it)
+        tops = [Block(o) for o in child_blocks(func) if o.name == Block.OP_NAME]
+        return [b for b in tops
+                if any(k == "load" and v == buf for _, k, v in accesses(b.op))
+                and not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
     return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
+
+
+def _writer_block(func, buf: ir.Value):
+    return next(o for o in walk(func, Block.is_block)
+                if any(k == "store" and v == buf for _, k, v in accesses(o)))
 
 
 def _writer_top(func, buf: ir.Value):
@@ -179,6 +190,10 @@ def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
 def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
                consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
     buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read", "read")
+    scope = _scoped.scope_of(block)
+    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
+        return _scoped.cache_read(block, scope, buf, storage_scope,
+                                  cache_name(buf, storage_scope))
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")
@@ -193,10 +208,15 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     writer = _writer_top(func, buf)
     first = stmts[0]
     if writer is not None and any(top_stmt(c.op) == writer for c in consumers):
-        # TVM copies inside the shared loop, right after the writer; a copy after the whole
-        # loop would come too late
-        raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares a "
-                            f"loop with a consumer (after compute_at); not supported")
+        # TVM copies inside the shared loops, right after the writer (cache_read_loc.py)
+        wblock = _writer_block(func, buf)
+        found = _loc.location(func, wblock, [c.op for c in consumers])
+        if found is None or found[0] is None:
+            raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
+                                f"a loop with a consumer that does not follow it there")
+        copy = _loc.copy_nest(found[0], wblock, buf, cache, name, loc, found[1])
+        _redirect_loads(consumers, buf, cache)
+        return copy
     if writer is not None:
         after = next(i for i, s in enumerate(stmts) if s == writer) + 1
         tops = [k for k, s in enumerate(stmts) if k >= after
@@ -235,6 +255,10 @@ def top_of(op, scope) -> ir.Operation:
 def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
                 consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
     buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
+    scope = _scoped.scope_of(block)
+    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
+        return _scoped.cache_write(block, scope, buf, storage_scope,
+                                   cache_name(buf, storage_scope))
     _check_root(block, "cache_write")
     func = func_of(block.op)
     _check_single_writer(func, buf, "cache_write")
@@ -242,12 +266,24 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
                                                               "cache_write")
     loc = block.op.location
     readers = [b.op for b in _consumers(func, buf, None, "cache_write") if b.op != block.op]
-    anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
+    originals = [r for r in readers if all(r != c.op for c in consumers)]
+    shared = _loc.location(func, block.op, originals) \
+        if any(top_stmt(r) == top_stmt(block.op) for r in originals) else None
+    if shared is None:
+        anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     name = cache_name(buf, storage_scope)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     for op, kind, v in accesses(block.op):
         if v == buf:
             op.operands[0 if kind == "load" else 1] = cache
+    if shared is not None and shared[0] is not None:
+        # a block still reading the original shares loops with the writer: copy back right
+        # after the writer there, what it writes per iteration (TVM's place)
+        copy = _loc.copy_nest(shared[0], block.op, cache, buf, name, loc, shared[1], cache)
+        _redirect_loads(consumers, buf, cache)
+        return copy
+    if shared is not None:
+        anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     copy = make_copy_nest(cache, buf, name, loc, anchor)
     region_op = anchor.parent.operation
     top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)

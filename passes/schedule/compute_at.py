@@ -126,7 +126,9 @@ def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
     rw = _ReadsWrites() if rw is None else rw
     writes = rw[block_op][1]
     for other in blocks_under(func) if blocks is None else blocks:
-        if other != block_op and _meets(rw[other][1], writes):
+        if other != block_op and not is_ancestor(block_op, other) \
+                and not is_ancestor(other, block_op) \
+                and _meets(rw[other][1], writes):    # (its own nest's blocks: it)
             raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
                                 f"(block {Block(other).name!r} writes them too)")
 
@@ -191,7 +193,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
 
     reads, writes = rw[block_op]
     outer = enclosing_loops(loop_op) + [loop_op]
-    space = NestedSpace(outer)
+    space = NestedSpace(outer)      # a consumer may be inside a blockized block
     try:
         regions = {}
         for buf in (reads if reverse else writes):
@@ -248,6 +250,9 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         exprs = [index.to_affine(lin, dim) for lin in lins]
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
             ir.AffineMap.get(len(used), 0, exprs))
+        # TVM's binding is the region start plus the new loop: `hh_0 * 8 - 1 + ax0`
+        blk.op.attributes["tir.start_first"] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(str(e)) for e in exprs])
         cons, spelled = [], {}
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, blk.domains):
             if c.lower_check:

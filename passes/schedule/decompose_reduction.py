@@ -17,6 +17,8 @@ block handle now names "C_update".
 """
 from mlir import ir
 
+from tir_mlir import region_overrides as overrides
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
@@ -101,4 +103,5 @@ def _decompose(block: Block, inner: list) -> Block:
         old_init.arguments[k].replace_all_uses_with(arg)
     erase_region_block(old_init)
     block.op.attributes["name"] = ir.StringAttr.get(block.name + "_update")
+    overrides.set_writes_first(block.op)     # TVM puts the written buffers first in T.reads
     return init

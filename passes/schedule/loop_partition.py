@@ -29,7 +29,10 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir.passes.schedule.buffer_util import i64_array
+from tir_mlir import region_overrides as overrides
+from tir_mlir.regions import block_regions
+from tir_mlir.passes.schedule.buffer_util import accesses, buffer_name, i64_array
+from tir_mlir.passes.schedule.region_cover import LoopSpace, RegionError, touched_region
 
 
 def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
@@ -78,7 +81,34 @@ def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> L
         new.append(copy)
         lo += size
     loop_op.erase()
+    _tvm_regions(common)
     return new
+
+
+def _tvm_regions(common: Block):
+    """The T.reads / T.writes TVM prints after a partition: none on the wrapper blocks, and
+    on each block with iter vars in a part, what it accesses over the whole part (every loop
+    around it relaxed). Printing only (region_overrides): legality uses the accesses."""
+    for op in [common.op, *analysis.walk(common.op)]:
+        if not analysis.is_block(op):
+            continue
+        b = Block(op)
+        if b.name.endswith(("_common", "_partition")) and not b.iter_names:
+            regions = block_regions(op)
+            for kind, found in (("read", regions.reads), ("write", regions.writes)):
+                overrides.add_hidden(op, kind, sorted({buffer_name(r.buffer) for r in found}))
+        elif b.iter_names and not analysis.blocks_under(op):
+            for kind, k in (("read", "load"), ("write", "store")):
+                for buf in {v for _, kk, v in accesses(op) if kk == k}:
+                    try:
+                        region = touched_region(LoopSpace([]), [b], buf, k)
+                    except RegionError:
+                        continue
+                    if region is None or any(iv.base.terms for iv in region):
+                        continue
+                    overrides.set_explicit(op, kind, buffer_name(buf), len(b.iter_names), [
+                        (ir.AffineExpr.get_constant(iv.lo + iv.base.const), iv.extent)
+                        for iv in region])
 
 
 def _opaque_block(name: str, ip, loc) -> Block:

@@ -5,6 +5,11 @@ bodies in turn (TVM 0.21's output):
     for i, j in T.grid(8, 8): block "C"     ==>         for j in range(8): block "B"
                                                         for j in range(8): block "C"
 
+Loops at the same depth of different nests merge with the loops above them (TVM's chains):
+each nest's loops from the common body down to the given one, each the only statement of the
+one above, with the same extents level by level; every level becomes one `_m` loop. Here
+these nests must share no buffer that one of them writes (the merge interleaves them).
+
 Legality (TVM's): at least two distinct loops, serial without annotations, starting at 0, of
 the same extent, in one loop body (or the function body). Here also: the loops are consecutive
 statements (TVM 0.21 itself fails when they make up the whole body), and merging keeps the
@@ -39,7 +44,7 @@ def merge(loops: List[ir.Operation]) -> ir.Operation:
                             f"{[lp.extent for lp in views]}")
     parent = loops[0].parent
     if any(lp.parent != parent for lp in loops):
-        raise ScheduleError(f"{WHO}: the loops must be in the same loop body (siblings)")
+        return _merge_chains(loops)
     siblings = [s.operation for s in parent.regions[0].blocks[0].operations] \
         if parent.name == "func.func" else [s.operation for s in loops[0].block.operations]
     pos = sorted(next(k for k, s in enumerate(siblings) if s == lp) for lp in loops)
@@ -99,3 +104,63 @@ def _slice_dims(blk: Block, op: ir.Operation, iv: ir.Value) -> set:
         if isinstance(e, ir.AffineDimExpr) and blk.dims[e.position] == iv:
             out.add(d)
     return out
+
+
+def _merge_chains(loops: List[ir.Operation]) -> ir.Operation:
+    chains = [analysis.enclosing_loops(lp) + [lp] for lp in loops]     # outermost first
+    depth = 0                                               # levels shared by every chain
+    while all(len(c) > depth for c in chains) and len({c[depth] for c in chains}) == 1:
+        depth += 1
+    chains = [c[depth:] for c in chains]
+    if len({len(c) for c in chains}) != 1 or not chains[0]:
+        raise ScheduleError(f"{WHO}: the loops must be at the same depth below a common "
+                            f"loop body")
+    for c in chains:
+        for outer, inner in zip(c, c[1:]):
+            if analysis.loop_children(outer) != [inner]:
+                raise ScheduleError(f"{WHO}: loop {Loop(inner).name!r} is not the only child "
+                                    f"of loop {Loop(outer).name!r}")
+    for level in zip(*chains):
+        views = [Loop(lp) for lp in level]
+        if any(v.annotations or v.kind != "serial" or v.min != 0 for v in views) or \
+                len({v.extent for v in views}) != 1:
+            raise ScheduleError(f"{WHO}: the loops above the merged ones must be serial, "
+                                f"start at 0 and have the same extents level by level")
+    tops = [c[0] for c in chains]
+    parent = tops[0].parent
+    if any(t.parent != parent for t in tops):
+        raise ScheduleError(f"{WHO}: the loops must be in the same loop body (siblings)")
+    stmts = [s.operation for s in tops[0].block.operations]
+    pos = sorted(next(k for k, s in enumerate(stmts) if s == t) for t in tops)
+    if pos != list(range(pos[0], pos[0] + len(pos))):
+        raise ScheduleError(f"{WHO}: the loops must be consecutive statements")
+    order = [next(c for c in chains if c[0] == stmts[k]) for k in pos]
+    _check_disjoint([c[0] for c in order])
+
+    # --- rewrite: one new loop per level, the innermost bodies in program order ------------------
+    ip, news = ir.InsertionPoint(order[0][0]), []
+    for lp in order[0]:
+        v = Loop(lp)
+        new = Loop.build(f"{v.name}_m", v.extent, index_dtype=v.index_dtype,
+                         loc=lp.location, ip=ip)
+        news.append(new)
+        ip = ir.InsertionPoint(analysis.terminator(new.body))
+    for c in order:
+        for lp, new in zip(c, news):
+            Loop(lp).iv.replace_all_uses_with(new.iv)
+        move_body(Loop(c[-1]).body, news[-1].body)
+        c[0].erase()
+    return news[0].op
+
+
+def _check_disjoint(tops: List[ir.Operation]):
+    """No buffer written under one of the nests is accessed under another."""
+    uses = [{(v, k) for b in analysis.blocks_under(t) for _, k, v in accesses(b)} for t in tops]
+    for n, mine in enumerate(uses):
+        written = {v for v, k in mine if k == "store"}
+        for m, other in enumerate(uses):
+            shared = written & {v for v, _ in other} if m != n else set()
+            if shared:
+                raise ScheduleError(f"{WHO}: buffer {buffer_name(next(iter(shared)))!r} is "
+                                    f"written under one merged nest and accessed under "
+                                    f"another: merging them would interleave those accesses")

@@ -9,7 +9,8 @@ into (out of) a cache buffer, at the start (end) of that loop's body (TVM 0.21's
                                                       A_shared[v0 * 4 + ax0, v1 * 4 + ax1] = A[...]
                                               for i_1, k_1: block "C": ... A_shared[vi, vk] ...
 
-The region is the union of what the blocks under the loop access, over the loops inside it; the
+The region is the union of what the blocks under the loop access, over the loops inside it and
+the thread loops around it whose threads share the cache's scope (as compute_at relaxes); the
 copy block has one iter var per loop (the given one or one around it) that region's start uses.
 read_at copies before the first statement of the loop body that reads the buffer, and every
 statement from there on reads the cache; write_at copies back after the last statement that
@@ -84,6 +85,7 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
            if v == src and k == ("load" if is_read else "store")]
     space = NestedSpace(analysis.enclosing_loops(loop) + [loop])
     space.fold_unit_loops = False         # TVM keeps `n` of a unit loop in the region start
+    space.relax_for(scope)                # a "shared" copy serves every thread of the block
     try:
         region = access_region(space, ops)
     except RegionError as e:

@@ -23,7 +23,7 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
-from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_scope, to_affine
+from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_name, buffer_scope, to_affine
 from tir_mlir.passes.schedule.index import Lin
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
@@ -192,29 +192,34 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
     return None
 
 
-def index_lins(space: LoopSpace, block: Block, op: ir.Operation,
-               bind: Optional[List[Lin]] = None) -> List[Lin]:
+def index_lins(space: LoopSpace, block: Block, op: ir.Operation, lenient: bool = False,
+               bind: Optional[List[Lin]] = None) -> list:
     """The indices of an access inside `block`, as Lins over loop numbers (`bind`: the
     block's `space.binding_lins`, when the caller has it)."""
     bind = space.binding_lins(block) if bind is None else bind
 
     def leaf_lin(leaf):
         k = iter_var_of(block, leaf)
+        if k is None and isinstance(space, NestedSpace):
+            return space.value_lin(leaf)        # a nested block's iter var (or a loop's)
         if k is None:
             raise RegionError("an index uses a value that is not an iter var of the block")
         return bind[k]
-    return lins_of(op, leaf_lin, space.ranges)
+    return lins_of(op, leaf_lin, space.ranges, lenient)
 
 
-def lins_of(op: ir.Operation, leaf_lin, ranges: index.Ranges) -> List[Lin]:
+def lins_of(op: ir.Operation, leaf_lin, ranges: index.Ranges, lenient: bool = False) -> list:
     """The indices of a load/store as Lins, each leaf value (loop or iter var) given by
-    `leaf_lin`."""
+    `leaf_lin`; `lenient`: None for an index that is not affine (its whole dimension)."""
     out = []
     for v in access(op)[1]:
         leaves: list = []
         try:
             expr = to_affine(v, leaves)
         except NotAffine as e:
+            if lenient:
+                out.append(None)
+                continue
             raise RegionError(str(e)) from None
         subs = [leaf_lin(leaf) for leaf in leaves]
         try:
@@ -247,31 +252,52 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
     space.bounding = kind == "load"
     region = None
     for blk in blocks:
+        given = _annotated(space, blk, buffer, kind)
+        if given is not None:           # annotate_buffer_access's region stands for the reads
+            region = given if region is None else [a.union(b) for a, b in zip(region, given)]
+            continue
+        shape = ir.MemRefType(buffer.type).shape
         ops = accesses_of(blk, [buffer], kind)
         bind = space.binding_lins(blk) if ops else None
         for op in ops:
-            if isinstance(space, NestedSpace) and _enclosing_block(op) != blk.op:
-                # in a block nested in a blockized one: its iter vars stand for their
-                # bindings, its loops are inner loops (TVM relaxes the block's signature
-                # region over them)
-                lins = lins_of(op, space.value_lin, space.ranges)
-            else:
-                lins = index_lins(space, blk, op, bind)
-            dims = [space.split(e) for e in lins]
+            # what a load reads may be over-approximated: a non-affine index (`T.Cast("int32",
+            # T.floor(...))`) reads anywhere in its dimension, as TVM relaxes it
+            dims = [Interval(Lin(), 0, shape[d] - 1) if e is None else space.split(e)
+                    for d, e in enumerate(index_lins(space, blk, op, kind == "load", bind))]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
 
-def _enclosing_block(op: ir.Operation) -> ir.Operation:
-    p = analysis.parent_op(op)
-    while not analysis.is_block(p):
-        p = analysis.parent_op(p)
-    return p
+def _annotated(space: LoopSpace, blk: Block, buffer: ir.Value, kind: str):
+    """The block's explicit region of `buffer` (annotate_buffer_access), as Intervals, or
+    None. TVM's compute_at reads a consumer's region from its T.reads, so it follows it."""
+    from tir_mlir import region_overrides as overrides
+    which = "read" if kind == "load" else "write"
+    if f"explicit_{which}_region" not in blk.annotations:   # (loop_partition's: printing only)
+        return None
+    ranges = overrides.explicit(blk.op, which).get(buffer_name(buffer))
+    if ranges is None:
+        return None
+    bind = space.binding_lins(blk)
+    out = []
+    for lo, ext in ranges:
+        iv = space.split(index.from_affine(lo, bind, space.ranges))
+        out.append(Interval(iv.base, iv.lo, iv.hi + ext - 1))
+    return out
 
 
 class NestedSpace(LoopSpace):
     """A LoopSpace where an index or a binding may use the iter vars of any block around it
     (a blockized block's too): each stands for its binding."""
+
+    def binding_lins(self, block: Block) -> List[Lin]:
+        """Each iter var's binding over loop numbers, through the iter vars of the blocks
+        around it (a blockized block's)."""
+        dims = [self.value_lin(d) for d in block.dims]
+        try:
+            return [index.from_affine(e, dims, self.ranges) for e in block.bindings.results]
+        except ValueError as e:
+            raise RegionError(str(e)) from None
 
     def value_lin(self, v: ir.Value) -> index.Lin:
         """A loop variable, or an iter var of a block (in its body or its init) as its

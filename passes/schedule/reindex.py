@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block
-from tir_mlir.errors import ScheduleError
+from tir_mlir.errors import BufferIndexError, ScheduleError
 from tir_mlir.passes.schedule import analysis, index
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_reads, block_writes, buffer_name, buffer_scope, dims_of, emit_index,
@@ -44,17 +44,24 @@ def buffer_index(block: Block, buffer: Union[Tuple[str, int], str],
                  who: str = WHO) -> Tuple[str, int]:
     """("read" | "write", index) for a buffer given so or by name (a written name: "write")."""
     if isinstance(buffer, str):
-        for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
-            for i, b in enumerate(bufs):
-                if buffer_name(b) == buffer:
-                    return kind, i
+        for through_views in (False, True):     # a view's source as TVM's T.writes name it
+            for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
+                for i, b in enumerate(bufs):
+                    while through_views and not isinstance(b.owner, ir.Block) and \
+                            b.owner.name == "memref.subview":
+                        b = b.owner.operands[0]
+                    if buffer_name(b) == buffer:
+                        return kind, i
         raise ScheduleError(f"{who}: could not find buffer {buffer!r} in block {block.name!r}")
     kind, i = tuple(buffer)
     if kind not in ("read", "write"):
         raise ScheduleError(f"{who}: buffer must be ('read'|'write', index) or a name, got "
                             f"{buffer!r}")
-    pick_buffer(block, block_reads(block) if kind == "read" else block_writes(block), i, who,
-                kind)
+    bufs = block_reads(block) if kind == "read" else block_writes(block)
+    if isinstance(i, int) and not 0 <= i < len(bufs):
+        raise BufferIndexError(f"{who}: block {block.name!r} has {len(bufs)} {kind} buffer(s); "
+                               f"index {i} is out of range")
+    pick_buffer(block, bufs, i, who, kind)
     return kind, i
 
 

@@ -62,7 +62,8 @@ def reorder(loops: Sequence[ir.Operation]):
     if len(loops) < 2:
         return
     top, bottom = by_depth[0], by_depth[-1]
-    analysis.check_affine_bindings(top, "reorder")
+    above = [Loop(lp).iv for lp in analysis.enclosing_loops(top)]
+    analysis.check_affine_bindings(top, "reorder", above)
     chain = analysis.chain_between(top, bottom)
     for outer, inner in zip(chain, chain[1:]):
         if analysis.parent_op(inner) != outer:
@@ -78,7 +79,8 @@ def reorder(loops: Sequence[ir.Operation]):
             raise ScheduleError(f"reorder: the block {b.name!r} under the loops to be "
                                 f"reordered has block iter type other than data-parallel or "
                                 f"reduction")
-        why = affine_binding_error(blk)
+        # (loops above the reordered ones are constants there, as TVM checks the binding)
+        why = affine_binding_error(blk, above)
         if why is not None:
             raise ScheduleError(f"reorder: the block {b.name!r} is required to have an affine "
                                 f"binding: {why}")

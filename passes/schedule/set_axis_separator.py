@@ -40,6 +40,13 @@ def set_axis_separator(block: Block, kind: str, index: int,
                        axis_separators: Optional[List[int]]):
     """`kind`/`index` as resolved by reindex.buffer_index (already checked)."""
     buf = (block_reads(block) if kind == "read" else block_writes(block))[index]
+    while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
+        buf = buf.owner.operands[0]          # a T.match_buffer view: its source buffer
     ndim = len(ir.MemRefType(buf.type).shape)
     seps = check_separators(list(axis_separators or []), ndim, f"buffer {buffer_name(buf)!r}")
     set_buffer_attr(buf, "tir.axis_separators", i64_array(seps) if seps else None)
+    from tir_mlir.passes.schedule.set_scope import _views
+    for view in _views(buf):     # TVM copies them to a view of the same rank, else zeros
+        same = len(ir.MemRefType(view.type).shape) == ndim
+        view_seps = seps if same else [0] * len(seps)
+        set_buffer_attr(view, "tir.axis_separators", i64_array(view_seps) if seps else None)

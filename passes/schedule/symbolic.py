@@ -5,6 +5,7 @@
 builds `ir.AffineExpr`s over dims 0..n-1, comparisons build `Constraint`s (expr >= 0 or
 expr == 0), and `&` joins constraints.
 """
+import inspect
 from dataclasses import dataclass
 from typing import Callable, List
 
@@ -77,11 +78,49 @@ class Sym:
 
 def call(fn: Callable, n: int) -> list:
     """fn(d0, ..., d{n-1}) with symbolic arguments; the result as a list."""
+    syms = [Sym(ir.AffineExpr.get_dim(k)) for k in range(n)]
+    kwonly = _keyword_only(fn)          # `lambda *indices, k: ...`: the last dims by name
+    if kwonly and len(kwonly) <= n:
+        syms, kw = syms[:n - len(kwonly)], dict(zip(kwonly, syms[n - len(kwonly):]))
+    else:
+        kw = {}
     try:
-        out = fn(*[Sym(ir.AffineExpr.get_dim(k)) for k in range(n)])
+        out = fn(*syms, **kw)
     except TypeError as e:
         raise ScheduleError(f"cannot evaluate the function symbolically: {e}")
     return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+AXIS_SEPARATOR = "axis_separator"       # TVM's IndexMap.AXIS_SEPARATOR (te.AXIS_SEPARATOR)
+
+
+def split_separators(fn: Callable, n: int):
+    """(axis separators, fn without them) for an index map whose results may hold
+    AXIS_SEPARATOR markers (`lambda i, j: [i, AXIS_SEPARATOR, j]`: separator [1])."""
+    out = call(fn, n)
+    seps, kept = [], 0
+    for x in out:
+        if isinstance(x, str) and x == AXIS_SEPARATOR:
+            seps.append(kept)
+        else:
+            kept += 1
+    if not seps:
+        return [], fn
+
+    def plain(*args, **kwargs):
+        res = fn(*args, **kwargs)
+        return [x for x in (res if isinstance(res, (list, tuple)) else [res])
+                if not (isinstance(x, str) and x == AXIS_SEPARATOR)]
+    plain.param_names = _names(fn, n)
+    return seps, plain
+
+
+def _keyword_only(fn) -> list:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
 
 def exprs(fn: Callable, n: int) -> List[ir.AffineExpr]:

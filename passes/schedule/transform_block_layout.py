@@ -138,8 +138,10 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
     # --- rewrite: new loops and block in place of the old nest --------------------------------
     top, loc = loops[0], blk.op.location
     ip, new_loops = ir.InsertionPoint(top), []
+    # int64 loops give int64 ones, as TVM legalizes the new iter vars to the old ones' dtype
+    dtype = "int64" if all(Loop(lp).index_dtype == "int64" for lp in loops) else "int32"
     for j, ext in enumerate(extents):
-        lp = Loop.build(f"ax{j}", ext, loc=loc, ip=ip, index_dtype="int32")
+        lp = Loop.build(f"ax{j}", ext, loc=loc, ip=ip, index_dtype=dtype)
         new_loops.append(lp)
         ip = ir.InsertionPoint(analysis.terminator(lp.body))
     m = len(extents)

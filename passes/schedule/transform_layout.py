@@ -10,7 +10,9 @@ The map is evaluated on symbolic indices (`+ - *` by constants, `//` and `%` by 
 constants); the new shape is the range of each result over the old shape. A function parameter
 changes the function's signature, like TVM.
 Legality: the buffer exists; the map takes one argument per dim; every result ranges from 0;
-the new shape has as many elements as the old one (a bijective permutation / tiling).
+the new shape has as many elements as the old one (a bijective permutation / tiling), or more
+with `assume_injective_transform` (TVM's implicit padding: never accessed), or more with a
+`pad_value`: the writer then fills the padding (layout_padding.py).
 """
 from typing import Callable, Tuple, Union
 
@@ -20,6 +22,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index as ix
+from tir_mlir.passes.schedule import layout_padding as _padding
 from tir_mlir.passes.schedule import symbolic
 from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
@@ -31,7 +34,7 @@ from tir_mlir.passes.schedule.analysis import erase
 def find_buffer(block: Block, buffer) -> ir.Value:
     if isinstance(buffer, str):
         bufs = block_reads(block) + block_writes(block)
-        found = [b for b in bufs if buffer_name(b) == buffer]
+        found = [s for s in map(_source, bufs) if buffer_name(s) == buffer]
         if not found:
             raise ScheduleError(f"transform_layout: block {block.name!r} does not access a "
                                 f"buffer named {buffer!r}")
@@ -41,10 +44,18 @@ def find_buffer(block: Block, buffer) -> ir.Value:
         raise ScheduleError(f"transform_layout: buffer must be ('read'|'write', index) or a "
                             f"name, got {buffer!r}")
     bufs = block_reads(block) if kind == "read" else block_writes(block)
-    return pick_buffer(block, bufs, i, "transform_layout", kind)
+    return _source(pick_buffer(block, bufs, i, "transform_layout", kind))
 
 
-def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable):
+def _source(buf: ir.Value) -> ir.Value:
+    """The buffer a T.match_buffer view (TVM's T.reads/T.writes name it) is a view of."""
+    while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
+        buf = buf.owner.operands[0]
+    return buf
+
+
+def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
+                     pad_value=None, injective: bool = False):
     buf = find_buffer(block, buffer)
     shape = list(ir.MemRefType(buf.type).shape)
     exprs = symbolic.exprs(index_map, len(shape))
@@ -62,7 +73,18 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
         old_n *= a
     for b in new_shape:
         new_n *= b
-    if old_n != new_n:
+    if list(new_shape) == list(shape) and all(
+            e.maybe_downcast() == ir.AffineExpr.get_dim(k) for k, e in enumerate(exprs)):
+        return                          # the identity (axis separators only): nothing to do
+    if any(u.owner.name == "memref.subview" for u in buf.uses):
+        raise ScheduleError(f"transform_layout: buffer {buffer_name(buf)!r} is accessed through "
+                            f"T.match_buffer views; only their axis separators can change")
+    if old_n != new_n and pad_value is not None:
+        with block.op.location:
+            _padding.pad_producer(buf, exprs, shape, new_shape, pad_value,
+                                  lambda: _apply(buf, exprs, new_shape))
+        return
+    if old_n != new_n and not (injective and new_n > old_n):
         raise ScheduleError(f"transform_layout: the index map sends shape {tuple(shape)} to "
                             f"{tuple(new_shape)}, which is not a bijection")
     with block.op.location:
@@ -103,3 +125,17 @@ def _apply(buf: ir.Value, exprs, new_shape):
             erase_dead(v)
     if not is_func_arg(buf):
         erase(buf.owner)
+    # the new indices simplified by the iter vars' ranges, as TVM's
+    # (`(vi_o * 16 + vi_i) // 16` is `vi_o` for vi_i < 16)
+    from tir_mlir.passes.schedule.decompose_padding import _resimplify
+    owners = []
+    for o, _, v in accesses(func):
+        b = o.parent
+        while b is not None and not Block.is_block(b):
+            b = b.parent
+        if v == new_buf and b is not None and all(b != x for x in owners):
+            owners.append(b)
+    for b in owners:
+        blk = Block(b.operation if hasattr(b, "operation") else b)
+        _resimplify(blk, list(blk.iter_vars) + (list(blk.init.arguments) if blk.init else []))
+    return new_buf

@@ -26,6 +26,8 @@ _OK = ("int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "flo
 
 def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
     buf = pick_buffer(block, block_writes(block), buffer_index, WHO, "write")
+    while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
+        buf = buf.owner.operands[0]          # a T.match_buffer view: its source buffer
     if dtype not in DTYPES:
         raise ScheduleError(f"{WHO}: unknown dtype {dtype!r}")
     old = _dtype(buf)
@@ -44,7 +46,27 @@ def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
                              [], []).result
     for name in alloc.attributes:
         new.owner.attributes[name] = alloc.attributes[name]
-    for op, kind, v in accesses(func_of(alloc)):
+    func = func_of(alloc)
+    _retype(func, buf, new, old, dtype)
+    alloc.erase()
+
+
+def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
+    """Accesses of `buf` go to `new` (of `dtype`) with casts; its T.match_buffer views are
+    made again over `new`, and theirs (TVM gives the views the dtype too)."""
+    for use in list(buf.uses):
+        view = use.owner
+        if view.name != "memref.subview" or view.operands[0] != buf:
+            continue
+        vtype = ir.MemRefType(view.results[0].type)
+        ntype = ir.MemRefType.get(vtype.shape, mlir_type(dtype), layout=vtype.layout,
+                                  memory_space=vtype.memory_space)
+        clone = view.clone(ir.InsertionPoint(view))
+        clone.operands[0] = new
+        clone.results[0].set_type(ntype)
+        _retype(func, view.results[0], clone.results[0], old, dtype)
+        view.erase()
+    for op, kind, v in accesses(func):
         if v != buf:
             continue
         with ir.InsertionPoint(op), op.location:
@@ -55,7 +77,6 @@ def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
                 load = memref.LoadOp(new, list(op.operands)[1:]).result
                 op.results[0].replace_all_uses_with(_cast(load, dtype, old))
                 op.erase()
-    alloc.erase()
 
 
 def _dtype(buf: ir.Value) -> str:

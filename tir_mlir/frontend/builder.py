@@ -181,7 +181,7 @@ class FuncBuilder(Fail):
         if isinstance(v, Lit) and isinstance(v.value, bool):
             return ir.BoolAttr.get(v.value)
         if isinstance(v, Lit) and isinstance(v.value, int):
-            if v.dtype not in (None, "int32"):     # T.int64(3): the signed type keeps the dtype
+            if v.dtype is not None:     # T.int64(3), T.int32(0): the signed type keeps it
                 return ir.IntegerAttr.get(ir.IntegerType.get_signed(bits(v.dtype)), v.value)
             return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v.value)
         if isinstance(v, Lit) and isinstance(v.value, float):

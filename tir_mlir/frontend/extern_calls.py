@@ -7,7 +7,8 @@ Each is a `tir.extern` op (its arguments are of mixed types) whose callee names 
 lowering turns them into a declared function and pointer arithmetic: passes/lowering/
 extern_calls.py):
 
-- `call_extern` {symbol}: the C function `symbol`, its result typed by the first argument;
+- `call_extern` {symbol}: the C function `symbol`, its result typed by the first argument
+  ("void": a unit `void` attribute, a placeholder int32 result, no result when lowered);
 - `buffer_data`(B): `B.data`, the buffer's base pointer (dtype "handle", `!llvm.ptr`);
 - `elem_offset`(B, i, j...): the linear element offset of `B[i, j]` from `B.data` (`B.elem_offset`
   is the offset of `B[0, ..., 0]`); an op over the buffer and indices rather than arithmetic on
@@ -104,9 +105,12 @@ class ExternCalls:
         if len(args) < 2 or not isinstance(args[1], str):
             self.fail(f'T.{name} takes a dtype, the function\'s name and its arguments: '
                       f'T.{name}("int32", "f", ...)', pos)
-        dtype = check_dtype(args[0], pos, self.fail)
+        void = args[0] in ("void", "")       # TVM's T.call_extern("void", ...): a statement
+        dtype = "int32" if void else check_dtype(args[0], pos, self.fail)
         operands = self._extern_args(name, args[2:], pos)
         attrs = {"symbol": ir.StringAttr.get(args[1])}
+        if void:                             # its placeholder int32 result is never used
+            attrs["void"] = ir.UnitAttr.get()
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
@@ -151,23 +155,33 @@ class ExternCalls:
         return WholeBuffer(buf)
 
     def _call_builtin(self, name, args, kwargs, pos):
-        """`T.tvm_fill_fragment(C.data, ..., dtype="handle")`: a `builtin` {symbol} call."""
+        """`T.tvm_fill_fragment(C.data, ..., dtype="handle")`: a `builtin` {symbol} call. A
+        string argument (`"row_major"` of T.tvm_load_matrix_sync) is no operand: the
+        `strings` attribute keeps it with its position."""
         from tir_mlir.frontend.exprs import check_dtype
         dtype = POINTER
         for k, (v, kpos) in kwargs.items():
             if k != "dtype":
                 self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
             dtype = check_dtype(v, kpos, self.fail)
-        operands = self._extern_args(name, args, pos)
-        return self.extern("builtin", operands, dtype, pos, {"symbol": ir.StringAttr.get(name)})
+        strings = {str(n): ir.StringAttr.get(a) for n, a in enumerate(args) if isinstance(a, str)}
+        operands = self._extern_args(name, [a for a in args if not isinstance(a, str)], pos)
+        attrs = {"symbol": ir.StringAttr.get(name)}
+        if strings:
+            attrs["strings"] = ir.DictAttr.get(strings)
+        return self.extern("builtin", operands, dtype, pos, attrs)
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
+        if not args and "dtype" in kwargs:          # T.type_annotation(dtype="float16")
+            args, kwargs = [kwargs["dtype"][0]], {}
         self._arity(name, args, 1, pos, kwargs)
         return ("dtype", check_dtype(args[0], pos, self.fail))
 
     def _call_access_ptr(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
+        if kwargs.get("dtype", (POINTER,))[0] == POINTER:   # the call's own dtype: a pointer
+            kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
         self._arity(name, args, 5, pos, kwargs)
         dtype = check_dtype(args[0], pos, self.fail)
         data = args[1]

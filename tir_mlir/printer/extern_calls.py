@@ -56,7 +56,8 @@ def extern_text(p, op, v) -> tuple:
         symbol = ir.StringAttr(op.attributes["symbol"]).value
         fn = "call_pure_extern" if "pure" in op.attributes else "call_extern"
         rest = "".join(", " + p.text(a) for a in args)
-        return f'T.{fn}("{value_dtype(v, p.buffers)}", "{symbol}"{rest})', ATOM
+        dtype = "void" if "void" in op.attributes else value_dtype(v, p.buffers)
+        return f'T.{fn}("{dtype}", "{symbol}"{rest})', ATOM
     if callee == "call_packed":
         symbol = ir.StringAttr(op.attributes["symbol"]).value
         rest = "".join(", " + (p.namer[a] if isinstance(a.type, ir.MemRefType) else p.text(a))
@@ -65,7 +66,11 @@ def extern_text(p, op, v) -> tuple:
     if callee == "builtin":
         symbol = ir.StringAttr(op.attributes["symbol"]).value
         dtype = value_dtype(v, p.buffers)
-        rest = [p.text(a) for a in args] + ([f'dtype="{dtype}"'] if dtype != "handle" else [])
+        rest = [p.text(a) for a in args]
+        if "strings" in op.attributes:          # string arguments back at their positions
+            for k in sorted(ir.DictAttr(op.attributes["strings"]), key=lambda a: int(a.name)):
+                rest.insert(int(k.name), f'"{ir.StringAttr(k.attr).value}"')
+        rest += [f'dtype="{dtype}"'] if dtype != "handle" else []
         return f"T.{symbol}({', '.join(rest)})", ATOM
     if callee == "buffer_data":
         return f"{p.namer[args[0]]}.data", ATOM

@@ -37,9 +37,14 @@ def attr_text(attr: ir.Attribute) -> str:
         if isinstance(attr.type, ir.IntegerType) and attr.type.width == 1:
             return str(bool(attr.value))
         if isinstance(attr.type, ir.IntegerType) and attr.type.is_signed:
-            return int_text(attr.value, f"int{attr.type.width}")      # T.int64(3)
+            # an IntImm (T.int64(3); T.int32(0) too: TVM's parser reads a bare 0 in an
+            # annotation as another kind of integer)
+            return f"T.int{attr.type.width}({attr.value})"
         return str(attr.value)
     if isinstance(attr, ir.FloatAttr):
+        if isinstance(attr.type, ir.F64Type):     # a Python float: TVM prints 17 digits
+            text = "%.17g" % attr.value
+            return text if any(c in text for c in ".en") else text + ".0"
         return repr(attr.value)
     if isinstance(attr, ir.StringAttr):
         return string_text(attr.value)

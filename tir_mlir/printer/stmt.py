@@ -151,6 +151,9 @@ class FuncPrinter:
         return out
 
     def _allocs(self, allocs):
+        # alloc_buffer lines first: after a T.decl_buffer line TVM's parser is no longer in
+        # the block's frame, where alloc_buffer must be
+        allocs = sorted(allocs, key=lambda op: CONST_DATA in op.attributes)
         for op in allocs:
             info = self.buffers[op.results[0]]
             if CONST_DATA in op.attributes:
@@ -373,6 +376,9 @@ class FuncPrinter:
         run = []
 
         const_first = b.const_first_bindings
+        a = b.op.attributes
+        start_first = {ir.StringAttr(x).value for x in ir.ArrayAttr(a["tir.start_first"])} \
+            if "tir.start_first" in a else set()
 
         def binding(k):
             text = affine_text(results[k], dim_names, (),
@@ -380,6 +386,9 @@ class FuncPrinter:
             m = re.fullmatch(r"([^ ]+(?: \* [^ ]+)?) \+ (\d+)", text)
             if str(results[k]) in const_first and m:      # written `8 + i`: TVM keeps it so
                 return f"{m[2]} + {m[1]}"
+            m = re.fullmatch(r"(.+) \+ ([A-Za-z_]\w*) ([-+]) (\d+)", text)
+            if str(results[k]) in start_first and m:      # compute_at's start + new loop
+                return f"{m[1]} {m[3]} {m[4]} + {m[2]}"
             return text
 
         def flush():

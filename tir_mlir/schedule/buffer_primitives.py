@@ -69,21 +69,52 @@ class BufferPrimitives:
                       offset: int) -> None:
         _align.storage_align(Block(self._block(block)), buffer_index, axis, factor, offset)
 
-    @primitive
+    @primitive(macro=True)
     def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
                          index_map: Callable, pad_value=None,
                          assume_injective_transform: bool = False) -> None:
-        """`index_map`: a lambda (or its text); recorded in the trace as canonical text."""
-        if pad_value is not None:
-            raise ScheduleError("transform_layout: pad_value is not supported")
-        blk = Block(self._block(block))
+        """`index_map`: a lambda (or its text); recorded in the trace as canonical text.
+        `pad_value` fills the padding when the map pads the buffer (layout_padding.py);
+        `assume_injective_transform` lets the new shape be larger (the padding unused).
+        TVM's `IndexMap.AXIS_SEPARATOR` among the map's results becomes a set_axis_separator
+        step after it, as TVM records it."""
+        if isinstance(block, str):
+            block = self.get_block(block)
         if isinstance(buffer, list):
             buffer = tuple(buffer)
-        self._note(buffer=buffer)
+        blk = Block(self._block(block))
+        rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
+        seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
+        self._transform_layout(block, buffer, plain if seps else index_map, pad_value,
+                               assume_injective_transform)
+        if seps:
+            self.set_axis_separator(block, buffer, seps)
+
+    def _layout_step(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
+                     index_map: Callable, pad_value=None,
+                     assume_injective_transform: bool = False) -> None:
+        blk = Block(self._block(block))
+        from tir_mlir.passes.schedule.reindex import buffer_index
+        self._note(buffer=buffer_index(blk, buffer, "transform_layout") if isinstance(
+            buffer, str) else buffer)      # TVM records a name as ("write" | "read", index)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))
-        _layout.transform_layout(blk, buffer, fn)
+        if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):   # TVM's IntImm
+            from tir_mlir.dtypes import dtype_of
+            want = dtype_of(ir.MemRefType(_layout.find_buffer(blk, buffer).type).element_type)
+            if str(pad_value.dtype) != want:
+                raise ScheduleError(f"transform_layout: the pad value {pad_value!r} must have "
+                                    f"the buffer's dtype {want}")
+            pad_value = pad_value.value
+        if isinstance(pad_value, (int, float)):     # TVM records a constant as a lambda
+            self._note(pad_value=_pad_lambda(pad_value, fn, rank, _layout.find_buffer(
+                blk, buffer)))
+        _layout.transform_layout(blk, buffer, fn, pad_value, assume_injective_transform)
+
+    _layout_step.__name__ = "transform_layout"      # the step's trace instruction
+    _transform_layout = primitive(_layout_step)
+    del _layout_step
 
     @primitive(keeps_index=True)
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
@@ -155,3 +186,14 @@ def _by_name(fn: Callable, blk: Block) -> Callable:
         return fn(*[values[iters.index(p)] for p in params])
     by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
     return by_name
+
+
+def _pad_lambda(value, fn, rank: int, buf) -> str:
+    """TVM's trace text of a constant pad_value: a lambda of the new indices returning it
+    typed as the buffer (`lambda indices_0, indices_1: (T.float32(7.0),)`)."""
+    from tir_mlir.dtypes import dtype_of
+    dtype = dtype_of(ir.MemRefType(buf.type).element_type)
+    n = len(symbolic.exprs(fn, rank))
+    params = ", ".join(f"indices_{k}" for k in range(n))
+    text = repr(float(value)) if dtype.startswith(("float", "bfloat")) else str(int(value))
+    return f"lambda {params}: ({text if dtype == 'int32' else f'T.{dtype}({text})'},)"

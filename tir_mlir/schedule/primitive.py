@@ -93,6 +93,8 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 self._ops = None
                 del self._trace.insts[n:]
             if isinstance(e, ScheduleError):
+                if outermost and self._error_render_level != "detail":
+                    raise _rendered(e, self._error_render_level) from e
                 raise
             raise ScheduleError(f"{fn.__name__}: {type(e).__name__}: {e}") from e
         finally:
@@ -118,6 +120,13 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
         return result
     wrapper.is_primitive = True
     return wrapper
+
+
+def _rendered(e: ScheduleError, level: str) -> ScheduleError:
+    """The error as a schedule with error_render_level "fast" or "none" reports it (TVM)."""
+    if level == "none":
+        return type(e)("(not rendered)")
+    return type(e)(e.fast or str(e))
 
 
 def _binder(sig: inspect.Signature):

@@ -11,7 +11,7 @@ from typing import List, Optional, Sequence, Union
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
-from tir_mlir.errors import ScheduleError
+from tir_mlir.errors import HandleError, NoFunctionError, ScheduleError
 from tir_mlir.module import IRModule
 from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
                                       fuse as _fuse, loop_kind, reorder as _reorder,
@@ -57,7 +57,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
-        self._identity = object()    # carried by this schedule's handles (and its copies')
+        self._identity = object()    # carried by this schedule's handles
+        self._inherited = {}         # identity of a schedule copied from -> its next sid then
         self._init_random(seed)
         self._trusted = False        # trusted replay: no per-step snapshot / verification
         self._debug_mask = check_debug_mask(debug_mask)
@@ -101,6 +102,11 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         new._ops, new._mutating, new._tracking = None, 0, 0
         new._values = dict(self._values)
         new._rng = random.Random(self.fork_seed())
+        # the copy knows the handles made before it (as TVM copies the RV table), not those
+        # either schedule makes afterwards
+        new._identity = object()
+        new._inherited = dict(self._inherited)
+        new._inherited[self._identity] = self._next_sid
         return new
 
     @contextlib.contextmanager
@@ -146,18 +152,19 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             raise ScheduleError(f"expected a {want} handle, got {rv!r}")
         if not isinstance(rv, _RV):
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
-        if rv.schedule is not None and rv.schedule is not self._identity:
-            raise ScheduleError(f"{rv.describe()} belongs to another Schedule; get the "
+        if rv.schedule is not None and rv.schedule is not self._identity and \
+                rv.sid >= self._inherited.get(rv.schedule, -1):
+            raise HandleError(f"{rv.describe()} belongs to another Schedule; get the "
                                 f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
         if rv.sid in self._consumed:
             prim, step = self._consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
         if id(rv) in self._removed:
-            raise ScheduleError(f"{rv.describe()} was removed by remove_rv")
+            raise HandleError(f"{rv.describe()} was removed by remove_rv")
         op = self._index().lookup(rv.sid, settled=not self._tracking)
         if op is not None:
             return op
-        raise ScheduleError(f"{rv.describe()} no longer exists in the module")
+        raise HandleError(f"{rv.describe()} no longer exists in the module")
 
     def _index(self, force: bool = False) -> OpIndex:
         """The index of the module's ops (sid -> op, block names), kept by the rewrites that
@@ -214,8 +221,9 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
                 return funcs[0]
             if "main" in funcs:
                 return "main"
-            raise ScheduleError(f"the module has several functions ({', '.join(funcs)}) and "
-                                f"none is 'main': pass func_name")
+            raise NoFunctionError(f"The schedule does not know which function to be working "
+                                  f"on: the module has several functions ({', '.join(funcs)})"
+                                  f" and none is 'main'; call work_on or pass func_name")
         if func_name not in funcs:
             raise ScheduleError(f"no function named {func_name!r}; the module has "
                                 f"{', '.join(funcs) or 'none'}")
@@ -238,7 +246,9 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             found = [self._mod[func]]
         if not found:
             raise ScheduleError(f"Cannot find a block with the name: {name} "
-                                f"(in function {func!r})")
+                                f"(in function {func!r})",
+                                fast="ScheduleError: Cannot find a block with the specified "
+                                     "name")
         if len(found) > 1:
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)

@@ -62,6 +62,8 @@ class Instruction:
                 kws.append(f"{key}={val}")
             elif key == "probs":          # TVM prints the probabilities with 17 digits
                 kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
+            elif key == "ann_val" and isinstance(val, float):       # and float annotations
+                kws.append(f"{key}={_float17(val)}")
             else:
                 kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
         call = f"sch.{self.name}({', '.join(pos + kws)})"
@@ -78,7 +80,7 @@ class Instruction:
 # TVM prints these arguments only when given (cache_read/cache_write's consumer_blocks) ...
 _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 # ... and these, recorded as lambda text, as code (index maps, annotate_buffer_access ranges).
-_LAMBDAS = ("index_map", "gen_new_ranges")
+_LAMBDAS = ("index_map", "gen_new_ranges", "pad_value")
 # Instructions TVM prints with positional arguments.
 _POSITIONAL = ("get_child_blocks",)
 # Arguments TVM's trace names unlike the Python parameter.
@@ -93,8 +95,7 @@ def _signature(name: str) -> inspect.Signature:
 
 
 def _float17(x: float) -> str:
-    text = "%.17g" % x
-    return text if any(c in text for c in ".e") else text + ".0"
+    return "%.17g" % x          # as TVM's trace prints a float (1.0 as `1`)
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,8 +103,8 @@ def primitive_names() -> frozenset:
     """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
     data: replay must never reach any other attribute)."""
     from tir_mlir.schedule.schedule import Schedule
-    return frozenset(n for n in dir(Schedule)
-                     if getattr(getattr(Schedule, n, None), "is_primitive", False))
+    return frozenset(n for n in dir(Schedule) if not n.startswith("_")
+                     and getattr(getattr(Schedule, n, None), "is_primitive", False))
 
 
 def _check_call(name, args) -> inspect.Signature:
@@ -157,8 +158,18 @@ class Trace:
 
     def __str__(self):
         lines = ["# from tvm import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
-        lines += ["  " + i.python() for i in self.insts] or ["  pass"]
+        lines += ["  " + line for line in self.as_python(False)] or ["  pass"]
         return "\n".join(lines)
+
+    def as_python(self, remove_postproc: bool = False) -> List[str]:
+        """One line of Python per instruction (TVM's Trace.as_python), up to enter_postproc
+        with `remove_postproc`."""
+        out = []
+        for inst in self.insts:
+            if remove_postproc and inst.name == "enter_postproc":
+                break
+            out.append(inst.python())
+        return out
 
     # --- decisions of the sampling instructions ------------------------------------------------
     # A decision is the `decision` argument of a sampling instruction (filled in when it was

@@ -151,7 +151,7 @@ def _input(v):
     if v is None:
         return "None"
     if isinstance(v, str):
-        return json.dumps(v)
+        return f'"{v}"'
     if isinstance(v, list):
         return [_input(x) for x in v]
     return v
@@ -202,7 +202,7 @@ def _value(v):
     if isinstance(v, str):
         if v == "None":
             return None
-        if v.startswith('"'):
-            return json.loads(v)
+        if len(v) >= 2 and v[0] == v[-1] == '"':     # TVM quotes a string, escaping nothing
+            return v[1:-1]
         return {"rv": v}
     return v

@@ -1,0 +1,232 @@
+"""transform_layout with a pad_value, where the map pads the buffer: its producer is rewritten
+to run over the new shape and write the pad value in the padding (TVM 0.21's output):
+
+    B = T.alloc_buffer((14,))                   B = T.alloc_buffer((4, 4))
+    for i in range(14):                  ==>    for i, j in T.grid(4, 4):
+        block: vi = remap("S", [i])                 block: vi, vj = remap("SS", [i, j])
+            B[vi] = A[vi]                               B[vi, vj] = T.if_then_else(
+                                                            vi == 3 and 2 <= vj, 0, A[vi * 4 + vj])
+    transform_layout(block, "B", lambda i: [i // 4, i % 4], pad_value=0)
+
+Supported (else refused): each old dimension maps to one result `d` or to a pair `d // c`,
+`d % c`; one dimension pads; the buffer's only writer stores it at its spatial iter vars, one
+per dimension, each bound to its own loop, those loops the outermost of the block's nest, each
+the only child of the one above; the pad value a constant of the buffer's dtype or (int
+buffers) an affine lambda of the new indices. TVM's other forms (a padding block after a
+writer with other effects, an assumption for an input, opaque writers) are not written here.
+"""
+from typing import List
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dtypes import dtype_of, is_float, mlir_type
+from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule import analysis, symbolic
+from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.passes.schedule.buffer_util import accesses, emit_index, func_of, move_body
+
+WHO = "transform_layout"
+
+
+def _refuse(why: str):
+    raise ScheduleError(f"{WHO}: pad_value: {why} (TVM's other padded forms are not "
+                        f"supported)")
+
+
+def inverse(exprs: List[ir.AffineExpr], shape: List[int]):
+    """(old dim -> affine expr of the new dims, (div result, mod result, q, r) of the padded
+    dimension: padding is `new[div] == q and r <= new[mod]`)."""
+    parts = {d: [] for d in range(len(shape))}
+    for k, e in enumerate(exprs):
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            parts[e.position].append(("id", k, 1))
+        elif isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and \
+                isinstance(e.lhs.maybe_downcast(), ir.AffineDimExpr) and \
+                isinstance(e.rhs.maybe_downcast(), ir.AffineConstantExpr):
+            kind = "div" if isinstance(e, ir.AffineFloorDivExpr) else "mod"
+            parts[e.lhs.maybe_downcast().position].append((kind, k, e.rhs.maybe_downcast().value))
+        else:
+            _refuse(f"index map result {e} is not a dimension, d // c or d % c")
+    inv, padded = [], []
+    for d, ps in parts.items():
+        kinds = sorted(p[0] for p in ps)
+        if kinds == ["id"]:
+            inv.append(ir.AffineExpr.get_dim(ps[0][1]))
+        elif kinds == ["div", "mod"] and ps[0][2] == ps[1][2]:
+            c = ps[0][2]
+            div = next(k for kind, k, _ in ps if kind == "div")
+            mod = next(k for kind, k, _ in ps if kind == "mod")
+            inv.append(ir.AffineExpr.get_dim(div) * c + ir.AffineExpr.get_dim(mod))
+            if shape[d] % c:
+                padded.append((div, mod, shape[d] // c, shape[d] % c))
+        else:
+            _refuse(f"dimension {d} is not mapped to itself or to a d // c, d % c pair")
+    if len(padded) != 1:
+        _refuse("more than one dimension pads")
+    return inv, padded[0]
+
+
+def _writer(buf: ir.Value) -> Block:
+    func = func_of(buf.owner.owner if isinstance(buf.owner, ir.Block) else buf.owner)
+    writers = [o for o in analysis.walk(func) if analysis.is_block(o) and
+               not analysis.blocks_under(o) and
+               any(k == "store" and v == buf for _, k, v in accesses(o))]
+    if len(writers) != 1:
+        _refuse("the buffer has no single writer block (an input gets an assumption in TVM)")
+    return Block(writers[0])
+
+
+def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], pad_value,
+                 apply):
+    """Rewrite the writer of `buf` over `new_shape`; `apply` rewrites every access of the
+    buffer by the map (transform_layout's) and returns the new buffer."""
+    inv, (div, mod, q, r) = inverse(exprs, shape)
+    w = _writer(buf)
+    m = len(shape)
+    dtype = _dtype(buf)
+    _check_pad(pad_value, dtype)
+    ivs = list(w.iter_vars)
+    loops = analysis.enclosing_loops(w.op)
+    own = []
+    for op, k, v in accesses(w.op):
+        if v != buf:
+            continue
+        idx = list(op.operands)[1 if k == "load" else 2:]
+        pos = [next((n for n, a in enumerate(ivs) if a == x), None) for x in idx]
+        if None in pos and w.init is not None:      # the init's own copy of the iter vars
+            pos = [next((n for n, a in enumerate(w.init.arguments) if a == x), None)
+                   for x in idx]
+        if None in pos or len(set(pos)) != m:
+            _refuse(f"block {w.name!r} does not access the buffer at distinct iter vars")
+        own.append(pos)
+    if len({tuple(p) for p in own}) != 1:
+        _refuse(f"block {w.name!r} accesses the buffer at several indices")
+    if w.predicate is not None:
+        _refuse(f"block {w.name!r} has a T.where")
+    if any(k == "store" and v != buf for _, k, v in accesses(w.op)):
+        _refuse(f"block {w.name!r} writes other buffers too (TVM pads in a block after it)")
+    order = own[0]                              # iter var of each buffer dimension
+    binds = w.bindings.results
+    for d, n in enumerate(order):
+        e = binds[n].maybe_downcast()
+        if w.iter_types[n] != "S" or w.domains[n] != (0, shape[d]) or \
+                not isinstance(e, ir.AffineDimExpr) or len(loops) <= d or \
+                w.dims[e.position] != Loop(loops[d]).iv:
+            _refuse(f"block {w.name!r}: dimension {d} of the buffer is not its spatial iter "
+                    f"var bound to loop {d} of its nest")
+        if Loop(loops[d]).min != 0 or Loop(loops[d]).extent != shape[d]:
+            _refuse("the writer's loops do not run over the buffer")
+    for outer, inner in zip(loops[:m], loops[1:m]):
+        if analysis.loop_children(outer) != [inner]:
+            _refuse("the writer's loops are not a perfect nest")
+    new_buf = apply()
+
+    # --- new loops over the new shape, the rest of the nest moved inside --------------------------
+    loc, top = w.op.location, loops[0]
+    ip, news = ir.InsertionPoint(top), []
+    for k, n in enumerate(new_shape):
+        lp = Loop.build(f"axis{k}", n, index_dtype=Loop(loops[0]).index_dtype, loc=loc,
+                        ip=ip)                    # TVM's names for the padded nest
+        news.append(lp)
+        ip = ir.InsertionPoint(analysis.terminator(lp.body))
+    move_body(Loop(loops[m - 1]).body, news[-1].body)
+    rest = [n for n in range(len(ivs)) if n not in order]
+    k_new = len(new_shape)
+    names = [f"v_axis{k}" for k in range(k_new)]
+    used = sorted({p for n in rest for p in _dims_of(binds[n])})
+    if any(w.dims[p] == Loop(lp).iv for p in used for lp in loops[:m]):
+        _refuse(f"block {w.name!r} binds another iter var to the buffer's loops")
+    dims = [lp.iv for lp in news] + [w.dims[p] for p in used]
+    to_new = ir.AffineMap.get(len(dims), 0, [
+        ir.AffineExpr.get_dim(k_new + used.index(p)) if p in used else
+        ir.AffineExpr.get_constant(0) for p in range(len(w.dims))])
+    results = [ir.AffineExpr.get_dim(k) for k in range(k_new)] + [
+        binds[n].compose(to_new) for n in rest]
+    new = Block.build(w.name, names + [w.iter_names[n] for n in rest],
+                      ["S"] * k_new + [w.iter_types[n] for n in rest],
+                      [(0, n) for n in new_shape] + [w.domains[n] for n in rest],
+                      ir.AffineMap.get(len(dims), 0, results), dims,
+                      annotations=w.annotations or None, has_init=w.init is not None,
+                      loc=loc, ip=ir.InsertionPoint(w.op))
+    if SID in w.op.attributes:                  # handles to the writer stay valid
+        new.op.attributes[SID] = w.op.attributes[SID]
+    regions = [(w.body, new.body)] + ([(w.init, new.init)] if w.init is not None else [])
+    for old_region, new_region in regions:
+        args = list(new_region.arguments)
+        for d, n in enumerate(order):
+            for use in list(old_region.arguments[n].uses):
+                user = use.owner
+                with ir.InsertionPoint(user), user.location:
+                    user.operands[use.operand_number] = emit_index(inv[d], args[:k_new])
+        for j, n in enumerate(rest):
+            old_region.arguments[n].replace_all_uses_with(args[k_new + j])
+        move_body(old_region, new_region)
+        _pad_stores(new_region, new_buf, args[:k_new], div, mod, q, r, pad_value, dtype)
+    w.op.erase()
+    top.erase()
+    from tir_mlir.passes.schedule.decompose_padding import _resimplify
+    _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
+
+
+def _dims_of(e: ir.AffineExpr) -> set:
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return {e.position}
+    if isinstance(e, ir.AffineBinaryExpr):
+        return _dims_of(e.lhs) | _dims_of(e.rhs)
+    return set()
+
+
+def _dtype(buf: ir.Value) -> str:
+    return dtype_of(ir.MemRefType(buf.type).element_type)
+
+
+def _check_pad(pad, dtype: str):
+    if callable(pad) or isinstance(pad, str):
+        if is_float(dtype):
+            _refuse("a pad value lambda of a float buffer")
+        return
+    given = getattr(pad, "dtype", None)           # a typed constant (TVM's IntImm / FloatImm)
+    value = getattr(pad, "value", pad)
+    if given is not None and str(given) != dtype or \
+            isinstance(value, float) != is_float(dtype):
+        raise ScheduleError(f"{WHO}: the pad value {pad!r} must have the buffer's dtype "
+                            f"{dtype}")
+
+
+def _pad_stores(region: ir.Block, buf: ir.Value, args, div, mod, q, r, pad, dtype):
+    for op in [o for o in _ops(region) if o.name == "memref.store" and o.operands[1] == buf]:
+        with ir.InsertionPoint(op), op.location:
+            index = ir.IndexType.get()
+            cond = arith.andi(
+                arith.cmpi(arith.CmpIPredicate.eq, args[div], arith.constant(index, q)),
+                arith.cmpi(arith.CmpIPredicate.sle, arith.constant(index, r), args[mod]))
+            t = mlir_type(dtype)
+            sel = scf.IfOp(cond, [t], has_else=True)
+            with ir.InsertionPoint(sel.then_block):
+                scf.YieldOp([_pad_const(pad, t, dtype, args)])
+            with ir.InsertionPoint(sel.else_block):
+                scf.YieldOp([op.operands[0]])
+            op.operands[0] = sel.results[0]
+
+
+def _pad_const(pad, t, dtype: str, args) -> ir.Value:
+    if callable(pad) or isinstance(pad, str):
+        fn = symbolic.from_text(pad)
+        (e,) = symbolic.exprs(fn, len(args))
+        return arith.index_cast(t, emit_index(e, args))
+    value = getattr(pad, "value", pad)
+    return arith.constant(t, float(value) if is_float(dtype) else int(value))
+
+
+def _ops(block: ir.Block) -> list:
+    out = []
+    for o in block.operations:
+        out.append(o.operation)
+        for region in o.operation.regions:
+            for b in region.blocks:
+                out += _ops(b)
+    return out
