@@ -72,6 +72,7 @@ class _Vectorizer:
         self.loop, self.plan, self.lanes = loop, plan, loop.extent
         self.vec = {}               # varying scalar value -> its vector
         self.dead = []              # scalar ops replaced, in program order
+        self.guarded = []           # (scf.if on "some lane on", that test) of masked branches
 
     def run(self):
         op = self.loop.op
@@ -86,6 +87,8 @@ class _Vectorizer:
         for o in reversed(self.dead):
             o.erase()
         op.erase()
+        for branch, test in self.guarded:
+            _unguard(branch, test)
 
     def _ops(self, ops, mask):
         for o in ops:
@@ -245,8 +248,9 @@ class _Vectorizer:
         return [arith.select(cond, a, b) for a, b in zip(*branches)]
 
     def _masked(self, block, mask, anchor, results):
-        """Run `block` (lanes in `mask` on) when some lane is on: uniform loads in it are safe.
-        The values it yields come back as vectors of types `results` (zeros if no lane is on)."""
+        """Run `block` (lanes in `mask` on) when some lane is on: uniform loads in it are safe
+        (a block of masked accesses and arithmetic only runs unguarded). The values it yields
+        come back as vectors of types `results` (zeros if no lane is on)."""
         yielded = list(list(block.operations)[-1].operands)
         with ir.InsertionPoint(anchor):
             any_on = vector.ReductionOp(ir.IntegerType.get_signless(1),
@@ -262,6 +266,7 @@ class _Vectorizer:
             with ir.InsertionPoint(end), anchor.location:
                 scf.YieldOp([self._vector(y) for y in yielded])
             end.erase()
+        self.guarded.append((new, any_on))
         return list(new.results)
 
     def _move_and_vectorize(self, block, end, mask):
@@ -269,6 +274,39 @@ class _Vectorizer:
         for x in ops:
             x.move_before(end)
         self._ops(ops, mask)
+
+
+# Ops a masked branch may run for lanes that are all off: pure, no trap, or masked accesses.
+_UNGUARDED_VECTOR_OPS = {"vector.maskedload", "vector.maskedstore", "vector.broadcast",
+                         "vector.splat", "vector.from_elements", "vector.extract",
+                         "vector.insert", "vector.shuffle", "vector.reduction", "vector.fma",
+                         "vector.bitcast", "vector.shape_cast", "vector.constant_mask",
+                         "vector.create_mask", "vector.step"}
+
+
+def _unguard(branch, test):
+    """A masked branch of masked accesses and arithmetic only runs unguarded: masked-off lanes
+    are not touched, and its off lanes are not selected (a test and a jump per vector less)."""
+    block = branch.then_block
+    if _needs_guard(block):
+        return
+    ops = list(block.operations)
+    for x in ops[:-1]:
+        x.operation.move_before(branch.operation)
+    for r, v in zip(branch.results, list(ops[-1].operands)):
+        r.replace_all_uses_with(v)
+    branch.operation.erase()
+    test.owner.erase()
+
+
+def _needs_guard(block) -> bool:
+    for op in list(block.operations)[:-1]:
+        name = op.operation.name
+        if name in DIVISIONS or len(op.operation.regions):
+            return True
+        if not (name.startswith(("arith.", "math.")) or name in _UNGUARDED_VECTOR_OPS):
+            return True
+    return False
 
 
 def _strip_mine(loop: Loop, width: int):
