@@ -1,15 +1,14 @@
 """One kernel over dynamic memrefs for a symbolic function (script/dynamic_kernel.py): compiled
 once, right at every size, TVM 0.21 as the oracle where it is installed."""
-import importlib.util
 import os
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tir_mlir
+from python_sources import load_python_source
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.script.dynamic_kernel import DynamicKernel
 
@@ -18,13 +17,7 @@ SIZES = (1, 7, 33)
 
 
 def _load(tmp_path, imports, tag):
-    path = tmp_path / f"{tag}_dynamic.py"
-    path.write_text(SOURCE.read_text().replace("from tvm.script import tir as T", imports))
-    spec = importlib.util.spec_from_file_location(f"{tag}_dynamic", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_python_source(SOURCE, tmp_path, imports, tag)
 
 
 @pytest.fixture

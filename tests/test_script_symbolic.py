@@ -1,13 +1,12 @@
 """Symbolic shapes and scalar parameters (`n = T.int32()`, `x: T.float32`): specialization,
 and calls that read the symbolic values from the arguments, with TVM 0.21 as the oracle."""
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tir_mlir
+from python_sources import load_python_source
 import tir_mlir.frontend.parser
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.script.symbolic import SymbolicPrimFunc
@@ -17,13 +16,7 @@ SIZES = (1, 7, 33)
 
 
 def _load(tmp_path, imports, tag):
-    path = tmp_path / f"{tag}_symbolic.py"
-    path.write_text(SOURCE.read_text().replace("from tvm.script import tir as T", imports))
-    spec = importlib.util.spec_from_file_location(f"{tag}_symbolic", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_python_source(SOURCE, tmp_path, imports, tag)
 
 
 @pytest.fixture
@@ -240,14 +233,8 @@ MODULE = Path(__file__).parent / "data" / "frontend" / "python" / "symbolic_modu
 
 
 def _load_module(tmp_path, imports, tag):
-    path = tmp_path / f"{tag}_symbolic_module.py"
-    path.write_text(MODULE.read_text().replace("from tvm.script import tir as T, ir as I",
-                                               imports))
-    spec = importlib.util.spec_from_file_location(f"{tag}_symbolic_module", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_python_source(MODULE, tmp_path, imports, tag,
+                              line="from tvm.script import tir as T, ir as I")
 
 
 def test_module_with_symbolic_functions(tmp_path):
