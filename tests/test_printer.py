@@ -111,3 +111,33 @@ def test_tvm_reprints_our_text_unchanged(name):
     tvm = pytest.importorskip("tvm")
     text = load(name).script()
     assert tvm.script.from_source(text).script() == text
+
+
+SPLIT_ME = '''
+@T.prim_func
+def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    for i in range(128):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+'''
+
+
+@pytest.mark.parametrize("factors, where", [
+    ([None, 2, 3], "T.where((i_0 * 2 + i_1) * 3 + i_2 < 128)"),
+    ([None, 5], "T.where(i_0 * 5 + i_1 < 128)"),
+    ([None, 2, 3, 4], "T.where(((i_0 * 2 + i_1) * 3 + i_2) * 4 + i_3 < 128)"),
+])
+def test_split_predicate_nested_as_tvm_builds_it(factors, where):
+    """A non-dividing split into three or more loops bounds them as TVM's split builds it (its
+    structural equality tells `(i_0 * 2 + i_1) * 3 + i_2` from the flat sum)."""
+    import tir_mlir
+    sch = tir_mlir.Schedule(tir_mlir.parse(SPLIT_ME))
+    sch.split(sch.get_loops(sch.get_block("B"))[0], factors=factors)
+    text = sch.mod.script()
+    assert where in text
+    assert tir_mlir.parse(text).script() == text                      # reads back the same
+    tvm = pytest.importorskip("tvm")
+    theirs = tvm.tir.Schedule(tvm.script.from_source(SPLIT_ME))
+    theirs.split(theirs.get_loops(theirs.get_block("B"))[0], factors=factors)
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs.mod["main"])

@@ -101,11 +101,37 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
         if written == "<":
             return f"{num(-const - 1)} < {text}"
         return f"{num(-const)} <= {text}"
-    lhs = affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
+    lhs = _nested_split(neg, dim_names, int_dtype) or \
+        affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
     if is_eq:
         return f"{lhs} == {num(const)}"
     rhs = _sum(pos, ir.AffineConstantExpr.get(const + 1))
     return f"{lhs} < {affine_text(rhs, dim_names, (), int_dtype)[0]}"
+
+
+def _nested_split(terms, dim_names, int_dtype):
+    """`(i0 * 2 + i1) * 3 + i2` for `i0 * 6 + i1 * 3 + i2`: the bound a split into three or more
+    loops puts on them, nested as TVM's split builds it (None unless the terms are loops with
+    coefficients each a multiple of the next, the last 1)."""
+    if len(terms) < 3:
+        return None
+    scaled = []
+    for t in terms:
+        t = t.maybe_downcast()
+        c = _scale(t)
+        d = (t.lhs if c != 1 else t).maybe_downcast()
+        if not isinstance(d, ir.AffineDimExpr) or c < 1:
+            return None
+        scaled.append((c, d))
+    scaled.sort(key=lambda x: -x[0])
+    coeffs = [c for c, _ in scaled]
+    if coeffs[-1] != 1 or any(a % b or a == b for a, b in zip(coeffs, coeffs[1:])):
+        return None
+    text = dim_names[scaled[0][1].position]
+    for (c, _), (c2, d) in zip(scaled, scaled[1:]):
+        inner = f"({text})" if " + " in text else text
+        text = f"{inner} * {int_text(c // c2, int_dtype)} + {dim_names[d.position]}"
+    return text
 
 
 def _terms(expr):
