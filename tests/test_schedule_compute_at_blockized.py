@@ -91,3 +91,27 @@ def test_a_loop_inside_the_blockized_block_is_refused_and_nothing_changes():
                        match="not all producers of the block are under the loop"):
         sch.reverse_compute_at(sch.get_block("C_global"), inner_loop)
     assert sch.mod.script() == before
+
+
+POOL = """
+@T.prim_func
+def main(A: T.Buffer((1, 8, 32, 32), "float32"), B: T.Buffer((1, 8, 16, 16), "float32")):
+    for n, c, h, w, rh, rw in T.grid(1, 8, 16, 16, 2, 2):
+        with T.block("pool"):
+            vn, vc, vh, vw, vrh, vrw = T.axis.remap("SSSSRR", [n, c, h, w, rh, rw])
+            with T.init():
+                B[vn, vc, vh, vw] = T.float32(-3.4028234663852886e38)
+            B[vn, vc, vh, vw] = T.max(B[vn, vc, vh, vw], A[vn, vc, vh * 2 + vrh, vw * 2 + vrw])
+"""
+
+
+@pytest.mark.parametrize("kind", ["compute_at", "reverse_compute_at"])
+def test_blockized_block_under_a_loop_inside_it_is_refused(kind):
+    """(Found by the random-schedule fuzzer: accepted, it erased the whole program.)"""
+    sch = tir_mlir.Schedule(tir_mlir.parse(POOL))
+    pool = sch.get_block("pool")
+    outer = sch.blockize(sch.get_loops(pool)[2])
+    before = sch.mod.script()
+    with pytest.raises(tir_mlir.ScheduleError, match="the loop is inside the block"):
+        getattr(sch, kind)(outer, sch.get_loops(pool)[0])
+    assert sch.mod.script() == before

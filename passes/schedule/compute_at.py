@@ -175,6 +175,13 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
         raise ScheduleError(f"{who}: the loop is not in the block's function")
     if is_ancestor(loop_op, block_op):
         raise ScheduleError(f"{who}: the loop is an ancestor of the block")
+    if is_ancestor(block_op, loop_op):
+        raise ScheduleError(f"{who}: the loop is inside the block")
+    scope = _scope(block_op)
+    if scope.name == Block.OP_NAME and not is_ancestor(scope, loop_op):
+        # (a block nested in a blockized one would leave its iter vars behind)
+        raise ScheduleError(f"{who}: the block and the loop are not in the same scope (the "
+                            f"block is inside block {Block(scope).name!r}, the loop is not)")
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
