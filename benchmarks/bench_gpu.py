@@ -28,27 +28,18 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tir_mlir  # noqa: E402
 import gpu_schedules  # noqa: E402
 import gpu_tensorcore  # noqa: E402
+from programs import matmul_tvmscript  # noqa: E402
 
 N = 4096
 CONV = dict(n=32, c=64, h=56, w=56, k=64)
 
 def matmul_f32(n=N):
-    return tir_mlir.parse(f'''
-@T.prim_func
-def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-           C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "matmul", "tir.noalias": True}})
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
+    return tir_mlir.parse(matmul_tvmscript(n))
 
 
 def softmax(rows=N, cols=N):
