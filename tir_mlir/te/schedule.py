@@ -17,6 +17,7 @@ from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
 from tir_mlir.te.prim_func import prim_func_and_names, reachable_ops
+from tir_mlir.te.reduce_parallel import is_reduction_loop, parallel_reduction
 
 # TE pragmas with a TensorIR loop kind; any other pragma is refused (it would be ignored).
 PRAGMA_KINDS = {"unroll": "unroll", "vectorize": "vectorize", "parallel": "parallel",
@@ -99,13 +100,20 @@ class Stage:
         self.sched.sch.vectorize(self._loop(var))
 
     def parallel(self, var):
-        self.sched.sch.parallel(self._loop(var))
+        loop = self._loop(var)
+        if is_reduction_loop(self.sched.sch, loop):    # TE raced here; TensorIR: rfactor
+            parallel_reduction(self.sched, loop)
+        else:
+            self.sched.sch.parallel(loop)
 
     def bind(self, ivar, thread_ivar):
         if not isinstance(thread_ivar, IterVar) or not thread_ivar.kind:
             raise ScheduleError("bind: expected a te.thread_axis(...)")
         loop = self._loop(ivar)
-        self.sched.sch.bind(loop, thread_ivar.kind)
+        if thread_ivar.kind.startswith("blockIdx") and is_reduction_loop(self.sched.sch, loop):
+            parallel_reduction(self.sched, loop, thread_ivar.kind)   # TE raced here
+        else:   # a reduction on threadIdx is a cross-thread reduction, which TensorIR has
+            self.sched.sch.bind(loop, thread_ivar.kind)
         self.sched._var_axis[id(thread_ivar.var)] = ivar
         self.sched._var_axis[id(thread_ivar)] = ivar
 
