@@ -130,3 +130,21 @@ def test_threadidx_on_a_reduction_stays_a_cross_thread_reduction():
     s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
     s[B].bind(k, te.thread_axis("threadIdx.x"))
     assert _steps(s.sch) == ["bind", "bind"] and "B_rf" not in str(tir_mlir.lower(s, [A, B]))
+
+
+def test_parallel_reduction_axis_with_a_symbolic_extent():
+    n = te.var("n")
+    A = te.placeholder((n, 64), name="A")
+    k = te.reduce_axis((0, 64), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=8)
+    s[B].parallel(ko)
+    mod = tir_mlir.lower(s, [A, B])
+    assert "B_rf = T.alloc_buffer((8, n))" in str(mod) and "T.parallel(8)" in str(mod)
+    lib = tir_mlir.build(mod, "llvm")
+    for rows in (3, 17):
+        a = RNG.random((rows, 64), dtype="float32")
+        b = np.zeros(rows, "float32")
+        lib["main"](a, b)
+        np.testing.assert_allclose(b, a.sum(1), rtol=1e-5)
