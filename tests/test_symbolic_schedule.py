@@ -83,10 +83,14 @@ def test_scheduled_function_prints_its_probe_and_checks_arguments(ours):
     text = mod.script()                 # affine in n: printed symbolically, as TVM
     assert "n = T.int32()" in text and "T.parallel(n * 2)" in text and "T.vectorized(8)" in text
     sums = tir_mlir.Schedule(ours.row_sum)
-    sched_row_sum(sums)                 # ceildiv(n, 4): the probe's program, said so
-    text = sums.mod.script()
-    assert text.startswith("# row_sum scheduled at the probe n = 97, m = 89")
-    assert "for i_0 in T.parallel(T.int64(25)):" in text
+    sched_row_sum(sums)                 # ceildiv(n, 4): symbolic too (symbolic_forms.py)
+    assert "for i_0 in T.parallel((n + T.int64(3)) // T.int64(4)):" in sums.mod.script()
+    chunks = tir_mlir.Schedule(ours.axpy)
+    sched_axpy(chunks)                  # ceildiv(ceildiv(n, chunk), 2): the probe, said so
+    text = chunks.mod.script()
+    assert text.startswith("# axpy scheduled at the probe alpha = 1.0, chunk = 97, n = 89 "
+                           "(not printable symbolically by tir-mlir:")
+    assert "for i_0, i_1, j in T.grid(1, 2, 97):" in text
     lib = tir_mlir.build(mod)
     z = np.zeros
     with pytest.raises(RuntimeCallError, match="n is 4 from dimension 0 of 'a' but 5"):

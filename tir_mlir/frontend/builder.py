@@ -22,7 +22,8 @@ from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
 # Integer functions a constant (a shape, an extent) may use: folded by ExprBuilder.
-STATIC_CALLS = {"ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "min", "max"}
+STATIC_CALLS = {"ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "min", "max",
+                "Div"}           # TVM prints truncdiv as T.Div
 AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
               "axis.opaque": "O", "axis.scan": "O"}
 IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "axis_separators",

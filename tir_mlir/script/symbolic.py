@@ -121,8 +121,9 @@ class SymbolicPrimFunc:
         return special, len(named) == len(self.vars)
 
     def script(self) -> str:
-        """As TVM prints it, where the printed program is affine in the vars
-        (symbolic_print.py); else a TypeError: print f.specialize({...}).script()."""
+        """As TVM prints it, where each number of the printed program is a form of the vars
+        symbolic_print.py knows (affine, or a non-affine form the source writes: `T.ceildiv(n,
+        4)`, `n % 4`, `n * m`...); else a TypeError: print f.specialize({...}).script()."""
         from tir_mlir.script.symbolic_print import script_text
         text = script_text(self)
         if text is None:

@@ -12,8 +12,10 @@ needs a divisible or known extent is refused here as TVM refuses it. `sch.mod` i
 ScheduledSymbolicFunc: the function and the trace. `build` replays the trace on
 specializations: at probes, for one kernel serving every size (generic_kernel.py), or per set
 of values read from the arguments (checked: SymbolicPrimFunc.bind_call); a schedule that is illegal at those values (a `sample_perfect_tile` decision
-that does not divide, say) is a ScheduleError naming them. Printing shows the probe's schedule
-under a comment that says so.
+that does not divide, say) is a ScheduleError naming them. Printing fits the probe
+specializations' numbers as forms of the vars (symbolic_print.py), so the schedule prints as
+TVM prints it (`T.grid((n + 3) // 4, 4)`); where a number is no form it knows, it shows the
+probe's schedule under a comment that says so.
 """
 from typing import Dict
 
@@ -92,15 +94,17 @@ class ScheduledSymbolicFunc:
         return sch.mod
 
     def script(self) -> str:
-        """As TVM prints it where the printed program is affine in the vars
-        (symbolic_print.py), else the probe's program under a comment saying so."""
+        """As TVM prints it where each number of the printed program is a form of the vars
+        symbolic_print.py knows (affine, a split's `(n + 3) // 4`, the source's own forms),
+        else the probe's program under a comment saying so."""
         from tir_mlir.script.symbolic_print import script_text
         text = script_text(self)
         if text is not None:
             return text
         shown = ", ".join(f"{k} = {v}" for k, v in self.probe_values.items())
-        return (f"# {self.name} scheduled at the probe {shown} (symbolic TensorIR is not "
-                f"printed yet; build() runs the schedule at the arguments' values)\n"
+        return (f"# {self.name} scheduled at the probe {shown} (not printable symbolically "
+                f"by tir-mlir: a number of it is no form of the vars it knows; build() runs "
+                f"the schedule at the arguments' values)\n"
                 + self.probe.script())
 
     def __str__(self):
