@@ -14,7 +14,7 @@ from tir_mlir.script.symbolic import SymbolicPrimFunc
 from tir_mlir.script.symbolic_forms import fit_floordiv
 
 DATA = Path(__file__).parent / "data" / "frontend" / "python"
-FORMS = ["tiles", "grid", "pool", "chunks", "trunc"]
+FORMS = ["tiles", "grid", "pool", "chunks", "trunc", "kinds"]
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +52,9 @@ def test_forms_print_as_tvm_writes_them(ours):
     trunc = ours.trunc.script()
     assert "B = T.match_buffer(b, (T.Div(n, 3), T.max(n, 5)))" in trunc
     assert "A[T.truncmod(n, 3) + vi]" in trunc
+    kinds = ours.kinds.script()         # every loop kind's extent is simplified
+    assert "for i in T.parallel((n + 3) // 4):" in kinds and "range((n + 7) // 8)" in kinds
+    assert "for k in T.unroll((n + 1) // 2):" in kinds
 
 
 @pytest.mark.parametrize("name", FORMS)

@@ -236,8 +236,8 @@ class SourceForms:
 def fit_floordiv(values: List[int], probes: List[Dict], names: List[str],
                  divisors: List[int], number_at, int64: bool = False) -> Optional[Form]:
     """`(a * n + ... + c) // d` with the given values at the probes (int vars `names`; `d`
-    the first of `divisors` that fits); `number_at(probe)` is the number at another probe, asked when the
-    probes leave several `c` that differ somewhere."""
+    the first of `divisors` that fits); `number_at(probe)` is the number at another probe,
+    asked when the probes leave several `c` that differ somewhere."""
     base = probes[0]
     for d in dict.fromkeys(divisors):
         choices = []

@@ -75,3 +75,17 @@ def mean(a: T.handle, b: T.handle):
         with T.block("B"):
             vi = T.axis.spatial(n, i)
             B[vi] = A[vi] / T.Cast("float32", n)
+
+
+@T.prim_func
+def kinds(a: T.handle, b: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i in T.parallel(T.ceildiv(n, 4)):
+        for j in T.serial(T.ceildiv(n, 8)):
+            for k in T.unroll(T.ceildiv(n, 2)):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i)
+                    B[vi] = A[vi]
