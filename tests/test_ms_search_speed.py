@@ -101,3 +101,53 @@ def test_best_measured_schedules_are_kept_not_replayed():
     assert [key(s) for s in best] == [str(t.without_postproc()) for t in want]
     for sch, trace in zip(best, want):
         assert str(sch.mod) == str(search.replay(trace).mod)
+
+
+def _pairwise_groups(loop, accesses):
+    """scalar-replace's carried groups by their definition: every pair of accesses compared."""
+    from tir_mlir.passes.lowering import scalar_replace as sr
+
+    def may_conflict(a, b):
+        if a.buffer is None or b.buffer is None:
+            return True
+        if a.buffer == b.buffer:
+            return not sr._disjoint(a, b)
+        return a.shared and b.shared
+    groups = []
+    for a in accesses:
+        if not sr._invariant(a, loop) or any(a in g for g in groups):
+            continue
+        same = [b for b in accesses if a.buffer is not None and b.buffer is not None
+                and a.buffer == b.buffer and sr._same_address(a, b)]
+        slots = [sr._slot(b, loop) for b in same]
+        if (any(b.store for b in same) and all(s is not None for s in slots)
+                and any(s is not None and s == b.op for s, b in zip(slots, same))
+                and not any(may_conflict(a, b) for b in accesses if b not in same)):
+            groups.append(same)
+    return groups
+
+
+def test_scalar_replace_groups_match_the_pairwise_definition(monkeypatch):
+    """The tuner's builds look a carried group's conflicts up by buffer root and offset:
+    the same groups as comparing every pair, on sampled candidates (unrolled tiles)."""
+    import tir_mlir
+    from tir_mlir.passes.lowering import scalar_replace as sr
+    fast, seen = sr._groups, []
+
+    def both(loop, accesses):
+        got = fast(loop, accesses)
+        want = _pairwise_groups(loop, accesses)
+        assert [[id(a) for a in g] for g in got] == [[id(a) for a in g] for g in want]
+        seen.append(len(got))
+        return got
+    monkeypatch.setattr(sr, "_groups", both)
+    for src in (MATMUL.replace("64", "128"), CONV):   # (the 128 one has overlapping tiles)
+        mod = parse(src)
+        ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=5)
+        spaces = ctx.generate_design_space()
+        ctx.search_strategy.pre_tuning(4, 4, spaces)
+        for k in range(4):
+            cand = ctx.search_strategy.sample(spaces[k % len(spaces)].trace)
+            if cand is not None:
+                tir_mlir.build(cand.mod, target=TARGET)
+    assert sum(seen) > 10
