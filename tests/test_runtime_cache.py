@@ -126,3 +126,30 @@ def test_target_description_is_cached(monkeypatch, tmp_path):
         raise AssertionError("opt was run again")
     monkeypatch.setattr(ct, "_probe", no_tool)
     assert probe("x86_64-unknown-linux-gnu", "x86-64", "+avx2") == first
+
+
+def test_folder_is_scanned_when_this_process_could_have_filled_it(monkeypatch, tmp_path):
+    """No stat of every entry after each compile: a scan when what this process wrote since
+    its last one could have filled the room left, or every RESCAN compiles."""
+    scans = []
+    real = compile_cache._prune
+    monkeypatch.setattr(compile_cache, "_prune",
+                        lambda folder, limit: scans.append(1) or real(folder, limit))
+    monkeypatch.setattr(compile_cache, "_ROOM", {})
+    monkeypatch.setattr(compile_cache, "RESCAN", 4)
+
+    def write(name, size, limit):
+        p = tmp_path / name
+        p.write_bytes(b"x" * size)
+        compile_cache._maybe_prune(tmp_path, limit, p)
+    write("a.so", 1000, 10000)          # first compile of the process: scanned
+    assert len(scans) == 1
+    write("b.so", 1000, 10000)          # 8000 bytes of room left: not scanned
+    write("c.so", 1000, 10000)
+    assert len(scans) == 1
+    write("d.so", 7500, 10000)          # could have filled the room: scanned, and pruned
+    assert len(scans) == 2
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.so")) <= 7500
+    for k in range(4):                  # RESCAN compiles: scanned even with room left
+        write(f"e{k}.so", 1, 10 ** 9)
+    assert len(scans) == 3

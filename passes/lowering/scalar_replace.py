@@ -29,6 +29,7 @@ The carried values of a loop must fit in the target's vector registers (less FRE
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
 more registers free, and the others stay in memory.
 """
+import itertools
 import math
 
 from mlir import ir
@@ -296,19 +297,6 @@ def _same_address(a, b) -> bool:
     return a.index is not None and a.index == b.index and _value_type(a) == _value_type(b)
 
 
-def _may_conflict(a, b) -> bool:
-    """Whether two accesses may touch the same element."""
-    if a.buffer is None or b.buffer is None:
-        return True
-    if _same_root(a, b):
-        return not _disjoint(a, b)
-    return a.shared and b.shared
-
-
-def _same_root(a, b) -> bool:
-    return a.buffer is not None and b.buffer is not None and a.buffer == b.buffer
-
-
 def _disjoint(a, b) -> bool:
     """Whether two accesses of one buffer never touch the same element: in some dimension their
     indices differ by a constant at least the extent of the lower one."""
@@ -321,20 +309,85 @@ def _disjoint(a, b) -> bool:
 
 
 def _groups(loop, accesses):
-    """[[accesses of one carried group, in program order]]."""
-    groups = []
+    """[[accesses of one carried group, in program order]]. Other accesses are looked up by
+    buffer root and constant offset (`_Bucket`), not compared pair by pair: a loop unrolled
+    for carrying holds a thousand accesses of one tile, and the pairs made a tuner
+    candidate's build take a second."""
+    by_root, unknown, shared = {}, 0, 0
+    for b in accesses:
+        if b.buffer is None:
+            unknown += 1
+        else:
+            by_root.setdefault(b.buffer, []).append(b)
+            shared += bool(b.shared)
+    buckets = {}
+    groups, grouped = [], set()
     for a in accesses:
-        if not _invariant(a, loop) or any(a in g for g in groups):
+        if a.buffer is None or id(a) in grouped or not _invariant(a, loop):
             continue
-        same = [b for b in accesses if _same_root(a, b) and _same_address(a, b)]
-        others = [b for b in accesses if b not in same]
+        members = by_root[a.buffer]
+        same = [b for b in members if _same_address(a, b)]
         slots = [_slot(b, loop) for b in same]
         # Some access runs at every iteration: the address is valid to load before the loop.
-        if (any(b.store for b in same) and all(s is not None for s in slots)
-                and any(s is not None and s == b.op for s, b in zip(slots, same))
-                and not any(_may_conflict(a, b) for b in others)):
-            groups.append(same)
+        if not (any(b.store for b in same) and all(s is not None for s in slots)
+                and any(s is not None and s == b.op for s, b in zip(slots, same))):
+            continue
+        # No other access may touch the element: none of unknown root, none of this root
+        # not provably disjoint, none of another root when both roots may alias (shared).
+        ids = {id(b) for b in same}
+        bucket = buckets.get(a.buffer)
+        if bucket is None:
+            bucket = buckets[a.buffer] = _Bucket(members)
+        if unknown or bucket.overlaps(a, ids) or \
+                (a.shared and shared - sum(bool(b.shared) for b in members)):
+            continue
+        groups.append(same)
+        grouped |= ids
     return groups
+
+
+class _Bucket:
+    """The accesses of one buffer root, by index terms (per dimension) and then by constant
+    offsets, to find those that may overlap an access without comparing every pair."""
+
+    def __init__(self, accesses):
+        self.accesses = accesses
+        self.opaque = any(b.index is None for b in accesses) or \
+            len({len(b.index) for b in accesses}) > 1
+        self.terms = {}      # terms per dim -> ({offsets: [accesses]}, max extent per dim, all)
+        if not self.opaque:
+            for b in accesses:
+                offsets, span, members = self.terms.setdefault(
+                    _terms(b), ({}, [1] * len(b.index), []))
+                offsets.setdefault(tuple(c for c, _ in b.index), []).append(b)
+                span[:] = [max(x, e) for x, e in zip(span, b.extent)]
+                members.append(b)
+
+    def overlaps(self, a, excluded) -> bool:
+        """Whether an access not in `excluded` (ids) is not `_disjoint` from `a`."""
+        def hit(bs):
+            return any(id(b) not in excluded and not _disjoint(a, b) for b in bs)
+        if self.opaque:
+            return hit(self.accesses)
+        mine = _terms(a)
+        for terms, (offsets, span, members) in self.terms.items():
+            if terms != mine:
+                if hit(members):
+                    return True
+                continue
+            # same terms in every dimension: b overlaps a only when, in each dimension,
+            # a's offset - b's extent < b's offset < a's offset + a's extent
+            ranges = [range(c - s + 1, c + e) for (c, _), s, e in zip(a.index, span, a.extent)]
+            if math.prod(len(r) for r in ranges) > len(members):
+                if hit(members):
+                    return True
+            elif any(hit(offsets.get(o, ())) for o in itertools.product(*ranges)):
+                return True
+        return False
+
+
+def _terms(access) -> tuple:
+    return tuple(frozenset(t.items()) for _, t in access.index)
 
 
 def _slot(access, loop):

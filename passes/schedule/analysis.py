@@ -138,8 +138,8 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
 def dim_exprs_using(block: ir.Operation, value: ir.Value) -> List[int]:
     """Indices of the block's iter vars whose binding mentions `value`."""
     b = Block(block)
-    positions = [k for k, d in enumerate(b.dims) if d == value]
-    return [r for r, e in enumerate(b.bindings.results) if _mentions(e, positions)]
+    positions = {k for k, d in enumerate(b.dims) if d == value}
+    return [r for r, used in enumerate(result_dims(b.bindings)) if used & positions]
 
 
 def _mentions(expr, positions) -> bool:
@@ -150,12 +150,40 @@ def _mentions(expr, positions) -> bool:
     return False
 
 
+_RESULT_DIMS: Dict[ir.AffineMap, tuple] = {}
+
+
+def result_dims(m: ir.AffineMap) -> tuple:
+    """The dims each result of `m` uses (a frozenset per result), cached: affine maps are
+    uniqued by their context (hashing one is a pointer hash) and a search replays the same
+    bindings thousands of times. The cache holds a reference to the context, so a key cannot
+    outlive it."""
+    got = _RESULT_DIMS.get(m)
+    if got is None:
+        if len(_RESULT_DIMS) >= 1 << 16:
+            _RESULT_DIMS.clear()
+        got = _RESULT_DIMS[m] = tuple(frozenset(dims_of(e)) for e in m.results)
+    return got
+
+
+def blocks_binding(iv: ir.Value) -> List[ir.Operation]:
+    """The blocks whose dims include `iv` (in no particular order): found through the
+    value's uses, not by walking the loop's subtree. Only these can have a binding that
+    mentions the loop."""
+    out = []
+    for u in iv.uses:
+        o = op_of(u.owner)
+        if is_block(o) and not any(o == x for x in out):
+            out.append(o)
+    return out
+
+
 def loop_iter_type(loop: ir.Operation) -> str:
     """"S" when every block iter var bound to the loop is spatial, "R" when one is a
     reduction, "O" when one is opaque (TVM's GetLoopIterType)."""
     iv = Loop(loop).iv
     kinds = set()
-    for blk in blocks_under(loop):
+    for blk in blocks_binding(iv):
         types = Block(blk).iter_types
         kinds.update(types[r] for r in dim_exprs_using(blk, iv))
     if "O" in kinds:
@@ -303,12 +331,14 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     rename = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(moved[k]) if k in moved else zero
                                      for k in range(len(old))])
 
-    def conv(e):
-        if not subst.keys() & dims_of(e):     # untouched dims only: a renaming (already simple)
-            return e.compose(rename)
+    def conv(e, used=None):
+        if not subst.keys() & (dims_of(e) if used is None else used):
+            return e.compose(rename)      # untouched dims only: a renaming (already simple)
         return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
 
-    bindings = ir.AffineMap.get(n, 0, [conv(e) for e in b.bindings.results])
+    old_bindings = b.bindings
+    bindings = ir.AffineMap.get(n, 0, [conv(e, used) for e, used in
+                                       zip(old_bindings.results, result_dims(old_bindings))])
     cons, eqs = [], []
     if b.predicate is not None:
         for c in b.predicate.constraints:

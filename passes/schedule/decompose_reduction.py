@@ -35,8 +35,9 @@ def decompose_reduction(block: Block, loop: Loop) -> Block:
                             f"block {block.name!r}")
     types = block.iter_types
     binds = block.bindings.results
+    at = _positions(block.dims)
     for outer in loops[:pos]:
-        dpos = {p for p, v in enumerate(block.dims) if v == outer.iv}
+        dpos = set(at.get(outer.iv, ()))
         if any(types[k] != "S" and dims_of(binds[k]) & dpos for k in range(len(types))):
             raise ScheduleError(f"decompose_reduction: loop {outer.name!r} above loop "
                                 f"{loop.name!r} is bound to a reduction iter var of block "
@@ -49,28 +50,37 @@ def decompose_reduction(block: Block, loop: Loop) -> Block:
         return _decompose(block, loops[pos:])
 
 
+def _positions(dims) -> dict:
+    """Value -> its positions among a block's dims (values hash as they compare: by the IR
+    value they wrap)."""
+    at = {}
+    for p, v in enumerate(dims):
+        at.setdefault(v, []).append(p)
+    return at
+
+
 def _decompose(block: Block, inner: list) -> Block:
     loc = block.op.location
     dims, binds = block.dims, block.bindings.results
     spatial = [k for k, t in enumerate(block.iter_types) if t == "S"]
     used = set().union(*[dims_of(binds[k]) for k in spatial]) if spatial else set()
-    inner_ivs = [l.iv for l in inner]
+    at = _positions(dims)
+    inner_ivs = {l.iv for l in inner}
     ip = ir.InsertionPoint(inner[0].op)
     remap = {}                                     # old dim value position -> new value
     for l in inner:
-        d = next((p for p, v in enumerate(dims) if v == l.iv and p in used), None)
-        if d is None:
+        iv = l.iv
+        if not any(p in used for p in at.get(iv, ())):
             continue
         nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
                         annotations=l.annotations or None, index_dtype=l.index_dtype,
                         loc=l.op.location, ip=ip)
-        for p, v in enumerate(dims):
-            if v == l.iv:
-                remap[p] = nl.iv
+        for p in at[iv]:
+            remap[p] = nl.iv
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
     # The init keeps the conjuncts of the block's predicate on loops it has (a non-dividing
     # split guards the init too); those on reduction loops only filter the update (as TVM).
-    uncopied = {p for p, v in enumerate(dims) if p not in remap and any(v == iv for iv in inner_ivs)}
+    uncopied = {p for p, v in enumerate(dims) if p not in remap and v in inner_ivs}
     conjuncts = []
     for c in (block.predicate.constraints if block.predicate is not None else []):
         on = dims_of(c.expr)

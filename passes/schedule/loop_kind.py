@@ -26,12 +26,7 @@ THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for
 def _check_compact_dataflow(loop: ir.Operation):
     for blk in analysis.child_blocks(loop):
         b = Block(blk)
-        # the block's regions, as TVM's check: a nested reduction's accumulator, written under
-        # its own T.init(), is not read by the outer block
-        regions = block_regions(blk)
-        reads, writes = [r.buffer for r in regions.reads], [r.buffer for r in regions.writes]
-        complete = all(t == "S" for t in b.iter_types) and \
-            not any(r == w for r in reads for w in writes)
+        complete = all(t == "S" for t in b.iter_types) and not _reads_what_it_writes(blk)
         reduction = b.init is not None and all(t in ("S", "R") for t in b.iter_types) and \
             not analysis.non_affine_dims(blk) and not _reduce_iter_indexes_output(b)
         if not (complete or reduction):
@@ -39,6 +34,15 @@ def _check_compact_dataflow(loop: ir.Operation):
                 f"The queried subtree root loop {Loop(loop).name!r} does not have compact "
                 f"dataflow, because its child block {b.name!r} is neither a local complete "
                 f"block nor a local reduction block")
+
+
+def _reads_what_it_writes(blk) -> bool:
+    """On the block's regions, as TVM's check: a nested reduction's accumulator, written under
+    its own T.init(), is not read by the outer block. (Inferring regions is costly: asked
+    only of blocks whose iters are all spatial.)"""
+    regions = block_regions(blk)
+    reads, writes = [r.buffer for r in regions.reads], [r.buffer for r in regions.writes]
+    return any(r == w for r in reads for w in writes)
 
 
 def _reduce_iter_indexes_output(b: Block) -> bool:
@@ -62,6 +66,11 @@ def _check_parallelizable(loop: ir.Operation, what: str, allow_reduce: bool = Fa
     _check_compact_dataflow(loop)
     iv = Loop(loop).iv
     ok = ("S", "R") if allow_reduce else ("S",)
+    # only blocks bound to the loop can fail; when one does, the first failing one in
+    # program order is reported
+    if all(Block(blk).iter_types[r] in ok for blk in analysis.blocks_binding(iv)
+           for r in analysis.dim_exprs_using(blk, iv)):
+        return
     for blk in analysis.blocks_under(loop):
         b = Block(blk)
         for r in analysis.dim_exprs_using(blk, iv):

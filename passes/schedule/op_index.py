@@ -118,6 +118,8 @@ def reporting_to(schedule):
 
 def erased(ops):
     """`ops` (an op and all ops nested in it) are about to be erased."""
+    if _schedule is not None:
+        _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
     index = _schedule._ops if _schedule is not None else None
     if index is not None:
         index.forget(ops)

@@ -5,7 +5,10 @@ objects go to a private temporary folder deleted at exit. An entry is `<key>.so`
 the compiler tools' identity and FORMAT. A writer compiles into a file of its own and renames it
 into place (atomic), so processes building the same program at once never read a partial file.
 A hit touches the file; past `TIR_MLIR_CACHE_MAX_MB` (default 1024) the least recently used
-entries are deleted."""
+entries are deleted. The folder is scanned for that (a stat per entry: ~0.1 s per build of a
+tuning run with thousands of entries) only when what this process compiled since its last scan
+could have filled the room that scan left, or every RESCAN compiles (other processes write
+too), not after every compile."""
 import collections
 import functools
 import hashlib
@@ -20,6 +23,10 @@ from tir_mlir.user_cache import cache_dir, private_dir
 FORMAT = 2   # bumped when the way an entry is built changes (2: linked with -lm)
 # Counters for tests and benchmarks: compiles (misses), disk_hits.
 STATS = collections.Counter()
+# Compiles between two scans of the folder at most.
+RESCAN = 64
+# folder -> [bytes free after this process's last scan, minus what it wrote since; compiles since]
+_ROOM = {}
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,12 +64,27 @@ def shared_object(key: str, compile_to) -> Path:
         tmp.unlink(missing_ok=True)
     STATS["compiles"] += 1
     if disk is not None:
-        _prune(folder, int(os.environ.get("TIR_MLIR_CACHE_MAX_MB", "1024")) << 20)
+        _maybe_prune(folder, int(os.environ.get("TIR_MLIR_CACHE_MAX_MB", "1024")) << 20,
+                     path)
     return path
 
 
-def _prune(folder: Path, max_bytes: int):
-    """Delete the least recently used entries until the folder holds 3/4 of max_bytes."""
+def _maybe_prune(folder: Path, max_bytes: int, written: Path):
+    room = _ROOM.get(folder)
+    if room is not None:
+        try:
+            room[0] -= written.stat().st_size
+        except FileNotFoundError:
+            pass
+        room[1] += 1
+        if room[0] > 0 and room[1] < RESCAN:
+            return
+    _ROOM[folder] = [max_bytes - _prune(folder, max_bytes), 0]
+
+
+def _prune(folder: Path, max_bytes: int) -> int:
+    """Delete the least recently used entries until the folder holds 3/4 of max_bytes (when
+    it holds more than max_bytes); the bytes it then holds."""
     entries = []
     for p in folder.glob("*.so"):
         try:
@@ -72,9 +94,10 @@ def _prune(folder: Path, max_bytes: int):
         entries.append((s.st_mtime, s.st_size, p))
     total = sum(size for _, size, _ in entries)
     if total <= max_bytes:
-        return
+        return total
     for _, size, p in sorted(entries, key=lambda e: e[0]):
         if total <= max_bytes * 3 // 4:
             break
         p.unlink(missing_ok=True)
         total -= size
+    return total

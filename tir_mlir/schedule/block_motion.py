@@ -39,7 +39,7 @@ def _loop_sids(ops) -> List[int]:
 class BlockMotion:
     """Schedule primitives that move computation between blocks."""
 
-    @primitive   # (keeps_index: not since cache/compute-at placement changed)
+    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
     def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                    preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
@@ -62,7 +62,7 @@ class BlockMotion:
                        preserve_unit_loops, index)
         _consume_erased(self, before, "compute_at")
 
-    @primitive   # (keeps_index: not since cache/compute-at placement changed)
+    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
     def reverse_compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                            preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move consumer block(s) under `loop`, consuming what its producers wrote there."""

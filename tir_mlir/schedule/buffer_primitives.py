@@ -32,7 +32,7 @@ class BufferPrimitives:
         self._note(**{param: k})
         return k
 
-    @primitive   # (keeps_index: not since cache/compute-at placement changed)
+    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
     def cache_read(self, block: BlockRV, read_buffer_index: Union[int, str], storage_scope: str,
                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
         """Copy read buffer `read_buffer_index` (an index or a name) of `block` into a new
@@ -44,7 +44,7 @@ class BufferPrimitives:
                                  self._blocks(consumer_blocks))
         return self._handle(copy.op, BlockRV)
 
-    @primitive   # (keeps_index: not since cache/compute-at placement changed)
+    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
     def cache_write(self, block: BlockRV, write_buffer_index: Union[int, str],
                     storage_scope: str,
                     consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:

@@ -27,7 +27,8 @@ from tir_mlir.schedule.trace import Instruction
 
 
 def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
-              keeps_ops: bool = False, keeps_index: bool = False):
+              keeps_ops: bool = False, keeps_index: bool = False,
+              lookups_first: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
@@ -37,10 +38,12 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     `keeps_ops=True` ones, which only change attributes of existing ops (loop kinds,
     annotations): no op is created, erased or moved; and `keeps_index=True` rewrites, which
     erase only through `analysis.erase` (so the index hears of every erased op). Every other
-    primitive drops the index before and after."""
+    primitive drops the index before and after; `lookups_first=True` ones (audited: they
+    erase only through `analysis.erase`) share one walk among the lookups they make before
+    their first erasure."""
     if fn is None:
         return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops,
-                                 keeps_index=keeps_index)
+                                 keeps_index=keeps_index, lookups_first=lookups_first)
     keeps_ops = keeps_ops or readonly
     sig = inspect.signature(fn)
 
@@ -62,16 +65,22 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
             return wrapper(*bound.args, **bound.kwargs)
         inst = Instruction(fn.__name__, values)
         outermost = self._depth == 0 and not self._trusted
-        tracked = False
+        tracked = succeeded = False
         if not keeps_ops:
             tracked = keeps_index and not self._mutating
+            pre = None
             if tracked:
                 self._tracking += 1
                 if self._ops is not None:
                     self._ops.rewriting()
             else:
+                if lookups_first and self._ops is not None:
+                    pre = self._ops          # current: it serves the lookups before erasing
+                    pre.complete = pre.names = False
                 self._ops = None
                 self._mutating += 1
+            prev_lookups = self._lookups_first
+            self._lookups_first, self._pre_index = lookups_first and not tracked, pre
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
@@ -87,6 +96,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 result = fn(self, *args, **kwargs)
                 if outermost:
                     self._verify(fn.__name__)
+                succeeded = True
         except Exception as e:
             if outermost:
                 (self._mod, self._consumed, self._next_sid, self._next_name, n) = saved
@@ -105,6 +115,12 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
             elif not keeps_ops:
                 self._ops = None
                 self._mutating -= 1
+            if not keeps_ops:
+                # an index walked after the last erasure is the module's: kept
+                kept = self._pre_index if succeeded and not self._mutating else None
+                self._lookups_first, self._pre_index = prev_lookups, None
+                if kept is not None:
+                    self._ops = kept
             self._depth -= 1
             op_index.reporting_to(prev_schedule)
             self._recording, self._inst = prev_recording, prev_inst

@@ -73,6 +73,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._next_sid = 1 + max(self._ops.ops, default=-1)
         self._next_name = 0
         self._mutating = 0           # depth of index-dropping rewrites running (no index then)
+        self._lookups_first = False  # the running rewrite resolves its handles before it erases
+        self._pre_index = None       # ... and the index its lookups share until it erases
         self._tracking = 0           # depth of index-keeping rewrites running
         self._depth = 0
         self._recording = False
@@ -130,6 +132,8 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
             self._next_sid += 1
             if self._ops is not None and not self._mutating:
                 self._ops.add(self._next_sid - 1, op)
+            elif self._pre_index is not None:
+                self._pre_index.add(self._next_sid - 1, op)
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
         return cls(_sid(op), schedule=self._identity)
 
@@ -172,12 +176,18 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         `force`: build it even inside such a rewrite, for lookups made before it rewrites."""
         if self._ops is not None:
             return self._ops
+        if self._mutating and self._pre_index is not None:
+            return self._pre_index
         with get_context():
             index = OpIndex(self._mod)
         # Inside a rewrite that does not report its erasures ops are erased as it goes: no
-        # cache there (a stale entry would be an erased operation).
+        # cache there (a stale entry would be an erased operation), except for the lookups of
+        # a `lookups_first` primitive before its first erasure (op_index.erased drops it).
         if not self._mutating and not force:
             self._ops = index
+        elif self._mutating and self._lookups_first:
+            index.complete = index.names = False     # ops it creates: found by a walk
+            self._pre_index = index
         return index
 
     def _consume(self, rv: _RV, by: str):

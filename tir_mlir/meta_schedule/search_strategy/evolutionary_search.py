@@ -35,6 +35,7 @@ class EvolutionarySearch(SearchStrategy):
     def pre_tuning(self, *args, **kwargs) -> None:
         super().pre_tuning(*args, **kwargs)
         self.measured = {}        # trace key -> (trace, seconds)
+        self._kept = {}           # trace key -> schedule, for the best measured (no replay)
         self._seed_from_database()
 
     def _seed_from_database(self) -> None:
@@ -53,6 +54,8 @@ class EvolutionarySearch(SearchStrategy):
             sch = self.replay(record.trace)
             if sch is not None:
                 self.measured[_key(sch)] = (sch.trace, record.mean_sec)
+                self._kept[_key(sch)] = sch
+        self._keep_best()
 
     # --- one round ------------------------------------------------------------------------
     def generate_measure_candidates(self) -> Optional[List[MeasureCandidate]]:
@@ -83,12 +86,36 @@ class EvolutionarySearch(SearchStrategy):
             secs = r.run_secs if r.error_msg is None and r.run_secs else None
             cost = sum(secs) / len(secs) if secs else float("inf")
             self.measured[_key(c.sch)] = (c.sch.trace, cost)
+            self._kept[_key(c.sch)] = c.sch
+        self._keep_best()
+
+    def _keep_best(self) -> None:
+        """Keep the schedules of the measured programs that seed the next population (TVM
+        replays them each round; the program of a trace replayed again is the same), and
+        drop the others' (their modules are large)."""
+        best = {k for k, _ in self._ranked(int(self.population_size *
+                                                self.init_measured_ratio))}
+        self._kept = {k: s for k, s in self._kept.items() if k in best}
 
     # --- pieces ------------------------------------------------------------------------------
+    def _ranked(self, k: int) -> list:
+        """(key, (trace, seconds)) of the k fastest measured programs."""
+        return sorted(((key, v) for key, v in self.measured.items() if v[1] != float("inf")),
+                      key=lambda kv: kv[1][1])[:k]
+
     def _best_measured(self, k: int) -> list:
-        ranked = sorted((v for v in self.measured.values() if v[1] != float("inf")),
-                        key=lambda v: v[1])[:k]
-        return [s for s in (self.replay(trace) for trace, _ in ranked) if s is not None]
+        out = []
+        for key, (trace, _) in self._ranked(k):
+            sch = self._kept.get(key)
+            if sch is not None:
+                # the seed a replay would have drawn: the random stream, and so the search,
+                # stay what they were when these were replayed
+                self.rng.randrange(1, 2 ** 31)
+            else:
+                sch = self.replay(trace)
+            if sch is not None:
+                out.append(sch)
+        return out
 
     def _random_samples(self, k: int) -> list:
         out, fails = [], 0
@@ -161,10 +188,11 @@ class EvolutionarySearch(SearchStrategy):
         """(key, schedule) of a mutated trace, None when it fails; `replayed` remembers the
         round's replays: parents drawn often mutate into the same child, and a trace whose
         decisions are all given replays to the same program every time."""
-        text = str(trace)
+        text = str(trace.without_postproc())
         if text not in replayed:
             sch = self.replay(trace)
-            replayed[text] = None if sch is None else (_key(sch), sch)
+            # every decision given: the replayed trace prints as the one replayed (its key)
+            replayed[text] = None if sch is None else (text, sch)
         return replayed[text]
 
 
