@@ -12,13 +12,17 @@ rfactor(k_1, factor_axis=0) on `C[vi, vj] += A[vi, vk] * B[vk, vj]`, vk = k_0 * 
             init: C[vi, vj] = 0
             C[vi, vj] = C[vi, vj] + C_rf[vk_1, vi, vj]
 
-Legality: the loop holds exactly one block, which is the only block of its outermost loop
-nest; that block is a reduction `W[I] = W[I] op rhs` with an init storing op's identity
+Legality: the loop holds exactly one block, the first block under its outermost loop, and
+the outermost loop bound to a reduction iter holds it alone (TVM's loop properties, see
+_check_loops); that block is a reduction `W[I] = W[I] op rhs` with an init storing op's identity
 (add: 0, mul: 1, max: -inf / lowest value, min: +inf / highest value), W read nowhere else
 and I free of reduction iter vars; the loop is bound to reduction iter vars only;
 `factor_axis` is in [-(ndim + 1), ndim].
-Differs from TVM 0.21: a loop no iter var uses (e.g. from add_unit_loop) is rejected; TVM
-makes it a new spatial iter of the rf block and a reduction iter of the write-back.
+As in TVM, the rf block gets fresh copies of all the loops, before the outermost one; the
+original loops (and their handles) are the write-back's, less those bound to reduction iters
+other than the rf loop.
+A loop no iter var uses (e.g. from add_unit_loop) becomes a new spatial iter of the rf block
+and a reduction iter of the write-back, as in TVM. A let in the update is inlined (as TVM).
 """
 import math
 
@@ -29,7 +33,7 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_binding_exprs, buffer_name, emit_index, enclosing_loops, func_of,
-    dims_of, move_body, replace_uses, substitute, to_affine, top_stmt, walk)
+    dims_of, move_body, replace_uses, substitute, to_affine, walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
@@ -130,10 +134,6 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         raise ScheduleError(f"rfactor: loop {loop.name!r} must hold exactly one block, "
                             f"found {len(blocks)}")
     block = Block(blocks[0])
-    top = top_stmt(block.op)
-    if len(walk(top, Block.is_block)) != 1:
-        raise ScheduleError(f"rfactor: block {block.name!r} shares its outermost loop with "
-                            f"other blocks")
     red = Reduction(block)
     loops = enclosing_loops(block.op)
     ivs = [l.iv for l in loops]
@@ -147,27 +147,9 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                             f"enclosing loops")
     rf = next(i for i, l in enumerate(loops) if l.op == loop.op)
     types, names, doms = block.iter_types, block.iter_names, block.domains
-    for d, l in enumerate(loops):
-        kinds = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
-        if {"S", "R"} <= kinds:
-            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
-                                f"touched by both some data parallel block iters and some "
-                                f"reduction block iters")
+    _check_loops(block, loops, binds, rf)
     _check_region_cover(block, red)
     users = [k for k, e in enumerate(binds) if _uses(e, rf)]
-    if not users:
-        raise ScheduleError(f"rfactor: loop {loop.name!r} is not bound to any iter var of "
-                            f"block {block.name!r} (rfactor of a loop no iter var uses, which TVM "
-                            f"accepts, is not supported)")
-    if any(types[k] != "R" for k in users):
-        raise ScheduleError(f"rfactor: loop {loop.name!r} is bound to a spatial iter var of "
-                            f"block {block.name!r}; it must be bound to a reduction")
-    for d, l in enumerate(loops):     # (TVM's rule: e.g. a fuse of spatial and reduction loops)
-        touched = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
-        if {"S", "R"} <= touched:
-            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
-                                f"touched by both some data parallel block iters and some "
-                                f"reduction block iters")
     if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
         raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
                             f"reduction iter var")
@@ -211,9 +193,21 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     if block.predicate is not None:
         loop_dims = [to_affine(d, leaves) for d in block.dims]
         pred = [(substitute(c.expr, loop_dims), c.is_eq) for c in block.predicate.constraints]
+    # the rf nest: fresh copies of all the block's loops, before the outermost one (as TVM;
+    # the loops themselves, and their handles, stay with the write-back)
+    top = loops[0].op
+    ip = ir.InsertionPoint(top)
+    rf_loops = []
     with loc:
-        rfb = _new_block(block, block.name + "_rf", rf_iters, ivs, block.op, copy_sid=False,
-                         has_init=reduces, predicate=_integer_set(len(ivs), pred))
+        for l in loops:
+            nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
+                            annotations=l.annotations or None, index_dtype=l.index_dtype,
+                            loc=l.op.location, ip=ip)
+            rf_loops.append(nl)
+            ip = ir.InsertionPoint.at_block_terminator(nl.body)
+        rfb = _new_block(block, block.name + "_rf", rf_iters, [l.iv for l in rf_loops], None,
+                         ip=ip, copy_sid=False, has_init=reduces,
+                         predicate=_integer_set(len(ivs), pred))
     # move body and init over, then express the old iter vars through the new ones
     for src, dst in ((block.body, rfb.body), (block.init, rfb.init))[:1 + reduces]:
         move_body(src, dst)
@@ -243,16 +237,6 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     spatial = [k for k, t in enumerate(types) if t == "S"]
     keep = [d for d in range(len(loops))
             if d == rf or not any(_uses(binds[k], d) for k, t in enumerate(types) if t != "S")]
-    ip = ir.InsertionPoint(top)
-    new_loops = []
-    with loc:
-        for d in keep:
-            l = loops[d]
-            nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                            annotations=l.annotations or None, index_dtype=l.index_dtype,
-                            loc=l.op.location, ip=ip)
-            new_loops.append(nl)
-            ip = ir.InsertionPoint.at_block_terminator(nl.body)
     remap = {d: i for i, d in enumerate(keep)}
     wb_iters = [("v" + loops[rf].name, "R", (loops[rf].min, loops[rf].extent), _dim(remap[rf]))]
     for k in spatial:
@@ -264,19 +248,60 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                for d in range(len(loops))]
     wb_pred = [(substitute(e, to_kept), eq) for e, eq in pred if dims_of(e) <= set(remap)]
     with loc:
-        wb = _new_block(block, block.name, wb_iters, [l.iv for l in new_loops], None, ip=ip,
-                        copy_sid=True, predicate=_integer_set(len(new_loops), wb_pred))
+        wb = _new_block(block, block.name, wb_iters, [loops[d].iv for d in keep], block.op,
+                        copy_sid=True, predicate=_integer_set(len(keep), wb_pred))
     _fill_writeback(wb, red, rf_buf, spatial, axis, loc)
+    for op in body_ops(rfb.body):    # the update is one store: a let in it is inlined (as TVM)
+        if "tir.let_name" in op.attributes:
+            del op.attributes["tir.let_name"]
     if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
         comb = red.combiner
         acc = comb.operands[1 - red.rhs_pos].owner
         comb.result.replace_all_uses_with(comb.operands[red.rhs_pos])
         erase(comb)
         erase(acc)
-    top_wb = new_loops[0].op if new_loops else wb.op
-    top_wb.move_after(top)
     erase(block.op)
+    # the loops bound to reduction iters (but the rf loop) leave the write-back nest; by
+    # _check_loops they hold the block alone
+    for d in reversed(range(len(loops))):
+        if d not in keep:
+            for o in body_ops(loops[d].body):
+                o.move_before(loops[d].op)
+            erase(loops[d].op)
     return rfb
+
+
+def _check_loops(block: Block, loops, binds, rf: int):
+    """TVM's loop properties: the block is the first block under the outermost loop; no loop is
+    touched by both spatial and reduction iters, the rf loop by no spatial one; the outermost
+    loop touched by a reduction iter holds this block alone, and no loop under it with an
+    extent other than 1 is unbound."""
+    if Block(walk(loops[0].op, Block.is_block)[0]).op != block.op:
+        raise ScheduleError(f"rfactor: The first child block of the outermost loop "
+                            f"{loops[0].name!r} is not the reduction block.")
+    types = block.iter_types
+    met_reduction = False
+    for d, l in enumerate(loops):
+        touched = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
+        if {"S", "R"} <= touched:
+            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
+                                f"touched by both some data parallel block iters and some "
+                                f"reduction block iters")
+        if "S" in touched:
+            if d == rf:
+                raise ScheduleError(f"rfactor: The loop to be applied rfactor is {l.name!r}, "
+                                    f"which is required not to be touched by any data parallel "
+                                    f"block iter of the block below. However, some of the "
+                                    f"block's data parallel block iters touch this loop")
+        elif "R" in touched:
+            if not met_reduction and len(walk(l.op, Block.is_block)) != 1:
+                raise ScheduleError(f"rfactor: The loop {l.name!r} is required to have only "
+                                    f"one child block, which is block {block.name!r}")
+            met_reduction = True
+        elif met_reduction and l.extent != 1:
+            raise ScheduleError(f"rfactor: The loop {l.name!r} has extent greater than one, "
+                                f"and is not bound to any block iter. Therefore it shouldn't "
+                                f"appear under a reduction loop")
 
 
 def _check_region_cover(block: Block, red: Reduction):
@@ -338,7 +363,8 @@ def _fill_writeback(wb: Block, red: Reduction, rf_buf, spatial, axis, loc):
             i = idx()
             part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
             operands = [cur, part] if red.rhs_pos == 1 else [part, cur]
-            attrs = {n: red.combiner.attributes[n] for n in red.combiner.attributes}
+            attrs = {n: red.combiner.attributes[n] for n in red.combiner.attributes
+                     if n != "tir.let_name"}
             res = ir.Operation.create(red.combiner.name, results=[cur.type], operands=operands,
                                       attributes=attrs, loc=red.combiner.location)
             memref.StoreOp(res.result, red.buffer, idx())
