@@ -179,3 +179,100 @@ def test_rfactor_leaves_the_loop_handles_on_the_write_back():
     assert not {sch.get(lp).op for lp in (i, j, k1)} & {sch.get(lp).op
                                                          for lp in sch.get_loops(rf)}
     check_error(sch, lambda s: s.parallel(k0), "no longer exists")
+
+
+ARGMAX = '''
+@T.prim_func
+def main(idx: T.Buffer((16, 32), "int32"), val: T.Buffer((16, 32), "float32"),
+         argmax_v0: T.Buffer((16,), "int32"), argmax_v1: T.Buffer((16,), "float32")):
+    for i0, i1_0, i1_1 in T.grid(16, 4, 8):
+        with T.block("argmax"):
+            i = T.axis.spatial(16, i0)
+            k = T.axis.reduce(32, i1_0 * 8 + i1_1)
+            with T.init():
+                argmax_v0[i] = -1
+                argmax_v1[i] = T.min_value("float32")
+            v_argmax_v0: T.int32 = T.Select(argmax_v1[i] >= val[i, k], argmax_v0[i], idx[i, k])
+            v_argmax_v1: T.float32 = T.Select(argmax_v1[i] >= val[i, k], argmax_v1[i], val[i, k])
+            argmax_v0[i] = v_argmax_v0
+            argmax_v1[i] = v_argmax_v1
+'''
+
+# argmin, with the lets, the stores and the init in the other order
+ARGMIN = (ARGMAX.replace(">=", "<=").replace("min_value", "max_value").replace("argmax", "argmin")
+          .replace('''                argmin_v0[i] = -1
+                argmin_v1[i] = T.max_value("float32")''', '''                argmin_v1[i] = T.max_value("float32")
+                argmin_v0[i] = -1''')
+          .replace('''            argmin_v0[i] = v_argmin_v0
+            argmin_v1[i] = v_argmin_v1''', '''            argmin_v1[i] = v_argmin_v1
+            argmin_v0[i] = v_argmin_v0'''))
+
+
+def _rf_inner(name):
+    def sched(s):
+        s.rfactor(s.get_loops(s.get_block(name))[2], 1)
+    return sched
+
+
+def test_rfactor_argmax_pair():
+    """TVM's tuple reducer: both buffers factored, the write-back combines the pairs."""
+    sch = check_all(ARGMAX, _rf_inner("argmax"), "main")
+    assert '''    argmax_v0_rf = T.alloc_buffer((16, 8), "int32")
+    argmax_v1_rf = T.alloc_buffer((16, 8))
+    for i0, i1_0, i1_1 in T.grid(16, 4, 8):
+        with T.block("argmax_rf"):
+            vi1_1, i, vi1_0 = T.axis.remap("SSR", [i1_1, i0, i1_0])
+            with T.init():
+                argmax_v0_rf[i, vi1_1] = -1
+                argmax_v1_rf[i, vi1_1] = T.float32(-340282346638528859811704183484516925440.0)
+            v_argmax_v0_rf: T.int32 = T.Select(argmax_v1_rf[i, vi1_1] >= val[i, vi1_0 * 8 + vi1_1], argmax_v0_rf[i, vi1_1], idx[i, vi1_0 * 8 + vi1_1])
+            v_argmax_v1_rf: T.float32 = T.Select(argmax_v1_rf[i, vi1_1] >= val[i, vi1_0 * 8 + vi1_1], argmax_v1_rf[i, vi1_1], val[i, vi1_0 * 8 + vi1_1])
+            argmax_v0_rf[i, vi1_1] = v_argmax_v0_rf
+            argmax_v1_rf[i, vi1_1] = v_argmax_v1_rf
+    for i0, i1_1 in T.grid(16, 8):
+        with T.block("argmax"):
+            vi1_1, i = T.axis.remap("RS", [i1_1, i0])
+            with T.init():
+                argmax_v0[i] = -1
+                argmax_v1[i] = T.float32(-340282346638528859811704183484516925440.0)
+            v_argmax_v0: T.int32 = T.Select(argmax_v1[i] >= argmax_v1_rf[i, vi1_1], argmax_v0[i], argmax_v0_rf[i, vi1_1])
+            v_argmax_v1: T.float32 = T.Select(argmax_v1[i] >= argmax_v1_rf[i, vi1_1], argmax_v1[i], argmax_v1_rf[i, vi1_1])
+            argmax_v0[i] = v_argmax_v0
+            argmax_v1[i] = v_argmax_v1''' in _body(sch.mod.script())
+
+
+def test_rfactor_argmin_pair_in_the_other_order():
+    """The result is in TVM's reducer order (index, then value) whatever the source's."""
+    sch = check_all(ARGMIN, _rf_inner("argmin"), "main")
+    text = _body(sch.mod.script())
+    assert '''            with T.init():
+                argmin_v0_rf[i, vi1_1] = -1
+                argmin_v1_rf[i, vi1_1] = T.float32(340282346638528859811704183484516925440.0)
+            v_argmin_v0_rf: T.int32 = T.Select(argmin_v1_rf[i, vi1_1] <= val''' in text
+    assert '''            argmin_v0[i] = v_argmin_v0
+            argmin_v1[i] = v_argmin_v1''' in text
+
+
+def test_rfactor_refuses_pairs_that_are_not_argmax():
+    """TVM's argmax_split_* refusals: a store of no let, one let stored twice, one buffer
+    updated twice, a wrong identity, the init at another index (the int32 pair lets a let
+    go to either buffer)."""
+    ints = (ARGMAX.replace('val: T.Buffer((16, 32), "float32")', 'val: T.Buffer((16, 32), "int32")')
+            .replace('argmax_v1: T.Buffer((16,), "float32")', 'argmax_v1: T.Buffer((16,), "int32")')
+            .replace('"float32"', '"int32"').replace("T.float32", "T.int32"))
+    cases = [
+        (ARGMAX, "argmax_v1[i] = v_argmax_v1",
+         "argmax_v1[i] = T.Select(argmax_v1[i] >= val[i, k], argmax_v1[i], val[i, k])"),
+        (ints, "argmax_v1[i] = v_argmax_v1", "argmax_v1[i] = v_argmax_v0"),
+        (ints, "argmax_v1[i] = v_argmax_v1", "argmax_v0[i] = v_argmax_v1"),
+        (ARGMAX, "argmax_v0[i] = -1", "argmax_v0[i] = 0"),
+        (ARGMAX, 'argmax_v1[i] = T.min_value("float32")',
+         'argmax_v1[(i + 1) % 16] = T.min_value("float32")'),
+    ]
+    for base, old, new in cases:
+        src = base.replace(old, new, 1)
+        assert src != base, old
+        sch = Schedule(parse(src))
+        ki = sch.get_loops(sch.get_block("argmax"))[2]
+        check_error(sch, lambda s: s.rfactor(ki, 1),
+                    "rfactor: block 'argmax' is not a reduction with a known identity")

@@ -38,6 +38,7 @@ from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
 from tir_mlir.passes.schedule.region_cover import iter_var_of
+from tir_mlir.passes.schedule.rfactor_tuple import TupleReduction
 
 COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
              "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxnumf": "max",
@@ -56,6 +57,15 @@ def _identity_ok(kind: str, attr: ir.Attribute) -> bool:
     return False
 
 
+def reduction_of(block: Block):
+    """The block's reduction: one buffer (Reduction) or an argmax/argmin pair."""
+    err = f"rfactor: block {block.name!r} is not a reduction with a known identity: "
+    stores = [o for o in body_ops(block.body) if o.name == "memref.store"]
+    if block.init is not None and len(stores) > 1 and not len(walk(block.op, Block.is_block)):
+        return TupleReduction(block, stores, err)
+    return Reduction(block)
+
+
 class Reduction:
     """The `W[I] = W[I] op rhs` pattern of a reduction block, with its init."""
 
@@ -69,6 +79,7 @@ class Reduction:
             raise ScheduleError(err + "its body must be one store")
         self.store = stores[0]
         self.buffer = self.store.operands[1]
+        self.buffers, self.stores = [self.buffer], [self.store]
         comb = self.store.operands[0].owner
         if isinstance(comb, ir.Block) or comb.name not in COMBINERS:
             raise ScheduleError(err + "the stored value is not add/mul/max/min of the buffer")
@@ -111,6 +122,39 @@ class Reduction:
         if len(leaves) != len(block.iter_vars):
             raise ScheduleError(err + "the store index uses values outside the iter vars")
 
+    def finish_rf(self, rfb: Block, rf_bufs):
+        """The update is one store: a let in it is inlined (TVM rebuilds it from the
+        reducer)."""
+        for op in body_ops(rfb.body):
+            if "tir.let_name" in op.attributes:
+                del op.attributes["tir.let_name"]
+
+    def fill_writeback(self, wb: Block, rf_bufs, spatial, axis, loc):
+        """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
+        for region_block, is_init in ((wb.init, True), (wb.body, False)):
+            args, rf_buf = list(region_block.arguments), rf_bufs[0]
+            # old iter var k (spatial) is new arg 1 + spatial.index(k)
+            sub = [_dim(1 + spatial.index(k)) if k in spatial else ir.AffineExpr.get_constant(0)
+                   for k in range(len(self.block.iter_types))]
+            with ir.InsertionPoint.at_block_terminator(region_block), loc:
+                def idx():
+                    return [emit_index(substitute(e, sub), args) for e in self.indices]
+                if is_init:
+                    c = self.init_const.clone(
+                        ip=ir.InsertionPoint.at_block_terminator(region_block))
+                    memref.StoreOp(c.result, self.buffer, idx())
+                    continue
+                cur = memref.LoadOp(self.buffer, idx()).result
+                i = idx()
+                part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
+                operands = [cur, part] if self.rhs_pos == 1 else [part, cur]
+                attrs = {n: self.combiner.attributes[n] for n in self.combiner.attributes
+                         if n != "tir.let_name"}
+                res = ir.Operation.create(self.combiner.name, results=[cur.type],
+                                          operands=operands, attributes=attrs,
+                                          loc=self.combiner.location)
+                memref.StoreOp(res.result, self.buffer, idx())
+
     def _same(self, a, b) -> bool:
         leaves = list(self.block.iter_vars)
         try:
@@ -134,7 +178,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         raise ScheduleError(f"rfactor: loop {loop.name!r} must hold exactly one block, "
                             f"found {len(blocks)}")
     block = Block(blocks[0])
-    red = Reduction(block)
+    red = reduction_of(block)
     loops = enclosing_loops(block.op)
     ivs = [l.iv for l in loops]
     leaves = list(ivs)
@@ -153,14 +197,14 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
         raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
                             f"reduction iter var")
-    shape = list(ir.MemRefType(red.buffer.type).shape)
+    shape = list(ir.MemRefType(red.buffers[0].type).shape)
     if not -(len(shape) + 1) <= factor_axis <= len(shape):
         raise ScheduleError(f"rfactor: factor_axis {factor_axis} is out of range for buffer "
-                            f"{buffer_name(red.buffer)!r} of rank {len(shape)}")
+                            f"{buffer_name(red.buffers[0])!r} of rank {len(shape)}")
     axis = factor_axis % (len(shape) + 1)
 
     # --- check done: build ----------------------------------------------------------------
-    loc, wname = block.op.location, buffer_name(red.buffer)
+    loc = block.op.location
     split_loops = sorted({d for k in users for d in dims_of(binds[k])})
     # rf block iters: (name, type, domain, binding over loop dims); value of each old iter var
     rf_iters = [("v" + loops[rf].name, "S", (loops[rf].min, loops[rf].extent), _dim(rf))]
@@ -178,15 +222,18 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     loop_iter = {rf: 0}
     loop_iter.update({d: next(i for i, it in enumerate(rf_iters) if it[0] == "v" + loops[d].name
                               and it[3] == _dim(d)) for d in split_loops if d != rf})
-    rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
-    func = func_of(block.op)
-    elem = ir.MemRefType(red.buffer.type).element_type
-    rf_buf = make_cache_alloc(func, red.buffer, wname + "_rf", "global", loc,
-                              ir.MemRefType.get(rf_shape, elem))
-
     # with no reduction iter left (the whole reduction was factored), the rf block is a plain
     # spatial block `W_rf[...] = rhs`, without init (as TVM)
     reduces = any(it[1] == "R" for it in rf_iters)
+    if not reduces and not isinstance(red, Reduction):
+        raise ScheduleError(f"rfactor: factoring the whole {red.kind} reduction of block "
+                            f"{block.name!r} (no reduction iter left) is not supported")
+    rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
+    func = func_of(block.op)
+    rf_bufs = [make_cache_alloc(func, b, buffer_name(b) + "_rf", "global", loc,
+                                ir.MemRefType.get(rf_shape, ir.MemRefType(b.type).element_type))
+               for b in red.buffers]
+
     # the T.where, over loop positions: all of it on the rf block, the part over the kept
     # loops on the write-back block
     pred = []
@@ -222,7 +269,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                 e = substitute(payload, sub)
                 replace_uses(old, lambda _u, e=e, a=new_args: emit_index(e, a))
         for op, kind, v in accesses(rfb.op):
-            if v == red.buffer:
+            rf_buf = next((r for b, r in zip(red.buffers, rf_bufs) if b == v), None)
+            if rf_buf is not None:
                 pos = 1 if kind == "load" else 2
                 ops = list(op.operands)
                 with ir.InsertionPoint(op), op.location:
@@ -250,10 +298,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     with loc:
         wb = _new_block(block, block.name, wb_iters, [loops[d].iv for d in keep], block.op,
                         copy_sid=True, predicate=_integer_set(len(keep), wb_pred))
-    _fill_writeback(wb, red, rf_buf, spatial, axis, loc)
-    for op in body_ops(rfb.body):    # the update is one store: a let in it is inlined (as TVM)
-        if "tir.let_name" in op.attributes:
-            del op.attributes["tir.let_name"]
+    red.fill_writeback(wb, rf_bufs, spatial, axis, loc)
+    red.finish_rf(rfb, rf_bufs)
     if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
         comb = red.combiner
         acc = comb.operands[1 - red.rhs_pos].owner
@@ -307,12 +353,13 @@ def _check_loops(block: Block, loops, binds, rf: int):
 def _check_region_cover(block: Block, red: Reduction):
     """TVM's stage pipeline: what other blocks read of the reduced buffer, this block writes
     (its only writer)."""
-    idx = list(red.store.operands[2:])
-    if any(iter_var_of(block, v) is None for v in idx):
-        return
-    writers, readers = _writers_readers(func_of(block.op), red.buffer, block.op)
-    if not writers:
-        _check_consumers_covered(block, idx, red.buffer, readers, "rfactor")
+    for store in red.stores:
+        idx = list(store.operands[2:])
+        if any(iter_var_of(block, v) is None for v in idx):
+            continue
+        writers, readers = _writers_readers(func_of(block.op), store.operands[1], block.op)
+        if not writers:
+            _check_consumers_covered(block, idx, store.operands[1], readers, "rfactor")
 
 
 def _dim(d):
@@ -343,28 +390,3 @@ def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False,
     if copy_sid and "tir.sid" in old.op.attributes:
         nb.op.attributes["tir.sid"] = old.op.attributes["tir.sid"]
     return nb
-
-
-def _fill_writeback(wb: Block, red: Reduction, rf_buf, spatial, axis, loc):
-    """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
-    for region_block, is_init in ((wb.init, True), (wb.body, False)):
-        args = list(region_block.arguments)
-        # old iter var k (spatial) is new arg 1 + spatial.index(k)
-        sub = [_dim(1 + spatial.index(k)) if k in spatial else ir.AffineExpr.get_constant(0)
-               for k in range(len(red.block.iter_types))]
-        with ir.InsertionPoint.at_block_terminator(region_block), loc:
-            def idx():
-                return [emit_index(substitute(e, sub), args) for e in red.indices]
-            if is_init:
-                c = red.init_const.clone(ip=ir.InsertionPoint.at_block_terminator(region_block))
-                memref.StoreOp(c.result, red.buffer, idx())
-                continue
-            cur = memref.LoadOp(red.buffer, idx()).result
-            i = idx()
-            part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
-            operands = [cur, part] if red.rhs_pos == 1 else [part, cur]
-            attrs = {n: red.combiner.attributes[n] for n in red.combiner.attributes
-                     if n != "tir.let_name"}
-            res = ir.Operation.create(red.combiner.name, results=[cur.type], operands=operands,
-                                      attributes=attrs, loc=red.combiner.location)
-            memref.StoreOp(res.result, red.buffer, idx())
