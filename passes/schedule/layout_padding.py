@@ -8,8 +8,10 @@ to run over the new shape and write the pad value in the padding (TVM 0.21's out
                                                             vi == 3 and 2 <= vj, 0, A[vi * 4 + vj])
     transform_layout(block, "B", lambda i: [i // 4, i % 4], pad_value=0)
 
-Supported (else refused): each old dimension maps to one result `d` or to a pair `d // c`,
-`d % c`; one dimension pads; the buffer's only writer stores it at its spatial iter vars, one
+Supported (else refused): each old dimension maps to one result `d + a` or to a pair
+`(d + a) // c`, `(d + a) % c`, other results constants; the usual form (one padded `d // c`,
+`d % c` pair) tests TVM's `new[div] == q and r <= new[mod]`, the others whether an old index
+leaves its range; the buffer's only writer stores it at its spatial iter vars, one
 per dimension, each bound to its own loop, those loops the outermost of the block's nest, each
 the only child of the one above; the pad value a constant of the buffer's dtype or (int
 buffers) an affine lambda of the new indices. TVM's other forms (a padding block after a
@@ -25,7 +27,8 @@ from tir_mlir.dtypes import dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, symbolic
 from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir.passes.schedule.buffer_util import accesses, emit_index, func_of, move_body
+from tir_mlir.passes.schedule.buffer_util import (
+    accesses, emit_index, func_of, linear, move_body)
 
 WHO = "transform_layout"
 
@@ -35,38 +38,55 @@ def _refuse(why: str):
                         f"supported)")
 
 
-def inverse(exprs: List[ir.AffineExpr], shape: List[int]):
-    """(old dim -> affine expr of the new dims, (div result, mod result, q, r) of the padded
-    dimension: padding is `new[div] == q and r <= new[mod]`)."""
+def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
+    """(old dim -> affine expr of the new dims, the padding test). Results: `d + a`,
+    `(d + a) // c` with `(d + a) % c`, or constants. The padding test is TVM's usual form
+    `("tile", div result, mod result, q, r)` (padding: `new[div] == q and r <= new[mod]`) for
+    one padded `d // c, d % c` pair, else `("bounds", [(expr, lo, hi)])`: padding where an
+    old index or a constant result leaves its range."""
     parts = {d: [] for d in range(len(shape))}
+    consts = []
     for k, e in enumerate(exprs):
         e = e.maybe_downcast()
-        if isinstance(e, ir.AffineDimExpr):
-            parts[e.position].append(("id", k, 1))
-        elif isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and \
-                isinstance(e.lhs.maybe_downcast(), ir.AffineDimExpr) and \
+        if isinstance(e, ir.AffineConstantExpr):
+            consts.append((k, e.value))
+            continue
+        kind, inner, c = "id", e, 1
+        if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and \
                 isinstance(e.rhs.maybe_downcast(), ir.AffineConstantExpr):
             kind = "div" if isinstance(e, ir.AffineFloorDivExpr) else "mod"
-            parts[e.lhs.maybe_downcast().position].append((kind, k, e.rhs.maybe_downcast().value))
-        else:
-            _refuse(f"index map result {e} is not a dimension, d // c or d % c")
-    inv, padded = [], []
+            inner, c = e.lhs, e.rhs.maybe_downcast().value
+        lin = linear(inner)
+        if lin is None or len(lin[0]) != 1 or list(lin[0].values()) != [1]:
+            _refuse(f"index map result {e} is not d + a, (d + a) // c, (d + a) % c or a "
+                    f"constant")
+        (d, _), = lin[0].items()
+        parts[d].append((kind, k, c, lin[1]))
+    inv, tiles, checks = [], [], []
     for d, ps in parts.items():
         kinds = sorted(p[0] for p in ps)
         if kinds == ["id"]:
-            inv.append(ir.AffineExpr.get_dim(ps[0][1]))
-        elif kinds == ["div", "mod"] and ps[0][2] == ps[1][2]:
-            c = ps[0][2]
-            div = next(k for kind, k, _ in ps if kind == "div")
-            mod = next(k for kind, k, _ in ps if kind == "mod")
-            inv.append(ir.AffineExpr.get_dim(div) * c + ir.AffineExpr.get_dim(mod))
-            if shape[d] % c:
-                padded.append((div, mod, shape[d] // c, shape[d] % c))
+            _, k, _, off = ps[0]
+            e = ir.AffineExpr.get_dim(k) - off
+        elif kinds == ["div", "mod"] and ps[0][2] == ps[1][2] and ps[0][3] == ps[1][3]:
+            c, off = ps[0][2], ps[0][3]
+            div = next(k for kind, k, _, _ in ps if kind == "div")
+            mod = next(k for kind, k, _, _ in ps if kind == "mod")
+            e = ir.AffineExpr.get_dim(div) * c + ir.AffineExpr.get_dim(mod) - off
+            if off == 0 and shape[d] % c:
+                tiles.append((div, mod, shape[d] // c, shape[d] % c))
         else:
-            _refuse(f"dimension {d} is not mapped to itself or to a d // c, d % c pair")
-    if len(padded) != 1:
-        _refuse("more than one dimension pads")
-    return inv, padded[0]
+            _refuse(f"dimension {d} is not mapped to d + a or to a (d + a) // c, (d + a) % c "
+                    f"pair")
+        inv.append(e)
+        checks.append((e, 0, shape[d] - 1))
+    checks += [(ir.AffineExpr.get_dim(k), v, v) for k, v in consts if new_shape[k] > 1]
+    if len(tiles) == 1 and all(off == 0 for ps in parts.values() for *_, off in ps) \
+            and len(checks) == len(shape):
+        n = sum(1 for d, ps in parts.items() if len(ps) == 2 and shape[d] % ps[0][2])
+        if n == 1:
+            return inv, ("tile",) + tiles[0]
+    return inv, ("bounds", checks)
 
 
 def _writer(buf: ir.Value) -> Block:
@@ -83,7 +103,7 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
                  apply):
     """Rewrite the writer of `buf` over `new_shape`; `apply` rewrites every access of the
     buffer by the map (transform_layout's) and returns the new buffer."""
-    inv, (div, mod, q, r) = inverse(exprs, shape)
+    inv, padding = inverse(exprs, shape, new_shape)
     w = _writer(buf)
     m = len(shape)
     dtype = _dtype(buf)
@@ -164,7 +184,7 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
         for j, n in enumerate(rest):
             old_region.arguments[n].replace_all_uses_with(args[k_new + j])
         move_body(old_region, new_region)
-        _pad_stores(new_region, new_buf, args[:k_new], div, mod, q, r, pad_value, dtype)
+        _pad_stores(new_region, new_buf, args[:k_new], padding, pad_value, dtype)
     w.op.erase()
     top.erase()
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
@@ -197,13 +217,10 @@ def _check_pad(pad, dtype: str):
                             f"{dtype}")
 
 
-def _pad_stores(region: ir.Block, buf: ir.Value, args, div, mod, q, r, pad, dtype):
+def _pad_stores(region: ir.Block, buf: ir.Value, args, padding, pad, dtype):
     for op in [o for o in _ops(region) if o.name == "memref.store" and o.operands[1] == buf]:
         with ir.InsertionPoint(op), op.location:
-            index = ir.IndexType.get()
-            cond = arith.andi(
-                arith.cmpi(arith.CmpIPredicate.eq, args[div], arith.constant(index, q)),
-                arith.cmpi(arith.CmpIPredicate.sle, arith.constant(index, r), args[mod]))
+            cond = _padding_cond(padding, args)
             t = mlir_type(dtype)
             sel = scf.IfOp(cond, [t], has_else=True)
             with ir.InsertionPoint(sel.then_block):
@@ -213,10 +230,28 @@ def _pad_stores(region: ir.Block, buf: ir.Value, args, div, mod, q, r, pad, dtyp
             op.operands[0] = sel.results[0]
 
 
+def _padding_cond(padding, args) -> ir.Value:
+    """Whether the new index `args` is padding (see inverse)."""
+    index = ir.IndexType.get()
+    if padding[0] == "tile":
+        _, div, mod, q, r = padding
+        return arith.andi(
+            arith.cmpi(arith.CmpIPredicate.eq, args[div], arith.constant(index, q)),
+            arith.cmpi(arith.CmpIPredicate.sle, arith.constant(index, r), args[mod]))
+    cond = None
+    for e, lo, hi in padding[1]:
+        for pred, bound in ((arith.CmpIPredicate.slt, lo), (arith.CmpIPredicate.sgt, hi)):
+            c = arith.cmpi(pred, emit_index(e, args), arith.constant(index, bound))
+            cond = c if cond is None else arith.ori(cond, c)
+    return cond
+
+
 def _pad_const(pad, t, dtype: str, args) -> ir.Value:
     if callable(pad) or isinstance(pad, str):
         fn = symbolic.from_text(pad)
         (e,) = symbolic.exprs(fn, len(args))
+        if isinstance(e.maybe_downcast(), ir.AffineConstantExpr):    # (as the constant
+            return arith.constant(t, e.maybe_downcast().value)         # a trace replays)
         return arith.index_cast(t, emit_index(e, args))
     value = getattr(pad, "value", pad)
     return arith.constant(t, float(value) if is_float(dtype) else int(value))

@@ -1,0 +1,79 @@
+"""transform_layout with pad_value for maps beyond TVM's usual `d // c, d % c` tile: an offset
+(`(i + 1) // 8`, padding at both ends), a constant result (TVM's
+test_index_map_dtype_legalize_with_constant), two padded dimensions. The producer writes the
+pad value wherever the old index leaves the old shape."""
+from schedule_check import check_all, check_error, parse
+from tir_mlir import Schedule
+
+ONE_D = '''
+@T.prim_func
+def main(B: T.Buffer((N,), "int32")):
+    A = T.alloc_buffer((N,), "int32")
+    for i in range(N):
+        with T.block("block"):
+            v0 = T.axis.remap("S", [i])
+            A[v0] = VALUE
+    for i in range(N):
+        with T.block("copy"):
+            v0 = T.axis.remap("S", [i])
+            B[v0] = A[v0]
+'''
+
+TWO_D = '''
+@T.prim_func
+def main(B: T.Buffer((6, 6), "int32")):
+    A = T.alloc_buffer((6, 6), "int32")
+    for i, j in T.grid(6, 6):
+        with T.block("block"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            A[v0, v1] = v0 * 10 + v1
+    for i, j in T.grid(6, 6):
+        with T.block("copy"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            B[v0, v1] = A[v0, v1]
+'''
+
+
+def _src(n, value):
+    return ONE_D.replace("N", str(n)).replace("VALUE", value)
+
+
+def test_offset_map_with_a_constant_result():
+    src = _src(16, "v0 * 3")
+
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i: [0, (i + 1) // 8, (i + 1) % 8],
+                           pad_value=-7)
+    sch = check_all(src, sched, "main", tvm_diff=False)
+    text = sch.mod.script()
+    assert 'A = T.alloc_buffer((1, 3, 8), "int32")' in text
+    assert ("T.if_then_else(v_axis1 * 8 + v_axis2 - 1 < 0 or v_axis1 * 8 + v_axis2 - 1 > 15, "
+            "-7, (v_axis1 * 8 + v_axis2 - 1) * 3)") in text
+
+
+def test_two_padded_dimensions():
+    src = TWO_D
+
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i, j: [i // 4, j // 4, i % 4, j % 4],
+                           pad_value=0)
+    sch = check_all(src, sched, "main", tvm_diff=False)
+    assert 'A = T.alloc_buffer((2, 2, 4, 4), "int32")' in sch.mod.script()
+
+
+def test_usual_tile_keeps_tvms_condition():
+    src = _src(14, "v0 + 1")
+
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i: [i // 4, i % 4], pad_value=0)
+    sch = check_all(src, sched, "main")
+    assert "T.if_then_else(v_axis0 == 3 and 2 <= v_axis1, 0, " in sch.mod.script()
+
+
+def test_map_of_two_old_dimensions_refused():
+    sch = Schedule(parse(TWO_D))
+    b = sch.get_block("block")
+    check_error(sch, lambda s: s.transform_layout(b, ("write", 0),
+                                                  lambda i, j: [(i + j) // 4, i % 4, j],
+                                                  pad_value=0),
+                "is not d \\+ a, \\(d \\+ a\\) // c")
