@@ -77,3 +77,66 @@ def test_map_of_two_old_dimensions_refused():
                                                   lambda i, j: [(i + j) // 4, i % 4, j],
                                                   pad_value=0),
                 "is not d \\+ a, \\(d \\+ a\\) // c")
+
+
+SIDE_EFFECTS = '''
+@T.prim_func
+def main(A: T.Buffer((14,), "int32"), D: T.Buffer((14,), "int32"),
+         E: T.Buffer((14,), "int32")):
+    B = T.alloc_buffer((14,), "int32")
+    for i in range(14):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] + 1
+            E[vi] = A[vi] * 2
+    for i in range(14):
+        with T.block("copy"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = B[vi]
+'''
+
+
+def test_writer_with_other_effects_pads_in_a_block_after_it():
+    """TVM's post-processing form: the writer kept, a padding block after its nest."""
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i: [i // 4, i % 4], pad_value=0)
+    sch = check_all(SIDE_EFFECTS, sched, "main")
+    assert '''            B[vi // 4, vi % 4] = A[vi] + 1
+            E[vi] = A[vi] * 2
+    for axis0, axis1 in T.grid(4, 4):
+        with T.block("buffer_B_padding"):
+            v_axis0, v_axis1 = T.axis.remap("SS", [axis0, axis1])
+            T.where(axis0 == 3 and 2 <= axis1)
+            T.reads()
+            T.writes(B[v_axis0, v_axis1])
+            B[v_axis0, v_axis1] = 0''' in sch.mod.script()
+
+
+def test_writer_at_a_constant_index_pads_in_a_block_after_it():
+    src = '''
+@T.prim_func
+def main(D: T.Buffer((14,), "int32")):
+    B = T.alloc_buffer((14,), "int32")
+    with T.block("block"):
+        B[0] = 5
+    for i in range(14):
+        with T.block("copy"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = T.if_then_else(vi == 0, B[vi], 0)
+'''
+
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i: [i // 4, i % 4], pad_value=0)
+    sch = check_all(src, sched, "main")
+    assert 'with T.block("buffer_B_padding"):' in sch.mod.script()
+
+
+def test_padding_block_needing_an_or_is_refused():
+    """The padding block's T.where would need `or` (padding at both ends)."""
+    sch = Schedule(parse(SIDE_EFFECTS))
+    b = sch.get_block("block")
+    check_error(sch, lambda s: s.transform_layout(b, ("write", 0),
+                                                  lambda i: [(i + 1) // 4, (i + 1) % 4],
+                                                  pad_value=0),
+                "writes other buffers too, and TVM's padding block after it would need a "
+                "T.where with `or`")

@@ -11,11 +11,14 @@ to run over the new shape and write the pad value in the padding (TVM 0.21's out
 Supported (else refused): each old dimension maps to one result `d + a` or to a pair
 `(d + a) // c`, `(d + a) % c`, other results constants; the usual form (one padded `d // c`,
 `d % c` pair) tests TVM's `new[div] == q and r <= new[mod]`, the others whether an old index
-leaves its range; the buffer's only writer stores it at its spatial iter vars, one
-per dimension, each bound to its own loop, those loops the outermost of the block's nest, each
-the only child of the one above; the pad value a constant of the buffer's dtype or (int
-buffers) an affine lambda of the new indices. TVM's other forms (a padding block after a
-writer with other effects, an assumption for an input, opaque writers) are not written here.
+leaves its range. The buffer's only writer is rewritten in place when it stores the buffer
+at its spatial iter vars, one per dimension, each bound to its own loop, those loops the
+outermost of the block's nest, each the only child of the one above; otherwise (other effects,
+no loop, opaque writers) it is kept, its accesses mapped, and a block `buffer_<name>_padding`
+after its nest writes the padding under TVM's `T.where` (the usual form only: a `T.where`
+cannot say `or`). The pad value is a constant of the buffer's dtype or (int buffers) an
+affine lambda of the new indices. TVM's assumption for an input (`T.assume`) is not written
+here.
 """
 from typing import List
 
@@ -28,7 +31,7 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, symbolic
 from tir_mlir.passes.schedule.analysis import SID
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, emit_index, func_of, linear, move_body)
+    accesses, buffer_name, emit_index, func_of, linear, move_body)
 
 WHO = "transform_layout"
 
@@ -110,38 +113,13 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     _check_pad(pad_value, dtype)
     ivs = list(w.iter_vars)
     loops = analysis.enclosing_loops(w.op)
-    own = []
-    for op, k, v in accesses(w.op):
-        if v != buf:
-            continue
-        idx = list(op.operands)[1 if k == "load" else 2:]
-        pos = [next((n for n, a in enumerate(ivs) if a == x), None) for x in idx]
-        if None in pos and w.init is not None:      # the init's own copy of the iter vars
-            pos = [next((n for n, a in enumerate(w.init.arguments) if a == x), None)
-                   for x in idx]
-        if None in pos or len(set(pos)) != m:
-            _refuse(f"block {w.name!r} does not access the buffer at distinct iter vars")
-        own.append(pos)
-    if len({tuple(p) for p in own}) != 1:
-        _refuse(f"block {w.name!r} accesses the buffer at several indices")
-    if w.predicate is not None:
-        _refuse(f"block {w.name!r} has a T.where")
-    if any(k == "store" and v != buf for _, k, v in accesses(w.op)):
-        _refuse(f"block {w.name!r} writes other buffers too (TVM pads in a block after it)")
-    order = own[0]                              # iter var of each buffer dimension
+    problem, order = _in_place_problem(w, buf, shape, loops)
+    if problem is not None:        # TVM's fallback: the padding written by a block after it
+        if padding[0] != "tile":
+            _refuse(problem + ", and TVM's padding block after it would need a T.where "
+                    "with `or`")
+        return _pad_after(w, buf, new_shape, padding, pad_value, dtype, apply)
     binds = w.bindings.results
-    for d, n in enumerate(order):
-        e = binds[n].maybe_downcast()
-        if w.iter_types[n] != "S" or w.domains[n] != (0, shape[d]) or \
-                not isinstance(e, ir.AffineDimExpr) or len(loops) <= d or \
-                w.dims[e.position] != Loop(loops[d]).iv:
-            _refuse(f"block {w.name!r}: dimension {d} of the buffer is not its spatial iter "
-                    f"var bound to loop {d} of its nest")
-        if Loop(loops[d]).min != 0 or Loop(loops[d]).extent != shape[d]:
-            _refuse("the writer's loops do not run over the buffer")
-    for outer, inner in zip(loops[:m], loops[1:m]):
-        if analysis.loop_children(outer) != [inner]:
-            _refuse("the writer's loops are not a perfect nest")
     new_buf = apply()
 
     # --- new loops over the new shape, the rest of the nest moved inside --------------------------
@@ -189,6 +167,72 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     top.erase()
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
+
+
+def _in_place_problem(w: Block, buf, shape, loops):
+    """(why the writer cannot be rewritten over the new shape in place, or None; the iter var
+    of each buffer dimension)."""
+    m, ivs = len(shape), list(w.iter_vars)
+    own = []
+    for op, k, v in accesses(w.op):
+        if v != buf:
+            continue
+        idx = list(op.operands)[1 if k == "load" else 2:]
+        pos = [next((n for n, a in enumerate(ivs) if a == x), None) for x in idx]
+        if None in pos and w.init is not None:      # the init's own copy of the iter vars
+            pos = [next((n for n, a in enumerate(w.init.arguments) if a == x), None)
+                   for x in idx]
+        if None in pos or len(set(pos)) != m:
+            return f"block {w.name!r} does not access the buffer at distinct iter vars", None
+        own.append(pos)
+    if len({tuple(p) for p in own}) != 1:
+        return f"block {w.name!r} accesses the buffer at several indices", None
+    if w.predicate is not None:
+        return f"block {w.name!r} has a T.where", None
+    if any(k == "store" and v != buf for _, k, v in accesses(w.op)):
+        return f"block {w.name!r} writes other buffers too", None
+    order = own[0]                              # iter var of each buffer dimension
+    binds = w.bindings.results
+    for d, n in enumerate(order):
+        e = binds[n].maybe_downcast()
+        if w.iter_types[n] != "S" or w.domains[n] != (0, shape[d]) or \
+                not isinstance(e, ir.AffineDimExpr) or len(loops) <= d or \
+                w.dims[e.position] != Loop(loops[d]).iv:
+            return (f"block {w.name!r}: dimension {d} of the buffer is not its spatial iter "
+                    f"var bound to loop {d} of its nest"), None
+        if Loop(loops[d]).min != 0 or Loop(loops[d]).extent != shape[d]:
+            return "the writer's loops do not run over the buffer", None
+    for outer, inner in zip(loops[:m], loops[1:m]):
+        if analysis.loop_children(outer) != [inner]:
+            return "the writer's loops are not a perfect nest", None
+    return None, order
+
+
+def _pad_after(w: Block, buf, new_shape, padding, pad_value, dtype, apply):
+    """TVM's form for a writer with other effects: the writer kept (its accesses mapped), the
+    padding written by a block `buffer_<name>_padding` after its nest, over the new shape,
+    `T.where(axis<div> == q and r <= axis<mod>)`."""
+    name = buffer_name(buf)
+    new_buf = apply()
+    loops = analysis.enclosing_loops(w.op)
+    top = loops[0] if loops else w.op
+    loc, k_new = w.op.location, len(new_shape)
+    ip, news = ir.InsertionPoint(top), []
+    for k, n in enumerate(new_shape):
+        lp = Loop.build(f"axis{k}", n, loc=loc, ip=ip)
+        news.append(lp)
+        ip = ir.InsertionPoint(analysis.terminator(lp.body))
+    _, div, mod, q, r = padding
+    d = ir.AffineExpr.get_dim
+    pred = ir.IntegerSet.get(k_new, 0, [d(div) - q, d(mod) - r], [True, False])
+    blk = Block.build(f"buffer_{name}_padding", [f"v_axis{k}" for k in range(k_new)],
+                      ["S"] * k_new, [(0, n) for n in new_shape],
+                      ir.AffineMap.get(k_new, 0, [d(k) for k in range(k_new)]),
+                      [lp.iv for lp in news], predicate=pred, loc=loc, ip=ip)
+    with ir.InsertionPoint(analysis.terminator(blk.body)), loc:
+        args = list(blk.body.arguments)
+        memref.StoreOp(_pad_const(pad_value, mlir_type(dtype), dtype, args), new_buf, args)
+    news[0].op.move_after(top)
 
 
 def _dims_of(e: ir.AffineExpr) -> set:
