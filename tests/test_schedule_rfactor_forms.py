@@ -276,3 +276,18 @@ def test_rfactor_refuses_pairs_that_are_not_argmax():
         ki = sch.get_loops(sch.get_block("argmax"))[2]
         check_error(sch, lambda s: s.rfactor(ki, 1),
                     "rfactor: block 'argmax' is not a reduction with a known identity")
+
+
+def test_rfactor_argmax_pair_wholly_factored():
+    """No reduction iter left: the rf block stores the new pair alone, as TVM."""
+    src = (ARGMAX.replace("for i0, i1_0, i1_1 in T.grid(16, 4, 8):",
+                          "for i0, i1 in T.grid(16, 32):")
+           .replace("k = T.axis.reduce(32, i1_0 * 8 + i1_1)", "k = T.axis.reduce(32, i1)"))
+
+    def sched(s):
+        s.rfactor(s.get_loops(s.get_block("argmax"))[1], 0)
+    sch = check_all(src, sched, "main")
+    assert '''        with T.block("argmax_rf"):
+            vi1, i = T.axis.remap("SS", [i1, i0])
+            argmax_v0_rf[vi1, i] = idx[i, vi1]
+            argmax_v1_rf[vi1, i] = val[i, vi1]''' in _body(sch.mod.script())

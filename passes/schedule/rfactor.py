@@ -129,6 +129,14 @@ class Reduction:
             if "tir.let_name" in op.attributes:
                 del op.attributes["tir.let_name"]
 
+    def drop_combine(self, rfb: Block, rf_bufs):
+        """The rf block of a wholly factored reduction stores the rhs alone."""
+        comb = self.combiner
+        acc = comb.operands[1 - self.rhs_pos].owner
+        comb.result.replace_all_uses_with(comb.operands[self.rhs_pos])
+        erase(comb)
+        erase(acc)
+
     def fill_writeback(self, wb: Block, rf_bufs, spatial, axis, loc):
         """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
         for region_block, is_init in ((wb.init, True), (wb.body, False)):
@@ -225,9 +233,6 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     # with no reduction iter left (the whole reduction was factored), the rf block is a plain
     # spatial block `W_rf[...] = rhs`, without init (as TVM)
     reduces = any(it[1] == "R" for it in rf_iters)
-    if not reduces and not isinstance(red, Reduction):
-        raise ScheduleError(f"rfactor: factoring the whole {red.kind} reduction of block "
-                            f"{block.name!r} (no reduction iter left) is not supported")
     rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
     func = func_of(block.op)
     rf_bufs = [make_cache_alloc(func, b, buffer_name(b) + "_rf", "global", loc,
@@ -301,11 +306,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     red.fill_writeback(wb, rf_bufs, spatial, axis, loc)
     red.finish_rf(rfb, rf_bufs)
     if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
-        comb = red.combiner
-        acc = comb.operands[1 - red.rhs_pos].owner
-        comb.result.replace_all_uses_with(comb.operands[red.rhs_pos])
-        erase(comb)
-        erase(acc)
+        red.drop_combine(rfb, rf_bufs)
     erase(block.op)
     # the loops bound to reduction iters (but the rf loop) leave the write-back nest; by
     # _check_loops they hold the block alone

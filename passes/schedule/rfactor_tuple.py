@@ -21,6 +21,8 @@ from mlir.dialects import memref
 from tir_mlir import region_overrides as overrides
 from tir_mlir.dialect.ops import Block, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.passes.schedule.expr_tree import erase_dead
 from tir_mlir.regions import block_regions
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, buffer_name, emit_index, substitute, to_affine)
@@ -142,6 +144,17 @@ class TupleReduction:
         if rfb.init is not None:
             inits = [o for o in body_ops(rfb.init) if o.name == "memref.store"]
             _reorder(rfb.init, [next(s for s in inits if s.operands[1] == b) for b in rf_bufs])
+
+    def drop_combine(self, rfb: Block, rf_bufs):
+        """The rf block of a wholly factored pair stores the new pair alone (as TVM: no lets)."""
+        for st in [o for o in body_ops(rfb.body) if o.name == "memref.store"]:
+            sel = st.operands[0].owner
+            rhs = sel.operands[2]
+            sel.result.replace_all_uses_with(rhs)
+            rest = [sel.operands[0], sel.operands[1]]
+            erase(sel)
+            for v in rest:
+                erase_dead(v)
 
     def fill_writeback(self, wb: Block, rf_bufs, spatial, axis, loc):
         """init: the identities; body: the pair combined with the rf pair (as TVM)."""
