@@ -1,7 +1,7 @@
 """rfactor of TVM's other reduction forms: a loop no iter var uses, an update through a let, a
 block sharing its outermost loop with later blocks (TVM's loop properties decide), and where the
 loop handles go (the write-back's loops, as in TVM)."""
-from schedule_check import check_all, check_error, parse
+from schedule_check import check_all, check_error, check_numerics, parse
 from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule
 
@@ -291,3 +291,30 @@ def test_rfactor_argmax_pair_wholly_factored():
             vi1, i = T.axis.remap("SS", [i1, i0])
             argmax_v0_rf[vi1, i] = idx[i, vi1]
             argmax_v1_rf[vi1, i] = val[i, vi1]''' in _body(sch.mod.script())
+
+
+TRIANGLE = '''
+@T.prim_func
+def main(A: T.Buffer((8, 8, 16), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(i + 1):
+            for k_0, k_1 in T.grid(4, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    vj = T.axis.spatial(8, j)
+                    vk = T.axis.reduce(16, k_0 * 4 + k_1)
+                    with T.init():
+                        B[vi, vj] = T.float32(0)
+                    B[vi, vj] = B[vi, vj] + A[vi, vj, vk]
+'''
+
+
+def test_rfactor_copies_loops_bounded_by_outer_loops():
+    """The rf nest's copy of `range(i + 1)` runs over the copy of i (numbers only: the
+    structural comparison of the replay check does not take such loops)."""
+    mod = parse(TRIANGLE)
+    sch = Schedule(mod)
+    sch.rfactor(sch.get_loops(sch.get_block("B"))[3], 0)
+    check_numerics(mod, sch.mod, "main")
+    assert _body(sch.mod.script()).count("for j, k_1 in T.grid(i + 1, 4):") == 1
+    assert "for j, k_0, k_1 in T.grid(i + 1, 4, 4):" in sch.mod.script()

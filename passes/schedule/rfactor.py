@@ -252,9 +252,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     rf_loops = []
     with loc:
         for l in loops:
-            nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                            annotations=l.annotations or None, index_dtype=l.index_dtype,
-                            loc=l.op.location, ip=ip)
+            nl = _copy_loop(l, loops, rf_loops, ip)
             rf_loops.append(nl)
             ip = ir.InsertionPoint.at_block_terminator(nl.body)
         rfb = _new_block(block, block.name + "_rf", rf_iters, [l.iv for l in rf_loops], None,
@@ -316,6 +314,19 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                 o.move_before(loops[d].op)
             erase(loops[d].op)
     return rfb
+
+
+def _copy_loop(l: Loop, loops, copies, ip) -> Loop:
+    """A copy of loop `l` at `ip`; bounds on outer loops (`range(i + 1)`) read the copies."""
+    bounds = None
+    if not l.constant_bounds:
+        def on_copies(values):
+            return [next((c.iv for o, c in zip(loops, copies) if o.iv == v), v) for v in values]
+        (lm, lops), (um, uops) = l.lower_bound, l.upper_bound
+        bounds = ((lm, on_copies(lops)), (um, on_copies(uops)))
+    return Loop.build(l.name, 0 if bounds else l.extent, min=0 if bounds else l.min,
+                      kind=l.kind, thread=l.thread, annotations=l.annotations or None,
+                      index_dtype=l.index_dtype, bounds=bounds, loc=l.op.location, ip=ip)
 
 
 def _check_loops(block: Block, loops, binds, rf: int):
