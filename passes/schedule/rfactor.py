@@ -21,8 +21,10 @@ and I free of reduction iter vars; the loop is bound to reduction iter vars only
 As in TVM, the rf block gets fresh copies of all the loops, before the outermost one; the
 original loops (and their handles) are the write-back's, less those bound to reduction iters
 other than the rf loop.
-A loop no iter var uses (e.g. from add_unit_loop) becomes a new spatial iter of the rf block
-and a reduction iter of the write-back, as in TVM. A let in the update is inlined (as TVM).
+An argmax/argmin pair (two buffers updated through `T.Select`) is TVM's tuple reducer
+(rfactor_tuple.py). A loop no iter var uses (e.g. from add_unit_loop) becomes a new spatial
+iter of the rf block and a reduction iter of the write-back, as in TVM. A let in the update
+is inlined (as TVM).
 """
 import math
 
