@@ -140,3 +140,32 @@ def test_padding_block_needing_an_or_is_refused():
                                                   pad_value=0),
                 "writes other buffers too, and TVM's padding block after it would need a "
                 "T.where with `or`")
+
+
+OPAQUE = '''
+@T.prim_func
+def main(A: T.Buffer((14, 32), "int32"), D: T.Buffer((14,), "int32")):
+    B = T.alloc_buffer((14,), "int32")
+    for i in range(14):
+        B[i] = 0
+        for k in range(32):
+            with T.block("block"):
+                B[i] = B[i] + A[i, k]
+    for i in range(14):
+        with T.block("copy"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = B[vi]
+'''
+
+
+def test_opaque_writer_loops_rewritten_in_place():
+    """TVM's if_then_else_reduction_opaque: the loop over the buffer becomes the new shape's
+    loops, every store padded, other uses of i read the inverse."""
+    def sched(s):
+        s.transform_layout("block", ("write", 0), lambda i: [i // 4, i % 4], pad_value=0)
+    sch = check_all(OPAQUE, sched, "main")
+    assert '''    for axis0, axis1 in T.grid(4, 4):
+        B[axis0, axis1] = T.if_then_else(axis0 == 3 and 2 <= axis1, 0, 0)
+        for k in range(32):
+            with T.block("block"):''' in sch.mod.script()
+    assert "B[axis0, axis1] + A[axis0 * 4 + axis1, k]" in sch.mod.script()

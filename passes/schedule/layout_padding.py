@@ -13,8 +13,10 @@ Supported (else refused): each old dimension maps to one result `d + a` or to a 
 `d % c` pair) tests TVM's `new[div] == q and r <= new[mod]`, the others whether an old index
 leaves its range. The buffer's only writer is rewritten in place when it stores the buffer
 at its spatial iter vars, one per dimension, each bound to its own loop, those loops the
-outermost of the block's nest, each the only child of the one above; otherwise (other effects,
-no loop, opaque writers) it is kept, its accesses mapped, and a block `buffer_<name>_padding`
+outermost of the block's nest, each the only child of the one above; an opaque writer under
+loops indexing the buffer directly has those loops rewritten in place (every store of the
+buffer under them padded, the stored value computed only outside the padding); otherwise
+(other effects, no loop) it is kept, its accesses mapped, and a block `buffer_<name>_padding`
 after its nest writes the padding under TVM's `T.where` (the usual form only: a `T.where`
 cannot say `or`). The pad value is a constant of the buffer's dtype or (int buffers) an
 affine lambda of the new indices. TVM's assumption for an input (`T.assume`) is not written
@@ -30,8 +32,10 @@ from tir_mlir.dtypes import dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, symbolic
 from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.passes.schedule.analysis import erase, op_of
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, buffer_name, emit_index, func_of, linear, move_body)
+    accesses, buffer_name, emit_index, func_of, linear, move_body, replace_uses)
+from tir_mlir.passes.schedule.expr_tree import erase_dead
 
 WHO = "transform_layout"
 
@@ -114,6 +118,9 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     ivs = list(w.iter_vars)
     loops = analysis.enclosing_loops(w.op)
     problem, order = _in_place_problem(w, buf, shape, loops)
+    if problem is not None and _opaque_in_place(w, buf, shape, new_shape, inv, padding,
+                                                pad_value, dtype, apply):
+        return
     if problem is not None:        # TVM's fallback: the padding written by a block after it
         if padding[0] != "tile":
             _refuse(problem + ", and TVM's padding block after it would need a T.where "
@@ -167,6 +174,49 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     top.erase()
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
+
+
+def _opaque_in_place(w: Block, buf, shape, new_shape, inv, padding, pad_value, dtype,
+                     apply) -> bool:
+    """An opaque writer (no iter vars) under loops that index the buffer directly
+    (`for i: ... B[i] ...`): as TVM, those loops are rewritten in place over the new shape,
+    the buffer accessed at the new loop vars, other uses of the old ones at the inverse, the
+    stores padded by T.if_then_else. False (nothing changed) when the form does not fit."""
+    m = len(shape)
+    loops = analysis.enclosing_loops(w.op)
+    if w.iter_vars or len(loops) < m:
+        return False
+    loops = [Loop(lp) for lp in loops[:m]]
+    if any(lp.min != 0 or lp.extent != n for lp, n in zip(loops, shape)) or any(
+            analysis.loop_children(a.op) != [b.op] for a, b in zip(loops, loops[1:])):
+        return False
+    ivs = [lp.iv for lp in loops]
+    for op, k, v in accesses(loops[0].op):
+        if v == buf and list(op.operands)[1 if k == "load" else 2:] != ivs:
+            return False
+    new_buf = apply()
+    top, loc = loops[0].op, w.op.location
+    ip, news = ir.InsertionPoint(top), []
+    for k, n in enumerate(new_shape):
+        lp = Loop.build(f"axis{k}", n, index_dtype=loops[0].index_dtype, loc=loc, ip=ip)
+        news.append(lp)
+        ip = ir.InsertionPoint(analysis.terminator(lp.body))
+    move_body(loops[-1].body, news[-1].body)
+    new_ivs = [lp.iv for lp in news]
+    # the buffer at the new loop vars (the map of the inverse), then the rest at the inverse
+    for op, k, v in accesses(news[0].op):
+        if v == new_buf:
+            pos = 1 if k == "load" else 2
+            old_idx = list(op.operands)[pos:]
+            for j, x in enumerate(new_ivs):
+                op.operands[pos + j] = x
+            for x in old_idx:
+                erase_dead(x)
+    for d, iv in enumerate(ivs):
+        replace_uses(iv, lambda _u, e=inv[d]: emit_index(e, new_ivs))
+    _pad_stores(news[-1].body, new_buf, new_ivs, padding, pad_value, dtype)
+    erase(top)
+    return True
 
 
 def _in_place_problem(w: Block, buf, shape, loops):
@@ -269,9 +319,31 @@ def _pad_stores(region: ir.Block, buf: ir.Value, args, padding, pad, dtype):
             sel = scf.IfOp(cond, [t], has_else=True)
             with ir.InsertionPoint(sel.then_block):
                 scf.YieldOp([_pad_const(pad, t, dtype, args)])
+            value = op.operands[0]
             with ir.InsertionPoint(sel.else_block):
-                scf.YieldOp([op.operands[0]])
+                y = scf.YieldOp([value])
             op.operands[0] = sel.results[0]
+            _sink(value, y.operation, op)
+
+
+def _sink(value: ir.Value, before: ir.Operation, store: ir.Operation):
+    """Move the expression computing `value` (its ops beside `store` that only it uses)
+    before `before`: the stored value is computed in the else branch only, as T.if_then_else
+    evaluates it (a load past the old shape in the padding never runs)."""
+    block = ir.InsertionPoint(store).block
+    tree, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        o = v.owner
+        if isinstance(o, ir.Block) or o.operation.parent != store.parent or \
+                "tir.let_name" in o.attributes or len(o.regions) or \
+                sum(1 for r in o.results for _ in r.uses) != 1:
+            continue
+        tree.append(o.operation)
+        todo += list(o.operands)
+    order = [op_of(o) for o in block.operations]
+    for o in sorted(tree, key=lambda o: order.index(op_of(o))):
+        o.move_before(before)
 
 
 def _padding_cond(padding, args) -> ir.Value:
