@@ -74,10 +74,3 @@ def test_storage_align_offset_equal_factor_pads_like_offset_zero():
     assert '"buffer_dim_align": [[0, 0, 4, 4]]' in sch.mod.script()
 
 
-def test_rfactor_unused_loop_rejected():
-    sch = Schedule(parse(MM))
-    b = sch.get_block("C")
-    u = sch.add_unit_loop(b)
-    check_error(sch, lambda s: s.rfactor(u, 0),
-                r"rfactor: loop 'u' is not bound to any iter var of block 'C' \(rfactor of a "
-                r"loop no iter var uses")

@@ -107,7 +107,8 @@ def test_errors():
     c = sch.get_block("C")
     i, j, k = sch.get_loops(c)
     check_error(sch, lambda s: s.rfactor(i, 0),
-                "rfactor: loop 'i' is bound to a spatial iter var of block 'C'")
+                "rfactor: The loop to be applied rfactor is 'i', which is required not to be "
+                "touched by any data parallel block iter")
     check_error(sch, lambda s: s.rfactor(k, 3), "factor_axis 3 is out of range")
     j0, j1 = sch.split(j, [None, 4])
     sch.reorder(j1, j0)

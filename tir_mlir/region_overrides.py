@@ -11,6 +11,9 @@ the rewrites that replace a buffer value, such as transform_layout):
     tir.accumulator_reads:                    [position in the written T.reads, ...]
     tir.writes_first:                         unit: T.reads lists the written buffers first
                                               (decompose_reduction's update block, as TVM)
+    tir.reads_order / tir.writes_order:       [name, ...]: T.reads / T.writes list these
+                                              buffers first, in this order (rfactor's argmax
+                                              blocks, whose regions TVM builds, not infers)
 
 Only the printed T.reads / T.writes and the views follow them (as in TVM); legality checks and
 lowering keep using the real accesses, so a wrong annotation cannot change the numbers.
@@ -50,6 +53,18 @@ def accumulator_reads(block_op) -> List[int]:
 
 def writes_first(block_op) -> bool:
     return "tir.writes_first" in block_op.attributes
+
+
+def order(block_op, kind: str) -> List[str]:
+    a = block_op.attributes
+    if f"tir.{kind}s_order" not in a:
+        return []
+    return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[f"tir.{kind}s_order"])]
+
+
+def set_order(block_op, kind: str, names: List[str]):
+    block_op.attributes[f"tir.{kind}s_order"] = ir.ArrayAttr.get(
+        [ir.StringAttr.get(n) for n in names])
 
 
 def set_writes_first(block_op):

@@ -449,6 +449,11 @@ def _block_regions(block: Block) -> Regions:
         if len(acc) == len(positions):      # the written T.reads listed the accumulators
             for pos, w in sorted(zip(positions, acc), key=lambda x: x[0]):
                 final_reads.insert(min(pos, len(final_reads)), w)
+    for kind, regions in (("read", final_reads), ("write", final_writes)):
+        order = overrides.order(block.op, kind)
+        if order:
+            rank = {n: k for k, n in enumerate(order)}
+            regions.sort(key=lambda r: rank.get(buffer_name(r.buffer), len(order)))
     return Regions(final_reads, final_writes)
 
 

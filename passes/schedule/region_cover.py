@@ -23,7 +23,8 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
-from tir_mlir.passes.schedule.buffer_util import NotAffine, buffer_name, buffer_scope, to_affine
+from tir_mlir.passes.schedule.buffer_util import (
+    NotAffine, buffer_name, buffer_scope, linear, to_affine)
 from tir_mlir.passes.schedule.index import Lin
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
@@ -334,14 +335,67 @@ def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: s
     region is a box of each fused iterator."""
     out: Dict[int, Interval] = {}
     for buf, region in regions.items():
-        for op in accesses_of(block, [buf], kind):
-            for k, iv in _access_intervals(block, op, region, space).items():
+        ops = accesses_of(block, [buf], kind)
+        if any(_block_of(op) != op_of(block.op) for op in ops):
+            # a blockized block: its accesses are its inner blocks'; its own region of the
+            # buffer (its T.writes / T.reads) is what maps onto its iter vars
+            per_op = [_region_intervals(block, buf, kind, region, space)]
+        else:
+            per_op = [_access_intervals(block, op, region, space) for op in ops]
+        for found in per_op:
+            for k, iv in found.items():
                 if k in out and out[k] != iv:
                     if not conflicts_ok:
                         raise RegionError(f"iter var {block.iter_names[k]} is bound to two "
                                           f"different regions")
                     iv = out[k].union(iv)
                 out[k] = iv
+    return out
+
+
+def _block_of(op) -> ir.Operation:
+    p = op.parent
+    while not analysis.is_block(p):
+        p = p.parent
+    return op_of(p)
+
+
+def _region_intervals(block: Block, buf, kind: str, region: List[Interval],
+                      space: Optional["LoopSpace"]) -> Dict[int, Interval]:
+    """Iter var intervals from the block's own region of `buf` (TVM's view of a blockized
+    block): each dimension `c * v + off` of extent at most c (disjoint tiles, one per value of
+    iter var v) or a constant; the needed `region` picks the tiles it meets."""
+    from tir_mlir.regions import block_regions
+    regs = block_regions(block.op)
+    entry = next(r for r in (regs.writes if kind == "store" else regs.reads) if r.buffer == buf)
+    n = len(block.iter_types)
+    out: Dict[int, Interval] = {}
+    for (mn, ext), need in zip(entry.ranges, region):
+        lin = linear(mn)
+        if lin is None or any(d >= n for d in lin[0]) or len(lin[0]) > 1:
+            raise RegionError(f"its region of the buffer is not one iter var's tiles "
+                              f"({mn} of extent {ext}), so its iteration domain cannot be "
+                              f"derived")
+        if not lin[0]:
+            continue
+        (k, c), = lin[0].items()
+        if c <= 0 or ext > c or space is None:
+            raise RegionError(f"its region of the buffer ({mn} of extent {ext}) is not "
+                              f"disjoint tiles of an iter var, so its iteration domain cannot "
+                              f"be derived")
+        # the tiles met by start + [0, size): from start // c, as many more as the largest
+        # start % c (a multiple of g, the gcd of c and start's coefficients, plus a rest)
+        # lets the region reach
+        start = need.base + index.const(need.lo - lin[1])
+        g = math.gcd(c, *(x for _, x in start.terms))
+        more = (c - g + start.const % g + need.hi - need.lo) // c
+        f = math.gcd(g, start.const)                   # (a * f) // (c * f) = a // c
+        first = Lin(tuple((a, x // f) for a, x in start.terms), start.const // f)
+        iv = Interval(index.floordiv(first, c // f, space.ranges), 0, more)
+        if k in out and out[k] != iv:
+            raise RegionError(f"iter var {block.iter_names[k]} is bound to two different "
+                              f"regions")
+        out[k] = iv
     return out
 
 

@@ -12,13 +12,19 @@ rfactor(k_1, factor_axis=0) on `C[vi, vj] += A[vi, vk] * B[vk, vj]`, vk = k_0 * 
             init: C[vi, vj] = 0
             C[vi, vj] = C[vi, vj] + C_rf[vk_1, vi, vj]
 
-Legality: the loop holds exactly one block, which is the only block of its outermost loop
-nest; that block is a reduction `W[I] = W[I] op rhs` with an init storing op's identity
+Legality: the loop holds exactly one block, the first block under its outermost loop, and
+the outermost loop bound to a reduction iter holds it alone (TVM's loop properties, see
+_check_loops); that block is a reduction `W[I] = W[I] op rhs` with an init storing op's identity
 (add: 0, mul: 1, max: -inf / lowest value, min: +inf / highest value), W read nowhere else
 and I free of reduction iter vars; the loop is bound to reduction iter vars only;
 `factor_axis` is in [-(ndim + 1), ndim].
-Differs from TVM 0.21: a loop no iter var uses (e.g. from add_unit_loop) is rejected; TVM
-makes it a new spatial iter of the rf block and a reduction iter of the write-back.
+As in TVM, the rf block gets fresh copies of all the loops, before the outermost one; the
+original loops (and their handles) are the write-back's, less those bound to reduction iters
+other than the rf loop.
+An argmax/argmin pair (two buffers updated through `T.Select`) is TVM's tuple reducer
+(rfactor_tuple.py). A loop no iter var uses (e.g. from add_unit_loop) becomes a new spatial
+iter of the rf block and a reduction iter of the write-back, as in TVM. A let in the update
+is inlined (as TVM).
 """
 import math
 
@@ -29,11 +35,12 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, accesses, block_binding_exprs, buffer_name, emit_index, enclosing_loops, func_of,
-    dims_of, move_body, replace_uses, substitute, to_affine, top_stmt, walk)
+    dims_of, move_body, replace_uses, substitute, to_affine, walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
 from tir_mlir.passes.schedule.region_cover import iter_var_of
+from tir_mlir.passes.schedule.rfactor_tuple import TupleReduction
 
 COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
              "arith.maximumf": "max", "arith.maxsi": "max", "arith.maxnumf": "max",
@@ -52,6 +59,15 @@ def _identity_ok(kind: str, attr: ir.Attribute) -> bool:
     return False
 
 
+def reduction_of(block: Block):
+    """The block's reduction: one buffer (Reduction) or an argmax/argmin pair."""
+    err = f"rfactor: block {block.name!r} is not a reduction with a known identity: "
+    stores = [o for o in body_ops(block.body) if o.name == "memref.store"]
+    if block.init is not None and len(stores) > 1 and not len(walk(block.op, Block.is_block)):
+        return TupleReduction(block, stores, err)
+    return Reduction(block)
+
+
 class Reduction:
     """The `W[I] = W[I] op rhs` pattern of a reduction block, with its init."""
 
@@ -65,6 +81,7 @@ class Reduction:
             raise ScheduleError(err + "its body must be one store")
         self.store = stores[0]
         self.buffer = self.store.operands[1]
+        self.buffers, self.stores = [self.buffer], [self.store]
         comb = self.store.operands[0].owner
         if isinstance(comb, ir.Block) or comb.name not in COMBINERS:
             raise ScheduleError(err + "the stored value is not add/mul/max/min of the buffer")
@@ -107,6 +124,47 @@ class Reduction:
         if len(leaves) != len(block.iter_vars):
             raise ScheduleError(err + "the store index uses values outside the iter vars")
 
+    def finish_rf(self, rfb: Block, rf_bufs):
+        """The update is one store: a let in it is inlined (TVM rebuilds it from the
+        reducer)."""
+        for op in body_ops(rfb.body):
+            if "tir.let_name" in op.attributes:
+                del op.attributes["tir.let_name"]
+
+    def drop_combine(self, rfb: Block, rf_bufs):
+        """The rf block of a wholly factored reduction stores the rhs alone."""
+        comb = self.combiner
+        acc = comb.operands[1 - self.rhs_pos].owner
+        comb.result.replace_all_uses_with(comb.operands[self.rhs_pos])
+        erase(comb)
+        erase(acc)
+
+    def fill_writeback(self, wb: Block, rf_bufs, spatial, axis, loc):
+        """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
+        for region_block, is_init in ((wb.init, True), (wb.body, False)):
+            args, rf_buf = list(region_block.arguments), rf_bufs[0]
+            # old iter var k (spatial) is new arg 1 + spatial.index(k)
+            sub = [_dim(1 + spatial.index(k)) if k in spatial else ir.AffineExpr.get_constant(0)
+                   for k in range(len(self.block.iter_types))]
+            with ir.InsertionPoint.at_block_terminator(region_block), loc:
+                def idx():
+                    return [emit_index(substitute(e, sub), args) for e in self.indices]
+                if is_init:
+                    c = self.init_const.clone(
+                        ip=ir.InsertionPoint.at_block_terminator(region_block))
+                    memref.StoreOp(c.result, self.buffer, idx())
+                    continue
+                cur = memref.LoadOp(self.buffer, idx()).result
+                i = idx()
+                part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
+                operands = [cur, part] if self.rhs_pos == 1 else [part, cur]
+                attrs = {n: self.combiner.attributes[n] for n in self.combiner.attributes
+                         if n != "tir.let_name"}
+                res = ir.Operation.create(self.combiner.name, results=[cur.type],
+                                          operands=operands, attributes=attrs,
+                                          loc=self.combiner.location)
+                memref.StoreOp(res.result, self.buffer, idx())
+
     def _same(self, a, b) -> bool:
         leaves = list(self.block.iter_vars)
         try:
@@ -130,11 +188,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         raise ScheduleError(f"rfactor: loop {loop.name!r} must hold exactly one block, "
                             f"found {len(blocks)}")
     block = Block(blocks[0])
-    top = top_stmt(block.op)
-    if len(walk(top, Block.is_block)) != 1:
-        raise ScheduleError(f"rfactor: block {block.name!r} shares its outermost loop with "
-                            f"other blocks")
-    red = Reduction(block)
+    red = reduction_of(block)
     loops = enclosing_loops(block.op)
     ivs = [l.iv for l in loops]
     leaves = list(ivs)
@@ -147,38 +201,20 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                             f"enclosing loops")
     rf = next(i for i, l in enumerate(loops) if l.op == loop.op)
     types, names, doms = block.iter_types, block.iter_names, block.domains
-    for d, l in enumerate(loops):
-        kinds = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
-        if {"S", "R"} <= kinds:
-            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
-                                f"touched by both some data parallel block iters and some "
-                                f"reduction block iters")
+    _check_loops(block, loops, binds, rf)
     _check_region_cover(block, red)
     users = [k for k, e in enumerate(binds) if _uses(e, rf)]
-    if not users:
-        raise ScheduleError(f"rfactor: loop {loop.name!r} is not bound to any iter var of "
-                            f"block {block.name!r} (rfactor of a loop no iter var uses, which TVM "
-                            f"accepts, is not supported)")
-    if any(types[k] != "R" for k in users):
-        raise ScheduleError(f"rfactor: loop {loop.name!r} is bound to a spatial iter var of "
-                            f"block {block.name!r}; it must be bound to a reduction")
-    for d, l in enumerate(loops):     # (TVM's rule: e.g. a fuse of spatial and reduction loops)
-        touched = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
-        if {"S", "R"} <= touched:
-            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
-                                f"touched by both some data parallel block iters and some "
-                                f"reduction block iters")
     if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
         raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
                             f"reduction iter var")
-    shape = list(ir.MemRefType(red.buffer.type).shape)
+    shape = list(ir.MemRefType(red.buffers[0].type).shape)
     if not -(len(shape) + 1) <= factor_axis <= len(shape):
         raise ScheduleError(f"rfactor: factor_axis {factor_axis} is out of range for buffer "
-                            f"{buffer_name(red.buffer)!r} of rank {len(shape)}")
+                            f"{buffer_name(red.buffers[0])!r} of rank {len(shape)}")
     axis = factor_axis % (len(shape) + 1)
 
     # --- check done: build ----------------------------------------------------------------
-    loc, wname = block.op.location, buffer_name(red.buffer)
+    loc = block.op.location
     split_loops = sorted({d for k in users for d in dims_of(binds[k])})
     # rf block iters: (name, type, domain, binding over loop dims); value of each old iter var
     rf_iters = [("v" + loops[rf].name, "S", (loops[rf].min, loops[rf].extent), _dim(rf))]
@@ -196,24 +232,34 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     loop_iter = {rf: 0}
     loop_iter.update({d: next(i for i, it in enumerate(rf_iters) if it[0] == "v" + loops[d].name
                               and it[3] == _dim(d)) for d in split_loops if d != rf})
-    rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
-    func = func_of(block.op)
-    elem = ir.MemRefType(red.buffer.type).element_type
-    rf_buf = make_cache_alloc(func, red.buffer, wname + "_rf", "global", loc,
-                              ir.MemRefType.get(rf_shape, elem))
-
     # with no reduction iter left (the whole reduction was factored), the rf block is a plain
     # spatial block `W_rf[...] = rhs`, without init (as TVM)
     reduces = any(it[1] == "R" for it in rf_iters)
+    rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
+    func = func_of(block.op)
+    rf_bufs = [make_cache_alloc(func, b, buffer_name(b) + "_rf", "global", loc,
+                                ir.MemRefType.get(rf_shape, ir.MemRefType(b.type).element_type))
+               for b in red.buffers]
+
     # the T.where, over loop positions: all of it on the rf block, the part over the kept
     # loops on the write-back block
     pred = []
     if block.predicate is not None:
         loop_dims = [to_affine(d, leaves) for d in block.dims]
         pred = [(substitute(c.expr, loop_dims), c.is_eq) for c in block.predicate.constraints]
+    # the rf nest: fresh copies of all the block's loops, before the outermost one (as TVM;
+    # the loops themselves, and their handles, stay with the write-back)
+    top = loops[0].op
+    ip = ir.InsertionPoint(top)
+    rf_loops = []
     with loc:
-        rfb = _new_block(block, block.name + "_rf", rf_iters, ivs, block.op, copy_sid=False,
-                         has_init=reduces, predicate=_integer_set(len(ivs), pred))
+        for l in loops:
+            nl = _copy_loop(l, loops, rf_loops, ip)
+            rf_loops.append(nl)
+            ip = ir.InsertionPoint.at_block_terminator(nl.body)
+        rfb = _new_block(block, block.name + "_rf", rf_iters, [l.iv for l in rf_loops], None,
+                         ip=ip, copy_sid=False, has_init=reduces,
+                         predicate=_integer_set(len(ivs), pred))
     # move body and init over, then express the old iter vars through the new ones
     for src, dst in ((block.body, rfb.body), (block.init, rfb.init))[:1 + reduces]:
         move_body(src, dst)
@@ -228,7 +274,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                 e = substitute(payload, sub)
                 replace_uses(old, lambda _u, e=e, a=new_args: emit_index(e, a))
         for op, kind, v in accesses(rfb.op):
-            if v == red.buffer:
+            rf_buf = next((r for b, r in zip(red.buffers, rf_bufs) if b == v), None)
+            if rf_buf is not None:
                 pos = 1 if kind == "load" else 2
                 ops = list(op.operands)
                 with ir.InsertionPoint(op), op.location:
@@ -243,16 +290,6 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     spatial = [k for k, t in enumerate(types) if t == "S"]
     keep = [d for d in range(len(loops))
             if d == rf or not any(_uses(binds[k], d) for k, t in enumerate(types) if t != "S")]
-    ip = ir.InsertionPoint(top)
-    new_loops = []
-    with loc:
-        for d in keep:
-            l = loops[d]
-            nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                            annotations=l.annotations or None, index_dtype=l.index_dtype,
-                            loc=l.op.location, ip=ip)
-            new_loops.append(nl)
-            ip = ir.InsertionPoint.at_block_terminator(nl.body)
     remap = {d: i for i, d in enumerate(keep)}
     wb_iters = [("v" + loops[rf].name, "R", (loops[rf].min, loops[rf].extent), _dim(remap[rf]))]
     for k in spatial:
@@ -264,30 +301,79 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
                for d in range(len(loops))]
     wb_pred = [(substitute(e, to_kept), eq) for e, eq in pred if dims_of(e) <= set(remap)]
     with loc:
-        wb = _new_block(block, block.name, wb_iters, [l.iv for l in new_loops], None, ip=ip,
-                        copy_sid=True, predicate=_integer_set(len(new_loops), wb_pred))
-    _fill_writeback(wb, red, rf_buf, spatial, axis, loc)
+        wb = _new_block(block, block.name, wb_iters, [loops[d].iv for d in keep], block.op,
+                        copy_sid=True, predicate=_integer_set(len(keep), wb_pred))
+    red.fill_writeback(wb, rf_bufs, spatial, axis, loc)
+    red.finish_rf(rfb, rf_bufs)
     if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
-        comb = red.combiner
-        acc = comb.operands[1 - red.rhs_pos].owner
-        comb.result.replace_all_uses_with(comb.operands[red.rhs_pos])
-        erase(comb)
-        erase(acc)
-    top_wb = new_loops[0].op if new_loops else wb.op
-    top_wb.move_after(top)
+        red.drop_combine(rfb, rf_bufs)
     erase(block.op)
+    # the loops bound to reduction iters (but the rf loop) leave the write-back nest; by
+    # _check_loops they hold the block alone
+    for d in reversed(range(len(loops))):
+        if d not in keep:
+            for o in body_ops(loops[d].body):
+                o.move_before(loops[d].op)
+            erase(loops[d].op)
     return rfb
+
+
+def _copy_loop(l: Loop, loops, copies, ip) -> Loop:
+    """A copy of loop `l` at `ip`; bounds on outer loops (`range(i + 1)`) read the copies."""
+    bounds = None
+    if not l.constant_bounds:
+        def on_copies(values):
+            return [next((c.iv for o, c in zip(loops, copies) if o.iv == v), v) for v in values]
+        (lm, lops), (um, uops) = l.lower_bound, l.upper_bound
+        bounds = ((lm, on_copies(lops)), (um, on_copies(uops)))
+    return Loop.build(l.name, 0 if bounds else l.extent, min=0 if bounds else l.min,
+                      kind=l.kind, thread=l.thread, annotations=l.annotations or None,
+                      index_dtype=l.index_dtype, bounds=bounds, loc=l.op.location, ip=ip)
+
+
+def _check_loops(block: Block, loops, binds, rf: int):
+    """TVM's loop properties: the block is the first block under the outermost loop; no loop is
+    touched by both spatial and reduction iters, the rf loop by no spatial one; the outermost
+    loop touched by a reduction iter holds this block alone, and no loop under it with an
+    extent other than 1 is unbound."""
+    if Block(walk(loops[0].op, Block.is_block)[0]).op != block.op:
+        raise ScheduleError(f"rfactor: The first child block of the outermost loop "
+                            f"{loops[0].name!r} is not the reduction block.")
+    types = block.iter_types
+    met_reduction = False
+    for d, l in enumerate(loops):
+        touched = {types[k] for k, e in enumerate(binds) if _uses(e, d)}
+        if {"S", "R"} <= touched:
+            raise ScheduleError(f"rfactor: It is not allowed that the loop {l.name!r} is "
+                                f"touched by both some data parallel block iters and some "
+                                f"reduction block iters")
+        if "S" in touched:
+            if d == rf:
+                raise ScheduleError(f"rfactor: The loop to be applied rfactor is {l.name!r}, "
+                                    f"which is required not to be touched by any data parallel "
+                                    f"block iter of the block below. However, some of the "
+                                    f"block's data parallel block iters touch this loop")
+        elif "R" in touched:
+            if not met_reduction and len(walk(l.op, Block.is_block)) != 1:
+                raise ScheduleError(f"rfactor: The loop {l.name!r} is required to have only "
+                                    f"one child block, which is block {block.name!r}")
+            met_reduction = True
+        elif met_reduction and l.extent != 1:
+            raise ScheduleError(f"rfactor: The loop {l.name!r} has extent greater than one, "
+                                f"and is not bound to any block iter. Therefore it shouldn't "
+                                f"appear under a reduction loop")
 
 
 def _check_region_cover(block: Block, red: Reduction):
     """TVM's stage pipeline: what other blocks read of the reduced buffer, this block writes
     (its only writer)."""
-    idx = list(red.store.operands[2:])
-    if any(iter_var_of(block, v) is None for v in idx):
-        return
-    writers, readers = _writers_readers(func_of(block.op), red.buffer, block.op)
-    if not writers:
-        _check_consumers_covered(block, idx, red.buffer, readers, "rfactor")
+    for store in red.stores:
+        idx = list(store.operands[2:])
+        if any(iter_var_of(block, v) is None for v in idx):
+            continue
+        writers, readers = _writers_readers(func_of(block.op), store.operands[1], block.op)
+        if not writers:
+            _check_consumers_covered(block, idx, store.operands[1], readers, "rfactor")
 
 
 def _dim(d):
@@ -318,27 +404,3 @@ def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False,
     if copy_sid and "tir.sid" in old.op.attributes:
         nb.op.attributes["tir.sid"] = old.op.attributes["tir.sid"]
     return nb
-
-
-def _fill_writeback(wb: Block, red: Reduction, rf_buf, spatial, axis, loc):
-    """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
-    for region_block, is_init in ((wb.init, True), (wb.body, False)):
-        args = list(region_block.arguments)
-        # old iter var k (spatial) is new arg 1 + spatial.index(k)
-        sub = [_dim(1 + spatial.index(k)) if k in spatial else ir.AffineExpr.get_constant(0)
-               for k in range(len(red.block.iter_types))]
-        with ir.InsertionPoint.at_block_terminator(region_block), loc:
-            def idx():
-                return [emit_index(substitute(e, sub), args) for e in red.indices]
-            if is_init:
-                c = red.init_const.clone(ip=ir.InsertionPoint.at_block_terminator(region_block))
-                memref.StoreOp(c.result, red.buffer, idx())
-                continue
-            cur = memref.LoadOp(red.buffer, idx()).result
-            i = idx()
-            part = memref.LoadOp(rf_buf, i[:axis] + [args[0]] + i[axis:]).result
-            operands = [cur, part] if red.rhs_pos == 1 else [part, cur]
-            attrs = {n: red.combiner.attributes[n] for n in red.combiner.attributes}
-            res = ir.Operation.create(red.combiner.name, results=[cur.type], operands=operands,
-                                      attributes=attrs, loc=red.combiner.location)
-            memref.StoreOp(res.result, red.buffer, idx())

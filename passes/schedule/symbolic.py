@@ -23,6 +23,10 @@ def _e(x) -> ir.AffineExpr:
         if not -2 ** 63 <= x < 2 ** 63:
             raise ScheduleError(f"integer {x} does not fit in 64 bits")
         return ir.AffineExpr.get_constant(x)
+    value = getattr(x, "value", None)      # an integer constant object (TVM's tir.const(...))
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            str(getattr(x, "dtype", "")).startswith(("int", "uint")):
+        return _e(value)
     raise ScheduleError(f"expected an integer expression, got {x!r}")
 
 
@@ -48,6 +52,8 @@ class Conj(list):
 
 
 class Sym:
+    dtype = "int32"      # (TVM's index variables' dtype: maps may ask, `tir.const(0, i.dtype)`)
+
     def __init__(self, expr: ir.AffineExpr):
         self.expr = expr
 

@@ -659,6 +659,7 @@ class FuncBuilder(Fail):
                         explicit_regions.record(self.env, blk, header["regions"], annotations)
                 finally:
                     self.env.pop()
+            explicit_regions.record_order(blk, header["regions"])
         finally:
             self.loops, self.in_block = outer_loops, outer_in_block
 

@@ -14,6 +14,7 @@ buffer: there the lists are the writer's (a buffer left out of T.reads is hidden
 from mlir import ir
 
 from tir_mlir import region_overrides as overrides
+from tir_mlir.errors import TIRError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.intrinsics import callee
@@ -42,6 +43,29 @@ def record(env, blk, region_calls, annotations):
                 if ranges is not None:
                     overrides.set_explicit(blk.op, kind, items[k].value.id,
                                            len(blk.iter_names), ranges)
+
+
+def record_order(blk, region_calls):
+    """T.reads / T.writes written in another order than inference finds keep the writer's
+    order (as TVM keeps the written lists)."""
+    written = {k: [_name(r) for r in _items(region_calls, k)] for k in _KEYS}
+    if all(len(w) < 2 for w in written.values()):
+        return                                  # (one entry has no order)
+    from tir_mlir.regions import block_regions
+    try:
+        inferred = block_regions(blk.op)
+    except (RecursionError, TIRError):          # (the parse or the printer reports it)
+        return
+    for kind, found in (("read", inferred.reads), ("write", inferred.writes)):
+        names = [buffer_name(r.buffer) for r in found]
+        order = [n for n in written[kind] if n in names]
+        if len(set(order)) == len(order) and order != names and sorted(order) == sorted(names):
+            overrides.set_order(blk.op, kind, order)
+
+
+def _name(region):
+    node = region.value if isinstance(region, A.Subscript) else region
+    return node.id if isinstance(node, A.Name) else None
 
 
 def _ranges(env, blk, region):

@@ -27,11 +27,16 @@ def parallel_reduction(te_sched, loop, thread_axis=None):
     blocks = analysis.blocks_under(sch.get(loop).op)
     names = [Block(b).name for b in blocks]
     try:
-        sch.rfactor(loop, 0)
+        # rfactor leaves the loop handles on the write-back's loops (as TVM) and drops those
+        # bound to reduction iters; the TE stage's axes now stand for their copies in the rf
+        # nest, which owns the loop
+        old = [lp.sid for lp in sch.get_loops(sch.get_block(names[0]))]
+        rf_loops = sch.get_loops(sch.rfactor(loop, 0))
+        rf_loop = rf_loops[old.index(loop.sid)]
         if thread_axis is None:
-            sch.parallel(loop)
+            sch.parallel(rf_loop)
         else:
-            sch.bind(loop, thread_axis)
+            sch.bind(rf_loop, thread_axis)
             for name in names:
                 _bind_write_back(sch, sch.get_block(name))
     except ScheduleError as e:
@@ -39,6 +44,9 @@ def parallel_reduction(te_sched, loop, thread_axis=None):
         raise ScheduleError(f"{what} on reduction loop {Loop(te_sched.sch.get(loop).op).name!r}"
                             f" needs rfactor on it, which was refused: {e}") from None
     te_sched.sch = sch
+    for key, lp in list(te_sched._loops.items()):
+        if lp.sid in old:
+            te_sched._loops[key] = rf_loops[old.index(lp.sid)]
 
 
 def _bind_write_back(sch, block):
