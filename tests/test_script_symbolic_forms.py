@@ -14,7 +14,7 @@ from tir_mlir.script.symbolic import SymbolicPrimFunc
 from tir_mlir.script.symbolic_forms import fit_floordiv
 
 DATA = Path(__file__).parent / "data" / "frontend" / "python"
-FORMS = ["tiles", "grid", "pool", "chunks", "trunc", "kinds"]
+FORMS = ["tiles", "grid", "pool", "chunks", "trunc", "kinds", "mean"]
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +77,14 @@ def test_printed_text_runs_with_the_functions_numbers(ours):
         assert (b[n:] == -1).all()
 
 
-def test_a_float_cast_of_a_var_is_not_printed(ours):
-    with pytest.raises(TypeError, match="mean has symbolic shapes .* cannot print symbolically"):
-        ours.mean.script()
+def test_a_float_cast_of_a_var_is_printed_as_a_cast(ours):
+    assert "B[vi] = A[vi] / T.Cast(\"float32\", n)" in ours.mean.script()
+
+
+def test_a_float_cast_of_a_non_affine_form_is_not_printed(ours):
+    with pytest.raises(TypeError,
+                       match="mean_sq has symbolic shapes .* cannot print symbolically"):
+        ours.mean_sq.script()
 
 
 SPLITS = [("add", False, [None, 4], "T.grid((n + 3) // 4, 4, 16)"),

@@ -4,16 +4,16 @@
 tir-mlir's TensorIR has no symbolic extents, so the function is printed specialized at the probe
 values generic_kernel.py uses (a base, one per var, two checks). When the texts are equal but
 for their numbers (a check probe may differ where its value is special: its numbers are aligned
-by line), each number is written as an expression of the vars: affine when it fits one (a
-float must be a float parameter itself), else a non-affine form (symbolic_forms.py): the one
-the source writes at that loop extent or buffer dimension, one the source writes anywhere with
-those values, or a split's `(a * n + c) // d`. The vars are declared after `T.func_attr` and
-the scalar parameters put back in the signature. The text is then read back as a
-SymbolicPrimFunc and must print, specialized at a fresh size, exactly as the function does
-(before a buffer parameter of symbolic shape is written as a handle and its T.match_buffer:
-the same function, TVM's spelling); otherwise (a number no form names, a float cast of a var,
-a structure that changes with the size) `script_text` returns None and the caller says the
-function must be specialized first.
+by line), each number is written as an expression of the vars: affine when it fits one (a float
+must be a float parameter itself, or TVM's `T.Cast("float32", n)` of an affine form), else a
+non-affine form (symbolic_forms.py): the one the source writes at that loop extent or buffer
+dimension, one the source writes anywhere with those values, or a split's `(a * n + c) // d`.
+The vars are declared after `T.func_attr` and the scalar parameters put back in the signature.
+The text is then read back as a SymbolicPrimFunc and must print, specialized at a fresh size,
+exactly as the function does (before a buffer parameter of symbolic shape is written as a handle
+and its T.match_buffer: the same function, TVM's spelling); otherwise (a number no form names, a
+float cast of a non-affine form, a structure that changes with the size) `script_text` returns
+None and the caller says the function must be specialized first.
 """
 import difflib
 import math
@@ -193,7 +193,11 @@ def _name_numbers(func, pieces, columns, probes, dtypes) -> bool:
             pieces[2 * k + 1] = text
             continue
         if not ints_only:
-            return False
+            cast = _float_cast(col, at, dtypes, before, after)
+            if cast is None:
+                return False
+            pieces[2 * k], pieces[2 * k + 1], pieces[2 * k + 2] = cast
+            continue
         loop = where[0] if where and _loop_of(line, after) else None
         form = form or (None if loop else source.matching(values, at))
         int64 = all(dtypes[n] == "int64" for n in ints)
@@ -207,6 +211,24 @@ def _name_numbers(func, pieces, columns, probes, dtypes) -> bool:
             pieces[2 * k], pieces[2 * k + 2] = before, after
         pieces[2 * k + 1] = place(form.text, form.prec, before, after)
     return True
+
+
+FLOAT_CALL = re.compile(r"T\.(float16|float32|float64)\($")
+
+
+def _float_cast(col, at, dtypes, before, after) -> Optional[Tuple[str, str, str]]:
+    """`T.float32(97.0)` that is an integer expression of the vars at every probe: TVM's
+    `T.Cast("float32", n)` (the pieces before, the number, after), else None."""
+    m = FLOAT_CALL.search(before)
+    values = [float(x) for x in col]
+    if m is None or not after.startswith(")") or any(v != int(v) for v in values):
+        return None
+    fit = _fit([[str(int(v))] for v in values], at, dtypes)
+    if fit is None or None in fit[0].values():
+        return None
+    text = _expression(fit[0])
+    text = text[1:-1] if text.startswith("(") else text
+    return before[:m.start()], f'T.Cast("{m[1]}", {text})', after[1:]
 
 
 def _source_def(func):

@@ -78,6 +78,18 @@ def mean(a: T.handle, b: T.handle):
 
 
 @T.prim_func
+def mean_sq(a: T.handle, b: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] / T.Cast("float32", n * n)
+
+
+@T.prim_func
 def kinds(a: T.handle, b: T.handle):
     T.func_attr({"tir.noalias": True})
     n = T.int32()
