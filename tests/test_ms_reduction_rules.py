@@ -1,6 +1,7 @@
 """The CPU rules that shape reductions and their producers as TVM's do: AutoInline's
 disallow_op (the llvm default keeps `exp` stored once instead of recomputed in each
-consumer), AddRFactor on any long reduction that is not tiled (a row max or sum), with
+consumer) and disallow_if_then_else (a padding block is computed at a loop of the
+convolution rather than inlined into its innermost loop), AddRFactor on any long reduction that is not tiled (a row max or sum), with
 RandomComputeLocation placing the rfactor block; TVM's best tuned softmax schedule is in the
 default design space and computes numpy's numbers."""
 import sys
@@ -15,7 +16,7 @@ from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-from programs import softmax_tvmscript  # noqa: E402
+from programs import conv2d_tvmscript, softmax_tvmscript  # noqa: E402
 
 TARGET = "llvm -num-cores=2"
 SOFTMAX = softmax_tvmscript(64, 256)
@@ -52,6 +53,22 @@ def test_auto_inline_keeps_a_disallowed_operator():
     assert "exp" in kept.get_block_names()
     (other,) = sketches(mod, [ms.schedule_rule.AutoInline(disallow_op=["tir.log"])])
     assert "exp" not in other.get_block_names()
+
+
+def test_padding_block_is_kept_and_computed_at_the_convolution():
+    mod = parse(conv2d_tvmscript(1, 8, 10, 8, 3))
+    (inlined,) = sketches(mod, [ms.schedule_rule.AutoInline(disallow_if_then_else=False)])
+    assert inlined.get_block_names() == ["conv"]
+    (kept,) = sketches(mod, [ms.schedule_rule.AutoInline()])
+    assert kept.get_block_names() == ["pad", "conv"]
+    spaces = ms.generate_design_space(mod, TARGET, seed=2)
+    assert len(spaces) == 3
+    for s in spaces:
+        trace = str(s.trace)
+        assert "compute_inline" not in trace
+        assert 'sch.get_block(name="pad", func_name="conv2d")' in trace
+        assert "sch.sample_compute_location(block=" in trace
+        check_numerics(mod, s.mod, "conv2d")
 
 
 def test_add_rfactor_on_a_long_row_reduction():

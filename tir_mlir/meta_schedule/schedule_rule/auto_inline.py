@@ -5,7 +5,11 @@ A block is inlined into its consumers when it is spatial only and does not write
 parameter; compute_inline itself checks the rest (single store, injective indices) and the
 rule leaves the block alone when it refuses. A block that calls an operator of
 `disallow_op` (TVM's op names, e.g. "tir.exp": the CPU default, so an exponential is computed
-once and stored rather than recomputed in every consumer) is not inlined.
+once and stored rather than recomputed in every consumer) is not inlined, nor, with
+`disallow_if_then_else` (TVM's CPU default), a block holding a `T.if_then_else` or an `if`:
+a padding block stays a block of its own, computed at a sampled loop of its consumer by
+RandomComputeLocation, instead of putting its bounds test into the consumer's innermost
+loop.
 """
 from typing import List
 
@@ -33,6 +37,8 @@ class AutoInline(ScheduleRule):
         if "R" in sch.get_iter_types(block) or not sch.is_top_level_block(block):
             return [sch]
         if self.disallow_op and _calls_any(sch.get(block).op, self.disallow_op):
+            return [sch]
+        if self.disallow_if_then_else and _has_if_then_else(sch.get(block).op):
             return [sch]
         if self.into_consumer and not sch.is_output_block(block) and sch.get_consumers(block):
             try:
@@ -69,3 +75,9 @@ def _calls_any(block_op, op_names) -> bool:
                     str(op.attributes["callee"]).strip('"') in calls:
                 return True
     return False
+
+
+def _has_if_then_else(block_op) -> bool:
+    """`T.if_then_else` and `if` statements are both `scf.if` in the block body."""
+    with get_context():
+        return any(op.name == "scf.if" for op in walk_all(block_op))

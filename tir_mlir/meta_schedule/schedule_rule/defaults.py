@@ -27,7 +27,8 @@ def create(kind: str = "llvm") -> List:
         ]
     if kind == "cuda":
         return [
-            AutoInline(into_producer=True, into_consumer=True),
+            AutoInline(into_producer=True, into_consumer=True, disallow_if_then_else=False,
+                       require_injective=False, require_ordered=False),
             MultiLevelTiling(structure="SSSRRSRS",
                              tile_binds=["blockIdx.x", "vthread.x", "threadIdx.x"],
                              max_innermost_factor=64,
