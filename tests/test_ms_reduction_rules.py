@@ -1,9 +1,10 @@
 """The CPU rules that shape reductions and their producers as TVM's do: AutoInline's
 disallow_op (the llvm default keeps `exp` stored once instead of recomputed in each
 consumer) and disallow_if_then_else (a padding block is computed at a loop of the
-convolution rather than inlined into its innermost loop), AddRFactor on any long reduction that is not tiled (a row max or sum), with
-RandomComputeLocation placing the rfactor block; TVM's best tuned softmax schedule is in the
-default design space and computes numpy's numbers."""
+convolution rather than inlined into its innermost loop), AddRFactor on any long reduction
+that is not tiled (a row max or sum), with RandomComputeLocation placing the rfactor block;
+TVM's best tuned softmax schedule is in the default design space and computes numpy's
+numbers."""
 import sys
 from pathlib import Path
 
