@@ -141,6 +141,26 @@ def test_register_tile_without_unroll_is_unrolled_to_be_carried():
     _check_matmul(sch, 256)
 
 
+def test_tiles_around_a_carried_loop_are_unrolled_to_be_carried():
+    """A tuner candidate (TVM's parallel prefix fuses i0 and j0): 2x2 tiles of 4 x 8-lane
+    accumulators, each carried over k1; unrolling the 2x2 tiles around the carried k1 loops
+    lets k0 carry all 16 too (LLVM did not: through the fused index's floordiv/floormod it
+    cannot tell the tiles' addresses apart, and reloaded and stored them at every k0 step)."""
+    sch = Schedule(_matmul(128))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1, i2, i3 = sch.split(i, factors=[2, 8, 2, 4])
+    j0, j1, j2, j3 = sch.split(j, factors=[4, 2, 2, 8])
+    k0, k1 = sch.split(k, factors=[4, 32])
+    sch.reorder(i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.vectorize(j3)
+    sch.decompose_reduction(c, k0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "-> (" + ", ".join(["vector<8xf32>"] * 16) + ")" in scf
+    _check_matmul(sch, 128)
+
+
 def test_scalar_accumulator_of_an_unscheduled_matmul():
     sch = Schedule(_matmul(24))
     scf = emit_text(sch.mod.module, "scf")

@@ -24,7 +24,9 @@ bounds and at least one iteration, no vectorize hint and no op of unknown memory
   other arguments may alias each other.
 A small nest of inner serial loops (constant bounds, no vectorize hint) whose stores become
 loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
-carry the values): on a copy, kept when more values are carried.
+carry the values): on a copy, kept when more values are carried. Loops in the nest that
+already carry values stay loops (one per copy), and then all the values must fit: the 2x2
+tiles around a carried `k1` are unrolled so that `k0` carries their 16 accumulators too.
 The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS);
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
 more registers free, and the others stay in memory.
@@ -133,12 +135,16 @@ def _carry(loop, noalias, fits, memo) -> bool:
         return False
     groups = _groups(loop, accesses)
     changed = False
-    if _unrollable(loop, accesses):
-        # Unroll a copy; keep it only if it lets more values be carried.
+    nests = _unrollable(loop, accesses)
+    if nests:
+        # Unroll a copy; keep it only if it lets more values be carried. Copies of loops that
+        # already carry values keep theirs live at once: then all of the loop's must fit.
+        whole = any(o.name == "scf.for" and len(o.results) for n in nests for o in walk_all(n))
         trial = loop.clone(ip=ir.InsertionPoint(loop))
         _unroll(_unrollable(trial, _accesses(trial, noalias, {})))
-        more = _fitting(_groups(trial, _accesses(trial, noalias, {})), fits)
-        if len(_fitting(groups, fits)) < len(more):
+        trial_groups = _groups(trial, _accesses(trial, noalias, {}))
+        more = _fitting(trial_groups, fits)
+        if len(_fitting(groups, fits)) < len(more) and (not whole or fits(trial_groups)):
             loop.erase()
             loop, groups = trial, more
         else:
@@ -415,8 +421,7 @@ def _unrollable(loop, accesses):
         op = op.operation
         if op.name != "scf.for":
             continue
-        nest = [op] + [o for o in walk_all(op) if o.name in ("scf.for", "scf.while",
-                                                                "scf.parallel")]
+        nest = _nest(op)
         if any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
             continue
         copies = 1
@@ -432,6 +437,25 @@ def _unrollable(loop, accesses):
     return out
 
 
+def _nest(op):
+    """`op` and the loops nested in it, outermost first, except loops that already carry
+    values (results: an inner reduction this pass rewrote) and what they hold: those stay
+    loops, one per unrolled copy. So the 2x2 tiles around a carried `k_1` loop unroll, and
+    the loads and stores of their accumulators around it can be carried by the outer `k_0`
+    loop too (LLVM did that on its own only when it could tell the tiles' addresses apart)."""
+    out = [op]
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = child.operation
+                if child.name == "scf.for" and len(child.results):
+                    continue
+                inner = _nest(child)
+                out += inner if child.name in ("scf.for", "scf.while", "scf.parallel") \
+                    else inner[1:]
+    return out
+
+
 def _trip_count(loop) -> int:
     lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
     return (hi - lo + step - 1) // step
@@ -440,8 +464,7 @@ def _trip_count(loop) -> int:
 def _unroll(nests):
     """Replace each loop of the nests by one copy of its body per iteration, its IV a constant
     (innermost loops first)."""
-    for op in [o for n in nests for o in reversed([n] + [x for x in walk(n)
-                                                          if x.name == "scf.for"])]:
+    for op in [o for n in nests for o in reversed(_nest(n))]:
         lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
         for value in range(lo, hi, step):
             copy = op.clone(ip=ir.InsertionPoint(op))

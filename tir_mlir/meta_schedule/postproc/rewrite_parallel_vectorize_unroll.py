@@ -1,11 +1,16 @@
 """RewriteParallelVectorizeUnroll: turn ParallelizeVectorizeUnroll's block annotations into
 loop kinds once the loop nest is final (TVM's postprocessor of the same name).
 
-For a block marked `meta_schedule.parallel` = P: its outer spatial loops are fused while
-the product of their extents stays <= P and the fused loop is made parallel.
+For a block marked `meta_schedule.parallel` = P: its outer serial spatial loops are fused,
+as in TVM, up to and including the first loop that takes the product of their extents past P
+(or that holds more than one statement), and the fused loop is made parallel (not when the
+product is 1). So a 2 x 7 x 8 tile grid runs as 112 jobs rather than 16 jobs of 7 steps
+each: fewer idle cores when the jobs do not divide evenly among them.
 `meta_schedule.vectorize` = V: the innermost loop of every block of the nest is vectorized
-when it is spatial and its extent is at most V. `meta_schedule.unroll_explicit` = U > 0:
-the outermost loop gets `pragma_auto_unroll_max_step` = U and `pragma_unroll_explicit`.
+when it is spatial and its extent is at most V (that loop is then left out of the parallel
+prefix). `meta_schedule.unroll_explicit` = U > 0:
+the outermost loop of a block with a reduction gets `pragma_auto_unroll_max_step` = U and
+`pragma_unroll_explicit` (TVM does not unroll purely spatial blocks).
 """
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
@@ -31,10 +36,14 @@ class RewriteParallelVectorizeUnroll(Postproc):
                 continue
             outer = loops[0]
             if ann.get("meta_schedule.parallel", 0) > 0:
-                outer = _parallelize(sch, loops, ann["meta_schedule.parallel"]) or outer
+                # the innermost loop stays for the vectorizer when it qualifies (TVM: "prefer
+                # vectorize to parallel")
+                keep = int(_vectorizable(sch, loops[-1], vector_limit[func]))
+                outer = _parallelize(sch, loops[:len(loops) - keep],
+                                     ann["meta_schedule.parallel"]) or outer
             unroll = ann.get("meta_schedule.unroll_explicit",
                              ann.get("meta_schedule.unroll_implicit", 0))
-            if unroll > 0:
+            if unroll > 0 and "R" in sch.get_iter_types(block):
                 sch.annotate(outer, "pragma_auto_unroll_max_step", unroll)
                 sch.annotate(outer, "pragma_unroll_explicit",
                              int("meta_schedule.unroll_explicit" in ann))
@@ -45,16 +54,19 @@ class RewriteParallelVectorizeUnroll(Postproc):
 
 
 def _parallelize(sch, loops, limit: int):
-    """Fuse the longest prefix of serial spatial loops with extent product <= limit (at
-    least one loop) and make it parallel; the fused loop, or None."""
+    """Fuse TVM's prefix of serial spatial loops (see the module comment) and make it
+    parallel; the fused loop, or None."""
     prefix, prod = [], 1
     for lp in loops:
-        ext = sch.get(lp).extent
-        if (sch.get_loop_iter_type(lp) != "S" or str(sch.get(lp).kind) != "serial"
-                or (prefix and prod * ext > limit)):
+        view = sch.get(lp)
+        if sch.get_loop_iter_type(lp) != "S" or str(view.kind) != "serial" or view.annotations:
             break
         prefix.append(lp)
-        prod *= ext
+        prod *= view.extent
+        if prod > limit or not _single_statement(view):
+            break
+    if prod == 1:
+        return None
     while prefix:
         try:
             fused = sch.fuse(*prefix) if len(prefix) > 1 else prefix[0]
@@ -65,16 +77,22 @@ def _parallelize(sch, loops, limit: int):
     return None
 
 
+def _single_statement(view) -> bool:
+    body = view.op.regions[0].blocks[0].operations
+    return sum(1 for op in body if not op.name.endswith("yield")) == 1
+
+
+def _vectorizable(sch, loop, limit: int) -> bool:
+    view = sch.get(loop)
+    return (1 < view.extent <= limit and str(view.kind) == "serial"
+            and sch.get_loop_iter_type(loop) == "S"
+            and len(sch.get_child_blocks(loop)) == 1)
+
+
 def _vectorize(sch, block, limit: int):
     loops = sch.get_loops(block)
-    if not loops:
-        return
-    inner = loops[-1]
-    view = sch.get(inner)
-    if (1 < view.extent <= limit and str(view.kind) == "serial"
-            and sch.get_loop_iter_type(inner) == "S"
-            and len(sch.get_child_blocks(inner)) == 1):
+    if loops and _vectorizable(sch, loops[-1], limit):
         try:
-            sch.vectorize(inner)
+            sch.vectorize(loops[-1])
         except ScheduleError:
             pass                   # the lowering cannot vectorize this body: keep it scalar

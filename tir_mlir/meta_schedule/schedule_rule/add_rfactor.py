@@ -1,11 +1,15 @@
-"""AddRFactor: when a reduction has too little spatial parallelism (spatial extent below
-max_jobs_per_core x cores), split its fused reduction loops in two by a sampled tile and
-rfactor at either part, so the partial sums can run in parallel (TVM's AddRFactor). The
-unchanged schedule is kept as a sketch too."""
-import math
+"""AddRFactor: a reduction worth splitting (TVM's conditions, reduction_needs.py: little
+spatial parallelism for a tiled reduction, or any long reduction that is not tiled, such as
+a row max or sum) gets its fused reduction loops split in two by a sampled tile and an
+rfactor at either part, so partial results run in parallel or in vector lanes (TVM's
+AddRFactor). The rfactor block is put after the block's spatial loops (TVM's factor axis),
+and the block is marked `meta_schedule.random_compute_producer` so RandomComputeLocation
+also places the new producer. The unchanged schedule is kept as a sketch too."""
 from typing import List, Optional
 
 from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.schedule_rule.reduction_needs import (
+    needs_rfactor_or_cross_thread_reduction)
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -15,17 +19,14 @@ class AddRFactor(ScheduleRule):
         self.max_innermost_factor = max_innermost_factor or 1 << 30
 
     def apply(self, sch, block) -> List:
-        if not sch.is_top_level_block(block) or not sch.has_trivial_bindings(block):
+        cores = self.target.num_cores if self.target is not None else 1
+        if self.max_jobs_per_core <= 0 or not needs_rfactor_or_cross_thread_reduction(
+                sch, block, self.max_jobs_per_core * cores, cores):
             return [sch]
         loops = sch.get_loops(block)
         kinds = [sch.get_loop_iter_type(lp) for lp in loops]
-        if "R" not in kinds or kinds != sorted(kinds, key=lambda k: k == "R") or \
-                set(kinds) - {"S", "R"}:
+        if kinds != sorted(kinds, key=lambda k: k == "R"):
             return [sch]           # reduction loops must be the innermost ones
-        cores = self.target.num_cores if self.target is not None else 1
-        spatial = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "S")
-        if self.max_jobs_per_core <= 0 or spatial >= self.max_jobs_per_core * cores:
-            return [sch]
         out = [sch]
         for part in (0, 1):
             s = sch.copy()
@@ -35,8 +36,8 @@ class AddRFactor(ScheduleRule):
                 tiles = s.sample_perfect_tile(fused, n=2,
                                               max_innermost_factor=self.max_innermost_factor)
                 split = s.split(fused, tiles)
-                rf = s.rfactor(split[part], 0)
-                s.annotate(rf, "meta_schedule.random_compute_producer", 1)
+                s.rfactor(split[part], kinds.count("S"))
+                s.annotate(block, "meta_schedule.random_compute_producer", 1)
             except ScheduleError:
                 continue
             out.append(s)

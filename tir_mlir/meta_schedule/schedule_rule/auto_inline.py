@@ -3,11 +3,20 @@ tiling rules see one compute block per reduction (TVM's AutoInline).
 
 A block is inlined into its consumers when it is spatial only and does not write a function
 parameter; compute_inline itself checks the rest (single store, injective indices) and the
-rule leaves the block alone when it refuses.
+rule leaves the block alone when it refuses. A block that calls an operator of
+`disallow_op` (TVM's op names, e.g. "tir.exp": the CPU default, so an exponential is computed
+once and stored rather than recomputed in every consumer) is not inlined, nor, with
+`disallow_if_then_else` (TVM's CPU default), a block holding a `T.if_then_else` or an `if`:
+a padding block stays a block of its own, computed at a sampled loop of its consumer by
+RandomComputeLocation, instead of putting its bounds test into the consumer's innermost
+loop.
 """
 from typing import List
 
+from tir_mlir.context import get_context
 from tir_mlir.errors import ScheduleError
+from tir_mlir.frontend.intrinsics import MATH_BINARY, MATH_PREDICATE, MATH_UNARY, PREFIXES
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -27,6 +36,10 @@ class AutoInline(ScheduleRule):
     def apply(self, sch, block) -> List:
         if "R" in sch.get_iter_types(block) or not sch.is_top_level_block(block):
             return [sch]
+        if self.disallow_op and _calls_any(sch.get(block).op, self.disallow_op):
+            return [sch]
+        if self.disallow_if_then_else and _has_if_then_else(sch.get(block).op):
+            return [sch]
         if self.into_consumer and not sch.is_output_block(block) and sch.get_consumers(block):
             try:
                 sch.compute_inline(block)
@@ -39,3 +52,32 @@ class AutoInline(ScheduleRule):
             except ScheduleError:
                 pass
         return [sch]
+
+
+def _calls_any(block_op, op_names) -> bool:
+    """Whether the block's body calls one of TVM's operators `op_names` ("tir.exp")."""
+    math_ops = {**MATH_UNARY, **MATH_BINARY, **MATH_PREDICATE}
+    wanted, calls = set(), set()
+    for name in op_names:
+        short = name
+        for p in PREFIXES:
+            if short.startswith(p):
+                short = short[len(p):]
+                break
+        if short in math_ops:
+            wanted.add(math_ops[short])
+        calls.add(short)              # intrinsics lowered later: `tir.call "sigmoid"`
+    with get_context():
+        for op in walk_all(block_op):
+            if op.name in wanted:
+                return True
+            if op.name == "tir.call" and \
+                    str(op.attributes["callee"]).strip('"') in calls:
+                return True
+    return False
+
+
+def _has_if_then_else(block_op) -> bool:
+    """`T.if_then_else` and `if` statements are both `scf.if` in the block body."""
+    with get_context():
+        return any(op.name == "scf.if" for op in walk_all(block_op))

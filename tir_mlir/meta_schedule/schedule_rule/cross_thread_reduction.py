@@ -7,11 +7,12 @@ consumer's outer spatial loop with its result in shared memory, and the consumer
 loop is bound to the same threads (or their count is read off the consumer's threadIdx.x
 loop). The unchanged schedule stays a sketch too. TVM's CrossThreadReduction.
 """
-import math
 from typing import List, Sequence
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+from tir_mlir.meta_schedule.schedule_rule.reduction_needs import (
+    needs_rfactor_or_cross_thread_reduction)
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -50,25 +51,9 @@ class CrossThreadReduction(ScheduleRule):
         return [sch, s]
 
     def _needs(self, sch, block) -> bool:
-        """TVM's NeedsRFactorOrCrossThreadReduction: a reduction (trivially bound, loops all
-        spatial or reduction) whose spatial extent is below its reduction extent and within
-        what one launch covers; any other reduction when its reduction extent exceeds a
-        warp."""
-        if not sch.is_top_level_block(block) or not sch.has_trivial_bindings(block):
-            return False
-        loops = sch.get_loops(block)
-        kinds = [sch.get_loop_iter_type(lp) for lp in loops]
-        if "R" not in kinds or set(kinds) - {"S", "R"}:
-            return False
-        if any(sch.get(lp).thread_binding for lp in loops):
-            return False
-        spatial = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "S")
-        reduce = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "R")
         limit = self.target.max_threads_per_block if self.target is not None else 1024
-        if MultiLevelTiling().needs_tiling(sch, block):
-            return not (spatial >= reduce or spatial > limit)
         warp = getattr(self.target, "thread_warp_size", 32) if self.target is not None else 32
-        return reduce > warp
+        return needs_rfactor_or_cross_thread_reduction(sch, block, limit, warp)
 
 
 def _thread_x_loop(sch, block):

@@ -15,7 +15,7 @@ from tir_mlir.meta_schedule.schedule_rule.random_compute_location import RandomC
 def create(kind: str = "llvm") -> List:
     if kind == "llvm":
         return [
-            AutoInline(into_producer=False, into_consumer=True),
+            AutoInline(into_producer=False, into_consumer=True, disallow_op=["tir.exp"]),
             AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
             MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64,
                              reuse_write=ReuseConfig(req="may", levels=[1, 2],
@@ -27,7 +27,8 @@ def create(kind: str = "llvm") -> List:
         ]
     if kind == "cuda":
         return [
-            AutoInline(into_producer=True, into_consumer=True),
+            AutoInline(into_producer=True, into_consumer=True, disallow_if_then_else=False,
+                       require_injective=False, require_ordered=False),
             MultiLevelTiling(structure="SSSRRSRS",
                              tile_binds=["blockIdx.x", "vthread.x", "threadIdx.x"],
                              max_innermost_factor=64,

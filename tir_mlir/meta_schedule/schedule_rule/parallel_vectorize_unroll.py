@@ -27,16 +27,24 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
             block = _auto_tensorize_outer(sch, block)
             if block is None:
                 return [sch]
+        # an rfactor block AddRFactor made for this one is top-level too but never visited
+        targets = [block]
+        if "meta_schedule.random_compute_producer" in sch.get(block).annotations:
+            producers = sch.get_producers(block)
+            targets += producers if len(producers) == 1 else []
         cores = self.target.num_cores if self.target is not None else 1
-        if self.max_jobs_per_core > 0:
-            sch.annotate(block, "meta_schedule.parallel", self.max_jobs_per_core * cores)
-        if self.max_vectorize_extent > 0:
-            sch.annotate(block, "meta_schedule.vectorize", self.max_vectorize_extent)
-        if self.unroll_max_steps:
-            n = len(self.unroll_max_steps)
-            v = sch.sample_categorical(self.unroll_max_steps, [1 / n] * n)
-            key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"
-            sch.annotate(block, f"meta_schedule.{key}", v)
+        v = None
+        for b in targets:
+            if self.max_jobs_per_core > 0:
+                sch.annotate(b, "meta_schedule.parallel", self.max_jobs_per_core * cores)
+            if self.max_vectorize_extent > 0:
+                sch.annotate(b, "meta_schedule.vectorize", self.max_vectorize_extent)
+            if self.unroll_max_steps:
+                if v is None:           # one unroll depth for both, as on TVM's root block
+                    n = len(self.unroll_max_steps)
+                    v = sch.sample_categorical(self.unroll_max_steps, [1 / n] * n)
+                key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"
+                sch.annotate(b, f"meta_schedule.{key}", v)
         return [sch]
 
 

@@ -1,0 +1,28 @@
+"""When a reduction block is worth splitting across workers: TVM's
+NeedsRFactorOrCrossThreadReduction, shared by AddRFactor (CPU: partial sums in parallel or in
+vector lanes) and CrossThreadReduction (GPU: partial sums per thread)."""
+import math
+
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+
+
+def needs_rfactor_or_cross_thread_reduction(sch, block, max_parallel_extent: int,
+                                            max_parallel_basic: int) -> bool:
+    """A top-level reduction with trivial bindings, its loops all spatial or reduction (none
+    bound to threads). A block MultiLevelTiling will tile qualifies only when its spatial
+    extent is below its reduction extent and at most `max_parallel_extent` (otherwise the
+    tiling finds enough parallelism); any other reduction whenever its reduction extent
+    exceeds `max_parallel_basic` (the cores, or a warp)."""
+    if not sch.is_top_level_block(block) or not sch.has_trivial_bindings(block):
+        return False
+    loops = sch.get_loops(block)
+    kinds = [sch.get_loop_iter_type(lp) for lp in loops]
+    if "R" not in kinds or set(kinds) - {"S", "R"}:
+        return False
+    if any(sch.get(lp).thread_binding for lp in loops):
+        return False
+    spatial = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "S")
+    reduce = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "R")
+    if MultiLevelTiling().needs_tiling(sch, block):
+        return not (spatial >= reduce or spatial > max_parallel_extent)
+    return reduce > max_parallel_basic
