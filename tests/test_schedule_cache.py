@@ -116,3 +116,13 @@ def test_cache_read_of_a_buffer_computed_in_the_consumers_loop():
     sch = check(MM_RELU, sched, "main")
     text = sch.mod.script()
     assert text.index('T.block("Y_local")') < text.index('T.block("C")')
+
+
+def test_cache_blocks_named_by_block_name_are_found():
+    """cache_read/cache_write given block names (TVM's string form) leave an index that finds
+    the new cache blocks by name (a stale index once missed them: 'Cannot find B_local')."""
+    sch = Schedule(parse(MM_RELU))
+    a = sch.cache_read("Y", "A", "global")
+    y = sch.cache_write("C", "C", "local")
+    assert sch.get(sch.get_block("A_global")) == sch.get(a)
+    assert sch.get(sch.get_block("C_local")) == sch.get(y)

@@ -116,10 +116,12 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 self._ops = None
                 self._mutating -= 1
             if not keeps_ops:
-                # an index walked after the last erasure is the module's: kept
+                # an index walked after the last erasure is the module's: kept, but ops the
+                # rewrite created after that walk (a cache block) are found by a new walk
                 kept = self._pre_index if succeeded and not self._mutating else None
                 self._lookups_first, self._pre_index = prev_lookups, None
                 if kept is not None:
+                    kept.complete = kept.names = False
                     self._ops = kept
             self._depth -= 1
             op_index.reporting_to(prev_schedule)
