@@ -527,6 +527,80 @@ def _rewrite(loop, groups):
             else:
                 memref.store(result, base, index)
     loop.erase()
+    _first_iteration_inits(new, n_old)
+
+
+def _first_iteration_inits(loop, n_old):
+    """A carried value's reduction init (`if k == lo: C = 0`, a branch per value and
+    iteration once in LLVM) becomes the value the loop starts with: the init of an `scf.if`
+    that tests for the first iteration, computes its values without effects from values
+    defined outside the loop, and otherwise passes the carried values on, is hoisted before
+    the loop, and the if is dropped (the loop runs at least once: `_plain_serial`)."""
+    body = loop.body
+    carried = list(body.arguments)[1 + n_old:]
+    iv, lo = body.arguments[0], _constant(loop.operands[0])
+    for op in list(body.operations):
+        op = op.operation
+        if op.name != "scf.if" or not op.results or not _tests_first(op.operands[0], iv, lo):
+            continue
+        then, other = (op.regions[k].blocks[0] for k in (0, 1))
+        if len(list(other.operations)) != 1:
+            continue
+        passed = [next((n for n, a in enumerate(carried) if a == v), None)
+                  for v in list(other.operations)[0].operands]
+        inner = [o.operation for o in then.operations]
+        if None in passed or not _hoistable(inner[:-1], loop):
+            continue
+        values = _hoist_block(inner, loop)
+        for k, n in enumerate(passed):
+            init = loop.operands[3 + n_old + n]
+            loop.operands[3 + n_old + n] = values[k]
+            op.results[k].replace_all_uses_with(carried[n])
+            owner = init.owner
+            if not isinstance(owner, ir.Block) and owner.operation.name in (
+                    "vector.load", "memref.load") and not list(init.uses):
+                owner.operation.erase()
+        op.erase()
+
+
+def _tests_first(cond, iv, lo) -> bool:
+    """`cond` is `iv == lo` (`arith.cmpi eq`, either order)."""
+    owner = cond.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
+        return False
+    cmp = owner.operation
+    if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:      # eq
+        return False
+    a, b = cmp.operands
+    return (a == iv and _constant(b) == lo) or (b == iv and _constant(a) == lo)
+
+
+def _hoistable(ops, loop) -> bool:
+    """Ops without effects or regions whose operands come from outside `loop` or from each
+    other."""
+    made = []
+    for op in ops:
+        if op.regions or not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS):
+            return False
+        if any(_inside(v, loop) and not any(v == m for m in made) for v in op.operands):
+            return False
+        made += list(op.results)
+    return True
+
+
+def _hoist_block(ops, loop):
+    """Clone `ops` (a then-block: its ops, then its yield) before `loop`; the values yielded."""
+    mapping = []
+    ip = ir.InsertionPoint(loop)
+
+    def mapped(v):
+        return next((new for old, new in mapping if old == v), v)
+    for op in ops[:-1]:
+        clone = op.clone(ip=ip)
+        for i, v in enumerate(op.operands):
+            clone.operands[i] = mapped(v)
+        mapping += list(zip(op.results, clone.results))
+    return [mapped(v) for v in ops[-1].operands]
 
 
 def _step(access, n, current):
