@@ -57,17 +57,7 @@ def _split_params(line: str) -> Optional[List[str]]:
     m = re.match(r"(\s*def \w+\()(.*)(\):\s*)$", line)
     if m is None:
         return None
-    out, depth, start = [], 0, 0
-    text = m[2]
-    for k, ch in enumerate(text):
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            out.append(text[start:k].strip())
-            start = k + 1
-    if text.strip():
-        out.append(text[start:].strip())
-    return [m[1], out, m[3]]
+    return [m[1], _top_level_args(m[2]) if m[2].strip() else [], m[3]]
 
 
 def _declare(text: str, func, shape_vars, handles: bool) -> Optional[str]:
@@ -294,10 +284,11 @@ def _split_factor(text: str, loop: Optional[str]) -> List[int]:
 
 
 def _top_level_args(text: str) -> List[str]:
+    """`text` split at the commas outside brackets, each piece stripped."""
     out, depth, start = [], 0, 0
     for k, ch in enumerate(text):
-        depth += ch in "(["
-        depth -= ch in ")]"
+        depth += ch in "([{"
+        depth -= ch in ")]}"
         if ch == "," and depth == 0:
             out.append(text[start:k].strip())
             start = k + 1
