@@ -243,7 +243,7 @@ def main():
     mode = "1 thread, CPU time per call" if CPU_TIME else f"{os.cpu_count()} threads, wall time"
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
           f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds, {mode}")
-    print(f"| case | tir-mlir ms | TVM ms | TVM build | ratio |\n| --- | --- | --- | --- | --- |")
+    print("| case | tir-mlir ms | TVM ms | TVM build | ratio |\n| --- | --- | --- | --- | --- |")
     for name, ours, t_tvm, which_tvm, ratio in rows:
         o = f"{ours * 1e3:.4f}" if isinstance(ours, float) else ours
         r = f"{ratio:.2f}" if ratio is not None else "-"

@@ -9,9 +9,8 @@ from typing import Dict, List, Optional, Union
 
 from mlir import ir
 
-from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis
-from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
+from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.views import StmtSRef, _View
 
