@@ -549,9 +549,9 @@ def _first_iteration_inits(loop, n_old):
         passed = [next((n for n, a in enumerate(carried) if a == v), None)
                   for v in list(other.operations)[0].operands]
         inner = [o.operation for o in then.operations]
-        if None in passed or not _hoistable(inner[:-1], loop):
+        if None in passed or not _hoistable(inner, loop):
             continue
-        values = _hoist_block(inner, loop)
+        values = [_hoist(v, loop) for v in inner[-1].operands]
         for k, n in enumerate(passed):
             init = loop.operands[3 + n_old + n]
             loop.operands[3 + n_old + n] = values[k]
@@ -575,32 +575,18 @@ def _tests_first(cond, iv, lo) -> bool:
     return (a == iv and _constant(b) == lo) or (b == iv and _constant(a) == lo)
 
 
-def _hoistable(ops, loop) -> bool:
-    """Ops without effects or regions whose operands come from outside `loop` or from each
-    other."""
+def _hoistable(block_ops, loop) -> bool:
+    """A then-block (its ops, then its yield) of ops without effects or regions whose operands,
+    and the values it yields, come from outside `loop` or from the block's own ops."""
     made = []
-    for op in ops:
-        if op.regions or not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS):
+    for op in block_ops:
+        if op is not block_ops[-1] and (op.regions or not (
+                op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)):
             return False
         if any(_inside(v, loop) and not any(v == m for m in made) for v in op.operands):
             return False
         made += list(op.results)
     return True
-
-
-def _hoist_block(ops, loop):
-    """Clone `ops` (a then-block: its ops, then its yield) before `loop`; the values yielded."""
-    mapping = []
-    ip = ir.InsertionPoint(loop)
-
-    def mapped(v):
-        return next((new for old, new in mapping if old == v), v)
-    for op in ops[:-1]:
-        clone = op.clone(ip=ip)
-        for i, v in enumerate(op.operands):
-            clone.operands[i] = mapped(v)
-        mapping += list(zip(op.results, clone.results))
-    return [mapped(v) for v in ops[-1].operands]
 
 
 def _step(access, n, current):
