@@ -125,6 +125,6 @@ def test_evolutionary_search_resumes_from_the_database():
     # the 4 best (population 10 x 0.4) of this target's records, with their times
     assert {k: t for k, (_, t) in search.measured.items()} == \
         {key(c.sch): 0.001 * (k + 1) for k, c in enumerate(stored[:4])}
-    assert [key(s) for s in search._best_measured(2)] == [key(c.sch) for c in stored[:2]]
+    assert [c.key for c in search._best_measured(2)] == [key(c.sch) for c in stored[:2]]
     cands = search.generate_measure_candidates()
     assert cands and not {key(c.sch) for c in cands} & set(search.measured)

@@ -134,7 +134,7 @@ def test_runner_checks_every_buffer_against_the_reference(tmp_path):
 
 
 @pytest.mark.parametrize("with_reference", [False, True])
-def test_a_candidate_slower_than_slow_secs_is_timed_by_its_first_call(tmp_path, with_reference):
+def test_a_candidate_slower_than_slow_secs_is_timed_by_its_first_calls(tmp_path, with_reference):
     mod = tir_mlir.parse(MM_RELU)
     ref = make_reference(mod, str(tmp_path / "ref.npz")) if with_reference else None
     (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
@@ -190,6 +190,25 @@ def test_measurement_starts_while_later_candidates_still_compile(faults_on_path)
     assert all(r.error_msg is None for r in results)
     assert Runner.calls[1] - start >= 8      # after the slow compile ...
     assert Runner.calls[0] < Runner.calls[1] - 1   # ... the first was already being measured
+
+
+def test_without_overlap_each_runner_input_is_made_after_the_results_before_it():
+    """(The tuner's slow cut-off uses this round's results: a slow random candidate early in
+    a round no longer costs its full repeats.)"""
+    from tir_mlir.meta_schedule.measure_pipeline import build_and_run
+    mod = tir_mlir.parse(MM_RELU)
+    events = []
+
+    def runner_input(k, path):
+        events.append(("input", k))
+        return RunnerInput(path, slow_secs=1e-9 if k else None)
+    runner = LocalRunner(evaluator_config=EvaluatorConfig(number=1, repeat=3, min_repeat_ms=0))
+    results = build_and_run(LocalBuilder(max_workers=1), runner, [BuilderInput(mod)] * 3,
+                            runner_input, overlap=False,
+                            on_result=lambda k, r: events.append(("result", k)))
+    assert events == [("input", 0), ("result", 0), ("input", 1), ("result", 1),
+                      ("input", 2), ("result", 2)]
+    assert [len(r.run_secs) for r in results] == [3, 1, 1]
 
 
 def test_builds_overlap_measurement_only_on_cpus_the_builder_leaves_free():

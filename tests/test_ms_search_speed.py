@@ -1,8 +1,9 @@
 """The search's shortcuts give what the long way gives: a loop's iter type found through the
-loop variable's uses, mutated traces keyed by their own text, the best measured schedules
-kept instead of replayed each round."""
+loop variable's uses, mutated traces keyed by their own text, replays in worker processes,
+scalar replacement's groups looked up instead of compared pairwise."""
 import random
 
+import numpy as np
 import pytest
 
 import tir_mlir.meta_schedule as ms
@@ -11,6 +12,7 @@ from test_meta_schedule_tune import MATMUL, TARGET
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.meta_schedule.runner import RunnerResult
+from tir_mlir.meta_schedule.search_strategy import MeasureCandidate
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.schedule.handles import LoopRV
@@ -56,51 +58,83 @@ def test_loop_iter_type_through_uses_matches_the_walk(src):
     assert kinds == {"S", "R"}
 
 
-def _search(mod, population=16):
+class _FlopsModel(ms.cost_model.CostModel):
+    """A deterministic model that ranks: the sum of the program vector."""
+    extractor = ms.feature_extractor.PerStoreFeature()
+
+    def update(self, context, candidates, results):
+        pass
+
+    def predict(self, context, candidates):
+        return self.extractor.program_vectors(context, candidates).sum(axis=1)
+
+
+def _search(mod, population=16, workers=2, model=None):
     search = ms.search_strategy.EvolutionarySearch(population_size=population,
                                                    init_measured_ratio=0.25,
                                                    genetic_num_iters=2)
-    ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=0)
-    search.pre_tuning(64, 8, ctx.generate_design_space(), cost_model=ms.cost_model.RandomModel())
+    ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=0, num_threads=workers)
+    search.pre_tuning(64, 8, ctx.generate_design_space(), cost_model=model or _FlopsModel())
     return search
 
 
-def test_mutated_trace_key_is_its_text():
-    """_replay_once keys a replayed mutated trace by the trace's text: the replayed
-    schedule's key must be that text."""
-    search = _search(parse(CONV))
+def _rounds(search, n=2):
+    keys = []
+    for _ in range(n):
+        cands = search.generate_measure_candidates()
+        keys.append([c.key for c in cands])
+        secs = [[1e-3 * (1 + random.Random(c.key).random())] for c in cands]
+        search.notify_runner_results(cands, [RunnerResult(s) for s in secs])
+    return keys
+
+
+def test_search_workers_take_the_path_of_the_search_in_one_process():
+    """The replays run in worker processes; the candidates (and so the tuning) are those of
+    the same search run in this process, and each candidate's features and key are those of
+    its schedule replayed here."""
+    mod = parse(CONV)
+    parallel, local = _search(mod, workers=2), _search(mod, workers=1)
+    assert parallel._replayer.blob is not None and local._replayer.blob is None
+    got = _rounds(parallel)
+    assert got == _rounds(local) and all(len(r) == 8 for r in got)
+    extractor = ms.feature_extractor.PerStoreFeature()
     key = ms.search_strategy.evolutionary_search._key
-    rng = random.Random(0)
+    for c in parallel._random_samples(4):
+        assert c.key == key(c.sch)
+        np.testing.assert_array_equal(
+            c.features, extractor.program_vectors(None, [MeasureCandidate(c.sch)])[0])
+
+
+def test_mutated_trace_key_is_its_text():
+    """A mutated child's key is its trace's text (mutation results are remembered by it):
+    it must be the key of the replayed schedule."""
+    search = _search(parse(CONV), workers=1)
+    key = ms.search_strategy.evolutionary_search._key
+    parents = [c for c in search._random_samples(12)]
     checked = 0
-    for k in range(12):
-        parent = search.sample(search.design_spaces[k % len(search.design_spaces)])
-        if parent is None:
-            continue
-        for mutator in search.mutator_probs:
-            trace = mutator.apply(parent.trace, rng)
-            if trace is None:
-                continue
-            got = search._replay_once(trace, {})
-            if got is not None:
-                assert got[0] == key(got[1]) == str(trace)
+    for k, parent in enumerate(parents):
+        for m in range(len(search.mutator_probs)):
+            child = search._run([("mutate", parent.trace_json, m, k + 1)])[0]
+            if child is not None:
+                assert child.key == key(child.sch)
                 checked += 1
     assert checked >= 5
 
 
-def test_best_measured_schedules_are_kept_not_replayed():
-    search = _search(parse(MATMUL))
-    key = ms.search_strategy.evolutionary_search._key
-    for _ in range(2):
-        cands = search.generate_measure_candidates()
-        secs = [[1e-3 * (1 + random.Random(key(c.sch)).random())] for c in cands]
-        search.notify_runner_results(cands, [RunnerResult(s) for s in secs])
-    k = int(search.population_size * search.init_measured_ratio)
-    assert 0 < len(search._kept) <= k
-    best = search._best_measured(k)
-    want = [trace for _, (trace, _) in search._ranked(k)]
-    assert [key(s) for s in best] == [str(t.without_postproc()) for t in want]
-    for sch, trace in zip(best, want):
-        assert str(sch.mod) == str(search.replay(trace).mod)
+def test_a_task_that_does_not_pickle_is_searched_in_this_process():
+    class Lambdas(ms.postproc.Postproc):
+        check = staticmethod(lambda sch: True)       # lambdas do not pickle
+
+        def apply(self, sch):
+            return self.check(sch)
+    mod = parse(MATMUL)
+    search = ms.search_strategy.EvolutionarySearch(population_size=8, genetic_num_iters=1)
+    space = ms.space_generator.PostOrderApply(postprocs=[Lambdas()])
+    ctx = TuneContext(mod, TARGET, space_generator=space, search_strategy=search,
+                      rand_state=0, num_threads=2)
+    search.pre_tuning(8, 4, ctx.generate_design_space(), cost_model=_FlopsModel())
+    assert search._replayer.blob is None
+    assert len(search.generate_measure_candidates()) == 4
 
 
 def _pairwise_groups(loop, accesses):

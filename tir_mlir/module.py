@@ -51,6 +51,10 @@ class IRModule:
                     op.operation.clone()
             return IRModule(copy)
 
+    def __reduce__(self):
+        """Pickled as its MLIR text (parsed back exactly): modules cross process boundaries."""
+        return module_from_mlir, (self.mlir(),)
+
     @serialized
     def script(self) -> str:
         """The module as TVMScript, in TVM 0.21's printing style."""
@@ -89,3 +93,10 @@ def _from_functions(funcs: dict) -> ir.Module:
                 op = next(iter(f.functions.values())).clone()
                 op.attributes["sym_name"] = ir.StringAttr.get(name)
         return module
+
+
+def module_from_mlir(text: str) -> IRModule:
+    """The module of `mod.mlir()` text (the `tir` dialect's generic form, parsed back
+    exactly): how modules cross process boundaries and live in databases."""
+    with get_context():
+        return IRModule(ir.Module.parse(text))

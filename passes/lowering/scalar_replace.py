@@ -13,7 +13,8 @@ registers: after OpenMP outlining it cannot tell the buffers apart (see `alias-s
 cannot prove the tile's vectors disjoint from each other either.
 
 A group (one buffer, one address, one type) is carried when, in a serial `scf.for` with constant
-bounds and at least one iteration, no vectorize hint and no op of unknown memory effect:
+bounds and at least one iteration, no vectorize hint, no op of unknown memory effect and at most
+MAX_ACCESSES memory accesses:
 - its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
 - its accesses sit directly in the loop body or directly in a result-less `scf.if` there (such
   an if then yields the value: a reduction's init `if k == 0: C = 0`), one of them is a store
@@ -51,6 +52,10 @@ FREE_REGISTERS = 2
 # When only some of a loop's values fit, this many more registers are left free for the loads
 # and stores of the others.
 PARTIAL_SPARE = 4
+# A loop holding more memory accesses is left alone: the at most ~30 registers' worth of
+# loads and stores carrying would save per iteration are noise next to its body, and
+# analysing the huge unrolled bodies some tuner candidates have took most of their build.
+MAX_ACCESSES = 4096
 # (memref operand, first index operand, is a store) of the accesses with a known address.
 ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
             "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
@@ -142,7 +147,8 @@ def _carry(loop, noalias, fits, memo) -> bool:
         whole = any(o.name == "scf.for" and len(o.results) for n in nests for o in walk_all(n))
         trial = loop.clone(ip=ir.InsertionPoint(loop))
         _unroll(_unrollable(trial, _accesses(trial, noalias, {})))
-        trial_groups = _groups(trial, _accesses(trial, noalias, {}))
+        trial_accesses = _accesses(trial, noalias, {})
+        trial_groups = [] if trial_accesses is None else _groups(trial, trial_accesses)
         more = _fitting(trial_groups, fits)
         if len(_fitting(groups, fits)) < len(more) and (not whole or fits(trial_groups)):
             loop.erase()
@@ -188,10 +194,12 @@ def _constant(value):
 
 def _accesses(loop, noalias, memo):
     """The memory accesses nested in `loop`, or None when some op there has unknown effects
-    (`memo`: linear forms already computed)."""
+    or there are more than MAX_ACCESSES (`memo`: linear forms already computed)."""
     out = []
     for op in walk_all(loop):
         name = op.name
+        if len(out) > MAX_ACCESSES:
+            return None
         if name in ACCESSES:
             m, first, store = ACCESSES[name]
             base = op.operands[m]
@@ -303,6 +311,11 @@ def _same_address(a, b) -> bool:
     return a.index is not None and a.index == b.index and _value_type(a) == _value_type(b)
 
 
+def _address(a) -> tuple:
+    """A key equal for accesses of one root that are `_same_address`."""
+    return a.buffer, tuple((c, frozenset(t.items())) for c, t in a.index), _value_type(a)
+
+
 def _disjoint(a, b) -> bool:
     """Whether two accesses of one buffer never touch the same element: in some dimension their
     indices differ by a constant at least the extent of the lower one."""
@@ -319,20 +332,22 @@ def _groups(loop, accesses):
     buffer root and constant offset (`_Bucket`), not compared pair by pair: a loop unrolled
     for carrying holds a thousand accesses of one tile, and the pairs made a tuner
     candidate's build take a second."""
-    by_root, unknown, shared = {}, 0, 0
+    by_root, by_address, unknown, shared = {}, {}, 0, 0
     for b in accesses:
         if b.buffer is None:
             unknown += 1
         else:
             by_root.setdefault(b.buffer, []).append(b)
             shared += bool(b.shared)
+            if b.index is not None:
+                by_address.setdefault(_address(b), []).append(b)
     buckets = {}
     groups, grouped = [], set()
     for a in accesses:
         if a.buffer is None or id(a) in grouped or not _invariant(a, loop):
             continue
         members = by_root[a.buffer]
-        same = [b for b in members if _same_address(a, b)]
+        same = by_address[_address(a)]         # the accesses `_same_address` as a
         slots = [_slot(b, loop) for b in same]
         # Some access runs at every iteration: the address is valid to load before the loop.
         if not (any(b.store for b in same) and all(s is not None for s in slots)

@@ -6,11 +6,15 @@ measurement: each candidate goes to the runner as soon as its own compile is don
 later ones still compile. Otherwise every compile finishes first (TVM's order): a `parallel`
 kernel timed next to running compiles is slowed by a random amount, and the search would learn
 from that noise."""
+import logging
 import os
+import time
 from typing import Callable, List, Optional
 
 from tir_mlir.meta_schedule.builder import BuilderInput
 from tir_mlir.meta_schedule.runner import RunnerInput, RunnerResult
+
+log = logging.getLogger("tir_mlir.meta_schedule")
 
 
 def can_overlap(builder, runner) -> bool:
@@ -24,17 +28,32 @@ def can_overlap(builder, runner) -> bool:
 
 def build_and_run(builder, runner, build_inputs: List[BuilderInput],
                   runner_input: Callable[[int, str], Optional[RunnerInput]],
-                  overlap: Optional[bool] = None) -> List[RunnerResult]:
+                  overlap: Optional[bool] = None,
+                  on_result: Optional[Callable[[int, RunnerResult], None]] = None
+                  ) -> List[RunnerResult]:
     """One RunnerResult per input: the build error, or the measurement of the artifact.
     `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput. `overlap`
-    (default: `can_overlap(builder, runner)`) measures while later candidates compile."""
+    (default: `can_overlap(builder, runner)`) measures while later candidates compile.
+    Without overlap, candidates are measured one after the other and `on_result(k, result)`
+    is called before the next RunnerInput is made (so it can depend on the results so far:
+    the tuner's cut-off for slow candidates)."""
     if overlap is None:
         overlap = can_overlap(builder, runner)
     results: List[Optional[RunnerResult]] = [None] * len(build_inputs)
     waits = builder.build_async(build_inputs)
     if not overlap:
+        start = time.perf_counter()
         built_all = [wait() for wait in waits]
-        waits = [lambda b=b: b for b in built_all]
+        log.debug("built %d candidates in %.1fs", len(built_all), time.perf_counter() - start)
+        for k, built in enumerate(built_all):
+            if built.error_msg is not None:
+                results[k] = RunnerResult(None, built.error_msg)
+            else:
+                (future,) = runner.run([runner_input(k, built.artifact_path)])
+                results[k] = future.result()
+            if on_result is not None:
+                on_result(k, results[k])
+        return results
     futures = []
     for k, wait in enumerate(waits):
         built = wait()
@@ -45,4 +64,7 @@ def build_and_run(builder, runner, build_inputs: List[BuilderInput],
             futures.append((k, future))
     for k, future in futures:
         results[k] = future.result()
+    if on_result is not None:
+        for k, r in enumerate(results):
+            on_result(k, r)
     return results

@@ -20,9 +20,10 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
              measure_callbacks="default", task_scheduler="gradient",
              space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
              seed: Optional[int] = None, check_correctness: bool = True, **_tvm_only):
-    """Tune every function of `mod` for `target`; returns the database. `check_correctness`
-    (tir-mlir only) runs each candidate on the unscheduled program's inputs first and
-    rejects it unless it reproduces the outputs."""
+    """Tune every function of `mod` for `target`; returns the database. `num_tuning_cores`
+    ("physical", "logical" or a number) is how many processes the search replays candidates
+    in. `check_correctness` (tir-mlir only) runs each candidate on the unscheduled program's
+    inputs first and rejects it unless it reproduces the outputs."""
     from tir_mlir.meta_schedule import cost_model as cm
     from tir_mlir.meta_schedule import database as db
     from tir_mlir.meta_schedule import task_scheduler as ts
@@ -30,8 +31,11 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
     from tir_mlir.meta_schedule.runner import LocalRunner
     os.makedirs(work_dir, exist_ok=True)
     rng = random.Random(seed)
+    threads = os.cpu_count() if num_tuning_cores in ("physical", "logical") else \
+        int(num_tuning_cores)
     tasks = [TuneContext(m, target, space_generator=_fresh(space), search_strategy=_fresh(strategy),
-                         task_name=name, rand_state=rng.randrange(1, 2 ** 31))
+                         task_name=name, rand_state=rng.randrange(1, 2 ** 31),
+                         num_threads=threads)
              for name, m in extract_tasks(mod)]
     if database == "json":
         database = db.JSONDatabase(os.path.join(work_dir, "database_workload.json"),

@@ -64,7 +64,7 @@ def _result(future, _builder) -> BuilderResult:
 
 def build_artifact(mlir_text: str, target: str, path: str) -> str:
     """Runs in a worker: parse the program, compile it, export the shared object."""
-    from tir_mlir.meta_schedule.module_text import module_from_mlir
+    from tir_mlir.module import module_from_mlir
     from tir_mlir.runtime.build import build
     build(module_from_mlir(mlir_text), target=target).export_library(path)
     return path

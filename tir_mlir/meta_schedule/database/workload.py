@@ -19,7 +19,7 @@ class Workload:
         """The IRModule (parsed from the stored text on first use); None for a workload read
         from a file whose program tir-mlir cannot read (e.g. a TVM-serialised module)."""
         if self._mod is None and self._text is not None:
-            from tir_mlir.meta_schedule.module_text import module_from_mlir
+            from tir_mlir.module import module_from_mlir
             self._mod = module_from_mlir(self._text)
         return self._mod
 

@@ -19,8 +19,17 @@ class PerStoreFeature:
                              dtype=np.float32) for c in candidates]
 
     def program_vectors(self, context, candidates) -> np.ndarray:
+        """One row per candidate; a candidate replayed by a search worker brings its row
+        (`features`, computed there by a copy of this extractor)."""
+        known = [getattr(c, "features", None) for c in candidates]
+        rows = iter([]) if all(f is not None for f in known) else iter(
+            self._rows(context, [c for c, f in zip(candidates, known) if f is None]))
+        return np.array([f if f is not None else next(rows) for f in known],
+                        dtype=np.float32).reshape(len(candidates), -1)
+
+    def _rows(self, context, candidates) -> List[np.ndarray]:
         rows = []
         for per_block in self.extract_from(context, candidates):
             main = per_block[int(np.argmax(per_block[:, NAMES.index("flops")]))]
             rows.append(np.concatenate([main, per_block.sum(axis=0), [len(per_block)]]))
-        return np.array(rows, dtype=np.float32)
+        return rows

@@ -25,9 +25,10 @@ class RunnerInput:
     unscheduled program's inputs and outputs): the candidate runs on those inputs first and
     must reproduce the outputs, else its result is a "WrongResult: ..." error. `func_name`:
     the function to run (default: "main", else the artifact's only function). `slow_secs`: a
-    candidate whose first call (the check or the warm-up) takes longer is timed by that call
-    alone (the tuner passes a multiple of the best time so far: a candidate 10x slower than
-    the best needs no precise time, and its repeats were most of the measuring time)."""
+    candidate whose calls take longer is timed by its first call, or the faster of its first
+    two (the tuner passes a multiple of the best time known when the candidate is measured:
+    a candidate 10x slower than the best needs no precise time, and its repeats were most of
+    the measuring time)."""
     artifact_path: str
     device_type: str = "cpu"
     args_info: Optional[list] = None

@@ -9,24 +9,52 @@ in `self.failures` (per exception type): sampling never stops the tuning.
 """
 import collections
 import random
-from dataclasses import dataclass
 from typing import List, Optional
 
+from tir_mlir.meta_schedule.search_strategy.replay_jobs import ReplayTask, fresh_decisions
 from tir_mlir.schedule.schedule import Schedule
-from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS, Instruction, Trace
+from tir_mlir.schedule.trace import Trace
 
 
-@dataclass
 class MeasureCandidate:
-    sch: Schedule
-    args_info: Optional[list] = None
+    """A program to measure: its schedule `sch` and `args_info` (TVM's class). A candidate
+    replayed by a search worker arrives as its trace (JSON), key and cost-model `features`;
+    its schedule is replayed here when `sch` is first asked for (to build it)."""
 
+    def __init__(self, sch: Optional[Schedule] = None, args_info: Optional[list] = None, *,
+                 trace_json: Optional[str] = None, key: Optional[str] = None,
+                 features=None, replay=None):
+        self._sch, self.args_info = sch, args_info
+        self.trace_json, self.features, self._replay = trace_json, features, replay
+        self._key = key
 
-def fresh_decisions(trace: Trace) -> Trace:
-    """The trace with every decision cleared: replaying it samples anew."""
-    return Trace([Instruction(i.name, {**i.args, "decision": None}, i.outputs)
-                  if i.name in SAMPLING_INSTRUCTIONS else i
-                  for i in trace.without_postproc().insts])
+    @property
+    def key(self) -> str:
+        """The trace without its postprocessing part, printed: equal keys, equal programs."""
+        if self._key is None:
+            self._key = str(self.sch.trace.without_postproc())
+        return self._key
+
+    @property
+    def sch(self) -> Schedule:
+        if self._sch is None:
+            sch = self._replay(Trace.from_json(self.trace_json), 1)
+            if not isinstance(sch, Schedule):
+                raise RuntimeError(f"a candidate's trace replayed in a search worker but "
+                                   f"not here ({sch})")
+            self._sch = sch
+        return self._sch
+
+    @property
+    def trace(self) -> Trace:
+        return self._sch.trace if self._sch is not None else Trace.from_json(self.trace_json)
+
+    def without_schedule(self) -> "MeasureCandidate":
+        """The candidate without its (large) schedule, replayed again if asked for."""
+        if self.trace_json is None:
+            return self
+        return MeasureCandidate(None, self.args_info, trace_json=self.trace_json,
+                                key=self._key, features=self.features, replay=self._replay)
 
 
 class SearchStrategy:
@@ -68,17 +96,10 @@ class SearchStrategy:
     def replay(self, trace: Trace) -> Optional[Schedule]:
         """Replay `trace` (fast, trusted) on the task's module and run the postprocessors;
         None (counted) when any step or postprocessor fails."""
-        sch = Schedule(self.mod, seed=self.rng.randrange(1, 2 ** 31))
-        try:
-            trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
-            with sch.trusted_mode():      # postprocessors check before they rewrite
-                sch.enter_postproc()
-                for p in self.postprocs:
-                    if not p.apply(sch):
-                        self.failures[type(p).__name__] += 1
-                        return None
-        except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
-            self.failures[type(e).__name__] += 1
+        sch = ReplayTask(self.mod, [], self.postprocs, [], None).replay(
+            trace, self.rng.randrange(1, 2 ** 31))
+        if isinstance(sch, str):
+            self.failures[sch] += 1
             return None
         return sch
 

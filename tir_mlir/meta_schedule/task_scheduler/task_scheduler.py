@@ -69,25 +69,35 @@ class TaskScheduler:
             cands = cands[:max_trials_global - total]
             search_s = time.perf_counter() - start
             results = self._measure(task, cands)
+            measure_s = time.perf_counter() - start - search_s
             total += len(cands)
             self._record(task, cands, results)
-            log.info("task %s: round %d, %d candidates (search %.1fs), best %.4g ms",
-                     task.ctx.task_name, task.rounds, len(cands), search_s,
-                     task.best_sec * 1e3)
+            log.info("task %s: round %d, %d candidates (search %.1fs, build+run %.1fs), "
+                     "best %.4g ms", task.ctx.task_name, task.rounds, len(cands), search_s,
+                     measure_s, task.best_sec * 1e3)
         for t in self.tasks:
             t.ctx.search_strategy.post_tuning()
         return database
 
     def _measure(self, task, cands):
+        """Build and measure; a candidate slower than SLOW_FACTOR x the best time known when
+        it is measured (earlier rounds' and this round's) is timed by one call."""
         from tir_mlir.meta_schedule.builder import BuilderInput
         from tir_mlir.meta_schedule.measure_pipeline import build_and_run
         from tir_mlir.meta_schedule.runner import RunnerInput
         target = str(task.ctx.target)
-        slow = SLOW_FACTOR * task.best_sec if math.isfinite(task.best_sec) else None
-        return build_and_run(
-            self.builder, self.runner, [BuilderInput(c.sch.mod, target) for c in cands],
-            lambda k, path: RunnerInput(path, "cpu", task.args_info, reference=task.reference,
-                                        func_name=task.ctx.task_name, slow_secs=slow))
+        best = [task.best_sec]
+
+        def runner_input(k, path):
+            slow = SLOW_FACTOR * best[0] if math.isfinite(best[0]) else None
+            return RunnerInput(path, "cpu", task.args_info, reference=task.reference,
+                               func_name=task.ctx.task_name, slow_secs=slow)
+
+        def seen(k, result):
+            best[0] = min([best[0]] + costs([result]))
+        return build_and_run(self.builder, self.runner,
+                             [BuilderInput(c.sch.mod, target) for c in cands], runner_input,
+                             on_result=seen)
 
     def _record(self, task, cands, results):
         from tir_mlir.meta_schedule.database import TuningRecord

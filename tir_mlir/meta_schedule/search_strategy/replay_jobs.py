@@ -1,0 +1,147 @@
+"""The evolutionary search's replays, run in worker processes (or here, given one core or a
+task that does not pickle): the search is CPU-bound Python, and the cores sit idle while it
+runs between rounds of measurement.
+
+A job is ("sample", sketch index, seed): a random candidate of a design-space sketch;
+("mutate", parent trace JSON, mutator index, seed): a mutator applied to a parent and the
+child replayed; or ("replay", trace JSON, seed). Its result is ("ok", key, trace JSON,
+features) -- the key is the trace without its postprocessing part, printed (equal keys,
+equal programs); features the cost model's vector, None when the model has no feature
+extractor -- or ("fail", reason or None). A job's result depends on the job alone, so the
+search takes the same path with any number of workers. Only text and numbers cross the
+process boundary; a worker keeps the task (module, sketches, postprocessors, mutators,
+extractor) for as long as the tuning runs.
+"""
+import atexit
+import hashlib
+import json
+import logging
+import pickle
+import random
+from collections import OrderedDict
+from typing import List, Optional
+
+from tir_mlir.schedule.schedule import Schedule
+from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS, Instruction, Trace
+
+log = logging.getLogger("tir_mlir.meta_schedule")
+_JOBS_PER_CHUNK = 32         # a worker's share of a batch, in chunks: balances the load
+_MUTATED_KEPT = 4096         # replays of mutated traces a task remembers (parents repeat)
+
+
+def fresh_decisions(trace: Trace) -> Trace:
+    """The trace with every decision cleared: replaying it samples anew."""
+    return Trace([Instruction(i.name, {**i.args, "decision": None}, i.outputs)
+                  if i.name in SAMPLING_INSTRUCTIONS else i
+                  for i in trace.without_postproc().insts])
+
+
+class ReplayTask:
+    """What replaying a task's candidates needs; `run(job)` gives the job's result."""
+
+    def __init__(self, mod, sketches: List[Trace], postprocs, mutators, extractor):
+        self.mod, self.sketches = mod, sketches
+        self.postprocs, self.mutators, self.extractor = postprocs, mutators, extractor
+        self._mutated = OrderedDict()
+
+    def replay(self, trace: Trace, seed: int):
+        """The postprocessed Schedule of `trace`, or the name of what rejected it. Trusted
+        replay: the traces come from the search's own sketches and mutators."""
+        sch = Schedule(self.mod, seed=seed)
+        try:
+            trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
+            with sch.trusted_mode():      # postprocessors check before they rewrite
+                sch.enter_postproc()
+                for p in self.postprocs:
+                    if not p.apply(sch):
+                        return type(p).__name__
+        except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
+            return type(e).__name__
+        return sch
+
+    def run(self, job) -> tuple:
+        kind = job[0]
+        if kind == "sample":
+            return self._result(self.replay(fresh_decisions(self.sketches[job[1]]), job[2]))
+        if kind == "replay":
+            return self._result(self.replay(Trace.from_json(job[1]), job[2]))
+        _, parent, m, seed = job
+        trace = self.mutators[m].apply(Trace.from_json(parent), random.Random(seed))
+        if trace is None:
+            return ("fail", None)
+        # every decision given: the program is the trace's, whatever the seed
+        text = str(trace)
+        if text not in self._mutated:
+            self._mutated[text] = self._result(self.replay(trace, seed), key=text)
+            if len(self._mutated) > _MUTATED_KEPT:
+                self._mutated.popitem(last=False)
+        return self._mutated[text]
+
+    def _result(self, sch, key: Optional[str] = None) -> tuple:
+        if isinstance(sch, str):
+            return ("fail", sch)
+        features = None
+        if self.extractor is not None:
+            from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate
+            features = self.extractor.program_vectors(None, [MeasureCandidate(sch)])[0]
+        return ("ok", key or str(sch.trace.without_postproc()),
+                json.dumps(sch.trace.as_json()), features)
+
+
+_TASKS: "OrderedDict[str, ReplayTask]" = OrderedDict()     # in a worker: token -> task
+
+
+def run_jobs(token: str, blob: bytes, jobs: list) -> list:
+    """Runs in a worker: the results of `jobs` of the pickled task `blob`."""
+    task = _TASKS.get(token)
+    if task is None:
+        task = _TASKS[token] = ReplayTask(*pickle.loads(blob))
+        while len(_TASKS) > 4:
+            _TASKS.popitem(last=False)
+    return [task.run(job) for job in jobs]
+
+
+class Replayer:
+    """Runs jobs for one task in `workers` processes when the task pickles (a custom
+    postprocessor or mutator holding a lambda does not), else in this process."""
+
+    def __init__(self, mod, sketches, postprocs, mutators, extractor, workers: int):
+        self.local = ReplayTask(mod, sketches, postprocs, mutators, extractor)
+        self.workers, self.blob = workers, None
+        if workers > 1:
+            try:
+                self.blob = pickle.dumps((mod, sketches, postprocs, mutators, extractor))
+                self.token = hashlib.sha1(self.blob).hexdigest()
+            except Exception as e:  # noqa: BLE001 - whatever does not pickle
+                log.info("search replays run in the tuning process: the task does not "
+                         "pickle (%s: %s)", type(e).__name__, e)
+
+    def run(self, jobs: list) -> list:
+        from tir_mlir.meta_schedule.process_pool import TaskError
+        if self.blob is None or len(jobs) < 2:
+            return [self.local.run(job) for job in jobs]
+        size = max(1, min(_JOBS_PER_CHUNK, -(-len(jobs) // self.workers)))
+        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        pool = _pool(self.workers)
+        futures = [pool.submit("tir_mlir.meta_schedule.search_strategy.replay_jobs:run_jobs",
+                               (self.token, self.blob, chunk)) for chunk in chunks]
+        out = []
+        for future, chunk in zip(futures, chunks):
+            try:
+                out += future.result()
+            except TaskError as e:        # a crashed worker loses its chunk, nothing more
+                log.warning("a search worker failed: %s", e.message)
+                out += [("fail", "SearchWorkerCrash")] * len(chunk)
+        return out
+
+
+_POOLS = {}
+
+
+def _pool(workers: int):
+    """One pool of search workers per process (tasks share it; each keeps its task)."""
+    if workers not in _POOLS:
+        from tir_mlir.meta_schedule.process_pool import ProcessPool
+        _POOLS[workers] = ProcessPool(workers, max_tasks=100000)
+        atexit.register(_POOLS[workers].shutdown, True)
+    return _POOLS[workers]
