@@ -13,7 +13,7 @@ registers: after OpenMP outlining it cannot tell the buffers apart (see `alias-s
 cannot prove the tile's vectors disjoint from each other either.
 
 A group (one buffer, one address, one type) is carried when, in a serial `scf.for` with constant
-bounds and at least one iteration, no vectorize hint, no op of unknown memory effect and at most
+bounds and at least two iterations, no vectorize hint, no op of unknown memory effect and at most
 MAX_ACCESSES memory accesses:
 - its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
 - its accesses sit directly in the loop body or directly in a result-less `scf.if` there (such
@@ -23,9 +23,10 @@ MAX_ACCESSES memory accesses:
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
   other arguments may alias each other.
-A small nest of inner serial loops (constant bounds, no vectorize hint) whose stores become
-loop-invariant once unrolled is fully unrolled first (LLVM would unroll it anyway, too late to
-carry the values): on a copy, kept when more values are carried. Loops in the nest that
+Loops of one iteration are replaced by their bodies first. A small nest of inner serial loops
+(constant bounds, no vectorize hint) whose stores become loop-invariant once unrolled is fully
+unrolled first (LLVM would unroll it anyway, too late to carry the values): on a copy, kept
+when more values are carried. Loops in the nest that
 already carry values stay loops (one per copy), and then all the values must fit: the 2x2
 tiles around a carried `k1` are unrolled so that `k0` carries their 16 accumulators too.
 The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS);
@@ -98,6 +99,7 @@ class ScalarReplace:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            _inline_single_iterations(f)
             noalias = noalias_args(f)
             # Innermost loops first: an inner loop's carried values leave loads and stores
             # around it that an outer loop may carry in turn.
@@ -176,12 +178,28 @@ def _fitting(groups, fits):
     return [g for g in groups if any(g is c for c in chosen)]
 
 
+def _inline_single_iterations(f):
+    """Replace each result-less loop of one iteration by its body (the tuner's tiles have
+    many): it carries nothing, but its accesses, left inside it, could not be carried by the
+    loop around it."""
+    for op in [o for o in walk(f) if o.name == "scf.for" and not len(o.results)]:
+        lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
+        if None in (lo, hi, step) or not lo < hi <= lo + step:
+            continue
+        body = op.regions[0].blocks[0]
+        with ir.InsertionPoint(op):
+            body.arguments[0].replace_all_uses_with(index_const(lo, op.location))
+        move_body(body, op)
+        op.erase()
+
+
 def _plain_serial(loop) -> bool:
     annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
     if "vectorize" in str(annotation):
         return False
     lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
-    return None not in (lo, hi, step) and step > 0 and lo < hi
+    # (one iteration: carrying would only move its load and store around the loop)
+    return None not in (lo, hi, step) and step > 0 and lo + step < hi
 
 
 def _constant(value):
