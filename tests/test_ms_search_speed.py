@@ -121,6 +121,29 @@ def test_mutated_trace_key_is_its_text():
     assert checked >= 5
 
 
+def test_before_the_model_ranks_a_round_measures_random_walks(monkeypatch):
+    """An untrained model scores at random; evolving by such scores picks random samples and
+    their mutants: a round measures that directly (samples mutated 0 to genetic_num_iters
+    times), without replaying the whole population."""
+    search = _search(parse(MATMUL), model=ms.cost_model.XGBModel(num_warmup_samples=1000))
+    jobs, mutants = [], set()
+    run = search._replayer.run
+
+    def spy(js):
+        results = run(js)
+        jobs.extend(js)
+        mutants.update(r[1] for j, r in zip(js, results) if j[0] == "mutate" and r[0] == "ok")
+        return results
+    monkeypatch.setattr(search._replayer, "run", spy)
+    cands = search.generate_measure_candidates()
+    k = 8 + max(8, 8 // 4)                        # budget 8, and some spare
+    kinds = [j[0] for j in jobs]
+    assert len(cands) == 8 and len({c.key for c in cands}) == 8
+    assert kinds.count("sample") == k
+    assert 0 < kinds.count("mutate") <= k * search.genetic_num_iters
+    assert any(c.key in mutants for c in cands)
+
+
 def test_a_task_that_does_not_pickle_is_searched_in_this_process():
     class Lambdas(ms.postproc.Postproc):
         check = staticmethod(lambda sch: True)       # lambdas do not pickle

@@ -1,8 +1,12 @@
 """The cost model interface: `update(context, candidates, results)` learns from measured
-candidates, `predict(context, candidates)` scores new ones (higher = faster)."""
+candidates, `predict(context, candidates)` scores new ones (higher = faster); `can_rank()`
+says whether its scores rank candidates yet (a model still warming up scores at random)."""
 
 
 class CostModel:
+    def can_rank(self) -> bool:
+        return True
+
     def update(self, context, candidates, results) -> None:
         raise NotImplementedError
 

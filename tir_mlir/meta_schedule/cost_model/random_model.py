@@ -9,6 +9,9 @@ class RandomModel(CostModel):
         self.rng = np.random.default_rng(seed)
         self.max_range = max_range
 
+    def can_rank(self) -> bool:
+        return False
+
     def update(self, context, candidates, results) -> None:
         pass
 

@@ -54,9 +54,13 @@ class XGBModel(CostModel):
             a = np.hstack([x, np.ones((len(x), 1))])
             self._ridge = np.linalg.solve(a.T @ a + 1e-2 * np.eye(a.shape[1]), a.T @ y)
 
+    def can_rank(self) -> bool:
+        """Trained, on at least num_warmup_samples successful measurements."""
+        return len([y for y in self.ys if np.isfinite(y)]) >= self.num_warmup_samples and \
+            (self.booster is not None or self._ridge is not None)
+
     def predict(self, context, candidates):
-        if len([y for y in self.ys if np.isfinite(y)]) < self.num_warmup_samples or \
-                (self.booster is None and self._ridge is None):
+        if not self.can_rank():
             return self.rng.uniform(0, 1, len(candidates))
         x = self.extractor.program_vectors(context, candidates)
         if self.booster is not None:
