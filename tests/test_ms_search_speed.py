@@ -15,7 +15,6 @@ from tir_mlir.meta_schedule.runner import RunnerResult
 from tir_mlir.meta_schedule.search_strategy import MeasureCandidate
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.schedule import analysis
-from tir_mlir.schedule.handles import LoopRV
 
 CONV = '''
 @T.prim_func

@@ -20,6 +20,10 @@ LIBOMP = _SITE / "cmeel.prefix" / "lib" / "libomp.so"
 C_RUNNER_UTILS = MLIR_LIB / "libmlir_c_runner_utils.so"
 # Position-independent code, so the object links into a shared library.
 LLC_FLAGS = ["-O3", "-relocation-model=pic"]
+# LoopIdiomRecognize (loops to memset/memcpy) ran for minutes on some tuner candidates (a
+# softmax whose row sum is recomputed per element: an OpenMP body of 1000 instructions), where
+# the whole -O3 pipeline without it takes 0.1 s; our loops are vectorized stores already.
+OPT_FLAGS = ["-O3", "-disable-loop-idiom-all"]
 
 
 def run_tool(args, data: bytes) -> bytes:
@@ -44,7 +48,8 @@ def to_llvm_ir(module: ir.Module) -> str:
 
 def optimize(llvm_ir: str, target: CpuTarget, text: bool = False) -> bytes:
     """`opt -O3` of LLVM IR text, as bitcode (`text`: as LLVM IR text)."""
-    return run_tool([LLVM_BIN / "opt", "-O3", *target.tool_flags(), *(["-S"] if text else [])],
+    return run_tool([LLVM_BIN / "opt", *OPT_FLAGS, *target.tool_flags(),
+                     *(["-S"] if text else [])],
                     llvm_ir.encode())
 
 
@@ -54,7 +59,7 @@ class CompileTools:
     output. `run(llvm_ir)` feeds them and returns llc's output; `close()` stops unused ones."""
 
     def __init__(self, target: CpuTarget, filetype: str):
-        opt_args = [LLVM_BIN / "opt", "-O3", *target.tool_flags()]
+        opt_args = [LLVM_BIN / "opt", *OPT_FLAGS, *target.tool_flags()]
         llc_args = [LLVM_BIN / "llc", *LLC_FLAGS, *target.tool_flags(), f"-filetype={filetype}",
                     "-o", "-"]
         self._opt_err = tempfile.TemporaryFile()
