@@ -139,7 +139,8 @@ def _build_cpu(module, target, debug, extern_libs, rewrite_lowered, rewrite_afte
     # The signatures are compiled into the library too (runtime/artifact.py: export_library
     # and load_module check them), so they are part of the key.
     embedded = artifact.signature_global(artifact.signatures_text(_functions_json(sigs)))
-    key = compile_cache.key(text + embedded, " ".join(cpu_target(target).tool_flags()),
+    key = compile_cache.key(text + embedded,
+                            " ".join(llvm_ir.OPT_FLAGS + cpu_target(target).tool_flags()),
                             extern_libs_mod.cache_key(extern_libs))
     backend = _LIBRARIES.get(key)
     if backend is None:
