@@ -168,6 +168,18 @@ def test_scalar_accumulator_of_an_unscheduled_matmul():
     _check_matmul(sch, 24)
 
 
+def test_accumulator_inside_a_loop_of_one_iteration_is_carried_by_the_loop_around_it():
+    # k split by [None, 1] (the tuner's tiles have many unit loops): the one-iteration k_1
+    # is replaced by its body, and k_0 carries the accumulator.
+    sch = Schedule(_matmul(24))
+    k = sch.get_loops(sch.get_block("C"))[2]
+    sch.split(k, factors=[None, 1])
+    scf = emit_text(sch.mod.module, "scf")
+    assert "iter_args" in scf and "-> (f32)" in scf
+    assert scf.count("scf.for") == 3
+    _check_matmul(sch, 24)
+
+
 def test_conditional_init_inside_the_reduction_loop_is_carried():
     # k outside j: the init `if k == 0: C = 0` stays in the k loop; j (8) is unrolled and the
     # 8 accumulators are carried, starting from the init's value (no branch per iteration).

@@ -117,7 +117,7 @@ def test_evolutionary_search_resumes_from_the_database():
                               for k, c in enumerate(stored[:5])])
     db.commit_tuning_record(TuningRecord(stored[5].sch.trace, workload, [1e-6],
                                          "llvm -mcpu=skylake -num-cores=2"))
-    key = ms.search_strategy.evolutionary_search._key
+    key = ms.search_strategy.replay_jobs.schedule_key
     search = ms.search_strategy.EvolutionarySearch(population_size=10,
                                                    init_measured_ratio=0.4, genetic_num_iters=1)
     ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=1)

@@ -97,7 +97,7 @@ def test_search_workers_take_the_path_of_the_search_in_one_process():
     got = _rounds(parallel)
     assert got == _rounds(local) and all(len(r) == 8 for r in got)
     extractor = ms.feature_extractor.PerStoreFeature()
-    key = ms.search_strategy.evolutionary_search._key
+    key = ms.search_strategy.replay_jobs.schedule_key
     for c in parallel._random_samples(4):
         assert c.key == key(c.sch)
         np.testing.assert_array_equal(
@@ -108,7 +108,7 @@ def test_mutated_trace_key_is_its_text():
     """A mutated child's key is its trace's text (mutation results are remembered by it):
     it must be the key of the replayed schedule."""
     search = _search(parse(CONV), workers=1)
-    key = ms.search_strategy.evolutionary_search._key
+    key = ms.search_strategy.replay_jobs.schedule_key
     parents = [c for c in search._random_samples(12)]
     checked = 0
     for k, parent in enumerate(parents):

@@ -141,3 +141,12 @@ def test_split_predicate_nested_as_tvm_builds_it(factors, where):
     theirs = tvm.tir.Schedule(tvm.script.from_source(SPLIT_ME))
     theirs.split(theirs.get_loops(theirs.get_block("B"))[0], factors=factors)
     tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs.mod["main"])
+
+
+def test_a_module_pickles_as_its_mlir_text():
+    """(How modules reach the tuner's search workers.)"""
+    import pickle
+    import tir_mlir
+    mod = tir_mlir.parse((Path(__file__).parent.parent / "examples" / "mm_relu.tir").read_text())
+    back = pickle.loads(pickle.dumps(mod))
+    assert back is not mod and back.script() == mod.script() and back.mlir() == mod.mlir()

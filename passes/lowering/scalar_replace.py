@@ -26,9 +26,9 @@ MAX_ACCESSES memory accesses:
 Loops of one iteration are replaced by their bodies first. A small nest of inner serial loops
 (constant bounds, no vectorize hint) whose stores become loop-invariant once unrolled is fully
 unrolled first (LLVM would unroll it anyway, too late to carry the values): on a copy, kept
-when more values are carried. Loops in the nest that
-already carry values stay loops (one per copy), and then all the values must fit: the 2x2
-tiles around a carried `k1` are unrolled so that `k0` carries their 16 accumulators too.
+when more values are carried. Loops in the nest that already carry values stay loops (one per
+copy), and then all the values must fit: the 2x2 tiles around a carried `k1` are unrolled so
+that `k0` carries their 16 accumulators too.
 The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS);
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
 more registers free, and the others stay in memory.

@@ -39,32 +39,23 @@ def build_and_run(builder, runner, build_inputs: List[BuilderInput],
     the tuner's cut-off for slow candidates)."""
     if overlap is None:
         overlap = can_overlap(builder, runner)
-    results: List[Optional[RunnerResult]] = [None] * len(build_inputs)
     waits = builder.build_async(build_inputs)
-    if not overlap:
-        start = time.perf_counter()
-        built_all = [wait() for wait in waits]
-        log.debug("built %d candidates in %.1fs", len(built_all), time.perf_counter() - start)
-        for k, built in enumerate(built_all):
-            if built.error_msg is not None:
-                results[k] = RunnerResult(None, built.error_msg)
-            else:
-                (future,) = runner.run([runner_input(k, built.artifact_path)])
-                results[k] = future.result()
-            if on_result is not None:
-                on_result(k, results[k])
-        return results
-    futures = []
-    for k, wait in enumerate(waits):
-        built = wait()
+
+    def start(k, built):
+        """The build error, or the future of the measurement."""
         if built.error_msg is not None:
-            results[k] = RunnerResult(None, built.error_msg)
-        else:
-            (future,) = runner.run([runner_input(k, built.artifact_path)])
-            futures.append((k, future))
-    for k, future in futures:
-        results[k] = future.result()
-    if on_result is not None:
-        for k, r in enumerate(results):
-            on_result(k, r)
-    return results
+            return RunnerResult(None, built.error_msg)
+        return runner.run([runner_input(k, built.artifact_path)])[0]
+
+    def finish(k, started) -> RunnerResult:
+        result = started if isinstance(started, RunnerResult) else started.result()
+        if on_result is not None:
+            on_result(k, result)
+        return result
+    if overlap:
+        started = [start(k, wait()) for k, wait in enumerate(waits)]
+        return [finish(k, s) for k, s in enumerate(started)]
+    begin = time.perf_counter()
+    built_all = [wait() for wait in waits]
+    log.debug("built %d candidates in %.1fs", len(built_all), time.perf_counter() - begin)
+    return [finish(k, start(k, built)) for k, built in enumerate(built_all)]

@@ -22,8 +22,7 @@ class PerStoreFeature:
         """One row per candidate; a candidate replayed by a search worker brings its row
         (`features`, computed there by a copy of this extractor)."""
         known = [getattr(c, "features", None) for c in candidates]
-        rows = iter([]) if all(f is not None for f in known) else iter(
-            self._rows(context, [c for c, f in zip(candidates, known) if f is None]))
+        rows = iter(self._rows(context, [c for c, f in zip(candidates, known) if f is None]))
         return np.array([f if f is not None else next(rows) for f in known],
                         dtype=np.float32).reshape(len(candidates), -1)
 

@@ -10,6 +10,7 @@ from typing import List, Optional
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.reduction_needs import (
     needs_rfactor_or_cross_thread_reduction)
+from tir_mlir.meta_schedule.schedule_rule.random_compute_location import PRODUCER_KEY
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -37,7 +38,7 @@ class AddRFactor(ScheduleRule):
                                               max_innermost_factor=self.max_innermost_factor)
                 split = s.split(fused, tiles)
                 s.rfactor(split[part], kinds.count("S"))
-                s.annotate(block, "meta_schedule.random_compute_producer", 1)
+                s.annotate(block, PRODUCER_KEY, 1)
             except ScheduleError:
                 continue
             out.append(s)

@@ -10,6 +10,7 @@ block that the space generator never visits: the annotations go on that outer bl
 """
 from typing import List, Optional, Sequence
 
+from tir_mlir.meta_schedule.schedule_rule.random_compute_location import PRODUCER_KEY
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -29,7 +30,7 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
                 return [sch]
         # an rfactor block AddRFactor made for this one is top-level too but never visited
         targets = [block]
-        if "meta_schedule.random_compute_producer" in sch.get(block).annotations:
+        if PRODUCER_KEY in sch.get(block).annotations:
             producers = sch.get_producers(block)
             targets += producers if len(producers) == 1 else []
         cores = self.target.num_cores if self.target is not None else 1

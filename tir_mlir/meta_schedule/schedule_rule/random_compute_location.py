@@ -26,10 +26,10 @@ class RandomComputeLocation(ScheduleRule):
 
 
 def _movable(sch, block) -> bool:
-    return not (not sch.is_top_level_block(block) or sch.is_output_block(block)
-                or "meta_schedule.tiling_structure" in sch.get(block).annotations
-                or not sch.get_loops(block) or not sch.get_consumers(block)
-                or sch.num_compute_locations(block) == 0)
+    return (sch.is_top_level_block(block) and not sch.is_output_block(block)
+            and "meta_schedule.tiling_structure" not in sch.get(block).annotations
+            and bool(sch.get_loops(block)) and bool(sch.get_consumers(block))
+            and sch.num_compute_locations(block) > 0)
 
 
 def _compute_at_sampled(sch, block):

@@ -21,8 +21,10 @@ The replays (sampling, mutation, postprocessing, feature extraction) run in
 and features, and only those picked for measurement are replayed here.
 """
 import heapq
+import json
 from typing import List, Optional
 
+from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.search_strategy.replay_jobs import Replayer
 from tir_mlir.meta_schedule.search_strategy.search_strategy import (MeasureCandidate,
                                                                     SearchStrategy)
@@ -47,8 +49,10 @@ class EvolutionarySearch(SearchStrategy):
         super().pre_tuning(*args, **kwargs)
         self.measured = {}        # key -> (candidate without its schedule, seconds)
         workers = getattr(self.context, "num_threads", None) or 1
+        self._mutators = list(self.mutator_probs)
+        self._mutator_weights = [self.mutator_probs[m] for m in self._mutators]
         self._replayer = Replayer(self.mod, self.design_spaces, self.postprocs,
-                                  list(self.mutator_probs),
+                                  self._mutators,
                                   getattr(self.cost_model, "extractor", None), workers)
         self._seed_from_database()
 
@@ -59,7 +63,6 @@ class EvolutionarySearch(SearchStrategy):
         if self.database is None or self.context is None or \
                 not self.database.has_workload(self.mod):
             return
-        import json
         from tir_mlir.meta_schedule.target_key import canonical_target
         workload = self.database.commit_workload(self.mod)
         top = self.database.get_top_k(workload,
@@ -99,14 +102,17 @@ class EvolutionarySearch(SearchStrategy):
 
     def notify_runner_results(self, candidates, results) -> None:
         super().notify_runner_results(candidates, results)
-        for c, r in zip(candidates, results):
-            secs = r.run_secs if r.error_msg is None and r.run_secs else None
-            cost = sum(secs) / len(secs) if secs else float("inf")
+        for c, cost in zip(candidates, costs(results)):
             self.measured[c.key] = (c.without_schedule(), cost)
 
     # --- pieces ------------------------------------------------------------------------------
     def _seed(self) -> int:
         return self.rng.randrange(1, 2 ** 31)
+
+    def _mutation(self, parent) -> tuple:
+        """The job of a mutator, drawn by its probability, applied to `parent`."""
+        m = self.rng.choices(range(len(self._mutators)), weights=self._mutator_weights)[0]
+        return ("mutate", parent.trace_json, m, self._seed())
 
     def _run(self, jobs: list) -> list:
         """Run replay jobs: a candidate (trace, key, features; its schedule replayed here on
@@ -123,13 +129,11 @@ class EvolutionarySearch(SearchStrategy):
                 out.append(None)
         return out
 
-    def _ranked(self, k: int) -> list:
-        """(key, (candidate, seconds)) of the k fastest measured programs."""
-        return sorted(((key, v) for key, v in self.measured.items() if v[1] != float("inf")),
-                      key=lambda kv: kv[1][1])[:k]
-
     def _best_measured(self, k: int) -> list:
-        return [c for _, (c, _) in self._ranked(k)]
+        """The k fastest measured candidates."""
+        ranked = sorted((v for v in self.measured.values() if v[1] != float("inf")),
+                        key=lambda v: v[1])
+        return [c for c, _ in ranked[:k]]
 
     def _random_samples(self, k: int) -> list:
         out, fails = [], 0
@@ -149,14 +153,10 @@ class EvolutionarySearch(SearchStrategy):
         without one)."""
         walks = self._random_samples(k)
         steps = [self.rng.randrange(self.genetic_num_iters + 1) for _ in walks]
-        mutators = list(self.mutator_probs)
-        weights = [self.mutator_probs[m] for m in mutators]
-        for step in range(self.genetic_num_iters if mutators else 0):
+        for step in range(self.genetic_num_iters if self._mutators else 0):
             moving = [i for i, s in enumerate(steps) if s > step and
                       self.rng.random() <= self.genetic_mutate_prob]
-            jobs = [("mutate", walks[i].trace_json,
-                     self.rng.choices(range(len(mutators)), weights=weights)[0], self._seed())
-                    for i in moving]
+            jobs = [self._mutation(walks[i]) for i in moving]
             for i, child in zip(moving, self._run(jobs)):
                 if child is not None:
                     walks[i] = child
@@ -193,13 +193,11 @@ class EvolutionarySearch(SearchStrategy):
             elif score > heap[0][0]:
                 heapq.heapreplace(heap, item)
 
-        mutators = list(self.mutator_probs)
-        weights = [self.mutator_probs[m] for m in mutators]
         for gen in range(self.genetic_num_iters + 1):
             scores = self._scores(population, cache)
             for c, s in zip(population, scores):
                 offer(c, s)
-            if gen == self.genetic_num_iters or not mutators:
+            if gen == self.genetic_num_iters or not self._mutators:
                 break
             total = sum(max(s, 0.0) for s in scores)
             probs = [max(s, 0.0) / total for s in scores] if total > 0 else None
@@ -210,11 +208,8 @@ class EvolutionarySearch(SearchStrategy):
                 slots = []
                 for _ in range(len(population) - len(nxt)):
                     parent = self.rng.choices(population, weights=probs)[0]
-                    if self.rng.random() > self.genetic_mutate_prob:
-                        slots.append(parent)
-                    else:
-                        m = self.rng.choices(range(len(mutators)), weights=weights)[0]
-                        slots.append(("mutate", parent.trace_json, m, self._seed()))
+                    slots.append(parent if self.rng.random() > self.genetic_mutate_prob
+                                 else self._mutation(parent))
                 children = iter(self._run([s for s in slots if isinstance(s, tuple)]))
                 for s in slots:
                     child = next(children) if isinstance(s, tuple) else s
@@ -224,9 +219,3 @@ class EvolutionarySearch(SearchStrategy):
                         nxt.append(child)
             population = nxt or population
         return [c for _, _, c in sorted(heap, key=lambda x: -x[0])]
-
-
-def _key(sch) -> str:
-    """Equal pre-postprocessing traces give equal programs (postprocessors are
-    deterministic)."""
-    return str(sch.trace.without_postproc())

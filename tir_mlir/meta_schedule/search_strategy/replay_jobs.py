@@ -36,6 +36,28 @@ def fresh_decisions(trace: Trace) -> Trace:
                   for i in trace.without_postproc().insts])
 
 
+def schedule_key(sch) -> str:
+    """The trace without its postprocessing part, printed: equal keys, equal programs (the
+    postprocessors are deterministic)."""
+    return str(sch.trace.without_postproc())
+
+
+def replay(mod, postprocs, trace: Trace, seed: int):
+    """The postprocessed Schedule of `trace` on `mod`, or the name of what rejected it.
+    Trusted replay: the traces come from the search's own sketches and mutators."""
+    sch = Schedule(mod, seed=seed)
+    try:
+        trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
+        with sch.trusted_mode():      # postprocessors check before they rewrite
+            sch.enter_postproc()
+            for p in postprocs:
+                if not p.apply(sch):
+                    return type(p).__name__
+    except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
+        return type(e).__name__
+    return sch
+
+
 class ReplayTask:
     """What replaying a task's candidates needs; `run(job)` gives the job's result."""
 
@@ -45,19 +67,7 @@ class ReplayTask:
         self._mutated = OrderedDict()
 
     def replay(self, trace: Trace, seed: int):
-        """The postprocessed Schedule of `trace`, or the name of what rejected it. Trusted
-        replay: the traces come from the search's own sketches and mutators."""
-        sch = Schedule(self.mod, seed=seed)
-        try:
-            trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
-            with sch.trusted_mode():      # postprocessors check before they rewrite
-                sch.enter_postproc()
-                for p in self.postprocs:
-                    if not p.apply(sch):
-                        return type(p).__name__
-        except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
-            return type(e).__name__
-        return sch
+        return replay(self.mod, self.postprocs, trace, seed)
 
     def run(self, job) -> tuple:
         kind = job[0]
@@ -84,7 +94,7 @@ class ReplayTask:
         if self.extractor is not None:
             from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate
             features = self.extractor.program_vectors(None, [MeasureCandidate(sch)])[0]
-        return ("ok", key or str(sch.trace.without_postproc()),
+        return ("ok", key or schedule_key(sch),
                 json.dumps(sch.trace.as_json()), features)
 
 

@@ -11,7 +11,8 @@ import collections
 import random
 from typing import List, Optional
 
-from tir_mlir.meta_schedule.search_strategy.replay_jobs import ReplayTask, fresh_decisions
+from tir_mlir.meta_schedule.search_strategy.replay_jobs import (fresh_decisions, replay,
+                                                                schedule_key)
 from tir_mlir.schedule.schedule import Schedule
 from tir_mlir.schedule.trace import Trace
 
@@ -30,9 +31,9 @@ class MeasureCandidate:
 
     @property
     def key(self) -> str:
-        """The trace without its postprocessing part, printed: equal keys, equal programs."""
+        """`schedule_key` of the candidate's schedule."""
         if self._key is None:
-            self._key = str(self.sch.trace.without_postproc())
+            self._key = schedule_key(self.sch)
         return self._key
 
     @property
@@ -96,8 +97,7 @@ class SearchStrategy:
     def replay(self, trace: Trace) -> Optional[Schedule]:
         """Replay `trace` (fast, trusted) on the task's module and run the postprocessors;
         None (counted) when any step or postprocessor fails."""
-        sch = ReplayTask(self.mod, [], self.postprocs, [], None).replay(
-            trace, self.rng.randrange(1, 2 ** 31))
+        sch = replay(self.mod, self.postprocs, trace, self.rng.randrange(1, 2 ** 31))
         if isinstance(sch, str):
             self.failures[sch] += 1
             return None
