@@ -162,10 +162,15 @@ def test_tiles_around_a_carried_loop_are_unrolled_to_be_carried():
 
 
 def test_scalar_accumulator_of_an_unscheduled_matmul():
-    sch = Schedule(_matmul(24))
-    scf = emit_text(sch.mod.module, "scf")
+    # A @ B.T: the reduction reads rows of both (loop-interchange leaves it; A @ B's nest is
+    # interchanged, so that its inner loop runs along rows)
+    mod = tir_mlir.parse(matmul_text(24).replace("B[vk, vj]", "B[vj, vk]"))
+    scf = emit_text(mod.module, "scf")
     assert "iter_args" in scf and "-> (f32)" in scf
-    _check_matmul(sch, 24)
+    a, b = (RNG.random((24, 24), dtype=np.float32) for _ in range(2))
+    c = np.full((24, 24), 7, np.float32)
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
 
 
 def test_accumulator_inside_a_loop_of_one_iteration_is_carried_by_the_loop_around_it():

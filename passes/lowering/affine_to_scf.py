@@ -25,6 +25,7 @@ from mlir.dialects import scf
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.passes.lowering.buffer_roots import declared_noalias
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, move_body, set_to_arith, walk)
 
@@ -224,11 +225,7 @@ def _lower_if(op):
 
 def _function_attrs(f):
     attrs = f.attributes
-    noalias = False
-    if "tir.func_attrs" in attrs:
-        d = ir.DictAttr(attrs["tir.func_attrs"])
-        value = d["tir.noalias"] if "tir.noalias" in d else None
-        noalias = isinstance(value, (ir.BoolAttr, ir.IntegerAttr)) and bool(value.value)
+    noalias = declared_noalias(f)
     for a in [a for a in attrs if a.startswith("tir.")]:
         del attrs[a]
     attrs["llvm.emit_c_interface"] = ir.UnitAttr.get()

@@ -7,12 +7,24 @@ VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.
             "memref.collapse_shape", "memref.view")
 
 
+def declared_noalias(f) -> bool:
+    """Whether func.func `f` has `T.func_attr({"tir.noalias": True})` (before affine-to-scf
+    turns it into `llvm.noalias` on the memref arguments)."""
+    if "tir.func_attrs" not in f.attributes:
+        return False
+    d = ir.DictAttr(f.attributes["tir.func_attrs"])
+    value = d["tir.noalias"] if "tir.noalias" in d else None
+    return isinstance(value, (ir.BoolAttr, ir.IntegerAttr)) and bool(value.value)
+
+
 def noalias_args(f):
-    """The arguments of func.func `f` marked `llvm.noalias` (the memrefs of a tir.noalias
-    function)."""
+    """The memref arguments of func.func `f` that alias no other: all of a tir.noalias function
+    (marked `llvm.noalias` from affine-to-scf on)."""
+    args = f.regions[0].blocks[0].arguments
+    if declared_noalias(f):
+        return [a for a in args if isinstance(a.type, ir.MemRefType)]
     if "arg_attrs" not in f.attributes:
         return []
-    args = f.regions[0].blocks[0].arguments
     return [args[i] for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
             if "llvm.noalias" in ir.DictAttr(d)]
 

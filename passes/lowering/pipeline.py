@@ -20,6 +20,7 @@ from tir_mlir.passes.lowering.float_min_max import FloatMinMax
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.packed_calls import PackedCalls
 from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
+from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from tir_mlir.passes.lowering.safe_division import SafeDivision
@@ -38,7 +39,7 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 def _cpu_stages():
     return [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
-            (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget),
+            (None, LoopInterchange), (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget),
             (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
             (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
             ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, BufferTags),

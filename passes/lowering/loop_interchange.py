@@ -1,0 +1,211 @@
+"""Stage `loop-interchange` (CPU, affine level): a serial reduction band that walks memory across
+rows moves outside the serial loop around it, when that loop walks memory along rows.
+
+    for j in 0..N:                           for j in 0..N:
+      C[i, j] = 0                                C[i, j] = 0
+      for k in 0..K:                  =>     for k in 0..K:
+        C[i, j] += A[i, k] * B[k, j]             for j in 0..N:
+                                                   C[i, j] += A[i, k] * B[k, j]
+
+The unscheduled 1024 matmul's inner loop reads a new cache line of B at every k (3.6 s on Zen 5,
+TVM alike); interchanged, the inner loop streams rows of B and C and vectorizes (~40 ms). What
+the nest computes does not change, bit for bit: every element of C sees its updates in the same
+k order.
+
+A loop `j` qualifies when it and the loops of the band are plain serial loops (constant bounds,
+step 1, no annotation), its body is a prologue of pure ops and stores followed by the band (a
+perfect nest whose innermost body holds only loads, stores and pure ops), and every access in
+the nest to a buffer written there (or to one that may alias it) is at one address: the same
+SSA memref, the same index expressions, none depending on the band's loops, and a nonzero
+address stride in j on a row-major buffer. Then iterations of j touch disjoint elements of the
+written buffers, so running all prologues first (in a copy of j) and then the band with j
+innermost gives each element the same sequence of writes.
+It is done when the innermost loop then touches at most half the cache lines per iteration
+(`_Access.lines`): a loop order that already streams along rows stays.
+"""
+from mlir import ir
+
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.dialect.ops import Loop
+from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
+from tir_mlir.passes.lowering.common import functions, index_const, walk
+from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, simplify, to_affine
+
+CACHE_LINE_BYTES = 64
+PLAIN_LOOP_ATTRS = {"lowerBoundMap", "upperBoundMap", "step", "operandSegmentSizes",
+                    "tir.kind", "tir.name"}
+# The loop header attributes that move with a range when loops are interchanged.
+RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
+ACCESSES = {"memref.load": (0, 1), "memref.store": (1, 2)}   # memref operand, first index
+PURE_PREFIXES = ("arith.", "math.")
+
+
+class LoopInterchange:
+    name = "loop-interchange"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            noalias = noalias_args(f)
+            moved = []          # loops of an interchanged nest are not looked at again
+            for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
+                if any(op == m for m in moved):
+                    continue
+                nest = _nest(op, noalias)
+                if nest is not None and nest.legal() and nest.profitable():
+                    nest.interchange()
+                    moved.extend(nest.loops)
+
+
+def _plain(op) -> bool:
+    if op.name != "affine.for" or len(op.operands) or \
+            set(op.attributes) - PLAIN_LOOP_ATTRS:
+        return False
+    loop = Loop(op)
+    return loop.kind == "serial" and loop.step == 1 and loop.extent > 1
+
+
+def _body(op) -> list:
+    """The ops of a loop body, its terminator excepted."""
+    return [o.operation for o in op.regions[0].blocks[0].operations][:-1]
+
+
+def _pure(op) -> bool:
+    return not len(op.regions) and op.name.startswith(PURE_PREFIXES)
+
+
+def _nest(j, noalias):
+    """The loop nest `j` heads, when it has the shape the stage rewrites; else None."""
+    if not _plain(j):
+        return None
+    ops = _body(j)
+    if not ops or ops[-1].name != "affine.for":
+        return None
+    prologue, band = ops[:-1], [ops[-1]]
+    if not all(_pure(o) or o.name == "memref.store" for o in prologue):
+        return None
+    while True:
+        if not _plain(band[-1]):
+            return None
+        body = _body(band[-1])
+        if len(body) == 1 and body[0].name == "affine.for":
+            band.append(body[0])
+        elif all(_pure(o) or o.name in ACCESSES for o in body):
+            break
+        else:
+            return None
+    try:
+        return _Nest(j, prologue, band, body, noalias)
+    except NotAffine:
+        return None
+
+
+class _Nest:
+    def __init__(self, j, prologue, band, body, noalias):
+        self.j, self.prologue, self.body = j, prologue, body
+        self.loops = [j] + band
+        self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
+        leaves = list(self.ivs)
+        roots = {}
+        self.accesses = [_Access(o, leaves, noalias, roots) for o in prologue + body
+                         if o.name in ACCESSES]
+        self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue):]
+
+    def legal(self) -> bool:
+        for s in self.accesses:
+            if not s.store:
+                continue
+            if not s.row_major or any(s.depends_on(p) for p in range(1, len(self.ivs))) \
+                    or not s.stride(0):
+                return False
+            if any(a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
+                   for a in self.accesses):
+                return False
+        return True
+
+    def profitable(self) -> bool:
+        before = sum(a.lines(len(self.ivs) - 1) for a in self.body_accesses)
+        after = sum(a.lines(0) for a in self.body_accesses)
+        return before > 0 and 2 * after <= before
+
+    def interchange(self):
+        j = self.j
+        stores = [o for o in self.prologue if o.name == "memref.store"]
+        pure = [o for o in self.prologue if o.name != "memref.store"]
+        if stores:
+            copy = j.clone(ir.InsertionPoint(j))        # the prologues run first, in a copy
+            _body(copy)[-1].erase()
+            for o in stores:
+                o.erase()
+        # The prologue's pure ops left in j are recomputed where the body uses them.
+        for o in pure:
+            o.move_before(self.body[0])
+        # The loops keep their places; their ranges rotate (the outermost takes the band's
+        # first range, ..., the innermost j's) and the uses of their IVs follow.
+        headers = [{k: op.attributes[k] for k in RANGE_ATTRS} for op in self.loops]
+        for op, h in zip(self.loops, headers[1:] + headers[:1]):
+            for k, v in h.items():
+                op.attributes[k] = v
+        with ir.InsertionPoint(j):
+            tmp = index_const(0, j.location)
+        ivs = self.ivs
+        ivs[0].replace_all_uses_with(tmp)
+        for k in range(1, len(ivs)):
+            ivs[k].replace_all_uses_with(ivs[k - 1])
+        tmp.replace_all_uses_with(ivs[-1])
+        tmp.owner.erase()
+
+
+class _Access:
+    """A load or store of the nest: its memref, its index expressions over `leaves` (the nest's
+    IVs first, then values defined outside it) and its buffer's root."""
+
+    def __init__(self, op, leaves, noalias, roots):
+        self.op = op
+        self.store = op.name == "memref.store"
+        m, first = ACCESSES[op.name]
+        self.memref = op.operands[m]
+        exprs = [to_affine(v, leaves) for v in list(op.operands)[first:]]
+        self.index = [simplify(e, len(leaves)) for e in exprs]
+        self.root = root(self.memref, noalias)[0]
+        t = ir.MemRefType(self.memref.type)
+        self.elem_bytes = max(1, t.element_type.width // 8) if hasattr(
+            t.element_type, "width") else 4
+        self.strides, _ = t.get_strides_and_offset()
+        static = t.has_static_shape
+        self.row_major = static and self.strides == _row_major(t.shape)
+        self.static = static and all(abs(s) < 2 ** 62 for s in self.strides)
+
+    def may_alias(self, other) -> bool:
+        (a, shared_a), (b, shared_b) = self.root, other.root
+        return a is None or b is None or a == b or (shared_a and shared_b)
+
+    def depends_on(self, p: int) -> bool:
+        return any(p in dims_of(e) for e in self.index)
+
+    def stride(self, p: int):
+        """Element stride of the address as leaf `p` steps by one (None: not linear)."""
+        if not self.static:
+            return None
+        total = 0
+        for e, s in zip(self.index, self.strides):
+            if p in dims_of(e):
+                form = linear(e)
+                if form is None:
+                    return None
+                total += form[0].get(p, 0) * s
+        return total
+
+    def lines(self, p: int) -> float:
+        """Cache lines per step of leaf `p` (a whole one when not linear)."""
+        s = self.stride(p)
+        if s is None:
+            return 1.0
+        return min(abs(s) * self.elem_bytes, CACHE_LINE_BYTES) / CACHE_LINE_BYTES
+
+
+def _row_major(shape) -> list:
+    strides, n = [], 1
+    for d in reversed(shape):
+        strides.append(n)
+        n *= d
+    return strides[::-1]
