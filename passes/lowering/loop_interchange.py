@@ -8,9 +8,10 @@ rows moves outside the serial loop around it, when that loop walks memory along 
                                                    C[i, j] += A[i, k] * B[k, j]
 
 The unscheduled 1024 matmul's inner loop reads a new cache line of B at every k (3.6 s on Zen 5,
-TVM alike); interchanged, the inner loop streams rows of B and C and vectorizes (~40 ms). What
-the nest computes does not change, bit for bit: every element of C sees its updates in the same
-k order.
+TVM alike); interchanged, the inner loop streams rows of B and C and vectorizes (~40 ms). A direct
+convolution's `x` loop moves inside its `rc, ry, rx` band: the 3-step `rx` chain becomes a vector
+loop along a row (5x). Every element still sees its updates in the same order: the numbers are
+those of the loops as written (an FMA may replace a mul + add, as everywhere in TVM's builds).
 
 A loop `j` qualifies when it and the loops of the band are plain serial loops (constant bounds,
 step 1, no annotation), its body is a prologue of pure ops and stores followed by the band (a
@@ -21,7 +22,8 @@ address stride in j on a row-major buffer. Then iterations of j touch disjoint e
 written buffers, so running all prologues first (in a copy of j) and then the band with j
 innermost gives each element the same sequence of writes.
 It is done when the innermost loop then touches at most half the cache lines per iteration
-(`_Access.lines`): a loop order that already streams along rows stays.
+(`_Access.lines`), or at most twice as many but it vectorizes while the old one does not: a loop
+order that already streams along rows, or a loop a schedule gave a kind, stays.
 """
 from mlir import ir
 
@@ -32,6 +34,8 @@ from tir_mlir.passes.lowering.common import functions, index_const, walk
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, simplify, to_affine
 
 CACHE_LINE_BYTES = 64
+# Fewer iterations than this make too short a vector loop to be worth moving a loop for.
+MIN_VECTOR_TRIPS = 8
 PLAIN_LOOP_ATTRS = {"lowerBoundMap", "upperBoundMap", "step", "operandSegmentSizes",
                     "tir.kind", "tir.name"}
 # The loop header attributes that move with a range when loops are interchanged.
@@ -123,9 +127,20 @@ class _Nest:
         return True
 
     def profitable(self) -> bool:
-        before = sum(a.lines(len(self.ivs) - 1) for a in self.body_accesses)
+        inner = len(self.ivs) - 1
+        before = sum(a.lines(inner) for a in self.body_accesses)
         after = sum(a.lines(0) for a in self.body_accesses)
-        return before > 0 and 2 * after <= before
+        if before == 0:
+            return False
+        return 2 * after <= before or (after <= 2 * before and self._vectorizable(0)
+                                      and not self._vectorizable(inner))
+
+    def _vectorizable(self, p: int) -> bool:
+        """Whether the body vectorizes along leaf `p` as the innermost loop: enough iterations,
+        every store contiguous, every load contiguous or the same for all iterations (an
+        accumulator the loop does not move is a chain: floats are not reassociated)."""
+        return Loop(self.loops[p]).extent >= MIN_VECTOR_TRIPS and all(
+            a.stride(p) in ((1,) if a.store else (0, 1)) for a in self.body_accesses)
 
     def interchange(self):
         j = self.j
