@@ -27,10 +27,10 @@ def _program(params, body, noalias=True):
 
 
 def _matmul(a_index="vi, vk", a_shape="(64, 32)", b_index="vk, vj", b_shape="(32, 48)",
-            c_index="vi, vj", c_shape="(64, 48)", noalias=True):
+            c_index="vi, vj", c_shape="(64, 48)", noalias=True, grid=(64, 48, 32)):
     return _program(
         f'A: T.Buffer({a_shape}, "float32"), B: T.Buffer({b_shape}, "float32"), '
-        f'C: T.Buffer({c_shape}, "float32")', f'''    for i, j, k in T.grid(64, 48, 32):
+        f'C: T.Buffer({c_shape}, "float32")', f'''    for i, j, k in T.grid{grid}:
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
@@ -172,3 +172,19 @@ def test_scheduled_loops_keep_their_order(monkeypatch):
     assert _store_nests(sch.mod) == [("i", "j"), ("i", "j", "k")]
     a, b, c = _same_numbers(sch.mod, _inputs((64, 32), (32, 48), (64, 48)), monkeypatch)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize("a_index", ["vi, vk", "vk, vi"])
+@pytest.mark.parametrize("b_index", ["vk, vj", "vj, vk"])
+@pytest.mark.parametrize("c_index", ["vi, vj", "vj, vi"])
+def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, monkeypatch):
+    # whichever loop order the stage picks, the numbers are those of the loops as written
+    shape = {"vi": 20, "vj": 24, "vk": 16}
+    dims = [tuple(shape[v] for v in idx.split(", ")) for idx in (a_index, b_index, c_index)]
+    mod = _matmul(a_index, str(dims[0]), b_index, str(dims[1]), c_index, str(dims[2]),
+                  grid=(20, 24, 16))
+    a, b, c = _same_numbers(mod, _inputs(*dims), monkeypatch, exact=False)
+    spec = "".join(v[1] for v in a_index.split(", ")) + "," + \
+        "".join(v[1] for v in b_index.split(", ")) + "->" + \
+        "".join(v[1] for v in c_index.split(", "))
+    np.testing.assert_allclose(c, np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)

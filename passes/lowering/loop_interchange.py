@@ -55,7 +55,8 @@ class LoopInterchange:
                 if any(op == m for m in moved):
                     continue
                 nest = _nest(op, noalias)
-                if nest is not None and nest.legal() and nest.profitable():
+                if nest is not None and not any(l == m for l in nest.loops for m in moved) \
+                        and nest.legal() and nest.profitable():
                     nest.interchange()
                     moved.extend(nest.loops)
 
@@ -156,10 +157,14 @@ class _Nest:
             o.move_before(self.body[0])
         # The loops keep their places; their ranges rotate (the outermost takes the band's
         # first range, ..., the innermost j's) and the uses of their IVs follow.
-        headers = [{k: op.attributes[k] for k in RANGE_ATTRS} for op in self.loops]
+        headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes}
+                   for op in self.loops]
         for op, h in zip(self.loops, headers[1:] + headers[:1]):
-            for k, v in h.items():
-                op.attributes[k] = v
+            for k in RANGE_ATTRS:
+                if k in h:
+                    op.attributes[k] = h[k]
+                elif k in op.attributes:
+                    del op.attributes[k]
         with ir.InsertionPoint(j):
             tmp = index_const(0, j.location)
         ivs = self.ivs
