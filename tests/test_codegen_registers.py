@@ -173,6 +173,21 @@ def test_scalar_accumulator_of_an_unscheduled_matmul():
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
 
 
+def test_a_loop_with_too_many_accesses_is_left_in_memory(monkeypatch):
+    # the k loop of A @ B.T holds 4 accesses (C load and store, A, B)
+    from tir_mlir.passes.lowering import scalar_replace
+    mod = tir_mlir.parse(matmul_text(24).replace("B[vk, vj]", "B[vj, vk]"))
+    monkeypatch.setattr(scalar_replace, "MAX_ACCESSES", 3)
+    scf = emit_text(mod.module, "scf")
+    assert "iter_args" not in scf
+    a, b = (RNG.random((24, 24), dtype=np.float32) for _ in range(2))
+    c = np.full((24, 24), 7, np.float32)
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(scalar_replace, "MAX_ACCESSES", 4)
+    assert "iter_args" in emit_text(mod.module, "scf")
+
+
 def test_accumulator_inside_a_loop_of_one_iteration_is_carried_by_the_loop_around_it():
     # k split by [None, 1] (the tuner's tiles have many unit loops): the one-iteration k_1
     # is replaced by its body, and k_0 carries the accumulator.

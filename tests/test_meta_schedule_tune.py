@@ -128,3 +128,19 @@ def test_evolutionary_search_resumes_from_the_database():
     assert [c.key for c in search._best_measured(2)] == [key(c.sch) for c in stored[:2]]
     cands = search.generate_measure_candidates()
     assert cands and not {key(c.sch) for c in cands} & set(search.measured)
+
+
+@pytest.mark.parametrize("cores, threads", [(1, 1), ("3", 3), ("logical", None)])
+def test_num_tuning_cores_reaches_the_search(tmp_path, monkeypatch, cores, threads):
+    import os
+    from tir_mlir.meta_schedule import tune
+    seen = []
+
+    def context(*args, **kwargs):
+        seen.append(kwargs["num_threads"])
+        return TuneContext(*args, **kwargs)
+    monkeypatch.setattr(tune, "TuneContext", context)
+    ms.tune_tir(parse(MATMUL), TARGET, str(tmp_path), max_trials_global=2,
+                num_trials_per_iter=2, strategy=ms.search_strategy.ReplayTrace(),
+                cost_model="random", database="memory", num_tuning_cores=cores, seed=0)
+    assert seen == [threads or os.cpu_count()]

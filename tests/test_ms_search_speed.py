@@ -174,7 +174,8 @@ def _pairwise_groups(loop, accesses):
         if not sr._invariant(a, loop) or any(a in g for g in groups):
             continue
         same = [b for b in accesses if a.buffer is not None and b.buffer is not None
-                and a.buffer == b.buffer and sr._same_address(a, b)]
+                and a.buffer == b.buffer and a.index is not None and a.index == b.index
+                and sr._value_type(a) == sr._value_type(b)]
         slots = [sr._slot(b, loop) for b in same]
         if (any(b.store for b in same) and all(s is not None for s in slots)
                 and any(s is not None and s == b.op for s, b in zip(slots, same))

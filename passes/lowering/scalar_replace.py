@@ -325,12 +325,8 @@ def _base(access):
     return access.op.operands[1 if access.store else 0]
 
 
-def _same_address(a, b) -> bool:
-    return a.index is not None and a.index == b.index and _value_type(a) == _value_type(b)
-
-
 def _address(a) -> tuple:
-    """A key equal for accesses of one root that are `_same_address`."""
+    """A key equal for accesses of one root at one address with one value type."""
     return a.buffer, tuple((c, frozenset(t.items())) for c, t in a.index), _value_type(a)
 
 
@@ -365,7 +361,7 @@ def _groups(loop, accesses):
         if a.buffer is None or id(a) in grouped or not _invariant(a, loop):
             continue
         members = by_root[a.buffer]
-        same = by_address[_address(a)]         # the accesses `_same_address` as a
+        same = by_address[_address(a)]         # the accesses at a's address
         slots = [_slot(b, loop) for b in same]
         # Some access runs at every iteration: the address is valid to load before the loop.
         if not (any(b.store for b in same) and all(s is not None for s in slots)
