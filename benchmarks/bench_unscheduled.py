@@ -1,5 +1,5 @@
-"""Unscheduled programs built by tir-mlir, next to numpy and (when importable) TVM 0.21's
-`tvm.compile` of the same TVMScript. Prints median times and ratios (> 1: tir-mlir is slower).
+"""Unscheduled programs built by tir-mlir, next to numpy (where it has the operation) and (when
+importable) TVM 0.21's `tvm.compile` of the same TVMScript. Prints median times and ratios (> 1: tir-mlir is slower).
 
     python benchmarks/bench_unscheduled.py
 """
@@ -14,6 +14,7 @@ import tir_mlir
 from tir_mlir.runtime.run_program import flop_count, random_array
 from tir_mlir.runtime.signature import signatures
 from tir_mlir.context import get_context
+from tir_mlir.interpreter import interpret
 
 sys.path.insert(0, str(Path(__file__).parent))
 from programs import matmul_tvmscript  # noqa: E402
@@ -40,6 +41,11 @@ CASES = [
      lambda a, w, b: b.__setitem__(..., _conv_np(a, w))),
     ("softmax 64x128", (PROGRAMS / "softmax.tir").read_text(),
      lambda a, b: b.__setitem__(..., _softmax_np(a))),
+] + [
+    # the test suite's other programs, as written; checked against the interpreter
+    (name, (PROGRAMS / f"{name}.tir").read_text(), None)
+    for name in ("batch_matmul", "conv2d_nhwc", "depthwise_conv2d", "layernorm", "maxpool2d",
+                 "transpose_add", "int8_matmul")
 ]
 
 
@@ -68,11 +74,17 @@ def main():
         ours = lib.time_evaluator(name, number=3, repeat=5, min_repeat_ms=50)(*arrays).median
         ref = [a.copy() for a in arrays]
         lib[name](*arrays)
-        reference(*ref)
+        if reference is None:
+            interpret(mod, name, *ref)
+        else:
+            reference(*ref)
         np.testing.assert_allclose(arrays[-1], ref[-1], rtol=1e-3, atol=1e-3)
-        np_t = median_time(lambda: reference(*ref))
         flops = flop_count(mod.module, name)
         gf = f"{flops / ours / 1e9:8.2f}" if flops else f"{'-':>8s}"
+        if reference is None:
+            print(f"{title:26s} {ours * 1e3:12.3f} {gf} {'-':>9s} {'-':>7s}", flush=True)
+            continue
+        np_t = median_time(lambda: reference(*ref))
         print(f"{title:26s} {ours * 1e3:12.3f} {gf} {np_t * 1e3:9.3f} {ours / np_t:7.1f}", flush=True)
     if importlib.util.find_spec("tvm") is not None:
         print()
