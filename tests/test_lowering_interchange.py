@@ -26,8 +26,8 @@ def _program(params, body, noalias=True):
     return tir_mlir.parse(text if noalias else text.replace(', "tir.noalias": True', ""))
 
 
-def _matmul(a_index="vi, vk", a_shape="(64, 32)", b_index="vk, vj", b_shape="(32, 48)",
-            c_index="vi, vj", c_shape="(64, 48)", noalias=True, grid=(64, 48, 32)):
+def _matmul(a_index="vi, vk", a_shape="(64, 96)", b_index="vk, vj", b_shape="(96, 48)",
+            c_index="vi, vj", c_shape="(64, 48)", noalias=True, grid=(64, 48, 96)):
     return _program(
         f'A: T.Buffer({a_shape}, "float32"), B: T.Buffer({b_shape}, "float32"), '
         f'C: T.Buffer({c_shape}, "float32")', f'''    for i, j, k in T.grid{grid}:
@@ -87,7 +87,7 @@ def _inputs(*shapes):
 def test_matmul_reduction_moves_outside_the_column_loop(monkeypatch):
     mod = _matmul()
     assert _store_nests(mod) == [("i", "j"), ("i", "k", "j")]
-    a, b, c = _same_numbers(mod, _inputs((64, 32), (32, 48), (64, 48)), monkeypatch)
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
@@ -106,9 +106,9 @@ def test_column_sum_walks_rows(monkeypatch):
 
 
 def test_two_reduction_loops_move_together(monkeypatch):
-    mod = _program('A: T.Buffer((16, 8, 4), "float32"), B: T.Buffer((8, 4, 40), "float32"), '
+    mod = _program('A: T.Buffer((16, 16, 8), "float32"), B: T.Buffer((16, 8, 40), "float32"), '
                    'C: T.Buffer((16, 40), "float32")', '''
-    for i, j, k, l in T.grid(16, 40, 8, 4):
+    for i, j, k, l in T.grid(16, 40, 16, 8):
         with T.block("C"):
             vi, vj, vk, vl = T.axis.remap("SSRR", [i, j, k, l])
             with T.init():
@@ -116,7 +116,7 @@ def test_two_reduction_loops_move_together(monkeypatch):
             C[vi, vj] = C[vi, vj] + A[vi, vk, vl] * B[vk, vl, vj]
 ''')
     assert _store_nests(mod) == [("i", "j"), ("i", "k", "l", "j")]
-    a, b, c = _same_numbers(mod, _inputs((16, 8, 4), (8, 4, 40), (16, 40)), monkeypatch)
+    a, b, c = _same_numbers(mod, _inputs((16, 16, 8), (16, 8, 40), (16, 40)), monkeypatch)
     np.testing.assert_allclose(c, np.einsum("ikl,klj->ij", a, b), rtol=1e-5)
 
 
@@ -135,7 +135,7 @@ def test_convolution_row_loop_moves_inside_the_reduction(monkeypatch):
 
 @pytest.mark.parametrize("why, mod", [
     # the reduction already streams along rows of both inputs (A @ B.T)
-    ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 32)")),
+    ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 96)")),
     # two columns accumulate into one element: their updates would interleave
     ("not one element per column", _matmul(c_index="vi, vj // 2", c_shape="(64, 24)")),
     # without tir.noalias, C may be A or B
@@ -150,9 +150,9 @@ def test_nest_kept(why, mod, monkeypatch):
 
 def test_a_second_address_of_the_written_buffer_keeps_the_nest(monkeypatch):
     # D[i, 0] is read while other columns of row i are written: order matters across j
-    mod = _program('A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 24), "float32"), '
+    mod = _program('A: T.Buffer((16, 96), "float32"), B: T.Buffer((96, 24), "float32"), '
                    'D: T.Buffer((16, 24), "float32")', '''
-    for i, j, k in T.grid(16, 24, 32):
+    for i, j, k in T.grid(16, 24, 96):
         with T.block("D"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             T.reads(D[vi, 0:24], A[vi, vk], B[vk, vj])
@@ -162,7 +162,13 @@ def test_a_second_address_of_the_written_buffer_keeps_the_nest(monkeypatch):
             D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj] + D[vi, 0] * T.float32(0.5)
 ''')
     assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")]
-    _same_numbers(mod, _inputs((16, 32), (32, 24), (16, 24)), monkeypatch)
+    _same_numbers(mod, _inputs((16, 96), (96, 24), (16, 24)), monkeypatch)
+
+
+def test_a_band_llvm_unrolls_whole_stays_inside():
+    # K = 8: LLVM unrolls k and vectorizes j itself, with C in registers (2x faster)
+    mod = _matmul(a_shape="(64, 8)", b_shape="(8, 48)", grid=(64, 48, 8))
+    assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")]
 
 
 def test_scheduled_loops_keep_their_order(monkeypatch):
@@ -170,7 +176,7 @@ def test_scheduled_loops_keep_their_order(monkeypatch):
     _, j, _ = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j)            # a loop with a kind is the schedule's choice
     assert _store_nests(sch.mod) == [("i", "j"), ("i", "j", "k")]
-    a, b, c = _same_numbers(sch.mod, _inputs((64, 32), (32, 48), (64, 48)), monkeypatch)
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
@@ -179,10 +185,10 @@ def test_scheduled_loops_keep_their_order(monkeypatch):
 @pytest.mark.parametrize("c_index", ["vi, vj", "vj, vi"])
 def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, monkeypatch):
     # whichever loop order the stage picks, the numbers are those of the loops as written
-    shape = {"vi": 20, "vj": 24, "vk": 16}
+    shape = {"vi": 20, "vj": 24, "vk": 80}
     dims = [tuple(shape[v] for v in idx.split(", ")) for idx in (a_index, b_index, c_index)]
     mod = _matmul(a_index, str(dims[0]), b_index, str(dims[1]), c_index, str(dims[2]),
-                  grid=(20, 24, 16))
+                  grid=(20, 24, 80))
     a, b, c = _same_numbers(mod, _inputs(*dims), monkeypatch, exact=False)
     spec = "".join(v[1] for v in a_index.split(", ")) + "," + \
         "".join(v[1] for v in b_index.split(", ")) + "->" + \
