@@ -388,14 +388,21 @@ class Loop:
             (lmap, lops), (umap, uops) = bounds
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
-        else:       # (the generic builder: AffineForOp's Python one costs twice as much)
-            op = ir.Operation.create(Loop.OP_NAME, attributes={
-                "lowerBoundMap": _const_map(int(min)),
-                "upperBoundMap": _const_map(int(min) + int(extent)),
-                "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])},
-                regions=1, loc=loc, ip=ip)
-            op.regions[0].blocks.append(ir.IndexType.get())
+        else:       # (the generic builders: the Python ones cost twice as much)
+            attrs = {"lowerBoundMap": _const_map(int(min)),
+                     "upperBoundMap": _const_map(int(min) + int(extent)),
+                     "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
+                     "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
+                     "tir.name": ir.StringAttr.get(name), "tir.kind": ir.StringAttr.get(kind)}
+            op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
+            body = op.regions[0].blocks.append(ir.IndexType.get())
+            ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))
+            loop = Loop(op)
+            if thread or annotations:
+                loop.set(thread=thread, annotations=annotations)
+            if index_dtype != "int32":
+                op.attributes[INDEX_DTYPE] = index_dtype_attr(index_dtype)
+            return loop
         with ir.InsertionPoint(op.regions[0].blocks[0]):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)

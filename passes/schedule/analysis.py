@@ -319,11 +319,14 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     old = b.dims
     ranges = _LazyRanges(new_dims)
     lins, moved = [], {}
+    at = {}
+    for i, v in enumerate(new_dims):
+        at.setdefault(v, i)
     for k, v in enumerate(old):
         if k in subst:
             lins.append(subst[k])
         else:
-            moved[k] = next(i for i, n in enumerate(new_dims) if n == v)
+            moved[k] = at[v]
             lins.append(index.var(moved[k]))
 
     n = len(new_dims)
@@ -406,7 +409,13 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     for src, dst in zip(op.regions, new.regions):
         for blk in list(src.blocks):
             blk.append_to(dst)
-    erase(op)
+    # (its regions are empty now and it has no results, unlike what `erase` guards against;
+    # a result would still be used: the check stays for those)
+    if len(op.results):
+        erase(op)
+    else:
+        op_index.erased([op])
+        op.erase()
     op_index.replaced(new)
     return new
 
