@@ -146,15 +146,26 @@ def _check_order(loop_op, producers, consumers, who: str):
         raise ScheduleError(f"{who}: the block's {what}")
 
 
-def _contains(stmt: ir.Operation, blocks) -> bool:
-    return stmt in blocks or any(b in blocks for b in blocks_under(stmt))
+def _holding(stmts: Sequence[ir.Operation], blocks) -> List[int]:
+    """Positions of the statements that are or hold one of `blocks` (found from the blocks
+    up: a statement holds a block when it is on the block's chain of ancestors)."""
+    out = []
+    for b in blocks:
+        p = b
+        while p is not None:
+            k = next((k for k, s in enumerate(stmts) if s == p), None)
+            if k is not None:
+                out.append(k)
+                break
+            p = parent_op(p)
+    return out
 
 
 def position(stmts: Sequence[ir.Operation], before, after, idx: int, who: str) -> int:
     """Where to insert among `stmts`: after every statement holding an `after` block, before
     every one holding a `before` block; idx -1 = last valid, -2 = first valid."""
-    lo = max([k + 1 for k, s in enumerate(stmts) if _contains(s, after)], default=0)
-    hi = min([k for k, s in enumerate(stmts) if _contains(s, before)], default=len(stmts))
+    lo = max([k + 1 for k in _holding(stmts, after)], default=0)
+    hi = min(_holding(stmts, before), default=len(stmts))
     if lo > hi:
         raise ScheduleError(f"{who}: no position in the loop body is after all the block's "
                             f"producers and before all its consumers")

@@ -65,10 +65,11 @@ class OpIndex:
             self._walk()
         return self.blocks.get((func, name), [])
 
-    def missing(self, sids) -> List[int]:
+    def missing(self, sids, fresh: bool = False) -> List[int]:
         """Those of `sids` whose op is no longer in the module: reported erased by this
-        rewrite and not recreated, or else not found by a walk."""
-        if any(s not in self.ops and s not in self.erased for s in sids):
+        rewrite and not recreated, or else not found by a walk (`fresh`: the index was just
+        walked, with nothing rewritten since)."""
+        if not fresh and any(s not in self.ops and s not in self.erased for s in sids):
             self._walk()
         return [s for s in sids if s not in self.ops]
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
@@ -90,11 +90,14 @@ class LoopSpace:
         owner = iv.owner
         if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
             raise RegionError("a block binding uses a value that is not a loop variable")
-        lp = Loop(owner.owner)
-        lo = lp.min
+        a = owner.owner.attributes
+        lo, end = _const_result(a["lowerBoundMap"]), _const_result(a["upperBoundMap"])
+        if lo is None or end is None:       # (Loop's accessors explain why they are not)
+            lp = Loop(owner.owner)
+            lo, end = lp.min, lp.min + lp.extent
         self.values.append(iv)
         pos[iv] = len(self.values) - 1
-        self.ranges[len(self.values) - 1] = (lo, lo + lp.extent - 1)
+        self.ranges[len(self.values) - 1] = (lo, end - 1)
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
@@ -110,6 +113,9 @@ class LoopSpace:
 
     def split(self, e: Lin) -> Interval:
         """base (outer terms) + constant interval (inner terms)."""
+        plain = self._split_plain(e)
+        if plain is not None:
+            return plain
         base, inner, relaxed_extra = Lin(), Lin((), e.const), []
         for atom, c in e.terms:
             vs = _vars(atom)
@@ -128,6 +134,25 @@ class LoopSpace:
                 relaxed_extra.append(hi - lo)
         lo, hi = index.bounds(inner, self.ranges)
         return Interval(base, lo, hi + sum(relaxed_extra))
+
+    def _split_plain(self, e: Lin) -> Optional[Interval]:
+        """`split` of a sum of plain loop variables (the common case), without its Lin
+        arithmetic; None for any other Lin."""
+        base, inner, const = [], [], 0
+        ranges = self.ranges
+        for atom, c in e.terms:
+            if atom[0] != "v" or not c:
+                return None
+            if self.is_outer(atom[1]):
+                lo, hi = ranges.get(atom[1], (-(1 << 40), 1 << 40))
+                if lo == hi and self.fold_unit_loops:
+                    const += c * lo
+                else:
+                    base.append((atom, c))
+            else:
+                inner.append((atom, c))
+        lo, hi = index.bounds(Lin(tuple(inner), e.const), ranges)
+        return Interval(Lin(tuple(base), const), lo, hi)
 
     def _relax_mixed(self, atom, c: int):
         """A term mixing outer and inner loops, as (base over the outer loops, lo, hi):

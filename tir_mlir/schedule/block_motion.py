@@ -23,7 +23,10 @@ def _sids(ops) -> List[int]:
 
 def _consume_erased(sch, before: Sequence[int], by: str):
     """Mark the handles of ops that the rewrite erased (sids gone from the module)."""
-    for sid in sch._index(force=True).missing(before):
+    known = (sch._ops, sch._pre_index)
+    index = sch._index(force=True)
+    # (an index not known before this call was just walked: no second walk for `missing`)
+    for sid in index.missing(before, fresh=not any(index is k for k in known)):
         sch._consumed[sid] = (by, sch._step)
 
 
