@@ -343,8 +343,9 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     bindings = ir.AffineMap.get(n, 0, [conv(e, used) for e, used in
                                        zip(old_bindings.results, result_dims(old_bindings))])
     cons, eqs = [], []
-    if b.predicate is not None:
-        for c in b.predicate.constraints:
+    predicate = b.predicate         # (read once: it is parsed from the attribute's text)
+    if predicate is not None:
+        for c in predicate.constraints:
             cons.append(conv(c.expr))
             eqs.append(c.is_eq)
     for e in extra_predicate:
@@ -377,7 +378,7 @@ def erase(op) -> None:
     or the results and block arguments of the ops nested in it): MLIR aborts the process when
     a used value is destroyed, and a primitive must fail with an error instead."""
     op = op_of(op)
-    nested = [op, *walk(op)]
+    nested = [op, *walk_all(op)]
     for o in nested:
         values = list(o.results)
         if len(o.regions):       # (iterating no regions costs 20 times more than asking)

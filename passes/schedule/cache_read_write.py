@@ -29,9 +29,10 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import child_blocks, enclosing_loops, is_ancestor
+from tir_mlir.passes.schedule.analysis import (blocks_under, child_blocks, enclosing_loops,
+                                               is_ancestor)
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
+    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
 
 
 def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> int:
@@ -138,8 +139,6 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     """The blocks whose loads of `buf` are redirected: `consumer_blocks` (those of them that
     read it: TVM ignores the others), else every block reading it but not writing it (a
     reduction's read of its own output stays)."""
-    blocks = [Block(o) for o in walk(func, Block.is_block)]
-    reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
     if consumer_blocks is None:
         # TVM's consumers are the blocks of the root scope (a block's nest is redirected
         # whole; blocks inside a block that writes the buffer keep reading it)
@@ -147,17 +146,19 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
         return [b for b in tops
                 if any(k == "load" and v == buf for _, k, v in accesses(b.op))
                 and not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
-    return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
+    reading = [b for b in blocks_under(func)
+               if any(k == "load" and v == buf for _, k, v in accesses(b))]
+    return [c for c in consumer_blocks if any(c.op == r for r in reading)]
 
 
 def _writer_block(func, buf: ir.Value):
-    return next(o for o in walk(func, Block.is_block)
+    return next(o for o in blocks_under(func)
                 if any(k == "store" and v == buf for _, k, v in accesses(o)))
 
 
 def _writer_top(func, buf: ir.Value):
     """The root-level statement holding the block that writes `buf`, or None (an input)."""
-    for o in walk(func, Block.is_block):
+    for o in blocks_under(func):
         if any(k == "store" and v == buf for _, k, v in accesses(o)):
             return top_stmt(o)
     return None
@@ -173,7 +174,7 @@ def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
                 return True
             p = p.parent
         return False
-    n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
+    n = sum(1 for o in blocks_under(func) if not nested(o)
             and any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
         raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "

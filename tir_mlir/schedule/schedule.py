@@ -126,16 +126,19 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def _handle(self, op: ir.Operation, cls=None) -> _RV:
         """A new handle for `op`, giving the op a stable id if it has none yet."""
         op = analysis.op_of(op)
-        if SID not in op.attributes:
-            op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                    self._next_sid)
+        attrs = op.attributes
+        if SID in attrs:
+            sid = ir.IntegerAttr(attrs[SID]).value
+        else:
+            sid = self._next_sid
+            attrs[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), sid)
             self._next_sid += 1
             if self._ops is not None and not self._mutating:
-                self._ops.add(self._next_sid - 1, op)
+                self._ops.add(sid, op)
             elif self._pre_index is not None:
-                self._pre_index.add(self._next_sid - 1, op)
+                self._pre_index.add(sid, op)
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
-        return cls(_sid(op), schedule=self._identity)
+        return cls(sid, schedule=self._identity)
 
     def _resolve_many(self, rvs, kind=None) -> List[ir.Operation]:
         """The ops of several handles from one index of the module (inside a rewriting
@@ -361,7 +364,3 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         ordered = [p[level] for level in range(len(factors[0])) for p in parts]
         self.reorder(*ordered)
         return ordered
-
-
-def _sid(op) -> int:
-    return ir.IntegerAttr(op.attributes[SID]).value
