@@ -114,8 +114,9 @@ class LoopSpace:
     def split(self, e: Lin) -> Interval:
         """base (outer terms) + constant interval (inner terms)."""
         plain = self._split_plain(e)
-        if plain is not None:
-            return plain
+        return plain if plain is not None else self._split_terms(e)
+
+    def _split_terms(self, e: Lin) -> Interval:
         base, inner, relaxed_extra = Lin(), Lin((), e.const), []
         for atom, c in e.terms:
             vs = _vars(atom)
@@ -328,6 +329,10 @@ class NestedSpace(LoopSpace):
     def value_lin(self, v: ir.Value) -> index.Lin:
         """A loop variable, or an iter var of a block (in its body or its init) as its
         binding."""
+        pos = self._positions
+        k = pos.get(v) if len(pos) == len(self.values) else None
+        if k is not None:                   # a loop variable already numbered
+            return index.var(k)
         owner = v.owner
         op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
         if op is None or not analysis.is_block(op):
