@@ -152,3 +152,20 @@ def test_trusted_replay_of_an_illegal_decision_raises_schedule_error():
     for trusted in (False, True):
         with pytest.raises(ScheduleError, match="multiplies to 3"):
             changed.apply_to_schedule(Schedule(mod), trusted=trusted)
+
+
+def test_precedes_is_the_order_of_a_walk():
+    from tir_mlir.ir_walk import walk_all
+    from tir_mlir.passes.schedule.compute_at import _precedes
+    mod, trace = _matmul_candidate()
+    sch = Schedule(mod)
+    trace.apply_to_schedule(sch)
+    rng = random.Random(2)
+    with get_context():
+        for func in sch.mod.functions.values():
+            ops = [o for o in walk_all(func) if o.name in ("affine.for", "tir.block",
+                                                           "memref.store", "memref.load")]
+            assert len(ops) > 10
+            for _ in range(300):
+                i, j = rng.sample(range(len(ops)), 2)
+                assert _precedes(ops[i], ops[j]) == (i < j)

@@ -136,14 +136,40 @@ def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
 def _check_order(loop_op, producers, consumers, who: str):
     """Outside the loop, every producer must run before it and every consumer after it (a
     reverse_compute_at block without producers must not move past its consumers)."""
-    order = walk_all(func_of(loop_op))
-    at = order.index(loop_op)
-    late = [p for p in producers if not is_ancestor(loop_op, p) and order.index(p) > at]
-    early = [c for c in consumers if not is_ancestor(loop_op, c) and order.index(c) < at]
+    late = [p for p in producers if not is_ancestor(loop_op, p) and _precedes(loop_op, p)]
+    early = [c for c in consumers if not is_ancestor(loop_op, c) and _precedes(c, loop_op)]
     if late or early:
         what = (f"producer(s) {_names(late)} would run after it" if late else
                 f"consumer(s) {_names(early)} would run before it")
         raise ScheduleError(f"{who}: the block's {what}")
+
+
+def _precedes(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` (a != b) in a pre-order walk of their function: found
+    from their chains of ancestors (where they part, which of the two sibling statements
+    is first), not by walking the function."""
+    ca, cb = _chain(a), _chain(b)
+    k = 0
+    while k < len(ca) and k < len(cb) and ca[k] == cb[k]:
+        k += 1
+    if k == len(ca) or k == len(cb):        # one holds the other: the outer one is first
+        return k == len(ca)
+    x, y = ca[k], cb[k]
+    if x.block == y.block:
+        for o in x.block.operations:
+            o = o.operation
+            if o == x or o == y:
+                return o == x
+    order = walk_all(func_of(a))            # (siblings in different regions of an op)
+    return order.index(a) < order.index(b)
+
+
+def _chain(op: ir.Operation) -> list:
+    """`op` and its ancestors up to the function, outermost first."""
+    out = [op]
+    while out[-1].name != "func.func":
+        out.append(parent_op(out[-1]))
+    return out[::-1]
 
 
 def _holding(stmts: Sequence[ir.Operation], blocks) -> List[int]:

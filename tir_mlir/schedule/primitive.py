@@ -92,7 +92,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
             self._recording = True
             self._step = len(self._trace)
         try:
-            with get_context(), ir.Location.unknown():
+            with _context(), ir.Location.unknown():
                 result = fn(self, *args, **kwargs)
                 if outermost:
                     self._verify(fn.__name__)
@@ -140,6 +140,10 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     return wrapper
 
 
+# The tir context without get_context's lock: the wrapper holds MLIR_LOCK already.
+_context = get_context.__wrapped__
+
+
 def _rendered(e: ScheduleError, level: str) -> ScheduleError:
     """The error as a schedule with error_render_level "fast" or "none" reports it (TVM)."""
     if level == "none":
@@ -154,6 +158,7 @@ def _binder(sig: inspect.Signature):
     `sig.bind`."""
     params = list(sig.parameters.values())[1:]
     names = [p.name for p in params]
+    known = frozenset(names)
     positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
@@ -166,9 +171,11 @@ def _binder(sig: inspect.Signature):
     def bind(self, args, kwargs):
         if not simple or len(args) > len(positional):
             return slow(self, args, kwargs)
+        if not args and len(kwargs) == len(names) and known.issuperset(kwargs):
+            return {n: kwargs[n] for n in names}      # (how a trace replays a call)
         given = dict(zip(positional, args))
         for k, v in kwargs.items():
-            if k in given or k not in names:
+            if k in given or k not in known:
                 return slow(self, args, kwargs)
             given[k] = v
         if any(n not in given and n not in defaults for n in names):

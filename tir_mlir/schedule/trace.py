@@ -322,13 +322,18 @@ def _starred(name: str, keys: tuple) -> str:
     return next((k for k in keys if params[k].kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
+_PLAIN = (int, float, str, bool, type(None))     # arguments replay passes on as they are
+
+
 def _subst(v, env):
+    if type(v) in _PLAIN:
+        return v
     if isinstance(v, _RV):
         if v.name not in env:
             raise TraceError(f"trace uses {v.name} before it is defined")
         return env[v.name]
     if isinstance(v, (list, tuple)):
-        return [_subst(x, env) for x in v]
+        return [x if type(x) in _PLAIN else _subst(x, env) for x in v]
     if isinstance(v, dict):
         return {k: _subst(x, env) for k, x in v.items()}
     return v
