@@ -266,7 +266,26 @@ class Block:
 
 
 def _const_map(value: int) -> ir.AffineMapAttr:
-    return ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)]))
+    return _shared(("map", value), lambda: ir.AffineMapAttr.get(
+        ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)])))
+
+
+_SHARED: dict = {}
+_SHARED_CONTEXT = [None]
+
+
+def _shared(key, make) -> ir.Attribute:
+    """The attribute `make()` builds, made once per key in the current context (attributes
+    are immutable and uniqued by their context: a schedule replay builds thousands of loops
+    with the same few bound maps, steps and kinds)."""
+    ctx = ir.Context.current
+    if _SHARED_CONTEXT[0] is not ctx or len(_SHARED) > 4096:
+        _SHARED.clear()
+        _SHARED_CONTEXT[0] = ctx
+    got = _SHARED.get(key)
+    if got is None:
+        got = _SHARED[key] = make()
+    return got
 
 
 def _const_result(attr) -> Optional[int]:
@@ -391,9 +410,11 @@ class Loop:
         else:       # (the generic builders: the Python ones cost twice as much)
             attrs = {"lowerBoundMap": _const_map(int(min)),
                      "upperBoundMap": _const_map(int(min) + int(extent)),
-                     "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
-                     "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
-                     "tir.name": ir.StringAttr.get(name), "tir.kind": ir.StringAttr.get(kind)}
+                     "step": _shared("step", lambda: ir.IntegerAttr.get(ir.IndexType.get(), 1)),
+                     "operandSegmentSizes": _shared("segments", lambda: ir.DenseI32ArrayAttr.get(
+                         [0, 0, 0])),
+                     "tir.name": ir.StringAttr.get(name),
+                     "tir.kind": _shared(("kind", kind), lambda: ir.StringAttr.get(kind))}
             op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
             body = op.regions[0].blocks.append(ir.IndexType.get())
             ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))

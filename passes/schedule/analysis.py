@@ -318,16 +318,13 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     b = Block(block)
     old = b.dims
     ranges = _LazyRanges(new_dims)
-    lins, moved = [], {}
-    at = {}
+    moved, at = {}, {}
     for i, v in enumerate(new_dims):
         at.setdefault(v, i)
     for k, v in enumerate(old):
-        if k in subst:
-            lins.append(subst[k])
-        else:
+        if k not in subst:
             moved[k] = at[v]
-            lins.append(index.var(moved[k]))
+    lins = _Lins(subst, moved)
 
     n = len(new_dims)
     zero = ir.AffineConstantExpr.get(0)
@@ -355,6 +352,19 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     if cons:
         b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))
     return set_operands(b.op, new_dims)
+
+
+class _Lins(dict):
+    """Old dim k -> its Lin over new_dims: `subst[k]`, else the new position it moved to
+    (made on first use: most bindings are only renamed)."""
+
+    def __init__(self, subst, moved):
+        super().__init__(subst)
+        self.moved = moved
+
+    def __missing__(self, k):
+        v = self[k] = index.var(self.moved[k])
+        return v
 
 
 class _LazyRanges(dict):

@@ -25,7 +25,22 @@ from tir_mlir.wellformed import is_identifier
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
                   extent: Optional[int] = None) -> List[int]:
     extent = Loop(loop).extent if extent is None else extent
-    name = Loop(loop).name
+    if len(factors) < 2 or any(f is not None and f != -1 and (
+            not isinstance(f, int) or isinstance(f, bool) or not 0 < f < 1 << 31)
+            for f in factors):
+        _check_factors(Loop(loop).name, factors)
+    if sum(f is None or f == -1 for f in factors) > 1:
+        raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
+    known = math.prod(f for f in factors if f is not None and f != -1)
+    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
+    if math.prod(out) < extent:
+        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
+                            f"than the extent {extent} of loop {Loop(loop).name!r}")
+    return out
+
+
+def _check_factors(name: str, factors):
+    """Why the factors are refused (their count, or a factor that is not a positive int32)."""
     if len(factors) < 2:
         raise ScheduleError(f"split: loop {name!r} needs at least two factors, got {list(factors)}")
     if sum(f is None or f == -1 for f in factors) > 1:
@@ -37,12 +52,6 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
         if f is not None and f >= 1 << 31:
             raise ScheduleError(f"split: factor {k} of loop {name!r} ({f}) does not fit in "
                                 f"int32, the type of loop variables")
-    known = math.prod(f for f in factors if f is not None and f != -1)
-    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
-    if math.prod(out) < extent:
-        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
-                            f"than the extent {extent} of loop {name!r}")
-    return out
 
 
 def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
@@ -65,13 +74,15 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
         raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
 
     # --- rewrite: new nest in place of the loop --------------------------------------------
-    loc = loop.location
+    loc, dtype = loop.location, lv.index_dtype
     new, ip = [], ir.InsertionPoint(loop)
     for name, size in zip(names, sizes):
-        new.append(Loop.build(name, size, index_dtype=lv.index_dtype, loc=loc, ip=ip).op)
-        ip = ir.InsertionPoint.at_block_terminator(Loop(new[-1]).body)
+        inner = Loop.build(name, size, index_dtype=dtype, loc=loc, ip=ip)
+        new.append(inner.op)
+        ip = ir.InsertionPoint.at_block_terminator(inner.body)
+    end = analysis.terminator(inner.body)
     for op in body_ops(lv.body):
-        op.move_before(analysis.terminator(Loop(new[-1]).body))
+        op.move_before(end)
     ivs = [Loop(n).iv for n in new]
     users = analysis.users([lv.iv])
     if not all(analysis.is_block(u) for u in users):     # a non-affine binding, inner bounds
