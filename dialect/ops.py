@@ -288,10 +288,21 @@ def _shared(key, make) -> ir.Attribute:
     return got
 
 
+_CONST_RESULTS: dict = {}
+
+
 def _const_result(attr) -> Optional[int]:
-    """The value of a single-result constant AffineMapAttr, else None."""
-    e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
-    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+    """The value of a single-result constant AffineMapAttr, else None. Cached: attributes are
+    uniqued by their context (a key holds a reference to it), and a replay reads the bounds
+    of every loop many times."""
+    got = _CONST_RESULTS.get(attr, _CONST_RESULTS)
+    if got is _CONST_RESULTS:
+        e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
+        got = e.value if isinstance(e, ir.AffineConstantExpr) else None
+        if len(_CONST_RESULTS) > 4096:
+            _CONST_RESULTS.clear()
+        _CONST_RESULTS[attr] = got
+    return got
 
 
 class Loop:
@@ -329,13 +340,12 @@ class Loop:
         return str_attr(self.op.attributes, INDEX_DTYPE, "int32")
 
     def _bound(self, key) -> int:
-        m = ir.AffineMapAttr(self.op.attributes[key]).value
-        e = m.results[0].maybe_downcast()
-        if not isinstance(e, ir.AffineConstantExpr):
+        value = _const_result(self.op.attributes[key])
+        if value is None:
             from tir_mlir.errors import ScheduleError
             raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
                                 f"(only its kind and annotations can be changed)")
-        return e.value
+        return value
 
     @property
     def constant_bounds(self) -> bool:

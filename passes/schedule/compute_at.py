@@ -327,7 +327,15 @@ def _lin_vars(lin) -> list:
 def _remove_empty_loops(op):
     """Erase `op` and its ancestors while they are loops with nothing left in their body."""
     op = op_of(op) if op is not None else None
-    while op is not None and Loop.is_loop(op) and not body_ops(Loop(op).body):
-        parent = op.parent
-        erase(op)
-        op = op_of(parent) if parent is not None else None
+    top = None
+    while op is not None and Loop.is_loop(op) and _holds_only(op, top):
+        top = op
+        op = parent_op(op)
+    if top is not None:
+        erase(top)          # (with the empty loops inside it)
+
+
+def _holds_only(loop: ir.Operation, inner) -> bool:
+    """Whether the loop's body is empty, or (`inner` not None) holds only `inner`."""
+    ops = body_ops(Loop(loop).body)
+    return not ops if inner is None else len(ops) == 1 and ops[0] == inner
