@@ -36,6 +36,7 @@ class OpIndex:
         self.complete = True       # every op with a sid is in `ops` (walked since the last rewrite)
         self.names = True          # `blocks` is current
         self.erased = set()        # sids of ops erased (and not recreated) in this rewrite
+        self.settled = False       # walked after the last change of the running primitive
         self._walk()
 
     def _walk(self):

@@ -121,7 +121,9 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 kept = self._pre_index if succeeded and not self._mutating else None
                 self._lookups_first, self._pre_index = prev_lookups, None
                 if kept is not None:
-                    kept.complete = kept.names = False
+                    if not kept.settled:        # (else walked after the rewrite's last change)
+                        kept.complete = kept.names = False
+                    kept.settled = False
                     self._ops = kept
             self._depth -= 1
             op_index.reporting_to(prev_schedule)
