@@ -38,7 +38,10 @@ def index_dtype_attr(dtype: str) -> ir.Attribute:
 
 
 def _op(x) -> ir.Operation:
-    return x.operation if hasattr(x, "operation") else x
+    try:
+        return x.operation
+    except AttributeError:
+        return x
 
 
 def str_attr(attrs, key, default=None):
@@ -361,7 +364,9 @@ class Loop:
             lo = _const_result(a["lowerBoundMap"])
             hi = _const_result(a["upperBoundMap"])
             if lo is not None and hi is not None:
-                step = ir.IntegerAttr(a["step"]).value
+                step = a["step"]
+                step = 1 if step == _shared("step", lambda: ir.IntegerAttr.get(
+                    ir.IndexType.get(), 1)) else ir.IntegerAttr(step).value
                 return lo, lo + (hi - lo - 1) // step * step
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step

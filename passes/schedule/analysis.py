@@ -413,7 +413,7 @@ def _is_inside(op, outer) -> bool:
 def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""
-    attrs = {name: op.attributes[name] for name in op.attributes}
+    attrs = dict(op.attributes.items())
     new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
                               regions=len(op.regions), loc=op.location,
                               ip=ir.InsertionPoint(op))

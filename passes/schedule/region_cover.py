@@ -528,9 +528,10 @@ def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
     domain; one moving with the outer loops is kept whole, a predicate guarding what the domain
     does not contain (`ax0` over 8 with `T.where(i_0 * 8 + ax0 < 4)`)."""
     out = []
+    types = block.iter_types
     for k, (dmin, dext) in enumerate(block.domains):
         iv = intervals.get(k)
-        if block.iter_types[k] not in ("SR" if reverse else "S") or iv is None:
+        if types[k] not in ("SR" if reverse else "S") or iv is None:
             iv = Interval(Lin(), dmin, dmin + dext - 1)
         elif iv.base.is_const:
             c = iv.base.const
