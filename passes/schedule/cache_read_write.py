@@ -142,10 +142,12 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     if consumer_blocks is None:
         # TVM's consumers are the blocks of the root scope (a block's nest is redirected
         # whole; blocks inside a block that writes the buffer keep reading it)
-        tops = [Block(o) for o in child_blocks(func) if o.name == Block.OP_NAME]
-        return [b for b in tops
-                if any(k == "load" and v == buf for _, k, v in accesses(b.op))
-                and not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
+        out = []
+        for o in child_blocks(func):
+            kinds = {k for _, k, v in accesses(o) if v == buf}
+            if "load" in kinds and "store" not in kinds:
+                out.append(Block(o))
+        return out
     reading = [b for b in blocks_under(func)
                if any(k == "load" and v == buf for _, k, v in accesses(b))]
     return [c for c in consumer_blocks if any(c.op == r for r in reading)]
@@ -167,15 +169,9 @@ def _writer_top(func, buf: ir.Value):
 def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
-    def nested(o):
-        p = o.parent
-        while p.name != "func.func":
-            if p.name == Block.OP_NAME:
-                return True
-            p = p.parent
-        return False
-    n = sum(1 for o in blocks_under(func) if not nested(o)
-            and any(k == "store" and v == buf for _, k, v in accesses(o)))
+    # (the root-level blocks: those not nested in another block)
+    n = sum(1 for o in child_blocks(func)
+            if any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
         raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "
                             f"by single block, but got {n} blocks who write it")
