@@ -33,11 +33,15 @@ def parent_op(op: ir.Operation) -> Optional[ir.Operation]:
 def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
     """Loops around `op` up to its parent block or function, outermost first (TVM get_loops)."""
     loops = []
-    p = parent_op(op)
-    while p is not None and not is_block(p) and p.name != "func.func":
-        if is_loop(p):
+    p = op.parent
+    while p is not None:
+        p = p.operation
+        name = p.name
+        if name == Block.OP_NAME or name == "func.func":
+            break
+        if name == Loop.OP_NAME:
             loops.append(p)
-        p = parent_op(p)
+        p = p.parent
     return loops[::-1]
 
 
