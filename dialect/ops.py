@@ -431,7 +431,7 @@ class Loop:
                      "tir.name": ir.StringAttr.get(name),
                      "tir.kind": _shared(("kind", kind), lambda: ir.StringAttr.get(kind))}
             op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
-            body = op.regions[0].blocks.append(_shared("index", ir.IndexType.get))
+            body = op.regions[0].blocks.append(ir.IndexType.get())
             ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))
             loop = Loop.__new__(Loop)       # (the view of the op just made: no checks)
             loop.op = op

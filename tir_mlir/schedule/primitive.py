@@ -55,7 +55,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     def wrapper(self, *args, **kwargs):
         values = arguments(self, args, kwargs)
         record = not self._recording and not macro
-        if record and any(isinstance(values[k], str) for k in named_blocks):
+        if record and named_blocks and any(isinstance(values[k], str) for k in named_blocks):
             # a block given by name is looked up first, recorded as get_block (as in TVM)
             bound = sig.bind(self, *args, **kwargs)
             bound.apply_defaults()
@@ -90,7 +90,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
         self._inst = inst if record else None
         if record:
             self._recording = True
-            self._step = len(self._trace)
+            self._step = len(self._trace.insts)
         try:
             with _context(), ir.Location.unknown():
                 result = fn(self, *args, **kwargs)
