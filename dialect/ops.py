@@ -121,6 +121,9 @@ def extern_args(op) -> list:
     return list(_op(op).regions[0].blocks[0].operations[-1].operands)
 
 
+_DOMAINS: dict = {}
+
+
 class Block:
     """View of `tir.block`: with T.block(name) and its iter vars, bindings, init and body."""
 
@@ -151,8 +154,14 @@ class Block:
     @property
     def domains(self) -> list:
         """(min, extent) per iter var."""
-        return [tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
-                for d in ir.ArrayAttr(self.op.attributes["domains"])]
+        attr = self.op.attributes["domains"]
+        got = _DOMAINS.get(attr)
+        if got is None:       # (cached by the uniqued attribute: a replay reads them often)
+            if len(_DOMAINS) > 4096:
+                _DOMAINS.clear()
+            got = _DOMAINS[attr] = tuple(tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+                                         for d in ir.ArrayAttr(attr))
+        return list(got)
 
     @property
     def index_dtypes(self) -> list:
