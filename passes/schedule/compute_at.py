@@ -336,6 +336,9 @@ def _remove_empty_loops(op):
 
 
 def _holds_only(loop: ir.Operation, inner) -> bool:
-    """Whether the loop's body is empty, or (`inner` not None) holds only `inner`."""
-    ops = body_ops(Loop(loop).body)
-    return not ops if inner is None else len(ops) == 1 and ops[0] == inner
+    """Whether the loop's body is empty, or (`inner` not None) holds only `inner` (besides
+    its terminator)."""
+    ops = loop.regions[0].blocks[0].operations
+    if inner is None:
+        return len(ops) == 1
+    return len(ops) == 2 and ops[0].operation == inner
