@@ -168,7 +168,7 @@ class Block:
         """TensorIR dtype ("int32" | "int64") of each iter var."""
         a = self.op.attributes
         if INDEX_DTYPE not in a:
-            return ["int32"] * len(self.iter_names)
+            return ["int32"] * len(ir.ArrayAttr(a["iter_names"]))
         return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
 
     @property

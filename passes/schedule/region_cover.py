@@ -88,7 +88,7 @@ class LoopSpace:
         if k is not None:
             return k
         owner = iv.owner
-        if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
+        if not isinstance(owner, ir.Block) or owner.owner.operation.name != Loop.OP_NAME:
             raise RegionError("a block binding uses a value that is not a loop variable")
         a = owner.owner.attributes
         lo, end = _const_result(a["lowerBoundMap"]), _const_result(a["upperBoundMap"])
@@ -332,11 +332,11 @@ class NestedSpace(LoopSpace):
         pos = self._positions
         k = pos.get(v) if len(pos) == len(self.values) else None
         if k is not None:                   # a loop variable already numbered
-            return index.var(k)
+            return Lin(((("v", k), 1),))
         owner = v.owner
-        op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
-        if op is None or not analysis.is_block(op):
-            return index.var(self.num(v))
+        op = owner.owner.operation if isinstance(owner, ir.Block) else None
+        if op is None or op.name != Block.OP_NAME:
+            return Lin(((("v", self.num(v)), 1),))
         blk = Block(op)
         dims = [self.value_lin(d) for d in blk.dims]
         try:
