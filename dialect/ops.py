@@ -317,6 +317,19 @@ def _const_result(attr) -> Optional[int]:
     return got
 
 
+_INT_VALUES: dict = {}
+
+
+def _int_value(attr) -> int:
+    """The value of an IntegerAttr (cached like `_const_result`: loop steps are read often)."""
+    got = _INT_VALUES.get(attr)
+    if got is None:
+        if len(_INT_VALUES) > 4096:
+            _INT_VALUES.clear()
+        got = _INT_VALUES[attr] = ir.IntegerAttr(attr).value
+    return got
+
+
 class Loop:
     """View of an `affine.for` with constant bounds that stands for a TensorIR loop."""
 
@@ -373,9 +386,7 @@ class Loop:
             lo = _const_result(a["lowerBoundMap"])
             hi = _const_result(a["upperBoundMap"])
             if lo is not None and hi is not None:
-                step = a["step"]
-                step = 1 if step == _shared("step", lambda: ir.IntegerAttr.get(
-                    ir.IndexType.get(), 1)) else ir.IntegerAttr(step).value
+                step = _int_value(a["step"])
                 return lo, lo + (hi - lo - 1) // step * step
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step
