@@ -130,10 +130,11 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
     """Inclusive range of an index value: a loop IV or a block iter var."""
     owner = v.owner
     if isinstance(owner, ir.Block):
-        op = op_of(owner.owner)
-        if is_loop(op):
+        op = owner.owner.operation
+        name = op.name
+        if name == Loop.OP_NAME:
             return Loop(op).iv_range()
-        if is_block(op):
+        if name == Block.OP_NAME:
             lo, ext = Block(op).domains[v.arg_number]
             return lo, lo + ext - 1
     return -(1 << 40), 1 << 40

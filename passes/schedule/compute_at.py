@@ -156,10 +156,7 @@ def _precedes(a: ir.Operation, b: ir.Operation) -> bool:
         return k == len(ca)
     x, y = ca[k], cb[k]
     if x.block == y.block:
-        for o in x.block.operations:
-            o = o.operation
-            if o == x or o == y:
-                return o == x
+        return x.is_before_in_block(y)
     order = walk_all(func_of(a))            # (siblings in different regions of an op)
     return order.index(a) < order.index(b)
 
