@@ -169,3 +169,37 @@ def test_precedes_is_the_order_of_a_walk():
             for _ in range(300):
                 i, j = rng.sample(range(len(ops)), 2)
                 assert _precedes(ops[i], ops[j]) == (i < j)
+
+
+@pytest.mark.parametrize("kind", ["compute_at", "reverse_compute_at"])
+def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
+    """compute_at / reverse_compute_at update the index their lookups walked as they erase
+    and recreate ops: no walk for the handles they consumed, and the index stays the
+    module's (sid -> op) for the primitives after them."""
+    from tir_mlir.passes.schedule import op_index
+    from tir_mlir.passes.schedule.op_index import OpIndex
+    for trusted in (False, True):
+        if kind == "compute_at":
+            sch = Schedule(parse((PROGRAMS / "conv2d_pad.tir").read_text()))
+            moved = sch.get_block("Apad")
+            gone = sch.get_loops(moved)
+            at = sch.split(sch.get_loops(sch.get_block("B"))[2], [None, 7])[0]
+        else:
+            sch = Schedule(parse((PROGRAMS / "matmul.tir").read_text()))
+            block = sch.get_block("C")
+            at = sch.split(sch.get_loops(block)[1], [None, 16])[0]
+            moved = sch.cache_write(block, 0, "local")
+            gone = sch.get_loops(moved)
+        with (sch.trusted_mode() if trusted else _nothing()):
+            before = sch._ops
+            walks = []
+            monkeypatch.setattr(op_index, "CHECK", False)     # (its check walks: below)
+            monkeypatch.setattr(OpIndex, "_walk", lambda self, orig=OpIndex._walk:
+                                walks.append(1) or orig(self))
+            getattr(sch, kind)(moved, at)
+            monkeypatch.undo()
+            assert walks == [] and sch._ops is before
+            assert sch._ops.stale() is None
+            with pytest.raises(ScheduleError, match=f"consumed by {kind}"):
+                sch.get(gone[-1])
+            assert sch.get(at) is not None and sch.get(moved) is not None

@@ -120,8 +120,11 @@ def reporting_to(schedule):
 
 def erased(ops):
     """`ops` (an op and all ops nested in it) are about to be erased."""
-    if _schedule is not None:
-        _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
+    if _schedule is not None and _schedule._pre_index is not None:
+        if _schedule._tracks_lookups:
+            _schedule._pre_index.forget(ops)
+        else:
+            _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
     index = _schedule._ops if _schedule is not None else None
     if index is not None:
         index.forget(ops)
@@ -129,6 +132,8 @@ def erased(ops):
 
 def replaced(op: ir.Operation):
     """`op` was created to replace an op with the same sid (which was erased)."""
-    index = _schedule._ops if _schedule is not None else None
-    if index is not None and SID in op.attributes:
-        index.add(ir.IntegerAttr(op.attributes[SID]).value, op)
+    if _schedule is None or SID not in op.attributes:
+        return
+    for index in (_schedule._ops, _schedule._pre_index if _schedule._tracks_lookups else None):
+        if index is not None:
+            index.add(ir.IntegerAttr(op.attributes[SID]).value, op)

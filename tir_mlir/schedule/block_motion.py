@@ -46,7 +46,7 @@ def _loop_sids(ops) -> List[int]:
 class BlockMotion:
     """Schedule primitives that move computation between blocks."""
 
-    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
+    @primitive(lookups_first=True, tracks_lookups=True)   # (not keeps_index: placement)
     def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                    preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
@@ -69,7 +69,7 @@ class BlockMotion:
                        preserve_unit_loops, index)
         _consume_erased(self, before, "compute_at", last=True)
 
-    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
+    @primitive(lookups_first=True, tracks_lookups=True)   # (not keeps_index: placement)
     def reverse_compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                            preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move consumer block(s) under `loop`, consuming what its producers wrote there."""

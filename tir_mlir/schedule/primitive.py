@@ -28,7 +28,7 @@ from tir_mlir.schedule.trace import Instruction
 
 def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
               keeps_ops: bool = False, keeps_index: bool = False,
-              lookups_first: bool = False):
+              lookups_first: bool = False, tracks_lookups: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
@@ -40,10 +40,13 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     erase only through `analysis.erase` (so the index hears of every erased op). Every other
     primitive drops the index before and after; `lookups_first=True` ones (audited: they
     erase only through `analysis.erase`) share one walk among the lookups they make before
-    their first erasure."""
+    their first erasure; with `tracks_lookups=True` too (audited: the only op they recreate
+    with its sid is through `analysis.set_operands`) that index hears of their erasures and
+    survives them, minus its block names."""
     if fn is None:
         return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops,
-                                 keeps_index=keeps_index, lookups_first=lookups_first)
+                                 keeps_index=keeps_index, lookups_first=lookups_first,
+                                 tracks_lookups=tracks_lookups)
     keeps_ops = keeps_ops or readonly
     sig = inspect.signature(fn)
 
@@ -77,10 +80,12 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 if lookups_first and self._ops is not None:
                     pre = self._ops          # current: it serves the lookups before erasing
                     pre.complete = pre.names = False
+                    pre.erased = set()
                 self._ops = None
                 self._mutating += 1
-            prev_lookups = self._lookups_first
+            prev_lookups, prev_tracks = self._lookups_first, self._tracks_lookups
             self._lookups_first, self._pre_index = lookups_first and not tracked, pre
+            self._tracks_lookups = tracks_lookups and not tracked
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
@@ -120,6 +125,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 # rewrite created after that walk (a cache block) are found by a new walk
                 kept = self._pre_index if succeeded and not self._mutating else None
                 self._lookups_first, self._pre_index = prev_lookups, None
+                self._tracks_lookups = prev_tracks
                 if kept is not None:
                     if not kept.settled:        # (else walked after the rewrite's last change)
                         kept.complete = kept.names = False

@@ -75,6 +75,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._mutating = 0           # depth of index-dropping rewrites running (no index then)
         self._lookups_first = False  # the running rewrite resolves its handles before it erases
         self._pre_index = None       # ... and the index its lookups share until it erases
+        self._tracks_lookups = False  # ... or, told of its erasures, after them too
         self._tracking = 0           # depth of index-keeping rewrites running
         self._depth = 0
         self._recording = False
