@@ -290,14 +290,34 @@ def _shared(key, make) -> ir.Attribute:
     """The attribute `make()` builds, made once per key in the current context (attributes
     are immutable and uniqued by their context: a schedule replay builds thousands of loops
     with the same few bound maps, steps and kinds)."""
+    table = _shared_table()
+    got = table.get(key)
+    if got is None:
+        got = table[key] = make()
+    return got
+
+
+def _shared_table() -> dict:
+    """`_shared`'s table for the current context."""
     ctx = ir.Context.current
     if _SHARED_CONTEXT[0] is not ctx or len(_SHARED) > 4096:
         _SHARED.clear()
         _SHARED_CONTEXT[0] = ctx
-    got = _SHARED.get(key)
+    return _SHARED
+
+
+def _loop_attrs(lo: int, hi: int, kind: str) -> dict:
+    """The attributes of `for _ in range(lo, hi)` of that kind, but its name."""
+    table = _shared_table()
+    key = ("loop", lo, hi, kind)
+    got = table.get(key)
     if got is None:
-        got = _SHARED[key] = make()
-    return got
+        got = table[key] = {
+            "lowerBoundMap": _const_map(lo), "upperBoundMap": _const_map(hi),
+            "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
+            "tir.kind": ir.StringAttr.get(kind)}
+    return dict(got)
 
 
 _CONST_RESULTS: dict = {}
@@ -443,13 +463,8 @@ class Loop:
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
         else:       # (the generic builders: the Python ones cost twice as much)
-            attrs = {"lowerBoundMap": _const_map(int(min)),
-                     "upperBoundMap": _const_map(int(min) + int(extent)),
-                     "step": _shared("step", lambda: ir.IntegerAttr.get(ir.IndexType.get(), 1)),
-                     "operandSegmentSizes": _shared("segments", lambda: ir.DenseI32ArrayAttr.get(
-                         [0, 0, 0])),
-                     "tir.name": ir.StringAttr.get(name),
-                     "tir.kind": _shared(("kind", kind), lambda: ir.StringAttr.get(kind))}
+            attrs = _loop_attrs(int(min), int(min) + int(extent), kind)
+            attrs["tir.name"] = ir.StringAttr.get(name)
             op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
             body = op.regions[0].blocks.append(ir.IndexType.get())
             ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))
