@@ -45,6 +45,14 @@ def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
     return loops[::-1]
 
 
+def scope_of(op: ir.Operation) -> ir.Operation:
+    """The block (or function) whose scope `op` is in: its nearest enclosing one."""
+    p = op.parent.operation
+    while p.name != Block.OP_NAME and p.name != "func.func":
+        p = p.parent.operation
+    return p
+
+
 def child_blocks(op: ir.Operation) -> List[ir.Operation]:
     """Blocks directly under `op` (a loop, block or function), not inside another block (a
     block's init holds no blocks)."""

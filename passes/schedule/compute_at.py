@@ -35,9 +35,9 @@ from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
                                                enclosing_loops, func_of, is_ancestor, op_of,
-                                               parent_op, set_operands)
+                                               parent_op, scope_of, set_operands, walk_all)
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
                                                    RegionError, cover, iter_var_intervals,
                                                    touched_region)
@@ -84,22 +84,14 @@ def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None, blocks=None):
     block or function, not inside another block) writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it). A blockized block
     counts with the accesses of the blocks nested in it."""
-    scope = _scope(block_op)
+    scope = scope_of(block_op)
     blocks = blocks_under(func) if blocks is None else blocks
-    others = [b for b in blocks if b != block_op and _scope(b) == scope]
+    others = [b for b in blocks if b != block_op and scope_of(b) == scope]
     rw = _ReadsWrites() if rw is None else rw
     reads, writes = rw[block_op]
     producers = [b for b in others if _meets(rw[b][1], reads)]
     consumers = [b for b in others if _meets(rw[b][0], writes)]
     return producers, consumers
-
-
-def _scope(op: ir.Operation) -> ir.Operation:
-    """The block (or function) whose scope `op` is in."""
-    p = parent_op(op)
-    while p.name not in (Block.OP_NAME, "func.func"):
-        p = parent_op(p)
-    return p
 
 
 class _ReadsWrites(dict):
@@ -211,7 +203,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
         raise ScheduleError(f"{who}: the loop is an ancestor of the block")
     if is_ancestor(block_op, loop_op):
         raise ScheduleError(f"{who}: the loop is inside the block")
-    scope = _scope(block_op)
+    scope = scope_of(block_op)
     if scope.name == Block.OP_NAME and not is_ancestor(scope, loop_op):
         # (a block nested in a blockized one would leave its iter vars behind)
         raise ScheduleError(f"{who}: the block and the loop are not in the same scope (the "

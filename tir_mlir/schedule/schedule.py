@@ -277,10 +277,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
 
     def _scope_blocks(self, op):
-        p = analysis.parent_op(op)
-        while not analysis.is_block(p) and p.name != "func.func":
-            p = analysis.parent_op(p)
-        return analysis.child_blocks(p)
+        return analysis.child_blocks(analysis.scope_of(op))
 
     @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
