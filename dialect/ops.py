@@ -38,7 +38,10 @@ def index_dtype_attr(dtype: str) -> ir.Attribute:
 
 
 def _op(x) -> ir.Operation:
-    return x.operation if hasattr(x, "operation") else x
+    try:
+        return x.operation
+    except AttributeError:
+        return x
 
 
 def str_attr(attrs, key, default=None):
@@ -118,6 +121,9 @@ def extern_args(op) -> list:
     return list(_op(op).regions[0].blocks[0].operations[-1].operands)
 
 
+_DOMAINS: dict = {}
+
+
 class Block:
     """View of `tir.block`: with T.block(name) and its iter vars, bindings, init and body."""
 
@@ -148,15 +154,21 @@ class Block:
     @property
     def domains(self) -> list:
         """(min, extent) per iter var."""
-        return [tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
-                for d in ir.ArrayAttr(self.op.attributes["domains"])]
+        attr = self.op.attributes["domains"]
+        got = _DOMAINS.get(attr)
+        if got is None:       # (cached by the uniqued attribute: a replay reads them often)
+            if len(_DOMAINS) > 4096:
+                _DOMAINS.clear()
+            got = _DOMAINS[attr] = tuple(tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+                                         for d in ir.ArrayAttr(attr))
+        return list(got)
 
     @property
     def index_dtypes(self) -> list:
         """TensorIR dtype ("int32" | "int64") of each iter var."""
         a = self.op.attributes
         if INDEX_DTYPE not in a:
-            return ["int32"] * len(self.iter_names)
+            return ["int32"] * len(ir.ArrayAttr(a["iter_names"]))
         return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
 
     @property
@@ -266,13 +278,76 @@ class Block:
 
 
 def _const_map(value: int) -> ir.AffineMapAttr:
-    return ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)]))
+    return _shared(("map", value), lambda: ir.AffineMapAttr.get(
+        ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)])))
+
+
+_SHARED: dict = {}
+_SHARED_CONTEXT = [None]
+
+
+def _shared(key, make) -> ir.Attribute:
+    """The attribute `make()` builds, made once per key in the current context (attributes
+    are immutable and uniqued by their context: a schedule replay builds thousands of loops
+    with the same few bound maps, steps and kinds)."""
+    table = _shared_table()
+    got = table.get(key)
+    if got is None:
+        got = table[key] = make()
+    return got
+
+
+def _shared_table() -> dict:
+    """`_shared`'s table for the current context."""
+    ctx = ir.Context.current
+    if _SHARED_CONTEXT[0] is not ctx or len(_SHARED) > 4096:
+        _SHARED.clear()
+        _SHARED_CONTEXT[0] = ctx
+    return _SHARED
+
+
+def _loop_attrs(lo: int, hi: int, kind: str) -> dict:
+    """The attributes of `for _ in range(lo, hi)` of that kind, but its name."""
+    table = _shared_table()
+    key = ("loop", lo, hi, kind)
+    got = table.get(key)
+    if got is None:
+        got = table[key] = {
+            "lowerBoundMap": _const_map(lo), "upperBoundMap": _const_map(hi),
+            "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
+            "tir.kind": ir.StringAttr.get(kind)}
+    return dict(got)
+
+
+_CONST_RESULTS: dict = {}
 
 
 def _const_result(attr) -> Optional[int]:
-    """The value of a single-result constant AffineMapAttr, else None."""
-    e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
-    return e.value if isinstance(e, ir.AffineConstantExpr) else None
+    """The value of a single-result constant AffineMapAttr, else None. Cached: attributes are
+    uniqued by their context (a key holds a reference to it), and a replay reads the bounds
+    of every loop many times."""
+    got = _CONST_RESULTS.get(attr, _CONST_RESULTS)
+    if got is _CONST_RESULTS:
+        e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
+        got = e.value if isinstance(e, ir.AffineConstantExpr) else None
+        if len(_CONST_RESULTS) > 4096:
+            _CONST_RESULTS.clear()
+        _CONST_RESULTS[attr] = got
+    return got
+
+
+_INT_VALUES: dict = {}
+
+
+def _int_value(attr) -> int:
+    """The value of an IntegerAttr (cached like `_const_result`: loop steps are read often)."""
+    got = _INT_VALUES.get(attr)
+    if got is None:
+        if len(_INT_VALUES) > 4096:
+            _INT_VALUES.clear()
+        got = _INT_VALUES[attr] = ir.IntegerAttr(attr).value
+    return got
 
 
 class Loop:
@@ -310,13 +385,12 @@ class Loop:
         return str_attr(self.op.attributes, INDEX_DTYPE, "int32")
 
     def _bound(self, key) -> int:
-        m = ir.AffineMapAttr(self.op.attributes[key]).value
-        e = m.results[0].maybe_downcast()
-        if not isinstance(e, ir.AffineConstantExpr):
+        value = _const_result(self.op.attributes[key])
+        if value is None:
             from tir_mlir.errors import ScheduleError
             raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
                                 f"(only its kind and annotations can be changed)")
-        return e.value
+        return value
 
     @property
     def constant_bounds(self) -> bool:
@@ -332,7 +406,7 @@ class Loop:
             lo = _const_result(a["lowerBoundMap"])
             hi = _const_result(a["upperBoundMap"])
             if lo is not None and hi is not None:
-                step = ir.IntegerAttr(a["step"]).value
+                step = _int_value(a["step"])
                 return lo, lo + (hi - lo - 1) // step * step
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step
@@ -388,14 +462,19 @@ class Loop:
             (lmap, lops), (umap, uops) = bounds
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
-        else:       # (the generic builder: AffineForOp's Python one costs twice as much)
-            op = ir.Operation.create(Loop.OP_NAME, attributes={
-                "lowerBoundMap": _const_map(int(min)),
-                "upperBoundMap": _const_map(int(min) + int(extent)),
-                "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])},
-                regions=1, loc=loc, ip=ip)
-            op.regions[0].blocks.append(ir.IndexType.get())
+        else:       # (the generic builders: the Python ones cost twice as much)
+            attrs = _loop_attrs(int(min), int(min) + int(extent), kind)
+            attrs["tir.name"] = ir.StringAttr.get(name)
+            op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
+            body = op.regions[0].blocks.append(ir.IndexType.get())
+            ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))
+            loop = Loop.__new__(Loop)       # (the view of the op just made: no checks)
+            loop.op = op
+            if thread or annotations:
+                loop.set(thread=thread, annotations=annotations)
+            if index_dtype != "int32":
+                op.attributes[INDEX_DTYPE] = index_dtype_attr(index_dtype)
+            return loop
         with ir.InsertionPoint(op.regions[0].blocks[0]):
             affine.AffineYieldOp([], loc=loc)
         loop = Loop(op)

@@ -9,7 +9,7 @@ from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule.analysis import value_range
+from tir_mlir.passes.schedule.analysis import result_dims, value_range
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
 
@@ -21,7 +21,12 @@ def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
     b = Block(block)
     leaves, constant = [], set()
     dims = []
-    for d in b.dims:
+    values = b.dims
+    if all(isinstance(v.owner, ir.Block) for v in values) and len(set(values)) == len(values):
+        # every dim is its own loop variable (the common case): the bindings are over the
+        # leaves as they stand, no substitution needed
+        return _error(b, list(values), constant, None)
+    for d in values:
         tried = list(leaves)
         try:
             dims.append(to_affine(d, tried))
@@ -32,23 +37,35 @@ def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
             leaves.append(d)
             constant.add(len(leaves) - 1)
             dims.append(ir.AffineExpr.get_dim(len(leaves) - 1))
-    binds = [substitute(r, dims) for r in b.bindings.results]
+    return _error(b, leaves, constant, dims)
+
+
+def _error(b: Block, leaves, constant, dims) -> Optional[str]:
+    """affine_binding_error once the dims are AffineExprs `dims` over `leaves` (None: dim
+    k is leaf k)."""
+    bindings = b.bindings
+    if dims is None:
+        binds, used = list(bindings.results), result_dims(bindings)
+    else:
+        binds = [substitute(r, dims) for r in bindings.results]
+        used = [dims_of(e) for e in binds]
     ranges = [(0, 0) if k in constant else value_range(v) for k, v in enumerate(leaves)]
     mins = [lo for lo, _ in ranges]
     extents = [hi - lo + 1 for lo, hi in ranges]
     names = [f"loop {k}" for k in range(len(leaves))]
     # bindings to constants (unit loops included) take no part in the iter map
-    exprs = [e for e in binds if any(extents[k] > 1 for k in dims_of(e))]
+    exprs = [e for e, ks in zip(binds, used) if any(extents[k] > 1 for k in ks)]
     try:
         read_groups(exprs, mins, extents, names, all_used=False, reverse=False,
                     surjective=True)
     except NotInvertible as e:
         return f"its bindings are not an iter map of its loops: {e}"
-    if b.predicate is not None:
+    predicate = b.predicate
+    if predicate is not None:
         fused = [frozenset(linear(e)[0].items()) for e in binds
                  if linear(e) is not None and linear(e)[0]]
-        for c in b.predicate.constraints:
-            lin = linear(substitute(c.expr, dims))
+        for c in predicate.constraints:
+            lin = linear(c.expr if dims is None else substitute(c.expr, dims))
             if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None

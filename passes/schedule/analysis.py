@@ -33,12 +33,24 @@ def parent_op(op: ir.Operation) -> Optional[ir.Operation]:
 def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
     """Loops around `op` up to its parent block or function, outermost first (TVM get_loops)."""
     loops = []
-    p = parent_op(op)
-    while p is not None and not is_block(p) and p.name != "func.func":
-        if is_loop(p):
+    p = op.parent
+    while p is not None:
+        p = p.operation
+        name = p.name
+        if name == Block.OP_NAME or name == "func.func":
+            break
+        if name == Loop.OP_NAME:
             loops.append(p)
-        p = parent_op(p)
+        p = p.parent
     return loops[::-1]
+
+
+def scope_of(op: ir.Operation) -> ir.Operation:
+    """The block (or function) whose scope `op` is in: its nearest enclosing one."""
+    p = op.parent.operation
+    while p.name != Block.OP_NAME and p.name != "func.func":
+        p = p.parent.operation
+    return p
 
 
 def child_blocks(op: ir.Operation) -> List[ir.Operation]:
@@ -126,10 +138,11 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
     """Inclusive range of an index value: a loop IV or a block iter var."""
     owner = v.owner
     if isinstance(owner, ir.Block):
-        op = op_of(owner.owner)
-        if is_loop(op):
+        op = owner.owner.operation
+        name = op.name
+        if name == Loop.OP_NAME:
             return Loop(op).iv_range()
-        if is_block(op):
+        if name == Block.OP_NAME:
             lo, ext = Block(op).domains[v.arg_number]
             return lo, lo + ext - 1
     return -(1 << 40), 1 << 40
@@ -318,13 +331,13 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     b = Block(block)
     old = b.dims
     ranges = _LazyRanges(new_dims)
-    lins, moved = [], {}
+    moved, at = {}, {}
+    for i, v in enumerate(new_dims):
+        at.setdefault(v, i)
     for k, v in enumerate(old):
-        if k in subst:
-            lins.append(subst[k])
-        else:
-            moved[k] = next(i for i, n in enumerate(new_dims) if n == v)
-            lins.append(index.var(moved[k]))
+        if k not in subst:
+            moved[k] = at[v]
+    lins = _Lins(subst, moved)
 
     n = len(new_dims)
     zero = ir.AffineConstantExpr.get(0)
@@ -340,8 +353,9 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     bindings = ir.AffineMap.get(n, 0, [conv(e, used) for e, used in
                                        zip(old_bindings.results, result_dims(old_bindings))])
     cons, eqs = [], []
-    if b.predicate is not None:
-        for c in b.predicate.constraints:
+    predicate = b.predicate         # (read once: it is parsed from the attribute's text)
+    if predicate is not None:
+        for c in predicate.constraints:
             cons.append(conv(c.expr))
             eqs.append(c.is_eq)
     for e in extra_predicate:
@@ -351,6 +365,19 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
     if cons:
         b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))
     return set_operands(b.op, new_dims)
+
+
+class _Lins(dict):
+    """Old dim k -> its Lin over new_dims: `subst[k]`, else the new position it moved to
+    (made on first use: most bindings are only renamed)."""
+
+    def __init__(self, subst, moved):
+        super().__init__(subst)
+        self.moved = moved
+
+    def __missing__(self, k):
+        v = self[k] = index.var(self.moved[k])
+        return v
 
 
 class _LazyRanges(dict):
@@ -374,18 +401,24 @@ def erase(op) -> None:
     or the results and block arguments of the ops nested in it): MLIR aborts the process when
     a used value is destroyed, and a primitive must fail with an error instead."""
     op = op_of(op)
-    nested = [op, *walk(op)]
+    nested = [op, *walk_all(op)]
     for o in nested:
-        values = list(o.results)
+        for v in o.results:
+            _check_uses(v, op)
         if len(o.regions):       # (iterating no regions costs 20 times more than asking)
-            values += [a for r in o.regions for b in r.blocks for a in b.arguments]
-        for v in values:
-            for use in v.uses:
-                if not _is_inside(op_of(use.owner), op):
-                    raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
-                                        f"defines is still used by '{use.owner.name}'")
+            for r in o.regions:
+                for b in r.blocks:
+                    for a in b.arguments:
+                        _check_uses(a, op)
     op_index.erased(nested)
     op.erase()
+
+
+def _check_uses(v: ir.Value, op: ir.Operation):
+    for use in v.uses:
+        if not _is_inside(op_of(use.owner), op):
+            raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
+                                f"defines is still used by '{use.owner.name}'")
 
 
 def _is_inside(op, outer) -> bool:
@@ -399,14 +432,20 @@ def _is_inside(op, outer) -> bool:
 def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""
-    attrs = {name: op.attributes[name] for name in op.attributes}
+    attrs = dict(op.attributes.items())
     new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
                               regions=len(op.regions), loc=op.location,
                               ip=ir.InsertionPoint(op))
     for src, dst in zip(op.regions, new.regions):
         for blk in list(src.blocks):
             blk.append_to(dst)
-    erase(op)
+    # (its regions are empty now and it has no results, unlike what `erase` guards against;
+    # a result would still be used: the check stays for those)
+    if len(op.results):
+        erase(op)
+    else:
+        op_index.erased([op])
+        op.erase()
     op_index.replaced(new)
     return new
 

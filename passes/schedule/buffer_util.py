@@ -80,27 +80,41 @@ def _unique(values) -> list:
     return out
 
 
-def _inner_allocs(block: Block) -> list:
-    return [o.result for o in walk(block.op, lambda o: o.name == "memref.alloc")]
+def _scan(block: Block):
+    """(accesses, buffers allocated inside) of a block, from one walk."""
+    res, local = [], []
+
+    def visit(o):
+        name = o.name
+        if name == "memref.load":
+            res.append((o, "load", o.operands[0]))
+        elif name == "memref.store":
+            res.append((o, "store", o.operands[1]))
+        elif name == "memref.alloc":
+            local.append(o.result)
+        return ir.WalkResult.ADVANCE
+    block.op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return res, local
+
+
+def _writes(acc, local) -> list:
+    return [b for b in _unique(buf for _, k, buf in acc if k == "store") if b not in local]
 
 
 def block_writes(block: Block) -> list:
     """Buffers the block stores to (TVM's T.writes order: first store first)."""
-    local = _inner_allocs(block)
-    return [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "store")
-            if b not in local]
+    return _writes(*_scan(block))
 
 
 def block_reads(block: Block) -> list:
     """Buffers the block loads (T.reads order); a block with an init does not list the
     buffers it reduces into, like TVM's read/write inference."""
-    local = _inner_allocs(block)
-    written = block_writes(block) if block.init is not None else []
-    loaded = [b for b in _unique(buf for _, k, buf in accesses(block.op) if k == "load")
-              if b not in local]
+    acc, local = _scan(block)
+    written = _writes(acc, local) if block.init is not None else []
+    loaded = [b for b in _unique(buf for _, k, buf in acc if k == "load") if b not in local]
     out = [b for b in loaded if b not in written]
     if block.init is None and writes_first(block.op):      # decompose_reduction's update
-        mine = [b for b in block_writes(block) if b in out]
+        mine = [b for b in _writes(acc, local) if b in out]
         out = mine + [b for b in out if b not in mine]
     # unless the written T.reads listed them (region_overrides.accumulator_reads): TVM's
     # buffer indices count them where they were written

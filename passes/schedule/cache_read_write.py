@@ -29,9 +29,10 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import child_blocks, enclosing_loops, is_ancestor
+from tir_mlir.passes.schedule.analysis import (blocks_under, child_blocks, enclosing_loops,
+                                               is_ancestor)
 from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt, walk)
+    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
 
 
 def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> int:
@@ -138,26 +139,28 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     """The blocks whose loads of `buf` are redirected: `consumer_blocks` (those of them that
     read it: TVM ignores the others), else every block reading it but not writing it (a
     reduction's read of its own output stays)."""
-    blocks = [Block(o) for o in walk(func, Block.is_block)]
-    reading = [b for b in blocks if any(k == "load" and v == buf for _, k, v in accesses(b.op))]
     if consumer_blocks is None:
         # TVM's consumers are the blocks of the root scope (a block's nest is redirected
         # whole; blocks inside a block that writes the buffer keep reading it)
-        tops = [Block(o) for o in child_blocks(func) if o.name == Block.OP_NAME]
-        return [b for b in tops
-                if any(k == "load" and v == buf for _, k, v in accesses(b.op))
-                and not any(k == "store" and v == buf for _, k, v in accesses(b.op))]
-    return [c for c in consumer_blocks if any(c.op == r.op for r in reading)]
+        out = []
+        for o in child_blocks(func):
+            kinds = {k for _, k, v in accesses(o) if v == buf}
+            if "load" in kinds and "store" not in kinds:
+                out.append(Block(o))
+        return out
+    reading = [b for b in blocks_under(func)
+               if any(k == "load" and v == buf for _, k, v in accesses(b))]
+    return [c for c in consumer_blocks if any(c.op == r for r in reading)]
 
 
 def _writer_block(func, buf: ir.Value):
-    return next(o for o in walk(func, Block.is_block)
+    return next(o for o in blocks_under(func)
                 if any(k == "store" and v == buf for _, k, v in accesses(o)))
 
 
 def _writer_top(func, buf: ir.Value):
     """The root-level statement holding the block that writes `buf`, or None (an input)."""
-    for o in walk(func, Block.is_block):
+    for o in blocks_under(func):
         if any(k == "store" and v == buf for _, k, v in accesses(o)):
             return top_stmt(o)
     return None
@@ -166,15 +169,9 @@ def _writer_top(func, buf: ir.Value):
 def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
-    def nested(o):
-        p = o.parent
-        while p.name != "func.func":
-            if p.name == Block.OP_NAME:
-                return True
-            p = p.parent
-        return False
-    n = sum(1 for o in walk(func, Block.is_block) if not nested(o)
-            and any(k == "store" and v == buf for _, k, v in accesses(o)))
+    # (the root-level blocks: those not nested in another block)
+    n = sum(1 for o in child_blocks(func)
+            if any(k == "store" and v == buf for _, k, v in accesses(o)))
     if n > 1:
         raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "
                             f"by single block, but got {n} blocks who write it")

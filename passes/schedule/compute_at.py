@@ -35,9 +35,9 @@ from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, walk_all,
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
                                                enclosing_loops, func_of, is_ancestor, op_of,
-                                               parent_op, set_operands)
+                                               parent_op, scope_of, set_operands, walk_all)
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
                                                    RegionError, cover, iter_var_intervals,
                                                    touched_region)
@@ -84,22 +84,14 @@ def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None, blocks=None):
     block or function, not inside another block) writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it). A blockized block
     counts with the accesses of the blocks nested in it."""
-    scope = _scope(block_op)
+    scope = scope_of(block_op)
     blocks = blocks_under(func) if blocks is None else blocks
-    others = [b for b in blocks if b != block_op and _scope(b) == scope]
+    others = [b for b in blocks if b != block_op and scope_of(b) == scope]
     rw = _ReadsWrites() if rw is None else rw
     reads, writes = rw[block_op]
     producers = [b for b in others if _meets(rw[b][1], reads)]
     consumers = [b for b in others if _meets(rw[b][0], writes)]
     return producers, consumers
-
-
-def _scope(op: ir.Operation) -> ir.Operation:
-    """The block (or function) whose scope `op` is in."""
-    p = parent_op(op)
-    while p.name not in (Block.OP_NAME, "func.func"):
-        p = parent_op(p)
-    return p
 
 
 class _ReadsWrites(dict):
@@ -136,25 +128,59 @@ def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
 def _check_order(loop_op, producers, consumers, who: str):
     """Outside the loop, every producer must run before it and every consumer after it (a
     reverse_compute_at block without producers must not move past its consumers)."""
-    order = walk_all(func_of(loop_op))
-    at = order.index(loop_op)
-    late = [p for p in producers if not is_ancestor(loop_op, p) and order.index(p) > at]
-    early = [c for c in consumers if not is_ancestor(loop_op, c) and order.index(c) < at]
+    late = [p for p in producers if not is_ancestor(loop_op, p) and _precedes(loop_op, p)]
+    early = [c for c in consumers if not is_ancestor(loop_op, c) and _precedes(c, loop_op)]
     if late or early:
         what = (f"producer(s) {_names(late)} would run after it" if late else
                 f"consumer(s) {_names(early)} would run before it")
         raise ScheduleError(f"{who}: the block's {what}")
 
 
-def _contains(stmt: ir.Operation, blocks) -> bool:
-    return stmt in blocks or any(b in blocks for b in blocks_under(stmt))
+def _precedes(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` (a != b) in a pre-order walk of their function: found
+    from their chains of ancestors (where they part, which of the two sibling statements
+    is first), not by walking the function."""
+    ca, cb = _chain(a), _chain(b)
+    k = 0
+    while k < len(ca) and k < len(cb) and ca[k] == cb[k]:
+        k += 1
+    if k == len(ca) or k == len(cb):        # one holds the other: the outer one is first
+        return k == len(ca)
+    x, y = ca[k], cb[k]
+    if x.block == y.block:
+        return x.is_before_in_block(y)
+    order = walk_all(func_of(a))            # (siblings in different regions of an op)
+    return order.index(a) < order.index(b)
+
+
+def _chain(op: ir.Operation) -> list:
+    """`op` and its ancestors up to the function, outermost first."""
+    out = [op]
+    while out[-1].name != "func.func":
+        out.append(parent_op(out[-1]))
+    return out[::-1]
+
+
+def _holding(stmts: Sequence[ir.Operation], blocks) -> List[int]:
+    """Positions of the statements that are or hold one of `blocks` (found from the blocks
+    up: a statement holds a block when it is on the block's chain of ancestors)."""
+    out = []
+    for b in blocks:
+        p = b
+        while p is not None:
+            k = next((k for k, s in enumerate(stmts) if s == p), None)
+            if k is not None:
+                out.append(k)
+                break
+            p = parent_op(p)
+    return out
 
 
 def position(stmts: Sequence[ir.Operation], before, after, idx: int, who: str) -> int:
     """Where to insert among `stmts`: after every statement holding an `after` block, before
     every one holding a `before` block; idx -1 = last valid, -2 = first valid."""
-    lo = max([k + 1 for k, s in enumerate(stmts) if _contains(s, after)], default=0)
-    hi = min([k for k, s in enumerate(stmts) if _contains(s, before)], default=len(stmts))
+    lo = max([k + 1 for k in _holding(stmts, after)], default=0)
+    hi = min(_holding(stmts, before), default=len(stmts))
     if lo > hi:
         raise ScheduleError(f"{who}: no position in the loop body is after all the block's "
                             f"producers and before all its consumers")
@@ -177,7 +203,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
         raise ScheduleError(f"{who}: the loop is an ancestor of the block")
     if is_ancestor(block_op, loop_op):
         raise ScheduleError(f"{who}: the loop is inside the block")
-    scope = _scope(block_op)
+    scope = scope_of(block_op)
     if scope.name == Block.OP_NAME and not is_ancestor(scope, loop_op):
         # (a block nested in a blockized one would leave its iter vars behind)
         raise ScheduleError(f"{who}: the block and the loop are not in the same scope (the "
@@ -290,7 +316,18 @@ def _lin_vars(lin) -> list:
 def _remove_empty_loops(op):
     """Erase `op` and its ancestors while they are loops with nothing left in their body."""
     op = op_of(op) if op is not None else None
-    while op is not None and Loop.is_loop(op) and not body_ops(Loop(op).body):
-        parent = op.parent
-        erase(op)
-        op = op_of(parent) if parent is not None else None
+    top = None
+    while op is not None and Loop.is_loop(op) and _holds_only(op, top):
+        top = op
+        op = parent_op(op)
+    if top is not None:
+        erase(top)          # (with the empty loops inside it)
+
+
+def _holds_only(loop: ir.Operation, inner) -> bool:
+    """Whether the loop's body is empty, or (`inner` not None) holds only `inner` (besides
+    its terminator)."""
+    ops = loop.regions[0].blocks[0].operations
+    if inner is None:
+        return len(ops) == 1
+    return len(ops) == 2 and ops[0].operation == inner

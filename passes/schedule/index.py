@@ -18,7 +18,7 @@ from and to `mlir.ir.AffineExpr`, substituting dims on the way in.
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from mlir import ir
 
@@ -184,6 +184,69 @@ def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
                 marks: bool = False) -> Lin:
     """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges` (`marks`:
     keep sums of iterators whole under // and %, as TVM's block bindings do)."""
+    fast = _linear_of(expr, dims)
+    return fast if fast is not None else _from_affine(expr, dims, ranges, marks)
+
+
+def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
+    """`from_affine`'s result for the common case, without its walk of the expression: a
+    linear `expr` (its `linear_form`) whose dims stand for linear Lins that share no
+    variable, so that no term cancels or recombines (terms then come in the order of the
+    expression's leaves, as `from_affine` orders them). None otherwise."""
+    form = linear_form(expr)
+    if form is None:
+        return None
+    leaves, const = form
+    terms = {}
+    for pos, c in leaves:
+        d = dims[pos]
+        const += c * d.const
+        for atom, k in d.terms:
+            if atom[0] != "v" or atom in terms or not k:
+                return None
+            terms[atom] = k * c
+    return Lin(tuple(terms.items()), const)
+
+
+_LINEAR: Dict[ir.AffineExpr, Optional[tuple]] = {}
+
+
+def linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
+    """(((dim, coeff), ...) in the order of the expression's leaves, const) for a linear
+    expression with no zero coefficient, else None. Cached: affine expressions are uniqued
+    by their context (a key holds a reference to it) and a replay converts each binding
+    several times."""
+    got = _LINEAR.get(expr, _LINEAR)
+    if got is _LINEAR:
+        if len(_LINEAR) >= 1 << 16:
+            _LINEAR.clear()
+        got = _LINEAR[expr] = _linear_form(expr)
+    return got
+
+
+def _linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
+    e = _downcast(expr)
+    if isinstance(e, ir.AffineDimExpr):
+        return ((e.position, 1),), 0
+    if isinstance(e, ir.AffineConstantExpr):
+        return (), e.value
+    if not isinstance(e, (ir.AffineAddExpr, ir.AffineMulExpr)):
+        return None
+    a, b = _linear_form(e.lhs), _linear_form(e.rhs)
+    if a is None or b is None:
+        return None
+    if isinstance(e, ir.AffineAddExpr):
+        return a[0] + b[0], a[1] + b[1]
+    if a[0] and b[0]:
+        return None
+    (terms, c), k = (a, b[1]) if not b[0] else (b, a[1])
+    if k == 0:
+        return None
+    return tuple((p, x * k) for p, x in terms), c * k
+
+
+def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
+                 marks: bool = False) -> Lin:
     expr = _downcast(expr)
     if isinstance(expr, ir.AffineDimExpr):
         return dims[expr.position]

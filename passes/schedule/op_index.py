@@ -36,6 +36,7 @@ class OpIndex:
         self.complete = True       # every op with a sid is in `ops` (walked since the last rewrite)
         self.names = True          # `blocks` is current
         self.erased = set()        # sids of ops erased (and not recreated) in this rewrite
+        self.settled = False       # walked after the last change of the running primitive
         self._walk()
 
     def _walk(self):
@@ -65,10 +66,11 @@ class OpIndex:
             self._walk()
         return self.blocks.get((func, name), [])
 
-    def missing(self, sids) -> List[int]:
+    def missing(self, sids, fresh: bool = False) -> List[int]:
         """Those of `sids` whose op is no longer in the module: reported erased by this
-        rewrite and not recreated, or else not found by a walk."""
-        if any(s not in self.ops and s not in self.erased for s in sids):
+        rewrite and not recreated, or else not found by a walk (`fresh`: the index was just
+        walked, with nothing rewritten since)."""
+        if not fresh and any(s not in self.ops and s not in self.erased for s in sids):
             self._walk()
         return [s for s in sids if s not in self.ops]
 
@@ -118,8 +120,11 @@ def reporting_to(schedule):
 
 def erased(ops):
     """`ops` (an op and all ops nested in it) are about to be erased."""
-    if _schedule is not None:
-        _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
+    if _schedule is not None and _schedule._pre_index is not None:
+        if _schedule._tracks_lookups:
+            _schedule._pre_index.forget(ops)
+        else:
+            _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
     index = _schedule._ops if _schedule is not None else None
     if index is not None:
         index.forget(ops)
@@ -127,6 +132,8 @@ def erased(ops):
 
 def replaced(op: ir.Operation):
     """`op` was created to replace an op with the same sid (which was erased)."""
-    index = _schedule._ops if _schedule is not None else None
-    if index is not None and SID in op.attributes:
-        index.add(ir.IntegerAttr(op.attributes[SID]).value, op)
+    if _schedule is None or SID not in op.attributes:
+        return
+    for index in (_schedule._ops, _schedule._pre_index if _schedule._tracks_lookups else None):
+        if index is not None:
+            index.add(ir.IntegerAttr(op.attributes[SID]).value, op)

@@ -64,7 +64,7 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
     of size 1, where index 0 (a unit iter var, `D[vn, ...]` of a batch of one) is no group but
     fine."""
     n = len(extents)
-    dims = [index.const(mins[k]) if extents[k] == 1 else index.var(k) + index.const(mins[k])
+    dims = [index.const(mins[k]) if extents[k] == 1 else Lin(((("v", k), 1),), mins[k])
             for k in range(n)]
     ranges = {k: (0, extents[k] - 1) for k in range(n)}
     pieces = []

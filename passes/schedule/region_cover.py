@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
 from tir_mlir.passes.schedule.analysis import op_of
@@ -88,13 +88,16 @@ class LoopSpace:
         if k is not None:
             return k
         owner = iv.owner
-        if not isinstance(owner, ir.Block) or not Loop.is_loop(owner.owner):
+        if not isinstance(owner, ir.Block) or owner.owner.operation.name != Loop.OP_NAME:
             raise RegionError("a block binding uses a value that is not a loop variable")
-        lp = Loop(owner.owner)
-        lo = lp.min
+        a = owner.owner.attributes
+        lo, end = _const_result(a["lowerBoundMap"]), _const_result(a["upperBoundMap"])
+        if lo is None or end is None:       # (Loop's accessors explain why they are not)
+            lp = Loop(owner.owner)
+            lo, end = lp.min, lp.min + lp.extent
         self.values.append(iv)
         pos[iv] = len(self.values) - 1
-        self.ranges[len(self.values) - 1] = (lo, lo + lp.extent - 1)
+        self.ranges[len(self.values) - 1] = (lo, end - 1)
         return len(self.values) - 1
 
     def is_outer(self, k: int) -> bool:
@@ -110,6 +113,10 @@ class LoopSpace:
 
     def split(self, e: Lin) -> Interval:
         """base (outer terms) + constant interval (inner terms)."""
+        plain = self._split_plain(e)
+        return plain if plain is not None else self._split_terms(e)
+
+    def _split_terms(self, e: Lin) -> Interval:
         base, inner, relaxed_extra = Lin(), Lin((), e.const), []
         for atom, c in e.terms:
             vs = _vars(atom)
@@ -128,6 +135,25 @@ class LoopSpace:
                 relaxed_extra.append(hi - lo)
         lo, hi = index.bounds(inner, self.ranges)
         return Interval(base, lo, hi + sum(relaxed_extra))
+
+    def _split_plain(self, e: Lin) -> Optional[Interval]:
+        """`split` of a sum of plain loop variables (the common case), without its Lin
+        arithmetic; None for any other Lin."""
+        base, inner, const = [], [], 0
+        ranges = self.ranges
+        for atom, c in e.terms:
+            if atom[0] != "v" or not c:
+                return None
+            if self.is_outer(atom[1]):
+                lo, hi = ranges.get(atom[1], (-(1 << 40), 1 << 40))
+                if lo == hi and self.fold_unit_loops:
+                    const += c * lo
+                else:
+                    base.append((atom, c))
+            else:
+                inner.append((atom, c))
+        lo, hi = index.bounds(Lin(tuple(inner), e.const), ranges)
+        return Interval(Lin(tuple(base), const), lo, hi)
 
     def _relax_mixed(self, atom, c: int):
         """A term mixing outer and inner loops, as (base over the outer loops, lo, hi):
@@ -303,10 +329,14 @@ class NestedSpace(LoopSpace):
     def value_lin(self, v: ir.Value) -> index.Lin:
         """A loop variable, or an iter var of a block (in its body or its init) as its
         binding."""
+        pos = self._positions
+        k = pos.get(v) if len(pos) == len(self.values) else None
+        if k is not None:                   # a loop variable already numbered
+            return Lin(((("v", k), 1),))
         owner = v.owner
-        op = analysis.op_of(owner.owner) if isinstance(owner, ir.Block) else None
-        if op is None or not analysis.is_block(op):
-            return index.var(self.num(v))
+        op = owner.owner.operation if isinstance(owner, ir.Block) else None
+        if op is None or op.name != Block.OP_NAME:
+            return Lin(((("v", self.num(v)), 1),))
         blk = Block(op)
         dims = [self.value_lin(d) for d in blk.dims]
         try:
@@ -498,9 +528,10 @@ def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
     domain; one moving with the outer loops is kept whole, a predicate guarding what the domain
     does not contain (`ax0` over 8 with `T.where(i_0 * 8 + ax0 < 4)`)."""
     out = []
+    types = block.iter_types
     for k, (dmin, dext) in enumerate(block.domains):
         iv = intervals.get(k)
-        if block.iter_types[k] not in ("SR" if reverse else "S") or iv is None:
+        if types[k] not in ("SR" if reverse else "S") or iv is None:
             iv = Interval(Lin(), dmin, dmin + dext - 1)
         elif iv.base.is_const:
             c = iv.base.const

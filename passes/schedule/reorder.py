@@ -24,10 +24,11 @@ from tir_mlir.passes.schedule.affine_binding import affine_binding_error
 
 def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
     """The loops sorted outermost first, after checking they form one chain."""
-    for k, lp in enumerate(loops):
-        if any(lp == other for other in loops[:k]):
-            raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input array "
-                                f"multiple times")
+    if len({analysis.op_of(lp) for lp in loops}) != len(loops):     # (hashed by the op)
+        for k, lp in enumerate(loops):
+            if any(lp == other for other in loops[:k]):
+                raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input "
+                                    f"array multiple times")
     # one chain: sorted by depth, each loop encloses the next (ancestry is transitive)
     parent, depth = _tree(loops)
     order = sorted(range(len(loops)), key=lambda k: depth[loops[k]])
@@ -85,7 +86,8 @@ def reorder(loops: Sequence[ir.Operation]):
             raise ScheduleError(f"reorder: the block {b.name!r} is required to have an affine "
                                 f"binding: {why}")
     given = iter(loops)   # (Python wrappers of one op may differ: compare with ==, not id)
-    order = [next(given) if any(lp == x for x in loops) else lp for lp in chain]
+    moving = {analysis.op_of(lp) for lp in loops}
+    order = [next(given) if analysis.op_of(lp) in moving else lp for lp in chain]
 
     # --- rewrite: park body and loops after `top`, then nest them in the new order ---------
     anchor = _next_op(top)

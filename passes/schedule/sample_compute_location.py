@@ -15,9 +15,7 @@ ROOT, INLINE = -1, -2
 
 
 def consumers(block: ir.Operation) -> List[ir.Operation]:
-    parent = analysis.parent_op(block)
-    while not analysis.is_block(parent) and parent.name != "func.func":
-        parent = analysis.parent_op(parent)
+    parent = analysis.scope_of(block)
     _, writes = analysis.block_reads_writes(block)
     return [b for b in analysis.child_blocks(parent) if b != block
             and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)]

@@ -22,9 +22,25 @@ from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.wellformed import is_identifier
 
 
-def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[int]:
-    extent = Loop(loop).extent
-    name = Loop(loop).name
+def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
+                  extent: Optional[int] = None) -> List[int]:
+    extent = Loop(loop).extent if extent is None else extent
+    if len(factors) < 2 or any(f is not None and f != -1 and (
+            not isinstance(f, int) or isinstance(f, bool) or not 0 < f < 1 << 31)
+            for f in factors):
+        _check_factors(Loop(loop).name, factors)
+    if sum(f is None or f == -1 for f in factors) > 1:
+        raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
+    known = math.prod(f for f in factors if f is not None and f != -1)
+    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
+    if math.prod(out) < extent:
+        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
+                            f"than the extent {extent} of loop {Loop(loop).name!r}")
+    return out
+
+
+def _check_factors(name: str, factors):
+    """Why the factors are refused (their count, or a factor that is not a positive int32)."""
     if len(factors) < 2:
         raise ScheduleError(f"split: loop {name!r} needs at least two factors, got {list(factors)}")
     if sum(f is None or f == -1 for f in factors) > 1:
@@ -36,12 +52,6 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]]) -> List[
         if f is not None and f >= 1 << 31:
             raise ScheduleError(f"split: factor {k} of loop {name!r} ({f}) does not fit in "
                                 f"int32, the type of loop variables")
-    known = math.prod(f for f in factors if f is not None and f != -1)
-    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
-    if math.prod(out) < extent:
-        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
-                            f"than the extent {extent} of loop {name!r}")
-    return out
 
 
 def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
@@ -49,7 +59,8 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
           names: Optional[Sequence[str]] = None) -> List[ir.Operation]:
     """Split `loop`; returns the new loops, outermost first. `loop` is erased."""
     lv = Loop(loop)
-    sizes = infer_factors(loop, factors)
+    extent = lv.extent
+    sizes = infer_factors(loop, factors, extent)
     if names is not None and len(names) != len(sizes):
         raise ScheduleError(f"split: {len(sizes)} factors but {len(names)} names")
     bad = [n for n in names or () if not isinstance(n, str) or not is_identifier(n)]
@@ -58,28 +69,32 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     analysis.check_iv_uses(loop, "split")
     analysis.check_no_annotation(loop, "split")
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
-    predicate = math.prod(sizes) > lv.extent and not disable_predication
+    predicate = math.prod(sizes) > extent and not disable_predication
     if lv.min != 0:
         raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
 
     # --- rewrite: new nest in place of the loop --------------------------------------------
-    loc = loop.location
+    loc, dtype = loop.location, lv.index_dtype
     new, ip = [], ir.InsertionPoint(loop)
     for name, size in zip(names, sizes):
-        new.append(Loop.build(name, size, index_dtype=lv.index_dtype, loc=loc, ip=ip).op)
-        ip = ir.InsertionPoint.at_block_terminator(Loop(new[-1]).body)
+        inner = Loop.build(name, size, index_dtype=dtype, loc=loc, ip=ip)
+        new.append(inner.op)
+        ip = ir.InsertionPoint.at_block_terminator(inner.body)
+    end = analysis.terminator(inner.body)
     for op in body_ops(lv.body):
-        op.move_before(analysis.terminator(Loop(new[-1]).body))
+        op.move_before(end)
     ivs = [Loop(n).iv for n in new]
-    whole = index.to_affine(fused_expr(range(len(ivs)), sizes, preserve_unit_iters))
-    analysis.rewrite_binding_uses(lv.iv, whole, ivs)
+    users = analysis.users([lv.iv])
+    if not all(analysis.is_block(u) for u in users):     # a non-affine binding, inner bounds
+        whole = index.to_affine(fused_expr(range(len(ivs)), sizes, preserve_unit_iters))
+        analysis.rewrite_binding_uses(lv.iv, whole, ivs)
+        users = analysis.users([lv.iv])
     # like TVM: the predicate goes on every block directly under the loop, used or not (a
     # block ignoring the loop must still run once per original iteration)
-    users = analysis.users([lv.iv])
     children = analysis.child_blocks(new[-1]) if predicate else []
     others = [c for c in children if not any(c == u for u in users)]
     for blk in users + others:
-        _rebind(blk, lv.iv, ivs, sizes, lv.extent, preserve_unit_iters,
+        _rebind(blk, lv.iv, ivs, sizes, extent, preserve_unit_iters,
                 predicate and any(blk == c for c in children))
     erase(loop)
     return new
@@ -87,12 +102,12 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
 
 def fused_expr(positions: Sequence[int], sizes: Sequence[int], keep_unit: bool) -> index.Lin:
     """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables."""
-    e = index.Lin()
-    for pos, size in zip(positions, sizes):
-        e = e.scale(size)
+    terms, stride = [], 1           # (built directly: a replay makes thousands)
+    for pos, size in reversed(list(zip(positions, sizes))):
         if size != 1 or keep_unit:
-            e = e + index.var(pos)
-    return e
+            terms.append((("v", pos), stride))
+        stride *= size
+    return index.Lin(tuple(terms[::-1]))
 
 
 def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):

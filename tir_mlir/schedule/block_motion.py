@@ -21,10 +21,17 @@ def _sids(ops) -> List[int]:
     return [ir.IntegerAttr(o.attributes[SID]).value for o in ops if SID in o.attributes]
 
 
-def _consume_erased(sch, before: Sequence[int], by: str):
-    """Mark the handles of ops that the rewrite erased (sids gone from the module)."""
-    for sid in sch._index(force=True).missing(before):
+def _consume_erased(sch, before: Sequence[int], by: str, last: bool = False):
+    """Mark the handles of ops that the rewrite erased (sids gone from the module). `last`:
+    the primitive changes nothing after this, so an index walked here is the module's."""
+    known = (sch._ops, sch._pre_index)
+    index = sch._index(force=True)
+    # (an index not known before this call was just walked: no second walk for `missing`)
+    fresh = not any(index is k for k in known)
+    for sid in index.missing(before, fresh=fresh):
         sch._consumed[sid] = (by, sch._step)
+    if fresh and last:
+        index.complete = index.names = index.settled = True
 
 
 def _blocks(sch, block) -> list:
@@ -39,7 +46,7 @@ def _loop_sids(ops) -> List[int]:
 class BlockMotion:
     """Schedule primitives that move computation between blocks."""
 
-    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
+    @primitive(lookups_first=True, tracks_lookups=True)   # (not keeps_index: placement)
     def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                    preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
@@ -53,16 +60,16 @@ class BlockMotion:
             op = self._block(block)
             before = _loop_sids([op]) + _sids([op])
             _inline.compute_inline(op)
-            _consume_erased(self, before, "compute_at")
+            _consume_erased(self, before, "compute_at", last=True)
             return
         ops = _blocks(self, block)
         target = self._resolve(loop, LoopRV)
         before = _loop_sids(ops)
         _at.compute_at(ops if isinstance(block, (list, tuple)) else ops[0], target,
                        preserve_unit_loops, index)
-        _consume_erased(self, before, "compute_at")
+        _consume_erased(self, before, "compute_at", last=True)
 
-    @primitive(lookups_first=True)   # (not keeps_index since the placement changes)
+    @primitive(lookups_first=True, tracks_lookups=True)   # (not keeps_index: placement)
     def reverse_compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
                            preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move consumer block(s) under `loop`, consuming what its producers wrote there."""
@@ -71,7 +78,7 @@ class BlockMotion:
         before = _loop_sids(ops)
         _at.reverse_compute_at(ops if isinstance(block, (list, tuple)) else ops[0], target,
                                preserve_unit_loops, index)
-        _consume_erased(self, before, "reverse_compute_at")
+        _consume_erased(self, before, "reverse_compute_at", last=True)
 
     @primitive(keeps_index=True)
     def compute_inline(self, block: BlockRV) -> None:

@@ -28,7 +28,7 @@ from tir_mlir.schedule.trace import Instruction
 
 def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
               keeps_ops: bool = False, keeps_index: bool = False,
-              lookups_first: bool = False):
+              lookups_first: bool = False, tracks_lookups: bool = False):
     """Wrap a Schedule method as a traced, transactional primitive.
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
@@ -40,10 +40,13 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     erase only through `analysis.erase` (so the index hears of every erased op). Every other
     primitive drops the index before and after; `lookups_first=True` ones (audited: they
     erase only through `analysis.erase`) share one walk among the lookups they make before
-    their first erasure."""
+    their first erasure; with `tracks_lookups=True` too (audited: the only op they recreate
+    with its sid is through `analysis.set_operands`) that index hears of their erasures and
+    survives them, minus its block names."""
     if fn is None:
         return functools.partial(primitive, macro=macro, readonly=readonly, keeps_ops=keeps_ops,
-                                 keeps_index=keeps_index, lookups_first=lookups_first)
+                                 keeps_index=keeps_index, lookups_first=lookups_first,
+                                 tracks_lookups=tracks_lookups)
     keeps_ops = keeps_ops or readonly
     sig = inspect.signature(fn)
 
@@ -55,7 +58,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     def wrapper(self, *args, **kwargs):
         values = arguments(self, args, kwargs)
         record = not self._recording and not macro
-        if record and any(isinstance(values[k], str) for k in named_blocks):
+        if record and named_blocks and any(isinstance(values[k], str) for k in named_blocks):
             # a block given by name is looked up first, recorded as get_block (as in TVM)
             bound = sig.bind(self, *args, **kwargs)
             bound.apply_defaults()
@@ -77,10 +80,12 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 if lookups_first and self._ops is not None:
                     pre = self._ops          # current: it serves the lookups before erasing
                     pre.complete = pre.names = False
+                    pre.erased = set()
                 self._ops = None
                 self._mutating += 1
-            prev_lookups = self._lookups_first
+            prev_lookups, prev_tracks = self._lookups_first, self._tracks_lookups
             self._lookups_first, self._pre_index = lookups_first and not tracked, pre
+            self._tracks_lookups = tracks_lookups and not tracked
         if outermost:
             saved = (self._mod.copy(), dict(self._consumed), self._next_sid, self._next_name,
                      len(self._trace))
@@ -90,9 +95,9 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
         self._inst = inst if record else None
         if record:
             self._recording = True
-            self._step = len(self._trace)
+            self._step = len(self._trace.insts)
         try:
-            with get_context(), ir.Location.unknown():
+            with _context(), ir.Location.unknown():
                 result = fn(self, *args, **kwargs)
                 if outermost:
                     self._verify(fn.__name__)
@@ -120,8 +125,11 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
                 # rewrite created after that walk (a cache block) are found by a new walk
                 kept = self._pre_index if succeeded and not self._mutating else None
                 self._lookups_first, self._pre_index = prev_lookups, None
+                self._tracks_lookups = prev_tracks
                 if kept is not None:
-                    kept.complete = kept.names = False
+                    if not kept.settled:        # (else walked after the rewrite's last change)
+                        kept.complete = kept.names = False
+                    kept.settled = False
                     self._ops = kept
             self._depth -= 1
             op_index.reporting_to(prev_schedule)
@@ -140,6 +148,10 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     return wrapper
 
 
+# The tir context without get_context's lock: the wrapper holds MLIR_LOCK already.
+_context = get_context.__wrapped__
+
+
 def _rendered(e: ScheduleError, level: str) -> ScheduleError:
     """The error as a schedule with error_render_level "fast" or "none" reports it (TVM)."""
     if level == "none":
@@ -154,6 +166,7 @@ def _binder(sig: inspect.Signature):
     `sig.bind`."""
     params = list(sig.parameters.values())[1:]
     names = [p.name for p in params]
+    known = frozenset(names)
     positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
@@ -166,9 +179,11 @@ def _binder(sig: inspect.Signature):
     def bind(self, args, kwargs):
         if not simple or len(args) > len(positional):
             return slow(self, args, kwargs)
+        if not args and len(kwargs) == len(names) and known.issuperset(kwargs):
+            return {n: kwargs[n] for n in names}      # (how a trace replays a call)
         given = dict(zip(positional, args))
         for k, v in kwargs.items():
-            if k in given or k not in names:
+            if k in given or k not in known:
                 return slow(self, args, kwargs)
             given[k] = v
         if any(n not in given and n not in defaults for n in names):

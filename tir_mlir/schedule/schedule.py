@@ -75,6 +75,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         self._mutating = 0           # depth of index-dropping rewrites running (no index then)
         self._lookups_first = False  # the running rewrite resolves its handles before it erases
         self._pre_index = None       # ... and the index its lookups share until it erases
+        self._tracks_lookups = False  # ... or, told of its erasures, after them too
         self._tracking = 0           # depth of index-keeping rewrites running
         self._depth = 0
         self._recording = False
@@ -126,16 +127,19 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def _handle(self, op: ir.Operation, cls=None) -> _RV:
         """A new handle for `op`, giving the op a stable id if it has none yet."""
         op = analysis.op_of(op)
-        if SID not in op.attributes:
-            op.attributes[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                    self._next_sid)
+        attrs = op.attributes
+        if SID in attrs:
+            sid = ir.IntegerAttr(attrs[SID]).value
+        else:
+            sid = self._next_sid
+            attrs[SID] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), sid)
             self._next_sid += 1
             if self._ops is not None and not self._mutating:
-                self._ops.add(self._next_sid - 1, op)
+                self._ops.add(sid, op)
             elif self._pre_index is not None:
-                self._pre_index.add(self._next_sid - 1, op)
+                self._pre_index.add(sid, op)
         cls = cls or (BlockRV if analysis.is_block(op) else LoopRV)
-        return cls(_sid(op), schedule=self._identity)
+        return cls(sid, schedule=self._identity)
 
     def _resolve_many(self, rvs, kind=None) -> List[ir.Operation]:
         """The ops of several handles from one index of the module (inside a rewriting
@@ -273,10 +277,7 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
 
     def _scope_blocks(self, op):
-        p = analysis.parent_op(op)
-        while not analysis.is_block(p) and p.name != "func.func":
-            p = analysis.parent_op(p)
-        return analysis.child_blocks(p)
+        return analysis.child_blocks(analysis.scope_of(op))
 
     @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
@@ -361,7 +362,3 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         ordered = [p[level] for level in range(len(factors[0])) for p in parts]
         self.reorder(*ordered)
         return ordered
-
-
-def _sid(op) -> int:
-    return ir.IntegerAttr(op.attributes[SID]).value

@@ -299,11 +299,13 @@ class Trace:
 
 def _call_args(inst: Instruction, env):
     """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
-    params = _check_call(inst.name, inst.args).parameters
+    name = inst.name
+    starred = _starred(name, tuple(inst.args)) if isinstance(name, str) else \
+        _check_call(name, inst.args)
     pos, kws = [], {}
     for key, val in inst.args.items():
         val = _subst(val, env)
-        if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
+        if key == starred:
             if not isinstance(val, list):
                 raise TraceError(f"{inst.name}: {key} must be a list")
             pos = list(val)
@@ -312,13 +314,26 @@ def _call_args(inst: Instruction, env):
     return pos, kws
 
 
+@functools.lru_cache(maxsize=4096)
+def _starred(name: str, keys: tuple) -> str:
+    """The `*args` parameter among `keys` (None if none), after `_check_call` accepted the
+    call (a replay asks this of every instruction: the answer depends on nothing else)."""
+    params = _check_call(name, dict.fromkeys(keys)).parameters
+    return next((k for k in keys if params[k].kind is inspect.Parameter.VAR_POSITIONAL), None)
+
+
+_PLAIN = (int, float, str, bool, type(None))     # arguments replay passes on as they are
+
+
 def _subst(v, env):
+    if type(v) in _PLAIN:
+        return v
     if isinstance(v, _RV):
         if v.name not in env:
             raise TraceError(f"trace uses {v.name} before it is defined")
         return env[v.name]
     if isinstance(v, (list, tuple)):
-        return [_subst(x, env) for x in v]
+        return [x if type(x) in _PLAIN else _subst(x, env) for x in v]
     if isinstance(v, dict):
         return {k: _subst(x, env) for k, x in v.items()}
     return v
