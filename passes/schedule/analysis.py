@@ -71,6 +71,34 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
     return out
 
 
+def blocks_accessing(scope: ir.Operation, buffers: Sequence[ir.Value], stores: bool,
+                     skip: Optional[ir.Operation]) -> List[ir.Operation]:
+    """The blocks directly under `scope` (in program order), `skip` aside, that load (or,
+    `stores`, store) one of `buffers` anywhere inside: found from the buffers' uses, climbing
+    from each access to the block under the scope, without walking the blocks' bodies."""
+    name, operand = ("memref.store", 1) if stores else ("memref.load", 0)
+    found = []
+    for v in buffers:
+        for u in v.uses:
+            o = op_of(u.owner)
+            if o.name != name or u.operand_number != operand:
+                continue
+            top, p = None, o.parent
+            while p is not None:
+                p = p.operation
+                if p == scope:
+                    break
+                if p.name == Block.OP_NAME:
+                    top = p
+                p = p.parent
+            if p is not None and top is not None and (skip is None or top != skip) and \
+                    not any(top == f for f in found):
+                found.append(top)
+    if len(found) < 2:
+        return found
+    return [b for b in child_blocks(scope) if any(b == f for f in found)]
+
+
 def blocks_under(op: ir.Operation) -> List[ir.Operation]:
     """All blocks nested in `op`, at any depth."""
     out = []

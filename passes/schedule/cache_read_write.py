@@ -29,8 +29,8 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import (blocks_under, child_blocks, enclosing_loops,
-                                               is_ancestor)
+from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under,
+                                               enclosing_loops, is_ancestor)
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
 
@@ -142,12 +142,9 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
     if consumer_blocks is None:
         # TVM's consumers are the blocks of the root scope (a block's nest is redirected
         # whole; blocks inside a block that writes the buffer keep reading it)
-        out = []
-        for o in child_blocks(func):
-            kinds = {k for _, k, v in accesses(o) if v == buf}
-            if "load" in kinds and "store" not in kinds:
-                out.append(Block(o))
-        return out
+        writers = blocks_accessing(func, [buf], stores=True, skip=None)
+        return [Block(o) for o in blocks_accessing(func, [buf], stores=False, skip=None)
+                if not any(o == w for w in writers)]
     reading = [b for b in blocks_under(func)
                if any(k == "load" and v == buf for _, k, v in accesses(b))]
     return [c for c in consumer_blocks if any(c.op == r for r in reading)]
@@ -170,8 +167,7 @@ def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     """TVM: a cached buffer with a producer has exactly one (root-level) writer block; e.g.
     the init and update blocks left by decompose_reduction are two."""
     # (the root-level blocks: those not nested in another block)
-    n = sum(1 for o in child_blocks(func)
-            if any(k == "store" and v == buf for _, k, v in accesses(o)))
+    n = len(blocks_accessing(func, [buf], stores=True, skip=None))
     if n > 1:
         raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "
                             f"by single block, but got {n} blocks who write it")

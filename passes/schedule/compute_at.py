@@ -35,9 +35,10 @@ from tir_mlir.passes.schedule.analysis import erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under,
-                                               enclosing_loops, func_of, is_ancestor, op_of,
-                                               parent_op, scope_of, set_operands, walk_all)
+from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_accessing,
+                                               blocks_under, enclosing_loops, func_of,
+                                               is_ancestor, op_of, parent_op, scope_of,
+                                               set_operands, walk_all)
 from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
                                                    RegionError, cover, iter_var_intervals,
                                                    touched_region)
@@ -79,18 +80,17 @@ def _names(ops) -> str:
     return ", ".join(repr(Block(o).name) for o in ops)
 
 
-def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None, blocks=None):
+def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None):
     """(producers, consumers) of a block: other blocks of its scope (TVM's: under the same
     block or function, not inside another block) writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it). A blockized block
-    counts with the accesses of the blocks nested in it."""
+    counts with the accesses of the blocks nested in it. Found from the buffers' uses."""
     scope = scope_of(block_op)
-    blocks = blocks_under(func) if blocks is None else blocks
-    others = [b for b in blocks if b != block_op and scope_of(b) == scope]
     rw = _ReadsWrites() if rw is None else rw
     reads, writes = rw[block_op]
-    producers = [b for b in others if _meets(rw[b][1], reads)]
-    consumers = [b for b in others if _meets(rw[b][0], writes)]
+    producers = blocks_accessing(scope, reads, stores=True, skip=block_op)
+    consumers = [b for b in blocks_accessing(scope, writes, stores=False, skip=block_op)
+                 if _meets(rw[b][0], writes)]
     return producers, consumers
 
 
@@ -114,15 +114,26 @@ def _meets(a, b) -> bool:
     return any(x == y for x in a for y in b)
 
 
-def check_single_writer(block_op, func, who: str, rw=None, blocks=None):
+def check_single_writer(block_op, func, who: str, rw=None):
+    """The block must be the only writer of its buffers, blocks nested in it or around it
+    aside: a store of one of them outside it, in a block not around it, is another writer."""
     rw = _ReadsWrites() if rw is None else rw
-    writes = rw[block_op][1]
-    for other in blocks_under(func) if blocks is None else blocks:
-        if other != block_op and not is_ancestor(block_op, other) \
-                and not is_ancestor(other, block_op) \
-                and _meets(rw[other][1], writes):    # (its own nest's blocks: it)
-            raise ScheduleError(f"{who}: the block is not the only writer of its buffers "
-                                f"(block {Block(other).name!r} writes them too)")
+    for w in rw[block_op][1]:
+        for u in w.uses:
+            store = op_of(u.owner)
+            if store.name != "memref.store" or u.operand_number != 1:
+                continue
+            around, p = [], store.parent.operation      # the blocks around the store
+            while p != func and p != block_op:
+                if p.name == Block.OP_NAME:
+                    around.append(p)
+                p = p.parent.operation
+            if p == block_op:
+                continue                            # a store of the block itself
+            other = next((b for b in around if not is_ancestor(b, block_op)), None)
+            if other is not None:
+                raise ScheduleError(f"{who}: the block is not the only writer of its "
+                                    f"buffers (block {Block(other).name!r} writes them too)")
 
 
 def _check_order(loop_op, producers, consumers, who: str):
@@ -211,9 +222,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
-    rw, blocks = _ReadsWrites(), blocks_under(func)     # (each asked for once)
-    check_single_writer(block_op, func, who, rw, blocks)
-    producers, consumers = dataflow(block_op, func, rw, blocks)
+    rw = _ReadsWrites()         # (each block's accesses read once)
+    check_single_writer(block_op, func, who, rw)
+    producers, consumers = dataflow(block_op, func, rw)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
     if not needed and not reverse:   # reverse: no producer = recompute it all under the loop

@@ -20,9 +20,10 @@ from typing import Dict, List, Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.ir_walk import walk_all
 
 SID = "tir.sid"
+# The ops handles stand for (a function is its implicit root block).
+HANDLE_OPS = ("tir.block", "affine.for")
 CHECK = os.environ.get("TIR_MLIR_CHECK_INDEX") == "1"
 
 
@@ -42,7 +43,7 @@ class OpIndex:
     def _walk(self):
         ops, blocks = {}, {}
         for name, f in self.mod.functions.items():
-            for op in [f, *walk_all(f)]:       # f: the implicit root block
+            for op in [f, *_handle_ops(f)]:    # f: the implicit root block
                 a = op.attributes
                 if SID in a:
                     ops[ir.IntegerAttr(a[SID]).value] = op
@@ -105,6 +106,18 @@ class OpIndex:
         if self.names and fresh.blocks != self.blocks:
             return "the block names differ from the module's"
         return None
+
+
+def _handle_ops(f) -> List[ir.Operation]:
+    """The blocks and loops in function `f`: the only ops handles (and so sids) are given to."""
+    out = []
+
+    def visit(o):                   # (filtered in MLIR's walk: no list of every op)
+        if o.name in HANDLE_OPS:
+            out.append(o)
+        return ir.WalkResult.ADVANCE
+    f.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
 
 
 # The schedule whose primitive is running (its `_ops` is the index rewrites report to).

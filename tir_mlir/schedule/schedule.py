@@ -276,22 +276,19 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         op = self._resolve(block_or_loop, (BlockRV, LoopRV))
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
 
-    def _scope_blocks(self, op):
-        return analysis.child_blocks(analysis.scope_of(op))
-
     @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
-        return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
-                and any(w == r for w in analysis.block_reads_writes(b)[1] for r in reads)]
+        return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
+            analysis.scope_of(op), reads, stores=True, skip=op)]
 
     @primitive(readonly=True)
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
-        return [self._handle(b, BlockRV) for b in self._scope_blocks(op) if b != op
-                and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)]
+        return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
+            analysis.scope_of(op), writes, stores=False, skip=op)]
 
     # --- loop primitives -----------------------------------------------------------------------
     @primitive(keeps_index=True)
