@@ -155,9 +155,9 @@ def _carry(loop, noalias, fits, memo) -> bool:
         if len(_fitting(groups, fits)) < len(more) and (not whole or fits(trial_groups)):
             loop.erase()
             loop, groups = trial, more
+            changed = True
         else:
-            trial.erase()
-        changed = True
+            trial.erase()       # (the loop's values, and their linear forms, stay valid)
     groups = _fitting(groups, fits)
     if groups:
         _rewrite(loop, groups)
