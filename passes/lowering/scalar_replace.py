@@ -60,6 +60,7 @@ MAX_ACCESSES = 4096
 # (memref operand, first index operand, is a store) of the accesses with a known address.
 ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
             "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
+STORES = [name for name, (_, _, store) in ACCESSES.items() if store]
 # Accesses at an address not analysed here: memref operands -> whether they may write.
 OTHER_ACCESSES = {"vector.maskedload": ((0, False),), "vector.maskedstore": ((0, True),),
                   "vector.transfer_read": ((0, False),), "vector.transfer_write": ((1, True),),
@@ -107,19 +108,22 @@ class ScalarReplace:
             # could otherwise be a freed value's address reused by a new one).
             memo = {}
             for loop in reversed([o for o in walk(f) if o.name == "scf.for"]):
-                if _carry(loop, noalias, self._fits, memo):
+                if _carry(loop, noalias, self, memo):
                     memo.clear()
 
     def _fits(self, groups, spare=0) -> bool:
         """Whether the carried values of `groups` fit in the registers left free (and `spare`
         more)."""
+        return self._registers(_value_type(g[0]) for g in groups) + spare <= self.budget
+
+    def _registers(self, types) -> int:
+        """Registers the values of `types` take (a scalar: one)."""
         regs = 0
-        for group in groups:
-            t = _value_type(group[0])
+        for t in types:
             bits = (t.element_type.width * math.prod(t.shape)
                     if isinstance(t, ir.VectorType) else 0)
             regs += max(1, -(-bits // self.register_bits))
-        return regs + spare <= self.budget
+        return regs
 
 
 class _Access:
@@ -133,20 +137,29 @@ class _Access:
         self.index, self.extent = index, extent
 
 
-def _carry(loop, noalias, fits, memo) -> bool:
-    """Carry what `loop` allows; whether the IR changed."""
-    if not _plain_serial(loop):
+def _carry(loop, noalias, regs, memo) -> bool:
+    """Carry what `loop` allows (`regs`: the register file); whether the IR changed."""
+    if not _plain_serial(loop) or not _may_carry(loop):
         return False
     accesses = _accesses(loop, noalias, memo)
     if accesses is None:
         return False
+    fits = regs._fits
     groups = _groups(loop, accesses)
     changed = False
     nests = _unrollable(loop, accesses)
+    # Copies of loops that already carry values keep theirs live at once: then all of the
+    # loop's must fit, and a nest whose copies' carried values alone do not is not tried
+    # (unrolling the 16 rows around a carried 4x64 tile analysed 1,024 accesses for nothing).
+    live, whole = 0, False
+    for n in nests:
+        carried = [r.type for o in walk_all(n) if o.name == "scf.for" for r in o.results]
+        whole = whole or bool(carried)
+        live += regs._registers(carried) * math.prod(_trip_count(o) for o in _nest(n))
+    if whole and live > regs.budget:
+        nests = []
     if nests:
-        # Unroll a copy; keep it only if it lets more values be carried. Copies of loops that
-        # already carry values keep theirs live at once: then all of the loop's must fit.
-        whole = any(o.name == "scf.for" and len(o.results) for n in nests for o in walk_all(n))
+        # Unroll a copy; keep it only if it lets more values be carried.
         trial = loop.clone(ip=ir.InsertionPoint(loop))
         _unroll(_unrollable(trial, _accesses(trial, noalias, {})))
         trial_accesses = _accesses(trial, noalias, {})
@@ -163,6 +176,30 @@ def _carry(loop, noalias, fits, memo) -> bool:
         _rewrite(loop, groups)
         changed = True
     return changed
+
+
+def _may_carry(loop) -> bool:
+    """Whether `loop` has a store where a carried group needs one: directly in its body, in a
+    result-less `scf.if` there, or in a nest `_unrollable` may unroll. Else the analysis of
+    every access nested in it (an outer loop of a tile: hundreds) cannot carry anything."""
+    for op in loop.regions[0].blocks[0].operations:
+        op = op.operation
+        name = op.name
+        if name in STORES:
+            return True
+        if name == "scf.if" and not len(op.results):
+            if any(o.operation.name in STORES for r in op.regions for b in r.blocks
+                   for o in b.operations):
+                return True
+        elif name == "scf.for":
+            nest = _nest(op)
+            if all(o.name == "scf.for" and not len(o.results) and _plain_serial(o)
+                   for o in nest) and \
+                    math.prod(_trip_count(o) for o in nest) <= MAX_UNROLLED and \
+                    any(o.operation.name in STORES for n in nest
+                        for o in n.regions[0].blocks[0].operations):
+                return True
+    return False
 
 
 def _fitting(groups, fits):
