@@ -56,9 +56,10 @@ def walk(op, pred: Callable = lambda o: True) -> list:
     return [o for o in ir_walk.walk_all(op) if pred(o)]
 
 
-def accesses(op) -> list:
+def accesses(op, allocs: Optional[list] = None) -> list:
     """(op, "load"|"store", buffer) for every memref access nested in `op`, in program order
-    (filtered inside MLIR's walk: primitives ask this of every block, many times)."""
+    (filtered inside MLIR's walk: primitives ask this of every block, many times); the buffers
+    allocated inside are appended to `allocs` when given (from the same walk)."""
     res = []
 
     def visit(o):
@@ -67,6 +68,8 @@ def accesses(op) -> list:
             res.append((o, "load", o.operands[0]))
         elif name == "memref.store":
             res.append((o, "store", o.operands[1]))
+        elif allocs is not None and name == "memref.alloc":
+            allocs.append(o.result)
         return ir.WalkResult.ADVANCE
     _op(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return res
@@ -82,19 +85,8 @@ def _unique(values) -> list:
 
 def _scan(block: Block):
     """(accesses, buffers allocated inside) of a block, from one walk."""
-    res, local = [], []
-
-    def visit(o):
-        name = o.name
-        if name == "memref.load":
-            res.append((o, "load", o.operands[0]))
-        elif name == "memref.store":
-            res.append((o, "store", o.operands[1]))
-        elif name == "memref.alloc":
-            local.append(o.result)
-        return ir.WalkResult.ADVANCE
-    block.op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return res, local
+    local = []
+    return accesses(block.op, local), local
 
 
 def _writes(acc, local) -> list:
