@@ -121,7 +121,24 @@ def extern_args(op) -> list:
     return list(_op(op).regions[0].blocks[0].operations[-1].operands)
 
 
+def memo(table: dict, key, make, limit: int = 4096):
+    """`table[key]`, made by `make(key)` the first time. For tables keyed by MLIR attributes or
+    affine expressions: uniqued by their context (a key holds a reference to it), immutable,
+    and read over and over by a schedule replay. A table past `limit` entries starts over."""
+    got = table.get(key, table)
+    if got is table:
+        if len(table) > limit:
+            table.clear()
+        got = table[key] = make(key)
+    return got
+
+
 _DOMAINS: dict = {}
+
+
+def _decode_domains(attr) -> tuple:
+    return tuple(tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+                 for d in ir.ArrayAttr(attr))
 
 
 class Block:
@@ -154,14 +171,7 @@ class Block:
     @property
     def domains(self) -> list:
         """(min, extent) per iter var."""
-        attr = self.op.attributes["domains"]
-        got = _DOMAINS.get(attr)
-        if got is None:       # (cached by the uniqued attribute: a replay reads them often)
-            if len(_DOMAINS) > 4096:
-                _DOMAINS.clear()
-            got = _DOMAINS[attr] = tuple(tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
-                                         for d in ir.ArrayAttr(attr))
-        return list(got)
+        return list(memo(_DOMAINS, self.op.attributes["domains"], _decode_domains))
 
     @property
     def index_dtypes(self) -> list:
@@ -324,30 +334,26 @@ _CONST_RESULTS: dict = {}
 
 
 def _const_result(attr) -> Optional[int]:
-    """The value of a single-result constant AffineMapAttr, else None. Cached: attributes are
-    uniqued by their context (a key holds a reference to it), and a replay reads the bounds
-    of every loop many times."""
-    got = _CONST_RESULTS.get(attr, _CONST_RESULTS)
-    if got is _CONST_RESULTS:
-        e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
-        got = e.value if isinstance(e, ir.AffineConstantExpr) else None
-        if len(_CONST_RESULTS) > 4096:
-            _CONST_RESULTS.clear()
-        _CONST_RESULTS[attr] = got
-    return got
+    """The value of a single-result constant AffineMapAttr, else None (`memo`: a replay reads
+    the bounds of every loop many times)."""
+    return memo(_CONST_RESULTS, attr, _decode_const_result)
+
+
+def _decode_const_result(attr) -> Optional[int]:
+    e = ir.AffineMapAttr(attr).value.results[0].maybe_downcast()
+    return e.value if isinstance(e, ir.AffineConstantExpr) else None
 
 
 _INT_VALUES: dict = {}
 
 
 def _int_value(attr) -> int:
-    """The value of an IntegerAttr (cached like `_const_result`: loop steps are read often)."""
-    got = _INT_VALUES.get(attr)
-    if got is None:
-        if len(_INT_VALUES) > 4096:
-            _INT_VALUES.clear()
-        got = _INT_VALUES[attr] = ir.IntegerAttr(attr).value
-    return got
+    """The value of an IntegerAttr (`memo`: loop steps are read often)."""
+    return memo(_INT_VALUES, attr, _decode_int)
+
+
+def _decode_int(attr) -> int:
+    return ir.IntegerAttr(attr).value
 
 
 class Loop:

@@ -22,6 +22,8 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from mlir import ir
 
+from tir_mlir.dialect.ops import memo
+
 Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
 
 
@@ -216,12 +218,7 @@ def linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
     expression with no zero coefficient, else None. Cached: affine expressions are uniqued
     by their context (a key holds a reference to it) and a replay converts each binding
     several times."""
-    got = _LINEAR.get(expr, _LINEAR)
-    if got is _LINEAR:
-        if len(_LINEAR) >= 1 << 16:
-            _LINEAR.clear()
-        got = _LINEAR[expr] = _linear_form(expr)
-    return got
+    return memo(_LINEAR, expr, _linear_form, limit=1 << 16)
 
 
 def _linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
