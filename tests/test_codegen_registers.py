@@ -124,6 +124,23 @@ def test_register_tile_schedule():
     _check_matmul(sch, 256)
 
 
+def test_no_unroll_trial_whose_carried_tiles_cannot_fit(monkeypatch):
+    # unrolling the 16 rows i1 around the carried 4x64 tile would keep 16 x 16 zmm live at
+    # once: the copy is not even tried (it analysed 1,024 accesses for nothing)
+    from tir_mlir.passes.lowering import scalar_replace
+    unroll, unrolled = scalar_replace._unroll, []
+
+    def counting(nests):
+        unrolled.extend(scalar_replace._trip_count(n) for n in nests)
+        return unroll(nests)
+    monkeypatch.setattr(scalar_replace, "_unroll", counting)
+    sch = _register_tile(256)
+    scf = emit_text(sch.mod.module, "scf")
+    assert 16 not in unrolled and unrolled
+    assert scf.count("iter_args") == 1
+    _check_matmul(sch, 256)
+
+
 def test_register_tile_without_unroll_is_unrolled_to_be_carried():
     # hand_mm without unroll(i2): the i2 x j10 nest (4 x 4 copies) in k1 is unrolled here.
     sch = Schedule(_matmul(256))

@@ -192,12 +192,9 @@ def _may_carry(loop) -> bool:
                    for o in b.operations):
                 return True
         elif name == "scf.for":
-            nest = _nest(op)
-            if all(o.name == "scf.for" and not len(o.results) and _plain_serial(o)
-                   for o in nest) and \
-                    math.prod(_trip_count(o) for o in nest) <= MAX_UNROLLED and \
-                    any(o.operation.name in STORES for n in nest
-                        for o in n.regions[0].blocks[0].operations):
+            nest = _small_nest(op)
+            if nest and any(o.operation.name in STORES for n in nest
+                            for o in n.regions[0].blocks[0].operations):
                 return True
     return False
 
@@ -485,22 +482,26 @@ def _unrollable(loop, accesses):
     out = []
     for op in body.operations:
         op = op.operation
-        if op.name != "scf.for":
+        nest = _small_nest(op) if op.name == "scf.for" else None
+        if not nest:
             continue
-        nest = _nest(op)
-        if any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest):
-            continue
-        copies = 1
-        for o in nest:
-            copies *= _trip_count(o)
         ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
         stores = [a for a in accesses if a.store and a.index is not None
                   and any(a.op.parent.operation == o for o in nest)]
-        if copies <= MAX_UNROLLED and any(
-                all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
-                and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
+        if any(all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
+               and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
             out.append(op)
     return out
+
+
+def _small_nest(op):
+    """`_nest(op)` when it is plain serial loops of at most MAX_UNROLLED body copies, else
+    None."""
+    nest = _nest(op)
+    if any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest) or \
+            math.prod(_trip_count(o) for o in nest) > MAX_UNROLLED:
+        return None
+    return nest
 
 
 def _nest(op):
