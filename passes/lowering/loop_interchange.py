@@ -26,10 +26,12 @@ innermost loop then touches at most half the cache lines per iteration (`_Access
 most twice as many but it vectorizes while the old one does not: a loop order that already
 streams along rows, or a loop a schedule gave a kind, stays.
 """
+import math
+
 from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
-from tir_mlir.dialect.ops import Loop
+from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, index_const, walk
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, simplify, to_affine
@@ -57,8 +59,6 @@ class LoopInterchange:
             noalias = noalias_args(f)
             moved = []          # loops of an interchanged nest are not looked at again
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
-                if any(op == m for m in moved):
-                    continue
                 nest = _nest(op, noalias)
                 if nest is not None and not any(l == m for l in nest.loops for m in moved) \
                         and nest.legal() and nest.profitable():
@@ -75,8 +75,7 @@ def _plain(op) -> bool:
 
 
 def _body(op) -> list:
-    """The ops of a loop body, its terminator excepted."""
-    return [o.operation for o in op.regions[0].blocks[0].operations][:-1]
+    return body_ops(op.regions[0].blocks[0])
 
 
 def _pure(op) -> bool:
@@ -115,8 +114,7 @@ class _Nest:
         self.loops = [j] + band
         self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
         leaves = list(self.ivs)
-        roots = {}
-        self.accesses = [_Access(o, leaves, noalias, roots) for o in prologue + body
+        self.accesses = [_Access(o, leaves, noalias) for o in prologue + body
                          if o.name in ACCESSES]
         self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue):]
 
@@ -133,9 +131,7 @@ class _Nest:
         return True
 
     def profitable(self) -> bool:
-        trips = 1
-        for op in self.loops[1:]:
-            trips *= Loop(op).extent
+        trips = math.prod(Loop(op).extent for op in self.loops[1:])
         if trips * len(self.body) <= UNROLLED_BAND_OPS:
             return False
         inner = len(self.ivs) - 1
@@ -189,7 +185,7 @@ class _Access:
     """A load or store of the nest: its memref, its index expressions over `leaves` (the nest's
     IVs first, then values defined outside it) and its buffer's root."""
 
-    def __init__(self, op, leaves, noalias, roots):
+    def __init__(self, op, leaves, noalias):
         self.op = op
         self.store = op.name == "memref.store"
         m, first = ACCESSES[op.name]

@@ -80,7 +80,7 @@ def _names(ops) -> str:
     return ", ".join(repr(Block(o).name) for o in ops)
 
 
-def dataflow(block_op: ir.Operation, func: ir.Operation, rw=None):
+def dataflow(block_op: ir.Operation, rw=None):
     """(producers, consumers) of a block: other blocks of its scope (TVM's: under the same
     block or function, not inside another block) writing what it reads / reading what it
     writes (a block reducing into a buffer does not count as reading it). A blockized block
@@ -224,7 +224,7 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
                             f"or reduction block)")
     rw = _ReadsWrites()         # (each block's accesses read once)
     check_single_writer(block_op, func, who, rw)
-    producers, consumers = dataflow(block_op, func, rw)
+    producers, consumers = dataflow(block_op, rw)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
     if not needed and not reverse:   # reverse: no producer = recompute it all under the loop

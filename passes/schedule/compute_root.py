@@ -43,7 +43,7 @@ def compute_root(block) -> ir.Operation:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
     check_single_writer(block_op, func, who)
-    producers, consumers = dataflow(block_op, func)
+    producers, consumers = dataflow(block_op)
     stmts = body_ops(body)
     if stmts and stmts[-1].name == "func.return":
         stmts = stmts[:-1]
