@@ -1,13 +1,14 @@
 """A CUDA build refuses kernels no GPU can launch (passes/lowering/gpu_limits.py): too many
 threads or blocks, too much shared or local memory, a global buffer larger than any GPU; each
-with a located error. Building needs no GPU."""
+with a located error. Building needs no GPU. (The buffers are indexed through data, `I[vi]`, so
+that compact-buffers cannot shrink them.)"""
 import pytest
 
 import tir_mlir
 from tir_mlir.errors import BuildError
 
 PROG = '''@T.prim_func
-def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32")):
+def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32"), I: T.Buffer(({n},), "int64")):
     S = T.alloc_buffer(({shared},), "float32", scope="shared")
     L = T.alloc_buffer(({local},), "float32", scope="local")
     G = T.alloc_buffer(({glob},), "float32")
@@ -15,10 +16,10 @@ def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32")):
         for tx in T.thread_binding({threads}, thread="threadIdx.{taxis}"):
             with T.block("S"):
                 vi = T.axis.spatial({n}, bx * {threads} + tx)
-                S[vi % {shared}] = A[vi]
-                L[vi % {local}] = S[vi % {shared}]
-                G[vi % {glob}] = L[vi % {local}]
-                B[vi] = G[vi % {glob}]
+                S[I[vi] % {shared}] = A[vi]
+                L[I[vi] % {local}] = S[I[vi] % {shared}]
+                G[I[vi] % {glob}] = L[I[vi] % {local}]
+                B[vi] = G[I[vi] % {glob}]
 '''
 
 

@@ -145,3 +145,59 @@ def test_virtual_threads_run_as_serial_loops():
     c = np.zeros((32, 32), np.float32)
     simulate(lower(sch.mod.module, "cuda", "gpu"), a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def conv1d_nlc(length, cin, cout):
+    """TVM's te_workload conv1d_nlc (kernel 3, stride 2, padding 1), as TVM prints it."""
+    return f'''
+@T.prim_func
+def main(inputs: T.Buffer((1, {length}, {cin}), "float32"), weight: T.Buffer((3, {cin}, {cout}), "float32"), conv1d_nlc: T.Buffer((1, {length // 2}, {cout}), "float32")):
+    T.func_attr({{"tir.noalias": True}})
+    PadInput = T.alloc_buffer((1, {length + 2}, {cin}))
+    for i0, i1, i2 in T.grid(1, {length + 2}, {cin}):
+        with T.block("PadInput"):
+            v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
+            PadInput[v_i0, v_i1, v_i2] = T.if_then_else(1 <= v_i1 and v_i1 < {length + 1}, inputs[v_i0, v_i1 - 1, v_i2], T.float32(0.0))
+    for n, l, co, rl, rc in T.grid(1, {length // 2}, {cout}, 3, {cin}):
+        with T.block("conv1d_nlc"):
+            v_n, v_l, v_co, v_rl, v_rc = T.axis.remap("SSSRR", [n, l, co, rl, rc])
+            with T.init():
+                conv1d_nlc[v_n, v_l, v_co] = T.float32(0.0)
+            conv1d_nlc[v_n, v_l, v_co] = conv1d_nlc[v_n, v_l, v_co] + PadInput[v_n, v_l * 2 + v_rl, v_co // {cout} * {cin} + v_rc] * weight[v_rl, v_rc, v_co]
+'''
+
+
+def cuda_candidates(text, n, seed=3):
+    from tir_mlir.meta_schedule.tune_context import TuneContext
+    mod = tir_mlir.parse(text)
+    ctx = TuneContext(mod, "cuda -arch=sm_80", search_strategy="replay-trace", rand_state=seed)
+    st = ctx.search_strategy
+    st.pre_tuning(n, n, ctx.generate_design_space())
+    return mod, st.generate_measure_candidates(), st.failures
+
+
+def test_tuner_fetch_tiles_are_compacted_so_conv_candidates_fit_shared_memory():
+    """MultiLevelTiling's cooperative fetch indexes its shared tile through floordiv/mod of the
+    fused fetch loop and fills the tiles of all virtual threads: compact-buffers shrinks it to
+    the block's tile all the same. (Uncompacted, a 256-long conv1d's 160 KB of shared buffers
+    failed VerifyGPUCode in every candidate.)"""
+    _, cands, failures = cuda_candidates(conv1d_nlc(256, 64, 128), 3)
+    assert cands and len(cands) == 3, failures
+    for c in cands:
+        assert c.sch.get_gpu_usage()["shared_bytes"] <= 48 * 1024
+
+
+def test_tuner_conv_candidates_compute_numpys_numbers_race_free():
+    mod, cands, failures = cuda_candidates(conv1d_nlc(16, 8, 16), 4)
+    assert cands, failures
+    rng = np.random.default_rng(0)
+    x, w = rng.random((1, 16, 8), np.float32), rng.random((3, 8, 16), np.float32)
+    padded = np.pad(x, ((0, 0), (1, 1), (0, 0)))
+    ref = sum(np.einsum("nlc,cd->nld", padded[:, r:r + 16:2], w[r]) for r in range(3))
+    compacted = 0
+    for c in cands:
+        out = np.zeros((1, 8, 16), np.float32)
+        simulate(lower(c.sch.mod.module, "cuda", "gpu"), x, w, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-5)
+        compacted += c.sch.get_gpu_usage()["shared_bytes"] < (18 * 8 + 3 * 8 * 16) * 4
+    assert compacted

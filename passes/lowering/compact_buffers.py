@@ -9,8 +9,9 @@ iteration of the innermost loop around all its accesses (their LCA) touches, lik
 
 so a small tile indexed by unrolled loop vars gets constant indices and LLVM keeps it in
 registers. Conditions (else the buffer is left alone): only memref.load/store use it; every
-index is a linear function of loop IVs and constants; per dimension, the part that depends on
-the LCA and outer loops is the same in every access; the compact tile fits on the stack. As in
+index is a linear function of loop IVs, constants and their floordivs/mods by constants; the
+compact tile fits on the stack. Per dimension, the part that depends on the LCA and outer
+loops is the tile's origin; a term of it that the accesses weigh differently spans its range. As in
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
 the function.
@@ -70,13 +71,15 @@ def _compact(f, alloc):
     outer_ivs = {p for p, lp in enumerate(loops) if _fixed(lp, space, outer)}
     keys = {p for form in forms for coeffs, _ in form for p in coeffs}
     outer_pos = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
+    # an outer term the accesses weigh differently (a cooperative fetch fills the tiles of all
+    # of a block's virtual threads, each reads its own) spans its range: a bigger tile
+    outer_pos -= {p for axis in range(mtype.rank) for p in outer_pos
+                  if len({form[axis][0].get(p, 0) for form in forms}) > 1}
     ranges = [_range(lp, lca) for lp in loops]
     shape, offsets = [], []
     for axis in range(mtype.rank):
         outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos}
                        for form in forms]
-        if any(o != outer_parts[0] for o in outer_parts):
-            return
         lo = hi = None
         for form in forms:
             coeffs, const = form[axis]
@@ -224,6 +227,8 @@ def _linear(value, ivs):
         if op.name == "arith.muli":
             return _mul(a, b)
         return _add(a, b, -1 if op.name == "arith.subi" else 1)
+    if op.name in _DIVISIONS:             # TIR's `//` and floormod (a - a // b * b)
+        return _division(_DIVISIONS[op.name], *(_linear(v, ivs) for v in op.operands))
     if op.name == "affine.apply":
         m = ir.AffineMapAttr(op.attributes["map"]).value
         if m.n_symbols:
@@ -250,11 +255,18 @@ def _eval(expr, args):
         return _mul(_eval(e.lhs, args), _eval(e.rhs, args))
     for cls in (ir.AffineFloorDivExpr, ir.AffineModExpr, ir.AffineCeilDivExpr):
         if isinstance(e, cls):
-            lhs, rhs = _eval(e.lhs, args), _eval(e.rhs, args)
-            if lhs is None or rhs is None or rhs[0]:
-                return None
-            return {(cls.__name__, frozenset(lhs[0].items()), lhs[1], rhs[1]): 1}, 0
+            return _division(cls.__name__, _eval(e.lhs, args), _eval(e.rhs, args))
     return None
+
+
+_DIVISIONS = {"arith.floordivsi": "AffineFloorDivExpr", "arith.ceildivsi": "AffineCeilDivExpr"}
+
+
+def _division(kind, lhs, rhs):
+    """The term `lhs <kind> rhs` of a linear form: a division by a positive constant only."""
+    if lhs is None or rhs is None or rhs[0] or rhs[1] <= 0:
+        return None
+    return {(kind, frozenset(lhs[0].items()), lhs[1], rhs[1]): 1}, 0
 
 
 def _key_range(key, ranges):
