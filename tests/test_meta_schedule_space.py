@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import tir_mlir
 import tir_mlir.meta_schedule as ms
 from schedule_check import check_numerics, check_replay, parse
 from tir_mlir import Schedule, ScheduleError
@@ -229,6 +230,23 @@ def test_verify_gpu_code_rejects_too_many_threads():
     i, k = sch2.get_loops(sch2.get_block("B"))
     sch2.bind(k, "threadIdx.x")
     assert not verify.apply(sch2)
+
+
+def test_verify_gpu_code_rejects_a_thread_bound_with_two_extents():
+    """AutoBind's unit blockIdx loop around a nest already bound to blockIdx (a softmax
+    candidate): nested loops bound to one thread read one id, which cannot range over 1 and 4
+    values; the build refuses it (it computed row 0 only)."""
+    verify = ms.postproc.VerifyGPUCode()
+    verify.initialize_with_tune_context(TuneContext(parse(ROWSUM), "cuda"))
+    sch = Schedule(parse(ROWSUM))
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.bind(i, "blockIdx.x")
+    assert verify.apply(sch)
+    sch.bind(sch.add_unit_loop(i), "blockIdx.x")
+    assert sch.get_gpu_usage()["rebound_threads"] and not verify.apply(sch)
+    with pytest.raises(tir_mlir.errors.BuildError, match="loop 'i' binds blockIdx.x with extent 4 "
+                       "inside loop 'u', which binds it with extent 1"):
+        tir_mlir.build(sch.mod, target="cuda")
 
 
 def test_mutate_compute_location_moves_the_block():

@@ -4,6 +4,8 @@ the host, where device buffers cannot be read (TVM: "Did you forget to bind?"). 
 bound may still wrap kernels (they run on the host and launch one kernel per iteration) or run
 inside them (serially, per thread). The error names the outermost unbound loop (or the block, or
 the access itself) around the offending access, with its source location.
+Loops bound to one thread, one inside the other, read one id (a cooperative fetch under the
+consumer's thread loops): they must have the same extent, which the launch then has.
 Reductions bound to threads are the next stage's (gpu-lower-cross-thread-reduction)."""
 from mlir import ir
 
@@ -26,6 +28,19 @@ class GpuCheckBindings:
             for op in walk(f):
                 if op.name in ACCESSES and not any(map(is_thread_bound, ancestors(op))):
                     raise _unbound_error(f, op)
+                if is_thread_bound(op):
+                    _check_not_rebound(op)
+
+
+def _check_not_rebound(loop):
+    tag, extent = Loop(loop).thread, Loop(loop).extent
+    outer = next((p for p in ancestors(loop) if is_thread_bound(p) and Loop(p).thread == tag),
+                 None)
+    if outer is not None and Loop(outer).extent != extent:
+        raise build_error(loop, f"loop '{_name(loop)}' binds {tag} with extent {extent} inside "
+                                f"loop '{_name(outer)}', which binds it with extent "
+                                f"{Loop(outer).extent}: nested loops bound to one thread read "
+                                "one id and need one extent")
 
 
 def _unbound_error(f, access):

@@ -122,25 +122,32 @@ class RuleQueries:
     def get_gpu_usage(self, func_name=None) -> dict:
         """Per kernel launch resources of a function: the largest product of threadIdx loop
         extents over its kernels (top-level loop nests) and the bytes of its "shared"
-        buffers, compacted as the CUDA lowering does (declared sizes if it cannot lower)."""
+        buffers, compacted as the CUDA lowering does (declared sizes if it cannot lower);
+        `rebound_threads`: a loop bound to a thread inside a loop bound to the same thread
+        with another extent (the CUDA build refuses it)."""
         func = self._mod[self._func(func_name)]
-        threads = 1
+        threads, rebound = 1, False
         for top in analysis.body_ops(func.regions[0].blocks[0]):
             if not analysis.is_loop(top):
                 continue
             extents = {}
             for op in [top, *walk_all(top)]:
-                if analysis.is_loop(op) and Loop(op).thread and \
-                        Loop(op).thread.startswith("threadIdx"):
-                    t = Loop(op).thread
-                    extents[t] = max(extents.get(t, 1), Loop(op).extent)
+                if not (analysis.is_loop(op) and Loop(op).thread):
+                    continue
+                t, extent = Loop(op).thread, Loop(op).extent
+                rebound = rebound or any(
+                    analysis.is_loop(p) and Loop(p).thread == t and Loop(p).extent != extent
+                    for p in analysis.ancestors(op))
+                if t.startswith("threadIdx"):
+                    extents[t] = max(extents.get(t, 1), extent)
             prod = 1
             for e in extents.values():
                 prod *= e
             threads = max(threads, prod)
+        usage = {"threads_per_block": threads, "rebound_threads": rebound}
         shared = gpu_usage.shared_bytes(self._mod.module, self._func(func_name))
         if shared is not None:                 # what the kernels take once compacted
-            return {"threads_per_block": threads, "shared_bytes": shared}
+            return {**usage, "shared_bytes": shared}
         shared = 0
         for op in walk_all(func):
             if op.name in ("memref.alloc", "memref.alloca") and \
@@ -150,4 +157,4 @@ class RuleQueries:
                 for d in mt.shape:
                     n *= d
                 shared += n * max(1, getattr(mt.element_type, "width", 32) // 8)
-        return {"threads_per_block": threads, "shared_bytes": shared}
+        return {**usage, "shared_bytes": shared}
