@@ -90,8 +90,6 @@ CASES = {
                              "3:33", "literal 300 does not fit in int8"),
     "handle_never_matched": ("@T.prim_func\ndef f(a: T.handle):\n    pass\n",
                              "2:7", "handle parameter 'a' is never bound by T.match_buffer"),
-    "scalar_param": ("@T.prim_func\ndef f(n: T.int32):\n    pass\n",
-                     "2:7", "scalar parameter 'n'"),
     "missing_decorator": ('def f(A: T.Buffer((8,), "float32")):\n    pass\n',
                           "1:1", "f needs the decorator @T.prim_func"),
     "axis_outside_block": (HDR + "    for i in range(8):\n        vi = T.axis.spatial(8, i)\n",

@@ -76,3 +76,54 @@ def test_errors_in_the_schedule_script_point_at_its_line(tmp_path):
         assert r.exit_code == 1, r.output
         assert f"{path}{where}" in r.output and what in r.output
         assert "Traceback" not in r.output
+
+
+ROWSUM_N = '''@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 16))
+    B = T.match_buffer(b, (n,))
+    for i, k in T.grid(n, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+SPLIT_I = '''
+def schedule(sch):
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=[None, 4])
+'''
+
+
+def test_symbolic_tir_text_prints_schedules_and_runs_specialized(tmp_path):
+    prog = tmp_path / "rowsum.tir"
+    prog.write_text(ROWSUM_N)
+    r = CliRunner().invoke(main, ["parse", str(prog)])
+    assert r.exit_code == 0, r.output
+    assert "    n = T.int32()\n    A = T.match_buffer(a, (n, 16))\n" in r.output
+    r = CliRunner().invoke(main, ["schedule", str(prog), "--transform", _script(tmp_path, SPLIT_I)])
+    assert r.exit_code == 0, r.output
+    assert "for i_0, i_1, k in T.grid((n + 3) // 4, 4, 16):" in r.output
+    assert "T.where(i_0 * 4 + i_1 < n)" in r.output
+    r = CliRunner().invoke(main, ["run", str(prog), "--specialize", "n=37", "--check",
+                                  "--transform", _script(tmp_path, SPLIT_I)])
+    assert r.exit_code == 0, r.output
+    assert "A[37, 16]:float32" in r.output and "check: OK" in r.output
+    r = CliRunner().invoke(main, ["lower", str(prog), "--specialize", "n=8", "--emit", "affine"])
+    assert r.exit_code == 0 and "memref<8x16xf32>" in r.output, r.output
+
+
+def test_symbolic_program_without_values_is_a_located_error(tmp_path):
+    prog = tmp_path / "rowsum.tir"
+    prog.write_text(ROWSUM_N)
+    for cmd in (["run"], ["lower"], ["parse", "--emit", "mlir"]):
+        r = CliRunner().invoke(main, cmd + [str(prog)])
+        assert r.exit_code == 1
+        assert (f"{prog}:2:1: error: the program has symbolic shapes or scalar parameters (n): "
+                "give their values with --specialize NAME=VALUE") in r.output
+    r = CliRunner().invoke(main, ["run", str(prog), "--specialize", "m=3"])
+    assert r.exit_code == 2 and "main has no symbolic var or scalar parameter 'm'" in r.output
+    r = CliRunner().invoke(main, ["run", str(prog), "--specialize", "n"])
+    assert r.exit_code == 2 and "--specialize n: expected NAME=NUMBER" in r.output

@@ -262,7 +262,7 @@ def test_cli_runs_a_python_file_against_the_interpreter():
     assert "check: OK" in out.output
 
 
-def test_cli_prints_symbolic_functions_as_tvm_and_refuses_to_run_them(tmp_path):
+def test_cli_prints_symbolic_functions_as_tvm_and_runs_them_specialized(tmp_path):
     src = (DATA / "symbolic.py").read_text()
     path = tmp_path / "add.py"
     path.write_text(src[:src.index("@T.prim_func", src.index("def add"))])   # `add` alone
@@ -275,7 +275,10 @@ def test_cli_prints_symbolic_functions_as_tvm_and_refuses_to_run_them(tmp_path):
     assert again.exit_code == 0 and again.output == out.output, again.output
     out = CliRunner().invoke(main, ["run", str(path)])
     assert out.exit_code == 1
-    assert out.output.startswith(f"{path}:6:1: error: function 'add' has symbolic shapes")
+    assert out.output.startswith(f"{path}:6:1: error: the program has symbolic shapes or "
+                                 "scalar parameters (n): give their values with --specialize")
+    out = CliRunner().invoke(main, ["run", str(path), "--specialize", "n=5", "--check"])
+    assert out.exit_code == 0 and "check: OK" in out.output, out.output
 
 
 def test_cli_locates_a_symbolic_function_it_cannot_print():

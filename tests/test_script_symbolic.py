@@ -291,3 +291,24 @@ def test_module_gives_tvms_numbers_at_three_sizes(tmp_path):
                                  for p in (a, b)})
     tvm.ir.assert_structural_equal(spec["scale"].without_attr("global_symbol"),
                                    expected.without_attr("global_symbol"))
+
+
+def test_parse_of_symbolic_text_is_a_symbolic_function_as_from_a_python_file():
+    text = '''@T.prim_func
+def scale(a: T.handle, alpha: T.float32):
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            A[vi] = A[vi] * alpha
+'''
+    f = tir_mlir.parse(text, "scale.tir")
+    assert isinstance(f, SymbolicPrimFunc) and f.vars == {"alpha": "float32", "n": "int32"}
+    a = np.arange(5, dtype=np.float32)
+    tir_mlir.build(f)["scale"](a, 2.0)
+    np.testing.assert_array_equal(a, np.arange(5) * 2)
+    assert "A = T.match_buffer(a, (n,))" in f.script()
+    with pytest.raises(tir_mlir.TIRParseError, match="scale.tir:11:1: a program with symbolic "
+                       "shapes or scalar parameters is one definition"):
+        tir_mlir.parse(text + "\n" + text.replace("scale", "again"), "scale.tir")

@@ -104,20 +104,42 @@ def _progress(what: str):
             click.echo(f"tir-mlir: {what}: done in {time.monotonic() - start:.1f} s", err=True)
 
 
+def _specialize_option(command):
+    """`--specialize n=128` (repeatable): values of a program's symbolic vars."""
+    def to_values(ctx, param, pairs):
+        values = {}
+        for p in pairs:
+            name, sep, value = p.partition("=")
+            try:
+                values[name.strip()] = int(value) if sep else None
+            except ValueError:
+                try:
+                    values[name.strip()] = float(value)
+                except ValueError:
+                    values[name.strip()] = None
+            if not sep or not name.strip() or values[name.strip()] is None:
+                raise click.UsageError(f"--specialize {p}: expected NAME=NUMBER")
+        return values
+    return click.option("--specialize", multiple=True, metavar="NAME=VALUE", callback=to_values,
+                        help="Value of a symbolic shape var or scalar parameter "
+                             "(`n = T.int32()`; repeatable).")(command)
+
+
 @main.command()
 @click.argument("path", type=_INPUT)
 @click.option("--emit", default="tir", show_default=True, type=click.Choice(["tir", "mlir"]),
               help="Print the program back as TVMScript, or as tir-dialect MLIR.")
 @click.option("--debug-info", is_flag=True, help="With --emit mlir: print source locations.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
-def parse(path, emit, debug_info, out):
+@_specialize_option
+def parse(path, emit, debug_info, out, specialize):
     """Parse the program PATH (TVMScript or .mlir); print it as TVMScript or as MLIR."""
-    if str(path).endswith(".py") and emit != "mlir":   # symbolic functions print too
-        from tir_mlir.script.pyfile import script_python
+    if str(path).endswith(".py") and emit != "mlir" and not specialize:
+        from tir_mlir.script.pyfile import script_python      # every definition of the file
         _write(script_python(_read(path), str(path)), out)
         return
-    mod = _load_program(path)
-    _write(mod.mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
+    mod = _load_program(path, specialize=specialize)
+    _write(_concrete(mod).mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
 
 
 def _schedule_script(path):
@@ -200,10 +222,12 @@ def _transform_option(command):
               help="--print-trace as TVM's Python, JSON, or a tir_schedule MLIR script.")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
               help="Write the trace as JSON to this file (replay it with --transform T.json).")
-def schedule(path, script, out, print_trace, trace_format, trace_out):
-    """Schedule PATH with a TVM-style schedule script and print the result as TVMScript."""
+@_specialize_option
+def schedule(path, script, out, print_trace, trace_format, trace_out, specialize):
+    """Schedule PATH with a TVM-style schedule script and print the result as TVMScript
+    (a symbolic program is scheduled at a probe size and printed symbolically, as TVM does)."""
     import json
-    sch = _apply_schedule(_load_program(path), script)
+    sch = _apply_schedule(_load_program(path, specialize=specialize), script)
     _write(sch.mod.script(), out)
     if print_trace:
         if trace_format == "mlir":
@@ -216,10 +240,11 @@ def schedule(path, script, out, print_trace, trace_format, trace_out):
         _write(json.dumps(sch.trace.as_json(), indent=1) + "\n", trace_out)
 
 
-def _load_program(path, transform=None):
+def _load_program(path, transform=None, specialize=None):
     """The program in `path` (TVMScript; the TVMScript definitions of a `.py` file; tir-dialect
-    MLIR for `.mlir`), then `transform`
-    (a function IRModule -> IRModule, e.g. a schedule script) when given."""
+    MLIR for `.mlir`): an IRModule, or a symbolic program (`n = T.int32()`) unless
+    `specialize` binds its vars; then `transform` (a function module -> module, e.g. a schedule
+    script) when given."""
     from tir_mlir.frontend.mlir_input import looks_like_mlir, parse_mlir
     from tir_mlir.frontend.parser import parse as parse_tvmscript
     text = _read(path)
@@ -231,7 +256,32 @@ def _load_program(path, transform=None):
         mod = parse_python(text, name)
     else:
         mod = parse_tvmscript(text, name)
+    if specialize:
+        if not hasattr(mod, "specialize"):
+            raise click.UsageError("--specialize: the program has no symbolic shapes or scalar "
+                                   "parameters")
+        try:
+            mod = mod.specialize(specialize)
+        except (KeyError, TypeError) as e:
+            raise click.UsageError(f"--specialize: {e.args[0]}") from None
+        if hasattr(mod, "specialize"):
+            raise click.UsageError(f"--specialize: {_unbound(mod)} still unbound")
     return transform(mod) if transform else mod
+
+
+def _unbound(mod) -> str:
+    from tir_mlir.script.symbolic import symbolic_vars
+    defs = getattr(mod, "defs", None) or [mod.func]
+    return ", ".join(sorted({v for f in defs for v in symbolic_vars(f)}))
+
+
+def _concrete(mod):
+    """`mod`, which must have concrete shapes to be lowered, run or tuned."""
+    if hasattr(mod, "specialize"):
+        loc = SourceLoc(mod.filename, *(getattr(mod, "func", None) or mod.cls).pos)
+        raise TIRError(f"the program has symbolic shapes or scalar parameters "
+                       f"({_unbound(mod)}): give their values with --specialize NAME=VALUE", loc)
+    return mod
 
 
 _GPU_STAGES = ("gpu", "gpu-binary", "ptx")
@@ -254,13 +304,14 @@ def _bounds_check_option(command):
 @click.option("--print-ir-after-all", is_flag=True,
               help="Print the module after every lowering stage on stderr.")
 @click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+@_specialize_option
 @_transform_option
-def lower(path, target, emit, bounds_check, print_ir_after_all, out, transform=None):
+def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize, transform=None):
     """Lower PATH to stage EMIT (tir -> affine -> scf -> llvm-dialect -> llvm-ir -> asm)."""
     from tir_mlir.passes.lowering.pipeline import _target, emit_text
     if emit in _GPU_STAGES and _target(target) != "cuda":
         raise click.UsageError(f"--emit {emit} is a GPU stage: add --target cuda")
-    mod = _load_program(path, transform)
+    mod = _concrete(_load_program(path, transform, specialize))
     if emit == "tir":
         return _write(mod.script(), out)
     if emit == "mlir":
@@ -303,12 +354,13 @@ def _npy_arrays(pairs, option):
 @click.option("--extern-lib", "extern_libs", multiple=True, metavar="FILE",
               help="Link the code T.call_extern calls (.c, .o, .a, .so, .ll; repeatable).")
 @_bounds_check_option
+@_specialize_option
 @_transform_option
 def run(path, func_name, target, check, bench, number, repeat, seed, inputs, outputs,
-        extern_libs, bounds_check, transform=None):
+        extern_libs, bounds_check, specialize, transform=None):
     """Build PATH, run a function on random inputs; optionally check it and time it."""
     from tir_mlir.runtime.run_program import run_program
-    mod = _load_program(path, transform)
+    mod = _concrete(_load_program(path, transform, specialize))
     lines = run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=bounds_check,
                         target=target, number=number, repeat=repeat,
                         inputs=_npy_arrays(inputs, "--input"),
@@ -349,11 +401,12 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
               help="Search strategy (replay-*: random sampling of the design space).")
 @click.option("--trials-per-iter", default=64, show_default=True, type=click.IntRange(min=1),
               help="Candidates per round: built, measured and committed together.")
+@_specialize_option
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
-         seed, strategy, trials_per_iter):
+         seed, strategy, trials_per_iter, specialize):
     """Tune a function of PATH: search schedules, measure them, keep the fastest."""
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
-    run_tune(path, _load_program(path), target, trials, work_dir, func_name, resume, runner,
+    run_tune(path, _concrete(_load_program(path, specialize=specialize)), target, trials, work_dir, func_name, resume, runner,
              address, check, timeout, seed, strategy, trials_per_iter, echo=click.echo)
 
 

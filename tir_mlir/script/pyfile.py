@@ -9,10 +9,9 @@ functions (generated per call) need the call's arguments, so only top-level ones
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
-from tir_mlir.module import IRModule
 from tir_mlir.script.captures import Unreadable
 from tir_mlir.script.extract import split_python
-from tir_mlir.script.symbolic import check_symbolic, symbolic_vars
+from tir_mlir.script.symbolic import symbolic_vars
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
 MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
@@ -72,17 +71,30 @@ def read_constants(statements, filename):
     return consts
 
 
-def parse_python(text: str, filename: str = "<string>") -> IRModule:
-    """The IRModule of the @T.prim_func / @I.ir_module definitions of Python source `text`."""
+def parse_python(text: str, filename: str = "<string>"):
+    """The @T.prim_func / @I.ir_module definitions of Python source `text`: an IRModule, or for
+    a program with symbolic shapes or scalar parameters its one definition as a SymbolicPrimFunc
+    / SymbolicIRModule (what TVM's from_source gives: a function over its vars)."""
     resolved = _definitions(text, filename)
-    for s in resolved:
-        check_symbolic(s, filename)
-        if isinstance(s, A.FuncDef) and symbolic_vars(s):
-            raise TIRParseError(f"function {s.name!r} has symbolic shapes or scalar parameters "
-                                f"({', '.join(symbolic_vars(s))}); the command line needs "
-                                "concrete ones: import the file and use f.specialize({...})",
-                                SourceLoc(filename, *s.pos))
+    if any(_is_symbolic(s) for s in resolved):
+        return _symbolic(resolved, filename)
     return build(resolved, filename)
+
+
+def symbolic_program(text: str, filename: str = "<string>"):
+    """TVMScript `text` whose definition has symbolic shapes or scalar parameters."""
+    return _symbolic(_definitions(text, filename), filename)
+
+
+def _symbolic(resolved, filename):
+    from tir_mlir.script.symbolic import SymbolicPrimFunc
+    from tir_mlir.script.symbolic_module import SymbolicIRModule
+    if len(resolved) != 1:
+        raise TIRParseError("a program with symbolic shapes or scalar parameters is one "
+                            "definition: put its functions in one @I.ir_module class",
+                            SourceLoc(filename, *resolved[1].pos))
+    s = resolved[0]
+    return (SymbolicPrimFunc if isinstance(s, A.FuncDef) else SymbolicIRModule)(s, filename)
 
 
 def script_python(text: str, filename: str = "<string>") -> str:
@@ -127,7 +139,7 @@ def _definitions(text: str, filename: str) -> list:
     return [resolve_definition(s, captures, filename) for s in definitions]
 
 
-def load_python(path) -> IRModule:
+def load_python(path):
     path = str(path)
     with open(path, encoding="utf-8") as f:
         return parse_python(f.read(), path)

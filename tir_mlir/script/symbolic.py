@@ -12,7 +12,7 @@ values (compiled once per set of values).
 """
 from typing import Dict, List, Tuple
 
-from tir_mlir.errors import RuntimeCallError, TIRParseError, SourceLoc
+from tir_mlir.errors import RuntimeCallError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee, strip_prefix
 from tir_mlir.script.captures import transform
@@ -291,14 +291,3 @@ class SymbolicModule:
             return time_calls(self._function(values).prepare(*arrays), number, repeat,
                               min_repeat_ms)
         return evaluate
-
-
-def check_symbolic(s, filename):
-    """TIRParseError for symbolic functions where only concrete ones are allowed."""
-    for f in s.body if isinstance(s, A.ClassDef) else []:
-        if isinstance(f, A.FuncDef) and symbolic_vars(f):
-            raise TIRParseError(f"function {f.name!r} has symbolic shapes or scalar parameters "
-                                f"({', '.join(symbolic_vars(f))}); the command line needs "
-                                "concrete ones: import the file and use "
-                                "Module.specialize({...})",
-                                SourceLoc(filename, *f.pos))
