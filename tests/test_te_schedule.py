@@ -1,8 +1,11 @@
 """The TE schedule API over `tir_mlir.Schedule`: the 21 TE examples of tests/data/te/ run with
 only their import line changed, and the scheduled programs compute numpy's numbers."""
+import atexit
 import contextlib
 import io
 import runpy
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -56,12 +59,16 @@ CASES = {
 }
 
 
+_EXAMPLE_DIR = Path(tempfile.mkdtemp(prefix="tir_mlir_te_"))
+atexit.register(shutil.rmtree, _EXAMPLE_DIR, ignore_errors=True)
+
+
 def run_example(name):
     source = (EXAMPLES / f"{name}.py").read_text()
     source = source.replace("import tvm\n", "import tir_mlir as tvm\n", 1)
     source = source.replace("from tvm import te\n", "from tir_mlir import te\n", 1)
-    path = Path(f"/tmp/tir_mlir_te_{name}.py")
-    path.write_text(source)
+    path = _EXAMPLE_DIR / f"{name}.py"       # kept while the process runs: the decorators
+    path.write_text(source)                 # and printers read the source again
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         try:
