@@ -6,6 +6,7 @@ through an rpath), an object or archive (`.o`, `.a`, copied in), C or C++ source
 by the shipped `llc`). The files' contents are part of the compile cache key, so editing the C
 kernel rebuilds. A symbol that nothing defines fails when the library is loaded, naming it.
 """
+import atexit
 import hashlib
 import shutil
 import subprocess
@@ -105,6 +106,7 @@ def shared_library(extern_libs) -> List[str]:
         raise BuildError("extern_libs: compiling or linking non-.so libraries needs a C "
                          "compiler (cc)")
     workdir = Path(tempfile.mkdtemp(prefix="tir-mlir-extern-"))
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)   # loaded until then
     files, flags = link_inputs(paths, workdir)
     out = workdir / "extern.so"
     _run(["cc", "-shared", "-o", str(out), *files, *flags], paths[0])

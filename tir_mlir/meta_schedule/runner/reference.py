@@ -1,5 +1,7 @@
 """`make_reference`: the unscheduled program's outputs, against which every candidate is
 checked (RunnerInput.reference)."""
+import atexit
+import contextlib
 import os
 import tempfile
 from typing import Optional
@@ -16,6 +18,7 @@ def make_reference(mod, path: Optional[str] = None, func_name: Optional[str] = N
     if path is None:
         fd, path = tempfile.mkstemp(prefix="tir_mlir_ref_", suffix=".npz")
         os.close(fd)
+        atexit.register(_remove, path)     # the runners read it until the tuning ends
     with ProcessPool(1) as pool:
         future = pool.submit("tir_mlir.meta_schedule.runner.measure:write_reference",
                              (mod.mlir(), func_name, seed, str(path)), timeout=timeout_sec)
@@ -24,3 +27,8 @@ def make_reference(mod, path: Optional[str] = None, func_name: Optional[str] = N
         except TaskError as e:
             raise BuildError(f"the unscheduled program cannot serve as the reference: "
                              f"{e.message}") from None
+
+
+def _remove(path):
+    with contextlib.suppress(OSError):
+        os.remove(path)
