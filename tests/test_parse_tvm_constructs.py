@@ -131,6 +131,49 @@ def test_loop_extents_that_depend_on_outer_loops():
     same_as_tvm(TRIANGULAR)
 
 
+def test_grid_extents_that_depend_on_outer_loops():
+    same_as_tvm(TRIANGULAR.replace("for j in range(i + 1):", "for j, k in T.grid(i + 1, 2):")
+                .replace("vj = T.axis.spatial(16, j)", "vj = T.axis.spatial(16, j)\n"
+                         "                vk = T.axis.spatial(2, k)"))
+
+
+def test_an_iter_var_domain_on_a_loop_variable_is_its_largest_value():
+    """TVM's `T.axis.S(i, j)` under `for j in T.grid(i, ...)`: the domain (an assertion on the
+    iter var) widens to the largest i; the numbers are TVM's; loops whose bounds depend on a
+    loop cannot move outside it."""
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((8, 8, 4), "float32"), B: T.Buffer((8, 8, 4), "float32")):
+    for i in range(8):
+        for j, k in T.grid(i, 4):
+            with T.block("B"):
+                vi = T.axis.S(8, i)
+                vj = T.axis.S(i, j)
+                vk = T.axis.S(4, k)
+                B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
+'''
+    mod = tir_mlir.parse(text)
+    assert "vj = T.axis.spatial(7, j)" in mod.script()
+    a, b = np.random.default_rng(0).random((8, 8, 4), np.float32), np.zeros((8, 8, 4), np.float32)
+    tir_mlir.build(mod)["f"](a, b)
+    want = np.zeros_like(a)
+    for i in range(8):
+        want[i, :i] = a[i, :i] * 2
+    np.testing.assert_array_equal(b, want)
+    sch = tir_mlir.Schedule(mod)
+    i, j, k = sch.get_loops(sch.get_block("B"))
+    before = sch.mod.script()
+    for bad in (lambda: sch.reorder(k, i), lambda: sch.reorder(j, i)):
+        with pytest.raises(tir_mlir.ScheduleError, match="reorder: the bounds of loop 'j' depend "
+                           "on loop 'i', which would move inside it"):
+            bad()
+        assert sch.mod.script() == before
+    with pytest.raises(tir_mlir.ScheduleError, match="bounds that depend on outer loops"):
+        sch.fuse(i, j)
+    sch.reorder(k, j)
+    assert "for i, k in T.grid(8, 4):\n        for j in range(i):" in sch.mod.script()
+
+
 def test_loops_with_variable_extents_inside_a_block_are_relaxed_like_tvm():
     same_as_tvm('''
 @T.prim_func

@@ -88,6 +88,7 @@ def reorder(loops: Sequence[ir.Operation]):
     given = iter(loops)   # (Python wrappers of one op may differ: compare with ==, not id)
     moving = {analysis.op_of(lp) for lp in loops}
     order = [next(given) if analysis.op_of(lp) in moving else lp for lp in chain]
+    _check_bounds_stay_inside(order)
 
     # --- rewrite: park body and loops after `top`, then nest them in the new order ---------
     anchor = _next_op(top)
@@ -101,6 +102,20 @@ def reorder(loops: Sequence[ir.Operation]):
         inner.move_before(analysis.terminator(Loop(outer).body))
     for op in body:
         op.move_before(analysis.terminator(Loop(order[-1]).body))
+
+
+def _check_bounds_stay_inside(order):
+    """A loop whose bounds read another loop's variable (`for j in range(i)`) stays inside it."""
+    position = {Loop(lp).iv: k for k, lp in enumerate(order)}
+    for k, lp in enumerate(order):
+        loop = Loop(lp)
+        if loop.constant_bounds:
+            continue
+        for v in list(loop.lower_bound[1]) + list(loop.upper_bound[1]):
+            if position.get(v, -1) > k:
+                raise ScheduleError(f"reorder: the bounds of loop {loop.name!r} depend on loop "
+                                    f"{Loop(order[position[v]]).name!r}, which would move "
+                                    f"inside it")
 
 
 def _next_op(op: ir.Operation) -> ir.Operation:

@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import func, memref, scf
 
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.affine_exprs import const_of, expr_bounds
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
@@ -458,6 +458,8 @@ class FuncBuilder(Fail):
                 self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
                           s.pos)
             specs = [(0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
+                     if self._constant_bound(a) else       # T.grid(i, 128) under loop i
+                     (0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
                      for a in it.args]
         elif name == "range" or name in LOOP_KINDS:
             kind = "serial" if name == "range" else name
@@ -730,11 +732,16 @@ class FuncBuilder(Fail):
 
     def _dom(self, node):
         """((min, extent), index dtype) of an iter var domain: `128`, `(lo, hi)`,
-        `T.int64(128)` (the iter var is then an int64)."""
+        `T.int64(128)` (the iter var is then an int64); an extent affine in loop variables
+        (`T.axis.spatial(i, j)` under `for j in range(i)`) is its largest value."""
         if isinstance(node, A.Tuple_) and len(node.items) == 2:
             lo, d0 = self.static_index(node.items[0], "a domain bound")
             hi, d1 = self.static_index(node.items[1], "a domain bound")
             return (lo, hi - lo), wider(d0, d1)
+        if not self._constant_bound(node):
+            _, (umap, operands) = self._affine_bounds([node])
+            ranges = [Loop(v.owner.owner).iv_range() for v in operands]
+            return (0, max(1, expr_bounds(umap.results[0], ranges)[1])), "int32"
         ext, d = self.static_index(node, "a block iter var extent")
         return (0, ext), d
 
