@@ -172,6 +172,15 @@ def f(A: T.Buffer((8, 8, 4), "float32"), B: T.Buffer((8, 8, 4), "float32")):
         sch.fuse(i, j)
     sch.reorder(k, j)
     assert "for i, k in T.grid(8, 4):\n        for j in range(i):" in sch.mod.script()
+    remap = text.replace(
+        "vi = T.axis.S(8, i)\n                vj = T.axis.S(i, j)\n                vk = T.axis.S(4, k)",
+        'vi, vj, vk = T.axis.remap("SSS", [i, j, k])')
+    assert "T.axis.remap" in remap
+    remapped = tir_mlir.parse(remap)
+    assert "vj = T.axis.spatial(7, j)" in remapped.script()
+    b[:] = 0
+    tir_mlir.build(remapped)["f"](a, b)
+    np.testing.assert_array_equal(b, want)
 
 
 def test_loops_with_variable_extents_inside_a_block_are_relaxed_like_tvm():

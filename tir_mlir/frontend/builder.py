@@ -780,13 +780,15 @@ class FuncBuilder(Fail):
             v = self.env.get(l.id)
             if v is None:
                 self.fail(f"undefined variable {l.id!r}", l.pos)
-            if isinstance(v, Val) and v.dom is None and isinstance(v.value.owner, ir.Block) \
+            dom = v.dom if isinstance(v, Val) else None
+            if isinstance(v, Val) and dom is None and isinstance(v.value.owner, ir.Block) \
                     and Loop.is_loop(v.value.owner.owner):
-                self.fail(f"T.axis.remap of loop {l.id!r}, whose bounds depend on outer loops: "
-                          f"write T.axis.spatial(extent, {l.id}) with a constant extent", l.pos)
-            if not (isinstance(v, Val) and v.dom is not None):
+                # bounds on outer loops (TVM's domain over them): the widest range
+                first, last = Loop(v.value.owner.owner).iv_range()
+                dom = (first, last - first + 1)
+            if dom is None:
                 self.fail(f"{l.id!r} is not a loop variable", l.pos)
-            out.append({"name": t.id, "kind": k, "dom": v.dom, "idx": index_dtype(v.value),
+            out.append({"name": t.id, "kind": k, "dom": dom, "idx": index_dtype(v.value),
                         "binding": l, "pos": t.pos})
         return out
 
