@@ -15,6 +15,7 @@ import collections
 import ctypes
 import functools
 import hashlib
+import operator
 import os
 import shutil
 import tempfile
@@ -261,6 +262,11 @@ class _SharedLibBackend:
         return call
 
 
+# What a remembered call checks again (in C: `map` of an attrgetter): the arrays still have
+# the layout their descriptors describe, and may still be written.
+_LAYOUT = operator.attrgetter("shape", "strides", "dtype", "flags.writeable")
+
+
 class Function:
     """A compiled function: call it with one numpy array per buffer parameter.
 
@@ -290,19 +296,12 @@ class Function:
 
     def __call__(self, *arrays):
         hit = self._recent.get(tuple(map(id, arrays)))
-        if hit is not None:
-            remembered, layouts, run = hit
-            for a, (shape, strides, dtype) in zip(remembered, layouts):
-                if (a.shape != shape or a.strides != strides or a.dtype is not dtype
-                        or not a.flags.writeable):
-                    break
-            else:
-                return run()
+        if hit is not None and hit[1] == list(map(_LAYOUT, arrays)):
+            return hit[2]()
         run = self.prepare(*arrays)
         # The arrays are kept: their ids and data pointers stay theirs (numpy refuses to resize
         # an array something else references).
-        self._recent[tuple(map(id, arrays))] = (
-            arrays, [(a.shape, a.strides, a.dtype) for a in arrays], run)
+        self._recent[tuple(map(id, arrays))] = (arrays, list(map(_LAYOUT, arrays)), run)
         if len(self._recent) > RECENT_CALLS:
             self._recent.popitem(last=False)
         run()
