@@ -42,6 +42,43 @@ def test_cross_thread_reduction_sketches_run_like_numpy():
         np.testing.assert_allclose(b, softmax_ref(a), rtol=1e-5, atol=1e-7)
 
 
+NORM = '''
+@T.prim_func
+def main(A: T.Buffer((1, 16, 16), "float32"), D: T.Buffer((1,), "float32")):
+    C = T.alloc_buffer((1,))
+    for b, i, j in T.grid(1, 16, 16):
+        with T.block("C"):
+            vb, vi, vj = T.axis.remap("SRR", [b, i, j])
+            with T.init():
+                C[vb] = T.float32(0)
+            C[vb] = C[vb] + A[vb, vi, vj] * A[vb, vi, vj]
+    for b in range(1):
+        with T.block("D"):
+            vb = T.axis.spatial(1, b)
+            D[vb] = T.sqrt(C[vb])
+'''
+
+
+def test_cross_thread_reduction_follows_the_consumers_sampled_thread_count():
+    """A reduction computed at a consumer that AutoBind already bound is split by the
+    consumer's sampled thread count itself (the variable, as TVM reads it from the trace), so a
+    candidate that samples another count keeps one thread count per kernel: with the sketch's
+    count frozen in, 4 of 8 candidates bound 32 and 128 threads and did not build."""
+    mod = tir_mlir.parse(NORM)
+    ctx = TuneContext(mod, "cuda", search_strategy="replay-trace", rand_state=11)
+    joined = [s for s in ctx.generate_design_space() if "C_shared" in s.mod.script()]
+    assert len(joined) == 1
+    splits = [i for i in joined[0].trace.insts if i.name == "split"]
+    assert splits[-1].args["factors"][1] is splits[0].args["factors"][1]   # one variable
+    st = ctx.search_strategy
+    st.pre_tuning(8, 8, ctx.generate_design_space())
+    a = np.random.default_rng(0).random((1, 16, 16), np.float32)
+    for c in st.generate_measure_candidates():
+        d = np.zeros(1, np.float32)
+        simulate(lower(c.sch.mod.module, "cuda", "gpu"), a, d)
+        np.testing.assert_allclose(d, np.sqrt((a * a).sum(keepdims=True)[0, 0]), rtol=1e-5)
+
+
 def test_cross_thread_reduction_leaves_spatial_work_alone():
     mod = tir_mlir.load(DATA / "matmul.tir")       # 65536 outputs of 256-long reductions
     assert len(space(mod, [ms.schedule_rule.CrossThreadReduction()])) == 1

@@ -4,8 +4,10 @@ the inner part bound to threadIdx.x, so the block's threads share each reduction
 warp shuffles, docs/gpu.md). When the block can be computed at its consumer (TVM's conditions:
 the consumers share a loop, the consumer is not a tiling candidate), it is moved under the
 consumer's outer spatial loop with its result in shared memory, and the consumer's innermost
-loop is bound to the same threads (or their count is read off the consumer's threadIdx.x
-loop). The unchanged schedule stays a sketch too. TVM's CrossThreadReduction.
+loop is bound to the same threads (or, where the consumer is bound already, its thread count
+is the trace's split factor for that loop: the sampled variable itself, so every candidate keeps
+one thread count per kernel). The unchanged schedule stays a sketch too. TVM's
+CrossThreadReduction.
 """
 from typing import List, Sequence
 
@@ -40,7 +42,7 @@ class CrossThreadReduction(ScheduleRule):
                     if s.get_sref(innermost) == s.get_sref(loop):
                         loop = outer
                 else:
-                    threads = s.get(bound).extent
+                    threads = _thread_x_factor(s, bound)
                 s.set_scope(block, 0, "shared")      # first, so compute_at covers all threads
                 s.compute_at(block, loop, preserve_unit_loops=True)
             fused = _fuse_reduction_loops(s, block)
@@ -59,6 +61,27 @@ class CrossThreadReduction(ScheduleRule):
 def _thread_x_loop(sch, block):
     return next((lp for lp in sch.get_loops(block)
                  if sch.get(lp).thread_binding == "threadIdx.x"), None)
+
+
+def _thread_x_factor(sch, bound):
+    """The thread count of the consumer's threadIdx.x loop `bound` as the trace has it: the
+    split factor that made the loop, a sampled variable where it is one (AutoBind's), so a
+    candidate that samples another count splits the reduction by the same one (TVM's
+    GetThreadIdxExtentFromTrace); else the loop's extent."""
+    target = sch.get_sref(bound)
+    for inst in reversed(sch.trace.insts):
+        if inst.name != "split":
+            continue
+        outs = inst.output_list()
+        for k, out in enumerate(outs):
+            try:
+                same = sch.get_sref(out) == target
+            except (ScheduleError, KeyError, IndexError, ValueError):     # a loop gone since
+                continue
+            if same:
+                factor = inst.args["factors"][k]
+                return factor if factor is not None else sch.get(bound).extent
+    return sch.get(bound).extent
 
 
 def _compute_target(sch, block):
