@@ -58,3 +58,29 @@ def test_compute_at_tile_under_parallel_loop_is_per_thread():
     assert "memref.alloca() : memref<4x16xf32>" in scf
     assert scf.index("scf.parallel") < scf.index("memref.alloca()")
     _check(sch)
+
+
+def test_indices_through_floordiv_and_floormod_are_compacted():
+    """`(vi * 8 + vj) // 8` is vi + vj // 8 (the row: the tile's origin) and `vj % 8` a
+    column within it: the buffer shrinks to the row all the same; numbers unchanged."""
+    text = '''
+@T.prim_func
+def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
+    Y = T.alloc_buffer((16, 8))
+    for i in range(16):
+        for j in range(8):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[(vi * 8 + vj) // 8, (vi * 8 + vj) % 8] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = Y[vi, vj] + T.float32(1)
+'''
+    mod = tir_mlir.parse(text)
+    scf = emit_text(mod.module, "scf")
+    assert "memref.alloca() : memref<1x8xf32>" in scf and "alloca() : memref<16x8xf32>" not in scf
+    a = np.random.default_rng(0).standard_normal((16, 8)).astype("float32")
+    b = np.zeros_like(a)
+    tir_mlir.build(mod, debug=True)["main"](a, b)
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)

@@ -9,8 +9,9 @@ iteration of the innermost loop around all its accesses (their LCA) touches, lik
 
 so a small tile indexed by unrolled loop vars gets constant indices and LLVM keeps it in
 registers. Conditions (else the buffer is left alone): only memref.load/store use it; every
-index is a linear function of loop IVs, constants and their floordivs/mods by constants; the
-compact tile fits on the stack. Per dimension, the part that depends on the LCA and outer
+index is a linear function of loop IVs, constants and their floordivs/mods by constants (terms
+the divisor divides taken out: `(32 * bx + t) // 32` is `bx + t // 32`); the compact tile
+fits on the stack. Per dimension, the part that depends on the LCA and outer
 loops is the tile's origin; a term of it that the accesses weigh differently spans its range. As in
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
@@ -263,10 +264,20 @@ _DIVISIONS = {"arith.floordivsi": "AffineFloorDivExpr", "arith.ceildivsi": "Affi
 
 
 def _division(kind, lhs, rhs):
-    """The term `lhs <kind> rhs` of a linear form: a division by a positive constant only."""
+    """The linear form of `lhs <kind> rhs`, a division by a positive constant d. Terms of lhs
+    whose coefficient d divides leave it exactly, `(d*a + x) // d = a + x // d` and
+    `(d*a + x) % d = x % d` (a thread block's `co // 32` with co = 32 * bx + t is bx + t // 32:
+    its origin, and a term within the tile); the rest is a term of its own."""
     if lhs is None or rhs is None or rhs[0] or rhs[1] <= 0:
         return None
-    return {(kind, frozenset(lhs[0].items()), lhs[1], rhs[1]): 1}, 0
+    (coeffs, const), d = lhs, rhs[1]
+    whole = {} if kind == "AffineModExpr" else \
+        {p: c // d for p, c in coeffs.items() if c % d == 0}
+    rest = {p: c for p, c in coeffs.items() if c % d}
+    if not rest:
+        return whole, {"AffineFloorDivExpr": const // d, "AffineCeilDivExpr": -(-const // d),
+                       "AffineModExpr": const % d}[kind]
+    return _add((whole, 0), ({(kind, frozenset(rest.items()), const, d): 1}, 0))
 
 
 def _key_range(key, ranges):
