@@ -15,6 +15,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tir_mlir.passes.lowering.common import run_pipeline, walk
+from tir_mlir.runtime import llvm_stderr
 
 DEFAULT_ARCH = "sm_90"
 SHARED_ALIGN = 32
@@ -47,7 +48,8 @@ class GpuToBinary:
             "canonicalize,cse,reconcile-unrealized-casts)",
             "gpu-module-to-binary{format=isa}",
         ])
-        run_pipeline(module, pipeline, "GPU code generation")
+        with llvm_stderr.captured():      # NVPTX's "loop not vectorized" remarks
+            run_pipeline(module, pipeline, "GPU code generation")
 
 
 def _align_shared(module: ir.Module):

@@ -27,7 +27,7 @@ from tir_mlir.passes.lowering.gpu_limits import GLOBAL_BYTES_ATTR
 from tir_mlir.passes.lowering.gpu_nvvm import ptx
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.runtime.build import Module, jit, packed_call
-from tir_mlir.runtime import cuda_library, cuda_timer, dlpack, llvm_stderr
+from tir_mlir.runtime import cuda_library, cuda_timer, dlpack
 from tir_mlir.runtime.descriptor import memref_descriptor
 from tir_mlir.runtime.signature import check_args, signatures
 
@@ -159,8 +159,7 @@ def build(mod, target="cuda", **_ignored) -> "CudaModule":
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():
         sigs = signatures(module)
-        with llvm_stderr.captured():       # NVPTX's "loop not vectorized" remarks
-            lowered = lower(module, target, "llvm-dialect")
+        lowered = lower(module, target, "llvm-dialect")
         attrs = lowered.operation.attributes
         needs = ({a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
                  if GLOBAL_BYTES_ATTR in attrs else {})
