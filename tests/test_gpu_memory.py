@@ -201,3 +201,41 @@ def test_tuner_conv_candidates_compute_numpys_numbers_race_free():
         np.testing.assert_allclose(out, ref, rtol=1e-5)
         compacted += c.sch.get_gpu_usage()["shared_bytes"] < (18 * 8 + 3 * 8 * 16) * 4
     assert compacted
+
+
+GROUP_CONV = '''
+@T.prim_func
+def main(inputs: T.Buffer((1, 8, 8, 8), "float32"), weight: T.Buffer((3, 3, 4, 16), "float32"), conv2d_nhwc: T.Buffer((1, 8, 8, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    PadInput = T.alloc_buffer((1, 10, 10, 8))
+    for i0, i1, i2, i3 in T.grid(1, 10, 10, 8):
+        with T.block("PadInput"):
+            v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            PadInput[v_i0, v_i1, v_i2, v_i3] = T.if_then_else(1 <= v_i1 and v_i1 < 9 and 1 <= v_i2 and v_i2 < 9, inputs[v_i0, v_i1 - 1, v_i2 - 1, v_i3], T.float32(0.0))
+    for n, h, w, co, rh, rw, rc in T.grid(1, 8, 8, 16, 3, 3, 4):
+        with T.block("conv2d_nhwc"):
+            v_n, v_h, v_w, v_co, v_rh, v_rw, v_rc = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, rc])
+            with T.init():
+                conv2d_nhwc[v_n, v_h, v_w, v_co] = T.float32(0.0)
+            conv2d_nhwc[v_n, v_h, v_w, v_co] = conv2d_nhwc[v_n, v_h, v_w, v_co] + PadInput[v_n, v_h + v_rh, v_w + v_rw, v_co // 8 * 4 + v_rc] * weight[v_rh, v_rw, v_rc, v_co]
+'''
+
+
+def test_tuner_group_conv_candidates_compute_numpys_numbers_race_free():
+    """TVM's group conv (two groups of 4 input channels): the shared tile's channel index
+    `co // 8 * 4 + rc` goes through a division of block, thread and loop parts."""
+    _, cands, failures = cuda_candidates(GROUP_CONV, 2, seed=7)
+    assert cands, failures
+    rng = np.random.default_rng(0)
+    x, w = rng.random((1, 8, 8, 8), np.float32), rng.random((3, 3, 4, 16), np.float32)
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    ref = np.zeros((1, 8, 8, 16), np.float32)
+    for co in range(16):
+        g = co // 8
+        for rh in range(3):
+            for rw in range(3):
+                ref[..., co] += padded[:, rh:rh + 8, rw:rw + 8, g * 4:g * 4 + 4] @ w[rh, rw, :, co]
+    for c in cands:
+        out = np.zeros((1, 8, 8, 16), np.float32)
+        simulate(lower(c.sch.mod.module, "cuda", "gpu"), x, w, out)
+        np.testing.assert_allclose(out, ref, rtol=1e-5)
