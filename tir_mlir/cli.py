@@ -104,23 +104,32 @@ def _progress(what: str):
             click.echo(f"tir-mlir: {what}: done in {time.monotonic() - start:.1f} s", err=True)
 
 
+def _named(pairs, option, expected, convert=str):
+    """NAME=VALUE pairs -> {NAME: convert(VALUE)}; a usage error names the bad one."""
+    out = {}
+    for p in pairs:
+        name, sep, value = p.partition("=")
+        try:
+            if not (sep and name.strip() and value):
+                raise ValueError
+            out[name.strip()] = convert(value)
+        except ValueError:
+            raise click.UsageError(f"{option} {p}: expected {expected}") from None
+    return out
+
+
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def _specialize_option(command):
     """`--specialize n=128` (repeatable): values of a program's symbolic vars."""
-    def to_values(ctx, param, pairs):
-        values = {}
-        for p in pairs:
-            name, sep, value = p.partition("=")
-            try:
-                values[name.strip()] = int(value) if sep else None
-            except ValueError:
-                try:
-                    values[name.strip()] = float(value)
-                except ValueError:
-                    values[name.strip()] = None
-            if not sep or not name.strip() or values[name.strip()] is None:
-                raise click.UsageError(f"--specialize {p}: expected NAME=NUMBER")
-        return values
-    return click.option("--specialize", multiple=True, metavar="NAME=VALUE", callback=to_values,
+    return click.option("--specialize", multiple=True, metavar="NAME=VALUE",
+                        callback=lambda ctx, param, pairs: _named(
+                            pairs, "--specialize", "NAME=NUMBER", _number),
                         help="Value of a symbolic shape var or scalar parameter "
                              "(`n = T.int32()`; repeatable).")(command)
 
@@ -325,17 +334,6 @@ def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize,
     _write(text, out)
 
 
-def _npy_arrays(pairs, option):
-    """NAME=FILE.npy pairs -> {NAME: FILE.npy}."""
-    out = {}
-    for p in pairs:
-        name, sep, file = p.partition("=")
-        if not sep or not name or not file:
-            raise click.UsageError(f"{option} {p}: expected NAME=FILE.npy")
-        out[name] = file
-    return out
-
-
 @main.command()
 @click.argument("path", type=_INPUT)
 @click.option("--func", "func_name", default=None, help="Function to run (default: the first).")
@@ -363,8 +361,9 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
     mod = _concrete(_load_program(path, transform, specialize))
     lines = run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=bounds_check,
                         target=target, number=number, repeat=repeat,
-                        inputs=_npy_arrays(inputs, "--input"),
-                        outputs=_npy_arrays(outputs, "--output"), extern_libs=extern_libs)
+                        inputs=_named(inputs, "--input", "NAME=FILE.npy"),
+                        outputs=_named(outputs, "--output", "NAME=FILE.npy"),
+                        extern_libs=extern_libs)
     if not len(mod):                 # about the program as a whole: name its file
         raise TIRError("the program has no function to run",
                        SourceLoc("<stdin>" if path == "-" else str(path), 1, 1))
@@ -406,8 +405,9 @@ def tune(path, target, trials, work_dir, func_name, resume, runner, address, che
          seed, strategy, trials_per_iter, specialize):
     """Tune a function of PATH: search schedules, measure them, keep the fastest."""
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
-    run_tune(path, _concrete(_load_program(path, specialize=specialize)), target, trials, work_dir, func_name, resume, runner,
-             address, check, timeout, seed, strategy, trials_per_iter, echo=click.echo)
+    mod = _concrete(_load_program(path, specialize=specialize))
+    run_tune(path, mod, target, trials, work_dir, func_name, resume, runner, address, check,
+             timeout, seed, strategy, trials_per_iter, echo=click.echo)
 
 
 if __name__ == "__main__":

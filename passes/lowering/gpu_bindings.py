@@ -32,15 +32,22 @@ class GpuCheckBindings:
                     _check_not_rebound(op)
 
 
-def _check_not_rebound(loop):
-    tag, extent = Loop(loop).thread, Loop(loop).extent
+def rebinding(loop):
+    """The loop around thread-bound `loop` bound to its thread with another extent, or None."""
+    tag = Loop(loop).thread
     outer = next((p for p in ancestors(loop) if is_thread_bound(p) and Loop(p).thread == tag),
                  None)
-    if outer is not None and Loop(outer).extent != extent:
-        raise build_error(loop, f"loop '{_name(loop)}' binds {tag} with extent {extent} inside "
-                                f"loop '{_name(outer)}', which binds it with extent "
-                                f"{Loop(outer).extent}: nested loops bound to one thread read "
-                                "one id and need one extent")
+    return outer if outer is not None and Loop(outer).extent != Loop(loop).extent else None
+
+
+def _check_not_rebound(loop):
+    outer = rebinding(loop)
+    if outer is not None:
+        tag = Loop(loop).thread
+        raise build_error(loop, f"loop '{_name(loop)}' binds {tag} with extent "
+                                f"{Loop(loop).extent} inside loop '{_name(outer)}', which binds "
+                                f"it with extent {Loop(outer).extent}: nested loops bound to "
+                                "one thread read one id and need one extent")
 
 
 def _unbound_error(f, access):

@@ -240,12 +240,10 @@ def parse(text: str, filename: str = None):
     """Parse TVMScript into an IRModule (one `func.func` per prim_func); a program with
     symbolic shapes or scalar parameters (`n = T.int32()`) gives a SymbolicPrimFunc or
     SymbolicIRModule, as from a Python file."""
-    from tir_mlir.frontend import ast as A
-    from tir_mlir.script.symbolic import symbolic_vars
+    from tir_mlir.script.symbolic import is_symbolic
     filename = filename or "<string>"
     stmts = parse_ast(text, filename)
-    if any(symbolic_vars(f) for s in stmts if isinstance(s, (A.FuncDef, A.ClassDef))
-           for f in (s.body if isinstance(s, A.ClassDef) else [s]) if isinstance(f, A.FuncDef)):
+    if any(is_symbolic(s) for s in stmts):
         from tir_mlir.script.pyfile import symbolic_program
         return symbolic_program(text, filename)
     return build(stmts, filename)

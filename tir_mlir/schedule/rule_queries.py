@@ -12,6 +12,7 @@ from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering import gpu_usage
+from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound, rebinding
 from tir_mlir.passes.schedule import analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -132,14 +133,12 @@ class RuleQueries:
                 continue
             extents = {}
             for op in [top, *walk_all(top)]:
-                if not (analysis.is_loop(op) and Loop(op).thread):
+                if not is_thread_bound(op):
                     continue
-                t, extent = Loop(op).thread, Loop(op).extent
-                rebound = rebound or any(
-                    analysis.is_loop(p) and Loop(p).thread == t and Loop(p).extent != extent
-                    for p in analysis.ancestors(op))
+                rebound = rebound or rebinding(op) is not None
+                t = Loop(op).thread
                 if t.startswith("threadIdx"):
-                    extents[t] = max(extents.get(t, 1), extent)
+                    extents[t] = max(extents.get(t, 1), Loop(op).extent)
             prod = 1
             for e in extents.values():
                 prod *= e

@@ -11,7 +11,7 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.captures import Unreadable
 from tir_mlir.script.extract import split_python
-from tir_mlir.script.symbolic import symbolic_vars
+from tir_mlir.script.symbolic import is_symbolic
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
 MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
@@ -76,7 +76,7 @@ def parse_python(text: str, filename: str = "<string>"):
     a program with symbolic shapes or scalar parameters its one definition as a SymbolicPrimFunc
     / SymbolicIRModule (what TVM's from_source gives: a function over its vars)."""
     resolved = _definitions(text, filename)
-    if any(_is_symbolic(s) for s in resolved):
+    if any(is_symbolic(s) for s in resolved):
         return _symbolic(resolved, filename)
     return build(resolved, filename)
 
@@ -101,13 +101,13 @@ def script_python(text: str, filename: str = "<string>") -> str:
     """The definitions of Python source `text` printed as TVMScript, symbolic ones as TVM prints
     them (`n = T.int32()`, `T.match_buffer(a, (n, 16))`: script/symbolic_print.py)."""
     resolved = _definitions(text, filename)
-    if not any(_is_symbolic(s) for s in resolved):
+    if not any(is_symbolic(s) for s in resolved):
         return build(resolved, filename).script()
     from tir_mlir.script.symbolic import SymbolicPrimFunc
     from tir_mlir.script.symbolic_module import SymbolicIRModule
     texts = []
     for s in resolved:
-        if not _is_symbolic(s):
+        if not is_symbolic(s):
             texts.append(build([s], filename).script())
             continue
         try:
@@ -116,11 +116,6 @@ def script_python(text: str, filename: str = "<string>") -> str:
         except TypeError as e:      # not affine in its variables (`T.ceildiv(n, 4)`)
             raise TIRParseError(str(e), SourceLoc(filename, *s.pos)) from None
     return "\n\n".join(t.rstrip("\n") for t in texts) + "\n"
-
-
-def _is_symbolic(s) -> bool:
-    return any(isinstance(f, A.FuncDef) and symbolic_vars(f)
-               for f in (s.body if isinstance(s, A.ClassDef) else [s]))
 
 
 def _definitions(text: str, filename: str) -> list:

@@ -53,6 +53,13 @@ def symbolic_vars(f: A.FuncDef) -> Dict[str, str]:
     return out
 
 
+def is_symbolic(definition) -> bool:
+    """Whether a prim_func, or some function of an @I.ir_module class, has symbolic vars or
+    scalar parameters."""
+    funcs = definition.body if isinstance(definition, A.ClassDef) else [definition]
+    return any(isinstance(f, A.FuncDef) and symbolic_vars(f) for f in funcs)
+
+
 def _value_node(value, dtype, pos):
     if dtype == "int64":
         return A.Call(A.Attr(A.Name("T", pos), "int64", pos), [A.Const(value, pos)], [], pos)

@@ -76,7 +76,7 @@ def _thread_x_factor(sch, bound):
         for k, out in enumerate(outs):
             try:
                 same = sch.get_sref(out) == target
-            except (ScheduleError, KeyError, IndexError, ValueError):     # a loop gone since
+            except ScheduleError:         # a loop gone since (fused, split again)
                 continue
             if same:
                 factor = inst.args["factors"][k]
