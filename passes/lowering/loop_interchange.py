@@ -22,7 +22,7 @@ address stride in j on a row-major buffer. Then iterations of j touch disjoint e
 written buffers, so running all prologues first (in a copy of j) and then the band with j
 innermost gives each element the same sequence of writes.
 It is done when the band is too large for LLVM to unroll whole (`UNROLLED_BAND_OPS`) and the
-innermost loop then touches at most half the cache lines per iteration (`_Access.lines`), or at
+innermost loop then touches at most half the cache lines per iteration (`Access.lines`), or at
 most twice as many but it vectorizes while the old one does not: a loop order that already
 streams along rows, or a loop a schedule gave a kind, stays.
 """
@@ -66,7 +66,7 @@ class LoopInterchange:
                     moved.extend(nest.loops)
 
 
-def _plain(op) -> bool:
+def plain_loop(op) -> bool:
     if op.name != "affine.for" or len(op.operands) or \
             set(op.attributes) - PLAIN_LOOP_ATTRS:
         return False
@@ -78,27 +78,27 @@ def _body(op) -> list:
     return body_ops(op.regions[0].blocks[0])
 
 
-def _pure(op) -> bool:
+def pure(op) -> bool:
     return not len(op.regions) and op.name.startswith(PURE_PREFIXES)
 
 
 def _nest(j, noalias):
     """The loop nest `j` heads, when it has the shape the stage rewrites; else None."""
-    if not _plain(j):
+    if not plain_loop(j):
         return None
     ops = _body(j)
     if not ops or ops[-1].name != "affine.for":
         return None
     prologue, band = ops[:-1], [ops[-1]]
-    if not all(_pure(o) or o.name == "memref.store" for o in prologue):
+    if not all(pure(o) or o.name == "memref.store" for o in prologue):
         return None
     while True:
-        if not _plain(band[-1]):
+        if not plain_loop(band[-1]):
             return None
         body = _body(band[-1])
         if len(body) == 1 and body[0].name == "affine.for":
             band.append(body[0])
-        elif all(_pure(o) or o.name in ACCESSES for o in body):
+        elif all(pure(o) or o.name in ACCESSES for o in body):
             break
         else:
             return None
@@ -114,7 +114,7 @@ class _Nest:
         self.loops = [j] + band
         self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
         leaves = list(self.ivs)
-        self.accesses = [_Access(o, leaves, noalias) for o in prologue + body
+        self.accesses = [Access(o, leaves, noalias) for o in prologue + body
                          if o.name in ACCESSES]
         self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue):]
 
@@ -181,7 +181,7 @@ class _Nest:
         tmp.owner.erase()
 
 
-class _Access:
+class Access:
     """A load or store of the nest: its memref, its index expressions over `leaves` (the nest's
     IVs first, then values defined outside it) and its buffer's root."""
 

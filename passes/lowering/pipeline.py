@@ -30,6 +30,7 @@ from tir_mlir.passes.lowering.static_bounds import StaticBounds
 from tir_mlir.passes.lowering.storage_align import StorageAlign
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
+from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
 from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 
@@ -39,7 +40,8 @@ from tir_mlir.passes.lowering.vectorize import VectorizeLoops
 def _cpu_stages():
     return [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
             (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
-            (None, LoopInterchange), (None, UnrollLoops), (None, CompactBuffers), (None, StackBudget),
+            (None, LoopInterchange), (None, UnrollLoops), (None, UnrollForVectorize),
+            (None, CompactBuffers), (None, StackBudget),
             (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
             (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
             ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, BufferTags),

@@ -32,7 +32,7 @@ class UnrollLoops:
             _visit_block(f.regions[0].blocks[0], None, True, plan)
             for loop, explicit in plan:            # innermost first
                 if explicit:
-                    _unroll(loop)
+                    unroll(loop)
                 else:
                     Loop(loop).set(kind="unroll")
 
@@ -80,7 +80,7 @@ def _int(attr) -> int:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.Attribute) else int(attr)
 
 
-def _unroll(op):
+def unroll(op):
     """Replace the loop by one copy of its body per iteration, its IV a constant."""
     loop = Loop(op)
     loc = op.location

@@ -1,0 +1,99 @@
+"""Stage `unroll-for-vectorize` (CPU, affine level): the small inner loops of a loop that would
+vectorize without them are unrolled, so that LLVM's loop vectorizer sees it innermost.
+
+    for x in 0..14:                          for x in 0..14:
+      for rc in 0..2:                            B[f0, x] += P[0, 0, x] * W[f0, 0, 0]
+        for ry in 0..3:               =>         B[f1, x] += P[0, 0, x] * W[f1, 0, 0]
+          B[f0, x] += P[rc, ry, x] * W[..]       ... (6 copies of the body)
+          B[f1, x] += ...
+
+A tuner's conv tile (16 x 2 outputs unrolled by `pragma_auto_unroll_max_step`, around them the
+2 x 3 reduction loops, around those 14 `x`) ran 5x slower than TVM's build: LLVM unrolls such a
+band on TVM's IR and then vectorizes `x` with masked zmm FMAs, but its unroll cost model counts
+more on ours (address arithmetic, carried accumulators), so `x` stayed scalar. Unrolling is
+always legal; this stage only chooses where.
+
+A loop `x` qualifies when it is a plain serial loop (constant bounds, step 1, no annotation) of
+at least MIN_VECTOR_TRIPS iterations; everything in it is pure ops, loads, stores and plain
+serial loops holding the same; unrolled whole, its body makes at most MAX_STATEMENTS stores; in
+`x` every store is contiguous (stride 1 on a row-major buffer) and every load contiguous or the
+same for all iterations; and the innermost loops are not themselves vectorizable (a loop that
+is stays, for LLVM to vectorize it).
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Loop, body_ops
+from tir_mlir.passes.lowering.buffer_roots import noalias_args
+from tir_mlir.ir_walk import ancestors, walk_all
+from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.loop_interchange import (ACCESSES, MIN_VECTOR_TRIPS, Access,
+                                                       plain_loop, pure)
+from tir_mlir.passes.lowering.unroll import unroll
+from tir_mlir.passes.schedule.buffer_util import NotAffine
+
+# A body of more stores than this, unrolled, is left alone (TVM's conv tile above: 192).
+MAX_STATEMENTS = 256
+
+
+class UnrollForVectorize:
+    name = "unroll-for-vectorize"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            noalias = noalias_args(f)
+            # innermost first: a loop's inner loops are never looked at after it unrolled them
+            for op in reversed([o for o in walk_all(f) if o.name == "affine.for"]):
+                inner = _inner_loops(op)
+                if inner and _vectorizes_unrolled(op, inner, noalias):
+                    for loop in reversed(inner):        # innermost first
+                        unroll(loop)
+
+
+def _inner_loops(x):
+    """The loops inside `x`, outer first, when `x` has the shape the stage unrolls; else []."""
+    if not plain_loop(x) or Loop(x).extent < MIN_VECTOR_TRIPS:
+        return []
+    loops = []
+
+    def stores(block) -> int:
+        n = 0
+        for o in body_ops(block):
+            if o.name == "affine.for":
+                if not plain_loop(o) and not _unit(o):
+                    raise NotAffine
+                loops.append(o)
+                n += Loop(o).extent * stores(o.regions[0].blocks[0])
+            elif o.name == "memref.store":
+                n += 1
+            elif not (pure(o) or o.name in ACCESSES or o.name == "affine.apply"):
+                raise NotAffine
+            if n > MAX_STATEMENTS:
+                raise NotAffine
+        return n
+    try:
+        stores(x.regions[0].blocks[0])
+    except NotAffine:
+        return []
+    return loops
+
+
+def _unit(op) -> bool:
+    return op.name == "affine.for" and Loop(op).constant_bounds and Loop(op).extent == 1 \
+        and Loop(op).kind == "serial"
+
+
+def _vectorizes_unrolled(x, inner, noalias) -> bool:
+    ivs = [o.regions[0].blocks[0].arguments[0] for o in [x] + inner]
+    try:
+        accesses = [Access(o, ivs, noalias) for o in walk_all(x) if o.name in ACCESSES]
+    except NotAffine:
+        return False
+    if not all(a.stride(0) in ((1,) if a.store else (0, 1)) and (a.row_major or not a.store)
+               for a in accesses):
+        return False
+    innermost = [k for k, o in enumerate(inner, 1)
+                 if not any(c.name == "affine.for" for c in body_ops(o.regions[0].blocks[0]))]
+    # A stored address the innermost loop does not move is an accumulator: no vector loop.
+    return not any(Loop(inner[k - 1]).extent >= MIN_VECTOR_TRIPS and all(
+        a.stride(k) in ((1,) if a.store else (0, 1)) for a in accesses
+        if inner[k - 1] in ancestors(a.op)) for k in innermost)
