@@ -20,6 +20,7 @@ from tir_mlir.passes.lowering.float_min_max import FloatMinMax
 from tir_mlir.passes.lowering.bounds_check import BoundsCheck
 from tir_mlir.passes.lowering.packed_calls import PackedCalls
 from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
+from tir_mlir.passes.lowering.jam_loops import JamCarriedLoops
 from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
 from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
@@ -44,7 +45,8 @@ def _cpu_stages():
             (None, CompactBuffers), (None, StackBudget),
             (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
             (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
-            ("scf", ScalarReplace), (None, PackedCalls), (None, AllocCheck), (None, BufferTags),
+            (None, ScalarReplace), ("scf", JamCarriedLoops), (None, PackedCalls),
+            (None, AllocCheck), (None, BufferTags),
             (None, ScfToLLVM), ("llvm-dialect", AliasScopes)]
 
 

@@ -1,0 +1,104 @@
+"""Stage `jam-carried-loops`: the per-tile-element copies of a reduction loop that
+`scalar-replace` leaves, each carrying one accumulator, run as one loop carrying all of them.
+Checked on the loops of the scf stage (values each carries) and on the numbers (numpy)."""
+import re
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir.context import get_context
+from tir_mlir.passes.lowering import pipeline
+from tir_mlir.passes.lowering.jam_loops import JamCarriedLoops
+
+RNG = np.random.default_rng(0)
+
+# A tuner's tile: 2 x 2 accumulators of 4 lanes, each reduced over 16 k inside k_0.
+TILE = '''@T.prim_func
+def main(A: T.Buffer((2, 64), "float32"), B: T.Buffer((64, 8), "float32"),
+         C: T.Buffer((2, 8), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for k_0, i_2, j_2, k_1 in T.grid(4, 2, 2, 16):
+        for j_3 in T.vectorized(4):
+            with T.block("C"):
+                vi = T.axis.spatial(2, i_2)
+                vj = T.axis.spatial(8, j_2 * 4 + j_3)
+                vk = T.axis.reduce(64, k_0 * 16 + k_1)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def _carried(text) -> list:
+    """The number of values each scf.for of `text` carries, in order."""
+    return [len(m.group(1).split(",")) for m in re.finditer(
+        r"scf\.for [^\n]*iter_args\(([^)]*)\)", text)]
+
+
+def _scf(mod):
+    with get_context():
+        return pipeline.emit_text(mod.module, "scf")
+
+
+def _check(mod):
+    a, b = RNG.random((2, 64), np.float32), RNG.random((64, 8), np.float32)
+    c = RNG.random((2, 8), np.float32)
+    out = c.copy()
+    tir_mlir.build(mod)["main"](a, b, out)
+    np.testing.assert_allclose(out, c + a @ b, rtol=1e-5)
+
+
+def test_copies_of_a_carried_reduction_run_as_one_loop():
+    mod = tir_mlir.parse(TILE)
+    assert _carried(_scf(mod)) == [4, 4]    # k_0 and one k_1 carry the four accumulators
+    _check(mod)
+
+
+def test_without_the_stage_the_copies_are_four_chains(monkeypatch):
+    """What the stage removes: four k_1 loops one after the other, one accumulator each."""
+    stages = pipeline.TARGETS["cpu"]
+    monkeypatch.setitem(pipeline.TARGETS, "cpu", lambda: [
+        (n, _Skip if s is JamCarriedLoops else s) for n, s in stages()])
+    assert _carried(_scf(tir_mlir.parse(TILE))) == [4, 1, 1, 1, 1]
+
+
+class _Skip:
+    name = "skip"
+
+    def __call__(self, module):
+        pass
+
+
+LOOPS = """func.func @f(%m: memref<4xf32>, %x: f32) -> (f32, f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %a = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = %x) -> (f32) {{
+    %v = memref.load %m[%c0] : memref<4xf32>
+    %t = arith.addf %s, %v : f32
+    {store}
+    scf.yield %t : f32
+  }}
+  %b = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = {init}) -> (f32) {{
+    %v = memref.load %m[%c1] : memref<4xf32>
+    %t = arith.mulf %s, %v : f32
+    scf.yield %t : f32
+  }}
+  return %a, %b : f32, f32
+}}"""
+
+
+def _jammed(store="", init="%x") -> int:
+    from mlir import ir
+    with get_context():
+        module = ir.Module.parse(LOOPS.format(store=store, init=init))
+        JamCarriedLoops()(module)
+        module.operation.verify()
+        return str(module).count("scf.for")
+
+
+def test_reading_loops_jam_into_one():
+    assert _jammed() == 1
+
+
+def test_a_loop_that_writes_memory_or_needs_the_other_result_stays():
+    assert _jammed(store="memref.store %t, %m[%c1] : memref<4xf32>") == 2
+    assert _jammed(init="%a") == 2
