@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import tir_mlir
-from tir_mlir.context import get_context
 from tir_mlir.passes.lowering import pipeline
-from tir_mlir.passes.lowering.common import ancestors, walk
 from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
+from stage_loops import loops_around_stores
 
 RNG = np.random.default_rng(0)
 DATA = Path(__file__).parent / "data" / "programs"
@@ -40,19 +39,7 @@ def _matmul(a_index="vi, vk", a_shape="(64, 96)", b_index="vk, vj", b_shape="(96
 
 
 def _store_nests(mod):
-    """For each store after the stage, the names of the loops around it, outermost first."""
-    seen = []
-
-    def on_stage(label, module):
-        if label == LoopInterchange.name:
-            for op in walk(module.body.operations[0]):
-                if op.name == "memref.store":
-                    seen.append(tuple(str(p.attributes["tir.name"]).strip('"')
-                                      for p in reversed(list(ancestors(op)))
-                                      if p.name == "affine.for"))
-    with get_context():
-        pipeline.lower(mod.module, emit="scf", on_stage=on_stage)
-    return seen
+    return loops_around_stores(mod, LoopInterchange.name)
 
 
 def _run(mod, arrays, interchange=True, monkeypatch=None):

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import tir_mlir
-from tir_mlir.context import get_context
 from tir_mlir.passes.lowering import pipeline
-from tir_mlir.passes.lowering.common import ancestors, walk
 from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
+from stage_loops import loops_around_stores
 
 RNG = np.random.default_rng(0)
 
@@ -29,18 +28,7 @@ def main(P: T.Buffer((2, 3, 20), "float32"), W: T.Buffer((4, 2, 3), "float32"),
 
 
 def _loops_around_stores(mod):
-    seen = []
-
-    def on_stage(label, module):
-        if label == UnrollForVectorize.name:
-            for op in walk(module.body.operations[0]):
-                if op.name == "memref.store":
-                    seen.append(tuple(str(p.attributes["tir.name"]).strip('"')
-                                      for p in reversed(list(ancestors(op)))
-                                      if p.name == "affine.for"))
-    with get_context():
-        pipeline.lower(mod.module, emit="scf", on_stage=on_stage)
-    return seen
+    return loops_around_stores(mod, UnrollForVectorize.name)
 
 
 def _conv(x=16, p_x="vx + vy"):

@@ -23,8 +23,8 @@ is stays, for LLVM to vectorize it).
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop, body_ops
-from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.ir_walk import ancestors, walk_all
+from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import functions
 from tir_mlir.passes.lowering.loop_interchange import (ACCESSES, MIN_VECTOR_TRIPS, Access,
                                                        plain_loop, pure)
@@ -33,6 +33,10 @@ from tir_mlir.passes.schedule.buffer_util import NotAffine
 
 # A body of more stores than this, unrolled, is left alone (TVM's conv tile above: 192).
 MAX_STATEMENTS = 256
+
+
+class _NotThisShape(Exception):
+    pass
 
 
 class UnrollForVectorize:
@@ -60,19 +64,19 @@ def _inner_loops(x):
         for o in body_ops(block):
             if o.name == "affine.for":
                 if not plain_loop(o) and not _unit(o):
-                    raise NotAffine
+                    raise _NotThisShape
                 loops.append(o)
                 n += Loop(o).extent * stores(o.regions[0].blocks[0])
             elif o.name == "memref.store":
                 n += 1
             elif not (pure(o) or o.name in ACCESSES or o.name == "affine.apply"):
-                raise NotAffine
+                raise _NotThisShape
             if n > MAX_STATEMENTS:
-                raise NotAffine
+                raise _NotThisShape
         return n
     try:
         stores(x.regions[0].blocks[0])
-    except NotAffine:
+    except _NotThisShape:
         return []
     return loops
 
