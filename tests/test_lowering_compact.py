@@ -84,3 +84,33 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
     b = np.zeros_like(a)
     tir_mlir.build(mod, debug=True)["main"](a, b)
     np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
+
+
+DATA = __import__("pathlib").Path(__file__).parent / "data" / "programs"
+
+
+def _conv1d_reference(x, w):
+    """conv1d_nlc of TVM's C1D workload: stride 2, padding 1."""
+    pad = np.pad(x, ((0, 0), (1, 1), (0, 0)))
+    out = np.zeros((1, 128, 128), "float32")
+    for rl in range(3):
+        out += np.einsum("nlc,cf->nlf", pad[:, rl:rl + 256:2, :], w[rl])
+    return out
+
+
+def test_tile_origin_through_a_division_that_is_always_zero():
+    """The read index of the tuner's pad tile is `co // 128 * 64 + rc` with `co` < 128 a sum
+    over the fused parallel var: the affine forms split it into `(8 * f + co_2 * 4 + 3) // 128
+    - f // 16`, two terms whose ranges alone span four rows; their difference is 0, so the
+    tile is the 15 x 8 of one iteration. (Adding the two terms' intervals kept the whole
+    258 x 64 buffer; dropping `f // 16` from every axis's origin, because the store lacks it in
+    the last axis, made 207 x 8.)"""
+    rng = np.random.default_rng(0)
+    for k, tile in ((6, "memref<1x15x8xf32>"), (2, "memref<1x15x1xf32>")):
+        mod = tir_mlir.parse((DATA / f"c1d_candidate_{k}.tir").read_text())
+        assert f"memref.alloca() : {tile}" in emit_text(mod.module, "scf"), k
+        x = rng.standard_normal((1, 256, 64)).astype("float32")
+        w = rng.standard_normal((3, 64, 128)).astype("float32")
+        out = np.zeros((1, 128, 128), "float32")
+        tir_mlir.build(mod)["main"](x, w, out)
+        np.testing.assert_allclose(out, _conv1d_reference(x, w), rtol=1e-4, atol=1e-4)

@@ -12,7 +12,9 @@ registers. Conditions (else the buffer is left alone): only memref.load/store us
 index is a linear function of loop IVs, constants and their floordivs/mods by constants (terms
 the divisor divides taken out: `(32 * bx + t) // 32` is `bx + t // 32`); the compact tile
 fits on the stack. Per dimension, the part that depends on the LCA and outer
-loops is the tile's origin; a term of it that the accesses weigh differently spans its range. As in
+loops is the tile's origin; a term of it that the accesses weigh differently in that dimension
+spans its range there. The range of the rest is exact when it divides and its loops take few
+values together (a sum of divisions that cancel spans nothing). As in
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
 the function.
@@ -23,6 +25,9 @@ matmul's 64x64 tiles instead of 2x256 KB), a `local` one keeps every thread loop
 (one tile per thread), a `global` one spans all thread loops (one copy for the grid). Loops
 bound to the same thread tag are one id.
 """
+import itertools
+import math
+
 from mlir import ir
 from mlir.dialects import affine, memref
 
@@ -30,6 +35,9 @@ from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT, SCOPE_ATTR
+
+# A division term whose IVs take at most this many values together gets its exact range.
+ENUMERATED_POINTS = 4096
 
 
 class CompactBuffers:
@@ -71,28 +79,26 @@ def _compact(f, alloc):
     loops = [iv.owner.owner for iv in ivs]                  # _linear takes loop IVs only
     outer_ivs = {p for p, lp in enumerate(loops) if _fixed(lp, space, outer)}
     keys = {p for form in forms for coeffs, _ in form for p in coeffs}
-    outer_pos = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
-    # an outer term the accesses weigh differently (a cooperative fetch fills the tiles of all
-    # of a block's virtual threads, each reads its own) spans its range: a bigger tile
-    outer_pos -= {p for axis in range(mtype.rank) for p in outer_pos
-                  if len({form[axis][0].get(p, 0) for form in forms}) > 1}
+    outer_terms = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
+    # Per axis, the outer terms all accesses weigh alike make the tile's origin; one they weigh
+    # differently (a cooperative fetch fills the tiles of all of a block's virtual threads, each
+    # reads its own) spans its range there: a bigger tile.
+    outer_pos = [{p for p in outer_terms if len({form[axis][0].get(p, 0) for form in forms}) == 1}
+                 for axis in range(mtype.rank)]
     ranges = [_range(lp, lca) for lp in loops]
+    known = {}                                # the ranges of the term sums seen so far
     shape, offsets = [], []
     for axis in range(mtype.rank):
-        outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos}
+        outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos[axis]}
                        for form in forms]
         lo = hi = None
         for form in forms:
             coeffs, const = form[axis]
-            a_lo = a_hi = const
-            for p, c in coeffs.items():
-                if p in outer_pos:
-                    continue
-                rmin, rmax = _key_range(p, ranges)
-                a_lo += min(c * rmin, c * rmax)
-                a_hi += max(c * rmin, c * rmax)
-            lo = a_lo if lo is None else min(lo, a_lo)
-            hi = a_hi if hi is None else max(hi, a_hi)
+            a_lo, a_hi = _terms_range({p: c for p, c in coeffs.items()
+                                       if p not in outer_pos[axis]},
+                                      ranges, known)
+            lo = a_lo + const if lo is None else min(lo, a_lo + const)
+            hi = a_hi + const if hi is None else max(hi, a_hi + const)
         if hi - lo + 1 > mtype.shape[axis]:
             return
         shape.append(hi - lo + 1)
@@ -125,7 +131,7 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
             indices = []
             for axis, (coeffs, const) in enumerate(form):
                 # only the inner terms remain (the outer part is the tile's origin)
-                inner = [p for p in coeffs if p not in outer_pos]
+                inner = [p for p in coeffs if p not in outer_pos[axis]]
                 used = sorted({q for p in inner for q in _positions(p)})
                 dim = {q: ir.AffineDimExpr.get(k) for k, q in enumerate(used)}
                 expr = ir.AffineConstantExpr.get(const - offsets[axis][1])
@@ -281,9 +287,18 @@ def _division(kind, lhs, rhs):
 
 
 def _key_range(key, ranges):
-    """(min, max) of a linear-form key: an IV position, or a floordiv/mod/ceildiv term."""
+    """(min, max) of a linear-form key: an IV position, or a floordiv/mod/ceildiv term. Exact
+    when its IVs take at most ENUMERATED_POINTS values together: interval arithmetic loses
+    that `16 * f - 32 * (f // 2)` (`f % 2 * 16` as the affine forms write it) stays in [0, 16],
+    and a conv's `co // 128` of a `co` below 128 then seemed to span 9 rows of the buffer."""
     if not isinstance(key, tuple):
         return ranges[key]
+    positions = sorted(_positions(key))
+    spans = [range(ranges[p][0], ranges[p][1] + 1) for p in positions]
+    if math.prod(len(r) for r in spans) <= ENUMERATED_POINTS:
+        values = [_key_value(key, dict(zip(positions, point)))
+                  for point in itertools.product(*spans)]
+        return min(values), max(values)
     kind, coeffs, const, d = key
     lo = hi = const
     for q, c in coeffs:
@@ -296,6 +311,42 @@ def _key_range(key, ranges):
     if kind == "AffineCeilDivExpr":
         return -(-lo // d), -(-hi // d)
     return (lo % d, hi % d) if lo // d == hi // d else (0, d - 1)
+
+
+def _terms_range(terms, ranges, known):
+    """(min, max) of sum(c * key): exact when division keys are among them and their IVs take
+    at most ENUMERATED_POINTS values together. A fused loop's `f % 16 * 8 + co` divided by 128
+    comes out of the affine forms as `(8 * f + co) // 128 - f // 16`: two terms whose ranges
+    add up to rows of a buffer that the difference, always 0, never leaves."""
+    key = frozenset(terms.items())
+    if key not in known:
+        positions = sorted({q for p in terms for q in _positions(p)})
+        spans = [range(ranges[q][0], ranges[q][1] + 1) for q in positions]
+        if any(isinstance(p, tuple) for p in terms) and \
+                math.prod(len(r) for r in spans) <= ENUMERATED_POINTS:
+            values = [sum(c * _key_value(p, dict(zip(positions, point)))
+                          for p, c in terms.items()) for point in itertools.product(*spans)]
+            known[key] = min(values), max(values)
+        else:
+            lo = hi = 0
+            for p, c in terms.items():
+                rmin, rmax = _key_range(p, ranges)
+                lo, hi = lo + min(c * rmin, c * rmax), hi + max(c * rmin, c * rmax)
+            known[key] = lo, hi
+    return known[key]
+
+
+def _key_value(key, env) -> int:
+    """The value of a linear-form key with the IV positions set to `env`."""
+    if not isinstance(key, tuple):
+        return env[key]
+    kind, coeffs, const, d = key
+    x = const + sum(c * _key_value(q, env) for q, c in coeffs)
+    if kind == "AffineFloorDivExpr":
+        return x // d
+    if kind == "AffineCeilDivExpr":
+        return -(-x // d)
+    return x % d
 
 
 def _key_expr(key, dim):
