@@ -1,5 +1,7 @@
 """Stage compact-buffers: an intermediate buffer shrinks to the tile one iteration of the loop
 around all its accesses touches (TVM's CompactBufferAllocation); otherwise it is left alone."""
+from pathlib import Path
+
 import numpy as np
 
 import tir_mlir
@@ -86,7 +88,7 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
     np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
 
 
-DATA = __import__("pathlib").Path(__file__).parent / "data" / "programs"
+DATA = Path(__file__).parent / "data" / "tuner_candidates"
 
 
 def _conv1d_reference(x, w):
