@@ -59,6 +59,7 @@ def _sum_text(e, dim_names, sym_names, int_dtype):
     """A sum in TVM's canonical order: terms by descending scale (stable), the constant last,
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
     terms, const = _terms(e)
+    terms = _fold_mods(terms)
     terms.sort(key=lambda t: -_scale(t))
     if const > 0 and terms and all(_negated(t) is not None for t in terms):
         terms.insert(0, ir.AffineConstantExpr.get(const))   # `7 - i`, as TVM simplifies it
@@ -72,6 +73,32 @@ def _sum_text(e, dim_names, sym_names, int_dtype):
         right = wrap(affine_text(t, dim_names, sym_names, int_dtype), ADD, right=True)
         text, prec = f"{left} {op} {right}", ADD
     return text, prec
+
+
+def _fold_mods(terms):
+    """`x * c` and `x // d * -(c * d)` among the terms back to `x % d * c`: MLIR's affine
+    simplifier holds a scaled mod (a fused loop's `f % 16 * 8`) in that flat form, which TVM
+    reads as another expression."""
+    out = list(terms)
+    for t in terms:
+        t = t.maybe_downcast()
+        m = const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) else None
+        q = t.lhs.maybe_downcast() if m is not None else None
+        if m is None or m >= 0 or not isinstance(q, ir.AffineFloorDivExpr):
+            continue
+        d = const_of(q.rhs)
+        if d is None or d <= 0 or -m % d:
+            continue
+        c = -m // d
+        partner = q.lhs if c == 1 else q.lhs * c
+        match = next((u for u in out if u == partner), None)
+        if match is None or t not in out:
+            continue
+        out.remove(match)
+        out.remove(t)
+        mod = ir.AffineExpr.get_mod(q.lhs, ir.AffineConstantExpr.get(d))
+        out.append(mod if c == 1 else mod * c)
+    return out
 
 
 def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
