@@ -79,17 +79,17 @@ LOOPS = """func.func @f(%m: memref<4xf32>, %x: f32) -> (f32, f32) {{
   }}
   %b = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = {init}) -> (f32) {{
     %v = memref.load %m[%c1] : memref<4xf32>
-    %t = arith.mulf %s, %v : f32
+    %t = arith.mulf %s, {factor} : f32
     scf.yield %t : f32
   }}
   return %a, %b : f32, f32
 }}"""
 
 
-def _jammed(store="", init="%x") -> int:
+def _jammed(store="", init="%x", factor="%v") -> int:
     from mlir import ir
     with get_context():
-        module = ir.Module.parse(LOOPS.format(store=store, init=init))
+        module = ir.Module.parse(LOOPS.format(store=store, init=init, factor=factor))
         JamCarriedLoops()(module)
         module.operation.verify()
         return str(module).count("scf.for")
@@ -102,3 +102,4 @@ def test_reading_loops_jam_into_one():
 def test_a_loop_that_writes_memory_or_needs_the_other_result_stays():
     assert _jammed(store="memref.store %t, %m[%c1] : memref<4xf32>") == 2
     assert _jammed(init="%a") == 2
+    assert _jammed(factor="%a") == 2          # read in the body, not through its init

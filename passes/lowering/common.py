@@ -46,6 +46,15 @@ def functions(module: ir.Module):
             if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
 
 
+def constant_int(value: ir.Value) -> Optional[int]:
+    """The value of an integer `arith.constant`, or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    attr = owner.operation.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
 def index_const(value: int, loc) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), int(value), loc=loc).result
 

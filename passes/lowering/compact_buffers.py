@@ -293,12 +293,9 @@ def _key_range(key, ranges):
     and a conv's `co // 128` of a `co` below 128 then seemed to span 9 rows of the buffer."""
     if not isinstance(key, tuple):
         return ranges[key]
-    positions = sorted(_positions(key))
-    spans = [range(ranges[p][0], ranges[p][1] + 1) for p in positions]
-    if math.prod(len(r) for r in spans) <= ENUMERATED_POINTS:
-        values = [_key_value(key, dict(zip(positions, point)))
-                  for point in itertools.product(*spans)]
-        return min(values), max(values)
+    exact = _enumerated_range({key: 1}, ranges)
+    if exact is not None:
+        return exact
     kind, coeffs, const, d = key
     lo = hi = const
     for q, c in coeffs:
@@ -320,20 +317,28 @@ def _terms_range(terms, ranges, known):
     add up to rows of a buffer that the difference, always 0, never leaves."""
     key = frozenset(terms.items())
     if key not in known:
-        positions = sorted({q for p in terms for q in _positions(p)})
-        spans = [range(ranges[q][0], ranges[q][1] + 1) for q in positions]
-        if any(isinstance(p, tuple) for p in terms) and \
-                math.prod(len(r) for r in spans) <= ENUMERATED_POINTS:
-            values = [sum(c * _key_value(p, dict(zip(positions, point)))
-                          for p, c in terms.items()) for point in itertools.product(*spans)]
-            known[key] = min(values), max(values)
-        else:
+        exact = _enumerated_range(terms, ranges) if any(
+            isinstance(p, tuple) for p in terms) else None
+        if exact is None:
             lo = hi = 0
             for p, c in terms.items():
                 rmin, rmax = _key_range(p, ranges)
                 lo, hi = lo + min(c * rmin, c * rmax), hi + max(c * rmin, c * rmax)
-            known[key] = lo, hi
+            exact = lo, hi
+        known[key] = exact
     return known[key]
+
+
+def _enumerated_range(terms, ranges):
+    """(min, max) of sum(c * key) over every value of its IVs, or None when they take more than
+    ENUMERATED_POINTS values together."""
+    positions = sorted({q for p in terms for q in _positions(p)})
+    spans = [range(ranges[q][0], ranges[q][1] + 1) for q in positions]
+    if math.prod(len(r) for r in spans) > ENUMERATED_POINTS:
+        return None
+    values = [sum(c * _key_value(p, dict(zip(positions, point))) for p, c in terms.items())
+              for point in itertools.product(*spans)]
+    return min(values), max(values)
 
 
 def _key_value(key, env) -> int:

@@ -13,14 +13,14 @@ ran 5x slower than its 16 chains side by side). Jammed, the chains interleave.
 
 A run of `scf.for` siblings is jammed when every loop has results, the same constant bounds and
 step, and nothing that writes memory inside (so no iteration of one can see another's effects),
-and the ops between them neither touch memory nor use an earlier loop's results (they move
-before the jammed loop, which takes the last one's place).
+and neither the ops between them (which touch no memory) nor the loops, inside or out, use an
+earlier loop's results: the jammed loop takes the last one's place.
 """
 from mlir import ir
 from mlir.dialects import scf
 
 from tir_mlir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.common import constant_int, functions, move_body
 
 # Ops with no memory effect that may sit between jammed loops.
 PURE_PREFIXES = ("arith.", "math.", "index.")
@@ -49,15 +49,8 @@ def _pure(op) -> bool:
 
 
 def _bounds(loop):
-    values = []
-    for v in list(loop.operands)[:3]:
-        owner = v.owner
-        if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
-            owner = owner.operation
-        if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-            return None
-        values.append(ir.IntegerAttr(owner.attributes["value"]).value)
-    return tuple(values)
+    values = tuple(constant_int(v) for v in list(loop.operands)[:3])
+    return None if None in values else values
 
 
 def _reads_only(loop) -> bool:
@@ -73,7 +66,7 @@ def _runs(block):
                 _reads_only(op):
             earlier = {r for l in run for r in l.results}
             if run and _bounds(op) == _bounds(run[0]) and not any(
-                    v in earlier for o in between + [op] for v in o.operands):
+                    v in earlier for o in between + [op] + walk_all(op) for v in o.operands):
                 run.append(op)
                 between = []
                 continue
@@ -110,10 +103,8 @@ def _jam(run):
         body.arguments[0].replace_all_uses_with(iv)
         for old, new in zip(list(body.arguments)[1:], args[k:k + n]):
             old.replace_all_uses_with(new)
-        ops = [o.operation for o in body.operations]
-        yielded += list(ops[-1].operands)
-        for o in ops[:-1]:
-            o.move_before(end.operation)
+        yielded += list(list(body.operations)[-1].operation.operands)
+        move_body(body, end.operation)
         k += n
     with ir.InsertionPoint(end.operation), last.location:
         scf.YieldOp(yielded)

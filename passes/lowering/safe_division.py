@@ -11,19 +11,11 @@ divisors never get here: the parser rejects them, like TVM.
 from mlir import ir
 from mlir.dialects import arith
 
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import constant_int, functions, walk
 
 _DIVISIONS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
               "arith.ceildivsi", "arith.ceildivui")
 _SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
-
-
-def _constant(v):
-    """The value of an integer constant, or None."""
-    owner = v.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 class SafeDivision:
@@ -35,7 +27,7 @@ class SafeDivision:
                 if op.name not in _DIVISIONS:
                     continue
                 signed = op.name in _SIGNED
-                c = _constant(op.operands[1])
+                c = constant_int(op.operands[1])
                 if c is not None and (c != -1 or not signed):
                     continue
                 a, b = op.operands[0], op.operands[1]

@@ -41,7 +41,8 @@ from mlir.dialects import memref, scf, vector
 
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import ancestors, functions, index_const, move_body, walk
+from tir_mlir.passes.lowering.common import (ancestors, constant_int, functions, index_const,
+                                             move_body, walk)
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 
 # Body copies of an inner nest unrolled so that its values can be carried.
@@ -217,7 +218,7 @@ def _inline_single_iterations(f):
     many): it carries nothing, but its accesses, left inside it, could not be carried by the
     loop around it."""
     for op in [o for o in walk(f) if o.name == "scf.for" and not len(o.results)]:
-        lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
+        lo, hi, step = (constant_int(v) for v in list(op.operands)[:3])
         if None in (lo, hi, step) or not lo < hi <= lo + step:
             continue
         body = op.regions[0].blocks[0]
@@ -231,17 +232,9 @@ def _plain_serial(loop) -> bool:
     annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
     if "vectorize" in str(annotation):
         return False
-    lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
+    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
     # (one iteration: carrying would only move its load and store around the loop)
     return None not in (lo, hi, step) and step > 0 and lo + step < hi
-
-
-def _constant(value):
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
-        return None
-    attr = owner.operation.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
 def _accesses(loop, noalias, memo):
@@ -300,7 +293,7 @@ def _linear_form(value, memo):
     owner = value.owner
     if not isinstance(owner, ir.Block):
         op = owner.operation
-        c = _constant(value)
+        c = constant_int(value)
         if c is not None:
             return c, {}
         if op.name in ("arith.addi", "arith.subi"):
@@ -524,7 +517,7 @@ def _nest(op):
 
 
 def _trip_count(loop) -> int:
-    lo, hi, step = (_constant(v) for v in list(loop.operands)[:3])
+    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
     return (hi - lo + step - 1) // step
 
 
@@ -532,7 +525,7 @@ def _unroll(nests):
     """Replace each loop of the nests by one copy of its body per iteration, its IV a constant
     (innermost loops first)."""
     for op in [o for n in nests for o in reversed(_nest(n))]:
-        lo, hi, step = (_constant(v) for v in list(op.operands)[:3])
+        lo, hi, step = (constant_int(v) for v in list(op.operands)[:3])
         for value in range(lo, hi, step):
             copy = op.clone(ip=ir.InsertionPoint(op))
             body = copy.regions[0].blocks[0]
@@ -605,7 +598,7 @@ def _first_iteration_inits(loop, n_old):
     the loop, and the if is dropped (the loop runs at least once: `_plain_serial`)."""
     body = loop.body
     carried = list(body.arguments)[1 + n_old:]
-    iv, lo = body.arguments[0], _constant(loop.operands[0])
+    iv, lo = body.arguments[0], constant_int(loop.operands[0])
     for op in list(body.operations):
         op = op.operation
         if op.name != "scf.if" or not op.results or not _tests_first(op.operands[0], iv, lo):
@@ -639,7 +632,7 @@ def _tests_first(cond, iv, lo) -> bool:
     if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:      # eq
         return False
     a, b = cmp.operands
-    return (a == iv and _constant(b) == lo) or (b == iv and _constant(a) == lo)
+    return (a == iv and constant_int(b) == lo) or (b == iv and constant_int(a) == lo)
 
 
 def _hoistable(block_ops, loop) -> bool:

@@ -5,7 +5,7 @@ microseconds, more than a small kernel's whole run."""
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.passes.lowering.common import move_body
+from tir_mlir.passes.lowering.common import constant_int, move_body
 
 MIN_PARALLEL_WORK = 1 << 15
 
@@ -27,18 +27,11 @@ def _outermost_parallel_loops(op):
                     yield from _outermost_parallel_loops(o)
 
 
-def _constant(value):
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant":
-        return ir.IntegerAttr(owner.operation.attributes["value"]).value
-    return None
-
-
 def _trips(op):
     """Trip count of each dimension of an scf.for/scf.parallel (None: not a constant)."""
     n = (len(op.operands) - len(op.results)) // 3 if op.name == "scf.parallel" else 1
     ops = list(op.operands)
-    bounds = [(_constant(ops[d]), _constant(ops[n + d]), _constant(ops[2 * n + d]))
+    bounds = [(constant_int(ops[d]), constant_int(ops[n + d]), constant_int(ops[2 * n + d]))
               for d in range(n)]
     return [None if None in b else max(0, -(-(b[1] - b[0]) // b[2])) for b in bounds]
 
