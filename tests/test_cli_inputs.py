@@ -152,7 +152,7 @@ def test_print_ir_after_all_and_gpu_hint():
                         "--bounds-check"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr.startswith("// -----// IR Dump After bounds-check")
     assert "// -----// IR Dump After tir-to-affine (--emit affine) //----- //" in dumps
-    assert dumps[-1].startswith("// -----// IR Dump After jam-carried-loops (--emit scf)")
+    assert dumps[-1].startswith("// -----// IR Dump After prefetch-strided (--emit scf)")
     r = cli("lower", PROGRAM, "--emit", "ptx")
     assert r.exit_code == 2 and "add --target cuda" in r.output
 

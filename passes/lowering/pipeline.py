@@ -29,6 +29,7 @@ from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
 from tir_mlir.passes.lowering.stack_budget import StackBudget
 from tir_mlir.passes.lowering.static_bounds import StaticBounds
 from tir_mlir.passes.lowering.storage_align import StorageAlign
+from tir_mlir.passes.lowering.stride_prefetch import StridePrefetch
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 from tir_mlir.passes.lowering.unroll import UnrollLoops
 from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
@@ -45,7 +46,8 @@ def _cpu_stages():
             (None, CompactBuffers), (None, StackBudget),
             (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
             (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
-            (None, ScalarReplace), ("scf", JamCarriedLoops), (None, PackedCalls),
+            (None, ScalarReplace), (None, JamCarriedLoops),
+            ("scf", StridePrefetch), (None, PackedCalls),
             (None, AllocCheck), (None, BufferTags),
             (None, ScfToLLVM), ("llvm-dialect", AliasScopes)]
 

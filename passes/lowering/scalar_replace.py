@@ -73,7 +73,7 @@ PURE_OPS = {"scf.for", "scf.if", "scf.yield", "memref.alloca", "memref.alloc", "
             "memref.dim", "vector.broadcast", "vector.fma", "vector.splat", "vector.extract",
             "vector.insert", "vector.shuffle", "vector.reduction", "vector.bitcast",
             "vector.shape_cast", "vector.from_elements", "vector.step", "vector.constant_mask",
-            "vector.create_mask"}
+            "vector.create_mask", "memref.prefetch"}
 
 
 
@@ -81,7 +81,7 @@ class ScalarReplace:
     name = "scalar-replace"
 
     def __init__(self, registers=32, register_bits=512):
-        self.budget = registers - FREE_REGISTERS
+        self.registers, self.budget = registers, registers - FREE_REGISTERS
         self.register_bits = register_bits
 
     @classmethod
@@ -115,9 +115,9 @@ class ScalarReplace:
     def _fits(self, groups, spare=0) -> bool:
         """Whether the carried values of `groups` fit in the registers left free (and `spare`
         more)."""
-        return self._registers(_value_type(g[0]) for g in groups) + spare <= self.budget
+        return self.register_count(_value_type(g[0]) for g in groups) + spare <= self.budget
 
-    def _registers(self, types) -> int:
+    def register_count(self, types) -> int:
         """Registers the values of `types` take (a scalar: one)."""
         regs = 0
         for t in types:
@@ -156,7 +156,7 @@ def _carry(loop, noalias, regs, memo) -> bool:
     for n in nests:
         carried = [r.type for o in walk_all(n) if o.name == "scf.for" for r in o.results]
         whole = whole or bool(carried)
-        live += regs._registers(carried) * math.prod(_trip_count(o) for o in _nest(n))
+        live += regs.register_count(carried) * math.prod(_trip_count(o) for o in _nest(n))
     if whole and live > regs.budget:
         nests = []
     if nests:
@@ -250,7 +250,7 @@ def _accesses(loop, noalias, memo):
             base = op.operands[m]
             buffer_root, direct = root(base, noalias)
             analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
-            index = [_linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
+            index = [linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
             shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
                      else list(ir.VectorType(op.results[0].type).shape)
                      if name == "vector.load" else [])
@@ -278,7 +278,7 @@ def _disjoint_rows(mtype) -> bool:
     return True
 
 
-def _linear(value, memo=None):
+def linear(value, memo=None):
     """An index value as (constant, {atom: coefficient}) over add/sub/mul-by-constant; `memo`
     (value -> form, valid while the IR is unchanged) shares the forms of common subterms."""
     if memo is None:
@@ -297,14 +297,14 @@ def _linear_form(value, memo):
         if c is not None:
             return c, {}
         if op.name in ("arith.addi", "arith.subi"):
-            (ca, ta), (cb, tb) = _linear(op.operands[0], memo), _linear(op.operands[1], memo)
+            (ca, ta), (cb, tb) = linear(op.operands[0], memo), linear(op.operands[1], memo)
             sign = 1 if op.name == "arith.addi" else -1
             terms = dict(ta)
             for v, k in tb.items():
                 terms[v] = terms.get(v, 0) + sign * k
             return ca + sign * cb, {v: k for v, k in terms.items() if k}
         if op.name == "arith.muli":
-            (ca, ta), (cb, tb) = _linear(op.operands[0], memo), _linear(op.operands[1], memo)
+            (ca, ta), (cb, tb) = linear(op.operands[0], memo), linear(op.operands[1], memo)
             if not ta or not tb:
                 k, (c, t) = (ca, (cb, tb)) if not ta else (cb, (ca, ta))
                 return k * c, {v: k * x for v, x in t.items() if k * x}
@@ -319,7 +319,7 @@ def _atom(value, memo):
         op = owner.operation
         if op.name.startswith("arith.") and len(op.results) == 1:
             return (op.name, tuple((a, str(op.attributes[a])) for a in op.attributes),
-                    tuple(_frozen(_linear(v, memo)) for v in op.operands))
+                    tuple(_frozen(linear(v, memo)) for v in op.operands))
     return value
 
 
@@ -327,12 +327,12 @@ def _frozen(form):
     return form[0], frozenset(form[1].items())
 
 
-def _leaves(index):
+def leaves(index):
     """The values (loop IVs, function arguments, opaque results) an index depends on."""
     for _, terms in index:
         for atom in terms:
             if isinstance(atom, tuple):
-                yield from _leaves([(c, dict(t)) for c, t in atom[2]])
+                yield from leaves([(c, dict(t)) for c, t in atom[2]])
             else:
                 yield atom
 
@@ -345,7 +345,7 @@ def _inside(value, loop) -> bool:
 
 def _invariant(access, loop) -> bool:
     return (access.index is not None and not _inside(_base(access), loop)
-            and not any(_inside(v, loop) for v in _leaves(access.index)))
+            and not any(_inside(v, loop) for v in leaves(access.index)))
 
 
 def _base(access):
@@ -481,8 +481,8 @@ def _unrollable(loop, accesses):
         ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
         stores = [a for a in accesses if a.store and a.index is not None
                   and any(a.op.parent.operation == o for o in nest)]
-        if any(all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in _leaves(a.index))
-               and any(v == iv for v in _leaves(a.index) for iv in ivs) for a in stores):
+        if any(all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in leaves(a.index))
+               and any(v == iv for v in leaves(a.index) for iv in ivs) for a in stores):
             out.append(op)
     return out
 

@@ -1,0 +1,156 @@
+"""Stage `prefetch-strided` (CPU, scf level): a vector load whose rows a loop walks a page or more
+apart, into the same L1 sets, is prefetched one iteration ahead.
+
+    scf.for %k = 0 to 128 {                        scf.for %k = 0 to 128 {
+                                                     %n = min(%k + 1, 1023)
+                                              =>     memref.prefetch %B[%n, %j], read, locality<3>, data
+      %b = vector.load %B[%k, %j]                    %b = vector.load %B[%k, %j]
+
+A register tile over `k` reads a row segment of B per iteration. When B's rows are 4 KiB apart
+(a 1024-wide float matrix), every row falls in the same L1 sets: the 128 rows of a `k` block do
+not fit in their ways, so every load misses L1, and the hardware prefetchers, which follow a
+stream only within a page, do not help. Asking for the next row one iteration early hides most
+of the miss (`shared/bench/hand_mm.py`, a 1024 matmul: 6.2 -> 5.9 ms, TVM 6.2; 16 of the tuner's
+1024-matmul candidates: geomean 0.96, from 0.92 to 1.03).
+
+A load is prefetched when:
+- it is a `vector.load` directly in the body of an innermost `scf.for` with constant bounds and
+  at least MIN_TRIPS iterations (LLVM unrolls a shorter loop whole, and the out-of-order core
+  then starts the loads early by itself; with the prefetches in it, LLVM unrolled it less: 1.7x
+  slower), with no vectorize hint (LLVM would widen the step);
+- the loop does no scalar float math (LLVM's SLP vectorizer may still pack it into vectors, and
+  calls between its loads stop that: 2.1x slower) and carries at most half the vector registers
+  in values (the prefetch addresses made LLVM spill a 26-register tile every iteration);
+- its memref is defined outside the loop with a static shape and strides, and its indices are
+  linear in the IV (`arith` add/sub/mul by constant) with a byte stride of at least a page that
+  puts more lines in one L1 set than it has ways over the loop.
+One prefetch per cache line the loads read (loads of one buffer at constant distances share
+lines), placed before the load. An index that would leave its dimension in the last iteration
+is clamped into it, so every prefetched address is valid (the clamped form also ran faster).
+"""
+import math
+
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from tir_mlir.ir_walk import walk_all
+from tir_mlir.passes.lowering.common import constant_int, functions, index_const
+from tir_mlir.passes.lowering.scalar_replace import ScalarReplace, leaves, linear
+
+PAGE_BYTES = 4096
+CACHE_LINE_BYTES = 64
+# An L1 data cache of x86 since Skylake and Zen: 64 sets (32 KiB of 8 ways, 48 KiB of 12).
+L1_SETS, L1_WAYS = 64, 8
+MIN_TRIPS = 32
+# Iterations ahead: on a 4x64 register tile (16 FMAs an iteration) 1 beat 2, 4 and 8.
+DISTANCE = 1
+
+
+class StridePrefetch:
+    name = "prefetch-strided"
+
+    def __init__(self, register_file=None):
+        self.register_file = register_file or ScalarReplace()
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(ScalarReplace.for_target(target))
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for loop in [o for o in walk_all(f) if o.name == "scf.for"]:
+                if self._eligible(loop):
+                    _prefetch(loop)
+
+    def _eligible(self, loop) -> bool:
+        annotation = str(loop.attributes["loop_annotation"]) if "loop_annotation" in \
+            loop.attributes else ""
+        lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+        regs = self.register_file
+        nested = [o for o in walk_all(loop) if o != loop]
+        return ("vectorize" not in annotation and None not in (lo, hi, step) and step > 0
+                and (hi - lo) // step >= MIN_TRIPS
+                and regs.register_count(r.type for r in loop.results) <= regs.registers // 2
+                and not any(o.name == "scf.for" or _scalar_float_math(o) for o in nested))
+
+
+def _prefetch(loop):
+    iv = loop.regions[0].blocks[0].arguments[0]
+    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+    trips = (hi - lo) // step
+    memo, lines = {}, {}          # (buffer, variable terms) -> byte offsets already prefetched
+    for op in list(loop.regions[0].blocks[0].operations):
+        op = op.operation
+        if op.name != "vector.load":
+            continue
+        access = _strided(op, iv, step, trips, memo)
+        if access is None:
+            continue
+        key, offset, span, deltas = access
+        seen = lines.setdefault(key, [])
+        for line in range(0, span, CACHE_LINE_BYTES):
+            if all(abs(offset + line - s) >= CACHE_LINE_BYTES for s in seen):
+                seen.append(offset + line)
+                _emit(op, deltas, line)
+
+
+def _scalar_float_math(op) -> bool:
+    return op.name.startswith("arith.") and op.name.endswith("f") and \
+        any(isinstance(r.type, ir.FloatType) for r in op.results)
+
+
+def _set_conflicts(stride, trips) -> bool:
+    """Whether `trips` accesses `stride` bytes apart put more lines in one L1 set than it has
+    ways: then each evicts an earlier one and every access misses L1."""
+    if stride % CACHE_LINE_BYTES:
+        return False
+    sets = L1_SETS // math.gcd(stride // CACHE_LINE_BYTES, L1_SETS)
+    return trips / sets > L1_WAYS
+
+
+def _strided(op, iv, step, trips, memo):
+    """(key, byte offset, bytes read, per-dimension index step) of a load to prefetch, or None."""
+    base = op.operands[0]
+    mtype = ir.MemRefType(base.type)
+    owner = base.owner
+    defined_in = owner.owner if isinstance(owner, ir.Block) else owner.operation.parent
+    bits = getattr(mtype.element_type, "width", 0)     # (an index element has none)
+    if defined_in.operation == op.parent.operation or not bits or bits % 8:
+        return None
+    strides, _ = mtype.get_strides_and_offset()
+    if any(s < 0 for s in strides) or any(n < 0 for n in mtype.shape):
+        return None
+    forms = [linear(v, memo) for v in list(op.operands)[1:]]
+    nested = [(c, dict(t)) for _, terms in forms for a in terms if isinstance(a, tuple)
+              for c, t in a[2]]
+    if any(v == iv for v in leaves(nested)):
+        return None             # the IV inside a division: not a constant stride
+    element = bits // 8
+    coefficients = [t.get(iv, 0) for _, t in forms]
+    stride = sum(k * s for k, s in zip(coefficients, strides)) * step * element
+    if abs(stride) < PAGE_BYTES or not _set_conflicts(abs(stride), trips):
+        return None
+    span = ir.VectorType(op.results[0].type).shape[-1] * element if strides[-1] == 1 else element
+    key = (base, tuple(frozenset((a, k) for a, k in t.items() if a != iv) for _, t in forms))
+    offset = sum(c * s for (c, _), s in zip(forms, strides)) * element
+    deltas = [k * step * DISTANCE for k in coefficients]
+    return key, offset, span, deltas
+
+
+def _emit(load, deltas, line_bytes):
+    """Prefetch, before `load`, the address it reads DISTANCE iterations later plus
+    `line_bytes` along its last dimension."""
+    mtype = ir.MemRefType(load.operands[0].type)
+    loc = load.location
+    extra = line_bytes // (mtype.element_type.width // 8)
+    with ir.InsertionPoint(load), loc:
+        indices = []
+        for d, (index, size) in enumerate(zip(list(load.operands)[1:], mtype.shape)):
+            delta = deltas[d] + (extra if d == mtype.rank - 1 else 0)
+            if delta:
+                index = arith.addi(index, index_const(delta, loc))
+                index = (arith.minsi(index, index_const(size - 1, loc)) if delta > 0
+                         else arith.maxsi(index, index_const(0, loc)))
+            indices.append(index)
+        memref.prefetch(load.operands[0], indices, is_write=False, locality_hint=3,
+                        is_data_cache=True)
