@@ -67,7 +67,8 @@ OTHER_ACCESSES = {"vector.maskedload": ((0, False),), "vector.maskedstore": ((0,
                   "vector.transfer_read": ((0, False),), "vector.transfer_write": ((1, True),),
                   "vector.gather": ((0, False),), "vector.scatter": ((0, True),),
                   "memref.copy": ((0, False), (1, True))}
-# Ops without memory effects (or whose nested ops are analysed on their own).
+# Ops without memory effects (or whose nested ops are analysed on their own; `memref.prefetch`
+# is a hint that changes no element: a scheduled prefetch must not stop the carrying).
 PURE_PREFIXES = ("arith.", "math.", "index.", "ub.")
 PURE_OPS = {"scf.for", "scf.if", "scf.yield", "memref.alloca", "memref.alloc", "memref.dealloc",
             "memref.dim", "vector.broadcast", "vector.fma", "vector.splat", "vector.extract",
