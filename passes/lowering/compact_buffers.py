@@ -10,14 +10,16 @@ iteration of the innermost loop around all its accesses (their LCA) touches, lik
 so a small tile indexed by unrolled loop vars gets constant indices and LLVM keeps it in
 registers. Conditions (else the buffer is left alone): only memref.load/store use it; every
 index is a linear function of loop IVs, constants and their floordivs/mods by constants (terms
-the divisor divides taken out: `(32 * bx + t) // 32` is `bx + t // 32`); the compact tile
-fits on the stack. Per dimension, the part that depends on the LCA and outer
+the divisor divides taken out: `(32 * bx + t) // 32` is `bx + t // 32`); a compact tile over
+ALLOCA_LIMIT is compacted only if the buffer was on the heap already, and stays there (a
+tuner's 256 x 128 cache_write tile of a 1024 x 1024 buffer: rows 4 KiB apart, all in the same
+L1 sets, ran 6x slower left whole). Per dimension, the part that depends on the LCA and outer
 loops is the tile's origin; a term of it that the accesses weigh differently in that dimension
 spans its range there. The range of the rest is exact when it divides and its loops take few
 values together (a sum of divisions that cancel spans nothing). As in
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
-the function.
+the function; a heap tile is freed at the end of that block.
 
 On GPU targets loops bound to threads follow TVM's relaxation by scope: a `shared` buffer spans
 the threadIdx loops around the LCA too (one tile per thread block: 2x16 KB for a 256x256
@@ -34,6 +36,7 @@ from mlir.dialects import affine, memref
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
+from tir_mlir.passes.lowering.stack_budget import to_heap
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT, SCOPE_ATTR
 
 # A division term whose IVs take at most this many values together gets its exact range.
@@ -109,12 +112,13 @@ def _compact(f, alloc):
     numel = 1
     for d in shape:
         numel *= d
-    if max(1, width // 8) * numel > ALLOCA_LIMIT:
+    heap = max(1, width // 8) * numel > ALLOCA_LIMIT
+    if heap and alloc.name != "memref.alloc":
         return
-    _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets)
+    _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets, heap)
 
 
-def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets):
+def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets, heap):
     mtype = ir.MemRefType(alloc.results[0].type)
     new_type = ir.MemRefType.get(shape, mtype.element_type, memory_space=mtype.memory_space)
     scope = next((p for p in [lca, *ancestors(lca)]
@@ -123,6 +127,8 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
     loc = alloc.location
     with ir.InsertionPoint(list(top.operations)[0].operation):
         new = memref.AllocaOp(new_type, [], [], loc=loc).result
+    if heap:
+        new = to_heap(new.owner)
     if SCOPE_ATTR in alloc.attributes:        # gpu-lower-wmma tells fragments apart by it
         new.owner.attributes[SCOPE_ATTR] = alloc.attributes[SCOPE_ATTR]
     for a, form in zip(accesses, forms):

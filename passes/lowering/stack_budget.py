@@ -34,10 +34,11 @@ def _fit(allocas):
     for a in sorted(allocas, key=lambda a: -sizes[a]):
         if total > STACK_BUDGET:
             total -= sizes[a]
-            _to_heap(a)
+            to_heap(a)
 
 
-def _to_heap(alloca):
+def to_heap(alloca) -> ir.Value:
+    """Replace `alloca` by a heap buffer freed before the end of its block; the new buffer."""
     block = alloca.operation.block
     term = list(block.operations)[-1].operation
     loc = alloca.location
@@ -47,3 +48,4 @@ def _to_heap(alloca):
         memref.DeallocOp(heap.result)
     alloca.results[0].replace_all_uses_with(heap.result)
     alloca.operation.erase()
+    return heap.result
