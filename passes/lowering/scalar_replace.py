@@ -27,8 +27,9 @@ Loops of one iteration are replaced by their bodies first. A small nest of inner
 (constant bounds, no vectorize hint) whose stores become loop-invariant once unrolled is fully
 unrolled first (LLVM would unroll it anyway, too late to carry the values): on a copy, kept
 when more values are carried. Loops in the nest that already carry values stay loops (one per
-copy), and then all the values must fit: the 2x2 tiles around a carried `k1` are unrolled so
-that `k0` carries their 16 accumulators too.
+copy), and then all the values must fit, or, when those loops have at most SHORT_LOOP steps and
+the values take less than twice the register file, as many as fit are carried: the 2x2 tiles around a carried `k1` are unrolled so that `k0` carries
+their 16 accumulators too.
 The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS);
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
 more registers free, and the others stay in memory.
@@ -47,6 +48,9 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 
 # Body copies of an inner nest unrolled so that its values can be carried.
 MAX_UNROLLED = 32
+# Loops of at most this many steps that carry values: unrolled around them, the outer loop may
+# carry only some of their values.
+SHORT_LOOP = 4
 # Vector registers a loop's carried values leave free: one for a broadcast operand, one for a
 # loaded one. More carried values than registers are spilled by LLVM, every step (the 32 zmm
 # row of a parallel-vectorized 512 matmul ran 10% slower than TVM's memory accumulators).
@@ -151,14 +155,23 @@ def _carry(loop, noalias, regs, memo) -> bool:
     changed = False
     nests = _unrollable(loop, accesses)
     # Copies of loops that already carry values keep theirs live at once: then all of the
-    # loop's must fit, and a nest whose copies' carried values alone do not is not tried
-    # (unrolling the 16 rows around a carried 4x64 tile analysed 1,024 accesses for nothing).
-    live, whole = 0, False
+    # loop's must fit. Or, when those loops are short (at most SHORT_LOOP steps: little work per
+    # load and store of their values) and their values take less than twice the register file,
+    # as many as fit (the rest stay in memory): a tuner's 16x2 tile of 2-lane accumulators
+    # around a 2-step k_1, 32 registers, ran 5x faster carried by k_0. Around longer loops,
+    # which amortize the loads and stores, that lost 10-25%, and with 64 registers and more,
+    # LLVM's allocator shuffled and spilled them (up to 2x slower). A nest past that is not
+    # tried (unrolling the 16 rows around a carried 4x64 tile analysed 1,024 accesses for
+    # nothing).
+    live, whole, steps = 0, False, 0
     for n in nests:
-        carried = [r.type for o in walk_all(n) if o.name == "scf.for" for r in o.results]
+        loops = [o for o in walk_all(n) if o.name == "scf.for" and len(o.results)]
+        carried = [r.type for o in loops for r in o.results]
         whole = whole or bool(carried)
+        steps = max([steps] + [_trip_count(o) for o in loops])
         live += regs.register_count(carried) * math.prod(_trip_count(o) for o in _nest(n))
-    if whole and live > regs.budget:
+    partial = whole and steps <= SHORT_LOOP and regs.budget < live < 2 * regs.registers
+    if whole and live > regs.budget and not partial:
         nests = []
     if nests:
         # Unroll a copy; keep it only if it lets more values be carried.
@@ -167,7 +180,8 @@ def _carry(loop, noalias, regs, memo) -> bool:
         trial_accesses = _accesses(trial, noalias, {})
         trial_groups = [] if trial_accesses is None else _groups(trial, trial_accesses)
         more = _fitting(trial_groups, fits)
-        if len(_fitting(groups, fits)) < len(more) and (not whole or fits(trial_groups)):
+        if len(_fitting(groups, fits)) < len(more) and \
+                (not whole or partial or fits(trial_groups)):
             loop.erase()
             loop, groups = trial, more
             changed = True
