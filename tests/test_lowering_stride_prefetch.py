@@ -28,12 +28,12 @@ def main(A: T.Buffer((8, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
 '''
 
 
-def _tiled(n, k_inner=128, vectorize=True, prefetch_b=False):
-    """shared/bench/hand_mm.py's schedule: a 4 x 64 tile of accumulators over `k_inner`."""
+def _tiled(n, k_inner=128, vectorize=True, prefetch_b=False, rows=4):
+    """shared/bench/hand_mm.py's schedule: a `rows` x 64 tile of accumulators over `k_inner`."""
     sch = tir_mlir.Schedule(tir_mlir.parse(_matmul(n)))
     c = sch.get_block("C")
     i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 2, 4])
+    i0, i1, i2 = sch.split(i, factors=[None, 8 // rows, rows])
     j0, j1 = sch.split(j, factors=[None, 64])
     k0, k1 = sch.split(k, factors=[None, k_inner])
     sch.reorder(i0, j0, k0, i1, k1, i2, j1)
@@ -52,8 +52,9 @@ def _emit(mod, stage):
         return pipeline.emit_text(mod.module, stage)
 
 
-def _prefetches(mod) -> list:
-    return re.findall(r"memref\.prefetch %(\w+)\[", _emit(mod, "scf"))
+def _prefetches(scf: str) -> list:
+    """The memrefs the prefetches of an scf-stage module read."""
+    return re.findall(r"memref\.prefetch %(\w+)\[", scf)
 
 
 def _check(mod, n):
@@ -67,7 +68,7 @@ def test_rows_a_page_apart_are_prefetched_one_iteration_ahead():
     mod = _tiled(1024)
     scf = _emit(mod, "scf")
     # one per cache line of B's 64-float row segment, the row clamped into B
-    assert re.findall(r"memref\.prefetch %(\w+)\[", scf) == ["arg1"] * 4
+    assert _prefetches(scf) == ["arg1"] * 4
     assert re.search(r"arith\.minsi %\w+, %c255\w* : index", scf)
     assert "prefetcht0" in _emit(mod, "asm")
     _check(mod, 1024)
@@ -80,14 +81,16 @@ def test_a_scheduled_prefetch_keeps_the_tile_in_registers():
                for p in (False, True)]
     assert carried[0] and carried[1] == carried[0]
     mod = _tiled(512, prefetch_b=True)
-    assert "arg1" in _prefetches(mod)
+    assert "arg1" in _prefetches(_emit(mod, "scf"))
     _check(mod, 512)
 
 
 @pytest.mark.parametrize("mod, why", [
     (lambda: _tiled(512), "rows 2 KiB apart: the hardware prefetcher follows them"),
+    (lambda: _tiled(1088), "rows 4,352 bytes apart: spread over 16 L1 sets, 8 lines each"),
     (lambda: _tiled(1024, k_inner=16), "16 iterations: LLVM unrolls the loop whole"),
     (lambda: _tiled(1024, vectorize=False), "scalar math: LLVM's SLP vectorizer packs it"),
+    (lambda: _tiled(1024, rows=8), "32 zmm accumulators: the addresses would spill them"),
 ])
 def test_no_prefetch(mod, why):
-    assert _prefetches(mod()) == [], why
+    assert _prefetches(_emit(mod(), "scf")) == [], why

@@ -11,7 +11,7 @@ A register tile over `k` reads a row segment of B per iteration. When B's rows a
 not fit in their ways, so every load misses L1, and the hardware prefetchers, which follow a
 stream only within a page, do not help. Asking for the next row one iteration early hides most
 of the miss (`shared/bench/hand_mm.py`, a 1024 matmul: 6.2 -> 5.9 ms, TVM 6.2; 16 of the tuner's
-1024-matmul candidates: geomean 0.96, from 0.92 to 1.03).
+1024-matmul candidates: geomean ~0.96, from 0.92 to 1.05, one 0.97 and 1.14 in two runs).
 
 A load is prefetched when:
 - it is a `vector.load` directly in the body of an innermost `scf.for` with constant bounds and
