@@ -1,0 +1,201 @@
+"""Integer expressions over a function's symbols (docs/symbolic.md).
+
+A symbolic size is an `index` value defined at the top level of a function (an argument, or
+`arith`/`affine` ops over arguments). Loop extents, block domains and buffer shapes that use
+one are `SymExpr`s: an `ir.AffineExpr` with no dims, whose symbol k is `symbols[k]`. Constant
+expressions are plain `int`s everywhere (`Int`), so static programs never see this class.
+
+Arithmetic builds MLIR affine expressions, which MLIR simplifies as they are made
+(`(s0 * 8) mod 4` is `0`); products of symbols are semi-affine expressions, which affine loop
+bounds accept. Facts from `tir.assume` (`n % 4 == 0`) decide divisibility that the expression
+alone does not.
+"""
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+from mlir import ir
+
+Int = Union[int, "SymExpr"]
+
+
+def _const(value: int) -> ir.AffineExpr:
+    return ir.AffineConstantExpr.get(int(value))
+
+
+def substitute(expr: ir.AffineExpr, dims: Sequence[ir.AffineExpr],
+               symbols: Sequence[ir.AffineExpr]) -> ir.AffineExpr:
+    """`expr` with dim k replaced by `dims[k]` and symbol k by `symbols[k]`."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e
+    if isinstance(e, ir.AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return symbols[e.position]
+    lhs, rhs = substitute(e.lhs, dims, symbols), substitute(e.rhs, dims, symbols)
+    if isinstance(e, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(e, ir.AffineMulExpr):
+        return lhs * rhs
+    if isinstance(e, ir.AffineModExpr):
+        return ir.AffineExpr.get_mod(lhs, rhs)
+    if isinstance(e, ir.AffineFloorDivExpr):
+        return ir.AffineExpr.get_floor_div(lhs, rhs)
+    if isinstance(e, ir.AffineCeilDivExpr):
+        return ir.AffineExpr.get_ceil_div(lhs, rhs)
+    raise TypeError(f"unknown affine expression {e}")
+
+
+def used_symbols(expr: ir.AffineExpr) -> set:
+    """Positions of the symbols `expr` uses."""
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineSymbolExpr):
+        return {e.position}
+    if isinstance(e, (ir.AffineConstantExpr, ir.AffineDimExpr)):
+        return set()
+    return used_symbols(e.lhs) | used_symbols(e.rhs)
+
+
+class SymExpr:
+    """An integer expression over symbol values; build with `symbol`, `from_affine` or
+    arithmetic, which return an `int` whenever the result is constant."""
+
+    __slots__ = ("expr", "symbols")
+
+    def __init__(self, expr: ir.AffineExpr, symbols: Sequence[ir.Value]):
+        self.expr, self.symbols = expr, tuple(symbols)
+
+    # --- construction -----------------------------------------------------------------------
+    @staticmethod
+    def symbol(value: ir.Value) -> "SymExpr":
+        return SymExpr(ir.AffineSymbolExpr.get(0), (value,))
+
+    @staticmethod
+    def from_affine(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
+        """The expression of a map result over symbol operands (the map has no dims)."""
+        return _make(expr, symbols)
+
+    @staticmethod
+    def from_map(amap: ir.AffineMap, operands: Sequence[ir.Value]) -> list[Int]:
+        """Each result of a map with no dims, applied to its symbol operands."""
+        if amap.n_dims:
+            raise ValueError(f"{amap} has dims: not an expression of symbols only")
+        return [_make(r, operands) for r in amap.results]
+
+    # --- reading ----------------------------------------------------------------------------
+    def as_int(self) -> int | None:
+        e = self.expr.maybe_downcast()
+        return e.value if isinstance(e, ir.AffineConstantExpr) else None
+
+    def to_map(self) -> tuple[ir.AffineMap, list[ir.Value]]:
+        """`()[s0, ...] -> (expr)` and its symbol operands."""
+        return ir.AffineMap.get(0, len(self.symbols), [self.expr]), list(self.symbols)
+
+    def embed(self, symbols: list[ir.Value]) -> ir.AffineExpr:
+        """This expression over the symbol list `symbols` (extended in place with the ones it
+        lacks): for putting it into a map whose other results use `symbols` too."""
+        pos = []
+        for s in self.symbols:
+            if s not in symbols:
+                symbols.append(s)
+            pos.append(ir.AffineSymbolExpr.get(symbols.index(s)))
+        return substitute(self.expr, [], pos)
+
+    # --- arithmetic -------------------------------------------------------------------------
+    def _binary(self, other: Int, op, swap=False) -> Int:
+        symbols = list(self.symbols)
+        a = self.expr
+        b = other.embed(symbols) if isinstance(other, SymExpr) else _const(other)
+        return _make(op(b, a) if swap else op(a, b), symbols)
+
+    def __add__(self, other: Int) -> Int:
+        return self._binary(other, lambda a, b: a + b)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Int) -> Int:
+        return self._binary(other, lambda a, b: a + b * _const(-1))
+
+    def __rsub__(self, other: Int) -> Int:
+        return self._binary(other, lambda a, b: a + b * _const(-1), swap=True)
+
+    def __neg__(self) -> Int:
+        return _make(self.expr * _const(-1), self.symbols)
+
+    def __mul__(self, other: Int) -> Int:
+        return self._binary(other, lambda a, b: a * b)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Int) -> Int:
+        return self._binary(other, ir.AffineExpr.get_floor_div)
+
+    def __rfloordiv__(self, other: Int) -> Int:
+        return self._binary(other, ir.AffineExpr.get_floor_div, swap=True)
+
+    def __mod__(self, other: Int) -> Int:
+        return self._binary(other, ir.AffineExpr.get_mod)
+
+    def __rmod__(self, other: Int) -> Int:
+        return self._binary(other, ir.AffineExpr.get_mod, swap=True)
+
+    # --- comparison -------------------------------------------------------------------------
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (int, SymExpr)):
+            return NotImplemented
+        return (self - other) == 0 if isinstance(self - other, int) else False
+
+    def __hash__(self) -> int:
+        # Equal expressions use the same symbols (unused ones are dropped on construction).
+        return hash(frozenset(self.symbols))
+
+    def __repr__(self) -> str:
+        return f"SymExpr({self.expr} over {len(self.symbols)} symbols)"
+
+
+def _make(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
+    """An int when `expr` is constant, else a SymExpr over exactly the symbols it uses."""
+    expr = ir.AffineExpr.simplify_affine_expr(expr, 0, len(symbols))
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value
+    used = sorted(used_symbols(expr))
+    if len(used) == len(symbols):
+        return SymExpr(expr, symbols)
+    remap = [_const(0)] * len(symbols)
+    for new, old in enumerate(used):
+        remap[old] = ir.AffineSymbolExpr.get(new)
+    return SymExpr(substitute(expr, [], remap), [symbols[k] for k in used])
+
+
+def as_int(x: Int) -> int | None:
+    """The value of a constant (an int, or a SymExpr that folded to one), else None."""
+    return x if isinstance(x, int) else x.as_int()
+
+
+def ceildiv(a: Int, b: Int) -> Int:
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    if isinstance(a, int):
+        a = _make(_const(a), ())
+    assert isinstance(a, SymExpr)
+    return a._binary(b, ir.AffineExpr.get_ceil_div)
+
+
+# --- facts ------------------------------------------------------------------------------------
+def divisible(x: Int, k: int, facts: Iterable[tuple[ir.Value, int]] = ()) -> bool:
+    """Whether `k` divides `x` for every value of its symbols, given `facts`: pairs
+    (symbol, m) each stating `symbol % m == 0` (from `tir.assume`)."""
+    if isinstance(x, int):
+        return x % k == 0
+    mult = {}
+    for value, m in facts:
+        if value in x.symbols:
+            mult[x.symbols.index(value)] = m
+    # Writing each symbol known to be a multiple of m as m * s makes the fact part of the
+    # expression, so MLIR's simplification of `expr mod k` decides it.
+    subst = [ir.AffineSymbolExpr.get(i) * _const(mult.get(i, 1)) for i in range(len(x.symbols))]
+    rem = ir.AffineExpr.simplify_affine_expr(
+        ir.AffineExpr.get_mod(substitute(x.expr, [], subst), _const(k)), 0, len(x.symbols))
+    c = rem.maybe_downcast()
+    return isinstance(c, ir.AffineConstantExpr) and c.value == 0
