@@ -64,8 +64,12 @@ def check_replay(sch: Schedule, original):
 
 
 def check_tvm(src: str, sch: Schedule, schedule_fn):
-    """TVM runs the same schedule: our printed result must parse in TVM to the same module."""
-    tvm = pytest.importorskip("tvm")
+    """TVM runs the same schedule: our printed result must parse in TVM to the same module.
+    An extra oracle: without TVM it returns, and the caller's own assertions still count."""
+    try:
+        import tvm
+    except ImportError:
+        return
     from tvm.script import tir as T  # noqa: F401  (from_source resolves `T` itself)
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     schedule_fn(theirs)
