@@ -1,6 +1,7 @@
 """What `tir-mlir tune` leaves in its work directory besides the database:
 `best_schedule.py` (the best trace as a schedule script `tir-mlir schedule --transform`
 applies) and `tuning_curve.png` (best GFLOP/s over trials and over wall time)."""
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -13,11 +14,18 @@ def schedule_script(record, source: str, func_name: str, flops: Optional[int]) -
     if flops:
         speed += f", {flops / record.mean_sec / 1e9:.2f} GFLOP/s"
     return "\n".join([
-        f"# The fastest schedule `tir-mlir tune` measured for {func_name} in {source}",
-        f"# on {record.target}: {speed}.",
-        f"# Apply it: tir-mlir schedule {source} --transform best_schedule.py",
+        (f"# The fastest schedule `tir-mlir tune` measured for {_line(func_name)} in "
+         f"{_line(source)}"),
+        f"# on {_line(record.target)}: {speed}.",
+        f"# Apply it: tir-mlir schedule {_line(source)} --transform best_schedule.py",
         "def schedule(sch):",
         *body, ""])
+
+
+def _line(text) -> str:
+    """`text` for a comment line of the script: line breaks and every other control or
+    non-ASCII character escaped (a record's target string is data; the script is run)."""
+    return json.dumps(str(text))[1:-1]
 
 
 def write_best_schedule(path, record, source, func_name, flops) -> None:

@@ -15,7 +15,8 @@ from tir_mlir.passes.schedule import (
     storage_align as _align, store_predicate as _pred, symbolic, tensorize as _tensorize,
     transform_layout as _layout)
 from tir_mlir.passes.schedule.buffer_util import block_reads, block_writes
-from tir_mlir.passes.schedule.safe_lambda import SafeLambda
+from tir_mlir.passes.schedule.safe_lambda import (
+    SafeLambda, canonical_text, constant_body, parse_lambda)
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
@@ -100,6 +101,10 @@ class BufferPrimitives:
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))
+        if isinstance(pad_value, str):      # a trace's text: parsed whether or not it pads
+            pad_value = _pad_of_text(pad_value)
+            if isinstance(pad_value, SafeLambda):
+                self._note(pad_value=canonical_text(pad_value.text))
         if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):   # TVM's IntImm
             from tir_mlir.dtypes import dtype_of
             want = dtype_of(ir.MemRefType(_layout.find_buffer(blk, buffer).type).element_type)
@@ -186,6 +191,28 @@ def _by_name(fn: Callable, blk: Block) -> Callable:
         return fn(*[values[iters.index(p)] for p in params])
     by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
     return by_name
+
+
+class _TypedConst:
+    """A constant pad value read from a trace's `lambda ...: (T.float32(7.0),)`."""
+
+    def __init__(self, dtype: str, value):
+        self.dtype, self.value = dtype, value
+
+    def __repr__(self):
+        return f"T.{self.dtype}({self.value!r})"
+
+
+def _pad_of_text(text: str):
+    """A recorded pad value: its constant (typed when the text says T.<dtype>) or the parsed
+    lambda of the new indices (ScheduleError for anything else)."""
+    fn = parse_lambda(text)
+    canonical_text(text)                     # only the constructs a trace may print
+    const = constant_body(fn)
+    if const is None:
+        return fn
+    dtype, value = const
+    return value if dtype is None else _TypedConst(dtype, value)
 
 
 def _pad_lambda(value, fn, rank: int, buf) -> str:

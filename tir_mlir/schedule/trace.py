@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
-from tir_mlir.errors import TraceError
+from tir_mlir.errors import ScheduleError, TraceError
+from tir_mlir.passes.schedule.safe_lambda import SafeLambda, canonical_text
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
@@ -58,8 +59,8 @@ class Instruction:
                 continue                  # tir_mlir-only options left at their default
             elif key in _OMITTED_WHEN_EMPTY and not val:
                 continue
-            elif key in _LAMBDAS and isinstance(val, str):
-                kws.append(f"{key}={val}")
+            elif key in _LAMBDAS and isinstance(val, (str, SafeLambda)):
+                kws.append(f"{key}={_lambda_code(self.name, key, val)}")
             elif key == "probs":          # TVM prints the probabilities with 17 digits
                 kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
             elif key == "ann_val" and isinstance(val, float):       # and float annotations
@@ -92,6 +93,16 @@ _PRINTED_AS = {("get_output_blocks", "scope_block"): "block",
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
     return inspect.signature(getattr(Schedule, name))
+
+
+def _lambda_code(name: str, key: str, val) -> str:
+    """A recorded lambda as printed code: printed again from its parse, never as recorded
+    (a trace is data, and its printed form is run as Python), or refused."""
+    try:
+        return canonical_text(val if isinstance(val, str) else val.text)
+    except ScheduleError as e:
+        raise TraceError(f"{name}: {key} is not a lambda a trace can hold: {e.message}") \
+            from None
 
 
 def _float17(x: float) -> str:
@@ -277,6 +288,9 @@ class Trace:
                     raise TraceError('an instruction is {"name", "args": {...}, "outputs"}')
                 _check_call(d.get("name"), d["args"])
                 args = {a: _dec(v, rv) for a, v in d["args"].items()}
+                for a in _LAMBDAS:
+                    if isinstance(args.get(a), str):
+                        _lambda_code(d["name"], a, args[a])
                 out = d.get("outputs")
                 out = ([rv(n) for n in out] if isinstance(out, list)
                        else None if out is None else rv(out))
