@@ -35,6 +35,7 @@ from tir_mlir.passes.lowering.unroll import UnrollLoops
 from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
 from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
+from tir_mlir.passes.schedule.op_index import strip_handles
 
 # Target -> the [(emit name, stage factory)] it runs; the module after a stage is what `--emit
 # name` shows (None: an internal step with no emit name). The CUDA stages are imported only for a
@@ -115,6 +116,7 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
     with get_context(), module.operation.location:
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        strip_handles(out.operation)    # a schedule's handles never reach a lowering decision
         if emit == "tir":
             return out
         # A debug build checks every access at run time; a plain one refuses those provably

@@ -150,3 +150,18 @@ def replaced(op: ir.Operation):
     for index in (_schedule._ops, _schedule._pre_index if _schedule._tracks_lookups else None):
         if index is not None:
             index.add(ir.IntegerAttr(op.attributes[SID]).value, op)
+
+
+def strip_handles(module_op) -> None:
+    """Remove the stable ids from the functions, blocks and loops in `module_op`.
+
+    A sid is the schedule's bookkeeping for its handles, not part of the program: lowering
+    calls this on its own copy of the module, so no stage can take a sid for a user annotation
+    and whether a schedule took handles never changes the code it makes. (A side table keyed
+    by op could not replace the attribute: rewrites recreate ops and hand the sid on with the
+    other attributes.)"""
+    def visit(o):
+        if (o.name in HANDLE_OPS or o.name == "func.func") and SID in o.attributes:
+            del o.attributes[SID]
+        return ir.WalkResult.ADVANCE
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
