@@ -99,7 +99,7 @@ def test_parser_tables_are_cached_and_a_broken_cache_file_is_ignored(tmp_path):
     env.pop("TIR_MLIR_CACHE", None)
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
-    tables = list(tmp_path.glob("grammar-*.lark"))
+    tables = list(tmp_path.glob("grammar-*.json"))
     assert len(tables) == 1 and tables[0].stat().st_size > 10000
     # A new process loads the tables: it never builds a parser.
     no_build = "import lark; lark.Lark.__init__ = None; " + code

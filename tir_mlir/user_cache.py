@@ -1,25 +1,57 @@
 """The user's cache folder for tir-mlir (compiled kernels, the parser tables):
 `$TIR_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/tir-mlir` (`~/.cache/tir-mlir`); `TIR_MLIR_CACHE=0`
-turns it off."""
+turns it off.
+
+What is in it is loaded (shared objects are dlopen'ed), so it must be the user's alone: it is
+created private (0700), and a folder that another user owns or that its group or others may
+write is refused (the cache is then off, with a warning). A shared object is stored with the
+SHA-256 of its bytes beside it (`<name>.sha256`) and loaded only when they still match: a
+truncated or damaged entry is built again instead of crashing the process that loads it."""
 import atexit
 import functools
+import hashlib
 import os
 import shutil
+import stat
 import tempfile
+import warnings
 from pathlib import Path
+from typing import Optional
 
 
-def cache_dir():
-    """The cache folder, or None when it is turned off or cannot be created."""
+def cache_dir() -> Optional[Path]:
+    """The cache folder, or None when it is turned off, cannot be created or is not private."""
     if os.environ.get("TIR_MLIR_CACHE", "1").lower() in ("0", "off", "false", "no"):
         return None
     root = os.environ.get("TIR_MLIR_CACHE_DIR") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tir-mlir"
     try:
-        Path(root).mkdir(parents=True, exist_ok=True)
+        Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(root)
     except OSError:
         return None
+    why = unsafe_reason(st)
+    if why:
+        _warn_once(str(root), why)
+        return None
     return Path(root)
+
+
+def unsafe_reason(st: os.stat_result) -> str:
+    """Why a folder with this stat may not hold what this process loads ("" if it may)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return "another user owns it"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "its group or other users may write to it"
+    return ""
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(root: str, why: str) -> None:
+    warnings.warn(f"tir-mlir: not using the cache folder {root}: {why} (make it private: "
+                  f"chmod 700 {root}); compiling without a cache", stacklevel=3)
 
 
 @functools.lru_cache(maxsize=1)
@@ -28,3 +60,37 @@ def private_dir() -> Path:
     path = Path(tempfile.mkdtemp(prefix="tir-mlir-"))
     atexit.register(shutil.rmtree, path, True)
     return path
+
+
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def seal_as(tmp: Path, path: Path) -> None:
+    """Record the hash of `tmp` for `path`, the name it is about to be renamed to."""
+    final = _digest_path(path)
+    out = final.with_name(f"{final.name}.{os.getpid()}.tmp")
+    out.write_text(_sha256(tmp))
+    os.replace(out, final)
+
+
+def intact(path: Path) -> bool:
+    """Whether `path` still has the bytes its recorded hash says (False without a record)."""
+    try:
+        return _digest_path(path).read_text().strip() == _sha256(path)
+    except OSError:
+        return False
+
+
+def discard(path: Path) -> None:
+    """Delete an entry and its hash."""
+    path.unlink(missing_ok=True)
+    _digest_path(path).unlink(missing_ok=True)

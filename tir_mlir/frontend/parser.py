@@ -6,7 +6,6 @@ is one TIRParseError at FILE:LINE:COL. The text is never executed.
 """
 import functools
 import hashlib
-import os
 import re
 import sys
 from importlib import resources
@@ -21,6 +20,7 @@ from tir_mlir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
 from tir_mlir.frontend.ast import LiteralError, ToAst
+from tir_mlir.frontend import parser_tables
 from tir_mlir.frontend.builder import ModuleBuilder
 from tir_mlir.module import IRModule
 from tir_mlir.user_cache import cache_dir
@@ -116,7 +116,7 @@ def _lark() -> Lark:
     """One parser, built once: the indenter resets its state at the start of every parse.
     Building its LALR tables takes most of a cold start's parse, so the built parser is saved in
     the user cache folder, in a file named by a hash of the grammar, the options and the Lark
-    and Python versions (written to a private file, then renamed into place)."""
+    and Python versions, as JSON (parser_tables.py: loading it runs no code)."""
     text = _grammar_text()
     options = dict(parser="lalr", lexer="basic", maybe_placeholders=True)
     live = dict(postlex=_Indenter(), transformer=ToAst())  # objects: not saved, given on load
@@ -124,20 +124,13 @@ def _lark() -> Lark:
     if folder is None:
         return Lark(text, **options, **live)
     tag = hashlib.sha256(f"{text}\0{options}\0{lark.__version__}\0{sys.version}".encode())
-    path = folder / f"grammar-{tag.hexdigest()[:20]}.lark"
+    path = folder / f"grammar-{tag.hexdigest()[:20]}.json"
     try:
-        with open(path, "rb") as f:  # (Lark.load takes no postlex/transformer; _load does)
-            return Lark.__new__(Lark)._load(f, **live)
+        return parser_tables.load(path, **live)
     except Exception:  # noqa: BLE001 - missing, or unreadable in any way: build it again
         pass
     parser = Lark(text, **options, **live)
-    tmp = folder / f"{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            parser.save(f, exclude_options=list(live))
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    parser_tables.save(parser, path, exclude_options=list(live))
     return parser
 
 
@@ -278,8 +271,13 @@ def _verifier_error(e, filename):
 
 
 def load(path) -> IRModule:
-    """Parse a .tir file, or the TVMScript definitions of a .py file (never run)."""
+    """Parse a .tir file, the TVMScript definitions of a .py file (never run), or the
+    tir-dialect MLIR of a .mlir file."""
     path = str(path)
+    if path.endswith(".mlir"):
+        from tir_mlir.frontend.mlir_input import parse_mlir
+        with open(path, encoding="utf-8") as f:
+            return parse_mlir(f.read(), path)
     if path.endswith(".py"):
         from tir_mlir.script.pyfile import load_python
         return load_python(path)

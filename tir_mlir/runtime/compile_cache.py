@@ -3,7 +3,9 @@
 Where: `tir_mlir.user_cache.cache_dir()`; when it is turned off (`TIR_MLIR_CACHE=0`) shared
 objects go to a private temporary folder deleted at exit. An entry is `<key>.so`; the key hashes the lowered IR (which carries the target), the target's tool flags,
 the compiler tools' identity and FORMAT. A writer compiles into a file of its own and renames it
-into place (atomic), so processes building the same program at once never read a partial file.
+into place (atomic), so processes building the same program at once never read a partial file;
+the SHA-256 of its bytes is kept beside it and checked before every load (user_cache.py), so
+a damaged or replaced entry is compiled again.
 A hit touches the file; past `TIR_MLIR_CACHE_MAX_MB` (default 1024) the least recently used
 entries are deleted. The folder is scanned for that (a stat per entry: ~0.1 s per build of a
 tuning run with thousands of entries) only when what this process compiled since its last scan
@@ -18,10 +20,10 @@ from pathlib import Path
 
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
-from tir_mlir.user_cache import cache_dir, private_dir
+from tir_mlir.user_cache import cache_dir, discard, intact, private_dir, seal_as
 
 FORMAT = 2   # bumped when the way an entry is built changes (2: linked with -lm)
-# Counters for tests and benchmarks: compiles (misses), disk_hits.
+# Counters for tests and benchmarks: compiles (misses), disk_hits, damaged (entries rebuilt).
 STATS = collections.Counter()
 # Compiles between two scans of the folder at most.
 RESCAN = 64
@@ -50,15 +52,20 @@ def shared_object(key: str, compile_to) -> Path:
     folder = disk or private_dir()
     path = folder / f"{key}.so"
     if path.exists():
-        try:
-            os.utime(path)
-            STATS["disk_hits"] += 1
-            return path
-        except FileNotFoundError:  # pruned by another process just now
-            pass
+        if intact(path):
+            try:
+                os.utime(path)
+                STATS["disk_hits"] += 1
+                return path
+            except FileNotFoundError:  # pruned by another process just now
+                pass
+        else:                          # damaged or planted: built again
+            STATS["damaged"] += 1
+            discard(path)
     tmp = folder / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         compile_to(tmp)
+        seal_as(tmp, path)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -98,6 +105,6 @@ def _prune(folder: Path, max_bytes: int) -> int:
     for _, size, p in sorted(entries, key=lambda e: e[0]):
         if total <= max_bytes * 3 // 4:
             break
-        p.unlink(missing_ok=True)
+        discard(p)
         total -= size
     return total

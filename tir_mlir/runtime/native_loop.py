@@ -8,7 +8,7 @@ import hashlib
 import os
 import subprocess
 
-from tir_mlir.user_cache import cache_dir, private_dir
+from tir_mlir.user_cache import cache_dir, discard, intact, private_dir, seal_as
 
 MAX_ARGS = 32
 
@@ -29,13 +29,15 @@ def _helper():
     src = _source()
     folder = cache_dir() or private_dir()
     path = folder / f"repeat-{hashlib.sha256(src.encode()).hexdigest()[:16]}.helper"
-    if not path.exists():
+    if not intact(path):               # missing, damaged or replaced: built again
+        discard(path)
         tmp = folder / f"{path.name}.{os.getpid()}.tmp"
         try:
             p = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-x", "c", "-", "-o", str(tmp)],
-                               input=src, capture_output=True, text=True)
+                               input=src, capture_output=True, text=True, check=False)
             if p.returncode:
                 return None
+            seal_as(tmp, path)
             os.replace(tmp, path)
         except OSError:
             return None
