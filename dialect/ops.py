@@ -15,9 +15,10 @@ from typing import Optional, Sequence
 
 from mlir import ir
 from mlir.dialects import affine
+from tir_mlir.dialect import TERMINATOR
 
 from tir_mlir.affine_exprs import expr_bounds
-from tir_mlir.dialect import TERMINATOR
+from tir_mlir.analysis.symbolic import Int, SymExpr
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
@@ -137,8 +138,38 @@ _DOMAINS: dict = {}
 
 
 def _decode_domains(attr) -> tuple:
-    return tuple(tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+    """(min, extent) per entry; a symbolic entry (an affine map over the block's symbols)
+    is kept as its AffineMap, for `Block.domains` to apply to the operands."""
+    return tuple(d.value if isinstance(d, ir.AffineMapAttr)
+                 else tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
                  for d in ir.ArrayAttr(attr))
+
+
+def _domain_attr(lo_ext, symbols: list) -> ir.Attribute:
+    """A `domains` entry: [min, extent] when constant, else a map over `symbols` (which
+    grows with the symbols the entry uses)."""
+    lo, ext = lo_ext
+    if not isinstance(lo, SymExpr) and not isinstance(ext, SymExpr):
+        i64 = ir.IntegerType.get_signless(64)
+        return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v)) for v in (lo, ext)])
+    exprs = [v.embed(symbols) if isinstance(v, SymExpr) else ir.AffineConstantExpr.get(int(v))
+             for v in (lo, ext)]
+    return ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), exprs))
+
+
+def with_symbols(amap: ir.AffineMap, n_symbols: int) -> ir.AffineMap:
+    """`amap` over `n_symbols` symbols (at least its own): the same results."""
+    if amap.n_symbols == n_symbols:
+        return amap
+    return ir.AffineMap.get(amap.n_dims, n_symbols, list(amap.results))
+
+
+def set_with_symbols(iset: ir.IntegerSet, n_symbols: int) -> ir.IntegerSet:
+    if iset.n_symbols == n_symbols:
+        return iset
+    cons = list(iset.constraints)
+    return ir.IntegerSet.get(iset.n_dims, n_symbols, [c.expr for c in cons],
+                             [c.is_eq for c in cons])
 
 
 class Block:
@@ -170,8 +201,13 @@ class Block:
 
     @property
     def domains(self) -> list:
-        """(min, extent) per iter var."""
-        return list(memo(_DOMAINS, self.op.attributes["domains"], _decode_domains))
+        """(min, extent) per iter var: ints, or SymExprs over the block's symbols."""
+        doms = memo(_DOMAINS, self.op.attributes["domains"], _decode_domains)
+        if all(type(d) is tuple for d in doms):
+            return list(doms)
+        syms = self.symbols
+        return [d if type(d) is tuple else tuple(SymExpr.from_map(d, syms[:d.n_symbols]))
+                for d in doms]
 
     @property
     def index_dtypes(self) -> list:
@@ -188,7 +224,17 @@ class Block:
 
     @property
     def dims(self) -> list:
-        return list(self.op.operands)
+        """The operands `bindings` maps as dims (loop vars, outer iter vars)."""
+        operands = list(self.op.operands)
+        n = self.bindings.n_symbols
+        return operands[:len(operands) - n] if n else operands
+
+    @property
+    def symbols(self) -> list:
+        """The trailing operands: function-level index values the bindings, the symbolic
+        domains and the predicate use as symbols (docs/symbolic.md)."""
+        n = self.bindings.n_symbols
+        return list(self.op.operands)[len(self.op.operands) - n:] if n else []
 
     @property
     def where_spelling(self) -> dict:
@@ -249,32 +295,38 @@ class Block:
     @staticmethod
     def build(name: str, iter_names: Sequence[str], iter_types: Sequence[str],
               domains: Sequence[tuple], bindings: ir.AffineMap, dims: Sequence[ir.Value], *,
+              symbols: Sequence[ir.Value] = (),
               predicate: Optional[ir.IntegerSet] = None, annotations: Optional[dict] = None,
               has_init: bool = False, index_dtypes: Optional[Sequence[str]] = None,
               loc=None, ip=None) -> "Block":
         """Create a block whose body (and init, if asked) hold only the terminator.
+        `domains`: (min, extent) pairs of ints or SymExprs. `symbols`: the symbol operands
+        `bindings` and `predicate` use (symbol k is `symbols[k]`); the symbols of symbolic
+        domains are added after them, and every map gets the whole list.
         `index_dtypes`: the TensorIR dtype of each iter var; None: implied by the bindings
         (int64 when bound to int64 loop vars, tir_mlir/index_dtypes.py)."""
         loc = loc or ir.Location.unknown()
-        i64 = ir.IntegerType.get_signless(64)
+        syms = list(symbols)
+        domain_attrs = [_domain_attr(d, syms) for d in domains]
+        if len(syms) > bindings.n_symbols:
+            bindings = with_symbols(bindings, len(syms))
         attrs = {
             "name": ir.StringAttr.get(name),
             "iter_names": ir.ArrayAttr.get([ir.StringAttr.get(n) for n in iter_names]),
             "iter_types": ir.ArrayAttr.get([ir.StringAttr.get(t) for t in iter_types]),
-            "domains": ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v))
-                                                           for v in d]) for d in domains]),
+            "domains": ir.ArrayAttr.get(domain_attrs),
             "bindings": ir.AffineMapAttr.get(bindings),
         }
         if predicate is not None:
-            attrs["predicate"] = ir.IntegerSetAttr.get(predicate)
+            attrs["predicate"] = ir.IntegerSetAttr.get(set_with_symbols(predicate, len(syms)))
         if annotations:
             attrs["annotations"] = ir.DictAttr.get(dict(annotations))
         if index_dtypes is None:
-            from tir_mlir.index_dtypes import binding_dtypes     # (it imports this module)
+            from tir_mlir.index_dtypes import binding_dtypes  # (it imports this module)
             index_dtypes = binding_dtypes(bindings, dims)
         if any(d != "int32" for d in index_dtypes):
             attrs[INDEX_DTYPE] = ir.ArrayAttr.get([index_dtype_attr(d) for d in index_dtypes])
-        op = ir.Operation.create(Block.OP_NAME, operands=list(dims), attributes=attrs,
+        op = ir.Operation.create(Block.OP_NAME, operands=list(dims) + syms, attributes=attrs,
                                  regions=2, loc=loc, ip=ip)
         index = ir.IndexType.get()
         body = op.regions[0].blocks.append(*([index] * len(iter_names)))
@@ -356,8 +408,18 @@ def _decode_int(attr) -> int:
     return ir.IntegerAttr(attr).value
 
 
+def _bound_map(value: Int) -> tuple:
+    """(map, symbol operands) of a loop bound."""
+    if isinstance(value, SymExpr):
+        amap, operands = value.to_map()
+        return amap, operands
+    return ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(int(value))]), []
+
+
 class Loop:
-    """View of an `affine.for` with constant bounds that stands for a TensorIR loop."""
+    """View of an `affine.for` that stands for a TensorIR loop: constant bounds, bounds over
+    the function's symbols (`range(n)`: `min`/`extent` are SymExprs), or bounds affine in
+    outer loop variables (`range(i + 1)`)."""
 
     OP_NAME = "affine.for"
 
@@ -390,18 +452,29 @@ class Loop:
         """TensorIR dtype of the loop var: "int32" or "int64"."""
         return str_attr(self.op.attributes, INDEX_DTYPE, "int32")
 
-    def _bound(self, key) -> int:
+    def _bound(self, key) -> Int:
         value = _const_result(self.op.attributes[key])
-        if value is None:
+        if value is not None:
+            return value
+        amap, operands = self.lower_bound if key == "lowerBoundMap" else self.upper_bound
+        if amap.n_dims or len(amap.results) != 1:
             from tir_mlir.errors import ScheduleError
             raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
                                 f"(only its kind and annotations can be changed)")
-        return value
+        return SymExpr.from_map(amap, operands)[0]
 
     @property
     def constant_bounds(self) -> bool:
-        """False for `for j in range(i + 1)`: bounds affine in outer loop variables."""
-        return not (self.lower_bound[1] or self.upper_bound[1])
+        """False for `for j in range(i + 1)`: bounds affine in outer loop variables. True for
+        constant bounds and for bounds over the function's symbols (`range(n)`)."""
+        if not len(self.op.operands):
+            return True
+        return not (self.lower_bound[0].n_dims or self.upper_bound[0].n_dims)
+
+    @property
+    def symbolic(self) -> bool:
+        """Whether the bounds use the function's symbols (`range(n)`)."""
+        return bool(len(self.op.operands)) and self.constant_bounds
 
     def iv_range(self) -> tuple:
         """(first, last) value of the loop var; for bounds on outer loops, the widest over
@@ -435,11 +508,13 @@ class Loop:
         return m, list(self.op.operands)[first:first + m.n_dims + m.n_symbols]
 
     @property
-    def min(self) -> int:
+    def min(self) -> Int:
+        """The first value: an int, or a SymExpr when it uses the function's symbols."""
         return self._bound("lowerBoundMap")
 
     @property
-    def extent(self) -> int:
+    def extent(self) -> Int:
+        """The trip count: an int, or a SymExpr (`n`, `(n + 3) // 4`) over symbols."""
         return self._bound("upperBoundMap") - self._bound("lowerBoundMap")
 
     @property
@@ -456,14 +531,17 @@ class Loop:
         return self.op.regions[0].blocks[0]
 
     @staticmethod
-    def build(name: str, extent: int, *, min: int = 0, kind: str = "serial",
+    def build(name: str, extent: Int, *, min: Int = 0, kind: str = "serial",
               thread: Optional[str] = None, annotations: Optional[dict] = None,
               index_dtype: str = "int32", bounds=None, loc=None, ip=None) -> "Loop":
         """Create `for name in range(min, min + extent)` with an empty body; `index_dtype` is
         the loop var's TensorIR dtype (pass the source loop's when replacing loops).
+        `min`/`extent` may be SymExprs: bound maps over their symbols (`0 to %n`).
         `bounds` = ((lower map, operands), (upper map, operands)) replaces min/extent for
         bounds that depend on outer loop variables."""
         loc = loc or ir.Location.unknown()
+        if bounds is None and (isinstance(min, SymExpr) or isinstance(extent, SymExpr)):
+            bounds = (_bound_map(min), _bound_map(min + extent))
         if bounds is not None:
             (lmap, lops), (umap, uops) = bounds
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,

@@ -7,6 +7,9 @@ irdl.dialect @tir {
   // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or
   // outer block iter vars; a non-affine part of a binding, such as `i * j`, is a dim computed
   // right before the block). `init` is empty when the block has no T.init().
+  // Operands are the dims, then the symbols (function-level index values, docs/symbolic.md):
+  // `bindings` has as many dims and symbols. A `domains` entry is [min, extent] (integers) or,
+  // when it uses symbols, `affine_map<()[s0, ...] -> (min, extent)>` over the same symbols.
   // Discardable attributes: `predicate` (IntegerSet over the dims, T.where),
   // `annotations` (dictionary, T.block_attr), `tir.explicit_root` (a root block TVM prints).
   irdl.operation @block {
@@ -48,5 +51,22 @@ irdl.dialect @tir {
   irdl.operation @evaluate {
     %any = irdl.any
     irdl.operands(value: %any)
+  }
+  // A buffer of symbolic shape (`T.match_buffer(a, (n, 128))`): its sizes are `shape` applied
+  // to the `sizes` operands (function-level index values); checked when the function is called.
+  irdl.operation @match_shape {
+    %buffer = irdl.any
+    %index = irdl.is index
+    irdl.operands(buffer: %buffer, sizes: variadic %index)
+    %shape = irdl.base "#builtin.affine_map"
+    irdl.attributes {"shape" = %shape}
+  }
+  // T.assume(cond): a fact about the function's symbols (`n % 4 == 0`) that schedule legality
+  // may use; `condition` is an integer set over the `symbols` operands.
+  irdl.operation @assume {
+    %index = irdl.is index
+    irdl.operands(symbols: variadic %index)
+    %condition = irdl.base "#builtin.integer_set"
+    irdl.attributes {"condition" = %condition}
   }
 }

@@ -3,8 +3,12 @@ before any rewrite or pass touches the IR (the LLVM in the wheels aborts on brok
 instead of reporting them).
 
 `check(module, filename)` raises TIRParseError at the offending op for:
-  * the shape of a program: only `func.func`s at top level, buffers are static memrefs of a
-    TensorIR dtype with no zero-sized (or absurdly large) dimension;
+  * the shape of a program: only `func.func`s at top level, buffers are memrefs of a
+    TensorIR dtype with no zero-sized (or absurdly large) static dimension; parameters are
+    buffers or scalars (index for integer vars, a TensorIR dtype otherwise);
+  * symbolic shapes (docs/symbolic.md): a dynamic buffer parameter has a `tir.match_shape`
+    giving its sizes, which (like `tir.assume` operands, loop bound and block symbol
+    operands) are symbols: index values defined at the top level of the function;
   * the names the printer writes as Python names (functions, buffers, loop and iterator
     variables) are identifiers, so that the printed program parses again;
   * a `tir.block` whose attributes disagree with its body (iterator count, binding arity,
@@ -18,12 +22,14 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop
+from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop, integer_set
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir_walk import walk
 
 MAX_BUFFER_BYTES = 1 << 40      # 1 TiB: beyond this an allocation is a typo, not a program
 _ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
+MATCH_SHAPE = "tir.match_shape"
+ASSUME = "tir.assume"
 
 
 def check(module: ir.Module, filename: str = "<string>") -> None:
@@ -65,8 +71,15 @@ def _check_func(f, filename):
     if not f.regions[0].blocks:
         _fail(f, filename, "a prim_func needs a body")
     _check_name(f.attributes["sym_name"], f, filename, "function name")
-    for k, arg in enumerate(f.regions[0].blocks[0].arguments):
-        _check_buffer_type(arg.type, f, filename, f"parameter {k}")
+    args = list(f.regions[0].blocks[0].arguments)
+    for k, arg in enumerate(args):
+        if isinstance(arg.type, ir.MemRefType):
+            _check_buffer_type(arg.type, f, filename, f"parameter {k}")
+        elif not isinstance(arg.type, ir.IndexType) and str(arg.type) not in _ELEMENT_TYPES:
+            _fail(f, filename, f"parameter {k}: a parameter must be a buffer (memref), an "
+                               f"integer var (index) or a scalar of a TensorIR dtype, got "
+                               f"{arg.type}")
+    _check_symbols(f, args, filename)
     if "arg_attrs" in f.attributes:
         for k, attrs in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"])):
             attrs = ir.DictAttr(attrs)
@@ -83,6 +96,61 @@ def _check_func(f, filename):
             _check_block(op, filename)
         if op.name == "affine.for":
             _check_loop(op, filename)
+        if op.name in (MATCH_SHAPE, ASSUME) and op.parent.operation != f:
+            _fail(op, filename, f"'{op.name}' must be at the top level of the function body")
+
+
+def is_symbol(v: ir.Value, func) -> bool:
+    """Whether `v` is a symbol of `func`: an index value defined at the top level of its body
+    (an argument, or an op's result there)."""
+    if not isinstance(v.type, ir.IndexType):
+        return False
+    body = func.regions[0].blocks[0]
+    if isinstance(v.owner, ir.Block):
+        return v.owner == body
+    parent = v.owner.operation.parent
+    return parent is not None and parent.operation == func
+
+
+def _check_symbols(f, args, filename):
+    """Each dynamic buffer parameter has a tir.match_shape of its rank whose static sizes are
+    the type's; the sizes of symbolic shapes are symbols."""
+    matched = set()
+    for op in f.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == MATCH_SHAPE:
+            buf, sizes = op.operands[0], list(op.operands)[1:]
+            if not isinstance(buf.type, ir.MemRefType):
+                _fail(op, filename, f"tir.match_shape: expected a buffer, got {buf.type}")
+            shape = ir.AffineMapAttr(op.attributes["shape"]).value
+            t = ir.MemRefType(buf.type)
+            if shape.n_dims or shape.n_symbols != len(sizes) or len(shape.results) != t.rank:
+                _fail(op, filename, f"tir.match_shape: shape {shape} must map its "
+                                    f"{len(sizes)} operands to the {t.rank} sizes of {t}")
+            for d, e in zip(t.shape, shape.results):
+                c = e.maybe_downcast()
+                if d != ir.ShapedType.get_dynamic_size() and not (
+                        isinstance(c, ir.AffineConstantExpr) and c.value == d):
+                    _fail(op, filename, f"tir.match_shape: shape {shape} disagrees with the "
+                                        f"static sizes of {t}")
+            _check_symbol_operands(op, sizes, f, filename)
+            if isinstance(buf.owner, ir.Block):
+                matched.add(ir.BlockArgument(buf).arg_number)
+        elif op.name == ASSUME:
+            integer_set(op.attributes["condition"])
+            _check_symbol_operands(op, list(op.operands), f, filename)
+    for k, arg in enumerate(args):
+        if isinstance(arg.type, ir.MemRefType) and not ir.MemRefType(arg.type).has_static_shape \
+                and k not in matched:
+            _fail(f, filename, f"parameter {k}: a buffer of dynamic shape {arg.type} needs a "
+                               f"tir.match_shape giving its sizes")
+
+
+def _check_symbol_operands(op, values, f, filename):
+    for v in values:
+        if not is_symbol(v, f):
+            _fail(op, filename, f"'{op.name}': its operands must be symbols of the function "
+                                f"(index values defined at the top level of its body)")
 
 
 def _check_loop(op, filename):
@@ -111,12 +179,12 @@ def _check_buffer_type(t, op, filename, what):
     if str(elem) not in _ELEMENT_TYPES:
         _fail(op, filename, f"{what}: element type {t.element_type} is not a TensorIR dtype "
                             f"(one of {', '.join(_ELEMENT_TYPES)})")
-    if not t.has_static_shape:
-        _fail(op, filename, f"{what}: buffer shapes must be static, got {t}")
-    if any(d <= 0 for d in t.shape):
+    dynamic = ir.ShapedType.get_dynamic_size()
+    static = [d for d in t.shape if d != dynamic]
+    if any(d <= 0 for d in static):
         _fail(op, filename, f"{what}: buffer has a zero-sized dimension ({t})")
     size = t.element_type.shape[0] if isinstance(t.element_type, ir.VectorType) else 1
-    for d in t.shape:
+    for d in static:
         size *= d
     nbytes = size * max(1, _bits(elem) // 8)
     if nbytes > MAX_BUFFER_BYTES:
@@ -143,15 +211,20 @@ def _check_block(op, filename):
     if iters != (n, n, n):
         _fail(op, filename, f"block {name!r}: {n} iterators but {iters[0]} names, {iters[1]} "
                             f"kinds and {iters[2]} domains")
-    if (bindings.n_dims, bindings.n_symbols, len(bindings.results)) != (len(op.operands), 0, n):
+    if (bindings.n_dims + bindings.n_symbols, len(bindings.results)) != (len(op.operands), n):
         _fail(op, filename, f"block {name!r}: bindings {bindings} must map its "
                             f"{len(op.operands)} operands to {n} iterators")
+    func = op.parent
+    while func is not None and func.operation.name != "func.func":
+        func = func.parent
+    if func is not None:
+        _check_symbol_operands(op, blk.symbols, func.operation, filename)
     if any(t not in ("S", "R", "O") for t in blk.iter_types):
         _fail(op, filename, f"block {name!r}: iterator kinds must be S, R or O")
     for iter_name in ir.ArrayAttr(op.attributes["iter_names"]):
         _check_name(iter_name, op, filename, f"block {name!r}: iterator")
     for lo_hi in blk.domains:
-        if len(lo_hi) != 2 or lo_hi[1] <= lo_hi[0]:
+        if len(lo_hi) != 2 or (all(isinstance(v, int) for v in lo_hi) and lo_hi[1] <= lo_hi[0]):
             _fail(op, filename, f"block {name!r}: empty or malformed iterator domain {lo_hi}")
     for arg in op.regions[0].blocks[0].arguments:
         if not isinstance(arg.type, ir.IndexType):
