@@ -110,8 +110,8 @@ def test_every_function_prefers_no_gather_or_scatter():
 
 
 @pytest.mark.parametrize("target, message", [
-    ("llvm -mcpu=no-such-cpu", "not a recognized processor"),
-    ("llvm -mattr=+no-such-feature", "not a recognized feature"),
+    ("llvm -mcpu=no-such-cpu", "does not know the CPU .no-such-cpu."),
+    ("llvm -mattr=+no-such-feature", "does not know the CPU feature .no-such-feature."),
     ("llvm mcpu=x86-64", "expected -option=value"),
 ])
 def test_bad_target_strings_raise(target, message):

@@ -172,11 +172,17 @@ def _schedule_script(path):
     import importlib.util
     spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
     module = importlib.util.module_from_spec(spec)
+    # `print(sch.trace)` writes `def apply_trace(sch: tir.Schedule)` under a commented-out
+    # `# from tvm import tir`: with `tir` predefined the printed trace runs as it is
+    from tir_mlir.compat import tir as tir_names
+    module.tir = tir_names
     with _located_in_script(path):
         spec.loader.exec_module(module)
-    if not callable(getattr(module, "schedule", None)):
-        raise click.UsageError(f"{path} does not define a function `schedule(sch)`")
-    return module.schedule
+    for entry in ("schedule", "apply_trace"):
+        if callable(getattr(module, entry, None)):
+            return getattr(module, entry)
+    raise click.UsageError(f"{path} does not define a function `schedule(sch)` (or "
+                           f"`apply_trace(sch)`, as `print(sch.trace)` writes it)")
 
 
 def _apply_schedule(mod, path):
@@ -199,14 +205,30 @@ def _located_in_script(path):
         if isinstance(e, SyntaxError) and e.lineno:
             loc = SourceLoc(str(path), e.lineno, e.offset or 1)
             raise TIRError(f"SyntaxError: {e.msg}", loc) from None
-        frames = [f for f in traceback.extract_tb(e.__traceback__)
-                  if os.path.samefile(f.filename, path)] if os.path.exists(path) else []
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if _same_file(f.filename, path)]
         loc = SourceLoc(str(path), frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else None
         if loc is None and str(path).endswith(".json"):
             loc = SourceLoc(str(path), 1, 1)            # a trace: name the file
         if isinstance(e, TIRError):
             raise type(e)(e.message, loc or e.loc, notes=e.notes) from None
-        raise TIRError(f"{type(e).__name__}: {e}", loc) from None
+        raise TIRError(f"{type(e).__name__}: {e}{_import_hint(e)}", loc) from None
+
+
+def _same_file(name: str, path) -> bool:
+    """Whether a traceback frame's file is `path` (frames of frozen or generated code, such
+    as `<frozen importlib._bootstrap_external>`, name no file)."""
+    try:
+        return os.path.samefile(name, path)
+    except OSError:
+        return False
+
+
+def _import_hint(e: Exception) -> str:
+    """What to write instead of a TVM import that fails (a script ported from TVM)."""
+    if isinstance(e, ImportError) and (e.name or "").split(".")[0] == "tvm":
+        return ("; import tir_mlir's equivalents instead (`import tir_mlir as tvm`, "
+                "`from tir_mlir import tir`, `from tir_mlir.script import tir as T`)")
+    return ""
 
 
 def _transform_option(command):
@@ -334,11 +356,34 @@ def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize,
     _write(text, out)
 
 
-@main.command()
+class _CheckValueCommand(click.Command):
+    """A command whose `--check` flag also takes an attached value, `--check=interp`: a click
+    flag takes none, so that form is passed on as `--check --check-with interp`."""
+
+    def parse_args(self, ctx, args):
+        out = []
+        for k, a in enumerate(args):
+            if a == "--":
+                out += args[k:]
+                break
+            if a.startswith("--check="):
+                if a != "--check=interp":
+                    raise click.UsageError(f"{a}: expected --check, or --check=interp", ctx)
+                out += ["--check", "--check-with", "interp"]
+            else:
+                out.append(a)
+        return super().parse_args(ctx, out)
+
+
+@main.command(cls=_CheckValueCommand)
 @click.argument("path", type=_INPUT)
 @click.option("--func", "func_name", default=None, help="Function to run (default: the first).")
 @click.option("--target", default="llvm", show_default=True, help="Target to build for.")
-@click.option("--check", is_flag=True, help="Compare with the reference interpreter.")
+@click.option("--check", is_flag=True,
+              help="Compare the outputs with the unscheduled program, compiled (with "
+                   "--transform), else with the reference interpreter; --check=interp: with "
+                   "the interpreter always (slow on large programs).")
+@click.option("--check-with", type=click.Choice(["interp"]), default=None, hidden=True)
 @click.option("--bench", is_flag=True, help="Print the median time (and GFLOP/s).")
 @click.option("--number", default=3, show_default=True, type=click.IntRange(1),
               help="With --bench: calls per measurement.")
@@ -354,12 +399,16 @@ def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize,
 @_bounds_check_option
 @_specialize_option
 @_transform_option
-def run(path, func_name, target, check, bench, number, repeat, seed, inputs, outputs,
-        extern_libs, bounds_check, specialize, transform=None):
+def run(path, func_name, target, check, check_with, bench, number, repeat, seed, inputs,
+        outputs, extern_libs, bounds_check, specialize, transform=None):
     """Build PATH, run a function on random inputs; optionally check it and time it."""
     from tir_mlir.runtime.run_program import run_program
-    mod = _concrete(_load_program(path, transform, specialize))
+    unscheduled = _concrete(_load_program(path, specialize=specialize))
+    mod = transform(unscheduled) if transform else unscheduled
+    check = (check_with or True) if check else False
+    with_ = "the interpreter" if check_with or not transform else "the unscheduled program"
     lines = run_program(mod, func_name, check=check, bench=bench, seed=seed, debug=bounds_check,
+                        reference=unscheduled if transform else None,
                         target=target, number=number, repeat=repeat,
                         inputs=_named(inputs, "--input", "NAME=FILE.npy"),
                         outputs=_named(outputs, "--output", "NAME=FILE.npy"),
@@ -368,7 +417,8 @@ def run(path, func_name, target, check, bench, number, repeat, seed, inputs, out
         raise TIRError("the program has no function to run",
                        SourceLoc("<stdin>" if path == "-" else str(path), 1, 1))
     while True:
-        with _progress("building, running" + (" and checking" if check else "")):
+        with _progress("building, running" + (f" and checking against {with_}" if check
+                                              else "")):
             line = next(lines, None)
         if line is None:
             break

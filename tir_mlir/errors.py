@@ -43,6 +43,23 @@ class TIRParseError(TIRError):
     """Malformed TVMScript text: syntax, unknown names, wrong arity, ..."""
 
 
+class TVMScriptError(TIRParseError, SyntaxError):
+    """A TVMScript error in a decorated definition of a Python file (`@T.prim_func`,
+    `@I.ir_module`, `@T.macro`), raised where the decorator runs. A SyntaxError too, so Python,
+    IPython and IDEs show it as they show a syntax error: the file and line, the source line
+    and a caret under the column, then the message."""
+
+    def __init__(self, message: str, loc: Optional[SourceLoc] = None,
+                 notes: Sequence[Tuple[str, SourceLoc]] = (), text: Optional[str] = None):
+        super().__init__(message, loc, notes)
+        self.msg = "\n".join([message] + [f"{n}: note: {m}" for m, n in self.notes])
+        if loc is not None:
+            self.filename, self.lineno, self.offset = loc.file, loc.line, loc.col
+            self.text = text
+
+    __str__ = BaseException.__str__     # `file:line:col: message`, as every TIRError
+
+
 class ScheduleError(TIRError):
     """A schedule primitive cannot apply; the module is left unchanged. `fast`: the short
     message a schedule made with error_render_level="fast" gives (TVM's FastErrorString);
@@ -70,6 +87,11 @@ class BufferIndexError(ScheduleError, AssertionError):
 
 class TraceError(ScheduleError):
     """A trace (JSON or Trace object) that is malformed or names an unknown primitive."""
+
+
+class MissingExtraError(TIRError, ImportError):
+    """An optional package a feature needs is not installed; the message says which extra
+    installs it (`pip install 'tir-mlir[distributed]'`). An ImportError too."""
 
 
 class BuildError(TIRError):

@@ -19,6 +19,7 @@ from pathlib import Path
 from mlir import ir
 
 from tir_mlir.errors import BuildError
+from tir_mlir.suggest import did_you_mean
 from tir_mlir.user_cache import cache_dir
 
 LLVM_BIN = Path(ir.__file__).resolve().parent.parent / "llvm" / "bin"
@@ -119,7 +120,10 @@ def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
     except OSError as e:
         raise BuildError(f"cannot run opt: {e}") from None
     err = p.stderr.decode()
-    if p.returncode or "not a recognized" in err:
+    unknown = re.search(r"'([^']*)' is not a recognized (processor|feature)", err)
+    if unknown:
+        raise BuildError(_unknown_name(triple, unknown[2], unknown[1]))
+    if p.returncode:
         first = err.strip().splitlines()[0] if err.strip() else f"opt exited {p.returncode}"
         raise BuildError(f"target -mcpu={cpu}" + (f" -mattr={mattr}" if mattr else "")
                          + f": {first}")
@@ -132,3 +136,24 @@ def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
     return CpuTarget(triple, layout.group(1), name.group(1) if name else cpu,
                      ALWAYS_FEATURES + tuple(f for f in (features.group(1) if features else "")
                                              .split(",") if f))
+
+
+def _unknown_name(triple: str, kind: str, name: str) -> str:
+    """The error for a CPU (`-mcpu`) or feature (`-mattr`) LLVM does not know, with the
+    closest names it knows (what LLVM would only warn about, ignoring the name)."""
+    option, heading = (("-mcpu", "Available CPUs") if kind == "processor"
+                       else ("-mattr", "Available features"))
+    known = []
+    try:
+        listing = subprocess.run([str(LLVM_BIN / "llc"), f"-mtriple={triple}", "-mcpu=help"],
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                 check=False).stderr
+        part = listing.split(heading, 1)[1].split("Available", 1)[0]
+        known = re.findall(r"^\s+(\S+)\s+- ", part, re.MULTILINE)
+    except (OSError, IndexError):
+        pass
+    bare = name.lstrip("+-")
+    hint = did_you_mean(bare, known)
+    what = "CPU" if kind == "processor" else "CPU feature"
+    return (f"target {option}: LLVM does not know the {what} {bare!r} for {triple}{hint}; "
+            f"`llc -mtriple={triple} -mcpu=help` lists those it knows")

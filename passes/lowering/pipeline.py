@@ -35,6 +35,7 @@ from tir_mlir.passes.lowering.unroll import UnrollLoops
 from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
 from tir_mlir.passes.lowering.vector_exp import VectorExp
 from tir_mlir.passes.lowering.vectorize import VectorizeLoops
+from tir_mlir.suggest import did_you_mean
 from tir_mlir.passes.schedule.op_index import strip_handles
 
 # Target -> the [(emit name, stage factory)] it runs; the module after a stage is what `--emit
@@ -98,7 +99,9 @@ def _target(target: str) -> str:
     t = str(target).split()[0]
     t = TARGET_ALIASES.get(t, t)
     if t not in TARGETS:
-        raise BuildError(f"unknown target {target!r}; known: {sorted(TARGETS)}")
+        known = ["llvm", *TARGETS, *(a for a in TARGET_ALIASES if a != "llvm")]
+        raise BuildError(f"unknown target {target!r}{did_you_mean(t, known)}; known: "
+                         f"{', '.join(known)}")
     return t
 
 

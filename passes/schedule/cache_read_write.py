@@ -33,6 +33,7 @@ from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under,
                                                enclosing_loops, is_ancestor)
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
+from tir_mlir.suggest import did_you_mean
 
 
 def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> int:
@@ -41,8 +42,9 @@ def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> i
     if isinstance(buffer, str):
         found = [k for k, b in enumerate(buffers) if buffer_name(b) == buffer]
         if not found:
+            hint = did_you_mean(buffer, [buffer_name(b) for b in buffers])
             raise ScheduleError(f"{what}: block {block.name!r} does not {kind} a buffer named "
-                                f"{buffer!r}; its {kind} buffers: "
+                                f"{buffer!r}{hint}; its {kind} buffers: "
                                 f"{', '.join(buffer_name(b) for b in buffers) or 'none'}")
         return found[0]
     if isinstance(buffer, bool) or not isinstance(buffer, int):

@@ -29,15 +29,19 @@ from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.suggest import did_you_mean
 
 
 def find_buffer(block: Block, buffer) -> ir.Value:
     if isinstance(buffer, str):
         bufs = block_reads(block) + block_writes(block)
-        found = [s for s in map(_source, bufs) if buffer_name(s) == buffer]
+        sources = list(map(_source, bufs))
+        found = [s for s in sources if buffer_name(s) == buffer]
         if not found:
+            names = [buffer_name(s) for s in sources]
             raise ScheduleError(f"transform_layout: block {block.name!r} does not access a "
-                                f"buffer named {buffer!r}")
+                                f"buffer named {buffer!r}{did_you_mean(buffer, names)}; it "
+                                f"accesses {', '.join(dict.fromkeys(names)) or 'none'}")
         return found[0]
     kind, i = buffer
     if kind not in ("read", "write"):

@@ -25,13 +25,23 @@ def looks_like_mlir(text: str) -> bool:
     return re.match(r'\s*(module\b|"builtin\.module"|func\.func\b|#\w+\s*=)', text) is not None
 
 
+def _looks_like_tvmscript(text: str) -> bool:
+    return re.search(r"^\s*@(T\.prim_func|I\.ir_module|tvm\.script\.|tir\.prim_func)", text,
+                     re.MULTILINE) is not None
+
+
 @serialized
 def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
     with get_context():
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
-            raise _error(e, filename) from None
+            err = _error(e, filename)
+            if _looks_like_tvmscript(text):
+                raise TIRParseError(f"{err.message} (the file holds TVMScript, not MLIR: "
+                                    f"name it .tir, or .py for Python, to parse it as "
+                                    f"TVMScript)", err.loc) from None
+            raise err from None
         try:
             module.operation.verify()
         except ir.MLIRError as e:

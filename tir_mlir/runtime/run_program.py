@@ -79,8 +79,12 @@ def first_mismatch(params, got, want):
 
 
 def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
-                target="llvm", number=3, repeat=5, inputs=None, outputs=None, extern_libs=()):
+                target="llvm", number=3, repeat=5, inputs=None, outputs=None, extern_libs=(),
+                reference=None):
     """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
+    `check`: compare the outputs with `reference` (the unscheduled program, compiled: what
+    the tuner compares candidates with) when given, else with the interpreter; "interp"
+    compares with the interpreter in any case.
     `inputs` / `outputs`: buffer name -> .npy file to read it from / save it to;
     `extern_libs`: build's."""
     from tir_mlir.interpreter import interpret
@@ -105,12 +109,17 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
         yield f"saved {name} to {file}"
     if check:
         want = [a.copy() for a in inputs]
-        interpret(mod, func_name, *want)
+        if reference is not None and check != "interp":
+            what = "the unscheduled program, compiled"
+            build(reference, target=target, extern_libs=extern_libs)[func_name](*want)
+        else:
+            what = "the interpreter"
+            interpret(mod, func_name, *want)
         bad = first_mismatch(params, got, want)
         if bad:
-            raise RuntimeCallError(f"--check failed: buffer {bad[0]!r} differs from the "
-                                   f"interpreter (error {bad[1]})")
-        yield "check: OK (matches the interpreter)"
+            raise RuntimeCallError(f"--check failed: buffer {bad[0]!r} differs from {what} "
+                                   f"(error {bad[1]})")
+        yield f"check: OK (matches {what})"
     if bench:
         res = lib.time_evaluator(func_name, number=number, repeat=repeat,
                                  min_repeat_ms=50)(*got)

@@ -24,6 +24,7 @@ from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import op_index
 from tir_mlir.schedule.trace import Instruction
+from tir_mlir.suggest import did_you_mean
 
 
 def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
@@ -51,7 +52,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
     sig = inspect.signature(fn)
 
     named_blocks = [k for k, p in sig.parameters.items() if _takes_block_name(p.annotation)]
-    arguments = _binder(sig)
+    arguments = _binder(sig, fn.__name__)
 
     @functools.wraps(fn)
     @serialized
@@ -159,7 +160,7 @@ def _rendered(e: ScheduleError, level: str) -> ScheduleError:
     return type(e)(e.fast or str(e))
 
 
-def _binder(sig: inspect.Signature):
+def _binder(sig: inspect.Signature, fn_name: str = "primitive"):
     """f(self, args, kwargs) -> {parameter: value} with defaults filled in, in parameter order
     (what `sig.bind` + `apply_defaults` give, without self). Plain parameters take a fast path
     (a search replays thousands of primitives); anything else, errors included, goes through
@@ -172,9 +173,16 @@ def _binder(sig: inspect.Signature):
     simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
 
     def slow(self, args, kwargs):
+        unknown = [k for k in kwargs if k not in known]
+        if unknown and not any(p.kind is p.VAR_KEYWORD for p in params):
+            raise TypeError(f"{sig_name(self)}() got an unexpected keyword argument "
+                            f"{unknown[0]!r}{did_you_mean(unknown[0], names)}")
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
         return {k: v for k, v in bound.arguments.items() if k != "self"}
+
+    def sig_name(self):
+        return f"{type(self).__name__}.{fn_name}"
 
     def bind(self, args, kwargs):
         if not simple or len(args) > len(positional):

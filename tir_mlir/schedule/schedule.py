@@ -31,6 +31,7 @@ from tir_mlir.schedule.rule_queries import RuleQueries
 from tir_mlir.schedule.sampling import Sampling
 from tir_mlir.schedule.trace import Trace
 from tir_mlir.schedule.views import StmtSRef, view
+from tir_mlir.suggest import did_you_mean
 
 BlockOrLoop = Union[BlockRV, LoopRV]
 
@@ -259,8 +260,9 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
         if not found and name == "root":      # TVM's implicit root block: the function body
             found = [self._mod[func]]
         if not found:
+            names = [n for f, n in self._index().blocks if f == func]
             raise ScheduleError(f"Cannot find a block with the name: {name} "
-                                f"(in function {func!r})",
+                                f"(in function {func!r}){did_you_mean(name, names)}",
                                 fast="ScheduleError: Cannot find a block with the specified "
                                      "name")
         if len(found) > 1:

@@ -8,7 +8,8 @@ arguments), then the function's closure and globals.
 import collections
 import inspect
 
-from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.diagnostics import source_line
+from tir_mlir.errors import SourceLoc, TIRError, TIRParseError, TVMScriptError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.prim_func import PrimFunc
@@ -82,3 +83,11 @@ def define_module(cls, frame):
 def define_macro(fn, frame):
     filename, f = _source(fn)
     return make_macro_def(f, scope_of(fn, frame), filename)
+
+
+def script_error(e: TIRError) -> TIRError:
+    """`e`, raised while defining a decorated function or class, as the TVMScriptError (a
+    SyntaxError) Python shows with the source line and a caret; unchanged without a location."""
+    if e.loc is None or isinstance(e, TVMScriptError):
+        return e
+    return TVMScriptError(e.message, e.loc, e.notes, text=source_line(e.loc, {}))

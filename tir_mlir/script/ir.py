@@ -1,6 +1,7 @@
 """`I` for TVMScript in Python files: `from tir_mlir.script import ir as I`."""
 import sys
 
+from tir_mlir.errors import TIRError
 from tir_mlir.script.inert import Inert
 
 
@@ -9,8 +10,11 @@ def ir_module(cls=None, *, check_well_formed=True):
     frame = sys._getframe(1)
 
     def decorate(c):
-        from tir_mlir.script.define import define_module
-        return define_module(c, frame)
+        from tir_mlir.script.define import define_module, script_error
+        try:
+            return define_module(c, frame)
+        except TIRError as e:
+            raise script_error(e) from None
     return decorate if cls is None else decorate(cls)
 
 

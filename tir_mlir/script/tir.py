@@ -6,6 +6,7 @@ defines a function, and they must not fail; the parser reads their text, not the
 """
 import sys
 
+from tir_mlir.errors import TIRError
 from tir_mlir.script.inert import Inert
 
 
@@ -22,8 +23,11 @@ def prim_func(func=None, *, private=False, check_well_formed=True):
     def decorate(fn):
         if _in_class(fn):
             return Inert()
-        from tir_mlir.script.define import define_func
-        return define_func(fn, frame)
+        from tir_mlir.script.define import define_func, script_error
+        try:
+            return define_func(fn, frame)
+        except TIRError as e:
+            raise script_error(e) from None
     return decorate if func is None else decorate(func)
 
 
@@ -32,8 +36,11 @@ def macro(func=None, *, hygienic=True):
     frame = sys._getframe(1)
 
     def decorate(fn):
-        from tir_mlir.script.define import define_macro
-        return define_macro(fn, frame)
+        from tir_mlir.script.define import define_macro, script_error
+        try:
+            return define_macro(fn, frame)
+        except TIRError as e:
+            raise script_error(e) from None
     return decorate if func is None else decorate(func)
 
 

@@ -14,6 +14,7 @@ import tempfile
 import threading
 from typing import List, Optional
 
+from tir_mlir.errors import MissingExtraError
 from tir_mlir.meta_schedule.runner.local_runner import _KIND, measure_args
 from tir_mlir.meta_schedule.runner.runner import (EvaluatorConfig, Runner, RunnerFuture,
                                                   RunnerInput, RunnerResult)
@@ -23,8 +24,9 @@ def _client_class():
     try:
         from distributed import Client
     except ImportError:
-        raise ImportError("DaskRunner needs the 'distributed' extra: "
-                          "pip install 'tir-mlir[distributed]' (dask[distributed])") from None
+        raise MissingExtraError("the Dask runner needs Dask, which is not installed: "
+                                "pip install 'tir-mlir[distributed]' (dask[distributed])") \
+            from None
     return Client
 
 
