@@ -1,0 +1,124 @@
+"""The scalar body of a `linalg.generic` -> the statements of a `tir.block`.
+
+A body block argument is the element of its operand at the operand's indexing map applied to
+the iter vars: a `memref.load` (one per use, as TVMScript reads `A[i, k]` where it is used). The
+body's arith/math ops are cloned per use, so expressions stay trees the printer inlines;
+`linalg.index d` is iter var d; a scalar defined outside the op (torch-mlir hoists constants)
+must be an `arith.constant` and is cloned. The yielded values are stored at the outputs'
+indexing maps; with several outputs (argmax: the max and its index) every value is computed
+into a let before the first store, since a later value may read an output an earlier store
+changes.
+"""
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from tir_mlir.frontend.linalg_import.source import LinalgSource
+from tir_mlir.printer.expr import BINARY, CALLS, CASTS, MATH_SAME
+
+# Body ops a block can hold: what the TVMScript printer prints, so what a program holds.
+SUPPORTED = {*BINARY, *CALLS, *CASTS, *(f"math.{n}" for n in MATH_SAME), "arith.constant",
+             "arith.cmpi", "arith.cmpf", "arith.andi", "arith.ori", "arith.xori", "arith.negf",
+             "linalg.index"}
+# arith.cmpf predicates with no TVMScript comparison: false, ord, uno, true.
+_CMPF_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
+
+
+def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
+    """An affine expression of the iter vars as index arith ops at the insertion point
+    (`%` is `tir.call "floormod"`, as the TVMScript parser builds it)."""
+    e = expr.maybe_downcast()
+    index = ir.IndexType.get()
+    if isinstance(e, ir.AffineConstantExpr):
+        return arith.ConstantOp(index, e.value).result
+    if isinstance(e, ir.AffineDimExpr):
+        return ivs[e.position]
+    lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
+    if isinstance(e, ir.AffineAddExpr):
+        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:     # i - 1, not i + -1
+            return arith.SubIOp(emit_index(lhs, ivs),
+                                emit_index(ir.AffineExpr.get_constant(-rhs.value), ivs)).result
+        return arith.AddIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
+    if isinstance(e, ir.AffineMulExpr):
+        return arith.MulIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
+    if isinstance(e, ir.AffineFloorDivExpr):
+        return arith.FloorDivSIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
+    if isinstance(e, ir.AffineModExpr):
+        return ir.Operation.create("tir.call", results=[index],
+                                   operands=[emit_index(lhs, ivs), emit_index(rhs, ivs)],
+                                   attributes={"callee": ir.StringAttr.get("floormod")}).result
+    raise ValueError(f"unsupported index expression {expr}")
+
+
+def clone_constant(src: LinalgSource, v: ir.Value, user) -> ir.Value:
+    """A copy, at the insertion point, of the scalar constant `v` that `user` reads."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        what = "a function argument" if isinstance(owner, ir.Block) else f"'{owner.name}'"
+        raise src.error(f"a scalar used by '{user.name}' comes from {what}: only constants "
+                        f"defined outside a linalg op are supported", user)
+    return ir.Operation.create("arith.constant", results=[v.type],
+                               attributes={"value": owner.attributes["value"]},
+                               loc=owner.location).result
+
+
+class GenericBody:
+    def __init__(self, src: LinalgSource, op, buffers, maps, iter_vars):
+        self.src = src
+        self.op = op
+        self.buffers = buffers          # per operand: a planned Buffer, None for a scalar
+        self.maps = maps
+        self.ivs = list(iter_vars)
+        body = op.regions[0].blocks[0]
+        self.args = {a: j for j, a in enumerate(body.arguments)}
+        self.defs = {r: o.operation for o in body.operations for r in o.operation.results}
+        self.yield_op = list(body.operations)[-1].operation
+        for o in list(body.operations)[:-1]:
+            self._check(o.operation)
+
+    def _check(self, o):
+        if o.name not in SUPPORTED or len(o.regions):
+            raise self.src.error(f"unsupported op '{o.name}' in the body of a linalg op", o)
+        if o.name == "arith.cmpf":
+            pred = ir.IntegerAttr(o.attributes["predicate"]).value
+            if pred in _CMPF_UNSUPPORTED:
+                raise self.src.error(f"unsupported comparison 'arith.cmpf "
+                                     f"{_CMPF_UNSUPPORTED[pred]}' in the body of a linalg op", o)
+        for r in o.results:
+            if isinstance(r.type, ir.IndexType) and o.name != "linalg.index" and \
+                    not any(u.owner.operation.name == "arith.index_cast" for u in r.uses):
+                raise self.src.error(f"index arithmetic ('{o.name}') in the body of a linalg "
+                                     f"op is not supported", o)
+
+    def emit(self):
+        """The stores of the yielded values (at the insertion point, inside the block)."""
+        loc = self.yield_op.location
+        values = [self.value(v) for v in self.yield_op.operands]
+        n_out = len(values)
+        n_in = len(self.buffers) - n_out
+        if n_out > 1:
+            for i, v in enumerate(values):
+                if not isinstance(v, ir.BlockArgument):
+                    v.owner.attributes["tir.let_name"] = ir.StringAttr.get(
+                        f"v_{self.buffers[n_in + i].name}")
+        for i, v in enumerate(values):
+            idx = [emit_index(e, self.ivs) for e in self.maps[n_in + i].results]
+            memref.StoreOp(v, self.buffers[n_in + i].value, idx, loc=loc)
+
+    def value(self, v: ir.Value) -> ir.Value:
+        j = self.args.get(v)
+        if j is not None:
+            buf = self.buffers[j]
+            if buf is None:                     # a scalar operand (a fill's value)
+                return clone_constant(self.src, self.op.operands[j], self.op)
+            idx = [emit_index(e, self.ivs) for e in self.maps[j].results]
+            return memref.LoadOp(buf.value, idx, loc=self.op.location).result
+        o = self.defs.get(v)
+        if o is None:
+            return clone_constant(self.src, v, self.op)
+        if o.name == "linalg.index":
+            return self.ivs[ir.IntegerAttr(o.attributes["dim"]).value]
+        operands = [self.value(x) for x in o.operands]
+        new = ir.Operation.create(o.name, results=[r.type for r in o.results], operands=operands,
+                                  attributes={n: o.attributes[n] for n in o.attributes},
+                                  loc=o.location)
+        return new.results[ir.OpResult(v).result_number]

@@ -1,0 +1,200 @@
+"""A planned linalg function -> a `tir` prim_func, built with the dialect's own builders.
+
+Each step is a loop nest (`Loop.build`, one serial loop per iteration dimension) around one
+`tir.block` (`Block.build`) whose iter vars are bound to the loops one to one
+(`T.axis.remap`). Values are built tree-shaped right before the statement that uses them, as
+the TVMScript parser builds them (docs/design.md), so the printer inlines them back and the
+schedule primitives see the same IR as for a parsed program.
+"""
+from mlir import ir
+from mlir.dialects import arith, func, memref, scf
+
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.frontend.linalg_import.body import GenericBody, clone_constant, emit_index
+from tir_mlir.frontend.linalg_import.named_ops import DIM_NAMES
+from tir_mlir.frontend.linalg_import.plan import (Compute, Copy, Planner, indexing_maps,
+                                                  iterator_types)
+
+
+def emit_function(plan: Planner, name: str) -> ir.Operation:
+    """The prim_func of `plan` at the current insertion point."""
+    params = plan.inputs + [plan.outputs[k] for k in sorted(plan.outputs)]
+    ftype = ir.FunctionType.get([_memref_type(b) for b in params], [])
+    fop = func.FuncOp(name, ftype, loc=plan.func.location)
+    fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
+    fop.attributes["tir.func_attrs"] = ir.DictAttr.get({"tir.noalias": ir.BoolAttr.get(True)})
+    fop.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({"tir.name": ir.StringAttr.get(b.name)})
+                                      for b in params])
+    entry = fop.add_entry_block([b.loc for b in params])
+    for b, arg in zip(params, entry.arguments):
+        b.value = arg
+    with ir.InsertionPoint(entry):
+        for b in plan.allocs:
+            _alloc(b)
+        for step in plan.steps:
+            if isinstance(step, Compute):
+                _compute(plan, step)
+            else:
+                _copy(plan, step)
+        func.ReturnOp([], loc=plan.func.location)
+    return fop.operation
+
+
+def _memref_type(b) -> ir.MemRefType:
+    return ir.MemRefType.get(list(b.shape), b.element_type)
+
+
+def _alloc(b):
+    op = memref.AllocOp(_memref_type(b), [], [], loc=b.loc)
+    op.attributes["tir.name"] = ir.StringAttr.get(b.name)
+    op.attributes["tir.scope"] = ir.StringAttr.get("global")
+    if b.data is not None:
+        op.attributes["tir.const_data"] = b.data
+    b.value = op.result
+
+
+def _nest(name: str, loop_names, iter_types, extents, loc, has_init=False) -> Block:
+    """Loops `loop_names` around a block whose iter vars (`v_` + loop name) are bound to them."""
+    loops, ip = [], None
+    for n, e in zip(loop_names, extents):
+        loop = Loop.build(n, e, loc=loc, ip=ip)
+        loops.append(loop)
+        ip = ir.InsertionPoint.at_block_terminator(loop.body)
+    n = len(extents)
+    return Block.build(name, [f"v_{x}" for x in loop_names], iter_types,
+                       [(0, e) for e in extents], ir.AffineMap.get_identity(n),
+                       [lp.iv for lp in loops], has_init=has_init, loc=loc, ip=ip)
+
+
+def _loop_names(kind: str, iter_types) -> list:
+    if kind in DIM_NAMES and len(DIM_NAMES[kind]) == len(iter_types):
+        return list(DIM_NAMES[kind])
+    n_red = iter_types.count("R")
+    names, s, r = [], 0, 0
+    for t in iter_types:
+        if t == "S":
+            names.append(f"ax{s}")
+            s += 1
+        else:
+            names.append("k" if n_red == 1 else f"k{r}")
+            r += 1
+    return names
+
+
+def _compute(plan: Planner, step: Compute):
+    op = step.op
+    maps = indexing_maps(op)
+    iters = iterator_types(op)
+    extents = _loop_extents(plan, op, maps, len(iters))
+    block = _nest(step.name, _loop_names(step.kind, iters), iters, extents, op.location,
+                  has_init=bool(step.inits))
+    with ir.InsertionPoint.at_block_terminator(block.body):
+        GenericBody(plan.src, op, step.operands, maps, block.iter_vars).emit()
+    if step.inits:
+        n_in = len(op.operands) - _n_outs(op)
+        ivs = list(block.init.arguments)
+        with ir.InsertionPoint.at_block_terminator(block.init):
+            for i, scalar in step.inits.items():
+                value = clone_constant(plan.src, scalar, op)
+                idx = [emit_index(e, ivs) for e in maps[n_in + i].results]
+                memref.StoreOp(value, step.operands[n_in + i].value, idx, loc=op.location)
+
+
+def _n_outs(op) -> int:
+    return ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[1]
+
+
+def _loop_extents(plan: Planner, op, maps, n: int) -> list:
+    """Each iteration dimension's extent: a shape dimension some operand indexes by it alone."""
+    extents = [None] * n
+    for v, m in zip(op.operands, maps):
+        if not isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
+            continue
+        shape = ir.ShapedType(v.type).shape
+        for size, e in zip(shape, m.results):
+            e = e.maybe_downcast()
+            if isinstance(e, ir.AffineDimExpr) and extents[e.position] is None:
+                extents[e.position] = size
+    if None in extents:
+        raise plan.src.error(f"cannot infer the extent of loop dimension d{extents.index(None)} "
+                             f"(no operand is indexed by it alone)", op)
+    return extents
+
+
+def _copy(plan: Planner, step: Copy):
+    """dst[ivs] = src[...]: a plain copy, an expand/collapse reshape or a pad."""
+    dst, src = step.dst, step.src
+    n = len(dst.shape)
+    block = _nest(step.name, [f"ax{i}" for i in range(n)], ["S"] * n, list(dst.shape),
+                  step.loc)
+    ivs = block.iter_vars
+    op = step.op
+    with ir.InsertionPoint.at_block_terminator(block.body):
+        if op is not None and op.name == "tensor.pad":
+            value = _pad_value(plan, op, src, ivs, step.loc)
+        else:
+            exprs = _source_indices(op, src.shape, dst.shape)
+            value = memref.LoadOp(src.value, [emit_index(e, ivs) for e in exprs],
+                                  loc=step.loc).result
+        memref.StoreOp(value, dst.value, list(ivs), loc=step.loc)
+
+
+def _reassociation(op) -> list:
+    return [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
+            for g in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _source_indices(op, src_shape, dst_shape) -> list:
+    """The source element each destination element (dims d0...) copies."""
+    d = [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
+    if op is None:
+        return d
+    out = [None] * len(src_shape)
+    if op.name == "tensor.expand_shape":     # a source dim = a group of destination dims
+        for j, group in enumerate(_reassociation(op)):
+            e = ir.AffineExpr.get_constant(0)
+            for k in group:
+                e = e * dst_shape[k] + d[k]
+            out[j] = e
+    else:                                    # a destination dim = a group of source dims
+        for k, group in enumerate(_reassociation(op)):
+            inner = 1
+            for j in reversed(group):
+                e = d[k] if inner == 1 else ir.AffineExpr.get_floor_div(d[k], inner)
+                out[j] = e if j == group[0] else ir.AffineExpr.get_mod(e, src_shape[j])
+                inner *= src_shape[j]
+    return [ir.AffineExpr.simplify_affine_expr(e, len(dst_shape), 0) for e in out]
+
+
+def _pad_value(plan: Planner, op, src, ivs, loc) -> ir.Value:
+    """`T.if_then_else(low <= i < low + size..., src[i - low], pad)`, as TVM's pad."""
+    low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
+    pad = list(op.regions[0].blocks[0].operations)[-1].operands[0]
+    if not any(low) and tuple(src.shape) == tuple(ir.ShapedType(op.results[0].type).shape):
+        return memref.LoadOp(src.value, list(ivs), loc=loc).result
+    index = ir.IndexType.get()
+    cond = None
+    for i, (lo, size) in enumerate(zip(low, src.shape)):
+        padded = ir.ShapedType(op.results[0].type).shape[i]
+        if lo == 0 and padded == size:
+            continue
+        checks = []
+        if lo:
+            checks.append(arith.CmpIOp(arith.CmpIPredicate.sle,
+                                       arith.ConstantOp(index, lo, loc=loc).result, ivs[i],
+                                       loc=loc).result)
+        if lo + size < padded:
+            checks.append(arith.CmpIOp(arith.CmpIPredicate.slt, ivs[i],
+                                       arith.ConstantOp(index, lo + size, loc=loc).result,
+                                       loc=loc).result)
+        for c in checks:
+            cond = c if cond is None else arith.AndIOp(cond, c, loc=loc).result
+    if_op = scf.IfOp(cond, [src.element_type], has_else=True, loc=loc)
+    d = [ir.AffineExpr.get_dim(i) for i in range(len(ivs))]
+    with ir.InsertionPoint(if_op.then_block):
+        idx = [emit_index(e + (-lo), ivs) if lo else ivs[i]
+               for i, (e, lo) in enumerate(zip(d, low))]
+        scf.YieldOp([memref.LoadOp(src.value, idx, loc=loc).result], loc=loc)
+    with ir.InsertionPoint(if_op.else_block):
+        scf.YieldOp([clone_constant(plan.src, pad, op)], loc=loc)
+    return if_op.results[0]

@@ -1,0 +1,346 @@
+"""Which buffer holds each tensor of a linalg function, and the steps that fill them.
+
+Tensors are values; TensorIR has buffers. Planning is done before anything is emitted, over
+the function's ops in order (the tensor form is SSA, so this is a small bufferization):
+- a function argument is an input buffer; each result gets an output buffer appended to the
+  parameters (destination-passing style, as TVM calls a PrimFunc);
+- a tensor constant is a constant buffer (`T.allocate_const`), `tensor.empty` nothing by itself;
+- a linalg op's result i lives in the buffer of its init operand when the op reads that init
+  (a reduction accumulating into it, a conv adding to a broadcast bias) and nothing else uses
+  the init; when something else does, the result gets a new buffer and a copy of the init
+  first; when the op does not read its init, a new buffer;
+- a `linalg.fill` whose only use is the init of a reduction becomes that reduction's
+  `T.init()` (when the output is indexed by exactly the op's parallel dimensions, so the init
+  runs once per output element), not a block of its own;
+- expand/collapse_shape, `tensor.pad`: a new buffer and a copy block;
+- a new buffer is the output buffer when its tensor is returned, else an `alloc_buffer` named
+  after the block writing it; returned values held elsewhere (an argument, a constant, a
+  value returned twice) are copied into their output.
+On memrefs the buffers are the program's own (arguments, `memref.alloc`), `memref.copy` is a
+copy block, and a fill followed by a reduction into the same memref is folded the same way.
+"""
+from dataclasses import dataclass, field
+from typing import Optional
+
+from mlir import ir
+
+from tir_mlir.frontend.linalg_import.naming import block_name
+from tir_mlir.frontend.linalg_import.source import LinalgSource
+
+_SKIPPED = ("tensor.empty", "memref.dealloc", "func.return")
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.pad")
+
+
+@dataclass(eq=False)
+class Buffer:
+    name: str
+    shape: tuple
+    element_type: ir.Type
+    kind: str                   # "input" | "output" | "alloc" | "const"
+    index: int = -1             # parameter position of an input / output
+    data: Optional[ir.DenseElementsAttr] = None     # a constant's contents
+    loc: Optional[ir.Location] = None
+    value: Optional[ir.Value] = None                # the memref, once emitted
+
+
+@dataclass(eq=False)
+class Compute:
+    """One block computing a `linalg.generic` (`op`) that was the named op `kind`."""
+    op: ir.Operation
+    kind: str
+    name: str
+    operands: list              # a Buffer per operand; None for a scalar operand
+    inits: dict = field(default_factory=dict)   # output number -> fill scalar (an ir.Value)
+
+
+@dataclass(eq=False)
+class Copy:
+    """dst = src reshaped / padded (`op`: the tensor op, or None for a plain copy)."""
+    src: Buffer
+    dst: Buffer
+    name: str
+    op: Optional[ir.Operation]
+    loc: ir.Location
+
+
+class Planner:
+    def __init__(self, source: LinalgSource, func_op, kinds: dict):
+        self.src = source
+        self.func = func_op.operation
+        self.kinds = kinds                  # generic op -> named op it was
+        self.buffers: dict = {}             # ir.Value -> Buffer
+        self.steps: list = []
+        self.inputs: list = []
+        self.outputs: dict = {}             # position -> Buffer
+        self.allocs: list = []              # alloc and const buffers, in order
+        self.block_names: set = set()
+        self.buffer_names: set = set()
+        self.folded: dict = {}              # fill result (or fill op on memrefs) -> scalar
+
+    # --- names ------------------------------------------------------------------------------
+    def _unique(self, name: str, used: set) -> str:
+        out, k = name, 1
+        while out in used:
+            out, k = f"{name}_{k}", k + 1
+        used.add(out)
+        return out
+
+    # --- the function -----------------------------------------------------------------------
+    def plan(self):
+        ops = [op.operation for op in self.func.regions[0].blocks[0].operations]
+        ret = ops[-1]
+        self.returned = {}
+        for k, v in enumerate(ret.operands):
+            self.returned.setdefault(v, []).append(k)
+        self.result_types = [v.type for v in ret.operands]
+        for k, arg in enumerate(self.func.regions[0].blocks[0].arguments):
+            shape, et = self._static(arg.type, self.func)
+            name = self._unique(arg.get_name().lstrip("%") or f"arg{k}", self.buffer_names)
+            b = Buffer(name, shape, et, "input", k, loc=self.func.location)
+            self.buffers[arg] = b
+            self.inputs.append(b)
+        self._find_folds(ops)
+        for op in ops:
+            self._op(op)
+        for k, v in enumerate(ret.operands):
+            out = self.outputs.get(k)
+            if out is None:
+                out = self._output(k, ret.location)
+                if v in self.buffers:
+                    self.steps.append(Copy(self.buffers[v], out,
+                                           self._unique("copy", self.block_names), None,
+                                           ret.location))
+        return self
+
+    def _output(self, k: int, loc) -> Buffer:
+        shape, et = self._static(self.result_types[k], self.func)
+        b = Buffer(self._unique(f"out{k}" if len(self.result_types) > 1 else "out",
+                                self.buffer_names), shape, et, "output", k, loc=loc)
+        self.outputs[k] = b
+        return b
+
+    def _static(self, t: ir.Type, op) -> tuple:
+        """(shape, element type) of a statically shaped tensor or memref type."""
+        if not isinstance(t, (ir.RankedTensorType, ir.MemRefType)):
+            raise self.src.error(f"unsupported type {t}: linalg import takes ranked tensors "
+                                 f"and memrefs (scalar parameters and results are not "
+                                 f"supported yet)", op)
+        shaped = ir.ShapedType(t)
+        if not shaped.has_static_shape:
+            raise self.src.error(f"dynamic shape {t}: linalg import supports static shapes "
+                                 f"only for now", op)
+        if isinstance(t, ir.MemRefType) and not _identity_layout(ir.MemRefType(t)):
+            raise self.src.error(f"memref {t} has a non-identity layout (views are not "
+                                 f"supported)", op)
+        et = shaped.element_type
+        if not (isinstance(et, ir.IntegerType) and et.width in (1, 8, 16, 32, 64)
+                or str(et) in ("f16", "bf16", "f32", "f64")):
+            raise self.src.error(f"unsupported element type {et}", op)
+        return tuple(shaped.shape), et
+
+    def _new(self, value: ir.Value, name: str, loc) -> Buffer:
+        """The buffer of a newly written tensor: its output when returned, else an
+        allocation."""
+        for k in self.returned.get(value, []):
+            if k not in self.outputs:
+                return self._output(k, loc)
+        shape, et = self._static(value.type, value.owner)
+        b = Buffer(self._unique(name, self.buffer_names), shape, et, "alloc", loc=loc)
+        self.allocs.append(b)
+        return b
+
+    # --- ops --------------------------------------------------------------------------------
+    def _op(self, op):
+        name = op.name
+        if name in _SKIPPED:
+            return
+        if name == "arith.constant":
+            if isinstance(op.results[0].type, ir.RankedTensorType):
+                shape, et = self._static(op.results[0].type, op)
+                data = self.src.elements(op.attributes["value"], op)
+                b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
+                           shape, et, "const", data=data, loc=op.location)
+                self.allocs.append(b)
+                self.buffers[op.results[0]] = b
+            return                  # a scalar constant is cloned where it is used
+        if name in ("memref.alloc", "memref.alloca"):
+            shape, et = self._static(op.results[0].type, op)
+            b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
+                       shape, et, "alloc", loc=op.location)
+            self.allocs.append(b)
+            self.buffers[op.results[0]] = b
+            return
+        if name == "linalg.generic":
+            return self._generic(op)
+        if name in _RESHAPES:
+            return self._reshape(op)
+        if name == "memref.copy":
+            src, dst = (self._buffer(v, op) for v in op.operands)
+            self.steps.append(Copy(src, dst, self._unique("copy", self.block_names), None,
+                                   op.location))
+            return
+        what = "linalg op" if name.startswith("linalg.") else "op"
+        raise self.src.error(f"unsupported {what} '{name}' (linalg import takes linalg "
+                             f"structured ops, tensor.empty/expand_shape/collapse_shape/pad, "
+                             f"arith.constant and memref.alloc/copy)", op)
+
+    def _buffer(self, v: ir.Value, op) -> Buffer:
+        b = self.buffers.get(v)
+        if b is None:
+            self._static(v.type, op)
+            owner = v.owner
+            what = owner.name if not isinstance(owner, ir.Block) else "a block argument"
+            raise self.src.error(f"cannot import a tensor made by '{what}'", op)
+        return b
+
+    def _reshape(self, op):
+        src = op.operands[0]
+        if op.name == "tensor.pad":
+            body = op.regions[0].blocks[0]
+            if len(op.operands) != 1:
+                raise self.src.error("tensor.pad with dynamic padding is not supported", op)
+            yielded = list(body.operations)[-1].operands[0]
+            if len(list(body.operations)) != 1 or isinstance(yielded.owner, ir.Block) or \
+                    yielded.owner.name != "arith.constant":
+                raise self.src.error("tensor.pad must yield a constant", op)
+        kind = op.name.removeprefix("tensor.")
+        name = self._unique(kind, self.block_names)
+        dst = self._new(op.results[0], name, op.location)
+        self.steps.append(Copy(self._buffer(src, op), dst, name, op, op.location))
+        self.buffers[op.results[0]] = dst
+
+    # --- linalg.generic ---------------------------------------------------------------------
+    def _generic(self, op):
+        n_in, n_out = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+        operands = list(op.operands)
+        kind = self.kinds.get(op, "generic")
+        if kind == "fill" and (op.results and op.results[0] in self.folded
+                               or not op.results and op in self.folded):
+            return                  # it is the T.init of the reduction using it
+        name = self._unique(block_name(op, kind), self.block_names)
+        for v in operands:
+            if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
+                self._static(v.type, op)
+        bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
+                else None for v in operands[:n_in]]
+        step = Compute(op, kind, name, bufs)
+        body = op.regions[0].blocks[0]
+        copies = []
+        for i, v in enumerate(operands[n_in:]):
+            reads = _has_uses(body.arguments[n_in + i])
+            if not op.results:                              # memrefs: written in place
+                bufs.append(self._buffer(v, op))
+                fold = self._memref_fold(op, v)
+                if fold is not None:
+                    step.inits[i] = fold
+                continue
+            result = op.results[i]
+            if v in self.folded:
+                step.inits[i] = self.folded[v]
+                out = self._new(result, name, op.location)
+            elif reads and self._exclusive(v, op):
+                out = self.buffers.get(v) or self._new(result, name, op.location)
+                for k in self.returned.get(result, []):
+                    if out.kind == "alloc" and k not in self.outputs:
+                        out.kind, out.index = "output", k       # written in place: the output
+                        self.allocs.remove(out)
+                        self.buffer_names.discard(out.name)
+                        out.name = self._unique(f"out{k}" if len(self.result_types) > 1
+                                                else "out", self.buffer_names)
+                        self.outputs[k] = out
+            else:
+                out = self._new(result, name, op.location)
+                if reads and v in self.buffers:
+                    copies.append(Copy(self.buffers[v], out,
+                                       self._unique("copy", self.block_names), None,
+                                       op.location))
+            bufs.append(out)
+            self.buffers[result] = out
+        self.steps += copies + [step]
+
+    def _exclusive(self, v: ir.Value, op) -> bool:
+        """v is used once, by op, and is not an input or a constant (never written)."""
+        b = self.buffers.get(v)
+        return (len(list(v.uses)) == 1 and (b is None or b.kind in ("alloc", "output")))
+
+    # --- fill + reduction -> T.init ---------------------------------------------------------
+    def _find_folds(self, ops):
+        for op in ops:
+            if op.name != "linalg.generic" or self.kinds.get(op) != "fill":
+                continue
+            scalar = op.operands[0]
+            if isinstance(scalar.type, (ir.RankedTensorType, ir.MemRefType)):
+                continue
+            if op.results:
+                uses = list(op.results[0].uses)
+                if len(uses) == 1 and _init_foldable(uses[0].owner.operation,
+                                                     uses[0].operand_number):
+                    self.folded[op.results[0]] = scalar
+            else:
+                consumer = _next_user(ops, op, op.operands[1])
+                if consumer is not None:
+                    for u in op.operands[1].uses:
+                        if u.owner.operation == consumer and _init_foldable(consumer,
+                                                                            u.operand_number):
+                            self.folded[op] = scalar
+                            self.folded[(consumer, op.operands[1])] = scalar
+
+    def _memref_fold(self, op, v):
+        return self.folded.get((op, v))
+
+
+def _identity_layout(t: ir.MemRefType) -> bool:
+    layout = t.layout
+    if not isinstance(layout, ir.AffineMapAttr):
+        return False
+    m = layout.value
+    return m.n_dims == t.rank and [str(e) for e in m.results] == [f"d{i}" for i in range(t.rank)]
+
+
+def _has_uses(v: ir.Value) -> bool:
+    return next(iter(v.uses), None) is not None
+
+
+def _next_user(ops, op, v):
+    """The first op after `op` in `ops` that uses `v`."""
+    users = {u.owner.operation for u in v.uses}
+    after = False
+    for o in ops:
+        if o == op:
+            after = True
+        elif after and o in users:
+            return o
+    return None
+
+
+def iterator_types(op) -> list:
+    return ["R" if "reduction" in str(a) else "S"
+            for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def indexing_maps(op) -> list:
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _init_foldable(op, operand_number: int) -> bool:
+    """Whether operand `operand_number` of `op` is an init a T.init can write: `op` is a
+    reduction that reads it, indexed by exactly the parallel dimensions."""
+    if op.name != "linalg.generic":
+        return False
+    n_in, _ = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+    if operand_number < n_in:
+        return False
+    iters = iterator_types(op)
+    if "R" not in iters:
+        return False
+    if not _has_uses(op.regions[0].blocks[0].arguments[operand_number]):
+        return False
+    m = indexing_maps(op)[operand_number]
+    dims = []
+    for e in m.results:
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            dims.append(e.position)
+        elif not isinstance(e, ir.AffineConstantExpr):
+            return False
+    return sorted(dims) == [d for d, t in enumerate(iters) if t == "S"]
