@@ -15,6 +15,7 @@ from tir_mlir.module import IRModule
 _LAZY = {
     "parse": "tir_mlir.frontend.parser",
     "load": "tir_mlir.frontend.parser",
+    "from_linalg": "tir_mlir.frontend.linalg_import",
     "structural_equal": "tir_mlir.equality",
     "assert_structural_equal": "tir_mlir.equality",
     "structural_hash": "tir_mlir.equality",

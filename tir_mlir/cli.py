@@ -151,6 +151,19 @@ def parse(path, emit, debug_info, out, specialize):
     _write(_concrete(mod).mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
 
 
+@main.command("import")
+@click.argument("path", type=_INPUT)
+@click.option("--emit", default="tir", show_default=True, type=click.Choice(["tir", "mlir"]),
+              help="Print the imported program as TVMScript, or as tir-dialect MLIR.")
+@click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+def import_(path, emit, out):
+    """Import PATH, MLIR of linalg ops (torch-mlir, IREE, StableHLO), as a TensorIR program."""
+    from tir_mlir.frontend.linalg_import import from_linalg
+    name = "<stdin>" if path == "-" else str(path)
+    mod = from_linalg(_read(path), name)
+    _write(mod.mlir() if emit == "mlir" else mod.script(), out)
+
+
 def _schedule_script(path):
     """A function sch -> None from a user's schedule: a Python file defining `schedule(sch)`
     (executed as is: it is the user's own script), a trace saved as JSON (`--trace`), or a

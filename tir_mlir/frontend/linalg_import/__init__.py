@@ -23,8 +23,6 @@ printer's `--debug-info`, points into the linalg input or the torch model), need
 round trip for constants, and the result is exactly what the parser would build from the
 printed TVMScript, which the tests check by parsing the printout back.
 """
-from typing import Optional
-
 from mlir import ir
 
 from tir_mlir import wellformed
@@ -39,7 +37,7 @@ __all__ = ["from_linalg"]
 
 
 @serialized
-def from_linalg(module, filename: Optional[str] = None) -> IRModule:
+def from_linalg(module, filename: str | None = None) -> IRModule:
     """The TensorIR module of a linalg module (`mlir.ir.Module` of any bindings, or MLIR
     text); `filename` names the text in error locations."""
     src = LinalgSource(module, filename)

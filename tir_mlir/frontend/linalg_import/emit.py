@@ -12,8 +12,13 @@ from mlir.dialects import arith, func, memref, scf
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.frontend.linalg_import.body import GenericBody, clone_constant, emit_index
 from tir_mlir.frontend.linalg_import.named_ops import DIM_NAMES
-from tir_mlir.frontend.linalg_import.plan import (Compute, Copy, Planner, indexing_maps,
-                                                  iterator_types)
+from tir_mlir.frontend.linalg_import.plan import (
+    Compute,
+    Copy,
+    Planner,
+    indexing_maps,
+    iterator_types,
+)
 
 
 def emit_function(plan: Planner, name: str) -> ir.Operation:

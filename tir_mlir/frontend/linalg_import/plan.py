@@ -20,7 +20,6 @@ On memrefs the buffers are the program's own (arguments, `memref.alloc`), `memre
 copy block, and a fill followed by a reduction into the same memref is folded the same way.
 """
 from dataclasses import dataclass, field
-from typing import Optional
 
 from mlir import ir
 
@@ -38,9 +37,9 @@ class Buffer:
     element_type: ir.Type
     kind: str                   # "input" | "output" | "alloc" | "const"
     index: int = -1             # parameter position of an input / output
-    data: Optional[ir.DenseElementsAttr] = None     # a constant's contents
-    loc: Optional[ir.Location] = None
-    value: Optional[ir.Value] = None                # the memref, once emitted
+    data: ir.DenseElementsAttr | None = None     # a constant's contents
+    loc: ir.Location | None = None
+    value: ir.Value | None = None                # the memref, once emitted
 
 
 @dataclass(eq=False)
@@ -59,7 +58,7 @@ class Copy:
     src: Buffer
     dst: Buffer
     name: str
-    op: Optional[ir.Operation]
+    op: ir.Operation | None
     loc: ir.Location
 
 
@@ -211,7 +210,7 @@ class Planner:
 
     # --- linalg.generic ---------------------------------------------------------------------
     def _generic(self, op):
-        n_in, n_out = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+        n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
         operands = list(op.operands)
         kind = self.kinds.get(op, "generic")
         if kind == "fill" and (op.results and op.results[0] in self.folded

@@ -7,7 +7,6 @@ blobs (torch-mlir does) are read from the text's `dialect_resources` section: th
 make such an attribute but not read one back.
 """
 import re
-from typing import Optional
 
 import numpy as np
 from mlir import ir
@@ -17,13 +16,13 @@ from tir_mlir.errors import SourceLoc, TIRParseError
 
 # An op's location in the text it was parsed from is named "-" by MLIR's parser.
 _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
-_RESOURCE = re.compile(r'^\s*([^\s:]+):\s*"0x([0-9A-Fa-f]*)"', re.M)
+_RESOURCE = re.compile(r'^\s*([^\s:]+):\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
 
 
 class LinalgSource:
     """The parsed module, the name errors are reported against, and its resource blobs."""
 
-    def __init__(self, source, filename: Optional[str] = None):
+    def __init__(self, source, filename: str | None = None):
         if isinstance(source, str):
             text, self.filename = source, filename or "<string>"
         elif hasattr(source, "operation"):
