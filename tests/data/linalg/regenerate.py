@@ -5,8 +5,8 @@
 Each model is exported with `torch_mlir.fx.export_and_import(..., output_type=
 "linalg-on-tensors")` and written without debug locations (an error then points into the .mlir
 file itself), weights as `dense_resource` blobs. Beside each `NAME.mlir`, `NAME.npz` holds the
-example inputs and torch's outputs (`in0`, ..., `out0`, ...), so the tests compare with torch's
-numbers without torch. Shapes and weights are kept small so the files stay small.
+example inputs, the weights and torch's outputs (`in0`, ..., `w.fc1.weight`, ..., `out0`, ...),
+so the tests compute numpy references and compare with torch's numbers without torch. Shapes and weights are kept small so the files stay small.
 """
 from pathlib import Path
 
@@ -34,6 +34,8 @@ class LayerNorm(nn.Module):
     def __init__(self):
         super().__init__()
         self.norm = nn.LayerNorm(32)
+        nn.init.normal_(self.norm.weight)       # not the default ones and zeros
+        nn.init.normal_(self.norm.bias)
 
     def forward(self, x):
         return self.norm(x)
@@ -85,6 +87,7 @@ def main():
         outs = out if isinstance(out, tuple) else (out,)
         (HERE / f"{name}.mlir").write_text(export(model, args))
         np.savez(HERE / f"{name}.npz", **{f"in{i}": a.numpy() for i, a in enumerate(args)},
+                 **{f"w.{k}": w.numpy() for k, w in model.state_dict().items()},
                  **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
         print(f"wrote {name}.mlir, {name}.npz")
 

@@ -21,6 +21,12 @@ SUPPORTED = {*BINARY, *CALLS, *CASTS, *(f"math.{n}" for n in MATH_SAME), "arith.
              "linalg.index"}
 # arith.cmpf predicates with no TVMScript comparison: false, ord, uno, true.
 _CMPF_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
+# TVMScript compares floats with ordered predicates (and `!=` is une). The others, which
+# torch-mlir uses (relu is `select(x ugt 0, x, 0)`), are written with them, NaN cases kept:
+# predicate -> (negate?, ordered predicates or-ed).
+_OLT, _OLE, _OGT, _OGE = 4, 5, 2, 3
+_CMPF_REWRITE = {6: (False, (_OLT, _OGT)), 8: (True, (_OLT, _OGT)), 9: (True, (_OLE,)),
+                 10: (True, (_OLT,)), 11: (True, (_OGE,)), 12: (True, (_OGT,))}
 
 
 def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
@@ -118,7 +124,38 @@ class GenericBody:
         if o.name == "linalg.index":
             return self.ivs[ir.IntegerAttr(o.attributes["dim"]).value]
         operands = [self.value(x) for x in o.operands]
+        if o.name == "arith.cmpf":
+            pred = ir.IntegerAttr(o.attributes["predicate"]).value
+            if pred in _CMPF_REWRITE:
+                return self._compare(pred, operands, o.location)
         new = ir.Operation.create(o.name, results=[r.type for r in o.results], operands=operands,
                                   attributes={n: o.attributes[n] for n in o.attributes},
                                   loc=o.location)
         return new.results[ir.OpResult(v).result_number]
+
+    def _compare(self, pred: int, operands, loc) -> ir.Value:
+        """An unordered (or `one`) float comparison as `not`/`or` of ordered ones: `x ugt 0`
+        is `not x <= 0`."""
+        negate, preds = _CMPF_REWRITE[pred]
+        lhs, rhs = operands
+        out = None
+        for p in preds:
+            if out is not None:         # each comparison reads its operands afresh (a tree)
+                lhs, rhs = (self._again(lhs), self._again(rhs))
+            c = arith.CmpFOp(arith.CmpFPredicate(p), lhs, rhs, loc=loc).result
+            out = c if out is None else arith.OrIOp(out, c, loc=loc).result
+        if negate:
+            true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1, loc=loc).result
+            out = arith.XOrIOp(out, true, loc=loc).result
+        return out
+
+    def _again(self, v: ir.Value) -> ir.Value:
+        """A fresh copy of the expression tree `v` (already built in this block)."""
+        if isinstance(v, ir.BlockArgument):
+            return v
+        o = v.owner
+        operands = [self._again(x) for x in o.operands]
+        return ir.Operation.create(o.name, results=[r.type for r in o.results],
+                                   operands=operands,
+                                   attributes={n: o.attributes[n] for n in o.attributes},
+                                   loc=o.location).results[ir.OpResult(v).result_number]

@@ -34,7 +34,8 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
     for b, arg in zip(params, entry.arguments):
         b.value = arg
     with ir.InsertionPoint(entry):
-        for b in plan.allocs:
+        # allocations, then constants: the order the printer writes and the parser reads
+        for b in sorted(plan.allocs, key=lambda b: b.data is not None):
             _alloc(b)
         for step in plan.steps:
             if isinstance(step, Compute):
@@ -151,9 +152,11 @@ def _reassociation(op) -> list:
 
 def _source_indices(op, src_shape, dst_shape) -> list:
     """The source element each destination element (dims d0...) copies."""
-    d = [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
+    # a unit dimension's index is 0: `A[v0]`, not `A[v0 + v1]`
+    d = [ir.AffineExpr.get_dim(i) if n != 1 else ir.AffineExpr.get_constant(0)
+         for i, n in enumerate(dst_shape)]
     if op is None:
-        return d
+        return [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
     out = [None] * len(src_shape)
     if op.name == "tensor.expand_shape":     # a source dim = a group of destination dims
         for j, group in enumerate(_reassociation(op)):

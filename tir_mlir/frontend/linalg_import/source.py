@@ -1,10 +1,10 @@
 """Linalg input -> an MLIR module in tir_mlir's context, and located errors about it.
 
 The input is MLIR text or a module object of any MLIR Python bindings (torch-mlir ships its
-own): it is read back through its text, so the caller's module is never changed and a module
+own): it is parsed from its text, so the caller's module is never changed and a module
 from another context needs no conversion. Weights that producers keep as `dense_resource`
-blobs (torch-mlir does) are read from the text's `dialect_resources` section: the bindings can
-make such an attribute but not read one back.
+blobs (torch-mlir does) are read from the `dialect_resources` section of the parsed module's
+text: the bindings can make such an attribute but not read one back.
 """
 import re
 
@@ -84,8 +84,11 @@ class LinalgSource:
         """name -> bytes of the builtin resource blobs (the first 4 bytes, the alignment,
         dropped)."""
         if self._blobs is None:
-            start = self.text.find("dialect_resources")
-            section = self.text[start:] if start >= 0 else ""
+            # the parsed module's own text: the context renames a blob whose name it holds
+            # already (the same file imported twice)
+            text = self.module.operation.get_asm(large_elements_limit=1 << 30)
+            start = text.find("dialect_resources")
+            section = text[start:] if start >= 0 else ""
             self._blobs = {name: bytes.fromhex(hexdata)[4:]
                            for name, hexdata in _RESOURCE.findall(section)}
         return self._blobs
