@@ -37,7 +37,7 @@ def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
     if isinstance(e, ir.AffineConstantExpr):
         return arith.ConstantOp(index, e.value).result
     if isinstance(e, ir.AffineDimExpr):
-        return ivs[e.position]
+        return _leaf(ivs[e.position])
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
     if isinstance(e, ir.AffineAddExpr):
         if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:     # i - 1, not i + -1
@@ -53,6 +53,12 @@ def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
                                    operands=[emit_index(lhs, ivs), emit_index(rhs, ivs)],
                                    attributes={"callee": ir.StringAttr.get("floormod")}).result
     raise ValueError(f"unsupported index expression {expr}")
+
+
+def _leaf(iv) -> ir.Value:
+    """An iteration index: an iter var, or a callable building a fresh index expression per
+    use (a T.init computing a producer's value at the reduction's output element)."""
+    return iv() if callable(iv) else iv
 
 
 def clone_constant(src: LinalgSource, v: ir.Value, user) -> ir.Value:
@@ -95,6 +101,10 @@ class GenericBody:
                 raise self.src.error(f"index arithmetic ('{o.name}') in the body of a linalg "
                                      f"op is not supported", o)
 
+    def yielded(self, k: int = 0) -> ir.Value:
+        """The k-th yielded value, built at the insertion point."""
+        return self.value(self.yield_op.operands[k])
+
     def emit(self):
         """The stores of the yielded values (at the insertion point, inside the block)."""
         loc = self.yield_op.location
@@ -122,7 +132,7 @@ class GenericBody:
         if o is None:
             return clone_constant(self.src, v, self.op)
         if o.name == "linalg.index":
-            return self.ivs[ir.IntegerAttr(o.attributes["dim"]).value]
+            return _leaf(self.ivs[ir.IntegerAttr(o.attributes["dim"]).value])
         operands = [self.value(x) for x in o.operands]
         if o.name == "arith.cmpf":
             pred = ir.IntegerAttr(o.attributes["predicate"]).value

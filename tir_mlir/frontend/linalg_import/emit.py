@@ -100,10 +100,21 @@ def _compute(plan: Planner, step: Compute):
         n_in = len(op.operands) - _n_outs(op)
         ivs = list(block.init.arguments)
         with ir.InsertionPoint.at_block_terminator(block.init):
-            for i, scalar in step.inits.items():
-                value = clone_constant(plan.src, scalar, op)
-                idx = [emit_index(e, ivs) for e in maps[n_in + i].results]
+            for i, (producer, inputs) in step.inits.items():
+                element = maps[n_in + i].results
+                value = _producer_value(plan, producer, inputs, element, ivs)
+                idx = [emit_index(e, ivs) for e in element]
                 memref.StoreOp(value, step.operands[n_in + i].value, idx, loc=op.location)
+
+
+def _producer_value(plan: Planner, producer, inputs, element, ivs) -> ir.Value:
+    """What elementwise `producer` computes at output element `element` (index expressions
+    of the iter vars `ivs`): its iteration point is `element` through its output map."""
+    pmaps = indexing_maps(producer)
+    point = [None] * pmaps[-1].n_dims
+    for e, r in zip(element, pmaps[-1].results):
+        point[r.maybe_downcast().position] = lambda e=e: emit_index(e, ivs)
+    return GenericBody(plan.src, producer, list(inputs) + [None], pmaps, point).yielded()
 
 
 def _n_outs(op) -> int:

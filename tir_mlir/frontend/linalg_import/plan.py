@@ -9,9 +9,11 @@ the function's ops in order (the tensor form is SSA, so this is a small bufferiz
   (a reduction accumulating into it, a conv adding to a broadcast bias) and nothing else uses
   the init; when something else does, the result gets a new buffer and a copy of the init
   first; when the op does not read its init, a new buffer;
-- a `linalg.fill` whose only use is the init of a reduction becomes that reduction's
-  `T.init()` (when the output is indexed by exactly the op's parallel dimensions, so the init
-  runs once per output element), not a block of its own;
+- an elementwise producer (a `linalg.fill`, a bias `linalg.broadcast`, a parallel generic
+  that does not read its init) whose only use is the init of a reduction becomes that
+  reduction's `T.init()`, not a block of its own, when the reduction's output is indexed by
+  exactly its parallel dimensions (so the init runs once per output element): TensorIR's
+  reduction block, which the schedule primitives (vectorize, rfactor, ...) require;
 - expand/collapse_shape, `tensor.pad`: a new buffer and a copy block;
 - a new buffer is the output buffer when its tensor is returned, else an `alloc_buffer` named
   after the block writing it; returned values held elsewhere (an argument, a constant, a
@@ -49,7 +51,8 @@ class Compute:
     kind: str
     name: str
     operands: list              # a Buffer per operand; None for a scalar operand
-    inits: dict = field(default_factory=dict)   # output number -> fill scalar (an ir.Value)
+    # output number -> (the producer op computing its T.init, a Buffer per producer input)
+    inits: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -74,7 +77,8 @@ class Planner:
         self.allocs: list = []              # alloc and const buffers, in order
         self.block_names: set = set()
         self.buffer_names: set = set()
-        self.folded: dict = {}              # fill result (or fill op on memrefs) -> scalar
+        self.folded: dict = {}      # producer result (memrefs: (consumer, memref)) -> producer
+        self.folded_ops: set = set()
 
     # --- names ------------------------------------------------------------------------------
     def _unique(self, name: str, used: set) -> str:
@@ -213,8 +217,7 @@ class Planner:
         n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
         operands = list(op.operands)
         kind = self.kinds.get(op, "generic")
-        if kind == "fill" and (op.results and op.results[0] in self.folded
-                               or not op.results and op in self.folded):
+        if op in self.folded_ops:
             return                  # it is the T.init of the reduction using it
         name = self._unique(block_name(op, kind), self.block_names)
         for v in operands:
@@ -229,13 +232,16 @@ class Planner:
             reads = _has_uses(body.arguments[n_in + i])
             if not op.results:                              # memrefs: written in place
                 bufs.append(self._buffer(v, op))
-                fold = self._memref_fold(op, v)
-                if fold is not None:
-                    step.inits[i] = fold
+                producer = self.folded.get((op, v))
+                if producer is not None:
+                    step.inits[i] = (producer, [None])      # a fill: its scalar
                 continue
             result = op.results[i]
             if v in self.folded:
-                step.inits[i] = self.folded[v]
+                producer = self.folded[v]
+                step.inits[i] = (producer, [self._buffer(x, producer)
+                                            if isinstance(x.type, ir.RankedTensorType) else None
+                                            for x in producer.operands[:-1]])
                 out = self._new(result, name, op.location)
             elif reads and self._exclusive(v, op):
                 out = self.buffers.get(v) or self._new(result, name, op.location)
@@ -265,27 +271,22 @@ class Planner:
     # --- fill + reduction -> T.init ---------------------------------------------------------
     def _find_folds(self, ops):
         for op in ops:
-            if op.name != "linalg.generic" or self.kinds.get(op) != "fill":
-                continue
-            scalar = op.operands[0]
-            if isinstance(scalar.type, (ir.RankedTensorType, ir.MemRefType)):
+            if op.name != "linalg.generic":
                 continue
             if op.results:
                 uses = list(op.results[0].uses)
-                if len(uses) == 1 and _init_foldable(uses[0].owner.operation,
-                                                     uses[0].operand_number):
-                    self.folded[op.results[0]] = scalar
-            else:
+                if _elementwise_producer(op) and len(uses) == 1 and _init_foldable(
+                        uses[0].owner.operation, uses[0].operand_number):
+                    self.folded[op.results[0]] = op
+                    self.folded_ops.add(op)
+            elif self.kinds.get(op) == "fill":
+                # on memrefs only a fill: another producer's inputs may change before the use
                 consumer = _next_user(ops, op, op.operands[1])
-                if consumer is not None:
-                    for u in op.operands[1].uses:
-                        if u.owner.operation == consumer and _init_foldable(consumer,
-                                                                            u.operand_number):
-                            self.folded[op] = scalar
-                            self.folded[(consumer, op.operands[1])] = scalar
-
-    def _memref_fold(self, op, v):
-        return self.folded.get((op, v))
+                for u in op.operands[1].uses if consumer is not None else ():
+                    if u.owner.operation == consumer and _init_foldable(consumer,
+                                                                        u.operand_number):
+                        self.folded[(consumer, op.operands[1])] = op
+                        self.folded_ops.add(op)
 
 
 def _identity_layout(t: ir.MemRefType) -> bool:
@@ -294,6 +295,20 @@ def _identity_layout(t: ir.MemRefType) -> bool:
         return False
     m = layout.value
     return m.n_dims == t.rank and [str(e) for e in m.results] == [f"d{i}" for i in range(t.rank)]
+
+
+def _elementwise_producer(op) -> bool:
+    """An all-parallel generic with one result that does not read its init and writes every
+    element once (its output indexed by a permutation of its dimensions)."""
+    if len(op.results) != 1 or "R" in iterator_types(op):
+        return False
+    body = op.regions[0].blocks[0]
+    if _has_uses(body.arguments[len(op.operands) - 1]):
+        return False
+    out = indexing_maps(op)[-1]
+    dims = [e.maybe_downcast() for e in out.results]
+    return all(isinstance(e, ir.AffineDimExpr) for e in dims) and \
+        sorted(e.position for e in dims) == list(range(out.n_dims))
 
 
 def _has_uses(v: ir.Value) -> bool:
