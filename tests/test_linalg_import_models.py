@@ -158,6 +158,7 @@ def test_scheduled_import_runs_like_unscheduled():
 def test_import_from_a_module_object():
     """An mlir.ir.Module (any bindings: torch-mlir's own) is read through its text."""
     from mlir import ir
+
     from tir_mlir.context import get_context
     with get_context():
         module = ir.Module.parse((DATA / "conv_relu.mlir").read_text())

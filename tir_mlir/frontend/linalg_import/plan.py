@@ -223,10 +223,12 @@ class Planner:
         for v in operands:
             if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
                 self._static(v.type, op)
-        bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
-                else None for v in operands[:n_in]]
-        step = Compute(op, kind, name, bufs)
         body = op.regions[0].blocks[0]
+        # an input the body never reads (a pooling window: only its shape counts) needs none
+        bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
+                and _has_uses(body.arguments[j]) else None
+                for j, v in enumerate(operands[:n_in])]
+        step = Compute(op, kind, name, bufs)
         copies = []
         for i, v in enumerate(operands[n_in:]):
             reads = _has_uses(body.arguments[n_in + i])
