@@ -169,11 +169,16 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
         op = owner.owner.operation
         name = op.name
         if name == Loop.OP_NAME:
-            return Loop(op).iv_range()
-        if name == Block.OP_NAME:
+            lo, hi = Loop(op).iv_range()
+        elif name == Block.OP_NAME:
             lo, ext = Block(op).domains[v.arg_number]
-            return lo, lo + ext - 1
-    return -(1 << 40), 1 << 40
+            lo, hi = lo, lo + ext - 1
+        else:
+            return -index.UNKNOWN, index.UNKNOWN
+        # a symbolic bound (`range(n)`) is no constant: the range is open on that side
+        return (lo if isinstance(lo, int) else -index.UNKNOWN,
+                hi if isinstance(hi, int) else index.UNKNOWN)
+    return -index.UNKNOWN, index.UNKNOWN
 
 
 def dim_exprs_using(block: ir.Operation, value: ir.Value) -> List[int]:
@@ -351,13 +356,18 @@ def check_no_annotation(loop: ir.Operation, prim: str):
 
 def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
                  subst: Dict[int, index.Lin],
-                 extra_predicate: Sequence[ir.AffineExpr] = ()) -> ir.Operation:
+                 extra_predicate: Sequence[ir.AffineExpr] = (),
+                 symbols: Optional[Sequence[ir.Value]] = None) -> ir.Operation:
     """Replace the block's dims by `new_dims`: old dim k becomes `subst[k]` (a Lin over
     positions in new_dims); old dims not in `subst` must appear in new_dims unchanged.
     Bindings and predicate are rewritten and simplified; `extra_predicate` adds `e >= 0`
-    constraints over new_dims. Returns the new block op (the old one is erased)."""
+    constraints over new_dims and `symbols`: the block's symbols (`block_symbols`), maybe
+    extended at the end with those the new constraints use (default: the block's own).
+    Returns the new block op (the old one is erased)."""
     b = Block(block)
     old = b.dims
+    symbols = b.symbols if symbols is None else list(symbols)
+    n_sym = len(symbols)
     ranges = _LazyRanges(new_dims)
     moved, at = {}, {}
     for i, v in enumerate(new_dims):
@@ -378,8 +388,8 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
         return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
 
     old_bindings = b.bindings
-    bindings = ir.AffineMap.get(n, 0, [conv(e, used) for e, used in
-                                       zip(old_bindings.results, result_dims(old_bindings))])
+    bindings = ir.AffineMap.get(n, n_sym, [conv(e, used) for e, used in
+                                           zip(old_bindings.results, result_dims(old_bindings))])
     cons, eqs = [], []
     predicate = b.predicate         # (read once: it is parsed from the attribute's text)
     if predicate is not None:
@@ -391,8 +401,26 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
         eqs.append(False)
     b.op.attributes["bindings"] = ir.AffineMapAttr.get(bindings)
     if cons:
-        b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))
-    return set_operands(b.op, new_dims)
+        b.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, n_sym, cons, eqs)))
+    if n_sym != len(b.symbols):
+        widen_domains(b, n_sym)
+    return set_operands(b.op, list(new_dims) + symbols)
+
+
+def block_symbols(block: ir.Operation) -> List[ir.Value]:
+    """A copy of the block's symbol operands, for `SymExpr.embed` to extend."""
+    return Block(block).symbols
+
+
+def widen_domains(b: Block, n_sym: int):
+    """Symbolic domain maps over `n_sym` symbols (the block's list grew at its end)."""
+    doms = []
+    for d in ir.ArrayAttr(b.op.attributes["domains"]):
+        if isinstance(d, ir.AffineMapAttr):
+            m = d.value
+            d = ir.AffineMapAttr.get(ir.AffineMap.get(m.n_dims, n_sym, list(m.results)))
+        doms.append(d)
+    b.op.attributes["domains"] = ir.ArrayAttr.get(doms)
 
 
 class _Lins(dict):

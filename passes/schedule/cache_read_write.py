@@ -23,6 +23,8 @@ from typing import Optional, Sequence
 from mlir import ir
 from mlir.dialects import memref
 
+from tir_mlir.analysis.shapes import buffer_shape, is_dynamic, memref_type, size_operands
+from tir_mlir.analysis.symbolic import Int
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.dialect.buffers import buffer_attrs
@@ -79,8 +81,14 @@ def cache_name(buf: ir.Value, scope: str) -> str:
 
 def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
                      mtype: Optional[ir.MemRefType] = None) -> ir.Value:
-    """A `memref.alloc` like `buf` at the function root, after the existing root allocs."""
-    alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
+    """A `memref.alloc` like `buf` at the function root, after the existing root allocs
+    (and, for a symbolic shape, after the definitions of its sizes)."""
+    if mtype is None and is_dynamic(buffer_shape(buf)):
+        shape = buffer_shape(buf)
+        alloc = root_alloc(func, memref_type(shape, ir.MemRefType(buf.type).element_type),
+                           name, scope, loc, shape)
+    else:
+        alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
         alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
     dims = buffer_dims(buf)        # T.int64 dimensions stay T.int64 (a new rank: the first's)
@@ -95,23 +103,38 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
     return alloc.result
 
 
-def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc) -> ir.Operation:
+def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc,
+               shape: Sequence[Int] = ()) -> ir.Operation:
     """A `memref.alloc` named `name` in `scope` at the function root, after the existing root
-    allocs."""
+    allocs; a symbolic `shape` (`mtype` has its `?`s) gives the dynamic sizes, made at the
+    top level, and the alloc comes after them."""
     body = func.regions[0].blocks[0]
     allocs = [o for o in body.operations if o.operation.name == "memref.alloc"]
+    sizes, after = size_operands(func, shape) if is_dynamic(shape) else ([], None)
     with ir.InsertionPoint(list(body.operations)[0]), loc:
-        alloc = memref.AllocOp(mtype, [], [])
+        alloc = memref.AllocOp(mtype, sizes, [])
     if allocs:
         alloc.operation.move_after(allocs[-1].operation)
+    if after is not None and _before(alloc.operation, after):
+        alloc.operation.move_after(after)
     alloc.attributes["tir.name"] = ir.StringAttr.get(name)
     alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
     return alloc
 
 
+def _before(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` in their block."""
+    for o in a.parent.regions[0].blocks[0].operations:
+        if o.operation == a:
+            return True
+        if o.operation == b:
+            return False
+    return False
+
+
 def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Operation) -> Block:
     """for ax0, ...: block name: dst[v0, ...] = src[v0, ...], built before `before`."""
-    shape = ir.MemRefType(src.type).shape
+    shape = buffer_shape(src)
     return make_nest(name, shape, loc, before,
                      lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx),
                      buffer_dims(src))

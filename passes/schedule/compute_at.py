@@ -31,7 +31,9 @@ from typing import List, Sequence
 
 from mlir import ir
 
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis.symbolic import SymExpr
+from tir_mlir.passes.schedule.analysis import widen_domains, erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index
@@ -281,10 +283,11 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         nout = len(space.values)
         lins = []
         for c, iv in zip(covers, new_ivs):
-            lin = c.base + index.const(c.lo)
+            # (a symbolic start, `n - 1 - ...`, is added to the expression below)
+            lin = c.base + index.const(c.lo if isinstance(c.lo, int) else 0)
             if iv is not None:
                 space.values.append(iv)
-                space.ranges[len(space.values) - 1] = (0, c.extent - 1)
+                space.ranges[len(space.values) - 1] = (0, index.upper(c.extent) - 1)
                 lin = lin + index.var(len(space.values) - 1)
             lins.append(lin)
         used = sorted({v for lin in lins for v in _lin_vars(lin)})
@@ -292,8 +295,11 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         posn = {v: k for k, v in enumerate(used)}
         dim = lambda v: ir.AffineDimExpr.get(posn[v])  # noqa: E731
         exprs = [index.to_affine(lin, dim) for lin in lins]
+        symbols = blk.symbols       # (kept: the domains and the new constraints use them)
+        exprs = [e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
+                 for e, c in zip(exprs, covers)]
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get(len(used), 0, exprs))
+            ir.AffineMap.get(len(used), len(symbols), exprs))
         # TVM's binding is the region start plus the new loop: `hh_0 * 8 - 1 + ax0`
         blk.op.attributes["tir.start_first"] = ir.ArrayAttr.get(
             [ir.StringAttr.get(str(e)) for e in exprs])
@@ -301,15 +307,19 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, blk.domains):
             if c.lower_check:
                 cons.append(e - dmin)
-            if c.upper_check:          # e < dmin + dext, a common factor divided out (TVM)
+            if c.upper_check and not isinstance(dmin + dext, int):    # e < n
+                cons.append((dmin + dext).embed(symbols) - 1 - e)
+            elif c.upper_check:        # e < dmin + dext, a common factor divided out (TVM)
                 ul, un = index.less_than(lin, dmin + dext, space.ranges)
                 cons.append(index.to_affine(index.const(un - 1) + ul.scale(-1), dim))
                 if all(k < 0 for _, k in ul.terms):     # `8 - i < 8` is TVM's `0 < i`
                     spelled[str(cons[-1])] = "<"
         blk.set_attr("predicate", ir.IntegerSetAttr.get(
-            ir.IntegerSet.get(len(used), 0, cons, [False] * len(cons))) if cons else None)
+            ir.IntegerSet.get(len(used), len(symbols), cons, [False] * len(cons)))
+            if cons else None)
         blk.where_spelling = spelled
-        new_op = set_operands(block_op, [space.values[v] for v in used])
+        widen_domains(blk, len(symbols))
+        new_op = set_operands(block_op, [space.values[v] for v in used] + symbols)
     _remove_empty_loops(old_parent)
     return new_op
 
@@ -319,7 +329,9 @@ def _lin_vars(lin) -> list:
     for atom, _ in lin.terms:
         if atom[0] == "v":
             out.append(atom[1])
-        else:
+        elif atom[0] == "x":
+            out.extend(sorted(dims_of(atom[1])))
+        elif atom[0] != "s":
             out.extend(_lin_vars(atom[1]))
     return out
 

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis.symbolic import Int, SymExpr
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
@@ -50,39 +51,53 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     sizes = [v.extent for v in views]
     name = "_".join(v.name for v in views) + "_fused"
     index_dtype = "int64" if any(v.index_dtype == "int64" for v in views) else "int32"
-    new = Loop.build(name, math.prod(sizes), index_dtype=index_dtype, loc=loops[0].location,
+    if not all(isinstance(s, int) for s in sizes):
+        for v in views:
+            if not all(analysis.is_block(u) for u in analysis.users([v.iv])):
+                raise ScheduleError(f"fuse: loop {v.name!r} is used by a non-affine binding; "
+                                    f"fusing symbolic extents keeps affine bindings only")
+    total = _product(sizes)
+    new = Loop.build(name, total, index_dtype=index_dtype, loc=loops[0].location,
                      ip=ir.InsertionPoint(loops[0]))
     term = analysis.terminator(new.body)
     for op in body_ops(views[-1].body):
         op.move_before(term)
     ivs = [v.iv for v in views]
-    for pos, iv in enumerate(ivs):        # non-affine bindings: (fused // inner) % size
-        e = index.floordiv(index.var(0), math.prod(sizes[pos + 1:]),
-                           {0: (0, math.prod(sizes) - 1)})
-        e = index.mod(e, sizes[pos], {0: (0, math.prod(sizes) - 1)}) if pos else e
-        analysis.rewrite_binding_uses(iv, index.to_affine(e), [new.iv])
+    if all(isinstance(s, int) for s in sizes):
+        for pos, iv in enumerate(ivs):        # non-affine bindings: (fused // inner) % size
+            e = index.floordiv(index.var(0), math.prod(sizes[pos + 1:]), {0: (0, total - 1)})
+            e = index.mod(e, sizes[pos], {0: (0, total - 1)}) if pos else e
+            analysis.rewrite_binding_uses(iv, index.to_affine(e), [new.iv])
     for blk in analysis.users(ivs):
         _rebind(blk, ivs, sizes, new.iv, preserve_unit_iters)
     erase(loops[0])
     return new.op
 
 
+def _product(sizes: Sequence[Int]) -> Int:
+    out: Int = 1
+    for s in sizes:
+        out = out * s if isinstance(out, SymExpr) else s * out
+    return out
+
+
 def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     old = Block(block_op).dims
+    symbols = analysis.block_symbols(block_op)
     keep = [v for v in old if not any(v == iv for iv in ivs)]
     new_dims = keep + [fused_iv]
     f = index.var(len(keep))
-    ranges = {len(keep): (0, math.prod(sizes) - 1)}
+    ranges = {len(keep): (0, index.upper(_product(sizes)) - 1)}
     subst = {} if keep_unit else analysis.unit_loop_consts(block_op)
     for k, v in enumerate(old):
         for pos, iv in enumerate(ivs):
             if v == iv:
-                inner = math.prod(sizes[pos + 1:])
+                inner = _product(sizes[pos + 1:])
                 if sizes[pos] == 1 and not keep_unit:
                     e = index.Lin()
                 else:
-                    e = index.floordiv(f, inner, ranges)
+                    e = index.floordiv_by(f, inner, ranges, symbols)
                     if pos > 0:
-                        e = index.mod(e, sizes[pos], ranges)
+                        e = index.mod_by(e, sizes[pos], ranges, symbols)
                 subst[k] = e
-    analysis.rebind_block(block_op, new_dims, subst)
+    analysis.rebind_block(block_op, new_dims, subst, symbols=symbols)

@@ -14,7 +14,11 @@ variable ranges they are given:
     (x % (a*b)) % b         -> x % b
 
 Variables are integer keys (positions in a block's `dims`); `from_affine`/`to_affine` convert
-from and to `mlir.ir.AffineExpr`, substituting dims on the way in.
+from and to `mlir.ir.AffineExpr`, substituting dims on the way in. An affine symbol (a
+function-level size `n`, docs/symbolic.md) is the atom ("s", k), k its position in the map's
+symbols, kept in place: its range is [0, unknown). What is no linear form over constants
+(`f // n`, `i * n` after a fuse over a symbolic extent) is the atom ("x", expr), an
+AffineExpr over the already-substituted operands, left as MLIR simplifies it.
 """
 import math
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from mlir import ir
 
+from tir_mlir.analysis.symbolic import Int, substitute
 from tir_mlir.dialect.ops import memo
 
 Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
@@ -29,7 +34,8 @@ Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
 
 @dataclass(frozen=True)
 class Lin:
-    """sum(coeff * atom) + const; atoms are ("v", k) | ("div", Lin, c) | ("mod", Lin, c)."""
+    """sum(coeff * atom) + const; atoms are ("v", k) | ("div", Lin, c) | ("mod", Lin, c) |
+    ("s", k) (symbol k) | ("x", AffineExpr) (an expression with no linear form)."""
     terms: Tuple[Tuple[tuple, int], ...] = ()
     const: int = 0
 
@@ -67,9 +73,28 @@ def bounds(e: Lin, ranges: Ranges) -> Tuple[int, int]:
     return lo, hi
 
 
+UNKNOWN = 1 << 40      # the bound of what has none known
+
+
+def symbol(k: int) -> Lin:
+    return Lin(((("s", k), 1),))
+
+
+def opaque(expr: ir.AffineExpr) -> Lin:
+    """An expression with no linear form, as one atom (a constant stays a constant)."""
+    e = _downcast(expr)
+    if isinstance(e, ir.AffineConstantExpr):
+        return const(e.value)
+    return Lin(((("x", e), 1),))
+
+
 def _atom_bounds(atom, ranges):
     if atom[0] == "v":
-        return ranges.get(atom[1], (-(1 << 40), 1 << 40))
+        return ranges.get(atom[1], (-UNKNOWN, UNKNOWN))
+    if atom[0] == "s":
+        return 0, UNKNOWN
+    if atom[0] == "x":
+        return -UNKNOWN, UNKNOWN
     lo, hi = bounds(atom[1], ranges)
     if atom[0] == "div":
         return lo // atom[2], hi // atom[2]
@@ -125,6 +150,26 @@ def mod(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
         if atom[0] == "mod" and atom[2] % c == 0:   # (x % (a * c)) % c -> x % c
             return mod(atom[1], c, ranges, marks)
     return Lin(((("mod", r, c), 1),))
+
+
+def floordiv_by(e: Lin, c: Int, ranges: Ranges, symbols: list, marks: bool = False) -> Lin:
+    """e // c for a divisor that may be symbolic (`SymExpr`, embedded over `symbols`, which
+    grows with the ones it lacks): `f // n` stays an expression of its own."""
+    if isinstance(c, int):
+        return floordiv(e, c, ranges, marks)
+    return opaque(ir.AffineExpr.get_floor_div(to_affine(e), c.embed(symbols)))
+
+
+def mod_by(e: Lin, c: Int, ranges: Ranges, symbols: list, marks: bool = False) -> Lin:
+    """e % c for a divisor that may be symbolic (see floordiv_by)."""
+    if isinstance(c, int):
+        return mod(e, c, ranges, marks)
+    return opaque(ir.AffineExpr.get_mod(to_affine(e), c.embed(symbols)))
+
+
+def upper(x: Int) -> int:
+    """A constant upper bound of a size: itself, or UNKNOWN for a symbolic one."""
+    return x if isinstance(x, int) else UNKNOWN
 
 
 def less_than(e: Lin, n: int, ranges: Ranges) -> Tuple[Lin, int]:
@@ -250,7 +295,7 @@ def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
     if isinstance(expr, ir.AffineConstantExpr):
         return const(expr.value)
     if isinstance(expr, ir.AffineSymbolExpr):
-        raise ValueError("affine symbols are not used in tir bindings")
+        return symbol(expr.position)
     lhs = from_affine(expr.lhs, dims, ranges, marks)
     rhs = from_affine(expr.rhs, dims, ranges, marks)
     if isinstance(expr, ir.AffineAddExpr):
@@ -260,9 +305,14 @@ def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
             return lhs.scale(rhs.const)
         if lhs.is_const:
             return rhs.scale(lhs.const)
-        raise ValueError("non-affine product")
-    if not rhs.is_const or rhs.const <= 0:
-        raise ValueError("division by a non-constant")
+        return opaque(to_affine(lhs) * to_affine(rhs))   # semi-affine: `i * n`
+    if not rhs.is_const:        # by a symbol (`f // n` after fusing a loop over n)
+        get = (ir.AffineExpr.get_floor_div if isinstance(expr, ir.AffineFloorDivExpr) else
+               ir.AffineExpr.get_mod if isinstance(expr, ir.AffineModExpr) else
+               ir.AffineExpr.get_ceil_div)
+        return opaque(get(to_affine(lhs), to_affine(rhs)))
+    if rhs.const <= 0:
+        raise ValueError("division by a non-positive constant")
     if isinstance(expr, ir.AffineFloorDivExpr):
         return floordiv(lhs, rhs.const, ranges, marks)
     if isinstance(expr, ir.AffineModExpr):
@@ -281,6 +331,12 @@ def to_affine(e: Lin, dim: Callable[[int], ir.AffineExpr] = ir.AffineDimExpr.get
     for atom, k in e.terms:
         if atom[0] == "v":
             a = dim(atom[1])
+        elif atom[0] == "s":
+            a = ir.AffineSymbolExpr.get(atom[1])
+        elif atom[0] == "x":
+            a = atom[1] if dim is ir.AffineDimExpr.get else \
+                substitute(atom[1], [dim(k) for k in range(_max_dim(atom[1]) + 1)],
+                           [ir.AffineSymbolExpr.get(k) for k in range(_max_symbol(atom[1]) + 1)])
         else:
             inner = to_affine(atom[1], dim)
             c = ir.AffineConstantExpr.get(atom[2])
@@ -297,6 +353,15 @@ def simplify(expr: ir.AffineExpr, ranges: Ranges) -> ir.AffineExpr:
     """Range-aware simplification of an AffineExpr over dims 0..n-1."""
     n = _max_dim(expr) + 1
     return to_affine(from_affine(expr, [var(k) for k in range(n)], ranges))
+
+
+def _max_symbol(expr) -> int:
+    expr = _downcast(expr)
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return expr.position
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return max(_max_symbol(expr.lhs), _max_symbol(expr.rhs))
+    return -1
 
 
 def _max_dim(expr) -> int:

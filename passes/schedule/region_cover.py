@@ -19,6 +19,8 @@ from typing import Dict, List, Optional, Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis.shapes import buffer_shape
+from tir_mlir.analysis.symbolic import Int, prove_le, prove_lt, show, smax, smin
 from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
@@ -35,13 +37,14 @@ class RegionError(Exception):
 
 @dataclass(frozen=True)
 class Interval:
-    """base + [lo, hi] (inclusive), base a Lin over outer loop numbers."""
+    """base + [lo, hi] (inclusive), base a Lin over outer loop numbers; lo and hi are ints,
+    or SymExprs where an inner loop runs over a symbolic extent (`[0, n - 1]`)."""
     base: Lin
-    lo: int
-    hi: int
+    lo: Int
+    hi: Int
 
     @property
-    def extent(self) -> int:
+    def extent(self) -> Int:
         return self.hi - self.lo + 1
 
     def union(self, other: "Interval") -> "Interval":
@@ -49,7 +52,25 @@ class Interval:
         if not diff.is_const:
             raise RegionError("the accessed regions differ by a non-constant offset")
         d = diff.const
-        return Interval(self.base, min(self.lo, other.lo + d), max(self.hi, other.hi + d))
+        return Interval(self.base, _min(self.lo, other.lo + d), _max(self.hi, other.hi + d))
+
+
+def _min(a: Int, b: Int) -> Int:
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    got = smin(a, b)
+    if got is None:
+        raise RegionError(f"cannot tell which of {show(a)} and {show(b)} is smaller")
+    return got
+
+
+def _max(a: Int, b: Int) -> Int:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    got = smax(a, b)
+    if got is None:
+        raise RegionError(f"cannot tell which of {show(a)} and {show(b)} is larger")
+    return got
 
 
 class LoopSpace:
@@ -62,6 +83,7 @@ class LoopSpace:
         self.values: List[ir.Value] = []
         self._positions: Dict[ir.Value, int] = {}     # value -> its number (values' index)
         self.ranges: index.Ranges = {}
+        self.exact: Dict[int, tuple] = {}     # number -> (lo, hi) of a symbolic loop
         self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
             k = self.num(Loop(lp).iv)
@@ -96,9 +118,31 @@ class LoopSpace:
             lp = Loop(owner.owner)
             lo, end = lp.min, lp.min + lp.extent
         self.values.append(iv)
-        pos[iv] = len(self.values) - 1
-        self.ranges[len(self.values) - 1] = (lo, end - 1)
-        return len(self.values) - 1
+        k = pos[iv] = len(self.values) - 1
+        if isinstance(lo, int) and isinstance(end, int):
+            self.ranges[k] = (lo, end - 1)
+        else:           # `range(n)`: simplification sees an open range, regions the exact one
+            self.ranges[k] = (lo if isinstance(lo, int) else -index.UNKNOWN,
+                              end - 1 if isinstance(end, int) else index.UNKNOWN)
+            self.exact[k] = (lo, end - 1)
+        return k
+
+    def bounds(self, e: Lin) -> tuple:
+        """(lo, hi) of `e`: ints, or SymExprs over the symbolic loops' exact ranges."""
+        if not self.exact or not any(a[0] == "v" and a[1] in self.exact for a, _ in e.terms):
+            return index.bounds(e, self.ranges)
+        lo = hi = e.const
+        rest = []
+        for atom, c in e.terms:
+            if atom[0] == "v" and atom[1] in self.exact:
+                alo, ahi = self.exact[atom[1]]
+                lo, hi = (lo + c * alo, hi + c * ahi) if c > 0 else (lo + c * ahi, hi + c * alo)
+            else:
+                rest.append((atom, c))
+        rlo, rhi = index.bounds(Lin(tuple(rest)), self.ranges)
+        if abs(rlo) >= index.UNKNOWN or abs(rhi) >= index.UNKNOWN:
+            raise RegionError("the region of a symbolic loop is not bounded")
+        return lo + rlo, hi + rhi
 
     def is_outer(self, k: int) -> bool:
         return k < self.n_outer and k not in self.relaxed
@@ -122,7 +166,7 @@ class LoopSpace:
             vs = _vars(atom)
             term = Lin(((atom, c),))
             if all(self.is_outer(v) for v in vs):
-                lo, hi = index.bounds(term, self.ranges)
+                lo, hi = self.bounds(term)
                 # a term over unit-extent loops is a constant (TVM: `vn = T.axis.spatial(1, 0)`)
                 base = base + (index.const(lo) if lo == hi and self.fold_unit_loops else term)
             elif not any(self.is_outer(v) for v in vs):
@@ -133,7 +177,7 @@ class LoopSpace:
                 b, lo, hi = self._relax_mixed(atom, c)
                 base, inner = base + b, inner + index.const(lo)
                 relaxed_extra.append(hi - lo)
-        lo, hi = index.bounds(inner, self.ranges)
+        lo, hi = self.bounds(inner)
         return Interval(base, lo, hi + sum(relaxed_extra))
 
     def _split_plain(self, e: Lin) -> Optional[Interval]:
@@ -146,13 +190,13 @@ class LoopSpace:
                 return None
             if self.is_outer(atom[1]):
                 lo, hi = ranges.get(atom[1], (-(1 << 40), 1 << 40))
-                if lo == hi and self.fold_unit_loops:
+                if lo == hi and self.fold_unit_loops and atom[1] not in self.exact:
                     const += c * lo
                 else:
                     base.append((atom, c))
             else:
                 inner.append((atom, c))
-        lo, hi = index.bounds(Lin(tuple(inner), e.const), ranges)
+        lo, hi = self.bounds(Lin(tuple(inner), e.const))
         return Interval(Lin(tuple(base), const), lo, hi)
 
     def _relax_mixed(self, atom, c: int):
@@ -177,7 +221,7 @@ class LoopSpace:
         return Lin(), lo, hi
 
     def outer_bounds(self, e: Lin):
-        return index.bounds(e, self.ranges)
+        return self.bounds(e)
 
 
 # runtime::StorageRank and ThreadScope rank, as TVM orders them
@@ -283,7 +327,7 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
         if given is not None:           # annotate_buffer_access's region stands for the reads
             region = given if region is None else [a.union(b) for a, b in zip(region, given)]
             continue
-        shape = ir.MemRefType(buffer.type).shape
+        shape = buffer_shape(buffer)
         ops = accesses_of(blk, [buffer], kind)
         bind = space.binding_lins(blk) if ops else None
         for op in ops:
@@ -513,8 +557,8 @@ def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
 class IterCover:
     """How one iter var is covered: binding = base + lo + (new loop, if `loop`)."""
     base: Lin
-    lo: int
-    extent: int
+    lo: Int
+    extent: Int
     loop: bool
     lower_check: bool = False   # needs predicate binding >= domain min
     upper_check: bool = False   # needs predicate binding <= domain max
@@ -535,11 +579,12 @@ def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
             iv = Interval(Lin(), dmin, dmin + dext - 1)
         elif iv.base.is_const:
             c = iv.base.const
-            iv = Interval(Lin(), max(dmin, c + iv.lo), min(dmin + dext - 1, c + iv.hi))
-            if iv.hi < iv.lo:
+            iv = Interval(Lin(), _max(dmin, c + iv.lo), _min(dmin + dext - 1, c + iv.hi))
+            if prove_lt(iv.hi, iv.lo):
                 raise RegionError(f"the region needed of iter var {block.iter_names[k]} lies "
                                   f"outside its domain")
         blo, bhi = space.outer_bounds(iv.base)
         out.append(IterCover(iv.base, iv.lo, iv.extent, iv.extent != 1 or preserve_unit_loops,
-                             blo + iv.lo < dmin, bhi + iv.hi > dmin + dext - 1))
+                             not prove_le(dmin, blo + iv.lo),
+                             not prove_le(bhi + iv.hi, dmin + dext - 1)))
     return out

@@ -7,7 +7,7 @@ prime factor of the rest to a uniformly chosen outer position: every factorizati
 chance, and small extents are not starved. Pure arithmetic on ints: no IR is touched.
 """
 import random
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 from tir_mlir.errors import ScheduleError
 
@@ -33,6 +33,17 @@ def sample(rng: random.Random, extent: int, n: int, max_innermost_factor: int) -
     for p in prime_factors(extent // inner):
         factors[rng.randrange(n - 1) if n > 1 else 0] *= p
     return factors
+
+
+def symbolic(n: int, decision: Optional[Sequence[int]]) -> List[int]:
+    """The only tile of a symbolic extent (TVM): [-1, 1, ..., 1], -1 inferred by split."""
+    if n < 1:
+        raise ScheduleError(f"sample_perfect_tile: n must be >= 1, got {n}")
+    tile = [-1] + [1] * (n - 1)
+    if decision is not None and list(decision) != tile:
+        raise ScheduleError(f"sample_perfect_tile: the loop's extent is symbolic, so the only "
+                            f"decision is {tile}, got {list(decision)}")
+    return tile
 
 
 def check(extent: int, n: int, max_innermost_factor: int, decision: Sequence[int]):

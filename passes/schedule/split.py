@@ -7,7 +7,12 @@
 Legality: the loop has no annotation or thread binding (TVM); factors are positive ints, at
 most one is None (inferred as ceil(extent / rest)); their product is at least the extent; when
 it is larger, every block directly under the loop gets `T.where(j_0 * 4 + j_1 < extent)` (unless `disable_predication`). The loop variable may only
-be used in block bindings. With `preserve_unit_iters=False`, unit-extent loops (new ones and
+be used in block bindings.
+
+On a symbolic extent `n` (docs/symbolic.md) the inferred factor is `T.ceildiv(n, 4)` and the
+guard `T.where(j_0 * 4 + j_1 < n)` is added unless the expression alone is a multiple (`n * 4`),
+as TVM does; all-constant factors are refused (they cannot cover every n), and
+`disable_predication` is refused unless the program states the divisibility (`T.assume`). With `preserve_unit_iters=False`, unit-extent loops (new ones and
 the block's other ones, as TVM) are bound as constants instead of their variable.
 """
 import math
@@ -15,6 +20,8 @@ from typing import List, Optional, Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis.facts import assumed_facts
+from tir_mlir.analysis.symbolic import Int, SymExpr, ceildiv, divisible, show
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
@@ -23,7 +30,9 @@ from tir_mlir.wellformed import is_identifier
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
-                  extent: Optional[int] = None) -> List[int]:
+                  extent: Optional[Int] = None) -> List[Int]:
+    """The factors with the None (or -1) one inferred as ceil(extent / the others): on a
+    symbolic extent `n`, that one is `T.ceildiv(n, 4)`, the others constants."""
     extent = Loop(loop).extent if extent is None else extent
     if len(factors) < 2 or any(f is not None and f != -1 and (
             not isinstance(f, int) or isinstance(f, bool) or not 0 < f < 1 << 31)
@@ -32,7 +41,18 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
     if sum(f is None or f == -1 for f in factors) > 1:
         raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
     known = math.prod(f for f in factors if f is not None and f != -1)
-    out = [-(-extent // known) if f is None or f == -1 else f for f in factors]
+    out = [ceildiv(extent, known) if f is None or f == -1 else f for f in factors]
+    if isinstance(extent, SymExpr):
+        if isinstance(out[0], int) and any(isinstance(f, SymExpr) for f in out):
+            raise ScheduleError(f"split: on the symbolic extent {show(extent)} of loop "
+                                f"{Loop(loop).name!r}, only the first factor can be None "
+                                f"(the others set the strides), got {list(factors)}")
+        if len(out) == len([f for f in factors if f is not None and f != -1]):
+            # TVM: the product must provably cover the extent, which constants cannot do
+            raise ScheduleError(f"split: the product of factors {out} ({known}) cannot be "
+                                f"proved to cover the symbolic extent {show(extent)} of loop "
+                                f"{Loop(loop).name!r} (give one factor as None)")
+        return out
     if math.prod(out) < extent:
         raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
                             f"than the extent {extent} of loop {Loop(loop).name!r}")
@@ -69,9 +89,17 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     analysis.check_iv_uses(loop, "split")
     analysis.check_no_annotation(loop, "split")
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
-    predicate = math.prod(sizes) > extent and not disable_predication
     if lv.min != 0:
         raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
+    covers = _product(sizes) - extent      # how far the new nest runs past the extent
+    predicate = covers != 0 and not disable_predication
+    if covers != 0 and disable_predication and isinstance(extent, SymExpr):
+        known = math.prod(f for f in sizes if isinstance(f, int))
+        if not divisible(extent, known, assumed_facts(analysis.func_of(loop))):
+            raise ScheduleError(
+                f"split: disable_predication needs {show(extent)} % {known} == 0 for loop "
+                f"{lv.name!r}, which the program does not state (add "
+                f"T.assume({show(extent)} % {known} == 0))")
 
     # --- rewrite: new nest in place of the loop --------------------------------------------
     loc, dtype = loop.location, lv.index_dtype
@@ -100,12 +128,21 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     return new
 
 
-def fused_expr(positions: Sequence[int], sizes: Sequence[int], keep_unit: bool) -> index.Lin:
+def _product(sizes: Sequence[Int]) -> Int:
+    out: Int = 1
+    for s in sizes:
+        out = s * out
+    return out
+
+
+def fused_expr(positions: Sequence[int], sizes: Sequence[Int], keep_unit: bool) -> index.Lin:
     """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables."""
     terms, stride = [], 1           # (built directly: a replay makes thousands)
     for pos, size in reversed(list(zip(positions, sizes))):
         if size != 1 or keep_unit:
             terms.append((("v", pos), stride))
+        if isinstance(size, SymExpr):     # only the outermost factor is symbolic
+            break
         stride *= size
     return index.Lin(tuple(terms[::-1]))
 
@@ -120,8 +157,12 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     subst = {k: expr for k, v in enumerate(old) if v == iv}
     if not keep_unit:
         subst = {**analysis.unit_loop_consts(block_op), **subst}
-    extra = []
+    extra, symbols = [], analysis.block_symbols(block_op)
     if predicate:   # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
         whole = fused_expr(positions, sizes, True)
-        extra.append(index.to_affine(index.const(extent - 1) + whole.scale(-1)))
-    analysis.rebind_block(block_op, new_dims, subst, extra)
+        if isinstance(extent, SymExpr):
+            extra.append(index.to_affine(index.const(-1) + whole.scale(-1))
+                         + extent.embed(symbols))
+        else:
+            extra.append(index.to_affine(index.const(extent - 1) + whole.scale(-1)))
+    analysis.rebind_block(block_op, new_dims, subst, extra, symbols)

@@ -94,6 +94,10 @@ class SymExpr:
     def embed(self, symbols: list[ir.Value]) -> ir.AffineExpr:
         """This expression over the symbol list `symbols` (extended in place with the ones it
         lacks): for putting it into a map whose other results use `symbols` too."""
+        with self.expr.context:
+            return self._embed(symbols)
+
+    def _embed(self, symbols: list[ir.Value]) -> ir.AffineExpr:
         pos = []
         for s in self.symbols:
             if s not in symbols:
@@ -103,10 +107,11 @@ class SymExpr:
 
     # --- arithmetic -------------------------------------------------------------------------
     def _binary(self, other: Int, op, swap=False) -> Int:
-        symbols = list(self.symbols)
-        a = self.expr
-        b = other.embed(symbols) if isinstance(other, SymExpr) else _const(other)
-        return _make(op(b, a) if swap else op(a, b), symbols)
+        with self.expr.context:      # (callers need not be inside one)
+            symbols = list(self.symbols)
+            a = self.expr
+            b = other.embed(symbols) if isinstance(other, SymExpr) else _const(other)
+            return _make(op(b, a) if swap else op(a, b), symbols)
 
     def __add__(self, other: Int) -> Int:
         return self._binary(other, lambda a, b: a + b)
@@ -120,7 +125,8 @@ class SymExpr:
         return self._binary(other, lambda a, b: a + b * _const(-1), swap=True)
 
     def __neg__(self) -> Int:
-        return _make(self.expr * _const(-1), self.symbols)
+        with self.expr.context:
+            return _make(self.expr * _const(-1), self.symbols)
 
     def __mul__(self, other: Int) -> Int:
         return self._binary(other, lambda a, b: a * b)
@@ -151,6 +157,9 @@ class SymExpr:
 
     def __repr__(self) -> str:
         return f"SymExpr({self.expr} over {len(self.symbols)} symbols)"
+
+    def __str__(self) -> str:
+        return show(self)
 
 
 def _make(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
@@ -199,3 +208,130 @@ def divisible(x: Int, k: int, facts: Iterable[tuple[ir.Value, int]] = ()) -> boo
         ir.AffineExpr.get_mod(substitute(x.expr, [], subst), _const(k)), 0, len(x.symbols))
     c = rem.maybe_downcast()
     return isinstance(c, ir.AffineConstantExpr) and c.value == 0
+
+
+# --- showing ----------------------------------------------------------------------------------
+def symbol_name(value: ir.Value) -> str:
+    """The TVMScript name of a symbol: its argument's `tir.name` (docs/symbolic.md), else
+    the value as MLIR prints it."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) and owner.owner.name == "func.func":
+        attrs = owner.owner.attributes
+        if "arg_attrs" in attrs:
+            arg = ir.ArrayAttr(attrs["arg_attrs"])[value.arg_number]
+            entries = {n.name: n.attr for n in ir.DictAttr(arg)}
+            if "tir.name" in entries:
+                return ir.StringAttr(entries["tir.name"]).value
+    return value.get_name()
+
+
+def show(x: Int) -> str:
+    """`x` as TVMScript would write it, for messages (`n * 4`, `(n + 3) // 4`)."""
+    if isinstance(x, int):
+        return str(x)
+    return _show(x.expr, [symbol_name(s) for s in x.symbols], 0)
+
+
+_PREC = {ir.AffineAddExpr: (1, " + "), ir.AffineMulExpr: (2, " * "),
+         ir.AffineFloorDivExpr: (2, " // "), ir.AffineModExpr: (2, " % ")}
+
+
+def _show(expr: ir.AffineExpr, names: Sequence[str], outer: int) -> str:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return str(e.value)
+    if isinstance(e, ir.AffineSymbolExpr):
+        return names[e.position]
+    if isinstance(e, ir.AffineDimExpr):
+        return f"d{e.position}"
+    if isinstance(e, ir.AffineCeilDivExpr):
+        return f"T.ceildiv({_show(e.lhs, names, 0)}, {_show(e.rhs, names, 0)})"
+    prec, op = _PREC[type(e)]
+    rhs = e.rhs.maybe_downcast()
+    if isinstance(e, ir.AffineAddExpr) and isinstance(rhs, ir.AffineConstantExpr) \
+            and rhs.value < 0:
+        text = f"{_show(e.lhs, names, prec)} - {-rhs.value}"
+    else:
+        text = f"{_show(e.lhs, names, prec)}{op}{_show(e.rhs, names, prec + 1)}"
+    return f"({text})" if prec < outer else text
+
+
+# --- symbols of a function ---------------------------------------------------------------------
+def _parent_op(v: ir.Value):
+    if isinstance(v.owner, ir.Block):
+        owner = v.owner.owner
+        return None if owner is None else getattr(owner, "operation", owner), True
+    parent = v.owner.operation.parent
+    return None if parent is None else parent.operation, False
+
+
+def is_symbol(v: ir.Value) -> bool:
+    """Whether `v` is a symbol of its function: an `index` value defined at the top level of
+    the body (an argument, or the result of an op there)."""
+    if not isinstance(v.type, ir.IndexType):
+        return False
+    parent, _ = _parent_op(v)
+    return parent is not None and parent.name == "func.func"
+
+
+# --- range facts ------------------------------------------------------------------------------
+# Symbols are sizes (buffer dimensions, extents): never negative. Bounds are what that and the
+# expression's form prove; None where nothing is proved.
+def bounds(x: Int) -> tuple[int | None, int | None]:
+    """(lowest, highest) value of `x` over all symbol values >= 0; None for an unbounded side."""
+    if isinstance(x, int):
+        return x, x
+    return _bounds(x.expr)
+
+
+def _bounds(expr: ir.AffineExpr) -> tuple[int | None, int | None]:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value, e.value
+    if isinstance(e, ir.AffineSymbolExpr):
+        return 0, None
+    if isinstance(e, ir.AffineDimExpr):
+        return None, None
+    (alo, ahi), (blo, bhi) = _bounds(e.lhs), _bounds(e.rhs)
+    if isinstance(e, ir.AffineAddExpr):
+        return (None if alo is None or blo is None else alo + blo,
+                None if ahi is None or bhi is None else ahi + bhi)
+    if isinstance(e, ir.AffineMulExpr):
+        if blo is not None and blo == bhi:          # by a constant
+            k = blo
+            lo, hi = (alo, ahi) if k >= 0 else (ahi, alo)
+            return (None if lo is None else lo * k, None if hi is None else hi * k)
+        if alo is not None and blo is not None and alo >= 0 and blo >= 0:
+            return alo * blo, (None if ahi is None or bhi is None else ahi * bhi)
+        return None, None
+    if blo is None or blo != bhi or blo <= 0:       # (by a positive constant only)
+        return None, None
+    k = blo
+    if isinstance(e, ir.AffineModExpr):
+        return 0, k - 1
+    div = (lambda a: -(-a // k)) if isinstance(e, ir.AffineCeilDivExpr) else (lambda a: a // k)
+    return (None if alo is None else div(alo), None if ahi is None else div(ahi))
+
+
+def prove_le(a: Int, b: Int) -> bool:
+    """Whether a <= b for all symbol values (>= 0)."""
+    hi = bounds(a - b)[1]
+    return hi is not None and hi <= 0
+
+
+def prove_lt(a: Int, b: Int) -> bool:
+    return prove_le(a + 1, b)
+
+
+def smin(a: Int, b: Int) -> Int | None:
+    """min(a, b) where it is provably one of them, else None."""
+    if prove_le(a, b):
+        return a
+    return b if prove_le(b, a) else None
+
+
+def smax(a: Int, b: Int) -> Int | None:
+    """max(a, b) where it is provably one of them, else None."""
+    if prove_le(a, b):
+        return b
+    return a if prove_le(b, a) else None

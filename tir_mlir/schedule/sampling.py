@@ -9,6 +9,7 @@ A mixin of Schedule; the sampling arithmetic lives in passes/schedule/sample_*.p
 import random
 from typing import List, Optional, Sequence
 
+from tir_mlir.analysis.symbolic import SymExpr
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import (sample_categorical as _cat,
@@ -49,11 +50,16 @@ class Sampling:
     @primitive(readonly=True)
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Optional[List[int]] = None) -> List[ExprRV]:
-        """n factors whose product is the loop's extent, innermost <= max_innermost_factor."""
+        """n factors whose product is the loop's extent, innermost <= max_innermost_factor.
+        On a symbolic extent (`n`), as TVM: always [-1, 1, ..., 1], the loop stays whole
+        (-1 is the factor split infers); tile dynamic loops with sample_categorical."""
         extent = Loop(self._resolve(loop, LoopRV)).extent
-        if decision is None:
+        if isinstance(extent, SymExpr):
+            decision = _tile.symbolic(n, decision)
+        elif decision is None:
             decision = _tile.sample(self._rng, extent, n, max_innermost_factor)
-        _tile.check(extent, n, max_innermost_factor, decision)
+        else:
+            _tile.check(extent, n, max_innermost_factor, decision)
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 

@@ -10,10 +10,11 @@ A view reads the IR when asked, so it shows the op as it is now; two views of th
 equal (`==`, `same_as`). Rewrites replace ops: take a new view after a primitive.
 """
 from enum import IntEnum
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Union
 
 from mlir import ir
 
+from tir_mlir.analysis.symbolic import Int, SymExpr
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop
 from tir_mlir.passes.schedule.annotate import from_attr
@@ -50,6 +51,10 @@ class IntImm(int):
     @property
     def value(self) -> int:
         return int(self)
+
+
+def _int_imm(value: Int, dtype: str) -> Union[IntImm, SymExpr]:
+    return IntImm(value, dtype) if isinstance(value, int) else value
 
 
 class Var(str):
@@ -210,14 +215,16 @@ class LoopView(_View):
         return Loop(self.op).name
 
     @property
-    def min(self) -> IntImm:
+    def min(self) -> Union[IntImm, SymExpr]:
+        """An IntImm, or the SymExpr of a symbolic bound (`n`)."""
         lp = Loop(self.op)
-        return IntImm(lp.min, lp.index_dtype)
+        return _int_imm(lp.min, lp.index_dtype)
 
     @property
-    def extent(self) -> IntImm:
+    def extent(self) -> Union[IntImm, SymExpr]:
+        """An IntImm, or the SymExpr of a symbolic extent (`(n + 3) // 4`)."""
         lp = Loop(self.op)
-        return IntImm(lp.extent, lp.index_dtype)
+        return _int_imm(lp.extent, lp.index_dtype)
 
     @property
     def kind(self) -> ForKind:
