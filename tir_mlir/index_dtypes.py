@@ -10,7 +10,7 @@ from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_attrs
-from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
+from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop, str_attr
 
 INDEX_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "arith.divsi",
                "arith.remsi", "arith.maxsi", "arith.minsi", "arith.ceildivsi", "tir.call",
@@ -47,6 +47,10 @@ def _defined(v: ir.Value):
         if Block.is_block(owner):
             dtypes = Block(owner).index_dtypes
             return dtypes[v.arg_number] if v.arg_number < len(dtypes) else "int32"
+        if owner.name == "func.func" and isinstance(v.type, ir.IndexType):
+            # a symbolic var or integer scalar parameter: its `tir.dtype` (docs/symbolic.md)
+            dtype = str_attr(buffer_attrs(v), "tir.dtype", "int32")
+            return dtype if dtype in ("int32", "int64") else "int32"
         return "int32"
     op = v.owner.operation
     if INDEX_DTYPE in op.attributes:

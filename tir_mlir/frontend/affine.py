@@ -6,6 +6,7 @@ are iterative, like expression evaluation, so long binding expressions cannot ov
 from mlir import ir
 
 from tir_mlir import first_iteration_or
+from tir_mlir.analysis.symbolic import is_symbol
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.frontend.values import Lit, Val
@@ -19,15 +20,26 @@ class AffineBuilder:
     """`ex` (an ExprBuilder), when given, lets a non-affine subexpression (`i * j`, `i % j`,
     `T.min(i, j)`, a buffer load) stand as one dim: its ops are built at the current insertion
     point (right before the block) and its value becomes a block operand, as TVM keeps such
-    bindings and predicates. Schedule primitives then refuse the block (not an affine binding)."""
+    bindings and predicates. Schedule primitives then refuse the block (not an affine binding).
 
-    def __init__(self, env, ex=None):
+    With `symbols=True`, the function's symbols (`n = T.int32()`, integer scalar parameters,
+    docs/symbolic.md) are affine symbols (`syms`, in order of first use), not dims."""
+
+    def __init__(self, env, ex=None, symbols=False):
         self.env = env
         self.ex = ex
         self.dims = []          # ir.Value, in order of first appearance
         self.dim_vals = []      # the Val of each dim (for its domain)
+        self.symbols = symbols
+        self.syms = []          # ir.Value of each symbol, with symbols=True
 
     def dim(self, val: Val) -> ir.AffineExpr:
+        if self.symbols and is_symbol(val.value):
+            for i, s in enumerate(self.syms):
+                if s == val.value:
+                    return ir.AffineSymbolExpr.get(i)
+            self.syms.append(val.value)
+            return ir.AffineSymbolExpr.get(len(self.syms) - 1)
         for i, d in enumerate(self.dims):
             if d == val.value:
                 return ir.AffineDimExpr.get(i)

@@ -6,10 +6,11 @@ block bindings and `T.where` to `AffineBuilder`. Everything is checked in Python
 sees it; MLIR's verifier runs once at the end (in parser.py).
 """
 from mlir import ir
-from mlir.dialects import func, memref, scf
+from mlir.dialects import affine, func, memref, scf
 
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.affine_exprs import const_of, expr_bounds
+from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
@@ -17,10 +18,13 @@ from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, descri
 from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, MATH_BINARY,
                                           MATH_PREDICATE, MATH_UNARY, TVM_BUILTINS, callee,
                                           strip_prefix)
+from tir_mlir.frontend.symbols import IMPLICIT, INDEX_VAR_DTYPES, SymbolDecl, mentions, var_decls
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
+MATCH_SHAPE = "tir.match_shape"
+ASSUME = "tir.assume"
 # Integer functions a constant (a shape, an extent) may use: folded by ExprBuilder.
 STATIC_CALLS = {"ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "min", "max",
                 "Div"}           # TVM prints truncdiv as T.Div
@@ -213,9 +217,11 @@ class FuncBuilder(Fail):
                       f"{value}", pos)
 
     # --- buffers ------------------------------------------------------------------------------
-    def buffer_spec(self, call, args, what, default_scope=None):
+    def buffer_spec(self, call, args, what, default_scope=None, symbolic=False):
         """(shape, dtype, scope, dimension dtypes) from T.Buffer / match_buffer / alloc_buffer
-        arguments; a dimension dtype is "int64" for `T.int64(8)`, else "int32"."""
+        arguments; a dimension dtype is "int64" for `T.int64(8)`, else "int32". With
+        `symbolic`, a dimension that uses the function's symbols (`n`, `n * 4`) is kept as its
+        syntax node (a dynamic memref dimension; `resolve_shape` evaluates it)."""
         kw = {k: (v, p) for k, v, p in call.kwargs}
         if not args and "shape" in kw:
             args = [kw.pop("shape")[0]]
@@ -225,10 +231,11 @@ class FuncBuilder(Fail):
             self.fail(f"{what} takes a shape and a dtype, got {len(args)} arguments", call.pos)
         shape_node = args[0]
         items = shape_node.items if isinstance(shape_node, (A.Tuple_, A.List_)) else [shape_node]
-        dims = [self.static_index(x, "a buffer dimension") for x in items]
+        dims = [(x, self.symbol_dtype(x)) if symbolic and self.uses_symbols(x)
+                else self.static_index(x, "a buffer dimension") for x in items]
         shape = tuple(n for n, _ in dims)
         for x, n in zip(items, shape):
-            if n <= 0:
+            if isinstance(n, int) and n <= 0:
                 self.fail(f"buffer dimensions must be positive, found {n}", x.pos)
         index = tuple(d for _, d in dims)
         dtype = "float32"
@@ -267,15 +274,103 @@ class FuncBuilder(Fail):
         return out
 
     def memref_type(self, shape, dtype):
-        return ir.MemRefType.get(list(shape), mlir_type(dtype))
+        dynamic = ir.ShapedType.get_dynamic_size()
+        return ir.MemRefType.get([d if isinstance(d, int) else dynamic for d in shape],
+                                 mlir_type(dtype))
+
+    # --- symbols (docs/symbolic.md) -------------------------------------------------------------
+    def symbol_names(self) -> set:
+        return {n for n in self.env.names() if isinstance(self.env.get(n), SymbolDecl)
+                or isinstance(self.env.get(n), Val) and is_symbol(self.env.get(n).value)}
+
+    def uses_symbols(self, node) -> bool:
+        return mentions(node, self.symbol_names())
+
+    def symbol_dtype(self, node) -> str:
+        """int64 when the expression uses an int64 symbol, else int32."""
+        names = {n.id for n in A.names_used(node)}
+        dtypes = []
+        for n in names:
+            v = self.env.get(n)
+            if isinstance(v, SymbolDecl):
+                dtypes.append(v.dtype)
+            elif isinstance(v, Val) and is_symbol(v.value):
+                dtypes.append(index_dtype(v.value))
+        return wider(*dtypes)
+
+    def top_level(self) -> ir.InsertionPoint:
+        """Where an op computing a symbol goes: the function body, right before the top-level
+        statement being built (or at its end, between statements)."""
+        block = ir.InsertionPoint.current.block
+        anchor = None
+        while block.owner is not None and block.owner.operation.name != "func.func":
+            anchor = block.owner.operation
+            block = anchor.block
+        return ir.InsertionPoint(block) if anchor is None else ir.InsertionPoint(anchor)
+
+    def sym_expr(self, node, what):
+        """An integer expression of the function's symbols (`n`, `(n + 3) // 4`, `n * m + 1`):
+        an int when constant, an affine SymExpr over the symbols when it is one, else a symbol
+        computed by `arith` ops at the top level of the body."""
+        if not self.uses_symbols(node):
+            return self.static_index(node, what)[0]
+        ab = AffineBuilder(self.env, symbols=True)
+        try:
+            e, _ = ab.expr(node)
+        except NotAffine:
+            e = None
+        if e is not None and not ab.dims:
+            e = ir.AffineExpr.simplify_affine_expr(e, 0, len(ab.syms))
+            return SymExpr.from_affine(e, ab.syms)
+        if ab.dims and not ab.syms:
+            self.fail(f"{what} must be a constant or an expression of the function's symbolic "
+                      f"vars", node.pos)
+        with self.top_level():
+            v = self.ex.eval(node)
+            if not (isinstance(v, Val) and v.dtype == "index" and is_symbol(v.value)):
+                self.fail(f"{what} must be an integer expression of the function's symbolic "
+                          f"vars, found {describe(v)}", node.pos)
+        return SymExpr.symbol(v.value)
+
+    def size_value(self, size) -> ir.Value:
+        """An index value of a symbolic size, at the top level (`affine.apply` unless the size
+        is a symbol itself)."""
+        if size.expr == ir.AffineSymbolExpr.get(0) and len(size.symbols) == 1:
+            return size.symbols[0]
+        amap, operands = size.to_map()
+        with self.top_level():
+            return affine.AffineApplyOp(amap, operands).result
+
+    def match_shape(self, buf: ir.Value, shape, pos):
+        """`tir.match_shape` of a buffer parameter whose dimensions use symbols; the shape
+        with each symbolic dimension as a SymExpr."""
+        sizes = tuple(d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension")
+                      for d in shape)
+        symbols = []
+        exprs = [d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
+                 for d in sizes]
+        amap = ir.AffineMap.get(0, len(symbols), exprs)
+        ir.Operation.create(MATCH_SHAPE, operands=[buf, *symbols],
+                            attributes={"shape": ir.AffineMapAttr.get(amap)}, loc=self.loc(pos))
+        return sizes
 
     # --- function -----------------------------------------------------------------------------
     def build(self, f, private=False):
         params, handles = [], {}
+        body = list(f.body)
+        implicit, consumed = [], set()
+        for s in body:          # `n = T.int32()`: trailing index arguments (docs/symbolic.md)
+            decls = var_decls(s)
+            if decls:
+                consumed.add(id(s))
+            for name, dtype, pos in decls:
+                if any(name == d[0] for d in implicit):
+                    self.fail(f"symbolic var {name!r} is declared twice", pos)
+                implicit.append((name, dtype, pos))
+                self.env[name] = SymbolDecl(name, dtype)
         for p in f.params:
             params.append(self._param(p, handles))
-        body = list(f.body)
-        matched, attrs, consumed = {}, None, set()
+        matched, attrs = {}, None
         for k, s in enumerate(body):
             name = callee(s.value) if isinstance(s, (A.Assign, A.ExprStmt)) else None
             if name == "match_buffer":
@@ -292,6 +387,14 @@ class FuncBuilder(Fail):
                 consumed.add(id(s))
         inputs, arg_attrs, buffers = [], [], []
         for kind, name, spec, pos in params:
+            if kind == "scalar":
+                inputs.append(ir.IndexType.get() if spec in INDEX_VAR_DTYPES else mlir_type(spec))
+                d = {"tir.name": ir.StringAttr.get(name)}
+                if spec in INDEX_VAR_DTYPES or is_unsigned(spec):
+                    d["tir.dtype"] = ir.StringAttr.get(spec)
+                arg_attrs.append(ir.DictAttr.get(d))
+                buffers.append((name, None, spec, None, pos))
+                continue
             if kind == "handle":
                 if name not in matched:
                     self.fail(f"handle parameter {name!r} is never bound by T.match_buffer", pos)
@@ -307,6 +410,12 @@ class FuncBuilder(Fail):
             inputs.append(self.memref_type(shape, dtype))
             arg_attrs.append(ir.DictAttr.get(d))
             buffers.append((bname, shape, dtype, index, bpos))
+        for name, dtype, pos in implicit:
+            inputs.append(ir.IndexType.get())
+            arg_attrs.append(ir.DictAttr.get({"tir.name": ir.StringAttr.get(name),
+                                              "tir.dtype": ir.StringAttr.get(dtype),
+                                              IMPLICIT: ir.UnitAttr.get()}))
+            buffers.append((name, None, dtype, None, pos))
         fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
         fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
         if private:
@@ -317,10 +426,17 @@ class FuncBuilder(Fail):
             fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
         entry = fop.add_entry_block([self.loc(b[4]) for b in buffers])
         for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
-            self.env[bname] = Buffer(bname, arg, shape, dtype, index, bpos)
+            if shape is None:       # a scalar parameter or an implicit var
+                self.env[bname] = Val(arg, "index" if dtype in INDEX_VAR_DTYPES else dtype)
         body = [s for s in body if id(s) not in consumed]
         body = self._unwrap_root(body)
         with ir.InsertionPoint(entry):
+            for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
+                if shape is None:
+                    continue
+                if not all(isinstance(d, int) for d in shape):
+                    shape = self.match_shape(arg, shape, bpos)
+                self.env[bname] = Buffer(bname, arg, shape, dtype, index, bpos)
             self.stmts(body)
             func.ReturnOp([], loc=self.loc(f.pos))
 
@@ -351,11 +467,12 @@ class FuncBuilder(Fail):
             handles[p.name] = p.pos
             self.env[p.name] = Handle(p.name)
             return ("handle", p.name, None, p.pos)
-        if norm in DTYPES:
-            self.fail(f"scalar parameter {p.name!r}: {name} is not supported yet "
-                      "(only buffers and handles)", p.pos)
+        if norm in DTYPES:      # a scalar parameter (docs/symbolic.md)
+            if norm in INDEX_VAR_DTYPES:
+                self.env[p.name] = SymbolDecl(p.name, norm)
+            return ("scalar", p.name, norm, p.pos)
         if isinstance(ann, A.Call) and callee(ann) == "Buffer":
-            shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer")
+            shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer", symbolic=True)
             layout = self.layout_attrs(ann, len(shape))
             return ("buffer", p.name, (shape, dtype, index, layout), p.pos)
         if (isinstance(ann, A.Subscript)
@@ -380,7 +497,7 @@ class FuncBuilder(Fail):
             self.fail(f"handle {h!r} is matched twice", call.pos)
         call, extra = self.layout_kwargs(call)
         shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
-                                                      "global")
+                                                      "global", symbolic=True)
         if scope != "global":
             extra["tir.scope"] = ir.StringAttr.get(scope)
         extra.update(self.layout_attrs(call, len(shape)))     # axis_separators
@@ -458,9 +575,11 @@ class FuncBuilder(Fail):
                 self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
                           s.pos)
             specs = [(0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
-                     if self._constant_bound(a) else       # T.grid(i, 128) under loop i
+                     if self._constant_bound(a) else
+                     (0, self.sym_expr(a, "a loop extent"), self.symbol_dtype(a), "serial",
+                      None, None) if not self._uses_loop_vars(a) else
                      (0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
-                     for a in it.args]
+                     for a in it.args]      # (the last: T.grid(i, 128) under loop i)
         elif name == "range" or name in LOOP_KINDS:
             kind = "serial" if name == "range" else name
             args = list(it.args)
@@ -482,8 +601,13 @@ class FuncBuilder(Fail):
                           f"arguments, got {len(args)}", it.pos)
             if len(targets) != 1:
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
-            if not all(self._constant_bound(a) for a in args):
+            if any(self._uses_loop_vars(a) for a in args):
                 specs = [(0, 0, "int32", kind, thread, annotations, self._affine_bounds(args))]
+            elif not all(self._constant_bound(a) for a in args):    # range(n): symbols
+                lo = self.sym_expr(args[0], "a loop bound") if len(args) == 2 else 0
+                hi = self.sym_expr(args[-1], "a loop bound")
+                dtype = wider(*(self.symbol_dtype(a) for a in args))
+                specs = [(lo, hi - lo, dtype, kind, thread, annotations)]
             else:
                 lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
                     else (0, "int32")
@@ -511,10 +635,18 @@ class FuncBuilder(Fail):
                 stack.append(n.operand)
         return True
 
+    def _uses_loop_vars(self, node) -> bool:
+        """Whether `node` names a loop, block or let variable (not a symbol of the function)."""
+        for n in A.names_used(node):
+            v = self.env.get(n.id)
+            if isinstance(v, Val) and not is_symbol(v.value):
+                return True
+        return False
+
     def _affine_bounds(self, args):
         """((lower map, operands), (upper map, operands)) of `range(lo, hi)` whose bounds are
-        affine in enclosing loop variables (TVM's triangular loops)."""
-        ab = AffineBuilder(self.env)
+        affine in enclosing loop variables (TVM's triangular loops) and symbols."""
+        ab = AffineBuilder(self.env, symbols=True)
         exprs = []
         for a in ([A.Const(0, args[0].pos)] if len(args) == 1 else []) + list(args):
             try:
@@ -526,16 +658,16 @@ class FuncBuilder(Fail):
             if not (isinstance(d.owner, ir.Block) and Loop.is_loop(d.owner.owner)):
                 self.fail("a loop bound may depend on enclosing loop variables only, not on "
                           "block iter vars", args[-1].pos)
-        n = len(ab.dims)
-        return tuple((ir.AffineMap.get(n, 0, [ir.AffineExpr.simplify_affine_expr(e, n, 0)]),
-                      list(ab.dims)) for e in exprs)
+        n, m = len(ab.dims), len(ab.syms)
+        return tuple((ir.AffineMap.get(n, m, [ir.AffineExpr.simplify_affine_expr(e, n, m)]),
+                      list(ab.dims) + list(ab.syms)) for e in exprs)
 
     def _loops(self, specs, pos):
         """Nested affine.for loops at the current point; their vars enter scope."""
         body = None
         loops = []
         for name, lo, extent, index, kind, thread, annotations, *bounds in specs:
-            if not fits(lo + extent, "int64"):
+            if isinstance(lo + extent, int) and not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
             loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
                               annotations=annotations, index_dtype=index,
@@ -609,7 +741,7 @@ class FuncBuilder(Fail):
             return self._emit_block(s, bname, header)
 
     def _emit_block(self, s, bname, header):
-        ab = AffineBuilder(self.env, self.ex)
+        ab = AffineBuilder(self.env, self.ex, symbols=True)
         results = []
         for v in header["vars"]:
             results.append(self._binding(ab, v))
@@ -620,18 +752,19 @@ class FuncBuilder(Fail):
             except NotAffine as e:
                 self.fail(f"T.where condition must be affine: {e.args[0]}",
                           e.args[1] or header["where"].pos)
-        n = len(ab.dims)
+        n, m = len(ab.dims), len(ab.syms)
         simplify = ir.AffineExpr.simplify_affine_expr
-        bindings = ir.AffineMap.get(n, 0, [simplify(e, n, 0) for e in results])
+        bindings = ir.AffineMap.get(n, m, [simplify(e, n, m) for e in results])
         if header["where"] is not None:
-            exprs = [simplify(e, n, 0) for e in exprs]
-            predicate = ir.IntegerSet.get(n, 0, exprs, eqs)
+            exprs = [simplify(e, n, m) for e in exprs]
+            predicate = ir.IntegerSet.get(n, m, exprs, eqs)
         annotations = None
         if header["attr"] is not None:
             annotations = {a.name: a.attr for a in header["attr"]}
         vars_ = header["vars"]
         blk = Block.build(bname, [v["name"] for v in vars_], [v["kind"] for v in vars_],
-                          [v["dom"] for v in vars_], bindings, ab.dims, predicate=predicate,
+                          [v["dom"] for v in vars_], bindings, ab.dims, symbols=ab.syms,
+                          predicate=predicate,
                           annotations=annotations, has_init=header["init"] is not None,
                           index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
         if header["where"] is not None:
@@ -735,9 +868,14 @@ class FuncBuilder(Fail):
         `T.int64(128)` (the iter var is then an int64); an extent affine in loop variables
         (`T.axis.spatial(i, j)` under `for j in range(i)`) is its largest value."""
         if isinstance(node, A.Tuple_) and len(node.items) == 2:
+            if any(self.uses_symbols(x) and not self._uses_loop_vars(x) for x in node.items):
+                lo, hi = (self.sym_expr(x, "a domain bound") for x in node.items)
+                return (lo, hi - lo), wider(*(self.symbol_dtype(x) for x in node.items))
             lo, d0 = self.static_index(node.items[0], "a domain bound")
             hi, d1 = self.static_index(node.items[1], "a domain bound")
             return (lo, hi - lo), wider(d0, d1)
+        if self.uses_symbols(node) and not self._uses_loop_vars(node):     # T.axis.spatial(n, i)
+            return (0, self.sym_expr(node, "a block iter var extent")), self.symbol_dtype(node)
         if not self._constant_bound(node):
             _, (umap, operands) = self._affine_bounds([node])
             ranges = [Loop(v.owner.owner).iv_range() for v in operands]
@@ -1022,8 +1160,12 @@ class FuncBuilder(Fail):
         old = self.env.get(name)
         if isinstance(old, Buffer):
             self.fail(f"buffer {name!r} is already defined", pos, [old.declared()])
-        shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global")
-        op = memref.AllocOp(self.memref_type(shape, dtype), [], [], loc=self.loc(pos))
+        shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global",
+                                                      symbolic=True)
+        shape = tuple(d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension")
+                      for d in shape)
+        sizes = [self.size_value(d) for d in shape if isinstance(d, SymExpr)]
+        op = memref.AllocOp(self.memref_type(shape, dtype), sizes, [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
         op.attributes["tir.scope"] = ir.StringAttr.get(scope)
         if is_unsigned(dtype):
@@ -1129,6 +1271,9 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None     # docstring
+        if name == "assume" or name == "evaluate" and len(v.args) == 1 \
+                and callee(v.args[0]) == "assume":
+            return self.assume(v if name == "assume" else v.args[0])
         if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed",
                     "tvm_access_ptr") or name in TVM_BUILTINS:
             if name == "evaluate" and len(v.args) != 1:
@@ -1144,6 +1289,28 @@ class FuncBuilder(Fail):
         if isinstance(v, A.Call):
             self.ex.eval(v)     # reports unknown functions; a known one has no effect here
         self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)
+
+
+    def assume(self, call):
+        """`T.assume(n % 4 == 0)`: a `tir.assume` fact about the function's symbols, at the
+        top level of the body."""
+        if len(call.args) != 1 or call.kwargs:
+            self.fail("T.assume takes one condition", call.pos)
+        if ir.InsertionPoint.current.block.owner.operation.name != "func.func":
+            self.fail("T.assume must be at the top level of the function body", call.pos)
+        ab = AffineBuilder(self.env, symbols=True)
+        try:
+            exprs, eqs, _ = ab.conditions(call.args[0])
+        except NotAffine as e:
+            self.fail(f"T.assume needs comparisons of affine expressions of the function's "
+                      f"symbolic vars joined by 'and': {e.args[0]}", e.args[1] or call.pos)
+        if ab.dims:
+            self.fail("T.assume may use only the function's symbolic vars", call.pos)
+        m = len(ab.syms)
+        exprs = [ir.AffineExpr.simplify_affine_expr(e, 0, m) for e in exprs]
+        ir.Operation.create(ASSUME, operands=list(ab.syms), attributes={
+            "condition": ir.IntegerSetAttr.get(ir.IntegerSet.get(0, m, exprs, eqs))},
+            loc=self.loc(call.pos))
 
 
 def _is_loop_var(value: ir.Value) -> bool:
