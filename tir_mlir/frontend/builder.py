@@ -574,12 +574,12 @@ class FuncBuilder(Fail):
             if len(it.args) != len(targets):
                 self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
                           s.pos)
-            specs = [(0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
-                     if self._constant_bound(a) else
+            specs = [(0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
+                     if self._uses_loop_vars(a) else       # T.grid(i, 128) under loop i
                      (0, self.sym_expr(a, "a loop extent"), self.symbol_dtype(a), "serial",
-                      None, None) if not self._uses_loop_vars(a) else
-                     (0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
-                     for a in it.args]      # (the last: T.grid(i, 128) under loop i)
+                      None, None) if self.uses_symbols(a) else
+                     (0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
+                     for a in it.args]
         elif name == "range" or name in LOOP_KINDS:
             kind = "serial" if name == "range" else name
             args = list(it.args)
@@ -603,7 +603,7 @@ class FuncBuilder(Fail):
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
             if any(self._uses_loop_vars(a) for a in args):
                 specs = [(0, 0, "int32", kind, thread, annotations, self._affine_bounds(args))]
-            elif not all(self._constant_bound(a) for a in args):    # range(n): symbols
+            elif any(self.uses_symbols(a) for a in args):    # range(n): symbols
                 lo = self.sym_expr(args[0], "a loop bound") if len(args) == 2 else 0
                 hi = self.sym_expr(args[-1], "a loop bound")
                 dtype = wider(*(self.symbol_dtype(a) for a in args))

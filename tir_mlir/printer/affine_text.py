@@ -43,6 +43,10 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") ->
         return _binop("//", MUL, lhs, e.rhs, *names)
     if isinstance(e, ir.AffineModExpr):
         return _binop("%", MUL, lhs, e.rhs, *names)
+    if isinstance(e, ir.AffineCeilDivExpr) and sym_names and const_of(e.rhs) is not None:
+        # TVM 0.21 has no ceildiv node: T.ceildiv(n, 4) and split's extents are (n + 3) // 4
+        c = const_of(e.rhs)
+        return _binop("//", MUL, lhs + (c - 1), e.rhs, *names)
     if isinstance(e, ir.AffineCeilDivExpr):
         a = affine_text(lhs, *names)[0]
         b = affine_text(e.rhs, *names)[0]
@@ -108,7 +112,7 @@ def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
 
 
 def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32",
-                    written: str = "") -> str:
+                    written: str = "", sym_names=()) -> str:
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
     `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `2 <= i` (TVM's
@@ -120,7 +124,7 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     num = lambda c: int_text(c, int_dtype)   # noqa: E731
     if not neg or (pos and is_eq):
         lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
-        text = affine_text(lhs, dim_names, (), int_dtype)[0]
+        text = affine_text(lhs, dim_names, sym_names, int_dtype)[0]
         if is_eq:
             return f"{text} == {num(-const)}"
         if written == ">=":
@@ -129,11 +133,11 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
             return f"{num(-const - 1)} < {text}"
         return f"{num(-const)} <= {text}"
     lhs = _nested_split(neg, dim_names, int_dtype) or \
-        affine_text(_sum(neg, zero), dim_names, (), int_dtype)[0]
+        affine_text(_sum(neg, zero), dim_names, sym_names, int_dtype)[0]
     if is_eq:
         return f"{lhs} == {num(const)}"
     rhs = _sum(pos, ir.AffineConstantExpr.get(const + 1))
-    return f"{lhs} < {affine_text(rhs, dim_names, (), int_dtype)[0]}"
+    return f"{lhs} < {affine_text(rhs, dim_names, sym_names, int_dtype)[0]}"
 
 
 def _nested_split(terms, dim_names, int_dtype):

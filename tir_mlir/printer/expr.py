@@ -133,6 +133,11 @@ class ExprPrinter:
             return self._cast(name, args[0], v)
         if name == "scf.if":
             return self._if_then_else(op)
+        if name == "affine.apply":       # a size over the function's symbols
+            amap = ir.AffineMapAttr(op.attributes["map"]).value
+            names = [self.text(a) for a in args]
+            return affine_text(amap.results[0], names[:amap.n_dims], names[amap.n_dims:],
+                               index_dtype(v))
         raise TIRError(f"the printer does not know how to print '{name}'")
 
     def _constant(self, op, v):

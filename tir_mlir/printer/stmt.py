@@ -6,7 +6,8 @@ from mlir import ir
 from tir_mlir import first_iteration_or
 from tir_mlir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import arg_attrs
-from tir_mlir.dialect.ops import CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops, str_attr
+from tir_mlir.dialect.ops import (CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops,
+                                  integer_set, str_attr)
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import expr_dtype, wider
 from tir_mlir.printer.affine_text import affine_text, constraint_text
@@ -16,6 +17,8 @@ from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.extern_calls import is_extern_call
 from tir_mlir.printer.literals import dict_text, int_text, shape_text, string_text
 from tir_mlir.printer.names import Namer
+from tir_mlir.printer.symbols import (ASSUME, IMPLICIT, MATCH_SHAPE, alloc_dims, match_shapes,
+                                      shape_dims, size_text)
 from tir_mlir.regions import block_regions
 
 IND = "    "
@@ -23,6 +26,21 @@ ALLOCS = ("memref.alloc", "memref.alloca")
 MATCH = "memref.subview"          # T.match_buffer of a region, in a block
 # Ops with nothing to print (expression ops print inline where they are used).
 SKIPPED = ("memref.dealloc", "scf.yield")
+
+
+def _args_of(x) -> list:
+    """The function arguments an op's operands (or a value) are computed from."""
+    out, seen = [], set()
+    stack = list(x.operands) if hasattr(x, "operands") else [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, ir.BlockArgument):
+            if v not in out:
+                out.append(v)
+        elif id(v.owner) not in seen:
+            seen.add(id(v.owner))
+            stack.extend(v.owner.operands)
+    return out
 
 
 class FuncPrinter:
@@ -34,6 +52,8 @@ class FuncPrinter:
         self.lines = []
         self.depth = 0
         self.loop_of = {}          # loop IV -> Loop, for the loops enclosing the current point
+        self.shapes = match_shapes(func_op)     # dynamic buffer parameter -> tir.match_shape
+        self.sym_names = []        # the current block's symbols, as printed
 
     # --- output --------------------------------------------------------------------------
     def emit(self, text: str):
@@ -42,12 +62,19 @@ class FuncPrinter:
     def print(self) -> str:
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
         entry = self.func.regions[0].blocks[0]
-        params, match = [], []
+        params, match, implicit = [], [], []
         for arg, attrs in zip(entry.arguments, arg_attrs(self.func)):
+            if IMPLICIT in attrs:
+                implicit.append((arg, attrs))
+                continue
             if arg not in self.buffers:
-                raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
+                if isinstance(arg.type, ir.MemRefType):
+                    raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
+                name = self.namer.define(arg, str_attr(attrs, "tir.name", "v"))
+                params.append(f"{name}: T.{value_dtype(arg, self.buffers)}")   # a scalar
+                continue
             info = self.buffers[arg]
-            if info.param or info.needs_match:
+            if info.param or info.needs_match or arg in self.shapes:
                 handle = info.param or f"{info.name}_handle"
                 params.append(f"{self.namer.define(('handle', arg), handle)}: T.handle")
                 match.append(arg)
@@ -62,11 +89,16 @@ class FuncPrinter:
         attrs = self._func_attrs(fname)
         if attrs:
             self.emit(f"T.func_attr({dict_text(attrs)})")
+        unbound = [a for a, _ in implicit
+                   if not any(a in _args_of(o) for o in list(self.shapes.values()))]
+        self._declare(unbound, implicit)
         for arg in match:
             info = self.buffers[arg]
+            if arg in self.shapes:
+                self._declare(_args_of(self.shapes[arg]), implicit)
             handle = self.namer[("handle", arg)]
             self.emit(f"{self.namer.define(arg, info.name)} = "
-                      f"{self._decl('match_buffer', info, handle)}")
+                      f"{self._decl('match_buffer', info, handle, dims=self._dims(arg))}")
         ops = body_ops(entry)
         ops = [o for o in ops if o.name != "func.return"]
         root = self._implicit_root(ops)
@@ -131,8 +163,32 @@ class FuncPrinter:
                 return True
         return False
 
-    def _decl(self, fn, info, *args) -> str:
-        parts = list(args) + [shape_text(info.shape, info.dim_dtypes)]
+    def _declare(self, args, implicit):
+        """`n = T.int32()` (`n, m = T.int32(), T.int64()`) for the implicit vars among `args`
+        not declared yet: TVM declares them right before the first T.match_buffer using them."""
+        new = [(a, attrs) for a, attrs in implicit if a in args and a not in self.namer]
+        if not new:
+            return
+        names = [self.namer.define(a, str_attr(attrs, "tir.name", "v")) for a, attrs in new]
+        calls = [f"T.{str_attr(attrs, 'tir.dtype', 'int32')}()" for _, attrs in new]
+        self.emit(f"{', '.join(names)} = {', '.join(calls)}")
+
+    def _dims(self, buf):
+        """The sizes of a buffer with symbolic dimensions (ints and SymExprs), else None."""
+        if buf in self.shapes:
+            return shape_dims(self.shapes[buf])
+        if not isinstance(buf, ir.BlockArgument) and buf.owner.name in ALLOCS \
+                and not ir.MemRefType(buf.type).has_static_shape:
+            return alloc_dims(buf.owner)
+        return None
+
+    def _decl(self, fn, info, *args, dims=None) -> str:
+        if dims is None:
+            shape = shape_text(info.shape, info.dim_dtypes)
+        else:
+            items = [size_text(self.ex, d, t) for d, t in zip(dims, info.dim_dtypes)]
+            shape = f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        parts = list(args) + [shape]
         if info.dtype != "float32":
             parts.append(f'"{info.dtype}"')
         return f"T.{fn}({', '.join(parts + self._layout(info))})"
@@ -159,8 +215,9 @@ class FuncPrinter:
             if CONST_DATA in op.attributes:
                 self._allocate_const(op, info)
                 continue
+            decl = self._decl('alloc_buffer', info, dims=self._dims(op.results[0]))
             name = self.namer.define(op.results[0], info.name)
-            self.emit(f"{name} = {self._decl('alloc_buffer', info)}")
+            self.emit(f"{name} = {decl}")
 
     def _allocate_const(self, op, info):
         """TVM's two lines: the data (named after the buffer) and the buffer over it."""
@@ -209,6 +266,10 @@ class FuncPrinter:
             val, buf, idx = op.operands[0], op.operands[1], list(op.operands)[2:]
             lanes = ir.VectorType(val.type).shape[0] if name == "vector.store" else 0
             return self.emit(f"{self.ex.load(buf, idx, lanes)} = {self.ex.text(val)}")
+        if name == MATCH_SHAPE:
+            return None         # printed as the buffer's T.match_buffer
+        if name == ASSUME:
+            return self._assume(op)
         if name == "tir.evaluate":
             text = self.ex.text(op.operands[0])
             # TVM prints a call evaluated for its effect as a bare statement
@@ -220,6 +281,15 @@ class FuncPrinter:
         if name in SKIPPED or len(op.results) == 1:
             return None                 # an expression: printed where it is used
         raise TIRError(f"the printer does not know the statement '{name}'")
+
+    def _assume(self, op):
+        cond = ir.IntegerSetAttr(op.attributes["condition"])
+        names = [self.ex.text(v) for v in op.operands]
+        iset = integer_set(cond)
+        cs = [constraint_text(c.expr, c.is_eq, (), wider(*(value_dtype(v, self.buffers)
+                                                           for v in op.operands)),
+                              sym_names=names) for c in iset.constraints]
+        self.emit(f"T.assume({' and '.join(cs)})")
 
     def _let(self, op):
         v = op.results[0]
@@ -271,8 +341,9 @@ class FuncPrinter:
             for l in loops:
                 self.loop_of[l.iv] = l
             if len(loops) > 1:
-                extents = ", ".join(int_text(l.extent, l.index_dtype) if l.constant_bounds
-                                    else self._bounds_text(l)[0] for l in loops)
+                extents = ", ".join(size_text(self.ex, l.extent, l.index_dtype)
+                                    if l.constant_bounds else self._bounds_text(l)[0]
+                                    for l in loops)
                 self.emit(f"for {', '.join(names)} in T.grid({extents}):")
             else:
                 self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
@@ -305,7 +376,7 @@ class FuncPrinter:
         return [lo_text[0], f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}"]
 
     def _loop_iter(self, loop: Loop) -> str:
-        num = lambda v: int_text(v, loop.index_dtype)    # noqa: E731
+        num = lambda v: size_text(self.ex, v, loop.index_dtype)    # noqa: E731
         if not loop.constant_bounds:
             args = self._bounds_text(loop)
         elif loop.min == 0:
@@ -330,6 +401,7 @@ class FuncPrinter:
         with self.namer.scope():
             dim_names = [self.ex.text(d) for d in b.dims]
             dim_dtypes = [value_dtype(d, self.buffers) for d in b.dims]
+            self.sym_names = [self.ex.text(v) for v in b.symbols]
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
                 written = b.where_spelling
@@ -367,7 +439,8 @@ class FuncPrinter:
             if loop is not None and (loop.min, loop.extent) == (m, n):
                 return (f"{dim_names[pos]} < {int_text(m + 1, dtype)} or "
                         f"{int_text(k, dtype)} <= {affine_text(rest, dim_names, (), dtype)[0]}")
-        return constraint_text(c.expr, c.is_eq, dim_names, dtype, written.get(str(c.expr), ""))
+        return constraint_text(c.expr, c.is_eq, dim_names, dtype, written.get(str(c.expr), ""),
+                               self.sym_names)
 
     def _iter_vars(self, b: Block, dim_names, dim_dtypes):
         """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""
@@ -381,7 +454,7 @@ class FuncPrinter:
             if "tir.start_first" in a else set()
 
         def binding(k):
-            text = affine_text(results[k], dim_names, (),
+            text = affine_text(results[k], dim_names, self.sym_names,
                                expr_dtype(results[k], dim_dtypes, dtypes[k]))[0]
             m = re.fullmatch(r"([^ ]+(?: \* [^ ]+)?) \+ (\d+)", text)
             if str(results[k]) in const_first and m:      # written `8 + i`: TVM keeps it so
@@ -403,7 +476,7 @@ class FuncPrinter:
 
         def single(k):
             lo, ext = b.domains[k]
-            num = lambda v: int_text(v, dtypes[k])    # noqa: E731
+            num = lambda v: size_text(self.ex, v, dtypes[k])    # noqa: E731
             dom = num(ext) if lo == 0 else f"({num(lo)}, {num(lo + ext)})"
             text = binding(k)
             name = self.namer.define(b.iter_vars[k], b.iter_names[k])
