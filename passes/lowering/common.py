@@ -20,10 +20,17 @@ def build_error(op, message: str) -> BuildError:
     return BuildError(f"{message} (op '{op.name}')", source_loc(op))
 
 
-def iv_range(loop_op) -> tuple:
+def iv_range(loop_op) -> Optional[tuple]:
     """(first, last) value of the IV of an `affine.for`; for bounds on outer loop variables,
-    the widest over those loops' ranges."""
-    return Loop(loop_op).iv_range()
+    the widest over those loops' ranges; None when a bound is a symbolic size (`range(n)`)."""
+    first, last = Loop(loop_op).iv_range()
+    return (first, last) if isinstance(first, int) and isinstance(last, int) else None
+
+
+def constant_loop(loop: Loop) -> bool:
+    """Whether a loop's bounds are integers: not over outer loop variables, not over symbolic
+    sizes (`range(n)`). The stages that need a trip count leave the other loops alone."""
+    return not len(loop.op.operands)
 
 
 def run_pipeline(module: ir.Module, pipeline: str, what: str):

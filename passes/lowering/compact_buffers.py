@@ -89,6 +89,8 @@ def _compact(f, alloc):
     outer_pos = [{p for p in outer_terms if len({form[axis][0].get(p, 0) for form in forms}) == 1}
                  for axis in range(mtype.rank)]
     ranges = [_range(lp, lca) for lp in loops]
+    if None in ranges:                        # a loop over a symbolic size: no constant tile
+        return
     known = {}                                # the ranges of the term sums seen so far
     shape, offsets = [], []
     for axis in range(mtype.rank):
@@ -179,15 +181,19 @@ def _fixed(loop, space: str, outer) -> bool:
 def _range(loop, lca):
     """The IV range of `loop`; a thread loop's id covers all loops bound to its tag under the
     kernel (they are one id)."""
-    first, last = iv_range(loop)
+    rng = iv_range(loop)
     tag = _thread(loop)
-    if tag:
+    if tag and rng is not None:
+        first, last = rng
         root = ([lca] + [p for p in ancestors(lca) if p.name == "affine.for"])[-1]
         for other in [root, *walk(root)]:
             if other.name == "affine.for" and _thread(other) == tag:
-                lo, hi = iv_range(other)
-                first, last = min(first, lo), max(last, hi)
-    return first, last
+                other_rng = iv_range(other)
+                if other_rng is None:
+                    return None
+                first, last = min(first, other_rng[0]), max(last, other_rng[1])
+        rng = first, last
+    return rng
 
 
 def _iv_at(op, iv):

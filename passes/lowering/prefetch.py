@@ -123,8 +123,8 @@ def _box(load, leaves, loop_op, shift):
         for pos, c in form[0].items():
             leaf = leaves[pos]
             owner = leaf.owner.owner if isinstance(leaf.owner, ir.Block) else None
-            if owner is None or owner.name != Loop.OP_NAME:
-                coeffs = None
+            if owner is None or owner.name != Loop.OP_NAME or iv_range(owner) is None:
+                coeffs = None                   # (a loop over a symbolic size: no window)
                 break
             if leaf == iv:
                 coeffs[pos] = c

@@ -25,7 +25,7 @@ from mlir import ir
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import BuildError, SourceLoc
-from tir_mlir.passes.lowering.common import functions, source_loc
+from tir_mlir.passes.lowering.common import constant_loop, functions, source_loc
 
 
 @dataclass
@@ -178,7 +178,7 @@ class _Checker(_Analysis):
                 self.check(op, env)
             elif op.name == "affine.for":
                 loop = Loop(op)
-                if not loop.constant_bounds or loop.extent <= 0:
+                if not constant_loop(loop) or loop.extent <= 0:
                     continue
                 leaf = self.leaf((loop.extent + loop.step - 1) // loop.step)
                 env[loop.iv] = _add(Form(loop.min), _scale(leaf, loop.step))

@@ -11,12 +11,13 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 `memref.alloc` freed before every return. Loops keep their `tir.kind`/`tir.name` attributes for
 `affine-to-scf`; every other `tir.*` attribute is consumed here.
 """
+import functools
 from contextlib import nullcontext
 
 import numpy as np
 
 from mlir import ir
-from mlir.dialects import affine, arith, math, memref, scf, vector
+from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 
 from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
@@ -41,8 +42,10 @@ class TirToAffine:
             for op in list(walk(f)):
                 if op.name == "tir.call":
                     _expand_call(op)
-                elif op.name == "tir.evaluate":
-                    op.erase()
+                elif op.name in ("tir.evaluate", "tir.assume"):
+                    op.erase()      # an assumption is a fact for the schedule, not code
+                elif op.name == "tir.match_shape":
+                    _assert_shape(op)
             _constant_buffers(f)
             _place_buffers(f)
             for op in list(walk(f)):
@@ -61,10 +64,13 @@ def _strip_tir_attrs(op):
 def _flatten(block: Block):
     """Replace a block by its init (guarded) and body, iter vars bound to their values."""
     op, loc = block.op, block.op.location
-    dims, bindings = block.dims, block.bindings
+    bindings = block.bindings
+    # The operands are the dims, then the symbols (sizes such as `n`) the bindings, domains
+    # and predicate use: every map and set below keeps them as symbols.
+    dims, syms = _split_operands(block)
     # Non-affine bindings / T.where (a dim computed by `i * j`, `i % j`...): arith + scf.if.
     affine_dims = all(_valid_dim(d) for d in dims)
-    guard = _guard if affine_dims else _scf_guard
+    guard = functools.partial(_guard if affine_dims else _scf_guard, syms=syms)
     # Decided before any op is emitted next to the block (the pattern wants it alone).
     peel_before = _peelable_reduction(block) if block.init is not None and affine_dims else None
     with ir.InsertionPoint(op), loc:
@@ -76,10 +82,10 @@ def _flatten(block: Block):
             elif isinstance(e, ir.AffineConstantExpr):
                 values.append(index_const(e.value, loc))
             elif not affine_dims:
-                values.append(affine_to_arith(expr, dims, [], loc))
+                values.append(affine_to_arith(expr, dims, syms, loc))
             else:
-                m = ir.AffineMap.get(bindings.n_dims, 0, [expr])
-                values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
+                m = ir.AffineMap.get(bindings.n_dims, len(syms), [expr])
+                values.append(affine.AffineApplyOp(m, dims + syms, loc=loc).result)
         pred = block.predicate
         pred_guard = None
         if pred is not None:
@@ -93,14 +99,15 @@ def _flatten(block: Block):
                 init_values = _init_values(block, loc)
                 target = peel_before
                 if pred is not None:      # T.where guards the init too (like TVM)
-                    target = _guard(pred_exprs, pred_eqs, pred.n_dims,
-                                    _peeled_dims(block, loc), loc)
+                    target = guard(pred_exprs, pred_eqs, pred.n_dims,
+                                   _peeled_dims(block, loc), loc)
                 _inline_region(block.init, init_values, target)
         if pred is not None:
             pred_guard = guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
         if block.init is not None and peel_before is None:
-            reduce_eqs = [expr - dmin for expr, t, (dmin, _) in
-                          zip(bindings.results, block.iter_types, block.domains) if t == "R"]
+            reduce_eqs = [expr - dmin for expr, t, dmin in
+                          zip(bindings.results, block.iter_types, _domain_mins(block))
+                          if t == "R"]
             with ir.InsertionPoint(pred_guard) if pred_guard is not None else nullcontext():
                 init_guard = guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
                                    dims, loc)
@@ -115,9 +122,9 @@ def _peelable_reduction(block: Block):
     are bound to (`for k: block` with vk = k, k starting at vk's domain min): then `init` can
     run once before those loops instead of under `if vk == min` inside them, which leaves
     LLVM a clean reduction loop. None when the pattern does not match."""
-    bindings, dims = block.bindings, block.dims
+    bindings, (dims, _) = block.bindings, _split_operands(block)
     reduce_dims = []
-    for expr, t, (dmin, _) in zip(bindings.results, block.iter_types, block.domains):
+    for expr, t, dmin in zip(bindings.results, block.iter_types, _domain_mins(block)):
         e = expr.maybe_downcast()
         if t != "R":
             continue
@@ -150,12 +157,41 @@ def _peelable_reduction(block: Block):
         return None
     for loop, dmin in ivs.values():
         lb = ir.AffineMapAttr(loop.attributes["lowerBoundMap"]).value.results[0].maybe_downcast()
-        ub = ir.AffineMapAttr(loop.attributes["upperBoundMap"]).value.results[0].maybe_downcast()
-        if not (isinstance(lb, ir.AffineConstantExpr) and isinstance(ub, ir.AffineConstantExpr)
-                and lb.value == dmin and ub.value > dmin
+        ub = ir.AffineMapAttr(loop.attributes["upperBoundMap"]).value
+        dmin = dmin.maybe_downcast()
+        if not (isinstance(lb, ir.AffineConstantExpr) and isinstance(dmin, ir.AffineConstantExpr)
+                and lb.value == dmin.value and _runs(ub, dmin.value)
                 and ir.IntegerAttr(loop.attributes["step"]).value == 1):
             return None
     return loops[-1]
+
+
+def _runs(ub: ir.AffineMap, start: int) -> bool:
+    """Whether a loop from `start` to `ub` runs at least once: a constant bound above `start`,
+    or a symbolic one (`range(n)`: a reduction over no elements then yields its init value
+    instead of leaving the output unwritten, as it would under `if vk == 0`)."""
+    if len(ub.results) != 1:
+        return False
+    e = ub.results[0].maybe_downcast()
+    return e.value > start if isinstance(e, ir.AffineConstantExpr) else ub.n_dims == 0
+
+
+def _split_operands(block: Block) -> tuple:
+    """(dims, symbols): a block's operands are its bindings' dims, then their symbols."""
+    operands, n = list(block.op.operands), block.bindings.n_dims
+    return operands[:n], operands[n:]
+
+
+def _domain_mins(block: Block) -> list:
+    """The min of each iter var's domain, as an affine expression over the block's symbols
+    (an entry is `[min, extent]`, or an `affine_map<()[s..] -> (min, extent)>` when symbolic)."""
+    out = []
+    for d in ir.ArrayAttr(block.op.attributes["domains"]):
+        if isinstance(d, ir.AffineMapAttr):
+            out.append(ir.AffineMapAttr(d).value.results[0])
+        else:
+            out.append(ir.AffineConstantExpr.get(ir.IntegerAttr(ir.ArrayAttr(d)[0]).value))
+    return out
 
 
 def _reduce_positions(block: Block):
@@ -168,33 +204,33 @@ def _peeled_dims(block: Block, loc):
     """Block dims before the reduce loops: reduce loop IVs (unused there) replaced by 0."""
     reduce_pos = _reduce_positions(block)
     zero = index_const(0, loc) if reduce_pos else None
-    return [zero if p in reduce_pos else d for p, d in enumerate(block.dims)]
+    return [zero if p in reduce_pos else d for p, d in enumerate(_split_operands(block)[0])]
 
 
 def _init_values(block: Block, loc):
     """Iter var values for a peeled init: reduce vars at their domain min, others bound."""
     values = []
     # Reduce loop IVs do not exist before the loops; spatial bindings do not read them.
-    dims = _peeled_dims(block, loc)
-    for expr, t, (dmin, _) in zip(block.bindings.results, block.iter_types, block.domains):
+    dims, syms = _peeled_dims(block, loc), _split_operands(block)[1]
+    for expr, t, dmin in zip(block.bindings.results, block.iter_types, _domain_mins(block)):
         e = expr.maybe_downcast()
         if t == "R":
-            values.append(index_const(dmin, loc))
+            values.append(index_const(dmin.maybe_downcast().value, loc))   # (peeled: constant)
         elif isinstance(e, ir.AffineDimExpr):
             values.append(dims[e.position])
         else:
-            m = ir.AffineMap.get(block.bindings.n_dims, 0, [expr])
-            values.append(affine.AffineApplyOp(m, dims, loc=loc).result)
+            m = ir.AffineMap.get(block.bindings.n_dims, len(syms), [expr])
+            values.append(affine.AffineApplyOp(m, dims + syms, loc=loc).result)
     return values
 
 
-def _guard(exprs, eqs, n_dims, dims, loc):
-    """An `affine.if` over `dims` (None when there is no constraint: run unconditionally);
-    returns the op its contents go before."""
+def _guard(exprs, eqs, n_dims, dims, loc, syms=()):
+    """An `affine.if` over `dims` and `syms` (None when there is no constraint: run
+    unconditionally); returns the op its contents go before."""
     if not exprs:
         return None
-    iset = ir.IntegerSet.get(n_dims, 0, exprs, eqs)
-    if_op = affine.AffineIfOp(iset, cond_operands=dims, loc=loc)
+    iset = ir.IntegerSet.get(n_dims, len(syms), exprs, eqs)
+    if_op = affine.AffineIfOp(iset, cond_operands=list(dims) + list(syms), loc=loc)
     with ir.InsertionPoint(if_op.then_block):
         yield_op = affine.AffineYieldOp([], loc=loc)
     return yield_op.operation
@@ -206,11 +242,11 @@ def _valid_dim(v) -> bool:
                                                                       "arith.constant")
 
 
-def _scf_guard(exprs, eqs, n_dims, dims, loc):
+def _scf_guard(exprs, eqs, n_dims, dims, loc, syms=()):
     """`_guard` for dims that are not affine dims: an scf.if on the constraints in arith."""
     if not exprs:
         return None
-    cond = set_to_arith(ir.IntegerSet.get(n_dims, 0, exprs, eqs), dims, [], loc)
+    cond = set_to_arith(ir.IntegerSet.get(n_dims, len(syms), exprs, eqs), dims, syms, loc)
     if_op = scf.IfOp(cond, [], loc=loc)
     with ir.InsertionPoint(if_op.then_block):
         yield_op = scf.YieldOp([], loc=loc)
@@ -225,6 +261,24 @@ def _inline_region(block: ir.Block, values, before):
     anchor = before if before is not None else block.owner.operation
     for o in body_ops(block):
         o.move_before(anchor)
+
+
+def _assert_shape(op):
+    """`tir.match_shape(%A, syms) {shape = map}` -> a `cf.assert` per dynamic dimension that
+    its size is the map's result (the runtime checks the arrays before the call: this guards
+    callers of the exported function that pass sizes themselves)."""
+    buf, syms = op.operands[0], list(op.operands)[1:]
+    amap = ir.AffineMapAttr(op.attributes["shape"]).value
+    mtype = ir.MemRefType(buf.type)
+    with ir.InsertionPoint(op), op.location:
+        for k, expr in enumerate(amap.results):
+            if not mtype.is_dynamic_dim(k):
+                continue
+            want = affine.AffineApplyOp(ir.AffineMap.get(0, len(syms), [expr]), syms).result
+            got = memref.DimOp(buf, index_const(k, op.location)).result
+            ok = arith.cmpi(arith.CmpIPredicate.eq, got, want)
+            cf.AssertOp(ok, f"dimension {k} of a buffer does not match its declared shape")
+    op.erase()
 
 
 def _expand_call(op):
@@ -290,16 +344,16 @@ def _place_buffers(f):
     returns = [o for o in walk(f) if o.name == "func.return"]
     for op in [o for o in walk(f) if o.name == "memref.alloc"]:
         mtype = ir.MemRefType(op.results[0].type)
-        if not mtype.has_static_shape:
-            raise build_error(op, "buffers need a static shape")
-        nbytes = buffer_bytes(mtype)
+        # A buffer of symbolic size (`memref.alloc(%n)`) lives on the heap.
+        nbytes = buffer_bytes(mtype) if mtype.has_static_shape else ALLOCA_LIMIT + 1
+        sizes = list(op.operands)
         scope_block, scope_ends = entry, returns
         parallel = next((p for p in ancestors(op)
                          if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
         if parallel is not None:
             scope_block = Loop(parallel).body
             scope_ends = [list(scope_block.operations)[-1].operation]
-        first = list(scope_block.operations)[0].operation
+        first = _after_definitions(scope_block, sizes)
         loc = op.location
         if "tir.name" in op.attributes:   # the name survives in the location (tir.* attrs do not)
             loc = ir.Location.name(ir.StringAttr(op.attributes["tir.name"]).value, loc)
@@ -308,7 +362,7 @@ def _place_buffers(f):
                 new = memref.AllocaOp(mtype, [], [], loc=loc)
         else:
             with ir.InsertionPoint(first):
-                new = memref.AllocOp(mtype, [], [], loc=loc)
+                new = memref.AllocOp(mtype, sizes, [], loc=loc)
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
@@ -317,3 +371,19 @@ def _place_buffers(f):
             new.operation.attributes[SCOPE_ATTR] = scope   # gpu-lower-wmma finds fragments by it
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
+
+
+def _after_definitions(block: ir.Block, values) -> ir.Operation:
+    """The first op of `block` after the ops of `block` that define `values` (a size computed
+    at the top of the function is defined before the allocation that uses it)."""
+    ops = [o.operation for o in block.operations]
+    last = -1
+    for v in values:
+        if isinstance(v.owner, ir.Block):
+            continue
+        o = v.owner.operation
+        while o is not None and o not in ops:
+            o = o.parent
+        if o is not None:
+            last = max(last, ops.index(o))
+    return ops[last + 1]

@@ -15,7 +15,7 @@ vars becomes scalars (LLVM's SROA) that stay in registers.
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import functions, index_const, move_body
+from tir_mlir.passes.lowering.common import constant_loop, functions, index_const, move_body
 
 MAX_DEPTH = 8
 # Above this many copies of a body, a loop is left to LLVM's unroller (with the hint).
@@ -62,8 +62,8 @@ def _visit_loop(op, max_step, explicit, plan):
     if "pragma_unroll_explicit" in ann:
         explicit = bool(_int(ann["pragma_unroll_explicit"]))
     steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
-    if not loop.constant_bounds:
-        return steps, True, depth         # bounds on outer loops: stays a loop
+    if not constant_loop(loop):
+        return steps, True, depth         # bounds on outer loops or sizes: stays a loop
     extent = loop.extent // loop.step
     if loop.kind == "unroll":
         auto = True

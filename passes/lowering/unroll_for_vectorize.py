@@ -25,7 +25,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
-from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.common import constant_loop, functions
 from tir_mlir.passes.lowering.loop_interchange import (ACCESSES, MIN_VECTOR_TRIPS, Access,
                                                        plain_loop, pure)
 from tir_mlir.passes.lowering.unroll import unroll
@@ -82,7 +82,7 @@ def _inner_loops(x):
 
 
 def _unit(op) -> bool:
-    return op.name == "affine.for" and Loop(op).constant_bounds and Loop(op).extent == 1 \
+    return op.name == "affine.for" and constant_loop(Loop(op)) and Loop(op).extent == 1 \
         and Loop(op).kind == "serial"
 
 

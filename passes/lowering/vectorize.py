@@ -33,7 +33,8 @@ from mlir.dialects import affine, arith, memref, scf, vector
 
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
-from tir_mlir.passes.lowering.common import affine_to_arith, functions, index_const, walk
+from tir_mlir.passes.lowering.common import (affine_to_arith, constant_loop, functions,
+                                             index_const, walk)
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
@@ -49,8 +50,8 @@ class VectorizeLoops:
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
-                if not loop.constant_bounds or DYNAMIC_EXTENT in op.attributes:
-                    continue            # bounds on outer loops: stays a scalar loop
+                if not constant_loop(loop) or DYNAMIC_EXTENT in op.attributes:
+                    continue            # bounds on outer loops or sizes: a loop for LLVM
                 if loop.kind != "vectorized" or loop.step != 1:
                     continue
                 width = VECTOR_BITS // element_bits(loop.body)
@@ -60,7 +61,7 @@ class VectorizeLoops:
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
-                if loop.kind == "vectorized" and loop.constant_bounds and loop.step == 1 and \
+                if loop.kind == "vectorized" and constant_loop(loop) and loop.step == 1 and \
                         1 < loop.extent <= MAX_LANES and DYNAMIC_EXTENT not in op.attributes:
                     plan = Plan(loop)
                     if plan.ok:

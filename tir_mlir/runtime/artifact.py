@@ -103,9 +103,20 @@ def _check_meta(meta, where) -> dict:
         if not name.isidentifier() or not isinstance(params, list):
             bad(f"function {name!r}")
         for p in params:
-            if (not isinstance(p, dict) or set(p) != {"name", "shape", "dtype"}
+            if (not isinstance(p, dict) or not {"name", "shape", "dtype"} <= set(p)
+                    or not set(p) <= {"name", "shape", "dtype", "kind", "source"}
                     or not isinstance(p["name"], str) or p["dtype"] not in DTYPES
                     or not isinstance(p["shape"], list)
-                    or not all(type(d) is int and d > 0 for d in p["shape"])):
+                    or not all(_size(d, top=True) for d in p["shape"])):
                 bad(f"parameter {p!r} of {name!r}")
     return funcs
+
+
+def _size(d, top=False) -> bool:
+    """A dimension of a signature: a positive int, a size expression over parameter names
+    (runtime/shape_exprs.py: an int inside one may be any), or null (unchecked)."""
+    if d is None or isinstance(d, str):
+        return True
+    if isinstance(d, list):
+        return len(d) == 3 and isinstance(d[0], str) and _size(d[1]) and _size(d[2])
+    return type(d) is int and (d > 0 or not top)

@@ -126,7 +126,7 @@ def load(path):
     functions, copy = artifact.read_meta(path)
     os.unlink(copy)
     meta = json.loads(Path(str(path) + ".json").read_bytes())
-    sigs = {n: [Param(q["name"], tuple(q["shape"]), q["dtype"]) for q in ps]
+    sigs = {n: [Param.from_json(q) for q in ps]
             for n, ps in functions.items()}
     needs = meta.get("global_bytes") or {}
     return CudaModule(sigs, _LibraryBackend(path, functions), meta.get("ptx", ""),
