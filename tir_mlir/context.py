@@ -39,6 +39,12 @@ def serialized(fn):
 @serialized
 @functools.lru_cache(maxsize=None)
 def get_context() -> ir.Context:
+    return new_context()
+
+
+def new_context() -> ir.Context:
+    """A fresh context with the `tir` dialect loaded (get_context's, and the one a forked
+    child makes for itself: the parent's thread pool does not exist in the child)."""
     ctx = ir.Context()
     with ctx, ir.Location.unknown():
         irdl.load_dialects(ir.Module.parse(IRDL_PATH.read_text()))

@@ -1,8 +1,9 @@
 """tir-dialect MLIR text (what `tir-mlir parse --emit mlir` prints) -> IRModule.
 
 The text comes from outside, so it is held to everything the TVMScript parser guarantees:
-MLIR's parser and verifier, the ops a tir program is made of, and the invariants of
-`tir_mlir.wellformed`. Every failure is one TIRParseError at FILE:LINE:COL.
+text that would crash MLIR's parser refused first (mlir_guard.py), MLIR's parser and
+verifier, the ops a tir program is made of, and the invariants of `tir_mlir.wellformed`.
+Every failure is one TIRParseError at FILE:LINE:COL.
 """
 import re
 
@@ -11,6 +12,7 @@ from mlir import ir
 from tir_mlir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.frontend.mlir_guard import parse_untrusted
 from tir_mlir.ir_walk import walk
 from tir_mlir.module import IRModule
 
@@ -34,7 +36,7 @@ def _looks_like_tvmscript(text: str) -> bool:
 def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
     with get_context():
         try:
-            module = ir.Module.parse(text)
+            module = parse_untrusted(text, filename)
         except ir.MLIRError as e:
             err = _error(e, filename)
             if _looks_like_tvmscript(text):

@@ -24,7 +24,8 @@ from mlir import ir
 from mlir.dialects import irdl
 
 from tir_mlir.context import get_context
-from tir_mlir.errors import SourceLoc, TraceError
+from tir_mlir.errors import SourceLoc, TIRParseError, TraceError
+from tir_mlir.frontend.mlir_guard import parse_untrusted
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 from tir_mlir.schedule.trace import Instruction, Trace, _check_call, primitive_names
 
@@ -118,7 +119,9 @@ def trace_from_mlir(text: str, filename: str = "<schedule>") -> Trace:
     """The trace of a `tir_schedule` script; errors name the script's line and column."""
     with _load_dialect():
         try:
-            module = ir.Module.parse(text)
+            module = parse_untrusted(text, filename, (irdl_text(),))
+        except TIRParseError as e:          # text that would crash MLIR's parser
+            raise TraceError(e.message, e.loc) from None
         except ir.MLIRError as e:
             d = e.error_diagnostics[0] if e.error_diagnostics else None
             raise TraceError(d.message if d else str(e),

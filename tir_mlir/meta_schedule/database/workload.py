@@ -2,6 +2,13 @@
 up to renaming), kept as MLIR text so that it can be stored and parsed back exactly."""
 from typing import Optional
 
+from mlir import ir
+
+from tir_mlir.context import get_context, serialized
+from tir_mlir.errors import TIRParseError
+from tir_mlir.frontend.mlir_guard import parse_untrusted
+from tir_mlir.module import IRModule
+
 
 class Workload:
     def __init__(self, mod=None, shash: Optional[str] = None, mlir_text: Optional[str] = None):
@@ -19,8 +26,7 @@ class Workload:
         """The IRModule (parsed from the stored text on first use); None for a workload read
         from a file whose program tir-mlir cannot read (e.g. a TVM-serialised module)."""
         if self._mod is None and self._text is not None:
-            from tir_mlir.module import module_from_mlir
-            self._mod = module_from_mlir(self._text)
+            self._mod = _parse_stored(self._text)
         return self._mod
 
     @property
@@ -37,3 +43,15 @@ class Workload:
 
     def __repr__(self):
         return f"Workload({self.shash[:12]})"
+
+
+@serialized
+def _parse_stored(text: str) -> IRModule:
+    """A database's workload text (data from a file: any text ends in a TIRParseError)."""
+    with get_context():
+        try:
+            return IRModule(parse_untrusted(text, "<database workload>"))
+        except ir.MLIRError as e:
+            diags = getattr(e, "error_diagnostics", None) or []
+            raise TIRParseError(f"a stored workload is not valid MLIR: "
+                                f"{diags[0].message if diags else e}") from None

@@ -1,0 +1,73 @@
+"""Any MLIR text ends in a located error, never in a signal: op names MLIR's parser aborts on
+and brackets nested deep enough to overflow its stack are refused before it runs, and a parse
+in a forked child turns any other crash into an error (tir-mlir parse F.mlir, schedule
+--transform S.mlir, a database's stored workload)."""
+import subprocess
+import sys
+
+import pytest
+
+from tir_mlir.context import get_context
+from tir_mlir.errors import TIRParseError, TraceError
+from tir_mlir.frontend import mlir_guard
+from tir_mlir.frontend.mlir_input import parse_mlir
+from tir_mlir.meta_schedule.database.workload import Workload
+from tir_mlir.schedule.mlir_script import trace_from_mlir
+
+DEEP = "module attributes {x = " + "[" * 10000 + "]" * 10000 + "} {}"
+CRASHERS = [('module { "tir."() : () -> () }', "f.mlir:1:10: 'tir.' is not an op name"),
+            ('module { "arith"() : () -> () }', "f.mlir:1:10: 'arith' is not an op name"),
+            ('module { func.func @f() {\n  "func."() : () -> ()\n} }',
+             "f.mlir:2:3: 'func.' is not an op name"),
+            ('module { "tir_schedule."() : () -> () }', "f.mlir:1:10: "),
+            (DEEP, "f.mlir:1:279: brackets nested more than 256 deep")]
+
+
+@pytest.mark.parametrize("text, error", CRASHERS)
+def test_program_text_that_crashed_the_parser_is_a_located_error(text, error):
+    with pytest.raises(TIRParseError) as e:
+        parse_mlir(text, "f.mlir")
+    assert str(e.value).startswith(error)
+
+
+@pytest.mark.parametrize("text, error", CRASHERS)
+def test_schedule_script_text_is_a_located_trace_error(text, error):
+    with pytest.raises(TraceError) as e:
+        trace_from_mlir(text, "f.mlir")
+    assert str(e.value).startswith(error)
+
+
+def test_stored_workload_text_is_an_error():
+    with pytest.raises(TIRParseError, match="not an op name"):
+        Workload(shash="0", mlir_text=CRASHERS[0][0]).mod
+
+
+def test_a_crash_the_scan_misses_is_caught_in_the_child(monkeypatch):
+    """With the scan off, the child's crash (abort, segfault) becomes the error."""
+    monkeypatch.setattr(mlir_guard, "check_text", lambda text, filename: None)
+    with get_context():
+        for text, signal in ((CRASHERS[0][0], "SIGABRT: LLVM ERROR"), (DEEP, "SIGSEGV")):
+            with pytest.raises(TIRParseError, match=f"crashes on this text .signal {signal}"):
+                mlir_guard.parse_untrusted(text, "f.mlir")
+
+
+def test_child_parse_does_not_hang_after_the_context_used_its_threads():
+    """A context whose thread pool ran (a module of many functions verified) still parses:
+    the forked child builds its own context."""
+    many = "module {" + "".join(f"func.func @f{i}() {{ return }}\n" for i in range(50)) + "}"
+    code = ("from mlir import ir; from tir_mlir.context import get_context\n"
+            "from tir_mlir.frontend import mlir_guard as g\ng.CHILD_SECONDS = 20\n"
+            f"with get_context():\n  ir.Module.parse({many!r}).operation.verify()\n"
+            f"  print(g.parse_untrusted({many!r}, 'f.mlir') is not None)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert p.stdout.strip() == "True", p.stderr
+
+
+def test_cli_parse_reports_the_location(tmp_path):
+    f = tmp_path / "f.mlir"
+    f.write_text(CRASHERS[0][0] + "\n")
+    p = subprocess.run([sys.executable, "-m", "tir_mlir.cli", "parse", str(f)],
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 1 and p.stderr.startswith(f"{f}:1:10: error: 'tir.' is not"), \
+        p.stderr
