@@ -8,7 +8,8 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
     parallel      scf.parallel (OpenMP later, see scf_to_llvm)
     vectorized    (what `vectorize-loops` left a loop) scf.for + #llvm.loop_annotation<
                   vectorize = <disable = false, width = W>, unroll = <disable = true>>
-                  (W fills a 512-bit register: LLVM's loop vectorizer emits zmm code; without
+                  (W fills the target's widest vector register, cpu_model.py: zmm code with
+                  AVX-512, ymm with AVX2; without
                   `unroll disable` LLVM fully unrolls a short loop first and it stays scalar)
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
@@ -28,8 +29,9 @@ from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.buffer_roots import declared_noalias
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, move_body, set_to_arith, walk)
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 
-VECTOR_BITS = 512
+VECTOR_BITS = 512          # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
 # Independent accumulation chains an innermost loop needs before FMAs pay off: FMA latency (4)
 # x FMA units (2); with fewer, the loop waits on the chain and the shorter add latency wins.
@@ -39,8 +41,15 @@ FMA_CHAINS = 8
 class AffineToScf:
     name = "affine-to-scf"
 
-    def __init__(self, target_kinds=("serial", "parallel", "vectorized", "unroll")):
-        self.kinds = target_kinds
+    def __init__(self, target_kinds=("serial", "parallel", "vectorized", "unroll"),
+                 vector_bits=VECTOR_BITS):
+        self.kinds, self.vector_bits = target_kinds, vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        if str(target).split()[0] in ("cuda", "nvptx"):
+            return cls()
+        return cls(vector_bits=cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -85,7 +94,7 @@ class AffineToScf:
                 body = new.body
                 with ir.InsertionPoint(body):
                     term = scf.YieldOp([], loc=loc)
-                annotation = _annotation(kind, old_body)
+                annotation = _annotation(kind, old_body, self.vector_bits)
                 if annotation:
                     new.operation.attributes["loop_annotation"] = ir.Attribute.parse(annotation)
         old_body.arguments[0].replace_all_uses_with(body.arguments[0])
@@ -168,11 +177,11 @@ def _depends_on(value, iv) -> bool:
     return any(_depends_on(v, iv) for v in operands)
 
 
-def _annotation(kind, body):
+def _annotation(kind, body, vector_bits):
     if kind == "unroll":
         return "#llvm.loop_annotation<unroll = <full = true>>"
     if kind == "vectorized":
-        width = VECTOR_BITS // element_bits(body)
+        width = vector_bits // element_bits(body)
         # LLVM's full unroll runs before its loop vectorizer and would drop the request.
         return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
                 "unroll = <disable = true>>")

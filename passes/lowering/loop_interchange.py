@@ -22,9 +22,9 @@ address stride in j on a row-major buffer. Then iterations of j touch disjoint e
 written buffers, so running all prologues first (in a copy of j) and then the band with j
 innermost gives each element the same sequence of writes.
 It is done when the band is too large for LLVM to unroll whole (`UNROLLED_BAND_OPS`) and the
-innermost loop then touches at most half the cache lines per iteration (`Access.lines`), or at
-most twice as many but it vectorizes while the old one does not: a loop order that already
-streams along rows, or a loop a schedule gave a kind, stays.
+innermost loop then touches at most half the cache lines (of the target's size: cpu_model.py)
+per iteration (`Access.lines`), or at most twice as many but it vectorizes while the old one does
+not: a loop order that already streams along rows, or a loop a schedule gave a kind, stays.
 """
 import math
 
@@ -34,9 +34,9 @@ from tir_mlir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, index_const, walk
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, simplify, to_affine
 
-CACHE_LINE_BYTES = 64
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
 # A band this small (iterations x body ops) LLVM unrolls whole, then vectorizes the loop around
@@ -54,6 +54,13 @@ PURE_PREFIXES = ("arith.", "math.")
 class LoopInterchange:
     name = "loop-interchange"
 
+    def __init__(self, line_bytes: int = 64):
+        self.line_bytes = line_bytes
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).line_bytes)
+
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
@@ -61,7 +68,7 @@ class LoopInterchange:
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 nest = _nest(op, noalias)
                 if nest is not None and not any(l == m for l in nest.loops for m in moved) \
-                        and nest.legal() and nest.profitable():
+                        and nest.legal() and nest.profitable(self.line_bytes):
                     nest.interchange()
                     moved.extend(nest.loops)
 
@@ -130,13 +137,13 @@ class _Nest:
                 return False
         return True
 
-    def profitable(self) -> bool:
+    def profitable(self, line_bytes: int) -> bool:
         trips = math.prod(Loop(op).extent for op in self.loops[1:])
         if trips * len(self.body) <= UNROLLED_BAND_OPS:
             return False
         inner = len(self.ivs) - 1
-        before = sum(a.lines(inner) for a in self.body_accesses)
-        after = sum(a.lines(0) for a in self.body_accesses)
+        before = sum(a.lines(inner, line_bytes) for a in self.body_accesses)
+        after = sum(a.lines(0, line_bytes) for a in self.body_accesses)
         if before == 0:
             return False
         return 2 * after <= before or (after <= 2 * before and self._vectorizable(0)
@@ -221,12 +228,12 @@ class Access:
                 total += form[0].get(p, 0) * s
         return total
 
-    def lines(self, p: int) -> float:
-        """Cache lines per step of leaf `p` (a whole one when not linear)."""
+    def lines(self, p: int, line_bytes: int) -> float:
+        """Cache lines of `line_bytes` per step of leaf `p` (a whole one when not linear)."""
         s = self.stride(p)
         if s is None:
             return 1.0
-        return min(abs(s) * self.elem_bytes, CACHE_LINE_BYTES) / CACHE_LINE_BYTES
+        return min(abs(s) * self.elem_bytes, line_bytes) / line_bytes
 
 
 def _row_major(shape) -> list:

@@ -44,7 +44,7 @@ from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (ancestors, constant_int, functions, index_const,
                                              move_body, walk)
-from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 
 # Body copies of an inner nest unrolled so that its values can be carried.
 MAX_UNROLLED = 32
@@ -91,18 +91,10 @@ class ScalarReplace:
 
     @classmethod
     def for_target(cls, target):
-        """The register file the target's features name: AVX-512 32 x 512 bits, AVX 16 x 256,
-        SSE 16 x 128. A CPU named without features (`-mcpu=znver4`) keeps the default, the
-        AVX-512 file the vectorizer's widths assume too (affine_to_scf.VECTOR_BITS)."""
-        words = str(target).split()
-        features = cpu_target(" ".join(["llvm"] + words[1:])).features
-        if "+avx512f" in features:
-            return cls(32, 512)
-        if "+avx" in features or "+avx2" in features:
-            return cls(16, 256)
-        if "+sse2" in features or "+sse" in features:
-            return cls(16, 128)
-        return cls()
+        """The target's vector register file (cpu_model.py: 32 x 512 bits with AVX-512, 16 x
+        256 with AVX, 16 x 128 with SSE only), from the features LLVM gives its `-mcpu`."""
+        model = cpu_model(target)
+        return cls(model.vector_registers, model.vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

@@ -9,7 +9,7 @@ apart, into the same L1 sets, is prefetched one iteration ahead.
 A register tile over `k` reads a row segment of B per iteration. When B's rows are 4 KiB apart
 (a 1024-wide float matrix), every row falls in the same L1 sets: the 128 rows of a `k` block do
 not fit in their ways, so every load misses L1, and the hardware prefetchers, which follow a
-stream only within a page, do not help. Asking for the next row one iteration early hides most
+stream only within a 4 KiB page, do not help. Asking for the next row one iteration early hides most
 of the miss (`shared/bench/hand_mm.py`, a 1024 matmul: 6.2 -> 5.9 ms, TVM 6.2; 16 of the tuner's
 1024-matmul candidates: geomean ~0.96, from 0.92 to 1.05, one 0.97 and 1.14 in two runs).
 
@@ -22,8 +22,10 @@ A load is prefetched when:
   calls between its loads stop that: 2.1x slower) and carries at most half the vector registers
   in values (the prefetch addresses made LLVM spill a 26-register tile every iteration);
 - its memref is defined outside the loop with a static shape and strides, and its indices are
-  linear in the IV (`arith` add/sub/mul by constant) with a byte stride of at least a page that
-  puts more lines in one L1 set than it has ways over the loop.
+  linear in the IV (`arith` add/sub/mul by constant) with a byte stride of at least the
+  prefetchers' page that puts more lines in one L1 set than it has ways over the loop.
+The register file, the L1 data cache's sets, ways and line size and the page are the target's
+(cpu_model.py: the host's caches as the kernel reports them, or the named CPU's).
 One prefetch per cache line the loads read (loads of one buffer at constant distances share
 lines), placed before the load. An index that would leave its dimension in the last iteration
 is clamped into it, so every prefetched address is valid (the clamped form also ran faster).
@@ -35,32 +37,32 @@ from mlir.dialects import arith, memref
 
 from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_int, functions, index_const
+from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace, leaves, linear
 
-PAGE_BYTES = 4096
-CACHE_LINE_BYTES = 64
-# An L1 data cache of x86 since Skylake and Zen: 64 sets (32 KiB of 8 ways, 48 KiB of 12).
-L1_SETS, L1_WAYS = 64, 8
+# LLVM unrolls a loop of fewer iterations whole (see the module docstring).
 MIN_TRIPS = 32
-# Iterations ahead: on a 4x64 register tile (16 FMAs an iteration) 1 beat 2, 4 and 8.
+# Iterations ahead: the next one, the least that hides a miss behind an iteration's work (on a
+# 4x64 register tile, 16 FMAs an iteration, 1 beat 2, 4 and 8).
 DISTANCE = 1
 
 
 class StridePrefetch:
     name = "prefetch-strided"
 
-    def __init__(self, register_file=None):
+    def __init__(self, register_file=None, model: CpuModel = None):
         self.register_file = register_file or ScalarReplace()
+        self.model = model or cpu_model("llvm")
 
     @classmethod
     def for_target(cls, target):
-        return cls(ScalarReplace.for_target(target))
+        return cls(ScalarReplace.for_target(target), cpu_model(target))
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for loop in [o for o in walk_all(f) if o.name == "scf.for"]:
                 if self._eligible(loop):
-                    _prefetch(loop)
+                    _prefetch(loop, self.model)
 
     def _eligible(self, loop) -> bool:
         annotation = str(loop.attributes["loop_annotation"]) if "loop_annotation" in \
@@ -74,7 +76,7 @@ class StridePrefetch:
                 and not any(o.name == "scf.for" or _scalar_float_math(o) for o in nested))
 
 
-def _prefetch(loop):
+def _prefetch(loop, model: CpuModel):
     iv = loop.regions[0].blocks[0].arguments[0]
     lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
     trips = (hi - lo) // step
@@ -83,13 +85,14 @@ def _prefetch(loop):
         op = op.operation
         if op.name != "vector.load":
             continue
-        access = _strided(op, iv, step, trips, memo)
+        access = _strided(op, iv, step, trips, memo, model)
         if access is None:
             continue
         key, offset, span, deltas = access
         seen = lines.setdefault(key, [])
-        for line in range(0, span, CACHE_LINE_BYTES):
-            if all(abs(offset + line - s) >= CACHE_LINE_BYTES for s in seen):
+        size = model.line_bytes
+        for line in range(0, span, size):
+            if all(abs(offset + line - s) >= size for s in seen):
                 seen.append(offset + line)
                 _emit(op, deltas, line)
 
@@ -99,16 +102,16 @@ def _scalar_float_math(op) -> bool:
         any(isinstance(r.type, ir.FloatType) for r in op.results)
 
 
-def _set_conflicts(stride, trips) -> bool:
+def _set_conflicts(stride, trips, model: CpuModel) -> bool:
     """Whether `trips` accesses `stride` bytes apart put more lines in one L1 set than it has
     ways: then each evicts an earlier one and every access misses L1."""
-    if stride % CACHE_LINE_BYTES:
+    if stride % model.line_bytes:
         return False
-    sets = L1_SETS // math.gcd(stride // CACHE_LINE_BYTES, L1_SETS)
-    return trips / sets > L1_WAYS
+    sets = model.l1d_sets // math.gcd(stride // model.line_bytes, model.l1d_sets)
+    return trips / sets > model.l1d_ways
 
 
-def _strided(op, iv, step, trips, memo):
+def _strided(op, iv, step, trips, memo, model: CpuModel):
     """(key, byte offset, bytes read, per-dimension index step) of a load to prefetch, or None."""
     base = op.operands[0]
     mtype = ir.MemRefType(base.type)
@@ -128,7 +131,7 @@ def _strided(op, iv, step, trips, memo):
     element = bits // 8
     coefficients = [t.get(iv, 0) for _, t in forms]
     stride = sum(k * s for k, s in zip(coefficients, strides)) * step * element
-    if abs(stride) < PAGE_BYTES or not _set_conflicts(abs(stride), trips):
+    if abs(stride) < model.page_bytes or not _set_conflicts(abs(stride), trips, model):
         return None
     span = ir.VectorType(op.results[0].type).shape[-1] * element if strides[-1] == 1 else element
     key = (base, tuple(frozenset((a, k) for a, k in t.items() if a != iv) for _, t in forms))

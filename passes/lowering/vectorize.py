@@ -35,6 +35,7 @@ from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
 from tir_mlir.passes.lowering.common import (affine_to_arith, constant_loop, functions,
                                              index_const, walk)
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
@@ -46,6 +47,13 @@ DYNAMIC_EXTENT = "tir.dynamic_extent"
 class VectorizeLoops:
     name = "vectorize-loops"
 
+    def __init__(self, vector_bits=VECTOR_BITS):
+        self.vector_bits = vector_bits          # a long loop is cut into vectors this wide
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
+
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
@@ -54,7 +62,7 @@ class VectorizeLoops:
                     continue            # bounds on outer loops or sizes: a loop for LLVM
                 if loop.kind != "vectorized" or loop.step != 1:
                     continue
-                width = VECTOR_BITS // element_bits(loop.body)
+                width = self.vector_bits // element_bits(loop.body)
                 n = loop.extent
                 if n > MAX_LANES or (n > width and n & (n - 1)):
                     _strip_mine(loop, width)

@@ -1,0 +1,132 @@
+"""The target CPU as the lowering heuristics see it: its vector register file, its L1 data cache
+and the page its hardware prefetchers stay within. Every number comes from the target (`llvm
+-mcpu=... -mattr=...`; `llvm` alone or `-mcpu=native`: the host), none from timings on one
+machine:
+
+    vector registers, width   LLVM's subtarget features for the CPU and `-mattr` (`features`):
+                              +avx512f: 32 x 512 bits (EVEX encodes 32 registers), else +avx:
+                              16 x 256, else 16 x 128 (SSE2, part of x86-64); AArch64: 32 x 128
+                              (NEON).
+    L1D sets, ways, line      the host's (native): /sys/devices/system/cpu/cpu0/cache/index*/
+                              (the level 1 Data cache: number_of_sets, ways_of_associativity,
+                              coherency_line_size, CPUID leaf 4 as the kernel reads it); a named
+                              CPU: its vendor's documented L1D (`L1D_BY_CPU`); any other (a
+                              generic ISA level such as x86-64-v3): 32 KiB, 8 ways, 64-byte
+                              lines, what LLVM's X86 cost model assumes for every x86 CPU
+                              (X86TTIImpl::getCacheSize / getCacheAssociativity).
+    prefetch page             4 KiB: the L1 and L2 hardware prefetchers of Intel and AMD cores
+                              follow a stream only within a 4 KiB page (Intel's optimization
+                              reference manual, "Data Prefetching"; AMD's software optimization
+                              guides for Zen), whatever page size the OS maps.
+
+A named CPU never reads the host, so `--target "llvm -mcpu=znver4"` lowers to the same code on
+every machine.
+"""
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from tir_mlir.passes.lowering.cpu_target import (ALWAYS_FEATURES, CpuTarget, cpu_target,
+                                                 target_options)
+
+PAGE_BYTES = 4096
+SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+# LLVM CPU name -> (L1D KiB, ways), 64-byte lines. Intel: the optimization reference manual's
+# cache tables (Skylake server 32 KiB 8-way; Sunny Cove, Willow Cove, Cypress Cove, Golden Cove
+# and Raptor Cove 48 KiB 12-way). AMD: the software optimization guides (Zen 1-4 32 KiB 8-way,
+# Zen 5 48 KiB 12-way).
+L1D_BY_CPU = {
+    **{cpu: (32, 8) for cpu in ("haswell", "broadwell", "skylake", "skylake-avx512",
+                                "cascadelake", "cooperlake", "cannonlake", "znver1", "znver2",
+                                "znver3", "znver4")},
+    **{cpu: (48, 12) for cpu in ("icelake-client", "icelake-server", "tigerlake", "rocketlake",
+                                 "alderlake", "raptorlake", "sapphirerapids", "emeraldrapids",
+                                 "znver5")},
+}
+DEFAULT_L1D = (32, 8)
+DEFAULT_LINE = 64
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    cpu: str                    # LLVM's name for it
+    vector_registers: int
+    vector_bits: int            # the widest vector register
+    l1d_sets: int
+    l1d_ways: int
+    line_bytes: int
+    page_bytes: int = PAGE_BYTES
+
+    def vector_lanes(self, element_bits: int) -> int:
+        """Elements of `element_bits` one vector register holds."""
+        return max(1, self.vector_bits // element_bits)
+
+
+def cpu_model(target="llvm") -> CpuModel:
+    """The model of a CPU target string (`cpu`, `llvm`, `llvm -mcpu=znver4 -mattr=-avx512f`)."""
+    words = str(target).split()
+    return _model(" ".join(["llvm"] + words[1:]))
+
+
+@functools.cache
+def _model(target: str) -> CpuModel:
+    t = cpu_target(target)
+    native = target_options(target).get("mcpu", "native") == "native"
+    registers, bits = register_file(t.triple, implied_features(t))
+    sets, ways, line = (host_l1d() if native else None) or named_l1d(t.cpu)
+    return CpuModel(t.cpu, registers, bits, sets, ways, line)
+
+
+def register_file(triple: str, features) -> tuple:
+    """(vector registers, bits each) of a triple with these subtarget features."""
+    f = set(features)
+    if triple.startswith(("aarch64", "arm64")):
+        return 32, 128
+    if "+avx512f" in f:
+        return 32, 512
+    if "+avx" in f:
+        return 16, 256
+    return 16, 128
+
+
+@functools.cache
+def implied_features(t: CpuTarget) -> tuple:
+    """Every feature LLVM's subtarget has for the CPU and the given features: the MLIR pass
+    `llvm-target-to-target-features` builds LLVM's TargetMachine and lists them (a CPU named
+    without `-mattr` has no features of its own in `CpuTarget`)."""
+    x86 = t.triple.startswith(("x86_64", "i386", "i686"))
+    given = ", ".join(f'"{f}"' for f in t.features if x86 or f not in ALWAYS_FEATURES)
+    with ir.Context():
+        module = ir.Module.parse(
+            f'module attributes {{llvm.target = #llvm.target<triple = "{t.triple}", '
+            f'chip = "{t.cpu}", features = <[{given}]>>}} {{}}')
+        PassManager.parse("builtin.module(llvm-target-to-target-features)").run(module.operation)
+        text = str(module.operation.attributes["llvm.target"])
+    listed = text.split("features = <[", 1)[1].split("]>", 1)[0] if "features = <[" in text \
+        else ""
+    return tuple(f.strip().strip('"') for f in listed.split(",") if f.strip())
+
+
+def host_l1d():
+    """(sets, ways, line bytes) of the host's level 1 data cache, or None when the kernel does
+    not say (a container without sysfs)."""
+    for index in sorted(SYSFS_CACHE.glob("index*")):
+        try:
+            if (index / "level").read_text().strip() != "1" or \
+                    (index / "type").read_text().strip() not in ("Data", "Unified"):
+                continue
+            sets, ways, line = (int((index / name).read_text()) for name in (
+                "number_of_sets", "ways_of_associativity", "coherency_line_size"))
+        except (OSError, ValueError):
+            return None
+        return (sets, ways, line) if sets > 0 and ways > 0 and line > 0 else None
+    return None
+
+
+def named_l1d(cpu: str) -> tuple:
+    """(sets, ways, line bytes) of a named CPU's L1D (`L1D_BY_CPU`, else LLVM's default)."""
+    kib, ways = L1D_BY_CPU.get(cpu, DEFAULT_L1D)
+    return kib * 1024 // (ways * DEFAULT_LINE), ways, DEFAULT_LINE
