@@ -30,10 +30,14 @@ _LAZY = {
     "get_global_func": "tir_mlir.runtime.packed",
     "cpu": "tir_mlir.compat.nd",
     "cuda": "tir_mlir.compat.nd",
+    "compile": "tir_mlir.compat.entry",
+    "device": "tir_mlir.compat.entry",
 }
 # Subpackages reachable as attributes (`tir_mlir.te.placeholder`), also imported on first use.
 _SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script", "tir": "tir_mlir.compat.tir",
-               "nd": "tir_mlir.compat.nd"}
+               "nd": "tir_mlir.compat.nd", "target": "tir_mlir.compat.target",
+               "testing": "tir_mlir.compat.testing", "ir": "tir_mlir.compat.ir",
+               "meta_schedule": "tir_mlir.meta_schedule"}
 
 __all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY,
            *_SUBMODULES]

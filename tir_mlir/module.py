@@ -14,7 +14,8 @@ class IRModule:
 
     def __init__(self, module):
         """`module`: an MLIR module, or (as TVM's `IRModule({"main": f})`) a dict of name ->
-        PrimFunc / single-function IRModule, each function renamed to its key."""
+        PrimFunc / single-function IRModule / function of a module (`mod["f"]`), each
+        function renamed to its key."""
         self.module = _from_functions(module) if isinstance(module, dict) else module
 
     @property
@@ -88,9 +89,13 @@ def _from_functions(funcs: dict) -> ir.Module:
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
             for name, f in funcs.items():
-                if not isinstance(f, IRModule) or len(f) != 1:
-                    raise TypeError(f"IRModule({{{name!r}: ...}}) expects a PrimFunc")
-                op = next(iter(f.functions.values())).clone()
+                if isinstance(f, ir.Operation) and f.name == "func.func":
+                    op = f.clone()                  # mod["f"]: a function of another module
+                elif isinstance(f, IRModule) and len(f) == 1:
+                    op = next(iter(f.functions.values())).clone()
+                else:
+                    raise TypeError(f"IRModule({{{name!r}: ...}}) expects a PrimFunc or a "
+                                    f"module's function (mod[name]), got {type(f).__name__}")
                 op.attributes["sym_name"] = ir.StringAttr.get(name)
         return module
 

@@ -330,6 +330,23 @@ class Module:
     def __contains__(self, name):
         return name in self.sigs
 
+    @property
+    def mod(self) -> "Module":
+        """TVM 0.21's `Executable.mod` (what `tvm.compile` returns): the runtime module, for
+        `lib.mod.time_evaluator(...)`. Here the built module is both."""
+        return self
+
+    def jit(self) -> "Module":
+        """TVM 0.21's `Executable.jit()`: the module, compiled already."""
+        return self
+
+    def __call__(self, *args):
+        """`lib(a, b)`: TVM's entry function, `main` or the module's only function."""
+        if "main" in self.sigs or len(self.sigs) == 1:
+            return self["main" if "main" in self.sigs else next(iter(self.sigs))](*args)
+        raise RuntimeCallError(f"the module has no entry function (main) to call: "
+                               f"call one by name, lib[name](...), of {sorted(self.sigs)}")
+
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
         """Like TVM's: returns f(*arrays) -> result with `.mean`, `.median`, `.results` (s)."""
         fn = self[func_name]

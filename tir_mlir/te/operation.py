@@ -3,6 +3,7 @@
 `compute` calls the user's lambda once with axis variables (TE programs are Python the user
 runs) and keeps the expression tree; create_prim_func turns the operations into TensorIR.
 """
+import inspect
 from typing import List
 
 from tir_mlir.dtypes import is_float
@@ -46,6 +47,10 @@ class Tensor:
             raise IndexError(f"{self.name} has {len(self.shape)} dimensions, indexed with "
                              f"{len(indices)}")
         return Read(self, [_index(i) for i in indices])
+
+    def __call__(self, *indices):
+        """`A(i, j)`: `A[i, j]`, as TVM's Tensor takes it."""
+        return self[indices]
 
     def __repr__(self):
         return f"Tensor({self.name}, {self.shape}, {self.dtype})"
@@ -229,6 +234,9 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     shape = _shape(shape)
     code = fcompute.__code__
     params = code.co_varnames[:code.co_argcount]
+    if code.co_flags & inspect.CO_VARARGS and len(params) <= len(shape):
+        # `lambda *i: A(*i) + 1`: the remaining dimensions' vars, named as TVM names them
+        params = (*params, *(f"i{k}" for k in range(len(params), len(shape))))
     if len(params) != len(shape):
         raise ValueError(f"te.compute: the lambda takes {len(params)} arguments for a "
                          f"{len(shape)}-dimensional shape")

@@ -1,0 +1,4 @@
+"""`tvm.ir.module.IRModule`."""
+from tir_mlir.module import IRModule
+
+__all__ = ["IRModule"]
