@@ -63,6 +63,8 @@ class FuncPrinter:
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
         entry = self.func.regions[0].blocks[0]
         params, match, implicit = [], [], []
+        symbolic = bool(self.shapes) or any(not isinstance(a.type, ir.MemRefType)
+                                            for a in entry.arguments)
         for arg, attrs in zip(entry.arguments, arg_attrs(self.func)):
             if IMPLICIT in attrs:
                 implicit.append((arg, attrs))
@@ -74,7 +76,10 @@ class FuncPrinter:
                 params.append(f"{name}: T.{value_dtype(arg, self.buffers)}")   # a scalar
                 continue
             info = self.buffers[arg]
-            if info.param or info.needs_match or arg in self.shapes:
+            # TVM prints a parameter of static shape as a T.Buffer; a function parsed from
+            # static text keeps the handle it was written with (tir.param)
+            keep_handle = info.param and not symbolic
+            if keep_handle or info.needs_match or arg in self.shapes:
                 handle = info.param or f"{info.name}_handle"
                 params.append(f"{self.namer.define(('handle', arg), handle)}: T.handle")
                 match.append(arg)
