@@ -266,7 +266,7 @@ class Trace:
             from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json
             try:
                 return from_tvm_json(obj)
-            except (ValueError, TypeError, KeyError, IndexError) as e:
+            except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
                 raise TraceError(f"not a TVM JSON trace: {e}") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
             raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '

@@ -13,6 +13,7 @@ _CALLS = {"min": "tir.Min", "max": "tir.Max"}
 _SYMBOLS = {"tir.Add": (" + ", 1), "tir.Sub": (" - ", 1), "tir.Mul": (" * ", 2),
             "tir.FloorDiv": (" // ", 2), "tir.FloorMod": (" % ", 2)}
 _VERSION = "0.21.dev0"
+MAX_TEXT = 100_000       # longest expression text read from a TVM index map (its lambda's bound)
 
 
 def lambda_to_tvm(text: str, pairs: bool = False) -> str:
@@ -81,7 +82,8 @@ def tvm_to_lambda(text: str, pairs: bool = False) -> str:
         attrs = root["attrs"]
         params = [_var_name(nodes, k) for k in nodes[int(attrs["initial_indices"])]["data"]]
         results = [_expr(nodes, k, 0) for k in nodes[int(attrs["final_indices"])]["data"]]
-    except (KeyError, IndexError, TypeError, AttributeError, json.JSONDecodeError) as e:
+    except (KeyError, IndexError, TypeError, AttributeError, RecursionError,
+            json.JSONDecodeError) as e:
         raise ValueError(f"not a TVM index map: {type(e).__name__}: {e}") from None
     if pairs:
         body = "[" + ", ".join(f"({a}, {b})" for a, b in zip(results[::2], results[1::2])) + "]"
@@ -100,20 +102,47 @@ def _var_name(nodes, k) -> str:
     return name
 
 
-def _expr(nodes, k, parent: int) -> str:
-    """Text of node k; `parent`: the precedence the context needs (parenthesised below it)."""
-    node = nodes[k]
-    key = node["type_key"]
-    if key == "tir.Var":
-        return _var_name(nodes, k)
-    if key == "ir.IntImm":
-        text = str(int(node["attrs"]["value"]))
-        return f"({text})" if text.startswith("-") and parent else text
-    a, b = int(node["attrs"]["a"]), int(node["attrs"]["b"])
-    if key in ("tir.Min", "tir.Max"):
-        return f"{key[4:].lower()}({_expr(nodes, a, 0)}, {_expr(nodes, b, 0)})"
-    if key not in _SYMBOLS:
-        raise ValueError(f"index map expression {key!r} not supported")
-    symbol, prec = _SYMBOLS[key]
-    text = _expr(nodes, a, prec) + symbol + _expr(nodes, b, prec + 1)
-    return f"({text})" if prec < parent else text
+def _expr(nodes, root: int, parent: int) -> str:
+    """Text of node `root`; `parent`: the precedence the context needs (parenthesised below
+    it). The graph is data: a node shared by many parents is expanded once per precedence
+    (memoized), a text past MAX_TEXT or a cycle is refused, and the walk keeps its own stack."""
+    memo, open_nodes = {}, set()
+    todo = [(root, parent, False)]
+    while todo:
+        k, prec_needed, ready = todo.pop()
+        if (k, prec_needed) in memo:
+            continue
+        node = nodes[k]
+        key = node["type_key"]
+        if key == "tir.Var":
+            memo[k, prec_needed] = _var_name(nodes, k)
+            continue
+        if key == "ir.IntImm":
+            text = str(int(node["attrs"]["value"]))
+            memo[k, prec_needed] = f"({text})" if text.startswith("-") and prec_needed else text
+            continue
+        a, b = int(node["attrs"]["a"]), int(node["attrs"]["b"])
+        if key in ("tir.Min", "tir.Max"):
+            need = [(a, 0), (b, 0)]
+        elif key in _SYMBOLS:
+            prec = _SYMBOLS[key][1]
+            need = [(a, prec), (b, prec + 1)]
+        else:
+            raise ValueError(f"index map expression {key!r} not supported")
+        if not ready:
+            if any(c in open_nodes or c == k for c, _ in need):
+                raise ValueError("the index map's expression graph has a cycle")
+            open_nodes.add(k)
+            todo.append((k, prec_needed, True))
+            todo += [x + (False,) for x in need if x not in memo]
+            continue
+        open_nodes.discard(k)
+        lhs, rhs = memo[need[0]], memo[need[1]]
+        if len(lhs) + len(rhs) > MAX_TEXT:
+            raise ValueError(f"the index map's expression is longer than {MAX_TEXT} characters")
+        if key in ("tir.Min", "tir.Max"):
+            memo[k, prec_needed] = f"{key[4:].lower()}({lhs}, {rhs})"
+        else:
+            text = lhs + _SYMBOLS[key][0] + rhs
+            memo[k, prec_needed] = f"({text})" if prec < prec_needed else text
+    return memo[root, parent]
