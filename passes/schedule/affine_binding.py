@@ -8,6 +8,7 @@ from typing import Optional
 from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule.analysis import result_dims, value_range
 from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
@@ -65,10 +66,34 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
         fused = [frozenset(linear(e)[0].items()) for e in binds
                  if linear(e) is not None and linear(e)[0]]
         for c in predicate.constraints:
-            lin = linear(c.expr if dims is None else substitute(c.expr, dims))
+            lin = _dims_linear(c.expr if dims is None else substitute(c.expr, dims))
             if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None
+
+
+def _dims_linear(expr: ir.AffineExpr) -> Optional[tuple]:
+    """`linear(expr)` where symbols (`n`, in `i_0 * 4 + i_1 < n`) count as part of the
+    constant: None unless the dims' coefficients do not depend on them."""
+    n_sym = _max_symbol(expr) + 1
+    if not n_sym:
+        return linear(expr)
+    n_dim = max(dims_of(expr), default=-1) + 1
+    dims = [ir.AffineExpr.get_dim(k) for k in range(n_dim)]
+    at = [linear(sym_substitute(expr, dims, [ir.AffineExpr.get_constant(v)] * n_sym))
+          for v in (0, 1)]
+    if at[0] is None or at[1] is None or at[0][0] != at[1][0]:
+        return None
+    return at[0][0], 0
+
+
+def _max_symbol(expr: ir.AffineExpr) -> int:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineSymbolExpr):
+        return e.position
+    if isinstance(e, ir.AffineBinaryExpr):
+        return max(_max_symbol(e.lhs), _max_symbol(e.rhs))
+    return -1
 
 
 def _only_uses(v: ir.Value, fixed) -> bool:

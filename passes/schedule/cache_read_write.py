@@ -80,13 +80,17 @@ def cache_name(buf: ir.Value, scope: str) -> str:
 
 
 def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
-                     mtype: Optional[ir.MemRefType] = None) -> ir.Value:
-    """A `memref.alloc` like `buf` at the function root, after the existing root allocs
-    (and, for a symbolic shape, after the definitions of its sizes)."""
-    if mtype is None and is_dynamic(buffer_shape(buf)):
+                     mtype: Optional[ir.MemRefType] = None,
+                     shape: Optional[Sequence[Int]] = None) -> ir.Value:
+    """A `memref.alloc` like `buf` (or of `mtype`, or of `buf`'s dtype and `shape`) at the
+    function root, after the existing root allocs (and, for a symbolic shape, after the
+    definitions of its sizes)."""
+    if shape is None and mtype is None:
         shape = buffer_shape(buf)
-        alloc = root_alloc(func, memref_type(shape, ir.MemRefType(buf.type).element_type),
-                           name, scope, loc, shape)
+    if shape is not None and (mtype is None or is_dynamic(shape)):
+        mtype = memref_type(shape, ir.MemRefType(buf.type).element_type)
+    if shape is not None and is_dynamic(shape):
+        alloc = root_alloc(func, mtype, name, scope, loc, shape)
     else:
         alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:

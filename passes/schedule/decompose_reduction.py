@@ -99,13 +99,15 @@ def _decompose(block: Block, inner: list) -> Block:
         new_dims.append(v)
     sub = [ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
            for p in range(len(dims))]
-    predicate = ir.IntegerSet.get(len(new_dims), 0, [substitute(c.expr, sub) for c in conjuncts],
+    symbols = block.symbols         # (symbol k stays symbol k: the same operands)
+    predicate = ir.IntegerSet.get(len(new_dims), len(symbols),
+                                  [substitute(c.expr, sub) for c in conjuncts],
                                   [c.is_eq for c in conjuncts]) if conjuncts else None
     init = Block.build(block.name + "_init", [block.iter_names[k] for k in spatial],
                        ["S"] * len(spatial), [block.domains[k] for k in spatial],
-                       ir.AffineMap.get(len(new_dims), 0, [substitute(binds[k], sub)
-                                                           for k in spatial]),
-                       new_dims, predicate=predicate, annotations=block.annotations or None,
+                       ir.AffineMap.get(len(new_dims), len(symbols),
+                                        [substitute(binds[k], sub) for k in spatial]),
+                       new_dims, symbols=symbols, predicate=predicate, annotations=block.annotations or None,
                        index_dtypes=[block.index_dtypes[k] for k in spatial], loc=loc, ip=ip)
     old_init = block.init
     move_body(old_init, init.body)

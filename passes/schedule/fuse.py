@@ -95,6 +95,10 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
                 inner = _product(sizes[pos + 1:])
                 if sizes[pos] == 1 and not keep_unit:
                     e = index.Lin()
+                elif pos == 0 and isinstance(inner, SymExpr) and isinstance(sizes[0], SymExpr):
+                    # TVM's iter-map form when neither the extent nor the divisor is constant
+                    e = index.floordiv_by(index.mod_by(f, inner * sizes[0], ranges, symbols),
+                                          inner, ranges, symbols)
                 else:
                     e = index.floordiv_by(f, inner, ranges, symbols)
                     if pos > 0:

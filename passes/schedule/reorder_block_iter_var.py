@@ -28,8 +28,8 @@ def reorder_block_iter_var(blk: Block, new_order: Sequence[int]) -> Block:
     pick = lambda xs: [xs[k] for k in order]      # noqa: E731
     results = blk.bindings.results
     new = Block.build(blk.name, pick(blk.iter_names), pick(blk.iter_types), pick(blk.domains),
-                      ir.AffineMap.get(len(blk.dims), 0, pick(list(results))), blk.dims,
-                      predicate=blk.predicate, annotations=blk.annotations,
+                      ir.AffineMap.get(len(blk.dims), len(blk.symbols), pick(list(results))),
+                      blk.dims, symbols=blk.symbols, predicate=blk.predicate, annotations=blk.annotations,
                       has_init=blk.init is not None, index_dtypes=pick(blk.index_dtypes),
                       loc=blk.op.location, ip=ir.InsertionPoint(blk.op))
     if SID in blk.op.attributes:              # handles of the block stay valid

@@ -31,6 +31,7 @@ import math
 from mlir import ir
 from mlir.dialects import memref
 
+from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.buffer_util import (
@@ -207,7 +208,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     if any(_uses_any(e, [k for k, t in enumerate(types) if t != "S"]) for e in red.indices):
         raise ScheduleError(f"rfactor: block {block.name!r} stores at an index that uses a "
                             f"reduction iter var")
-    shape = list(ir.MemRefType(red.buffers[0].type).shape)
+    shape = buffer_shape(red.buffers[0])
     if not -(len(shape) + 1) <= factor_axis <= len(shape):
         raise ScheduleError(f"rfactor: factor_axis {factor_axis} is out of range for buffer "
                             f"{buffer_name(red.buffers[0])!r} of rank {len(shape)}")
@@ -238,8 +239,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     rf_shape = shape[:axis] + [loops[rf].extent] + shape[axis:]
     func = func_of(block.op)
     rf_bufs = [make_cache_alloc(func, b, buffer_name(b) + "_rf", "global", loc,
-                                ir.MemRefType.get(rf_shape, ir.MemRefType(b.type).element_type))
-               for b in red.buffers]
+                                shape=rf_shape) for b in red.buffers]
 
     # the T.where, over loop positions: all of it on the rf block, the part over the kept
     # loops on the write-back block
@@ -259,7 +259,7 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
             ip = ir.InsertionPoint.at_block_terminator(nl.body)
         rfb = _new_block(block, block.name + "_rf", rf_iters, [l.iv for l in rf_loops], None,
                          ip=ip, copy_sid=False, has_init=reduces,
-                         predicate=_integer_set(len(ivs), pred))
+                         predicate=_integer_set(len(ivs), pred, len(block.symbols)))
     # move body and init over, then express the old iter vars through the new ones
     for src, dst in ((block.body, rfb.body), (block.init, rfb.init))[:1 + reduces]:
         move_body(src, dst)
@@ -302,7 +302,8 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     wb_pred = [(substitute(e, to_kept), eq) for e, eq in pred if dims_of(e) <= set(remap)]
     with loc:
         wb = _new_block(block, block.name, wb_iters, [loops[d].iv for d in keep], block.op,
-                        copy_sid=True, predicate=_integer_set(len(keep), wb_pred))
+                        copy_sid=True, predicate=_integer_set(len(keep), wb_pred,
+                                                         len(block.symbols)))
     red.fill_writeback(wb, rf_bufs, spatial, axis, loc)
     red.finish_rf(rfb, rf_bufs)
     if not reduces:                  # W_rf[...] = rhs (after the write-back cloned the combiner)
@@ -388,17 +389,19 @@ def _uses_any(e, ds) -> bool:
     return bool(dims_of(e) & set(ds))
 
 
-def _integer_set(n: int, cons):
+def _integer_set(n: int, cons, n_symbols: int = 0):
     if not cons:
         return None
-    return ir.IntegerSet.get(n, 0, [e for e, _ in cons], [eq for _, eq in cons])
+    return ir.IntegerSet.get(n, n_symbols, [e for e, _ in cons], [eq for _, eq in cons])
 
 
 def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False,
                has_init=True, predicate=None) -> Block:
-    bindings = ir.AffineMap.get(len(dims), 0, [it[3] for it in iters])
+    symbols = old.symbols           # (the predicate's symbols are the old block's)
+    bindings = ir.AffineMap.get(len(dims), len(symbols), [it[3] for it in iters])
     nb = Block.build(name, [it[0] for it in iters], [it[1] for it in iters],
-                     [it[2] for it in iters], bindings, dims, predicate=predicate,
+                     [it[2] for it in iters], bindings, dims, symbols=symbols,
+                     predicate=predicate,
                      annotations=old.annotations or None, has_init=has_init, loc=old.op.location,
                      ip=ip or ir.InsertionPoint(before))
     if copy_sid and "tir.sid" in old.op.attributes:

@@ -215,8 +215,8 @@ def symbol_name(value: ir.Value) -> str:
     """The TVMScript name of a symbol: its argument's `tir.name` (docs/symbolic.md), else
     the value as MLIR prints it."""
     owner = value.owner
-    if isinstance(owner, ir.Block) and owner.owner.name == "func.func":
-        attrs = owner.owner.attributes
+    if isinstance(owner, ir.Block) and owner.owner.operation.name == "func.func":
+        attrs = owner.owner.operation.attributes
         if "arg_attrs" in attrs:
             arg = ir.ArrayAttr(attrs["arg_attrs"])[value.arg_number]
             entries = {n.name: n.attr for n in ir.DictAttr(arg)}

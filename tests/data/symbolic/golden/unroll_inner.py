@@ -1,0 +1,17 @@
+# from tvm.script import tir as T
+
+@T.prim_func
+def add(a: T.handle, b: T.handle, c: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n, 16))
+    B = T.match_buffer(b, (n, 16))
+    C = T.match_buffer(c, (n, 16))
+    # with T.block("root"):
+    for i in T.parallel(n):
+        for j in T.unroll(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj], B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = A[vi, vj] + B[vi, vj]
