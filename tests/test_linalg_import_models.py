@@ -113,6 +113,8 @@ def test_mlp_signature_and_blocks():
                       "generic_div"]
     assert text.count("with T.init():") == 4          # two matmuls, the max, the sum
     assert "T.writes(generic_argmax[v_ax0], generic_argmax_1[v_ax0])" in text
+    # a keepdim reduction iterates its unit dimension, as TVM's keepdims reductions do
+    assert "generic_sum[v_ax0, v_ax1] = generic_exp[v_ax0, v_k] + generic_sum[v_ax0, v_ax1]" in text
 
 
 def test_conv_relu_blocks():

@@ -89,22 +89,56 @@ def _loop_names(kind: str, iter_types) -> list:
 
 def _compute(plan: Planner, step: Compute):
     op = step.op
-    maps = indexing_maps(op)
-    iters = iterator_types(op)
+    n_in = len(op.operands) - _n_outs(op)
+    maps, iters = _keepdim_units(op, indexing_maps(op), iterator_types(op), n_in)
+    # loop order: the spatial dimensions before the first reduction, the unit ones, the rest
+    first_r = iterator_types(op).index("R") if "R" in iterator_types(op) else len(iters)
+    order = [*range(first_r), *range(len(iterator_types(op)), len(iters)),
+             *range(first_r, len(iterator_types(op)))]
     extents = _loop_extents(plan, op, maps, len(iters))
-    block = _nest(step.name, _loop_names(step.kind, iters), iters, extents, op.location,
-                  has_init=bool(step.inits))
+    names = _loop_names(step.kind, [iters[d] for d in order])
+    block = _nest(step.name, names, [iters[d] for d in order], [extents[d] for d in order],
+                  op.location, has_init=bool(step.inits))
     with ir.InsertionPoint.at_block_terminator(block.body):
-        GenericBody(plan.src, op, step.operands, maps, block.iter_vars).emit()
+        GenericBody(plan.src, op, step.operands, maps, _by_dim(block.iter_vars, order)).emit()
     if step.inits:
-        n_in = len(op.operands) - _n_outs(op)
-        ivs = list(block.init.arguments)
+        ivs = _by_dim(block.init.arguments, order)
         with ir.InsertionPoint.at_block_terminator(block.init):
             for i, (producer, inputs) in step.inits.items():
                 element = maps[n_in + i].results
                 value = _producer_value(plan, producer, inputs, element, ivs)
                 idx = [emit_index(e, ivs) for e in element]
                 memref.StoreOp(value, step.operands[n_in + i].value, idx, loc=op.location)
+
+
+def _by_dim(iter_vars, order) -> list:
+    """The iter vars indexed by the op's dimension numbers (the loops run in `order`)."""
+    out = [None] * len(order)
+    for pos, d in enumerate(order):
+        out[d] = iter_vars[pos]
+    return out
+
+
+def _keepdim_units(op, maps, iters, n_in):
+    """A reduction whose outputs keep a reduced dimension as size 1 (torch's keepdim:
+    `(d0, d1) -> (d0, 0)`) gets a spatial dimension of extent 1 there, appended to the op's
+    dimensions: its block writes `sum[v0, v1]` with v1 in range(1), as TVM's keepdims
+    reductions do, and compute_at/reverse_compute_at can derive its iteration domain."""
+    outs = maps[n_in:]
+    if "R" not in iters or any(str(m) != str(outs[0]) for m in outs):
+        return maps, iters
+    shapes = [ir.ShapedType(v.type).shape for v in list(op.operands)[n_in:]]
+    units = [p for p, e in enumerate(outs[0].results)
+             if isinstance(e.maybe_downcast(), ir.AffineConstantExpr) and e.maybe_downcast().value == 0
+             and all(s[p] == 1 for s in shapes)]
+    if not units:
+        return maps, iters
+    n = len(iters) + len(units)
+    new_out = list(outs[0].results)
+    for j, p in enumerate(units):
+        new_out[p] = ir.AffineExpr.get_dim(len(iters) + j)
+    ins = [ir.AffineMap.get(n, 0, list(m.results)) for m in maps[:n_in]]
+    return ins + [ir.AffineMap.get(n, 0, new_out)] * len(outs), list(iters) + ["S"] * len(units)
 
 
 def _producer_value(plan: Planner, producer, inputs, element, ivs) -> ir.Value:

@@ -1,0 +1,190 @@
+"""The linalg bridge end to end: PyTorch models exported by torch-mlir (the recorded
+tests/data/linalg/*.mlir), imported with `tir_mlir.from_linalg` and timed four ways, 2 threads
+each:
+
+    python benchmarks/bench_bridge.py [--trials 32] [--only mlp,conv_relu] [--threads 2]
+
+- import: the imported function unscheduled (tir-mlir's lowering, no schedule);
+- tuned: the meta schedule over the imported function (`tune_tir`, `--trials` candidates;
+  the default is a quick look, a real comparison wants 256 or more), then `compile_tir`;
+- torch: the model in eager mode (`torch.set_num_threads`), when torch is installed;
+- iree: IREE's llvm-cpu backend on the same linalg text (`iree-base-compiler` and
+  `iree-base-runtime`), when installed.
+Every result is checked against torch's recorded outputs before it is timed. Times are the
+median of 5 repeats of at least 100 ms of calls each; torch and IREE run in child processes
+(IREE's compiler cannot load beside tir_mlir's MLIR bindings, and tir-mlir's idle OpenMP
+threads would spin on the cores they use).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "linalg"
+MODELS = ("mlp", "layernorm", "conv_relu", "attention")
+
+
+def median_secs(fn, repeat=5, min_ms=100):
+    fn()
+    times = []
+    for _ in range(repeat):
+        n, start = 0, time.perf_counter()
+        while n == 0 or (time.perf_counter() - start) * 1e3 < min_ms:
+            fn()
+            n += 1
+        times.append((time.perf_counter() - start) / n)
+    return statistics.median(times)
+
+
+def load(name):
+    """(linalg text, inputs, torch's recorded outputs, weights) of a recorded model."""
+    data = dict(np.load(DATA / f"{name}.npz"))
+    count = sum(k.startswith("in") for k in data)
+    return ((DATA / f"{name}.mlir").read_text(), [data[f"in{i}"] for i in range(count)],
+            [data[k] for k in sorted(data) if k.startswith("out")],
+            {k[2:]: v for k, v in data.items() if k.startswith("w.")})
+
+
+def check(outs, expected, what):
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(o, e, rtol=1e-3, atol=1e-4, err_msg=what)
+
+
+def time_tir(mod, inputs, expected, what):
+    import tir_mlir
+    lib = tir_mlir.build(mod)
+    outs = [np.zeros_like(e) for e in expected]
+    lib["main"](*inputs, *outs)
+    check(outs, expected, what)
+    return median_secs(lambda: lib["main"](*inputs, *outs))
+
+
+def tuned(mod, trials, threads):
+    import tir_mlir.meta_schedule as ms
+    target = f"llvm -num-cores={threads}"
+    with tempfile.TemporaryDirectory() as work:
+        db = ms.tune_tir(mod, target, work, max_trials_global=trials,
+                         num_trials_per_iter=min(64, trials), seed=0)
+        sch = ms.tir_integration.compile_tir(db, mod, target)
+    return None if sch is None else sch.mod
+
+
+def time_torch(name, inputs, weights, expected, threads):
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    spec = importlib.util.spec_from_file_location("linalg_regenerate", DATA / "regenerate.py")
+    regen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regen)
+    torch.set_num_threads(threads)
+    model, _ = regen.models()[name]
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+    model.eval()
+    args = [torch.from_numpy(a) for a in inputs]
+    with torch.no_grad():
+        check([model(*args).numpy()], expected, "torch")
+        return median_secs(lambda: model(*args))
+
+
+# IREE's compiler carries its own MLIR Python bindings, which cannot load in a process that
+# loaded upstream's (tir_mlir's): it compiles in a child process.
+_IREE_COMPILE = """
+import sys
+import iree.compiler as ic
+sys.stdout.buffer.write(ic.compile_str(sys.stdin.read(), target_backends=["llvm-cpu"],
+                                       extra_args=["--iree-llvmcpu-target-cpu=host"]))
+"""
+
+
+def time_iree(text, inputs, expected, threads):
+    try:
+        import iree.runtime as rt
+    except ImportError:
+        return "iree-base-compiler / iree-base-runtime are not installed"
+    proc = subprocess.run([sys.executable, "-c", _IREE_COMPILE], input=text.encode(),
+                          capture_output=True, check=False)
+    if proc.returncode:
+        return f"iree compile failed: {proc.stderr.decode()[-300:]}"
+    vmfb = proc.stdout
+    rt.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    ctx = rt.SystemContext(config=rt.Config("local-task"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+    main = ctx.modules.module["main"]
+    out = main(*inputs)
+    check([np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])],
+          expected, "iree")
+    return median_secs(lambda: main(*inputs))
+
+
+def fmt(t) -> str:
+    return f"{t * 1e6:10.1f}" if isinstance(t, float) else f"{'-':>10}"
+
+
+def worker(kind, names, threads):
+    """Time torch or IREE on each model in this process, which never loads tir_mlir: its
+    OpenMP threads keep spinning after each parallel call and would take the cores."""
+    out = {}
+    for name in names:
+        text, inputs, expected, weights = load(name)
+        out[name] = time_torch(name, inputs, weights, expected, threads) if kind == "torch" \
+            else time_iree(text, inputs, expected, threads)
+    print(json.dumps(out))
+
+
+def others(kind, names, threads) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--worker", kind, "--only", ",".join(names),
+                           "--threads", str(threads)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode:
+        return dict.fromkeys(names, f"{kind} failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", default=",".join(MODELS), help="models, comma-separated")
+    p.add_argument("--trials", type=int, default=32,
+                   help="meta schedule candidates per model (0: skip tuning)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--worker", choices=["torch", "iree"], help=argparse.SUPPRESS)
+    a = p.parse_args()
+    names = a.only.split(",")
+    if a.worker:
+        return worker(a.worker, names, a.threads)
+    rows = {name: {} for name in names}
+    for kind in ("torch", "iree"):
+        for name, t in others(kind, names, a.threads).items():
+            rows[name][kind] = t
+    os.environ["TVM_NUM_THREADS"] = str(a.threads)      # tir-mlir's OpenMP thread count
+    import tir_mlir
+    notes = [f"{c} skipped: {t}" for row in rows.values() for c, t in row.items()
+             if isinstance(t, str)]
+    print(f"{a.threads} threads, {a.trials} tuning trials; microseconds per call")
+    print(f"{'model':<12}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
+    for name in names:
+        text, inputs, expected, _ = load(name)
+        mod = tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir"))
+        row = rows[name]
+        row["import"] = time_tir(mod, inputs, expected, f"{name} imported")
+        if a.trials:
+            start = time.perf_counter()
+            best = tuned(mod, a.trials, a.threads)
+            notes.append(f"{name}: tuned {a.trials} trials in {time.perf_counter() - start:.0f} s")
+            row["tuned"] = time_tir(best, inputs, expected, f"{name} tuned") if best else None
+        print(f"{name:<12}" + "".join(fmt(row.get(c)) for c in ("import", "tuned", "torch",
+                                                                "iree")), flush=True)
+    for n in dict.fromkeys(notes):
+        print(n, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
