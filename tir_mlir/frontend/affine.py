@@ -32,6 +32,7 @@ class AffineBuilder:
         self.dim_vals = []      # the Val of each dim (for its domain)
         self.symbols = symbols
         self.syms = []          # ir.Value of each symbol, with symbols=True
+        self.atoms = {}         # shape of a non-affine subexpression -> its dim (one value each)
 
     def dim(self, val: Val) -> ir.AffineExpr:
         if self.symbols and is_symbol(val.value):
@@ -82,6 +83,13 @@ class AffineBuilder:
         return False
 
     def _atom(self, node):
+        key = _shape(node)
+        if key in self.atoms:       # `i * chunk` in the binding and in T.where: one dim
+            return self.atoms[key]
+        self.atoms[key] = got = self._new_atom(node)
+        return got
+
+    def _new_atom(self, node):
         v = self.ex.eval(node)
         if isinstance(v, Lit):
             if isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -238,6 +246,23 @@ def _constant(node, env) -> bool:
                 elif isinstance(value, (list, tuple)):
                     stack.extend(v for v in value if isinstance(v, A.Node))
     return True
+
+
+def _shape(node):
+    """A hashable form of an expression without its positions (iterative: may be deep)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Node) and hasattr(n, "__dataclass_fields__"):
+            out.append(type(n).__name__)
+            stack.extend(getattr(n, f) for f in reversed(list(n.__dataclass_fields__))
+                         if f != "pos")
+        elif isinstance(n, (list, tuple)):
+            out.append(("seq", len(n)))
+            stack.extend(reversed(n))
+        else:
+            out.append(n if isinstance(n, (str, int, float, bool, type(None))) else id(n))
+    return tuple(out)
 
 
 def _int_const(node):

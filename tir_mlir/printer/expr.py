@@ -133,6 +133,10 @@ class ExprPrinter:
             return self._cast(name, args[0], v)
         if name == "scf.if":
             return self._if_then_else(op)
+        if name == "arith.ceildivsi":    # T.ceildiv(n, m): TVM 0.21 holds (n + m - 1) // m
+            a = wrap(self.expr(args[0]), ADD, right=False)
+            b = wrap(self.expr(args[1]), ADD, right=True)
+            return f"({a} + {b} - 1) // {wrap(self.expr(args[1]), MUL, right=True)}", MUL
         if name == "affine.apply":       # a size over the function's symbols
             amap = ir.AffineMapAttr(op.attributes["map"]).value
             names = [self.text(a) for a in args]
