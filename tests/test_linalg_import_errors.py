@@ -68,6 +68,7 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4x{out_type}> {{
      "a function declaration has no body to import"),
     ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %b : tensor<4xf32>\n}\n",
      (2, 10), "use of undeclared SSA value name"),
+    ('"tir."() : () -> ()\n', (1, 1), "'tir.' is not an op name"),     # would abort MLIR
 ])
 def test_refused_with_location(text, loc, message):
     e = _error(text)

@@ -13,6 +13,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.errors import SourceLoc, TIRParseError
+from tir_mlir.frontend.mlir_guard import parse_untrusted
 
 # An op's location in the text it was parsed from is named "-" by MLIR's parser.
 _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
@@ -36,7 +37,9 @@ class LinalgSource:
         self.text = text
         with get_context():
             try:
-                self.module = ir.Module.parse(text)
+                # text from outside may crash MLIR's parser: guarded; a module's own print not
+                self.module = parse_untrusted(text, self.filename) if isinstance(source, str) \
+                    else ir.Module.parse(text)
                 self.module.operation.verify()
             except ir.MLIRError as e:
                 diags = getattr(e, "error_diagnostics", None) or []
