@@ -42,7 +42,7 @@ from tir_mlir.runtime.alloc_status import AllocStatus
 from tir_mlir.runtime.indirect_status import IndirectStatus
 from tir_mlir.runtime.descriptor import descriptor
 from tir_mlir.runtime.native_loop import repeater
-from tir_mlir.runtime.signature import Param, check_args, signatures
+from tir_mlir.runtime.signature import Param, call_values, signatures
 from tir_mlir.runtime.threads import set_openmp_threads
 from tir_mlir.runtime.timer import time_calls
 
@@ -181,9 +181,11 @@ def jit(lowered, text: str, libs, setup=None) -> ExecutionEngine:
 
 
 def _packed_args(descs):
-    """The argument of an engine's packed entry point: an array of pointers to the argument
-    pointers (and the pointer objects it points to, to keep alive)."""
-    ptrs = [ctypes.pointer(ctypes.pointer(d)) for d in descs]
+    """The argument of an engine's packed entry point: an array of pointers to the arguments
+    of the C interface, a descriptor's pointer or a scalar (and the pointer objects it points
+    to, to keep alive)."""
+    ptrs = [ctypes.pointer(ctypes.pointer(d) if isinstance(d, ctypes.Structure) else d)
+            for d in descs]
     return (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]), ptrs
 
 
@@ -244,21 +246,28 @@ class _SharedLibBackend:
             fn.restype, fn.argtypes = ctypes.c_int64, []
         return fn
 
-    def function(self, name, arity):
+    def function(self, name, argtypes):
         fn = self._functions.get(name)
         if fn is None:
             fn = getattr(self.lib, "_mlir_ciface_" + name)
-            fn.restype, fn.argtypes = None, [ctypes.c_void_p] * arity
+            fn.restype, fn.argtypes = None, argtypes
             self._functions[name] = fn
         return fn
 
     def bind(self, name, descs):
-        fn = self.function(name, len(descs))
-        addresses = [ctypes.addressof(d) for d in descs]
-        call = functools.partial(fn, *addresses)
+        """Descriptors are passed by address, scalars (sizes, `alpha`) by value."""
+        structs = [isinstance(d, ctypes.Structure) for d in descs]
+        fn = self.function(name, [ctypes.c_void_p if s else type(d)
+                                  for d, s in zip(descs, structs)])
+        args = [ctypes.addressof(d) if s else d for d, s in zip(descs, structs)]
+        call = functools.partial(fn, *args)
         call.keep = self  # the library stays loaded while the callable lives
-        # time_calls runs `repeat(n)`: n calls in one trip to C
-        call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, addresses, call)
+        # time_calls runs `repeat(n)`: n calls in one trip to C, which passes integer-register
+        # arguments only (addresses and integers, not floats)
+        if all(s or not isinstance(d, (ctypes.c_float, ctypes.c_double))
+               for d, s in zip(descs, structs)):
+            words = [a if s else d.value for a, d, s in zip(args, descs, structs)]
+            call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, words, call)
         return call
 
 
@@ -276,11 +285,15 @@ class Function:
     def __init__(self, module, name, params):
         self.module, self.name, self.params = module, name, params
         self._recent = collections.OrderedDict()  # ids of the arrays -> (arrays, layouts, run)
+        # A caller's scalars are values, not arrays whose layout can be remembered.
+        self._scalars = any(p.kind in ("index", "scalar") for p in params)
 
     def prepare(self, *arrays):
-        """Check the arrays once; returns a no-argument callable that runs the function."""
-        check_args(self.name, self.params, arrays)
-        descs = [descriptor(a) for a in arrays]
+        """Check the arguments once; returns a no-argument callable that runs the function
+        (sizes derived from the arrays' shapes are passed after the arguments)."""
+        values = call_values(self.name, self.params, arrays)
+        descs = [descriptor(v) if p.kind == "buffer" else _scalar(p, v)
+                 for p, v in zip(self.params, values)]
         call = self.module.backend.bind(self.name, descs)
         if self.module.sites:
             def call(run=call, raise_errors=self.module.raise_bounds_errors):
@@ -295,6 +308,8 @@ class Function:
         return call
 
     def __call__(self, *arrays):
+        if self._scalars:
+            return self.prepare(*arrays)()
         hit = self._recent.get(tuple(map(id, arrays)))
         if hit is not None and hit[1] == list(map(_LAYOUT, arrays)):
             return hit[2]()
@@ -389,6 +404,21 @@ class Module:
         artifact.publish(Path(self.backend.path), path, _functions_json(self.sigs))
 
 
+_CTYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int8": ctypes.c_int8,
+           "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
+           "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32,
+           "uint64": ctypes.c_uint64, "bool": ctypes.c_bool}
+
+
+def _scalar(p: Param, value):
+    """A scalar argument as its C type: sizes are `index` (64-bit) whatever their dtype."""
+    if p.kind in ("index", "var"):
+        return ctypes.c_int64(value)
+    if p.dtype not in _CTYPES:
+        raise RuntimeCallError(f"parameter {p.name!r}: a {p.dtype} scalar cannot be passed")
+    return _CTYPES[p.dtype](value)
+
+
 def _misaligned(a) -> bool:
     """A writable C-contiguous numpy array whose data is not 64-byte aligned (numpy aligns large
     arrays to 16 bytes). TVM times its NDArrays, which are always aligned; on such an array every
@@ -425,6 +455,5 @@ def load_module(path) -> Module:
     for name in functions:
         if not hasattr(backend.lib, "_mlir_ciface_" + name):
             raise RuntimeCallError(f"{path}: function {name!r} is missing from the library")
-    sigs = {n: [Param(q["name"], tuple(q["shape"]), q["dtype"]) for q in ps]
-            for n, ps in functions.items()}
+    sigs = {n: [Param.from_json(q) for q in ps] for n, ps in functions.items()}
     return Module(sigs, backend)

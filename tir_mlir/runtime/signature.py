@@ -119,9 +119,11 @@ def call_values(fname: str, params, args) -> list:
         raise RuntimeCallError(f"{fname} takes {len(explicit)} {what} "
                                f"({', '.join(p.name for p in explicit)}), got {len(args)}")
     env, values = {}, []
+    # A function with sizes checks (and names) each dimension; a static one whole shapes.
+    symbolic = len(explicit) < len(params) or not all(p.static for p in explicit)
     for p, a in zip(explicit, args):
         if p.kind == "buffer":
-            _check_array(fname, p, a)
+            _check_array(fname, p, a, symbolic)
         else:
             env[p.name] = a = _scalar(fname, p, a)
         values.append(a)
@@ -131,20 +133,21 @@ def call_values(fname: str, params, args) -> list:
         pos, k = p.source
         env[p.name] = args[pos].shape[k]
         values.append(env[p.name])
-    for pos, (p, a) in enumerate(zip(explicit, args)):
-        if p.kind == "buffer" and not p.static:
-            _check_sizes(fname, p, a, env, params)
+    if symbolic:
+        for p, a in zip(explicit, args):
+            if p.kind == "buffer":
+                _check_sizes(fname, p, a, env, params)
     return values
 
 
-def _check_array(fname, p: Param, a):
+def _check_array(fname, p: Param, a, symbolic: bool):
     if not isinstance(a, np.ndarray):
         raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects a numpy array, "
                                f"got {type(a).__name__}")
     if a.dtype != numpy_dtype(p.dtype):
         raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects dtype {p.dtype}, "
                                f"got {a.dtype}")
-    if p.static and tuple(a.shape) != tuple(p.shape):
+    if not symbolic and tuple(a.shape) != tuple(p.shape):
         raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects shape {tuple(p.shape)}, "
                                f"got {tuple(a.shape)}")
     if a.ndim != len(p.shape):
