@@ -48,6 +48,7 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
     from tir_mlir.meta_schedule.runner import make_reference
+    from tir_mlir.meta_schedule.runner.reference import is_reference
     from tir_mlir.meta_schedule.target_key import canonical_target
     from tir_mlir.meta_schedule.tune_progress import Progress, ProgressDatabase
     from tir_mlir.runtime.run_program import flop_count
@@ -74,7 +75,7 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     reference = None
     if check:
         reference = str(work_dir / "reference.npz")
-        if not os.path.exists(reference):
+        if not is_reference(reference):
             make_reference(mod, reference, func_name)
     builder = LocalBuilder(timeout_sec=timeout_sec)
     measure = make_runner(runner, address, reference, timeout_sec)

@@ -12,6 +12,8 @@ with TVM, given in docs/meta_schedule.md). Lines are appended and flushed one re
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
 import base64
+import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -60,8 +62,14 @@ class JSONDatabase(Database):
     def commit_workload(self, mod) -> Workload:
         w = Workload(mod)
         if w.shash not in self._index:
-            _append(self.path_workload, _workload_to_json(w))
-            self._add_workload(w)
+            with _locked(self.path_workload) as f:
+                # other processes may have appended workloads: a record names its workload
+                # by line number, so this process's list must match the file's lines
+                for line in _lines(self.path_workload)[len(self.workloads):]:
+                    self._add_workload(_workload_from_json(json.loads(line)))
+                if w.shash not in self._index:
+                    _append_locked(f, _workload_to_json(w))
+                    self._add_workload(w)
         return self.workloads[self._index[w.shash]]
 
     def commit_tuning_records(self, records: List[TuningRecord]) -> None:
@@ -178,14 +186,33 @@ def _lines(path) -> List[bytes]:
 
 
 def _append(path, obj):
-    """Append one line (flushed to disk), first cutting a torn tail so that it starts a line."""
-    line = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+    """Append one line (flushed to disk) under the file's lock."""
+    with _locked(path) as f:
+        _append_locked(f, obj)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """The file opened for update under an exclusive lock (flock): writers in several
+    processes take turns, so none cuts another's line in progress as a torn tail or writes
+    over it (two writers of 400 records each lost records without it)."""
     with open(path, "r+b") as f:
-        _cut_torn_tail(f)
-        f.seek(0, os.SEEK_END)
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield f
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _append_locked(f, obj):
+    """Append one line to the locked file `f`, first cutting a torn tail (a killed writer's)
+    so that it starts a line."""
+    line = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+    _cut_torn_tail(f)
+    f.seek(0, os.SEEK_END)
+    f.write(line)
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def _cut_torn_tail(f, chunk=65536):

@@ -1,5 +1,7 @@
 """`TuningRecord`: one measured candidate: its trace (with sampling decisions), workload,
 run times, target, argument info; failed candidates keep their error instead of times."""
+import math
+import numbers
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -22,8 +24,15 @@ class TuningRecord:
         if self.target is not None:
             from tir_mlir.meta_schedule.target_key import canonical_target
             self.target = canonical_target(self.target)
+        if self.error_msg is not None and not isinstance(self.error_msg, str):
+            self.error_msg = str(self.error_msg)
         if self.run_secs is not None:
-            self.run_secs = [float(s) for s in self.run_secs]
+            why = bad_run_secs(self.run_secs)
+            if why:          # (from a runner or a file: never a time that could be chosen)
+                self.run_secs = None
+                self.error_msg = self.error_msg or f"InvalidResult: {why}"
+            else:
+                self.run_secs = [float(s) for s in self.run_secs]
 
     @property
     def is_valid(self) -> bool:
@@ -33,3 +42,16 @@ class TuningRecord:
     @property
     def mean_sec(self) -> Optional[float]:
         return statistics.fmean(self.run_secs) if self.is_valid else None
+
+
+def bad_run_secs(run_secs) -> str:
+    """Why `run_secs` is not a list of measured times ("" when it is): each a finite number
+    of seconds above zero."""
+    if not isinstance(run_secs, (list, tuple)):
+        return f"run_secs is a {type(run_secs).__name__}, not a list of seconds"
+    for s in run_secs:
+        if isinstance(s, bool) or not isinstance(s, numbers.Real):
+            return f"run time {str(s)[:40]!r} is not a number"
+        if not math.isfinite(s) or s <= 0:
+            return f"run time {s!r} is not a positive number of seconds"
+    return ""

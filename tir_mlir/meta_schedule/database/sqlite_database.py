@@ -12,6 +12,7 @@ Tables (documented in docs/meta_schedule.md):
             error, created: UNIX time)
 """
 import json
+import math
 import sqlite3
 import threading
 from typing import List, Optional
@@ -40,6 +41,7 @@ class SQLiteDatabase(Database):
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, timeout=timeout_sec, isolation_level=None,
                                      check_same_thread=False)
+        self._conn.execute("PRAGMA trusted_schema=OFF")   # no SQL functions from the file
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")   # WAL: safe against process kills
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
@@ -50,7 +52,22 @@ class SQLiteDatabase(Database):
             with self._transaction() as c:
                 c.executescript("BEGIN IMMEDIATE;" + _SCHEMA +
                                 f"PRAGMA user_version = {SCHEMA_VERSION};")
+        self._check_schema()
         self._workloads = {}     # shash -> (row id, Workload), filled as they are used
+
+    def _check_schema(self):
+        """The file is data: a trigger or view in it would run SQL on every write or read (a
+        planted trigger deleted each record as it was committed), so only tir-mlir's own
+        tables and indexes are accepted."""
+        with self._transaction() as conn:
+            objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+        kinds = dict((name, kind) for kind, name in objects)
+        bad = [f"{kind} {name!r}" for kind, name in objects if kind not in ("table", "index")]
+        bad += [f"{kinds.get(t, 'no table')} {t!r}" for t in ("workloads", "records")
+                if kinds.get(t) != "table"]
+        if bad:
+            raise ValueError(f"{self.path}: not a tir-mlir tuning database as written by "
+                             f"tir-mlir (it holds {', '.join(bad)})")
 
     class _Tx:
         def __init__(self, db, begin):
@@ -134,10 +151,23 @@ class SQLiteDatabase(Database):
         if target is not None:
             sql += " AND r.target = ?"
             args.append(target)
-        sql += " ORDER BY r.mean_sec, r.id LIMIT ?"
+        sql = sql.replace(f"SELECT {_COLUMNS}", f"SELECT {_COLUMNS}, r.mean_sec")
+        sql += " ORDER BY r.mean_sec, r.id"
+        # The stored mean_sec orders the rows; a row is returned only when its run times are
+        # valid and give that mean (a tampered mean_sec is skipped, not chosen).
+        out = []
         with self._transaction() as conn:
-            rows = conn.execute(sql, args + [top_k]).fetchall()
-        return [self._record(row) for row in rows]
+            cursor = conn.execute(sql, args)
+            while len(out) < top_k:
+                rows = cursor.fetchmany(max(16, top_k))
+                if not rows:
+                    break
+                for row in rows:
+                    r = self._record(row[:-1])
+                    if r.is_valid and isinstance(row[-1], float) and \
+                            math.isclose(r.mean_sec, row[-1], rel_tol=1e-9):
+                        out.append(r)
+        return out[:top_k]
 
     def get_all_tuning_records(self) -> List[TuningRecord]:
         with self._transaction() as conn:

@@ -3,8 +3,11 @@ checked (RunnerInput.reference)."""
 import atexit
 import contextlib
 import os
+import re
 import tempfile
 from typing import Optional
+
+import numpy as np
 
 from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
 from tir_mlir.errors import BuildError
@@ -32,3 +35,23 @@ def make_reference(mod, path: Optional[str] = None, func_name: Optional[str] = N
 def _remove(path):
     with contextlib.suppress(OSError):
         os.remove(path)
+
+
+def is_reference(path: str) -> bool:
+    """Whether `path` is a reference `make_reference` wrote: an .npz (no pickles) with arrays
+    in0..in<n-1> and out0..out<n-1>, n >= 1, each output shaped and typed as its input. A
+    resumed tuning run rebuilds any other file (an empty or damaged one failed every
+    candidate)."""
+    try:
+        with np.load(path, allow_pickle=False) as ref:
+            names = set(ref.files)
+            n = sum(1 for name in names if re.fullmatch(r"in[0-9]+", name))
+            if n == 0 or not {f"{io}{k}" for io in ("in", "out") for k in range(n)} <= names:
+                return False
+            for k in range(n):
+                a, b = ref[f"in{k}"], ref[f"out{k}"]
+                if a.shape != b.shape or a.dtype != b.dtype or a.dtype.hasobject:
+                    return False
+    except Exception:  # noqa: BLE001 - unreadable in any way: not a reference
+        return False
+    return True

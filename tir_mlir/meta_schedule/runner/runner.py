@@ -3,6 +3,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import List, Optional
 
+from tir_mlir.meta_schedule.database.record import bad_run_secs
+
 
 @dataclass
 class EvaluatorConfig:
@@ -43,6 +45,18 @@ class RunnerResult:
     says why, starting with its kind: "RunError", "RunTimeout", "RunCrash", "WrongResult"."""
     run_secs: Optional[List[float]]
     error_msg: Optional[str] = None
+
+    def __post_init__(self):
+        """A runner's reply is data (from a worker process or another machine): anything but
+        positive finite seconds becomes a failure, never a time the search could choose."""
+        if self.error_msg is not None and not isinstance(self.error_msg, str):
+            self.error_msg = str(self.error_msg)
+        if self.run_secs is not None:
+            why = bad_run_secs(self.run_secs)
+            if why:
+                self.run_secs, self.error_msg = None, self.error_msg or f"InvalidResult: {why}"
+            else:
+                self.run_secs = [float(s) for s in self.run_secs]
 
 
 class RunnerFuture:
