@@ -104,8 +104,8 @@ def implied_features(t: CpuTarget) -> tuple:
             f'module attributes {{llvm.target = #llvm.target<triple = "{t.triple}", '
             f'chip = "{t.cpu}", features = <[{given}]>>}} {{}}')
         PassManager.parse("builtin.module(llvm-target-to-target-features)").run(module.operation)
-        text = module.operation.get_asm()   # (an attribute object would import the llvm
-                                            # dialect's Python module: ~50 ms)
+        # (as text: an attribute object would import the llvm dialect's Python module)
+        text = module.operation.get_asm()
     listed = text.split("features = <[", 1)[1].split("]>", 1)[0] if "features = <[" in text \
         else ""
     return tuple(f.strip().strip('"') for f in listed.split(",") if f.strip())
