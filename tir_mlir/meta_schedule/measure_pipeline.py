@@ -29,14 +29,15 @@ def can_overlap(builder, runner) -> bool:
 def build_and_run(builder, runner, build_inputs: List[BuilderInput],
                   runner_input: Callable[[int, str], Optional[RunnerInput]],
                   overlap: Optional[bool] = None,
-                  on_result: Optional[Callable[[int, RunnerResult], None]] = None
-                  ) -> List[RunnerResult]:
+                  on_result: Optional[Callable[[int, RunnerResult], None]] = None,
+                  on_built: Optional[Callable[[], None]] = None) -> List[RunnerResult]:
     """One RunnerResult per input: the build error, or the measurement of the artifact.
     `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput. `overlap`
     (default: `can_overlap(builder, runner)`) measures while later candidates compile.
     Without overlap, candidates are measured one after the other and `on_result(k, result)`
     is called before the next RunnerInput is made (so it can depend on the results so far:
-    the tuner's cut-off for slow candidates)."""
+    the tuner's cut-off for slow candidates). `on_built()` is called when the measurements
+    start: after every compile without overlap, at once with it."""
     if overlap is None:
         overlap = can_overlap(builder, runner)
     waits = builder.build_async(build_inputs)
@@ -53,9 +54,13 @@ def build_and_run(builder, runner, build_inputs: List[BuilderInput],
             on_result(k, result)
         return result
     if overlap:
+        if on_built is not None:
+            on_built()
         started = [start(k, wait()) for k, wait in enumerate(waits)]
         return [finish(k, s) for k, s in enumerate(started)]
     begin = time.perf_counter()
     built_all = [wait() for wait in waits]
     log.debug("built %d candidates in %.1fs", len(built_all), time.perf_counter() - begin)
+    if on_built is not None:
+        on_built()
     return [finish(k, start(k, built)) for k, built in enumerate(built_all)]

@@ -3,14 +3,23 @@
 One task per function of `mod`; each gets a TuneContext (space generator, search strategy,
 its own seed derived from `seed`), the task scheduler runs the rounds, and the returned
 database holds every measured trace (JSON files in work_dir unless a database is given).
+
+It logs as TVM's tuner does, on the `tir_mlir.meta_schedule` logger: each round's phases and
+summary at INFO, every measured candidate at DEBUG, all of it to `work_dir/tuning.log`, and
+the INFO lines on stderr too when the program has configured no logging of its own.
 """
+import contextlib
 import copy
+import logging
 import os
 import random
+import sys
 from typing import Optional
 
 from tir_mlir.context import get_context
+from tir_mlir.meta_schedule.sizes import sizes_runner
 from tir_mlir.meta_schedule.tune_context import TuneContext
+from tir_mlir.meta_schedule.tune_events import candidate_log, log
 from tir_mlir.module import IRModule
 
 
@@ -19,11 +28,16 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
              builder="local", runner="local", database="json", cost_model="xgb",
              measure_callbacks="default", task_scheduler="gradient",
              space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
-             seed: Optional[int] = None, check_correctness: bool = True, **_tvm_only):
+             seed: Optional[int] = None, check_correctness: bool = True, observer=None,
+             sizes=None, size_weights=None, **_tvm_only):
     """Tune every function of `mod` for `target`; returns the database. `num_tuning_cores`
     ("physical", "logical" or a number) is how many processes the search replays candidates
     in. `check_correctness` (tir-mlir only) runs each candidate on the unscheduled program's
-    inputs first and rejects it unless it reproduces the outputs."""
+    inputs first and rejects it unless it reproduces the outputs. `observer` (tir-mlir only,
+    a tune_events.TuneObserver) hears the phases and every measured candidate instead of the
+    console log. `sizes` (tir-mlir only; a symbolic function needs them): the values of its
+    sizes to measure each candidate at (`[{"n": 128}, {"n": 1024}]`); its cost is the
+    geometric mean of those times, weighted by `size_weights` (meta_schedule/sizes.py)."""
     from tir_mlir.meta_schedule import cost_model as cm
     from tir_mlir.meta_schedule import database as db
     from tir_mlir.meta_schedule import task_scheduler as ts
@@ -50,11 +64,41 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
         task_scheduler = ts.create(task_scheduler)
     builder = LocalBuilder() if builder == "local" else builder
     runner = LocalRunner() if runner == "local" else runner
-    return task_scheduler.tune(
-        tasks, [1.0] * len(tasks), max_trials_global,
-        max_trials_per_task or max_trials_global, num_trials_per_iter, builder, runner,
-        [] if measure_callbacks == "default" else measure_callbacks, database, cost_model,
-        check_correctness=check_correctness, work_dir=work_dir)
+    if sizes is not None:
+        runner = sizes_runner(mod, runner, sizes, size_weights, work_dir)
+    with _logging_to(work_dir, console=observer is None):
+        return task_scheduler.tune(
+            tasks, [1.0] * len(tasks), max_trials_global,
+            max_trials_per_task or max_trials_global, num_trials_per_iter, builder, runner,
+            [] if measure_callbacks == "default" else measure_callbacks, database, cost_model,
+            check_correctness=check_correctness, work_dir=work_dir, observer=observer)
+
+
+@contextlib.contextmanager
+def _logging_to(work_dir: str, console: bool):
+    """While tuning: the tuner's log, every measured candidate included, in
+    `work_dir/tuning.log`, and its INFO lines on stderr when `console` and the program has
+    configured no logging that would show them."""
+    logger, candidates = log, candidate_log
+    file = logging.FileHandler(os.path.join(work_dir, "tuning.log"), encoding="utf-8")
+    file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    added = [(logger, file), (candidates, file)]
+    if console and not logger.hasHandlers():
+        added.append((logger, logging.StreamHandler(sys.stderr)))
+    levels = [(logger, logger.level), (candidates, candidates.level)]
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    candidates.setLevel(logging.DEBUG)
+    for lg, h in added:
+        lg.addHandler(h)
+    try:
+        yield
+    finally:
+        for lg, h in added:
+            lg.removeHandler(h)
+        file.close()
+        for lg, level in levels:
+            lg.setLevel(level)
 
 
 def _fresh(x):

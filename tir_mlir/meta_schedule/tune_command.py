@@ -4,10 +4,16 @@ directory, a progress display, resuming, and the best schedule written as a scri
 Work directory:
     database.sqlite      every measured candidate (SQLiteDatabase)
     reference.npz        the unscheduled program's inputs and outputs (candidates must match)
+                         and its time (the curve's baseline)
     best_schedule.py     the fastest valid record as `def schedule(sch)`
-    tuning_curve.png     best GFLOP/s over trials and wall time (with matplotlib)
+    tuning_curve.png     every trial and the best so far, over trials and wall time
+                         (with matplotlib)
+    tuning.log           the tuner's log: each round's phases, every measured candidate
+
+A run that stops before its first trial is recorded (a bad runner address, an unscheduled
+program that cannot serve as the reference, Ctrl-C) removes the database it created, so
+that running it again needs no --resume.
 """
-import os
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -43,15 +49,9 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
          echo: Callable[[str], None] = print):
     """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
     Ctrl-C it stops the workers, reports what was measured and exits with status 130."""
-    from tir_mlir.meta_schedule import tune_tir
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
-    from tir_mlir.meta_schedule.runner import make_reference
-    from tir_mlir.meta_schedule.runner.reference import is_reference
-    from tir_mlir.meta_schedule.target_key import canonical_target
-    from tir_mlir.meta_schedule.tune_progress import Progress, ProgressDatabase
-    from tir_mlir.runtime.run_program import flop_count
     try:
         func_name = entry_func_name(mod, func_name)
     except KeyError as e:
@@ -63,7 +63,38 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     if db_path.exists() and not resume:
         raise TIRError(f"{work_dir} already holds a tuning database: pass --resume to continue "
                        f"it, or choose another --work-dir")
+    reference = str(work_dir / "reference.npz") if check else None
+    measure = make_runner(runner, address, reference, timeout_sec)
+    builder = LocalBuilder(timeout_sec=timeout_sec)
+    created = not db_path.exists()
     database = SQLiteDatabase(db_path)
+    interrupted = False
+    try:
+        return _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
+                     trials_per_iter, echo, database, builder, measure, reference)
+    except (KeyboardInterrupt, SystemExit):
+        interrupted = True
+        raise
+    finally:
+        builder.shutdown(kill=interrupted)
+        measure.shutdown(kill=interrupted)
+        empty = len(database) == 0
+        database.close()
+        if created and empty:         # stopped before its first trial: nothing to resume
+            for name in ("database.sqlite", "database.sqlite-wal", "database.sqlite-shm",
+                         "reference.npz"):
+                (work_dir / name).unlink(missing_ok=True)
+
+
+def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
+          trials_per_iter, echo, database, builder, measure, reference):
+    from tir_mlir.meta_schedule import tune_tir
+    from tir_mlir.meta_schedule.runner import make_reference
+    from tir_mlir.meta_schedule.runner.reference import is_reference
+    from tir_mlir.meta_schedule.target_key import canonical_target
+    from tir_mlir.meta_schedule.tune_progress import Progress
+    from tir_mlir.runtime.run_program import flop_count
+    db_path = work_dir / "database.sqlite"
     workload = database.commit_workload(mod)
     key = canonical_target(target)
     done = [r for r in database.get_all_tuning_records()
@@ -72,54 +103,55 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     flops = flop_count(mod.module, func_name)
     if done:
         echo(f"resuming: {len(done)} trials in {db_path} ({len(valid)} valid)")
-    reference = None
-    if check:
-        reference = str(work_dir / "reference.npz")
-        if not is_reference(reference):
-            make_reference(mod, reference, func_name)
-    builder = LocalBuilder(timeout_sec=timeout_sec)
-    measure = make_runner(runner, address, reference, timeout_sec)
+    if check and not is_reference(reference):
+        make_reference(mod, reference, func_name)
     progress = Progress(trials, flops, len(done), min(valid) if valid else None)
     # the curve's time axis: from this session's start, or from the first stored record
     start = min([time.time()] + [r.timestamp for r in done])
-    interrupted = False
     try:
         remaining = trials - len(done)
         if remaining > 0:
             tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
                      num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
-                     runner=measure, database=ProgressDatabase(database, progress),
-                     strategy=strategy, seed=seed, check_correctness=check)
+                     runner=measure, database=database, strategy=strategy, seed=seed,
+                     check_correctness=check, observer=progress)
     except KeyboardInterrupt:
-        interrupted = True
-    finally:
         progress.close()
-        builder.shutdown(kill=interrupted)
-        measure.shutdown(kill=interrupted)
-    best = database.query_best(mod, target)
-    if interrupted:
+        if len(database) == 0:
+            echo("interrupted before the first trial: nothing kept")
+            raise SystemExit(130) from None
+        builder.shutdown(kill=True)
+        measure.shutdown(kill=True)
         echo(f"interrupted: {len(database)} measured candidates kept in {db_path}; "
              f"--resume continues")
-    _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo)
-    database.close()
-    if interrupted:
-        raise SystemExit(130)       # the shell's status for Ctrl-C, after a clean stop
-    return best
+        _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
+                target, reference)
+        raise SystemExit(130) from None      # the shell's status for Ctrl-C, after a clean stop
+    progress.close()
+    return _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
+                   target, reference)
 
 
-def _report(work_dir, database, workload, key, best, path, func_name, flops, start, echo):
-    from tir_mlir.meta_schedule.tune_report import plot_curve, write_best_schedule
+def _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
+            target, reference):
+    """Say what was found, write best_schedule.py and tuning_curve.png; the best record."""
+    from tir_mlir.meta_schedule.tune_report import (baseline_of, plot_curve,
+                                                     write_best_schedule)
     records = [r for r in database.get_all_tuning_records()
                if r.workload == workload and r.target == key]
-    failed = sum(not r.is_valid for r in records)
+    valid = [r for r in records if r.is_valid]
+    best = min(valid, key=lambda r: r.mean_sec) if valid else None
+    failed = len(records) - len(valid)
     if best is None:
         echo(f"no valid candidate among {len(records)} trials ({failed} failed)")
-        return
+        return None
     write_best_schedule(work_dir / "best_schedule.py", best, path, func_name, flops)
     speed = f"{best.mean_sec * 1e3:.4f} ms"
     if flops:
         speed += f" ({flops / best.mean_sec / 1e9:.2f} GFLOP/s)"
     echo(f"best: {speed} after {len(records)} trials ({failed} failed); "
          f"schedule: {work_dir / 'best_schedule.py'}")
-    note = plot_curve(work_dir / "tuning_curve.png", records, flops, start)
+    note = plot_curve(work_dir / "tuning_curve.png", records, flops, start,
+                      title=f"{func_name} ({path}) on {key}", baseline=baseline_of(reference))
     echo(note or f"tuning curve: {work_dir / 'tuning_curve.png'}")
+    return best

@@ -90,7 +90,8 @@ def _flush_caches():
 
 
 def write_reference(mlir_text: str, func_name, seed: int, path: str) -> str:
-    """Build the unscheduled program, run it on random inputs, save inputs and outputs."""
+    """Build the unscheduled program, run it on random inputs, save inputs and outputs, and
+    the time of one more call (`baseline_sec`: the unscheduled time tuning starts from)."""
     from tir_mlir.module import module_from_mlir
     from tir_mlir.runtime.build import build
     from tir_mlir.runtime.run_program import random_array
@@ -102,6 +103,8 @@ def write_reference(mlir_text: str, func_name, seed: int, path: str) -> str:
     fn(*outputs)
     arrays = {f"in{k}": a for k, a in enumerate(inputs)}
     arrays.update({f"out{k}": a for k, a in enumerate(outputs)})
+    timed = lib.time_evaluator(fn.name, number=1, repeat=1)(*[a.copy() for a in inputs])
+    arrays["baseline_sec"] = np.array(timed.median)
     tmp = path + ".tmp.npz"
     np.savez(tmp, **arrays)
     os.replace(tmp, path)

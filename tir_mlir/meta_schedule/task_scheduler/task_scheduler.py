@@ -11,6 +11,8 @@ import time
 from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
+from tir_mlir.meta_schedule.tune_events import (BUILDING, GENERATING, MEASURING, LogObserver,
+                                                Observers, TuneObserver)
 
 log = logging.getLogger("tir_mlir.meta_schedule")
 # A candidate whose first call takes this many times the task's best time so far is timed by
@@ -38,8 +40,12 @@ class TaskScheduler:
 
     def tune(self, tasks, task_weights, max_trials_global: int, max_trials_per_task: int,
              num_trials_per_iter: int, builder, runner, measure_callbacks, database,
-             cost_model, check_correctness: bool = True, work_dir: Optional[str] = None):
+             cost_model, check_correctness: bool = True, work_dir: Optional[str] = None,
+             observer: Optional[TuneObserver] = None):
+        """`observer` hears each round's phases and every measured candidate, which are also
+        logged (tune_events.LogObserver)."""
         from tir_mlir.meta_schedule.arg_info import ArgInfo
+        self.observer = Observers([LogObserver()] + ([observer] if observer else []))
         self.tasks = [TaskRecord(t, w) for t, w in zip(tasks, task_weights)]
         self.builder, self.runner, self.database = builder, runner, database
         runner_has_reference = getattr(runner, "reference", None) is not None
@@ -62,6 +68,7 @@ class TaskScheduler:
                 break
             task = self.tasks[tid]
             start = time.perf_counter()
+            self.observer.phase(task.ctx.task_name, GENERATING, 0)
             cands = task.ctx.search_strategy.generate_measure_candidates()
             if not cands:
                 task.done = True
@@ -95,9 +102,13 @@ class TaskScheduler:
 
         def seen(k, result):
             best[0] = min([best[0]] + costs([result]))
+            self.observer.measured(name, result.run_secs, result.error_msg)
+        name = task.ctx.task_name
+        self.observer.phase(name, BUILDING, len(cands))
         return build_and_run(self.builder, self.runner,
                              [BuilderInput(c.sch.mod, target) for c in cands], runner_input,
-                             on_result=seen)
+                             on_result=seen,
+                             on_built=lambda: self.observer.phase(name, MEASURING, len(cands)))
 
     def _record(self, task, cands, results):
         from tir_mlir.meta_schedule.database import TuningRecord
