@@ -148,7 +148,7 @@ def parse(path, emit, debug_info, out, specialize):
         _write(script_python(_read(path), str(path)), out)
         return
     mod = _load_program(path, specialize=specialize)
-    _write(_concrete(mod).mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
+    _write(mod.mlir(debug_info=debug_info) if emit == "mlir" else mod.script(), out)
 
 
 @main.command("import")
@@ -301,30 +301,31 @@ def _load_program(path, transform=None, specialize=None):
     else:
         mod = parse_tvmscript(text, name)
     if specialize:
-        if not hasattr(mod, "specialize"):
-            raise click.UsageError("--specialize: the program has no symbolic shapes or scalar "
-                                   "parameters")
         try:
             mod = mod.specialize(specialize)
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             raise click.UsageError(f"--specialize: {e.args[0]}") from None
-        if hasattr(mod, "specialize"):
-            raise click.UsageError(f"--specialize: {_unbound(mod)} still unbound")
     return transform(mod) if transform else mod
 
 
-def _unbound(mod) -> str:
-    from tir_mlir.script.symbolic import symbolic_vars
-    defs = getattr(mod, "defs", None) or [mod.func]
-    return ", ".join(sorted({v for f in defs for v in symbolic_vars(f)}))
+def _unbound(func_op) -> list:
+    """The symbolic sizes and scalar parameters of a function (docs/symbolic.md)."""
+    from tir_mlir.dialect.buffers import arg_attrs
+    from tir_mlir.dialect.ops import str_attr
+    return [str_attr(d, "tir.name", "?") for a, d in zip(
+        func_op.regions[0].blocks[0].arguments, arg_attrs(func_op))
+        if not str(a.type).startswith("memref")]
 
 
 def _concrete(mod):
-    """`mod`, which must have concrete shapes to be lowered, run or tuned."""
-    if hasattr(mod, "specialize"):
-        loc = SourceLoc(mod.filename, *(getattr(mod, "func", None) or mod.cls).pos)
-        raise TIRError(f"the program has symbolic shapes or scalar parameters "
-                       f"({_unbound(mod)}): give their values with --specialize NAME=VALUE", loc)
+    """`mod`, which must have concrete shapes to be run or tuned with generated inputs."""
+    for f in mod.functions.values():
+        names = _unbound(f)
+        if names:
+            loc = SourceLoc.of(f.location)
+            raise TIRError(f"the program has symbolic shapes or scalar parameters "
+                           f"({', '.join(names)}): give their values with --specialize "
+                           f"NAME=VALUE", loc)
     return mod
 
 
@@ -343,7 +344,8 @@ def _bounds_check_option(command):
               type=click.Choice(["tir", "mlir", "affine", "scf", "gpu", "gpu-binary", "ptx",
                                  "llvm-dialect", "llvm-ir", "asm"]),
               help="Stop after this stage and print the program there (tir: TVMScript, mlir: "
-                   "the tir dialect; gpu, gpu-binary, ptx: --target cuda only).")
+                   "the tir dialect; affine, scf, llvm-dialect: for upstream MLIR tools, "
+                   "canonicalized, docs/handoff.md; gpu, gpu-binary, ptx: --target cuda only).")
 @_bounds_check_option
 @click.option("--print-ir-after-all", is_flag=True,
               help="Print the module after every lowering stage on stderr.")
@@ -352,10 +354,11 @@ def _bounds_check_option(command):
 @_transform_option
 def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize, transform=None):
     """Lower PATH to stage EMIT (tir -> affine -> scf -> llvm-dialect -> llvm-ir -> asm)."""
-    from tir_mlir.passes.lowering.pipeline import _target, emit_text
+    from tir_mlir.passes.lowering.handoff import handoff_text
+    from tir_mlir.passes.lowering.pipeline import _target
     if emit in _GPU_STAGES and _target(target) != "cuda":
         raise click.UsageError(f"--emit {emit} is a GPU stage: add --target cuda")
-    mod = _concrete(_load_program(path, transform, specialize))
+    mod = _load_program(path, transform, specialize)       # symbolic: one kernel
     if emit == "tir":
         return _write(mod.script(), out)
     if emit == "mlir":
@@ -364,9 +367,29 @@ def lower(path, target, emit, bounds_check, print_ir_after_all, out, specialize,
     def dump(stage, module):
         click.echo(f"// -----// IR Dump After {stage} //----- //\n{module}", err=True)
     with _progress(f"lowering to {emit}"):
-        text = emit_text(mod.module, emit, target, bounds_check,
-                         on_stage=dump if print_ir_after_all else None)
+        text = handoff_text(mod.module, emit, target, bounds_check,
+                            on_stage=dump if print_ir_after_all else None)
     _write(text, out)
+
+
+@main.command()
+@click.argument("path", type=_INPUT, required=False)
+@click.option("-p", "--passes", "stages", metavar="STAGES",
+              help="Lowering stages to run, comma-separated (tir-to-affine,affine-to-scf), "
+                   "or a target's pipeline up to a stage (cpu:scf).")
+@click.option("--target", default="cpu", show_default=True,
+              help="Target whose options stages take (scf-to-llvm: the CPU).")
+@click.option("--list-stages", is_flag=True, help="List the stages and pipelines, then exit.")
+@click.option("-o", "out", type=click.Path(dir_okay=False), help="Output file (default: stdout).")
+def opt(path, stages, target, list_stages, out):
+    """Run lowering stages by name on the MLIR module PATH and print it (like mlir-opt -p)."""
+    from tir_mlir.passes.lowering import opt as stage_driver
+    if list_stages:
+        return _write(stage_driver.describe(), out)
+    if path is None or not stages:
+        raise click.UsageError("expected an MLIR file and -p STAGES (or --list-stages)")
+    name = "<stdin>" if path == "-" else str(path)
+    _write(stage_driver.run(_read(path), stages, name, target), out)
 
 
 class _CheckValueCommand(click.Command):

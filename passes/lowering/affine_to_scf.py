@@ -70,7 +70,7 @@ class AffineToScf:
             for op in walk(f):
                 if op.name.startswith("affine."):
                     raise build_error(op, "cannot lower this affine op")
-            _function_attrs(f)
+            function_attrs(f)
         for a in [a for a in module.operation.attributes if a.startswith("tir.")]:
             del module.operation.attributes[a]
 
@@ -232,7 +232,10 @@ def _lower_if(op):
     op.erase()
 
 
-def _function_attrs(f):
+def function_attrs(f):
+    """`llvm.emit_c_interface` on a function (C callers and the runtime call
+    `_mlir_ciface_<name>` with memref descriptors), `llvm.noalias` on its memref arguments when
+    it is `tir.noalias`; its `tir.*` attributes dropped."""
     attrs = f.attributes
     noalias = declared_noalias(f)
     for a in [a for a in attrs if a.startswith("tir.")]:

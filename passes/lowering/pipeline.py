@@ -9,72 +9,41 @@ from mlir import ir
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
-from tir_mlir.passes.lowering.affine_to_scf import AffineToScf
-from tir_mlir.passes.lowering.alias_scopes import AliasScopes, BufferTags
-from tir_mlir.passes.lowering.alloc_check import AllocCheck
-from tir_mlir.passes.lowering.alloc_limit import AllocLimit
-from tir_mlir.passes.lowering.bool_buffers import BoolBuffersToI8
-from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
-from tir_mlir.passes.lowering.extern_calls import ExternCalls
-from tir_mlir.passes.lowering.float_min_max import FloatMinMax
-from tir_mlir.passes.lowering.bounds_check import BoundsCheck
-from tir_mlir.passes.lowering.packed_calls import PackedCalls
-from tir_mlir.passes.lowering.indirect_check import IndirectCheck, IndirectMark
-from tir_mlir.passes.lowering.jam_loops import JamCarriedLoops
-from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
-from tir_mlir.passes.lowering.prefetch import Prefetch, PrefetchTargets
-from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
-from tir_mlir.passes.lowering.safe_division import SafeDivision
-from tir_mlir.passes.lowering.scf_to_llvm import ScfToLLVM
-from tir_mlir.passes.lowering.stack_budget import StackBudget
-from tir_mlir.passes.lowering.static_bounds import StaticBounds
-from tir_mlir.passes.lowering.storage_align import StorageAlign
-from tir_mlir.passes.lowering.stride_prefetch import StridePrefetch
-from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
-from tir_mlir.passes.lowering.unroll import UnrollLoops
-from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
-from tir_mlir.passes.lowering.vector_exp import VectorExp
-from tir_mlir.passes.lowering.vectorize import VectorizeLoops
-from tir_mlir.suggest import did_you_mean
+from tir_mlir.passes.lowering.stages import stage as stage_cls
 from tir_mlir.passes.schedule.op_index import strip_handles
+from tir_mlir.suggest import did_you_mean
 
-# Target -> the [(emit name, stage factory)] it runs; the module after a stage is what `--emit
-# name` shows (None: an internal step with no emit name). The CUDA stages are imported only for a
-# CUDA build: their intrinsics' registration would add ~0.1 s to every CPU build's start.
+# Target -> [(emit name, stage name)] it runs, the stages by their names in the registry
+# (stages.py); the module after a stage is what `--emit name` shows (None: an internal step
+# with no emit name).
+STAGE_NAMES = {
+    "cpu": [(None, "alloc-limit"), (None, "prefetch-targets"), (None, "storage-align"),
+            (None, "extern-calls"), ("affine", "tir-to-affine"), (None, "safe-division"),
+            (None, "prefetch"), (None, "loop-interchange"), (None, "unroll-loops"),
+            (None, "unroll-for-vectorize"), (None, "compact-buffers"), (None, "stack-budget"),
+            (None, "bool-buffers-to-i8"), (None, "vectorize-loops"), (None, "float-min-max"),
+            (None, "vector-exp"), (None, "affine-to-scf"), (None, "indirect-check"),
+            (None, "scalar-replace"), (None, "jam-carried-loops"), ("scf", "prefetch-strided"),
+            (None, "packed-calls"), (None, "alloc-check"), (None, "buffer-tags"),
+            (None, "scf-to-llvm"), ("llvm-dialect", "alias-scopes")],
+    "cuda": [(None, "gpu-virtual-threads"), (None, "gpu-check-bindings"),
+             (None, "gpu-lower-cross-thread-reduction"), (None, "gpu-buffer-scopes"),
+             ("affine", "tir-to-affine"), (None, "safe-division"), (None, "compact-buffers"),
+             (None, "bool-buffers-to-i8"), (None, "gpu-map-threads"),
+             (None, "gpu-lower-allreduce"), (None, "gpu-insert-barriers"),
+             (None, "gpu-lower-wmma"), (None, "gpu-place-buffers"), (None, "gpu-limits"),
+             ("scf", "affine-to-scf"), ("gpu", "gpu-outline"), ("gpu-binary", "gpu-to-binary"),
+             ("llvm-dialect", "gpu-host-to-llvm")],
+}
+
+
+# Target -> the [(emit name, stage class)] it runs (functions, so a test can swap a stage).
 def _cpu_stages():
-    return [(None, AllocLimit), (None, PrefetchTargets), (None, StorageAlign),
-            (None, ExternCalls), ("affine", TirToAffine), (None, SafeDivision), (None, Prefetch),
-            (None, LoopInterchange), (None, UnrollLoops), (None, UnrollForVectorize),
-            (None, CompactBuffers), (None, StackBudget),
-            (None, BoolBuffersToI8), (None, VectorizeLoops), (None, FloatMinMax),
-            (None, VectorExp), (None, AffineToScf), (None, IndirectCheck),
-            (None, ScalarReplace), (None, JamCarriedLoops),
-            ("scf", StridePrefetch), (None, PackedCalls),
-            (None, AllocCheck), (None, BufferTags),
-            (None, ScfToLLVM), ("llvm-dialect", AliasScopes)]
+    return [(emit, stage_cls(name)) for emit, name in STAGE_NAMES["cpu"]]
 
 
 def _cuda_stages():
-    from tir_mlir.passes.lowering.gpu_allreduce import GpuLowerAllReduce
-    from tir_mlir.passes.lowering.gpu_barriers import GpuInsertBarriers
-    from tir_mlir.passes.lowering.gpu_bindings import GpuCheckBindings
-    from tir_mlir.passes.lowering.gpu_buffers import GpuPlaceBuffers
-    from tir_mlir.passes.lowering.gpu_cross_thread import GpuLowerCrossThreadReduction
-    from tir_mlir.passes.lowering.gpu_host import GpuHostToLLVM
-    from tir_mlir.passes.lowering.gpu_launch import GpuMapThreads
-    from tir_mlir.passes.lowering.gpu_limits import GpuLimits
-    from tir_mlir.passes.lowering.gpu_nvvm import GpuToBinary
-    from tir_mlir.passes.lowering.gpu_outline import GpuOutline
-    from tir_mlir.passes.lowering.gpu_scopes import GpuBufferScopes
-    from tir_mlir.passes.lowering.gpu_vthread import GpuVirtualThreads
-    from tir_mlir.passes.lowering.gpu_wmma import GpuLowerWmma
-    return [(None, GpuVirtualThreads), (None, GpuCheckBindings),
-            (None, GpuLowerCrossThreadReduction), (None, GpuBufferScopes),
-            ("affine", TirToAffine), (None, SafeDivision), (None, CompactBuffers),
-            (None, BoolBuffersToI8), (None, GpuMapThreads), (None, GpuLowerAllReduce),
-            (None, GpuInsertBarriers), (None, GpuLowerWmma), (None, GpuPlaceBuffers),
-            (None, GpuLimits), ("scf", AffineToScf), ("gpu", GpuOutline),
-            ("gpu-binary", GpuToBinary), ("llvm-dialect", GpuHostToLLVM)]
+    return [(emit, stage_cls(name)) for emit, name in STAGE_NAMES["cuda"]]
 
 
 def _ptx(module) -> str:
@@ -125,8 +94,9 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         # A debug build checks every access at run time; a plain one refuses those provably
         # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
         # index is read from memory (indirect_check.py).
-        for check in [BoundsCheck] if debug else [StaticBounds] * static_bounds + (
-                [IndirectMark] if _target(target) == "cpu" else []):
+        checks = ["bounds-check"] if debug else ["static-bounds"] * static_bounds + (
+            ["indirect-mark"] if _target(target) == "cpu" else [])
+        for check in map(stage_cls, checks):
             check()(out)
             if on_stage is not None:
                 on_stage(check.name, out)

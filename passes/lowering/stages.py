@@ -1,0 +1,81 @@
+"""Every lowering stage by its dash-case name: the one registry that `pipeline.py` builds its
+per-target stage lists from and that `tir-mlir opt -p NAME` runs stages by.
+
+A stage is a class with a `name` (its key here) whose instances are called on a module; one
+that takes options from the target string (`cuda -arch=sm_80`) also has
+`for_target(target)`. Adding a stage: its module in `passes/lowering/`, one line here, then
+its place in a target's list in `pipeline.py`. Modules are imported on first lookup, so a CPU
+build never imports the CUDA stages (registering their intrinsics adds ~0.1 s to a process).
+"""
+import importlib
+
+from tir_mlir.errors import BuildError
+
+# name -> (module in tir_mlir.passes.lowering, class); the checks run before the first stage
+# (bounds-check, static-bounds, indirect-mark) are stages too.
+_STAGES = {
+    # checks
+    "bounds-check": ("bounds_check", "BoundsCheck"),
+    "static-bounds": ("static_bounds", "StaticBounds"),
+    "indirect-mark": ("indirect_check", "IndirectMark"),
+    # CPU
+    "alloc-limit": ("alloc_limit", "AllocLimit"),
+    "prefetch-targets": ("prefetch", "PrefetchTargets"),
+    "storage-align": ("storage_align", "StorageAlign"),
+    "extern-calls": ("extern_calls", "ExternCalls"),
+    "tir-to-affine": ("tir_to_affine", "TirToAffine"),
+    "safe-division": ("safe_division", "SafeDivision"),
+    "prefetch": ("prefetch", "Prefetch"),
+    "loop-interchange": ("loop_interchange", "LoopInterchange"),
+    "unroll-loops": ("unroll", "UnrollLoops"),
+    "unroll-for-vectorize": ("unroll_for_vectorize", "UnrollForVectorize"),
+    "compact-buffers": ("compact_buffers", "CompactBuffers"),
+    "stack-budget": ("stack_budget", "StackBudget"),
+    "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
+    "vectorize-loops": ("vectorize", "VectorizeLoops"),
+    "float-min-max": ("float_min_max", "FloatMinMax"),
+    "vector-exp": ("vector_exp", "VectorExp"),
+    "affine-to-scf": ("affine_to_scf", "AffineToScf"),
+    "indirect-check": ("indirect_check", "IndirectCheck"),
+    "scalar-replace": ("scalar_replace", "ScalarReplace"),
+    "jam-carried-loops": ("jam_loops", "JamCarriedLoops"),
+    "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
+    "packed-calls": ("packed_calls", "PackedCalls"),
+    "alloc-check": ("alloc_check", "AllocCheck"),
+    "buffer-tags": ("alias_scopes", "BufferTags"),
+    "scf-to-llvm": ("scf_to_llvm", "ScfToLLVM"),
+    "alias-scopes": ("alias_scopes", "AliasScopes"),
+    # CUDA
+    "gpu-virtual-threads": ("gpu_vthread", "GpuVirtualThreads"),
+    "gpu-check-bindings": ("gpu_bindings", "GpuCheckBindings"),
+    "gpu-lower-cross-thread-reduction": ("gpu_cross_thread", "GpuLowerCrossThreadReduction"),
+    "gpu-buffer-scopes": ("gpu_scopes", "GpuBufferScopes"),
+    "gpu-map-threads": ("gpu_launch", "GpuMapThreads"),
+    "gpu-lower-allreduce": ("gpu_allreduce", "GpuLowerAllReduce"),
+    "gpu-insert-barriers": ("gpu_barriers", "GpuInsertBarriers"),
+    "gpu-lower-wmma": ("gpu_wmma", "GpuLowerWmma"),
+    "gpu-place-buffers": ("gpu_buffers", "GpuPlaceBuffers"),
+    "gpu-limits": ("gpu_limits", "GpuLimits"),
+    "gpu-outline": ("gpu_outline", "GpuOutline"),
+    "gpu-to-binary": ("gpu_nvvm", "GpuToBinary"),
+    "gpu-host-to-llvm": ("gpu_host", "GpuHostToLLVM"),
+}
+
+
+def names() -> list:
+    """Every registered stage name, in registry order (checks, CPU, CUDA)."""
+    return list(_STAGES)
+
+
+def stage(name: str) -> type:
+    """The stage class registered as `name`; a BuildError naming the known ones otherwise."""
+    if name not in _STAGES:
+        raise BuildError(f"unknown lowering stage {name!r}; known: {', '.join(_STAGES)}")
+    module, cls = _STAGES[name]
+    return getattr(importlib.import_module(f"tir_mlir.passes.lowering.{module}"), cls)
+
+
+def instance(name: str, target: str = "cpu"):
+    """A runnable instance of stage `name` (given the target's options when it takes them)."""
+    cls = stage(name)
+    return cls.for_target(target) if hasattr(cls, "for_target") else cls()
