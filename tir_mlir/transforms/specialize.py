@@ -28,7 +28,7 @@ _FOLD = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
          "arith.divsi": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
          "arith.remsi": lambda a, b: a - b * int(a / b), "arith.minsi": min,
          "arith.maxsi": max}
-_CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci")
+_CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci", "arith.sitofp")
 
 
 class SpecializeError(ValueError):
@@ -37,7 +37,8 @@ class SpecializeError(ValueError):
 
 def specialize_function(func: ir.Operation, values: dict) -> None:
     """Specialize the `func.func` op in place: `values` maps parameter names (TVMScript
-    names: `n`, `alpha`) to ints / floats."""
+    names: `n`, `alpha`) to ints / floats. Names and values are checked before anything
+    changes; an assumption the values break is found while folding: specialize a copy."""
     entry = func.regions[0].blocks[0]
     attrs = arg_attrs(func)
     names = {str_attr(d, "tir.name", f"arg{k}"): k for k, d in enumerate(attrs)}
@@ -48,10 +49,12 @@ def specialize_function(func: ir.Operation, values: dict) -> None:
                                   f"{name!r} (it has {', '.join(names)})")
     positions = sorted(names[n] for n in values)
     with func.location:
+        attrs_of = {n: _value_attr(entry.arguments[names[n]].type, v, n)
+                    for n, v in values.items()}
         consts = {}
-        for name, value in values.items():
+        for name, attr in attrs_of.items():
             arg = entry.arguments[names[name]]
-            consts[arg] = _constant(arg.type, value, name, entry)
+            consts[arg] = _constant(attr, entry)
         for arg, c in consts.items():
             arg.replace_all_uses_with(c)
         _propagate(func)
@@ -63,19 +66,23 @@ def specialize_function(func: ir.Operation, values: dict) -> None:
                               if k not in positions])
 
 
-def _constant(t: ir.Type, value, name: str, entry: ir.Block) -> ir.Value:
+def _value_attr(t: ir.Type, value, name: str) -> ir.Attribute:
     if isinstance(t, (ir.IndexType, ir.IntegerType)):
         if isinstance(value, bool) or not isinstance(value, int) and not (
                 isinstance(value, float) and value.is_integer()):
             raise SpecializeError(f"{name} takes an integer, got {value!r}")
-        attr = ir.IntegerAttr.get(t, int(value))
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        attr = ir.FloatAttr.get(t, float(value))
-    else:
-        raise SpecializeError(f"{name} takes a number, got {value!r}")
+        return ir.IntegerAttr.get(t, int(value))
+    if isinstance(t, ir.MemRefType):
+        raise SpecializeError(f"{name} is a buffer: specialize its sizes instead")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ir.FloatAttr.get(t, float(value))
+    raise SpecializeError(f"{name} takes a number, got {value!r}")
+
+
+def _constant(attr: ir.Attribute, entry: ir.Block) -> ir.Value:
     first = next(iter(entry.operations), None)
     with ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(entry):
-        return arith.ConstantOp(t, attr).result
+        return arith.ConstantOp(attr.type, attr).result
 
 
 def _int_const(v: ir.Value):
@@ -102,18 +109,25 @@ def _propagate(func):
                 changed |= _fold_symbols(op)
 
 
-def _replace_with_constant(op, value: int):
+def _replace_with_constant(op, value):
+    t = op.results[0].type
     with ir.InsertionPoint(op), op.location:
-        c = arith.ConstantOp(op.results[0].type, value).result
+        attr = ir.FloatAttr.get(t, value) if isinstance(value, float) else \
+            ir.IntegerAttr.get(t, value)
+        c = arith.ConstantOp(t, attr).result
     op.results[0].replace_all_uses_with(c)
     op.erase()
 
 
 def _fold_arith(op) -> bool:
     vals = [_int_const(v) for v in op.operands]
-    if None in vals or not isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)):
+    if None in vals:
         return False
-    if op.name in _CASTS:
+    if op.name == "arith.sitofp":       # T.Cast("float32", shift)
+        _replace_with_constant(op, float(vals[0]))
+    elif not isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)):
+        return False
+    elif op.name in _CASTS:
         _replace_with_constant(op, vals[0])
     elif op.name in ("arith.floordivsi", "arith.ceildivsi", "arith.divsi", "arith.remsi") \
             and vals[1] == 0:
@@ -346,3 +360,20 @@ def _set_signature(func, attrs: list):
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
     elif "arg_attrs" in func.attributes:
         del func.attributes["arg_attrs"]
+
+
+def specialize_module(module: ir.Module, values: dict) -> None:
+    """Specialize, in place, every function of `module` on the names in `values` it has; a
+    name that no function has is an error."""
+    funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+    seen = set()
+    for f in funcs:
+        names = {str_attr(d, "tir.name", f"arg{k}") for k, d in enumerate(arg_attrs(f))}
+        mine = {n: v for n, v in values.items() if n in names}
+        seen |= set(mine)
+        if mine:
+            specialize_function(f, mine)
+    missing = [n for n in values if n not in seen]
+    if missing:
+        raise SpecializeError(f"no function has a parameter or size named "
+                              f"{', '.join(map(repr, missing))}")
