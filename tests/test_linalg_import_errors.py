@@ -51,11 +51,11 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4x{out_type}> {{
     ("""func.func @f(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
   return %a : tensor<?x8xf32>
 }
-""", (1, 1), "dynamic shape tensor<?x8xf32>: linalg import supports static shapes only"),
+""", (1, 14), "dynamic shape tensor<?x8xf32>: linalg import supports static shapes only"),
     ("""func.func @f(%a: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
-""", (1, 1), "unsupported type f32: linalg import takes ranked tensors and memrefs"),
+""", (1, 33), "unsupported type f32: linalg import takes ranked tensors and memrefs"),
     (_generic("""    %y = arith.remf %x, %x : f32
     linalg.yield %y : f32"""), (7, 10), "unsupported op 'arith.remf' in the body of a linalg op"),
     (_generic("""    %y = arith.cmpf uno, %x, %x : f32

@@ -97,7 +97,7 @@ class Planner:
             self.returned.setdefault(v, []).append(k)
         self.result_types = [v.type for v in ret.operands]
         for k, arg in enumerate(self.func.regions[0].blocks[0].arguments):
-            shape, et = self._static(arg.type, self.func)
+            shape, et = self._static(arg.type, arg)
             name = self._unique(arg.get_name().lstrip("%") or f"arg{k}", self.buffer_names)
             b = Buffer(name, shape, et, "input", k, loc=self.func.location)
             self.buffers[arg] = b
