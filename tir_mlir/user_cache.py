@@ -57,9 +57,38 @@ def _warn_once(root: str, why: str) -> None:
 @functools.lru_cache(maxsize=1)
 def private_dir() -> Path:
     """A folder of this process's own, deleted at exit (used when the cache is off)."""
-    path = Path(tempfile.mkdtemp(prefix="tir-mlir-"))
+    return process_temp_dir("tir-mlir-")
+
+
+def process_temp_dir(prefix: str) -> Path:
+    """A new temporary folder `<prefix><pid>-<random>`, deleted at exit. A process killed
+    (kill -9) cannot delete its folder, so the folders of this prefix whose process is gone
+    are deleted first."""
+    _sweep(prefix)
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
     atexit.register(shutil.rmtree, path, True)
     return path
+
+
+def _sweep(prefix: str) -> None:
+    """Delete this user's `<prefix><pid>-*` folders whose process no longer exists."""
+    root = Path(tempfile.gettempdir())
+    try:
+        entries = list(root.glob(f"{prefix}*-*"))
+    except OSError:
+        return
+    for path in entries:
+        pid = path.name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if path.lstat().st_uid != os.geteuid() or not path.is_dir():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:            # alive (another user's pid: EPERM), or gone meanwhile
+            continue
 
 
 def _digest_path(path: Path) -> Path:

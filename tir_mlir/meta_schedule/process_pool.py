@@ -19,6 +19,8 @@ import threading
 import time
 from concurrent.futures import Future
 
+from tir_mlir.meta_schedule.worker import PARENT_ENV
+
 _HEADER = struct.Struct("<Q")
 
 
@@ -42,7 +44,7 @@ class _Worker:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tir_mlir.meta_schedule.worker", *PRELOAD],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errlog,
-            env={**os.environ, **env}, start_new_session=True)
+            env={**os.environ, **env, PARENT_ENV: str(os.getpid())}, start_new_session=True)
         self.tasks = 0
         self._read(1, time.monotonic() + STARTUP_TIMEOUT_SEC, STARTUP_TIMEOUT_SEC)  # "ready"
 

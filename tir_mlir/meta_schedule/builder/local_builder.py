@@ -3,18 +3,16 @@
 A compile that raises, hangs or kills its worker (an LLVM assertion, a segfault) becomes a
 BuilderResult with `error_msg`; the other candidates build on. Programs travel to the workers
 as MLIR text; artifacts are `export_library` shared objects in `artifact_dir` (default: a
-temporary folder removed when the process exits)."""
-import atexit
+temporary folder removed when the process exits, or by the next tuner if it is killed)."""
 import functools
 import os
-import shutil
-import tempfile
 import uuid
 import weakref
 from typing import Callable, List, Optional
 
 from tir_mlir.meta_schedule.builder.builder import Builder, BuilderInput, BuilderResult
 from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
+from tir_mlir.user_cache import process_temp_dir
 
 _KIND = {"error": "BuildError", "timeout": "BuildTimeout", "crash": "BuildCrash"}
 
@@ -28,9 +26,8 @@ class LocalBuilder(Builder):
         self.max_workers = max_workers or os.cpu_count() or 1
         self.timeout_sec = timeout_sec
         self.f_build = f_build or "tir_mlir.meta_schedule.builder.local_builder:build_artifact"
-        if artifact_dir is None:
-            artifact_dir = tempfile.mkdtemp(prefix="tir_mlir_build_")
-            atexit.register(shutil.rmtree, artifact_dir, True)
+        if artifact_dir is None:       # (those of killed tuners are deleted here too)
+            artifact_dir = str(process_temp_dir("tir_mlir_build_"))
         os.makedirs(artifact_dir, exist_ok=True)
         self.artifact_dir = artifact_dir
         self._pool = ProcessPool(self.max_workers)
