@@ -220,10 +220,13 @@ class Trace:
         raise ValueError(f"instruction {inst.name} is not in this trace")
 
     # --- replay ------------------------------------------------------------------------------
-    def apply_to_schedule(self, sch, remove_postproc: bool = True,
+    def apply_to_schedule(self, sch, remove_postproc: bool = False,
                           trusted: bool = False) -> None:
-        """Replay every instruction on `sch` (sampling instructions with their decisions).
-        `remove_postproc` stops at `enter_postproc`. `trusted=True` is the search's fast
+        """Replay every instruction on `sch` (sampling instructions with their decisions):
+        by default the whole trace, so a tuned trace gives the program that was measured,
+        postprocessors' steps (parallel, vectorize, decompose) included.
+        `remove_postproc` stops at `enter_postproc` (what a search replays before running the
+        postprocessors again). `trusted=True` is the search's fast
         mode for traces it generated itself: no per-step snapshot or verification, so on an
         error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
