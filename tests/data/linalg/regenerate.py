@@ -1,24 +1,37 @@
-"""Regenerate the recorded torch-mlir output in this folder (needs torch and torch-mlir).
+"""Regenerate the recorded producer output in this folder: torch-mlir's (torch and
+torch-mlir), and JAX's StableHLO lowered to linalg by IREE's input conversion (jax and
+iree-base-compiler); each part runs when its packages are installed.
 
     python tests/data/linalg/regenerate.py
 
-Each model is exported with `torch_mlir.fx.export_and_import(..., output_type=
+Each torch model is exported with `torch_mlir.fx.export_and_import(..., output_type=
 "linalg-on-tensors")` and written without debug locations (an error then points into the .mlir
-file itself), weights as `dense_resource` blobs. Beside each `NAME.mlir`, `NAME.npz` holds the
-example inputs, the weights and torch's outputs (`in0`, ..., `w.fc1.weight`, ..., `out0`, ...),
-so the tests compute numpy references and compare with torch's numbers without torch. Shapes and weights are kept small so the files stay small.
+file itself), weights as `dense_resource` blobs; the JAX function's StableHLO
+(`jax.jit(f).lower(x).as_text()`) goes through `iree-opt --chlo-legalize-to-stablehlo
+--iree-stablehlo-to-iree-input`, weights as `dense` constants. Beside each `NAME.mlir`,
+`NAME.npz` holds the example inputs, the weights and the producer's outputs (`in0`, ...,
+`w.fc1.weight`, ..., `out0`, ...), so the tests compute numpy references and compare with the
+producer's numbers without it. Shapes and weights are kept small so the files stay small.
 """
+import subprocess
 from pathlib import Path
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+except ImportError:             # the JAX part alone
+    torch = None
 
 HERE = Path(__file__).parent
 
 
-class MLP(nn.Module):
+Module = nn.Module if torch is not None else object
+
+
+class MLP(Module):
     """Linear -> GELU -> Linear -> softmax."""
 
     def __init__(self):
@@ -29,7 +42,7 @@ class MLP(nn.Module):
         return torch.softmax(self.fc2(F.gelu(self.fc1(x))), dim=-1)
 
 
-class LayerNorm(nn.Module):
+class LayerNorm(Module):
     def __init__(self):
         super().__init__()
         self.norm = nn.LayerNorm(32)
@@ -40,7 +53,7 @@ class LayerNorm(nn.Module):
         return self.norm(x)
 
 
-class ConvReLU(nn.Module):
+class ConvReLU(Module):
     """conv2d (3x3, padding 1) + bias + ReLU."""
 
     def __init__(self):
@@ -51,7 +64,7 @@ class ConvReLU(nn.Module):
         return torch.relu(self.conv(x))
 
 
-class Attention(nn.Module):
+class Attention(Module):
     """Scaled dot-product attention of (batch, heads, seq, dim) queries, keys and values."""
 
     def forward(self, q, k, v):
@@ -72,25 +85,61 @@ def models():
     }
 
 
-def export(model: nn.Module, args) -> str:
+def export(model, args) -> str:
     # (imported here: the tests build the models with torch alone)
     from torch_mlir import fx
     module = fx.export_and_import(model, *args, output_type="linalg-on-tensors")
     return module.operation.get_asm(large_elements_limit=1 << 30)
 
 
+def jax_dense_gelu_layernorm():
+    """(function, example input, weights): a dense layer, JAX's tanh GELU, a layer norm."""
+    rng = np.random.default_rng(0)
+    w = {"w": rng.standard_normal((16, 32)).astype("float32") * 0.2,
+         "b": rng.standard_normal(32).astype("float32") * 0.1,
+         "g": rng.standard_normal(32).astype("float32")}
+
+    def f(x):
+        import jax
+        h = jax.nn.gelu(x @ w["w"] + w["b"])
+        mu = h.mean(-1, keepdims=True)
+        var = ((h - mu) ** 2).mean(-1, keepdims=True)
+        return (h - mu) * jax.lax.rsqrt(var + 1e-5) * w["g"]
+    return f, rng.standard_normal((4, 16)).astype("float32"), w
+
+
+def export_jax(f, x) -> str:
+    """JAX -> StableHLO -> linalg (IREE's StableHLO input conversion, `iree-opt`)."""
+    import jax
+    stablehlo = jax.jit(f).lower(x).as_text()
+    return subprocess.run(["iree-opt", "--chlo-legalize-to-stablehlo",
+                           "--iree-stablehlo-to-iree-input"], input=stablehlo,
+                          capture_output=True, text=True, check=True).stdout
+
+
 def main():
-    torch.manual_seed(0)
-    for name, (model, args) in models().items():
-        model.eval()
-        with torch.no_grad():
-            out = model(*args)
-        outs = out if isinstance(out, tuple) else (out,)
-        (HERE / f"{name}.mlir").write_text(export(model, args))
-        np.savez(HERE / f"{name}.npz", **{f"in{i}": a.numpy() for i, a in enumerate(args)},
-                 **{f"w.{k}": w.numpy() for k, w in model.state_dict().items()},
-                 **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
-        print(f"wrote {name}.mlir, {name}.npz")
+    if torch is not None:
+        torch.manual_seed(0)
+        for name, (model, args) in models().items():
+            model.eval()
+            with torch.no_grad():
+                out = model(*args)
+            outs = out if isinstance(out, tuple) else (out,)
+            (HERE / f"{name}.mlir").write_text(export(model, args))
+            np.savez(HERE / f"{name}.npz", **{f"in{i}": a.numpy() for i, a in enumerate(args)},
+                     **{f"w.{k}": w.numpy() for k, w in model.state_dict().items()},
+                     **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
+            print(f"wrote {name}.mlir, {name}.npz")
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        print("jax is not installed: the JAX part is skipped")
+        return
+    f, x, weights = jax_dense_gelu_layernorm()
+    (HERE / "jax_dense_gelu_layernorm.mlir").write_text(export_jax(f, x))
+    np.savez(HERE / "jax_dense_gelu_layernorm.npz", in0=x, out0=np.asarray(f(x)),
+             **{f"w.{k}": v for k, v in weights.items()})
+    print("wrote jax_dense_gelu_layernorm.mlir, jax_dense_gelu_layernorm.npz")
 
 
 if __name__ == "__main__":
