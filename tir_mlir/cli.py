@@ -486,14 +486,25 @@ def run(path, func_name, target, check, check_with, bench, number, repeat, seed,
               help="Search strategy (replay-*: random sampling of the design space).")
 @click.option("--trials-per-iter", default=64, show_default=True, type=click.IntRange(min=1),
               help="Candidates per round: built, measured and committed together.")
+@click.option("--sizes", multiple=True, metavar="NAME=V1,V2,...",
+              help="Tune a symbolic function at these sizes (n=128,1024,4096): one kernel for "
+              "all sizes, its cost the geometric mean of its times at each.")
+@click.option("--weights", default=None, metavar="W1,W2,...",
+              help="Weights of the --sizes in the geometric mean (default: equal).")
 @_specialize_option
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
-         seed, strategy, trials_per_iter, specialize):
+         seed, strategy, trials_per_iter, sizes, weights, specialize):
     """Tune a function of PATH: search schedules, measure them, keep the fastest."""
+    from tir_mlir.meta_schedule.sizes import parse_sizes, parse_weights
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
-    mod = _concrete(_load_program(path, specialize=specialize))
+    mod = _load_program(path, specialize=specialize)
+    if not sizes:
+        mod = _concrete(mod)
+    elif weights is not None:
+        weights = parse_weights(weights, len(parse_sizes(sizes)))
     run_tune(path, mod, target, trials, work_dir, func_name, resume, runner, address, check,
-             timeout, seed, strategy, trials_per_iter, echo=click.echo)
+             timeout, seed, strategy, trials_per_iter, echo=click.echo,
+             sizes=parse_sizes(sizes) if sizes else None, weights=weights)
 
 
 if __name__ == "__main__":

@@ -335,3 +335,21 @@ def smax(a: Int, b: Int) -> Int | None:
     if prove_le(a, b):
         return b
     return a if prove_le(b, a) else None
+
+
+def evaluate(x: Int, values: dict, default: int | None = None) -> int:
+    """The value of `x` when each symbol is `values[name]` (its TVMScript name), or
+    `default` for those `values` does not give."""
+    if isinstance(x, int):
+        return x
+    consts = []
+    for s in x.symbols:
+        name = symbol_name(s)
+        if name not in values and default is None:
+            raise KeyError(f"no value for {name} (evaluating {show(x)})")
+        consts.append(int(values.get(name, default)))
+    with x.expr.context:
+        e = substitute(x.expr, [], [_const(v) for v in consts])
+        e = ir.AffineExpr.simplify_affine_expr(e, 0, 0).maybe_downcast()
+    assert isinstance(e, ir.AffineConstantExpr), e
+    return e.value

@@ -2,7 +2,7 @@
 
 JSON form, as TVM writes it in tuning records: `["TENSOR", "float32", [128, 128]]`."""
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 
 class ArgInfo:
@@ -15,7 +15,7 @@ class ArgInfo:
     def from_json(obj) -> "ArgInfo":
         if not (isinstance(obj, (list, tuple)) and len(obj) == 3 and obj[0] == "TENSOR"):
             raise ValueError(f"not an argument info: {obj!r} (expected [\"TENSOR\", dtype, shape])")
-        return TensorInfo(str(obj[1]), tuple(int(x) for x in obj[2]))
+        return TensorInfo(str(obj[1]), tuple(obj[2]))
 
     @staticmethod
     def from_prim_func(func) -> List["ArgInfo"]:
@@ -30,11 +30,13 @@ class ArgInfo:
 
 @dataclass(frozen=True)
 class TensorInfo(ArgInfo):
+    """A buffer parameter; a symbolic dimension is its size as text (`"n"`, `"n * 4"`)."""
     dtype: str
-    shape: Tuple[int, ...]
+    shape: Tuple[Union[int, str], ...]
 
     def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(int(x) for x in self.shape))
+        object.__setattr__(self, "shape", tuple(x if isinstance(x, str) else int(x)
+                                                for x in self.shape))
 
     def as_json(self):
         return ["TENSOR", self.dtype, list(self.shape)]
@@ -68,4 +70,6 @@ def _infos(func_op) -> List[ArgInfo]:
         with ir.InsertionPoint(module.body):
             func_op.clone()
         (params,) = signatures(module).values()
-    return [TensorInfo(p.dtype, p.shape) for p in params]
+    from tir_mlir.runtime.shape_exprs import to_text
+    return [TensorInfo(p.dtype, tuple(s if isinstance(s, int) else to_text(s) for s in p.shape))
+            for p in params if p.kind != "var"]

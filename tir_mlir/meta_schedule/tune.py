@@ -17,7 +17,7 @@ import sys
 from typing import Optional
 
 from tir_mlir.context import get_context
-from tir_mlir.meta_schedule.sizes import sizes_runner
+from tir_mlir.meta_schedule.sizes import feature_size, sizes_runner
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.meta_schedule.tune_events import candidate_log, log
 from tir_mlir.module import IRModule
@@ -66,6 +66,8 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
     runner = LocalRunner() if runner == "local" else runner
     if sizes is not None:
         runner = sizes_runner(mod, runner, sizes, size_weights, work_dir)
+        if hasattr(getattr(cost_model, "extractor", None), "size"):
+            cost_model.extractor.size = feature_size(sizes)
     with _logging_to(work_dir, console=observer is None):
         return task_scheduler.tune(
             tasks, [1.0] * len(tasks), max_trials_global,

@@ -4,6 +4,7 @@ directory, a progress display, resuming, and the best schedule written as a scri
 Work directory:
     database.sqlite      every measured candidate (SQLiteDatabase)
     reference.npz        the unscheduled program's inputs and outputs (candidates must match)
+    reference_n128.npz   with --sizes (a symbolic function): one such file per size
                          and its time (the curve's baseline)
     best_schedule.py     the fastest valid record as `def schedule(sch)`
     tuning_curve.png     every trial and the best so far, over trials and wall time
@@ -46,9 +47,11 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
          resume: bool = False, runner: str = "local", address: Optional[str] = None,
          check: bool = True, timeout_sec: float = 30.0, seed: Optional[int] = None,
          strategy: str = "evolutionary", trials_per_iter: int = 64,
-         echo: Callable[[str], None] = print):
+         echo: Callable[[str], None] = print, sizes=None, weights=None):
     """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
-    Ctrl-C it stops the workers, reports what was measured and exits with status 130."""
+    Ctrl-C it stops the workers, reports what was measured and exits with status 130.
+    `sizes`/`weights`: tune a symbolic function over those sizes (meta_schedule/sizes.py;
+    the reference inputs are then one file per size)."""
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
@@ -63,7 +66,7 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     if db_path.exists() and not resume:
         raise TIRError(f"{work_dir} already holds a tuning database: pass --resume to continue "
                        f"it, or choose another --work-dir")
-    reference = str(work_dir / "reference.npz") if check else None
+    reference = str(work_dir / "reference.npz") if check and sizes is None else None
     measure = make_runner(runner, address, reference, timeout_sec)
     builder = LocalBuilder(timeout_sec=timeout_sec)
     created = not db_path.exists()
@@ -71,7 +74,8 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     interrupted = False
     try:
         return _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
-                     trials_per_iter, echo, database, builder, measure, reference)
+                     trials_per_iter, echo, database, builder, measure, reference,
+                     sizes, weights)
     except (KeyboardInterrupt, SystemExit):
         interrupted = True
         raise
@@ -87,7 +91,8 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
 
 
 def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
-          trials_per_iter, echo, database, builder, measure, reference):
+          trials_per_iter, echo, database, builder, measure, reference, sizes=None,
+          weights=None):
     from tir_mlir.meta_schedule import tune_tir
     from tir_mlir.meta_schedule.runner import make_reference
     from tir_mlir.meta_schedule.runner.reference import is_reference
@@ -100,10 +105,10 @@ def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
     done = [r for r in database.get_all_tuning_records()
             if r.workload == workload and r.target == key]
     valid = [r.mean_sec for r in done if r.is_valid]
-    flops = flop_count(mod.module, func_name)
+    flops = None if sizes is not None else flop_count(mod.module, func_name)
     if done:
         echo(f"resuming: {len(done)} trials in {db_path} ({len(valid)} valid)")
-    if check and not is_reference(reference):
+    if check and reference is not None and not is_reference(reference):
         make_reference(mod, reference, func_name)
     progress = Progress(trials, flops, len(done), min(valid) if valid else None)
     # the curve's time axis: from this session's start, or from the first stored record
@@ -114,7 +119,8 @@ def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
             tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
                      num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
                      runner=measure, database=database, strategy=strategy, seed=seed,
-                     check_correctness=check, observer=progress)
+                     check_correctness=check, observer=progress, sizes=sizes,
+                     size_weights=weights)
     except KeyboardInterrupt:
         progress.close()
         if len(database) == 0:

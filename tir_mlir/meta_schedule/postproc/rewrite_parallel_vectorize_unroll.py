@@ -62,8 +62,9 @@ def _parallelize(sch, loops, limit: int):
         if sch.get_loop_iter_type(lp) != "S" or str(view.kind) != "serial" or view.annotations:
             break
         prefix.append(lp)
-        prod *= view.extent
-        if prod > limit or not _single_statement(view):
+        # a symbolic extent (`(n + 31) // 32`) counts as past any limit
+        prod = prod * view.extent if isinstance(view.extent, int) and prod is not None else None
+        if prod is None or prod > limit or not _single_statement(view):
             break
     if prod == 1:
         return None
@@ -84,7 +85,8 @@ def _single_statement(view) -> bool:
 
 def _vectorizable(sch, loop, limit: int) -> bool:
     view = sch.get(loop)
-    return (1 < view.extent <= limit and str(view.kind) == "serial"
+    return (isinstance(view.extent, int) and 1 < view.extent <= limit
+            and str(view.kind) == "serial"
             and sch.get_loop_iter_type(loop) == "S"
             and len(sch.get_child_blocks(loop)) == 1)
 

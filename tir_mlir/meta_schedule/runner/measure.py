@@ -40,7 +40,7 @@ def run_artifact(path: str, args_info_json, func_name, config: dict, reference, 
         os.sched_setaffinity(0, affinity)
     lib = load_module(path)
     fn = lib[pick_function(lib, func_name)]
-    params = fn.params
+    params = [p for p in fn.params if p.kind != "var"]     # (the call derives the vars)
     if args_info_json is not None:
         expect = [(str(a[1]), tuple(a[2])) for a in args_info_json]
         have = [(p.dtype, tuple(p.shape)) for p in params]
@@ -50,11 +50,15 @@ def run_artifact(path: str, args_info_json, func_name, config: dict, reference, 
         with np.load(reference) as ref:
             inputs = [ref[f"in{k}"] for k in range(len(params))]
             want = [ref[f"out{k}"] for k in range(len(params))]
-        got = [aligned.copy(a) for a in inputs]
+        got = [aligned.copy(a) if p.kind == "buffer" else a.item()
+               for p, a in zip(params, inputs)]
         start = time.perf_counter()
         fn(*got)
         first = time.perf_counter() - start
-        bad = first_mismatch([Param(p.name, p.shape, p.dtype) for p in params], got, want)
+        buffers = [k for k, p in enumerate(params) if p.kind == "buffer"]
+        bad = first_mismatch([Param(params[k].name, params[k].shape, params[k].dtype)
+                              for k in buffers], [got[k] for k in buffers],
+                             [want[k] for k in buffers])
         if bad:
             raise WrongResult(f"buffer {bad[0]!r} differs from the unscheduled program's "
                               f"(error {bad[1]})")
@@ -89,21 +93,35 @@ def _flush_caches():
     _flush_buffer += 1.0
 
 
-def write_reference(mlir_text: str, func_name, seed: int, path: str) -> str:
+def write_reference(mlir_text: str, func_name, seed: int, path: str, size=None) -> str:
     """Build the unscheduled program, run it on random inputs, save inputs and outputs, and
-    the time of one more call (`baseline_sec`: the unscheduled time tuning starts from)."""
+    the time of one more call (`baseline_sec`: the unscheduled time tuning starts from).
+    `size`: the values of a symbolic function's sizes ({"n": 128}) the inputs have."""
     from tir_mlir.module import module_from_mlir
     from tir_mlir.runtime.build import build
     from tir_mlir.runtime.run_program import random_array
+    from tir_mlir.runtime.shape_exprs import evaluate
     lib = build(module_from_mlir(mlir_text), target="llvm")
     fn = lib[pick_function(lib, func_name)]
     rng = np.random.default_rng(seed)
-    inputs = [random_array(p.shape, p.dtype, rng) for p in fn.params]
+    env = dict(size or {})
+
+    def make(p):
+        if p.kind == "buffer":
+            return random_array(tuple(evaluate(s, env) for s in p.shape), p.dtype, rng)
+        if p.kind == "index":
+            return np.array(env[p.name])
+        return random_array((), p.dtype, rng)          # a scalar parameter
+    explicit = [p for p in fn.params if p.kind != "var"]
+    inputs = [make(p) for p in explicit]
     outputs = [a.copy() for a in inputs]
-    fn(*outputs)
+
+    def args(arrays):      # (scalar parameters are passed as Python numbers)
+        return [a if p.kind == "buffer" else a.item() for p, a in zip(explicit, arrays)]
+    fn(*args(outputs))
     arrays = {f"in{k}": a for k, a in enumerate(inputs)}
     arrays.update({f"out{k}": a for k, a in enumerate(outputs)})
-    timed = lib.time_evaluator(fn.name, number=1, repeat=1)(*[a.copy() for a in inputs])
+    timed = lib.time_evaluator(fn.name, number=1, repeat=1)(*args([a.copy() for a in inputs]))
     arrays["baseline_sec"] = np.array(timed.median)
     tmp = path + ".tmp.npz"
     np.savez(tmp, **arrays)

@@ -1,7 +1,8 @@
 """MultiLevelTiling: TVM's multi-level tiling of a compute block with data reuse.
 
 Every loop is split into as many sampled perfect tiles as its kind has letters in
-`structure` ("SSRSRS" on CPU: spatial, spatial, reduction, spatial, reduction, spatial;
+`structure` (a loop over a symbolic extent: constant factors from sample_categorical, the
+outermost inferred) ("SSRSRS" on CPU: spatial, spatial, reduction, spatial, reduction, spatial;
 "SSSRRSRS" on GPU), and the tiles are reordered level by level. Write reuse (`reuse_write`)
 adds one sketch per level where the result is accumulated in a cache (`cache_write` +
 `reverse_compute_at` under that level's innermost loop), or where a single elementwise
@@ -26,6 +27,12 @@ class ReuseConfig:
     def __post_init__(self):
         if self.req not in ("no", "may", "must"):
             raise ValueError(f"ReuseConfig.req must be no/may/must, got {self.req!r}")
+
+
+# The constant tile factors sampled for a loop over a symbolic extent: up to 64 innermost
+# (at most max_innermost_factor), up to 16 at the levels between.
+SYMBOLIC_FACTORS = (1, 2, 4, 8, 16, 32, 64)
+SYMBOLIC_INNER_MAX = 16
 
 
 def _config(c) -> ReuseConfig:
@@ -78,12 +85,26 @@ class MultiLevelTiling(ScheduleRule):
         tiles = [[] for _ in self.structure]
         for loop in sch.get_loops(block):
             levels = s_levels if sch.get_loop_iter_type(loop) == "S" else r_levels
-            factors = sch.sample_perfect_tile(loop, n=len(levels),
-                                              max_innermost_factor=self.max_innermost_factor)
+            if isinstance(sch.get(loop).extent, int):
+                factors = sch.sample_perfect_tile(loop, n=len(levels),
+                                                  max_innermost_factor=self.max_innermost_factor)
+            else:
+                factors = self._symbolic_tile(sch, len(levels))
             for level, part in zip(levels, sch.split(loop, factors)):
                 tiles[level].append(part)
         sch.reorder(*[lp for level in tiles for lp in level])
         return tiles
+
+    def _symbolic_tile(self, sch, n: int) -> list:
+        """Tile factors of a loop over a symbolic extent (no perfect tile exists for every
+        size): the outermost inferred, each inner one a sample_categorical over constants
+        (the split guards what they do not divide); one kernel then serves all sizes."""
+        factors = [None]
+        for k in range(1, n):
+            top = self.max_innermost_factor if k == n - 1 else SYMBOLIC_INNER_MAX
+            cands = [c for c in SYMBOLIC_FACTORS if c <= top] or [1]
+            factors.append(sch.sample_categorical(cands, [1 / len(cands)] * len(cands)))
+        return factors
 
     def _bind(self, sch, tiles):
         """GPU: fuse the first len(tile_binds) spatial levels and bind each."""

@@ -21,8 +21,11 @@ def needs_rfactor_or_cross_thread_reduction(sch, block, max_parallel_extent: int
         return False
     if any(sch.get(lp).thread_binding for lp in loops):
         return False
-    spatial = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "S")
-    reduce = math.prod(sch.get(lp).extent for lp, k in zip(loops, kinds) if k == "R")
+    extents = [sch.get(lp).extent for lp in loops]
+    if not all(isinstance(e, int) for e in extents):
+        return False        # a symbolic extent: TVM's cumulative lengths are unknown, no rfactor
+    spatial = math.prod(e for e, k in zip(extents, kinds) if k == "S")
+    reduce = math.prod(e for e, k in zip(extents, kinds) if k == "R")
     if MultiLevelTiling().needs_tiling(sch, block):
         return not (spatial >= reduce or spatial > max_parallel_extent)
     return reduce > max_parallel_basic
