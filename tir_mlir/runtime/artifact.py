@@ -13,8 +13,8 @@ also compiled into `f.so` (symbol `tir_mlir_signature`), so the code carries its
 """
 import hashlib
 import json
+import mmap
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from tir_mlir.errors import RuntimeCallError
 SYMBOL = "tir_mlir_signature"
 FORMAT = 1
 MAX_META_BYTES = 1 << 20
+MAX_LIBRARY_BYTES = 1 << 30     # far above any exported kernel library
 
 
 def signature_global(meta_text: str) -> str:
@@ -74,19 +75,42 @@ def read_meta(path: Path) -> tuple:
         raise RuntimeCallError(f"{meta_path}: not a signature file written by "
                                f"export_library ({e})") from None
     functions = _check_meta(meta, meta_path)
+    size = path.stat().st_size
+    if size > MAX_LIBRARY_BYTES:
+        raise RuntimeCallError(f"{path}: {size} bytes, larger than any library export_library "
+                               f"writes ({MAX_LIBRARY_BYTES}); refused")
     fd, copy = tempfile.mkstemp(prefix="tir_mlir_lib_", suffix=".so")
-    os.close(fd)
     try:
-        shutil.copyfile(path, copy)
-        digest = hashlib.sha256(Path(copy).read_bytes()).hexdigest()
+        with os.fdopen(fd, "wb") as out, open(path, "rb") as f:
+            digest = hashlib.sha256()          # hashed as copied: memory stays bounded
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != meta["sha256"]:
+            raise RuntimeCallError(f"{path}: the library does not match {meta_path.name} "
+                                   f"(changed, truncated or written by another export); "
+                                   f"export it again")
+        if not _holds(copy, signatures_text(functions).encode() + b"\0"):
+            raise RuntimeCallError(f"{path}: the signatures in {meta_path.name} differ from "
+                                   f"the ones compiled into the library (or it is not a "
+                                   f"library written by export_library); not loaded")
     except OSError as e:
         os.unlink(copy)
         raise RuntimeCallError(f"{path}: cannot read the library ({e})") from None
-    if digest != meta["sha256"]:
+    except BaseException:
         os.unlink(copy)
-        raise RuntimeCallError(f"{path}: the library does not match {meta_path.name} (changed, "
-                               f"truncated or written by another export); export it again")
+        raise
     return functions, copy
+
+
+def _holds(path: str, data: bytes) -> bool:
+    """Whether the file contains `data` (the embedded signatures, looked for before dlopen
+    runs any of the library's code)."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(data) >= 0
 
 
 def _check_meta(meta, where) -> dict:

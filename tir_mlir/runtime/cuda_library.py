@@ -113,9 +113,15 @@ def target_of(path) -> str:
     """The target an exported library was built for ("llvm" for CPU libraries)."""
     try:
         meta = json.loads(Path(str(path) + ".json").read_bytes()[:artifact.MAX_META_BYTES])
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return "llvm"           # load_module's checks report what is wrong
-    return meta.get("target", "llvm") if isinstance(meta, dict) else "llvm"
+    if not isinstance(meta, dict) or "target" not in meta:
+        return "llvm"
+    target = meta["target"]
+    if not isinstance(target, str) or target.split()[:1] not in (["llvm"], ["cuda"]):
+        raise RuntimeCallError(f"{path}.json: malformed signature file: target "
+                               f"{str(target)[:60]!r} (expected \"llvm ...\" or \"cuda ...\")")
+    return target
 
 
 def load(path):
