@@ -368,3 +368,46 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xi1> {{
     nan = np.isnan(a) | np.isnan(b)
     expected = op(a, b) | nan if pred != "one" else op(a, b) & ~nan
     np.testing.assert_array_equal(r, expected)
+
+
+def test_generic_contraction_and_index_arithmetic():
+    """A matmul written as a generic is a `generic_dot` reduction; `linalg.index` arithmetic
+    is iter var arithmetic (an iota: out[i, j] = i * 4 + j)."""
+    text = """
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%x: tensor<3x5xf32>, %y: tensor<5x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %m = linalg.generic {indexing_maps = [#a, #b, #c],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<3x5xf32>, tensor<5x4xf32>) outs(%f : tensor<3x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %pq = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %pq : f32
+    linalg.yield %s : f32
+  } -> tensor<3x4xf32>
+  %iota = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<3x4xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c4 = arith.constant 4 : index
+    %i4 = arith.muli %i, %c4 : index
+    %k = arith.addi %i4, %j : index
+    %ki = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %ki : i32 to f32
+    linalg.yield %kf : f32
+  } -> tensor<3x4xf32>
+  return %m, %iota : tensor<3x4xf32>, tensor<3x4xf32>
+}
+"""
+    x, y = _rand(3, 5), _rand(5, 4)
+    mod, (m, iota) = _run(text, [x, y], [(3, 4), (3, 4)])
+    np.testing.assert_allclose(m, x @ y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(iota, np.arange(12, dtype="float32").reshape(3, 4))
+    assert _blocks(mod) == ["generic_dot", "generic_mul_add"]
+    assert "out1[v_ax0, v_ax1] = T.Cast(\"float32\", v_ax0 * 4 + v_ax1)" in mod.script()

@@ -27,6 +27,7 @@ from mlir import ir
 
 from tir_mlir import wellformed
 from tir_mlir.context import get_context, serialized
+from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend.linalg_import.emit import emit_function
 from tir_mlir.frontend.linalg_import.named_ops import generalize
 from tir_mlir.frontend.linalg_import.plan import Planner
@@ -50,7 +51,14 @@ def from_linalg(module, filename: str | None = None) -> IRModule:
             if not len(op.regions[0].blocks):
                 raise src.error("a function declaration has no body to import", op)
             funcs.append(op)
-        kinds = generalize(src.module)
+        try:
+            kinds = generalize(src.module)
+        except ir.MLIRError as e:
+            diags = getattr(e, "error_diagnostics", None) or []
+            if not diags:
+                raise TIRParseError(f"generalizing the named linalg ops failed: {e}",
+                                    SourceLoc(src.filename, 1, 1)) from None
+            raise TIRParseError(diags[0].message, src.loc(diags[0].location)) from None
         plans = [(Planner(src, f, kinds).plan(), ir.StringAttr(f.attributes["sym_name"]).value)
                  for f in funcs]
         out = ir.Module.create(loc=ir.Location.unknown())

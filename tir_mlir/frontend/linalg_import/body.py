@@ -95,11 +95,6 @@ class GenericBody:
             if pred in _CMPF_UNSUPPORTED:
                 raise self.src.error(f"unsupported comparison 'arith.cmpf "
                                      f"{_CMPF_UNSUPPORTED[pred]}' in the body of a linalg op", o)
-        for r in o.results:
-            if isinstance(r.type, ir.IndexType) and o.name != "linalg.index" and \
-                    not any(u.owner.operation.name == "arith.index_cast" for u in r.uses):
-                raise self.src.error(f"index arithmetic ('{o.name}') in the body of a linalg "
-                                     f"op is not supported", o)
 
     def yielded(self, k: int = 0) -> ir.Value:
         """The k-th yielded value, built at the insertion point."""

@@ -2,8 +2,8 @@
 
 A named op keeps its name ("matmul", "conv_2d_nchw_fchw", "transpose"). A `linalg.generic`
 (and `map`/`reduce`, whose names say little) is named after what its body computes:
-"generic_relu", "generic_sum", "generic_argmax", "generic_exp", "generic_transpose", or the
-body's arithmetic in order ("generic_div_erf_add" for torch's exact GELU).
+"generic_relu", "generic_sum", "generic_argmax", "generic_dot" (a contraction), "generic_exp",
+"generic_transpose", or the body's arithmetic in order ("generic_div_erf_add" for torch's exact GELU).
 """
 from mlir import ir
 
@@ -35,11 +35,11 @@ def _describe(op) -> str:
             return "argmax" if any(n in ("arith.maximumf", "arith.maxnumf") for n in names) \
                 else "argmin" if any(n in ("arith.minimumf", "arith.minnumf") for n in names) \
                 else "argreduce"
-        parts = [_SHORT.get(n) for n in names]
-        if parts[-1:] == ["add"]:
-            return "sum"
-        if parts[-1:] in (["max"], ["min"]):
-            return parts[-1]
+        parts = [p for p in (_SHORT.get(n) for n in names) if p]
+        if parts in (["add"], ["max"], ["min"]):
+            return "sum" if parts == ["add"] else parts[0]
+        if parts == ["mul", "add"]:
+            return "dot"
     if _is_relu(ops):
         return "relu"
     parts = []
