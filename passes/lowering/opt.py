@@ -74,7 +74,8 @@ def run(text: str, spec: str, filename: str = "<stdin>", target: str = "cpu") ->
             raise _parse_error(e, filename) from None
         for name in stages:
             try:
-                instance(name, target)(module)
+                with module.operation.location:     # (stages rely on an ambient location)
+                    instance(name, target)(module)
                 module.operation.verify()
             except TIRError as e:
                 raise type(e)(f"{e.message} (in stage {name})", _in_file(e.loc, filename),

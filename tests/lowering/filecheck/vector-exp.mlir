@@ -1,0 +1,24 @@
+// RUN: tir-mlir opt %s -p vector-exp | FileCheck %s
+// An f32 exp (vector or scalar) is inline range reduction + polynomial, not an expf call per
+// element; other types keep math.exp (libm's).
+
+// CHECK-LABEL: func.func @exp
+// CHECK: %[[V:.*]] = vector.load
+// CHECK-NOT: math.exp
+// CHECK: arith.cmpf olt, %[[V]], %{{.*}} : vector<16xf32>
+// CHECK: arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: vector.store
+// CHECK-NOT: math.exp {{.*}} f32
+// CHECK: %[[D:.*]] = math.exp %arg2 : f64
+// CHECK: return %{{.*}}, %[[D]]
+module {
+  func.func @exp(%a: memref<16xf32>, %x: f32, %y: f64) -> (f32, f64) {
+    %c0 = arith.constant 0 : index
+    %v = vector.load %a[%c0] : memref<16xf32>, vector<16xf32>
+    %e = math.exp %v : vector<16xf32>
+    vector.store %e, %a[%c0] : memref<16xf32>, vector<16xf32>
+    %s = math.exp %x : f32
+    %d = math.exp %y : f64
+    return %s, %d : f32, f64
+  }
+}
