@@ -39,11 +39,29 @@ def signatures_text(functions: dict) -> str:
     return json.dumps(functions, sort_keys=True, separators=(",", ":"))
 
 
-def _atomic_write(path: Path, data: bytes):
+def _umask() -> int:
+    """The process's umask, read without changing it (setting it to read it back would
+    race with threads creating files), where Linux tells it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _atomic_write(path: Path, data: bytes, mode: int = 0o666):
+    """Write `path` whole or not at all, with the permissions a plain `open` (`mode` 0o666)
+    or a linker (0o777) gives under the umask: a temporary file is private (0600) until it
+    is renamed over `path`."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            os.fchmod(f.fileno(), mode & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -56,7 +74,7 @@ def publish(built_so: Path, path: Path, functions: dict, extra=None):
     data = built_so.read_bytes()
     meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(),
             "functions": functions, **(extra or {})}
-    _atomic_write(path, data)
+    _atomic_write(path, data, 0o777)
     _atomic_write(Path(str(path) + ".json"), json.dumps(meta, indent=1).encode())
 
 

@@ -15,6 +15,7 @@ import collections
 import ctypes
 import functools
 import hashlib
+import html
 import operator
 import os
 import shutil
@@ -35,7 +36,7 @@ from tir_mlir.runtime import half_helpers
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
-from tir_mlir.runtime import aligned, artifact, compile_cache, llvm_stderr
+from tir_mlir.runtime import aligned, artifact, compile_cache, dlpack, llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
 from tir_mlir.runtime import packed
 from tir_mlir.runtime.alloc_status import AllocStatus
@@ -291,6 +292,7 @@ class Function:
     def prepare(self, *arrays):
         """Check the arguments once; returns a no-argument callable that runs the function
         (sizes derived from the arrays' shapes are passed after the arguments)."""
+        arrays = dlpack.host_arrays(self.name, self.params, arrays)
         values = call_values(self.name, self.params, arrays)
         descs = [descriptor(v) if p.kind == "buffer" else _scalar(p, v)
                  for p, v in zip(self.params, values)]
@@ -308,6 +310,7 @@ class Function:
         return call
 
     def __call__(self, *arrays):
+        arrays = dlpack.host_arrays(self.name, self.params, arrays)
         if self._scalars:
             return self.prepare(*arrays)()
         hit = self._recent.get(tuple(map(id, arrays)))
@@ -362,6 +365,15 @@ class Module:
         raise RuntimeCallError(f"the module has no entry function (main) to call: "
                                f"call one by name, lib[name](...), of {sorted(self.sigs)}")
 
+    def _repr_html_(self) -> str:
+        """The functions and their parameters, for notebooks."""
+        rows = "".join(
+            f"<tr><td><code>{html.escape(name)}</code></td><td><code>"
+            f"{html.escape(', '.join(_param_text(p) for p in params))}</code></td></tr>"
+            for name, params in self.sigs.items())
+        return (f"<b>{type(self).__name__}</b> ({len(self.sigs)} function"
+                f"{'s' if len(self.sigs) != 1 else ''})<table>{rows}</table>")
+
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
         """Like TVM's: returns f(*arrays) -> result with `.mean`, `.median`, `.results` (s)."""
         fn = self[func_name]
@@ -408,6 +420,13 @@ _CTYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int8": ctypes
            "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
            "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32,
            "uint64": ctypes.c_uint64, "bool": ctypes.c_bool}
+
+
+def _param_text(p: Param) -> str:
+    """`A: float32[128, 128]`, `n: int32`."""
+    if p.kind == "buffer":
+        return f"{p.name}: {p.dtype}[{', '.join(map(str, p.shape))}]"
+    return f"{p.name}: {p.dtype}"
 
 
 def _scalar(p: Param, value):
