@@ -221,3 +221,10 @@ def test_implicit_var_no_buffer_dimension_names_is_refused():
            "            A[vi] = T.float32(1)\n")
     with pytest.raises(tir_mlir.BuildError, match="no buffer has n as a dimension"):
         tir_mlir.build(build_ir(parse_ast(src, "f.py"), "f.py"))
+
+
+def test_lowering_is_deterministic():
+    """The same symbolic program lowers to the same text every time (the compile cache's key:
+    cf.assert's message globals are named in module order, not by a process-wide counter)."""
+    mod = program("two_stage")
+    assert emit_text(mod.module, "llvm-dialect") == emit_text(mod.module, "llvm-dialect")

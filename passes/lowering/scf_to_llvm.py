@@ -60,6 +60,29 @@ class ScfToLLVM:
                 _mark_aligned_pointers_noalias(op)
             return ir.WalkResult.SKIP if op.name == "llvm.func" else ir.WalkResult.ADVANCE
         module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
+        _stable_assert_names(module)
+
+
+def _stable_assert_names(module: ir.Module):
+    """`convert-cf-to-llvm` names the message global of each `cf.assert` (a symbolic
+    function's `tir.match_shape` checks) with a counter that lives as long as the process: the
+    same program would lower to a different text each time, and miss the compile cache. The
+    globals are renamed in module order."""
+    renames = {}
+
+    def rename(op):
+        if op.name == "llvm.mlir.global":
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if name.startswith("assert_msg"):
+                renames[name] = f"tir_assert_msg_{len(renames)}"
+                op.attributes["sym_name"] = ir.StringAttr.get(renames[name])
+            return ir.WalkResult.SKIP
+        if op.name == "llvm.mlir.addressof":
+            name = ir.FlatSymbolRefAttr(op.attributes["global_name"]).value
+            if name in renames:
+                op.attributes["global_name"] = ir.FlatSymbolRefAttr.get(renames[name])
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(rename, ir.WalkOrder.PRE_ORDER)
 
 
 ALIGNMENT = 64
