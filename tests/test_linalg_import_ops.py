@@ -411,3 +411,28 @@ func.func @f(%x: tensor<3x5xf32>, %y: tensor<5x4xf32>) -> (tensor<3x4xf32>, tens
     np.testing.assert_array_equal(iota, np.arange(12, dtype="float32").reshape(3, 4))
     assert _blocks(mod) == ["generic_dot", "generic_mul_add"]
     assert "out1[v_ax0, v_ax1] = T.Cast(\"float32\", v_ax0 * 4 + v_ax1)" in mod.script()
+
+
+def test_zero_dimensional_tensors():
+    """A full reduction into a tensor<f32> (a block with reduce iter vars only) and a 0-d
+    input broadcast."""
+    text = """
+func.func @f(%a: tensor<4x6xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<4x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %r = linalg.reduce ins(%a : tensor<4x6xf32>) outs(%f : tensor<f32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %x = arith.addf %in, %acc : f32
+      linalg.yield %x : f32
+    }
+  %e2 = tensor.empty() : tensor<4x6xf32>
+  %b = linalg.broadcast ins(%s : tensor<f32>) outs(%e2 : tensor<4x6xf32>) dimensions = [0, 1]
+  return %r, %b : tensor<f32>, tensor<4x6xf32>
+}
+"""
+    a, scalar = _rand(4, 6), np.array(3.0, "float32")
+    mod, (total, b) = _run(text, [a, scalar], [(), (4, 6)])
+    np.testing.assert_allclose(total, a.sum(), rtol=1e-5)
+    np.testing.assert_array_equal(b, np.full((4, 6), 3.0))
+    assert "out0[()] = arg0[v_k0, v_k1] + out0[()]" in mod.script()
