@@ -178,3 +178,18 @@ def test_import_from_a_module_object():
     (out,) = _run(mod, dict(np.load(DATA / "conv_relu.npz")))
     np.testing.assert_allclose(out, _ref_conv_relu(dict(np.load(DATA / "conv_relu.npz"))),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_of_the_mlp_fuses_per_row():
+    """torch's keepdim reductions (softmax's sum into a (4, 1) buffer) move under their
+    consumer's row loop with compute_at: the import iterates the unit dimension, so the
+    block's domain is derivable."""
+    mod, data = _load("mlp")
+    sch = tir_mlir.Schedule(mod)
+    row = sch.get_loops(sch.get_block("generic_div"))[0]
+    sch.compute_at(sch.get_block("generic_sum"), row)
+    sch.compute_at(sch.get_block("generic_exp"), row)
+    sch.compute_at(sch.get_block("generic_sub"), row)
+    assert "v_ax1 = T.axis.spatial(1, 0)" in sch.mod.script()
+    (out,) = _run(sch.mod, data)
+    np.testing.assert_allclose(out, _ref_mlp(data), rtol=1e-4, atol=1e-5)
