@@ -44,8 +44,25 @@ __all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError
 
 
 def __getattr__(name):
+    if name == "__version__":
+        return _version()
     if name in _SUBMODULES:
         return importlib.import_module(_SUBMODULES[name])
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'tir_mlir' has no attribute {name!r}")
+
+
+def __dir__():
+    """Every public name, the lazily imported ones too (tab completion)."""
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"__version__"})
+
+
+def _version() -> str:
+    """The installed distribution's version ("unknown" when run from a source tree that was
+    never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("tir-mlir")
+    except PackageNotFoundError:
+        return "unknown"

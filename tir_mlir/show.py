@@ -1,8 +1,9 @@
 """`show()` and notebook display of scripts (IRModule, Schedule, Trace, loop/block views).
 
 On a terminal the text is syntax-highlighted with pygments (when it is installed); piped
-output, NO_COLOR, or a missing pygments print it plain. In notebooks `_repr_html_` gives
-highlighted HTML with inline styles (plain <pre> without pygments).
+output, NO_COLOR, or a missing pygments print it plain. In notebooks (an IPython kernel:
+Jupyter, VS Code) `show()` displays highlighted HTML with inline styles, as `_repr_html_`
+does when an object is the cell's value (plain <pre> without pygments).
 """
 import html
 import os
@@ -27,6 +28,11 @@ def _use_color(stream) -> bool:
 def show_text(text: str, style: Optional[str] = None, file=None) -> None:
     """Print `text` (Python syntax), highlighted when `file` (default stdout) is a terminal.
     `style`: a pygments style name (default "default"); "plain" never highlights."""
+    if file is None and style != "plain":
+        display = _notebook_display()
+        if display is not None:
+            display(html_text(text, style))
+            return
     file = file or sys.stdout
     if style == "plain" or not _use_color(file):
         print(text, file=file)
@@ -45,3 +51,15 @@ def html_text(text: str, style: Optional[str] = None) -> str:
     pygments, formatters, lexers = lib
     return pygments.highlight(text, lexers.PythonLexer(),
                               formatters.HtmlFormatter(style=style or "default", noclasses=True))
+
+
+def _notebook_display():
+    """f(html) showing HTML in the notebook this runs in, or None outside an IPython kernel
+    (a terminal IPython prints text, as elsewhere)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if get is not None else None
+    if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
+        return None
+    from IPython.display import HTML, display
+    return lambda text: display(HTML(text))

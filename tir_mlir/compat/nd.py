@@ -1,9 +1,13 @@
 """`tvm.nd.array` / `tvm.nd.empty` / `tvm.cpu()`: tir_mlir runs on numpy arrays, so an NDArray
-is a numpy array (a subclass adding TVM's `.numpy()` and `.device`), 64-byte aligned as TVM's."""
+is a numpy array (a subclass adding TVM's `.numpy()` and `.device`), 64-byte aligned as TVM's.
+With `device=tvm.cuda(i)` they are arrays in GPU memory (`tir_mlir.runtime.cuda.DeviceArray`),
+never host arrays: without a GPU that is an error."""
+import html
+
 import numpy as np
 
+from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import aligned
-
 
 _DEVICE_TYPES = {"cpu": 1, "cuda": 2}      # TVM's codes (kDLCPU, kDLCUDA)
 
@@ -53,10 +57,41 @@ class NDArray(np.ndarray):
         self[...] = source
         return self
 
+    def _repr_html_(self) -> str:
+        """Shape, dtype, device and the values (numpy's summary of large arrays)."""
+        head = f"{self.dtype}{list(self.shape)} on {self.device}"
+        return f"<b>NDArray</b> {html.escape(head)}<pre>{html.escape(str(self.numpy()))}</pre>"
+
+
+def _gpu(device, what: str):
+    """The cuda runtime for an array on `device` (None for the host); the module is loaded
+    only for a GPU array."""
+    if device is None or getattr(device, "kind", "cpu") == "cpu":
+        return None
+    if getattr(device, "kind", None) != "cuda":
+        raise RuntimeCallError(f"nd.{what}: unknown device {device!r}; expected cpu() or cuda()")
+    if device.index != 0:
+        raise RuntimeCallError(f"nd.{what}: only cuda(0), the current GPU, is supported; got "
+                               f"{device!r}")
+    from tir_mlir.runtime import cuda as gpu
+    return gpu
+
 
 def array(arr, device=None) -> NDArray:
-    return aligned.copy(arr).view(NDArray)
+    """A copy of `arr` (a numpy array, a list, a CPU tensor with `__dlpack__`) on `device`:
+    a 64-byte-aligned host NDArray, or for `cuda(0)` a DeviceArray in GPU memory."""
+    host = aligned.copy(np.from_dlpack(arr) if _is_host_tensor(arr) else np.asarray(arr))
+    gpu = _gpu(device, "array")
+    return host.view(NDArray) if gpu is None else gpu.array(host)
 
 
 def empty(shape, dtype="float32", device=None) -> NDArray:
+    gpu = _gpu(device, "empty")
+    if gpu is not None:
+        return gpu.DeviceArray(shape, dtype)
     return aligned.zeros(shape, dtype).view(NDArray)
+
+
+def _is_host_tensor(x) -> bool:
+    return (not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__")
+            and hasattr(x, "__dlpack_device__") and int(x.__dlpack_device__()[0]) in (1, 3))

@@ -103,3 +103,27 @@ def _dtype(t) -> np.dtype:
         from tir_mlir.dtypes import numpy_dtype
         return numpy_dtype("bfloat16")
     return np.dtype(f"{kind}{t.bits}")
+
+
+def host_arrays(fname: str, params, args) -> tuple:
+    """`args` for a CPU function: numpy arrays as they are; a host-memory tensor of another
+    framework (a torch CPU tensor, a JAX array; anything with `__dlpack__`) as the numpy
+    view of its own memory (np.from_dlpack), so the call reads and writes it in place."""
+    if all(isinstance(a, np.ndarray) or not is_dlpack(a) for a in args):
+        return args
+    out = []
+    for k, a in enumerate(args):
+        if isinstance(a, np.ndarray) or not is_dlpack(a):
+            out.append(a)
+            continue
+        name = params[k].name if k < len(params) else str(k)
+        if device_type(a) not in (CPU, CUDA_HOST):
+            raise RuntimeCallError(f"{fname}: buffer {name!r} is a tensor in device memory "
+                                   f"(DLPack device type {device_type(a)}); a CPU function "
+                                   f"takes host memory: move it there first (torch: .cpu())")
+        try:
+            out.append(np.from_dlpack(a))
+        except (BufferError, TypeError, RuntimeError) as e:
+            raise RuntimeCallError(f"{fname}: buffer {name!r}: its DLPack view cannot be "
+                                   f"taken ({e})") from None
+    return tuple(out)
