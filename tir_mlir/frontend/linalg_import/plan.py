@@ -241,9 +241,11 @@ class Planner:
             result = op.results[i]
             if v in self.folded:
                 producer = self.folded[v]
+                pbody = producer.regions[0].blocks[0]
                 step.inits[i] = (producer, [self._buffer(x, producer)
-                                            if isinstance(x.type, ir.RankedTensorType) else None
-                                            for x in producer.operands[:-1]])
+                                            if isinstance(x.type, ir.RankedTensorType)
+                                            and _has_uses(pbody.arguments[j]) else None
+                                            for j, x in enumerate(producer.operands[:-1])])
                 out = self._new(result, name, op.location)
             elif reads and self._exclusive(v, op):
                 out = self.buffers.get(v) or self._new(result, name, op.location)
@@ -270,7 +272,7 @@ class Planner:
         b = self.buffers.get(v)
         return (len(list(v.uses)) == 1 and (b is None or b.kind in ("alloc", "output")))
 
-    # --- fill + reduction -> T.init ---------------------------------------------------------
+    # --- an elementwise producer + a reduction -> T.init -----------------------------------
     def _find_folds(self, ops):
         for op in ops:
             if op.name != "linalg.generic":
