@@ -281,11 +281,11 @@ def test_cli_prints_symbolic_functions_as_tvm_and_runs_them_specialized(tmp_path
     assert out.exit_code == 0 and "check: OK" in out.output, out.output
 
 
-def test_cli_locates_a_symbolic_function_it_cannot_print():
+def test_cli_prints_non_affine_uses_of_symbolic_vars():
     out = CliRunner().invoke(main, ["parse", str(DATA / "symbolic.py")])
     assert out.exit_code == 0, out.output     # axpy loops over T.ceildiv(n, chunk): printed
     assert "T.grid((n + chunk - 1) // chunk, chunk)" in out.output
     path = str(DATA / "symbolic_forms.py")    # mean_sq divides by T.Cast("float32", n * n)
     out = CliRunner().invoke(main, ["parse", path])
-    assert out.exit_code == 1 and "Traceback" not in out.output
-    assert f"{path}:" in out.output and "mean_sq" in out.output and "specialize" in out.output
+    assert out.exit_code == 0, out.output
+    assert 'T.Cast("float32", n * n)' in out.output

@@ -4,6 +4,9 @@ from typing import Iterator
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import str_attr
+from tir_mlir.transforms.specialize import specialize_function
 
 
 class IRModule:
@@ -51,6 +54,29 @@ class IRModule:
                 for op in self.module.body.operations:
                     op.operation.clone()
             return IRModule(copy)
+
+    @serialized
+    def specialize(self, values: dict) -> "IRModule":
+        """A copy with symbolic sizes and scalar parameters bound (`{"n": 128}`; keys are
+        names, or objects with a `.name`): constant propagation over the IR
+        (tir_mlir/transforms/specialize.py). Each function takes the values of its own
+        parameters; a name no function has is a KeyError."""
+        named = {getattr(k, "name", k): v for k, v in values.items()}
+        copy = self.copy()
+        with get_context():
+            used = set()
+            for op in copy.functions.values():
+                params = {str_attr(d, "tir.name") for d in arg_attrs(op)}
+                mine = {k: v for k, v in named.items() if k in params}
+                if mine:
+                    specialize_function(op, mine)
+                    used |= set(mine)
+            unknown = sorted(set(named) - used)
+            if unknown:
+                who = f"{next(iter(copy.functions))} has no" if len(copy) == 1 \
+                    else "no function has a"
+                raise KeyError(f"{who} symbolic var or scalar parameter {unknown[0]!r}")
+        return type(self)(copy.module)
 
     def __reduce__(self):
         """Pickled as its MLIR text (parsed back exactly): modules cross process boundaries."""

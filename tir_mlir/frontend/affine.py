@@ -83,7 +83,7 @@ class AffineBuilder:
         return False
 
     def _atom(self, node):
-        key = _shape(node)
+        key = expr_shape(node)
         if key in self.atoms:       # `i * chunk` in the binding and in T.where: one dim
             return self.atoms[key]
         self.atoms[key] = got = self._new_atom(node)
@@ -136,6 +136,13 @@ class AffineBuilder:
             if ca is None and cb is None:
                 raise NotAffine("product of two variables is not affine", node.pos)
             return a * b, (ca * cb if ca is not None and cb is not None else None)
+        if op == "ceildiv":     # TVM 0.21's T.ceildiv(a, b) is (a + b - 1) // b
+            if cb is None or cb <= 0:
+                raise NotAffine("T.ceildiv needs a positive constant divisor to be affine",
+                                node.pos)
+            if ca is not None:
+                return ir.AffineConstantExpr.get(-(-ca // cb)), -(-ca // cb)
+            return ir.AffineFloorDivExpr.get(a + (cb - 1), b), None
         if op in ("//", "%"):
             if cb is None or cb <= 0:
                 raise NotAffine(f"'{op}' needs a positive constant divisor to be affine",
@@ -223,7 +230,7 @@ def _lower_bound(e: ir.AffineExpr, dims) -> int:
     return None
 
 
-_CALLS = {"floordiv": "//", "floormod": "%"}
+_CALLS = {"floordiv": "//", "floormod": "%", "ceildiv": "ceildiv"}
 
 
 def _constant(node, env) -> bool:
@@ -248,7 +255,7 @@ def _constant(node, env) -> bool:
     return True
 
 
-def _shape(node):
+def expr_shape(node):
     """A hashable form of an expression without its positions (iterative: may be deep)."""
     out, stack = [], [node]
     while stack:

@@ -13,12 +13,13 @@ from tir_mlir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
-from tir_mlir.frontend.affine import AffineBuilder, NotAffine
+from tir_mlir.frontend.affine import AffineBuilder, NotAffine, expr_shape
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, MATH_BINARY,
                                           MATH_PREDICATE, MATH_UNARY, TVM_BUILTINS, callee,
                                           strip_prefix)
-from tir_mlir.frontend.symbols import IMPLICIT, INDEX_VAR_DTYPES, SymbolDecl, mentions, var_decls
+from tir_mlir.frontend.symbols import (IMPLICIT, INDEX_VAR_DTYPES, SymbolDecl, has_call, mentions,
+                                       var_decls)
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -120,6 +121,7 @@ class FuncBuilder(Fail):
         self.loops = []             # loop Vals since the enclosing block (2021 auto-binding)
         self.block_names = {}
         self.in_block = False
+        self.symbol_values = {}     # expression shape -> its top-level value (sym_expr)
 
     # --- static values (shapes, extents, attributes) ------------------------------------------
     def static(self, node, what):
@@ -308,14 +310,18 @@ class FuncBuilder(Fail):
             block = anchor.block
         return ir.InsertionPoint(block) if anchor is None else ir.InsertionPoint(anchor)
 
-    def sym_expr(self, node, what):
+    def sym_expr(self, node, what, as_written=False):
         """An integer expression of the function's symbols (`n`, `(n + 3) // 4`, `n * m + 1`):
         an int when constant, an affine SymExpr over the symbols when it is one, else a symbol
-        computed by `arith` ops at the top level of the body."""
+        computed by `arith` ops at the top level of the body (one value per expression).
+        `as_written`: a `T.ceildiv` in a buffer shape, a T.grid extent or a domain, which TVM
+        keeps unsimplified (`(n + 4 - 1) // 4`; `range()` simplifies), is the ops."""
         if not self.uses_symbols(node):
             return self.static_index(node, what)[0]
         ab = AffineBuilder(self.env, symbols=True)
         try:
+            if as_written and has_call(node, "ceildiv"):
+                raise NotAffine("kept as written", None)
             e, _ = ab.expr(node)
         except NotAffine:
             e = None
@@ -325,12 +331,15 @@ class FuncBuilder(Fail):
         if ab.dims and not ab.syms:
             self.fail(f"{what} must be a constant or an expression of the function's symbolic "
                       f"vars", node.pos)
-        with self.top_level():
-            v = self.ex.eval(node)
-            if not (isinstance(v, Val) and v.dtype == "index" and is_symbol(v.value)):
-                self.fail(f"{what} must be an integer expression of the function's symbolic "
-                          f"vars, found {describe(v)}", node.pos)
-        return SymExpr.symbol(v.value)
+        key = expr_shape(node)
+        if key not in self.symbol_values:
+            with self.top_level():
+                v = self.ex.eval(node)
+                if not (isinstance(v, Val) and v.dtype == "index" and is_symbol(v.value)):
+                    self.fail(f"{what} must be an integer expression of the function's "
+                              f"symbolic vars, found {describe(v)}", node.pos)
+            self.symbol_values[key] = v.value
+        return SymExpr.symbol(self.symbol_values[key])
 
     def size_value(self, size) -> ir.Value:
         """An index value of a symbolic size, at the top level (`affine.apply` unless the size
@@ -344,8 +353,8 @@ class FuncBuilder(Fail):
     def match_shape(self, buf: ir.Value, shape, pos):
         """`tir.match_shape` of a buffer parameter whose dimensions use symbols; the shape
         with each symbolic dimension as a SymExpr."""
-        sizes = tuple(d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension")
-                      for d in shape)
+        sizes = tuple(d if isinstance(d, int) else
+                      self.sym_expr(d, "a buffer dimension", as_written=True) for d in shape)
         symbols = []
         exprs = [d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
                  for d in sizes]
@@ -576,7 +585,7 @@ class FuncBuilder(Fail):
                           s.pos)
             specs = [(0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
                      if self._uses_loop_vars(a) else       # T.grid(i, 128) under loop i
-                     (0, self.sym_expr(a, "a loop extent"), self.symbol_dtype(a), "serial",
+                     (0, self.sym_expr(a, "a loop extent", True), self.symbol_dtype(a), "serial",
                       None, None) if self.uses_symbols(a) else
                      (0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
                      for a in it.args]
@@ -869,13 +878,14 @@ class FuncBuilder(Fail):
         (`T.axis.spatial(i, j)` under `for j in range(i)`) is its largest value."""
         if isinstance(node, A.Tuple_) and len(node.items) == 2:
             if any(self.uses_symbols(x) and not self._uses_loop_vars(x) for x in node.items):
-                lo, hi = (self.sym_expr(x, "a domain bound") for x in node.items)
+                lo, hi = (self.sym_expr(x, "a domain bound", True) for x in node.items)
                 return (lo, hi - lo), wider(*(self.symbol_dtype(x) for x in node.items))
             lo, d0 = self.static_index(node.items[0], "a domain bound")
             hi, d1 = self.static_index(node.items[1], "a domain bound")
             return (lo, hi - lo), wider(d0, d1)
         if self.uses_symbols(node) and not self._uses_loop_vars(node):     # T.axis.spatial(n, i)
-            return (0, self.sym_expr(node, "a block iter var extent")), self.symbol_dtype(node)
+            extent = self.sym_expr(node, "a block iter var extent", True)
+            return (0, extent), self.symbol_dtype(node)
         if not self._constant_bound(node):
             _, (umap, operands) = self._affine_bounds([node])
             ranges = [Loop(v.owner.owner).iv_range() for v in operands]
@@ -1162,8 +1172,8 @@ class FuncBuilder(Fail):
             self.fail(f"buffer {name!r} is already defined", pos, [old.declared()])
         shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global",
                                                       symbolic=True)
-        shape = tuple(d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension")
-                      for d in shape)
+        shape = tuple(d if isinstance(d, int) else
+                      self.sym_expr(d, "a buffer dimension", as_written=True) for d in shape)
         sizes = [self.size_value(d) for d in shape if isinstance(d, SymExpr)]
         op = memref.AllocOp(self.memref_type(shape, dtype), sizes, [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)

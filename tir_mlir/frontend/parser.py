@@ -230,15 +230,11 @@ def parse_ast(text: str, filename: str = "<string>"):
 
 @serialized
 def parse(text: str, filename: str = None):
-    """Parse TVMScript into an IRModule (one `func.func` per prim_func); a program with
-    symbolic shapes or scalar parameters (`n = T.int32()`) gives a SymbolicPrimFunc or
-    SymbolicIRModule, as from a Python file."""
-    from tir_mlir.script.symbolic import is_symbolic
+    """Parse TVMScript into an IRModule (one `func.func` per prim_func); symbolic shapes and
+    scalar parameters (`n = T.int32()`, `alpha: T.float32`) are arguments of the functions
+    (docs/symbolic.md)."""
     filename = filename or "<string>"
     stmts = parse_ast(text, filename)
-    if any(is_symbolic(s) for s in stmts):
-        from tir_mlir.script.pyfile import symbolic_program
-        return symbolic_program(text, filename)
     return build(stmts, filename)
 
 

@@ -38,3 +38,17 @@ def var_decls(s) -> list:
 def mentions(node, names) -> bool:
     """Whether the expression `node` uses one of `names`."""
     return any(n.id in names for n in A.names_used(node))
+
+
+def has_call(node, name: str) -> bool:
+    """Whether the expression `node` calls `T.<name>` anywhere."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if callee(n) == name:
+            return True
+        if isinstance(n, (list, tuple)):
+            stack.extend(n)
+        elif isinstance(n, A.Node) and hasattr(n, "__dataclass_fields__"):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+    return False

@@ -14,7 +14,6 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.prim_func import PrimFunc
 from tir_mlir.script.resolve import make_macro_def, resolve_definition
-from tir_mlir.script.symbolic import SymbolicPrimFunc, symbolic_vars
 
 
 def scope_of(obj, frame):
@@ -66,17 +65,12 @@ def _source(obj):
 def define_func(fn, frame):
     filename, f = _source(fn)
     f = resolve_definition(f, scope_of(fn, frame), filename)
-    if symbolic_vars(f):
-        return SymbolicPrimFunc(f, filename)
     return PrimFunc(build([f], filename).module)
 
 
 def define_module(cls, frame):
     filename, c = _source(cls)
     c = resolve_definition(c, scope_of(cls, frame), filename)
-    if any(isinstance(f, A.FuncDef) and symbolic_vars(f) for f in c.body):
-        from tir_mlir.script.symbolic_module import SymbolicIRModule
-        return SymbolicIRModule(c, filename)
     return build([c], filename)
 
 

@@ -11,7 +11,6 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.script.captures import Unreadable
 from tir_mlir.script.extract import split_python
-from tir_mlir.script.symbolic import is_symbolic
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
 MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
@@ -72,50 +71,14 @@ def read_constants(statements, filename):
 
 
 def parse_python(text: str, filename: str = "<string>"):
-    """The @T.prim_func / @I.ir_module definitions of Python source `text`: an IRModule, or for
-    a program with symbolic shapes or scalar parameters its one definition as a SymbolicPrimFunc
-    / SymbolicIRModule (what TVM's from_source gives: a function over its vars)."""
-    resolved = _definitions(text, filename)
-    if any(is_symbolic(s) for s in resolved):
-        return _symbolic(resolved, filename)
-    return build(resolved, filename)
-
-
-def symbolic_program(text: str, filename: str = "<string>"):
-    """TVMScript `text` whose definition has symbolic shapes or scalar parameters."""
-    return _symbolic(_definitions(text, filename), filename)
-
-
-def _symbolic(resolved, filename):
-    from tir_mlir.script.symbolic import SymbolicPrimFunc
-    from tir_mlir.script.symbolic_module import SymbolicIRModule
-    if len(resolved) != 1:
-        raise TIRParseError("a program with symbolic shapes or scalar parameters is one "
-                            "definition: put its functions in one @I.ir_module class",
-                            SourceLoc(filename, *resolved[1].pos))
-    s = resolved[0]
-    return (SymbolicPrimFunc if isinstance(s, A.FuncDef) else SymbolicIRModule)(s, filename)
+    """The @T.prim_func / @I.ir_module definitions of Python source `text` as one IRModule
+    (symbolic shapes and scalar parameters are arguments of the functions: docs/symbolic.md)."""
+    return build(_definitions(text, filename), filename)
 
 
 def script_python(text: str, filename: str = "<string>") -> str:
-    """The definitions of Python source `text` printed as TVMScript, symbolic ones as TVM prints
-    them (`n = T.int32()`, `T.match_buffer(a, (n, 16))`: script/symbolic_print.py)."""
-    resolved = _definitions(text, filename)
-    if not any(is_symbolic(s) for s in resolved):
-        return build(resolved, filename).script()
-    from tir_mlir.script.symbolic import SymbolicPrimFunc
-    from tir_mlir.script.symbolic_module import SymbolicIRModule
-    texts = []
-    for s in resolved:
-        if not is_symbolic(s):
-            texts.append(build([s], filename).script())
-            continue
-        try:
-            texts.append((SymbolicPrimFunc if isinstance(s, A.FuncDef) else SymbolicIRModule)(
-                s, filename).script())
-        except TypeError as e:      # not affine in its variables (`T.ceildiv(n, 4)`)
-            raise TIRParseError(str(e), SourceLoc(filename, *s.pos)) from None
-    return "\n\n".join(t.rstrip("\n") for t in texts) + "\n"
+    """The definitions of Python source `text` printed as TVMScript."""
+    return build(_definitions(text, filename), filename).script()
 
 
 def _definitions(text: str, filename: str) -> list:
