@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from schedule_check import parse
 
 import tir_mlir.meta_schedule as ms
-from schedule_check import parse
 from tir_mlir import Schedule
 from tir_mlir.cli import main
 from tir_mlir.meta_schedule.builder import LocalBuilder
