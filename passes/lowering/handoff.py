@@ -22,6 +22,7 @@ from mlir.dialects import affine
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Loop
+from tir_mlir.ir_walk import walk_all
 from tir_mlir.passes.lowering.affine_to_scf import function_attrs
 from tir_mlir.passes.lowering.common import build_error, functions, move_body, run_pipeline
 from tir_mlir.passes.lowering.pipeline import _target, emit_text, lower
@@ -44,7 +45,7 @@ def handoff(module: ir.Module, stage: str, target="cpu", debug=False, on_stage=N
             for name in ("unroll-loops", "vectorize-loops"):
                 instance(name, target)(out)
             for f in functions(out):
-                for op in [o for o in _walk(f) if o.name == "affine.for"]:
+                for op in [o for o in walk_all(f) if o.name == "affine.for"]:
                     _real_kind(op)
                 function_attrs(f)
         _drop_tir_attrs(out.operation)
@@ -58,12 +59,6 @@ def handoff_text(module: ir.Module, emit: str, target="cpu", debug=False,
     if emit in STAGES and _target(target) == "cpu":
         return str(handoff(module, emit, target, debug, on_stage))
     return emit_text(module, emit, target, debug, on_stage)
-
-
-def _walk(op):
-    out = []
-    op.walk(lambda o: out.append(o) or ir.WalkResult.ADVANCE, ir.WalkOrder.POST_ORDER)
-    return out[:-1]
 
 
 def _real_kind(op):
