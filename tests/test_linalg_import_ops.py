@@ -436,3 +436,30 @@ func.func @f(%a: tensor<4x6xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<4x6xf
     np.testing.assert_allclose(total, a.sum(), rtol=1e-5)
     np.testing.assert_array_equal(b, np.full((4, 6), 3.0))
     assert "out0[()] = arg0[v_k0, v_k1] + out0[()]" in mod.script()
+
+
+def test_init_not_folded_where_the_reduction_skips_elements():
+    """A reduction writing only column 0 of a filled 3x4 output: the other columns keep the
+    fill, so the fill stays a block of its own (a T.init would leave them unwritten)."""
+    text = """
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0, 0)>
+func.func @f(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %seven = arith.constant 7.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %f = linalg.fill ins(%seven : f32) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<3x4xf32>) outs(%f : tensor<3x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+"""
+    a = _rand(3, 4)
+    mod, (r,) = _run(text, [a], [(3, 4)])
+    expected = np.full((3, 4), 7.0, "float32")
+    expected[:, 0] += a.sum(1)
+    np.testing.assert_allclose(r, expected, rtol=1e-5)
+    assert _blocks(mod) == ["fill", "generic_sum"]

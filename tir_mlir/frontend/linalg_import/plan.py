@@ -342,7 +342,8 @@ def indexing_maps(op) -> list:
 
 def _init_foldable(op, operand_number: int) -> bool:
     """Whether operand `operand_number` of `op` is an init a T.init can write: `op` is a
-    reduction that reads it, indexed by exactly the parallel dimensions."""
+    reduction that reads it, indexed by exactly the parallel dimensions (and constants in
+    unit dimensions), so the T.init runs once for each of its elements."""
     if op.name != "linalg.generic":
         return False
     n_in, _ = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
@@ -354,11 +355,12 @@ def _init_foldable(op, operand_number: int) -> bool:
     if not _has_uses(op.regions[0].blocks[0].arguments[operand_number]):
         return False
     m = indexing_maps(op)[operand_number]
+    shape = ir.ShapedType(op.operands[operand_number].type).shape
     dims = []
-    for e in m.results:
+    for e, size in zip(m.results, shape):
         e = e.maybe_downcast()
         if isinstance(e, ir.AffineDimExpr):
             dims.append(e.position)
-        elif not isinstance(e, ir.AffineConstantExpr):
-            return False
+        elif not (isinstance(e, ir.AffineConstantExpr) and size == 1):
+            return False        # the elements it never writes keep the init's values
     return sorted(dims) == [d for d, t in enumerate(iters) if t == "S"]
