@@ -463,3 +463,26 @@ func.func @f(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
     expected[:, 0] += a.sum(1)
     np.testing.assert_allclose(r, expected, rtol=1e-5)
     assert _blocks(mod) == ["fill", "generic_sum"]
+
+
+def test_elements_an_op_does_not_write_keep_its_init():
+    """A parallel op writing only column 0 of its 3x4 init: the result is the init elsewhere."""
+    text = """
+#in = affine_map<(d0) -> (d0)>
+#out = affine_map<(d0) -> (d0, 0)>
+func.func @f(%a: tensor<3xf32>, %init: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel"]}
+      ins(%a : tensor<3xf32>) outs(%init : tensor<3x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+"""
+    a, init = _rand(3), _rand(3, 4)
+    mod, (r,) = _run(text, [a, init], [(3, 4)])
+    expected = init.copy()
+    expected[:, 0] = -a
+    np.testing.assert_array_equal(r, expected)
+    assert _blocks(mod) == ["copy", "generic_neg"]

@@ -231,7 +231,9 @@ class Planner:
         step = Compute(op, kind, name, bufs)
         copies = []
         for i, v in enumerate(operands[n_in:]):
-            reads = _has_uses(body.arguments[n_in + i])
+            # the init's contents are needed when the body reads them, or where it writes
+            # no element (they are the result's there)
+            reads = _has_uses(body.arguments[n_in + i]) or not _writes_all(op, n_in + i)
             if not op.results:                              # memrefs: written in place
                 bufs.append(self._buffer(v, op))
                 producer = self.folded.get((op, v))
@@ -315,6 +317,21 @@ def _elementwise_producer(op) -> bool:
         sorted(e.position for e in dims) == list(range(out.n_dims))
 
 
+def _writes_all(op, operand_number: int) -> bool:
+    """Whether the op writes every element of output `operand_number`: its indexing map is
+    distinct dimensions (whose extents are the output's sizes), or 0 in a unit dimension."""
+    m = indexing_maps(op)[operand_number]
+    shape = ir.ShapedType(op.operands[operand_number].type).shape
+    dims = []
+    for e, size in zip(m.results, shape):
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            dims.append(e.position)
+        elif not (isinstance(e, ir.AffineConstantExpr) and size == 1):
+            return False
+    return len(set(dims)) == len(dims)
+
+
 def _has_uses(v: ir.Value) -> bool:
     return next(iter(v.uses), None) is not None
 
@@ -354,13 +371,8 @@ def _init_foldable(op, operand_number: int) -> bool:
         return False
     if not _has_uses(op.regions[0].blocks[0].arguments[operand_number]):
         return False
-    m = indexing_maps(op)[operand_number]
-    shape = ir.ShapedType(op.operands[operand_number].type).shape
-    dims = []
-    for e, size in zip(m.results, shape):
-        e = e.maybe_downcast()
-        if isinstance(e, ir.AffineDimExpr):
-            dims.append(e.position)
-        elif not (isinstance(e, ir.AffineConstantExpr) and size == 1):
-            return False        # the elements it never writes keep the init's values
+    if not _writes_all(op, operand_number):
+        return False            # the elements it never writes keep the init's values
+    dims = [e.maybe_downcast().position for e in indexing_maps(op)[operand_number].results
+            if isinstance(e.maybe_downcast(), ir.AffineDimExpr)]
     return sorted(dims) == [d for d, t in enumerate(iters) if t == "S"]
