@@ -223,9 +223,10 @@ def _check_block(op, filename):
         _fail(op, filename, f"block {name!r}: iterator kinds must be S, R or O")
     for iter_name in ir.ArrayAttr(op.attributes["iter_names"]):
         _check_name(iter_name, op, filename, f"block {name!r}: iterator")
-    for lo_hi in blk.domains:
-        if len(lo_hi) != 2 or (all(isinstance(v, int) for v in lo_hi) and lo_hi[1] <= lo_hi[0]):
-            _fail(op, filename, f"block {name!r}: empty or malformed iterator domain {lo_hi}")
+    for dom in blk.domains:            # (min, extent): a domain may start anywhere
+        if len(dom) != 2 or (isinstance(dom[1], int) and dom[1] <= 0):
+            _fail(op, filename, f"block {name!r}: empty or malformed iterator domain "
+                                f"(min, extent) {dom}")
     for arg in op.regions[0].blocks[0].arguments:
         if not isinstance(arg.type, ir.IndexType):
             _fail(op, filename, f"block {name!r}: iterators must be of type index")

@@ -114,16 +114,27 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
     for op in ops:
         _redirect(op, new, [_args_of(block, op)[k] for k in used])
     dtypes = [block.index_dtypes[k] for k in used]     # the copy loops: the iter vars' dtypes
+    taken = {Block(o).name for o in analysis.walk(func) if analysis.is_block(o)}
     if kind == "read":
-        copy = make_nest(f"{buffer_name(new)}_reindex", shape, loc, top,
+        copy = make_nest(_unique(f"{buffer_name(new)}_reindex", taken), shape, loc, top,
                          lambda ivs: memref.StoreOp(memref.LoadOp(
                              buf, _emit(exprs, used, ivs)).result, new, ivs), dtypes)
     else:
-        copy = make_nest(buffer_name(new), shape, loc, top,
+        copy = make_nest(_unique(buffer_name(new), taken), shape, loc, top,
                          lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result, buf,
                                                     _emit(exprs, used, ivs)), dtypes)
         top_stmt(copy.op).move_after(top)
     return copy
+
+
+def _unique(name: str, taken: set) -> str:
+    """`name`, or `name_1`, `name_2`... when a block has it (a reindex of a reindex block
+    would name its copy like that block)."""
+    k, out = 0, name
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 def _indices(block: Block, buf: ir.Value, ops,

@@ -468,6 +468,12 @@ class ToAst(Transformer):
         return Param(str(c[0]), c[1], pos_of(c[0]))
 
     def funcdef(self, c):
+        seen = set()
+        for p in c[2] or []:
+            if p.name in seen:           # as Python refuses it (TVM too)
+                raise LiteralError(f"duplicate argument {p.name!r} in function definition",
+                                   p.pos)
+            seen.add(p.name)
         return FuncDef(str(c[1]), c[2] or [], c[3], c[4], pos_of(c[0]))
 
     def classdef(self, c):

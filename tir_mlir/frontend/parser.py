@@ -8,6 +8,7 @@ import functools
 import hashlib
 import re
 import sys
+import unicodedata
 from importlib import resources
 
 import lark
@@ -92,6 +93,9 @@ class _Indenter(PythonIndenter):
         for token in stream:
             if token.type == self.NL_type:
                 yield from self.handle_NL(token)
+            elif token.type == "NAME" and not token.isascii():
+                # Python reads identifiers NFKC-normalised: `ｖi` is `vi`
+                yield token.update(value=unicodedata.normalize("NFKC", token))
             else:
                 yield token
             if token.type in self.OPEN_PAREN_types:

@@ -156,9 +156,20 @@ class ExprPrinter:
         return text, (NEG if text.startswith("-") else ATOM)
 
     def _binary(self, sym, prec, a, b):
-        left = wrap(self.expr(a), prec, right=False)
-        right = wrap(self.expr(b), prec, right=True)
-        return f"{left} {sym} {right}", prec
+        # A left operand of the same precedence prints without parentheses: a chain of them
+        # (a sum of 10,000 terms) is walked in a loop, not by recursion, which has its depth
+        # limit and, through the bindings' C calls, the C stack's.
+        rights = [(sym, b)]
+        while a not in self.namer and not isinstance(a, ir.BlockArgument):
+            op = a.owner.operation
+            if op.name not in BINARY or BINARY[op.name][1] != prec:
+                break
+            a, r = op.operands
+            rights.append((BINARY[op.name][0], r))
+        text = wrap(self.expr(a), prec, right=False)
+        for s, r in reversed(rights):
+            text += f" {s} {wrap(self.expr(r), prec, right=True)}"
+        return text, prec
 
     def _call(self, fn, args):
         return f"T.{fn}({', '.join(self.text(a) for a in args)})", ATOM

@@ -14,7 +14,7 @@ from mlir import ir
 
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import str_attr
-from tir_mlir.dtypes import dtype_of, numpy_dtype
+from tir_mlir.dtypes import dtype_of, numpy_dtype, split_lanes
 from tir_mlir.errors import BuildError, RuntimeCallError
 from tir_mlir.passes.lowering.common import functions
 from tir_mlir.runtime import shape_exprs
@@ -79,6 +79,12 @@ def _params(op) -> list:
         name = str_attr(d, "tir.name", f"arg{pos}")
         if isinstance(t, ir.MemRefType):
             dtype = str_attr(d, "tir.dtype") or dtype_of(t.element_type)
+            base, lanes = split_lanes(dtype)
+            if lanes > 1:
+                raise BuildError(f"function {fname!r}: parameter {name!r} is a buffer of "
+                                 f"{dtype}, but a built function takes numpy arrays, which "
+                                 f"have no vector dtype (declare it {base}, its last dimension "
+                                 f"{lanes} times longer)")
             shape = shapes.get(pos) or tuple(None if t.is_dynamic_dim(k) else s
                                              for k, s in enumerate(t.shape))
             params.append(Param(name, shape, dtype))
