@@ -115,3 +115,31 @@ def test_doc_pipeline_order_is_what_keeps_alloca_scopes_valid(tmp_path):
     r = subprocess.run([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
                         f"--pass-pipeline={swapped}"], capture_output=True, text=True)
     assert r.returncode != 0 and "alloca_scope" in r.stderr
+
+
+CARRIED = '''
+@T.prim_func
+def carried(A: T.Buffer((16,), "float32"), B: T.Buffer((17,), "float32")):
+    for i in T.vectorized(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi + 1] = B[vi] + A[vi]
+'''
+
+
+@pytest.mark.parametrize("stage", ["affine", "scf"])
+def test_refused_vectorized_loop_keeps_its_hint(stage, tmp_path):
+    """A vectorized loop whose lanes read what earlier lanes wrote cannot be vector ops: at
+    the affine stage too it is an scf.for with LLVM's vectorize hint (lower-affine would drop
+    an attribute), and it still computes the running sums."""
+    mod = tir_mlir.parse(CARRIED)
+    text = handoff_text(mod.module, stage)
+    assert re.search(r"loop_annotation<vectorize = #\w+, unroll = #\w+>", text)
+    assert "} {loop_annotation = #loop_annotation}" in text and "vector." not in text
+    (tmp_path / "k.mlir").write_text(text)
+    lowered = _tool([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
+                     f"--pass-pipeline={TO_LLVM}"])
+    assert "llvm.loop = #" in lowered or "loop_annotation" in lowered
+    a, b = np.arange(16, dtype="float32"), np.zeros(17, "float32")
+    _run_upstream(lowered, "carried", [a, b], tmp_path)
+    np.testing.assert_array_equal(b[1:], np.cumsum(np.arange(16, dtype="float32")))

@@ -66,7 +66,7 @@ class AffineToScf:
                     op.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
             # Innermost loops first, so each loop's element type is known for vector widths.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
-                self._lower_for(op)
+                self.lower_for(op)
             for op in walk(f):
                 if op.name.startswith("affine."):
                     raise build_error(op, "cannot lower this affine op")
@@ -74,7 +74,9 @@ class AffineToScf:
         for a in [a for a in module.operation.attributes if a.startswith("tir.")]:
             del module.operation.attributes[a]
 
-    def _lower_for(self, op):
+    def lower_for(self, op):
+        """An `affine.for` (its body already free of affine ops that need its IV as a dim) as
+        the scf loop of its kind, in place."""
         kind = Loop(op).kind
         if kind not in self.kinds:
             raise build_error(op, f"loop kind '{kind}' is not supported by this target")

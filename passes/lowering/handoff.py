@@ -5,17 +5,19 @@ Our own pipeline keeps a TensorIR loop's kind as a discardable `tir.kind` on `af
 `affine-to-scf` (every affine-level stage reads it there), and upstream tools drop discardable
 attributes. So the hand-off makes the kinds real ops where the pipeline has not yet:
 
-    stage         parallel                     vectorized                     unroll
-    affine        affine.parallel              vector ops (vectorize-loops)   unrolled
-    scf           scf.parallel                 vector ops, or scf.for with #llvm.loop_annotation
+    stage         parallel                     vectorized / unroll
+    affine        affine.parallel              vector ops / unrolled, or scf.for + a hint
+    scf           scf.parallel                 vector ops / unrolled, or scf.for + a hint
     llvm-dialect  omp.parallel + omp.wsloop    LLVM vector ops / llvm.loop metadata
 
-At the affine stage `unroll-loops` and `vectorize-loops` run as in the pipeline (their output
-is affine-level IR); a vectorized loop `vectorize-loops` refuses stays a plain `affine.for`
-there (`lower-affine` keeps no loop attribute: LLVM's own vectorizer decides), and carries
-its hint from the scf stage on. Functions get `llvm.emit_c_interface` (a C caller's
-`_mlir_ciface_<name>`, docs/handoff.md) and their `llvm.noalias` arguments at every stage.
-Then every remaining `tir.*` attribute is dropped and the module is canonicalized and CSE'd.
+(the hint: `#llvm.loop_annotation`, which `convert-scf-to-cf` carries to LLVM). At the affine
+stage `unroll-loops` and `vectorize-loops` run as in the pipeline (their output is
+affine-level IR); a loop left with a hint becomes an `scf.for` there, since `lower-affine`
+keeps no loop attribute, unless an affine op in it needs its IV as an affine dim (an
+`affine.if` on it, a loop bounded by it): then it is a plain `affine.for`. Functions get
+`llvm.emit_c_interface` (a C caller's `_mlir_ciface_<name>`, docs/handoff.md) and their
+`llvm.noalias` arguments at every stage. Then every remaining `tir.*` attribute is dropped and
+the module is canonicalized and CSE'd.
 """
 from mlir import ir
 from mlir.dialects import affine
@@ -23,7 +25,7 @@ from mlir.dialects import affine
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir_walk import walk_all
-from tir_mlir.passes.lowering.affine_to_scf import function_attrs
+from tir_mlir.passes.lowering.affine_to_scf import AffineToScf, function_attrs
 from tir_mlir.passes.lowering.common import build_error, functions, move_body, run_pipeline
 from tir_mlir.passes.lowering.pipeline import _target, emit_text, lower
 from tir_mlir.passes.lowering.stages import instance
@@ -62,11 +64,18 @@ def handoff_text(module: ir.Module, emit: str, target="cpu", debug=False,
 
 
 def _real_kind(op):
-    """A parallel `affine.for` becomes `affine.parallel` (same bounds, step and body); other
-    kinds were made real by the stages before, or are plain loops."""
+    """A parallel `affine.for` becomes `affine.parallel` (same bounds, step and body); one whose
+    kind is still a hint for LLVM (a vectorized loop `vectorize-loops` refused, an unroll left
+    as a hint) becomes the `scf.for` with `#llvm.loop_annotation` that `affine-to-scf` makes of
+    it, when no affine op inside needs its IV as an affine dim (else a plain loop)."""
     kind = Loop(op).kind
     if kind not in CPU_KINDS:
         raise build_error(op, f"loop kind '{kind}' is not supported by this target")
+    if kind in ("vectorized", "unroll"):
+        if not any(o.name.startswith("affine.") and o.name not in ("affine.apply", "affine.yield")
+                   for o in walk_all(op)):
+            AffineToScf().lower_for(op)
+        return
     if kind != "parallel":
         return
     lb = ir.AffineMapAttr(op.attributes["lowerBoundMap"]).value
