@@ -127,13 +127,18 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: 
             raise ValueError(f"placeholder {op.name!r} is used but not in the argument list")
         if op.tensor not in names:
             names[op.tensor] = _unique(op.name, taken)
+    # a buffer of symbolic shape is a handle `var_A` and a T.match_buffer, as TVM makes it
+    dynamic = [a for a in tensors if not all(isinstance(d, int) for d in a.shape)]
     params = ", ".join(f"{a.name}: T.{a.dtype}" if isinstance(a, Var) else
+                       f"var_{names[a]}: T.handle" if any(a is t for t in dynamic) else
                        f'{names[a]}: T.Buffer({_shape_text(a.shape)}, "{a.dtype}")'
                        for a in args)
     lines = [f"@T.prim_func\ndef {func_name}({params}):",
              '    T.func_attr({"tir.noalias": True})']
     lines += [f"    {v.name} = T.{v.dtype}()" for v in symbolic
               if all(v is not a for a in args)]
+    lines += [f'    {names[t]} = T.match_buffer(var_{names[t]}, {_shape_text(t.shape)}, '
+              f'"{t.dtype}")' for t in dynamic]
     for op in ops:
         if all(op.tensor is not a for a in args):
             lines.append(f'    {names[op.tensor]} = T.alloc_buffer('
@@ -145,14 +150,11 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: 
 
 
 def prim_func_and_names(args: List, func_name: str = "main", roots: List = ()):
-    """(PrimFunc, or SymbolicPrimFunc when shapes use te.var or args hold scalars; names)."""
-    from tir_mlir.frontend.parser import parse, parse_ast
+    """(PrimFunc, names); te.var shapes and scalar args are the function's symbolic vars
+    and scalar parameters (docs/symbolic.md)."""
+    from tir_mlir.frontend.parser import parse
     from tir_mlir.script.prim_func import PrimFunc
-    from tir_mlir.script.symbolic import SymbolicPrimFunc, symbolic_vars
     text, names = prim_func_text(args, func_name, roots)
-    (func,) = parse_ast(text, "<te.create_prim_func>")
-    if symbolic_vars(func):
-        return SymbolicPrimFunc(func, "<te.create_prim_func>"), names
     return PrimFunc(parse(text, "<te.create_prim_func>").module), names
 
 
