@@ -48,17 +48,6 @@ def _adapter_classes():
             return [ours(x) for x in v]
         return v
 
-    def symbolic(text: str, error):
-        """A program with scalar parameters or symbolic shapes, as tir_mlir reads them in a
-        Python file (scheduled over probe values, printed back symbolic)."""
-        from tir_mlir.script.pyfile import _definitions
-        from tir_mlir.script.symbolic_module import SymbolicIRModule
-        try:
-            (cls,) = _definitions(text, "<tvm>")
-            return SymbolicIRModule(cls, "<tvm>")
-        except Exception as e:  # noqa: BLE001  (not even so: report the first error)
-            raise _Unsupported(f"tir_mlir cannot parse the program: {error}") from e
-
     parses = {}      # our printed text -> TVM's parse: one object per text, so same_as holds
 
     def tvm_mod(text: str):
@@ -123,8 +112,8 @@ def _adapter_classes():
                 mod = tvm.IRModule({"main": mod})
             try:
                 parsed = tir_mlir.parse(mod.script())
-            except tir_mlir.TIRError as e:
-                parsed = symbolic(mod.script(), e)
+            except tir_mlir.TIRError as e:     # (symbolic programs parse as IR too)
+                raise _Unsupported(f"tir_mlir cannot parse the program: {e}") from e
             self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
                                         error_render_level=error_render_level,
                                         enable_check=enable_check)
