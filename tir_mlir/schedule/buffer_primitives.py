@@ -68,6 +68,72 @@ class BufferPrimitives:
     @primitive
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
                       offset: int) -> None:
+        """Pad the stride of one dimension of a buffer a block writes, so that `stride % factor ==
+        offset` (avoids bank conflicts in shared memory).
+
+        Parameters
+        ----------
+        block : BlockRV
+            The block that writes the buffer (allocated in the function).
+        buffer_index : int
+            The index of the buffer among the block's writes.
+        axis : int
+            The dimension whose stride is padded.
+        factor : int
+            The alignment factor.
+        offset : int
+            The required remainder of the stride modulo `factor`.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        sch.storage_align(sch.get_block("B"), 0, axis=0, factor=128, offset=1)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    T.block_attr({"buffer_dim_align": [[0, 0, 128, 1]]})
+                    B[vi, vj] = A[vi, vj] * T.float32(2.0)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(B[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = B[vi, vj] + T.float32(1.0)
+        ```
+        """
         _align.storage_align(Block(self._block(block)), buffer_index, axis, factor, offset)
 
     @primitive(macro=True)
@@ -123,11 +189,131 @@ class BufferPrimitives:
 
     @primitive(keeps_index=True)
     def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        """Factorize a reduction by one of its loops: a new block `B_rf` computes partial results
+        along that loop into a new buffer, and the original block reduces them.
+
+        Parameters
+        ----------
+        loop : LoopRV
+            A loop the reduction block binds to one reduction iterator only.
+        factor_axis : int
+            Where the loop's dimension goes in the `rf` buffer's shape.
+
+        Returns
+        -------
+        BlockRV
+            The new `rf` block (computing the partial results).
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+            for i, k in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, k = sch.get_loops(sch.get_block("B"))
+        k_0, k_1 = sch.split(k, factors=[None, 4])
+        rf = sch.rfactor(k_1, factor_axis=0)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+            # with T.block("root"):
+            B_rf = T.alloc_buffer((4, 128))
+            for i, k_0, k_1 in T.grid(128, 32, 4):
+                with T.block("B_rf"):
+                    vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                    T.reads(A[vi, vk_0 * 4 + vk_1])
+                    T.writes(B_rf[vk_1, vi])
+                    with T.init():
+                        B_rf[vk_1, vi] = T.float32(0.0)
+                    B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
+            for i, k_1 in T.grid(128, 4):
+                with T.block("B"):
+                    vk_1, vi = T.axis.remap("RS", [k_1, i])
+                    T.reads(B_rf[vk_1, vi])
+                    T.writes(B[vi])
+                    with T.init():
+                        B[vi] = T.float32(0.0)
+                    B[vi] = B[vi] + B_rf[vk_1, vi]
+        ```
+        """
         rf = _rfactor.rfactor(Loop(self._resolve(loop, LoopRV)), factor_axis)
         return self._handle(rf.op, BlockRV)
 
     @primitive(keeps_index=True)
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        """Split a reduction block's `T.init()` out into its own block `B_init`, placed before the
+        given loop.
+
+        Parameters
+        ----------
+        block : BlockRV
+            The reduction block.
+        loop : LoopRV
+            A loop above the block; the init block goes right before it, under the loops above it.
+
+        Returns
+        -------
+        BlockRV
+            The new init block.
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+            for i, k in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, k = sch.get_loops(sch.get_block("B"))
+        init = sch.decompose_reduction(sch.get_block("B"), k)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+            # with T.block("root"):
+            for i in range(128):
+                with T.block("B_init"):
+                    vi = T.axis.spatial(128, i)
+                    T.reads()
+                    T.writes(B[vi])
+                    B[vi] = T.float32(0.0)
+                for k in range(128):
+                    with T.block("B_update"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        T.reads(B[vi], A[vi, vk])
+                        T.writes(B[vi])
+                        B[vi] = B[vi] + A[vi, vk]
+        ```
+        """
         init = _decompose.decompose_reduction(Block(self._block(block)),
                                               Loop(self._resolve(loop, LoopRV)))
         return self._handle(init.op, BlockRV)
@@ -135,6 +321,61 @@ class BufferPrimitives:
     @primitive(keeps_index=True)
     def blockize(self, target: Union[LoopRV, List[BlockRV]],
                  preserve_unit_iters: bool = True) -> BlockRV:
+        """Turn the subtree of a loop into a block `B_o` whose iterators are the outer part of the
+        inner block's (the inner block keeps the rest).
+
+        Parameters
+        ----------
+        target : LoopRV
+            The loop whose body becomes the new block.
+        preserve_unit_iters : bool
+            Keep iterators of extent 1 in the new block's bindings.
+
+        Returns
+        -------
+        BlockRV
+            The new outer block.
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        j_0, j_1 = sch.split(j, factors=[None, 16])
+        outer = sch.blockize(j_1)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i, j_0 in T.grid(128, 8):
+                with T.block("B_o"):
+                    vi_o, vj_o = T.axis.remap("SS", [i, j_0])
+                    T.reads(A[vi_o, vj_o * 16:vj_o * 16 + 16])
+                    T.writes(B[vi_o, vj_o * 16:vj_o * 16 + 16])
+                    for j_1 in range(16):
+                        with T.block("B"):
+                            vj_i = T.axis.spatial(16, j_1)
+                            T.reads(A[vi_o, vj_o * 16 + vj_i])
+                            T.writes(B[vi_o, vj_o * 16 + vj_i])
+                            B[vi_o, vj_o * 16 + vj_i] = A[vi_o, vj_o * 16 + vj_i] * T.float32(2.0)
+        ```
+        """
         if not isinstance(target, LoopRV):
             raise ScheduleError("blockize: only a loop target is supported")
         outer = _blockize.blockize(Loop(self._resolve(target, LoopRV)), preserve_unit_iters)
@@ -143,6 +384,71 @@ class BufferPrimitives:
     @primitive
     def tensorize(self, block_or_loop: Union[BlockRV, LoopRV], tensor_intrin: str,
                   preserve_unit_iters: bool = True) -> None:
+        """Replace the computation of a block (or of the subtree of a loop, blockized first) by a
+        tensor intrinsic's implementation, after checking that it matches the intrinsic's
+        description.
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            What to replace.
+        tensor_intrin : str
+            The name the intrinsic was registered under (`TensorIntrin.register`); `"mac16_f32"`
+            ships: `C[0:16] += A[0] * B[0:16]`.
+        preserve_unit_iters : bool
+            As in `blockize`.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16, 32), "float32"),
+                 C: T.Buffer((8, 32), "float32")):
+            for i, j, k in T.grid(8, 32, 16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j, k = sch.get_loops(sch.get_block("C"))
+        j_0, j_1 = sch.split(j, factors=[None, 16])
+        sch.reorder(j_0, k, j_1)
+        sch.tensorize(j_1, "mac16_f32")
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16, 32), "float32"), C: T.Buffer((8, 32), "float32")):
+            # with T.block("root"):
+            for i, j_0, k in T.grid(8, 2, 16):
+                with T.block("C_o"):
+                    vi_o, vj_o, vk_o = T.axis.remap("SSR", [i, j_0, k])
+                    T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])
+                    T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])
+                    with T.init():
+                        for j_1 in range(16):
+                            with T.block("C_init"):
+                                vj_i_init = T.axis.spatial(16, j_1)
+                                T.reads()
+                                T.writes(C[vi_o, vj_o * 16 + vj_i_init])
+                                C[vi_o, vj_o * 16 + vj_i_init] = T.float32(0.0)
+                    for j in T.vectorized(16):
+                        C[vi_o, vj_o * 16 + j] = C[vi_o, vj_o * 16 + j] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + j]
+        ```
+        """
         from tir_mlir.schedule.tensor_intrin import TensorIntrin
         intrin = TensorIntrin.get(tensor_intrin)
         if isinstance(block_or_loop, LoopRV):

@@ -254,6 +254,48 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @primitive(readonly=True)
     def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
+        """Find a block by its name.
+
+        Parameters
+        ----------
+        name : str
+            The block's name, as in `T.block("name")`; `"root"` is the function body.
+        func_name : str, optional
+            The function to look in; by default the one `work_on` chose, else the module's only
+            function or `main`. A module of several functions, none `main`, needs it (a `ValueError`
+            otherwise, as in TVM).
+
+        Returns
+        -------
+        BlockRV
+            A handle of the block. A name no block has raises `ScheduleError`, with the closest name
+            there is.
+
+        Examples
+        --------
+        On:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        b = sch.get_block("B")
+        assert sch.get(b).name_hint == "B"
+        ```
+        """
         func = self._func(func_name)
         self._note(func_name=func)
         found = self._index().blocks_named(func, name, settled=not self._tracking)
@@ -271,15 +313,121 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @primitive(readonly=True)
     def get_loops(self, block: Union[BlockRV, str]) -> List[LoopRV]:
+        """The loops around a block, outermost first.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block (or its name).
+
+        Returns
+        -------
+        list of LoopRV
+            Handles of the enclosing loops, from the outermost to the innermost.
+
+        Examples
+        --------
+        On:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        assert (sch.get(i).loop_var.name, sch.get(i).extent) == ("i", 128)
+        ```
+        """
         return [self._handle(lp, LoopRV) for lp in analysis.enclosing_loops(self._block(block))]
 
     @primitive(readonly=True)
     def get_child_blocks(self, block_or_loop: BlockOrLoop) -> List[BlockRV]:
+        """The blocks directly under a block or a loop (not nested deeper in blocks).
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            The parent; `get_block("root")` gives the function body.
+
+        Returns
+        -------
+        list of BlockRV
+            Handles of the child blocks, in program order.
+
+        Examples
+        --------
+        On:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        children = sch.get_child_blocks(sch.get_block("root"))
+        assert [sch.get(b).name_hint for b in children] == ["B", "C"]
+        ```
+        """
         op = self._resolve(block_or_loop, (BlockRV, LoopRV))
         return [self._handle(b, BlockRV) for b in analysis.child_blocks(op)]
 
     @primitive(readonly=True)
     def get_producers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
+        """The blocks that write a buffer the given block reads, in its scope.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The consumer block.
+
+        Returns
+        -------
+        list of BlockRV
+            Handles of its producers, in program order.
+
+        Examples
+        --------
+        On:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        producers = sch.get_producers(sch.get_block("C"))
+        assert [sch.get(b).name_hint for b in producers] == ["B"]
+        ```
+        """
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
         return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
@@ -287,6 +435,43 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @primitive(readonly=True)
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
+        """The blocks that read a buffer the given block writes, in its scope.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The producer block.
+
+        Returns
+        -------
+        list of BlockRV
+            Handles of its consumers, in program order.
+
+        Examples
+        --------
+        On:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+            B = T.alloc_buffer((128, 128))
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(128, 128):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        consumers = sch.get_consumers(sch.get_block("B"))
+        assert [sch.get(b).name_hint for b in consumers] == ["C"]
+        ```
+        """
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
         return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
@@ -327,26 +512,316 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @primitive(keeps_ops=True)
     def parallel(self, loop: LoopRV) -> None:
+        """Run the iterations of a loop on separate threads (`T.parallel`).
+
+        Parameters
+        ----------
+        loop : LoopRV
+            A loop whose iterations are independent: every block under it binds the loop only to
+            spatial (data-parallel) iterators, or the primitive refuses with `ScheduleError`.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        sch.parallel(i)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i in T.parallel(128):
+                for j in range(128):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         loop_kind.parallel(self._resolve(loop, LoopRV))
 
     @primitive(keeps_ops=True)
     def vectorize(self, loop: LoopRV) -> None:
+        """Make a loop a vector loop (`T.vectorized`): the lowering emits vector instructions for
+        it.
+
+        Parameters
+        ----------
+        loop : LoopRV
+            A loop under which every block binds it only to spatial iterators (usually the innermost
+            loop, over contiguous elements).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        sch.vectorize(j)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i in range(128):
+                for j in T.vectorized(128):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         loop_kind.vectorize(self._resolve(loop, LoopRV))
 
     @primitive(keeps_ops=True)
     def unroll(self, loop: LoopRV) -> None:
+        """Unroll a loop fully (`T.unroll`).
+
+        Parameters
+        ----------
+        loop : LoopRV
+            The loop; its extent should be small, every iteration becomes code.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        j_0, j_1 = sch.split(j, factors=[None, 4])
+        sch.unroll(j_1)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i, j_0 in T.grid(128, 32):
+                for j_1 in T.unroll(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, j_0 * 4 + j_1)
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         loop_kind.unroll(self._resolve(loop, LoopRV))
 
     @primitive(keeps_ops=True)
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
+        """Bind a loop to a GPU thread axis (`T.thread_binding`).
+
+        Parameters
+        ----------
+        loop : LoopRV
+            A loop whose iterations are independent.
+        thread_axis : str
+            `"blockIdx.x"`, `"threadIdx.x"` (and their `y`, `z`), or `"vthread.x"`.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        sch.bind(i, "blockIdx.x")
+        sch.bind(j, "threadIdx.x")
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i in T.thread_binding(128, thread="blockIdx.x"):
+                for j in T.thread_binding(128, thread="threadIdx.x"):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         loop_kind.bind(self._resolve(loop, LoopRV), thread_axis)
 
     @primitive(keeps_ops=True)
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
+        """Attach an annotation to a block (`T.block_attr`) or a loop (`annotations=`).
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            What to annotate.
+        ann_key : str
+            The key, e.g. `"pragma_auto_unroll_max_step"` or `"meta_schedule.parallel"`.
+        ann_val : int, float, str, bool or a list of them
+            The value.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i in T.serial(128, annotations={"pragma_auto_unroll_max_step": 16}):
+                for j in range(128):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         _ann.annotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key, self._int(ann_val))
 
     @primitive(keeps_ops=True)
     def unannotate(self, block_or_loop: BlockOrLoop, ann_key: str) -> None:
+        """Remove an annotation from a block or a loop.
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV or LoopRV
+            What carries the annotation.
+        ann_key : str
+            The key to remove.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        Before:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+        ```
+
+        With `sch = tir.Schedule(main)`:
+
+        ```python
+        i, j = sch.get_loops(sch.get_block("B"))
+        sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+        sch.unannotate(i, "pragma_auto_unroll_max_step")
+        ```
+
+        After:
+
+        ```python
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            # with T.block("root"):
+            for i, j in T.grid(128, 128):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        ```
+        """
         _ann.unannotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key)
 
     @primitive(macro=True)
