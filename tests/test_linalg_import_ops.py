@@ -486,3 +486,45 @@ func.func @f(%a: tensor<3xf32>, %init: tensor<3x4xf32>) -> tensor<3x4xf32> {
     expected[:, 0] = -a
     np.testing.assert_array_equal(r, expected)
     assert _blocks(mod) == ["copy", "generic_neg"]
+
+
+def test_slices_and_concat():
+    """extract_slice (strided, rank-reducing), insert_slice (in place into a fill, and into a
+    tensor also returned as is: copied first), concat."""
+    text = """
+func.func @f(%a: tensor<6x8xf32>, %b: tensor<2x8xf32>)
+    -> (tensor<3x4xf32>, tensor<8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>,
+        tensor<8x8xf32>) {
+  %s = tensor.extract_slice %a[1, 0] [3, 4] [2, 2] : tensor<6x8xf32> to tensor<3x4xf32>
+  %row = tensor.extract_slice %a[4, 0] [1, 8] [1, 1] : tensor<6x8xf32> to tensor<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %ins = tensor.insert_slice %b into %z[2, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<6x8xf32>
+  %e2 = tensor.empty() : tensor<6x8xf32>
+  %n = linalg.negf ins(%a : tensor<6x8xf32>) outs(%e2 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %ins2 = tensor.insert_slice %row into %n[0, 0] [1, 8] [1, 1] : tensor<8xf32> into tensor<6x8xf32>
+  %cat = tensor.concat dim(0) %a, %b : (tensor<6x8xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+  return %s, %row, %ins, %n, %ins2, %cat
+      : tensor<3x4xf32>, tensor<8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>,
+        tensor<8x8xf32>
+}
+"""
+    a, b = _rand(6, 8), _rand(2, 8)
+    mod, (s, row, ins, n, ins2, cat) = _run(
+        text, [a, b], [(3, 4), (8,), (6, 8), (6, 8), (6, 8), (8, 8)])
+    np.testing.assert_array_equal(s, a[1:7:2, 0:8:2])
+    np.testing.assert_array_equal(row, a[4])
+    expected = np.zeros((6, 8), "float32")
+    expected[2:4] = b
+    np.testing.assert_array_equal(ins, expected)
+    np.testing.assert_array_equal(n, -a)
+    expected = -a
+    expected[0] = a[4]
+    np.testing.assert_array_equal(ins2, expected)
+    np.testing.assert_array_equal(cat, np.concatenate([a, b]))
+    text = mod.script()
+    assert "out0[v_ax0, v_ax1] = arg0[v_ax0 * 2 + 1, v_ax1 * 2]" in text
+    assert "out5[v_ax0 + 6, v_ax1] = arg1[v_ax0, v_ax1]" in text
+    assert _blocks(mod) == ["extract_slice", "extract_slice_1", "fill", "insert_slice", "negf",
+                            "copy", "insert_slice_1", "concat", "concat_1"]

@@ -9,8 +9,8 @@ schedule primitives see the same IR as for a parsed program.
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
-from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.frontend.linalg_import.body import GenericBody, clone_constant, emit_index
+from tir_mlir.frontend.linalg_import.loops import nest
 from tir_mlir.frontend.linalg_import.named_ops import DIM_NAMES
 from tir_mlir.frontend.linalg_import.plan import (
     Compute,
@@ -19,6 +19,7 @@ from tir_mlir.frontend.linalg_import.plan import (
     indexing_maps,
     iterator_types,
 )
+from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, copy_indices
 
 
 def emit_function(plan: Planner, name: str) -> ir.Operation:
@@ -59,19 +60,6 @@ def _alloc(b):
     b.value = op.result
 
 
-def _nest(name: str, loop_names, iter_types, extents, loc, has_init=False) -> Block:
-    """Loops `loop_names` around a block whose iter vars (`v_` + loop name) are bound to them."""
-    loops, ip = [], None
-    for n, e in zip(loop_names, extents):
-        loop = Loop.build(n, e, loc=loc, ip=ip)
-        loops.append(loop)
-        ip = ir.InsertionPoint.at_block_terminator(loop.body)
-    n = len(extents)
-    return Block.build(name, [f"v_{x}" for x in loop_names], iter_types,
-                       [(0, e) for e in extents], ir.AffineMap.get_identity(n),
-                       [lp.iv for lp in loops], has_init=has_init, loc=loc, ip=ip)
-
-
 def _loop_names(kind: str, iter_types) -> list:
     if kind in DIM_NAMES and len(DIM_NAMES[kind]) == len(iter_types):
         return list(DIM_NAMES[kind])
@@ -97,7 +85,7 @@ def _compute(plan: Planner, step: Compute):
              *range(first_r, len(iterator_types(op)))]
     extents = _loop_extents(plan, op, maps, len(iters))
     names = _loop_names(step.kind, [iters[d] for d in order])
-    block = _nest(step.name, names, [iters[d] for d in order], [extents[d] for d in order],
+    block = nest(step.name, names, [iters[d] for d in order], [extents[d] for d in order],
                   op.location, has_init=bool(step.inits))
     with ir.InsertionPoint.at_block_terminator(block.body):
         GenericBody(plan.src, op, step.operands, maps, _by_dim(block.iter_vars, order)).emit()
@@ -173,21 +161,26 @@ def _loop_extents(plan: Planner, op, maps, n: int) -> list:
 
 
 def _copy(plan: Planner, step: Copy):
-    """dst[ivs] = src[...]: a plain copy, an expand/collapse reshape or a pad."""
-    dst, src = step.dst, step.src
-    n = len(dst.shape)
-    block = _nest(step.name, [f"ax{i}" for i in range(n)], ["S"] * n, list(dst.shape),
-                  step.loc)
+    """dst[...] = src[...]: a plain copy, an expand/collapse reshape, a pad, a slice or a
+    concat part."""
+    dst, src, op = step.dst, step.src, step.op
+    if op is not None and op.name in SLICE_OPS:
+        shape, src_idx, dst_idx = copy_indices(op, step.part)
+    else:
+        shape, dst_idx = dst.shape, None
+        src_idx = None if op is not None and op.name == "tensor.pad" else \
+            _source_indices(op, src.shape, dst.shape)
+    n = len(shape)
+    block = nest(step.name, [f"ax{i}" for i in range(n)], ["S"] * n, list(shape), step.loc)
     ivs = block.iter_vars
-    op = step.op
     with ir.InsertionPoint.at_block_terminator(block.body):
-        if op is not None and op.name == "tensor.pad":
+        if src_idx is None:
             value = _pad_value(plan, op, src, ivs, step.loc)
         else:
-            exprs = _source_indices(op, src.shape, dst.shape)
-            value = memref.LoadOp(src.value, [emit_index(e, ivs) for e in exprs],
+            value = memref.LoadOp(src.value, [emit_index(e, ivs) for e in src_idx],
                                   loc=step.loc).result
-        memref.StoreOp(value, dst.value, list(ivs), loc=step.loc)
+        idx = list(ivs) if dst_idx is None else [emit_index(e, ivs) for e in dst_idx]
+        memref.StoreOp(value, dst.value, idx, loc=step.loc)
 
 
 def _reassociation(op) -> list:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from tir_mlir.frontend.linalg_import.naming import block_name
+from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, is_static
 from tir_mlir.frontend.linalg_import.source import LinalgSource
 
 _SKIPPED = ("tensor.empty", "memref.dealloc", "func.return")
@@ -63,6 +64,7 @@ class Copy:
     name: str
     op: ir.Operation | None
     loc: ir.Location
+    part: int = 0               # which input of a tensor.concat
 
 
 class Planner:
@@ -177,6 +179,8 @@ class Planner:
             return self._generic(op)
         if name in _RESHAPES:
             return self._reshape(op)
+        if name in SLICE_OPS:
+            return self._slice(op)
         if name == "memref.copy":
             src, dst = (self._buffer(v, op) for v in op.operands)
             self.steps.append(Copy(src, dst, self._unique("copy", self.block_names), None,
@@ -184,8 +188,9 @@ class Planner:
             return
         what = "linalg op" if name.startswith("linalg.") else "op"
         raise self.src.error(f"unsupported {what} '{name}' (linalg import takes linalg "
-                             f"structured ops, tensor.empty/expand_shape/collapse_shape/pad, "
-                             f"arith.constant and memref.alloc/copy)", op)
+                             f"structured ops, tensor.empty/expand_shape/collapse_shape/pad/"
+                             f"extract_slice/insert_slice/concat, arith.constant and "
+                             f"memref.alloc/copy)", op)
 
     def _buffer(self, v: ir.Value, op) -> Buffer:
         b = self.buffers.get(v)
@@ -211,6 +216,47 @@ class Planner:
         dst = self._new(op.results[0], name, op.location)
         self.steps.append(Copy(self._buffer(src, op), dst, name, op, op.location))
         self.buffers[op.results[0]] = dst
+
+    def _slice(self, op):
+        if not is_static(op):
+            raise self.src.error(f"'{op.name}' with dynamic offsets, sizes or strides is not "
+                                 f"supported", op)
+        result = op.results[0]
+        kind = op.name.removeprefix("tensor.")
+        name = self._unique(kind, self.block_names)
+        if op.name == "tensor.insert_slice":     # the destination's contents, then the slice
+            dst, copies = self._destination(op.operands[1], result, name, op.location)
+            self.steps += copies
+            parts = [op.operands[0]]
+        else:
+            dst = self._new(result, name, op.location)
+            parts = [op.operands[0]] if op.name == "tensor.extract_slice" else list(op.operands)
+        for k, v in enumerate(parts):
+            self.steps.append(Copy(self._buffer(v, op), dst,
+                                   name if k == 0 else self._unique(kind, self.block_names),
+                                   op, op.location, k))
+        self.buffers[result] = dst
+
+    def _destination(self, v: ir.Value, result: ir.Value, name: str, loc) -> tuple:
+        """(buffer, copies) for `result`, which starts as `v`'s contents and is updated: `v`'s
+        own buffer when nothing else uses `v` (the output if `result` is returned), else a new
+        buffer and a copy of `v` first."""
+        if self._exclusive(v, None):
+            out = self.buffers.get(v) or self._new(result, name, loc)
+            for k in self.returned.get(result, []):
+                if out.kind == "alloc" and k not in self.outputs:
+                    out.kind, out.index = "output", k       # written in place: the output
+                    self.allocs.remove(out)
+                    self.buffer_names.discard(out.name)
+                    out.name = self._unique(f"out{k}" if len(self.result_types) > 1
+                                            else "out", self.buffer_names)
+                    self.outputs[k] = out
+            return out, []
+        out = self._new(result, name, loc)
+        if v not in self.buffers:       # an empty tensor: nothing to copy
+            return out, []
+        return out, [Copy(self.buffers[v], out, self._unique("copy", self.block_names), None,
+                          loc)]
 
     # --- linalg.generic ---------------------------------------------------------------------
     def _generic(self, op):
@@ -249,28 +295,18 @@ class Planner:
                                             and _has_uses(pbody.arguments[j]) else None
                                             for j, x in enumerate(producer.operands[:-1])])
                 out = self._new(result, name, op.location)
-            elif reads and self._exclusive(v, op):
-                out = self.buffers.get(v) or self._new(result, name, op.location)
-                for k in self.returned.get(result, []):
-                    if out.kind == "alloc" and k not in self.outputs:
-                        out.kind, out.index = "output", k       # written in place: the output
-                        self.allocs.remove(out)
-                        self.buffer_names.discard(out.name)
-                        out.name = self._unique(f"out{k}" if len(self.result_types) > 1
-                                                else "out", self.buffer_names)
-                        self.outputs[k] = out
+            elif reads:
+                out, first = self._destination(v, result, name, op.location)
+                copies += first
             else:
                 out = self._new(result, name, op.location)
-                if reads and v in self.buffers:
-                    copies.append(Copy(self.buffers[v], out,
-                                       self._unique("copy", self.block_names), None,
-                                       op.location))
             bufs.append(out)
             self.buffers[result] = out
         self.steps += copies + [step]
 
     def _exclusive(self, v: ir.Value, op) -> bool:
-        """v is used once, by op, and is not an input or a constant (never written)."""
+        """v is used once (by the op at hand) and is not an input or a constant (which are
+        never written)."""
         b = self.buffers.get(v)
         return (len(list(v.uses)) == 1 and (b is None or b.kind in ("alloc", "output")))
 
