@@ -228,3 +228,22 @@ def test_lowering_is_deterministic():
     cf.assert's message globals are named in module order, not by a process-wide counter)."""
     mod = program("two_stage")
     assert emit_text(mod.module, "llvm-dialect") == emit_text(mod.module, "llvm-dialect")
+
+
+def test_compute_at_into_a_symbolic_split_compacts_to_a_tile():
+    """B computed at the outer loop of a split of n: its (n, 16) buffer becomes a (4, 16) tile
+    per parallel iteration (compact-buffers: the loop over n is the tile's origin)."""
+    sch = tir_mlir.Schedule(program("two_stage"))
+    io, _ = sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    sch.parallel(io)
+    sch.compute_at(sch.get_block("B"), io)
+    text = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<4x16xf32>" in text and "memref<?x16xf32>" in text
+    assert "memref.alloc(" not in text
+    _check_at_sizes(tir_mlir.build(sch.mod), "two_stage", sizes=SIZES + (65,), seed=10)
+
+
+def test_dynamic_buffers_are_not_refused_by_the_memory_limit():
+    mod = program("two_stage")
+    text = emit_text(mod.module, "llvm-dialect")
+    assert "malloc" in text or "aligned_alloc" in text

@@ -53,7 +53,9 @@ class AllocCheck:
 def _site(op) -> str:
     m = re.match(r'loc\("(\w+)"\(', str(op.location))   # tir-to-affine's name location
     name = m[1] if m else "?"
-    return f"{name}|{nbytes(ir.MemRefType(op.results[0].type))}|{source_loc(op) or '?'}"
+    mtype = ir.MemRefType(op.results[0].type)
+    size = nbytes(mtype) if mtype.has_static_shape else "?"     # (a symbolic size)
+    return f"{name}|{size}|{source_loc(op) or '?'}"
 
 
 def _guard(allocs, first_site: int):

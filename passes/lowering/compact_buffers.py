@@ -89,8 +89,8 @@ def _compact(f, alloc):
     outer_pos = [{p for p in outer_terms if len({form[axis][0].get(p, 0) for form in forms}) == 1}
                  for axis in range(mtype.rank)]
     ranges = [_range(lp, lca) for lp in loops]
-    if None in ranges:                        # a loop over a symbolic size: no constant tile
-        return
+    if any(r is None and p not in outer_ivs for p, r in enumerate(ranges)):
+        return                                # the tile spans a loop over a symbolic size
     known = {}                                # the ranges of the term sums seen so far
     shape, offsets = [], []
     for axis in range(mtype.rank):
@@ -104,7 +104,7 @@ def _compact(f, alloc):
                                       ranges, known)
             lo = a_lo + const if lo is None else min(lo, a_lo + const)
             hi = a_hi + const if hi is None else max(hi, a_hi + const)
-        if hi - lo + 1 > mtype.shape[axis]:
+        if not mtype.is_dynamic_dim(axis) and hi - lo + 1 > mtype.shape[axis]:
             return
         shape.append(hi - lo + 1)
         offsets.append((outer_parts[0], lo))

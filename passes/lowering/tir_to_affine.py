@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 
 from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis.symbolic import used_symbols
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
 from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
@@ -84,8 +85,7 @@ def _flatten(block: Block):
             elif not affine_dims:
                 values.append(affine_to_arith(expr, dims, syms, loc))
             else:
-                m = ir.AffineMap.get(bindings.n_dims, len(syms), [expr])
-                values.append(affine.AffineApplyOp(m, dims + syms, loc=loc).result)
+                values.append(_apply(expr, bindings.n_dims, dims, syms, loc))
         pred = block.predicate
         pred_guard = None
         if pred is not None:
@@ -176,6 +176,14 @@ def _runs(ub: ir.AffineMap, start: int) -> bool:
     return e.value > start if isinstance(e, ir.AffineConstantExpr) else ub.n_dims == 0
 
 
+def _apply(expr, n_dims: int, dims, syms, loc) -> ir.Value:
+    """`affine.apply` of a binding; the block's symbols are operands only when the expression
+    uses one (the stages after this one read plain maps of loop variables best)."""
+    syms = syms if used_symbols(expr) else []
+    m = ir.AffineMap.get(n_dims, len(syms), [expr])
+    return affine.AffineApplyOp(m, list(dims) + list(syms), loc=loc).result
+
+
 def _split_operands(block: Block) -> tuple:
     """(dims, symbols): a block's operands are its bindings' dims, then their symbols."""
     operands, n = list(block.op.operands), block.bindings.n_dims
@@ -219,8 +227,7 @@ def _init_values(block: Block, loc):
         elif isinstance(e, ir.AffineDimExpr):
             values.append(dims[e.position])
         else:
-            m = ir.AffineMap.get(block.bindings.n_dims, len(syms), [expr])
-            values.append(affine.AffineApplyOp(m, dims + syms, loc=loc).result)
+            values.append(_apply(expr, block.bindings.n_dims, dims, syms, loc))
     return values
 
 

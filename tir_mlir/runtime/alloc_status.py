@@ -52,7 +52,8 @@ class AllocStatus:
         name, size, loc = (site.split("|") + ["?", "0", "?"])[:3] if site else ("?", "0", "?")
         src = SourceLoc.parse(loc)
         nbytes = int(size) if size.isdigit() else 0
+        amount = (f"{nbytes} bytes, {nbytes / 2**30:.2f} GiB" if size.isdigit()
+                  else "its size is symbolic")
         return AllocationError(f"out of memory: cannot allocate buffer {name!r} "
-                               f"({nbytes} bytes, {nbytes / 2**30:.2f} GiB) at run time; the "
-                               f"code that uses it did not run", src, buffer=name,
-                               nbytes=nbytes)
+                               f"({amount}) at run time; the code that uses it did not run",
+                               src, buffer=name, nbytes=nbytes)
