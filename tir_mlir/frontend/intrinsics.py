@@ -63,7 +63,7 @@ STATEMENT_CALLS = {
     "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
     "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
     "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",
-    "allocate_const", "decl_buffer", "meta_var",
+    "allocate_const", "decl_buffer", "meta_var", "assume",
 }
 
 
