@@ -18,12 +18,14 @@ def _in_class(fn) -> bool:
 def prim_func(func=None, *, private=False, check_well_formed=True):
     """`@T.prim_func` / `@T.prim_func(private=True)`: the function as a PrimFunc. A method of
     an `@I.ir_module` class is left to the class decorator, which reads the whole class."""
+    __tracebackhide__ = True
     frame = sys._getframe(1)
 
     def decorate(fn):
         if _in_class(fn):
             return Inert()
         from tir_mlir.script.define import define_func, script_error
+        __tracebackhide__ = True    # pytest and IPython show the user's frame only
         try:
             return define_func(fn, frame)
         except TIRError as e:
@@ -33,10 +35,12 @@ def prim_func(func=None, *, private=False, check_well_formed=True):
 
 def macro(func=None, *, hygienic=True):
     """`@T.macro` / `@T.macro(hygienic=False)`: a fragment expanded where a prim_func calls it."""
+    __tracebackhide__ = True
     frame = sys._getframe(1)
 
     def decorate(fn):
         from tir_mlir.script.define import define_macro, script_error
+        __tracebackhide__ = True    # pytest and IPython show the user's frame only
         try:
             return define_macro(fn, frame)
         except TIRError as e:
