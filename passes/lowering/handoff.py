@@ -25,7 +25,7 @@ from mlir.dialects import affine
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir_walk import walk_all
-from tir_mlir.passes.lowering.affine_to_scf import AffineToScf, function_attrs
+from tir_mlir.passes.lowering.affine_to_scf import function_attrs
 from tir_mlir.passes.lowering.common import build_error, functions, move_body, run_pipeline
 from tir_mlir.passes.lowering.pipeline import _target, emit_text, lower
 from tir_mlir.passes.lowering.stages import instance
@@ -47,8 +47,9 @@ def handoff(module: ir.Module, stage: str, target="cpu", debug=False, on_stage=N
             for name in ("unroll-loops", "vectorize-loops"):
                 instance(name, target)(out)
             for f in functions(out):
+                to_scf = instance("affine-to-scf", target)
                 for op in [o for o in walk_all(f) if o.name == "affine.for"]:
-                    _real_kind(op)
+                    _real_kind(op, to_scf)
                 function_attrs(f)
         _drop_tir_attrs(out.operation)
         run_pipeline(out, CLEANUP, f"cleaning up the {stage} stage")
@@ -63,7 +64,7 @@ def handoff_text(module: ir.Module, emit: str, target="cpu", debug=False,
     return emit_text(module, emit, target, debug, on_stage)
 
 
-def _real_kind(op):
+def _real_kind(op, to_scf):
     """A parallel `affine.for` becomes `affine.parallel` (same bounds, step and body); one whose
     kind is still a hint for LLVM (a vectorized loop `vectorize-loops` refused, an unroll left
     as a hint) becomes the `scf.for` with `#llvm.loop_annotation` that `affine-to-scf` makes of
@@ -74,7 +75,7 @@ def _real_kind(op):
     if kind in ("vectorized", "unroll"):
         if not any(o.name.startswith("affine.") and o.name not in ("affine.apply", "affine.yield")
                    for o in walk_all(op)):
-            AffineToScf().lower_for(op)
+            to_scf.lower_for(op)
         return
     if kind != "parallel":
         return
