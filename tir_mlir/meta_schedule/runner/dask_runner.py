@@ -7,7 +7,8 @@ the worker, measurement runs in a child process exactly as with LocalRunner, so 
 or endless candidate costs that child, never the Dask worker. Start workers with one thread
 each (`dask worker ADDRESS --nthreads 1`) so that two measurements never share a machine's
 cores, or pass `resources`. Security: whoever can connect to the scheduler can run code on
-every worker; see docs/meta_schedule.md ("Distributed measurement")."""
+every worker, and a worker's reply is deserialized by Dask (possibly a pickle): the cluster
+must be trusted (docs/security.md); replies are still checked for form (`reply_result`)."""
 import hashlib
 import os
 import tempfile
@@ -103,15 +104,28 @@ class _Done(RunnerFuture):
 
 def _to_result(future) -> RunnerResult:
     try:
-        status, *value = future.result()
+        reply = future.result()
     except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task ...
         return RunnerResult(None, f"RunError: the cluster failed the task: {type(e).__name__}: {e}")
-    if status == "ok":
-        return RunnerResult(list(value[0]), None)
-    kind, message = value
-    if kind == "error" and message.startswith("WrongResult:"):
-        return RunnerResult(None, message)
-    return RunnerResult(None, f"{_KIND.get(kind, 'RunError')}: {message}")
+    return reply_result(reply)
+
+
+def reply_result(reply) -> RunnerResult:
+    """A worker's reply as a RunnerResult. The reply comes from another machine: only the two
+    forms measure_remote returns are read, ("ok", [seconds...]) with each time a positive
+    finite number (RunnerResult checks that) and ("error", kind, message) with strings;
+    anything else is a failed measurement, never a time."""
+    if type(reply) is tuple and len(reply) == 2 and reply[0] == "ok" and \
+            type(reply[1]) in (list, tuple):
+        return RunnerResult(list(reply[1]), None)
+    if type(reply) is tuple and len(reply) == 3 and reply[0] == "error" and \
+            all(type(x) is str for x in reply[1:]):
+        _, kind, message = reply
+        if kind == "error" and message.startswith("WrongResult:"):
+            return RunnerResult(None, message[:2000])
+        return RunnerResult(None, f"{_KIND.get(kind, 'RunError')}: {message[:2000]}")
+    return RunnerResult(None, f"RunError: malformed reply from the worker "
+                              f"({type(reply).__name__})")
 
 
 # --- on the worker -------------------------------------------------------------------------
