@@ -14,7 +14,7 @@ import pytest
 import tir_mlir
 
 DATA = Path(__file__).parent / "data" / "linalg"
-TORCH_MODELS = ("mlp", "layernorm", "conv_relu", "attention")
+TORCH_MODELS = ("mlp", "layernorm", "conv_relu", "attention", "transformer_block", "small_cnn")
 MODELS = (*TORCH_MODELS, "jax_dense_gelu_layernorm")
 
 try:
@@ -53,6 +53,34 @@ def _ref_attention(d):
     return _softmax(q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])) @ v
 
 
+def _layernorm(x, w, b):
+    return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * w + b
+
+
+def _ref_transformer_block(d):
+    x = d["in0"]
+    qkv = x @ d["w.qkv.weight"].T + d["w.qkv.bias"]
+    q, k, v = (t.reshape(1, 8, 2, 8).transpose(0, 2, 1, 3) for t in np.split(qkv, 3, -1))
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(8)
+    scores = np.where(np.tril(np.ones((8, 8), bool)), scores, -np.inf)
+    a = (_softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(1, 8, 16)
+    return _layernorm(x + a @ d["w.proj.weight"].T + d["w.proj.bias"],
+                      d["w.norm.weight"], d["w.norm.bias"])
+
+
+def _ref_small_cnn(d):
+    x = np.pad(d["in0"], ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(2, 3))[:, :, ::2, ::2]
+    y = np.einsum("nchwij,fcij->nfhw", win, d["w.conv.weight"])
+    y = y + d["w.conv.bias"][:, None, None]
+    scale = d["w.bn.weight"] / np.sqrt(d["w.bn.running_var"] + 1e-5)
+    y = (y - d["w.bn.running_mean"][:, None, None]) * scale[:, None, None] \
+        + d["w.bn.bias"][:, None, None]
+    y = np.maximum(y, 0).reshape(2, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    z = y.mean(axis=(2, 3)) @ d["w.fc.weight"].T + d["w.fc.bias"]
+    return 1 / (1 + np.exp(-z))
+
+
 def _ref_jax_dense_gelu_layernorm(d):
     h = d["in0"] @ d["w.w"] + d["w.b"]
     h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
@@ -61,7 +89,8 @@ def _ref_jax_dense_gelu_layernorm(d):
 
 
 REFERENCES = {"mlp": _ref_mlp, "layernorm": _ref_layernorm, "conv_relu": _ref_conv_relu,
-              "attention": _ref_attention,
+              "attention": _ref_attention, "transformer_block": _ref_transformer_block,
+              "small_cnn": _ref_small_cnn,
               "jax_dense_gelu_layernorm": _ref_jax_dense_gelu_layernorm}
 
 

@@ -528,3 +528,32 @@ func.func @f(%a: tensor<6x8xf32>, %b: tensor<2x8xf32>)
     assert "out5[v_ax0 + 6, v_ax1] = arg1[v_ax0, v_ax1]" in text
     assert _blocks(mod) == ["extract_slice", "extract_slice_1", "fill", "insert_slice", "negf",
                             "copy", "insert_slice_1", "concat", "concat_1"]
+
+
+def test_bool_and_splat_constants():
+    """A bool constant is an int8 T.allocate_const read as T.Cast("bool", ...) (TensorIR has no
+    bool constants); a splat constant is no buffer: its reads are the scalar."""
+    text = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %m = arith.constant dense<[[true, false], [false, true]]> : tensor<2x2xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<2x2xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a, %m, %ninf : tensor<2x2xf32>, tensor<2x2xi1>, tensor<2x2xf32>)
+      outs(%e : tensor<2x2xf32>) {
+  ^bb0(%x: f32, %k: i1, %n: f32, %o: f32):
+    %y = arith.select %k, %x, %n : f32
+    linalg.yield %y : f32
+  } -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
+"""
+    a = _rand(2, 2)
+    mod, (r,) = _run(text, [a], [(2, 2)])
+    np.testing.assert_array_equal(r, np.where(np.eye(2, dtype=bool), a, -np.inf))
+    text = mod.script()
+    assert 'T.allocate_const([1, 0, 0, 1], "int8", [2, 2])' in text
+    assert 'out[v_ax0, v_ax1] = T.Select(T.Cast("bool", cst_1[v_ax0, v_ax1]), ' \
+        'arg0[v_ax0, v_ax1], T.float32("-inf"))' in text

@@ -71,6 +71,36 @@ class Attention(Module):
         return F.scaled_dot_product_attention(q, k, v)
 
 
+class TransformerBlock(Module):
+    """Causal self-attention (one fused qkv projection, chunked; 2 heads) + residual +
+    LayerNorm: torch-mlir's slices, transposes, reshapes and the causal mask constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.proj, self.norm = nn.Linear(16, 48), nn.Linear(16, 16), nn.LayerNorm(16)
+
+    def forward(self, x):
+        q, k, v = (t.view(1, 8, 2, 8).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.norm(x + self.proj(a.transpose(1, 2).reshape(1, 8, 16)))
+
+
+class SmallCNN(Module):
+    """conv (stride 2, padding 1) -> batch norm -> ReLU -> max pool -> global average pool ->
+    linear -> sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn, self.fc = nn.Conv2d(3, 4, 3, 2, 1), nn.BatchNorm2d(4), nn.Linear(4, 5)
+        self.bn.running_mean.normal_()
+        self.bn.running_var.uniform_(0.5, 2.0)
+        nn.init.normal_(self.bn.weight)
+
+    def forward(self, x):
+        y = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return torch.sigmoid(self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1)))
+
+
 def models():
     """name -> (module, example inputs)."""
     g = torch.Generator().manual_seed(0)
@@ -82,6 +112,8 @@ def models():
         "layernorm": (LayerNorm(), (rand(4, 8, 32),)),
         "conv_relu": (ConvReLU(), (rand(1, 3, 16, 16),)),
         "attention": (Attention(), (rand(1, 2, 16, 8), rand(1, 2, 16, 8), rand(1, 2, 16, 8))),
+        "transformer_block": (TransformerBlock(), (rand(1, 8, 16),)),
+        "small_cnn": (SmallCNN(), (rand(2, 3, 16, 16),)),
     }
 
 

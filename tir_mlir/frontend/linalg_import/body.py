@@ -19,6 +19,10 @@ from tir_mlir.printer.expr import BINARY, CALLS, CASTS, MATH_SAME
 SUPPORTED = {*BINARY, *CALLS, *CASTS, *(f"math.{n}" for n in MATH_SAME), "arith.constant",
              "arith.cmpi", "arith.cmpf", "arith.andi", "arith.ori", "arith.xori", "arith.negf",
              "linalg.index"}
+# Body ops with no result that the import leaves out: torch-mlir's run-time checks (batch
+# norm asserts its variance is positive), which TensorIR has no op for. Values are built from
+# what the body yields, so nothing else refers to them.
+DROPPED = {"cf.assert"}
 # arith.cmpf predicates with no TVMScript comparison: false, ord, uno, true.
 _CMPF_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
 # TVMScript compares floats with ordered predicates (and `!=` is une). The others, which
@@ -61,6 +65,31 @@ def _leaf(iv) -> ir.Value:
     return iv() if callable(iv) else iv
 
 
+def convert(value: ir.Value, to: ir.Type, loc=None) -> ir.Value:
+    """`value` as type `to`: an int8 element of a bool constant buffer read as a bool
+    (`T.Cast("bool", x)`, `x != 0`); any other value is already of its type."""
+    if value.type == to:
+        return value
+    zero = arith.ConstantOp(value.type, 0, loc=loc).result
+    cmp = arith.CmpIOp(arith.CmpIPredicate.ne, value, zero, loc=loc)
+    cmp.attributes["tir.cast"] = ir.UnitAttr.get()
+    return cmp.result
+
+
+def read(buf, indices, to: ir.Type, loc=None) -> ir.Value:
+    """The element of planned buffer `buf` at `indices()` (index values, made only for a real
+    buffer) as type `to`: a load, or a splat constant's scalar."""
+    if buf.splat is not None:
+        attr = buf.splat
+        if isinstance(attr, ir.BoolAttr):
+            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(attr.value))
+        value = ir.Operation.create("arith.constant", results=[buf.element_type],
+                                    attributes={"value": attr}, loc=loc).result
+    else:
+        value = memref.LoadOp(buf.value, indices(), loc=loc).result
+    return convert(value, to, loc)
+
+
 def clone_constant(src: LinalgSource, v: ir.Value, user) -> ir.Value:
     """A copy, at the insertion point, of the scalar constant `v` that `user` reads."""
     owner = v.owner
@@ -88,6 +117,8 @@ class GenericBody:
             self._check(o.operation)
 
     def _check(self, o):
+        if o.name in DROPPED:
+            return
         if o.name not in SUPPORTED or len(o.regions):
             raise self.src.error(f"unsupported op '{o.name}' in the body of a linalg op", o)
         if o.name == "arith.cmpf":
@@ -121,8 +152,8 @@ class GenericBody:
             buf = self.buffers[j]
             if buf is None:                     # a scalar operand (a fill's value)
                 return clone_constant(self.src, self.op.operands[j], self.op)
-            idx = [emit_index(e, self.ivs) for e in self.maps[j].results]
-            return memref.LoadOp(buf.value, idx, loc=self.op.location).result
+            return read(buf, lambda: [emit_index(e, self.ivs) for e in self.maps[j].results],
+                        v.type, self.op.location)
         o = self.defs.get(v)
         if o is None:
             return clone_constant(self.src, v, self.op)

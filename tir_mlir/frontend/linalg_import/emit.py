@@ -9,7 +9,12 @@ schedule primitives see the same IR as for a parsed program.
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
-from tir_mlir.frontend.linalg_import.body import GenericBody, clone_constant, emit_index
+from tir_mlir.frontend.linalg_import.body import (
+    GenericBody,
+    clone_constant,
+    emit_index,
+    read,
+)
 from tir_mlir.frontend.linalg_import.loops import nest
 from tir_mlir.frontend.linalg_import.named_ops import DIM_NAMES
 from tir_mlir.frontend.linalg_import.plan import (
@@ -177,8 +182,8 @@ def _copy(plan: Planner, step: Copy):
         if src_idx is None:
             value = _pad_value(plan, op, src, ivs, step.loc)
         else:
-            value = memref.LoadOp(src.value, [emit_index(e, ivs) for e in src_idx],
-                                  loc=step.loc).result
+            value = read(src, lambda: [emit_index(e, ivs) for e in src_idx], dst.element_type,
+                         step.loc)
         idx = list(ivs) if dst_idx is None else [emit_index(e, ivs) for e in dst_idx]
         memref.StoreOp(value, dst.value, idx, loc=step.loc)
 
@@ -217,7 +222,7 @@ def _pad_value(plan: Planner, op, src, ivs, loc) -> ir.Value:
     low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
     pad = list(op.regions[0].blocks[0].operations)[-1].operands[0]
     if not any(low) and tuple(src.shape) == tuple(ir.ShapedType(op.results[0].type).shape):
-        return memref.LoadOp(src.value, list(ivs), loc=loc).result
+        return read(src, lambda: list(ivs), src.element_type, loc)
     index = ir.IndexType.get()
     cond = None
     for i, (lo, size) in enumerate(zip(low, src.shape)):
@@ -235,12 +240,15 @@ def _pad_value(plan: Planner, op, src, ivs, loc) -> ir.Value:
                                        loc=loc).result)
         for c in checks:
             cond = c if cond is None else arith.AndIOp(cond, c, loc=loc).result
-    if_op = scf.IfOp(cond, [src.element_type], has_else=True, loc=loc)
+    if_op = scf.IfOp(cond, [ir.ShapedType(op.results[0].type).element_type], has_else=True,
+                     loc=loc)
     d = [ir.AffineExpr.get_dim(i) for i in range(len(ivs))]
     with ir.InsertionPoint(if_op.then_block):
-        idx = [emit_index(e + (-lo), ivs) if lo else ivs[i]
-               for i, (e, lo) in enumerate(zip(d, low))]
-        scf.YieldOp([memref.LoadOp(src.value, idx, loc=loc).result], loc=loc)
+        def idx():
+            return [emit_index(e + (-lo), ivs) if lo else ivs[i]
+                    for i, (e, lo) in enumerate(zip(d, low))]
+        scf.YieldOp([read(src, idx, ir.ShapedType(op.results[0].type).element_type, loc)],
+                    loc=loc)
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp([clone_constant(plan.src, pad, op)], loc=loc)
     return if_op.results[0]

@@ -4,7 +4,9 @@ Tensors are values; TensorIR has buffers. Planning is done before anything is em
 the function's ops in order (the tensor form is SSA, so this is a small bufferization):
 - a function argument is an input buffer; each result gets an output buffer appended to the
   parameters (destination-passing style, as TVM calls a PrimFunc);
-- a tensor constant is a constant buffer (`T.allocate_const`), `tensor.empty` nothing by itself;
+- a tensor constant is a constant buffer (`T.allocate_const`; a bool one holds int8, read
+  back as bool), a splat one (`dense<0.0>`) no buffer: its reads are the scalar;
+  `tensor.empty` is nothing by itself;
 - a linalg op's result i lives in the buffer of its init operand when the op reads that init
   (a reduction accumulating into it, a conv adding to a broadcast bias) and nothing else uses
   the init; when something else does, the result gets a new buffer and a copy of the init
@@ -23,6 +25,7 @@ copy block, and a fill followed by a reduction into the same memref is folded th
 """
 from dataclasses import dataclass, field
 
+import numpy as np
 from mlir import ir
 
 from tir_mlir.frontend.linalg_import.naming import block_name
@@ -38,9 +41,10 @@ class Buffer:
     name: str
     shape: tuple
     element_type: ir.Type
-    kind: str                   # "input" | "output" | "alloc" | "const"
+    kind: str                   # "input" | "output" | "alloc" | "const" | "splat"
     index: int = -1             # parameter position of an input / output
     data: ir.DenseElementsAttr | None = None     # a constant's contents
+    splat: ir.Attribute | None = None   # a splat constant's element: no buffer, read inline
     loc: ir.Location | None = None
     value: ir.Value | None = None                # the memref, once emitted
 
@@ -163,6 +167,16 @@ class Planner:
             if isinstance(op.results[0].type, ir.RankedTensorType):
                 shape, et = self._static(op.results[0].type, op)
                 data = self.src.elements(op.attributes["value"], op)
+                if data.is_splat:       # every element the same: read as that scalar
+                    self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat",
+                                                         splat=data.get_splat_value(),
+                                                         loc=op.location)
+                    return
+                if et == ir.IntegerType.get_signless(1):
+                    # TensorIR has no bool constants (T.allocate_const): int8, read as
+                    # T.Cast("bool", ...)
+                    et = ir.IntegerType.get_signless(8)
+                    data = ir.DenseElementsAttr.get(np.array(data).astype(np.int8))
                 b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
                            shape, et, "const", data=data, loc=op.location)
                 self.allocs.append(b)
