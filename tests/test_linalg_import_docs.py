@@ -8,6 +8,6 @@ DOC = (Path(__file__).parent.parent / "docs" / "bridge.md").read_text()
 
 
 def test_bridge_doc_example_imports_as_shown():
-    src = re.search(r"```mlir\n(.*?)```", DOC, re.S)[1]
-    shown = re.search(r"\$ tir-mlir import mm_bias_relu.mlir\n(.*?)```", DOC, re.S)[1]
+    src = re.search(r"```mlir\n(.*?)```", DOC, re.DOTALL)[1]
+    shown = re.search(r"\$ tir-mlir import mm_bias_relu.mlir\n(.*?)```", DOC, re.DOTALL)[1]
     assert tir_mlir.from_linalg(src, "mm_bias_relu.mlir").script().strip() == shown.strip()
