@@ -112,6 +112,22 @@ def blocks_under(op: ir.Operation) -> List[ir.Operation]:
     return out[1:] if out and out[0] == top else out
 
 
+# What the top of a function body declares rather than computes: allocations, the shapes of
+# its buffers and the facts about its sizes (docs/symbolic.md).
+DECLARATIONS = ("memref.alloc", "tir.match_shape", "tir.assume")
+
+
+def is_declaration(op: ir.Operation) -> bool:
+    """An allocation, a `tir.match_shape` / `tir.assume`, or the computation of a size
+    (a top-level op whose results are all `index` values: the symbols of docs/symbolic.md)."""
+    op = op_of(op)
+    if op.name in DECLARATIONS:
+        return True
+    return (len(op.results) > 0 and not len(op.regions) and op.parent is not None
+            and op.parent.name == "func.func"
+            and all(isinstance(r.type, ir.IndexType) for r in op.results))
+
+
 def terminator(block: ir.Block) -> ir.Operation:
     """The last op of a region block (affine.yield / gpu.yield / func.return)."""
     ops = block.operations

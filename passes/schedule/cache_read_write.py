@@ -31,7 +31,7 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under,
+from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under, is_declaration,
                                                enclosing_loops, is_ancestor)
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
@@ -226,7 +226,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     # like TVM: an input is copied at the start of the function body; a buffer written by a
     # block right before its first consumer after that writer
     stmts = [s.operation for s in func.regions[0].blocks[0].operations
-             if s.operation.name != "memref.alloc"]
+             if not is_declaration(s.operation)]
     writer = _writer_top(func, buf)
     first = stmts[0]
     if writer is not None and any(top_stmt(c.op) == writer for c in consumers):

@@ -32,6 +32,8 @@ from typing import List
 from mlir import ir
 from mlir.dialects import arith
 
+from tir_mlir.analysis.shapes import buffer_shape
+from tir_mlir.analysis.symbolic import prove_le, prove_lt, show, smax, smin
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, func_of,
@@ -159,9 +161,9 @@ def _written_box(blk: Block, idx) -> list:
                 if c.is_eq or lin is None or list(lin[0]) != [dim]:
                     continue
                 terms, const = lin
-                if terms[dim] == 1:            # dim + const >= 0
+                if terms[dim] == 1 and isinstance(lo_k, int):       # dim + const >= 0
                     lo_k = max(lo_k, -const)
-                elif terms[dim] == -1:         # const - dim >= 0
+                elif terms[dim] == -1 and isinstance(hi_k, int):    # const - dim >= 0
                     hi_k = min(hi_k, const)
         box.append((lo_k, hi_k))
     return box
@@ -186,11 +188,13 @@ def _check_consumers_covered(blk: Block, idx, buf, readers, who):
                 continue
             if len(leaves) > len(rb.body.arguments):
                 continue
-            shape = ir.MemRefType(buf.type).shape
+            shape = buffer_shape(buf)
             for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
                 lo, hi = index.bounds(lin, ranges)
-                lo, hi = max(lo, 0), min(hi, shape[d] - 1)     # clipped to the buffer (TVM)
-                if lo < wlo or hi > whi:
+                # clipped to the buffer (TVM); symbolic bounds (`n - 1`) compare as proved
+                lo, hi = smax(lo, 0) if smax(lo, 0) is not None else lo, \
+                    smin(hi, shape[d] - 1) if smin(hi, shape[d] - 1) is not None else hi
+                if not prove_le(wlo, lo) or not prove_le(hi, whi):
                     raise ScheduleError(
                         f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
                         f"[{lo}, {hi + 1}) of dimension {d} of buffer {buffer_name(buf)!r}, "
@@ -324,7 +328,7 @@ def _check_cover(prod: Block, ps, ranges, groups: List[Group], buf, who):
         for p in g.pieces:
             lo, hi = index.bounds(ps[p.dim], ranges)
             rlo, rhi = g.image(p)
-            if rlo < lo or rhi > hi:
+            if not prove_le(lo, rlo) or not prove_le(rhi, hi):
                 raise ScheduleError(
                     f"{who}: the block should be covered by the producer block {prod.name!r}: "
                     f"it reads [{rlo}, {rhi + 1}) of dimension {p.dim} of buffer "
@@ -407,6 +411,12 @@ def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> list:
         t = t if mod is None else index.mod(t, mod, ranges)
         t = t + index.const(lo)
         tlo, thi = index.bounds(t, ranges)
+        if not all(isinstance(x, int) for x in (tlo, thi, lo, ext)):
+            if prove_le(lo, tlo) and prove_lt(thi, lo + ext):
+                continue                       # symbolic, and always in the domain
+            raise ScheduleError(f"reverse_compute_inline: cannot tell whether the producer's "
+                                f"iterations stay in the domain of {cons.iter_names[k]} "
+                                f"([{show(lo)}, {show(lo + ext)}))")
         if tlo < lo:                           # lo <= t
             conds.append((index.to_affine(t + index.const(-lo)), ""))
         if thi >= lo + ext:                    # t < lo + ext ("<": `8 - i < 8` is TVM's `0 < i`)

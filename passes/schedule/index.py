@@ -63,13 +63,16 @@ def const(c: int) -> Lin:
     return Lin((), c)
 
 
-def bounds(e: Lin, ranges: Ranges) -> Tuple[int, int]:
-    """Inclusive range of e, from the variable ranges."""
+def bounds(e: Lin, ranges: Ranges) -> Tuple[Int, Int]:
+    """Inclusive range of e, from the variable ranges (ints; a caller that gives the exact
+    ranges of variables over symbolic extents, `(0, n - 1)`, gets SymExprs)."""
     lo = hi = e.const
     for atom, c in e.terms:
         alo, ahi = _atom_bounds(atom, ranges)
-        lo += min(c * alo, c * ahi)
-        hi += max(c * alo, c * ahi)
+        if c >= 0:
+            lo, hi = lo + c * alo, hi + c * ahi
+        else:
+            lo, hi = lo + c * ahi, hi + c * alo
     return lo, hi
 
 
@@ -98,7 +101,9 @@ def _atom_bounds(atom, ranges):
     lo, hi = bounds(atom[1], ranges)
     if atom[0] == "div":
         return lo // atom[2], hi // atom[2]
-    return (lo, hi) if 0 <= lo and hi < atom[2] else (0, atom[2] - 1)
+    if isinstance(lo, int) and isinstance(hi, int) and 0 <= lo and hi < atom[2]:
+        return lo, hi
+    return 0, atom[2] - 1
 
 
 def _split(e: Lin, c: int):

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis.symbolic import prove_le
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule.index import Lin
 
@@ -66,7 +67,9 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
     n = len(extents)
     dims = [index.const(mins[k]) if extents[k] == 1 else Lin(((("v", k), 1),), mins[k])
             for k in range(n)]
-    ranges = {k: (0, extents[k] - 1) for k in range(n)}
+    # (a symbolic extent, `n`, is an open range to the simplification)
+    ranges = {k: (0, extents[k] - 1 if isinstance(extents[k], int) else index.UNKNOWN)
+              for k in range(n)}
     pieces = []
     for d, e in enumerate(exprs):
         try:
@@ -84,7 +87,7 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
     groups = _connect(pieces)
     seen = {k for g in groups for k in g.coeffs}
     for k in range(n):
-        if all_used and extents[k] > 1 and k not in seen:
+        if all_used and extents[k] != 1 and k not in seen:
             raise NotInvertible(f"iter var {names[k]} does not index the read")
     for g in groups:
         if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 \
@@ -99,7 +102,7 @@ def _check_no_gaps(g: Group, extents, names):
     """A sum of iter vars takes every value of [0, max] (overlaps allowed)."""
     reach = 0                       # the sum so far covers [0, reach]
     for k in sorted(g.coeffs, key=g.coeffs.get):
-        if g.coeffs[k] > reach + 1:
+        if not prove_le(g.coeffs[k], reach + 1):
             raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]}: the index "
                                 f"skips values")
         reach += g.coeffs[k] * (extents[k] - 1)
@@ -193,7 +196,7 @@ def _check_group(g: Group, extents, names):
         if p.div != expect:
             raise NotInvertible(f"index {p.dim} skips or repeats digits of "
                                 f"{' + '.join(names[k] for k in g.coeffs)}")
-        if p.mod is not None and top and p.div * p.mod >= g.extent:
+        if p.mod is not None and top and prove_le(g.extent, p.div * p.mod):
             p.mod = None
         if p.mod is None and not top:
             raise NotInvertible(f"index {p.dim} overlaps index {g.pieces[i + 1].dim}")

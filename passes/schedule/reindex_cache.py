@@ -193,7 +193,7 @@ def _location(func, writer, related) -> Tuple[Optional[ir.Operation], ir.Operati
     body = func.regions[0].blocks[0]
     stmts = [analysis.op_of(s) for s in body.operations]
     if writer is None:
-        return None, next(s for s in stmts if s.name != "memref.alloc")
+        return None, next(s for s in stmts if not analysis.is_declaration(s))
     blocks = [o for o in analysis.walk(func) if analysis.is_block(o)]
     after = blocks[blocks.index(writer) + 1:]
     first = next((b for b in after if b in related), None)

@@ -21,7 +21,7 @@ from typing import List, Optional, Sequence
 from mlir import ir
 
 from tir_mlir.analysis.facts import assumed_facts
-from tir_mlir.analysis.symbolic import Int, SymExpr, ceildiv, divisible, show
+from tir_mlir.analysis.symbolic import Int, SymExpr, divisible, show, tile_count
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
@@ -41,7 +41,7 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
     if sum(f is None or f == -1 for f in factors) > 1:
         raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
     known = math.prod(f for f in factors if f is not None and f != -1)
-    out = [ceildiv(extent, known) if f is None or f == -1 else f for f in factors]
+    out = [tile_count(extent, known) if f is None or f == -1 else f for f in factors]
     if isinstance(extent, SymExpr):
         if isinstance(out[0], int) and any(isinstance(f, SymExpr) for f in out):
             raise ScheduleError(f"split: on the symbolic extent {show(extent)} of loop "

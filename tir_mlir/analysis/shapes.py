@@ -42,8 +42,19 @@ def _dynamic_sizes(buf: ir.Value):
                 return [s for s, m in zip(full, mshape) if ir.ShapedType.is_dynamic_size(m)]
         return None
     if owner.name in ("memref.alloc", "memref.alloca"):
-        return [SymExpr.symbol(v) for v in owner.operands]
+        return [size_of(v) for v in owner.operands]
     return None
+
+
+def size_of(value: ir.Value) -> Int:
+    """A size value as an expression of symbols: an `affine.apply` over symbols (what
+    `size_operands` makes) is its expression, any other value a symbol of its own."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.name == "affine.apply":
+        amap = ir.AffineMapAttr(owner.attributes["map"]).value
+        if not amap.n_dims:
+            return SymExpr.from_map(amap, list(owner.operands))[0]
+    return SymExpr.symbol(value)
 
 
 def is_dynamic(shape: Sequence[Int]) -> bool:
@@ -64,7 +75,7 @@ def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Val
     symbol is that value; another expression is an `affine.apply` made at the top level
     right after the definitions of its symbols (a symbol, as MLIR requires)."""
     body = func.regions[0].blocks[0]
-    values, last = [], -1
+    values = []
 
     def tops() -> list:
         return [o.operation for o in body.operations]
@@ -88,5 +99,6 @@ def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Val
                 ir.InsertionPoint(body)
             value = affine.AffineApplyOp(amap, operands, ip=ip).result
         values.append(value)
-        last = max(last, position(value))
+    # (positions only now: each affine.apply made above shifted the ops after it)
+    last = max((position(v) for v in values), default=-1)
     return values, (tops()[last] if last >= 0 else None)

@@ -353,3 +353,23 @@ def evaluate(x: Int, values: dict, default: int | None = None) -> int:
         e = ir.AffineExpr.simplify_affine_expr(e, 0, 0).maybe_downcast()
     assert isinstance(e, ir.AffineConstantExpr), e
     return e.value
+
+
+def tile_count(x: Int, k: int) -> Int:
+    """ceil(x / k) in TVM's canonical form: `(x + k - 1) // k`, a constant part pulled out
+    (`(n * m + 1 + 7) // 8` is `n * m // 8 + 1`) and a floordiv inside merged
+    (`(n // 4 + 3) // 4` is `(n + 12) // 16`): a split's outer extent prints as TVM's."""
+    if isinstance(x, int):
+        return -(-x // k)
+    with x.expr.context:
+        e = x.expr.maybe_downcast()
+        inner, add = e, 0
+        if isinstance(e, ir.AffineAddExpr) and isinstance(e.rhs.maybe_downcast(),
+                                                           ir.AffineConstantExpr):
+            inner, add = e.lhs.maybe_downcast(), e.rhs.maybe_downcast().value
+        if isinstance(inner, ir.AffineFloorDivExpr) and \
+                isinstance(inner.rhs.maybe_downcast(), ir.AffineConstantExpr):
+            c = inner.rhs.maybe_downcast().value        # (y // c + a + k - 1) // k
+            return _make(ir.AffineExpr.get_floor_div(inner.lhs + _const(c * (add + k - 1)),
+                                                     _const(c * k)), x.symbols)
+        return _make(ir.AffineExpr.get_floor_div(e + _const(k - 1), _const(k)), x.symbols)
