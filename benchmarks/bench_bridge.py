@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "linalg"
-MODELS = ("mlp", "layernorm", "conv_relu", "attention")
+MODELS = ("mlp", "layernorm", "conv_relu", "attention", "transformer_block", "small_cnn")
 
 
 def median_secs(fn, repeat=5, min_ms=100):
@@ -169,7 +169,7 @@ def main():
     notes = [f"{c} skipped: {t}" for row in rows.values() for c, t in row.items()
              if isinstance(t, str)]
     print(f"{a.threads} threads, {a.trials} tuning trials; microseconds per call")
-    print(f"{'model':<12}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
+    print(f"{'model':<18}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
     for name in names:
         text, inputs, expected, _ = load(name)
         mod = tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir"))
@@ -180,7 +180,7 @@ def main():
             best = tuned(mod, a.trials, a.threads)
             notes.append(f"{name}: tuned {a.trials} trials in {time.perf_counter() - start:.0f} s")
             row["tuned"] = time_tir(best, inputs, expected, f"{name} tuned") if best else None
-        print(f"{name:<12}" + "".join(fmt(row.get(c)) for c in ("import", "tuned", "torch",
+        print(f"{name:<18}" + "".join(fmt(row.get(c)) for c in ("import", "tuned", "torch",
                                                                 "iree")), flush=True)
     for n in dict.fromkeys(notes):
         print(n, file=sys.stderr)
