@@ -7,8 +7,10 @@ block access region detector does, for the printer and for schedule legality che
     regions.reads / regions.writes: list of BufferRegion, in order of first access
     BufferRegion.buffer  the memref value
     BufferRegion.ranges  one (min, extent) per buffer dimension: `min` an ir.AffineExpr,
-                         `extent` an int; dims 0..n-1 of `min` are the block's iter vars (its
-                         body arguments, in order), dims n.. are the values in `free`
+                         `extent` an int (an ir.AffineExpr over the same dims where it
+                         depends on a symbolic size: `A[vi, 0:m]`); dims 0..n-1 of `min` are
+                         the block's iter vars (its body arguments, in order), dims n.. are
+                         the values in `free` (loop vars, symbolic sizes)
     BufferRegion.free    values from outside the block used in indices (e.g. loop vars read
                          directly by a block without iter vars)
 
@@ -32,6 +34,8 @@ from typing import List, Optional, Tuple
 from mlir import ir
 
 from tir_mlir.affine_exprs import const_of, dims_of, expr_bounds
+from tir_mlir.analysis.shapes import buffer_shape
+from tir_mlir.analysis.symbolic import SymExpr, is_symbol, substitute
 from tir_mlir import region_overrides as overrides
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
@@ -75,6 +79,13 @@ class _Space:
 
     def simplify(self, e):
         return ir.AffineExpr.simplify_affine_expr(e, len(self.values), 0)
+
+    def of(self, x) -> ir.AffineExpr:
+        """An int or a SymExpr (a symbolic loop bound or size) in this space: its symbols
+        are outside values, so dims."""
+        if isinstance(x, SymExpr):
+            return substitute(x.expr, [], [self.dim(v) for v in x.symbols])
+        return _c(x)
 
     def to_affine(self, v) -> Optional[ir.AffineExpr]:
         """The index value as an affine expression, None when it is not affine."""
@@ -122,7 +133,7 @@ class _Space:
             return e, e
         if isinstance(e, ir.AffineDimExpr):
             lo, ext = self.ranges[e.position]
-            return _c(lo), _c(lo + ext - 1)
+            return self.of(lo), self.of(lo + ext - 1)
         if isinstance(e, ir.AffineAddExpr):
             a, b = self.bounds(e.lhs), self.bounds(e.rhs)
             return (a[0] + b[0], a[1] + b[1]) if a and b else None
@@ -248,8 +259,11 @@ class _Detector:
         if b is None:
             return None
         lo, hi = (self.space.simplify(x) for x in b)
-        span = const_of(self.space.simplify(hi + lo * -1))
-        return None if span is None else (lo, span + ext)
+        span = self.space.simplify(hi + lo * -1)
+        if const_of(span) is None:      # over a loop of symbolic extent: `0:m`
+            return (lo, self.space.simplify(span + ext)) if _symbolic(span, self.space) \
+                else None
+        return lo, const_of(span) + ext
 
     def access(self, table, buf, indices, lanes=1):
         """An access of A[indices]; a vector access covers `lanes` along the last index."""
@@ -273,8 +287,8 @@ class _Detector:
                 if any(x is None for x in dims + free):
                     self.merge(table, r.buffer, [None] * len(r.ranges), [None] * len(r.ranges))
                     continue
-                outer = ir.AffineMap.get(len(self.space.values), 0, dims)
-                iters = [b.compose(outer) for b in child.bindings.results]
+                syms = [self.space.dim(v) for v in child.symbols]
+                iters = [substitute(b, dims, syms) for b in child.bindings.results]
                 subst = ir.AffineMap.get(len(self.space.values), 0, iters + free)
                 self.merge(table, r.buffer, [self.relax(self.space.simplify(m.compose(subst)), e)
                                              for m, e in r.ranges], [None] * len(r.ranges))
@@ -297,6 +311,9 @@ class _Detector:
             if buf in self.local or buf in drop:
                 continue
             shape = ir.MemRefType(buf.type).shape
+            if not ir.MemRefType(buf.type).has_static_shape:
+                shape = [self.space.of(d) if isinstance(d, SymExpr) else d
+                         for d in buffer_shape(buf)]
             full = [r if r is not None else (_c(0), shape[k]) for k, r in enumerate(ranges)]
             out.append((buf, full, points))
         return out
@@ -409,6 +426,8 @@ def _union(a, b, space):
     d = const_of(space.simplify(lo2 + lo1 * -1))
     if d is None:
         return None
+    if not isinstance(e1, int) or not isinstance(e2, int):      # symbolic extents
+        return a if d == 0 and str(e1) == str(e2) else None
     lo = lo1 if d >= 0 else lo2
     return lo, max(e1, d + e2) if d >= 0 else max(e1 - d, e2)
 
@@ -479,15 +498,26 @@ def _finish(entries, space) -> list:
     """Renumber dims: iter vars stay 0..n-1, outside values follow in order of use."""
     free = []
     for _, ranges, _ in entries:
-        for e, _ in ranges:
+        for e, ext in ranges:
             _collect_free(e, space, free)
+            if not isinstance(ext, int):
+                _collect_free(ext, space, free)
     new = [ir.AffineDimExpr.get(k) for k in range(space.n_iter)]
     pos = {d: space.n_iter + k for k, d in enumerate(free)}
     new += [ir.AffineDimExpr.get(pos.get(d, 0)) for d in range(space.n_iter, len(space.values))]
     m = ir.AffineMap.get(len(space.values), 0, new)
     values = [space.values[d] for d in free]
-    return [BufferRegion(buf, [(e.compose(m), ext) for e, ext in ranges], values, points)
+    return [BufferRegion(buf, [(e.compose(m), ext if isinstance(ext, int) else ext.compose(m))
+                               for e, ext in ranges], values, points)
             for buf, ranges, points in entries]
+
+
+def _symbolic(e, space) -> bool:
+    """Whether e uses only outside values that are symbols of the function (sizes)."""
+    from_dims = dims_of(e)
+    return bool(from_dims) and all(
+        d >= space.n_iter and d not in space.ranges and is_symbol(space.values[d])
+        for d in from_dims)
 
 
 def _collect_free(e, space, out):

@@ -5,6 +5,7 @@ from mlir import ir
 
 from tir_mlir import first_iteration_or
 from tir_mlir.affine_exprs import const_of
+from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import (CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops,
                                   integer_set, str_attr)
@@ -363,21 +364,24 @@ class FuncPrinter:
         """TVM's `range(lo, lo + (extent))` of a loop whose bounds use outer loop variables
         (`range(i + 1)` when lo is 0)."""
         (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
-        dims = list(lops) + [u for u in uops if u not in lops]
-        n = len(dims)
-        def shift(m, ops):
-            if not ops:
-                return m.results[0]
-            return m.results[0].compose(ir.AffineMap.get(
-                n, 0, [ir.AffineDimExpr.get(dims.index(o)) for o in ops]))
-        lo, hi = shift(lmap, lops), shift(umap, uops)
-        ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, 0)
+        ldims, lsyms = lops[:lmap.n_dims], lops[lmap.n_dims:]
+        udims, usyms = uops[:umap.n_dims], uops[umap.n_dims:]
+        dims = ldims + [u for u in udims if u not in ldims]
+        syms = lsyms + [u for u in usyms if u not in lsyms]     # sizes: `range(i, n)`
+
+        def shift(m, ds, ss):
+            return substitute(m.results[0], [ir.AffineDimExpr.get(dims.index(o)) for o in ds],
+                              [ir.AffineSymbolExpr.get(syms.index(o)) for o in ss])
+        lo, hi = shift(lmap, ldims, lsyms), shift(umap, udims, usyms)
+        n, m = len(dims), len(syms)
+        ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, m)
         names = [self.ex.text(d) for d in dims]
+        sym_names = [self.ex.text(v) for v in syms]
         dt = loop.index_dtype
         if const_of(lo) == 0:
-            return [affine_text(ext, names, (), dt)[0]]
-        lo_text = affine_text(lo, names, (), dt)
-        ext_text = affine_text(ext, names, (), dt)
+            return [affine_text(ext, names, sym_names, dt)[0]]
+        lo_text = affine_text(lo, names, sym_names, dt)
+        ext_text = affine_text(ext, names, sym_names, dt)
         return [lo_text[0], f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}"]
 
     def _loop_iter(self, loop: Loop) -> str:
