@@ -8,6 +8,7 @@ import logging
 import os
 import pty
 import struct
+import subprocess
 import sys
 import termios
 import time
@@ -153,3 +154,15 @@ def test_tune_tir_logs_through_logging(tmp_path, caplog):
                             "task main: measuring 2 candidates"]
     assert messages[3].startswith("task main: round 1, 2 candidates")
     assert (tmp_path / "tuning.log").read_text().count("candidate measured: ") == 2
+
+
+def test_tune_tir_shows_its_log_on_stderr_when_nothing_is_configured(tmp_path):
+    code = (f"import tir_mlir\nfrom tir_mlir import meta_schedule as ms\n"
+            f"ms.tune_tir(tir_mlir.parse({MATMUL!r}), 'llvm', {str(tmp_path)!r}, "
+            f"max_trials_global=1, num_trials_per_iter=1, strategy='replay-trace', seed=1)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[:3] == ["task main: generating candidates",
+                                         "task main: building 1 candidate",
+                                         "task main: measuring 1 candidate"]

@@ -25,6 +25,11 @@ class TuneObserver:
         """A candidate of `task` was measured: its run times in seconds, or its error."""
 
 
+def candidates(count: int) -> str:
+    """`1 candidate`, `4 candidates`."""
+    return f"{count} candidate{'' if count == 1 else 's'}"
+
+
 def mean_sec(run_secs, error_msg):
     """The mean run time of a measured candidate, None for a failed one (an error, or times
     that are not finite positive numbers)."""
@@ -50,7 +55,7 @@ class LogObserver(TuneObserver):
         if phase == GENERATING:
             log.info("task %s: generating candidates", task)
         else:
-            log.info("task %s: %s %d candidates", task, phase, count)
+            log.info("task %s: %s %s", task, phase, candidates(count))
 
     def measured(self, task, run_secs, error_msg):
         candidate_log.debug("task %s: candidate measured: %s", task,

@@ -10,12 +10,8 @@ import os
 import sys
 from typing import Optional
 
-from tir_mlir.meta_schedule.tune_events import (
-    GENERATING,
-    TuneObserver,
-    describe,
-    mean_sec,
-)
+from tir_mlir.meta_schedule.tune_events import (GENERATING, TuneObserver, candidates, describe,
+                                                mean_sec)
 
 
 def error_kind(error_msg: Optional[str]) -> Optional[str]:
@@ -62,11 +58,13 @@ class Progress(TuneObserver):
     def phase(self, task, phase, count):
         if phase == GENERATING:
             self.round += 1
-        what = phase if phase == GENERATING else f"{phase} {count}"
         if self._bar is not None:
+            what = phase if phase == GENERATING else f"{phase} {count}"
             self._bar.set_description_str(f"round {self.round}: {what}", refresh=True)
         elif self.mode == "lines":
-            self._print(f"round {self.round}: {what} candidates")
+            what = f"{phase} candidates" if phase == GENERATING else \
+                f"{phase} {candidates(count)}"
+            self._print(f"round {self.round}: {what}")
 
     def measured(self, task, run_secs, error_msg):
         self.done += 1
