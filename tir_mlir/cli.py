@@ -14,6 +14,7 @@ import time
 
 import click
 
+import tir_mlir
 from tir_mlir.errors import SourceLoc, TIRError
 
 _SOURCES = {}          # input name -> text read by this command (for the caret display)
@@ -45,16 +46,8 @@ class _Group(click.Group):
                   f"traceback, and please report it)")
 
 
-def _version():
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("tir-mlir")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), "--version", prog_name="tir-mlir")
+@click.version_option(tir_mlir.__version__, "--version", prog_name="tir-mlir")
 def main():
     """TVM's TensorIR on MLIR: parse, schedule, lower and run TVMScript programs.
 
