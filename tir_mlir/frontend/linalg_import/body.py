@@ -99,7 +99,7 @@ def clone_constant(src: LinalgSource, v: ir.Value, user) -> ir.Value:
                         f"defined outside a linalg op are supported", user)
     return ir.Operation.create("arith.constant", results=[v.type],
                                attributes={"value": owner.attributes["value"]},
-                               loc=owner.location).result
+                               loc=src.location(owner)).result
 
 
 class GenericBody:
@@ -133,7 +133,7 @@ class GenericBody:
 
     def emit(self):
         """The stores of the yielded values (at the insertion point, inside the block)."""
-        loc = self.yield_op.location
+        loc = self.src.location(self.yield_op)
         values = [self.value(v) for v in self.yield_op.operands]
         n_out = len(values)
         n_in = len(self.buffers) - n_out
@@ -153,7 +153,7 @@ class GenericBody:
             if buf is None:                     # a scalar operand (a fill's value)
                 return clone_constant(self.src, self.op.operands[j], self.op)
             return read(buf, lambda: [emit_index(e, self.ivs) for e in self.maps[j].results],
-                        v.type, self.op.location)
+                        v.type, self.src.location(self.op))
         o = self.defs.get(v)
         if o is None:
             return clone_constant(self.src, v, self.op)
@@ -163,10 +163,10 @@ class GenericBody:
         if o.name == "arith.cmpf":
             pred = ir.IntegerAttr(o.attributes["predicate"]).value
             if pred in _CMPF_REWRITE:
-                return self._compare(pred, operands, o.location)
+                return self._compare(pred, operands, self.src.location(o))
         new = ir.Operation.create(o.name, results=[r.type for r in o.results], operands=operands,
                                   attributes={n: o.attributes[n] for n in o.attributes},
-                                  loc=o.location)
+                                  loc=self.src.location(o))
         return new.results[ir.OpResult(v).result_number]
 
     def _compare(self, pred: int, operands, loc) -> ir.Value:
@@ -194,4 +194,4 @@ class GenericBody:
         return ir.Operation.create(o.name, results=[r.type for r in o.results],
                                    operands=operands,
                                    attributes={n: o.attributes[n] for n in o.attributes},
-                                   loc=o.location).results[ir.OpResult(v).result_number]
+                                   loc=self.src.location(o)).results[ir.OpResult(v).result_number]

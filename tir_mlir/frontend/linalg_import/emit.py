@@ -31,7 +31,7 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
     """The prim_func of `plan` at the current insertion point."""
     params = plan.inputs + [plan.outputs[k] for k in sorted(plan.outputs)]
     ftype = ir.FunctionType.get([_memref_type(b) for b in params], [])
-    fop = func.FuncOp(name, ftype, loc=plan.func.location)
+    fop = func.FuncOp(name, ftype, loc=plan.src.location(plan.func))
     fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
     fop.attributes["tir.func_attrs"] = ir.DictAttr.get({"tir.noalias": ir.BoolAttr.get(True)})
     fop.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({"tir.name": ir.StringAttr.get(b.name)})
@@ -44,11 +44,14 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
         for b in sorted(plan.allocs, key=lambda b: b.data is not None):
             _alloc(b)
         for step in plan.steps:
+            # every op built for a step has the linalg op's location (index arithmetic too)
             if isinstance(step, Compute):
-                _compute(plan, step)
+                with plan.src.location(step.op):
+                    _compute(plan, step)
             else:
-                _copy(plan, step)
-        func.ReturnOp([], loc=plan.func.location)
+                with step.loc:
+                    _copy(plan, step)
+        func.ReturnOp([], loc=plan.src.location(plan.func))
     return fop.operation
 
 
@@ -91,7 +94,7 @@ def _compute(plan: Planner, step: Compute):
     extents = _loop_extents(plan, op, maps, len(iters))
     names = _loop_names(step.kind, [iters[d] for d in order])
     block = nest(step.name, names, [iters[d] for d in order], [extents[d] for d in order],
-                  op.location, has_init=bool(step.inits))
+                  plan.src.location(op), has_init=bool(step.inits))
     with ir.InsertionPoint.at_block_terminator(block.body):
         GenericBody(plan.src, op, step.operands, maps, _by_dim(block.iter_vars, order)).emit()
     if step.inits:
@@ -101,7 +104,7 @@ def _compute(plan: Planner, step: Compute):
                 element = maps[n_in + i].results
                 value = _producer_value(plan, producer, inputs, element, ivs)
                 idx = [emit_index(e, ivs) for e in element]
-                memref.StoreOp(value, step.operands[n_in + i].value, idx, loc=op.location)
+                memref.StoreOp(value, step.operands[n_in + i].value, idx, loc=plan.src.location(op))
 
 
 def _by_dim(iter_vars, order) -> list:

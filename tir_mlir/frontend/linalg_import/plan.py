@@ -105,7 +105,7 @@ class Planner:
         for k, arg in enumerate(self.func.regions[0].blocks[0].arguments):
             shape, et = self._static(arg.type, arg)
             name = self._unique(arg.get_name().lstrip("%") or f"arg{k}", self.buffer_names)
-            b = Buffer(name, shape, et, "input", k, loc=self.func.location)
+            b = Buffer(name, shape, et, "input", k, loc=self.src.location(arg))
             self.buffers[arg] = b
             self.inputs.append(b)
         self._find_folds(ops)
@@ -114,11 +114,11 @@ class Planner:
         for k, v in enumerate(ret.operands):
             out = self.outputs.get(k)
             if out is None:
-                out = self._output(k, ret.location)
+                out = self._output(k, self.src.location(ret))
                 if v in self.buffers:
                     self.steps.append(Copy(self.buffers[v], out,
                                            self._unique("copy", self.block_names), None,
-                                           ret.location))
+                                           self.src.location(ret)))
         return self
 
     def _output(self, k: int, loc) -> Buffer:
@@ -170,7 +170,7 @@ class Planner:
                 if data.is_splat:       # every element the same: read as that scalar
                     self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat",
                                                          splat=data.get_splat_value(),
-                                                         loc=op.location)
+                                                         loc=self.src.location(op))
                     return
                 if et == ir.IntegerType.get_signless(1):
                     # TensorIR has no bool constants (T.allocate_const): int8, read as
@@ -178,14 +178,14 @@ class Planner:
                     et = ir.IntegerType.get_signless(8)
                     data = ir.DenseElementsAttr.get(np.array(data).astype(np.int8))
                 b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
-                           shape, et, "const", data=data, loc=op.location)
+                           shape, et, "const", data=data, loc=self.src.location(op))
                 self.allocs.append(b)
                 self.buffers[op.results[0]] = b
             return                  # a scalar constant is cloned where it is used
         if name in ("memref.alloc", "memref.alloca"):
             shape, et = self._static(op.results[0].type, op)
             b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
-                       shape, et, "alloc", loc=op.location)
+                       shape, et, "alloc", loc=self.src.location(op))
             self.allocs.append(b)
             self.buffers[op.results[0]] = b
             return
@@ -198,7 +198,7 @@ class Planner:
         if name == "memref.copy":
             src, dst = (self._buffer(v, op) for v in op.operands)
             self.steps.append(Copy(src, dst, self._unique("copy", self.block_names), None,
-                                   op.location))
+                                   self.src.location(op)))
             return
         what = "linalg op" if name.startswith("linalg.") else "op"
         raise self.src.error(f"unsupported {what} '{name}' (linalg import takes linalg "
@@ -227,8 +227,8 @@ class Planner:
                 raise self.src.error("tensor.pad must yield a constant", op)
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
-        dst = self._new(op.results[0], name, op.location)
-        self.steps.append(Copy(self._buffer(src, op), dst, name, op, op.location))
+        dst = self._new(op.results[0], name, self.src.location(op))
+        self.steps.append(Copy(self._buffer(src, op), dst, name, op, self.src.location(op)))
         self.buffers[op.results[0]] = dst
 
     def _slice(self, op):
@@ -239,16 +239,16 @@ class Planner:
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
         if op.name == "tensor.insert_slice":     # the destination's contents, then the slice
-            dst, copies = self._destination(op.operands[1], result, name, op.location)
+            dst, copies = self._destination(op.operands[1], result, name, self.src.location(op))
             self.steps += copies
             parts = [op.operands[0]]
         else:
-            dst = self._new(result, name, op.location)
+            dst = self._new(result, name, self.src.location(op))
             parts = [op.operands[0]] if op.name == "tensor.extract_slice" else list(op.operands)
         for k, v in enumerate(parts):
             self.steps.append(Copy(self._buffer(v, op), dst,
                                    name if k == 0 else self._unique(kind, self.block_names),
-                                   op, op.location, k))
+                                   op, self.src.location(op), k))
         self.buffers[result] = dst
 
     def _destination(self, v: ir.Value, result: ir.Value, name: str, loc) -> tuple:
@@ -308,12 +308,12 @@ class Planner:
                                             if isinstance(x.type, ir.RankedTensorType)
                                             and _has_uses(pbody.arguments[j]) else None
                                             for j, x in enumerate(producer.operands[:-1])])
-                out = self._new(result, name, op.location)
+                out = self._new(result, name, self.src.location(op))
             elif reads:
-                out, first = self._destination(v, result, name, op.location)
+                out, first = self._destination(v, result, name, self.src.location(op))
                 copies += first
             else:
-                out = self._new(result, name, op.location)
+                out = self._new(result, name, self.src.location(op))
             bufs.append(out)
             self.buffers[result] = out
         self.steps += copies + [step]

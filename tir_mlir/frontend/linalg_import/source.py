@@ -17,6 +17,7 @@ from tir_mlir.frontend.mlir_guard import parse_untrusted
 
 # An op's location in the text it was parsed from is named "-" by MLIR's parser.
 _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
+_TEXT_LOC = re.compile(r'loc\("-":(\d+):(\d+)\)')
 _RESOURCE = re.compile(r'^\s*([^\s:]+):\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
 
 
@@ -55,6 +56,15 @@ class LinalgSource:
         if m is None:
             return SourceLoc(self.filename, 1, 1)
         return SourceLoc(self.filename if m[1] == "-" else m[1], int(m[2]), int(m[3]))
+
+    def location(self, x) -> ir.Location:
+        """The location of an op (or block argument) of the input for the ops built from it:
+        MLIR names parsed text "-", this file's name replaces it."""
+        loc = x.location
+        m = _TEXT_LOC.fullmatch(str(loc))
+        if m is None:
+            return loc
+        return ir.Location.file(self.filename, int(m[1]), int(m[2]))
 
     def error(self, message: str, op) -> TIRParseError:
         return TIRParseError(message, self.loc(op.location))
