@@ -10,6 +10,7 @@ from pathlib import Path
 import mlir
 import pytest
 
+from tir_mlir.frontend.mlir_input import parse_mlir
 from tir_mlir.frontend.parser import build, parse_ast
 from tir_mlir.printer import script
 
@@ -56,6 +57,13 @@ def test_emitted_mlir_verifies_with_mlir_opt(path, tmp_path):
                         str(out)], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     assert "tir.match_shape" in r.stdout
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_the_mlir_holds_the_whole_program(path):
+    """Printed back from its `--emit mlir` text alone, the program prints the same."""
+    mod = _parse(path.read_text(), str(path))
+    assert parse_mlir(mod.mlir(), "prog.mlir").script() == script(mod)
 
 
 def test_symbolic_ir_shape():
