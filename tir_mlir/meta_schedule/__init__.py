@@ -9,11 +9,11 @@ builds the best schedule found. Submodules load on first use.
 import importlib
 
 _SUBMODULES = ("arg_info", "builder", "cost_model", "database", "feature_extractor",
-               "mutator", "postproc", "runner", "schedule_rule", "search_strategy",
-               "space_generator", "task_scheduler", "tir_integration", "tune", "tune_context",
-               "target")
+               "measure_callback", "mutator", "postproc", "runner", "schedule_rule",
+               "search_strategy", "space_generator", "task_scheduler", "tir_integration",
+               "tune", "tune_context", "target", "utils")
 _NAMES = {"tune_tir": "tune", "TuneContext": "tune_context",
-          "generate_design_space": "space_generator"}
+          "generate_design_space": "space_generator", "derived_object": "utils"}
 
 __all__ = [*_SUBMODULES, *_NAMES]
 

@@ -30,20 +30,24 @@ def build_and_run(builder, runner, build_inputs: List[BuilderInput],
                   runner_input: Callable[[int, str], Optional[RunnerInput]],
                   overlap: Optional[bool] = None,
                   on_result: Optional[Callable[[int, RunnerResult], None]] = None,
-                  on_built: Optional[Callable[[], None]] = None) -> List[RunnerResult]:
+                  on_built: Optional[Callable[[], None]] = None,
+                  builder_results: Optional[list] = None) -> List[RunnerResult]:
     """One RunnerResult per input: the build error, or the measurement of the artifact.
     `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput. `overlap`
     (default: `can_overlap(builder, runner)`) measures while later candidates compile.
     Without overlap, candidates are measured one after the other and `on_result(k, result)`
     is called before the next RunnerInput is made (so it can depend on the results so far:
     the tuner's cut-off for slow candidates). `on_built()` is called when the measurements
-    start: after every compile without overlap, at once with it."""
+    start: after every compile without overlap, at once with it. `builder_results`, a list,
+    receives the BuilderResults in input order (for the measure callbacks)."""
     if overlap is None:
         overlap = can_overlap(builder, runner)
     waits = builder.build_async(build_inputs)
 
     def start(k, built):
         """The build error, or the future of the measurement."""
+        if builder_results is not None:
+            builder_results.append(built)
         if built.error_msg is not None:
             return RunnerResult(None, built.error_msg)
         return runner.run([runner_input(k, built.artifact_path)])[0]

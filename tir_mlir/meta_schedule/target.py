@@ -30,6 +30,14 @@ class Target:
         return int(self.attrs.get("num-cores") or os.cpu_count() or 1)
 
     @property
+    def keys(self) -> list:
+        """TVM's target keys (what ApplyCustomRule looks registered rules up by): `-keys=a,b`
+        or the kind's ("cpu" for llvm; "cuda", "gpu" for cuda)."""
+        if self.attrs.get("keys"):
+            return self.attrs["keys"].split(",")
+        return ["cuda", "gpu"] if self.kind == "cuda" else ["cpu"]
+
+    @property
     def is_gpu(self) -> bool:
         return self.kind == "cuda"
 

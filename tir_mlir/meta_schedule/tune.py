@@ -72,7 +72,7 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
         return task_scheduler.tune(
             tasks, [1.0] * len(tasks), max_trials_global,
             max_trials_per_task or max_trials_global, num_trials_per_iter, builder, runner,
-            [] if measure_callbacks == "default" else measure_callbacks, database, cost_model,
+            measure_callbacks, database, cost_model,
             check_correctness=check_correctness, work_dir=work_dir, observer=observer)
 
 

@@ -20,6 +20,12 @@ class CostModel:
         pass
 
 
+class PyCostModel(CostModel):
+    """The class a TVM user's cost model derives from (with `@derived_object`): it overrides
+    `update`, `predict` (a score per candidate, higher = faster) and optionally `load`/`save`."""
+    _py_interface = True
+
+
 def costs(results):
     """Mean run time per result; inf for a failed build or run."""
     out = []

@@ -3,7 +3,7 @@ from tir_mlir.meta_schedule.mutator.mutate_compute_location import MutateCompute
 from tir_mlir.meta_schedule.mutator.mutate_parallel import MutateParallel
 from tir_mlir.meta_schedule.mutator.mutate_tile_size import MutateTileSize
 from tir_mlir.meta_schedule.mutator.mutate_unroll import MutateUnroll
-from tir_mlir.meta_schedule.mutator.mutator import Mutator
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, PyMutator
 
 
 def create(kind: str = "llvm") -> dict:
@@ -17,4 +17,4 @@ def create(kind: str = "llvm") -> dict:
 
 
 __all__ = ["Mutator", "MutateComputeLocation", "MutateParallel", "MutateTileSize",
-           "MutateUnroll", "create"]
+           "MutateUnroll", "PyMutator", "create"]

@@ -1,6 +1,6 @@
 """Postprocessors: applied to every sampled candidate before it is measured."""
 from tir_mlir.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
-from tir_mlir.meta_schedule.postproc.postproc import Postproc
+from tir_mlir.meta_schedule.postproc.postproc import Postproc, PyPostproc
 from tir_mlir.meta_schedule.postproc.rewrite_cooperative_fetch import RewriteCooperativeFetch
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll)
@@ -20,6 +20,6 @@ def create(kind: str = "llvm") -> list:
     raise ValueError(f"no default postprocessors for target kind {kind!r}")
 
 
-__all__ = ["DisallowDynamicLoop", "Postproc", "RewriteCooperativeFetch",
+__all__ = ["DisallowDynamicLoop", "Postproc", "PyPostproc", "RewriteCooperativeFetch",
            "RewriteParallelVectorizeUnroll",
            "RewriteReductionBlock", "RewriteTensorize", "VerifyGPUCode", "create"]

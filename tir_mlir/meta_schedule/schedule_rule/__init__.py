@@ -1,5 +1,6 @@
 """Schedule rules: what PostOrderApply applies to every block to build a design space."""
 from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
+from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRule
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
@@ -14,6 +15,6 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import (PyScheduleRule, 
                                                                 as_rule)
 from tir_mlir.meta_schedule.schedule_rule.defaults import create
 
-__all__ = ["AddRFactor", "AutoBind", "AutoInline", "CrossThreadReduction", "MultiLevelTiling", "MultiLevelTilingWithIntrin",
+__all__ = ["AddRFactor", "ApplyCustomRule", "AutoBind", "AutoInline", "CrossThreadReduction", "MultiLevelTiling", "MultiLevelTilingWithIntrin",
            "ReuseConfig", "ParallelizeVectorizeUnroll",
            "RandomComputeLocation", "ScheduleRule", "PyScheduleRule", "as_rule", "create"]

@@ -2,6 +2,7 @@
 from typing import List
 
 from tir_mlir.meta_schedule.schedule_rule.add_rfactor import AddRFactor
+from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRule
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
@@ -15,6 +16,7 @@ from tir_mlir.meta_schedule.schedule_rule.random_compute_location import RandomC
 def create(kind: str = "llvm") -> List:
     if kind == "llvm":
         return [
+            ApplyCustomRule(),
             AutoInline(into_producer=False, into_consumer=True, disallow_op=["tir.exp"]),
             AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
             MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64,
@@ -27,6 +29,7 @@ def create(kind: str = "llvm") -> List:
         ]
     if kind == "cuda":
         return [
+            ApplyCustomRule(),
             AutoInline(into_producer=True, into_consumer=True, disallow_if_then_else=False,
                        require_injective=False, require_ordered=False),
             MultiLevelTiling(structure="SSSRRSRS",

@@ -5,7 +5,7 @@ alone, several schedules to branch the design space). Classes derive from Schedu
 also see the tuning context (target, cores) before use.
 """
 import copy
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 
 class ScheduleRule:
@@ -25,12 +25,24 @@ class ScheduleRule:
 
 
 class PyScheduleRule(ScheduleRule):
-    """A plain function used as a rule (TVM's PyScheduleRule / derived_object)."""
+    """A rule written in Python, as TVM users write one: a subclass (with `@derived_object`)
+    overriding `apply` and optionally `_initialize_with_tune_context` (TVM's name), or a
+    plain function `PyScheduleRule(fn)` (what `as_rule` makes of one)."""
+    _py_interface = True
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Optional[Callable] = None):
         self.fn = fn
 
+    def initialize_with_tune_context(self, context) -> None:
+        super().initialize_with_tune_context(context)
+        self._initialize_with_tune_context(context)
+
+    def _initialize_with_tune_context(self, context) -> None:
+        pass
+
     def apply(self, sch, block) -> List:
+        if self.fn is None:
+            raise NotImplementedError(f"{type(self).__name__} does not override apply")
         return self.fn(sch, block)
 
 

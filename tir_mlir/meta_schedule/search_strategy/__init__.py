@@ -3,7 +3,8 @@ from tir_mlir.meta_schedule.search_strategy.evolutionary_search import Evolution
 from tir_mlir.meta_schedule.search_strategy.replay_func import ReplayFunc
 from tir_mlir.meta_schedule.search_strategy.replay_trace import ReplayTrace
 from tir_mlir.meta_schedule.search_strategy.search_strategy import (MeasureCandidate,
+                                                                    PySearchStrategy,
                                                                     SearchStrategy)
 
 __all__ = ["EvolutionarySearch", "ReplayFunc", "ReplayTrace", "MeasureCandidate",
-           "SearchStrategy"]
+           "PySearchStrategy", "SearchStrategy"]

@@ -106,3 +106,17 @@ class SearchStrategy:
     def sample(self, trace: Trace) -> Optional[Schedule]:
         """A random candidate of the sketch `trace`."""
         return self.replay(fresh_decisions(trace))
+
+
+class PySearchStrategy(SearchStrategy):
+    """The class a TVM user's search strategy derives from (with `@derived_object`): it
+    overrides `pre_tuning`, `generate_measure_candidates`, `notify_runner_results`,
+    `post_tuning` and optionally `_initialize_with_tune_context` (TVM's protocol)."""
+    _py_interface = True
+
+    def initialize_with_tune_context(self, context) -> None:
+        super().initialize_with_tune_context(context)
+        self._initialize_with_tune_context(context)
+
+    def _initialize_with_tune_context(self, context) -> None:
+        pass

@@ -3,5 +3,7 @@ from tir_mlir.meta_schedule.space_generator.post_order_apply import PostOrderApp
 from tir_mlir.meta_schedule.space_generator.schedule_fn import ScheduleFn
 from tir_mlir.meta_schedule.space_generator.space_generator import (SpaceGenerator,
                                                                     generate_design_space)
+from tir_mlir.meta_schedule.space_generator.space_generator_union import SpaceGeneratorUnion
 
-__all__ = ["PostOrderApply", "ScheduleFn", "SpaceGenerator", "generate_design_space"]
+__all__ = ["PostOrderApply", "ScheduleFn", "SpaceGenerator", "SpaceGeneratorUnion",
+           "generate_design_space"]

@@ -3,12 +3,15 @@
 The blocks of the original program are visited from the last to the first (so a consumer
 is scheduled, e.g. tiled, before its producers are inlined into it or computed at its
 loops); blocks a rule creates (caches) are not visited. Each rule maps one schedule to a
-list, so the design space is the product of the rules' branches.
+list, so the design space is the product of the rules' branches. A block annotated
+`schedule_rule` gets ApplyCustomRule only (TVM's rule: its registered function schedules it).
 """
 import random
 from typing import Callable, List, Optional
 
 from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import (ApplyCustomRule,
+                                                                    has_custom_rule)
 from tir_mlir.meta_schedule.space_generator.space_generator import SpaceGenerator
 from tir_mlir.schedule.schedule import Schedule
 
@@ -41,6 +44,9 @@ class PostOrderApply(SpaceGenerator):
                     nxt.append(s)            # inlined by an earlier rule
                     continue
                 if self.f_block_filter is not None and not self.f_block_filter(s.get(block)):
+                    nxt.append(s)
+                    continue
+                if not isinstance(rule, ApplyCustomRule) and has_custom_rule(s, block):
                     nxt.append(s)
                     continue
                 nxt += _checked(rule(s, block), rule)

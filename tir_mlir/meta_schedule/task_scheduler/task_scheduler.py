@@ -1,9 +1,10 @@
 """The task scheduler: the tuning loop over one or more tasks (TuneContexts).
 
 Each step picks a task (`next_task_id`, the policy of a subclass), asks its search strategy
-for candidates, builds and measures them, stores every result (failures included) in the
-database, updates the cost model and notifies the strategy. It stops when the global trial
-budget is spent or every task's strategy is exhausted.
+for candidates, builds and measures them, notifies the strategy and runs the measure
+callbacks (by default, TVM's: store every result, failures included, in the database; remove
+the built artifacts; update the cost model). It stops when the global trial budget is spent
+or every task's strategy is exhausted.
 """
 import logging
 import math
@@ -11,6 +12,7 @@ import time
 from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
+from tir_mlir.meta_schedule.measure_callback.measure_callback import normalize
 from tir_mlir.meta_schedule.tune_events import (BUILDING, GENERATING, MEASURING, LogObserver,
                                                 Observers, TuneObserver)
 
@@ -32,6 +34,7 @@ class TaskRecord:
         self.workload = None
         self.args_info = None
         self.reference = None
+        self.builder_results = None             # of the batch being measured
 
 
 class TaskScheduler:
@@ -50,7 +53,7 @@ class TaskScheduler:
         self.builder, self.runner, self.database = builder, runner, database
         runner_has_reference = getattr(runner, "reference", None) is not None
         self.cost_model = cost_model
-        self.callbacks = list(measure_callbacks or [])
+        self.callbacks = normalize(measure_callbacks)
         for k, t in enumerate(self.tasks):
             t.workload = database.commit_workload(t.ctx.mod)
             t.args_info = ArgInfo.from_entry_func(t.ctx.mod)
@@ -78,7 +81,7 @@ class TaskScheduler:
             results = self._measure(task, cands)
             measure_s = time.perf_counter() - start - search_s
             total += len(cands)
-            self._record(task, cands, results)
+            self._record(tid, cands, results)
             log.info("task %s: round %d, %d candidates (search %.1fs, build+run %.1fs), "
                      "best %.4g ms", task.ctx.task_name, task.rounds, len(cands), search_s,
                      measure_s, task.best_sec * 1e3)
@@ -105,22 +108,33 @@ class TaskScheduler:
             self.observer.measured(name, result.run_secs, result.error_msg)
         name = task.ctx.task_name
         self.observer.phase(name, BUILDING, len(cands))
+        task.builder_results = []
         return build_and_run(self.builder, self.runner,
                              [BuilderInput(c.sch.mod, target) for c in cands], runner_input,
                              on_result=seen,
-                             on_built=lambda: self.observer.phase(name, MEASURING, len(cands)))
+                             on_built=lambda: self.observer.phase(name, MEASURING, len(cands)),
+                             builder_results=task.builder_results)
 
-    def _record(self, task, cands, results):
-        from tir_mlir.meta_schedule.database import TuningRecord
-        self.database.commit_tuning_records([
-            TuningRecord(c.sch.trace, task.workload, r.run_secs, str(task.ctx.target),
-                         task.args_info, error_msg=r.error_msg)
-            for c, r in zip(cands, results)])
-        if self.cost_model is not None:
-            self.cost_model.update(task.ctx, cands, results)
+    # TVM's names, for measure callbacks written against TVM's TaskScheduler
+    @property
+    def tasks_(self):
+        return self.tasks
+
+    @property
+    def database_(self):
+        return self.database
+
+    @property
+    def cost_model_(self):
+        return self.cost_model
+
+    def _record(self, tid: int, cands, results):
+        """TVM's order: the strategy hears the results, then every measure callback runs."""
+        task = self.tasks[tid]
         task.ctx.search_strategy.notify_runner_results(cands, results)
         for cb in self.callbacks:
-            cb(self, task, cands, results)
+            cb.apply(self, tid, cands, task.builder_results, results)
+        task.builder_results = None
         task.trials += len(cands)
         task.rounds += 1
         task.best_sec = min([task.best_sec] + costs(results))
