@@ -292,6 +292,10 @@ def _bounds(expr: ir.AffineExpr) -> tuple[int | None, int | None]:
         return 0, None
     if isinstance(e, ir.AffineDimExpr):
         return None, None
+    if isinstance(e, ir.AffineAddExpr):
+        c = _minus_mod(e.lhs, e.rhs) or _minus_mod(e.rhs, e.lhs)
+        if c:                           # (x // c) * c - x is -(x % c)
+            return 1 - c, 0
     (alo, ahi), (blo, bhi) = _bounds(e.lhs), _bounds(e.rhs)
     if isinstance(e, ir.AffineAddExpr):
         return (None if alo is None or blo is None else alo + blo,
@@ -311,6 +315,20 @@ def _bounds(expr: ir.AffineExpr) -> tuple[int | None, int | None]:
         return 0, k - 1
     div = (lambda a: -(-a // k)) if isinstance(e, ir.AffineCeilDivExpr) else (lambda a: a // k)
     return (None if alo is None else div(alo), None if ahi is None else div(ahi))
+
+
+def _minus_mod(a: ir.AffineExpr, b: ir.AffineExpr) -> int:
+    """c when `a` is `(x floordiv c) * c` and `b` is `x * -1`, else 0."""
+    a, b = a.maybe_downcast(), b.maybe_downcast()
+    if not (isinstance(a, ir.AffineMulExpr) and isinstance(b, ir.AffineMulExpr)):
+        return 0
+    div, k = a.lhs.maybe_downcast(), a.rhs.maybe_downcast()
+    x, minus = b.lhs, b.rhs.maybe_downcast()
+    if isinstance(div, ir.AffineFloorDivExpr) and isinstance(k, ir.AffineConstantExpr) and \
+            isinstance(minus, ir.AffineConstantExpr) and minus.value == -1 and \
+            div.lhs == x and div.rhs.maybe_downcast() == k and k.value > 0:
+        return k.value
+    return 0
 
 
 def prove_le(a: Int, b: Int) -> bool:
