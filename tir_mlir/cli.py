@@ -468,6 +468,13 @@ def run(path, func_name, target, check, check_with, bench, number, repeat, seed,
 @click.option("--runner", default="local", show_default=True, type=click.Choice(["local", "dask"]),
               help="Measure here, or on a Dask cluster (--address).")
 @click.option("--address", default=None, help="The Dask scheduler (tcp://HOST:8786).")
+@click.option("--tls-ca-file", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="With --tls-cert and --tls-key: connect to the Dask cluster over mutual TLS "
+              "(--address tls://HOST:8786; docs/security.md).")
+@click.option("--tls-cert", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="This client's certificate, signed by the --tls-ca-file authority.")
+@click.option("--tls-key", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="The key of --tls-cert.")
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Reject candidates whose outputs differ from the unscheduled program's.")
 @click.option("--timeout", default=30.0, show_default=True,
@@ -485,11 +492,15 @@ def run(path, func_name, target, check, check_with, bench, number, repeat, seed,
 @click.option("--weights", default=None, metavar="W1,W2,...",
               help="Weights of the --sizes in the geometric mean (default: equal).")
 @_specialize_option
-def tune(path, target, trials, work_dir, func_name, resume, runner, address, check, timeout,
-         seed, strategy, trials_per_iter, sizes, weights, specialize):
+def tune(path, target, trials, work_dir, func_name, resume, runner, address, tls_ca_file,
+         tls_cert, tls_key, check, timeout, seed, strategy, trials_per_iter, sizes, weights,
+         specialize):
     """Tune a function of PATH: search schedules, measure them, keep the fastest."""
     from tir_mlir.meta_schedule.sizes import parse_sizes, parse_weights
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
+    tls = (tls_ca_file, tls_cert, tls_key)
+    if any(tls) and not all(tls):
+        raise click.UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
     mod = _load_program(path, specialize=specialize)
     if not sizes:
         mod = _concrete(mod)
@@ -497,7 +508,8 @@ def tune(path, target, trials, work_dir, func_name, resume, runner, address, che
         weights = parse_weights(weights, len(parse_sizes(sizes)))
     run_tune(path, mod, target, trials, work_dir, func_name, resume, runner, address, check,
              timeout, seed, strategy, trials_per_iter, echo=click.echo,
-             sizes=parse_sizes(sizes) if sizes else None, weights=weights)
+             sizes=parse_sizes(sizes) if sizes else None, weights=weights,
+             tls=tls if all(tls) else None)
 
 
 if __name__ == "__main__":

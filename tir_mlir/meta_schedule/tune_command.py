@@ -33,25 +33,32 @@ def single_function(mod, func_name):
     return copy
 
 
-def make_runner(kind: str, address: Optional[str], reference: Optional[str], timeout_sec):
+def make_runner(kind: str, address: Optional[str], reference: Optional[str], timeout_sec,
+                tls: Optional[tuple] = None):
+    """`tls`: (CA file, certificate, key) for a Dask cluster started with TLS."""
     from tir_mlir.meta_schedule.runner import LocalRunner
+    if tls and kind != "dask":
+        raise TIRError("--tls-ca-file/--tls-cert/--tls-key are for --runner dask")
     if kind == "local":
         return LocalRunner(timeout_sec=timeout_sec, reference=reference)
-    from tir_mlir.meta_schedule.runner.dask_runner import DaskRunner
+    from tir_mlir.meta_schedule.runner.dask_runner import DaskRunner, tls_security
     if address is None:
         raise TIRError("--runner dask needs the scheduler's address (--address tcp://HOST:8786)")
-    return DaskRunner(address, timeout_sec=timeout_sec, reference=reference)
+    security = tls_security(*tls) if tls else None
+    return DaskRunner(address, timeout_sec=timeout_sec, reference=reference, security=security)
 
 
 def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str] = None,
          resume: bool = False, runner: str = "local", address: Optional[str] = None,
          check: bool = True, timeout_sec: float = 30.0, seed: Optional[int] = None,
          strategy: str = "evolutionary", trials_per_iter: int = 64,
-         echo: Callable[[str], None] = print, sizes=None, weights=None):
+         echo: Callable[[str], None] = print, sizes=None, weights=None,
+         tls: Optional[tuple] = None):
     """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
     Ctrl-C it stops the workers, reports what was measured and exits with status 130.
     `sizes`/`weights`: tune a symbolic function over those sizes (meta_schedule/sizes.py;
-    the reference inputs are then one file per size)."""
+    the reference inputs are then one file per size). `tls`: (CA file, certificate, key) for
+    a Dask cluster started with TLS (make_runner)."""
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
@@ -67,7 +74,7 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
         raise TIRError(f"{work_dir} already holds a tuning database: pass --resume to continue "
                        f"it, or choose another --work-dir")
     reference = str(work_dir / "reference.npz") if check and sizes is None else None
-    measure = make_runner(runner, address, reference, timeout_sec)
+    measure = make_runner(runner, address, reference, timeout_sec, tls)
     builder = LocalBuilder(timeout_sec=timeout_sec)
     created = not db_path.exists()
     database = SQLiteDatabase(db_path)

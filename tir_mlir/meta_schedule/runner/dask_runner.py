@@ -31,6 +31,16 @@ def _client_class():
     return Client
 
 
+def tls_security(ca_file: str, cert: str, key: str):
+    """Dask's `Security` for mutual TLS: every connection encrypted, and only holders of a
+    certificate signed by `ca_file` admitted (the scheduler and workers started with the same
+    `--tls-ca-file/--tls-cert/--tls-key`); the address is then `tls://HOST:PORT`."""
+    _client_class()
+    from distributed.security import Security
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
+                    require_encryption=True)
+
+
 class DaskRunner(Runner):
     def __init__(self, address=None, timeout_sec: float = 30.0,
                  evaluator_config: Optional[EvaluatorConfig] = None, cooldown_sec: float = 0.0,
