@@ -84,10 +84,7 @@ def test_a_float_cast_of_a_non_affine_form_is_printed_from_its_ops(ours):
 
 SPLITS = [("add", False, [None, 4], "T.grid((n + 3) // 4, 4, 16)"),
           ("add", False, [None, 16], "T.grid((n + 15) // 16, 16, 16)"),
-          pytest.param("add", True, [None, 3, 4], "T.grid((n * 16 + 11) // 12, 3, 4)",
-                       marks=pytest.mark.xfail(strict=True, reason=(
-                           "MLIR's affine simplifier holds (n * 16) ceildiv 12 as "
-                           "(n * 4) ceildiv 3; TVM keeps the unreduced form"))),
+          ("add", True, [None, 3, 4], "T.grid((n * 16 + 11) // 12, 3, 4)"),
           ("add", True, [None, 7], "T.grid((n * 16 + 6) // 7, 7)"),
           ("row_sum", False, [None, 4],
            "T.grid((n + T.int64(3)) // T.int64(4), T.int64(4), m)")]

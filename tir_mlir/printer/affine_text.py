@@ -25,12 +25,14 @@ def _negated(e: ir.AffineExpr):
 
 
 def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") -> tuple:
-    """(text, precedence) of an affine expression; dim k prints as dim_names[k]."""
+    """(text, precedence) of an affine expression; dim k prints as dim_names[k], symbol k as
+    sym_names[k] (a name, or the (text, precedence) of the expression a symbol stands for)."""
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineDimExpr):
         return dim_names[e.position], ATOM
     if isinstance(e, ir.AffineSymbolExpr):
-        return sym_names[e.position], ATOM
+        name = sym_names[e.position]
+        return name if isinstance(name, tuple) else (name, ATOM)
     if isinstance(e, ir.AffineConstantExpr):
         return int_text(e.value, int_dtype), ATOM
     lhs = e.lhs

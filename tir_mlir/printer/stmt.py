@@ -290,7 +290,7 @@ class FuncPrinter:
 
     def _assume(self, op):
         cond = ir.IntegerSetAttr(op.attributes["condition"])
-        names = [self.ex.text(v) for v in op.operands]
+        names = [self.ex.expr(v) for v in op.operands]
         iset = integer_set(cond)
         cs = [constraint_text(c.expr, c.is_eq, (), wider(*(value_dtype(v, self.buffers)
                                                            for v in op.operands)),
@@ -376,7 +376,7 @@ class FuncPrinter:
         n, m = len(dims), len(syms)
         ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, m)
         names = [self.ex.text(d) for d in dims]
-        sym_names = [self.ex.text(v) for v in syms]
+        sym_names = [self.ex.expr(v) for v in syms]
         dt = loop.index_dtype
         if const_of(lo) == 0:
             return [affine_text(ext, names, sym_names, dt)[0]]
@@ -410,7 +410,7 @@ class FuncPrinter:
         with self.namer.scope():
             dim_names = [self.ex.text(d) for d in b.dims]
             dim_dtypes = [value_dtype(d, self.buffers) for d in b.dims]
-            self.sym_names = [self.ex.text(v) for v in b.symbols]
+            self.sym_names = [self.ex.expr(v) for v in b.symbols]
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
                 written = b.where_spelling

@@ -24,7 +24,7 @@ def size_text(ex, value, dtype: str = "int32") -> str:
     """An int or a SymExpr as TVM prints it (`128`, `n`, `(n + 3) // 4`)."""
     if not isinstance(value, SymExpr):
         return int_text(value, dtype)
-    names = [ex.text(s) for s in value.symbols]
+    names = [ex.expr(s) for s in value.symbols]       # (text, precedence): n * m + 1
     if any(index_dtype(s) == "int64" for s in value.symbols):
         dtype = "int64"
     return affine_text(value.expr, (), names, dtype)[0]
