@@ -91,18 +91,34 @@ def f(A: T.Buffer((4,), "float32")):
 """
 
 
-def test_a_tvmscript_error_in_a_python_file_is_a_syntax_error_with_a_caret(tmp_path):
-    path = _write(tmp_path, "bad_ts.py", BAD_PY)
+MODULE_PY = BAD_PY.replace("""@T.prim_func
+def f(""", """@I.ir_module
+class M:
+  @T.prim_func
+  def f(""").replace("from tir_mlir.script import tir as T",
+                   "from tir_mlir.script import ir as I, tir as T")
+
+
+@pytest.mark.parametrize("source, line, col", [
+    (BAD_PY, 9, 21),
+    (BAD_PY.replace("@T.prim_func\n", "@T.prim_func(private=True)\n"), 9, 21),
+    (MODULE_PY, 11, 21),
+])
+def test_a_tvmscript_error_in_a_python_file_is_a_syntax_error_with_a_caret(tmp_path, source,
+                                                                            line, col):
+    path = _write(tmp_path, "bad_ts.py", source)
     r = subprocess.run([sys.executable, "-c", "import bad_ts"], cwd=tmp_path,
                        capture_output=True, text=True, check=False)
     assert r.returncode == 1
     tail = r.stderr.splitlines()[-4:]
-    assert tail == [f'  File "{path}", line 9',
-                    "    A[vi] = undefined_x + T.float32(1)",
-                    "            ^",
+    text = source.splitlines()[line - 1]
+    assert tail == [f'  File "{path}", line {line}',
+                    f"    {text.lstrip()}",
+                    " " * (4 + col - 1 - (len(text) - len(text.lstrip()))) + "^",
                     "tir_mlir.errors.TVMScriptError: undefined variable 'undefined_x'"]
-    assert "tir_mlir/frontend" not in r.stderr        # the parser's own frames are cut
-    assert len(r.stderr.splitlines()) <= 16
+    ours = [x for x in r.stderr.splitlines() if x.startswith('  File "') and "tir_mlir" in x]
+    assert len(ours) == 1                     # the decorator's frame; the parser's are cut
+    assert len(r.stderr.splitlines()) == 11
 
 
 def test_the_tvmscript_error_carries_its_location(tmp_path, monkeypatch):

@@ -6,18 +6,33 @@ from tir_mlir.script.inert import Inert
 
 
 def ir_module(cls=None, *, check_well_formed=True):
-    """`@I.ir_module class Module:` -> the IRModule of its @T.prim_func methods."""
-    __tracebackhide__ = True
+    """`@I.ir_module class Module:` -> the IRModule of its @T.prim_func methods. A TVMScript
+    error is raised as a TVMScriptError from this frame (or `decorate`), as `T.prim_func`'s."""
+    __tracebackhide__ = True    # pytest and IPython show the user's frame only
     frame = sys._getframe(1)
 
     def decorate(c):
-        from tir_mlir.script.define import define_module, script_error
-        __tracebackhide__ = True    # pytest and IPython show the user's frame only
+        __tracebackhide__ = True
         try:
-            return define_module(c, frame)
+            return _define_module(c, frame)
         except TIRError as e:
-            raise script_error(e) from None
-    return decorate if cls is None else decorate(cls)
+            raise _script_error(e) from None
+    if cls is None:
+        return decorate
+    try:
+        return _define_module(cls, frame)
+    except TIRError as e:
+        raise _script_error(e) from None
+
+
+def _define_module(cls, frame):
+    from tir_mlir.script.define import define_module
+    return define_module(cls, frame)
+
+
+def _script_error(e: TIRError) -> TIRError:
+    from tir_mlir.script.define import script_error
+    return script_error(e)
 
 
 def __getattr__(name):

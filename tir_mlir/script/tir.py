@@ -17,35 +17,61 @@ def _in_class(fn) -> bool:
 
 def prim_func(func=None, *, private=False, check_well_formed=True):
     """`@T.prim_func` / `@T.prim_func(private=True)`: the function as a PrimFunc. A method of
-    an `@I.ir_module` class is left to the class decorator, which reads the whole class."""
-    __tracebackhide__ = True
+    an `@I.ir_module` class is left to the class decorator, which reads the whole class.
+    A TVMScript error is raised as a TVMScriptError in the frame the user's decorator line
+    calls (here, or in `decorate`), so that the traceback holds one frame of ours."""
+    __tracebackhide__ = True    # pytest and IPython show the user's frame only
     frame = sys._getframe(1)
 
     def decorate(fn):
-        if _in_class(fn):
-            return Inert()
-        from tir_mlir.script.define import define_func, script_error
-        __tracebackhide__ = True    # pytest and IPython show the user's frame only
+        __tracebackhide__ = True
         try:
-            return define_func(fn, frame)
+            return _define_func(fn, frame)
         except TIRError as e:
-            raise script_error(e) from None
-    return decorate if func is None else decorate(func)
+            raise _script_error(e) from None
+    if func is None:
+        return decorate
+    try:
+        return _define_func(func, frame)
+    except TIRError as e:
+        raise _script_error(e) from None
+
+
+def _define_func(fn, frame):
+    if _in_class(fn):
+        return Inert()
+    from tir_mlir.script.define import define_func
+    return define_func(fn, frame)
 
 
 def macro(func=None, *, hygienic=True):
-    """`@T.macro` / `@T.macro(hygienic=False)`: a fragment expanded where a prim_func calls it."""
+    """`@T.macro` / `@T.macro(hygienic=False)`: a fragment expanded where a prim_func calls it
+    (errors raised as by `prim_func`)."""
     __tracebackhide__ = True
     frame = sys._getframe(1)
 
     def decorate(fn):
-        from tir_mlir.script.define import define_macro, script_error
-        __tracebackhide__ = True    # pytest and IPython show the user's frame only
+        __tracebackhide__ = True
         try:
-            return define_macro(fn, frame)
+            return _define_macro(fn, frame)
         except TIRError as e:
-            raise script_error(e) from None
-    return decorate if func is None else decorate(func)
+            raise _script_error(e) from None
+    if func is None:
+        return decorate
+    try:
+        return _define_macro(func, frame)
+    except TIRError as e:
+        raise _script_error(e) from None
+
+
+def _define_macro(fn, frame):
+    from tir_mlir.script.define import define_macro
+    return define_macro(fn, frame)
+
+
+def _script_error(e: TIRError) -> TIRError:
+    from tir_mlir.script.define import script_error
+    return script_error(e)
 
 
 def __getattr__(name):
