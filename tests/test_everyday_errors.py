@@ -133,8 +133,8 @@ def test_the_tvmscript_error_carries_its_location(tmp_path, monkeypatch):
     assert str(e).endswith("bad_ts2.py:9:21: undefined variable 'undefined_x'")
     shown = "".join(traceback.format_exception_only(type(e), e))
     assert shown.splitlines()[-2:] == ["            ^",
-                                       "tir_mlir.errors.TVMScriptError: undefined variable "
-                                       "'undefined_x'"]
+                                       ("tir_mlir.errors.TVMScriptError: undefined variable "
+                                        "'undefined_x'")]
 
 
 # --- did you mean ---------------------------------------------------------------------------
@@ -173,8 +173,8 @@ def test_an_unknown_target_lists_llvm():
 
 
 @pytest.mark.parametrize("target, text", [
-    ("llvm -mcpu=skylak", "target -mcpu: LLVM does not know the CPU 'skylak' for "
-                          "x86_64-unknown-linux-gnu (did you mean 'skylake'?)"),
+    ("llvm -mcpu=skylak", ("target -mcpu: LLVM does not know the CPU 'skylak' for "
+                           "x86_64-unknown-linux-gnu (did you mean 'skylake'?)")),
     ("llvm -mattr=+avx3", "target -mattr: LLVM does not know the CPU feature 'avx3'"),
 ])
 def test_an_unknown_cpu_is_our_error_not_llvms_warning(target, text):
