@@ -116,6 +116,14 @@ def test_unguarded_split_needs_a_stated_divisibility():
     assert "T.where" not in scheduled("split_assumed_unguarded").mod.script()
 
 
+def test_a_layout_that_pads_a_symbolic_dimension_is_refused():
+    """(TVM: "would introduce padding wherever m % -4 < 0 ...")"""
+    sch = tir_mlir.Schedule(program("scale_sum"))
+    with pytest.raises(ScheduleError, match=r"sends shape \(n, m\) to \(n, \(m - 1\) // 4 \+ 1, 4\), "
+                                            r"which is not a bijection"):
+        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i, j // 4, j % 4))
+
+
 def test_reduction_loop_is_not_parallel():
     sch = tir_mlir.Schedule(program("row_sum"))
     _, k = sch.get_loops(sch.get_block("B"))

@@ -19,6 +19,9 @@ from typing import Callable, Tuple, Union
 from mlir import ir
 from mlir.dialects import memref
 
+from tir_mlir.analysis.shapes import (MATCH_SHAPE, buffer_shape, is_dynamic, memref_type,
+                                      size_operands)
+from tir_mlir.analysis.symbolic import SymExpr, show
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import index as ix
@@ -58,26 +61,81 @@ def _source(buf: ir.Value) -> ir.Value:
     return buf
 
 
+def mtype_shape(mtype: ir.MemRefType) -> list:
+    return [None if ir.ShapedType.is_dynamic_size(d) else d for d in mtype.shape]
+
+
+def _same_dims(a, b) -> bool:
+    """Whether the non-unit dimensions of `a` and `b` are the same, in some order."""
+    rest = [d for d in b if not (isinstance(d, int) and d == 1)]
+    for d in a:
+        if isinstance(d, int) and d == 1:
+            continue
+        k = next((k for k, e in enumerate(rest) if e == d), None)
+        if k is None:
+            return False
+        rest.pop(k)
+    return not rest
+
+
+def _before(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` in their block."""
+    for o in a.parent.regions[0].blocks[0].operations:
+        if o.operation == a:
+            return True
+        if o.operation == b:
+            return False
+    return False
+
+
+def _restate_shape(func: ir.Operation, buf: ir.Value, new_shape):
+    """The parameter's `tir.match_shape` states its new shape (docs/symbolic.md); a static
+    new shape needs none."""
+    old = next((o.operation for o in func.regions[0].blocks[0].operations
+                if o.operation.name == MATCH_SHAPE and o.operation.operands[0] == buf), None)
+    symbols: list = []
+    exprs = [d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
+             for d in new_shape]
+    if is_dynamic(new_shape):
+        amap = ir.AffineMap.get(0, len(symbols), exprs)
+        ip = ir.InsertionPoint(old) if old is not None else \
+            ir.InsertionPoint(list(func.regions[0].blocks[0].operations)[0])
+        ir.Operation.create(MATCH_SHAPE, operands=[buf] + symbols,
+                            attributes={"shape": ir.AffineMapAttr.get(amap)}, ip=ip,
+                            loc=old.location if old is not None else buf.owner.owner.location)
+    if old is not None:
+        old.erase()
+
+
 def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
                      pad_value=None, injective: bool = False):
     buf = find_buffer(block, buffer)
-    shape = list(ir.MemRefType(buf.type).shape)
+    shape = buffer_shape(buf)           # ints, and SymExprs for dimensions like `n`
     exprs = symbolic.exprs(index_map, len(shape))
-    ranges = {k: (0, n - 1) for k, n in enumerate(shape)}
+    # simplification sees a symbolic dimension as an open range; the new shape is computed
+    # from the exact one (`(n, 16)` under `lambda i, j: (j, i)` is `(16, n)`)
+    ranges = {k: (0, ix.upper(n) - 1) for k, n in enumerate(shape)}
+    exact = {k: (0, n - 1) for k, n in enumerate(shape)}
     new_shape = []
     for e in exprs:
         lo, hi = ix.bounds(ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))],
-                                          ranges), ranges)
+                                          ranges), exact)
         if lo != 0:
-            raise ScheduleError(f"transform_layout: result {e} of the index map starts at {lo}, "
-                                f"not 0")
+            raise ScheduleError(f"transform_layout: result {e} of the index map starts at "
+                                f"{show(lo)}, not 0")
         new_shape.append(hi + 1)
     old_n, new_n = 1, 1
     for a in shape:
-        old_n *= a
+        old_n = a * old_n
     for b in new_shape:
-        new_n *= b
-    if list(new_shape) == list(shape) and all(
+        new_n = b * new_n
+    symbolic_shape = is_dynamic(shape) or is_dynamic(new_shape)
+    if symbolic_shape and old_n != new_n and _same_dims(shape, new_shape):
+        new_n = old_n                   # a permutation (MLIR keeps `(h - 2) * (w - 2)` as is)
+    if symbolic_shape and (pad_value is not None or injective):
+        raise ScheduleError("transform_layout: padding a buffer of symbolic shape is not "
+                            "supported (its padded size depends on the sizes)")
+    if len(new_shape) == len(shape) and all(a == b for a, b in zip(new_shape, shape)) and all(
             e.maybe_downcast() == ir.AffineExpr.get_dim(k) for k, e in enumerate(exprs)):
         return                          # the identity (axis separators only): nothing to do
     if any(u.owner.name == "memref.subview" for u in buf.uses):
@@ -88,9 +146,11 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
             _padding.pad_producer(buf, exprs, shape, new_shape, pad_value,
                                   lambda: _apply(buf, exprs, new_shape))
         return
-    if old_n != new_n and not (injective and new_n > old_n):
-        raise ScheduleError(f"transform_layout: the index map sends shape {tuple(shape)} to "
-                            f"{tuple(new_shape)}, which is not a bijection")
+    if old_n != new_n and (symbolic_shape or not (injective and new_n > old_n)):
+        raise ScheduleError(f"transform_layout: the index map sends shape "
+                            f"({', '.join(show(a) for a in shape)}) to "
+                            f"({', '.join(show(b) for b in new_shape)}), which is not a "
+                            f"bijection")
     with block.op.location:
         _apply(buf, exprs, new_shape)
 
@@ -98,7 +158,7 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
 def _apply(buf: ir.Value, exprs, new_shape):
     func = func_of(buf.owner.owner if is_func_arg(buf) else buf.owner)
     mtype = ir.MemRefType(buf.type)
-    new_type = ir.MemRefType.get(new_shape, mtype.element_type)
+    new_type = memref_type(new_shape, mtype.element_type)
     uses = [(o, k) for o, k, v in accesses(func) if v == buf]
     if is_func_arg(buf):
         buf.set_type(new_type)
@@ -106,11 +166,16 @@ def _apply(buf: ir.Value, exprs, new_shape):
         inputs = [a.type for a in func.regions[0].blocks[0].arguments]
         func.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(inputs, ftype.results))
+        if is_dynamic(new_shape) or is_dynamic(mtype_shape(mtype)):
+            _restate_shape(func, buf, new_shape)
         new_buf = buf
     else:
         old = buf.owner
+        sizes, after = size_operands(func, new_shape) if is_dynamic(new_shape) else ([], None)
         with ir.InsertionPoint(old), old.location:
-            alloc = memref.AllocOp(new_type, [], [])
+            alloc = memref.AllocOp(new_type, sizes, [])
+        if after is not None and not _before(after, alloc.operation):
+            alloc.operation.move_after(after)
         for name in old.attributes:
             alloc.attributes[name] = old.attributes[name]
         new_buf = alloc.result

@@ -110,6 +110,10 @@ def split_assumed_unguarded(sch):
     sch.split(i, [None, 4], disable_predication=True)
 
 
+def transform_layout_intermediate(sch):
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (j, i))
+
+
 CASES = {
     "split_guard": ("add", split_guard),
     "fuse_split_vectorize": ("add", fuse_split_vectorize),
@@ -128,4 +132,5 @@ CASES = {
     "perfect_tile_symbolic": ("add", perfect_tile_symbolic),
     "split_assumed": ("add_assumed", split_assumed),
     "split_assumed_unguarded": ("add_assumed", split_assumed_unguarded),
+    "transform_layout_intermediate": ("scale_sum", transform_layout_intermediate),
 }
