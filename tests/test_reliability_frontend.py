@@ -79,3 +79,19 @@ def test_sum_of_10000_terms_prints_and_parses_back():
     text = mod.script()
     assert f"B[0] = {terms}" in text
     assert tir_mlir.parse(text).script() == text
+
+
+def test_parameters_beyond_memory_are_named(tmp_path):
+    import resource
+    import subprocess
+    import sys
+    f = tmp_path / "big.tir"
+    f.write_text(HEAD.replace('A: T.Buffer((16,)', 'A: T.Buffer((4294967296,)') +
+                 "    for i in range(16):\n        B[i] = A[i]\n")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    p = subprocess.run([sys.executable, "-m", "tir_mlir.cli", "run", str(f)],
+                       capture_output=True, text=True, preexec_fn=limit, check=False)
+    assert p.returncode == 1
+    assert "not enough memory for buffer 'A' (4294967296 float32: 16.0 GiB)" in p.stderr

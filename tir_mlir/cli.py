@@ -37,8 +37,10 @@ class _Group(click.Group):
             raise
         except OSError as e:
             _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
-        except (RecursionError, MemoryError) as e:
-            _fail(f"the program is too large or too deeply nested ({type(e).__name__})")
+        except RecursionError:
+            _fail("the program is nested too deeply (RecursionError)")
+        except MemoryError:
+            _fail("out of memory: the program or its buffers are too large (MemoryError)")
         except Exception as e:       # noqa: BLE001 - the promise: no traceback, exit status 1
             if os.environ.get("TIR_MLIR_TRACEBACK"):
                 raise

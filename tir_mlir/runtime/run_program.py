@@ -140,7 +140,15 @@ def _param_index(params, name, option) -> int:
 
 def _given_arrays(params, files: dict, rng) -> list:
     """Random inputs, replaced by the .npy files given for some buffers (checked to fit)."""
-    arrays = [random_array(p.shape, p.dtype, rng) for p in params]
+    arrays = []
+    for p in params:
+        try:
+            arrays.append(random_array(p.shape, p.dtype, rng))
+        except MemoryError:
+            size = int(np.prod(p.shape, dtype=np.float64)) * numpy_dtype(p.dtype).itemsize
+            raise RuntimeCallError(f"not enough memory for buffer {p.name!r} "
+                                   f"({'x'.join(map(str, p.shape))} {p.dtype}: "
+                                   f"{size / 2**30:.1f} GiB)") from None
     for name, file in files.items():
         k = _param_index(params, name, "--input")
         try:
