@@ -1,16 +1,17 @@
-"""One kernel over dynamic memrefs for a symbolic function (script/dynamic_kernel.py): compiled
-once, right at every size, TVM 0.21 as the oracle where it is installed."""
+"""One kernel over dynamic memrefs for a symbolic function, lowered once from the IR
+(docs/symbolic.md): right at every size, TVM 0.21 as the oracle where it is installed."""
 import os
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from python_sources import load_python_source
+from tir_mlir.passes.lowering.pipeline import emit_text
+from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 
 import tir_mlir
-from python_sources import load_python_source
 from tir_mlir.errors import RuntimeCallError
-from tir_mlir.script.dynamic_kernel import DynamicKernel
 
 SOURCE = Path(__file__).parent / "data" / "frontend" / "python" / "dynamic.py"
 SIZES = (1, 7, 33)
@@ -23,6 +24,19 @@ def _load(tmp_path, imports, tag):
 @pytest.fixture
 def ours(tmp_path):
     return _load(tmp_path, "from tir_mlir.script import tir as T", "ours")
+
+
+@pytest.fixture
+def lowerings(monkeypatch):
+    """The runs of the lowering pipeline (each passes its `tir-to-affine` stage once)."""
+    runs = []
+    real = TirToAffine.__call__
+
+    def counted(self, module):
+        runs.append(1)
+        return real(self, module)
+    monkeypatch.setattr(TirToAffine, "__call__", counted)
+    return runs
 
 
 def _rand(rng, *shape):
@@ -48,124 +62,99 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_compiled_once_for_three_sizes(ours, name):
+def test_compiled_once_for_three_sizes(ours, name, lowerings):
     make, expect, outs = CASES[name]
     lib = tir_mlir.build(getattr(ours, name))
-    assert isinstance(lib.generic, DynamicKernel)
     rng = np.random.default_rng(0)
     for n in SIZES + (2,):
         args = make(rng, n)
         lib[name](*args)
         for pos, want in zip(outs, expect(args)):
             np.testing.assert_allclose(args[pos], want, rtol=1e-5, atol=1e-6)
-    assert lib.kernels == 1
+    assert len(lowerings) == 1
 
 
-def test_memrefs_are_dynamic_and_sizes_affine_maps_of_the_dims(ours):
-    add = tir_mlir.build(ours.add)
-    add["add"](*CASES["add"][0](np.random.default_rng(1), 3))
-    text = add.generic.mlir
+def test_memrefs_are_dynamic_and_sizes_affine_maps_of_the_symbols(ours):
+    text = emit_text(ours.add.module, "scf")
     assert "func.func @add(%arg0: memref<?x128xf32>" in text and "1009" not in text
-    assert "memref.dim %arg0, %c0" in text
-    tiled = tir_mlir.build(ours.tiled)
-    tiled["tiled"](*CASES["tiled"][0](np.random.default_rng(1), 3))
-    assert "memref<?xf32>" in tiled.generic.mlir
-    assert "affine_map<()[s0] -> (s0 ceildiv 4)>" in tiled.generic.mlir
-    two = tir_mlir.build(ours.two_stage)
-    two["two_stage"](*CASES["two_stage"][0](np.random.default_rng(1), 3))
-    assert "memref.alloc(%dim) : memref<?x16xf32>" in two.generic.mlir
-    halves = tir_mlir.build(ours.halves)
-    halves["halves"](*CASES["halves"][0](np.random.default_rng(1), 3))
-    assert "affine_map<()[s0] -> (s0 floordiv 2)>" in halves.generic.mlir
+    assert "memref.dim %arg0, %c0" in text          # the tir.match_shape check
+    tiled = emit_text(ours.tiled.module, "affine")
+    assert "memref<?xf32>" in tiled
+    assert "affine_map<()[s0] -> ((s0 + 3) floordiv 4)>" in tiled
+    assert "memref.alloc(%arg2) : memref<?x16xf32>" in emit_text(ours.two_stage.module, "affine")
+    assert "affine_map<()[s0] -> (s0 floordiv 2)>" in emit_text(ours.halves.module, "affine")
 
 
-def test_min_extent_served_above_the_source_constants(ours):
-    """T.min(n, 16) is 16 at every probe: the kernel serves n > 16, a specialization the rest."""
+def test_min_extent_is_one_kernel(ours, lowerings):
+    """T.min(n, 16) is an index value computed at the top of the kernel: right below and
+    above 16."""
     lib = tir_mlir.build(ours.head)
-    assert isinstance(lib.generic, DynamicKernel) and lib.generic.low == 17
     rng = np.random.default_rng(2)
-    for n in (20, 40, 5):
+    for n in (20, 40, 5, 16, 1):
         a, b = _rand(rng, n), np.zeros(n, "float32")
         lib["head"](a, b)
         k = min(n, 16)
         np.testing.assert_array_equal(b, np.concatenate([a[:k] + 1, np.zeros(n - k)]))
-    assert lib.kernels == 2
-
-
-def test_small_sizes_catch_a_form_every_large_probe_sees_as_constant(ours, monkeypatch):
-    """Without the source guard, T.min(n, 16) is 16 at every large probe; the check at small
-    sizes sees 11 and refuses one kernel (no generic kernel either): one per size, right."""
-    from tir_mlir.script import dynamic_kernel
-    monkeypatch.setattr(dynamic_kernel, "lowest_covered", lambda func: 0)
-    assert DynamicKernel.make(ours.head, "llvm", {}) is False
-    lib = tir_mlir.build(ours.head)
-    rng = np.random.default_rng(8)
-    for n in (5, 20):
-        a, b = _rand(rng, n), np.zeros(n, "float32")
-        lib["head"](a, b)
-        k = min(n, 16)
-        np.testing.assert_array_equal(b, np.concatenate([a[:k] + 1, np.zeros(n - k)]))
-    assert lib.generic is None and lib.kernels == 2
+    assert len(lowerings) == 1
 
 
 def test_shapes_checked_across_arguments(ours):
     z = np.zeros
     lib = tir_mlir.build(ours.matmul)
-    with pytest.raises(RuntimeCallError, match="m is 4 from dimension 0 of 'a' but 5 from "
-                                               "dimension 0 of 'c'"):
+    with pytest.raises(RuntimeCallError, match="m is 4 from dimension 0 of 'A' but 5 from "
+                                               "dimension 0 of 'C'"):
         lib["matmul"](z((4, 64), "float32"), z((64, 32), "float32"), z((5, 32), "float32"))
-    with pytest.raises(RuntimeCallError, match="matmul: dimension 1 of 'b' is 31, expected 32$"):
+    with pytest.raises(RuntimeCallError, match="matmul: dimension 1 of 'B' is 31, expected 32$"):
         lib["matmul"](z((4, 64), "float32"), z((64, 31), "float32"), z((4, 32), "float32"))
     axpb = tir_mlir.build(ours.axpb)
-    with pytest.raises(RuntimeCallError, match="n = 5 but dimension 0 of 'a' is 4"):
+    with pytest.raises(RuntimeCallError, match="n = 5 but dimension 0 of 'A' is 4"):
         axpb["axpb"](z(4, "float32"), z(4, "float32"), 1.0, 5, 0)
-    with pytest.raises(RuntimeCallError, match="halves: dimension 0 of 'b' is 4, expected 3 "
+    with pytest.raises(RuntimeCallError, match="halves: dimension 0 of 'B' is 4, expected 3 "
                                                "\\(n // 2 with n = 6\\)"):
         tir_mlir.build(ours.halves)["halves"](z(6, "float32"), z(4, "float32"))
 
 
-def test_dynamic_extent_vectorized_is_a_loop_for_llvm(ours):
+def test_dynamic_extent_vectorized_is_a_loop_for_llvm(ours, lowerings):
     """A vectorized loop of extent n (a vector length that would change with n) stays a scalar
     loop with LLVM's vectorize hint (LLVM adds the remainder loop): still one kernel."""
     sch = tir_mlir.Schedule(ours.tiled)
     io, ii = sch.get_loops(sch.get_block("B"))
     sch.vectorize(ii)                                       # 4 lanes
+    assert "vector<4xf32>" in emit_text(sch.mod.module, "scf")
     lib = tir_mlir.build(sch.mod)
     lib["tiled"](*CASES["tiled"][0](np.random.default_rng(3), 5))
-    assert "vector<4xf32>" in lib.generic.mlir
     sch = tir_mlir.Schedule(ours.add)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.reorder(j, i)
     sch.vectorize(i)                                        # n lanes
+    before = len(lowerings)
     lib = tir_mlir.build(sch.mod)
     rng = np.random.default_rng(3)
     for n in SIZES:
         args = CASES["add"][0](rng, n)
         lib["add"](*args)
         np.testing.assert_array_equal(args[2], args[0] + args[1])
-    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
-    assert "vector.load" not in lib.generic.mlir and \
-        "llvm.loop_vectorize<disable = false" in lib.generic.mlir
+    assert len(lowerings) == before + 1
+    text = emit_text(sch.mod.module, "scf")
+    assert "vector.load" not in text and "llvm.loop_vectorize<disable = false" in text
 
 
-def test_size_dependent_forms_it_cannot_fit_compile_per_size(ours):
-    """`T.ceildiv(n, chunk)` with `chunk` a parameter is no affine map of the sizes: one
-    specialization per set of values, each right."""
-    from tir_mlir.script.symbolic import SymbolicPrimFunc
-    from tir_mlir.frontend.parser import parse_ast
+def test_size_dependent_forms_are_one_kernel(lowerings):
+    """`T.ceildiv(n, chunk)` with `chunk` a parameter is no affine map of the sizes: an index
+    value computed at the top of the kernel, one kernel for every (n, chunk)."""
     src = ("@T.prim_func\ndef f(a: T.handle, chunk: T.int32):\n    n = T.int32()\n"
            "    A = T.match_buffer(a, (n,))\n    for i, j in T.grid(T.ceildiv(n, chunk), chunk):\n"
            "        with T.block('A'):\n            vi = T.axis.spatial(n, i * chunk + j)\n"
            "            T.where(i * chunk + j < n)\n            A[vi] = A[vi] + T.float32(1)\n")
-    lib = tir_mlir.build(SymbolicPrimFunc(parse_ast(src, "f.py")[0], "f.py"))
+    lib = tir_mlir.build(tir_mlir.parse(src, "f.py"))
     for n, chunk in ((5, 2), (9, 4), (3, 8)):
         a = np.zeros(n, "float32")
         lib["f"](a, chunk)
         np.testing.assert_array_equal(a, np.ones(n))
-    assert lib.generic is None and lib.kernels == 3
+    assert len(lowerings) == 1
 
 
-def test_compute_at_into_a_symbolic_split(ours):
+def test_compute_at_into_a_symbolic_split(ours, lowerings):
     """B computed at the outer loop of a split of n: its region is rows i0 * 4 .. i0 * 4 + 3
     under the predicate, a (4, 16) buffer per thread (TVM 0.21 fails to build this one:
     `cannot make uint from negative value`); numpy is the oracle."""
@@ -179,11 +168,11 @@ def test_compute_at_into_a_symbolic_split(ours):
         a, c = _rand(rng, n, 16), np.zeros((n, 16), "float32")
         lib["two_stage"](a, c)
         np.testing.assert_allclose(c, a * 2 + 1)
-    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
-    assert "memref.alloca() : memref<4x16xf32>" in lib.generic.mlir
+    assert len(lowerings) == 1
+    assert "memref.alloca() : memref<4x16xf32>" in emit_text(sch.mod.module, "scf")
 
 
-def test_te_var_shapes_compile_once():
+def test_te_var_shapes_compile_once(lowerings):
     from tir_mlir import te
     n = te.var("n")
     A = te.placeholder((n, 32), name="A")
@@ -197,7 +186,7 @@ def test_te_var_shapes_compile_once():
         a, b = _rand(rng, k, 32), np.zeros((k, 32), "float32")
         lib["main"](a, b)
         np.testing.assert_allclose(b, a * 2)
-    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
+    assert len(lowerings) == 1
 
 
 RANDOM_SEEDS = range(200) if os.environ.get("TIR_MLIR_LONG_TESTS") == "1" else range(4)
@@ -313,7 +302,7 @@ SCHEDULES = {
 
 
 @pytest.mark.parametrize("schedule", ["cache_write", "cache_read"])
-def test_cached_symbolic_matmul(ours, schedule):
+def test_cached_symbolic_matmul(ours, schedule, lowerings):
     """cache_write + reverse_compute_at + vectorize + decompose_reduction, and cache_read at
     a symbolic split (TVM 0.21 fails to build both: `cannot make uint from negative value`);
     numpy is the oracle."""
@@ -325,11 +314,11 @@ def test_cached_symbolic_matmul(ours, schedule):
         args = CASES["matmul"][0](rng, n)
         lib["matmul"](*args)
         np.testing.assert_allclose(args[2], args[0] @ args[1], rtol=1e-5)
-    assert isinstance(lib.generic, DynamicKernel) and lib.kernels == 1
+    assert len(lowerings) == 1
 
 
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
-def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedule):
+def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedule, lowerings):
     """split with a None factor (a predicate on the symbolic extent), fuse, reorder, parallel,
     vectorize with a known factor, compute_at under the predicate, rfactor, unroll: one
     kernel, TVM's numbers."""
@@ -340,7 +329,6 @@ def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedu
     apply(mine)
     apply(ref)
     lib, lib_tvm = tir_mlir.build(mine.mod), tvm.build(ref.mod, target="llvm")
-    assert isinstance(lib.generic, DynamicKernel)
     rng = np.random.default_rng(4)
     for n in SIZES:
         args = CASES[name][0](rng, n)
@@ -348,7 +336,7 @@ def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedu
         lib[name](*args)
         lib_tvm(*tvm_args)
         np.testing.assert_allclose(args[-1], tvm_args[-1].numpy(), rtol=1e-5)
-    assert lib.kernels == 1
+    assert len(lowerings) == 1
 
 
 @pytest.mark.parametrize("name", ["matmul", "tiled", "halves", "total", "head"])
@@ -367,7 +355,7 @@ def test_symbolic_programs_give_tvms_numbers(ours, tmp_path, name):
         np.testing.assert_allclose(args[-1], tvm_args[-1].numpy(), rtol=1e-5)
 
 
-def test_scalar_parameters_give_tvms_numbers(ours, tmp_path):
+def test_scalar_parameters_give_tvms_numbers(ours, tmp_path, lowerings):
     tvm = pytest.importorskip("tvm")
     theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm").axpb
     lib = tir_mlir.build(ours.axpb)
@@ -380,4 +368,4 @@ def test_scalar_parameters_give_tvms_numbers(ours, tmp_path):
         bound = theirs.specialize({theirs.params[2]: tvm.tir.const(alpha, "float32")})
         tvm.build(bound, target="llvm")(tvm.nd.array(a), b_tvm, n, shift)
         np.testing.assert_allclose(b, b_tvm.numpy(), rtol=1e-6)
-    assert lib.kernels == 1
+    assert len(lowerings) == 1

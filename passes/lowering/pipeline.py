@@ -76,13 +76,9 @@ def _target(target: str) -> str:
 
 @serialized
 def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
-          on_stage=None, static_bounds=True, rewrite_after=None) -> ir.Module:
+          on_stage=None) -> ir.Module:
     """A lowered copy of `module` (left untouched), stopped after stage `emit`;
-    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all).
-    `static_bounds=False` skips the refusal of provably out-of-bounds accesses (a symbolic
-    program specialised at probe sizes that are not its real ones: script/generic_kernel.py).
-    `rewrite_after=(emit name, fn)` calls `fn(module)` after that stage, before the next one
-    (script/dynamic_kernel.py makes a probe's scf-stage module size-generic there)."""
+    `on_stage(name, module)` sees the module after every stage (--print-ir-after-all)."""
     stages = TARGETS[_target(target)]()
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
@@ -94,7 +90,7 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         # A debug build checks every access at run time; a plain one refuses those provably
         # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
         # index is read from memory (indirect_check.py).
-        checks = ["bounds-check"] if debug else ["static-bounds"] * static_bounds + (
+        checks = ["bounds-check"] if debug else ["static-bounds"] + (
             ["indirect-mark"] if _target(target) == "cpu" else [])
         for check in map(stage_cls, checks):
             check()(out)
@@ -110,8 +106,6 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
             if on_stage is not None:
                 label = getattr(stage, "name", stage.__name__)
                 on_stage(f"{label} (--emit {name})" if name else label, out)
-            if rewrite_after is not None and name == rewrite_after[0]:
-                rewrite_after[1](out)
             if name == emit:
                 return out
     return out

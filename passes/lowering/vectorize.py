@@ -39,9 +39,6 @@ from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
-# A loop whose extent is a symbolic size (script/dynamic_kernel.py) stays a loop for LLVM's
-# vectorizer, which adds the remainder loop a vector width that does not divide it needs.
-DYNAMIC_EXTENT = "tir.dynamic_extent"
 
 
 class VectorizeLoops:
@@ -58,8 +55,10 @@ class VectorizeLoops:
         for f in functions(module):
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
-                if not constant_loop(loop) or DYNAMIC_EXTENT in op.attributes:
-                    continue            # bounds on outer loops or sizes: a loop for LLVM
+                # A loop over a size (`range(n)`) or bounded by outer loops stays a loop with
+                # LLVM's vectorize hint: LLVM adds the remainder loop any width leaves.
+                if not constant_loop(loop):
+                    continue
                 if loop.kind != "vectorized" or loop.step != 1:
                     continue
                 width = self.vector_bits // element_bits(loop.body)
@@ -70,7 +69,7 @@ class VectorizeLoops:
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
                 if loop.kind == "vectorized" and constant_loop(loop) and loop.step == 1 and \
-                        1 < loop.extent <= MAX_LANES and DYNAMIC_EXTENT not in op.attributes:
+                        1 < loop.extent <= MAX_LANES:
                     plan = Plan(loop)
                     if plan.ok:
                         _Vectorizer(loop, plan).run()

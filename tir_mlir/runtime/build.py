@@ -91,21 +91,18 @@ def _to_module(mod) -> ir.Module:
 
 
 @serialized
-def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=None,
-          static_bounds=True, rewrite_after=None, **_ignored) -> "Module":
+def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Module":
     """Compile every function of `mod` (an IRModule) for `target` ("llvm"/"cpu", with optional
     `-mcpu=NAME -mattr=+f,-g`; default: the host CPU).
 
     `debug=True` checks every buffer access: an out-of-bounds access is skipped and the call
     raises OutOfBoundsError naming the buffer, the index and the source location.
     `extern_libs`: the files defining the C functions `T.call_extern` calls (.so, .o, .a, C
-    source, LLVM IR: runtime/extern_libs.py). `rewrite_lowered(module)` may rewrite the
-    llvm-dialect module before it is compiled, `rewrite_after=(stage, fn)` an earlier stage's
-    (lowering/pipeline.py), and `static_bounds=False` skips the refusal of provably
-    out-of-bounds accesses (for script/generic_kernel.py and script/dynamic_kernel.py, which
-    build a symbolic program at probe sizes that are not its real ones)."""
-    if hasattr(mod, "_tir_mlir_build"):      # symbolic shapes: tir_mlir/script/symbolic.py
-        return mod._tir_mlir_build(target, debug=debug, extern_libs=extern_libs)
+    source, LLVM IR: runtime/extern_libs.py).
+
+    A function with symbolic shapes (`n = T.int32()`) or scalar parameters is one kernel for
+    every size, lowered once: `lib["f"](a, b)` reads `n` from the arrays' shapes and checks
+    them (runtime/signature.py)."""
     if str(target).split()[0] in ("cuda", "nvptx"):
         from tir_mlir.runtime import cuda
         return cuda.build(mod, target)
@@ -113,22 +110,17 @@ def build(mod, target="llvm", debug=False, extern_libs=(), *, rewrite_lowered=No
     # opt | llc start (loading LLVM) while the program is lowered; unused on a cache hit.
     tools = llvm_ir.CompileTools(cpu_target(target), "obj") if shutil.which("cc") else None
     try:
-        return _build_cpu(module, target, debug, extern_libs, rewrite_lowered, rewrite_after,
-                          static_bounds, tools)
+        return _build_cpu(module, target, debug, extern_libs, tools)
     finally:
         if tools is not None:
             tools.close()
 
 
-def _build_cpu(module, target, debug, extern_libs, rewrite_lowered, rewrite_after,
-               static_bounds, tools):
+def _build_cpu(module, target, debug, extern_libs, tools):
     with get_context():
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
-        lowered = lower(module, target, "llvm-dialect", debug, static_bounds=static_bounds,
-                        rewrite_after=rewrite_after)
-        if rewrite_lowered is not None:
-            rewrite_lowered(lowered)
+        lowered = lower(module, target, "llvm-dialect", debug)
         text = lowered.operation.get_asm(enable_debug_info=False)
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
