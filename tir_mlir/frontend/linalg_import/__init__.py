@@ -39,8 +39,38 @@ __all__ = ["from_linalg"]
 
 @serialized
 def from_linalg(module, filename: str | None = None) -> IRModule:
-    """The TensorIR module of a linalg module (`mlir.ir.Module` of any bindings, or MLIR
-    text); `filename` names the text in error locations."""
+    """Import a program of linalg ops as a TensorIR module.
+
+    Each `func.func` becomes a prim_func of the same name that takes its arguments followed
+    by one output buffer per result; each linalg op becomes one block (docs/bridge.md).
+
+    Parameters
+    ----------
+    module : mlir.ir.Module or str
+        The linalg program: a module of any MLIR Python bindings (torch-mlir's own included;
+        it is read through its text, with its debug locations, and left unchanged), or MLIR
+        text (torch-mlir's linalg-on-tensors, IREE input, StableHLO lowered to linalg, or
+        linalg on memrefs).
+    filename : str, optional
+        The name errors and the imported ops' locations give the text.
+
+    Returns
+    -------
+    IRModule
+        The TensorIR module, to print, schedule, tune or build like a parsed one.
+
+    Raises
+    ------
+    TIRParseError
+        At the op or type it cannot take (an unsupported op, a dynamic shape), or for
+        invalid MLIR.
+
+    Examples
+    --------
+    >>> mod = tir_mlir.from_linalg(torch_mlir.fx.export_and_import(
+    ...     model, x, output_type="linalg-on-tensors"))
+    >>> tir_mlir.build(mod)["main"](x.numpy(), out)
+    """
     src = LinalgSource(module, filename)
     with get_context():
         funcs = []
