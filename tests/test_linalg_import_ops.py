@@ -342,6 +342,7 @@ func.func @mm_relu(%A: memref<4x6xf32>, %B: memref<6x5xf32>, %C: memref<4x5xf32>
         "arg2: T.Buffer((4, 5), \"float32\"), arg3: T.Buffer((4, 5), \"float32\")):" \
         in mod.script()
     assert "with T.init():" in mod.script()
+    assert "matmul = T.alloc_buffer((4, 5))" in mod.script()      # named after its writer
 
 
 @pytest.mark.parametrize("pred, op", [("ugt", np.greater), ("ult", np.less),

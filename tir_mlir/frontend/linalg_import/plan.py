@@ -111,6 +111,9 @@ class Planner:
         self._find_folds(ops)
         for op in ops:
             self._op(op)
+        for b in self.allocs:
+            if not b.name:                          # a memref.alloc nothing writes
+                b.name = self._unique("buffer", self.buffer_names)
         for k, v in enumerate(ret.operands):
             out = self.outputs.get(k)
             if out is None:
@@ -184,8 +187,8 @@ class Planner:
             return                  # a scalar constant is cloned where it is used
         if name in ("memref.alloc", "memref.alloca"):
             shape, et = self._static(op.results[0].type, op)
-            b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
-                       shape, et, "alloc", loc=self.src.location(op))
+            # named after the first block writing it, as the tensor form's buffers are
+            b = Buffer("", shape, et, "alloc", loc=self.src.location(op))
             self.allocs.append(b)
             self.buffers[op.results[0]] = b
             return
@@ -197,8 +200,10 @@ class Planner:
             return self._slice(op)
         if name == "memref.copy":
             src, dst = (self._buffer(v, op) for v in op.operands)
-            self.steps.append(Copy(src, dst, self._unique("copy", self.block_names), None,
-                                   self.src.location(op)))
+            block = self._unique("copy", self.block_names)
+            if not dst.name:
+                dst.name = self._unique(block, self.buffer_names)
+            self.steps.append(Copy(src, dst, block, None, self.src.location(op)))
             return
         what = "linalg op" if name.startswith("linalg.") else "op"
         raise self.src.error(f"unsupported {what} '{name}' (linalg import takes linalg "
@@ -296,6 +301,8 @@ class Planner:
             reads = _has_uses(body.arguments[n_in + i]) or not _writes_all(op, n_in + i)
             if not op.results:                              # memrefs: written in place
                 bufs.append(self._buffer(v, op))
+                if not bufs[-1].name:
+                    bufs[-1].name = self._unique(name, self.buffer_names)
                 producer = self.folded.get((op, v))
                 if producer is not None:
                     step.inits[i] = (producer, [None])      # a fill: its scalar
