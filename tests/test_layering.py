@@ -43,9 +43,6 @@ KNOWN = {
     ('tir_mlir.printer', 'tir_mlir.passes.schedule'): 1,
     ('tir_mlir.schedule', 'tir_mlir.meta_schedule'): 1,
     ('tir_mlir.schedule', 'tir_mlir.passes.lowering'): 2,
-    ('tir_mlir.script', 'tir_mlir.passes.lowering'): 5,
-    ('tir_mlir.script', 'tir_mlir.runtime'): 7,
-    ('tir_mlir.script', 'tir_mlir.schedule'): 1,
 }
 
 
