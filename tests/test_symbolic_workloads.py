@@ -22,10 +22,11 @@ PROGRAMS = sorted(p.stem for p in FOLDER.glob("*.tir"))
 SIZES = (1, 3, 5, 7, 13)
 # Values of the scalar parameters a caller passes (a loop extent must stay within its buffer).
 SCALARS = {"chunk": lambda n: 4, "k": lambda n: 5, "offset": lambda n: -2, "shift": lambda n: 3,
-           "x": lambda n: 7, "alpha": lambda n: 1.5, "y": lambda n: -0.5}
+           "x": lambda n: 7, "alpha": lambda n: 1.5, "y": lambda n: -0.5, "t": lambda n: 0.5}
 # Sizes a program's T.assume or shapes ask for, from the size under test.
 VAR_SIZES = {"assume_div4": lambda n: {"n": 4 * n}, "conv2d_hw": lambda n: {"h": n + 2,
-                                                                             "wd": n + 4}}
+                                                                             "wd": n + 4},
+             "window_sum": lambda n: {"n": n + 2}}
 
 
 def _program(name):
