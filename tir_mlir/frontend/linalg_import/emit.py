@@ -15,15 +15,10 @@ from tir_mlir.frontend.linalg_import.body import (
     emit_index,
     read,
 )
+from tir_mlir.frontend.linalg_import.linalg_ops import indexing_maps, iterator_types
 from tir_mlir.frontend.linalg_import.loops import nest
 from tir_mlir.frontend.linalg_import.named_ops import DIM_NAMES
-from tir_mlir.frontend.linalg_import.plan import (
-    Compute,
-    Copy,
-    Planner,
-    indexing_maps,
-    iterator_types,
-)
+from tir_mlir.frontend.linalg_import.plan import Compute, Copy, Planner
 from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, copy_indices
 
 

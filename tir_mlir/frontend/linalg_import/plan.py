@@ -13,10 +13,9 @@ the function's ops in order (the tensor form is SSA, so this is a small bufferiz
   first; when the op does not read its init, a new buffer;
 - an elementwise producer (a `linalg.fill`, a bias `linalg.broadcast`, a parallel generic
   that does not read its init) whose only use is the init of a reduction becomes that
-  reduction's `T.init()`, not a block of its own, when the reduction's output is indexed by
-  exactly its parallel dimensions (so the init runs once per output element): TensorIR's
-  reduction block, which the schedule primitives (vectorize, rfactor, ...) require;
-- expand/collapse_shape, `tensor.pad`: a new buffer and a copy block;
+  reduction's `T.init()`, not a block of its own (folds.py);
+- expand/collapse_shape, `tensor.pad`, extract_slice, concat: a new buffer and copy blocks;
+  insert_slice: the destination's buffer (in place, or a copy) and a copy block;
 - a new buffer is the output buffer when its tensor is returned, else an `alloc_buffer` named
   after the block writing it; returned values held elsewhere (an argument, a constant, a
   value returned twice) are copied into their output.
@@ -28,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from mlir import ir
 
+from tir_mlir.frontend.linalg_import.folds import find_folds, writes_all
+from tir_mlir.frontend.linalg_import.linalg_ops import has_uses, n_inputs
 from tir_mlir.frontend.linalg_import.naming import block_name
 from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, is_static
 from tir_mlir.frontend.linalg_import.source import LinalgSource
@@ -84,7 +85,7 @@ class Planner:
         self.block_names: set = set()
         self.buffer_names: set = set()
         self.folded: dict = {}      # producer result (memrefs: (consumer, memref)) -> producer
-        self.folded_ops: set = set()
+        self.folded_ops: set = set()    # (folds.py)
 
     # --- names ------------------------------------------------------------------------------
     def _unique(self, name: str, used: set) -> str:
@@ -108,7 +109,7 @@ class Planner:
             b = Buffer(name, shape, et, "input", k, loc=self.src.location(arg))
             self.buffers[arg] = b
             self.inputs.append(b)
-        self._find_folds(ops)
+        self.folded, self.folded_ops = find_folds(ops, self.kinds)
         for op in ops:
             self._op(op)
         for b in self.allocs:
@@ -279,7 +280,7 @@ class Planner:
 
     # --- linalg.generic ---------------------------------------------------------------------
     def _generic(self, op):
-        n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
+        n_in = n_inputs(op)
         operands = list(op.operands)
         kind = self.kinds.get(op, "generic")
         if op in self.folded_ops:
@@ -291,14 +292,14 @@ class Planner:
         body = op.regions[0].blocks[0]
         # an input the body never reads (a pooling window: only its shape counts) needs none
         bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
-                and _has_uses(body.arguments[j]) else None
+                and has_uses(body.arguments[j]) else None
                 for j, v in enumerate(operands[:n_in])]
         step = Compute(op, kind, name, bufs)
         copies = []
         for i, v in enumerate(operands[n_in:]):
             # the init's contents are needed when the body reads them, or where it writes
             # no element (they are the result's there)
-            reads = _has_uses(body.arguments[n_in + i]) or not _writes_all(op, n_in + i)
+            reads = has_uses(body.arguments[n_in + i]) or not writes_all(op, n_in + i)
             if not op.results:                              # memrefs: written in place
                 bufs.append(self._buffer(v, op))
                 if not bufs[-1].name:
@@ -313,7 +314,7 @@ class Planner:
                 pbody = producer.regions[0].blocks[0]
                 step.inits[i] = (producer, [self._buffer(x, producer)
                                             if isinstance(x.type, ir.RankedTensorType)
-                                            and _has_uses(pbody.arguments[j]) else None
+                                            and has_uses(pbody.arguments[j]) else None
                                             for j, x in enumerate(producer.operands[:-1])])
                 out = self._new(result, name, self.src.location(op))
             elif reads:
@@ -332,26 +333,6 @@ class Planner:
         return (len(list(v.uses)) == 1 and (b is None or b.kind in ("alloc", "output")))
 
     # --- an elementwise producer + a reduction -> T.init -----------------------------------
-    def _find_folds(self, ops):
-        for op in ops:
-            if op.name != "linalg.generic":
-                continue
-            if op.results:
-                uses = list(op.results[0].uses)
-                if _elementwise_producer(op) and len(uses) == 1 and _init_foldable(
-                        uses[0].owner.operation, uses[0].operand_number):
-                    self.folded[op.results[0]] = op
-                    self.folded_ops.add(op)
-            elif self.kinds.get(op) == "fill":
-                # on memrefs only a fill: another producer's inputs may change before the use
-                consumer = _next_user(ops, op, op.operands[1])
-                for u in op.operands[1].uses if consumer is not None else ():
-                    if u.owner.operation == consumer and _init_foldable(consumer,
-                                                                        u.operand_number):
-                        self.folded[(consumer, op.operands[1])] = op
-                        self.folded_ops.add(op)
-
-
 def _identity_layout(t: ir.MemRefType) -> bool:
     layout = t.layout
     if not isinstance(layout, ir.AffineMapAttr):
@@ -360,76 +341,3 @@ def _identity_layout(t: ir.MemRefType) -> bool:
     return m.n_dims == t.rank and [str(e) for e in m.results] == [f"d{i}" for i in range(t.rank)]
 
 
-def _elementwise_producer(op) -> bool:
-    """An all-parallel generic with one result that does not read its init and writes every
-    element once (its output indexed by a permutation of its dimensions)."""
-    if len(op.results) != 1 or "R" in iterator_types(op):
-        return False
-    body = op.regions[0].blocks[0]
-    if _has_uses(body.arguments[len(op.operands) - 1]):
-        return False
-    out = indexing_maps(op)[-1]
-    dims = [e.maybe_downcast() for e in out.results]
-    return all(isinstance(e, ir.AffineDimExpr) for e in dims) and \
-        sorted(e.position for e in dims) == list(range(out.n_dims))
-
-
-def _writes_all(op, operand_number: int) -> bool:
-    """Whether the op writes every element of output `operand_number`: its indexing map is
-    distinct dimensions (whose extents are the output's sizes), or 0 in a unit dimension."""
-    m = indexing_maps(op)[operand_number]
-    shape = ir.ShapedType(op.operands[operand_number].type).shape
-    dims = []
-    for e, size in zip(m.results, shape):
-        e = e.maybe_downcast()
-        if isinstance(e, ir.AffineDimExpr):
-            dims.append(e.position)
-        elif not (isinstance(e, ir.AffineConstantExpr) and size == 1):
-            return False
-    return len(set(dims)) == len(dims)
-
-
-def _has_uses(v: ir.Value) -> bool:
-    return next(iter(v.uses), None) is not None
-
-
-def _next_user(ops, op, v):
-    """The first op after `op` in `ops` that uses `v`."""
-    users = {u.owner.operation for u in v.uses}
-    after = False
-    for o in ops:
-        if o == op:
-            after = True
-        elif after and o in users:
-            return o
-    return None
-
-
-def iterator_types(op) -> list:
-    return ["R" if "reduction" in str(a) else "S"
-            for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-
-
-def indexing_maps(op) -> list:
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _init_foldable(op, operand_number: int) -> bool:
-    """Whether operand `operand_number` of `op` is an init a T.init can write: `op` is a
-    reduction that reads it, indexed by exactly the parallel dimensions (and constants in
-    unit dimensions), so the T.init runs once for each of its elements."""
-    if op.name != "linalg.generic":
-        return False
-    n_in, _ = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
-    if operand_number < n_in:
-        return False
-    iters = iterator_types(op)
-    if "R" not in iters:
-        return False
-    if not _has_uses(op.regions[0].blocks[0].arguments[operand_number]):
-        return False
-    if not _writes_all(op, operand_number):
-        return False            # the elements it never writes keep the init's values
-    dims = [e.maybe_downcast().position for e in indexing_maps(op)[operand_number].results
-            if isinstance(e.maybe_downcast(), ir.AffineDimExpr)]
-    return sorted(dims) == [d for d, t in enumerate(iters) if t == "S"]
