@@ -8,21 +8,23 @@ or linalg on memrefs) -> a TensorIR `IRModule`: `tir_mlir.from_linalg`, `tir-mli
 Each `func.func` becomes a prim_func of the same name taking its arguments followed by one
 output buffer per result (TVM's destination-passing style); each linalg op becomes one block
 in its own loop nest: iterator types -> spatial/reduce iter vars, indexing maps -> buffer
-indices, the scalar body -> the block's expression, a `linalg.fill` into a reduction's init ->
-its `T.init()`, `tensor.empty` -> `T.alloc_buffer`, constants (`dense_resource` blobs too) ->
-`T.allocate_const`, expand/collapse_shape, `tensor.pad`, slices and concat -> copy blocks. What cannot be
-taken (an unsupported op, a dynamic shape) is a `TIRParseError` at the op's location.
+indices, the scalar body -> the block's expression, a `linalg.fill` (or a bias broadcast)
+into a reduction's init -> its `T.init()`, `tensor.empty` -> `T.alloc_buffer`, constants
+(`dense_resource` blobs too) -> `T.allocate_const`, expand/collapse_shape, `tensor.pad`,
+slices and concat -> copy blocks. What cannot be taken (an unsupported op, a dynamic shape)
+is a `TIRParseError` at the op's location.
 
-How: the module is parsed into tir_mlir's context (`source.py`), named ops are generalized to
-`linalg.generic` by upstream's own pass with their names kept for the blocks
+How: the module is parsed into tir_mlir's context (`source.py`), named ops are generalized
+to `linalg.generic` by upstream's own pass with their names kept for the blocks
 (`named_ops.py`), each function's tensors are given buffers (`plan.py`; reduction inits in
 `folds.py`), and the `tir` ops are built directly with the dialect's builders,
-`Loop.build`/`Block.build`, memref buffers with `tir.*` attributes (`emit.py`, `loops.py`,
-`body.py` for the scalar bodies, `slices.py` for slices and concat, `naming.py` for names). Building the IR, rather than writing TVMScript
-text and parsing it, keeps the producer's locations on every op (a later error, or the
-printer's `--debug-info`, points into the linalg input or the torch model), needs no printer
-round trip for constants, and the result is exactly what the parser would build from the
-printed TVMScript, which the tests check by parsing the printout back.
+`Loop.build`/`Block.build`, memref buffers with `tir.*` attributes (`emit.py`, `loops.py`;
+`body.py` for the scalar bodies, `slices.py` for slices and concat, `naming.py` for names).
+Building the IR, rather than writing TVMScript text and parsing it, keeps the producer's
+locations on every op (a later error, or `--emit mlir --debug-info`, points into the linalg
+input or the torch model), needs no printer round trip for constants, and the result is
+exactly what the parser would build from the printed TVMScript, which the tests check by
+parsing the printout back.
 """
 from mlir import ir
 
