@@ -20,7 +20,8 @@ from mlir.dialects import irdl as irdl_dialect
 from tir_mlir.context import new_context
 from tir_mlir.errors import SourceLoc, TIRParseError
 
-MAX_DEPTH = 256           # brackets ( [ { < open at once (a tir program nests a few dozen)
+MAX_DEPTH = 1000          # brackets ( [ { < open at once (a tir program nests a few dozen;
+#                           MLIR's parser overflows its stack past ~2,000 nested regions)
 CHILD_SECONDS = 120       # a child parse that takes longer is stopped and the text refused
 _GENERIC_NAME = re.compile(r"[A-Za-z_][\w$]*\.[\w$.]*[\w$]")
 _OPEN, _CLOSE = "([{<", ")]}>"
