@@ -48,13 +48,6 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
     def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
                  debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
                  enable_check: bool = True):
-        self._symbolic = None        # symbolic shapes: symbolic_schedule.py
-        if type(mod).__name__ == "SymbolicIRModule":
-            mod = mod.only_function()
-        if type(mod).__name__ in ("SymbolicPrimFunc", "ScheduledSymbolicFunc"):
-            from tir_mlir.script.symbolic_schedule import ScheduledSymbolicFunc
-            self._symbolic = ScheduledSymbolicFunc.start(mod)
-            mod = self._symbolic.probe
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
         self._mod = mod.copy()
@@ -85,8 +78,6 @@ class Schedule(BlockMotion, BufferPrimitives, LoopPrimitives, LayoutPrimitives, 
 
     @property
     def mod(self) -> IRModule:
-        if self._symbolic is not None:
-            return self._symbolic.then(self._trace.copy(), self._mod)
         return self._mod
 
     @property

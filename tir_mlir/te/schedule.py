@@ -189,7 +189,7 @@ class Schedule:
                         if isinstance(op, PlaceholderOp)]
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
-        self.sch = TIRSchedule(func)     # symbolic shapes too (script/symbolic_schedule.py)
+        self.sch = TIRSchedule(func)     # symbolic shapes too (the IR holds them)
         self._loops: Dict[int, object] = {}       # id(IterVar) -> LoopRV
         self._axes: Dict[int, IterVar] = {}        # loop sid -> IterVar
         self._keep = []                            # IterVars the maps refer to, kept alive
