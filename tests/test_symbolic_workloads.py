@@ -9,11 +9,11 @@ import pytest
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
 
 import tir_mlir
+from tir_mlir.analysis import size_exprs
 from tir_mlir.context import get_context
 from tir_mlir.frontend.parser import build as build_ir
 from tir_mlir.frontend.parser import parse_ast
 from tir_mlir.interpreter import interpret
-from tir_mlir.runtime import shape_exprs
 from tir_mlir.runtime.signature import signatures
 from tir_mlir.transforms.specialize import specialize_module
 
@@ -49,7 +49,7 @@ def _arrays(params, values, rng):
     arrays = []
     for p in params:
         if p.kind == "buffer":
-            shape = [shape_exprs.evaluate(s, values) for s in p.shape]
+            shape = [size_exprs.evaluate(s, values) for s in p.shape]
             arrays.append((rng.random(shape) * 4 - 2).astype(p.dtype))
     return arrays
 

@@ -20,8 +20,11 @@ from mlir import ir
 from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 
 from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis import size_exprs
 from tir_mlir.analysis.symbolic import used_symbols
-from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops
+from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops, str_attr
+from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
                                              index_const, set_to_arith, walk)
@@ -277,6 +280,10 @@ def _assert_shape(op):
     buf, syms = op.operands[0], list(op.operands)[1:]
     amap = ir.AffineMapAttr(op.attributes["shape"]).value
     mtype = ir.MemRefType(buf.type)
+    func = op.parent
+    names = {arg: str_attr(d, "tir.name", f"arg{k}")
+             for k, (arg, d) in enumerate(zip(func.regions[0].blocks[0].arguments,
+                                              arg_attrs(func)))}
     with ir.InsertionPoint(op), op.location:
         for k, expr in enumerate(amap.results):
             if not mtype.is_dynamic_dim(k):
@@ -284,7 +291,11 @@ def _assert_shape(op):
             want = affine.AffineApplyOp(ir.AffineMap.get(0, len(syms), [expr]), syms).result
             got = memref.DimOp(buf, index_const(k, op.location)).result
             ok = arith.cmpi(arith.CmpIPredicate.eq, got, want)
-            cf.AssertOp(ok, f"dimension {k} of a buffer does not match its declared shape")
+            try:
+                size = size_exprs.to_text(size_exprs.of_affine(expr, syms, names))
+            except BuildError:
+                size = "its declared size"
+            cf.AssertOp(ok, f"dimension {k} of buffer '{names.get(buf, '?')}' is not {size}")
     op.erase()
 
 

@@ -70,6 +70,6 @@ def _infos(func_op) -> List[ArgInfo]:
         with ir.InsertionPoint(module.body):
             func_op.clone()
         (params,) = signatures(module).values()
-    from tir_mlir.runtime.shape_exprs import to_text
+    from tir_mlir.analysis.size_exprs import to_text
     return [TensorInfo(p.dtype, tuple(s if isinstance(s, int) else to_text(s) for s in p.shape))
             for p in params if p.kind != "var"]

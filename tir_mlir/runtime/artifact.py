@@ -156,7 +156,7 @@ def _check_meta(meta, where) -> dict:
 
 def _size(d, top=False) -> bool:
     """A dimension of a signature: a positive int, a size expression over parameter names
-    (runtime/shape_exprs.py: an int inside one may be any), or null (unchecked)."""
+    (analysis/size_exprs.py: an int inside one may be any), or null (unchecked)."""
     if d is None or isinstance(d, str):
         return True
     if isinstance(d, list):

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from tir_mlir.analysis import size_exprs
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import str_attr
 from tir_mlir.dtypes import dtype_of, numpy_dtype, split_lanes
 from tir_mlir.errors import BuildError, RuntimeCallError
 from tir_mlir.passes.lowering.common import functions
-from tir_mlir.runtime import shape_exprs
 
 # Param.kind: a buffer (numpy array), an `index` argument the caller passes (`n: T.int32`), a
 # scalar of another type (`alpha: T.float32`), or an implicit var derived from a shape.
@@ -27,7 +27,7 @@ KINDS = ("buffer", "index", "scalar", "var")
 @dataclass(frozen=True)
 class Param:
     name: str
-    shape: tuple            # buffers: an int, a size tree (shape_exprs) or None per dimension
+    shape: tuple            # buffers: an int, a size tree (size_exprs) or None per dimension
     dtype: str
     kind: str = "buffer"
     source: tuple | None = None    # a var: (parameter position, dimension) it is read from
@@ -42,7 +42,7 @@ class Param:
 
     @staticmethod
     def from_json(q) -> "Param":
-        return Param(q["name"], tuple(shape_exprs.from_json(s) for s in q["shape"]),
+        return Param(q["name"], tuple(size_exprs.from_json(s) for s in q["shape"]),
                      q["dtype"], q.get("kind", "buffer"),
                      tuple(q["source"]) if "source" in q else None)
 
@@ -70,7 +70,7 @@ def _params(op) -> list:
             amap = ir.AffineMapAttr(o.attributes["shape"]).value
             syms = list(o.operands)[1:]
             try:
-                trees = [shape_exprs.of_affine(r, syms, names) for r in amap.results]
+                trees = [size_exprs.of_affine(r, syms, names) for r in amap.results]
             except BuildError as e:
                 raise BuildError(f"function {fname!r}: {e}") from None
             shapes.setdefault(ir.BlockArgument(o.operands[0]).arg_number, tuple(trees))
@@ -182,7 +182,7 @@ def _check_sizes(fname, p: Param, a, env, params):
     for k, (want_tree, got) in enumerate(zip(p.shape, a.shape)):
         if want_tree is None:
             continue
-        want = shape_exprs.evaluate(want_tree, env)
+        want = size_exprs.evaluate(want_tree, env)
         if got == want:
             continue
         var = next((q for q in params if q.name == want_tree), None)
@@ -194,7 +194,7 @@ def _check_sizes(fname, p: Param, a, env, params):
         if var is not None:
             raise RuntimeCallError(f"{fname}: {want_tree} = {want} but dimension {k} of "
                                    f"{p.name!r} is {got}")
-        given = ", ".join(f"{n} = {env[n]}" for n in shape_exprs.names_in(want_tree))
-        why = f" ({shape_exprs.to_text(want_tree)} with {given})" if given else ""
+        given = ", ".join(f"{n} = {env[n]}" for n in size_exprs.names_in(want_tree))
+        why = f" ({size_exprs.to_text(want_tree)} with {given})" if given else ""
         raise RuntimeCallError(f"{fname}: dimension {k} of {p.name!r} is {got}, expected "
                                f"{want}{why}")

@@ -100,7 +100,7 @@ def write_reference(mlir_text: str, func_name, seed: int, path: str, size=None) 
     from tir_mlir.module import module_from_mlir
     from tir_mlir.runtime.build import build
     from tir_mlir.runtime.run_program import random_array
-    from tir_mlir.runtime.shape_exprs import evaluate
+    from tir_mlir.analysis.size_exprs import evaluate
     lib = build(module_from_mlir(mlir_text), target="llvm")
     fn = lib[pick_function(lib, func_name)]
     rng = np.random.default_rng(seed)

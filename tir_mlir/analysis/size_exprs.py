@@ -1,4 +1,4 @@
-"""The sizes a symbolic function's signature states, as small expression trees over its
+"""The sizes a symbolic function states, as small expression trees over its
 parameters' names: read from the IR (the `tir.match_shape` maps and the top-level ops that
 compute their symbols), evaluated on a call's values, printed in TVM's spelling for errors,
 and stored as JSON next to an exported library.
