@@ -82,6 +82,38 @@ def _adapter_classes():
         tvm.tir.stmt_functor.pre_order_visit(tfunc.body.block.body, visit)
         return found[mine.index(op)] if len(found) == len(mine) else None
 
+    def nodes_of(root, cls):
+        """The `cls` nodes (tvm.tir.Block / For) under `root`, in pre-order."""
+        found = []
+
+        def visit(n):
+            if isinstance(n, cls):
+                found.append(n)
+            return True
+        tvm.tir.stmt_functor.pre_order_visit(root, visit)
+        return found
+
+    def our_node(sch, stmt):
+        """Our op standing for `stmt`, a tvm.tir.Block / For of TVM's parse of our module (the
+        inverse of tvm_node): the same position among the function's blocks (loops)."""
+        from tir_mlir.dialect.ops import Block, Loop
+        from tir_mlir.ir_walk import walk_all
+
+        theirs = tvm_mod(sch.mod.script())
+        for gv in theirs.get_global_vars():
+            tfunc, func = theirs[gv], sch.mod.functions.get(gv.name_hint)
+            if func is None or not isinstance(tfunc, tvm.tir.PrimFunc):
+                continue
+            if stmt.same_as(tfunc.body.block):
+                return func
+            kind = Block.OP_NAME if isinstance(stmt, tvm.tir.Block) else Loop.OP_NAME
+            found = nodes_of(tfunc.body.block.body, type(stmt))
+            mine = [o for o in walk_all(func) if o.name == kind]
+            hit = [k for k, n in enumerate(found) if n.same_as(stmt)]
+            if hit and len(found) == len(mine):
+                return mine[hit[0]]
+        return None
+
     def ir_str(attr):
         from mlir import ir
         return ir.StringAttr(attr).value
@@ -95,9 +127,22 @@ def _adapter_classes():
         def same_as(self, other):
             return isinstance(other, SRef) and self._ours.same_as(other._ours)
 
+        __eq__ = same_as
+
+        def __hash__(self):
+            return hash(self._ours)
+
     class State:
         def __init__(self, sch):
+            self._sch = sch
             self.mod = sch.mod
+
+        def get_sref(self, stmt):
+            """The sref of a Block / For of `mod`; None when it is not one of its nodes."""
+            from tir_mlir.schedule.views import StmtSRef
+            with _context():
+                op = our_node(self._sch._s, stmt)
+            return None if op is None else SRef(StmtSRef(op), stmt)
 
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
@@ -117,6 +162,9 @@ def _adapter_classes():
             self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
                                         error_render_level=error_render_level,
                                         enable_check=enable_check)
+            text = self._s.mod.script()
+            if text not in parses and tvm.ir.structural_equal(tvm_mod(text), mod):
+                parses[text] = mod      # unscheduled, our program is TVM's input, as in TVM
 
         @property
         def mod(self):
@@ -140,7 +188,10 @@ def _adapter_classes():
             return AdaptedSchedule(None, _ours=self._s.copy())
 
         def get(self, rv):
-            """TVM's node for a block or loop handle (see tvm_node), the value of an ExprRV."""
+            """TVM's node for a block or loop handle (see tvm_node) or an sref, the value of an
+            ExprRV."""
+            if isinstance(rv, SRef):
+                return rv.stmt
             if isinstance(rv, _RV) or not hasattr(rv, "__int__"):
                 got = self._call("get", rv)
                 if isinstance(rv, _RV):
@@ -190,7 +241,66 @@ def _adapter_classes():
         from tir_mlir.context import get_context
         return get_context()
 
-    return AdaptedSchedule, verify_trace_roundtrip
+    def adapt_analysis():
+        """tvm.tir.schedule.analysis's functions given an adapted schedule answer through
+        tir_mlir.schedule.analysis (the desc printed and parsed by us; the answers in TVM's
+        objects: srefs whose `stmt` is TVM's node, the desc's own For nodes, IndexMaps)."""
+        from tir_mlir.schedule import analysis as ours_analysis
+        theirs = tvm.tir.schedule.analysis
+        originals = {n: getattr(theirs, n) for n in (
+            "has_block", "is_output_block", "get_tensorize_loop_mapping",
+            "get_auto_tensorize_mapping_info")}
+
+        class TensorizeInfo:
+            def __init__(self, loop_map, desc_loop_indexer, block_iter_paddings):
+                self.loop_map, self.desc_loop_indexer = loop_map, desc_loop_indexer
+                self.block_iter_paddings = block_iter_paddings
+
+        class AutoTensorizeMappingInfo:
+            def __init__(self, mappings):
+                self.mappings = mappings
+
+        def via_ours(name, convert):
+            def fn(sch, *args, **kwargs):
+                if not isinstance(sch, AdaptedSchedule):
+                    return originals[name](sch, *args, **kwargs)
+                try:
+                    return convert(sch, *args, **kwargs)
+                except tir_mlir.ScheduleError as e:
+                    raise to_tvm_error(e) from e
+            return fn
+
+        def loop_mapping(sch, block, desc_func, allow_padding=False):
+            info = ours_analysis.get_tensorize_loop_mapping(sch._s, block, desc_func.script(),
+                                                            allow_padding)
+            if info is None:
+                return None
+            loops = nodes_of(desc_func.body, tvm.tir.For)
+            with _context():
+                loop_map = {SRef(k, tvm_node(sch._s, k.op)): loops[info.desc_loop_indexer[v]]
+                            for k, v in info.loop_map.items()}
+            return TensorizeInfo(loop_map, {lp: k for k, lp in enumerate(loops)},
+                                 info.block_iter_paddings)
+
+        def auto_mapping(sch, block, desc_func):
+            info = ours_analysis.get_auto_tensorize_mapping_info(sch._s, block,
+                                                                 desc_func.script())
+            if info is None:
+                return None
+            return AutoTensorizeMappingInfo(
+                [tvm.tir.IndexMap.from_func(eval(m)) for m in info.mappings])  # our lambda text
+
+        theirs.has_block = via_ours("has_block", lambda sch, name:
+                                    ours_analysis.has_block(sch._s, name))
+        theirs.is_output_block = via_ours("is_output_block", lambda sch, block:
+                                          ours_analysis.is_output_block(sch._s, block))
+        theirs.get_tensorize_loop_mapping = via_ours("get_tensorize_loop_mapping", loop_mapping)
+        theirs.get_auto_tensorize_mapping_info = via_ours("get_auto_tensorize_mapping_info",
+                                                          auto_mapping)
+        theirs.TensorizeInfo = TensorizeInfo
+        theirs.AutoTensorizeMappingInfo = AutoTensorizeMappingInfo
+
+    return AdaptedSchedule, verify_trace_roundtrip, adapt_analysis
 
 
 class _Unsupported(Exception):
@@ -210,7 +320,8 @@ def pytest_configure(config):
     import tvm.testing  # noqa: F401  (TVM's conftest imports it; some test files rely on it)
     import tvm.tir.schedule.testing as testing
     if os.environ.get(_MODE) == "adapter":
-        adapted, roundtrip = _adapter_classes()
+        adapted, roundtrip, adapt_analysis = _adapter_classes()
+        adapt_analysis()
         for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
             owner.Schedule = adapted
         testing.verify_trace_roundtrip = roundtrip
