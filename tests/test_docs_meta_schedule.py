@@ -81,29 +81,16 @@ def test_python_examples(scratch, capsys):
     assert "RunnerResult(run_secs=[" in capsys.readouterr().out
 
 
-def test_tvm_example_moves_a_log_both_ways(scratch):
-    """The workload-file converters: a log tir-mlir wrote, converted, loads in TVM's
-    JSONDatabase; converted back, loads in ours with the same workload."""
-    tvm_ms = pytest.importorskip("tvm.meta_schedule")
+def test_tvm_example_reads_our_log(scratch):
+    """TVM's JSONDatabase reads the work directory the first example tuned, as it is."""
+    pytest.importorskip("tvm.meta_schedule")
     namespace = {}
     _python_examples(namespace)
     (src, line), = _blocks("python tvm")
     _run(src, line, namespace)
-    work = scratch / "work"
-    wl, rec = str(work / "database_workload.json"), str(work / "database_tuning_record.json")
-    ours = ms.database.JSONDatabase(wl, rec)
-    count = len(ours)
-    namespace["script_workloads_to_tvm"](wl)
-    theirs = tvm_ms.database.JSONDatabase(path_workload=wl, path_tuning_record=rec)
-    assert len(theirs) == count
-    namespace["tvm_workloads_to_script"](wl)
-    again = ms.database.JSONDatabase(wl, rec)
-    assert len(again) == count
-    # the workload keeps TVM's structural hash, and its records replay here
-    before = {str(r.trace) for r in ours.get_all_tuning_records()}
-    assert {str(r.trace) for r in again.get_all_tuning_records()} == before
-    assert all(r.workload.mod.script() == namespace["mod"].script()
-               for r in again.get_all_tuning_records())
+    ours = ms.database.JSONDatabase(str(scratch / "work" / "database_workload.json"),
+                                    str(scratch / "work" / "database_tuning_record.json"))
+    assert len(namespace["records"]) == len(ours) > 0
 
 
 def test_dask_example(scratch):

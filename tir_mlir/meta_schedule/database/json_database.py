@@ -5,10 +5,9 @@
 
 Traces are in TVM's instruction form (`tvm_trace`), targets TVM's dicts
 ({"kind": "llvm", "mcpu": ..., "num-cores": ...}), failed candidates TVM's way: run_secs
-[1e9]. tir-mlir writes the program as TVMScript text; a workload written by TVM (its
-serialised IRModule) is kept as is, and records of it are readable (`get_all_tuning_records`)
-but match no program here until the workloads file is converted to TVMScript (a few lines run
-with TVM, given in docs/meta_schedule.md). Lines are appended and flushed one record at a time; a line torn
+[1e9]. The program is TVM's serialised IRModule (`tvm_ir_json`: written and read without
+TVM), so TVM 0.21's JSONDatabase reads these files and tir-mlir reads TVM's; TVMScript
+payloads (older tir-mlir files) are read too. Lines are appended and flushed one record at a time; a line torn
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
 import base64
@@ -23,6 +22,9 @@ from typing import Dict, List, Optional
 
 from tir_mlir.meta_schedule.database.database import Database
 from tir_mlir.meta_schedule.database.record import TuningRecord
+from tir_mlir.errors import TIRError
+from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json, tvm_payload
+from tir_mlir.meta_schedule.database.tvm_ir_read import graph_from_payload, tvm_json_to_script
 from tir_mlir.meta_schedule.database.workload import Workload
 
 FAILED_RUN_SECS = 1e9     # TVM's run time of a failed candidate
@@ -232,20 +234,32 @@ def _cut_torn_tail(f, chunk=65536):
 
 
 def _workload_to_json(w: Workload) -> list:
-    return [w.shash, base64.b64encode(w.mod.script().encode()).decode()]
+    """The program as TVM's serialised IRModule, which TVM 0.21 reads (tvm_ir_json); as
+    TVMScript, which only tir-mlir reads, when it holds a construct the writer does not cover."""
+    try:
+        return [w.shash, tvm_payload(module_to_tvm_json(w.mod))]
+    except ValueError:
+        return [w.shash, base64.b64encode(w.mod.script().encode()).decode()]
 
 
 def _workload_from_json(line) -> Workload:
-    """A workload line: TVMScript (written by tir-mlir, or converted from TVM's form, see
-    docs/meta_schedule.md) is parsed and keyed by tir-mlir's hash (the one on the line when
-    tir-mlir wrote it: that of the program before printing); TVM's serialised IRModule is
-    kept under TVM's hash and matches no program here."""
+    """A workload line: TVM's serialised IRModule (written by tir-mlir or by TVM) or TVMScript
+    (older tir-mlir files) is parsed and keyed by tir-mlir's hash (the one on the line when
+    tir-mlir wrote it: that of the program before printing; recomputed for TVM's numeric
+    hashes). A program tir-mlir cannot read is kept under its hash and matches no program."""
+    from tir_mlir.frontend.parser import parse
     shash, payload = line
     data = base64.b64decode(payload)
+    ours = len(shash) == 64 and all(c in "0123456789abcdef" for c in shash)
     if data.lstrip()[:1] in (b"#", b"@"):
-        from tir_mlir.frontend.parser import parse
-        ours = len(shash) == 64 and all(c in "0123456789abcdef" for c in shash)
         return Workload(parse(data.decode()), shash=shash if ours else None)
+    graph = graph_from_payload(payload)
+    if graph is not None:
+        try:
+            mod = parse(tvm_json_to_script(graph))
+        except (ValueError, KeyError, IndexError, TypeError, TIRError):
+            return Workload(shash=str(shash))
+        return Workload(mod, shash=shash if ours else None)
     return Workload(shash=str(shash))
 
 
