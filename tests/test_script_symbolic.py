@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from python_sources import load_python_source
 
 import tir_mlir
-from python_sources import load_python_source
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.script.prim_func import PrimFunc
 
@@ -303,3 +303,22 @@ def scale(a: T.handle, alpha: T.float32):
     assert "A = T.match_buffer(a, (n,))" in f.script()
     two = tir_mlir.parse(text + "\n" + text.replace("scale", "again"), "scale.tir")
     assert list(two) == ["scale", "again"]
+
+
+LEVEL = Path(__file__).parent / "data" / "frontend" / "python" / "symbolic_module_level.py"
+
+
+def test_a_module_level_symbolic_var(tmp_path):
+    """`n = T.int32()` outside the function: an implicit var of the function using it, from
+    the decorator and from the file read without running it alike."""
+    ours = load_python_source(LEVEL, tmp_path, "from tir_mlir.script import tir as T", "ours")
+    text = ours.fill.script()
+    assert "def fill(A_handle: T.handle):\n    n = T.int32()\n    A = T.match_buffer(" \
+        "A_handle, (n, 128))\n" in text
+    assert tir_mlir.load(LEVEL).script() == text
+    a = np.zeros((3, 128), "float32")
+    tir_mlir.build(ours.fill)["fill"](a)
+    assert (a == 1).all()
+    tvm = pytest.importorskip("tvm")
+    theirs = load_python_source(LEVEL, tmp_path, "from tvm.script import tir as T", "tvm").fill
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs)

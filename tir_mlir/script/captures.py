@@ -3,8 +3,10 @@
 A name the definition uses but never binds (Python's rule: not a parameter, not assigned, not a
 loop or `with ... as` target) is looked up among the captured values. Constants become literals
 in the syntax tree: int, float, bool, str (dtypes), numpy scalars and tuples/lists of them.
-A `T.macro` becomes a `MacroRef` for macro.py to expand. Anything else is a located error that
-names the kind of value found. Captured objects are only type-checked, never called: no user
+A `T.macro` becomes a `MacroRef` for macro.py to expand. A symbolic var made outside the
+definition (`n = T.int32()` at module level, as TVM allows) stays a name, and each function
+using it declares it (`n = T.int32()` first in its body: an implicit var of that function,
+docs/symbolic.md). Anything else is a located error that names the kind of value found. Captured objects are only type-checked, never called: no user
 code runs (not even a `__eq__` or a metaclass property).
 """
 import dataclasses
@@ -26,6 +28,12 @@ class MacroRef(A.Node):
     macro: Any
     name: str
     pos: A.Pos
+
+
+@dataclass(frozen=True)
+class SizeVar:
+    """The value of `T.int32()` / `T.int64()` (no arguments) outside a definition."""
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,9 @@ def value_node(value, pos, name, filename, depth=0):
     t = type(value)
     if _one_of(t, (bool, int, float, str)):
         return A.Const(value, pos)
+    if t is SizeVar:
+        raise TIRParseError(f"{name!r} holds a symbolic var inside a tuple or list: use the var "
+                            f"by its own name", SourceLoc(filename, *pos))
     if t is Unreadable:
         raise TIRParseError(f"{name!r} is assigned at line {value.line} by an expression that "
                             "only running the file would evaluate (tir-mlir reads literals and "
@@ -124,8 +135,10 @@ def transform(node, fn):
                          for f in dataclasses.fields(node)})
 
 
-def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
-    """`stmts` with every free name found in `captures` replaced (see the module comment)."""
+def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str,
+            size_vars: dict | None = None):
+    """`stmts` with every free name found in `captures` replaced (see the module comment);
+    the symbolic vars used are added to `size_vars` (name -> dtype, in order of use)."""
     def fn(node):
         if isinstance(node, A.Attr) and node.dotted() is not None:
             return node                     # T.float32, A.shape: dotted names stay
@@ -154,6 +167,10 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str):
             value = _lookup(node.id)
             if value is _MISSING:
                 return None
+            if type(value) is SizeVar:
+                if size_vars is not None:
+                    size_vars.setdefault(node.id, value.dtype)
+                return node
             if is_macro(value):
                 raise TIRParseError(f"macro {node.id!r} can only be called, as a statement",
                                     SourceLoc(filename, *node.pos))
@@ -201,7 +218,11 @@ def resolve_func(f: A.FuncDef, captures, filename) -> A.FuncDef:
     """A prim_func or macro definition with its captured names substituted (not its
     decorators: they were checked when the definition was found)."""
     bound = bound_names(f.body, [p.name for p in f.params])
-    params = [A.Param(p.name, resolve(p.annotation, captures, bound, filename), p.pos)
-              for p in f.params]
-    return A.FuncDef(f.name, params, f.returns, resolve(f.body, captures, bound, filename),
-                     f.pos, f.decorators)
+    size_vars = {}
+    params = [A.Param(p.name, resolve(p.annotation, captures, bound, filename, size_vars),
+                      p.pos) for p in f.params]
+    body = resolve(f.body, captures, bound, filename, size_vars)
+    decls = [A.Assign(A.Name(name, f.pos), A.Call(A.Attr(A.Name("T", f.pos), dtype, f.pos),
+                                                  [], [], f.pos), f.pos)
+             for name, dtype in size_vars.items()]
+    return A.FuncDef(f.name, params, f.returns, decls + body, f.pos, f.decorators)

@@ -9,7 +9,7 @@ functions (generated per call) need the call's arguments, so only top-level ones
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
-from tir_mlir.script.captures import Unreadable
+from tir_mlir.script.captures import SizeVar, Unreadable
 from tir_mlir.script.extract import split_python
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
@@ -21,6 +21,9 @@ def _constant(node, consts):
     """The value of a literal expression, or None when it is not one."""
     if isinstance(node, A.Const) and type(node.value) in (bool, int, float, str):
         return node.value
+    if isinstance(node, A.Call) and not node.args and not node.kwargs and \
+            A.dotted_name(node.func) in ("T.int32", "T.int64", "tir.int32", "tir.int64"):
+        return SizeVar(A.dotted_name(node.func).split(".")[1])      # n = T.int32()
     if isinstance(node, A.Name):
         v = consts.get(node.id)
         return None if isinstance(v, Unreadable) else v

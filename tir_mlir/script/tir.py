@@ -7,6 +7,7 @@ defines a function, and they must not fail; the parser reads their text, not the
 import sys
 
 from tir_mlir.errors import TIRError
+from tir_mlir.script.captures import SizeVar
 from tir_mlir.script.inert import Inert
 
 
@@ -72,6 +73,16 @@ def _define_macro(fn, frame):
 def _script_error(e: TIRError) -> TIRError:
     from tir_mlir.script.define import script_error
     return script_error(e)
+
+
+def int32(*args, **kwargs):
+    """`n = T.int32()` outside a definition is a symbolic var (captures.SizeVar); with
+    arguments (`T.int32(4)`, in an annotation) an inert placeholder."""
+    return Inert() if args or kwargs else SizeVar("int32")
+
+
+def int64(*args, **kwargs):
+    return Inert() if args or kwargs else SizeVar("int64")
 
 
 def __getattr__(name):
