@@ -338,8 +338,12 @@ def test_is_output_block():
 
 def test_has_block():
     sch = schedule(TWO_ELEMENTWISE)
-    assert has_block(sch, "B") and has_block(sch, "C")
+    assert has_block(sch, "B") and has_block(sch, "C") and has_block(sch, "root")
     assert not has_block(sch, "D")
+    if tvm is not None:
+        s = tvm.tir.Schedule(tvm.script.from_source(TWO_ELEMENTWISE))
+        assert [tvm_analysis.has_block(s, n) for n in ("B", "C", "root", "D")] == \
+            [True, True, True, False]
 
 
 EMPTY_GRID = '''

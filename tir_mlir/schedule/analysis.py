@@ -28,15 +28,17 @@ from tir_mlir.passes.schedule import buffer_util, symbolic
 from tir_mlir.schedule.handles import BlockRV
 from tir_mlir.schedule.index_splits import Split, index_splits, split_lambda
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
-from tir_mlir.schedule.views import LoopView, StmtSRef, view
+from tir_mlir.schedule.views import LoopView, StmtSRef
 
 Desc = str | IRModule | ir.Operation
 
 
 # --- block queries --------------------------------------------------------------------------------
 def has_block(sch, block_name: str) -> bool:
-    """True when a block of that name exists in any function of the schedule's module."""
-    return any(block_name in sch.get_block_names(f) for f in sch.mod.functions)
+    """True when a block of that name exists in any function of the schedule's module
+    ("root": every function's body, as TVM's root block)."""
+    funcs = list(sch.mod.functions)
+    return any(block_name == "root" or block_name in sch.get_block_names(f) for f in funcs)
 
 
 def is_output_block(sch, block: BlockRV) -> bool:
@@ -89,7 +91,8 @@ class TensorizeInfo:
     desc: object = field(default=None, repr=False)    # keeps the desc's loops alive
 
     def __repr__(self):
-        pairs = ", ".join(f"{k.stmt.loop_var}: {v.loop_var}" for k, v in self.loop_map.items())
+        pairs = ", ".join(f"{LoopView(k.op).loop_var}: {v.loop_var}"
+                          for k, v in self.loop_map.items())
         return f"TensorizeInfo(loop_map={{{pairs}}}, " \
                f"block_iter_paddings={self.block_iter_paddings})"
 
@@ -133,8 +136,8 @@ def get_tensorize_loop_mapping(sch, block: BlockRV, desc_func: Desc,
                 if not allow_padding:
                     return None
                 paddings[it] = d_ext
-            info.loop_map[StmtSRef(loop)] = view(desc_loops[k])
-        info.desc_loop_indexer = {view(lp): k for k, lp in enumerate(desc_loops)}
+            info.loop_map[StmtSRef(loop)] = LoopView(desc_loops[k])
+        info.desc_loop_indexer = {LoopView(lp): k for k, lp in enumerate(desc_loops)}
         if paddings:
             info.block_iter_paddings = [paddings.get(i, 1) for i in range(len(t_types))]
         return info
@@ -362,7 +365,7 @@ def _drop_constant_parts(e: ir.AffineExpr, bounds) -> ir.AffineExpr:
         return lhs * rhs
     c = const_of(rhs)
     b = expr_bounds(lhs, bounds) if c is not None and c > 0 else None
-    inside = b is not None and 0 <= b[0] and b[1] < c
+    inside = c is not None and b is not None and 0 <= b[0] and b[1] < c
     if isinstance(e, ir.AffineFloorDivExpr):
         return ir.AffineExpr.get_constant(0) if inside else ir.AffineExpr.get_floor_div(lhs, rhs)
     if isinstance(e, ir.AffineModExpr):
