@@ -24,13 +24,19 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
+from vs_tvm_timing import (
+    SIDES,
+    run_proj,
+    run_tvm,
+    same_outputs,
+    schedule_proj,
+    schedule_tvm,
+)
 
 HERE = Path(__file__).resolve().parent
-SIDES = ("proj", "tvm-llvm", "tvm-host")
 
 
 def all_cases(which="all"):
@@ -57,80 +63,15 @@ def _unscheduled(sch):
     """The program as written: what `tvm.build` / `tir_mlir.build` make of it alone."""
 
 
-def _inputs(name, params):
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    out = []
-    for shape, dtype in params:
-        dt = np.dtype(dtype)
-        out.append(rng.standard_normal(shape).astype(dt) if dt.kind == "f"
-                   else rng.integers(-4, 4, shape).astype(dt))
-    return out
-
-
 def _measure_proj(name, src, schedule):
-    import tir_mlir
-    from tir_mlir.context import get_context
-    from tir_mlir.runtime.signature import signatures
-    sch = tir_mlir.Schedule(tir_mlir.parse(src))
-    schedule(sch)
-    with get_context():
-        fname, params = next(iter(signatures(sch.mod.module).items()))
-    lib = tir_mlir.build(sch.mod, target="llvm")
-    # tir_mlir.nd.array: 64-byte aligned, as tvm.nd.array gives TVM's side
-    args = [tir_mlir.nd.array(a) for a in _inputs(name, [(tuple(p.shape), p.dtype) for p in params])]
-    lib[fname](*args)
-    if CPU_TIME:
-        return _cpu_seconds(lib[fname].prepare(*args)), args
-    res = lib.time_evaluator(fname, number=1, repeat=7, min_repeat_ms=20)(*args)
-    return min(res.results), args
+    return run_proj(name, schedule_proj(src, schedule), cpu_time=CPU_TIME)
 
 
 CPU_TIME = os.environ.get("BENCH_VS_TVM_CPU_TIME") == "1"
 
 
-def _cpu_seconds(call, repeat=15, min_seconds=0.03):
-    """Best over `repeat` rounds of the CPU seconds per call of this thread."""
-    start = time.thread_time()
-    call()
-    if time.thread_time() - start > 0.1:        # a slow kernel: a few calls say enough
-        repeat = 3
-    best = float("inf")
-    for _ in range(repeat):
-        n, start = 0, time.thread_time()
-        while n == 0 or time.thread_time() - start < min_seconds:
-            call()
-            n += 1
-        best = min(best, (time.thread_time() - start) / n)
-    return best
-
-
 def _measure_tvm(name, src, schedule, side):
-    import tvm
-    mod = tvm.script.from_source(src)
-    if isinstance(mod, tvm.tir.PrimFunc):
-        mod = tvm.IRModule({"main": mod})
-    sch = tvm.tir.Schedule(mod)
-    schedule(sch)
-    gv = sch.mod.get_global_vars()[0]
-    func = sch.mod[gv]
-    params = [(tuple(int(x) for x in func.buffer_map[p].shape), func.buffer_map[p].dtype)
-              for p in func.params]
-    target = "llvm"
-    if side == "tvm-host":
-        target += " -mcpu=" + tvm.target.codegen.llvm_get_system_cpu()
-    lib = tvm.build(sch.mod, target=target)
-    dev = tvm.cpu()
-    host = _inputs(name, params)
-    args = [tvm.nd.array(a, dev) for a in host]
-    fname = str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs \
-        else gv.name_hint
-    f = lib[fname]
-    f(*args)
-    outs = [a.numpy() for a in args]
-    if CPU_TIME:
-        return _cpu_seconds(lambda: f(*args)), outs
-    res = lib.time_evaluator(fname, dev, number=1, repeat=7, min_repeat_ms=20)(*args)
-    return min(res.results), outs
+    return run_tvm(name, schedule_tvm(src, schedule), side, cpu_time=CPU_TIME)
 
 
 def worker(side, names, out_dir, which):
@@ -178,12 +119,6 @@ def run_side(side, names, out_dir, which):
         done = set(results)
         todo = [n for n in todo if n not in done]
     return results
-
-
-def _same(out_dir, name, a, b):
-    stem = Path(out_dir) / name.replace("/", "_")
-    x, y = np.load(f"{stem}.{a}.npz"), np.load(f"{stem}.{b}.npz")
-    return all(np.allclose(x[k], y[k], rtol=1e-3, atol=1e-3) for k in x.files)
 
 
 def main():
@@ -234,7 +169,7 @@ def main():
             if "seconds" not in ours:
                 rows.append((name, "ERROR " + ours.get("error", "?")[:60], t_tvm, which_tvm, None))
                 continue
-            if not _same(out_dir, name, "proj", which_tvm):
+            if not same_outputs(out_dir, name, "proj", which_tvm):
                 rows.append((name, "MISMATCH", t_tvm, which_tvm, None))
                 continue
             ratio = ours["seconds"] / t_tvm
