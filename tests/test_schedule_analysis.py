@@ -110,8 +110,26 @@ def test_suggest_index_map_none(access, extents):
     assert suggest_index_map([64], access, extents) is None
 
 
-def test_suggest_index_map_predicate_not_understood():
-    assert suggest_index_map([8], lambda i: (i,), [8], predicate="i < 4") is None
+@pytest.mark.parametrize("shape, access, extents, predicate, want", [
+    ([16], lambda i, j: (i * 4 + j,), [4, 4], lambda i, j: i < 3,
+     "lambda i0: (i0 // 4 % 3, i0 % 4)"),
+    ([8], lambda i: (i,), [16], lambda i: i < 8, "lambda i0: (i0,)"),
+])
+def test_suggest_index_map_predicate_narrows_the_loops(shape, access, extents, predicate, want):
+    got = suggest_index_map(shape, access, extents, predicate=predicate)
+    assert got == want
+    if tvm is not None:
+        v = [tvm.tir.Var(f"v{k}", "int32") for k in range(len(extents))]
+        loops = [tvm.tir.For(x, 0, e, tvm.tir.ForKind.SERIAL, tvm.tir.Evaluate(0))
+                 for x, e in zip(v, extents)]
+        theirs = tvm_analysis.suggest_index_map(tvm.tir.decl_buffer(shape), list(access(*v)),
+                                                loops, predicate(*v))
+        assert tvm_equivalent(got, theirs)
+
+
+@pytest.mark.parametrize("predicate", ["i < 4", lambda i: i * 2 < 4, lambda i: i >= 2])
+def test_suggest_index_map_predicate_not_understood(predicate):
+    assert suggest_index_map([8], lambda i: (i,), [8], predicate=predicate) is None
 
 
 def test_suggest_index_map_rank_mismatch():

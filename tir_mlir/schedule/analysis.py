@@ -56,15 +56,21 @@ def suggest_index_map(shape: Sequence[int], indices: Callable | Sequence[ir.Affi
     variable, high part first; the map sends the buffer indices to those pieces.
 
     `indices`: a lambda over the loop variables (`lambda i, j: (i // 16 * 4 + j // 16, ...)`)
-    or AffineExprs over dims 0..len(loops)-1. `predicate`: TVM's access predicate; only a
-    constant true one is understood (anything else gives None). Returns the map as lambda text
+    or AffineExprs over dims 0..len(loops)-1. `predicate`: TVM's access predicate, True or a
+    lambda over the loop variables of upper bounds joined with & (`lambda i, j: i < 3`: the
+    loop ranges narrowed, as TVM does); any other gives None. Returns the map as lambda text
     (what `Schedule.transform_layout` takes), or None when the flattened index is not a
     mixed-radix sum of pieces of distinct loop variables (nothing to suggest)."""
-    if predicate not in (True, 1, None):
-        return None
     extents = [int(e) for e in loops]
     shape = [int(s) for s in shape]
     with get_context():
+        if callable(predicate):
+            narrowed = _narrowed(extents, symbolic.constraints(predicate, len(extents)))
+            if narrowed is None:
+                return None
+            extents = narrowed
+        elif predicate not in (True, 1, None):
+            return None
         exprs = symbolic.exprs(indices, len(extents)) if callable(indices) else list(indices)
         if len(exprs) != len(shape):
             raise ValueError(f"suggest_index_map: {len(exprs)} indices for a buffer of rank "
@@ -74,6 +80,22 @@ def suggest_index_map(shape: Sequence[int], indices: Callable | Sequence[ir.Affi
         return None
     order = sorted(range(len(splits)), key=lambda k: (splits[k].dim, -splits[k].lower_factor))
     return split_lambda(shape, [s.extent for s in splits], order)
+
+
+def _narrowed(extents: list[int], constraints) -> list[int] | None:
+    """The loop extents under a predicate of upper bounds `v < c` (`c - 1 - v >= 0`); None for
+    any other condition."""
+    out = list(extents)
+    for c in constraints:
+        used = dims_of(c.expr)
+        if c.is_eq or len(used) != 1:
+            return None
+        (p,) = used
+        bound = const_of(c.expr + ir.AffineExpr.get_dim(p))
+        if bound is None:
+            return None
+        out[p] = max(0, min(out[p], bound + 1))
+    return out
 
 
 # --- tensorize loop mapping -------------------------------------------------------------------------
