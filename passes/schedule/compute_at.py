@@ -32,7 +32,7 @@ from typing import List, Sequence
 from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
-from tir_mlir.analysis.symbolic import SymExpr
+from tir_mlir.analysis.symbolic import SymExpr, substitute
 from tir_mlir.passes.schedule.analysis import widen_domains, erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
@@ -294,8 +294,15 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         used = [v for v in used if v < space.n_outer] + [v for v in used if v >= nout]
         posn = {v: k for k, v in enumerate(used)}
         dim = lambda v: ir.AffineDimExpr.get(posn[v])  # noqa: E731
-        exprs = [index.to_affine(lin, dim) for lin in lins]
+        doms = blk.domains          # (read while the operands are the old ones)
         symbols = blk.symbols       # (kept: the domains and the new constraints use them)
+        # sizes the region uses (`n - 1 - i`) are symbols of the space: the block's here
+        sym_map = [ir.AffineSymbolExpr.get(_position(symbols, v)) for v in space.symbols]
+        ident = [ir.AffineDimExpr.get(k) for k in range(len(used))]
+
+        def remap(e):
+            return substitute(e, ident, sym_map) if sym_map else e
+        exprs = [remap(index.to_affine(lin, dim)) for lin in lins]
         exprs = [e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
                  for e, c in zip(exprs, covers)]
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
@@ -304,14 +311,14 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         blk.op.attributes["tir.start_first"] = ir.ArrayAttr.get(
             [ir.StringAttr.get(str(e)) for e in exprs])
         cons, spelled = [], {}
-        for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, blk.domains):
+        for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, doms):
             if c.lower_check:
-                cons.append(e - dmin)
+                cons.append(e - (dmin.embed(symbols) if isinstance(dmin, SymExpr) else dmin))
             if c.upper_check and not isinstance(dmin + dext, int):    # e < n
                 cons.append((dmin + dext).embed(symbols) - 1 - e)
             elif c.upper_check:        # e < dmin + dext, a common factor divided out (TVM)
                 ul, un = index.less_than(lin, dmin + dext, space.ranges)
-                cons.append(index.to_affine(index.const(un - 1) + ul.scale(-1), dim))
+                cons.append(remap(index.to_affine(index.const(un - 1) + ul.scale(-1), dim)))
                 if all(k < 0 for _, k in ul.terms):     # `8 - i < 8` is TVM's `0 < i`
                     spelled[str(cons[-1])] = "<"
         blk.set_attr("predicate", ir.IntegerSetAttr.get(
@@ -322,6 +329,15 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         new_op = set_operands(block_op, [space.values[v] for v in used] + symbols)
     _remove_empty_loops(old_parent)
     return new_op
+
+
+def _position(symbols: list, v: ir.Value) -> int:
+    """The position of `v` in `symbols`, appended when absent."""
+    for k, s in enumerate(symbols):
+        if s == v:
+            return k
+    symbols.append(v)
+    return len(symbols) - 1
 
 
 def _lin_vars(lin) -> list:

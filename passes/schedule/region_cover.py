@@ -20,7 +20,9 @@ from typing import Dict, List, Optional, Sequence
 from mlir import ir
 
 from tir_mlir.analysis.shapes import buffer_shape
-from tir_mlir.analysis.symbolic import Int, prove_le, prove_lt, show, smax, smin
+from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis.symbolic import (Int, SymExpr, prove_le, prove_lt, show, smax, smin,
+                                         substitute)
 from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.passes.schedule import index
 from tir_mlir.passes.schedule import analysis
@@ -29,6 +31,18 @@ from tir_mlir.passes.schedule.buffer_util import (
     NotAffine, buffer_name, buffer_scope, linear, to_affine)
 from tir_mlir.passes.schedule.index import Lin
 from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
+
+
+def is_size(v: ir.Value) -> bool:
+    """Whether `v` is a size of its function (docs/symbolic.md): an index argument, or an
+    index value computed at the top level of the body."""
+    if not isinstance(v.type, ir.IndexType):
+        return False
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return owner.owner is not None and owner.owner.operation.name == "func.func"
+    parent = owner.operation.parent
+    return parent is not None and parent.operation.name == "func.func"
 
 
 class RegionError(Exception):
@@ -84,6 +98,8 @@ class LoopSpace:
         self._positions: Dict[ir.Value, int] = {}     # value -> its number (values' index)
         self.ranges: index.Ranges = {}
         self.exact: Dict[int, tuple] = {}     # number -> (lo, hi) of a symbolic loop
+        # function-level sizes an index uses (`A[n - 1 - vi]`): symbol k of the "x" atoms
+        self.symbols: List[ir.Value] = []
         self.threads = {}           # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
             k = self.num(Loop(lp).iv)
@@ -127,15 +143,53 @@ class LoopSpace:
             self.exact[k] = (lo, end - 1)
         return k
 
+    def symbol_lin(self, v: ir.Value) -> Lin:
+        """A size of the function (`n`), as the "x" atom of its symbol."""
+        k = next((k for k, s in enumerate(self.symbols) if s == v), None)
+        if k is None:
+            self.symbols.append(v)
+            k = len(self.symbols) - 1
+        return index.symbol(k)
+
+    def block_bindings(self, block: Block) -> list:
+        """The block's binding expressions, their symbols renumbered as this space's."""
+        results = list(block.bindings.results)
+        syms = block.symbols
+        if not syms:
+            return results
+        pos = [ir.AffineSymbolExpr.get(self.symbols.index(v) if any(v == s for s in self.symbols)
+                                       else self._add_symbol(v)) for v in syms]
+        dims = [ir.AffineDimExpr.get(k) for k in range(len(block.dims))]
+        return [substitute(e, dims, pos) for e in results]
+
+    def _add_symbol(self, v: ir.Value) -> int:
+        self.symbols.append(v)
+        return len(self.symbols) - 1
+
+    def _exact_atom(self, atom):
+        """(lo, hi) of an atom this space knows exactly (a symbolic loop, a size), else None."""
+        if atom[0] == "v" and atom[1] in self.exact:
+            return self.exact[atom[1]]
+        if atom[0] == "s":
+            value = SymExpr.symbol(self.symbols[atom[1]])
+            return value, value
+        if atom[0] == "x" and not dims_of(atom[1]):
+            value = SymExpr.from_affine(atom[1], self.symbols)
+            return value, value
+        return None
+
     def bounds(self, e: Lin) -> tuple:
-        """(lo, hi) of `e`: ints, or SymExprs over the symbolic loops' exact ranges."""
-        if not self.exact or not any(a[0] == "v" and a[1] in self.exact for a, _ in e.terms):
+        """(lo, hi) of `e`: ints, or SymExprs over the symbolic loops' exact ranges and the
+        sizes it uses."""
+        if not (self.exact or self.symbols) or \
+                all(self._exact_atom(a) is None for a, _ in e.terms):
             return index.bounds(e, self.ranges)
         lo = hi = e.const
         rest = []
         for atom, c in e.terms:
-            if atom[0] == "v" and atom[1] in self.exact:
-                alo, ahi = self.exact[atom[1]]
+            known = self._exact_atom(atom)
+            if known is not None:
+                alo, ahi = known
                 lo, hi = (lo + c * alo, hi + c * ahi) if c > 0 else (lo + c * ahi, hi + c * alo)
             else:
                 rest.append((atom, c))
@@ -151,7 +205,7 @@ class LoopSpace:
         """Each iter var's binding as a Lin over loop numbers."""
         dims = [index.var(self.num(d)) for d in block.dims]
         try:
-            return [index.from_affine(e, dims, self.ranges) for e in block.bindings.results]
+            return [index.from_affine(e, dims, self.ranges) for e in self.block_bindings(block)]
         except ValueError as e:
             raise RegionError(str(e)) from None
 
@@ -168,7 +222,8 @@ class LoopSpace:
             if all(self.is_outer(v) for v in vs):
                 lo, hi = self.bounds(term)
                 # a term over unit-extent loops is a constant (TVM: `vn = T.axis.spatial(1, 0)`)
-                base = base + (index.const(lo) if lo == hi and self.fold_unit_loops else term)
+                fold = lo == hi and isinstance(lo, int) and self.fold_unit_loops
+                base = base + (index.const(lo) if fold else term)
             elif not any(self.is_outer(v) for v in vs):
                 inner = inner + term
             elif not self.bounding:
@@ -242,6 +297,10 @@ def _shared_by_threads(scope: str, tag: str) -> bool:
 def _vars(atom) -> set:
     if atom[0] == "v":
         return {atom[1]}
+    if atom[0] == "x":
+        return set(dims_of(atom[1]))
+    if atom[0] == "s":
+        return set()
     out = set()
     for a, _ in atom[1].terms:
         out |= _vars(a)
@@ -271,6 +330,8 @@ def index_lins(space: LoopSpace, block: Block, op: ir.Operation, lenient: bool =
 
     def leaf_lin(leaf):
         k = iter_var_of(block, leaf)
+        if k is None and is_size(leaf):
+            return space.symbol_lin(leaf)
         if k is None and isinstance(space, NestedSpace):
             return space.value_lin(leaf)        # a nested block's iter var (or a loop's)
         if k is None:
@@ -366,7 +427,7 @@ class NestedSpace(LoopSpace):
         around it (a blockized block's)."""
         dims = [self.value_lin(d) for d in block.dims]
         try:
-            return [index.from_affine(e, dims, self.ranges) for e in block.bindings.results]
+            return [index.from_affine(e, dims, self.ranges) for e in self.block_bindings(block)]
         except ValueError as e:
             raise RegionError(str(e)) from None
 
@@ -379,12 +440,14 @@ class NestedSpace(LoopSpace):
             return Lin(((("v", k), 1),))
         owner = v.owner
         op = owner.owner.operation if isinstance(owner, ir.Block) else None
+        if is_size(v):
+            return self.symbol_lin(v)
         if op is None or op.name != Block.OP_NAME:
             return Lin(((("v", self.num(v)), 1),))
         blk = Block(op)
         dims = [self.value_lin(d) for d in blk.dims]
         try:
-            return index.from_affine(blk.bindings.results[ir.BlockArgument(v).arg_number],
+            return index.from_affine(self.block_bindings(blk)[ir.BlockArgument(v).arg_number],
                                      dims, self.ranges)
         except ValueError as e:
             raise RegionError(str(e)) from None

@@ -114,6 +114,13 @@ def transform_layout_intermediate(sch):
     sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (j, i))
 
 
+def cache_read_reversed(sch):
+    b = sch.get_block("B")
+    i, = sch.get_loops(b)
+    i0, _ = sch.split(i, [None, 4])
+    sch.compute_at(sch.cache_read(b, 0, "global"), i0)
+
+
 CASES = {
     "split_guard": ("add", split_guard),
     "fuse_split_vectorize": ("add", fuse_split_vectorize),
@@ -133,4 +140,5 @@ CASES = {
     "split_assumed": ("add_assumed", split_assumed),
     "split_assumed_unguarded": ("add_assumed", split_assumed_unguarded),
     "transform_layout_intermediate": ("scale_sum", transform_layout_intermediate),
+    "cache_read_reversed": ("reverse", cache_read_reversed),
 }

@@ -75,3 +75,15 @@ def add_assumed(a: T.handle, c: T.handle):
         with T.block("C"):
             vi = T.axis.spatial(n, i)
             C[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def reverse(a: T.handle, b: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[n - vi - 1] * T.float32(2)
