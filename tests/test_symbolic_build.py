@@ -7,10 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tir_mlir.passes.lowering.pipeline import emit_text
+from tir_mlir.passes.lowering.pipeline import emit_text, lower
 from tir_mlir.passes.lowering.tir_to_affine import TirToAffine
+from tir_mlir.passes.lowering.version_guards import VersionGuards
 
 import tir_mlir
+from tir_mlir.context import get_context
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.frontend.parser import build as build_ir
 from tir_mlir.frontend.parser import parse_ast
@@ -247,3 +249,27 @@ def test_dynamic_buffers_are_not_refused_by_the_memory_limit():
     mod = program("two_stage")
     text = emit_text(mod.module, "llvm-dialect")
     assert "malloc" in text or "aligned_alloc" in text
+
+
+def test_a_split_guard_over_a_size_is_versioned():
+    """`i_0 * 8 + i_1 < n` holds for every i_1 when `i_0 * 8 + 7 < n`: that test runs once per
+    i_0 and the tile beneath it runs unguarded (version-guards); the last, partial tile keeps
+    the guard. A guard over constants (a static program) is left alone."""
+    sch = tir_mlir.Schedule(program("matmul"))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    io, ii = sch.split(i, [None, 8])
+    sch.reorder(io, j, k, ii)
+    text = _versioned(sch.mod)
+    assert re.search(r"affine_set<\(d0\)\[s0\] : \(d0 \* -8 \+ s0 - 8 >= 0\)>", text)
+    assert text.count("memref.store") == 4        # init and update, guarded and not
+    _check_at_sizes(tir_mlir.build(sch.mod), "matmul", sizes=SIZES + (8, 16, 17), seed=11)
+    static = tir_mlir.Schedule(program("matmul").specialize({"m": 12}))
+    io, ii = static.split(static.get_loops(static.get_block("C"))[0], [None, 8])
+    assert _versioned(static.mod).count("memref.store") == 2
+
+
+def _versioned(mod) -> str:
+    lowered = lower(mod.module, emit="affine")
+    with get_context():
+        VersionGuards()(lowered)
+    return str(lowered)

@@ -18,7 +18,8 @@ from tir_mlir.suggest import did_you_mean
 # with no emit name).
 STAGE_NAMES = {
     "cpu": [(None, "alloc-limit"), (None, "prefetch-targets"), (None, "storage-align"),
-            (None, "extern-calls"), ("affine", "tir-to-affine"), (None, "safe-division"),
+            (None, "extern-calls"), ("affine", "tir-to-affine"), (None, "version-guards"),
+            (None, "safe-division"),
             (None, "prefetch"), (None, "loop-interchange"), (None, "unroll-loops"),
             (None, "unroll-for-vectorize"), (None, "compact-buffers"), (None, "stack-budget"),
             (None, "bool-buffers-to-i8"), (None, "vectorize-loops"), (None, "float-min-max"),

@@ -24,6 +24,7 @@ _STAGES = {
     "storage-align": ("storage_align", "StorageAlign"),
     "extern-calls": ("extern_calls", "ExternCalls"),
     "tir-to-affine": ("tir_to_affine", "TirToAffine"),
+    "version-guards": ("version_guards", "VersionGuards"),
     "safe-division": ("safe_division", "SafeDivision"),
     "prefetch": ("prefetch", "Prefetch"),
     "loop-interchange": ("loop_interchange", "LoopInterchange"),

@@ -1,0 +1,152 @@
+"""Stage `version-guards` (CPU, affine level): a loop nest guarded by a `T.where` over a
+symbolic size runs unguarded on the iterations where the guard holds throughout.
+
+A split of a loop over `n` by 8 guards its body with `i_0 * 8 + i_1 < n`; every iteration of
+`i_0` but the last has all 8 rows. The guard then costs a compare per element and keeps the
+later stages from seeing a plain tile (no accumulators carried across `k`, a masked vector
+loop). TVM's loop partitioning does the same:
+
+    for i_0 in range((n + 7) // 8):        for i_0 in range((n + 7) // 8):
+      for k, i_1, j: ...                     if i_0 * 8 + 7 < n:      # every i_1 in [0, 8)
+        if i_0 * 8 + i_1 < n:      =>          for k, i_1, j: BODY
+          BODY                               else:
+                                               for k, i_1, j: ...
+                                                 if i_0 * 8 + i_1 < n: BODY
+
+The guard's condition must be linear in the loop variables inside the versioned loop (the
+outermost one it uses), those loops must have constant bounds, and its constraints be
+inequalities; one guard per nest is versioned (the code doubles). Guards over constants only
+(static programs) are left as they are.
+"""
+from mlir import ir
+from mlir.dialects import affine
+from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.passes.lowering.common import ancestors, constant_loop, functions, walk
+
+from tir_mlir.analysis.symbolic import substitute, used_symbols
+
+VERSIONED = "tir_mlir.versioned"      # the if this stage made (its nest is not versioned again)
+_MARK = "tir_mlir.version_guard"
+
+
+class VersionGuards:
+    name = "version-guards"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in [o for o in walk(f) if o.name == "affine.if"]:
+                plan = _plan(op)
+                if plan is not None:
+                    _version(op, *plan)
+
+
+def _plan(guard):
+    """(the loop to version, its full-iteration condition) or None."""
+    if len(guard.results) or len(guard.regions[1].blocks):
+        return None
+    iset = integer_set(guard.attributes["condition"])
+    cons = list(iset.constraints)
+    if not iset.n_symbols or any(c.is_eq for c in cons) or \
+            not any(used_symbols(c.expr) for c in cons):
+        return None
+    loops = [p for p in ancestors(guard) if p.name == "affine.for"]
+    if any(VERSIONED in p.attributes for p in ancestors(guard)):
+        return None
+    operands = list(guard.operands)
+    dims = operands[:iset.n_dims]
+    used = sorted({p for c in cons for p in _dims_of(c.expr)})
+    owners = []
+    for p in used:
+        owner = _loop_of(dims[p], loops)
+        if owner is None:
+            return None
+        owners.append(owner)
+    if not owners:
+        return None
+    outer = max(owners, key=loops.index)           # (ancestors: innermost first)
+    lo_hi = {}
+    for p, owner in zip(used, owners):
+        if owner == outer:
+            continue
+        loop = Loop(owner)
+        if not constant_loop(loop):
+            return None
+        lo_hi[p] = loop.iv_range()
+    outer_pos = [p for p, o in zip(used, owners) if o == outer]
+    exprs = []
+    for c in cons:
+        e = c.expr
+        repl = [ir.AffineDimExpr.get(0) if p in outer_pos else ir.AffineConstantExpr.get(0)
+                for p in range(iset.n_dims)]
+        for p, (lo, hi) in lo_hi.items():
+            coef = _coefficient(e, p, iset.n_dims, iset.n_symbols)
+            if coef is None:
+                return None
+            repl[p] = ir.AffineConstantExpr.get(lo if coef > 0 else hi)
+        syms = [ir.AffineSymbolExpr.get(k) for k in range(iset.n_symbols)]
+        exprs.append(ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1,
+                                                        iset.n_symbols))
+    full = ir.IntegerSet.get(1, iset.n_symbols, exprs, [False] * len(exprs))
+    return outer, full, operands[iset.n_dims:]
+
+
+def _dims_of(expr) -> set:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return {e.position}
+    if isinstance(e, (ir.AffineConstantExpr, ir.AffineSymbolExpr)):
+        return set()
+    return _dims_of(e.lhs) | _dims_of(e.rhs)
+
+
+def _loop_of(value, loops):
+    """The enclosing `affine.for` whose IV `value` is, or None."""
+    if not isinstance(value.owner, ir.Block):
+        return None
+    return next((lp for lp in loops if Loop(lp).iv == value), None)
+
+
+def _coefficient(expr, p: int, n_dims: int, n_syms: int):
+    """The constant coefficient of dim p in `expr` (None when not linear in it)."""
+    dims = [ir.AffineDimExpr.get(k) + (1 if k == p else 0) for k in range(n_dims)]
+    syms = [ir.AffineSymbolExpr.get(k) for k in range(n_syms)]
+    diff = ir.AffineExpr.simplify_affine_expr(substitute(expr, dims, syms) - expr, n_dims,
+                                              n_syms).maybe_downcast()
+    return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
+
+
+def _version(guard, loop_op, full: ir.IntegerSet, syms):
+    """Wrap the body of `loop_op` in `if full { body, guard inlined } else { body }`."""
+    loop = Loop(loop_op)
+    body = [o.operation for o in list(loop.body.operations)[:-1]]
+    guard.attributes[_MARK] = ir.UnitAttr.get()
+    loc = loop_op.location
+    with ir.InsertionPoint(body[0]):
+        if_op = affine.AffineIfOp(full, cond_operands=[loop.iv, *syms], has_else=True,
+                                  loc=loc)
+        then_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.then_block), loc=loc)
+        else_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.else_block), loc=loc)
+    for o in body:
+        o.move_before(else_end.operation)
+    # A clone of the whole if copies the body with its uses remapped; its else block's ops
+    # move into the then block.
+    copy = if_op.operation.clone(ip=ir.InsertionPoint(if_op.operation))
+    for o in [o.operation for o in list(copy.regions[1].blocks[0].operations)[:-1]]:
+        o.move_before(then_end.operation)
+    copy.erase()
+    unguarded = next(o for o in walk(if_op.operation.regions[0].blocks[0].owner)
+                     if o.name == "affine.if" and _MARK in o.attributes
+                     and _inside(o, if_op.then_block))
+    for o in [o.operation for o in list(unguarded.regions[0].blocks[0].operations)[:-1]]:
+        o.move_before(unguarded)
+    unguarded.erase()
+    del guard.attributes[_MARK]
+    if_op.operation.attributes[VERSIONED] = ir.UnitAttr.get()
+
+
+def _inside(op, block: ir.Block) -> bool:
+    while op is not None:
+        if op.block == block:
+            return True
+        op = op.parent
+    return False
