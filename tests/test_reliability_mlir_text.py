@@ -79,3 +79,12 @@ def test_cli_parse_reports_the_location(tmp_path):
                        capture_output=True, text=True, check=False)
     assert p.returncode == 1 and p.stderr.startswith(f"{f}:1:10: error: 'tir.' is not"), \
         p.stderr
+
+
+def test_func_attrs_the_printer_could_not_write_back_are_refused():
+    """Found by the MLIR mutator: a `tir.noalias` list was accepted, printed, and refused when
+    the printed program was parsed again."""
+    text = ('module {\n  func.func @f(%arg0: memref<4xf32> {tir.name = "A"}) attributes '
+            '{tir.func_attrs = {tir.noalias = [[0, 0]]}, tir.prim_func} {\n    return\n  }\n}\n')
+    with pytest.raises(TIRParseError, match="f.mlir:2:3: T.func_attr: 'tir.noalias' must be"):
+        parse_mlir(text, "f.mlir")

@@ -80,6 +80,7 @@ def _check_func(f, filename):
                                f"integer var (index) or a scalar of a TensorIR dtype, got "
                                f"{arg.type}")
     _check_symbols(f, args, filename)
+    _check_func_attrs(f, filename)
     if "arg_attrs" in f.attributes:
         for k, attrs in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"])):
             attrs = ir.DictAttr(attrs)
@@ -98,6 +99,22 @@ def _check_func(f, filename):
             _check_loop(op, filename)
         if op.name in (MATCH_SHAPE, ASSUME) and op.parent.operation != f:
             _fail(op, filename, f"'{op.name}' must be at the top level of the function body")
+
+
+def _check_func_attrs(f, filename):
+    """What the TVMScript parser allows in T.func_attr (the printer writes it back as such):
+    `tir.noalias` is read as an integer by the build."""
+    if "tir.func_attrs" not in f.attributes:
+        return
+    try:
+        attrs = ir.DictAttr(f.attributes["tir.func_attrs"])
+    except ValueError:
+        _fail(f, filename, f"tir.func_attrs must be a dictionary, got "
+                           f"{str(f.attributes['tir.func_attrs'])[:60]}")
+    if "tir.noalias" in attrs and not isinstance(attrs["tir.noalias"],
+                                                 (ir.BoolAttr, ir.IntegerAttr)):
+        _fail(f, filename, f"T.func_attr: 'tir.noalias' must be True, False or an integer, "
+                           f"found {str(attrs['tir.noalias'])[:60]}")
 
 
 def is_symbol(v: ir.Value, func) -> bool:
