@@ -2,6 +2,7 @@
 import pytest
 
 import tir_mlir
+from tir_mlir.frontend.mlir_input import parse_mlir
 
 HEAD = "@T.prim_func\ndef f(a: T.handle):\n    n = T.int32()\n    A = T.match_buffer(a, (n,))\n"
 
@@ -43,3 +44,19 @@ def test_a_buffer_parameter_of_symbolic_shape_prints_as_tvm_does():
     assert "def f(A_handle: T.handle):\n    n = T.int32()\n    A = T.match_buffer(A_handle, " \
         "(n, 128))\n" in text
     assert tir_mlir.parse(text).script() == text
+
+
+def test_an_implicit_var_no_shape_binds_is_refused():
+    """TVM refuses it too ('undefined variable n'): no call could give its value."""
+    src = ('@T.prim_func\ndef f(A: T.Buffer((128,), "float32")):\n    n = T.int32()\n'
+           "    for i in range(T.min(n, 128)):\n        with T.block('A'):\n"
+           "            vi = T.axis.spatial(128, i)\n            A[vi] = T.float32(1)\n")
+    with pytest.raises(tir_mlir.TIRParseError, match="f.tir:3:5: symbolic var 'n' is in no "
+                                                     "buffer shape of the function"):
+        tir_mlir.parse(src, "f.tir")
+    mlir = tir_mlir.parse(src.replace("T.min(n, 128)", "128").replace("    n = T.int32()\n",
+                                                                      "")).mlir()
+    mlir = mlir.replace(') attributes {tir.prim_func', ', %n: index {tir.implicit, tir.name = '
+                        '"n"}) attributes {tir.prim_func')
+    with pytest.raises(tir_mlir.TIRParseError, match="an implicit var .* must be a size"):
+        parse_mlir(mlir, "f.mlir")

@@ -22,6 +22,7 @@ from typing import Optional
 
 from mlir import ir
 
+from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop, integer_set
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir_walk import walk
@@ -156,6 +157,12 @@ def _check_symbols(f, args, filename):
         elif op.name == ASSUME:
             integer_set(op.attributes["condition"])
             _check_symbol_operands(op, list(op.operands), f, filename)
+    sizes = {v for op in f.regions[0].blocks[0].operations
+             if op.operation.name == MATCH_SHAPE for v in list(op.operation.operands)[1:]}
+    for k, (arg, attrs) in enumerate(zip(args, arg_attrs(f))):
+        if "tir.implicit" in attrs and arg not in sizes:
+            _fail(f, filename, f"parameter {k}: an implicit var (tir.implicit) must be a size "
+                               f"in some tir.match_shape")
     for k, arg in enumerate(args):
         if isinstance(arg.type, ir.MemRefType) and not ir.MemRefType(arg.type).has_static_shape \
                 and k not in matched:

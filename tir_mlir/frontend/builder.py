@@ -446,8 +446,21 @@ class FuncBuilder(Fail):
                 if not all(isinstance(d, int) for d in shape):
                     shape = self.match_shape(arg, shape, bpos)
                 self.env[bname] = Buffer(bname, arg, shape, dtype, index, bpos)
+            self._check_bound(implicit, entry)
             self.stmts(body)
             func.ReturnOp([], loc=self.loc(f.pos))
+
+    def _check_bound(self, implicit, entry):
+        """Each implicit var is bound by a buffer shape: a call derives it from the arrays
+        (TVM refuses the function otherwise: 'undefined variable')."""
+        bound = {v for op in entry.operations if op.operation.name == MATCH_SHAPE
+                 for v in list(op.operation.operands)[1:]}
+        args = list(entry.arguments)[len(entry.arguments) - len(implicit):]
+        for (name, _, pos), arg in zip(implicit, args):
+            if arg not in bound:
+                self.fail(f"symbolic var {name!r} is in no buffer shape of the function, so no "
+                          f"call could give its value (make it a scalar parameter, "
+                          f"{name}: T.int32, or use it in a T.match_buffer shape)", pos)
 
     def _unwrap_root(self, body):
         """An explicit `with T.block("root"):` around the whole body is the implicit root block
