@@ -199,7 +199,7 @@ def _perfect_loops(block_op: ir.Operation) -> list[ir.Operation] | None:
     one statement, outermost first; None when one of them does not start at 0."""
     loops, p = [], block_op.parent
     while p is not None and Loop.is_loop(p.operation):
-        if len(_statements(Loop(p.operation).body)) != 1:
+        if len([o for o in body_ops(Loop(p.operation).body) if not _is_index_op(o)]) != 1:
             break
         if Loop(p.operation).min != 0:
             return None
@@ -208,10 +208,11 @@ def _perfect_loops(block_op: ir.Operation) -> list[ir.Operation] | None:
     return loops[::-1]
 
 
-def _statements(block: ir.Block) -> list:
-    """A region block's statements (ops computing only indices are not statements)."""
-    return [o for o in body_ops(block) if not o.results or
-            not all(isinstance(r.type, ir.IndexType) for r in o.results)]
+
+
+def _is_index_op(op) -> bool:
+    """An op computing indices only (not a statement, not part of the computation)."""
+    return bool(op.results) and all(isinstance(r.type, ir.IndexType) for r in op.results)
 
 
 def _bound_loops(block: Block, loops: list[ir.Operation]) -> dict[int, ir.Operation]:
@@ -299,10 +300,6 @@ def _fuse(names: list[str], extents: list[int]) -> str:
     return " + ".join(terms[::-1]) or "0"
 
 
-def _is_index_op(op) -> bool:
-    return bool(op.results) and all(isinstance(r.type, ir.IndexType) for r in op.results)
-
-
 def _match_bodies(target: Block, desc: Block) -> dict[ir.Value, ir.Value] | None:
     """Target buffer -> desc buffer when the two block bodies compute the same thing."""
     t_ops = [o for o in body_ops(target.body) if not _is_index_op(o)]
@@ -312,8 +309,8 @@ def _match_bodies(target: Block, desc: Block) -> dict[ir.Value, ir.Value] | None
     vals: dict[ir.Value, ir.Value] = {}
     bufs: dict[ir.Value, ir.Value] = {}
     for t, d in zip(t_ops, d_ops):
-        if t.name != d.name or [r.type.__str__() for r in t.results] != \
-                [r.type.__str__() for r in d.results]:
+        if t.name != d.name or [str(r.type) for r in t.results] != \
+                [str(r.type) for r in d.results]:
             return None
         if t.name in ("memref.load", "memref.store"):
             at = 0 if t.name == "memref.load" else 1
@@ -321,17 +318,14 @@ def _match_bodies(target: Block, desc: Block) -> dict[ir.Value, ir.Value] | None
             if bufs.setdefault(tb, db) != db or \
                     ir.MemRefType(tb.type).element_type != ir.MemRefType(db.type).element_type:
                 return None
-            if t.name == "memref.store" and vals.get(t.operands[0]) != d.operands[0]:
+            if t.name == "memref.store" and not _same_value(t.operands[0], d.operands[0], vals):
                 return None
         elif t.regions or len(t.operands) != len(d.operands):
             return None
         else:
-            for a, b in zip(t.operands, d.operands):
-                if isinstance(a.type, ir.IndexType):
-                    continue
-                if vals.get(a) != b and not (_const_attr(a) is not None
-                                             and _const_attr(a) == _const_attr(b)):
-                    return None
+            if not all(_same_value(a, b, vals) for a, b in zip(t.operands, d.operands)
+                       if not isinstance(a.type, ir.IndexType)):
+                return None
             if "predicate" in t.attributes and \
                     str(t.attributes["predicate"]) != str(d.attributes["predicate"]):
                 return None
@@ -340,6 +334,12 @@ def _match_bodies(target: Block, desc: Block) -> dict[ir.Value, ir.Value] | None
     if len(set(bufs.values())) != len(bufs):
         return None
     return bufs
+
+
+def _same_value(t: ir.Value, d: ir.Value, vals: dict) -> bool:
+    """The target value is what the matched ops computed for the desc one (or the same
+    constant)."""
+    return vals.get(t) == d or (_const_attr(t) is not None and _const_attr(t) == _const_attr(d))
 
 
 def _const_attr(v: ir.Value) -> str | None:
