@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tir_mlir.meta_schedule as ms
-from tir_mlir.meta_schedule import tune
+from tir_mlir.meta_schedule import task_tuning, tune
 
 ROOT = Path(__file__).parent.parent
 TEXT = (ROOT / "docs" / "meta_schedule.md").read_text()
@@ -37,12 +37,17 @@ def test_every_fence_has_a_known_kind():
 
 
 def _cap_tuning(monkeypatch):
-    real = tune.tune_tir
+    real, real_tasks = tune.tune_tir, task_tuning.tune_tasks
 
     def capped(mod, target, work_dir, max_trials_global, **kwargs):
         return real(mod, target, work_dir, min(max_trials_global, TRIALS),
                     **{**kwargs, "num_trials_per_iter": TRIALS})
+
+    def capped_tasks(*, max_trials_global, **kwargs):
+        return real_tasks(max_trials_global=min(max_trials_global, TRIALS),
+                          **{**kwargs, "num_trials_per_iter": TRIALS})
     monkeypatch.setattr(ms, "tune_tir", capped, raising=False)
+    monkeypatch.setattr(ms, "tune_tasks", capped_tasks, raising=False)
 
 
 def _run(src, line, namespace):
@@ -70,6 +75,8 @@ def _python_examples(namespace):
                        "n=2, max_innermost_factor=16" in str(r.trace) for r in records)
         if "MultiLevelTilingWithIntrin" in src:
             assert len(namespace["space"].sch_rules) == 2
+        if "tune_tasks(" in src:
+            assert namespace["sch"] is not None and len(namespace["db"].get_all_tuning_records())
         if "LocalRunner(" in src:
             result = namespace["future"].result()
             assert result.error_msg is None and result.run_secs

@@ -13,7 +13,9 @@ _SUBMODULES = ("arg_info", "builder", "cost_model", "database", "feature_extract
                "search_strategy", "space_generator", "task_scheduler", "tir_integration",
                "tune", "tune_context", "target", "utils")
 _NAMES = {"tune_tir": "tune", "TuneContext": "tune_context",
-          "generate_design_space": "space_generator", "derived_object": "utils"}
+          "generate_design_space": "space_generator", "derived_object": "utils",
+          "extract_tasks": "extracted_task", "ExtractedTask": "extracted_task",
+          "tune_tasks": "task_tuning", "extracted_tasks_to_tune_contexts": "task_tuning"}
 
 __all__ = [*_SUBMODULES, *_NAMES]
 

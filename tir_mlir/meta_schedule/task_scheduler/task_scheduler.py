@@ -101,7 +101,7 @@ class TaskScheduler:
         def runner_input(k, path):
             slow = SLOW_FACTOR * best[0] if math.isfinite(best[0]) else None
             return RunnerInput(path, "cpu", task.args_info, reference=task.reference,
-                               func_name=task.ctx.task_name, slow_secs=slow)
+                               func_name=_entry(task.ctx), slow_secs=slow)
 
         def seen(k, result):
             best[0] = min([best[0]] + costs([result]))
@@ -139,3 +139,10 @@ class TaskScheduler:
         task.rounds += 1
         task.best_sec = min([task.best_sec] + costs(results))
         task.best_history.append(task.best_sec)
+
+
+def _entry(ctx) -> str:
+    """The function a task's candidates are run as: the module's only function (an extracted
+    task's `main`, whatever the task is named), else the one named like the task."""
+    names = list(ctx.mod.functions)
+    return names[0] if len(names) == 1 else ctx.task_name
