@@ -107,3 +107,23 @@ def test_cli_tunes_at_sizes_and_the_schedule_applies(tmp_path):
                                         str(work / "best_schedule.py")])
     assert applied.exit_code == 0, applied.output
     assert "n = T.int32()" in applied.output and "T.where(" in applied.output
+
+
+WORKLOAD = sorted((Path(__file__).parent / "data" / "symbolic").glob("*.tir"))
+
+
+@pytest.mark.parametrize("path", WORKLOAD, ids=lambda p: p.stem)
+def test_every_symbolic_workload_has_a_design_space_that_replays(path):
+    """The CPU rules and postprocessors on each shared symbolic program: a space, and
+    candidates of it that replay with the postprocessors (what the search measures)."""
+    from tir_mlir.meta_schedule.search_strategy.replay_jobs import replay
+    from tir_mlir.meta_schedule.tune_context import TuneContext
+    mod = tir_mlir.parse(path.read_text())
+    ctx = TuneContext(mod, "llvm", space_generator="post-order-apply",
+                      search_strategy="evolutionary", task_name=list(mod)[0], rand_state=1,
+                      num_threads=1)
+    spaces = ctx.generate_design_space()
+    assert spaces
+    for seed in (1, 2):
+        got = replay(mod, ctx.search_strategy.postprocs, spaces[0].trace, seed)
+        assert isinstance(got, tir_mlir.Schedule), got

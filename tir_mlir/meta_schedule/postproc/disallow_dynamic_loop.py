@@ -1,8 +1,8 @@
-"""DisallowDynamicLoop: reject a candidate with a loop whose extent is not a constant.
+"""DisallowDynamicLoop: TVM rejects a candidate with a loop whose extent is not a constant.
 
-tir-mlir's loops have static bounds by construction (symbolic shapes are rejected by the
-parser), so every candidate passes; the postprocessor is kept so TVM's postprocessor lists
-run unchanged."""
+tir-mlir tunes symbolic programs (one kernel for every size, meta_schedule/sizes.py), whose
+loops over `n` are the point, so every candidate passes; the postprocessor is kept so TVM's
+postprocessor lists run unchanged."""
 from tir_mlir.meta_schedule.postproc.postproc import Postproc
 
 

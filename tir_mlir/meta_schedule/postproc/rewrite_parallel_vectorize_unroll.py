@@ -63,7 +63,8 @@ def _parallelize(sch, loops, limit: int):
             break
         prefix.append(lp)
         # a symbolic extent (`(n + 31) // 32`) counts as past any limit
-        prod = prod * view.extent if isinstance(view.extent, int) and prod is not None else None
+        extent = _extent(view)
+        prod = prod * extent if extent is not None and prod is not None else None
         if prod is None or prod > limit or not _single_statement(view):
             break
     if prod == 1:
@@ -78,6 +79,15 @@ def _parallelize(sch, loops, limit: int):
     return None
 
 
+def _extent(view):
+    """The loop's constant extent; None for one over a size (`n`) or bounded by outer loops."""
+    try:
+        extent = view.extent
+    except ScheduleError:
+        return None
+    return int(extent) if isinstance(extent, int) else None
+
+
 def _single_statement(view) -> bool:
     body = view.op.regions[0].blocks[0].operations
     return sum(1 for op in body if not op.name.endswith("yield")) == 1
@@ -85,7 +95,8 @@ def _single_statement(view) -> bool:
 
 def _vectorizable(sch, loop, limit: int) -> bool:
     view = sch.get(loop)
-    return (isinstance(view.extent, int) and 1 < view.extent <= limit
+    extent = _extent(view)
+    return (extent is not None and 1 < extent <= limit
             and str(view.kind) == "serial"
             and sch.get_loop_iter_type(loop) == "S"
             and len(sch.get_child_blocks(loop)) == 1)

@@ -3,6 +3,8 @@ NeedsRFactorOrCrossThreadReduction, shared by AddRFactor (CPU: partial sums in p
 vector lanes) and CrossThreadReduction (GPU: partial sums per thread)."""
 import math
 
+from tir_mlir.errors import ScheduleError
+
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
 
 
@@ -21,7 +23,10 @@ def needs_rfactor_or_cross_thread_reduction(sch, block, max_parallel_extent: int
         return False
     if any(sch.get(lp).thread_binding for lp in loops):
         return False
-    extents = [sch.get(lp).extent for lp in loops]
+    try:
+        extents = [sch.get(lp).extent for lp in loops]
+    except ScheduleError:   # bounds on outer loops (`range(i, n)`)
+        return False
     if not all(isinstance(e, int) for e in extents):
         return False        # a symbolic extent: TVM's cumulative lengths are unknown, no rfactor
     spatial = math.prod(e for e, k in zip(extents, kinds) if k == "S")
