@@ -394,3 +394,25 @@ def test_empty_grid_is_refused_with_its_location():
     with pytest.raises(tir_mlir.TIRError, match=r"<string>:11:9: block 'b1': empty or "
                                                 r"malformed iterator domain"):
         tir_mlir.parse(EMPTY_GRID)
+
+
+def test_auto_tensorize_mapping_then_loop_mapping():
+    """The suggested map, applied with transform_block_layout, leaves a block whose loops the
+    intrinsic's loops map onto without padding (what the tuner's auto-tensorization does)."""
+    sch = schedule(program("conv2d_nhwc_4"))
+    block = sch.get_block("conv2d_nhwc")
+    intrin = "wmma_sync_16x16x16_f16f16f32"
+    sch.transform_block_layout(block, get_auto_tensorize_mapping_info(sch, block,
+                                                                      intrin).mappings[0])
+    assert [sch.get(lp).extent for lp in sch.get_loops(block)] == [1024, 64, 576]
+    info = get_tensorize_loop_mapping(sch, block, intrin)
+    assert repr(info) == "TensorizeInfo(loop_map={ax2: k, ax1: j, ax0: i}, " \
+                         "block_iter_paddings=None)"
+    if tvm is not None:
+        theirs = tvm.tir.Schedule(tvm.script.from_source(program("conv2d_nhwc_4")))
+        b = theirs.get_block("conv2d_nhwc")
+        desc = tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC)
+        mapping = tvm_analysis.get_auto_tensorize_mapping_info(theirs, b, desc).mappings[0]
+        theirs.transform_block_layout(b, mapping)
+        tvm.ir.assert_structural_equal(theirs.mod["main"].body,
+                                       tvm.script.from_source(sch.mod.script()).body)
