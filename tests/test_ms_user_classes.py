@@ -4,6 +4,7 @@ PySearchStrategy / PyMeasureCallback, the built-in measure callbacks, SpaceGener
 ApplyCustomRule (a block's `schedule_rule` annotation dispatched to a registered function)."""
 import logging
 import os
+import pickle
 from typing import ClassVar
 
 import numpy as np
@@ -106,6 +107,8 @@ def test_derived_rule_postproc_mutator_cost_model_callback_tune(tmp_path):
     mod = parse(MATMUL)
     rule, postproc, mutator = TileRule(), VectorizeInner(), HalveFirstTile()
     assert rule._outer() is rule
+    # they pickle: the search replays candidates in worker processes with them
+    assert type(pickle.loads(pickle.dumps(postproc))) is VectorizeInner
     space = ms.space_generator.PostOrderApply(sch_rules=[rule], postprocs=[postproc],
                                               mutator_probs={mutator: 1.0})
     model, recorder = CountingModel(), Recorder()

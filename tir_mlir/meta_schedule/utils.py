@@ -4,10 +4,13 @@ PyMutator, PyCostModel, PySearchStrategy, PyMeasureCallback).
 
 TVM needs it to wrap the Python object in a C++ one. Here every tuner class is Python, so the
 subclass is used as it is: the decorator checks that it derives from a `Py*` class (TVM's
-error otherwise) and gives its instances TVM's `_outer` (a weak reference to the object the
-tuner holds, which TVM's own derived classes call)."""
-import functools
-import weakref
+error otherwise) and gives it TVM's `_outer()` (in TVM a weak reference to the wrapping
+object, which TVM's own derived classes call; here the object itself). Nothing is added to
+the instances, so they still pickle (the search's worker processes get them) and copy."""
+
+
+def _outer(self):
+    return self
 
 
 def derived_object(cls: type) -> type:
@@ -15,11 +18,5 @@ def derived_object(cls: type) -> type:
         raise TypeError("Please use the user-facing method overriding class, i.e., "
                         "PyScheduleRule, PyPostproc, PyMutator, PyCostModel, "
                         "PySearchStrategy or PyMeasureCallback.")
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        self._outer = weakref.ref(self)
-    cls.__init__ = __init__
+    cls._outer = _outer
     return cls
