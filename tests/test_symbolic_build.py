@@ -273,3 +273,30 @@ def _versioned(mod) -> str:
     with get_context():
         VersionGuards()(lowered)
     return str(lowered)
+
+
+def _bound_add():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    io, ii = sch.split(i, [None, 32])
+    sch.bind(io, "blockIdx.x")
+    sch.bind(ii, "threadIdx.x")
+    return sch
+
+
+def test_a_grid_over_a_size_lowers_to_one_gpu_kernel():
+    """A loop over (n + 31) // 32 bound to blockIdx.x: the grid size is computed on the host
+    from n, the kernel takes n; no GPU needed to make the PTX."""
+    sch = _bound_add()
+    gpu = emit_text(sch.mod.module, "gpu", target="cuda")
+    assert re.search(r"gpu\.launch_func\s+@\w+::@\w+ blocks in \(%\w+, %c1\w*, %c1\w*\) "
+                     r"threads in \(%c32\w*, %c1\w*, %c1\w*\)", gpu)
+    assert ".visible .entry" in emit_text(sch.mod.module, "ptx", target="cuda")
+    with pytest.raises(tir_mlir.BuildError, match="the CUDA runtime calls functions of static "
+                                                  "shapes"):
+        tir_mlir.build(sch.mod, target="cuda")
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "threadIdx.x")
+    with pytest.raises(tir_mlir.BuildError, match="a block's thread count must be a constant"):
+        emit_text(sch.mod.module, "gpu", target="cuda")

@@ -68,10 +68,11 @@ def _launch(root):
                                         f"{Loop(loop).thread} inside loop "
                                         f"'{Loop(parent).name}' bound to it too, and uses it")
             parent = parent.parent
-        sizes[axis] = max(sizes[axis], Loop(loop).extent)
+        sizes[axis] = _size(loop, axis, sizes[axis])
     loc = root.location
     with ir.InsertionPoint(root), loc:
-        consts = [index_const(s, loc) for s in sizes]
+        consts = [index_const(s, loc) if isinstance(s, int) else
+                  affine.AffineApplyOp(*s.to_map(), loc=loc).result for s in sizes]
         launch = gpu.LaunchOp(consts[:3], consts[3:], loc=loc)
         body = launch.regions[0].blocks[0]
         with ir.InsertionPoint(body):
@@ -81,6 +82,23 @@ def _launch(root):
     for loop in loops:
         axis = _axis(loop)
         _to_id(loop, ids[axis], sizes[axis])
+
+
+def _size(loop, axis: int, size):
+    """The launch size along `axis` with `loop` bound to it: the largest extent; an extent
+    over a size (`range((n + 31) // 32)` bound to blockIdx.x: a grid that grows with n) is
+    computed on the host, and must be the only extent of its axis."""
+    extent = Loop(loop).extent
+    if isinstance(extent, int) and isinstance(size, int):
+        return max(size, extent)
+    if axis >= 3:
+        raise build_error(loop, f"loop '{Loop(loop).name}' bound to {Loop(loop).thread} has "
+                                f"a symbolic extent: a block's thread count must be a constant "
+                                f"(split the loop by a constant factor)")
+    if size == 1 or size == extent:
+        return extent
+    raise build_error(loop, f"loops of different extents, one symbolic, are bound to "
+                            f"{Loop(loop).thread}")
 
 
 def _uses(loop, outer) -> bool:
@@ -99,7 +117,7 @@ def _to_id(loop, tid, size):
             m = ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) + view.min])
             iv = affine.AffineApplyOp(m, [tid], loc=loc).result
         anchor = loop
-        if view.extent < size:
+        if isinstance(view.extent, int) and isinstance(size, int) and view.extent < size:
             last = ir.AffineConstantExpr.get(view.extent - 1)
             cond = ir.IntegerSet.get(1, 0, [last - ir.AffineDimExpr.get(0)], [False])
             guard = affine.AffineIfOp(cond, cond_operands=[tid], loc=loc)

@@ -159,6 +159,15 @@ def build(mod, target="cuda", **_ignored) -> "CudaModule":
     module = mod.module if hasattr(mod, "module") else mod
     with get_context():
         sigs = signatures(module)
+        for name, params in sigs.items():
+            if any(p.kind != "buffer" or not p.static for p in params):
+                # (the host side would pass the sizes, as runtime/build.py does on the CPU;
+                # not written without a GPU to test it on)
+                raise BuildError(f"{name}: the CUDA runtime calls functions of static shapes "
+                                 f"and no scalar parameters; specialize it first "
+                                 f"(f.specialize({{...}}), --specialize NAME=VALUE). `tir-mlir "
+                                 f"lower --target cuda --emit ptx` shows its one kernel for "
+                                 f"every size")
         lowered = lower(module, target, "llvm-dialect")
         attrs = lowered.operation.attributes
         needs = ({a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
