@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mlir import ir
 
 from tir_mlir.affine_exprs import dims_of
+from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
@@ -317,20 +318,26 @@ def rebind_loop_bounds(loop_op: ir.Operation, iv: ir.Value, expr: ir.AffineExpr,
     lv = Loop(loop_op)
     bounds = []
     for m, ops in (lv.lower_bound, lv.upper_bound):
-        keep = [o for o in ops if not o == iv]
-        operands = keep + list(new_ivs)
-        n = len(operands)
-        shifted = expr.compose(ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(len(keep) + k)
-                                                        for k in range(len(new_ivs))]))
-        subs = ir.AffineMap.get(n, 0, [shifted if o == iv else
-                                       ir.AffineDimExpr.get(keep.index(o)) for o in ops])
-        results = [ir.AffineExpr.simplify_affine_expr(r.compose(subs), n, 0) for r in m.results]
-        bounds.append((ir.AffineMap.get(n, 0, results), operands))
+        dims, syms = ops[:m.n_dims], ops[m.n_dims:]    # (symbols: sizes, `range(i, n)`)
+        keep = [o for o in dims if not o == iv]
+        n = len(keep) + len(new_ivs)
+        shifted = substitute_dims(expr, [ir.AffineDimExpr.get(len(keep) + k)
+                                         for k in range(len(new_ivs))])
+        subs = [shifted if o == iv else ir.AffineDimExpr.get(keep.index(o)) for o in dims]
+        same = [ir.AffineSymbolExpr.get(k) for k in range(len(syms))]
+        results = [ir.AffineExpr.simplify_affine_expr(sym_substitute(r, subs, same), n,
+                                                      len(syms)) for r in m.results]
+        bounds.append((ir.AffineMap.get(n, len(syms), results), keep + list(new_ivs) + syms))
     (lmap, lops), (umap, uops) = bounds
     loop_op.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(lmap)
     loop_op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(umap)
     loop_op.attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(lops), len(uops), 0])
     return set_operands(loop_op, lops + uops)
+
+
+def substitute_dims(expr: ir.AffineExpr, dims) -> ir.AffineExpr:
+    """`expr` (dims only) with dim k replaced by `dims[k]`."""
+    return sym_substitute(expr, dims, [])
 
 
 def check_iv_uses(loop: ir.Operation, prim: str):
