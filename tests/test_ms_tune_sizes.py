@@ -89,7 +89,8 @@ def test_a_symbolic_function_tunes_over_sizes(tmp_path):
 
 
 def test_sizes_are_checked(tmp_path):
-    with pytest.raises(TIRError, match=r"each size gives n \(the sizes of matmul\), got m"):
+    with pytest.raises(TIRError, match=r"each size gives n \(the sizes and integer parameters "
+                                       r"of matmul\), got m"):
         ms.tune_tir(program("matmul"), "llvm", str(tmp_path), max_trials_global=1,
                     sizes=[{"m": 5}])
 
@@ -127,3 +128,16 @@ def test_every_symbolic_workload_has_a_design_space_that_replays(path):
     for seed in (1, 2):
         got = replay(mod, ctx.search_strategy.postprocs, spaces[0].trace, seed)
         assert isinstance(got, tir_mlir.Schedule), got
+
+
+def test_scalar_parameters_are_passed_at_each_size(tmp_path):
+    """scale_add(a, b, alpha: float32, offset: int32, k: int32): the integer parameters are
+    part of each size, the float one is drawn; every candidate is checked at each size."""
+    mod = tir_mlir.parse((Path(__file__).parent / "data" / "symbolic" /
+                          "scale_add.tir").read_text())
+    db = ms.tune_tir(mod, "llvm", str(tmp_path), max_trials_global=2, num_trials_per_iter=2,
+                     sizes=[{"n": 5, "k": 8, "offset": 3}, {"n": 33, "k": 6, "offset": -1}],
+                     seed=0, cost_model="random")
+    records = db.get_all_tuning_records()
+    assert len(records) == 2 and all(r.is_valid for r in records), \
+        [r.error_msg for r in records]

@@ -73,8 +73,8 @@ def check_sizes(mod, sizes: Sequence[Size], func_name: Optional[str] = None):
                        f"without sizes")
     for size in sizes:
         if sorted(size) != need:
-            raise TIRError(f"sizes: each size gives {', '.join(need)} (the sizes of {name}), "
-                           f"got {', '.join(sorted(size)) or 'nothing'}")
+            raise TIRError(f"sizes: each size gives {', '.join(need)} (the sizes and integer "
+                           f"parameters of {name}), got {', '.join(sorted(size)) or 'nothing'}")
 
 
 def write_size_references(mod, sizes: Sequence[Size], work_dir: str,
