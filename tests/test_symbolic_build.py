@@ -300,3 +300,24 @@ def test_a_grid_over_a_size_lowers_to_one_gpu_kernel():
     sch.bind(i, "threadIdx.x")
     with pytest.raises(tir_mlir.BuildError, match="a block's thread count must be a constant"):
         emit_text(sch.mod.module, "gpu", target="cuda")
+
+
+def test_two_guards_over_two_sizes_make_three_versions():
+    """A 2-d split over n and m: full x full tiles run unmasked vector stores, full x partial
+    masked ones, the partial rows keep both guards; right at sizes around both tiles."""
+    mod = tir_mlir.load(str(SOURCE.parent / "matmul_nmk.tir"))
+    sch = tir_mlir.Schedule(mod)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    io, ii = sch.split(i, [None, 4])
+    jo, ji = sch.split(j, [None, 16])
+    sch.reorder(io, jo, k, ii, ji)
+    sch.vectorize(ji)
+    text = emit_text(sch.mod.module, "scf")
+    assert text.count("vector.store") == 2 and text.count("vector.maskedstore") == 4
+    lib = tir_mlir.build(sch.mod)
+    rng = np.random.default_rng(12)
+    for n, kk, m in ((1, 3, 5), (7, 13, 17), (16, 8, 32), (33, 5, 47)):
+        a, b = _rand(rng, n, kk), _rand(rng, kk, m)
+        c = np.zeros((n, m), "float32")
+        lib["matmul_nmk"](a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5)

@@ -15,8 +15,9 @@ loop). TVM's loop partitioning does the same:
 
 The guard's condition must be linear in the loop variables inside the versioned loop (the
 outermost one it uses), those loops must have constant bounds, and its constraints be
-inequalities; one guard per nest is versioned (the code doubles). Guards over constants only
-(static programs) are left as they are.
+inequalities. A second guard is versioned only inside the full version of the first, so a
+2-d split over two sizes has three versions (full x full, full x partial, partial). Guards
+over constants only (static programs) are left as they are.
 """
 from mlir import ir
 from mlir.dialects import affine
@@ -34,60 +35,71 @@ class VersionGuards:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            for op in [o for o in walk(f) if o.name == "affine.if"]:
-                plan = _plan(op)
-                if plan is not None:
-                    _version(op, *plan)
+            changed = True
+            while changed:          # a version's guard left with other constraints: again
+                changed = False
+                for op in [o for o in walk(f) if o.name == "affine.if"]:
+                    plan = _plan(op)
+                    if plan is not None:
+                        _version(op, *plan)
+                        changed = True
+                        break
 
 
 def _plan(guard):
-    """(the loop to version, its full-iteration condition) or None."""
+    """(the loop to version, its full-iteration condition, the symbol operands, the
+    positions of the guard's constraints that condition covers) or None."""
     if len(guard.results) or len(guard.regions[1].blocks):
         return None
     iset = integer_set(guard.attributes["condition"])
-    cons = list(iset.constraints)
-    if not iset.n_symbols or any(c.is_eq for c in cons) or \
-            not any(used_symbols(c.expr) for c in cons):
+    if not iset.n_symbols or any(c.is_eq for c in iset.constraints):
         return None
     loops = [p for p in ancestors(guard) if p.name == "affine.for"]
-    if any(VERSIONED in p.attributes for p in ancestors(guard)):
+    versioned = [p for p in ancestors(guard) if VERSIONED in p.attributes]
+    if any(_inside(guard, p.regions[1].blocks[0]) for p in versioned):
+        return None                 # (the partial tiles of another guard stay as they are)
+    dims = list(guard.operands)[:iset.n_dims]
+    # Per constraint over a size: the loop it is versioned at and its full-tile form.
+    forms = {}
+    for k, c in enumerate(iset.constraints):
+        if used_symbols(c.expr):
+            form = _full_form(c.expr, dims, loops, iset)
+            if form is not None:
+                forms[k] = form
+    if not forms:
         return None
-    operands = list(guard.operands)
-    dims = operands[:iset.n_dims]
-    used = sorted({p for c in cons for p in _dims_of(c.expr)})
-    owners = []
-    for p in used:
-        owner = _loop_of(dims[p], loops)
-        if owner is None:
-            return None
-        owners.append(owner)
-    if not owners:
+    outer = max((lp for lp, _ in forms.values()), key=loops.index)   # (innermost first)
+    if any(not any(a == p for a in ancestors(outer)) for p in versioned):
+        return None                 # versioning it would copy another guard's versions too
+    covered = [k for k, (lp, _) in forms.items() if lp == outer]
+    full = ir.IntegerSet.get(1, iset.n_symbols, [forms[k][1] for k in covered],
+                             [False] * len(covered))
+    return outer, full, list(guard.operands)[iset.n_dims:], covered
+
+
+def _full_form(e, dims, loops, iset):
+    """(V, e') for a constraint `e >= 0`: V the outermost loop whose IV it uses, e' over V's IV
+    (d0) and the symbols, true exactly when `e >= 0` holds for every value of the other IVs
+    it uses (loops inside V with constant bounds); None when it has no such form."""
+    used = sorted(_dims_of(e))
+    owners = [_loop_of(dims[p], loops) for p in used]
+    if not owners or any(o is None for o in owners):
         return None
-    outer = max(owners, key=loops.index)           # (ancestors: innermost first)
-    lo_hi = {}
+    outer = max(owners, key=loops.index)
+    repl = [ir.AffineConstantExpr.get(0)] * iset.n_dims
     for p, owner in zip(used, owners):
         if owner == outer:
+            repl[p] = ir.AffineDimExpr.get(0)
             continue
         loop = Loop(owner)
-        if not constant_loop(loop):
+        coef = _coefficient(e, p, iset.n_dims, iset.n_symbols)
+        if not constant_loop(loop) or coef is None:
             return None
-        lo_hi[p] = loop.iv_range()
-    outer_pos = [p for p, o in zip(used, owners) if o == outer]
-    exprs = []
-    for c in cons:
-        e = c.expr
-        repl = [ir.AffineDimExpr.get(0) if p in outer_pos else ir.AffineConstantExpr.get(0)
-                for p in range(iset.n_dims)]
-        for p, (lo, hi) in lo_hi.items():
-            coef = _coefficient(e, p, iset.n_dims, iset.n_symbols)
-            if coef is None:
-                return None
-            repl[p] = ir.AffineConstantExpr.get(lo if coef > 0 else hi)
-        syms = [ir.AffineSymbolExpr.get(k) for k in range(iset.n_symbols)]
-        exprs.append(ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1,
-                                                        iset.n_symbols))
-    full = ir.IntegerSet.get(1, iset.n_symbols, exprs, [False] * len(exprs))
-    return outer, full, operands[iset.n_dims:]
+        lo, hi = loop.iv_range()
+        repl[p] = ir.AffineConstantExpr.get(lo if coef > 0 else hi)
+    syms = [ir.AffineSymbolExpr.get(k) for k in range(iset.n_symbols)]
+    return outer, ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1,
+                                                     iset.n_symbols)
 
 
 def _dims_of(expr) -> set:
@@ -115,8 +127,9 @@ def _coefficient(expr, p: int, n_dims: int, n_syms: int):
     return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
 
 
-def _version(guard, loop_op, full: ir.IntegerSet, syms):
-    """Wrap the body of `loop_op` in `if full { body, guard inlined } else { body }`."""
+def _version(guard, loop_op, full: ir.IntegerSet, syms, covered):
+    """Wrap the body of `loop_op` in `if full { body, guard without the covered constraints }
+    else { body }`."""
     loop = Loop(loop_op)
     body = [o.operation for o in list(loop.body.operations)[:-1]]
     guard.attributes[_MARK] = ir.UnitAttr.get()
@@ -134,18 +147,25 @@ def _version(guard, loop_op, full: ir.IntegerSet, syms):
     for o in [o.operation for o in list(copy.regions[1].blocks[0].operations)[:-1]]:
         o.move_before(then_end.operation)
     copy.erase()
-    unguarded = next(o for o in walk(if_op.operation.regions[0].blocks[0].owner)
+    unguarded = next(o for o in walk(if_op.operation)
                      if o.name == "affine.if" and _MARK in o.attributes
                      and _inside(o, if_op.then_block))
-    for o in [o.operation for o in list(unguarded.regions[0].blocks[0].operations)[:-1]]:
-        o.move_before(unguarded)
-    unguarded.erase()
+    del unguarded.attributes[_MARK]
+    iset = integer_set(unguarded.attributes["condition"])
+    rest = [c for k, c in enumerate(iset.constraints) if k not in covered]
+    if rest:
+        unguarded.attributes["condition"] = ir.IntegerSetAttr.get(ir.IntegerSet.get(
+            iset.n_dims, iset.n_symbols, [c.expr for c in rest], [c.is_eq for c in rest]))
+    else:
+        for o in [o.operation for o in list(unguarded.regions[0].blocks[0].operations)[:-1]]:
+            o.move_before(unguarded)
+        unguarded.erase()
     del guard.attributes[_MARK]
     if_op.operation.attributes[VERSIONED] = ir.UnitAttr.get()
 
 
 def _inside(op, block: ir.Block) -> bool:
-    while op is not None:
+    while op is not None and op.name != "func.func":
         if op.block == block:
             return True
         op = op.parent
