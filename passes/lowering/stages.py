@@ -35,6 +35,7 @@ _STAGES = {
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
     "vectorize-loops": ("vectorize", "VectorizeLoops"),
     "float-min-max": ("float_min_max", "FloatMinMax"),
+    "vector-tanh-erf": ("vector_tanh_erf", "VectorTanhErf"),
     "vector-exp": ("vector_exp", "VectorExp"),
     "affine-to-scf": ("affine_to_scf", "AffineToScf"),
     "indirect-check": ("indirect_check", "IndirectCheck"),
