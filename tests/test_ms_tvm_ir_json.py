@@ -28,6 +28,14 @@ RECORDED = sorted(p.stem for p in (DATA / "tvm_ir_json").glob("*.json"))
 PROGRAMS = ["matmul", "mm_relu", "conv2d_pad", "softmax", "layernorm", "int8_matmul",
             "transpose_add", "maxpool2d", "batch_matmul", "depthwise_conv2d", "conv2d_nhwc",
             "fp16_chain", "where_ite"]
+# symbolic programs (tests/data/symbolic): sizes `n = T.int32()`, handles bound by
+# T.match_buffer, scalar parameters, int64 sizes
+SYMBOLIC = ["add", "axpy_float", "batch_matmul", "conv2d_hw", "extent_div", "extent_min",
+            "extent_product", "int64_scalar", "int_scalar_index", "layernorm", "matmul_n",
+            "matmul_nmk", "pad_if_then_else", "product_fused", "reduce_max", "relu_two_stage",
+            "reverse", "row_sum", "rowmax_nested", "scalar_extent", "scalar_f64_i64",
+            "scale_add", "scale_offset", "softmax", "transpose", "window_sum",
+            "axpy_chunk", "chunked_where", "triangular"]
 # fields that hold a value, not a node; TVM's struct_info_ (derived by its PrimFunc
 # constructor) is left null by the writer
 _VALUES = {"dtype", "kind", "iter_type", "buffer_type", "data_alignment", "offset_factor",
@@ -35,9 +43,9 @@ _VALUES = {"dtype", "kind", "iter_type", "buffer_type", "data_alignment", "offse
 _IMMS = ("ir.IntImm", "ir.FloatImm")           # whose "value" is a number
 
 
-def _program(name):
+def _program(name, folder="programs"):
     """The program as tir-mlir prints and parses it (the text a workload holds)."""
-    return tir_mlir.parse(tir_mlir.load(DATA / "programs" / f"{name}.tir").script())
+    return tir_mlir.parse(tir_mlir.load(DATA / folder / f"{name}.tir").script())
 
 
 def _tree(nodes, ref):
@@ -90,6 +98,19 @@ def main(A: T.Buffer((16,), "float32")):
             vi = T.axis.remap("S", [i])
             A[vi] = A[vi] + T.float32(1)
 '''
+
+
+@pytest.mark.parametrize("name", SYMBOLIC)
+def test_symbolic_round_trip(name):
+    mod = _program(name, "symbolic")
+    back = tir_mlir.parse(tvm_json_to_script(module_to_tvm_json(mod)))
+    assert back.script() == mod.script()
+
+
+@pytest.mark.parametrize("name", ["assume_div4", "guarded_if"])
+def test_symbolic_constructs_the_writer_refuses(name):
+    with pytest.raises(ValueError, match="is not supported in a TVM workload"):
+        module_to_tvm_json(_program(name, "symbolic"))
 
 
 def test_unsupported_constructs_are_named():
@@ -154,10 +175,11 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: 
 '''
 
 
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_tvm_loads_our_graph(name):
+@pytest.mark.parametrize("folder,name", [("programs", n) for n in PROGRAMS] +
+                         [("symbolic", n) for n in SYMBOLIC])
+def test_tvm_loads_our_graph(folder, name):
     tvm = pytest.importorskip("tvm")
-    mod = _program(name)
+    mod = _program(name, folder)
     theirs = tvm.script.from_source(mod.script())
     if not isinstance(theirs, tvm.IRModule):
         theirs = tvm.IRModule({next(iter(mod.functions)): theirs})

@@ -4,9 +4,11 @@ what TVM's `Workload.from_json` reads from a `database_workload.json` line (base
 The graph is built from the program's TVMScript as tir-mlir prints it (TVM 0.21's canonical
 text, read with Python's `ast`): each `@T.prim_func` becomes a `tir.PrimFunc` whose body is the
 root block, with the same nodes and fields TVM's parser makes (handle parameters `A_handle`
-bound to buffers, `global_symbol`, IterVars, BufferRegions, For kinds). A construct outside
-what tir-mlir's tuner workloads use (match_buffer, thread bindings, let, allocate) raises
-ValueError naming it (`tvm_ir_read` reads such a graph back).
+bound to buffers, `global_symbol`, IterVars, BufferRegions, For kinds; size variables, handles
+bound by `T.match_buffer` and scalar parameters of symbolic programs; literals beside int64
+sizes made int64, as TVM's parser makes them). A construct outside what tuning workloads use
+(`T.assume`, `if`, thread bindings, loop annotations, let, allocate) raises ValueError naming
+it. `tvm_ir_read` reads such a graph back.
 """
 import ast
 import base64
@@ -96,20 +98,39 @@ class _Function:
 
     def build(self) -> str:
         g, fn = self.g, self.fn
-        params, buffer_map, attrs = [], [], {}
+        params, buffers, handles, attrs = [], {}, {}, {}
         for arg in fn.args.args:
             call = arg.annotation
-            if not (_is_call(call, "Buffer") and len(call.args) >= 1):
-                raise ValueError(f"parameter {arg.arg}: only T.Buffer parameters are supported")
-            handle = g.var(f"{arg.arg}_handle", "handle")
+            if _is_call(call, "Buffer") and len(call.args) >= 1:
+                handle = g.var(f"{arg.arg}_handle", "handle")
+                buffers[handle] = self._buffer(arg.arg, call).ref
+            elif _callee_attr(call) == "handle":       # bound by a T.match_buffer below
+                handle = handles[arg.arg] = g.var(arg.arg, "handle")
+            elif _callee_attr(call) in _DTYPES:         # a scalar parameter
+                handle = g.var(arg.arg, call.attr)
+                self.scope[arg.arg] = _Value(handle, call.attr)
+            else:
+                raise ValueError(f"parameter {arg.arg}: {ast.unparse(call)} is not supported")
             params.append(handle)
-            buffer_map.append((handle, self._buffer(arg.arg, call).ref))
         body = list(fn.body)
         stmts, allocs = [], []
         for st in body:
             if isinstance(st, ast.Expr) and _is_call(st.value, "func_attr"):
                 for k, v in zip(st.value.args[0].keys, st.value.args[0].values):
                     attrs[k.value] = self._attr_value(v, func_attr=True)
+                continue
+            if _size_vars(st):                  # n = T.int32(); n, m = T.int64(), T.int64()
+                targets = st.targets[0].elts if isinstance(st.targets[0], ast.Tuple) \
+                    else [st.targets[0]]
+                calls = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+                for t, c in zip(targets, calls):
+                    self.scope[t.id] = _Value(g.var(t.id, _callee(c)), _callee(c))
+                continue
+            if isinstance(st, ast.Assign) and _is_call(st.value, "match_buffer"):
+                call = st.value
+                handle = handles[call.args[0].id]
+                buffers[handle] = self._buffer(st.targets[0].id, ast.Call(
+                    call.func, call.args[1:], call.keywords)).ref
                 continue
             if _alloc(st):
                 allocs.append(self._alloc_buffer(st))
@@ -125,7 +146,8 @@ class _Function:
                                               "predicate": g.imm(1, "bool"), "span": "null"})
         return g.add("tir.PrimFunc", {
             "attrs": g.add("ir.DictAttrs", {"__dict__": g.str_map(attrs)}),
-            "body": body_ref, "buffer_map": g.map(buffer_map), "params": g.array(params),
+            "body": body_ref, "params": g.array(params),
+            "buffer_map": g.map([(p, buffers[p]) for p in params if p in buffers]),
             "ret_type": g.add("ir.TupleType", {"fields": g.array([]), "span": "null"}),
             "span": "null", "struct_info_": "null"})
 
@@ -147,11 +169,13 @@ class _Function:
         pointer = g.add("ir.PointerType", {"element_type": g.add("ir.PrimType", {"dtype": dtype}),
                                            "storage_scope": g.string(scope)})
         data = g.var(name, "handle", pointer)
+        extents = [self._expr(d) for d in dims]
+        index_dtype = "int64" if any(e.dtype == "int64" for e in extents) else "int32"
         ref = g.add("tir.Buffer", {
             "axis_separators": g.array([]), "buffer_type": "1", "data": data,
-            "data_alignment": "64", "dtype": dtype, "elem_offset": g.imm(0, "int32"),
+            "data_alignment": "64", "dtype": dtype, "elem_offset": g.imm(0, index_dtype),
             "name": g.string(name), "offset_factor": "1",
-            "shape": g.array([self._expr(d).ref for d in dims]), "span": "null",
+            "shape": g.array([e.ref for e in extents]), "span": "null",
             "strides": g.array([])})
         buf = _Buffer(ref, dtype)
         self.scope[name] = buf
@@ -197,11 +221,12 @@ class _Function:
         for name, (lo, hi) in zip(names, ranges):
             lo_v = self._expr(lo) if lo is not None else None
             hi_v = self._expr(hi)
-            var = self.g.var(name, "int32")
-            self.scope[name] = _Value(var, "int32")
-            mn = lo_v.ref if lo_v is not None else self.g.imm(0, "int32")
-            ext = hi_v.ref if lo_v is None else self._sub(hi_v, lo_v).ref
-            self.loop_extents[var] = ext
+            dtype = hi_v.dtype
+            var = self.g.var(name, dtype)
+            self.scope[name] = _Value(var, dtype)
+            mn = lo_v.ref if lo_v is not None else self.g.imm(0, dtype)
+            ext = hi_v.ref if lo_v is None else self._extent(lo, hi, lo_v, hi_v)
+            self.loop_extents[var] = (ext, dtype)
             loops.append((var, mn, ext))
         body = self._seq(st.body)
         for var, mn, ext in reversed(loops):
@@ -223,13 +248,14 @@ class _Function:
                 targets = s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) \
                     else [s.targets[0]]
                 for t, k, v in zip(targets, kinds, call.args[1].elts):
-                    iter_vars.append(self._iter_var(t.id, k, self._extent_of(v.id)))
+                    iter_vars.append(self._iter_var(t.id, k, *self._extent_of(v.id)))
                     values.append(self._expr(v).ref)
             elif isinstance(s, ast.Assign) and isinstance(call, ast.Call) and \
                     isinstance(call.func, ast.Attribute) and _axis(call.func):
                 kind = {"spatial": "S", "S": "S", "reduce": "R", "R": "R"}[call.func.attr]
-                iter_vars.append(self._iter_var(s.targets[0].id, kind,
-                                                self._expr(call.args[0]).ref))
+                extent = self._expr(call.args[0])
+                iter_vars.append(self._iter_var(s.targets[0].id, kind, extent.ref,
+                                                extent.dtype))
                 values.append(self._expr(call.args[1]).ref)
             elif _is_call(call, "reads"):
                 reads = [self._region(a) for a in call.args]
@@ -256,16 +282,16 @@ class _Function:
         return g.add("tir.BlockRealize", {"block": block, "iter_values": g.array(values),
                                           "predicate": predicate, "span": "null"})
 
-    def _iter_var(self, name: str, kind: str, extent: str) -> str:
+    def _iter_var(self, name: str, kind: str, extent: str, dtype: str) -> str:
         g = self.g
-        var = g.var(name, "int32")
-        self.scope[name] = _Value(var, "int32")
-        dom = g.add("ir.Range", {"extent": extent, "min": g.imm(0, "int32")})
+        var = g.var(name, dtype)
+        self.scope[name] = _Value(var, dtype)
+        dom = g.add("ir.Range", {"extent": extent, "min": g.imm(0, dtype)})
         return g.add("tir.IterVar", {"dom": dom, "iter_type": "0" if kind == "S" else "2",
                                      "thread_tag": g.string(""), "var": var})
 
-    def _extent_of(self, loop_name: str) -> str:
-        """The extent of the loop `loop_name` (T.axis.remap binds a block var to it)."""
+    def _extent_of(self, loop_name: str) -> tuple:
+        """The extent and dtype of the loop `loop_name` (T.axis.remap binds to it)."""
         var = self.scope[loop_name].ref
         if var not in self.loop_extents:
             raise ValueError(f"T.axis.remap over {loop_name!r}, which is not a loop")
@@ -283,14 +309,16 @@ class _Function:
                                                  "extent": self._extent(i.lower, i.upper, lo,
                                                                         hi)}))
             else:
-                ranges.append(g.add("ir.Range", {"min": self._expr(i).ref,
-                                                 "extent": g.imm(1, "int32")}))
+                lo = self._expr(i)
+                ranges.append(g.add("ir.Range", {"min": lo.ref, "extent": g.imm(1, lo.dtype)}))
         return g.add("tir.BufferRegion", {"buffer": buf.ref, "region": g.array(ranges)})
 
     def _extent(self, lo_ast, hi_ast, lo: _Value, hi: _Value) -> str:
         """hi - lo as TVM's parser simplifies it: a constant when it is one."""
         if lo.const is not None and hi.const is not None:
-            return self.g.imm(hi.const - lo.const, "int32")
+            return self.g.imm(hi.const - lo.const, hi.dtype)
+        if lo.const == 0:
+            return hi.ref
         if isinstance(hi_ast, ast.BinOp) and isinstance(hi_ast.op, ast.Add) and \
                 ast.dump(hi_ast.left) == ast.dump(lo_ast):
             return self._expr(hi_ast.right).ref
@@ -312,6 +340,15 @@ class _Function:
         raise ValueError(f"attribute value {ast.unparse(v)!r} is not supported")
 
     # --- expressions ---------------------------------------------------------------------
+    def _matched(self, a: _Value, b: _Value) -> tuple:
+        """An int32 literal beside a wider integer takes its dtype (TVM's parser)."""
+        if a.dtype != b.dtype and a.dtype.startswith("int") and b.dtype.startswith("int"):
+            if a.const is not None and a.dtype == "int32":
+                a = _Value(self.g.imm(a.const, b.dtype), b.dtype, a.const)
+            elif b.const is not None and b.dtype == "int32":
+                b = _Value(self.g.imm(b.const, a.dtype), a.dtype, b.const)
+        return a, b
+
     def _sub(self, a: _Value, b: _Value) -> _Value:
         return _Value(self.g.add("tir.Sub", {"a": a.ref, "b": b.ref, "dtype": a.dtype,
                                              "span": "null"}), a.dtype)
@@ -335,11 +372,11 @@ class _Function:
             return _Value(g.add("tir.Mul", {"a": inner.ref, "b": minus, "dtype": inner.dtype,
                                             "span": "null"}), inner.dtype)
         if isinstance(e, ast.BinOp) and type(e.op) in _BINOPS:
-            a, b = self._expr(e.left), self._expr(e.right)
+            a, b = self._matched(self._expr(e.left), self._expr(e.right))
             return _Value(g.add(_BINOPS[type(e.op)], {"a": a.ref, "b": b.ref, "dtype": a.dtype,
                                                        "span": "null"}), a.dtype)
         if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
-            a, b = self._expr(e.left), self._expr(e.comparators[0])
+            a, b = self._matched(self._expr(e.left), self._expr(e.comparators[0]))
             return _Value(g.add(_COMPARE[type(e.ops[0])], {"a": a.ref, "b": b.ref,
                                                             "dtype": "bool", "span": "null"}),
                           "bool")
@@ -406,6 +443,19 @@ class _Function:
 def _callee(call) -> str:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _size_vars(st) -> bool:
+    """`n = T.int32()` or `n, m = T.int64(), T.int64()`: the function's size variables."""
+    if not isinstance(st, ast.Assign):
+        return False
+    calls = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+    return all(isinstance(c, ast.Call) and _callee(c) in _DTYPES and not c.args for c in calls)
+
+
+def _callee_attr(node) -> str:
+    """`handle` of a `T.handle` annotation (an attribute, not a call)."""
+    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _is_call(node, name: str) -> bool:

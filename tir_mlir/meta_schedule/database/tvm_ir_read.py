@@ -59,11 +59,18 @@ class _Reader:
             raise ValueError(f"function {name} is a {func['type_key']}, not a PrimFunc")
         bmap = self.attr(func, "buffer_map").get("data", [])
         by_var = dict(zip(bmap[::2], bmap[1::2]))
-        params = []
+        params, matched, scalars = [], [], set()
         for p in self.attr(func, "params").get("data", []):
-            if p not in by_var:
-                raise ValueError(f"{name}: a parameter that is not a buffer")
-            params.append(f"{self.buffer_name(by_var[p])}: {self.buffer_type(by_var[p])}")
+            var = self.node(p)
+            if p not in by_var:                   # a scalar parameter
+                params.append(f"{self.expr(var)}: T.{var['attrs']['dtype']}")
+                scalars.add(p)
+            elif self.symbolic(by_var[p]):        # a handle bound by T.match_buffer
+                params.append(f"{self.expr(var)}: T.handle")
+                matched.append(f"{self.buffer_name(by_var[p])} = T.match_buffer("
+                               f"{self.expr(var)}, {self.buffer_type(by_var[p], shape_only=True)})")
+            else:
+                params.append(f"{self.buffer_name(by_var[p])}: {self.buffer_type(by_var[p])}")
         lines = ["@T.prim_func", f"def {name}({', '.join(params)}):"]
         attrs = self.attr(self.attr(func, "attrs"), "__dict__")
         entries = []
@@ -72,6 +79,12 @@ class _Reader:
                 entries.append(f"{json.dumps(key)}: {self.attr_value(self.node(ref))}")
         if entries:
             lines.append(f"    T.func_attr({{{', '.join(entries)}}})")
+        sizes = {}                                # the size variables the shapes use
+        for b in by_var.values():
+            for dim in self.items(self.attr(self.node(b), "shape")):
+                self.size_vars(dim, sizes, scalars)
+        lines += [f"    {n} = T.{dtype}()" for n, dtype in sizes.values()]
+        lines += ["    " + line for line in matched]
         body = self.attr(func, "body")
         if body["type_key"] == "tir.BlockRealize" and \
                 self.string(self.attr(self.attr(body, "block"), "name_hint")) == "root":
@@ -80,10 +93,26 @@ class _Reader:
             body = self.attr(root, "body")
         return lines + ["    " + line for line in self.stmt(body)] + [""]
 
+    def symbolic(self, ref) -> bool:
+        """Whether a buffer's shape has a dimension that is not a number."""
+        return any(d["type_key"] != "ir.IntImm"
+                   for d in self.items(self.attr(self.node(ref), "shape")))
+
+    def size_vars(self, node: dict, out: dict, params: set) -> None:
+        """The variables of an expression that are not parameters, by node, in order."""
+        if node["type_key"] == "tir.Var":
+            key = id(node)
+            if all(self.nodes[p] is not node for p in params) and key not in out:
+                out[key] = (self.expr(node), node["attrs"]["dtype"])
+            return
+        for key, ref in node.get("attrs", {}).items():
+            if key not in ("dtype", "value", "span") and ref != "null" and ref.isdigit():
+                self.size_vars(self.node(ref), out, params)
+
     def buffer_name(self, ref) -> str:
         return self.string(self.attr(self.node(ref), "name"))
 
-    def buffer_type(self, ref, alloc: bool = False) -> str:
+    def buffer_type(self, ref, alloc: bool = False, shape_only: bool = False) -> str:
         buf = self.node(ref)
         shape = [self.expr(s) for s in self.items(self.attr(buf, "shape"))]
         text = "(" + ", ".join(shape) + ("," if len(shape) == 1 else "") + ")"
@@ -91,6 +120,8 @@ class _Reader:
                                       "storage_scope"))
         extra = f", scope={json.dumps(scope)}" if scope and scope != "global" else ""
         dtype = json.dumps(buf["attrs"]["dtype"])
+        if shape_only:
+            return f"{text}, {dtype}"
         return f"T.alloc_buffer({text}, {dtype}{extra})" if alloc else \
             f"T.Buffer({text}, {dtype})"
 
