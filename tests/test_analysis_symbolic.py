@@ -46,3 +46,20 @@ def test_divisible_with_facts(syms):
     assert divisible(n, 4, [(nv, 8)])
     assert not divisible(n + m, 4, [(nv, 8)])
     assert divisible(12, 4) and not divisible(13, 4)
+
+
+def test_range_facts():
+    from tir_mlir.analysis.symbolic import bounds, prove_le, show, smin, tile_count
+    with ir.Context(), ir.Location.unknown():
+        m = ir.Module.parse("func.func @f(%n: index {tir.name = \"n\"}) {\n"
+                            "  %c = arith.constant 64 : index\n"
+                            "  %e = arith.minsi %n, %c : index\n  return\n}")
+        body = m.body.operations[0].regions[0].blocks[0]
+        n, e = SymExpr.symbol(body.arguments[0]), SymExpr.symbol(list(body.operations)[1].result)
+        assert bounds(n - 1) == (-1, None) and bounds(ceildiv(n, 4)) == (0, None)
+        assert prove_le(n - 1, n) and not prove_le(n, n - 1)
+        assert bounds((n // 4) * 4 - n) == (-3, 0)          # -(n % 4)
+        assert prove_le(e, n) and prove_le(e, 64) and not prove_le(e, 63)
+        assert smin(n, n + 3) == n and smin(n, e) == e
+        assert show(tile_count(n, 4)) == "(n + 3) // 4"
+        assert show(tile_count(n // 4, 4)) == "(n + 12) // 16"

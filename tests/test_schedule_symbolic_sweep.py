@@ -20,6 +20,7 @@ GOLDENS = json.loads((DATA / "sweep_goldens.json").read_text())
 
 _ORDER = "TVM orders a product of symbols by name inside an iter-map `%`; we by position"
 _NEST = "TVM keeps (i_0_0 * 4 + i_0_1) * 4 + i_1 after a second split, as for static loops"
+_REGION = "TVM's write cache has the written region's shape, ours the buffer's (as static)"
 _PRODUCT = "TVM simplifies through the size n * m + 1 (n * m // 4 + 1); we keep it whole"
 KNOWN = {
     'axpy_chunk splitlast B': _NEST,
@@ -36,8 +37,7 @@ KNOWN = {
     'chunked_where vec B': _NEST,
     'chunked_where tile B': _NEST,
     'conv2d_hw fuseall conv': _ORDER,
-    'extent_min cache_read B': "our guard i < n, which TVM proves away (T.min(n, 64) <= n)",
-    'extent_min cache_write B': "our guard i < n, which TVM proves away (T.min(n, 64) <= n)",
+    'extent_min cache_write B': _REGION,
     'extent_product split0 B': _PRODUCT,
     'extent_product splitlast B': _PRODUCT,
     'extent_product vec B': _PRODUCT,
@@ -53,7 +53,7 @@ KNOWN = {
     'product_fused compute_inline B': "accepted; TVM refuses it",
     'product_fused tile B': _PRODUCT,
     'reverse cache_read B': "TVM rewrites the consumer's index as n - vi - 1 and the copy's start first",
-    'reverse cache_write B': "TVM rewrites the consumer's index as n - vi - 1 and the copy's start first",
+    'reverse cache_write B': _REGION,
     'row_sum fuseall B': _ORDER,
     'rowmax_nested cache_read row': "refused: compute_at: block 'B_global' at loop 'i': the block has no consumer (i",
     'rowmax_nested split0 acc': "T.reads of a nested block (regions.py), and its inner init store",

@@ -332,9 +332,52 @@ def _minus_mod(a: ir.AffineExpr, b: ir.AffineExpr) -> int:
 
 
 def prove_le(a: Int, b: Int) -> bool:
-    """Whether a <= b for all symbol values (>= 0)."""
-    hi = bounds(a - b)[1]
-    return hi is not None and hi <= 0
+    """Whether a <= b for all symbol values (>= 0); a symbol defined as the min of sizes
+    (`T.min(n, 64)`) is at most each of them."""
+    return _nonpositive(a - b, 2)
+
+
+def _nonpositive(d: Int, depth: int) -> bool:
+    hi = bounds(d)[1]
+    if hi is not None and hi <= 0:
+        return True
+    if depth == 0 or isinstance(d, int):
+        return False
+    for k, value in enumerate(d.symbols):
+        parts = _min_operands(value)
+        if not parts:
+            continue
+        # d grows with this symbol: replacing it by one of the sizes it is the min of
+        # bounds d from above
+        one = [ir.AffineSymbolExpr.get(j) + (_const(1) if j == k else _const(0))
+               for j in range(len(d.symbols))]
+        with d.expr.context:
+            step = _make(substitute(d.expr, [], one) - d.expr, d.symbols)
+        if not isinstance(step, int) or step < 0:
+            continue
+        for part in parts:
+            with d.expr.context:
+                subs = [ir.AffineSymbolExpr.get(j) for j in range(len(d.symbols))]
+                syms = list(d.symbols)
+                subs[k] = part.embed(syms) if isinstance(part, SymExpr) else _const(part)
+                if _nonpositive(_make(substitute(d.expr, [], subs), syms), depth - 1):
+                    return True
+    return False
+
+
+def _min_operands(value: ir.Value) -> list:
+    """The operands (Ints) of a size defined as `arith.minsi`, else []."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.minsi":
+        return []
+    out = []
+    for v in owner.operands:
+        o = v.owner
+        if not isinstance(o, ir.Block) and o.name == "arith.constant":
+            out.append(ir.IntegerAttr(o.attributes["value"]).value)
+        else:
+            out.append(SymExpr.symbol(v))
+    return out
 
 
 def prove_lt(a: Int, b: Int) -> bool:
