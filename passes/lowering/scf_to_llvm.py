@@ -24,6 +24,9 @@ PIPELINE = ",".join([
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
     "convert-math-to-llvm",
     "convert-math-to-libm",
+    # math-to-libm calls a function per lane of a vector op (erf, f64 tanh) through
+    # vector.extract/insert, which would otherwise reach the translation to LLVM IR unlowered.
+    "convert-vector-to-llvm",
     "arith-expand",
     "convert-arith-to-llvm",
     "convert-index-to-llvm",
