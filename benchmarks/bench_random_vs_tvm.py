@@ -45,7 +45,7 @@ from vs_tvm_timing import (
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-from schedule_everyday import draw, schedule_fn, workloads
+from schedule_everyday import draw, schedule_fn, workloads  # noqa: E402 (from tests/)
 
 
 def cases(seed: int, count: int, only=()) -> dict:

@@ -7,6 +7,7 @@ SIMT tir_mlir kernel and torch's default compute.
 try:
     import triton
     import triton.language as tl
+    import triton.testing
 except ImportError:
     triton = None
 
@@ -88,5 +89,4 @@ def launcher(name, args, torch):
 def time_op(name, args, torch):
     if triton is None:
         return None
-    import triton.testing
     return triton.testing.do_bench(launcher(name, args, torch), warmup=10, rep=100) / 1e3

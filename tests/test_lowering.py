@@ -1,6 +1,5 @@
 """Lowering stages: what each `--emit` stage contains, loop kinds, errors with locations."""
 import re
-import subprocess
 from pathlib import Path
 
 import pytest

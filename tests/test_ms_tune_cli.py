@@ -1,11 +1,9 @@
 """`tir-mlir tune` end to end on a small matmul: the work directory, best_schedule.py applied
 by `tir-mlir schedule` gives the recorded program, --resume, Ctrl-C."""
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from click.testing import CliRunner

@@ -8,9 +8,12 @@ as the text of TVM's object graph (tvm_index_map.py); attributes are plain value
 inputs and attributes to that method's parameters; a kind outside the table (or a
 tir-mlir-only method) raises ValueError naming it."""
 import json
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from tir_mlir.meta_schedule.database.tvm_index_map import lambda_to_tvm, tvm_to_lambda
+
+if TYPE_CHECKING:
+    from tir_mlir.schedule.trace import Trace
 
 # kind -> (Schedule method, parameters read from inputs, parameters read from attrs).
 # "*p": p takes all remaining inputs (a var-positional parameter or a list such as factors).
