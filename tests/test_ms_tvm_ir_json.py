@@ -17,7 +17,7 @@ import tir_mlir
 import tir_mlir.meta_schedule as ms
 from tir_mlir.equality import structural_hash
 from tir_mlir.meta_schedule.database import JSONDatabase, TuningRecord
-from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json
+from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json, tvm_payload
 from tir_mlir.meta_schedule.database.tvm_ir_read import (
     graph_from_payload,
     tvm_json_to_script,
@@ -128,6 +128,59 @@ def test_unsupported_constructs_are_named():
             {"type_key": "ffi.Array"}, {"type_key": "ffi.Map"},
             {"type_key": "ir.DictAttrs", "attrs": {"__dict__": "9"}}, {"type_key": "ffi.Map"},
             {"type_key": "tir.Evaluate", "attrs": {}}]}))
+
+
+def _graph_of(name="matmul"):
+    return json.loads((DATA / "tvm_ir_json" / f"{name}.json").read_text())
+
+
+def _first(graph, type_key):
+    return next(n for n in graph["nodes"] if n["type_key"] == type_key)
+
+
+def _extent(graph):
+    """The IntImm node of the first loop's extent."""
+    return graph["nodes"][int(_first(graph, "tir.For")["attrs"]["extent"])]
+
+
+def test_hostile_graphs_are_refused():
+    """A graph is data from a file: what it names is checked, and it cannot make the reader
+    loop or print without bound."""
+    g = _graph_of()
+    _first(g, "ir.GlobalVar")["attrs"]["name_hint"] = str(len(g["nodes"]))
+    g["nodes"].append({"type_key": "ffi.String", "repr_str": "f(): pass\nimport os\ndef g"})
+    with pytest.raises(ValueError, match="is not a name"):
+        tvm_json_to_script(json.dumps(g))
+    g = _graph_of()
+    _extent(g)["attrs"]["value"] = "1) + T.evil("
+    with pytest.raises(ValueError):
+        tvm_json_to_script(json.dumps(g))
+    g = _graph_of()                         # an Add whose operand is itself
+    add = _first(g, "tir.Add")
+    add["attrs"]["a"] = str(g["nodes"].index(add))
+    with pytest.raises(ValueError, match="nested too deeply"):
+        tvm_json_to_script(json.dumps(g))
+    g = _graph_of()                         # 60 levels of x + x: 2**60 terms if expanded
+    add = _first(g, "tir.Add")
+    prev = add["attrs"]["b"]
+    for _ in range(60):
+        g["nodes"].append({"type_key": "tir.Add", "attrs": {"a": prev, "b": prev,
+                                                           "dtype": "float32", "span": "null"}})
+        prev = str(len(g["nodes"]) - 1)
+    add["attrs"]["b"] = prev
+    with pytest.raises(ValueError, match="too large"):
+        tvm_json_to_script(json.dumps(g))
+    with pytest.raises(ValueError, match="not a TVM IRModule graph"):
+        tvm_json_to_script(json.dumps({"root": 5, "nodes": []}))
+
+
+def test_json_database_keeps_an_unreadable_workload_by_its_hash(tmp_path):
+    g = _graph_of()
+    _extent(g)["attrs"]["dtype"] = "int32; import os"
+    paths = tmp_path / "w.json", tmp_path / "r.json"
+    paths[0].write_text(json.dumps(["123", tvm_payload(json.dumps(g))]) + "\n")
+    db = JSONDatabase(str(paths[0]), str(paths[1]))
+    assert len(db) == 0 and not db.has_workload(_program("matmul"))
 
 
 def test_json_database_writes_tvm_graphs_and_reads_them(tmp_path):

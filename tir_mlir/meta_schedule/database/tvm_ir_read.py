@@ -5,6 +5,7 @@ per `for`, `T.axis.spatial/reduce` per block var, every region written out); a c
 outside what the writer covers raises ValueError."""
 import base64
 import json
+import re
 import struct
 
 from tir_mlir.meta_schedule.database.tvm_ir_json import INTRINSICS
@@ -15,12 +16,22 @@ _BIN_TEXT = {"tir.Add": "+", "tir.Sub": "-", "tir.Mul": "*", "tir.FloorDiv": "//
 _KIND_TEXT = {0: "range", 1: "T.parallel", 2: "T.vectorized", 3: "T.unroll"}
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DTYPE = re.compile(r"(u?int|float|bfloat)(8|16|32|64)|bool|handle")
+# A graph is data from a file: the text printed from it is bounded (an expression DAG whose
+# nodes are shared expands exponentially), and so is its nesting (a cycle never ends).
+MAX_TEXT = 4_000_000
+MAX_DEPTH = 400
+
+
 class _Reader:
     """Prints a graph's PrimFuncs as TVMScript that tir-mlir's parser reads (explicit forms:
-    one loop per `for`, `T.axis.spatial/reduce` per block var, every region written out)."""
+    one loop per `for`, `T.axis.spatial/reduce` per block var, every region written out).
+    Names, numbers and dtypes are checked before they are printed."""
 
     def __init__(self, graph: dict):
         self.nodes, self.root = graph["nodes"], graph["root"]
+        self.printed, self.depth = 0, 0
 
     def node(self, ref) -> dict:
         node = self.nodes[int(ref)]
@@ -36,14 +47,21 @@ class _Reader:
         return [] if node is None else [self.node(i) for i in node.get("data", [])]
 
     def string(self, node: dict | None) -> str:
-        return "" if node is None else node.get("repr_str", "")
+        return "" if node is None else str(node.get("repr_str", ""))
+
+    def name(self, node: dict | None) -> str:
+        """A function, buffer or variable name: an identifier, else refused."""
+        text = self.string(node)
+        if not _NAME.fullmatch(text):
+            raise ValueError(f"{text[:40]!r} is not a name")
+        return text
 
     def module(self) -> str:
         root = self.node(self.root)
         if root["type_key"] != "ir.IRModule":
             raise ValueError(f"the graph's root is a {root['type_key']}, not an IRModule")
         data = self.attr(root, "functions").get("data", [])
-        funcs = [(self.string(self.attr(self.node(gvar), "name_hint")), self.node(func))
+        funcs = [(self.name(self.attr(self.node(gvar), "name_hint")), self.node(func))
                  for gvar, func in zip(data[::2], data[1::2])]
         if len(funcs) == 1:          # printed as tir-mlir and TVM print one function
             return "\n".join(["# from tvm.script import tir as T", "",
@@ -98,19 +116,30 @@ class _Reader:
         return any(d["type_key"] != "ir.IntImm"
                    for d in self.items(self.attr(self.node(ref), "shape")))
 
-    def size_vars(self, node: dict, out: dict, params: set) -> None:
+    def size_vars(self, node: dict, out: dict, params: set, seen=None) -> None:
         """The variables of an expression that are not parameters, by node, in order."""
+        seen = set() if seen is None else seen
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if len(seen) > MAX_TEXT // 100:
+            raise ValueError("a shape expression too large to read")
         if node["type_key"] == "tir.Var":
-            key = id(node)
-            if all(self.nodes[p] is not node for p in params) and key not in out:
-                out[key] = (self.expr(node), node["attrs"]["dtype"])
+            if all(self.nodes[p] is not node for p in params) and id(node) not in out:
+                out[id(node)] = (self.expr(node), self.dtype(node["attrs"]["dtype"]))
             return
         for key, ref in node.get("attrs", {}).items():
-            if key not in ("dtype", "value", "span") and ref != "null" and ref.isdigit():
-                self.size_vars(self.node(ref), out, params)
+            if key not in ("dtype", "value", "span") and isinstance(ref, str) and ref.isdigit():
+                self.size_vars(self.node(ref), out, params, seen)
 
     def buffer_name(self, ref) -> str:
-        return self.string(self.attr(self.node(ref), "name"))
+        return self.name(self.attr(self.node(ref), "name"))
+
+    @staticmethod
+    def dtype(text) -> str:
+        if not isinstance(text, str) or not _DTYPE.fullmatch(text):
+            raise ValueError(f"{str(text)[:20]!r} is not a dtype")
+        return text
 
     def buffer_type(self, ref, alloc: bool = False, shape_only: bool = False) -> str:
         buf = self.node(ref)
@@ -119,7 +148,7 @@ class _Reader:
         scope = self.string(self.attr(self.attr(self.attr(buf, "data"), "type_annotation"),
                                       "storage_scope"))
         extra = f", scope={json.dumps(scope)}" if scope and scope != "global" else ""
-        dtype = json.dumps(buf["attrs"]["dtype"])
+        dtype = json.dumps(self.dtype(buf["attrs"]["dtype"]))
         if shape_only:
             return f"{text}, {dtype}"
         return f"T.alloc_buffer({text}, {dtype}{extra})" if alloc else \
@@ -139,6 +168,13 @@ class _Reader:
         raise ValueError(f"attribute of type {node['type_key']} is not supported")
 
     def stmt(self, node: dict) -> list[str]:
+        lines = self.stmt_lines(node)
+        self.printed += sum(len(line) for line in lines)
+        if self.printed > MAX_TEXT:
+            raise ValueError("the program is too large to read")
+        return lines
+
+    def stmt_lines(self, node: dict) -> list[str]:
         kind = node["type_key"]
         if kind == "tir.SeqStmt":
             return [line for s in self.items(self.attr(node, "seq")) for line in self.stmt(s)]
@@ -209,18 +245,29 @@ class _Reader:
     def expr(self, node: dict | None) -> str:
         if node is None:
             raise ValueError("missing expression")
-        return self.expr_node(node)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError("an expression nested too deeply (or a cycle)")
+        try:
+            text = self.expr_node(node)
+        finally:
+            self.depth -= 1
+        self.printed += len(text)
+        if self.printed > MAX_TEXT:
+            raise ValueError("the program is too large to read")
+        return text
 
     def expr_node(self, node: dict) -> str:
         kind, a = node["type_key"], node.get("attrs", {})
         if kind == "tir.Var":
-            return self.string(self.attr(node, "name"))
+            return self.name(self.attr(node, "name"))
         if kind == "ir.IntImm":
-            if a["dtype"] == "bool":
-                return str(bool(int(a["value"])))
-            return a["value"] if a["dtype"] == "int32" else f"T.{a['dtype']}({a['value']})"
+            dtype, value = self.dtype(a["dtype"]), int(a["value"])
+            if dtype == "bool":
+                return str(bool(value))
+            return str(value) if dtype == "int32" else f"T.{dtype}({value})"
         if kind == "ir.FloatImm":
-            return f"T.{a['dtype']}({float(a['value'])!r})"
+            return f"T.{self.dtype(a['dtype'])}({float(a['value'])!r})"
         if kind in _BIN_TEXT:
             return f"({self.expr(self.attr(node, 'a'))} {_BIN_TEXT[kind]} " \
                    f"{self.expr(self.attr(node, 'b'))})"
@@ -230,7 +277,8 @@ class _Reader:
         if kind == "tir.Not":
             return f"(not {self.expr(self.attr(node, 'a'))})"
         if kind == "tir.Cast":
-            return f"T.Cast({json.dumps(a['dtype'])}, {self.expr(self.attr(node, 'value'))})"
+            return f"T.Cast({json.dumps(self.dtype(a['dtype']))}, " \
+                   f"{self.expr(self.attr(node, 'value'))})"
         if kind == "tir.Select":
             return f"T.Select({self.expr(self.attr(node, 'condition'))}, " \
                    f"{self.expr(self.attr(node, 'true_value'))}, " \
@@ -249,8 +297,12 @@ class _Reader:
 
 def tvm_json_to_script(graph_text: str) -> str:
     """TVMScript of a graph `module_to_tvm_json` (or TVM's save_json) wrote; ValueError for a
-    construct outside what the writer covers."""
-    return _Reader(json.loads(graph_text)).module()
+    construct outside what the writer covers, or for a graph that is not one."""
+    try:
+        return _Reader(json.loads(graph_text)).module()
+    except (KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
+        raise ValueError(f"not a TVM IRModule graph tir-mlir reads ({type(e).__name__})") \
+            from None
 
 
 def graph_from_payload(payload: str) -> str | None:
