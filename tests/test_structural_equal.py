@@ -84,3 +84,45 @@ def test_equivalent_spellings_parse_equal(a, b):
     root = Path(__file__).parent.parent
     assert_structural_equal(parser.parse((root / a).read_text()),
                             parser.parse((root / b).read_text()))
+
+
+SYMBOLIC = """@T.prim_func
+def f(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,))
+    B = T.match_buffer(b, (n,))
+    for i in range(EXTENT):
+        with T.block("B"):
+            vi = T.axis.spatial(DOMAIN, i)
+            T.where(i < n)
+            B[vi] = A[vi]
+"""
+
+
+def _symbolic(extent="n", domain="n"):
+    import tir_mlir
+    return tir_mlir.parse(SYMBOLIC.replace("EXTENT", extent).replace("DOMAIN", domain))
+
+
+def test_symbolic_sizes_compare_by_expression_not_by_value():
+    """Two parses hold different SSA values for `n`: loops, domains and T.where over it compare
+    through the canonical numbering, as buffers and loop vars do."""
+    assert structural_equal(_symbolic(), _symbolic())
+    assert not structural_equal(_symbolic(), _symbolic(extent="n + 1"))
+    assert not structural_equal(_symbolic(), _symbolic(domain="n + 1"))
+
+
+def test_loops_bounded_by_outer_loops_compare():
+    tri = """@T.prim_func
+def f(A: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(UPPER):
+            with T.block("A"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(8, j)
+                A[vi, vj] = T.float32(0)
+"""
+    import tir_mlir
+    a, b = (tir_mlir.parse(tri.replace("UPPER", u)) for u in ("i + 1", "i + 1"))
+    assert structural_equal(a, b)
+    assert not structural_equal(a, tir_mlir.parse(tri.replace("UPPER", "i")))

@@ -68,7 +68,7 @@ class _Canon:
         if Loop.is_loop(op):
             loop = Loop(op)
             self.define(loop.iv)
-            items = (("kind", loop.kind), ("min", loop.min), ("extent", loop.extent),
+            items = (("kind", loop.kind), *self.bounds(loop), ("step", loop.step),
                      ("index_dtype", loop.index_dtype), ("thread", loop.thread),
                      ("annotations", _dict(loop.annotations)))
             return Node("for", items, self.stmt_list(body_ops(loop.body)))
@@ -90,16 +90,41 @@ class _Canon:
             self.define(r)
         return Node(op.name, items, children)
 
+    def name(self, v) -> str:
+        """The canonical name of a value: its number, or its expression tree spelled out."""
+        got = self.value(v)
+        return got if isinstance(got, str) else repr(got)
+
+    def bound(self, amap: ir.AffineMap, operands) -> tuple:
+        """A loop bound (a map over outer loop vars and symbols) as text over value names."""
+        names = [self.name(o) for o in operands]
+        dims, syms = names[:amap.n_dims], names[amap.n_dims:]
+        return tuple(affine_text(e, dims, syms)[0] for e in amap.results)
+
+    def bounds(self, loop: Loop) -> tuple:
+        """(min, extent) items of a loop with constant bounds (most loops, and the usual
+        message), else its lower and upper bounds over outer loop vars and symbols."""
+        if not len(loop.op.operands):
+            return ("min", loop.min), ("extent", loop.extent)
+        return ("min", self.bound(*loop.lower_bound)), ("upper", self.bound(*loop.upper_bound))
+
+    def size(self, x) -> str:
+        """A domain's min or extent: an int, or a SymExpr over the function's symbols."""
+        if isinstance(x, int):
+            return str(x)
+        return affine_text(x.expr, [], [self.name(s) for s in x.symbols])[0]
+
     def block(self, b: Block) -> Node:
-        dims = [self.value(d) for d in b.dims]
-        dim_names = [d if isinstance(d, str) else repr(d) for d in dims]
-        bindings = tuple(affine_text(e, dim_names)[0] for e in b.bindings.results)
+        dim_names = [self.name(d) for d in b.dims]
+        sym_names = [self.name(s) for s in b.symbols]
+        bindings = tuple(affine_text(e, dim_names, sym_names)[0] for e in b.bindings.results)
         pred = None
         if b.predicate is not None:
-            pred = tuple(constraint_text(c.expr, c.is_eq, dim_names)
+            pred = tuple(constraint_text(c.expr, c.is_eq, dim_names, sym_names=sym_names)
                          for c in b.predicate.constraints)
+        domains = tuple((self.size(lo), self.size(ext)) for lo, ext in b.domains)
         items = (("name", b.name), ("iter_types", tuple(b.iter_types)),
-                 ("domains", tuple(b.domains)), ("index_dtypes", tuple(b.index_dtypes)),
+                 ("domains", domains), ("index_dtypes", tuple(b.index_dtypes)),
                  ("bindings", bindings), ("predicate", pred),
                  ("annotations", _dict(b.annotations)), ("has_init", b.init is not None))
         for v in b.iter_vars:
