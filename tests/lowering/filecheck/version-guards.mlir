@@ -1,0 +1,51 @@
+// RUN: tir-mlir opt %s -p version-guards | FileCheck %s
+// A guard over a size (a split of n by 8) versions the loop it is first fully known at: tiles
+// where i_0 * 8 + 7 < n run unguarded, the partial one keeps the guard. A guard over constants
+// is left alone.
+
+// CHECK-DAG: #[[FULL:set[0-9]*]] = affine_set<(d0)[s0] : (d0 * -8 + s0 - 8 >= 0)>
+// CHECK-DAG: #[[GUARD:set[0-9]*]] = affine_set<(d0, d1)[s0] : (d0 * -8 + s0 - d1 - 1 >= 0)>
+// CHECK-LABEL: func.func @split
+// CHECK: affine.for %[[I0:.*]] = 0 to
+// CHECK-NEXT:   affine.if #[[FULL]](%[[I0]])[%arg1] {
+// CHECK-NEXT:     affine.for %[[I1:.*]] = 0 to 8 {
+// CHECK-NEXT:       %[[V:.*]] = affine.apply #{{.*}}(%[[I0]], %[[I1]])
+// CHECK-NEXT:       arith.constant
+// CHECK-NEXT:       memref.store %{{.*}}, %arg0[%[[V]]]
+// CHECK-NEXT:     }
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     affine.for %[[J1:.*]] = 0 to 8 {
+// CHECK-NEXT:       affine.apply
+// CHECK-NEXT:       affine.if #[[GUARD]](%[[I0]], %[[J1]])[%arg1] {
+// CHECK-LABEL: func.func @static
+// CHECK: affine.for
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.apply
+// CHECK-NEXT: affine.if
+// CHECK-NOT: tir_mlir.versioned
+module {
+  func.func @split(%a: memref<?xf32> {tir.name = "A"}, %n: index {tir.name = "n", tir.dtype = "int32", tir.implicit}) attributes {tir.prim_func} {
+    affine.for %i0 = 0 to affine_map<()[s0] -> ((s0 + 7) floordiv 8)>()[%n] {
+      affine.for %i1 = 0 to 8 {
+        %v = affine.apply affine_map<(d0, d1) -> (d0 * 8 + d1)>(%i0, %i1)
+        affine.if affine_set<(d0, d1)[s0] : (s0 - d0 * 8 - d1 - 1 >= 0)>(%i0, %i1)[%n] {
+          %c = arith.constant 1.0 : f32
+          memref.store %c, %a[%v] : memref<?xf32>
+        }
+      } {tir.kind = "serial", tir.name = "i_1"}
+    } {tir.kind = "serial", tir.name = "i_0"}
+    return
+  }
+  func.func @static(%a: memref<20xf32> {tir.name = "A"}) attributes {tir.prim_func} {
+    affine.for %i0 = 0 to 3 {
+      affine.for %i1 = 0 to 8 {
+        %v = affine.apply affine_map<(d0, d1) -> (d0 * 8 + d1)>(%i0, %i1)
+        affine.if affine_set<(d0, d1) : (19 - d0 * 8 - d1 >= 0)>(%i0, %i1) {
+          %c = arith.constant 1.0 : f32
+          memref.store %c, %a[%v] : memref<20xf32>
+        }
+      } {tir.kind = "serial", tir.name = "i_1"}
+    } {tir.kind = "serial", tir.name = "i_0"}
+    return
+  }
+}
