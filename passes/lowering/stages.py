@@ -36,6 +36,7 @@ _STAGES = {
     "vectorize-loops": ("vectorize", "VectorizeLoops"),
     "float-min-max": ("float_min_max", "FloatMinMax"),
     "vector-tanh-erf": ("vector_tanh_erf", "VectorTanhErf"),
+    "vector-log": ("vector_log", "VectorLog"),
     "vector-exp": ("vector_exp", "VectorExp"),
     "affine-to-scf": ("affine_to_scf", "AffineToScf"),
     "indirect-check": ("indirect_check", "IndirectCheck"),
