@@ -46,7 +46,8 @@ def _run(command: str, path: Path):
 def test_every_main_cpu_stage_has_a_file():
     names = {p.stem for p in FILES}
     for stage in ("tir-to-affine", "unroll-loops", "compact-buffers", "vectorize-loops",
-                  "float-min-max", "vector-exp", "safe-division", "affine-to-scf",
+                  "float-min-max", "vector-tanh-erf", "vector-log", "vector-exp",
+                  "safe-division", "affine-to-scf",
                   "scalar-replace", "scf-to-llvm"):
         assert stage in names and any(f"-p {stage}" in r for r in
                                       run_lines(FILES[sorted(names).index(stage)])), stage
