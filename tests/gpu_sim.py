@@ -84,8 +84,9 @@ class Simulator:
     def run(self, *arrays):
         self.env, self.n, self.tid = {}, 1, np.zeros(1, np.int64)
         entry = self.host.regions[0].blocks[0]
-        for arg, a in zip(entry.arguments, arrays):
-            self.env[arg] = _Buffer(a, "global", f"arg{arg.arg_number}")
+        for arg, a in zip(entry.arguments, arrays):     # (a size argument: an int)
+            self.env[arg] = _Buffer(a, "global", f"arg{arg.arg_number}") \
+                if isinstance(a, np.ndarray) else np.full(1, a, np.int64)
         self._block(entry, np.ones(1, bool))
 
     def _launch(self, op):
@@ -162,6 +163,11 @@ class Simulator:
             axis = "xyz".index(str(op.attributes["dimension"])[-2])
             env[op.results[0]] = np.broadcast_to(np.asarray(self.ids[name[4:]][axis], np.int64),
                                                  (self.n,)).copy()
+        elif name == "memref.dim":           # (a symbolic program's size checks)
+            env[op.results[0]] = np.full(self.n, ins[0].shape[int(ins[1][0])], np.int64)
+        elif name == "cf.assert":
+            if not ins[0].all():
+                raise AssertionError(ir.StringAttr(op.attributes["msg"]).value)
         elif name == "gpu.barrier":
             if not mask.all():
                 raise Race("gpu.barrier reached by only part of the block")

@@ -5,6 +5,7 @@ time_evaluator, export_library; specialization as constant propagation."""
 import re
 from pathlib import Path
 
+import gpu_sim
 import numpy as np
 import pytest
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
@@ -292,6 +293,16 @@ def test_a_grid_over_a_size_lowers_to_one_gpu_kernel():
     assert re.search(r"gpu\.launch_func\s+@\w+::@\w+ blocks in \(%\w+, %c1\w*, %c1\w*\) "
                      r"threads in \(%c32\w*, %c1\w*, %c1\w*\)", gpu)
     assert ".visible .entry" in emit_text(sch.mod.module, "ptx", target="cuda")
+    # The SIMT simulator runs the one kernel at every size, n passed as the host does.
+    module = lower(sch.mod.module, "cuda", "gpu")
+    for n in SIZES + (33,):
+        rng = np.random.default_rng(n)
+        a, b = _rand(rng, n, 128), _rand(rng, n, 128)
+        c = np.zeros((n, 128), "float32")
+        gpu_sim.simulate(module, a, b, c, n)
+        np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(AssertionError, match="dimension 0 of buffer 'B' is not n"):
+        gpu_sim.simulate(module, a, np.zeros((n + 1, 128), "float32"), c, n)
     with pytest.raises(tir_mlir.BuildError, match="the CUDA runtime calls functions of static "
                                                   "shapes"):
         tir_mlir.build(sch.mod, target="cuda")
