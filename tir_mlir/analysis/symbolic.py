@@ -164,6 +164,11 @@ class SymExpr:
 
 def _make(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
     """An int when `expr` is constant, else a SymExpr over exactly the symbols it uses."""
+    with expr.context:          # (callers need not be inside one)
+        return _make_in_context(expr, symbols)
+
+
+def _make_in_context(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
     expr = ir.AffineExpr.simplify_affine_expr(expr, 0, len(symbols))
     e = expr.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):

@@ -149,7 +149,7 @@ class BlockView(_View):
     @property
     def iter_vars(self) -> List[IterVar]:
         b = Block(self.op)
-        return [IterVar(Var(n, dt), Range(IntImm(d[0], dt), IntImm(d[1], dt)), ITER_KINDS[t],
+        return [IterVar(Var(n, dt), Range(_int_imm(d[0], dt), _int_imm(d[1], dt)), ITER_KINDS[t],
                         _ITER_TYPE_CODES[t])
                 for n, d, t, dt in zip(b.iter_names, b.domains, b.iter_types, b.index_dtypes)]
 

@@ -43,8 +43,10 @@ class AutoBind(ScheduleRule):
         try:
             fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
             threads = sch.sample_categorical(extents, [1 / len(extents)] * len(extents))
-            blocks = -(-sch.get(fused).extent // sch.get(threads))
-            if blocks > self.max_threadblocks:
+            extent = sch.get(fused).extent
+            # a symbolic extent (`n * 16`) may need more blocks than the limit: as TVM
+            blocks = -(-extent // sch.get(threads)) if isinstance(extent, int) else None
+            if blocks is None or blocks > self.max_threadblocks:
                 _, bx, tx = sch.split(fused, [None, self.max_threadblocks, threads])
             else:
                 bx, tx = sch.split(fused, [None, threads])
