@@ -141,3 +141,19 @@ def test_scalar_parameters_are_passed_at_each_size(tmp_path):
     records = db.get_all_tuning_records()
     assert len(records) == 2 and all(r.is_valid for r in records), \
         [r.error_msg for r in records]
+
+
+@pytest.mark.parametrize("path", WORKLOAD, ids=lambda p: p.stem)
+def test_every_symbolic_workload_has_a_gpu_design_space(path):
+    """The CUDA rules too (no GPU needed: nothing is built): a candidate replays, or a
+    postprocessor (VerifyGPUCode) rejects it, never an error of ours."""
+    from tir_mlir.meta_schedule.search_strategy.replay_jobs import replay
+    from tir_mlir.meta_schedule.tune_context import TuneContext
+    mod = tir_mlir.parse(path.read_text())
+    ctx = TuneContext(mod, "cuda", space_generator="post-order-apply",
+                      search_strategy="evolutionary", task_name=list(mod)[0], rand_state=1,
+                      num_threads=1)
+    names = {type(p).__name__ for p in ctx.search_strategy.postprocs}
+    for space in ctx.generate_design_space():
+        got = replay(mod, ctx.search_strategy.postprocs, space.trace, 1)
+        assert isinstance(got, tir_mlir.Schedule) or got in names, got
