@@ -288,7 +288,10 @@ def _load_program(path, transform=None, specialize=None):
     from tir_mlir.frontend.parser import parse as parse_tvmscript
     text = _read(path)
     name = "<stdin>" if path == "-" else str(path)
-    if str(path).endswith(".mlir") or (path == "-" and looks_like_mlir(text)):
+    if str(path).endswith(".mlir") and _looks_like_linalg(text):
+        from tir_mlir.frontend.linalg_import import from_linalg     # as `tir-mlir import`
+        mod = from_linalg(text, name)
+    elif str(path).endswith(".mlir") or (path == "-" and looks_like_mlir(text)):
         mod = parse_mlir(text, name)
     elif str(path).endswith(".py"):       # the decorated definitions only, never run
         from tir_mlir.script.pyfile import parse_python
@@ -301,6 +304,13 @@ def _load_program(path, transform=None, specialize=None):
         except (KeyError, TypeError, ValueError) as e:
             raise click.UsageError(f"--specialize: {e.args[0]}") from None
     return transform(mod) if transform else mod
+
+
+def _looks_like_linalg(text: str) -> bool:
+    """Whether MLIR text is a linalg program to import rather than the `tir` dialect."""
+    import re
+    return (re.search(r"\b(linalg|tensor)\.[a-z_]+", text) is not None
+            and re.search(r"\btir\.[a-z_]+", text) is None)
 
 
 def _unbound(func_op) -> list:
@@ -497,13 +507,22 @@ def run(path, func_name, target, check, check_with, bench, number, repeat, seed,
 def tune(path, target, trials, work_dir, func_name, resume, runner, address, tls_ca_file,
          tls_cert, tls_key, check, timeout, seed, strategy, trials_per_iter, sizes, weights,
          specialize):
-    """Tune a function of PATH: search schedules, measure them, keep the fastest."""
+    """Tune a function of PATH: search schedules, measure them, keep the fastest. A model
+    (several functions and no --func, or a linalg .mlir) is tuned end to end: a task per
+    distinct function, one table for the model, a best_schedule.py for all its functions."""
     from tir_mlir.meta_schedule.sizes import parse_sizes, parse_weights
     from tir_mlir.meta_schedule.tune_command import tune as run_tune
     tls = (tls_ca_file, tls_cert, tls_key)
     if any(tls) and not all(tls):
         raise click.UsageError("--tls-ca-file, --tls-cert and --tls-key go together")
     mod = _load_program(path, specialize=specialize)
+    if func_name is None and not sizes and (len(mod) > 1 or (
+            str(path).endswith(".mlir") and _looks_like_linalg(_read(path)))):
+        from tir_mlir.meta_schedule.tune_model import tune_model
+        tune_model(path, _concrete(mod), target, trials, work_dir, resume, runner, address,
+                   check, timeout, seed, strategy, trials_per_iter, echo=click.echo,
+                   tls=tls if all(tls) else None)
+        return
     if not sizes:
         mod = _concrete(mod)
     elif weights is not None:
