@@ -102,7 +102,7 @@ def _tune(path, mod, target, trials, work_dir, check, seed, strategy, trials_per
     extracted = extract_tasks(mod, target)
     rows = _rows(database, extracted, key)
     done = sum(r.trials for r in rows)
-    echo(f"{len(mod)} functions, {len(extracted)} tasks: "
+    echo(f"{_count(len(mod), 'function')}, {_count(len(extracted), 'task')}: "
          + ", ".join(f"{t.task_name} x{t.weight}" for t in extracted))
     if done:
         echo(f"resuming: {done} trials in {work_dir / 'database.sqlite'}")
@@ -153,6 +153,10 @@ def _report(path, mod, extracted, database, key, work_dir, echo) -> ModelResult:
     _write(work_dir / "summary.json", json.dumps(summary, indent=1) + "\n")
     echo(f"schedule: {script}; summary: {work_dir / 'summary.json'}")
     return ModelResult(extracted, rows, best)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _reference(work_dir: Path, k: int) -> Optional[str]:
