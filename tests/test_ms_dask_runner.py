@@ -17,7 +17,7 @@ MM_RELU = (ROOT / "examples" / "mm_relu.tir").read_text()
 
 
 def test_dask_runner_measures_checks_and_isolates(tmp_path):
-    from tir_mlir.meta_schedule.runner import DaskRunner
+    from tir_mlir.meta_schedule.runner import DaskRunner, plain_data_client
     from test_ms_measure import SEGFAULT
     mod = tir_mlir.parse(MM_RELU)
     wrong = tir_mlir.parse(MM_RELU.replace("T.max(Y[vi, vj], T.float32(0))", "Y[vi, vj]"))
@@ -27,7 +27,7 @@ def test_dask_runner_measures_checks_and_isolates(tmp_path):
     ref = make_reference(mod, str(tmp_path / "ref.npz"))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+            plain_data_client(cluster) as client:
         runner = DaskRunner(client, timeout_sec=20,
                             evaluator_config=EvaluatorConfig(number=2, min_repeat_ms=5))
         infos = ArgInfo.from_entry_func(mod)

@@ -9,7 +9,7 @@ __all__ = ["EvaluatorConfig", "LocalRunner", "Runner", "RunnerFuture", "RunnerIn
 
 
 def __getattr__(name):
-    if name == "DaskRunner":        # optional extra: dask[distributed]
-        from tir_mlir.meta_schedule.runner.dask_runner import DaskRunner
-        return DaskRunner
+    if name in ("DaskRunner", "plain_data_client"):        # optional extra: dask[distributed]
+        from tir_mlir.meta_schedule.runner import dask_runner
+        return getattr(dask_runner, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
