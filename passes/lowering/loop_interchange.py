@@ -48,6 +48,8 @@ PLAIN_LOOP_ATTRS = {"lowerBoundMap", "upperBoundMap", "step", "operandSegmentSiz
 # The loop header attributes that move with a range when loops are interchanged.
 RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
 ACCESSES = {"memref.load": (0, 1), "memref.store": (1, 2)}   # memref operand, first index
+# The element stride a stride over a symbolic size counts as (Access).
+SIZE_STRIDE = 1 << 20
 PURE_PREFIXES = ("arith.", "math.")
 
 
@@ -203,10 +205,17 @@ class Access:
         t = ir.MemRefType(self.memref.type)
         self.elem_bytes = max(1, t.element_type.width // 8) if hasattr(
             t.element_type, "width") else 4
-        self.strides, _ = t.get_strides_and_offset()
-        static = t.has_static_shape
-        self.row_major = static and self.strides == _row_major(t.shape)
-        self.static = static and all(abs(s) < 2 ** 62 for s in self.strides)
+        strides, _ = t.get_strides_and_offset()
+        # A buffer of symbolic shape (`memref<?x?xf32>`) is row-major when its layout is the
+        # identity; a stride over a size (`n * 64`, MLIR's dynamic marker) is at least a row,
+        # counted as SIZE_STRIDE elements (a cache line or more per step).
+        identity = isinstance(t.layout, ir.AffineMapAttr) and \
+            ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank)
+        static = all(abs(s) < 2 ** 62 for s in strides)
+        self.strides = [s if abs(s) < 2 ** 62 else SIZE_STRIDE for s in strides]
+        self.row_major = (static and self.strides == _row_major(t.shape)) or \
+            (not static and identity)
+        self.static = static or identity
 
     def may_alias(self, other) -> bool:
         (a, shared_a), (b, shared_b) = self.root, other.root
