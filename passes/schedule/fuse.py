@@ -87,13 +87,16 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     keep = [v for v in old if not any(v == iv for iv in ivs)]
     new_dims = keep + [fused_iv]
     f = index.var(len(keep))
-    ranges = {len(keep): (0, index.upper(_product(sizes)) - 1)}
+    total = _product(sizes)
+    ranges = {len(keep): (0, index.upper(total) - 1)}
     subst = {} if keep_unit else analysis.unit_loop_consts(block_op)
     for k, v in enumerate(old):
         for pos, iv in enumerate(ivs):
             if v == iv:
                 inner = _product(sizes[pos + 1:])
-                if sizes[pos] == 1 and not keep_unit:
+                # (a unit loop is 0, as TVM binds it: with a symbolic extent beside it no
+                # range simplification would find that)
+                if sizes[pos] == 1 and (not keep_unit or not isinstance(total, int)):
                     e = index.Lin()
                 elif pos == 0 and isinstance(inner, SymExpr) and isinstance(sizes[0], SymExpr):
                     # TVM's iter-map form when neither the extent nor the divisor is constant
