@@ -14,7 +14,7 @@ from typing import Sequence
 
 from mlir import ir
 
-from tir_mlir.analysis.symbolic import Int, SymExpr
+from tir_mlir.analysis.symbolic import SymExpr, product
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
@@ -56,7 +56,7 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
             if not all(analysis.is_block(u) for u in analysis.users([v.iv])):
                 raise ScheduleError(f"fuse: loop {v.name!r} is used by a non-affine binding; "
                                     f"fusing symbolic extents keeps affine bindings only")
-    total = _product(sizes)
+    total = product(sizes)
     new = Loop.build(name, total, index_dtype=index_dtype, loc=loops[0].location,
                      ip=ir.InsertionPoint(loops[0]))
     term = analysis.terminator(new.body)
@@ -74,26 +74,19 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     return new.op
 
 
-def _product(sizes: Sequence[Int]) -> Int:
-    out: Int = 1
-    for s in sizes:
-        out = out * s if isinstance(out, SymExpr) else s * out
-    return out
-
-
 def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     old = Block(block_op).dims
     symbols = analysis.block_symbols(block_op)
     keep = [v for v in old if not any(v == iv for iv in ivs)]
     new_dims = keep + [fused_iv]
     f = index.var(len(keep))
-    total = _product(sizes)
+    total = product(sizes)
     ranges = {len(keep): (0, index.upper(total) - 1)}
     subst = {} if keep_unit else analysis.unit_loop_consts(block_op)
     for k, v in enumerate(old):
         for pos, iv in enumerate(ivs):
             if v == iv:
-                inner = _product(sizes[pos + 1:])
+                inner = product(sizes[pos + 1:])
                 # (a unit loop is 0, as TVM binds it: with a symbolic extent beside it no
                 # range simplification would find that)
                 if sizes[pos] == 1 and (not keep_unit or not isinstance(total, int)):

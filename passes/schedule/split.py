@@ -21,7 +21,7 @@ from typing import List, Optional, Sequence
 from mlir import ir
 
 from tir_mlir.analysis.facts import assumed_facts
-from tir_mlir.analysis.symbolic import Int, SymExpr, divisible, show, tile_count
+from tir_mlir.analysis.symbolic import Int, SymExpr, divisible, product, show, tile_count
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import analysis, index
@@ -91,7 +91,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
     if lv.min != 0:
         raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
-    covers = _product(sizes) - extent      # how far the new nest runs past the extent
+    covers = product(sizes) - extent      # how far the new nest runs past the extent
     predicate = covers != 0 and not disable_predication
     if covers != 0 and disable_predication and isinstance(extent, SymExpr):
         known = math.prod(f for f in sizes if isinstance(f, int))
@@ -126,13 +126,6 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
                 predicate and any(blk == c for c in children))
     erase(loop)
     return new
-
-
-def _product(sizes: Sequence[Int]) -> Int:
-    out: Int = 1
-    for s in sizes:
-        out = s * out
-    return out
 
 
 def fused_expr(positions: Sequence[int], sizes: Sequence[Int], keep_unit: bool) -> index.Lin:

@@ -187,6 +187,14 @@ def as_int(x: Int) -> int | None:
     return x if isinstance(x, int) else x.as_int()
 
 
+def product(values: Iterable[Int]) -> Int:
+    """The product of ints and SymExprs, left to right (`n * m`: the order printed)."""
+    out: Int = 1
+    for v in values:
+        out = out * v if isinstance(out, SymExpr) else v * out
+    return out
+
+
 def ceildiv(a: Int, b: Int) -> Int:
     if isinstance(a, int) and isinstance(b, int):
         return -(-a // b)
