@@ -129,6 +129,16 @@ def is_declaration(op: ir.Operation) -> bool:
             and all(isinstance(r.type, ir.IndexType) for r in op.results))
 
 
+def comes_before(a: ir.Operation, b: ir.Operation) -> bool:
+    """Whether `a` comes before `b` in the function body (both at its top level)."""
+    for o in a.parent.regions[0].blocks[0].operations:
+        if o.operation == a:
+            return True
+        if o.operation == b:
+            return False
+    return False
+
+
 def terminator(block: ir.Block) -> ir.Operation:
     """The last op of a region block (affine.yield / gpu.yield / func.return)."""
     ops = block.operations

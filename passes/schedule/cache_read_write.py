@@ -31,8 +31,8 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under, is_declaration,
-                                               enclosing_loops, is_ancestor)
+from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under, comes_before,
+                                               enclosing_loops, is_ancestor, is_declaration)
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
 from tir_mlir.suggest import did_you_mean
@@ -119,21 +119,11 @@ def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc,
         alloc = memref.AllocOp(mtype, sizes, [])
     if allocs:
         alloc.operation.move_after(allocs[-1].operation)
-    if after is not None and _before(alloc.operation, after):
+    if after is not None and comes_before(alloc.operation, after):
         alloc.operation.move_after(after)
     alloc.attributes["tir.name"] = ir.StringAttr.get(name)
     alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
     return alloc
-
-
-def _before(a: ir.Operation, b: ir.Operation) -> bool:
-    """Whether `a` comes before `b` in their block."""
-    for o in a.parent.regions[0].blocks[0].operations:
-        if o.operation == a:
-            return True
-        if o.operation == b:
-            return False
-    return False
 
 
 def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Operation) -> Block:

@@ -31,7 +31,7 @@ from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
 from tir_mlir.passes.schedule.buffer_util import (
     accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.passes.schedule.analysis import comes_before, erase
 from tir_mlir.suggest import did_you_mean
 
 
@@ -76,16 +76,6 @@ def _same_dims(a, b) -> bool:
             return False
         rest.pop(k)
     return not rest
-
-
-def _before(a: ir.Operation, b: ir.Operation) -> bool:
-    """Whether `a` comes before `b` in their block."""
-    for o in a.parent.regions[0].blocks[0].operations:
-        if o.operation == a:
-            return True
-        if o.operation == b:
-            return False
-    return False
 
 
 def _restate_shape(func: ir.Operation, buf: ir.Value, new_shape):
@@ -174,7 +164,7 @@ def _apply(buf: ir.Value, exprs, new_shape):
         sizes, after = size_operands(func, new_shape) if is_dynamic(new_shape) else ([], None)
         with ir.InsertionPoint(old), old.location:
             alloc = memref.AllocOp(new_type, sizes, [])
-        if after is not None and not _before(after, alloc.operation):
+        if after is not None and not comes_before(after, alloc.operation):
             alloc.operation.move_after(after)
         for name in old.attributes:
             alloc.attributes[name] = old.attributes[name]
