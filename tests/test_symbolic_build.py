@@ -335,19 +335,25 @@ def test_two_guards_over_two_sizes_make_three_versions():
         np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["matmul", "batch_matmul.tir"])
-def test_unscheduled_symbolic_matmul_is_interchanged_like_a_static_one(name):
+INTERCHANGED = {"matmul": {"m": 512}, "batch_matmul.tir": {"bs": 2, "n": 512},
+                "conv2d_hw.tir": {"h": 34, "wd": 34}}
+
+
+@pytest.mark.parametrize("name", sorted(INTERCHANGED))
+def test_unscheduled_symbolic_nests_are_interchanged_like_static_ones(name):
     """Buffers of symbolic shape are row-major (identity layout; a stride over a size counts
-    as a row): loop-interchange runs `k` outside `j` as for the static program, so the inner
-    loop streams rows (unscheduled 512 x 128 x 128 matmul: 17x faster than left as written)."""
+    as a row) and the loop moved inward may run over a size (its bound operands move with
+    it): loop-interchange reorders the symbolic program's loops as the program's at one size
+    (unscheduled, 512 rows: matmul 17x, batch matmul 15x, conv2d 5.5x faster than as
+    written, now at the static program's speed)."""
     mod = tir_mlir.load(str(SOURCE.parent / name)) if name.endswith(".tir") else program(name)
 
-    def loop_names(mod):
+    def loop_names(mod, interchange=True):
         lowered = lower(mod.module, emit="affine")
-        with get_context():
-            LoopInterchange()(lowered)
+        if interchange:
+            with get_context():
+                LoopInterchange()(lowered)
         return re.findall(r'tir.kind = "\w+", tir.name = "(\w+)"', str(lowered))
     names = loop_names(mod)                           # innermost first
-    assert names[names.index("k") - 1] == "j"        # j now inside k
-    sizes = {"m": 512} if name == "matmul" else {"bs": 2, "n": 512}
-    assert names == loop_names(mod.specialize(sizes))
+    assert names != loop_names(mod, interchange=False)
+    assert names == loop_names(mod.specialize(INTERCHANGED[name]))

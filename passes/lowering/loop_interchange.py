@@ -75,12 +75,27 @@ class LoopInterchange:
                     moved.extend(nest.loops)
 
 
-def plain_loop(op) -> bool:
-    if op.name != "affine.for" or len(op.operands) or \
+def plain_loop(op, sizes: bool = False) -> bool:
+    """A serial loop of constant bounds (`sizes`: or bounds over symbolic sizes, `range(n)`),
+    step 1, no annotation, more than one iteration."""
+    if op.name != "affine.for" or (len(op.operands) and not (sizes and _over_sizes(op))) or \
             set(op.attributes) - PLAIN_LOOP_ATTRS:
         return False
     loop = Loop(op)
-    return loop.kind == "serial" and loop.step == 1 and loop.extent > 1
+    return loop.kind == "serial" and loop.step == 1 and _extent(loop) > 1
+
+
+def _over_sizes(op) -> bool:
+    lmap = ir.AffineMapAttr(op.attributes["lowerBoundMap"]).value
+    umap = ir.AffineMapAttr(op.attributes["upperBoundMap"]).value
+    return not lmap.n_dims and not umap.n_dims and len(umap.results) == 1 and \
+        isinstance(lmap.results[0].maybe_downcast(), ir.AffineConstantExpr)
+
+
+def _extent(loop: Loop) -> int:
+    """The trip count; a loop over a size counts as long (it is the size of a tensor)."""
+    extent = loop.extent
+    return extent if isinstance(extent, int) else SIZE_STRIDE
 
 
 def _body(op) -> list:
@@ -93,7 +108,7 @@ def pure(op) -> bool:
 
 def _nest(j, noalias):
     """The loop nest `j` heads, when it has the shape the stage rewrites; else None."""
-    if not plain_loop(j):
+    if not plain_loop(j, sizes=True):     # (j may run over a size; the band may not)
         return None
     ops = _body(j)
     if not ops or ops[-1].name != "affine.for":
@@ -155,7 +170,7 @@ class _Nest:
         """Whether the body vectorizes along leaf `p` as the innermost loop: enough iterations,
         every store contiguous, every load contiguous or the same for all iterations (an
         accumulator the loop does not move is a chain: floats are not reassociated)."""
-        return Loop(self.loops[p]).extent >= MIN_VECTOR_TRIPS and all(
+        return _extent(Loop(self.loops[p])) >= MIN_VECTOR_TRIPS and all(
             a.stride(p) in ((1,) if a.store else (0, 1)) for a in self.body_accesses)
 
     def interchange(self):
@@ -174,12 +189,17 @@ class _Nest:
         # first range, ..., the innermost j's) and the uses of their IVs follow.
         headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes}
                    for op in self.loops]
+        operands = [list(op.operands) for op in self.loops]
         for op, h in zip(self.loops, headers[1:] + headers[:1]):
             for k in RANGE_ATTRS:
                 if k in h:
                     op.attributes[k] = h[k]
                 elif k in op.attributes:
                     del op.attributes[k]
+        if operands[0]:                 # j runs over a size: its bound operands move with it
+            self.loops[0] = _with_operands(self.loops[0], [])
+            self.loops[-1] = _with_operands(self.loops[-1], operands[0])
+            j = self.loops[0]
         with ir.InsertionPoint(j):
             tmp = index_const(0, j.location)
         ivs = self.ivs
@@ -188,6 +208,19 @@ class _Nest:
             ivs[k].replace_all_uses_with(ivs[k - 1])
         tmp.replace_all_uses_with(ivs[-1])
         tmp.owner.erase()
+
+
+def _with_operands(op, operands):
+    """The `affine.for` rebuilt with new bound operands (its maps' symbols), its body moved."""
+    attrs = {k: op.attributes[k] for k in op.attributes}
+    lmap = ir.AffineMapAttr(attrs["lowerBoundMap"]).value
+    n_lb = lmap.n_dims + lmap.n_symbols
+    attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([n_lb, len(operands) - n_lb, 0])
+    new = ir.Operation.create("affine.for", operands=operands, attributes=attrs, regions=1,
+                              loc=op.location, ip=ir.InsertionPoint(op))
+    op.regions[0].blocks[0].append_to(new.regions[0])
+    op.erase()
+    return new
 
 
 class Access:
