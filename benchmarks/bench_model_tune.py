@@ -8,8 +8,9 @@ database), with a budget of `--trials-per-task` candidates per task:
 Columns (microseconds): the imported model unscheduled, tuned (the database's best schedule
 of every function, `compile_tir`), torch eager (2 threads, in a child process; the column says
 why when torch is missing), and the tuning wall time in seconds. Every tir-mlir result is
-checked against torch's recorded outputs before it is timed. The recorded models import as one
-function each (one task); a ResNet-style block is not recorded yet.
+checked against torch's recorded outputs before it is timed. resnet_block is a ResNet basic
+block ((conv 3x3 -> batch norm -> ReLU) x 2 with the residual add). The recorded models import
+as one function each, so each is one task.
 """
 import argparse
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from bench_bridge import DATA, fmt, load, others, time_tir
 
-MODELS = ("mlp", "layernorm", "conv_relu", "attention")
+MODELS = ("mlp", "layernorm", "conv_relu", "attention", "resnet_block")
 
 
 def tune(name, mod, trials_per_task, threads):

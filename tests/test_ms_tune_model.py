@@ -123,3 +123,17 @@ def test_linalg_model_is_imported_and_tuned(tmp_path):
     r = _cli("run", str(src), "--transform", str(work / "best_schedule.py"), "--check")
     assert r.exit_code == 0, r.output
     assert "check: OK (matches the unscheduled program, compiled)" in r.output
+
+
+def test_recorded_resnet_block_matches_torch():
+    """The ResNet basic block bench_model_tune.py tunes: imported, it computes torch's
+    recorded output (conv, eval-mode batch norm, ReLU, the residual add)."""
+    import numpy as np
+
+    import tir_mlir
+    data = np.load(DATA / "resnet_block.npz")
+    mod = tir_mlir.from_linalg((DATA / "resnet_block.mlir").read_text(), "resnet_block.mlir")
+    out = np.zeros_like(data["out0"])
+    tir_mlir.build(mod)["main"](data["in0"], out)
+    np.testing.assert_allclose(out, data["out0"], rtol=1e-4, atol=1e-5)
+    assert (out >= 0).all() and (out > 0).any()

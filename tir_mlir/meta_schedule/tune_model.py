@@ -58,7 +58,7 @@ def tune_model(path, mod, target: str, trials: int, work_dir, resume: bool = Fal
     measure = make_runner(runner, address, None, timeout_sec, tls)
     builder = LocalBuilder(timeout_sec=timeout_sec)
     created = not db_path.exists()
-    database = SQLiteDatabase(db_path)
+    database = SQLiteDatabase(str(db_path))
     interrupted = False
     try:
         return _tune(path, mod, target, trials, work_dir, check, seed, strategy,

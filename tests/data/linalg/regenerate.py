@@ -101,6 +101,23 @@ class SmallCNN(Module):
         return torch.sigmoid(self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1)))
 
 
+class ResNetBlock(Module):
+    """A ResNet basic block: (conv 3x3 -> batch norm -> ReLU) x 2, the second ReLU after the
+    residual add; batch norm in eval mode with nontrivial running statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + x)
+
+
 def models():
     """name -> (module, example inputs)."""
     g = torch.Generator().manual_seed(0)
@@ -114,6 +131,7 @@ def models():
         "attention": (Attention(), (rand(1, 2, 16, 8), rand(1, 2, 16, 8), rand(1, 2, 16, 8))),
         "transformer_block": (TransformerBlock(), (rand(1, 8, 16),)),
         "small_cnn": (SmallCNN(), (rand(2, 3, 16, 16),)),
+        "resnet_block": (ResNetBlock(), (rand(1, 8, 16, 16),)),
     }
 
 
