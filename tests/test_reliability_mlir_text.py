@@ -2,6 +2,7 @@
 and brackets nested deep enough to overflow its stack are refused before it runs, and a parse
 in a forked child turns any other crash into an error (tir-mlir parse F.mlir, schedule
 --transform S.mlir, a database's stored workload)."""
+import re
 import subprocess
 import sys
 
@@ -87,4 +88,29 @@ def test_func_attrs_the_printer_could_not_write_back_are_refused():
     text = ('module {\n  func.func @f(%arg0: memref<4xf32> {tir.name = "A"}) attributes '
             '{tir.func_attrs = {tir.noalias = [[0, 0]]}, tir.prim_func} {\n    return\n  }\n}\n')
     with pytest.raises(TIRParseError, match="f.mlir:2:3: T.func_attr: 'tir.noalias' must be"):
+        parse_mlir(text, "f.mlir")
+
+
+@pytest.mark.parametrize("attrs, error", [
+    ('tir.name = "A", tir.param = "None"', "parameter 0: handle name 'None' is not a Python"),
+    ('tir.name = "A", tir.param = ""', "parameter 0: handle name '' is not a Python"),
+    ('tir.name = "A", tir.dtype = "uint8uint8"', 'parameter 0: tir.dtype "uint8uint8" is not'),
+])
+def test_names_and_dtypes_the_printer_could_not_write_back_are_refused(attrs, error):
+    """Found by the MLIR mutator: a handle parameter named None and an op's dtype "uint8uint8"
+    were accepted, printed, and refused when the printed program was parsed again."""
+    text = (f'module {{\n  func.func @f(%arg0: memref<4xi8> {{{attrs}}}) attributes '
+            '{tir.prim_func} {\n    return\n  }\n}\n')
+    with pytest.raises(TIRParseError, match="f.mlir:2:3: " + re.escape(error)):
+        parse_mlir(text, "f.mlir")
+
+
+def test_an_op_dtype_that_is_not_a_dtype_is_refused():
+    text = ('module {\n  func.func @f(%arg0: memref<4xi8> {tir.name = "A"}) attributes '
+            '{tir.prim_func} {\n    %c = arith.constant {tir.dtype = "uint8uint8"} 1 : i8\n'
+            '    memref.store %c, %arg0[%c0] : memref<4xi8>\n    return\n  }\n}\n')
+    text = text.replace("    memref.store", "    %c0 = arith.constant 0 : index\n"
+                                           "    memref.store")
+    with pytest.raises(TIRParseError, match='f.mlir:3:10: arith.constant: tir.dtype '
+                                            '"uint8uint8" is not a dtype'):
         parse_mlir(text, "f.mlir")

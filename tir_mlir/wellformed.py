@@ -9,8 +9,9 @@ instead of reporting them).
   * symbolic shapes (docs/symbolic.md): a dynamic buffer parameter has a `tir.match_shape`
     giving its sizes, which (like `tir.assume` operands, loop bound and block symbol
     operands) are symbols: index values defined at the top level of the function;
-  * the names the printer writes as Python names (functions, buffers, loop and iterator
-    variables) are identifiers, so that the printed program parses again;
+  * the names the printer writes as Python names (functions, buffers, handle parameters, loop
+    and iterator variables) are identifiers, and every `tir.dtype` names a dtype, so that the
+    printed program parses again;
   * a `tir.block` whose attributes disagree with its body (iterator count, binding arity,
     domains, iterator kinds);
   * TensorIR well-formedness: a block with iterators does not read a loop variable from
@@ -24,6 +25,7 @@ from mlir import ir
 
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop, integer_set
+from tir_mlir.dtypes import is_dtype
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir_walk import walk
 
@@ -68,6 +70,14 @@ def _check_name(attr, op, filename, what):
         _fail(op, filename, f"{what} {name!r} is not a Python identifier")
 
 
+def _check_dtype(attrs, op, filename, what):
+    if "tir.dtype" not in attrs:
+        return
+    attr = attrs["tir.dtype"]
+    if not isinstance(attr, ir.StringAttr) or not is_dtype(ir.StringAttr(attr).value):
+        _fail(op, filename, f"{what}: tir.dtype {str(attr)[:60]} is not a dtype")
+
+
 def _check_func(f, filename):
     if not f.regions[0].blocks:
         _fail(f, filename, "a prim_func needs a body")
@@ -88,9 +98,13 @@ def _check_func(f, filename):
             if "tir.name" in attrs:
                 _check_name(attrs["tir.name"], f, filename,
                             f"parameter {k}: name")
+            if "tir.param" in attrs:
+                _check_name(attrs["tir.param"], f, filename, f"parameter {k}: handle name")
+            _check_dtype(attrs, f, filename, f"parameter {k}")
     for op in walk(f):
         if "tir.name" in op.attributes:
             _check_name(op.attributes["tir.name"], op, filename, "name")
+        _check_dtype(op.attributes, op, filename, op.name)
         for r in op.results:
             if isinstance(r.type, ir.MemRefType):
                 _check_buffer_type(r.type, op, filename, _name(op) or op.name)
