@@ -114,3 +114,13 @@ def test_an_op_dtype_that_is_not_a_dtype_is_refused():
     with pytest.raises(TIRParseError, match='f.mlir:3:10: arith.constant: tir.dtype '
                                             '"uint8uint8" is not a dtype'):
         parse_mlir(text, "f.mlir")
+
+
+def test_a_call_whose_callee_is_a_keyword_is_refused():
+    """Found by the MLIR mutator: a `tir.call` to "if" printed as `T.if(...)`."""
+    text = ('module {\n  func.func @f(%arg0: memref<4xi64> {tir.name = "A"}) attributes '
+            '{tir.prim_func} {\n    %c0 = arith.constant 0 : index\n'
+            '    %c = "tir.call"(%c0) {callee = "if"} : (index) -> i64\n'
+            '    memref.store %c, %arg0[%c0] : memref<4xi64>\n    return\n  }\n}\n')
+    with pytest.raises(TIRParseError, match="f.mlir:4:10: tir.call: callee 'if' is not a"):
+        parse_mlir(text, "f.mlir")

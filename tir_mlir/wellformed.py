@@ -10,7 +10,7 @@ instead of reporting them).
     giving its sizes, which (like `tir.assume` operands, loop bound and block symbol
     operands) are symbols: index values defined at the top level of the function;
   * the names the printer writes as Python names (functions, buffers, handle parameters, loop
-    and iterator variables) are identifiers, and every `tir.dtype` names a dtype, so that the
+    and iterator variables, `tir.call` callees) are identifiers, and every `tir.dtype` names a dtype, so that the
     printed program parses again;
   * a `tir.block` whose attributes disagree with its body (iterator count, binding arity,
     domains, iterator kinds);
@@ -105,6 +105,8 @@ def _check_func(f, filename):
         if "tir.name" in op.attributes:
             _check_name(op.attributes["tir.name"], op, filename, "name")
         _check_dtype(op.attributes, op, filename, op.name)
+        if op.name == "tir.call" and "callee" in op.attributes:     # printed as T.<callee>(...)
+            _check_name(op.attributes["callee"], op, filename, "tir.call: callee")
         for r in op.results:
             if isinstance(r.type, ir.MemRefType):
                 _check_buffer_type(r.type, op, filename, _name(op) or op.name)
