@@ -234,3 +234,52 @@ def test_rfactor_refuses_a_loop_mixing_spatial_and_reduction_iters():
     sch.fuse(j, k0)
     check_error(sch, lambda s: s.rfactor(k1, 0),
                 "the loop 'j_k_0_fused' is touched by both some data parallel block iters")
+
+
+REPEATED = """@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+         D: T.Buffer((16, 16), "float32")):
+    S = T.alloc_buffer((16,))
+    for i, k in T.grid(16, 16):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("D"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = D[vi, vj] + S[vi] * B[vk, vj]
+"""
+
+
+def _repeated_producer(sch):
+    sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("D"))[2])
+
+
+def test_decompose_reduction_refuses_a_loop_that_only_repeats_the_block():
+    """compute_at under D's reduction loop `k` recomputes S for every k: decomposing S at `k`
+    (or above it, at `j`) would leave one init for 16 repetitions of the sum."""
+    sch = Schedule(parse(REPEATED))
+    _repeated_producer(sch)
+    block = sch.get_block("S")
+    i, j, k, ax0 = sch.get_loops(block)
+    for loop in (j, k):
+        check_error(sch, lambda s, lp=loop: s.decompose_reduction(block, lp),
+                    "repeats block 'S' without changing its iter vars")
+    check_sched(REPEATED, lambda s: (_repeated_producer(s), s.decompose_reduction(
+        s.get_block("S"), s.get_loops(s.get_block("S"))[3])), "main", tvm_diff=False)
+
+
+def test_rewrite_reduction_block_takes_the_blocks_own_reduction_loop():
+    """The postprocessor skips a reduction loop of another block enclosing this one."""
+    from schedule_check import check_numerics
+    from tir_mlir.meta_schedule.postproc import RewriteReductionBlock
+    mod = parse(REPEATED)
+    sch = Schedule(mod)
+    _repeated_producer(sch)
+    assert RewriteReductionBlock().apply(sch)
+    assert "S_init" in sch.mod.script() and "D_init" in sch.mod.script()
+    check_numerics(mod, sch.mod, "main")

@@ -11,7 +11,9 @@ decompose_reduction(C, j) on `for i, j, k: block C (init C[vi, vj] = 0; C += ...
                 C[vi, vj] = C[vi, vj] + ...
 
 Legality: the block has an init; the loop is an ancestor of the block (within the block's
-scope); the init does not use reduction iter vars; no conjunct of its predicate mixes loops copied
+scope); every loop from it down to the block changes the block's iter vars (a loop that only
+repeats the block, as compute_at under another block's loop makes, would accumulate the
+update again without the init); the init does not use reduction iter vars; no conjunct of its predicate mixes loops copied
 for the init with loops that are not (the others are kept on the init or dropped, as TVM). Returns the init block; the original
 block handle now names "C_update".
 """
@@ -42,12 +44,26 @@ def decompose_reduction(block: Block, loop: Loop) -> Block:
             raise ScheduleError(f"decompose_reduction: loop {outer.name!r} above loop "
                                 f"{loop.name!r} is bound to a reduction iter var of block "
                                 f"{block.name!r}; the init would run more than once")
+    for inner in loops[pos:]:
+        if inner.extent != 1 and not any(_depends_on(d, inner.iv) for d in block.dims):
+            raise ScheduleError(f"decompose_reduction: loop {inner.name!r} repeats block "
+                                f"{block.name!r} without changing its iter vars; the init, "
+                                f"moved out of it, would run once for all its updates")
     for k, arg in enumerate(block.init.arguments):
         if types[k] != "S" and len(list(arg.uses)):
             raise ScheduleError(f"decompose_reduction: the init of block {block.name!r} uses "
                                 f"reduction iter var {block.iter_names[k]!r}")
     with block.op.location:
         return _decompose(block, loops[pos:])
+
+
+def _depends_on(value: ir.Value, iv: ir.Value) -> bool:
+    """Whether a block dim is the loop var `iv` or computed from it (a non-affine binding)."""
+    if value == iv:
+        return True
+    if isinstance(value.owner, ir.Block):
+        return False
+    return any(_depends_on(v, iv) for v in value.owner.operation.operands)
 
 
 def _positions(dims) -> dict:

@@ -1,6 +1,12 @@
 """RewriteReductionBlock: split every reduction block into its init and update blocks
 (decompose_reduction at its outermost reduction loop), TVM's postprocessor. Like TVM, a block
-whose reduction is bound to threads is left whole (gpu-lower-cross-thread-reduction)."""
+whose reduction is bound to threads is left whole (gpu-lower-cross-thread-reduction).
+
+A reduction loop of another block may enclose this one (compute_at under a consumer's `k`):
+it only repeats the block, so decomposing there would hoist the init out of repeated updates.
+decompose_reduction refuses such a loop, and the next reduction loop inward is taken; a block
+with no legal loop keeps its init, which lowers as well."""
+from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
 
@@ -14,6 +20,10 @@ class RewriteReductionBlock(Postproc):
             red = [lp for lp in loops if sch.get_loop_iter_type(lp) == "R"]
             if any(sch.get(lp).thread_binding for lp in red):
                 continue          # a cross-thread reduction: its lowering needs the init
-            if red:
-                sch.decompose_reduction(block, red[0])
+            for lp in red:
+                try:
+                    sch.decompose_reduction(block, lp)
+                    break
+                except ScheduleError:
+                    continue
         return True
