@@ -6,6 +6,8 @@ and block/loop arguments print as their names.
 """
 from mlir import ir
 
+from tir_mlir.dialect.expr_ops import BINARY as BINARY_OPS
+from tir_mlir.dialect.expr_ops import CALLS, CASTS, MATH_SAME
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
 from tir_mlir.index_dtypes import index_dtype
@@ -15,29 +17,11 @@ from tir_mlir.printer.literals import float_text, int_text
 from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
 from tir_mlir.regions import index_affine
 
-BINARY = {
-    "arith.addi": ("+", ADD), "arith.addf": ("+", ADD),
-    "arith.subi": ("-", ADD), "arith.subf": ("-", ADD),
-    "arith.muli": ("*", MUL), "arith.mulf": ("*", MUL),
-    "arith.divf": ("/", MUL), "arith.floordivsi": ("//", MUL),
-}
-CALLS = {
-    "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max", "arith.maxui": "max",
-    "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "arith.minui": "min",
-    "arith.divsi": "Div", "arith.divui": "Div", "arith.shli": "shift_left",
-    "arith.shrsi": "shift_right", "arith.shrui": "shift_right",
-    "arith.remsi": "truncmod", "arith.remui": "truncmod", "arith.select": "Select",
-    "math.absf": "fabs", "math.absi": "abs", "math.powf": "pow", "math.roundeven": "round",
-}
-MATH_SAME = ("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
-             "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "atan2", "erf",
-             "floor", "ceil", "round", "trunc", "fma", "copysign")
+# (operator, precedence) of each binary op.
+BINARY = {op: (sym, ADD if sym in ("+", "-") else MUL) for op, sym in BINARY_OPS.items()}
 CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=",
         11: "<", 12: "<=", 13: "!="}
-CASTS = ("arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extf",
-         "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast",
-         "arith.index_castui", "arith.bitcast")
 
 
 def value_dtype(v: ir.Value, buffers) -> str:

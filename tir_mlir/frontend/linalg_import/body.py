@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.frontend.linalg_import.source import LinalgSource
-from tir_mlir.printer.expr import BINARY, CALLS, CASTS, MATH_SAME
+from tir_mlir.dialect.expr_ops import BINARY, CALLS, CASTS, MATH_SAME
 
 # Body ops a block can hold: what the TVMScript printer prints, so what a program holds.
 SUPPORTED = {*BINARY, *CALLS, *CASTS, *(f"math.{n}" for n in MATH_SAME), "arith.constant",
