@@ -41,7 +41,6 @@ KNOWN = {
     ('tir_mlir.module', 'tir_mlir.show'): 2,
     ('tir_mlir.passes.lowering', 'tir_mlir.runtime'): 1,
     ('tir_mlir.printer', 'tir_mlir.passes.schedule'): 1,
-    ('tir_mlir.schedule', 'tir_mlir.meta_schedule'): 1,
     ('tir_mlir.schedule', 'tir_mlir.passes.lowering'): 2,
 }
 

@@ -21,7 +21,7 @@ from tir_mlir import Schedule
 from tir_mlir.cli import main
 from tir_mlir.errors import TIRError
 from tir_mlir.meta_schedule.database import JSONDatabase, SQLiteDatabase, TuningRecord
-from tir_mlir.meta_schedule.database.tvm_trace import to_tvm_json
+from tir_mlir.schedule.tvm_trace import to_tvm_json
 from tir_mlir.schedule.mlir_script import trace_to_mlir
 
 CODE = "__import__('os').system('touch {marker}')"

@@ -12,7 +12,7 @@ from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule, ScheduleError, Trace
 from tir_mlir.errors import TraceError
 from tir_mlir.meta_schedule.database.record import TuningRecord
-from tir_mlir.meta_schedule.database.tvm_trace import to_tvm_json
+from tir_mlir.schedule.tvm_trace import to_tvm_json
 from tir_mlir.meta_schedule.database.workload import Workload
 from tir_mlir.meta_schedule.tune_report import schedule_script
 from tir_mlir.schedule.trace import Instruction

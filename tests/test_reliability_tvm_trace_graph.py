@@ -10,7 +10,7 @@ from schedule_check import parse
 from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule, Trace
 from tir_mlir.errors import TraceError
-from tir_mlir.meta_schedule.database.tvm_trace import to_tvm_json
+from tir_mlir.schedule.tvm_trace import to_tvm_json
 
 
 def _tvm_trace():

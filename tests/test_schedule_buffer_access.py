@@ -175,7 +175,7 @@ def test_recorded_lambda_is_data():
 
 def test_hide_in_tvm_json_trace():
     tvm = pytest.importorskip("tvm")
-    from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+    from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
     fn = hide("C", "read", [1])
     theirs = tvm.tir.Schedule(tvm.script.from_source(SRC))
     fn(theirs)

@@ -241,7 +241,7 @@ def test_consumer_reading_behind_the_window_refused():
 def test_tvm_json_trace_both_ways(src, fn):
     """TVM's JSON trace (its tuning logs) replays here, and ours is TVM's."""
     tvm = pytest.importorskip("tvm")
-    from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+    from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     fn(theirs)
     ours = Schedule(parse(src))

@@ -8,7 +8,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir import Schedule, Trace
-from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
 from shared_programs import MATMUL_16
 
 import test_schedule_block_iters as iters

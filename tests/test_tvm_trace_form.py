@@ -9,8 +9,8 @@ import pytest
 import tir_mlir
 from tir_mlir import Schedule, Trace
 from tir_mlir.errors import TraceError
-from tir_mlir.meta_schedule.database.tvm_index_map import lambda_to_tvm, tvm_to_lambda
-from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json, to_tvm_json
+from tir_mlir.schedule.tvm_index_map import lambda_to_tvm, tvm_to_lambda
+from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
 
 import test_schedule_block_iters as iters
 import test_schedule_buffer_access as access

@@ -257,7 +257,7 @@ class Trace:
     @staticmethod
     def from_json(obj: Union[dict, str]) -> "Trace":
         """The trace of `as_json()` output, or of TVM's JSON form (its tuning logs'; see
-        meta_schedule/database/tvm_trace.py); TraceError (with the instruction's index) if the
+        schedule/tvm_trace.py); TraceError (with the instruction's index) if the
         JSON is malformed or names anything but a known primitive and its parameters."""
         if isinstance(obj, (str, bytes)):
             try:
@@ -266,7 +266,7 @@ class Trace:
                 raise TraceError(f"the trace is not valid JSON: {e}") from None
         if isinstance(obj, list) and len(obj) == 2 and all(isinstance(x, list) for x in obj):
             # TVM's form: [[[kind, inputs, attrs, outputs], ...], [[index, decision], ...]]
-            from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json
+            from tir_mlir.schedule.tvm_trace import from_tvm_json
             try:
                 return from_tvm_json(obj)
             except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:

@@ -264,7 +264,7 @@ def _workload_from_json(line) -> Workload:
 
 
 def _record_to_json(r: TuningRecord) -> list:
-    from tir_mlir.meta_schedule.database.tvm_trace import to_tvm_json
+    from tir_mlir.schedule.tvm_trace import to_tvm_json
     run_secs = r.run_secs if r.is_valid else [FAILED_RUN_SECS]
     args = None if r.args_info is None else [a.as_json() for a in r.args_info]
     return [to_tvm_json(r.trace), run_secs, _target_to_json(r.target), args]
@@ -272,7 +272,7 @@ def _record_to_json(r: TuningRecord) -> list:
 
 def _record_from_json(rec, workload: Workload) -> TuningRecord:
     from tir_mlir.meta_schedule.arg_info import ArgInfo
-    from tir_mlir.meta_schedule.database.tvm_trace import from_tvm_json
+    from tir_mlir.schedule.tvm_trace import from_tvm_json
     trace, run_secs, target, args = (list(rec) + [None] * 4)[:4]
     error = None
     if run_secs is not None and any(s >= FAILED_RUN_SECS for s in run_secs):

@@ -10,7 +10,7 @@ tir-mlir-only method) raises ValueError naming it."""
 import json
 from typing import TYPE_CHECKING, Dict, Tuple
 
-from tir_mlir.meta_schedule.database.tvm_index_map import lambda_to_tvm, tvm_to_lambda
+from tir_mlir.schedule.tvm_index_map import lambda_to_tvm, tvm_to_lambda
 
 if TYPE_CHECKING:
     from tir_mlir.schedule.trace import Trace
