@@ -126,3 +126,19 @@ def test_cache_blocks_named_by_block_name_are_found():
     y = sch.cache_write("C", "C", "local")
     assert sch.get(sch.get_block("A_global")) == sch.get(a)
     assert sch.get(sch.get_block("C_local")) == sch.get(y)
+
+
+def test_a_cache_read_and_a_cache_write_of_one_buffer_name_their_blocks_apart():
+    """A cache_read and a cache_write of one buffer in one scope would both name their copy
+    block `maxelem_local` (TVM does); the second is `maxelem_local_1`, so that the printed
+    program parses back (found by the random-schedule round trip, seed 10467)."""
+    import tir_mlir
+    from schedule_random import program
+
+    def schedule(sch):
+        sch.cache_read(sch.get_block("exp"), 1, "local")
+        sch.cache_write(sch.get_block("maxelem"), 0, "local")
+    sch = check_all(program("softmax"), schedule, "softmax", tvm_diff=False)
+    text = sch.mod.script()
+    assert 'T.block("maxelem_local")' in text and 'T.block("maxelem_local_1")' in text
+    assert tir_mlir.parse(text).script() == text

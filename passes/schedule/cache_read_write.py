@@ -79,6 +79,18 @@ def cache_name(buf: ir.Value, scope: str) -> str:
     return f"{buffer_name(buf)}_{scope.replace('.', '_')}"
 
 
+def free_block_name(func, name: str) -> str:
+    """`name`, or `name_1`, `name_2`... when a block of `func` has it (a cache_read and a
+    cache_write of one buffer in one scope would both name their copy `B_local`, and a
+    program with two blocks of one name does not parse back)."""
+    taken = {Block(op).name for op in blocks_under(func)}
+    k, out = 0, name
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
+
+
 def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
                      mtype: Optional[ir.MemRefType] = None,
                      shape: Optional[Sequence[Int]] = None) -> ir.Value:
@@ -212,6 +224,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     _check_single_writer(func, buf)
     loc = block.op.location
     name = cache_name(buf, storage_scope)
+    block_name = free_block_name(func, name)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     # like TVM: an input is copied at the start of the function body; a buffer written by a
     # block right before its first consumer after that writer
@@ -226,7 +239,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
         if found is None or found[0] is None:
             raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
                                 f"a loop with a consumer that does not follow it there")
-        copy = _loc.copy_nest(found[0], wblock, buf, cache, name, loc, found[1])
+        copy = _loc.copy_nest(found[0], wblock, buf, cache, block_name, loc, found[1])
         _redirect_loads(consumers, buf, cache)
         return copy
     if writer is not None:
@@ -234,7 +247,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
         tops = [k for k, s in enumerate(stmts) if k >= after
                 and any(top_stmt(c.op) == s for c in consumers)]
         first = stmts[min(tops, default=after)]
-    copy = make_copy_nest(buf, cache, name, loc, first)
+    copy = make_copy_nest(buf, cache, block_name, loc, first)
     _redirect_loads(consumers, buf, cache)
     return copy
 
@@ -284,6 +297,7 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     if shared is None:
         anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     name = cache_name(buf, storage_scope)
+    block_name = free_block_name(func, name)
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     for op, kind, v in accesses(block.op):
         if v == buf:
@@ -291,12 +305,13 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     if shared is not None and shared[0] is not None:
         # a block still reading the original shares loops with the writer: copy back right
         # after the writer there, what it writes per iteration (TVM's place)
-        copy = _loc.copy_nest(shared[0], block.op, cache, buf, name, loc, shared[1], cache)
+        copy = _loc.copy_nest(shared[0], block.op, cache, buf, block_name, loc, shared[1],
+                              cache)
         _redirect_loads(consumers, buf, cache)
         return copy
     if shared is not None:
         anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
-    copy = make_copy_nest(cache, buf, name, loc, anchor)
+    copy = make_copy_nest(cache, buf, block_name, loc, anchor)
     region_op = anchor.parent.operation
     top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)
     _redirect_loads(consumers, buf, cache)
