@@ -26,4 +26,6 @@ def test_crash_after_importing_tvm_is_reported_by_python():
 
 def test_the_reset_runs_once_tvm_is_imported():
     import fault_handlers
-    assert fault_handlers._done == ("tvm" in sys.modules)
+    # Once TVM is loaded the reset has run (a test may since have dropped a `tvm` module it
+    # made itself, e.g. the tir_mlir.tvm alias, so the converse need not hold).
+    assert fault_handlers._done or "tvm" not in sys.modules
