@@ -28,7 +28,7 @@ parsing the printout back.
 """
 from mlir import ir
 
-from tir_mlir import wellformed
+from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend.linalg_import.emit import emit_function

@@ -7,7 +7,10 @@ the TVMScript parser builds them (docs/design.md), so the printer inlines them b
 schedule primitives see the same IR as for a parsed program.
 """
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import affine, arith, func, memref, scf
+
+from tir_mlir.analysis.shapes import MATCH_SHAPE, memref_type
+from tir_mlir.analysis.symbolic import SymExpr
 
 from tir_mlir.frontend.linalg_import.body import (
     GenericBody,
@@ -22,22 +25,38 @@ from tir_mlir.frontend.linalg_import.plan import Compute, Copy, Planner
 from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, copy_indices
 
 
+# names of the size vars (implicit vars), as TVMScript programs name sizes
+_VAR_NAMES = ("n", "m", "p", "q", "r")
+
+
 def emit_function(plan: Planner, name: str) -> ir.Operation:
     """The prim_func of `plan` at the current insertion point."""
     params = plan.inputs + [plan.outputs[k] for k in sorted(plan.outputs)]
-    ftype = ir.FunctionType.get([_memref_type(b) for b in params], [])
+    reps = plan.sizes.representatives()
+    index = ir.IndexType.get()
+    ftype = ir.FunctionType.get([_memref_type(plan, b) for b in params] + [index] * len(reps),
+                                [])
     fop = func.FuncOp(name, ftype, loc=plan.src.location(plan.func))
     fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
     fop.attributes["tir.func_attrs"] = ir.DictAttr.get({"tir.noalias": ir.BoolAttr.get(True)})
-    fop.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({"tir.name": ir.StringAttr.get(b.name)})
-                                      for b in params])
-    entry = fop.add_entry_block([b.loc for b in params])
+    attrs = [{"tir.name": ir.StringAttr.get(b.name)} for b in params]
+    for k in range(len(reps)):
+        var = plan.unique_name(_VAR_NAMES[k] if k < len(_VAR_NAMES) else f"n{k}")
+        attrs.append({"tir.name": ir.StringAttr.get(var), "tir.dtype": ir.StringAttr.get("int32"),
+                      "tir.implicit": ir.UnitAttr.get()})
+    fop.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
+    arg_locs = [b.loc for b in params] + [params[plan.sizes.origin[k][0]].loc for k in reps]
+    entry = fop.add_entry_block(arg_locs)
+    plan.symbols = list(entry.arguments)[len(params):]
     for b, arg in zip(params, entry.arguments):
         b.value = arg
     with ir.InsertionPoint(entry):
+        for b in params:
+            if any(not isinstance(s, int) for s in _shape(plan, b.shape)):
+                _match_shape(plan, b)
         # allocations, then constants: the order the printer writes and the parser reads
         for b in sorted(plan.allocs, key=lambda b: b.data is not None):
-            _alloc(b)
+            _alloc(plan, b)
         for step in plan.steps:
             # every op built for a step has the linalg op's location (index arithmetic too)
             if isinstance(step, Compute):
@@ -50,12 +69,37 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
     return fop.operation
 
 
-def _memref_type(b) -> ir.MemRefType:
-    return ir.MemRefType.get(list(b.shape), b.element_type)
+def _memref_type(plan: Planner, b) -> ir.MemRefType:
+    """`?` where a size of the buffer is not constant."""
+    return memref_type([plan.sizes.canonical(s) for s in b.shape], b.element_type)
 
 
-def _alloc(b):
-    op = memref.AllocOp(_memref_type(b), [], [], loc=b.loc)
+def _int(plan: Planner, size) -> int | SymExpr:
+    """A (canonical) size of the plan as an Int of the function being built."""
+    return size if isinstance(size, int) else SymExpr.from_affine(size, plan.symbols)
+
+
+def _match_shape(plan: Planner, b):
+    """`T.match_buffer(arg0_handle, (n, 16))`: the parameter's shape over the size vars."""
+    symbols = []
+    exprs = [s.embed(symbols) if isinstance(s, SymExpr) else ir.AffineConstantExpr.get(s)
+             for s in _shape(plan, b.shape)]
+    ir.Operation.create(MATCH_SHAPE, operands=[b.value, *symbols],
+                        attributes={"shape": ir.AffineMapAttr.get(
+                            ir.AffineMap.get(0, len(symbols), exprs))}, loc=b.loc)
+
+
+def _alloc(plan: Planner, b):
+    sizes = []
+    for x in _shape(plan, b.shape):    # a dynamic size: the var, or an affine.apply here
+        if isinstance(x, int):
+            continue
+        if len(x.symbols) == 1 and str(x.expr) == "s0":
+            sizes.append(x.symbols[0])
+        else:
+            amap, operands = x.to_map()
+            sizes.append(affine.AffineApplyOp(amap, operands, loc=b.loc).result)
+    op = memref.AllocOp(_memref_type(plan, b), sizes, [], loc=b.loc)
     op.attributes["tir.name"] = ir.StringAttr.get(b.name)
     op.attributes["tir.scope"] = ir.StringAttr.get("global")
     if b.data is not None:
@@ -152,7 +196,7 @@ def _loop_extents(plan: Planner, op, maps, n: int) -> list:
     for v, m in zip(op.operands, maps):
         if not isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
             continue
-        shape = ir.ShapedType(v.type).shape
+        shape = _shape(plan, plan.shape_of(v))
         for size, e in zip(shape, m.results):
             e = e.maybe_downcast()
             if isinstance(e, ir.AffineDimExpr) and extents[e.position] is None:
@@ -163,22 +207,28 @@ def _loop_extents(plan: Planner, op, maps, n: int) -> list:
     return extents
 
 
+def _shape(plan: Planner, sizes) -> list:
+    return [_int(plan, plan.sizes.canonical(s)) for s in sizes]
+
+
 def _copy(plan: Planner, step: Copy):
     """dst[...] = src[...]: a plain copy, an expand/collapse reshape, a pad, a slice or a
     concat part."""
     dst, src, op = step.dst, step.src, step.op
+    src_shape, dst_shape = _shape(plan, src.shape), _shape(plan, dst.shape)
     if op is not None and op.name in SLICE_OPS:
-        shape, src_idx, dst_idx = copy_indices(op, step.part)
+        shapes = [_shape(plan, plan.shape_of(v)) for v in op.operands]
+        shape, src_idx, dst_idx = copy_indices(op, step.part, shapes)
     else:
-        shape, dst_idx = dst.shape, None
+        shape, dst_idx = dst_shape, None
         src_idx = None if op is not None and op.name == "tensor.pad" else \
-            _source_indices(op, src.shape, dst.shape)
+            _source_indices(op, src_shape, dst_shape)
     n = len(shape)
     block = nest(step.name, [f"ax{i}" for i in range(n)], ["S"] * n, list(shape), step.loc)
     ivs = block.iter_vars
     with ir.InsertionPoint.at_block_terminator(block.body):
         if src_idx is None:
-            value = _pad_value(plan, op, src, ivs, step.loc)
+            value = _pad_value(plan, op, src, src_shape, dst_shape, ivs, step.loc)
         else:
             value = read(src, lambda: [emit_index(e, ivs) for e in src_idx], dst.element_type,
                          step.loc)
@@ -198,11 +248,12 @@ def _source_indices(op, src_shape, dst_shape) -> list:
          for i, n in enumerate(dst_shape)]
     if op is None:
         return [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
+    # (only the outermost dimension of a group may be dynamic: the planner checked)
     out = [None] * len(src_shape)
     if op.name == "tensor.expand_shape":     # a source dim = a group of destination dims
         for j, group in enumerate(_reassociation(op)):
-            e = ir.AffineExpr.get_constant(0)
-            for k in group:
+            e = d[group[0]]
+            for k in group[1:]:
                 e = e * dst_shape[k] + d[k]
             out[j] = e
     else:                                    # a destination dim = a group of source dims
@@ -210,21 +261,25 @@ def _source_indices(op, src_shape, dst_shape) -> list:
             inner = 1
             for j in reversed(group):
                 e = d[k] if inner == 1 else ir.AffineExpr.get_floor_div(d[k], inner)
-                out[j] = e if j == group[0] else ir.AffineExpr.get_mod(e, src_shape[j])
-                inner *= src_shape[j]
+                if j == group[0]:
+                    out[j] = e
+                else:
+                    out[j] = ir.AffineExpr.get_mod(e, src_shape[j])
+                    inner *= src_shape[j]
     return [ir.AffineExpr.simplify_affine_expr(e, len(dst_shape), 0) for e in out]
 
 
-def _pad_value(plan: Planner, op, src, ivs, loc) -> ir.Value:
-    """`T.if_then_else(low <= i < low + size..., src[i - low], pad)`, as TVM's pad."""
+def _pad_value(plan: Planner, op, src, src_shape, dst_shape, ivs, loc) -> ir.Value:
+    """`T.if_then_else(low <= i < low + size..., src[i - low], pad)`, as TVM's pad (a
+    dynamic dimension is not padded: the planner checked)."""
     low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
     pad = list(op.regions[0].blocks[0].operations)[-1].operands[0]
-    if not any(low) and tuple(src.shape) == tuple(ir.ShapedType(op.results[0].type).shape):
+    if not any(low) and src_shape == dst_shape:
         return read(src, lambda: list(ivs), src.element_type, loc)
     index = ir.IndexType.get()
     cond = None
-    for i, (lo, size) in enumerate(zip(low, src.shape)):
-        padded = ir.ShapedType(op.results[0].type).shape[i]
+    for i, (lo, size) in enumerate(zip(low, src_shape)):
+        padded = dst_shape[i]
         if lo == 0 and padded == size:
             continue
         checks = []

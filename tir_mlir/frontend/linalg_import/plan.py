@@ -28,19 +28,23 @@ import numpy as np
 from mlir import ir
 
 from tir_mlir.frontend.linalg_import.folds import find_folds, writes_all
-from tir_mlir.frontend.linalg_import.linalg_ops import has_uses, n_inputs
+from tir_mlir.frontend.linalg_import.linalg_ops import has_uses, indexing_maps, n_inputs
 from tir_mlir.frontend.linalg_import.naming import block_name
+from tir_mlir.frontend.linalg_import.sizes import SizeError, Sizes, is_dynamic
 from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, is_static
 from tir_mlir.frontend.linalg_import.source import LinalgSource
 
-_SKIPPED = ("tensor.empty", "memref.dealloc", "func.return")
+_SKIPPED = ("memref.dealloc", "func.return")
+# Scalar ops of the top level: sizes, evaluated where a shape uses them (sizes.py), and
+# torch-mlir's shape checks (the kernel's T.match_buffer shapes check the arguments instead).
+_SIZE_OPS = ("tensor.dim", "memref.dim", "affine.apply", "cf.assert")
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.pad")
 
 
 @dataclass(eq=False)
 class Buffer:
     name: str
-    shape: tuple
+    shape: tuple                # a Size per dimension (sizes.py)
     element_type: ir.Type
     kind: str                   # "input" | "output" | "alloc" | "const" | "splat"
     index: int = -1             # parameter position of an input / output
@@ -86,6 +90,9 @@ class Planner:
         self.buffer_names: set = set()
         self.folded: dict = {}      # producer result (memrefs: (consumer, memref)) -> producer
         self.folded_ops: set = set()    # (folds.py)
+        self.sizes = Sizes()
+        self.shapes: dict = {}              # tensor / memref value -> its Sizes
+        self.symbols: list = []             # the size vars' values, once emitted
 
     # --- names ------------------------------------------------------------------------------
     def _unique(self, name: str, used: set) -> str:
@@ -95,6 +102,10 @@ class Planner:
         used.add(out)
         return out
 
+    def unique_name(self, name: str) -> str:
+        """A name no buffer of the function has (for a size var)."""
+        return self._unique(name, self.buffer_names)
+
     # --- the function -----------------------------------------------------------------------
     def plan(self):
         ops = [op.operation for op in self.func.regions[0].blocks[0].operations]
@@ -102,46 +113,80 @@ class Planner:
         self.returned = {}
         for k, v in enumerate(ret.operands):
             self.returned.setdefault(v, []).append(k)
-        self.result_types = [v.type for v in ret.operands]
+        self.n_results = len(ret.operands)
         for k, arg in enumerate(self.func.regions[0].blocks[0].arguments):
-            shape, et = self._static(arg.type, arg)
+            et = self._element_type(arg.type, arg)
+            # each dynamic dimension of an argument is a size var of its own until a loop
+            # or an assert says it is another one's
+            shape = tuple(self.sizes.new_var(k, d) if ir.ShapedType.is_dynamic_size(n) else n
+                          for d, n in enumerate(ir.ShapedType(arg.type).shape))
+            self.shapes[arg] = shape
             name = self._unique(arg.get_name().lstrip("%") or f"arg{k}", self.buffer_names)
             b = Buffer(name, shape, et, "input", k, loc=self.src.location(arg))
             self.buffers[arg] = b
             self.inputs.append(b)
         self.folded, self.folded_ops = find_folds(ops, self.kinds)
         for op in ops:
-            self._op(op)
+            try:
+                self._op(op)
+            except SizeError as e:
+                raise self.src.error(str(e), e.op) from None
         for b in self.allocs:
             if not b.name:                          # a memref.alloc nothing writes
                 b.name = self._unique("buffer", self.buffer_names)
         for k, v in enumerate(ret.operands):
             out = self.outputs.get(k)
             if out is None:
-                out = self._output(k, self.src.location(ret))
+                out = self._output(k, v, self.src.location(ret))
                 if v in self.buffers:
                     self.steps.append(Copy(self.buffers[v], out,
                                            self._unique("copy", self.block_names), None,
                                            self.src.location(ret)))
         return self
 
-    def _output(self, k: int, loc) -> Buffer:
-        shape, et = self._static(self.result_types[k], self.func)
-        b = Buffer(self._unique(f"out{k}" if len(self.result_types) > 1 else "out",
+    def _output(self, k: int, value: ir.Value, loc) -> Buffer:
+        shape, et = self._shape(value, self.func)
+        b = Buffer(self._unique(f"out{k}" if self.n_results > 1 else "out",
                                 self.buffer_names), shape, et, "output", k, loc=loc)
         self.outputs[k] = b
         return b
 
-    def _static(self, t: ir.Type, op) -> tuple:
-        """(shape, element type) of a statically shaped tensor or memref type."""
+    def _shape(self, v: ir.Value, op) -> tuple:
+        """(Sizes, element type) of a tensor or memref value: its static shape, or the sizes
+        planned for it where it was made."""
+        et = self._element_type(v.type, op)
+        shape = self.shapes.get(v)
+        if shape is None:
+            if not ir.ShapedType(v.type).has_static_shape:
+                owner = v.owner
+                what = "a block argument" if isinstance(owner, ir.Block) else \
+                    f"'{owner.name}'"
+                raise self.src.error(f"the dynamic sizes of {v.type} made by {what} are not "
+                                     f"known", op)
+            shape = self.shapes[v] = tuple(ir.ShapedType(v.type).shape)
+        return shape, et
+
+    def _dims(self, v: ir.Value, op) -> tuple:
+        return self._shape(v, op)[0]
+
+    def shape_of(self, v: ir.Value) -> tuple:
+        """The planned Sizes of a tensor or memref value (for the emitter)."""
+        return self._shape(v, self.func)[0]
+
+    def _made(self, v: ir.Value, dynamic, op):
+        """Record the shape of `v`, made by `op` with `dynamic` (index values) as the sizes
+        of its dynamic dimensions in order (`tensor.empty(%d)`, `memref.alloc(%d)`)."""
+        sizes = iter([self.sizes.of_value(x, self._dims) for x in dynamic])
+        self.shapes[v] = tuple(next(sizes) if ir.ShapedType.is_dynamic_size(n) else n
+                               for n in ir.ShapedType(v.type).shape)
+
+    def _element_type(self, t: ir.Type, op) -> ir.Type:
+        """The element type of a tensor or memref type the import takes."""
         if not isinstance(t, (ir.RankedTensorType, ir.MemRefType)):
             raise self.src.error(f"unsupported type {t}: linalg import takes ranked tensors "
                                  f"and memrefs (scalar parameters and results are not "
                                  f"supported yet)", op)
         shaped = ir.ShapedType(t)
-        if not shaped.has_static_shape:
-            raise self.src.error(f"dynamic shape {t}: linalg import supports static shapes "
-                                 f"only for now", op)
         if isinstance(t, ir.MemRefType) and not _identity_layout(ir.MemRefType(t)):
             raise self.src.error(f"memref {t} has a non-identity layout (views are not "
                                  f"supported)", op)
@@ -149,15 +194,15 @@ class Planner:
         if not (isinstance(et, ir.IntegerType) and et.width in (1, 8, 16, 32, 64)
                 or str(et) in ("f16", "bf16", "f32", "f64")):
             raise self.src.error(f"unsupported element type {et}", op)
-        return tuple(shaped.shape), et
+        return et
 
     def _new(self, value: ir.Value, name: str, loc) -> Buffer:
         """The buffer of a newly written tensor: its output when returned, else an
         allocation."""
         for k in self.returned.get(value, []):
             if k not in self.outputs:
-                return self._output(k, loc)
-        shape, et = self._static(value.type, value.owner)
+                return self._output(k, value, loc)
+        shape, et = self._shape(value, value.owner)
         b = Buffer(self._unique(name, self.buffer_names), shape, et, "alloc", loc=loc)
         self.allocs.append(b)
         return b
@@ -167,9 +212,21 @@ class Planner:
         name = op.name
         if name in _SKIPPED:
             return
+        if name == "tensor.empty":
+            return self._made(op.results[0], op.operands, op)
+        if name in _SIZE_OPS or name.startswith("arith.") and name != "arith.constant":
+            if name == "cf.assert":
+                self._assert(op)
+            elif any(isinstance(r.type, (ir.RankedTensorType, ir.MemRefType)) for r in op.results):
+                raise self.src.error(f"unsupported op '{name}' on tensors outside a linalg op",
+                                     op)
+            return
+        if name == "tensor.cast":       # a refinement of the type: the same buffer
+            self._cast(op)
+            return
         if name == "arith.constant":
             if isinstance(op.results[0].type, ir.RankedTensorType):
-                shape, et = self._static(op.results[0].type, op)
+                shape, et = self._shape(op.results[0], op)
                 data = self.src.elements(op.attributes["value"], op)
                 if data.is_splat:       # every element the same: read as that scalar
                     self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat",
@@ -187,7 +244,8 @@ class Planner:
                 self.buffers[op.results[0]] = b
             return                  # a scalar constant is cloned where it is used
         if name in ("memref.alloc", "memref.alloca"):
-            shape, et = self._static(op.results[0].type, op)
+            self._made(op.results[0], op.operands, op)
+            shape, et = self._shape(op.results[0], op)
             # named after the first block writing it, as the tensor form's buffers are
             b = Buffer("", shape, et, "alloc", loc=self.src.location(op))
             self.allocs.append(b)
@@ -215,7 +273,7 @@ class Planner:
     def _buffer(self, v: ir.Value, op) -> Buffer:
         b = self.buffers.get(v)
         if b is None:
-            self._static(v.type, op)
+            self._shape(v, op)
             owner = v.owner
             what = owner.name if not isinstance(owner, ir.Block) else "a block argument"
             raise self.src.error(f"cannot import a tensor made by '{what}'", op)
@@ -233,15 +291,80 @@ class Planner:
                 raise self.src.error("tensor.pad must yield a constant", op)
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
+        self.shapes[op.results[0]] = self._reshaped(op)
         dst = self._new(op.results[0], name, self.src.location(op))
         self.steps.append(Copy(self._buffer(src, op), dst, name, op, self.src.location(op)))
         self.buffers[op.results[0]] = dst
+
+    def _reshaped(self, op) -> tuple:
+        """The Sizes of a reshape's or a pad's result. A dynamic dimension of a reshape must
+        be the outermost of its group (`?x4x8 -> ?x32`): the copy's indices are then affine
+        (`A[i // 4, i % 4, j]`); an inner one would index by a product of sizes."""
+        src, _ = self._shape(op.operands[0], op)
+        if op.name == "tensor.pad":
+            low, high = (list(ir.DenseI64ArrayAttr(op.attributes[a]))
+                         for a in ("static_low", "static_high"))
+            if any(is_dynamic(n) and (lo or hi) for n, lo, hi in zip(src, low, high)):
+                raise self.src.error("tensor.pad of a dynamic dimension is not supported", op)
+            return tuple(n + lo + hi for n, lo, hi in zip(src, low, high))
+        groups = [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
+                  for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        if op.name == "tensor.expand_shape":
+            out = list(ir.DenseI64ArrayAttr(op.attributes["static_output_shape"]))
+            dynamic = iter(list(op.operands)[1:])
+            out = [self.sizes.of_value(next(dynamic), self._dims)
+                   if ir.ShapedType.is_dynamic_size(n) else n for n in out]
+            grouped = out
+        else:
+            out = []
+            for g in groups:
+                size = 1
+                for j in g:
+                    size = src[j] * size if is_dynamic(src[j]) else size * src[j]
+                out.append(size)
+            grouped = src
+        if any(is_dynamic(grouped[j]) for g in groups for j in g[1:]):
+            raise self.src.error(f"'{op.name}' with a dynamic dimension that is not the "
+                                 f"outermost of its group is not supported", op)
+        return tuple(out)
+
+    def _cast(self, op):
+        """`tensor.cast`: the same tensor, its type refined or relaxed; its sizes are the
+        source's (a static size the cast states is not checked)."""
+        src = op.operands[0]
+        self.shapes[op.results[0]] = self._shape(src, op)[0]
+        if src in self.buffers:
+            self.buffers[op.results[0]] = self.buffers[src]
+
+    def _assert(self, op):
+        """torch-mlir's `cf.assert` of two sizes being equal (`arith.cmpi eq`) makes them one
+        size var; other asserts are left out."""
+        cond = op.operands[0].owner
+        if isinstance(cond, ir.Block) or cond.name != "arith.cmpi" or \
+                ir.IntegerAttr(cond.attributes["predicate"]).value != 0:
+            return
+        try:
+            a, b = (self.sizes.of_value(x, self._dims) for x in cond.operands)
+        except SizeError:
+            return                      # not sizes
+        self.sizes.unify(a, b)
 
     def _slice(self, op):
         if not is_static(op):
             raise self.src.error(f"'{op.name}' with dynamic offsets, sizes or strides is not "
                                  f"supported", op)
         result = op.results[0]
+        if op.name == "tensor.concat":
+            shapes = [self._shape(v, op)[0] for v in op.operands]
+            dim = ir.IntegerAttr(op.attributes["dim"]).value
+            if any(is_dynamic(s[dim]) for s in shapes[:-1]):
+                raise self.src.error("tensor.concat after an input of dynamic size along the "
+                                     "concatenated dimension is not supported", op)
+            total = sum(s[dim] for s in shapes[:-1]) + shapes[-1][dim]
+            self.shapes[result] = tuple(total if k == dim else n
+                                        for k, n in enumerate(shapes[0]))
+        elif op.name == "tensor.insert_slice":
+            self.shapes[result] = self._shape(op.operands[1], op)[0]
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
         if op.name == "tensor.insert_slice":     # the destination's contents, then the slice
@@ -268,7 +391,7 @@ class Planner:
                     out.kind, out.index = "output", k       # written in place: the output
                     self.allocs.remove(out)
                     self.buffer_names.discard(out.name)
-                    out.name = self._unique(f"out{k}" if len(self.result_types) > 1
+                    out.name = self._unique(f"out{k}" if self.n_results > 1
                                             else "out", self.buffer_names)
                     self.outputs[k] = out
             return out, []
@@ -283,12 +406,12 @@ class Planner:
         n_in = n_inputs(op)
         operands = list(op.operands)
         kind = self.kinds.get(op, "generic")
+        self._unify_loops(op)
+        for v, result in zip(operands[n_in:], op.results):
+            self.shapes[result] = self._shape(v, op)[0]
         if op in self.folded_ops:
             return                  # it is the T.init of the reduction using it
         name = self._unique(block_name(op, kind), self.block_names)
-        for v in operands:
-            if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
-                self._static(v.type, op)
         body = op.regions[0].blocks[0]
         # an input the body never reads (a pooling window: only its shape counts) needs none
         bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
@@ -325,6 +448,21 @@ class Planner:
             bufs.append(out)
             self.buffers[result] = out
         self.steps += copies + [step]
+
+    def _unify_loops(self, op):
+        """The sizes one loop of `op` iterates are one size (linalg requires them equal)."""
+        per_dim: dict = {}
+        for v, m in zip(op.operands, indexing_maps(op)):
+            if not isinstance(v.type, (ir.RankedTensorType, ir.MemRefType)):
+                continue
+            shape, _ = self._shape(v, op)
+            for size, e in zip(shape, m.results):
+                e = e.maybe_downcast()
+                if isinstance(e, ir.AffineDimExpr):
+                    per_dim.setdefault(e.position, []).append(size)
+        for sizes in per_dim.values():
+            for size in sizes[1:]:
+                self.sizes.unify(sizes[0], size)
 
     def _exclusive(self, v: ir.Value, op) -> bool:
         """v is used once (by the op at hand) and is not an input or a constant (which are

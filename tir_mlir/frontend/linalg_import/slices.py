@@ -21,12 +21,13 @@ def is_static(op) -> bool:
     return tensors is None or len(op.operands) == tensors
 
 
-def copy_indices(op, part: int) -> tuple:
+def copy_indices(op, part: int, shapes) -> tuple:
     """(iteration shape, source index exprs, destination index exprs) of the block copying
-    input `part` of `op` (dims d0... range over the iteration shape)."""
+    input `part` of `op` (dims d0... range over the iteration shape); `shapes`: the sizes of
+    the concatenated tensors (only the last may be dynamic along the concatenated
+    dimension)."""
     if op.name == "tensor.concat":
         dim = ir.IntegerAttr(op.attributes["dim"]).value
-        shapes = [ir.ShapedType(v.type).shape for v in op.operands]
         shape = shapes[part]
         d = _dims(len(shape))
         off = sum(s[dim] for s in shapes[:part])
