@@ -29,7 +29,7 @@ from tir_mlir.frontend.parser import parse_ast
 from tir_mlir.runtime import build as build_module
 from tir_mlir.runtime.signature import signatures
 from tir_mlir.transforms.specialize import specialize_module
-from tir_mlir.user_cache import private_dir
+from tir_mlir.ir.user_cache import private_dir
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "symbolic"
 DEFAULT = ("matmul_n", "batch_matmul", "softmax", "layernorm", "conv2d_hw", "row_sum")

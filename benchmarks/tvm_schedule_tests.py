@@ -61,7 +61,7 @@ def _adapter_classes():
         """The tvm.tir.Block / For of TVM's parse of our module standing for our `op`: the
         same position among the blocks (loops) of the function in pre-order."""
         from tir_mlir.dialect.ops import Block
-        from tir_mlir.ir_walk import walk_all
+        from tir_mlir.ir.ir_walk import walk_all
         func = op
         while func.name != "func.func":
             func = func.parent
@@ -97,7 +97,7 @@ def _adapter_classes():
         """Our op standing for `stmt`, a tvm.tir.Block / For of TVM's parse of our module (the
         inverse of tvm_node): the same position among the function's blocks (loops)."""
         from tir_mlir.dialect.ops import Block, Loop
-        from tir_mlir.ir_walk import walk_all
+        from tir_mlir.ir.ir_walk import walk_all
 
         theirs = tvm_mod(sch.mod.script())
         for gv in theirs.get_global_vars():

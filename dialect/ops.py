@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import affine
 from tir_mlir.dialect import TERMINATOR
 
-from tir_mlir.affine_exprs import expr_bounds
+from tir_mlir.ir.affine_exprs import expr_bounds
 from tir_mlir.analysis.symbolic import Int, SymExpr
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
@@ -304,7 +304,7 @@ class Block:
         `bindings` and `predicate` use (symbol k is `symbols[k]`); the symbols of symbolic
         domains are added after them, and every map gets the whole list.
         `index_dtypes`: the TensorIR dtype of each iter var; None: implied by the bindings
-        (int64 when bound to int64 loop vars, tir_mlir/index_dtypes.py)."""
+        (int64 when bound to int64 loop vars, tir_mlir/ir/index_dtypes.py)."""
         loc = loc or ir.Location.unknown()
         syms = list(symbols)
         domain_attrs = [_domain_attr(d, syms) for d in domains]
@@ -322,7 +322,7 @@ class Block:
         if annotations:
             attrs["annotations"] = ir.DictAttr.get(dict(annotations))
         if index_dtypes is None:
-            from tir_mlir.index_dtypes import binding_dtypes  # (it imports this module)
+            from tir_mlir.ir.index_dtypes import binding_dtypes  # (it imports this module)
             index_dtypes = binding_dtypes(bindings, dims)
         if any(d != "int32" for d in index_dtypes):
             attrs[INDEX_DTYPE] = ir.ArrayAttr.get([index_dtype_attr(d) for d in index_dtypes])

@@ -233,7 +233,7 @@ MAX_WORK = 10 ** 7       # block instances: an accepted program is run only up t
 
 def work(mod):
     from tir_mlir.dialect.ops import Loop
-    from tir_mlir.ir_walk import walk
+    from tir_mlir.ir.ir_walk import walk
     total = 0
     for op in walk(mod.module.operation):
         if op.name == "tir.block":

@@ -64,7 +64,7 @@ def test_opaque_blocks_and_outer_block_iterators_stay_legal():
 def test_erase_of_a_used_value_is_an_error_not_an_abort():
     """Even if a malformed module gets past the parser, compute_inline fails cleanly."""
     p = _in_subprocess(f'''
-        import tir_mlir, tir_mlir.wellformed as w
+        import tir_mlir, tir_mlir.ir.wellformed as w
         w.check = lambda *a: None                          # let the malformed program in
         mod = tir_mlir.parse({LOOP_VAR_IN_BODY!r})
         sch = tir_mlir.Schedule(mod)

@@ -13,7 +13,7 @@ import pytest
 import tir_mlir
 from gpu_sim import Race, simulate
 from tir_mlir.errors import BuildError, ScheduleError
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 

@@ -14,7 +14,7 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.meta_schedule.runner import RunnerResult
 from tir_mlir.meta_schedule.search_strategy import MeasureCandidate
 from tir_mlir.meta_schedule.tune_context import TuneContext
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.analysis import structure as analysis
 
 CONV = '''
 @T.prim_func

@@ -7,7 +7,7 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.module import IRModule
 from tir_mlir.printer import script_func
-from tir_mlir.regions import block_regions
+from tir_mlir.ir.regions import block_regions
 
 MLIR = Path(__file__).parent / "mlir"
 

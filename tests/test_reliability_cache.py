@@ -9,7 +9,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from tir_mlir import user_cache
+from tir_mlir.ir import user_cache
 from test_runtime_cache import _run
 
 TESTS = str(Path(__file__).parent)

@@ -12,9 +12,9 @@ from schedule_check import parse
 from tir_mlir import Schedule, ScheduleError
 from tir_mlir.context import get_context
 from tir_mlir.meta_schedule.tune_context import TuneContext
-from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.index import Lin
-from tir_mlir.passes.schedule.region_cover import LoopSpace
+from tir_mlir.analysis import index
+from tir_mlir.analysis.index import Lin
+from tir_mlir.analysis.region_cover import LoopSpace
 
 PROGRAMS = Path(__file__).parent / "data" / "programs"
 
@@ -155,7 +155,7 @@ def test_trusted_replay_of_an_illegal_decision_raises_schedule_error():
 
 
 def test_precedes_is_the_order_of_a_walk():
-    from tir_mlir.ir_walk import walk_all
+    from tir_mlir.ir.ir_walk import walk_all
     from tir_mlir.passes.schedule.compute_at import _precedes
     mod, trace = _matmul_candidate()
     sch = Schedule(mod)
@@ -176,8 +176,8 @@ def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
     """compute_at / reverse_compute_at update the index their lookups walked as they erase
     and recreate ops: no walk for the handles they consumed, and the index stays the
     module's (sid -> op) for the primitives after them."""
-    from tir_mlir.passes.schedule import op_index
-    from tir_mlir.passes.schedule.op_index import OpIndex
+    from tir_mlir.analysis import op_index
+    from tir_mlir.analysis.op_index import OpIndex
     for trusted in (False, True):
         if kind == "compute_at":
             sch = Schedule(parse((PROGRAMS / "conv2d_pad.tir").read_text()))

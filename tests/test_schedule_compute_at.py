@@ -197,7 +197,7 @@ def test_compute_root_undoes_compute_at():
 
 def blocks(sch) -> dict:
     """Handles of all blocks, fetched before the failing call (get_block is traced too)."""
-    from tir_mlir.passes.schedule.analysis import blocks_under
+    from tir_mlir.analysis.structure import blocks_under
     from tir_mlir.dialect.ops import Block
     names = [Block(b).name for b in blocks_under(next(iter(sch.mod.functions.values())))]
     return {n: sch.get_block(n) for n in names}

@@ -1,8 +1,8 @@
-"""Range-aware index simplification (passes/schedule/index.py)."""
+"""Range-aware index simplification (tir_mlir/analysis/index.py)."""
 from mlir import ir
 
 from tir_mlir.context import get_context
-from tir_mlir.passes.schedule import index
+from tir_mlir.analysis import index
 
 
 

@@ -170,7 +170,7 @@ def main(A: T.Buffer((8,), "float32")):
         A[i] = T.float32(1)
 '''
     from tir_mlir.context import get_context
-    from tir_mlir.passes.schedule.analysis import is_loop, walk
+    from tir_mlir.analysis.structure import is_loop, walk
     sch = Schedule(parse(src))
     with get_context():       # no block to reach the loop from with get_loops: a handle by hand
         rv = sch._handle(next(o for o in walk(sch.mod["main"]) if is_loop(o)))

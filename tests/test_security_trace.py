@@ -8,7 +8,7 @@ from schedule_check import parse
 from test_schedule_cache import MM
 from tir_mlir import Schedule, ScheduleError, Trace
 from tir_mlir.errors import TraceError
-from tir_mlir.passes.schedule.safe_lambda import parse_lambda
+from tir_mlir.schedule.safe_lambda import parse_lambda
 from tir_mlir.schedule.trace import primitive_names
 
 PAYLOADS = [

@@ -13,7 +13,7 @@ from tir_mlir.dialect.ops import Block, Loop
 import tir_mlir
 from tir_mlir.analysis.symbolic import SymExpr
 from tir_mlir.frontend.mlir_input import parse_mlir
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 
 ROOT = Path(__file__).parent.parent
 DATA = ROOT / "tests" / "data" / "symbolic"

@@ -30,11 +30,11 @@ from array import array
 import numpy as np
 from mlir import ir
 
-from tir_mlir.affine_exprs import expr_bounds
+from tir_mlir.ir.affine_exprs import expr_bounds
 from tir_mlir.context import MLIR_LOCK, get_context
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, integer_set
 from tir_mlir.errors import AllocationError, OutOfBoundsError, SourceLoc, TIRError
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 from tir_mlir.passes.lowering.common import source_loc
 from tir_mlir.runtime.signature import check_args, signatures
 

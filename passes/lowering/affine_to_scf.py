@@ -24,7 +24,7 @@ chain) beats an FMA (4 cycles); see `_latency_bound_updates` and `_strided_loads
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.buffer_roots import declared_noalias
 from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,

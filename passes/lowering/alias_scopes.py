@@ -20,7 +20,7 @@ so LLVM keeps treating it as possibly aliasing everything.
 """
 from mlir import ir
 
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions
 

@@ -20,7 +20,7 @@ from mlir import ir
 
 from tir_mlir.errors import BuildError
 from tir_mlir.suggest import did_you_mean
-from tir_mlir.user_cache import cache_dir
+from tir_mlir.ir.user_cache import cache_dir
 
 LLVM_BIN = Path(ir.__file__).resolve().parent.parent / "llvm" / "bin"
 ALWAYS_FEATURES = ("+prefer-no-gather", "+prefer-no-scatter")

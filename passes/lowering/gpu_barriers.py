@@ -17,7 +17,7 @@ accesses count as a whole; a conflict inside one thread's guarded code needs non
 from mlir import ir
 from mlir.dialects import gpu
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.passes.lowering.common import ancestors, functions, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.gpu_wmma import wmma_op

@@ -29,7 +29,7 @@ for its partial result) or thread-bound (spatial ones: their ids select the grou
 from mlir import ir
 from mlir.dialects import gpu, memref
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk

@@ -19,7 +19,7 @@ from mlir import ir
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.passes.lowering.alloc_limit import nbytes
 from tir_mlir.passes.lowering.common import functions, source_loc, walk
-from tir_mlir.regions import const_value
+from tir_mlir.ir.regions import const_value
 
 MAX_THREADS = 1024
 MAX_BLOCK = (1024, 1024, 64)

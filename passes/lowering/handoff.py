@@ -24,7 +24,7 @@ from mlir.dialects import affine
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.affine_to_scf import function_attrs
 from tir_mlir.passes.lowering.common import build_error, functions, move_body, run_pipeline
 from tir_mlir.passes.lowering.pipeline import _target, emit_text, lower

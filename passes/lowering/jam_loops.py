@@ -19,7 +19,7 @@ earlier loop's results: the jammed loop takes the last one's place.
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_int, functions, move_body
 
 # Ops with no memory effect that may sit between jammed loops.

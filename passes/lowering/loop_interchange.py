@@ -30,12 +30,12 @@ import math
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, index_const, walk
 from tir_mlir.passes.lowering.cpu_model import cpu_model
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, simplify, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, linear, simplify, to_affine
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8

@@ -10,7 +10,7 @@ from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.stages import stage as stage_cls
-from tir_mlir.passes.schedule.op_index import strip_handles
+from tir_mlir.analysis.op_index import strip_handles
 from tir_mlir.suggest import did_you_mean
 
 # Target -> [(emit name, stage name)] it runs, the stages by their names in the registry

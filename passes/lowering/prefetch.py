@@ -22,12 +22,12 @@ peeled reduction inits (a prefetch in the loop body would stop that).
 from mlir import ir
 from mlir.dialects import affine, arith, memref
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
                                              iv_range, walk)
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, linear, to_affine
 
 KEY = "prefetch"
 TAG = "tir_mlir.prefetch_buffer"

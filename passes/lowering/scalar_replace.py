@@ -40,7 +40,7 @@ import math
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (ancestors, constant_int, functions, index_const,
                                              move_body, walk)

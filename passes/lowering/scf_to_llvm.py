@@ -6,7 +6,7 @@ layout, CPU and features (cpu_target.py)."""
 from mlir import ir
 
 from tir_mlir.errors import BuildError
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import functions, run_pipeline
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops

@@ -22,7 +22,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.lowering.common import build_error, functions, walk
-from tir_mlir.passes.schedule.buffer_util import block_writes, is_func_arg
+from tir_mlir.analysis.buffer_util import block_writes, is_func_arg
 
 KEY = "buffer_dim_align"
 

@@ -35,7 +35,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, memref
 
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_int, functions, index_const
 from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace, leaves, linear

@@ -19,7 +19,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis import size_exprs
 from tir_mlir.analysis.symbolic import used_symbols
 from tir_mlir.dialect.buffers import arg_attrs

@@ -23,13 +23,13 @@ is stays, for LLVM to vectorize it).
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop, body_ops
-from tir_mlir.ir_walk import ancestors, walk_all
+from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import constant_loop, functions
 from tir_mlir.passes.lowering.loop_interchange import (ACCESSES, MIN_VECTOR_TRIPS, Access,
                                                        plain_loop, pure)
 from tir_mlir.passes.lowering.unroll import unroll
-from tir_mlir.passes.schedule.buffer_util import NotAffine
+from tir_mlir.analysis.buffer_util import NotAffine
 
 # A body of more stores than this, unrolled, is left alone (TVM's conv tile above: 192).
 MAX_STATEMENTS = 256

@@ -8,7 +8,7 @@ The new loop's variable is not used by any binding, so nothing else changes. Alw
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.analysis import structure as analysis
 
 
 def add_unit_loop(op: ir.Operation) -> ir.Operation:

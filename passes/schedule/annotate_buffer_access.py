@@ -9,7 +9,7 @@ annotate_buffer_access(B, 0, "read", lambda vi, vj: ((vi - 1, vi + 1), (vj - 1, 
 `gen_new_ranges` maps the block's iter vars to one entry per buffer dimension: an expression
 (a single element) or a (begin, end) pair. The block gets TVM's annotation
 `explicit_read_region` / `explicit_write_region` (the list of annotated indices) and the
-region itself (tir_mlir/region_overrides.py). The statements, and so the numbers, do not
+region itself (tir_mlir/ir/region_overrides.py). The statements, and so the numbers, do not
 change: lowering and legality checks use the real accesses.
 
 Legality (TVM's): `buf_type` is "read" or "write"; `buffer_index` is in range of the block's
@@ -22,14 +22,14 @@ from typing import Callable, List, Tuple
 
 from mlir import ir
 
-from tir_mlir import region_overrides as overrides
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir import region_overrides as overrides
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import symbolic
+from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.printer.affine_text import affine_text
-from tir_mlir.regions import block_regions
+from tir_mlir.ir.regions import block_regions
 
 WHO = "annotate_buffer_access"
 _ANNOTATION = {"read": "explicit_read_region", "write": "explicit_write_region"}

@@ -23,12 +23,11 @@ mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 from mlir import ir
 
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.analysis.structure import erase
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import (
-    dims_of, emit_index, enclosing_loops, erase_region_block, linear, move_body,
-    replace_uses, substitute, walk)
+from tir_mlir.analysis.buffer_util import (dims_of, emit_index, enclosing_loops,
+    erase_region_block, linear, move_body, replace_uses, substitute, walk)
 
 C = ir.AffineExpr.get_constant
 

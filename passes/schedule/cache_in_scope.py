@@ -22,10 +22,10 @@ from mlir.dialects import arith, memref
 
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, accesses, buffer_name, emit_index, simplify, substitute, to_affine)
-from tir_mlir.passes.schedule.region_cover import NestedSpace, RegionError, access_region
+from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis.buffer_util import (NotAffine, accesses, buffer_name, emit_index, simplify,
+    substitute, to_affine)
+from tir_mlir.analysis.region_cover import NestedSpace, RegionError, access_region
 
 WHO = "cache_read"
 

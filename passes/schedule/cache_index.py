@@ -26,10 +26,10 @@ from mlir.dialects import arith, memref
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.buffer_util import func_of, replace_uses, top_stmt
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.buffer_util import func_of, replace_uses, top_stmt
 from tir_mlir.passes.schedule.cache_read_write import _check_root, make_nest, root_alloc
-from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
+from tir_mlir.analysis.expr_tree import clone_tree, erase_dead
 
 WHO = "cache_index"
 _PURE_CALLS = ("floormod", "floordiv", "truncmod", "truncdiv", "min", "max", "abs")

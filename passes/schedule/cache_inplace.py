@@ -29,13 +29,13 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.index_dtypes import buffer_dims
-from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.buffer_util import accesses, block_reads, buffer_name, func_of
+from tir_mlir.ir.index_dtypes import buffer_dims
+from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis.buffer_util import accesses, block_reads, buffer_name, func_of
 from tir_mlir.passes.schedule.cache_read_write import (
     cache_name, make_cache_alloc, pick_buffer, top_of)
-from tir_mlir.passes.schedule.region_cover import (
-    Interval, LoopSpace, NestedSpace, RegionError, _vars, access_region)
+from tir_mlir.analysis.region_cover import (Interval, LoopSpace, NestedSpace, RegionError, _vars,
+    access_region)
 
 WHO = "cache_inplace"
 

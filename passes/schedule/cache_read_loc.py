@@ -22,10 +22,10 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.dialect.ops import body_ops
-from tir_mlir.passes.schedule.buffer_util import accesses
-from tir_mlir.passes.schedule.region_cover import NestedSpace, RegionError, _vars, access_region
+from tir_mlir.analysis.buffer_util import accesses
+from tir_mlir.analysis.region_cover import NestedSpace, RegionError, _vars, access_region
 
 
 def location(func, writer: ir.Operation, consumers) -> Optional[Tuple[Optional[ir.Operation],

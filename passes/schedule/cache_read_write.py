@@ -26,15 +26,15 @@ from mlir.dialects import memref
 from tir_mlir.analysis.shapes import buffer_shape, is_dynamic, memref_type, size_operands
 from tir_mlir.analysis.symbolic import Int
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
-from tir_mlir.index_dtypes import buffer_attr, buffer_dims
+from tir_mlir.ir.index_dtypes import buffer_attr, buffer_dims
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.passes.schedule.analysis import (blocks_accessing, blocks_under, comes_before,
-                                               enclosing_loops, is_ancestor, is_declaration)
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, func_of, top_stmt)
+from tir_mlir.analysis.structure import (blocks_accessing, blocks_under, comes_before,
+    enclosing_loops, is_ancestor, is_declaration)
+from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
+    func_of, top_stmt)
 from tir_mlir.suggest import did_you_mean
 
 

@@ -31,19 +31,16 @@ from typing import List, Sequence
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis.symbolic import SymExpr, substitute
-from tir_mlir.passes.schedule.analysis import widen_domains, erase
+from tir_mlir.analysis.structure import widen_domains, erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_accessing,
-                                               blocks_under, enclosing_loops, func_of,
-                                               is_ancestor, op_of, parent_op, scope_of,
-                                               set_operands, walk_all)
-from tir_mlir.passes.schedule.region_cover import (IterCover, LoopSpace, NestedSpace,
-                                                   RegionError, cover, iter_var_intervals,
-                                                   touched_region)
+from tir_mlir.analysis import index
+from tir_mlir.analysis.structure import (block_reads_writes, blocks_accessing, blocks_under,
+    enclosing_loops, func_of, is_ancestor, op_of, parent_op, scope_of, set_operands, walk_all)
+from tir_mlir.analysis.region_cover import (IterCover, LoopSpace, NestedSpace, RegionError, cover,
+    iter_var_intervals, touched_region)
 
 
 def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:

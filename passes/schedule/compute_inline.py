@@ -36,17 +36,17 @@ from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import prove_le, prove_lt, show, smax, smin
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.analysis import (block_reads_writes, blocks_under, func_of,
-                                               is_ancestor, op_of, value_range, walk)
-from tir_mlir.passes.schedule.buffer_util import buffer_name, is_func_arg
+from tir_mlir.analysis.structure import (block_reads_writes, blocks_under, func_of, is_ancestor,
+    op_of, value_range, walk)
+from tir_mlir.analysis.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
-from tir_mlir.index_dtypes import INDEX_DTYPE, mark_constants
-from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
-from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_with_operands
-from tir_mlir.passes.schedule.read_inverse import Group, NotInvertible, digit_of, read_groups
-from tir_mlir.passes.schedule.region_cover import access, iter_var_of
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.ir.index_dtypes import INDEX_DTYPE, mark_constants
+from tir_mlir.analysis import index
+from tir_mlir.analysis.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.analysis.expr_tree import clone_tree, erase_with_operands
+from tir_mlir.analysis.read_inverse import Group, NotInvertible, digit_of, read_groups
+from tir_mlir.analysis.region_cover import access, iter_var_of
+from tir_mlir.analysis.structure import erase
 
 
 def _single_store(blk: Block, who: str, distinct_iters: bool = True) -> ir.Operation:

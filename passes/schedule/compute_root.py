@@ -23,9 +23,9 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.analysis import blocks_under, enclosing_loops, func_of, op_of
+from tir_mlir.analysis.structure import blocks_under, enclosing_loops, func_of, op_of
 from tir_mlir.passes.schedule.compute_at import check_single_writer, dataflow, place, position
-from tir_mlir.passes.schedule.region_cover import LoopSpace, cover
+from tir_mlir.analysis.region_cover import LoopSpace, cover
 
 
 def compute_root(block) -> ir.Operation:

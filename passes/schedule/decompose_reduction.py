@@ -19,12 +19,12 @@ block handle now names "C_update".
 """
 from mlir import ir
 
-from tir_mlir import region_overrides as overrides
+from tir_mlir.ir import region_overrides as overrides
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import (
-    dims_of, enclosing_loops, erase_region_block, move_body, substitute)
+from tir_mlir.analysis.buffer_util import (dims_of, enclosing_loops, erase_region_block,
+    move_body, substitute)
 
 
 def decompose_reduction(block: Block, loop: Loop) -> Block:

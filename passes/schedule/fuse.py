@@ -17,8 +17,8 @@ from mlir import ir
 from tir_mlir.analysis.symbolic import SymExpr, product
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis.structure import erase
 
 
 def check(loops: Sequence[ir.Operation]):

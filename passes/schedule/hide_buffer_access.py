@@ -5,7 +5,7 @@ unsafe_hide_buffer_access(C, "read", [0])::
     T.reads(B[vi, vj])          ->      T.reads()
 
 TVM uses it to hide index buffers (sparse computations) from tensorize's pattern match. The
-buffers are recorded by name on the block (tir_mlir/region_overrides.py); the statements do not
+buffers are recorded by name on the block (tir_mlir/ir/region_overrides.py); the statements do not
 change, and unlike TVM the dependence analysis still sees the hidden accesses (the result can be
 no less safe than before).
 
@@ -14,7 +14,7 @@ T.reads / T.writes (repeats allowed).
 """
 from typing import List
 
-from tir_mlir import region_overrides as overrides
+from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError

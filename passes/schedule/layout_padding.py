@@ -30,12 +30,13 @@ from mlir.dialects import arith, memref, scf
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.dtypes import dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, symbolic
-from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir.passes.schedule.analysis import erase, op_of
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, buffer_name, emit_index, func_of, linear, move_body, replace_uses)
-from tir_mlir.passes.schedule.expr_tree import erase_dead
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.structure import SID
+from tir_mlir.analysis.structure import erase, op_of
+from tir_mlir.analysis.buffer_util import (accesses, buffer_name, emit_index, func_of, linear,
+    move_body, replace_uses)
+from tir_mlir.analysis.expr_tree import erase_dead
 
 WHO = "transform_layout"
 

@@ -16,8 +16,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.regions import block_regions
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.ir.regions import block_regions
 
 THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") \
     + ("vthread",)

@@ -27,12 +27,12 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir import region_overrides as overrides
-from tir_mlir.regions import block_regions
-from tir_mlir.passes.schedule.buffer_util import accesses, buffer_name, i64_array
-from tir_mlir.passes.schedule.region_cover import LoopSpace, RegionError, touched_region
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.structure import SID
+from tir_mlir.ir import region_overrides as overrides
+from tir_mlir.ir.regions import block_regions
+from tir_mlir.analysis.buffer_util import accesses, buffer_name, i64_array
+from tir_mlir.analysis.region_cover import LoopSpace, RegionError, touched_region
 
 
 def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:

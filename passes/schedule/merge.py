@@ -23,8 +23,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.buffer_util import accesses, buffer_name, move_body
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.buffer_util import accesses, buffer_name, move_body
 
 WHO = "merge"
 

@@ -35,9 +35,9 @@ from mlir.dialects import arith, memref, scf
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, buffer_scope, func_of, i64_array, top_stmt)
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
+    buffer_scope, func_of, i64_array, top_stmt)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc, make_nest
 
 WHO = "pad_einsum"

@@ -32,13 +32,13 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index
+from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.passes.schedule.annotate import to_attr
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, top_stmt)
+from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
+    emit_index, func_of, top_stmt)
 from tir_mlir.passes.schedule.cache_read_write import cache_name, make_cache_alloc, pick_buffer
-from tir_mlir.passes.schedule.region_cover import (
-    Interval, NestedSpace, RegionError, _vars, access_region, lins_of)
+from tir_mlir.analysis.region_cover import (Interval, NestedSpace, RegionError, _vars,
+    access_region, lins_of)
 
 _ENUMERATION_LIMIT = 1 << 16
 

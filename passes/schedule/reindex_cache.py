@@ -30,12 +30,13 @@ from typing import Callable, List, Optional, Tuple
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index, symbolic
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, dims_of, emit_index, func_of, substitute)
+from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
+    dims_of, emit_index, func_of, substitute)
 from tir_mlir.passes.schedule.cache_read_write import (
     _check_root, _check_single_writer, cache_name, make_cache_alloc, pick_buffer, top_of)
 from tir_mlir.passes.schedule.reindex import (

@@ -18,8 +18,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.affine_binding import affine_binding_error
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.affine_binding import affine_binding_error
 
 
 def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:

@@ -13,8 +13,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir.passes.schedule.buffer_util import move_body
+from tir_mlir.analysis.structure import SID
+from tir_mlir.analysis.buffer_util import move_body
 
 
 def reorder_block_iter_var(blk: Block, new_order: Sequence[int]) -> Block:

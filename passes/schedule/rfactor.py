@@ -34,13 +34,13 @@ from mlir.dialects import memref
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, accesses, block_binding_exprs, buffer_name, emit_index, enclosing_loops, func_of,
-    dims_of, move_body, replace_uses, substitute, to_affine, walk)
+from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_binding_exprs, buffer_name,
+    emit_index, enclosing_loops, func_of, dims_of, move_body, replace_uses, substitute, to_affine,
+    walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.analysis.structure import erase
 from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
-from tir_mlir.passes.schedule.region_cover import iter_var_of
+from tir_mlir.analysis.region_cover import iter_var_of
 from tir_mlir.passes.schedule.rfactor_tuple import TupleReduction
 
 COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",

@@ -18,14 +18,14 @@ import math
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir import region_overrides as overrides
+from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.dialect.ops import Block, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir.passes.schedule.expr_tree import erase_dead
-from tir_mlir.regions import block_regions
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, accesses, buffer_name, emit_index, substitute, to_affine)
+from tir_mlir.analysis.structure import erase
+from tir_mlir.analysis.expr_tree import erase_dead
+from tir_mlir.ir.regions import block_regions
+from tir_mlir.analysis.buffer_util import (NotAffine, accesses, buffer_name, emit_index,
+    substitute, to_affine)
 
 # cmpf / cmpi predicates (MLIR's enum values) -> argmax (>=) or argmin (<=)
 _CMPF = {3: "argmax", 10: "argmax", 5: "argmin", 12: "argmin"}       # oge, uge, ole, ule

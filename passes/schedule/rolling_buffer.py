@@ -30,13 +30,12 @@ from typing import List, Optional
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir import first_iteration_or
+from tir_mlir.ir import first_iteration_or
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, accesses, block_binding_exprs, block_writes, buffer_name, emit_index, func_of,
-    is_func_arg, linear, substitute, to_affine)
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_binding_exprs, block_writes,
+    buffer_name, emit_index, func_of, is_func_arg, linear, substitute, to_affine)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 WHO = "rolling_buffer"

@@ -9,7 +9,7 @@ from typing import List
 
 from mlir import ir
 
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.analysis import structure as analysis
 
 ROOT, INLINE = -1, -2
 

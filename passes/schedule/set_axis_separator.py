@@ -21,8 +21,7 @@ from mlir import ir
 from tir_mlir.dialect.buffers import set_buffer_attr
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import (
-    block_reads, block_writes, buffer_name, i64_array)
+from tir_mlir.analysis.buffer_util import block_reads, block_writes, buffer_name, i64_array
 
 WHO = "set_axis_separator"
 

@@ -13,7 +13,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name, buffer_scope
+from tir_mlir.analysis.buffer_util import block_writes, buffer_name, buffer_scope
 from tir_mlir.passes.schedule.cache_read_write import cache_name, pick_buffer
 
 

@@ -24,9 +24,9 @@ from tir_mlir.analysis.facts import assumed_facts
 from tir_mlir.analysis.symbolic import Int, SymExpr, divisible, product, show, tile_count
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, index
-from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir.wellformed import is_identifier
+from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis.structure import erase
+from tir_mlir.ir.wellformed import is_identifier
 
 
 def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],

@@ -21,7 +21,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule.annotate import to_attr
-from tir_mlir.passes.schedule.buffer_util import block_writes, buffer_name, is_func_arg
+from tir_mlir.analysis.buffer_util import block_writes, buffer_name, is_func_arg
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 KEY = "buffer_dim_align"

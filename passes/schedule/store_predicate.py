@@ -16,8 +16,8 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import symbolic
-from tir_mlir.passes.schedule.buffer_util import substitute
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.buffer_util import substitute
 
 
 def set_store_predicate(block: Block, predicate: Callable):

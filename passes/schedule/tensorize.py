@@ -23,14 +23,14 @@ from typing import Dict, List
 from mlir import ir
 from mlir.dialects import arith, memref
 
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.analysis.structure import erase
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
                                   extern_op)
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.expr_tree import erase_dead
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, buffer_name, dims_of, emit_index, simplify, substitute, to_affine)
+from tir_mlir.analysis.expr_tree import erase_dead
+from tir_mlir.analysis.buffer_util import (NotAffine, buffer_name, dims_of, emit_index, simplify,
+    substitute, to_affine)
 
 
 class Mismatch(Exception):

@@ -20,13 +20,14 @@ from typing import Callable, List, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis, symbolic
-from tir_mlir.passes.schedule.buffer_util import emit_index, move_body, replace_uses, simplify
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.buffer_util import emit_index, move_body, replace_uses, simplify
 from tir_mlir.passes.schedule.decompose_padding import _resimplify
-from tir_mlir.passes.schedule.analysis import SID
+from tir_mlir.analysis.structure import SID
 
 WHO = "transform_block_layout"
 Piece = Tuple[int, int, int, int]        # (argument, scale, size, stride in its result)

@@ -24,14 +24,14 @@ from tir_mlir.analysis.shapes import (MATCH_SHAPE, buffer_shape, is_dynamic, mem
 from tir_mlir.analysis.symbolic import SymExpr, show
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import index as ix
+from tir_mlir.analysis import index as ix
 from tir_mlir.passes.schedule import layout_padding as _padding
-from tir_mlir.passes.schedule import symbolic
-from tir_mlir.passes.schedule.expr_tree import clone_tree, erase_dead
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_reads, block_writes, buffer_name, emit_index, func_of, is_func_arg)
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.expr_tree import clone_tree, erase_dead
+from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
+    emit_index, func_of, is_func_arg)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
-from tir_mlir.passes.schedule.analysis import comes_before, erase
+from tir_mlir.analysis.structure import comes_before, erase
 from tir_mlir.suggest import did_you_mean
 
 

@@ -16,8 +16,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block
 from tir_mlir.dtypes import DTYPES, dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.buffer_util import (
-    accesses, block_writes, buffer_name, func_of, is_func_arg)
+from tir_mlir.analysis.buffer_util import accesses, block_writes, buffer_name, func_of, is_func_arg
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 WHO = "unsafe_set_dtype"

@@ -5,7 +5,7 @@ are iterative, like expression evaluation, so long binding expressions cannot ov
 """
 from mlir import ir
 
-from tir_mlir import first_iteration_or
+from tir_mlir.ir import first_iteration_or
 from tir_mlir.analysis.symbolic import is_symbol
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
@@ -187,7 +187,7 @@ class AffineBuilder:
 
     def _first_iteration_or(self, node) -> ir.AffineExpr:
         """`w < m + 1 or k <= e` (w a loop var over [m, m + n), e >= 0 everywhere), as
-        rolling_buffer writes it: `e - k * ind(w) >= 0` (tir_mlir/first_iteration_or.py)."""
+        rolling_buffer writes it: `e - k * ind(w) >= 0` (tir_mlir/ir/first_iteration_or.py)."""
         bad = NotAffine("'or' in a condition must read 'i < min + 1 or k <= e' (i a loop "
                         "variable, e >= 0), as TVM's rolling_buffer writes it", node.pos)
         first, bound = node.lhs, node.rhs

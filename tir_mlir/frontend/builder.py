@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import affine, func, memref, scf
 
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
-from tir_mlir.affine_exprs import const_of, expr_bounds
+from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
@@ -21,7 +21,7 @@ from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, M
 from tir_mlir.frontend.symbols import (IMPLICIT, INDEX_VAR_DTYPES, SymbolDecl, has_call, mentions,
                                        var_decls)
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
-from tir_mlir.index_dtypes import buffer_attr, index_dtype, wider
+from tir_mlir.ir.index_dtypes import buffer_attr, index_dtype, wider
 
 MAX_NESTING = 100
 MATCH_SHAPE = "tir.match_shape"

@@ -1,6 +1,6 @@
 """T.reads / T.writes entries that a block's `explicit_read_region` / `explicit_write_region`
 annotation (TVM's annotate_buffer_access) marks as set by hand: kept as written
-(tir_mlir/region_overrides.py), where every other region is re-inferred from the accesses.
+(tir_mlir/ir/region_overrides.py), where every other region is re-inferred from the accesses.
 
 An entry whose indices are not affine in the iter vars, or whose extents are not positive
 constants, falls back to the inferred region.
@@ -13,7 +13,7 @@ buffer: there the lists are the writer's (a buffer left out of T.reads is hidden
 """
 from mlir import ir
 
-from tir_mlir import region_overrides as overrides
+from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.errors import TIRError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
@@ -51,7 +51,7 @@ def record_order(blk, region_calls):
     written = {k: [_name(r) for r in _items(region_calls, k)] for k in _KEYS}
     if all(len(w) < 2 for w in written.values()):
         return                                  # (one entry has no order)
-    from tir_mlir.regions import block_regions
+    from tir_mlir.ir.regions import block_regions
     try:
         inferred = block_regions(blk.op)
     except (RecursionError, TIRError):          # (the parse or the printer reports it)
@@ -146,14 +146,14 @@ def _record_written(env, blk, region_calls):
 
 
 def _accessed(blk) -> list:
-    from tir_mlir.regions import block_regions
+    from tir_mlir.ir.regions import block_regions
     regions = block_regions(blk.op)
     return sorted({buffer_name(r.buffer) for r in regions.reads + regions.writes})
 
 
 def _record_accumulators(env, blk, region_calls):
     """Where the written T.reads list a buffer the block stores to (its accumulator)."""
-    from tir_mlir.regions import block_regions
+    from tir_mlir.ir.regions import block_regions
     written = {buffer_name(r.buffer) for r in block_regions(blk.op).writes}
     positions = [k for k, r in enumerate(_items(region_calls, "read"))
                  if isinstance(r, A.Subscript) and isinstance(r.value, A.Name)

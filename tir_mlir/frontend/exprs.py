@@ -17,7 +17,7 @@ from tir_mlir.frontend import intrinsics as I
 from tir_mlir.frontend.extern_calls import POINTER, BufferStrides, ExternCalls
 from tir_mlir.frontend.vectors import Lanes, VectorExprs
 from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
-from tir_mlir.index_dtypes import index_dtype, wider
+from tir_mlir.ir.index_dtypes import index_dtype, wider
 
 MAX_LAZY_NESTING = 64
 

@@ -2,18 +2,18 @@
 
 The text comes from outside, so it is held to everything the TVMScript parser guarantees:
 text that would crash MLIR's parser refused first (mlir_guard.py), MLIR's parser and
-verifier, the ops a tir program is made of, and the invariants of `tir_mlir.wellformed`.
+verifier, the ops a tir program is made of, and the invariants of `tir_mlir.ir.wellformed`.
 Every failure is one TIRParseError at FILE:LINE:COL.
 """
 import re
 
 from mlir import ir
 
-from tir_mlir import wellformed
+from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend.mlir_guard import parse_untrusted
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 from tir_mlir.module import IRModule
 
 # Dialects (and single ops) a tir program is made of, before and after scheduling.

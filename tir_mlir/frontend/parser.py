@@ -17,14 +17,14 @@ from lark.exceptions import LarkError
 from lark.indenter import PythonIndenter
 from mlir import ir
 
-from tir_mlir import wellformed
+from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
 from tir_mlir.frontend.ast import LiteralError, ToAst
 from tir_mlir.frontend import parser_tables
 from tir_mlir.frontend.builder import ModuleBuilder
 from tir_mlir.module import IRModule
-from tir_mlir.user_cache import cache_dir
+from tir_mlir.ir.user_cache import cache_dir
 
 # Readable names for terminals in "expected one of ..." messages.
 _TOKEN_NAMES = {"_NEWLINE": "end of line", "_INDENT": "an indented block",

@@ -1,7 +1,7 @@
 """What a name or an expression stands for while a program is being built.
 
 - `Val`: an MLIR value with its TensorIR dtype ("index" for loop and iter vars; whether
-  TensorIR sees one as an int32 or an int64 is read from the IR: tir_mlir/index_dtypes.py);
+  TensorIR sees one as an int32 or an int64 is read from the IR: tir_mlir/ir/index_dtypes.py);
 - `Lit`: a Python literal not yet materialized, so `vi + 1` gets an index constant and
   `A[i] * 2` an f32 one (dtype None until something types it; `T.float32(0)` sets it);
 - `Buffer`: a memref value with its name, shape and dtype;

@@ -10,7 +10,7 @@ from typing import Any
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.dtypes import split_lanes
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine

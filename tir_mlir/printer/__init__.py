@@ -5,7 +5,7 @@
 
 The printer only reads the IR; `print(parse(print(m))) == print(m)` holds.
 """
-from tir_mlir.deep import deep_recursion
+from tir_mlir.ir.deep import deep_recursion
 from tir_mlir.printer.stmt import IND, FuncPrinter
 
 _HEADER_IR = "# from tvm.script import ir as I"

@@ -3,11 +3,11 @@
 MLIR keeps a sum as `lhs + rhs` with constants and `x * -1` on the right; TVM writes those
 as `a - 1` and `a - b`, which is what the printer must produce to re-parse to the same tree.
 `int_dtype` is the TensorIR dtype of the expression: its constants print as `T.int64(4)` when
-it is int64 (see `tir_mlir.index_dtypes.expr_dtype`).
+it is int64 (see `tir_mlir.ir.index_dtypes.expr_dtype`).
 """
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.printer.literals import int_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 

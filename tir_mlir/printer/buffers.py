@@ -7,7 +7,7 @@ from mlir import ir
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import INDEX_DTYPE, str_attr
 from tir_mlir.dtypes import dtype_of
-from tir_mlir.index_dtypes import buffer_dim_dtypes
+from tir_mlir.ir.index_dtypes import buffer_dim_dtypes
 
 
 @dataclass

@@ -10,12 +10,12 @@ from tir_mlir.dialect.expr_ops import BINARY as BINARY_OPS
 from tir_mlir.dialect.expr_ops import CALLS, CASTS, MATH_SAME
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
-from tir_mlir.index_dtypes import index_dtype
+from tir_mlir.ir.index_dtypes import index_dtype
 from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.extern_calls import extern_text
 from tir_mlir.printer.literals import float_text, int_text
 from tir_mlir.printer.precedence import ADD, AND, ATOM, CMP, MUL, NEG, NOT, OR, wrap
-from tir_mlir.regions import index_affine
+from tir_mlir.ir.regions import index_affine
 
 # (operator, precedence) of each binary op.
 BINARY = {op: (sym, ADD if sym in ("+", "-") else MUL) for op, sym in BINARY_OPS.items()}
@@ -26,7 +26,7 @@ CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10:
 
 def value_dtype(v: ir.Value, buffers) -> str:
     """TensorIR dtype of an SSA value (unsigned when its op or buffer says so; an index
-    value is an int32 or an int64, tir_mlir/index_dtypes.py)."""
+    value is an int32 or an int64, tir_mlir/ir/index_dtypes.py)."""
     if isinstance(v.type, ir.IndexType):
         return index_dtype(v)
     if not isinstance(v, ir.BlockArgument):

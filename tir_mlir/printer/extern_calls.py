@@ -31,7 +31,7 @@ def row_major_strides(mtype: ir.MemRefType):
 def _offset_text(p, buf, idx) -> tuple:
     """(text, precedence): `B.elem_offset` at B[0, ...], else the linear offset of B[idx]
     (static strides), simplified like TVM's (`v_i_o * 512 + v_j_o * 16`)."""
-    from tir_mlir.passes.schedule.buffer_util import NotAffine, simplify, to_affine
+    from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
     strides = row_major_strides(ir.MemRefType(buf.type))
     if all(_is_zero(i) for i in idx):
         return f"{p.namer[buf]}.elem_offset", ATOM

@@ -8,7 +8,7 @@ a loop in the middle of a grid starts its own statement, as TVM prints a For on 
 from typing import List, Tuple
 
 from tir_mlir.dialect.ops import Block
-from tir_mlir.ir_walk import func_of
+from tir_mlir.ir.ir_walk import func_of
 from tir_mlir.printer.stmt import IND, FuncPrinter
 
 

@@ -3,14 +3,14 @@ import re
 import numpy as np
 from mlir import ir
 
-from tir_mlir import first_iteration_or
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir import first_iteration_or
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import (CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops,
                                   integer_set, str_attr)
 from tir_mlir.errors import TIRError
-from tir_mlir.index_dtypes import expr_dtype, wider
+from tir_mlir.ir.index_dtypes import expr_dtype, wider
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
@@ -20,7 +20,7 @@ from tir_mlir.printer.literals import dict_text, int_text, shape_text, string_te
 from tir_mlir.printer.names import Namer
 from tir_mlir.printer.symbols import (ASSUME, IMPLICIT, MATCH_SHAPE, alloc_dims, match_shapes,
                                       shape_dims, size_text)
-from tir_mlir.regions import block_regions
+from tir_mlir.ir.regions import block_regions
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")

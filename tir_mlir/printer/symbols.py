@@ -11,7 +11,7 @@ from mlir import ir
 from tir_mlir.analysis.symbolic import SymExpr
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import str_attr
-from tir_mlir.index_dtypes import index_dtype
+from tir_mlir.ir.index_dtypes import index_dtype
 from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.literals import int_text
 

@@ -1,6 +1,6 @@
 """Compiled shared objects by content key, on disk, so a rebuild in a later process only loads.
 
-Where: `tir_mlir.user_cache.cache_dir()`; when it is turned off (`TIR_MLIR_CACHE=0`) shared
+Where: `tir_mlir.ir.user_cache.cache_dir()`; when it is turned off (`TIR_MLIR_CACHE=0`) shared
 objects go to a private temporary folder deleted at exit. An entry is `<key>.so`; the key hashes the lowered IR (which carries the target), the target's tool flags,
 the compiler tools' identity and FORMAT. A writer compiles into a file of its own and renames it
 into place (atomic), so processes building the same program at once never read a partial file;
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
-from tir_mlir.user_cache import cache_dir, discard, intact, private_dir, seal_as
+from tir_mlir.ir.user_cache import cache_dir, discard, intact, private_dir, seal_as
 
 FORMAT = 2   # bumped when the way an entry is built changes (2: linked with -lm)
 # Counters for tests and benchmarks: compiles (misses), disk_hits, damaged (entries rebuilt).

@@ -51,8 +51,8 @@ def with_embedded(extern_libs, module) -> List[Path]:
         extern_libs = [extern_libs]
     out = [Path(p) for p in extern_libs or ()]
     from mlir import ir
-    from tir_mlir.ir_walk import walk_all
-    from tir_mlir.user_cache import private_dir
+    from tir_mlir.ir.ir_walk import walk_all
+    from tir_mlir.ir.user_cache import private_dir
     for f in [o.operation for o in module.body.operations]:
         for op in walk_all(f):
             if "tir.annotations" not in op.attributes:

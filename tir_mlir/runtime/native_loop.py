@@ -8,7 +8,7 @@ import hashlib
 import os
 import subprocess
 
-from tir_mlir.user_cache import cache_dir, discard, intact, private_dir, seal_as
+from tir_mlir.ir.user_cache import cache_dir, discard, intact, private_dir, seal_as
 
 MAX_ARGS = 32
 

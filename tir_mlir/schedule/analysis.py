@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of, dims_of, expr_bounds
+from tir_mlir.ir.affine_exprs import const_of, dims_of, expr_bounds
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.frontend.parser import parse
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.module import IRModule
-from tir_mlir.passes.schedule import buffer_util, symbolic
+from tir_mlir.analysis import buffer_util
+from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.schedule.handles import BlockRV
 from tir_mlir.schedule.index_splits import Split, index_splits, split_lambda
 from tir_mlir.schedule.tensor_intrin import TensorIntrin

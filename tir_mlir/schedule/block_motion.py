@@ -12,7 +12,7 @@ from mlir import ir
 from tir_mlir.passes.schedule import compute_at as _at
 from tir_mlir.passes.schedule import compute_inline as _inline
 from tir_mlir.passes.schedule import compute_root as _root
-from tir_mlir.passes.schedule.analysis import SID, enclosing_loops
+from tir_mlir.analysis.structure import SID, enclosing_loops
 from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 

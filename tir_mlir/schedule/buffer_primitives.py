@@ -9,14 +9,13 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import (
-    blockize as _blockize, cache_read_write as _cache, decompose_reduction as _decompose,
-    prefetch as _prefetch, rfactor as _rfactor, set_scope as _set_scope,
-    storage_align as _align, store_predicate as _pred, symbolic, tensorize as _tensorize,
-    transform_layout as _layout)
-from tir_mlir.passes.schedule.buffer_util import block_reads, block_writes
-from tir_mlir.passes.schedule.safe_lambda import (
-    SafeLambda, canonical_text, constant_body, parse_lambda)
+from tir_mlir.passes.schedule import (blockize as _blockize, cache_read_write as _cache,
+    decompose_reduction as _decompose, prefetch as _prefetch, rfactor as _rfactor,
+    set_scope as _set_scope, storage_align as _align, store_predicate as _pred,
+    tensorize as _tensorize, transform_layout as _layout)
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.analysis.buffer_util import block_reads, block_writes
+from tir_mlir.schedule.safe_lambda import SafeLambda, canonical_text, constant_body, parse_lambda
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 

@@ -9,7 +9,8 @@ from typing import Callable, List
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule import cache_index as _index, cache_inplace as _inplace
 from tir_mlir.passes.schedule import reindex_cache as _reindex_cache
-from tir_mlir.passes.schedule import read_write_at as _at, symbolic
+from tir_mlir.passes.schedule import read_write_at as _at
+from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.passes.schedule.set_scope import check_scope
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive

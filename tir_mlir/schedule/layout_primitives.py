@@ -13,7 +13,8 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import decompose_padding as _padding
 from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.passes.schedule import reorder_block_iter_var as _reorder_iters
-from tir_mlir.passes.schedule import symbolic, transform_block_layout as _block_layout
+from tir_mlir.schedule import lambda_exprs as symbolic
+from tir_mlir.passes.schedule import transform_block_layout as _block_layout
 from tir_mlir.passes.schedule import unsafe_set_dtype as _set_dtype
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive

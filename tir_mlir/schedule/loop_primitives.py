@@ -9,7 +9,7 @@ from tir_mlir.passes.schedule import loop_partition as _partition
 from tir_mlir.passes.schedule import merge as _merge
 from tir_mlir.schedule.block_motion import _consume_erased, _sids
 from tir_mlir.schedule.handles import LoopRV
-from tir_mlir.passes.schedule.analysis import walk
+from tir_mlir.analysis.structure import walk
 from tir_mlir.schedule.primitive import primitive
 
 

@@ -22,7 +22,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import op_index
+from tir_mlir.analysis import op_index
 from tir_mlir.schedule.trace import Instruction
 from tir_mlir.suggest import did_you_mean
 
@@ -34,7 +34,7 @@ def primitive(fn=None, *, macro: bool = False, readonly: bool = False,
 
     `macro=True`: the method only calls other primitives; they are recorded instead of it (so
     the trace stays TVM-compatible), but the whole macro is still one transaction.
-    The schedule's index of its ops (passes/schedule/op_index.py) survives:
+    The schedule's index of its ops (tir_mlir/analysis/op_index.py) survives:
     `readonly=True` methods, which do not rewrite the module (queries, sampling);
     `keeps_ops=True` ones, which only change attributes of existing ops (loop kinds,
     annotations): no op is created, erased or moved; and `keeps_index=True` rewrites, which

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Union
 
 from mlir import ir
 
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.views import StmtSRef, _View

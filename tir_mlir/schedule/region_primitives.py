@@ -13,7 +13,7 @@ from tir_mlir.passes.schedule import hide_buffer_access as _hide
 from tir_mlir.passes.schedule import pad_einsum as _pad_einsum
 from tir_mlir.passes.schedule import reindex as _reindex
 from tir_mlir.passes.schedule import rolling_buffer as _rolling
-from tir_mlir.passes.schedule import symbolic
+from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.passes.schedule import set_axis_separator as _axis_sep
 from tir_mlir.schedule.handles import BlockRV
 from tir_mlir.schedule.primitive import primitive

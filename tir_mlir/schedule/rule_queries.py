@@ -10,10 +10,10 @@ from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering import gpu_usage
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound, rebinding
-from tir_mlir.passes.schedule import analysis, buffer_util
+from tir_mlir.analysis import structure as analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 

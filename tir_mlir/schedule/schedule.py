@@ -13,11 +13,11 @@ from mlir import ir
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import HandleError, NoFunctionError, ScheduleError
 from tir_mlir.module import IRModule
-from tir_mlir.passes.schedule import (add_unit_loop as _unit, analysis, annotate as _ann,
-                                      fuse as _fuse, loop_kind, reorder as _reorder,
-                                      split as _split, tile as _tile)
-from tir_mlir.passes.schedule.analysis import SID
-from tir_mlir.passes.schedule.op_index import OpIndex
+from tir_mlir.passes.schedule import (add_unit_loop as _unit, annotate as _ann, fuse as _fuse,
+    loop_kind, reorder as _reorder, split as _split, tile as _tile)
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.structure import SID
+from tir_mlir.analysis.op_index import OpIndex
 from tir_mlir.schedule.block_motion import BlockMotion
 from tir_mlir.schedule.buffer_primitives import BufferPrimitives
 from tir_mlir.schedule.cache_primitives import CachePrimitives

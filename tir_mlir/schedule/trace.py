@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Union
 
 from tir_mlir.errors import ScheduleError, TraceError
-from tir_mlir.passes.schedule.safe_lambda import SafeLambda, canonical_text
+from tir_mlir.schedule.safe_lambda import SafeLambda, canonical_text
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]

@@ -10,7 +10,7 @@ first when it has more iterations than a thread block has threads).
 """
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule import analysis
+from tir_mlir.analysis import structure as analysis
 
 MAX_THREADS = 1024   # threads of a CUDA thread block
 

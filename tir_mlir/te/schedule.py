@@ -265,7 +265,7 @@ class Schedule:
 
     # --- buffer stages ------------------------------------------------------------------------
     def _read_index(self, block, tensor) -> int:
-        from tir_mlir.passes.schedule.buffer_util import block_reads, buffer_name
+        from tir_mlir.analysis.buffer_util import block_reads, buffer_name
         names = [buffer_name(b) for b in block_reads(self._block(block))]
         want = tensor.name if isinstance(tensor, Tensor) else str(tensor)
         if want not in names:

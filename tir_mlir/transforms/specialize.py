@@ -20,7 +20,7 @@ from mlir.dialects import arith
 from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import integer_set, str_attr
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 
 _FOLD = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
          "arith.muli": lambda a, b: a * b, "arith.floordivsi": lambda a, b: a // b,

@@ -12,7 +12,7 @@ from typing import Callable, List, Optional
 
 from tir_mlir.meta_schedule.builder.builder import Builder, BuilderInput, BuilderResult
 from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
-from tir_mlir.user_cache import process_temp_dir
+from tir_mlir.ir.user_cache import process_temp_dir
 
 _KIND = {"error": "BuildError", "timeout": "BuildTimeout", "crash": "BuildCrash"}
 

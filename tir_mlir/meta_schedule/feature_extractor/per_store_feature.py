@@ -1,5 +1,5 @@
 """PerStoreFeature: the feature vectors of a candidate's scheduled program (one per storing
-block, passes/schedule/store_features.py) and a fixed-size program vector for the model:
+block, tir_mlir/meta_schedule/feature_extractor/store_features.py) and a fixed-size program vector for the model:
 the vector of the block doing most work, the sum over blocks, and the block count."""
 from typing import Dict, List, Optional
 
@@ -10,7 +10,7 @@ from tir_mlir.context import get_context
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import str_attr
 from tir_mlir.transforms.specialize import specialize_function
-from tir_mlir.passes.schedule.store_features import NAMES, module_features
+from tir_mlir.meta_schedule.feature_extractor.store_features import NAMES, module_features
 
 
 class PerStoreFeature:

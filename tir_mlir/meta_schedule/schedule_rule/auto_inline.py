@@ -16,7 +16,7 @@ from typing import List
 from tir_mlir.context import get_context
 from tir_mlir.errors import ScheduleError
 from tir_mlir.frontend.intrinsics import MATH_BINARY, MATH_PREDICATE, MATH_UNARY, PREFIXES
-from tir_mlir.ir_walk import walk_all
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 

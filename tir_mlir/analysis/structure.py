@@ -8,12 +8,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block, Loop, _op as op_of, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
-from tir_mlir.passes.schedule import index, op_index
+from tir_mlir.ir.ir_walk import func_of, walk, walk_all  # noqa: F401  (re-exported for the primitives)
+from tir_mlir.analysis import index, op_index
 
 SID = "tir.sid"  # stable id of a block/loop (discardable attribute), see tir_mlir/schedule
 
@@ -285,7 +285,7 @@ def non_affine_dims(block: ir.Operation) -> List[ir.Value]:
 def check_affine_bindings(root: ir.Operation, prim: str, fixed=()):
     """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move
     (`fixed`: loop variables held constant, as reorder holds the loops above its own)."""
-    from tir_mlir.passes.schedule.affine_binding import _only_uses
+    from tir_mlir.analysis.affine_binding import _only_uses
     for blk in ([root] if is_block(root) else []) + blocks_under(root):
         if any(not (fixed and _only_uses(d, fixed)) for d in non_affine_dims(blk)):
             raise ScheduleError(f"{prim}: The block {Block(blk).name!r} is required to have an "
@@ -312,7 +312,7 @@ def rewrite_binding_uses(iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir
     """After split/fuse, iv = `expr` over `new_ivs`: in the ops of non-affine bindings, iv is
     replaced by that expression built right before each of them; inner loops whose bounds
     use iv get their bound maps rewritten (`rebind_loop_bounds`)."""
-    from tir_mlir.passes.schedule.buffer_util import emit_index    # (it imports this module)
+    from tir_mlir.analysis.buffer_util import emit_index    # (it imports this module)
     for owner in users([iv]):        # each op once (a loop uses iv in both of its bounds)
         if Loop.is_loop(owner):
             rebind_loop_bounds(owner, iv, expr, new_ivs)

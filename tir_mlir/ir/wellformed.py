@@ -27,7 +27,7 @@ from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop, integer_set
 from tir_mlir.dtypes import is_dtype
 from tir_mlir.errors import SourceLoc, TIRParseError
-from tir_mlir.ir_walk import walk
+from tir_mlir.ir.ir_walk import walk
 
 MAX_BUFFER_BYTES = 1 << 40      # 1 TiB: beyond this an allocation is a typo, not a program
 _ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")

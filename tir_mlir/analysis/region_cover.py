@@ -20,17 +20,16 @@ from typing import Dict, List, Optional, Sequence
 from mlir import ir
 
 from tir_mlir.analysis.shapes import buffer_shape
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis.symbolic import (Int, SymExpr, prove_le, prove_lt, show, smax, smin,
                                          substitute)
 from tir_mlir.dialect.ops import Block, Loop, _const_result
-from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule import analysis
-from tir_mlir.passes.schedule.analysis import op_of
-from tir_mlir.passes.schedule.buffer_util import (
-    NotAffine, buffer_name, buffer_scope, linear, to_affine)
-from tir_mlir.passes.schedule.index import Lin
-from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
+from tir_mlir.analysis import index
+from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.structure import op_of
+from tir_mlir.analysis.buffer_util import NotAffine, buffer_name, buffer_scope, linear, to_affine
+from tir_mlir.analysis.index import Lin
+from tir_mlir.analysis.read_inverse import NotInvertible, read_groups
 
 
 def is_size(v: ir.Value) -> bool:
@@ -403,7 +402,7 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
 def _annotated(space: LoopSpace, blk: Block, buffer: ir.Value, kind: str):
     """The block's explicit region of `buffer` (annotate_buffer_access), as Intervals, or
     None. TVM's compute_at reads a consumer's region from its T.reads, so it follows it."""
-    from tir_mlir import region_overrides as overrides
+    from tir_mlir.ir import region_overrides as overrides
     which = "read" if kind == "load" else "write"
     if f"explicit_{which}_region" not in blk.annotations:   # (loop_partition's: printing only)
         return None
@@ -502,7 +501,7 @@ def _region_intervals(block: Block, buf, kind: str, region: List[Interval],
     """Iter var intervals from the block's own region of `buf` (TVM's view of a blockized
     block): each dimension `c * v + off` of extent at most c (disjoint tiles, one per value of
     iter var v) or a constant; the needed `region` picks the tiles it meets."""
-    from tir_mlir.regions import block_regions
+    from tir_mlir.ir.regions import block_regions
     regs = block_regions(block.op)
     entry = next(r for r in (regs.writes if kind == "store" else regs.reads) if r.buffer == buf)
     n = len(block.iter_types)

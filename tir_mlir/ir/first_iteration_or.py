@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 
 
 def indicator(w: ir.AffineExpr, m: int, n: int) -> ir.AffineExpr:

@@ -11,8 +11,8 @@ from typing import Callable, Dict, Optional
 
 from mlir import ir
 
-from tir_mlir.passes.schedule.analysis import is_ancestor, op_of, walk
-from tir_mlir.passes.schedule.analysis import erase
+from tir_mlir.analysis.structure import is_ancestor, op_of, walk
+from tir_mlir.analysis.structure import erase
 
 Subst = Dict[ir.Value, Callable[[ir.Operation], ir.Value]]
 

@@ -33,10 +33,10 @@ from typing import List, Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of, dims_of, expr_bounds
+from tir_mlir.ir.affine_exprs import const_of, dims_of, expr_bounds
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol, substitute
-from tir_mlir import region_overrides as overrides
+from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
 from tir_mlir.errors import TIRError

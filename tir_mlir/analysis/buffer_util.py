@@ -13,14 +13,14 @@ from typing import Callable, List, Optional
 from mlir import ir
 from mlir.dialects import arith
 
-from tir_mlir.passes.schedule.analysis import erase
-from tir_mlir import ir_walk
-from tir_mlir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
+from tir_mlir.analysis.structure import erase
+from tir_mlir.ir import ir_walk
+from tir_mlir.ir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
 from tir_mlir.dialect.ops import Block, Loop, _op, add_terminator, body_ops
-from tir_mlir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
-from tir_mlir.index_dtypes import mark_constants
+from tir_mlir.ir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
+from tir_mlir.ir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
-from tir_mlir.region_overrides import accumulator_reads, writes_first
+from tir_mlir.ir.region_overrides import accumulator_reads, writes_first
 
 INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
              "arith.constant")

@@ -11,9 +11,9 @@ from typing import Callable, List
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.safe_lambda import SafeLambda, parse_lambda
+from tir_mlir.schedule.safe_lambda import SafeLambda, parse_lambda
 
 
 def _e(x) -> ir.AffineExpr:

@@ -17,8 +17,8 @@ from typing import Dict, List, Optional, Sequence
 from mlir import ir
 
 from tir_mlir.analysis.symbolic import prove_le
-from tir_mlir.passes.schedule import index
-from tir_mlir.passes.schedule.index import Lin
+from tir_mlir.analysis import index
+from tir_mlir.analysis.index import Lin
 
 
 class NotInvertible(Exception):

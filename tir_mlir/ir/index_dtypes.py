@@ -8,7 +8,7 @@ Index arithmetic takes the widest dtype of its operands, as TVM's binary ops do.
 """
 from mlir import ir
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop, str_attr
 

@@ -14,8 +14,8 @@ from typing import Callable, Dict, List
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
-from tir_mlir.ir_walk import walk_all
-from tir_mlir.passes.schedule import buffer_util
+from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.analysis import buffer_util
 
 LEVELS = 6          # footprint features for the innermost LEVELS loop levels
 READS = 3           # accesses described per block (the ones touching most bytes)

@@ -7,12 +7,12 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.affine_exprs import dims_of
+from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block
-from tir_mlir.passes.schedule.analysis import result_dims, value_range
-from tir_mlir.passes.schedule.buffer_util import NotAffine, linear, substitute, to_affine
-from tir_mlir.passes.schedule.read_inverse import NotInvertible, read_groups
+from tir_mlir.analysis.structure import result_dims, value_range
+from tir_mlir.analysis.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.analysis.read_inverse import NotInvertible, read_groups
 
 
 def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
