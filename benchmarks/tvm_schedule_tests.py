@@ -27,7 +27,7 @@ _OUT = "TIR_MLIR_ADAPTER_OUT"          # where the subprocess writes its results
 def _adapter_classes():
     import tvm
     import tir_mlir
-    from tir_mlir.schedule.handles import _RV
+    from tir_mlir.schedule.handles import BlockRV, LoopRV, _RV
 
     def to_tvm_error(e):
         """TVM's ScheduleError, also an IndexError / ValueError where ours is one (TVM raises
@@ -144,6 +144,54 @@ def _adapter_classes():
                 op = our_node(self._sch._s, stmt)
             return None if op is None else SRef(StmtSRef(op), stmt)
 
+    class InstView:
+        """TVM's Instruction face over ours: hashable (a key of `decisions`), one per
+        instruction object, as TVM's are."""
+        _views = {}
+
+        def __new__(cls, inst):
+            view = cls._views.get(id(inst))
+            if view is None or view._inst is not inst:
+                view = cls._views[id(inst)] = super().__new__(cls)
+                view._inst = inst
+            return view
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self._inst, name)
+
+    class TraceView:
+        """TVM's Trace face over ours: `insts`, and `decisions` keyed by instruction (TVM's
+        Map<Instruction, ObjectRef>; integer decisions as IntImm, as TVM's)."""
+
+        def __init__(self, trace):
+            self._t = trace
+
+        @property
+        def insts(self):
+            return [InstView(i) for i in self._t.insts]
+
+        @property
+        def decisions(self):
+            def tvm_value(v):
+                if isinstance(v, int):
+                    return tvm.tir.IntImm("int64", v)
+                return [tvm_value(x) for x in v] if isinstance(v, list) else v
+            return {InstView(self._t.insts[k]): tvm_value(v)
+                    for k, v in self._t.decisions.items()}
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self._t, name)
+
+        def __str__(self):
+            return str(self._t)
+
+        def __len__(self):
+            return len(self._t)
+
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
 
@@ -182,7 +230,7 @@ def _adapter_classes():
 
         @property
         def trace(self):
-            return self._s.trace
+            return TraceView(self._s.trace)
 
         def copy(self):
             return AdaptedSchedule(None, _ours=self._s.copy())
@@ -194,7 +242,7 @@ def _adapter_classes():
                 return rv.stmt
             if isinstance(rv, _RV) or not hasattr(rv, "__int__"):
                 got = self._call("get", rv)
-                if isinstance(rv, _RV):
+                if isinstance(rv, (BlockRV, LoopRV)):
                     with _context():
                         node = tvm_node(self._s, self._s._resolve(rv))
                     return got if node is None else node
@@ -214,6 +262,12 @@ def _adapter_classes():
                           **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()})
             except tir_mlir.ScheduleError as e:
                 raise to_tvm_error(e) from e
+
+        def sample_perfect_tile(self, *args, **kwargs):
+            """TVM's binding gives None for a factor decided -1 (the free factor of a loop of
+            unknown extent); ours gives a value handle holding -1."""
+            got = self._call("sample_perfect_tile", *args, **kwargs)
+            return [None if self._s.get(v) == -1 else v for v in got]
 
         def __getattr__(self, name):
             if name.startswith("_"):
