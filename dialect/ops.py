@@ -4,11 +4,12 @@
 (TensorIR loops are upstream loops). Views hold no state beyond the wrapped operation, so
 they are cheap to create and always read the current IR.
 
-Loop attributes (all discardable, on affine.for):
+Loop attributes (all discardable, on affine.for; the typed ones are in dialect/attrs.py):
   tir.name         loop variable name ("i", "j_0", "i_j_fused")
-  tir.kind         "serial" | "parallel" | "vectorized" | "unroll" | "thread_binding"
-  tir.thread       thread tag for thread_binding ("threadIdx.x")
-  tir.annotations  dictionary of loop annotations
+  tir.kind         #tir.for_kind<"parallel" | "vectorized" | "unroll" | "thread_binding">
+                   (absent: serial)
+  tir.thread       #tir.thread<"threadIdx.x">: the thread tag of a thread_binding loop
+  tir.annotations  #tir.annotations<{...}>: the loop's annotations
   tir.index_dtype  "int64" when the loop var is a T.int64 (absent: int32); the IV stays `index`
 """
 from typing import Optional, Sequence
@@ -16,6 +17,8 @@ from typing import Optional, Sequence
 from mlir import ir
 from mlir.dialects import affine
 from tir_mlir.dialect import TERMINATOR
+from tir_mlir.dialect import attrs as tir_attrs
+from tir_mlir.dialect import spelling
 
 from tir_mlir.ir.affine_exprs import expr_bounds
 from tir_mlir.analysis.symbolic import Int, SymExpr
@@ -25,8 +28,9 @@ LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
-WHERE_OPS = "tir.where_ops"      # Block.where_spelling
-CONST_FIRST = "tir.const_first"  # Block.const_first_bindings
+KIND = "tir.kind"                # Loop.kind: #tir.for_kind<...>, absent when serial
+THREAD = "tir.thread"            # Loop.thread: #tir.thread<...>
+ANNOTATIONS = "tir.annotations"  # Loop.annotations: #tir.annotations<{...}>
 # Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
 # description): printed as a block, like TVM, not as the implicit root.
 EXPLICIT_ROOT = "tir.explicit_root"
@@ -236,36 +240,36 @@ class Block:
         n = self.bindings.n_symbols
         return list(self.op.operands)[len(self.op.operands) - n:] if n else []
 
+    # --- spelling hints (the printer's, kept beside the IR: dialect/spelling.py) ---------------
     @property
     def where_spelling(self) -> dict:
         """str(constraint expr) -> the operator the program wrote it with, for the T.where
         constraints the printer spells otherwise by default (`i >= 2`, not `2 <= i`)."""
-        a = self.op.attributes
-        if WHERE_OPS not in a:
-            return {}
-        return {n.name: ir.StringAttr(n.attr).value for n in ir.DictAttr(a[WHERE_OPS])}
+        return dict(spelling.block(self.op).where)
+
+    @where_spelling.setter
+    def where_spelling(self, ops: dict):
+        spelling.update(self.op, where=ops)
 
     @property
     def const_first_bindings(self) -> set:
         """str(binding expr) of the bindings the program wrote constant first (`8 + i`): TVM
         keeps the expression as written, so the printer does too while it is unchanged."""
-        a = self.op.attributes
-        return {ir.StringAttr(x).value for x in ir.ArrayAttr(a[CONST_FIRST])} \
-            if CONST_FIRST in a else set()
+        return set(spelling.block(self.op).const_first)
 
     @const_first_bindings.setter
     def const_first_bindings(self, keys: set):
-        if keys:
-            self.op.attributes[CONST_FIRST] = ir.ArrayAttr.get(
-                [ir.StringAttr.get(k) for k in sorted(keys)])
+        spelling.update(self.op, const_first=keys)
 
-    @where_spelling.setter
-    def where_spelling(self, ops: dict):
-        if ops:
-            self.op.attributes[WHERE_OPS] = ir.DictAttr.get(
-                {k: ir.StringAttr.get(v) for k, v in ops.items()})
-        elif WHERE_OPS in self.op.attributes:
-            del self.op.attributes[WHERE_OPS]
+    @property
+    def start_first_bindings(self) -> set:
+        """str(binding expr) of the bindings compute_at made `start + new loop` (TVM's form
+        of `hh_0 * 8 - 1 + ax0`)."""
+        return set(spelling.block(self.op).start_first)
+
+    @start_first_bindings.setter
+    def start_first_bindings(self, keys: set):
+        spelling.update(self.op, start_first=keys)
 
     @property
     def predicate(self) -> Optional[ir.IntegerSet]:
@@ -377,8 +381,9 @@ def _loop_attrs(lo: int, hi: int, kind: str) -> dict:
         got = table[key] = {
             "lowerBoundMap": _const_map(lo), "upperBoundMap": _const_map(hi),
             "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
-            "tir.kind": ir.StringAttr.get(kind)}
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])}
+        if kind != "serial":
+            got[KIND] = tir_attrs.for_kind(kind)
     return dict(got)
 
 
@@ -437,15 +442,18 @@ class Loop:
 
     @property
     def kind(self) -> str:
-        return str_attr(self.op.attributes, "tir.kind", "serial")
+        a = self.op.attributes
+        return tir_attrs.string_value(a[KIND], "for_kind") if KIND in a else "serial"
 
     @property
     def thread(self) -> Optional[str]:
-        return str_attr(self.op.attributes, "tir.thread")
+        a = self.op.attributes
+        return tir_attrs.string_value(a[THREAD], "thread") if THREAD in a else None
 
     @property
     def annotations(self) -> dict:
-        return _dict_attr(self.op.attributes, "tir.annotations")
+        a = self.op.attributes
+        return tir_attrs.annotations_value(a[ANNOTATIONS]) if ANNOTATIONS in a else {}
 
     @property
     def index_dtype(self) -> str:
@@ -573,9 +581,8 @@ class Loop:
         if name is not None:
             a["tir.name"] = ir.StringAttr.get(name)
         if kind is not None:
-            a["tir.kind"] = ir.StringAttr.get(kind)
+            _set_attr(a, KIND, tir_attrs.for_kind(kind) if kind != "serial" else None)
         if thread is not None:
-            _set_attr(a, "tir.thread", ir.StringAttr.get(thread) if thread else None)
+            _set_attr(a, THREAD, tir_attrs.thread(thread) if thread else None)
         if annotations is not None:
-            _set_attr(a, "tir.annotations",
-                      ir.DictAttr.get(dict(annotations)) if annotations else None)
+            _set_attr(a, ANNOTATIONS, tir_attrs.annotations(annotations) if annotations else None)

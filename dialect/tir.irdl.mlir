@@ -1,8 +1,61 @@
 // The `tir` dialect: TensorIR's block, the one construct that upstream MLIR has no op for.
-// Everything else is upstream: buffers are memrefs, loops are affine.for carrying `tir.*`
-// attributes, expressions are arith/math/memref ops. Regions end with `gpu.yield` because IRDL
-// in LLVM 22 has no traits, so an IRDL op cannot declare its own terminator.
+// Everything else is upstream: buffers are memrefs, loops are affine.for, expressions are
+// arith/math/memref ops. What TensorIR adds to an upstream op is a `tir.*` attribute whose value
+// is one of the attributes declared here (`{tir.kind = #tir.for_kind<"parallel">}`, the way
+// `llvm.linkage = #llvm.linkage<internal>` sits on a func.func): the parser of the attribute
+// checks its parameters, so `mlir-opt --irdl-file` refuses a loop kind or a thread tag that
+// TensorIR does not have. Regions end with `gpu.yield` because IRDL in LLVM 22 has no traits,
+// so an IRDL op cannot declare its own terminator.
 irdl.dialect @tir {
+  // --- attributes on upstream ops (docs/dialect.md, "Attributes") ---------------------------
+  // `tir.kind` of an affine.for: TVM's ForKind. Absent: serial.
+  irdl.attribute @for_kind {
+    %serial = irdl.is "serial"
+    %parallel = irdl.is "parallel"
+    %vectorized = irdl.is "vectorized"
+    %unroll = irdl.is "unroll"
+    %bound = irdl.is "thread_binding"
+    %kind = irdl.any_of(%serial, %parallel, %vectorized, %unroll, %bound)
+    irdl.parameters(kind: %kind)
+  }
+  // `tir.thread` of a thread_binding affine.for: the thread axis it is bound to.
+  irdl.attribute @thread {
+    %t0 = irdl.is "blockIdx.x"
+    %t1 = irdl.is "blockIdx.y"
+    %t2 = irdl.is "blockIdx.z"
+    %t3 = irdl.is "threadIdx.x"
+    %t4 = irdl.is "threadIdx.y"
+    %t5 = irdl.is "threadIdx.z"
+    %t6 = irdl.is "vthread.x"
+    %t7 = irdl.is "vthread.y"
+    %t8 = irdl.is "vthread.z"
+    %t9 = irdl.is "vthread"
+    %tag = irdl.any_of(%t0, %t1, %t2, %t3, %t4, %t5, %t6, %t7, %t8, %t9)
+    irdl.parameters(tag: %tag)
+  }
+  // `tir.annotations` of an affine.for: T.for's `annotations={...}` (pragmas, meta schedule
+  // hints), any values.
+  irdl.attribute @annotations {
+    %values = irdl.base "#builtin.dictionary"
+    irdl.parameters(values: %values)
+  }
+  // `tir.scope` of a buffer (a memref.alloc, or a func.func argument): its storage scope
+  // ("global", "shared", "shared.dyn", "local", "wmma.matrix_a", ...). Absent: global.
+  irdl.attribute @scope {
+    %name = irdl.base "#builtin.string"
+    irdl.parameters(name: %name)
+  }
+  // `tir.axis_separators` of a buffer: T.Buffer's axis_separators (integers).
+  irdl.attribute @axis_separators {
+    %values = irdl.base "#builtin.array"
+    irdl.parameters(values: %values)
+  }
+  // `tir.offset_factor` of a buffer: T.Buffer's offset_factor.
+  irdl.attribute @offset_factor {
+    %factor = irdl.base "#builtin.integer"
+    irdl.parameters(factor: %factor)
+  }
+  // --- ops ----------------------------------------------------------------------------------
   // with T.block(name): iter vars are the body's block arguments; their values are
   // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or
   // outer block iter vars; a non-affine part of a binding, such as `i * j`, is a dim computed

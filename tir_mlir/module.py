@@ -4,6 +4,7 @@ from typing import Iterator
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
+from tir_mlir.dialect import spelling
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import str_attr
 from tir_mlir.transforms.specialize import specialize_function
@@ -20,6 +21,7 @@ class IRModule:
         PrimFunc / single-function IRModule / function of a module (`mod["f"]`), each
         function renamed to its key."""
         self.module = _from_functions(module) if isinstance(module, dict) else module
+        spelling.attach(self.module)
 
     @property
     @serialized
@@ -53,6 +55,7 @@ class IRModule:
             with ir.InsertionPoint(copy.body):
                 for op in self.module.body.operations:
                     op.operation.clone()
+            spelling.copy_to(self.module, copy)
             return IRModule(copy)
 
     @serialized
@@ -122,7 +125,9 @@ def _from_functions(funcs: dict) -> ir.Module:
                 else:
                     raise TypeError(f"IRModule({{{name!r}: ...}}) expects a PrimFunc or a "
                                     f"module's function (mod[name]), got {type(f).__name__}")
+                src = f if isinstance(f, ir.Operation) else next(iter(f.functions.values()))
                 op.attributes["sym_name"] = ir.StringAttr.get(name)
+                spelling.copy_function(src, module, name)
         return module
 
 

@@ -8,6 +8,7 @@ sees it; MLIR's verifier runs once at the end (in parser.py).
 from mlir import ir
 from mlir.dialects import affine, func, memref, scf
 
+from tir_mlir.dialect import spelling
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
@@ -47,6 +48,7 @@ class ModuleBuilder(Fail):
 
     def build(self, stmts) -> ir.Module:
         module = ir.Module.create(loc=ir.Location.file(self.filename, 1, 1))
+        spelling.attach(module)         # the blocks' spelling hints (Block.where_spelling...)
         names = {}
         with ir.InsertionPoint(module.body):
             for s in stmts:

@@ -23,6 +23,7 @@ from typing import Optional
 
 from mlir import ir
 
+from tir_mlir.dialect import attrs as tir_attrs
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import LOOP_KINDS, Block, Loop, integer_set
 from tir_mlir.dtypes import is_dtype
@@ -194,9 +195,11 @@ def _check_symbol_operands(op, values, f, filename):
 
 
 def _check_loop(op, filename):
-    for key in ("tir.kind", "tir.thread"):
-        if key in op.attributes and not isinstance(op.attributes[key], ir.StringAttr):
-            _fail(op, filename, f"loop: {key} must be a string, got {op.attributes[key]}")
+    for key, mnemonic in (("tir.kind", "for_kind"), ("tir.thread", "thread"),
+                          ("tir.annotations", "annotations")):
+        if key in op.attributes and tir_attrs.mnemonic(op.attributes[key]) != mnemonic:
+            _fail(op, filename, f"loop: {key} must be a #tir.{mnemonic}<...>, got "
+                                f"{op.attributes[key]}")
     kind = Loop(op).kind
     if kind not in LOOP_KINDS:
         _fail(op, filename, f"loop: unknown kind {kind!r} (expected one of "

@@ -458,9 +458,7 @@ class FuncPrinter:
         run = []
 
         const_first = b.const_first_bindings
-        a = b.op.attributes
-        start_first = {ir.StringAttr(x).value for x in ir.ArrayAttr(a["tir.start_first"])} \
-            if "tir.start_first" in a else set()
+        start_first = b.start_first_bindings
 
         def binding(k):
             text = affine_text(results[k], dim_names, self.sym_names,

@@ -51,17 +51,18 @@ def with_embedded(extern_libs, module) -> List[Path]:
         extern_libs = [extern_libs]
     out = [Path(p) for p in extern_libs or ()]
     from mlir import ir
+    from tir_mlir.dialect.ops import Loop
     from tir_mlir.ir.ir_walk import walk_all
     from tir_mlir.ir.user_cache import private_dir
     for f in [o.operation for o in module.body.operations]:
         for op in walk_all(f):
-            if "tir.annotations" not in op.attributes:
+            if not Loop.is_loop(op):
                 continue
-            for entry in ir.DictAttr(op.attributes["tir.annotations"]):
-                if entry.name in PRAGMAS and isinstance(entry.attr, ir.StringAttr):
-                    code = entry.attr.value
+            for name, value in Loop(op).annotations.items():
+                if name in PRAGMAS and isinstance(value, ir.StringAttr):
+                    code = value.value
                     path = private_dir() / (hashlib.sha256(code.encode()).hexdigest()
-                                            + PRAGMAS[entry.name])
+                                            + PRAGMAS[name])
                     if not path.exists():
                         path.write_text(code)
                     out.append(path)

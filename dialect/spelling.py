@@ -1,0 +1,120 @@
+"""How a program spelled what the IR holds in canonical form: the printer's hints, kept beside
+the IR, not in it.
+
+The IR holds a block's T.where as an integer set and its bindings as affine maps, so `i >= 2`
+and `2 <= i`, or `8 + i` and `i + 8`, are one value each. TVM prints an expression the way it
+was written (or the way its own schedule primitive built it), and so do we while that
+expression is unchanged:
+
+    where        str(constraint expr) -> the comparison the program wrote ("<", ">=")
+    const_first  str(binding expr) of the bindings written constant first (`8 + i`)
+    start_first  str(binding expr) of compute_at's `start + new loop` bindings
+
+MLIR tools neither read nor keep such hints, so they are not attributes: each `ir.Module`
+has a table (`attach`), keyed by (function name, block name) -- names are what a module's
+copy shares with it, so a copy takes the table with `copy_to`, and the schedule's snapshots
+(copies) restore it with the module. A hint keyed by an expression the IR no longer holds is
+simply not used. A module without a table (MLIR read from text) prints the canonical forms.
+"""
+import weakref
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Tuple
+
+from mlir import ir
+
+
+@dataclass
+class BlockSpelling:
+    where: Dict[str, str] = field(default_factory=dict)
+    const_first: FrozenSet[str] = frozenset()
+    start_first: FrozenSet[str] = frozenset()
+
+
+_EMPTY = BlockSpelling()
+
+
+class Spelling:
+    """The hints of one module: (function name, block name) -> BlockSpelling."""
+
+    def __init__(self):
+        self.blocks: Dict[Tuple[str, str], BlockSpelling] = {}
+
+    def copy(self) -> "Spelling":
+        new = Spelling()
+        new.blocks = {k: BlockSpelling(dict(v.where), v.const_first, v.start_first)
+                      for k, v in self.blocks.items()}
+        return new
+
+
+# hash of a module's operation (its address) -> its table, while the ir.Module lives: the
+# entry goes when the module is freed, so a later module at the same address starts clean.
+_TABLES: Dict[int, Spelling] = {}
+
+
+def attach(module: ir.Module) -> Spelling:
+    """The table of `module`, made empty the first time."""
+    key = hash(module.operation)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = Spelling()
+        weakref.finalize(module, _TABLES.pop, key, None)
+    return table
+
+
+def copy_to(src: ir.Module, dst: ir.Module):
+    """Give `dst` (a copy of `src`) the hints of `src`."""
+    table = _TABLES.get(hash(src.operation))
+    if table is not None:
+        attach(dst).blocks = table.copy().blocks
+
+
+def copy_function(func_op, dst: ir.Module, name: str):
+    """Give `dst` the hints of function `func_op` (of another module), as function `name`."""
+    key, func = _func_key(func_op)
+    table = _TABLES.get(key)
+    if table is None:
+        return
+    mine = attach(dst)
+    for (f, block_name), hints in table.blocks.items():
+        if f == func:
+            mine.blocks[(name, block_name)] = hints
+
+
+def _func_key(op) -> Tuple[int, str]:
+    """(the module's table key, the name of the function holding `op` ("" outside one))."""
+    op = op.operation if hasattr(op, "operation") else op
+    func = ""
+    while True:
+        if op.name == "func.func":
+            func = ir.StringAttr(op.attributes["sym_name"]).value
+        if op.parent is None:
+            return hash(op), func
+        op = op.parent
+
+
+def _key(block_op) -> Tuple[int, Tuple[str, str]]:
+    """(the module's table key, (function name, block name)) of a tir.block."""
+    op = block_op.operation if hasattr(block_op, "operation") else block_op
+    key, func = _func_key(op)
+    return key, (func, ir.StringAttr(op.attributes["name"]).value)
+
+
+def block(block_op) -> BlockSpelling:
+    """The hints of a tir.block (empty when it or its module has none)."""
+    key, names = _key(block_op)
+    table = _TABLES.get(key)
+    return table.blocks.get(names, _EMPTY) if table is not None else _EMPTY
+
+
+def update(block_op, **hints):
+    """Set some hints of a tir.block (where=..., const_first=..., start_first=...); nothing
+    when its module has no table."""
+    key, names = _key(block_op)
+    table = _TABLES.get(key)
+    if table is None:
+        return
+    now = table.blocks.get(names, _EMPTY)
+    table.blocks[names] = BlockSpelling(
+        dict(hints.get("where", now.where)),
+        frozenset(hints.get("const_first", now.const_first)),
+        frozenset(hints.get("start_first", now.start_first)))
