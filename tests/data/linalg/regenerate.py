@@ -12,6 +12,10 @@ file itself), weights as `dense_resource` blobs; the JAX function's StableHLO
 `NAME.npz` holds the example inputs, the weights and the producer's outputs (`in0`, ...,
 `w.fc1.weight`, ..., `out0`, ...), so the tests compute numpy references and compare with the
 producer's numbers without it. Shapes and weights are kept small so the files stay small.
+
+`NAME_dynamic.mlir` are models exported with dynamic dimensions (`torch.export.Dim`, so
+`tensor<?x16xf32>`), whose import is one symbolic kernel for every size; their `.npz` holds
+example inputs of prime sizes and torch's outputs for them.
 """
 import subprocess
 from pathlib import Path
@@ -118,6 +122,18 @@ class ResNetBlock(Module):
         return F.relu(self.bn2(self.conv2(y)) + x)
 
 
+class FlattenLinear(Module):
+    """(batch, 4, 8) -> (batch * 4, 8) -> Linear -> (batch, 4, 6) -> sum over the 4: a
+    dynamic collapse and expand, their sizes computed from the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return self.fc(x.reshape(-1, 8)).reshape(x.shape[0], 4, 6).sum(1)
+
+
 def models():
     """name -> (module, example inputs)."""
     g = torch.Generator().manual_seed(0)
@@ -135,10 +151,28 @@ def models():
     }
 
 
-def export(model, args) -> str:
+def dynamic_models():
+    """name -> (module, example inputs, dynamic dimensions of the first input)."""
+    from torch.export import Dim
+    g = torch.Generator().manual_seed(1)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=g)
+    batch, seq = Dim("batch"), Dim("seq")
+    return {
+        "mlp_dynamic": (MLP(), (rand(5, 16),), {0: batch}),
+        "layernorm_dynamic": (LayerNorm(), (rand(3, 7, 32),), {0: batch, 1: seq}),
+        "conv_relu_dynamic": (ConvReLU(), (rand(3, 3, 16, 16),), {0: batch}),
+        "flatten_linear_dynamic": (FlattenLinear(), (rand(5, 4, 8),), {0: batch}),
+    }
+
+
+def export(model, args, dynamic=None) -> str:
     # (imported here: the tests build the models with torch alone)
     from torch_mlir import fx
-    module = fx.export_and_import(model, *args, output_type="linalg-on-tensors")
+    shapes = None if dynamic is None else {"x": dynamic}
+    module = fx.export_and_import(model, *args, output_type="linalg-on-tensors",
+                                  dynamic_shapes=shapes)
     return module.operation.get_asm(large_elements_limit=1 << 30)
 
 
@@ -170,12 +204,14 @@ def export_jax(f, x) -> str:
 def main():
     if torch is not None:
         torch.manual_seed(0)
-        for name, (model, args) in models().items():
+        cases = {name: (model, args, None) for name, (model, args) in models().items()}
+        cases.update(dynamic_models())
+        for name, (model, args, dynamic) in cases.items():
             model.eval()
             with torch.no_grad():
                 out = model(*args)
             outs = out if isinstance(out, tuple) else (out,)
-            (HERE / f"{name}.mlir").write_text(export(model, args))
+            (HERE / f"{name}.mlir").write_text(export(model, args, dynamic))
             np.savez(HERE / f"{name}.npz", **{f"in{i}": a.numpy() for i, a in enumerate(args)},
                      **{f"w.{k}": w.numpy() for k, w in model.state_dict().items()},
                      **{f"out{i}": o.numpy() for i, o in enumerate(outs)})
