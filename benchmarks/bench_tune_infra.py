@@ -129,11 +129,11 @@ def database_scale(mod, schedules, tmp, n):
     jpaths = os.path.join(tmp, "w.json"), os.path.join(tmp, "r.json")
     jdb = JSONDatabase(*jpaths)
     jdb.commit_workload(mod)
-    from tir_mlir.meta_schedule.database.json_database import _record_to_json
+    from tir_mlir.meta_schedule.database.json_database import record_to_json
     with open(jpaths[1], "w") as f:                     # written in one go, not line by line
         import json
         for r in recs:
-            f.write(json.dumps([0, _record_to_json(r)]) + "\n")
+            f.write(json.dumps([0, record_to_json(r)]) + "\n")
     t = time.perf_counter()
     jdb = JSONDatabase(*jpaths)
     opened = time.perf_counter() - t

@@ -4,6 +4,8 @@ JSON form, as TVM writes it in tuning records: `["TENSOR", "float32", [128, 128]
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
+from tir_mlir.module import IRModule
+
 
 class ArgInfo:
     """Base class; `ArgInfo.from_json` and the `from_*` constructors return TensorInfo."""
@@ -19,7 +21,10 @@ class ArgInfo:
 
     @staticmethod
     def from_prim_func(func) -> List["ArgInfo"]:
-        """One TensorInfo per buffer parameter of a function op (`mod["main"]`)."""
+        """One TensorInfo per buffer parameter of a function op (`mod["main"]`; a module
+        of one function stands for that function, as a PrimFunc parsed alone is one)."""
+        if isinstance(func, IRModule):
+            func = func[entry_func_name(func)]
         return _infos(func.operation)
 
     @staticmethod

@@ -1,6 +1,8 @@
 """Targets as database keys: a record measured on one CPU must not be applied to another, so
 "llvm" (or "cpu") is stored with the host CPU's name and core count filled in:
-"llvm -mcpu=znver3 -num-cores=16". Flags given explicitly are kept."""
+"llvm -mcpu=znver3 -num-cores=16". Of the flags given, those that tell machines apart are
+kept (MACHINE_FLAGS); the rest (TVM's -keys, -mtriple, thread limits) follow from them, and
+TVM's JSON records keep only these."""
 import functools
 import os
 import re
@@ -18,6 +20,9 @@ def host_cpu() -> str:
         return "unknown"
     m = re.search(r"Host CPU:\s*(\S+)", out)
     return m[1] if m else "unknown"
+
+
+MACHINE_FLAGS = ("mcpu", "num-cores", "arch", "mattr")
 
 
 def _cores() -> int:
@@ -38,7 +43,8 @@ def canonical_target(target) -> str:
         key, eq, val = words[k].lstrip("-").partition("=")
         if not eq and k + 1 < len(words) and not words[k + 1].startswith("-"):
             val, k = words[k + 1], k + 1          # "-num-cores 2"
-        flags[key] = val
+        if key in MACHINE_FLAGS:
+            flags[key] = val
         k += 1
     if kind in ("llvm", "cpu"):
         kind = "llvm"

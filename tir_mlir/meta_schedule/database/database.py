@@ -7,6 +7,19 @@ from typing import List, Optional
 from tir_mlir.meta_schedule.database.record import TuningRecord
 from tir_mlir.meta_schedule.database.workload import Workload
 
+# TVM's module_equality values; workloads are always compared by structural hash here (a
+# constant tensor's data is part of it, and there is no anchor-block mode yet).
+MODULE_EQUALITIES = ("structural", "ignore-ndarray", "anchor-block")
+
+_CURRENT: List["Database"] = []       # the databases of the enclosing `with` statements
+
+
+def check_module_equality(module_equality: str) -> str:
+    if module_equality not in MODULE_EQUALITIES:
+        raise ValueError(f"module_equality must be one of {', '.join(MODULE_EQUALITIES)}, "
+                         f"got {module_equality!r}")
+    return module_equality
+
 
 class Database:
     # --- storage: subclasses ------------------------------------------------------------------
@@ -51,6 +64,17 @@ class Database:
     def query_tuning_record(self, mod, target, workload_name: str = "main"):
         return self.query_best(mod, target)
 
+    def query(self, mod, target, *, workload_name: str = "main", kind: str = "schedule"):
+        """TVM's one query: the best record (`kind="record"`), a Schedule with its trace
+        replayed ("schedule") or the scheduled module ("ir_module"); None when there is
+        none."""
+        queries = {"record": self.query_tuning_record, "schedule": self.query_schedule,
+                   "ir_module": self.query_ir_module}
+        if kind not in queries:
+            raise ValueError(f"unknown query kind {kind!r}: expected record, schedule or "
+                             f"ir_module")
+        return queries[kind](mod, target, workload_name)
+
     def query_schedule(self, mod, target, workload_name: str = "main"):
         """A Schedule of `mod` with the best record's trace replayed, or None."""
         from tir_mlir.schedule.schedule import Schedule
@@ -68,8 +92,15 @@ class Database:
     def close(self) -> None:
         """Release files and connections (committed data is already safe)."""
 
+    @staticmethod
+    def current() -> Optional["Database"]:
+        """The database of the innermost `with database:` (TVM's Database.current())."""
+        return _CURRENT[-1] if _CURRENT else None
+
     def __enter__(self):
+        _CURRENT.append(self)
         return self
 
     def __exit__(self, *exc):
+        _CURRENT.remove(self)
         self.close()

@@ -20,23 +20,26 @@ import statistics
 import warnings
 from typing import Dict, List, Optional
 
-from tir_mlir.meta_schedule.database.database import Database
+from tir_mlir.meta_schedule.database.database import Database, check_module_equality
 from tir_mlir.meta_schedule.database.record import TuningRecord
 from tir_mlir.errors import TIRError
 from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json, tvm_payload
 from tir_mlir.meta_schedule.database.tvm_ir_read import graph_from_payload, tvm_json_to_script
 from tir_mlir.meta_schedule.database.workload import Workload
+from tir_mlir.meta_schedule.target_key import MACHINE_FLAGS
 
 FAILED_RUN_SECS = 1e9     # TVM's run time of a failed candidate
 
 
 class JSONDatabase(Database):
-    def __init__(self, path_workload: str, path_tuning_record: str, allow_missing: bool = True):
+    def __init__(self, path_workload: str, path_tuning_record: str, allow_missing: bool = True,
+                 module_equality: str = "structural"):
         """Opening splits the records file into lines and reads only each line's workload
         number; a record's run time and target are read (from the end of its line) when a
         query needs them, its trace and arguments parsed when a query returns it. So a log of
         100,000 records opens in well under a second."""
         self.path_workload, self.path_tuning_record = str(path_workload), str(path_tuning_record)
+        self.module_equality = check_module_equality(module_equality)
         for p in (self.path_workload, self.path_tuning_record):
             if not os.path.exists(p):
                 if not allow_missing:
@@ -78,7 +81,7 @@ class JSONDatabase(Database):
         for r in records:
             if r.workload.shash not in self._index:
                 self.commit_workload(r.workload.mod)
-            _append(self.path_tuning_record, [self._index[r.workload.shash], _record_to_json(r)])
+            _append(self.path_tuning_record, [self._index[r.workload.shash], record_to_json(r)])
             self._entries.append(_Entry(r.workload, None, r))
 
     def _find_workload(self, shash) -> Optional[Workload]:
@@ -110,7 +113,7 @@ class _Entry:
     def _header(self):
         if self._head is None:
             secs, target = _run_secs_and_target(self.raw)
-            mean = (statistics.fmean(secs) if secs and all(s < FAILED_RUN_SECS for s in secs)
+            mean = (statistics.fmean(secs) if secs and any(s < FAILED_RUN_SECS for s in secs)
                     else None)
             self._head = (mean, target)
         return self._head
@@ -126,7 +129,7 @@ class _Entry:
     @property
     def record(self) -> TuningRecord:
         if self._record is None:
-            self._record = _record_from_json(json.loads(self.raw)[1], self.workload)
+            self._record = record_from_json(json.loads(self.raw)[1], self.workload)
         return self._record
 
 
@@ -263,19 +266,19 @@ def _workload_from_json(line) -> Workload:
     return Workload(shash=str(shash))
 
 
-def _record_to_json(r: TuningRecord) -> list:
+def record_to_json(r: TuningRecord) -> list:
     from tir_mlir.schedule.tvm_trace import to_tvm_json
     run_secs = r.run_secs if r.is_valid else [FAILED_RUN_SECS]
     args = None if r.args_info is None else [a.as_json() for a in r.args_info]
     return [to_tvm_json(r.trace), run_secs, _target_to_json(r.target), args]
 
 
-def _record_from_json(rec, workload: Workload) -> TuningRecord:
+def record_from_json(rec, workload: Workload) -> TuningRecord:
     from tir_mlir.meta_schedule.arg_info import ArgInfo
     from tir_mlir.schedule.tvm_trace import from_tvm_json
     trace, run_secs, target, args = (list(rec) + [None] * 4)[:4]
     error = None
-    if run_secs is not None and any(s >= FAILED_RUN_SECS for s in run_secs):
+    if run_secs and all(s >= FAILED_RUN_SECS for s in run_secs):
         run_secs, error = None, "Failed: recorded with TVM's failure time (1e9 s)"
     return TuningRecord(from_tvm_json(trace), workload, run_secs, _target_from_json(target),
                         None if args is None else [ArgInfo.from_json(a) for a in args], error)
@@ -297,7 +300,7 @@ def _target_from_json(obj) -> Optional[str]:
     if obj is None or isinstance(obj, str):
         return obj
     words = [obj["kind"]]
-    for key in ("mcpu", "num-cores", "arch", "mattr"):
+    for key in MACHINE_FLAGS:
         if key in obj:
             val = obj[key]
             val = ",".join(val) if isinstance(val, list) else val

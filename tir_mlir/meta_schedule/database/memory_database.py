@@ -1,13 +1,14 @@
 """`MemoryDatabase`: records in a Python list (tests, one-off tuning)."""
 from typing import Dict, List, Optional
 
-from tir_mlir.meta_schedule.database.database import Database
+from tir_mlir.meta_schedule.database.database import Database, check_module_equality
 from tir_mlir.meta_schedule.database.record import TuningRecord
 from tir_mlir.meta_schedule.database.workload import Workload
 
 
 class MemoryDatabase(Database):
-    def __init__(self):
+    def __init__(self, module_equality: str = "structural"):
+        self.module_equality = check_module_equality(module_equality)
         self.workloads: Dict[str, Workload] = {}
         self.records: List[TuningRecord] = []
 
