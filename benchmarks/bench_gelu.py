@@ -21,7 +21,7 @@ import tir_mlir
 from tir_mlir.passes.lowering import pipeline
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "support"))
 from programs import tvm_target  # noqa: E402
 from schedule_everyday import bias_activation  # noqa: E402
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_random_vs_tvm.py [--count 200] [--seed S] [--repeat 3]
         [--cases 3,17] [--workloads matmul512_f32,...] [--timeout 300] [--worst 20] [--cpu-time]
 
-Each case is a workload of tests/schedule_everyday.py's corpus (matmul in several shapes and
+Each case is a workload of tests/support/schedule_everyday.py's corpus (matmul in several shapes and
 dtypes, batch matmul, conv1d, conv2d NCHW/NHWC, depthwise, pooling, softmax, layernorm, GELU/SiLU
 activations, transpose, reductions, int8 dot products) with a schedule drawn by its generator
 (split, reorder, fuse, parallel, vectorize, unroll, compute_at/reverse_compute_at,
@@ -44,8 +44,8 @@ from vs_tvm_timing import (
 )
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-from schedule_everyday import draw, schedule_fn, workloads  # noqa: E402 (from tests/)
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+from schedule_everyday import draw, schedule_fn, workloads  # noqa: E402 (from tests/support/)
 
 
 def cases(seed: int, count: int, only=()) -> dict:

@@ -184,7 +184,8 @@ def local_vs_dask(mod, trials):
 
 
 def kills(n, tmp):
-    sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+    tests = Path(__file__).parent.parent / "tests"
+    sys.path[:0] = [str(tests / "tuner"), str(tests / "support")]
     from test_ms_database import check_kill_survival
     t = time.perf_counter()
     total = check_kill_survival(Path(tmp) / "kill.sqlite", n, seed=1)

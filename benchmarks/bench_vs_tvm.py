@@ -2,7 +2,7 @@
 
     python benchmarks/bench_vs_tvm.py [--rounds 3] [--filter SUBSTR] [--classic|--realistic|--unscheduled]
 
-Cases: the classic schedules of the TVM-differential test suite (tests/test_schedule_tvm_
+Cases: the classic schedules of the TVM-differential test suite (tests/differential/test_schedule_tvm_
 differential.py, small programs: these times are mostly call overhead) and the realistic ones of
 vs_tvm_cases.py (matmul, batch matmul, conv1d/conv2d, depthwise, elementwise, softmax with the
 schedules a TVM user writes every day), and bench_unscheduled.py's programs as written. Each side runs in its own process (TVM's thread pool and
@@ -40,7 +40,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def all_cases(which="all"):
-    sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+    sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "differential"),
+                    str(HERE.parent / "tests" / "support")]
     cases = {}
     if which in ("all", "classic"):
         from test_schedule_tvm_differential import CASES as CLASSIC

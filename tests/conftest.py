@@ -1,5 +1,11 @@
 """Shared pytest options. Keep additions additive: several test modules rely on this file."""
 import os
+import sys
+from pathlib import Path
+
+# The shared helpers (tests/support/: programs, checks, differentials) are imported by module
+# name from the test files of every area folder.
+sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 # every primitive compares the schedule's op index with a fresh walk (op_index.py)
 os.environ.setdefault("TIR_MLIR_CHECK_INDEX", "1")

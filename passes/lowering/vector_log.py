@@ -10,7 +10,7 @@ first); ln(2) is applied in two parts, the first exact in e * ln2_hi. R is a lea
 fit, reweighted toward minimax, on Chebyshev nodes (approximation error 7.5e-10 relative).
 log1p(x) is log(u) + (x - (u - 1)) / u with u = 1 + x rounded, the correction restoring what
 the rounding of u lost (x where u == 1). Measured against math.log/math.log1p in double over a
-dense sweep (tests/test_lowering_vector_log.py): within 1 ulp (log) and 1.5 ulp (log1p);
+dense sweep (tests/lowering/test_lowering_vector_log.py): within 1 ulp (log) and 1.5 ulp (log1p);
 log(+-0) = -inf, log(inf) = inf, log(x < 0) and NaN are NaN, log1p(-1) = -inf, log1p(-0) = -0.
 f64 keeps libm's calls.
 """

@@ -12,7 +12,7 @@ formula are computed and one is selected per lane.
 Q, S and G are least-squares fits, reweighted toward minimax, on Chebyshev nodes (G:
 erfc(t) exp(t^2), weighted by its share of erf): approximation errors 4.4e-9, 2.0e-10 and
 6.4e-9 relative, under the rounding of f32 arithmetic. Measured against math.tanh/math.erf
-in double over a dense sweep (tests/test_lowering_vector_tanh_erf.py): tanh within 1.5 ulp,
+in double over a dense sweep (tests/lowering/test_lowering_vector_tanh_erf.py): tanh within 1.5 ulp,
 erf within 2.5 ulp; 0 and -0, +-inf (+-1) and NaN come out exactly. f64 keeps libm's calls
 (its exp is libm's too, so an expansion would still call one function per element).
 """

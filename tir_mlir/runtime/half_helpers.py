@@ -6,7 +6,7 @@ in the whole process, where the first library exporting one wins: TVM's libtvm e
 `__truncdfhf2` returning the half in an integer register, so with `import tvm` before a build
 every such cast read an empty vector register (zeros). Registering libgcc_s's addresses by
 name keeps the JIT on the ABI LLVM emits calls for. (The cached shared objects were not
-affected: tests/test_runtime_half_helpers.py checks both builds.)
+affected: tests/runtime/test_runtime_half_helpers.py checks both builds.)
 """
 import ctypes
 import functools

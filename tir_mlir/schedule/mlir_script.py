@@ -38,7 +38,7 @@ def irdl_text() -> str:
     """The dialect definition: the handle type, two placeholder attributes, and one op per
     schedule primitive (handles in, handles out). dialect/schedule.irdl.mlir holds this
     text for `mlir-opt --irdl-file`; regenerate it with `python -m tir_mlir.schedule.mlir_script`
-    (tests/test_schedule_mlir_script.py checks it is in sync with the primitives)."""
+    (tests/schedule/test_schedule_mlir_script.py checks it is in sync with the primitives)."""
     ops = "\n".join(f"""  irdl.operation @{name} {{
     %h = irdl.base @{DIALECT}::@handle
     irdl.operands(handles: variadic %h)

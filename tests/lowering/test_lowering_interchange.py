@@ -1,0 +1,183 @@
+"""Stage `loop-interchange`: a reduction band that strides across rows moves outside the loop
+around it. Checked on the loop nests the stage leaves (which loops enclose each store) and on the
+numbers: bit for bit those of the same program built without the stage, and close to numpy."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from tir_mlir.passes.lowering import pipeline
+from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
+from stage_loops import loops_around_stores
+
+RNG = np.random.default_rng(0)
+DATA = Path(__file__).parent.parent / "data" / "programs"
+
+HEADER = '''@T.prim_func
+def main({params}):
+    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
+'''
+
+
+def _program(params, body, noalias=True):
+    text = HEADER.format(params=params) + body
+    return tir_mlir.parse(text if noalias else text.replace(', "tir.noalias": True', ""))
+
+
+def _matmul(a_index="vi, vk", a_shape="(64, 96)", b_index="vk, vj", b_shape="(96, 48)",
+            c_index="vi, vj", c_shape="(64, 48)", noalias=True, grid=(64, 48, 96)):
+    return _program(
+        f'A: T.Buffer({a_shape}, "float32"), B: T.Buffer({b_shape}, "float32"), '
+        f'C: T.Buffer({c_shape}, "float32")', f'''    for i, j, k in T.grid{grid}:
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[{c_index}] = T.float32(0)
+            C[{c_index}] = C[{c_index}] + A[{a_index}] * B[{b_index}]
+''', noalias)
+
+
+def _store_nests(mod):
+    return loops_around_stores(mod, LoopInterchange.name)
+
+
+def _run(mod, arrays, interchange=True, monkeypatch=None):
+    if not interchange:
+        stages = pipeline._cpu_stages
+        monkeypatch.setattr(pipeline, "_cpu_stages",
+                            lambda: [s for s in stages() if s[1] is not LoopInterchange])
+    out = [a.copy() for a in arrays]
+    tir_mlir.build(mod)["main"](*out)
+    if not interchange:
+        monkeypatch.undo()
+    return out
+
+
+def _same_numbers(mod, arrays, monkeypatch, exact=True):
+    """The outputs with the stage; bit for bit those without it when `exact` (else an FMA may
+    have replaced a mul + add: a chain the loop order left latency-bound is not contracted)."""
+    with_stage = _run(mod, arrays)
+    without = _run(mod, arrays, interchange=False, monkeypatch=monkeypatch)
+    for x, y in zip(with_stage, without):
+        if exact:
+            np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+    return with_stage
+
+
+def _inputs(*shapes):
+    return [RNG.random(s, dtype=np.float32) for s in shapes]
+
+
+def test_matmul_reduction_moves_outside_the_column_loop(monkeypatch):
+    mod = _matmul()
+    assert _store_nests(mod) == [("i", "j"), ("i", "k", "j")]
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_column_sum_walks_rows(monkeypatch):
+    mod = _program('A: T.Buffer((300, 200), "float32"), S: T.Buffer((200,), "float32")', '''
+    for i, k in T.grid(200, 300):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vk, vi]
+''')
+    assert _store_nests(mod) == [("i",), ("k", "i")]
+    a, s = _same_numbers(mod, _inputs((300, 200), (200,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
+def test_two_reduction_loops_move_together(monkeypatch):
+    mod = _program('A: T.Buffer((16, 16, 8), "float32"), B: T.Buffer((16, 8, 40), "float32"), '
+                   'C: T.Buffer((16, 40), "float32")', '''
+    for i, j, k, l in T.grid(16, 40, 16, 8):
+        with T.block("C"):
+            vi, vj, vk, vl = T.axis.remap("SSRR", [i, j, k, l])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk, vl] * B[vk, vl, vj]
+''')
+    assert _store_nests(mod) == [("i", "j"), ("i", "k", "l", "j")]
+    a, b, c = _same_numbers(mod, _inputs((16, 16, 8), (16, 8, 40), (16, 40)), monkeypatch)
+    np.testing.assert_allclose(c, np.einsum("ikl,klj->ij", a, b), rtol=1e-5)
+
+
+def test_convolution_row_loop_moves_inside_the_reduction(monkeypatch):
+    # x (14) ends up innermost: the rx chain of 3 becomes a vector loop along a row
+    mod = tir_mlir.parse((DATA / "conv2d_pad.tir").read_text().replace(
+        "def conv2d", "def main").replace('"global_symbol": "conv2d", ', ""))
+    assert _store_nests(mod) == [("n", "c", "h", "w"), ("n", "f", "y", "x"),
+                                 ("n", "f", "y", "rc", "ry", "rx", "x")]
+    a, w, b = _same_numbers(mod, _inputs((1, 16, 14, 14), (32, 16, 3, 3), (1, 32, 14, 14)),
+                            monkeypatch, exact=False)
+    pad = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(pad, (3, 3), axis=(2, 3))
+    np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("why, mod", [
+    # the reduction already streams along rows of both inputs (A @ B.T)
+    ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 96)")),
+    # two columns accumulate into one element: their updates would interleave
+    ("not one element per column", _matmul(c_index="vi, vj // 2", c_shape="(64, 24)")),
+    # without tir.noalias, C may be A or B
+    ("buffers may alias", _matmul(noalias=False)),
+])
+def test_nest_kept(why, mod, monkeypatch):
+    assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")], why
+    arrays = _same_numbers(mod, [RNG.random(tuple(p.type.shape), dtype=np.float32)
+                                 for p in mod.module.body.operations[0].arguments], monkeypatch)
+    assert np.isfinite(arrays[-1]).all()
+
+
+def test_a_second_address_of_the_written_buffer_keeps_the_nest(monkeypatch):
+    # D[i, 0] is read while other columns of row i are written: order matters across j
+    mod = _program('A: T.Buffer((16, 96), "float32"), B: T.Buffer((96, 24), "float32"), '
+                   'D: T.Buffer((16, 24), "float32")', '''
+    for i, j, k in T.grid(16, 24, 96):
+        with T.block("D"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.reads(D[vi, 0:24], A[vi, vk], B[vk, vj])
+            T.writes(D[vi, vj])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj] + D[vi, 0] * T.float32(0.5)
+''')
+    assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")]
+    _same_numbers(mod, _inputs((16, 96), (96, 24), (16, 24)), monkeypatch)
+
+
+def test_a_band_llvm_unrolls_whole_stays_inside():
+    # K = 8: LLVM unrolls k and vectorizes j itself, with C in registers (2x faster)
+    mod = _matmul(a_shape="(64, 8)", b_shape="(8, 48)", grid=(64, 48, 8))
+    assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")]
+
+
+def test_scheduled_loops_keep_their_order(monkeypatch):
+    sch = tir_mlir.Schedule(_matmul())
+    _, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.vectorize(j)            # a loop with a kind is the schedule's choice
+    assert _store_nests(sch.mod) == [("i", "j"), ("i", "j", "k")]
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize("a_index", ["vi, vk", "vk, vi"])
+@pytest.mark.parametrize("b_index", ["vk, vj", "vj, vk"])
+@pytest.mark.parametrize("c_index", ["vi, vj", "vj, vi"])
+def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, monkeypatch):
+    # whichever loop order the stage picks, the numbers are those of the loops as written
+    shape = {"vi": 20, "vj": 24, "vk": 80}
+    dims = [tuple(shape[v] for v in idx.split(", ")) for idx in (a_index, b_index, c_index)]
+    mod = _matmul(a_index, str(dims[0]), b_index, str(dims[1]), c_index, str(dims[2]),
+                  grid=(20, 24, 80))
+    a, b, c = _same_numbers(mod, _inputs(*dims), monkeypatch, exact=False)
+    spec = "".join(v[1] for v in a_index.split(", ")) + "," + \
+        "".join(v[1] for v in b_index.split(", ")) + "->" + \
+        "".join(v[1] for v in c_index.split(", "))
+    np.testing.assert_allclose(c, np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,182 @@
+"""Schedule primitives on symbolic programs (`n = T.int32()`), on the real IR: each case of
+data/symbolic/schedule_cases.py applied to a program of data/symbolic/schedule_programs.py
+prints what TVM 0.21 prints (goldens recorded by data/symbolic/record_schedule_goldens.py;
+with TVM installed, each golden is also checked against TVM live), and what TVM refuses (or
+what needs a fact the program does not state) is a ScheduleError saying why."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+from tir_mlir.errors import ScheduleError
+from symbolic_programs import program
+
+DATA = Path(__file__).parent.parent / "data" / "symbolic"
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(f"symbolic_{name}", DATA / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CASES = _module("schedule_cases").CASES
+def scheduled(case: str) -> tir_mlir.Schedule:
+    prog, fn = CASES[case]
+    sch = tir_mlir.Schedule(program(prog))
+    fn(sch)
+    return sch
+
+
+def body(text: str) -> str:
+    """The statements under the root block: what the primitives made (the header, how
+    parameters print, is the printer's; its tests check it)."""
+    return text.strip().split('# with T.block("root"):', 1)[1]
+
+
+# TVM canonicalizes the product inside its iter-map form as `m * n`; MLIR's affine
+# simplification orders it `n * m` (the same value).
+SAME_UP_TO_ORDER = {"fuse_symbolic": ("% (m * n)", "% (n * m)")}
+
+
+# TVM writes this binding start first (`n - i_0 * 4 - 4 + ax0`) and its guard as
+# `4 <= n + ax0 - i_0 * 4`: the same values, in another term order (checked below instead).
+TERM_ORDER = {"cache_read_reversed"}
+
+
+def test_a_region_that_uses_a_size():
+    text = scheduled("cache_read_reversed").mod.script()
+    assert "v0 = T.axis.spatial(n, n + ax0 - i_0 * 4 - 4)" in text
+    assert "T.where(i_0 * 4 < ax0 + n - 3)" in text
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - TERM_ORDER))
+def test_prints_what_tvm_prints(case):
+    golden = (DATA / "golden" / f"{case}.py").read_text()
+    if case in SAME_UP_TO_ORDER:
+        golden = golden.replace(*SAME_UP_TO_ORDER[case])
+    assert body(scheduled(case).mod.script()) == body(golden)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_goldens_are_tvms(case):
+    """(An extra oracle: the recorded golden is what TVM 0.21 prints today.)"""
+    tvm = pytest.importorskip("tvm")
+    prog, fn = CASES[case]
+    sch = tvm.tir.Schedule(getattr(_module("schedule_programs"), prog))
+    fn(sch)
+    assert sch.mod["main"].script().strip() == (DATA / "golden" / f"{case}.py").read_text().strip()
+
+
+def test_split_guard_is_symbolic():
+    text = scheduled("split_guard").mod.script()
+    assert "for i_0, i_1, j in T.grid((n + 3) // 4, 4, 16):" in text
+    assert "T.where(i_0 * 4 + i_1 < n)" in text
+
+
+def test_sample_perfect_tile_keeps_a_symbolic_loop_whole():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    factors = sch.sample_perfect_tile(i, n=3, max_innermost_factor=16)
+    assert [sch.get(f) for f in factors] == [-1, 1, 1]
+    assert "decision=[-1, 1, 1]" in str(sch.trace)
+    with pytest.raises(ScheduleError, match=r"extent is symbolic, so the only decision is "
+                                            r"\[-1, 1\], got \[4, 1\]"):
+        sch.sample_perfect_tile(i, n=2, decision=[4, 1])
+
+
+def test_sample_categorical_factors_replay():
+    sch = scheduled("categorical_split")
+    replay = tir_mlir.Schedule(program("add"))
+    sch.trace.apply_to_schedule(replay, remove_postproc=False)
+    assert replay.mod.script() == sch.mod.script()
+    assert "T.grid((n + 7) // 8, 8, 16)" in sch.mod.script()
+
+
+def test_constant_factors_cannot_cover_a_symbolic_extent():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match=r"the product of factors \[4, 8\] \(32\) cannot be "
+                                            r"proved to cover the symbolic extent n of loop 'i'"):
+        sch.split(i, [4, 8])
+    with pytest.raises(ScheduleError, match="only the first factor can be None"):
+        sch.split(i, [4, None])
+    assert "for i, j in T.grid(n, 16):" in sch.mod.script()      # unchanged
+
+
+def test_unguarded_split_needs_a_stated_divisibility():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match=r"disable_predication needs n % 4 == 0 for loop "
+                                            r"'i', which the program does not state \(add "
+                                            r"T.assume\(n % 4 == 0\)\)"):
+        sch.split(i, [None, 4], disable_predication=True)
+    assert "T.where" not in scheduled("split_assumed_unguarded").mod.script()
+
+
+def test_a_layout_that_pads_a_symbolic_dimension_is_refused():
+    """(TVM: "would introduce padding wherever m % -4 < 0 ...")"""
+    sch = tir_mlir.Schedule(program("scale_sum"))
+    with pytest.raises(ScheduleError, match=r"sends shape \(n, m\) to \(n, \(m - 1\) // 4 \+ 1, 4\), "
+                                            r"which is not a bijection"):
+        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i, j // 4, j % 4))
+
+
+def test_reduction_loop_is_not_parallel():
+    sch = tir_mlir.Schedule(program("row_sum"))
+    _, k = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(ScheduleError, match="not a data parallel"):
+        sch.parallel(k)
+
+
+def test_loop_view_extents():
+    sch = tir_mlir.Schedule(program("add"))
+    i, j = sch.get_loops(sch.get_block("C"))
+    io, _ = sch.split(i, [None, 4])
+    assert str(sch.get(io).extent) == "(n + 3) // 4"
+    assert sch.get(j).extent == 16
+
+
+def _inputs(prog: str, n: int, rng):
+    """The arguments of `prog` at size n (m = n + 3 where it has a second size) and the
+    outputs numpy computes from them (each paired with the argument it is compared to)."""
+    f32 = lambda *shape: rng.random(shape, dtype="float32")      # noqa: E731
+    m = n + 3
+    if prog == "add":
+        a, b, c = f32(n, 16), f32(n, 16), np.zeros((n, 16), "float32")
+        return [a, b, c], {2: a + b}
+    if prog == "add_assumed":
+        a, c = f32(4 * n), np.zeros(4 * n, "float32")
+        return [a, c], {1: a + 1}
+    if prog == "row_sum":
+        a, b = f32(n, m), np.zeros(n, "float32")
+        return [a, b], {1: a.sum(1)}
+    if prog == "matmul":
+        a, b, c = f32(n, 64), f32(64, 64), np.zeros((n, 64), "float32")
+        return [a, b, c], {2: a @ b}
+    if prog == "reverse":
+        a, b = f32(n), np.zeros(n, "float32")
+        return [a, b], {1: 2 * a[::-1]}
+    if prog == "scale_sum":
+        a, c = f32(n, m), np.zeros(n, "float32")
+        return [a, c], {1: (2 * a).sum(1)}
+    raise KeyError(prog)
+
+
+SIZES = (1, 3, 8, 13, 37)      # primes, and sizes smaller than every tile
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_build_gives_numpys_numbers_at_every_size(case):
+    prog, _ = CASES[case]
+    lib = tir_mlir.build(scheduled(case).mod)
+    rng = np.random.default_rng(0)
+    for n in SIZES:
+        args, want = _inputs(prog, n, rng)
+        lib[prog](*args)
+        for k, expected in want.items():
+            np.testing.assert_allclose(args[k], expected, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{case} at n = {n}")
