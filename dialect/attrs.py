@@ -86,10 +86,6 @@ def annotations_value(attr: ir.Attribute) -> dict:
     return {n.name: n.attr for n in ir.DictAttr(param(attr, "annotations"))}
 
 
-def scope(name: str) -> ir.Attribute:
-    return string("scope", name)
-
-
 def axis_separators(values) -> ir.Attribute:
     i64 = ir.IntegerType.get_signless(64)
     return make("axis_separators", ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in values]))
@@ -99,9 +95,3 @@ def axis_separators_value(attr: ir.Attribute) -> tuple:
     return tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(param(attr, "axis_separators")))
 
 
-def offset_factor(value: int) -> ir.Attribute:
-    return make("offset_factor", ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value))
-
-
-def offset_factor_value(attr: ir.Attribute) -> int:
-    return ir.IntegerAttr(param(attr, "offset_factor")).value

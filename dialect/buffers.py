@@ -1,13 +1,58 @@
 """Buffers: memref values and their TensorIR attributes (docs/design.md).
 
 A buffer is a function argument, whose attributes are its entry of the function's `arg_attrs`,
-or an allocation, whose attributes are the op's own: `tir.name`, `tir.scope`, `tir.dtype` (for
-unsigned dtypes), `tir.param`, `tir.index_dtype`, `tir.axis_separators` (i64 array),
-`tir.offset_factor` (i64).
+or an allocation, whose attributes are the op's own: `tir.name`, `tir.dtype` (for unsigned
+dtypes), `tir.param`, `tir.index_dtype` (strings), and the typed ones (dialect/attrs.py), read
+and written through the functions below:
+
+    tir.scope            #tir.scope<"shared">        (absent: global)
+    tir.axis_separators  #tir.axis_separators<[1]>
+    tir.offset_factor    #tir.offset_factor<16 : i64>
+    tir.align            #tir.align<64 : i64>        (a T.match_buffer's align=)
 """
+from typing import Optional, Sequence
+
 from mlir import ir
 
+from tir_mlir.dialect import attrs as tir_attrs
 from tir_mlir.dialect.ops import str_attr
+
+SCOPE = "tir.scope"
+AXIS_SEPARATORS = "tir.axis_separators"
+OFFSET_FACTOR = "tir.offset_factor"
+ALIGN = "tir.align"
+
+
+def scope_attr(scope: str) -> ir.Attribute:
+    return tir_attrs.string("scope", scope)
+
+
+def scope_of(attrs, default: str = "global") -> str:
+    """The storage scope in buffer attributes `attrs` (op attributes or a dict)."""
+    return tir_attrs.string_value(attrs[SCOPE], "scope") if SCOPE in attrs else default
+
+
+def axis_separators_attr(seps: Sequence[int]) -> Optional[ir.Attribute]:
+    """The attribute of `seps`; None (no attribute) for none."""
+    return tir_attrs.axis_separators(seps) if seps else None
+
+
+def axis_separators_of(attrs) -> tuple:
+    return tir_attrs.axis_separators_value(attrs[AXIS_SEPARATORS]) \
+        if AXIS_SEPARATORS in attrs else ()
+
+
+def int_attr(key: str, value: int) -> ir.Attribute:
+    """`tir.offset_factor` / `tir.align` of `value`."""
+    return tir_attrs.make(key[len("tir."):], ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                 value))
+
+
+def int_of(attrs, key: str, default=None):
+    """The value of `tir.offset_factor` / `tir.align` in `attrs`, or `default`."""
+    if key not in attrs:
+        return default
+    return ir.IntegerAttr(tir_attrs.param(attrs[key], key[len("tir."):])).value
 
 
 def arg_attrs(func_op) -> list:

@@ -25,6 +25,9 @@ from tir_mlir.analysis.symbolic import Int, SymExpr
 
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
+# The thread axes a thread_binding loop may be bound to (#tir.thread in tir.irdl.mlir).
+THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") \
+    + ("vthread",)
 # TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"

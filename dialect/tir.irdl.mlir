@@ -55,6 +55,11 @@ irdl.dialect @tir {
     %factor = irdl.base "#builtin.integer"
     irdl.parameters(factor: %factor)
   }
+  // `tir.align` of a buffer: T.match_buffer's align (bytes).
+  irdl.attribute @align {
+    %bytes = irdl.base "#builtin.integer"
+    irdl.parameters(bytes: %bytes)
+  }
   // --- ops ----------------------------------------------------------------------------------
   // with T.block(name): iter vars are the body's block arguments; their values are
   // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or

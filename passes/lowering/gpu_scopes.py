@@ -1,8 +1,8 @@
 """Stage `gpu-buffer-scopes` (tir level, GPU targets): a buffer's `tir.scope` becomes the memory
 space of its memref type, so it survives the stages that drop `tir.*` attributes:
 
-    memref.alloc() {tir.scope = "shared"} : memref<128xf32>
- => memref.alloc() {tir.scope = "shared"} : memref<128xf32, #gpu.address_space<workgroup>>
+    memref.alloc() {tir.scope = #tir.scope<"shared">} : memref<128xf32>
+ => memref.alloc() {tir.scope = #tir.scope<"shared">} : memref<128xf32, #gpu.address_space<workgroup>>
 
 "shared"/"shared.dyn" -> workgroup (one copy per thread block), "local" -> private (one copy per
 thread), "global" -> device memory (no memory space). `gpu-place-buffers` later turns the first
@@ -10,6 +10,7 @@ two into attributions of the kernel that uses them.
 """
 from mlir import ir
 
+from tir_mlir.dialect.buffers import SCOPE, scope_of
 from tir_mlir.passes.lowering.common import build_error, functions, walk
 
 SPACES = {"shared": "workgroup", "shared.dyn": "workgroup", "local": "private", "global": None,
@@ -29,9 +30,9 @@ class GpuBufferScopes:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in walk(f):
-                if op.name != "memref.alloc" or "tir.scope" not in op.attributes:
+                if op.name != "memref.alloc" or SCOPE not in op.attributes:
                     continue
-                scope = ir.StringAttr(op.attributes["tir.scope"]).value
+                scope = scope_of(op.attributes)
                 if scope not in SPACES:
                     raise build_error(op, f"buffer scope '{scope}' is not supported on GPU "
                                           f"targets (use {', '.join(SPACES)})")

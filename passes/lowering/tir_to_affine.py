@@ -22,7 +22,7 @@ from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis import size_exprs
 from tir_mlir.analysis.symbolic import used_symbols
-from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.buffers import arg_attrs, scope_of
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
@@ -384,9 +384,9 @@ def _place_buffers(f):
             for end in scope_ends:
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
-        scope = op.attributes["tir.scope"] if "tir.scope" in op.attributes else None
-        if scope is not None and ir.StringAttr(scope).value.startswith("wmma."):
-            new.operation.attributes[SCOPE_ATTR] = scope   # gpu-lower-wmma finds fragments by it
+        scope = scope_of(op.attributes)
+        if scope.startswith("wmma."):       # gpu-lower-wmma finds fragments by it
+            new.operation.attributes[SCOPE_ATTR] = ir.StringAttr.get(scope)
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
 

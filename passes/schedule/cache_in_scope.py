@@ -21,6 +21,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.dialect.ops import Block, Loop, body_ops
+from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.analysis.buffer_util import (NotAffine, accesses, buffer_name, emit_index, simplify,
@@ -70,7 +71,7 @@ def _alloc(scope: Block, buf: ir.Value, region, name: str, storage_scope: str, l
         cache = memref.AllocOp(ir.MemRefType.get([iv.extent for iv in region],
                                                  mtype.element_type), [], []).result
     cache.owner.attributes["tir.name"] = ir.StringAttr.get(name)
-    cache.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)
+    cache.owner.attributes[SCOPE] = scope_attr(storage_scope)
     return cache
 
 

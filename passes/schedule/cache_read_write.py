@@ -27,7 +27,8 @@ from tir_mlir.analysis.shapes import buffer_shape, is_dynamic, memref_type, size
 from tir_mlir.analysis.symbolic import Int
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.ir.index_dtypes import buffer_attr, buffer_dims
-from tir_mlir.dialect.buffers import buffer_attrs
+from tir_mlir.dialect.buffers import (AXIS_SEPARATORS, SCOPE, axis_separators_attr,
+                                      axis_separators_of, buffer_attrs, scope_attr)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
@@ -112,10 +113,10 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
         dims = dims[:1] * len(alloc.result.type.shape)
     if buffer_attr(dims) is not None:
         alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
-    seps = buffer_attrs(buf).get("tir.axis_separators")
+    seps = axis_separators_of(buffer_attrs(buf))
     rank = len(alloc.result.type.shape)
-    if seps is not None and all(ir.IntegerAttr(x).value < rank for x in ir.ArrayAttr(seps)):
-        alloc.attributes["tir.axis_separators"] = seps   # kept, as TVM (cache, reindex, rf)
+    if seps and all(x < rank for x in seps):
+        alloc.attributes[AXIS_SEPARATORS] = axis_separators_attr(seps)   # kept, as TVM
     return alloc.result
 
 
@@ -134,7 +135,7 @@ def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc,
     if after is not None and comes_before(alloc.operation, after):
         alloc.operation.move_after(after)
     alloc.attributes["tir.name"] = ir.StringAttr.get(name)
-    alloc.attributes["tir.scope"] = ir.StringAttr.get(scope)
+    alloc.attributes[SCOPE] = scope_attr(scope)
     return alloc
 
 

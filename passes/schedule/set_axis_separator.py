@@ -18,10 +18,10 @@ from typing import List, Optional
 
 from mlir import ir
 
-from tir_mlir.dialect.buffers import set_buffer_attr
+from tir_mlir.dialect.buffers import AXIS_SEPARATORS, axis_separators_attr, set_buffer_attr
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.analysis.buffer_util import block_reads, block_writes, buffer_name, i64_array
+from tir_mlir.analysis.buffer_util import block_reads, block_writes, buffer_name
 
 WHO = "set_axis_separator"
 
@@ -43,9 +43,9 @@ def set_axis_separator(block: Block, kind: str, index: int,
         buf = buf.owner.operands[0]          # a T.match_buffer view: its source buffer
     ndim = len(ir.MemRefType(buf.type).shape)
     seps = check_separators(list(axis_separators or []), ndim, f"buffer {buffer_name(buf)!r}")
-    set_buffer_attr(buf, "tir.axis_separators", i64_array(seps) if seps else None)
+    set_buffer_attr(buf, AXIS_SEPARATORS, axis_separators_attr(seps))
     from tir_mlir.passes.schedule.set_scope import _views
     for view in _views(buf):     # TVM copies them to a view of the same rank, else zeros
         same = len(ir.MemRefType(view.type).shape) == ndim
         view_seps = seps if same else [0] * len(seps)
-        set_buffer_attr(view, "tir.axis_separators", i64_array(view_seps) if seps else None)
+        set_buffer_attr(view, AXIS_SEPARATORS, axis_separators_attr(view_seps) if seps else None)

@@ -12,6 +12,7 @@ function parameter's scope is fixed by the caller). The scope lives in the alloc
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block
+from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.buffer_util import block_writes, buffer_name, buffer_scope
 from tir_mlir.passes.schedule.cache_read_write import cache_name, pick_buffer
@@ -41,7 +42,7 @@ def set_scope(block: Block, buffer_index, storage_scope: str):
         raise ScheduleError(f"set_scope: buffer {buffer_name(buf)!r} written by block "
                             f"{block.name!r} is a function parameter, not an allocation")
     for b in [buf] + _views(buf):            # TVM gives the match_buffer views the scope too
-        b.owner.attributes["tir.scope"] = ir.StringAttr.get(storage_scope)
+        b.owner.attributes[SCOPE] = scope_attr(storage_scope)
         b.owner.attributes["tir.name"] = ir.StringAttr.get(cache_name(b, storage_scope))
 
 

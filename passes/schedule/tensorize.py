@@ -26,6 +26,7 @@ from mlir.dialects import arith, memref
 from tir_mlir.analysis.structure import erase
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
+from tir_mlir.dialect.buffers import SCOPE, scope_attr
                                   extern_op)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.expr_tree import erase_dead
@@ -337,7 +338,7 @@ def _packed_view(o, i, buf, tbuf, offs, leaves):
     name = buf.owner.attributes["tir.name"] if not isinstance(buf.owner, ir.Block) and \
         "tir.name" in buf.owner.attributes else ir.StringAttr.get(buffer_name(tbuf))
     view.owner.attributes["tir.name"] = name
-    view.owner.attributes["tir.scope"] = ir.StringAttr.get("global")
+    view.owner.attributes[SCOPE] = scope_attr("global")
     view.owner.attributes["tir.match_buffer"] = ir.UnitAttr.get()
     o.regions[0].blocks[0].operations[len(o.regions[0].blocks[0].operations) - 1] \
         .operands[i] = view

@@ -15,6 +15,7 @@ from mlir.dialects import arith
 
 from tir_mlir.analysis.structure import erase
 from tir_mlir.ir import ir_walk
+from tir_mlir.dialect.buffers import scope_of
 from tir_mlir.ir.affine_exprs import const_of, dims_of  # noqa: F401  (dims_of re-exported)
 from tir_mlir.dialect.ops import Block, Loop, _op, add_terminator, body_ops
 from tir_mlir.ir.ir_walk import func_of  # noqa: F401  (re-exported for the primitives)
@@ -47,8 +48,7 @@ def buffer_name(value: ir.Value) -> str:
 def buffer_scope(value: ir.Value) -> str:
     if is_func_arg(value):
         return "global"
-    a = value.owner.attributes
-    return ir.StringAttr(a["tir.scope"]).value if "tir.scope" in a else "global"
+    return scope_of(value.owner.attributes)
 
 
 def walk(op, pred: Callable = lambda o: True) -> list:

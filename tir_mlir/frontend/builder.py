@@ -9,7 +9,9 @@ from mlir import ir
 from mlir.dialects import affine, func, memref, scf
 
 from tir_mlir.dialect import spelling
-from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, Block, Loop
+from tir_mlir.dialect.buffers import (AXIS_SEPARATORS, OFFSET_FACTOR, SCOPE, axis_separators_attr,
+                                      int_attr, scope_attr)
+from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, THREAD_TAGS, Block, Loop
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
@@ -268,13 +270,12 @@ class FuncBuilder(Fail):
                     self.fail(f"axis_separators must be increasing dimensions in 1..{ndim - 1}, "
                               f"found {seps}", p)
                 if seps:
-                    out["tir.axis_separators"] = ir.ArrayAttr.get(
-                        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x) for x in seps])
+                    out[AXIS_SEPARATORS] = axis_separators_attr(seps)
             elif k == "offset_factor" and offset_factor:
                 n = self.static_index(v, "an offset_factor")[0]
                 if n < 0:
                     self.fail(f"offset_factor must not be negative, found {n}", p)
-                out["tir.offset_factor"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+                out[OFFSET_FACTOR] = int_attr(OFFSET_FACTOR, n)
         return out
 
     def memref_type(self, shape, dtype):
@@ -523,7 +524,7 @@ class FuncBuilder(Fail):
         shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
                                                       "global", symbolic=True)
         if scope != "global":
-            extra["tir.scope"] = ir.StringAttr.get(scope)
+            extra[SCOPE] = scope_attr(scope)
         extra.update(self.layout_attrs(call, len(shape)))     # axis_separators
         matched[h] = (s.target.id, shape, dtype, index, extra, s.pos)
 
@@ -531,8 +532,7 @@ class FuncBuilder(Fail):
         """(the call without them, attributes) for the `offset_factor=` and `align=` of a
         T.match_buffer, which TVM prints back."""
         kw = {k: (v, p) for k, v, p in call.kwargs}
-        attrs = {f"tir.{k}": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                               self.static_index(kw.pop(k)[0], k)[0])
+        attrs = {f"tir.{k}": int_attr(f"tir.{k}", self.static_index(kw.pop(k)[0], k)[0])
                  for k in ("offset_factor", "align") if k in kw}
         return A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()],
                       call.pos), attrs
@@ -613,7 +613,11 @@ class FuncBuilder(Fail):
                     kw.setdefault("thread", (args.pop(), it.pos))
                 if "thread" not in kw:
                     self.fail("T.thread_binding needs thread=\"...\"", it.pos)
-                thread = self.static_str(kw.pop("thread")[0], "thread")
+                value, pos = kw.pop("thread")
+                thread = self.static_str(value, "thread")
+                if thread not in THREAD_TAGS:
+                    self.fail(f"unknown thread tag {thread!r} (expected one of "
+                              f"{', '.join(THREAD_TAGS)})", pos)
             if "annotations" in kw and name != "range":
                 d = ir.DictAttr(self.dict_arg(kw.pop("annotations")[0], "annotations"))
                 annotations = {a.name: a.attr for a in d}
@@ -1192,7 +1196,7 @@ class FuncBuilder(Fail):
         sizes = [self.size_value(d) for d in shape if isinstance(d, SymExpr)]
         op = memref.AllocOp(self.memref_type(shape, dtype), sizes, [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
-        op.attributes["tir.scope"] = ir.StringAttr.get(scope)
+        op.attributes[SCOPE] = scope_attr(scope)
         if is_unsigned(dtype):
             op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)
         if buffer_attr(index) is not None:
@@ -1256,7 +1260,7 @@ class FuncBuilder(Fail):
                             loc=self.loc(pos)).owner
         attrs = op.attributes
         attrs["tir.name"] = ir.StringAttr.get(name)
-        attrs["tir.scope"] = ir.StringAttr.get(scope)
+        attrs[SCOPE] = scope_attr(scope)
         attrs["tir.match_buffer"] = ir.UnitAttr.get()
         for k, v in kept.items():
             attrs[k] = v

@@ -11,6 +11,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import CONST_DATA
+from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.dtypes import is_float, is_unsigned, mlir_type, numpy_dtype
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.values import Buffer, ConstData, Lit
@@ -45,7 +46,7 @@ def allocate_const(fb, name, call, pos):
                                     type=ir.RankedTensorType.get(shape, elem))
     op = memref.AllocOp(ir.MemRefType.get(shape, elem), [], [], loc=fb.loc(pos))
     op.attributes["tir.name"] = ir.StringAttr.get(name)
-    op.attributes["tir.scope"] = ir.StringAttr.get("global")
+    op.attributes[SCOPE] = scope_attr("global")
     op.attributes[CONST_DATA] = attr
     if is_unsigned(dtype):
         op.attributes["tir.dtype"] = ir.StringAttr.get(dtype)

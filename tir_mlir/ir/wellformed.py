@@ -77,6 +77,21 @@ def _check_dtype(attrs, op, filename, what):
     attr = attrs["tir.dtype"]
     if not isinstance(attr, ir.StringAttr) or not is_dtype(ir.StringAttr(attr).value):
         _fail(op, filename, f"{what}: tir.dtype {str(attr)[:60]} is not a dtype")
+    _check_typed(attrs, op, filename, what, TYPED_BUFFER_ATTRS)
+
+
+# `tir.*` attributes whose value must be the dialect's attribute (dialect/attrs.py)
+TYPED_BUFFER_ATTRS = (("tir.scope", "scope"), ("tir.axis_separators", "axis_separators"),
+                      ("tir.offset_factor", "offset_factor"), ("tir.align", "align"))
+TYPED_LOOP_ATTRS = (("tir.kind", "for_kind"), ("tir.thread", "thread"),
+                    ("tir.annotations", "annotations"))
+
+
+def _check_typed(attrs, op, filename, what, keys):
+    for key, mnemonic in keys:
+        if key in attrs and tir_attrs.mnemonic(attrs[key]) != mnemonic:
+            _fail(op, filename, f"{what}: {key} must be a #tir.{mnemonic}<...>, got "
+                                f"{str(attrs[key])[:60]}")
 
 
 def _check_func(f, filename):
@@ -195,11 +210,7 @@ def _check_symbol_operands(op, values, f, filename):
 
 
 def _check_loop(op, filename):
-    for key, mnemonic in (("tir.kind", "for_kind"), ("tir.thread", "thread"),
-                          ("tir.annotations", "annotations")):
-        if key in op.attributes and tir_attrs.mnemonic(op.attributes[key]) != mnemonic:
-            _fail(op, filename, f"loop: {key} must be a #tir.{mnemonic}<...>, got "
-                                f"{op.attributes[key]}")
+    _check_typed(op.attributes, op, filename, "loop", TYPED_LOOP_ATTRS)
     kind = Loop(op).kind
     if kind not in LOOP_KINDS:
         _fail(op, filename, f"loop: unknown kind {kind!r} (expected one of "

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tir_mlir.dialect.buffers import arg_attrs
+from tir_mlir.dialect.buffers import (ALIGN, OFFSET_FACTOR, arg_attrs, axis_separators_of, int_of,
+                                      scope_of)
 from tir_mlir.dialect.ops import INDEX_DTYPE, str_attr
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.ir.index_dtypes import buffer_dim_dtypes
@@ -30,15 +31,13 @@ class BufferInfo:
     @staticmethod
     def of(t: ir.MemRefType, attrs) -> "BufferInfo":
         dtype = str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
-        factor = ir.IntegerAttr(attrs["tir.offset_factor"]).value \
-            if "tir.offset_factor" in attrs else None
-        seps = tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(attrs["tir.axis_separators"])) \
-            if "tir.axis_separators" in attrs else ()
+        factor = int_of(attrs, OFFSET_FACTOR)
+        seps = axis_separators_of(attrs)
         return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
-                          str_attr(attrs, "tir.scope", "global"), str_attr(attrs, "tir.param"),
+                          scope_of(attrs), str_attr(attrs, "tir.param"),
                           buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
                                             len(t.shape)), factor, seps,
-                          _int_attr(attrs, "tir.align", 64))
+                          int_of(attrs, ALIGN, 64))
 
 
 def buffer_infos(func_op) -> dict:

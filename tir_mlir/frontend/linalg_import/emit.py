@@ -11,6 +11,7 @@ from mlir.dialects import affine, arith, func, memref, scf
 
 from tir_mlir.analysis.shapes import MATCH_SHAPE, memref_type
 from tir_mlir.analysis.symbolic import SymExpr
+from tir_mlir.dialect.buffers import SCOPE, scope_attr
 
 from tir_mlir.frontend.linalg_import.body import (
     GenericBody,
@@ -101,7 +102,7 @@ def _alloc(plan: Planner, b):
             sizes.append(affine.AffineApplyOp(amap, operands, loc=b.loc).result)
     op = memref.AllocOp(_memref_type(plan, b), sizes, [], loc=b.loc)
     op.attributes["tir.name"] = ir.StringAttr.get(b.name)
-    op.attributes["tir.scope"] = ir.StringAttr.get("global")
+    op.attributes[SCOPE] = scope_attr("global")
     if b.data is not None:
         op.attributes["tir.const_data"] = b.data
     b.value = op.result
