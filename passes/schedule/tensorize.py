@@ -25,8 +25,8 @@ from mlir.dialects import arith, memref
 
 from tir_mlir.analysis.structure import erase
 from tir_mlir.dialect import TERMINATOR
-from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
 from tir_mlir.dialect.buffers import SCOPE, scope_attr
+from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
                                   extern_op)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.expr_tree import erase_dead
