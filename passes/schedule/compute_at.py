@@ -131,8 +131,9 @@ def check_single_writer(block_op, func, who: str, rw=None):
                 continue                            # a store of the block itself
             other = next((b for b in around if not is_ancestor(b, block_op)), None)
             if other is not None:
-                raise ScheduleError(f"{who}: the block is not the only writer of its "
-                                    f"buffers (block {Block(other).name!r} writes them too)")
+                raise ScheduleError(f"{who}: the block is not a complete block: it is not "
+                                    f"the only writer of its buffers (block "
+                                    f"{Block(other).name!r} writes them too)")
 
 
 def _check_order(loop_op, producers, consumers, who: str):
@@ -210,14 +211,20 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if func_of(loop_op) != func:
         raise ScheduleError(f"{who}: the loop is not in the block's function")
     if is_ancestor(loop_op, block_op):
-        raise ScheduleError(f"{who}: the loop is an ancestor of the block")
+        raise ScheduleError(f"{who}: the loop is an ancestor of block {blk.name!r} (it "
+                            f"must be outside it, under the same block scope)")
     if is_ancestor(block_op, loop_op):
         raise ScheduleError(f"{who}: the loop is inside the block")
     scope = scope_of(block_op)
+    if scope_of(loop_op) != scope and is_ancestor(scope, loop_op):
+        raise ScheduleError(f"{who}: the block and the loop are not under the same block "
+                            f"scope (the loop is inside block {Block(scope_of(loop_op)).name!r}"
+                            f", the block is not)")
     if scope.name == Block.OP_NAME and not is_ancestor(scope, loop_op):
         # (a block nested in a blockized one would leave its iter vars behind)
-        raise ScheduleError(f"{who}: the block and the loop are not in the same scope (the "
-                            f"block is inside block {Block(scope).name!r}, the loop is not)")
+        raise ScheduleError(f"{who}: the block and the loop are not under the same block "
+                            f"scope (the block is inside block {Block(scope).name!r}, the "
+                            f"loop is not)")
     if "O" in blk.iter_types:
         raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
                             f"or reduction block)")
@@ -230,8 +237,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
         raise ScheduleError(f"{who}: the block has no {role} (it is an output block)")
     outside = [b for b in needed if not is_ancestor(loop_op, b)]
     if outside:
-        raise ScheduleError(f"{who}: not all {role}s of the block are under the loop "
-                            f"({_names(outside)} {'is' if len(outside) == 1 else 'are'} not)")
+        raise ScheduleError(f"{who}: the primitive requires all the {role}(s) of the block "
+                            f"under the loop ({_names(outside)} "
+                            f"{'is' if len(outside) == 1 else 'are'} not)")
     _check_order(loop_op, producers, consumers, who)
 
     reads, writes = rw[block_op]

@@ -209,8 +209,8 @@ def test_error_consumer_not_under_loop():
     i, _ = sch.get_loops(sch.get_block("D"))
     blk = blocks(sch)
     check_error(sch, lambda s: s.compute_at(blk["B"], i),
-                r"compute_at: block 'B' at loop 'i': not all consumers of the block are under "
-                r"the loop \('C' is not\)")
+                r"compute_at: block 'B' at loop 'i': the primitive requires all the "
+                r"consumer\(s\) of the block under the loop \('C' is not\)")
 
 
 def test_error_producer_not_under_loop():
@@ -218,8 +218,8 @@ def test_error_producer_not_under_loop():
     i, _ = sch.get_loops(sch.get_block("B"))
     blk = blocks(sch)
     check_error(sch, lambda s: s.reverse_compute_at(blk["D"], i),
-                r"reverse_compute_at: block 'D' at loop 'i': not all producers of the block "
-                r"are under the loop \('C' is not\)")
+                r"reverse_compute_at: block 'D' at loop 'i': the primitive requires all the "
+                r"producer\(s\) of the block under the loop \('C' is not\)")
 
 
 def test_error_loop_is_ancestor():
@@ -227,7 +227,8 @@ def test_error_loop_is_ancestor():
     i, _ = sch.get_loops(sch.get_block("B"))
     blk = blocks(sch)
     check_error(sch, lambda s: s.compute_at(blk["B"], i),
-                r"block 'B' at loop 'i': the loop is an ancestor of the block")
+                r"block 'B' at loop 'i': the loop is an ancestor of block 'B' \(it must be "
+                r"outside it, under the same block scope\)")
 
 
 def test_error_not_only_writer():
@@ -242,8 +243,8 @@ def test_error_not_only_writer():
     loops = sch.get_loops(sch.get_block("C"))
     blk = blocks(sch)
     check_error(sch, lambda s: s.compute_at(blk["B"], loops[0]),
-                r"compute_at: block 'B' at loop 'i': the block is not the only writer of its "
-                r"buffers \(block 'B2' writes them too\)")
+                r"compute_at: block 'B' at loop 'i': the block is not a complete block: it is "
+                r"not the only writer of its buffers \(block 'B2' writes them too\)")
 
 
 def test_non_constant_extent_bounding_region():
@@ -289,3 +290,50 @@ def test_reverse_compute_at_cannot_move_a_block_past_its_consumers():
     maxelem = sch.get_block("maxelem")
     check_error(sch, lambda s: s.reverse_compute_at(maxelem, i),
                 r"the block's consumer\(s\) 'exp' would run before it")
+
+
+def test_error_loop_in_another_block_scope():
+    """TVM's blockized_1: a loop inside another block (here the blockized C) is not under the
+    block's scope, whatever its consumers."""
+    sch = Schedule(parse(EW))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.blockize(i)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    blk = blocks(sch)
+    check_error(sch, lambda s: s.compute_at(blk["B"], i),
+                r"compute_at: block 'B' at loop 'i': the block and the loop are not under the "
+                r"same block scope \(the loop is inside block 'C_o', the block is not\)")
+
+
+# TVM's test_compute_at_non_perfect_channel_group
+CHANNEL_GROUPS = '''
+@T.prim_func
+def main(X: T.Buffer((720, 8, 8), "float32"), Y: T.Buffer((720, 8, 8), "float32")):
+    B = T.alloc_buffer((45,))
+    for i in range(45):
+        with T.block("init"):
+            vi = T.axis.spatial(45, i)
+            B[vi] = T.Cast("float32", vi)
+    for c_o, h, w, c_i in T.grid(2, 8, 8, 360):
+        with T.block("compute"):
+            hh, ww = T.axis.remap("SS", [h, w])
+            cc = T.axis.spatial(720, c_o * 360 + c_i)
+            Y[cc, hh, ww] = X[cc, hh, ww] + B[cc // 16]
+'''
+
+
+def test_floordiv_region_start_folds_over_the_outer_loop():
+    """B[cc // 16], cc = c_o * 360 + c_i: one c_o iteration reads B[c_o * 22 : c_o * 22 + 23]
+    (c_o * 360 // 16 is c_o * 22 for c_o < 2), TVM's region: no T.where, not 24 values."""
+    def fn(s):
+        s.compute_at(s.get_block("init"), s.get_loops(s.get_block("compute"))[0])
+    text = check_all(CHANNEL_GROUPS, fn, "main").mod.script()
+    assert '''
+    for c_o in range(2):
+        for ax0 in range(23):
+            with T.block("init"):
+                vi = T.axis.spatial(45, c_o * 22 + ax0)
+                T.reads()
+                T.writes(B[vi])
+                B[vi] = T.Cast("float32", vi)
+''' in text

@@ -269,6 +269,16 @@ class LoopSpace:
                     # (`(i_0 * 8 + i_1) // 16` with i_1 < 8 is `i_0 // 2`), as TVM finds
                     xg = Lin(tuple((a, k // g) for a, k in xo.terms), xo.const // g)
                     return index.floordiv(xg, d // g, self.ranges).scale(c), 0, 0
+                # xo = d * q + r: where every r gives the same first quotient, the start is
+                # q plus a constant and the span is exact over r's range (TVM's
+                # `(c_o * 360 + c_i) // 16` over c_o < 2 starts at `c_o * 22`, 23 values)
+                q = Lin(tuple((a, k // d) for a, k in xo.terms if k // d), xo.const // d)
+                r = Lin(tuple((a, k % d) for a, k in xo.terms if k % d), xo.const % d)
+                rlo, rhi = index.bounds(r, self.ranges)
+                if isinstance(rlo, int) and isinstance(rhi, int) and \
+                        (rlo + ilo) // d == (rhi + ilo) // d:
+                    first = (rlo + ilo) // d
+                    return (q + index.const(first)).scale(c), 0, c * ((rhi + ihi) // d - first)
                 start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
                 return start, 0, c * (-(-(ihi - ilo) // d))
         lo, hi = index.bounds(Lin(((atom, c),)), self.ranges)
