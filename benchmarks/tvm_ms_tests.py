@@ -121,6 +121,9 @@ def _ms_adapter(Base, tvm_mod):
         def get_decision(self, inst):
             return self._t.get_decision(inst._inst)
 
+        def simplified(self, remove_postproc):
+            return TraceView(self._t.simplified(remove_postproc))
+
         def with_decision(self, inst, decision, remove_postproc):
             return TraceView(self._t.with_decision(inst._inst, decision, remove_postproc))
 
@@ -192,6 +195,8 @@ def _ms_adapter(Base, tvm_mod):
             return to_tvm(fn(*to_ours(a), **to_ours(k)))
         except tir_mlir.ScheduleError as e:
             raise tvm.tir.ScheduleError(str(e)) from e
+        except NotImplementedError as e:        # TVM: a Py* method left to the subclass
+            raise tvm.base.TVMError(str(e)) from e
 
     def proxy_of(obj):
         for c in type(obj).__mro__:
@@ -293,9 +298,22 @@ def _ms_adapter(Base, tvm_mod):
             shims[cls] = type(cls.__name__, (Proxy,), {"_cls": cls})
         return shims[cls]
 
-    def namespace(module_name):
+    def missing(name):
+        class Missing:
+            def __init__(self, *a, **k):
+                raise NotImplementedError(f"tir_mlir.meta_schedule has no {name}")
+        Missing.__name__ = name
+        return Missing
+
+    def namespace(module_name, tvm_name):
+        """TVM's submodule with its public classes and functions replaced by ours (a class
+        we lack by one that refuses to be built)."""
         mod = importlib.import_module(module_name)
-        ns = types.SimpleNamespace()
+        ns = importlib.import_module(f"tvm.meta_schedule.{tvm_name}")
+        for name in dir(ns):
+            if not name.startswith("_") and isinstance(getattr(ns, name), type) \
+                    and not hasattr(mod, name):
+                setattr(ns, name, missing(name))
         for name in dir(mod):
             v = getattr(mod, name)
             if name.startswith("_"):
@@ -310,11 +328,10 @@ def _ms_adapter(Base, tvm_mod):
         for cls_name, v in vars(importlib.import_module(module_name)).items():
             if isinstance(v, type) and v.__module__.startswith("tir_mlir.meta_schedule"):
                 shim(v)
-    spaces = {k: namespace(m) for k, m in _NAMESPACES.items()}
+    spaces = {k: namespace(m, k) for k, m in _NAMESPACES.items()}
     rules = spaces["schedule_rule"]
-    if hasattr(rules, "ReuseConfig") and not hasattr(rules, "ReuseType"):
-        rules.ReuseType = rules.ReuseConfig             # TVM's name
-    return spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of
+    rules.ReuseType = rules.ReuseConfig             # TVM's name
+    return spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of, call, to_ours
 
 
 def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
@@ -326,8 +343,10 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
     from tir_mlir.meta_schedule.tune_context import TuneContext
     from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS, Trace
 
-    spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of = _ms_adapter(
-        AdaptedSchedule, tvm_mod)
+    from tir_mlir.meta_schedule.tune import tune_tir as ours_tune_tir
+
+    spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of, call, to_ours = \
+        _ms_adapter(AdaptedSchedule, tvm_mod)
     for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
         owner.Schedule = AdaptedSchedule
     for name, ns in spaces.items():
@@ -338,6 +357,18 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
     tms.Postproc = spaces["postproc"].Postproc
     tms.derived_object = tms.utils.derived_object = lambda cls: cls
     tms.ScheduleRule.create = staticmethod(lambda kind: spaces["schedule_rule"].create(kind))
+    tms.tune_tir = lambda *a, **k: call(ours_tune_tir, a, k)
+
+    register = tvm.register_func
+
+    def register_func(func_name, f=None, override=False):
+        """TVM's registry; a `meta_schedule.*` function (a custom rule) is ours too."""
+        def reg(fn):
+            if isinstance(func_name, str) and func_name.startswith("meta_schedule."):
+                tir_mlir.register_func(func_name, to_ours(fn), override=True)
+            return register(func_name, fn, override)
+        return reg if f is None else reg(f)
+    tvm.register_func = register_func
 
     def names(types):
         types = types if isinstance(types, tuple) else (types,)

@@ -1,6 +1,7 @@
 """`derived_object` (TVM 0.21's `ms.derived_object` / `ms.utils.derived_object`): the decorator
 a TVM user puts on a subclass of a user-facing `Py*` class (PyScheduleRule, PyPostproc,
-PyMutator, PyCostModel, PySearchStrategy, PyMeasureCallback, PyDatabase).
+PyMutator, PyCostModel, PySearchStrategy, PyMeasureCallback, PyDatabase,
+PySpaceGenerator).
 
 TVM needs it to wrap the Python object in a C++ one. Here every tuner class is Python, so the
 subclass is used as it is: the decorator checks that it derives from a `Py*` class (TVM's
@@ -17,6 +18,7 @@ def derived_object(cls: type) -> type:
     if not isinstance(cls, type) or not getattr(cls, "_py_interface", False):
         raise TypeError("Please use the user-facing method overriding class, i.e., "
                         "PyScheduleRule, PyPostproc, PyMutator, PyCostModel, "
-                        "PySearchStrategy, PyMeasureCallback or PyDatabase.")
+                        "PySearchStrategy, PyMeasureCallback, PyDatabase or "
+                        "PySpaceGenerator.")
     cls._outer = _outer
     return cls

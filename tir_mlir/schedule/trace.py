@@ -84,6 +84,22 @@ _OMITTED_WHEN_EMPTY = ("consumer_blocks",)
 _LAMBDAS = ("index_map", "gen_new_ranges", "pad_value")
 # Instructions TVM prints with positional arguments.
 _POSITIONAL = ("get_child_blocks",)
+
+# Instructions without an effect on the program: Trace.simplified drops them when nothing
+# uses their outputs.
+_PURE = frozenset(("get_block", "get_loops", "get_child_blocks", "get_producers",
+                   "get_consumers", "get_output_blocks", *SAMPLING_INSTRUCTIONS))
+
+
+def _handle_names(v) -> set:
+    """The names of the handles in an argument value (lists and dicts searched)."""
+    if isinstance(v, _RV):
+        return {v.name}
+    if isinstance(v, dict):
+        v = list(v.values())
+    if isinstance(v, (list, tuple)):
+        return set().union(*map(_handle_names, v)) if v else set()
+    return set()
 # Arguments TVM's trace names unlike the Python parameter.
 _PRINTED_AS = {("get_output_blocks", "scope_block"): "block",
                ("cache_inplace", "block_rv"): "block", ("cache_index", "block_rv"): "block"}
@@ -212,6 +228,19 @@ class Trace:
             if inst.name == "enter_postproc":
                 return Trace(self.insts[:i])
         return Trace(list(self.insts))
+
+    def simplified(self, remove_postproc: bool) -> "Trace":
+        """The trace without the queries and draws nothing later uses (TVM's
+        Trace.simplified): a trace that only looked at the program simplifies to nothing."""
+        insts = (self.without_postproc() if remove_postproc else self).insts
+        used, kept = set(), []
+        for inst in reversed(insts):
+            outs = {rv.name for rv in inst.output_list()}
+            if inst.name in _PURE and not outs & used:
+                continue
+            kept.append(inst)
+            used |= _handle_names(inst.args)
+        return Trace(kept[::-1])
 
     def _index(self, inst: Instruction) -> int:
         for i, x in enumerate(self.insts):

@@ -1,6 +1,10 @@
 """MutateComputeLocation: move a block sampled by sample_compute_location to another of its
-possible locations (found by replaying the trace up to that instruction)."""
-from tir_mlir.meta_schedule.mutator.mutator import Mutator, insts_named
+possible locations (found by replaying the trace up to that instruction): a loop, the root
+(-1), or inlined into its consumers (-2) when compute_inline accepts it (TVM's candidates)."""
+from typing import Tuple
+
+from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
 from tir_mlir.schedule.trace import Trace
 
 
@@ -12,8 +16,8 @@ class MutateComputeLocation(Mutator):
         super().initialize_with_tune_context(context)
         self.mod = context.mod
 
-    def apply(self, trace, rng):
-        from tir_mlir.errors import ScheduleError
+    def apply(self, trace, rand_state=-1):
+        rng = as_rng(rand_state)
         from tir_mlir.schedule.schedule import Schedule
         cands = insts_named(trace, "sample_compute_location")
         if not cands or self.mod is None:
@@ -23,21 +27,31 @@ class MutateComputeLocation(Mutator):
         sch = Schedule(self.mod)
         try:
             Trace(trace.insts[:k]).apply_to_schedule(sch, trusted=True)
-            n = _locations(sch, trace.insts[:k], inst)
+            n, inlinable = _locations(sch, trace.insts[:k], inst)
         except ScheduleError:
             return None
-        choices = [d for d in range(-1, n) if d != inst.args["decision"]]
+        first = -2 if inlinable else -1
+        choices = [d for d in range(first, n) if d != inst.args["decision"]]
         if not choices:
             return None
         return trace.with_decision(inst, rng.choice(choices), remove_postproc=True)
 
 
-def _locations(sch, prefix, inst) -> int:
-    """How many loops the block of `inst` can be computed at in the replayed schedule."""
+def _locations(sch, prefix, inst) -> Tuple[int, bool]:
+    """How many loops the block of `inst` can be computed at in the replayed schedule, and
+    whether it can be inlined instead."""
     name = inst.args["block"].name
     for i in prefix:
         outs = i.output_list()
         if any(o.name == name for o in outs) and i.name == "get_block":
-            return sch.num_compute_locations(sch.get_block(i.args["name"],
-                                                           i.args["func_name"]))
-    return 0                      # a block made by a primitive: leave its location alone
+            block = sch.get_block(i.args["name"], i.args["func_name"])
+            return sch.num_compute_locations(block), _inlinable(sch, block)
+    return 0, False               # a block made by a primitive: leave its location alone
+
+
+def _inlinable(sch, block) -> bool:
+    try:
+        sch.copy().compute_inline(block)
+    except ScheduleError:
+        return False
+    return True

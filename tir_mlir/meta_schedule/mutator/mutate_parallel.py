@@ -1,6 +1,6 @@
 """MutateParallel: change the max parallel extent a block is annotated with
 (meta_schedule.parallel), to a multiple of the cores between 1 and 4x the rule's value."""
-from tir_mlir.meta_schedule.mutator.mutator import Mutator, insts_named
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
 from tir_mlir.schedule.trace import Instruction, Trace
 
 
@@ -8,7 +8,8 @@ class MutateParallel(Mutator):
     def __init__(self, max_jobs_per_core: int = 16):
         self.max_jobs_per_core = max_jobs_per_core
 
-    def apply(self, trace, rng):
+    def apply(self, trace, rand_state=-1):
+        rng = as_rng(rand_state)
         cands = [i for i in insts_named(trace, "annotate")
                  if i.args["ann_key"] == "meta_schedule.parallel"]
         if not cands:

@@ -1,12 +1,13 @@
 """MutateTileSize: move a prime factor between two parts of a sampled perfect tile (the
 product stays the loop extent; the innermost part stays within its maximum); for the tile of
 a loop over a symbolic extent, draw another constant for one of its sampled factors."""
-from tir_mlir.meta_schedule.mutator.mutator import Mutator, insts_named
+from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
 from tir_mlir.passes.schedule.sample_perfect_tile import divisors
 
 
 class MutateTileSize(Mutator):
-    def apply(self, trace, rng):
+    def apply(self, trace, rand_state=-1):
+        rng = as_rng(rand_state)
         cands = [i for i in insts_named(trace, "sample_perfect_tile") if len(i.args["decision"]) > 1
                  and any(f > 1 for f in i.args["decision"])]
         factors = _split_factors(trace)

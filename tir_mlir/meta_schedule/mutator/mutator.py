@@ -1,7 +1,8 @@
-"""The mutator interface: `apply(trace, rng) -> new trace or None` changes one decision of
+"""The mutator interface: `apply(trace, rand_state=-1) -> new trace or None` changes one decision of
 a sampling instruction (the trace without its postprocessing part is returned; the search
 replays it and runs the postprocessors again)."""
 import copy
+import random
 
 
 class Mutator:
@@ -10,7 +11,9 @@ class Mutator:
     def initialize_with_tune_context(self, context) -> None:
         self.target = context.target
 
-    def apply(self, trace, rng):
+    def apply(self, trace, rand_state=-1):
+        """`rand_state`: a random.Random (the search's), a seed, or -1 for a fresh one
+        (TVM's parameter)."""
         raise NotImplementedError
 
     def clone(self) -> "Mutator":
@@ -29,6 +32,13 @@ class PyMutator(Mutator):
 
     def _initialize_with_tune_context(self, context) -> None:
         pass
+
+
+def as_rng(rand_state) -> random.Random:
+    """The random generator of TVM's `rand_state` argument (a seed, -1: any)."""
+    if isinstance(rand_state, random.Random):
+        return rand_state
+    return random.Random(None if rand_state is None or rand_state < 0 else rand_state)
 
 
 def insts_named(trace, name: str):

@@ -33,6 +33,25 @@ class SpaceGenerator:
         raise NotImplementedError
 
 
+class PySpaceGenerator(SpaceGenerator):
+    """The class a TVM user's space generator derives from (with `@derived_object`): it
+    overrides `_initialize_with_tune_context(context)` and `generate_design_space(mod)`
+    (TVM's methods; neither has a default)."""
+    _py_interface = True
+
+    def initialize_with_tune_context(self, context) -> None:
+        super().initialize_with_tune_context(context)
+        self._initialize_with_tune_context(context)
+
+    def _initialize_with_tune_context(self, context) -> None:
+        raise NotImplementedError("PySpaceGenerator's InitializeWithTuneContext method not "
+                                  "implemented!")
+
+    def generate_design_space(self, mod) -> List:
+        raise NotImplementedError("PySpaceGenerator's GenerateDesignSpace method not "
+                                  "implemented!")
+
+
 def generate_design_space(mod, target="llvm", space=None, seed: Optional[int] = None,
                           sch_rules="from-target", postprocs="from-target",
                           mutator_probs="from-target") -> List:
