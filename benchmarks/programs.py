@@ -42,9 +42,9 @@ func.func @matmul(%A: {t} {{tir.name = "A"}}, %B: {t} {{tir.name = "B"}}, %C: {t
         }}) {{name = "C", iter_names = ["vi", "vj", "vk"], iter_types = ["S", "S", "R"],
             domains = [[0, {n}], [0, {n}], [0, {n}]],
             bindings = affine_map<(d0, d1, d2) -> (d0, d1, d2)>}} : (index, index, index) -> ()
-      }} {{tir.name = "k", tir.kind = "serial"}}
-    }} {{tir.name = "j", tir.kind = "serial"}}
-  }} {{tir.name = "i", tir.kind = "serial"}}
+      }} {{tir.name = "k"}}
+    }} {{tir.name = "j"}}
+  }} {{tir.name = "i"}}
   return
 }}
 '''

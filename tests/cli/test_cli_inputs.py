@@ -68,7 +68,8 @@ BAD_INPUTS = {
                    "1 iterators"),
     "loop_kind.mlir": ('module {\n func.func @f(%a: memref<4xf32>) attributes {tir.prim_func} '
                        '{\n  affine.for %i = 0 to 4 {\n  } {tir.kind = "seri>al"}\n  return\n'
-                       ' }\n}\n', "3:3: error: loop: unknown kind 'seri>al'"),
+                       ' }\n}\n', '3:3: error: loop: tir.kind must be a #tir.for_kind<...>, '
+                       'got "seri>al"'),
     "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
                           "error: parameter 0: element type index is not a TensorIR dtype"),
 }

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tir_mlir
-from tir_mlir.errors import BuildError
+from tir_mlir.errors import BuildError, TIRParseError
 from tir_mlir.passes.lowering.pipeline import emit_text
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
@@ -176,7 +176,10 @@ def test_unbound_block_after_a_kernel_is_named():
 def test_unsupported_thread_tag_and_nested_same_axis():
     src = SIBLINGS.replace('thread="threadIdx.x"):\n        with T.block("a")',
                            'thread="warp.x"):\n        with T.block("a")')
-    assert "thread tag 'warp.x' is not supported" in _error(src).message
+    with pytest.raises(TIRParseError) as e:      # not a thread axis: the parser says so
+        tir_mlir.parse(src, "prog.tir")
+    assert "unknown thread tag 'warp.x' (expected one of blockIdx.x," in e.value.message
+    assert e.value.loc.line == 6
     nested = textwrap.dedent('''
         @T.prim_func
         def f(A: T.Buffer((8, 8), "float32")):

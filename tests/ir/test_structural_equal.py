@@ -46,7 +46,7 @@ def test_binding_operand_order_does_not_matter():
      "params differs"),
     ([("affine_map<(d0, d1) -> (d0, d1)>", "affine_map<(d0, d1) -> (d1, d0)>")],
      "bindings differs: ('%13', '%14') != ('%14', '%13')"),
-    ([('{tir.name = "j", tir.kind = "serial"}', '{tir.name = "j", tir.kind = "parallel"}')],
+    ([('{tir.name = "j"}', '{tir.name = "j", tir.kind = #tir.for_kind<"parallel">}')],
      "kind differs: 'serial' != 'parallel'"),
     ([("%c0 = arith.constant 0.0 : f32\n            %1", "%c0 = arith.constant 1.0 : f32\n            %1")],
      "'0.000000e+00 : f32' != '1.000000e+00 : f32'"),

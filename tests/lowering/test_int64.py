@@ -107,7 +107,7 @@ def test_prints_back_exactly(name):
 def test_ir_records_the_index_dtype():
     mlir = tir_mlir.parse(MATMUL).mlir()
     assert 'tir.index_dtype = "int64", tir.name = "a"' in mlir        # buffer parameter
-    assert mlir.count('{tir.index_dtype = "int64", tir.kind = "serial"') == 3   # loops
+    assert mlir.count('} {tir.index_dtype = "int64", tir.name =') == 3   # loops (serial)
     assert 'tir.index_dtype = ["int64", "int64", "int64"]' in mlir   # iter vars
     assert "tir.private" in mlir
     mlir = tir_mlir.parse(PAD).mlir()

@@ -1,5 +1,5 @@
 func.func @kinds(%A: memref<64x64xf32> {tir.name = "A"}, %B: memref<64x64xf32> {tir.name = "B"}, %D: memref<64xi64> {tir.name = "D"}) attributes {tir.prim_func} {
-  %S = memref.alloc() {tir.name = "S", tir.scope = "shared"} : memref<64xi32>
+  %S = memref.alloc() {tir.name = "S", tir.scope = #tir.scope<"shared">} : memref<64xi32>
   affine.for %i = 0 to 64 {
     affine.for %j0 = 0 to 4 {
       affine.for %j1 = 0 to 16 {
@@ -34,9 +34,9 @@ func.func @kinds(%A: memref<64x64xf32> {tir.name = "A"}, %B: memref<64x64xf32> {
             domains = [[0, 64], [0, 64]],
             bindings = affine_map<(d0, d1, d2) -> (d0, d1 * 16 + d2)>,
             annotations = {"meta_schedule.tiling_structure" = "SSR"}} : (index, index, index) -> ()
-      } {tir.name = "j_1", tir.kind = "vectorized"}
-    } {tir.name = "j_0", tir.kind = "unroll", tir.annotations = {pragma_auto_unroll_max_step = 16 : i64}}
-  } {tir.name = "i", tir.kind = "parallel"}
+      } {tir.name = "j_1", tir.kind = #tir.for_kind<"vectorized">}
+    } {tir.name = "j_0", tir.kind = #tir.for_kind<"unroll">, tir.annotations = #tir.annotations<{pragma_auto_unroll_max_step = 16 : i64}>}
+  } {tir.name = "i", tir.kind = #tir.for_kind<"parallel">}
   affine.for %t = 0 to 32 {
     affine.for %u = 2 to 6 {
       "tir.block"(%t, %u) ({
@@ -53,7 +53,7 @@ func.func @kinds(%A: memref<64x64xf32> {tir.name = "A"}, %B: memref<64x64xf32> {
           domains = [[0, 64], [2, 4]],
           bindings = affine_map<(d0, d1) -> (d0 * 2, d1)>,
           predicate = affine_set<(d0, d1) : (d0 * -2 - d1 + 63 >= 0)>} : (index, index) -> ()
-    } {tir.name = "u", tir.kind = "serial"}
-  } {tir.name = "t", tir.kind = "thread_binding", tir.thread = "threadIdx.x"}
+    } {tir.name = "u"}
+  } {tir.name = "t", tir.kind = #tir.for_kind<"thread_binding">, tir.thread = #tir.thread<"threadIdx.x">}
   return
 }

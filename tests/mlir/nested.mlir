@@ -7,7 +7,7 @@ func.func @rowsum(%A: memref<16x16xf32> {tir.name = "A"}, %B: memref<16xf32> {ti
         %1 = memref.load %A[%vi, %k] : memref<16x16xf32>
         %2 = arith.addf %0, %1 : f32
         memref.store %2, %B[%vi] : memref<16xf32>
-      } {tir.name = "k", tir.kind = "serial"}
+      } {tir.name = "k"}
       gpu.yield
     }, {
     ^bb0(%vi: index):
@@ -16,7 +16,7 @@ func.func @rowsum(%A: memref<16x16xf32> {tir.name = "A"}, %B: memref<16xf32> {ti
       gpu.yield
     }) {name = "s", iter_names = ["vi"], iter_types = ["S"], domains = [[0, 16]],
         bindings = affine_map<(d0) -> (d0)>} : (index) -> ()
-  } {tir.name = "i", tir.kind = "serial"}
+  } {tir.name = "i"}
   affine.for %i = 0 to 16 {
     affine.for %i2 = 0 to 16 {
       "tir.block"(%i2, %i) ({
@@ -29,7 +29,7 @@ func.func @rowsum(%A: memref<16x16xf32> {tir.name = "A"}, %B: memref<16xf32> {ti
       }, {
       }) {name = "u", iter_names = ["vi", "vj"], iter_types = ["S", "S"], domains = [[0, 16], [0, 16]],
           bindings = affine_map<(d0, d1) -> (d0, d1)>} : (index, index) -> ()
-    } {tir.name = "i", tir.kind = "serial"}
-  } {tir.name = "i", tir.kind = "serial"}
+    } {tir.name = "i"}
+  } {tir.name = "i"}
   return
 }

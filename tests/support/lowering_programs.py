@@ -66,7 +66,7 @@ def _nest(loops, inner):
     text = inner
     for name, extent, kind in reversed(loops):
         text = (f"affine.for %{name} = 0 to {extent} {{\n{text}\n}} "
-                f'{{tir.name = "{name}", tir.kind = "{kind}"}} loc("loops.tir":2:{len(name)})')
+                f'{{tir.name = "{name}", tir.kind = #tir.for_kind<"{kind}">}} loc("loops.tir":2:{len(name)})')
     return text
 
 

@@ -1,6 +1,6 @@
 module attributes {tir.module_name = "MyModule"} {
   func.func @mm_relu(%A: memref<128x128xf32> {tir.name = "A"}, %B: memref<128x128xf32> {tir.name = "B"}, %C: memref<128x128xf32> {tir.name = "C"}) attributes {tir.prim_func, tir.func_attrs = {global_symbol = "mm_relu", "tir.noalias" = true}} {
-    %Y = memref.alloc() {tir.name = "Y", tir.scope = "global"} : memref<128x128xf32> loc("mm_relu.tir":9:8)
+    %Y = memref.alloc() {tir.name = "Y", tir.scope = #tir.scope<"global">} : memref<128x128xf32> loc("mm_relu.tir":9:8)
     affine.for %i = 0 to 128 {
       affine.for %j = 0 to 128 {
         affine.for %k = 0 to 128 {
@@ -21,9 +21,9 @@ module attributes {tir.module_name = "MyModule"} {
           }) {name = "Y", iter_names = ["vi", "vj", "vk"], iter_types = ["S", "S", "R"],
               domains = [[0, 128], [0, 128], [0, 128]],
               bindings = affine_map<(d0, d1, d2) -> (d0, d1, d2)>} : (index, index, index) -> () loc("mm_relu.tir":12:17)
-        } {tir.name = "k", tir.kind = "serial"} loc("mm_relu.tir":11:8)
-      } {tir.name = "j", tir.kind = "serial"} loc("mm_relu.tir":11:8)
-    } {tir.name = "i", tir.kind = "serial"} loc("mm_relu.tir":11:8)
+        } {tir.name = "k"} loc("mm_relu.tir":11:8)
+      } {tir.name = "j"} loc("mm_relu.tir":11:8)
+    } {tir.name = "i"} loc("mm_relu.tir":11:8)
     affine.for %i = 0 to 128 {
       affine.for %j = 0 to 128 {
         "tir.block"(%i, %j) ({
@@ -37,8 +37,8 @@ module attributes {tir.module_name = "MyModule"} {
         }) {name = "C", iter_names = ["vi", "vj"], iter_types = ["S", "S"],
             domains = [[0, 128], [0, 128]],
             bindings = affine_map<(d0, d1) -> (d0, d1)>} : (index, index) -> () loc("mm_relu.tir":19:17)
-      } {tir.name = "j", tir.kind = "serial"} loc("mm_relu.tir":18:8)
-    } {tir.name = "i", tir.kind = "serial"} loc("mm_relu.tir":18:8)
+      } {tir.name = "j"} loc("mm_relu.tir":18:8)
+    } {tir.name = "i"} loc("mm_relu.tir":18:8)
     return
   }
 }

@@ -21,9 +21,9 @@ module {
             memref.store %cst, %C[%vi, %vj] : memref<?x128xf32>
             gpu.yield
           }) {bindings = affine_map<(d0, d1, d2)[s0] -> (d0, d1, d2)>, domains = [affine_map<()[s0] -> (0, s0)>, [0, 128], [0, 128]], iter_names = ["vi", "vj", "vk"], iter_types = ["S", "S", "R"], name = "C"} : (index, index, index, index) -> ()
-        } {tir.kind = "serial", tir.name = "k"}
-      } {tir.kind = "serial", tir.name = "j"}
-    } {tir.kind = "serial", tir.name = "i"}
+        } {tir.name = "k"}
+      } {tir.name = "j"}
+    } {tir.name = "i"}
     return
   }
 }

@@ -26,12 +26,12 @@ module {
         %x = memref.load %a[%i, %j] : memref<8x32xf32>
         %y = arith.mulf %x, %x : f32
         memref.store %y, %b[%i, %j] : memref<8x32xf32>
-      } {tir.kind = "vectorized", tir.name = "j"}
+      } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
       affine.for %k = 0 to 4 {
         %x = memref.load %a[%i, %k] : memref<8x32xf32>
         memref.store %x, %b[%i, %k] : memref<8x32xf32>
-      } {tir.kind = "unroll", tir.name = "k"}
-    } {tir.kind = "parallel", tir.name = "i"}
+      } {tir.kind = #tir.for_kind<"unroll">, tir.name = "k"}
+    } {tir.kind = #tir.for_kind<"parallel">, tir.name = "i"}
     return
   }
 }

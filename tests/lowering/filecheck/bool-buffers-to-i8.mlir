@@ -15,6 +15,6 @@ func.func @flip(%a: memref<8xi1>, %b: memref<8xi1>) {
     %x = memref.load %a[%i] : memref<8xi1>
     %y = arith.xori %x, %true : i1
     memref.store %y, %b[%i] : memref<8xi1>
-  } {tir.kind = "serial", tir.name = "i"}
+  } {tir.name = "i"}
   return
 }

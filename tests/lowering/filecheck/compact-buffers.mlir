@@ -11,7 +11,7 @@
 // CHECK:   %[[COL:.*]] = affine.apply #{{.*}}(%[[J]])
 // CHECK:   memref.store %{{.*}}, %[[T]][%[[ROW]], %[[COL]]] : memref<1x32xf32>
 // CHECK: memref.load %[[T]][%{{.*}}, %{{.*}}] : memref<1x32xf32>
-// CHECK: } {tir.kind = "parallel", tir.name = "i"}
+// CHECK: } {tir.kind = #tir.for_kind<"parallel">, tir.name = "i"}
 module {
   func.func @rows(%a: memref<16x32xf32>, %b: memref<16x32xf32>) {
     %t = memref.alloca() : memref<16x32xf32>
@@ -20,13 +20,13 @@ module {
         %x = memref.load %a[%i, %j] : memref<16x32xf32>
         %y = arith.mulf %x, %x : f32
         memref.store %y, %t[%i, %j] : memref<16x32xf32>
-      } {tir.kind = "serial", tir.name = "j"}
+      } {tir.name = "j"}
       affine.for %j = 0 to 32 {
         %x = memref.load %t[%i, %j] : memref<16x32xf32>
         %y = arith.addf %x, %x : f32
         memref.store %y, %b[%i, %j] : memref<16x32xf32>
-      } {tir.kind = "serial", tir.name = "j"}
-    } {tir.kind = "parallel", tir.name = "i"}
+      } {tir.name = "j"}
+    } {tir.kind = #tir.for_kind<"parallel">, tir.name = "i"}
     return
   }
 }

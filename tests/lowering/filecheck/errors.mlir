@@ -12,6 +12,6 @@ func.func @bound(%a: memref<8xf32>) {
     affine.for %i = 0 to 8 {
       %x = memref.load %a[%i] : memref<8xf32>
       memref.store %x, %a[%i] : memref<8xf32>
-    } {tir.kind = "thread_binding", tir.thread = "threadIdx.x"}
+    } {tir.kind = #tir.for_kind<"thread_binding">, tir.thread = #tir.thread<"threadIdx.x">}
     return
 }

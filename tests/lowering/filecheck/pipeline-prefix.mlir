@@ -8,8 +8,8 @@
 // AFFINE: affine.for
 // AFFINE:   affine.for
 // AFFINE:     memref.load %arg0
-// AFFINE:   } {tir.kind = "vectorized", tir.name = "j"}
-// AFFINE: } {tir.kind = "parallel", tir.name = "i"}
+// AFFINE:   } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
+// AFFINE: } {tir.kind = #tir.for_kind<"parallel">, tir.name = "i"}
 
 // SCF-LABEL: func.func @scale
 // SCF-SAME: attributes {llvm.emit_c_interface}
@@ -37,8 +37,8 @@ module {
           gpu.yield
         }, {
         }) {bindings = #map, domains = [[0, 8], [0, 32]], iter_names = ["vi", "vj"], iter_types = ["S", "S"], name = "B"} : (index, index) -> ()
-      } {tir.kind = "vectorized", tir.name = "j"}
-    } {tir.kind = "parallel", tir.name = "i"}
+      } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
+    } {tir.kind = #tir.for_kind<"parallel">, tir.name = "i"}
     return
   }
 }

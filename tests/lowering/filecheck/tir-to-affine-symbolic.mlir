@@ -35,8 +35,8 @@ module {
           gpu.yield
         }, {
         }) {bindings = affine_map<(d0, d1)[s0] -> (d0 * 4 + d1)>, predicate = affine_set<(d0, d1)[s0] : (s0 - d0 * 4 - d1 - 1 >= 0)>, domains = [affine_map<()[s0] -> (0, s0)>], iter_names = ["vi"], iter_types = ["S"], name = "B"} : (index, index, index) -> ()
-      } {tir.kind = "serial", tir.name = "i_1"}
-    } {tir.kind = "serial", tir.name = "i_0"}
+      } {tir.name = "i_1"}
+    } {tir.name = "i_0"}
     affine.for %k = 0 to %h {
       "tir.block"(%k, %h) ({
       ^bb0(%vk: index):
@@ -47,7 +47,7 @@ module {
         gpu.yield
       }, {
       }) {bindings = affine_map<(d0)[s0] -> (d0)>, domains = [affine_map<()[s0] -> (0, s0)>], iter_names = ["vk"], iter_types = ["S"], name = "C"} : (index, index) -> ()
-    } {tir.kind = "serial", tir.name = "k"}
+    } {tir.name = "k"}
     return
   }
 }

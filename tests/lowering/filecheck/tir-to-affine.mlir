@@ -13,7 +13,7 @@
 // CHECK:     %[[A:.*]] = memref.load %arg0[%[[I]], %[[K]]]
 // CHECK:     %[[SUM:.*]] = arith.addf %[[ACC]], %[[A]] : f32
 // CHECK:     memref.store %[[SUM]], %arg1[%[[I]]]
-// CHECK:   } {tir.kind = "serial", tir.name = "k"}
+// CHECK:   } {tir.name = "k"}
 
 // CHECK-LABEL: func.func @tail
 // CHECK: affine.for %[[I0:.*]] = 0 to 3 {
@@ -43,8 +43,8 @@ module {
           memref.store %cst, %arg1[%arg4] : memref<4xf32>
           gpu.yield
         }) {bindings = #map, domains = [[0, 4], [0, 8]], iter_names = ["vi", "vk"], iter_types = ["S", "R"], name = "B"} : (index, index) -> ()
-      } {tir.kind = "serial", tir.name = "k"}
-    } {tir.kind = "serial", tir.name = "i"}
+      } {tir.name = "k"}
+    } {tir.name = "i"}
     return
   }
   func.func @tail(%arg0: memref<10xf32> {tir.name = "A"}, %arg1: memref<10xf32> {tir.name = "B"}) attributes {tir.prim_func} {
@@ -59,8 +59,8 @@ module {
           gpu.yield
         }, {
         }) {bindings = #split, domains = [[0, 10]], iter_names = ["vi"], iter_types = ["S"], name = "B", predicate = #set} : (index, index) -> ()
-      } {tir.kind = "serial", tir.name = "i1"}
-    } {tir.kind = "serial", tir.name = "i0"}
+      } {tir.name = "i1"}
+    } {tir.name = "i0"}
     return
   }
 }

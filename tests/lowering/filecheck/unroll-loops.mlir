@@ -19,7 +19,7 @@ module {
     affine.for %k = 0 to 4 {
       %x = memref.load %a[%k] : memref<4xf32>
       memref.store %x, %b[%k] : memref<4xf32>
-    } {tir.kind = "unroll", tir.name = "k"}
+    } {tir.kind = #tir.for_kind<"unroll">, tir.name = "k"}
     return
   }
 }

@@ -11,7 +11,7 @@
 // CHECK:   %[[Y:.*]] = arith.mulf %[[X]], %[[TWO]] : vector<16xf32>
 // CHECK:   vector.store %[[Y]], %arg1[%[[I]], %[[C0]]] : memref<8x16xf32>, vector<16xf32>
 // CHECK-NOT: affine.for
-// CHECK: } {tir.kind = "serial", tir.name = "i"}
+// CHECK: } {tir.name = "i"}
 
 // CHECK-LABEL: func.func @reverse
 // CHECK-NOT: affine.for
@@ -22,7 +22,7 @@
 // CHECK-LABEL: func.func @prefix_sum
 // CHECK: affine.for
 // CHECK-NOT: vector.
-// CHECK: } {tir.kind = "vectorized", tir.name = "j"}
+// CHECK: } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
 module {
   func.func @scale(%a: memref<8x16xf32>, %b: memref<8x16xf32>) {
     affine.for %i = 0 to 8 {
@@ -31,8 +31,8 @@ module {
         %c = arith.constant 2.0 : f32
         %y = arith.mulf %x, %c : f32
         memref.store %y, %b[%i, %j] : memref<8x16xf32>
-      } {tir.kind = "vectorized", tir.name = "j"}
-    } {tir.kind = "serial", tir.name = "i"}
+      } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
+    } {tir.name = "i"}
     return
   }
   func.func @reverse(%a: memref<4xf32>, %b: memref<4xf32>) {
@@ -40,7 +40,7 @@ module {
       %r = affine.apply affine_map<(d0) -> (3 - d0)>(%j)
       %x = memref.load %a[%r] : memref<4xf32>
       memref.store %x, %b[%j] : memref<4xf32>
-    } {tir.kind = "vectorized", tir.name = "j"}
+    } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
     return
   }
   func.func @prefix_sum(%a: memref<17xf32>) {
@@ -50,7 +50,7 @@ module {
       %y = memref.load %a[%n] : memref<17xf32>
       %s = arith.addf %x, %y : f32
       memref.store %s, %a[%n] : memref<17xf32>
-    } {tir.kind = "vectorized", tir.name = "j"}
+    } {tir.kind = #tir.for_kind<"vectorized">, tir.name = "j"}
     return
   }
 }

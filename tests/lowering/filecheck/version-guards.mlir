@@ -32,8 +32,8 @@ module {
           %c = arith.constant 1.0 : f32
           memref.store %c, %a[%v] : memref<?xf32>
         }
-      } {tir.kind = "serial", tir.name = "i_1"}
-    } {tir.kind = "serial", tir.name = "i_0"}
+      } {tir.name = "i_1"}
+    } {tir.name = "i_0"}
     return
   }
   func.func @static(%a: memref<20xf32> {tir.name = "A"}) attributes {tir.prim_func} {
@@ -44,8 +44,8 @@ module {
           %c = arith.constant 1.0 : f32
           memref.store %c, %a[%v] : memref<20xf32>
         }
-      } {tir.kind = "serial", tir.name = "i_1"}
-    } {tir.kind = "serial", tir.name = "i_0"}
+      } {tir.name = "i_1"}
+    } {tir.name = "i_0"}
     return
   }
 }
