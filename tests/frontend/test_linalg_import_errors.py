@@ -54,10 +54,16 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4x{out_type}> {{
   return %s : tensor<4x8xf32>
 }
 """, (3, 8), "'tensor.extract_slice' with dynamic offsets, sizes or strides is not supported"),
-    ("""func.func @f(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  return %a : tensor<?x8xf32>
+    ("""func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %d0 = tensor.dim %a, %c0 : tensor<?xf32>
+  %d1 = tensor.dim %b, %c0 : tensor<?xf32>
+  %m = arith.maxsi %d0, %d1 : index
+  %e = tensor.empty(%m) : tensor<?xf32>
+  return %e : tensor<?xf32>
 }
-""", (1, 14), "dynamic shape tensor<?x8xf32>: linalg import supports static shapes only"),
+""", (5, 8), "a dynamic size computed by 'arith.maxsi' (sizes may be made by tensor.dim, "
+             "arith.constant, index casts, +, -, * and / by constants, affine.apply)"),
     ("""func.func @f(%a: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }

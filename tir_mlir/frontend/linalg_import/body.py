@@ -134,15 +134,17 @@ class GenericBody:
     def emit(self):
         """The stores of the yielded values (at the insertion point, inside the block)."""
         loc = self.src.location(self.yield_op)
-        values = [self.value(v) for v in self.yield_op.operands]
-        n_out = len(values)
+        n_out = len(self.yield_op.operands)
         n_in = len(self.buffers) - n_out
-        if n_out > 1:
-            for i, v in enumerate(values):
+        # an output with no buffer is one nothing reads (linalg_ops.dead_outputs)
+        kept = [i for i in range(n_out) if self.buffers[n_in + i] is not None]
+        values = {i: self.value(self.yield_op.operands[i]) for i in kept}
+        if len(kept) > 1:
+            for i, v in values.items():
                 if not isinstance(v, ir.BlockArgument):
                     v.owner.attributes["tir.let_name"] = ir.StringAttr.get(
                         f"v_{self.buffers[n_in + i].name}")
-        for i, v in enumerate(values):
+        for i, v in values.items():
             idx = [emit_index(e, self.ivs) for e in self.maps[n_in + i].results]
             memref.StoreOp(v, self.buffers[n_in + i].value, idx, loc=loc)
 

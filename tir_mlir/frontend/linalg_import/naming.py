@@ -19,15 +19,18 @@ _SHORT = {
 _MAX_PARTS = 3
 
 
-def block_name(op, kind: str) -> str:
+def block_name(op, kind: str, dead=()) -> str:
+    """The block's name; `dead`: outputs not computed (their body ops say nothing)."""
     if kind not in ("generic", "map", "reduce"):
         return kind
-    return f"{kind}_{_describe(op)}"
+    return f"{kind}_{_describe(op, dead)}"
 
 
-def _describe(op) -> str:
+def _describe(op, dead) -> str:
     body = op.regions[0].blocks[0]
     ops = [o.operation for o in list(body.operations)[:-1]]
+    if dead:
+        ops = [o for o in ops if o in _computing(body, dead)]
     names = [o.name for o in ops]
     reduction = any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"]))
     if reduction:
@@ -56,6 +59,20 @@ def _describe(op) -> str:
     if len(maps) == 2 and len(maps[0].results) < len(maps[1].results):
         return "broadcast"
     return "copy" if ops == [] else "cast"
+
+
+def _computing(body, dead) -> set:
+    """The body ops the yielded values of the outputs not in `dead` use."""
+    yielded = list(list(body.operations)[-1].operation.operands)
+    todo = [v for i, v in enumerate(yielded) if i not in dead]
+    out = set()
+    while todo:
+        v = todo.pop()
+        if isinstance(v.owner, ir.Block) or v.owner.operation in out:
+            continue
+        out.add(v.owner.operation)
+        todo += list(v.owner.operands)
+    return out
 
 
 def _is_relu(ops) -> bool:

@@ -27,8 +27,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from mlir import ir
 
+from tir_mlir.frontend.linalg_import.consts import transpose_axes, transposed
 from tir_mlir.frontend.linalg_import.folds import find_folds, writes_all
-from tir_mlir.frontend.linalg_import.linalg_ops import has_uses, indexing_maps, n_inputs
+from tir_mlir.frontend.linalg_import.linalg_ops import (
+    dead_outputs,
+    has_uses,
+    indexing_maps,
+    n_inputs,
+)
 from tir_mlir.frontend.linalg_import.naming import block_name
 from tir_mlir.frontend.linalg_import.sizes import SizeError, Sizes, is_dynamic
 from tir_mlir.frontend.linalg_import.slices import SLICE_OPS, is_static
@@ -142,6 +148,7 @@ class Planner:
                     self.steps.append(Copy(self.buffers[v], out,
                                            self._unique("copy", self.block_names), None,
                                            self.src.location(ret)))
+        self._drop_unread_constants()
         return self
 
     def _output(self, k: int, value: ir.Value, loc) -> Buffer:
@@ -411,7 +418,10 @@ class Planner:
             self.shapes[result] = self._shape(v, op)[0]
         if op in self.folded_ops:
             return                  # it is the T.init of the reduction using it
-        name = self._unique(block_name(op, kind), self.block_names)
+        if self._constant_transpose(op, kind):
+            return
+        dead = dead_outputs(op, self.returned)
+        name = self._unique(block_name(op, kind, dead), self.block_names)
         body = op.regions[0].blocks[0]
         # an input the body never reads (a pooling window: only its shape counts) needs none
         bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
@@ -432,6 +442,9 @@ class Planner:
                     step.inits[i] = (producer, [None])      # a fill: its scalar
                 continue
             result = op.results[i]
+            if i in dead:
+                bufs.append(None)                           # not computed
+                continue
             if v in self.folded:
                 producer = self.folded[v]
                 pbody = producer.regions[0].blocks[0]
@@ -448,6 +461,40 @@ class Planner:
             bufs.append(out)
             self.buffers[result] = out
         self.steps += copies + [step]
+
+    def _constant_transpose(self, op, kind: str) -> bool:
+        """A transpose of a constant is a constant (consts.py): no block."""
+        src = self.buffers.get(op.operands[0]) if len(op.operands) == 2 else None
+        if src is None or src.kind not in ("const", "splat") or not op.results:
+            return False
+        axes = transpose_axes(op)
+        if axes is None:
+            return False
+        shape, et = self._shape(op.results[0], op)
+        if src.kind == "splat":
+            self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat", splat=src.splat,
+                                                 loc=src.loc)
+            return True
+        data = transposed(src.data, axes)
+        if data is None:
+            return False
+        b = Buffer(self._unique(f"{src.name}_t", self.buffer_names), shape, et, "const",
+                   data=data, loc=self.src.location(op))
+        self.allocs.append(b)
+        self.buffers[op.results[0]] = b
+        return True
+
+    def _drop_unread_constants(self):
+        """Constants only a folded transpose read are not emitted."""
+        used = set(self.outputs.values())
+        for step in self.steps:
+            if isinstance(step, Copy):
+                used |= {step.src, step.dst}
+            else:
+                used |= set(step.operands)
+                for _, inputs in step.inits.values():
+                    used |= set(inputs)
+        self.allocs = [b for b in self.allocs if b.kind != "const" or b in used]
 
     def _unify_loops(self, op):
         """The sizes one loop of `op` iterates are one size (linalg requires them equal)."""
