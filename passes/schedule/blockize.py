@@ -23,7 +23,7 @@ mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 from mlir import ir
 
-from tir_mlir.analysis.structure import erase
+from tir_mlir.analysis.structure import erase, move_sid
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.buffer_util import (dims_of, emit_index, enclosing_loops,
@@ -101,6 +101,10 @@ def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
             if block.iter_types[k] != "S" and len(list(arg.uses)):
                 raise ScheduleError(f"blockize: the init of block {block.name!r} uses "
                                     f"reduction iter var {block.iter_names[k]!r}")
+        order = set(_init_positions(block, parts, inner_loops, dims, inner))
+        if any(dims_of(e) & order and not dims_of(e) <= order for e, _ in preds[1]):
+            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
+                                f"mixes the init's loops with reduction loops")
     with block.op.location:
         return _build(loop, block, dims, inner, inner_loops, parts, preds)
 
@@ -151,8 +155,7 @@ def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
                              [remap(parts[k][1], inner_pos) for k in ks],
                              [dims[p] for p in inner_pos], block.op,
                              _predicate(preds[1], inner_pos, len(dims)))
-    if "tir.sid" in block.op.attributes:
-        inner_blk.op.attributes["tir.sid"] = block.op.attributes["tir.sid"]
+    move_sid(block.op, inner_blk.op)
     _move_region(block.body, inner_blk.body, parts, ks, list(outer.body.arguments))
     if block.init is not None:
         _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, preds[1])
@@ -184,30 +187,35 @@ def _move_region(src: ir.Block, dst: ir.Block, parts, ks, outer_args):
         replace_uses(old, lambda _u, e=e: emit_index(e, leaves))
 
 
+def _init_positions(block, parts, inner_loops, dims, inner) -> list:
+    """The positions (among the block's dims) of the inner loops the init is copied under:
+    those bound to a spatial iter var, outermost first."""
+    spatial = [k for k, p in enumerate(parts) if p[1] is not None and block.iter_types[k] == "S"]
+    used = set().union(*[dims_of(parts[k][1]) for k in spatial]) if spatial else set()
+    out = []
+    for l in inner_loops:
+        p = next((p for p in sorted(inner) if dims[p] == l.iv), None)
+        if p is not None and p in used:
+            out.append(p)
+    return out
+
+
 def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, inner_pred):
     """The init moves to the outer block, as a copy of the inner loops bound to spatial iters
     around a block `<name>_init`."""
     spatial = [k for k in ks if block.iter_types[k] == "S"]
-    used = set().union(*[dims_of(parts[k][1]) for k in spatial]) if spatial else set()
     ip = ir.InsertionPoint.at_block_terminator(outer.init)
     new_dims = []
-    for l in inner_loops:
-        p = next((p for p in inner_pos if dims[p] == l.iv), None)
-        if p is None or p not in used:
-            continue
+    order = _init_positions(block, parts, inner_loops, dims, inner_pos)
+    for p in order:
+        l = next(l for l in inner_loops if dims[p] == l.iv)
         nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
                         annotations=l.annotations or None, index_dtype=l.index_dtype,
                         loc=l.op.location, ip=ip)
         new_dims.append((p, nl.iv))
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
-    order = [p for p, _ in new_dims]
-    kept = []
-    for e, q in inner_pred:
-        if dims_of(e) <= set(order):
-            kept.append((e, q))
-        elif dims_of(e) & set(order):
-            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
-                                f"mixes the init's loops with reduction loops")
+    kept = [(e, q) for e, q in inner_pred if dims_of(e) <= set(order)]   # (blockize checked
+    # that no conjunct mixes these loops with the others)
     exprs = [substitute(parts[k][1], [ir.AffineExpr.get_dim(order.index(p)) if p in order
                                       else C(0) for p in range(len(dims))]) for k in spatial]
     init = Block.build(block.name + "_init", [block.iter_names[k] + "_i_init" for k in spatial],

@@ -117,7 +117,7 @@ def _rebase(blocks, buf, cache, starts, s_ivs, kinds):
                     memref.StoreOp(op.operands[0], cache, idx)
             if k == "load":
                 op.results[0].replace_all_uses_with(new.result)
-            op.erase()
+            analysis.erase(op)
 
 
 def cache_read(block: Block, scope: Block, buf: ir.Value, storage_scope: str, name: str):

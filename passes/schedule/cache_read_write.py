@@ -226,7 +226,6 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     loc = block.op.location
     name = cache_name(buf, storage_scope)
     block_name = free_block_name(func, name)
-    cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     # like TVM: an input is copied at the start of the function body; a buffer written by a
     # block right before its first consumer after that writer
     stmts = [s.operation for s in func.regions[0].blocks[0].operations
@@ -240,6 +239,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
         if found is None or found[0] is None:
             raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
                                 f"a loop with a consumer that does not follow it there")
+        cache = make_cache_alloc(func, buf, name, storage_scope, loc)
         copy = _loc.copy_nest(found[0], wblock, buf, cache, block_name, loc, found[1])
         _redirect_loads(consumers, buf, cache)
         return copy
@@ -248,6 +248,7 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
         tops = [k for k, s in enumerate(stmts) if k >= after
                 and any(top_stmt(c.op) == s for c in consumers)]
         first = stmts[min(tops, default=after)]
+    cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     copy = make_copy_nest(buf, cache, block_name, loc, first)
     _redirect_loads(consumers, buf, cache)
     return copy

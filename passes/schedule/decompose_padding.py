@@ -203,7 +203,7 @@ def _strip_condition(ifop: ir.Operation):
         o.move_before(ifop)
     ifop.results[0].replace_all_uses_with(value)
     cond = ifop.operands[0]
-    ifop.erase()
+    analysis.erase(ifop)
     erase_dead(cond)
 
 

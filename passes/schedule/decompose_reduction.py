@@ -82,37 +82,37 @@ def _decompose(block: Block, inner: list) -> Block:
     used = set().union(*[dims_of(binds[k]) for k in spatial]) if spatial else set()
     at = _positions(dims)
     inner_ivs = {l.iv for l in inner}
-    ip = ir.InsertionPoint(inner[0].op)
-    remap = {}                                     # old dim value position -> new value
-    for l in inner:
-        iv = l.iv
-        if not any(p in used for p in at.get(iv, ())):
-            continue
-        nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                        annotations=l.annotations or None, index_dtype=l.index_dtype,
-                        loc=l.op.location, ip=ip)
-        for p in at[iv]:
-            remap[p] = nl.iv
-        ip = ir.InsertionPoint.at_block_terminator(nl.body)
+    # the loops copied for the init: those a spatial iter var is bound to
+    copied = [l for l in inner if any(p in used for p in at.get(l.iv, ()))]
+    copied_at = {p for l in copied for p in at[l.iv]}
     # The init keeps the conjuncts of the block's predicate on loops it has (a non-dividing
     # split guards the init too); those on reduction loops only filter the update (as TVM).
-    uncopied = {p for p, v in enumerate(dims) if p not in remap and v in inner_ivs}
+    uncopied = {p for p, v in enumerate(dims) if p not in copied_at and v in inner_ivs}
     conjuncts = []
     for c in (block.predicate.constraints if block.predicate is not None else []):
         on = dims_of(c.expr)
         if not on & uncopied:
             conjuncts.append(c)
-        elif on & set(remap):
+        elif on & copied_at:
             raise ScheduleError(f"decompose_reduction: the predicate (T.where) of block "
                                 f"{block.name!r} mixes loops copied for the init with others")
+    positions = sorted(used.union(*[dims_of(c.expr) for c in conjuncts]))
+    if any(p in uncopied for p in positions):
+        raise ScheduleError(f"decompose_reduction: block {block.name!r} binds a spatial "
+                            f"iter var to a loop that is not copied")
+    ip = ir.InsertionPoint(inner[0].op)
+    remap = {}                                     # old dim value position -> new value
+    for l in copied:
+        nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
+                        annotations=l.annotations or None, index_dtype=l.index_dtype,
+                        loc=l.op.location, ip=ip)
+        for p in at[l.iv]:
+            remap[p] = nl.iv
+        ip = ir.InsertionPoint.at_block_terminator(nl.body)
     new_dims, dim_pos = [], {}
-    for p in sorted(used.union(*[dims_of(c.expr) for c in conjuncts])):
-        v = remap.get(p, dims[p])
-        if p in uncopied:
-            raise ScheduleError(f"decompose_reduction: block {block.name!r} binds a spatial "
-                                f"iter var to a loop that is not copied")
+    for p in positions:
         dim_pos[p] = len(new_dims)
-        new_dims.append(v)
+        new_dims.append(remap.get(p, dims[p]))
     sub = [ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
            for p in range(len(dims))]
     symbols = block.symbols         # (symbol k stays symbol k: the same operands)

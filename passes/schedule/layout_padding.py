@@ -32,7 +32,6 @@ from tir_mlir.dtypes import dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
-from tir_mlir.analysis.structure import SID
 from tir_mlir.analysis.structure import erase, op_of
 from tir_mlir.analysis.buffer_util import (accesses, buffer_name, emit_index, func_of, linear,
     move_body, replace_uses)
@@ -157,8 +156,7 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
                       ir.AffineMap.get(len(dims), 0, results), dims,
                       annotations=w.annotations or None, has_init=w.init is not None,
                       loc=loc, ip=ir.InsertionPoint(w.op))
-    if SID in w.op.attributes:                  # handles to the writer stay valid
-        new.op.attributes[SID] = w.op.attributes[SID]
+    analysis.move_sid(w.op, new.op)             # handles to the writer stay valid
     regions = [(w.body, new.body)] + ([(w.init, new.init)] if w.init is not None else [])
     for old_region, new_region in regions:
         args = list(new_region.arguments)
@@ -171,8 +169,8 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
             old_region.arguments[n].replace_all_uses_with(args[k_new + j])
         move_body(old_region, new_region)
         _pad_stores(new_region, new_buf, args[:k_new], padding, pad_value, dtype)
-    w.op.erase()
-    top.erase()
+    erase(w.op)
+    erase(top)
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
 

@@ -80,7 +80,7 @@ def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> L
                 _rename_and_narrow(Block(op), f"_{var}{k}", Loop(copy).iv, lo, size)
         new.append(copy)
         lo += size
-    loop_op.erase()
+    analysis.erase(loop_op)
     _tvm_regions(common)
     return new
 

@@ -61,7 +61,7 @@ def merge(loops: List[ir.Operation]) -> ir.Operation:
         lp = Loop(op)
         lp.iv.replace_all_uses_with(new.iv)
         move_body(lp.body, new.body)
-        op.erase()
+        analysis.erase(op)
     return new.op
 
 
@@ -149,7 +149,7 @@ def _merge_chains(loops: List[ir.Operation]) -> ir.Operation:
         for lp, new in zip(c, news):
             Loop(lp).iv.replace_all_uses_with(new.iv)
         move_body(Loop(c[-1]).body, news[-1].body)
-        c[0].erase()
+        analysis.erase(c[0])
     return news[0].op
 
 

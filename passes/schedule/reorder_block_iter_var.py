@@ -13,7 +13,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
-from tir_mlir.analysis.structure import SID
+from tir_mlir.analysis.structure import erase, move_sid
 from tir_mlir.analysis.buffer_util import move_body
 
 
@@ -32,12 +32,11 @@ def reorder_block_iter_var(blk: Block, new_order: Sequence[int]) -> Block:
                       blk.dims, symbols=blk.symbols, predicate=blk.predicate, annotations=blk.annotations,
                       has_init=blk.init is not None, index_dtypes=pick(blk.index_dtypes),
                       loc=blk.op.location, ip=ir.InsertionPoint(blk.op))
-    if SID in blk.op.attributes:              # handles of the block stay valid
-        new.op.attributes[SID] = blk.op.attributes[SID]
+    move_sid(blk.op, new.op)                  # handles of the block stay valid
     regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
     for old_region, new_region in regions:
         for j, k in enumerate(order):
             old_region.arguments[k].replace_all_uses_with(new_region.arguments[j])
         move_body(old_region, new_region)
-    blk.op.erase()
+    erase(blk.op)
     return new

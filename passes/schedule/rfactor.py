@@ -38,7 +38,7 @@ from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_binding_ex
     emit_index, enclosing_loops, func_of, dims_of, move_body, replace_uses, substitute, to_affine,
     walk)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
-from tir_mlir.analysis.structure import erase
+from tir_mlir.analysis.structure import erase, move_sid
 from tir_mlir.passes.schedule.compute_inline import _check_consumers_covered, _writers_readers
 from tir_mlir.analysis.region_cover import iter_var_of
 from tir_mlir.passes.schedule.rfactor_tuple import TupleReduction
@@ -404,6 +404,6 @@ def _new_block(old: Block, name, iters, dims, before, ip=None, copy_sid=False,
                      predicate=predicate,
                      annotations=old.annotations or None, has_init=has_init, loc=old.op.location,
                      ip=ip or ir.InsertionPoint(before))
-    if copy_sid and "tir.sid" in old.op.attributes:
-        nb.op.attributes["tir.sid"] = old.op.attributes["tir.sid"]
+    if copy_sid:
+        move_sid(old.op, nb.op)
     return nb

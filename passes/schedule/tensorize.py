@@ -23,12 +23,14 @@ from typing import Dict, List
 from mlir import ir
 from mlir.dialects import arith, memref
 
-from tir_mlir.analysis.structure import erase
+from tir_mlir.analysis import op_index
+from tir_mlir.analysis.structure import SID, erase, walk_all
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
                                   extern_op)
 from tir_mlir.errors import ScheduleError
+from tir_mlir.passes.schedule.blockize import blockize
 from tir_mlir.analysis.expr_tree import erase_dead
 from tir_mlir.analysis.buffer_util import (NotAffine, buffer_name, dims_of, emit_index, simplify,
     substitute, to_affine)
@@ -231,8 +233,30 @@ def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
     if unbound:
         raise ScheduleError(f"tensorize: intrinsic {intrin_name!r} parameter(s) {unbound} are "
                             f"not accessed by its description")
+    for o, i in _uses(impl_func, iparams):
+        if not (o.name == EXTERN or (o.name == "memref.load" and i == 0)
+                or (o.name == "memref.store" and i == 1)):
+            raise ScheduleError(f"tensorize: the impl uses a buffer parameter in {o.name}; "
+                                f"only loads, stores and T.call_extern arguments are supported")
     with block.op.location:
         _replace(block, impl_func, m)
+
+
+def check_loop(mod, loop: Loop, desc_func, impl_func, intrin_name: str,
+               preserve_unit_iters: bool = True):
+    """Refuse (ScheduleError) a tensorize of `loop` whose blockized block would not match
+    the intrinsic. tensorize of a loop blockizes it first; the match is tried on a copy of
+    `mod` (an IRModule holding the loop), so a refusal leaves `mod` as it was."""
+    sid = loop.op.attributes[SID]
+    scratch = mod.copy()
+    found = [o for o in walk_all(scratch.module.operation)
+             if o.name == Loop.OP_NAME and SID in o.attributes and o.attributes[SID] == sid]
+    prev = op_index.reporting_to(None)         # (the scratch copy is no schedule's module)
+    try:
+        block = blockize(Loop(found[0]), preserve_unit_iters)
+        tensorize(block, desc_func, impl_func, intrin_name)
+    finally:
+        op_index.reporting_to(prev)
 
 
 def _replace(block: Block, impl_func, m: Matcher):
@@ -248,7 +272,7 @@ def _replace(block: Block, impl_func, m: Matcher):
         o.move_before(term)
     for o in moved:
         _rebind(o, params, m, list(block.iter_vars))
-    scratch.erase()
+    erase(scratch)
 
 
 def _const_of(v: ir.Value):
@@ -306,9 +330,6 @@ def _rebind(root, iparams, m: Matcher, leaves):
         if callee is not None:
             _rebind_extern(o, callee, tbuf, offs, leaves)
             continue
-        if not ((is_load and i == 0) or (o.name == "memref.store" and i == 1)):
-            raise ScheduleError(f"tensorize: the impl uses a buffer parameter in {o.name}; "
-                                f"only loads, stores and T.call_extern arguments are supported")
         idx = list(o.operands[1:] if is_load else o.operands[2:])
         with ir.InsertionPoint(o), o.location:
             new_idx = _target_indices(offs, idx, leaves)

@@ -27,7 +27,6 @@ from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.analysis.buffer_util import emit_index, move_body, replace_uses, simplify
 from tir_mlir.passes.schedule.decompose_padding import _resimplify
-from tir_mlir.analysis.structure import SID
 
 WHO = "transform_block_layout"
 Piece = Tuple[int, int, int, int]        # (argument, scale, size, stride in its result)
@@ -150,8 +149,7 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
                       ir.AffineMap.get_identity(m), [lp.iv for lp in new_loops],
                       annotations=blk.annotations, has_init=blk.init is not None,
                       loc=loc, ip=ip)
-    if SID in blk.op.attributes:
-        new.op.attributes[SID] = blk.op.attributes[SID]
+    analysis.move_sid(blk.op, new.op)
     regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
     for old_region, new_region in regions:
         args = list(new_region.arguments)
@@ -159,6 +157,6 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
             replace_uses(old_region.arguments[k],
                          lambda user, e=e, a=args: emit_index(e, a))
         move_body(old_region, new_region)
-    top.erase()
+    analysis.erase(top)
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
     return new

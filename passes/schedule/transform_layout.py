@@ -94,7 +94,7 @@ def _restate_shape(func: ir.Operation, buf: ir.Value, new_shape):
                             attributes={"shape": ir.AffineMapAttr.get(amap)}, ip=ip,
                             loc=old.location if old is not None else buf.owner.owner.location)
     if old is not None:
-        old.erase()
+        erase(old)
 
 
 def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,

@@ -16,6 +16,7 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block
 from tir_mlir.dtypes import DTYPES, dtype_of, is_float, mlir_type
 from tir_mlir.errors import ScheduleError
+from tir_mlir.analysis.structure import erase
 from tir_mlir.analysis.buffer_util import accesses, block_writes, buffer_name, func_of, is_func_arg
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
@@ -47,7 +48,7 @@ def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
         new.owner.attributes[name] = alloc.attributes[name]
     func = func_of(alloc)
     _retype(func, buf, new, old, dtype)
-    alloc.erase()
+    erase(alloc)
 
 
 def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
@@ -64,7 +65,7 @@ def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
         clone.operands[0] = new
         clone.results[0].set_type(ntype)
         _retype(func, view.results[0], clone.results[0], old, dtype)
-        view.erase()
+        erase(view)
     for op, kind, v in accesses(func):
         if v != buf:
             continue
@@ -75,7 +76,7 @@ def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
             else:
                 load = memref.LoadOp(new, list(op.operands)[1:]).result
                 op.results[0].replace_all_uses_with(_cast(load, dtype, old))
-                op.erase()
+                erase(op)
 
 
 def _dtype(buf: ir.Value) -> str:

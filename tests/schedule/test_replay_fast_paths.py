@@ -173,7 +173,7 @@ def test_precedes_is_the_order_of_a_walk():
 
 @pytest.mark.parametrize("kind", ["compute_at", "reverse_compute_at"])
 def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
-    """compute_at / reverse_compute_at update the index their lookups walked as they erase
+    """compute_at / reverse_compute_at keep the schedule's op index current as they erase
     and recreate ops: no walk for the handles they consumed, and the index stays the
     module's (sid -> op) for the primitives after them."""
     from tir_mlir.analysis import op_index
@@ -191,15 +191,33 @@ def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
             moved = sch.cache_write(block, 0, "local")
             gone = sch.get_loops(moved)
         with (sch.trusted_mode() if trusted else _nothing()):
-            before = sch._ops
+            before = sch._rw.index
             walks = []
             monkeypatch.setattr(op_index, "CHECK", False)     # (its check walks: below)
             monkeypatch.setattr(OpIndex, "_walk", lambda self, orig=OpIndex._walk:
                                 walks.append(1) or orig(self))
             getattr(sch, kind)(moved, at)
             monkeypatch.undo()
-            assert walks == [] and sch._ops is before
-            assert sch._ops.stale() is None
+            assert walks == [] and sch._rw.index is before
+            assert sch._rw.index.stale() is None
             with pytest.raises(ScheduleError, match=f"consumed by {kind}"):
                 sch.get(gone[-1])
             assert sch.get(at) is not None and sch.get(moved) is not None
+
+
+def test_a_replayed_sketch_walks_the_module_once(monkeypatch):
+    """Every primitive keeps the op index (the rewrites report what they erase and recreate):
+    replaying a tuning candidate walks the module once, when the schedule is made."""
+    from tir_mlir.analysis import op_index
+    from tir_mlir.analysis.op_index import OpIndex
+    mod, trace = _matmul_candidate()
+    monkeypatch.setattr(op_index, "CHECK", False)     # (its check walks)
+    for trusted in (False, True):
+        walks = []
+        monkeypatch.setattr(OpIndex, "_walk", lambda self, orig=OpIndex._walk:
+                            walks.append(1) or orig(self))
+        sch = Schedule(mod)
+        trace.apply_to_schedule(sch, trusted=trusted)
+        monkeypatch.undo()
+        monkeypatch.setattr(op_index, "CHECK", False)
+        assert len(walks) == 1 and sch._rw.index.stale() is None

@@ -1,22 +1,22 @@
-"""A schedule's index of its module: sid -> op and (function, block name) -> block ops, kept
-current by the rewrites instead of being rebuilt by a walk of the module after each primitive.
+"""The index of a schedule's module: sid -> op and (function, block name) -> block ops, a
+cache of one walk of the module that the rewrites keep valid instead of a walk per primitive.
 
-A cached op is only safe to use while the index hears of every erasure: MLIR's Python
-bindings hand out a new wrapper per access and do not invalidate the wrappers of the ops
-nested in an erased op (reading one reads freed memory). So:
-  * `analysis.erase`, the rewrites' way to erase, reports the ops it frees (`erased`);
-  * `analysis.set_operands`, which recreates an op with new operands, reports the new op
-    (`replaced`), as `Schedule._handle` does for the sids it hands out;
-  * an op given a sid any other way (a block recreated with its old sid) is found by a walk on
-    the first lookup that misses; block names are re-walked after any rewrite (blocks are
-    created and renamed in many places).
-Only primitives declared `keeps_index=True` (audited: they erase only through
-`analysis.erase`) keep the index; any other rewriting primitive drops it, as before.
-`TIR_MLIR_CHECK_INDEX=1` (set by the tests) compares the index with a fresh walk after every
-primitive.
+A cached op may only be read while it is alive: MLIR's Python bindings hand out a new wrapper
+per access and do not invalidate the wrappers of the ops nested in an erased op (reading one
+reads freed memory). So every erasure is reported, and the rest is checked on use:
+  * `structure.erase`, the one way a rewrite erases an op, reports the ops it frees
+    (`erased`): their entries go (and their sids are noted as gone);
+  * an op recreated with the sid of the op it replaces (`structure.set_operands`,
+    `structure.move_sid`) is reported (`replaced`) and takes the entry over;
+  * a sid the index does not hold (an op a rewrite cloned with its sid) is found by a walk;
+    a block-name entry is checked against the block's name (a rewrite renamed it) and a
+    missing one is found by a walk.
+The index reports to one listener, the `Rewriter` of the schedule whose primitive is running
+(tir_mlir/schedule/rewriter.py). `TIR_MLIR_CHECK_INDEX=1` (set by the tests) compares the
+index with a fresh walk after every primitive.
 """
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from mlir import ir
 
@@ -34,10 +34,8 @@ class OpIndex:
         self.mod = mod
         self.ops: Dict[int, ir.Operation] = {}
         self.blocks: Dict[Tuple[str, str], List[ir.Operation]] = {}
-        self.complete = True       # every op with a sid is in `ops` (walked since the last rewrite)
-        self.names = True          # `blocks` is current
-        self.erased = set()        # sids of ops erased (and not recreated) in this rewrite
-        self.settled = False       # walked after the last change of the running primitive
+        self.gone: Set[int] = set()     # sids whose op the running primitive erased
+        self.walks = 0
         self._walk()
 
     def _walk(self):
@@ -50,62 +48,82 @@ class OpIndex:
                 if op.name == "tir.block":
                     blocks.setdefault((name, ir.StringAttr(a["name"]).value), []).append(op)
         self.ops, self.blocks = ops, blocks
-        self.complete = self.names = True
-        self.erased = set()
+        self.walks += 1
 
-    def lookup(self, sid: int, settled: bool = True) -> Optional[ir.Operation]:
-        """The op with that sid; `settled=False` while a rewrite runs (it may have created
-        ops since the last walk)."""
+    def step(self):
+        """A primitive starts: what it erases is noted afresh."""
+        self.gone = set()
+
+    def lookup(self, sid: int) -> Optional[ir.Operation]:
+        """The op with that sid, or None when the module has none."""
         op = self.ops.get(sid)
-        if op is None and not (self.complete and settled):
+        if op is None:
             self._walk()
             op = self.ops.get(sid)
         return op
 
-    def blocks_named(self, func: str, name: str, settled: bool = True) -> List[ir.Operation]:
-        if not (self.names and settled):
+    def blocks_named(self, func: str, name: str) -> List[ir.Operation]:
+        found = self.blocks.get((func, name))
+        if not found or any(_block_name(op) != name for op in found):
             self._walk()
-        return self.blocks.get((func, name), [])
+            found = self.blocks.get((func, name))
+        return found or []
 
-    def missing(self, sids, fresh: bool = False) -> List[int]:
-        """Those of `sids` whose op is no longer in the module: reported erased by this
-        rewrite and not recreated, or else not found by a walk (`fresh`: the index was just
-        walked, with nothing rewritten since)."""
-        if not fresh and any(s not in self.ops and s not in self.erased for s in sids):
+    def block_names(self, func: str) -> List[str]:
+        self._walk()
+        return [n for f, n in self.blocks if f == func]
+
+    def missing(self, sids: Sequence[int]) -> List[int]:
+        """Those of `sids` whose op is no longer in the module: erased by the running
+        primitive and not recreated, or else not found by a walk."""
+        if any(s not in self.ops and s not in self.gone for s in sids):
             self._walk()
         return [s for s in sids if s not in self.ops]
 
-    def rewriting(self):
-        """A tracked rewrite starts or ends: ops may appear that the index does not know."""
-        self.complete = self.names = False
-        self.erased = set()
-
     def add(self, sid: int, op: ir.Operation):
         self.ops[sid] = op
-        self.erased.discard(sid)
+        self.gone.discard(sid)
 
-    def forget(self, ops):
+    def forget(self, ops: Sequence[ir.Operation]):
+        """`ops` are about to be erased (while still alive: their attributes are read)."""
         for op in ops:
+            if op.name not in HANDLE_OPS:
+                continue
             a = op.attributes
             if SID in a:
                 sid = ir.IntegerAttr(a[SID]).value
                 known = self.ops.get(sid)
                 if known is not None and known == op:
                     del self.ops[sid]
-                    self.erased.add(sid)
+                    self.gone.add(sid)
+            if op.name == "tir.block" and "name" in a:    # (a rewrite's scratch block has none)
+                name = ir.StringAttr(a["name"]).value
+                for key in [k for k in self.blocks if k[1] == name]:
+                    self.blocks[key] = [b for b in self.blocks[key] if b != op]
 
     def stale(self) -> Optional[str]:
-        """What differs from a fresh walk (None when nothing does)."""
+        """What the index holds that a fresh walk does not (None when nothing)."""
         fresh = OpIndex(self.mod)
         for sid, op in self.ops.items():
             now = fresh.ops.get(sid)
             if now is None or now != op:
                 return f"sid {sid} maps to an op that is not the module's op with that sid"
-        if self.complete and set(fresh.ops) != set(self.ops):
-            return "an op with a sid is missing from an index marked complete"
-        if self.names and fresh.blocks != self.blocks:
-            return "the block names differ from the module's"
+        # (a block renamed since is alive: `blocks_named` checks the name it finds)
+        alive = [b for bs in fresh.blocks.values() for b in bs]
+        for key, ops in self.blocks.items():
+            if any(not any(op == b for b in alive) for op in ops):
+                return f"block {key[1]!r} of function {key[0]!r} maps to an op that is " \
+                       f"not a block of the module"
         return None
+
+
+def sids_of(ops: Sequence[ir.Operation]) -> List[int]:
+    """The sids of those of `ops` that have one."""
+    return [ir.IntegerAttr(o.attributes[SID]).value for o in ops if SID in o.attributes]
+
+
+def _block_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["name"]).value
 
 
 def _handle_ops(f) -> List[ir.Operation]:
@@ -120,36 +138,28 @@ def _handle_ops(f) -> List[ir.Operation]:
     return out
 
 
-# The schedule whose primitive is running (its `_ops` is the index rewrites report to).
-_schedule = None
+# What the running primitive's erasures and recreations are reported to (its schedule's
+# Rewriter: `forget(ops)`, `add(sid, op)`), or None outside a primitive.
+_listener = None
 
 
-def reporting_to(schedule):
-    """Make `schedule` the one rewrites report to; returns the previous one (to restore)."""
-    global _schedule
-    prev, _schedule = _schedule, schedule
+def reporting_to(listener):
+    """Make `listener` the one the rewrites report to; returns the previous one (to restore)."""
+    global _listener
+    prev, _listener = _listener, listener
     return prev
 
 
-def erased(ops):
+def erased(ops: Sequence[ir.Operation]):
     """`ops` (an op and all ops nested in it) are about to be erased."""
-    if _schedule is not None and _schedule._pre_index is not None:
-        if _schedule._tracks_lookups:
-            _schedule._pre_index.forget(ops)
-        else:
-            _schedule._pre_index = None      # (a lookups_first primitive's lookups are over)
-    index = _schedule._ops if _schedule is not None else None
-    if index is not None:
-        index.forget(ops)
+    if _listener is not None:
+        _listener.forget(ops)
 
 
 def replaced(op: ir.Operation):
     """`op` was created to replace an op with the same sid (which was erased)."""
-    if _schedule is None or SID not in op.attributes:
-        return
-    for index in (_schedule._ops, _schedule._pre_index if _schedule._tracks_lookups else None):
-        if index is not None:
-            index.add(ir.IntegerAttr(op.attributes[SID]).value, op)
+    if _listener is not None and SID in op.attributes:
+        _listener.add(ir.IntegerAttr(op.attributes[SID]).value, op)
 
 
 def strip_handles(module_op) -> None:

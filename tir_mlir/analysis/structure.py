@@ -518,6 +518,14 @@ def _is_inside(op, outer) -> bool:
     return False
 
 
+def move_sid(old: ir.Operation, new: ir.Operation) -> None:
+    """`new` takes the place of `old` (which the rewrite erases next): it takes old's sid, so
+    the handles of old stand for new; the schedule's op index hears of it."""
+    if SID in old.attributes:
+        new.attributes[SID] = old.attributes[SID]
+        op_index.replaced(new)
+
+
 def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""

@@ -9,7 +9,7 @@ schedule (`sch.get(v)`). `sample_compute_location` returns the loop handles ROOT
 (TVM's RootRV / InlineRV) for "stay at the root" / "inline": `compute_at` understands them.
 """
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Dict, Optional, Tuple, Union
 
 
 @dataclass(eq=False)
@@ -42,7 +42,57 @@ class ExprRV(_RV):
     KIND = "value"
 
 
+BlockOrLoop = Union[BlockRV, LoopRV]
+
 # sids of the special locations returned by sample_compute_location (never a real op's sid;
 # Trace.from_json's placeholders use -1)
 ROOT_SID = -2
 INLINE_SID = -3
+
+
+class HandleTable:
+    """The handles a schedule gave out: the sid the next new handle's op gets, which sids a
+    primitive consumed (sid -> (primitive, trace step)), which handles remove_rv forgot, the
+    trace names given so far, and the values sampled for ExprRVs. A handle names its schedule
+    by `identity`; a copied schedule knows the handles made before the copy (`inherited`:
+    identity of the schedule copied from -> its next sid then), as TVM copies the RV table."""
+
+    def __init__(self, next_sid: int):
+        self.identity = object()
+        self.inherited: Dict[object, int] = {}
+        self.next_sid = next_sid
+        self.next_name = 0
+        self.consumed: Dict[int, Tuple[str, int]] = {}
+        self.removed: Dict[int, _RV] = {}
+        self.values: Dict[int, int] = {}
+
+    def new_sid(self) -> int:
+        sid, self.next_sid = self.next_sid, self.next_sid + 1
+        return sid
+
+    def name(self, rv: _RV):
+        """Give `rv` its trace name (b0, l1, v2, ...) if it has none."""
+        if rv.name is None:
+            rv.name = f"{rv.PREFIX}{self.next_name}"
+            self.next_name += 1
+
+    def save(self) -> tuple:
+        """What a failed primitive restores (`restore`)."""
+        return dict(self.consumed), self.next_sid, self.next_name
+
+    def restore(self, saved: tuple):
+        self.consumed, self.next_sid, self.next_name = saved
+
+    def copy(self) -> "HandleTable":
+        new = HandleTable(self.next_sid)
+        new.inherited = dict(self.inherited)
+        new.inherited[self.identity] = self.next_sid
+        new.next_name = self.next_name
+        new.consumed, new.removed = dict(self.consumed), dict(self.removed)
+        new.values = dict(self.values)
+        return new
+
+    def foreign(self, rv: _RV) -> bool:
+        """Whether `rv` belongs to another schedule (made there, or after this one copied it)."""
+        return rv.schedule is not None and rv.schedule is not self.identity and \
+            rv.sid >= self.inherited.get(rv.schedule, -1)

@@ -4,9 +4,9 @@ Each is a `@primitive` whose `decision` argument is filled in with what was draw
 recorded, so the trace prints `decision=[32, 4, 8, 1]` and replaying it (or a trace whose
 decisions were changed with `Trace.with_decision`) reproduces exactly that choice. The draws
 come from the schedule's own random state: `Schedule(mod, seed=...)` is deterministic.
-A mixin of Schedule; the sampling arithmetic lives in passes/schedule/sample_*.py.
+The sampling arithmetic lives in passes/schedule/sample_*.py. Also here: enter_postproc, the
+instruction that marks where the trace's postprocessing starts.
 """
-import random
 from typing import List, Optional, Sequence
 
 from tir_mlir.analysis.symbolic import SymExpr
@@ -22,10 +22,6 @@ from tir_mlir.schedule.primitive import primitive
 class Sampling:
     """Random variables and the instructions that sample them."""
 
-    def _init_random(self, seed: Optional[int]):
-        self._rng = random.Random(None if seed is None or seed < 0 else seed)
-        self._values = {}               # ExprRV sid -> sampled int
-
     def seed(self, seed: int) -> None:
         """Reset the random state (TVM's Schedule.seed)."""
         self._rng.seed(None if seed is None or seed < 0 else seed)
@@ -35,19 +31,21 @@ class Sampling:
         return self._rng.randrange(1, 2 ** 31 - 1)
 
     def _value(self, v: int) -> ExprRV:
-        rv = ExprRV(len(self._values))
-        self._values[rv.sid] = v
+        values = self._rvs.values
+        rv = ExprRV(len(values))
+        values[rv.sid] = v
         return rv
 
     def _int(self, v):
         """An ExprRV's sampled value; anything else unchanged (split factors, annotations)."""
         if isinstance(v, ExprRV):
-            if v.sid not in self._values:
+            values = self._rvs.values
+            if v.sid not in values:
                 raise ScheduleError(f"{v.describe()} does not belong to this schedule")
-            return self._values[v.sid]
+            return values[v.sid]
         return v
 
-    @primitive(readonly=True)
+    @primitive
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Optional[List[int]] = None) -> List[ExprRV]:
         """n factors whose product is the loop's extent, innermost <= max_innermost_factor.
@@ -63,7 +61,7 @@ class Sampling:
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 
-    @primitive(readonly=True)
+    @primitive
     def sample_partitioned_tile(self, loop: LoopRV, n: int, partition_pos: int = 0,
                                 innerpart_factor: int = 1,
                                 decision: Optional[List[int]] = None) -> List[ExprRV]:
@@ -77,7 +75,7 @@ class Sampling:
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 
-    @primitive(readonly=True)
+    @primitive
     def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
                            decision: Optional[int] = None) -> ExprRV:
         """One of `candidates`, drawn with probabilities `probs`; the decision is its index."""
@@ -89,7 +87,7 @@ class Sampling:
                    decision=decision)
         return self._value(candidates[decision])
 
-    @primitive(readonly=True)
+    @primitive
     def sample_compute_location(self, block: BlockRV,
                                 decision: Optional[int] = None) -> LoopRV:
         """A loop to compute_at the block under (uniformly among the loops enclosing all its
@@ -107,6 +105,6 @@ class Sampling:
             return LoopRV(INLINE_SID)
         return self._handle(locs[decision], LoopRV)
 
-    @primitive(readonly=True)
+    @primitive
     def enter_postproc(self) -> None:
         """Marks where postprocessing starts in the trace (`remove_postproc` cuts there)."""
