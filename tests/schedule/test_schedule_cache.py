@@ -142,3 +142,42 @@ def test_a_cache_read_and_a_cache_write_of_one_buffer_name_their_blocks_apart():
     text = sch.mod.script()
     assert 'T.block("maxelem_local")' in text and 'T.block("maxelem_local_1")' in text
     assert tir_mlir.parse(text).script() == text
+
+
+# TVM's nested_buffer_access: A's index is a load of B
+NESTED = '''
+@T.prim_func
+def main(A: T.Buffer((T.int64(7), T.int64(512)), "float32"), B: T.Buffer((T.int64(1),), "int32"), C: T.Buffer((T.int64(1), T.int64(512)), "float32")):
+    for ax0, ax1 in T.grid(T.int64(1), T.int64(512)):
+        with T.block("C"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            C[v_ax0, v_ax1] = A[B[v_ax0], v_ax1]
+'''
+
+
+def test_cache_read_of_a_load_inside_an_index():
+    """TVM orders reads as it visits them, an access before the loads in its indices:
+    `A[B[i], j]` reads A (index 0), then B (index 1), so cache_read(C, 1) caches B (TVM's
+    expected text), where program order (B's load first) would cache A."""
+    import numpy as np
+    from schedule_check import check_replay, run
+    sch = Schedule(parse(NESTED))
+    sch.cache_read("C", 1, "global")
+    assert '''
+    B_global = T.alloc_buffer((T.int64(1),), "int32")
+    for ax0 in range(T.int64(1)):
+        with T.block("B_global"):
+            v0 = T.axis.spatial(T.int64(1), ax0)
+            T.reads(B[v0])
+            T.writes(B_global[v0])
+            B_global[v0] = B[v0]
+    for ax0, ax1 in T.grid(T.int64(1), T.int64(512)):
+        with T.block("C"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            T.reads(A[B_global[v_ax0], v_ax1], B_global[v_ax0])
+            T.writes(C[v_ax0, v_ax1])
+            C[v_ax0, v_ax1] = A[B_global[v_ax0], v_ax1]''' in sch.mod.script()
+    check_replay(sch, parse(NESTED))
+    a = np.random.default_rng(0).standard_normal((7, 512)).astype("float32")
+    args = [a, np.array([5], "int32"), np.zeros((1, 512), "float32")]
+    np.testing.assert_array_equal(run(sch.mod, "main", args)[2], a[5:6])

@@ -98,10 +98,45 @@ def block_writes(block: Block) -> list:
     return _writes(*_scan(block))
 
 
+def _host_load(load: ir.Operation) -> Optional[ir.Operation]:
+    """The load whose index `load`'s value is (through index arithmetic): `A[B[i]]`'s A for
+    B's load; None for a load that is not inside another's index."""
+    seen, todo = [], [load.result]
+    while todo:
+        for u in todo.pop().uses:
+            o = _op(u.owner)
+            if o.name == "memref.load" and u.operand_number > 0:
+                return o
+            if o.name.startswith("arith.") and o.results and not any(o == s for s in seen):
+                seen.append(o)
+                todo.extend(o.results)
+    return None
+
+
+def _tvm_access_order(acc: list) -> list:
+    """Accesses in TVM's order: an access before the loads in its indices (TVM visits
+    `A[B[i]]` as A, then B; in program order B's load comes first)."""
+    hosts = [(a, _host_load(a[0])) if a[1] == "load" else (a, None) for a in acc]
+    if all(h is None for _, h in hosts):
+        return acc
+    out = []
+
+    def emit(a):
+        out.append(a)
+        for b, h in hosts:
+            if h is not None and h == a[0]:
+                emit(b)
+    for a, h in hosts:
+        if h is None or not any(h == b[0] for b in acc):
+            emit(a)
+    return out
+
+
 def block_reads(block: Block) -> list:
     """Buffers the block loads (T.reads order); a block with an init does not list the
     buffers it reduces into, like TVM's read/write inference."""
     acc, local = _scan(block)
+    acc = _tvm_access_order(acc)
     written = _writes(acc, local) if block.init is not None else []
     loaded = [b for b in _unique(buf for _, k, buf in acc if k == "load") if b not in local]
     out = [b for b in loaded if b not in written]
