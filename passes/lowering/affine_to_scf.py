@@ -15,12 +15,15 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
 
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with fp-contract=fast),
 except an add/sub that updates an accumulator carried by its innermost loop when that loop
-carries fewer than `FMA_CHAINS` such accumulators and the added term streams from contiguous
-memory: there the loop runs at the latency of the chain, and mul + add (the add alone on the
+carries fewer such accumulators than the target's FMA units need to stay busy (cpu_model.py:
+FMA latency over throughput in LLVM's model, 8 on most cores) and the added term streams from
+contiguous memory: there the loop runs at the latency of the chain, and mul + add (the add alone on the
 chain) beats an FMA (4 cycles); see `_latency_bound_updates` and `_strided_loads`. Functions get
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
+import math
+
 from mlir import ir
 from mlir.dialects import scf
 
@@ -33,8 +36,9 @@ from tir_mlir.passes.lowering.cpu_model import cpu_model
 
 VECTOR_BITS = 512          # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
-# Independent accumulation chains an innermost loop needs before FMAs pay off: FMA latency (4)
-# x FMA units (2); with fewer, the loop waits on the chain and the shorter add latency wins.
+# Independent accumulation chains an innermost loop needs before FMAs pay off, without a CPU
+# target: FMA latency (4) x FMA units (2); with fewer, the loop waits on the chain and the
+# shorter add latency wins. A CPU target's come from LLVM's scheduling model (cpu_model.py).
 FMA_CHAINS = 8
 
 
@@ -42,18 +46,20 @@ class AffineToScf:
     name = "affine-to-scf"
 
     def __init__(self, target_kinds=("serial", "parallel", "vectorized", "unroll"),
-                 vector_bits=VECTOR_BITS):
+                 vector_bits=VECTOR_BITS, fma_chains=lambda bits: FMA_CHAINS):
         self.kinds, self.vector_bits = target_kinds, vector_bits
+        self.fma_chains = fma_chains        # value bits -> FMA chains that fill the units
 
     @classmethod
     def for_target(cls, target):
         if str(target).split()[0] in ("cuda", "nvptx"):
             return cls()
-        return cls(vector_bits=cpu_model(target).vector_bits)
+        model = cpu_model(target)
+        return cls(vector_bits=model.vector_bits, fma_chains=model.fma_chains)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            no_contract = _latency_bound_updates(f)
+            no_contract = _latency_bound_updates(f, self.fma_chains)
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [o for o in walk(f) if o.name in ("affine.apply", "affine.if") or
@@ -104,10 +110,10 @@ class AffineToScf:
         op.erase()
 
 
-def _latency_bound_updates(f):
+def _latency_bound_updates(f, fma_chains):
     """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
-    address does not depend on the innermost enclosing loop, in loops holding fewer than
-    FMA_CHAINS of them.
+    address does not depend on the innermost enclosing loop, in loops holding fewer of them
+    than `fma_chains(bits)` (the widest of their values' bits).
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
     by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
     for op in walk(f):
@@ -132,7 +138,16 @@ def _latency_bound_updates(f):
         if entry is None:
             by_loop.append(entry := (loop, []))
         entry[1].append(update)
-    return [u for _, updates in by_loop if len(updates) < FMA_CHAINS for u in updates]
+    return [u for _, updates in by_loop
+            if len(updates) < fma_chains(max(_bits(u.results[0].type) for u in updates))
+            for u in updates]
+
+
+def _bits(t) -> int:
+    """Bits of a scalar or vector value."""
+    if isinstance(t, ir.VectorType):
+        return ir.VectorType(t).element_type.width * math.prod(ir.VectorType(t).shape)
+    return t.width
 
 
 def _strided_loads(update, iv) -> bool:

@@ -14,6 +14,12 @@ machine:
                               generic ISA level such as x86-64-v3): 32 KiB, 8 ways, 64-byte
                               lines, what LLVM's X86 cost model assumes for every x86 CPU
                               (X86TTIImpl::getCacheSize / getCacheAssociativity).
+    FMA chains                per register width, the FMA's latency over its reciprocal
+                              throughput in LLVM's scheduling model for the CPU (`llvm-mca
+                              -instruction-info` on one `vfmadd231ps` per width): the independent
+                              accumulations that keep the FMA units busy (Skylake server: 4 /
+                              0.5 = 8; Zen 4 zmm: 4 / 1 = 4; x86-64-v3: 5 / 0.5 = 10); a CPU
+                              LLVM has no x86 model for: DEFAULT_FMA_CHAINS.
     prefetch page             4 KiB: the L1 and L2 hardware prefetchers of Intel and AMD cores
                               follow a stream only within a 4 KiB page (Intel's optimization
                               reference manual, "Data Prefetching"; AMD's software optimization
@@ -23,14 +29,20 @@ A named CPU never reads the host, so `--target "llvm -mcpu=znver4"` lowers to th
 every machine.
 """
 import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from tir_mlir.passes.lowering.cpu_target import (ALWAYS_FEATURES, CpuTarget, cpu_target,
-                                                 target_options)
+from tir_mlir.ir.user_cache import cache_dir
+from tir_mlir.passes.lowering.cpu_target import (ALWAYS_FEATURES, LLVM_BIN, CpuTarget,
+                                                 cpu_target, target_options)
 
 PAGE_BYTES = 4096
 SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -48,6 +60,9 @@ L1D_BY_CPU = {
 }
 DEFAULT_L1D = (32, 8)
 DEFAULT_LINE = 64
+# FMA latency 4 x 2 FMA units: what most x86 cores since Skylake have.
+DEFAULT_FMA_CHAINS = 8
+REGISTER_NAMES = {128: "xmm", 256: "ymm", 512: "zmm"}
 
 
 @dataclass(frozen=True)
@@ -59,10 +74,19 @@ class CpuModel:
     l1d_ways: int
     line_bytes: int
     page_bytes: int = PAGE_BYTES
+    fma_chains_by_bits: tuple = ()     # ((register bits, chains), ...), narrowest first
 
     def vector_lanes(self, element_bits: int) -> int:
         """Elements of `element_bits` one vector register holds."""
         return max(1, self.vector_bits // element_bits)
+
+    def fma_chains(self, value_bits: int) -> int:
+        """Independent FMA chains that keep the FMA units busy on values of `value_bits`
+        (a scalar: its own width), in the narrowest register that holds them."""
+        for bits, chains in self.fma_chains_by_bits:
+            if value_bits <= bits:
+                return chains
+        return self.fma_chains_by_bits[-1][1] if self.fma_chains_by_bits else DEFAULT_FMA_CHAINS
 
 
 def cpu_model(target="llvm") -> CpuModel:
@@ -77,7 +101,8 @@ def _model(target: str) -> CpuModel:
     native = target_options(target).get("mcpu", "native") == "native"
     registers, bits = register_file(t.triple, implied_features(t))
     sets, ways, line = (host_l1d() if native else None) or named_l1d(t.cpu)
-    return CpuModel(t.cpu, registers, bits, sets, ways, line)
+    chains = fma_chains(t, bits) if t.triple.startswith("x86_64") else ()
+    return CpuModel(t.cpu, registers, bits, sets, ways, line, fma_chains_by_bits=chains)
 
 
 def register_file(triple: str, features) -> tuple:
@@ -131,3 +156,55 @@ def named_l1d(cpu: str) -> tuple:
     """(sets, ways, line bytes) of a named CPU's L1D (`L1D_BY_CPU`, else LLVM's default)."""
     kib, ways = L1D_BY_CPU.get(cpu, DEFAULT_L1D)
     return kib * 1024 // (ways * DEFAULT_LINE), ways, DEFAULT_LINE
+
+
+_MCA_ROW = re.compile(r"^\s*\d+\s+(\d+)\s+([\d.]+)\s.*vfmadd231ps\s+%([xyz])mm", re.M)
+
+
+def fma_chains(t: CpuTarget, widest: int) -> tuple:
+    """((register bits, FMA latency / reciprocal throughput), ...) of an x86 CPU for each
+    register width up to `widest`, from LLVM's scheduling model (`llvm-mca`); () when the tool
+    cannot say. Kept in the user cache folder (a tool run: ~30 ms of a cold start)."""
+    widths = [b for b in REGISTER_NAMES if b <= widest]
+    folder = cache_dir()
+    path = None
+    if folder is not None:
+        try:
+            mca = (LLVM_BIN / "llvm-mca").stat()
+        except OSError:
+            return ()
+        tag = hashlib.sha256(f"{t.cpu}\0{','.join(t.features)}\0{widths}\0{mca.st_size}:"
+                             f"{mca.st_mtime_ns}".encode()).hexdigest()[:20]
+        path = folder / f"fma-{tag}.json"
+        try:
+            return tuple(tuple(x) for x in json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError):
+            pass
+    chains = _probe_fma(t, widths)
+    if path is not None and chains:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(chains))
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+    return chains
+
+
+def _probe_fma(t: CpuTarget, widths) -> tuple:
+    src = "".join(f"vfmadd231ps %{REGISTER_NAMES[b]}1, %{REGISTER_NAMES[b]}2, "
+                  f"%{REGISTER_NAMES[b]}0\n" for b in widths)
+    features = [f for f in t.features if f not in ALWAYS_FEATURES]
+    args = [str(LLVM_BIN / "llvm-mca"), f"-mtriple={t.triple}", f"-mcpu={t.cpu}",
+            "-instruction-info", "-iterations=1", "-resource-pressure=0"] + \
+        ([f"-mattr={','.join(features)}"] if features else [])
+    try:
+        p = subprocess.run(args, input=src.encode(), capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    found = {}
+    for latency, throughput, reg in _MCA_ROW.findall(p.stdout.decode()):
+        if float(throughput) > 0:
+            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(1, round(int(latency)
+                                                                   / float(throughput)))
+    return tuple((b, found[b]) for b in widths if b in found)

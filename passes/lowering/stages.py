@@ -33,6 +33,7 @@ _STAGES = {
     "compact-buffers": ("compact_buffers", "CompactBuffers"),
     "stack-budget": ("stack_budget", "StackBudget"),
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
+    "auto-vectorize": ("auto_vectorize", "AutoVectorize"),
     "vectorize-loops": ("vectorize", "VectorizeLoops"),
     "float-min-max": ("float_min_max", "FloatMinMax"),
     "vector-tanh-erf": ("vector_tanh_erf", "VectorTanhErf"),

@@ -106,11 +106,11 @@ def _divide(kind, x, c, lanes):
     return Linear({key: 1, LANE: s if kind is ir.AffineModExpr else 0})
 
 
-def _leaves(key):
+def leaves(key):
     """The index values a leaf key stands for (itself, or those of a floordiv/mod)."""
     if isinstance(key, tuple):
         for k, _ in key[1]:
-            yield from _leaves(k)
+            yield from leaves(k)
     elif key != LANE:
         yield key
 
@@ -120,7 +120,7 @@ def lanes_disjoint(a, b, inner, lanes: int) -> bool:
     different lanes. Leaves in `inner` (defined inside the loop) may differ between the two."""
     for fa, fb in zip(a, b):
         keys = (set(fa.terms) | set(fb.terms)) - {LANE}
-        if any(fa.terms.get(k, 0) != fb.terms.get(k, 0) or any(v in inner for v in _leaves(k))
+        if any(fa.terms.get(k, 0) != fb.terms.get(k, 0) or any(v in inner for v in leaves(k))
                for k in keys):
             continue            # this dimension proves nothing
         s, diff = fa.stride, fa.const - fb.const

@@ -243,9 +243,23 @@ def test_conditional_init_inside_the_reduction_loop_is_carried():
     sch = Schedule(_matmul(8))
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(i, k, j)
+    sch.unroll(j)       # (left alone, `auto-vectorize` makes j one vector<8xf32>: below)
     scf = emit_text(sch.mod.module, "scf")
     k_loop = scf[scf.index("iter_args"):]
     assert "-> (f32, f32, f32, f32, f32, f32, f32, f32)" in k_loop and "scf.if" not in k_loop
+    assert "memref.load %arg2" not in scf       # C is never read: the init is the start value
+    _check_matmul(sch, 8)
+
+
+def test_conditional_init_of_an_auto_vectorized_row_is_carried():
+    # The same without the unroll: j is vectorized by `auto-vectorize` and its 8 accumulators
+    # are one vector carried across k, starting from the init's value.
+    sch = Schedule(_matmul(8))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(i, k, j)
+    scf = emit_text(sch.mod.module, "scf")
+    k_loop = scf[scf.index("iter_args"):]
+    assert "-> (vector<8xf32>)" in k_loop and "scf.if" not in k_loop
     assert "memref.load %arg2" not in scf       # C is never read: the init is the start value
     _check_matmul(sch, 8)
 

@@ -199,6 +199,50 @@ def test_prefetch_follows_the_targets_l1_ways(cpu):
         assert "memref.prefetch" not in scf
 
 
+# --- FMA or mul + add on a short accumulation chain ---------------------------------------------
+# 4 zmm accumulators (4 filters x 16 outputs) carried across the 3 taps of a conv1d, the added
+# term streaming along A's row: a chain of 4 keeps the FMA units busy where LLVM's model gives
+# a zmm FMA 4 cycles at 1 per cycle (Golden Cove, Zen 4/5: 4 chains), not where it issues 2 per
+# cycle (Skylake server: 8) or takes 5 cycles (x86-64-v3: 10); there mul + add (the add alone
+# on the chain) is shorter.
+TAPS = """
+@T.prim_func
+def main(A: T.Buffer((16, 130), "float32"), W: T.Buffer((4, 16, 3), "float32"),
+         B: T.Buffer((4, 128), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for f, x, c, r in T.grid(4, 128, 16, 3):
+        with T.block("B"):
+            vf, vx, vc, vr = T.axis.remap("SSRR", [f, x, c, r])
+            with T.init():
+                B[vf, vx] = T.float32(0)
+            B[vf, vx] = B[vf, vx] + A[vc, vx + vr] * W[vf, vc, vr]
+"""
+
+
+def _taps(sch):
+    b = sch.get_block("B")
+    f, x, c, r = sch.get_loops(b)
+    x0, x1 = sch.split(x, factors=[None, 16])
+    sch.reorder(x0, c, r, f, x1)
+    sch.unroll(f)
+    sch.vectorize(x1)
+    sch.decompose_reduction(b, c)
+
+
+@pytest.mark.parametrize("cpu, fma", [("sapphirerapids", True), ("znver4", True),
+                                      ("znver5", True), ("skylake-avx512", False),
+                                      ("x86-64-v3", False)])
+def test_fma_chains_follow_the_targets_fma_units(cpu, fma):
+    _, asm = _lower(_scheduled(TAPS, _taps), cpu)
+    reg = "zmm" if cpu in AVX512 else "ymm"
+    if fma:
+        filecheck(asm, f"CHECK-NOT: vmulps\nCHECK: vfmadd{{{{[0-9]+}}}}ps {{{{.*}}}}%{reg}\n"
+                       "CHECK-NOT: vmulps")
+    else:
+        filecheck(asm, f"CHECK-NOT: vfmadd\nCHECK: vmulps {{{{.*}}}}%{reg}\n"
+                       f"CHECK: vaddps {{{{.*}}}}%{reg}\nCHECK-NOT: vfmadd")
+
+
 # --- where the model's numbers come from --------------------------------------------------------
 def test_named_cpus_model():
     expected = {"sapphirerapids": (32, 512, 64, 12), "skylake-avx512": (32, 512, 64, 8),
@@ -208,6 +252,12 @@ def test_named_cpus_model():
         m = cm.cpu_model(_target(cpu))
         assert (m.vector_registers, m.vector_bits, m.l1d_sets, m.l1d_ways) == numbers, cpu
         assert m.line_bytes == 64 and m.page_bytes == 4096
+    # FMA latency / reciprocal throughput per register width, from LLVM's scheduling model
+    chains = {"sapphirerapids": [8, 8, 4], "skylake-avx512": [8, 8, 8], "znver4": [8, 8, 4],
+              "znver5": [8, 8, 4], "x86-64-v3": [10, 10, 10]}
+    for cpu, expected_chains in chains.items():
+        m = cm.cpu_model(_target(cpu))
+        assert [m.fma_chains(bits) for bits in (32, 256, 512)] == expected_chains, cpu
     # -mattr on top of the CPU's own features
     assert cm.cpu_model("llvm -mcpu=znver4 -mattr=-avx512f").vector_bits == 256
     assert cm.cpu_model("llvm -mcpu=x86-64-v3 -mattr=+avx512f").vector_registers == 32

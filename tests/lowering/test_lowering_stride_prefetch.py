@@ -41,6 +41,8 @@ def _tiled(n, k_inner=128, vectorize=True, prefetch_b=False, rows=4):
     _, j11 = sch.split(j1, factors=[None, 16])
     if vectorize:
         sch.vectorize(j11)
+    else:       # scalars (left alone, `auto-vectorize` would vectorize the loop)
+        sch.unroll(j11)
     if prefetch_b:
         sch.prefetch(c, 1, k1, offset=1)
     sch.decompose_reduction(c, k0)

@@ -1,0 +1,115 @@
+"""Stage `auto-vectorize` (CPU, affine level, before `vectorize-loops`): an innermost serial loop
+over a few registers of contiguous elements that a loop around it accumulates into becomes a
+`T.vectorized` loop, as if the schedule had asked for it.
+
+    for k1 in 0..8:                              for k1 in 0..8:
+      for j1 in 0..32:                 =>          for j1 in T.vectorized(32):
+        C[i, j0 + j1] += A[i, k] * B[k, j0 + j1]     C[i, j0 + j1] += A[i, k] * B[k, j0 + j1]
+
+A tile schedule without `vectorize` (TVM users leave it to LLVM, whose loop vectorizer takes the
+inner loop on TVM's IR) otherwise reaches `scalar-replace` as a scalar loop: to carry the tile's
+accumulators across `k1` it unrolls `j1` into 32 scalars, which then take one register each, and
+LLVM's SLP vectorizer packs only some of them (a 512 matmul with an 8 x 32 tile ran 1.6x slower
+than TVM's build). Vectorized first, the tile is carried as vectors, as a scheduled
+`vectorize` of the same loop is.
+
+A loop qualifies when:
+- it is serial, with constant bounds and step 1, and holds no loop;
+- its extent is a power of two or a multiple of the register's lanes (the element type: the
+  narrowest stored), at least one 128-bit register and at most MAX_REGISTERS registers wide
+  (longer loops are left to LLVM, which has a remainder loop and a cost model for them);
+- `vectorize_plan` has a vector form for its body with no two lanes touching one address where
+  one of them stores, every access is contiguous or the same for all lanes, one store is
+  contiguous, and every buffer is an allocation or an argument of a `tir.noalias` function
+  (the plan tells buffers apart by their memref; arguments that may alias are not told apart);
+- a contiguous store's address does not depend on an enclosing serial loop: that loop
+  accumulates into the elements, and would carry them.
+"""
+from mlir import ir
+
+from tir_mlir.dialect.ops import Loop
+from tir_mlir.ir.ir_walk import ancestors, walk_all
+from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
+from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
+from tir_mlir.passes.lowering.common import constant_loop, functions
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous, leaves
+
+# The widest loop vectorized here, in registers: what `scalar-replace` can carry per row of a
+# tile with room for other rows.
+MAX_REGISTERS = 4
+MIN_BITS = 128
+
+
+class AutoVectorize:
+    name = "auto-vectorize"
+
+    def __init__(self, vector_bits=VECTOR_BITS):
+        self.vector_bits = vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            noalias = noalias_args(f)
+            for op in [o for o in walk_all(f) if o.name == "affine.for"]:
+                loop = Loop(op)
+                if self._qualifies(loop, noalias):
+                    loop.set(kind="vectorized")
+
+    def _qualifies(self, loop: Loop, noalias) -> bool:
+        if loop.kind != "serial" or not constant_loop(loop) or loop.step != 1:
+            return False
+        if any(o.name == "affine.for" for o in walk_all(loop.op) if o != loop.op):
+            return False
+        n, bits = loop.extent, element_bits(loop.body)
+        lanes = max(1, self.vector_bits // bits)
+        if not (n & (n - 1) == 0 or n % lanes == 0) or n * bits < MIN_BITS or \
+                n > MAX_REGISTERS * lanes:
+            return False
+        plan = Plan(loop)
+        if not plan.ok or not _accumulated(loop, plan):
+            return False
+        for _, memref, _ in plan.accesses:
+            (buffer, shared), _ = root(memref, noalias)
+            if buffer is None or shared:
+                return False
+        return True
+
+
+def _accumulated(loop: Loop, plan: Plan) -> bool:
+    """Whether every access in the loop is contiguous or the same for all iterations, and a
+    contiguous store's address is the same in every iteration of some serial loop around it."""
+    outer = [Loop(p) for p in ancestors(loop.op) if p.name == "affine.for"]
+    serial_ivs = [p.iv for p in outer if p.kind == "serial"]
+    found = False
+    for store, memref, forms in plan.accesses:
+        strides = [f.stride for f in forms]
+        if not any(strides):
+            continue
+        if not contiguous(memref, strides):
+            return False
+        if store and not found:
+            values = [v for f in forms for k in f.terms for v in leaves(k)]
+            if any(v in plan.inner for v in values):
+                continue
+            used = _ivs_used(values)
+            found = any(all(iv != u for u in used) for iv in serial_ivs)
+    return found
+
+
+def _ivs_used(values) -> list:
+    """The block arguments (loop IVs, function arguments) the values are computed from."""
+    out, todo, seen = [], list(values), []
+    while todo:
+        v = todo.pop()
+        if any(v == s for s in seen):
+            continue
+        seen.append(v)
+        if isinstance(v.owner, ir.Block):
+            out.append(v)
+        else:
+            todo.extend(v.owner.operation.operands)
+    return out
