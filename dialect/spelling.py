@@ -16,6 +16,7 @@ copy shares with it, so a copy takes the table with `copy_to`, and the schedule'
 (copies) restore it with the module. A hint keyed by an expression the IR no longer holds is
 simply not used. A module without a table (MLIR read from text) prints the canonical forms.
 """
+import ctypes
 import weakref
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Tuple
@@ -46,14 +47,26 @@ class Spelling:
         return new
 
 
-# hash of a module's operation (its address) -> its table, while the ir.Module lives: the
-# entry goes when the module is freed, so a later module at the same address starts clean.
+# address of a module's operation -> its table, while the ir.Module lives: the entry goes
+# when the module is freed, so a later module at the same address starts clean.
 _TABLES: Dict[int, Spelling] = {}
+
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype, _get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype, _get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _address(op) -> int:
+    """The address of an operation (`hash(op)` is not it in these bindings: every
+    Operation hashes alike; `==` compares addresses but gives no key)."""
+    capsule = op._CAPIPtr
+    return _get_pointer(capsule, _get_name(capsule))
 
 
 def attach(module: ir.Module) -> Spelling:
     """The table of `module`, made empty the first time."""
-    key = hash(module.operation)
+    key = _address(module.operation)
     table = _TABLES.get(key)
     if table is None:
         table = _TABLES[key] = Spelling()
@@ -63,7 +76,7 @@ def attach(module: ir.Module) -> Spelling:
 
 def copy_to(src: ir.Module, dst: ir.Module):
     """Give `dst` (a copy of `src`) the hints of `src`."""
-    table = _TABLES.get(hash(src.operation))
+    table = _TABLES.get(_address(src.operation))
     if table is not None:
         attach(dst).blocks = table.copy().blocks
 
@@ -88,7 +101,7 @@ def _func_key(op) -> Tuple[int, str]:
         if op.name == "func.func":
             func = ir.StringAttr(op.attributes["sym_name"]).value
         if op.parent is None:
-            return hash(op), func
+            return _address(op), func
         op = op.parent
 
 

@@ -14,13 +14,10 @@ decompose_reduction is neither. unroll always applies. The thread tag must be on
 """
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import THREAD_TAGS, Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.ir.regions import block_regions
-
-THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") \
-    + ("vthread",)
 
 
 def _check_compact_dataflow(loop: ir.Operation):
