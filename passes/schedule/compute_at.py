@@ -313,8 +313,7 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
             ir.AffineMap.get(len(used), len(symbols), exprs))
         # TVM's binding is the region start plus the new loop: `hh_0 * 8 - 1 + ax0`
-        blk.op.attributes["tir.start_first"] = ir.ArrayAttr.get(
-            [ir.StringAttr.get(str(e)) for e in exprs])
+        blk.start_first_bindings = {str(e) for e in exprs}
         cons, spelled = [], {}
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, doms):
             if c.lower_check:
