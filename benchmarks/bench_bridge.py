@@ -10,16 +10,21 @@ each:
 - torch: the model in eager mode (`torch.set_num_threads`), when torch is installed;
 - iree: IREE's llvm-cpu backend on the same linalg text (`iree-base-compiler` and
   `iree-base-runtime`), when installed.
-Every result is checked against torch's recorded outputs before it is timed. Times are the
-median of 5 repeats of at least 100 ms of calls each; torch and IREE run in child processes
-(IREE's compiler cannot load beside tir_mlir's MLIR bindings, and tir-mlir's idle OpenMP
-threads would spin on the cores they use).
+Every result is checked against torch's recorded outputs before it is timed. Every model is
+tuned first; then `--rounds` rounds each time torch, IREE and both tir-mlir programs of every
+model, one after the other, and each reports the best (minimum) over rounds of the best of 5
+repeats of at least 100 ms of calls: on a shared, loaded machine the minimum is the time the
+code takes when it gets the cores, and interleaving gives every side the same load. torch
+and IREE run in child processes (IREE's compiler cannot load beside tir_mlir's MLIR
+bindings, and tir-mlir's idle OpenMP threads would spin on the cores they use). The header
+line gives the date, the CPU and the load average before and after.
 """
 import argparse
+import datetime
 import importlib.util
 import json
 import os
-import statistics
+import platform
 import subprocess
 import sys
 import tempfile
@@ -32,7 +37,7 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "linalg"
 MODELS = ("mlp", "layernorm", "conv_relu", "attention", "transformer_block", "small_cnn")
 
 
-def median_secs(fn, repeat=5, min_ms=100):
+def best_secs(fn, repeat=5, min_ms=100):
     fn()
     times = []
     for _ in range(repeat):
@@ -41,10 +46,25 @@ def median_secs(fn, repeat=5, min_ms=100):
             fn()
             n += 1
         times.append((time.perf_counter() - start) / n)
-    return statistics.median(times)
+    return min(times)
 
 
-def load(name):
+def machine() -> str:
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def load_model(name):
     """(linalg text, inputs, torch's recorded outputs, weights) of a recorded model."""
     data = dict(np.load(DATA / f"{name}.npz"))
     count = sum(k.startswith("in") for k in data)
@@ -58,13 +78,14 @@ def check(outs, expected, what):
         np.testing.assert_allclose(o, e, rtol=1e-3, atol=1e-4, err_msg=what)
 
 
-def time_tir(mod, inputs, expected, what):
+def tir_timer(mod, inputs, expected, what):
+    """A function timing the built program (checked first)."""
     import tir_mlir
     lib = tir_mlir.build(mod)
     outs = [np.zeros_like(e) for e in expected]
     lib["main"](*inputs, *outs)
     check(outs, expected, what)
-    return median_secs(lambda: lib["main"](*inputs, *outs))
+    return lambda: best_secs(lambda: lib["main"](*inputs, *outs))
 
 
 def tuned(mod, trials, threads):
@@ -92,7 +113,7 @@ def time_torch(name, inputs, weights, expected, threads):
     args = [torch.from_numpy(a) for a in inputs]
     with torch.no_grad():
         check([model(*args).numpy()], expected, "torch")
-        return median_secs(lambda: model(*args))
+        return best_secs(lambda: model(*args))
 
 
 # IREE's compiler carries its own MLIR Python bindings, which cannot load in a process that
@@ -122,7 +143,7 @@ def time_iree(text, inputs, expected, threads):
     out = main(*inputs)
     check([np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])],
           expected, "iree")
-    return median_secs(lambda: main(*inputs))
+    return best_secs(lambda: main(*inputs))
 
 
 def fmt(t) -> str:
@@ -134,7 +155,7 @@ def worker(kind, names, threads):
     OpenMP threads keep spinning after each parallel call and would take the cores."""
     out = {}
     for name in names:
-        text, inputs, expected, weights = load(name)
+        text, inputs, expected, weights = load_model(name)
         out[name] = time_torch(name, inputs, weights, expected, threads) if kind == "torch" \
             else time_iree(text, inputs, expected, threads)
     print(json.dumps(out))
@@ -155,33 +176,45 @@ def main():
     p.add_argument("--trials", type=int, default=32,
                    help="meta schedule candidates per model (0: skip tuning)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     p.add_argument("--worker", choices=["torch", "iree"], help=argparse.SUPPRESS)
     a = p.parse_args()
     names = a.only.split(",")
     if a.worker:
         return worker(a.worker, names, a.threads)
-    rows = {name: {} for name in names}
-    for kind in ("torch", "iree"):
-        for name, t in others(kind, names, a.threads).items():
-            rows[name][kind] = t
+    header = (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+              f"{machine()}, load {load()}")
     os.environ["TVM_NUM_THREADS"] = str(a.threads)      # tir-mlir's OpenMP thread count
     import tir_mlir
-    notes = [f"{c} skipped: {t}" for row in rows.values() for c, t in row.items()
-             if isinstance(t, str)]
-    print(f"{a.threads} threads, {a.trials} tuning trials; microseconds per call")
-    print(f"{'model':<18}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
+    rows = {name: {} for name in names}
+    timers, notes = {}, []
     for name in names:
-        text, inputs, expected, _ = load(name)
+        text, inputs, expected, _ = load_model(name)
         mod = tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir"))
-        row = rows[name]
-        row["import"] = time_tir(mod, inputs, expected, f"{name} imported")
+        timers[name, "import"] = tir_timer(mod, inputs, expected, f"{name} imported")
         if a.trials:
             start = time.perf_counter()
             best = tuned(mod, a.trials, a.threads)
             notes.append(f"{name}: tuned {a.trials} trials in {time.perf_counter() - start:.0f} s")
-            row["tuned"] = time_tir(best, inputs, expected, f"{name} tuned") if best else None
-        print(f"{name:<18}" + "".join(fmt(row.get(c)) for c in ("import", "tuned", "torch",
-                                                                "iree")), flush=True)
+            if best is not None:
+                timers[name, "tuned"] = tir_timer(best, inputs, expected, f"{name} tuned")
+    for _ in range(a.rounds):
+        for kind in ("torch", "iree"):
+            for name, t in others(kind, names, a.threads).items():
+                old = rows[name].get(kind)
+                rows[name][kind] = t if not isinstance(old, float) or \
+                    isinstance(t, float) and t < old else old
+        for (name, kind), timer in timers.items():
+            rows[name][kind] = min(rows[name].get(kind, float("inf")), timer())
+    notes += [f"{c} skipped: {t}" for row in rows.values() for c, t in row.items()
+              if isinstance(t, str)]
+    print(f"{header} -> {load()}")
+    print(f"{a.threads} threads, {a.trials} tuning trials, best of {a.rounds} interleaved "
+          f"rounds; microseconds per call")
+    print(f"{'model':<18}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
+    for name in names:
+        print(f"{name:<18}" + "".join(fmt(rows[name].get(c)) for c in ("import", "tuned",
+                                                                       "torch", "iree")))
     for n in dict.fromkeys(notes):
         print(n, file=sys.stderr)
 
