@@ -113,3 +113,26 @@ for _dtype, _short in (("float16", "f16"), ("bfloat16", "bf16")):
               'C[{i}, {j}] = C[{i}, {j}] + T.Cast("float32", A[{i}, {k}])'
               ' * T.Cast("float32", B[{k}, {j}])',
               "C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16]", "C[0:16, 0:16]", "", "mma_sync")
+
+
+def get_wmma_intrin_group(load_scope: str, store_scope: str, in_dtype: str, out_dtype: str,
+                          trans_b: bool) -> dict:
+    """TVM's `get_wmma_intrin_group`: the names of the WMMA intrinsics one tensorized matmul
+    uses (keys init, load_a, load_b, compute, store; MultiLevelTilingTensorCore's groups).
+    Registered here: fp16 operands, fp32 accumulation, from `shared` / `shared.dyn`, stored to
+    `global`, `shared` or `shared.dyn`."""
+    if (in_dtype, out_dtype) != ("float16", "float32"):
+        raise ValueError(f"no WMMA intrinsics for {in_dtype} operands accumulated in "
+                         f"{out_dtype} (registered: float16 -> float32)")
+    if load_scope not in ("shared", "shared.dyn"):
+        raise ValueError(f"WMMA operands load from shared or shared.dyn, not {load_scope!r}")
+    if store_scope not in ("global", "shared", "shared.dyn"):
+        raise ValueError(f"WMMA results store to global, shared or shared.dyn, not "
+                         f"{store_scope!r}")
+    load, store = load_scope.replace(".", "_"), store_scope.replace(".", "_")
+    trans = "_trans" if trans_b else ""
+    return {"init": "wmma_fill_16x16x16_f32",
+            "load_a": f"wmma_load_16x16x16_f16_a_{load}",
+            "load_b": f"wmma_load_16x16x16_f16_b{trans}_{load}",
+            "compute": f"wmma_sync_16x16x16_f16f16f32{trans}",
+            "store": f"wmma_store_16x16x16_f32_{store}"}

@@ -11,7 +11,7 @@ def create(kind: str = "llvm") -> dict:
     if kind == "llvm":
         return {MutateTileSize(): 0.9, MutateComputeLocation(): 0.05, MutateUnroll(): 0.03,
                 MutateParallel(max_jobs_per_core=16): 0.02}
-    if kind == "cuda":
+    if kind in ("cuda", "cuda-tensorcore"):
         return {MutateTileSize(): 0.9, MutateUnroll(): 0.08}
     raise ValueError(f"no default mutators for target kind {kind!r}")
 

@@ -17,6 +17,8 @@ def create(kind: str = "llvm") -> list:
     if kind == "cuda":
         return [DisallowDynamicLoop(), RewriteCooperativeFetch(),
                 RewriteParallelVectorizeUnroll(), RewriteReductionBlock(), VerifyGPUCode()]
+    if kind == "cuda-tensorcore":
+        return [*create("cuda"), RewriteTensorize()]
     raise ValueError(f"no default postprocessors for target kind {kind!r}")
 
 

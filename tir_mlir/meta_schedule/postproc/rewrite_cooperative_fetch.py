@@ -4,15 +4,21 @@ loops, so it covers the whole thread block's tile) gets its loops fused and spli
 block's threads, `[None, threadIdx.y, threadIdx.x, v]` (the y part only when a threadIdx.y
 loop is around it, the vector part only when v > 1, vectorized), and loses the annotation.
 Without a threadIdx.x loop around the block the annotation is left alone (TVM's
-postprocessor does the same)."""
+postprocessor does the same), unless a block of the function is marked `warp_execution`
+(MultiLevelTilingTensorCore's tensor-core blocks run once per warp): then threadIdx.x is the
+warp's lanes, the target's warp size, as in TVM."""
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
 KEY = "meta_schedule.cooperative_fetch"
+WARP_EXECUTION = "warp_execution"
 
 
 class RewriteCooperativeFetch(Postproc):
     def apply(self, sch) -> bool:
+        warp_funcs = {func for func, name in blocks(sch)
+                      if WARP_EXECUTION in sch.get(sch.get_block(name, func)).annotations}
+        warp = self.target.thread_warp_size if self.target is not None else 32
         for func, name in blocks(sch):
             block = sch.get_block(name, func)
             vector = sch.get(block).annotations.get(KEY)
@@ -22,10 +28,11 @@ class RewriteCooperativeFetch(Postproc):
             threads = {sch.get(lp).thread_binding: sch.get(lp).extent for lp in loops
                        if sch.get(lp).thread_binding}
             if "threadIdx.x" not in threads:
-                continue
-            ndim = len(sch.get(block).iter_vars)
-            own = loops[len(loops) - ndim:]
-            if len(own) != ndim or any(sch.get(lp).thread_binding for lp in own):
+                if func not in warp_funcs:
+                    continue
+                threads["threadIdx.x"] = warp
+            own = _own_loops(sch, block, loops)       # (already fused by the rule, or not)
+            if not own or any(sch.get(lp).thread_binding for lp in own):
                 return False
             try:
                 sch.unannotate(block, KEY)
@@ -40,3 +47,16 @@ class RewriteCooperativeFetch(Postproc):
             except ScheduleError:
                 return False
         return True
+
+
+def _own_loops(sch, block, loops) -> list:
+    """The innermost loops around the block that hold nothing else (its copy loops), at
+    most one per iter var."""
+    ndim = len(sch.get(block).iter_vars)
+    own = []
+    for lp in reversed(loops):
+        children = sch.get_child_blocks(lp)
+        if len(own) == ndim or len(children) != 1 or children[0].sid != block.sid:
+            break
+        own.insert(0, lp)
+    return own

@@ -5,9 +5,16 @@ whose reduction is bound to threads is left whole (gpu-lower-cross-thread-reduct
 A reduction loop of another block may enclose this one (compute_at under a consumer's `k`):
 it only repeats the block, so decomposing there would hoist the init out of repeated updates.
 decompose_reduction refuses such a loop, and the next reduction loop inward is taken; a block
-with no legal loop keeps its init, which lowers as well."""
+with no legal loop keeps its init, which lowers as well.
+
+A block marked `meta_schedule.auto_tensorize_init` (MultiLevelTilingTensorCore's) hands that
+intrinsic to its init block as `meta_schedule.auto_tensorize`, for RewriteTensorize (TVM's
+behaviour)."""
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
+
+AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
+AUTO_TENSORIZE_INIT = "meta_schedule.auto_tensorize_init"
 
 
 class RewriteReductionBlock(Postproc):
@@ -22,8 +29,12 @@ class RewriteReductionBlock(Postproc):
                 continue          # a cross-thread reduction: its lowering needs the init
             for lp in red:
                 try:
-                    sch.decompose_reduction(block, lp)
-                    break
+                    init = sch.decompose_reduction(block, lp)
                 except ScheduleError:
                     continue
+                intrin = sch.get_annotations(block).get(AUTO_TENSORIZE_INIT)
+                if intrin is not None:
+                    sch.unannotate(block, AUTO_TENSORIZE_INIT)
+                    sch.annotate(init, AUTO_TENSORIZE, intrin)
+                break
         return True

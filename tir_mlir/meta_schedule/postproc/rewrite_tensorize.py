@@ -1,11 +1,17 @@
 """RewriteTensorize: tensorize every block MultiLevelTilingWithIntrin marked
 `meta_schedule.auto_tensorize` (TVM's postprocessor of the same name). A block the
 intrinsic no longer matches rejects the candidate. The init block RewriteReductionBlock
-split off a marked block (it reads nothing; it may carry the mark too) is not tensorized:
-with `vectorize_init_loop` its innermost loop is vectorized, when still serial."""
+split off a marked block (it reads nothing; it may carry the mark too) is not tensorized
+unless its mark is an initializing intrinsic (one whose desc reads nothing, as
+MultiLevelTilingTensorCore's `wmma_fill`): with `vectorize_init_loop` its innermost loop is
+vectorized, when still serial."""
+import functools
+
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import AUTO_TENSORIZE
+from tir_mlir.schedule.schedule import Schedule
+from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
 
 class RewriteTensorize(Postproc):
@@ -22,7 +28,7 @@ class RewriteTensorize(Postproc):
         inits = []
         for func, name, block, intrin in marked:
             sch.unannotate(block, AUTO_TENSORIZE)
-            if not sch.get_block_buffers(block)[0]:
+            if not sch.get_block_buffers(block)[0] and not _initializes(intrin):
                 inits.append(block)
                 continue
             try:
@@ -37,6 +43,14 @@ class RewriteTensorize(Postproc):
             for block in inits:
                 _vectorize_innermost(sch, block)
         return True
+
+
+@functools.lru_cache(maxsize=None)
+def _initializes(intrin: str) -> bool:
+    """Whether the intrinsic's desc only writes (an accumulator fill)."""
+    desc = Schedule(TensorIntrin.get(intrin).desc)
+    return all(not desc.get_block_buffers(desc.get_block(n))[0]
+               for n in desc.get_block_names())
 
 
 def _vectorize_innermost(sch, block):

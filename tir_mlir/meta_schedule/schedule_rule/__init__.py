@@ -6,6 +6,8 @@ from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (MultiLevelTiling,
                                                                      ReuseConfig)
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_tensor_core import (
+    MultiLevelTilingTensorCore)
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import (
     MultiLevelTilingWithIntrin)
 from tir_mlir.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -15,6 +17,7 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import (PyScheduleRule, 
                                                                 as_rule)
 from tir_mlir.meta_schedule.schedule_rule.defaults import create
 
-__all__ = ["AddRFactor", "ApplyCustomRule", "AutoBind", "AutoInline", "CrossThreadReduction", "MultiLevelTiling", "MultiLevelTilingWithIntrin",
+__all__ = ["AddRFactor", "ApplyCustomRule", "AutoBind", "AutoInline", "CrossThreadReduction", "MultiLevelTiling", "MultiLevelTilingTensorCore",
+           "MultiLevelTilingWithIntrin",
            "ReuseConfig", "ParallelizeVectorizeUnroll",
            "RandomComputeLocation", "ScheduleRule", "PyScheduleRule", "as_rule", "create"]

@@ -45,10 +45,10 @@ def _desc_loops(intrin_name: str) -> List[Tuple[str, int]]:
     """(iteration type, extent) of the desc's loops, outermost first."""
     from tir_mlir.schedule.schedule import Schedule
     d = Schedule(TensorIntrin.get(intrin_name).desc)
-    names = d.get_block_names()
-    if len(names) != 1:
+    names = d.get_block_names()        # (an explicit root block may wrap the computing one)
+    if not names:
         return []
-    loops = d.get_loops(d.get_block(names[0]))
+    loops = d.get_loops(d.get_block(names[-1]))
     return [(d.get_loop_iter_type(lp), d.get(lp).extent) for lp in loops]
 
 
@@ -83,19 +83,29 @@ def tile_for_intrin(sch, block, intrin_name: str):
 
 
 def _blockize_inner(sch, loops, target, desc, mapping):
-    outer_parts, inner = [], {}
+    outer_parts, inner, current = [], {}, []       # current: the loops after the splits
     for k, lp in enumerate(loops):
         if k not in mapping:
             outer_parts.append(lp)
+            current.append(lp)
             continue
         ext = desc[mapping.index(k)][1]
         if target[k][1] == ext:
             inner[k] = lp
+            current.append(lp)
         else:
             o, i = sch.split(lp, [None, ext])
             outer_parts.append(o)
             inner[k] = i
+            current += [o, i]
     ordered = outer_parts + [inner[k] for k in mapping]
-    if ordered != list(loops):
-        sch.reorder(*ordered)
+    same = 0
+    while same < len(ordered) and ordered[same].sid == current[same].sid:
+        same += 1
+    # Under thread-bound loops (a copy computed at a GPU tile) the loops already in place
+    # enclose other blocks and cannot move: the reorder starts after them. Elsewhere it names
+    # every loop, as TVM's trace does.
+    start = same if any(sch.get(lp).thread_binding for lp in current[:same]) else 0
+    if [lp.sid for lp in ordered] != [lp.sid for lp in loops] and start < len(ordered):
+        sch.reorder(*ordered[start:])
     return sch.blockize(inner[mapping[0]])

@@ -1,0 +1,126 @@
+"""MultiLevelTilingTensorCore: TVM's tensor-core rule (WMMA 16x16x16) on fp16 matmuls. The
+sketch is built as TVM builds it (reindex, blockized 16x16x16 block marked with the compute and
+init intrinsics, SSSRRSRS tiles bound to blocks and warps, shared + wmma.accumulator write
+reuse, shared + wmma.matrix_a/b read reuse, each fragment copy blockized and marked); the
+cuda-tensorcore postprocessors turn a sample into a program whose every fragment access is a
+tensor-core op, run in the SIMT simulator against numpy."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+import tir_mlir.meta_schedule as ms
+from gpu_sim import simulate
+from tir_mlir.intrinsics.cuda import get_wmma_intrin_group
+from tir_mlir.meta_schedule.schedule_rule import MultiLevelTilingTensorCore, ReuseConfig
+from tir_mlir.meta_schedule.tune_context import TuneContext
+from tir_mlir.passes.lowering.pipeline import lower
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("gpu_tensorcore",
+                                               ROOT / "examples" / "gpu_tensorcore.py")
+example = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(example)
+TARGET = "cuda -arch=sm_80"
+
+
+def rule(trans_b=(False,), store="shared"):
+    return MultiLevelTilingTensorCore(
+        intrin_groups=[get_wmma_intrin_group("shared", store, "float16", "float32", t)
+                       for t in trans_b],
+        structure="SSSRRSRS", tile_binds=["blockIdx.y", "blockIdx.x", "threadIdx.y"],
+        max_innermost_factor=4, vector_load_lens=[1, 2, 3, 4, 8, 16],
+        reuse_read=ReuseConfig("must", [4], "shared"),
+        reuse_write=ReuseConfig("must" if store == "shared" else "no", [2], store))
+
+
+def sketches(mod, r, seed=0):
+    return ms.generate_design_space(mod, TARGET, sch_rules=[r], postprocs=[],
+                                    mutator_probs={}, seed=seed)
+
+
+def candidate(mod, r):
+    """A sample the cuda-tensorcore postprocessors accept (shared memory within limits)."""
+    ctx = TuneContext(mod=mod, target=TARGET, space_generator=ms.space_generator.PostOrderApply(
+        sch_rules=[], postprocs=ms.postproc.create("cuda-tensorcore"), mutator_probs={}))
+    for seed in range(40):
+        (sch,) = sketches(mod, r, seed)
+        sch.enter_postproc()
+        if all(p.apply(sch) for p in ctx.space_generator.postprocs):
+            return sch
+    raise AssertionError("no sample fits the GPU's limits")
+
+
+def test_the_sketch_is_tvms():
+    (sch,) = sketches(example.matmul(128), rule())
+    text = sch.mod.script()
+    for intrin in ("wmma_sync_16x16x16_f16f16f32", "wmma_load_16x16x16_f16_a_shared",
+                   "wmma_load_16x16x16_f16_b_shared", "wmma_store_16x16x16_f32_shared"):
+        assert f'"meta_schedule.auto_tensorize": "{intrin}"' in text
+    assert '"meta_schedule.auto_tensorize_init": "wmma_fill_16x16x16_f32"' in text
+    assert '"warp_execution": 1' in text
+    for scope in ("wmma.accumulator", "wmma.matrix_a", "wmma.matrix_b", "shared"):
+        assert f'scope="{scope}"' in text
+    for axis in ("blockIdx.y", "blockIdx.x", "threadIdx.y"):
+        assert f'thread="{axis}"' in text
+    assert text.count('"meta_schedule.cooperative_fetch"') == 3   # A, B in; C out
+    # the reindexed B is laid out [k, j], as the non-transposed intrinsic reads it
+    assert 'T.reads(B[v1, v0])' in text or "B_reindex_shared[v0_o * 16:v0_o * 16 + 16, v1_o" \
+        in text
+    kinds = [i.name for i in sch.trace.insts]
+    assert kinds.count("sample_perfect_tile") == 3
+    assert kinds.count("sample_categorical") == 3
+    assert kinds[:5] == ["get_block", "annotate", "reindex", "reindex", "reindex"]
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_a_sample_runs_on_tensor_cores(trans_b):
+    mod = example.matmul(128, transpose_b=trans_b)
+    sch = candidate(mod, rule(trans_b=(trans_b,)))
+    text = sch.mod.script()
+    for op in ("fill", "load_a", "sync_trans" if trans_b else "sync", "store"):
+        assert f'"tir_mlir.wmma": "{op}"' in text
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((128, 128)).astype(np.float16) for _ in range(2))
+    c = np.full((128, 128), np.nan, np.float32)
+    simulate(lower(sch.mod.module, "cuda", "gpu"), a, b, c)
+    bt = b.astype(np.float32).T if trans_b else b.astype(np.float32)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ bt, rtol=1e-4, atol=1e-3)
+
+
+def test_one_sketch_per_intrinsic_group_that_fits():
+    """B laid out [k, j] for the plain intrinsic, [j, k] for the transposed one: both apply."""
+    plain, trans = sketches(example.matmul(128), rule(trans_b=(False, True)))
+    assert '"wmma_sync_16x16x16_f16f16f32"' in plain.mod.script()
+    assert '"wmma_sync_16x16x16_f16f16f32_trans"' in trans.mod.script()
+
+
+def test_a_block_no_intrinsic_computes_is_left_alone():
+    fp32 = tir_mlir.parse(example.PROGRAM.replace("SHORT", "f32").replace("DTYPE", "float32")
+                          .replace("N", "64"))
+    (sch,) = sketches(fp32, rule())
+    assert not sch.trace.insts[1:] or all(i.name == "get_block" for i in sch.trace.insts)
+    assert sch.mod.script() == fp32.script()
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="threadIdx.x"):
+        MultiLevelTilingTensorCore([get_wmma_intrin_group("shared", "shared", "float16",
+                                                          "float32", False)],
+                                   tile_binds=["blockIdx.x", "threadIdx.x"])
+    with pytest.raises(ValueError, match="missing store"):
+        MultiLevelTilingTensorCore([{"init": "wmma_fill_16x16x16_f32"} | {
+            k: "wmma_fill_16x16x16_f32" for k in ("load_a", "load_b", "compute")}],
+            tile_binds=["blockIdx.x", "threadIdx.y"])
+    with pytest.raises(ValueError, match="straight to global memory is not supported"):
+        rule(store="global")
+    with pytest.raises(ValueError, match="float16 -> float32"):
+        get_wmma_intrin_group("shared", "shared", "int8", "int32", False)
+
+
+def test_cuda_tensorcore_defaults():
+    rules = ms.schedule_rule.create("cuda-tensorcore")
+    assert any(isinstance(r, MultiLevelTilingTensorCore) for r in rules)
+    assert isinstance(ms.postproc.create("cuda-tensorcore")[-1], ms.postproc.RewriteTensorize)
