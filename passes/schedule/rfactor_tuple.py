@@ -1,6 +1,6 @@
 """rfactor's argmax / argmin: a reduction over a pair of buffers (TVM's tuple comm_reducer).
 
-The form TVM's rfactor recognises (argmin: `<=` and the highest value as identity)::
+The forms TVM's rfactor recognises (argmin: `<=` and the highest value as identity)::
 
     with T.init():
         Wi[I] = -1
@@ -9,6 +9,11 @@ The form TVM's rfactor recognises (argmin: `<=` and the highest value as identit
     v_Wv: dtype = T.Select(Wv[I] >= y, Wv[I], y)
     Wi[I] = v_Wi
     Wv[I] = v_Wv
+
+and topi's, which keeps the lowest index among equal values (argmin: `<` for `>`)::
+
+    v_Wi: T.int32 = T.Select(Wv[I] > y or Wv[I] == y and Wi[I] < x, Wi[I], x)
+    v_Wv: dtype = T.Select(Wv[I] > y, Wv[I], y)
 
 in either order of the lets, the stores or the init stores; the result is in the order above
 (TVM's reducer order: the index, then the value), its lets named after the buffers written.
@@ -30,6 +35,10 @@ from tir_mlir.analysis.buffer_util import (NotAffine, accesses, buffer_name, emi
 # cmpf / cmpi predicates (MLIR's enum values) -> argmax (>=) or argmin (<=)
 _CMPF = {3: "argmax", 10: "argmax", 5: "argmin", 12: "argmin"}       # oge, uge, ole, ule
 _CMPI = {5: "argmax", 9: "argmax", 3: "argmin", 7: "argmin"}         # sge, uge, sle, ule
+# the tie-breaking form compares strictly: ogt, ugt, olt, ult / sgt, ugt, slt, ult
+_CMPF_STRICT = {2: "argmax", 9: "argmax", 4: "argmin", 11: "argmin"}
+_CMPI_STRICT = {4: "argmax", 8: "argmax", 2: "argmin", 6: "argmin"}
+_EQ = {"arith.cmpf": (1, 8), "arith.cmpi": (0,)}                     # oeq, ueq / eq
 
 
 class TupleReduction:
@@ -53,9 +62,11 @@ class TupleReduction:
         self.indices = self._index(stores[0], leaves, err)
         if self._index(stores[1], leaves, err) != self.indices:
             raise ScheduleError(err + "the two updates store at different indices")
-        # the value buffer is the one compared: Select(Wv[I] cmp y, ...)
-        first = sels[0].operands[0].owner
-        value = [] if isinstance(first, ir.Block) else \
+        # the value buffer is the one compared: Select(Wv[I] cmp y, ...) (the index's
+        # condition may be the tie-breaking `or`)
+        first = next((c for c in (s.operands[0].owner for s in sels)
+                      if not isinstance(c, ir.Block) and c.name != "arith.ori"), None)
+        value = [] if first is None else \
             [p for p in (0, 1) if self._self_load(first.operands[0], bufs[p])]
         if len(value) != 1:
             raise ScheduleError(err + "the update is not an argmax/argmin pair")
@@ -65,6 +76,11 @@ class TupleReduction:
         self.stores = [stores[i], stores[v]]
         self.sels = [sels[i], sels[v]]
         conds = [s.operands[0].owner for s in self.sels]
+        self.tie_loads = self._tie_break(conds[0], conds[1], bufs[i], bufs[v],
+                                         self.sels[0].operands[2])
+        self.tie_break = self.tie_loads is not None
+        if self.tie_break:
+            conds = [conds[1], conds[1]]
         kinds = {self._kind(c, bufs[v]) for c in conds}
         if len(kinds) != 1 or None in kinds:
             raise ScheduleError(err + "the update is not an argmax/argmin pair (a Select on "
@@ -76,7 +92,7 @@ class TupleReduction:
                 and _same(conds[1].operands[1], self.sels[1].operands[2])):
             raise ScheduleError(err + "the update is not an argmax/argmin pair")
         self_loads = [op_of(c.operands[0].owner) for c in conds] + [
-            op_of(s.operands[1].owner) for s in self.sels]
+            op_of(s.operands[1].owner) for s in self.sels] + (self.tie_loads or [])
         if any(k == "load" and any(val == b for b in self.buffers) and op_of(o) not in self_loads
                for o, k, val in accesses(block.op)):
             raise ScheduleError(err + "a reduced buffer is read outside the update")
@@ -104,8 +120,32 @@ class TupleReduction:
     def _kind(self, cond, value_buf):
         if isinstance(cond, ir.Block) or not self._self_load(cond.operands[0], value_buf):
             return None
-        table = {"arith.cmpf": _CMPF, "arith.cmpi": _CMPI}.get(cond.name)
+        tables = ({"arith.cmpf": _CMPF_STRICT, "arith.cmpi": _CMPI_STRICT} if self.tie_break
+                  else {"arith.cmpf": _CMPF, "arith.cmpi": _CMPI})
+        table = tables.get(cond.name)
         return table and table.get(ir.IntegerAttr(cond.attributes["predicate"]).value)
+
+    def _tie_break(self, cond, vcond, ibuf, vbuf, x):
+        """The loads of Wi / Wv in `cond` when it is `vcond or (Wv == y and Wi < x)` (TVM's
+        tie-breaking argmax / argmin: the lowest index among equal values), else None."""
+        def op(v, names):
+            o = v.owner
+            return None if isinstance(o, ir.Block) or o.name not in names else o
+        if isinstance(cond, ir.Block) or cond.name != "arith.ori" or isinstance(vcond, ir.Block):
+            return None
+        strict, both = op(cond.operands[0], (vcond.name,)), op(cond.operands[1], ("arith.andi",))
+        if strict is None or both is None or not _same(strict.result, vcond.result):
+            return None
+        eq, lt = op(both.operands[0], (vcond.name,)), op(both.operands[1], ("arith.cmpi",))
+        if eq is None or lt is None or \
+                ir.IntegerAttr(eq.attributes["predicate"]).value not in _EQ[eq.name] or \
+                ir.IntegerAttr(lt.attributes["predicate"]).value not in (2, 6):   # slt, ult
+            return None
+        if not (self._self_load(eq.operands[0], vbuf) and _same(eq.operands[1], vcond.operands[1])
+                and self._self_load(lt.operands[0], ibuf) and _same(lt.operands[1], x)):
+            return None
+        return [op_of(strict.operands[0].owner), op_of(eq.operands[0].owner),
+                op_of(lt.operands[0].owner)]
 
     def _check_init(self, err, leaves):
         init = self.block.init
@@ -175,14 +215,34 @@ class TupleReduction:
                         memref.StoreOp(c.clone(ip=ip).result, b, idx())
                     continue
                 vbuf, vrf = self.buffers[1], rf_bufs[1]
+                ibuf, irf = self.buffers[0], rf_bufs[0]
+
+                def cmp(c, a, b):
+                    return ir.Operation.create(
+                        c.name, results=[c.result.type], operands=[a(), b()],
+                        attributes={"predicate": c.attributes["predicate"]},
+                        loc=c.location).result
+
+                def mine(buf):
+                    return lambda: memref.LoadOp(buf, idx()).result
+
+                def rf(buf):
+                    return lambda: memref.LoadOp(buf, rf_idx()).result
                 lets = []
                 for b, rb, sel in zip(self.buffers, rf_bufs, self.sels):
                     c = sel.operands[0].owner
-                    cond = ir.Operation.create(
-                        c.name, results=[c.result.type],
-                        operands=[memref.LoadOp(vbuf, idx()).result,
-                                  memref.LoadOp(vrf, rf_idx()).result],
-                        attributes={"predicate": c.attributes["predicate"]}, loc=c.location)
+                    if c.name == "arith.ori":       # Wv > Wv_rf or (== and Wi < Wi_rf)
+                        strict, both = (x.owner for x in c.operands)
+                        eq, lt = (x.owner for x in both.operands)
+                        tie = ir.Operation.create(
+                            "arith.andi", results=[both.result.type],
+                            operands=[cmp(eq, mine(vbuf), rf(vrf)), cmp(lt, mine(ibuf), rf(irf))],
+                            loc=both.location).result
+                        cond = ir.Operation.create(
+                            "arith.ori", results=[c.result.type],
+                            operands=[cmp(strict, mine(vbuf), rf(vrf)), tie], loc=c.location)
+                    else:
+                        cond = cmp(c, mine(vbuf), rf(vrf)).owner
                     lets.append(ir.Operation.create(
                         "arith.select", results=[sel.result.type],
                         operands=[cond.result, memref.LoadOp(b, idx()).result,
@@ -215,7 +275,7 @@ def _same(a: ir.Value, b: ir.Value) -> bool:
     if isinstance(oa, ir.Block) or isinstance(ob, ir.Block) or oa.name != ob.name \
             or len(oa.operands) != len(ob.operands) or len(oa.regions) or len(ob.regions):
         return False
-    attrs = [{n.name: str(n.attr) for n in o.attributes if n.name != "tir.let_name"}
+    attrs = [{n: str(o.attributes[n]) for n in o.attributes if n != "tir.let_name"}
              for o in (oa, ob)]
     return attrs[0] == attrs[1] and all(_same(x, y) for x, y in zip(oa.operands, ob.operands))
 

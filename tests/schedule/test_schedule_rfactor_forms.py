@@ -318,3 +318,62 @@ def test_rfactor_copies_loops_bounded_by_outer_loops():
     check_numerics(mod, sch.mod, "main")
     assert _body(sch.mod.script()).count("for j, k_1 in T.grid(i + 1, 4):") == 1
     assert "for j, k_0, k_1 in T.grid(i + 1, 4, 4):" in sch.mod.script()
+
+
+# te.create_prim_func of topi.argmax((1, 32) int32, axis=1), as TVM 0.21 prints it
+TOPI_ARGMAX = '''
+@T.prim_func
+def main(placeholder: T.Buffer((1, 32), "int32"), placeholder_red: T.Buffer((1,), "int32")):
+    T.func_attr({"tir.noalias": True})
+    placeholder_red_temp_v0 = T.alloc_buffer((1,), "int32")
+    placeholder_red_temp_v1 = T.alloc_buffer((1,), "int32")
+    for ax0, k1 in T.grid(1, 32):
+        with T.block("placeholder_red_temp"):
+            v_ax0, v_k1 = T.axis.remap("SR", [ax0, k1])
+            T.reads(placeholder[v_ax0, v_k1])
+            T.writes(placeholder_red_temp_v0[v_ax0], placeholder_red_temp_v1[v_ax0])
+            with T.init():
+                placeholder_red_temp_v0[v_ax0] = -1
+                placeholder_red_temp_v1[v_ax0] = -2147483648
+            v_placeholder_red_temp_v0: T.int32 = T.Select(placeholder_red_temp_v1[v_ax0] > placeholder[v_ax0, v_k1] or placeholder_red_temp_v1[v_ax0] == placeholder[v_ax0, v_k1] and placeholder_red_temp_v0[v_ax0] < v_k1, placeholder_red_temp_v0[v_ax0], v_k1)
+            v_placeholder_red_temp_v1: T.int32 = T.Select(placeholder_red_temp_v1[v_ax0] > placeholder[v_ax0, v_k1], placeholder_red_temp_v1[v_ax0], placeholder[v_ax0, v_k1])
+            placeholder_red_temp_v0[v_ax0] = v_placeholder_red_temp_v0
+            placeholder_red_temp_v1[v_ax0] = v_placeholder_red_temp_v1
+    for ax0 in range(1):
+        with T.block("placeholder_red"):
+            v_ax0 = T.axis.spatial(1, ax0)
+            T.reads(placeholder_red_temp_v0[v_ax0])
+            T.writes(placeholder_red[v_ax0])
+            placeholder_red[v_ax0] = placeholder_red_temp_v0[v_ax0]
+'''
+TOPI_ARGMIN = TOPI_ARGMAX.replace(" > ", " < ").replace("-2147483648", "2147483647")
+
+
+def _rf_split_8(s):
+    _, k = s.get_loops(s.get_block("placeholder_red_temp"))
+    _, ki = s.split(k, [None, 8])
+    s.rfactor(ki, 1)
+
+
+def test_rfactor_topi_argmax_keeps_the_first_index_of_equal_values():
+    """topi's argmax (TVM's tie-breaking reducer: `v > y or v == y and i < x`): the rf block
+    keeps the update, the write-back combines the pairs with the same rule (TVM's expected
+    text), and ties (int32 values in [-4, 4)) go to the lowest index, as numpy's."""
+    for src, op in ((TOPI_ARGMAX, ">"), (TOPI_ARGMIN, "<")):
+        text = check_all(src, _rf_split_8, "main").mod.script()
+        assert "placeholder_red_temp_v0_rf = T.alloc_buffer((1, 8), \"int32\")" in text
+        assert (f"v_placeholder_red_temp_v0: T.int32 = T.Select(placeholder_red_temp_v1[v_ax0] "
+                f"{op} placeholder_red_temp_v1_rf[v_ax0, vk1_1] or placeholder_red_temp_v1[v_ax0]"
+                f" == placeholder_red_temp_v1_rf[v_ax0, vk1_1] and placeholder_red_temp_v0[v_ax0]"
+                f" < placeholder_red_temp_v0_rf[v_ax0, vk1_1], placeholder_red_temp_v0[v_ax0], "
+                f"placeholder_red_temp_v0_rf[v_ax0, vk1_1])") in text
+
+
+def test_rfactor_refuses_a_tie_break_on_the_wrong_index():
+    """`... and i < y` (the value, not the index): no reducer of TVM's."""
+    src = TOPI_ARGMAX.replace("placeholder_red_temp_v0[v_ax0] < v_k1",
+                              "placeholder_red_temp_v0[v_ax0] < placeholder[v_ax0, v_k1]")
+    sch = Schedule(parse(src))
+    _, k = sch.get_loops(sch.get_block("placeholder_red_temp"))
+    _, ki = sch.split(k, [None, 8])
+    check_error(sch, lambda s: s.rfactor(ki, 1), "not an argmax/argmin pair")
