@@ -33,6 +33,7 @@ import math
 from mlir import ir
 from mlir.dialects import affine, memref
 
+from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.gpu_scopes import address_space
@@ -225,77 +226,55 @@ def _loops_around(op):
 
 
 def _linear(value, ivs):
-    """(coeffs {dim position: int}, const) with value = sum(c * ivs[p]) + const, or None.
-    IVs of affine.for loops are dims (appended to `ivs` on first sight)."""
-    if isinstance(value.owner, ir.Block):
-        owner = value.owner.owner
-        if owner is None or owner.name != "affine.for":
-            return None
-        if Loop(owner).extent == 1:      # a single iteration: a constant
-            return {}, Loop(owner).min
-        for p, iv in enumerate(ivs):     # loops bound to one thread tag are one id
-            if iv == value or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
-                return {p: 1}, 0
-        ivs.append(value)
-        return {len(ivs) - 1: 1}, 0
-    op = value.owner.operation
-    if op.name == "arith.constant" and isinstance(value.type, ir.IndexType):
-        return {}, ir.IntegerAttr(op.attributes["value"]).value
-    if op.name in ("arith.addi", "arith.subi", "arith.muli"):
-        a, b = (_linear(v, ivs) for v in op.operands)
-        if op.name == "arith.muli":
-            return _mul(a, b)
-        return _add(a, b, -1 if op.name == "arith.subi" else 1)
-    if op.name in _DIVISIONS:             # TIR's `//` and floormod (a - a // b * b)
-        return _division(_DIVISIONS[op.name], *(_linear(v, ivs) for v in op.operands))
-    if op.name == "affine.apply":
-        m = ir.AffineMapAttr(op.attributes["map"]).value
-        if m.n_symbols:
-            return None
-        args = [_linear(v, ivs) for v in op.operands]
-        if any(x is None for x in args):
-            return None
-        return _eval(m.results[0], args)
-    return None
+    """The linear form (tir_mlir/analysis/linear.py) of an index over the IVs of affine.for
+    loops, atoms their positions in `ivs` (appended on first sight), or None. A floordiv/mod/
+    ceildiv by a constant is linear through `_division`."""
+    def leaf(v):
+        if isinstance(v.owner, ir.Block):
+            owner = v.owner.owner
+            if owner is None or owner.name != "affine.for":
+                return None
+            if Loop(owner).extent == 1:      # a single iteration: a constant
+                return Linear((), Loop(owner).min)
+            for p, iv in enumerate(ivs):     # loops bound to one thread tag are one id
+                if iv == v or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
+                    return Linear({p: 1})
+            ivs.append(v)
+            return Linear({len(ivs) - 1: 1})
+        op = v.owner.operation
+        if op.name in _DIVISIONS:             # TIR's `//` and floormod (a - a // b * b)
+            return _division(_DIVISIONS[op.name], *(_linear(x, ivs) for x in op.operands))
+        if op.name == "affine.apply":
+            m = ir.AffineMapAttr(op.attributes["map"]).value
+            args = [_linear(x, ivs) for x in op.operands]
+            if m.n_symbols or any(x is None for x in args):
+                return None
+            return linear(m.results[0], args, division=_division)
+        return None
+    return value_linear(value, leaf)
 
 
-def _eval(expr, args):
-    """An affine expression applied to linear forms. A floordiv/mod/ceildiv by a constant is a
-    term of its own, keyed by its structure (fused loops index tiles by `f floordiv n`); such
-    a term is fine where it depends on outer loops only: it is then part of the tile origin."""
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineConstantExpr):
-        return {}, e.value
-    if isinstance(e, ir.AffineDimExpr):
-        return args[e.position]
-    if isinstance(e, ir.AffineAddExpr):
-        return _add(_eval(e.lhs, args), _eval(e.rhs, args))
-    if isinstance(e, ir.AffineMulExpr):
-        return _mul(_eval(e.lhs, args), _eval(e.rhs, args))
-    for cls in (ir.AffineFloorDivExpr, ir.AffineModExpr, ir.AffineCeilDivExpr):
-        if isinstance(e, cls):
-            return _division(cls.__name__, _eval(e.lhs, args), _eval(e.rhs, args))
-    return None
-
-
-_DIVISIONS = {"arith.floordivsi": "AffineFloorDivExpr", "arith.ceildivsi": "AffineCeilDivExpr"}
+_DIVISIONS = {"arith.floordivsi": ir.AffineFloorDivExpr, "arith.ceildivsi": ir.AffineCeilDivExpr}
 
 
 def _division(kind, lhs, rhs):
-    """The linear form of `lhs <kind> rhs`, a division by a positive constant d. Terms of lhs
-    whose coefficient d divides leave it exactly, `(d*a + x) // d = a + x // d` and
-    `(d*a + x) % d = x % d` (a thread block's `co // 32` with co = 32 * bx + t is bx + t // 32:
-    its origin, and a term within the tile); the rest is a term of its own."""
-    if lhs is None or rhs is None or rhs[0] or rhs[1] <= 0:
+    """The linear form of `lhs <kind> rhs`, a division by a positive constant d. A floordiv/
+    mod/ceildiv by a constant is a term of its own, keyed by its structure (fused loops index
+    tiles by `f floordiv n`); such a term is fine where it depends on outer loops only: it is
+    then part of the tile origin. Terms of lhs whose coefficient d divides leave it exactly,
+    `(d*a + x) // d = a + x // d` and `(d*a + x) % d = x % d` (a thread block's `co // 32`
+    with co = 32 * bx + t is bx + t // 32: its origin, and a term within the tile)."""
+    if lhs is None or rhs is None or rhs.terms or rhs.const <= 0:
         return None
-    (coeffs, const), d = lhs, rhs[1]
-    whole = {} if kind == "AffineModExpr" else \
+    coeffs, const, d = lhs.terms, lhs.const, rhs.const
+    whole = {} if kind is ir.AffineModExpr else \
         {p: c // d for p, c in coeffs.items() if c % d == 0}
     rest = {p: c for p, c in coeffs.items() if c % d}
     if not rest:
-        return whole, {"AffineFloorDivExpr": const // d, "AffineCeilDivExpr": -(-const // d),
-                       "AffineModExpr": const % d}[kind]
-    return _add((whole, 0), ({(kind, frozenset(rest.items()), const, d): 1}, 0))
+        return Linear(whole, {ir.AffineFloorDivExpr: const // d,
+                              ir.AffineCeilDivExpr: -(-const // d),
+                              ir.AffineModExpr: const % d}[kind])
+    return Linear(whole) + Linear({(kind.__name__, frozenset(rest.items()), const, d): 1})
 
 
 def _key_range(key, ranges):
@@ -384,21 +363,3 @@ def _positions(key):
     if isinstance(key, tuple):
         return {p for q, _ in key[1] for p in _positions(q)}
     return {key}
-
-
-def _add(a, b, sign=1):
-    """The linear form a + sign * b (None when either is None)."""
-    if a is None or b is None:
-        return None
-    coeffs = dict(a[0])
-    for p, c in b[0].items():
-        coeffs[p] = coeffs.get(p, 0) + sign * c
-    return {p: c for p, c in coeffs.items() if c}, a[1] + sign * b[1]
-
-
-def _mul(a, b):
-    """The linear form a * b, None unless one of them is a constant."""
-    if a is None or b is None or (a[0] and b[0]):
-        return None
-    k, other = (a[1], b) if not a[0] else (b[1], a)
-    return {p: c * k for p, c in other[0].items()}, other[1] * k

@@ -35,7 +35,8 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, index_const, walk
 from tir_mlir.passes.lowering.cpu_model import cpu_model
-from tir_mlir.analysis.buffer_util import NotAffine, linear, simplify, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
+from tir_mlir.analysis.linear import linear
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8

@@ -27,7 +27,8 @@ from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
                                              iv_range, walk)
-from tir_mlir.analysis.buffer_util import NotAffine, linear, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, to_affine
+from tir_mlir.analysis.linear import linear
 
 KEY = "prefetch"
 TAG = "tir_mlir.prefetch_buffer"

@@ -40,6 +40,7 @@ import math
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
+from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (ancestors, constant_int, functions, index_const,
@@ -286,36 +287,11 @@ def _disjoint_rows(mtype) -> bool:
 
 
 def linear(value, memo=None):
-    """An index value as (constant, {atom: coefficient}) over add/sub/mul-by-constant; `memo`
-    (value -> form, valid while the IR is unchanged) shares the forms of common subterms."""
-    if memo is None:
-        return _linear_form(value, {})
-    form = memo.get(value)
-    if form is None:
-        form = memo[value] = _linear_form(value, memo)
-    return form
-
-
-def _linear_form(value, memo):
-    owner = value.owner
-    if not isinstance(owner, ir.Block):
-        op = owner.operation
-        c = constant_int(value)
-        if c is not None:
-            return c, {}
-        if op.name in ("arith.addi", "arith.subi"):
-            (ca, ta), (cb, tb) = linear(op.operands[0], memo), linear(op.operands[1], memo)
-            sign = 1 if op.name == "arith.addi" else -1
-            terms = dict(ta)
-            for v, k in tb.items():
-                terms[v] = terms.get(v, 0) + sign * k
-            return ca + sign * cb, {v: k for v, k in terms.items() if k}
-        if op.name == "arith.muli":
-            (ca, ta), (cb, tb) = linear(op.operands[0], memo), linear(op.operands[1], memo)
-            if not ta or not tb:
-                k, (c, t) = (ca, (cb, tb)) if not ta else (cb, (ca, ta))
-                return k * c, {v: k * x for v, x in t.items() if k * x}
-    return 0, {_atom(value, memo): 1}
+    """An index value as (constant, {atom: coefficient}): its linear form
+    (tir_mlir/analysis/linear.py) with `_atom`s for leaves; `memo` (value -> form, valid while
+    the IR is unchanged) shares the forms of common subterms."""
+    form = value_linear(value, lambda v: Linear({_atom(v, memo): 1}), memo)
+    return form.const, form.terms
 
 
 def _atom(value, memo):

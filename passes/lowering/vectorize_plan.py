@@ -2,10 +2,11 @@
 body once on vectors (op by op over all lanes, instead of lane by lane) computes what the loop
 computes. Used by stage `vectorize-loops` (vectorize.py).
 
-Index values get a linear form in the lane number (`Linear`): `base + stride * lane`, the base
-the value at lane 0 (the IV replaced by the loop's lower bound). Data values are uniform (the
-same on every lane) or varying. An index value that is not linear in the lane (`lane floordiv
-4`) has no form: made by an arith op it is a varying vector of indices, fit for data and
+Index values get a linear form in the lane number (`LaneLinear`, a form of
+tir_mlir/analysis/linear.py): `base + stride * lane`, the base the value at lane 0 (the IV
+replaced by the loop's lower bound). Data values are uniform (the same on every lane) or
+varying. An index value that is not linear in the lane (`lane floordiv 4`) has no form: made
+by an arith op it is a varying vector of indices, fit for data and
 conditions; it may not reach an address or an `affine.if`.
 
 Legality, beyond every op having a vector form:
@@ -19,9 +20,11 @@ Legality, beyond every op having a vector form:
   as well).
 """
 import math
+from typing import Optional
 
 from mlir import ir
 
+from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.dialect.ops import integer_set
 
 LANE = "lane"
@@ -43,49 +46,24 @@ DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.
 INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
 
 
-class Linear:
+class LaneLinear(Linear):
     """sum(coefficient * leaf) + const; leaves are index values that are the same on every lane
     (or `LANE`, the lane number)."""
-
-    def __init__(self, terms=(), const=0):
-        self.terms = {k: c for k, c in dict(terms).items() if c}
-        self.const = const
+    __slots__ = ()
 
     @property
     def stride(self) -> int:
         return self.terms.get(LANE, 0)
 
-    def __add__(self, other):
-        terms = dict(self.terms)
-        for k, c in other.terms.items():
-            terms[k] = terms.get(k, 0) + c
-        return Linear(terms, self.const + other.const)
 
-    def scale(self, c: int):
-        return Linear({k: v * c for k, v in self.terms.items()}, self.const * c)
-
-
-def expr_form(expr: ir.AffineExpr, dims, symbols, lanes: int):
+def expr_form(expr: ir.AffineExpr, dims, symbols, lanes: int) -> Optional[LaneLinear]:
     """Linear form of an affine expression over operands with forms; None if not linear."""
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineConstantExpr):
-        return Linear((), e.value)
-    if isinstance(e, ir.AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, ir.AffineSymbolExpr):
-        return symbols[e.position]
-    lhs, rhs = (expr_form(x, dims, symbols, lanes) for x in (e.lhs, e.rhs))
-    if lhs is None or rhs is None:
-        return None
-    if isinstance(e, ir.AffineAddExpr):
-        return lhs + rhs
-    if isinstance(e, ir.AffineMulExpr):
-        if not rhs.terms:
-            return lhs.scale(rhs.const)
-        return rhs.scale(lhs.const) if not lhs.terms else None
-    if rhs.terms or rhs.const <= 0:
-        return None
-    return _divide(type(e), lhs, rhs.const, lanes)
+    def division(kind, lhs, rhs):
+        if rhs.terms or rhs.const <= 0:
+            return None
+        return _divide(kind, lhs, rhs.const, lanes)
+    form = linear(expr, dims, symbols, division)
+    return None if form is None else LaneLinear(form.terms, form.const)
 
 
 def _divide(kind, x, c, lanes):
@@ -97,7 +75,7 @@ def _divide(kind, x, c, lanes):
         if kind is ir.AffineModExpr:
             return Linear((), x.const % c)
         return Linear((), x.const // c if kind is ir.AffineFloorDivExpr else -(-x.const // c))
-    s = x.stride
+    s = x.terms.get(LANE, 0)
     base = Linear({k: v for k, v in x.terms.items() if k != LANE}, x.const)
     g = math.gcd(c, *base.terms.values())
     if s and (s < 0 or kind is ir.AffineCeilDivExpr or base.const % g + s * (lanes - 1) >= g):
@@ -141,7 +119,7 @@ class Plan:
 
     def __init__(self, loop):
         self.lanes = loop.extent
-        self.forms = {loop.iv: Linear({LANE: 1}, loop.min)}
+        self.forms = {loop.iv: LaneLinear({LANE: 1}, loop.min)}
         self.varying = set()        # data values that differ across lanes
         self.inner = set()          # index leaves defined inside the loop
         self.uniform_ifs = []       # affine/scf.if ops whose condition is the same on every lane
@@ -157,7 +135,7 @@ class Plan:
         return None if f is None else f.stride
 
     def form(self, v):
-        return self.forms[v] if v in self.forms else Linear({v: 1})
+        return self.forms[v] if v in self.forms else LaneLinear({v: 1})
 
     def is_varying(self, v) -> bool:
         if isinstance(v.type, ir.IndexType):
@@ -165,7 +143,7 @@ class Plan:
         return v in self.varying
 
     def _leaf(self, v):
-        self.forms[v] = Linear({v: 1})
+        self.forms[v] = LaneLinear({v: 1})
         self.inner.add(v)
 
     def _block(self, block, masked) -> bool:
@@ -207,7 +185,7 @@ class Plan:
         forms = [self.form(v) for v in ops]
         form = None
         if name == "arith.constant":
-            form = Linear((), ir.IntegerAttr(o.attributes["value"]).value)
+            form = LaneLinear((), ir.IntegerAttr(o.attributes["value"]).value)
         elif None in forms:
             pass
         elif name == "affine.apply":

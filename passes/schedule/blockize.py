@@ -27,7 +27,8 @@ from tir_mlir.analysis.structure import erase, move_sid
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.buffer_util import (dims_of, emit_index, enclosing_loops,
-    erase_region_block, linear, move_body, replace_uses, substitute, walk)
+    erase_region_block, move_body, replace_uses, substitute, walk)
+from tir_mlir.analysis.linear import linear
 
 C = ir.AffineExpr.get_constant
 

@@ -42,7 +42,8 @@ from tir_mlir.analysis.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
 from tir_mlir.ir.index_dtypes import INDEX_DTYPE, mark_constants
 from tir_mlir.analysis import index
-from tir_mlir.analysis.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, substitute, to_affine
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.expr_tree import clone_tree, erase_with_operands
 from tir_mlir.analysis.read_inverse import Group, NotInvertible, digit_of, read_groups
 from tir_mlir.analysis.region_cover import access, iter_var_of

@@ -30,8 +30,9 @@ from mlir.dialects import arith
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
-from tir_mlir.analysis.buffer_util import (NotAffine, emit_index, i64_array, linear, replace_uses,
+from tir_mlir.analysis.buffer_util import (NotAffine, emit_index, i64_array, replace_uses,
     simplify, to_affine)
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.expr_tree import clone_tree, erase_dead
 
 WHO = "decompose_padding"

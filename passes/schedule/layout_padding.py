@@ -33,8 +33,9 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.analysis.structure import erase, op_of
-from tir_mlir.analysis.buffer_util import (accesses, buffer_name, emit_index, func_of, linear,
-    move_body, replace_uses)
+from tir_mlir.analysis.buffer_util import (accesses, buffer_name, emit_index, func_of, move_body,
+    replace_uses)
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.expr_tree import erase_dead
 
 WHO = "transform_layout"

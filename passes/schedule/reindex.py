@@ -30,7 +30,8 @@ from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import BufferIndexError, ScheduleError
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_reads, block_writes,
-    buffer_name, buffer_scope, dims_of, emit_index, func_of, linear, to_affine, top_stmt)
+    buffer_name, buffer_scope, dims_of, emit_index, func_of, to_affine, top_stmt)
+from tir_mlir.analysis.linear import linear
 from tir_mlir.passes.schedule.cache_read_write import (
     _check_root, make_cache_alloc, make_nest, pick_buffer)
 from tir_mlir.analysis.expr_tree import erase_with_operands

@@ -35,7 +35,8 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_binding_exprs, block_writes,
-    buffer_name, emit_index, func_of, is_func_arg, linear, substitute, to_affine)
+    buffer_name, emit_index, func_of, is_func_arg, substitute, to_affine)
+from tir_mlir.analysis.linear import linear
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
 WHO = "rolling_buffer"

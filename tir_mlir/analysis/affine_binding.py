@@ -11,7 +11,8 @@ from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block
 from tir_mlir.analysis.structure import result_dims, value_range
-from tir_mlir.analysis.buffer_util import NotAffine, linear, substitute, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, substitute, to_affine
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.read_inverse import NotInvertible, read_groups
 
 

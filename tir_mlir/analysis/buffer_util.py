@@ -295,33 +295,6 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     raise NotAffine(f"cannot emit {expr}")
 
 
-def linear(expr: ir.AffineExpr) -> Optional[tuple]:
-    """({dim: coeff}, const) for a linear expression, None when it has floordiv/mod."""
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineConstantExpr):
-        return {}, e.value
-    if isinstance(e, ir.AffineDimExpr):
-        return {e.position: 1}, 0
-    if isinstance(e, ir.AffineAddExpr):
-        a, b = linear(e.lhs), linear(e.rhs)
-        if a is None or b is None:
-            return None
-        coeffs = dict(a[0])
-        for k, v in b[0].items():
-            coeffs[k] = coeffs.get(k, 0) + v
-        return {k: v for k, v in coeffs.items() if v}, a[1] + b[1]
-    if isinstance(e, ir.AffineMulExpr):
-        a, b = linear(e.lhs), linear(e.rhs)
-        if a is None or b is None:
-            return None
-        if not a[0]:
-            a, b = b, a
-        if b[0]:
-            return None
-        return {k: v * b[1] for k, v in a[0].items() if v * b[1]}, a[1] * b[1]
-    return None
-
-
 def block_binding_exprs(block: Block, leaves: list) -> list:
     """Each iter var's binding as an AffineExpr over `leaves` (dims of the block resolved
     through their defining index ops)."""

@@ -22,12 +22,12 @@ AffineExpr over the already-substituted operands, left as MLIR simplifies it.
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple
 
 from mlir import ir
 
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.symbolic import Int, substitute
-from tir_mlir.dialect.ops import memo
 
 Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
 
@@ -242,15 +242,14 @@ def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
 
 def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
     """`from_affine`'s result for the common case, without its walk of the expression: a
-    linear `expr` (its `linear_form`) whose dims stand for linear Lins that share no
+    linear `expr` (analysis/linear.py) whose dims stand for linear Lins that share no
     variable, so that no term cancels or recombines (terms then come in the order of the
     expression's leaves, as `from_affine` orders them). None otherwise."""
-    form = linear_form(expr)
+    form = linear(expr)
     if form is None:
         return None
-    leaves, const = form
-    terms = {}
-    for pos, c in leaves:
+    terms, const = {}, form.const
+    for pos, c in form.terms.items():
         d = dims[pos]
         const += c * d.const
         for atom, k in d.terms:
@@ -258,38 +257,6 @@ def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
                 return None
             terms[atom] = k * c
     return Lin(tuple(terms.items()), const)
-
-
-_LINEAR: Dict[ir.AffineExpr, Optional[tuple]] = {}
-
-
-def linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
-    """(((dim, coeff), ...) in the order of the expression's leaves, const) for a linear
-    expression with no zero coefficient, else None. Cached: affine expressions are uniqued
-    by their context (a key holds a reference to it) and a replay converts each binding
-    several times."""
-    return memo(_LINEAR, expr, _linear_form, limit=1 << 16)
-
-
-def _linear_form(expr: ir.AffineExpr) -> Optional[tuple]:
-    e = _downcast(expr)
-    if isinstance(e, ir.AffineDimExpr):
-        return ((e.position, 1),), 0
-    if isinstance(e, ir.AffineConstantExpr):
-        return (), e.value
-    if not isinstance(e, (ir.AffineAddExpr, ir.AffineMulExpr)):
-        return None
-    a, b = _linear_form(e.lhs), _linear_form(e.rhs)
-    if a is None or b is None:
-        return None
-    if isinstance(e, ir.AffineAddExpr):
-        return a[0] + b[0], a[1] + b[1]
-    if a[0] and b[0]:
-        return None
-    (terms, c), k = (a, b[1]) if not b[0] else (b, a[1])
-    if k == 0:
-        return None
-    return tuple((p, x * k) for p, x in terms), c * k
 
 
 def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,

@@ -27,7 +27,8 @@ from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.analysis import index
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.analysis.structure import op_of
-from tir_mlir.analysis.buffer_util import NotAffine, buffer_name, buffer_scope, linear, to_affine
+from tir_mlir.analysis.buffer_util import NotAffine, buffer_name, buffer_scope, to_affine
+from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.index import Lin
 from tir_mlir.analysis.read_inverse import NotInvertible, read_groups
 

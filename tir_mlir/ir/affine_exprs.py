@@ -1,6 +1,6 @@
 """Queries on MLIR AffineExprs that the bindings lack, shared by the printer, region inference,
 index dtypes and the lowering stages."""
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from mlir import ir
 
@@ -45,3 +45,18 @@ def expr_bounds(e: ir.AffineExpr, dims):
     if b[0] == b[1] and b[0] > 0 and isinstance(e, ir.AffineModExpr):
         return 0, b[0] - 1
     return None
+
+
+def sum_terms(expr: ir.AffineExpr) -> Tuple[List[ir.AffineExpr], int]:
+    """The non-constant terms of a sum, in order, and its constant."""
+    terms, const = [], 0
+    stack = [expr]
+    while stack:
+        e = stack.pop().maybe_downcast()
+        if isinstance(e, ir.AffineAddExpr):
+            stack += [e.rhs, e.lhs]
+        elif const_of(e) is not None:
+            const += const_of(e)
+        else:
+            terms.append(e)
+    return terms, const

@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 
 from mlir import ir
 
-from tir_mlir.ir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of, sum_terms
 
 
 def indicator(w: ir.AffineExpr, m: int, n: int) -> ir.AffineExpr:
@@ -25,7 +25,7 @@ def indicator(w: ir.AffineExpr, m: int, n: int) -> ir.AffineExpr:
 def decode(expr: ir.AffineExpr) -> Optional[Tuple[int, int, int, int, ir.AffineExpr]]:
     """(w dim position, m, n, K, R) when expr is `R - K * ind(w) (>= 0)` with R's constant 0
     (the form `indicator` gives), else None. The caller checks that w ranges over [m, m + n)."""
-    terms, const = _terms(expr)
+    terms, const = sum_terms(expr)
     found = [t for t in terms if _ind_term(t) is not None]
     if len(found) != 1 or const != 0:
         return None
@@ -59,16 +59,3 @@ def _ind_term(t) -> Optional[Tuple[int, int, int, int]]:
         return None
     m = n - 1 - c
     return w.position, m, n, -const_of(t.rhs)
-
-
-def _terms(expr):
-    terms, const, stack = [], 0, [expr]
-    while stack:
-        e = stack.pop().maybe_downcast()
-        if isinstance(e, ir.AffineAddExpr):
-            stack += [e.rhs, e.lhs]
-        elif const_of(e) is not None:
-            const += const_of(e)
-        else:
-            terms.append(e)
-    return terms, const

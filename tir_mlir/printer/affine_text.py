@@ -7,7 +7,7 @@ it is int64 (see `tir_mlir.ir.index_dtypes.expr_dtype`).
 """
 from mlir import ir
 
-from tir_mlir.ir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of, sum_terms
 from tir_mlir.printer.literals import int_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
@@ -64,7 +64,7 @@ def _scale(t) -> int:
 def _sum_text(e, dim_names, sym_names, int_dtype):
     """A sum in TVM's canonical order: terms by descending scale (stable), the constant last,
     so `vk_0 * 4 + vk_1` and `i - 1` (MLIR may hold `vk_1 + vk_0 * 4`)."""
-    terms, const = _terms(e)
+    terms, const = sum_terms(e)
     terms = _fold_mods(terms)
     terms.sort(key=lambda t: -_scale(t))
     if const > 0 and terms and all(_negated(t) is not None for t in terms):
@@ -167,24 +167,9 @@ def _nested_split(terms, dim_names, int_dtype):
     return text
 
 
-def _terms(expr):
-    """The non-constant terms of a sum, in order, and its constant."""
-    terms, const = [], 0
-    stack = [expr]
-    while stack:
-        e = stack.pop().maybe_downcast()
-        if isinstance(e, ir.AffineAddExpr):
-            stack += [e.rhs, e.lhs]
-        elif const_of(e) is not None:
-            const += const_of(e)
-        else:
-            terms.append(e)
-    return terms, const
-
-
 def _split_terms(expr):
     """Positive terms, negated negative terms, constant of a flattened sum."""
-    terms, const = _terms(expr)
+    terms, const = sum_terms(expr)
     pos, neg = [], []
     for t in terms:
         n = _negated(t)

@@ -1,0 +1,148 @@
+"""Linear forms of index expressions: sum(coefficient * atom) + constant.
+
+The one representation behind every question "is this index linear, and in what": the
+schedule's binding and region checks (over the dims of an affine expression), the vectorizer
+(over lane-uniform values and the lane number), scalar replacement and buffer compaction (over
+SSA index values). What an atom is stays the caller's: a dim position, a loop IV, a structural
+key of a division it understands. What is linear is fixed here: constants, `+`, `-` and `*` by a
+constant. A floordiv/mod/ceildiv is linear only through the caller's `division` rule, and an
+SSA value that is none of these is the caller's `leaf`.
+"""
+from typing import Callable, Dict, Hashable, Iterable, Mapping, Optional, Sequence, Tuple, Union
+
+from mlir import ir
+
+from tir_mlir.dialect.ops import memo
+
+
+class Linear:
+    """sum(coefficient * atom) + const, with no zero coefficient. Treat as immutable: forms
+    are cached and shared. Sums and multiples keep the class of the left operand, so a
+    subclass (the vectorizer's lane forms) stays itself under arithmetic."""
+    __slots__ = ("terms", "const")
+
+    def __init__(self, terms: Union[Mapping, Iterable] = (), const: int = 0):
+        self.terms: Dict[Hashable, int] = {a: c for a, c in dict(terms).items() if c}
+        self.const = const
+
+    def __add__(self, other: "Linear") -> "Linear":
+        terms = dict(self.terms)
+        for a, c in other.terms.items():
+            terms[a] = terms.get(a, 0) + c
+        return type(self)(terms, self.const + other.const)
+
+    def __sub__(self, other: "Linear") -> "Linear":
+        return self + other.scale(-1)
+
+    def scale(self, k: int) -> "Linear":
+        return type(self)({a: c * k for a, c in self.terms.items()}, self.const * k)
+
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def key(self) -> Tuple[int, frozenset]:
+        """A hashable value equal for equal forms."""
+        return self.const, frozenset(self.terms.items())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Linear) and self.key() == other.key()
+
+    __hash__ = None       # mutable dict inside; use key()
+
+    def __iter__(self):
+        """Unpacks as the pair (terms, const)."""
+        return iter((self.terms, self.const))
+
+    def __getitem__(self, i: int):
+        return (self.terms, self.const)[i]
+
+    def __repr__(self) -> str:
+        return f"Linear({self.terms!r}, {self.const})"
+
+
+# (kind: ir.AffineFloorDivExpr | ir.AffineModExpr | ir.AffineCeilDivExpr, lhs, rhs) -> form
+Division = Callable[[type, Linear, Linear], Optional[Linear]]
+_DIVISIONS = (ir.AffineFloorDivExpr, ir.AffineModExpr, ir.AffineCeilDivExpr)
+_PLAIN: dict = {}
+
+
+def linear(expr: ir.AffineExpr, dims: Optional[Sequence[Optional[Linear]]] = None,
+              symbols: Optional[Sequence[Optional[Linear]]] = None,
+              division: Optional[Division] = None) -> Optional[Linear]:
+    """The form of `expr`, None when it is not linear. Dim k is `dims[k]` (default: the atom
+    k, its position), symbol k is `symbols[k]` (default: not linear); a division is
+    `division(kind, lhs, rhs)` (default: not linear). The default form is cached: affine
+    expressions are uniqued by their context, and a replay asks for the same ones often."""
+    if dims is None and symbols is None and division is None:
+        return memo(_PLAIN, expr, _plain, limit=1 << 16)
+    return _of_affine(expr, dims, symbols, division)
+
+
+def _plain(expr: ir.AffineExpr) -> Optional[Linear]:
+    return _of_affine(expr, None, None, None)
+
+
+def _of_affine(expr, dims, symbols, division) -> Optional[Linear]:
+    e = expr.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return Linear((), e.value)
+    if isinstance(e, ir.AffineDimExpr):
+        return Linear({e.position: 1}) if dims is None else dims[e.position]
+    if isinstance(e, ir.AffineSymbolExpr):
+        return None if symbols is None else symbols[e.position]
+    lhs = _of_affine(e.lhs, dims, symbols, division)
+    rhs = _of_affine(e.rhs, dims, symbols, division) if lhs is not None else None
+    if lhs is None or rhs is None:
+        return None
+    if isinstance(e, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(e, ir.AffineMulExpr):
+        if rhs.is_const:
+            return lhs.scale(rhs.const)
+        return rhs.scale(lhs.const) if lhs.is_const else None
+    if division is not None and isinstance(e, _DIVISIONS):
+        return division(type(e), lhs, rhs)
+    return None
+
+
+def _constant_int(value: ir.Value) -> Optional[int]:
+    """The value of an integer `arith.constant`, or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    attr = owner.operation.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def value_linear(value: ir.Value, leaf: Callable[[ir.Value], Optional[Linear]],
+             cache: Optional[dict] = None) -> Optional[Linear]:
+    """The form of an SSA integer value over `arith.constant`, `arith.addi`, `arith.subi` and
+    `arith.muli` by a constant; any other value (a loop IV, a load, a product of two
+    variables, a division) is `leaf(value)`, None when the caller has no form for it.
+    `cache` (value -> form, valid while the IR is unchanged) shares the forms of common
+    subterms."""
+    if cache is not None and value in cache:
+        return cache[value]
+    form = _of_value(value, leaf, cache)
+    if cache is not None:
+        cache[value] = form
+    return form
+
+
+def _of_value(value, leaf, cache) -> Optional[Linear]:
+    c = _constant_int(value)
+    if c is not None:
+        return Linear((), c)
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        name = owner.operation.name
+        if name in ("arith.addi", "arith.subi", "arith.muli"):
+            a, b = (value_linear(v, leaf, cache) for v in owner.operation.operands)
+            if name == "arith.addi":
+                return a + b if a is not None and b is not None else None
+            if name == "arith.subi":
+                return a - b if a is not None and b is not None else None
+            if a is not None and b is not None and (a.is_const or b.is_const):
+                return a.scale(b.const) if b.is_const else b.scale(a.const)
+    return leaf(value)
