@@ -192,6 +192,20 @@ def _adapter_classes():
         def __len__(self):
             return len(self._t)
 
+    def bridge_intrin(name):
+        """A tensor intrinsic registered with TVM only (the tests register theirs, and TVM ships
+        x86/ARM/Hexagon/CUDA ones) registers with ours from its printed desc and impl."""
+        from tir_mlir.schedule.tensor_intrin import TensorIntrin, _registry
+        if not isinstance(name, str) or name in _registry():
+            return
+        theirs = tvm.tir.TensorIntrin.get(name, allow_missing=True)
+        if theirs is None:
+            return
+        try:
+            TensorIntrin.register(name, theirs.desc.script(), theirs.impl.script())
+        except (tir_mlir.TIRError, ValueError) as e:
+            raise _Unsupported(f"tir_mlir cannot read tensor intrinsic {name}: {e}") from e
+
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
 
@@ -257,6 +271,8 @@ def _adapter_classes():
 
         def _call(self, _primitive, *args, **kwargs):
             fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
+            if _primitive == "tensorize":
+                bridge_intrin(args[1] if len(args) > 1 else kwargs.get("tensor_intrin"))
             try:
                 return fn(*[ours(a) for a in args],
                           **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()})
