@@ -86,6 +86,7 @@ class OpIndex:
 
     def forget(self, ops: Sequence[ir.Operation]):
         """`ops` are about to be erased (while still alive: their attributes are read)."""
+        blocks = []
         for op in ops:
             if op.name not in HANDLE_OPS:
                 continue
@@ -96,10 +97,12 @@ class OpIndex:
                 if known is not None and known == op:
                     del self.ops[sid]
                     self.gone.add(sid)
-            if op.name == "tir.block" and "name" in a:    # (a rewrite's scratch block has none)
-                name = ir.StringAttr(a["name"]).value
-                for key in [k for k in self.blocks if k[1] == name]:
-                    self.blocks[key] = [b for b in self.blocks[key] if b != op]
+            if op.name == "tir.block":
+                blocks.append(op)
+        if blocks:      # (under any name: a block renamed since it was indexed is there too)
+            for key, found in self.blocks.items():
+                if any(b == op for b in found for op in blocks):
+                    self.blocks[key] = [b for b in found if not any(b == op for op in blocks)]
 
     def stale(self) -> Optional[str]:
         """What the index holds that a fresh walk does not (None when nothing)."""
