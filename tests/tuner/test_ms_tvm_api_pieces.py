@@ -171,3 +171,26 @@ def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
 ''')
     assert not ms.postproc.DisallowDynamicLoop().apply(tir_mlir.Schedule(triangular))
     assert ms.postproc.DisallowDynamicLoop().apply(tir_mlir.Schedule(_mod()))
+
+
+def test_verify_gpu_code_checks_tvms_thread_extent_bounds():
+    add = tir_mlir.parse('''
+@T.prim_func
+def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for i, j in T.grid(64, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+''')
+    verify = ms.postproc.VerifyGPUCode()
+    verify.target = ms.target.Target("cuda")
+    for low, high, ok in ((0, 32, True), (0, 16, False), (64, 1024, False)):
+        sch = tir_mlir.Schedule(add)
+        block = sch.get_block("B")
+        i, j = sch.get_loops(block)
+        sch.bind(i, "blockIdx.x")
+        jo, ji = sch.split(j, [None, 32])
+        sch.bind(ji, "threadIdx.x")
+        sch.annotate(block, "meta_schedule.thread_extent_low_inclusive", low)
+        sch.annotate(block, "meta_schedule.thread_extent_high_inclusive", high)
+        assert verify.apply(sch) is ok

@@ -2,8 +2,14 @@
 target allows (the product of the threadIdx extents of a kernel) or more shared memory than
 a block may use (TVM's postprocessor checks the same limits on the lowered kernel), or a
 thread bound with two extents by a loop inside a loop bound to it (AutoBind's unit blockIdx
-loop around a consumer already bound to blockIdx), which the build refuses."""
-from tir_mlir.meta_schedule.postproc.postproc import Postproc
+loop around a consumer already bound to blockIdx), which the build refuses. A block
+annotated `meta_schedule.thread_extent_low_inclusive` / `_high_inclusive` (TVM's annotations)
+also needs the threads of the loops around it (the product of their threadIdx extents) within
+those bounds."""
+from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
+
+LOW, HIGH = ("meta_schedule.thread_extent_low_inclusive",
+             "meta_schedule.thread_extent_high_inclusive")
 
 
 class VerifyGPUCode(Postproc):
@@ -16,4 +22,17 @@ class VerifyGPUCode(Postproc):
             if usage["threads_per_block"] > max_threads or \
                     usage["shared_bytes"] > max_shared or usage["rebound_threads"]:
                 return False
+        return all(_threads_within_bounds(sch, sch.get_block(name, func))
+                   for func, name in blocks(sch))
+
+
+def _threads_within_bounds(sch, block) -> bool:
+    ann = sch.get_annotations(block)
+    if LOW not in ann and HIGH not in ann:
         return True
+    threads = 1
+    for loop in sch.get_loops(block):
+        view = sch.get(loop)
+        if (view.thread_binding or "").startswith("threadIdx."):
+            threads *= int(view.extent)
+    return int(ann.get(LOW, 0)) <= threads <= int(ann.get(HIGH, threads))
