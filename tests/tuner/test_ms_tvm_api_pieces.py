@@ -194,3 +194,18 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
         sch.annotate(block, "meta_schedule.thread_extent_low_inclusive", low)
         sch.annotate(block, "meta_schedule.thread_extent_high_inclusive", high)
         assert verify.apply(sch) is ok
+
+
+def test_mutate_thread_binding_draws_another_thread_count():
+    sch = tir_mlir.Schedule(_mod())
+    i, j, _ = sch.get_loops(sch.get_block("Y"))
+    fused = sch.fuse(i, j)
+    cands = [32, 64, 128, 256, 512, 1024]
+    v = sch.sample_categorical(cands, [1 / 6] * 6, decision=3)
+    bx, tx = sch.split(fused, [None, v])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    k = next(n for n, inst in enumerate(sch.trace.insts) if inst.name == "sample_categorical")
+    seen = {ms.mutator.MutateThreadBinding().apply(sch.trace, s).decisions[k] for s in range(60)}
+    assert seen == {0, 1, 2, 4, 5}
+    assert ms.mutator.MutateThreadBinding().apply(tir_mlir.Schedule(_mod()).trace) is None
