@@ -2,8 +2,8 @@
 
 A buffer is a function argument, whose attributes are its entry of the function's `arg_attrs`,
 or an allocation, whose attributes are the op's own: `tir.name`, `tir.dtype` (for unsigned
-dtypes), `tir.param`, `tir.index_dtype` (strings), and the typed ones (dialect/attrs.py), read
-and written through the functions below:
+dtypes), `tir.param` (strings), `tir.index_dtype` (tir_mlir/ir/index_dtypes.py), and the typed
+ones (dialect/attrs.py), read and written through the functions below:
 
     tir.scope            #tir.scope<"shared">        (absent: global)
     tir.axis_separators  #tir.axis_separators<[1]>

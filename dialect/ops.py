@@ -10,7 +10,8 @@ Loop attributes (all discardable, on affine.for; the typed ones are in dialect/a
                    (absent: serial)
   tir.thread       #tir.thread<"threadIdx.x">: the thread tag of a thread_binding loop
   tir.annotations  #tir.annotations<{...}>: the loop's annotations
-  tir.index_dtype  "int64" when the loop var is a T.int64 (absent: int32); the IV stays `index`
+  tir.index_dtype  #tir.index_dtype<"int64"> when the loop var is a T.int64 (absent: int32); the
+                   IV stays `index`
 """
 from typing import Optional, Sequence
 
@@ -42,7 +43,12 @@ CONST_DATA = "tir.const_data"
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:
-    return ir.StringAttr.get(dtype)
+    """`#tir.index_dtype<"int64">`."""
+    return tir_attrs.string("index_dtype", dtype)
+
+
+def index_dtype_value(attr: ir.Attribute) -> str:
+    return tir_attrs.string_value(attr, "index_dtype")
 
 
 def _op(x) -> ir.Operation:
@@ -222,7 +228,7 @@ class Block:
         a = self.op.attributes
         if INDEX_DTYPE not in a:
             return ["int32"] * len(ir.ArrayAttr(a["iter_names"]))
-        return [ir.StringAttr(x).value for x in ir.ArrayAttr(a[INDEX_DTYPE])]
+        return [index_dtype_value(x) for x in ir.ArrayAttr(a[INDEX_DTYPE])]
 
     @property
     def bindings(self) -> ir.AffineMap:
@@ -461,7 +467,8 @@ class Loop:
     @property
     def index_dtype(self) -> str:
         """TensorIR dtype of the loop var: "int32" or "int64"."""
-        return str_attr(self.op.attributes, INDEX_DTYPE, "int32")
+        a = self.op.attributes
+        return index_dtype_value(a[INDEX_DTYPE]) if INDEX_DTYPE in a else "int32"
 
     def _bound(self, key) -> Int:
         value = _const_result(self.op.attributes[key])

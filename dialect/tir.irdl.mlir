@@ -39,6 +39,15 @@ irdl.dialect @tir {
     %values = irdl.base "#builtin.dictionary"
     irdl.parameters(values: %values)
   }
+  // `tir.index_dtype`: the TensorIR dtype of an index value whose MLIR type is `index` (a loop
+  // var; per iter var of a tir.block and per dimension of a buffer, in an array; an index
+  // arith.constant). Absent: int32.
+  irdl.attribute @index_dtype {
+    %i32 = irdl.is "int32"
+    %i64 = irdl.is "int64"
+    %dtype = irdl.any_of(%i32, %i64)
+    irdl.parameters(dtype: %dtype)
+  }
   // `tir.scope` of a buffer (a memref.alloc, or a func.func argument): its storage scope
   // ("global", "shared", "shared.dyn", "local", "wmma.matrix_a", ...). Absent: global.
   irdl.attribute @scope {

@@ -34,7 +34,7 @@ from mlir.dialects import arith
 
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import prove_le, prove_lt, show, smax, smin
-from tir_mlir.dialect.ops import Block
+from tir_mlir.dialect.ops import Block, index_dtype_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis.structure import (block_reads_writes, blocks_under, func_of, is_ancestor,
     op_of, value_range, walk)
@@ -339,7 +339,7 @@ def _check_cover(prod: Block, ps, ranges, groups: List[Group], buf, who):
 def _index_const(v: int, dtype: str = "int32") -> ir.Value:
     c = arith.ConstantOp(ir.IndexType.get(), v)
     if dtype == "int64":
-        c.attributes[INDEX_DTYPE] = ir.StringAttr.get("int64")
+        c.attributes[INDEX_DTYPE] = index_dtype_attr("int64")
     return c.result
 
 

@@ -8,6 +8,7 @@ from mlir import ir
 
 import tir_mlir
 from tir_mlir.cli import main
+from tir_mlir.dialect.buffers import scope_of
 from tir_mlir.dialect.ops import Block, Loop
 
 DATA = Path(__file__).parent.parent / "data"
@@ -68,7 +69,8 @@ def test_mm_relu_structure():
         "memref.load", "arith.constant", "arith.maximumf", "memref.store", "gpu.yield"]
     alloc = ops_named(mod, "memref.alloc")[0]
     assert ir.StringAttr(alloc.attributes["tir.name"]).value == "Y"
-    assert ir.StringAttr(alloc.attributes["tir.scope"]).value == "global"
+    assert str(alloc.attributes["tir.scope"]) == '#tir.scope<"global">'
+    assert scope_of(alloc.attributes) == "global"
     assert str(alloc.results[0].type) == "memref<128x128xf32>"
 
 

@@ -106,12 +106,13 @@ def test_prints_back_exactly(name):
 
 def test_ir_records_the_index_dtype():
     mlir = tir_mlir.parse(MATMUL).mlir()
-    assert 'tir.index_dtype = "int64", tir.name = "a"' in mlir        # buffer parameter
-    assert mlir.count('} {tir.index_dtype = "int64", tir.name =') == 3   # loops (serial)
-    assert 'tir.index_dtype = ["int64", "int64", "int64"]' in mlir   # iter vars
+    i64 = '#tir.index_dtype<"int64">'
+    assert f'tir.index_dtype = {i64}, tir.name = "a"' in mlir        # buffer parameter
+    assert mlir.count(f'}} {{tir.index_dtype = {i64}, tir.name =') == 3   # loops (serial)
+    assert f'tir.index_dtype = [{i64}, {i64}, {i64}]' in mlir   # iter vars
     assert "tir.private" in mlir
     mlir = tir_mlir.parse(PAD).mlir()
-    assert 'arith.constant {tir.index_dtype = "int64"} 1 : index' in mlir
+    assert 'arith.constant {tir.index_dtype = #tir.index_dtype<"int64">} 1 : index' in mlir
     assert "memref<1x3x8x8xf32>" in mlir                             # values stay index
 
 
@@ -127,7 +128,7 @@ def f(A: T.Buffer((T.int64(2), 3), "float32"), B: T.Buffer((T.int64(6),), "float
             B[v_i] = A[v_i // T.int64(3), v_i % T.int64(3)] * T.Cast("float32", v_i)'''
     mod = tir_mlir.parse(text)
     assert mod.script() == text
-    assert '{tir.index_dtype = ["int64", "int32"], tir.name = "A"}' in mod.mlir()
+    assert '{tir.index_dtype = [#tir.index_dtype<"int64">, #tir.index_dtype<"int32">], tir.name = "A"}' in mod.mlir()
     # a literal combined with an int64 var becomes an int64, as TVM's parser makes it
     short = text.replace("T.int64(3)", "3")
     assert tir_mlir.parse(short).script() == text

@@ -9,7 +9,7 @@ import math
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import INDEX_DTYPE
+from tir_mlir.dialect.ops import INDEX_DTYPE, index_dtype_attr
 from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_dtype, is_float, is_unsigned, mlir_type, split_lanes
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
@@ -121,7 +121,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         t = mtype(dtype)
         extra = {}
         if dtype == "index" and idx != "int32":
-            extra[INDEX_DTYPE] = ir.StringAttr.get(idx)
+            extra[INDEX_DTYPE] = index_dtype_attr(idx)
         if is_float(dtype):
             if math.isfinite(float(value)) and abs(float(value)) > FLOAT_MAX[dtype]:
                 self.fail(f"literal {value} does not fit in {dtype} (largest: "

@@ -10,7 +10,8 @@ from mlir import ir
 
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_attrs
-from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop, str_attr
+from tir_mlir.dialect.ops import (INDEX_DTYPE, Block, Loop, index_dtype_attr, index_dtype_value,
+                                  str_attr)
 
 INDEX_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "arith.divsi",
                "arith.remsi", "arith.maxsi", "arith.minsi", "arith.ceildivsi", "tir.call",
@@ -54,7 +55,7 @@ def _defined(v: ir.Value):
         return "int32"
     op = v.owner.operation
     if INDEX_DTYPE in op.attributes:
-        return ir.StringAttr(op.attributes[INDEX_DTYPE]).value
+        return index_dtype_value(op.attributes[INDEX_DTYPE])
     if op.name in ("arith.index_cast", "arith.index_castui"):
         src = op.operands[0].type
         return "int64" if isinstance(src, ir.IntegerType) and src.width == 64 else "int32"
@@ -70,8 +71,8 @@ def buffer_attr(dim_dtypes) -> ir.Attribute:
     if all(d == "int32" for d in dim_dtypes):
         return None
     if all(d == dim_dtypes[0] for d in dim_dtypes):
-        return ir.StringAttr.get(dim_dtypes[0])
-    return ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dim_dtypes])
+        return index_dtype_attr(dim_dtypes[0])
+    return ir.ArrayAttr.get([index_dtype_attr(d) for d in dim_dtypes])
 
 
 def buffer_dim_dtypes(attr, rank: int) -> tuple:
@@ -79,8 +80,8 @@ def buffer_dim_dtypes(attr, rank: int) -> tuple:
     if attr is None:
         return ("int32",) * rank
     if isinstance(attr, ir.ArrayAttr):
-        return tuple(ir.StringAttr(a).value for a in attr)
-    return (ir.StringAttr(attr).value,) * rank
+        return tuple(index_dtype_value(a) for a in attr)
+    return (index_dtype_value(attr),) * rank
 
 
 def buffer_dims(buf: ir.Value) -> tuple:
@@ -120,7 +121,7 @@ def mark_constants(v: ir.Value) -> ir.Value:
         op = x.owner.operation
         if op.name == "arith.constant" and isinstance(x.type, ir.IndexType):
             if INDEX_DTYPE not in op.attributes:
-                op.attributes[INDEX_DTYPE] = ir.StringAttr.get("int64")
+                op.attributes[INDEX_DTYPE] = index_dtype_attr("int64")
         elif op.name in INDEX_ARITH:
             stack.extend(o for o in op.operands if isinstance(o.type, ir.IndexType))
     return v

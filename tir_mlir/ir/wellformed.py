@@ -78,6 +78,12 @@ def _check_dtype(attrs, op, filename, what):
     if not isinstance(attr, ir.StringAttr) or not is_dtype(ir.StringAttr(attr).value):
         _fail(op, filename, f"{what}: tir.dtype {str(attr)[:60]} is not a dtype")
     _check_typed(attrs, op, filename, what, TYPED_BUFFER_ATTRS)
+    if "tir.index_dtype" in attrs:
+        value = attrs["tir.index_dtype"]
+        items = list(ir.ArrayAttr(value)) if isinstance(value, ir.ArrayAttr) else [value]
+        if any(tir_attrs.mnemonic(x) != "index_dtype" for x in items):
+            _fail(op, filename, f"{what}: tir.index_dtype must be a #tir.index_dtype<...> (or "
+                                f"an array of them), got {str(value)[:60]}")
 
 
 # `tir.*` attributes whose value must be the dialect's attribute (dialect/attrs.py)
