@@ -209,3 +209,27 @@ def test_mutate_thread_binding_draws_another_thread_count():
     seen = {ms.mutator.MutateThreadBinding().apply(sch.trace, s).decisions[k] for s in range(60)}
     assert seen == {0, 1, 2, 4, 5}
     assert ms.mutator.MutateThreadBinding().apply(tir_mlir.Schedule(_mod()).trace) is None
+
+
+@pytest.mark.parametrize("n,blocks,threads", [(512, 256, 1024), (2048, 256, 1024),
+                                              (16, 1, 256)])
+def test_rewrite_unbound_block_binds_tvms_way(n, blocks, threads):
+    add = tir_mlir.parse(f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32")):
+    for i, j in T.grid({n}, {n}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+''')
+    sch = tir_mlir.Schedule(add)
+    post = ms.postproc.RewriteUnboundBlock()
+    post.target = ms.target.Target("cuda")
+    assert post.apply(sch)
+    loops = [sch.get(lp) for lp in sch.get_loops(sch.get_block("B"))]
+    assert [(lp.thread_binding, int(lp.extent)) for lp in loops[:2]] == \
+        [("blockIdx.x", blocks), ("threadIdx.x", threads)]
+    assert [int(lp.extent) for lp in loops[2:]] == ([n * n // (blocks * threads)]
+                                                   if n * n > blocks * threads else [])
+    again = sch.mod.script()
+    assert post.apply(sch) and sch.mod.script() == again      # bound blocks are left alone

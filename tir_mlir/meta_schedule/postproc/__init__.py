@@ -6,6 +6,7 @@ from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll)
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
 from tir_mlir.meta_schedule.postproc.rewrite_tensorize import RewriteTensorize
+from tir_mlir.meta_schedule.postproc.rewrite_unbound_block import RewriteUnboundBlock
 from tir_mlir.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode
 
 
@@ -24,4 +25,5 @@ def create(kind: str = "llvm") -> list:
 
 __all__ = ["DisallowDynamicLoop", "Postproc", "PyPostproc", "RewriteCooperativeFetch",
            "RewriteParallelVectorizeUnroll",
-           "RewriteReductionBlock", "RewriteTensorize", "VerifyGPUCode", "create"]
+           "RewriteReductionBlock", "RewriteTensorize", "RewriteUnboundBlock", "VerifyGPUCode",
+           "create"]
