@@ -81,6 +81,17 @@ def copy_to(src: ir.Module, dst: ir.Module):
         attach(dst).blocks = table.copy().blocks
 
 
+def hints(module: ir.Module) -> dict:
+    """The hints of `module` as plain data (picklable), for `restore`."""
+    table = _TABLES.get(_address(module.operation))
+    return table.copy().blocks if table is not None else {}
+
+
+def restore(module: ir.Module, blocks: dict):
+    """Give `module` (parsed from the text of another) the hints `hints` read from that one."""
+    attach(module).blocks = dict(blocks)
+
+
 def copy_function(func_op, dst: ir.Module, name: str):
     """Give `dst` the hints of function `func_op` (of another module), as function `name`."""
     key, func = _func_key(func_op)

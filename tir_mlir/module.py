@@ -1,5 +1,5 @@
 """IRModule: a set of prim_funcs held as one MLIR module in the `tir` dialect."""
-from typing import Iterator
+from typing import Iterator, Optional
 
 from mlir import ir
 
@@ -82,8 +82,9 @@ class IRModule:
         return type(self)(copy.module)
 
     def __reduce__(self):
-        """Pickled as its MLIR text (parsed back exactly): modules cross process boundaries."""
-        return module_from_mlir, (self.mlir(),)
+        """Pickled as its MLIR text (parsed back exactly) and its spelling hints: modules
+        cross process boundaries."""
+        return module_from_mlir, (self.mlir(), spelling.hints(self.module))
 
     @serialized
     def script(self) -> str:
@@ -131,8 +132,12 @@ def _from_functions(funcs: dict) -> ir.Module:
         return module
 
 
-def module_from_mlir(text: str) -> IRModule:
+def module_from_mlir(text: str, hints: Optional[dict] = None) -> IRModule:
     """The module of `mod.mlir()` text (the `tir` dialect's generic form, parsed back
-    exactly): how modules cross process boundaries and live in databases."""
+    exactly): how modules cross process boundaries and live in databases. `hints`: the
+    printer's spelling hints the text does not hold (`dialect.spelling.hints`)."""
     with get_context():
-        return IRModule(ir.Module.parse(text))
+        mod = IRModule(ir.Module.parse(text))
+        if hints:
+            spelling.restore(mod.module, hints)
+        return mod

@@ -2,6 +2,7 @@
 prints as written, the MLIR carries no hint, copies and the schedule's snapshots keep them, and
 MLIR read back from text prints the canonical forms."""
 import gc
+import pickle
 
 import pytest
 
@@ -76,3 +77,9 @@ def test_tables_go_with_their_modules():
         tir_mlir.parse(SRC).copy().script()
     gc.collect()
     assert len(spelling._TABLES) == before
+
+
+def test_a_pickled_module_keeps_the_spelling():
+    """Modules cross process boundaries pickled (workers, the tuner's runners)."""
+    mod = pickle.loads(pickle.dumps(tir_mlir.parse(SRC)))
+    assert _has(mod.script(), AS_WRITTEN)
