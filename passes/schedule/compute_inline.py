@@ -106,7 +106,9 @@ def _drop_block(block_op: ir.Operation, buf: ir.Value):
         erase(op_of(buf.owner))
 
 
-def compute_inline(block) -> None:
+def _plan(block):
+    """compute_inline's checks, nothing changed: (the block, its store, the buffer, iter var
+    -> position in the store's index)."""
     blk = Block(op_of(block))
     who = f"compute_inline: block {blk.name!r}"
     store = _single_store(blk, who)
@@ -121,14 +123,27 @@ def compute_inline(block) -> None:
                             f"{Block(writers[0]).name!r}")
     _check_uses(buf, readers + [blk.op], who)
     _check_consumers_covered(blk, idx, buf, readers, who)
-    value = store.operands[0]
     stored = {iter_var_of(blk, v): d for d, v in enumerate(idx)}
     used = [iter_var_of(blk, v) for o in walk(blk.op) for v in o.operands]
     free = sorted({k for k in used if k is not None and k not in stored})
     if free:
         raise ScheduleError(f"{who}: iter var {blk.iter_names[free[0]]} is used by the "
                             f"expression but does not index the store")
+    return blk, store, buf, stored
 
+
+def can_compute_inline(block) -> bool:
+    """Whether compute_inline accepts the block (TVM's CanComputeInline)."""
+    try:
+        _plan(block)
+    except ScheduleError:
+        return False
+    return True
+
+
+def compute_inline(block) -> None:
+    blk, store, buf, stored = _plan(block)
+    value = store.operands[0]
     loads: List[ir.Operation] = [op_of(u.owner) for u in buf.uses
                                  if op_of(u.owner).name == "memref.load"]
     for load in loads:

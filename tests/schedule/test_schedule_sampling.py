@@ -174,3 +174,42 @@ def test_tvm_printed_sampled_trace_replays():
     assert str(ours.trace).replace('func_name="main"', "") == text.replace(
         'func_name="main"', "")
     check_numerics(parse(MATMUL), ours.mod, "main")
+
+
+# TVM's tiled_conv2d_with_padding (test_tir_schedule_sampling.py): 22 loops around the conv
+TILED_CONV_PAD = '''
+@T.prim_func
+def main(inputs: T.Buffer((1, 224, 224, 3), "float32"), weight: T.Buffer((7, 7, 3, 64), "float32"), conv2d_nhwc: T.Buffer((1, 112, 112, 64), "float32")):
+    PadInput = T.alloc_buffer((1, 230, 230, 3))
+    for i0, i1, i2, i3 in T.grid(1, 230, 230, 3):
+        with T.block("PadInput"):
+            i0_1, i1_1, i2_1, i3_1 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            PadInput[i0_1, i1_1, i2_1, i3_1] = T.if_then_else(3 <= i1_1 and i1_1 < 227 and 3 <= i2_1 and i2_1 < 227, inputs[i0_1, i1_1 - 3, i2_1 - 3, i3_1], T.float32(0))
+    for i0_0, i1_0, i2_0, i3_0, i0_1_1, i1_1_1, i2_1_1, i3_1_1, i4_0, i5_0, i6_0, i0_2, i1_2, i2_2, i3_2, i4_1, i5_1, i6_1, i0_3, i1_3, i2_3, i3_3 in T.grid(1, 1, 4, 1, 1, 2, 4, 1, 7, 7, 1, 1, 1, 1, 1, 1, 1, 3, 1, 56, 7, 64):
+        with T.block("conv2d_nhwc"):
+            n = T.axis.spatial(1, 0)
+            h = T.axis.spatial(112, i1_1_1 * 56 + i1_3)
+            w = T.axis.spatial(112, i2_0 * 28 + i2_1_1 * 7 + i2_3)
+            co, rh, rw, rc = T.axis.remap("SRRR", [i3_3, i4_0, i5_0, i6_1])
+            with T.init():
+                conv2d_nhwc[n, h, w, co] = T.float32(0)
+            conv2d_nhwc[n, h, w, co] = conv2d_nhwc[n, h, w, co] + PadInput[n, h * 2 + rh, w * 2 + rw, co // 64 * 3 + rc] * weight[rh, rw, rc, co]
+'''
+
+
+def test_sample_compute_location_has_tvms_candidates():
+    """TVM's CollectComputeLocation: inline (-2), the root (-1), and the consumer's loops by
+    their position among its loops: unit loops skipped, the reduction loops 8, 9 and 17
+    kept, the data-parallel loops after them (19-21) not; drawn uniformly (TVM's test)."""
+    sch = Schedule(parse(TILED_CONV_PAD), seed=42)
+    assert sch.compute_location_decisions(sch.get_block("PadInput")) == \
+        [-2, -1, 2, 5, 6, 8, 9, 17]
+    counts = collections.Counter()
+    for _ in range(400):
+        sch.sample_compute_location(sch.get_block("PadInput"))
+        counts[sch.trace.insts[-1].args["decision"]] += 1
+    assert sorted(counts) == [-2, -1, 2, 5, 6, 8, 9, 17]
+    assert all(abs(c / 400 - 1 / 8) < 0.06 for c in counts.values())
+    with pytest.raises(ScheduleError, match=r"decision 3 is not one of the block's "
+                                            r"locations \[-2, -1, 2, 5, 6, 8, 9, 17\]"):
+        sch.sample_compute_location(sch.get_block("PadInput"), decision=3)

@@ -101,7 +101,7 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.compute_at(block=b2, loop=l16, preserve_unit_loops=True, index=-1)
   l17, l18, l19 = sch.get_loops(block=b15)
   b20, = sch.get_consumers(block=b15)
-  l21 = sch.sample_compute_location(block=b15, decision=2)
+  l21 = sch.sample_compute_location(block=b15, decision=0)
   sch.compute_at(block=b15, loop=l21, preserve_unit_loops=True, index=-1)'''
     assert [str(s.trace).count("sch.rfactor(") for s in spaces] == [0, 1, 1]
     for s in spaces:

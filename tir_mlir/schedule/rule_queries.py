@@ -79,6 +79,13 @@ class RuleQueries:
         return len(_loc.candidates(self._block(block)))
 
     @_query
+    def compute_location_decisions(self, block: BlockRV) -> List[int]:
+        """The decisions sample_compute_location can take for the block (-2 inline, -1 the
+        root, then TVM's loop positions)."""
+        op = self._block(block)
+        return _loc.decisions(op, _loc.candidates(op))
+
+    @_query
     def get_block_names(self, func_name=None) -> List[str]:
         """Names of every block of a function, in program order (TVM walks the root block's
         subtree the same way)."""

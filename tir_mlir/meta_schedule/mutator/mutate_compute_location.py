@@ -1,7 +1,7 @@
 """MutateComputeLocation: move a block sampled by sample_compute_location to another of its
 possible locations (found by replaying the trace up to that instruction): a loop, the root
 (-1), or inlined into its consumers (-2) when compute_inline accepts it (TVM's candidates)."""
-from typing import Tuple
+from typing import List
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
@@ -27,31 +27,22 @@ class MutateComputeLocation(Mutator):
         sch = Schedule(self.mod)
         try:
             Trace(trace.insts[:k]).apply_to_schedule(sch, trusted=True)
-            n, inlinable = _locations(sch, trace.insts[:k], inst)
+            choices = _locations(sch, trace.insts[:k], inst)
         except ScheduleError:
             return None
-        first = -2 if inlinable else -1
-        choices = [d for d in range(first, n) if d != inst.args["decision"]]
+        choices = [d for d in choices if d != inst.args["decision"]]
         if not choices:
             return None
         return trace.with_decision(inst, rng.choice(choices), remove_postproc=True)
 
 
-def _locations(sch, prefix, inst) -> Tuple[int, bool]:
-    """How many loops the block of `inst` can be computed at in the replayed schedule, and
-    whether it can be inlined instead."""
+def _locations(sch, prefix, inst) -> List[int]:
+    """The decisions sample_compute_location can take for the block of `inst` in the
+    replayed schedule (TVM's candidates: inline, the root, loops)."""
     name = inst.args["block"].name
     for i in prefix:
         outs = i.output_list()
         if any(o.name == name for o in outs) and i.name == "get_block":
             block = sch.get_block(i.args["name"], i.args["func_name"])
-            return sch.num_compute_locations(block), _inlinable(sch, block)
-    return 0, False               # a block made by a primitive: leave its location alone
-
-
-def _inlinable(sch, block) -> bool:
-    try:
-        sch.copy().compute_inline(block)
-    except ScheduleError:
-        return False
-    return True
+            return sch.compute_location_decisions(block)
+    return []                     # a block made by a primitive: leave its location alone

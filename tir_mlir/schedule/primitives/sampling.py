@@ -90,14 +90,18 @@ class Sampling:
     @primitive
     def sample_compute_location(self, block: BlockRV,
                                 decision: Optional[int] = None) -> LoopRV:
-        """A loop to compute_at the block under (uniformly among the loops enclosing all its
-        consumers, or the root: decision -1); compute_at at the root does nothing."""
-        locs = _loc.candidates(self._block(block))
+        """A loop to compute_at the block under, uniformly among TVM's candidates: the root
+        (decision -1), inline (-2, when compute_inline accepts the block) and loops of its
+        first consumer (their position among its loops); compute_at at the root does
+        nothing (passes/schedule/sample_compute_location.py)."""
+        op = self._block(block)
+        locs = _loc.candidates(op)
+        choices = _loc.decisions(op, locs)
         if decision is None:
-            decision = self._rng.randrange(-1, len(locs))
-        if not isinstance(decision, int) or not _loc.INLINE <= decision < len(locs):
-            raise ScheduleError(f"sample_compute_location: decision {decision!r} is not -2, "
-                                f"-1 or an index into {len(locs)} locations")
+            decision = choices[self._rng.randrange(len(choices))]
+        if not isinstance(decision, int) or decision not in choices:
+            raise ScheduleError(f"sample_compute_location: decision {decision!r} is not one "
+                                f"of the block's locations {choices}")
         self._note(decision=decision)
         if decision == _loc.ROOT:
             return LoopRV(ROOT_SID)
