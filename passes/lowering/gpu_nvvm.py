@@ -15,7 +15,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tir_mlir.passes.lowering.common import run_pipeline, walk
-from tir_mlir.runtime import llvm_stderr
+from tir_mlir.passes.lowering import llvm_stderr
 
 DEFAULT_ARCH = "sm_90"
 SHARED_ALIGN = 32

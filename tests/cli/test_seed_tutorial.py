@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 import tir_mlir
-from tir_mlir.ir.equality import structural_equal
+from tir_mlir.printer.equality import structural_equal
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -15,6 +15,7 @@ from test_gpu_reduction import gpu_schedules, softmax_schedule
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
+from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
 
@@ -184,7 +185,7 @@ def test_tuner_fetch_tiles_are_compacted_so_conv_candidates_fit_shared_memory():
     _, cands, failures = cuda_candidates(conv1d_nlc(256, 64, 128), 3)
     assert cands and len(cands) == 3, failures
     for c in cands:
-        assert c.sch.get_gpu_usage()["shared_bytes"] <= 48 * 1024
+        assert kernel_usage(c.sch.mod)["shared_bytes"] <= 48 * 1024
 
 
 def test_tuner_conv_candidates_compute_numpys_numbers_race_free():
@@ -199,7 +200,7 @@ def test_tuner_conv_candidates_compute_numpys_numbers_race_free():
         out = np.zeros((1, 8, 16), np.float32)
         simulate(lower(c.sch.mod.module, "cuda", "gpu"), x, w, out)
         np.testing.assert_allclose(out, ref, rtol=1e-5)
-        compacted += c.sch.get_gpu_usage()["shared_bytes"] < (18 * 8 + 3 * 8 * 16) * 4
+        compacted += kernel_usage(c.sch.mod)["shared_bytes"] < (18 * 8 + 3 * 8 * 16) * 4
     assert compacted
 
 

@@ -12,6 +12,7 @@ import tir_mlir
 from tir_mlir import meta_schedule as ms
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.lowering.pipeline import lower
+from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
 
@@ -127,7 +128,7 @@ def test_rewrite_cooperative_fetch_binds_and_vectorizes():
 
 def test_verify_gpu_code_counts_compacted_shared_memory():
     sch = tiled_matmul(1024)        # declares 2 x 4 MB of shared, uses 2 x 4 KB per block
-    assert sch.get_gpu_usage()["shared_bytes"] == 8192
+    assert kernel_usage(sch.mod)["shared_bytes"] == 8192
     verify = ms.postproc.VerifyGPUCode()
     verify.initialize_with_tune_context(TuneContext(sch.mod, "cuda"))
     assert verify.apply(sch)

@@ -7,7 +7,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir import Schedule, TIRParseError
-from tir_mlir.ir.equality import assert_structural_equal, structural_equal
+from tir_mlir.printer.equality import assert_structural_equal, structural_equal
 
 HEADER = "# from tvm.script import tir as T\n\n"
 

@@ -7,7 +7,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir import ScheduleError, Schedule, Trace
-from tir_mlir.ir.equality import structural_equal
+from tir_mlir.printer.equality import structural_equal
 
 RNG = np.random.default_rng(0)
 

@@ -12,6 +12,7 @@ import tir_mlir.meta_schedule as ms
 from schedule_check import check_numerics, check_replay, parse
 from tir_mlir import Schedule, ScheduleError
 from tir_mlir.meta_schedule.tune_context import TuneContext
+from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
 PROGRAMS = Path(__file__).parent.parent / "data" / "programs"
 GOLDEN = Path(__file__).parent.parent / "golden" / "meta_schedule"
@@ -214,7 +215,7 @@ def test_cuda_space_binds_threads_and_computes_the_same_numbers(name):
     for c in cands:
         text = c.sch.mod.script()
         assert 'thread="blockIdx.x"' in text and 'thread="threadIdx.x"' in text
-        assert c.sch.get_gpu_usage()["threads_per_block"] <= 1024
+        assert kernel_usage(c.sch.mod)["threads_per_block"] <= 1024
         check_numerics(mod, c.sch.mod, "main", runner=interp)
 
 
@@ -243,7 +244,7 @@ def test_verify_gpu_code_rejects_a_thread_bound_with_two_extents():
     sch.bind(i, "blockIdx.x")
     assert verify.apply(sch)
     sch.bind(sch.add_unit_loop(i), "blockIdx.x")
-    assert sch.get_gpu_usage()["rebound_threads"] and not verify.apply(sch)
+    assert kernel_usage(sch.mod)["rebound_threads"] and not verify.apply(sch)
     with pytest.raises(tir_mlir.errors.BuildError, match="loop 'i' binds blockIdx.x with extent 4 "
                        "inside loop 'u', which binds it with extent 1"):
         tir_mlir.build(sch.mod, target="cuda")

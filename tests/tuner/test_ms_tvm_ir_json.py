@@ -15,7 +15,7 @@ import pytest
 
 import tir_mlir
 import tir_mlir.meta_schedule as ms
-from tir_mlir.ir.equality import structural_hash
+from tir_mlir.printer.equality import structural_hash
 from tir_mlir.meta_schedule.database import JSONDatabase, TuningRecord
 from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json, tvm_payload
 from tir_mlir.meta_schedule.database.tvm_ir_read import (

@@ -6,7 +6,7 @@ once by the model). Each task's module holds its function as `main`, as TVM's do
 of one function serve every function equal to it (`tir_integration.compile_tir`)."""
 from collections.abc import Sequence
 
-from tir_mlir.ir.equality import structural_hash
+from tir_mlir.printer.equality import structural_hash
 from tir_mlir.meta_schedule.target import Target
 from tir_mlir.module import IRModule
 

@@ -36,7 +36,8 @@ from tir_mlir.runtime import half_helpers
 from tir_mlir.passes.lowering.bounds_check import CALLBACK, SITES_ATTR
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import lower
-from tir_mlir.runtime import aligned, artifact, compile_cache, dlpack, llvm_stderr
+from tir_mlir.runtime import aligned, artifact, compile_cache, dlpack
+from tir_mlir.passes.lowering import llvm_stderr
 from tir_mlir.runtime import extern_libs as extern_libs_mod
 from tir_mlir.runtime import packed
 from tir_mlir.runtime.alloc_status import AllocStatus

@@ -11,8 +11,6 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering import gpu_usage
-from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound, rebinding
 from tir_mlir.analysis import structure as analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -124,43 +122,3 @@ class RuleQueries:
     def has_init(self, block: BlockRV) -> bool:
         """True for a reduction block that still has its T.init()."""
         return Block(self._block(block)).init is not None
-
-
-    @_query
-    def get_gpu_usage(self, func_name=None) -> dict:
-        """Per kernel launch resources of a function: the largest product of threadIdx loop
-        extents over its kernels (top-level loop nests) and the bytes of its "shared"
-        buffers, compacted as the CUDA lowering does (declared sizes if it cannot lower);
-        `rebound_threads`: a loop bound to a thread inside a loop bound to the same thread
-        with another extent (the CUDA build refuses it)."""
-        func = self._mod[self._func(func_name)]
-        threads, rebound = 1, False
-        for top in analysis.body_ops(func.regions[0].blocks[0]):
-            if not analysis.is_loop(top):
-                continue
-            extents = {}
-            for op in [top, *walk_all(top)]:
-                if not is_thread_bound(op):
-                    continue
-                rebound = rebound or rebinding(op) is not None
-                t = Loop(op).thread
-                if t.startswith("threadIdx"):
-                    extents[t] = max(extents.get(t, 1), Loop(op).extent)
-            prod = 1
-            for e in extents.values():
-                prod *= e
-            threads = max(threads, prod)
-        usage = {"threads_per_block": threads, "rebound_threads": rebound}
-        shared = gpu_usage.shared_bytes(self._mod.module, self._func(func_name))
-        if shared is not None:                 # what the kernels take once compacted
-            return {**usage, "shared_bytes": shared}
-        shared = 0
-        for op in walk_all(func):
-            if op.name in ("memref.alloc", "memref.alloca") and \
-                    buffer_util.buffer_scope(op.results[0]) == "shared":
-                mt = ir.MemRefType(op.results[0].type)
-                n = 1
-                for d in mt.shape:
-                    n *= d
-                shared += n * max(1, getattr(mt.element_type, "width", 32) // 8)
-        return {**usage, "shared_bytes": shared}

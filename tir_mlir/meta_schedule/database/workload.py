@@ -17,7 +17,7 @@ class Workload:
             raise ValueError("a Workload needs a module, or its stored text and hash")
         self._mod, self._text = mod, mlir_text
         if shash is None:
-            from tir_mlir.ir.equality import structural_hash
+            from tir_mlir.printer.equality import structural_hash
             shash = structural_hash(mod if mod is not None else self.mod)
         self.shash = shash
 

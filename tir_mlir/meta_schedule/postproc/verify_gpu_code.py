@@ -7,6 +7,7 @@ annotated `meta_schedule.thread_extent_low_inclusive` / `_high_inclusive` (TVM's
 also needs the threads of the loops around it (the product of their threadIdx extents) within
 those bounds."""
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
+from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
 LOW, HIGH = ("meta_schedule.thread_extent_low_inclusive",
              "meta_schedule.thread_extent_high_inclusive")
@@ -18,7 +19,7 @@ class VerifyGPUCode(Postproc):
         max_threads = limits.max_threads_per_block if limits is not None else 1024
         max_shared = limits.max_shared_memory_per_block if limits is not None else 49152
         for func in list(sch.mod.functions):
-            usage = sch.get_gpu_usage(func)
+            usage = kernel_usage(sch.mod, func)
             if usage["threads_per_block"] > max_threads or \
                     usage["shared_bytes"] > max_shared or usage["rebound_threads"]:
                 return False

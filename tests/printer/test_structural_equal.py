@@ -6,7 +6,7 @@ from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.module import IRModule
-from tir_mlir.ir.equality import assert_structural_equal, structural_equal
+from tir_mlir.printer.equality import assert_structural_equal, structural_equal
 
 MM = (Path(__file__).parent.parent / "mlir" / "mm_relu.mlir").read_text()
 
