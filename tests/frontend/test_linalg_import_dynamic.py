@@ -302,3 +302,25 @@ def test_inexpressible_dynamic_sizes_are_refused_at_the_op(text, line, col, mess
     e = _error(text)
     assert (e.loc.line, e.loc.col) == (line, col), str(e)
     assert message in e.message
+
+
+def test_a_cast_tensor_still_read_is_not_written_in_place():
+    """`tensor.cast` shares its source's buffer: an op updating the cast value in place
+    would change the source, which is returned too; it updates a copy."""
+    text = """
+func.func @f(%a: tensor<?xf32>) -> (tensor<4xf32>, tensor<?xf32>) {
+  %x = linalg.exp ins(%a : tensor<?xf32>) outs(%a : tensor<?xf32>) -> tensor<?xf32>
+  %c = tensor.cast %x : tensor<?xf32> to tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      outs(%c : tensor<4xf32>) {
+  ^bb0(%o: f32):
+    %s = arith.addf %o, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r, %x : tensor<4xf32>, tensor<?xf32>
+}
+"""
+    a = _rand(4)
+    _, (doubled, exp) = _run(text, [a], [(4,), (4,)])
+    np.testing.assert_allclose(exp, np.exp(a), rtol=1e-6)
+    np.testing.assert_allclose(doubled, 2 * np.exp(a), rtol=1e-6)

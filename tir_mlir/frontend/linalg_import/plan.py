@@ -99,6 +99,7 @@ class Planner:
         self.sizes = Sizes()
         self.shapes: dict = {}              # tensor / memref value -> its Sizes
         self.symbols: list = []             # the size vars' values, once emitted
+        self.shared: set = set()            # values sharing a buffer (tensor.cast)
 
     # --- names ------------------------------------------------------------------------------
     def _unique(self, name: str, used: set) -> str:
@@ -342,6 +343,8 @@ class Planner:
         self.shapes[op.results[0]] = self._shape(src, op)[0]
         if src in self.buffers:
             self.buffers[op.results[0]] = self.buffers[src]
+        # one buffer, two values: neither is written in place (the other may be read later)
+        self.shared |= {src, op.results[0]}
 
     def _assert(self, op):
         """torch-mlir's `cf.assert` of two sizes being equal (`arith.cmpi eq`) makes them one
@@ -515,7 +518,8 @@ class Planner:
         """v is used once (by the op at hand) and is not an input or a constant (which are
         never written)."""
         b = self.buffers.get(v)
-        return (len(list(v.uses)) == 1 and (b is None or b.kind in ("alloc", "output")))
+        return (len(list(v.uses)) == 1 and v not in self.shared
+                and (b is None or b.kind in ("alloc", "output")))
 
     # --- an elementwise producer + a reduction -> T.init -----------------------------------
 def _identity_layout(t: ir.MemRefType) -> bool:
