@@ -107,6 +107,12 @@ def pure(op) -> bool:
     return not len(op.regions) and op.name.startswith(PURE_PREFIXES)
 
 
+def _index_or_pure(op) -> bool:
+    """A pure op or an `affine.apply` (a block's binding of its iter vars: any scheduled
+    block's indices go through one)."""
+    return pure(op) or op.name == "affine.apply"
+
+
 def _nest(j, noalias):
     """The loop nest `j` heads, when it has the shape the stage rewrites; else None."""
     if not plain_loop(j, sizes=True):     # (j may run over a size; the band may not)
@@ -115,7 +121,7 @@ def _nest(j, noalias):
     if not ops or ops[-1].name != "affine.for":
         return None
     prologue, band = ops[:-1], [ops[-1]]
-    if not all(pure(o) or o.name == "memref.store" for o in prologue):
+    if not all(_index_or_pure(o) or o.name == "memref.store" for o in prologue):
         return None
     while True:
         if not plain_loop(band[-1]):
@@ -123,7 +129,7 @@ def _nest(j, noalias):
         body = _body(band[-1])
         if len(body) == 1 and body[0].name == "affine.for":
             band.append(body[0])
-        elif all(pure(o) or o.name in ACCESSES for o in body):
+        elif all(_index_or_pure(o) or o.name in ACCESSES for o in body):
             break
         else:
             return None

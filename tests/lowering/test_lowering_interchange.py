@@ -181,3 +181,35 @@ def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, m
         "".join(v[1] for v in b_index.split(", ")) + "->" + \
         "".join(v[1] for v in c_index.split(", "))
     np.testing.assert_allclose(c, np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
+    """`compute_at` of a matmul under a 16-wide piece of its consumer's row: each of the 16
+    outputs ran its own k loop down a column of B (bindings through `affine.apply`). The k loop
+    moves outside; the 16 outputs, now innermost along B's row, are then vectorized and carried
+    across k (auto-vectorize, scalar-replace)."""
+    mod = _program('A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
+                   'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")', '''
+    C = T.alloc_buffer((32, 48))
+    for i, j, k in T.grid(32, 48, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(32, 48):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
+''')
+    sch = tir_mlir.Schedule(mod)
+    i, j = sch.get_loops(sch.get_block("D"))
+    j0, j1 = sch.split(j, factors=[None, 16])
+    sch.vectorize(j1)
+    sch.compute_at(sch.get_block("C"), j0)
+    assert _store_nests(sch.mod) == [("i", "j_0", "ax0"), ("i", "j_0", "ax1", "ax0"),
+                                     ("i", "j_0", "j_1")]
+    assert "-> (vector<16xf32>)" in pipeline.emit_text(sch.mod.module, "scf")
+    a, b, bias, d = _same_numbers(sch.mod, _inputs((32, 64), (64, 48), (48,), (32, 48)),
+                                  monkeypatch, exact=False)
+    np.testing.assert_allclose(d, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
