@@ -316,6 +316,14 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         blk.start_first_bindings = {str(e) for e in exprs}
         cons, spelled = [], {}
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, doms):
+            # a new loop of extent 1 is 0 in the predicate (TVM simplifies it over the loop's
+            # range: `i_0 * 16 + i_1 < 1`, where the binding keeps `+ ax0`)
+            unit = [(a, k) for a, k in lin.terms if a[0] == "v" and a[1] >= nout
+                    and space.ranges.get(a[1]) == (0, 0)]
+            if unit:
+                lin = index.Lin(tuple(t for t in lin.terms if t not in unit), lin.const)
+                e = remap(index.to_affine(lin, dim))
+                e = e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
             if c.lower_check:
                 cons.append(e - (dmin.embed(symbols) if isinstance(dmin, SymExpr) else dmin))
             if c.upper_check and not isinstance(dmin + dext, int):    # e < n

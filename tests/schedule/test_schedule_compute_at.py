@@ -337,3 +337,35 @@ def test_floordiv_region_start_folds_over_the_outer_loop():
                 T.writes(B[vi])
                 B[vi] = T.Cast("float32", vi)
 ''' in text
+
+
+# TVM's test_reverse_compute_at_with_unit_loop
+UNIT_LOOP = '''
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), D: T.Buffer((1, 2, 1), "float32")):
+    B = T.alloc_buffer((128, 128))
+    for i_0, j_0, i_1, j_1 in T.grid(T.int64(8), T.int64(8), T.int64(16), T.int64(16)):
+        with T.block("B"):
+            vi = T.axis.spatial(T.int64(128), i_0 * T.int64(16) + i_1)
+            vj = T.axis.spatial(T.int64(128), j_0 * T.int64(16) + j_1)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for ax0, ax1, ax2 in T.grid(T.int64(1), T.int64(2), T.int64(1)):
+        with T.block("D"):
+            v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            D[v0, v1, v2] = B[v0, v1] + T.float32(1)
+'''
+
+
+def test_unit_loop_is_zero_in_the_predicate():
+    """A new loop of extent 1 keeps its `+ ax0` in the binding but is 0 in the T.where, as
+    TVM simplifies the predicate over the loop's range (TVM's expected text)."""
+    def fn(s):
+        s.reverse_compute_at(s.get_block("D"), s.get_loops(s.get_block("B"))[2],
+                             preserve_unit_loops=True, index=1)
+    text = check_all(UNIT_LOOP, fn, "main").mod.script()
+    assert '''
+                v0 = T.axis.spatial(T.int64(1), i_0 * T.int64(16) + i_1 + ax0)
+                v1 = T.axis.spatial(T.int64(2), j_0 * T.int64(16) + ax1)
+                v2 = T.axis.spatial(T.int64(1), ax2)
+                T.where(i_0 * T.int64(16) + i_1 < T.int64(1) and j_0 * T.int64(16) + ax1 < T.int64(2))
+''' in text
