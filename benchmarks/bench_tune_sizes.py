@@ -73,7 +73,8 @@ def time_ms(lib, n: int, k: int, repeat: int) -> float:
     return min(lib.time_evaluator("matmul", number=3, repeat=repeat)(a, b, c).results) * 1e3
 
 
-def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work: str):
+def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work: str,
+                  reuse: bool = False):
     """TVM 0.21 tuning the program specialized at n, timed like ours (its own process)."""
     import tvm
     from tvm import meta_schedule as tms
@@ -84,8 +85,11 @@ def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work:
         {func.params[0]: tvm.tir.decl_buffer((n, k), "float32")})})
     target = tvm.target.Target(f"{tvm_target()} -num-cores={os.cpu_count()}")
     start = time.perf_counter()
-    db = tms.tune_tir(fixed, target, work, max_trials_global=trials,
-                      num_trials_per_iter=per_iter)
+    if reuse:
+        db = tms.database.JSONDatabase(work_dir=work, allow_missing=False)
+    else:
+        db = tms.tune_tir(fixed, target, work, max_trials_global=trials,
+                          num_trials_per_iter=per_iter)
     wall = time.perf_counter() - start
     lib = tvm.build(tms.tir_integration.compile_tir(db, fixed, target).mod, target=target)
     a, b, c = _inputs(n, k)
@@ -96,10 +100,10 @@ def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work:
     return min(times) * 1e3, wall
 
 
-def tvm_isolated(k, n, trials, per_iter, repeat, work):
+def tvm_isolated(k, n, trials, per_iter, repeat, work, reuse):
     """tvm_static_ms in a fresh interpreter: TVM's LLVM never shares a process with ours."""
     cmd = [sys.executable, __file__, "--tvm-worker", str(n), "--k", str(k), "--trials",
-           str(trials), "--repeat", str(repeat), "--work-dir", work]
+           str(trials), "--repeat", str(repeat), "--work-dir", work] + ["--reuse"] * reuse
     proc = subprocess.run(cmd, capture_output=True, text=True,
                           env={**os.environ, "TVM_NUM_THREADS": str(os.cpu_count())})
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -120,14 +124,13 @@ def main():
     ap.add_argument("--skip-tvm", action="store_true")
     ap.add_argument("--work-dir", default=None)
     ap.add_argument("--reuse", action="store_true",
-                    help="time the databases a run left in --work-dir instead of tuning "
-                    "(TVM's side is then left out)")
+                    help="time the databases a run left in --work-dir instead of tuning")
     ap.add_argument("--tvm-worker", type=int, help=argparse.SUPPRESS)  # internal: one TVM run
     args = ap.parse_args()
     per_iter = min(args.trials, 16)
     if args.tvm_worker:
         ms_, wall = tvm_static_ms(args.k, args.tvm_worker, args.trials, per_iter, args.repeat,
-                                  args.work_dir)
+                                  args.work_dir, args.reuse)
         print(json.dumps({"ms": ms_, "wall": wall}))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -146,9 +149,9 @@ def main():
         fixed = mod.specialize({"n": n})
         sdb = tuned(fixed, os.path.join(work, f"static_{n}"), args.trials, per_iter, args.reuse)
         static[n] = tir_mlir.build(best_module(sdb, fixed))
-    tvm = {} if args.skip_tvm or args.reuse else {
+    tvm = {} if args.skip_tvm else {
         n: tvm_isolated(args.k, n, args.trials, per_iter, args.repeat,
-                        os.path.join(work, f"tvm_{n}")) for n in sizes + checks}
+                        os.path.join(work, f"tvm_{n}"), args.reuse) for n in sizes + checks}
     rows = []
     for n in sizes + checks:
         u, s = time_ms(unscheduled, n, args.k, 1), time_ms(symbolic, n, args.k, args.repeat)
