@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("tvm")
 
 from schedule_differential import assert_agrees  # noqa: E402
+from workloads import mm_relu
 
 
 def _two_stage(b_shape, b_grid, c_shape, c_grid, read, *, c_iters=None):
@@ -113,21 +114,7 @@ def test_reverse_compute_inline_chain(order):
 
 
 # --- buffers given by name, storage scopes ----------------------------------------------------
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16))
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+MATMUL = mm_relu(16)
 BY_NAME = {
     "cache_read": lambda s: s.cache_read(s.get_block("Y"), "B", "shared"),
     "cache_write": lambda s: s.cache_write(s.get_block("C"), "C", "local"),

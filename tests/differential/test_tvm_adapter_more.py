@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("tvm")
 
 from schedule_differential import assert_agrees  # noqa: E402
+from workloads import matmul
 
 # a 64x64 tile per thread block, 4x4 per thread, k in steps of 4
 GPU_MM = '''
@@ -619,17 +620,7 @@ def test_cache_write_in_a_scope_block(then_scope):
     assert_agrees(SCOPED, fn, printer=True)
 
 
-MM = '''
-@T.prim_func
-def main(A: T.Buffer((32, 8), "float32"), B: T.Buffer((8, 32), "float32"),
-         C: T.Buffer((32, 32), "float32")):
-    for i, j, k in T.grid(32, 32, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MM = matmul(32, k=8)
 
 
 @pytest.mark.parametrize("how", ["read_A", "read_B"])

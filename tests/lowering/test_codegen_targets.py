@@ -20,6 +20,7 @@ from tir_mlir.passes.lowering.pipeline import emit_text
 
 sys.path.insert(0, str(Path(__file__).parent.parent.parent / "benchmarks"))
 from vs_tvm_cases import ADD, CONV1D, add_parallel_vectorize, conv1d_tile, matmul, mm_hand
+import workloads
 
 AVX512 = ["sapphirerapids", "skylake-avx512", "znver4", "znver5"]
 AVX2 = ["x86-64-v3"]
@@ -163,18 +164,7 @@ def test_a_long_vectorized_loop_is_cut_into_register_wide_vectors(cpu, lanes):
 # --- the L1 geometry behind prefetch-strided ---------------------------------------------------
 # A 5120-byte row stride (1280 floats: 80 lines) maps 40 rows onto 4 L1 sets, 10 rows a set:
 # more than 8 ways hold, fewer than 12.
-STRIDED = '''
-@T.prim_func
-def main(A: T.Buffer((8, 320), "float32"), B: T.Buffer((320, 1280), "float32"),
-         C: T.Buffer((8, 1280), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j, k in T.grid(8, 1280, 320):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+STRIDED = workloads.matmul(8, m=1280, k=320, noalias=True)
 
 
 def _strided_tile(sch):

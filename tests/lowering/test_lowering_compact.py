@@ -7,22 +7,9 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import mm_relu
 
-MM_RELU = '''
-@T.prim_func
-def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16))
-    for i, j, k in T.grid(16, 16, 8):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+MM_RELU = mm_relu(16, k=8)
 
 
 def _check(sch):

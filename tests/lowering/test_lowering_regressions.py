@@ -5,17 +5,9 @@ import pytest
 import tir_mlir
 from shared_programs import CONV2D_C2_6X6 as CONV
 from tir_mlir import Schedule
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((16, 12), "float32"), B: T.Buffer((12, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(16, k=12)
 
 
 def _matmul_check(sch):

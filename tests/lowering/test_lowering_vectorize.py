@@ -8,17 +8,9 @@ from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
 
 from schedule_check import interp, random_args
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 32), "float32"), C: T.Buffer((8, 32), "float32")):
-    for i, j, k in T.grid(8, 32, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(8, m=32, k=12)
 TRANSPOSE = '''
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):

@@ -7,6 +7,7 @@ import tir_mlir
 from schedule_check import check_all, check_error, parse
 from shared_programs import MM_RELU_16
 from tir_mlir import Schedule
+from workloads import matmul
 
 KEYWORDS = '''
 @T.prim_func
@@ -125,16 +126,7 @@ def test_separators_outside_the_buffer_refused(seps):
     check_error(sch, lambda s: s.set_axis_separator(b, ("write", 0), seps), "increasing")
 
 
-SEP_MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32", axis_separators=[1])):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+SEP_MATMUL = matmul(16, c_axis_separators=[1])
 
 
 def _rfactor(sch):

@@ -5,18 +5,9 @@ import pytest
 
 from schedule_check import check_all, check_error, interp, parse
 from tir_mlir import Schedule
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(16, noalias=True)
 
 VEC10 = '''
 @T.prim_func

@@ -8,17 +8,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from schedule_check import random_args, run
 from shared_programs import CONV2D_C2_6X6 as CONV
 from tir_mlir import Schedule, ScheduleError, parse
+from workloads import matmul, mm_relu
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    for i, j, k in T.grid(8, 8, 12):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(8, k=12)
 SOFTMAX = '''
 @T.prim_func
 def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
@@ -46,21 +38,7 @@ def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
 '''
-MM_RELU = '''
-@T.prim_func
-def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    Y = T.alloc_buffer((8, 8))
-    for i, j, k in T.grid(8, 8, 12):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+MM_RELU = mm_relu(8, k=12)
 CONV_PAD = '''
 @T.prim_func
 def main(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), "float32"), B: T.Buffer((1, 3, 4, 4), "float32")):

@@ -8,17 +8,9 @@ import pytest
 
 from schedule_check import check_numerics, check_replay, parse
 from tir_mlir import Schedule, ScheduleError, Trace
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(64)
 
 PRODUCER = '''
 @T.prim_func

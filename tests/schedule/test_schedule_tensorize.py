@@ -6,17 +6,9 @@ import pytest
 import tir_mlir
 from schedule_check import check_all, check_error, check_replay, parse
 from tir_mlir import Schedule, TensorIntrin
+from workloads import matmul
 
-MM = '''
-@T.prim_func
-def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16, 32), "float32"), C: T.Buffer((8, 32), "float32")):
-    for i, j, k in T.grid(8, 32, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MM = matmul(8, m=32, k=16)
 
 
 def _tile(s, factor=16):

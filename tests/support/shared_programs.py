@@ -1,34 +1,14 @@
-"""TVMScript programs that several test files share, pasted once here. (Not tests/programs.py:
-that name would clash with benchmarks/programs.py, which some tests put on sys.path.)"""
+"""TVMScript programs that several test files share, kept once here: the matmul and matmul +
+ReLU of workloads.py at the size most tests use, and the irregular ones. (Not
+tests/programs.py: that name would clash with benchmarks/programs.py, which some tests put on
+sys.path.)"""
+from workloads import matmul, mm_relu
 
 # 16x16x16 float32 matmul with T.init, one block "C".
-MATMUL_16 = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL_16 = matmul(16)
 
 # 16x16x16 matmul into intermediate Y (block "Y", with T.init), then ReLU into C (block "C").
-MM_RELU_16 = '''
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16))
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+MM_RELU_16 = mm_relu(16)
 
 # conv2d NCHW: A (1, 4, 6, 6), W (8, 4, 3, 3), padding 1 via block "Apad", reduction block "B".
 CONV2D_PAD_C4_6X6 = '''

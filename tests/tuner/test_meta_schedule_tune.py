@@ -7,17 +7,9 @@ import pytest
 import tir_mlir.meta_schedule as ms
 from schedule_check import check_numerics, parse
 from tir_mlir.meta_schedule.tune_context import TuneContext
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(64)
 
 TWO_FUNCS = '''
 @I.ir_module

@@ -22,6 +22,7 @@ from tir_mlir.meta_schedule.database.tvm_ir_read import (
     graph_from_payload,
     tvm_json_to_script,
 )
+from workloads import matmul
 
 DATA = Path(__file__).parent.parent / "data"
 RECORDED = sorted(p.stem for p in (DATA / "tvm_ir_json").glob("*.json"))
@@ -216,16 +217,7 @@ def test_json_database_keeps_what_the_writer_does_not_cover(tmp_path):
 
 # --- with TVM ---------------------------------------------------------------------------------
 
-MAIN = '''
-@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MAIN = matmul(64)
 
 
 @pytest.mark.parametrize("folder,name", [("programs", n) for n in PROGRAMS] +

@@ -22,18 +22,10 @@ from tir_mlir.meta_schedule.schedule_rule import PyScheduleRule
 from tir_mlir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.runtime.packed import register_func
+from workloads import matmul
 
 TARGET = "llvm -num-cores=2"
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(64)
 
 
 @ms.derived_object

@@ -21,18 +21,9 @@ from tir_mlir.cli import main
 from tir_mlir.errors import BuildError
 from tir_mlir.meta_schedule.database import TuningRecord
 from tir_mlir.meta_schedule.tune_progress import Progress, display_mode
+from workloads import matmul
 
-MATMUL = '''
-@T.prim_func
-def main(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
-         C: T.Buffer((32, 32), "float32")):
-    for i, j, k in T.grid(32, 32, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MATMUL = matmul(32)
 FAST = ["--strategy", "replay-trace", "--seed", "3", "--timeout", "60"]
 
 
