@@ -69,6 +69,25 @@ irdl.dialect @tir {
     %bytes = irdl.base "#builtin.integer"
     irdl.parameters(bytes: %bytes)
   }
+  // Read/write regions set by hand on a tir.block (tir_mlir/ir/region_overrides.py):
+  // `tir.explicit_reads` / `tir.explicit_writes`: buffer name -> affine map of the iter vars to
+  // (min, extent) per dimension.
+  irdl.attribute @regions {
+    %regions = irdl.base "#builtin.dictionary"
+    irdl.parameters(regions: %regions)
+  }
+  // `tir.hidden_reads` / `tir.hidden_writes` (buffers left out of T.reads / T.writes) and
+  // `tir.reads_order` / `tir.writes_order` (buffers listed first, in this order): names.
+  irdl.attribute @buffers {
+    %names = irdl.base "#builtin.array"
+    irdl.parameters(names: %names)
+  }
+  // `tir.accumulator_reads`: positions in the written T.reads of a reduction block's
+  // accumulators, which TVM keeps listed.
+  irdl.attribute @positions {
+    %positions = irdl.base "#builtin.array"
+    irdl.parameters(positions: %positions)
+  }
   // --- ops ----------------------------------------------------------------------------------
   // with T.block(name): iter vars are the body's block arguments; their values are
   // `bindings` (an affine map) applied to the `dims` operands (enclosing loop IVs or
