@@ -226,3 +226,24 @@ def test_softmax_of_the_mlp_fuses_per_row():
     assert "v_ax1 = T.axis.spatial(1, 0)" in sch.mod.script()
     (out,) = _run(sch.mod, data)
     np.testing.assert_allclose(out, _ref_mlp(data), rtol=1e-4, atol=1e-5)
+
+
+def test_equal_functions_import_under_the_same_names():
+    """Buffers are named by position and by the op writing them, never by SSA names: two
+    func.funcs computing the same thing import to the same text but for the function name,
+    so a schedule tuned on one (`tir-mlir tune` on a model) replays on the other."""
+    func = """
+func.func @{name}(%{x}: tensor<8x8xf32>, %{w}: tensor<8x8xf32>) -> tensor<8x8xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %{e} = tensor.empty() : tensor<8x8xf32>
+  %{f} = linalg.fill ins(%zero : f32) outs(%{e} : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m = linalg.matmul ins(%{x}, %{w} : tensor<8x8xf32>, tensor<8x8xf32>)
+                     outs(%{f} : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}}
+"""
+    mod = tir_mlir.from_linalg(func.format(name="a", x="x", w="w", e="e", f="f") +
+                               func.format(name="b", x="in", w="weight", e="empty", f="z"))
+    texts = [tir_mlir.IRModule({n: mod[n]}).script().replace(f"def {n}(", "def f(")
+             for n in ("a", "b")]
+    assert texts[0] == texts[1]
