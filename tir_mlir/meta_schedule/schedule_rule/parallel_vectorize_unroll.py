@@ -5,11 +5,15 @@ TVM annotates the root block; tir-mlir has no root block, so each top-level bloc
 `meta_schedule.parallel` (max parallel extent), `meta_schedule.vectorize` (max vector
 extent) and `meta_schedule.unroll_explicit` / `_implicit` (a sampled max unroll step).
 The postprocessor RewriteParallelVectorizeUnroll turns them into loop kinds once the loops
-are final. A block that MultiLevelTilingWithIntrin blockized is nested in a new outer
+are final. As in TVM, a function whose blocks are all spatial gets no unroll depth (nothing
+to unroll a reduction for). A block that MultiLevelTilingWithIntrin blockized is nested in a new outer
 block that the space generator never visits: the annotations go on that outer block.
 """
 from typing import List, Optional, Sequence
 
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Block
+from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.meta_schedule.schedule_rule.random_compute_location import PRODUCER_KEY
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
@@ -40,13 +44,25 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
                 sch.annotate(b, "meta_schedule.parallel", self.max_jobs_per_core * cores)
             if self.max_vectorize_extent > 0:
                 sch.annotate(b, "meta_schedule.vectorize", self.max_vectorize_extent)
-            if self.unroll_max_steps:
+            if self.unroll_max_steps and not _spatial_function(sch, block):
                 if v is None:           # one unroll depth for both, as on TVM's root block
                     n = len(self.unroll_max_steps)
                     v = sch.sample_categorical(self.unroll_max_steps, [1 / n] * n)
                 key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"
                 sch.annotate(b, f"meta_schedule.{key}", v)
         return [sch]
+
+
+def _spatial_function(sch, block) -> bool:
+    """Whether every block of the block's function is spatial (TVM's CheckSpatialPrimFunc);
+    read from the IR, so that the query leaves no instruction in the trace."""
+    name = sch.get(block).name_hint
+    with get_context():
+        for func in sch.mod.functions:
+            found = [Block(op) for op in walk_all(sch.mod[func]) if Block.is_block(op)]
+            if any(b.name == name for b in found):
+                return all(set(b.iter_types) <= {"S"} for b in found)
+    return False
 
 
 def _auto_tensorize_outer(sch, block):
