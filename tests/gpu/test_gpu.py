@@ -13,10 +13,9 @@ import pytest
 import tir_mlir
 from tir_mlir.errors import BuildError, TIRParseError
 from tir_mlir.passes.lowering.pipeline import emit_text
+from ptxas import PTXAS
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
-PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if Path("/usr/local/bin/ptxas").exists()
-                                  else None)
 
 
 def bound_matmul():

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gpu_sim import simulate
-from test_gpu import PTXAS
+from ptxas import PTXAS
 from test_gpu_reduction import gpu_schedules, softmax_schedule
 
 import tir_mlir

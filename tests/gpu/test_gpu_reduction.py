@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gpu_sim import Race, simulate
-from test_gpu import PTXAS
+from ptxas import PTXAS
 
 import tir_mlir
 from tir_mlir.errors import BuildError

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 from gpu_sim import simulate
-from test_gpu import PTXAS
+from ptxas import PTXAS
 from te_examples import run_example
 
 import tir_mlir

@@ -2,8 +2,10 @@
 import pytest
 
 from schedule_check import parse
-from test_schedule_loops import MATMUL
+from workloads import matmul
 from tir_mlir import Schedule, ScheduleError
+
+MATMUL = matmul(16, noalias=True)
 
 
 def test_handle_from_another_schedule_is_refused():

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from schedule_check import parse
-from test_schedule_cache import MM
+from shared_programs import MATMUL_16 as MM
 from tir_mlir import Schedule, ScheduleError, Trace
 from tir_mlir.errors import TraceError
 from tir_mlir.schedule.safe_lambda import parse_lambda

@@ -8,13 +8,16 @@ import pytest
 
 import tir_mlir.meta_schedule as ms
 from schedule_check import parse
-from test_meta_schedule_tune import MATMUL, TARGET
+from workloads import matmul
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.meta_schedule.runner import RunnerResult
 from tir_mlir.meta_schedule.search_strategy import MeasureCandidate
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.analysis import structure as analysis
+
+MATMUL = matmul(64)
+TARGET = "llvm -num-cores=2"
 
 CONV = '''
 @T.prim_func

@@ -43,10 +43,10 @@ def test_well_formed_replies():
 def _tune(tmp_path, *extra):
     from click.testing import CliRunner
 
-    from test_ms_tune_cli import MATMUL
+    from workloads import matmul
     from tir_mlir.cli import main
     src = tmp_path / "mm.tir"
-    src.write_text(MATMUL)
+    src.write_text(matmul(32))
     for name in ("ca.pem", "cert.pem", "key.pem"):
         (tmp_path / name).write_text("x")
     return CliRunner().invoke(main, ["tune", str(src), "--work-dir", str(tmp_path / "w"),
