@@ -25,6 +25,7 @@ from tir_mlir.dialect.buffers import (ALIGN, AXIS_SEPARATORS, SCOPE, axis_separa
                                       axis_separators_of, int_attr, int_of, scope_attr, scope_of)
 from tir_mlir.dialect.ops import LOOP_KINDS, THREAD_TAGS
 from tir_mlir.errors import ScheduleError, TIRError
+from tir_mlir.frontend.mlir_input import parse_mlir
 
 import schedule_everyday
 import schedule_random
@@ -193,3 +194,22 @@ def test_the_irdl_constraints_are_the_views_constants():
         assert int_of({ALIGN: int_attr(ALIGN, 16)}, ALIGN) == 16
         assert scope_of({SCOPE: scope_attr("shared.dyn")}) == "shared.dyn"
         assert scope_of({}) == "global"
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ('} {tir.name = "j"}', '} {tir.kind = "parallel", tir.name = "j"}',
+     'loop: tir.kind must be a #tir.for_kind<...>, got "parallel"'),
+    ('tir.scope = #tir.scope<"global">', 'tir.scope = "global"',
+     'Y: tir.scope must be a #tir.scope<...>, got "global"'),
+    ('} {tir.name = "j"}', '} {tir.index_dtype = "int64", tir.name = "j"}',
+     "tir.index_dtype must be a #tir.index_dtype<...>"),
+], ids=["kind", "scope", "index_dtype"])
+def test_mlir_input_in_the_untyped_spelling_is_refused_with_its_place(old, new, message):
+    """A `.mlir` written before the attributes were declared (plain strings): MLIR itself
+    accepts any value under a discardable key, so the reader checks the keys it knows."""
+    text = (ROOT / "tests" / "mlir" / "mm_relu.mlir").read_text()
+    assert old in text
+    with pytest.raises(TIRError) as e:
+        parse_mlir(text.replace(old, new, 1), "old.mlir")
+    assert message in e.value.message
+    assert e.value.loc.file == "old.mlir" and e.value.loc.line > 1

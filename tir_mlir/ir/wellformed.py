@@ -72,12 +72,12 @@ def _check_name(attr, op, filename, what):
 
 
 def _check_dtype(attrs, op, filename, what):
-    if "tir.dtype" not in attrs:
-        return
-    attr = attrs["tir.dtype"]
-    if not isinstance(attr, ir.StringAttr) or not is_dtype(ir.StringAttr(attr).value):
-        _fail(op, filename, f"{what}: tir.dtype {str(attr)[:60]} is not a dtype")
+    """`tir.dtype`, and the typed attributes of buffers and index values."""
     _check_typed(attrs, op, filename, what, TYPED_BUFFER_ATTRS)
+    if "tir.dtype" in attrs:
+        attr = attrs["tir.dtype"]
+        if not isinstance(attr, ir.StringAttr) or not is_dtype(ir.StringAttr(attr).value):
+            _fail(op, filename, f"{what}: tir.dtype {str(attr)[:60]} is not a dtype")
     if "tir.index_dtype" in attrs:
         value = attrs["tir.index_dtype"]
         items = list(ir.ArrayAttr(value)) if isinstance(value, ir.ArrayAttr) else [value]
@@ -91,6 +91,10 @@ TYPED_BUFFER_ATTRS = (("tir.scope", "scope"), ("tir.axis_separators", "axis_sepa
                       ("tir.offset_factor", "offset_factor"), ("tir.align", "align"))
 TYPED_LOOP_ATTRS = (("tir.kind", "for_kind"), ("tir.thread", "thread"),
                     ("tir.annotations", "annotations"))
+TYPED_BLOCK_ATTRS = tuple((f"tir.{what}_{kind}s", mnemonic) for kind in ("read", "write")
+                          for what, mnemonic in (("explicit", "regions"), ("hidden", "buffers")))\
+    + (("tir.reads_order", "buffers"), ("tir.writes_order", "buffers"),
+       ("tir.accumulator_reads", "positions"))
 
 
 def _check_typed(attrs, op, filename, what, keys):
@@ -126,7 +130,7 @@ def _check_func(f, filename):
     for op in walk(f):
         if "tir.name" in op.attributes:
             _check_name(op.attributes["tir.name"], op, filename, "name")
-        _check_dtype(op.attributes, op, filename, op.name)
+        _check_dtype(op.attributes, op, filename, _name(op) or op.name)
         if op.name == "tir.call" and "callee" in op.attributes:     # printed as T.<callee>(...)
             _check_name(op.attributes["callee"], op, filename, "tir.call: callee")
         for r in op.results:
@@ -262,6 +266,7 @@ def _check_block(op, filename):
     name = ir.StringAttr(op.attributes["name"]).value
     if len(op.regions) != 2 or len(op.regions[0].blocks) != 1:
         _fail(op, filename, f"block {name!r}: expected a body region with one block")
+    _check_typed(op.attributes, op, filename, f"block {name!r}", TYPED_BLOCK_ATTRS)
     n = len(op.regions[0].blocks[0].arguments)
     try:
         iters = (len(blk.iter_names), len(blk.iter_types), len(blk.domains))
