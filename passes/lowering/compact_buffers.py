@@ -36,6 +36,7 @@ from mlir.dialects import affine, memref
 from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
+from tir_mlir.passes.lowering.fold_views import fold_views
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.stack_budget import to_heap
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT, SCOPE_ATTR
@@ -49,6 +50,7 @@ class CompactBuffers:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            fold_views(f)       # (accesses through a T.match_buffer view count as accesses)
             for op in [o for o in walk(f) if o.name in ("memref.alloca", "memref.alloc")]:
                 _compact(f, op)
 

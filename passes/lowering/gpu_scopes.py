@@ -30,6 +30,9 @@ class GpuBufferScopes:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in walk(f):
+                if op.name == "memref.subview":
+                    _view_space(op)
+                    continue
                 if op.name != "memref.alloc" or SCOPE not in op.attributes:
                     continue
                 scope = scope_of(op.attributes)
@@ -41,3 +44,12 @@ class GpuBufferScopes:
                     space = ir.Attribute.parse(f"#gpu.address_space<{SPACES[scope]}>")
                     op.results[0].set_type(ir.MemRefType.get(t.shape, t.element_type,
                                                              memory_space=space))
+
+
+def _view_space(op):
+    """A view (a block's T.match_buffer, tensorize's views of the impl's buffers) lives in the
+    memory space of the buffer it views (its source comes first in the walk)."""
+    src, t = ir.MemRefType(op.operands[0].type), ir.MemRefType(op.results[0].type)
+    if src.memory_space is not None and t.memory_space is None:
+        op.results[0].set_type(ir.MemRefType.get(t.shape, t.element_type, t.layout,
+                                                 memory_space=src.memory_space))

@@ -24,7 +24,8 @@ from mlir.dialects import arith, llvm, memref
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.intrinsics.cuda import WMMA_ATTR
-from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
+from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
+                                              run_pipeline, walk)
 from tir_mlir.passes.lowering.gpu_limits import buffer_label
 from tir_mlir.passes.lowering.gpu_mma import MmaOps
 from tir_mlir.passes.lowering.gpu_scopes import address_space
@@ -49,6 +50,8 @@ class GpuLowerWmma:
     name = "gpu-lower-wmma"
 
     def __call__(self, module: ir.Module):
+        if any(wmma_op(o) for f in functions(module) for o in walk(f)):
+            _fold_views(module)
         for f in functions(module):
             nests = [o for o in walk(f) if wmma_op(o)]
             frags = _fragments(f)
@@ -100,6 +103,16 @@ def _depends_on(value, target, scope) -> bool:
         seen.append(owner)
         todo += list(owner.operands)
     return False
+
+
+def _fold_views(module):
+    """Accesses through views (tensorize's T.match_buffer views of the tiles) become accesses
+    of the viewed buffers, which is what the nests are read for; the views then go."""
+    run_pipeline(module, "fold-memref-alias-ops", "folding tensor-core tile views")
+    for f in functions(module):
+        for op in reversed(list(walk(f))):
+            if op.name == "memref.subview" and not list(op.results[0].uses):
+                op.erase()
 
 
 def _scope(value) -> str:

@@ -4,34 +4,39 @@ tensorize(C_o, "mac16_f32") where C_o came from blockize and the intrinsic's des
 `for j in range(16): block: C[vj] = C[vj] + A[0] * B[vj]`::
 
     block "C_o": vi_o, vj_o, vk_o                  block "C_o": vi_o, vj_o, vk_o
-        for j_1 in range(16):                          <impl body, its buffers bound to
-            block "C": vj_i = S(16, j_1)       ->       A[vi_o, vk_o + *], B[vk_o, vj_o*16 + *],
-                C[vi_o, vj_o*16 + vj_i] += ...          C[vi_o, vj_o*16 + *]>
+        for j_1 in range(16):                          T.reads / T.writes as before
+            block "C": vj_i = S(16, j_1)       ->       A_1 = T.match_buffer(A[vi_o, vk_o], ())
+                C[vi_o, vj_o*16 + vj_i] += ...          B_1 = T.match_buffer(B[vk_o, vj_o*16:+16], (16,))
+                                                        C_1 = T.match_buffer(C[vi_o, vj_o*16:+16], (16,))
+                                                        <impl body over A_1, B_1, C_1>
 
 Matching is structural: the same loop extents (from 0), block iter types, domains and
 bindings (up to renaming), then the same ops in the same order with the same attributes;
 buffer accesses match when, for each desc buffer, every access to the target buffer it is bound
 to equals `offset + desc index` on the trailing dims, with offsets (and the leading dims)
 independent of the matched loops and iter vars and the same for all accesses. The impl then
-replaces the block body; its accesses to parameter k are rewritten to the target buffer bound
-to desc parameter k, indices shifted by the offsets. The outer block's init is kept.
+replaces the block body, as TVM's tensorize does: impl parameter k becomes a T.match_buffer
+view of the region of the target buffer bound to desc parameter k (at the offsets, the impl's
+shape, its offset_factor/align/scope), so its loads, stores and `B.data`/`B.elem_offset`
+arguments stay as written; the block keeps its T.reads/T.writes (a call handed pointers would
+read and write whole views), its init, and takes the impl root block's annotations it lacks.
 
 Legality: a ScheduleError says what differs (loop extent, iter type, op, buffer offset...).
 """
 from typing import Dict, List
 
 from mlir import ir
-from mlir.dialects import arith, memref
+from mlir.dialects import memref
 
 from tir_mlir.analysis import op_index
 from tir_mlir.analysis.structure import SID, erase, walk_all
 from tir_mlir.dialect import TERMINATOR
-from tir_mlir.dialect.buffers import SCOPE, scope_attr
-from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_args, extern_callee,
-                                  extern_op)
+from tir_mlir.dialect.buffers import ALIGN, OFFSET_FACTOR, SCOPE, arg_attrs, scope_attr
+from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_callee)
 from tir_mlir.errors import ScheduleError
+from tir_mlir.ir import region_overrides as overrides
+from tir_mlir.ir.regions import block_regions
 from tir_mlir.passes.schedule.blockize import blockize
-from tir_mlir.analysis.expr_tree import erase_dead
 from tir_mlir.analysis.buffer_util import (NotAffine, buffer_name, dims_of, emit_index, simplify,
     substitute, to_affine)
 
@@ -260,6 +265,13 @@ def check_loop(mod, loop: Loop, desc_func, impl_func, intrin_name: str,
 
 
 def _replace(block: Block, impl_func, m: Matcher):
+    """The block body becomes the impl's, over TVM's match_buffer views: impl parameter k is
+    `T.match_buffer(<target k>[offsets k : + shape], shape)`, so the impl's loads, stores and
+    `B.data` / `B.elem_offset` arguments stay as written. The block keeps its T.reads /
+    T.writes (an impl handing pointers to a call would read and write whole views) and takes
+    the annotations of the impl's root block that it has not got."""
+    before = block_regions(block.op)
+    leaves = list(block.iter_vars)
     term = list(block.body.operations)[-1]
     for o in reversed(body_ops(block.body)):
         erase(o)
@@ -267,19 +279,66 @@ def _replace(block: Block, impl_func, m: Matcher):
     # share (constants, pointers computed before a call) stay connected.
     scratch = impl_func.clone(ip=ir.InsertionPoint(term))
     params = list(scratch.regions[0].blocks[0].arguments)
+    attrs = arg_attrs(scratch)
+    with ir.InsertionPoint(term):
+        views = [_view(p, attrs[k], m.binding[k], m.offsets[k], leaves)
+                 for k, p in enumerate(params)]
     moved = [o for o in body_ops(func_body(scratch)) if o.name != "func.return"]
     for o in moved:
         o.move_before(term)
-    for o in moved:
-        _rebind(o, params, m, list(block.iter_vars))
+    for p, v in zip(params, views):
+        p.replace_all_uses_with(v)
+    _take_annotations(block, scratch)
     erase(scratch)
+    _pin_regions(block, before)
 
 
-def _const_of(v: ir.Value):
-    o = v.owner
-    if isinstance(o, ir.Block) or o.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(o.attributes["value"]).value
+def _view(param, attrs: dict, tbuf, offs, leaves) -> ir.Value:
+    """`param` as a view of the region of `tbuf` it is bound to (leading dims of size 1)."""
+    shape = list(ir.MemRefType(param.type).shape)
+    ttype = ir.MemRefType(tbuf.type)
+    strides, _ = ttype.get_strides_and_offset()
+    n, rank = len(shape), len(ttype.shape)
+    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
+                                      strides[rank - n:])
+    view = memref.subview(tbuf, [emit_index(e, leaves) for e in offs],
+                          [1] * (rank - n) + shape, [1] * rank,
+                          result_type=ir.MemRefType.get(shape, ttype.element_type, layout))
+    va = view.owner.attributes
+    va["tir.name"] = attrs.get("tir.name", ir.StringAttr.get(buffer_name(tbuf)))
+    va[SCOPE] = attrs.get(SCOPE, scope_attr("global"))
+    va["tir.match_buffer"] = ir.UnitAttr.get()
+    for key in (OFFSET_FACTOR, ALIGN, "tir.dtype"):
+        if key in attrs:
+            va[key] = attrs[key]
+    return view
+
+
+def _take_annotations(block: Block, impl_func):
+    ops = [o for o in body_ops(impl_func.regions[0].blocks[0]) if o.name != "func.return"]
+    if len(ops) != 1 or not Block.is_block(ops[0]):
+        return
+    have = block.annotations
+    extra = {k: v for k, v in Block(ops[0]).annotations.items() if k not in have}
+    if extra:
+        block.set_attr("annotations", ir.DictAttr.get({**have, **extra}))
+
+
+def _pin_regions(block: Block, before):
+    """T.reads / T.writes as they were before the body was replaced (TVM keeps them)."""
+    n = len(block.iter_names)
+    after = block_regions(block.op)
+    for kind, was, now in (("read", before.reads, after.reads),
+                           ("write", before.writes, after.writes)):
+        names = [buffer_name(r.buffer) for r in was]
+        for r in was:
+            if not r.free and all(isinstance(ext, int) for _, ext in r.ranges):
+                overrides.set_explicit(block.op, kind, buffer_name(r.buffer), n, r.ranges)
+        gone = [buffer_name(r.buffer) for r in now if buffer_name(r.buffer) not in names]
+        if gone:
+            overrides.add_hidden(block.op, kind, gone)
+        if len(names) > 1:
+            overrides.set_order(block.op, kind, names)
 
 
 def _uses(root, params):
@@ -300,90 +359,3 @@ def _uses(root, params):
     return todo
 
 
-def _target_indices(e_offs, idx, leaves):
-    """Indices into the target buffer of an impl access at `idx` (offsets `e_offs`)."""
-    lead = len(e_offs) - len(idx)
-    new_idx = [emit_index(e, leaves) for e in e_offs[:lead]]
-    for e, v in zip(e_offs[lead:], idx):
-        c, cv = e.maybe_downcast(), _const_of(v)
-        if isinstance(c, ir.AffineConstantExpr) and c.value == 0:
-            new_idx.append(v)
-        elif cv is not None:                 # fold a constant impl index
-            new_idx.append(emit_index(simplify(e + cv, max(len(leaves), 1)), leaves))
-        else:
-            new_idx.append(arith.AddIOp(emit_index(e, leaves), v).result)
-    return new_idx
-
-
-def _rebind(root, iparams, m: Matcher, leaves):
-    """Point the moved impl's parameter accesses at the bound target buffers: loads, stores
-    and the buffer queries of T.call_extern arguments (frontend/extern_calls.py)."""
-    for o, i in _uses(root, iparams):
-        buf = o.operands[i] if o.name != EXTERN else extern_args(o)[i]
-        k = next(j for j, p in enumerate(iparams) if p == buf)
-        tbuf, offs = m.binding[k], m.offsets[k]
-        callee = extern_callee(o)
-        is_load = o.name == "memref.load"
-        if callee == "call_packed":
-            _packed_view(o, i, buf, tbuf, offs, leaves)
-            continue
-        if callee is not None:
-            _rebind_extern(o, callee, tbuf, offs, leaves)
-            continue
-        idx = list(o.operands[1:] if is_load else o.operands[2:])
-        with ir.InsertionPoint(o), o.location:
-            new_idx = _target_indices(offs, idx, leaves)
-            if is_load:
-                new = memref.LoadOp(tbuf, new_idx)
-                o.result.replace_all_uses_with(new.result)
-            else:
-                memref.StoreOp(o.operands[0], tbuf, new_idx)
-        erase(o)
-        for v in idx:
-            erase_dead(v)
-
-
-def _packed_view(o, i, buf, tbuf, offs, leaves):
-    """A buffer handed whole to T.call_packed -> a view of the bound region of the target (a
-    T.match_buffer in the block: the function gets the region, with the target's strides)."""
-    shape = list(ir.MemRefType(buf.type).shape)
-    ttype = ir.MemRefType(tbuf.type)
-    strides, _ = ttype.get_strides_and_offset()
-    n, rank = len(shape), len(ttype.shape)
-    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
-                                      strides[rank - n:])
-    with ir.InsertionPoint(o), o.location:
-        view = memref.subview(tbuf, [emit_index(e, leaves) for e in offs],
-                              [1] * (rank - n) + shape, [1] * rank,
-                              result_type=ir.MemRefType.get(shape, ttype.element_type, layout))
-    name = buf.owner.attributes["tir.name"] if not isinstance(buf.owner, ir.Block) and \
-        "tir.name" in buf.owner.attributes else ir.StringAttr.get(buffer_name(tbuf))
-    view.owner.attributes["tir.name"] = name
-    view.owner.attributes[SCOPE] = scope_attr("global")
-    view.owner.attributes["tir.match_buffer"] = ir.UnitAttr.get()
-    o.regions[0].blocks[0].operations[len(o.regions[0].blocks[0].operations) - 1] \
-        .operands[i] = view
-
-
-def _rebind_extern(o, callee, tbuf, offs, leaves):
-    """B.data -> the target's data; elem_offset / address_of of B[idx] -> of the target at the
-    region's offset; B.strides[d] -> the target's stride (a constant when static)."""
-    args = extern_args(o)
-    attrs = {a: o.attributes[a] for a in o.attributes if a != "callee"}
-    with ir.InsertionPoint(o), o.location:
-        if callee == "buffer_stride":
-            lead = len(offs) - len(ir.MemRefType(args[0].type).shape)
-            dim = ir.IntegerAttr(o.attributes["dim"]).value + lead
-            strides, _ = ir.MemRefType(tbuf.type).get_strides_and_offset()
-            if strides[dim] >= 0:
-                new = arith.ConstantOp(o.results[0].type, strides[dim]).result
-            else:
-                attrs["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)
-                new = extern_op(callee, [tbuf], o.results[0].type, attrs)
-        elif callee in ("elem_offset", "address_of"):
-            new = extern_op(callee, [tbuf] + _target_indices(offs, args[1:], leaves),
-                            o.results[0].type, attrs)
-        else:
-            new = extern_op(callee, [tbuf] + args[1:], o.results[0].type, attrs)
-    o.results[0].replace_all_uses_with(new)
-    erase(o)

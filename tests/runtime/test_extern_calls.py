@@ -227,10 +227,14 @@ def test_tensorize_onto_a_c_kernel(c_file):
     j0, j1 = sch.split(j, [None, 16])
     sch.tensorize(j1, "test_gemv_extern")
     text = sch.mod.script()
+    # TVM's form: the impl's buffers are match_buffer views of the matched regions
+    assert "B_1 = T.match_buffer(B[vj_o * 16:vj_o * 16 + 16, 0:64], (16, 64), " \
+           "offset_factor=1)" in text
     assert ('T.call_extern("int32", "gemv_update", T.tvm_access_ptr(T.type_annotation('
-            '"float32"), C.data, vi_o * 48 + vj_o * 16, 16, 2), T.tvm_access_ptr('
-            'T.type_annotation("float32"), A.data, vi_o * 64, 64, 1), T.tvm_access_ptr('
-            'T.type_annotation("float32"), B.data, vj_o * 1024, 1024, 1), 16, 64, 64)') in text
+            '"float32"), C_1.data, C_1.elem_offset, 16, 2), T.tvm_access_ptr('
+            'T.type_annotation("float32"), A_1.data, A_1.elem_offset, 64, 1), T.tvm_access_ptr('
+            'T.type_annotation("float32"), B_1.data, B_1.elem_offset, 1024, 1), 16, 64, '
+            'B_1.strides[0])') in text
     assert "T.reads(A[vi_o, 0:64], B[vj_o * 16:vj_o * 16 + 16, 0:64])" in text
     assert "T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])" in text
     rng = np.random.default_rng(2)

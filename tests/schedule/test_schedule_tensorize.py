@@ -22,7 +22,8 @@ def test_tensorize_matmul_runs_like_numpy():
     sch = check_all(MM, lambda s: s.tensorize(_tile(s), "mac16_f32"), "main", tvm_diff=False)
     text = sch.mod.script()
     assert '''            for j in T.vectorized(16):
-                C[vi_o, vj_o * 16 + j] = C[vi_o, vj_o * 16 + j] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + j]''' in text
+                C_1[j] = C_1[j] + A_1[0] * B_1[j]''' in text       # over TVM's match_buffer views
+    assert "C_1 = T.match_buffer(C[vi_o, vj_o * 16:vj_o * 16 + 16], (16,))" in text
     rng = np.random.default_rng(1)
     a = rng.standard_normal((8, 16)).astype("float32")
     b = rng.standard_normal((16, 32)).astype("float32")

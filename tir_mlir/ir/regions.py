@@ -454,7 +454,11 @@ def _block_regions(block: Block) -> Regions:
         det.visit(body_ops(block.init))
     det.visit(body_ops(block.body))
     writes = det.result(det.writes)
-    drop = {b for b, _, _ in writes} if block.init is not None else ()
+    # (a buffer hidden from T.writes, such as one a call is handed a pointer to, is not
+    # listed as written, so it stays a read)
+    hidden_writes = overrides.hidden(block.op, "write")
+    drop = {b for b, _, _ in writes if buffer_name(b) not in hidden_writes} \
+        if block.init is not None else ()
     reads = det.result(det.reads, drop)
     final_writes = _override(_finish(writes, det.space), block, "write")
     final_reads = _override(_finish(reads, det.space), block, "read")

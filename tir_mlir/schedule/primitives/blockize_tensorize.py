@@ -135,6 +135,9 @@ class BlockizeTensorize:
                     vi_o, vj_o, vk_o = T.axis.remap("SSR", [i, j_0, k])
                     T.reads(A[vi_o, vk_o], B[vk_o, vj_o * 16:vj_o * 16 + 16])
                     T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])
+                    A_1 = T.match_buffer(A[vi_o, vk_o], (1,))
+                    B_1 = T.match_buffer(B[vk_o, vj_o * 16:vj_o * 16 + 16], (16,))
+                    C_1 = T.match_buffer(C[vi_o, vj_o * 16:vj_o * 16 + 16], (16,))
                     with T.init():
                         for j_1 in range(16):
                             with T.block("C_init"):
@@ -143,7 +146,7 @@ class BlockizeTensorize:
                                 T.writes(C[vi_o, vj_o * 16 + vj_i_init])
                                 C[vi_o, vj_o * 16 + vj_i_init] = T.float32(0.0)
                     for j in T.vectorized(16):
-                        C[vi_o, vj_o * 16 + j] = C[vi_o, vj_o * 16 + j] + A[vi_o, vk_o] * B[vk_o, vj_o * 16 + j]
+                        C_1[j] = C_1[j] + A_1[0] * B_1[j]
         ```
         """
         intrin = TensorIntrin.get(tensor_intrin)
