@@ -124,3 +124,10 @@ def test_cuda_tensorcore_defaults():
     rules = ms.schedule_rule.create("cuda-tensorcore")
     assert any(isinstance(r, MultiLevelTilingTensorCore) for r in rules)
     assert isinstance(ms.postproc.create("cuda-tensorcore")[-1], ms.postproc.RewriteTensorize)
+
+
+def test_every_seed_gets_a_tensor_core_sketch():
+    """Tile draws whose write-back blockize cannot separate are drawn again."""
+    for seed in range(12):
+        (sch,) = sketches(example.matmul(128), rule(), seed)
+        assert '"wmma_sync_16x16x16_f16f16f32"' in sch.mod.script(), seed

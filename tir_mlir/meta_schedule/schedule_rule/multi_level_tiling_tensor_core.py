@@ -29,7 +29,9 @@ The postprocessors finish it: RewriteCooperativeFetch binds the fetches to the t
 RewriteReductionBlock splits the init off (marked with the init intrinsic),
 RewriteTensorize tensorizes every marked block. A block no group computes, or whose mapping
 is not a plain permutation of its iter vars (a convolution's fused iters: not yet), is
-returned unchanged for the other rules.
+returned unchanged for the other rules. Not yet as TVM: draws whose write-back tiles blockize
+cannot separate (see TILE_DRAWS) are redrawn, and the accumulator keeps the 2-D layout (no
+TransformIntermediateOutputLayout).
 """
 from typing import Dict, List, Optional, Sequence
 
@@ -46,6 +48,10 @@ from tir_mlir.schedule.tensor_intrin import TensorIntrin
 AUTO_TENSORIZE_INIT = "meta_schedule.auto_tensorize_init"
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 GROUP_KEYS = ("init", "load_a", "load_b", "compute", "store")
+# Tile draws tried per group. Some draws leave the accumulator's write-back bound through a
+# fused block/warp loop (`f // 4 * 64 + i`), whose 16x16 tiles blockize does not separate
+# yet: such a sketch is drawn again (the search counts replays that hit it as failures).
+TILE_DRAWS = 8
 
 
 class MultiLevelTilingTensorCore(MultiLevelTiling):
@@ -88,12 +94,16 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         for group in self.intrin_groups:
             if get_auto_tensorize_mapping_info(sch, block, group["compute"]) is None:
                 continue
-            try:
-                done = self._sketch(sch.copy(), block, group)
-            except ScheduleError:
-                continue
-            if done is not None:
-                out.append(done)
+            for _ in range(TILE_DRAWS):
+                s = sch.copy()
+                s.seed(sch.fork_seed())
+                try:
+                    done = self._sketch(s, block, group)
+                except ScheduleError:
+                    continue             # these tile sizes do not fit: draw again
+                if done is not None:
+                    out.append(done)
+                break
         return out or [sch]
 
     # --- the steps (each returns the schedule it continues on: tile_for_intrin copies) ----------
