@@ -30,7 +30,7 @@ value never written); we reject it.
 from typing import List
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, memref
 
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import prove_le, prove_lt, show, smax, smin
@@ -261,6 +261,8 @@ def reverse_compute_inline(block) -> None:
                             f"{buffer_name(buf)!r}")
     prod = Block(writers[0])
     pwho = f"{who}: producer block {prod.name!r}"
+    if prod.init is not None and all(t == "S" for t in prod.iter_types):
+        return _reverse_into_accumulator(cons, prod, buf, cstore, who, pwho)
     pstore = _single_store(prod, pwho, distinct_iters=False)
     _check_uses(buf, [cons.op, prod.op], who)
     loads = [o for o in walk(cons.op) if o.name == "memref.load" and access(o)[0] == buf]
@@ -285,6 +287,49 @@ def reverse_compute_inline(block) -> None:
     if conds:      # the producer computes more than the consumer read: TVM's T.where
         _add_predicate(prod, conds)
     _drop_block(cons.op, buf)
+
+
+def _reverse_into_accumulator(cons: Block, prod: Block, buf, cstore, who, pwho) -> None:
+    """reverse_compute_inline of a copy (`C[g(v)] = B[f(v)]`) into a producer that
+    accumulates into B with a T.init and only spatial iters (TVM's test_inline_with_reduction):
+    every access of B in the producer, init and update, becomes the access of C at the copy's
+    index, so the producer accumulates into C directly."""
+    loads = [o for o in walk(cons.op) if o.name == "memref.load" and access(o)[0] == buf]
+    if len(loads) != 1 or cstore.operands[0] != loads[0].result:
+        raise ScheduleError(f"{pwho}: the block has an init; only a copy of its buffer "
+                            f"(`C[...] = {buffer_name(buf)}[...]`) can be inlined into it")
+    stores = [o for o in walk(prod.op) if o.name == "memref.store" and access(o)[0] == buf]
+    body_stores = [s for s in stores if not _in_init(prod, s)]
+    if len(body_stores) != 1 or len(stores) != 2:
+        raise ScheduleError(f"{pwho}: the block must store its buffer once in its init and "
+                            f"once in its update")
+    groups = _invert_read(cons, loads, buf, who)
+    ps = _store_lins(prod, body_stores[0], pwho)
+    ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
+    _check_cover(prod, ps, ranges, groups, buf, who)
+    if _in_domain(cons, ps, ranges, groups):
+        raise ScheduleError(f"{pwho}: the block computes more than the copy reads (a T.where "
+                            f"would skip its init)")
+    out_buf = access(cstore)[0]
+    unit_reads = _unit_reads(cons, loads[0], buf)
+    accesses_of_buf = [o for o in walk(prod.op) if o.name in ("memref.store", "memref.load")
+                       and access(o)[0] == buf]
+    for acc in accesses_of_buf:
+        iters = _inverse_iters(cons, groups, prod, access(acc)[1], unit_reads)
+        subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
+        idx = [clone_tree(v, acc, subst, within=cons.op) for v in access(cstore)[1]]
+        with ir.InsertionPoint(acc), acc.location:
+            if acc.name == "memref.store":
+                memref.StoreOp(acc.operands[0], out_buf, idx)
+            else:
+                acc.results[0].replace_all_uses_with(memref.LoadOp(out_buf, idx).result)
+        erase_with_operands(acc)
+    _drop_block(cons.op, buf)
+
+
+def _in_init(blk: Block, op: ir.Operation) -> bool:
+    """Whether `op` is a statement of the block's T.init."""
+    return blk.init is not None and any(o == op for o in blk.init.operations)
 
 
 def _invert_read(cons: Block, loads, buf, who) -> List[Group]:

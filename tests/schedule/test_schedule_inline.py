@@ -135,3 +135,48 @@ def test_reverse_compute_inline_through_a_batch_of_one():
     """The batch dimension (size 1) is read and written at index 0 through unit iter vars:
     no fusion to invert there, as in TVM (fuzzer seed 129)."""
     check_all(DEPTHWISE_BIAS, _bias_into_cache_copy, "main")    # (TVM differential too)
+
+
+# TVM's test_inline_with_reduction: a copy (transpose) of a block that accumulates with a
+# T.init over spatial iters only
+BMM_TRANSPOSE = '''
+@T.prim_func
+def main(T_softmax_norm: T.Buffer((T.int64(6), T.int64(1), T.int64(1)), "float32"), T_reshape_2: T.Buffer((T.int64(6), T.int64(1), T.int64(64)), "float32"), T_transpose: T.Buffer((T.int64(1), T.int64(1), T.int64(6), T.int64(64)), "float32")):
+    T_batch_matmul_NN = T.alloc_buffer((T.int64(6), T.int64(1), T.int64(64)))
+    for ax0, ax1 in T.grid(T.int64(6), T.int64(64)):
+        with T.block("bmm"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            T.reads(T_softmax_norm[v0, T.int64(0), T.int64(0)], T_reshape_2[v0, T.int64(0), v1])
+            T.writes(T_batch_matmul_NN[v0, T.int64(0), v1])
+            with T.init():
+                T_batch_matmul_NN[v0, T.int64(0), v1] = T.float32(0.0)
+            T_batch_matmul_NN[v0, T.int64(0), v1] = T_batch_matmul_NN[v0, T.int64(0), v1] + T_softmax_norm[v0, T.int64(0), T.int64(0)] * T_reshape_2[v0, T.int64(0), v1]
+    for ax0, ax1 in T.grid(T.int64(6), T.int64(64)):
+        with T.block("transpose"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            T_transpose[T.int64(0), T.int64(0), v0, v1] = T_batch_matmul_NN[v0, T.int64(0), v1]
+'''
+
+
+def test_reverse_inline_a_copy_into_an_accumulating_block():
+    """The producer's init and update access the copy's output at the copy's index (TVM's
+    expected text)."""
+    sch = check_all(BMM_TRANSPOSE, lambda s: s.reverse_compute_inline(s.get_block("transpose")),
+                    "main")
+    assert '''
+            with T.init():
+                T_transpose[T.int64(0), T.int64(0), v0, v1] = T.float32(0.0)
+            T_transpose[T.int64(0), T.int64(0), v0, v1] = T_transpose[T.int64(0), T.int64(0), v0, v1] + T_softmax_norm[v0, T.int64(0), T.int64(0)] * T_reshape_2[v0, T.int64(0), v1]''' \
+        in sch.mod.script()
+    assert "T_batch_matmul_NN" not in sch.mod.script()
+
+
+def test_error_reverse_inline_a_computation_into_an_accumulating_block():
+    src = BMM_TRANSPOSE.replace("= T_batch_matmul_NN[v0, T.int64(0), v1]\n",
+                                "= T_batch_matmul_NN[v0, T.int64(0), v1] + T.float32(1)\n")
+    sch = Schedule(parse(src))
+    transpose = sch.get_block("transpose")
+    check_error(sch, lambda s: s.reverse_compute_inline(transpose),
+                r"reverse_compute_inline: block 'transpose': producer block 'bmm': the block "
+                r"has an init; only a copy of its buffer \(`C\[...\] = T_batch_matmul_NN\[...\]`\)"
+                r" can be inlined into it")
