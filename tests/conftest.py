@@ -18,6 +18,26 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (libcuda.so.1); skipped without")
+    config.addinivalue_line("markers", "slow: left out of the quick lane `pytest -m 'not slow'`"
+                            " (listed in tests/slow_tests.txt)")
+
+
+def _slow_prefixes() -> list[str]:
+    # One list instead of decorators scattered over the test files: it is rewritten from a
+    # `--durations` run when timings change, without touching the tests themselves.
+    lines = (Path(__file__).parent / "slow_tests.txt").read_text().splitlines()
+    return [ln.split("#")[0].strip() for ln in lines if ln.split("#")[0].strip()]
+
+
+def pytest_collection_modifyitems(config, items):
+    # an entry is a file, a test or one parameter set: node ids relative to the rootdir,
+    # tests/<area>/test_x.py::test_y[param]; it covers the ids below it, not test_y2
+    slow = set(_slow_prefixes())
+    for item in items:
+        nodeid = item.nodeid
+        parents = {nodeid, nodeid.split("[")[0], nodeid.split("::")[0]}
+        if slow & parents:
+            item.add_marker("slow")
 
 
 def pytest_runtest_teardown(item):
