@@ -97,13 +97,13 @@ def _wrap(fn, recorded: bool):
             stale = rw.index.stale()
             if stale:
                 raise ScheduleError(f"{fn.__name__}: internal error: stale op index: {stale}")
-        if record:
+        if inst is not None:
             inst.outputs = result
             for rv in inst.output_list():
                 self._rvs.name(rv)
             self._trace.append(inst)
         return result
-    wrapper.is_primitive = True
+    setattr(wrapper, "is_primitive", True)     # (what Trace.apply_to_schedule replays)
     return wrapper
 
 
