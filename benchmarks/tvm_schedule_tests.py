@@ -370,6 +370,21 @@ def _adapter_classes():
         theirs.TensorizeInfo = TensorizeInfo
         theirs.AutoTensorizeMappingInfo = AutoTensorizeMappingInfo
 
+        # tvm.tir.schedule.transform.tile_with_tensor_intrin, given an adapted schedule: ours,
+        # with TVM's registered desc (its impl need not be readable by us)
+        from tir_mlir.schedule import transform as ours_transform
+        tile = tvm.tir.schedule.transform.tile_with_tensor_intrin
+
+        def tile_with_tensor_intrin(sch, block, intrin_name, allow_padding=False):
+            if not isinstance(sch, AdaptedSchedule):
+                return tile(sch, block, intrin_name, allow_padding)
+            desc = tvm.tir.TensorIntrin.get(intrin_name).desc.script()
+            try:
+                return ours_transform.tile_with_tensor_intrin(sch._s, block, desc, allow_padding)
+            except tir_mlir.ScheduleError as e:
+                raise to_tvm_error(e) from e
+        tvm.tir.schedule.transform.tile_with_tensor_intrin = tile_with_tensor_intrin
+
     return AdaptedSchedule, verify_trace_roundtrip, adapt_analysis
 
 
