@@ -12,7 +12,7 @@ from typing import Optional
 from mlir import ir
 
 _MADE: dict = {}
-_MADE_CONTEXT = [None]
+_MADE_CONTEXT: list = [None]
 _PARAMS: dict = {}
 
 

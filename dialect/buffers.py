@@ -10,7 +10,7 @@ ones (dialect/attrs.py), read and written through the functions below:
     tir.offset_factor    #tir.offset_factor<16 : i64>
     tir.align            #tir.align<64 : i64>        (a T.match_buffer's align=)
 """
-from typing import Optional, Sequence
+from typing import Optional, Sequence, overload
 
 from mlir import ir
 
@@ -48,7 +48,11 @@ def int_attr(key: str, value: int) -> ir.Attribute:
                                                                  value))
 
 
-def int_of(attrs, key: str, default=None):
+@overload
+def int_of(attrs, key: str, default: None = None) -> Optional[int]: ...
+@overload
+def int_of(attrs, key: str, default: int) -> int: ...
+def int_of(attrs, key: str, default: Optional[int] = None) -> Optional[int]:
     """The value of `tir.offset_factor` / `tir.align` in `attrs`, or `default`."""
     if key not in attrs:
         return default
@@ -75,7 +79,7 @@ def buffer_attrs(buf: ir.Value):
     return buf.owner.attributes
 
 
-def buffer_name(buf: ir.Value, default=None):
+def buffer_name(buf: ir.Value, default: Optional[str] = None) -> Optional[str]:
     """The `tir.name` of a buffer, or `default`."""
     return str_attr(buffer_attrs(buf), "tir.name", default)
 

@@ -13,7 +13,7 @@ Loop attributes (all discardable, on affine.for; the typed ones are in dialect/a
   tir.index_dtype  #tir.index_dtype<"int64"> when the loop var is a T.int64 (absent: int32); the
                    IV stays `index`
 """
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar, overload
 
 from mlir import ir
 from mlir.dialects import affine
@@ -58,7 +58,11 @@ def _op(x) -> ir.Operation:
         return x
 
 
-def str_attr(attrs, key, default=None):
+@overload
+def str_attr(attrs, key: str, default: None = None) -> Optional[str]: ...
+@overload
+def str_attr(attrs, key: str, default: str) -> str: ...
+def str_attr(attrs, key: str, default: Optional[str] = None) -> Optional[str]:
     """The value of string attribute `key` of `attrs` (op attributes or a dict), or `default`."""
     return ir.StringAttr(attrs[key]).value if key in attrs else default
 
@@ -201,7 +205,7 @@ class Block:
     # --- attributes -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return str_attr(self.op.attributes, "name")
+        return ir.StringAttr(self.op.attributes["name"]).value    # required by the dialect
 
     @property
     def iter_names(self) -> list:
@@ -352,16 +356,24 @@ class Block:
         _set_attr(self.op.attributes, key, value)
 
 
+def _iv_loop(iv: ir.Value) -> "Loop":
+    """The loop whose induction variable `iv` is (a block argument of its body)."""
+    return Loop(ir.BlockArgument(iv).owner.owner)
+
+
 def _const_map(value: int) -> ir.AffineMapAttr:
     return _shared(("map", value), lambda: ir.AffineMapAttr.get(
         ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)])))
 
 
 _SHARED: dict = {}
-_SHARED_CONTEXT = [None]
+_SHARED_CONTEXT: list = [None]
 
 
-def _shared(key, make) -> ir.Attribute:
+_A = TypeVar("_A", bound=ir.Attribute)
+
+
+def _shared(key, make: Callable[[], _A]) -> _A:
     """The attribute `make()` builds, made once per key in the current context (attributes
     are immutable and uniqued by their context: a schedule replay builds thousands of loops
     with the same few bound maps, steps and kinds)."""
@@ -508,8 +520,8 @@ class Loop:
         if self.constant_bounds:
             return self.min, self.min + (self.extent - 1) // self.step * self.step
         (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
-        lo = expr_bounds(lmap.results[0], [Loop(v.owner.owner).iv_range() for v in lops])
-        hi = expr_bounds(umap.results[0], [Loop(v.owner.owner).iv_range() for v in uops])
+        lo = expr_bounds(lmap.results[0], [_iv_loop(v).iv_range() for v in lops])
+        hi = expr_bounds(umap.results[0], [_iv_loop(v).iv_range() for v in uops])
         return lo[0], max(lo[0], hi[1] - 1)
 
     @property
@@ -565,6 +577,7 @@ class Loop:
             op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
                                     upper_bound_operands=uops, loc=loc, ip=ip)
         else:       # (the generic builders: the Python ones cost twice as much)
+            assert not isinstance(min, SymExpr) and not isinstance(extent, SymExpr)
             attrs = _loop_attrs(int(min), int(min) + int(extent), kind)
             attrs["tir.name"] = ir.StringAttr.get(name)
             op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)

@@ -8,7 +8,7 @@ from mlir.passmanager import PassManager
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
-from tir_mlir.ir.ir_walk import ancestors, walk  # noqa: F401  (re-exported for the stages)
+from tir_mlir.ir.ir_walk import ancestors as ancestors, walk as walk  # re-exported for the stages
 
 
 def source_loc(op) -> Optional[SourceLoc]:

@@ -18,9 +18,9 @@ def _negated(e: ir.AffineExpr):
     c = const_of(e)
     if c is not None:
         return ir.AffineConstantExpr.get(-c) if c < 0 else None
-    if isinstance(e, ir.AffineMulExpr) and const_of(e.rhs) is not None and const_of(e.rhs) < 0:
-        k = -const_of(e.rhs)
-        return e.lhs if k == 1 else e.lhs * k
+    r = const_of(e.rhs) if isinstance(e, ir.AffineMulExpr) else None
+    if isinstance(e, ir.AffineMulExpr) and r is not None and r < 0:
+        return e.lhs if r == -1 else e.lhs * -r
     return None
 
 
@@ -35,6 +35,7 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") ->
         return name if isinstance(name, tuple) else (name, ATOM)
     if isinstance(e, ir.AffineConstantExpr):
         return int_text(e.value, int_dtype), ATOM
+    assert isinstance(e, ir.AffineBinaryExpr), e
     lhs = e.lhs
     names = (dim_names, sym_names, int_dtype)
     if isinstance(e, ir.AffineAddExpr):
@@ -45,9 +46,9 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") ->
         return _binop("//", MUL, lhs, e.rhs, *names)
     if isinstance(e, ir.AffineModExpr):
         return _binop("%", MUL, lhs, e.rhs, *names)
-    if isinstance(e, ir.AffineCeilDivExpr) and sym_names and const_of(e.rhs) is not None:
+    c = const_of(e.rhs)
+    if isinstance(e, ir.AffineCeilDivExpr) and sym_names and c is not None:
         # TVM 0.21 has no ceildiv node: T.ceildiv(n, 4) and split's extents are (n + 3) // 4
-        c = const_of(e.rhs)
         return _binop("//", MUL, lhs + (c - 1), e.rhs, *names)
     if isinstance(e, ir.AffineCeilDivExpr):
         a = affine_text(lhs, *names)[0]
@@ -58,7 +59,8 @@ def affine_text(e: ir.AffineExpr, dim_names, sym_names=(), int_dtype="int32") ->
 
 def _scale(t) -> int:
     t = t.maybe_downcast()
-    return const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) and const_of(t.rhs) is not None else 1
+    c = const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) else None
+    return 1 if c is None else c
 
 
 def _sum_text(e, dim_names, sym_names, int_dtype):
@@ -177,10 +179,11 @@ def _split_terms(expr):
     return pos, neg, const
 
 
-def _sum(terms, tail):
+def _sum(terms, tail: ir.AffineExpr) -> ir.AffineExpr:
+    """terms + tail (a constant; a zero tail is left out, the tail alone for no terms)."""
     out = None
     for t in terms:
         out = t if out is None else out + t
-    if const_of(tail) == 0:
-        return out
-    return tail if out is None else out + tail
+    if out is None:
+        return tail
+    return out if const_of(tail) == 0 else out + tail

@@ -1,6 +1,7 @@
 """What the printer needs to know about a buffer (a memref value): name, shape, dtype, scope,
 and the layout keywords TVM prints (offset_factor, axis_separators)."""
 from dataclasses import dataclass
+from typing import Optional
 
 from mlir import ir
 
@@ -17,9 +18,9 @@ class BufferInfo:
     shape: tuple
     dtype: str
     scope: str = "global"
-    param: str = None          # handle name of a T.match_buffer parameter
+    param: Optional[str] = None  # handle name of a T.match_buffer parameter
     dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
-    offset_factor: int = None    # T.Buffer / T.match_buffer(..., offset_factor=N)
+    offset_factor: Optional[int] = None  # T.Buffer / T.match_buffer(..., offset_factor=N)
     axis_separators: tuple = ()
     align: int = 64              # T.match_buffer(..., align=N)
 

@@ -68,8 +68,9 @@ def extern_text(p, op, v) -> tuple:
         dtype = value_dtype(v, p.buffers)
         rest = [p.text(a) for a in args]
         if "strings" in op.attributes:          # string arguments back at their positions
-            for k in sorted(ir.DictAttr(op.attributes["strings"]), key=lambda a: int(a.name)):
-                rest.insert(int(k.name), f'"{ir.StringAttr(k.attr).value}"')
+            strings = {n.name: n.attr for n in ir.DictAttr(op.attributes["strings"])}
+            for pos in sorted(strings, key=int):
+                rest.insert(int(pos), f'"{ir.StringAttr(strings[pos]).value}"')
         rest += [f'dtype="{dtype}"'] if dtype != "handle" else []
         return f"T.{symbol}({', '.join(rest)})", ATOM
     if callee == "buffer_data":

@@ -5,7 +5,7 @@ The whole function is printed (so names are the ones the function's script uses)
 the target statement's lines are kept, dedented. A `T.grid` chain never swallows the target:
 a loop in the middle of a grid starts its own statement, as TVM prints a For on its own.
 """
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from tir_mlir.dialect.ops import Block
 from tir_mlir.ir.ir_walk import func_of
@@ -17,7 +17,8 @@ class _FragmentPrinter(FuncPrinter):
         super().__init__(func_of(target))
         self.target = target
         self.head = None            # the loop whose grid chain is being formed
-        self.span = None            # (first line, end line, depth) of the target
+        # (first line, end line, depth) of the target
+        self.span: Optional[Tuple[int, int, int]] = None
         self.region_texts = []      # the target block's [reads, writes], one text per region
 
     def _is_grid_loop(self, loop) -> bool:
@@ -51,6 +52,7 @@ def _printed(op) -> _FragmentPrinter:
 def stmt_script(op) -> str:
     """The statement `op` (a loop or block) alone, dedented."""
     p = _printed(op)
+    assert p.span is not None, "the statement is in its function"
     start, end, depth = p.span
     return "\n".join(line[len(IND) * depth:] for line in p.lines[start:end])
 

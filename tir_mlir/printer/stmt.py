@@ -300,7 +300,7 @@ class FuncPrinter:
     def _let(self, op):
         v = op.results[0]
         text = self.ex.op_expr(op, v)[0]
-        name = self.namer.define(v, str_attr(op.attributes, "tir.let_name"))
+        name = self.namer.define(v, str_attr(op.attributes, "tir.let_name", "v"))
         self.emit(f"{name}: T.{value_dtype(v, self.buffers)} = {text}")
 
     def _nested(self, ops):
@@ -394,6 +394,7 @@ class FuncPrinter:
             args = [num(loop.min), num(loop.min + loop.extent)]
         kind = loop.kind
         if kind == "thread_binding":
+            assert loop.thread is not None, "a thread_binding loop names its thread"
             args.append(f"thread={string_text(loop.thread)}")
         if loop.annotations:
             args.append(f"annotations={dict_text(loop.annotations)}")
