@@ -283,7 +283,8 @@ def test_vectorized_tile_with_the_init_inside_the_reduction_loop():
 
 def test_accumulator_accessed_only_under_a_condition_is_not_carried():
     # Every access of C[i] is guarded: the address may be invalid when the guard is false, so
-    # no load may be hoisted before the loop.
+    # no load may be hoisted before the loop. (`k < 7` keeps a guard inside k in the version
+    # of the i loop that version-guards makes for the rows where `i < 6` holds.)
     scf, got, ref = _interpreted('''
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
@@ -291,7 +292,7 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
     for i, k in T.grid(8, 8):
         with T.block("C"):
             vi, vk = T.axis.remap("SR", [i, k])
-            T.where(i < 6)
+            T.where(i < 6 and k < 7)
             C[vi] = C[vi] + A[vk]
 ''', [(8,), (6,)])
     assert "iter_args" not in scf

@@ -1,10 +1,12 @@
 // RUN: tir-mlir opt %s -p version-guards | FileCheck %s
 // A guard over a size (a split of n by 8) versions the loop it is first fully known at: tiles
 // where i_0 * 8 + 7 < n run unguarded, the partial one keeps the guard. A guard over constants
-// is left alone.
+// (20 elements split by 8) is versioned the same way when some tiles are full and some not;
+// one that holds on every tile (16 by 8) is left alone.
 
 // CHECK-DAG: #[[FULL:set[0-9]*]] = affine_set<(d0)[s0] : (d0 * -8 + s0 - 8 >= 0)>
 // CHECK-DAG: #[[GUARD:set[0-9]*]] = affine_set<(d0, d1)[s0] : (d0 * -8 + s0 - d1 - 1 >= 0)>
+// CHECK-DAG: #[[SFULL:set[0-9]*]] = affine_set<(d0) : (d0 * -8 + 12 >= 0)>
 // CHECK-LABEL: func.func @split
 // CHECK: affine.for %[[I0:.*]] = 0 to
 // CHECK-NEXT:   affine.if #[[FULL]](%[[I0]])[%arg1] {
@@ -18,6 +20,18 @@
 // CHECK-NEXT:       affine.apply
 // CHECK-NEXT:       affine.if #[[GUARD]](%[[I0]], %[[J1]])[%arg1] {
 // CHECK-LABEL: func.func @static
+// CHECK: affine.for %[[S0:.*]] = 0 to 3 {
+// CHECK-NEXT:   affine.if #[[SFULL]](%[[S0]]) {
+// CHECK-NEXT:     affine.for
+// CHECK-NEXT:       affine.apply
+// CHECK-NEXT:       arith.constant
+// CHECK-NEXT:       memref.store
+// CHECK:        } else {
+// CHECK-NEXT:     affine.for
+// CHECK-NEXT:       affine.apply
+// CHECK-NEXT:       affine.if
+// CHECK:        } {tir_mlir.versioned}
+// CHECK-LABEL: func.func @every_tile_full
 // CHECK: affine.for
 // CHECK-NEXT: affine.for
 // CHECK-NEXT: affine.apply
@@ -43,6 +57,18 @@ module {
         affine.if affine_set<(d0, d1) : (19 - d0 * 8 - d1 >= 0)>(%i0, %i1) {
           %c = arith.constant 1.0 : f32
           memref.store %c, %a[%v] : memref<20xf32>
+        }
+      } {tir.name = "i_1"}
+    } {tir.name = "i_0"}
+    return
+  }
+  func.func @every_tile_full(%a: memref<16xf32> {tir.name = "A"}) attributes {tir.prim_func} {
+    affine.for %i0 = 0 to 2 {
+      affine.for %i1 = 0 to 8 {
+        %v = affine.apply affine_map<(d0, d1) -> (d0 * 8 + d1)>(%i0, %i1)
+        affine.if affine_set<(d0, d1) : (15 - d0 * 8 - d1 >= 0)>(%i0, %i1) {
+          %c = arith.constant 1.0 : f32
+          memref.store %c, %a[%v] : memref<16xf32>
         }
       } {tir.name = "i_1"}
     } {tir.name = "i_0"}
