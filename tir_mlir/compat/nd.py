@@ -3,11 +3,15 @@ is a numpy array (a subclass adding TVM's `.numpy()` and `.device`), 64-byte ali
 With `device=tvm.cuda(i)` they are arrays in GPU memory (`tir_mlir.runtime.cuda.DeviceArray`),
 never host arrays: without a GPU that is an error."""
 import html
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import aligned
+
+if TYPE_CHECKING:      # loaded only for a GPU array (_gpu)
+    from tir_mlir.runtime.cuda import DeviceArray
 
 _DEVICE_TYPES = {"cpu": 1, "cuda": 2}      # TVM's codes (kDLCPU, kDLCUDA)
 
@@ -48,7 +52,8 @@ def cuda(index=0) -> Device:
 
 
 class NDArray(np.ndarray):
-    device = Device()
+    # numpy 2 has an ndarray.device property ("cpu"); TVM's NDArray.device is a Device
+    device = Device()   # pyright: ignore[reportAssignmentType]
 
     def numpy(self) -> np.ndarray:
         return np.array(self)
@@ -77,7 +82,7 @@ def _gpu(device, what: str):
     return gpu
 
 
-def array(arr, device=None) -> NDArray:
+def array(arr, device=None) -> Union[NDArray, "DeviceArray"]:
     """A copy of `arr` (a numpy array, a list, a CPU tensor with `__dlpack__`) on `device`:
     a 64-byte-aligned host NDArray, or for `cuda(0)` a DeviceArray in GPU memory."""
     host = aligned.copy(np.from_dlpack(arr) if _is_host_tensor(arr) else np.asarray(arr))
@@ -85,7 +90,7 @@ def array(arr, device=None) -> NDArray:
     return host.view(NDArray) if gpu is None else gpu.array(host)
 
 
-def empty(shape, dtype="float32", device=None) -> NDArray:
+def empty(shape, dtype="float32", device=None) -> Union[NDArray, "DeviceArray"]:
     gpu = _gpu(device, "empty")
     if gpu is not None:
         return gpu.DeviceArray(shape, dtype)

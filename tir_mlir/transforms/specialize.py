@@ -82,7 +82,8 @@ def _value_attr(t: ir.Type, value, name: str) -> ir.Attribute:
 def _constant(attr: ir.Attribute, entry: ir.Block) -> ir.Value:
     first = next(iter(entry.operations), None)
     with ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(entry):
-        return arith.ConstantOp(attr.type, attr).result
+        # (type, attribute) reaches the generated builder; the stub's overloads omit it
+        return arith.ConstantOp(attr.type, attr).result  # pyright: ignore[reportArgumentType]
 
 
 def _int_const(v: ir.Value):
@@ -114,14 +115,15 @@ def _replace_with_constant(op, value):
     with ir.InsertionPoint(op), op.location:
         attr = ir.FloatAttr.get(t, value) if isinstance(value, float) else \
             ir.IntegerAttr.get(t, value)
-        c = arith.ConstantOp(t, attr).result
+        c = arith.ConstantOp(t, attr).result  # pyright: ignore[reportArgumentType]  (as above)
     op.results[0].replace_all_uses_with(c)
     op.erase()
 
 
 def _fold_arith(op) -> bool:
-    vals = [_int_const(v) for v in op.operands]
-    if None in vals:
+    consts = [_int_const(v) for v in op.operands]
+    vals = [c for c in consts if c is not None]
+    if len(vals) != len(consts):
         return False
     if op.name == "arith.sitofp":       # T.Cast("float32", shift)
         _replace_with_constant(op, float(vals[0]))
@@ -285,8 +287,9 @@ def _fold_block(op, operands, attrs) -> bool:
 
 def _fold_alloc(op, operands) -> bool:
     """`memref.alloc(%c128) : memref<?x4xf32>` -> `memref.alloc() : memref<128x4xf32>`."""
-    vals = [_int_const(v) for v in operands]
-    if not operands or None in vals:
+    consts = [_int_const(v) for v in operands]
+    vals = [c for c in consts if c is not None]
+    if not operands or len(vals) != len(consts):
         return False
     t = ir.MemRefType(op.results[0].type)
     it = iter(vals)
