@@ -4,11 +4,12 @@ numpy aligns a large array to 16 bytes only (malloc's header sits before it), so
 vector load of a row spans two cache lines: a register-tiled 1024 matmul runs ~1.4x slower on
 such arrays. Kernels accept any array; these are the ones they run at full speed on."""
 import numpy as np
+from numpy.typing import DTypeLike
 
 ALIGNMENT = 64
 
 
-def empty(shape, dtype="float32", alignment: int = ALIGNMENT) -> np.ndarray:
+def empty(shape, dtype: DTypeLike = "float32", alignment: int = ALIGNMENT) -> np.ndarray:
     """An uninitialised C-contiguous array whose data address is a multiple of `alignment`."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

@@ -16,6 +16,7 @@ import json
 import mmap
 import os
 import tempfile
+from typing import NoReturn
 from pathlib import Path
 
 from tir_mlir.dtypes import DTYPES
@@ -132,7 +133,7 @@ def _holds(path: str, data: bytes) -> bool:
 
 
 def _check_meta(meta, where) -> dict:
-    def bad(why):
+    def bad(why) -> NoReturn:
         raise RuntimeCallError(f"{where}: malformed signature file: {why}")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         bad(f"expected format {FORMAT} (re-export libraries written by older versions)")
