@@ -32,9 +32,11 @@ from tir_mlir.analysis import op_index
 from tir_mlir.analysis.structure import SID, erase, walk_all
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.buffers import ALIGN, OFFSET_FACTOR, SCOPE, arg_attrs, scope_attr
-from tir_mlir.dialect.ops import (EXTERN, Block, Loop, body_ops, extern_callee)
+from tir_mlir.dialect.ops import (EXTERN, INDEX_DTYPE, Block, Loop, body_ops, extern_args,
+                                  extern_callee, index_dtype_attr)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir import region_overrides as overrides
+from tir_mlir.ir.index_dtypes import buffer_attr, mark_constants
 from tir_mlir.ir.regions import block_regions
 from tir_mlir.passes.schedule.blockize import blockize
 from tir_mlir.analysis.buffer_util import (NotAffine, buffer_name, dims_of, emit_index, simplify,
@@ -288,6 +290,8 @@ def _replace(block: Block, impl_func, m: Matcher):
         o.move_before(term)
     for p, v in zip(params, views):
         p.replace_all_uses_with(v)
+    if "int64" in block.index_dtypes:
+        _widen(views, moved)
     _take_annotations(block, scratch)
     erase(scratch)
     _pin_regions(block, before)
@@ -312,6 +316,23 @@ def _view(param, attrs: dict, tbuf, offs, leaves) -> ir.Value:
         if key in attrs:
             va[key] = attrs[key]
     return view
+
+
+def _widen(views, moved):
+    """An int64 block gets the impl in int64, as TVM's tensorize normalizes it: the views'
+    shapes, their elem_offsets and the index arithmetic over them (`C.elem_offset // 256`)."""
+    for v in views:
+        rank = ir.MemRefType(v.type).rank
+        if rank:
+            v.owner.attributes[INDEX_DTYPE] = buffer_attr(["int64"] * rank)
+    for root in moved:
+        for op in [root, *walk_all(root)]:
+            if op.name == EXTERN and extern_callee(op) == "elem_offset" and \
+                    any(extern_args(op)[0] == v for v in views):
+                op.attributes[INDEX_DTYPE] = index_dtype_attr("int64")
+        for op in [root, *walk_all(root)]:
+            for r in op.results:
+                mark_constants(r)
 
 
 def _take_annotations(block: Block, impl_func):

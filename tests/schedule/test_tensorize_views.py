@@ -84,3 +84,21 @@ def test_impl_params_are_match_buffer_views_and_regions_are_kept():
 
 def test_the_printed_result_reads_back_the_same():
     assert tir_mlir.parse(EXPECTED).script() + "\n" == EXPECTED
+
+
+def test_an_int64_program_gets_the_impl_in_int64():
+    """TVM normalizes the impl to the block's index dtype: int64 view shapes, and index
+    arithmetic over their elem_offset in int64."""
+    src = (MATMUL.replace("(8, 16)", "(T.int64(8), T.int64(16))")
+           .replace("(8, 8)", "(T.int64(8), T.int64(8))")
+           .replace("T.grid(8, 8, 16)", "T.grid(T.int64(8), T.int64(8), T.int64(16))"))
+    impl = IMPL.replace("C.elem_offset, A.data", "C.elem_offset // 4, A.data")
+    TensorIntrin.register("test_views_dot4_i64", DESC, impl, override=True)
+    sch = Schedule(tir_mlir.parse(src))
+    _, _, k = sch.get_loops(sch.get_block("update"))
+    _, k1 = sch.split(k, [None, 4])
+    sch.tensorize(k1, "test_views_dot4_i64")
+    text = sch.mod.script()
+    assert ("A_1 = T.match_buffer(A[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)], "
+            "(T.int64(4),), offset_factor=1)") in text
+    assert "C_1.elem_offset // T.int64(4), A_1.data" in text
