@@ -202,11 +202,26 @@ def _check_python_only(text, message, line, col):
     assert any(p.search(e.value.message) for p in PD.WE_REJECT.values())
 
 
-def test_thread_names_print_as_strings():
+def test_an_unknown_thread_tag_is_refused_where_it_is_written():
+    """TVM parses any string as a thread tag (its build refuses it later); the dialect's
+    #tir.thread declares the ten tags there are, so the parser refuses the others at the
+    `thread=` argument, a difference the adversarial run recognises."""
+    import parse_differential as PD
     text = BODY.format(stmt="B[vi] = A[vi]").replace(
         "range(4)", 'T.thread_binding(4, thread="a\\"b")')
+    with pytest.raises(TIRParseError) as e:
+        tir_mlir.parse(text)
+    assert e.value.message.startswith("unknown thread tag 'a\"b' (expected one of blockIdx.x")
+    line = text.splitlines()[e.value.loc.line - 1]
+    assert line[e.value.loc.col - 1:].startswith('thread="a\\"b"')
+    assert PD.WE_REJECT["checks TVM leaves to later passes"].search(e.value.message)
+
+
+def test_thread_tags_print_as_strings():
+    text = BODY.format(stmt="B[vi] = A[vi]").replace(
+        "range(4)", 'T.thread_binding(4, thread="threadIdx.x")')
     printed = tir_mlir.parse(text).script()
-    assert 'T.thread_binding(4, thread="a\\"b")' in printed
+    assert 'T.thread_binding(4, thread="threadIdx.x")' in printed
     assert tir_mlir.parse(printed).script() == printed
 
 

@@ -45,7 +45,8 @@ WE_REJECT = {
         r"an attribute value must be a constant|expects buffer regions"),
     "checks TVM leaves to later passes": re.compile(
         r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
-        r"larger than the|outside the buffer|must be True, False or an integer"),
+        r"larger than the|outside the buffer|must be True, False or an integer|"
+        r"unknown thread tag"),
     "Python that is not TVMScript (TVM's parser evaluates it)": re.compile(
         r"undefined variable '(__import__|eval|exec|open|print|globals)'|'lambda'|"
         r"unknown function '(__import__|eval|exec|open|print|globals)'|"
