@@ -117,7 +117,7 @@ def main():
                 out[name] = best_secs(call)
         except Exception as e:         # the column says why, the other models still run
             traceback.print_exc()
-            out[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}" \
+            out[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]}" \
                 if str(e).strip() else type(e).__name__
     print(json.dumps(out))
 
