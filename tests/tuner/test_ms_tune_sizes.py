@@ -125,7 +125,11 @@ def test_every_symbolic_workload_has_a_design_space_that_replays(path):
     assert spaces
     for seed in (1, 2):
         got = replay(mod, ctx.search_strategy.postprocs, spaces[0].trace, seed)
-        assert isinstance(got, tir_mlir.Schedule), got
+        if path.stem == "triangular":
+            # a loop bounded by an outer loop: DisallowDynamicLoop refuses it, as TVM's does
+            assert not isinstance(got, tir_mlir.Schedule) and "DisallowDynamicLoop" in str(got)
+        else:
+            assert isinstance(got, tir_mlir.Schedule), got
 
 
 def test_scalar_parameters_are_passed_at_each_size(tmp_path):
