@@ -48,6 +48,14 @@ from tir_mlir.runtime.signature import Param, call_values, signatures
 from tir_mlir.runtime.threads import set_openmp_threads
 from tir_mlir.runtime.timer import time_calls
 
+
+class _BoundCall(functools.partial):
+    """A compiled function bound to its arguments; `keep` holds what the arguments point into
+    (the engine or library, descriptors), `repeat(n)` (when set) runs n calls in one trip to C."""
+    keep: object
+    repeat: object
+
+
 MEMORY_ENTRIES = 64
 # Argument tuples a Function remembers, with their descriptors, for repeated calls.
 RECENT_CALLS = 4
@@ -122,7 +130,7 @@ def _build_cpu(module, target, debug, extern_libs, tools):
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
-        text = lowered.operation.get_asm(enable_debug_info=False)
+        text = str(lowered.operation.get_asm(enable_debug_info=False))   # (a str: not binary)
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
         sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
@@ -211,7 +219,7 @@ class _JitBackend:
     def bind(self, name, descs):
         """A no-argument callable running `name` on these descriptors."""
         args, ptrs = _packed_args(descs)
-        call = functools.partial(self.engine.lookup(name), args)
+        call = _BoundCall(self.engine.lookup(name), args)
         call.keep = (self, ptrs)  # the engine stays alive while the callable lives
         return call
 
@@ -254,14 +262,16 @@ class _SharedLibBackend:
         fn = self.function(name, [ctypes.c_void_p if s else type(d)
                                   for d, s in zip(descs, structs)])
         args = [ctypes.addressof(d) if s else d for d, s in zip(descs, structs)]
-        call = functools.partial(fn, *args)
+        call = _BoundCall(fn, *args)
         call.keep = self  # the library stays loaded while the callable lives
         # time_calls runs `repeat(n)`: n calls in one trip to C, which passes integer-register
         # arguments only (addresses and integers, not floats)
         if all(s or not isinstance(d, (ctypes.c_float, ctypes.c_double))
                for d, s in zip(descs, structs)):
             words = [a if s else d.value for a, d, s in zip(args, descs, structs)]
-            call.repeat = repeater(ctypes.cast(fn, ctypes.c_void_p).value, words, call)
+            address = ctypes.cast(fn, ctypes.c_void_p).value
+            assert address is not None, "a library function has an address"
+            call.repeat = repeater(address, words, call)
         return call
 
 
@@ -291,9 +301,10 @@ class Function:
                  for p, v in zip(self.params, values)]
         call = self.module.backend.bind(self.name, descs)
         if self.module.sites:
-            def call(run=call, raise_errors=self.module.raise_bounds_errors):
+            def reporting(run=call, raise_errors=self.module.raise_bounds_errors):
                 run()
                 raise_errors()
+            call = reporting
         for status in (self.module.alloc_status, self.module.indirect_status):
             if status is not None:
                 call = status.checked(call)

@@ -15,6 +15,7 @@ allocated and copied with the same wrappers (ctypes), on device 0.
 """
 import ctypes
 import functools
+from typing import Callable, cast
 
 import numpy as np
 from mlir import ir
@@ -107,6 +108,8 @@ class DeviceArray:
 
     def descriptor(self):
         strides = [int(np.prod(self.shape[k + 1:], dtype=np.int64)) for k in range(len(self.shape))]
+        if self.ptr is None:
+            raise RuntimeCallError("a freed DeviceArray cannot be passed to a kernel")
         return memref_descriptor(self.ptr, self.shape, strides)
 
     def __del__(self):
@@ -216,7 +219,7 @@ class CudaFunction:
                                        f"{tuple(p.shape)}, got a device array {a.dtype} {a.shape}")
         return [a if isinstance(a, DeviceArray) else array(a) for a in arrays]
 
-    def prepare(self, *arrays):
+    def prepare(self, *arrays) -> Callable[[], list]:
         """Copy the arguments to the GPU once; returns a callable that only runs the kernels."""
         dev = self._device_args(arrays)
         need = self.module.global_bytes.get(self.name, 0)
@@ -270,7 +273,7 @@ class CudaModule(Module):
         """Like TVM's, timed with CUDA events: the arguments are put on the GPU once, then
         each measurement is `number` calls (each launches its kernels and waits for them)
         between two events; results in seconds, as `Module.time_evaluator`."""
-        fn = self[func_name]
+        fn = cast(CudaFunction, self[func_name])    # (function_class; __getitem__ says Function)
 
         def evaluate(*arrays):
             host = [_on_device_or_numpy(a) for a in arrays]

@@ -61,16 +61,18 @@ def assemble(ptx: str, arch: str) -> bytes:
 def with_cubins(lowered: ir.Module, arch: str) -> ir.Module:
     """A copy of the host module whose kernel binaries are cubins instead of PTX."""
     with get_context():
-        host = ir.Module.parse(lowered.operation.get_asm(enable_debug_info=False))
+        host = ir.Module.parse(str(lowered.operation.get_asm(enable_debug_info=False)))
         for op in host.body.operations:
             op = op.operation
             if op.name != "gpu.binary":
                 continue
             objects = []
+            # ObjectAttr comes from the GPU dialect's native module; the stub omits it
+            object_attr = gpu.ObjectAttr  # pyright: ignore[reportAttributeAccessIssue]
             for attr in ir.ArrayAttr(op.attributes["objects"]):
-                obj = gpu.ObjectAttr(attr)
-                objects.append(gpu.ObjectAttr.get(obj.target, BINARY_FORMAT,
-                                                  assemble(obj.object.decode(), arch)))
+                obj = object_attr(attr)
+                objects.append(object_attr.get(obj.target, BINARY_FORMAT,
+                                               assemble(obj.object.decode(), arch)))
             op.attributes["objects"] = ir.ArrayAttr.get(objects)
         return host
 

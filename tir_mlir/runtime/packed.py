@@ -52,7 +52,9 @@ def _view(address: int, dtype: str, shape, strides):
     dt = numpy_dtype(dtype)
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     raw = (ctypes.c_char * (span * dt.itemsize)).from_address(address)
-    return np.ndarray(shape, dt, buffer=raw, strides=[s * dt.itemsize for s in strides])
+    # a ctypes array exports the buffer protocol; numpy's stub does not list ctypes arrays
+    return np.ndarray(shape, dt, buffer=raw,  # pyright: ignore[reportArgumentType]
+                      strides=[s * dt.itemsize for s in strides])
 
 
 def _scalar(bits: int, dtype: str):
@@ -96,7 +98,9 @@ def attach(backend) -> bool:
     address = getter(CALLBACK + ADDRESS) if getter else None
     if address is None:
         return False
-    ctypes.c_int64.from_address(address()).value = ctypes.cast(_dispatch, ctypes.c_void_p).value
+    dispatch = ctypes.cast(_dispatch, ctypes.c_void_p).value
+    assert dispatch is not None, "a ctypes callback has an address"
+    ctypes.c_int64.from_address(address()).value = dispatch
     return True
 
 
