@@ -84,7 +84,7 @@ def main(A: T.Buffer((256,), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buff
 '''
     sch = Schedule(parse(src))
     b = sch.get_block("B")
-    sch.prefetch(b, 1, sch.get_loops(b)[0], 1)
+    sch.prefetch(b, 0, sch.get_loops(b)[0], 1)      # reads in TVM's order: A, then idx
     text = emit_text(sch.mod.module, "scf")
     assert re.search(r"scf.for %arg4 = %c0_\d+ to %c16 step .*\n.*\n"
                      r".*(%\d+) = arith.muli %arg4, %c16_\d+ : index\n"
