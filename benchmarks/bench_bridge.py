@@ -19,6 +19,7 @@ and IREE run in child processes (IREE's compiler cannot load beside tir_mlir's M
 bindings, and tir-mlir's idle OpenMP threads would spin on the cores they use). The header
 line gives the date, the CPU and the load average before and after.
 """
+
 import argparse
 import datetime
 import importlib.util
@@ -53,8 +54,7 @@ def machine() -> str:
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
     return f"{cpu}, {os.cpu_count()} cores"
@@ -68,9 +68,12 @@ def load_model(name):
     """(linalg text, inputs, torch's recorded outputs, weights) of a recorded model."""
     data = dict(np.load(DATA / f"{name}.npz"))
     count = sum(k.startswith("in") for k in data)
-    return ((DATA / f"{name}.mlir").read_text(), [data[f"in{i}"] for i in range(count)],
-            [data[k] for k in sorted(data) if k.startswith("out")],
-            {k[2:]: v for k, v in data.items() if k.startswith("w.")})
+    return (
+        (DATA / f"{name}.mlir").read_text(),
+        [data[f"in{i}"] for i in range(count)],
+        [data[k] for k in sorted(data) if k.startswith("out")],
+        {k[2:]: v for k, v in data.items() if k.startswith("w.")},
+    )
 
 
 def check(outs, expected, what):
@@ -81,6 +84,7 @@ def check(outs, expected, what):
 def tir_timer(mod, inputs, expected, what):
     """A function timing the built program (checked first)."""
     import tir_mlir
+
     lib = tir_mlir.build(mod)
     outs = [np.zeros_like(e) for e in expected]
     lib["main"](*inputs, *outs)
@@ -90,10 +94,12 @@ def tir_timer(mod, inputs, expected, what):
 
 def tuned(mod, trials, threads):
     import tir_mlir.meta_schedule as ms
+
     target = f"llvm -num-cores={threads}"
     with tempfile.TemporaryDirectory() as work:
-        db = ms.tune_tir(mod, target, work, max_trials_global=trials,
-                         num_trials_per_iter=min(64, trials), seed=0)
+        db = ms.tune_tir(
+            mod, target, work, max_trials_global=trials, num_trials_per_iter=min(64, trials), seed=0
+        )
         sch = ms.tir_integration.compile_tir(db, mod, target)
     return None if sch is None else sch.mod
 
@@ -131,8 +137,9 @@ def time_iree(text, inputs, expected, threads):
         import iree.runtime as rt
     except ImportError:
         return "iree-base-compiler / iree-base-runtime are not installed"
-    proc = subprocess.run([sys.executable, "-c", _IREE_COMPILE], input=text.encode(),
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _IREE_COMPILE], input=text.encode(), capture_output=True, check=False
+    )
     if proc.returncode:
         return f"iree compile failed: {proc.stderr.decode()[-300:]}"
     vmfb = proc.stdout
@@ -141,8 +148,11 @@ def time_iree(text, inputs, expected, threads):
     ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
     main = ctx.modules.module["main"]
     out = main(*inputs)
-    check([np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])],
-          expected, "iree")
+    check(
+        [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])],
+        expected,
+        "iree",
+    )
     return best_secs(lambda: main(*inputs))
 
 
@@ -156,15 +166,30 @@ def worker(kind, names, threads):
     out = {}
     for name in names:
         text, inputs, expected, weights = load_model(name)
-        out[name] = time_torch(name, inputs, weights, expected, threads) if kind == "torch" \
+        out[name] = (
+            time_torch(name, inputs, weights, expected, threads)
+            if kind == "torch"
             else time_iree(text, inputs, expected, threads)
+        )
     print(json.dumps(out))
 
 
 def others(kind, names, threads) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--worker", kind, "--only", ",".join(names),
-                           "--threads", str(threads)], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            kind,
+            "--only",
+            ",".join(names),
+            "--threads",
+            str(threads),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode:
         return dict.fromkeys(names, f"{kind} failed: {proc.stderr.strip()[-500:]}")
     return json.loads(proc.stdout.splitlines()[-1])
@@ -173,8 +198,9 @@ def others(kind, names, threads) -> dict:
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default=",".join(MODELS), help="models, comma-separated")
-    p.add_argument("--trials", type=int, default=32,
-                   help="meta schedule candidates per model (0: skip tuning)")
+    p.add_argument(
+        "--trials", type=int, default=32, help="meta schedule candidates per model (0: skip tuning)"
+    )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     p.add_argument("--worker", choices=["torch", "iree"], help=argparse.SUPPRESS)
@@ -182,10 +208,13 @@ def main():
     names = a.only.split(",")
     if a.worker:
         return worker(a.worker, names, a.threads)
-    header = (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-              f"{machine()}, load {load()}")
-    os.environ["TVM_NUM_THREADS"] = str(a.threads)      # tir-mlir's OpenMP thread count
+    header = (
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{machine()}, load {load()}"
+    )
+    os.environ["TVM_NUM_THREADS"] = str(a.threads)  # tir-mlir's OpenMP thread count
     import tir_mlir
+
     rows = {name: {} for name in names}
     timers, notes = {}, []
     for name in names:
@@ -202,19 +231,25 @@ def main():
         for kind in ("torch", "iree"):
             for name, t in others(kind, names, a.threads).items():
                 old = rows[name].get(kind)
-                rows[name][kind] = t if not isinstance(old, float) or \
-                    isinstance(t, float) and t < old else old
+                rows[name][kind] = (
+                    t if not isinstance(old, float) or isinstance(t, float) and t < old else old
+                )
         for (name, kind), timer in timers.items():
             rows[name][kind] = min(rows[name].get(kind, float("inf")), timer())
-    notes += [f"{c} skipped: {t}" for row in rows.values() for c, t in row.items()
-              if isinstance(t, str)]
+    notes += [
+        f"{c} skipped: {t}" for row in rows.values() for c, t in row.items() if isinstance(t, str)
+    ]
     print(f"{header} -> {load()}")
-    print(f"{a.threads} threads, {a.trials} tuning trials, best of {a.rounds} interleaved "
-          f"rounds; microseconds per call")
+    print(
+        f"{a.threads} threads, {a.trials} tuning trials, best of {a.rounds} interleaved "
+        f"rounds; microseconds per call"
+    )
     print(f"{'model':<18}{'import':>10}{'tuned':>10}{'torch':>10}{'iree':>10}")
     for name in names:
-        print(f"{name:<18}" + "".join(fmt(rows[name].get(c)) for c in ("import", "tuned",
-                                                                       "torch", "iree")))
+        print(
+            f"{name:<18}"
+            + "".join(fmt(rows[name].get(c)) for c in ("import", "tuned", "torch", "iree"))
+        )
     for n in dict.fromkeys(notes):
         print(n, file=sys.stderr)
 

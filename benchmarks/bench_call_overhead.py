@@ -4,13 +4,14 @@
     python benchmarks/bench_call_overhead.py [--calls 200000]
 
 Prints microseconds per call: the best of 5 rounds of --calls calls."""
+
 import argparse
 import os
 import time
 
 import numpy as np
 
-TEXT = '''
+TEXT = """
 @T.prim_func
 def add(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
         C: T.Buffer((16, 16), "float32")):
@@ -19,7 +20,7 @@ def add(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] + B[vi, vj]
-'''
+"""
 
 
 def per_call(f, calls):
@@ -34,13 +35,16 @@ def per_call(f, calls):
 
 def tir_mlir_times(calls):
     import tir_mlir
+
     lib = tir_mlir.build(tir_mlir.parse(TEXT))
     a, b, c = (np.random.rand(16, 16).astype(np.float32) for _ in range(3))
     lib["add"](a, b, c)
     assert np.allclose(c, a + b)
     evaluator = lib.time_evaluator("add", number=calls, repeat=5)
-    return {"time_evaluator": evaluator(a, b, c).min * 1e6,
-            'lib["add"](a, b, c)': per_call(lambda: lib["add"](a, b, c), calls)}
+    return {
+        "time_evaluator": evaluator(a, b, c).min * 1e6,
+        'lib["add"](a, b, c)': per_call(lambda: lib["add"](a, b, c), calls),
+    }
 
 
 def tvm_times(calls):
@@ -53,8 +57,10 @@ def tvm_times(calls):
     a, b, c = (tvm.nd.array(np.random.rand(16, 16).astype(np.float32), dev) for _ in range(3))
     evaluator = lib.time_evaluator("add", dev, number=calls, repeat=5)
     f = lib["add"]
-    return {"time_evaluator": evaluator(a, b, c).min * 1e6,
-            'lib["add"](a, b, c)': per_call(lambda: f(a, b, c), calls)}
+    return {
+        "time_evaluator": evaluator(a, b, c).min * 1e6,
+        'lib["add"](a, b, c)': per_call(lambda: f(a, b, c), calls),
+    }
 
 
 def main():

@@ -11,6 +11,7 @@ Medians of --runs processes (and the best `total`: import + parse + schedule + b
 seconds (and CPU seconds, the tools run included: less noisy
 on a loaded machine); `import` is the import of the package alone. Children
 run with byte-code caching on (PYTHONDONTWRITEBYTECODE unset), as an installed package would."""
+
 import argparse
 import json
 import os
@@ -36,6 +37,7 @@ def child(which):
     c0, t0 = _cpu(), time.perf_counter()
     sys.path.insert(0, str(HERE / "schedules"))
     import hand_mm
+
     if which == "tvm":
         import tvm
     else:
@@ -53,14 +55,25 @@ def child(which):
         t2 = time.perf_counter()
         tir_mlir.build(sch.mod, target="llvm")
     c3, t3 = _cpu(), time.perf_counter()
-    print(json.dumps({"import": t1 - t0, "parse+schedule": t2 - t1, "build": t3 - t2,
-                      "after import": t3 - t1, "total": t3 - t0, "CPU import": c1 - c0,
-                      "CPU after import": c3 - c1}))
+    print(
+        json.dumps(
+            {
+                "import": t1 - t0,
+                "parse+schedule": t2 - t1,
+                "build": t3 - t2,
+                "after import": t3 - t1,
+                "total": t3 - t0,
+                "CPU import": c1 - c0,
+                "CPU after import": c3 - c1,
+            }
+        )
+    )
 
 
 def run(which, env):
-    out = subprocess.run([sys.executable, __file__, "--child", which], env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", which], env=env, capture_output=True, text=True
+    )
     if out.returncode:
         raise SystemExit(out.stderr)
     return json.loads(out.stdout.splitlines()[-1])
@@ -74,8 +87,11 @@ def main():
     if args.child:
         return child(args.child)
     print("load average:", os.getloadavg())
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("TIR_MLIR_CACHE", "PYTHONDONTWRITEBYTECODE")}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("TIR_MLIR_CACHE", "PYTHONDONTWRITEBYTECODE")
+    }
     rows = {}
     cache = Path(tempfile.mkdtemp(prefix="tir-mlir-bench-"))
     try:
@@ -96,12 +112,22 @@ def main():
                 rows.pop("TVM 0.21", None)
     finally:
         shutil.rmtree(cache)
-    keys = ["import", "parse+schedule", "build", "after import", "total", "CPU import",
-            "CPU after import"]
+    keys = [
+        "import",
+        "parse+schedule",
+        "build",
+        "after import",
+        "total",
+        "CPU import",
+        "CPU after import",
+    ]
     print(f"{'':16}" + "".join(f"{k:>17}" for k in keys) + f"{'best total':>17}")
     for name, runs in rows.items():
-        print(f"{name:16}" + "".join(f"{statistics.median(r[k] for r in runs):17.3f}" for k in keys)
-              + f"{min(r['total'] for r in runs):17.3f}")
+        print(
+            f"{name:16}"
+            + "".join(f"{statistics.median(r[k] for r in runs):17.3f}" for k in keys)
+            + f"{min(r['total'] for r in runs):17.3f}"
+        )
     print("load average:", os.getloadavg())
 
 

@@ -7,6 +7,7 @@ round, median over rounds) and the median of the per-round ratios; the load aver
 
     python benchmarks/bench_gelu.py [--rounds 7]
 """
+
 import argparse
 import math
 import os
@@ -64,7 +65,7 @@ def build_tvm(text, arrays):
 def reference(act, x):
     if act == "gelu_erf":
         return x * 0.5 * (1 + np.vectorize(math.erf)(x * 0.70710678))
-    return x * 0.5 * (1 + np.tanh(0.7978846 * (x + 0.044715 * x ** 3)))
+    return x * 0.5 * (1 + np.tanh(0.7978846 * (x + 0.044715 * x**3)))
 
 
 def best(fn, calls=5):
@@ -90,8 +91,9 @@ def main():
     texts = {act: bias_activation(N, M, act) for act in acts}
     # Every tir-mlir build before TVM's: with TVM's LLVM loaded, MLIR's translation to LLVM IR
     # crashed in this process.
-    ours = {act: {"before": build(texts[act], False), "after": build(texts[act], True)}
-            for act in acts}
+    ours = {
+        act: {"before": build(texts[act], False), "after": build(texts[act], True)} for act in acts
+    }
     theirs = {act: build_tvm(texts[act], [a, bias, np.zeros_like(a)]) for act in acts}
     for act in acts:
         want = reference(act, (a + bias).astype(np.float64))
@@ -100,7 +102,7 @@ def main():
             out = np.zeros_like(a)
             f(a, bias, out)
             np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
-            calls[name] = (lambda f=f, out=out: f(a, bias, out))
+            calls[name] = lambda f=f, out=out: f(a, bias, out)
         if theirs[act] is not None:
             calls["tvm"] = theirs[act]
         times = {name: [] for name in calls}
@@ -109,9 +111,11 @@ def main():
                 times[name].append(best(call))
         ratio = statistics.median(b / f for b, f in zip(times["before"], times["after"]))
         tvm_col = f"{statistics.median(times['tvm']) * 1e3:.3f}" if "tvm" in times else "-"
-        print(f"| {act} | {statistics.median(times['before']) * 1e3:.3f} | "
-              f"{statistics.median(times['after']) * 1e3:.3f} | {ratio:.2f}x | {tvm_col} |",
-              flush=True)
+        print(
+            f"| {act} | {statistics.median(times['before']) * 1e3:.3f} | "
+            f"{statistics.median(times['after']) * 1e3:.3f} | {ratio:.2f}x | {tvm_col} |",
+            flush=True,
+        )
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 

@@ -17,6 +17,7 @@ through DLPack without copies; torch and Triton: triton.testing.do_bench or torc
 table gives each time and the ratios tir_mlir / torch and tir_mlir / triton (below 1: faster).
 Without a GPU it prints why and exits 0 (use --dry to check the kernels build).
 """
+
 import argparse
 import shutil
 import subprocess
@@ -38,19 +39,23 @@ from programs import matmul_tvmscript  # noqa: E402
 N = 4096
 CONV = dict(n=32, c=64, h=56, w=56, k=64)
 
+
 def matmul_f32(n=N):
     return tir_mlir.parse(matmul_tvmscript(n))
 
 
 def softmax(rows=N, cols=N):
-    return tir_mlir.parse((ROOT / "tests" / "data" / "gpu" / "softmax_te.tir").read_text()
-                          .replace("(16, 256)", f"({rows}, {cols})")
-                          .replace("(16,)", f"({rows},)")
-                          .replace("T.grid(16, 256)", f"T.grid({rows}, {cols})"))
+    return tir_mlir.parse(
+        (ROOT / "tests" / "data" / "gpu" / "softmax_te.tir")
+        .read_text()
+        .replace("(16, 256)", f"({rows}, {cols})")
+        .replace("(16,)", f"({rows},)")
+        .replace("T.grid(16, 256)", f"T.grid({rows}, {cols})")
+    )
 
 
 def row_sum(rows=N, cols=N):
-    return tir_mlir.parse(f'''
+    return tir_mlir.parse(f"""
 @T.prim_func
 def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
     T.func_attr({{"global_symbol": "row_sum", "tir.noalias": True}})
@@ -60,12 +65,12 @@ def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "fl
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-''')
+""")
 
 
 def conv2d(n, c, h, w, k):
     """3x3, stride 1, on an input padded beforehand: X is n x c x (h+2) x (w+2)."""
-    return tir_mlir.parse(f'''
+    return tir_mlir.parse(f"""
 @T.prim_func
 def conv2d(X: T.Buffer(({n}, {c}, {h + 2}, {w + 2}), "float32"),
            W: T.Buffer(({k}, {c}, 3, 3), "float32"), Y: T.Buffer(({n}, {k}, {h}, {w}), "float32")):
@@ -76,7 +81,7 @@ def conv2d(X: T.Buffer(({n}, {c}, {h + 2}, {w + 2}), "float32"),
             with T.init():
                 Y[bn, bk, bh, bw] = T.float32(0)
             Y[bn, bk, bh, bw] = Y[bn, bk, bh, bw] + X[bn, bc, bh + br, bw + bs] * W[bk, bc, br, bs]
-''')
+""")
 
 
 def matmul_f32_schedule(sch):
@@ -96,7 +101,7 @@ def row_sum_schedule(sch, threads=256):
     i, k = sch.get_loops(sch.get_block("B"))
     _, ki = sch.split(k, [None, threads])
     sch.bind(i, "blockIdx.x")
-    sch.bind(ki, "threadIdx.x")           # a cross-thread reduction (warp shuffles + shared)
+    sch.bind(ki, "threadIdx.x")  # a cross-thread reduction (warp shuffles + shared)
     return sch
 
 
@@ -107,7 +112,7 @@ def conv2d_schedule(sch, threads=256):
     bx, tx = sch.split(fused, [None, threads])
     sch.bind(bx, "blockIdx.x")
     sch.bind(tx, "threadIdx.x")
-    sch.reverse_compute_at(sch.cache_write(y, 0, "local"), tx)   # accumulate in a register
+    sch.reverse_compute_at(sch.cache_write(y, 0, "local"), tx)  # accumulate in a register
     sch.unroll(r)
     sch.unroll(s)
     return sch
@@ -118,16 +123,34 @@ def kernels():
     S, c = tir_mlir.Schedule, CONV
     conv_flops = 2 * c["n"] * c["k"] * c["h"] * c["w"] * c["c"] * 9
     return {
-        "matmul_f32": ("matmul", matmul_f32_schedule(S(matmul_f32())).mod, 2 * N ** 3,
-                       "TFLOP/s"),
-        "matmul_f16": ("matmul_f16", gpu_tensorcore.wmma_matmul(
-            S(gpu_tensorcore.matmul_f16(N)), warps=(2, 2), frags=(4, 4), k_frags=2).mod,
-            2 * N ** 3, "TFLOP/s"),
-        "matmul_bf16": ("matmul_bf16", gpu_tensorcore.wmma_matmul(
-            S(gpu_tensorcore.matmul(N, "bfloat16")), warps=(2, 2), frags=(4, 4), k_frags=2,
-            kind="mma", dtype="bfloat16").mod, 2 * N ** 3, "TFLOP/s"),
-        "softmax": ("softmax", gpu_schedules.softmax(S(softmax()), threads=256).mod,
-                    2 * 4 * N * N, "GB/s"),
+        "matmul_f32": ("matmul", matmul_f32_schedule(S(matmul_f32())).mod, 2 * N**3, "TFLOP/s"),
+        "matmul_f16": (
+            "matmul_f16",
+            gpu_tensorcore.wmma_matmul(
+                S(gpu_tensorcore.matmul_f16(N)), warps=(2, 2), frags=(4, 4), k_frags=2
+            ).mod,
+            2 * N**3,
+            "TFLOP/s",
+        ),
+        "matmul_bf16": (
+            "matmul_bf16",
+            gpu_tensorcore.wmma_matmul(
+                S(gpu_tensorcore.matmul(N, "bfloat16")),
+                warps=(2, 2),
+                frags=(4, 4),
+                k_frags=2,
+                kind="mma",
+                dtype="bfloat16",
+            ).mod,
+            2 * N**3,
+            "TFLOP/s",
+        ),
+        "softmax": (
+            "softmax",
+            gpu_schedules.softmax(S(softmax()), threads=256).mod,
+            2 * 4 * N * N,
+            "GB/s",
+        ),
         "row_sum": ("row_sum", row_sum_schedule(S(row_sum())).mod, 4 * N * N, "GB/s"),
         "conv2d": ("conv2d", conv2d_schedule(S(conv2d(**c))).mod, conv_flops, "TFLOP/s"),
     }
@@ -135,11 +158,13 @@ def kernels():
 
 # --- references ------------------------------------------------------------------------------
 
+
 def torch_inputs(name, torch):
     g = torch.Generator(device="cuda").manual_seed(0)
 
     def rand(*shape, dtype=torch.float32):
         return torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32).to(dtype)
+
     if name == "matmul_f32":
         return [rand(N, N), rand(N, N), torch.zeros(N, N, device="cuda")]
     if name in ("matmul_f16", "matmul_bf16"):
@@ -151,8 +176,11 @@ def torch_inputs(name, torch):
         return [rand(N, N), torch.zeros(N, device="cuda")]
     c = CONV
     x = torch.nn.functional.pad(rand(c["n"], c["c"], c["h"], c["w"]), (1, 1, 1, 1))
-    return [x, rand(c["k"], c["c"], 3, 3),
-            torch.zeros(c["n"], c["k"], c["h"], c["w"], device="cuda")]
+    return [
+        x,
+        rand(c["k"], c["c"], 3, 3),
+        torch.zeros(c["n"], c["k"], c["h"], c["w"], device="cuda"),
+    ]
 
 
 def torch_op(name, torch):
@@ -160,7 +188,7 @@ def torch_op(name, torch):
     F = torch.nn.functional
     return {
         "matmul_f32": lambda a, b: a @ b,
-        "matmul_f16": lambda a, b: (a @ b).float(),   # fp16 tensor cores, fp32 accumulation
+        "matmul_f16": lambda a, b: (a @ b).float(),  # fp16 tensor cores, fp32 accumulation
         "matmul_bf16": lambda a, b: (a @ b).float(),
         "softmax": lambda a: torch.softmax(a, dim=1),
         "row_sum": lambda a: a.sum(dim=1),
@@ -171,6 +199,7 @@ def torch_op(name, torch):
 def time_torch(fn, torch, reps=20):
     try:
         import triton.testing
+
         return triton.testing.do_bench(fn, warmup=10, rep=100) / 1e3
     except ImportError:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -193,9 +222,12 @@ def main():
     ap.add_argument("--only", help="comma-separated kernel names")
     ns = ap.parse_args()
     from tir_mlir.runtime import cuda
+
     if not ns.dry and not cuda.gpu_available():
-        print("bench_gpu: no NVIDIA GPU here (libcuda.so.1 missing or no device); "
-              "run with --dry to build the kernels to PTX")
+        print(
+            "bench_gpu: no NVIDIA GPU here (libcuda.so.1 missing or no device); "
+            "run with --dry to build the kernels to PTX"
+        )
         return 0
     chosen = kernels()
     if ns.only:
@@ -209,6 +241,7 @@ def main():
 
 def dry(chosen, target, arch):
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     ptxas = shutil.which("ptxas")
     failed = 0
     for name, (_, mod, _, _) in chosen.items():
@@ -217,9 +250,18 @@ def dry(chosen, target, arch):
         if ptxas:
             with tempfile.TemporaryDirectory() as d:
                 (Path(d) / "k.ptx").write_text(ptx)
-                p = subprocess.run([ptxas, f"-arch={arch}", "-v", str(Path(d) / "k.ptx"),
-                                    "-o", str(Path(d) / "k.cubin")], capture_output=True,
-                                   text=True)
+                p = subprocess.run(
+                    [
+                        ptxas,
+                        f"-arch={arch}",
+                        "-v",
+                        str(Path(d) / "k.ptx"),
+                        "-o",
+                        str(Path(d) / "k.cubin"),
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
             if p.returncode:
                 failed += 1
                 line += "  ptxas FAILED:\n" + p.stderr
@@ -237,11 +279,12 @@ def run(chosen, target):
         print("bench_gpu: torch is needed for the inputs and the reference times")
         return 0
     import triton_kernels
+
     rows = []
     for name, (fname, mod, work, unit) in chosen.items():
         lib = tir_mlir.build(mod, target=target)
         args = torch_inputs(name, torch)
-        lib[fname](*args)                               # DLPack: in place, no copies
+        lib[fname](*args)  # DLPack: in place, no copies
         torch.cuda.synchronize()
         ref = torch_op(name, torch)(*args[:-1])
         tol = {"matmul_f16": 2e-2, "matmul_bf16": 5e-2}.get(name, 1e-3)
@@ -251,18 +294,25 @@ def run(chosen, target):
         try:
             tri = triton_kernels.time_op(name, args, torch)
         except Exception as e:  # noqa: BLE001 - a Triton version that rejects the kernel
-            print(f"bench_gpu: the Triton {name} kernel failed ({type(e).__name__}: "
-                  f"{str(e)[:200]}); no Triton time for it", file=sys.stderr)
+            print(
+                f"bench_gpu: the Triton {name} kernel failed ({type(e).__name__}: "
+                f"{str(e)[:200]}); no Triton time for it",
+                file=sys.stderr,
+            )
             tri = None
         rate = work / ours / (1e12 if unit == "TFLOP/s" else 1e9)
         rows.append((name, ok, ours, theirs, tri, rate, unit))
-    print(f"{'kernel':11s} {'check':5s} {'tir_mlir':>10s} {'torch':>10s} {'triton':>10s} "
-          f"{'/torch':>7s} {'/triton':>7s}  rate")
+    print(
+        f"{'kernel':11s} {'check':5s} {'tir_mlir':>10s} {'torch':>10s} {'triton':>10s} "
+        f"{'/torch':>7s} {'/triton':>7s}  rate"
+    )
     for name, ok, ours, theirs, tri, rate, unit in rows:
         tri_s = f"{tri * 1e3:8.3f}ms" if tri else f"{'-':>10s}"
         ratio_tri = f"{ours / tri:7.2f}" if tri else f"{'-':>7s}"
-        print(f"{name:11s} {'ok' if ok else 'BAD':5s} {ours * 1e3:8.3f}ms {theirs * 1e3:8.3f}ms "
-              f"{tri_s} {ours / theirs:7.2f} {ratio_tri}  {rate:.1f} {unit}")
+        print(
+            f"{name:11s} {'ok' if ok else 'BAD':5s} {ours * 1e3:8.3f}ms {theirs * 1e3:8.3f}ms "
+            f"{tri_s} {ours / theirs:7.2f} {ratio_tri}  {rate:.1f} {unit}"
+        )
     return 0 if all(r[1] for r in rows) else 1
 
 

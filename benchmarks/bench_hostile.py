@@ -7,6 +7,7 @@ seconds per size, and the growth exponent between sizes (1.0: linear, 2.0: quadr
 Each size is timed in this process with the compile cache off (TIR_MLIR_CACHE=0), so every
 build compiles.
 """
+
 import argparse
 import math
 import os
@@ -16,8 +17,7 @@ os.environ["TIR_MLIR_CACHE"] = "0"
 
 import tir_mlir  # noqa: E402  (after the cache is turned off)
 
-HEAD = ('@T.prim_func\ndef main(A: T.Buffer((16,), "float32"), '
-        'B: T.Buffer((16,), "float32")):\n')
+HEAD = '@T.prim_func\ndef main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):\n'
 
 
 def statements(n: int) -> str:
@@ -45,13 +45,20 @@ def measure(make, sizes, build: bool):
             row["build"] = timed(lambda: tir_mlir.build(mod))[1]
             row["bounds-checked build"] = timed(lambda: tir_mlir.build(mod, debug=True))[1]
         rows.append(row)
-        print("  " + "  ".join(f"{k} {v:.2f} s" if k != "n" else f"n={v}"
-                               for k, v in row.items()), flush=True)
+        print(
+            "  " + "  ".join(f"{k} {v:.2f} s" if k != "n" else f"n={v}" for k, v in row.items()),
+            flush=True,
+        )
     for a, b in zip(rows, rows[1:]):
-        slopes = {k: math.log(b[k] / a[k]) / math.log(b["n"] / a["n"])
-                  for k in a if k != "n" and a[k] > 0 and b[k] > 0}
-        print(f"  growth {a['n']} -> {b['n']}: " +
-              ", ".join(f"{k} n^{s:.2f}" for k, s in slopes.items()))
+        slopes = {
+            k: math.log(b[k] / a[k]) / math.log(b["n"] / a["n"])
+            for k in a
+            if k != "n" and a[k] > 0 and b[k] > 0
+        }
+        print(
+            f"  growth {a['n']} -> {b['n']}: "
+            + ", ".join(f"{k} n^{s:.2f}" for k, s in slopes.items())
+        )
 
 
 def main():
@@ -60,7 +67,7 @@ def main():
     ap.add_argument("--terms", default="1000,10000,30000")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}")
-    tir_mlir.build(tir_mlir.parse(statements(1)), debug=True)     # imports, parser tables
+    tir_mlir.build(tir_mlir.parse(statements(1)), debug=True)  # imports, parser tables
     print("statements per block (parse, print, build, bounds-checked build):")
     measure(statements, [int(x) for x in args.statements.split(",")], build=True)
     print("terms per expression (parse, print):")

@@ -4,6 +4,7 @@ Prints GFLOP/s; runs are interleaved and each figure is the median of `--repeat`
 
     python benchmarks/bench_matmul_scheduled.py [--n 1024] [--repeat 7]
 """
+
 import argparse
 import os
 import statistics
@@ -28,12 +29,14 @@ def scheduled(n):
 
 def _timer(fn, min_ms=100):
     """Seconds per call: calls repeated until min_ms elapsed."""
+
     def measure():
         n, start = 0, time.perf_counter()
         while n == 0 or (time.perf_counter() - start) * 1e3 < min_ms:
             fn()
             n += 1
         return (time.perf_counter() - start) / n
+
     return measure
 
 
@@ -72,12 +75,14 @@ def main():
     for _ in range(args.repeat):
         for k, f in fns.items():
             times[k].append(f())
-    flops = 2 * args.n ** 3
+    flops = 2 * args.n**3
     print(f"matmul {args.n}x{args.n}x{args.n} float32, load average {os.getloadavg()[0]:.2f}")
     for k, ts in times.items():
         med = statistics.median(ts)
-        print(f"  {k:9s} {med * 1e3:9.3f} ms  {flops / med / 1e9:7.1f} GFLOP/s  "
-              f"(min {flops / max(ts) / 1e9:.1f}, max {flops / min(ts) / 1e9:.1f})")
+        print(
+            f"  {k:9s} {med * 1e3:9.3f} ms  {flops / med / 1e9:7.1f} GFLOP/s  "
+            f"(min {flops / max(ts) / 1e9:.1f}, max {flops / min(ts) / 1e9:.1f})"
+        )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ next run instead of tuning again. resnet_block is a ResNet basic block ((conv 3x
 norm -> ReLU) x 2 with the residual add). The recorded models import into tir-mlir as one
 function each (one task); Relax splits them into its fused operators (several tasks).
 """
+
 import argparse
 import datetime
 import json
@@ -45,14 +46,22 @@ def tune(name, mod, trials_per_task, threads, work: Path):
     import tir_mlir.meta_schedule as ms
     from tir_mlir.meta_schedule.database import SQLiteDatabase
     from tir_mlir.meta_schedule.tune_model import tune_model
+
     target = f"llvm -num-cores={threads}"
     tasks = ms.extract_tasks(mod, target)
     done = work / "wall.json"
     if not done.exists():
         start = time.perf_counter()
-        tune_model(DATA / f"{name}.mlir", mod, target, trials_per_task * len(tasks), work,
-                   seed=0, trials_per_iter=min(64, trials_per_task),
-                   echo=lambda line: print(line, file=sys.stderr))
+        tune_model(
+            DATA / f"{name}.mlir",
+            mod,
+            target,
+            trials_per_task * len(tasks),
+            work,
+            seed=0,
+            trials_per_iter=min(64, trials_per_task),
+            echo=lambda line: print(line, file=sys.stderr),
+        )
         done.write_text(json.dumps(time.perf_counter() - start))
     db = SQLiteDatabase(str(work / "database.sqlite"))
     sch = ms.tir_integration.compile_tir(db, mod, target)
@@ -62,10 +71,23 @@ def tune(name, mod, trials_per_task, threads, work: Path):
 
 def tvm(mode, names, work: Path, trials_per_task, threads) -> dict:
     """Run tvm_relax_model.py in a child process: name -> its result or why it failed."""
-    proc = subprocess.run([sys.executable, str(HERE / "tvm_relax_model.py"), mode, str(work),
-                           "--only", ",".join(names), "--trials-per-task", str(trials_per_task),
-                           "--threads", str(threads)], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "tvm_relax_model.py"),
+            mode,
+            str(work),
+            "--only",
+            ",".join(names),
+            "--trials-per-task",
+            str(trials_per_task),
+            "--threads",
+            str(threads),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode:
         return dict.fromkeys(names, f"tvm {mode} failed: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout.splitlines()[-1])
@@ -75,8 +97,12 @@ def tvm_tuned(names, work: Path, trials_per_task, threads) -> dict:
     """name -> {"tasks", "tune_s", ...} or why TVM could not build it; tunes what work lacks."""
     todo = [n for n in names if not (work / f"{n}.json").exists()]
     fresh = tvm("tune", todo, work, trials_per_task, threads) if todo else {}
-    return {n: json.loads((work / f"{n}.json").read_text()) if (work / f"{n}.json").exists()
-            else fresh.get(n, "not tuned") for n in names}
+    return {
+        n: json.loads((work / f"{n}.json").read_text())
+        if (work / f"{n}.json").exists()
+        else fresh.get(n, "not tuned")
+        for n in names
+    }
 
 
 def main():
@@ -88,8 +114,10 @@ def main():
     p.add_argument("--work", type=Path, help="keep (and reuse) both tuners' results here")
     a = p.parse_args()
     names = a.only.split(",")
-    header = (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-              f"{machine()}, load {load()}")
+    header = (
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{machine()}, load {load()}"
+    )
     os.environ["TVM_NUM_THREADS"] = str(a.threads)
     temp = None
     if a.work is None:
@@ -97,6 +125,7 @@ def main():
         a.work = Path(temp.name)
     (a.work / "tvm").mkdir(parents=True, exist_ok=True)
     import tir_mlir
+
     rows = {name: {} for name in names}
     timers, notes = {}, []
     for name in names:
@@ -114,27 +143,40 @@ def main():
             rows[name]["tvm"] = r
     built = [n for n in names if "tvm_tasks" in rows[n]]
     for _ in range(a.rounds):
-        for kind, results in (("torch", others("torch", names, a.threads)),
-                              ("tvm", tvm("time", built, a.work / "tvm", 0, a.threads)
-                               if built else {})):
+        for kind, results in (
+            ("torch", others("torch", names, a.threads)),
+            ("tvm", tvm("time", built, a.work / "tvm", 0, a.threads) if built else {}),
+        ):
             for name, t in results.items():
                 old = rows[name].get(kind)
-                rows[name][kind] = t if not isinstance(old, float) or \
-                    isinstance(t, float) and t < old else old
+                rows[name][kind] = (
+                    t if not isinstance(old, float) or isinstance(t, float) and t < old else old
+                )
         for (name, kind), timer in timers.items():
             rows[name][kind] = min(rows[name].get(kind, float("inf")), timer())
-    notes += [f"{name}: {c}: {t}" for name, row in rows.items() for c, t in row.items()
-              if isinstance(t, str)]
+    notes += [
+        f"{name}: {c}: {t}"
+        for name, row in rows.items()
+        for c, t in row.items()
+        if isinstance(t, str)
+    ]
     print(f"{header} -> {load()}")
-    print(f"{a.threads} threads, {a.trials_per_task} trials per task, best of {a.rounds} "
-          f"interleaved rounds; microseconds per call, tuning wall time in seconds")
-    print(f"{'model':<13}{'import':>10}{'tuned':>10}{'torch':>10}{'tvm':>10}"
-          f"{'tasks':>6}{'tune s':>8}{'tvm tasks':>10}{'tvm tune s':>11}")
+    print(
+        f"{a.threads} threads, {a.trials_per_task} trials per task, best of {a.rounds} "
+        f"interleaved rounds; microseconds per call, tuning wall time in seconds"
+    )
+    print(
+        f"{'model':<13}{'import':>10}{'tuned':>10}{'torch':>10}{'tvm':>10}"
+        f"{'tasks':>6}{'tune s':>8}{'tvm tasks':>10}{'tvm tune s':>11}"
+    )
     for name in names:
         r = rows[name]
-        print(f"{name:<13}" + "".join(fmt(r.get(c)) for c in ("import", "tuned", "torch", "tvm"))
-              + f"{r['tasks']:>6}{r['tune_s']:8.0f}{r.get('tvm_tasks', '-'):>10}"
-              + (f"{r['tvm_tune_s']:11.0f}" if "tvm_tune_s" in r else f"{'-':>11}"))
+        print(
+            f"{name:<13}"
+            + "".join(fmt(r.get(c)) for c in ("import", "tuned", "torch", "tvm"))
+            + f"{r['tasks']:>6}{r['tune_s']:8.0f}{r.get('tvm_tasks', '-'):>10}"
+            + (f"{r['tvm_tune_s']:11.0f}" if "tvm_tune_s" in r else f"{'-':>11}")
+        )
     for n in notes:
         print(n)
     if temp is not None:

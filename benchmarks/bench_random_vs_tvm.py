@@ -20,6 +20,7 @@ one side refuses is counted and listed apart (refused by TVM only / by us only),
 Prints the CPU, the load average, the distribution of tir-mlir time / TVM time (p50, p90, p99,
 max, geomean; < 1: tir-mlir faster) and the `--worst` cases with their schedule code.
 """
+
 import argparse
 import json
 import math
@@ -60,8 +61,9 @@ def cases(seed: int, count: int, only=()) -> dict:
     return out
 
 
-def worker(side: str, seed: int, count: int, only, names, out_dir: str, repeat: int,
-           cpu_time: bool):
+def worker(
+    side: str, seed: int, count: int, only, names, out_dir: str, repeat: int, cpu_time: bool
+):
     corpus = workloads()
     all_cases = cases(seed, count, only)
     for name in names:
@@ -72,8 +74,9 @@ def worker(side: str, seed: int, count: int, only, names, out_dir: str, repeat: 
             fn = schedule_fn(code)
             mod = schedule_proj(src, fn) if side == "proj" else schedule_tvm(src, fn)
         except Exception as e:  # noqa: BLE001 - the side refuses the schedule: counted
-            print(json.dumps({"case": name, "refused": f"{type(e).__name__}: {e}"[:300]}),
-                  flush=True)
+            print(
+                json.dumps({"case": name, "refused": f"{type(e).__name__}: {e}"[:300]}), flush=True
+            )
             continue
         try:
             if side == "proj":
@@ -81,8 +84,7 @@ def worker(side: str, seed: int, count: int, only, names, out_dir: str, repeat: 
             else:
                 seconds, outs = run_tvm(name, mod, side, repeat, cpu_time)
         except Exception as e:  # noqa: BLE001 - a failed build or run: listed
-            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:300]}),
-                  flush=True)
+            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
             continue
         np.savez(Path(out_dir) / f"{name}.{side}.npz", *outs)
         print(json.dumps({"case": name, "seconds": seconds}), flush=True)
@@ -98,9 +100,24 @@ def run_side(side: str, names, args, out_dir: str) -> dict:
     env.setdefault("OMP_NUM_THREADS", cores)
     todo = list(names)
     while todo:
-        cmd = [sys.executable, __file__, "--worker", side, "--seed", str(args.seed),
-               "--count", str(args.count), "--workloads", args.workloads, "--out", out_dir,
-               "--evals", str(args.evals), *(["--cpu-time"] if args.cpu_time else []), *todo]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            side,
+            "--seed",
+            str(args.seed),
+            "--count",
+            str(args.count),
+            "--workloads",
+            args.workloads,
+            "--out",
+            out_dir,
+            "--evals",
+            str(args.evals),
+            *(["--cpu-time"] if args.cpu_time else []),
+            *todo,
+        ]
         _run_worker(cmd, env, args.timeout, todo, results)
         todo = [n for n in todo if n not in results]
     return results
@@ -142,8 +159,9 @@ def _run_worker(cmd, env, timeout: float, todo, results: dict):
         err = stderr.read()
     if started is not None:
         last = err.strip().splitlines()[-1:]
-        results[started] = {"error": f"worker died ({proc.returncode}) "
-                            + (last[0][:200] if last else "")}
+        results[started] = {
+            "error": f"worker died ({proc.returncode}) " + (last[0][:200] if last else "")
+        }
     elif proc.returncode and len(results) == done_before:
         raise SystemExit(f"worker failed: {' '.join(cmd[:4])}\n{err[-3000:]}")
 
@@ -178,8 +196,11 @@ def main():
     ap.add_argument("--evals", type=int, default=5, help="timed calls (of >= 20 ms) per round")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per case and side")
     ap.add_argument("--worst", type=int, default=20)
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="one thread each side, CPU time per call (for a loaded machine)")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="one thread each side, CPU time per call (for a loaded machine)",
+    )
     ap.add_argument("--worker", choices=SIDES)
     ap.add_argument("--out")
     ap.add_argument("names", nargs="*")
@@ -189,11 +210,21 @@ def main():
     only = tuple(w for w in args.workloads.split(",") if w)
     unknown = set(only) - set(workloads())
     if unknown:
-        raise SystemExit(f"unknown workloads: {', '.join(sorted(unknown))}; known: "
-                         f"{', '.join(sorted(workloads()))}")
+        raise SystemExit(
+            f"unknown workloads: {', '.join(sorted(unknown))}; known: "
+            f"{', '.join(sorted(workloads()))}"
+        )
     if args.worker:
-        return worker(args.worker, args.seed, args.count, only, args.names, args.out,
-                      args.evals, args.cpu_time)
+        return worker(
+            args.worker,
+            args.seed,
+            args.count,
+            only,
+            args.names,
+            args.out,
+            args.evals,
+            args.cpu_time,
+        )
     all_cases = cases(args.seed, args.count, only)
     picked = {int(c) for c in args.cases.split(",") if c}
     names = [n for n in all_cases if not picked or int(n[:4]) in picked]
@@ -201,23 +232,28 @@ def main():
     load0, start = os.getloadavg(), time.time()
     with tempfile.TemporaryDirectory() as out_dir:
         for r in range(args.repeat):
-            order = SIDES[r % 3:] + SIDES[:r % 3]
+            order = SIDES[r % 3 :] + SIDES[: r % 3]
             for side in order:
                 # later rounds time only what both sides ran in the first
-                todo = [n for n in names if r == 0 or _timed_by_both(best, n)
-                        and "seconds" in best[side].get(n, {})]
+                todo = [
+                    n
+                    for n in names
+                    if r == 0 or _timed_by_both(best, n) and "seconds" in best[side].get(n, {})
+                ]
                 for name, rec in run_side(side, todo, args, out_dir).items():
                     prev = best[side].get(name)
                     if prev is None or ("seconds" in rec and rec["seconds"] < prev["seconds"]):
                         best[side][name] = rec
-            print(f"round {r + 1}/{args.repeat} done ({time.time() - start:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"round {r + 1}/{args.repeat} done ({time.time() - start:.0f} s)", file=sys.stderr
+            )
         report(args, all_cases, names, best, out_dir, load0)
 
 
 def _timed_by_both(best: dict, name: str) -> bool:
     return "seconds" in best["proj"].get(name, {}) and any(
-        "seconds" in best[s].get(name, {}) for s in ("tvm-llvm", "tvm-host"))
+        "seconds" in best[s].get(name, {}) for s in ("tvm-llvm", "tvm-host")
+    )
 
 
 def report(args, all_cases, names, best, out_dir, load0):
@@ -237,8 +273,9 @@ def report(args, all_cases, names, best, out_dir, load0):
             continue
         timed = [(t["seconds"], s) for s, t in tvms.items() if "seconds" in t]
         if "seconds" not in ours or not timed:
-            why = ours.get("error") or "; ".join(f"{s}: {t.get('error', '?')}"
-                                                 for s, t in tvms.items())
+            why = ours.get("error") or "; ".join(
+                f"{s}: {t.get('error', '?')}" for s, t in tvms.items()
+            )
             failed.append((name, ("tir-mlir: " if "error" in ours else "TVM: ") + why))
             continue
         t_tvm, side = min(timed)
@@ -248,37 +285,56 @@ def report(args, all_cases, names, best, out_dir, load0):
         ratio = ours["seconds"] / t_tvm
         ratios.append(ratio)
         rows.append((ratio, name, ours["seconds"], t_tvm, side))
-    threads = "1 thread, CPU time per call" if args.cpu_time else \
-        f"TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', os.cpu_count())}, wall time"
+    threads = (
+        "1 thread, CPU time per call"
+        if args.cpu_time
+        else f"TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', os.cpu_count())}, wall time"
+    )
     load1 = os.getloadavg()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {cpu_model()}, "
-          f"{os.cpu_count()} cores, load average {load0[0]:.2f} -> {load1[0]:.2f} "
-          f"(1/5/15 min at the end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f})")
-    print(f"# seed {args.seed}, {len(names)} cases, best of {args.repeat} rounds of "
-          f"{args.evals} calls, {threads}")
-    print(f"timed {len(ratios)}, refused by TVM only {len(refused_tvm)}, by tir-mlir only "
-          f"{len(refused_ours)}, by both {len(refused_both)}, build/run failed {len(failed)}, "
-          f"outputs differ {len(mismatched)}")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {cpu_model()}, "
+        f"{os.cpu_count()} cores, load average {load0[0]:.2f} -> {load1[0]:.2f} "
+        f"(1/5/15 min at the end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f})"
+    )
+    print(
+        f"# seed {args.seed}, {len(names)} cases, best of {args.repeat} rounds of "
+        f"{args.evals} calls, {threads}"
+    )
+    print(
+        f"timed {len(ratios)}, refused by TVM only {len(refused_tvm)}, by tir-mlir only "
+        f"{len(refused_ours)}, by both {len(refused_both)}, build/run failed {len(failed)}, "
+        f"outputs differ {len(mismatched)}"
+    )
     if ratios:
         p50, p90, p99 = np.percentile(ratios, [50, 90, 99])
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"ratio tir-mlir/TVM: p50 {p50:.2f}  p90 {p90:.2f}  p99 {p99:.2f}  "
-              f"max {max(ratios):.2f}  geomean {geo:.2f}")
+        print(
+            f"ratio tir-mlir/TVM: p50 {p50:.2f}  p90 {p90:.2f}  p99 {p99:.2f}  "
+            f"max {max(ratios):.2f}  geomean {geo:.2f}"
+        )
     rows.sort(reverse=True)
     if rows:
         print(f"\n## {min(args.worst, len(rows))} worst (replay: --seed {args.seed} --cases N)")
-    for ratio, name, ours, t_tvm, side in rows[:args.worst]:
+    for ratio, name, ours, t_tvm, side in rows[: args.worst]:
         code = all_cases[name][1]
-        print(f"\n### {name}: ratio {ratio:.2f} (tir-mlir {ours * 1e3:.3f} ms, TVM {t_tvm * 1e3:.3f}"
-              f" ms, {side})\n# {primitives(code)}\n{code}", end="")
-    for title, items in (("refused by TVM only", refused_tvm),
-                         ("refused by tir-mlir only", refused_ours),
-                         ("build or run failed", failed)):
+        print(
+            f"\n### {name}: ratio {ratio:.2f} (tir-mlir {ours * 1e3:.3f} ms, TVM {t_tvm * 1e3:.3f}"
+            f" ms, {side})\n# {primitives(code)}\n{code}",
+            end="",
+        )
+    for title, items in (
+        ("refused by TVM only", refused_tvm),
+        ("refused by tir-mlir only", refused_ours),
+        ("build or run failed", failed),
+    ):
         if items:
             print(f"\n## {title}")
             for name, why in items:
-                print(f"\n### {name}: {why}\n# {primitives(all_cases[name][1])}\n"
-                      f"{all_cases[name][1]}", end="")
+                print(
+                    f"\n### {name}: {why}\n# {primitives(all_cases[name][1])}\n"
+                    f"{all_cases[name][1]}",
+                    end="",
+                )
     if refused_both:
         print("\n## refused by both (the generator's own misses)")
         for name in refused_both:

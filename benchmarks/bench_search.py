@@ -15,6 +15,7 @@ Per workload (1024 matmul, conv2d 1x64x56x56 with 64 3x3 filters, softmax 256x10
     measurements.
 CPU time is reported because the machine is shared; the load average is printed.
 """
+
 import argparse
 import os
 import sys
@@ -45,15 +46,16 @@ def replay_and_features(mod, samples: int):
     spaces = ctx.generate_design_space()
     strategy = ctx.search_strategy
     strategy.pre_tuning(samples, samples, spaces)
-    strategy.sample(spaces[0].trace)                       # warm caches
+    strategy.sample(spaces[0].trace)  # warm caches
     start = time.process_time()
     cands = [strategy.sample(spaces[k % len(spaces)].trace) for k in range(samples)]
     replay = (time.process_time() - start) / samples
     extractor = ms.feature_extractor.PerStoreFeature()
     start = time.process_time()
     with get_context():
-        extractor.extract_from(ctx, [ms.search_strategy.MeasureCandidate(s)
-                                     for s in cands if s is not None])
+        extractor.extract_from(
+            ctx, [ms.search_strategy.MeasureCandidate(s) for s in cands if s is not None]
+        )
     features = (time.process_time() - start) / samples
     return replay, features, len(spaces), sum(s is None for s in cands)
 
@@ -70,7 +72,7 @@ def trace_replay(mod, samples: int):
     trace = cand.trace.without_postproc()
     out = []
     for trusted in (False, True):
-        trace.apply_to_schedule(tir_mlir.Schedule(mod), trusted=trusted)      # warm
+        trace.apply_to_schedule(tir_mlir.Schedule(mod), trusted=trusted)  # warm
         start = time.process_time()
         for _ in range(samples):
             trace.apply_to_schedule(tir_mlir.Schedule(mod), trusted=trusted)
@@ -103,15 +105,21 @@ def main():
     for name in a.only.split(","):
         mod = tir_mlir.parse(WORKLOADS[name]())
         steps, checked, trusted = trace_replay(mod, a.samples)
-        print(f"{name:11s} trace replay ({steps} steps): checked {checked * 1e3:6.2f} ms, "
-              f"trusted {trusted * 1e3:6.2f} ms ({trusted / steps * 1e3:5.3f} ms/step, "
-              f"{trusted / steps * 20e3:5.2f} ms per 20 steps)", flush=True)
+        print(
+            f"{name:11s} trace replay ({steps} steps): checked {checked * 1e3:6.2f} ms, "
+            f"trusted {trusted * 1e3:6.2f} ms ({trusted / steps * 1e3:5.3f} ms/step, "
+            f"{trusted / steps * 20e3:5.2f} ms per 20 steps)",
+            flush=True,
+        )
         replay, feats, sketches, failed = replay_and_features(mod, a.samples)
         cpu, wall, n = evolutionary_round(mod, a.population)
-        print(f"{name:11s} {sketches} sketches: replay {replay * 1e3:6.2f} ms/candidate "
-              f"({failed} failed), features {feats * 1e3:5.2f} ms/candidate; evolutionary "
-              f"round (population {a.population}, {n} picked): {cpu:6.1f} s CPU, "
-              f"{wall:6.1f} s wall", flush=True)
+        print(
+            f"{name:11s} {sketches} sketches: replay {replay * 1e3:6.2f} ms/candidate "
+            f"({failed} failed), features {feats * 1e3:5.2f} ms/candidate; evolutionary "
+            f"round (population {a.population}, {n} picked): {cpu:6.1f} s CPU, "
+            f"{wall:6.1f} s wall",
+            flush=True,
+        )
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

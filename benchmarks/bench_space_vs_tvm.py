@@ -9,6 +9,7 @@ faster kept), each side in its own process.
 `--threads 1` (the default) times single-threaded code: ratios that hold on a loaded machine.
 Printed per candidate: milliseconds on each side and tir-mlir / TVM; then geomean and worst.
 """
+
 import argparse
 import json
 import math
@@ -24,8 +25,12 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from programs import (conv2d_tvmscript, matmul_tvmscript, softmax_tvmscript,  # noqa: E402
-                      tvm_target)
+from programs import (  # noqa: E402
+    conv2d_tvmscript,
+    matmul_tvmscript,
+    softmax_tvmscript,
+    tvm_target,
+)
 
 WORKLOADS = {
     "matmul512": lambda: matmul_tvmscript(512),
@@ -50,6 +55,7 @@ def sample(workload, samples, seed, folder):
     """Write `samples` candidates' TVMScript into `folder` (0.py, 1.py, ...)."""
     import tir_mlir
     from tir_mlir.meta_schedule.tune_context import TuneContext
+
     mod = tir_mlir.parse(WORKLOADS[workload]())
     ctx = TuneContext(mod, "llvm", search_strategy="replay-trace", rand_state=seed)
     spaces = ctx.generate_design_space()
@@ -71,6 +77,7 @@ def _files(folder):
 def time_ours(folder):
     import tir_mlir
     from tir_mlir.runtime import aligned
+
     out = {}
     for path in _files(folder):
         mod = tir_mlir.parse(path.read_text())
@@ -86,14 +93,21 @@ def time_ours(folder):
 
 def time_tvm(folder):
     import tvm
+
     out = {}
     for path in _files(folder):
         text = path.read_text()
         name = re.search(r"def (\w+)\(", text).group(1)
         func = tvm.script.from_source(text)
         mod = tvm.IRModule({name: func.with_attr("global_symbol", name)})
-        args = [tvm.nd.array(np.random.rand(*[int(x) for x in func.buffer_map[v].shape])
-                             .astype(func.buffer_map[v].dtype)) for v in func.params]
+        args = [
+            tvm.nd.array(
+                np.random.rand(*[int(x) for x in func.buffer_map[v].shape]).astype(
+                    func.buffer_map[v].dtype
+                )
+            )
+            for v in func.params
+        ]
         best = math.inf
         for target in ("llvm", tvm_target()):
             lib = tvm.compile(mod, target=target)
@@ -104,8 +118,12 @@ def time_tvm(folder):
 
 def _side(which, folder, threads):
     env = {**os.environ, "TVM_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
-    proc = subprocess.run([sys.executable, __file__, "--side", which, "--folder", folder],
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--side", which, "--folder", folder],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode:
         raise SystemExit(f"{which} side failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.splitlines()[-1])
@@ -123,8 +141,10 @@ def main():
     if a.side:
         print(json.dumps((time_ours if a.side == "ours" else time_tvm)(a.folder)))
         return
-    print(f"{a.workload}: {a.samples} candidates (seed {a.seed}), {a.threads} thread(s), "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{a.workload}: {a.samples} candidates (seed {a.seed}), {a.threads} thread(s), "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         n = sample(a.workload, a.samples, a.seed, folder)
         ours, theirs = _side("ours", folder, a.threads), _side("tvm", folder, a.threads)
@@ -133,9 +153,11 @@ def main():
     for k in map(str, range(n)):
         ratios.append(ours[k] / theirs[k])
         print(f"{k:>9} {ours[k] * 1e3:12.3f} {theirs[k] * 1e3:9.3f} {ratios[-1]:7.2f}")
-    print(f"geomean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}  "
-          f"worst {max(ratios):.2f}  best candidate: tir-mlir {min(ours.values()) * 1e3:.3f} ms, "
-          f"TVM {min(theirs.values()) * 1e3:.3f} ms")
+    print(
+        f"geomean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}  "
+        f"worst {max(ratios):.2f}  best candidate: tir-mlir {min(ours.values()) * 1e3:.3f} ms, "
+        f"TVM {min(theirs.values()) * 1e3:.3f} ms"
+    )
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -10,6 +10,7 @@ compile caches off (TIR_MLIR_CACHE=0; the in-memory libraries and the process's 
 cache folder cleared before each build): lowering, LLVM's
 `opt`/`llc`, linking and loading. The issue's target: symbolic <= 1.5x static.
 """
+
 import argparse
 import os
 import statistics
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ["TIR_MLIR_CACHE"] = "0"          # every build compiles (before tir_mlir loads)
+os.environ["TIR_MLIR_CACHE"] = "0"  # every build compiles (before tir_mlir loads)
 
 import numpy as np
 
@@ -55,8 +56,11 @@ def static_at(mod, size: int):
     out = mod.copy()
     with get_context():
         (params,) = signatures(out.module).values()
-        values = {p.name: size if p.kind in ("var", "index") else 1.0
-                  for p in params if p.kind != "buffer"}
+        values = {
+            p.name: size if p.kind in ("var", "index") else 1.0
+            for p in params
+            if p.kind != "buffer"
+        }
         specialize_module(out.module, values)
     return out
 
@@ -65,7 +69,7 @@ def build_secs(mod, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         build_module._LIBRARIES.items.clear()
-        for so in private_dir().glob("*.so"):      # (this process's compile cache)
+        for so in private_dir().glob("*.so"):  # (this process's compile cache)
             so.unlink()
         start = time.perf_counter()
         tir_mlir.build(mod)
@@ -90,8 +94,11 @@ def arrays_at(mod, size: int):
         (params,) = signatures(mod.module).values()
     values = {p.name: size for p in params if p.kind in ("var", "index")}
     rng = np.random.default_rng(0)
-    return [rng.random([size_exprs.evaluate(s, values) for s in p.shape]).astype(p.dtype)
-            for p in params if p.kind == "buffer"]
+    return [
+        rng.random([size_exprs.evaluate(s, values) for s in p.shape]).astype(p.dtype)
+        for p in params
+        if p.kind == "buffer"
+    ]
 
 
 def main(argv=None):
@@ -101,8 +108,10 @@ def main(argv=None):
     ap.add_argument("--only", default=",".join(DEFAULT + ("add_scheduled",)))
     ap.add_argument("--run", action="store_true", help="also time the two kernels at --size")
     args = ap.parse_args(argv)
-    print(f"{'program':16} {'build: symbolic ms':>18} {'static ms':>10} {'ratio':>6}"
-          + (f" {'run: symbolic ms':>16} {'static ms':>10} {'ratio':>6}" if args.run else ""))
+    print(
+        f"{'program':16} {'build: symbolic ms':>18} {'static ms':>10} {'ratio':>6}"
+        + (f" {'run: symbolic ms':>16} {'static ms':>10} {'ratio':>6}" if args.run else "")
+    )
     ratios, run_ratios = [], []
     for name in args.only.split(","):
         mod = scheduled_add() if name == "add_scheduled" else load(name)
@@ -118,11 +127,15 @@ def main(argv=None):
             run_ratios.append(rs / rt)
             line += f" {rs * 1e3:16.3f} {rt * 1e3:10.3f} {rs / rt:6.2f}"
         print(line)
-    print(f"build: geomean ratio {statistics.geometric_mean(ratios):.2f}, worst "
-          f"{max(ratios):.2f} (target <= 1.5)")
+    print(
+        f"build: geomean ratio {statistics.geometric_mean(ratios):.2f}, worst "
+        f"{max(ratios):.2f} (target <= 1.5)"
+    )
     if run_ratios:
-        print(f"run: geomean ratio {statistics.geometric_mean(run_ratios):.2f}, worst "
-              f"{max(run_ratios):.2f}")
+        print(
+            f"run: geomean ratio {statistics.geometric_mean(run_ratios):.2f}, worst "
+            f"{max(run_ratios):.2f}"
+        )
     return 0
 
 

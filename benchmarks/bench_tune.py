@@ -12,6 +12,7 @@ when tir-mlir's tuning first measured a program at least as fast as TVM's final 
 TVM runs in its own process (`--tvm-worker`), so neither tuner shares a process, thread pool
 or LLVM instance with the other.
 """
+
 import argparse
 import json
 import os
@@ -28,14 +29,17 @@ import tir_mlir
 import tir_mlir.meta_schedule as ms
 
 sys.path.insert(0, str(Path(__file__).parent))
-from programs import (conv2d_tvmscript, matmul_tvmscript, softmax_tvmscript,  # noqa: E402
-                      tvm_target)
+from programs import (
+    conv2d_tvmscript,
+    matmul_tvmscript,
+    softmax_tvmscript,  # noqa: E402
+    tvm_target,
+)
 
 WORKLOADS = {
-    "matmul1024": (lambda: matmul_tvmscript(1024), "matmul", 2 * 1024 ** 3),
-    "matmul512": (lambda: matmul_tvmscript(512), "matmul", 2 * 512 ** 3),
-    "conv2d": (lambda: conv2d_tvmscript(1, 64, 56, 64, 3), "conv2d",
-               2 * 64 * 56 * 56 * 64 * 9),
+    "matmul1024": (lambda: matmul_tvmscript(1024), "matmul", 2 * 1024**3),
+    "matmul512": (lambda: matmul_tvmscript(512), "matmul", 2 * 512**3),
+    "conv2d": (lambda: conv2d_tvmscript(1, 64, 56, 64, 3), "conv2d", 2 * 64 * 56 * 56 * 64 * 9),
     "softmax": (lambda: softmax_tvmscript(256, 1024), "softmax", 5 * 256 * 1024),
 }
 
@@ -43,6 +47,7 @@ WORKLOADS = {
 def _args(mod_src, func, rng):
     """Random inputs, zero outputs, from the unscheduled program's buffers."""
     from tir_mlir.meta_schedule.arg_info import ArgInfo
+
     infos = ArgInfo.from_entry_func(tir_mlir.parse(mod_src))
     return [tir_mlir.nd.array(rng.uniform(-1, 1, i.shape).astype(i.dtype)) for i in infos]
 
@@ -62,12 +67,17 @@ def tune_ours(src, func, trials, per_iter, population, cores, work_dir):
     mod = tir_mlir.parse(src)
     target = f"llvm -num-cores={cores}"
     start, unix_start = time.perf_counter(), time.time()
-    db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials,
-                     num_trials_per_iter=per_iter, seed=0,
-                     strategy=ms.search_strategy.EvolutionarySearch(
-                         population_size=population))
+    db = ms.tune_tir(
+        mod,
+        target,
+        work_dir,
+        max_trials_global=trials,
+        num_trials_per_iter=per_iter,
+        seed=0,
+        strategy=ms.search_strategy.EvolutionarySearch(population_size=population),
+    )
     wall = time.perf_counter() - start
-    curve, best = [], float("inf")      # (seconds since the start, best mean time so far)
+    curve, best = [], float("inf")  # (seconds since the start, best mean time so far)
     for r in db.get_all_tuning_records():
         if r.is_valid and r.mean_sec < best:
             best = r.mean_sec
@@ -79,8 +89,7 @@ def tune_ours(src, func, trials, per_iter, population, cores, work_dir):
     tir_mlir.build(mod)[func](*ref)
     lib[func](*args)
     np.testing.assert_allclose(args[-1], ref[-1], rtol=1e-3, atol=1e-3)
-    call = lib[func].prepare(*args) if hasattr(lib[func], "prepare") else \
-        (lambda: lib[func](*args))
+    call = lib[func].prepare(*args) if hasattr(lib[func], "prepare") else (lambda: lib[func](*args))
     return _median_secs(call), len(db), wall, curve
 
 
@@ -92,11 +101,11 @@ def reached(curve, secs):
 def tune_tvm(src, func, trials, per_iter, cores, work_dir):
     import tvm
     from tvm import meta_schedule as tms
+
     mod = tvm.script.from_source(src)
     target = tvm.target.Target(f"{tvm_target()} -num-cores={cores}")
     start = time.perf_counter()
-    db = tms.tune_tir(mod, target, work_dir, max_trials_global=trials,
-                      num_trials_per_iter=per_iter)
+    db = tms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=per_iter)
     wall = time.perf_counter() - start
     sch = tms.tir_integration.compile_tir(db, mod, target)
     lib = tvm.compile(sch.mod, target=target)
@@ -107,14 +116,28 @@ def tune_tvm(src, func, trials, per_iter, cores, work_dir):
 def tune_tvm_isolated(name, trials, per_iter, cores, work_dir):
     """tune_tvm in a fresh interpreter; None (with its error printed) when TVM is missing
     or the run failed."""
-    cmd = [sys.executable, __file__, "--tvm-worker", name, "--trials", str(trials),
-           "--per-iter", str(per_iter), "--work-dir", work_dir]
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env={**os.environ, "TVM_NUM_THREADS": str(cores)})
+    cmd = [
+        sys.executable,
+        __file__,
+        "--tvm-worker",
+        name,
+        "--trials",
+        str(trials),
+        "--per-iter",
+        str(per_iter),
+        "--work-dir",
+        work_dir,
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, "TVM_NUM_THREADS": str(cores)}
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        print(f"TVM run for {name} failed (exit {proc.returncode}): "
-              f"{(proc.stderr or proc.stdout).strip()[-2000:]}", file=sys.stderr)
+        print(
+            f"TVM run for {name} failed (exit {proc.returncode}): "
+            f"{(proc.stderr or proc.stdout).strip()[-2000:]}",
+            file=sys.stderr,
+        )
         return None
     r = json.loads(lines[-1])
     return r["secs"], r["trials"], r["wall"]
@@ -127,7 +150,7 @@ def main():
     p.add_argument("--population", type=int, default=512)
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--skip-tvm", action="store_true")
-    p.add_argument("--tvm-worker", help=argparse.SUPPRESS)   # internal: one TVM run
+    p.add_argument("--tvm-worker", help=argparse.SUPPRESS)  # internal: one TVM run
     p.add_argument("--work-dir", help=argparse.SUPPRESS)
     a = p.parse_args()
     cores = os.cpu_count()
@@ -137,27 +160,37 @@ def main():
         secs, n, wall = tune_tvm(make(), func, a.trials, a.per_iter, cores, a.work_dir)
         print(json.dumps({"secs": secs, "trials": n, "wall": wall}))
         return
-    print(f"trials {a.trials}, {a.per_iter} per round, {cores} cores, "
-          f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'workload':12s} {'tuner':9s} {'GFLOP/s':>9s} {'ms':>9s} {'trials':>7s} "
-          f"{'wall s':>8s}  reached TVM's result after")
+    print(
+        f"trials {a.trials}, {a.per_iter} per round, {cores} cores, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'workload':12s} {'tuner':9s} {'GFLOP/s':>9s} {'ms':>9s} {'trials':>7s} "
+        f"{'wall s':>8s}  reached TVM's result after"
+    )
     for name in a.only.split(","):
         make, func, flops = WORKLOADS[name]
         src = make()
         with tempfile.TemporaryDirectory() as d:
-            secs, n, wall, curve = tune_ours(src, func, a.trials, a.per_iter, a.population,
-                                             cores, d + "/ours")
-            tvm_row = None if a.skip_tvm else \
-                tune_tvm_isolated(name, a.trials, a.per_iter, cores, d + "/tvm")
+            secs, n, wall, curve = tune_ours(
+                src, func, a.trials, a.per_iter, a.population, cores, d + "/ours"
+            )
+            tvm_row = (
+                None
+                if a.skip_tvm
+                else tune_tvm_isolated(name, a.trials, a.per_iter, cores, d + "/tvm")
+            )
         when = ""
         if tvm_row is not None:
             t = reached(curve, tvm_row[0])
             when = "never" if t is None else f"{t:.1f} s ({t / tvm_row[2]:.2f} of TVM's wall)"
-        for tuner, row, note in (("tir-mlir", (secs, n, wall), when),
-                                 ("TVM 0.21", tvm_row, "")):
+        for tuner, row, note in (("tir-mlir", (secs, n, wall), when), ("TVM 0.21", tvm_row, "")):
             if row is not None:
-                print(f"{name:12s} {tuner:9s} {flops / row[0] / 1e9:9.2f} {row[0] * 1e3:9.3f} "
-                      f"{row[1]:7d} {row[2]:8.1f}  {note}", flush=True)
+                print(
+                    f"{name:12s} {tuner:9s} {flops / row[0] / 1e9:9.2f} {row[0] * 1e3:9.3f} "
+                    f"{row[1]:7d} {row[2]:8.1f}  {note}",
+                    flush=True,
+                )
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

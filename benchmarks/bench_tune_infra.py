@@ -15,6 +15,7 @@ the local runner next to the Dask runner on a local cluster.
    DaskRunner on a LocalCluster of 2 one-thread workers (skipped without 'distributed').
 4. --kills N: kill -9 a writer N times at random points (tests run 20).
 """
+
 import argparse
 import os
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 import tir_mlir
 from tir_mlir.meta_schedule.arg_info import ArgInfo
 from tir_mlir.meta_schedule.builder import BuilderInput, LocalBuilder
-from tir_mlir.meta_schedule.database import (JSONDatabase, SQLiteDatabase, TuningRecord)
+from tir_mlir.meta_schedule.database import JSONDatabase, SQLiteDatabase, TuningRecord
 from tir_mlir.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput, make_reference
 from tir_mlir.meta_schedule.target_key import canonical_target
 
@@ -49,8 +50,9 @@ def candidates(mod, n):
 
 def overhead(mod, schedules, tmp):
     from tir_mlir.meta_schedule.process_pool import ProcessPool
+
     builder = LocalBuilder(max_workers=1)
-    (warm,) = builder.build([BuilderInput(mod)])          # start the workers
+    (warm,) = builder.build([BuilderInput(mod)])  # start the workers
     runner = LocalRunner(evaluator_config=CONFIG, reference=make_reference(mod))
     runner.run([RunnerInput(warm.artifact_path)])[0].result()
     pool = ProcessPool(1)
@@ -58,10 +60,14 @@ def overhead(mod, schedules, tmp):
     db = SQLiteDatabase(os.path.join(tmp, "overhead.sqlite"))
     w = db.commit_workload(mod)
     infos = ArgInfo.from_entry_func(mod)
-    print("1. per-candidate overhead (ms): the worker round trip of the program text, the "
-          "runner's wall time beyond its timed calls, the commit")
-    print(f"{'candidate':>10} {'run ms':>8} {'build':>8} {'trip':>6} {'run wall':>9} "
-          f"{'timed':>7} {'commit':>7} {'overhead':>9} {'target':>7}")
+    print(
+        "1. per-candidate overhead (ms): the worker round trip of the program text, the "
+        "runner's wall time beyond its timed calls, the commit"
+    )
+    print(
+        f"{'candidate':>10} {'run ms':>8} {'build':>8} {'trip':>6} {'run wall':>9} "
+        f"{'timed':>7} {'commit':>7} {'overhead':>9} {'target':>7}"
+    )
     for k, sch in enumerate(schedules):
         text = sch.mod.mlir()
         t0 = time.perf_counter()
@@ -70,19 +76,21 @@ def overhead(mod, schedules, tmp):
         (fut,) = runner.run([RunnerInput(res.artifact_path, "cpu", infos)])
         result = fut.result()
         t2 = time.perf_counter()
-        db.commit_tuning_record(TuningRecord(sch.trace, w, result.run_secs, "llvm", infos,
-                                             result.error_msg))
+        db.commit_tuning_record(
+            TuningRecord(sch.trace, w, result.run_secs, "llvm", infos, result.error_msg)
+        )
         t3 = time.perf_counter()
-        trip = min(_timed(lambda: pool.submit("builtins:len", (text,)).result())
-                   for _ in range(5))
+        trip = min(_timed(lambda: pool.submit("builtins:len", (text,)).result()) for _ in range(5))
         run = min(result.run_secs)
         # what the runner must spend: warm-up, the check run, then the timed repeats
         timed = CONFIG.repeat * max(CONFIG.min_repeat_ms / 1e3, CONFIG.number * run) + 2 * run
         over = trip + (t2 - t1 - timed) + (t3 - t2)
         target = 0.3 * timed + 0.050
-        print(f"{k:>10} {run * 1e3:8.3f} {(t1 - t0) * 1e3:8.1f} {trip * 1e3:6.1f} "
-              f"{(t2 - t1) * 1e3:9.1f} {timed * 1e3:7.1f} {(t3 - t2) * 1e3:7.2f} "
-              f"{over * 1e3:9.1f} {target * 1e3:7.1f}{'' if over <= target else '  (over)'}")
+        print(
+            f"{k:>10} {run * 1e3:8.3f} {(t1 - t0) * 1e3:8.1f} {trip * 1e3:6.1f} "
+            f"{(t2 - t1) * 1e3:9.1f} {timed * 1e3:7.1f} {(t3 - t2) * 1e3:7.2f} "
+            f"{over * 1e3:9.1f} {target * 1e3:7.1f}{'' if over <= target else '  (over)'}"
+        )
     pool.shutdown()
     builder.shutdown()
     runner.shutdown()
@@ -103,11 +111,15 @@ def database_scale(mod, schedules, tmp, n):
     path = os.path.join(tmp, "big.sqlite")
     db = SQLiteDatabase(path)
     w = db.commit_workload(mod)
-    recs = [TuningRecord(w_trace[k % len(w_trace)], w, [1e-3 + (k * 7919 % n) * 1e-9], key,
-                         infos, timestamp=k) for k in range(n)]
+    recs = [
+        TuningRecord(
+            w_trace[k % len(w_trace)], w, [1e-3 + (k * 7919 % n) * 1e-9], key, infos, timestamp=k
+        )
+        for k in range(n)
+    ]
     t = time.perf_counter()
     for k in range(0, n, 1000):
-        db.commit_tuning_records(recs[k:k + 1000])
+        db.commit_tuning_records(recs[k : k + 1000])
     print(f"   SQLite: commit {n} records in batches of 1000: {time.perf_counter() - t:.2f} s")
     db.close()
     t = time.perf_counter()
@@ -122,16 +134,20 @@ def database_scale(mod, schedules, tmp, n):
     t = time.perf_counter()
     top = db.get_top_k(w, 10, key)
     topk = time.perf_counter() - t
-    print(f"   SQLite: open {opened * 1e3:.1f} ms, len ({count}) {counted * 1e3:.1f} ms, "
-          f"query_best {queried * 1e3:.1f} ms (incl. hashing the program), "
-          f"get_top_k(10) {topk * 1e3:.1f} ms; best {best.run_secs[0]:.6f} s, {len(top)} top")
+    print(
+        f"   SQLite: open {opened * 1e3:.1f} ms, len ({count}) {counted * 1e3:.1f} ms, "
+        f"query_best {queried * 1e3:.1f} ms (incl. hashing the program), "
+        f"get_top_k(10) {topk * 1e3:.1f} ms; best {best.run_secs[0]:.6f} s, {len(top)} top"
+    )
     db.close()
     jpaths = os.path.join(tmp, "w.json"), os.path.join(tmp, "r.json")
     jdb = JSONDatabase(*jpaths)
     jdb.commit_workload(mod)
     from tir_mlir.meta_schedule.database.json_database import record_to_json
-    with open(jpaths[1], "w") as f:                     # written in one go, not line by line
+
+    with open(jpaths[1], "w") as f:  # written in one go, not line by line
         import json
+
         for r in recs:
             f.write(json.dumps([0, record_to_json(r)]) + "\n")
     t = time.perf_counter()
@@ -142,13 +158,17 @@ def database_scale(mod, schedules, tmp, n):
     first = time.perf_counter() - t
     t = time.perf_counter()
     jdb.query_best(mod, "llvm")
-    print(f"   JSON (TVM's format): open {opened:.2f} s ({len(jdb)} records), first query_best "
-          f"{first:.2f} s (reads every run time), then {time.perf_counter() - t:.3f} s")
+    print(
+        f"   JSON (TVM's format): open {opened:.2f} s ({len(jdb)} records), first query_best "
+        f"{first:.2f} s (reads every run time), then {time.perf_counter() - t:.3f} s"
+    )
 
 
 def local_vs_dask(mod, trials):
-    print(f"\n3. the same tuning run ({trials} trials, replay-trace, seed 0): LocalRunner vs "
-          f"DaskRunner (LocalCluster, 2 workers x 1 thread)")
+    print(
+        f"\n3. the same tuning run ({trials} trials, replay-trace, seed 0): LocalRunner vs "
+        f"DaskRunner (LocalCluster, 2 workers x 1 thread)"
+    )
     try:
         import distributed
     except ImportError:
@@ -161,9 +181,19 @@ def local_vs_dask(mod, trials):
     def tune(runner, tmp):
         db = MemoryDatabase()
         start = time.perf_counter()
-        ms.tune_tir(mod, "llvm", tmp, max_trials_global=trials, num_trials_per_iter=8,
-                    strategy="replay-trace", cost_model="random", database=db, seed=0,
-                    runner=runner, builder=LocalBuilder(max_workers=2))
+        ms.tune_tir(
+            mod,
+            "llvm",
+            tmp,
+            max_trials_global=trials,
+            num_trials_per_iter=8,
+            strategy="replay-trace",
+            cost_model="random",
+            database=db,
+            seed=0,
+            runner=runner,
+            builder=LocalBuilder(max_workers=2),
+        )
         wall = time.perf_counter() - start
         recs = db.get_all_tuning_records()
         ok = [r.mean_sec for r in recs if r.is_valid]
@@ -172,25 +202,33 @@ def local_vs_dask(mod, trials):
     with tempfile.TemporaryDirectory() as tmp:
         rows = [("local",) + tune(LocalRunner(evaluator_config=CONFIG), tmp)]
         t = time.perf_counter()
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                      dashboard_address=None, silence_logs=40) as cluster, \
-                distributed.Client(cluster) as client:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=40
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
             started = time.perf_counter() - t
             rows.append(("dask",) + tune(DaskRunner(client, evaluator_config=CONFIG), tmp))
     for name, wall, ok, n, best in rows:
         print(f"   {name:>5}: {ok}/{n} valid, {wall:.1f} s, best {best * 1e3:.3f} ms")
-    print(f"   (cluster start {started:.1f} s, not included; the dask workers share this "
-          f"machine's cores with the builds and each other, so their timings interfere)")
+    print(
+        f"   (cluster start {started:.1f} s, not included; the dask workers share this "
+        f"machine's cores with the builds and each other, so their timings interfere)"
+    )
 
 
 def kills(n, tmp):
     tests = Path(__file__).parent.parent / "tests"
     sys.path[:0] = [str(tests / "tuner"), str(tests / "support")]
     from test_ms_database import check_kill_survival
+
     t = time.perf_counter()
     total = check_kill_survival(Path(tmp) / "kill.sqlite", n, seed=1)
-    print(f"\n4. kill -9 x {n}: every reported batch kept, none torn; {total} records "
-          f"({time.perf_counter() - t:.1f} s)")
+    print(
+        f"\n4. kill -9 x {n}: every reported batch kept, none torn; {total} records "
+        f"({time.perf_counter() - t:.1f} s)"
+    )
 
 
 def main():

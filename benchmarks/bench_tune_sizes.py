@@ -15,6 +15,7 @@ leaves it out), in its own process with TVM_NUM_THREADS = cores. Prints one row 
 unscheduled / symbolic-tuned / static-tuned / TVM static-tuned, and the ratios; best of
 `--repeat` timings each.
 """
+
 import argparse
 import json
 import os
@@ -49,9 +50,11 @@ def matmul(a: T.handle, b: T.handle, c: T.handle):
 def tuned(mod, work, trials, per_iter, reuse, **kw):
     """The tuning database of `mod` in `work`: tuned now, or (reuse) read as a run left it."""
     if reuse:
-        return ms.database.JSONDatabase(os.path.join(work, "database_workload.json"),
-                                        os.path.join(work, "database_tuning_record.json"),
-                                        allow_missing=False)
+        return ms.database.JSONDatabase(
+            os.path.join(work, "database_workload.json"),
+            os.path.join(work, "database_tuning_record.json"),
+            allow_missing=False,
+        )
     return ms.tune_tir(mod, "llvm", work, trials, num_trials_per_iter=per_iter, seed=0, **kw)
 
 
@@ -73,23 +76,28 @@ def time_ms(lib, n: int, k: int, repeat: int) -> float:
     return min(lib.time_evaluator("matmul", number=3, repeat=repeat)(a, b, c).results) * 1e3
 
 
-def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work: str,
-                  reuse: bool = False):
+def tvm_static_ms(
+    k: int, n: int, trials: int, per_iter: int, repeat: int, work: str, reuse: bool = False
+):
     """TVM 0.21 tuning the program specialized at n, timed like ours (its own process)."""
     import tvm
     from tvm import meta_schedule as tms
+
     sys.path.insert(0, str(Path(__file__).parent))
     from programs import tvm_target
+
     func = tvm.script.from_source(SOURCE.format(k=k))
-    fixed = tvm.IRModule({"matmul": func.specialize(
-        {func.params[0]: tvm.tir.decl_buffer((n, k), "float32")})})
+    fixed = tvm.IRModule(
+        {"matmul": func.specialize({func.params[0]: tvm.tir.decl_buffer((n, k), "float32")})}
+    )
     target = tvm.target.Target(f"{tvm_target()} -num-cores={os.cpu_count()}")
     start = time.perf_counter()
     if reuse:
         db = tms.database.JSONDatabase(work_dir=work, allow_missing=False)
     else:
-        db = tms.tune_tir(fixed, target, work, max_trials_global=trials,
-                          num_trials_per_iter=per_iter)
+        db = tms.tune_tir(
+            fixed, target, work, max_trials_global=trials, num_trials_per_iter=per_iter
+        )
     wall = time.perf_counter() - start
     lib = tvm.build(tms.tir_integration.compile_tir(db, fixed, target).mod, target=target)
     a, b, c = _inputs(n, k)
@@ -102,14 +110,33 @@ def tvm_static_ms(k: int, n: int, trials: int, per_iter: int, repeat: int, work:
 
 def tvm_isolated(k, n, trials, per_iter, repeat, work, reuse):
     """tvm_static_ms in a fresh interpreter: TVM's LLVM never shares a process with ours."""
-    cmd = [sys.executable, __file__, "--tvm-worker", str(n), "--k", str(k), "--trials",
-           str(trials), "--repeat", str(repeat), "--work-dir", work] + ["--reuse"] * reuse
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env={**os.environ, "TVM_NUM_THREADS": str(os.cpu_count())})
+    cmd = [
+        sys.executable,
+        __file__,
+        "--tvm-worker",
+        str(n),
+        "--k",
+        str(k),
+        "--trials",
+        str(trials),
+        "--repeat",
+        str(repeat),
+        "--work-dir",
+        work,
+    ] + ["--reuse"] * reuse
+    proc = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TVM_NUM_THREADS": str(os.cpu_count())},
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        print(f"TVM at n = {n} failed (exit {proc.returncode}): "
-              f"{(proc.stderr or proc.stdout).strip()[-1500:]}", file=sys.stderr)
+        print(
+            f"TVM at n = {n} failed (exit {proc.returncode}): "
+            f"{(proc.stderr or proc.stdout).strip()[-1500:]}",
+            file=sys.stderr,
+        )
         return None
     return json.loads(lines[-1])["ms"]
 
@@ -123,14 +150,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-tvm", action="store_true")
     ap.add_argument("--work-dir", default=None)
-    ap.add_argument("--reuse", action="store_true",
-                    help="time the databases a run left in --work-dir instead of tuning")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="time the databases a run left in --work-dir instead of tuning",
+    )
     ap.add_argument("--tvm-worker", type=int, help=argparse.SUPPRESS)  # internal: one TVM run
     args = ap.parse_args()
     per_iter = min(args.trials, 16)
     if args.tvm_worker:
-        ms_, wall = tvm_static_ms(args.k, args.tvm_worker, args.trials, per_iter, args.repeat,
-                                  args.work_dir, args.reuse)
+        ms_, wall = tvm_static_ms(
+            args.k, args.tvm_worker, args.trials, per_iter, args.repeat, args.work_dir, args.reuse
+        )
         print(json.dumps({"ms": ms_, "wall": wall}))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -140,8 +171,14 @@ def main():
     work = args.work_dir or tempfile.mkdtemp(prefix="bench_tune_sizes_")
     load0, start = os.getloadavg()[0], time.perf_counter()
     mod = tir_mlir.parse(SOURCE.format(k=args.k))
-    db = tuned(mod, os.path.join(work, "symbolic"), args.trials, per_iter, args.reuse,
-               sizes=[{"n": n} for n in sizes])
+    db = tuned(
+        mod,
+        os.path.join(work, "symbolic"),
+        args.trials,
+        per_iter,
+        args.reuse,
+        sizes=[{"n": n} for n in sizes],
+    )
     symbolic = tir_mlir.build(best_module(db, mod))
     unscheduled = tir_mlir.build(mod)
     static = {}
@@ -149,24 +186,42 @@ def main():
         fixed = mod.specialize({"n": n})
         sdb = tuned(fixed, os.path.join(work, f"static_{n}"), args.trials, per_iter, args.reuse)
         static[n] = tir_mlir.build(best_module(sdb, fixed))
-    tvm = {} if args.skip_tvm else {
-        n: tvm_isolated(args.k, n, args.trials, per_iter, args.repeat,
-                        os.path.join(work, f"tvm_{n}"), args.reuse) for n in sizes + checks}
+    tvm = (
+        {}
+        if args.skip_tvm
+        else {
+            n: tvm_isolated(
+                args.k,
+                n,
+                args.trials,
+                per_iter,
+                args.repeat,
+                os.path.join(work, f"tvm_{n}"),
+                args.reuse,
+            )
+            for n in sizes + checks
+        }
+    )
     rows = []
     for n in sizes + checks:
         u, s = time_ms(unscheduled, n, args.k, 1), time_ms(symbolic, n, args.k, args.repeat)
         rows.append((n, u, s, time_ms(static[n], n, args.k, args.repeat), tvm.get(n)))
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
-          f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, {time.perf_counter() - start:.0f} s")
-    print(f"matmul n x {args.k} x {args.k}, {args.trials} trials each; symbolic kernel tuned "
-          f"over n = {sizes}; ms, best of {args.repeat}")
-    print(f"{'n':>6} {'unscheduled':>12} {'symbolic':>10} {'static':>10} {'TVM static':>10} "
-          f"{'sym/static':>10} {'sym/TVM':>8} {'unsched/sym':>11}")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
+        f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, {time.perf_counter() - start:.0f} s"
+    )
+    print(
+        f"matmul n x {args.k} x {args.k}, {args.trials} trials each; symbolic kernel tuned "
+        f"over n = {sizes}; ms, best of {args.repeat}"
+    )
+    print(
+        f"{'n':>6} {'unscheduled':>12} {'symbolic':>10} {'static':>10} {'TVM static':>10} "
+        f"{'sym/static':>10} {'sym/TVM':>8} {'unsched/sym':>11}"
+    )
     for n, u, s, st, tv in rows:
         tvs = f"{tv:10.3f}" if tv else f"{'-':>10}"
         tvr = f"{s / tv:8.2f}" if tv else f"{'-':>8}"
-        print(f"{n:>6} {u:12.3f} {s:10.3f} {st:10.3f} {tvs} {s / st:10.2f} {tvr} "
-              f"{u / s:11.1f}")
+        print(f"{n:>6} {u:12.3f} {s:10.3f} {st:10.3f} {tvs} {s / st:10.2f} {tvr} {u / s:11.1f}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ importable) TVM 0.21's `tvm.compile` of the same TVMScript. Prints median times 
 
     python benchmarks/bench_unscheduled.py
 """
+
 import importlib.util
 import subprocess
 import sys
@@ -37,20 +38,34 @@ CASES = [
     ("matmul 256", matmul_tvmscript(256), lambda a, b, c: np.matmul(a, b, out=c)),
     ("matmul 512", matmul_tvmscript(512), lambda a, b, c: np.matmul(a, b, out=c)),
     ("matmul 1024", matmul_tvmscript(1024), lambda a, b, c: np.matmul(a, b, out=c)),
-    ("conv2d 16->32 14x14 3x3", (PROGRAMS / "conv2d_pad.tir").read_text(),
-     lambda a, w, b: b.__setitem__(..., _conv_np(a, w))),
-    ("softmax 64x128", (PROGRAMS / "softmax.tir").read_text(),
-     lambda a, b: b.__setitem__(..., _softmax_np(a))),
+    (
+        "conv2d 16->32 14x14 3x3",
+        (PROGRAMS / "conv2d_pad.tir").read_text(),
+        lambda a, w, b: b.__setitem__(..., _conv_np(a, w)),
+    ),
+    (
+        "softmax 64x128",
+        (PROGRAMS / "softmax.tir").read_text(),
+        lambda a, b: b.__setitem__(..., _softmax_np(a)),
+    ),
 ] + [
     # the test suite's other programs, as written; checked against the interpreter
     (name, (PROGRAMS / f"{name}.tir").read_text(), None)
-    for name in ("batch_matmul", "conv2d_nhwc", "depthwise_conv2d", "layernorm", "maxpool2d",
-                 "transpose_add", "int8_matmul")
+    for name in (
+        "batch_matmul",
+        "conv2d_nhwc",
+        "depthwise_conv2d",
+        "layernorm",
+        "maxpool2d",
+        "transpose_add",
+        "int8_matmul",
+    )
 ]
 
 
 def median_time(fn, min_ms=200):
     import time
+
     fn()
     times = []
     for _ in range(5):
@@ -85,11 +100,20 @@ def main():
             print(f"{title:26s} {ours * 1e3:12.3f} {gf} {'-':>9s} {'-':>7s}", flush=True)
             continue
         np_t = median_time(lambda: reference(*ref))
-        print(f"{title:26s} {ours * 1e3:12.3f} {gf} {np_t * 1e3:9.3f} {ours / np_t:7.1f}", flush=True)
+        print(
+            f"{title:26s} {ours * 1e3:12.3f} {gf} {np_t * 1e3:9.3f} {ours / np_t:7.1f}", flush=True
+        )
     if importlib.util.find_spec("tvm") is not None:
         print()
-        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_vs_tvm.py")),
-                        "--unscheduled", *sys.argv[1:]], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("bench_vs_tvm.py")),
+                "--unscheduled",
+                *sys.argv[1:],
+            ],
+            check=True,
+        )
 
 
 if __name__ == "__main__":

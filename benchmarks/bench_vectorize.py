@@ -6,6 +6,7 @@ against numpy first.
 
     python benchmarks/bench_vectorize.py [--repeat 5]
 """
+
 import argparse
 import os
 import sys
@@ -19,7 +20,7 @@ import tir_mlir
 sys.path.insert(0, str(Path(__file__).parent))
 from programs import matmul_tvmscript, tvm_target  # noqa: E402
 
-ADD = '''
+ADD = """
 @T.prim_func
 def add(A: T.Buffer((256, {n}), "float32"), B: T.Buffer((256, {n}), "float32"),
         C: T.Buffer((256, {n}), "float32")):
@@ -28,8 +29,8 @@ def add(A: T.Buffer((256, {n}), "float32"), B: T.Buffer((256, {n}), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] + B[vi, vj]
-'''
-TRANSPOSE = '''
+"""
+TRANSPOSE = """
 @T.prim_func
 def transpose(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32")):
     T.func_attr({"global_symbol": "transpose", "tir.noalias": True})
@@ -37,9 +38,9 @@ def transpose(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vj, vi] * T.float32(2)
-'''
+"""
 
-PAD = '''
+PAD = """
 @T.prim_func
 def pad(A: T.Buffer((64, 56, 56), "float32"), B: T.Buffer((64, 58, 58), "float32")):
     T.func_attr({"global_symbol": "pad", "tir.noalias": True})
@@ -48,11 +49,12 @@ def pad(A: T.Buffer((64, 56, 56), "float32"), B: T.Buffer((64, 58, 58), "float32
             vc, vh, vw = T.axis.remap("SSS", [c, h, w])
             B[vc, vh, vw] = T.if_then_else(1 <= vh and vh < 57 and 1 <= vw and vw < 57,
                                            A[vc, vh - 1, vw - 1], T.float32(0))
-'''
+"""
 
 
 def matmul_split(order, decompose=False):
     """Split j by 16, reorder to `order` (names i, j0, j1, k), vectorize j1."""
+
     def schedule(sch):
         c = sch.get_block("C")
         i, j, k = sch.get_loops(c)
@@ -62,6 +64,7 @@ def matmul_split(order, decompose=False):
         sch.vectorize(j1)
         if decompose:
             sch.decompose_reduction(c, loops[order[order.index("j1") - 1]])
+
     return schedule
 
 
@@ -100,14 +103,22 @@ CASES = [  # name, (program, shapes, numpy), schedule
     ("matmul 256 i,j0,k,j1 decomposed", _mm(256), matmul_split("i j0 k j1".split(), True)),
     ("matmul 1000 i,k,j0,j1 (T.where)", _mm(1000), matmul_split("i k j0 j1".split())),
     ("matmul 1024 i,k,j0,j1 (init in loop)", _mm(1024), matmul_split("i k j0 j1".split())),
-    ("add 256x1000 split 16 + parallel", (ADD.format(n=1000), [(256, 1000)] * 3,
-                                          lambda a, b: [a + b]), elementwise),
-    ("transpose*2 512 (strided loads)", (TRANSPOSE, [(512, 512)] * 2,
-                                         lambda a: [a.T * 2]), transpose),
-    ("add 256x1000 fused, one vectorized loop", (ADD.format(n=1000), [(256, 1000)] * 3,
-                                                 lambda a, b: [a + b]), fused),
-    ("pad 64x56x56 (T.if_then_else, split 16)", (PAD, [(64, 56, 56), (64, 58, 58)], _pad_np),
-     pad),
+    (
+        "add 256x1000 split 16 + parallel",
+        (ADD.format(n=1000), [(256, 1000)] * 3, lambda a, b: [a + b]),
+        elementwise,
+    ),
+    (
+        "transpose*2 512 (strided loads)",
+        (TRANSPOSE, [(512, 512)] * 2, lambda a: [a.T * 2]),
+        transpose,
+    ),
+    (
+        "add 256x1000 fused, one vectorized loop",
+        (ADD.format(n=1000), [(256, 1000)] * 3, lambda a, b: [a + b]),
+        fused,
+    ),
+    ("pad 64x56x56 (T.if_then_else, split 16)", (PAD, [(64, 56, 56), (64, 58, 58)], _pad_np), pad),
 ]
 
 # TVM 0.21 aborts the whole process on these ("LLVM ERROR: Cannot implicitly convert a scalable
@@ -129,18 +140,23 @@ def main():
         lib = tir_mlir.build(sch.mod)
         fname = sch.mod.module.body.operations[0].attributes["sym_name"].value
         arrays = [tir_mlir.nd.array(rng.standard_normal(s).astype("float32")) for s in shapes]
-        outs = reference(*arrays[:len(shapes) - 1])
+        outs = reference(*arrays[: len(shapes) - 1])
         lib[fname](*arrays)
-        for got, want in zip(arrays[len(shapes) - len(outs):], outs):
+        for got, want in zip(arrays[len(shapes) - len(outs) :], outs):
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
         t = min(lib.time_evaluator(fname, number=3, repeat=args.repeat)(*arrays).results)
         cpu = _best(lib[fname].prepare(*arrays), args.repeat, time.process_time)
-        ref = _best(lambda: reference(*arrays[:len(shapes) - 1]), args.repeat)
-        theirs = None if name in TVM_ABORTS else \
-            _tvm_cpu_time(text, schedule, fname, arrays, args.repeat)
+        ref = _best(lambda: reference(*arrays[: len(shapes) - 1]), args.repeat)
+        theirs = (
+            None
+            if name in TVM_ABORTS
+            else _tvm_cpu_time(text, schedule, fname, arrays, args.repeat)
+        )
         tvm_col = f"{theirs * 1e3:.3f}" if theirs else "-"
-        print(f"| {name} | {t * 1e3:.3f} | {cpu * 1e3:.3f} | {tvm_col} | {ref * 1e3:.3f} |",
-              flush=True)
+        print(
+            f"| {name} | {t * 1e3:.3f} | {cpu * 1e3:.3f} | {tvm_col} | {ref * 1e3:.3f} |",
+            flush=True,
+        )
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 

@@ -16,6 +16,7 @@ Prints a table, `geomean` and `worst` of tir-mlir time / TVM time (< 1: tir-mlir
 each side, the kernel's CPU time (`time.thread_time` over a Python loop of calls, best of
 repeats) instead of wall time. Microsecond kernels then include each side's Python call cost.
 """
+
 import argparse
 import json
 import math
@@ -40,23 +41,35 @@ HERE = Path(__file__).resolve().parent
 
 
 def all_cases(which="all"):
-    sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "differential"),
-                    str(HERE.parent / "tests" / "support")]
+    sys.path[:0] = [
+        str(HERE),
+        str(HERE.parent / "tests" / "differential"),
+        str(HERE.parent / "tests" / "support"),
+    ]
     cases = {}
     if which in ("all", "classic"):
         from test_schedule_tvm_differential import CASES as CLASSIC
+
         # a case whose numerics the suite does not check (disable_predication on a non-dividing
         # split) writes past its buffers: TVM's build would corrupt the worker's heap (and
         # tir-mlir's plain build refuses it: docs/tvm_compat.md, "Run time")
-        cases.update({f"classic/{k}": v[:2] for k, v in sorted(CLASSIC.items())
-                      if (v[2:] or [{}])[0].get("numerics", True)})
+        cases.update(
+            {
+                f"classic/{k}": v[:2]
+                for k, v in sorted(CLASSIC.items())
+                if (v[2:] or [{}])[0].get("numerics", True)
+            }
+        )
     if which in ("all", "realistic"):
         from vs_tvm_cases import CASES as REALISTIC
+
         cases.update(REALISTIC)
     if which in ("all", "unscheduled"):
         from bench_unscheduled import CASES as UNSCHEDULED
-        cases.update({f"unscheduled/{title}": (text, _unscheduled)
-                      for title, text, _ in UNSCHEDULED})
+
+        cases.update(
+            {f"unscheduled/{title}": (text, _unscheduled) for title, text, _ in UNSCHEDULED}
+        )
     return cases
 
 
@@ -86,8 +99,7 @@ def worker(side, names, out_dir, which):
             else:
                 seconds, outs = _measure_tvm(name, src, schedule, side)
         except Exception as e:  # noqa: BLE001 - a rejected schedule or failed build: reported
-            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:300]}),
-                  flush=True)
+            print(json.dumps({"case": name, "error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
             continue
         np.savez(Path(out_dir) / f"{name.replace('/', '_')}.{side}.npz", *outs)
         print(json.dumps({"case": name, "seconds": seconds}), flush=True)
@@ -101,8 +113,12 @@ def run_side(side, names, out_dir, which):
     env.setdefault("TVM_NUM_THREADS", cores)
     env.setdefault("OMP_NUM_THREADS", cores)
     while todo:
-        p = subprocess.run([sys.executable, __file__, "--worker", side, "--which", which,
-                            "--out", out_dir, *todo], capture_output=True, text=True, env=env)
+        p = subprocess.run(
+            [sys.executable, __file__, "--worker", side, "--which", which, "--out", out_dir, *todo],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         started = None
         for line in p.stdout.splitlines():
             rec = json.loads(line)
@@ -114,9 +130,13 @@ def run_side(side, names, out_dir, which):
         if p.returncode and started is None and not results:
             raise SystemExit(f"{side} worker failed:\n{p.stderr[-3000:]}")
         if started is not None:
-            results[started] = {"case": started, "error": f"worker died ({p.returncode}): "
-                                + p.stderr.strip().splitlines()[-1:][0][:200]
-                                if p.stderr.strip() else f"worker died ({p.returncode})"}
+            results[started] = {
+                "case": started,
+                "error": f"worker died ({p.returncode}): "
+                + p.stderr.strip().splitlines()[-1:][0][:200]
+                if p.stderr.strip()
+                else f"worker died ({p.returncode})",
+            }
         done = set(results)
         todo = [n for n in todo if n not in done]
     return results
@@ -126,8 +146,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--filter", default="")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="one thread each side, CPU time per call (for a loaded machine)")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="one thread each side, CPU time per call (for a loaded machine)",
+    )
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--classic", action="store_const", dest="which", const="classic")
     group.add_argument("--realistic", action="store_const", dest="which", const="realistic")
@@ -152,20 +175,25 @@ def main():
             for side in SIDES:
                 for name, rec in run_side(side, names, out_dir, which).items():
                     prev = best[side].get(name)
-                    if "seconds" in rec and (prev is None or "seconds" not in prev
-                                             or rec["seconds"] < prev["seconds"]):
+                    if "seconds" in rec and (
+                        prev is None or "seconds" not in prev or rec["seconds"] < prev["seconds"]
+                    ):
                         best[side][name] = rec
                     elif prev is None:
                         best[side][name] = rec
-            print(f"round {r + 1}/{args.rounds} done ({time.time() - start:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"round {r + 1}/{args.rounds} done ({time.time() - start:.0f} s)", file=sys.stderr
+            )
         rows, ratios = [], []
         for name in names:
             ours = best["proj"].get(name, {})
-            tvms = [(best[s][name]["seconds"], s) for s in ("tvm-llvm", "tvm-host")
-                    if "seconds" in best[s].get(name, {})]
+            tvms = [
+                (best[s][name]["seconds"], s)
+                for s in ("tvm-llvm", "tvm-host")
+                if "seconds" in best[s].get(name, {})
+            ]
             if not tvms:
-                continue        # TVM rejects the schedule or cannot build it for the CPU
+                continue  # TVM rejects the schedule or cannot build it for the CPU
             t_tvm, which_tvm = min(tvms)
             if "seconds" not in ours:
                 rows.append((name, "ERROR " + ours.get("error", "?")[:60], t_tvm, which_tvm, None))
@@ -177,8 +205,10 @@ def main():
             ratios.append(ratio)
             rows.append((name, ours["seconds"], t_tvm, which_tvm, ratio))
     mode = "1 thread, CPU time per call" if CPU_TIME else f"{os.cpu_count()} threads, wall time"
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
-          f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds, {mode}")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load average "
+        f"{load0:.2f} -> {os.getloadavg()[0]:.2f}, best of {args.rounds} rounds, {mode}"
+    )
     print("| case | tir-mlir ms | TVM ms | TVM build | ratio |\n| --- | --- | --- | --- | --- |")
     for name, ours, t_tvm, which_tvm, ratio in rows:
         o = f"{ours * 1e3:.4f}" if isinstance(ours, float) else ours

@@ -6,6 +6,7 @@ pointer, offset, sizes, strides), and checks the results against pure-Python ref
 
     python benchmarks/gpu_ptx_run.py DIR        # exit status 1 on any mismatch
 """
+
 import array
 import ctypes
 import json
@@ -50,7 +51,7 @@ class Buffer:
         return self.host
 
     def fields(self):
-        strides = [math.prod(self.shape[k + 1:]) for k in range(len(self.shape))]
+        strides = [math.prod(self.shape[k + 1 :]) for k in range(len(self.shape))]
         return [self.ptr.value, self.ptr.value, 0, *self.shape, *strides]
 
 
@@ -80,7 +81,7 @@ def reference_ok(name, host, rng):
         a, b = host
         rows, cols, err = 64, 128, 0.0
         for i in range(rows):
-            row = a[i * cols:(i + 1) * cols]
+            row = a[i * cols : (i + 1) * cols]
             m = max(row)
             e = [math.exp(x - m) for x in row]
             s = sum(e)
@@ -105,6 +106,7 @@ def run(name, spec, rng, repeat=20):
         for fn, launch, _, params in launches:
             check("cuLaunchKernel", fn, *launch["grid"], *launch["block"], 0, None, params, None)
         check("cuStreamSynchronize", None)
+
     once()
     for b in bufs:
         b.fetch()
@@ -113,8 +115,10 @@ def run(name, spec, rng, repeat=20):
     for _ in range(repeat):
         once()
     t = (time.perf_counter() - start) / repeat
-    print(f"{'OK' if ok else 'MISMATCH':8s} {name:10s} max rel err {err:.2e}  "
-          f"{t * 1e6:9.1f} us per call (launch + sync)")
+    print(
+        f"{'OK' if ok else 'MISMATCH':8s} {name:10s} max rel err {err:.2e}  "
+        f"{t * 1e6:9.1f} us per call (launch + sync)"
+    )
     for b in bufs:
         check("cuMemFree_v2", b.ptr)
     check("cuModuleUnload", module)

@@ -7,6 +7,7 @@ random inputs, compare with numpy, print OK/MISMATCH and kernel times.
 
 Exit status 1 on any mismatch.
 """
+
 import argparse
 import json
 import sys
@@ -21,6 +22,7 @@ sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "support")]
 
 def programs():
     from test_gpu import programs as load  # the same bound programs the tests check
+
     return load()
 
 
@@ -40,6 +42,7 @@ def inputs(name, rng):
 def run():
     import tir_mlir
     from tir_mlir.runtime import cuda
+
     failed = False
     for name, mod in programs().items():
         lib = tir_mlir.build(mod, target="cuda")
@@ -50,8 +53,10 @@ def run():
         failed |= not ok
         dev = [cuda.array(a) for a in args]
         t = lib.time_evaluator(name, number=20, repeat=3)(*dev).median
-        print(f"{'OK' if ok else 'MISMATCH':8s} {name:10s} max|err| {err:.2e}  "
-              f"{t * 1e6:9.1f} us per call (launch + sync)")
+        print(
+            f"{'OK' if ok else 'MISMATCH':8s} {name:10s} max|err| {err:.2e}  "
+            f"{t * 1e6:9.1f} us per call (launch + sync)"
+        )
     return 1 if failed else 0
 
 
@@ -59,13 +64,16 @@ def export(out_dir):
     """PTX and launch sequence of each program, for gpu_ptx_run.py."""
     from tir_mlir.passes.lowering.pipeline import emit_text, lower
     from tir_mlir.runtime.signature import signatures
+
     out = {}
     for name, mod in programs().items():
         gpu_stage = lower(mod.module, "cuda", "gpu")
         params = signatures(mod.module)[name]
-        out[name] = {"ptx": emit_text(mod.module, "ptx", "cuda"),
-                     "params": [{"shape": list(p.shape), "dtype": p.dtype} for p in params],
-                     "launches": _launches(gpu_stage, name)}
+        out[name] = {
+            "ptx": emit_text(mod.module, "ptx", "cuda"),
+            "params": [{"shape": list(p.shape), "dtype": p.dtype} for p in params],
+            "launches": _launches(gpu_stage, name),
+        }
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "kernels.json").write_text(json.dumps(out, indent=1))
     print(f"wrote {Path(out_dir) / 'kernels.json'}")
@@ -74,23 +82,37 @@ def export(out_dir):
 
 def _launches(module, fname):
     from mlir import ir
-    host = next(op.operation for op in module.body.operations
-                if op.operation.name == "func.func"
-                and ir.StringAttr(op.operation.attributes["sym_name"]).value == fname)
+
+    host = next(
+        op.operation
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+        and ir.StringAttr(op.operation.attributes["sym_name"]).value == fname
+    )
     args = list(host.regions[0].blocks[0].arguments)
     launches = []
     for op in host.regions[0].blocks[0].operations:
         if op.operation.name == "gpu.launch_func":
             launch = op.operation.opview
-            size = [ir.IntegerAttr(v.owner.attributes["value"]).value for v in
-                    (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
-                     launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+            size = [
+                ir.IntegerAttr(v.owner.attributes["value"]).value
+                for v in (
+                    launch.gridSizeX,
+                    launch.gridSizeY,
+                    launch.gridSizeZ,
+                    launch.blockSizeX,
+                    launch.blockSizeY,
+                    launch.blockSizeZ,
+                )
+            ]
             pos = [next(k for k, a in enumerate(args) if a == v) for v in launch.kernelOperands]
             kernel = str(ir.SymbolRefAttr(launch.kernel)).split("::@")[-1]
             launches.append({"kernel": kernel, "grid": size[:3], "block": size[3:], "args": pos})
         elif op.operation.name not in ("arith.constant", "func.return"):
-            raise SystemExit(f"{fname}: export handles launches of parameter buffers only, "
-                             f"not {op.operation.name}")
+            raise SystemExit(
+                f"{fname}: export handles launches of parameter buffers only, "
+                f"not {op.operation.name}"
+            )
     return launches
 
 

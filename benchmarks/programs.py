@@ -3,7 +3,7 @@ tir-dialect MLIR (used when the tir-mlir parser is not available)."""
 
 
 def matmul_tvmscript(n):
-    return f'''
+    return f"""
 @T.prim_func
 def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
            C: T.Buffer(({n}, {n}), "float32")):
@@ -14,12 +14,12 @@ def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def matmul_mlir(n):
     t = f"memref<{n}x{n}xf32>"
-    return f'''
+    return f"""
 func.func @matmul(%A: {t} {{tir.name = "A"}}, %B: {t} {{tir.name = "B"}}, %C: {t} {{tir.name = "C"}})
     attributes {{tir.prim_func, tir.func_attrs = {{global_symbol = "matmul", "tir.noalias" = true}}}} {{
   affine.for %i = 0 to {n} {{
@@ -47,13 +47,14 @@ func.func @matmul(%A: {t} {{tir.name = "A"}}, %B: {t} {{tir.name = "B"}}, %C: {t
   }} {{tir.name = "i"}}
   return
 }}
-'''
+"""
 
 
 def tvm_target():
     """TVM's LLVM target for this machine's CPU (tir-mlir's JIT uses the host CPU too; plain
     "llvm" would give TVM generic x86-64 code without AVX-512)."""
     from tvm.target import codegen
+
     return "llvm -mcpu=" + codegen.llvm_get_system_cpu()
 
 
@@ -61,7 +62,7 @@ def conv2d_tvmscript(n=1, c=64, hw=56, f=64, k=3):
     """NCHW conv2d, stride 1, padding k//2 (a padding block "pad" then the reduction
     "conv"): n x c x hw x hw input, f k x k filters."""
     p, hp = k // 2, hw + 2 * (k // 2)
-    return f'''
+    return f"""
 @T.prim_func
 def conv2d(A: T.Buffer(({n}, {c}, {hw}, {hw}), "float32"), W: T.Buffer(({f}, {c}, {k}, {k}), "float32"),
            B: T.Buffer(({n}, {f}, {hw}, {hw}), "float32")):
@@ -77,12 +78,12 @@ def conv2d(A: T.Buffer(({n}, {c}, {hw}, {hw}), "float32"), W: T.Buffer(({f}, {c}
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + pad[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
-'''
+"""
 
 
 def softmax_tvmscript(m=256, n=1024):
     """Row softmax of an m x n matrix: max, exp(x - max), sum, divide."""
-    return f'''
+    return f"""
 @T.prim_func
 def softmax(A: T.Buffer(({m}, {n}), "float32"), B: T.Buffer(({m}, {n}), "float32")):
     T.func_attr({{"global_symbol": "softmax", "tir.noalias": True}})
@@ -109,4 +110,4 @@ def softmax(A: T.Buffer(({m}, {n}), "float32"), B: T.Buffer(({m}, {n}), "float32
         with T.block("norm"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
-'''
+"""

@@ -4,6 +4,7 @@ tiled tl.dot matmuls, one program per row for softmax and row sums, a direct con
 when Triton is not installed. The fp32 matmul asks tl.dot for IEEE fp32 (not TF32), as the
 SIMT tir_mlir kernel and torch's default compute.
 """
+
 try:
     import triton
     import triton.language as tl
@@ -13,16 +14,27 @@ except ImportError:
 
 
 if triton is not None:
+
     @triton.jit
-    def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):
+    def _matmul(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        PRECISION: tl.constexpr,
+    ):
         rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
         rk = tl.arange(0, BLOCK_K)
         a = a_ptr + rm[:, None] * K + rk[None, :]
         b = b_ptr + rk[:, None] * N + rn[None, :]
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for _ in range(0, K, BLOCK_K):          # the sizes are multiples of the blocks
+        for _ in range(0, K, BLOCK_K):  # the sizes are multiples of the blocks
             acc += tl.dot(tl.load(a), tl.load(b), input_precision=PRECISION)
             a += BLOCK_K
             b += BLOCK_K * N
@@ -45,7 +57,7 @@ if triton is not None:
 
     @triton.jit
     def _conv2d(x_ptr, w_ptr, y_ptr, C, H, W, K, BLOCK: tl.constexpr):
-        nk = tl.program_id(0)                    # (image, filter)
+        nk = tl.program_id(0)  # (image, filter)
         n, k = nk // K, nk % K
         p = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         mask = p < H * W
@@ -54,8 +66,11 @@ if triton is not None:
         for c in range(0, C):
             for r in tl.static_range(3):
                 for s in tl.static_range(3):
-                    x = tl.load(x_ptr + ((n * C + c) * (H + 2) + h + r) * (W + 2) + w + s,
-                                mask=mask, other=0.0)
+                    x = tl.load(
+                        x_ptr + ((n * C + c) * (H + 2) + h + r) * (W + 2) + w + s,
+                        mask=mask,
+                        other=0.0,
+                    )
                     acc += x * tl.load(w_ptr + ((k * C + c) * 3 + r) * 3 + s)
         tl.store(y_ptr + nk * H * W + p, acc, mask=mask)
 
@@ -70,9 +85,19 @@ def launcher(name, args, torch):
         f32 = name == "matmul_f32"
         bm, bn, bk = (64, 64, 16) if f32 else (128, 128, 32)
         grid = (m // bm, n // bn)
-        return lambda: _matmul[grid](a, b, out, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                     PRECISION="ieee" if f32 else "tf32",
-                                     num_warps=4 if f32 else 8)
+        return lambda: _matmul[grid](
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            BLOCK_M=bm,
+            BLOCK_N=bn,
+            BLOCK_K=bk,
+            PRECISION="ieee" if f32 else "tf32",
+            num_warps=4 if f32 else 8,
+        )
     if name in ("softmax", "row_sum"):
         x = ins[0]
         rows, n = x.shape

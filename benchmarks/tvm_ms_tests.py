@@ -23,6 +23,7 @@ pass adapted (`--show`: each failing one with the first error line of its report
 `--tvm-cache F.json` keeps TVM's results in F.json and reuses them on the next run).
 Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 """
+
 import json
 import os
 import subprocess
@@ -33,9 +34,13 @@ import tvm_schedule_tests as sched_adapter
 
 _MODE = sched_adapter._MODE
 _OUT = sched_adapter._OUT
-_PATTERNS = ("test_meta_schedule_schedule_rule_", "test_meta_schedule_space_generator",
-             "test_meta_schedule_postproc_", "test_meta_schedule_mutator_",
-             "test_meta_schedule_database")
+_PATTERNS = (
+    "test_meta_schedule_schedule_rule_",
+    "test_meta_schedule_space_generator",
+    "test_meta_schedule_postproc_",
+    "test_meta_schedule_mutator_",
+    "test_meta_schedule_database",
+)
 
 # TVM's ms namespaces and the names in them that are ours (the rest stay TVM's).
 _NAMESPACES = {
@@ -51,6 +56,7 @@ _NAMESPACES = {
 # --- the meta-schedule proxies (built inside the pytest subprocess) ----------------------------
 def _traced_schedule(base, trace_view):
     """The schedule adapter whose `trace` has TVM's face (TraceView)."""
+
     class AdaptedSchedule(base):
         @property
         def trace(self):
@@ -58,6 +64,7 @@ def _traced_schedule(base, trace_view):
 
         def copy(self):
             return AdaptedSchedule(None, _ours=self._s.copy())
+
     return AdaptedSchedule
 
 
@@ -83,8 +90,7 @@ def _ms_adapter(Base, tvm_mod):
             try:
                 parsed[text] = tir_mlir.parse(text)
             except tir_mlir.TIRError as e:
-                raise sched_adapter._Unsupported(f"tir_mlir cannot parse the program: {e}") \
-                    from e
+                raise sched_adapter._Unsupported(f"tir_mlir cannot parse the program: {e}") from e
         return parsed[text]
 
     class Kind:
@@ -115,8 +121,11 @@ def _ms_adapter(Base, tvm_mod):
 
         @property
         def decisions(self):
-            return {v: self._t.insts[k].args["decision"] for k, v in enumerate(self.insts)
-                    if k in self._t.decisions}
+            return {
+                v: self._t.insts[k].args["decision"]
+                for k, v in enumerate(self.insts)
+                if k in self._t.decisions
+            }
 
         def get_decision(self, inst):
             return self._t.get_decision(inst._inst)
@@ -141,7 +150,7 @@ def _ms_adapter(Base, tvm_mod):
             return len(self._t)
 
     AdaptedSchedule = _traced_schedule(Base, TraceView)
-    shims = {}          # our class -> its proxy class
+    shims = {}  # our class -> its proxy class
 
     def to_ours(v):
         if isinstance(v, Proxy):
@@ -161,13 +170,17 @@ def _ms_adapter(Base, tvm_mod):
         if isinstance(v, tvm.tir.FloatImm):
             return float(v.value)
         if isinstance(v, (list, tuple, tvm.ir.container.Array)):
-            return type(v)(to_ours(x) for x in v) if isinstance(v, (list, tuple)) \
+            return (
+                type(v)(to_ours(x) for x in v)
+                if isinstance(v, (list, tuple))
                 else [to_ours(x) for x in v]
+            )
         if isinstance(v, (dict, tvm.ir.container.Map)):
             return {to_ours(k): to_ours(x) for k, x in v.items()}
-        if isinstance(v, (types.FunctionType, types.MethodType)) \
-                and not getattr(v, "__module__", "").startswith("tir_mlir"):
-            fn = v                                   # a test's function: give it TVM's objects
+        if isinstance(v, (types.FunctionType, types.MethodType)) and not getattr(
+            v, "__module__", ""
+        ).startswith("tir_mlir"):
+            fn = v  # a test's function: give it TVM's objects
             return lambda *a, **k: to_ours(fn(*to_tvm(a), **to_tvm(k)))
         return v
 
@@ -195,7 +208,7 @@ def _ms_adapter(Base, tvm_mod):
             return to_tvm(fn(*to_ours(a), **to_ours(k)))
         except tir_mlir.ScheduleError as e:
             raise tvm.tir.ScheduleError(str(e)) from e
-        except NotImplementedError as e:        # TVM: a Py* method left to the subclass
+        except NotImplementedError as e:  # TVM: a Py* method left to the subclass
             raise tvm.base.TVMError(str(e)) from e
 
     def proxy_of(obj):
@@ -228,7 +241,7 @@ def _ms_adapter(Base, tvm_mod):
 
         def __init__(self, *a, **k):
             cls = object.__getattribute__(self, "_cls")
-            if type(self) is not shims.get(cls):         # a test's subclass: bridge it
+            if type(self) is not shims.get(cls):  # a test's subclass: bridge it
                 cls = bridge_class(type(self), cls)
                 obj = cls.__new__(cls)
                 obj._user = self
@@ -246,13 +259,13 @@ def _ms_adapter(Base, tvm_mod):
             v = getattr(object.__getattribute__(self, "_obj"), name)
             if callable(v) and not isinstance(v, type):
                 return lambda *a, **k: call(v, a, k)
-            if name == "run_secs" and v is not None:          # TVM gives FloatImms
+            if name == "run_secs" and v is not None:  # TVM gives FloatImms
                 return [tvm.tir.FloatImm("float64", x) for x in v]
             return to_tvm(v)
 
         def __setattr__(self, name, value):
             if type(self) is not shims.get(object.__getattribute__(self, "_cls")):
-                object.__setattr__(self, name, value)    # a test's own state
+                object.__setattr__(self, name, value)  # a test's own state
             else:
                 setattr(object.__getattribute__(self, "_obj"), name, to_ours(value))
 
@@ -287,7 +300,9 @@ def _ms_adapter(Base, tvm_mod):
         def forward(name):
             def m(self, *a, **k):
                 return to_ours(getattr(self._user, name)(*to_tvm(a), **to_tvm(k)))
+
             return m
+
         ns = {n: forward(n) for n in methods}
         ns["_user"] = None
         bridges[user_cls] = type(f"Bridged{user_cls.__name__}", (base, Bridged), ns)
@@ -302,6 +317,7 @@ def _ms_adapter(Base, tvm_mod):
         class Missing:
             def __init__(self, *a, **k):
                 raise NotImplementedError(f"tir_mlir.meta_schedule has no {name}")
+
         Missing.__name__ = name
         return Missing
 
@@ -311,8 +327,11 @@ def _ms_adapter(Base, tvm_mod):
         mod = importlib.import_module(module_name)
         ns = importlib.import_module(f"tvm.meta_schedule.{tvm_name}")
         for name in dir(ns):
-            if not name.startswith("_") and isinstance(getattr(ns, name), type) \
-                    and not hasattr(mod, name):
+            if (
+                not name.startswith("_")
+                and isinstance(getattr(ns, name), type)
+                and not hasattr(mod, name)
+            ):
                 setattr(ns, name, missing(name))
         for name in dir(mod):
             v = getattr(mod, name)
@@ -330,7 +349,7 @@ def _ms_adapter(Base, tvm_mod):
                 shim(v)
     spaces = {k: namespace(m, k) for k, m in _NAMESPACES.items()}
     rules = spaces["schedule_rule"]
-    rules.ReuseType = rules.ReuseConfig             # TVM's name
+    rules.ReuseType = rules.ReuseConfig  # TVM's name
     return spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of, call, to_ours
 
 
@@ -345,8 +364,9 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
 
     from tir_mlir.meta_schedule.tune import tune_tir as ours_tune_tir
 
-    spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of, call, to_ours = \
-        _ms_adapter(AdaptedSchedule, tvm_mod)
+    spaces, shim, AdaptedSchedule, our_module, OurSchedule, kind_of, call, to_ours = _ms_adapter(
+        AdaptedSchedule, tvm_mod
+    )
     for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
         owner.Schedule = AdaptedSchedule
     for name, ns in spaces.items():
@@ -363,11 +383,14 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
 
     def register_func(func_name, f=None, override=False):
         """TVM's registry; a `meta_schedule.*` function (a custom rule) is ours too."""
+
         def reg(fn):
             if isinstance(func_name, str) and func_name.startswith("meta_schedule."):
                 tir_mlir.register_func(func_name, to_ours(fn), override=True)
             return register(func_name, fn, override)
+
         return reg if f is None else reg(f)
+
     tvm.register_func = register_func
 
     def names(types):
@@ -375,16 +398,19 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
         return {t.__name__ for t in types}
 
     def get_rules(kind, types):
-        return [r for r in spaces["schedule_rule"].create(kind)
-                if type(r).__name__ in names(types)]
+        return [r for r in spaces["schedule_rule"].create(kind) if type(r).__name__ in names(types)]
 
     def generate_design_space(kind, mod, target, types, sch_rules=None):
         if sch_rules is None:
             sch_rules = get_rules(kind, types)
-        return tms.TuneContext(mod=mod, target=target,
-                               space_generator=spaces["space_generator"].PostOrderApply(
-                                   sch_rules=sch_rules, postprocs=[], mutator_probs={}),
-                               task_name="test").generate_design_space()
+        return tms.TuneContext(
+            mod=mod,
+            target=target,
+            space_generator=spaces["space_generator"].PostOrderApply(
+                sch_rules=sch_rules, postprocs=[], mutator_probs={}
+            ),
+            task_name="test",
+        ).generate_design_space()
 
     def find_match(mod, sketches, expected_mod, expected_decision, debug_mask="all"):
         for sketch_id, sketch in enumerate(sketches):
@@ -397,8 +423,7 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
                 if kind_of[inst.name] == expected_decision[i][0]:
                     d = expected_decision[i][1]
                     d = [int(x) for x in d] if isinstance(d, (list, tuple)) else int(d)
-                    insts[k] = type(inst)(inst.name, {**inst.args, "decision": d},
-                                          inst.outputs)
+                    insts[k] = type(inst)(inst.name, {**inst.args, "decision": d}, inst.outputs)
                     i += 1
             if i != len(expected_decision):
                 continue
@@ -408,32 +433,40 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
             except tir_mlir.ScheduleError:
                 continue
             got = tvm_mod(sch.mod.script())
-            if os.environ.get("TIR_MLIR_MS_DEBUG"):     # what a mismatch looks like
-                print(f"--- sketch {sketch_id} replayed ---\n{got.script()}\n--- expected "
-                      f"---\n{expected_mod.script()}")
+            if os.environ.get("TIR_MLIR_MS_DEBUG"):  # what a mismatch looks like
+                print(
+                    f"--- sketch {sketch_id} replayed ---\n{got.script()}\n--- expected "
+                    f"---\n{expected_mod.script()}"
+                )
                 try:
                     tvm.ir.assert_structural_equal(got, expected_mod)
                 except ValueError as e:
                     print(str(e)[:3000])
             if spacegen.structural_equal_no_gs(got, expected_mod):
-                verify_roundtrip(AdaptedSchedule(None, _ours=sch), mod, debug_mask=debug_mask,
-                                 text_format="json")
+                verify_roundtrip(
+                    AdaptedSchedule(None, _ours=sch), mod, debug_mask=debug_mask, text_format="json"
+                )
                 return sketch_id
         return None
 
     def check_sketches(mod, sketches, expected_mods, expected_decisions, *, debug_mask="all"):
         assert len(expected_mods) == len(expected_decisions)
         assert len(sketches) == len(expected_mods)
-        expected_mods = [tvm.IRModule({"main": m}) if not isinstance(m, tvm.IRModule) else m
-                         for m in expected_mods]
+        expected_mods = [
+            tvm.IRModule({"main": m}) if not isinstance(m, tvm.IRModule) else m
+            for m in expected_mods
+        ]
         sketches = list(sketches)
         for expected_id, (expected_mod, expected_decision) in enumerate(
-                zip(expected_mods, expected_decisions)):
-            sketch_id = find_match(mod, sketches, expected_mod, expected_decision,
-                                   debug_mask=debug_mask)
+            zip(expected_mods, expected_decisions)
+        ):
+            sketch_id = find_match(
+                mod, sketches, expected_mod, expected_decision, debug_mask=debug_mask
+            )
             if sketch_id is None:
                 raise AssertionError(
-                    f"Expected sketch #{expected_id} doesn't exist in the generated sketches.")
+                    f"Expected sketch #{expected_id} doesn't exist in the generated sketches."
+                )
             sketches.pop(sketch_id)
 
     spacegen.get_rules = get_rules
@@ -446,6 +479,7 @@ def pytest_configure(config):
     import tvm
     import tvm.testing  # noqa: F401
     import tvm.tir.schedule.testing as testing
+
     if os.environ.get(_MODE) == "adapter":
         adapted, roundtrip, adapt_analysis = sched_adapter._adapter_classes()
         adapt_analysis()
@@ -457,6 +491,7 @@ def pytest_configure(config):
         def tvm_parse(text):
             mod = tvm.script.from_source(text)
             return tvm.IRModule({"main": mod}) if isinstance(mod, tvm.tir.PrimFunc) else mod
+
         _install(adapted, _memo(tvm_parse), roundtrip)
 
 
@@ -467,26 +502,50 @@ def _memo(fn):
         if text not in cache:
             cache[text] = fn(text)
         return cache[text]
+
     return get
 
 
 def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and not report.passed):
         with open(os.environ[_OUT], "a") as f:
-            f.write(json.dumps({"test": report.nodeid, "passed": report.passed,
-                                "why": sched_adapter._why(report)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "test": report.nodeid,
+                        "passed": report.passed,
+                        "why": sched_adapter._why(report),
+                    }
+                )
+                + "\n"
+            )
 
 
 # --- the driver ---------------------------------------------------------------------------------
 def _run(mode: str, files, extra) -> dict:
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
         env = dict(os.environ, **{_MODE: mode, _OUT: out.name})
-        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                             env.get("PYTHONPATH", "")])
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tvm_ms_tests",
-                        "-p", "no:cacheprovider", "--continue-on-collection-errors",
-                        *extra, *files],
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.dirname(os.path.abspath(__file__)), env.get("PYTHONPATH", "")]
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "tvm_ms_tests",
+                "-p",
+                "no:cacheprovider",
+                "--continue-on-collection-errors",
+                *extra,
+                *files,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return {os.path.basename(r["test"]): r for r in map(json.loads, out.read().splitlines())}
 
 
@@ -499,11 +558,14 @@ def main(argv) -> int:
     cache = None
     if "--tvm-cache" in argv:
         k = argv.index("--tvm-cache")
-        cache, argv = argv[k + 1], argv[:k] + argv[k + 2:]
+        cache, argv = argv[k + 1], argv[:k] + argv[k + 2 :]
     root, extra = argv[0], argv[1:]
     if os.path.isdir(root):
-        files = sorted(os.path.join(root, f) for f in os.listdir(root)
-                       if f.startswith(_PATTERNS) and f.endswith(".py"))
+        files = sorted(
+            os.path.join(root, f)
+            for f in os.listdir(root)
+            if f.startswith(_PATTERNS) and f.endswith(".py")
+        )
     else:
         files = [root]
     if cache and os.path.exists(cache):
@@ -519,16 +581,17 @@ def main(argv) -> int:
     print(f"{'file':<62} {'TVM passes':>10} {'adapted':>8}")
     for f in files:
         name = os.path.basename(f)
-        base = [t for t, r in theirs.items() if t.split("::")[0].endswith(name)
-                and r["passed"]]
+        base = [t for t, r in theirs.items() if t.split("::")[0].endswith(name) and r["passed"]]
         ok = [t for t in base if adapted.get(t, {}).get("passed")]
         total, passed = total + len(base), passed + len(ok)
         print(f"{name:<62} {len(base):>10} {len(ok):>8}")
         if show:
             for t in base:
                 if t not in ok:
-                    print(f"    FAIL {t.split('::', 1)[1]}: "
-                          f"{adapted.get(t, {}).get('why', 'not run')}")
+                    print(
+                        f"    FAIL {t.split('::', 1)[1]}: "
+                        f"{adapted.get(t, {}).get('why', 'not run')}"
+                    )
     pct = 100.0 * passed / total if total else 0.0
     print(f"{'total':<62} {total:>10} {passed:>8}  ({pct:.1f}%)")
     return 0

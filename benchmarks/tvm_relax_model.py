@@ -15,6 +15,7 @@ tir_mlir's MLIR bindings); TVM_NUM_THREADS comes from the parent:
 their outputs against torch's recorded ones and prints name -> seconds per call (best of 5
 repeats of at least 100 ms) or the reason.
 """
+
 import argparse
 import importlib.util
 import json
@@ -28,6 +29,7 @@ from bench_bridge import DATA, best_secs, check, load_model
 
 def torch_model(name, weights):
     import torch
+
     spec = importlib.util.spec_from_file_location("linalg_regenerate", DATA / "regenerate.py")
     regen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(regen)
@@ -38,6 +40,7 @@ def torch_model(name, weights):
 
 def target(threads):
     import tvm
+
     cpu = tvm.target.codegen.llvm_get_system_cpu()
     return tvm.target.Target(f"llvm -mcpu={cpu} -num-cores={threads}")
 
@@ -49,6 +52,7 @@ def tune_one(name, out_dir: Path, trials_per_task, threads) -> dict:
     from tvm import relax
     from tvm.relax import transform
     from tvm.relax.frontend.torch import from_exported_program
+
     _, inputs, expected, weights = load_model(name)
     model = torch_model(name, weights)
     with torch.no_grad():
@@ -59,14 +63,22 @@ def tune_one(name, out_dir: Path, trials_per_task, threads) -> dict:
     start = time.perf_counter()
     with tgt:
         # static_shape_tuning_pipeline's passes, the budget per task given explicitly
-        mod = tvm.transform.Sequential([transform.DecomposeOpsForInference(),
-                                        transform.CanonicalizeBindings(),
-                                        relax.pipeline.zero_pipeline()])(mod)
+        mod = tvm.transform.Sequential(
+            [
+                transform.DecomposeOpsForInference(),
+                transform.CanonicalizeBindings(),
+                relax.pipeline.zero_pipeline(),
+            ]
+        )(mod)
         tasks = len(ms.relax_integration.extract_tasks(mod, tgt))
-        mod = tvm.transform.Sequential([
-            transform.MetaScheduleTuneIRMod({}, str(work), trials_per_task * tasks,
-                                            max_trials_per_task=trials_per_task),
-            transform.MetaScheduleApplyDatabase(str(work))])(mod)
+        mod = tvm.transform.Sequential(
+            [
+                transform.MetaScheduleTuneIRMod(
+                    {}, str(work), trials_per_task * tasks, max_trials_per_task=trials_per_task
+                ),
+                transform.MetaScheduleApplyDatabase(str(work)),
+            ]
+        )(mod)
     ex = tvm.compile(mod, target=tgt)
     wall = time.perf_counter() - start
     lib = out_dir / f"{name}.so"
@@ -79,6 +91,7 @@ def vm_call(name, lib: Path):
     """(call, inputs, expected): the VM's main over the recorded inputs."""
     import tvm
     from tvm import relax
+
     _, inputs, expected, _ = load_model(name)
     vm = relax.VirtualMachine(tvm.runtime.load_module(str(lib)), tvm.cpu())
     args = [tvm.nd.array(a) for a in inputs]
@@ -87,6 +100,7 @@ def vm_call(name, lib: Path):
 
 def outputs(result):
     import tvm
+
     if isinstance(result, tvm.nd.NDArray):
         return [result.numpy()]
     return [r.numpy() for r in result]
@@ -115,10 +129,13 @@ def main():
                 call, expected = vm_call(name, lib)
                 check(outputs(call()), expected, f"{name} tvm")
                 out[name] = best_secs(call)
-        except Exception as e:         # the column says why, the other models still run
+        except Exception as e:  # the column says why, the other models still run
             traceback.print_exc()
-            out[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]}" \
-                if str(e).strip() else type(e).__name__
+            out[name] = (
+                f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200]}"
+                if str(e).strip()
+                else type(e).__name__
+            )
     print(json.dumps(out))
 
 

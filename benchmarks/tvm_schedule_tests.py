@@ -13,14 +13,15 @@ the tests that pass under TVM and build a schedule, and how many of them pass ad
 (`--show`: each failing one with the first error line of its report).
 Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 """
+
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-_MODE = "TIR_MLIR_ADAPTER_MODE"        # "tvm" | "adapter": set in the pytest subprocess
-_OUT = "TIR_MLIR_ADAPTER_OUT"          # where the subprocess writes its results (JSON lines)
+_MODE = "TIR_MLIR_ADAPTER_MODE"  # "tvm" | "adapter": set in the pytest subprocess
+_OUT = "TIR_MLIR_ADAPTER_OUT"  # where the subprocess writes its results (JSON lines)
 
 
 # --- the adapter (imported inside the pytest subprocess) ---------------------------------------
@@ -33,8 +34,11 @@ def _adapter_classes():
         """TVM's ScheduleError, also an IndexError / ValueError where ours is one (TVM raises
         those for unknown handles and an undecided function, and asserts buffer indices)."""
         extra = tuple(c for c in (IndexError, ValueError, AssertionError) if isinstance(e, c))
-        cls = type("ScheduleError", (tvm.tir.ScheduleError,) + extra, {}) if extra \
+        cls = (
+            type("ScheduleError", (tvm.tir.ScheduleError,) + extra, {})
+            if extra
             else tvm.tir.ScheduleError
+        )
         return cls(str(e))
 
     def ours(v):
@@ -48,13 +52,12 @@ def _adapter_classes():
             return [ours(x) for x in v]
         return v
 
-    parses = {}      # our printed text -> TVM's parse: one object per text, so same_as holds
+    parses = {}  # our printed text -> TVM's parse: one object per text, so same_as holds
 
     def tvm_mod(text: str):
         if text not in parses:
             mod = tvm.script.from_source(text)
-            parses[text] = tvm.IRModule({"main": mod}) if isinstance(mod, tvm.tir.PrimFunc) \
-                else mod
+            parses[text] = tvm.IRModule({"main": mod}) if isinstance(mod, tvm.tir.PrimFunc) else mod
         return parses[text]
 
     def tvm_node(sch, op):
@@ -62,13 +65,17 @@ def _adapter_classes():
         same position among the blocks (loops) of the function in pre-order."""
         from tir_mlir.dialect.ops import Block
         from tir_mlir.ir.ir_walk import walk_all
+
         func = op
         while func.name != "func.func":
             func = func.parent
         name = ir_str(func.attributes["sym_name"])
         theirs = tvm_mod(sch.mod.script())
-        tfunc = theirs[name] if name in [g.name_hint for g in theirs.get_global_vars()] \
+        tfunc = (
+            theirs[name]
+            if name in [g.name_hint for g in theirs.get_global_vars()]
             else theirs["main"]
+        )
         if op == func:
             return tfunc.body.block
         kind = tvm.tir.Block if op.name == Block.OP_NAME else tvm.tir.For
@@ -79,6 +86,7 @@ def _adapter_classes():
             if isinstance(n, kind):
                 found.append(n)
             return True
+
         tvm.tir.stmt_functor.pre_order_visit(tfunc.body.block.body, visit)
         return found[mine.index(op)] if len(found) == len(mine) else None
 
@@ -90,6 +98,7 @@ def _adapter_classes():
             if isinstance(n, cls):
                 found.append(n)
             return True
+
         tvm.tir.stmt_functor.pre_order_visit(root, visit)
         return found
 
@@ -116,6 +125,7 @@ def _adapter_classes():
 
     def ir_str(attr):
         from mlir import ir
+
         return ir.StringAttr(attr).value
 
     class SRef:
@@ -140,6 +150,7 @@ def _adapter_classes():
         def get_sref(self, stmt):
             """The sref of a Block / For of `mod`; None when it is not one of its nodes."""
             from tir_mlir.schedule.views import StmtSRef
+
             with _context():
                 op = our_node(self._sch._s, stmt)
             return None if op is None else SRef(StmtSRef(op), stmt)
@@ -147,6 +158,7 @@ def _adapter_classes():
     class InstView:
         """TVM's Instruction face over ours: hashable (a key of `decisions`), one per
         instruction object, as TVM's are."""
+
         _views = {}
 
         def __new__(cls, inst):
@@ -178,8 +190,8 @@ def _adapter_classes():
                 if isinstance(v, int):
                     return tvm.tir.IntImm("int64", v)
                 return [tvm_value(x) for x in v] if isinstance(v, list) else v
-            return {InstView(self._t.insts[k]): tvm_value(v)
-                    for k, v in self._t.decisions.items()}
+
+            return {InstView(self._t.insts[k]): tvm_value(v) for k, v in self._t.decisions.items()}
 
         def __getattr__(self, name):
             if name.startswith("_"):
@@ -196,6 +208,7 @@ def _adapter_classes():
         """A tensor intrinsic registered with TVM only (the tests register theirs, and TVM ships
         x86/ARM/Hexagon/CUDA ones) registers with ours from its printed desc and impl."""
         from tir_mlir.schedule.tensor_intrin import TensorIntrin, _registry
+
         if not isinstance(name, str) or name in _registry():
             return
         theirs = tvm.tir.TensorIntrin.get(name, allow_missing=True)
@@ -209,8 +222,16 @@ def _adapter_classes():
     class AdaptedSchedule:
         """tvm.tir.Schedule's face over a tir_mlir.Schedule."""
 
-        def __init__(self, mod, *, seed=None, debug_mask="none", error_render_level="detail",
-                     enable_check=True, _ours=None):
+        def __init__(
+            self,
+            mod,
+            *,
+            seed=None,
+            debug_mask="none",
+            error_render_level="detail",
+            enable_check=True,
+            _ours=None,
+        ):
             _note_schedule_built()
             if _ours is not None:
                 self._s = _ours
@@ -219,14 +240,18 @@ def _adapter_classes():
                 mod = tvm.IRModule({"main": mod})
             try:
                 parsed = tir_mlir.parse(mod.script())
-            except tir_mlir.TIRError as e:     # (symbolic programs parse as IR too)
+            except tir_mlir.TIRError as e:  # (symbolic programs parse as IR too)
                 raise _Unsupported(f"tir_mlir cannot parse the program: {e}") from e
-            self._s = tir_mlir.Schedule(parsed, seed=seed, debug_mask=debug_mask,
-                                        error_render_level=error_render_level,
-                                        enable_check=enable_check)
+            self._s = tir_mlir.Schedule(
+                parsed,
+                seed=seed,
+                debug_mask=debug_mask,
+                error_render_level=error_render_level,
+                enable_check=enable_check,
+            )
             text = self._s.mod.script()
             if text not in parses and tvm.ir.structural_equal(tvm_mod(text), mod):
-                parses[text] = mod      # unscheduled, our program is TVM's input, as in TVM
+                parses[text] = mod  # unscheduled, our program is TVM's input, as in TVM
 
         @property
         def mod(self):
@@ -270,12 +295,14 @@ def _adapter_classes():
             return SRef(sref, sref.stmt if node is None else node)
 
         def _call(self, _primitive, *args, **kwargs):
-            fn = getattr(self._s, _primitive)   # not `name`: get_block(name=...) passes one
+            fn = getattr(self._s, _primitive)  # not `name`: get_block(name=...) passes one
             if _primitive == "tensorize":
                 bridge_intrin(args[1] if len(args) > 1 else kwargs.get("tensor_intrin"))
             try:
-                return fn(*[ours(a) for a in args],
-                          **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()})
+                return fn(
+                    *[ours(a) for a in args],
+                    **{k: v if k == "pad_value" else ours(v) for k, v in kwargs.items()},
+                )
             except tir_mlir.ScheduleError as e:
                 raise to_tvm_error(e) from e
 
@@ -309,6 +336,7 @@ def _adapter_classes():
 
     def _context():
         from tir_mlir.context import get_context
+
         return get_context()
 
     def adapt_analysis():
@@ -316,10 +344,17 @@ def _adapter_classes():
         tir_mlir.schedule.analysis (the desc printed and parsed by us; the answers in TVM's
         objects: srefs whose `stmt` is TVM's node, the desc's own For nodes, IndexMaps)."""
         from tir_mlir.schedule import analysis as ours_analysis
+
         theirs = tvm.tir.schedule.analysis
-        originals = {n: getattr(theirs, n) for n in (
-            "has_block", "is_output_block", "get_tensorize_loop_mapping",
-            "get_auto_tensorize_mapping_info")}
+        originals = {
+            n: getattr(theirs, n)
+            for n in (
+                "has_block",
+                "is_output_block",
+                "get_tensorize_loop_mapping",
+                "get_auto_tensorize_mapping_info",
+            )
+        }
 
         class TensorizeInfo:
             def __init__(self, loop_map, desc_loop_indexer, block_iter_paddings):
@@ -338,41 +373,50 @@ def _adapter_classes():
                     return convert(sch, *args, **kwargs)
                 except tir_mlir.ScheduleError as e:
                     raise to_tvm_error(e) from e
+
             return fn
 
         def loop_mapping(sch, block, desc_func, allow_padding=False):
-            info = ours_analysis.get_tensorize_loop_mapping(sch._s, block, desc_func.script(),
-                                                            allow_padding)
+            info = ours_analysis.get_tensorize_loop_mapping(
+                sch._s, block, desc_func.script(), allow_padding
+            )
             if info is None:
                 return None
             loops = nodes_of(desc_func.body, tvm.tir.For)
             with _context():
-                loop_map = {SRef(k, tvm_node(sch._s, k.op)): loops[info.desc_loop_indexer[v]]
-                            for k, v in info.loop_map.items()}
-            return TensorizeInfo(loop_map, {lp: k for k, lp in enumerate(loops)},
-                                 info.block_iter_paddings)
+                loop_map = {
+                    SRef(k, tvm_node(sch._s, k.op)): loops[info.desc_loop_indexer[v]]
+                    for k, v in info.loop_map.items()
+                }
+            return TensorizeInfo(
+                loop_map, {lp: k for k, lp in enumerate(loops)}, info.block_iter_paddings
+            )
 
         def auto_mapping(sch, block, desc_func):
-            info = ours_analysis.get_auto_tensorize_mapping_info(sch._s, block,
-                                                                 desc_func.script())
+            info = ours_analysis.get_auto_tensorize_mapping_info(sch._s, block, desc_func.script())
             if info is None:
                 return None
             return AutoTensorizeMappingInfo(
-                [tvm.tir.IndexMap.from_func(eval(m)) for m in info.mappings])  # our lambda text
+                [tvm.tir.IndexMap.from_func(eval(m)) for m in info.mappings]
+            )  # our lambda text
 
-        theirs.has_block = via_ours("has_block", lambda sch, name:
-                                    ours_analysis.has_block(sch._s, name))
-        theirs.is_output_block = via_ours("is_output_block", lambda sch, block:
-                                          ours_analysis.is_output_block(sch._s, block))
+        theirs.has_block = via_ours(
+            "has_block", lambda sch, name: ours_analysis.has_block(sch._s, name)
+        )
+        theirs.is_output_block = via_ours(
+            "is_output_block", lambda sch, block: ours_analysis.is_output_block(sch._s, block)
+        )
         theirs.get_tensorize_loop_mapping = via_ours("get_tensorize_loop_mapping", loop_mapping)
-        theirs.get_auto_tensorize_mapping_info = via_ours("get_auto_tensorize_mapping_info",
-                                                          auto_mapping)
+        theirs.get_auto_tensorize_mapping_info = via_ours(
+            "get_auto_tensorize_mapping_info", auto_mapping
+        )
         theirs.TensorizeInfo = TensorizeInfo
         theirs.AutoTensorizeMappingInfo = AutoTensorizeMappingInfo
 
         # tvm.tir.schedule.transform.tile_with_tensor_intrin, given an adapted schedule: ours,
         # with TVM's registered desc (its impl need not be readable by us)
         from tir_mlir.schedule import transform as ours_transform
+
         tile = tvm.tir.schedule.transform.tile_with_tensor_intrin
 
         def tile_with_tensor_intrin(sch, block, intrin_name, allow_padding=False):
@@ -383,6 +427,7 @@ def _adapter_classes():
                 return ours_transform.tile_with_tensor_intrin(sch._s, block, desc, allow_padding)
             except tir_mlir.ScheduleError as e:
                 raise to_tvm_error(e) from e
+
         tvm.tir.schedule.transform.tile_with_tensor_intrin = tile_with_tensor_intrin
 
     return AdaptedSchedule, verify_trace_roundtrip, adapt_analysis
@@ -404,6 +449,7 @@ def pytest_configure(config):
     import tvm
     import tvm.testing  # noqa: F401  (TVM's conftest imports it; some test files rely on it)
     import tvm.tir.schedule.testing as testing
+
     if os.environ.get(_MODE) == "adapter":
         adapted, roundtrip, adapt_analysis = _adapter_classes()
         adapt_analysis()
@@ -417,6 +463,7 @@ def pytest_configure(config):
         def init(self, *args, **kwargs):
             _note_schedule_built()
             original(self, *args, **kwargs)
+
         tvm.tir.Schedule.__init__ = init
 
 
@@ -425,10 +472,11 @@ def _adapt_traces(adapted):
     JSON form, which tir_mlir.Trace.from_json reads)."""
     import tvm
     import tir_mlir
+
     cls = tvm.tir.schedule.Trace
     apply_to, apply_json = cls.apply_to_schedule, cls.apply_json_to_schedule
 
-    def plain(v):       # TVM's JSON holds IntImm / FloatImm / String objects
+    def plain(v):  # TVM's JSON holds IntImm / FloatImm / String objects
         if isinstance(v, tvm.tir.IntImm):
             return int(v.value)
         if isinstance(v, tvm.tir.FloatImm):
@@ -453,6 +501,7 @@ def _adapt_traces(adapted):
         if not isinstance(sch, adapted):
             return apply_json(json_obj, sch)
         replay(json_obj, sch, False)
+
     cls.apply_to_schedule = apply_to_schedule
     cls.apply_json_to_schedule = staticmethod(apply_json_to_schedule)
 
@@ -464,8 +513,17 @@ def pytest_runtest_setup(item):
 def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and not report.passed):
         with open(os.environ[_OUT], "a") as f:
-            f.write(json.dumps({"test": report.nodeid, "passed": report.passed,
-                                "built": _built[0], "why": _why(report)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "test": report.nodeid,
+                        "passed": report.passed,
+                        "built": _built[0],
+                        "why": _why(report),
+                    }
+                )
+                + "\n"
+            )
 
 
 def _why(report) -> str:
@@ -480,11 +538,26 @@ def _why(report) -> str:
 def _run(mode: str, files, extra) -> dict:
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
         env = dict(os.environ, **{_MODE: mode, _OUT: out.name})
-        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                             env.get("PYTHONPATH", "")])
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tvm_schedule_tests",
-                        "-p", "no:cacheprovider", *extra, *files],
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.dirname(os.path.abspath(__file__)), env.get("PYTHONPATH", "")]
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "tvm_schedule_tests",
+                "-p",
+                "no:cacheprovider",
+                *extra,
+                *files,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return {r["test"]: r for r in map(json.loads, out.read().splitlines())}
 
 
@@ -496,8 +569,11 @@ def main(argv) -> int:
     argv = [a for a in argv if a != "--show"]
     root, extra = argv[0], argv[1:]
     if os.path.isdir(root):
-        files = sorted(os.path.join(root, f) for f in os.listdir(root)
-                       if f.startswith("test_tir_schedule_") and f.endswith(".py"))
+        files = sorted(
+            os.path.join(root, f)
+            for f in os.listdir(root)
+            if f.startswith("test_tir_schedule_") and f.endswith(".py")
+        )
     else:
         files = [root]
     theirs, adapted = _run("tvm", files, extra), _run("adapter", files, extra)
@@ -505,15 +581,20 @@ def main(argv) -> int:
     print(f"{'file':<50} {'TVM passes':>10} {'adapted':>8}")
     for f in files:
         name = os.path.basename(f)
-        base = [t for t, r in theirs.items() if t.split("::")[0].endswith(name)
-                and r["passed"] and r["built"]]
+        base = [
+            t
+            for t, r in theirs.items()
+            if t.split("::")[0].endswith(name) and r["passed"] and r["built"]
+        ]
         ok = [t for t in base if adapted.get(t, {}).get("passed")]
         total, passed = total + len(base), passed + len(ok)
         print(f"{name:<50} {len(base):>10} {len(ok):>8}")
         if show:
             for t in base:
                 if t not in ok:
-                    print(f"    FAIL {t.split('::', 1)[1]}: {adapted.get(t, {}).get('why', 'not run')}")
+                    print(
+                        f"    FAIL {t.split('::', 1)[1]}: {adapted.get(t, {}).get('why', 'not run')}"
+                    )
     pct = 100.0 * passed / total if total else 0.0
     print(f"{'total':<50} {total:>10} {passed:>8}  ({pct:.1f}%)")
     return 0

@@ -7,11 +7,11 @@ Used by bench_vs_tvm.py next to the classic schedules of the TVM-differential te
 
 
 def _prim(params, body, allocs=""):
-    return f'''
+    return f"""
 @T.prim_func
 def main({params}):
     T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-{allocs}{body}'''
+{allocs}{body}"""
 
 
 def matmul(n, m=None, k=None):
@@ -19,41 +19,44 @@ def matmul(n, m=None, k=None):
     return _prim(
         f'A: T.Buffer(({n}, {k}), "float32"), B: T.Buffer(({k}, {m}), "float32"), '
         f'C: T.Buffer(({n}, {m}), "float32")',
-        f'''    for i, j, k in T.grid({n}, {m}, {k}):
+        f"""    for i, j, k in T.grid({n}, {m}, {k}):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
+""",
+    )
 
 
 BATCH_MATMUL = _prim(
     'A: T.Buffer((16, 128, 128), "float32"), B: T.Buffer((16, 128, 128), "float32"), '
     'C: T.Buffer((16, 128, 128), "float32")',
-    '''    for b, i, j, k in T.grid(16, 128, 128, 128):
+    """    for b, i, j, k in T.grid(16, 128, 128, 128):
         with T.block("C"):
             vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
             with T.init():
                 C[vb, vi, vj] = T.float32(0)
             C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
-''')
+""",
+)
 
 CONV1D = _prim(  # NCW, input pre-padded: 1x64x1026 -> 1x64x1024, kernel 3
     'A: T.Buffer((1, 64, 1026), "float32"), W: T.Buffer((64, 64, 3), "float32"), '
     'B: T.Buffer((1, 64, 1024), "float32")',
-    '''    for n, f, x, rc, rx in T.grid(1, 64, 1024, 64, 3):
+    """    for n, f, x, rc, rx in T.grid(1, 64, 1024, 64, 3):
         with T.block("B"):
             vn, vf, vx, vrc, vrx = T.axis.remap("SSSRR", [n, f, x, rc, rx])
             with T.init():
                 B[vn, vf, vx] = T.float32(0)
             B[vn, vf, vx] = B[vn, vf, vx] + A[vn, vrc, vx + vrx] * W[vf, vrc, vrx]
-''')
+""",
+)
 
 CONV2D = _prim(  # NCHW with a padding block: 1x64x56x56, 64 3x3 filters, pad 1
     'A: T.Buffer((1, 64, 56, 56), "float32"), W: T.Buffer((64, 64, 3, 3), "float32"), '
     'B: T.Buffer((1, 64, 56, 56), "float32")',
-    '''    for n, c, h, w in T.grid(1, 64, 58, 58):
+    """    for n, c, h, w in T.grid(1, 64, 58, 58):
         with T.block("pad"):
             vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
             P[vn, vc, vh, vw] = T.if_then_else(1 <= vh and vh < 57 and 1 <= vw and vw < 57, A[vn, vc, vh - 1, vw - 1], T.float32(0))
@@ -63,31 +66,35 @@ CONV2D = _prim(  # NCHW with a padding block: 1x64x56x56, 64 3x3 filters, pad 1
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + P[vn, vrc, vy + vry, vx + vrx] * W[vf, vrc, vry, vrx]
-''', '    P = T.alloc_buffer((1, 64, 58, 58))\n')
+""",
+    "    P = T.alloc_buffer((1, 64, 58, 58))\n",
+)
 
 DEPTHWISE = _prim(  # NCHW depthwise 3x3, input pre-padded: 1x128x58x58 -> 1x128x56x56
     'A: T.Buffer((1, 128, 58, 58), "float32"), W: T.Buffer((128, 3, 3), "float32"), '
     'B: T.Buffer((1, 128, 56, 56), "float32")',
-    '''    for n, c, y, x, ry, rx in T.grid(1, 128, 56, 56, 3, 3):
+    """    for n, c, y, x, ry, rx in T.grid(1, 128, 56, 56, 3, 3):
         with T.block("B"):
             vn, vc, vy, vx, vry, vrx = T.axis.remap("SSSSRR", [n, c, y, x, ry, rx])
             with T.init():
                 B[vn, vc, vy, vx] = T.float32(0)
             B[vn, vc, vy, vx] = B[vn, vc, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vc, vry, vrx]
-''')
+""",
+)
 
 ADD = _prim(
     'A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), '
     'C: T.Buffer((1024, 1024), "float32")',
-    '''    for i, j in T.grid(1024, 1024):
+    """    for i, j in T.grid(1024, 1024):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] + B[vi, vj]
-''')
+""",
+)
 
 SOFTMAX = _prim(
     'A: T.Buffer((256, 1024), "float32"), B: T.Buffer((256, 1024), "float32")',
-    '''    for i, k in T.grid(256, 1024):
+    """    for i, k in T.grid(256, 1024):
         with T.block("maxelem"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
@@ -107,11 +114,14 @@ SOFTMAX = _prim(
         with T.block("norm"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
-''', '    maxelem = T.alloc_buffer((256,))\n    expv = T.alloc_buffer((256, 1024))\n'
-     '    expsum = T.alloc_buffer((256,))\n')
+""",
+    "    maxelem = T.alloc_buffer((256,))\n    expv = T.alloc_buffer((256, 1024))\n"
+    "    expsum = T.alloc_buffer((256,))\n",
+)
 
 
 # --- matmul schedules -----------------------------------------------------------------------
+
 
 def mm_reduction_outside(sch):
     """k outside a 4x64 tile, init left inside the vectorized loop (no decompose)."""
@@ -147,12 +157,14 @@ def mm_tile_unroll(sch):
 def mm_cache_write_tile(sch):
     """cache_write "local" + reverse_compute_at of a 4x64 tile (benchmarks/schedules)."""
     from schedules.matmul_1024 import schedule as tile
+
     tile(sch)
 
 
 def mm_hand(sch):
     """../shared/bench/hand_mm.py's schedule (a copy: benchmarks/schedules/hand_mm.py)."""
     from schedules.hand_mm import schedule
+
     schedule(sch)
 
 
@@ -177,6 +189,7 @@ def mm_strided_vectorize(sch):
 
 
 # --- other workloads -------------------------------------------------------------------------
+
 
 def bmm_tile(sch):
     b = sch.get_block("C")

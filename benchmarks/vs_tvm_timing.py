@@ -2,6 +2,7 @@
 host CPU), for the benchmarks that run each side in its own process (bench_vs_tvm.py,
 bench_random_vs_tvm.py). Both sides get the same seeded inputs, so outputs can be compared.
 """
+
 import time
 import zlib
 from pathlib import Path
@@ -17,8 +18,11 @@ def inputs(name: str, params) -> list:
     out = []
     for shape, dtype in params:
         dt = np.dtype(dtype)
-        out.append(rng.standard_normal(shape).astype(dt) if dt.kind == "f"
-                   else rng.integers(-4, 4, shape).astype(dt))
+        out.append(
+            rng.standard_normal(shape).astype(dt)
+            if dt.kind == "f"
+            else rng.integers(-4, 4, shape).astype(dt)
+        )
     return out
 
 
@@ -26,7 +30,7 @@ def cpu_seconds(call, repeat: int = 15, min_seconds: float = 0.03) -> float:
     """Best over `repeat` rounds of the CPU seconds per call of this thread."""
     start = time.thread_time()
     call()
-    if time.thread_time() - start > 0.1:        # a slow kernel: a few calls say enough
+    if time.thread_time() - start > 0.1:  # a slow kernel: a few calls say enough
         repeat = 3
     best = float("inf")
     for _ in range(repeat):
@@ -41,6 +45,7 @@ def cpu_seconds(call, repeat: int = 15, min_seconds: float = 0.03) -> float:
 def schedule_proj(src: str, schedule):
     """tir-mlir's module after `schedule` (raises what the schedule raises)."""
     import tir_mlir
+
     sch = tir_mlir.Schedule(tir_mlir.parse(src))
     schedule(sch)
     return sch.mod
@@ -51,6 +56,7 @@ def run_proj(name: str, mod, repeat: int = 7, cpu_time: bool = False):
     import tir_mlir
     from tir_mlir.context import get_context
     from tir_mlir.runtime.signature import signatures
+
     with get_context():
         fname, params = next(iter(signatures(mod.module).items()))
     lib = tir_mlir.build(mod, target="llvm")
@@ -66,6 +72,7 @@ def run_proj(name: str, mod, repeat: int = 7, cpu_time: bool = False):
 def schedule_tvm(src: str, schedule):
     """TVM's IRModule after `schedule`."""
     import tvm
+
     mod = tvm.script.from_source(src)
     if isinstance(mod, tvm.tir.PrimFunc):
         mod = tvm.IRModule({"main": mod})
@@ -77,18 +84,24 @@ def schedule_tvm(src: str, schedule):
 def run_tvm(name: str, mod, side: str, repeat: int = 7, cpu_time: bool = False):
     """(best seconds per call, output arrays) of TVM's build of `mod` for `side`."""
     import tvm
+
     gv = mod.get_global_vars()[0]
     func = mod[gv]
-    params = [(tuple(int(x) for x in func.buffer_map[p].shape), func.buffer_map[p].dtype)
-              for p in func.params]
+    params = [
+        (tuple(int(x) for x in func.buffer_map[p].shape), func.buffer_map[p].dtype)
+        for p in func.params
+    ]
     target = "llvm"
     if side == "tvm-host":
         target += " -mcpu=" + tvm.target.codegen.llvm_get_system_cpu()
     lib = tvm.build(mod, target=target)
     dev = tvm.cpu()
     args = [tvm.nd.array(a, dev) for a in inputs(name, params)]
-    fname = str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs \
+    fname = (
+        str(func.attrs["global_symbol"])
+        if func.attrs and "global_symbol" in func.attrs
         else gv.name_hint
+    )
     f = lib[fname]
     f(*args)
     outs = [a.numpy() for a in args]

@@ -3,6 +3,7 @@
 `tir.irdl.mlir` is the single source of truth; `ops.py` holds thin views that read and
 build the ops it declares, `buffers.py` reads the attributes of buffers (memref values).
 """
+
 from pathlib import Path
 
 IRDL_PATH = Path(__file__).with_name("tir.irdl.mlir")

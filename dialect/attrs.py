@@ -7,6 +7,7 @@ thread tag TensorIR lacks. IRDL attributes (LLVM 22) have no Python accessors: `
 from its text and `param` reads the parameter back from its text, both once per distinct
 attribute (attributes are uniqued and immutable, so a table keyed by them stays valid).
 """
+
 from typing import Optional
 
 from mlir import ir
@@ -30,7 +31,7 @@ def make(mnemonic: str, param: ir.Attribute) -> ir.Attribute:
 
 
 def mnemonic(attr: ir.Attribute) -> Optional[str]:
-    """"for_kind" for `#tir.for_kind<...>`; None for any other attribute."""
+    """ "for_kind" for `#tir.for_kind<...>`; None for any other attribute."""
     return _decode(attr)[0]
 
 
@@ -56,11 +57,12 @@ def _split(attr: ir.Attribute) -> tuple:
     text = str(attr)
     if not text.startswith("#tir.") or not text.endswith(">"):
         return None, None
-    name, _, rest = text[len("#tir."):-1].partition("<")
+    name, _, rest = text[len("#tir.") : -1].partition("<")
     return name, ir.Attribute.parse(rest, attr.context)
 
 
 # --- the attributes, by what they hold ----------------------------------------------------------
+
 
 def string(mnemonic_: str, value: str) -> ir.Attribute:
     return make(mnemonic_, ir.StringAttr.get(value))
@@ -93,5 +95,3 @@ def axis_separators(values) -> ir.Attribute:
 
 def axis_separators_value(attr: ir.Attribute) -> tuple:
     return tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(param(attr, "axis_separators")))
-
-

@@ -10,6 +10,7 @@ ones (dialect/attrs.py), read and written through the functions below:
     tir.offset_factor    #tir.offset_factor<16 : i64>
     tir.align            #tir.align<64 : i64>        (a T.match_buffer's align=)
 """
+
 from typing import Optional, Sequence, overload
 
 from mlir import ir
@@ -38,14 +39,16 @@ def axis_separators_attr(seps: Sequence[int]) -> Optional[ir.Attribute]:
 
 
 def axis_separators_of(attrs) -> tuple:
-    return tir_attrs.axis_separators_value(attrs[AXIS_SEPARATORS]) \
-        if AXIS_SEPARATORS in attrs else ()
+    return (
+        tir_attrs.axis_separators_value(attrs[AXIS_SEPARATORS]) if AXIS_SEPARATORS in attrs else ()
+    )
 
 
 def int_attr(key: str, value: int) -> ir.Attribute:
     """`tir.offset_factor` / `tir.align` of `value`."""
-    return tir_attrs.make(key[len("tir."):], ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                                 value))
+    return tir_attrs.make(
+        key[len("tir.") :], ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    )
 
 
 @overload
@@ -56,7 +59,7 @@ def int_of(attrs, key: str, default: Optional[int] = None) -> Optional[int]:
     """The value of `tir.offset_factor` / `tir.align` in `attrs`, or `default`."""
     if key not in attrs:
         return default
-    return ir.IntegerAttr(tir_attrs.param(attrs[key], key[len("tir."):])).value
+    return ir.IntegerAttr(tir_attrs.param(attrs[key], key[len("tir.") :])).value
 
 
 def arg_attrs(func_op) -> list:
@@ -65,8 +68,10 @@ def arg_attrs(func_op) -> list:
     if "arg_attrs" not in func_op.attributes:
         ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
         return [{} for _ in ftype.inputs]
-    return [{a.name: a.attr for a in ir.DictAttr(d)}
-            for d in ir.ArrayAttr(func_op.attributes["arg_attrs"])]
+    return [
+        {a.name: a.attr for a in ir.DictAttr(d)}
+        for d in ir.ArrayAttr(func_op.attributes["arg_attrs"])
+    ]
 
 
 def buffer_attrs(buf: ir.Value):

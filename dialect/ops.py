@@ -13,6 +13,7 @@ Loop attributes (all discardable, on affine.for; the typed ones are in dialect/a
   tir.index_dtype  #tir.index_dtype<"int64"> when the loop var is a T.int64 (absent: int32); the
                    IV stays `index`
 """
+
 from typing import Callable, Optional, Sequence, TypeVar, overload
 
 from mlir import ir
@@ -27,13 +28,14 @@ from tir_mlir.analysis.symbolic import Int, SymExpr
 ITER_KINDS = {"S": "spatial", "R": "reduce", "O": "opaque"}
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unroll", "thread_binding")
 # The thread axes a thread_binding loop may be bound to (#tir.thread in tir.irdl.mlir).
-THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") \
-    + ("vthread",)
+THREAD_TAGS = tuple(f"{s}.{a}" for s in ("blockIdx", "threadIdx", "vthread") for a in "xyz") + (
+    "vthread",
+)
 # TensorIR dtype of index values (loop vars, iter vars, buffer dims, index constants); MLIR
 # values stay `index`. Absent means int32. See docs/design.md, "Index dtypes".
 INDEX_DTYPE = "tir.index_dtype"
-KIND = "tir.kind"                # Loop.kind: #tir.for_kind<...>, absent when serial
-THREAD = "tir.thread"            # Loop.thread: #tir.thread<...>
+KIND = "tir.kind"  # Loop.kind: #tir.for_kind<...>, absent when serial
+THREAD = "tir.thread"  # Loop.thread: #tir.thread<...>
 ANNOTATIONS = "tir.annotations"  # Loop.annotations: #tir.annotations<{...}>
 # Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
 # description): printed as a block, like TVM, not as the implicit root.
@@ -83,7 +85,7 @@ def integer_set(attr: ir.Attribute) -> ir.IntegerSet:
     """The IntegerSet held by an IntegerSetAttr (the LLVM 22 bindings have no accessor, so the
     constraints are read back from the attribute's text through an affine map)."""
     text = str(attr)
-    head, _, body = text[len("affine_set<"):-1].partition(" : ")
+    head, _, body = text[len("affine_set<") : -1].partition(" : ")
     dims, _, syms = head.partition("[")
     parts, depth, cur = [], 0, ""
     for ch in body.strip()[1:-1]:
@@ -157,9 +159,12 @@ _DOMAINS: dict = {}
 def _decode_domains(attr) -> tuple:
     """(min, extent) per entry; a symbolic entry (an affine map over the block's symbols)
     is kept as its AffineMap, for `Block.domains` to apply to the operands."""
-    return tuple(d.value if isinstance(d, ir.AffineMapAttr)
-                 else tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
-                 for d in ir.ArrayAttr(attr))
+    return tuple(
+        d.value
+        if isinstance(d, ir.AffineMapAttr)
+        else tuple(ir.IntegerAttr(x).value for x in ir.ArrayAttr(d))
+        for d in ir.ArrayAttr(attr)
+    )
 
 
 def _domain_attr(lo_ext, symbols: list) -> ir.Attribute:
@@ -169,8 +174,10 @@ def _domain_attr(lo_ext, symbols: list) -> ir.Attribute:
     if not isinstance(lo, SymExpr) and not isinstance(ext, SymExpr):
         i64 = ir.IntegerType.get_signless(64)
         return ir.ArrayAttr.get([ir.IntegerAttr.get(i64, int(v)) for v in (lo, ext)])
-    exprs = [v.embed(symbols) if isinstance(v, SymExpr) else ir.AffineConstantExpr.get(int(v))
-             for v in (lo, ext)]
+    exprs = [
+        v.embed(symbols) if isinstance(v, SymExpr) else ir.AffineConstantExpr.get(int(v))
+        for v in (lo, ext)
+    ]
     return ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), exprs))
 
 
@@ -185,8 +192,9 @@ def set_with_symbols(iset: ir.IntegerSet, n_symbols: int) -> ir.IntegerSet:
     if iset.n_symbols == n_symbols:
         return iset
     cons = list(iset.constraints)
-    return ir.IntegerSet.get(iset.n_dims, n_symbols, [c.expr for c in cons],
-                             [c.is_eq for c in cons])
+    return ir.IntegerSet.get(
+        iset.n_dims, n_symbols, [c.expr for c in cons], [c.is_eq for c in cons]
+    )
 
 
 class Block:
@@ -205,7 +213,7 @@ class Block:
     # --- attributes -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return ir.StringAttr(self.op.attributes["name"]).value    # required by the dialect
+        return ir.StringAttr(self.op.attributes["name"]).value  # required by the dialect
 
     @property
     def iter_names(self) -> list:
@@ -223,8 +231,9 @@ class Block:
         if all(type(d) is tuple for d in doms):
             return list(doms)
         syms = self.symbols
-        return [d if type(d) is tuple else tuple(SymExpr.from_map(d, syms[:d.n_symbols]))
-                for d in doms]
+        return [
+            d if type(d) is tuple else tuple(SymExpr.from_map(d, syms[: d.n_symbols])) for d in doms
+        ]
 
     @property
     def index_dtypes(self) -> list:
@@ -244,14 +253,14 @@ class Block:
         """The operands `bindings` maps as dims (loop vars, outer iter vars)."""
         operands = list(self.op.operands)
         n = self.bindings.n_symbols
-        return operands[:len(operands) - n] if n else operands
+        return operands[: len(operands) - n] if n else operands
 
     @property
     def symbols(self) -> list:
         """The trailing operands: function-level index values the bindings, the symbolic
         domains and the predicate use as symbols (docs/symbolic.md)."""
         n = self.bindings.n_symbols
-        return list(self.op.operands)[len(self.op.operands) - n:] if n else []
+        return list(self.op.operands)[len(self.op.operands) - n :] if n else []
 
     # --- spelling hints (the printer's, kept beside the IR: dialect/spelling.py) ---------------
     @property
@@ -310,12 +319,22 @@ class Block:
 
     # --- building ---------------------------------------------------------------------------
     @staticmethod
-    def build(name: str, iter_names: Sequence[str], iter_types: Sequence[str],
-              domains: Sequence[tuple], bindings: ir.AffineMap, dims: Sequence[ir.Value], *,
-              symbols: Sequence[ir.Value] = (),
-              predicate: Optional[ir.IntegerSet] = None, annotations: Optional[dict] = None,
-              has_init: bool = False, index_dtypes: Optional[Sequence[str]] = None,
-              loc=None, ip=None) -> "Block":
+    def build(
+        name: str,
+        iter_names: Sequence[str],
+        iter_types: Sequence[str],
+        domains: Sequence[tuple],
+        bindings: ir.AffineMap,
+        dims: Sequence[ir.Value],
+        *,
+        symbols: Sequence[ir.Value] = (),
+        predicate: Optional[ir.IntegerSet] = None,
+        annotations: Optional[dict] = None,
+        has_init: bool = False,
+        index_dtypes: Optional[Sequence[str]] = None,
+        loc=None,
+        ip=None,
+    ) -> "Block":
         """Create a block whose body (and init, if asked) hold only the terminator.
         `domains`: (min, extent) pairs of ints or SymExprs. `symbols`: the symbol operands
         `bindings` and `predicate` use (symbol k is `symbols[k]`); the symbols of symbolic
@@ -340,11 +359,13 @@ class Block:
             attrs["annotations"] = ir.DictAttr.get(dict(annotations))
         if index_dtypes is None:
             from tir_mlir.ir.index_dtypes import binding_dtypes  # (it imports this module)
+
             index_dtypes = binding_dtypes(bindings, dims)
         if any(d != "int32" for d in index_dtypes):
             attrs[INDEX_DTYPE] = ir.ArrayAttr.get([index_dtype_attr(d) for d in index_dtypes])
-        op = ir.Operation.create(Block.OP_NAME, operands=list(dims) + syms, attributes=attrs,
-                                 regions=2, loc=loc, ip=ip)
+        op = ir.Operation.create(
+            Block.OP_NAME, operands=list(dims) + syms, attributes=attrs, regions=2, loc=loc, ip=ip
+        )
         index = ir.IndexType.get()
         body = op.regions[0].blocks.append(*([index] * len(iter_names)))
         add_terminator(body, loc)
@@ -362,8 +383,10 @@ def _iv_loop(iv: ir.Value) -> "Loop":
 
 
 def _const_map(value: int) -> ir.AffineMapAttr:
-    return _shared(("map", value), lambda: ir.AffineMapAttr.get(
-        ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)])))
+    return _shared(
+        ("map", value),
+        lambda: ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [ir.AffineConstantExpr.get(value)])),
+    )
 
 
 _SHARED: dict = {}
@@ -400,9 +423,11 @@ def _loop_attrs(lo: int, hi: int, kind: str) -> dict:
     got = table.get(key)
     if got is None:
         got = table[key] = {
-            "lowerBoundMap": _const_map(lo), "upperBoundMap": _const_map(hi),
+            "lowerBoundMap": _const_map(lo),
+            "upperBoundMap": _const_map(hi),
             "step": ir.IntegerAttr.get(ir.IndexType.get(), 1),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0])}
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0, 0]),
+        }
         if kind != "serial":
             got[KIND] = tir_attrs.for_kind(kind)
     return dict(got)
@@ -489,8 +514,11 @@ class Loop:
         amap, operands = self.lower_bound if key == "lowerBoundMap" else self.upper_bound
         if amap.n_dims or len(amap.results) != 1:
             from tir_mlir.errors import ScheduleError
-            raise ScheduleError(f"loop {self.name!r} has bounds that depend on outer loops "
-                                f"(only its kind and annotations can be changed)")
+
+            raise ScheduleError(
+                f"loop {self.name!r} has bounds that depend on outer loops "
+                f"(only its kind and annotations can be changed)"
+            )
         return SymExpr.from_map(amap, operands)[0]
 
     @property
@@ -510,7 +538,7 @@ class Loop:
         """(first, last) value of the loop var; for bounds on outer loops, the widest over
         those loops' ranges."""
         op = self.op
-        if not len(op.operands):        # constant bounds: the common case, read once each
+        if not len(op.operands):  # constant bounds: the common case, read once each
             a = op.attributes
             lo = _const_result(a["lowerBoundMap"])
             hi = _const_result(a["upperBoundMap"])
@@ -528,14 +556,14 @@ class Loop:
     def lower_bound(self):
         """(AffineMap, operands) of the lower bound."""
         m = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
-        return m, list(self.op.operands)[:m.n_dims + m.n_symbols]
+        return m, list(self.op.operands)[: m.n_dims + m.n_symbols]
 
     @property
     def upper_bound(self):
         lm = ir.AffineMapAttr(self.op.attributes["lowerBoundMap"]).value
         m = ir.AffineMapAttr(self.op.attributes["upperBoundMap"]).value
         first = lm.n_dims + lm.n_symbols
-        return m, list(self.op.operands)[first:first + m.n_dims + m.n_symbols]
+        return m, list(self.op.operands)[first : first + m.n_dims + m.n_symbols]
 
     @property
     def min(self) -> Int:
@@ -561,9 +589,19 @@ class Loop:
         return self.op.regions[0].blocks[0]
 
     @staticmethod
-    def build(name: str, extent: Int, *, min: Int = 0, kind: str = "serial",
-              thread: Optional[str] = None, annotations: Optional[dict] = None,
-              index_dtype: str = "int32", bounds=None, loc=None, ip=None) -> "Loop":
+    def build(
+        name: str,
+        extent: Int,
+        *,
+        min: Int = 0,
+        kind: str = "serial",
+        thread: Optional[str] = None,
+        annotations: Optional[dict] = None,
+        index_dtype: str = "int32",
+        bounds=None,
+        loc=None,
+        ip=None,
+    ) -> "Loop":
         """Create `for name in range(min, min + extent)` with an empty body; `index_dtype` is
         the loop var's TensorIR dtype (pass the source loop's when replacing loops).
         `min`/`extent` may be SymExprs: bound maps over their symbols (`0 to %n`).
@@ -574,16 +612,17 @@ class Loop:
             bounds = (_bound_map(min), _bound_map(min + extent))
         if bounds is not None:
             (lmap, lops), (umap, uops) = bounds
-            op = affine.AffineForOp(lmap, umap, lower_bound_operands=lops,
-                                    upper_bound_operands=uops, loc=loc, ip=ip)
-        else:       # (the generic builders: the Python ones cost twice as much)
+            op = affine.AffineForOp(
+                lmap, umap, lower_bound_operands=lops, upper_bound_operands=uops, loc=loc, ip=ip
+            )
+        else:  # (the generic builders: the Python ones cost twice as much)
             assert not isinstance(min, SymExpr) and not isinstance(extent, SymExpr)
             attrs = _loop_attrs(int(min), int(min) + int(extent), kind)
             attrs["tir.name"] = ir.StringAttr.get(name)
             op = ir.Operation.create(Loop.OP_NAME, attributes=attrs, regions=1, loc=loc, ip=ip)
             body = op.regions[0].blocks.append(ir.IndexType.get())
             ir.Operation.create("affine.yield", loc=loc, ip=ir.InsertionPoint(body))
-            loop = Loop.__new__(Loop)       # (the view of the op just made: no checks)
+            loop = Loop.__new__(Loop)  # (the view of the op just made: no checks)
             loop.op = op
             if thread or annotations:
                 loop.set(thread=thread, annotations=annotations)

@@ -16,6 +16,7 @@ copy shares with it, so a copy takes the table with `copy_to`, and the schedule'
 (copies) restore it with the module. A hint keyed by an expression the IR no longer holds is
 simply not used. A module without a table (MLIR read from text) prints the canonical forms.
 """
+
 import ctypes
 import weakref
 from dataclasses import dataclass, field
@@ -42,8 +43,10 @@ class Spelling:
 
     def copy(self) -> "Spelling":
         new = Spelling()
-        new.blocks = {k: BlockSpelling(dict(v.where), v.const_first, v.start_first)
-                      for k, v in self.blocks.items()}
+        new.blocks = {
+            k: BlockSpelling(dict(v.where), v.const_first, v.start_first)
+            for k, v in self.blocks.items()
+        }
         return new
 
 
@@ -141,4 +144,5 @@ def update(block_op, **hints):
     table.blocks[names] = BlockSpelling(
         dict(hints.get("where", now.where)),
         frozenset(hints.get("const_first", now.const_first)),
-        frozenset(hints.get("start_first", now.start_first)))
+        frozenset(hints.get("start_first", now.start_first)),
+    )

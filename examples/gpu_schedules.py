@@ -1,7 +1,8 @@
 """Hand schedules for the CUDA target (docs/gpu.md walks through them; the tests run them).
 
-    python examples/gpu_schedules.py            # PTX sizes, and a run when a GPU is present
+python examples/gpu_schedules.py            # PTX sizes, and a run when a GPU is present
 """
+
 import sys
 from pathlib import Path
 
@@ -26,12 +27,12 @@ def tiled_matmul(sch, threads=16, per_thread=4, k_tile=16):
     sch.bind(bj, "blockIdx.x")
     sch.bind(ti, "threadIdx.y")
     sch.bind(tj, "threadIdx.x")
-    sch.reverse_compute_at(sch.cache_write(c, 0, "local"), tj)    # C tile in registers
-    for operand in (0, 1):                                        # A, B k-tiles in shared
+    sch.reverse_compute_at(sch.cache_write(c, 0, "local"), tj)  # C tile in registers
+    for operand in (0, 1):  # A, B k-tiles in shared
         cache = sch.cache_read(c, operand, "shared")
-        sch.compute_at(cache, ko)            # covers the whole block's tile (shared scope)
+        sch.compute_at(cache, ko)  # covers the whole block's tile (shared scope)
         fused = sch.fuse(*sch.get_loops(cache)[-2:])
-        _, ty, tx = sch.split(fused, [None, threads, threads])     # cooperative fetch
+        _, ty, tx = sch.split(fused, [None, threads, threads])  # cooperative fetch
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
     return sch
@@ -57,12 +58,15 @@ def softmax(sch, threads=64):
 
 def main():
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     mm = tiled_matmul(tir_mlir.Schedule(tir_mlir.load(DATA / "matmul.tir")))
     sm = softmax(tir_mlir.Schedule(tir_mlir.load(DATA / "softmax_te.tir")))
     for name, sch in (("matmul", mm), ("softmax", sm)):
         ptx = emit_text(sch.mod.module, "ptx", "cuda")
-        print(f"{name}: {len(ptx.splitlines())} lines of PTX, "
-              f"{ptx.count('bar.sync')} bar.sync, {ptx.count('shfl.sync')} shfl.sync")
+        print(
+            f"{name}: {len(ptx.splitlines())} lines of PTX, "
+            f"{ptx.count('bar.sync')} bar.sync, {ptx.count('shfl.sync')} shfl.sync"
+        )
     if "--run" not in sys.argv:
         return
     rng = np.random.default_rng(0)

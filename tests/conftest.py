@@ -1,4 +1,5 @@
 """Shared pytest options. Keep additions additive: several test modules rely on this file."""
+
 import os
 import sys
 from pathlib import Path
@@ -12,14 +13,20 @@ os.environ.setdefault("TIR_MLIR_CHECK_INDEX", "1")
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="rewrite tests/golden/*.tir from the current printer output")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/*.tir from the current printer output",
+    )
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (libcuda.so.1); skipped without")
-    config.addinivalue_line("markers", "slow: left out of the quick lane `pytest -m 'not slow'`"
-                            " (listed in tests/slow_tests.txt)")
+    config.addinivalue_line(
+        "markers",
+        "slow: left out of the quick lane `pytest -m 'not slow'` (listed in tests/slow_tests.txt)",
+    )
 
 
 def _slow_prefixes() -> list[str]:
@@ -43,4 +50,5 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_teardown(item):
     # a test that imported TVM leaves TVM's crash handler, which can deadlock (fault_handlers.py)
     from fault_handlers import reset_after_tvm
+
     reset_after_tvm()

@@ -1,11 +1,12 @@
 """tir-mlir: TVM's TensorIR on MLIR.
 
-    mod = tir_mlir.load("mm_relu.tir")          # or tir_mlir.parse(text)
-    sch = tir_mlir.Schedule(mod)
-    j0, j1 = sch.split(sch.get_loops(sch.get_block("Y"))[1], factors=[None, 4])
-    lib = tir_mlir.build(sch.mod, target="llvm")
-    lib["mm_relu"](a, b, c)
+mod = tir_mlir.load("mm_relu.tir")          # or tir_mlir.parse(text)
+sch = tir_mlir.Schedule(mod)
+j0, j1 = sch.split(sch.get_loops(sch.get_block("Y"))[1], factors=[None, 4])
+lib = tir_mlir.build(sch.mod, target="llvm")
+lib["mm_relu"](a, b, c)
 """
+
 import importlib
 
 from tir_mlir.errors import BuildError, ScheduleError, TIRError, TIRParseError
@@ -34,13 +35,26 @@ _LAZY = {
     "device": "tir_mlir.compat.entry",
 }
 # Subpackages reachable as attributes (`tir_mlir.te.placeholder`), also imported on first use.
-_SUBMODULES = {"te": "tir_mlir.te", "script": "tir_mlir.script", "tir": "tir_mlir.compat.tir",
-               "nd": "tir_mlir.compat.nd", "target": "tir_mlir.compat.target",
-               "testing": "tir_mlir.compat.testing", "ir": "tir_mlir.compat.ir",
-               "meta_schedule": "tir_mlir.meta_schedule"}
+_SUBMODULES = {
+    "te": "tir_mlir.te",
+    "script": "tir_mlir.script",
+    "tir": "tir_mlir.compat.tir",
+    "nd": "tir_mlir.compat.nd",
+    "target": "tir_mlir.compat.target",
+    "testing": "tir_mlir.compat.testing",
+    "ir": "tir_mlir.compat.ir",
+    "meta_schedule": "tir_mlir.meta_schedule",
+}
 
-__all__ = ["IRModule", "TIRError", "TIRParseError", "ScheduleError", "BuildError", *_LAZY,
-           *_SUBMODULES]
+__all__ = [
+    "IRModule",
+    "TIRError",
+    "TIRParseError",
+    "ScheduleError",
+    "BuildError",
+    *_LAZY,
+    *_SUBMODULES,
+]
 
 
 def __getattr__(name):
@@ -62,6 +76,7 @@ def _version() -> str:
     """The installed distribution's version ("unknown" when run from a source tree that was
     never installed)."""
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("tir-mlir")
     except PackageNotFoundError:

@@ -7,6 +7,7 @@ primitives, printing, copying, lowering, building, interpreting) runs under `MLI
 (`@serialized`): threads may share modules and schedules, and their IR work takes turns.
 Compiled functions run outside the lock, in parallel.
 """
+
 import functools
 import sys
 import threading
@@ -29,10 +30,12 @@ MLIR_LOCK = threading.RLock()
 
 def serialized(fn):
     """Run `fn` holding MLIR_LOCK (re-entrant: serialized functions may call each other)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with MLIR_LOCK:
             return fn(*args, **kwargs)
+
     return wrapper
 
 

@@ -10,6 +10,7 @@ Bold location and red `error:` on a terminal; plain text when the stream is not 
 NO_COLOR is set (https://no-color.org). Source lines come from the texts the CLI read (stdin
 included) or, failing that, from the file on disk.
 """
+
 import os
 import re
 from typing import Dict, Optional
@@ -37,8 +38,14 @@ def source_line(loc: SourceLoc, sources: Dict[str, str]) -> Optional[str]:
     return lines[loc.line - 1] if 0 < loc.line <= len(lines) else None
 
 
-def render(message: str, loc: Optional[SourceLoc], sources: Dict[str, str],
-           color: bool = False, severity: str = "error", notes=()) -> str:
+def render(
+    message: str,
+    loc: Optional[SourceLoc],
+    sources: Dict[str, str],
+    color: bool = False,
+    severity: str = "error",
+    notes=(),
+) -> str:
     bold, red, green, reset = (BOLD, RED, GREEN, RESET) if color else ("", "", "", "")
     head = f"{bold}{loc}: {reset}" if loc else ""
     kind = red if severity == "error" else bold
@@ -46,7 +53,7 @@ def render(message: str, loc: Optional[SourceLoc], sources: Dict[str, str],
     line = source_line(loc, sources) if loc else None
     if line is not None and len(line) <= 500:
         col = max(1, min(loc.col, len(line) + 1))
-        pad = "".join(c if c == "\t" else " " for c in line[:col - 1])
+        pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
         out += [line, f"{pad}{green}^{reset}"]
     for note, note_loc in notes:
         out.append(render(note, note_loc, sources, color, "note"))

@@ -3,13 +3,31 @@
 Unsigned dtypes map to signless integers (arith wants signless); where signedness matters the
 op or buffer carries a `tir.dtype` attribute with the TensorIR name.
 """
+
 from mlir import ir
 
-DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64")
+DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+)
 # Largest finite value of each float dtype: a literal beyond it is an error (as in TVM), not inf.
-FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+}
 
 
 def split_lanes(dtype: str):
@@ -35,8 +53,12 @@ def mlir_type(dtype: str) -> ir.Type:
         return ir.IntegerType.get_signless(1)
     if dtype.startswith("int") or dtype.startswith("uint"):
         return ir.IntegerType.get_signless(int(dtype.lstrip("uint")))
-    return {"float16": ir.F16Type.get, "bfloat16": ir.BF16Type.get,
-            "float32": ir.F32Type.get, "float64": ir.F64Type.get}[dtype]()
+    return {
+        "float16": ir.F16Type.get,
+        "bfloat16": ir.BF16Type.get,
+        "float32": ir.F32Type.get,
+        "float64": ir.F64Type.get,
+    }[dtype]()
 
 
 def dtype_of(t: ir.Type, unsigned: bool = False) -> str:
@@ -64,7 +86,9 @@ def is_unsigned(dtype: str) -> bool:
 
 def numpy_dtype(dtype: str):
     import numpy as np
+
     if dtype == "bfloat16":
         import ml_dtypes
+
         return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(dtype)

@@ -1,4 +1,5 @@
 """Typed errors. Library code raises them with a source location; only the CLI renders them."""
+
 import re
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -30,13 +31,21 @@ class TIRError(Exception):
     """Base class: `loc` (optional SourceLoc), a message and `notes`: related locations, e.g.
     where the buffer an error is about was declared, as (message, SourceLoc) pairs."""
 
-    def __init__(self, message: str, loc: Optional[SourceLoc] = None,
-                 notes: Sequence[Tuple[str, SourceLoc]] = ()):
+    def __init__(
+        self,
+        message: str,
+        loc: Optional[SourceLoc] = None,
+        notes: Sequence[Tuple[str, SourceLoc]] = (),
+    ):
         self.message = message
         self.loc = loc
         self.notes = tuple((m, n) for m, n in notes if n is not None)
-        super().__init__("\n".join([f"{loc}: {message}" if loc else message]
-                                    + [f"{n}: note: {m}" for m, n in self.notes]))
+        super().__init__(
+            "\n".join(
+                [f"{loc}: {message}" if loc else message]
+                + [f"{n}: note: {m}" for m, n in self.notes]
+            )
+        )
 
 
 class TIRParseError(TIRError):
@@ -49,15 +58,20 @@ class TVMScriptError(TIRParseError, SyntaxError):
     IPython and IDEs show it as they show a syntax error: the file and line, the source line
     and a caret under the column, then the message."""
 
-    def __init__(self, message: str, loc: Optional[SourceLoc] = None,
-                 notes: Sequence[Tuple[str, SourceLoc]] = (), text: Optional[str] = None):
+    def __init__(
+        self,
+        message: str,
+        loc: Optional[SourceLoc] = None,
+        notes: Sequence[Tuple[str, SourceLoc]] = (),
+        text: Optional[str] = None,
+    ):
         super().__init__(message, loc, notes)
         self.msg = "\n".join([message] + [f"{n}: note: {m}" for m, n in self.notes])
         if loc is not None:
             self.filename, self.lineno, self.offset = loc.file, loc.line, loc.col
             self.text = text
 
-    __str__ = BaseException.__str__     # `file:line:col: message`, as every TIRError
+    __str__ = BaseException.__str__  # `file:line:col: message`, as every TIRError
 
 
 class ScheduleError(TIRError):
@@ -105,8 +119,16 @@ class RuntimeCallError(TIRError):
 class OutOfBoundsError(RuntimeCallError):
     """A debug build accessed a buffer out of bounds (`buffer`, `index`, `axis`, `loc`)."""
 
-    def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
-                 index: int = 0, axis: int = 0, notes=()):
+    def __init__(
+        self,
+        message: str,
+        loc: Optional[SourceLoc] = None,
+        *,
+        buffer: str = "",
+        index: int = 0,
+        axis: int = 0,
+        notes=(),
+    ):
         super().__init__(message, loc, notes)
         self.buffer, self.index, self.axis = buffer, index, axis
 
@@ -115,7 +137,14 @@ class AllocationError(RuntimeCallError, MemoryError):
     """A compiled function could not allocate a buffer (`buffer`, `nbytes`, `loc`: where the
     buffer is declared); the code that uses the buffer did not run."""
 
-    def __init__(self, message: str, loc: Optional[SourceLoc] = None, *, buffer: str = "",
-                 nbytes: int = 0, notes=()):
+    def __init__(
+        self,
+        message: str,
+        loc: Optional[SourceLoc] = None,
+        *,
+        buffer: str = "",
+        nbytes: int = 0,
+        notes=(),
+    ):
         super().__init__(message, loc, notes)
         self.buffer, self.nbytes = buffer, nbytes

@@ -1,4 +1,5 @@
 """IRModule: a set of prim_funcs held as one MLIR module in the `tir` dialect."""
+
 from typing import Iterator, Optional
 
 from mlir import ir
@@ -27,8 +28,11 @@ class IRModule:
     @serialized
     def functions(self) -> dict:
         """Function name -> `func.func` operation, in program order."""
-        return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-                for op in self.module.body.operations if op.operation.name == "func.func"}
+        return {
+            ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+            for op in self.module.body.operations
+            if op.operation.name == "func.func"
+        }
 
     def __getitem__(self, name: str) -> ir.Operation:
         funcs = self.functions
@@ -76,8 +80,11 @@ class IRModule:
                     used |= set(mine)
             unknown = sorted(set(named) - used)
             if unknown:
-                who = f"{next(iter(copy.functions))} has no" if len(copy) == 1 \
+                who = (
+                    f"{next(iter(copy.functions))} has no"
+                    if len(copy) == 1
                     else "no function has a"
+                )
                 raise KeyError(f"{who} symbolic var or scalar parameter {unknown[0]!r}")
         return type(self)(copy.module)
 
@@ -90,6 +97,7 @@ class IRModule:
     def script(self) -> str:
         """The module as TVMScript, in TVM 0.21's printing style."""
         from tir_mlir.printer import script
+
         return script(self)
 
     @serialized
@@ -101,10 +109,12 @@ class IRModule:
         """Print the script, syntax-highlighted on a terminal (tir_mlir/show.py). `black_format`
         is accepted for TVM compatibility; the printer already lays code out like TVM."""
         from tir_mlir.show import show_text
+
         show_text(self.script(), style)
 
     def _repr_html_(self) -> str:
         from tir_mlir.show import html_text
+
         return html_text(self.script())
 
     def __str__(self):
@@ -120,12 +130,14 @@ def _from_functions(funcs: dict) -> ir.Module:
         with ir.InsertionPoint(module.body):
             for name, f in funcs.items():
                 if isinstance(f, ir.Operation) and f.name == "func.func":
-                    op = f.clone()                  # mod["f"]: a function of another module
+                    op = f.clone()  # mod["f"]: a function of another module
                 elif isinstance(f, IRModule) and len(f) == 1:
                     op = next(iter(f.functions.values())).clone()
                 else:
-                    raise TypeError(f"IRModule({{{name!r}: ...}}) expects a PrimFunc or a "
-                                    f"module's function (mod[name]), got {type(f).__name__}")
+                    raise TypeError(
+                        f"IRModule({{{name!r}: ...}}) expects a PrimFunc or a "
+                        f"module's function (mod[name]), got {type(f).__name__}"
+                    )
                 src = f if isinstance(f, ir.Operation) else next(iter(f.functions.values()))
                 op.attributes["sym_name"] = ir.StringAttr.get(name)
                 spelling.copy_function(src, module, name)

@@ -5,6 +5,7 @@ output, NO_COLOR, or a missing pygments print it plain. In notebooks (an IPython
 Jupyter, VS Code) `show()` displays highlighted HTML with inline styles, as `_repr_html_`
 does when an object is the cell's value (plain <pre> without pygments).
 """
+
 import html
 import os
 import sys
@@ -15,14 +16,19 @@ def _pygments():
     try:
         import pygments
         from pygments import formatters, lexers
+
         return pygments, formatters, lexers
     except ImportError:
         return None
 
 
 def _use_color(stream) -> bool:
-    return (not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
-            and _pygments() is not None)
+    return (
+        not os.environ.get("NO_COLOR")
+        and hasattr(stream, "isatty")
+        and stream.isatty()
+        and _pygments() is not None
+    )
 
 
 def show_text(text: str, style: Optional[str] = None, file=None) -> None:
@@ -38,8 +44,9 @@ def show_text(text: str, style: Optional[str] = None, file=None) -> None:
         print(text, file=file)
         return
     pygments, formatters, lexers = _pygments()
-    out = pygments.highlight(text, lexers.PythonLexer(),
-                             formatters.Terminal256Formatter(style=style or "default"))
+    out = pygments.highlight(
+        text, lexers.PythonLexer(), formatters.Terminal256Formatter(style=style or "default")
+    )
     print(out.rstrip("\n"), file=file)
 
 
@@ -49,8 +56,11 @@ def html_text(text: str, style: Optional[str] = None) -> str:
     if lib is None:
         return f"<pre>{html.escape(text)}</pre>"
     pygments, formatters, lexers = lib
-    return pygments.highlight(text, lexers.PythonLexer(),
-                              formatters.HtmlFormatter(style=style or "default", noclasses=True))
+    return pygments.highlight(
+        text,
+        lexers.PythonLexer(),
+        formatters.HtmlFormatter(style=style or "default", noclasses=True),
+    )
 
 
 def _notebook_display():
@@ -62,4 +72,5 @@ def _notebook_display():
     if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
         return None
     from IPython.display import HTML, display
+
     return lambda text: display(HTML(text))

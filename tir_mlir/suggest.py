@@ -1,4 +1,5 @@
 """`did you mean` hints for a misspelt name (a block, a buffer, a keyword argument)."""
+
 import difflib
 from collections.abc import Iterable
 

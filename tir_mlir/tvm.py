@@ -7,6 +7,7 @@ resolve to tir_mlir's modules of those names: a finder first on `sys.meta_path` 
 `tvm` / `tvm.X` import of the process with them. So the real TVM cannot be used in the same
 process afterwards, and importing this module is refused when the real TVM is imported already.
 """
+
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -29,7 +30,7 @@ MODULES = {
     "tvm.meta_schedule": "tir_mlir.meta_schedule",
 }
 
-__path__ = []        # a package to the import system, so that `import tvm.X` asks the finder
+__path__ = []  # a package to the import system, so that `import tvm.X` asks the finder
 
 
 def __getattr__(name):
@@ -50,12 +51,17 @@ class _TvmFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name != "tvm" and name not in MODULES:
             raise ModuleNotFoundError(
                 f"No module named {name!r}: tir_mlir ports TVM's TensorIR, TE and meta schedule "
-                f"(tvm.{', tvm.'.join(m[4:] for m in MODULES)}), not {name}", name=name)
+                f"(tvm.{', tvm.'.join(m[4:] for m in MODULES)}), not {name}",
+                name=name,
+            )
         return importlib.machinery.ModuleSpec(name, self)
 
     def create_module(self, spec):
-        return sys.modules[__name__] if spec.name == "tvm" else \
-            importlib.import_module(MODULES[spec.name])
+        return (
+            sys.modules[__name__]
+            if spec.name == "tvm"
+            else importlib.import_module(MODULES[spec.name])
+        )
 
     def exec_module(self, module):
         """The module is tir_mlir's, imported (and run) already."""
@@ -64,8 +70,10 @@ class _TvmFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def _install():
     present = sys.modules.get("tvm")
     if present is not None and present is not sys.modules[__name__]:
-        raise ImportError("tir_mlir.tvm: the real TVM is imported already in this process; "
-                          "`import tir_mlir.tvm as tvm` must come before any `import tvm`")
+        raise ImportError(
+            "tir_mlir.tvm: the real TVM is imported already in this process; "
+            "`import tir_mlir.tvm as tvm` must come before any `import tvm`"
+        )
     if not any(isinstance(f, _TvmFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TvmFinder())
     sys.modules["tvm"] = sys.modules[__name__]

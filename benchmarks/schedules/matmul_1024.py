@@ -5,6 +5,7 @@ Each thread owns 64-column panels of B and C (j0, parallel); for every 4-row blo
 4x64 tile of C is accumulated in a local buffer over all k: 4 rows x 4 vectors of 16 floats =
 16 vector accumulators (unrolled i1, j1o; vectorized j1i), then written back to C.
 """
+
 TILE_I, TILE_J, LANES = 4, 64, 16
 
 
@@ -20,7 +21,7 @@ def schedule(sch):
     sch.vectorize(j1i)
     sch.unroll(j1o)
     sch.unroll(i1)
-    sch.parallel(j0)            # before decompose_reduction: C_update is no reduction block
+    sch.parallel(j0)  # before decompose_reduction: C_update is no reduction block
     init = sch.decompose_reduction(c, k)
     ii, ij = sch.get_loops(init)[-2:]
     _unroll_vectorize(sch, ii, ij)

@@ -22,6 +22,7 @@ chain) beats an FMA (4 cycles); see `_latency_bound_updates` and `_strided_loads
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
+
 import math
 
 from mlir import ir
@@ -30,11 +31,19 @@ from mlir.dialects import scf
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.buffer_roots import declared_noalias
-from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
-                                             index_const, move_body, set_to_arith, walk)
+from tir_mlir.passes.lowering.common import (
+    affine_to_arith,
+    ancestors,
+    build_error,
+    functions,
+    index_const,
+    move_body,
+    set_to_arith,
+    walk,
+)
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 
-VECTOR_BITS = 512          # without a CPU target (the GPU pipeline, a bare instance)
+VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
 # Independent accumulation chains an innermost loop needs before FMAs pay off, without a CPU
 # target: FMA latency (4) x FMA units (2); with fewer, the loop waits on the chain and the
@@ -45,10 +54,14 @@ FMA_CHAINS = 8
 class AffineToScf:
     name = "affine-to-scf"
 
-    def __init__(self, target_kinds=("serial", "parallel", "vectorized", "unroll"),
-                 vector_bits=VECTOR_BITS, fma_chains=lambda bits: FMA_CHAINS):
+    def __init__(
+        self,
+        target_kinds=("serial", "parallel", "vectorized", "unroll"),
+        vector_bits=VECTOR_BITS,
+        fma_chains=lambda bits: FMA_CHAINS,
+    ):
         self.kinds, self.vector_bits = target_kinds, vector_bits
-        self.fma_chains = fma_chains        # value bits -> FMA chains that fill the units
+        self.fma_chains = fma_chains  # value bits -> FMA chains that fill the units
 
     @classmethod
     def for_target(cls, target):
@@ -62,8 +75,13 @@ class AffineToScf:
             no_contract = _latency_bound_updates(f, self.fma_chains)
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
-            for op in [o for o in walk(f) if o.name in ("affine.apply", "affine.if") or
-                       o.name in CONTRACT_OPS and o not in no_contract]:
+            for op in [
+                o
+                for o in walk(f)
+                if o.name in ("affine.apply", "affine.if")
+                or o.name in CONTRACT_OPS
+                and o not in no_contract
+            ]:
                 if op.name == "affine.apply":
                     _lower_apply(op)
                 elif op.name == "affine.if":
@@ -115,17 +133,22 @@ def _latency_bound_updates(f, fma_chains):
     address does not depend on the innermost enclosing loop, in loops holding fewer of them
     than `fma_chains(bits)` (the widest of their values' bits).
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
-    by_loop = []                 # [(loop, [updates])]; ops compare with ==, not by hash
+    by_loop = []  # [(loop, [updates])]; ops compare with ==, not by hash
     for op in walk(f):
         if op.name not in ("memref.store", "vector.store"):
             continue
         loop = next((p for p in ancestors(op) if p.name == "affine.for"), None)
-        if loop is None or Loop(loop).kind != "serial" or any(
-                p.name == "gpu.launch" for p in ancestors(loop)):
+        if (
+            loop is None
+            or Loop(loop).kind != "serial"
+            or any(p.name == "gpu.launch" for p in ancestors(loop))
+        ):
             continue
         update = op.operands[0].owner
-        if not isinstance(update, ir.OpView) or update.operation.name not in ("arith.addf",
-                                                                               "arith.subf"):
+        if not isinstance(update, ir.OpView) or update.operation.name not in (
+            "arith.addf",
+            "arith.subf",
+        ):
             continue
         update = update.operation
         address = (op.operands[1], list(op.operands)[2:])
@@ -138,9 +161,12 @@ def _latency_bound_updates(f, fma_chains):
         if entry is None:
             by_loop.append(entry := (loop, []))
         entry[1].append(update)
-    return [u for _, updates in by_loop
-            if len(updates) < fma_chains(max(_bits(u.results[0].type) for u in updates))
-            for u in updates]
+    return [
+        u
+        for _, updates in by_loop
+        if len(updates) < fma_chains(max(_bits(u.results[0].type) for u in updates))
+        for u in updates
+    ]
 
 
 def _bits(t) -> int:
@@ -173,7 +199,10 @@ def _strided_loads(update, iv) -> bool:
 
 def _loads(value, address) -> bool:
     owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name not in ("memref.load", "vector.load"):
+    if not isinstance(owner, ir.OpView) or owner.operation.name not in (
+        "memref.load",
+        "vector.load",
+    ):
         return False
     ops = list(owner.operation.operands)
     return ops[0] == address[0] and ops[1:] == address[1]
@@ -187,7 +216,7 @@ def _depends_on(value, iv) -> bool:
     if not isinstance(owner, ir.OpView):
         return False
     operands = list(owner.operation.operands)
-    if owner.operation.name == "affine.apply":   # block bindings pass every loop IV as a dim
+    if owner.operation.name == "affine.apply":  # block bindings pass every loop IV as a dim
         m = ir.AffineMapAttr(owner.operation.attributes["map"]).value
         used = dims_of(m.results[0])
         operands = [v for p, v in enumerate(operands) if p in used or p >= m.n_dims]
@@ -200,15 +229,20 @@ def _annotation(kind, body, vector_bits):
     if kind == "vectorized":
         width = vector_bits // element_bits(body)
         # LLVM's full unroll runs before its loop vectorizer and would drop the request.
-        return (f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
-                "unroll = <disable = true>>")
+        return (
+            f"#llvm.loop_annotation<vectorize = <disable = false, width = {width} : i32>, "
+            "unroll = <disable = true>>"
+        )
     return None
 
 
 def element_bits(body) -> int:
     """Narrowest element type stored in the loop body (32 when it stores nothing)."""
-    bits = [ir.MemRefType(o.operands[1].type).element_type for o in walk(body.owner)
-            if o.name == "memref.store"]
+    bits = [
+        ir.MemRefType(o.operands[1].type).element_type
+        for o in walk(body.owner)
+        if o.name == "memref.store"
+    ]
     widths = [t.width for t in bits if hasattr(t, "width") and t.width >= 8]
     return min(widths, default=32)
 
@@ -218,14 +252,14 @@ def _bound(op, bound, loc) -> ir.Value:
     m, operands = bound
     if len(m.results) != 1:
         raise build_error(op, "only loops with single-expression bounds can be lowered")
-    return affine_to_arith(m.results[0], operands[:m.n_dims], operands[m.n_dims:], loc)
+    return affine_to_arith(m.results[0], operands[: m.n_dims], operands[m.n_dims :], loc)
 
 
 def _lower_apply(op):
     m = ir.AffineMapAttr(op.attributes["map"]).value
     operands = list(op.operands)
     with ir.InsertionPoint(op):
-        v = affine_to_arith(m.results[0], operands[:m.n_dims], operands[m.n_dims:], op.location)
+        v = affine_to_arith(m.results[0], operands[: m.n_dims], operands[m.n_dims :], op.location)
     op.results[0].replace_all_uses_with(v)
     op.erase()
 
@@ -238,7 +272,7 @@ def _lower_if(op):
     loc = op.location
     has_else = len(op.regions[1].blocks) > 0
     with ir.InsertionPoint(op):
-        cond = set_to_arith(iset, operands[:iset.n_dims], operands[iset.n_dims:], loc)
+        cond = set_to_arith(iset, operands[: iset.n_dims], operands[iset.n_dims :], loc)
         new = scf.IfOp(cond, has_else=has_else, loc=loc)
     for region_idx, block in ((0, new.then_block), (1, new.else_block if has_else else None)):
         if block is None:

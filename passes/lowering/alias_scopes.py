@@ -18,6 +18,7 @@ fresh process's first build):
 An access whose buffer is not found (a global, a memref loaded from memory) gets no metadata,
 so LLVM keeps treating it as possibly aliasing everything.
 """
+
 from mlir import ir
 
 from tir_mlir.ir.ir_walk import walk_all
@@ -27,9 +28,18 @@ from tir_mlir.passes.lowering.common import functions
 PREFIX = "tir.buffer="
 SHARED = "external"
 # The memref operand of each access op (not memref.copy: it has two).
-BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "vector.load": 0, "vector.store": 1,
-                  "vector.maskedload": 0, "vector.maskedstore": 0, "vector.transfer_read": 0,
-                  "vector.transfer_write": 1, "vector.gather": 0, "vector.scatter": 0}
+BUFFER_OPERAND = {
+    "memref.load": 0,
+    "memref.store": 1,
+    "vector.load": 0,
+    "vector.store": 1,
+    "vector.maskedload": 0,
+    "vector.maskedstore": 0,
+    "vector.transfer_read": 0,
+    "vector.transfer_write": 1,
+    "vector.gather": 0,
+    "vector.scatter": 0,
+}
 ACCESS_OPS = ("llvm.load", "llvm.store")
 
 
@@ -48,8 +58,9 @@ class BufferTags:
                 (buffer, shared), _ = root(op.operands[operand], noalias)
                 if buffer is None:
                     continue
-                op.location = ir.Location.name(PREFIX + _name(buffer, shared, args, allocs),
-                                               childLoc=op.location)
+                op.location = ir.Location.name(
+                    PREFIX + _name(buffer, shared, args, allocs), childLoc=op.location
+                )
 
 
 def _name(buffer, shared, args, allocs) -> str:
@@ -75,6 +86,7 @@ class AliasScopes:
                     funcs.append(op)
                 return ir.WalkResult.SKIP
             return ir.WalkResult.ADVANCE
+
         module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in funcs:
             _annotate(op)
@@ -82,7 +94,7 @@ class AliasScopes:
 
 def _annotate(func):
     fname = ir.StringAttr(func.attributes["sym_name"]).value
-    accesses = []                     # [(op, buffer name)]
+    accesses = []  # [(op, buffer name)]
     for op in walk_all(func):
         if op.name in ACCESS_OPS:
             names = set(_names(op.location))
@@ -92,12 +104,16 @@ def _annotate(func):
     if len(keys) < 2:
         return
     domain = f'#llvm.alias_scope_domain<id = "{fname}", description = "{fname}">'
-    scopes = {k: f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, description = "{k}">'
-              for n, k in enumerate(keys)}
+    scopes = {
+        k: f'#llvm.alias_scope<id = "{fname}.buf{n}", domain = {domain}, description = "{k}">'
+        for n, k in enumerate(keys)
+    }
     # (Parsed as whole arrays: a parsed llvm attribute on its own is wrapped, see above.)
     own = {k: ir.Attribute.parse(f"[{scopes[k]}]") for k in keys}
-    others = {k: ir.Attribute.parse(f"[{', '.join(s for o, s in scopes.items() if o != k)}]")
-              for k in keys}
+    others = {
+        k: ir.Attribute.parse(f"[{', '.join(s for o, s in scopes.items() if o != k)}]")
+        for k in keys
+    }
     for op, key in accesses:
         op.attributes["alias_scopes"] = own[key]
         op.attributes["noalias_scopes"] = others[key]
@@ -107,7 +123,7 @@ def _names(loc):
     """The buffer names `buffer-tags` put in a location (several when ops were merged)."""
     if loc.is_a_name():
         if loc.name_str.startswith(PREFIX):
-            yield loc.name_str[len(PREFIX):]
+            yield loc.name_str[len(PREFIX) :]
         else:
             yield from _names(loc.child_loc)
     elif loc.is_a_fused():

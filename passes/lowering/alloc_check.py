@@ -18,6 +18,7 @@ are part of the compiled code, with public functions returning their addresses, 
 loaded by `load_module` reports as well as a fresh build: the runtime reads the status after
 each call (runtime/alloc_status.py).
 """
+
 import re
 
 import numpy as np
@@ -29,7 +30,7 @@ from tir_mlir.passes.lowering.common import functions, source_loc, walk
 
 STATUS = "tir_mlir_alloc_failure"
 SITES = "tir_mlir_alloc_sites"
-ADDRESS = "_address"          # `STATUS + ADDRESS`: the function returning its address
+ADDRESS = "_address"  # `STATUS + ADDRESS`: the function returning its address
 
 
 class AllocCheck:
@@ -51,10 +52,10 @@ class AllocCheck:
 
 
 def _site(op) -> str:
-    m = re.match(r'loc\("(\w+)"\(', str(op.location))   # tir-to-affine's name location
+    m = re.match(r'loc\("(\w+)"\(', str(op.location))  # tir-to-affine's name location
     name = m[1] if m else "?"
     mtype = ir.MemRefType(op.results[0].type)
-    size = nbytes(mtype) if mtype.has_static_shape else "?"     # (a symbolic size)
+    size = nbytes(mtype) if mtype.has_static_shape else "?"  # (a symbolic size)
     return f"{name}|{size}|{source_loc(op) or '?'}"
 
 
@@ -68,9 +69,14 @@ def _guard(allocs, first_site: int):
     i64, index = ir.IntegerType.get_signless(64), ir.IndexType.get()
     with ir.InsertionPoint(term), loc:
         zero = arith.ConstantOp(index, 0).result
-        nulls = [arith.cmpi(arith.CmpIPredicate.eq,
-                            memref.ExtractAlignedPointerAsIndexOp(a.results[0]).result, zero)
-                 for a in allocs]
+        nulls = [
+            arith.cmpi(
+                arith.CmpIPredicate.eq,
+                memref.ExtractAlignedPointerAsIndexOp(a.results[0]).result,
+                zero,
+            )
+            for a in allocs
+        ]
         failed = nulls[0]
         for n in nulls[1:]:
             failed = arith.ori(failed, n)
@@ -79,7 +85,7 @@ def _guard(allocs, first_site: int):
         guard = scf.IfOp(failed, types, has_else=True)
         with ir.InsertionPoint(guard.then_block):
             status = memref.GetGlobalOp(ir.MemRefType.get([], i64), STATUS).result
-            for k in reversed(range(len(allocs))):      # the first null is stored last
+            for k in reversed(range(len(allocs))):  # the first null is stored last
                 report = scf.IfOp(nulls[k])
                 with ir.InsertionPoint(report.then_block):
                     memref.StoreOp(arith.ConstantOp(i64, first_site + k + 1).result, status, [])
@@ -102,14 +108,24 @@ def add_status_globals(module: ir.Module, sites, status: str, table_name: str, s
     table = "\n".join(sites).encode() + b"\0"
     with ir.InsertionPoint.at_block_begin(module.body), module.operation.location:
         status_t = ir.MemRefType.get(list(shape), i64)
-        memref.GlobalOp(status, status_t, sym_visibility="private",
-                        initial_value=ir.DenseElementsAttr.get_splat(
-                            ir.RankedTensorType.get(list(shape), i64), ir.IntegerAttr.get(i64, 0)))
+        memref.GlobalOp(
+            status,
+            status_t,
+            sym_visibility="private",
+            initial_value=ir.DenseElementsAttr.get_splat(
+                ir.RankedTensorType.get(list(shape), i64), ir.IntegerAttr.get(i64, 0)
+            ),
+        )
         table_t = ir.MemRefType.get([len(table)], i8)
-        memref.GlobalOp(table_name, table_t, constant=True, sym_visibility="private",
-                        initial_value=ir.DenseElementsAttr.get(
-                            np.frombuffer(table, "int8"),
-                            type=ir.RankedTensorType.get([len(table)], i8)))
+        memref.GlobalOp(
+            table_name,
+            table_t,
+            constant=True,
+            sym_visibility="private",
+            initial_value=ir.DenseElementsAttr.get(
+                np.frombuffer(table, "int8"), type=ir.RankedTensorType.get([len(table)], i8)
+            ),
+        )
         for name, t in ((status, status_t), (table_name, table_t)):
             getter = func.FuncOp(name + ADDRESS, ir.FunctionType.get([], [i64]))
             with ir.InsertionPoint(getter.add_entry_block()):

@@ -3,6 +3,7 @@ memory. The compiled code does not check what `malloc` returns, so an allocation
 at run time would crash the process; one larger than physical memory is refused here with an
 error naming the buffer and its size.
 """
+
 import os
 
 from mlir import ir
@@ -22,7 +23,7 @@ def nbytes(t: ir.MemRefType) -> int:
     for d in t.shape:
         n *= d
     bits = ir.MemRefType(t).element_type
-    if isinstance(bits, ir.VectorType):          # a buffer of float32x4...
+    if isinstance(bits, ir.VectorType):  # a buffer of float32x4...
         n *= bits.shape[0]
         bits = bits.element_type
     width = 16 if str(bits) == "bf16" else int(str(bits).lstrip("if") or 8)
@@ -39,11 +40,17 @@ class AllocLimit:
                 if op.name in ("memref.alloc", "memref.alloca"):
                     mtype = ir.MemRefType(op.results[0].type)
                     if not mtype.has_static_shape:
-                        continue        # a size known at run time: alloc-check reports it
+                        continue  # a size known at run time: alloc-check reports it
                     size = nbytes(mtype)
                     if size > limit:
-                        name = (ir.StringAttr(op.attributes["tir.name"]).value
-                                if "tir.name" in op.attributes else "?")
-                        raise build_error(op, f"buffer {name!r} needs {size} bytes "
-                                              f"({size / 2**30:.1f} GiB), more than this "
-                                              f"machine's {limit / 2**30:.1f} GiB of memory")
+                        name = (
+                            ir.StringAttr(op.attributes["tir.name"]).value
+                            if "tir.name" in op.attributes
+                            else "?"
+                        )
+                        raise build_error(
+                            op,
+                            f"buffer {name!r} needs {size} bytes "
+                            f"({size / 2**30:.1f} GiB), more than this "
+                            f"machine's {limit / 2**30:.1f} GiB of memory",
+                        )

@@ -25,6 +25,7 @@ A loop qualifies when:
 - a contiguous store's address does not depend on an enclosing serial loop: that loop
   accumulates into the elements, and would carry them.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
@@ -66,8 +67,11 @@ class AutoVectorize:
             return False
         n, bits = loop.extent, element_bits(loop.body)
         lanes = max(1, self.vector_bits // bits)
-        if not (n & (n - 1) == 0 or n % lanes == 0) or n * bits < MIN_BITS or \
-                n > MAX_REGISTERS * lanes:
+        if (
+            not (n & (n - 1) == 0 or n % lanes == 0)
+            or n * bits < MIN_BITS
+            or n > MAX_REGISTERS * lanes
+        ):
             return False
         plan = Plan(loop)
         if not plan.ok or not _accumulated(loop, plan):

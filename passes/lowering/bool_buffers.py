@@ -1,6 +1,7 @@
 """Stage `bool-buffers-to-i8`: bool buffers are stored as one byte per element (numpy's layout;
 the LLVM lowering of memref<..xi1> asserts). Loads become `load i8 + trunci`, stores `extui + store`.
 """
+
 from mlir import ir
 from mlir.dialects import arith, memref
 
@@ -26,13 +27,19 @@ class BoolBuffersToI8:
                 if _is_bool_memref(arg.type):
                     arg.set_type(_byte_type(arg.type))
             ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
-            f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-                [a.type for a in entry.arguments], ftype.results))
+            f.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
+            )
             for op in list(walk(f)):
-                if op.name in ("memref.alloc", "memref.alloca", "memref.reinterpret_cast") and _is_bool_memref(op.results[0].type):
+                if op.name in (
+                    "memref.alloc",
+                    "memref.alloca",
+                    "memref.reinterpret_cast",
+                ) and _is_bool_memref(op.results[0].type):
                     op.results[0].set_type(_byte_type(op.results[0].type))
-                elif op.name == "memref.extract_strided_metadata" and \
-                        _is_bool_memref(op.results[0].type):     # `B.data` of a bool buffer
+                elif op.name == "memref.extract_strided_metadata" and _is_bool_memref(
+                    op.results[0].type
+                ):  # `B.data` of a bool buffer
                     op.results[0].set_type(_byte_type(op.results[0].type))
             for op in list(walk(f)):
                 if op.name == "memref.load" and str(op.results[0].type) == "i1":

@@ -11,6 +11,7 @@ site table (buffer name, access kind, source location of the access and of the b
 declaration, per SITE id) is kept on the module as `tir_mlir.bounds_sites`, a list of
 "name|load or store|file:line:col|file:line:col" strings.
 """
+
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
@@ -38,10 +39,13 @@ class BoundsCheck:
                     _guard(op, len(sites))
                     kind = op.name.split(".")[1]
                     buf = op.operands[0 if kind == "load" else 1]
-                    sites.append(f"{_buffer_name(op)}|{kind}|{source_loc(op) or '?'}|"
-                                 f"{SourceLoc.of(buf.location) or '?'}")
+                    sites.append(
+                        f"{_buffer_name(op)}|{kind}|{source_loc(op) or '?'}|"
+                        f"{SourceLoc.of(buf.location) or '?'}"
+                    )
         module.operation.attributes[SITES_ATTR] = ir.ArrayAttr.get(
-            [ir.StringAttr.get(s) for s in sites])
+            [ir.StringAttr.get(s) for s in sites]
+        )
 
 
 def _buffer_name(op) -> str:
@@ -54,21 +58,29 @@ def _buffer_name(op) -> str:
 def _guard(op, site: int):
     is_load = op.name == "memref.load"
     buf = op.operands[0] if is_load else op.operands[1]
-    indices = list(op.operands)[1 if is_load else 2:]
+    indices = list(op.operands)[1 if is_load else 2 :]
     shape = ir.MemRefType(buf.type).shape
     loc = op.location
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(op), loc:
         ok = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
         for axis, (idx, dim) in enumerate(zip(indices, shape)):
-            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, idx, index_const(0, loc)),
-                                arith.cmpi(arith.CmpIPredicate.slt, idx, index_const(dim, loc)))
+            inside = arith.andi(
+                arith.cmpi(arith.CmpIPredicate.sge, idx, index_const(0, loc)),
+                arith.cmpi(arith.CmpIPredicate.slt, idx, index_const(dim, loc)),
+            )
             bad = arith.xori(inside, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
             report = scf.IfOp(bad)
             with ir.InsertionPoint(report.then_block):
-                func.CallOp([], ir.FlatSymbolRefAttr.get(CALLBACK),
-                            [arith.ConstantOp(i64, site).result, arith.ConstantOp(i64, axis).result,
-                             arith.index_cast(i64, idx)])
+                func.CallOp(
+                    [],
+                    ir.FlatSymbolRefAttr.get(CALLBACK),
+                    [
+                        arith.ConstantOp(i64, site).result,
+                        arith.ConstantOp(i64, axis).result,
+                        arith.index_cast(i64, idx),
+                    ],
+                )
                 scf.YieldOp([])
             ok = arith.andi(ok, inside)
         run_only_if(op, ok)

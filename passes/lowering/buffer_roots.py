@@ -1,10 +1,17 @@
 """The buffer a memref value is a view of: traced back through view ops to a function argument
 or an allocation. Scalar replacement asks it which accesses may alias; the alias scopes of the
 LLVM code are named after it."""
+
 from mlir import ir
 
-VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
-            "memref.collapse_shape", "memref.view")
+VIEW_OPS = (
+    "memref.subview",
+    "memref.cast",
+    "memref.reinterpret_cast",
+    "memref.expand_shape",
+    "memref.collapse_shape",
+    "memref.view",
+)
 
 
 def declared_noalias(f) -> bool:
@@ -25,8 +32,11 @@ def noalias_args(f):
         return [a for a in args if isinstance(a.type, ir.MemRefType)]
     if "arg_attrs" not in f.attributes:
         return []
-    return [args[i] for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
-            if "llvm.noalias" in ir.DictAttr(d)]
+    return [
+        args[i]
+        for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
+        if "llvm.noalias" in ir.DictAttr(d)
+    ]
 
 
 def root(buffer, noalias):

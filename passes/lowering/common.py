@@ -1,5 +1,6 @@
 """Helpers shared by the lowering stages: walking and moving IR, source locations, upstream
 pass pipelines, affine -> arith."""
+
 from typing import Optional
 
 from mlir import ir
@@ -49,8 +50,11 @@ def move_body(block: ir.Block, before):
 
 def functions(module: ir.Module):
     """The function definitions of a module (declarations skipped)."""
-    return [op.operation for op in module.body.operations
-            if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
+    return [
+        op.operation
+        for op in module.body.operations
+        if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
+    ]
 
 
 def constant_int(value: ir.Value) -> Optional[int]:
@@ -69,6 +73,7 @@ def index_const(value: int, loc) -> ir.Value:
 def affine_to_arith(expr: ir.AffineExpr, dims, symbols, loc) -> ir.Value:
     """Emit arith ops (at the current insertion point) computing an affine expression on index
     values. `mod` and `floordiv` round towards -inf like affine's (TIR's floormod/floordiv)."""
+
     def emit(e):
         e = e.maybe_downcast()
         if isinstance(e, ir.AffineConstantExpr):
@@ -77,16 +82,21 @@ def affine_to_arith(expr: ir.AffineExpr, dims, symbols, loc) -> ir.Value:
             return dims[e.position]
         if isinstance(e, ir.AffineSymbolExpr):
             return symbols[e.position]
-        for cls, make in ((ir.AffineAddExpr, arith.addi), (ir.AffineMulExpr, arith.muli),
-                          (ir.AffineFloorDivExpr, arith.floordivsi),
-                          (ir.AffineCeilDivExpr, arith.ceildivsi)):
+        for cls, make in (
+            (ir.AffineAddExpr, arith.addi),
+            (ir.AffineMulExpr, arith.muli),
+            (ir.AffineFloorDivExpr, arith.floordivsi),
+            (ir.AffineCeilDivExpr, arith.ceildivsi),
+        ):
             if isinstance(e, cls):
                 return make(emit(e.lhs), emit(e.rhs), loc=loc)
         if isinstance(e, ir.AffineModExpr):
             lhs, rhs = emit(e.lhs), emit(e.rhs)
-            return arith.subi(lhs, arith.muli(arith.floordivsi(lhs, rhs, loc=loc), rhs, loc=loc),
-                              loc=loc)
+            return arith.subi(
+                lhs, arith.muli(arith.floordivsi(lhs, rhs, loc=loc), rhs, loc=loc), loc=loc
+            )
         raise BuildError(f"unsupported affine expression {e}")
+
     return emit(expr)
 
 

@@ -27,6 +27,7 @@ matmul's 64x64 tiles instead of 2x256 KB), a `local` one keeps every thread loop
 (one tile per thread), a `global` one spans all thread loops (one copy for the grid). Loops
 bound to the same thread tag are one id.
 """
+
 import itertools
 import math
 
@@ -50,7 +51,7 @@ class CompactBuffers:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            fold_views(f)       # (accesses through a T.match_buffer view count as accesses)
+            fold_views(f)  # (accesses through a T.match_buffer view count as accesses)
             for op in [o for o in walk(f) if o.name in ("memref.alloca", "memref.alloc")]:
                 _compact(f, op)
 
@@ -74,37 +75,40 @@ def _compact(f, alloc):
         return
     space = address_space(mtype)
     outer = _loops_around(lca) + [lca]
-    ivs = []                                  # dim position -> IV value
-    forms = []                                # per access, per axis: (coeffs, const)
+    ivs = []  # dim position -> IV value
+    forms = []  # per access, per axis: (coeffs, const)
     for a in accesses:
-        indices = list(a.operands)[1 if a.name == "memref.load" else 2:]
+        indices = list(a.operands)[1 if a.name == "memref.load" else 2 :]
         per_axis = [_linear(v, ivs) for v in indices]
         if any(p is None for p in per_axis):
             return
         forms.append(per_axis)
-    loops = [iv.owner.owner for iv in ivs]                  # _linear takes loop IVs only
+    loops = [iv.owner.owner for iv in ivs]  # _linear takes loop IVs only
     outer_ivs = {p for p, lp in enumerate(loops) if _fixed(lp, space, outer)}
     keys = {p for form in forms for coeffs, _ in form for p in coeffs}
     outer_terms = {p for p in keys if all(q in outer_ivs for q in _positions(p))}
     # Per axis, the outer terms all accesses weigh alike make the tile's origin; one they weigh
     # differently (a cooperative fetch fills the tiles of all of a block's virtual threads, each
     # reads its own) spans its range there: a bigger tile.
-    outer_pos = [{p for p in outer_terms if len({form[axis][0].get(p, 0) for form in forms}) == 1}
-                 for axis in range(mtype.rank)]
+    outer_pos = [
+        {p for p in outer_terms if len({form[axis][0].get(p, 0) for form in forms}) == 1}
+        for axis in range(mtype.rank)
+    ]
     ranges = [_range(lp, lca) for lp in loops]
     if any(r is None and p not in outer_ivs for p, r in enumerate(ranges)):
-        return                                # the tile spans a loop over a symbolic size
-    known = {}                                # the ranges of the term sums seen so far
+        return  # the tile spans a loop over a symbolic size
+    known = {}  # the ranges of the term sums seen so far
     shape, offsets = [], []
     for axis in range(mtype.rank):
-        outer_parts = [{p: c for p, c in form[axis][0].items() if p in outer_pos[axis]}
-                       for form in forms]
+        outer_parts = [
+            {p: c for p, c in form[axis][0].items() if p in outer_pos[axis]} for form in forms
+        ]
         lo = hi = None
         for form in forms:
             coeffs, const = form[axis]
-            a_lo, a_hi = _terms_range({p: c for p, c in coeffs.items()
-                                       if p not in outer_pos[axis]},
-                                      ranges, known)
+            a_lo, a_hi = _terms_range(
+                {p: c for p, c in coeffs.items() if p not in outer_pos[axis]}, ranges, known
+            )
             lo = a_lo + const if lo is None else min(lo, a_lo + const)
             hi = a_hi + const if hi is None else max(hi, a_hi + const)
         if not mtype.is_dynamic_dim(axis) and hi - lo + 1 > mtype.shape[axis]:
@@ -126,15 +130,21 @@ def _compact(f, alloc):
 def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets, heap):
     mtype = ir.MemRefType(alloc.results[0].type)
     new_type = ir.MemRefType.get(shape, mtype.element_type, memory_space=mtype.memory_space)
-    scope = next((p for p in [lca, *ancestors(lca)]
-                  if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
-    top = (scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0])
+    scope = next(
+        (
+            p
+            for p in [lca, *ancestors(lca)]
+            if p.name == "affine.for" and Loop(p).kind == "parallel"
+        ),
+        None,
+    )
+    top = scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0]
     loc = alloc.location
     with ir.InsertionPoint(list(top.operations)[0].operation):
         new = memref.AllocaOp(new_type, [], [], loc=loc).result
     if heap:
         new = to_heap(new.owner)
-    if SCOPE_ATTR in alloc.attributes:        # gpu-lower-wmma tells fragments apart by it
+    if SCOPE_ATTR in alloc.attributes:  # gpu-lower-wmma tells fragments apart by it
         new.owner.attributes[SCOPE_ATTR] = alloc.attributes[SCOPE_ATTR]
     for a, form in zip(accesses, forms):
         is_load = a.name == "memref.load"
@@ -149,8 +159,7 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
                 for p in inner:
                     expr = expr + _key_expr(p, dim) * coeffs[p]
                 m = ir.AffineMap.get(len(used), 0, [expr])
-                indices.append(affine.AffineApplyOp(m, [_iv_at(a, ivs[q]) for q in used])
-                               .result)
+                indices.append(affine.AffineApplyOp(m, [_iv_at(a, ivs[q]) for q in used]).result)
             if is_load:
                 r = memref.LoadOp(new, indices).result
                 a.results[0].replace_all_uses_with(r)
@@ -231,20 +240,21 @@ def _linear(value, ivs):
     """The linear form (tir_mlir/analysis/linear.py) of an index over the IVs of affine.for
     loops, atoms their positions in `ivs` (appended on first sight), or None. A floordiv/mod/
     ceildiv by a constant is linear through `_division`."""
+
     def leaf(v):
         if isinstance(v.owner, ir.Block):
             owner = v.owner.owner
             if owner is None or owner.name != "affine.for":
                 return None
-            if Loop(owner).extent == 1:      # a single iteration: a constant
+            if Loop(owner).extent == 1:  # a single iteration: a constant
                 return Linear((), Loop(owner).min)
-            for p, iv in enumerate(ivs):     # loops bound to one thread tag are one id
+            for p, iv in enumerate(ivs):  # loops bound to one thread tag are one id
                 if iv == v or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
                     return Linear({p: 1})
             ivs.append(v)
             return Linear({len(ivs) - 1: 1})
         op = v.owner.operation
-        if op.name in _DIVISIONS:             # TIR's `//` and floormod (a - a // b * b)
+        if op.name in _DIVISIONS:  # TIR's `//` and floormod (a - a // b * b)
             return _division(_DIVISIONS[op.name], *(_linear(x, ivs) for x in op.operands))
         if op.name == "affine.apply":
             m = ir.AffineMapAttr(op.attributes["map"]).value
@@ -253,6 +263,7 @@ def _linear(value, ivs):
                 return None
             return linear(m.results[0], args, division=_division)
         return None
+
     return value_linear(value, leaf)
 
 
@@ -269,13 +280,17 @@ def _division(kind, lhs, rhs):
     if lhs is None or rhs is None or rhs.terms or rhs.const <= 0:
         return None
     coeffs, const, d = lhs.terms, lhs.const, rhs.const
-    whole = {} if kind is ir.AffineModExpr else \
-        {p: c // d for p, c in coeffs.items() if c % d == 0}
+    whole = {} if kind is ir.AffineModExpr else {p: c // d for p, c in coeffs.items() if c % d == 0}
     rest = {p: c for p, c in coeffs.items() if c % d}
     if not rest:
-        return Linear(whole, {ir.AffineFloorDivExpr: const // d,
-                              ir.AffineCeilDivExpr: -(-const // d),
-                              ir.AffineModExpr: const % d}[kind])
+        return Linear(
+            whole,
+            {
+                ir.AffineFloorDivExpr: const // d,
+                ir.AffineCeilDivExpr: -(-const // d),
+                ir.AffineModExpr: const % d,
+            }[kind],
+        )
     return Linear(whole) + Linear({(kind.__name__, frozenset(rest.items()), const, d): 1})
 
 
@@ -310,8 +325,9 @@ def _terms_range(terms, ranges, known):
     add up to rows of a buffer that the difference, always 0, never leaves."""
     key = frozenset(terms.items())
     if key not in known:
-        exact = _enumerated_range(terms, ranges) if any(
-            isinstance(p, tuple) for p in terms) else None
+        exact = (
+            _enumerated_range(terms, ranges) if any(isinstance(p, tuple) for p in terms) else None
+        )
         if exact is None:
             lo = hi = 0
             for p, c in terms.items():
@@ -329,8 +345,10 @@ def _enumerated_range(terms, ranges):
     spans = [range(ranges[q][0], ranges[q][1] + 1) for q in positions]
     if math.prod(len(r) for r in spans) > ENUMERATED_POINTS:
         return None
-    values = [sum(c * _key_value(p, dict(zip(positions, point))) for p, c in terms.items())
-              for point in itertools.product(*spans)]
+    values = [
+        sum(c * _key_value(p, dict(zip(positions, point))) for p, c in terms.items())
+        for point in itertools.product(*spans)
+    ]
     return min(values), max(values)
 
 
@@ -355,9 +373,11 @@ def _key_expr(key, dim):
     e = ir.AffineConstantExpr.get(const)
     for q, c in coeffs:
         e = e + _key_expr(q, dim) * c
-    return {"AffineFloorDivExpr": ir.AffineExpr.get_floor_div,
-            "AffineCeilDivExpr": ir.AffineExpr.get_ceil_div,
-            "AffineModExpr": ir.AffineExpr.get_mod}[kind](e, ir.AffineConstantExpr.get(d))
+    return {
+        "AffineFloorDivExpr": ir.AffineExpr.get_floor_div,
+        "AffineCeilDivExpr": ir.AffineExpr.get_ceil_div,
+        "AffineModExpr": ir.AffineExpr.get_mod,
+    }[kind](e, ir.AffineConstantExpr.get(d))
 
 
 def _positions(key):

@@ -28,6 +28,7 @@ machine:
 A named CPU never reads the host, so `--target "llvm -mcpu=znver4"` lowers to the same code on
 every machine.
 """
+
 import functools
 import hashlib
 import json
@@ -41,8 +42,13 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from tir_mlir.ir.user_cache import cache_dir
-from tir_mlir.passes.lowering.cpu_target import (ALWAYS_FEATURES, LLVM_BIN, CpuTarget,
-                                                 cpu_target, target_options)
+from tir_mlir.passes.lowering.cpu_target import (
+    ALWAYS_FEATURES,
+    LLVM_BIN,
+    CpuTarget,
+    cpu_target,
+    target_options,
+)
 
 PAGE_BYTES = 4096
 SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -51,12 +57,36 @@ SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 # and Raptor Cove 48 KiB 12-way). AMD: the software optimization guides (Zen 1-4 32 KiB 8-way,
 # Zen 5 48 KiB 12-way).
 L1D_BY_CPU = {
-    **{cpu: (32, 8) for cpu in ("haswell", "broadwell", "skylake", "skylake-avx512",
-                                "cascadelake", "cooperlake", "cannonlake", "znver1", "znver2",
-                                "znver3", "znver4")},
-    **{cpu: (48, 12) for cpu in ("icelake-client", "icelake-server", "tigerlake", "rocketlake",
-                                 "alderlake", "raptorlake", "sapphirerapids", "emeraldrapids",
-                                 "znver5")},
+    **{
+        cpu: (32, 8)
+        for cpu in (
+            "haswell",
+            "broadwell",
+            "skylake",
+            "skylake-avx512",
+            "cascadelake",
+            "cooperlake",
+            "cannonlake",
+            "znver1",
+            "znver2",
+            "znver3",
+            "znver4",
+        )
+    },
+    **{
+        cpu: (48, 12)
+        for cpu in (
+            "icelake-client",
+            "icelake-server",
+            "tigerlake",
+            "rocketlake",
+            "alderlake",
+            "raptorlake",
+            "sapphirerapids",
+            "emeraldrapids",
+            "znver5",
+        )
+    },
 }
 DEFAULT_L1D = (32, 8)
 DEFAULT_LINE = 64
@@ -67,14 +97,14 @@ REGISTER_NAMES = {128: "xmm", 256: "ymm", 512: "zmm"}
 
 @dataclass(frozen=True)
 class CpuModel:
-    cpu: str                    # LLVM's name for it
+    cpu: str  # LLVM's name for it
     vector_registers: int
-    vector_bits: int            # the widest vector register
+    vector_bits: int  # the widest vector register
     l1d_sets: int
     l1d_ways: int
     line_bytes: int
     page_bytes: int = PAGE_BYTES
-    fma_chains_by_bits: tuple = ()     # ((register bits, chains), ...), narrowest first
+    fma_chains_by_bits: tuple = ()  # ((register bits, chains), ...), narrowest first
 
     def vector_lanes(self, element_bits: int) -> int:
         """Elements of `element_bits` one vector register holds."""
@@ -127,12 +157,12 @@ def implied_features(t: CpuTarget) -> tuple:
     with ir.Context():
         module = ir.Module.parse(
             f'module attributes {{llvm.target = #llvm.target<triple = "{t.triple}", '
-            f'chip = "{t.cpu}", features = <[{given}]>>}} {{}}')
+            f'chip = "{t.cpu}", features = <[{given}]>>}} {{}}'
+        )
         PassManager.parse("builtin.module(llvm-target-to-target-features)").run(module.operation)
         # (as text: an attribute object would import the llvm dialect's Python module)
         text = module.operation.get_asm()
-    listed = text.split("features = <[", 1)[1].split("]>", 1)[0] if "features = <[" in text \
-        else ""
+    listed = text.split("features = <[", 1)[1].split("]>", 1)[0] if "features = <[" in text else ""
     return tuple(f.strip().strip('"') for f in listed.split(",") if f.strip())
 
 
@@ -141,11 +171,14 @@ def host_l1d():
     not say (a container without sysfs)."""
     for index in sorted(SYSFS_CACHE.glob("index*")):
         try:
-            if (index / "level").read_text().strip() != "1" or \
-                    (index / "type").read_text().strip() not in ("Data", "Unified"):
+            if (index / "level").read_text().strip() != "1" or (
+                index / "type"
+            ).read_text().strip() not in ("Data", "Unified"):
                 continue
-            sets, ways, line = (int((index / name).read_text()) for name in (
-                "number_of_sets", "ways_of_associativity", "coherency_line_size"))
+            sets, ways, line = (
+                int((index / name).read_text())
+                for name in ("number_of_sets", "ways_of_associativity", "coherency_line_size")
+            )
         except (OSError, ValueError):
             return None
         return (sets, ways, line) if sets > 0 and ways > 0 and line > 0 else None
@@ -173,8 +206,9 @@ def fma_chains(t: CpuTarget, widest: int) -> tuple:
             mca = (LLVM_BIN / "llvm-mca").stat()
         except OSError:
             return ()
-        tag = hashlib.sha256(f"{t.cpu}\0{','.join(t.features)}\0{widths}\0{mca.st_size}:"
-                             f"{mca.st_mtime_ns}".encode()).hexdigest()[:20]
+        tag = hashlib.sha256(
+            f"{t.cpu}\0{','.join(t.features)}\0{widths}\0{mca.st_size}:{mca.st_mtime_ns}".encode()
+        ).hexdigest()[:20]
         path = folder / f"fma-{tag}.json"
         try:
             return tuple(tuple(x) for x in json.loads(path.read_text()))
@@ -192,12 +226,19 @@ def fma_chains(t: CpuTarget, widest: int) -> tuple:
 
 
 def _probe_fma(t: CpuTarget, widths) -> tuple:
-    src = "".join(f"vfmadd231ps %{REGISTER_NAMES[b]}1, %{REGISTER_NAMES[b]}2, "
-                  f"%{REGISTER_NAMES[b]}0\n" for b in widths)
+    src = "".join(
+        f"vfmadd231ps %{REGISTER_NAMES[b]}1, %{REGISTER_NAMES[b]}2, %{REGISTER_NAMES[b]}0\n"
+        for b in widths
+    )
     features = [f for f in t.features if f not in ALWAYS_FEATURES]
-    args = [str(LLVM_BIN / "llvm-mca"), f"-mtriple={t.triple}", f"-mcpu={t.cpu}",
-            "-instruction-info", "-iterations=1", "-resource-pressure=0"] + \
-        ([f"-mattr={','.join(features)}"] if features else [])
+    args = [
+        str(LLVM_BIN / "llvm-mca"),
+        f"-mtriple={t.triple}",
+        f"-mcpu={t.cpu}",
+        "-instruction-info",
+        "-iterations=1",
+        "-resource-pressure=0",
+    ] + ([f"-mattr={','.join(features)}"] if features else [])
     try:
         p = subprocess.run(args, input=src.encode(), capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
@@ -205,6 +246,7 @@ def _probe_fma(t: CpuTarget, widths) -> tuple:
     found = {}
     for latency, throughput, reg in _MCA_ROW.findall(p.stdout.decode()):
         if float(throughput) > 0:
-            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(1, round(int(latency)
-                                                                   / float(throughput)))
+            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(
+                1, round(int(latency) / float(throughput))
+            )
     return tuple((b, found[b]) for b in widths if b in found)

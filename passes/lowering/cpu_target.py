@@ -5,6 +5,7 @@ One description feeds the function attributes of the llvm-dialect module, `opt` 
 `--emit asm`, `build` and `export_library` all make the same code. Every function also gets
 `+prefer-no-gather,+prefer-no-scatter`: with AVX-512 LLVM otherwise vectorizes a strided loop
 with gathers/scatters, which are slower than the contiguous loop (a later `-mattr` overrides)."""
+
 import dataclasses
 import functools
 import hashlib
@@ -36,8 +37,7 @@ class CpuTarget:
 
     def tool_flags(self) -> list:
         """The `opt`/`llc` flags that build the same target machine as the function attributes."""
-        return [f"-mtriple={self.triple}", f"-mcpu={self.cpu}",
-                f"-mattr={','.join(self.features)}"]
+        return [f"-mtriple={self.triple}", f"-mcpu={self.cpu}", f"-mattr={','.join(self.features)}"]
 
     def annotate(self, module: ir.Module):
         """Put the triple and data layout on a module and the CPU and features on each of its
@@ -47,9 +47,12 @@ class CpuTarget:
         attrs = module.operation.attributes
         attrs["llvm.target_triple"] = ir.StringAttr.get(self.triple)
         attrs["llvm.data_layout"] = ir.StringAttr.get(self.data_layout)
-        passthrough = ir.ArrayAttr.get([
-            ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)])
-            for k, v in (("target-cpu", self.cpu), ("target-features", ",".join(self.features)))])
+        passthrough = ir.ArrayAttr.get(
+            [
+                ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)])
+                for k, v in (("target-cpu", self.cpu), ("target-features", ",".join(self.features)))
+            ]
+        )
         for op in module.body.operations:
             op = op.operation
             if op.name == "func.func" and len(op.regions[0].blocks):
@@ -83,12 +86,17 @@ def _cached_probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
         return _probe(triple, cpu, mattr)
     opt = (LLVM_BIN / "opt").stat()
     host = _cpuinfo() if cpu == "native" else ""
-    tag = hashlib.sha256(f"{triple}\0{cpu}\0{mattr}\0{opt.st_size}:{opt.st_mtime_ns}\0{host}"
-                         .encode()).hexdigest()[:20]
+    tag = hashlib.sha256(
+        f"{triple}\0{cpu}\0{mattr}\0{opt.st_size}:{opt.st_mtime_ns}\0{host}".encode()
+    ).hexdigest()[:20]
     path = folder / f"target-{tag}.json"
     try:
-        return CpuTarget(**{k: tuple(v) if k == "features" else v
-                            for k, v in json.loads(path.read_text()).items()})
+        return CpuTarget(
+            **{
+                k: tuple(v) if k == "features" else v
+                for k, v in json.loads(path.read_text()).items()
+            }
+        )
     except (OSError, ValueError, TypeError):
         pass
     target = _probe(triple, cpu, mattr)
@@ -125,29 +133,38 @@ def _probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
         raise BuildError(_unknown_name(triple, unknown[2], unknown[1]))
     if p.returncode:
         first = err.strip().splitlines()[0] if err.strip() else f"opt exited {p.returncode}"
-        raise BuildError(f"target -mcpu={cpu}" + (f" -mattr={mattr}" if mattr else "")
-                         + f": {first}")
+        raise BuildError(
+            f"target -mcpu={cpu}" + (f" -mattr={mattr}" if mattr else "") + f": {first}"
+        )
     out = p.stdout.decode()
     layout = re.search(r'target datalayout = "([^"]*)"', out)
     if layout is None:
         raise BuildError(f"LLVM has no target for triple {triple!r}")
     name = re.search(r'"target-cpu"="([^"]*)"', out)
     features = re.search(r'"target-features"="([^"]*)"', out)
-    return CpuTarget(triple, layout.group(1), name.group(1) if name else cpu,
-                     ALWAYS_FEATURES + tuple(f for f in (features.group(1) if features else "")
-                                             .split(",") if f))
+    return CpuTarget(
+        triple,
+        layout.group(1),
+        name.group(1) if name else cpu,
+        ALWAYS_FEATURES + tuple(f for f in (features.group(1) if features else "").split(",") if f),
+    )
 
 
 def _unknown_name(triple: str, kind: str, name: str) -> str:
     """The error for a CPU (`-mcpu`) or feature (`-mattr`) LLVM does not know, with the
     closest names it knows (what LLVM would only warn about, ignoring the name)."""
-    option, heading = (("-mcpu", "Available CPUs") if kind == "processor"
-                       else ("-mattr", "Available features"))
+    option, heading = (
+        ("-mcpu", "Available CPUs") if kind == "processor" else ("-mattr", "Available features")
+    )
     known = []
     try:
-        listing = subprocess.run([str(LLVM_BIN / "llc"), f"-mtriple={triple}", "-mcpu=help"],
-                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                 check=False).stderr
+        listing = subprocess.run(
+            [str(LLVM_BIN / "llc"), f"-mtriple={triple}", "-mcpu=help"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
         part = listing.split(heading, 1)[1].split("Available", 1)[0]
         known = re.findall(r"^\s+(\S+)\s+- ", part, re.MULTILINE)
     except (OSError, IndexError):
@@ -155,5 +172,7 @@ def _unknown_name(triple: str, kind: str, name: str) -> str:
     bare = name.lstrip("+-")
     hint = did_you_mean(bare, known)
     what = "CPU" if kind == "processor" else "CPU feature"
-    return (f"target {option}: LLVM does not know the {what} {bare!r} for {triple}{hint}; "
-            f"`llc -mtriple={triple} -mcpu=help` lists those it knows")
+    return (
+        f"target {option}: LLVM does not know the {what} {bare!r} for {triple}{hint}; "
+        f"`llc -mtriple={triple} -mcpu=help` lists those it knows"
+    )

@@ -12,6 +12,7 @@
 The C function is resolved when the library is linked (`build(..., extern_libs=[...])`). One
 symbol called with two different signatures is an error.
 """
+
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
@@ -46,14 +47,16 @@ def _expand(op, module, declared) -> ir.Value:
         return _call(op, args, module, declared)
     if callee == "call_packed":
         from tir_mlir.passes.lowering.packed_calls import declare_call
+
         return declare_call(op, args, module)
     if callee == "buffer_data":
         return _data(args[0])
     if callee == "elem_offset":
         return _offset(args[0], args[1:])
     if callee == "address_of":
-        return _gep(_data(args[0]), _offset(args[0], args[1:]),
-                    ir.MemRefType(args[0].type).element_type)
+        return _gep(
+            _data(args[0]), _offset(args[0], args[1:]), ir.MemRefType(args[0].type).element_type
+        )
     if callee == "tvm_access_ptr":
         dtype = ir.StringAttr(op.attributes["tir.ptr_dtype"]).value
         return _gep(args[0], args[1], mlir_type(dtype))
@@ -77,20 +80,21 @@ def _metadata(buf):
 
 def _strides(buf):
     rank = len(ir.MemRefType(buf.type).shape)
-    return list(_metadata(buf).results)[2 + rank:]
+    return list(_metadata(buf).results)[2 + rank :]
 
 
 def _offset(buf, indices) -> ir.Value:
     meta = list(_metadata(buf).results)
     rank = len(indices)
     total = meta[1]
-    for i, s in zip(indices, meta[2 + rank:]):
+    for i, s in zip(indices, meta[2 + rank :]):
         total = arith.addi(total, arith.muli(i, s))
     return total
 
 
 def _data(buf) -> ir.Value:
-    from mlir.dialects import llvm     # (~30 ms to import: only builds that call C pay it)
+    from mlir.dialects import llvm  # (~30 ms to import: only builds that call C pay it)
+
     address = memref.extract_aligned_pointer_as_index(buf)
     i64 = ir.IntegerType.get_signless(64)
     return llvm.inttoptr(ir.Type.parse("!llvm.ptr"), arith.index_cast(i64, address))
@@ -98,18 +102,24 @@ def _data(buf) -> ir.Value:
 
 def _gep(base, offset, elem_type) -> ir.Value:
     from mlir.dialects import llvm
+
     if isinstance(elem_type, ir.IntegerType) and elem_type.width == 1:
-        elem_type = ir.IntegerType.get_signless(8)      # bool buffers are stored as bytes
+        elem_type = ir.IntegerType.get_signless(8)  # bool buffers are stored as bytes
     i64 = ir.IntegerType.get_signless(64)
     off = arith.index_cast(i64, offset) if isinstance(offset.type, ir.IndexType) else offset
-    return llvm.GEPOp(ir.Type.parse("!llvm.ptr"), base, [off], [DYNAMIC_INDEX],
-                      ir.TypeAttr.get(elem_type), None).result
+    return llvm.GEPOp(
+        ir.Type.parse("!llvm.ptr"), base, [off], [DYNAMIC_INDEX], ir.TypeAttr.get(elem_type), None
+    ).result
 
 
 def _call(op, args, module, declared) -> ir.Value:
     symbol = ir.StringAttr(op.attributes["symbol"]).value
-    args = [arith.index_cast(ir.IntegerType.get_signless(32), a)
-            if isinstance(a.type, ir.IndexType) else a for a in args]
+    args = [
+        arith.index_cast(ir.IntegerType.get_signless(32), a)
+        if isinstance(a.type, ir.IndexType)
+        else a
+        for a in args
+    ]
     results = [] if "void" in op.attributes else [op.results[0].type]
     ftype = ir.FunctionType.get([a.type for a in args], results)
     decl = declared.get(symbol)
@@ -120,10 +130,13 @@ def _call(op, args, module, declared) -> ir.Value:
             decl = func.FuncOp(symbol, ftype, visibility="private").operation
         declared[symbol] = decl
     elif str(ir.TypeAttr(decl.attributes["function_type"]).value) != str(ftype):
-        raise build_error(op, f"T.call_extern: {symbol!r} is called with arguments "
-                              f"{ftype} here and {ir.TypeAttr(decl.attributes['function_type']).value} "
-                              f"elsewhere")
+        raise build_error(
+            op,
+            f"T.call_extern: {symbol!r} is called with arguments "
+            f"{ftype} here and {ir.TypeAttr(decl.attributes['function_type']).value} "
+            f"elsewhere",
+        )
     call = func.CallOp(results, ir.FlatSymbolRefAttr.get(symbol), args)
-    if not results:       # the placeholder result of a void call is never used
+    if not results:  # the placeholder result of a void call is never used
         return arith.constant(op.results[0].type, 0)
     return call.result

@@ -4,6 +4,7 @@
 unordered compare, a mask or, a blend: a softmax's row max ran 4x slower); the select is one
 `vmaxss`/`vmaxps`. Applies to scalars and vectors alike.
 """
+
 from mlir import ir
 from mlir.dialects import arith
 

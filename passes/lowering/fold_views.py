@@ -10,6 +10,7 @@ are its sole users, so before it a view used only by loads and stores is folded 
 Only views of `memref.alloc`/`memref.alloca` buffers with unit strides, whose dropped
 dimensions are the leading ones (how T.match_buffer and tensorize build them); the others stay.
 """
+
 from mlir import ir
 from mlir.dialects import arith, memref
 
@@ -21,8 +22,10 @@ _ACCESS = (("memref.load", 0), ("memref.store", 1))
 def fold_views(func) -> None:
     for op in [o for o in walk(func) if o.name == "memref.subview"]:
         src = op.operands[0]
-        if isinstance(src.owner, ir.Block) or \
-                src.owner.name not in ("memref.alloc", "memref.alloca"):
+        if isinstance(src.owner, ir.Block) or src.owner.name not in (
+            "memref.alloc",
+            "memref.alloca",
+        ):
             continue
         uses = [(u.owner, u.operand_number) for u in op.results[0].uses]
         if not all((o.name, n) in _ACCESS for o, n in uses):
@@ -59,8 +62,7 @@ def _rewrite(user, src, offsets, lead):
     is_load = user.name == "memref.load"
     idx = list(user.operands[1:] if is_load else user.operands[2:])
     with ir.InsertionPoint(user), user.location:
-        new_idx = offsets[:lead] + [arith.AddIOp(o, i).result
-                                    for o, i in zip(offsets[lead:], idx)]
+        new_idx = offsets[:lead] + [arith.AddIOp(o, i).result for o, i in zip(offsets[lead:], idx)]
         if is_load:
             user.results[0].replace_all_uses_with(memref.LoadOp(src, new_idx).result)
         else:

@@ -15,6 +15,7 @@ The shared-memory forms end with a barrier, so the scratch buffer may be written
 next iteration of a loop around, say). All threads of the block must reach the allreduce: one
 under a guard (a thread loop shorter than the launch on its axis) is refused with its location.
 """
+
 import math
 
 from mlir import ir
@@ -26,10 +27,16 @@ from tir_mlir.passes.lowering.gpu_launch import AXES
 
 WARP = 32
 # gpu.all_reduce operation -> (float combiner, integer combiner).
-COMBINERS = {"add": ("arith.addf", "arith.addi"), "mul": ("arith.mulf", "arith.muli"),
-             "maximumf": ("arith.maximumf", None), "maxnumf": ("arith.maxnumf", None),
-             "minimumf": ("arith.minimumf", None), "minnumf": ("arith.minnumf", None),
-             "maxsi": (None, "arith.maxsi"), "minsi": (None, "arith.minsi")}
+COMBINERS = {
+    "add": ("arith.addf", "arith.addi"),
+    "mul": ("arith.mulf", "arith.muli"),
+    "maximumf": ("arith.maximumf", None),
+    "maxnumf": ("arith.maxnumf", None),
+    "minimumf": ("arith.minimumf", None),
+    "minnumf": ("arith.minnumf", None),
+    "maxsi": (None, "arith.maxsi"),
+    "minsi": (None, "arith.minsi"),
+}
 
 
 class GpuLowerAllReduce:
@@ -37,8 +44,9 @@ class GpuLowerAllReduce:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            for op in [o for o in walk(f) if o.name == "gpu.all_reduce"
-                       and REDUCE_THREADS in o.attributes]:
+            for op in [
+                o for o in walk(f) if o.name == "gpu.all_reduce" and REDUCE_THREADS in o.attributes
+            ]:
                 _lower(op)
 
 
@@ -53,13 +61,16 @@ class _Reducer:
         self.loc = marker.location
 
     def combine(self, a, b):
-        return ir.Operation.create(self.op_name, results=[self.type], operands=[a, b],
-                                   loc=self.loc).result
+        return ir.Operation.create(
+            self.op_name, results=[self.type], operands=[a, b], loc=self.loc
+        ).result
 
     def identity(self):
         kind, t = self.kind, self.type
         if self.is_float:
-            v = {"add": 0.0, "mul": 1.0}.get(kind, -math.inf if kind.startswith("max") else math.inf)
+            v = {"add": 0.0, "mul": 1.0}.get(
+                kind, -math.inf if kind.startswith("max") else math.inf
+            )
             return arith.ConstantOp(t, ir.FloatAttr.get(t, v), loc=self.loc).result
         w = ir.IntegerType(t).width
         v = {"add": 0, "mul": 1, "maxsi": -(1 << (w - 1)), "minsi": (1 << (w - 1)) - 1}[kind]
@@ -73,13 +84,18 @@ def _lower(marker):
         if p == launch:
             break
         if p.name in ("affine.if", "scf.if"):
-            raise build_error(marker, f"a cross-thread reduction over {', '.join(tags)} needs "
-                              f"every thread of the block, but it runs under a guard (a thread "
-                              f"loop shorter than the launch on its axis): give the loops bound "
-                              f"to these threads in this kernel the same extent")
+            raise build_error(
+                marker,
+                f"a cross-thread reduction over {', '.join(tags)} needs "
+                f"every thread of the block, but it runs under a guard (a thread "
+                f"loop shorter than the launch on its axis): give the loops bound "
+                f"to these threads in this kernel the same extent",
+            )
     view = launch.opview
-    sizes = [ir.IntegerAttr(v.owner.attributes["value"]).value
-             for v in (view.blockSizeX, view.blockSizeY, view.blockSizeZ)]
+    sizes = [
+        ir.IntegerAttr(v.owner.attributes["value"]).value
+        for v in (view.blockSizeX, view.blockSizeY, view.blockSizeZ)
+    ]
     ids = list(launch.regions[0].blocks[0].arguments)[3:6]
     axes = sorted(AXES[t] - 3 for t in tags)
     red = _Reducer(marker)
@@ -135,7 +151,7 @@ def _butterfly(red, value, group, width):
 def _linear(ids, sizes, axes):
     """The row-major-by-x linear index of the ids on `axes`."""
     out, stride = None, 1
-    for a in [a for a in axes if sizes[a] > 1]:     # a unit axis's id is 0
+    for a in [a for a in axes if sizes[a] > 1]:  # a unit axis's id is 0
         term = ids[a] if stride == 1 else arith.muli(ids[a], index_const(stride, None))
         out = term if out is None else arith.addi(out, term)
         stride *= sizes[a]
@@ -147,8 +163,9 @@ def _scratch(launch, etype, n):
     it an attribution of the kernel)."""
     space = ir.Attribute.parse("#gpu.address_space<workgroup>")
     with ir.InsertionPoint(launch):
-        return memref.AllocOp(ir.MemRefType.get([n], etype, memory_space=space), [], [],
-                              loc=launch.location).result
+        return memref.AllocOp(
+            ir.MemRefType.get([n], etype, memory_space=space), [], [], loc=launch.location
+        ).result
 
 
 def _across_warps(red, value, ids, sizes, group, total, launch):
@@ -187,11 +204,10 @@ def _tree(red, value, ids, sizes, axes, others, group, total, launch):
     slot = arith.addi(base, r)
     memref.StoreOp(value, smem, [slot])
     gpu.BarrierOp()
-    step = 1 << (group - 1).bit_length() - 1          # the largest power of two < group
+    step = 1 << (group - 1).bit_length() - 1  # the largest power of two < group
     while step:
         # slots r < min(step, group - step) combine slot r + step
-        active = arith.cmpi(arith.CmpIPredicate.ult, r, index_const(min(step, group - step),
-                                                                    None))
+        active = arith.cmpi(arith.CmpIPredicate.ult, r, index_const(min(step, group - step), None))
         body = scf.IfOp(active)
         with ir.InsertionPoint(body.then_block):
             mine = memref.LoadOp(smem, [slot]).result

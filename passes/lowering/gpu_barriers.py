@@ -14,6 +14,7 @@ that reads every thread id of the block are the same thread's and never conflict
 only where every thread arrives: an `if` (a thread guard, a block predicate) is one unit whose
 accesses count as a whole; a conflict inside one thread's guarded code needs none.
 """
+
 from mlir import ir
 from mlir.dialects import gpu
 
@@ -42,8 +43,10 @@ class GpuInsertBarriers:
 
 def _block_sizes(launch):
     view = launch.opview
-    return [ir.IntegerAttr(v.owner.attributes["value"]).value
-            for v in (view.blockSizeX, view.blockSizeY, view.blockSizeZ)]
+    return [
+        ir.IntegerAttr(v.owner.attributes["value"]).value
+        for v in (view.blockSizeX, view.blockSizeY, view.blockSizeZ)
+    ]
 
 
 class _Access:
@@ -51,10 +54,10 @@ class _Access:
         is_store = op.name == "memref.store"
         self.buf = op.operands[1 if is_store else 0]
         self.write = is_store
-        idx = list(op.operands)[2 if is_store else 1:]
+        idx = list(op.operands)[2 if is_store else 1 :]
         seen = set()
         self.key = tuple(_key(v, seen) for v in idx)
-        self.own = all(any(t == i for t in seen) for i in ids)   # indexes by every thread id
+        self.own = all(any(t == i for t in seen) for i in ids)  # indexes by every thread id
 
     def conflicts(self, other) -> bool:
         if self.buf != other.buf or not (self.write or other.write):
@@ -73,8 +76,13 @@ def _key(value, seen):
         return ("c", str(op.attributes["value"]))
     if op.name == "affine.apply":
         m = ir.AffineMapAttr(op.attributes["map"]).value
-        return _expr_key(m.results[0], [_key(v, seen) if k in dims_of(m.results[0]) else None
-                                        for k, v in enumerate(op.operands)])
+        return _expr_key(
+            m.results[0],
+            [
+                _key(v, seen) if k in dims_of(m.results[0]) else None
+                for k, v in enumerate(op.operands)
+            ],
+        )
     if op.name.startswith("arith."):
         attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes))
         return (op.name, attrs, tuple(_key(v, seen) for v in op.operands))
@@ -114,7 +122,7 @@ class _Sync:
         for op in [o.operation for o in block.operations]:
             if op.name == "gpu.barrier":
                 pending = []
-            elif op.name in LOOPS and not wmma_op(op):   # a tensor-core tile: one warp op
+            elif op.name in LOOPS and not wmma_op(op):  # a tensor-core tile: one warp op
                 pending = self._loop(op, pending)
             else:
                 mine = self.accesses(op)
@@ -131,7 +139,7 @@ class _Sync:
             _barrier_before(op)
             pending = []
         out = self.sequence(body, pending)
-        if _conflict(out, head):        # the next iteration's first accesses
+        if _conflict(out, head):  # the next iteration's first accesses
             _barrier_before(list(body.operations)[-1].operation)
             out = []
         return out

@@ -7,6 +7,7 @@ the access itself) around the offending access, with its source location.
 Loops bound to one thread, one inside the other, read one id (a cooperative fetch under the
 consumer's thread loops): they must have the same extent, which the launch then has.
 Reductions bound to threads are the next stage's (gpu-lower-cross-thread-reduction)."""
+
 from mlir import ir
 
 from tir_mlir.dialect.buffers import buffer_name
@@ -35,8 +36,7 @@ class GpuCheckBindings:
 def rebinding(loop):
     """The loop around thread-bound `loop` bound to its thread with another extent, or None."""
     tag = Loop(loop).thread
-    outer = next((p for p in ancestors(loop) if is_thread_bound(p) and Loop(p).thread == tag),
-                 None)
+    outer = next((p for p in ancestors(loop) if is_thread_bound(p) and Loop(p).thread == tag), None)
     return outer if outer is not None and Loop(outer).extent != Loop(loop).extent else None
 
 
@@ -44,10 +44,13 @@ def _check_not_rebound(loop):
     outer = rebinding(loop)
     if outer is not None:
         tag = Loop(loop).thread
-        raise build_error(loop, f"loop '{_name(loop)}' binds {tag} with extent "
-                                f"{Loop(loop).extent} inside loop '{_name(outer)}', which binds "
-                                f"it with extent {Loop(outer).extent}: nested loops bound to "
-                                "one thread read one id and need one extent")
+        raise build_error(
+            loop,
+            f"loop '{_name(loop)}' binds {tag} with extent "
+            f"{Loop(loop).extent} inside loop '{_name(outer)}', which binds "
+            f"it with extent {Loop(outer).extent}: nested loops bound to "
+            "one thread read one id and need one extent",
+        )
 
 
 def _unbound_error(f, access):
@@ -59,10 +62,13 @@ def _unbound_error(f, access):
     where = {"affine.for": f"loop '{_name(culprit)}'", "tir.block": f"block '{_name(culprit)}'"}
     fname = ir.StringAttr(f.attributes["sym_name"]).value
     buf = access.operands[0 if access.name == "memref.load" else 1]
-    return build_error(culprit, f"function {fname} has loops not bound to GPU threads: "
-                       f"{where.get(culprit.name, 'an access')} accesses buffer "
-                       f"'{buffer_name(buf, '?')}' outside any blockIdx/threadIdx loop. "
-                       f"Did you forget to bind?")
+    return build_error(
+        culprit,
+        f"function {fname} has loops not bound to GPU threads: "
+        f"{where.get(culprit.name, 'an access')} accesses buffer "
+        f"'{buffer_name(buf, '?')}' outside any blockIdx/threadIdx loop. "
+        f"Did you forget to bind?",
+    )
 
 
 def _name(op) -> str:

@@ -6,6 +6,7 @@ its scope says it lives. tir-to-affine hoisted every buffer to the function entr
     global              -> device memory: `gpu.alloc` at its place on the host, `gpu.dealloc`
                            before every return (host code never reads it: gpu-check-bindings)
 """
+
 from mlir import ir
 from mlir.dialects import gpu
 
@@ -58,7 +59,8 @@ def _attribute(launch, workgroup, private):
             if _launch_of(use.owner) == launch:
                 use.owner.operands[use.operand_number] = arg
     launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), len(workgroup))
+        ir.IntegerType.get_signless(64), len(workgroup)
+    )
 
 
 def _to_device_memory(f, alloc):

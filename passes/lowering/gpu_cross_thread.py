@@ -26,6 +26,7 @@ alone in all of them; no spatial iter var reads a thread-bound reduction loop.
 Loops inside the outermost reduction loop may be serial reduction loops (each thread runs them
 for its partial result) or thread-bound (spatial ones: their ids select the group).
 """
+
 from mlir import ir
 from mlir.dialects import gpu, memref
 
@@ -38,10 +39,18 @@ from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.rfactor import Reduction
 
 # The update's combiner (rfactor's recognizer) -> gpu.all_reduce operation.
-ALL_REDUCE_OPS = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul",
-                  "arith.muli": "mul", "arith.maximumf": "maximumf", "arith.maxnumf": "maxnumf",
-                  "arith.maxsi": "maxsi", "arith.minimumf": "minimumf",
-                  "arith.minnumf": "minnumf", "arith.minsi": "minsi"}
+ALL_REDUCE_OPS = {
+    "arith.addf": "add",
+    "arith.addi": "add",
+    "arith.mulf": "mul",
+    "arith.muli": "mul",
+    "arith.maximumf": "maximumf",
+    "arith.maxnumf": "maxnumf",
+    "arith.maxsi": "maxsi",
+    "arith.minimumf": "minimumf",
+    "arith.minnumf": "minnumf",
+    "arith.minsi": "minsi",
+}
 # Marks a gpu.all_reduce that reduces over these thread tags only (not the whole block).
 REDUCE_THREADS = "reduce_threads"
 
@@ -76,7 +85,7 @@ def _plan(block: Block):
     r_pos, s_pos = set(), set()
     for kind, expr in zip(kinds, block.bindings.results):
         (r_pos if kind == "R" else s_pos).update(dims_of(expr))
-    r_loops = []                        # (ops are compared with ==: they are not hashable)
+    r_loops = []  # (ops are compared with ==: they are not hashable)
     for p in sorted(r_pos):
         lp = loop_of(dims[p])
         if lp is not None and lp not in r_loops:
@@ -84,25 +93,30 @@ def _plan(block: Block):
     threads = [lp for lp in r_loops if is_thread_bound(lp)]
     if not threads:
         return None
-    chain = [p for p in ancestors(block.op) if p.name == "affine.for"]      # innermost first
+    chain = [p for p in ancestors(block.op) if p.name == "affine.for"]  # innermost first
     outer = max(threads, key=chain.index)
-    where = f"block '{block.name}' reduces across threads (loop '{Loop(outer).name}' bound " \
-            f"to {Loop(outer).thread})"
+    where = (
+        f"block '{block.name}' reduces across threads (loop '{Loop(outer).name}' bound "
+        f"to {Loop(outer).thread})"
+    )
 
     def refuse(why):
         return build_error(outer, f"{where}, but {why}")
+
     for lp in threads:
         if not Loop(lp).thread.startswith("threadIdx."):
-            raise refuse(f"loop '{Loop(lp).name}' bound to {Loop(lp).thread} spreads it over "
-                         f"thread blocks (that would need atomics): bind reduction loops to "
-                         f"threadIdx only")
+            raise refuse(
+                f"loop '{Loop(lp).name}' bound to {Loop(lp).thread} spreads it over "
+                f"thread blocks (that would need atomics): bind reduction loops to "
+                f"threadIdx only"
+            )
     try:
         red = Reduction(block)
     except ScheduleError as e:
         raise refuse(e.message.removeprefix("rfactor: ")) from None
     top = max(r_loops, key=chain.index)
-    nest = chain[:chain.index(top) + 1][::-1]                   # from the outermost reduction loop
-    ids = []                                                    # thread-bound spatial loops in it
+    nest = chain[: chain.index(top) + 1][::-1]  # from the outermost reduction loop
+    ids = []  # thread-bound spatial loops in it
     for lp in nest:
         view = Loop(lp)
         used = {p for p, d in enumerate(dims) if d == view.iv}
@@ -112,15 +126,16 @@ def _plan(block: Block):
             raise refuse(f"loop '{view.name}' is used by more than the block's bindings")
         if is_thread_bound(lp) and lp not in threads:
             if not used & s_pos:
-                raise refuse(f"loop '{view.name}' bound to {view.thread} sits among the "
-                             f"reduction loops but feeds no iter var")
+                raise refuse(
+                    f"loop '{view.name}' bound to {view.thread} sits among the "
+                    f"reduction loops but feeds no iter var"
+                )
             ids.append(lp)
         elif used & s_pos:
-            raise refuse(f"loop '{view.name}' feeds a spatial iter var inside the reduction "
-                         f"loops")
+            raise refuse(f"loop '{view.name}' feeds a spatial iter var inside the reduction loops")
     _hoist(block, nest, ids + threads)
-    inner = nest[len(ids):]
-    return red, inner[:len(threads)], inner[len(threads):], outer.location
+    inner = nest[len(ids) :]
+    return red, inner[: len(threads)], inner[len(threads) :], outer.location
 
 
 def _hoist(block: Block, loops, first):
@@ -130,7 +145,7 @@ def _hoist(block: Block, loops, first):
     an id, not an iteration, so this does not change what the nest computes."""
     order = first + [lp for lp in loops if lp not in first]
     headers = [{n: lp.attributes[n] for n in lp.attributes} for lp in order]
-    where = {}                              # old loop position -> new position
+    where = {}  # old loop position -> new position
     for new, lp in enumerate(order):
         where[loops.index(lp)] = new
     ivs = [Loop(lp).iv for lp in loops]
@@ -147,8 +162,9 @@ def _hoist(block: Block, loops, first):
 def _rewrite(f, block: Block, red: Reduction, threads, serial, loc):
     innermost = Loop(threads[-1])
     etype = ir.MemRefType(red.buffer.type).element_type
-    buf = make_cache_alloc(f, red.buffer, f"{block.name}_red", "local", loc,
-                           ir.MemRefType.get([1], etype))
+    buf = make_cache_alloc(
+        f, red.buffer, f"{block.name}_red", "local", loc, ir.MemRefType.get([1], etype)
+    )
     term = list(innermost.body.operations)[-1]
     with loc:
         with ir.InsertionPoint.at_block_begin(innermost.body):
@@ -159,7 +175,8 @@ def _rewrite(f, block: Block, red: Reduction, threads, serial, loc):
             kind = ALL_REDUCE_OPS[red.combiner.name]
             total = gpu.AllReduceOp(part, op=ir.Attribute.parse(f"#gpu<all_reduce_op {kind}>"))
             total.attributes[REDUCE_THREADS] = ir.ArrayAttr.get(
-                [ir.StringAttr.get(Loop(lp).thread) for lp in threads])
+                [ir.StringAttr.get(Loop(lp).thread) for lp in threads]
+            )
             memref.StoreOp(total.result, buf, [zero])
             _write_back(block, red, buf, threads, serial, term)
     _in_thread(block, red, buf)
@@ -190,8 +207,9 @@ def _write_back(block: Block, red: Reduction, buf, threads, serial, before):
     r_dims = {p for p, d in enumerate(block.dims) if loop_of(d) in threads + serial}
     cons = []
     if block.predicate is not None:
-        cons = [(c.expr, c.is_eq) for c in block.predicate.constraints
-                if not dims_of(c.expr) & r_dims]
+        cons = [
+            (c.expr, c.is_eq) for c in block.predicate.constraints if not dims_of(c.expr) & r_dims
+        ]
     for p, d in enumerate(block.dims):
         if loop_of(d) in threads:
             cons.append((ir.AffineDimExpr.get(p) - Loop(loop_of(d)).min, True))
@@ -208,9 +226,19 @@ def _write_back(block: Block, red: Reduction, buf, threads, serial, before):
 
 def _copy_header(block: Block, name, dims, predicate, ip) -> Block:
     """An empty block (no init) with `block`'s iter vars over `dims`."""
-    return Block.build(name, block.iter_names, block.iter_types, block.domains, block.bindings,
-                       dims, predicate=predicate, annotations=block.annotations or None,
-                       index_dtypes=block.index_dtypes, loc=block.op.location, ip=ip)
+    return Block.build(
+        name,
+        block.iter_names,
+        block.iter_types,
+        block.domains,
+        block.bindings,
+        dims,
+        predicate=predicate,
+        annotations=block.annotations or None,
+        index_dtypes=block.index_dtypes,
+        loc=block.op.location,
+        ip=ip,
+    )
 
 
 def _move_body(src: ir.Block, dst: Block):
@@ -228,7 +256,10 @@ def _erase_dead(body: ir.Block):
     while changed:
         changed = False
         for o in body_ops(body):
-            if (o.name.startswith(("arith.", "math.", "affine.apply")) or o.name == "memref.load") \
-                    and o.results and all(not list(r.uses) for r in o.results):
+            if (
+                (o.name.startswith(("arith.", "math.", "affine.apply")) or o.name == "memref.load")
+                and o.results
+                and all(not list(r.uses) for r in o.results)
+            ):
                 o.erase()
                 changed = True

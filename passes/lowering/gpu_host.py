@@ -2,6 +2,7 @@
 loops) to the llvm dialect. `gpu.launch_func` becomes calls into the MLIR CUDA runtime wrappers
 (`mgpuModuleLoadJIT`, `mgpuLaunchKernel`, ... in libmlir_cuda_runtime.so) with the kernel's PTX
 embedded as a global; the ExecutionEngine runs it (tir_mlir.runtime.cuda)."""
+
 from mlir import ir
 
 from tir_mlir.passes.lowering.common import run_pipeline

@@ -13,17 +13,27 @@ thread loops), allowed when it does not read the outer loop's IV. Barriers are
 `gpu-insert-barriers`' job. `gpu.launch` is an affine scope, so the ids are valid affine dims
 for the ops inside.
 """
+
 from mlir import ir
 from mlir.dialects import affine, gpu
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
-                                              move_body, walk)
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    build_error,
+    functions,
+    index_const,
+    move_body,
+    walk,
+)
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
 
 # Thread tag -> position among the launch body's ids (bx, by, bz, tx, ty, tz).
-AXES = {f"{kind}.{axis}": 3 * k + a for k, kind in enumerate(("blockIdx", "threadIdx"))
-        for a, axis in enumerate("xyz")}
+AXES = {
+    f"{kind}.{axis}": 3 * k + a
+    for k, kind in enumerate(("blockIdx", "threadIdx"))
+    for a, axis in enumerate("xyz")
+}
 
 
 class GpuMapThreads:
@@ -49,8 +59,9 @@ def _kernel_roots(op):
 def _axis(loop) -> int:
     tag = Loop(loop).thread
     if tag not in AXES:
-        raise build_error(loop, f"thread tag '{tag}' is not supported on GPU targets "
-                                f"(use {', '.join(AXES)})")
+        raise build_error(
+            loop, f"thread tag '{tag}' is not supported on GPU targets (use {', '.join(AXES)})"
+        )
     if Loop(loop).step != 1:
         raise build_error(loop, "a thread-bound loop needs step 1")
     return AXES[tag]
@@ -64,15 +75,22 @@ def _launch(root):
         parent = loop.parent
         while parent != root.parent:
             if is_thread_bound(parent) and _axis(parent) == axis and _uses(loop, parent):
-                raise build_error(loop, f"loop '{Loop(loop).name}' is bound to "
-                                        f"{Loop(loop).thread} inside loop "
-                                        f"'{Loop(parent).name}' bound to it too, and uses it")
+                raise build_error(
+                    loop,
+                    f"loop '{Loop(loop).name}' is bound to "
+                    f"{Loop(loop).thread} inside loop "
+                    f"'{Loop(parent).name}' bound to it too, and uses it",
+                )
             parent = parent.parent
         sizes[axis] = _size(loop, axis, sizes[axis])
     loc = root.location
     with ir.InsertionPoint(root), loc:
-        consts = [index_const(s, loc) if isinstance(s, int) else
-                  affine.AffineApplyOp(*s.to_map(), loc=loc).result for s in sizes]
+        consts = [
+            index_const(s, loc)
+            if isinstance(s, int)
+            else affine.AffineApplyOp(*s.to_map(), loc=loc).result
+            for s in sizes
+        ]
         launch = gpu.LaunchOp(consts[:3], consts[3:], loc=loc)
         body = launch.regions[0].blocks[0]
         with ir.InsertionPoint(body):
@@ -92,19 +110,25 @@ def _size(loop, axis: int, size):
     if isinstance(extent, int) and isinstance(size, int):
         return max(size, extent)
     if axis >= 3:
-        raise build_error(loop, f"loop '{Loop(loop).name}' bound to {Loop(loop).thread} has "
-                                f"a symbolic extent: a block's thread count must be a constant "
-                                f"(split the loop by a constant factor)")
+        raise build_error(
+            loop,
+            f"loop '{Loop(loop).name}' bound to {Loop(loop).thread} has "
+            f"a symbolic extent: a block's thread count must be a constant "
+            f"(split the loop by a constant factor)",
+        )
     if size == 1 or size == extent:
         return extent
-    raise build_error(loop, f"loops of different extents, one symbolic, are bound to "
-                            f"{Loop(loop).thread}")
+    raise build_error(
+        loop, f"loops of different extents, one symbolic, are bound to {Loop(loop).thread}"
+    )
 
 
 def _uses(loop, outer) -> bool:
     """Whether anything in `loop` reads the IV of `outer`."""
-    return any(use.owner == loop or any(p == loop for p in ancestors(use.owner))
-               for use in Loop(outer).iv.uses)
+    return any(
+        use.owner == loop or any(p == loop for p in ancestors(use.owner))
+        for use in Loop(outer).iv.uses
+    )
 
 
 def _to_id(loop, tid, size):

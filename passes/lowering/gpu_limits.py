@@ -12,6 +12,7 @@ with its outputs unwritten.
 TVM leaves these to the CUDA compiler and driver (its meta-schedule checks the first three with
 `VerifyGPUCode`, as the tuner here does).
 """
+
 import re
 
 from mlir import ir
@@ -23,10 +24,10 @@ from tir_mlir.ir.regions import const_value
 
 MAX_THREADS = 1024
 MAX_BLOCK = (1024, 1024, 64)
-MAX_GRID = (2 ** 31 - 1, 65535, 65535)
+MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 48 * 1024
 MAX_LOCAL_BYTES = 512 * 1024
-MAX_GLOBAL_BYTES = 1 << 38                 # 256 GiB
+MAX_GLOBAL_BYTES = 1 << 38  # 256 GiB
 _NAME = re.compile(r'^loc\("([^"]+)"\(')
 
 
@@ -36,7 +37,7 @@ def buffer_label(v: ir.Value) -> str:
     return repr(m.group(1)) if m else "a buffer"
 
 
-GLOBAL_BYTES_ATTR = "tir_mlir.gpu_global_bytes"   # {function: bytes of its global buffers}
+GLOBAL_BYTES_ATTR = "tir_mlir.gpu_global_bytes"  # {function: bytes of its global buffers}
 
 
 class GpuLimits:
@@ -52,13 +53,17 @@ class GpuLimits:
                 elif op.name == "gpu.alloc":
                     size = nbytes(ir.MemRefType(op.results[0].type))
                     if size > MAX_GLOBAL_BYTES:
-                        raise BuildError(f"buffer {buffer_label(op.results[0])} needs {size} "
-                                         f"bytes ({size / 2**30:.1f} GiB) of GPU memory, more "
-                                         f"than any GPU has", source_loc(op))
+                        raise BuildError(
+                            f"buffer {buffer_label(op.results[0])} needs {size} "
+                            f"bytes ({size / 2**30:.1f} GiB) of GPU memory, more "
+                            f"than any GPU has",
+                            source_loc(op),
+                        )
                     total[name] = total.get(name, 0) + size
         i64 = ir.IntegerType.get_signless(64)
         module.operation.attributes[GLOBAL_BYTES_ATTR] = ir.DictAttr.get(
-            {k: ir.IntegerAttr.get(i64, v) for k, v in total.items()})
+            {k: ir.IntegerAttr.get(i64, v) for k, v in total.items()}
+        )
 
 
 def _check_launch(op):
@@ -66,21 +71,34 @@ def _check_launch(op):
     grid = [const_value(v) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)]
     block = [const_value(v) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
     where = source_loc(op)
-    for what, sizes, limits in (("threads per block", block, MAX_BLOCK),
-                                ("blocks per grid", grid, MAX_GRID)):
+    for what, sizes, limits in (
+        ("threads per block", block, MAX_BLOCK),
+        ("blocks per grid", grid, MAX_GRID),
+    ):
         for axis, n, limit in zip("xyz", sizes, limits):
             if n is not None and n > limit:
-                raise BuildError(f"the kernel launches {n} {what} along {axis}, more than "
-                                 f"the {limit} a GPU allows", where)
+                raise BuildError(
+                    f"the kernel launches {n} {what} along {axis}, more than "
+                    f"the {limit} a GPU allows",
+                    where,
+                )
     if None not in block and block[0] * block[1] * block[2] > MAX_THREADS:
-        raise BuildError(f"the kernel launches {block[0] * block[1] * block[2]} threads per "
-                         f"block ({' x '.join(map(str, block))}), more than the "
-                         f"{MAX_THREADS} a GPU allows", where)
+        raise BuildError(
+            f"the kernel launches {block[0] * block[1] * block[2]} threads per "
+            f"block ({' x '.join(map(str, block))}), more than the "
+            f"{MAX_THREADS} a GPU allows",
+            where,
+        )
     args = list(op.regions[0].blocks[0].arguments)[12:]
-    n_shared = (ir.IntegerAttr(op.attributes["workgroup_attributions"]).value
-                if "workgroup_attributions" in op.attributes else 0)
-    for kind, group, limit in (("shared", args[:n_shared], MAX_SHARED_BYTES),
-                               ("local", args[n_shared:], MAX_LOCAL_BYTES)):
+    n_shared = (
+        ir.IntegerAttr(op.attributes["workgroup_attributions"]).value
+        if "workgroup_attributions" in op.attributes
+        else 0
+    )
+    for kind, group, limit in (
+        ("shared", args[:n_shared], MAX_SHARED_BYTES),
+        ("local", args[n_shared:], MAX_LOCAL_BYTES),
+    ):
         sizes = [(a, nbytes(ir.MemRefType(a.type))) for a in group]
         total = sum(s for _, s in sizes)
         if total > limit:
@@ -88,6 +106,10 @@ def _check_launch(op):
             raise BuildError(
                 f"the kernel's {kind} buffers need {total} bytes{per}, more than the {limit} "
                 f"a GPU {'block' if kind == 'shared' else 'thread'} has (make the tiles "
-                f"smaller)", where,
-                [(f"{kind} buffer {buffer_label(a)} takes {s} bytes", SourceLoc.of(a.location))
-                 for a, s in sizes])
+                f"smaller)",
+                where,
+                [
+                    (f"{kind} buffer {buffer_label(a)} takes {s} bytes", SourceLoc.of(a.location))
+                    for a, s in sizes
+                ],
+            )

@@ -12,6 +12,7 @@ From shared memory a warp loads an operand tile with one `ldmatrix.x4` (`.trans`
 gives the address of row l % 8 of the 8x8 matrix l / 8, the matrices in register order, and
 each thread receives exactly the elements above. From global memory each lane loads its pairs.
 """
+
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, vector
 
@@ -52,8 +53,9 @@ class MmaOps:
             raise self.fail("expected a copy")
         src, origin = self._access(self.loads[0])
         dst, dst_origin = self._access(store)
-        regs, tile = self._tile(dst, dst_origin, "wmma.matrix_a" if self.op.endswith("a")
-                                else "wmma.matrix_b")
+        regs, tile = self._tile(
+            dst, dst_origin, "wmma.matrix_a" if self.op.endswith("a") else "wmma.matrix_b"
+        )
         self._check_memory(src)
         lead, (r0, c0) = list(origin[:-2]), origin[-2:]
         if address_space(src.type) == "workgroup":
@@ -62,10 +64,10 @@ class MmaOps:
         two_t = arith.muli(t, index_const(2, self.loc))
         values = []
         for r in range(4):
-            if self.op.endswith("a"):       # rows g (+8), columns 2t (+8), +1
+            if self.op.endswith("a"):  # rows g (+8), columns 2t (+8), +1
                 row, col = self._at(r0, g, 8 * (r % 2)), self._at(c0, two_t, 8 * (r // 2))
                 values.append(self._pair(src, lead + [row, col], lead + [row, self._at(col, 1)]))
-            else:                           # rows 2t (+8), +1; column g (+8 for the 2nd half)
+            else:  # rows 2t (+8), +1; column g (+8 for the 2nd half)
                 h, s = divmod(r, 2)
                 row, col = self._at(r0, two_t, 8 * s), self._at(c0, g, 8 * h)
                 values.append(self._pair(src, lead + [row, col], lead + [self._at(row, 1), col]))
@@ -82,12 +84,18 @@ class MmaOps:
         ptr, _ = self._pointer(src, lead + [row, col])
         i32 = ir.IntegerType.get_signless(32)
         struct = ir.Type.parse("!llvm.struct<(i32, i32, i32, i32)>")
-        layout = "row" if self.op.endswith("a") else "col"          # col: .trans, for B
-        loaded = ir.Operation.create("nvvm.ldmatrix", results=[struct], operands=[ptr], attributes={
-            "num": ir.IntegerAttr.get(i32, 4),
-            "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{layout}>"),
-            "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
-            "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")}).result
+        layout = "row" if self.op.endswith("a") else "col"  # col: .trans, for B
+        loaded = ir.Operation.create(
+            "nvvm.ldmatrix",
+            results=[struct],
+            operands=[ptr],
+            attributes={
+                "num": ir.IntegerAttr.get(i32, 4),
+                "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{layout}>"),
+                "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+                "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>"),
+            },
+        ).result
         pair = ir.VectorType.get([2], ir.MemRefType(frag.type).element_type)
         return [llvm.bitcast(pair, v) for v in self._unpack(loaded, 4, i32)]
 
@@ -98,15 +106,17 @@ class MmaOps:
             buf, origin = self._access(load)
             by_scope.setdefault(self.scope(buf), (buf, origin))
         if set(by_scope) != {"wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"}:
-            raise self.fail("its operands must be wmma.matrix_a, wmma.matrix_b and "
-                            "wmma.accumulator fragments")
+            raise self.fail(
+                "its operands must be wmma.matrix_a, wmma.matrix_b and wmma.accumulator fragments"
+            )
         a_regs, a_tile = self._tile(*by_scope["wmma.matrix_a"], "wmma.matrix_a")
         b_regs, b_tile = self._tile(*by_scope["wmma.matrix_b"], "wmma.matrix_b")
         c_regs, c_tile = self._tile(acc, acc_origin, "wmma.accumulator")
-        a, b, c = (self._read_regs(r, t) for r, t in
-                   ((a_regs, a_tile), (b_regs, b_tile), (c_regs, c_tile)))
+        a, b, c = (
+            self._read_regs(r, t) for r, t in ((a_regs, a_tile), (b_regs, b_tile), (c_regs, c_tile))
+        )
         elt = str(ir.VectorType(a[0].type).element_type)
-        if elt == "bf16":                   # mma.sync takes bf16 pairs as i32
+        if elt == "bf16":  # mma.sync takes bf16 pairs as i32
             i32 = ir.IntegerType.get_signless(32)
             a, b = ([llvm.bitcast(i32, x) for x in xs] for xs in (a, b))
         f32 = ir.F32Type.get()
@@ -120,10 +130,13 @@ class MmaOps:
             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([4, 2, 4]),
         }
         out = []
-        for h in range(2):                  # the two n8 halves of the 16x16 tile
-            d = ir.Operation.create("nvvm.mma.sync", results=[struct],
-                                    operands=a + b[2 * h:2 * h + 2] + c[4 * h:4 * h + 4],
-                                    attributes=attrs).result
+        for h in range(2):  # the two n8 halves of the 16x16 tile
+            d = ir.Operation.create(
+                "nvvm.mma.sync",
+                results=[struct],
+                operands=a + b[2 * h : 2 * h + 2] + c[4 * h : 4 * h + 4],
+                attributes=attrs,
+            ).result
             out += self._unpack(d, 4, f32)
         self._write_regs(c_regs, c_tile, out)
 

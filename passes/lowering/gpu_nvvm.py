@@ -9,6 +9,7 @@ A shared buffer whose address is taken (a tensor-core tile load, gpu-lower-wmma)
 SHARED_ALIGN bytes (`llvm.align` on its workgroup attribution; the NVVM lowering otherwise
 aligns it to its element size only): `wmma.load` needs 32-byte aligned addresses.
 """
+
 import re
 
 from mlir import ir
@@ -42,30 +43,39 @@ class GpuToBinary:
 
     def __call__(self, module: ir.Module):
         _align_shared(module)
-        pipeline = ",".join([
-            f"nvvm-attach-target{{chip={self.arch} O=3 features={_ptx_feature(self.arch)}}}",
-            "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
-            "canonicalize,cse,reconcile-unrealized-casts)",
-            "gpu-module-to-binary{format=isa}",
-        ])
-        with llvm_stderr.captured():      # NVPTX's "loop not vectorized" remarks
+        pipeline = ",".join(
+            [
+                f"nvvm-attach-target{{chip={self.arch} O=3 features={_ptx_feature(self.arch)}}}",
+                "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
+                "canonicalize,cse,reconcile-unrealized-casts)",
+                "gpu-module-to-binary{format=isa}",
+            ]
+        )
+        with llvm_stderr.captured():  # NVPTX's "loop not vectorized" remarks
             run_pipeline(module, pipeline, "GPU code generation")
 
 
 def _align_shared(module: ir.Module):
-    align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                              SHARED_ALIGN)})
+    align = ir.DictAttr.get(
+        {"llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), SHARED_ALIGN)}
+    )
     for func in [o for o in walk(module.operation) if o.name == "gpu.func"]:
         attrs = func.attributes
-        n = ir.IntegerAttr(attrs["workgroup_attributions"]).value \
-            if "workgroup_attributions" in attrs else 0
+        n = (
+            ir.IntegerAttr(attrs["workgroup_attributions"]).value
+            if "workgroup_attributions" in attrs
+            else 0
+        )
         n_args = len(ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value).inputs)
-        shared = list(func.regions[0].blocks[0].arguments)[n_args:n_args + n]
-        taken = [any(u.owner.name == "memref.extract_aligned_pointer_as_index" for u in a.uses)
-                 for a in shared]
+        shared = list(func.regions[0].blocks[0].arguments)[n_args : n_args + n]
+        taken = [
+            any(u.owner.name == "memref.extract_aligned_pointer_as_index" for u in a.uses)
+            for a in shared
+        ]
         if any(taken):
             attrs["workgroup_attrib_attrs"] = ir.ArrayAttr.get(
-                [align if t else ir.DictAttr.get({}) for t in taken])
+                [align if t else ir.DictAttr.get({}) for t in taken]
+            )
 
 
 def ptx(module: ir.Module) -> str:

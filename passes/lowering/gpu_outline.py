@@ -2,6 +2,7 @@
 kernel` in its own `gpu.module`, launched from the host by `gpu.launch_func` with the buffers it
 uses as arguments (upstream `gpu-kernel-outlining`; constants are copied into the kernel). The
 module after this stage is what `--emit gpu` prints."""
+
 from mlir import ir
 
 from tir_mlir.passes.lowering.common import run_pipeline

@@ -8,14 +8,22 @@ space of its memref type, so it survives the stages that drop `tir.*` attributes
 thread), "global" -> device memory (no memory space). `gpu-place-buffers` later turns the first
 two into attributions of the kernel that uses them.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.buffers import SCOPE, scope_of
 from tir_mlir.passes.lowering.common import build_error, functions, walk
 
-SPACES = {"shared": "workgroup", "shared.dyn": "workgroup", "local": "private", "global": None,
-          # tensor-core fragments: registers of each thread (gpu-lower-wmma lays them out)
-          "wmma.matrix_a": "private", "wmma.matrix_b": "private", "wmma.accumulator": "private"}
+SPACES = {
+    "shared": "workgroup",
+    "shared.dyn": "workgroup",
+    "local": "private",
+    "global": None,
+    # tensor-core fragments: registers of each thread (gpu-lower-wmma lays them out)
+    "wmma.matrix_a": "private",
+    "wmma.matrix_b": "private",
+    "wmma.accumulator": "private",
+}
 
 
 def address_space(t) -> str:
@@ -37,13 +45,17 @@ class GpuBufferScopes:
                     continue
                 scope = scope_of(op.attributes)
                 if scope not in SPACES:
-                    raise build_error(op, f"buffer scope '{scope}' is not supported on GPU "
-                                          f"targets (use {', '.join(SPACES)})")
+                    raise build_error(
+                        op,
+                        f"buffer scope '{scope}' is not supported on GPU "
+                        f"targets (use {', '.join(SPACES)})",
+                    )
                 if SPACES[scope]:
                     t = ir.MemRefType(op.results[0].type)
                     space = ir.Attribute.parse(f"#gpu.address_space<{SPACES[scope]}>")
-                    op.results[0].set_type(ir.MemRefType.get(t.shape, t.element_type,
-                                                             memory_space=space))
+                    op.results[0].set_type(
+                        ir.MemRefType.get(t.shape, t.element_type, memory_space=space)
+                    )
 
 
 def _view_space(op):
@@ -51,5 +63,6 @@ def _view_space(op):
     memory space of the buffer it views (its source comes first in the walk)."""
     src, t = ir.MemRefType(op.operands[0].type), ir.MemRefType(op.results[0].type)
     if src.memory_space is not None and t.memory_space is None:
-        op.results[0].set_type(ir.MemRefType.get(t.shape, t.element_type, t.layout,
-                                                 memory_space=src.memory_space))
+        op.results[0].set_type(
+            ir.MemRefType.get(t.shape, t.element_type, t.layout, memory_space=src.memory_space)
+        )

@@ -2,6 +2,7 @@
 whether a thread is bound twice with two extents, and the shared memory its kernels really take
 (its `shared` buffers after the CUDA pipeline's compact-buffers: a 256x256 buffer cached under
 the tile loops costs one tile)."""
+
 from typing import Optional
 
 from mlir import ir
@@ -19,6 +20,7 @@ from tir_mlir.passes.lowering.gpu_scopes import address_space
 
 def shared_bytes(module: ir.Module, func_name: str) -> Optional[int]:
     from tir_mlir.passes.lowering.pipeline import lower  # the whole pipeline: not at import
+
     try:
         out = lower(module, "cuda", "affine")
         with get_context(), out.operation.location:
@@ -30,8 +32,10 @@ def shared_bytes(module: ir.Module, func_name: str) -> Optional[int]:
             continue
         total = 0
         for op in walk(f):
-            if op.name in ("memref.alloc", "memref.alloca") and \
-                    address_space(op.results[0].type) == "workgroup":
+            if (
+                op.name in ("memref.alloc", "memref.alloca")
+                and address_space(op.results[0].type) == "workgroup"
+            ):
                 t = ir.MemRefType(op.results[0].type)
                 n = 1
                 for d in t.shape:
@@ -71,7 +75,7 @@ def kernel_usage(mod, func_name: Optional[str] = None) -> dict:
             threads = max(threads, prod)
         usage = {"threads_per_block": threads, "rebound_threads": rebound}
         shared = shared_bytes(mod.module, func_name)
-        if shared is not None:                 # what the kernels take once compacted
+        if shared is not None:  # what the kernels take once compacted
             return {**usage, "shared_bytes": shared}
         return {**usage, "shared_bytes": _declared_shared_bytes(func)}
 
@@ -79,8 +83,7 @@ def kernel_usage(mod, func_name: Optional[str] = None) -> dict:
 def _declared_shared_bytes(func) -> int:
     shared = 0
     for op in walk_all(func):
-        if op.name in ("memref.alloc", "memref.alloca") and \
-                scope_of(op.attributes) == "shared":
+        if op.name in ("memref.alloc", "memref.alloca") and scope_of(op.attributes) == "shared":
             mt = ir.MemRefType(op.results[0].type)
             n = 1
             for d in mt.shape:

@@ -19,23 +19,30 @@ memory). Refused at build time: a fragment touched by anything but these nests (
 not tensorized) or by both kinds, and a warp that is not uniform (threads along x not a
 multiple of 32, a tile depending on threadIdx.x).
 """
+
 from mlir import ir
 from mlir.dialects import arith, llvm, memref
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.intrinsics.cuda import WMMA_ATTR
-from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
-                                              run_pipeline, walk)
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    build_error,
+    functions,
+    index_const,
+    run_pipeline,
+    walk,
+)
 from tir_mlir.passes.lowering.gpu_limits import buffer_label
 from tir_mlir.passes.lowering.gpu_mma import MmaOps
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.tir_to_affine import SCOPE_ATTR
 
 FRAGMENT_SCOPES = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
-REGS = 8                # registers per thread per 16x16 tile (wmma m16n16k16; accumulators)
-MMA_OPERAND_REGS = 4    # pairs of halves per thread per 16x16 operand tile (mma.sync m16n8k16)
+REGS = 8  # registers per thread per 16x16 tile (wmma m16n16k16; accumulators)
+MMA_OPERAND_REGS = 4  # pairs of halves per thread per 16x16 operand tile (mma.sync m16n8k16)
 ROLE = {"load_a": "wmma.matrix_a", "load_b": "wmma.matrix_b", "load_b_trans": "wmma.matrix_b"}
-COL_MAJOR_B = ("load_b_trans", "sync_trans")      # B's fragment loaded and used column-major
+COL_MAJOR_B = ("load_b_trans", "sync_trans")  # B's fragment loaded and used column-major
 
 
 def wmma_op(loop) -> str:
@@ -73,20 +80,27 @@ def _check_warp_uniform(nest):
     lanes = ir.IntegerAttr(size.attributes["value"]).value
     where = f"tensor-core intrinsic '{wmma_op(nest)}'"
     if lanes % 32:
-        raise build_error(nest, f"{where} runs per warp: the threads along threadIdx.x make "
-                                f"the warps and must be a multiple of 32, not {lanes}")
+        raise build_error(
+            nest,
+            f"{where} runs per warp: the threads along threadIdx.x make "
+            f"the warps and must be a multiple of 32, not {lanes}",
+        )
     tx = launch.regions[0].blocks[0].arguments[3]
     guards = []
     for p in ancestors(nest):
         if p == launch:
             break
-        if p.name in ("affine.if", "scf.if") and \
-                any(_depends_on(v, tx, launch) for v in p.operands):
+        if p.name in ("affine.if", "scf.if") and any(
+            _depends_on(v, tx, launch) for v in p.operands
+        ):
             guards.append(p)
     inside = [o for o in [nest, *walk(nest)] if o.name in ("memref.load", "memref.store")]
     if guards or any(_depends_on(v, tx, nest) for o in inside for v in o.operands):
-        raise build_error(nest, f"{where} runs per warp, but its tile depends on threadIdx.x "
-                                f"(bind no loop around the tensorized block to threadIdx.x)")
+        raise build_error(
+            nest,
+            f"{where} runs per warp, but its tile depends on threadIdx.x "
+            f"(bind no loop around the tensorized block to threadIdx.x)",
+        )
 
 
 def _depends_on(value, target, scope) -> bool:
@@ -97,8 +111,11 @@ def _depends_on(value, target, scope) -> bool:
         if v == target:
             return True
         owner = v.owner
-        if isinstance(owner, ir.Block) or any(owner == s for s in seen) or \
-                not any(p == scope for p in ancestors(owner)):
+        if (
+            isinstance(owner, ir.Block)
+            or any(owner == s for s in seen)
+            or not any(p == scope for p in ancestors(owner))
+        ):
             continue
         seen.append(owner)
         todo += list(owner.operands)
@@ -126,8 +143,10 @@ def _fragments(f) -> dict:
     """{fragment buffer: its register buffer}, after checking only the nests touch them."""
     frags = {}
     for op in walk(f):
-        if op.name not in ("memref.alloc", "memref.alloca") or \
-                _scope(op.results[0]) not in FRAGMENT_SCOPES:
+        if (
+            op.name not in ("memref.alloc", "memref.alloca")
+            or _scope(op.results[0]) not in FRAGMENT_SCOPES
+        ):
             continue
         buf = op.results[0]
         kinds = set()
@@ -135,32 +154,47 @@ def _fragments(f) -> dict:
             user = use.owner
             nest = next((p for p in ancestors(user) if wmma_op(p)), None)
             if nest is None:
-                raise build_error(user, f"buffer {buffer_label(buf)} in scope "
-                                        f"'{_scope(buf)}' is accessed outside a tensor-core "
-                                        f"intrinsic: tensorize every block that reads or writes "
-                                        f"it with a wmma_* or mma_* intrinsic")
+                raise build_error(
+                    user,
+                    f"buffer {buffer_label(buf)} in scope "
+                    f"'{_scope(buf)}' is accessed outside a tensor-core "
+                    f"intrinsic: tensorize every block that reads or writes "
+                    f"it with a wmma_* or mma_* intrinsic",
+                )
             kind = wmma_op(nest)
-            if kind not in ("fill", "mma_fill"):        # a fill suits any layout
-                kinds.add("mma" if kind.startswith("mma_") else "wmma-col"
-                          if kind in COL_MAJOR_B and _scope(buf) == "wmma.matrix_b" else "wmma")
+            if kind not in ("fill", "mma_fill"):  # a fill suits any layout
+                kinds.add(
+                    "mma"
+                    if kind.startswith("mma_")
+                    else "wmma-col"
+                    if kind in COL_MAJOR_B and _scope(buf) == "wmma.matrix_b"
+                    else "wmma"
+                )
         if len(kinds) > 1:
-            raise build_error(op, f"fragment {buffer_label(buf)} is used by intrinsics whose "
-                                  f"register layouts differ ({', '.join(sorted(kinds))}: the "
-                                  f"mma_* and wmma_* ones, or a B tile loaded and multiplied "
-                                  f"with and without _trans)")
+            raise build_error(
+                op,
+                f"fragment {buffer_label(buf)} is used by intrinsics whose "
+                f"register layouts differ ({', '.join(sorted(kinds))}: the "
+                f"mma_* and wmma_* ones, or a B tile loaded and multiplied "
+                f"with and without _trans)",
+            )
         t = ir.MemRefType(buf.type)
         if t.rank < 2 or t.shape[-1] % 16 or t.shape[-2] % 16:
-            raise build_error(op, f"fragment {buffer_label(buf)} has shape {t.shape}: its last "
-                                  f"two dimensions must be multiples of 16")
+            raise build_error(
+                op,
+                f"fragment {buffer_label(buf)} has shape {t.shape}: its last "
+                f"two dimensions must be multiples of 16",
+            )
         if _scope(buf) == "wmma.accumulator":
             elem, regs = ir.F32Type.get(), REGS
-        else:       # pairs of halves; mma.sync operands hold 8 elements per thread, wmma's 16
+        else:  # pairs of halves; mma.sync operands hold 8 elements per thread, wmma's 16
             elem = ir.VectorType.get([2], t.element_type)
             regs = MMA_OPERAND_REGS if kinds == {"mma"} else REGS
         shape = list(t.shape[:-2]) + [t.shape[-2] // 16, t.shape[-1] // 16, regs]
         with ir.InsertionPoint(op), op.location:
-            new = memref.AllocaOp(ir.MemRefType.get(shape, elem, memory_space=t.memory_space),
-                                  [], [])
+            new = memref.AllocaOp(
+                ir.MemRefType.get(shape, elem, memory_space=t.memory_space), [], []
+            )
         frags[buf] = new.result
     return frags
 
@@ -170,8 +204,11 @@ class _Lowering(MmaOps):
 
     def __init__(self, nest, frags):
         self.nest, self.frags, self.op = nest, frags, wmma_op(nest)
-        self.ivs = [o.regions[0].blocks[0].arguments[0] for o in [nest, *walk(nest)]
-                    if o.name == "affine.for"]
+        self.ivs = [
+            o.regions[0].blocks[0].arguments[0]
+            for o in [nest, *walk(nest)]
+            if o.name == "affine.for"
+        ]
         self.loads = [o for o in walk(nest) if o.name == "memref.load"]
         self.stores = [o for o in walk(nest) if o.name == "memref.store"]
         self.loc = nest.location
@@ -214,7 +251,7 @@ class _Lowering(MmaOps):
         for k, v in self._cloned.items():
             if k == owner:
                 return v.result
-        operands = [self._origin(v) for v in owner.operands]     # defined before the clone
+        operands = [self._origin(v) for v in owner.operands]  # defined before the clone
         clone = owner.clone(ip=ir.InsertionPoint(self.nest))
         for i, operand in enumerate(operands):
             clone.operands[i] = operand
@@ -225,14 +262,16 @@ class _Lowering(MmaOps):
         """(buffer, origin indices) of a load or store of the nest."""
         is_store = op.name == "memref.store"
         buf = op.operands[1 if is_store else 0]
-        idx = list(op.operands)[2 if is_store else 1:]
+        idx = list(op.operands)[2 if is_store else 1 :]
         return buf, [self._origin(v) for v in idx]
 
     def _tile(self, buf, origin, scope):
         """The register buffer of fragment `buf` and the indices of the tile at `origin`."""
         if _scope(buf) != scope or not any(buf == k for k in self.frags):
-            raise self.fail(f"buffer {buffer_label(buf)} must be a fragment in scope "
-                            f"'{scope}', not '{_scope(buf)}'")
+            raise self.fail(
+                f"buffer {buffer_label(buf)} must be a fragment in scope "
+                f"'{scope}', not '{_scope(buf)}'"
+            )
         regs = next(v for k, v in self.frags.items() if k == buf)
         sixteen = index_const(16, self.loc)
         tile = list(origin[:-2]) + [arith.divui(v, sixteen) for v in origin[-2:]]
@@ -241,8 +280,10 @@ class _Lowering(MmaOps):
     def _check_memory(self, buf):
         scope = _scope(buf)
         if scope in FRAGMENT_SCOPES or address_space(buf.type) == "private":
-            raise self.fail(f"buffer {buffer_label(buf)} must be in shared or global memory, "
-                            f"not '{scope if scope in FRAGMENT_SCOPES else 'local'}'")
+            raise self.fail(
+                f"buffer {buffer_label(buf)} must be in shared or global memory, "
+                f"not '{scope if scope in FRAGMENT_SCOPES else 'local'}'"
+            )
 
     def _pointer(self, buf, origin):
         """(pointer to the tile at `origin` of memory buffer `buf`, its row stride as i32)."""
@@ -257,9 +298,17 @@ class _Lowering(MmaOps):
             linear = arith.addi(linear, arith.muli(v, index_const(s, self.loc)))
         space = 3 if t.memory_space is not None and "workgroup" in str(t.memory_space) else 0
         ptr_t = ir.Type.parse(f"!llvm.ptr<{space}>" if space else "!llvm.ptr")
-        base = llvm.inttoptr(ptr_t, arith.index_cast(i64, memref.extract_aligned_pointer_as_index(buf)))
-        ptr = llvm.GEPOp(ptr_t, base, [arith.index_cast(i64, linear)], [-2147483648],
-                         ir.TypeAttr.get(t.element_type), None).result
+        base = llvm.inttoptr(
+            ptr_t, arith.index_cast(i64, memref.extract_aligned_pointer_as_index(buf))
+        )
+        ptr = llvm.GEPOp(
+            ptr_t,
+            base,
+            [arith.index_cast(i64, linear)],
+            [-2147483648],
+            ir.TypeAttr.get(t.element_type),
+            None,
+        ).result
         stride = arith.ConstantOp(ir.IntegerType.get_signless(32), strides[-2]).result
         return ptr, stride
 
@@ -293,10 +342,12 @@ class _Lowering(MmaOps):
         ptr, stride = self._pointer(src, src_origin)
         half2 = ir.VectorType.get([2], ir.F16Type.get())
         struct = ir.Type.parse(f"!llvm.struct<({', '.join([str(half2)] * REGS)})>")
-        attrs = _shape_attrs(eltype="f16", frag=self.op[5], layout="col" if
-                             self.op in COL_MAJOR_B else "row")
-        loaded = ir.Operation.create("nvvm.wmma.load", results=[struct], operands=[ptr, stride],
-                                     attributes=attrs).result
+        attrs = _shape_attrs(
+            eltype="f16", frag=self.op[5], layout="col" if self.op in COL_MAJOR_B else "row"
+        )
+        loaded = ir.Operation.create(
+            "nvvm.wmma.load", results=[struct], operands=[ptr, stride], attributes=attrs
+        ).result
         self._write_regs(regs, tile, self._unpack(loaded, REGS, half2))
 
     def _sync(self, store):
@@ -306,8 +357,9 @@ class _Lowering(MmaOps):
             buf, origin = self._access(load)
             by_scope.setdefault(_scope(buf), (buf, origin))
         if set(by_scope) != set(FRAGMENT_SCOPES):
-            raise self.fail("its operands must be wmma.matrix_a, wmma.matrix_b and "
-                            "wmma.accumulator fragments")
+            raise self.fail(
+                "its operands must be wmma.matrix_a, wmma.matrix_b and wmma.accumulator fragments"
+            )
         operands = []
         for scope in FRAGMENT_SCOPES[:2]:
             regs, tile = self._tile(*by_scope[scope], scope)
@@ -316,10 +368,15 @@ class _Lowering(MmaOps):
         operands += self._read_regs(c_regs, c_tile)
         f32 = ir.F32Type.get()
         struct = ir.Type.parse(f"!llvm.struct<({', '.join(['f32'] * REGS)})>")
-        attrs = _shape_attrs(eltypeA="f16", eltypeB="f32", layoutA="row",
-                             layoutB="col" if self.op in COL_MAJOR_B else "row")
-        out = ir.Operation.create("nvvm.wmma.mma", results=[struct], operands=operands,
-                                  attributes=attrs).result
+        attrs = _shape_attrs(
+            eltypeA="f16",
+            eltypeB="f32",
+            layoutA="row",
+            layoutB="col" if self.op in COL_MAJOR_B else "row",
+        )
+        out = ir.Operation.create(
+            "nvvm.wmma.mma", results=[struct], operands=operands, attributes=attrs
+        ).result
         self._write_regs(c_regs, c_tile, self._unpack(out, REGS, f32))
 
     def _store(self, store):
@@ -330,15 +387,24 @@ class _Lowering(MmaOps):
         regs, tile = self._tile(frag, frag_origin, "wmma.accumulator")
         ptr, stride = self._pointer(dst, dst_origin)
         values = self._read_regs(regs, tile)
-        ir.Operation.create("nvvm.wmma.store", results=[], operands=[ptr] + values + [stride],
-                            attributes=_shape_attrs(eltype="f32", layout="row"))
+        ir.Operation.create(
+            "nvvm.wmma.store",
+            results=[],
+            operands=[ptr] + values + [stride],
+            attributes=_shape_attrs(eltype="f32", layout="row"),
+        )
 
 
 def _shape_attrs(**kinds) -> dict:
     i32 = ir.IntegerType.get_signless(32)
     attrs = {d: ir.IntegerAttr.get(i32, 16) for d in "mnk"}
     for name, v in kinds.items():
-        kind = "mma_type" if name.startswith("eltype") else \
-            "mma_frag" if name == "frag" else "mma_layout"
+        kind = (
+            "mma_type"
+            if name.startswith("eltype")
+            else "mma_frag"
+            if name == "frag"
+            else "mma_layout"
+        )
         attrs[name] = ir.Attribute.parse(f"#nvvm.{kind}<{v}>")
     return attrs

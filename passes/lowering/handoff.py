@@ -19,6 +19,7 @@ keeps no loop attribute, unless an affine op in it needs its IV as an affine dim
 `llvm.noalias` arguments at every stage. Then every remaining `tir.*` attribute is dropped and
 the module is canonicalized and CSE'd.
 """
+
 from mlir import ir
 from mlir.dialects import affine
 
@@ -56,8 +57,7 @@ def handoff(module: ir.Module, stage: str, target="cpu", debug=False, on_stage=N
     return out
 
 
-def handoff_text(module: ir.Module, emit: str, target="cpu", debug=False,
-                 on_stage=None) -> str:
+def handoff_text(module: ir.Module, emit: str, target="cpu", debug=False, on_stage=None) -> str:
     """`emit_text`, with the MLIR stages of STAGES in their hand-off form (CPU target)."""
     if emit in STAGES and _target(target) == "cpu":
         return str(handoff(module, emit, target, debug, on_stage))
@@ -73,21 +73,31 @@ def _real_kind(op, to_scf):
     if kind not in CPU_KINDS:
         raise build_error(op, f"loop kind '{kind}' is not supported by this target")
     if kind in ("vectorized", "unroll"):
-        if not any(o.name.startswith("affine.") and o.name not in ("affine.apply", "affine.yield")
-                   for o in walk_all(op)):
+        if not any(
+            o.name.startswith("affine.") and o.name not in ("affine.apply", "affine.yield")
+            for o in walk_all(op)
+        ):
             to_scf.lower_for(op)
         return
     if kind != "parallel":
         return
     lb = ir.AffineMapAttr(op.attributes["lowerBoundMap"]).value
     ub = ir.AffineMapAttr(op.attributes["upperBoundMap"]).value
-    operands = list(op.operands)        # the lower bound's, then the upper bound's
-    one_group = ir.Attribute.parse("dense<1> : tensor<1xi32>")     # one bound expression each
-    steps = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                 Loop(op).step)])
-    new = affine.AffineParallelOp([], ir.ArrayAttr.get([]), ir.AffineMapAttr.get(lb), one_group,
-                                  ir.AffineMapAttr.get(ub), one_group, steps, operands,
-                                  loc=op.location, ip=ir.InsertionPoint(op))
+    operands = list(op.operands)  # the lower bound's, then the upper bound's
+    one_group = ir.Attribute.parse("dense<1> : tensor<1xi32>")  # one bound expression each
+    steps = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), Loop(op).step)])
+    new = affine.AffineParallelOp(
+        [],
+        ir.ArrayAttr.get([]),
+        ir.AffineMapAttr.get(lb),
+        one_group,
+        ir.AffineMapAttr.get(ub),
+        one_group,
+        steps,
+        operands,
+        loc=op.location,
+        ip=ir.InsertionPoint(op),
+    )
     body = new.regions[0].blocks.append(ir.IndexType.get())
     with ir.InsertionPoint(body):
         term = affine.AffineYieldOp([], loc=op.location)
@@ -99,14 +109,20 @@ def _real_kind(op, to_scf):
 
 def _drop_tir_attrs(top):
     """Remove every `tir.*` / `tir_mlir.*` attribute: on ops, the module, function arguments."""
+
     def visit(op):
         attrs = op.attributes
         for a in [a for a in attrs if a.startswith(("tir.", "tir_mlir."))]:
             del attrs[a]
         if op.name == "func.func" and "arg_attrs" in attrs:
-            attrs["arg_attrs"] = ir.ArrayAttr.get([
-                ir.DictAttr.get({x.name: x.attr for x in ir.DictAttr(d)
-                                 if not x.name.startswith("tir.")})
-                for d in ir.ArrayAttr(attrs["arg_attrs"])])
+            attrs["arg_attrs"] = ir.ArrayAttr.get(
+                [
+                    ir.DictAttr.get(
+                        {x.name: x.attr for x in ir.DictAttr(d) if not x.name.startswith("tir.")}
+                    )
+                    for d in ir.ArrayAttr(attrs["arg_attrs"])
+                ]
+            )
         return ir.WalkResult.ADVANCE
+
     top.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -16,6 +16,7 @@ step, and nothing that writes memory inside (so no iteration of one can see anot
 and neither the ops between them (which touch no memory) nor the loops, inside or out, use an
 earlier loop's results: the jammed loop takes the last one's place.
 """
+
 from mlir import ir
 from mlir.dialects import scf
 
@@ -24,12 +25,32 @@ from tir_mlir.passes.lowering.common import constant_int, functions, move_body
 
 # Ops with no memory effect that may sit between jammed loops.
 PURE_PREFIXES = ("arith.", "math.", "index.")
-PURE_OPS = {"vector.broadcast", "vector.splat", "vector.extract", "vector.insert",
-            "vector.shuffle", "vector.bitcast", "vector.shape_cast", "vector.fma",
-            "vector.from_elements", "vector.step", "vector.reduction", "ub.poison"}
+PURE_OPS = {
+    "vector.broadcast",
+    "vector.splat",
+    "vector.extract",
+    "vector.insert",
+    "vector.shuffle",
+    "vector.bitcast",
+    "vector.shape_cast",
+    "vector.fma",
+    "vector.from_elements",
+    "vector.step",
+    "vector.reduction",
+    "ub.poison",
+}
 # Ops that only read memory (or compute) inside a jammed loop.
-READS = {"memref.load", "vector.load", "vector.maskedload", "vector.transfer_read",
-         "vector.gather", "scf.for", "scf.if", "scf.yield", "memref.dim"}
+READS = {
+    "memref.load",
+    "vector.load",
+    "vector.maskedload",
+    "vector.transfer_read",
+    "vector.gather",
+    "scf.for",
+    "scf.if",
+    "scf.yield",
+    "memref.dim",
+}
 
 
 class JamCarriedLoops:
@@ -37,8 +58,9 @@ class JamCarriedLoops:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            blocks = [f.regions[0].blocks[0]] + [b for o in walk_all(f) for r in o.regions
-                                                 for b in r.blocks]
+            blocks = [f.regions[0].blocks[0]] + [
+                b for o in walk_all(f) for r in o.regions for b in r.blocks
+            ]
             for block in blocks:
                 for run in _runs(block):
                     _jam(run)
@@ -62,11 +84,13 @@ def _runs(block):
     runs, run, between = [], [], []
     for op in block.operations:
         op = op.operation
-        if op.name == "scf.for" and len(op.results) and _bounds(op) is not None and \
-                _reads_only(op):
+        if op.name == "scf.for" and len(op.results) and _bounds(op) is not None and _reads_only(op):
             earlier = {r for l in run for r in l.results}
-            if run and _bounds(op) == _bounds(run[0]) and not any(
-                    v in earlier for o in between + [op] + walk_all(op) for v in o.operands):
+            if (
+                run
+                and _bounds(op) == _bounds(run[0])
+                and not any(v in earlier for o in between + [op] + walk_all(op) for v in o.operands)
+            ):
                 run.append(op)
                 between = []
                 continue
@@ -95,13 +119,13 @@ def _jam(run):
             fused.operation.attributes[a.name] = a.attr
     iv, args = fused.induction_variable, list(fused.inner_iter_args)
     with ir.InsertionPoint(fused.body), last.location:
-        end = scf.YieldOp([])            # a place to move the bodies before; replaced below
+        end = scf.YieldOp([])  # a place to move the bodies before; replaced below
     yielded, k = [], 0
     for loop in run:
         body = loop.regions[0].blocks[0]
         n = len(loop.results)
         body.arguments[0].replace_all_uses_with(iv)
-        for old, new in zip(list(body.arguments)[1:], args[k:k + n]):
+        for old, new in zip(list(body.arguments)[1:], args[k : k + n]):
             old.replace_all_uses_with(new)
         yielded += list(list(body.operations)[-1].operation.operands)
         move_body(body, end.operation)

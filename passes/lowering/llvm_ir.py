@@ -2,6 +2,7 @@
 `opt -O3` (the loop vectorizer and unroller read the loop annotations) and `llc` to assembly or
 to the object the runtime links and loads. Assembly and object come from the same optimised
 bitcode through the same `llc` flags, so `--emit asm` shows the very code that runs."""
+
 import subprocess
 import tempfile
 from pathlib import Path
@@ -40,6 +41,7 @@ def to_llvm_ir(module: ir.Module) -> str:
     """LLVM IR of a module in the llvm dialect (not yet optimised)."""
     # (from the extension itself: `mlir.dialects.llvm` costs ~0.15 s to import)
     from mlir._mlir_libs._mlirDialectsLLVM import translate_module_to_llvmir
+
     try:
         return translate_module_to_llvmir(module.operation)
     except Exception as e:  # noqa: BLE001 - the bindings raise a bare RuntimeError
@@ -48,9 +50,10 @@ def to_llvm_ir(module: ir.Module) -> str:
 
 def optimize(llvm_ir: str, target: CpuTarget, text: bool = False) -> bytes:
     """`opt -O3` of LLVM IR text, as bitcode (`text`: as LLVM IR text)."""
-    return run_tool([LLVM_BIN / "opt", *OPT_FLAGS, *target.tool_flags(),
-                     *(["-S"] if text else [])],
-                    llvm_ir.encode())
+    return run_tool(
+        [LLVM_BIN / "opt", *OPT_FLAGS, *target.tool_flags(), *(["-S"] if text else [])],
+        llvm_ir.encode(),
+    )
 
 
 class CompileTools:
@@ -60,18 +63,32 @@ class CompileTools:
 
     def __init__(self, target: CpuTarget, filetype: str):
         opt_args = [LLVM_BIN / "opt", *OPT_FLAGS, *target.tool_flags()]
-        llc_args = [LLVM_BIN / "llc", *LLC_FLAGS, *target.tool_flags(), f"-filetype={filetype}",
-                    "-o", "-"]
+        llc_args = [
+            LLVM_BIN / "llc",
+            *LLC_FLAGS,
+            *target.tool_flags(),
+            f"-filetype={filetype}",
+            "-o",
+            "-",
+        ]
         self._opt_err = tempfile.TemporaryFile()
         self.opt = self.llc = None
         try:
-            self.opt = subprocess.Popen([str(a) for a in opt_args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self._opt_err)
+            self.opt = subprocess.Popen(
+                [str(a) for a in opt_args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._opt_err,
+            )
             try:
-                self.llc = subprocess.Popen([str(a) for a in llc_args], stdin=self.opt.stdout,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                self.llc = subprocess.Popen(
+                    [str(a) for a in llc_args],
+                    stdin=self.opt.stdout,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
             finally:
-                self.opt.stdout.close()        # llc holds the read end now
+                self.opt.stdout.close()  # llc holds the read end now
         except OSError as e:
             self.close()
             raise BuildError(f"cannot run the LLVM tools: {e}") from None
@@ -79,10 +96,10 @@ class CompileTools:
     def run(self, llvm_ir: str) -> bytes:
         try:
             try:
-                self.opt.stdin.write(llvm_ir.encode())   # opt reads it all before it writes
+                self.opt.stdin.write(llvm_ir.encode())  # opt reads it all before it writes
                 self.opt.stdin.close()
             except BrokenPipeError:
-                pass                                     # opt failed: reported below
+                pass  # opt failed: reported below
             out, err = self.llc.communicate()
             if self.opt.wait():
                 self._opt_err.seek(0)

@@ -6,6 +6,7 @@ pass). They are captured while compiling: the "loop not vectorized" remarks are 
 `vectorized` loop that LLVM cannot vectorize still runs correctly, scalar), anything else is
 passed on once per distinct line.
 """
+
 import contextlib
 import os
 import sys

@@ -26,6 +26,7 @@ innermost loop then touches at most half the cache lines (of the target's size: 
 per iteration (`Access.lines`), or at most twice as many but it vectorizes while the old one does
 not: a loop order that already streams along rows, or a loop a schedule gave a kind, stays.
 """
+
 import math
 
 from mlir import ir
@@ -44,11 +45,17 @@ MIN_VECTOR_TRIPS = 8
 # it with the accumulators in registers: better than moving it (a 3x3 depthwise convolution
 # 27 vs 30 us, a matmul with K = 8 5.4 vs 11-14 us; K = 32 about even, K = 64 17x faster moved).
 UNROLLED_BAND_OPS = 256
-PLAIN_LOOP_ATTRS = {"lowerBoundMap", "upperBoundMap", "step", "operandSegmentSizes",
-                    "tir.kind", "tir.name"}
+PLAIN_LOOP_ATTRS = {
+    "lowerBoundMap",
+    "upperBoundMap",
+    "step",
+    "operandSegmentSizes",
+    "tir.kind",
+    "tir.name",
+}
 # The loop header attributes that move with a range when loops are interchanged.
 RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
-ACCESSES = {"memref.load": (0, 1), "memref.store": (1, 2)}   # memref operand, first index
+ACCESSES = {"memref.load": (0, 1), "memref.store": (1, 2)}  # memref operand, first index
 # The element stride a stride over a symbolic size counts as (Access).
 SIZE_STRIDE = 1 << 20
 PURE_PREFIXES = ("arith.", "math.")
@@ -67,11 +74,15 @@ class LoopInterchange:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
-            moved = []          # loops of an interchanged nest are not looked at again
+            moved = []  # loops of an interchanged nest are not looked at again
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 nest = _nest(op, noalias)
-                if nest is not None and not any(l == m for l in nest.loops for m in moved) \
-                        and nest.legal() and nest.profitable(self.line_bytes):
+                if (
+                    nest is not None
+                    and not any(l == m for l in nest.loops for m in moved)
+                    and nest.legal()
+                    and nest.profitable(self.line_bytes)
+                ):
                     nest.interchange()
                     moved.extend(nest.loops)
 
@@ -79,8 +90,11 @@ class LoopInterchange:
 def plain_loop(op, sizes: bool = False) -> bool:
     """A serial loop of constant bounds (`sizes`: or bounds over symbolic sizes, `range(n)`),
     step 1, no annotation, more than one iteration."""
-    if op.name != "affine.for" or (len(op.operands) and not (sizes and _over_sizes(op))) or \
-            set(op.attributes) - PLAIN_LOOP_ATTRS:
+    if (
+        op.name != "affine.for"
+        or (len(op.operands) and not (sizes and _over_sizes(op)))
+        or set(op.attributes) - PLAIN_LOOP_ATTRS
+    ):
         return False
     loop = Loop(op)
     return loop.kind == "serial" and loop.step == 1 and _extent(loop) > 1
@@ -89,8 +103,12 @@ def plain_loop(op, sizes: bool = False) -> bool:
 def _over_sizes(op) -> bool:
     lmap = ir.AffineMapAttr(op.attributes["lowerBoundMap"]).value
     umap = ir.AffineMapAttr(op.attributes["upperBoundMap"]).value
-    return not lmap.n_dims and not umap.n_dims and len(umap.results) == 1 and \
-        isinstance(lmap.results[0].maybe_downcast(), ir.AffineConstantExpr)
+    return (
+        not lmap.n_dims
+        and not umap.n_dims
+        and len(umap.results) == 1
+        and isinstance(lmap.results[0].maybe_downcast(), ir.AffineConstantExpr)
+    )
 
 
 def _extent(loop: Loop) -> int:
@@ -115,7 +133,7 @@ def _index_or_pure(op) -> bool:
 
 def _nest(j, noalias):
     """The loop nest `j` heads, when it has the shape the stage rewrites; else None."""
-    if not plain_loop(j, sizes=True):     # (j may run over a size; the band may not)
+    if not plain_loop(j, sizes=True):  # (j may run over a size; the band may not)
         return None
     ops = _body(j)
     if not ops or ops[-1].name != "affine.for":
@@ -145,19 +163,23 @@ class _Nest:
         self.loops = [j] + band
         self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
         leaves = list(self.ivs)
-        self.accesses = [Access(o, leaves, noalias) for o in prologue + body
-                         if o.name in ACCESSES]
-        self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue):]
+        self.accesses = [Access(o, leaves, noalias) for o in prologue + body if o.name in ACCESSES]
+        self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue) :]
 
     def legal(self) -> bool:
         for s in self.accesses:
             if not s.store:
                 continue
-            if not s.row_major or any(s.depends_on(p) for p in range(1, len(self.ivs))) \
-                    or not s.stride(0):
+            if (
+                not s.row_major
+                or any(s.depends_on(p) for p in range(1, len(self.ivs)))
+                or not s.stride(0)
+            ):
                 return False
-            if any(a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
-                   for a in self.accesses):
+            if any(
+                a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
+                for a in self.accesses
+            ):
                 return False
         return True
 
@@ -170,22 +192,24 @@ class _Nest:
         after = sum(a.lines(0, line_bytes) for a in self.body_accesses)
         if before == 0:
             return False
-        return 2 * after <= before or (after <= 2 * before and self._vectorizable(0)
-                                      and not self._vectorizable(inner))
+        return 2 * after <= before or (
+            after <= 2 * before and self._vectorizable(0) and not self._vectorizable(inner)
+        )
 
     def _vectorizable(self, p: int) -> bool:
         """Whether the body vectorizes along leaf `p` as the innermost loop: enough iterations,
         every store contiguous, every load contiguous or the same for all iterations (an
         accumulator the loop does not move is a chain: floats are not reassociated)."""
         return _extent(Loop(self.loops[p])) >= MIN_VECTOR_TRIPS and all(
-            a.stride(p) in ((1,) if a.store else (0, 1)) for a in self.body_accesses)
+            a.stride(p) in ((1,) if a.store else (0, 1)) for a in self.body_accesses
+        )
 
     def interchange(self):
         j = self.j
         stores = [o for o in self.prologue if o.name == "memref.store"]
         pure = [o for o in self.prologue if o.name != "memref.store"]
         if stores:
-            copy = j.clone(ir.InsertionPoint(j))        # the prologues run first, in a copy
+            copy = j.clone(ir.InsertionPoint(j))  # the prologues run first, in a copy
             _body(copy)[-1].erase()
             for o in stores:
                 o.erase()
@@ -194,8 +218,9 @@ class _Nest:
             o.move_before(self.body[0])
         # The loops keep their places; their ranges rotate (the outermost takes the band's
         # first range, ..., the innermost j's) and the uses of their IVs follow.
-        headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes}
-                   for op in self.loops]
+        headers = [
+            {k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in self.loops
+        ]
         operands = [list(op.operands) for op in self.loops]
         for op, h in zip(self.loops, headers[1:] + headers[:1]):
             for k in RANGE_ATTRS:
@@ -203,7 +228,7 @@ class _Nest:
                     op.attributes[k] = h[k]
                 elif k in op.attributes:
                     del op.attributes[k]
-        if operands[0]:                 # j runs over a size: its bound operands move with it
+        if operands[0]:  # j runs over a size: its bound operands move with it
             self.loops[0] = _with_operands(self.loops[0], [])
             self.loops[-1] = _with_operands(self.loops[-1], operands[0])
             j = self.loops[0]
@@ -223,8 +248,14 @@ def _with_operands(op, operands):
     lmap = ir.AffineMapAttr(attrs["lowerBoundMap"]).value
     n_lb = lmap.n_dims + lmap.n_symbols
     attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([n_lb, len(operands) - n_lb, 0])
-    new = ir.Operation.create("affine.for", operands=operands, attributes=attrs, regions=1,
-                              loc=op.location, ip=ir.InsertionPoint(op))
+    new = ir.Operation.create(
+        "affine.for",
+        operands=operands,
+        attributes=attrs,
+        regions=1,
+        loc=op.location,
+        ip=ir.InsertionPoint(op),
+    )
     op.regions[0].blocks[0].append_to(new.regions[0])
     op.erase()
     return new
@@ -243,18 +274,21 @@ class Access:
         self.index = [simplify(e, len(leaves)) for e in exprs]
         self.root = root(self.memref, noalias)[0]
         t = ir.MemRefType(self.memref.type)
-        self.elem_bytes = max(1, t.element_type.width // 8) if hasattr(
-            t.element_type, "width") else 4
+        self.elem_bytes = (
+            max(1, t.element_type.width // 8) if hasattr(t.element_type, "width") else 4
+        )
         strides, _ = t.get_strides_and_offset()
         # A buffer of symbolic shape (`memref<?x?xf32>`) is row-major when its layout is the
         # identity; a stride over a size (`n * 64`, MLIR's dynamic marker) is at least a row,
         # counted as SIZE_STRIDE elements (a cache line or more per step).
-        identity = isinstance(t.layout, ir.AffineMapAttr) and \
-            ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank)
-        static = all(abs(s) < 2 ** 62 for s in strides)
-        self.strides = [s if abs(s) < 2 ** 62 else SIZE_STRIDE for s in strides]
-        self.row_major = (static and self.strides == _row_major(t.shape)) or \
-            (not static and identity)
+        identity = isinstance(t.layout, ir.AffineMapAttr) and ir.AffineMapAttr(
+            t.layout
+        ).value == ir.AffineMap.get_identity(t.rank)
+        static = all(abs(s) < 2**62 for s in strides)
+        self.strides = [s if abs(s) < 2**62 else SIZE_STRIDE for s in strides]
+        self.row_major = (static and self.strides == _row_major(t.shape)) or (
+            not static and identity
+        )
         self.static = static or identity
 
     def may_alias(self, other) -> bool:

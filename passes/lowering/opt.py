@@ -9,6 +9,7 @@ STAGES is a comma-separated list of
   name): `cpu:scf`, `cpu:vectorize-loops`.
 The module is verified after every stage; a stage that leaves invalid IR is an error naming it.
 """
+
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
@@ -31,8 +32,10 @@ def expand(spec: str, target: str = "cpu") -> list:
     known = set(names())
     for name in out:
         if name not in known:
-            raise BuildError(f"unknown lowering stage {name!r}{did_you_mean(name, known)} "
-                             f"(tir-mlir opt --list-stages lists them)")
+            raise BuildError(
+                f"unknown lowering stage {name!r}{did_you_mean(name, known)} "
+                f"(tir-mlir opt --list-stages lists them)"
+            )
     return out
 
 
@@ -42,7 +45,7 @@ def _prefix(target: str, until: str) -> list:
     stages = STAGE_NAMES[t]
     for k, (emit, name) in enumerate(stages):
         if until in (emit, name):
-            return checks + [n for _, n in stages[:k + 1]]
+            return checks + [n for _, n in stages[: k + 1]]
     choices = [e for e, _ in stages if e] + [n for _, n in stages]
     raise BuildError(f"no stage {until!r} in the {t} pipeline; one of: {', '.join(choices)}")
 
@@ -53,8 +56,10 @@ def describe() -> str:
     lines = []
     for t, stages in STAGE_NAMES.items():
         aliases = [a for a, to in TARGET_ALIASES.items() if to == t]
-        lines.append(f"{t} pipeline ({', '.join([t] + aliases)}); -p {t}:STAGE runs it up to "
-                     f"STAGE; [--emit name]:")
+        lines.append(
+            f"{t} pipeline ({', '.join([t] + aliases)}); -p {t}:STAGE runs it up to "
+            f"STAGE; [--emit name]:"
+        )
         lines += [f"  {name}" + (f"  [{emit}]" if emit else "") for emit, name in stages]
     in_pipelines = {n for stages in STAGE_NAMES.values() for _, n in stages}
     lines.append("checks, run before the first stage (bounds-check: --bounds-check builds):")
@@ -74,15 +79,18 @@ def run(text: str, spec: str, filename: str = "<stdin>", target: str = "cpu") ->
             raise _parse_error(e, filename) from None
         for name in stages:
             try:
-                with module.operation.location:     # (stages rely on an ambient location)
+                with module.operation.location:  # (stages rely on an ambient location)
                     instance(name, target)(module)
                 module.operation.verify()
             except TIRError as e:
-                raise type(e)(f"{e.message} (in stage {name})", _in_file(e.loc, filename),
-                              notes=e.notes) from None
+                raise type(e)(
+                    f"{e.message} (in stage {name})", _in_file(e.loc, filename), notes=e.notes
+                ) from None
             except ir.MLIRError as e:
-                raise BuildError(f"stage {name} produced invalid IR: {_first(e)}",
-                                 _in_file(_diag_loc(e), filename)) from None
+                raise BuildError(
+                    f"stage {name} produced invalid IR: {_first(e)}",
+                    _in_file(_diag_loc(e), filename),
+                ) from None
         return str(module)
 
 

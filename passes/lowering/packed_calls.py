@@ -20,13 +20,14 @@ The runtime stores its dispatcher in `tir_mlir_packed_callback` when it loads th
 the `..._address` function, as for alloc-check's status), and the dispatcher reads the site's
 description (a constant string) to view the slots as numpy arrays and Python numbers.
 """
+
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from tir_mlir.dtypes import dtype_of
 
 CALLBACK = "tir_mlir_packed_callback"
-ADDRESS = "_address"            # `CALLBACK + ADDRESS`: the function returning its address
+ADDRESS = "_address"  # `CALLBACK + ADDRESS`: the function returning its address
 SITE_ATTR = "tir.packed_site"
 PREFIX = "tir_mlir_packed_"
 
@@ -36,6 +37,7 @@ def declare_call(op, args, module) -> ir.Value:
     A buffer is passed as the address of its first element, its sizes and its strides, values
     no later stage retypes (bool buffers become bytes, intermediate ones get compacted)."""
     from tir_mlir.passes.lowering.extern_calls import _data, _gep, _metadata
+
     symbol = ir.StringAttr(op.attributes["symbol"]).value
     parts, operands = [symbol], []
     for a in args:
@@ -43,21 +45,25 @@ def declare_call(op, args, module) -> ir.Value:
             mtype = ir.MemRefType(a.type)
             meta = list(_metadata(a).results)
             operands.append(_gep(_data(a), meta[1], mtype.element_type))
-            operands += meta[2:2 + 2 * len(mtype.shape)]
+            operands += meta[2 : 2 + 2 * len(mtype.shape)]
             parts.append(f"B:{dtype_of(mtype.element_type)}:{len(mtype.shape)}")
         else:
             operands.append(a)
             parts.append(dtype_of(a.type))
-    taken = {ir.StringAttr(o.operation.attributes["sym_name"]).value
-             for o in module.body.operations if "sym_name" in o.operation.attributes}
+    taken = {
+        ir.StringAttr(o.operation.attributes["sym_name"]).value
+        for o in module.body.operations
+        if "sym_name" in o.operation.attributes
+    }
     k = 0
     while f"{PREFIX}{k}" in taken:
         k += 1
     name = f"{PREFIX}{k}"
     i32 = ir.IntegerType.get_signless(32)
     with ir.InsertionPoint.at_block_begin(module.body), op.location:
-        decl = func.FuncOp(name, ir.FunctionType.get([v.type for v in operands], [i32]),
-                           visibility="private")
+        decl = func.FuncOp(
+            name, ir.FunctionType.get([v.type for v in operands], [i32]), visibility="private"
+        )
         decl.operation.attributes[SITE_ATTR] = ir.StringAttr.get("|".join(parts))
     return func.CallOp([i32], ir.FlatSymbolRefAttr.get(name), operands).result
 
@@ -66,8 +72,11 @@ class PackedCalls:
     name = "packed-calls"
 
     def __call__(self, module: ir.Module):
-        sites = [o.operation for o in module.body.operations
-                 if o.operation.name == "func.func" and SITE_ATTR in o.operation.attributes]
+        sites = [
+            o.operation
+            for o in module.body.operations
+            if o.operation.name == "func.func" and SITE_ATTR in o.operation.attributes
+        ]
         if not sites:
             return
         with ir.InsertionPoint.at_block_begin(module.body), module.operation.location:
@@ -79,9 +88,14 @@ class PackedCalls:
 def _callback_global():
     i64 = ir.IntegerType.get_signless(64)
     t = ir.MemRefType.get([], i64)
-    memref.GlobalOp(CALLBACK, t, sym_visibility="private",
-                    initial_value=ir.DenseElementsAttr.get_splat(
-                        ir.RankedTensorType.get([], i64), ir.IntegerAttr.get(i64, 0)))
+    memref.GlobalOp(
+        CALLBACK,
+        t,
+        sym_visibility="private",
+        initial_value=ir.DenseElementsAttr.get_splat(
+            ir.RankedTensorType.get([], i64), ir.IntegerAttr.get(i64, 0)
+        ),
+    )
     getter = func.FuncOp(CALLBACK + ADDRESS, ir.FunctionType.get([], [i64]))
     with ir.InsertionPoint(getter.add_entry_block()):
         ptr = memref.ExtractAlignedPointerAsIndexOp(memref.GetGlobalOp(t, CALLBACK).result)
@@ -89,28 +103,39 @@ def _callback_global():
 
 
 def _define(decl, module):
-    from mlir.dialects import llvm     # (~30 ms to import: only builds with packed calls pay it)
+    from mlir.dialects import llvm  # (~30 ms to import: only builds with packed calls pay it)
+
     name = ir.StringAttr(decl.attributes["sym_name"]).value
     types = list(ir.FunctionType(ir.TypeAttr(decl.attributes["function_type"]).value).inputs)
     i64 = ir.IntegerType.get_signless(64)
     ptr = ir.Type.parse("!llvm.ptr")
     with decl.location:
         text_type, text_name = _description_global(
-            name, ir.StringAttr(decl.attributes[SITE_ATTR]).value, module)
+            name, ir.StringAttr(decl.attributes[SITE_ATTR]).value, module
+        )
         entry = decl.regions[0].blocks.append(*types)
         with ir.InsertionPoint(entry):
             buf = memref.AllocaOp(ir.MemRefType.get([max(len(types), 1)], i64), [], []).result
             for k, arg in enumerate(entry.arguments):
                 v = llvm.ptrtoint(i64, arg) if arg.type == ptr else _bits(arg, i64)
                 memref.StoreOp(v, buf, [arith.ConstantOp(ir.IndexType.get(), k).result])
-            slot_ptr = llvm.inttoptr(ptr, arith.index_cast(
-                i64, memref.ExtractAlignedPointerAsIndexOp(buf).result))
-            text = llvm.inttoptr(ptr, arith.index_cast(i64, memref.ExtractAlignedPointerAsIndexOp(
-                memref.GetGlobalOp(text_type, text_name).result).result))
+            slot_ptr = llvm.inttoptr(
+                ptr, arith.index_cast(i64, memref.ExtractAlignedPointerAsIndexOp(buf).result)
+            )
+            text = llvm.inttoptr(
+                ptr,
+                arith.index_cast(
+                    i64,
+                    memref.ExtractAlignedPointerAsIndexOp(
+                        memref.GetGlobalOp(text_type, text_name).result
+                    ).result,
+                ),
+            )
             cell = memref.GetGlobalOp(ir.MemRefType.get([], i64), CALLBACK).result
             callee = llvm.inttoptr(ptr, memref.LoadOp(cell, []).result)
-            result = llvm.CallOp(ir.IntegerType.get_signless(32), [callee, text, slot_ptr],
-                                 [], []).result
+            result = llvm.CallOp(
+                ir.IntegerType.get_signless(32), [callee, text, slot_ptr], [], []
+            ).result
             func.ReturnOp([result])
 
 
@@ -132,11 +157,18 @@ def _bits(v: ir.Value, i64) -> ir.Value:
 def _description_global(name, description, module):
     """The site's description, a NUL-terminated constant global: (its type, its name)."""
     import numpy as np
+
     i8 = ir.IntegerType.get_signless(8)
     data = description.encode() + b"\0"
     t = ir.MemRefType.get([len(data)], i8)
     with ir.InsertionPoint.at_block_begin(module.body):
-        memref.GlobalOp(name + "_site", t, constant=True, sym_visibility="private",
-                        initial_value=ir.DenseElementsAttr.get(
-                            np.frombuffer(data, "int8"), type=ir.RankedTensorType.get([len(data)], i8)))
+        memref.GlobalOp(
+            name + "_site",
+            t,
+            constant=True,
+            sym_visibility="private",
+            initial_value=ir.DenseElementsAttr.get(
+                np.frombuffer(data, "int8"), type=ir.RankedTensorType.get([len(data)], i8)
+            ),
+        )
     return t, name + "_site"

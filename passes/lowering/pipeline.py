@@ -4,6 +4,7 @@ llvm dialect), then text stages done by LLVM tools (llvm-ir, asm). `--emit X` st
 A new target (e.g. a GPU: tir -> gpu dialect -> nvvm -> ptx) is a new entry in `TARGETS`;
 passes hold no target branches.
 """
+
 from mlir import ir
 
 from tir_mlir.context import get_context, serialized
@@ -17,26 +18,58 @@ from tir_mlir.suggest import did_you_mean
 # (stages.py); the module after a stage is what `--emit name` shows (None: an internal step
 # with no emit name).
 STAGE_NAMES = {
-    "cpu": [(None, "alloc-limit"), (None, "prefetch-targets"), (None, "storage-align"),
-            (None, "extern-calls"), ("affine", "tir-to-affine"), (None, "version-guards"),
-            (None, "safe-division"),
-            (None, "prefetch"), (None, "loop-interchange"), (None, "unroll-loops"),
-            (None, "unroll-for-vectorize"), (None, "compact-buffers"), (None, "stack-budget"),
-            (None, "bool-buffers-to-i8"), (None, "auto-vectorize"),
-            (None, "vectorize-loops"), (None, "float-min-max"),
-            (None, "vector-tanh-erf"), (None, "vector-log"), (None, "vector-exp"),
-            (None, "affine-to-scf"), (None, "indirect-check"), (None, "scalar-replace"),
-            (None, "jam-carried-loops"), ("scf", "prefetch-strided"),
-            (None, "packed-calls"), (None, "alloc-check"), (None, "buffer-tags"),
-            (None, "scf-to-llvm"), ("llvm-dialect", "alias-scopes")],
-    "cuda": [(None, "gpu-virtual-threads"), (None, "gpu-check-bindings"),
-             (None, "gpu-lower-cross-thread-reduction"), (None, "gpu-buffer-scopes"),
-             ("affine", "tir-to-affine"), (None, "safe-division"), (None, "compact-buffers"),
-             (None, "bool-buffers-to-i8"), (None, "gpu-map-threads"),
-             (None, "gpu-lower-allreduce"), (None, "gpu-insert-barriers"),
-             (None, "gpu-lower-wmma"), (None, "gpu-place-buffers"), (None, "gpu-limits"),
-             ("scf", "affine-to-scf"), ("gpu", "gpu-outline"), ("gpu-binary", "gpu-to-binary"),
-             ("llvm-dialect", "gpu-host-to-llvm")],
+    "cpu": [
+        (None, "alloc-limit"),
+        (None, "prefetch-targets"),
+        (None, "storage-align"),
+        (None, "extern-calls"),
+        ("affine", "tir-to-affine"),
+        (None, "version-guards"),
+        (None, "safe-division"),
+        (None, "prefetch"),
+        (None, "loop-interchange"),
+        (None, "unroll-loops"),
+        (None, "unroll-for-vectorize"),
+        (None, "compact-buffers"),
+        (None, "stack-budget"),
+        (None, "bool-buffers-to-i8"),
+        (None, "auto-vectorize"),
+        (None, "vectorize-loops"),
+        (None, "float-min-max"),
+        (None, "vector-tanh-erf"),
+        (None, "vector-log"),
+        (None, "vector-exp"),
+        (None, "affine-to-scf"),
+        (None, "indirect-check"),
+        (None, "scalar-replace"),
+        (None, "jam-carried-loops"),
+        ("scf", "prefetch-strided"),
+        (None, "packed-calls"),
+        (None, "alloc-check"),
+        (None, "buffer-tags"),
+        (None, "scf-to-llvm"),
+        ("llvm-dialect", "alias-scopes"),
+    ],
+    "cuda": [
+        (None, "gpu-virtual-threads"),
+        (None, "gpu-check-bindings"),
+        (None, "gpu-lower-cross-thread-reduction"),
+        (None, "gpu-buffer-scopes"),
+        ("affine", "tir-to-affine"),
+        (None, "safe-division"),
+        (None, "compact-buffers"),
+        (None, "bool-buffers-to-i8"),
+        (None, "gpu-map-threads"),
+        (None, "gpu-lower-allreduce"),
+        (None, "gpu-insert-barriers"),
+        (None, "gpu-lower-wmma"),
+        (None, "gpu-place-buffers"),
+        (None, "gpu-limits"),
+        ("scf", "affine-to-scf"),
+        ("gpu", "gpu-outline"),
+        ("gpu-binary", "gpu-to-binary"),
+        ("llvm-dialect", "gpu-host-to-llvm"),
+    ],
 }
 
 
@@ -51,6 +84,7 @@ def _cuda_stages():
 
 def _ptx(module) -> str:
     from tir_mlir.passes.lowering.gpu_nvvm import ptx
+
     return ptx(module)
 
 
@@ -63,8 +97,12 @@ TARGET_TEXT_EMITS = {"cuda": {"ptx": ("gpu-binary", _ptx)}}
 
 def emits(target="cpu"):
     t = _target(target)
-    return (["tir"] + [name for name, _ in TARGETS[t]() if name] + list(TEXT_EMITS)
-            + list(TARGET_TEXT_EMITS.get(t, ())))
+    return (
+        ["tir"]
+        + [name for name, _ in TARGETS[t]() if name]
+        + list(TEXT_EMITS)
+        + list(TARGET_TEXT_EMITS.get(t, ()))
+    )
 
 
 def _target(target: str) -> str:
@@ -72,14 +110,16 @@ def _target(target: str) -> str:
     t = TARGET_ALIASES.get(t, t)
     if t not in TARGETS:
         known = ["llvm", *TARGETS, *(a for a in TARGET_ALIASES if a != "llvm")]
-        raise BuildError(f"unknown target {target!r}{did_you_mean(t, known)}; known: "
-                         f"{', '.join(known)}")
+        raise BuildError(
+            f"unknown target {target!r}{did_you_mean(t, known)}; known: {', '.join(known)}"
+        )
     return t
 
 
 @serialized
-def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
-          on_stage=None) -> ir.Module:
+def lower(
+    module: ir.Module, target="cpu", emit="llvm-dialect", debug=False, on_stage=None
+) -> ir.Module:
     """A lowered copy of `module` (left untouched), stopped after stage `emit`;
     `on_stage(name, module)` sees the module after every stage (--print-ir-after-all)."""
     stages = TARGETS[_target(target)]()
@@ -87,14 +127,17 @@ def lower(module: ir.Module, target="cpu", emit="llvm-dialect", debug=False,
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
     with get_context(), module.operation.location:
         out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        strip_handles(out.operation)    # a schedule's handles never reach a lowering decision
+        strip_handles(out.operation)  # a schedule's handles never reach a lowering decision
         if emit == "tir":
             return out
         # A debug build checks every access at run time; a plain one refuses those provably
         # out of bounds (static_bounds.py) and, on the CPU, checks at run time those whose
         # index is read from memory (indirect_check.py).
-        checks = ["bounds-check"] if debug else ["static-bounds"] + (
-            ["indirect-mark"] if _target(target) == "cpu" else [])
+        checks = (
+            ["bounds-check"]
+            if debug
+            else ["static-bounds"] + (["indirect-mark"] if _target(target) == "cpu" else [])
+        )
         for check in map(stage_cls, checks):
             check()(out)
             if on_stage is not None:

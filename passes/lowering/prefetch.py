@@ -19,14 +19,21 @@ rebuilt), so `prefetch-targets` first tags the loads of each named buffer with
 `tir_mlir.prefetch_buffer`; `prefetch` reads and removes the tags, after tir-to-affine has
 peeled reduction inits (a prefetch in the loop body would stop that).
 """
+
 from mlir import ir
 from mlir.dialects import affine, arith, memref
 
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import (ancestors, build_error, functions, index_const,
-                                             iv_range, walk)
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    build_error,
+    functions,
+    index_const,
+    iv_range,
+    walk,
+)
 from tir_mlir.analysis.buffer_util import NotAffine, to_affine
 from tir_mlir.analysis.linear import linear
 
@@ -41,11 +48,12 @@ def _requests(loop: Loop):
     if KEY not in anns:
         return []
     try:
-        return [(ir.StringAttr(e[0]).value, ir.IntegerAttr(e[1]).value)
-                for e in map(ir.ArrayAttr, ir.ArrayAttr(anns[KEY]))]
+        return [
+            (ir.StringAttr(e[0]).value, ir.IntegerAttr(e[1]).value)
+            for e in map(ir.ArrayAttr, ir.ArrayAttr(anns[KEY]))
+        ]
     except (ValueError, IndexError):
-        raise build_error(loop.op, f'{KEY} annotation must be [["buffer", offset], ...]') \
-            from None
+        raise build_error(loop.op, f'{KEY} annotation must be [["buffer", offset], ...]') from None
 
 
 def _loads(loop_op):
@@ -83,7 +91,7 @@ class Prefetch:
 
 def _inject(loop_op, name, offset):
     loop = Loop(loop_op)
-    per_buffer = []                     # [(buffer, [loads])], in order of first load
+    per_buffer = []  # [(buffer, [loads])], in order of first load
     for load in _loads(loop_op):
         if TAG in load.attributes and ir.StringAttr(load.attributes[TAG]).value == name:
             buf = load.operands[0]
@@ -95,8 +103,9 @@ def _inject(loop_op, name, offset):
                 per_buffer.append((buf, [load]))
     for buf, loads in per_buffer:
         if not isinstance(buf.owner, ir.Block) and _inside(buf.owner, loop_op):
-            raise build_error(loop_op, f"{KEY}: buffer {name!r} is allocated inside loop "
-                                       f"{loop.name!r}")
+            raise build_error(
+                loop_op, f"{KEY}: buffer {name!r} is allocated inside loop {loop.name!r}"
+            )
         leaves = []
         boxes = [_box(load, leaves, loop_op, offset * loop.step) for load in loads]
         box = [_union(dim_boxes) for dim_boxes in zip(*boxes)]
@@ -125,12 +134,12 @@ def _box(load, leaves, loop_op, shift):
             leaf = leaves[pos]
             owner = leaf.owner.owner if isinstance(leaf.owner, ir.Block) else None
             if owner is None or owner.name != Loop.OP_NAME or iv_range(owner) is None:
-                coeffs = None                   # (a loop over a symbolic size: no window)
+                coeffs = None  # (a loop over a symbolic size: no window)
                 break
             if leaf == iv:
                 coeffs[pos] = c
                 const += c * shift
-            elif _inside(owner, loop_op):       # a loop in the body: relax over its range
+            elif _inside(owner, loop_op):  # a loop in the body: relax over its range
                 first, last = iv_range(owner)
                 const += min(c * first, c * last)
                 extent += abs(c) * (last - first)
@@ -196,9 +205,14 @@ def _clamped(expr, vars_, lo, hi, n, loc):
     if isinstance(expr.maybe_downcast(), ir.AffineConstantExpr):
         return index_const(min(max(expr.maybe_downcast().value, 0), n - 1), loc)
     used = sorted(dims_of(expr))
-    remap = ir.AffineMap.get(len(vars_), 0, [ir.AffineExpr.get_dim(used.index(p))
-                                             if p in used else ir.AffineExpr.get_constant(0)
-                                             for p in range(len(vars_))])
+    remap = ir.AffineMap.get(
+        len(vars_),
+        0,
+        [
+            ir.AffineExpr.get_dim(used.index(p)) if p in used else ir.AffineExpr.get_constant(0)
+            for p in range(len(vars_))
+        ],
+    )
     m = ir.AffineMap.get(len(used), 0, [expr.compose(remap)])
     v = affine.AffineApplyOp(m, [vars_[p] for p in used], loc=loc).result
     if lo < 0:

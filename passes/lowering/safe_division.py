@@ -8,13 +8,21 @@ so `x // 0` gives x and `x % 0` gives 0, and `MIN // -1` gives MIN (the two's-co
 wrap of -MIN, as numpy gives) and `MIN % -1` gives 0, instead of a signal. Constant zero
 divisors never get here: the parser rejects them, like TVM.
 """
+
 from mlir import ir
 from mlir.dialects import arith
 
 from tir_mlir.passes.lowering.common import constant_int, functions, walk
 
-_DIVISIONS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
-              "arith.ceildivsi", "arith.ceildivui")
+_DIVISIONS = (
+    "arith.divsi",
+    "arith.divui",
+    "arith.remsi",
+    "arith.remui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.ceildivui",
+)
 _SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
 
 
@@ -35,11 +43,16 @@ class SafeDivision:
                     one = arith.constant(b.type, 1)
                     trap = arith.cmpi(arith.CmpIPredicate.eq, b, arith.constant(b.type, 0))
                     if signed:
-                        width = 64 if isinstance(b.type, ir.IndexType) else \
-                            ir.IntegerType(b.type).width
+                        width = (
+                            64 if isinstance(b.type, ir.IndexType) else ir.IntegerType(b.type).width
+                        )
                         overflow = arith.andi(
                             arith.cmpi(arith.CmpIPredicate.eq, b, arith.constant(b.type, -1)),
-                            arith.cmpi(arith.CmpIPredicate.eq, a,
-                                       arith.constant(b.type, -(1 << (width - 1)))))
+                            arith.cmpi(
+                                arith.CmpIPredicate.eq,
+                                a,
+                                arith.constant(b.type, -(1 << (width - 1))),
+                            ),
+                        )
                         trap = arith.ori(trap, overflow)
                     op.operands[1] = arith.select(trap, one, b)

@@ -34,6 +34,7 @@ The carried values of a loop must fit in the target's vector registers (less FRE
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
 more registers free, and the others stay in memory.
 """
+
 import itertools
 import math
 
@@ -43,8 +44,14 @@ from mlir.dialects import memref, scf, vector
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import (ancestors, constant_int, functions, index_const,
-                                             move_body, walk)
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    constant_int,
+    functions,
+    index_const,
+    move_body,
+    walk,
+)
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 
 # Body copies of an inner nest unrolled so that its values can be carried.
@@ -64,23 +71,49 @@ PARTIAL_SPARE = 4
 # analysing the huge unrolled bodies some tuner candidates have took most of their build.
 MAX_ACCESSES = 4096
 # (memref operand, first index operand, is a store) of the accesses with a known address.
-ACCESSES = {"memref.load": (0, 1, False), "memref.store": (1, 2, True),
-            "vector.load": (0, 1, False), "vector.store": (1, 2, True)}
+ACCESSES = {
+    "memref.load": (0, 1, False),
+    "memref.store": (1, 2, True),
+    "vector.load": (0, 1, False),
+    "vector.store": (1, 2, True),
+}
 STORES = [name for name, (_, _, store) in ACCESSES.items() if store]
 # Accesses at an address not analysed here: memref operands -> whether they may write.
-OTHER_ACCESSES = {"vector.maskedload": ((0, False),), "vector.maskedstore": ((0, True),),
-                  "vector.transfer_read": ((0, False),), "vector.transfer_write": ((1, True),),
-                  "vector.gather": ((0, False),), "vector.scatter": ((0, True),),
-                  "memref.copy": ((0, False), (1, True))}
+OTHER_ACCESSES = {
+    "vector.maskedload": ((0, False),),
+    "vector.maskedstore": ((0, True),),
+    "vector.transfer_read": ((0, False),),
+    "vector.transfer_write": ((1, True),),
+    "vector.gather": ((0, False),),
+    "vector.scatter": ((0, True),),
+    "memref.copy": ((0, False), (1, True)),
+}
 # Ops without memory effects (or whose nested ops are analysed on their own; `memref.prefetch`
 # is a hint that changes no element: a scheduled prefetch must not stop the carrying).
 PURE_PREFIXES = ("arith.", "math.", "index.", "ub.")
-PURE_OPS = {"scf.for", "scf.if", "scf.yield", "memref.alloca", "memref.alloc", "memref.dealloc",
-            "memref.dim", "vector.broadcast", "vector.fma", "vector.splat", "vector.extract",
-            "vector.insert", "vector.shuffle", "vector.reduction", "vector.bitcast",
-            "vector.shape_cast", "vector.from_elements", "vector.step", "vector.constant_mask",
-            "vector.create_mask", "memref.prefetch"}
-
+PURE_OPS = {
+    "scf.for",
+    "scf.if",
+    "scf.yield",
+    "memref.alloca",
+    "memref.alloc",
+    "memref.dealloc",
+    "memref.dim",
+    "vector.broadcast",
+    "vector.fma",
+    "vector.splat",
+    "vector.extract",
+    "vector.insert",
+    "vector.shuffle",
+    "vector.reduction",
+    "vector.bitcast",
+    "vector.shape_cast",
+    "vector.from_elements",
+    "vector.step",
+    "vector.constant_mask",
+    "vector.create_mask",
+    "memref.prefetch",
+}
 
 
 class ScalarReplace:
@@ -119,8 +152,7 @@ class ScalarReplace:
         """Registers the values of `types` take (a scalar: one)."""
         regs = 0
         for t in types:
-            bits = (t.element_type.width * math.prod(t.shape)
-                    if isinstance(t, ir.VectorType) else 0)
+            bits = t.element_type.width * math.prod(t.shape) if isinstance(t, ir.VectorType) else 0
             regs += max(1, -(-bits // self.register_bits))
         return regs
 
@@ -173,13 +205,12 @@ def _carry(loop, noalias, regs, memo) -> bool:
         trial_accesses = _accesses(trial, noalias, {})
         trial_groups = [] if trial_accesses is None else _groups(trial, trial_accesses)
         more = _fitting(trial_groups, fits)
-        if len(_fitting(groups, fits)) < len(more) and \
-                (not whole or partial or fits(trial_groups)):
+        if len(_fitting(groups, fits)) < len(more) and (not whole or partial or fits(trial_groups)):
             loop.erase()
             loop, groups = trial, more
             changed = True
         else:
-            trial.erase()       # (the loop's values, and their linear forms, stay valid)
+            trial.erase()  # (the loop's values, and their linear forms, stay valid)
     groups = _fitting(groups, fits)
     if groups:
         _rewrite(loop, groups)
@@ -197,13 +228,18 @@ def _may_carry(loop) -> bool:
         if name in STORES:
             return True
         if name == "scf.if" and not len(op.results):
-            if any(o.operation.name in STORES for r in op.regions for b in r.blocks
-                   for o in b.operations):
+            if any(
+                o.operation.name in STORES
+                for r in op.regions
+                for b in r.blocks
+                for o in b.operations
+            ):
                 return True
         elif name == "scf.for":
             nest = _small_nest(op)
-            if nest and any(o.operation.name in STORES for n in nest
-                            for o in n.regions[0].blocks[0].operations):
+            if nest and any(
+                o.operation.name in STORES for n in nest for o in n.regions[0].blocks[0].operations
+            ):
                 return True
     return False
 
@@ -259,9 +295,13 @@ def _accesses(loop, noalias, memo):
             buffer_root, direct = root(base, noalias)
             analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
             index = [linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
-            shape = (list(ir.VectorType(op.operands[0].type).shape) if name == "vector.store"
-                     else list(ir.VectorType(op.results[0].type).shape)
-                     if name == "vector.load" else [])
+            shape = (
+                list(ir.VectorType(op.operands[0].type).shape)
+                if name == "vector.store"
+                else list(ir.VectorType(op.results[0].type).shape)
+                if name == "vector.load"
+                else []
+            )
             rank = ir.MemRefType(base.type).rank
             extent = [1] * (rank - len(shape)) + shape
             out.append(_Access(op, buffer_root, index, extent, store))
@@ -280,7 +320,7 @@ def _disjoint_rows(mtype) -> bool:
     strides, _ = mtype.get_strides_and_offset()
     span = 1
     for stride, size in reversed(list(zip(strides, mtype.shape))):
-        if stride < span or size < 0:          # dynamic strides and sizes are negative
+        if stride < span or size < 0:  # dynamic strides and sizes are negative
             return False
         span = stride * size
     return True
@@ -301,8 +341,11 @@ def _atom(value, memo):
     if not isinstance(owner, ir.Block):
         op = owner.operation
         if op.name.startswith("arith.") and len(op.results) == 1:
-            return (op.name, tuple((a, str(op.attributes[a])) for a in op.attributes),
-                    tuple(_frozen(linear(v, memo)) for v in op.operands))
+            return (
+                op.name,
+                tuple((a, str(op.attributes[a])) for a in op.attributes),
+                tuple(_frozen(linear(v, memo)) for v in op.operands),
+            )
     return value
 
 
@@ -327,8 +370,11 @@ def _inside(value, loop) -> bool:
 
 
 def _invariant(access, loop) -> bool:
-    return (access.index is not None and not _inside(_base(access), loop)
-            and not any(_inside(v, loop) for v in leaves(access.index)))
+    return (
+        access.index is not None
+        and not _inside(_base(access), loop)
+        and not any(_inside(v, loop) for v in leaves(access.index))
+    )
 
 
 def _base(access):
@@ -371,11 +417,14 @@ def _groups(loop, accesses):
         if a.buffer is None or id(a) in grouped or not _invariant(a, loop):
             continue
         members = by_root[a.buffer]
-        same = by_address[_address(a)]         # the accesses at a's address
+        same = by_address[_address(a)]  # the accesses at a's address
         slots = [_slot(b, loop) for b in same]
         # Some access runs at every iteration: the address is valid to load before the loop.
-        if not (any(b.store for b in same) and all(s is not None for s in slots)
-                and any(s is not None and s == b.op for s, b in zip(slots, same))):
+        if not (
+            any(b.store for b in same)
+            and all(s is not None for s in slots)
+            and any(s is not None and s == b.op for s, b in zip(slots, same))
+        ):
             continue
         # No other access may touch the element: none of unknown root, none of this root
         # not provably disjoint, none of another root when both roots may alias (shared).
@@ -383,8 +432,11 @@ def _groups(loop, accesses):
         bucket = buckets.get(a.buffer)
         if bucket is None:
             bucket = buckets[a.buffer] = _Bucket(members)
-        if unknown or bucket.overlaps(a, ids) or \
-                (a.shared and shared - sum(bool(b.shared) for b in members)):
+        if (
+            unknown
+            or bucket.overlaps(a, ids)
+            or (a.shared and shared - sum(bool(b.shared) for b in members))
+        ):
             continue
         groups.append(same)
         grouped |= ids
@@ -397,21 +449,25 @@ class _Bucket:
 
     def __init__(self, accesses):
         self.accesses = accesses
-        self.opaque = any(b.index is None for b in accesses) or \
-            len({len(b.index) for b in accesses}) > 1
-        self.terms = {}      # terms per dim -> ({offsets: [accesses]}, max extent per dim, all)
+        self.opaque = (
+            any(b.index is None for b in accesses) or len({len(b.index) for b in accesses}) > 1
+        )
+        self.terms = {}  # terms per dim -> ({offsets: [accesses]}, max extent per dim, all)
         if not self.opaque:
             for b in accesses:
                 offsets, span, members = self.terms.setdefault(
-                    _terms(b), ({}, [1] * len(b.index), []))
+                    _terms(b), ({}, [1] * len(b.index), [])
+                )
                 offsets.setdefault(tuple(c for c, _ in b.index), []).append(b)
                 span[:] = [max(x, e) for x, e in zip(span, b.extent)]
                 members.append(b)
 
     def overlaps(self, a, excluded) -> bool:
         """Whether an access not in `excluded` (ids) is not `_disjoint` from `a`."""
+
         def hit(bs):
             return any(id(b) not in excluded and not _disjoint(a, b) for b in bs)
+
         if self.opaque:
             return hit(self.accesses)
         mine = _terms(a)
@@ -462,10 +518,16 @@ def _unrollable(loop, accesses):
         if not nest:
             continue
         ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
-        stores = [a for a in accesses if a.store and a.index is not None
-                  and any(a.op.parent.operation == o for o in nest)]
-        if any(all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in leaves(a.index))
-               and any(v == iv for v in leaves(a.index) for iv in ivs) for a in stores):
+        stores = [
+            a
+            for a in accesses
+            if a.store and a.index is not None and any(a.op.parent.operation == o for o in nest)
+        ]
+        if any(
+            all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in leaves(a.index))
+            and any(v == iv for v in leaves(a.index) for iv in ivs)
+            for a in stores
+        ):
             out.append(op)
     return out
 
@@ -474,8 +536,10 @@ def _small_nest(op):
     """`_nest(op)` when it is plain serial loops of at most MAX_UNROLLED body copies, else
     None."""
     nest = _nest(op)
-    if any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest) or \
-            math.prod(_trip_count(o) for o in nest) > MAX_UNROLLED:
+    if (
+        any(o.name != "scf.for" or len(o.results) or not _plain_serial(o) for o in nest)
+        or math.prod(_trip_count(o) for o in nest) > MAX_UNROLLED
+    ):
         return None
     return nest
 
@@ -494,8 +558,9 @@ def _nest(op):
                 if child.name == "scf.for" and len(child.results):
                     continue
                 inner = _nest(child)
-                out += inner if child.name in ("scf.for", "scf.while", "scf.parallel") \
-                    else inner[1:]
+                out += (
+                    inner if child.name in ("scf.for", "scf.while", "scf.parallel") else inner[1:]
+                )
     return out
 
 
@@ -545,7 +610,7 @@ def _rewrite(loop, groups):
     for old, arg in zip(old_body.arguments, body.arguments):
         old.replace_all_uses_with(arg)
     old_yield = list(old_body.operations)[-1].operation
-    current = list(body.arguments)[1 + n_old:]
+    current = list(body.arguments)[1 + n_old :]
     slots = [(_slot(a, loop), n, a) for n, g in enumerate(groups) for a in g]
     for op in list(old_body.operations):
         op = op.operation
@@ -580,7 +645,7 @@ def _first_iteration_inits(loop, n_old):
     defined outside the loop, and otherwise passes the carried values on, is hoisted before
     the loop, and the if is dropped (the loop runs at least once: `_plain_serial`)."""
     body = loop.body
-    carried = list(body.arguments)[1 + n_old:]
+    carried = list(body.arguments)[1 + n_old :]
     iv, lo = body.arguments[0], constant_int(loop.operands[0])
     for op in list(body.operations):
         op = op.operation
@@ -589,8 +654,10 @@ def _first_iteration_inits(loop, n_old):
         then, other = (op.regions[k].blocks[0] for k in (0, 1))
         if len(list(other.operations)) != 1:
             continue
-        passed = [next((n for n, a in enumerate(carried) if a == v), None)
-                  for v in list(other.operations)[0].operands]
+        passed = [
+            next((n for n, a in enumerate(carried) if a == v), None)
+            for v in list(other.operations)[0].operands
+        ]
         inner = [o.operation for o in then.operations]
         if None in passed or not _hoistable(inner, loop):
             continue
@@ -600,8 +667,11 @@ def _first_iteration_inits(loop, n_old):
             loop.operands[3 + n_old + n] = values[k]
             op.results[k].replace_all_uses_with(carried[n])
             owner = init.owner
-            if not isinstance(owner, ir.Block) and owner.operation.name in (
-                    "vector.load", "memref.load") and not list(init.uses):
+            if (
+                not isinstance(owner, ir.Block)
+                and owner.operation.name in ("vector.load", "memref.load")
+                and not list(init.uses)
+            ):
                 owner.operation.erase()
         op.erase()
 
@@ -612,7 +682,7 @@ def _tests_first(cond, iv, lo) -> bool:
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
         return False
     cmp = owner.operation
-    if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:      # eq
+    if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:  # eq
         return False
     a, b = cmp.operands
     return (a == iv and constant_int(b) == lo) or (b == iv and constant_int(a) == lo)
@@ -623,8 +693,9 @@ def _hoistable(block_ops, loop) -> bool:
     and the values it yields, come from outside `loop` or from the block's own ops."""
     made = []
     for op in block_ops:
-        if op is not block_ops[-1] and (op.regions or not (
-                op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)):
+        if op is not block_ops[-1] and (
+            op.regions or not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
+        ):
             return False
         if any(_inside(v, loop) and not any(v == m for m in made) for v in op.operands):
             return False

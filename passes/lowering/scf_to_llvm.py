@@ -3,6 +3,7 @@ llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) with
 libomp's, set at run time (the runtime links libomp when the lowered module calls `__kmpc_*`);
 parallel loops too small for a fork run serially. The result carries the target's triple, data
 layout, CPU and features (cpu_target.py)."""
+
 from mlir import ir
 
 from tir_mlir.errors import BuildError
@@ -12,30 +13,32 @@ from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
 TO_OPENMP = "convert-scf-to-openmp,canonicalize,cse"
-PIPELINE = ",".join([
-    "expand-strided-metadata",
-    "lower-affine",            # the offset arithmetic expand-strided-metadata emits (subviews)
-    "convert-vector-to-scf",
-    "convert-scf-to-cf",
-    "convert-vector-to-llvm",
-    "finalize-memref-to-llvm",
-    # bf16 arithmetic and f16/bf16 math run in f32 (the x86 backend aborts on bf16 fadd).
-    "func.func(math-extend-to-supported-types{extra-types=f16},"
-    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
-    "convert-math-to-llvm",
-    "convert-math-to-libm",
-    # math-to-libm calls a function per lane of a vector op (erf, f64 tanh) through
-    # vector.extract/insert, which would otherwise reach the translation to LLVM IR unlowered.
-    "convert-vector-to-llvm",
-    "arith-expand",
-    "convert-arith-to-llvm",
-    "convert-index-to-llvm",
-    "convert-ub-to-llvm",
-    "convert-cf-to-llvm",
-    "convert-openmp-to-llvm",
-    "convert-func-to-llvm",
-    "reconcile-unrealized-casts",
-])
+PIPELINE = ",".join(
+    [
+        "expand-strided-metadata",
+        "lower-affine",  # the offset arithmetic expand-strided-metadata emits (subviews)
+        "convert-vector-to-scf",
+        "convert-scf-to-cf",
+        "convert-vector-to-llvm",
+        "finalize-memref-to-llvm",
+        # bf16 arithmetic and f16/bf16 math run in f32 (the x86 backend aborts on bf16 fadd).
+        "func.func(math-extend-to-supported-types{extra-types=f16},"
+        "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
+        "convert-math-to-llvm",
+        "convert-math-to-libm",
+        # math-to-libm calls a function per lane of a vector op (erf, f64 tanh) through
+        # vector.extract/insert, which would otherwise reach the translation to LLVM IR unlowered.
+        "convert-vector-to-llvm",
+        "arith-expand",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-ub-to-llvm",
+        "convert-cf-to-llvm",
+        "convert-openmp-to-llvm",
+        "convert-func-to-llvm",
+        "reconcile-unrealized-casts",
+    ]
+)
 
 
 class ScfToLLVM:
@@ -58,10 +61,12 @@ class ScfToLLVM:
             _dissolve_alloca_scopes(f)
             _align_allocations(f)
         run_pipeline(module, PIPELINE, "LLVM lowering")
+
         def mark(op):  # (walk: iterating the body would import the llvm dialect's Python module)
             if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value in names:
                 _mark_aligned_pointers_noalias(op)
             return ir.WalkResult.SKIP if op.name == "llvm.func" else ir.WalkResult.ADVANCE
+
         module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
         _stable_assert_names(module)
 
@@ -85,6 +90,7 @@ def _stable_assert_names(module: ir.Module):
             if name in renames:
                 op.attributes["global_name"] = ir.FlatSymbolRefAttr.get(renames[name])
         return ir.WalkResult.ADVANCE
+
     module.operation.walk(rename, ir.WalkOrder.PRE_ORDER)
 
 
@@ -97,8 +103,9 @@ def _align_allocations(f):
     lines every time."""
     for op in walk_all(f):
         if op.name in ("memref.alloc", "memref.alloca") and "alignment" not in op.attributes:
-            op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                            ALIGNMENT)
+            op.attributes["alignment"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), ALIGNMENT
+            )
 
 
 def _dissolve_alloca_scopes(f):
@@ -129,7 +136,8 @@ def _dissolve_alloca_scopes(f):
 
 def _has_noalias_args(f) -> bool:
     return "arg_attrs" in f.attributes and any(
-        "llvm.noalias" in ir.DictAttr(d) for d in ir.ArrayAttr(f.attributes["arg_attrs"]))
+        "llvm.noalias" in ir.DictAttr(d) for d in ir.ArrayAttr(f.attributes["arg_attrs"])
+    )
 
 
 def _mark_aligned_pointers_noalias(op):
@@ -149,5 +157,5 @@ def _mark_aligned_pointers_noalias(op):
 
 def _llvm_inputs(ftype: str):
     """Parameter types of an `!llvm.func<void (ptr, ptr, i64, ...)>` type."""
-    params = ftype[ftype.index("(") + 1:ftype.rindex(")")]
+    params = ftype[ftype.index("(") + 1 : ftype.rindex(")")]
     return [p.strip() for p in params.split(",") if p.strip()]

@@ -2,6 +2,7 @@
 whose iterations do fewer than MIN_PARALLEL_WORK ops in all (loop trip counts times the ops of
 their bodies, statically) becomes nested `scf.for`s. Waking a team of OpenMP threads costs
 microseconds, more than a small kernel's whole run."""
+
 from mlir import ir
 from mlir.dialects import scf
 
@@ -31,8 +32,10 @@ def _trips(op):
     """Trip count of each dimension of an scf.for/scf.parallel (None: not a constant)."""
     n = (len(op.operands) - len(op.results)) // 3 if op.name == "scf.parallel" else 1
     ops = list(op.operands)
-    bounds = [(constant_int(ops[d]), constant_int(ops[n + d]), constant_int(ops[2 * n + d]))
-              for d in range(n)]
+    bounds = [
+        (constant_int(ops[d]), constant_int(ops[n + d]), constant_int(ops[2 * n + d]))
+        for d in range(n)
+    ]
     return [None if None in b else max(0, -(-(b[1] - b[0]) // b[2])) for b in bounds]
 
 

@@ -6,6 +6,7 @@ together overflow a thread's stack (8 MiB for the caller, 4 MiB for an OpenMP wo
 crash the process. Past the budget, the largest ones move to the heap, freed before the end
 of their block (and checked by `alloc-check` like any other heap buffer).
 """
+
 from mlir import ir
 from mlir.dialects import memref
 

@@ -7,6 +7,7 @@ that takes options from the target string (`cuda -arch=sm_80`) also has
 its place in a target's list in `pipeline.py`. Modules are imported on first lookup, so a CPU
 build never imports the CUDA stages (registering their intrinsics adds ~0.1 s to a process).
 """
+
 import importlib
 
 from tir_mlir.errors import BuildError

@@ -17,6 +17,7 @@ left to the run-time check of a debug build: this stage never refuses a program 
 bounds. TVM's `tir.analysis.OOBChecker` makes the same kind of check (its bounds of the index
 against the buffer's shape), but TVM's build does not run it.
 """
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -32,6 +33,7 @@ from tir_mlir.passes.lowering.common import constant_loop, functions, source_loc
 class Term:
     """A non-affine part of an index (a floordiv, a floormod): sound bounds, whether both are
     reached, and the loops it depends on."""
+
     lo: int
     hi: int
     exact: bool
@@ -41,6 +43,7 @@ class Term:
 @dataclass
 class Form:
     """const + sum(coef * leaf) + sum(terms); a leaf k ranges over [0, LEAVES[k]]."""
+
     const: int = 0
     coefs: dict = field(default_factory=dict)
     terms: list = field(default_factory=list)
@@ -88,7 +91,7 @@ def _const(a: Optional[Form]) -> Optional[int]:
 
 class _Analysis:
     def __init__(self):
-        self.top = []          # leaf k ranges over [0, top[k]]
+        self.top = []  # leaf k ranges over [0, top[k]]
 
     def leaf(self, count: int) -> Form:
         self.top.append(count - 1)
@@ -101,7 +104,7 @@ class _Analysis:
         if k is not None:
             return Form(k % c if mod else k // c)
         lo, hi = a.bounds(self.top)
-        if mod and lo // c == hi // c:        # one period: a shift of `a`
+        if mod and lo // c == hi // c:  # one period: a shift of `a`
             return _add(a, Form(-(lo // c) * c))
         if mod:
             return Form(0, {}, [Term(0, c - 1, False, a.leaves())])
@@ -130,8 +133,9 @@ class _Analysis:
         """The form of the index result of `op`, or None."""
         name = op.name
         args = [env.get(v) for v in op.operands]
-        if name == "arith.constant" and isinstance(op.results[0].type, (ir.IndexType,
-                                                                         ir.IntegerType)):
+        if name == "arith.constant" and isinstance(
+            op.results[0].type, (ir.IndexType, ir.IntegerType)
+        ):
             return Form(ir.IntegerAttr(op.attributes["value"]).value)
         if name == "arith.index_cast" or name == "arith.extsi":
             return args[0]
@@ -145,8 +149,11 @@ class _Analysis:
             return _mul(*args)
         if name == "arith.floordivsi":
             return self.div(args[0], _const(args[1]), False)
-        if name == "tir.call" and "callee" in op.attributes and \
-                ir.StringAttr(op.attributes["callee"]).value == "floormod":
+        if (
+            name == "tir.call"
+            and "callee" in op.attributes
+            and ir.StringAttr(op.attributes["callee"]).value == "floormod"
+        ):
             return self.div(args[0], _const(args[1]), True)
         return None
 
@@ -166,7 +173,7 @@ class StaticBounds:
         for f in functions(module):
             try:
                 _Checker().region_block(f.regions[0].blocks[0], {})
-            except RecursionError:      # a binding nested too deep to analyse: not refused
+            except RecursionError:  # a binding nested too deep to analyse: not refused
                 pass
 
 
@@ -192,8 +199,9 @@ class _Checker(_Analysis):
                 for arg, e in zip(b.body.arguments, m.results):
                     env[arg] = None if None in dims else self.affine(e, dims)
                 self.region_block(b.body, env)
-            elif len(op.results) == 1 and isinstance(op.results[0].type,
-                                                      (ir.IndexType, ir.IntegerType)):
+            elif len(op.results) == 1 and isinstance(
+                op.results[0].type, (ir.IndexType, ir.IntegerType)
+            ):
                 form = self.value(op, env)
                 if form is not None:
                     env[op.results[0]] = form
@@ -202,7 +210,7 @@ class _Checker(_Analysis):
         load = op.name == "memref.load"
         buf = op.operands[0 if load else 1]
         shape = ir.MemRefType(buf.type).shape
-        for axis, (v, n) in enumerate(zip(list(op.operands)[1 if load else 2:], shape)):
+        for axis, (v, n) in enumerate(zip(list(op.operands)[1 if load else 2 :], shape)):
             form = env.get(v)
             if form is None or n < 0 or n == ir.ShapedType.get_dynamic_size():
                 continue
@@ -222,4 +230,6 @@ def _error(op, buf, axis, lo, hi, n, load) -> BuildError:
         f"out of bounds memory access on buffer {name!r} dimension {axis}: the "
         f"{'load' if load else 'store'}'s index {values}, outside the range [0, {n}) (build "
         f"with debug=True, or run --bounds-check, to check accesses at run time instead)",
-        source_loc(op), [(f"buffer {name!r} is defined here", SourceLoc.of(buf.location))])
+        source_loc(op),
+        [(f"buffer {name!r} is defined here", SourceLoc.of(buf.location))],
+    )

@@ -16,6 +16,7 @@ names its buffer by index into the block's writes; every block writing a buffer 
 (one request per axis, the last wins). Upstream cannot allocate a strided memref directly
 (finalize-memref-to-llvm wants an identity layout), hence the flat alloc and the view.
 """
+
 from mlir import ir
 from mlir.dialects import memref
 
@@ -32,7 +33,7 @@ class StorageAlign:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            requests = {}               # alloc op -> {axis: (factor, offset)}
+            requests = {}  # alloc op -> {axis: (factor, offset)}
             for op in walk(f):
                 if op.name == Block.OP_NAME and KEY in Block(op).annotations:
                     for buf, axis, factor, offset in _requests(Block(op)):
@@ -45,29 +46,42 @@ def _requests(block: Block):
     """(buffer, axis, factor, offset) per entry of the block's annotation, validated."""
     writes = block_writes(block)
     try:
-        entries = [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(e)]
-                   for e in ir.ArrayAttr(block.annotations[KEY])]
+        entries = [
+            [ir.IntegerAttr(x).value for x in ir.ArrayAttr(e)]
+            for e in ir.ArrayAttr(block.annotations[KEY])
+        ]
     except ValueError:
-        raise build_error(block.op, f"{KEY} must be a list of [buffer_index, axis, factor, "
-                                    f"offset] integer lists") from None
+        raise build_error(
+            block.op, f"{KEY} must be a list of [buffer_index, axis, factor, offset] integer lists"
+        ) from None
     for entry in entries:
         if len(entry) != 4:
-            raise build_error(block.op, f"{KEY} entry {entry} is not [buffer_index, axis, "
-                                        f"factor, offset]")
+            raise build_error(
+                block.op, f"{KEY} entry {entry} is not [buffer_index, axis, factor, offset]"
+            )
         index, axis, factor, offset = entry
         if not 0 <= index < len(writes):
-            raise build_error(block.op, f"{KEY}: block {block.name!r} writes {len(writes)} "
-                                        f"buffer(s); index {index} is out of range")
+            raise build_error(
+                block.op,
+                f"{KEY}: block {block.name!r} writes {len(writes)} "
+                f"buffer(s); index {index} is out of range",
+            )
         buf = writes[index]
         name = buffer_name(buf)
         if is_func_arg(buf) or buf.owner.name != "memref.alloc":
-            raise build_error(block.op, f"{KEY}: buffer {name!r} is a function parameter, "
-                                        f"not an allocation; its layout belongs to the caller")
+            raise build_error(
+                block.op,
+                f"{KEY}: buffer {name!r} is a function parameter, "
+                f"not an allocation; its layout belongs to the caller",
+            )
         rank = len(ir.MemRefType(buf.type).shape)
         if not 0 <= axis < rank or factor <= 0 or offset < 0:
-            raise build_error(block.op, f"{KEY}: bad request {entry} for buffer {name!r} of "
-                                        f"rank {rank} (need 0 <= axis < rank, factor > 0, "
-                                        f"offset >= 0)")
+            raise build_error(
+                block.op,
+                f"{KEY}: bad request {entry} for buffer {name!r} of "
+                f"rank {rank} (need 0 <= axis < rank, factor > 0, "
+                f"offset >= 0)",
+            )
         yield buf, axis, factor, offset
 
 
@@ -92,8 +106,9 @@ def _pad(alloc, aligns):
         return
     loc = alloc.location
     flat_type = ir.MemRefType.get([strides[0] * shape[0]], mtype.element_type)
-    view_type = ir.MemRefType.get(shape, mtype.element_type,
-                                  layout=ir.StridedLayoutAttr.get(0, strides))
+    view_type = ir.MemRefType.get(
+        shape, mtype.element_type, layout=ir.StridedLayoutAttr.get(0, strides)
+    )
     with ir.InsertionPoint(alloc), loc:
         flat = memref.AllocOp(flat_type, [], [])
         view = memref.ReinterpretCastOp(view_type, flat.result, [], [], [], [0], shape, strides)

@@ -30,6 +30,7 @@ One prefetch per cache line the loads read (loads of one buffer at constant dist
 lines), placed before the load. An index that would leave its dimension in the last iteration
 is clamped into it, so every prefetched address is valid (the clamped form also ran faster).
 """
+
 import math
 
 from mlir import ir
@@ -65,22 +66,27 @@ class StridePrefetch:
                     _prefetch(loop, self.model)
 
     def _eligible(self, loop) -> bool:
-        annotation = str(loop.attributes["loop_annotation"]) if "loop_annotation" in \
-            loop.attributes else ""
+        annotation = (
+            str(loop.attributes["loop_annotation"]) if "loop_annotation" in loop.attributes else ""
+        )
         lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
         regs = self.register_file
         nested = [o for o in walk_all(loop) if o != loop]
-        return ("vectorize" not in annotation and None not in (lo, hi, step) and step > 0
-                and (hi - lo) // step >= MIN_TRIPS
-                and regs.register_count(r.type for r in loop.results) <= regs.registers // 2
-                and not any(o.name == "scf.for" or _scalar_float_math(o) for o in nested))
+        return (
+            "vectorize" not in annotation
+            and None not in (lo, hi, step)
+            and step > 0
+            and (hi - lo) // step >= MIN_TRIPS
+            and regs.register_count(r.type for r in loop.results) <= regs.registers // 2
+            and not any(o.name == "scf.for" or _scalar_float_math(o) for o in nested)
+        )
 
 
 def _prefetch(loop, model: CpuModel):
     iv = loop.regions[0].blocks[0].arguments[0]
     lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
     trips = (hi - lo) // step
-    memo, lines = {}, {}          # (buffer, variable terms) -> byte offsets already prefetched
+    memo, lines = {}, {}  # (buffer, variable terms) -> byte offsets already prefetched
     for op in list(loop.regions[0].blocks[0].operations):
         op = op.operation
         if op.name != "vector.load":
@@ -98,8 +104,11 @@ def _prefetch(loop, model: CpuModel):
 
 
 def _scalar_float_math(op) -> bool:
-    return op.name.startswith("arith.") and op.name.endswith("f") and \
-        any(isinstance(r.type, ir.FloatType) for r in op.results)
+    return (
+        op.name.startswith("arith.")
+        and op.name.endswith("f")
+        and any(isinstance(r.type, ir.FloatType) for r in op.results)
+    )
 
 
 def _set_conflicts(stride, trips, model: CpuModel) -> bool:
@@ -117,17 +126,18 @@ def _strided(op, iv, step, trips, memo, model: CpuModel):
     mtype = ir.MemRefType(base.type)
     owner = base.owner
     defined_in = owner.owner if isinstance(owner, ir.Block) else owner.operation.parent
-    bits = getattr(mtype.element_type, "width", 0)     # (an index element has none)
+    bits = getattr(mtype.element_type, "width", 0)  # (an index element has none)
     if defined_in.operation == op.parent.operation or not bits or bits % 8:
         return None
     strides, _ = mtype.get_strides_and_offset()
     if any(s < 0 for s in strides) or any(n < 0 for n in mtype.shape):
         return None
     forms = [linear(v, memo) for v in list(op.operands)[1:]]
-    nested = [(c, dict(t)) for _, terms in forms for a in terms if isinstance(a, tuple)
-              for c, t in a[2]]
+    nested = [
+        (c, dict(t)) for _, terms in forms for a in terms if isinstance(a, tuple) for c, t in a[2]
+    ]
     if any(v == iv for v in leaves(nested)):
-        return None             # the IV inside a division: not a constant stride
+        return None  # the IV inside a division: not a constant stride
     element = bits // 8
     coefficients = [t.get(iv, 0) for _, t in forms]
     stride = sum(k * s for k, s in zip(coefficients, strides)) * step * element
@@ -152,8 +162,12 @@ def _emit(load, deltas, line_bytes):
             delta = deltas[d] + (extra if d == mtype.rank - 1 else 0)
             if delta:
                 index = arith.addi(index, index_const(delta, loc))
-                index = (arith.minsi(index, index_const(size - 1, loc)) if delta > 0
-                         else arith.maxsi(index, index_const(0, loc)))
+                index = (
+                    arith.minsi(index, index_const(size - 1, loc))
+                    if delta > 0
+                    else arith.maxsi(index, index_const(0, loc))
+                )
             indices.append(index)
-        memref.prefetch(load.operands[0], indices, is_write=False, locality_hint=3,
-                        is_data_cache=True)
+        memref.prefetch(
+            load.operands[0], indices, is_write=False, locality_hint=3, is_data_cache=True
+        )

@@ -11,6 +11,7 @@ parallel loop body, so threads do not share them): small ones become `memref.all
 `memref.alloc` freed before every return. Loops keep their `tir.kind`/`tir.name` attributes for
 `affine-to-scf`; every other `tir.*` attribute is consumed here.
 """
+
 import functools
 from contextlib import nullcontext
 
@@ -26,8 +27,15 @@ from tir_mlir.dialect.buffers import arg_attrs, scope_of
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
-from tir_mlir.passes.lowering.common import (affine_to_arith, ancestors, build_error, functions,
-                                             index_const, set_to_arith, walk)
+from tir_mlir.passes.lowering.common import (
+    affine_to_arith,
+    ancestors,
+    build_error,
+    functions,
+    index_const,
+    set_to_arith,
+    walk,
+)
 
 # Buffers up to this many bytes live on the stack.
 ALLOCA_LIMIT = 64 * 1024
@@ -47,7 +55,7 @@ class TirToAffine:
                 if op.name == "tir.call":
                     _expand_call(op)
                 elif op.name in ("tir.evaluate", "tir.assume"):
-                    op.erase()      # an assumption is a fact for the schedule, not code
+                    op.erase()  # an assumption is a fact for the schedule, not code
                 elif op.name == "tir.match_shape":
                     _assert_shape(op)
             _constant_buffers(f)
@@ -94,28 +102,30 @@ def _flatten(block: Block):
         if pred is not None:
             pred_exprs = [c.expr for c in pred.constraints]
             pred_eqs = [c.is_eq for c in pred.constraints]
-        if peel_before is not None and pred is not None and any(
-                dims_of(e) & _reduce_positions(block) for e in pred_exprs):
-            peel_before = None      # the predicate reads the reduce loop IVs: no peeling
+        if (
+            peel_before is not None
+            and pred is not None
+            and any(dims_of(e) & _reduce_positions(block) for e in pred_exprs)
+        ):
+            peel_before = None  # the predicate reads the reduce loop IVs: no peeling
         if peel_before is not None:
             with ir.InsertionPoint(peel_before):
                 init_values = _init_values(block, loc)
                 target = peel_before
-                if pred is not None:      # T.where guards the init too (like TVM)
-                    target = guard(pred_exprs, pred_eqs, pred.n_dims,
-                                   _peeled_dims(block, loc), loc)
+                if pred is not None:  # T.where guards the init too (like TVM)
+                    target = guard(pred_exprs, pred_eqs, pred.n_dims, _peeled_dims(block, loc), loc)
                 _inline_region(block.init, init_values, target)
         if pred is not None:
             pred_guard = guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
         if block.init is not None and peel_before is None:
-            reduce_eqs = [expr - dmin for expr, t, dmin in
-                          zip(bindings.results, block.iter_types, _domain_mins(block))
-                          if t == "R"]
+            reduce_eqs = [
+                expr - dmin
+                for expr, t, dmin in zip(bindings.results, block.iter_types, _domain_mins(block))
+                if t == "R"
+            ]
             with ir.InsertionPoint(pred_guard) if pred_guard is not None else nullcontext():
-                init_guard = guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims,
-                                   dims, loc)
-            _inline_region(block.init, values,
-                           init_guard if init_guard is not None else pred_guard)
+                init_guard = guard(reduce_eqs, [True] * len(reduce_eqs), bindings.n_dims, dims, loc)
+            _inline_region(block.init, values, init_guard if init_guard is not None else pred_guard)
         _inline_region(block.body, values, pred_guard)
     op.erase()
 
@@ -162,9 +172,13 @@ def _peelable_reduction(block: Block):
         lb = ir.AffineMapAttr(loop.attributes["lowerBoundMap"]).value.results[0].maybe_downcast()
         ub = ir.AffineMapAttr(loop.attributes["upperBoundMap"]).value
         dmin = dmin.maybe_downcast()
-        if not (isinstance(lb, ir.AffineConstantExpr) and isinstance(dmin, ir.AffineConstantExpr)
-                and lb.value == dmin.value and _runs(ub, dmin.value)
-                and ir.IntegerAttr(loop.attributes["step"]).value == 1):
+        if not (
+            isinstance(lb, ir.AffineConstantExpr)
+            and isinstance(dmin, ir.AffineConstantExpr)
+            and lb.value == dmin.value
+            and _runs(ub, dmin.value)
+            and ir.IntegerAttr(loop.attributes["step"]).value == 1
+        ):
             return None
     return loops[-1]
 
@@ -207,8 +221,11 @@ def _domain_mins(block: Block) -> list:
 
 def _reduce_positions(block: Block):
     """Dim positions bound to reduce iter vars (only called on peelable blocks: plain dims)."""
-    return {expr.maybe_downcast().position
-            for expr, t in zip(block.bindings.results, block.iter_types) if t == "R"}
+    return {
+        expr.maybe_downcast().position
+        for expr, t in zip(block.bindings.results, block.iter_types)
+        if t == "R"
+    }
 
 
 def _peeled_dims(block: Block, loc):
@@ -226,7 +243,7 @@ def _init_values(block: Block, loc):
     for expr, t, dmin in zip(block.bindings.results, block.iter_types, _domain_mins(block)):
         e = expr.maybe_downcast()
         if t == "R":
-            values.append(index_const(dmin.maybe_downcast().value, loc))   # (peeled: constant)
+            values.append(index_const(dmin.maybe_downcast().value, loc))  # (peeled: constant)
         elif isinstance(e, ir.AffineDimExpr):
             values.append(dims[e.position])
         else:
@@ -248,8 +265,10 @@ def _guard(exprs, eqs, n_dims, dims, loc, syms=()):
 
 def _valid_dim(v) -> bool:
     """A value affine ops accept as a dim: a loop IV, an affine.apply of IVs, a constant."""
-    return isinstance(v, ir.BlockArgument) or v.owner.operation.name in ("affine.apply",
-                                                                      "arith.constant")
+    return isinstance(v, ir.BlockArgument) or v.owner.operation.name in (
+        "affine.apply",
+        "arith.constant",
+    )
 
 
 def _scf_guard(exprs, eqs, n_dims, dims, loc, syms=()):
@@ -281,9 +300,10 @@ def _assert_shape(op):
     amap = ir.AffineMapAttr(op.attributes["shape"]).value
     mtype = ir.MemRefType(buf.type)
     func = op.parent
-    names = {arg: str_attr(d, "tir.name", f"arg{k}")
-             for k, (arg, d) in enumerate(zip(func.regions[0].blocks[0].arguments,
-                                              arg_attrs(func)))}
+    names = {
+        arg: str_attr(d, "tir.name", f"arg{k}")
+        for k, (arg, d) in enumerate(zip(func.regions[0].blocks[0].arguments, arg_attrs(func)))
+    }
     with ir.InsertionPoint(op), op.location:
         for k, expr in enumerate(amap.results):
             if not mtype.is_dynamic_dim(k):
@@ -306,16 +326,21 @@ def _expand_call(op):
     t = op.results[0].type
     is_float = not isinstance(t, (ir.IntegerType, ir.IndexType))
     with ir.InsertionPoint(op), op.location:
+
         def one():
             return arith.ConstantOp(t, 1.0 if is_float else 1).result
+
         if callee == "likely":
-            r = args[0]          # a branch hint only
-        elif callee == "ramp":   # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
+            r = args[0]  # a branch hint only
+        elif callee == "ramp":  # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
             vt = ir.VectorType(t)
             iota = ir.DenseElementsAttr.get(
-                np.arange(vt.shape[0], dtype=f"int{vt.element_type.width}"), type=vt)
-            r = arith.addi(vector.broadcast(vt, args[0]),
-                           arith.muli(vector.broadcast(vt, args[1]), arith.constant(vt, iota)))
+                np.arange(vt.shape[0], dtype=f"int{vt.element_type.width}"), type=vt
+            )
+            r = arith.addi(
+                vector.broadcast(vt, args[0]),
+                arith.muli(vector.broadcast(vt, args[1]), arith.constant(vt, iota)),
+            )
         elif callee == "sigmoid" and is_float:
             x = args[0]
             r = arith.divf(one(), arith.addf(one(), math.exp(arith.negf(x))))
@@ -341,14 +366,20 @@ def _constant_buffers(f):
     """A T.allocate_const buffer (an alloc with `tir.const_data`) becomes a private constant
     `memref.global` of the module, read through `memref.get_global`."""
     module = f.parent
-    for k, op in enumerate([o for o in walk(f) if o.name == "memref.alloc"
-                            and CONST_DATA in o.attributes]):
+    for k, op in enumerate(
+        [o for o in walk(f) if o.name == "memref.alloc" and CONST_DATA in o.attributes]
+    ):
         mtype = ir.MemRefType(op.results[0].type)
         fname = ir.StringAttr(f.attributes["sym_name"]).value
         symbol = f"__tir_const_{fname}_{k}"
         with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
-            memref.GlobalOp(symbol, ir.TypeAttr.get(mtype), sym_visibility="private",
-                            initial_value=op.attributes[CONST_DATA], constant=True)
+            memref.GlobalOp(
+                symbol,
+                ir.TypeAttr.get(mtype),
+                sym_visibility="private",
+                initial_value=op.attributes[CONST_DATA],
+                constant=True,
+            )
         with ir.InsertionPoint(op), op.location:
             new = memref.GetGlobalOp(mtype, symbol)
         op.results[0].replace_all_uses_with(new.result)
@@ -366,14 +397,16 @@ def _place_buffers(f):
         nbytes = buffer_bytes(mtype) if mtype.has_static_shape else ALLOCA_LIMIT + 1
         sizes = list(op.operands)
         scope_block, scope_ends = entry, returns
-        parallel = next((p for p in ancestors(op)
-                         if p.name == "affine.for" and Loop(p).kind == "parallel"), None)
+        parallel = next(
+            (p for p in ancestors(op) if p.name == "affine.for" and Loop(p).kind == "parallel"),
+            None,
+        )
         if parallel is not None:
             scope_block = Loop(parallel).body
             scope_ends = [list(scope_block.operations)[-1].operation]
         first = _after_definitions(scope_block, sizes)
         loc = op.location
-        if "tir.name" in op.attributes:   # the name survives in the location (tir.* attrs do not)
+        if "tir.name" in op.attributes:  # the name survives in the location (tir.* attrs do not)
             loc = ir.Location.name(ir.StringAttr(op.attributes["tir.name"]).value, loc)
         if nbytes <= ALLOCA_LIMIT:
             with ir.InsertionPoint(first):
@@ -385,7 +418,7 @@ def _place_buffers(f):
                 with ir.InsertionPoint(end):
                     memref.DeallocOp(new.result, loc=loc)
         scope = scope_of(op.attributes)
-        if scope.startswith("wmma."):       # gpu-lower-wmma finds fragments by it
+        if scope.startswith("wmma."):  # gpu-lower-wmma finds fragments by it
             new.operation.attributes[SCOPE_ATTR] = ir.StringAttr.get(scope)
         op.results[0].replace_all_uses_with(new.result)
         op.erase()

@@ -12,6 +12,7 @@
 Explicit unrolling leaves constant indices, so a small local buffer indexed by unrolled loop
 vars becomes scalars (LLVM's SROA) that stay in registers.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
@@ -30,7 +31,7 @@ class UnrollLoops:
         for f in functions(module):
             plan = []
             _visit_block(f.regions[0].blocks[0], None, True, plan)
-            for loop, explicit in plan:            # innermost first
+            for loop, explicit in plan:  # innermost first
                 if explicit:
                     unroll(loop)
                 else:
@@ -63,13 +64,18 @@ def _visit_loop(op, max_step, explicit, plan):
         explicit = bool(_int(ann["pragma_unroll_explicit"]))
     steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
     if not constant_loop(loop):
-        return steps, True, depth         # bounds on outer loops or sizes: stays a loop
+        return steps, True, depth  # bounds on outer loops or sizes: stays a loop
     extent = loop.extent // loop.step
     if loop.kind == "unroll":
         auto = True
     else:
-        auto = (loop.kind == "serial" and max_step is not None and not normal
-                and depth < MAX_DEPTH and extent * steps <= max_step)
+        auto = (
+            loop.kind == "serial"
+            and max_step is not None
+            and not normal
+            and depth < MAX_DEPTH
+            and extent * steps <= max_step
+        )
     if not auto:
         return steps, True, depth
     plan.append((op, explicit and extent * max(steps, 1) <= MAX_COPIES))

@@ -20,14 +20,20 @@ serial loops holding the same; unrolled whole, its body makes at most MAX_STATEM
 same for all iterations; and the innermost loops are not themselves vectorizable (a loop that
 is stays, for LLVM to vectorize it).
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import constant_loop, functions
-from tir_mlir.passes.lowering.loop_interchange import (ACCESSES, MIN_VECTOR_TRIPS, Access,
-                                                       plain_loop, pure)
+from tir_mlir.passes.lowering.loop_interchange import (
+    ACCESSES,
+    MIN_VECTOR_TRIPS,
+    Access,
+    plain_loop,
+    pure,
+)
 from tir_mlir.passes.lowering.unroll import unroll
 from tir_mlir.analysis.buffer_util import NotAffine
 
@@ -49,7 +55,7 @@ class UnrollForVectorize:
             for op in reversed([o for o in walk_all(f) if o.name == "affine.for"]):
                 inner = _inner_loops(op)
                 if inner and _vectorizes_unrolled(op, inner, noalias):
-                    for loop in reversed(inner):        # innermost first
+                    for loop in reversed(inner):  # innermost first
                         unroll(loop)
 
 
@@ -74,6 +80,7 @@ def _inner_loops(x):
             if n > MAX_STATEMENTS:
                 raise _NotThisShape
         return n
+
     try:
         stores(x.regions[0].blocks[0])
     except _NotThisShape:
@@ -82,8 +89,12 @@ def _inner_loops(x):
 
 
 def _unit(op) -> bool:
-    return op.name == "affine.for" and constant_loop(Loop(op)) and Loop(op).extent == 1 \
+    return (
+        op.name == "affine.for"
+        and constant_loop(Loop(op))
+        and Loop(op).extent == 1
         and Loop(op).kind == "serial"
+    )
 
 
 def _vectorizes_unrolled(x, inner, noalias) -> bool:
@@ -92,12 +103,23 @@ def _vectorizes_unrolled(x, inner, noalias) -> bool:
         accesses = [Access(o, ivs, noalias) for o in walk_all(x) if o.name in ACCESSES]
     except NotAffine:
         return False
-    if not all(a.stride(0) in ((1,) if a.store else (0, 1)) and (a.row_major or not a.store)
-               for a in accesses):
+    if not all(
+        a.stride(0) in ((1,) if a.store else (0, 1)) and (a.row_major or not a.store)
+        for a in accesses
+    ):
         return False
-    innermost = [k for k, o in enumerate(inner, 1)
-                 if not any(c.name == "affine.for" for c in body_ops(o.regions[0].blocks[0]))]
+    innermost = [
+        k
+        for k, o in enumerate(inner, 1)
+        if not any(c.name == "affine.for" for c in body_ops(o.regions[0].blocks[0]))
+    ]
     # A stored address the innermost loop does not move is an accumulator: no vector loop.
-    return not any(Loop(inner[k - 1]).extent >= MIN_VECTOR_TRIPS and all(
-        a.stride(k) in ((1,) if a.store else (0, 1)) for a in accesses
-        if inner[k - 1] in ancestors(a.op)) for k in innermost)
+    return not any(
+        Loop(inner[k - 1]).extent >= MIN_VECTOR_TRIPS
+        and all(
+            a.stride(k) in ((1,) if a.store else (0, 1))
+            for a in accesses
+            if inner[k - 1] in ancestors(a.op)
+        )
+        for k in innermost
+    )

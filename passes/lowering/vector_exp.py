@@ -10,6 +10,7 @@ cannot touch (the unscheduled softmax: TVM inlines its exp and vectorizes that l
 so results overflow to inf and underflow to 0 (subnormal results flush to 0) the way the
 multiplication does.
 """
+
 from mlir import ir
 from mlir.dialects import arith, math
 
@@ -18,8 +19,14 @@ from tir_mlir.passes.lowering.common import functions, walk
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 # exp(r) - 1 - r over |r| <= ln(2)/2, divided by r^2 (Horner, highest degree first).
-POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-        1.6666665459e-1, 5.0000001201e-1)
+POLY = (
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)
 # Inputs are clamped so that n fits two exponent-field halves; beyond, exp is inf or 0 anyway.
 LO, HI = -104.0, 89.0
 
@@ -37,8 +44,9 @@ class VectorExp:
 
 
 def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (isinstance(t, ir.VectorType)
-                                         and isinstance(t.element_type, ir.F32Type))
+    return isinstance(t, ir.F32Type) or (
+        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+    )
 
 
 def _exp(x):
@@ -47,8 +55,9 @@ def _exp(x):
     it = ir.VectorType.get(ir.VectorType(vt).shape, i32) if isinstance(vt, ir.VectorType) else i32
 
     def splat(t, attr):
-        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)
-                              if isinstance(t, ir.VectorType) else attr)
+        return arith.constant(
+            t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
+        )
 
     def f(c):
         return splat(vt, ir.FloatAttr.get_f32(c))
@@ -56,7 +65,7 @@ def _exp(x):
     def i(c):
         return splat(it, ir.IntegerAttr.get(i32, c))
 
-    def clamp(v, lo, hi):        # compares: a NaN stays NaN
+    def clamp(v, lo, hi):  # compares: a NaN stays NaN
         v = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, v, f(lo)), f(lo), v)
         return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, v, f(hi)), f(hi), v)
 
@@ -73,6 +82,7 @@ def _exp(x):
 
     def pow2(e):
         return arith.bitcast(vt, arith.shli(arith.addi(e, i(127)), i(23)))
+
     y = arith.mulf(arith.mulf(p, pow2(half)), pow2(arith.subi(k, half)))
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
     return arith.select(is_nan, x, y)

@@ -14,6 +14,7 @@ dense sweep (tests/lowering/test_lowering_vector_log.py): within 1 ulp (log) and
 log(+-0) = -inf, log(inf) = inf, log(x < 0) and NaN are NaN, log1p(-1) = -inf, log1p(-0) = -0.
 f64 keeps libm's calls.
 """
+
 from mlir import ir
 from mlir.dialects import arith, math
 
@@ -22,9 +23,17 @@ from tir_mlir.passes.lowering.common import functions, walk
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 SQRT2 = 1.41421356237
 # (log1p(f) - f + f^2 / 2) / f^3 over f in [sqrt(1/2) - 1, sqrt(2) - 1], lowest degree first.
-R = (0.33333312602802867, -0.25000009603654083, 0.20002118732202354, -0.16667995667106947,
-     0.1421955090824238, -0.12405591416931244, 0.11888174598133054, -0.11675641304405539,
-     0.06746601329298117)
+R = (
+    0.33333312602802867,
+    -0.25000009603654083,
+    0.20002118732202354,
+    -0.16667995667106947,
+    0.1421955090824238,
+    -0.12405591416931244,
+    0.11888174598133054,
+    -0.11675641304405539,
+    0.06746601329298117,
+)
 MIN_NORMAL = 1.17549435e-38
 
 
@@ -42,13 +51,15 @@ class VectorLog:
 
 
 def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (isinstance(t, ir.VectorType)
-                                         and isinstance(t.element_type, ir.F32Type))
+    return isinstance(t, ir.F32Type) or (
+        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+    )
 
 
 def _splat(t, attr):
-    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)
-                          if isinstance(t, ir.VectorType) else attr)
+    return arith.constant(
+        t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
+    )
 
 
 def _f(t, c: float):
@@ -80,7 +91,7 @@ def _log(x):
     m = arith.select(big, arith.mulf(m, _f(t, 0.5)), m)
     e = arith.addi(e, arith.select(big, _i(it, 1), _i(it, 0)))
     ef = arith.addf(arith.sitofp(t, e), arith.select(subnormal, _f(t, -23.0), _f(t, 0.0)))
-    f = arith.subf(m, _f(t, 1.0))                                   # exact
+    f = arith.subf(m, _f(t, 1.0))  # exact
     f2 = arith.mulf(f, f)
     p = _f(t, R[-1])
     for c in reversed(R[:-1]):

@@ -16,6 +16,7 @@ in double over a dense sweep (tests/lowering/test_lowering_vector_tanh_erf.py): 
 erf within 2.5 ulp; 0 and -0, +-inf (+-1) and NaN come out exactly. f64 keeps libm's calls
 (its exp is libm's too, so an expansion would still call one function per element).
 """
+
 from mlir import ir
 from mlir.dialects import arith, math
 
@@ -23,18 +24,38 @@ from tir_mlir.passes.lowering.common import functions, walk
 
 # tanh(x) = x + x z Q(z), z = x^2 (Q highest degree last).
 TANH_SMALL = 0.625
-TANH_Q = (-0.3333328194018201, 0.13331442157533469, -0.053739712156672705,
-          0.02063907874099608, -0.005704978373884289)
+TANH_Q = (
+    -0.3333328194018201,
+    0.13331442157533469,
+    -0.053739712156672705,
+    0.02063907874099608,
+    -0.005704978373884289,
+)
 TANH_CLAMP = 10.0
 # erf(x) = x S(z), z = x^2.
 ERF_SMALL = 0.875
-ERF_S = (1.1283791668693741, -0.3761263606573365, 0.11283733002431856, -0.02686158469075964,
-         0.005206747395867912, -0.0008211103540919199, 8.675389989973021e-05)
+ERF_S = (
+    1.1283791668693741,
+    -0.3761263606573365,
+    0.11283733002431856,
+    -0.02686158469075964,
+    0.005206747395867912,
+    -0.0008211103540919199,
+    8.675389989973021e-05,
+)
 # erfc(t) exp(t^2) = G(t - ERF_MID) over [ERF_SMALL, ERF_CLAMP].
 ERF_MID = 2.4375
-ERF_G = (0.21555480690612425, -0.07755431545684052, 0.02644363074575421,
-         -0.008880635551892873, 0.002473800300795461, -0.0006246909604103052,
-         0.0008060798545112182, 0.0003659386722293359, 0.00014549879956686368)
+ERF_G = (
+    0.21555480690612425,
+    -0.07755431545684052,
+    0.02644363074575421,
+    -0.008880635551892873,
+    0.002473800300795461,
+    -0.0006246909604103052,
+    0.0008060798545112182,
+    0.0003659386722293359,
+    0.00014549879956686368,
+)
 ERF_CLAMP = 4.0
 
 
@@ -52,14 +73,16 @@ class VectorTanhErf:
 
 
 def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (isinstance(t, ir.VectorType)
-                                         and isinstance(t.element_type, ir.F32Type))
+    return isinstance(t, ir.F32Type) or (
+        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+    )
 
 
 def _const(t, c: float):
     attr = ir.FloatAttr.get_f32(c)
-    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr)
-                          if isinstance(t, ir.VectorType) else attr)
+    return arith.constant(
+        t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
+    )
 
 
 def _horner(v, coeffs):
@@ -86,8 +109,7 @@ def _tanh(x):
     z = arith.mulf(x, x)
     small = math.fma(arith.mulf(x, z), _horner(z, TANH_Q), x)
     e = math.exp(arith.mulf(_min(a, TANH_CLAMP), _const(t, 2.0)))
-    large = arith.subf(_const(t, 1.0),
-                       arith.divf(_const(t, 2.0), arith.addf(e, _const(t, 1.0))))
+    large = arith.subf(_const(t, 1.0), arith.divf(_const(t, 2.0), arith.addf(e, _const(t, 1.0))))
     # The sign goes on last: the polynomial makes tanh(-0) +0 (-0 * Q + -0).
     return math.copysign(arith.select(_below(a, TANH_SMALL), small, large), x)
 

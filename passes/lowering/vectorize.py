@@ -28,13 +28,19 @@ A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint a
 loads/stores and values kept in vector registers are what fast CPU code needs (docs:
 MLIR_NOTES, "What fast CPU code needs").
 """
+
 from mlir import ir
 from mlir.dialects import affine, arith, memref, scf, vector
 
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
-from tir_mlir.passes.lowering.common import (affine_to_arith, constant_loop, functions,
-                                             index_const, walk)
+from tir_mlir.passes.lowering.common import (
+    affine_to_arith,
+    constant_loop,
+    functions,
+    index_const,
+    walk,
+)
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
@@ -45,7 +51,7 @@ class VectorizeLoops:
     name = "vectorize-loops"
 
     def __init__(self, vector_bits=VECTOR_BITS):
-        self.vector_bits = vector_bits          # a long loop is cut into vectors this wide
+        self.vector_bits = vector_bits  # a long loop is cut into vectors this wide
 
     @classmethod
     def for_target(cls, target):
@@ -68,8 +74,12 @@ class VectorizeLoops:
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
-                if loop.kind == "vectorized" and constant_loop(loop) and loop.step == 1 and \
-                        1 < loop.extent <= MAX_LANES:
+                if (
+                    loop.kind == "vectorized"
+                    and constant_loop(loop)
+                    and loop.step == 1
+                    and 1 < loop.extent <= MAX_LANES
+                ):
                     plan = Plan(loop)
                     if plan.ok:
                         _Vectorizer(loop, plan).run()
@@ -78,9 +88,9 @@ class VectorizeLoops:
 class _Vectorizer:
     def __init__(self, loop: Loop, plan: Plan):
         self.loop, self.plan, self.lanes = loop, plan, loop.extent
-        self.vec = {}               # varying scalar value -> its vector
-        self.dead = []              # scalar ops replaced, in program order
-        self.guarded = []           # (scf.if on "some lane on", that test) of masked branches
+        self.vec = {}  # varying scalar value -> its vector
+        self.dead = []  # scalar ops replaced, in program order
+        self.guarded = []  # (scf.if on "some lane on", that test) of masked branches
 
     def run(self):
         op = self.loop.op
@@ -135,29 +145,38 @@ class _Vectorizer:
 
     def _splat(self, t, value):
         vt = self._vtype(t)
-        attr = ir.IntegerAttr.get(t, value) if isinstance(t, (ir.IntegerType, ir.IndexType)) \
+        attr = (
+            ir.IntegerAttr.get(t, value)
+            if isinstance(t, (ir.IntegerType, ir.IndexType))
             else ir.FloatAttr.get(t, float(value))
+        )
         return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr)).result
 
     def _lane_index(self, index, strides, lane):
         """The indices of lane `lane` (at the current location)."""
-        return [v if not s or not lane else arith.addi(v, index_const(s * lane, None))
-                for v, s in zip(index, strides)]
+        return [
+            v if not s or not lane else arith.addi(v, index_const(s * lane, None))
+            for v, s in zip(index, strides)
+        ]
 
     def _load(self, o, mask):
         mem, index = o.operands[0], list(o.operands)[1:]
         strides = [self.plan.stride(v) for v in index]
         if not any(strides):
-            return                  # the same element on every lane
+            return  # the same element on every lane
         t = o.results[0].type
         if contiguous(mem, strides) and mask is None:
             new = vector.LoadOp(self._vtype(t), mem, index).result
         elif contiguous(mem, strides):
             new = vector.MaskedLoadOp(self._vtype(t), mem, index, mask, self._splat(t, 0)).result
         else:
-            new = vector.FromElementsOp(self._vtype(t), [
-                memref.LoadOp(mem, self._lane_index(index, strides, k)).result
-                for k in range(self.lanes)]).result
+            new = vector.FromElementsOp(
+                self._vtype(t),
+                [
+                    memref.LoadOp(mem, self._lane_index(index, strides, k)).result
+                    for k in range(self.lanes)
+                ],
+            ).result
         self.vec[o.results[0]] = new
         self.dead.append(o)
 
@@ -165,9 +184,8 @@ class _Vectorizer:
         value, mem, index = o.operands[0], o.operands[1], list(o.operands)[2:]
         strides = [self.plan.stride(v) for v in index]
         if not any(strides):
-            if value in self.vec:   # lanes store in order: the last one's value stays
-                memref.StoreOp(vector.extract(self.vec[value], [], [self.lanes - 1]), mem,
-                               index)
+            if value in self.vec:  # lanes store in order: the last one's value stays
+                memref.StoreOp(vector.extract(self.vec[value], [], [self.lanes - 1]), mem, index)
                 self.dead.append(o)
             return
         data = self._vector(value)
@@ -177,19 +195,23 @@ class _Vectorizer:
             vector.MaskedStoreOp(mem, index, mask, data)
         else:
             for k in range(self.lanes):
-                memref.StoreOp(vector.extract(data, [], [k]), mem,
-                               self._lane_index(index, strides, k))
+                memref.StoreOp(
+                    vector.extract(data, [], [k]), mem, self._lane_index(index, strides, k)
+                )
         self.dead.append(o)
 
     def _lanewise(self, o, mask):
         operands = [self._vector(v) for v in o.operands]
-        if mask is not None and o.name in DIVISIONS:      # off lanes divide by 1
+        if mask is not None and o.name in DIVISIONS:  # off lanes divide by 1
             divisor = operands[1]
             one = self._splat(ir.VectorType(divisor.type).element_type, 1)
             operands[1] = arith.select(mask, divisor, one)
         new = ir.Operation.create(
-            o.name, results=[self._vtype(r.type) for r in o.results], operands=operands,
-            attributes={a: o.attributes[a] for a in o.attributes})
+            o.name,
+            results=[self._vtype(r.type) for r in o.results],
+            operands=operands,
+            attributes={a: o.attributes[a] for a in o.attributes},
+        )
         self.vec[o.results[0]] = new.results[0]
         self.dead.append(o)
 
@@ -225,8 +247,11 @@ class _Vectorizer:
                 self._ops(_body(block), mask)
             return
         # A uniform condition choosing varying values: the same if, on vector results.
-        new = scf.IfOp(o.operands[0], [self._vtype(r.type) if v else r.type
-                                       for r, v in zip(o.results, varying)], has_else=True)
+        new = scf.IfOp(
+            o.operands[0],
+            [self._vtype(r.type) if v else r.type for r, v in zip(o.results, varying)],
+            has_else=True,
+        )
         for block, target in zip(regions, (new.then_block, new.else_block)):
             yielded = list(list(block.operations)[-1].operands)
             with ir.InsertionPoint(target):
@@ -246,12 +271,14 @@ class _Vectorizer:
         """An if whose condition `cond` (vector<i1>) varies: each branch runs masked; the
         results (vectors) pick the branch of each lane."""
         results = [self._vtype(r.type) for r in o.results]
-        branches = [self._masked(regions[0], cond if mask is None else arith.andi(mask, cond),
-                                 o, results)]
+        branches = [
+            self._masked(regions[0], cond if mask is None else arith.andi(mask, cond), o, results)
+        ]
         if len(regions) == 2:
             off = arith.xori(cond, self._splat(ir.IntegerType.get_signless(1), 1))
-            branches.append(self._masked(regions[1], off if mask is None else
-                                         arith.andi(mask, off), o, results))
+            branches.append(
+                self._masked(regions[1], off if mask is None else arith.andi(mask, off), o, results)
+            )
         self.dead.append(o)
         return [arith.select(cond, a, b) for a, b in zip(*branches)]
 
@@ -261,8 +288,9 @@ class _Vectorizer:
         come back as vectors of types `results` (zeros if no lane is on)."""
         yielded = list(list(block.operations)[-1].operands)
         with ir.InsertionPoint(anchor):
-            any_on = vector.ReductionOp(ir.IntegerType.get_signless(1),
-                                        vector.CombiningKind.OR, mask).result
+            any_on = vector.ReductionOp(
+                ir.IntegerType.get_signless(1), vector.CombiningKind.OR, mask
+            ).result
             new = scf.IfOp(any_on, results, has_else=bool(results))
             with ir.InsertionPoint(new.then_block):
                 end = scf.YieldOp([])
@@ -285,11 +313,23 @@ class _Vectorizer:
 
 
 # Ops a masked branch may run for lanes that are all off: pure, no trap, or masked accesses.
-_UNGUARDED_VECTOR_OPS = {"vector.maskedload", "vector.maskedstore", "vector.broadcast",
-                         "vector.splat", "vector.from_elements", "vector.extract",
-                         "vector.insert", "vector.shuffle", "vector.reduction", "vector.fma",
-                         "vector.bitcast", "vector.shape_cast", "vector.constant_mask",
-                         "vector.create_mask", "vector.step"}
+_UNGUARDED_VECTOR_OPS = {
+    "vector.maskedload",
+    "vector.maskedstore",
+    "vector.broadcast",
+    "vector.splat",
+    "vector.from_elements",
+    "vector.extract",
+    "vector.insert",
+    "vector.shuffle",
+    "vector.reduction",
+    "vector.fma",
+    "vector.bitcast",
+    "vector.shape_cast",
+    "vector.constant_mask",
+    "vector.create_mask",
+    "vector.step",
+}
 
 
 def _unguard(branch, test):
@@ -337,13 +377,15 @@ def _strip_mine(loop: Loop, width: int):
         _set_bounds(tail, lo + n - n % width, lo + n)
     uses = [(u.owner, u.operand_number) for u in loop.iv.uses]
     with ir.InsertionPoint(ops[0]):
-        inner = Loop.build(loop.name, width, kind="vectorized", index_dtype=loop.index_dtype,
-                           loc=loc)
+        inner = Loop.build(
+            loop.name, width, kind="vectorized", index_dtype=loop.index_dtype, loc=loc
+        )
     for o in ops:
         o.move_before(list(inner.body.operations)[-1].operation)
     with ir.InsertionPoint(ops[0]):
-        shift = ir.AffineMap.get(2, 0, [ir.AffineExpr.get_dim(0) * width +
-                                        ir.AffineExpr.get_dim(1) + lo])
+        shift = ir.AffineMap.get(
+            2, 0, [ir.AffineExpr.get_dim(0) * width + ir.AffineExpr.get_dim(1) + lo]
+        )
         v = affine.AffineApplyOp(shift, [loop.iv, inner.iv], loc=loc).result
     for owner, k in uses:
         owner.operands[k] = v

@@ -19,6 +19,7 @@ Legality, beyond every op having a vector form:
   region runs only when some lane is on, and such a lane made the uniform access in the loop
   as well).
 """
+
 import math
 from typing import Optional
 
@@ -30,25 +31,65 @@ from tir_mlir.dialect.ops import integer_set
 LANE = "lane"
 # Ops applied lane-wise: the same op name on vector types.
 ELEMENTWISE = {
-    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf", "arith.maximumf",
-    "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.remf",
-    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
-    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.divsi", "arith.divui",
-    "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
-    "arith.shli", "arith.shrsi", "arith.shrui",
-    "arith.cmpf", "arith.cmpi", "arith.select",
-    "arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
-    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast",
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.negf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.maxnumf",
+    "arith.minnumf",
+    "arith.remf",
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.maxui",
+    "arith.minui",
+    "arith.divsi",
+    "arith.divui",
+    "arith.remsi",
+    "arith.remui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.shli",
+    "arith.shrsi",
+    "arith.shrui",
+    "arith.cmpf",
+    "arith.cmpi",
+    "arith.select",
+    "arith.extf",
+    "arith.truncf",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.fptosi",
+    "arith.fptoui",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.bitcast",
 }
 # Integer division traps on a zero divisor: lanes switched off by a mask divide by 1 instead.
-DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
-             "arith.ceildivsi"}
+DIVISIONS = {
+    "arith.divsi",
+    "arith.divui",
+    "arith.remsi",
+    "arith.remui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+}
 INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
 
 
 class LaneLinear(Linear):
     """sum(coefficient * leaf) + const; leaves are index values that are the same on every lane
     (or `LANE`, the lane number)."""
+
     __slots__ = ()
 
     @property
@@ -58,10 +99,12 @@ class LaneLinear(Linear):
 
 def expr_form(expr: ir.AffineExpr, dims, symbols, lanes: int) -> Optional[LaneLinear]:
     """Linear form of an affine expression over operands with forms; None if not linear."""
+
     def division(kind, lhs, rhs):
         if rhs.terms or rhs.const <= 0:
             return None
         return _divide(kind, lhs, rhs.const, lanes)
+
     form = linear(expr, dims, symbols, division)
     return None if form is None else LaneLinear(form.terms, form.const)
 
@@ -98,15 +141,17 @@ def lanes_disjoint(a, b, inner, lanes: int) -> bool:
     different lanes. Leaves in `inner` (defined inside the loop) may differ between the two."""
     for fa, fb in zip(a, b):
         keys = (set(fa.terms) | set(fb.terms)) - {LANE}
-        if any(fa.terms.get(k, 0) != fb.terms.get(k, 0) or any(v in inner for v in leaves(k))
-               for k in keys):
-            continue            # this dimension proves nothing
+        if any(
+            fa.terms.get(k, 0) != fb.terms.get(k, 0) or any(v in inner for v in leaves(k))
+            for k in keys
+        ):
+            continue  # this dimension proves nothing
         s, diff = fa.stride, fa.const - fb.const
         if s != fb.stride:
             continue
         if s == 0:
             if diff:
-                return True     # never the same address at all
+                return True  # never the same address at all
             continue
         # s * (x - y) + diff = 0 needs x - y = -diff / s, a lane distance in 1 .. lanes - 1
         if diff % s or not 0 < abs(diff // s) < lanes:
@@ -120,18 +165,18 @@ class Plan:
     def __init__(self, loop):
         self.lanes = loop.extent
         self.forms = {loop.iv: LaneLinear({LANE: 1}, loop.min)}
-        self.varying = set()        # data values that differ across lanes
-        self.inner = set()          # index leaves defined inside the loop
-        self.uniform_ifs = []       # affine/scf.if ops whose condition is the same on every lane
+        self.varying = set()  # data values that differ across lanes
+        self.inner = set()  # index leaves defined inside the loop
+        self.uniform_ifs = []  # affine/scf.if ops whose condition is the same on every lane
         # (a list: Operation hashes are not stable, equality is)
-        self.accesses = []          # (is store, memref, [Linear per index])
+        self.accesses = []  # (is store, memref, [Linear per index])
         self.ok = self._block(loop.body, False) and self._independent()
 
     def stride(self, v):
         """Lane stride of an index value (None: not linear in the lane)."""
         f = self.forms.get(v)
         if f is None and v not in self.forms:
-            return 0                # defined outside the loop
+            return 0  # defined outside the loop
         return None if f is None else f.stride
 
     def form(self, v):
@@ -163,10 +208,13 @@ class Plan:
         if name in ("memref.load", "memref.store"):
             return self._access(o, masked)
         if name == "memref.prefetch":
-            return True             # a hint: lane 0's address is as good as any
-        if any(self.stride(v) is None and v not in self.varying for v in o.operands
-               if isinstance(v.type, ir.IndexType)):
-            return False            # an index with no per-lane value reaches this op
+            return True  # a hint: lane 0's address is as good as any
+        if any(
+            self.stride(v) is None and v not in self.varying
+            for v in o.operands
+            if isinstance(v.type, ir.IndexType)
+        ):
+            return False  # an index with no per-lane value reaches this op
         if len(o.results) != 1:
             return False
         result = o.results[0]
@@ -190,7 +238,7 @@ class Plan:
             pass
         elif name == "affine.apply":
             m = ir.AffineMapAttr(o.attributes["map"]).value
-            form = expr_form(m.results[0], forms[:m.n_dims], forms[m.n_dims:], self.lanes)
+            form = expr_form(m.results[0], forms[: m.n_dims], forms[m.n_dims :], self.lanes)
         elif name in ("arith.addi", "arith.subi"):
             a, b = forms
             form = a + (b if name == "arith.addi" else b.scale(-1))
@@ -200,11 +248,11 @@ class Plan:
         if form is not None:
             self.forms[result] = form
         elif any(self.is_varying(v) for v in ops):
-            self.forms[result] = None       # depends on the lane, but not linearly:
-            if name in ELEMENTWISE:         # a vector of indices, fit for data, not addresses
+            self.forms[result] = None  # depends on the lane, but not linearly:
+            if name in ELEMENTWISE:  # a vector of indices, fit for data, not addresses
                 self.varying.add(result)
         elif name in ELEMENTWISE or name in INDEX_CASTS or name == "affine.apply":
-            self._leaf(result)              # the same on every lane: an opaque leaf
+            self._leaf(result)  # the same on every lane: an opaque leaf
         else:
             return False
         return True
@@ -214,8 +262,10 @@ class Plan:
             return False
         iset = integer_set(o.attributes["condition"])
         forms = [self.form(v) for v in o.operands]
-        cons = [expr_form(c.expr, forms[:iset.n_dims], forms[iset.n_dims:], self.lanes)
-                for c in iset.constraints]
+        cons = [
+            expr_form(c.expr, forms[: iset.n_dims], forms[iset.n_dims :], self.lanes)
+            for c in iset.constraints
+        ]
         if None in cons:
             return False
         if any(c.stride for c in cons):
@@ -235,15 +285,14 @@ class Plan:
         if not all(self._block(b, masked or varying) for b in blocks):
             return False
         for k, r in enumerate(o.results):
-            if varying or any(self.is_varying(list(b.operations)[-1].operands[k])
-                              for b in blocks):
+            if varying or any(self.is_varying(list(b.operations)[-1].operands[k]) for b in blocks):
                 self.varying.add(r)
         return True
 
     def _access(self, o, masked) -> bool:
         store = o.name == "memref.store"
-        memref = o.operands[1 if store else 0]   # (bool buffers are bytes by now)
-        index = list(o.operands)[2 if store else 1:]
+        memref = o.operands[1 if store else 0]  # (bool buffers are bytes by now)
+        index = list(o.operands)[2 if store else 1 :]
         strides = [self.stride(v) for v in index]
         if None in strides:
             return False
@@ -251,8 +300,11 @@ class Plan:
         if isinstance(value.type, ir.IndexType):
             return False
         uniform = not any(strides)
-        if masked and not contiguous(memref, strides) and (
-                not uniform or store and self.is_varying(value)):
+        if (
+            masked
+            and not contiguous(memref, strides)
+            and (not uniform or store and self.is_varying(value))
+        ):
             return False
         if not store and not uniform:
             self.varying.add(value)
@@ -261,13 +313,20 @@ class Plan:
 
     def _independent(self) -> bool:
         acc = self.accesses
-        return all(lanes_disjoint(a[2], b[2], self.inner, self.lanes)
-                   for i, a in enumerate(acc) for b in acc[i + 1:]
-                   if a[1] == b[1] and (a[0] or b[0]))
+        return all(
+            lanes_disjoint(a[2], b[2], self.inner, self.lanes)
+            for i, a in enumerate(acc)
+            for b in acc[i + 1 :]
+            if a[1] == b[1] and (a[0] or b[0])
+        )
 
 
 def contiguous(memref, strides) -> bool:
     """A vector load/store: stride 1 in the last dimension, the same element in the others,
     on a buffer whose last dimension is dense (not a strided view)."""
-    return bool(strides) and strides[-1] == 1 and not any(strides[:-1]) and \
-        ir.MemRefType(memref.type).get_strides_and_offset()[0][-1] == 1
+    return (
+        bool(strides)
+        and strides[-1] == 1
+        and not any(strides[:-1])
+        and ir.MemRefType(memref.type).get_strides_and_offset()[0][-1] == 1
+    )

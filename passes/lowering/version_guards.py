@@ -24,6 +24,7 @@ and fails on others: a 256 matmul tiled by 7 columns under a fused loop (`(f mod
 256`) ran 38 ms with the compare per element and no vector or carried accumulator, 3.2 ms
 versioned (TVM 2.6).
 """
+
 from mlir import ir
 from mlir.dialects import affine
 from tir_mlir.dialect.ops import Loop, integer_set
@@ -31,7 +32,7 @@ from tir_mlir.passes.lowering.common import ancestors, constant_loop, functions,
 
 from tir_mlir.analysis.symbolic import substitute, used_symbols
 
-VERSIONED = "tir_mlir.versioned"      # the if this stage made (its nest is not versioned again)
+VERSIONED = "tir_mlir.versioned"  # the if this stage made (its nest is not versioned again)
 _MARK = "tir_mlir.version_guard"
 # A constant guard is versioned when its full-tile condition holds on some iterations of the
 # loop and not on others, tried on each of at most this many iterations.
@@ -44,7 +45,7 @@ class VersionGuards:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             changed = True
-            while changed:          # a version's guard left with other constraints: again
+            while changed:  # a version's guard left with other constraints: again
                 changed = False
                 for op in [o for o in walk(f) if o.name == "affine.if"]:
                     plan = _plan(op)
@@ -65,8 +66,8 @@ def _plan(guard):
     loops = [p for p in ancestors(guard) if p.name == "affine.for"]
     versioned = [p for p in ancestors(guard) if VERSIONED in p.attributes]
     if any(_inside(guard, p.regions[1].blocks[0]) for p in versioned):
-        return None                 # (the partial tiles of another guard stay as they are)
-    dims = list(guard.operands)[:iset.n_dims]
+        return None  # (the partial tiles of another guard stay as they are)
+    dims = list(guard.operands)[: iset.n_dims]
     # Per constraint over a size: the loop it is versioned at and its full-tile form.
     forms = {}
     for k, c in enumerate(iset.constraints):
@@ -75,13 +76,14 @@ def _plan(guard):
             forms[k] = form
     if not forms:
         return None
-    outer = max((lp for lp, _ in forms.values()), key=loops.index)   # (innermost first)
+    outer = max((lp for lp, _ in forms.values()), key=loops.index)  # (innermost first)
     if any(not any(a == p for a in ancestors(outer)) for p in versioned):
-        return None                 # versioning it would copy another guard's versions too
+        return None  # versioning it would copy another guard's versions too
     covered = [k for k, (lp, _) in forms.items() if lp == outer]
-    full = ir.IntegerSet.get(1, iset.n_symbols, [forms[k][1] for k in covered],
-                             [False] * len(covered))
-    return outer, full, list(guard.operands)[iset.n_dims:], covered
+    full = ir.IntegerSet.get(
+        1, iset.n_symbols, [forms[k][1] for k in covered], [False] * len(covered)
+    )
+    return outer, full, list(guard.operands)[iset.n_dims :], covered
 
 
 def _full_form(e, dims, loops, iset):
@@ -105,8 +107,7 @@ def _full_form(e, dims, loops, iset):
         lo, hi = loop.iv_range()
         repl[p] = ir.AffineConstantExpr.get(lo if coef > 0 else hi)
     syms = [ir.AffineSymbolExpr.get(k) for k in range(iset.n_symbols)]
-    return outer, ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1,
-                                                     iset.n_symbols)
+    return outer, ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1, iset.n_symbols)
 
 
 def _some_full(loop_op, e) -> bool:
@@ -164,8 +165,9 @@ def _coefficient(expr, p: int, n_dims: int, n_syms: int):
     """The constant coefficient of dim p in `expr` (None when not linear in it)."""
     dims = [ir.AffineDimExpr.get(k) + (1 if k == p else 0) for k in range(n_dims)]
     syms = [ir.AffineSymbolExpr.get(k) for k in range(n_syms)]
-    diff = ir.AffineExpr.simplify_affine_expr(substitute(expr, dims, syms) - expr, n_dims,
-                                              n_syms).maybe_downcast()
+    diff = ir.AffineExpr.simplify_affine_expr(
+        substitute(expr, dims, syms) - expr, n_dims, n_syms
+    ).maybe_downcast()
     return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
 
 
@@ -177,8 +179,7 @@ def _version(guard, loop_op, full: ir.IntegerSet, syms, covered):
     guard.attributes[_MARK] = ir.UnitAttr.get()
     loc = loop_op.location
     with ir.InsertionPoint(body[0]):
-        if_op = affine.AffineIfOp(full, cond_operands=[loop.iv, *syms], has_else=True,
-                                  loc=loc)
+        if_op = affine.AffineIfOp(full, cond_operands=[loop.iv, *syms], has_else=True, loc=loc)
         then_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.then_block), loc=loc)
         else_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.else_block), loc=loc)
     for o in body:
@@ -189,15 +190,20 @@ def _version(guard, loop_op, full: ir.IntegerSet, syms, covered):
     for o in [o.operation for o in list(copy.regions[1].blocks[0].operations)[:-1]]:
         o.move_before(then_end.operation)
     copy.erase()
-    unguarded = next(o for o in walk(if_op.operation)
-                     if o.name == "affine.if" and _MARK in o.attributes
-                     and _inside(o, if_op.then_block))
+    unguarded = next(
+        o
+        for o in walk(if_op.operation)
+        if o.name == "affine.if" and _MARK in o.attributes and _inside(o, if_op.then_block)
+    )
     del unguarded.attributes[_MARK]
     iset = integer_set(unguarded.attributes["condition"])
     rest = [c for k, c in enumerate(iset.constraints) if k not in covered]
     if rest:
-        unguarded.attributes["condition"] = ir.IntegerSetAttr.get(ir.IntegerSet.get(
-            iset.n_dims, iset.n_symbols, [c.expr for c in rest], [c.is_eq for c in rest]))
+        unguarded.attributes["condition"] = ir.IntegerSetAttr.get(
+            ir.IntegerSet.get(
+                iset.n_dims, iset.n_symbols, [c.expr for c in rest], [c.is_eq for c in rest]
+            )
+        )
     else:
         for o in [o.operation for o in list(unguarded.regions[0].blocks[0].operations)[:-1]]:
             o.move_before(unguarded)

@@ -5,6 +5,7 @@
 
 The new loop's variable is not used by any binding, so nothing else changes. Always legal.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop

@@ -5,6 +5,7 @@ Values are str, bool, int (int32 like TVM's IntImm, int64 beyond), float (finite
 those. Keys such as `pragma_auto_unroll_max_step` and `pragma_unroll_explicit` are hints the
 lowering may honour. unannotate of a missing key is an error (as in TVM).
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
@@ -21,24 +22,24 @@ def to_attr(value) -> ir.Attribute:
                 return ir.IntegerAttr.get(ir.IntegerType.get_signless(bits), value)
         raise ScheduleError(f"annotate: integer {value} does not fit in 64 bits")
     if isinstance(value, float):
-        if not abs(value) <= FLOAT_MAX["float32"]:   # inf, nan: no TVMScript literal spells them
+        if not abs(value) <= FLOAT_MAX["float32"]:  # inf, nan: no TVMScript literal spells them
             raise ScheduleError(f"annotate: float {value!r} is not a finite float32")
-        return ir.FloatAttr.get(ir.F64Type.get(), value)     # a Python float, as TVM keeps it
+        return ir.FloatAttr.get(ir.F64Type.get(), value)  # a Python float, as TVM keeps it
     if isinstance(value, str):
         return ir.StringAttr.get(value)
     if isinstance(value, (list, tuple)):
         return ir.ArrayAttr.get([to_attr(v) for v in value])
     if isinstance(value, dict):
         return ir.DictAttr.get({str(k): to_attr(v) for k, v in value.items()})
-    raise ScheduleError(f"annotate: unsupported annotation value {value!r} "
-                        f"({type(value).__name__})")
+    raise ScheduleError(
+        f"annotate: unsupported annotation value {value!r} ({type(value).__name__})"
+    )
 
 
 def _get_set(op: ir.Operation):
     if Block.is_block(op):
         b = Block(op)
-        return b.annotations, lambda d: b.set_attr(
-            "annotations", ir.DictAttr.get(d) if d else None)
+        return b.annotations, lambda d: b.set_attr("annotations", ir.DictAttr.get(d) if d else None)
     lp = Loop(op)
     return lp.annotations, lambda d: lp.set(annotations=d)
 

@@ -18,6 +18,7 @@ dimension, and (TVM's restriction) the block has as many iter vars as the buffer
 dimensions. Stricter than TVM (whose regions are arbitrary expressions): each begin is affine in
 the iter vars and each extent (end - begin) a positive constant.
 """
+
 from typing import Callable, List, Tuple
 
 from mlir import ir
@@ -50,26 +51,32 @@ def pick(block: Block, buffer_index: int, buf_type: str, who: str):
     check_kind(buf_type, who)
     regions = visible(block, buf_type)
     if not isinstance(buffer_index, int) or not 0 <= buffer_index < len(regions):
-        raise ScheduleError(f"{who}: block {block.name!r} has {len(regions)} {buf_type} "
-                            f"region(s); buffer_index {buffer_index!r} is out of range")
+        raise ScheduleError(
+            f"{who}: block {block.name!r} has {len(regions)} {buf_type} "
+            f"region(s); buffer_index {buffer_index!r} is out of range"
+        )
     return regions[buffer_index]
 
 
-def new_ranges(block: Block, fn: Callable, ndim: int
-               ) -> Tuple[List[Tuple[ir.AffineExpr, int]], str]:
+def new_ranges(
+    block: Block, fn: Callable, ndim: int
+) -> Tuple[List[Tuple[ir.AffineExpr, int]], str]:
     """(begin, extent) per dimension from gen_new_ranges, and gen_new_ranges as TVM prints it
     in a trace (`lambda vi: [(vi - 1, vi + 1)]`; a single element x as `(x, x + 1)`)."""
     n = len(block.iter_names)
     names = symbolic._names(fn, n)
-    if names == [f"v{k}" for k in range(n)]:      # no parameter names (`lambda *v:`): TVM
-        names = list(block.iter_names)              # names them after the iter vars
+    if names == [f"v{k}" for k in range(n)]:  # no parameter names (`lambda *v:`): TVM
+        names = list(block.iter_names)  # names them after the iter vars
     items = symbolic.call(fn, n)
     if len(items) != n:
-        raise ScheduleError(f"{WHO}: block {block.name!r} has {n} iter vars but "
-                            f"gen_new_ranges gives {len(items)} ranges (TVM requires as many)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} has {n} iter vars but "
+            f"gen_new_ranges gives {len(items)} ranges (TVM requires as many)"
+        )
     if len(items) != ndim:
-        raise ScheduleError(f"{WHO}: the buffer has {ndim} dimensions but gen_new_ranges gives "
-                            f"{len(items)} ranges")
+        raise ScheduleError(
+            f"{WHO}: the buffer has {ndim} dimensions but gen_new_ranges gives {len(items)} ranges"
+        )
     out, texts = [], []
     simplify = ir.AffineExpr.simplify_affine_expr
     for item in items:
@@ -82,28 +89,31 @@ def new_ranges(block: Block, fn: Callable, ndim: int
             hi = lo + 1
         ext = const_of(simplify(hi - lo, n, 0))
         if ext is None or ext <= 0:
-            raise ScheduleError(f"{WHO}: the extent of range ({lo}, {hi}) must be a positive "
-                                f"constant")
+            raise ScheduleError(
+                f"{WHO}: the extent of range ({lo}, {hi}) must be a positive constant"
+            )
         out.append((lo, ext))
         a = affine_text(lo, names)[0]
-        if ext == 1 and const_of(lo) is None:    # TVM builds x + 1 for a single element
+        if ext == 1 and const_of(lo) is None:  # TVM builds x + 1 for a single element
             texts.append(f"({a}, {a} + 1)")
         else:
             texts.append(f"({a}, {affine_text(simplify(hi, n, 0), names)[0]})")
     return out, f"lambda {', '.join(names)}: [{', '.join(texts)}]"
 
 
-def annotate_buffer_access(block: Block, buffer_index: int, buf_type: str,
-                           ranges: List[Tuple[ir.AffineExpr, int]]):
+def annotate_buffer_access(
+    block: Block, buffer_index: int, buf_type: str, ranges: List[Tuple[ir.AffineExpr, int]]
+):
     """`ranges` from new_ranges; the index already checked by pick."""
     region = visible(block, buf_type)[buffer_index]
-    overrides.set_explicit(block.op, buf_type, buffer_name(region.buffer),
-                           len(block.iter_names), ranges)
+    overrides.set_explicit(
+        block.op, buf_type, buffer_name(region.buffer), len(block.iter_names), ranges
+    )
     ann = block.annotations
     key = _ANNOTATION[buf_type]
     done = [ir.IntegerAttr(x).value for x in ir.ArrayAttr(ann[key])] if key in ann else []
     if buffer_index not in done:
         done.append(buffer_index)
-    i32 = ir.IntegerType.get_signed(32)         # TVM's IntImm("int32") indices
+    i32 = ir.IntegerType.get_signed(32)  # TVM's IntImm("int32") indices
     ann[key] = ir.ArrayAttr.get([ir.IntegerAttr.get(i32, x) for x in done])
     block.set_attr("annotations", ir.DictAttr.get(ann))

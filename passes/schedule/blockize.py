@@ -21,13 +21,22 @@ when all its loops are init loops; one over reduction loops only is dropped ther
 exactly one block; no conjunct of its predicate mixes inner and outer loops; each binding mixing inner and outer loops is linear, its inner part a dense
 mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
+
 from mlir import ir
 
 from tir_mlir.analysis.structure import erase, move_sid
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.analysis.buffer_util import (dims_of, emit_index, enclosing_loops,
-    erase_region_block, move_body, replace_uses, substitute, walk)
+from tir_mlir.analysis.buffer_util import (
+    dims_of,
+    emit_index,
+    enclosing_loops,
+    erase_region_block,
+    move_body,
+    replace_uses,
+    substitute,
+    walk,
+)
 from tir_mlir.analysis.linear import linear
 
 C = ir.AffineExpr.get_constant
@@ -41,7 +50,7 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
     if not used - inner:
         lin = linear(e)
         if dom == 1 and all(extents[d] == 1 for d in used):
-            return C(0), None, 1, 1         # a unit iter moves to the outer block (as TVM)
+            return C(0), None, 1, 1  # a unit iter moves to the outer block (as TVM)
         if lin is None or lin[1] == 0:
             return C(0), e, dom, 1
     lin = linear(e)
@@ -52,13 +61,16 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
     E = 1
     for c, d in terms:
         if c != E:
-            raise ScheduleError(f"blockize: {what} is not separable: its inner loops do not "
-                                f"form a dense range")
+            raise ScheduleError(
+                f"blockize: {what} is not separable: its inner loops do not form a dense range"
+            )
         E *= extents[d]
     outer = {d: c for d, c in coeffs.items() if d not in inner}
     if any(c % E for c in outer.values()) or const % E or dom % E:
-        raise ScheduleError(f"blockize: {what} is not separable: the outer part is not a "
-                            f"multiple of the inner extent {E}")
+        raise ScheduleError(
+            f"blockize: {what} is not separable: the outer part is not a "
+            f"multiple of the inner extent {E}"
+        )
     o = C(const // E)
     for d, c in outer.items():
         o = o + ir.AffineExpr.get_dim(d) * (c // E)
@@ -71,16 +83,21 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
 def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
     blocks = walk(loop.op, Block.is_block)
     if len(blocks) != 1:
-        raise ScheduleError(f"blockize: loop {loop.name!r} must hold exactly one block, "
-                            f"found {len(blocks)}")
+        raise ScheduleError(
+            f"blockize: loop {loop.name!r} must hold exactly one block, found {len(blocks)}"
+        )
     block = Block(blocks[0])
-    others = walk(loop.op, lambda o: o.name not in (Loop.OP_NAME, "affine.yield")
-                  and o.parent.name == Loop.OP_NAME)
+    others = walk(
+        loop.op,
+        lambda o: o.name not in (Loop.OP_NAME, "affine.yield") and o.parent.name == Loop.OP_NAME,
+    )
     if any(o != block.op for o in others):
-        raise ScheduleError(f"blockize: the subtree of loop {loop.name!r} has statements "
-                            f"besides loops and block {block.name!r}")
+        raise ScheduleError(
+            f"blockize: the subtree of loop {loop.name!r} has statements "
+            f"besides loops and block {block.name!r}"
+        )
     loops = enclosing_loops(block.op)
-    inner_loops = loops[next(i for i, l in enumerate(loops) if l.op == loop.op):]
+    inner_loops = loops[next(i for i, l in enumerate(loops) if l.op == loop.op) :]
     dims = block.dims
     inner = {p for p, v in enumerate(dims) if any(v == l.iv for l in inner_loops)}
     extents = {}
@@ -90,22 +107,37 @@ def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
             raise ScheduleError(f"blockize: loop {l.name!r} does not start at 0")
         extents[p] = l.extent
     preds = _split_predicate(block, inner, loop)
-    parts = [_divide(e, inner, extents, dom[1], f"the binding of {block.iter_names[k]!r} in "
-                     f"block {block.name!r}")
-             for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains))]
-    if not preserve_unit_iters:     # TVM: a unit loop's variable becomes 0 in outer bindings
-        unit = [C(0) if any(v == l.iv and l.extent == 1 and l.min == 0 for l in loops)
-                else ir.AffineExpr.get_dim(p) for p, v in enumerate(dims)]
+    parts = [
+        _divide(
+            e,
+            inner,
+            extents,
+            dom[1],
+            f"the binding of {block.iter_names[k]!r} in block {block.name!r}",
+        )
+        for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains))
+    ]
+    if not preserve_unit_iters:  # TVM: a unit loop's variable becomes 0 in outer bindings
+        unit = [
+            C(0)
+            if any(v == l.iv and l.extent == 1 and l.min == 0 for l in loops)
+            else ir.AffineExpr.get_dim(p)
+            for p, v in enumerate(dims)
+        ]
         parts = [(substitute(o, unit), i, E, d) for o, i, E, d in parts]
     if block.init is not None:
         for k, arg in enumerate(block.init.arguments):
             if block.iter_types[k] != "S" and len(list(arg.uses)):
-                raise ScheduleError(f"blockize: the init of block {block.name!r} uses "
-                                    f"reduction iter var {block.iter_names[k]!r}")
+                raise ScheduleError(
+                    f"blockize: the init of block {block.name!r} uses "
+                    f"reduction iter var {block.iter_names[k]!r}"
+                )
         order = set(_init_positions(block, parts, inner_loops, dims, inner))
         if any(dims_of(e) & order and not dims_of(e) <= order for e, _ in preds[1]):
-            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
-                                f"mixes the init's loops with reduction loops")
+            raise ScheduleError(
+                f"blockize: the predicate (T.where) of block {block.name!r} "
+                f"mixes the init's loops with reduction loops"
+            )
     with block.op.location:
         return _build(loop, block, dims, inner, inner_loops, parts, preds)
 
@@ -113,15 +145,17 @@ def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
 def _split_predicate(block: Block, inner: set, loop: Loop) -> tuple:
     """(outer, inner) lists of (expr, is_eq) conjuncts of the block's T.where."""
     outer_c, inner_c = [], []
-    for c in (block.predicate.constraints if block.predicate is not None else []):
+    for c in block.predicate.constraints if block.predicate is not None else []:
         used = dims_of(c.expr)
         if used and used <= inner:
             inner_c.append((c.expr, c.is_eq))
         elif not used & inner:
             outer_c.append((c.expr, c.is_eq))
         else:
-            raise ScheduleError(f"blockize: the predicate (T.where) of block {block.name!r} "
-                                f"mixes loops inside and outside loop {loop.name!r}")
+            raise ScheduleError(
+                f"blockize: the predicate (T.where) of block {block.name!r} "
+                f"mixes loops inside and outside loop {loop.name!r}"
+            )
     return outer_c, inner_c
 
 
@@ -129,10 +163,12 @@ def _predicate(conjuncts, positions, ndims) -> ir.IntegerSet:
     """The conjuncts (over block dim positions) as a set over `positions`; None if empty."""
     if not conjuncts:
         return None
-    subs = [ir.AffineExpr.get_dim(positions.index(p)) if p in positions else C(0)
-            for p in range(ndims)]
-    return ir.IntegerSet.get(len(positions), 0, [substitute(e, subs) for e, _ in conjuncts],
-                             [q for _, q in conjuncts])
+    subs = [
+        ir.AffineExpr.get_dim(positions.index(p)) if p in positions else C(0) for p in range(ndims)
+    ]
+    return ir.IntegerSet.get(
+        len(positions), 0, [substitute(e, subs) for e, _ in conjuncts], [q for _, q in conjuncts]
+    )
 
 
 def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
@@ -141,21 +177,39 @@ def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
     inner_pos = sorted(inner)
 
     def remap(e, positions):
-        return substitute(e, [ir.AffineExpr.get_dim(positions.index(p)) if p in positions
-                              else C(0) for p in range(len(dims))])
+        return substitute(
+            e,
+            [
+                ir.AffineExpr.get_dim(positions.index(p)) if p in positions else C(0)
+                for p in range(len(dims))
+            ],
+        )
 
-    outer = Block.build(block.name + "_o", [n + "_o" for n in names], types,
-                        [(0, p[3]) for p in parts],
-                        ir.AffineMap.get(len(outer_pos), 0, [remap(p[0], outer_pos)
-                                                             for p in parts]),
-                        [dims[p] for p in outer_pos], has_init=block.init is not None,
-                        predicate=_predicate(preds[0], outer_pos, len(dims)), annotations=None, loc=loc, ip=ir.InsertionPoint(loop.op))
+    outer = Block.build(
+        block.name + "_o",
+        [n + "_o" for n in names],
+        types,
+        [(0, p[3]) for p in parts],
+        ir.AffineMap.get(len(outer_pos), 0, [remap(p[0], outer_pos) for p in parts]),
+        [dims[p] for p in outer_pos],
+        has_init=block.init is not None,
+        predicate=_predicate(preds[0], outer_pos, len(dims)),
+        annotations=None,
+        loc=loc,
+        ip=ir.InsertionPoint(loop.op),
+    )
     ks = [k for k, p in enumerate(parts) if p[1] is not None]
-    inner_blk = _inner_block(block, block.name, [names[k] + "_i" for k in ks],
-                             [types[k] for k in ks], [(0, parts[k][2]) for k in ks],
-                             [remap(parts[k][1], inner_pos) for k in ks],
-                             [dims[p] for p in inner_pos], block.op,
-                             _predicate(preds[1], inner_pos, len(dims)))
+    inner_blk = _inner_block(
+        block,
+        block.name,
+        [names[k] + "_i" for k in ks],
+        [types[k] for k in ks],
+        [(0, parts[k][2]) for k in ks],
+        [remap(parts[k][1], inner_pos) for k in ks],
+        [dims[p] for p in inner_pos],
+        block.op,
+        _predicate(preds[1], inner_pos, len(dims)),
+    )
     move_sid(block.op, inner_blk.op)
     _move_region(block.body, inner_blk.body, parts, ks, list(outer.body.arguments))
     if block.init is not None:
@@ -165,12 +219,21 @@ def _build(loop, block, dims, inner, inner_loops, parts, preds) -> Block:
     return outer
 
 
-def _inner_block(old, name, iter_names, iter_types, domains, exprs, dims, before,
-                 predicate) -> Block:
-    return Block.build(name, iter_names, iter_types, domains,
-                       ir.AffineMap.get(len(dims), 0, exprs), dims, predicate=predicate,
-                       annotations=old.annotations or None, loc=old.op.location,
-                       ip=ir.InsertionPoint(before))
+def _inner_block(
+    old, name, iter_names, iter_types, domains, exprs, dims, before, predicate
+) -> Block:
+    return Block.build(
+        name,
+        iter_names,
+        iter_types,
+        domains,
+        ir.AffineMap.get(len(dims), 0, exprs),
+        dims,
+        predicate=predicate,
+        annotations=old.annotations or None,
+        loc=old.op.location,
+        ip=ir.InsertionPoint(before),
+    )
 
 
 def _move_region(src: ir.Block, dst: ir.Block, parts, ks, outer_args):
@@ -210,18 +273,41 @@ def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, inner_pre
     order = _init_positions(block, parts, inner_loops, dims, inner_pos)
     for p in order:
         l = next(l for l in inner_loops if dims[p] == l.iv)
-        nl = Loop.build(l.name, l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                        annotations=l.annotations or None, index_dtype=l.index_dtype,
-                        loc=l.op.location, ip=ip)
+        nl = Loop.build(
+            l.name,
+            l.extent,
+            min=l.min,
+            kind=l.kind,
+            thread=l.thread,
+            annotations=l.annotations or None,
+            index_dtype=l.index_dtype,
+            loc=l.op.location,
+            ip=ip,
+        )
         new_dims.append((p, nl.iv))
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
-    kept = [(e, q) for e, q in inner_pred if dims_of(e) <= set(order)]   # (blockize checked
+    kept = [(e, q) for e, q in inner_pred if dims_of(e) <= set(order)]  # (blockize checked
     # that no conjunct mixes these loops with the others)
-    exprs = [substitute(parts[k][1], [ir.AffineExpr.get_dim(order.index(p)) if p in order
-                                      else C(0) for p in range(len(dims))]) for k in spatial]
-    init = Block.build(block.name + "_init", [block.iter_names[k] + "_i_init" for k in spatial],
-                       ["S"] * len(spatial), [(0, parts[k][2]) for k in spatial],
-                       ir.AffineMap.get(len(new_dims), 0, exprs), [v for _, v in new_dims],
-                       predicate=_predicate(kept, order, len(dims)), loc=block.op.location, ip=ip)
+    exprs = [
+        substitute(
+            parts[k][1],
+            [
+                ir.AffineExpr.get_dim(order.index(p)) if p in order else C(0)
+                for p in range(len(dims))
+            ],
+        )
+        for k in spatial
+    ]
+    init = Block.build(
+        block.name + "_init",
+        [block.iter_names[k] + "_i_init" for k in spatial],
+        ["S"] * len(spatial),
+        [(0, parts[k][2]) for k in spatial],
+        ir.AffineMap.get(len(new_dims), 0, exprs),
+        [v for _, v in new_dims],
+        predicate=_predicate(kept, order, len(dims)),
+        loc=block.op.location,
+        ip=ip,
+    )
     _move_region(block.init, init.body, parts, spatial, list(outer.init.arguments))
     erase_region_block(block.init)

@@ -15,6 +15,7 @@ cache_write is the mirror: the block writes the compact cache, copied back right
 Supported (else refused): the region's start is affine in the scope's iter vars, each bound
 to one loop around the scope; one writer of the buffer in the scope.
 """
+
 from typing import List
 
 from mlir import ir
@@ -24,8 +25,15 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
-from tir_mlir.analysis.buffer_util import (NotAffine, accesses, buffer_name, emit_index, simplify,
-    substitute, to_affine)
+from tir_mlir.analysis.buffer_util import (
+    NotAffine,
+    accesses,
+    buffer_name,
+    emit_index,
+    simplify,
+    substitute,
+    to_affine,
+)
 from tir_mlir.analysis.region_cover import NestedSpace, RegionError, access_region
 
 WHO = "cache_read"
@@ -45,8 +53,10 @@ def _region(scope: Block, buf: ir.Value, ops, who: str):
     try:
         region = access_region(space, ops)
     except RegionError as e:
-        raise ScheduleError(f"{who}: the region of {buffer_name(buf)!r} in block "
-                            f"{scope.name!r} cannot be described ({e})") from None
+        raise ScheduleError(
+            f"{who}: the region of {buffer_name(buf)!r} in block "
+            f"{scope.name!r} cannot be described ({e})"
+        ) from None
     by_loop = {}
     for k, e in enumerate(scope.bindings.results):
         e = e.maybe_downcast()
@@ -55,11 +65,15 @@ def _region(scope: Block, buf: ir.Value, ops, who: str):
     for iv in region:
         for atom, _ in iv.base.terms:
             if atom[0] != "v" or atom[1] not in by_loop:
-                raise ScheduleError(f"{who}: the region of {buffer_name(buf)!r} in block "
-                                    f"{scope.name!r} does not start at an affine function of "
-                                    f"its iter vars")
-    starts = [index.to_affine(iv.base, lambda n: ir.AffineExpr.get_dim(by_loop[n])) + iv.lo
-              for iv in region]
+                raise ScheduleError(
+                    f"{who}: the region of {buffer_name(buf)!r} in block "
+                    f"{scope.name!r} does not start at an affine function of "
+                    f"its iter vars"
+                )
+    starts = [
+        index.to_affine(iv.base, lambda n: ir.AffineExpr.get_dim(by_loop[n])) + iv.lo
+        for iv in region
+    ]
     return region, starts
 
 
@@ -67,9 +81,10 @@ def _alloc(scope: Block, buf: ir.Value, region, name: str, storage_scope: str, l
     mtype = ir.MemRefType(buf.type)
     ops = body_ops(scope.body)
     n = next((k for k, o in enumerate(ops) if o.name != "memref.alloc"), len(ops))
-    with ir.InsertionPoint(ops[n]), loc:        # after the scope's allocations, as TVM
-        cache = memref.AllocOp(ir.MemRefType.get([iv.extent for iv in region],
-                                                 mtype.element_type), [], []).result
+    with ir.InsertionPoint(ops[n]), loc:  # after the scope's allocations, as TVM
+        cache = memref.AllocOp(
+            ir.MemRefType.get([iv.extent for iv in region], mtype.element_type), [], []
+        ).result
     cache.owner.attributes["tir.name"] = ir.StringAttr.get(name)
     cache.owner.attributes[SCOPE] = scope_attr(storage_scope)
     return cache
@@ -90,13 +105,22 @@ def _copy(region, starts, s_ivs, src, dst, to_cache: bool, name: str, loc, befor
         loops.append(lp)
         ip = ir.InsertionPoint(analysis.terminator(lp.body))
     n = len(region)
-    copy = Block.build(name, [f"v{d}" for d in range(n)], ["S"] * n,
-                       [(0, iv.extent) for iv in region], ir.AffineMap.get_identity(n),
-                       [lp.iv for lp in loops], loc=loc, ip=ip)
+    copy = Block.build(
+        name,
+        [f"v{d}" for d in range(n)],
+        ["S"] * n,
+        [(0, iv.extent) for iv in region],
+        ir.AffineMap.get_identity(n),
+        [lp.iv for lp in loops],
+        loc=loc,
+        ip=ip,
+    )
     with ir.InsertionPoint.at_block_terminator(copy.body), loc:
         vs = list(copy.iter_vars)
-        full = [emit_index(st + ir.AffineExpr.get_dim(len(s_ivs) + d), s_ivs + vs)
-                for d, st in enumerate(starts)]
+        full = [
+            emit_index(st + ir.AffineExpr.get_dim(len(s_ivs) + d), s_ivs + vs)
+            for d, st in enumerate(starts)
+        ]
         if to_cache:
             memref.StoreOp(memref.LoadOp(src, full).result, dst, vs)
         else:
@@ -113,23 +137,36 @@ def _rebase(blocks, buf, cache, starts, s_ivs, kinds):
             first = 1 if k == "load" else 2
             with ir.InsertionPoint(op), op.location:
                 idx = [_minus(x, st, s_ivs) for x, st in zip(list(op.operands)[first:], starts)]
-                new = memref.LoadOp(cache, idx) if k == "load" else \
-                    memref.StoreOp(op.operands[0], cache, idx)
+                new = (
+                    memref.LoadOp(cache, idx)
+                    if k == "load"
+                    else memref.StoreOp(op.operands[0], cache, idx)
+                )
             if k == "load":
                 op.results[0].replace_all_uses_with(new.result)
             analysis.erase(op)
 
 
 def cache_read(block: Block, scope: Block, buf: ir.Value, storage_scope: str, name: str):
-    readers = [Block(o) for o in analysis.blocks_under(scope.op) if not analysis.blocks_under(o)
-               and any(k == "load" and v == buf for _, k, v in accesses(o))]
-    writers = [o for o in analysis.blocks_under(scope.op)
-               if any(k == "store" and v == buf for _, k, v in accesses(o))]
+    readers = [
+        Block(o)
+        for o in analysis.blocks_under(scope.op)
+        if not analysis.blocks_under(o) and any(k == "load" and v == buf for _, k, v in accesses(o))
+    ]
+    writers = [
+        o
+        for o in analysis.blocks_under(scope.op)
+        if any(k == "store" and v == buf for _, k, v in accesses(o))
+    ]
     if len(writers) > 1:
-        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} has several writers in block "
-                            f"{scope.name!r}")
-    ops = [op for op, k, v in accesses(writers[0]) if k == "store" and v == buf] if writers \
+        raise ScheduleError(
+            f"{WHO}: buffer {buffer_name(buf)!r} has several writers in block {scope.name!r}"
+        )
+    ops = (
+        [op for op, k, v in accesses(writers[0]) if k == "store" and v == buf]
+        if writers
         else [op for r in readers for op, k, v in accesses(r.op) if k == "load" and v == buf]
+    )
     region, starts = _region(scope, buf, ops, WHO)
     loc, s_ivs = block.op.location, list(scope.iter_vars)
     cache = _alloc(scope, buf, region, name, storage_scope, loc)
@@ -142,12 +179,17 @@ def cache_read(block: Block, scope: Block, buf: ir.Value, storage_scope: str, na
 
 def cache_write(block: Block, scope: Block, buf: ir.Value, storage_scope: str, name: str):
     """The block writes a compact cache in the scope, copied back right after it."""
-    others = [o for o in analysis.blocks_under(scope.op) if o != block.op
-              and not analysis.is_ancestor(block.op, o)
-              and any(k == "store" and v == buf for _, k, v in accesses(o))]
+    others = [
+        o
+        for o in analysis.blocks_under(scope.op)
+        if o != block.op
+        and not analysis.is_ancestor(block.op, o)
+        and any(k == "store" and v == buf for _, k, v in accesses(o))
+    ]
     if others:
-        raise ScheduleError(f"cache_write: buffer {buffer_name(buf)!r} has several writers "
-                            f"in block {scope.name!r}")
+        raise ScheduleError(
+            f"cache_write: buffer {buffer_name(buf)!r} has several writers in block {scope.name!r}"
+        )
     ops = [op for op, k, v in accesses(block.op) if k == "store" and v == buf]
     region, starts = _region(scope, buf, ops, "cache_write")
     loc, s_ivs = block.op.location, list(scope.iter_vars)

@@ -19,6 +19,7 @@ domain, and its type (an index: int32); block `index_k` fills it.
 Legality: the block is a leaf at the function root (as cache_read) with something to cache
 (TVM fails on nothing); the iter vars cached over have domains starting at 0.
 """
+
 from typing import Dict, List, Optional
 
 from mlir import ir
@@ -56,19 +57,27 @@ def cache_index(block: Block, storage_scope: str, cse_thresh: int = 0) -> List[B
         shape = [block.domains[p][1] for p in order]
         key = exprs.key(value)
         stored = _stored_type(value.type)
-        buf = root_alloc(func, ir.MemRefType.get(shape, stored), f"index_var_{k}",
-                         storage_scope, loc).result
+        buf = root_alloc(
+            func, ir.MemRefType.get(shape, stored), f"index_var_{k}", storage_scope, loc
+        ).result
 
         def fill(ivs, value=value, order=order, buf=buf):
-            term = analysis.terminator(ivs[0].owner)      # (cached values use an iter var)
-            subst = {arg: (lambda user, iv=ivs[order.index(p)]: iv)
-                     for arg, p in exprs.args.items() if p in order}
+            term = analysis.terminator(ivs[0].owner)  # (cached values use an iter var)
+            subst = {
+                arg: (lambda user, iv=ivs[order.index(p)]: iv)
+                for arg, p in exprs.args.items()
+                if p in order
+            }
             v = clone_tree(value, term, subst, within=block.op)
             if v.type != stored:
                 v = arith.IndexCastOp(stored, v).result
             memref.StoreOp(v, buf, ivs)
-        blocks.append(make_nest(f"index_{k}", shape, loc, before, fill,
-                                [block.index_dtypes[p] for p in order]))
+
+        blocks.append(
+            make_nest(
+                f"index_{k}", shape, loc, before, fill, [block.index_dtypes[p] for p in order]
+            )
+        )
         for occ in exprs.occurrences(key):
             args = exprs.args_near(occ)
             idx = [args[p] for p in order]
@@ -76,6 +85,7 @@ def cache_index(block: Block, storage_scope: str, cse_thresh: int = 0) -> List[B
             def load(user, buf=buf, idx=idx, want=occ.type):
                 v = memref.LoadOp(buf, idx).result
                 return v if v.type == want else arith.IndexCastOp(want, v).result
+
             replace_uses(occ, load)
             erase_dead(occ)
     return blocks
@@ -90,7 +100,7 @@ class _Exprs:
 
     def __init__(self, block: Block):
         self.block = block
-        self.args: Dict[ir.Value, int] = {}      # iter var (body or init copy) -> position
+        self.args: Dict[ir.Value, int] = {}  # iter var (body or init copy) -> position
         for region_block in [block.body] + ([block.init] if block.init is not None else []):
             for k, a in enumerate(region_block.arguments):
                 self.args[a] = k
@@ -112,8 +122,9 @@ class _Exprs:
             elif self._pure(op) and analysis.is_ancestor(self.block.op, op):
                 kids = [self.key(x) for x in op.operands]
                 named = [op.attributes[i] for i in range(len(op.attributes))]
-                attrs = ",".join(f"{a.name}={a.attr}" for a in named
-                                 if not a.name.startswith("tir."))
+                attrs = ",".join(
+                    f"{a.name}={a.attr}" for a in named if not a.name.startswith("tir.")
+                )
                 key = None if None in kids else f"{op.name}[{attrs}]({','.join(kids)})"
             else:
                 key = None
@@ -124,12 +135,16 @@ class _Exprs:
     def _pure(op: ir.Operation) -> bool:
         if op.name == "tir.call":
             return ir.StringAttr(op.attributes["callee"]).value in _PURE_CALLS
-        return (op.name.startswith("arith.") or op.name == "affine.apply") and \
-            len(op.results) == 1 and not op.regions
+        return (
+            (op.name.startswith("arith.") or op.name == "affine.apply")
+            and len(op.results) == 1
+            and not op.regions
+        )
 
     def trivial(self, v: ir.Value) -> bool:
-        return v in self.args or (not isinstance(v.owner, ir.Block)
-                                  and analysis.op_of(v.owner).name == "arith.constant")
+        return v in self.args or (
+            not isinstance(v.owner, ir.Block) and analysis.op_of(v.owner).name == "arith.constant"
+        )
 
     def children(self, v: ir.Value) -> list:
         return [] if self.trivial(v) else list(analysis.op_of(v.owner).operands)
@@ -163,6 +178,7 @@ class _Exprs:
                 first.setdefault(self.key(v), v)
                 for c in self.children(v):
                     collect(c)
+
         for r in roots:
             collect(r)
         chosen: List[str] = []
@@ -172,16 +188,19 @@ class _Exprs:
             if k in chosen:
                 return 0
             return (k == key) + sum(live(c, key) for c in self.children(v))
+
         out = []
-        for v in sorted(first.values(), key=self.size, reverse=True):   # stable: first seen
+        for v in sorted(first.values(), key=self.size, reverse=True):  # stable: first seen
             if self.iter_vars_of(v) and sum(live(r, self.key(v)) for r in roots) >= thresh:
                 chosen.append(self.key(v))
                 out.append(v)
         for v in out:
             for p in self.iter_vars_of(v):
                 if self.block.domains[p][0] != 0:
-                    raise ScheduleError(f"{WHO}: iter var {self.block.iter_names[p]!r} of "
-                                        f"block {self.block.name!r} does not start at 0")
+                    raise ScheduleError(
+                        f"{WHO}: iter var {self.block.iter_names[p]!r} of "
+                        f"block {self.block.name!r} does not start at 0"
+                    )
         return out
 
     def occurrences(self, key: str) -> List[ir.Value]:
@@ -195,6 +214,7 @@ class _Exprs:
             else:
                 for c in self.children(v):
                     find(c)
+
         for r in self.roots():
             find(r)
         return out
@@ -212,7 +232,9 @@ class _Exprs:
         """The iter vars as seen where `v` is computed (the init region has its own)."""
         init = self.block.init
         op = analysis.op_of(v.owner)
-        if init is not None and any(analysis.op_of(o) == op or analysis.is_ancestor(
-                analysis.op_of(o), op) for o in init.operations):
+        if init is not None and any(
+            analysis.op_of(o) == op or analysis.is_ancestor(analysis.op_of(o), op)
+            for o in init.operations
+        ):
             return list(init.arguments)
         return list(self.block.iter_vars)

@@ -22,6 +22,7 @@ back would otherwise store cache elements never written). TVM
 describes the region by the block's own iter vars, which are undefined at the copies when the
 block sits in a loop: its output is only well formed for a block directly at the root.
 """
+
 from typing import List, Tuple
 
 from mlir import ir
@@ -33,9 +34,19 @@ from tir_mlir.ir.index_dtypes import buffer_dims
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.analysis.buffer_util import accesses, block_reads, buffer_name, func_of
 from tir_mlir.passes.schedule.cache_read_write import (
-    cache_name, make_cache_alloc, pick_buffer, top_of)
-from tir_mlir.analysis.region_cover import (Interval, LoopSpace, NestedSpace, RegionError, _vars,
-    access_region)
+    cache_name,
+    make_cache_alloc,
+    pick_buffer,
+    top_of,
+)
+from tir_mlir.analysis.region_cover import (
+    Interval,
+    LoopSpace,
+    NestedSpace,
+    RegionError,
+    _vars,
+    access_region,
+)
 
 WHO = "cache_inplace"
 
@@ -44,36 +55,46 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
     buf = pick_buffer(block, block_reads(block), read_buffer_index, WHO, "read")
     name = buffer_name(buf)
     if not any(k == "store" and v == buf for _, k, v in accesses(block.op)):
-        raise ScheduleError(f"{WHO}: block {block.name!r} does not both read and write buffer "
-                            f"{name!r}")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} does not both read and write buffer {name!r}"
+        )
     loops = analysis.enclosing_loops(block.op)
     scope = loops[-1] if loops else None
     if scope is None and analysis.parent_op(block.op).name != "func.func":
-        raise ScheduleError(f"{WHO}: block {block.name!r} is nested in another block; only "
-                            f"blocks in a loop or at the function root can be cached")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} is nested in another block; only "
+            f"blocks in a loop or at the function root can be cached"
+        )
     space = NestedSpace(loops)
     ops = [(op, k) for op, k, v in accesses(block.op) if v == buf]
     try:
         read = access_region(space, [op for op, k in ops if k == "load"])
         written = access_region(space, [op for op, k in ops if k == "store"])
     except RegionError as e:
-        raise ScheduleError(f"{WHO}: the region of {name!r} that block {block.name!r} "
-                            f"accesses cannot be described ({e})") from None
+        raise ScheduleError(
+            f"{WHO}: the region of {name!r} that block {block.name!r} "
+            f"accesses cannot be described ({e})"
+        ) from None
     shape = ir.MemRefType(buf.type).shape
     for iv, n in zip(read, shape):
         lo, hi = space.outer_bounds(iv.base)
         if lo + iv.lo < 0 or hi + iv.hi >= n:
-            raise ScheduleError(f"{WHO}: the region of {name!r} that block {block.name!r} "
-                                f"accesses may lie outside the buffer (a guarded access?)")
+            raise ScheduleError(
+                f"{WHO}: the region of {name!r} that block {block.name!r} "
+                f"accesses may lie outside the buffer (a guarded access?)"
+            )
     if not all(_inside(w, r) for w, r in zip(written, read)):
-        raise ScheduleError(f"{WHO}: block {block.name!r} writes elements of {name!r} it does "
-                            f"not read (the copy back would store cache elements never "
-                            f"written)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} writes elements of {name!r} it does "
+            f"not read (the copy back would store cache elements never "
+            f"written)"
+        )
 
     # --- rewrite ------------------------------------------------------------------------------
     loc = block.op.location
-    cache = make_cache_alloc(func_of(block.op), buf, cache_name(buf, storage_scope),
-                             storage_scope, loc)
+    cache = make_cache_alloc(
+        func_of(block.op), buf, cache_name(buf, storage_scope), storage_scope, loc
+    )
     stmt = top_of(block.op, scope)
     copy_in = _copy(space, read, buf, cache, cache_name(buf, storage_scope), loc, stmt)
     for op, _, v in accesses(block.op):
@@ -89,8 +110,15 @@ def _inside(a: Interval, b: Interval) -> bool:
     return diff.is_const and b.lo <= a.lo + diff.const and a.hi + diff.const <= b.hi
 
 
-def _copy(space: LoopSpace, region: List[Interval], src: ir.Value, dst: ir.Value, name: str,
-          loc, before: ir.Operation) -> Block:
+def _copy(
+    space: LoopSpace,
+    region: List[Interval],
+    src: ir.Value,
+    dst: ir.Value,
+    name: str,
+    loc,
+    before: ir.Operation,
+) -> Block:
     """for ax0, ...: block name: v_d = base_d + lo_d + ax_d (over the buffer's dimension d);
     dst[v] = src[v], built before `before`."""
     shape = ir.MemRefType(src.type).shape
@@ -103,14 +131,24 @@ def _copy(space: LoopSpace, region: List[Interval], src: ir.Value, dst: ir.Value
         axes.append(lp.iv)
         ip = ir.InsertionPoint.at_block_terminator(lp.body)
     pos = {k: n for n, k in enumerate(outer)}
-    results = [index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-               + iv.lo + ir.AffineExpr.get_dim(len(outer) + d) for d, iv in enumerate(region)]
+    results = [
+        index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
+        + iv.lo
+        + ir.AffineExpr.get_dim(len(outer) + d)
+        for d, iv in enumerate(region)
+    ]
     rank = len(shape)
-    block = Block.build(name, [f"v{d}" for d in range(rank)], ["S"] * rank,
-                        [(0, n) for n in shape],
-                        ir.AffineMap.get(len(outer) + rank, 0, results),
-                        [space.values[k] for k in outer] + axes, index_dtypes=dtypes,
-                        loc=loc, ip=ip)
+    block = Block.build(
+        name,
+        [f"v{d}" for d in range(rank)],
+        ["S"] * rank,
+        [(0, n) for n in shape],
+        ir.AffineMap.get(len(outer) + rank, 0, results),
+        [space.values[k] for k in outer] + axes,
+        index_dtypes=dtypes,
+        loc=loc,
+        ip=ip,
+    )
     with ir.InsertionPoint.at_block_terminator(block.body), loc:
         ivs = list(block.iter_vars)
         memref.StoreOp(memref.LoadOp(src, ivs).result, dst, ivs)

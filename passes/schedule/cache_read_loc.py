@@ -15,6 +15,7 @@ The location: going down from the function body through the loops holding both t
 a consumer, the statement after the writer's that holds the first consumer; the copy is the
 writer's region over the loops inside that location (outer loops fixed).
 """
+
 from typing import List, Optional, Tuple
 
 from mlir import ir
@@ -28,8 +29,9 @@ from tir_mlir.analysis.buffer_util import accesses
 from tir_mlir.analysis.region_cover import NestedSpace, RegionError, _vars, access_region
 
 
-def location(func, writer: ir.Operation, consumers) -> Optional[Tuple[Optional[ir.Operation],
-                                                                     ir.Operation]]:
+def location(
+    func, writer: ir.Operation, consumers
+) -> Optional[Tuple[Optional[ir.Operation], ir.Operation]]:
     """(the loop whose body gets the copy, the statement the copy goes before), or None when
     no consumer follows the writer there."""
     container, stmts = None, body_ops(func.regions[0].blocks[0])
@@ -50,8 +52,16 @@ def location(func, writer: ir.Operation, consumers) -> Optional[Tuple[Optional[i
             return None
 
 
-def copy_nest(loc_loop: ir.Operation, writer: ir.Operation, src: ir.Value, dst: ir.Value,
-              name: str, loc, before: ir.Operation, written: ir.Value = None) -> Block:
+def copy_nest(
+    loc_loop: ir.Operation,
+    writer: ir.Operation,
+    src: ir.Value,
+    dst: ir.Value,
+    name: str,
+    loc,
+    before: ir.Operation,
+    written: ir.Value = None,
+) -> Block:
     """The copy src -> dst of what `writer` stores to `written` (default src) in one
     iteration of `loc_loop` (cache_write copies its cache back so)."""
     outer = analysis.enclosing_loops(loc_loop) + [loc_loop]
@@ -61,8 +71,10 @@ def copy_nest(loc_loop: ir.Operation, writer: ir.Operation, src: ir.Value, dst: 
     try:
         region = access_region(space, stores)
     except RegionError as e:
-        raise ScheduleError(f"cache_read: the region the writer writes in one iteration of "
-                            f"loop {Loop(loc_loop).name!r} cannot be described ({e})") from None
+        raise ScheduleError(
+            f"cache_read: the region the writer writes in one iteration of "
+            f"loop {Loop(loc_loop).name!r} cannot be described ({e})"
+        ) from None
     used: List[int] = []
     for iv in region:
         for atom, _ in iv.base.terms:
@@ -75,13 +87,23 @@ def copy_nest(loc_loop: ir.Operation, writer: ir.Operation, src: ir.Value, dst: 
         ip = ir.InsertionPoint(analysis.terminator(lp.body))
     pos = {k: n for n, k in enumerate(used)}
     n = len(used)
-    starts = [index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k])) + iv.lo
-              + ir.AffineExpr.get_dim(n + d) for d, iv in enumerate(region)]
+    starts = [
+        index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
+        + iv.lo
+        + ir.AffineExpr.get_dim(n + d)
+        for d, iv in enumerate(region)
+    ]
     rank = len(region)
-    block = Block.build(name, [f"v{d}" for d in range(rank)], ["S"] * rank,
-                        [(0, s) for s in shape], ir.AffineMap.get(n + rank, 0, starts),
-                        [space.values[k] for k in used] + [lp.iv for lp in axes],
-                        loc=loc, ip=ip)
+    block = Block.build(
+        name,
+        [f"v{d}" for d in range(rank)],
+        ["S"] * rank,
+        [(0, s) for s in shape],
+        ir.AffineMap.get(n + rank, 0, starts),
+        [space.values[k] for k in used] + [lp.iv for lp in axes],
+        loc=loc,
+        ip=ip,
+    )
     with ir.InsertionPoint.at_block_terminator(block.body), loc:
         idx = list(block.iter_vars)
         memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx)

@@ -18,6 +18,7 @@ given consumer blocks that do not read the buffer are ignored (as TVM); the bloc
 another block), like the root placement TVM uses. Names follow TVM: `<buffer>_<scope>` with
 dots replaced by underscores, copy iter vars `v0, v1, ...`, copy loops `ax0, ax1, ...`.
 """
+
 from typing import Optional, Sequence
 
 from mlir import ir
@@ -27,15 +28,33 @@ from tir_mlir.analysis.shapes import buffer_shape, is_dynamic, memref_type, size
 from tir_mlir.analysis.symbolic import Int
 from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop
 from tir_mlir.ir.index_dtypes import buffer_attr, buffer_dims
-from tir_mlir.dialect.buffers import (AXIS_SEPARATORS, SCOPE, axis_separators_attr,
-                                      axis_separators_of, buffer_attrs, scope_attr)
+from tir_mlir.dialect.buffers import (
+    AXIS_SEPARATORS,
+    SCOPE,
+    axis_separators_attr,
+    axis_separators_of,
+    buffer_attrs,
+    scope_attr,
+)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.passes.schedule import cache_in_scope as _scoped
 from tir_mlir.passes.schedule import cache_read_loc as _loc
-from tir_mlir.analysis.structure import (blocks_accessing, blocks_under, comes_before,
-    enclosing_loops, is_ancestor, is_declaration)
-from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
-    func_of, top_stmt)
+from tir_mlir.analysis.structure import (
+    blocks_accessing,
+    blocks_under,
+    comes_before,
+    enclosing_loops,
+    is_ancestor,
+    is_declaration,
+)
+from tir_mlir.analysis.buffer_util import (
+    accesses,
+    block_reads,
+    block_writes,
+    buffer_name,
+    func_of,
+    top_stmt,
+)
 from tir_mlir.suggest import did_you_mean
 
 
@@ -46,9 +65,11 @@ def buffer_index(block: Block, buffers: list, buffer, what: str, kind: str) -> i
         found = [k for k, b in enumerate(buffers) if buffer_name(b) == buffer]
         if not found:
             hint = did_you_mean(buffer, [buffer_name(b) for b in buffers])
-            raise ScheduleError(f"{what}: block {block.name!r} does not {kind} a buffer named "
-                                f"{buffer!r}{hint}; its {kind} buffers: "
-                                f"{', '.join(buffer_name(b) for b in buffers) or 'none'}")
+            raise ScheduleError(
+                f"{what}: block {block.name!r} does not {kind} a buffer named "
+                f"{buffer!r}{hint}; its {kind} buffers: "
+                f"{', '.join(buffer_name(b) for b in buffers) or 'none'}"
+            )
         return found[0]
     if isinstance(buffer, bool) or not isinstance(buffer, int):
         raise ScheduleError(f"{what}: the buffer must be an index or a name, got {buffer!r}")
@@ -63,17 +84,21 @@ def pick_buffer(block: Block, buffers: list, index, what: str, kind: str) -> ir.
         index = buffer_index(block, buffers, index, what, kind)
     if not 0 <= index < len(buffers):
         names = ", ".join(buffer_name(b) for b in buffers) or "none"
-        raise ScheduleError(f"{what}: block {block.name!r} has {len(buffers)} "
-                            f"{kind} buffer(s) ({names}); "
-                            f"index {index} is out of range")
+        raise ScheduleError(
+            f"{what}: block {block.name!r} has {len(buffers)} "
+            f"{kind} buffer(s) ({names}); "
+            f"index {index} is out of range"
+        )
     return buffers[index]
 
 
 def _check_root(block: Block, what: str):
     p = top_stmt(block.op).parent
     if p.name != "func.func":
-        raise ScheduleError(f"{what}: block {block.name!r} is nested in another block; "
-                            f"only root-level blocks can be cached")
+        raise ScheduleError(
+            f"{what}: block {block.name!r} is nested in another block; "
+            f"only root-level blocks can be cached"
+        )
 
 
 def cache_name(buf: ir.Value, scope: str) -> str:
@@ -92,9 +117,15 @@ def free_block_name(func, name: str) -> str:
     return out
 
 
-def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
-                     mtype: Optional[ir.MemRefType] = None,
-                     shape: Optional[Sequence[Int]] = None) -> ir.Value:
+def make_cache_alloc(
+    func,
+    buf: ir.Value,
+    name: str,
+    scope: str,
+    loc,
+    mtype: Optional[ir.MemRefType] = None,
+    shape: Optional[Sequence[Int]] = None,
+) -> ir.Value:
     """A `memref.alloc` like `buf` (or of `mtype`, or of `buf`'s dtype and `shape`) at the
     function root, after the existing root allocs (and, for a symbolic shape, after the
     definitions of its sizes)."""
@@ -108,7 +139,7 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
         alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
         alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
-    dims = buffer_dims(buf)        # T.int64 dimensions stay T.int64 (a new rank: the first's)
+    dims = buffer_dims(buf)  # T.int64 dimensions stay T.int64 (a new rank: the first's)
     if dims and len(dims) != len(alloc.result.type.shape):
         dims = dims[:1] * len(alloc.result.type.shape)
     if buffer_attr(dims) is not None:
@@ -116,12 +147,13 @@ def make_cache_alloc(func, buf: ir.Value, name: str, scope: str, loc,
     seps = axis_separators_of(buffer_attrs(buf))
     rank = len(alloc.result.type.shape)
     if seps and all(x < rank for x in seps):
-        alloc.attributes[AXIS_SEPARATORS] = axis_separators_attr(seps)   # kept, as TVM
+        alloc.attributes[AXIS_SEPARATORS] = axis_separators_attr(seps)  # kept, as TVM
     return alloc.result
 
 
-def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc,
-               shape: Sequence[Int] = ()) -> ir.Operation:
+def root_alloc(
+    func, mtype: ir.MemRefType, name: str, scope: str, loc, shape: Sequence[Int] = ()
+) -> ir.Operation:
     """A `memref.alloc` named `name` in `scope` at the function root, after the existing root
     allocs; a symbolic `shape` (`mtype` has its `?`s) gives the dynamic sizes, made at the
     top level, and the alloc comes after them."""
@@ -142,9 +174,14 @@ def root_alloc(func, mtype: ir.MemRefType, name: str, scope: str, loc,
 def make_copy_nest(src: ir.Value, dst: ir.Value, name: str, loc, before: ir.Operation) -> Block:
     """for ax0, ...: block name: dst[v0, ...] = src[v0, ...], built before `before`."""
     shape = buffer_shape(src)
-    return make_nest(name, shape, loc, before,
-                     lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx),
-                     buffer_dims(src))
+    return make_nest(
+        name,
+        shape,
+        loc,
+        before,
+        lambda idx: memref.StoreOp(memref.LoadOp(src, idx).result, dst, idx),
+        buffer_dims(src),
+    )
 
 
 def make_nest(name: str, shape, loc, before: ir.Operation, fill, dim_dtypes=None) -> Block:
@@ -159,9 +196,17 @@ def make_nest(name: str, shape, loc, before: ir.Operation, fill, dim_dtypes=None
             loops.append(loop)
             ip = ir.InsertionPoint.at_block_terminator(loop.body)
         rank = len(shape)
-        block = Block.build(name, [f"v{d}" for d in range(rank)], ["S"] * rank,
-                            [(0, n) for n in shape], ir.AffineMap.get_identity(rank),
-                            [l.iv for l in loops], index_dtypes=dim_dtypes, loc=loc, ip=ip)
+        block = Block.build(
+            name,
+            [f"v{d}" for d in range(rank)],
+            ["S"] * rank,
+            [(0, n) for n in shape],
+            ir.AffineMap.get_identity(rank),
+            [l.iv for l in loops],
+            index_dtypes=dim_dtypes,
+            loc=loc,
+            ip=ip,
+        )
     with ir.InsertionPoint.at_block_terminator(block.body), loc:
         fill(list(block.iter_vars))
     return block
@@ -175,16 +220,21 @@ def _consumers(func, buf: ir.Value, consumer_blocks, what: str) -> list:
         # TVM's consumers are the blocks of the root scope (a block's nest is redirected
         # whole; blocks inside a block that writes the buffer keep reading it)
         writers = blocks_accessing(func, [buf], stores=True, skip=None)
-        return [Block(o) for o in blocks_accessing(func, [buf], stores=False, skip=None)
-                if not any(o == w for w in writers)]
-    reading = [b for b in blocks_under(func)
-               if any(k == "load" and v == buf for _, k, v in accesses(b))]
+        return [
+            Block(o)
+            for o in blocks_accessing(func, [buf], stores=False, skip=None)
+            if not any(o == w for w in writers)
+        ]
+    reading = [
+        b for b in blocks_under(func) if any(k == "load" and v == buf for _, k, v in accesses(b))
+    ]
     return [c for c in consumer_blocks if any(c.op == r for r in reading)]
 
 
 def _writer_block(func, buf: ir.Value):
-    return next(o for o in blocks_under(func)
-                if any(k == "store" and v == buf for _, k, v in accesses(o)))
+    return next(
+        o for o in blocks_under(func) if any(k == "store" and v == buf for _, k, v in accesses(o))
+    )
 
 
 def _writer_top(func, buf: ir.Value):
@@ -201,8 +251,10 @@ def _check_single_writer(func, buf: ir.Value, who: str = "cache_read"):
     # (the root-level blocks: those not nested in another block)
     n = len(blocks_accessing(func, [buf], stores=True, skip=None))
     if n > 1:
-        raise ScheduleError(f"{who}: The buffer {buffer_name(buf)} is expected to be written "
-                            f"by single block, but got {n} blocks who write it")
+        raise ScheduleError(
+            f"{who}: The buffer {buffer_name(buf)} is expected to be written "
+            f"by single block, but got {n} blocks who write it"
+        )
 
 
 def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
@@ -212,13 +264,16 @@ def _redirect_loads(blocks: Sequence[Block], old: ir.Value, new: ir.Value):
                 op.operands[0] = new
 
 
-def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
-               consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
+def cache_read(
+    block: Block,
+    read_buffer_index: int,
+    storage_scope: str,
+    consumer_blocks: Optional[Sequence[Block]] = None,
+) -> Block:
     buf = pick_buffer(block, block_reads(block), read_buffer_index, "cache_read", "read")
     scope = _scoped.scope_of(block)
-    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
-        return _scoped.cache_read(block, scope, buf, storage_scope,
-                                  cache_name(buf, storage_scope))
+    if scope is not None and consumer_blocks is None:  # TVM caches inside the scope block
+        return _scoped.cache_read(block, scope, buf, storage_scope, cache_name(buf, storage_scope))
     _check_root(block, "cache_read")
     func = func_of(block.op)
     consumers = _consumers(func, buf, consumer_blocks, "cache_read")
@@ -228,8 +283,9 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
     block_name = free_block_name(func, name)
     # like TVM: an input is copied at the start of the function body; a buffer written by a
     # block right before its first consumer after that writer
-    stmts = [s.operation for s in func.regions[0].blocks[0].operations
-             if not is_declaration(s.operation)]
+    stmts = [
+        s.operation for s in func.regions[0].blocks[0].operations if not is_declaration(s.operation)
+    ]
     writer = _writer_top(func, buf)
     first = stmts[0]
     if writer is not None and any(top_stmt(c.op) == writer for c in consumers):
@@ -237,16 +293,21 @@ def cache_read(block: Block, read_buffer_index: int, storage_scope: str,
         wblock = _writer_block(func, buf)
         found = _loc.location(func, wblock, [c.op for c in consumers])
         if found is None or found[0] is None:
-            raise ScheduleError(f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
-                                f"a loop with a consumer that does not follow it there")
+            raise ScheduleError(
+                f"cache_read: the writer of buffer {buffer_name(buf)!r} shares "
+                f"a loop with a consumer that does not follow it there"
+            )
         cache = make_cache_alloc(func, buf, name, storage_scope, loc)
         copy = _loc.copy_nest(found[0], wblock, buf, cache, block_name, loc, found[1])
         _redirect_loads(consumers, buf, cache)
         return copy
     if writer is not None:
         after = next(i for i, s in enumerate(stmts) if s == writer) + 1
-        tops = [k for k, s in enumerate(stmts) if k >= after
-                and any(top_stmt(c.op) == s for c in consumers)]
+        tops = [
+            k
+            for k, s in enumerate(stmts)
+            if k >= after and any(top_stmt(c.op) == s for c in consumers)
+        ]
         first = stmts[min(tops, default=after)]
     cache = make_cache_alloc(func, buf, name, storage_scope, loc)
     copy = make_copy_nest(buf, cache, block_name, loc, first)
@@ -258,12 +319,18 @@ def _copy_back_anchor(writer, readers, consumers) -> ir.Operation:
     """The statement the copy back follows (as TVM): in the innermost loop around the writer
     that also holds every other reader of the buffer (else the function body), the last
     statement holding the writer or a block reading the cache."""
-    scope = next((lp for lp in reversed(enclosing_loops(writer))
-                  if readers and all(is_ancestor(lp, r) for r in readers)), None)
-    own = [top_of(o, scope) for o in [writer] + consumers
-           if scope is None or is_ancestor(scope, o)]
-    region = list((scope.regions[0] if scope is not None else
-                   func_of(writer).regions[0]).blocks[0].operations)
+    scope = next(
+        (
+            lp
+            for lp in reversed(enclosing_loops(writer))
+            if readers and all(is_ancestor(lp, r) for r in readers)
+        ),
+        None,
+    )
+    own = [top_of(o, scope) for o in [writer] + consumers if scope is None or is_ancestor(scope, o)]
+    region = list(
+        (scope.regions[0] if scope is not None else func_of(writer).regions[0]).blocks[0].operations
+    )
     pos = {s.operation: k for k, s in enumerate(region)}
     return max(own, key=lambda t: pos[t])
 
@@ -279,23 +346,30 @@ def top_of(op, scope) -> ir.Operation:
         op = p
 
 
-def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
-                consumer_blocks: Optional[Sequence[Block]] = None) -> Block:
+def cache_write(
+    block: Block,
+    write_buffer_index: int,
+    storage_scope: str,
+    consumer_blocks: Optional[Sequence[Block]] = None,
+) -> Block:
     buf = pick_buffer(block, block_writes(block), write_buffer_index, "cache_write", "write")
     scope = _scoped.scope_of(block)
-    if scope is not None and consumer_blocks is None:     # TVM caches inside the scope block
-        return _scoped.cache_write(block, scope, buf, storage_scope,
-                                   cache_name(buf, storage_scope))
+    if scope is not None and consumer_blocks is None:  # TVM caches inside the scope block
+        return _scoped.cache_write(block, scope, buf, storage_scope, cache_name(buf, storage_scope))
     _check_root(block, "cache_write")
     func = func_of(block.op)
     _check_single_writer(func, buf, "cache_write")
-    consumers = [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks,
-                                                              "cache_write")
+    consumers = (
+        [] if consumer_blocks is None else _consumers(func, buf, consumer_blocks, "cache_write")
+    )
     loc = block.op.location
     readers = [b.op for b in _consumers(func, buf, None, "cache_write") if b.op != block.op]
     originals = [r for r in readers if all(r != c.op for c in consumers)]
-    shared = _loc.location(func, block.op, originals) \
-        if any(top_stmt(r) == top_stmt(block.op) for r in originals) else None
+    shared = (
+        _loc.location(func, block.op, originals)
+        if any(top_stmt(r) == top_stmt(block.op) for r in originals)
+        else None
+    )
     if shared is None:
         anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     name = cache_name(buf, storage_scope)
@@ -307,8 +381,7 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     if shared is not None and shared[0] is not None:
         # a block still reading the original shares loops with the writer: copy back right
         # after the writer there, what it writes per iteration (TVM's place)
-        copy = _loc.copy_nest(shared[0], block.op, cache, buf, block_name, loc, shared[1],
-                              cache)
+        copy = _loc.copy_nest(shared[0], block.op, cache, buf, block_name, loc, shared[1], cache)
         _redirect_loads(consumers, buf, cache)
         return copy
     if shared is not None:
@@ -318,4 +391,3 @@ def cache_write(block: Block, write_buffer_index: int, storage_scope: str,
     top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)
     _redirect_loads(consumers, buf, cache)
     return copy
-

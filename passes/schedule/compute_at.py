@@ -27,6 +27,7 @@ a constant extent and the block's accesses to the moved-over buffers index by pl
 `compute_at([B1, B2], loop)` moves a group (TE's create_group + compute_at): consumers first,
 so each producer then finds its consumers already under the loop.
 """
+
 from typing import List, Sequence
 
 from mlir import ir
@@ -37,10 +38,28 @@ from tir_mlir.analysis.structure import widen_domains, erase
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import index
-from tir_mlir.analysis.structure import (block_reads_writes, blocks_accessing, blocks_under,
-    enclosing_loops, func_of, is_ancestor, op_of, parent_op, scope_of, set_operands, walk_all)
-from tir_mlir.analysis.region_cover import (IterCover, LoopSpace, NestedSpace, RegionError, cover,
-    iter_var_intervals, touched_region)
+from tir_mlir.analysis.structure import (
+    block_reads_writes,
+    blocks_accessing,
+    blocks_under,
+    enclosing_loops,
+    func_of,
+    is_ancestor,
+    op_of,
+    parent_op,
+    scope_of,
+    set_operands,
+    walk_all,
+)
+from tir_mlir.analysis.region_cover import (
+    IterCover,
+    LoopSpace,
+    NestedSpace,
+    RegionError,
+    cover,
+    iter_var_intervals,
+    touched_region,
+)
 
 
 def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
@@ -50,8 +69,9 @@ def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) 
     return _move(op_of(block), op_of(loop), preserve_unit_loops, index, reverse=False)
 
 
-def reverse_compute_at(block, loop, preserve_unit_loops: bool = False,
-                       index: int = -1) -> ir.Operation:
+def reverse_compute_at(
+    block, loop, preserve_unit_loops: bool = False, index: int = -1
+) -> ir.Operation:
     """Move consumer `block` (or a list of blocks) under `loop`; returns the new block op(s)."""
     if isinstance(block, (list, tuple)):
         return _group(block, loop, preserve_unit_loops, index, reverse=True)
@@ -88,8 +108,11 @@ def dataflow(block_op: ir.Operation, rw=None):
     rw = _ReadsWrites() if rw is None else rw
     reads, writes = rw[block_op]
     producers = blocks_accessing(scope, reads, stores=True, skip=block_op)
-    consumers = [b for b in blocks_accessing(scope, writes, stores=False, skip=block_op)
-                 if _meets(rw[b][0], writes)]
+    consumers = [
+        b
+        for b in blocks_accessing(scope, writes, stores=False, skip=block_op)
+        if _meets(rw[b][0], writes)
+    ]
     return producers, consumers
 
 
@@ -122,18 +145,20 @@ def check_single_writer(block_op, func, who: str, rw=None):
             store = op_of(u.owner)
             if store.name != "memref.store" or u.operand_number != 1:
                 continue
-            around, p = [], store.parent.operation      # the blocks around the store
+            around, p = [], store.parent.operation  # the blocks around the store
             while p != func and p != block_op:
                 if p.name == Block.OP_NAME:
                     around.append(p)
                 p = p.parent.operation
             if p == block_op:
-                continue                            # a store of the block itself
+                continue  # a store of the block itself
             other = next((b for b in around if not is_ancestor(b, block_op)), None)
             if other is not None:
-                raise ScheduleError(f"{who}: the block is not a complete block: it is not "
-                                    f"the only writer of its buffers (block "
-                                    f"{Block(other).name!r} writes them too)")
+                raise ScheduleError(
+                    f"{who}: the block is not a complete block: it is not "
+                    f"the only writer of its buffers (block "
+                    f"{Block(other).name!r} writes them too)"
+                )
 
 
 def _check_order(loop_op, producers, consumers, who: str):
@@ -142,8 +167,11 @@ def _check_order(loop_op, producers, consumers, who: str):
     late = [p for p in producers if not is_ancestor(loop_op, p) and _precedes(loop_op, p)]
     early = [c for c in consumers if not is_ancestor(loop_op, c) and _precedes(c, loop_op)]
     if late or early:
-        what = (f"producer(s) {_names(late)} would run after it" if late else
-                f"consumer(s) {_names(early)} would run before it")
+        what = (
+            f"producer(s) {_names(late)} would run after it"
+            if late
+            else f"consumer(s) {_names(early)} would run before it"
+        )
         raise ScheduleError(f"{who}: the block's {what}")
 
 
@@ -155,12 +183,12 @@ def _precedes(a: ir.Operation, b: ir.Operation) -> bool:
     k = 0
     while k < len(ca) and k < len(cb) and ca[k] == cb[k]:
         k += 1
-    if k == len(ca) or k == len(cb):        # one holds the other: the outer one is first
+    if k == len(ca) or k == len(cb):  # one holds the other: the outer one is first
         return k == len(ca)
     x, y = ca[k], cb[k]
     if x.block == y.block:
         return x.is_before_in_block(y)
-    order = walk_all(func_of(a))            # (siblings in different regions of an op)
+    order = walk_all(func_of(a))  # (siblings in different regions of an op)
     return order.index(a) < order.index(b)
 
 
@@ -193,8 +221,10 @@ def position(stmts: Sequence[ir.Operation], before, after, idx: int, who: str) -
     lo = max([k + 1 for k in _holding(stmts, after)], default=0)
     hi = min(_holding(stmts, before), default=len(stmts))
     if lo > hi:
-        raise ScheduleError(f"{who}: no position in the loop body is after all the block's "
-                            f"producers and before all its consumers")
+        raise ScheduleError(
+            f"{who}: no position in the loop body is after all the block's "
+            f"producers and before all its consumers"
+        )
     if idx == -1:
         return hi
     if idx == -2:
@@ -211,49 +241,60 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     if func_of(loop_op) != func:
         raise ScheduleError(f"{who}: the loop is not in the block's function")
     if is_ancestor(loop_op, block_op):
-        raise ScheduleError(f"{who}: the loop is an ancestor of block {blk.name!r} (it "
-                            f"must be outside it, under the same block scope)")
+        raise ScheduleError(
+            f"{who}: the loop is an ancestor of block {blk.name!r} (it "
+            f"must be outside it, under the same block scope)"
+        )
     if is_ancestor(block_op, loop_op):
         raise ScheduleError(f"{who}: the loop is inside the block")
     scope = scope_of(block_op)
     if scope_of(loop_op) != scope and is_ancestor(scope, loop_op):
-        raise ScheduleError(f"{who}: the block and the loop are not under the same block "
-                            f"scope (the loop is inside block {Block(scope_of(loop_op)).name!r}"
-                            f", the block is not)")
+        raise ScheduleError(
+            f"{who}: the block and the loop are not under the same block "
+            f"scope (the loop is inside block {Block(scope_of(loop_op)).name!r}"
+            f", the block is not)"
+        )
     if scope.name == Block.OP_NAME and not is_ancestor(scope, loop_op):
         # (a block nested in a blockized one would leave its iter vars behind)
-        raise ScheduleError(f"{who}: the block and the loop are not under the same block "
-                            f"scope (the block is inside block {Block(scope).name!r}, the "
-                            f"loop is not)")
+        raise ScheduleError(
+            f"{who}: the block and the loop are not under the same block "
+            f"scope (the block is inside block {Block(scope).name!r}, the "
+            f"loop is not)"
+        )
     if "O" in blk.iter_types:
-        raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
-                            f"or reduction block)")
-    rw = _ReadsWrites()         # (each block's accesses read once)
+        raise ScheduleError(
+            f"{who}: the block has opaque iter vars (it must be a complete or reduction block)"
+        )
+    rw = _ReadsWrites()  # (each block's accesses read once)
     check_single_writer(block_op, func, who, rw)
     producers, consumers = dataflow(block_op, rw)
     needed = producers if reverse else consumers
     role = "producer" if reverse else "consumer"
-    if not needed and not reverse:   # reverse: no producer = recompute it all under the loop
+    if not needed and not reverse:  # reverse: no producer = recompute it all under the loop
         raise ScheduleError(f"{who}: the block has no {role} (it is an output block)")
     outside = [b for b in needed if not is_ancestor(loop_op, b)]
     if outside:
-        raise ScheduleError(f"{who}: the primitive requires all the {role}(s) of the block "
-                            f"under the loop ({_names(outside)} "
-                            f"{'is' if len(outside) == 1 else 'are'} not)")
+        raise ScheduleError(
+            f"{who}: the primitive requires all the {role}(s) of the block "
+            f"under the loop ({_names(outside)} "
+            f"{'is' if len(outside) == 1 else 'are'} not)"
+        )
     _check_order(loop_op, producers, consumers, who)
 
     reads, writes = rw[block_op]
     outer = enclosing_loops(loop_op) + [loop_op]
-    space = NestedSpace(outer)      # a consumer may be inside a blockized block
+    space = NestedSpace(outer)  # a consumer may be inside a blockized block
     try:
         regions = {}
-        for buf in (reads if reverse else writes):
-            r = touched_region(space, [Block(b) for b in needed], buf,
-                               "store" if reverse else "load")
+        for buf in reads if reverse else writes:
+            r = touched_region(
+                space, [Block(b) for b in needed], buf, "store" if reverse else "load"
+            )
             if r is not None:
                 regions[buf] = r
-        intervals = iter_var_intervals(blk, regions, "load" if reverse else "store",
-                                       conflicts_ok=not reverse, space=space)
+        intervals = iter_var_intervals(
+            blk, regions, "load" if reverse else "store", conflicts_ok=not reverse, space=space
+        )
     except RegionError as e:
         raise ScheduleError(f"{who}: {e}") from None
     covers = cover(space, blk, intervals, preserve, reverse)
@@ -263,8 +304,9 @@ def _move(block_op, loop_op, preserve, idx, reverse) -> ir.Operation:
     return place(block_op, lp.body, stmts, pos, space, covers)
 
 
-def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
-          covers: List[IterCover]) -> ir.Operation:
+def place(
+    block_op, body: ir.Block, stmts, pos: int, space: LoopSpace, covers: List[IterCover]
+) -> ir.Operation:
     """Build the covering loops at `stmts[pos]` in `body`, move the block into them, rebind it,
     and remove its old loops that held only it. Returns the new block op."""
     blk = Block(block_op)
@@ -299,43 +341,55 @@ def place(block_op, body: ir.Block, stmts, pos: int, space: LoopSpace,
         used = [v for v in used if v < space.n_outer] + [v for v in used if v >= nout]
         posn = {v: k for k, v in enumerate(used)}
         dim = lambda v: ir.AffineDimExpr.get(posn[v])  # noqa: E731
-        doms = blk.domains          # (read while the operands are the old ones)
-        symbols = blk.symbols       # (kept: the domains and the new constraints use them)
+        doms = blk.domains  # (read while the operands are the old ones)
+        symbols = blk.symbols  # (kept: the domains and the new constraints use them)
         # sizes the region uses (`n - 1 - i`) are symbols of the space: the block's here
         sym_map = [ir.AffineSymbolExpr.get(_position(symbols, v)) for v in space.symbols]
         ident = [ir.AffineDimExpr.get(k) for k in range(len(used))]
 
         def remap(e):
             return substitute(e, ident, sym_map) if sym_map else e
+
         exprs = [remap(index.to_affine(lin, dim)) for lin in lins]
-        exprs = [e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
-                 for e, c in zip(exprs, covers)]
+        exprs = [
+            e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
+            for e, c in zip(exprs, covers)
+        ]
         blk.op.attributes["bindings"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get(len(used), len(symbols), exprs))
+            ir.AffineMap.get(len(used), len(symbols), exprs)
+        )
         # TVM's binding is the region start plus the new loop: `hh_0 * 8 - 1 + ax0`
         blk.start_first_bindings = {str(e) for e in exprs}
         cons, spelled = [], {}
         for c, lin, e, (dmin, dext) in zip(covers, lins, exprs, doms):
             # a new loop of extent 1 is 0 in the predicate (TVM simplifies it over the loop's
             # range: `i_0 * 16 + i_1 < 1`, where the binding keeps `+ ax0`)
-            unit = [(a, k) for a, k in lin.terms if a[0] == "v" and a[1] >= nout
-                    and space.ranges.get(a[1]) == (0, 0)]
+            unit = [
+                (a, k)
+                for a, k in lin.terms
+                if a[0] == "v" and a[1] >= nout and space.ranges.get(a[1]) == (0, 0)
+            ]
             if unit:
                 lin = index.Lin(tuple(t for t in lin.terms if t not in unit), lin.const)
                 e = remap(index.to_affine(lin, dim))
                 e = e + c.lo.embed(symbols) if isinstance(c.lo, SymExpr) else e
             if c.lower_check:
                 cons.append(e - (dmin.embed(symbols) if isinstance(dmin, SymExpr) else dmin))
-            if c.upper_check and not isinstance(dmin + dext, int):    # e < n
+            if c.upper_check and not isinstance(dmin + dext, int):  # e < n
                 cons.append((dmin + dext).embed(symbols) - 1 - e)
-            elif c.upper_check:        # e < dmin + dext, a common factor divided out (TVM)
+            elif c.upper_check:  # e < dmin + dext, a common factor divided out (TVM)
                 ul, un = index.less_than(lin, dmin + dext, space.ranges)
                 cons.append(remap(index.to_affine(index.const(un - 1) + ul.scale(-1), dim)))
-                if all(k < 0 for _, k in ul.terms):     # `8 - i < 8` is TVM's `0 < i`
+                if all(k < 0 for _, k in ul.terms):  # `8 - i < 8` is TVM's `0 < i`
                     spelled[str(cons[-1])] = "<"
-        blk.set_attr("predicate", ir.IntegerSetAttr.get(
-            ir.IntegerSet.get(len(used), len(symbols), cons, [False] * len(cons)))
-            if cons else None)
+        blk.set_attr(
+            "predicate",
+            ir.IntegerSetAttr.get(
+                ir.IntegerSet.get(len(used), len(symbols), cons, [False] * len(cons))
+            )
+            if cons
+            else None,
+        )
         blk.where_spelling = spelled
         widen_domains(blk, len(symbols))
         new_op = set_operands(block_op, [space.values[v] for v in used] + symbols)
@@ -372,7 +426,7 @@ def _remove_empty_loops(op):
         top = op
         op = parent_op(op)
     if top is not None:
-        erase(top)          # (with the empty loops inside it)
+        erase(top)  # (with the empty loops inside it)
 
 
 def _holds_only(loop: ir.Operation, inner) -> bool:

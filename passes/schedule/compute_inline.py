@@ -27,6 +27,7 @@ Differs from TVM 0.21 on purpose: TVM accepts a buffer with another reader and r
 broken program (the buffer's allocation is dropped while the other block still reads it, the
 value never written); we reject it.
 """
+
 from typing import List
 
 from mlir import ir
@@ -36,8 +37,15 @@ from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import prove_le, prove_lt, show, smax, smin
 from tir_mlir.dialect.ops import Block, index_dtype_attr
 from tir_mlir.errors import ScheduleError
-from tir_mlir.analysis.structure import (block_reads_writes, blocks_under, func_of, is_ancestor,
-    op_of, value_range, walk)
+from tir_mlir.analysis.structure import (
+    block_reads_writes,
+    blocks_under,
+    func_of,
+    is_ancestor,
+    op_of,
+    value_range,
+    walk,
+)
 from tir_mlir.analysis.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
 from tir_mlir.ir.index_dtypes import INDEX_DTYPE, mark_constants
@@ -54,11 +62,14 @@ def _single_store(blk: Block, who: str, distinct_iters: bool = True) -> ir.Opera
     """The one store of a complete spatial block, whose indices are distinct iter vars
     (`distinct_iters`; else checked by the caller)."""
     if blk.init is not None or any(t != "S" for t in blk.iter_types):
-        raise ScheduleError(f"{who}: the block is not a complete spatial block (it has "
-                            f"{'an init' if blk.init is not None else 'non-spatial iter vars'})")
+        raise ScheduleError(
+            f"{who}: the block is not a complete spatial block (it has "
+            f"{'an init' if blk.init is not None else 'non-spatial iter vars'})"
+        )
     ops = list(walk(blk.op))
-    bad = [o.name for o in ops if o.name in ("tir.block", "affine.for", "tir.evaluate",
-                                             "memref.alloc")]
+    bad = [
+        o.name for o in ops if o.name in ("tir.block", "affine.for", "tir.evaluate", "memref.alloc")
+    ]
     if bad:
         raise ScheduleError(f"{who}: the block body is not a single store (it holds {bad[0]})")
     stores = [o for o in ops if o.name == "memref.store"]
@@ -67,9 +78,11 @@ def _single_store(blk: Block, who: str, distinct_iters: bool = True) -> ir.Opera
     store = stores[0]
     ks = [iter_var_of(blk, v) for v in access(store)[1]]
     if distinct_iters and (None in ks or len(set(ks)) != len(ks)):
-        raise ScheduleError(f"{who}: the store indices of buffer "
-                            f"{buffer_name(access(store)[0])!r} are not distinct iter vars "
-                            f"(the block is not injective)")
+        raise ScheduleError(
+            f"{who}: the store indices of buffer "
+            f"{buffer_name(access(store)[0])!r} are not distinct iter vars "
+            f"(the block is not injective)"
+        )
     if any(access(o)[0] == access(store)[0] for o in ops if o.name == "memref.load"):
         raise ScheduleError(f"{who}: the block reads the buffer it writes")
     return store
@@ -92,10 +105,12 @@ def _check_uses(buf, allowed, who):
     """Every use of the buffer is a load/store inside one of the `allowed` blocks."""
     for use in buf.uses:
         user = op_of(use.owner)
-        if user.name not in ("memref.load", "memref.store") or \
-                not any(is_ancestor(b, user) for b in allowed):
-            raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is used outside blocks "
-                                f"(by {user.name})")
+        if user.name not in ("memref.load", "memref.store") or not any(
+            is_ancestor(b, user) for b in allowed
+        ):
+            raise ScheduleError(
+                f"{who}: buffer {buffer_name(buf)!r} is used outside blocks (by {user.name})"
+            )
 
 
 def _drop_block(block_op: ir.Operation, buf: ir.Value):
@@ -114,21 +129,26 @@ def _plan(block):
     store = _single_store(blk, who)
     buf, idx = access(store)
     if is_func_arg(buf):
-        raise ScheduleError(f"{who}: cannot inline a block writing the output buffer "
-                            f"{buffer_name(buf)!r}")
+        raise ScheduleError(
+            f"{who}: cannot inline a block writing the output buffer {buffer_name(buf)!r}"
+        )
     func = func_of(blk.op)
     writers, readers = _writers_readers(func, buf, blk.op)
     if writers:
-        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also written by block "
-                            f"{Block(writers[0]).name!r}")
+        raise ScheduleError(
+            f"{who}: buffer {buffer_name(buf)!r} is also written by block "
+            f"{Block(writers[0]).name!r}"
+        )
     _check_uses(buf, readers + [blk.op], who)
     _check_consumers_covered(blk, idx, buf, readers, who)
     stored = {iter_var_of(blk, v): d for d, v in enumerate(idx)}
     used = [iter_var_of(blk, v) for o in walk(blk.op) for v in o.operands]
     free = sorted({k for k in used if k is not None and k not in stored})
     if free:
-        raise ScheduleError(f"{who}: iter var {blk.iter_names[free[0]]} is used by the "
-                            f"expression but does not index the store")
+        raise ScheduleError(
+            f"{who}: iter var {blk.iter_names[free[0]]} is used by the "
+            f"expression but does not index the store"
+        )
     return blk, store, buf, stored
 
 
@@ -144,12 +164,13 @@ def can_compute_inline(block) -> bool:
 def compute_inline(block) -> None:
     blk, store, buf, stored = _plan(block)
     value = store.operands[0]
-    loads: List[ir.Operation] = [op_of(u.owner) for u in buf.uses
-                                 if op_of(u.owner).name == "memref.load"]
+    loads: List[ir.Operation] = [
+        op_of(u.owner) for u in buf.uses if op_of(u.owner).name == "memref.load"
+    ]
     for load in loads:
         indices = access(load)[1]
         subst = {}
-        for arg in (blk.body.arguments):
+        for arg in blk.body.arguments:
             k = ir.BlockArgument(arg).arg_number
             if k in stored:
                 subst[arg] = _materializer(indices[stored[k]])
@@ -169,17 +190,16 @@ def _written_box(blk: Block, idx) -> list:
         lo, ext = blk.domains[k]
         lo_k, hi_k = lo, lo + ext - 1
         d = linear(binds[k])
-        if blk.predicate is not None and d is not None and d[1] == 0 and \
-                list(d[0].values()) == [1]:
+        if blk.predicate is not None and d is not None and d[1] == 0 and list(d[0].values()) == [1]:
             dim = next(iter(d[0]))
             for c in blk.predicate.constraints:
                 lin = linear(c.expr)
                 if c.is_eq or lin is None or list(lin[0]) != [dim]:
                     continue
                 terms, const = lin
-                if terms[dim] == 1 and isinstance(lo_k, int):       # dim + const >= 0
+                if terms[dim] == 1 and isinstance(lo_k, int):  # dim + const >= 0
                     lo_k = max(lo_k, -const)
-                elif terms[dim] == -1 and isinstance(hi_k, int):    # const - dim >= 0
+                elif terms[dim] == -1 and isinstance(hi_k, int):  # const - dim >= 0
                     hi_k = min(hi_k, const)
         box.append((lo_k, hi_k))
     return box
@@ -197,9 +217,12 @@ def _check_consumers_covered(blk: Block, idx, buf, readers, who):
                 continue
             leaves = list(rb.body.arguments)
             try:
-                lins = [index.from_affine(to_affine(v, leaves), [index.var(k) for k in
-                                                                range(len(leaves))], ranges)
-                        for v in access(o)[1]]
+                lins = [
+                    index.from_affine(
+                        to_affine(v, leaves), [index.var(k) for k in range(len(leaves))], ranges
+                    )
+                    for v in access(o)[1]
+                ]
             except (NotAffine, ValueError):
                 continue
             if len(leaves) > len(rb.body.arguments):
@@ -208,13 +231,16 @@ def _check_consumers_covered(blk: Block, idx, buf, readers, who):
             for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
                 lo, hi = index.bounds(lin, ranges)
                 # clipped to the buffer (TVM); symbolic bounds (`n - 1`) compare as proved
-                lo, hi = smax(lo, 0) if smax(lo, 0) is not None else lo, \
-                    smin(hi, shape[d] - 1) if smin(hi, shape[d] - 1) is not None else hi
+                lo, hi = (
+                    smax(lo, 0) if smax(lo, 0) is not None else lo,
+                    smin(hi, shape[d] - 1) if smin(hi, shape[d] - 1) is not None else hi,
+                )
                 if not prove_le(wlo, lo) or not prove_le(hi, whi):
                     raise ScheduleError(
                         f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
                         f"[{lo}, {hi + 1}) of dimension {d} of buffer {buffer_name(buf)!r}, "
-                        f"which the block writes only in [{wlo}, {whi + 1})")
+                        f"which the block writes only in [{wlo}, {whi + 1})"
+                    )
 
 
 def _materializer(v: ir.Value):
@@ -228,12 +254,15 @@ def reverse_compute_inline(block) -> None:
     if cons.init is not None or any(t != "S" for t in cons.iter_types):
         raise ScheduleError(f"{who}: the block is not a complete spatial block")
     if cons.predicate is not None:
-        raise ScheduleError(f"{who}: the block has a T.where: the block should be covered by "
-                            f"the producer block, which computes every element it writes")
+        raise ScheduleError(
+            f"{who}: the block has a T.where: the block should be covered by "
+            f"the producer block, which computes every element it writes"
+        )
     func = func_of(cons.op)
     cstores = [o for o in walk(cons.op) if o.name == "memref.store"]
-    if len(cstores) != 1 or any(o.name in ("tir.block", "affine.for", "tir.evaluate")
-                                for o in walk(cons.op)):
+    if len(cstores) != 1 or any(
+        o.name in ("tir.block", "affine.for", "tir.evaluate") for o in walk(cons.op)
+    ):
         raise ScheduleError(f"{who}: the block body must be a single store")
     cstore = cstores[0]
     out_buf = access(cstore)[0]
@@ -245,20 +274,24 @@ def reverse_compute_inline(block) -> None:
         if _writers_readers(func, r, cons.op)[0]:
             candidates.append(r)
     if len(candidates) != 1:
-        raise ScheduleError(f"{who}: the block must read exactly one buffer produced by "
-                            f"another block, it reads {len(candidates)}")
+        raise ScheduleError(
+            f"{who}: the block must read exactly one buffer produced by "
+            f"another block, it reads {len(candidates)}"
+        )
     buf = candidates[0]
     writers, readers = _writers_readers(func, buf, cons.op)
     if len(writers) != 1:
-        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} has {len(writers)} producers "
-                            f"(exactly one is required)")
+        raise ScheduleError(
+            f"{who}: buffer {buffer_name(buf)!r} has {len(writers)} producers "
+            f"(exactly one is required)"
+        )
     readers = [r for r in readers if r != writers[0]]
     if readers:
-        raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is also read by block "
-                            f"{Block(readers[0]).name!r}")
+        raise ScheduleError(
+            f"{who}: buffer {buffer_name(buf)!r} is also read by block {Block(readers[0]).name!r}"
+        )
     if is_func_arg(buf):
-        raise ScheduleError(f"{who}: cannot fold away the function parameter "
-                            f"{buffer_name(buf)!r}")
+        raise ScheduleError(f"{who}: cannot fold away the function parameter {buffer_name(buf)!r}")
     prod = Block(writers[0])
     pwho = f"{who}: producer block {prod.name!r}"
     if prod.init is not None and all(t == "S" for t in prod.iter_types):
@@ -284,7 +317,7 @@ def reverse_compute_inline(block) -> None:
     for k, v in enumerate(new_idx):
         new_store.operands[2 + k] = v
     erase_with_operands(pstore)
-    if conds:      # the producer computes more than the consumer read: TVM's T.where
+    if conds:  # the producer computes more than the consumer read: TVM's T.where
         _add_predicate(prod, conds)
     _drop_block(cons.op, buf)
 
@@ -296,24 +329,31 @@ def _reverse_into_accumulator(cons: Block, prod: Block, buf, cstore, who, pwho) 
     index, so the producer accumulates into C directly."""
     loads = [o for o in walk(cons.op) if o.name == "memref.load" and access(o)[0] == buf]
     if len(loads) != 1 or cstore.operands[0] != loads[0].result:
-        raise ScheduleError(f"{pwho}: the block has an init; only a copy of its buffer "
-                            f"(`C[...] = {buffer_name(buf)}[...]`) can be inlined into it")
+        raise ScheduleError(
+            f"{pwho}: the block has an init; only a copy of its buffer "
+            f"(`C[...] = {buffer_name(buf)}[...]`) can be inlined into it"
+        )
     stores = [o for o in walk(prod.op) if o.name == "memref.store" and access(o)[0] == buf]
     body_stores = [s for s in stores if not _in_init(prod, s)]
     if len(body_stores) != 1 or len(stores) != 2:
-        raise ScheduleError(f"{pwho}: the block must store its buffer once in its init and "
-                            f"once in its update")
+        raise ScheduleError(
+            f"{pwho}: the block must store its buffer once in its init and once in its update"
+        )
     groups = _invert_read(cons, loads, buf, who)
     ps = _store_lins(prod, body_stores[0], pwho)
     ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
     _check_cover(prod, ps, ranges, groups, buf, who)
     if _in_domain(cons, ps, ranges, groups):
-        raise ScheduleError(f"{pwho}: the block computes more than the copy reads (a T.where "
-                            f"would skip its init)")
+        raise ScheduleError(
+            f"{pwho}: the block computes more than the copy reads (a T.where would skip its init)"
+        )
     out_buf = access(cstore)[0]
     unit_reads = _unit_reads(cons, loads[0], buf)
-    accesses_of_buf = [o for o in walk(prod.op) if o.name in ("memref.store", "memref.load")
-                       and access(o)[0] == buf]
+    accesses_of_buf = [
+        o
+        for o in walk(prod.op)
+        if o.name in ("memref.store", "memref.load") and access(o)[0] == buf
+    ]
     for acc in accesses_of_buf:
         iters = _inverse_iters(cons, groups, prod, access(acc)[1], unit_reads)
         subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
@@ -341,22 +381,31 @@ def _invert_read(cons: Block, loads, buf, who) -> List[Group]:
         try:
             exprs = [to_affine(v, leaves) for v in access(load)[1]]
         except NotAffine as e:
-            raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} is not an "
-                                f"affine function of the block's iter vars ({e})") from None
+            raise ScheduleError(
+                f"{who}: the read of buffer {buffer_name(buf)!r} is not an "
+                f"affine function of the block's iter vars ({e})"
+            ) from None
         if len(leaves) > len(args):
-            raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} depends on "
-                                f"a value other than the block's iter vars")
+            raise ScheduleError(
+                f"{who}: the read of buffer {buffer_name(buf)!r} depends on "
+                f"a value other than the block's iter vars"
+            )
         reads.add(tuple(exprs))
     if len({tuple(str(e) for e in r) for r in reads}) != 1:
-        raise ScheduleError(f"{who}: the block reads buffer {buffer_name(buf)!r} at "
-                            f"different indices; all its loads must be the same")
+        raise ScheduleError(
+            f"{who}: the block reads buffer {buffer_name(buf)!r} at "
+            f"different indices; all its loads must be the same"
+        )
     mins, extents = zip(*cons.domains)
     try:
-        return read_groups(next(iter(reads)), mins, extents, cons.iter_names,
-                           unit_dims=_unit_dims(buf))
+        return read_groups(
+            next(iter(reads)), mins, extents, cons.iter_names, unit_dims=_unit_dims(buf)
+        )
     except NotInvertible as e:
-        raise ScheduleError(f"{who}: the read of buffer {buffer_name(buf)!r} is not a "
-                            f"bijective affine map of the block's iter vars: {e}") from None
+        raise ScheduleError(
+            f"{who}: the read of buffer {buffer_name(buf)!r} is not a "
+            f"bijective affine map of the block's iter vars: {e}"
+        ) from None
 
 
 def _unit_dims(buf: ir.Value) -> frozenset:
@@ -376,11 +425,11 @@ def _store_lins(prod: Block, pstore, who) -> List[index.Lin]:
         mins, extents = zip(*prod.domains) if prod.domains else ((), ())
         read_groups(exprs, mins, extents, prod.iter_names, unit_dims=_unit_dims(access(pstore)[0]))
     except (NotAffine, NotInvertible) as e:
-        raise ScheduleError(f"{who}: its store is not a bijective affine map of its iter "
-                            f"vars: {e}") from None
+        raise ScheduleError(
+            f"{who}: its store is not a bijective affine map of its iter vars: {e}"
+        ) from None
     ranges = {k: (lo, lo + ext - 1) for k, (lo, ext) in enumerate(prod.domains)}
-    return [index.from_affine(e, [index.var(k) for k in range(len(args))], ranges)
-            for e in exprs]
+    return [index.from_affine(e, [index.var(k) for k in range(len(args))], ranges) for e in exprs]
 
 
 def _check_cover(prod: Block, ps, ranges, groups: List[Group], buf, who):
@@ -393,7 +442,8 @@ def _check_cover(prod: Block, ps, ranges, groups: List[Group], buf, who):
                 raise ScheduleError(
                     f"{who}: the block should be covered by the producer block {prod.name!r}: "
                     f"it reads [{rlo}, {rhi + 1}) of dimension {p.dim} of buffer "
-                    f"{buffer_name(buf)!r}, the producer writes [{lo}, {hi + 1})")
+                    f"{buffer_name(buf)!r}, the producer writes [{lo}, {hi + 1})"
+                )
 
 
 def _index_const(v: int, dtype: str = "int32") -> ir.Value:
@@ -418,6 +468,7 @@ def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx, unit_rea
     """Per consumer iter var, a maker of its value from the producer's store indices:
     F = s_low + s_next * div + ... (TVM's order), iter = F // stride % extent; a unit iter
     var read at a size-1 dim (`unit_reads`) is the producer's index there."""
+
     def piece(p, user):
         s = clone_tree(pidx[p.dim], user, {}, within=prod.op)
         s = s if p.off == 0 else arith.SubIOp(s, _index_const(p.off)).result
@@ -444,14 +495,18 @@ def _inverse_iters(cons: Block, groups: List[Group], prod: Block, pidx, unit_rea
                 if div is not None:
                     v = arith.FloorDivSIOp(v, _index_const(div)).result
                 if mod is not None and len(g.coeffs) > 1:
-                    v = ir.Operation.create("tir.call", results=[ir.IndexType.get()],
-                                            operands=[v, _index_const(mod)],
-                                            attributes={"callee": ir.StringAttr.get("floormod")}
-                                            ).result
+                    v = ir.Operation.create(
+                        "tir.call",
+                        results=[ir.IndexType.get()],
+                        operands=[v, _index_const(mod)],
+                        attributes={"callee": ir.StringAttr.get("floormod")},
+                    ).result
                 if lo:
                     v = arith.AddIOp(v, _index_const(lo)).result
                 return mark_constants(v)
+
         return make
+
     return [maker(k) for k in range(len(cons.iter_names))]
 
 
@@ -465,7 +520,7 @@ def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> list:
         if g is None:
             continue
         f = index.Lin()
-        for p in reversed(g.pieces):          # highest digit first, as TVM's simplifier
+        for p in reversed(g.pieces):  # highest digit first, as TVM's simplifier
             f = f + (ps[p.dim] + index.const(-p.off)).scale(p.div * p.sign)
         div, mod = digit_of(g, k)
         t = f if div is None else index.floordiv(f, div, ranges)
@@ -474,16 +529,22 @@ def _in_domain(cons: Block, ps, ranges, groups: List[Group]) -> list:
         tlo, thi = index.bounds(t, ranges)
         if not all(isinstance(x, int) for x in (tlo, thi, lo, ext)):
             if prove_le(lo, tlo) and prove_lt(thi, lo + ext):
-                continue                       # symbolic, and always in the domain
-            raise ScheduleError(f"reverse_compute_inline: cannot tell whether the producer's "
-                                f"iterations stay in the domain of {cons.iter_names[k]} "
-                                f"([{show(lo)}, {show(lo + ext)}))")
-        if tlo < lo:                           # lo <= t
+                continue  # symbolic, and always in the domain
+            raise ScheduleError(
+                f"reverse_compute_inline: cannot tell whether the producer's "
+                f"iterations stay in the domain of {cons.iter_names[k]} "
+                f"([{show(lo)}, {show(lo + ext)}))"
+            )
+        if tlo < lo:  # lo <= t
             conds.append((index.to_affine(t + index.const(-lo)), ""))
-        if thi >= lo + ext:                    # t < lo + ext ("<": `8 - i < 8` is TVM's `0 < i`)
+        if thi >= lo + ext:  # t < lo + ext ("<": `8 - i < 8` is TVM's `0 < i`)
             e, n = index.less_than(t, lo + ext, ranges)
-            conds.append((index.to_affine(index.const(n - 1) + e.scale(-1)),
-                          "<" if all(k < 0 for _, k in e.terms) else ""))
+            conds.append(
+                (
+                    index.to_affine(index.const(n - 1) + e.scale(-1)),
+                    "<" if all(k < 0 for _, k in e.terms) else "",
+                )
+            )
     return conds
 
 
@@ -499,8 +560,9 @@ def _add_predicate(prod: Block, conds: list):
             eqs.append(c.is_eq)
     spelled = prod.where_spelling
     for c, op in conds:
-        e = index.to_affine(index.from_affine(substitute(c, binds), [index.var(k) for k in
-                                                                     range(n)], ranges))
+        e = index.to_affine(
+            index.from_affine(substitute(c, binds), [index.var(k) for k in range(n)], ranges)
+        )
         if not any(str(e) == str(x) and not q for x, q in zip(exprs, eqs)):
             exprs.append(e)
             eqs.append(False)

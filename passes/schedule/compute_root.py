@@ -19,6 +19,7 @@ root (its outermost loop holds only it) is left as it is, like TE's no-op.
 Legality: the block is complete or reduction (no opaque iter vars) and the only writer of its
 buffers; some top-level position is after all its producers and before all its consumers.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, body_ops
@@ -40,8 +41,9 @@ def compute_root(block) -> ir.Operation:
     if op_of(top.parent) == func and blocks_under(top) in ([], [block_op]):
         return block_op
     if "O" in blk.iter_types:
-        raise ScheduleError(f"{who}: the block has opaque iter vars (it must be a complete "
-                            f"or reduction block)")
+        raise ScheduleError(
+            f"{who}: the block has opaque iter vars (it must be a complete or reduction block)"
+        )
     check_single_writer(block_op, func, who)
     producers, consumers = dataflow(block_op)
     stmts = body_ops(body)
@@ -49,5 +51,4 @@ def compute_root(block) -> ir.Operation:
         stmts = stmts[:-1]
     pos = position(stmts, consumers, producers, -1, who)
     space = LoopSpace([])
-    return place(block_op, body, stmts, pos, space,
-                 cover(space, blk, {}, preserve_unit_loops=True))
+    return place(block_op, body, stmts, pos, space, cover(space, blk, {}, preserve_unit_loops=True))

@@ -22,6 +22,7 @@ its body is one store of `T.if_then_else(cond, value, pad)` where `pad` reads no
 excluding some element; `pad` is constant (reads no buffer, uses no variable).
 `can_decompose_padding` answers whether these hold.
 """
+
 from typing import Dict, List, Tuple
 
 from mlir import ir
@@ -30,15 +31,29 @@ from mlir.dialects import arith
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
-from tir_mlir.analysis.buffer_util import (NotAffine, emit_index, i64_array, replace_uses,
-    simplify, to_affine)
+from tir_mlir.analysis.buffer_util import (
+    NotAffine,
+    emit_index,
+    i64_array,
+    replace_uses,
+    simplify,
+    to_affine,
+)
 from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.expr_tree import clone_tree, erase_dead
 
 WHO = "decompose_padding"
 # arith.cmpi predicate -> (sign, offset): `a OP b` holds iff sign * (a - b) < offset
-_CMP = {"slt": (1, 0), "sle": (1, 1), "sgt": (-1, 0), "sge": (-1, 1),
-        "ult": (1, 0), "ule": (1, 1), "ugt": (-1, 0), "uge": (-1, 1)}
+_CMP = {
+    "slt": (1, 0),
+    "sle": (1, 1),
+    "sgt": (-1, 0),
+    "sge": (-1, 1),
+    "ult": (1, 0),
+    "ule": (1, 1),
+    "ugt": (-1, 0),
+    "uge": (-1, 1),
+}
 _INF = 1 << 62
 _CMP_CODES = {2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule", 8: "ugt", 9: "uge"}
 
@@ -54,8 +69,7 @@ class _Plan:
 def check(blk: Block, loop: ir.Operation) -> _Plan:
     """All legality checks; raises ScheduleError, mutates nothing."""
     if not analysis.is_ancestor(loop, blk.op):
-        raise ScheduleError(f"{WHO}: loop {Loop(loop).name!r} does not enclose block "
-                            f"{blk.name!r}")
+        raise ScheduleError(f"{WHO}: loop {Loop(loop).name!r} does not enclose block {blk.name!r}")
     if blk.init is not None or any(t != "S" for t in blk.iter_types):
         raise ScheduleError(f"{WHO}: block {blk.name!r} is not a spatial block without init")
     ops = list(analysis.walk(blk.op))
@@ -66,10 +80,15 @@ def check(blk: Block, loop: ir.Operation) -> _Plan:
         raise ScheduleError(f"{WHO}: block {blk.name!r} must have exactly one store")
     store = stores[0]
     ifop = store.operands[0].owner
-    if isinstance(ifop, ir.Block) or ifop.name != "scf.if" or len(ifop.regions) != 2 \
-            or not len(ifop.regions[1].blocks):
-        raise ScheduleError(f"{WHO}: block {blk.name!r} does not store T.if_then_else(cond, "
-                            f"value, pad_value)")
+    if (
+        isinstance(ifop, ir.Block)
+        or ifop.name != "scf.if"
+        or len(ifop.regions) != 2
+        or not len(ifop.regions[1].blocks)
+    ):
+        raise ScheduleError(
+            f"{WHO}: block {blk.name!r} does not store T.if_then_else(cond, value, pad_value)"
+        )
     pad = _yielded(ifop.regions[1].blocks[0])
     if _varying(pad):
         raise ScheduleError(f"{WHO}: the pad value of block {blk.name!r} should be constant")
@@ -82,13 +101,17 @@ def check(blk: Block, loop: ir.Operation) -> _Plan:
             sides.append(side)
         ranges[k] = (max(ranges[k][0], lo), min(ranges[k][1], hi))
         if ranges[k][0] >= ranges[k][1]:
-            raise ScheduleError(f"{WHO}: block {blk.name!r} writes no valid element "
-                                f"(iter var {blk.iter_names[k]!r} has an empty range)")
+            raise ScheduleError(
+                f"{WHO}: block {blk.name!r} writes no valid element "
+                f"(iter var {blk.iter_names[k]!r} has an empty range)"
+            )
     if all(ranges[k] == (lo, lo + ext) for k, (lo, ext) in enumerate(blk.domains)):
-        raise ScheduleError(f"{WHO}: the in-bound predicate of block {blk.name!r} is trivial "
-                            f"(it excludes no element)")
+        raise ScheduleError(
+            f"{WHO}: the in-bound predicate of block {blk.name!r} is trivial "
+            f"(it excludes no element)"
+        )
     loops = analysis.enclosing_loops(blk.op)
-    path = loops[next(i for i, lp in enumerate(loops) if lp == loop):]
+    path = loops[next(i for i, lp in enumerate(loops) if lp == loop) :]
     return _Plan(store, ifop, ranges, sides, path)
 
 
@@ -101,9 +124,19 @@ def _varying(v: ir.Value) -> bool:
     if isinstance(v.owner, ir.Block):
         return True
     op = analysis.op_of(v.owner)
-    return op.name == "memref.load" or any(_varying(o) for o in op.operands) or any(
-        _varying(o) for inner in analysis.walk(op) for o in inner.operands
-        if not (isinstance(o.owner, ir.Block) and analysis.is_ancestor(op, analysis.op_of(o.owner.owner))))
+    return (
+        op.name == "memref.load"
+        or any(_varying(o) for o in op.operands)
+        or any(
+            _varying(o)
+            for inner in analysis.walk(op)
+            for o in inner.operands
+            if not (
+                isinstance(o.owner, ir.Block)
+                and analysis.is_ancestor(op, analysis.op_of(o.owner.owner))
+            )
+        )
+    )
 
 
 def _conjuncts(cond: ir.Value) -> List[ir.Operation]:
@@ -111,8 +144,7 @@ def _conjuncts(cond: ir.Value) -> List[ir.Operation]:
     if not isinstance(owner, ir.Block) and owner.name == "arith.andi":
         return _conjuncts(owner.operands[0]) + _conjuncts(owner.operands[1])
     if isinstance(owner, ir.Block) or owner.name != "arith.cmpi":
-        raise ScheduleError(f"{WHO}: the padding condition is not a conjunction of "
-                            f"comparisons")
+        raise ScheduleError(f"{WHO}: the padding condition is not a conjunction of comparisons")
     return [analysis.op_of(owner)]
 
 
@@ -127,16 +159,18 @@ def _bound(cmp: ir.Operation, blk: Block) -> Tuple[int, int, int]:
     lin = linear(expr) if expr is not None and pred is not None else None
     args = blk.iter_vars
     if lin is None or len(lin[0]) != 1 or not any(leaves[next(iter(lin[0]))] == a for a in args):
-        raise ScheduleError(f"{WHO}: block iters are not independent wrt the padding condition "
-                            f"(a comparison does not bound one iter var by constants)")
+        raise ScheduleError(
+            f"{WHO}: block iters are not independent wrt the padding condition "
+            f"(a comparison does not bound one iter var by constants)"
+        )
     (pos, coeff), const = next(iter(lin[0].items())), lin[1]
     k = next(i for i, a in enumerate(args) if a == leaves[pos])
     sign, offset = _CMP[pred]
     # sign * (coeff * v + const) < offset, i.e. c * v < m
     c, m = sign * coeff, offset - sign * const
     if c > 0:
-        return k, -_INF, -(-m // c)             # v < ceil(m / c)
-    return k, (-m) // -c + 1, _INF              # v > -m / |c|
+        return k, -_INF, -(-m // c)  # v < ceil(m / c)
+    return k, (-m) // -c + 1, _INF  # v > -m / |c|
 
 
 def decompose_padding(blk: Block, loop: ir.Operation) -> Block:
@@ -146,7 +180,7 @@ def decompose_padding(blk: Block, loop: ir.Operation) -> Block:
     fill = _build_fill(blk, plan, loop)
     _strip_condition(plan.ifop)
     _narrow(blk, plan)
-    blk.set_attr("annotations", None)     # TVM rebuilds both blocks without annotations
+    blk.set_attr("annotations", None)  # TVM rebuilds both blocks without annotations
     return fill
 
 
@@ -156,9 +190,12 @@ def _fold_outer_unit_loops(blk: Block, path):
     subs = [ir.AffineExpr.get_dim(p) for p in range(n)]
     for p, d in enumerate(blk.dims):
         owner = d.owner.owner if isinstance(d.owner, ir.Block) else None
-        if owner is not None and analysis.is_loop(analysis.op_of(owner)) and \
-                not any(lp == analysis.op_of(owner) for lp in path) and \
-                Loop(analysis.op_of(owner)).extent == 1:
+        if (
+            owner is not None
+            and analysis.is_loop(analysis.op_of(owner))
+            and not any(lp == analysis.op_of(owner) for lp in path)
+            and Loop(analysis.op_of(owner)).extent == 1
+        ):
             subs[p] = ir.AffineExpr.get_constant(Loop(analysis.op_of(owner)).min)
     if all(isinstance(e, ir.AffineDimExpr) for e in subs):
         return
@@ -167,25 +204,42 @@ def _fold_outer_unit_loops(blk: Block, path):
     blk.op.attributes["bindings"] = ir.AffineMapAttr.get(ir.AffineMap.get(n, 0, results))
     if blk.predicate is not None:
         cs = blk.predicate.constraints
-        blk.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(
-            n, 0, [simplify(c.expr.compose(sub_map), n) for c in cs], [c.is_eq for c in cs])))
+        blk.set_attr(
+            "predicate",
+            ir.IntegerSetAttr.get(
+                ir.IntegerSet.get(
+                    n, 0, [simplify(c.expr.compose(sub_map), n) for c in cs], [c.is_eq for c in cs]
+                )
+            ),
+        )
 
 
 def _build_fill(blk: Block, plan: _Plan, loop: ir.Operation) -> Block:
     loc = blk.op.location
     ivs: Dict = {}
     ip = ir.InsertionPoint(loop)
-    for lp in map(Loop, plan.path):     # serial and bare, as TVM builds them (fuzzer seed 2617)
-        new = Loop.build(lp.name, lp.extent, min=lp.min, index_dtype=lp.index_dtype,
-                         loc=lp.op.location, ip=ip)
+    for lp in map(Loop, plan.path):  # serial and bare, as TVM builds them (fuzzer seed 2617)
+        new = Loop.build(
+            lp.name, lp.extent, min=lp.min, index_dtype=lp.index_dtype, loc=lp.op.location, ip=ip
+        )
         ivs[lp.iv] = new.iv
         ip = ir.InsertionPoint(analysis.terminator(new.body))
     dims = [next((n for o, n in ivs.items() if o == d), d) for d in blk.dims]
-    fill = Block.build(f"{blk.name}_pad_const", blk.iter_names, blk.iter_types, blk.domains,
-                       blk.bindings, dims, predicate=blk.predicate,
-                       index_dtypes=blk.index_dtypes, loc=loc, ip=ip)
-    subst = {old: (lambda new: lambda user: new)(new)
-             for old, new in zip(blk.iter_vars, fill.iter_vars)}
+    fill = Block.build(
+        f"{blk.name}_pad_const",
+        blk.iter_names,
+        blk.iter_types,
+        blk.domains,
+        blk.bindings,
+        dims,
+        predicate=blk.predicate,
+        index_dtypes=blk.index_dtypes,
+        loc=loc,
+        ip=ip,
+    )
+    subst = {
+        old: (lambda new: lambda user: new)(new) for old, new in zip(blk.iter_vars, fill.iter_vars)
+    }
     term = analysis.terminator(fill.body)
     store = plan.store.clone(ip=ir.InsertionPoint(term))
     pad = _yielded(plan.ifop.regions[1].blocks[0])
@@ -216,14 +270,18 @@ def _narrow(blk: Block, plan: _Plan):
     # the body sees v = v' + lo
     for k, (lo, _) in moved.items():
         arg = blk.iter_vars[k]
-        replace_uses(arg, lambda user, a=arg, c=lo: arith.AddIOp(
-            a, arith.ConstantOp(ir.IndexType.get(), c).result).result)
+        replace_uses(
+            arg,
+            lambda user, a=arg, c=lo: (
+                arith.AddIOp(a, arith.ConstantOp(ir.IndexType.get(), c).result).result
+            ),
+        )
     _resimplify(blk, [blk.iter_vars[k] for k in moved])
     results = list(blk.bindings.results)
     n = len(blk.dims)
     cons, eqs = [], []
     own = {k: _own_loop(blk, k, plan.path) for k in moved}
-    for k, side in plan.sides:      # T.where(lo <= binding and binding < hi), in cond order
+    for k, side in plan.sides:  # T.where(lo <= binding and binding < hi), in cond order
         (lo, hi), e = moved.get(k, (None, None)), results[k]
         if k not in moved or own[k] is not None:
             continue
@@ -234,13 +292,14 @@ def _narrow(blk: Block, plan: _Plan):
         else:
             continue
         eqs.append(False)
-    if blk.predicate is not None:   # TVM: the in-bound conditions first, then the old T.where
+    if blk.predicate is not None:  # TVM: the in-bound conditions first, then the old T.where
         cons += [c.expr for c in blk.predicate.constraints]
         eqs += [c.is_eq for c in blk.predicate.constraints]
     for k, (lo, hi) in moved.items():
         if own[k] is not None:
             own[k].op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
-                ir.AffineMap.get_constant(own[k].min + hi - lo))
+                ir.AffineMap.get_constant(own[k].min + hi - lo)
+            )
         else:
             results[k] = simplify(results[k] - lo, n)
         domains[k] = (0, hi - lo)
@@ -262,8 +321,9 @@ def _own_loop(blk: Block, k: int, path) -> "Loop | None":
         return None
     others = [r for j, r in enumerate(blk.bindings.results) if j != k]
     if any(analysis._mentions(r, [e.position]) for r in others) or (
-            blk.predicate is not None and any(analysis._mentions(c.expr, [e.position])
-                                              for c in blk.predicate.constraints)):
+        blk.predicate is not None
+        and any(analysis._mentions(c.expr, [e.position]) for c in blk.predicate.constraints)
+    ):
         return None
     if [b for b in analysis.blocks_under(lp.op)] != [blk.op]:
         return None

@@ -17,14 +17,20 @@ update again without the init); the init does not use reduction iter vars; no co
 for the init with loops that are not (the others are kept on the init or dropped, as TVM). Returns the init block; the original
 block handle now names "C_update".
 """
+
 from mlir import ir
 
 from tir_mlir.ir import region_overrides as overrides
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.analysis.buffer_util import (dims_of, enclosing_loops, erase_region_block,
-    move_body, substitute)
+from tir_mlir.analysis.buffer_util import (
+    dims_of,
+    enclosing_loops,
+    erase_region_block,
+    move_body,
+    substitute,
+)
 
 
 def decompose_reduction(block: Block, loop: Loop) -> Block:
@@ -33,26 +39,33 @@ def decompose_reduction(block: Block, loop: Loop) -> Block:
     loops = enclosing_loops(block.op)
     pos = next((i for i, l in enumerate(loops) if l.op == loop.op), None)
     if pos is None:
-        raise ScheduleError(f"decompose_reduction: loop {loop.name!r} is not an ancestor of "
-                            f"block {block.name!r}")
+        raise ScheduleError(
+            f"decompose_reduction: loop {loop.name!r} is not an ancestor of block {block.name!r}"
+        )
     types = block.iter_types
     binds = block.bindings.results
     at = _positions(block.dims)
     for outer in loops[:pos]:
         dpos = set(at.get(outer.iv, ()))
         if any(types[k] != "S" and dims_of(binds[k]) & dpos for k in range(len(types))):
-            raise ScheduleError(f"decompose_reduction: loop {outer.name!r} above loop "
-                                f"{loop.name!r} is bound to a reduction iter var of block "
-                                f"{block.name!r}; the init would run more than once")
+            raise ScheduleError(
+                f"decompose_reduction: loop {outer.name!r} above loop "
+                f"{loop.name!r} is bound to a reduction iter var of block "
+                f"{block.name!r}; the init would run more than once"
+            )
     for inner in loops[pos:]:
         if inner.extent != 1 and not any(_depends_on(d, inner.iv) for d in block.dims):
-            raise ScheduleError(f"decompose_reduction: loop {inner.name!r} repeats block "
-                                f"{block.name!r} without changing its iter vars; the init, "
-                                f"moved out of it, would run once for all its updates")
+            raise ScheduleError(
+                f"decompose_reduction: loop {inner.name!r} repeats block "
+                f"{block.name!r} without changing its iter vars; the init, "
+                f"moved out of it, would run once for all its updates"
+            )
     for k, arg in enumerate(block.init.arguments):
         if types[k] != "S" and len(list(arg.uses)):
-            raise ScheduleError(f"decompose_reduction: the init of block {block.name!r} uses "
-                                f"reduction iter var {block.iter_names[k]!r}")
+            raise ScheduleError(
+                f"decompose_reduction: the init of block {block.name!r} uses "
+                f"reduction iter var {block.iter_names[k]!r}"
+            )
     with block.op.location:
         return _decompose(block, loops[pos:])
 
@@ -89,23 +102,35 @@ def _decompose(block: Block, inner: list) -> Block:
     # split guards the init too); those on reduction loops only filter the update (as TVM).
     uncopied = {p for p, v in enumerate(dims) if p not in copied_at and v in inner_ivs}
     conjuncts = []
-    for c in (block.predicate.constraints if block.predicate is not None else []):
+    for c in block.predicate.constraints if block.predicate is not None else []:
         on = dims_of(c.expr)
         if not on & uncopied:
             conjuncts.append(c)
         elif on & copied_at:
-            raise ScheduleError(f"decompose_reduction: the predicate (T.where) of block "
-                                f"{block.name!r} mixes loops copied for the init with others")
+            raise ScheduleError(
+                f"decompose_reduction: the predicate (T.where) of block "
+                f"{block.name!r} mixes loops copied for the init with others"
+            )
     positions = sorted(used.union(*[dims_of(c.expr) for c in conjuncts]))
     if any(p in uncopied for p in positions):
-        raise ScheduleError(f"decompose_reduction: block {block.name!r} binds a spatial "
-                            f"iter var to a loop that is not copied")
+        raise ScheduleError(
+            f"decompose_reduction: block {block.name!r} binds a spatial "
+            f"iter var to a loop that is not copied"
+        )
     ip = ir.InsertionPoint(inner[0].op)
-    remap = {}                                     # old dim value position -> new value
+    remap = {}  # old dim value position -> new value
     for l in copied:
-        nl = Loop.build(l.name + "_init", l.extent, min=l.min, kind=l.kind, thread=l.thread,
-                        annotations=l.annotations or None, index_dtype=l.index_dtype,
-                        loc=l.op.location, ip=ip)
+        nl = Loop.build(
+            l.name + "_init",
+            l.extent,
+            min=l.min,
+            kind=l.kind,
+            thread=l.thread,
+            annotations=l.annotations or None,
+            index_dtype=l.index_dtype,
+            loc=l.op.location,
+            ip=ip,
+        )
         for p in at[l.iv]:
             remap[p] = nl.iv
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
@@ -113,23 +138,40 @@ def _decompose(block: Block, inner: list) -> Block:
     for p in positions:
         dim_pos[p] = len(new_dims)
         new_dims.append(remap.get(p, dims[p]))
-    sub = [ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
-           for p in range(len(dims))]
-    symbols = block.symbols         # (symbol k stays symbol k: the same operands)
-    predicate = ir.IntegerSet.get(len(new_dims), len(symbols),
-                                  [substitute(c.expr, sub) for c in conjuncts],
-                                  [c.is_eq for c in conjuncts]) if conjuncts else None
-    init = Block.build(block.name + "_init", [block.iter_names[k] for k in spatial],
-                       ["S"] * len(spatial), [block.domains[k] for k in spatial],
-                       ir.AffineMap.get(len(new_dims), len(symbols),
-                                        [substitute(binds[k], sub) for k in spatial]),
-                       new_dims, symbols=symbols, predicate=predicate, annotations=block.annotations or None,
-                       index_dtypes=[block.index_dtypes[k] for k in spatial], loc=loc, ip=ip)
+    sub = [
+        ir.AffineExpr.get_dim(dim_pos[p]) if p in dim_pos else ir.AffineExpr.get_constant(0)
+        for p in range(len(dims))
+    ]
+    symbols = block.symbols  # (symbol k stays symbol k: the same operands)
+    predicate = (
+        ir.IntegerSet.get(
+            len(new_dims),
+            len(symbols),
+            [substitute(c.expr, sub) for c in conjuncts],
+            [c.is_eq for c in conjuncts],
+        )
+        if conjuncts
+        else None
+    )
+    init = Block.build(
+        block.name + "_init",
+        [block.iter_names[k] for k in spatial],
+        ["S"] * len(spatial),
+        [block.domains[k] for k in spatial],
+        ir.AffineMap.get(len(new_dims), len(symbols), [substitute(binds[k], sub) for k in spatial]),
+        new_dims,
+        symbols=symbols,
+        predicate=predicate,
+        annotations=block.annotations or None,
+        index_dtypes=[block.index_dtypes[k] for k in spatial],
+        loc=loc,
+        ip=ip,
+    )
     old_init = block.init
     move_body(old_init, init.body)
     for k, arg in zip(spatial, init.body.arguments):
         old_init.arguments[k].replace_all_uses_with(arg)
     erase_region_block(old_init)
     block.op.attributes["name"] = ir.StringAttr.get(block.name + "_update")
-    overrides.set_writes_first(block.op)     # TVM puts the written buffers first in T.reads
+    overrides.set_writes_first(block.op)  # TVM puts the written buffers first in T.reads
     return init

@@ -9,6 +9,7 @@ statement in the body of the previous one (adjacent and perfectly nested); all s
 bindings. With `preserve_unit_iters=False`, unit-extent loops (also the block's other ones,
 as TVM) are bound as constants.
 """
+
 import math
 from typing import Sequence
 
@@ -31,13 +32,17 @@ def check(loops: Sequence[ir.Operation]):
             raise ScheduleError(f"fuse: loop {Loop(outer).name!r} is given twice")
         children = analysis.loop_children(outer)
         if analysis.parent_op(inner) != outer:
-            raise ScheduleError(f"fuse: the loops can't be fused because the outer loop "
-                                f"{Loop(outer).name!r} is not the parent of the inner loop "
-                                f"{Loop(inner).name!r}")
+            raise ScheduleError(
+                f"fuse: the loops can't be fused because the outer loop "
+                f"{Loop(outer).name!r} is not the parent of the inner loop "
+                f"{Loop(inner).name!r}"
+            )
         if len(children) != 1:
-            raise ScheduleError(f"fuse: the loops can't be fused because the outer loop "
-                                f"{Loop(outer).name!r} has more than one child statement "
-                                f"(not perfectly nested)")
+            raise ScheduleError(
+                f"fuse: the loops can't be fused because the outer loop "
+                f"{Loop(outer).name!r} has more than one child statement "
+                f"(not perfectly nested)"
+            )
     for lp in loops:
         if Loop(lp).min != 0:
             raise ScheduleError(f"fuse: loop {Loop(lp).name!r} does not start at 0")
@@ -54,18 +59,21 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     if not all(isinstance(s, int) for s in sizes):
         for v in views:
             if not all(analysis.is_block(u) for u in analysis.users([v.iv])):
-                raise ScheduleError(f"fuse: loop {v.name!r} is used by a non-affine binding; "
-                                    f"fusing symbolic extents keeps affine bindings only")
+                raise ScheduleError(
+                    f"fuse: loop {v.name!r} is used by a non-affine binding; "
+                    f"fusing symbolic extents keeps affine bindings only"
+                )
     total = product(sizes)
-    new = Loop.build(name, total, index_dtype=index_dtype, loc=loops[0].location,
-                     ip=ir.InsertionPoint(loops[0]))
+    new = Loop.build(
+        name, total, index_dtype=index_dtype, loc=loops[0].location, ip=ir.InsertionPoint(loops[0])
+    )
     term = analysis.terminator(new.body)
     for op in body_ops(views[-1].body):
         op.move_before(term)
     ivs = [v.iv for v in views]
     if all(isinstance(s, int) for s in sizes):
-        for pos, iv in enumerate(ivs):        # non-affine bindings: (fused // inner) % size
-            e = index.floordiv(index.var(0), math.prod(sizes[pos + 1:]), {0: (0, total - 1)})
+        for pos, iv in enumerate(ivs):  # non-affine bindings: (fused // inner) % size
+            e = index.floordiv(index.var(0), math.prod(sizes[pos + 1 :]), {0: (0, total - 1)})
             e = index.mod(e, sizes[pos], {0: (0, total - 1)}) if pos else e
             analysis.rewrite_binding_uses(iv, index.to_affine(e), [new.iv])
     for blk in analysis.users(ivs):
@@ -86,15 +94,16 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     for k, v in enumerate(old):
         for pos, iv in enumerate(ivs):
             if v == iv:
-                inner = product(sizes[pos + 1:])
+                inner = product(sizes[pos + 1 :])
                 # (a unit loop is 0, as TVM binds it: with a symbolic extent beside it no
                 # range simplification would find that)
                 if sizes[pos] == 1 and (not keep_unit or not isinstance(total, int)):
                     e = index.Lin()
                 elif pos == 0 and isinstance(inner, SymExpr) and isinstance(sizes[0], SymExpr):
                     # TVM's iter-map form when neither the extent nor the divisor is constant
-                    e = index.floordiv_by(index.mod_by(f, inner * sizes[0], ranges, symbols),
-                                          inner, ranges, symbols)
+                    e = index.floordiv_by(
+                        index.mod_by(f, inner * sizes[0], ranges, symbols), inner, ranges, symbols
+                    )
                 else:
                     e = index.floordiv_by(f, inner, ranges, symbols)
                     if pos > 0:

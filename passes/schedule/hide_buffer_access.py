@@ -12,6 +12,7 @@ no less safe than before).
 Legality (TVM's): `buf_type` is "read" or "write"; every index is in range of the block's
 T.reads / T.writes (repeats allowed).
 """
+
 from typing import List
 
 from tir_mlir.ir import region_overrides as overrides
@@ -28,8 +29,11 @@ def unsafe_hide_buffer_access(block: Block, buf_type: str, buf_index_array: List
     regions = visible(block, buf_type)
     for i in buf_index_array:
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(regions):
-            raise ScheduleError(f"{WHO}: block {block.name!r} has {len(regions)} {buf_type} "
-                                f"region(s); index {i!r} is out of range")
+            raise ScheduleError(
+                f"{WHO}: block {block.name!r} has {len(regions)} {buf_type} "
+                f"region(s); index {i!r} is out of range"
+            )
     if buf_index_array:
-        overrides.add_hidden(block.op, buf_type,
-                             [buffer_name(regions[i].buffer) for i in buf_index_array])
+        overrides.add_hidden(
+            block.op, buf_type, [buffer_name(regions[i].buffer) for i in buf_index_array]
+        )

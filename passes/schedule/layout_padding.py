@@ -22,6 +22,7 @@ cannot say `or`). The pad value is a constant of the buffer's dtype or (int buff
 affine lambda of the new indices. TVM's assumption for an input (`T.assume`) is not written
 here.
 """
+
 from typing import List
 
 from mlir import ir
@@ -33,8 +34,14 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.analysis.structure import erase, op_of
-from tir_mlir.analysis.buffer_util import (accesses, buffer_name, emit_index, func_of, move_body,
-    replace_uses)
+from tir_mlir.analysis.buffer_util import (
+    accesses,
+    buffer_name,
+    emit_index,
+    func_of,
+    move_body,
+    replace_uses,
+)
 from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.expr_tree import erase_dead
 
@@ -42,8 +49,7 @@ WHO = "transform_layout"
 
 
 def _refuse(why: str):
-    raise ScheduleError(f"{WHO}: pad_value: {why} (TVM's other padded forms are not "
-                        f"supported)")
+    raise ScheduleError(f"{WHO}: pad_value: {why} (TVM's other padded forms are not supported)")
 
 
 def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
@@ -60,15 +66,15 @@ def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
             consts.append((k, e.value))
             continue
         kind, inner, c = "id", e, 1
-        if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and \
-                isinstance(e.rhs.maybe_downcast(), ir.AffineConstantExpr):
+        if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and isinstance(
+            e.rhs.maybe_downcast(), ir.AffineConstantExpr
+        ):
             kind = "div" if isinstance(e, ir.AffineFloorDivExpr) else "mod"
             inner, c = e.lhs, e.rhs.maybe_downcast().value
         lin = linear(inner)
         if lin is None or len(lin[0]) != 1 or list(lin[0].values()) != [1]:
-            _refuse(f"index map result {e} is not d + a, (d + a) // c, (d + a) % c or a "
-                    f"constant")
-        (d, _), = lin[0].items()
+            _refuse(f"index map result {e} is not d + a, (d + a) // c, (d + a) % c or a constant")
+        ((d, _),) = lin[0].items()
         parts[d].append((kind, k, c, lin[1]))
     inv, tiles, checks = [], [], []
     for d, ps in parts.items():
@@ -84,13 +90,15 @@ def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
             if off == 0 and shape[d] % c:
                 tiles.append((div, mod, shape[d] // c, shape[d] % c))
         else:
-            _refuse(f"dimension {d} is not mapped to d + a or to a (d + a) // c, (d + a) % c "
-                    f"pair")
+            _refuse(f"dimension {d} is not mapped to d + a or to a (d + a) // c, (d + a) % c pair")
         inv.append(e)
         checks.append((e, 0, shape[d] - 1))
     checks += [(ir.AffineExpr.get_dim(k), v, v) for k, v in consts if new_shape[k] > 1]
-    if len(tiles) == 1 and all(off == 0 for ps in parts.values() for *_, off in ps) \
-            and len(checks) == len(shape):
+    if (
+        len(tiles) == 1
+        and all(off == 0 for ps in parts.values() for *_, off in ps)
+        and len(checks) == len(shape)
+    ):
         n = sum(1 for d, ps in parts.items() if len(ps) == 2 and shape[d] % ps[0][2])
         if n == 1:
             return inv, ("tile",) + tiles[0]
@@ -99,16 +107,19 @@ def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
 
 def _writer(buf: ir.Value) -> Block:
     func = func_of(buf.owner.owner if isinstance(buf.owner, ir.Block) else buf.owner)
-    writers = [o for o in analysis.walk(func) if analysis.is_block(o) and
-               not analysis.blocks_under(o) and
-               any(k == "store" and v == buf for _, k, v in accesses(o))]
+    writers = [
+        o
+        for o in analysis.walk(func)
+        if analysis.is_block(o)
+        and not analysis.blocks_under(o)
+        and any(k == "store" and v == buf for _, k, v in accesses(o))
+    ]
     if len(writers) != 1:
         _refuse("the buffer has no single writer block (an input gets an assumption in TVM)")
     return Block(writers[0])
 
 
-def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], pad_value,
-                 apply):
+def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], pad_value, apply):
     """Rewrite the writer of `buf` over `new_shape`; `apply` rewrites every access of the
     buffer by the map (transform_layout's) and returns the new buffer."""
     inv, padding = inverse(exprs, shape, new_shape)
@@ -119,13 +130,13 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     ivs = list(w.iter_vars)
     loops = analysis.enclosing_loops(w.op)
     problem, order = _in_place_problem(w, buf, shape, loops)
-    if problem is not None and _opaque_in_place(w, buf, shape, new_shape, inv, padding,
-                                                pad_value, dtype, apply):
+    if problem is not None and _opaque_in_place(
+        w, buf, shape, new_shape, inv, padding, pad_value, dtype, apply
+    ):
         return
-    if problem is not None:        # TVM's fallback: the padding written by a block after it
+    if problem is not None:  # TVM's fallback: the padding written by a block after it
         if padding[0] != "tile":
-            _refuse(problem + ", and TVM's padding block after it would need a T.where "
-                    "with `or`")
+            _refuse(problem + ", and TVM's padding block after it would need a T.where with `or`")
         return _pad_after(w, buf, new_shape, padding, pad_value, dtype, apply)
     binds = w.bindings.results
     new_buf = apply()
@@ -134,8 +145,9 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     loc, top = w.op.location, loops[0]
     ip, news = ir.InsertionPoint(top), []
     for k, n in enumerate(new_shape):
-        lp = Loop.build(f"axis{k}", n, index_dtype=Loop(loops[0]).index_dtype, loc=loc,
-                        ip=ip)                    # TVM's names for the padded nest
+        lp = Loop.build(
+            f"axis{k}", n, index_dtype=Loop(loops[0]).index_dtype, loc=loc, ip=ip
+        )  # TVM's names for the padded nest
         news.append(lp)
         ip = ir.InsertionPoint(analysis.terminator(lp.body))
     move_body(Loop(loops[m - 1]).body, news[-1].body)
@@ -146,18 +158,32 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     if any(w.dims[p] == Loop(lp).iv for p in used for lp in loops[:m]):
         _refuse(f"block {w.name!r} binds another iter var to the buffer's loops")
     dims = [lp.iv for lp in news] + [w.dims[p] for p in used]
-    to_new = ir.AffineMap.get(len(dims), 0, [
-        ir.AffineExpr.get_dim(k_new + used.index(p)) if p in used else
-        ir.AffineExpr.get_constant(0) for p in range(len(w.dims))])
+    to_new = ir.AffineMap.get(
+        len(dims),
+        0,
+        [
+            ir.AffineExpr.get_dim(k_new + used.index(p))
+            if p in used
+            else ir.AffineExpr.get_constant(0)
+            for p in range(len(w.dims))
+        ],
+    )
     results = [ir.AffineExpr.get_dim(k) for k in range(k_new)] + [
-        binds[n].compose(to_new) for n in rest]
-    new = Block.build(w.name, names + [w.iter_names[n] for n in rest],
-                      ["S"] * k_new + [w.iter_types[n] for n in rest],
-                      [(0, n) for n in new_shape] + [w.domains[n] for n in rest],
-                      ir.AffineMap.get(len(dims), 0, results), dims,
-                      annotations=w.annotations or None, has_init=w.init is not None,
-                      loc=loc, ip=ir.InsertionPoint(w.op))
-    analysis.move_sid(w.op, new.op)             # handles to the writer stay valid
+        binds[n].compose(to_new) for n in rest
+    ]
+    new = Block.build(
+        w.name,
+        names + [w.iter_names[n] for n in rest],
+        ["S"] * k_new + [w.iter_types[n] for n in rest],
+        [(0, n) for n in new_shape] + [w.domains[n] for n in rest],
+        ir.AffineMap.get(len(dims), 0, results),
+        dims,
+        annotations=w.annotations or None,
+        has_init=w.init is not None,
+        loc=loc,
+        ip=ir.InsertionPoint(w.op),
+    )
+    analysis.move_sid(w.op, new.op)  # handles to the writer stay valid
     regions = [(w.body, new.body)] + ([(w.init, new.init)] if w.init is not None else [])
     for old_region, new_region in regions:
         args = list(new_region.arguments)
@@ -173,11 +199,13 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
     erase(w.op)
     erase(top)
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
+
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
 
 
-def _opaque_in_place(w: Block, buf, shape, new_shape, inv, padding, pad_value, dtype,
-                     apply) -> bool:
+def _opaque_in_place(
+    w: Block, buf, shape, new_shape, inv, padding, pad_value, dtype, apply
+) -> bool:
     """An opaque writer (no iter vars) under loops that index the buffer directly
     (`for i: ... B[i] ...`): as TVM, those loops are rewritten in place over the new shape,
     the buffer accessed at the new loop vars, other uses of the old ones at the inverse, the
@@ -188,11 +216,12 @@ def _opaque_in_place(w: Block, buf, shape, new_shape, inv, padding, pad_value, d
         return False
     loops = [Loop(lp) for lp in loops[:m]]
     if any(lp.min != 0 or lp.extent != n for lp, n in zip(loops, shape)) or any(
-            analysis.loop_children(a.op) != [b.op] for a, b in zip(loops, loops[1:])):
+        analysis.loop_children(a.op) != [b.op] for a, b in zip(loops, loops[1:])
+    ):
         return False
     ivs = [lp.iv for lp in loops]
     for op, k, v in accesses(loops[0].op):
-        if v == buf and list(op.operands)[1 if k == "load" else 2:] != ivs:
+        if v == buf and list(op.operands)[1 if k == "load" else 2 :] != ivs:
             return False
     new_buf = apply()
     top, loc = loops[0].op, w.op.location
@@ -227,11 +256,10 @@ def _in_place_problem(w: Block, buf, shape, loops):
     for op, k, v in accesses(w.op):
         if v != buf:
             continue
-        idx = list(op.operands)[1 if k == "load" else 2:]
+        idx = list(op.operands)[1 if k == "load" else 2 :]
         pos = [next((n for n, a in enumerate(ivs) if a == x), None) for x in idx]
-        if None in pos and w.init is not None:      # the init's own copy of the iter vars
-            pos = [next((n for n, a in enumerate(w.init.arguments) if a == x), None)
-                   for x in idx]
+        if None in pos and w.init is not None:  # the init's own copy of the iter vars
+            pos = [next((n for n, a in enumerate(w.init.arguments) if a == x), None) for x in idx]
         if None in pos or len(set(pos)) != m:
             return f"block {w.name!r} does not access the buffer at distinct iter vars", None
         own.append(pos)
@@ -241,15 +269,21 @@ def _in_place_problem(w: Block, buf, shape, loops):
         return f"block {w.name!r} has a T.where", None
     if any(k == "store" and v != buf for _, k, v in accesses(w.op)):
         return f"block {w.name!r} writes other buffers too", None
-    order = own[0]                              # iter var of each buffer dimension
+    order = own[0]  # iter var of each buffer dimension
     binds = w.bindings.results
     for d, n in enumerate(order):
         e = binds[n].maybe_downcast()
-        if w.iter_types[n] != "S" or w.domains[n] != (0, shape[d]) or \
-                not isinstance(e, ir.AffineDimExpr) or len(loops) <= d or \
-                w.dims[e.position] != Loop(loops[d]).iv:
-            return (f"block {w.name!r}: dimension {d} of the buffer is not its spatial iter "
-                    f"var bound to loop {d} of its nest"), None
+        if (
+            w.iter_types[n] != "S"
+            or w.domains[n] != (0, shape[d])
+            or not isinstance(e, ir.AffineDimExpr)
+            or len(loops) <= d
+            or w.dims[e.position] != Loop(loops[d]).iv
+        ):
+            return (
+                f"block {w.name!r}: dimension {d} of the buffer is not its spatial iter "
+                f"var bound to loop {d} of its nest"
+            ), None
         if Loop(loops[d]).min != 0 or Loop(loops[d]).extent != shape[d]:
             return "the writer's loops do not run over the buffer", None
     for outer, inner in zip(loops[:m], loops[1:m]):
@@ -275,10 +309,17 @@ def _pad_after(w: Block, buf, new_shape, padding, pad_value, dtype, apply):
     _, div, mod, q, r = padding
     d = ir.AffineExpr.get_dim
     pred = ir.IntegerSet.get(k_new, 0, [d(div) - q, d(mod) - r], [True, False])
-    blk = Block.build(f"buffer_{name}_padding", [f"v_axis{k}" for k in range(k_new)],
-                      ["S"] * k_new, [(0, n) for n in new_shape],
-                      ir.AffineMap.get(k_new, 0, [d(k) for k in range(k_new)]),
-                      [lp.iv for lp in news], predicate=pred, loc=loc, ip=ip)
+    blk = Block.build(
+        f"buffer_{name}_padding",
+        [f"v_axis{k}" for k in range(k_new)],
+        ["S"] * k_new,
+        [(0, n) for n in new_shape],
+        ir.AffineMap.get(k_new, 0, [d(k) for k in range(k_new)]),
+        [lp.iv for lp in news],
+        predicate=pred,
+        loc=loc,
+        ip=ip,
+    )
     with ir.InsertionPoint(analysis.terminator(blk.body)), loc:
         args = list(blk.body.arguments)
         memref.StoreOp(_pad_const(pad_value, mlir_type(dtype), dtype, args), new_buf, args)
@@ -303,12 +344,10 @@ def _check_pad(pad, dtype: str):
         if is_float(dtype):
             _refuse("a pad value lambda of a float buffer")
         return
-    given = getattr(pad, "dtype", None)           # a typed constant (TVM's IntImm / FloatImm)
+    given = getattr(pad, "dtype", None)  # a typed constant (TVM's IntImm / FloatImm)
     value = getattr(pad, "value", pad)
-    if given is not None and str(given) != dtype or \
-            isinstance(value, float) != is_float(dtype):
-        raise ScheduleError(f"{WHO}: the pad value {pad!r} must have the buffer's dtype "
-                            f"{dtype}")
+    if given is not None and str(given) != dtype or isinstance(value, float) != is_float(dtype):
+        raise ScheduleError(f"{WHO}: the pad value {pad!r} must have the buffer's dtype {dtype}")
 
 
 def _pad_stores(region: ir.Block, buf: ir.Value, args, padding, pad, dtype):
@@ -335,9 +374,13 @@ def _sink(value: ir.Value, before: ir.Operation, store: ir.Operation):
     while todo:
         v = todo.pop()
         o = v.owner
-        if isinstance(o, ir.Block) or o.operation.parent != store.parent or \
-                "tir.let_name" in o.attributes or len(o.regions) or \
-                sum(1 for r in o.results for _ in r.uses) != 1:
+        if (
+            isinstance(o, ir.Block)
+            or o.operation.parent != store.parent
+            or "tir.let_name" in o.attributes
+            or len(o.regions)
+            or sum(1 for r in o.results for _ in r.uses) != 1
+        ):
             continue
         tree.append(o.operation)
         todo += list(o.operands)
@@ -353,7 +396,8 @@ def _padding_cond(padding, args) -> ir.Value:
         _, div, mod, q, r = padding
         return arith.andi(
             arith.cmpi(arith.CmpIPredicate.eq, args[div], arith.constant(index, q)),
-            arith.cmpi(arith.CmpIPredicate.sle, arith.constant(index, r), args[mod]))
+            arith.cmpi(arith.CmpIPredicate.sle, arith.constant(index, r), args[mod]),
+        )
     cond = None
     for e, lo, hi in padding[1]:
         for pred, bound in ((arith.CmpIPredicate.slt, lo), (arith.CmpIPredicate.sgt, hi)):
@@ -366,8 +410,8 @@ def _pad_const(pad, t, dtype: str, args) -> ir.Value:
     if callable(pad) or isinstance(pad, str):
         fn = symbolic.from_text(pad)
         (e,) = symbolic.exprs(fn, len(args))
-        if isinstance(e.maybe_downcast(), ir.AffineConstantExpr):    # (as the constant
-            return arith.constant(t, e.maybe_downcast().value)         # a trace replays)
+        if isinstance(e.maybe_downcast(), ir.AffineConstantExpr):  # (as the constant
+            return arith.constant(t, e.maybe_downcast().value)  # a trace replays)
         return arith.index_cast(t, emit_index(e, args))
     value = getattr(pad, "value", pad)
     return arith.constant(t, float(value) if is_float(dtype) else int(value))

@@ -12,6 +12,7 @@ CheckSubtreeCompactDataflow) every block directly under the loop is a local comp
 T.reads/T.writes: e.g. the update block left by
 decompose_reduction is neither. unroll always applies. The thread tag must be one TVM knows.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import THREAD_TAGS, Block, Loop
@@ -24,13 +25,18 @@ def _check_compact_dataflow(loop: ir.Operation):
     for blk in analysis.child_blocks(loop):
         b = Block(blk)
         complete = all(t == "S" for t in b.iter_types) and not _reads_what_it_writes(blk)
-        reduction = b.init is not None and all(t in ("S", "R") for t in b.iter_types) and \
-            not analysis.non_affine_dims(blk) and not _reduce_iter_indexes_output(b)
+        reduction = (
+            b.init is not None
+            and all(t in ("S", "R") for t in b.iter_types)
+            and not analysis.non_affine_dims(blk)
+            and not _reduce_iter_indexes_output(b)
+        )
         if not (complete or reduction):
             raise ScheduleError(
                 f"The queried subtree root loop {Loop(loop).name!r} does not have compact "
                 f"dataflow, because its child block {b.name!r} is neither a local complete "
-                f"block nor a local reduction block")
+                f"block nor a local reduction block"
+            )
 
 
 def _reads_what_it_writes(blk) -> bool:
@@ -45,9 +51,12 @@ def _reads_what_it_writes(blk) -> bool:
 def _reduce_iter_indexes_output(b: Block) -> bool:
     args = b.iter_vars + (list(b.init.arguments) if b.init is not None else [])
     reduce_args = [a for a, t in zip(args, b.iter_types * 2) if t == "R"]
-    return any(_depends_on(i, reduce_args)
-               for o in analysis.walk_all(b.op) if o.name == "memref.store"
-               for i in list(o.operands)[2:])
+    return any(
+        _depends_on(i, reduce_args)
+        for o in analysis.walk_all(b.op)
+        if o.name == "memref.store"
+        for i in list(o.operands)[2:]
+    )
 
 
 def _depends_on(v: ir.Value, targets) -> bool:
@@ -65,8 +74,11 @@ def _check_parallelizable(loop: ir.Operation, what: str, allow_reduce: bool = Fa
     ok = ("S", "R") if allow_reduce else ("S",)
     # only blocks bound to the loop can fail; when one does, the first failing one in
     # program order is reported
-    if all(Block(blk).iter_types[r] in ok for blk in analysis.blocks_binding(iv)
-           for r in analysis.dim_exprs_using(blk, iv)):
+    if all(
+        Block(blk).iter_types[r] in ok
+        for blk in analysis.blocks_binding(iv)
+        for r in analysis.dim_exprs_using(blk, iv)
+    ):
         return
     for blk in analysis.blocks_under(loop):
         b = Block(blk)
@@ -74,8 +86,9 @@ def _check_parallelizable(loop: ir.Operation, what: str, allow_reduce: bool = Fa
             if b.iter_types[r] not in ok:
                 raise ScheduleError(
                     f'The "{what}" cannot be fulfilled with regard to block {b.name!r} because '
-                    f'its block iter {b.iter_names[r]!r}, whose binding contains the loop var '
-                    f'{Loop(loop).name!r}, is not a data parallel block iter')
+                    f"its block iter {b.iter_names[r]!r}, whose binding contains the loop var "
+                    f"{Loop(loop).name!r}, is not a data parallel block iter"
+                )
 
 
 def parallel(loop: ir.Operation):
@@ -94,7 +107,8 @@ def unroll(loop: ir.Operation):
 
 def bind(loop: ir.Operation, thread_axis: str):
     if thread_axis not in THREAD_TAGS:
-        raise ScheduleError(f"bind: unknown thread axis {thread_axis!r}; expected one of "
-                            f"{', '.join(THREAD_TAGS)}")
+        raise ScheduleError(
+            f"bind: unknown thread axis {thread_axis!r}; expected one of {', '.join(THREAD_TAGS)}"
+        )
     _check_parallelizable(loop, "bind", allow_reduce=thread_axis.startswith("threadIdx"))
     Loop(loop).set(kind="thread_binding", thread=thread_axis)

@@ -21,6 +21,7 @@ the rest. The loop must contain a block and have no annotation or thread binding
 parts are serial loops whatever the loop's kind (as TVM builds them).
 `preserve_unit_iters` changes nothing (as in TVM: a part of extent 1 keeps its loop).
 """
+
 from typing import List, Optional, Sequence
 
 from mlir import ir
@@ -42,12 +43,16 @@ def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
         raise ScheduleError("loop_partition: only one factor can be specified as -1 or none")
     for k, f in enumerate(factors):
         if f is not None and (not isinstance(f, int) or isinstance(f, bool) or f <= 0):
-            raise ScheduleError(f"loop_partition: all the constant factors are required to be "
-                                f"positive. However, the factor at position {k} is {f!r}")
+            raise ScheduleError(
+                f"loop_partition: all the constant factors are required to be "
+                f"positive. However, the factor at position {k} is {f!r}"
+            )
     known = sum(f for f in factors if f is not None)
     if known >= loop.extent:
-        raise ScheduleError(f"loop_partition: the sum of factors {factors} is larger than or "
-                            f"equal to the extent {loop.extent} of loop {loop.name!r}")
+        raise ScheduleError(
+            f"loop_partition: the sum of factors {factors} is larger than or "
+            f"equal to the extent {loop.extent} of loop {loop.name!r}"
+        )
     if None in factors:
         return [loop.extent - known if f is None else f for f in factors]
     return factors + [loop.extent - known]
@@ -56,7 +61,7 @@ def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
 def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> List[ir.Operation]:
     """Partition `loop_op`; returns the new loops in order. `loop_op` is erased."""
     loop = Loop(loop_op)
-    analysis.check_no_annotation(loop_op, "loop_partition")    # (as split: fuzzer seed 991)
+    analysis.check_no_annotation(loop_op, "loop_partition")  # (as split: fuzzer seed 991)
     sizes = part_sizes(loop, factors)
     first = next((op for op in analysis.walk(loop_op) if analysis.is_block(op)), None)
     if first is None:
@@ -71,8 +76,9 @@ def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> L
         copy = loop_op.clone(ip=_before_end(part.body))
         copy.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(lo))
         copy.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get_constant(lo + size))
-        Loop(copy).set(name=f"{var}{k}", kind="serial")    # (TVM's parts are serial)
+            ir.AffineMap.get_constant(lo + size)
+        )
+        Loop(copy).set(name=f"{var}{k}", kind="serial")  # (TVM's parts are serial)
         for op in [copy, *analysis.walk(copy)]:
             if SID in op.attributes:
                 del op.attributes[SID]
@@ -106,9 +112,16 @@ def _tvm_regions(common: Block):
                         continue
                     if region is None or any(iv.base.terms for iv in region):
                         continue
-                    overrides.set_explicit(op, kind, buffer_name(buf), len(b.iter_names), [
-                        (ir.AffineExpr.get_constant(iv.lo + iv.base.const), iv.extent)
-                        for iv in region])
+                    overrides.set_explicit(
+                        op,
+                        kind,
+                        buffer_name(buf),
+                        len(b.iter_names),
+                        [
+                            (ir.AffineExpr.get_constant(iv.lo + iv.base.const), iv.extent)
+                            for iv in region
+                        ],
+                    )
 
 
 def _opaque_block(name: str, ip, loc) -> Block:

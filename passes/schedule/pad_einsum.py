@@ -27,6 +27,7 @@ distinct iter vars and read only by a reduction with T.init(). Beyond TVM (which
 numbers there): a reduction loop may only grow when the update is `out + x` with x zero
 wherever a padded input is zero (a padded input itself, or a product with one as a factor).
 """
+
 from typing import Dict, List, Optional
 
 from mlir import ir
@@ -36,8 +37,16 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
-from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
-    buffer_scope, func_of, i64_array, top_stmt)
+from tir_mlir.analysis.buffer_util import (
+    accesses,
+    block_reads,
+    block_writes,
+    buffer_name,
+    buffer_scope,
+    func_of,
+    i64_array,
+    top_stmt,
+)
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc, make_nest
 
 WHO = "pad_einsum"
@@ -47,37 +56,49 @@ _EXPR_OPS = ("memref.load", "arith.", "math.", "tir.call", "scf.if", "scf.yield"
 class _Plan:
     def __init__(self, block, extents, output, inputs, indices, grow):
         self.block, self.extents, self.output, self.inputs = block, extents, output, inputs
-        self.indices = indices      # buffer -> [iter var position or ("const", c)] per dim
-        self.grow = grow            # loops to lengthen: [(Loop, new extent)]
+        self.indices = indices  # buffer -> [iter var position or ("const", c)] per dim
+        self.grow = grow  # loops to lengthen: [(Loop, new extent)]
 
 
 def check(block: Block, padding: List[int]) -> Optional[_Plan]:
     """All legality checks; None when nothing changes. Mutates nothing."""
     n = len(block.iter_names)
-    if not isinstance(padding, (list, tuple)) or len(padding) != n or not all(
-            isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in padding):
-        raise ScheduleError(f"{WHO}: padding must be {n} positive integers (one per iter var "
-                            f"of block {block.name!r}), got {padding!r}")
+    if (
+        not isinstance(padding, (list, tuple))
+        or len(padding) != n
+        or not all(isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in padding)
+    ):
+        raise ScheduleError(
+            f"{WHO}: padding must be {n} positive integers (one per iter var "
+            f"of block {block.name!r}), got {padding!r}"
+        )
     if top_stmt(block.op).parent.name != "func.func":
-        raise ScheduleError(f"{WHO}: block {block.name!r} is nested in another block (only "
-                            f"blocks at the function root are supported)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} is nested in another block (only "
+            f"blocks at the function root are supported)"
+        )
     if any(lo != 0 for lo, _ in block.domains):
         raise ScheduleError(f"{WHO}: the iter vars of block {block.name!r} must start at 0")
     _check_body(block)
     writes = block_writes(block)
     if len(writes) != 1:
-        raise ScheduleError(f"{WHO}: block {block.name!r} is not an einsum (it writes "
-                            f"{len(writes)} buffers)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} is not an einsum (it writes {len(writes)} buffers)"
+        )
     output = writes[0]
     indices = _indices(block)
     out_idx = indices[output]
     if any(isinstance(x, tuple) for x in out_idx) or len(set(out_idx)) != len(out_idx):
-        raise ScheduleError(f"{WHO}: the output {buffer_name(output)!r} of block "
-                            f"{block.name!r} must be indexed by distinct iter vars")
+        raise ScheduleError(
+            f"{WHO}: the output {buffer_name(output)!r} of block "
+            f"{block.name!r} must be indexed by distinct iter vars"
+        )
     if any(k == "load" and v == output for _, k, v in accesses(block.op)) and block.init is None:
-        raise ScheduleError(f"{WHO}: block {block.name!r} reads its output "
-                            f"{buffer_name(output)!r} without T.init() (the padded copy "
-                            f"would start unwritten)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} reads its output "
+            f"{buffer_name(output)!r} without T.init() (the padded copy "
+            f"would start unwritten)"
+        )
     extents = [-(-ext // p) * p for (_, ext), p in zip(block.domains, padding)]
     if extents == [ext for _, ext in block.domains]:
         return None
@@ -93,15 +114,14 @@ def check(block: Block, padding: List[int]) -> Optional[_Plan]:
 
 
 def _check_body(block: Block):
-    for region in ([block.body] + ([block.init] if block.init is not None else [])):
+    for region in [block.body] + ([block.init] if block.init is not None else []):
         ops = body_ops(region)
         stores = [o for o in ops if o.name == "memref.store"]
-        others = [o for o in ops if o.name != "memref.store"
-                  and not o.name.startswith(_EXPR_OPS)]
-        if len(stores) != 1 or others or any(o.name in ("scf.if",) and not o.results
-                                             for o in ops):
-            raise ScheduleError(f"{WHO}: block {block.name!r} is not an einsum (its body must "
-                                f"be a single store)")
+        others = [o for o in ops if o.name != "memref.store" and not o.name.startswith(_EXPR_OPS)]
+        if len(stores) != 1 or others or any(o.name in ("scf.if",) and not o.results for o in ops):
+            raise ScheduleError(
+                f"{WHO}: block {block.name!r} is not an einsum (its body must be a single store)"
+            )
 
 
 def _indices(block: Block) -> Dict[ir.Value, list]:
@@ -110,22 +130,26 @@ def _indices(block: Block) -> Dict[ir.Value, list]:
     args = list(block.iter_vars) + (list(block.init.arguments) if block.init else [])
     n = len(block.iter_names)
     for op, kind, buf in accesses(block.op):
-        idx = list(op.operands)[1 if kind == "load" else 2:]
+        idx = list(op.operands)[1 if kind == "load" else 2 :]
         found = []
         for v in idx:
             pos = next((k % n for k, a in enumerate(args) if a == v), None)
             if pos is None:
                 c = _const(v)
                 if c is None:
-                    raise ScheduleError(f"{WHO}: block {block.name!r} is not an einsum (an "
-                                        f"index of {buffer_name(buf)!r} is neither an iter var "
-                                        f"nor a constant)")
+                    raise ScheduleError(
+                        f"{WHO}: block {block.name!r} is not an einsum (an "
+                        f"index of {buffer_name(buf)!r} is neither an iter var "
+                        f"nor a constant)"
+                    )
                 found.append(("const", c))
             else:
                 found.append(pos)
         if buf in out and out[buf] != found:
-            raise ScheduleError(f"{WHO}: block {block.name!r} is not an einsum (buffer "
-                                f"{buffer_name(buf)!r} is accessed with different indices)")
+            raise ScheduleError(
+                f"{WHO}: block {block.name!r} is not an einsum (buffer "
+                f"{buffer_name(buf)!r} is accessed with different indices)"
+            )
         out[buf] = found
     return out
 
@@ -152,9 +176,9 @@ def _growing_loops(block: Block, extents) -> list:
             continue
         others = [r for j, r in enumerate(results) if j != k]
         if any(analysis._mentions(r, [e.position]) for r in others) or (
-                block.predicate is not None and any(
-                    analysis._mentions(c.expr, [e.position])
-                    for c in block.predicate.constraints)):
+            block.predicate is not None
+            and any(analysis._mentions(c.expr, [e.position]) for c in block.predicate.constraints)
+        ):
             continue
         out.append((k, (Loop(lp), extents[k])))
     return out
@@ -169,19 +193,25 @@ def _check_zero_update(block: Block, output, indices, reduce_grown):
     if op is not None and op.name in ("arith.addf", "arith.addi"):
         a, b = op.operands
         for acc, x in ((a, b), (b, a)):
-            if _is_load_of(acc, output) and all(_zero_when_padded(x, k, output, indices)
-                                                for k in reduce_grown):
+            if _is_load_of(acc, output) and all(
+                _zero_when_padded(x, k, output, indices) for k in reduce_grown
+            ):
                 ok = True
     if not ok:
         names = ", ".join(block.iter_names[k] for k in sorted(reduce_grown))
-        raise ScheduleError(f"{WHO}: padding reduction iter var(s) {names} of block "
-                            f"{block.name!r} would change its result (the update must be "
-                            f"out + x with x zero on padded inputs, e.g. a sum of products)")
+        raise ScheduleError(
+            f"{WHO}: padding reduction iter var(s) {names} of block "
+            f"{block.name!r} would change its result (the update must be "
+            f"out + x with x zero on padded inputs, e.g. a sum of products)"
+        )
 
 
 def _is_load_of(v: ir.Value, buf) -> bool:
-    return not isinstance(v.owner, ir.Block) and v.owner.name == "memref.load" \
+    return (
+        not isinstance(v.owner, ir.Block)
+        and v.owner.name == "memref.load"
         and v.owner.operands[0] == buf
+    )
 
 
 def _zero_when_padded(v: ir.Value, k: int, output, indices) -> bool:
@@ -194,8 +224,14 @@ def _zero_when_padded(v: ir.Value, k: int, output, indices) -> bool:
         return buf != output and k in indices.get(buf, [])
     if op.name in ("arith.mulf", "arith.muli"):
         return any(_zero_when_padded(x, k, output, indices) for x in op.operands)
-    if op.name in ("arith.extf", "arith.truncf", "arith.sitofp", "arith.extsi", "arith.trunci",
-                   "arith.fptosi"):
+    if op.name in (
+        "arith.extf",
+        "arith.truncf",
+        "arith.sitofp",
+        "arith.extsi",
+        "arith.trunci",
+        "arith.fptosi",
+    ):
         return _zero_when_padded(op.operands[0], k, output, indices)
     return False
 
@@ -222,9 +258,13 @@ def pad_einsum(block: Block, padding: List[int]):
     if plan.output in new_bufs:
         new = new_bufs[plan.output][0]
         old_ext = [block.domains[k][1] for k in plan.indices[plan.output]]
-        copy = make_nest(buffer_name(new), old_ext, loc, top,
-                         lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result,
-                                                    plan.output, ivs))
+        copy = make_nest(
+            buffer_name(new),
+            old_ext,
+            loc,
+            top,
+            lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result, plan.output, ivs),
+        )
         _name_loops(copy)
         top_stmt(copy.op).move_after(top)
     for op, kind, buf in accesses(block.op):
@@ -232,21 +272,30 @@ def pad_einsum(block: Block, padding: List[int]):
             op.operands[0 if kind == "load" else 1] = new_bufs[buf][0]
     for lp, ext in plan.grow:
         lp.op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get_constant(lp.min + ext))
+            ir.AffineMap.get_constant(lp.min + ext)
+        )
     block.set_attr("domains", ir.ArrayAttr.get([i64_array((0, e)) for e in plan.extents]))
 
 
 def _padded_shape(buf, plan: _Plan) -> List[int]:
     shape = list(ir.MemRefType(buf.type).shape)
-    return [plan.extents[x] if not isinstance(x, tuple) else shape[d]
-            for d, x in enumerate(plan.indices[buf])]
+    return [
+        plan.extents[x] if not isinstance(x, tuple) else shape[d]
+        for d, x in enumerate(plan.indices[buf])
+    ]
 
 
 def _alloc(func, buf, shape, loc) -> ir.Value:
     dtype = ir.MemRefType(buf.type).element_type
-    new = make_cache_alloc(func, buf, f"{buffer_name(buf)}_pad", buffer_scope(buf), loc,
-                           ir.MemRefType.get(shape, dtype))
-    if "tir.axis_separators" in new.owner.attributes:   # TVM's padded buffer has none (seed 2682)
+    new = make_cache_alloc(
+        func,
+        buf,
+        f"{buffer_name(buf)}_pad",
+        buffer_scope(buf),
+        loc,
+        ir.MemRefType.get(shape, dtype),
+    )
+    if "tir.axis_separators" in new.owner.attributes:  # TVM's padded buffer has none (seed 2682)
         del new.owner.attributes["tir.axis_separators"]
     return new
 
@@ -263,9 +312,13 @@ def _fill_block(buf, new, shape, loc, before):
     index = ir.IndexType.get()
 
     def fill(ivs):
-        conds = [arith.CmpIOp(arith.CmpIPredicate.slt, ivs[d],
-                              arith.ConstantOp(index, old[d]).result).result
-                 for d in range(len(shape)) if shape[d] != old[d]]
+        conds = [
+            arith.CmpIOp(
+                arith.CmpIPredicate.slt, ivs[d], arith.ConstantOp(index, old[d]).result
+            ).result
+            for d in range(len(shape))
+            if shape[d] != old[d]
+        ]
         cond = conds[0]
         for c in conds[1:]:
             cond = arith.AndIOp(cond, c).result
@@ -275,13 +328,16 @@ def _fill_block(buf, new, shape, loc, before):
         with ir.InsertionPoint(ifop.else_block):
             scf.YieldOp([_zero(dtype, buf)])
         memref.StoreOp(ifop.results[0], new, ivs)
+
     _name_loops(make_nest(buffer_name(new), shape, loc, before, fill))
 
 
 def _zero(dtype, buf) -> ir.Value:
-    attr = (ir.FloatAttr.get(dtype, 0.0) if isinstance(dtype, (ir.F16Type, ir.BF16Type,
-                                                               ir.F32Type, ir.F64Type))
-            else ir.IntegerAttr.get(dtype, 0))
+    attr = (
+        ir.FloatAttr.get(dtype, 0.0)
+        if isinstance(dtype, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+        else ir.IntegerAttr.get(dtype, 0)
+    )
     c = arith.ConstantOp(dtype, attr)
     attrs = buffer_attrs(buf)
     if "tir.dtype" in attrs:

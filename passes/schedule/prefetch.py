@@ -12,6 +12,7 @@ line of the region the loop body reads from A at iteration k + offset.
 Legality: buffer_index in range of the block's reads; the loop is an ancestor of the block;
 offset >= 1.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
@@ -26,15 +27,18 @@ KEY = "prefetch"
 def prefetch(block: Block, buffer_index: int, loop: Loop, offset: int = 1):
     buf = pick_buffer(block, block_reads(block), buffer_index, "prefetch", "read")
     if all(l.op != loop.op for l in enclosing_loops(block.op)):
-        raise ScheduleError(f"prefetch: loop {loop.name!r} is not an ancestor of block "
-                            f"{block.name!r}")
+        raise ScheduleError(
+            f"prefetch: loop {loop.name!r} is not an ancestor of block {block.name!r}"
+        )
     if offset < 1:
         raise ScheduleError(f"prefetch: offset must be >= 1, got {offset}")
     anns = loop.annotations
     old = []
     if KEY in anns:
-        old = [[ir.StringAttr(e[0]).value, ir.IntegerAttr(e[1]).value]
-               for e in map(ir.ArrayAttr, ir.ArrayAttr(anns[KEY]))]
+        old = [
+            [ir.StringAttr(e[0]).value, ir.IntegerAttr(e[1]).value]
+            for e in map(ir.ArrayAttr, ir.ArrayAttr(anns[KEY]))
+        ]
     name = buffer_name(buf)
     anns[KEY] = to_attr([e for e in old if e[0] != name] + [[name, offset]])
     loop.set(annotations=anns)

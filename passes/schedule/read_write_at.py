@@ -24,6 +24,7 @@ write_at, one iteration writes every element of the region (the copy back would 
 elements never written) with no predicate or condition, and a block that reads the buffer under
 the loop writes it too, with T.init() (it would read the cache before anything wrote it).
 """
+
 import itertools
 from typing import Dict, List
 
@@ -34,68 +35,92 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.passes.schedule.annotate import to_attr
-from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
-    emit_index, func_of, top_stmt)
+from tir_mlir.analysis.buffer_util import (
+    accesses,
+    block_reads,
+    block_writes,
+    buffer_name,
+    emit_index,
+    func_of,
+    top_stmt,
+)
 from tir_mlir.passes.schedule.cache_read_write import cache_name, make_cache_alloc, pick_buffer
-from tir_mlir.analysis.region_cover import (Interval, NestedSpace, RegionError, _vars,
-    access_region, lins_of)
+from tir_mlir.analysis.region_cover import (
+    Interval,
+    NestedSpace,
+    RegionError,
+    _vars,
+    access_region,
+    lins_of,
+)
 
 _ENUMERATION_LIMIT = 1 << 16
 
 
-def read_at(loop: ir.Operation, block: Block, read_buffer_index: int,
-            storage_scope: str) -> Block:
+def read_at(loop: ir.Operation, block: Block, read_buffer_index: int, storage_scope: str) -> Block:
     return _at(loop, block, read_buffer_index, storage_scope, True)
 
 
-def write_at(loop: ir.Operation, block: Block, write_buffer_index: int,
-             storage_scope: str) -> Block:
+def write_at(
+    loop: ir.Operation, block: Block, write_buffer_index: int, storage_scope: str
+) -> Block:
     return _at(loop, block, write_buffer_index, storage_scope, False)
 
 
 def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> Block:
     who, kind = ("read_at", "read") if is_read else ("write_at", "write")
-    src = pick_buffer(block, block_reads(block) if is_read else block_writes(block), i, who,
-                      kind)
+    src = pick_buffer(block, block_reads(block) if is_read else block_writes(block), i, who, kind)
     name = buffer_name(src)
     lp = Loop(loop)
     if analysis.parent_op(top_stmt(loop)).name != "func.func":
         raise ScheduleError(f"{who}: loop {lp.name!r} is inside a block")
     stmts = analysis.loop_children(loop)
-    r_pos = [n for n, s in enumerate(stmts) if any(
-        k == "load" and v == src for _, k, v in accesses(s))]
-    w_pos = [n for n, s in enumerate(stmts) if any(
-        k == "store" and v == src for _, k, v in accesses(s))]
+    r_pos = [
+        n for n, s in enumerate(stmts) if any(k == "load" and v == src for _, k, v in accesses(s))
+    ]
+    w_pos = [
+        n for n, s in enumerate(stmts) if any(k == "store" and v == src for _, k, v in accesses(s))
+    ]
     if is_read:
         if not r_pos:
             raise ScheduleError(f"{who}: nothing under loop {lp.name!r} reads {name!r}")
         if w_pos and w_pos[-1] >= r_pos[0]:
-            raise ScheduleError(f"{who}: {name!r} is written under loop {lp.name!r} after it "
-                                f"is first read there")
+            raise ScheduleError(
+                f"{who}: {name!r} is written under loop {lp.name!r} after it is first read there"
+            )
         first, end = r_pos[0], len(stmts)
     else:
         if not w_pos:
             raise ScheduleError(f"{who}: nothing under loop {lp.name!r} writes {name!r}")
         if r_pos and r_pos[-1] > w_pos[-1]:
-            raise ScheduleError(f"{who}: {name!r} is read under loop {lp.name!r} after it is "
-                                f"last written there")
+            raise ScheduleError(
+                f"{who}: {name!r} is read under loop {lp.name!r} after it is last written there"
+            )
         first, end = 0, w_pos[-1] + 1
     replaced = stmts[first:end]
-    ops = [op for s in replaced for op, k, v in accesses(s)
-           if v == src and k == ("load" if is_read else "store")]
+    ops = [
+        op
+        for s in replaced
+        for op, k, v in accesses(s)
+        if v == src and k == ("load" if is_read else "store")
+    ]
     space = NestedSpace(analysis.enclosing_loops(loop) + [loop])
-    space.fold_unit_loops = False         # TVM keeps `n` of a unit loop in the region start
-    space.relax_for(scope)                # a "shared" copy serves every thread of the block
+    space.fold_unit_loops = False  # TVM keeps `n` of a unit loop in the region start
+    space.relax_for(scope)  # a "shared" copy serves every thread of the block
     try:
         region = access_region(space, ops)
     except RegionError as e:
-        raise ScheduleError(f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
-                            f"cannot be described ({e})") from None
+        raise ScheduleError(
+            f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
+            f"cannot be described ({e})"
+        ) from None
     for iv, n in zip(region, ir.MemRefType(src.type).shape):
         lo, hi = space.outer_bounds(iv.base)
         if lo + iv.lo < 0 or hi + iv.hi >= n:
-            raise ScheduleError(f"{who}: the region of {name!r} accessed under loop "
-                                f"{lp.name!r} may lie outside the buffer (a guarded access?)")
+            raise ScheduleError(
+                f"{who}: the region of {name!r} accessed under loop "
+                f"{lp.name!r} may lie outside the buffer (a guarded access?)"
+            )
     if not is_read:
         _check_readers(replaced, src, who)
         _check_exact(space, ops, region, who, name, lp.name)
@@ -107,8 +132,11 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
         for op, k, v in accesses(s):
             if v == src:
                 op.operands[0 if k == "load" else 1] = dst
-    before = stmts[first] if is_read else (stmts[end] if end < len(stmts)
-                                           else analysis.terminator(lp.body))
+    before = (
+        stmts[first]
+        if is_read
+        else (stmts[end] if end < len(stmts) else analysis.terminator(lp.body))
+    )
     copy_from, copy_to = (src, dst) if is_read else (dst, src)
     return _copy_block(space, region, copy_from, copy_to, cache_name(src, scope), loc, before)
 
@@ -121,9 +149,11 @@ def _check_readers(stmts, src: ir.Value, who: str):
                 continue
             kinds = {k for _, k, v in accesses(b) if v == src}
             if "load" in kinds and ("store" not in kinds or Block(b).init is None):
-                raise ScheduleError(f"{who}: block {Block(b).name!r} reads "
-                                    f"{buffer_name(src)!r} without writing it first under "
-                                    f"T.init() (it would read the cache unwritten)")
+                raise ScheduleError(
+                    f"{who}: block {Block(b).name!r} reads "
+                    f"{buffer_name(src)!r} without writing it first under "
+                    f"T.init() (it would read the cache unwritten)"
+                )
 
 
 def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, loop_name):
@@ -136,8 +166,10 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
         while analysis.is_loop(owner):
             owner = analysis.parent_op(owner)
         if not analysis.is_block(owner) or Block(owner).predicate is not None:
-            raise ScheduleError(f"{who}: {name!r} is stored under a condition or a T.where "
-                                f"(the copy back would store elements never written)")
+            raise ScheduleError(
+                f"{who}: {name!r} is stored under a condition or a T.where "
+                f"(the copy back would store elements never written)"
+            )
         lins.append(lins_of(op, space.value_lin, space.ranges))
     for ls in lins:
         for e in ls:
@@ -149,11 +181,14 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
         lo, hi = space.ranges[k]
         size *= hi - lo + 1
     if size > _ENUMERATION_LIMIT:
-        raise ScheduleError(f"{who}: cannot check that one iteration of loop {loop_name!r} "
-                            f"writes the whole region of {name!r} ({size} points)")
+        raise ScheduleError(
+            f"{who}: cannot check that one iteration of loop {loop_name!r} "
+            f"writes the whole region of {name!r} ({size} points)"
+        )
     env = {k: space.ranges[k][0] for k in range(space.n_outer)}
-    for values in itertools.product(*[range(space.ranges[k][0], space.ranges[k][1] + 1)
-                                      for k in inner]):
+    for values in itertools.product(
+        *[range(space.ranges[k][0], space.ranges[k][1] + 1) for k in inner]
+    ):
         env.update(zip(inner, values))
         for ls in lins:
             points.add(tuple(_eval(e, env) for e in ls))
@@ -161,8 +196,10 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
     for iv in region:
         volume *= iv.extent
     if len(points) != volume:
-        raise ScheduleError(f"{who}: one iteration of loop {loop_name!r} does not write every "
-                            f"element of the region of {name!r} it copies back")
+        raise ScheduleError(
+            f"{who}: one iteration of loop {loop_name!r} does not write every "
+            f"element of the region of {name!r} it copies back"
+        )
 
 
 def _eval(e: index.Lin, env: Dict[int, int]) -> int:
@@ -178,8 +215,15 @@ def _eval(e: index.Lin, env: Dict[int, int]) -> int:
     return total
 
 
-def _copy_block(space: NestedSpace, region: List[Interval], src: ir.Value, dst: ir.Value,
-                name: str, loc, before: ir.Operation) -> Block:
+def _copy_block(
+    space: NestedSpace,
+    region: List[Interval],
+    src: ir.Value,
+    dst: ir.Value,
+    name: str,
+    loc,
+    before: ir.Operation,
+) -> Block:
     """block name (one spatial iter var per outer loop the region starts use, over its range):
     for ax0, ... in grid(extents): dst[start + ax] = src[start + ax]."""
     outer = []
@@ -188,12 +232,18 @@ def _copy_block(space: NestedSpace, region: List[Interval], src: ir.Value, dst: 
             outer += [k for k in sorted(_vars(atom)) if k not in outer]
     loops = [Loop(analysis.op_of(space.values[k].owner.owner)) for k in outer]
     n = len(outer)
-    block = Block.build(name, [f"v{d}" for d in range(n)], ["S"] * n,
-                        [(lp.min, lp.extent) for lp in loops], ir.AffineMap.get_identity(n),
-                        [space.values[k] for k in outer],
-                        index_dtypes=[lp.index_dtype for lp in loops],
-                        annotations={"auto_copy": to_attr(True)}, loc=loc,
-                        ip=ir.InsertionPoint(before))
+    block = Block.build(
+        name,
+        [f"v{d}" for d in range(n)],
+        ["S"] * n,
+        [(lp.min, lp.extent) for lp in loops],
+        ir.AffineMap.get_identity(n),
+        [space.values[k] for k in outer],
+        index_dtypes=[lp.index_dtype for lp in loops],
+        annotations={"auto_copy": to_attr(True)},
+        loc=loc,
+        ip=ir.InsertionPoint(before),
+    )
     pos = {k: d for d, k in enumerate(outer)}
     ip = ir.InsertionPoint.at_block_terminator(block.body)
     axes = []
@@ -201,8 +251,12 @@ def _copy_block(space: NestedSpace, region: List[Interval], src: ir.Value, dst: 
         ax = Loop.build(f"ax{d}", iv.extent, loc=loc, ip=ip)
         axes.append(ax.iv)
         ip = ir.InsertionPoint.at_block_terminator(ax.body)
-    starts = [index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k])) + iv.lo
-              + ir.AffineExpr.get_dim(n + d) for d, iv in enumerate(region)]
+    starts = [
+        index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
+        + iv.lo
+        + ir.AffineExpr.get_dim(n + d)
+        for d, iv in enumerate(region)
+    ]
     leaves = list(block.iter_vars) + axes
     with ip, loc:
         value = memref.LoadOp(src, [emit_index(e, leaves) for e in starts]).result

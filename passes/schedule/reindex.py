@@ -20,6 +20,7 @@ block's iterations (up to 2^16), else the bindings must be distinct whole loops.
 reads and writes the buffer may only reindex its write, and only with a T.init() (TVM accepts
 both and reads an unwritten or stale buffer).
 """
+
 import itertools
 from typing import List, Tuple, Union
 
@@ -29,38 +30,60 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import BufferIndexError, ScheduleError
 from tir_mlir.analysis import structure as analysis, index
-from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_reads, block_writes,
-    buffer_name, buffer_scope, dims_of, emit_index, func_of, to_affine, top_stmt)
+from tir_mlir.analysis.buffer_util import (
+    NotAffine,
+    accesses,
+    block_reads,
+    block_writes,
+    buffer_name,
+    buffer_scope,
+    dims_of,
+    emit_index,
+    func_of,
+    to_affine,
+    top_stmt,
+)
 from tir_mlir.analysis.linear import linear
 from tir_mlir.passes.schedule.cache_read_write import (
-    _check_root, make_cache_alloc, make_nest, pick_buffer)
+    _check_root,
+    make_cache_alloc,
+    make_nest,
+    pick_buffer,
+)
 from tir_mlir.analysis.expr_tree import erase_with_operands
 
 WHO = "reindex"
 _ENUMERATION_LIMIT = 1 << 16
 
 
-def buffer_index(block: Block, buffer: Union[Tuple[str, int], str],
-                 who: str = WHO) -> Tuple[str, int]:
+def buffer_index(
+    block: Block, buffer: Union[Tuple[str, int], str], who: str = WHO
+) -> Tuple[str, int]:
     """("read" | "write", index) for a buffer given so or by name (a written name: "write")."""
     if isinstance(buffer, str):
-        for through_views in (False, True):     # a view's source as TVM's T.writes name it
+        for through_views in (False, True):  # a view's source as TVM's T.writes name it
             for kind, bufs in (("write", block_writes(block)), ("read", block_reads(block))):
                 for i, b in enumerate(bufs):
-                    while through_views and not isinstance(b.owner, ir.Block) and \
-                            b.owner.name == "memref.subview":
+                    while (
+                        through_views
+                        and not isinstance(b.owner, ir.Block)
+                        and b.owner.name == "memref.subview"
+                    ):
                         b = b.owner.operands[0]
                     if buffer_name(b) == buffer:
                         return kind, i
         raise ScheduleError(f"{who}: could not find buffer {buffer!r} in block {block.name!r}")
     kind, i = tuple(buffer)
     if kind not in ("read", "write"):
-        raise ScheduleError(f"{who}: buffer must be ('read'|'write', index) or a name, got "
-                            f"{buffer!r}")
+        raise ScheduleError(
+            f"{who}: buffer must be ('read'|'write', index) or a name, got {buffer!r}"
+        )
     bufs = block_reads(block) if kind == "read" else block_writes(block)
     if isinstance(i, int) and not 0 <= i < len(bufs):
-        raise BufferIndexError(f"{who}: block {block.name!r} has {len(bufs)} {kind} buffer(s); "
-                               f"index {i} is out of range")
+        raise BufferIndexError(
+            f"{who}: block {block.name!r} has {len(bufs)} {kind} buffer(s); "
+            f"index {i} is out of range"
+        )
     pick_buffer(block, bufs, i, who, kind)
     return kind, i
 
@@ -74,9 +97,11 @@ def check_stage_pipeline(func, who: str):
             reads, writes = analysis.block_reads_writes(op)
             for w in writes:
                 if any(w == r for r, o in read if o != op):
-                    raise ScheduleError(f"{who}: the scope is not a stage pipeline (block "
-                                        f"{Block(op).name!r} writes {buffer_name(w)!r} after "
-                                        f"another block read it)")
+                    raise ScheduleError(
+                        f"{who}: the scope is not a stage pipeline (block "
+                        f"{Block(op).name!r} writes {buffer_name(w)!r} after "
+                        f"another block read it)"
+                    )
             read += [(r, op) for r in reads]
 
 
@@ -88,18 +113,24 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
         raise ScheduleError(f"{WHO}: block {block.name!r} is not a leaf block")
     top = top_stmt(block.op)
     if any(o != block.op for o in analysis.blocks_under(top)):
-        raise ScheduleError(f"{WHO}: the loops of block {block.name!r} hold other blocks (the "
-                            f"copy would run before or after those too)")
+        raise ScheduleError(
+            f"{WHO}: the loops of block {block.name!r} hold other blocks (the "
+            f"copy would run before or after those too)"
+        )
     func = func_of(block.op)
     check_stage_pipeline(func, WHO)
     ops = [op for op, _, v in accesses(block.op) if v == buf]
     kinds = {k for _, k, v in accesses(block.op) if v == buf}
     if kinds == {"load", "store"} and (kind == "read" or block.init is None):
-        raise ScheduleError(f"{WHO}: block {block.name!r} reads and writes buffer "
-                            f"{buffer_name(buf)!r}" + (" (the copy would not see its writes)"
-                                                       if kind == "read" else
-                                                       " without T.init() (its first read "
-                                                       "would see the new buffer unwritten)"))
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} reads and writes buffer "
+            f"{buffer_name(buf)!r}"
+            + (
+                " (the copy would not see its writes)"
+                if kind == "read"
+                else " without T.init() (its first read would see the new buffer unwritten)"
+            )
+        )
     exprs, used = _indices(block, buf, ops)
     if kind == "write":
         _check_covers(block, used)
@@ -109,20 +140,40 @@ def reindex(block: Block, buffer: Union[Tuple[str, int], str]) -> Block:
     loc = block.op.location
     shape = [block.domains[k][1] for k in used]
     dtype = ir.MemRefType(buf.type).element_type
-    new = make_cache_alloc(func, buf, f"{buffer_name(buf)}_reindex", buffer_scope(buf), loc,
-                           ir.MemRefType.get(shape, dtype))
+    new = make_cache_alloc(
+        func,
+        buf,
+        f"{buffer_name(buf)}_reindex",
+        buffer_scope(buf),
+        loc,
+        ir.MemRefType.get(shape, dtype),
+    )
     for op in ops:
         _redirect(op, new, [_args_of(block, op)[k] for k in used])
-    dtypes = [block.index_dtypes[k] for k in used]     # the copy loops: the iter vars' dtypes
+    dtypes = [block.index_dtypes[k] for k in used]  # the copy loops: the iter vars' dtypes
     taken = {Block(o).name for o in analysis.walk(func) if analysis.is_block(o)}
     if kind == "read":
-        copy = make_nest(_unique(f"{buffer_name(new)}_reindex", taken), shape, loc, top,
-                         lambda ivs: memref.StoreOp(memref.LoadOp(
-                             buf, _emit(exprs, used, ivs)).result, new, ivs), dtypes)
+        copy = make_nest(
+            _unique(f"{buffer_name(new)}_reindex", taken),
+            shape,
+            loc,
+            top,
+            lambda ivs: memref.StoreOp(
+                memref.LoadOp(buf, _emit(exprs, used, ivs)).result, new, ivs
+            ),
+            dtypes,
+        )
     else:
-        copy = make_nest(_unique(buffer_name(new), taken), shape, loc, top,
-                         lambda ivs: memref.StoreOp(memref.LoadOp(new, ivs).result, buf,
-                                                    _emit(exprs, used, ivs)), dtypes)
+        copy = make_nest(
+            _unique(buffer_name(new), taken),
+            shape,
+            loc,
+            top,
+            lambda ivs: memref.StoreOp(
+                memref.LoadOp(new, ivs).result, buf, _emit(exprs, used, ivs)
+            ),
+            dtypes,
+        )
         top_stmt(copy.op).move_after(top)
     return copy
 
@@ -137,36 +188,46 @@ def _unique(name: str, taken: set) -> str:
     return out
 
 
-def _indices(block: Block, buf: ir.Value, ops,
-             who: str = WHO) -> Tuple[List[ir.AffineExpr], List[int]]:
+def _indices(
+    block: Block, buf: ir.Value, ops, who: str = WHO
+) -> Tuple[List[ir.AffineExpr], List[int]]:
     """The access indices as affine exprs over iter var positions, and the iter vars used."""
     found = None
     for op in ops:
         args = _args_of(block, op)
-        idx = list(op.operands)[1 if op.name == "memref.load" else 2:]
+        idx = list(op.operands)[1 if op.name == "memref.load" else 2 :]
         leaves: list = []
         try:
             es = [to_affine(v, leaves) for v in idx]
         except NotAffine:
             es = None
         if es is None or any(not any(lf == a for a in args) for lf in leaves):
-            raise ScheduleError(f"{who}: the indices of buffer {buffer_name(buf)!r} in block "
-                                f"{block.name!r} are not affine in its iter vars")
+            raise ScheduleError(
+                f"{who}: the indices of buffer {buffer_name(buf)!r} in block "
+                f"{block.name!r} are not affine in its iter vars"
+            )
         pos = [next(k for k, a in enumerate(args) if a == lf) for lf in leaves]
-        es = [e.compose(ir.AffineMap.get(len(args), 0,
-                                         [ir.AffineExpr.get_dim(p) for p in pos]))
-              if leaves else e for e in es]
+        es = [
+            e.compose(ir.AffineMap.get(len(args), 0, [ir.AffineExpr.get_dim(p) for p in pos]))
+            if leaves
+            else e
+            for e in es
+        ]
         if found is not None and [str(e) for e in es] != [str(e) for e in found]:
-            raise ScheduleError(f"{who}: buffer {buffer_name(buf)!r} is accessed with "
-                                f"different indices in block {block.name!r} (multiple buffer "
-                                f"accesses have non-unique indices)")
+            raise ScheduleError(
+                f"{who}: buffer {buffer_name(buf)!r} is accessed with "
+                f"different indices in block {block.name!r} (multiple buffer "
+                f"accesses have non-unique indices)"
+            )
         found = es
     found = [_fold_by_ranges(e, block.domains) for e in found]
     used = sorted({p for e in found for p in dims_of(e)})
     for k in used:
         if block.domains[k][0] != 0:
-            raise ScheduleError(f"{who}: iter var {block.iter_names[k]!r} of block "
-                                f"{block.name!r} does not start at 0")
+            raise ScheduleError(
+                f"{who}: iter var {block.iter_names[k]!r} of block "
+                f"{block.name!r} does not start at 0"
+            )
     return found, used
 
 
@@ -175,23 +236,32 @@ def _fold_by_ranges(e: ir.AffineExpr, domains) -> ir.AffineExpr:
     TVM's simplifier does with the iter vars' domains (`co // 64 * 3 + rc` -> `rc` for co < 64):
     the reindexed buffer then has no dimension for an iter var the index does not need."""
     e = e.maybe_downcast()
-    kinds = ((ir.AffineAddExpr, lambda a, b: a + b), (ir.AffineMulExpr, lambda a, b: a * b),
-             (ir.AffineFloorDivExpr, ir.AffineFloorDivExpr.get),
-             (ir.AffineModExpr, ir.AffineModExpr.get),
-             (ir.AffineCeilDivExpr, ir.AffineCeilDivExpr.get))
+    kinds = (
+        (ir.AffineAddExpr, lambda a, b: a + b),
+        (ir.AffineMulExpr, lambda a, b: a * b),
+        (ir.AffineFloorDivExpr, ir.AffineFloorDivExpr.get),
+        (ir.AffineModExpr, ir.AffineModExpr.get),
+        (ir.AffineCeilDivExpr, ir.AffineCeilDivExpr.get),
+    )
     for kind, make in kinds:
         if not isinstance(e, kind):
             continue
         lhs, rhs = _fold_by_ranges(e.lhs, domains), _fold_by_ranges(e.rhs, domains)
         c = rhs.maybe_downcast()
         lin = linear(lhs)
-        if kind in (ir.AffineFloorDivExpr, ir.AffineModExpr) and \
-                isinstance(c, ir.AffineConstantExpr) and c.value > 0 and lin is not None:
+        if (
+            kind in (ir.AffineFloorDivExpr, ir.AffineModExpr)
+            and isinstance(c, ir.AffineConstantExpr)
+            and c.value > 0
+            and lin is not None
+        ):
             coeffs, const = lin
-            lo = const + sum(min(k * domains[d][0], k * sum(domains[d]) - k)
-                             for d, k in coeffs.items())
-            hi = const + sum(max(k * domains[d][0], k * sum(domains[d]) - k)
-                             for d, k in coeffs.items())
+            lo = const + sum(
+                min(k * domains[d][0], k * sum(domains[d]) - k) for d, k in coeffs.items()
+            )
+            hi = const + sum(
+                max(k * domains[d][0], k * sum(domains[d]) - k) for d, k in coeffs.items()
+            )
             if 0 <= lo and hi < c.value:
                 return ir.AffineExpr.get_constant(0) if kind is ir.AffineFloorDivExpr else lhs
         return make(lhs, rhs)
@@ -201,9 +271,14 @@ def _fold_by_ranges(e: ir.AffineExpr, domains) -> ir.AffineExpr:
 def _args_of(block: Block, op: ir.Operation) -> list:
     """The iter var values seen by `op`: the init region's own arguments inside T.init()."""
     init = block.init
-    if init is not None and analysis.is_ancestor(init.owner, op) and any(
+    if (
+        init is not None
+        and analysis.is_ancestor(init.owner, op)
+        and any(
             analysis.op_of(o) == op or analysis.is_ancestor(analysis.op_of(o), op)
-            for o in init.operations):
+            for o in init.operations
+        )
+    ):
         return list(init.arguments)
     return list(block.iter_vars)
 
@@ -242,20 +317,23 @@ def _check_covers(block: Block, used: List[int]):
         seen = set()
         for point in itertools.product(*[range(lo, hi + 1) for lo, hi in ranges]):
             if pred is not None and not all(
-                    (_eval(c.expr, point) == 0) if c.is_eq else (_eval(c.expr, point) >= 0)
-                    for c in pred.constraints):
+                (_eval(c.expr, point) == 0) if c.is_eq else (_eval(c.expr, point) >= 0)
+                for c in pred.constraints
+            ):
                 continue
             seen.add(tuple(_eval(results[k], point) for k in used))
         if len(seen) == want:
             return
     elif block.predicate is None:
-        loops = [e.position for e in (results[k] for k in used)
-                 if isinstance(e, ir.AffineDimExpr)]
+        loops = [e.position for e in (results[k] for k in used) if isinstance(e, ir.AffineDimExpr)]
         if len(loops) == len(used) == len(set(loops)) and all(
-                ranges[p] == (0, block.domains[k][1] - 1) for p, k in zip(loops, used)):
+            ranges[p] == (0, block.domains[k][1] - 1) for p, k in zip(loops, used)
+        ):
             return
-    raise ScheduleError(f"{WHO}: block {block.name!r} does not write every element of its "
-                        f"iteration domain (the copy back would store unwritten elements)")
+    raise ScheduleError(
+        f"{WHO}: block {block.name!r} does not write every element of its "
+        f"iteration domain (the copy back would store unwritten elements)"
+    )
 
 
 def check_in_bounds(block: Block, buf: ir.Value, exprs, who: str):
@@ -269,10 +347,12 @@ def check_in_bounds(block: Block, buf: ir.Value, exprs, who: str):
     for d, (e, size) in enumerate(zip(exprs, ir.MemRefType(buf.type).shape)):
         lo, hi = index.bounds(index.from_affine(e, dims, ranges), ranges)
         if lo < 0 or hi >= size:
-            raise ScheduleError(f"{who}: block {block.name!r} accesses {buffer_name(buf)!r} "
-                                f"at [{lo}, {hi}] on axis {d} over its iteration domain, "
-                                f"outside the buffer (a guarded access?): the copy would "
-                                f"access out of bounds")
+            raise ScheduleError(
+                f"{who}: block {block.name!r} accesses {buffer_name(buf)!r} "
+                f"at [{lo}, {hi}] on axis {d} over its iteration domain, "
+                f"outside the buffer (a guarded access?): the copy would "
+                f"access out of bounds"
+            )
 
 
 def _eval(e: ir.AffineExpr, point) -> int:
@@ -290,4 +370,4 @@ def _eval(e: ir.AffineExpr, point) -> int:
         return a // b
     if isinstance(e, ir.AffineModExpr):
         return a % b
-    return -(-a // b)      # ceildiv
+    return -(-a // b)  # ceildiv

@@ -12,6 +12,7 @@ under the innermost given loop have only spatial and reduction iter vars and an 
 binding (affine_binding.py), as TVM requires. Blocks refer to loops through their variables,
 which move with the loops, so no binding changes.
 """
+
 from typing import List, Sequence
 
 from mlir import ir
@@ -24,11 +25,12 @@ from tir_mlir.analysis.affine_binding import affine_binding_error
 
 def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
     """The loops sorted outermost first, after checking they form one chain."""
-    if len({analysis.op_of(lp) for lp in loops}) != len(loops):     # (hashed by the op)
+    if len({analysis.op_of(lp) for lp in loops}) != len(loops):  # (hashed by the op)
         for k, lp in enumerate(loops):
             if any(lp == other for other in loops[:k]):
-                raise ScheduleError(f"reorder: loop {Loop(lp).name!r} appears in the input "
-                                    f"array multiple times")
+                raise ScheduleError(
+                    f"reorder: loop {Loop(lp).name!r} appears in the input array multiple times"
+                )
     # one chain: sorted by depth, each loop encloses the next (ancestry is transitive)
     parent, depth = _tree(loops)
     order = sorted(range(len(loops)), key=lambda k: depth[loops[k]])
@@ -37,8 +39,10 @@ def check(loops: Sequence[ir.Operation]) -> List[ir.Operation]:
         while up is not None and depth[up] > depth[loops[a]]:
             up = parent[up]
         if up is None or up != loops[a]:
-            raise ScheduleError(f"reorder: loops {Loop(loops[a]).name!r} and "
-                                f"{Loop(loops[b]).name!r} are not in the same loop chain")
+            raise ScheduleError(
+                f"reorder: loops {Loop(loops[a]).name!r} and "
+                f"{Loop(loops[b]).name!r} are not in the same loop chain"
+            )
     return [loops[k] for k in order]
 
 
@@ -68,24 +72,31 @@ def reorder(loops: Sequence[ir.Operation]):
     chain = analysis.chain_between(top, bottom)
     for outer, inner in zip(chain, chain[1:]):
         if analysis.parent_op(inner) != outer:
-            raise ScheduleError(f"reorder: loop {Loop(inner).name!r} is not directly inside "
-                                f"loop {Loop(outer).name!r} (a block or branch lies between)")
+            raise ScheduleError(
+                f"reorder: loop {Loop(inner).name!r} is not directly inside "
+                f"loop {Loop(outer).name!r} (a block or branch lies between)"
+            )
     for lp in chain[:-1]:
-        if len(Loop(lp).body.operations) != 2:          # one statement and the yield
-            raise ScheduleError(f"reorder: loop {Loop(lp).name!r} has more than one child "
-                                f"statement, so the loops are not a perfect nest")
+        if len(Loop(lp).body.operations) != 2:  # one statement and the yield
+            raise ScheduleError(
+                f"reorder: loop {Loop(lp).name!r} has more than one child "
+                f"statement, so the loops are not a perfect nest"
+            )
     for blk in analysis.child_blocks(bottom):
         b = Block(blk)
         if any(t not in ("S", "R") for t in b.iter_types):
-            raise ScheduleError(f"reorder: the block {b.name!r} under the loops to be "
-                                f"reordered has block iter type other than data-parallel or "
-                                f"reduction")
+            raise ScheduleError(
+                f"reorder: the block {b.name!r} under the loops to be "
+                f"reordered has block iter type other than data-parallel or "
+                f"reduction"
+            )
         # (loops above the reordered ones are constants there, as TVM checks the binding)
         why = affine_binding_error(blk, above)
         if why is not None:
-            raise ScheduleError(f"reorder: the block {b.name!r} is required to have an affine "
-                                f"binding: {why}")
-    given = iter(loops)   # (Python wrappers of one op may differ: compare with ==, not id)
+            raise ScheduleError(
+                f"reorder: the block {b.name!r} is required to have an affine binding: {why}"
+            )
+    given = iter(loops)  # (Python wrappers of one op may differ: compare with ==, not id)
     moving = {analysis.op_of(lp) for lp in loops}
     order = [next(given) if analysis.op_of(lp) in moving else lp for lp in chain]
     _check_bounds_stay_inside(order)
@@ -95,7 +106,7 @@ def reorder(loops: Sequence[ir.Operation]):
     body = body_ops(Loop(bottom).body)
     for op in body:
         op.move_before(anchor)
-    for lp in chain[:0:-1]:          # innermost first: each is empty when moved
+    for lp in chain[:0:-1]:  # innermost first: each is empty when moved
         lp.move_before(anchor)
     order[0].move_before(anchor)
     for outer, inner in zip(order, order[1:]):
@@ -113,9 +124,11 @@ def _check_bounds_stay_inside(order):
             continue
         for v in list(loop.lower_bound[1]) + list(loop.upper_bound[1]):
             if position.get(v, -1) > k:
-                raise ScheduleError(f"reorder: the bounds of loop {loop.name!r} depend on loop "
-                                    f"{Loop(order[position[v]]).name!r}, which would move "
-                                    f"inside it")
+                raise ScheduleError(
+                    f"reorder: the bounds of loop {loop.name!r} depend on loop "
+                    f"{Loop(order[position[v]]).name!r}, which would move "
+                    f"inside it"
+                )
 
 
 def _next_op(op: ir.Operation) -> ir.Operation:

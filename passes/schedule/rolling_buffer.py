@@ -25,6 +25,7 @@ Added (TVM gives wrong numbers otherwise): all accesses in the producer use the 
 affine in its iter vars; every loop that gets a T.where is serial; and every consumer reads,
 along the rolled dimension, only inside the window the producer fills in the same iteration.
 """
+
 from typing import List, Optional
 
 from mlir import ir
@@ -34,8 +35,18 @@ from tir_mlir.ir import first_iteration_or
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
-from tir_mlir.analysis.buffer_util import (NotAffine, accesses, block_binding_exprs, block_writes,
-    buffer_name, emit_index, func_of, is_func_arg, substitute, to_affine)
+from tir_mlir.analysis.buffer_util import (
+    NotAffine,
+    accesses,
+    block_binding_exprs,
+    block_writes,
+    buffer_name,
+    emit_index,
+    func_of,
+    is_func_arg,
+    substitute,
+    to_affine,
+)
 from tir_mlir.analysis.linear import linear
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 
@@ -47,7 +58,7 @@ class _Dim:
 
     def __init__(self, d, w, stride, const, inner, lo, extent):
         self.d, self.w, self.stride, self.const = d, w, stride, const
-        self.inner, self.lo, self.extent = inner, lo, extent     # inner: {leaf: coeff}
+        self.inner, self.lo, self.extent = inner, lo, extent  # inner: {leaf: coeff}
 
     @property
     def overlap(self) -> int:
@@ -60,7 +71,7 @@ def _index_exprs(block: Block, op, leaves: list) -> Optional[list]:
     n = len(block.iter_names)
     args = list(block.iter_vars) + (list(block.init.arguments) if block.init else [])
     out = []
-    for v in list(op.operands)[1 if op.name == "memref.load" else 2:]:
+    for v in list(op.operands)[1 if op.name == "memref.load" else 2 :]:
         inner: list = []
         try:
             e = to_affine(v, inner)
@@ -79,11 +90,14 @@ def _index_exprs(block: Block, op, leaves: list) -> Optional[list]:
 def check(block: Block, index: int):
     buf = pick_buffer(block, block_writes(block), index, WHO, "write")
     if any(is_func_arg(b) for b in block_writes(block)):
-        raise ScheduleError(f"{WHO}: block {block.name!r} is an output block (it writes a "
-                            f"function parameter)")
+        raise ScheduleError(
+            f"{WHO}: block {block.name!r} is an output block (it writes a function parameter)"
+        )
     if is_func_arg(buf) or buf.owner.name != "memref.alloc":
-        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is not an intermediate "
-                            f"buffer defined by T.alloc_buffer")
+        raise ScheduleError(
+            f"{WHO}: buffer {buffer_name(buf)!r} is not an intermediate "
+            f"buffer defined by T.alloc_buffer"
+        )
     func = func_of(block.op)
     writers, readers = [], []
     for b in analysis.walk(func):
@@ -95,28 +109,36 @@ def check(block: Block, index: int):
         elif "load" in kinds and not any(analysis.is_block(o) for o in analysis.walk(b)):
             readers.append(b)
     if writers:
-        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} has other writers than block "
-                            f"{block.name!r}")
+        raise ScheduleError(
+            f"{WHO}: buffer {buffer_name(buf)!r} has other writers than block {block.name!r}"
+        )
     if not readers:
         raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} has no consumer block")
     chains = [analysis.enclosing_loops(b) for b in [block.op] + readers]
     common = [lp for lp in chains[0] if all(any(lp == x for x in c) for c in chains[1:])]
     if not common:
-        raise ScheduleError(f"{WHO}: the lowest common ancestor of block {block.name!r} and "
-                            f"the consumers of {buffer_name(buf)!r} is not a loop")
-    outer = common                                    # loops around the LCA, LCA included
+        raise ScheduleError(
+            f"{WHO}: the lowest common ancestor of block {block.name!r} and "
+            f"the consumers of {buffer_name(buf)!r} is not a loop"
+        )
+    outer = common  # loops around the LCA, LCA included
     dims = _dims(block, buf, outer)
     overlapping = [x for x in dims if x is not None and x.overlap > 0]
     if not overlapping:
-        raise ScheduleError(f"{WHO}: no dimension of buffer {buffer_name(buf)!r} has a "
-                            f"positive bound overlap under the loops of block {block.name!r}")
-    roll = min(overlapping, key=lambda x: next(k for k, lp in enumerate(outer)
-                                               if Loop(lp).iv == x.w))
+        raise ScheduleError(
+            f"{WHO}: no dimension of buffer {buffer_name(buf)!r} has a "
+            f"positive bound overlap under the loops of block {block.name!r}"
+        )
+    roll = min(
+        overlapping, key=lambda x: next(k for k, lp in enumerate(outer) if Loop(lp).iv == x.w)
+    )
     for x in overlapping:
         lp = Loop(next(lp for lp in outer if Loop(lp).iv == x.w))
         if lp.kind != "serial":
-            raise ScheduleError(f"{WHO}: loop {lp.name!r} is {lp.kind}, not serial (a rolling "
-                                f"buffer reuses what its previous iteration computed)")
+            raise ScheduleError(
+                f"{WHO}: loop {lp.name!r} is {lp.kind}, not serial (a rolling "
+                f"buffer reuses what its previous iteration computed)"
+            )
     for r in readers:
         _check_consumer(Block(r), buf, roll)
     return buf, readers, dims, roll, overlapping
@@ -129,15 +151,22 @@ def _dims(block: Block, buf, outer) -> List[Optional[_Dim]]:
     for op in ops:
         es = _index_exprs(block, op, leaves)
         if es is None:
-            raise ScheduleError(f"{WHO}: the indices of buffer {buffer_name(buf)!r} in block "
-                                f"{block.name!r} are not affine in its loop variables")
+            raise ScheduleError(
+                f"{WHO}: the indices of buffer {buffer_name(buf)!r} in block "
+                f"{block.name!r} are not affine in its loop variables"
+            )
         if found is not None and [str(e) for e in es] != [str(e) for e in found]:
-            raise ScheduleError(f"{WHO}: block {block.name!r} accesses buffer "
-                                f"{buffer_name(buf)!r} with different indices")
+            raise ScheduleError(
+                f"{WHO}: block {block.name!r} accesses buffer "
+                f"{buffer_name(buf)!r} with different indices"
+            )
         found = es
     outer_ivs = [Loop(lp).iv for lp in outer]
-    inner_loops = {Loop(lp).iv: Loop(lp) for lp in analysis.enclosing_loops(block.op)
-                   if not any(lp == o for o in outer)}
+    inner_loops = {
+        Loop(lp).iv: Loop(lp)
+        for lp in analysis.enclosing_loops(block.op)
+        if not any(lp == o for o in outer)
+    }
     out = []
     for d, e in enumerate(found):
         lin = linear(e)
@@ -146,8 +175,9 @@ def _dims(block: Block, buf, outer) -> List[Optional[_Dim]]:
             continue
         coeffs, const = lin
         ws = [(leaves[p], c) for p, c in coeffs.items() if any(leaves[p] == o for o in outer_ivs)]
-        inner = {leaves[p]: c for p, c in coeffs.items() if not any(leaves[p] == o
-                                                                   for o in outer_ivs)}
+        inner = {
+            leaves[p]: c for p, c in coeffs.items() if not any(leaves[p] == o for o in outer_ivs)
+        }
         if len(ws) != 1 or ws[0][1] <= 0 or any(v not in inner_loops for v in inner):
             out.append(None)
             continue
@@ -173,8 +203,11 @@ def _check_consumer(block: Block, buf, roll: _Dim):
             loops = {Loop(lp).iv: Loop(lp) for lp in analysis.enclosing_loops(block.op)}
             lp_w = loops.get(roll.w)
             rest = [(leaves[p], c) for p, c in coeffs.items() if leaves[p] != roll.w]
-            ok = w == [roll.stride] and lp_w is not None and all(
-                v in loops and analysis.is_ancestor(lp_w.op, loops[v].op) for v, _ in rest)
+            ok = (
+                w == [roll.stride]
+                and lp_w is not None
+                and all(v in loops and analysis.is_ancestor(lp_w.op, loops[v].op) for v, _ in rest)
+            )
             if ok:
                 lo = hi = const
                 for v, c in rest:
@@ -184,9 +217,11 @@ def _check_consumer(block: Block, buf, roll: _Dim):
                 start = roll.const + roll.lo
                 ok = start <= lo and hi <= start + roll.extent - 1
         if not ok:
-            raise ScheduleError(f"{WHO}: block {block.name!r} reads buffer "
-                                f"{buffer_name(buf)!r} outside the window the producer "
-                                f"fills in the same iteration (dimension {roll.d})")
+            raise ScheduleError(
+                f"{WHO}: block {block.name!r} reads buffer "
+                f"{buffer_name(buf)!r} outside the window the producer "
+                f"fills in the same iteration (dimension {roll.d})"
+            )
 
 
 # --- rewrite ----------------------------------------------------------------------------------
@@ -209,8 +244,9 @@ def rolling_buffer(block: Block, index: int):
             continue
         pos = (1 if kind == "load" else 2) + roll.d
         with ir.InsertionPoint(op), op.location:
-            wrapped = emit_index(ir.AffineExpr.get_mod(ir.AffineExpr.get_dim(0), roll.extent),
-                                 [op.operands[pos]])
+            wrapped = emit_index(
+                ir.AffineExpr.get_mod(ir.AffineExpr.get_dim(0), roll.extent), [op.operands[pos]]
+            )
         op.operands[pos] = wrapped
         op.operands[0 if kind == "load" else 1] = alloc.result
     analysis.erase(old)
@@ -227,10 +263,10 @@ def _add_predicate(block: Block, overlapping: List[_Dim]):
 
     def dim(v):
         return ir.AffineExpr.get_dim(next(k for k, d in enumerate(dims) if d == v))
+
     for x in sorted(overlapping, key=lambda x: x.d):
         if not all(any(d == v for d in dims) for v in list(x.inner) + [x.w]):
-            raise ScheduleError(f"{WHO}: block {block.name!r} is not bound to the loops it "
-                                f"runs in")
+            raise ScheduleError(f"{WHO}: block {block.name!r} is not bound to the loops it runs in")
         inner = ir.AffineExpr.get_constant(-x.lo)
         for v, c in x.inner.items():
             inner = inner + dim(v) * c

@@ -8,6 +8,7 @@ none that encloses the block itself. A decision is the loop's position among the
 consumer's loops (TVM's), -1 for "stay where it is" (the root) and -2 for "inline" (a
 candidate when compute_inline accepts the block).
 """
+
 from typing import Dict, List
 
 from mlir import ir
@@ -22,8 +23,11 @@ ROOT, INLINE = -1, -2
 def consumers(block: ir.Operation) -> List[ir.Operation]:
     parent = analysis.scope_of(block)
     _, writes = analysis.block_reads_writes(block)
-    return [b for b in analysis.child_blocks(parent) if b != block
-            and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)]
+    return [
+        b
+        for b in analysis.child_blocks(parent)
+        if b != block and any(r == w for r in analysis.block_reads_writes(b)[0] for w in writes)
+    ]
 
 
 def candidates(block: ir.Operation) -> Dict[int, ir.Operation]:
@@ -33,7 +37,7 @@ def candidates(block: ir.Operation) -> Dict[int, ir.Operation]:
         return {}
     mine = analysis.enclosing_loops(block)
     loops = analysis.enclosing_loops(users[0])
-    n = 0                              # the loops down to the deepest enclosing every consumer
+    n = 0  # the loops down to the deepest enclosing every consumer
     while n < len(loops) and all(analysis.is_ancestor(loops[n], u) for u in users[1:]):
         n += 1
     types = [analysis.loop_iter_type(lp) for lp in loops[:n]]

@@ -6,6 +6,7 @@ Sampling draws the innermost factor uniformly among the allowed divisors, then h
 prime factor of the rest to a uniformly chosen outer position: every factorization has a
 chance, and small extents are not starved. Pure arithmetic on ints: no IR is touched.
 """
+
 import random
 from typing import List, Optional, Sequence
 
@@ -41,8 +42,10 @@ def symbolic(n: int, decision: Optional[Sequence[int]]) -> List[int]:
         raise ScheduleError(f"sample_perfect_tile: n must be >= 1, got {n}")
     tile = [-1] + [1] * (n - 1)
     if decision is not None and list(decision) != tile:
-        raise ScheduleError(f"sample_perfect_tile: the loop's extent is symbolic, so the only "
-                            f"decision is {tile}, got {list(decision)}")
+        raise ScheduleError(
+            f"sample_perfect_tile: the loop's extent is symbolic, so the only "
+            f"decision is {tile}, got {list(decision)}"
+        )
     return tile
 
 
@@ -57,17 +60,21 @@ def check(extent: int, n: int, max_innermost_factor: int, decision: Sequence[int
     for f in dec:
         prod *= f
     if prod != extent:
-        raise ScheduleError(f"sample_perfect_tile: decision {dec} multiplies to {prod}, "
-                            f"the loop extent is {extent}")
+        raise ScheduleError(
+            f"sample_perfect_tile: decision {dec} multiplies to {prod}, the loop extent is {extent}"
+        )
 
 
-def sample_partitioned(rng: random.Random, extent: int, n: int, partition_pos: int,
-                       innerpart_factor: int) -> List[int]:
+def sample_partitioned(
+    rng: random.Random, extent: int, n: int, partition_pos: int, innerpart_factor: int
+) -> List[int]:
     """A perfect tile whose parts from `partition_pos` on multiply to a multiple of
     `innerpart_factor` (TVM's sample_partitioned_tile)."""
     if extent % innerpart_factor:
-        raise ScheduleError(f"sample_partitioned_tile: innerpart_factor {innerpart_factor} "
-                            f"does not divide the extent {extent}")
+        raise ScheduleError(
+            f"sample_partitioned_tile: innerpart_factor {innerpart_factor} "
+            f"does not divide the extent {extent}"
+        )
     # the inner part: a multiple of innerpart_factor dividing extent, split among the inner
     # positions; the outer part: the rest, split among the outer positions
     inner = rng.choice([d for d in divisors(extent) if d % innerpart_factor == 0])
@@ -76,15 +83,19 @@ def sample_partitioned(rng: random.Random, extent: int, n: int, partition_pos: i
     return outer + sample(rng, inner, inner_n, inner)
 
 
-def check_partitioned(extent: int, n: int, partition_pos: int, innerpart_factor: int,
-                      decision: Sequence[int]):
+def check_partitioned(
+    extent: int, n: int, partition_pos: int, innerpart_factor: int, decision: Sequence[int]
+):
     check(extent, n, extent, decision)
     if not 0 <= partition_pos < n:
-        raise ScheduleError(f"sample_partitioned_tile: partition_pos {partition_pos} is not "
-                            f"in [0, {n})")
+        raise ScheduleError(
+            f"sample_partitioned_tile: partition_pos {partition_pos} is not in [0, {n})"
+        )
     inner = 1
     for f in decision[partition_pos:]:
         inner *= f
     if inner % innerpart_factor:
-        raise ScheduleError(f"sample_partitioned_tile: decision {list(decision)}: the parts "
-                            f"from {partition_pos} on are not a multiple of {innerpart_factor}")
+        raise ScheduleError(
+            f"sample_partitioned_tile: decision {list(decision)}: the parts "
+            f"from {partition_pos} on are not a multiple of {innerpart_factor}"
+        )

@@ -14,6 +14,7 @@ Legality: the buffer is one the block reads or writes (("read" | "write", index)
 the separators are strictly increasing dimensions in 1..ndim-1 (TVM records any list and fails
 only when lowering).
 """
+
 from typing import List, Optional
 
 from mlir import ir
@@ -30,22 +31,24 @@ def check_separators(seps: List[int], ndim: int, what: str) -> List[int]:
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in seps):
         raise ScheduleError(f"{WHO}: axis_separators must be integers, got {seps!r}")
     if list(seps) != sorted(set(seps)) or any(not 0 < x < ndim for x in seps):
-        raise ScheduleError(f"{WHO}: axis_separators {list(seps)} of {what} must be strictly "
-                            f"increasing dimensions in 1..{ndim - 1}")
+        raise ScheduleError(
+            f"{WHO}: axis_separators {list(seps)} of {what} must be strictly "
+            f"increasing dimensions in 1..{ndim - 1}"
+        )
     return list(seps)
 
 
-def set_axis_separator(block: Block, kind: str, index: int,
-                       axis_separators: Optional[List[int]]):
+def set_axis_separator(block: Block, kind: str, index: int, axis_separators: Optional[List[int]]):
     """`kind`/`index` as resolved by reindex.buffer_index (already checked)."""
     buf = (block_reads(block) if kind == "read" else block_writes(block))[index]
     while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
-        buf = buf.owner.operands[0]          # a T.match_buffer view: its source buffer
+        buf = buf.owner.operands[0]  # a T.match_buffer view: its source buffer
     ndim = len(ir.MemRefType(buf.type).shape)
     seps = check_separators(list(axis_separators or []), ndim, f"buffer {buffer_name(buf)!r}")
     set_buffer_attr(buf, AXIS_SEPARATORS, axis_separators_attr(seps))
     from tir_mlir.passes.schedule.set_scope import _views
-    for view in _views(buf):     # TVM copies them to a view of the same rank, else zeros
+
+    for view in _views(buf):  # TVM copies them to a view of the same rank, else zeros
         same = len(ir.MemRefType(view.type).shape) == ndim
         view_seps = seps if same else [0] * len(seps)
         set_buffer_attr(view, AXIS_SEPARATORS, axis_separators_attr(view_seps) if seps else None)

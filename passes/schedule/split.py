@@ -15,6 +15,7 @@ as TVM does; all-constant factors are refused (they cannot cover every n), and
 `disable_predication` is refused unless the program states the divisibility (`T.assume`). With `preserve_unit_iters=False`, unit-extent loops (new ones and
 the block's other ones, as TVM) are bound as constants instead of their variable.
 """
+
 import math
 from typing import List, Optional, Sequence
 
@@ -29,14 +30,18 @@ from tir_mlir.analysis.structure import erase
 from tir_mlir.ir.wellformed import is_identifier
 
 
-def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
-                  extent: Optional[Int] = None) -> List[Int]:
+def infer_factors(
+    loop: ir.Operation, factors: Sequence[Optional[int]], extent: Optional[Int] = None
+) -> List[Int]:
     """The factors with the None (or -1) one inferred as ceil(extent / the others): on a
     symbolic extent `n`, that one is `T.ceildiv(n, 4)`, the others constants."""
     extent = Loop(loop).extent if extent is None else extent
-    if len(factors) < 2 or any(f is not None and f != -1 and (
-            not isinstance(f, int) or isinstance(f, bool) or not 0 < f < 1 << 31)
-            for f in factors):
+    if len(factors) < 2 or any(
+        f is not None
+        and f != -1
+        and (not isinstance(f, int) or isinstance(f, bool) or not 0 < f < 1 << 31)
+        for f in factors
+    ):
         _check_factors(Loop(loop).name, factors)
     if sum(f is None or f == -1 for f in factors) > 1:
         raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
@@ -44,18 +49,24 @@ def infer_factors(loop: ir.Operation, factors: Sequence[Optional[int]],
     out = [tile_count(extent, known) if f is None or f == -1 else f for f in factors]
     if isinstance(extent, SymExpr):
         if isinstance(out[0], int) and any(isinstance(f, SymExpr) for f in out):
-            raise ScheduleError(f"split: on the symbolic extent {show(extent)} of loop "
-                                f"{Loop(loop).name!r}, only the first factor can be None "
-                                f"(the others set the strides), got {list(factors)}")
+            raise ScheduleError(
+                f"split: on the symbolic extent {show(extent)} of loop "
+                f"{Loop(loop).name!r}, only the first factor can be None "
+                f"(the others set the strides), got {list(factors)}"
+            )
         if len(out) == len([f for f in factors if f is not None and f != -1]):
             # TVM: the product must provably cover the extent, which constants cannot do
-            raise ScheduleError(f"split: the product of factors {out} ({known}) cannot be "
-                                f"proved to cover the symbolic extent {show(extent)} of loop "
-                                f"{Loop(loop).name!r} (give one factor as None)")
+            raise ScheduleError(
+                f"split: the product of factors {out} ({known}) cannot be "
+                f"proved to cover the symbolic extent {show(extent)} of loop "
+                f"{Loop(loop).name!r} (give one factor as None)"
+            )
         return out
     if math.prod(out) < extent:
-        raise ScheduleError(f"split: the product of factors {out} ({math.prod(out)}) is smaller "
-                            f"than the extent {extent} of loop {Loop(loop).name!r}")
+        raise ScheduleError(
+            f"split: the product of factors {out} ({math.prod(out)}) is smaller "
+            f"than the extent {extent} of loop {Loop(loop).name!r}"
+        )
     return out
 
 
@@ -67,16 +78,24 @@ def _check_factors(name: str, factors):
         raise ScheduleError(f"split: only one factor can be None, got {list(factors)}")
     for k, f in enumerate(factors):
         if f is not None and f != -1 and (not isinstance(f, int) or isinstance(f, bool) or f <= 0):
-            raise ScheduleError(f"split: factor {k} of loop {name!r} must be a positive int, "
-                                f"got {f!r}")
+            raise ScheduleError(
+                f"split: factor {k} of loop {name!r} must be a positive int, got {f!r}"
+            )
         if f is not None and f >= 1 << 31:
-            raise ScheduleError(f"split: factor {k} of loop {name!r} ({f}) does not fit in "
-                                f"int32, the type of loop variables")
+            raise ScheduleError(
+                f"split: factor {k} of loop {name!r} ({f}) does not fit in "
+                f"int32, the type of loop variables"
+            )
 
 
-def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
-          preserve_unit_iters: bool = True, disable_predication: bool = False,
-          names: Optional[Sequence[str]] = None) -> List[ir.Operation]:
+def split(
+    loop: ir.Operation,
+    factors: Sequence[Optional[int]],
+    *,
+    preserve_unit_iters: bool = True,
+    disable_predication: bool = False,
+    names: Optional[Sequence[str]] = None,
+) -> List[ir.Operation]:
     """Split `loop`; returns the new loops, outermost first. `loop` is erased."""
     lv = Loop(loop)
     extent = lv.extent
@@ -91,7 +110,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     names = list(names) if names is not None else [f"{lv.name}_{k}" for k in range(len(sizes))]
     if lv.min != 0:
         raise ScheduleError(f"split: loop {lv.name!r} does not start at 0")
-    covers = product(sizes) - extent      # how far the new nest runs past the extent
+    covers = product(sizes) - extent  # how far the new nest runs past the extent
     predicate = covers != 0 and not disable_predication
     if covers != 0 and disable_predication and isinstance(extent, SymExpr):
         known = math.prod(f for f in sizes if isinstance(f, int))
@@ -99,7 +118,8 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
             raise ScheduleError(
                 f"split: disable_predication needs {show(extent)} % {known} == 0 for loop "
                 f"{lv.name!r}, which the program does not state (add "
-                f"T.assume({show(extent)} % {known} == 0))")
+                f"T.assume({show(extent)} % {known} == 0))"
+            )
 
     # --- rewrite: new nest in place of the loop --------------------------------------------
     loc, dtype = loop.location, lv.index_dtype
@@ -113,7 +133,7 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
         op.move_before(end)
     ivs = [Loop(n).iv for n in new]
     users = analysis.users([lv.iv])
-    if not all(analysis.is_block(u) for u in users):     # a non-affine binding, inner bounds
+    if not all(analysis.is_block(u) for u in users):  # a non-affine binding, inner bounds
         whole = index.to_affine(fused_expr(range(len(ivs)), sizes, preserve_unit_iters))
         analysis.rewrite_binding_uses(lv.iv, whole, ivs)
         users = analysis.users([lv.iv])
@@ -122,19 +142,26 @@ def split(loop: ir.Operation, factors: Sequence[Optional[int]], *,
     children = analysis.child_blocks(new[-1]) if predicate else []
     others = [c for c in children if not any(c == u for u in users)]
     for blk in users + others:
-        _rebind(blk, lv.iv, ivs, sizes, extent, preserve_unit_iters,
-                predicate and any(blk == c for c in children))
+        _rebind(
+            blk,
+            lv.iv,
+            ivs,
+            sizes,
+            extent,
+            preserve_unit_iters,
+            predicate and any(blk == c for c in children),
+        )
     erase(loop)
     return new
 
 
 def fused_expr(positions: Sequence[int], sizes: Sequence[Int], keep_unit: bool) -> index.Lin:
     """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables."""
-    terms, stride = [], 1           # (built directly: a replay makes thousands)
+    terms, stride = [], 1  # (built directly: a replay makes thousands)
     for pos, size in reversed(list(zip(positions, sizes))):
         if size != 1 or keep_unit:
             terms.append((("v", pos), stride))
-        if isinstance(size, SymExpr):     # only the outermost factor is symbolic
+        if isinstance(size, SymExpr):  # only the outermost factor is symbolic
             break
         stride *= size
     return index.Lin(tuple(terms[::-1]))
@@ -151,11 +178,10 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     if not keep_unit:
         subst = {**analysis.unit_loop_consts(block_op), **subst}
     extra, symbols = [], analysis.block_symbols(block_op)
-    if predicate:   # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
+    if predicate:  # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
         whole = fused_expr(positions, sizes, True)
         if isinstance(extent, SymExpr):
-            extra.append(index.to_affine(index.const(-1) + whole.scale(-1))
-                         + extent.embed(symbols))
+            extra.append(index.to_affine(index.const(-1) + whole.scale(-1)) + extent.embed(symbols))
         else:
             extra.append(index.to_affine(index.const(extent - 1) + whole.scale(-1)))
     analysis.rebind_block(block_op, new_dims, subst, extra, symbols)

@@ -16,6 +16,7 @@ parameter's layout belongs to the caller); 0 <= axis < ndim; factor > 0; offset 
 TVM, an offset >= factor pads like offset % factor: the padding is
 `(factor + offset - stride % factor) % factor`).
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import Block
@@ -31,21 +32,26 @@ def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offse
     buf = pick_buffer(block, block_writes(block), buffer_index, "storage_align", "write")
     name = buffer_name(buf)
     if is_func_arg(buf):
-        raise ScheduleError(f"storage_align: buffer {name!r} of block {block.name!r} is a "
-                            f"function parameter, not an allocation")
+        raise ScheduleError(
+            f"storage_align: buffer {name!r} of block {block.name!r} is a "
+            f"function parameter, not an allocation"
+        )
     rank = len(ir.MemRefType(buf.type).shape)
     if not 0 <= axis < rank:
-        raise ScheduleError(f"storage_align: axis {axis} is out of range for buffer {name!r} "
-                            f"of rank {rank}")
+        raise ScheduleError(
+            f"storage_align: axis {axis} is out of range for buffer {name!r} of rank {rank}"
+        )
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (factor, offset)):
-        raise ScheduleError(f"storage_align: factor and offset must be ints, got "
-                            f"factor={factor!r}, offset={offset!r}")
+        raise ScheduleError(
+            f"storage_align: factor and offset must be ints, got "
+            f"factor={factor!r}, offset={offset!r}"
+        )
     if factor >= 1 << 31 or offset >= 1 << 31:
-        raise ScheduleError(f"storage_align: factor={factor} and offset={offset} must fit in "
-                            f"int32")
+        raise ScheduleError(f"storage_align: factor={factor} and offset={offset} must fit in int32")
     if factor <= 0 or offset < 0:
-        raise ScheduleError(f"storage_align: need factor > 0 and offset >= 0, got "
-                            f"factor={factor}, offset={offset}")
+        raise ScheduleError(
+            f"storage_align: need factor > 0 and offset >= 0, got factor={factor}, offset={offset}"
+        )
     anns = block.annotations
     old = []
     if KEY in anns:

@@ -10,6 +10,7 @@ The condition, a function of the block's iter vars, becomes (part of) the block 
 Legality: the predicate is affine comparisons (`<, <=, >, >=, ==`, joined with `&`) of the
 block's iter vars; it is and-ed with an existing predicate.
 """
+
 from typing import Callable
 
 from mlir import ir
@@ -36,5 +37,6 @@ def set_store_predicate(block: Block, predicate: Callable):
     for c in cons:
         exprs.append(substitute(c.expr, binds) if binds else c.expr)
         eqs.append(c.is_eq)
-    block.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(max(ndims, 0), 0,
-                                                                         exprs, eqs)))
+    block.set_attr(
+        "predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(max(ndims, 0), 0, exprs, eqs))
+    )

@@ -23,6 +23,7 @@ read and write whole views), its init, and takes the impl root block's annotatio
 
 Legality: a ScheduleError says what differs (loop extent, iter type, op, buffer offset...).
 """
+
 from typing import Dict, List
 
 from mlir import ir
@@ -32,15 +33,30 @@ from tir_mlir.analysis import op_index
 from tir_mlir.analysis.structure import SID, erase, walk_all
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.buffers import ALIGN, OFFSET_FACTOR, SCOPE, arg_attrs, scope_attr
-from tir_mlir.dialect.ops import (EXTERN, INDEX_DTYPE, Block, Loop, body_ops, extern_args,
-                                  extern_callee, index_dtype_attr)
+from tir_mlir.dialect.ops import (
+    EXTERN,
+    INDEX_DTYPE,
+    Block,
+    Loop,
+    body_ops,
+    extern_args,
+    extern_callee,
+    index_dtype_attr,
+)
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.ir.index_dtypes import buffer_attr, mark_constants
 from tir_mlir.ir.regions import block_regions
 from tir_mlir.passes.schedule.blockize import blockize
-from tir_mlir.analysis.buffer_util import (NotAffine, buffer_name, dims_of, emit_index, simplify,
-    substitute, to_affine)
+from tir_mlir.analysis.buffer_util import (
+    NotAffine,
+    buffer_name,
+    dims_of,
+    emit_index,
+    simplify,
+    substitute,
+    to_affine,
+)
 
 
 class Mismatch(Exception):
@@ -53,9 +69,13 @@ def _is_index(t) -> bool:
 
 def _index_only(op) -> bool:
     """Ops computing indices only (compared as affine expressions at the access)."""
-    if op.name in ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi",
-                   "affine.apply") or (op.name == "arith.constant" and
-                                       _is_index(op.results[0].type)):
+    if op.name in (
+        "arith.addi",
+        "arith.subi",
+        "arith.muli",
+        "arith.floordivsi",
+        "affine.apply",
+    ) or (op.name == "arith.constant" and _is_index(op.results[0].type)):
         return all(_is_index(r.type) for r in op.results)
     return op.name == "tir.call" and _is_index(op.results[0].type)
 
@@ -77,12 +97,12 @@ class Matcher:
     """Structural match of a desc subtree against a target subtree."""
 
     def __init__(self, desc_params: List[ir.Value], scope_leaves: List[ir.Value]):
-        self.vals: Dict = {}                # desc value -> target value (hash by identity)
+        self.vals: Dict = {}  # desc value -> target value (hash by identity)
         self.params = desc_params
-        self.binding: Dict[int, ir.Value] = {}   # desc param index -> target buffer
-        self.offsets: Dict[int, list] = {}       # desc param index -> offsets per target dim
-        self.leaves = list(scope_leaves)         # target values fixed for the tensorized block
-        self.inner: List[ir.Value] = []          # target values varying inside (IVs, iters)
+        self.binding: Dict[int, ir.Value] = {}  # desc param index -> target buffer
+        self.offsets: Dict[int, list] = {}  # desc param index -> offsets per target dim
+        self.leaves = list(scope_leaves)  # target values fixed for the tensorized block
+        self.inner: List[ir.Value] = []  # target values varying inside (IVs, iters)
 
     def _map(self, d: ir.Value, t: ir.Value):
         for k, v in self.vals.items():
@@ -100,8 +120,9 @@ class Matcher:
 
     def stmts(self, dops, tops, where):
         if len(dops) != len(tops):
-            raise Mismatch(f"{where}: the intrinsic has {len(dops)} statement(s), the target "
-                           f"{len(tops)}")
+            raise Mismatch(
+                f"{where}: the intrinsic has {len(dops)} statement(s), the target {len(tops)}"
+            )
         for d, t in zip(dops, tops):
             self.op(d, t, where)
 
@@ -111,9 +132,11 @@ class Matcher:
         if Loop.is_loop(d):
             dl, tl = Loop(d), Loop(t)
             if (dl.min, dl.extent) != (tl.min, tl.extent):
-                raise Mismatch(f"loop {tl.name!r} has range [{tl.min}, {tl.min + tl.extent}); "
-                               f"the intrinsic's loop {dl.name!r} has [{dl.min}, "
-                               f"{dl.min + dl.extent})")
+                raise Mismatch(
+                    f"loop {tl.name!r} has range [{tl.min}, {tl.min + tl.extent}); "
+                    f"the intrinsic's loop {dl.name!r} has [{dl.min}, "
+                    f"{dl.min + dl.extent})"
+                )
             self._map(dl.iv, tl.iv)
             self.inner.append(tl.iv)
             return self.stmts(_stmts(dl.body), _stmts(tl.body), f"loop {tl.name!r}")
@@ -143,11 +166,15 @@ class Matcher:
     def block(self, d: Block, t: Block):
         where = f"block {t.name!r}"
         if d.iter_types != t.iter_types:
-            raise Mismatch(f"{where} has iter types {''.join(t.iter_types)}, the intrinsic "
-                           f"{''.join(d.iter_types)}")
+            raise Mismatch(
+                f"{where} has iter types {''.join(t.iter_types)}, the intrinsic "
+                f"{''.join(d.iter_types)}"
+            )
         if [x[1] for x in d.domains] != [x[1] for x in t.domains]:
-            raise Mismatch(f"{where} has iter extents {[x[1] for x in t.domains]}, the "
-                           f"intrinsic {[x[1] for x in d.domains]}")
+            raise Mismatch(
+                f"{where} has iter extents {[x[1] for x in t.domains]}, the "
+                f"intrinsic {[x[1] for x in d.domains]}"
+            )
         if (d.init is None) != (t.init is None):
             raise Mismatch(f"{where}: init presence differs from the intrinsic's")
         tl = []
@@ -177,8 +204,7 @@ class Matcher:
 
     def access(self, d, t, where):
         is_load = d.name == "memref.load"
-        dbuf, tbuf = (d.operands[0], t.operands[0]) if is_load else (d.operands[1],
-                                                                       t.operands[1])
+        dbuf, tbuf = (d.operands[0], t.operands[0]) if is_load else (d.operands[1], t.operands[1])
         didx = list(d.operands[1:] if is_load else d.operands[2:])
         tidx = list(t.operands[1:] if is_load else t.operands[2:])
         if not is_load:
@@ -215,8 +241,10 @@ class Matcher:
         offs = [simplify(e, n) for e in te[:lead]]
         offs += [simplify(a - b, n) for a, b in zip(te[lead:], de)]
         if any(dims_of(o) & inner_dims for o in offs):
-            raise Mismatch(f"{where}: the access to {buffer_name(tbuf)} does not match the "
-                           f"intrinsic's access pattern")
+            raise Mismatch(
+                f"{where}: the access to {buffer_name(tbuf)} does not match the "
+                f"intrinsic's access pattern"
+            )
         if k in self.offsets and self.offsets[k] != offs:
             raise Mismatch(f"{where}: accesses to {buffer_name(tbuf)} have different offsets")
         self.offsets[k] = offs
@@ -228,37 +256,50 @@ def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
     dparams = list(desc_func.regions[0].blocks[0].arguments)
     iparams = list(impl_func.regions[0].blocks[0].arguments)
     if [p.type for p in dparams] != [p.type for p in iparams]:
-        raise ScheduleError(f"tensorize: intrinsic {intrin_name!r}: desc and impl parameters "
-                            f"differ")
+        raise ScheduleError(
+            f"tensorize: intrinsic {intrin_name!r}: desc and impl parameters differ"
+        )
     m = Matcher(dparams, list(block.iter_vars))
     try:
         m.stmts(_stmts(func_body(desc_func)), _stmts(block.body), f"block {block.name!r}")
     except Mismatch as e:
-        raise ScheduleError(f"tensorize: block {block.name!r} does not match intrinsic "
-                            f"{intrin_name!r}: {e}")
+        raise ScheduleError(
+            f"tensorize: block {block.name!r} does not match intrinsic {intrin_name!r}: {e}"
+        )
     unbound = [k for k in range(len(dparams)) if k not in m.binding]
     if unbound:
-        raise ScheduleError(f"tensorize: intrinsic {intrin_name!r} parameter(s) {unbound} are "
-                            f"not accessed by its description")
+        raise ScheduleError(
+            f"tensorize: intrinsic {intrin_name!r} parameter(s) {unbound} are "
+            f"not accessed by its description"
+        )
     for o, i in _uses(impl_func, iparams):
-        if not (o.name == EXTERN or (o.name == "memref.load" and i == 0)
-                or (o.name == "memref.store" and i == 1)):
-            raise ScheduleError(f"tensorize: the impl uses a buffer parameter in {o.name}; "
-                                f"only loads, stores and T.call_extern arguments are supported")
+        if not (
+            o.name == EXTERN
+            or (o.name == "memref.load" and i == 0)
+            or (o.name == "memref.store" and i == 1)
+        ):
+            raise ScheduleError(
+                f"tensorize: the impl uses a buffer parameter in {o.name}; "
+                f"only loads, stores and T.call_extern arguments are supported"
+            )
     with block.op.location:
         _replace(block, impl_func, m)
 
 
-def check_loop(mod, loop: Loop, desc_func, impl_func, intrin_name: str,
-               preserve_unit_iters: bool = True):
+def check_loop(
+    mod, loop: Loop, desc_func, impl_func, intrin_name: str, preserve_unit_iters: bool = True
+):
     """Refuse (ScheduleError) a tensorize of `loop` whose blockized block would not match
     the intrinsic. tensorize of a loop blockizes it first; the match is tried on a copy of
     `mod` (an IRModule holding the loop), so a refusal leaves `mod` as it was."""
     sid = loop.op.attributes[SID]
     scratch = mod.copy()
-    found = [o for o in walk_all(scratch.module.operation)
-             if o.name == Loop.OP_NAME and SID in o.attributes and o.attributes[SID] == sid]
-    prev = op_index.reporting_to(None)         # (the scratch copy is no schedule's module)
+    found = [
+        o
+        for o in walk_all(scratch.module.operation)
+        if o.name == Loop.OP_NAME and SID in o.attributes and o.attributes[SID] == sid
+    ]
+    prev = op_index.reporting_to(None)  # (the scratch copy is no schedule's module)
     try:
         block = blockize(Loop(found[0]), preserve_unit_iters)
         tensorize(block, desc_func, impl_func, intrin_name)
@@ -283,8 +324,9 @@ def _replace(block: Block, impl_func, m: Matcher):
     params = list(scratch.regions[0].blocks[0].arguments)
     attrs = arg_attrs(scratch)
     with ir.InsertionPoint(term):
-        views = [_view(p, attrs[k], m.binding[k], m.offsets[k], leaves)
-                 for k, p in enumerate(params)]
+        views = [
+            _view(p, attrs[k], m.binding[k], m.offsets[k], leaves) for k, p in enumerate(params)
+        ]
     moved = [o for o in body_ops(func_body(scratch)) if o.name != "func.return"]
     for o in moved:
         o.move_before(term)
@@ -303,11 +345,16 @@ def _view(param, attrs: dict, tbuf, offs, leaves) -> ir.Value:
     ttype = ir.MemRefType(tbuf.type)
     strides, _ = ttype.get_strides_and_offset()
     n, rank = len(shape), len(ttype.shape)
-    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
-                                      strides[rank - n:])
-    view = memref.subview(tbuf, [emit_index(e, leaves) for e in offs],
-                          [1] * (rank - n) + shape, [1] * rank,
-                          result_type=ir.MemRefType.get(shape, ttype.element_type, layout))
+    layout = ir.StridedLayoutAttr.get(
+        ir.ShapedType.get_dynamic_stride_or_offset(), strides[rank - n :]
+    )
+    view = memref.subview(
+        tbuf,
+        [emit_index(e, leaves) for e in offs],
+        [1] * (rank - n) + shape,
+        [1] * rank,
+        result_type=ir.MemRefType.get(shape, ttype.element_type, layout),
+    )
     va = view.owner.attributes
     va["tir.name"] = attrs.get("tir.name", ir.StringAttr.get(buffer_name(tbuf)))
     va[SCOPE] = attrs.get(SCOPE, scope_attr("global"))
@@ -327,8 +374,11 @@ def _widen(views, moved):
             v.owner.attributes[INDEX_DTYPE] = buffer_attr(["int64"] * rank)
     for root in moved:
         for op in [root, *walk_all(root)]:
-            if op.name == EXTERN and extern_callee(op) == "elem_offset" and \
-                    any(extern_args(op)[0] == v for v in views):
+            if (
+                op.name == EXTERN
+                and extern_callee(op) == "elem_offset"
+                and any(extern_args(op)[0] == v for v in views)
+            ):
                 op.attributes[INDEX_DTYPE] = index_dtype_attr("int64")
         for op in [root, *walk_all(root)]:
             for r in op.results:
@@ -349,8 +399,10 @@ def _pin_regions(block: Block, before):
     """T.reads / T.writes as they were before the body was replaced (TVM keeps them)."""
     n = len(block.iter_names)
     after = block_regions(block.op)
-    for kind, was, now in (("read", before.reads, after.reads),
-                           ("write", before.writes, after.writes)):
+    for kind, was, now in (
+        ("read", before.reads, after.reads),
+        ("write", before.writes, after.writes),
+    ):
         names = [buffer_name(r.buffer) for r in was]
         for r in was:
             if not r.free and all(isinstance(ext, int) for _, ext in r.ranges):
@@ -376,7 +428,6 @@ def _uses(root, params):
                 else:
                     todo.append((o, i))
         return ir.WalkResult.ADVANCE
+
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     return todo
-
-

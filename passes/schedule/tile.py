@@ -8,6 +8,7 @@ chain (checked by reorder). It is a macro: the trace records the splits and the 
 performs, so a trace with tiles replays in TVM too. The composition lives in
 `Schedule.tile`; this module only checks the arguments.
 """
+
 from typing import Sequence
 
 from tir_mlir.errors import ScheduleError
@@ -20,5 +21,7 @@ def check(n_loops: int, factors: Sequence[Sequence]):
         raise ScheduleError(f"tile: {n_loops} loops but {len(factors)} factor lists")
     levels = {len(f) for f in factors}
     if len(levels) != 1 or min(levels) < 2:
-        raise ScheduleError(f"tile: every loop needs a factor list of the same length (>= 2), "
-                            f"got {[list(f) for f in factors]}")
+        raise ScheduleError(
+            f"tile: every loop needs a factor list of the same length (>= 2), "
+            f"got {[list(f) for f in factors]}"
+        )

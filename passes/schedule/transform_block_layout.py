@@ -16,6 +16,7 @@ bijective reshape: each result a mixed-radix sum of pieces (`x`, `x // c`, `x % 
 `(x // c) % d`) of the arguments, the pieces of each argument tiling it exactly; a result does
 not mix spatial and reduction iter vars.
 """
+
 from typing import Callable, List, Tuple
 
 from mlir import ir
@@ -29,7 +30,7 @@ from tir_mlir.analysis.buffer_util import emit_index, move_body, replace_uses, s
 from tir_mlir.passes.schedule.decompose_padding import _resimplify
 
 WHO = "transform_block_layout"
-Piece = Tuple[int, int, int, int]        # (argument, scale, size, stride in its result)
+Piece = Tuple[int, int, int, int]  # (argument, scale, size, stride in its result)
 
 
 def _pieces(e: ir.AffineExpr, extents: List[int], text: str) -> List[Piece]:
@@ -60,13 +61,16 @@ def _piece(x, extents):
             n = extents[inner.position]
             if n % c:
                 return None
-            return (inner.position, c, n // c) if isinstance(x, ir.AffineFloorDivExpr) \
+            return (
+                (inner.position, c, n // c)
+                if isinstance(x, ir.AffineFloorDivExpr)
                 else (inner.position, 1, c)
+            )
         sub = _piece(inner, extents)
         if sub is None:
             return None
         arg, scale, size = sub
-        if isinstance(x, ir.AffineModExpr) and size % c == 0:       # (x // s) % c
+        if isinstance(x, ir.AffineModExpr) and size % c == 0:  # (x // s) % c
             return arg, scale, c
         if isinstance(x, ir.AffineFloorDivExpr) and size % c == 0:  # (x % d) // c
             return arg, scale * c, size // c
@@ -82,17 +86,27 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], l
     results = blk.bindings.results
     bound = [r.position for r in results if isinstance(r, ir.AffineDimExpr)]
     ivs = [Loop(lp).iv for lp in loops]
-    if blk.predicate is not None or len(bound) != n or len(set(bound)) != n or len(loops) != n \
-            or any(not any(blk.dims[p] == iv for iv in ivs) for p in bound):
-        raise ScheduleError(f"{WHO}: the binding values of block {blk.name!r} are not "
-                            f"variables of its own outer loops")
+    if (
+        blk.predicate is not None
+        or len(bound) != n
+        or len(set(bound)) != n
+        or len(loops) != n
+        or any(not any(blk.dims[p] == iv for iv in ivs) for p in bound)
+    ):
+        raise ScheduleError(
+            f"{WHO}: the binding values of block {blk.name!r} are not "
+            f"variables of its own outer loops"
+        )
     for k, p in enumerate(bound):
         lp = Loop(next(lp for lp in loops if Loop(lp).iv == blk.dims[p]))
         if (lp.min, lp.extent) != tuple(blk.domains[k]) or lp.min != 0:
-            raise ScheduleError(f"{WHO}: iter var {blk.iter_names[k]!r} of block {blk.name!r} "
-                                f"does not cover its loop's range from 0")
+            raise ScheduleError(
+                f"{WHO}: iter var {blk.iter_names[k]!r} of block {blk.name!r} "
+                f"does not cover its loop's range from 0"
+            )
     if any(o != blk.op for o in analysis.blocks_under(loops[0])) or any(
-            len(analysis.loop_children(lp)) != 1 for lp in loops):
+        len(analysis.loop_children(lp)) != 1 for lp in loops
+    ):
         raise ScheduleError(f"{WHO}: the loops of block {blk.name!r} hold other statements")
     extents = [d[1] for d in blk.domains]
     digits = [sorted(_pieces(e, extents, text), key=lambda p: p[3]) for e in exprs]
@@ -106,20 +120,28 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], l
         new_extents.append(stride)
         types = {blk.iter_types[arg] for arg, *_ in ds}
         if len(types) > 1:
-            raise ScheduleError(f"{WHO}: cannot detect the block iter type for new iter value "
-                                f"{j} of the index map {text}: it contains more than one type "
-                                f"of original iter vars")
+            raise ScheduleError(
+                f"{WHO}: cannot detect the block iter type for new iter value "
+                f"{j} of the index map {text}: it contains more than one type "
+                f"of original iter vars"
+            )
         kinds.append(types.pop() if types else "S")
     inverse = []
     for k in range(n):
-        mine = sorted(((scale, size, j, s) for j, ds in enumerate(digits)
-                       for arg, scale, size, s in ds if arg == k))
+        mine = sorted(
+            (
+                (scale, size, j, s)
+                for j, ds in enumerate(digits)
+                for arg, scale, size, s in ds
+                if arg == k
+            )
+        )
         scale_next = 1
         expr = ir.AffineExpr.get_constant(0)
         for scale, size, j, s in mine:
             if scale != scale_next:
                 raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
-            digit = ir.AffineExpr.get_dim(j)        # TVM's form: v % (s * size) // s
+            digit = ir.AffineExpr.get_dim(j)  # TVM's form: v % (s * size) // s
             if s * size < new_extents[j]:
                 digit = ir.AffineExpr.get_mod(digit, s * size)
             if s > 1:
@@ -145,17 +167,24 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
         new_loops.append(lp)
         ip = ir.InsertionPoint(analysis.terminator(lp.body))
     m = len(extents)
-    new = Block.build(blk.name, [f"v{j}" for j in range(m)], kinds, [(0, e) for e in extents],
-                      ir.AffineMap.get_identity(m), [lp.iv for lp in new_loops],
-                      annotations=blk.annotations, has_init=blk.init is not None,
-                      loc=loc, ip=ip)
+    new = Block.build(
+        blk.name,
+        [f"v{j}" for j in range(m)],
+        kinds,
+        [(0, e) for e in extents],
+        ir.AffineMap.get_identity(m),
+        [lp.iv for lp in new_loops],
+        annotations=blk.annotations,
+        has_init=blk.init is not None,
+        loc=loc,
+        ip=ip,
+    )
     analysis.move_sid(blk.op, new.op)
     regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
     for old_region, new_region in regions:
         args = list(new_region.arguments)
         for k, e in enumerate(inverse):
-            replace_uses(old_region.arguments[k],
-                         lambda user, e=e, a=args: emit_index(e, a))
+            replace_uses(old_region.arguments[k], lambda user, e=e, a=args: emit_index(e, a))
         move_body(old_region, new_region)
     analysis.erase(top)
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))

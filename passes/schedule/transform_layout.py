@@ -14,13 +14,19 @@ the new shape has as many elements as the old one (a bijective permutation / til
 with `assume_injective_transform` (TVM's implicit padding: never accessed), or more with a
 `pad_value`: the writer then fills the padding (layout_padding.py).
 """
+
 from typing import Callable, Tuple, Union
 
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir.analysis.shapes import (MATCH_SHAPE, buffer_shape, is_dynamic, memref_type,
-                                      size_operands)
+from tir_mlir.analysis.shapes import (
+    MATCH_SHAPE,
+    buffer_shape,
+    is_dynamic,
+    memref_type,
+    size_operands,
+)
 from tir_mlir.analysis.symbolic import SymExpr, show
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
@@ -28,8 +34,15 @@ from tir_mlir.analysis import index as ix
 from tir_mlir.passes.schedule import layout_padding as _padding
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.analysis.expr_tree import clone_tree, erase_dead
-from tir_mlir.analysis.buffer_util import (accesses, block_reads, block_writes, buffer_name,
-    emit_index, func_of, is_func_arg)
+from tir_mlir.analysis.buffer_util import (
+    accesses,
+    block_reads,
+    block_writes,
+    buffer_name,
+    emit_index,
+    func_of,
+    is_func_arg,
+)
 from tir_mlir.passes.schedule.cache_read_write import pick_buffer
 from tir_mlir.analysis.structure import comes_before, erase
 from tir_mlir.suggest import did_you_mean
@@ -42,14 +55,17 @@ def find_buffer(block: Block, buffer) -> ir.Value:
         found = [s for s in sources if buffer_name(s) == buffer]
         if not found:
             names = [buffer_name(s) for s in sources]
-            raise ScheduleError(f"transform_layout: block {block.name!r} does not access a "
-                                f"buffer named {buffer!r}{did_you_mean(buffer, names)}; it "
-                                f"accesses {', '.join(dict.fromkeys(names)) or 'none'}")
+            raise ScheduleError(
+                f"transform_layout: block {block.name!r} does not access a "
+                f"buffer named {buffer!r}{did_you_mean(buffer, names)}; it "
+                f"accesses {', '.join(dict.fromkeys(names)) or 'none'}"
+            )
         return found[0]
     kind, i = buffer
     if kind not in ("read", "write"):
-        raise ScheduleError(f"transform_layout: buffer must be ('read'|'write', index) or a "
-                            f"name, got {buffer!r}")
+        raise ScheduleError(
+            f"transform_layout: buffer must be ('read'|'write', index) or a name, got {buffer!r}"
+        )
     bufs = block_reads(block) if kind == "read" else block_writes(block)
     return _source(pick_buffer(block, bufs, i, "transform_layout", kind))
 
@@ -81,26 +97,46 @@ def _same_dims(a, b) -> bool:
 def _restate_shape(func: ir.Operation, buf: ir.Value, new_shape):
     """The parameter's `tir.match_shape` states its new shape (docs/symbolic.md); a static
     new shape needs none."""
-    old = next((o.operation for o in func.regions[0].blocks[0].operations
-                if o.operation.name == MATCH_SHAPE and o.operation.operands[0] == buf), None)
+    old = next(
+        (
+            o.operation
+            for o in func.regions[0].blocks[0].operations
+            if o.operation.name == MATCH_SHAPE and o.operation.operands[0] == buf
+        ),
+        None,
+    )
     symbols: list = []
-    exprs = [d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
-             for d in new_shape]
+    exprs = [
+        d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
+        for d in new_shape
+    ]
     if is_dynamic(new_shape):
         amap = ir.AffineMap.get(0, len(symbols), exprs)
-        ip = ir.InsertionPoint(old) if old is not None else \
-            ir.InsertionPoint(list(func.regions[0].blocks[0].operations)[0])
-        ir.Operation.create(MATCH_SHAPE, operands=[buf] + symbols,
-                            attributes={"shape": ir.AffineMapAttr.get(amap)}, ip=ip,
-                            loc=old.location if old is not None else buf.owner.owner.location)
+        ip = (
+            ir.InsertionPoint(old)
+            if old is not None
+            else ir.InsertionPoint(list(func.regions[0].blocks[0].operations)[0])
+        )
+        ir.Operation.create(
+            MATCH_SHAPE,
+            operands=[buf] + symbols,
+            attributes={"shape": ir.AffineMapAttr.get(amap)},
+            ip=ip,
+            loc=old.location if old is not None else buf.owner.owner.location,
+        )
     if old is not None:
         erase(old)
 
 
-def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_map: Callable,
-                     pad_value=None, injective: bool = False):
+def transform_layout(
+    block: Block,
+    buffer: Union[Tuple[str, int], str],
+    index_map: Callable,
+    pad_value=None,
+    injective: bool = False,
+):
     buf = find_buffer(block, buffer)
-    shape = buffer_shape(buf)           # ints, and SymExprs for dimensions like `n`
+    shape = buffer_shape(buf)  # ints, and SymExprs for dimensions like `n`
     exprs = symbolic.exprs(index_map, len(shape))
     # simplification sees a symbolic dimension as an open range; the new shape is computed
     # from the exact one (`(n, 16)` under `lambda i, j: (j, i)` is `(16, n)`)
@@ -108,11 +144,14 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
     exact = {k: (0, n - 1) for k, n in enumerate(shape)}
     new_shape = []
     for e in exprs:
-        lo, hi = ix.bounds(ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))],
-                                          ranges), exact)
+        lo, hi = ix.bounds(
+            ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))], ranges),
+            exact,
+        )
         if lo != 0:
-            raise ScheduleError(f"transform_layout: result {e} of the index map starts at "
-                                f"{show(lo)}, not 0")
+            raise ScheduleError(
+                f"transform_layout: result {e} of the index map starts at {show(lo)}, not 0"
+            )
         new_shape.append(hi + 1)
     old_n, new_n = 1, 1
     for a in shape:
@@ -121,26 +160,36 @@ def transform_layout(block: Block, buffer: Union[Tuple[str, int], str], index_ma
         new_n = b * new_n
     symbolic_shape = is_dynamic(shape) or is_dynamic(new_shape)
     if symbolic_shape and old_n != new_n and _same_dims(shape, new_shape):
-        new_n = old_n                   # a permutation (MLIR keeps `(h - 2) * (w - 2)` as is)
+        new_n = old_n  # a permutation (MLIR keeps `(h - 2) * (w - 2)` as is)
     if symbolic_shape and (pad_value is not None or injective):
-        raise ScheduleError("transform_layout: padding a buffer of symbolic shape is not "
-                            "supported (its padded size depends on the sizes)")
-    if len(new_shape) == len(shape) and all(a == b for a, b in zip(new_shape, shape)) and all(
-            e.maybe_downcast() == ir.AffineExpr.get_dim(k) for k, e in enumerate(exprs)):
-        return                          # the identity (axis separators only): nothing to do
+        raise ScheduleError(
+            "transform_layout: padding a buffer of symbolic shape is not "
+            "supported (its padded size depends on the sizes)"
+        )
+    if (
+        len(new_shape) == len(shape)
+        and all(a == b for a, b in zip(new_shape, shape))
+        and all(e.maybe_downcast() == ir.AffineExpr.get_dim(k) for k, e in enumerate(exprs))
+    ):
+        return  # the identity (axis separators only): nothing to do
     if any(u.owner.name == "memref.subview" for u in buf.uses):
-        raise ScheduleError(f"transform_layout: buffer {buffer_name(buf)!r} is accessed through "
-                            f"T.match_buffer views; only their axis separators can change")
+        raise ScheduleError(
+            f"transform_layout: buffer {buffer_name(buf)!r} is accessed through "
+            f"T.match_buffer views; only their axis separators can change"
+        )
     if old_n != new_n and pad_value is not None:
         with block.op.location:
-            _padding.pad_producer(buf, exprs, shape, new_shape, pad_value,
-                                  lambda: _apply(buf, exprs, new_shape))
+            _padding.pad_producer(
+                buf, exprs, shape, new_shape, pad_value, lambda: _apply(buf, exprs, new_shape)
+            )
         return
     if old_n != new_n and (symbolic_shape or not (injective and new_n > old_n)):
-        raise ScheduleError(f"transform_layout: the index map sends shape "
-                            f"({', '.join(show(a) for a in shape)}) to "
-                            f"({', '.join(show(b) for b in new_shape)}), which is not a "
-                            f"bijection")
+        raise ScheduleError(
+            f"transform_layout: the index map sends shape "
+            f"({', '.join(show(a) for a in shape)}) to "
+            f"({', '.join(show(b) for b in new_shape)}), which is not a "
+            f"bijection"
+        )
     with block.op.location:
         _apply(buf, exprs, new_shape)
 
@@ -155,7 +204,8 @@ def _apply(buf: ir.Value, exprs, new_shape):
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         inputs = [a.type for a in func.regions[0].blocks[0].arguments]
         func.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(inputs, ftype.results))
+            ir.FunctionType.get(inputs, ftype.results)
+        )
         if is_dynamic(new_shape) or is_dynamic(mtype_shape(mtype)):
             _restate_shape(func, buf, new_shape)
         new_buf = buf
@@ -175,8 +225,11 @@ def _apply(buf: ir.Value, exprs, new_shape):
         with ir.InsertionPoint(o), o.location:
             leaves = [lambda v=v: clone_tree(v, o, {}) for v in ops[pos:]]
             idx = [emit_index(e, leaves) for e in exprs]
-            new = (memref.LoadOp(new_buf, idx) if kind == "load"
-                   else memref.StoreOp(ops[0], new_buf, idx))
+            new = (
+                memref.LoadOp(new_buf, idx)
+                if kind == "load"
+                else memref.StoreOp(ops[0], new_buf, idx)
+            )
         if kind == "load":
             o.result.replace_all_uses_with(new.result)
         erase(o)
@@ -187,6 +240,7 @@ def _apply(buf: ir.Value, exprs, new_shape):
     # the new indices simplified by the iter vars' ranges, as TVM's
     # (`(vi_o * 16 + vi_i) // 16` is `vi_o` for vi_i < 16)
     from tir_mlir.passes.schedule.decompose_padding import _resimplify
+
     owners = []
     for o, _, v in accesses(func):
         b = o.parent

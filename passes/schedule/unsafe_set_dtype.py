@@ -10,6 +10,7 @@ function (not a parameter); old and new dtypes are signed ints or floats, not th
 float16/bfloat16 (the casts this pass writes). The same dtype changes nothing, on any buffer
 (a parameter too, as in TVM).
 """
+
 from mlir import ir
 from mlir.dialects import memref
 
@@ -27,23 +28,26 @@ _OK = ("int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "flo
 def unsafe_set_dtype(block: Block, buffer_index: int, dtype: str):
     buf = pick_buffer(block, block_writes(block), buffer_index, WHO, "write")
     while not isinstance(buf.owner, ir.Block) and buf.owner.name == "memref.subview":
-        buf = buf.owner.operands[0]          # a T.match_buffer view: its source buffer
+        buf = buf.owner.operands[0]  # a T.match_buffer view: its source buffer
     if dtype not in DTYPES:
         raise ScheduleError(f"{WHO}: unknown dtype {dtype!r}")
     old = _dtype(buf)
-    if old == dtype:    # checked before the parameter test, as TVM: a no-op on any buffer
+    if old == dtype:  # checked before the parameter test, as TVM: a no-op on any buffer
         return
     if is_func_arg(buf):
-        raise ScheduleError(f"{WHO}: buffer {buffer_name(buf)!r} is a function parameter; only "
-                            f"an intermediate buffer can change its dtype")
+        raise ScheduleError(
+            f"{WHO}: buffer {buffer_name(buf)!r} is a function parameter; only "
+            f"an intermediate buffer can change its dtype"
+        )
     if old not in _OK or dtype not in _OK or {old, dtype} == {"float16", "bfloat16"}:
         raise ScheduleError(f"{WHO}: casting {old} to {dtype} is not supported")
 
     # --- rewrite: a new allocation, casts around every access ---------------------------------
     alloc = buf.owner
     with ir.InsertionPoint(alloc), alloc.location:
-        new = memref.AllocOp(ir.MemRefType.get(ir.MemRefType(buf.type).shape, mlir_type(dtype)),
-                             [], []).result
+        new = memref.AllocOp(
+            ir.MemRefType.get(ir.MemRefType(buf.type).shape, mlir_type(dtype)), [], []
+        ).result
     for name in alloc.attributes:
         new.owner.attributes[name] = alloc.attributes[name]
     func = func_of(alloc)
@@ -59,8 +63,9 @@ def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
         if view.name != "memref.subview" or view.operands[0] != buf:
             continue
         vtype = ir.MemRefType(view.results[0].type)
-        ntype = ir.MemRefType.get(vtype.shape, mlir_type(dtype), layout=vtype.layout,
-                                  memory_space=vtype.memory_space)
+        ntype = ir.MemRefType.get(
+            vtype.shape, mlir_type(dtype), layout=vtype.layout, memory_space=vtype.memory_space
+        )
         clone = view.clone(ir.InsertionPoint(view))
         clone.operands[0] = new
         clone.results[0].set_type(ntype)
@@ -83,8 +88,9 @@ def _dtype(buf: ir.Value) -> str:
     """The buffer's TensorIR dtype (unsigned ones carry it in `tir.dtype`)."""
     if is_func_arg(buf):
         func = buf.owner.owner
-        attrs = ir.DictAttr(ir.ArrayAttr(func.attributes["arg_attrs"])[
-            ir.BlockArgument(buf).arg_number])
+        attrs = ir.DictAttr(
+            ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buf).arg_number]
+        )
     else:
         attrs = buf.owner.attributes
     if "tir.dtype" in attrs:
@@ -95,6 +101,7 @@ def _dtype(buf: ir.Value) -> str:
 def _cast(v: ir.Value, src: str, dst: str) -> ir.Value:
     """T.Cast(dst, v) for signed ints and floats, as the front end builds it."""
     from mlir.dialects import arith
+
     t = mlir_type(dst)
     if is_float(src) and is_float(dst):
         wider = int(dst.lstrip("bfloat")) > int(src.lstrip("bfloat"))

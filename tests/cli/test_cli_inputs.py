@@ -1,6 +1,7 @@
 """Bad input to every subcommand and option: `FILE:LINE:COL: error: ...` (with the source line
 and a caret), exit status 1 (2 for a usage error), never a traceback; and the everyday
 conveniences (stdin, --version, -h, .mlir input, .npy in and out, --print-ir-after-all)."""
+
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ ROOT = Path(__file__).parent.parent.parent
 PROGRAM = str(ROOT / "examples" / "mm_relu.tir")
 MLIR = str(ROOT / "tests" / "data" / "mlir" / "mm_relu.mlir")
 EXE = str(Path(sys.executable).with_name("tir-mlir"))
-SMALL = '''# from tvm.script import tir as T
+SMALL = """# from tvm.script import tir as T
 
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -24,7 +25,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             B[vi] = A[vi] * T.float32(2)
-'''
+"""
 
 
 def cli(*args, input=None):
@@ -43,41 +44,56 @@ BAD_INPUTS = {
     "comment.tir": ("# nothing here\n", "1:1: error: the program defines no @T.prim_func"),
     "digits.tir": (SMALL.replace("T.float32(2)", "9" * 5000), "8:29: error: number literal"),
     "leading_zero.tir": (SMALL.replace("T.float32(2)", "09"), "8:29: error: invalid number"),
-    "float_range.tir": (SMALL.replace("T.float32(2)", "T.float32(1e39)"),
-                        "error: literal 1e+39 does not fit in float32"),
+    "float_range.tir": (
+        SMALL.replace("T.float32(2)", "T.float32(1e39)"),
+        "error: literal 1e+39 does not fit in float32",
+    ),
     "div_zero.tir": (SMALL.replace("A[vi]", "A[vi // 0]"), "8:23: error: division by zero"),
     "tabs.tir": (SMALL.replace("        with", "\twith"), "6:1: error: inconsistent use of tabs"),
-    "bad.mlir": ("module {\n func.func @f() {\n  %0 = arith.addi 1\n }\n}\n",
-                 "bad.mlir:3:18: error: expected SSA operand"),
-    "llvm_op.mlir": ('module {\n func.func @f(%a: memref<4xf32>) {\n'
-                     '  %0 = llvm.mlir.constant(1 : i32) : i32\n  return\n }\n}\n',
-                     "3:8: error: 'llvm.mlir.constant' is not an op of a tir program"),
-    "zero.mlir": ('module {\n func.func @f(%a: memref<0xf32>) {\n  return\n }\n}\n',
-                  "2:2: error: parameter 0: buffer has a zero-sized dimension"),
-    "bad_name.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n'
-                      '  return\n }\n}\n', "2:2: error: parameter 0: name 'a b' is not a Python "
-                                              "identifier"),
-    "arity.mlir": ('module {\n func.func @f(%a: memref<4xf32> {tir.name = "A"}) '
-                   'attributes {tir.prim_func} {\n  affine.for %i = 0 to 4 {\n'
-                   '   "tir.block"(%i) ({\n   ^bb0(%vi: index):\n'
-                   '    %c = arith.constant 1.0 : f32\n    memref.store %c, %a[%vi] : '
-                   'memref<4xf32>\n    gpu.yield\n   }, {\n   }) {bindings = affine_map<(d0, d1)'
-                   ' -> (d0)>, domains = [[0, 4]], iter_names = ["vi"], iter_types = ["S"], '
-                   'name = "B"} : (index) -> ()\n  }\n  return\n }\n}\n',
-                   "4:4: error: block 'B': bindings (d0, d1) -> (d0) must map its 1 operands to "
-                   "1 iterators"),
-    "loop_kind.mlir": ('module {\n func.func @f(%a: memref<4xf32>) attributes {tir.prim_func} '
-                       '{\n  affine.for %i = 0 to 4 {\n  } {tir.kind = "seri>al"}\n  return\n'
-                       ' }\n}\n', '3:3: error: loop: tir.kind must be a #tir.for_kind<...>, '
-                       'got "seri>al"'),
-    "index_buffer.mlir": ('module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n',
-                          "error: parameter 0: element type index is not a TensorIR dtype"),
+    "bad.mlir": (
+        "module {\n func.func @f() {\n  %0 = arith.addi 1\n }\n}\n",
+        "bad.mlir:3:18: error: expected SSA operand",
+    ),
+    "llvm_op.mlir": (
+        "module {\n func.func @f(%a: memref<4xf32>) {\n"
+        "  %0 = llvm.mlir.constant(1 : i32) : i32\n  return\n }\n}\n",
+        "3:8: error: 'llvm.mlir.constant' is not an op of a tir program",
+    ),
+    "zero.mlir": (
+        "module {\n func.func @f(%a: memref<0xf32>) {\n  return\n }\n}\n",
+        "2:2: error: parameter 0: buffer has a zero-sized dimension",
+    ),
+    "bad_name.mlir": (
+        'module {\n func.func @f(%a: memref<4xf32> {tir.name = "a b"}) {\n  return\n }\n}\n',
+        "2:2: error: parameter 0: name 'a b' is not a Python identifier",
+    ),
+    "arity.mlir": (
+        'module {\n func.func @f(%a: memref<4xf32> {tir.name = "A"}) '
+        "attributes {tir.prim_func} {\n  affine.for %i = 0 to 4 {\n"
+        '   "tir.block"(%i) ({\n   ^bb0(%vi: index):\n'
+        "    %c = arith.constant 1.0 : f32\n    memref.store %c, %a[%vi] : "
+        "memref<4xf32>\n    gpu.yield\n   }, {\n   }) {bindings = affine_map<(d0, d1)"
+        ' -> (d0)>, domains = [[0, 4]], iter_names = ["vi"], iter_types = ["S"], '
+        'name = "B"} : (index) -> ()\n  }\n  return\n }\n}\n',
+        "4:4: error: block 'B': bindings (d0, d1) -> (d0) must map its 1 operands to 1 iterators",
+    ),
+    "loop_kind.mlir": (
+        "module {\n func.func @f(%a: memref<4xf32>) attributes {tir.prim_func} "
+        '{\n  affine.for %i = 0 to 4 {\n  } {tir.kind = "seri>al"}\n  return\n'
+        " }\n}\n",
+        '3:3: error: loop: tir.kind must be a #tir.for_kind<...>, got "seri>al"',
+    ),
+    "index_buffer.mlir": (
+        "module {\n func.func @f(%a: memref<4xindex>) {\n  return\n }\n}\n",
+        "error: parameter 0: element type index is not a TensorIR dtype",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-@pytest.mark.parametrize("command", [["parse"], ["parse", "--emit", "mlir"],
-                                     ["lower", "--emit", "affine"], ["run"]])
+@pytest.mark.parametrize(
+    "command", [["parse"], ["parse", "--emit", "mlir"], ["lower", "--emit", "affine"], ["run"]]
+)
 def test_bad_input_every_subcommand(tmp_path, name, command):
     data, want = BAD_INPUTS[name]
     path = _file(tmp_path, name, data)
@@ -91,15 +107,18 @@ def test_error_shows_source_line_and_caret_plain_when_piped(tmp_path):
     path = _file(tmp_path, "dz.tir", SMALL.replace("A[vi]", "A[vi // 0]"))
     r = subprocess.run([EXE, "parse", path], capture_output=True, text=True)
     assert r.returncode == 1
-    assert r.stderr.split("\n")[:3] == [f"{path}:8:23: error: division by zero",
-                                        "            B[vi] = A[vi // 0] * T.float32(2)",
-                                        "                      ^"]
+    assert r.stderr.split("\n")[:3] == [
+        f"{path}:8:23: error: division by zero",
+        "            B[vi] = A[vi // 0] * T.float32(2)",
+        "                      ^",
+    ]
     assert "\033[" not in r.stderr
 
 
 def test_error_is_coloured_on_a_terminal_unless_no_color():
     from tir_mlir.diagnostics import render
     from tir_mlir.errors import SourceLoc
+
     sources = {"x.tir": "abc\n"}
     coloured = render("bad", SourceLoc("x.tir", 1, 2), sources, color=True)
     assert "\033[1;31merror: " in coloured and coloured.endswith("\033[1;32m^\033[0m")
@@ -129,8 +148,10 @@ def test_version_and_short_help():
 
 def test_emit_tir_means_tvmscript_everywhere():
     assert cli("lower", PROGRAM, "--emit", "tir").output == cli("parse", PROGRAM).output
-    assert cli("lower", PROGRAM, "--emit", "mlir").output == \
-        cli("parse", PROGRAM, "--emit", "mlir").output
+    assert (
+        cli("lower", PROGRAM, "--emit", "mlir").output
+        == cli("parse", PROGRAM, "--emit", "mlir").output
+    )
 
 
 def test_bounds_check_and_its_alias(tmp_path):
@@ -142,15 +163,23 @@ def test_bounds_check_and_its_alias(tmp_path):
 
 
 def test_print_ir_after_all_and_gpu_hint():
-    r = subprocess.run([EXE, "lower", PROGRAM, "--emit", "scf", "--print-ir-after-all"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [EXE, "lower", PROGRAM, "--emit", "scf", "--print-ir-after-all"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0
     dumps = [line for line in r.stderr.split("\n") if line.startswith("// -----// IR Dump")]
-    assert dumps[:3] == ["// -----// IR Dump After static-bounds //----- //",
-                         "// -----// IR Dump After indirect-mark //----- //",
-                         "// -----// IR Dump After alloc-limit //----- //"]
-    r = subprocess.run([EXE, "lower", PROGRAM, "--emit", "affine", "--print-ir-after-all",
-                        "--bounds-check"], capture_output=True, text=True)
+    assert dumps[:3] == [
+        "// -----// IR Dump After static-bounds //----- //",
+        "// -----// IR Dump After indirect-mark //----- //",
+        "// -----// IR Dump After alloc-limit //----- //",
+    ]
+    r = subprocess.run(
+        [EXE, "lower", PROGRAM, "--emit", "affine", "--print-ir-after-all", "--bounds-check"],
+        capture_output=True,
+        text=True,
+    )
     # a step over a second also writes a "tir-mlir: ...: done in" note (a loaded machine)
     dump = "\n".join(ln for ln in r.stderr.split("\n") if not ln.startswith("tir-mlir: "))
     assert r.returncode == 0 and dump.startswith("// -----// IR Dump After bounds-check")
@@ -164,14 +193,31 @@ def test_run_npy_inputs_and_outputs(tmp_path):
     a = np.arange(8, dtype=np.float32)
     np.save(tmp_path / "a.npy", a)
     path = _file(tmp_path, "p.tir", SMALL)
-    r = cli("run", path, "-i", f"A={tmp_path / 'a.npy'}", "-O", f"B={tmp_path / 'b.npy'}",
-            "--check", "--bench", "--number", "1", "--repeat", "2", "--target", "llvm")
+    r = cli(
+        "run",
+        path,
+        "-i",
+        f"A={tmp_path / 'a.npy'}",
+        "-O",
+        f"B={tmp_path / 'b.npy'}",
+        "--check",
+        "--bench",
+        "--number",
+        "1",
+        "--repeat",
+        "2",
+        "--target",
+        "llvm",
+    )
     assert r.exit_code == 0, r.output
     np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), a * 2)
     np.save(tmp_path / "wrong.npy", np.zeros(3, np.float64))
-    for opt, match in ((f"Q={tmp_path / 'a.npy'}", "--input Q: no buffer of that name"),
-                       (f"A={tmp_path / 'wrong.npy'}", "expected shape [8] float32"),
-                       (f"A={path}", "cannot read a .npy array"), ("A", "expected NAME=FILE")):
+    for opt, match in (
+        (f"Q={tmp_path / 'a.npy'}", "--input Q: no buffer of that name"),
+        (f"A={tmp_path / 'wrong.npy'}", "expected shape [8] float32"),
+        (f"A={path}", "cannot read a .npy array"),
+        ("A", "expected NAME=FILE"),
+    ):
         r = cli("run", path, "-i", opt)
         assert r.exit_code in (1, 2) and match in r.output, r.output
 
@@ -185,13 +231,18 @@ def test_output_into_missing_directory_and_bad_transform(tmp_path):
     assert r.exit_code == 2
 
 
-@pytest.mark.parametrize("trace, match", [
-    ("not json", "not valid JSON"),
-    ('[["GetBlock", [], ["C", "main"]]]', "a trace is a JSON object"),   # TVM's JSON format
-    ('{"insts": [{"name": "__init__", "args": {}}]}', "unknown schedule primitive '__init__'"),
-    ('{"insts": [{"name": "split", "args": {"loop": {"rv": "l9"}, "factors": [2, null]}}]}',
-     "trace uses l9 before it is defined"),
-])
+@pytest.mark.parametrize(
+    "trace, match",
+    [
+        ("not json", "not valid JSON"),
+        ('[["GetBlock", [], ["C", "main"]]]', "a trace is a JSON object"),  # TVM's JSON format
+        ('{"insts": [{"name": "__init__", "args": {}}]}', "unknown schedule primitive '__init__'"),
+        (
+            '{"insts": [{"name": "split", "args": {"loop": {"rv": "l9"}, "factors": [2, null]}}]}',
+            "trace uses l9 before it is defined",
+        ),
+    ],
+)
 def test_bad_trace_json(tmp_path, trace, match):
     path = _file(tmp_path, "t.json", trace)
     r = cli("schedule", PROGRAM, "--transform", path)
@@ -201,8 +252,12 @@ def test_bad_trace_json(tmp_path, trace, match):
 
 
 def test_trace_option_writes_a_replayable_trace(tmp_path):
-    script = _file(tmp_path, "s.py", "def schedule(sch):\n    b = sch.get_block('Y')\n"
-                                     "    sch.split(sch.get_loops(b)[1], factors=[None, 4])\n")
+    script = _file(
+        tmp_path,
+        "s.py",
+        "def schedule(sch):\n    b = sch.get_block('Y')\n"
+        "    sch.split(sch.get_loops(b)[1], factors=[None, 4])\n",
+    )
     out = tmp_path / "t.json"
     r = cli("schedule", PROGRAM, "--transform", script, "--trace", str(out))
     assert r.exit_code == 0
@@ -213,9 +268,11 @@ def test_trace_option_writes_a_replayable_trace(tmp_path):
 def test_slow_command_says_so_on_stderr(tmp_path, monkeypatch):
     import tir_mlir.cli as cli_module
     import time
+
     lines = []
-    monkeypatch.setattr(cli_module.click, "echo", lambda m="", err=False, **k: lines.append(
-        (m, err)))
+    monkeypatch.setattr(
+        cli_module.click, "echo", lambda m="", err=False, **k: lines.append((m, err))
+    )
     with cli_module._progress("testing"):
         time.sleep(1.3)
     assert ("tir-mlir: testing...", True) in lines
@@ -226,14 +283,26 @@ def test_slow_command_says_so_on_stderr(tmp_path, monkeypatch):
     assert lines == []
 
 
-@pytest.mark.parametrize("args, want", [
-    (["tune", PROGRAM, "--trials", "-5", "--work-dir", "W"], "'--trials': -5 is not in the range"),
-    (["tune", PROGRAM, "--trials", "0", "--work-dir", "W"], "'--trials': 0 is not in the range"),
-    (["tune", PROGRAM, "--timeout", "0", "--work-dir", "W"], "'--timeout': 0.0 is not in the range"),
-    (["tune", PROGRAM, "--trials-per-iter", "0", "--work-dir", "W"], "'--trials-per-iter'"),
-    (["run", PROGRAM, "--bench", "--number", "0"], "'--number': 0 is not in the range"),
-    (["run", PROGRAM, "--bench", "--repeat", "-1"], "'--repeat': -1 is not in the range"),
-])
+@pytest.mark.parametrize(
+    "args, want",
+    [
+        (
+            ["tune", PROGRAM, "--trials", "-5", "--work-dir", "W"],
+            "'--trials': -5 is not in the range",
+        ),
+        (
+            ["tune", PROGRAM, "--trials", "0", "--work-dir", "W"],
+            "'--trials': 0 is not in the range",
+        ),
+        (
+            ["tune", PROGRAM, "--timeout", "0", "--work-dir", "W"],
+            "'--timeout': 0.0 is not in the range",
+        ),
+        (["tune", PROGRAM, "--trials-per-iter", "0", "--work-dir", "W"], "'--trials-per-iter'"),
+        (["run", PROGRAM, "--bench", "--number", "0"], "'--number': 0 is not in the range"),
+        (["run", PROGRAM, "--bench", "--repeat", "-1"], "'--repeat': -1 is not in the range"),
+    ],
+)
 def test_bad_option_values_are_usage_errors(tmp_path, args, want):
     r = cli(*[str(tmp_path / a) if a == "W" else a for a in args])
     assert r.exit_code == 2 and want in r.output, r.output

@@ -3,6 +3,7 @@ license and metadata, `__version__`, `py.typed`, the platforms up front in the R
 `dir(tir_mlir)` with the lazily loaded names, `show()` and `_repr_html_` in notebooks,
 export_library files under the umask, DLPack tensors in place, GPU arrays that never turn
 into host arrays."""
+
 import importlib.util
 import os
 import sys
@@ -24,8 +25,10 @@ MM = str(ROOT / "examples" / "mm_relu.tir")
 
 def test_license_and_metadata():
     text = (ROOT / "LICENSE").read_text()
-    assert [line.strip() for line in text.splitlines()[:2]] == ["Apache License",
-                                                                "Version 2.0, January 2004"]
+    assert [line.strip() for line in text.splitlines()[:2]] == [
+        "Apache License",
+        "Version 2.0, January 2004",
+    ]
     assert "END OF TERMS AND CONDITIONS" in text
     assert PROJECT["license"] == "Apache-2.0" and PROJECT["license-files"] == ["LICENSE"]
     classifiers = set(PROJECT["classifiers"])
@@ -42,19 +45,31 @@ def test_version_and_typed_marker():
 
 def test_readme_states_platforms_and_ci_installs_what_it_says():
     readme = (ROOT / "README.md").read_text()
-    top = readme[:readme.index("TVM's TensorIR rebuilt on MLIR")]
+    top = readme[: readme.index("TVM's TensorIR rebuilt on MLIR")]
     assert "Runs on Linux x86_64 with CPython 3.10 to 3.13." in top
     first = top.split("```sh\n", 1)[1].splitlines()[0]
     install = first.split(" && ")[0]
     assert install == "pip install -e '.[test,tune]'"
     assert install in (ROOT / ".ci" / "run").read_text().splitlines()
-    assert "pip install -e ." in top            # the lean install
+    assert "pip install -e ." in top  # the lean install
 
 
 def test_dir_lists_the_lazily_loaded_names():
     names = dir(tir_mlir)
-    for name in ("Schedule", "build", "compile", "device", "load", "te", "tir", "nd", "script",
-                 "target", "__version__", "IRModule"):
+    for name in (
+        "Schedule",
+        "build",
+        "compile",
+        "device",
+        "load",
+        "te",
+        "tir",
+        "nd",
+        "script",
+        "target",
+        "__version__",
+        "IRModule",
+    ):
         assert name in names
     assert names == sorted(names)
 
@@ -79,7 +94,7 @@ def test_show_displays_html_in_a_notebook(monkeypatch, capsys):
     shown = _fake_notebook(monkeypatch)
     sch.show()
     assert capsys.readouterr().out == ""
-    assert [kind for kind, _ in shown] == ["HTML", "HTML"]        # the module, the trace
+    assert [kind for kind, _ in shown] == ["HTML", "HTML"]  # the module, the trace
     texts = [t for _, t in shown]
     assert "mm_relu" in texts[0] and "split" in texts[1]
     assert texts[0].startswith(("<div", "<pre"))
@@ -96,13 +111,15 @@ def test_html_reprs_of_a_built_module_and_an_ndarray():
     assert lib._repr_html_() == (
         "<b>Module</b> (1 function)<table><tr><td><code>mm_relu</code></td><td><code>"
         "A: float32[128, 128], B: float32[128, 128], C: float32[128, 128]</code></td></tr>"
-        "</table>")
+        "</table>"
+    )
     a = tir_mlir.nd.array(np.arange(3, dtype="int32"))
     assert a._repr_html_() == "<b>NDArray</b> int32[3] on cpu(0)<pre>[0 1 2]</pre>"
 
 
-@pytest.mark.parametrize("umask, so_mode, json_mode", [(0o022, 0o755, 0o644),
-                                                        (0o077, 0o700, 0o600)])
+@pytest.mark.parametrize(
+    "umask, so_mode, json_mode", [(0o022, 0o755, 0o644), (0o077, 0o700, 0o600)]
+)
 def test_export_library_files_respect_the_umask(tmp_path, umask, so_mode, json_mode):
     lib = tir_mlir.build(tir_mlir.load(MM))
     old = os.umask(umask)
@@ -135,12 +152,13 @@ def test_cpu_dlpack_tensors_are_used_in_place():
     a, b = (rng.random((128, 128), dtype=np.float32) for _ in "ab")
     c = np.zeros((128, 128), np.float32)
     lib["mm_relu"](Foreign(a), Foreign(b), Foreign(c))
-    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)       # written in place
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)  # written in place
     assert lib.time_evaluator("mm_relu", number=1)(Foreign(a), Foreign(b), Foreign(c)).mean > 0
     with pytest.raises(RuntimeCallError, match="buffer 'A' is a tensor in device memory"):
         lib["mm_relu"](Foreign(a, device=(2, 0)), b, c)
-    if importlib.util.find_spec("torch") is not None:        # torch's own CPU tensors
+    if importlib.util.find_spec("torch") is not None:  # torch's own CPU tensors
         import torch
+
         ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.zeros(128, 128)
         lib["mm_relu"](ta, tb, tc)
         np.testing.assert_allclose(tc.numpy(), c, rtol=1e-6)
@@ -148,13 +166,16 @@ def test_cpu_dlpack_tensors_are_used_in_place():
 
 def test_nd_array_on_cuda_is_never_a_host_array():
     from tir_mlir.runtime.cuda import DeviceArray
+
     x = np.arange(6, dtype="float32")
     assert isinstance(tir_mlir.nd.array(Foreign(x)), tir_mlir.nd.NDArray)
-    for make in (lambda: tir_mlir.nd.array(x, tir_mlir.cuda(0)),
-                 lambda: tir_mlir.nd.empty((6,), "float32", tir_mlir.cuda(0))):
+    for make in (
+        lambda: tir_mlir.nd.array(x, tir_mlir.cuda(0)),
+        lambda: tir_mlir.nd.empty((6,), "float32", tir_mlir.cuda(0)),
+    ):
         try:
             out = make()
-        except RuntimeCallError as e:                   # no GPU here
+        except RuntimeCallError as e:  # no GPU here
             assert "CUDA" in str(e)
         else:
             assert isinstance(out, DeviceArray) and out.shape == (6,)

@@ -1,6 +1,7 @@
 """The seed tutorial: tests/data/mm_relu_schedule.py applied to tests/data/mm_relu.tir gives the
 program printed in the tutorial (tests/data/mm_relu_scheduled.tir), which builds and matches
 numpy. Speed is measured by `python tests/cli/test_seed_tutorial.py`, not asserted."""
+
 import runpy
 from pathlib import Path
 

@@ -4,6 +4,7 @@ CLI give a module or a located error, never a traceback, a signal or a hang; acc
 print, re-parse, build and run with bounds checks; and tir-mlir accepts or rejects each as TVM
 0.21 does, except for the documented differences (docs/tvm_compat.md).
 Long mode: `python tests/support/parse_differential.py 2000 --cli`."""
+
 import importlib.util
 
 import pytest
@@ -14,8 +15,10 @@ N = 120
 
 
 def _report(failures):
-    return "\n\n".join(f"#{k} ({kind}) {mode} {outcome}: {detail}\n{text[:1500]}"
-                       for k, kind, mode, outcome, detail, text in failures[:3])
+    return "\n\n".join(
+        f"#{k} ({kind}) {mode} {outcome}: {detail}\n{text[:1500]}"
+        for k, kind, mode, outcome, detail, text in failures[:3]
+    )
 
 
 def test_malformed_programs_never_crash_and_agree_with_tvm():
@@ -41,21 +44,34 @@ def test_malformed_mlir_input():
 def test_the_outcomes_are_classified():
     """The classifier is not vacuous: crashes, disagreements and documented differences are
     told apart."""
+
     class Fake:
         def __init__(self, ours, tvm):
             self.ours = type("W", (), {"ask": lambda _, r: ours})()
             self.tvm = type("W", (), {"ask": lambda _, r: tvm})() if tvm is not None else None
-    assert P.classify("x", Fake({"signal": 11, "exit": -11}, None)) == ("signal",
-                                                                       "signal 11 (exit -11)")
-    assert P.classify("x", Fake({"hang": True}, None))[0] == "hang"
-    assert P.classify("x", Fake({"accepted": True}, {"accepted": False}))[0] == \
-        "we accept, TVM rejects"
-    assert P.classify("x", Fake({"accepted": False, "message": "unknown dtype 'int3'"},
-                                {"accepted": True}))[0] == "documented"
-    assert P.classify("x", Fake({"accepted": False, "message": "unexpected ')'"},
-                                {"accepted": True}))[0] == "we reject, TVM accepts"
-    assert importlib.util.find_spec("adversarial") is not None
 
+    assert P.classify("x", Fake({"signal": 11, "exit": -11}, None)) == (
+        "signal",
+        "signal 11 (exit -11)",
+    )
+    assert P.classify("x", Fake({"hang": True}, None))[0] == "hang"
+    assert (
+        P.classify("x", Fake({"accepted": True}, {"accepted": False}))[0]
+        == "we accept, TVM rejects"
+    )
+    assert (
+        P.classify(
+            "x", Fake({"accepted": False, "message": "unknown dtype 'int3'"}, {"accepted": True})
+        )[0]
+        == "documented"
+    )
+    assert (
+        P.classify("x", Fake({"accepted": False, "message": "unexpected ')'"}, {"accepted": True}))[
+            0
+        ]
+        == "we reject, TVM accepts"
+    )
+    assert importlib.util.find_spec("adversarial") is not None
 
 
 DOUBLE = """@T.prim_func
@@ -71,8 +87,10 @@ def test_a_module_docstring_is_a_documented_difference():
     """A string statement at module level (`r"\\d"` before the program: TVM 0.21 has no visitor
     for it) is skipped as a docstring, a deliberate difference (found by the long run)."""
     import tir_mlir
+
     text = 'r"\\d"# from tvm.script import tir as T\n' + DOUBLE
     assert tir_mlir.parse(text).script() == tir_mlir.parse(DOUBLE).script()
-    assert P.we_accept_reason(text) == \
-        "a string statement outside a function (a docstring) is skipped"
+    assert (
+        P.we_accept_reason(text) == "a string statement outside a function (a docstring) is skipped"
+    )
     assert P.we_accept_reason(DOUBLE.replace("    for", '    "x"\n    for')) is None

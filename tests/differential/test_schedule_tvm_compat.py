@@ -1,6 +1,7 @@
 """TVM-differential tests for the schedule semantics of issue 15, one class of programs at a
 time, on programs written here (tests/support/schedule_differential.py: same accept/reject decision,
 TVM-equal result printed as TVM prints it, same trace, same numbers)."""
+
 import pytest
 
 pytest.importorskip("tvm")
@@ -49,14 +50,20 @@ REVERSE_INLINE = {
     # the producer computes more than C reads: the store is guarded (TVM's predicate)
     "shifted": _two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[w0 + 1, w1]"),
     "overcomputed": _two_stage((8, 8), (8, 8), (6, 8), (6, 8), "B[w0, w1]"),
-    "overcomputed_split": _two_stage((2, 2, 8, 8), (2, 2, 8, 8), (15, 13), (15, 13),
-                                     "B[w0 // 8, w1 // 8, w0 % 8, w1 % 8]"),
+    "overcomputed_split": _two_stage(
+        (2, 2, 8, 8), (2, 2, 8, 8), (15, 13), (15, 13), "B[w0 // 8, w1 // 8, w0 % 8, w1 % 8]"
+    ),
 }
 # Same numbers and TVM-equal after Simplify, printed otherwise: TVM keeps the fused sum whole
 # (`(v1 + v0 * 4) // 16`) where the read's divisions already simplify (docs/tvm_compat.md).
 REVERSE_INLINE_SPELLING = {
-    "fuse_split": _two_stage((16, 4), (16, 4), (4, 4, 4), (4, 4, 4),
-                             "B[(w0 * 16 + w1 * 4 + w2) // 4, (w0 * 16 + w1 * 4 + w2) % 4]"),
+    "fuse_split": _two_stage(
+        (16, 4),
+        (16, 4),
+        (4, 4, 4),
+        (4, 4, 4),
+        "B[(w0 * 16 + w1 * 4 + w2) // 4, (w0 * 16 + w1 * 4 + w2) % 4]",
+    ),
 }
 REVERSE_INLINE_REFUSED = {
     "diagonal": _two_stage((8, 8), (8, 8), (8,), (8,), "B[w0, w0]"),
@@ -85,7 +92,7 @@ def test_reverse_compute_inline_refused(name):
     assert out.ours_error is not None
 
 
-CHAIN3 = '''
+CHAIN3 = """
 @T.prim_func
 def main(A: T.Buffer((32, 8), "float32"), D: T.Buffer((1, 4, 8, 8), "float32")):
     B = T.alloc_buffer((32, 8))
@@ -102,7 +109,7 @@ def main(A: T.Buffer((32, 8), "float32"), D: T.Buffer((1, 4, 8, 8), "float32")):
         with T.block("D"):
             vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
             D[vi, vj, vk, vl] = C[vj, vk, vl] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("order", [("C", "D"), ("D", "C")])
@@ -110,6 +117,7 @@ def test_reverse_compute_inline_chain(order):
     def sched(s):
         for name in order:
             s.reverse_compute_inline(s.get_block(name))
+
     assert_agrees(CHAIN3, sched, printer=True)
 
 
@@ -120,7 +128,8 @@ BY_NAME = {
     "cache_write": lambda s: s.cache_write(s.get_block("C"), "C", "local"),
     "set_scope": lambda s: s.set_scope(s.get_block("Y"), "Y", "shared"),
     "cache_read_then_compute_at": lambda s: s.compute_at(
-        s.cache_read(s.get_block("Y"), "A", "local"), s.get_loops(s.get_block("Y"))[1]),
+        s.cache_read(s.get_block("Y"), "A", "local"), s.get_loops(s.get_block("Y"))[1]
+    ),
 }
 
 
@@ -129,9 +138,22 @@ def test_buffer_given_by_name(name):
     assert_agrees(MATMUL, BY_NAME[name], printer=True)
 
 
-@pytest.mark.parametrize("scope", ["shared.dyn", "global.texture", "wmma.matrix_a",
-                                   "local.fragment", "metal.simdgroup", "m16n8k8.matrixA",
-                                   "globalx", "foo", "wmma.foo", "m.x", "mma.x"])
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "shared.dyn",
+        "global.texture",
+        "wmma.matrix_a",
+        "local.fragment",
+        "metal.simdgroup",
+        "m16n8k8.matrixA",
+        "globalx",
+        "foo",
+        "wmma.foo",
+        "m.x",
+        "mma.x",
+    ],
+)
 @pytest.mark.parametrize("prim", ["cache_read", "cache_write", "set_scope"])
 def test_storage_scope_accepted_like_tvm(prim, scope):
     def sched(s):
@@ -139,11 +161,12 @@ def test_storage_scope_accepted_like_tvm(prim, scope):
             s.set_scope(s.get_block("Y"), 0, scope)
         else:
             getattr(s, prim)(s.get_block("C"), 0, scope)
+
     assert_agrees(MATMUL, sched, numerics=False, text=False)
 
 
 # --- refusals TVM makes, in words a TVM user recognises ----------------------------------------
-TWO_WRITERS = '''
+TWO_WRITERS = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     B = T.alloc_buffer((8,))
@@ -159,8 +182,8 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
         with T.block("C"):
             vi = T.axis.spatial(8, i)
             C[vi] = B[vi] + T.float32(1)
-'''
-ELEMWISE = '''
+"""
+ELEMWISE = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):
@@ -169,7 +192,7 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
             vj = T.axis.spatial(16, j)
             T.where(COND)
             C[vi, vj] = A[vi, vj] + T.float32(1)
-'''
+"""
 
 
 def _elemwise(kind="spatial", bind="i", cond="j < 16"):
@@ -188,25 +211,39 @@ def _rfactor_after(kind):
         else:
             getattr(s, kind)(k)
         s.rfactor(k, 0)
+
     return sched
 
 
 REFUSALS = {
-    "cache_write_two_producers": (TWO_WRITERS, lambda s: s.cache_write(s.get_block("B0"), 0,
-                                                                        "local"),
-                                  "expected to be written by single block"),
-    "cache_read_two_producers": (TWO_WRITERS, lambda s: s.cache_read(s.get_block("C"), 0,
-                                                                      "local"),
-                                 "expected to be written by single block"),
-    "reorder_opaque_iter": (_elemwise(kind="opaque"), _reverse_all,
-                            "block iter type other than data-parallel or reduction"),
+    "cache_write_two_producers": (
+        TWO_WRITERS,
+        lambda s: s.cache_write(s.get_block("B0"), 0, "local"),
+        "expected to be written by single block",
+    ),
+    "cache_read_two_producers": (
+        TWO_WRITERS,
+        lambda s: s.cache_read(s.get_block("C"), 0, "local"),
+        "expected to be written by single block",
+    ),
+    "reorder_opaque_iter": (
+        _elemwise(kind="opaque"),
+        _reverse_all,
+        "block iter type other than data-parallel or reduction",
+    ),
     "reorder_where_on_sum": (_elemwise(cond="i + j < 20"), _reverse_all, "affine binding"),
     "reorder_where_between_loops": (_elemwise(cond="i < j"), _reverse_all, "affine binding"),
     "reorder_reversed_binding": (_elemwise(bind="15 - i"), _reverse_all, "affine binding"),
-    "reorder_binding_not_iter_map": (_elemwise(bind="(i + j) % 16"), _reverse_all,
-                                     "affine binding"),
-    "reorder_partial_splits": (_elemwise(bind="i // 2 * 2 + j % 2"), _reverse_all,
-                               "affine binding"),
+    "reorder_binding_not_iter_map": (
+        _elemwise(bind="(i + j) % 16"),
+        _reverse_all,
+        "affine binding",
+    ),
+    "reorder_partial_splits": (
+        _elemwise(bind="i // 2 * 2 + j % 2"),
+        _reverse_all,
+        "affine binding",
+    ),
     "rfactor_unrolled": (MATMUL, _rfactor_after("unroll"), "required to be `Serial`"),
     "rfactor_thread_bound": (MATMUL, _rfactor_after("bind"), "required to be `Serial`"),
 }
@@ -229,14 +266,14 @@ def test_accepted_like_tvm(name):
 
 
 # --- compute_at under GPU bindings: the region is relaxed over the threads sharing the scope --
-ROW = '''
+ROW = """
 @T.prim_func
 def main(A: T.Buffer((256,), "float32"), C: T.Buffer((256,), "float32")):
     for i in range(256):
         with T.block("C"):
             vi = T.axis.spatial(256, i)
             C[vi] = A[vi] * T.float32(2)
-'''
+"""
 
 
 @pytest.mark.parametrize("scope", ["shared", "local", "global", "warp"])
@@ -252,6 +289,7 @@ def test_compute_at_under_thread_bindings(scope, at, reverse):
             s.reverse_compute_at(s.cache_write(c, 0, scope), loops[at])
         else:
             s.compute_at(s.cache_read(c, 0, scope), loops[at])
+
     assert_agrees(ROW, sched, printer=True)
 
 
@@ -266,8 +304,9 @@ def _view_facts(sch):
     root = sch.get(sch.get_block("root"))
     return {
         "name_hint": bv.name_hint,
-        "iter_vars": [(v.var.name, int(v.dom.min), int(v.dom.extent), int(v.iter_type))
-                      for v in bv.iter_vars],
+        "iter_vars": [
+            (v.var.name, int(v.dom.min), int(v.dom.extent), int(v.iter_type)) for v in bv.iter_vars
+        ],
         "reads": [r.buffer.name for r in bv.reads],
         "writes": [w.buffer.name for w in bv.writes],
         "init": bv.init is not None,
@@ -285,6 +324,7 @@ def _view_facts(sch):
 def test_views_answer_like_tvm():
     import tvm
     import tir_mlir
+
     theirs = _view_facts(tvm.tir.Schedule(tvm.script.from_source(MATMUL)))
     ours = _view_facts(tir_mlir.Schedule(tir_mlir.parse(MATMUL)))
     assert ours == theirs
@@ -294,6 +334,7 @@ def test_views_answer_like_tvm():
 def _compute_b_at(level):
     def sched(s):
         s.compute_at(s.get_block("B"), s.get_loops(s.get_block("C"))[level])
+
     return sched
 
 
@@ -321,6 +362,7 @@ def _reverse_c_at(level, split=None):
         if split:
             s.split(s.get_loops(b)[0], split)
         s.reverse_compute_at(s.get_block("C"), s.get_loops(b)[level])
+
     return sched
 
 
@@ -329,16 +371,20 @@ SPLIT_READ = _two_stage((8, 4), (8, 4), (32,), (32,), "B[w0 // 4, w0 % 4]")
 REVERSE_COMPUTE_AT = {
     "split_read": (SPLIT_READ, _reverse_c_at(0)),
     "split_read_inner": (SPLIT_READ, _reverse_c_at(1)),
-    "split3_read": (_two_stage((4, 2, 4), (4, 2, 4), (32,), (32,),
-                               "B[w0 // 8, w0 // 4 % 2, w0 % 4]"), _reverse_c_at(1)),
+    "split3_read": (
+        _two_stage((4, 2, 4), (4, 2, 4), (32,), (32,), "B[w0 // 8, w0 // 4 % 2, w0 % 4]"),
+        _reverse_c_at(1),
+    ),
     "fused_read": (FUSED_READ, _reverse_c_at(0)),
     "fused_read_tiles": (FUSED_READ, _reverse_c_at(0, [8, 4])),
     "fused_read_inner": (FUSED_READ, _reverse_c_at(1, [8, 4])),
     "fused_read_part_digit": (FUSED_READ, _reverse_c_at(0, [16, 2])),
     "fused_read_two_digits": (FUSED_READ, _reverse_c_at(0, [4, 8])),
     "reversed": (_two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[7 - w0, w1]"), _reverse_c_at(0)),
-    "reversed_shifted": (_two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[8 - w0, w1]"),
-                         _reverse_c_at(1)),
+    "reversed_shifted": (
+        _two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[8 - w0, w1]"),
+        _reverse_c_at(1),
+    ),
     "shifted": (_two_stage((9, 8), (9, 8), (8, 8), (8, 8), "B[w0 + 1, w1]"), _reverse_c_at(0)),
 }
 
@@ -349,17 +395,22 @@ def test_reverse_compute_at_affine_reads(name):
     assert_agrees(src, sched, printer=True)
 
 
-OVERLAP = _elemwise(bind="i // 2 * 2 + j % 2").replace(
-    "for i, j in T.grid(16, 16)", "for i, j, k in T.grid(6, 4, 16)").replace(
-    'vi = T.axis.spatial(16, i // 2 * 2 + j % 2)', 'vi = T.axis.spatial(16, i * 2 + j)').replace(
-    "vj = T.axis.spatial(16, j)", "vj = T.axis.spatial(16, k)").replace("j < 16", "k < 16")
+OVERLAP = (
+    _elemwise(bind="i // 2 * 2 + j % 2")
+    .replace("for i, j in T.grid(16, 16)", "for i, j, k in T.grid(6, 4, 16)")
+    .replace("vi = T.axis.spatial(16, i // 2 * 2 + j % 2)", "vi = T.axis.spatial(16, i * 2 + j)")
+    .replace("vj = T.axis.spatial(16, j)", "vj = T.axis.spatial(16, k)")
+    .replace("j < 16", "k < 16")
+)
 
 
 def test_reorder_overlapping_binding_accepted_like_tvm():
     """`i * 2 + j` with 4 values of j: surjective, overlapping; TVM's iter map accepts it."""
+
     def sched(s):
         i, j, k = s.get_loops(s.get_block("C"))
         s.reorder(i, k, j)
+
     assert_agrees(OVERLAP, sched, printer=True)
 
 
@@ -369,6 +420,7 @@ def _split_c_compute_b(split):
         c = s.get_block("C")
         s.split(s.get_loops(c)[0], split)
         s.compute_at(s.get_block("B"), s.get_loops(c)[0])
+
     return sched
 
 
@@ -386,19 +438,29 @@ def test_compute_at_bounding_region(name):
     assert_agrees(src, _split_c_compute_b(split), printer=True)
 
 
-
 # --- inlining when a T.where leaves part of the buffer unwritten -------------------------------
 _WHERE_B = _two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0, w1]").replace(
-    'B[v0, v1] =', 'T.where(l1 < 6)\n            B[v0, v1] =')
+    "B[v0, v1] =", "T.where(l1 < 6)\n            B[v0, v1] ="
+)
 _WHERE_C = _two_stage((8, 8), (8, 8), (8, 8), (8, 8), "B[w0, w1]").replace(
-    'C[w0, w1] =', 'T.where(m1 < 6)\n            C[w0, w1] =')
+    "C[w0, w1] =", "T.where(m1 < 6)\n            C[w0, w1] ="
+)
 INLINE_COVER = {
     "producer_where_uncovered": (_WHERE_B, "compute_inline", "B", False),
-    "producer_where_covered": (_two_stage((8, 8), (8, 8), (8, 6), (8, 6), "B[w0, w1]").replace(
-        'B[v0, v1] =', 'T.where(l1 < 6)\n            B[v0, v1] =').replace(
-        "A: T.Buffer((8, 6)", "A: T.Buffer((8, 8)"), "compute_inline", "B", True),
-    "producer_smaller": (_two_stage((8, 8), (8, 4), (8, 8), (8, 8), "B[w0, w1]"),
-                         "compute_inline", "B", False),
+    "producer_where_covered": (
+        _two_stage((8, 8), (8, 8), (8, 6), (8, 6), "B[w0, w1]")
+        .replace("B[v0, v1] =", "T.where(l1 < 6)\n            B[v0, v1] =")
+        .replace("A: T.Buffer((8, 6)", "A: T.Buffer((8, 8)"),
+        "compute_inline",
+        "B",
+        True,
+    ),
+    "producer_smaller": (
+        _two_stage((8, 8), (8, 4), (8, 8), (8, 8), "B[w0, w1]"),
+        "compute_inline",
+        "B",
+        False,
+    ),
     "consumer_where": (_WHERE_C, "reverse_compute_inline", "C", False),
 }
 

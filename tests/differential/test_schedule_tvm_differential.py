@@ -1,17 +1,25 @@
 """Schedules we had not seen, run in TVM 0.21 and in tir_mlir (tests/support/schedule_differential.py):
 same accept/reject decision, TVM-equal result, same printed text and trace, same numbers.
 Classic tutorial / TVM-test schedules first, then random sequences over all primitives."""
+
 import pytest
 
 pytest.importorskip("tvm")
 
 from schedule_differential import assert_agrees  # noqa: E402
-from schedule_random import (KINDS, PROGRAM_NAMES, program,  # noqa: E402
-                             random_schedule)
-from shared_programs import (CONV2D_PAD_C4_6X6 as CONV_PAD, MATMUL_16 as MATMUL,  # noqa: E402
-                             MM_RELU_16 as MM_RELU)
+from schedule_random import (
+    KINDS,
+    PROGRAM_NAMES,
+    program,  # noqa: E402
+    random_schedule,
+)
+from shared_programs import (
+    CONV2D_PAD_C4_6X6 as CONV_PAD,
+    MATMUL_16 as MATMUL,  # noqa: E402
+    MM_RELU_16 as MM_RELU,
+)
 
-CHAIN = '''
+CHAIN = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8))
@@ -28,8 +36,8 @@ def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = T.max(C[vi, vj], T.float32(0))
-'''
-CONV_S2 = '''
+"""
+CONV_S2 = """
 @T.prim_func
 def main(A: T.Buffer((1, 2, 9, 9), "float32"), W: T.Buffer((4, 2, 3, 3), "float32"), B: T.Buffer((1, 4, 4, 4), "float32")):
     Ac = T.alloc_buffer((1, 2, 9, 9))
@@ -43,8 +51,8 @@ def main(A: T.Buffer((1, 2, 9, 9), "float32"), W: T.Buffer((4, 2, 3, 3), "float3
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Ac[vn, vrc, vy * 2 + vry, vx * 2 + vrx] * W[vf, vrc, vry, vrx]
-'''
-SOFTMAX = '''
+"""
+SOFTMAX = """
 @T.prim_func
 def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
     maxelem = T.alloc_buffer((4,))
@@ -70,8 +78,8 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
         with T.block("norm"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
-'''
-ROWSUM = '''
+"""
+ROWSUM = """
 @T.prim_func
 def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     for i, k in T.grid(8, 32):
@@ -80,9 +88,10 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-'''
+"""
 ROWMAX = ROWSUM.replace("T.float32(0)", "T.float32(-3.4028234663852886e38)").replace(
-    "B[vi] + A[vi, vk]", "T.max(B[vi], A[vi, vk])")
+    "B[vi] + A[vi, vk]", "T.max(B[vi], A[vi, vk])"
+)
 
 
 def _mm(sch):
@@ -406,7 +415,9 @@ def transform_layout_split(sch):
     sch.transform_layout(y, ("write", 0), lambda i, j: (i // 4, j, i % 4))
 
 
-NO_PRODUCER = CHAIN.replace("C[vi, vj] = B[vi, vj] + T.float32(1)", "C[vi, vj] = A[vi, vj] + T.float32(1)")
+NO_PRODUCER = CHAIN.replace(
+    "C[vi, vj] = B[vi, vj] + T.float32(1)", "C[vi, vj] = A[vi, vj] + T.float32(1)"
+)
 POOL = program("maxpool2d")
 
 
@@ -425,6 +436,7 @@ def _compute_at_split(factors, at):
     def fn(sch):
         loops = sch.split(sch.get_loops(sch.get_block("D"))[0], factors=factors)
         sch.compute_at(sch.get_block("C"), loops[at])
+
     return fn
 
 
@@ -449,8 +461,7 @@ def cache_read_input_first(sch):
 
 def split_no_preserve_other_unit(sch):
     """preserve_unit_iters=False binds the block's other unit loops as constants too."""
-    sch.split(sch.get_loops(sch.get_block("pool"))[4], factors=[None, 1],
-              preserve_unit_iters=False)
+    sch.split(sch.get_loops(sch.get_block("pool"))[4], factors=[None, 1], preserve_unit_iters=False)
 
 
 def split_unused_unit_loop(sch):
@@ -485,13 +496,14 @@ def _blockize_where(split_loop, at):
         sch.split({"i": i, "j": j, "k": k}[split_loop], factors=[None, 5])
         loops = sch.get_loops(b)
         sch.blockize(loops[at])
+
     return fn
 
 
 def cache_read_two_writers_rejected(sch):
     b, i, j, k = _mm(sch)
     sch.decompose_reduction(b, k)
-    sch.cache_read(b, 0, "local")        # reads C, written by C_init and C_update
+    sch.cache_read(b, 0, "local")  # reads C, written by C_init and C_update
 
 
 CASES = {
@@ -560,8 +572,8 @@ CASES = {
     "cache_write_under_shared_loop": (CONV_PAD, cache_write_under_shared_loop),
     "split_annotated_rejected": (MATMUL, split_annotated_rejected),
     "fuse_bound_rejected": (MATMUL, fuse_bound_rejected),
-    "blockize_where_outer": (MATMUL, _blockize_where("i", 2)),      # T.where on C_o
-    "blockize_where_inner": (MATMUL, _blockize_where("j", 0)),      # on C and C_init
+    "blockize_where_outer": (MATMUL, _blockize_where("i", 2)),  # T.where on C_o
+    "blockize_where_inner": (MATMUL, _blockize_where("j", 0)),  # on C and C_init
     "blockize_where_mixed_rejected": (MATMUL, _blockize_where("i", 1)),
     "cache_read_two_writers_rejected": (MATMUL, cache_read_two_writers_rejected),
 }
@@ -577,13 +589,24 @@ def test_classic_schedule(name):
 # tests/support/schedule_fuzz.py) ----------------------------------------------------------------------
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # noqa: E402
 
-STEP = st.tuples(st.sampled_from(KINDS), st.integers(0, 7), st.integers(0, 7),
-                 st.integers(0, 7), st.integers(0, 7), st.sampled_from([None, 2, 3, 4, 8, 16]))
+STEP = st.tuples(
+    st.sampled_from(KINDS),
+    st.integers(0, 7),
+    st.integers(0, 7),
+    st.integers(0, 7),
+    st.integers(0, 7),
+    st.sampled_from([None, 2, 3, 4, 8, 16]),
+)
 
 
-@settings(max_examples=45, deadline=None, derandomize=True, database=None,
-          phases=[Phase.explicit, Phase.generate],   # no shrinking: keep the suite fast
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=45,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: keep the suite fast
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(name=st.sampled_from(PROGRAM_NAMES), steps=st.lists(STEP, min_size=1, max_size=4))
 def test_random_schedules_agree_with_tvm(name, steps):
     assert_agrees(program(name), random_schedule(program(name), steps))

@@ -1,14 +1,27 @@
 """TVM-differential tests for the failure classes found by running TVM's own schedule tests
 through benchmarks/tvm_schedule_tests.py, each on a program of the same kind written here
 (same decision, TVM-equal result, same printed text and trace, same numbers where it runs)."""
+
 import pytest
 
 pytest.importorskip("tvm")
 
 from adapter_programs import (  # noqa: E402
-    FOLDED_READ, MATCHED, NESTED, NOT_QUASI_AFFINE, OPAQUE, PADDED_POOL, RFACTOR_REFUSED,
-    ROWSUM_SPLIT, TILED_REPEAT, TILED_THEN_REDUCED, UNIT_DIM, CONST_FIRST)
+    FOLDED_READ,
+    MATCHED,
+    NESTED,
+    NOT_QUASI_AFFINE,
+    OPAQUE,
+    PADDED_POOL,
+    RFACTOR_REFUSED,
+    ROWSUM_SPLIT,
+    TILED_REPEAT,
+    TILED_THEN_REDUCED,
+    UNIT_DIM,
+    CONST_FIRST,
+)
 from schedule_differential import assert_agrees  # noqa: E402
+
 
 def _loops(s, name):
     return s.get_loops(s.get_block(name))
@@ -25,6 +38,7 @@ def test_opaque_builtin_blocks(how):
                 s.split(j, factors=[None, 4])
             else:
                 s.reorder(j, i)
+
     assert_agrees(OPAQUE, fn, printer=True, numerics=False)
 
 
@@ -38,6 +52,7 @@ def test_decompose_padding_after_nondividing_tiles():
         s.compute_at(s.get_block("pad"), io)
         pad = s.get_block("pad")
         s.decompose_padding(pad, _loops(s, "pad")[1])
+
     assert_agrees(PADDED_POOL, fn, printer=True)
 
 
@@ -62,12 +77,14 @@ def test_loop_kind_above_nested_reduction(how):
             s.bind(i, "blockIdx.x")
         else:
             s.parallel(i)
+
     assert_agrees(NESTED, fn, printer=True)
 
 
 def test_parallel_refuses_non_quasi_affine_reduction():
     def fn(s):
         s.parallel(_loops(s, "B")[0])
+
     out = assert_agrees(NOT_QUASI_AFFINE, fn)
     assert out.ours_error is not None and "compact dataflow" in str(out.ours_error)
 
@@ -80,27 +97,36 @@ def test_rfactor_keeps_loops_not_bound_to_reductions(which):
 
 @pytest.mark.parametrize("case", sorted(RFACTOR_REFUSED))
 def test_rfactor_refuses_like_tvm(case):
-    out = assert_agrees(RFACTOR_REFUSED[case], lambda s: s.rfactor(s.get_loops(
-        s.get_block("C" if case == "not_covered" else "B"))[-1], 0))
+    out = assert_agrees(
+        RFACTOR_REFUSED[case],
+        lambda s: s.rfactor(s.get_loops(s.get_block("C" if case == "not_covered" else "B"))[-1], 0),
+    )
     assert out.ours_error is not None
 
 
 # --- blockize(..., preserve_unit_iters=False) --------------------------------------------------
 @pytest.mark.parametrize("preserve", [True, False])
 def test_blockize_preserve_unit_iters(preserve):
-    assert_agrees(ROWSUM_SPLIT, lambda s: s.blockize(_loops(s, "B")[3], preserve_unit_iters=preserve),
-                  printer=True)
+    assert_agrees(
+        ROWSUM_SPLIT,
+        lambda s: s.blockize(_loops(s, "B")[3], preserve_unit_iters=preserve),
+        printer=True,
+    )
 
 
 # --- compute_at / reverse_compute_at regions ----------------------------------------------------
 def test_reverse_compute_at_reduction_consumer_covers_the_tile():
-    assert_agrees(TILED_THEN_REDUCED, lambda s: s.reverse_compute_at(
-        s.get_block("B"), _loops(s, "P")[0]), printer=True)
+    assert_agrees(
+        TILED_THEN_REDUCED,
+        lambda s: s.reverse_compute_at(s.get_block("B"), _loops(s, "P")[0]),
+        printer=True,
+    )
 
 
 def test_compute_at_floordiv_region_is_exact():
-    assert_agrees(TILED_REPEAT, lambda s: s.compute_at(s.get_block("t"), _loops(s, "y")[0]),
-                  printer=True)
+    assert_agrees(
+        TILED_REPEAT, lambda s: s.compute_at(s.get_block("t"), _loops(s, "y")[0]), printer=True
+    )
 
 
 # --- reindex: folded indices; written accumulator reads ----------------------------------------
@@ -110,8 +136,9 @@ def test_reindex_folded_index_and_accumulator_read(buf):
 
 
 def test_reverse_compute_at_constant_index():
-    assert_agrees(UNIT_DIM, lambda s: s.reverse_compute_at(s.get_block("C"), _loops(s, "B")[2]),
-                  printer=True)
+    assert_agrees(
+        UNIT_DIM, lambda s: s.reverse_compute_at(s.get_block("C"), _loops(s, "B")[2]), printer=True
+    )
 
 
 # --- a binding written constant first prints as written ------------------------------------------

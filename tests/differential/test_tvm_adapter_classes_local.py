@@ -1,5 +1,6 @@
 """Without TVM: the programs of tests/support/adapter_programs.py keep their meaning under the
 schedules fixed for TVM's own tests (numbers vs the unscheduled program, printed text)."""
+
 import pytest
 
 import tir_mlir
@@ -38,7 +39,7 @@ def test_set_scope_through_match_buffer_numbers():
     s.set_scope(s.get_block("B"), 0, "local")
     text = s.mod.script()
     assert 'B_local = T.alloc_buffer((16, 4), scope="local")' in text
-    assert text.count('scope="local", offset_factor=1)') == 2      # both views follow
+    assert text.count('scope="local", offset_factor=1)') == 2  # both views follow
     check_numerics(before, s.mod, _func(s.mod))
 
 
@@ -104,7 +105,7 @@ def test_written_accumulator_read_keeps_its_place_and_index():
         s.reindex(s.get_block("C"), ("read", 0))
     before = tir_mlir.parse(progs.FOLDED_READ)
     s.reindex(s.get_block("C"), ("read", 1))
-    assert "A_reindex = T.alloc_buffer((4, 3))" in s.mod.script()     # no dimension for vc
+    assert "A_reindex = T.alloc_buffer((4, 3))" in s.mod.script()  # no dimension for vc
     check_numerics(before, s.mod, _func(s.mod))
 
 
@@ -126,5 +127,5 @@ def test_const_first_binding_round_trips_and_follows_rewrites():
     s = _sched(progs.CONST_FIRST)
     text = s.mod.script()
     assert "vi = T.axis.spatial(16, 8 + i)" in text and tir_mlir.parse(text).script() == text
-    s.split(s.get_loops(s.get_block("hi"))[0], factors=[2, 4])       # a new binding: flat
+    s.split(s.get_loops(s.get_block("hi"))[0], factors=[2, 4])  # a new binding: flat
     assert "vi = T.axis.spatial(16, i_0 * 4 + i_1 + 8)" in s.mod.script()

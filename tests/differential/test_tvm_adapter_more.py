@@ -1,6 +1,7 @@
 """TVM-differential tests for the failure classes found by running the rest of TVM's own
 schedule test files (cache_read_write, read_write_at, utilities, ...) through
 benchmarks/tvm_schedule_tests.py, each on a program of the same kind written here."""
+
 import pytest
 
 pytest.importorskip("tvm")
@@ -9,7 +10,7 @@ from schedule_differential import assert_agrees  # noqa: E402
 from workloads import matmul
 
 # a 64x64 tile per thread block, 4x4 per thread, k in steps of 4
-GPU_MM = '''
+GPU_MM = """
 @T.prim_func
 def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((64, 128), "float32"),
          C: T.Buffer((128, 128), "float32")):
@@ -26,7 +27,7 @@ def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((64, 128), "float32"),
                                 with T.init():
                                     C[vi, vj] = T.float32(0)
                                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def _loops(s, name):
@@ -42,6 +43,7 @@ def test_read_at_under_threads(scope, index):
     def fn(s):
         c = s.get_block("C")
         s.read_at(_loops(s, "C")[4], c, index, scope)
+
     assert_agrees(GPU_MM, fn, printer=True, numerics=False)
 
 
@@ -50,31 +52,33 @@ def test_write_at_under_threads(scope):
     def fn(s):
         c = s.get_block("C")
         s.write_at(_loops(s, "C")[3], c, 0, scope)
+
     assert_agrees(GPU_MM, fn, printer=True, numerics=False)
 
 
 # --- error_render_level: "fast" gives TVM's short message, "none" none -------------------------
-ONE_BLOCK = '''
+ONE_BLOCK = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32")):
     for i in range(8):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             A[vi] = T.float32(0)
-'''
+"""
 
 
 @pytest.mark.parametrize("level", ["detail", "fast", "none"])
 def test_error_render_level_of_a_missing_block(level):
     import tvm
     import tir_mlir
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(ONE_BLOCK), error_render_level=level)
     ours = tir_mlir.Schedule(tir_mlir.parse(ONE_BLOCK), error_render_level=level)
     with pytest.raises(tvm.tir.ScheduleError) as t:
         theirs.get_block("missing")
     with pytest.raises(tir_mlir.ScheduleError) as o:
         ours.get_block("missing")
-    if level == "detail":      # TVM adds the function's text; the reason is the same
+    if level == "detail":  # TVM adds the function's text; the reason is the same
         assert "Cannot find a block with the name: missing" in str(t.value)
         assert "Cannot find a block with the name: missing" in str(o.value)
     else:
@@ -82,7 +86,7 @@ def test_error_render_level_of_a_missing_block(level):
 
 
 # --- builtins with string arguments, void extern calls, T.type_annotation(dtype=...) --------
-POINTER_CALLS = '''
+POINTER_CALLS = """
 @T.prim_func
 def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
          D: T.Buffer((32,), "int32")):
@@ -100,7 +104,7 @@ def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
             T.reads(D[vi * 16:vi * 16 + 16])
             T.writes(D[vi * 16:vi * 16 + 16])
             T.call_extern("void", "touch", D.data, vi)
-'''
+"""
 
 
 @pytest.mark.parametrize("how", ["split", "reorder"])
@@ -112,11 +116,12 @@ def test_pointer_calls_with_strings_and_void(how):
             s.split(_loops(s, "ext")[0], factors=[2, 1])
         else:
             s.reorder(j, i)
+
     assert_agrees(POINTER_CALLS, fn, printer=True, numerics=False)
 
 
 # --- transform_layout: pad_value without padding, implicit padding of an injective map -------
-VECTOR = '''
+VECTOR = """
 @T.prim_func
 def main(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
     B = T.alloc_buffer((12,), "float32")
@@ -128,26 +133,35 @@ def main(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
         with T.block("C"):
             vi = T.axis.spatial(12, i)
             C[vi] = B[vi] + T.float32(1)
-'''
+"""
 
 
-@pytest.mark.parametrize("factor,pad,injective", [
-    (4, 7.0, False),          # no padding: pad_value does not matter
-    (3, None, False),
-    (5, None, True),          # 12 -> (3, 5): implicit padding, never accessed
-    (5, None, False),         # padding without pad_value: refused
-    (5, 0.0, False),          # padding with pad_value: the writer fills it
-    (8, -1.5, False),
-])
+@pytest.mark.parametrize(
+    "factor,pad,injective",
+    [
+        (4, 7.0, False),  # no padding: pad_value does not matter
+        (3, None, False),
+        (5, None, True),  # 12 -> (3, 5): implicit padding, never accessed
+        (5, None, False),  # padding without pad_value: refused
+        (5, 0.0, False),  # padding with pad_value: the writer fills it
+        (8, -1.5, False),
+    ],
+)
 def test_transform_layout_pad_value(factor, pad, injective):
     def fn(s):
-        s.transform_layout(s.get_block("B"), ("write", 0), lambda i: (i // factor, i % factor),
-                           pad_value=pad, assume_injective_transform=injective)
+        s.transform_layout(
+            s.get_block("B"),
+            ("write", 0),
+            lambda i: (i // factor, i % factor),
+            pad_value=pad,
+            assume_injective_transform=injective,
+        )
+
     assert_agrees(VECTOR, fn, printer=True, numerics=pad is None or 12 % factor == 0)
 
 
 # padded writers: a reduction, an int buffer with a lambda pad, a 2-D map with a separator
-PADDED = '''
+PADDED = """
 @T.prim_func
 def main(A: T.Buffer((10, 6), "int32"), C: T.Buffer((10,), "int32")):
     S = T.alloc_buffer((10,), "int32")
@@ -166,12 +180,13 @@ def main(A: T.Buffer((10, 6), "int32"), C: T.Buffer((10,), "int32")):
         with T.block("C"):
             vi = T.axis.spatial(10, i)
             C[vi] = S[vi] + P[vi, 0]
-'''
+"""
 
 
 @pytest.mark.parametrize("case", ["reduction", "lambda", "2d", "2d_separator"])
 def test_transform_layout_padded_writer(case):
     import tvm
+
     sep = tvm.tir.IndexMap.AXIS_SEPARATOR
 
     def fn(s):
@@ -183,6 +198,7 @@ def test_transform_layout_padded_writer(case):
             s.transform_layout("P", "P", lambda i, j: [i // 4, j, i % 4], pad_value=7)
         else:
             s.transform_layout("P", "P", lambda i, j: [j, i // 4, sep, i % 4], pad_value=7)
+
     assert_agrees(PADDED, fn, printer=True, trace=case != "lambda", numerics=False)
 
 
@@ -190,12 +206,13 @@ def test_transform_layout_padded_writer(case):
 def test_transform_layout_pad_value_of_the_wrong_type(pad):
     def fn(s):
         s.transform_layout("S", "S", lambda i: [i // 4, i % 4], pad_value=pad)
+
     # (trace: TVM keeps the get_block of the refused call; our refusal drops the whole call)
     assert_agrees(PADDED, fn, trace=False)
 
 
 # --- transform_layout: IndexMap.AXIS_SEPARATOR in the map, `*indices` with keyword-only dims -
-GRID = '''
+GRID = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     B = T.alloc_buffer((16, 16))
@@ -207,24 +224,26 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("buffer", [("write", 0), ("read", 0)])
 def test_transform_layout_with_axis_separator(buffer):
     import tvm
+
     sep = tvm.tir.IndexMap.AXIS_SEPARATOR
 
     def fn(s):
         s.transform_layout(s.get_block("B"), buffer, lambda i, j: [j // 4, sep, i, j % 4])
+
     assert_agrees(GRID, fn, printer=True)
 
 
 def test_transform_layout_keyword_only_dims():
     def fn(s):
-        s.transform_layout(s.get_block("C"), ("write", 0),
-                           lambda *rows, j: [*rows, j // 8, j % 8])
-    assert_agrees(GRID, fn, printer=True, trace=False)   # TVM names the parameters otherwise
+        s.transform_layout(s.get_block("C"), ("write", 0), lambda *rows, j: [*rows, j // 8, j % 8])
+
+    assert_agrees(GRID, fn, printer=True, trace=False)  # TVM names the parameters otherwise
 
 
 # --- annotate keeps a Python float as is; a copy does not know handles made after it ---------
@@ -250,13 +269,14 @@ def test_handles_made_after_a_copy():
             except IndexError:
                 out.append("IndexError")
         return out
+
     theirs = run(tvm.tir.Schedule(tvm.script.from_source(GRID)))
     ours = run(tir_mlir.Schedule(tir_mlir.parse(GRID)))
     assert ours == theirs
 
 
 # --- constants: alloc_buffer lines before T.allocate_const, the buffer named as TVM names it --
-CONSTS = '''
+CONSTS = """
 @T.prim_func
 def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
     W = T.allocate_const([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "float32", [8])
@@ -267,7 +287,7 @@ def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
             T.reads(A[vi, vj], W_buf[vj])
             T.writes(C[vi, vj])
             C[vi, vj] = A[vi, vj] * W_buf[vj]
-'''
+"""
 
 
 @pytest.mark.parametrize("how", ["read_const", "read_input", "write"])
@@ -278,6 +298,7 @@ def test_cache_around_constants(how):
             s.cache_write(c, 0, "global")
         else:
             s.cache_read(c, 1 if how == "read_const" else 0, "global")
+
     assert_agrees(CONSTS, fn, printer=True)
 
 
@@ -286,8 +307,11 @@ def test_cache_around_constants(how):
 def test_buffer_index_out_of_range_asserts(buffer):
     import tvm
     import tir_mlir
-    for sch in (tvm.tir.Schedule(tvm.script.from_source(GRID)),
-                tir_mlir.Schedule(tir_mlir.parse(GRID))):
+
+    for sch in (
+        tvm.tir.Schedule(tvm.script.from_source(GRID)),
+        tir_mlir.Schedule(tir_mlir.parse(GRID)),
+    ):
         with pytest.raises(AssertionError):
             sch.set_axis_separator(sch.get_block("B"), buffer, [1])
 
@@ -298,8 +322,10 @@ def test_explicit_region_annotation_reparses_as_tvm_built_it(kind):
     from schedule_differential import differential
 
     def fn(s):
-        s.annotate_buffer_access(s.get_block("B"), 0, kind,
-                                 lambda vi, vj: ((vi, vi + 2), (vj - 1, vj + 1)))
+        s.annotate_buffer_access(
+            s.get_block("B"), 0, kind, lambda vi, vj: ((vi, vi + 2), (vj - 1, vj + 1))
+        )
+
     out = differential(GRID, fn)
     # only the spelling differs (TVM prints the int32 bare, which its own parser reads as
     # another integer type: its printed text is not structurally its module)
@@ -312,6 +338,7 @@ def test_trace_prints_floats_as_tvm():
     def fn(s):
         s.sample_categorical(candidates=[3, 4], probs=[1.0, 0.0])
         s.annotate(s.get_block("B"), "x", 2.0)
+
     assert_agrees(GRID, fn, printer=True)
 
 
@@ -319,18 +346,18 @@ def test_trace_prints_floats_as_tvm():
 def test_tvm_json_string_arguments(text):
     import tvm
     import tir_mlir
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(GRID))
     theirs.annotate(theirs.get_block("B"), "k", text)
     ours = tir_mlir.Schedule(tir_mlir.parse(GRID))
     tir_mlir.Trace.from_json(theirs.trace.as_json()).apply_to_schedule(ours)
-    if '"' not in text and "\\" not in text:   # TVM prints a string unescaped ("""")
+    if '"' not in text and "\\" not in text:  # TVM prints a string unescaped ("""")
         assert ours.trace.as_python() == list(theirs.trace.as_python())
-    assert tvm.ir.structural_equal(tvm.script.from_source(ours.mod.script()),
-                                   theirs.mod["main"])
+    assert tvm.ir.structural_equal(tvm.script.from_source(ours.mod.script()), theirs.mod["main"])
 
 
 # --- transform_block_layout of int64 loops gives int64 loops -----------------------------------
-INT64_GRID = '''
+INT64_GRID = """
 @T.prim_func
 def main(A: T.Buffer((T.int64(8), T.int64(16)), "float32"),
          B: T.Buffer((T.int64(8), T.int64(16)), "float32")):
@@ -338,18 +365,19 @@ def main(A: T.Buffer((T.int64(8), T.int64(16)), "float32"),
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+"""
 
 
 @pytest.mark.parametrize("index_map", [lambda i, j: (i * 16 + j,), lambda i, j: (j, i)])
 def test_transform_block_layout_int64(index_map):
     # (the trace differs: TVM writes the map's constants T.int64(16); docs/tvm_compat.md)
-    assert_agrees(INT64_GRID, lambda s: s.transform_block_layout("B", index_map), printer=True,
-                  trace=False)
+    assert_agrees(
+        INT64_GRID, lambda s: s.transform_block_layout("B", index_map), printer=True, trace=False
+    )
 
 
 # --- merge of loops at the same depth of two nests merges the loops above them ---------------
-TWO_NESTS = '''
+TWO_NESTS = """
 @T.prim_func
 def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
          D: T.Buffer((16, 16), "float32")):
@@ -368,33 +396,37 @@ def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
             vi = T.axis.spatial(16, i_0 * 4 + i_1)
             vj = T.axis.spatial(16, j_0 * 4 + j_1)
             D[vi, vj] = B[vi, vj] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("depth", [0, 1])
 def test_merge_chains_of_loops(depth):
     def fn(s):
         s.merge(_loops(s, "C")[depth], _loops(s, "D")[depth])
+
     assert_agrees(TWO_NESTS, fn, printer=True)
 
 
 def test_merge_refuses_loops_that_are_not_only_children():
     def fn(s):
-        s.merge(_loops(s, "B")[1], _loops(s, "C")[1])     # depth 1 vs a 4-loop nest: TVM too
+        s.merge(_loops(s, "B")[1], _loops(s, "C")[1])  # depth 1 vs a 4-loop nest: TVM too
+
     assert_agrees(TWO_NESTS, fn)
 
 
 def test_merge_chains_refuses_a_dependence():
     import tir_mlir
-    src = TWO_NESTS.replace("D[vi, vj] = B[vi, vj] * T.float32(3)",
-                            "D[vi, vj] = C[vi, vj] * T.float32(3)")
+
+    src = TWO_NESTS.replace(
+        "D[vi, vj] = B[vi, vj] * T.float32(3)", "D[vi, vj] = C[vi, vj] * T.float32(3)"
+    )
     sch = tir_mlir.Schedule(tir_mlir.parse(src))
     with pytest.raises(tir_mlir.ScheduleError, match="interleave"):
         sch.merge(_loops(sch, "C")[1], _loops(sch, "D")[1])
 
 
 # --- cache_read of a buffer whose writer shares loops with a consumer (after compute_at) ------
-SHARED_LOOP = '''
+SHARED_LOOP = """
 @T.prim_func
 def main(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32"),
          D: T.Buffer((64, 8), "float32")):
@@ -414,7 +446,7 @@ def main(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32"),
         with T.block("D"):
             vi, vk = T.axis.remap("SS", [i, k])
             D[vi, vk] = B[vi, vk] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("consumers", [None, ["C"], ["D"], ["C", "D"]])
@@ -423,6 +455,7 @@ def test_cache_read_after_a_writer_in_a_shared_loop(consumers, scope):
     def fn(s):
         blocks = None if consumers is None else [s.get_block(n) for n in consumers]
         s.cache_read(s.get_block("C"), 0, scope, consumer_blocks=blocks)
+
     assert_agrees(SHARED_LOOP, fn, printer=True)
 
 
@@ -431,11 +464,12 @@ def test_cache_write_of_a_writer_in_a_shared_loop(consumers):
     def fn(s):
         blocks = None if consumers is None else [s.get_block(n) for n in consumers]
         s.cache_write(s.get_block("B"), 0, "global", consumer_blocks=blocks)
+
     assert_agrees(SHARED_LOOP, fn, printer=True)
 
 
 # --- unsafe_set_dtype of a buffer written through a T.match_buffer view -----------------------
-VIEWED = '''
+VIEWED = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8))
@@ -450,18 +484,22 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             Cv = T.match_buffer(B[vi, vj], (), offset_factor=1)
             C[vi, vj] = Cv[()] + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float64", "int32"])
 def test_set_dtype_through_match_buffer_views(dtype):
     # (numbers: only float64 keeps them; the others round by design)
-    assert_agrees(VIEWED, lambda s: s.unsafe_set_dtype(s.get_block("B"), 0, dtype), printer=True,
-                  numerics=dtype == "float64")
+    assert_agrees(
+        VIEWED,
+        lambda s: s.unsafe_set_dtype(s.get_block("B"), 0, dtype),
+        printer=True,
+        numerics=dtype == "float64",
+    )
 
 
 # --- decompose_reduction: the update block's T.reads list what it writes first ----------------
-NESTED_REDUCTION = '''
+NESTED_REDUCTION = """
 @T.prim_func
 def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
     for i, ko in T.grid(4, 2):
@@ -478,8 +516,8 @@ def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
                 with T.block("inner_2"):
                     vki = T.axis.reduce(32, ki)
                     B[vi] = B[vi] + C[vki]
-'''
-FLIPPED_SUM = '''
+"""
+FLIPPED_SUM = """
 @T.prim_func
 def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
     for i, k in T.grid(8, 16):
@@ -488,7 +526,7 @@ def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = A[vi, vk] + B[vi]
-'''
+"""
 
 
 @pytest.mark.parametrize("src", [NESTED_REDUCTION, FLIPPED_SUM])
@@ -498,7 +536,8 @@ def test_decompose_reduction_update_reads(src, depth):
         name = "outer" if "outer" in src else "B"
         b = s.get_block(name)
         s.decompose_reduction(b, s.get_loops(b)[depth])
-        s.cache_read(s.get_block(name + "_update"), 0, "local")     # read index 0: B
+        s.cache_read(s.get_block(name + "_update"), 0, "local")  # read index 0: B
+
     assert_agrees(src, fn, printer=True)
 
 
@@ -508,11 +547,12 @@ def test_decompose_reduction_update_reads(src, depth):
 def test_loop_partition_regions(factors, depth):
     def fn(s):
         s.loop_partition(_loops(s, "B")[depth], factors=factors)
+
     assert_agrees(GRID, fn, printer=True)
 
 
 # --- set_axis_separator of a buffer written through a view: the source, and the views ---------
-VIEWS_3D = '''
+VIEWS_3D = """
 @T.prim_func
 def main(A: T.Buffer((8, 8, 8), "float32"), C: T.Buffer((8, 8, 8), "float32")):
     B = T.alloc_buffer((8, 8, 8))
@@ -527,35 +567,39 @@ def main(A: T.Buffer((8, 8, 8), "float32"), C: T.Buffer((8, 8, 8), "float32")):
             vi, vj, vk = T.axis.remap("SSS", [i, j, k])
             Cv = T.match_buffer(B[vi, vj, vk], (), offset_factor=1)
             C[vi, vj, vk] = Cv[()] * T.float32(2)
-'''
+"""
 
 
 @pytest.mark.parametrize("seps", [[1], [2], [1, 2]])
 def test_set_axis_separator_through_views(seps):
-    assert_agrees(VIEWS_3D, lambda s: s.set_axis_separator(s.get_block("B"), ("write", 0), seps),
-                  printer=True)
+    assert_agrees(
+        VIEWS_3D, lambda s: s.set_axis_separator(s.get_block("B"), ("write", 0), seps), printer=True
+    )
 
 
 @pytest.mark.parametrize("by", ["name", "index"])
 def test_transform_layout_separator_through_views(by):
     import tvm
+
     sep = tvm.tir.IndexMap.AXIS_SEPARATOR
 
     def fn(s):
         buf = "B" if by == "name" else ("write", 0)
         s.transform_layout(s.get_block("B"), buf, lambda i, j, k: [i, sep, j, k])
+
     assert_agrees(VIEWS_3D, fn, printer=True)
 
 
 def test_transform_layout_of_a_viewed_buffer_refused():
     import tir_mlir
+
     sch = tir_mlir.Schedule(tir_mlir.parse(VIEWS_3D))
     with pytest.raises(tir_mlir.ScheduleError, match="views"):
         sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j, k: [j, i, k])
 
 
 # --- reorder holds the loops above the reordered ones constant in the affine-binding check ---
-PARTLY_AFFINE = '''
+PARTLY_AFFINE = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
     for i, j, k in T.grid(4, 4, 4):
@@ -563,7 +607,7 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
             vi = T.axis.spatial(16, i * i)
             vj = T.axis.spatial(16, j * 4 + k)
             B[vi, vj] = A[vi, vj] + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("which", [(1, 2), (0, 1), (0, 2)])
@@ -571,11 +615,12 @@ def test_reorder_with_a_binding_not_affine_in_outer_loops(which):
     def fn(s):
         loops = _loops(s, "B")
         s.reorder(loops[which[1]], loops[which[0]])
+
     assert_agrees(PARTLY_AFFINE, fn, printer=True)
 
 
 # --- cache_read of a block inside a scope block: a compact cache in the scope --------------------
-SCOPED = '''
+SCOPED = """
 @T.prim_func
 def main(B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
          X: T.Buffer((32, 32), "float32")):
@@ -597,7 +642,7 @@ def main(B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("which", [("B", 0), ("B", 1), ("C", 0)])
@@ -607,6 +652,7 @@ def test_cache_read_in_a_scope_block(which, then_root):
         s.cache_read(s.get_block(which[0]), which[1], "local")
         if then_root:
             s.cache_read(s.get_block("C"), 0, "global")
+
     assert_agrees(SCOPED, fn, printer=True)
 
 
@@ -617,6 +663,7 @@ def test_cache_write_in_a_scope_block(then_scope):
         s.cache_write(s.get_block("B"), 0, "global")
         if then_scope:
             s.cache_write(s.get_block("scope"), 0, "global")
+
     assert_agrees(SCOPED, fn, printer=True)
 
 
@@ -632,13 +679,14 @@ def test_cache_in_a_blockized_block(how):
         s.reorder(io, jo, ii, ji, k)
         s.blockize(ii)
         c = s.get_block("C")
-        s.cache_read(c, 1 if how == "read_A" else 2, "shared")   # (read 0: C, the accumulator)
+        s.cache_read(c, 1 if how == "read_A" else 2, "shared")  # (read 0: C, the accumulator)
+
     # (read_B: the outer block's inferred T.reads list B first now, TVM keeps its order)
     assert_agrees(MM, fn, printer=how == "read_A")
 
 
 # --- compute_at of a producer into the loops of a blockized consumer ---------------------------
-BLOCKIZED_CONSUMER = '''
+BLOCKIZED_CONSUMER = """
 @T.prim_func
 def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
     B = T.alloc_buffer((32, 32))
@@ -654,13 +702,14 @@ def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
                     vi = T.axis.spatial(32, vi_o * 8 + i_i)
                     vj = T.axis.spatial(32, vj_o * 16 + j_i)
                     C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("depth", [0, 1])
 def test_compute_at_into_a_blockized_consumers_loops(depth):
     def fn(s):
         s.compute_at(s.get_block("B"), _loops(s, "C_outer")[depth])
+
     assert_agrees(BLOCKIZED_CONSUMER, fn, printer=True)
 
 
@@ -674,11 +723,12 @@ def test_transform_layout_simplifies_by_ranges():
         outer = s.blockize(ii)
         b = s.cache_read(outer, 0, "global")
         s.transform_layout(b, ("write", 0), lambda i, j: (i // 4, j // 4, i % 4, j % 4))
+
     assert_agrees(GRID, fn, printer=True)
 
 
 # --- compute_at: TVM's `start + loop` binding spelling; a non-affine read relaxes its dimension --
-POOL = '''
+POOL = """
 @T.prim_func
 def main(X: T.Buffer((34, 16), "float32"), Y: T.Buffer((16, 16), "float32")):
     P = T.alloc_buffer((34, 16))
@@ -692,8 +742,8 @@ def main(X: T.Buffer((34, 16), "float32"), Y: T.Buffer((16, 16), "float32")):
             with T.init():
                 Y[vi, vj] = T.float32(0)
             Y[vi, vj] = Y[vi, vj] + P[vi * 2 + vr, vj]
-'''
-GATHER = '''
+"""
+GATHER = """
 @T.prim_func
 def main(X: T.Buffer((16, 16), "float32"), Y: T.Buffer((16, 8), "float32")):
     P = T.alloc_buffer((16, 16))
@@ -705,7 +755,7 @@ def main(X: T.Buffer((16, 16), "float32"), Y: T.Buffer((16, 8), "float32")):
         with T.block("Y"):
             vi, vj = T.axis.remap("SS", [i, j])
             Y[vi, vj] = P[vi, T.Cast("int32", T.floor(T.Cast("float32", vj) * T.float32(1.5)))]
-'''
+"""
 
 
 @pytest.mark.parametrize("src,depth", [(POOL, 0), (POOL, 1), (GATHER, 0), (GATHER, 1)])
@@ -714,4 +764,5 @@ def test_compute_at_spelling_and_non_affine_reads(src, depth):
         i = _loops(s, "Y")[0]
         io, _ = s.split(i, factors=[None, 4])
         s.compute_at(s.get_block("P"), _loops(s, "Y")[depth])
+
     assert_agrees(src, fn, printer=True)

@@ -3,6 +3,7 @@
 For each program, TVM's parse of our printed text must be structurally equal to TVM's parse
 of the original; 2021-syntax programs cannot be read by TVM 0.21 and are skipped.
 """
+
 import re
 from pathlib import Path
 
@@ -26,8 +27,11 @@ def test_printed_text_means_the_same_to_tvm(path):
     got = tvm.script.from_source(ours)
     if isinstance(expected, tvm.tir.PrimFunc):
         expected = tvm.IRModule({expected.attrs["global_symbol"]: expected})
-        got = tvm.IRModule({got.attrs["global_symbol"]: got}) if isinstance(
-            got, tvm.tir.PrimFunc) else got
+        got = (
+            tvm.IRModule({got.attrs["global_symbol"]: got})
+            if isinstance(got, tvm.tir.PrimFunc)
+            else got
+        )
     tvm.ir.assert_structural_equal(got, expected)
     # TVM's own re-print of our text is our text (float literals compared by value: TVM
     # prints the double it stores with 17 digits, we print the shortest exact form). TVM
@@ -38,5 +42,8 @@ def test_printed_text_means_the_same_to_tvm(path):
 
 def _floats_by_value(text):
     def norm(m):
-        return f"T.{m[1]}({float(np.dtype(m[1]).type(float(m[2]))) if m[1] != 'bfloat16' else m[2]})"
+        return (
+            f"T.{m[1]}({float(np.dtype(m[1]).type(float(m[2]))) if m[1] != 'bfloat16' else m[2]})"
+        )
+
     return re.sub(r"T\.(float16|float32|float64|bfloat16)\(([-+0-9.e]+)\)", norm, text)

@@ -3,6 +3,7 @@
 `IRModule({"f": mod["f"]})`, get_block's refusal on several functions) and the
 `import tir_mlir.tvm as tvm` alias. Whole scripts in TVM's tutorial style are run by
 test_porting_doc.py."""
+
 import subprocess
 import sys
 import textwrap
@@ -28,12 +29,16 @@ def _gemm(n=64):
 def test_compile_and_time_evaluator_through_lib_mod():
     dev = tir_mlir.device("cpu", 0)
     target = tir_mlir.target.Target("llvm")
-    assert (target.kind.name, str(target), dev, repr(dev)) == ("llvm", "llvm", tir_mlir.cpu(),
-                                                              "cpu(0)")
+    assert (target.kind.name, str(target), dev, repr(dev)) == (
+        "llvm",
+        "llvm",
+        tir_mlir.cpu(),
+        "cpu(0)",
+    )
     lib = tir_mlir.compile(_gemm(), target=target)
     a, b = (tir_mlir.nd.array(np.random.rand(64, 64).astype("float32"), dev) for _ in "ab")
     c = tir_mlir.nd.empty((64, 64), "float32", dev)
-    lib(a, b, c)                                    # the entry function: main
+    lib(a, b, c)  # the entry function: main
     np.testing.assert_allclose(c.numpy(), a.numpy() @ b.numpy(), rtol=1e-5)
     assert lib.mod is lib and lib.jit() is lib
     assert lib.mod.time_evaluator("main", dev, number=2)(a, b, c).mean > 0
@@ -58,7 +63,7 @@ def test_target_forms_and_devices():
 def test_with_attr_sets_the_attribute_and_global_symbol_renames():
     f = _gemm(16)
     g = f.with_attr("global_symbol", "mmult")
-    assert list(f) == ["main"] and list(g) == ["mmult"]        # f unchanged
+    assert list(f) == ["main"] and list(g) == ["mmult"]  # f unchanged
     assert 'T.func_attr({"tir.noalias": True})' in g.script()
     h = g.with_attr({"my.flag": 3, "tir.noalias": False})
     assert 'T.func_attr({"my.flag": 3, "tir.noalias": False})' in h.script()
@@ -115,7 +120,8 @@ def test_get_block_without_func_name_refuses_on_several_functions():
 
 
 def test_ir_module_decorator_is_reachable_as_tvm_script_ir_module(tmp_path):
-    (tmp_path / "blitz_mod.py").write_text(textwrap.dedent("""\
+    (tmp_path / "blitz_mod.py").write_text(
+        textwrap.dedent("""\
         import tir_mlir as tvm
         from tir_mlir.script import tir as T
 
@@ -128,7 +134,8 @@ def test_ir_module_decorator_is_reachable_as_tvm_script_ir_module(tmp_path):
                     with T.block("B"):
                         vi = T.axis.spatial(8, i)
                         B[vi] = A[vi] + T.float32(1)
-        """))
+        """)
+    )
     sys.path.insert(0, str(tmp_path))
     try:
         from blitz_mod import MyModule
@@ -138,8 +145,13 @@ def test_ir_module_decorator_is_reachable_as_tvm_script_ir_module(tmp_path):
 
 
 def _python(code):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_the_tvm_alias_resolves_tvm_imports_to_tir_mlir():
@@ -170,4 +182,5 @@ def test_the_tvm_alias_is_refused_after_the_real_tvm():
     assert r.returncode == 1
     assert r.stderr.splitlines()[-1] == (
         "ImportError: tir_mlir.tvm: the real TVM is imported already in this process; "
-        "`import tir_mlir.tvm as tvm` must come before any `import tvm`")
+        "`import tir_mlir.tvm as tvm` must come before any `import tvm`"
+    )

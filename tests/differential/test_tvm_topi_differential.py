@@ -5,6 +5,7 @@ input. We must print exactly TVM's text back (header, T.reads/T.writes, literal 
 must read our text to a structurally equal function, and `tir_mlir.build` must compute what
 `tvm.compile` computes on random inputs.
 """
+
 import numpy as np
 
 import pytest
@@ -53,6 +54,7 @@ def _pool(kind):
     def make():
         a = _ph((1, 2, 8, 8))
         return [a, topi.nn.pool2d(a, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), kind, layout="NCHW")]
+
     return make
 
 
@@ -60,6 +62,7 @@ def _unary(fn, dtype=F32):
     def make():
         a = _ph((4, 8), dtype)
         return [a, fn(a)]
+
     return make
 
 
@@ -67,6 +70,7 @@ def _reduce(name):
     def make():
         a = _ph((4, 6))
         return [a, getattr(topi, name)(a, axis=1)]
+
     return make
 
 
@@ -83,6 +87,7 @@ def _broadcast(dtype):
     def make():
         a, b = _ph((4, 1, 8), dtype), _ph((3, 1), dtype, "B")
         return [a, b, topi.add(a, b), topi.multiply(a, b)]
+
     return make
 
 
@@ -109,15 +114,24 @@ def _gather():
 def _matmul_int8():
     a, b = _ph((4, 8), "int8"), _ph((8, 6), "int8", "B")
     k = te.reduce_axis((0, 8), "k")
-    c = te.compute((4, 6), lambda i, j: te.sum(a[i, k].astype("int32") * b[k, j].astype("int32"),
-                                               axis=k), name="C")
+    c = te.compute(
+        (4, 6),
+        lambda i, j: te.sum(a[i, k].astype("int32") * b[k, j].astype("int32"), axis=k),
+        name="C",
+    )
     return [a, b, c]
 
 
 def _int_binary():
     a, b = _ph((4, 8), "int32"), _ph((4, 8), "int32", "B")
-    return [a, b, topi.floor_divide(a, b), topi.floor_mod(a, b), topi.right_shift(a, b),
-            topi.bitwise_and(a, b)]
+    return [
+        a,
+        b,
+        topi.floor_divide(a, b),
+        topi.floor_mod(a, b),
+        topi.right_shift(a, b),
+        topi.bitwise_and(a, b),
+    ]
 
 
 def _resize_nearest():
@@ -146,7 +160,7 @@ def _conv2d_int64():
 
 
 def _resize_int64():
-    a = _ph(_i64(1, 1, 4, 4))        # the output shape (8, 8) stays int32: mixed dimensions
+    a = _ph(_i64(1, 1, 4, 4))  # the output shape (8, 8) stays int32: mixed dimensions
     return [a, topi.image.resize2d(a, [0.0] * 4, (8, 8), "NCHW", "nearest_neighbor")]
 
 
@@ -208,7 +222,7 @@ def _random(buf, name, rng):
     if dtype == "bool":
         return rng.random(shape) < 0.5
     if dtype.startswith(("int", "uint")):
-        hi = 3 if name in ("take", "gather") else 5     # in-range data-dependent indices
+        hi = 3 if name in ("take", "gather") else 5  # in-range data-dependent indices
         return np.asarray(rng.integers(0 if hi == 3 else 1, hi, size=shape), dtype=dtype)
     return np.asarray(rng.random(shape) + 0.1, dtype=dtype)
 
@@ -232,9 +246,10 @@ def test_topi_program(name, tir_mlir):
     assert tir_mlir.parse(ours).script() == ours
     tvm.ir.assert_structural_equal(tvm.script.from_source(ours), func)
 
-    if name in TVM_CANNOT_COMPILE or any(func.buffer_map[p].dtype == "bfloat16"
-                                         for p in func.params):
-        return                          # numpy has no bfloat16 for tvm.nd
+    if name in TVM_CANNOT_COMPILE or any(
+        func.buffer_map[p].dtype == "bfloat16" for p in func.params
+    ):
+        return  # numpy has no bfloat16 for tvm.nd
     rng = np.random.default_rng(0)
     args = [_random(func.buffer_map[p], name, rng) for p in func.params]
     expected = [tvm.nd.array(a) for a in args]
@@ -244,7 +259,12 @@ def test_topi_program(name, tir_mlir):
     for k, (e, g) in enumerate(zip(expected, got)):
         e = e.numpy()
         if e.dtype.kind == "f":
-            np.testing.assert_allclose(g.astype("float64"), e.astype("float64"), rtol=1e-4,
-                                       atol=1e-5, err_msg=f"argument {k}")
+            np.testing.assert_allclose(
+                g.astype("float64"),
+                e.astype("float64"),
+                rtol=1e-4,
+                atol=1e-5,
+                err_msg=f"argument {k}",
+            )
         else:
             np.testing.assert_array_equal(g, e, err_msg=f"argument {k}")

@@ -4,6 +4,7 @@ examples in its tables occur in those programs, and it lists every intrinsic the
 Fences: ```python tvmscript (must parse) and ```python tvmscript-error (first line
 `# error: LINE:COL: message`, must fail there with a message starting with that text).
 """
+
 import re
 from pathlib import Path
 
@@ -74,22 +75,25 @@ def test_error_table_matches_examples():
 
 @pytest.mark.parametrize("code,line", _table_examples(), ids=lambda x: str(x))
 def test_table_example_is_in_a_program(code, line):
-    assert any(code in src for src, _ in PROGRAMS), \
+    assert any(code in src for src, _ in PROGRAMS), (
         f"tvmscript.md:{line}: example {code!r} is in no tvmscript program of the doc"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(intrinsics.all_names()))
 def test_every_intrinsic_is_documented(name):
-    assert re.search(rf"[`.]{re.escape(name)}(?![\w.])", SUPPORTED), \
+    assert re.search(rf"[`.]{re.escape(name)}(?![\w.])", SUPPORTED), (
         f"T.{name} is accepted by the front end but not in docs/tvmscript.md"
+    )
 
 
 def test_documented_names_are_known():
     """Every `T.name` the supported part mentions is one the front end dispatches."""
     known = intrinsics.all_names()
     for name in set(re.findall(r"(?<![\w.])T\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)", SUPPORTED)):
-        assert name in known or is_dtype(name), \
+        assert name in known or is_dtype(name), (
             f"docs/tvmscript.md names T.{name}, which the front end rejects"
+        )
 
 
 # docs/dialect.md: each ```python tvmscript program is followed by a ```mlir excerpt of its output.

@@ -7,6 +7,7 @@ earlier ones), ```python tvm (needs TVM), ```python dask (needs a Dask cluster: 
 LocalCluster started here, the scheduler's address replaced by its), ```sh (tir-mlir commands,
 run with --trials cut), ```sh cluster (starts servers: not run), ```text (output).
 """
+
 import re
 import shlex
 import subprocess
@@ -31,8 +32,9 @@ def _blocks(tag):
 
 
 def test_every_fence_has_a_known_kind():
-    assert {t for t, _, _ in BLOCKS} <= KNOWN, [(t, line) for t, _, line in BLOCKS
-                                               if t not in KNOWN]
+    assert {t for t, _, _ in BLOCKS} <= KNOWN, [
+        (t, line) for t, _, line in BLOCKS if t not in KNOWN
+    ]
     assert len(_blocks("python")) >= 4 and _blocks("sh")
 
 
@@ -40,12 +42,20 @@ def _cap_tuning(monkeypatch):
     real, real_tasks = tune.tune_tir, task_tuning.tune_tasks
 
     def capped(mod, target, work_dir, max_trials_global, **kwargs):
-        return real(mod, target, work_dir, min(max_trials_global, TRIALS),
-                    **{**kwargs, "num_trials_per_iter": TRIALS})
+        return real(
+            mod,
+            target,
+            work_dir,
+            min(max_trials_global, TRIALS),
+            **{**kwargs, "num_trials_per_iter": TRIALS},
+        )
 
     def capped_tasks(*, max_trials_global, **kwargs):
-        return real_tasks(max_trials_global=min(max_trials_global, TRIALS),
-                          **{**kwargs, "num_trials_per_iter": TRIALS})
+        return real_tasks(
+            max_trials_global=min(max_trials_global, TRIALS),
+            **{**kwargs, "num_trials_per_iter": TRIALS},
+        )
+
     monkeypatch.setattr(ms, "tune_tir", capped, raising=False)
     monkeypatch.setattr(ms, "tune_tasks", capped_tasks, raising=False)
 
@@ -66,13 +76,16 @@ def _python_examples(namespace):
     """Run the ```python examples in order; check what each one promises."""
     for src, line in _blocks("python"):
         _run(src, line, namespace)
-        if "compile_tir" in src:            # the first: tuned, compiled, built
+        if "compile_tir" in src:  # the first: tuned, compiled, built
             assert namespace["lib"] is not None
-        if "def tile_inner" in src:         # a rule written as a function, tuned with
+        if "def tile_inner" in src:  # a rule written as a function, tuned with
             records = namespace["db"].get_all_tuning_records()
             assert any(r.is_valid for r in records)
-            assert any("sample_perfect_tile(loop=" in str(r.trace) and
-                       "n=2, max_innermost_factor=16" in str(r.trace) for r in records)
+            assert any(
+                "sample_perfect_tile(loop=" in str(r.trace)
+                and "n=2, max_innermost_factor=16" in str(r.trace)
+                for r in records
+            )
         if "MultiLevelTilingWithIntrin" in src:
             assert len(namespace["space"].sch_rules) == 2
         if "tune_tasks(" in src:
@@ -93,10 +106,12 @@ def test_tvm_example_reads_our_log(scratch):
     pytest.importorskip("tvm.meta_schedule")
     namespace = {}
     _python_examples(namespace)
-    (src, line), = _blocks("python tvm")
+    ((src, line),) = _blocks("python tvm")
     _run(src, line, namespace)
-    ours = ms.database.JSONDatabase(str(scratch / "work" / "database_workload.json"),
-                                    str(scratch / "work" / "database_tuning_record.json"))
+    ours = ms.database.JSONDatabase(
+        str(scratch / "work" / "database_workload.json"),
+        str(scratch / "work" / "database_tuning_record.json"),
+    )
     assert len(namespace["records"]) == len(ours) > 0
 
 
@@ -104,19 +119,21 @@ def test_dask_example(scratch):
     distributed = pytest.importorskip("distributed")
     namespace = {}
     _python_examples(namespace)
-    (src, line), = _blocks("python dask")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        _run(src.replace('"tcp://10.0.0.1:8786"', repr(cluster.scheduler_address)), line,
-             namespace)
+    ((src, line),) = _blocks("python dask")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        _run(src.replace('"tcp://10.0.0.1:8786"', repr(cluster.scheduler_address)), line, namespace)
     assert namespace["runner"] is not None
 
 
 def _cut_trials(command: str) -> str:
     """`--trials N` -> a few trials, so that resuming adds a few more."""
-    return re.sub(r"--trials (\d+)",
-                  lambda m: f"--trials {TRIALS * int(m[1]) // 256} --trials-per-iter {TRIALS}",
-                  command)
+    return re.sub(
+        r"--trials (\d+)",
+        lambda m: f"--trials {TRIALS * int(m[1]) // 256} --trials-per-iter {TRIALS}",
+        command,
+    )
 
 
 def test_sh_examples(scratch):
@@ -127,8 +144,13 @@ def test_sh_examples(scratch):
                 continue
             args = shlex.split(_cut_trials(command))
             assert args[0] == "tir-mlir", f"meta_schedule.md:{line}: {command}"
-            r = subprocess.run([sys.executable, "-m", "tir_mlir.cli", *args[1:]],
-                               check=False, capture_output=True, text=True, timeout=300)
+            r = subprocess.run(
+                [sys.executable, "-m", "tir_mlir.cli", *args[1:]],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert r.returncode == 0, f"meta_schedule.md:{line}: {command}\n{r.stderr[-2000:]}"
     # the resumed run tuned more: 2 x TRIALS trials in all
     assert (scratch / "tune_mm" / "best_schedule.py").exists()

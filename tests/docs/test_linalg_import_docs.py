@@ -1,4 +1,5 @@
 """docs/bridge.md cannot rot: its linalg example imports to the TVMScript shown under it."""
+
 import re
 from pathlib import Path
 

@@ -1,6 +1,7 @@
 """docs/porting_from_tvm.md: each TVM 0.21 script runs unchanged on TVM (when installed) and,
 with only `import tvm` changed (to `import tir_mlir.tvm as tvm`), on tir-mlir; the first four
 also with each import line changed to tir_mlir's module instead."""
+
 import importlib.util
 import re
 import subprocess
@@ -12,9 +13,11 @@ import pytest
 DOC = Path(__file__).parent.parent.parent / "docs" / "porting_from_tvm.md"
 SCRIPTS = re.findall(r"^```python port\n(.*?)^```$", DOC.read_text(), re.M | re.S)
 ONE_LINE = ("import tvm\n", "import tir_mlir.tvm as tvm\n")
-IMPORTS = [("import tvm\n", "import tir_mlir as tvm\n"),
-           ("from tvm.script import", "from tir_mlir.script import"),
-           ("from tvm import te\n", "from tir_mlir import te\n")]
+IMPORTS = [
+    ("import tvm\n", "import tir_mlir as tvm\n"),
+    ("from tvm.script import", "from tir_mlir.script import"),
+    ("from tvm import te\n", "from tir_mlir import te\n"),
+]
 
 
 def ported(source: str, imports=IMPORTS) -> str:
@@ -33,8 +36,7 @@ def ported(source: str, imports=IMPORTS) -> str:
 def _run(source, tmp_path, name):
     path = tmp_path / name
     path.write_text(source)
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
 
 
 def test_doc_has_five_scripts():

@@ -1,4 +1,5 @@
 """`tir-mlir parse F.tir --emit mlir` is plain MLIR: upstream mlir-opt reads it with the IRDL file."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -7,22 +8,35 @@ import mlir
 import pytest
 
 ROOT = Path(__file__).parent.parent.parent
-MLIR_OPT = next((Path(p) / "bin" / "mlir-opt" for p in mlir.__path__
-                 if (Path(p) / "bin" / "mlir-opt").exists()), Path("mlir-opt-not-found"))
+MLIR_OPT = next(
+    (
+        Path(p) / "bin" / "mlir-opt"
+        for p in mlir.__path__
+        if (Path(p) / "bin" / "mlir-opt").exists()
+    ),
+    Path("mlir-opt-not-found"),
+)
 TIR = Path(sys.executable).with_name("tir-mlir")
 PROGRAMS = sorted((ROOT / "tests" / "data").glob("*.tir")) + [
-    ROOT / "tests" / "data" / "frontend" / "constructs.tir"]
+    ROOT / "tests" / "data" / "frontend" / "constructs.tir"
+]
 
 
 @pytest.mark.skipif(not MLIR_OPT.exists(), reason="mlir-opt is not installed")
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
 def test_mlir_opt_accepts_parsed_program(path, tmp_path):
     out = tmp_path / "prog.mlir"
-    r = subprocess.run([str(TIR), "parse", str(path), "--emit", "mlir", "-o", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(TIR), "parse", str(path), "--emit", "mlir", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}",
-                        str(out)], capture_output=True, text=True)
+    r = subprocess.run(
+        [str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert '"tir.block"' in r.stdout or "tir.block" in r.stdout
     assert r.stdout.count("func.func") == out.read_text().count("func.func")

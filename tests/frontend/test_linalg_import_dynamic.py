@@ -4,6 +4,7 @@ torch-mlir's output for models exported with `torch.export.Dim` dimensions is re
 tests/data/linalg/*_dynamic.mlir (regenerate.py), so these tests run without torch; numbers
 against numpy at several sizes (primes among them) from one build, and against torch's
 recorded outputs; hand-written linalg for the size arithmetic and the refusals."""
+
 import math
 from pathlib import Path
 
@@ -54,22 +55,43 @@ def _flatten_linear(x, w):
 
 # name -> (numpy reference, input shape at sizes (n, m), the kernel's signature lines)
 MODELS = {
-    "mlp_dynamic": (_mlp, lambda n, m: (n, 16),
-                    ["n = T.int32()", "arg0 = T.match_buffer(arg0_handle, (n, 16))",
-                     "out = T.match_buffer(out_handle, (n, 8))"]),
-    "layernorm_dynamic": (_layernorm, lambda n, m: (n, m, 32),
-                          ["n, m = T.int32(), T.int32()",
-                           "arg0 = T.match_buffer(arg0_handle, (n, m, 32))",
-                           "out = T.match_buffer(out_handle, (n, m, 32))"]),
-    "conv_relu_dynamic": (_conv_relu, lambda n, m: (n, 3, 16, 16),
-                          ["arg0 = T.match_buffer(arg0_handle, (n, 3, 16, 16))",
-                           "out = T.match_buffer(out_handle, (n, 8, 16, 16))",
-                           "pad = T.alloc_buffer((n, 3, 18, 18))"]),
+    "mlp_dynamic": (
+        _mlp,
+        lambda n, m: (n, 16),
+        [
+            "n = T.int32()",
+            "arg0 = T.match_buffer(arg0_handle, (n, 16))",
+            "out = T.match_buffer(out_handle, (n, 8))",
+        ],
+    ),
+    "layernorm_dynamic": (
+        _layernorm,
+        lambda n, m: (n, m, 32),
+        [
+            "n, m = T.int32(), T.int32()",
+            "arg0 = T.match_buffer(arg0_handle, (n, m, 32))",
+            "out = T.match_buffer(out_handle, (n, m, 32))",
+        ],
+    ),
+    "conv_relu_dynamic": (
+        _conv_relu,
+        lambda n, m: (n, 3, 16, 16),
+        [
+            "arg0 = T.match_buffer(arg0_handle, (n, 3, 16, 16))",
+            "out = T.match_buffer(out_handle, (n, 8, 16, 16))",
+            "pad = T.alloc_buffer((n, 3, 18, 18))",
+        ],
+    ),
     # the collapse's size (n * 4) and the expand's (n * 4 // 4, from torch's arith.divsi)
-    "flatten_linear_dynamic": (_flatten_linear, lambda n, m: (n, 4, 8),
-                               ["arg0 = T.match_buffer(arg0_handle, (n, 4, 8))",
-                                "collapse_shape = T.alloc_buffer((n * 4, 8))",
-                                "expand_shape = T.alloc_buffer((n, 4, 6))"]),
+    "flatten_linear_dynamic": (
+        _flatten_linear,
+        lambda n, m: (n, 4, 8),
+        [
+            "arg0 = T.match_buffer(arg0_handle, (n, 4, 8))",
+            "collapse_shape = T.alloc_buffer((n * 4, 8))",
+            "expand_shape = T.alloc_buffer((n, 4, 6))",
+        ],
+    ),
 }
 SIZES = [(1, 1), (2, 7), (7, 3), (13, 5)]
 
@@ -77,8 +99,11 @@ SIZES = [(1, 1), (2, 7), (7, 3), (13, 5)]
 def _load(name):
     path = DATA / f"{name}.mlir"
     data = dict(np.load(DATA / f"{name}.npz"))
-    return tir_mlir.from_linalg(path.read_text(), str(path)), data, \
-        {k[2:]: v for k, v in data.items() if k.startswith("w.")}
+    return (
+        tir_mlir.from_linalg(path.read_text(), str(path)),
+        data,
+        {k[2:]: v for k, v in data.items() if k.startswith("w.")},
+    )
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -91,15 +116,16 @@ def test_dynamic_model_is_one_kernel_for_every_size(name):
     tir_mlir.assert_structural_equal(tir_mlir.parse(text), mod)
     lib = tir_mlir.build(mod)
     out = np.zeros_like(data["out0"])
-    lib["main"](data["in0"], out)           # torch's example input and its recorded output
+    lib["main"](data["in0"], out)  # torch's example input and its recorded output
     np.testing.assert_allclose(out, data["out0"], rtol=1e-4, atol=1e-5)
     for n, m in SIZES:
         x = _rand(*shape(n, m))
         expected = ref(x, weights)
         out = np.zeros(expected.shape, "float32")
         lib["main"](x, out)
-        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5,
-                                   err_msg=f"{name} at {shape(n, m)}")
+        np.testing.assert_allclose(
+            out, expected, rtol=1e-4, atol=1e-5, err_msg=f"{name} at {shape(n, m)}"
+        )
 
 
 def test_mismatched_sizes_are_refused_at_the_call():
@@ -131,8 +157,16 @@ def test_scheduled_dynamic_mlp_runs_at_every_size():
 
 def test_dynamic_import_tunes_over_sizes(tmp_path):
     mod, _, weights = _load("flatten_linear_dynamic")
-    db = ms.tune_tir(mod, "llvm", str(tmp_path), max_trials_global=4, num_trials_per_iter=4,
-                     sizes=[{"n": 5}, {"n": 37}], seed=0, cost_model="random")
+    db = ms.tune_tir(
+        mod,
+        "llvm",
+        str(tmp_path),
+        max_trials_global=4,
+        num_trials_per_iter=4,
+        sizes=[{"n": 5}, {"n": 37}],
+        seed=0,
+        cost_model="random",
+    )
     records = db.get_all_tuning_records()
     assert records and all(r.is_valid for r in records)
     sch = tir_mlir.Schedule(mod)
@@ -260,8 +294,7 @@ func.func @f(%a: tensor<?x3x4xf32>) -> tensor<?x2x6xf32> {
         np.testing.assert_array_equal(out, a.reshape(n, 2, 6))
     script = mod.script()
     assert "collapse_shape_1 = T.alloc_buffer((n * 12,))" in script
-    assert "out[v_ax0, v_ax1, v_ax2] = collapse_shape_1[v_ax0 * 12 + v_ax1 * 6 + v_ax2]" \
-        in script
+    assert "out[v_ax0, v_ax1, v_ax2] = collapse_shape_1[v_ax0 * 12 + v_ax1 * 6 + v_ax2]" in script
 
 
 def _error(text) -> TIRParseError:
@@ -270,13 +303,21 @@ def _error(text) -> TIRParseError:
     return info.value
 
 
-@pytest.mark.parametrize("text, line, col, message", [
-    ("""func.func @f(%a: tensor<4x?xf32>) -> tensor<?xf32> {
+@pytest.mark.parametrize(
+    "text, line, col, message",
+    [
+        (
+            """func.func @f(%a: tensor<4x?xf32>) -> tensor<?xf32> {
   %c = tensor.collapse_shape %a [[0, 1]] : tensor<4x?xf32> into tensor<?xf32>
   return %c : tensor<?xf32>
-}""", 2, 8, "'tensor.collapse_shape' with a dynamic dimension that is not the outermost of "
-            "its group is not supported"),
-    ("""func.func @f(%a: tensor<?x?xf32>) -> tensor<?xf32> {
+}""",
+            2,
+            8,
+            "'tensor.collapse_shape' with a dynamic dimension that is not the outermost of "
+            "its group is not supported",
+        ),
+        (
+            """func.func @f(%a: tensor<?x?xf32>) -> tensor<?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %d0 = tensor.dim %a, %c0 : tensor<?x?xf32>
@@ -284,20 +325,35 @@ def _error(text) -> TIRParseError:
   %n = arith.muli %d0, %d1 : index
   %e = tensor.empty(%n) : tensor<?xf32>
   return %e : tensor<?xf32>
-}""", 6, 8, "the size computed by 'arith.muli' is not affine in the dynamic sizes"),
-    ("""func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
+}""",
+            6,
+            8,
+            "the size computed by 'arith.muli' is not affine in the dynamic sizes",
+        ),
+        (
+            """func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
   %z = arith.constant 0.0 : f32
   %p = tensor.pad %a low[1] high[1] {
   ^bb0(%i: index):
     tensor.yield %z : f32
   } : tensor<?xf32> to tensor<?xf32>
   return %p : tensor<?xf32>
-}""", 3, 8, "tensor.pad of a dynamic dimension is not supported"),
-    ("""func.func @f(%a: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+}""",
+            3,
+            8,
+            "tensor.pad of a dynamic dimension is not supported",
+        ),
+        (
+            """func.func @f(%a: tensor<?xf32>, %n: index) -> tensor<?xf32> {
   %e = tensor.empty(%n) : tensor<?xf32>
   return %e : tensor<?xf32>
-}""", 1, 33, "unsupported type index"),
-])
+}""",
+            1,
+            33,
+            "unsupported type index",
+        ),
+    ],
+)
 def test_inexpressible_dynamic_sizes_are_refused_at_the_op(text, line, col, message):
     e = _error(text)
     assert (e.loc.line, e.loc.col) == (line, col), str(e)

@@ -4,6 +4,7 @@ imported with `from_linalg`, built and run: numbers against numpy references com
 recorded weights and against the producer's recorded outputs; with torch installed, also
 against the live torch model. Then printed TVMScript parses back to the same module, and an
 imported function is scheduled like any program."""
+
 import importlib.util
 import math
 from pathlib import Path
@@ -19,7 +20,7 @@ MODELS = (*TORCH_MODELS, "jax_dense_gelu_layernorm")
 
 try:
     import torch
-except ImportError:         # the numpy references and torch's recorded numbers still run
+except ImportError:  # the numpy references and torch's recorded numbers still run
     torch = None
 
 
@@ -64,8 +65,9 @@ def _ref_transformer_block(d):
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(8)
     scores = np.where(np.tril(np.ones((8, 8), bool)), scores, -np.inf)
     a = (_softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(1, 8, 16)
-    return _layernorm(x + a @ d["w.proj.weight"].T + d["w.proj.bias"],
-                      d["w.norm.weight"], d["w.norm.bias"])
+    return _layernorm(
+        x + a @ d["w.proj.weight"].T + d["w.proj.bias"], d["w.norm.weight"], d["w.norm.bias"]
+    )
 
 
 def _ref_small_cnn(d):
@@ -74,8 +76,9 @@ def _ref_small_cnn(d):
     y = np.einsum("nchwij,fcij->nfhw", win, d["w.conv.weight"])
     y = y + d["w.conv.bias"][:, None, None]
     scale = d["w.bn.weight"] / np.sqrt(d["w.bn.running_var"] + 1e-5)
-    y = (y - d["w.bn.running_mean"][:, None, None]) * scale[:, None, None] \
-        + d["w.bn.bias"][:, None, None]
+    y = (y - d["w.bn.running_mean"][:, None, None]) * scale[:, None, None] + d["w.bn.bias"][
+        :, None, None
+    ]
     y = np.maximum(y, 0).reshape(2, 4, 4, 2, 4, 2).max(axis=(3, 5))
     z = y.mean(axis=(2, 3)) @ d["w.fc.weight"].T + d["w.fc.bias"]
     return 1 / (1 + np.exp(-z))
@@ -83,15 +86,20 @@ def _ref_small_cnn(d):
 
 def _ref_jax_dense_gelu_layernorm(d):
     h = d["in0"] @ d["w.w"] + d["w.b"]
-    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)))
     mean, var = h.mean(-1, keepdims=True), h.var(-1, keepdims=True)
     return (h - mean) / np.sqrt(var + 1e-5) * d["w.g"]
 
 
-REFERENCES = {"mlp": _ref_mlp, "layernorm": _ref_layernorm, "conv_relu": _ref_conv_relu,
-              "attention": _ref_attention, "transformer_block": _ref_transformer_block,
-              "small_cnn": _ref_small_cnn,
-              "jax_dense_gelu_layernorm": _ref_jax_dense_gelu_layernorm}
+REFERENCES = {
+    "mlp": _ref_mlp,
+    "layernorm": _ref_layernorm,
+    "conv_relu": _ref_conv_relu,
+    "attention": _ref_attention,
+    "transformer_block": _ref_transformer_block,
+    "small_cnn": _ref_small_cnn,
+    "jax_dense_gelu_layernorm": _ref_jax_dense_gelu_layernorm,
+}
 
 
 def _load(name):
@@ -101,8 +109,7 @@ def _load(name):
 
 def _run(mod, data, func="main"):
     inputs = [data[f"in{i}"] for i in range(sum(k.startswith("in") for k in data))]
-    outs = [np.zeros_like(data[f"out{i}"])
-            for i in range(sum(k.startswith("out") for k in data))]
+    outs = [np.zeros_like(data[f"out{i}"]) for i in range(sum(k.startswith("out") for k in data))]
     tir_mlir.build(mod)[func](*inputs, *outs)
     return outs
 
@@ -112,8 +119,9 @@ def _torch_model(name, data):
     regen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(regen)
     model, _ = regen.models()[name]
-    model.load_state_dict({k[2:]: torch.from_numpy(v) for k, v in data.items()
-                           if k.startswith("w.")})
+    model.load_state_dict(
+        {k[2:]: torch.from_numpy(v) for k, v in data.items() if k.startswith("w.")}
+    )
     return model.eval()
 
 
@@ -123,10 +131,11 @@ def test_model_runs_like_numpy_and_torch(name):
     assert list(mod) == ["main"]
     (out,) = _run(mod, data)
     np.testing.assert_allclose(out, REFERENCES[name](data), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(out, data["out0"], rtol=1e-4, atol=1e-5)   # the producer's
+    np.testing.assert_allclose(out, data["out0"], rtol=1e-4, atol=1e-5)  # the producer's
     if torch is not None and name in TORCH_MODELS:
-        args = [torch.from_numpy(data[f"in{i}"]) for i in range(sum(k.startswith("in")
-                                                                    for k in data))]
+        args = [
+            torch.from_numpy(data[f"in{i}"]) for i in range(sum(k.startswith("in") for k in data))
+        ]
         with torch.no_grad():
             expected = _torch_model(name, data)(*args).numpy()
         np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
@@ -144,17 +153,28 @@ def test_mlp_signature_and_blocks():
     softmax's max is torch-mlir's two-output argmax generic whose index nothing reads: a max."""
     mod, _ = _load("mlp")
     text = mod.script()
-    assert "def main(arg0: T.Buffer((4, 16), \"float32\"), out: T.Buffer((4, 8), \"float32\")):" \
-        in text
-    blocks = [line.split('"')[1] for line in text.splitlines() if line.strip().startswith("with T.block(")]
-    assert blocks == ["matmul", "generic_add", "generic_div_erf_add", "matmul_1",
-                      "generic_add_1", "generic_max", "expand_shape", "generic_sub",
-                      "generic_exp", "generic_sum", "generic_div"]
-    assert text.count("with T.init():") == 4          # two matmuls, the max, the sum
+    assert 'def main(arg0: T.Buffer((4, 16), "float32"), out: T.Buffer((4, 8), "float32")):' in text
+    blocks = [
+        line.split('"')[1] for line in text.splitlines() if line.strip().startswith("with T.block(")
+    ]
+    assert blocks == [
+        "matmul",
+        "generic_add",
+        "generic_div_erf_add",
+        "matmul_1",
+        "generic_add_1",
+        "generic_max",
+        "expand_shape",
+        "generic_sub",
+        "generic_exp",
+        "generic_sum",
+        "generic_div",
+    ]
+    assert text.count("with T.init():") == 4  # two matmuls, the max, the sum
     # fc1.weight (32, 16) transposed at import: the matmul reads it along its rows
     assert "cst_6_t_1 = T.decl_buffer((16, 32), data=cst_6_t)" in text
     assert "arg0[v_i, v_k] * cst_6_t_1[v_k, v_j]" in text
-    assert "T.decl_buffer((32, 16)" not in text       # the untransposed weight is gone
+    assert "T.decl_buffer((32, 16)" not in text  # the untransposed weight is gone
     assert "generic_max[v_ax0] = T.max(generic_add_1[v_ax0, v_k], generic_max[v_ax0])" in text
     assert "int64" not in text
     # a keepdim reduction iterates its unit dimension, as TVM's keepdims reductions do
@@ -167,8 +187,10 @@ def test_conv_relu_blocks():
     assert "for n, f, oh, ow, c, kh, kw in T.grid(1, 8, 16, 16, 3, 3, 3):" in text
     assert 'v_n, v_f, v_oh, v_ow, v_c, v_kh, v_kw = T.axis.remap("SSSSRRR"' in text
     # the bias broadcast into the conv's init is its T.init: a reduction block
-    assert "with T.init():\n                conv_2d_nchw_fchw[v_n, v_f, v_oh, v_ow] = " \
+    assert (
+        "with T.init():\n                conv_2d_nchw_fchw[v_n, v_f, v_oh, v_ow] = "
         "cst_1_1[v_f]" in text
+    )
     assert 'T.block("broadcast")' not in text
     assert "T.if_then_else(1 <= v_ax2 and v_ax2 < 17 and 1 <= v_ax3 and v_ax3 < 17" in text
 
@@ -205,12 +227,14 @@ def test_import_from_a_module_object():
     from mlir import ir
 
     from tir_mlir.context import get_context
+
     with get_context():
         module = ir.Module.parse((DATA / "conv_relu.mlir").read_text())
     mod = tir_mlir.from_linalg(module)
     (out,) = _run(mod, dict(np.load(DATA / "conv_relu.npz")))
-    np.testing.assert_allclose(out, _ref_conv_relu(dict(np.load(DATA / "conv_relu.npz"))),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        out, _ref_conv_relu(dict(np.load(DATA / "conv_relu.npz"))), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_softmax_of_the_mlp_fuses_per_row():
@@ -242,8 +266,11 @@ func.func @{name}(%{x}: tensor<8x8xf32>, %{w}: tensor<8x8xf32>) -> tensor<8x8xf3
   return %m : tensor<8x8xf32>
 }}
 """
-    mod = tir_mlir.from_linalg(func.format(name="a", x="x", w="w", e="e", f="f") +
-                               func.format(name="b", x="in", w="weight", e="empty", f="z"))
-    texts = [tir_mlir.IRModule({n: mod[n]}).script().replace(f"def {n}(", "def f(")
-             for n in ("a", "b")]
+    mod = tir_mlir.from_linalg(
+        func.format(name="a", x="x", w="w", e="e", f="f")
+        + func.format(name="b", x="in", w="weight", e="empty", f="z")
+    )
+    texts = [
+        tir_mlir.IRModule({n: mod[n]}).script().replace(f"def {n}(", "def f(") for n in ("a", "b")
+    ]
     assert texts[0] == texts[1]

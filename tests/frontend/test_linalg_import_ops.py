@@ -1,6 +1,7 @@
 """Each supported linalg op, hand-written on tensors and on memrefs, imported with
 `from_linalg`, built and run against numpy; the printed TVMScript parses back to the same
 module."""
+
 import numpy as np
 import pytest
 
@@ -23,8 +24,11 @@ def _run(text, inputs, out_shapes, func="f", out_dtypes=None):
 
 
 def _blocks(mod) -> list:
-    return [line.split('"')[1] for line in mod.script().splitlines()
-            if line.strip().startswith("with T.block(")]
+    return [
+        line.split('"')[1]
+        for line in mod.script().splitlines()
+        if line.strip().startswith("with T.block(")
+    ]
 
 
 MATMUL = """
@@ -45,16 +49,21 @@ def test_matmul_with_fill_is_a_reduction_block_with_init():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
     text = mod.script()
     # MLIR keeps no SSA names: arguments are named by position, as torch-mlir's are
-    assert "def f(arg0: T.Buffer((4, 6), \"float32\"), arg1: T.Buffer((6, 5), \"float32\"), " \
-        "out: T.Buffer((4, 5), \"float32\")):" in text
-    assert """    for i, j, k in T.grid(4, 5, 6):
+    assert (
+        'def f(arg0: T.Buffer((4, 6), "float32"), arg1: T.Buffer((6, 5), "float32"), '
+        'out: T.Buffer((4, 5), "float32")):' in text
+    )
+    assert (
+        """    for i, j, k in T.grid(4, 5, 6):
         with T.block("matmul"):
             v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
             T.reads(arg0[v_i, v_k], arg1[v_k, v_j])
             T.writes(out[v_i, v_j])
             with T.init():
                 out[v_i, v_j] = T.float32(0.0)
-            out[v_i, v_j] = out[v_i, v_j] + arg0[v_i, v_k] * arg1[v_k, v_j]""" in text
+            out[v_i, v_j] = out[v_i, v_j] + arg0[v_i, v_k] * arg1[v_k, v_j]"""
+        in text
+    )
     assert _blocks(mod) == ["matmul"]
 
 
@@ -169,10 +178,12 @@ func.func @f(%a: tensor<4x6xf32>, %b: tensor<4x6xf32>, %v: tensor<6xf32>)
     np.testing.assert_allclose(div, np.exp((a + v) * b - a) / 2, rtol=1e-5)
     np.testing.assert_array_equal(bc, np.broadcast_to(v, (4, 6)))
     assert _blocks(mod) == ["transpose", "broadcast", "add", "mul", "sub", "exp", "fill", "div"]
-    assert "def f(arg0: T.Buffer((4, 6), \"float32\"), arg1: T.Buffer((4, 6), \"float32\"), " \
-        "arg2: T.Buffer((6,), \"float32\"), out0: T.Buffer((6, 4), \"float32\"), " \
-        "out1: T.Buffer((4, 6), \"float32\"), out2: T.Buffer((4, 6), \"float32\"), " \
-        "out3: T.Buffer((4, 6), \"float32\")):" in mod.script()
+    assert (
+        'def f(arg0: T.Buffer((4, 6), "float32"), arg1: T.Buffer((4, 6), "float32"), '
+        'arg2: T.Buffer((6,), "float32"), out0: T.Buffer((6, 4), "float32"), '
+        'out1: T.Buffer((4, 6), "float32"), out2: T.Buffer((4, 6), "float32"), '
+        'out3: T.Buffer((4, 6), "float32")):' in mod.script()
+    )
 
 
 def test_reduce_and_map():
@@ -264,13 +275,22 @@ func.func @f(%a: tensor<2x6xf32>) -> tensor<3x8xf32> {
     r = (a.reshape(2, 3, 2) * k).reshape(3, 4)
     np.testing.assert_allclose(p, np.pad(r, ((0, 0), (1, 3)), constant_values=-1), rtol=1e-6)
     text = mod.script()
-    assert "T.allocate_const([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], \"float32\", [3, 2])" in text
-    assert _blocks(mod) == ["expand_shape", "broadcast", "mul", "collapse_shape",
-                            "collapse_shape_1", "expand_shape_1", "pad"]
+    assert 'T.allocate_const([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "float32", [3, 2])' in text
+    assert _blocks(mod) == [
+        "expand_shape",
+        "broadcast",
+        "mul",
+        "collapse_shape",
+        "collapse_shape_1",
+        "expand_shape_1",
+        "pad",
+    ]
     assert "expand_shape[v_ax0, v_ax1, v_ax2] = arg0[v_ax0, v_ax1 * 2 + v_ax2]" in text
     assert "collapse_shape[v_ax0, v_ax1] = mul[v_ax0 // 3, v_ax0 % 3, v_ax1]" in text
-    assert "out[v_ax0, v_ax1] = T.if_then_else(1 <= v_ax1 and v_ax1 < 5, " \
+    assert (
+        "out[v_ax0, v_ax1] = T.if_then_else(1 <= v_ax1 and v_ax1 < 5, "
         "expand_shape_1[v_ax0, v_ax1 - 1], T.float32(-1.0))" in text
+    )
 
 
 def test_returned_argument_and_value_returned_twice_are_copied():
@@ -338,16 +358,25 @@ func.func @mm_relu(%A: memref<4x6xf32>, %B: memref<6x5xf32>, %C: memref<4x5xf32>
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(d, a @ b, rtol=1e-5, atol=1e-6)
     assert _blocks(mod) == ["matmul", "generic_relu", "copy"]
-    assert "def mm_relu(arg0: T.Buffer((4, 6), \"float32\"), arg1: T.Buffer((6, 5), \"float32\"), " \
-        "arg2: T.Buffer((4, 5), \"float32\"), arg3: T.Buffer((4, 5), \"float32\")):" \
-        in mod.script()
+    assert (
+        'def mm_relu(arg0: T.Buffer((4, 6), "float32"), arg1: T.Buffer((6, 5), "float32"), '
+        'arg2: T.Buffer((4, 5), "float32"), arg3: T.Buffer((4, 5), "float32")):' in mod.script()
+    )
     assert "with T.init():" in mod.script()
-    assert "matmul = T.alloc_buffer((4, 5))" in mod.script()      # named after its writer
+    assert "matmul = T.alloc_buffer((4, 5))" in mod.script()  # named after its writer
 
 
-@pytest.mark.parametrize("pred, op", [("ugt", np.greater), ("ult", np.less),
-                                      ("uge", np.greater_equal), ("ule", np.less_equal),
-                                      ("one", np.not_equal), ("ueq", np.equal)])
+@pytest.mark.parametrize(
+    "pred, op",
+    [
+        ("ugt", np.greater),
+        ("ult", np.less),
+        ("uge", np.greater_equal),
+        ("ule", np.less_equal),
+        ("one", np.not_equal),
+        ("ueq", np.equal),
+    ],
+)
 def test_unordered_compares_keep_nan(pred, op):
     """torch-mlir's unordered compares are true on NaN, ordered ones false; `one` false."""
     text = f"""
@@ -411,7 +440,7 @@ func.func @f(%x: tensor<3x5xf32>, %y: tensor<5x4xf32>) -> (tensor<3x4xf32>, tens
     np.testing.assert_allclose(m, x @ y, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(iota, np.arange(12, dtype="float32").reshape(3, 4))
     assert _blocks(mod) == ["generic_dot", "generic_mul_add"]
-    assert "out1[v_ax0, v_ax1] = T.Cast(\"float32\", v_ax0 * 4 + v_ax1)" in mod.script()
+    assert 'out1[v_ax0, v_ax1] = T.Cast("float32", v_ax0 * 4 + v_ax1)' in mod.script()
 
 
 def test_zero_dimensional_tensors():
@@ -513,7 +542,8 @@ func.func @f(%a: tensor<6x8xf32>, %b: tensor<2x8xf32>)
 """
     a, b = _rand(6, 8), _rand(2, 8)
     mod, (s, row, ins, n, ins2, cat) = _run(
-        text, [a, b], [(3, 4), (8,), (6, 8), (6, 8), (6, 8), (8, 8)])
+        text, [a, b], [(3, 4), (8,), (6, 8), (6, 8), (6, 8), (8, 8)]
+    )
     np.testing.assert_array_equal(s, a[1:7:2, 0:8:2])
     np.testing.assert_array_equal(row, a[4])
     expected = np.zeros((6, 8), "float32")
@@ -527,8 +557,17 @@ func.func @f(%a: tensor<6x8xf32>, %b: tensor<2x8xf32>)
     text = mod.script()
     assert "out0[v_ax0, v_ax1] = arg0[v_ax0 * 2 + 1, v_ax1 * 2]" in text
     assert "out5[v_ax0 + 6, v_ax1] = arg1[v_ax0, v_ax1]" in text
-    assert _blocks(mod) == ["extract_slice", "extract_slice_1", "fill", "insert_slice", "negf",
-                            "copy", "insert_slice_1", "concat", "concat_1"]
+    assert _blocks(mod) == [
+        "extract_slice",
+        "extract_slice_1",
+        "fill",
+        "insert_slice",
+        "negf",
+        "copy",
+        "insert_slice_1",
+        "concat",
+        "concat_1",
+    ]
 
 
 def test_bool_and_splat_constants():
@@ -556,5 +595,7 @@ func.func @f(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
     np.testing.assert_array_equal(r, np.where(np.eye(2, dtype=bool), a, -np.inf))
     text = mod.script()
     assert 'T.allocate_const([1, 0, 0, 1], "int8", [2, 2])' in text
-    assert 'out[v_ax0, v_ax1] = T.Select(T.Cast("bool", cst_1[v_ax0, v_ax1]), ' \
+    assert (
+        'out[v_ax0, v_ax1] = T.Select(T.Cast("bool", cst_1[v_ax0, v_ax1]), '
         'arg0[v_ax0, v_ax1], T.float32("-inf"))' in text
+    )

@@ -1,4 +1,5 @@
 """TVMScript -> tir dialect: the seed programs, each construct's MLIR form, locations, CLI."""
+
 import re
 from pathlib import Path
 
@@ -55,8 +56,12 @@ def test_mm_relu_structure():
     loops = [Loop(o) for o in ops_named(mod, "affine.for")]
     assert [b.name for b in blocks] == ["Y", "C"]
     assert [(l.name, l.extent, l.kind) for l in loops] == [
-        ("i", 128, "serial"), ("j", 128, "serial"), ("k", 128, "serial"),
-        ("i", 128, "serial"), ("j", 128, "serial")]
+        ("i", 128, "serial"),
+        ("j", 128, "serial"),
+        ("k", 128, "serial"),
+        ("i", 128, "serial"),
+        ("j", 128, "serial"),
+    ]
     y, c = blocks
     assert y.iter_names == ["vi", "vj", "vk"] and y.iter_types == ["S", "S", "R"]
     assert y.domains == [(0, 128)] * 3
@@ -66,7 +71,12 @@ def test_mm_relu_structure():
     init_ops = [o.operation.name for o in y.init.operations]
     assert init_ops == ["arith.constant", "memref.store", "gpu.yield"]
     assert [o.operation.name for o in c.body.operations] == [
-        "memref.load", "arith.constant", "arith.maximumf", "memref.store", "gpu.yield"]
+        "memref.load",
+        "arith.constant",
+        "arith.maximumf",
+        "memref.store",
+        "gpu.yield",
+    ]
     alloc = ops_named(mod, "memref.alloc")[0]
     assert ir.StringAttr(alloc.attributes["tir.name"]).value == "Y"
     assert str(alloc.attributes["tir.scope"]) == '#tir.scope<"global">'
@@ -88,8 +98,10 @@ def test_2021_block_makes_its_own_loops_when_none_enclose_it():
     assert [(l.name, l.extent) for l in loops] == [("i", 128), ("j", 128), ("k", 128)]
     z = Block(ops_named(mod, "tir.block")[0])
     assert z.iter_types == ["S", "S", "R"] and z.dims == [l.iv for l in loops]
-    handles = [ir.StringAttr(ir.DictAttr(a)["tir.param"]).value
-               for a in ir.ArrayAttr(mod["matmul"].attributes["arg_attrs"])]
+    handles = [
+        ir.StringAttr(ir.DictAttr(a)["tir.param"]).value
+        for a in ir.ArrayAttr(mod["matmul"].attributes["arg_attrs"])
+    ]
     assert handles == ["x", "y", "z"]
 
 
@@ -113,24 +125,27 @@ def body_ops(mod):
     return [o.name for o in walk(mod["f"]) if o.name != "func.func"]
 
 
-@pytest.mark.parametrize("expr, expected", [
-    ("A[i, 0] + 1.0", ["arith.addf"]),
-    ("T.max(A[i, 0], 0.0)", ["arith.maximumf"]),
-    ("T.exp(A[i, 0])", ["math.exp"]),
-    ("T.sigmoid(A[i, 0])", ["tir.call"]),
-    ("T.Cast(\"float32\", i)", ["arith.index_cast", "arith.sitofp"]),
-    ("T.Select(i < 4, 1.0, 2.0)", ["arith.cmpi", "arith.select"]),
-    ("T.if_then_else(i < 4, A[i, 0], 2.0)", ["scf.if", "memref.load", "scf.yield"]),
-    ("-A[i, 0]", ["arith.negf"]),
-    ("A[i // 2, i % 2]", ["arith.floordivsi", "tir.call"]),
-    ("A[T.truncdiv(i, 2), T.truncmod(i, 2)]", ["arith.divsi", "arith.remsi"]),
-    ("T.float32(2 * 3 + 1)", []),
-])
+@pytest.mark.parametrize(
+    "expr, expected",
+    [
+        ("A[i, 0] + 1.0", ["arith.addf"]),
+        ("T.max(A[i, 0], 0.0)", ["arith.maximumf"]),
+        ("T.exp(A[i, 0])", ["math.exp"]),
+        ("T.sigmoid(A[i, 0])", ["tir.call"]),
+        ('T.Cast("float32", i)', ["arith.index_cast", "arith.sitofp"]),
+        ("T.Select(i < 4, 1.0, 2.0)", ["arith.cmpi", "arith.select"]),
+        ("T.if_then_else(i < 4, A[i, 0], 2.0)", ["scf.if", "memref.load", "scf.yield"]),
+        ("-A[i, 0]", ["arith.negf"]),
+        ("A[i // 2, i % 2]", ["arith.floordivsi", "tir.call"]),
+        ("A[T.truncdiv(i, 2), T.truncmod(i, 2)]", ["arith.divsi", "arith.remsi"]),
+        ("T.float32(2 * 3 + 1)", []),
+    ],
+)
 def test_expression_ops(expr, expected):
     mod = parse_body(f"    for i in range(8):\n        A[i, 1] = {expr}\n")
     names = body_ops(mod)
     pos = 0
-    for e in expected:          # expected ops appear in this order
+    for e in expected:  # expected ops appear in this order
         assert e in names[pos:], (e, names)
         pos = names.index(e, pos) + 1
     consts = [o for o in walk(mod["f"]) if o.name == "arith.constant"]
@@ -139,8 +154,10 @@ def test_expression_ops(expr, expected):
 
 
 def test_literal_types_follow_their_use():
-    mod = parse_body('    for i in range(8):\n        B[i] = i + 1\n        A[i, 0] = A[i, 0] * 2\n',
-                     'A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "int64")')
+    mod = parse_body(
+        "    for i in range(8):\n        B[i] = i + 1\n        A[i, 0] = A[i, 0] * 2\n",
+        'A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "int64")',
+    )
     consts = [str(o.attributes["value"]) for o in walk(mod["f"]) if o.name == "arith.constant"]
     assert "1 : index" in consts and "2.000000e+00 : f32" in consts
     casts = [o for o in walk(mod["f"]) if o.name == "arith.index_cast"]
@@ -148,21 +165,28 @@ def test_literal_types_follow_their_use():
 
 
 def test_let_statement_names_its_op():
-    mod = parse_body("    for i in range(8):\n        x = A[i, 0] * 2.0\n"
-                     "        y: T.float32 = x + x\n        A[i, 1] = y\n")
-    named = {ir.StringAttr(o.attributes["tir.let_name"]).value: o.name
-             for o in walk(mod["f"]) if "tir.let_name" in o.attributes}
+    mod = parse_body(
+        "    for i in range(8):\n        x = A[i, 0] * 2.0\n"
+        "        y: T.float32 = x + x\n        A[i, 1] = y\n"
+    )
+    named = {
+        ir.StringAttr(o.attributes["tir.let_name"]).value: o.name
+        for o in walk(mod["f"])
+        if "tir.let_name" in o.attributes
+    }
     assert named == {"x": "arith.mulf", "y": "arith.addf"}
 
 
 def test_where_becomes_integer_set_and_loop_attrs():
-    mod = parse_body('    for i in T.thread_binding(4, thread="threadIdx.x"):\n'
-                     '        for j in T.unroll(2, 6, annotations={"k": 1}):\n'
-                     '            with T.block("B"):\n'
-                     '                vi = T.axis.spatial((0, 16), i * 4 + j)\n'
-                     '                T.where(i * 4 + j < 10 and j >= 3)\n'
-                     '                T.block_attr({"tag": "x"})\n'
-                     '                A[vi // 8, vi % 8] = 0.0\n')
+    mod = parse_body(
+        '    for i in T.thread_binding(4, thread="threadIdx.x"):\n'
+        '        for j in T.unroll(2, 6, annotations={"k": 1}):\n'
+        '            with T.block("B"):\n'
+        "                vi = T.axis.spatial((0, 16), i * 4 + j)\n"
+        "                T.where(i * 4 + j < 10 and j >= 3)\n"
+        '                T.block_attr({"tag": "x"})\n'
+        "                A[vi // 8, vi % 8] = 0.0\n"
+    )
     b = Block(ops_named(mod, "tir.block")[0])
     assert str(b.bindings) == "(d0, d1) -> (d0 * 4 + d1)"
     assert str(b.predicate) == "(d0, d1) : (d0 * -4 - d1 + 9 >= 0, d1 - 3 >= 0)"
@@ -175,9 +199,11 @@ def test_where_becomes_integer_set_and_loop_attrs():
 
 
 def test_explicit_root_block_is_unwrapped_and_block_alloc_stays_in_block():
-    mod = parse_body('    with T.block("root"):\n        B = T.alloc_buffer((4,), "int8")\n'
-                     '        with T.block("inner"):\n            C = T.alloc_buffer((2,))\n'
-                     '            C[0] = A[0, 0]\n')
+    mod = parse_body(
+        '    with T.block("root"):\n        B = T.alloc_buffer((4,), "int8")\n'
+        '        with T.block("inner"):\n            C = T.alloc_buffer((2,))\n'
+        "            C[0] = A[0, 0]\n"
+    )
     assert [Block(o).name for o in ops_named(mod, "tir.block")] == ["inner"]
     allocs = ops_named(mod, "memref.alloc")
     assert allocs[0].parent.name == "func.func"
@@ -185,11 +211,13 @@ def test_explicit_root_block_is_unwrapped_and_block_alloc_stays_in_block():
 
 
 def test_locations_point_at_constructs():
-    src = ('@T.prim_func\ndef f(A: T.Buffer((8,), "float32")):\n'
-           '    for i in range(8):\n'
-           '        with T.block("B"):\n'
-           '            vi = T.axis.spatial(8, i)\n'
-           '            A[vi] = A[vi] * 2.0\n')
+    src = (
+        '@T.prim_func\ndef f(A: T.Buffer((8,), "float32")):\n'
+        "    for i in range(8):\n"
+        '        with T.block("B"):\n'
+        "            vi = T.axis.spatial(8, i)\n"
+        "            A[vi] = A[vi] * 2.0\n"
+    )
     mod = tir_mlir.parse(src, filename="prog.tir")
     locs = {o.name: str(o.location) for o in walk(mod["f"])}
     assert locs["func.func"] == 'loc("prog.tir":2:1)'
@@ -201,11 +229,13 @@ def test_locations_point_at_constructs():
 
 
 def test_several_functions_in_a_module_and_imports():
-    src = ("from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n"
-           "@I.ir_module\nclass M:\n"
-           "    @T.prim_func\n    def a(A: T.Buffer((4,), \"float32\")):\n        A[0] = 1.0\n"
-           "    @T.prim_func(private=True)\n    def b(B: T.Buffer[(4,), \"int32\"]) -> None:\n"
-           "        B[0] = 1\n")
+    src = (
+        "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n"
+        "@I.ir_module\nclass M:\n"
+        '    @T.prim_func\n    def a(A: T.Buffer((4,), "float32")):\n        A[0] = 1.0\n'
+        '    @T.prim_func(private=True)\n    def b(B: T.Buffer[(4,), "int32"]) -> None:\n'
+        "        B[0] = 1\n"
+    )
     mod = tir_mlir.parse(src)
     assert list(mod) == ["a", "b"]
 
@@ -215,8 +245,9 @@ def test_deep_expressions_build_without_recursion():
     mod = parse_body(f"    A[1] = {terms}\n", 'A: T.Buffer((4,), "float32")')
     assert len(ops_named(mod, "arith.addf")) == 4999
     parens = "(" * 3000 + "A[0]" + ")" * 3000
-    assert ops_named(parse_body(f"    A[1] = {parens}\n", 'A: T.Buffer((4,), "float32")'),
-                     "memref.load")
+    assert ops_named(
+        parse_body(f"    A[1] = {parens}\n", 'A: T.Buffer((4,), "float32")'), "memref.load"
+    )
 
 
 def test_cli_parse_emits_mlir_and_reports_errors(tmp_path):

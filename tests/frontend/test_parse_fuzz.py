@@ -3,6 +3,7 @@
 Mutations of the seed programs (characters and tokens deleted, duplicated, swapped; truncation),
 token soups, and random valid elementwise/reduction programs that must parse.
 """
+
 import re
 from pathlib import Path
 
@@ -16,13 +17,59 @@ DATA = Path(__file__).parent.parent / "data"
 SEEDS = [p.read_text() for p in sorted(DATA.glob("*.tir"))]
 SEEDS.append((DATA / "frontend" / "constructs.tir").read_text())
 TOKEN = re.compile(r"\s+|\w+|.", re.S)
-SOUP = ["T.", "block", "(", ")", "[", "]", ":", ",", "=", "+", "*", "//", "%", "for", "in", "with",
-        "if", "else", "\n", "    ", "A", "vi", "i", "0", "1.0", '"Y"', "T.grid", "T.axis.remap",
-        '"SR"', "T.float32", "range", "@T.prim_func", "def", "f", "->", "None", "and", "not",
-        "T.Buffer", "(128,)", '"float32"', "T.init()", "+=", "T.where", "-", "**", "1e309"]
+SOUP = [
+    "T.",
+    "block",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "=",
+    "+",
+    "*",
+    "//",
+    "%",
+    "for",
+    "in",
+    "with",
+    "if",
+    "else",
+    "\n",
+    "    ",
+    "A",
+    "vi",
+    "i",
+    "0",
+    "1.0",
+    '"Y"',
+    "T.grid",
+    "T.axis.remap",
+    '"SR"',
+    "T.float32",
+    "range",
+    "@T.prim_func",
+    "def",
+    "f",
+    "->",
+    "None",
+    "and",
+    "not",
+    "T.Buffer",
+    "(128,)",
+    '"float32"',
+    "T.init()",
+    "+=",
+    "T.where",
+    "-",
+    "**",
+    "1e309",
+]
 
-FUZZ = settings(max_examples=150, deadline=2000, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=150, deadline=2000, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 
 def parse_or_error(text):
@@ -91,31 +138,36 @@ def valid_program(draw):
     if draw(st.booleans()):
         op = draw(st.sampled_from(["+", "-", "*"] + (["/"] if floaty else ["//", "%"])))
         extra = draw(st.sampled_from(["", " + 1", " * 2"] + ([" + 1.5"] if floaty else [])))
-        body = (f'        with T.block("C"):\n'
-                f'            {", ".join(vs)} = T.axis.remap("{"S" * rank}", [{", ".join(names)}])\n'
-                f"            C[{idx}] = A[{idx}] {op} B[{idx}]{extra}\n")
+        body = (
+            f'        with T.block("C"):\n'
+            f'            {", ".join(vs)} = T.axis.remap("{"S" * rank}", [{", ".join(names)}])\n'
+            f"            C[{idx}] = A[{idx}] {op} B[{idx}]{extra}\n"
+        )
         out_shape, kinds = shp, "S" * rank
     else:
         out = shape[:-1] or [1]
         out_idx = ", ".join(vs[:-1]) if rank > 1 else "0"
         out_shape = ", ".join(map(str, out)) + ("," if len(out) == 1 else "")
         kinds = "S" * (rank - 1) + "R"
-        body = (f'        with T.block("C"):\n'
-                f'            {", ".join(vs)} = T.axis.remap("{kinds}", [{", ".join(names)}])\n'
-                f"            with T.init():\n"
-                f"                C[{out_idx}] = T.{dtype}(0)\n"
-                f"            C[{out_idx}] = T.max(C[{out_idx}], A[{idx}] * B[{idx}])\n")
-    return (f"@T.prim_func\n"
-            f'def f(A: T.Buffer(({shp}), "{dtype}"), B: T.Buffer(({shp}), "{dtype}"), '
-            f'C: T.Buffer(({out_shape}), "{dtype}")):\n'
-            f"    for {', '.join(names)} in T.grid({grid}):\n" + body), kinds
+        body = (
+            f'        with T.block("C"):\n'
+            f'            {", ".join(vs)} = T.axis.remap("{kinds}", [{", ".join(names)}])\n'
+            f"            with T.init():\n"
+            f"                C[{out_idx}] = T.{dtype}(0)\n"
+            f"            C[{out_idx}] = T.max(C[{out_idx}], A[{idx}] * B[{idx}])\n"
+        )
+    return (
+        f"@T.prim_func\n"
+        f'def f(A: T.Buffer(({shp}), "{dtype}"), B: T.Buffer(({shp}), "{dtype}"), '
+        f'C: T.Buffer(({out_shape}), "{dtype}")):\n'
+        f"    for {', '.join(names)} in T.grid({grid}):\n" + body
+    ), kinds
 
 
-@settings(max_examples=60, deadline=2000, derandomize=True,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=2000, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(valid_program())
 def test_generated_programs_parse(case):
     text, kinds = case
     mod = parse_or_error(text)
     assert mod is not None, text
-    assert f'iter_types = [{", ".join(f"{chr(34)}{k}{chr(34)}" for k in kinds)}]' in mod.mlir()
+    assert f"iter_types = [{', '.join(f'{chr(34)}{k}{chr(34)}' for k in kinds)}]" in mod.mlir()

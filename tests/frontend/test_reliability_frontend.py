@@ -1,6 +1,7 @@
 """Front-end gaps found by round trips: a block iterating a loop that does not start at 0,
 a reindex of a reindex block, identifiers read NFKC-normalised as Python reads them, duplicate
 parameters, vector-dtype parameters of a built function, and sums of 10,000 terms printed."""
+
 import re
 
 import numpy as np
@@ -15,11 +16,14 @@ HEAD = '@T.prim_func\ndef main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,),
 
 
 def test_remap_of_a_loop_not_starting_at_zero():
-    mod = tir_mlir.parse(HEAD + '''    for i in range(10, 16):
+    mod = tir_mlir.parse(
+        HEAD
+        + """    for i in range(10, 16):
         with T.block("B"):
             vi = T.axis.remap("S", [i])
             B[vi] = A[vi]
-''')
+"""
+    )
     text = mod.script()
     assert "vi = T.axis.spatial((10, 16), i)" in text
     assert tir_mlir.parse(text).script() == text
@@ -48,15 +52,14 @@ def test_reindex_of_a_reindex_block_names_its_copy_uniquely():
 
 
 def test_identifiers_are_nfkc_normalised():
-    body = '''    for i in range(16):
+    body = """    for i in range(16):
         with T.block("B"):
             vi = T.axis.spatial(16, i)
             {second}
             B[vi] = A[\uff56i]
-'''
+"""
     with pytest.raises(TIRParseError, match=r":6:13: block iter var 'vi' defined twice"):
-        tir_mlir.parse(HEAD + body.format(second="\uff56i = T.axis.spatial(16, 15 - i)"),
-                       "f.tir")
+        tir_mlir.parse(HEAD + body.format(second="\uff56i = T.axis.spatial(16, 15 - i)"), "f.tir")
     mod = tir_mlir.parse(HEAD + body.format(second="pass"))
     assert "B[vi] = A[vi]" in mod.script()
 
@@ -68,8 +71,10 @@ def test_duplicate_parameter_is_refused():
 
 def test_vector_dtype_parameter_is_a_clear_build_error():
     mod = tir_mlir.parse(HEAD.replace('"float32"),', '"float32x4"),', 1) + "    B[0] = B[1]\n")
-    with pytest.raises(BuildError, match="parameter 'A' is a buffer of float32x4, but a built "
-                                         "function takes numpy arrays"):
+    with pytest.raises(
+        BuildError,
+        match="parameter 'A' is a buffer of float32x4, but a built function takes numpy arrays",
+    ):
         tir_mlir.build(mod)
 
 
@@ -85,13 +90,22 @@ def test_parameters_beyond_memory_are_named(tmp_path):
     import resource
     import subprocess
     import sys
+
     f = tmp_path / "big.tir"
-    f.write_text(HEAD.replace('A: T.Buffer((16,)', 'A: T.Buffer((4294967296,)') +
-                 "    for i in range(16):\n        B[i] = A[i]\n")
+    f.write_text(
+        HEAD.replace("A: T.Buffer((16,)", "A: T.Buffer((4294967296,)")
+        + "    for i in range(16):\n        B[i] = A[i]\n"
+    )
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-    p = subprocess.run([sys.executable, "-m", "tir_mlir.cli", "run", str(f)],
-                       capture_output=True, text=True, preexec_fn=limit, check=False)
+
+    p = subprocess.run(
+        [sys.executable, "-m", "tir_mlir.cli", "run", str(f)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        check=False,
+    )
     assert p.returncode == 1
     assert "not enough memory for buffer 'A' (4294967296 float32: 16.0 GiB)" in p.stderr

@@ -3,6 +3,7 @@
 TVM 0.21 is the oracle: the same decorated file, imported with TVM's `T`/`I` and with ours,
 must give structurally equal functions.
 """
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -19,15 +20,17 @@ from tir_mlir.script.pyfile import load_python, parse_python
 DATA = Path(__file__).parent.parent / "data" / "frontend" / "python"
 OURS = "from tir_mlir.script import tir as T, ir as I"
 TVMS = "from tvm.script import tir as T, ir as I"
-EXPECTED = {"captured.py": ["scaled", "matmul", "add_100_f32", "add_8_i32"],
-            "module.py": ["Module"],
-            "metaprog.py": ["rows", "clamp", "packed", "meta", "sum_16", "max_16"]}
+EXPECTED = {
+    "captured.py": ["scaled", "matmul", "add_100_f32", "add_8_i32"],
+    "module.py": ["Module"],
+    "metaprog.py": ["rows", "clamp", "packed", "meta", "sum_16", "max_16"],
+}
 
 
 def import_file(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module          # as an import does: inspect finds classes through it
+    sys.modules[name] = module  # as an import does: inspect finds classes through it
     spec.loader.exec_module(module)
     return module
 
@@ -49,14 +52,16 @@ def test_decorated_file_equals_tvm(name, tmp_path):
         got = tvm.script.from_source(mine.script())
         if isinstance(expected, tvm.tir.PrimFunc):
             # TVM names a PrimFunc by its def; compare the function bodies
-            got, expected = got.without_attr("global_symbol"), expected.without_attr(
-                "global_symbol")
+            got, expected = (
+                got.without_attr("global_symbol"),
+                expected.without_attr("global_symbol"),
+            )
         tvm.ir.assert_structural_equal(got, expected)
 
 
 def test_cli_reads_the_top_level_definitions_without_running_the_file():
     mod = load_python(DATA / "captured.py")
-    assert list(mod) == ["scaled", "matmul"]          # make_add's functions need a call
+    assert list(mod) == ["scaled", "matmul"]  # make_add's functions need a call
     text = mod.script()
     assert 'A: T.Buffer((64, 32), "float32")' in text and "T.float32(2.5)" in text
     out = CliRunner().invoke(main, ["parse", str(DATA / "module.py")])
@@ -81,7 +86,7 @@ def test_decorated_functions_build_and_run(tmp_path):
 
 
 def test_hygienic_macro_renames_a_local_that_would_capture_an_argument():
-    mod = parse_python('''
+    mod = parse_python("""
 from tvm.script import tir as T
 
 @T.macro
@@ -93,31 +98,51 @@ def fill_row(B, row):
 def f(B: T.Buffer((4, 4), "float32")):
     for i in range(4):
         fill_row(B, i)
-''')
+""")
     assert "B[i, i_1] = T.float32(1.0)" in mod.script()
     b = np.zeros((4, 4), "float32")
     tir_mlir.build(mod, "llvm")["f"](b)
     np.testing.assert_array_equal(b, np.ones((4, 4)))
 
 
-@pytest.mark.parametrize("source, message", [
-    ("import os\nP = os.getcwd()\n@T.prim_func\ndef f(A: T.Buffer((P,), 'float32')):\n    pass\n",
-     "'P' is assigned at line 2 by an expression that only running the file would evaluate"),
-    ("@T.macro\ndef m(A):\n    A[0] = T.float32(0)\n@T.prim_func\ndef f(A: T.Buffer((1,), "
-     "'float32')):\n    A[0] = m\n", "macro 'm' can only be called, as a statement"),
-    ("@T.macro(hygienic=False)\ndef m(A):\n    m(A)\n@T.prim_func\n"
-     "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n", "expands more than 32 levels deep"),
-    ("@T.macro\ndef m(A, i):\n    A[i] = T.float32(0)\n@T.prim_func\n"
-     "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n", "macro 'm' is missing argument 'i'"),
-    ("import os\n", "no @T.prim_func or @I.ir_module definition"),
-    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var(len(A))\n",
-     "T.meta_var: tir-mlir never runs Python"),
-    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n, m = T.meta_var((1, 2, 3))\n",
-     "T.meta_var: cannot unpack (1, 2, 3) into 2 names"),
-    ("S = (4, 8)\n@T.prim_func\ndef f(A: T.Buffer((S[2],), 'float32')):\n    pass\n",
-     "index 2 is out of range for 'S' (a tuple of 2)"),
-    ("def f(:\n", "not a Python file"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        (
+            "import os\nP = os.getcwd()\n@T.prim_func\ndef f(A: T.Buffer((P,), 'float32')):\n    pass\n",
+            "'P' is assigned at line 2 by an expression that only running the file would evaluate",
+        ),
+        (
+            "@T.macro\ndef m(A):\n    A[0] = T.float32(0)\n@T.prim_func\ndef f(A: T.Buffer((1,), "
+            "'float32')):\n    A[0] = m\n",
+            "macro 'm' can only be called, as a statement",
+        ),
+        (
+            "@T.macro(hygienic=False)\ndef m(A):\n    m(A)\n@T.prim_func\n"
+            "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n",
+            "expands more than 32 levels deep",
+        ),
+        (
+            "@T.macro\ndef m(A, i):\n    A[i] = T.float32(0)\n@T.prim_func\n"
+            "def f(A: T.Buffer((1,), 'float32')):\n    m(A)\n",
+            "macro 'm' is missing argument 'i'",
+        ),
+        ("import os\n", "no @T.prim_func or @I.ir_module definition"),
+        (
+            "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var(len(A))\n",
+            "T.meta_var: tir-mlir never runs Python",
+        ),
+        (
+            "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n, m = T.meta_var((1, 2, 3))\n",
+            "T.meta_var: cannot unpack (1, 2, 3) into 2 names",
+        ),
+        (
+            "S = (4, 8)\n@T.prim_func\ndef f(A: T.Buffer((S[2],), 'float32')):\n    pass\n",
+            "index 2 is out of range for 'S' (a tuple of 2)",
+        ),
+        ("def f(:\n", "not a Python file"),
+    ],
+)
 def test_python_file_errors_are_located(source, message):
     with pytest.raises(TIRParseError) as e:
         parse_python(source, "t.py")
@@ -164,14 +189,14 @@ class _ClassProperty:
 
 def test_captured_objects_are_never_called(tmp_path):
     path = tmp_path / "sneaky.py"
-    path.write_text(f'''{OURS}
+    path.write_text(f"""{OURS}
 def make(n):
     @T.prim_func
     def f(A: T.Buffer((n,), "float32")):
         for i in range(n):
             A[i] = T.float32(0)
     return f
-''')
+""")
     m = import_file(path, "sneaky")
     with pytest.raises(TIRParseError) as e:
         m.make(_Value())
@@ -196,22 +221,22 @@ HOSTILE = {
     "return_annotation": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')) -> {p}:\n    pass\n",
     "body": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    {p}\n",
     "loop_extent": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    for i in range({p}):\n"
-                   "        A[i] = T.float32(0)\n",
+    "        A[i] = T.float32(0)\n",
     "fstring": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    T.func_attr({{'a': "
-               "f'{{{p}}}'}})\n",
+    "f'{{{p}}}'}})\n",
     "class_base": "@I.ir_module\nclass M({p}):\n    @T.prim_func\n    def f(A: T.Buffer((4,), "
-                  "'float32')):\n        pass\n",
+    "'float32')):\n        pass\n",
     "class_body": "@I.ir_module\nclass M:\n    x = {p}\n    @T.prim_func\n    def f(A: "
-                  "T.Buffer((4,), 'float32')):\n        pass\n",
+    "T.Buffer((4,), 'float32')):\n        pass\n",
     "macro": "@T.macro\ndef m(A):\n    {p}\n@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n"
-             "    m(A)\n",
+    "    m(A)\n",
     "constant": "N = {p}\n@T.prim_func\ndef f(A: T.Buffer((N,), 'float32')):\n    pass\n",
     "module_code": "{p}\n@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    pass\n",
     "lambda": "K = (lambda: {p})()\n@T.prim_func\ndef f(A: T.Buffer((K,), 'float32')):\n    pass\n",
     "meta_var": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    n = T.meta_var({p})\n",
     "subscript": "S = (4,)\n@T.prim_func\ndef f(A: T.Buffer((S[{p}],), 'float32')):\n    pass\n",
     "if_condition": "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    if {p}:\n"
-                    "        A[0] = T.float32(1)\n",
+    "        A[0] = T.float32(1)\n",
 }
 
 
@@ -231,7 +256,7 @@ def test_no_payload_runs_from_a_python_file(where, tmp_path):
 def test_no_payload_in_a_decorated_body_runs(tmp_path):
     marker = tmp_path / "ran"
     path = tmp_path / "body.py"
-    path.write_text(f'''{OURS}
+    path.write_text(f"""{OURS}
 @T.macro
 def m(A):
     {PAYLOAD.replace("MARKER", repr(str(marker)))}
@@ -239,7 +264,7 @@ def m(A):
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     {PAYLOAD.replace("MARKER", repr(str(marker)))}
-''')
+""")
     with pytest.raises(TIRParseError):
         import_file(path, "body_payload")
     assert not marker.exists()
@@ -256,8 +281,9 @@ def test_tvmscript_doc_python_example():
 
 
 def test_cli_runs_a_python_file_against_the_interpreter():
-    out = CliRunner().invoke(main, ["run", str(DATA / "captured.py"), "--func", "scaled",
-                                    "--check"])
+    out = CliRunner().invoke(
+        main, ["run", str(DATA / "captured.py"), "--func", "scaled", "--check"]
+    )
     assert out.exit_code == 0, out.output
     assert "check: OK" in out.output
 
@@ -265,7 +291,7 @@ def test_cli_runs_a_python_file_against_the_interpreter():
 def test_cli_prints_symbolic_functions_as_tvm_and_runs_them_specialized(tmp_path):
     src = (DATA / "symbolic.py").read_text()
     path = tmp_path / "add.py"
-    path.write_text(src[:src.index("@T.prim_func", src.index("def add"))])   # `add` alone
+    path.write_text(src[: src.index("@T.prim_func", src.index("def add"))])  # `add` alone
     out = CliRunner().invoke(main, ["parse", str(path)])
     assert out.exit_code == 0, out.output
     assert "    n = T.int32()\n" in out.output and "T.match_buffer(a, (n," in out.output
@@ -275,17 +301,19 @@ def test_cli_prints_symbolic_functions_as_tvm_and_runs_them_specialized(tmp_path
     assert again.exit_code == 0 and again.output == out.output, again.output
     out = CliRunner().invoke(main, ["run", str(path)])
     assert out.exit_code == 1
-    assert out.output.startswith(f"{path}:6:1: error: the program has symbolic shapes or "
-                                 "scalar parameters (n): give their values with --specialize")
+    assert out.output.startswith(
+        f"{path}:6:1: error: the program has symbolic shapes or "
+        "scalar parameters (n): give their values with --specialize"
+    )
     out = CliRunner().invoke(main, ["run", str(path), "--specialize", "n=5", "--check"])
     assert out.exit_code == 0 and "check: OK" in out.output, out.output
 
 
 def test_cli_prints_non_affine_uses_of_symbolic_vars():
     out = CliRunner().invoke(main, ["parse", str(DATA / "symbolic.py")])
-    assert out.exit_code == 0, out.output     # axpy loops over T.ceildiv(n, chunk): printed
+    assert out.exit_code == 0, out.output  # axpy loops over T.ceildiv(n, chunk): printed
     assert "T.grid((n + chunk - 1) // chunk, chunk)" in out.output
-    path = str(DATA / "symbolic_forms.py")    # mean_sq divides by T.Cast("float32", n * n)
+    path = str(DATA / "symbolic_forms.py")  # mean_sq divides by T.Cast("float32", n * n)
     out = CliRunner().invoke(main, ["parse", path])
     assert out.exit_code == 0, out.output
     assert 'T.Cast("float32", n * n)' in out.output

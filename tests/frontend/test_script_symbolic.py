@@ -1,6 +1,7 @@
 """Symbolic shapes and scalar parameters (`n = T.int32()`, `x: T.float32`) from Python files:
 ordinary PrimFuncs whose IR holds the vars as arguments (docs/symbolic.md); specialization,
 and calls that read the symbolic values from the arguments, with TVM 0.21 as the oracle."""
+
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,10 @@ def test_symbolic_functions_are_ir(ours):
     sig = _signature(ours.add)
     assert "memref<?x16xf32>" in sig and 'index {tir.dtype = "int32", tir.implicit' in sig
     sig = _signature(ours.axpy)
-    assert 'f32 {tir.name = "alpha"}' in sig and 'index {tir.dtype = "int32", tir.name = ' \
-        '"chunk"}' in sig
+    assert (
+        'f32 {tir.name = "alpha"}' in sig
+        and 'index {tir.dtype = "int32", tir.name = "chunk"}' in sig
+    )
     text = ours.add.specialize({"n": 8}).script()
     assert "A = T.match_buffer(a, (8, 16))" in text and "T.grid(8, 16)" in text
     partial = ours.axpy.specialize({"chunk": 4})
@@ -69,8 +72,9 @@ def test_scheduled_symbolic_function_printed_as_tvm(ours, tmp_path):
         schedules.append(sch)
     text = schedules[0].mod.script()
     assert "for i_j_fused_0 in T.parallel(n * 2):" in text
-    tvm.ir.assert_structural_equal(tvm.script.from_source(text).with_attr("global_symbol", "add"),
-                                   schedules[1].mod["main"])
+    tvm.ir.assert_structural_equal(
+        tvm.script.from_source(text).with_attr("global_symbol", "add"), schedules[1].mod["main"]
+    )
 
 
 def test_specialized_equals_tvm(ours, tmp_path):
@@ -80,9 +84,11 @@ def test_specialized_equals_tvm(ours, tmp_path):
         mine = tvm.script.from_source(ours.add.specialize({"n": n}).script())
         a, b, c = theirs.add.params
         expected = theirs.add.specialize(
-            {p: tvm.tir.decl_buffer((n, 16), name=p.name.upper()) for p in (a, b, c)})
-        tvm.ir.assert_structural_equal(mine.without_attr("global_symbol"),
-                                       expected.without_attr("global_symbol"))
+            {p: tvm.tir.decl_buffer((n, 16), name=p.name.upper()) for p in (a, b, c)}
+        )
+        tvm.ir.assert_structural_equal(
+            mine.without_attr("global_symbol"), expected.without_attr("global_symbol")
+        )
 
 
 def test_symbolic_programs_give_tvms_numbers_at_three_sizes(ours, tmp_path):
@@ -116,14 +122,14 @@ def test_one_kernel_for_every_size(ours):
     arguments' shapes, as TVM's does; n = 0 (no specialization exists) runs too."""
     lib = tir_mlir.build(ours.add)
     rng = np.random.default_rng(4)
-    for n in (0, 1, 7, 1009, 2003, 40):       # the probes themselves included
+    for n in (0, 1, 7, 1009, 2003, 40):  # the probes themselves included
         a, b = rng.random((n, 16), dtype="float32"), rng.random((n, 16), dtype="float32")
         c = np.zeros_like(a)
         lib["add"](a, b, c)
         np.testing.assert_array_equal(c, a + b)
     with pytest.raises(RuntimeCallError, match="dimension 1 of 'A' is 8, expected 16"):
         lib["add"](*[np.zeros((4, 8), "float32")] * 3)
-    sums = tir_mlir.build(ours.row_sum)         # two int64 vars, a reduction over m
+    sums = tir_mlir.build(ours.row_sum)  # two int64 vars, a reduction over m
     for n, m in ((3, 1), (5, 17), (1, 1013)):
         x, s = rng.random((n, m), dtype="float32"), np.zeros(n, "float32")
         sums["row_sum"](x, s)
@@ -144,11 +150,13 @@ def test_one_kernel_for_every_size(ours):
         r = np.zeros(n + 2, "float32")
         rev["reverse"](a[:, 0].copy(), r)
         np.testing.assert_array_equal(r[2:], a[::-1, 0] * 2)
-    even = tir_mlir.parse(        # n // 2 * 2: an affine bound over n
+    even = tir_mlir.parse(  # n // 2 * 2: an affine bound over n
         "@T.prim_func\ndef even(a: T.handle):\n    n = T.int32()\n"
         "    A = T.match_buffer(a, (n,))\n    for i in range(n // 2 * 2):\n"
         "        with T.block('A'):\n            vi = T.axis.spatial(n, i)\n"
-        "            A[vi] = T.float32(1)\n", "even.py")
+        "            A[vi] = T.float32(1)\n",
+        "even.py",
+    )
     lib = tir_mlir.build(even)
     for n in (4, 5, 1, 10):
         a = np.zeros(n, "float32")
@@ -187,10 +195,11 @@ def test_scalar_parameters_give_tvms_numbers_at_three_sizes(ours, tmp_path):
         # TVM 0.21's LLVM codegen fails to verify a float32 parameter's debug info: it gets
         # alpha bound, and keeps n (from the arrays) and chunk as run-time arguments.
         alpha_var = theirs.axpy.params[2]
-        lib_tvm = tvm.build(theirs.axpy.specialize({alpha_var: tvm.tir.const(alpha, "float32")}),
-                            target="llvm")
+        lib_tvm = tvm.build(
+            theirs.axpy.specialize({alpha_var: tvm.tir.const(alpha, "float32")}), target="llvm"
+        )
         lib_tvm(tvm.nd.array(a), b_tvm, chunk)
-        np.testing.assert_allclose(b, b_tvm.numpy(), rtol=1e-6, atol=1e-6)   # fma or not
+        np.testing.assert_allclose(b, b_tvm.numpy(), rtol=1e-6, atol=1e-6)  # fma or not
 
 
 def test_scalar_parameters_in_one_kernel_give_tvms_numbers(ours, tmp_path):
@@ -213,8 +222,9 @@ def test_scalar_parameters_in_one_kernel_give_tvms_numbers(ours, tmp_path):
 def test_inconsistent_arguments_are_refused(ours):
     lib = tir_mlir.build(ours.add)
     z = np.zeros
-    with pytest.raises(RuntimeCallError, match="n is 4 from dimension 0 of 'A' but 5 from "
-                                               "dimension 0 of 'B'"):
+    with pytest.raises(
+        RuntimeCallError, match="n is 4 from dimension 0 of 'A' but 5 from dimension 0 of 'B'"
+    ):
         lib["add"](z((4, 16), "float32"), z((5, 16), "float32"), z((4, 16), "float32"))
     with pytest.raises(RuntimeCallError, match="dimension 1 of 'A' is 8, expected 16"):
         lib["add"](z((4, 8), "float32"), z((4, 8), "float32"), z((4, 8), "float32"))
@@ -229,8 +239,9 @@ MODULE = Path(__file__).parent.parent / "data" / "frontend" / "python" / "symbol
 
 
 def _load_module(tmp_path, imports, tag):
-    return load_python_source(MODULE, tmp_path, imports, tag,
-                              line="from tvm.script import tir as T, ir as I")
+    return load_python_source(
+        MODULE, tmp_path, imports, tag, line="from tvm.script import tir as T, ir as I"
+    )
 
 
 def test_module_with_symbolic_functions(tmp_path):
@@ -244,7 +255,7 @@ def test_module_with_symbolic_functions(tmp_path):
     with pytest.raises(KeyError, match="no function has a symbolic var or scalar parameter 'm'"):
         mod.specialize({"m": 1})
     assert "class Module:" in mod.script() and "        n = T.int32()" in mod.script()
-    sch = tir_mlir.Schedule(ours.Single)           # one function: scheduled like it
+    sch = tir_mlir.Schedule(ours.Single)  # one function: scheduled like it
     sch.vectorize(sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 4])[1])
     lib = tir_mlir.build(sch.mod)
     for n in SIZES:
@@ -262,8 +273,9 @@ def test_module_gives_tvms_numbers_at_three_sizes(tmp_path):
     factor = 1.5
     scale = theirs.Module["scale"]
     scale = scale.specialize({scale.params[2]: tvm.tir.const(factor, "float32")})
-    lib_tvm = tvm.build(tvm.IRModule({"scale": scale, "fixed": theirs.Module["fixed"]}),
-                        target="llvm")
+    lib_tvm = tvm.build(
+        tvm.IRModule({"scale": scale, "fixed": theirs.Module["fixed"]}), target="llvm"
+    )
     rng = np.random.default_rng(3)
     for n in SIZES:
         a = rng.random((n, 8), dtype="float32")
@@ -271,22 +283,27 @@ def test_module_gives_tvms_numbers_at_three_sizes(tmp_path):
         lib["scale"](a, b, factor)
         lib_tvm["scale"](tvm.nd.array(a), b_tvm)
         np.testing.assert_allclose(b, b_tvm.numpy(), rtol=1e-6)
-    x, y, y_tvm = rng.random(8, dtype="float32"), np.zeros(8, "float32"), tvm.nd.array(
-        np.zeros(8, "float32"))
+    x, y, y_tvm = (
+        rng.random(8, dtype="float32"),
+        np.zeros(8, "float32"),
+        tvm.nd.array(np.zeros(8, "float32")),
+    )
     lib["fixed"](x, y)
     lib_tvm["fixed"](tvm.nd.array(x), y_tvm)
     np.testing.assert_allclose(y, y_tvm.numpy())
     tvm.ir.assert_structural_equal(tvm.script.from_source(ours.Module.script()), theirs.Module)
     spec = tvm.script.from_source(ours.Module.specialize({"n": 5, "factor": factor}).script())
     a, b = theirs.Module["scale"].params[:2]
-    expected = scale.specialize({p: tvm.tir.decl_buffer((5, 8), name=p.name.upper())
-                                 for p in (a, b)})
-    tvm.ir.assert_structural_equal(spec["scale"].without_attr("global_symbol"),
-                                   expected.without_attr("global_symbol"))
+    expected = scale.specialize(
+        {p: tvm.tir.decl_buffer((5, 8), name=p.name.upper()) for p in (a, b)}
+    )
+    tvm.ir.assert_structural_equal(
+        spec["scale"].without_attr("global_symbol"), expected.without_attr("global_symbol")
+    )
 
 
 def test_parse_of_symbolic_text_is_an_ir_module_as_from_a_python_file():
-    text = '''@T.prim_func
+    text = """@T.prim_func
 def scale(a: T.handle, alpha: T.float32):
     n = T.int32()
     A = T.match_buffer(a, (n,))
@@ -294,7 +311,7 @@ def scale(a: T.handle, alpha: T.float32):
         with T.block("A"):
             vi = T.axis.spatial(n, i)
             A[vi] = A[vi] * alpha
-'''
+"""
     f = tir_mlir.parse(text, "scale.tir")
     assert isinstance(f, tir_mlir.IRModule) and "alpha: T.float32" in f.script()
     a = np.arange(5, dtype=np.float32)
@@ -313,8 +330,10 @@ def test_a_module_level_symbolic_var(tmp_path):
     the decorator and from the file read without running it alike."""
     ours = load_python_source(LEVEL, tmp_path, "from tir_mlir.script import tir as T", "ours")
     text = ours.fill.script()
-    assert "def fill(A_handle: T.handle):\n    n = T.int32()\n    A = T.match_buffer(" \
+    assert (
+        "def fill(A_handle: T.handle):\n    n = T.int32()\n    A = T.match_buffer("
         "A_handle, (n, 128))\n" in text
+    )
     assert tir_mlir.load(LEVEL).script() == text
     a = np.zeros((3, 128), "float32")
     tir_mlir.build(ours.fill)["fill"](a)

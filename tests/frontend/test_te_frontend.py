@@ -3,6 +3,7 @@
 Each program is written once against a `te` module and built with TVM's and with ours; TVM reads
 our printed text and it must be structurally equal to its own function. Numbers come from numpy.
 """
+
 import numpy as np
 import pytest
 
@@ -22,13 +23,20 @@ def padded_conv(te):
     n, pad = 16, 2
     A = te.placeholder((n, n), name="A")
     W = te.placeholder((3, 3), name="W")
-    Apad = te.compute((n + 2 * pad, n + 2 * pad), lambda yy, xx: te.if_then_else(
-        te.all(yy >= pad, yy < pad + n, xx >= pad, xx < pad + n), A[yy - pad, xx - pad],
-        te.const(0, "float32")), name="Apad")
+    Apad = te.compute(
+        (n + 2 * pad, n + 2 * pad),
+        lambda yy, xx: te.if_then_else(
+            te.all(yy >= pad, yy < pad + n, xx >= pad, xx < pad + n),
+            A[yy - pad, xx - pad],
+            te.const(0, "float32"),
+        ),
+        name="Apad",
+    )
     ry, rx = te.reduce_axis((0, 3), name="ry"), te.reduce_axis((0, 3), name="rx")
     m = n + 2 * pad - 2
-    B = te.compute((m, m), lambda yy, xx: te.sum(Apad[yy + ry, xx + rx] * W[ry, rx],
-                                                 axis=[ry, rx]), name="B")
+    B = te.compute(
+        (m, m), lambda yy, xx: te.sum(Apad[yy + ry, xx + rx] * W[ry, rx], axis=[ry, rx]), name="B"
+    )
     return [A, W, B]
 
 
@@ -47,12 +55,12 @@ def elementwise(te):
     I = te.placeholder((8,), name="I", dtype="int32")
     # (each tensor read at one index per block: for unions of several accesses our parser's
     # read regions differ from TVM's, see docs/tvm_compat.md)
-    B = te.compute((8, 8), lambda i, j: te.max(te.exp(A[i, j]), A[i, j] * 0.5) * 2 - A[i, j],
-                   name="B")
+    B = te.compute(
+        (8, 8), lambda i, j: te.max(te.exp(A[i, j]), A[i, j] * 0.5) * 2 - A[i, j], name="B"
+    )
     C = te.compute((8,), lambda i: I[i] // 3 + I[i] % 2, name="C")
-    D = te.compute((8,), lambda i: A[i, i].astype("float64") + I[i].astype("float64"),
-                   name="D")
-    E = te.compute((8, 8), lambda i, j: i * 8 + j)          # default name "compute"
+    D = te.compute((8,), lambda i: A[i, i].astype("float64") + I[i].astype("float64"), name="D")
+    E = te.compute((8, 8), lambda i, j: i * 8 + j)  # default name "compute"
     return [A, I, B, C, D, E]
 
 
@@ -67,8 +75,9 @@ def matmul(te):
 def zero_dim(te):
     A = te.placeholder((4, 5, 6), name="A", dtype="uint8")
     r1, r2 = te.reduce_axis((0, 5), name="r1"), te.reduce_axis((0, 6), name="r2")
-    total = te.compute((), lambda: te.sum(A[1, r1, r2].astype("int32"), axis=[r1, r2]),
-                       name="total")
+    total = te.compute(
+        (), lambda: te.sum(A[1, r1, r2].astype("int32"), axis=[r1, r2]), name="total"
+    )
     corner = te.compute((), lambda: A[3, 4, 5] * 2, name="corner")
     return [A, total, corner]
 
@@ -93,15 +102,16 @@ def test_create_prim_func_equals_tvm(program):
     ours = our_te.create_prim_func(program(our_te))
     theirs = tvm.te.create_prim_func(program(tvm.te))
     got = tvm.script.from_source(ours.script())
-    tvm.ir.assert_structural_equal(got.without_attr("global_symbol"),
-                                   theirs.without_attr("global_symbol"))
+    tvm.ir.assert_structural_equal(
+        got.without_attr("global_symbol"), theirs.without_attr("global_symbol")
+    )
 
 
 def _run(args, inputs):
     f = our_te.create_prim_func(args)
-    arrays = list(inputs) + [np.zeros(t.shape, t.dtype) for t in args[len(inputs):]]
+    arrays = list(inputs) + [np.zeros(t.shape, t.dtype) for t in args[len(inputs) :]]
     tir_mlir.build(f, "llvm")["main"](*arrays)
-    return arrays[len(inputs):]
+    return arrays[len(inputs) :]
 
 
 def test_te_programs_compute_numpys_numbers():
@@ -111,7 +121,7 @@ def test_te_programs_compute_numpys_numbers():
     a, w = np.random.rand(16, 16).astype("float32"), np.random.rand(3, 3).astype("float32")
     (b,) = _run(padded_conv(our_te), [a, w])
     ap = np.pad(a, 2)
-    ref = sum(ap[y:y + 18, x:x + 18] * w[y, x] for y in range(3) for x in range(3))
+    ref = sum(ap[y : y + 18, x : x + 18] * w[y, x] for y in range(3) for x in range(3))
     np.testing.assert_allclose(b, ref, rtol=1e-5)
     a = np.random.rand(8, 16).astype("float32") + 0.5
     mx, mn, pr = _run(reducers(our_te), [a])
@@ -130,7 +140,7 @@ def test_zero_dim_tensors_and_reductions_with_where():
     a = np.random.default_rng(0).integers(0, 100, (4, 5, 6), dtype="uint8")
     total, corner = _run(zero_dim(our_te), [a])
     assert total == a[1].astype("int32").sum() and corner == np.uint8(a[3, 4, 5] * 2)
-    a8 = np.arange(-4, 4, dtype="int8") * 40          # * 3 overflows int8, not int32
+    a8 = np.arange(-4, 4, dtype="int8") * 40  # * 3 overflows int8, not int32
     h, u = np.linspace(-2, 2, 8).astype("float16"), np.arange(8, dtype="uint32")
     b, c, d = _run(python_numbers(our_te), [a8, h, u])
     np.testing.assert_array_equal(b, a8.astype("int32") * 3 + 1)
@@ -143,7 +153,7 @@ def test_zero_dim_tensors_and_reductions_with_where():
     assert "if v_i < v_k:" in our_te.create_prim_func([A, B]).script()
     a = np.random.rand(8, 16).astype("float32")
     (b,) = _run([A, B], [a])
-    np.testing.assert_allclose(b, [a[i, i + 1:].sum() for i in range(8)], rtol=1e-5)
+    np.testing.assert_allclose(b, [a[i, i + 1 :].sum() for i in range(8)], rtol=1e-5)
 
 
 def test_te_errors():
@@ -185,14 +195,14 @@ def test_te_var_shapes_and_scalar_parameters():
     B = our_te.compute((n,), lambda i: our_te.sum(A[i, k] * x, axis=k), name="B")
     f = our_te.create_prim_func([A, x, B])
     assert "x: T.float32" in f.script() and "n = T.int32()" in f.script()
-    assert 'A = T.match_buffer(var_A, (4, 16))' in f.specialize({"n": 4, "x": 2.0}).script()
+    assert "A = T.match_buffer(var_A, (4, 16))" in f.specialize({"n": 4, "x": 2.0}).script()
     lib = tir_mlir.build(f)
     for size in (1, 5, 17):
         a, b = np.random.rand(size, 16).astype("float32"), np.zeros(size, "float32")
         lib["main"](a, 1.5, b)
         np.testing.assert_allclose(b, a.sum(1) * 1.5, rtol=1e-5)
     C = our_te.compute((n,), lambda i: A[i, 0] * 2, name="C")
-    s = our_te.create_schedule(C.op)         # scheduled at a probe n, run at any n
+    s = our_te.create_schedule(C.op)  # scheduled at a probe n, run at any n
     outer, inner = s[C].split(C.op.axis[0], factor=4)
     s[C].vectorize(inner)
     lib = tir_mlir.build(tir_mlir.lower(s, [A, C]))

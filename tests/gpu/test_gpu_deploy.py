@@ -2,6 +2,7 @@
 arguments used in place, time_evaluator with CUDA events. The host side runs against the fake
 driver of tests/data/gpu/libcuda_stub.c (kernels are only recorded, memory is host memory);
 running on a real GPU: tests/gpu/test_gpu_device.py."""
+
 import json
 import shutil
 import subprocess
@@ -16,10 +17,12 @@ from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import cuda
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
-PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if Path("/usr/local/bin/ptxas").exists()
-                                  else None)
-needs_tools = pytest.mark.skipif(PTXAS is None or shutil.which("cc") is None,
-                                 reason="exporting needs ptxas and a C compiler")
+PTXAS = shutil.which("ptxas") or (
+    "/usr/local/bin/ptxas" if Path("/usr/local/bin/ptxas").exists() else None
+)
+needs_tools = pytest.mark.skipif(
+    PTXAS is None or shutil.which("cc") is None, reason="exporting needs ptxas and a C compiler"
+)
 
 
 def exported(tmp_path, arch="sm_80"):
@@ -35,9 +38,9 @@ def test_export_embeds_a_cubin_and_loads_without_a_gpu(tmp_path):
     meta = json.loads(Path(str(path) + ".json").read_text())
     assert meta["target"] == "cuda -arch=sm_80"
     data = path.read_bytes()
-    assert data.count(b"\x7fELF") == 2                  # the library and the cubin inside it
-    assert b".entry" not in data and b"vector_add_kernel" in data    # not PTX: a cubin
-    loaded = tir_mlir.load_module(path)                  # checks the files, opens nothing yet
+    assert data.count(b"\x7fELF") == 2  # the library and the cubin inside it
+    assert b".entry" not in data and b"vector_add_kernel" in data  # not PTX: a cubin
+    loaded = tir_mlir.load_module(path)  # checks the files, opens nothing yet
     assert isinstance(loaded, cuda.CudaModule)
     assert loaded.sigs == lib.sigs and loaded.get_source() == lib.get_source()
     if not cuda.driver_available():
@@ -45,26 +48,42 @@ def test_export_embeds_a_cubin_and_loads_without_a_gpu(tmp_path):
             loaded["vector_add"](*[np.ones(4096, np.float32)] * 3)
 
 
-@pytest.mark.parametrize("built,device,ok", [("sm_80", "sm_80", True), ("sm_80", "sm_86", True),
-                                             ("sm_86", "sm_80", False), ("sm_80", "sm_90", False),
-                                             ("sm_90a", "sm_90", True), ("sm_90a", "sm_100", False)])
+@pytest.mark.parametrize(
+    "built,device,ok",
+    [
+        ("sm_80", "sm_80", True),
+        ("sm_80", "sm_86", True),
+        ("sm_86", "sm_80", False),
+        ("sm_80", "sm_90", False),
+        ("sm_90a", "sm_90", True),
+        ("sm_90a", "sm_100", False),
+    ],
+)
 def test_which_gpus_run_a_cubin(built, device, ok):
     from tir_mlir.runtime.cuda_library import runs_on
+
     assert runs_on(built, device) is ok
 
 
 @needs_tools
 def test_a_cubin_for_another_gpu_is_refused_before_loading(tmp_path):
     _, path = exported(tmp_path, arch="sm_90")
-    out = _run(STUB + '''
+    out = _run(
+        STUB
+        + """
 lib = tir_mlir.load_module(sys.argv[2])
 try:
     lib["vector_add"](*[np.ones(4096, np.float32)] * 3)
 except RuntimeCallError as e:
     print(str(e).split(": ", 1)[1], counter("n_cubin_loaded"))
-''', _stub(tmp_path), path)
-    assert " ".join(out) == ("its kernels are cubins for sm_90, which this GPU (sm_80) cannot "
-                             "run; export it with target=\"cuda -arch=sm_80\" 0")
+""",
+        _stub(tmp_path),
+        path,
+    )
+    assert " ".join(out) == (
+        "its kernels are cubins for sm_90, which this GPU (sm_80) cannot "
+        'run; export it with target="cuda -arch=sm_80" 0'
+    )
 
 
 @needs_tools
@@ -75,7 +94,7 @@ def test_a_changed_library_is_refused(tmp_path):
         tir_mlir.load_module(path)
 
 
-STUB = '''
+STUB = """
 import ctypes, sys, numpy as np
 stub = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)   # takes the place of libcuda.so.1
 import tir_mlir
@@ -83,17 +102,22 @@ from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import cuda
 def counter(name):
     return ctypes.c_int.in_dll(stub, name).value
-'''
+"""
 
-LOADED_RUN = STUB + '''
+LOADED_RUN = (
+    STUB
+    + """
 lib = tir_mlir.load_module(sys.argv[2])
 a, b, c = np.ones(4096, np.float32), np.full(4096, 2.0, np.float32), np.zeros(4096, np.float32)
 lib["vector_add"](a, b, c)
 print(list((ctypes.c_long * 8).in_dll(stub, "last_launch"))[:6], counter("n_launch"),
       counter("n_cubin_loaded"), counter("n_ptx_loaded"))
-'''
+"""
+)
 
-DLPACK_RUN = STUB + '''
+DLPACK_RUN = (
+    STUB
+    + '''
 from tir_mlir.runtime import dlpack
 deleted = []
 
@@ -127,18 +151,30 @@ lib["vector_add"](*x)
 t = lib.time_evaluator("vector_add", number=4, repeat=2)(*x)
 print(same, counter("n_alloc"), counter("n_launch"), len(deleted), t.results)
 '''
+)
 
 
 def _stub(tmp_path):
     stub = tmp_path / "libcuda.so.1"
-    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", str(stub),
-                    str(DATA / "libcuda_stub.c")], check=True)
+    subprocess.run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libcuda.so.1",
+            "-o",
+            str(stub),
+            str(DATA / "libcuda_stub.c"),
+        ],
+        check=True,
+    )
     return stub
 
 
 def _run(script, *args):
-    p = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout.split()
 
@@ -156,7 +192,7 @@ def test_dlpack_tensors_are_used_in_place_and_timed_with_events(tmp_path):
     out = _run(DLPACK_RUN, _stub(tmp_path), DATA / "vector_add.tir")
     same, n_alloc, n_launch, n_deleted = out[:4]
     assert same == "True"
-    assert n_alloc == "0"               # no device copy of any argument
+    assert n_alloc == "0"  # no device copy of any argument
     # one call, then time_evaluator: a warm-up and 2 x 4 timed calls
     assert n_launch == str(1 + 1 + 8)
     assert int(n_deleted) == 1 + 3 + 3  # every capsule taken was released
@@ -173,8 +209,13 @@ def test_from_dlpack_refuses_host_and_strided_tensors():
 
 def test_dlpack_tensor_reads_shape_dtype_and_address():
     from tir_mlir.runtime import dlpack
+
     a = np.arange(12, dtype=np.float16).reshape(3, 4)
     t = dlpack.Tensor(a)
-    assert (t.device_type, t.shape, t.dtype, t.ptr) == (dlpack.CPU, (3, 4), np.float16,
-                                                        a.ctypes.data)
+    assert (t.device_type, t.shape, t.dtype, t.ptr) == (
+        dlpack.CPU,
+        (3, 4),
+        np.float16,
+        a.ctypes.data,
+    )
     t.close()

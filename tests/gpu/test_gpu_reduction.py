@@ -2,6 +2,7 @@
 accepted by ptxas, the shuffles and barriers each allreduce form needs, and the kernels' results
 in the SIMT simulator (tests/support/gpu_sim.py, which also fails on unsynchronised accesses) against
 numpy; the same schedule in the reference interpreter as well. Forms we cannot lower are refused, located."""
+
 import subprocess
 import sys
 import textwrap
@@ -20,7 +21,7 @@ DATA = Path(__file__).parent.parent / "data" / "gpu"
 sys.path.insert(0, str(Path(__file__).parent.parent.parent / "examples"))
 import gpu_schedules  # noqa: E402  (examples/gpu_schedules.py, the documented schedules)
 
-ROWSUM = textwrap.dedent('''
+ROWSUM = textwrap.dedent("""
     @T.prim_func
     def rowsum(A: T.Buffer((ROWS, N), "DT"), B: T.Buffer((ROWS,), "DT")):
         for i in T.thread_binding(ROWS, thread="blockIdx.x"):
@@ -30,7 +31,7 @@ ROWSUM = textwrap.dedent('''
                     with T.init():
                         B[vi] = T.DT(0)
                     B[vi] = B[vi] + A[vi, vk]
-''')
+""")
 
 
 def rowsum(n, rows=4, dtype="float32"):
@@ -44,8 +45,11 @@ def ptx_checked(mod, tmp_path, target="cuda"):
     if PTXAS is not None:
         path = tmp_path / "k.ptx"
         path.write_text(ptx)
-        p = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(path)],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [PTXAS, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(path)],
+            capture_output=True,
+            text=True,
+        )
         assert p.returncode == 0, p.stderr
     return ptx
 
@@ -70,9 +74,9 @@ def test_rowsum_allreduce_forms(n, shuffles, barriers, tmp_path):
     b = np.full(4, 5.0, np.float32)
     sim = run_simulated(mod, a, b)
     np.testing.assert_allclose(b, a.sum(1), rtol=1e-5)
-    assert sim.barriers == 4 * barriers       # four blocks
+    assert sim.barriers == 4 * barriers  # four blocks
     c = np.zeros(4, np.float32)
-    tir_mlir.interpret(mod, "rowsum", a, c)              # the same schedule, reference evaluator
+    tir_mlir.interpret(mod, "rowsum", a, c)  # the same schedule, reference evaluator
     np.testing.assert_allclose(c, a.sum(1), rtol=1e-5)
 
 
@@ -82,7 +86,7 @@ def test_write_back_once_per_output(tmp_path):
     # one store to B, after the last barrier, under `thread_id_x == 0`
     stores = [s for s in kernel.splitlines() if "memref.store" in s and "memref<4xf32>" in s]
     assert len(stores) == 1
-    tail = kernel[kernel.rindex("gpu.barrier"):]
+    tail = kernel[kernel.rindex("gpu.barrier") :]
     assert stores[0] in tail.split("arith.cmpi eq, %thread_id_x, %c0")[1]
 
 
@@ -98,7 +102,7 @@ def test_other_types_reduce(dtype, tmp_path):
     np.testing.assert_allclose(b, a.sum(1, dtype=dtype), rtol=1e-3)
 
 
-MAX_2D = textwrap.dedent('''
+MAX_2D = textwrap.dedent("""
     @T.prim_func
     def rowmax(A: T.Buffer((32, 64), "float32"), B: T.Buffer((32,), "float32")):
         for bx in T.thread_binding(8, thread="blockIdx.x"):
@@ -110,7 +114,7 @@ MAX_2D = textwrap.dedent('''
                         with T.init():
                             B[vi] = T.float32(-3.4028234663852886e38)
                         B[vi] = T.max(B[vi], A[vi, vk])
-''')
+""")
 
 
 def test_reduce_x_with_rows_on_y(tmp_path):
@@ -127,12 +131,15 @@ def test_reduce_x_with_rows_on_y(tmp_path):
 def test_reduce_y_with_columns_on_x(tmp_path):
     """Reducing over threadIdx.y while threadIdx.x is spatial: groups are strided, so the
     shared-memory tree (no shuffles)."""
-    src = MAX_2D.replace("bx * 4 + ty", "bx * 4 + tx").replace("vk = T.axis.reduce(64, tx)",
-                                                               "vk = T.axis.reduce(64, ty)")
-    src = src.replace("T.thread_binding(4, thread=\"threadIdx.y\")",
-                      "T.thread_binding(64, thread=\"threadIdx.y\")")
-    src = src.replace("T.thread_binding(64, thread=\"threadIdx.x\")",
-                      "T.thread_binding(4, thread=\"threadIdx.x\")")
+    src = MAX_2D.replace("bx * 4 + ty", "bx * 4 + tx").replace(
+        "vk = T.axis.reduce(64, tx)", "vk = T.axis.reduce(64, ty)"
+    )
+    src = src.replace(
+        'T.thread_binding(4, thread="threadIdx.y")', 'T.thread_binding(64, thread="threadIdx.y")'
+    )
+    src = src.replace(
+        'T.thread_binding(64, thread="threadIdx.x")', 'T.thread_binding(4, thread="threadIdx.x")'
+    )
     mod = tir_mlir.parse(src)
     ptx = ptx_checked(mod, tmp_path)
     assert "shfl.sync" not in ptx and "bar.sync" in ptx
@@ -185,10 +192,13 @@ def test_rfactor_then_bind(tmp_path):
 
 
 def _serial_rowsum():
-    return tir_mlir.parse(ROWSUM.replace("ROWS", "8").replace("N", "128").replace("DT", "float32")
-                          .replace('T.thread_binding(8, thread="blockIdx.x")', "T.serial(8)")
-                          .replace('T.thread_binding(128, thread="threadIdx.x")',
-                                   "T.serial(128)"))
+    return tir_mlir.parse(
+        ROWSUM.replace("ROWS", "8")
+        .replace("N", "128")
+        .replace("DT", "float32")
+        .replace('T.thread_binding(8, thread="blockIdx.x")', "T.serial(8)")
+        .replace('T.thread_binding(128, thread="threadIdx.x")', "T.serial(128)")
+    )
 
 
 def _error(mod):
@@ -200,7 +210,8 @@ def _error(mod):
 def test_reduction_over_blocks_is_refused():
     src = ROWSUM.replace("ROWS", "4").replace("N", "64").replace("DT", "float32")
     src = src.replace('thread="blockIdx.x"', 'thread="threadIdx.x"').replace(
-        'T.thread_binding(64, thread="threadIdx.x")', 'T.thread_binding(64, thread="blockIdx.x")')
+        'T.thread_binding(64, thread="threadIdx.x")', 'T.thread_binding(64, thread="blockIdx.x")'
+    )
     e = _error(tir_mlir.parse(src, "p.tir"))
     assert "block 'B' reduces across threads (loop 'k' bound to blockIdx.x)" in e.message
     assert "would need atomics" in e.message and e.loc.line == 5
@@ -217,7 +228,7 @@ def test_unknown_combiner_is_refused():
 def test_guarded_allreduce_is_refused():
     """A sibling loop bound to threadIdx.x is longer: the reduction would run under a guard,
     where not every thread reaches its shuffles and barriers."""
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         @T.prim_func
         def f(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"),
               C: T.Buffer((4, 128), "float32")):
@@ -232,7 +243,7 @@ def test_guarded_allreduce_is_refused():
                         with T.init():
                             B[vi] = T.float32(0)
                         B[vi] = B[vi] + A[vi, vk]
-    ''')
+    """)
     e = _error(tir_mlir.parse(src, "p.tir"))
     assert "needs every thread of the block, but it runs under a guard" in e.message
     assert e.loc.line == 10
@@ -260,10 +271,15 @@ def _walk(op):
 def test_split_that_does_not_divide(tmp_path):
     """k = 100 split by 32 and bound: the T.where'd-out threads contribute the identity, and
     the write-back keeps only the predicate's spatial part."""
-    sch = tir_mlir.Schedule(tir_mlir.parse(
-        ROWSUM.replace("ROWS", "4").replace("N", "100").replace("DT", "float32")
-        .replace('T.thread_binding(4, thread="blockIdx.x")', "T.serial(4)")
-        .replace('T.thread_binding(100, thread="threadIdx.x")', "T.serial(100)")))
+    sch = tir_mlir.Schedule(
+        tir_mlir.parse(
+            ROWSUM.replace("ROWS", "4")
+            .replace("N", "100")
+            .replace("DT", "float32")
+            .replace('T.thread_binding(4, thread="blockIdx.x")', "T.serial(4)")
+            .replace('T.thread_binding(100, thread="threadIdx.x")', "T.serial(100)")
+        )
+    )
     i, k = sch.get_loops(sch.get_block("B"))
     _, ki = sch.split(k, [None, 32])
     sch.bind(i, "blockIdx.x")

@@ -2,6 +2,7 @@
 CrossThreadReduction schedule rule, the RewriteCooperativeFetch postprocessor, RewriteReductionBlock
 leaving cross-thread reductions whole, and VerifyGPUCode counting compacted shared memory.
 Sketches are checked by running them in the SIMT simulator against numpy."""
+
 from pathlib import Path
 
 import numpy as np
@@ -29,13 +30,16 @@ def softmax_ref(a):
 
 def test_cross_thread_reduction_sketches_run_like_numpy():
     mod = tir_mlir.load(DATA / "softmax_te.tir")
-    rules = [ms.schedule_rule.AutoInline(into_producer=True, into_consumer=True),
-             ms.schedule_rule.CrossThreadReduction(), ms.schedule_rule.AutoBind()]
+    rules = [
+        ms.schedule_rule.AutoInline(into_producer=True, into_consumer=True),
+        ms.schedule_rule.CrossThreadReduction(),
+        ms.schedule_rule.AutoBind(),
+    ]
     sketches = space(mod, rules)
-    assert len(sketches) == 4        # each of the two reductions: unchanged or cross-thread
+    assert len(sketches) == 4  # each of the two reductions: unchanged or cross-thread
     texts = [s.mod.script() for s in sketches]
     both = [t for t in texts if "maxelem_shared" in t and "expsum_shared" in t]
-    assert len(both) == 1            # both moved under the row loop, results in shared memory
+    assert len(both) == 1  # both moved under the row loop, results in shared memory
     a = np.random.default_rng(0).standard_normal((16, 256)).astype(np.float32)
     for s in sketches:
         b = np.zeros_like(a)
@@ -43,7 +47,7 @@ def test_cross_thread_reduction_sketches_run_like_numpy():
         np.testing.assert_allclose(b, softmax_ref(a), rtol=1e-5, atol=1e-7)
 
 
-NORM = '''
+NORM = """
 @T.prim_func
 def main(A: T.Buffer((1, 16, 16), "float32"), D: T.Buffer((1,), "float32")):
     C = T.alloc_buffer((1,))
@@ -57,7 +61,7 @@ def main(A: T.Buffer((1, 16, 16), "float32"), D: T.Buffer((1,), "float32")):
         with T.block("D"):
             vb = T.axis.spatial(1, b)
             D[vb] = T.sqrt(C[vb])
-'''
+"""
 
 
 def test_cross_thread_reduction_follows_the_consumers_sampled_thread_count():
@@ -70,7 +74,7 @@ def test_cross_thread_reduction_follows_the_consumers_sampled_thread_count():
     joined = [s for s in ctx.generate_design_space() if "C_shared" in s.mod.script()]
     assert len(joined) == 1
     splits = [i for i in joined[0].trace.insts if i.name == "split"]
-    assert splits[-1].args["factors"][1] is splits[0].args["factors"][1]   # one variable
+    assert splits[-1].args["factors"][1] is splits[0].args["factors"][1]  # one variable
     st = ctx.search_strategy
     st.pre_tuning(8, 8, ctx.generate_design_space())
     a = np.random.default_rng(0).random((1, 16, 16), np.float32)
@@ -81,14 +85,17 @@ def test_cross_thread_reduction_follows_the_consumers_sampled_thread_count():
 
 
 def test_cross_thread_reduction_leaves_spatial_work_alone():
-    mod = tir_mlir.load(DATA / "matmul.tir")       # 65536 outputs of 256-long reductions
+    mod = tir_mlir.load(DATA / "matmul.tir")  # 65536 outputs of 256-long reductions
     assert len(space(mod, [ms.schedule_rule.CrossThreadReduction()])) == 1
 
 
 def test_rewrite_reduction_block_keeps_cross_thread_init():
     mod = tir_mlir.load(DATA / "softmax_te.tir")
-    rules = [ms.schedule_rule.AutoInline(into_producer=True, into_consumer=True),
-             ms.schedule_rule.CrossThreadReduction(), ms.schedule_rule.AutoBind()]
+    rules = [
+        ms.schedule_rule.AutoInline(into_producer=True, into_consumer=True),
+        ms.schedule_rule.CrossThreadReduction(),
+        ms.schedule_rule.AutoBind(),
+    ]
     sch = [s for s in space(mod, rules) if "maxelem_shared" in s.mod.script()][0]
     sch.enter_postproc()
     assert ms.postproc.RewriteReductionBlock().apply(sch)
@@ -105,8 +112,12 @@ def test_rewrite_cooperative_fetch_binds_and_vectorizes():
     bj, tj = sch.split(j, [None, 16])
     ko, ki = sch.split(k, [None, 8])
     sch.reorder(bi, bj, ti, tj, ko, ki)
-    for loop, tag in ((bi, "blockIdx.y"), (bj, "blockIdx.x"), (ti, "threadIdx.y"),
-                      (tj, "threadIdx.x")):
+    for loop, tag in (
+        (bi, "blockIdx.y"),
+        (bj, "blockIdx.x"),
+        (ti, "threadIdx.y"),
+        (tj, "threadIdx.x"),
+    ):
         sch.bind(loop, tag)
     cache = sch.cache_read(c, 0, "shared")
     sch.compute_at(cache, ko, preserve_unit_loops=True)
@@ -114,7 +125,7 @@ def test_rewrite_cooperative_fetch_binds_and_vectorizes():
     sch.enter_postproc()
     assert ms.postproc.RewriteCooperativeFetch().apply(sch)
     text = sch.mod.script()
-    fetch = text[:text.index('with T.block("A_shared")')].split("for k_0 in range(8):")[1]
+    fetch = text[: text.index('with T.block("A_shared")')].split("for k_0 in range(8):")[1]
     # the 8x8 tile: 64 = [1, 8 (threadIdx.y), 16 (threadIdx.x), 2 (vector)] with a guard
     assert 'T.thread_binding(8, thread="threadIdx.y")' in fetch
     assert 'T.thread_binding(16, thread="threadIdx.x")' in fetch
@@ -127,7 +138,7 @@ def test_rewrite_cooperative_fetch_binds_and_vectorizes():
 
 
 def test_verify_gpu_code_counts_compacted_shared_memory():
-    sch = tiled_matmul(1024)        # declares 2 x 4 MB of shared, uses 2 x 4 KB per block
+    sch = tiled_matmul(1024)  # declares 2 x 4 MB of shared, uses 2 x 4 KB per block
     assert kernel_usage(sch.mod)["shared_bytes"] == 8192
     verify = ms.postproc.VerifyGPUCode()
     verify.initialize_with_tune_context(TuneContext(sch.mod, "cuda"))

@@ -4,6 +4,7 @@ init intrinsics, SSSRRSRS tiles bound to blocks and warps, shared + wmma.accumul
 reuse, shared + wmma.matrix_a/b read reuse, each fragment copy blockized and marked); the
 cuda-tensorcore postprocessors turn a sample into a program whose every fragment access is a
 tensor-core op, run in the SIMT simulator against numpy."""
+
 import importlib.util
 from pathlib import Path
 
@@ -19,8 +20,9 @@ from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.lowering.pipeline import lower
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("gpu_tensorcore",
-                                               ROOT / "examples" / "gpu_tensorcore.py")
+_spec = importlib.util.spec_from_file_location(
+    "gpu_tensorcore", ROOT / "examples" / "gpu_tensorcore.py"
+)
 example = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(example)
 TARGET = "cuda -arch=sm_80"
@@ -28,23 +30,33 @@ TARGET = "cuda -arch=sm_80"
 
 def rule(trans_b=(False,), store="shared"):
     return MultiLevelTilingTensorCore(
-        intrin_groups=[get_wmma_intrin_group("shared", store, "float16", "float32", t)
-                       for t in trans_b],
-        structure="SSSRRSRS", tile_binds=["blockIdx.y", "blockIdx.x", "threadIdx.y"],
-        max_innermost_factor=4, vector_load_lens=[1, 2, 3, 4, 8, 16],
+        intrin_groups=[
+            get_wmma_intrin_group("shared", store, "float16", "float32", t) for t in trans_b
+        ],
+        structure="SSSRRSRS",
+        tile_binds=["blockIdx.y", "blockIdx.x", "threadIdx.y"],
+        max_innermost_factor=4,
+        vector_load_lens=[1, 2, 3, 4, 8, 16],
         reuse_read=ReuseConfig("must", [4], "shared"),
-        reuse_write=ReuseConfig("must" if store == "shared" else "no", [2], store))
+        reuse_write=ReuseConfig("must" if store == "shared" else "no", [2], store),
+    )
 
 
 def sketches(mod, r, seed=0):
-    return ms.generate_design_space(mod, TARGET, sch_rules=[r], postprocs=[],
-                                    mutator_probs={}, seed=seed)
+    return ms.generate_design_space(
+        mod, TARGET, sch_rules=[r], postprocs=[], mutator_probs={}, seed=seed
+    )
 
 
 def candidate(mod, r):
     """A sample the cuda-tensorcore postprocessors accept (shared memory within limits)."""
-    ctx = TuneContext(mod=mod, target=TARGET, space_generator=ms.space_generator.PostOrderApply(
-        sch_rules=[], postprocs=ms.postproc.create("cuda-tensorcore"), mutator_probs={}))
+    ctx = TuneContext(
+        mod=mod,
+        target=TARGET,
+        space_generator=ms.space_generator.PostOrderApply(
+            sch_rules=[], postprocs=ms.postproc.create("cuda-tensorcore"), mutator_probs={}
+        ),
+    )
     for seed in range(40):
         (sch,) = sketches(mod, r, seed)
         sch.enter_postproc()
@@ -56,8 +68,12 @@ def candidate(mod, r):
 def test_the_sketch_is_tvms():
     (sch,) = sketches(example.matmul(128), rule())
     text = sch.mod.script()
-    for intrin in ("wmma_sync_16x16x16_f16f16f32", "wmma_load_16x16x16_f16_a_shared",
-                   "wmma_load_16x16x16_f16_b_shared", "wmma_store_16x16x16_f32_shared"):
+    for intrin in (
+        "wmma_sync_16x16x16_f16f16f32",
+        "wmma_load_16x16x16_f16_a_shared",
+        "wmma_load_16x16x16_f16_b_shared",
+        "wmma_store_16x16x16_f32_shared",
+    ):
         assert f'"meta_schedule.auto_tensorize": "{intrin}"' in text
     assert '"meta_schedule.auto_tensorize_init": "wmma_fill_16x16x16_f32"' in text
     assert '"warp_execution": 1' in text
@@ -65,10 +81,9 @@ def test_the_sketch_is_tvms():
         assert f'scope="{scope}"' in text
     for axis in ("blockIdx.y", "blockIdx.x", "threadIdx.y"):
         assert f'thread="{axis}"' in text
-    assert text.count('"meta_schedule.cooperative_fetch"') == 3   # A, B in; C out
+    assert text.count('"meta_schedule.cooperative_fetch"') == 3  # A, B in; C out
     # the reindexed B is laid out [k, j], as the non-transposed intrinsic reads it
-    assert 'T.reads(B[v1, v0])' in text or "B_reindex_shared[v0_o * 16:v0_o * 16 + 16, v1_o" \
-        in text
+    assert "T.reads(B[v1, v0])" in text or "B_reindex_shared[v0_o * 16:v0_o * 16 + 16, v1_o" in text
     kinds = [i.name for i in sch.trace.insts]
     assert kinds.count("sample_perfect_tile") == 3
     assert kinds.count("sample_categorical") == 3
@@ -98,8 +113,9 @@ def test_one_sketch_per_intrinsic_group_that_fits():
 
 
 def test_a_block_no_intrinsic_computes_is_left_alone():
-    fp32 = tir_mlir.parse(example.PROGRAM.replace("SHORT", "f32").replace("DTYPE", "float32")
-                          .replace("N", "64"))
+    fp32 = tir_mlir.parse(
+        example.PROGRAM.replace("SHORT", "f32").replace("DTYPE", "float32").replace("N", "64")
+    )
     (sch,) = sketches(fp32, rule())
     assert not sch.trace.insts[1:] or all(i.name == "get_block" for i in sch.trace.insts)
     assert sch.mod.script() == fp32.script()
@@ -107,13 +123,18 @@ def test_a_block_no_intrinsic_computes_is_left_alone():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="threadIdx.x"):
-        MultiLevelTilingTensorCore([get_wmma_intrin_group("shared", "shared", "float16",
-                                                          "float32", False)],
-                                   tile_binds=["blockIdx.x", "threadIdx.x"])
+        MultiLevelTilingTensorCore(
+            [get_wmma_intrin_group("shared", "shared", "float16", "float32", False)],
+            tile_binds=["blockIdx.x", "threadIdx.x"],
+        )
     with pytest.raises(ValueError, match="missing store"):
-        MultiLevelTilingTensorCore([{"init": "wmma_fill_16x16x16_f32"} | {
-            k: "wmma_fill_16x16x16_f32" for k in ("load_a", "load_b", "compute")}],
-            tile_binds=["blockIdx.x", "threadIdx.y"])
+        MultiLevelTilingTensorCore(
+            [
+                {"init": "wmma_fill_16x16x16_f32"}
+                | {k: "wmma_fill_16x16x16_f32" for k in ("load_a", "load_b", "compute")}
+            ],
+            tile_binds=["blockIdx.x", "threadIdx.y"],
+        )
     with pytest.raises(ValueError, match="straight to global memory is not supported"):
         rule(store="global")
     with pytest.raises(ValueError, match="float16 -> float32"):

@@ -2,6 +2,7 @@
 the TE layer factors the reduction on that loop (rfactor) and parallelises the partials, as the
 trace records; the CPU program gives numpy's numbers, the CUDA one assembles with ptxas and
 gives them in the SIMT simulator (tests/support/gpu_sim.py, which also fails on racing accesses)."""
+
 import subprocess
 
 import numpy as np
@@ -28,15 +29,21 @@ def ptx_checked(mod, tmp_path):
         if PTXAS is not None:
             path = tmp_path / f"k{n}.ptx"
             path.write_text(text)
-            p = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(tmp_path / f"k{n}.cubin"),
-                                str(path)], capture_output=True, text=True)
+            p = subprocess.run(
+                [PTXAS, "-arch=sm_90", "-o", str(tmp_path / f"k{n}.cubin"), str(path)],
+                capture_output=True,
+                text=True,
+            )
             assert p.returncode == 0, p.stderr
     return modules
 
 
 def _steps(sch):
-    return [line.split("sch.")[1].split("(")[0] for line in str(sch.trace).splitlines()
-            if "sch." in line and "get_" not in line]
+    return [
+        line.split("sch.")[1].split("(")[0]
+        for line in str(sch.trace).splitlines()
+        if "sch." in line and "get_" not in line
+    ]
 
 
 def test_example_14_bind_runs_on_the_gpu(tmp_path):
@@ -116,8 +123,10 @@ def test_refused_rfactor_leaves_the_schedule_unchanged():
     s = te.create_schedule(B.op)
     fused = s[B].fuse(B.op.axis[0], k)
     before, trace = str(tir_mlir.lower(s, [A, B])), str(s.sch.trace)
-    with pytest.raises(ScheduleError, match="parallel on reduction loop 'i_k_fused' needs "
-                                            "rfactor on it, which was refused"):
+    with pytest.raises(
+        ScheduleError,
+        match="parallel on reduction loop 'i_k_fused' needs rfactor on it, which was refused",
+    ):
         s[B].parallel(fused)
     with pytest.raises(ScheduleError, match="bind to blockIdx.x on reduction loop"):
         s[B].bind(fused, te.thread_axis("blockIdx.x"))

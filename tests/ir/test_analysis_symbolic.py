@@ -1,4 +1,5 @@
 """tir_mlir.analysis.symbolic: integer expressions over a function's symbols."""
+
 import pytest
 from mlir import ir
 
@@ -50,15 +51,18 @@ def test_divisible_with_facts(syms):
 
 def test_range_facts():
     from tir_mlir.analysis.symbolic import bounds, prove_le, show, smin, tile_count
+
     with ir.Context(), ir.Location.unknown():
-        m = ir.Module.parse("func.func @f(%n: index {tir.name = \"n\"}) {\n"
-                            "  %c = arith.constant 64 : index\n"
-                            "  %e = arith.minsi %n, %c : index\n  return\n}")
+        m = ir.Module.parse(
+            'func.func @f(%n: index {tir.name = "n"}) {\n'
+            "  %c = arith.constant 64 : index\n"
+            "  %e = arith.minsi %n, %c : index\n  return\n}"
+        )
         body = m.body.operations[0].regions[0].blocks[0]
         n, e = SymExpr.symbol(body.arguments[0]), SymExpr.symbol(list(body.operations)[1].result)
         assert bounds(n - 1) == (-1, None) and bounds(ceildiv(n, 4)) == (0, None)
         assert prove_le(n - 1, n) and not prove_le(n, n - 1)
-        assert bounds((n // 4) * 4 - n) == (-3, 0)          # -(n % 4)
+        assert bounds((n // 4) * 4 - n) == (-3, 0)  # -(n % 4)
         assert prove_le(e, n) and prove_le(e, 64) and not prove_le(e, 63)
         assert smin(n, n + 3) == n and smin(n, e) == e
         assert show(tile_count(n, 4)) == "(n + 3) // 4"

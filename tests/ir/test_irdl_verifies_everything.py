@@ -10,6 +10,7 @@ ones (tests/support/schedule_everyday.py) on the programs those use. Each state 
 is written once (deduplicated) into one `--split-input-file` batch, verified by one mlir-opt
 process.
 """
+
 import re
 import subprocess
 from pathlib import Path
@@ -21,8 +22,17 @@ from mlir import ir
 import tir_mlir
 from tir_mlir.context import get_context
 from tir_mlir.dialect import attrs as tir_attrs
-from tir_mlir.dialect.buffers import (ALIGN, AXIS_SEPARATORS, SCOPE, axis_separators_attr,
-                                      axis_separators_of, int_attr, int_of, scope_attr, scope_of)
+from tir_mlir.dialect.buffers import (
+    ALIGN,
+    AXIS_SEPARATORS,
+    SCOPE,
+    axis_separators_attr,
+    axis_separators_of,
+    int_attr,
+    int_of,
+    scope_attr,
+    scope_of,
+)
 from tir_mlir.dialect.ops import LOOP_KINDS, THREAD_TAGS
 from tir_mlir.errors import ScheduleError, TIRError
 from tir_mlir.frontend.mlir_input import parse_mlir
@@ -33,8 +43,14 @@ import schedule_random
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 IRDL = ROOT / "dialect" / "tir.irdl.mlir"
-MLIR_OPT = next((Path(p) / "bin" / "mlir-opt" for p in mlir.__path__
-                 if (Path(p) / "bin" / "mlir-opt").exists()), None)
+MLIR_OPT = next(
+    (
+        Path(p) / "bin" / "mlir-opt"
+        for p in mlir.__path__
+        if (Path(p) / "bin" / "mlir-opt").exists()
+    ),
+    None,
+)
 SPLIT = "// -----"
 RANDOM_SEEDS = range(60)
 EVERYDAY_SEEDS = range(3)
@@ -58,6 +74,7 @@ class Recorder:
                 self._step += 1
                 _record(self._out, self._sch.mod, f"{self._label} step {self._step} ({name})")
             return got
+
         return call
 
 
@@ -66,9 +83,13 @@ def _record(out: dict, mod, label: str):
 
 
 def _programs() -> dict:
-    paths = sorted(DATA.glob("*.tir")) + sorted((DATA / "symbolic").glob("*.tir")) \
-        + sorted((DATA / "programs").glob("*.tir")) + sorted((DATA / "frontend").glob("*.tir")) \
+    paths = (
+        sorted(DATA.glob("*.tir"))
+        + sorted((DATA / "symbolic").glob("*.tir"))
+        + sorted((DATA / "programs").glob("*.tir"))
+        + sorted((DATA / "frontend").glob("*.tir"))
         + sorted((ROOT / "tests" / "golden").glob("*.tir"))
+    )
     return {str(p.relative_to(ROOT)): p.read_text() for p in paths}
 
 
@@ -79,30 +100,30 @@ def _modules() -> dict:
         try:
             mod = tir_mlir.parse(text, name)
         except TIRError:
-            continue            # (data of error tests)
+            continue  # (data of error tests)
         _record(out, mod, f"{name} parsed")
     for path in sorted((DATA / "linalg").glob("*.mlir")):
         _record(out, tir_mlir.from_linalg(path.read_text(), str(path)), f"{path.name} imported")
     for seed in RANDOM_SEEDS:
         prog, steps = schedule_random.from_seed(seed)
         src = schedule_random.program(prog)
-        sch = Recorder(tir_mlir.Schedule(tir_mlir.parse(src)), f"random seed {seed} ({prog})",
-                       out)
+        sch = Recorder(tir_mlir.Schedule(tir_mlir.parse(src)), f"random seed {seed} ({prog})", out)
         blocks = [sch.get_block(n) for n in schedule_random.block_names(src)]
         for step in steps:
             try:
                 schedule_random._step(sch, blocks, *step)
             except (ScheduleError, ValueError, IndexError, TypeError):
-                pass             # a refused step leaves the module as it was
+                pass  # a refused step leaves the module as it was
     src = schedule_random.program("matmul")
     _gpu_schedule(Recorder(tir_mlir.Schedule(tir_mlir.parse(src)), "gpu matmul", out))
     for wname, src in schedule_everyday.workloads(small=True).items():
         for seed in EVERYDAY_SEEDS:
             code = schedule_everyday.draw(src, seed)
-            sch = Recorder(tir_mlir.Schedule(tir_mlir.parse(src)),
-                           f"everyday {wname} seed {seed}", out)
+            sch = Recorder(
+                tir_mlir.Schedule(tir_mlir.parse(src)), f"everyday {wname} seed {seed}", out
+            )
             env = {"sch": sch}
-            for line in code.splitlines():       # (one statement a line: a refused one ends it)
+            for line in code.splitlines():  # (one statement a line: a refused one ends it)
                 try:
                     exec(compile(line, "<everyday>", "exec"), env)  # noqa: S102
                 except ScheduleError:
@@ -139,9 +160,19 @@ def test_mlir_opt_verifies_every_parsed_and_scheduled_module(tmp_path):
     texts = list(modules)
     batch = tmp_path / "all.mlir"
     batch.write_text(f"\n{SPLIT}\n".join(texts))
-    r = subprocess.run([str(MLIR_OPT), f"--irdl-file={IRDL}", "--split-input-file",
-                        "--verify-each", str(batch), "-o", "/dev/null"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            str(MLIR_OPT),
+            f"--irdl-file={IRDL}",
+            "--split-input-file",
+            "--verify-each",
+            str(batch),
+            "-o",
+            "/dev/null",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode:
         # name the modules that failed: each chunk's first line in the batch file
         starts, line = [], 1
@@ -154,8 +185,10 @@ def test_mlir_opt_verifies_every_parsed_and_scheduled_module(tmp_path):
             if len(parts) > 2 and parts[1].isdigit():
                 k = max(i for i, s in enumerate(starts) if s <= int(parts[1]))
                 bad.add(modules[texts[k]])
-        pytest.fail(f"mlir-opt refused {len(bad)} of {len(texts)} modules: {sorted(bad)[:10]}"
-                    f"\n{r.stderr[:3000]}")
+        pytest.fail(
+            f"mlir-opt refused {len(bad)} of {len(texts)} modules: {sorted(bad)[:10]}"
+            f"\n{r.stderr[:3000]}"
+        )
 
 
 @pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt is not installed")
@@ -167,8 +200,9 @@ def test_a_kind_tir_lacks_is_refused(tmp_path):
     assert '#tir.for_kind<"parallel">' in text
     bad = tmp_path / "bad.mlir"
     bad.write_text(text.replace('#tir.for_kind<"parallel">', '#tir.for_kind<"parallell">'))
-    r = subprocess.run([str(MLIR_OPT), f"--irdl-file={IRDL}", str(bad)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(MLIR_OPT), f"--irdl-file={IRDL}", str(bad)], capture_output=True, text=True
+    )
     assert r.returncode != 0
     assert "does not satisfy the constraint" in r.stderr
 
@@ -196,14 +230,27 @@ def test_the_irdl_constraints_are_the_views_constants():
         assert scope_of({}) == "global"
 
 
-@pytest.mark.parametrize("old,new,message", [
-    ('} {tir.name = "j"}', '} {tir.kind = "parallel", tir.name = "j"}',
-     'loop: tir.kind must be a #tir.for_kind<...>, got "parallel"'),
-    ('tir.scope = #tir.scope<"global">', 'tir.scope = "global"',
-     'Y: tir.scope must be a #tir.scope<...>, got "global"'),
-    ('} {tir.name = "j"}', '} {tir.index_dtype = "int64", tir.name = "j"}',
-     "tir.index_dtype must be a #tir.index_dtype<...>"),
-], ids=["kind", "scope", "index_dtype"])
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        (
+            '} {tir.name = "j"}',
+            '} {tir.kind = "parallel", tir.name = "j"}',
+            'loop: tir.kind must be a #tir.for_kind<...>, got "parallel"',
+        ),
+        (
+            'tir.scope = #tir.scope<"global">',
+            'tir.scope = "global"',
+            'Y: tir.scope must be a #tir.scope<...>, got "global"',
+        ),
+        (
+            '} {tir.name = "j"}',
+            '} {tir.index_dtype = "int64", tir.name = "j"}',
+            "tir.index_dtype must be a #tir.index_dtype<...>",
+        ),
+    ],
+    ids=["kind", "scope", "index_dtype"],
+)
 def test_mlir_input_in_the_untyped_spelling_is_refused_with_its_place(old, new, message):
     """A `.mlir` written before the attributes were declared (plain strings): MLIR itself
     accepts any value under a discardable key, so the reader checks the keys it knows."""

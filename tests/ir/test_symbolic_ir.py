@@ -1,6 +1,7 @@
 """Symbolic programs as tir-dialect IR (docs/symbolic.md): the views read symbolic bounds and
 domains, the builders make them, mlir-opt reads the dialect, and the checker rejects broken
 symbolic IR at its location."""
+
 import re
 import subprocess
 from pathlib import Path
@@ -17,8 +18,9 @@ from tir_mlir.ir.ir_walk import walk
 
 ROOT = Path(__file__).parent.parent.parent
 DATA = ROOT / "tests" / "data" / "symbolic"
-MLIR_OPT = next(Path(p) / "bin" / "mlir-opt" for p in mlir.__path__
-                if (Path(p) / "bin" / "mlir-opt").exists())
+MLIR_OPT = next(
+    Path(p) / "bin" / "mlir-opt" for p in mlir.__path__ if (Path(p) / "bin" / "mlir-opt").exists()
+)
 
 
 def _ops(mod, name):
@@ -52,8 +54,15 @@ def test_builders_make_symbolic_loops_and_blocks():
         assert loop.extent == (n + 3) // 4 and loop.min == 0
         assert "0 to affine_map<()[s0] -> ((s0 + 3) floordiv 4)>()[%arg3]" in str(func)
         d0 = ir.AffineDimExpr.get(0)
-        blk = Block.build("b", ["v"], ["S"], [(0, n * 2)], ir.AffineMap.get(1, 0, [d0]),
-                          [loop.iv], ip=ir.InsertionPoint.at_block_terminator(loop.body))
+        blk = Block.build(
+            "b",
+            ["v"],
+            ["S"],
+            [(0, n * 2)],
+            ir.AffineMap.get(1, 0, [d0]),
+            [loop.iv],
+            ip=ir.InsertionPoint.at_block_terminator(loop.body),
+        )
         assert blk.dims == [loop.iv] and blk.symbols == [body.arguments[3]]
         assert blk.domains == [(0, n * 2)]
         assert blk.bindings.n_symbols == 1
@@ -71,9 +80,16 @@ def test_static_loops_stay_ints():
 
 
 def test_mlir_opt_reads_symbolic_dialect():
-    r = subprocess.run([str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}",
-                        str(DATA / "matmul_n.mlir")], capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run(
+        [
+            str(MLIR_OPT),
+            f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}",
+            str(DATA / "matmul_n.mlir"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert '"tir.match_shape"' in r.stdout and '"tir.assume"' in r.stdout
 
@@ -84,16 +100,29 @@ def _broken(old, new):
     return text.replace(old, new, 1)
 
 
-@pytest.mark.parametrize("old,new,message", [
-    (('    "tir.match_shape"(%A, %n) {shape = affine_map<()[s0] -> (s0, 128)>} : '
-     '(memref<?x128xf32>, index) -> ()\n'), "",
-     "a buffer of dynamic shape memref<?x128xf32> needs a tir.match_shape"),
-    ('(%A, %n) {shape = affine_map<()[s0] -> (s0, 128)>}',
-     '(%A, %n) {shape = affine_map<()[s0] -> (s0, 64)>}',
-     "disagrees with the static sizes"),
-    (") attributes {tir.prim_func}", ", %z: complex<f32>) attributes {tir.prim_func}",
-     "a parameter must be a buffer"),
-])
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        (
+            (
+                '    "tir.match_shape"(%A, %n) {shape = affine_map<()[s0] -> (s0, 128)>} : '
+                "(memref<?x128xf32>, index) -> ()\n"
+            ),
+            "",
+            "a buffer of dynamic shape memref<?x128xf32> needs a tir.match_shape",
+        ),
+        (
+            "(%A, %n) {shape = affine_map<()[s0] -> (s0, 128)>}",
+            "(%A, %n) {shape = affine_map<()[s0] -> (s0, 64)>}",
+            "disagrees with the static sizes",
+        ),
+        (
+            ") attributes {tir.prim_func}",
+            ", %z: complex<f32>) attributes {tir.prim_func}",
+            "a parameter must be a buffer",
+        ),
+    ],
+)
 def test_broken_symbolic_ir_is_rejected(old, new, message):
     with pytest.raises(tir_mlir.TIRParseError, match=re.escape(message)):
         parse_mlir(_broken(old, new), "sym.mlir")

@@ -1,6 +1,7 @@
 """Values kept in registers by the CPU pipeline: per-buffer alias scopes that survive OpenMP
 outlining (stage alias-scopes) and accumulators carried across loops (stage scalar-replace).
 Numbers against numpy or the interpreter, FileCheck on the real LLVM IR and assembly."""
+
 import re
 import sys
 from pathlib import Path
@@ -59,8 +60,9 @@ def _check_matmul(sch, n):
 
 
 def _optimized_ir(sch) -> str:
-    return llvm_ir.optimize(llvm_ir.to_llvm_ir(lower(sch.mod.module)), cpu_target(),
-                            text=True).decode()
+    return llvm_ir.optimize(
+        llvm_ir.to_llvm_ir(lower(sch.mod.module)), cpu_target(), text=True
+    ).decode()
 
 
 def _avx512() -> bool:
@@ -72,7 +74,9 @@ def _avx512() -> bool:
 def test_alias_scopes_reach_the_outlined_parallel_body():
     ir_text = emit_text(_register_tile(256).mod.module, "llvm-ir")
     # C's vector accesses and A's loads have their own scopes, each noalias with the other's.
-    filecheck(ir_text, """
+    filecheck(
+        ir_text,
+        """
 CHECK-LABEL: define internal void @main..omp_par
 CHECK: load <16 x float>, ptr %{{[0-9]+}}, align 4, !alias.scope ![[C:[0-9]+]], !noalias ![[NOT_C:[0-9]+]]
 CHECK-DAG: store <16 x float> %{{[0-9]+}}, ptr %{{[0-9]+}}, align 4, !alias.scope ![[C]], !noalias ![[NOT_C]]
@@ -83,8 +87,8 @@ CHECK-DAG: ![[NOT_C]] = !{{[{].*}}![[A_SCOPE]]{{[,}]}}
 CHECK-DAG: ![[NOT_A]] = !{{[{].*}}![[C_SCOPE]]{{[,}]}}
 CHECK-DAG: ![[C_SCOPE]] = !{!"main.buf{{[0-9]+}}", ![[DOMAIN:[0-9]+]], !"arg{{[0-9]+}}"}
 CHECK-DAG: ![[DOMAIN]] = !{!"main", !"main"}
-""")
-
+""",
+    )
 
 
 def test_arguments_that_may_alias_get_no_scopes():
@@ -117,7 +121,7 @@ def test_local_tile_schedule(fuse):
 def test_register_tile_schedule():
     sch = _register_tile(256)
     scf = emit_text(sch.mod.module, "scf")
-    k1 = scf[scf.index("iter_args"):scf.index("scf.yield")]
+    k1 = scf[scf.index("iter_args") : scf.index("scf.yield")]
     # The j1 loop unrolled: 4 x 4 accumulators carried, no access to C inside k1.
     assert k1.count("vector<16xf32>") > 16 and k1.count("arith.addf") == 16
     assert "%arg2[" not in k1 and scf.count("iter_args") == 1
@@ -128,11 +132,13 @@ def test_no_unroll_trial_whose_carried_tiles_cannot_fit(monkeypatch):
     # unrolling the 16 rows i1 around the carried 4x64 tile would keep 16 x 16 zmm live at
     # once: the copy is not even tried (it analysed 1,024 accesses for nothing)
     from tir_mlir.passes.lowering import scalar_replace
+
     unroll, unrolled = scalar_replace._unroll, []
 
     def counting(nests):
         unrolled.extend(scalar_replace._trip_count(n) for n in nests)
         return unroll(nests)
+
     monkeypatch.setattr(scalar_replace, "_unroll", counting)
     sch = _register_tile(256)
     scf = emit_text(sch.mod.module, "scf")
@@ -192,8 +198,9 @@ def test_tiles_a_little_over_the_registers_are_mostly_carried():
     sch.vectorize(j3)
     sch.decompose_reduction(c, k0)
     scf = emit_text(sch.mod.module, "scf")
-    carried = [len(m.group(1).split(",")) for m in re.finditer(
-        r"scf\.for [^\n]*iter_args\(([^)]*)\)", scf)]
+    carried = [
+        len(m.group(1).split(",")) for m in re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)", scf)
+    ]
     assert max(carried) == 26
     _check_matmul(sch, 64)
 
@@ -213,6 +220,7 @@ def test_scalar_accumulator_of_an_unscheduled_matmul():
 def test_a_loop_with_too_many_accesses_is_left_in_memory(monkeypatch):
     # the k loop of A @ B.T holds 4 accesses (C load and store, A, B)
     from tir_mlir.passes.lowering import scalar_replace
+
     mod = tir_mlir.parse(matmul_text(24).replace("B[vk, vj]", "B[vj, vk]"))
     monkeypatch.setattr(scalar_replace, "MAX_ACCESSES", 3)
     scf = emit_text(mod.module, "scf")
@@ -243,11 +251,11 @@ def test_conditional_init_inside_the_reduction_loop_is_carried():
     sch = Schedule(_matmul(8))
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(i, k, j)
-    sch.unroll(j)       # (left alone, `auto-vectorize` makes j one vector<8xf32>: below)
+    sch.unroll(j)  # (left alone, `auto-vectorize` makes j one vector<8xf32>: below)
     scf = emit_text(sch.mod.module, "scf")
-    k_loop = scf[scf.index("iter_args"):]
+    k_loop = scf[scf.index("iter_args") :]
     assert "-> (f32, f32, f32, f32, f32, f32, f32, f32)" in k_loop and "scf.if" not in k_loop
-    assert "memref.load %arg2" not in scf       # C is never read: the init is the start value
+    assert "memref.load %arg2" not in scf  # C is never read: the init is the start value
     _check_matmul(sch, 8)
 
 
@@ -258,9 +266,9 @@ def test_conditional_init_of_an_auto_vectorized_row_is_carried():
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(i, k, j)
     scf = emit_text(sch.mod.module, "scf")
-    k_loop = scf[scf.index("iter_args"):]
+    k_loop = scf[scf.index("iter_args") :]
     assert "-> (vector<8xf32>)" in k_loop and "scf.if" not in k_loop
-    assert "memref.load %arg2" not in scf       # C is never read: the init is the start value
+    assert "memref.load %arg2" not in scf  # C is never read: the init is the start value
     _check_matmul(sch, 8)
 
 
@@ -276,7 +284,7 @@ def test_vectorized_tile_with_the_init_inside_the_reduction_loop():
     scf = emit_text(sch.mod.module, "scf")
     assert "-> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)" in scf
     four = ", ".join(["vector<16xf32>"] * 4)
-    k_loop = scf[scf.index("iter_args"):scf.index(f": {four}\n")]
+    k_loop = scf[scf.index("iter_args") : scf.index(f": {four}\n")]
     assert "vector.store" not in k_loop and "scf.if" not in k_loop
     _check_matmul(sch, 64)
 
@@ -285,7 +293,8 @@ def test_accumulator_accessed_only_under_a_condition_is_not_carried():
     # Every access of C[i] is guarded: the address may be invalid when the guard is false, so
     # no load may be hoisted before the loop. (`k < 7` keeps a guard inside k in the version
     # of the i loop that version-guards makes for the rows where `i < 6` holds.)
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -294,7 +303,9 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
             vi, vk = T.axis.remap("SR", [i, k])
             T.where(i < 6 and k < 7)
             C[vi] = C[vi] + A[vk]
-''', [(8,), (6,)])
+""",
+        [(8,), (6,)],
+    )
     assert "iter_args" not in scf
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
 
@@ -314,7 +325,8 @@ def _interpreted(text, shapes, sch_fn=None):
 
 def test_load_of_the_accumulator_buffer_at_a_varying_index_is_not_carried():
     # B[i] is updated while B[k] is read: at k == i the read must see the updated value.
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -322,14 +334,17 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         with T.block("B"):
             vi, vk = T.axis.remap("SR", [i, k])
             B[vi] = B[vi] + A[vk] * B[vk]
-''', [(8,), (8,)])
+""",
+        [(8,), (8,)],
+    )
     assert "iter_args" not in scf
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
 
 
 def test_same_buffer_at_a_disjoint_index_is_carried():
     # C[i, 0] accumulates while C[i, 1] is only read: provably distinct elements.
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4, 2), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -337,7 +352,9 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4, 2), "float32")):
         with T.block("C"):
             vi, vk = T.axis.remap("SR", [i, k])
             C[vi, 0] = C[vi, 0] + A[vk] * C[vi, 1]
-''', [(8,), (4, 2)])
+""",
+        [(8,), (4, 2)],
+    )
     assert "iter_args" in scf
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
 
@@ -345,7 +362,8 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4, 2), "float32")):
 def test_overlapping_vector_and_scalar_accesses_are_not_carried():
     # The vector update covers C[i, 0:16]; D reads C[i, 5] in the same k loop, so C[i, 0:16]
     # must be in memory at every k.
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((4, 16), "float32"), D: T.Buffer((4, 8), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -357,13 +375,16 @@ def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((4, 16), "float32"), D: T.
         with T.block("D"):
             vi, vk = T.axis.remap("SS", [i, k])
             D[vi, vk] = C[vi, 5]
-''', [(8, 16), (4, 16), (4, 8)])
+""",
+        [(8, 16), (4, 16), (4, 8)],
+    )
     assert "vector.store" in scf and "iter_args" not in scf
     np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
 
 
 def test_reads_of_the_carried_element_see_the_carried_value():
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4,), "float32"), D: T.Buffer((4, 8), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -374,7 +395,9 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((4,), "float32"), D: T.Buffer
         with T.block("D"):
             vi, vk = T.axis.remap("SS", [i, k])
             D[vi, vk] = C[vi] * T.float32(2)
-''', [(8,), (4,), (4, 8)])
+""",
+        [(8,), (4,), (4, 8)],
+    )
     assert "iter_args" in scf
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
     np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
@@ -386,7 +409,8 @@ def test_arguments_that_may_alias_are_not_carried():
 
 
 def test_loop_around_a_parallel_loop_is_not_carried():
-    scf, got, ref = _interpreted('''
+    scf, got, ref = _interpreted(
+        """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), B: T.Buffer((8, 4), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -398,7 +422,9 @@ def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), B: T.Buffer
             with T.block("B"):
                 vk, vi = T.axis.remap("SS", [k, i])
                 B[vk, vi] = A[vk] * T.float32(2)
-''', [(8,), (1,), (8, 4)])
+""",
+        [(8,), (1,), (8, 4)],
+    )
     assert "iter_args" not in scf
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-5)
     np.testing.assert_allclose(got[2], ref[2], rtol=1e-5)
@@ -431,21 +457,26 @@ def _inner_fma_loop(asm: str) -> str:
     start = max(n for n in range(first) if lines[n].startswith(".LBB"))
     label = lines[start].split(":")[0]
     end = next(n for n in range(first, len(lines)) if lines[n].split()[-1:] == [label])
-    return "\n".join(lines[start:end + 1])
+    return "\n".join(lines[start : end + 1])
 
 
 @pytest.mark.skipif(not _avx512(), reason="checks AVX-512 code")
-@pytest.mark.parametrize("make", [lambda: _register_tile(256), lambda: _local_tile(128, False),
-                                  lambda: _local_tile(128, True)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: _register_tile(256), lambda: _local_tile(128, False), lambda: _local_tile(128, True)],
+)
 def test_inner_loop_is_loads_broadcasts_and_fmas(make):
     loop = _inner_fma_loop(emit_text(make().mod.module, "asm"))
-    filecheck(loop, """
+    filecheck(
+        loop,
+        """
 CHECK: Inner Loop Header
 CHECK-NOT: vmovups %zmm{{[0-9]+}}, {{.*}}(
 CHECK-COUNT-16: vfmadd{{[0-9]+}}ps %zmm
 CHECK-NOT: vmovups %zmm{{[0-9]+}}, {{.*}}(
 CHECK: j{{[a-z]+}} .LBB
-""")
+""",
+    )
     # Memory operands: 4 broadcasts of A and 4 loads of B per 16 FMAs, nothing else (LLVM may
     # unroll the loop, e.g. by 2 when tuning for Zen 4).
     lines = loop.splitlines()
@@ -457,8 +488,10 @@ CHECK: j{{[a-z]+}} .LBB
 # Carried values must fit in the register file -------------------------------------------------
 def _carried(scf_text) -> list:
     """The number of values each scf.for of the text carries."""
-    return [len(m.group(1).split(",")) for m in re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)",
-                                                             scf_text)]
+    return [
+        len(m.group(1).split(","))
+        for m in re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)", scf_text)
+    ]
 
 
 def test_accumulator_row_larger_than_the_register_file_is_carried_in_part():
@@ -467,6 +500,7 @@ def test_accumulator_row_larger_than_the_register_file_is_carried_in_part():
     memory; same numbers."""
     from tir_mlir.passes.lowering.scalar_replace import PARTIAL_SPARE, ScalarReplace
     from vs_tvm_cases import mm_parallel_vectorize
+
     sch = Schedule(_matmul(512))
     mm_parallel_vectorize(sch)
     budget = ScalarReplace.for_target("llvm").budget
@@ -502,6 +536,7 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
 
 def test_scalar_tile_over_the_register_file_is_carried_in_part():
     from tir_mlir.passes.lowering.scalar_replace import PARTIAL_SPARE, ScalarReplace
+
     sch = Schedule(tir_mlir.parse(SCALAR_TILE))
     budget = ScalarReplace.for_target("llvm").budget
     carried = _carried(emit_text(sch.mod.module, "scf"))
@@ -511,6 +546,7 @@ def test_scalar_tile_over_the_register_file_is_carried_in_part():
 
 def test_register_budget_follows_the_target():
     from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
+
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx2").budget == 14
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+sse2").register_bits == 128
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx512f").budget == 30

@@ -5,6 +5,7 @@ tile and an elementwise kernel for four AVX-512 CPUs (two with 32 KiB 8-way L1Ds
 48 KiB 12-way ones) and for x86-64-v3 (AVX2: ymm only); the scf stage for the numbers the
 heuristics chose.
 Nothing here runs the code or reads the host, so it checks the same on every machine."""
+
 import re
 import subprocess
 import sys
@@ -35,8 +36,12 @@ def _target(cpu):
 def _lower(mod, cpu):
     """(scf-stage text, assembly) of `mod` built for `cpu`, from one run of the pipeline."""
     stages = {}
-    asm = emit_text(mod.module, "asm", target=_target(cpu),
-                    on_stage=lambda name, m: stages.setdefault(name, str(m)))
+    asm = emit_text(
+        mod.module,
+        "asm",
+        target=_target(cpu),
+        on_stage=lambda name, m: stages.setdefault(name, str(m)),
+    )
     scf = next(text for name, text in stages.items() if "(--emit scf)" in name)
     return scf, asm
 
@@ -49,8 +54,9 @@ def _scheduled(text, schedule):
 
 def _carried(scf) -> list:
     """The number of values each scf.for of the text carries."""
-    return [len(m.group(1).split(",")) for m in
-            re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)", scf)]
+    return [
+        len(m.group(1).split(",")) for m in re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)", scf)
+    ]
 
 
 def _inner_fma_loop(asm: str) -> str:
@@ -60,7 +66,7 @@ def _inner_fma_loop(asm: str) -> str:
     start = max(n for n in range(first) if lines[n].startswith(".LBB"))
     label = lines[start].split(":")[0]
     end = next(n for n in range(first, len(lines)) if lines[n].split()[-1:] == [label])
-    return "\n".join(lines[start:end + 1])
+    return "\n".join(lines[start : end + 1])
 
 
 # --- a vectorized matmul tile: hand_mm's 4 x 64 register tile over k ---------------------------
@@ -70,13 +76,16 @@ def test_matmul_tile_avx512_carries_the_tile_in_zmm(cpu):
     inner loop is loads, broadcasts and 16 zmm FMAs, no spill."""
     scf, asm = _lower(_scheduled(matmul(256), mm_hand), cpu)
     assert _carried(scf) == [16]
-    filecheck(_inner_fma_loop(asm), """
+    filecheck(
+        _inner_fma_loop(asm),
+        """
 CHECK: Inner Loop Header
 CHECK-NOT: {{Spill|Reload}}
 CHECK-COUNT-16: vfmadd{{[0-9]+}}ps {{.*}}%zmm
 CHECK-NOT: {{Spill|Reload}}
 CHECK: j{{[a-z]+}} .LBB
-""")
+""",
+    )
 
 
 @pytest.mark.parametrize("cpu", AVX2)
@@ -86,11 +95,14 @@ def test_matmul_tile_avx2_is_ymm_code_within_16_registers(cpu):
     PARTIAL_SPARE), not the 16 an AVX-512 register file would take; no zmm anywhere."""
     scf, asm = _lower(_scheduled(matmul(256), mm_hand), cpu)
     assert _carried(scf) == [5]
-    filecheck(asm, """
+    filecheck(
+        asm,
+        """
 CHECK-NOT: zmm
 CHECK: vfmadd{{[0-9]+}}ps {{.*}}%ymm
 CHECK-NOT: zmm
-""")
+""",
+    )
 
 
 # --- a conv tile: conv1d, 4 filters x 32 outputs accumulated over the channels and taps --------
@@ -100,11 +112,14 @@ def test_conv_tile(cpu):
     reg = "zmm" if cpu in AVX512 else "ymm"
     # 4 x 2 vector<16xf32> accumulators: 8 zmm, or 16 ymm (over the 14-register budget: 5)
     assert _carried(scf) == ([8, 8] if cpu in AVX512 else [5, 5])
-    filecheck(asm, f"""
+    filecheck(
+        asm,
+        f"""
 {"CHECK-NOT: zmm" if cpu in AVX2 else ""}
 CHECK: vfmadd{{{{[0-9]+}}}}ps {{{{.*}}}}%{reg}
 {"CHECK-NOT: zmm" if cpu in AVX2 else ""}
-""")
+""",
+    )
 
 
 # --- an elementwise kernel: parallel, vectorized by 16 ------------------------------------------
@@ -118,7 +133,7 @@ def test_elementwise(cpu):
 
 
 # --- the vector width of loops the stages cut or hand to LLVM -----------------------------------
-NOT_LINEAR = '''
+NOT_LINEAR = """
 @T.prim_func
 def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -126,7 +141,7 @@ def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj // 4] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("cpu, lanes", [(c, 16) for c in AVX512] + [(c, 8) for c in AVX2])
@@ -141,7 +156,7 @@ def test_vectorize_request_fills_the_targets_register(cpu, lanes):
     filecheck(asm, "CHECK: vmulps {{.*}}%" + ("zmm" if cpu in AVX512 else "ymm"))
 
 
-LONG_ROW = '''
+LONG_ROW = """
 @T.prim_func
 def main(A: T.Buffer((64, 24), "float32"), B: T.Buffer((64, 24), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -149,7 +164,7 @@ def main(A: T.Buffer((64, 24), "float32"), B: T.Buffer((64, 24), "float32")):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(3)
-'''
+"""
 
 
 @pytest.mark.parametrize("cpu, lanes", [(c, 16) for c in AVX512] + [(c, 8) for c in AVX2])
@@ -183,7 +198,7 @@ def _strided_tile(sch):
 def test_prefetch_follows_the_targets_l1_ways(cpu):
     scf, asm = _lower(_scheduled(STRIDED, _strided_tile), cpu)
     if cpu in L1_8_WAYS:
-        assert scf.count("memref.prefetch") == 4          # a line each of B's 64-float rows
+        assert scf.count("memref.prefetch") == 4  # a line each of B's 64-float rows
         filecheck(asm, "CHECK: prefetcht0")
     else:
         assert "memref.prefetch" not in scf
@@ -219,32 +234,54 @@ def _taps(sch):
     sch.decompose_reduction(b, c)
 
 
-@pytest.mark.parametrize("cpu, fma", [("sapphirerapids", True), ("znver4", True),
-                                      ("znver5", True), ("skylake-avx512", False),
-                                      ("x86-64-v3", False)])
+@pytest.mark.parametrize(
+    "cpu, fma",
+    [
+        ("sapphirerapids", True),
+        ("znver4", True),
+        ("znver5", True),
+        ("skylake-avx512", False),
+        ("x86-64-v3", False),
+    ],
+)
 def test_fma_chains_follow_the_targets_fma_units(cpu, fma):
     _, asm = _lower(_scheduled(TAPS, _taps), cpu)
     reg = "zmm" if cpu in AVX512 else "ymm"
     if fma:
-        filecheck(asm, f"CHECK-NOT: vmulps\nCHECK: vfmadd{{{{[0-9]+}}}}ps {{{{.*}}}}%{reg}\n"
-                       "CHECK-NOT: vmulps")
+        filecheck(
+            asm,
+            f"CHECK-NOT: vmulps\nCHECK: vfmadd{{{{[0-9]+}}}}ps {{{{.*}}}}%{reg}\nCHECK-NOT: vmulps",
+        )
     else:
-        filecheck(asm, f"CHECK-NOT: vfmadd\nCHECK: vmulps {{{{.*}}}}%{reg}\n"
-                       f"CHECK: vaddps {{{{.*}}}}%{reg}\nCHECK-NOT: vfmadd")
+        filecheck(
+            asm,
+            f"CHECK-NOT: vfmadd\nCHECK: vmulps {{{{.*}}}}%{reg}\n"
+            f"CHECK: vaddps {{{{.*}}}}%{reg}\nCHECK-NOT: vfmadd",
+        )
 
 
 # --- where the model's numbers come from --------------------------------------------------------
 def test_named_cpus_model():
-    expected = {"sapphirerapids": (32, 512, 64, 12), "skylake-avx512": (32, 512, 64, 8),
-                "znver4": (32, 512, 64, 8), "znver5": (32, 512, 64, 12),
-                "x86-64-v3": (16, 256, 64, 8), "x86-64": (16, 128, 64, 8)}
+    expected = {
+        "sapphirerapids": (32, 512, 64, 12),
+        "skylake-avx512": (32, 512, 64, 8),
+        "znver4": (32, 512, 64, 8),
+        "znver5": (32, 512, 64, 12),
+        "x86-64-v3": (16, 256, 64, 8),
+        "x86-64": (16, 128, 64, 8),
+    }
     for cpu, numbers in expected.items():
         m = cm.cpu_model(_target(cpu))
         assert (m.vector_registers, m.vector_bits, m.l1d_sets, m.l1d_ways) == numbers, cpu
         assert m.line_bytes == 64 and m.page_bytes == 4096
     # FMA latency / reciprocal throughput per register width, from LLVM's scheduling model
-    chains = {"sapphirerapids": [8, 8, 4], "skylake-avx512": [8, 8, 8], "znver4": [8, 8, 4],
-              "znver5": [8, 8, 4], "x86-64-v3": [10, 10, 10]}
+    chains = {
+        "sapphirerapids": [8, 8, 4],
+        "skylake-avx512": [8, 8, 8],
+        "znver4": [8, 8, 4],
+        "znver5": [8, 8, 4],
+        "x86-64-v3": [10, 10, 10],
+    }
     for cpu, expected_chains in chains.items():
         m = cm.cpu_model(_target(cpu))
         assert [m.fma_chains(bits) for bits in (32, 256, 512)] == expected_chains, cpu
@@ -255,12 +292,18 @@ def test_named_cpus_model():
 
 def test_the_host_model_reads_the_kernels_cache_description(tmp_path, monkeypatch):
     """`llvm` (the JIT's target) takes the L1D from sysfs; a named CPU never does."""
-    for index, (level, kind, sets, ways) in enumerate([(1, "Data", 32, 7), (1, "Instruction", 64, 8),
-                                                       (2, "Unified", 2048, 16)]):
+    for index, (level, kind, sets, ways) in enumerate(
+        [(1, "Data", 32, 7), (1, "Instruction", 64, 8), (2, "Unified", 2048, 16)]
+    ):
         d = tmp_path / f"index{index}"
         d.mkdir()
-        for name, value in [("level", level), ("type", kind), ("number_of_sets", sets),
-                            ("ways_of_associativity", ways), ("coherency_line_size", 128)]:
+        for name, value in [
+            ("level", level),
+            ("type", kind),
+            ("number_of_sets", sets),
+            ("ways_of_associativity", ways),
+            ("coherency_line_size", 128),
+        ]:
             (d / name).write_text(f"{value}\n")
     monkeypatch.setattr(cm, "SYSFS_CACHE", tmp_path)
     cm._model.cache_clear()
@@ -281,10 +324,26 @@ def test_cli_lower_emits_asm_for_a_named_cpu(tmp_path):
     src = tmp_path / "add.tir"
     src.write_text(LONG_ROW)
     script = tmp_path / "s.py"
-    script.write_text("def schedule(sch):\n"
-                      "    sch.vectorize(sch.get_loops(sch.get_block('B'))[1])\n")
-    out = subprocess.run([sys.executable, "-m", "tir_mlir.cli", "lower", str(src), "--emit", "asm",
-                          "--target", "llvm -mcpu=x86-64-v3", "--transform", str(script)],
-                         capture_output=True, text=True, check=False)
+    script.write_text(
+        "def schedule(sch):\n    sch.vectorize(sch.get_loops(sch.get_block('B'))[1])\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tir_mlir.cli",
+            "lower",
+            str(src),
+            "--emit",
+            "asm",
+            "--target",
+            "llvm -mcpu=x86-64-v3",
+            "--transform",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     filecheck(out.stdout, "CHECK-NOT: zmm\nCHECK: vmulps {{.*}}%ymm\nCHECK-NOT: zmm")

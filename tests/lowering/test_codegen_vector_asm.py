@@ -2,6 +2,7 @@
 assembly (`--emit llvm-ir|asm`, built for the host CPU like the JIT). The assembly checks need
 a host with FMA and 256- or 512-bit vectors (ymm/zmm); the numbers are checked in
 test_lowering_vectorize.py."""
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,7 +24,7 @@ def _host_has(*flags) -> bool:
 
 needs_fma = pytest.mark.skipif(not _host_has("fma", "avx2"), reason="host without FMA/AVX2")
 
-MATMUL = '''
+MATMUL = """
 @T.prim_func
 def main(A: T.Buffer((N, 64), "float32"), B: T.Buffer((64, N), "float32"),
          C: T.Buffer((64, N), "float32")):
@@ -34,14 +35,14 @@ def main(A: T.Buffer((N, 64), "float32"), B: T.Buffer((64, N), "float32"),
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 # Vector FMAs on 256/512-bit registers, and no scalar arithmetic (a scalar loop would have it).
-VECTOR_FMA = '''
+VECTOR_FMA = """
 CHECK: vfmadd{{[0-9]+}}ps {{.*}}%{{[yz]}}mm
-'''
-NO_SCALAR = '''
+"""
+NO_SCALAR = """
 CHECK-NOT: {{vfmadd[0-9]+ss|vaddss|vmulss}}
-'''
+"""
 
 
 def _matmul(n, order):
@@ -65,17 +66,20 @@ def test_reduction_init_inside_the_vectorized_loop_gives_vector_code(order):
 @needs_fma
 def test_non_dividing_split_uses_masked_vector_memory_ops():
     sch = _matmul(40, "i,k,j0,j1")
-    filecheck(emit_text(sch.mod.module, "llvm-ir"), '''
+    filecheck(
+        emit_text(sch.mod.module, "llvm-ir"),
+        """
 CHECK: call i1 @llvm.vector.reduce.or.v16i1
 CHECK: call <16 x float> @llvm.masked.load.v16f32
 CHECK: call void @llvm.masked.store.v16f32
-''')
+""",
+    )
     asm = emit_text(sch.mod.module, "asm")
     filecheck(asm, VECTOR_FMA)
     filecheck(asm, NO_SCALAR)
 
 
-REFUSED = '''
+REFUSED = """
 @T.prim_func
 def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -83,7 +87,7 @@ def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj // 4] * T.float32(3)
-'''
+"""
 
 
 @needs_fma
@@ -93,20 +97,26 @@ def test_a_loop_left_to_llvm_keeps_its_vectorize_request():
     sch = Schedule(tir_mlir.parse(REFUSED))
     _, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(sch.split(j, factors=[None, 16])[1])
-    filecheck(emit_text(sch.mod.module, "llvm-ir"), '''
+    filecheck(
+        emit_text(sch.mod.module, "llvm-ir"),
+        """
 CHECK: br {{.*}} !llvm.loop [[LOOP:![0-9]+]]
 CHECK: [[LOOP]] = distinct !{[[LOOP]], [[ENABLE:![0-9]+]], [[WIDTH:![0-9]+]], [[UNROLL:![0-9]+]]}
 CHECK-DAG: [[ENABLE]] = !{!"llvm.loop.vectorize.enable", i1 true}
 CHECK-DAG: [[WIDTH]] = !{!"llvm.loop.vectorize.width", i32 16}
 CHECK-DAG: [[UNROLL]] = !{!"llvm.loop.unroll.disable"}
-''')
-    filecheck(emit_text(sch.mod.module, "asm"), '''
+""",
+    )
+    filecheck(
+        emit_text(sch.mod.module, "asm"),
+        """
 CHECK: vmulps {{.*}}%{{[yz]}}mm
 CHECK: vmovups %{{[yz]}}mm{{[0-9]+}}, {{.*}}(%
-''')
+""",
+    )
 
 
-ELEMENTWISE = '''
+ELEMENTWISE = """
 @T.prim_func
 def main(A: T.Buffer((64, 1000), "float32"), B: T.Buffer((64, 1000), "float32"),
          C: T.Buffer((64, 1000), "float32")):
@@ -115,7 +125,7 @@ def main(A: T.Buffer((64, 1000), "float32"), B: T.Buffer((64, 1000), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(A[vi, vj] + B[vi, vj], T.float32(0))
-'''
+"""
 
 
 @needs_fma
@@ -124,16 +134,19 @@ def test_parallel_elementwise_with_guard_is_vector_code_in_the_outlined_body():
     i, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(sch.split(j, factors=[None, 16])[1])
     sch.parallel(i)
-    filecheck(emit_text(sch.mod.module, "asm"), '''
+    filecheck(
+        emit_text(sch.mod.module, "asm"),
+        """
 CHECK: main..omp_par:
 CHECK-NOT: vaddss
 CHECK: vaddps {{.*}}%{{[yz]}}mm
 CHECK-NOT: vaddss
 CHECK: .size main..omp_par
-''')
+""",
+    )
 
 
-ROW_MAX = '''
+ROW_MAX = """
 @T.prim_func
 def main(A: T.Buffer((64, 1024), "float32"), M: T.Buffer((64,), "float32"),
          E: T.Buffer((64, 1024), "float32")):
@@ -148,7 +161,7 @@ def main(A: T.Buffer((64, 1024), "float32"), M: T.Buffer((64,), "float32"),
         with T.block("E"):
             vi, vk = T.axis.remap("SS", [i, k])
             E[vi, vk] = T.exp(A[vi, vk] - M[vi])
-'''
+"""
 
 
 @needs_fma
@@ -156,20 +169,29 @@ def test_float_max_is_one_instruction_and_exp_binds_to_libm():
     # T.max is TVM's select: one vmaxss per element, not IEEE maximum's compare/unordered/blend
     # chain; the f32 exp is inline (vector_exp.py); a float64 exp comes from libm's current
     # symbol version.
-    row_max = ROW_MAX[:ROW_MAX.index('    for i, k in T.grid(64, 1024):\n        with T.block("E")')]
-    filecheck(emit_text(tir_mlir.parse(row_max).module, "asm"), '''
+    row_max = ROW_MAX[
+        : ROW_MAX.index('    for i, k in T.grid(64, 1024):\n        with T.block("E")')
+    ]
+    filecheck(
+        emit_text(tir_mlir.parse(row_max).module, "asm"),
+        """
 CHECK-NOT: vcmpunord
 CHECK: vmaxss
 CHECK-NOT: vcmpunord
-''')
+""",
+    )
     assert "expf" not in emit_text(tir_mlir.parse(ROW_MAX).module, "asm")
-    f64 = Schedule(tir_mlir.parse(ROW_MAX.replace('"float32"', '"float64"')
-                                  .replace("T.float32(", "T.float64(")))
+    f64 = Schedule(
+        tir_mlir.parse(
+            ROW_MAX.replace('"float32"', '"float64"').replace("T.float32(", "T.float64(")
+        )
+    )
     lib = tir_mlir.build(f64.mod)
     readelf, path = shutil.which("readelf"), getattr(lib.backend, "path", None)
-    if readelf and path:    # (no path: built in the JIT, without a C compiler to link)
-        syms = subprocess.run([readelf, "-W", "--dyn-syms", str(path)], capture_output=True,
-                              text=True).stdout
+    if readelf and path:  # (no path: built in the JIT, without a C compiler to link)
+        syms = subprocess.run(
+            [readelf, "-W", "--dyn-syms", str(path)], capture_output=True, text=True
+        ).stdout
         assert "exp@GLIBC" in syms, syms
 
 

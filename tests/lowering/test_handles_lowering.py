@@ -5,6 +5,7 @@ as parsed.
 A handle leaves a stable id (`tir.sid`) on its block or loop; lowering strips them from its
 copy of the module, so no stage can read one as a user annotation (loop-interchange once did,
 and left a matmul after `get_loops` with its inner loop striding across the rows of B)."""
+
 from pathlib import Path
 
 import lowering_programs as lp
@@ -23,15 +24,28 @@ MATMUL_1024 = (TESTS / "golden" / "matmul.tir").read_text().replace("128", "1024
 def _corpus() -> dict:
     """name -> IRModule factory: the printed programs, the shared test programs, hand-written
     tir-dialect programs and whole scheduled programs."""
-    files = sorted((TESTS / "golden").glob("*.tir")) + sorted(
-        (TESTS / "data" / "tuner_candidates").glob("*.tir")) + [
-        TESTS / "data" / n for n in ("mm_relu_scheduled.tir", "conv2d_2021.tir",
-                                     "softmax_sum_per_element.tir", "vector_add_module.tir")]
+    files = (
+        sorted((TESTS / "golden").glob("*.tir"))
+        + sorted((TESTS / "data" / "tuner_candidates").glob("*.tir"))
+        + [
+            TESTS / "data" / n
+            for n in (
+                "mm_relu_scheduled.tir",
+                "conv2d_2021.tir",
+                "softmax_sum_per_element.tir",
+                "vector_add_module.tir",
+            )
+        ]
+    )
     out = {f"{p.parent.name}/{p.name}": (lambda p=p: tir_mlir.load(str(p))) for p in files}
-    for name, text in [("MATMUL_16", sp.MATMUL_16), ("MM_RELU_16", sp.MM_RELU_16),
-                       ("CONV2D_PAD_C4_6X6", sp.CONV2D_PAD_C4_6X6),
-                       ("CONV2D_C2_6X6", sp.CONV2D_C2_6X6), ("MM_T", sp.MM_T),
-                       ("GEMV_DESC", sp.GEMV_DESC)]:
+    for name, text in [
+        ("MATMUL_16", sp.MATMUL_16),
+        ("MM_RELU_16", sp.MM_RELU_16),
+        ("CONV2D_PAD_C4_6X6", sp.CONV2D_PAD_C4_6X6),
+        ("CONV2D_C2_6X6", sp.CONV2D_C2_6X6),
+        ("MM_T", sp.MM_T),
+        ("GEMV_DESC", sp.GEMV_DESC),
+    ]:
         out[name] = lambda t=text: tir_mlir.parse(t)
     out["matmul_1024"] = lambda: tir_mlir.parse(MATMUL_1024)
     out["lp.matmul_64"] = lambda: lp.matmul(64)
@@ -55,6 +69,7 @@ def _blocks(mod) -> list:
             if op.name == "tir.block":
                 found.append(ir.StringAttr(op.attributes["name"]).value)
             return ir.WalkResult.ADVANCE
+
         mod[func].walk(visit, ir.WalkOrder.PRE_ORDER)
         names += [(func, n) for n in found if found.count(n) == 1]
     return names
@@ -78,7 +93,7 @@ def test_handles_do_not_change_lowering(name):
         sch.get_producers(b)
         sch.get_consumers(b)
         sch.get_child_blocks(sch.get_block("root", func_name=func))
-    assert "tir.sid" in sch.mod.mlir()          # the handles are there to be ignored
+    assert "tir.sid" in sch.mod.mlir()  # the handles are there to be ignored
     assert _scf(sch.mod) == _scf(parsed)
 
 

@@ -1,6 +1,7 @@
 """The `affine` and `scf` stages are upstream MLIR (plus the dialect's `#tir.*` loop attributes,
 which mlir-opt reads with the IRDL file): the shipped mlir-opt lowers them with the hand-off
 pipeline and mlir-runner runs them (checked against numpy)."""
+
 import subprocess
 
 import numpy as np
@@ -12,11 +13,13 @@ from tir_mlir.passes.lowering.pipeline import emit_text
 
 import lowering_programs as P
 
-HANDOFF = ("builtin.module(convert-linalg-to-loops,lower-affine,expand-strided-metadata,"
-           "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
-           "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
-           "convert-index-to-llvm,convert-ub-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-           "reconcile-unrealized-casts)")
+HANDOFF = (
+    "builtin.module(convert-linalg-to-loops,lower-affine,expand-strided-metadata,"
+    "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
+    "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+    "convert-index-to-llvm,convert-ub-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
 
 # Fills A[i, j] = (i * 7 + j) mod 5 - 2, B[i, j] = (i + 2 j) mod 3 - 1, calls the kernel and
 # prints C.
@@ -62,17 +65,36 @@ def test_stage_runs_under_mlir_runner(stage, tmp_path):
     src.write_text(program)
     # (the internal stage keeps the dialect's #tir.* loop attributes: mlir-opt reads them with
     # the IRDL file; `tir-mlir lower --emit` prints the hand-off form, which has none)
-    lowered = subprocess.run([str(llvm_ir.MLIR_BIN / "mlir-opt"), f"--irdl-file={IRDL_PATH}",
-                              str(src), f"--pass-pipeline={HANDOFF}"],
-                             capture_output=True, text=True)
+    lowered = subprocess.run(
+        [
+            str(llvm_ir.MLIR_BIN / "mlir-opt"),
+            f"--irdl-file={IRDL_PATH}",
+            str(src),
+            f"--pass-pipeline={HANDOFF}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert lowered.returncode == 0, lowered.stderr
-    libs = ",".join(str(llvm_ir.MLIR_LIB / n) for n in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    run = subprocess.run([str(llvm_ir.MLIR_BIN / "mlir-runner"), "-e", "main",
-                          "-entry-point-result=void", "-O3", f"-shared-libs={libs}"],
-                         input=lowered.stdout, capture_output=True, text=True)
+    libs = ",".join(
+        str(llvm_ir.MLIR_LIB / n) for n in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
+    )
+    run = subprocess.run(
+        [
+            str(llvm_ir.MLIR_BIN / "mlir-runner"),
+            "-e",
+            "main",
+            "-entry-point-result=void",
+            "-O3",
+            f"-shared-libs={libs}",
+        ],
+        input=lowered.stdout,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     rows = [line.strip().strip(",").strip("[]") for line in run.stdout.splitlines()[1:]]
-    got = np.array([[float(x) for x in r.replace("[", "").replace("]", "").split(",")]
-                    for r in rows if r])
+    got = np.array(
+        [[float(x) for x in r.replace("[", "").replace("]", "").split(",")] for r in rows if r]
+    )
     np.testing.assert_array_equal(got, _expected())

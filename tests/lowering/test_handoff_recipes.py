@@ -3,6 +3,7 @@ keeps what a schedule asked for, and docs/handoff.md's upstream pipeline runs it
 matmul + ReLU, conv2d and softmax (parallel, vectorize, a cache_write tile, compute_at) go
 through `mlir-opt` (TO_LLVM, read from the doc), `mlir-translate`, `llc` and `cc`; the OpenMP
 ops are there and the numbers equal tir-mlir's own build."""
+
 import ctypes
 import re
 import subprocess
@@ -21,8 +22,11 @@ from handoff_doc import block
 SITE = llvm_ir.MLIR_BIN.parent.parent
 OMP_LIB = SITE / "cmeel.prefix" / "lib"
 TO_LLVM = re.search(r'^TO_LLVM="(.*)"$', block("handoff-setup"), re.M)[1]
-SHAPES = {"mm_relu": [(64, 64)] * 3, "conv2d": [(1, 8, 10, 10), (16, 8, 3, 3), (1, 16, 8, 8)],
-          "softmax": [(16, 64)] * 2}
+SHAPES = {
+    "mm_relu": [(64, 64)] * 3,
+    "conv2d": [(1, 8, 10, 10), (16, 8, 3, 3), (1, 16, 8, 8)],
+    "softmax": [(16, 64)] * 2,
+}
 _MODS = {}
 
 
@@ -43,11 +47,31 @@ def _run_upstream(llvm_dialect: str, name: str, arrays, tmp_path):
     call `_mlir_ciface_<name>` on the arrays (in place)."""
     ll = _tool([str(llvm_ir.MLIR_BIN / "mlir-translate"), "--mlir-to-llvmir"], llvm_dialect)
     (tmp_path / "k.ll").write_text(ll)
-    _tool([str(SITE / "llvm" / "bin" / "llc"), "-O3", "-filetype=obj", "-relocation-model=pic",
-           str(tmp_path / "k.ll"), "-o", str(tmp_path / "k.o")])
+    _tool(
+        [
+            str(SITE / "llvm" / "bin" / "llc"),
+            "-O3",
+            "-filetype=obj",
+            "-relocation-model=pic",
+            str(tmp_path / "k.ll"),
+            "-o",
+            str(tmp_path / "k.o"),
+        ]
+    )
     so = tmp_path / "k.so"
-    _tool(["cc", "-shared", str(tmp_path / "k.o"), "-o", str(so), f"-L{OMP_LIB}", "-lomp",
-           f"-Wl,-rpath,{OMP_LIB}", "-lm"])
+    _tool(
+        [
+            "cc",
+            "-shared",
+            str(tmp_path / "k.o"),
+            "-o",
+            str(so),
+            f"-L{OMP_LIB}",
+            "-lomp",
+            f"-Wl,-rpath,{OMP_LIB}",
+            "-lm",
+        ]
+    )
     fn = getattr(ctypes.CDLL(str(so)), "_mlir_ciface_" + name)
     fn.restype, fn.argtypes = None, [ctypes.c_void_p] * len(arrays)
     descs = [descriptor(a) for a in arrays]
@@ -75,8 +99,13 @@ def test_stage_runs_through_upstream_tools(name, stage, tmp_path):
         lowered = text
     else:
         (tmp_path / "k.mlir").write_text(text)
-        lowered = _tool([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
-                         f"--pass-pipeline={TO_LLVM}"])
+        lowered = _tool(
+            [
+                str(llvm_ir.MLIR_BIN / "mlir-opt"),
+                str(tmp_path / "k.mlir"),
+                f"--pass-pipeline={TO_LLVM}",
+            ]
+        )
         # The parallel loop is an OpenMP worksharing loop, not a serial one.
         assert "omp.parallel" in lowered and "omp.wsloop" in lowered
     expected = _inputs(name)
@@ -92,8 +121,9 @@ def test_stage_is_canonical(stage, tmp_path):
     """What `--emit` prints is a fixed point of upstream canonicalize + cse."""
     text = handoff_text(_mod("mm_relu").module, stage)
     (tmp_path / "k.mlir").write_text(text)
-    again = _tool([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
-                   "--canonicalize", "--cse"])
+    again = _tool(
+        [str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"), "--canonicalize", "--cse"]
+    )
     assert again.rstrip() == text.rstrip()
 
 
@@ -109,22 +139,30 @@ def test_doc_pipeline_order_is_what_keeps_alloca_scopes_valid(tmp_path):
     text = handoff_text(_mod("softmax").module, "scf")
     assert re.search(r"scf\.parallel.*\n\s+%alloca", text)
     (tmp_path / "k.mlir").write_text(text)
-    swapped = TO_LLVM.replace("finalize-memref-to-llvm,convert-scf-to-cf",
-                              "convert-scf-to-cf,finalize-memref-to-llvm")
+    swapped = TO_LLVM.replace(
+        "finalize-memref-to-llvm,convert-scf-to-cf", "convert-scf-to-cf,finalize-memref-to-llvm"
+    )
     assert swapped != TO_LLVM
-    r = subprocess.run([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
-                        f"--pass-pipeline={swapped}"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            str(llvm_ir.MLIR_BIN / "mlir-opt"),
+            str(tmp_path / "k.mlir"),
+            f"--pass-pipeline={swapped}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "alloca_scope" in r.stderr
 
 
-CARRIED = '''
+CARRIED = """
 @T.prim_func
 def carried(A: T.Buffer((16,), "float32"), B: T.Buffer((17,), "float32")):
     for i in T.vectorized(16):
         with T.block("B"):
             vi = T.axis.spatial(16, i)
             B[vi + 1] = B[vi] + A[vi]
-'''
+"""
 
 
 @pytest.mark.parametrize("stage", ["affine", "scf"])
@@ -137,8 +175,9 @@ def test_refused_vectorized_loop_keeps_its_hint(stage, tmp_path):
     assert re.search(r"loop_annotation<vectorize = #\w+, unroll = #\w+>", text)
     assert "} {loop_annotation = #loop_annotation}" in text and "vector." not in text
     (tmp_path / "k.mlir").write_text(text)
-    lowered = _tool([str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"),
-                     f"--pass-pipeline={TO_LLVM}"])
+    lowered = _tool(
+        [str(llvm_ir.MLIR_BIN / "mlir-opt"), str(tmp_path / "k.mlir"), f"--pass-pipeline={TO_LLVM}"]
+    )
     assert "llvm.loop = #" in lowered or "loop_annotation" in lowered
     a, b = np.arange(16, dtype="float32"), np.zeros(17, "float32")
     _run_upstream(lowered, "carried", [a, b], tmp_path)

@@ -1,13 +1,14 @@
 """Plain builds check accesses whose index is read from memory (passes/lowering/indirect_check.py):
 a bad index in the data skips that access and the call raises OutOfBoundsError, instead of
 reading or writing outside the buffer. Good data computes what numpy does."""
+
 import numpy as np
 import pytest
 
 import tir_mlir
 from tir_mlir.errors import OutOfBoundsError
 
-GATHER_SCATTER = '''@T.prim_func
+GATHER_SCATTER = """@T.prim_func
 def gather(A: T.Buffer((64,), "float32"), I: T.Buffer((32,), "int32"),
            B: T.Buffer((32,), "float32")):
     for i in range(32):
@@ -23,7 +24,7 @@ def scatter(A: T.Buffer((32,), "float32"), I: T.Buffer((32,), "int64"),
         with T.block("B"):
             vi = T.axis.spatial(32, i)
             B[I[vi] // 8, I[vi] % 8 + 0] = A[vi]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +48,22 @@ def test_good_indices_compute_like_numpy(lib):
 def test_bad_index_in_a_gather_is_reported_and_skipped(lib):
     a = np.arange(64, dtype=np.float32)
     idx = np.arange(32, dtype=np.int32)
-    idx[3], idx[5] = 10 ** 9, -7
+    idx[3], idx[5] = 10**9, -7
     b = np.full(32, -1, np.float32)
     with pytest.raises(OutOfBoundsError) as e:
         lib["gather"](a, idx, b)
-    assert str(e.value).startswith("ind.tir:7:21: out-of-bounds load of buffer 'A': index "
-                                   "1000000000 on axis 0, read from memory")
-    assert (e.value.buffer, e.value.index, e.value.axis) == ("A", 10 ** 9, 0)
-    assert [(m, str(loc)) for m, loc in e.value.notes] == [("buffer 'A' declared here",
-                                                            "ind.tir:2:12")]
+    assert str(e.value).startswith(
+        "ind.tir:7:21: out-of-bounds load of buffer 'A': index "
+        "1000000000 on axis 0, read from memory"
+    )
+    assert (e.value.buffer, e.value.index, e.value.axis) == ("A", 10**9, 0)
+    assert [(m, str(loc)) for m, loc in e.value.notes] == [
+        ("buffer 'A' declared here", "ind.tir:2:12")
+    ]
     expect = a[np.clip(idx, 0, 63)]
-    expect[[3, 5]] = 0                       # the skipped loads read as 0
+    expect[[3, 5]] = 0  # the skipped loads read as 0
     np.testing.assert_array_equal(b, expect)
-    idx[3], idx[5] = 1, 2                    # the status was reset: the next call is clean
+    idx[3], idx[5] = 1, 2  # the status was reset: the next call is clean
     lib["gather"](a, idx, b)
     np.testing.assert_array_equal(b, a[idx])
 
@@ -67,11 +71,14 @@ def test_bad_index_in_a_gather_is_reported_and_skipped(lib):
 def test_bad_index_in_a_scatter_writes_nothing_outside(lib):
     a = np.arange(32, dtype=np.float32) + 1
     idx = np.arange(32, dtype=np.int64)
-    idx[7] = 16 * 8 + 3                      # row 16 of a 16-row buffer
-    big = np.zeros((17, 8), np.float32)      # the row after B in memory, watched
+    idx[7] = 16 * 8 + 3  # row 16 of a 16-row buffer
+    big = np.zeros((17, 8), np.float32)  # the row after B in memory, watched
     b = big[:16]
-    with pytest.raises(OutOfBoundsError, match=r"out-of-bounds store of buffer 'B': index 16 "
-                                               r"on axis 0"):
+    with pytest.raises(
+        OutOfBoundsError,
+        match=r"out-of-bounds store of buffer 'B': index 16 "
+        r"on axis 0",
+    ):
         lib["scatter"](a, idx, b)
     assert not big[16].any()
     assert b.reshape(-1)[7] == 0 and b.reshape(-1)[8] == 9
@@ -87,9 +94,9 @@ def test_timing_loop_reports_after_the_loop(lib):
 def test_affine_accesses_are_not_guarded():
     """Only indices read from memory are checked: the common affine code is unchanged."""
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     text = emit_text(tir_mlir.parse(GATHER_SCATTER).module, "affine")
-    assert text.count("tir_mlir.checked_access") == 2         # the load of A, the store to B
+    assert text.count("tir_mlir.checked_access") == 2  # the load of A, the store to B
     assert 'checked_access = "A|load|' in text and 'checked_access = "B|store|' in text
-    plain = tir_mlir.parse(GATHER_SCATTER.replace("A[I[vi]]", "A[vi]")
-                           .split("\n\n\n")[0])
+    plain = tir_mlir.parse(GATHER_SCATTER.replace("A[I[vi]]", "A[vi]").split("\n\n\n")[0])
     assert "tir_mlir_oob_status" not in emit_text(plain.module, "scf")

@@ -2,6 +2,7 @@
 makes): parse, print back exactly as TVM 0.21 does, structural equality, schedule primitives
 keeping the dtype (expected texts are TVM's output), and numerics against numpy.
 The TVM-generated differential part is skipped without tvm."""
+
 import numpy as np
 import pytest
 
@@ -13,7 +14,9 @@ HEADER = "# from tvm.script import tir as T\n\n"
 
 # Printed by TVM 0.21 for relax.transform.LegalizeOps() of R.matmul / R.reshape / R.nn.conv2d
 # (padding) / R.one_hot / R.image.resize2d; the text must come back unchanged.
-MATMUL = HEADER + '''@T.prim_func(private=True)
+MATMUL = (
+    HEADER
+    + """@T.prim_func(private=True)
 def matmul(a: T.Buffer((T.int64(4), T.int64(8)), "float32"), y: T.Buffer((T.int64(8), T.int64(6)), "float32"), matmul: T.Buffer((T.int64(4), T.int64(6)), "float32")):
     T.func_attr({"op_pattern": 4, "tir.noalias": True})
     # with T.block("root"):
@@ -24,9 +27,12 @@ def matmul(a: T.Buffer((T.int64(4), T.int64(8)), "float32"), y: T.Buffer((T.int6
             T.writes(matmul[v_i0, v_i1])
             with T.init():
                 matmul[v_i0, v_i1] = T.float32(0.0)
-            matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]'''
+            matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]"""
+)
 
-RESHAPE = HEADER + '''@T.prim_func(private=True)
+RESHAPE = (
+    HEADER
+    + """@T.prim_func(private=True)
 def reshape(b: T.Buffer((T.int64(4), T.int64(6)), "float32"), T_reshape: T.Buffer((T.int64(2), T.int64(12)), "float32")):
     T.func_attr({"tir.noalias": True})
     # with T.block("root"):
@@ -35,9 +41,12 @@ def reshape(b: T.Buffer((T.int64(4), T.int64(6)), "float32"), T_reshape: T.Buffe
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(b[(v_ax0 * T.int64(2) + v_ax1 // T.int64(6)) % T.int64(4), v_ax1 % T.int64(6)])
             T.writes(T_reshape[v_ax0, v_ax1])
-            T_reshape[v_ax0, v_ax1] = b[(v_ax0 * T.int64(2) + v_ax1 // T.int64(6)) % T.int64(4), v_ax1 % T.int64(6)]'''
+            T_reshape[v_ax0, v_ax1] = b[(v_ax0 * T.int64(2) + v_ax1 // T.int64(6)) % T.int64(4), v_ax1 % T.int64(6)]"""
+)
 
-PAD = HEADER + '''@T.prim_func(private=True)
+PAD = (
+    HEADER
+    + """@T.prim_func(private=True)
 def pad(img: T.Buffer((T.int64(1), T.int64(3), T.int64(8), T.int64(8)), "float32"), pad_temp: T.Buffer((T.int64(1), T.int64(3), T.int64(10), T.int64(10)), "float32")):
     T.func_attr({"tir.noalias": True})
     # with T.block("root"):
@@ -46,9 +55,12 @@ def pad(img: T.Buffer((T.int64(1), T.int64(3), T.int64(8), T.int64(8)), "float32
             v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
             T.reads(img[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)])
             T.writes(pad_temp[v_i0, v_i1, v_i2, v_i3])
-            pad_temp[v_i0, v_i1, v_i2, v_i3] = T.if_then_else(T.int64(1) <= v_i2 and v_i2 < T.int64(9) and T.int64(1) <= v_i3 and v_i3 < T.int64(9), img[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(0.0))'''
+            pad_temp[v_i0, v_i1, v_i2, v_i3] = T.if_then_else(T.int64(1) <= v_i2 and v_i2 < T.int64(9) and T.int64(1) <= v_i3 and v_i3 < T.int64(9), img[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(0.0))"""
+)
 
-ONE_HOT = HEADER + '''@T.prim_func(private=True)
+ONE_HOT = (
+    HEADER
+    + """@T.prim_func(private=True)
 def one_hot(A: T.Buffer((T.int64(2),), "int32"), T_one_hot: T.Buffer((T.int64(2), T.int64(4)), "float32")):
     T.func_attr({"tir.noalias": True})
     # with T.block("root"):
@@ -57,9 +69,12 @@ def one_hot(A: T.Buffer((T.int64(2),), "int32"), T_one_hot: T.Buffer((T.int64(2)
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(A[v_ax0])
             T.writes(T_one_hot[v_ax0, v_ax1])
-            T_one_hot[v_ax0, v_ax1] = T.Select(T.Cast("int64", A[v_ax0]) == v_ax1, T.float32(1.0), T.float32(0.0))'''
+            T_one_hot[v_ax0, v_ax1] = T.Select(T.Cast("int64", A[v_ax0]) == v_ax1, T.float32(1.0), T.float32(0.0))"""
+)
 
-RESIZE = HEADER + '''@T.prim_func(private=True)
+RESIZE = (
+    HEADER
+    + """@T.prim_func(private=True)
 def resize(img: T.Buffer((T.int64(1), T.int64(3), T.int64(8), T.int64(8)), "float32"), resize: T.Buffer((T.int64(1), T.int64(3), T.int64(16), T.int64(16)), "float32")):
     T.func_attr({"tir.noalias": True})
     # with T.block("root"):
@@ -68,10 +83,13 @@ def resize(img: T.Buffer((T.int64(1), T.int64(3), T.int64(8), T.int64(8)), "floa
             v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
             T.reads(img[v_i0, v_i1, T.int64(0):T.int64(8), T.int64(0):T.int64(8)])
             T.writes(resize[v_i0, v_i1, v_i2, v_i3])
-            resize[v_i0, v_i1, v_i2, v_i3] = img[v_i0, v_i1, T.max(T.min(T.Cast("int64", T.round((T.Cast("float32", v_i2) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5))), T.int64(7)), T.int64(0)), T.max(T.min(T.Cast("int64", T.round((T.Cast("float32", v_i3) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5))), T.int64(7)), T.int64(0))]'''
+            resize[v_i0, v_i1, v_i2, v_i3] = img[v_i0, v_i1, T.max(T.min(T.Cast("int64", T.round((T.Cast("float32", v_i2) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5))), T.int64(7)), T.int64(0)), T.max(T.min(T.Cast("int64", T.round((T.Cast("float32", v_i3) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5))), T.int64(7)), T.int64(0))]"""
+)
 
 # A reduction over an inner loop, int32 and int64 mixed: regions relax to T.int64(0):T.int64(8).
-MIXED = HEADER + '''@T.prim_func
+MIXED = (
+    HEADER
+    + """@T.prim_func
 def mixed(x: T.Buffer((T.int64(4), T.int64(8)), "float32"), out: T.Buffer((T.int64(4),), "float32"), z: T.Buffer((4, T.int64(2)), "float32")):
     # with T.block("root"):
     for i0 in range(T.int64(4)):
@@ -88,10 +106,17 @@ def mixed(x: T.Buffer((T.int64(4), T.int64(8)), "float32"), out: T.Buffer((T.int
             T.reads(out[v_i0], x[v_i0, T.int64(2):T.int64(4)])
             T.writes(out[v_i0], z[v_i0, T.int64(1)])
             out[v_i0] = out[v_i0] + x[v_i0, 2] + x[v_i0, T.int64(3)]
-            z[v_i0, T.int64(1)] = out[v_i0]'''
+            z[v_i0, T.int64(1)] = out[v_i0]"""
+)
 
-PROGRAMS = {"matmul": MATMUL, "reshape": RESHAPE, "pad": PAD, "one_hot": ONE_HOT,
-            "resize": RESIZE, "mixed": MIXED}
+PROGRAMS = {
+    "matmul": MATMUL,
+    "reshape": RESHAPE,
+    "pad": PAD,
+    "one_hot": ONE_HOT,
+    "resize": RESIZE,
+    "mixed": MIXED,
+}
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -107,17 +132,19 @@ def test_prints_back_exactly(name):
 def test_ir_records_the_index_dtype():
     mlir = tir_mlir.parse(MATMUL).mlir()
     i64 = '#tir.index_dtype<"int64">'
-    assert f'tir.index_dtype = {i64}, tir.name = "a"' in mlir        # buffer parameter
-    assert mlir.count(f'}} {{tir.index_dtype = {i64}, tir.name =') == 3   # loops (serial)
-    assert f'tir.index_dtype = [{i64}, {i64}, {i64}]' in mlir   # iter vars
+    assert f'tir.index_dtype = {i64}, tir.name = "a"' in mlir  # buffer parameter
+    assert mlir.count(f"}} {{tir.index_dtype = {i64}, tir.name =") == 3  # loops (serial)
+    assert f"tir.index_dtype = [{i64}, {i64}, {i64}]" in mlir  # iter vars
     assert "tir.private" in mlir
     mlir = tir_mlir.parse(PAD).mlir()
     assert 'arith.constant {tir.index_dtype = #tir.index_dtype<"int64">} 1 : index' in mlir
-    assert "memref<1x3x8x8xf32>" in mlir                             # values stay index
+    assert "memref<1x3x8x8xf32>" in mlir  # values stay index
 
 
 def test_mixed_dimension_dtypes_and_literals():
-    text = HEADER + '''@T.prim_func
+    text = (
+        HEADER
+        + """@T.prim_func
 def f(A: T.Buffer((T.int64(2), 3), "float32"), B: T.Buffer((T.int64(6),), "float32")):
     # with T.block("root"):
     for i in range(T.int64(6)):
@@ -125,10 +152,14 @@ def f(A: T.Buffer((T.int64(2), 3), "float32"), B: T.Buffer((T.int64(6),), "float
             v_i = T.axis.spatial(T.int64(6), i)
             T.reads(A[v_i // T.int64(3), v_i % T.int64(3)])
             T.writes(B[v_i])
-            B[v_i] = A[v_i // T.int64(3), v_i % T.int64(3)] * T.Cast("float32", v_i)'''
+            B[v_i] = A[v_i // T.int64(3), v_i % T.int64(3)] * T.Cast("float32", v_i)"""
+    )
     mod = tir_mlir.parse(text)
     assert mod.script() == text
-    assert '{tir.index_dtype = [#tir.index_dtype<"int64">, #tir.index_dtype<"int32">], tir.name = "A"}' in mod.mlir()
+    assert (
+        '{tir.index_dtype = [#tir.index_dtype<"int64">, #tir.index_dtype<"int32">], tir.name = "A"}'
+        in mod.mlir()
+    )
     # a literal combined with an int64 var becomes an int64, as TVM's parser makes it
     short = text.replace("T.int64(3)", "3")
     assert tir_mlir.parse(short).script() == text
@@ -150,26 +181,41 @@ def test_int32_and_int64_programs_differ():
 
 
 def test_private_prim_func():
-    text = HEADER + '''@T.prim_func
+    text = (
+        HEADER
+        + """@T.prim_func
 def g(A: T.Buffer((4,), "float32")):
     for i in range(4):
-        A[i] = T.float32(0.0)'''
+        A[i] = T.float32(0.0)"""
+    )
     assert tir_mlir.parse(text).script() == text
     private = text.replace("@T.prim_func", "@T.prim_func(private=True)")
     assert tir_mlir.parse(private).script() == private
     assert not structural_equal(tir_mlir.parse(text), tir_mlir.parse(private))
-    assert "tir.private" not in tir_mlir.parse(
-        text.replace("@T.prim_func", "@T.prim_func(private=False)")).mlir()
+    assert (
+        "tir.private"
+        not in tir_mlir.parse(text.replace("@T.prim_func", "@T.prim_func(private=False)")).mlir()
+    )
 
 
-@pytest.mark.parametrize("text,message", [
-    ("@T.prim_func\ndef f(A: T.Buffer((T.int8(4),), \"float32\")):\n    T.evaluate(0)\n",
-     "2:20: a buffer dimension must be an int32 or int64, found T.int8"),
-    ("@T.prim_func(privat=True)\ndef f(A: T.Buffer((4,), \"float32\")):\n    T.evaluate(0)\n",
-     "1:14: @T.prim_func got an unexpected keyword argument 'privat'"),
-    ("@T.prim_func\ndef f(A: T.Buffer((4,), \"float32\")):\n    for i in range(T.int64(n)):\n"
-     "        A[i] = 0.0\n", "3:28: a loop bound must be a constant, found 'n'"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            '@T.prim_func\ndef f(A: T.Buffer((T.int8(4),), "float32")):\n    T.evaluate(0)\n',
+            "2:20: a buffer dimension must be an int32 or int64, found T.int8",
+        ),
+        (
+            '@T.prim_func(privat=True)\ndef f(A: T.Buffer((4,), "float32")):\n    T.evaluate(0)\n',
+            "1:14: @T.prim_func got an unexpected keyword argument 'privat'",
+        ),
+        (
+            '@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    for i in range(T.int64(n)):\n'
+            "        A[i] = 0.0\n",
+            "3:28: a loop bound must be a constant, found 'n'",
+        ),
+    ],
+)
 def test_errors(text, message):
     with pytest.raises(TIRParseError, match=message):
         tir_mlir.parse(text)
@@ -179,7 +225,7 @@ def test_errors(text, message):
 def _body(mod) -> str:
     lines = mod.script().splitlines()
     start = next(k for k, ln in enumerate(lines) if "# with T.block" in ln)
-    return "\n".join(ln[4:] for ln in lines[start + 1:])
+    return "\n".join(ln[4:] for ln in lines[start + 1 :])
 
 
 def _loops(sch, name):
@@ -198,7 +244,7 @@ def _check_numerics(before, after, func):
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5)
 
 
-SPLIT = '''for i0, i1_0, i1_1, k in T.grid(T.int64(4), T.int64(2), T.int64(4), T.int64(8)):
+SPLIT = """for i0, i1_0, i1_1, k in T.grid(T.int64(4), T.int64(2), T.int64(4), T.int64(8)):
     with T.block("matmul"):
         v_i0 = T.axis.spatial(T.int64(4), i0)
         v_i1 = T.axis.spatial(T.int64(6), i1_0 * T.int64(4) + i1_1)
@@ -208,9 +254,9 @@ SPLIT = '''for i0, i1_0, i1_1, k in T.grid(T.int64(4), T.int64(2), T.int64(4), T
         T.writes(matmul[v_i0, v_i1])
         with T.init():
             matmul[v_i0, v_i1] = T.float32(0.0)
-        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]'''
+        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]"""
 
-FUSE = '''for i0_i1_fused, k in T.grid(T.int64(24), T.int64(8)):
+FUSE = """for i0_i1_fused, k in T.grid(T.int64(24), T.int64(8)):
     with T.block("matmul"):
         v_i0 = T.axis.spatial(T.int64(4), i0_i1_fused // T.int64(6))
         v_i1 = T.axis.spatial(T.int64(6), i0_i1_fused % T.int64(6))
@@ -219,9 +265,9 @@ FUSE = '''for i0_i1_fused, k in T.grid(T.int64(24), T.int64(8)):
         T.writes(matmul[v_i0, v_i1])
         with T.init():
             matmul[v_i0, v_i1] = T.float32(0.0)
-        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]'''
+        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a[v_i0, v_k] * y[v_k, v_i1]"""
 
-CACHE_READ = '''a_global = T.alloc_buffer((T.int64(4), T.int64(8)))
+CACHE_READ = """a_global = T.alloc_buffer((T.int64(4), T.int64(8)))
 for ax0, ax1 in T.grid(T.int64(4), T.int64(8)):
     with T.block("a_global"):
         v0, v1 = T.axis.remap("SS", [ax0, ax1])
@@ -235,22 +281,28 @@ for i0, i1, k in T.grid(T.int64(4), T.int64(6), T.int64(8)):
         T.writes(matmul[v_i0, v_i1])
         with T.init():
             matmul[v_i0, v_i1] = T.float32(0.0)
-        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a_global[v_i0, v_k] * y[v_k, v_i1]'''
+        matmul[v_i0, v_i1] = matmul[v_i0, v_i1] + a_global[v_i0, v_k] * y[v_k, v_i1]"""
 
-RFACTOR_HEAD = '''matmul_rf = T.alloc_buffer((T.int64(4), T.int64(4), T.int64(6)))
+RFACTOR_HEAD = """matmul_rf = T.alloc_buffer((T.int64(4), T.int64(4), T.int64(6)))
 for i0, i1, k_0, k_1 in T.grid(T.int64(4), T.int64(6), T.int64(2), T.int64(4)):
     with T.block("matmul_rf"):
         vk_1, v_i0, v_i1, vk_0 = T.axis.remap("SSSR", [k_1, i0, i1, k_0])
-        T.reads(a[v_i0, vk_0 * T.int64(4) + vk_1], y[vk_0 * T.int64(4) + vk_1, v_i1])'''
+        T.reads(a[v_i0, vk_0 * T.int64(4) + vk_1], y[vk_0 * T.int64(4) + vk_1, v_i1])"""
 
 
-@pytest.mark.parametrize("name,schedule,expected", [
-    ("split", lambda s: s.split(_loops(s, "matmul")[1], [None, 4]), SPLIT),
-    ("fuse", lambda s: s.fuse(*_loops(s, "matmul")[:2]), FUSE),
-    ("cache_read", lambda s: s.cache_read(s.get_block("matmul"), 0, "global"), CACHE_READ),
-    ("rfactor", lambda s: s.rfactor(s.split(_loops(s, "matmul")[2], [2, 4])[1], 0),
-     RFACTOR_HEAD),
-])
+@pytest.mark.parametrize(
+    "name,schedule,expected",
+    [
+        ("split", lambda s: s.split(_loops(s, "matmul")[1], [None, 4]), SPLIT),
+        ("fuse", lambda s: s.fuse(*_loops(s, "matmul")[:2]), FUSE),
+        ("cache_read", lambda s: s.cache_read(s.get_block("matmul"), 0, "global"), CACHE_READ),
+        (
+            "rfactor",
+            lambda s: s.rfactor(s.split(_loops(s, "matmul")[2], [2, 4])[1], 0),
+            RFACTOR_HEAD,
+        ),
+    ],
+)
 def test_schedule_keeps_int64(name, schedule, expected):
     mod = tir_mlir.parse(MATMUL)
     sch = Schedule(mod)
@@ -261,7 +313,9 @@ def test_schedule_keeps_int64(name, schedule, expected):
     _check_numerics(mod, sch.mod, "matmul")
 
 
-TWO = HEADER + '''@T.prim_func(private=True)
+TWO = (
+    HEADER
+    + """@T.prim_func(private=True)
 def two(x: T.Buffer((T.int64(4), T.int64(8)), "float32"), out: T.Buffer((T.int64(4), T.int64(8)), "float32")):
     t = T.alloc_buffer((T.int64(4), T.int64(8)))
     for i0, i1 in T.grid(T.int64(4), T.int64(8)):
@@ -271,9 +325,10 @@ def two(x: T.Buffer((T.int64(4), T.int64(8)), "float32"), out: T.Buffer((T.int64
     for i0, k in T.grid(T.int64(4), T.int64(8)):
         with T.block("sum"):
             v_i0, v_k = T.axis.remap("SS", [i0, k])
-            out[v_i0, v_k] = t[v_i0, v_k] + T.float32(1.0)'''
+            out[v_i0, v_k] = t[v_i0, v_k] + T.float32(1.0)"""
+)
 
-COMPUTE_AT = '''t = T.alloc_buffer((T.int64(4), T.int64(8)))
+COMPUTE_AT = """t = T.alloc_buffer((T.int64(4), T.int64(8)))
 for i0 in range(T.int64(4)):
     for ax0 in range(T.int64(8)):
         with T.block("exp"):
@@ -286,7 +341,7 @@ for i0 in range(T.int64(4)):
             v_i0, v_k = T.axis.remap("SS", [i0, k])
             T.reads(t[v_i0, v_k])
             T.writes(out[v_i0, v_k])
-            out[v_i0, v_k] = t[v_i0, v_k] + T.float32(1.0)'''
+            out[v_i0, v_k] = t[v_i0, v_k] + T.float32(1.0)"""
 
 
 def test_compute_at_keeps_int64():
@@ -324,8 +379,22 @@ def test_numerics():
 
 
 # --- differential against TVM (Relax legalization), skipped without tvm ----------------------
-RELAX_OPS = ["add", "matmul", "reshape", "permute_dims", "softmax", "take", "conv2d", "mean",
-             "strided_slice", "resize2d", "astype", "max_pool2d", "gelu", "argmax"]
+RELAX_OPS = [
+    "add",
+    "matmul",
+    "reshape",
+    "permute_dims",
+    "softmax",
+    "take",
+    "conv2d",
+    "mean",
+    "strided_slice",
+    "resize2d",
+    "astype",
+    "max_pool2d",
+    "gelu",
+    "argmax",
+]
 
 
 @pytest.fixture(scope="module")
@@ -350,10 +419,10 @@ def legalized():
         "take": lambda: relax.op.take(x, idx, axis=0),
         "conv2d": lambda: relax.op.nn.conv2d(img, w, padding=(1, 1)),
         "mean": lambda: relax.op.mean(x, axis=[1]),
-        "strided_slice": lambda: relax.op.strided_slice(x, axes=[1], begin=[1], end=[7],
-                                                          strides=[2]),
-        "resize2d": lambda: relax.op.image.resize2d(img, (16, 16),
-                                                    method="nearest_neighbor"),
+        "strided_slice": lambda: relax.op.strided_slice(
+            x, axes=[1], begin=[1], end=[7], strides=[2]
+        ),
+        "resize2d": lambda: relax.op.image.resize2d(img, (16, 16), method="nearest_neighbor"),
         "astype": lambda: relax.op.astype(xi, "float32"),
         "max_pool2d": lambda: relax.op.nn.max_pool2d(img, pool_size=(2, 2), strides=(2, 2)),
         "gelu": lambda: relax.op.nn.gelu(x),
@@ -365,9 +434,14 @@ def legalized():
             bb.emit_func_output(bb.emit(make[name]()))
     mod = relax.transform.LegalizeOps()(bb.get())
     for name in RELAX_OPS:
-        calls = [gv for gv, f in mod.functions.items()
-                 if isinstance(f, tvm.tir.PrimFunc) and gv.name_hint.startswith(
-                     {"permute_dims": "transpose", "astype": "cast"}.get(name, name))]
+        calls = [
+            gv
+            for gv, f in mod.functions.items()
+            if isinstance(f, tvm.tir.PrimFunc)
+            and gv.name_hint.startswith(
+                {"permute_dims": "transpose", "astype": "cast"}.get(name, name)
+            )
+        ]
         out[name] = mod[calls[0]]
     return tvm, out
 
@@ -383,14 +457,17 @@ def test_relax_legalized(name, legalized):
     # (Relax's own function and its reprint can differ in dtypes TVM does not print.)
     tvm.ir.assert_structural_equal(tvm.script.from_source(ours), tvm.script.from_source(text))
     if name == "argmax":
-        return            # TVM 0.21's LLVM codegen fails on it here (see topi differential)
+        return  # TVM 0.21's LLVM codegen fails on it here (see topi differential)
     rng = np.random.default_rng(0)
     args = []
     for p in func.params:
         buf = func.buffer_map[p]
         shape = [int(s) for s in buf.shape]
-        args.append(rng.integers(0, 3, shape).astype(buf.dtype) if buf.dtype == "int32"
-                    else rng.random(shape).astype(buf.dtype))
+        args.append(
+            rng.integers(0, 3, shape).astype(buf.dtype)
+            if buf.dtype == "int32"
+            else rng.random(shape).astype(buf.dtype)
+        )
     expected = [tvm.nd.array(a) for a in args]
     tvm.compile(func.with_attr("global_symbol", "main"), target="llvm")(*expected)
     tir_mlir.build(mod)[list(mod.functions)[0]](*args)
@@ -398,30 +475,48 @@ def test_relax_legalized(name, legalized):
         np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("schedule", [
-    lambda s: s.split(_loops(s, "matmul")[2], [2, 2, 2]),
-    lambda s: s.split(_loops(s, "matmul")[0], [1, 4], preserve_unit_iters=False),
-    lambda s: s.fuse(*s.split(_loops(s, "matmul")[1], [2, 3])),
-    lambda s: s.reorder(*reversed(_loops(s, "matmul"))),
-    lambda s: s.cache_write(s.get_block("matmul"), 0, "local"),
-    lambda s: s.decompose_reduction(s.get_block("matmul"), _loops(s, "matmul")[2]),
-    lambda s: s.blockize(_loops(s, "matmul")[1]),
-    lambda s: s.rfactor(s.split(_loops(s, "matmul")[2], [2, 4])[1], 0),
-], ids=["split3", "split_unit", "split_fuse", "reorder", "cache_write", "decompose",
-        "blockize", "rfactor"])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        lambda s: s.split(_loops(s, "matmul")[2], [2, 2, 2]),
+        lambda s: s.split(_loops(s, "matmul")[0], [1, 4], preserve_unit_iters=False),
+        lambda s: s.fuse(*s.split(_loops(s, "matmul")[1], [2, 3])),
+        lambda s: s.reorder(*reversed(_loops(s, "matmul"))),
+        lambda s: s.cache_write(s.get_block("matmul"), 0, "local"),
+        lambda s: s.decompose_reduction(s.get_block("matmul"), _loops(s, "matmul")[2]),
+        lambda s: s.blockize(_loops(s, "matmul")[1]),
+        lambda s: s.rfactor(s.split(_loops(s, "matmul")[2], [2, 4])[1], 0),
+    ],
+    ids=[
+        "split3",
+        "split_unit",
+        "split_fuse",
+        "reorder",
+        "cache_write",
+        "decompose",
+        "blockize",
+        "rfactor",
+    ],
+)
 def test_schedule_against_tvm(schedule):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     assert_agrees(MATMUL, schedule)
 
 
-@pytest.mark.parametrize("schedule", [
-    lambda s: s.reverse_compute_at(s.get_block("sum"), _loops(s, "exp")[0]),
-    lambda s: s.compute_at(s.get_block("exp"), s.split(_loops(s, "sum")[1], [2, 4])[0]),
-    lambda s: s.compute_inline(s.get_block("exp")),
-    lambda s: s.transform_layout(s.get_block("exp"), ("write", 0), lambda i, j: (j, i)),
-], ids=["reverse_compute_at", "compute_at_split", "compute_inline", "transform_layout"])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        lambda s: s.reverse_compute_at(s.get_block("sum"), _loops(s, "exp")[0]),
+        lambda s: s.compute_at(s.get_block("exp"), s.split(_loops(s, "sum")[1], [2, 4])[0]),
+        lambda s: s.compute_inline(s.get_block("exp")),
+        lambda s: s.transform_layout(s.get_block("exp"), ("write", 0), lambda i, j: (j, i)),
+    ],
+    ids=["reverse_compute_at", "compute_at_split", "compute_inline", "transform_layout"],
+)
 def test_block_motion_against_tvm(schedule):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     assert_agrees(TWO, schedule)

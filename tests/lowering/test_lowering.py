@@ -1,4 +1,5 @@
 """Lowering stages: what each `--emit` stage contains, loop kinds, errors with locations."""
+
 import re
 from pathlib import Path
 
@@ -51,8 +52,9 @@ def test_vectorized_loop_reaches_avx512():
 
 
 def test_unknown_intrinsic_is_a_build_error_with_location():
-    mod = P.elementwise(4, "f32", '%r = "tir.call"(%a) {callee = "frobnicate"} : (f32) -> f32'
-                                       ' loc("ew.tir":4:7)')
+    mod = P.elementwise(
+        4, "f32", '%r = "tir.call"(%a) {callee = "frobnicate"} : (f32) -> f32 loc("ew.tir":4:7)'
+    )
     with pytest.raises(BuildError, match="cannot lower intrinsic T.frobnicate") as info:
         emit_text(mod.module, "affine")
     assert str(info.value.loc) == "ew.tir:4:7"
@@ -67,10 +69,15 @@ def test_thread_binding_is_rejected_on_cpu():
 
 def test_cli_lower_emits_each_stage(tmp_path):
     runner = CliRunner()
-    for stage, marker in [("tir", "with T.block"), ("mlir", "tir.block"), ("affine", "affine.for"),
-                          ("scf", "scf.for"),
-                          ("llvm-dialect", "llvm.func"), ("llvm-ir", "define void @mm_relu"),
-                          ("asm", "mm_relu:")]:
+    for stage, marker in [
+        ("tir", "with T.block"),
+        ("mlir", "tir.block"),
+        ("affine", "affine.for"),
+        ("scf", "scf.for"),
+        ("llvm-dialect", "llvm.func"),
+        ("llvm-ir", "define void @mm_relu"),
+        ("asm", "mm_relu:"),
+    ]:
         out = tmp_path / f"{stage}.txt"
         r = runner.invoke(main, ["lower", MM_RELU, "--emit", stage, "-o", str(out)])
         assert r.exit_code == 0, r.output
@@ -78,8 +85,15 @@ def test_cli_lower_emits_each_stage(tmp_path):
 
 
 def test_cli_run_check_and_bench():
-    r = CliRunner().invoke(main, ["run", str(Path(__file__).parent.parent / "data" / "mlir" / "small_mm.mlir"),
-                                  "--check", "--bench"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(Path(__file__).parent.parent / "data" / "mlir" / "small_mm.mlir"),
+            "--check",
+            "--bench",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "check: OK" in r.output
     assert re.search(r"median: [0-9.]+ ms, [0-9.]+ GFLOP/s", r.output)

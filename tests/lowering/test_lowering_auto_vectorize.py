@@ -3,6 +3,7 @@ vectorized when the schedule did not ask (as LLVM's loop vectorizer does on TVM'
 that `scalar-replace` carries the tile as vectors; loops it may not or need not take stay
 scalar. Checked on the scf stage for a named CPU (the same on every machine) and on the numbers
 (numpy) of the host build."""
+
 import numpy as np
 import pytest
 
@@ -15,11 +16,15 @@ RNG = np.random.default_rng(0)
 
 
 def _matmul(n, dtype="float32", acc="float32", noalias=True, b_index="vk, vj"):
-    term = ("A[vi, vk] * B[{b}]" if dtype == acc else
-            'T.Cast("{acc}", A[vi, vk]) * T.Cast("{acc}", B[{b}])').format(b=b_index, acc=acc)
+    term = (
+        "A[vi, vk] * B[{b}]"
+        if dtype == acc
+        else 'T.Cast("{acc}", A[vi, vk]) * T.Cast("{acc}", B[{b}])'
+    ).format(b=b_index, acc=acc)
     zero = "0" if acc.startswith("int") else f"T.{acc}(0)"
-    attrs = '{"global_symbol": "main", "tir.noalias": True}' if noalias else \
-        '{"global_symbol": "main"}'
+    attrs = (
+        '{"global_symbol": "main", "tir.noalias": True}' if noalias else '{"global_symbol": "main"}'
+    )
     return f'''@T.prim_func
 def main(A: T.Buffer(({n}, {n}), "{dtype}"), B: T.Buffer(({n}, {n}), "{dtype}"),
          C: T.Buffer(({n}, {n}), "{acc}")):
@@ -78,12 +83,15 @@ def test_int8_products_accumulated_in_int32():
     _run(mod, 64, "int8", "int32")
 
 
-@pytest.mark.parametrize("n, options, cols, why", [
-    (64, {"noalias": False}, 32, "arguments may alias: lanes could overlap another buffer"),
-    (64, {"b_index": "vj, vk"}, 32, "B read across rows: a gather per lane"),
-    (256, {}, 128, "128 lanes: 8 registers wide, left to LLVM"),
-    (64, {}, 2, "2 floats: narrower than a register"),
-])
+@pytest.mark.parametrize(
+    "n, options, cols, why",
+    [
+        (64, {"noalias": False}, 32, "arguments may alias: lanes could overlap another buffer"),
+        (64, {"b_index": "vj, vk"}, 32, "B read across rows: a gather per lane"),
+        (256, {}, 128, "128 lanes: 8 registers wide, left to LLVM"),
+        (64, {}, 2, "2 floats: narrower than a register"),
+    ],
+)
 def test_left_scalar(n, options, cols, why):
     mod = _tile(_matmul(n, **options), cols=cols)
     assert "vector<" not in _scf(mod), why
@@ -92,14 +100,14 @@ def test_left_scalar(n, options, cols, why):
 
 def test_an_elementwise_loop_is_left_to_llvm():
     """Nothing accumulates into the row: LLVM's loop vectorizer takes it as it is."""
-    text = '''@T.prim_func
+    text = """@T.prim_func
 def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
     for i, j in T.grid(64, 64):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+"""
     sch = Schedule(tir_mlir.parse(text))
     sch.split(sch.get_loops(sch.get_block("B"))[1], factors=[None, 16])
     assert "vector<" not in _scf(sch.mod)

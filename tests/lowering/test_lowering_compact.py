@@ -1,5 +1,6 @@
 """Stage compact-buffers: an intermediate buffer shrinks to the tile one iteration of the loop
 around all its accesses touches (TVM's CompactBufferAllocation); otherwise it is left alone."""
+
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ def test_buffer_used_across_loop_nests_is_not_compacted():
 def test_reverse_compute_at_row_is_compacted():
     sch = Schedule(tir_mlir.parse(MM_RELU))
     i, _, _ = sch.get_loops(sch.get_block("Y"))
-    sch.reverse_compute_at(sch.get_block("C"), i)     # Y's accesses now all under i
+    sch.reverse_compute_at(sch.get_block("C"), i)  # Y's accesses now all under i
     scf = emit_text(sch.mod.module, "scf")
     assert "memref.alloca() : memref<1x16xf32>" in scf
     assert "memref.alloca() : memref<16x16xf32>" not in scf
@@ -52,7 +53,7 @@ def test_compute_at_tile_under_parallel_loop_is_per_thread():
 def test_indices_through_floordiv_and_floormod_are_compacted():
     """`(vi * 8 + vj) // 8` is vi + vj // 8 (the row: the tile's origin) and `vj % 8` a
     column within it: the buffer shrinks to the row all the same; numbers unchanged."""
-    text = '''
+    text = """
 @T.prim_func
 def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
     Y = T.alloc_buffer((16, 8))
@@ -65,7 +66,7 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16, 8), "float32")):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 B[vi, vj] = Y[vi, vj] + T.float32(1)
-'''
+"""
     mod = tir_mlir.parse(text)
     scf = emit_text(mod.module, "scf")
     assert "memref.alloca() : memref<1x8xf32>" in scf and "alloca() : memref<16x8xf32>" not in scf
@@ -83,7 +84,7 @@ def _conv1d_reference(x, w):
     pad = np.pad(x, ((0, 0), (1, 1), (0, 0)))
     out = np.zeros((1, 128, 128), "float32")
     for rl in range(3):
-        out += np.einsum("nlc,cf->nlf", pad[:, rl:rl + 256:2, :], w[rl])
+        out += np.einsum("nlc,cf->nlf", pad[:, rl : rl + 256 : 2, :], w[rl])
     return out
 
 
@@ -107,7 +108,7 @@ def test_tile_origin_through_a_division_that_is_always_zero():
 
 # A tuner's cache_write tile too large for the stack: 256 x 256 floats (256 KiB) per parallel
 # iteration, of a 512 x 256 buffer.
-BIG_TILE = '''
+BIG_TILE = """
 @T.prim_func
 def main(A: T.Buffer((512, 64), "float32"), B: T.Buffer((64, 256), "float32"),
          C: T.Buffer((512, 256), "float32")):
@@ -126,7 +127,7 @@ def main(A: T.Buffer((512, 64), "float32"), B: T.Buffer((64, 256), "float32"),
                 v0 = T.axis.spatial(512, i_0 * 256 + ax0)
                 v1 = T.axis.spatial(256, ax1)
                 C[v0, v1] = C_global[v0, v1]
-'''
+"""
 
 
 def test_tile_too_large_for_the_stack_is_compacted_on_the_heap():
@@ -135,7 +136,7 @@ def test_tile_too_large_for_the_stack_is_compacted_on_the_heap():
     candidate ran 179 ms against TVM's 29 (29 once compacted)."""
     mod = tir_mlir.parse(BIG_TILE)
     scf = emit_text(mod.module, "scf")
-    body = scf[scf.index("scf.parallel"):]
+    body = scf[scf.index("scf.parallel") :]
     assert "memref.alloc() : memref<256x256xf32>" in body
     assert "memref.dealloc" in body and "alloc() : memref<512x256xf32>" not in scf
     rng = np.random.default_rng(0)

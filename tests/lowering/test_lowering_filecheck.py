@@ -3,6 +3,7 @@ tests/lowering/filecheck/ is a small hand-written MLIR input with `// RUN:` line
 (`[not] tir-mlir opt %s -p STAGES [2>&1] | FileCheck %s [--check-prefix=P]`) and the
 `// CHECK:` lines LLVM's FileCheck matches against the output. `tir-mlir opt` runs in this
 process (click's runner); `not` expects it to fail, `2>&1` checks its error output too."""
+
 import shlex
 import subprocess
 from pathlib import Path
@@ -18,8 +19,11 @@ FILES = sorted((Path(__file__).parent.parent / "lowering" / "filecheck").glob("*
 
 
 def run_lines(path: Path):
-    return [line.split("RUN:", 1)[1].strip() for line in path.read_text().splitlines()
-            if line.startswith("// RUN:")]
+    return [
+        line.split("RUN:", 1)[1].strip()
+        for line in path.read_text().splitlines()
+        if line.startswith("// RUN:")
+    ]
 
 
 def _run(command: str, path: Path):
@@ -38,19 +42,31 @@ def _run(command: str, path: Path):
     assert check_args[0] == "FileCheck", command
     if not FILECHECK.exists():
         pytest.skip(f"FileCheck not found at {FILECHECK}")
-    r = subprocess.run([str(FILECHECK), *check_args[1:]], input=output, capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [str(FILECHECK), *check_args[1:]], input=output, capture_output=True, text=True
+    )
     assert r.returncode == 0, f"{command}\n{r.stderr[-4000:]}"
 
 
 def test_every_main_cpu_stage_has_a_file():
     names = {p.stem for p in FILES}
-    for stage in ("tir-to-affine", "unroll-loops", "compact-buffers", "vectorize-loops",
-                  "float-min-max", "vector-tanh-erf", "vector-log", "vector-exp",
-                  "safe-division", "affine-to-scf",
-                  "scalar-replace", "scf-to-llvm"):
-        assert stage in names and any(f"-p {stage}" in r for r in
-                                      run_lines(FILES[sorted(names).index(stage)])), stage
+    for stage in (
+        "tir-to-affine",
+        "unroll-loops",
+        "compact-buffers",
+        "vectorize-loops",
+        "float-min-max",
+        "vector-tanh-erf",
+        "vector-log",
+        "vector-exp",
+        "safe-division",
+        "affine-to-scf",
+        "scalar-replace",
+        "scf-to-llvm",
+    ):
+        assert stage in names and any(
+            f"-p {stage}" in r for r in run_lines(FILES[sorted(names).index(stage)])
+        ), stage
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

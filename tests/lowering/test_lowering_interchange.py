@@ -1,6 +1,7 @@
 """Stage `loop-interchange`: a reduction band that strides across rows moves outside the loop
 around it. Checked on the loop nests the stage leaves (which loops enclose each store) and on the
 numbers: bit for bit those of the same program built without the stage, and close to numpy."""
+
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +15,10 @@ from stage_loops import loops_around_stores
 RNG = np.random.default_rng(0)
 DATA = Path(__file__).parent.parent / "data" / "programs"
 
-HEADER = '''@T.prim_func
+HEADER = """@T.prim_func
 def main({params}):
     T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-'''
+"""
 
 
 def _program(params, body, noalias=True):
@@ -25,17 +26,28 @@ def _program(params, body, noalias=True):
     return tir_mlir.parse(text if noalias else text.replace(', "tir.noalias": True', ""))
 
 
-def _matmul(a_index="vi, vk", a_shape="(64, 96)", b_index="vk, vj", b_shape="(96, 48)",
-            c_index="vi, vj", c_shape="(64, 48)", noalias=True, grid=(64, 48, 96)):
+def _matmul(
+    a_index="vi, vk",
+    a_shape="(64, 96)",
+    b_index="vk, vj",
+    b_shape="(96, 48)",
+    c_index="vi, vj",
+    c_shape="(64, 48)",
+    noalias=True,
+    grid=(64, 48, 96),
+):
     return _program(
         f'A: T.Buffer({a_shape}, "float32"), B: T.Buffer({b_shape}, "float32"), '
-        f'C: T.Buffer({c_shape}, "float32")', f'''    for i, j, k in T.grid{grid}:
+        f'C: T.Buffer({c_shape}, "float32")',
+        f"""    for i, j, k in T.grid{grid}:
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[{c_index}] = T.float32(0)
             C[{c_index}] = C[{c_index}] + A[{a_index}] * B[{b_index}]
-''', noalias)
+""",
+        noalias,
+    )
 
 
 def _store_nests(mod):
@@ -45,8 +57,9 @@ def _store_nests(mod):
 def _run(mod, arrays, interchange=True, monkeypatch=None):
     if not interchange:
         stages = pipeline._cpu_stages
-        monkeypatch.setattr(pipeline, "_cpu_stages",
-                            lambda: [s for s in stages() if s[1] is not LoopInterchange])
+        monkeypatch.setattr(
+            pipeline, "_cpu_stages", lambda: [s for s in stages() if s[1] is not LoopInterchange]
+        )
     out = [a.copy() for a in arrays]
     tir_mlir.build(mod)["main"](*out)
     if not interchange:
@@ -79,29 +92,35 @@ def test_matmul_reduction_moves_outside_the_column_loop(monkeypatch):
 
 
 def test_column_sum_walks_rows(monkeypatch):
-    mod = _program('A: T.Buffer((300, 200), "float32"), S: T.Buffer((200,), "float32")', '''
+    mod = _program(
+        'A: T.Buffer((300, 200), "float32"), S: T.Buffer((200,), "float32")',
+        """
     for i, k in T.grid(200, 300):
         with T.block("S"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
                 S[vi] = T.float32(0)
             S[vi] = S[vi] + A[vk, vi]
-''')
+""",
+    )
     assert _store_nests(mod) == [("i",), ("k", "i")]
     a, s = _same_numbers(mod, _inputs((300, 200), (200,)), monkeypatch)
     np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
 
 
 def test_two_reduction_loops_move_together(monkeypatch):
-    mod = _program('A: T.Buffer((16, 16, 8), "float32"), B: T.Buffer((16, 8, 40), "float32"), '
-                   'C: T.Buffer((16, 40), "float32")', '''
+    mod = _program(
+        'A: T.Buffer((16, 16, 8), "float32"), B: T.Buffer((16, 8, 40), "float32"), '
+        'C: T.Buffer((16, 40), "float32")',
+        """
     for i, j, k, l in T.grid(16, 40, 16, 8):
         with T.block("C"):
             vi, vj, vk, vl = T.axis.remap("SSRR", [i, j, k, l])
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk, vl] * B[vk, vl, vj]
-''')
+""",
+    )
     assert _store_nests(mod) == [("i", "j"), ("i", "k", "l", "j")]
     a, b, c = _same_numbers(mod, _inputs((16, 16, 8), (16, 8, 40), (16, 40)), monkeypatch)
     np.testing.assert_allclose(c, np.einsum("ikl,klj->ij", a, b), rtol=1e-5)
@@ -109,36 +128,55 @@ def test_two_reduction_loops_move_together(monkeypatch):
 
 def test_convolution_row_loop_moves_inside_the_reduction(monkeypatch):
     # x (14) ends up innermost: the rx chain of 3 becomes a vector loop along a row
-    mod = tir_mlir.parse((DATA / "conv2d_pad.tir").read_text().replace(
-        "def conv2d", "def main").replace('"global_symbol": "conv2d", ', ""))
-    assert _store_nests(mod) == [("n", "c", "h", "w"), ("n", "f", "y", "x"),
-                                 ("n", "f", "y", "rc", "ry", "rx", "x")]
-    a, w, b = _same_numbers(mod, _inputs((1, 16, 14, 14), (32, 16, 3, 3), (1, 32, 14, 14)),
-                            monkeypatch, exact=False)
+    mod = tir_mlir.parse(
+        (DATA / "conv2d_pad.tir")
+        .read_text()
+        .replace("def conv2d", "def main")
+        .replace('"global_symbol": "conv2d", ', "")
+    )
+    assert _store_nests(mod) == [
+        ("n", "c", "h", "w"),
+        ("n", "f", "y", "x"),
+        ("n", "f", "y", "rc", "ry", "rx", "x"),
+    ]
+    a, w, b = _same_numbers(
+        mod, _inputs((1, 16, 14, 14), (32, 16, 3, 3), (1, 32, 14, 14)), monkeypatch, exact=False
+    )
     pad = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
     win = np.lib.stride_tricks.sliding_window_view(pad, (3, 3), axis=(2, 3))
     np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("why, mod", [
-    # the reduction already streams along rows of both inputs (A @ B.T)
-    ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 96)")),
-    # two columns accumulate into one element: their updates would interleave
-    ("not one element per column", _matmul(c_index="vi, vj // 2", c_shape="(64, 24)")),
-    # without tir.noalias, C may be A or B
-    ("buffers may alias", _matmul(noalias=False)),
-])
+@pytest.mark.parametrize(
+    "why, mod",
+    [
+        # the reduction already streams along rows of both inputs (A @ B.T)
+        ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 96)")),
+        # two columns accumulate into one element: their updates would interleave
+        ("not one element per column", _matmul(c_index="vi, vj // 2", c_shape="(64, 24)")),
+        # without tir.noalias, C may be A or B
+        ("buffers may alias", _matmul(noalias=False)),
+    ],
+)
 def test_nest_kept(why, mod, monkeypatch):
     assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")], why
-    arrays = _same_numbers(mod, [RNG.random(tuple(p.type.shape), dtype=np.float32)
-                                 for p in mod.module.body.operations[0].arguments], monkeypatch)
+    arrays = _same_numbers(
+        mod,
+        [
+            RNG.random(tuple(p.type.shape), dtype=np.float32)
+            for p in mod.module.body.operations[0].arguments
+        ],
+        monkeypatch,
+    )
     assert np.isfinite(arrays[-1]).all()
 
 
 def test_a_second_address_of_the_written_buffer_keeps_the_nest(monkeypatch):
     # D[i, 0] is read while other columns of row i are written: order matters across j
-    mod = _program('A: T.Buffer((16, 96), "float32"), B: T.Buffer((96, 24), "float32"), '
-                   'D: T.Buffer((16, 24), "float32")', '''
+    mod = _program(
+        'A: T.Buffer((16, 96), "float32"), B: T.Buffer((96, 24), "float32"), '
+        'D: T.Buffer((16, 24), "float32")',
+        """
     for i, j, k in T.grid(16, 24, 96):
         with T.block("D"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -147,7 +185,8 @@ def test_a_second_address_of_the_written_buffer_keeps_the_nest(monkeypatch):
             with T.init():
                 D[vi, vj] = T.float32(0)
             D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj] + D[vi, 0] * T.float32(0.5)
-''')
+""",
+    )
     assert _store_nests(mod) == [("i", "j"), ("i", "j", "k")]
     _same_numbers(mod, _inputs((16, 96), (96, 24), (16, 24)), monkeypatch)
 
@@ -161,7 +200,7 @@ def test_a_band_llvm_unrolls_whole_stays_inside():
 def test_scheduled_loops_keep_their_order(monkeypatch):
     sch = tir_mlir.Schedule(_matmul())
     _, j, _ = sch.get_loops(sch.get_block("C"))
-    sch.vectorize(j)            # a loop with a kind is the schedule's choice
+    sch.vectorize(j)  # a loop with a kind is the schedule's choice
     assert _store_nests(sch.mod) == [("i", "j"), ("i", "j", "k")]
     a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
@@ -174,12 +213,17 @@ def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, m
     # whichever loop order the stage picks, the numbers are those of the loops as written
     shape = {"vi": 20, "vj": 24, "vk": 80}
     dims = [tuple(shape[v] for v in idx.split(", ")) for idx in (a_index, b_index, c_index)]
-    mod = _matmul(a_index, str(dims[0]), b_index, str(dims[1]), c_index, str(dims[2]),
-                  grid=(20, 24, 80))
+    mod = _matmul(
+        a_index, str(dims[0]), b_index, str(dims[1]), c_index, str(dims[2]), grid=(20, 24, 80)
+    )
     a, b, c = _same_numbers(mod, _inputs(*dims), monkeypatch, exact=False)
-    spec = "".join(v[1] for v in a_index.split(", ")) + "," + \
-        "".join(v[1] for v in b_index.split(", ")) + "->" + \
-        "".join(v[1] for v in c_index.split(", "))
+    spec = (
+        "".join(v[1] for v in a_index.split(", "))
+        + ","
+        + "".join(v[1] for v in b_index.split(", "))
+        + "->"
+        + "".join(v[1] for v in c_index.split(", "))
+    )
     np.testing.assert_allclose(c, np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)
 
 
@@ -188,8 +232,10 @@ def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
     outputs ran its own k loop down a column of B (bindings through `affine.apply`). The k loop
     moves outside; the 16 outputs, now innermost along B's row, are then vectorized and carried
     across k (auto-vectorize, scalar-replace)."""
-    mod = _program('A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
-                   'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")', '''
+    mod = _program(
+        'A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
+        'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")',
+        """
     C = T.alloc_buffer((32, 48))
     for i, j, k in T.grid(32, 48, 64):
         with T.block("C"):
@@ -201,15 +247,20 @@ def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
-''')
+""",
+    )
     sch = tir_mlir.Schedule(mod)
     i, j = sch.get_loops(sch.get_block("D"))
     j0, j1 = sch.split(j, factors=[None, 16])
     sch.vectorize(j1)
     sch.compute_at(sch.get_block("C"), j0)
-    assert _store_nests(sch.mod) == [("i", "j_0", "ax0"), ("i", "j_0", "ax1", "ax0"),
-                                     ("i", "j_0", "j_1")]
+    assert _store_nests(sch.mod) == [
+        ("i", "j_0", "ax0"),
+        ("i", "j_0", "ax1", "ax0"),
+        ("i", "j_0", "j_1"),
+    ]
     assert "-> (vector<16xf32>)" in pipeline.emit_text(sch.mod.module, "scf")
-    a, b, bias, d = _same_numbers(sch.mod, _inputs((32, 64), (64, 48), (48,), (32, 48)),
-                                  monkeypatch, exact=False)
+    a, b, bias, d = _same_numbers(
+        sch.mod, _inputs((32, 64), (64, 48), (48,), (32, 48)), monkeypatch, exact=False
+    )
     np.testing.assert_allclose(d, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)

@@ -1,6 +1,7 @@
 """Stage `jam-carried-loops`: the per-tile-element copies of a reduction loop that
 `scalar-replace` leaves, each carrying one accumulator, run as one loop carrying all of them.
 Checked on the loops of the scf stage (values each carries) and on the numbers (numpy)."""
+
 import re
 
 import numpy as np
@@ -13,7 +14,7 @@ from tir_mlir.passes.lowering.jam_loops import JamCarriedLoops
 RNG = np.random.default_rng(0)
 
 # A tuner's tile: 2 x 2 accumulators of 4 lanes, each reduced over 16 k inside k_0.
-TILE = '''@T.prim_func
+TILE = """@T.prim_func
 def main(A: T.Buffer((2, 64), "float32"), B: T.Buffer((64, 8), "float32"),
          C: T.Buffer((2, 8), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
@@ -24,13 +25,15 @@ def main(A: T.Buffer((2, 64), "float32"), B: T.Buffer((64, 8), "float32"),
                 vj = T.axis.spatial(8, j_2 * 4 + j_3)
                 vk = T.axis.reduce(64, k_0 * 16 + k_1)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def _carried(text) -> list:
     """The number of values each scf.for of `text` carries, in order."""
-    return [len(m.group(1).split(",")) for m in re.finditer(
-        r"scf\.for [^\n]*iter_args\(([^)]*)\)", text)]
+    return [
+        len(m.group(1).split(","))
+        for m in re.finditer(r"scf\.for [^\n]*iter_args\(([^)]*)\)", text)
+    ]
 
 
 def _scf(mod):
@@ -48,15 +51,18 @@ def _check(mod):
 
 def test_copies_of_a_carried_reduction_run_as_one_loop():
     mod = tir_mlir.parse(TILE)
-    assert _carried(_scf(mod)) == [4, 4]    # k_0 and one k_1 carry the four accumulators
+    assert _carried(_scf(mod)) == [4, 4]  # k_0 and one k_1 carry the four accumulators
     _check(mod)
 
 
 def test_without_the_stage_the_copies_are_four_chains(monkeypatch):
     """What the stage removes: four k_1 loops one after the other, one accumulator each."""
     stages = pipeline.TARGETS["cpu"]
-    monkeypatch.setitem(pipeline.TARGETS, "cpu", lambda: [
-        (n, _Skip if s is JamCarriedLoops else s) for n, s in stages()])
+    monkeypatch.setitem(
+        pipeline.TARGETS,
+        "cpu",
+        lambda: [(n, _Skip if s is JamCarriedLoops else s) for n, s in stages()],
+    )
     assert _carried(_scf(tir_mlir.parse(TILE))) == [4, 1, 1, 1, 1]
 
 
@@ -88,6 +94,7 @@ LOOPS = """func.func @f(%m: memref<4xf32>, %x: f32) -> (f32, f32) {{
 
 def _jammed(store="", init="%x", factor="%v") -> int:
     from mlir import ir
+
     with get_context():
         module = ir.Module.parse(LOOPS.format(store=store, init=init, factor=factor))
         JamCarriedLoops()(module)
@@ -102,4 +109,4 @@ def test_reading_loops_jam_into_one():
 def test_a_loop_that_writes_memory_or_needs_the_other_result_stays():
     assert _jammed(store="memref.store %t, %m[%c1] : memref<4xf32>") == 2
     assert _jammed(init="%a") == 2
-    assert _jammed(factor="%a") == 2          # read in the body, not through its init
+    assert _jammed(factor="%a") == 2  # read in the body, not through its init

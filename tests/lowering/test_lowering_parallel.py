@@ -1,4 +1,5 @@
 """A `parallel` loop becomes an OpenMP fork in the LLVM IR and still computes the right numbers."""
+
 import numpy as np
 
 import tir_mlir
@@ -17,8 +18,9 @@ def _parallel_matmul():
 def test_parallel_loop_forks_openmp_threads():
     mod = _parallel_matmul()
     assert "__kmpc_fork_call" in emit_text(mod.module, "llvm-ir")
-    assert "__kmpc_fork_call" not in emit_text(tir_mlir.load(str(DATA / "matmul.tir")).module,
-                                               "llvm-ir")
+    assert "__kmpc_fork_call" not in emit_text(
+        tir_mlir.load(str(DATA / "matmul.tir")).module, "llvm-ir"
+    )
 
 
 def test_parallel_matmul_matches_numpy():

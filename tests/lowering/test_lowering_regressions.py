@@ -1,4 +1,5 @@
 """Lowering bugs found by the schedule tests, each pinned by the smallest program that showed it."""
+
 import numpy as np
 import pytest
 
@@ -15,7 +16,7 @@ def _matmul_check(sch):
     a = rng.standard_normal((16, 12)).astype("float32")
     b = rng.standard_normal((12, 16)).astype("float32")
     c = np.full((16, 16), 7.0, "float32")
-    tir_mlir.build(sch.mod, debug=True)["main"](a, b, c)   # raises on an out-of-bounds access
+    tir_mlir.build(sch.mod, debug=True)["main"](a, b, c)  # raises on an out-of-bounds access
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
@@ -30,7 +31,7 @@ def test_predicate_guards_init_fused_split():
     j0, j1 = sch.split(j, factors=[None, 4])
     sch.reorder(j0, k, j1)
     f = sch.fuse(i, j0)
-    sch.split(f, factors=[3, None])          # 3 * 22 > 64: iterations past the end
+    sch.split(f, factors=[3, None])  # 3 * 22 > 64: iterations past the end
     _matmul_check(sch)
 
 
@@ -44,7 +45,7 @@ def test_predicate_guards_peeled_init():
 
 def test_predicate_on_reduction_axis():
     sch, (i, j, k) = _matmul_loops()
-    sch.split(k, factors=[None, 5])          # 3 * 5 > 12
+    sch.split(k, factors=[None, 5])  # 3 * 5 > 12
     _matmul_check(sch)
 
 
@@ -54,6 +55,7 @@ def test_predicate_guards_init_in_emitted_affine():
     sch.reorder(j0, k, j1)
     sch.split(sch.fuse(i, j0), factors=[3, None])
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     text = emit_text(sch.mod.module, "affine")
     # the init's store (of 0.0) sits inside the predicate's affine.if
     pred_if = text.index("affine.if")
@@ -91,6 +93,7 @@ def test_parallel_loop_with_local_buffer_and_nested_loops():
 # (c) unroll pragmas -----------------------------------------------------------------------------
 def _scf(sch):
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     return emit_text(sch.mod.module, "scf")
 
 
@@ -108,15 +111,15 @@ def test_auto_unroll_max_step_unrolls_inner_loops():
     # k0 would need 3 x 8 = 24 > 8: stays a loop
     sch = _split_k({"pragma_auto_unroll_max_step": 8})
     text = _scf(sch)
-    assert text.count("scf.for") == 3                # i, j, k0
-    assert text.count("arith.mulf") == 4            # k1's body, four times
+    assert text.count("scf.for") == 3  # i, j, k0
+    assert text.count("arith.mulf") == 4  # k1's body, four times
     _matmul_check(sch)
 
 
 def test_auto_unroll_max_step_covers_the_annotated_loop():
     sch = _split_k({"pragma_auto_unroll_max_step": 24})
     text = _scf(sch)
-    assert text.count("scf.for") == 2                # i, j
+    assert text.count("scf.for") == 2  # i, j
     assert text.count("arith.mulf") == 12
     _matmul_check(sch)
 
@@ -130,7 +133,7 @@ def test_unroll_explicit_zero_leaves_unroll_hints():
     sch = _split_k({"pragma_auto_unroll_max_step": 24, "pragma_unroll_explicit": 0})
     text = _scf(sch)
     assert text.count("scf.for") == 4 and text.count("arith.mulf") == 1
-    assert text.count("{loop_annotation = #loop_annotation}") == 2     # k0 and k1
+    assert text.count("{loop_annotation = #loop_annotation}") == 2  # k0 and k1
     assert "#llvm.loop_unroll<full = true>" in text
     _matmul_check(sch)
 
@@ -145,7 +148,7 @@ def test_sch_unroll_is_explicit():
 
 
 # (d) GFLOP/s counts the update's float ops -------------------------------------------------------
-SOFTMAX_MAX = '''
+SOFTMAX_MAX = """
 @T.prim_func
 def main(A: T.Buffer((4, 8), "float32"), M: T.Buffer((4,), "float32"), S: T.Buffer((4,), "float32")):
     for i, k in T.grid(4, 8):
@@ -160,8 +163,8 @@ def main(A: T.Buffer((4, 8), "float32"), M: T.Buffer((4,), "float32"), S: T.Buff
             with T.init():
                 S[vi] = T.float32(0)
             S[vi] = S[vi] + (A[vi, vk] - M[vi]) * (A[vi, vk] - M[vi])
-'''
-INT_SUM = '''
+"""
+INT_SUM = """
 @T.prim_func
 def main(A: T.Buffer((4, 8), "int32"), S: T.Buffer((4,), "int32")):
     for i, k in T.grid(4, 8):
@@ -170,11 +173,12 @@ def main(A: T.Buffer((4, 8), "int32"), S: T.Buffer((4,), "int32")):
             with T.init():
                 S[vi] = 0
             S[vi] = S[vi] + A[vi, vk]
-'''
+"""
 
 
 def test_flop_count_follows_the_update_expression():
     from tir_mlir.runtime.run_program import flop_count
+
     assert flop_count(tir_mlir.parse(MATMUL).module, "main") == 2 * 16 * 16 * 12
     # max: 1 op per point; sum of squares: sub, sub, mul, add
     assert flop_count(tir_mlir.parse(SOFTMAX_MAX).module, "main") == 1 * 32 + 4 * 32
@@ -183,6 +187,7 @@ def test_flop_count_follows_the_update_expression():
 
 def test_run_bench_reports_gflops_only_for_float_work():
     from tir_mlir.runtime.run_program import run_program
+
     lines = list(run_program(tir_mlir.parse(INT_SUM), bench=True))
     assert lines[-1].startswith("median:") and "GFLOP/s" not in lines[-1]
     lines = list(run_program(tir_mlir.parse(MATMUL), bench=True))
@@ -194,6 +199,7 @@ def test_serial_reduction_chain_is_contracted():
     """A single loop-carried accumulation whose terms load across rows (the unscheduled matmul's
     B[k, j]) gets FMAs: the loop waits on its loads, and the FMA has fewer micro-ops."""
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     mod = tir_mlir.parse(MATMUL)
     scf = emit_text(mod.module, "scf")
     assert [line for line in scf.splitlines() if "arith.addf" in line and "contract" in line]
@@ -218,10 +224,12 @@ def test_chain_fed_from_contiguous_rows_keeps_the_add_alone_on_it():
     """One accumulator whose terms stream along rows: the loop runs at the chain's latency, where
     mul + add beats an FMA; numbers as numpy's."""
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     mod = tir_mlir.parse(ROW_DOT)
     scf = emit_text(mod.module, "scf")
     assert [line for line in scf.splitlines() if "arith.addf" in line] and not [
-        line for line in scf.splitlines() if "arith.addf" in line and "contract" in line]
+        line for line in scf.splitlines() if "arith.addf" in line and "contract" in line
+    ]
     rng = np.random.default_rng(0)
     a, w = rng.random((64, 256), dtype=np.float32), rng.random(256, dtype=np.float32)
     b = np.zeros(64, np.float32)
@@ -232,6 +240,7 @@ def test_chain_fed_from_contiguous_rows_keeps_the_add_alone_on_it():
 def test_independent_accumulators_are_contracted():
     """k outer, 16 accumulators C[i, j] along the inner j: FMAs."""
     from tir_mlir.passes.lowering.pipeline import emit_text
+
     sch, (i, j, k) = _matmul_loops()
     sch.reorder(k, j)
     scf = emit_text(sch.mod.module, "scf")

@@ -1,6 +1,7 @@
 """The benchmark's hand schedule (benchmarks/schedules/matmul_1024.py) at a small size: correct
 numbers, and the code shape that makes it fast (a 4x64 accumulator tile compacted to the stack,
 16 vector FMAs on registers in the k loop)."""
+
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def test_scheduled_matmul_matches_numpy(scheduled, debug):
 
 def test_accumulator_tile_is_compacted_per_thread(scheduled):
     scf = emit_text(scheduled.module, "scf")
-    assert "memref<128x128xf32>" in scf                       # A, B, C
+    assert "memref<128x128xf32>" in scf  # A, B, C
     assert scf.count("memref.alloca() : memref<4x64xf32>") == 1
     assert scf.index("scf.parallel") < scf.index("memref.alloca()")
     assert "memref.alloc()" not in scf

@@ -2,6 +2,7 @@
 (4 KiB apart: every row in the same L1 sets), the next row is prefetched; loads that the caches
 keep, short loops and scalar loops get no prefetch. Checked on the scf stage, the assembly and
 the numbers (numpy)."""
+
 import re
 
 import numpy as np
@@ -15,7 +16,7 @@ RNG = np.random.default_rng(0)
 
 
 def _matmul(n, k=256):
-    return f'''@T.prim_func
+    return f"""@T.prim_func
 def main(A: T.Buffer((8, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
          C: T.Buffer((8, {n}), "float32")):
     T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
@@ -25,7 +26,7 @@ def main(A: T.Buffer((8, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def _tiled(n, k_inner=128, vectorize=True, prefetch_b=False, rows=4):
@@ -41,7 +42,7 @@ def _tiled(n, k_inner=128, vectorize=True, prefetch_b=False, rows=4):
     _, j11 = sch.split(j1, factors=[None, 16])
     if vectorize:
         sch.vectorize(j11)
-    else:       # scalars (left alone, `auto-vectorize` would vectorize the loop)
+    else:  # scalars (left alone, `auto-vectorize` would vectorize the loop)
         sch.unroll(j11)
     if prefetch_b:
         sch.prefetch(c, 1, k1, offset=1)
@@ -79,20 +80,25 @@ def test_rows_a_page_apart_are_prefetched_one_iteration_ahead():
 def test_a_scheduled_prefetch_keeps_the_tile_in_registers():
     """sch.prefetch in the reduction loop: the accumulators are still carried across it (the
     prefetch, a hint, touches no element), as without the prefetch."""
-    carried = [re.findall(r"scf\.for [^\n]*iter_args", _emit(_tiled(512, prefetch_b=p), "scf"))
-               for p in (False, True)]
+    carried = [
+        re.findall(r"scf\.for [^\n]*iter_args", _emit(_tiled(512, prefetch_b=p), "scf"))
+        for p in (False, True)
+    ]
     assert carried[0] and carried[1] == carried[0]
     mod = _tiled(512, prefetch_b=True)
     assert "arg1" in _prefetches(_emit(mod, "scf"))
     _check(mod, 512)
 
 
-@pytest.mark.parametrize("mod, why", [
-    (lambda: _tiled(512), "rows 2 KiB apart: the hardware prefetcher follows them"),
-    (lambda: _tiled(1088), "rows 4,352 bytes apart: spread over 16 L1 sets, 8 lines each"),
-    (lambda: _tiled(1024, k_inner=16), "16 iterations: LLVM unrolls the loop whole"),
-    (lambda: _tiled(1024, vectorize=False), "scalar math: LLVM's SLP vectorizer packs it"),
-    (lambda: _tiled(1024, rows=8), "32 zmm accumulators: the addresses would spill them"),
-])
+@pytest.mark.parametrize(
+    "mod, why",
+    [
+        (lambda: _tiled(512), "rows 2 KiB apart: the hardware prefetcher follows them"),
+        (lambda: _tiled(1088), "rows 4,352 bytes apart: spread over 16 L1 sets, 8 lines each"),
+        (lambda: _tiled(1024, k_inner=16), "16 iterations: LLVM unrolls the loop whole"),
+        (lambda: _tiled(1024, vectorize=False), "scalar math: LLVM's SLP vectorizer packs it"),
+        (lambda: _tiled(1024, rows=8), "32 zmm accumulators: the addresses would spill them"),
+    ],
+)
 def test_no_prefetch(mod, why):
     assert _prefetches(_emit(mod(), "scf")) == [], why

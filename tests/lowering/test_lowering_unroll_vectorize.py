@@ -1,6 +1,7 @@
 """Stage `unroll-for-vectorize`: the small reduction loops inside a loop that walks memory along
 rows are unrolled, so that LLVM vectorizes that loop. Checked on the loops the stage leaves
 around each store, on the assembly (packed FMAs), and on the numbers against numpy."""
+
 import re
 
 import numpy as np
@@ -15,7 +16,7 @@ RNG = np.random.default_rng(0)
 
 # A conv tile as the tuner makes them: 4 output rows unrolled, around them the 2 x 3 reduction
 # loops, around those the 16 `x` of a row.
-CONV = '''@T.prim_func
+CONV = """@T.prim_func
 def main(P: T.Buffer((2, 3, 20), "float32"), W: T.Buffer((4, 2, 3), "float32"),
          B: T.Buffer((4, {x}), "float32")):
     T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
@@ -24,7 +25,7 @@ def main(P: T.Buffer((2, 3, 20), "float32"), W: T.Buffer((4, 2, 3), "float32"),
             with T.block("B"):
                 vf, vx, vc, vy = T.axis.remap("SSRR", [f, x, rc, ry])
                 B[vf, vx] = B[vf, vx] + P[vc, vy, {p_x}] * W[vf, vc, vy]
-'''
+"""
 
 
 def _loops_around_stores(mod):
@@ -49,7 +50,7 @@ def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
     mod = _conv()
     assert _loops_around_stores(mod) == [("x",)] * 24
     asm = pipeline.emit_text(mod.module, "asm")
-    assert len(re.findall(r"vfmadd\d+ps", asm)) >= 6          # packed: 4 rows x 6 steps
+    assert len(re.findall(r"vfmadd\d+ps", asm)) >= 6  # packed: 4 rows x 6 steps
     assert not re.findall(r"vfmadd\d+ss", asm)
     p, w = RNG.random((2, 3, 20), np.float32), RNG.random((4, 2, 3), np.float32)
     b = RNG.random((4, 16), np.float32)
@@ -58,10 +59,13 @@ def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
     np.testing.assert_allclose(out, _reference(p, w, b, "vx + vy"), rtol=1e-5)
 
 
-@pytest.mark.parametrize("x, p_x, why", [
-    (4, "vx + vy", "too few iterations to make a vector loop"),
-    (16, "vx * 1 + vy * 0 + vx // 4", "a load that is not contiguous in x"),
-])
+@pytest.mark.parametrize(
+    "x, p_x, why",
+    [
+        (4, "vx + vy", "too few iterations to make a vector loop"),
+        (16, "vx * 1 + vy * 0 + vx // 4", "a load that is not contiguous in x"),
+    ],
+)
 def test_loops_stay_when_the_row_loop_would_not_vectorize(x, p_x, why):
     mod = _conv(x, p_x)
     assert set(_loops_around_stores(mod)) == {("x", "rc", "ry")}, why

@@ -1,5 +1,6 @@
 """f32 log and log1p are inline code (passes/lowering/vector_log.py), not a `logf` call per
 element: their numbers against math.log/math.log1p in double."""
+
 import math
 
 import numpy as np
@@ -9,16 +10,34 @@ import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
 
-UNARY = '''
+UNARY = """
 @T.prim_func
 def main(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
     for i in T.serial(N):
         with T.block("B"):
             vi = T.axis.remap("S", [i])
             B[vi] = T.FN(A[vi])
-'''
-SPECIALS = [0.0, -0.0, 1e-45, 1e-40, 1.17549435e-38, 1.0, np.inf, -np.inf, 3.4e38, np.nan,
-            -1e-30, -1e-8, -0.5, -0.99999994, -1.0, -2.0, 0.99999994, 1.0000001]
+"""
+SPECIALS = [
+    0.0,
+    -0.0,
+    1e-45,
+    1e-40,
+    1.17549435e-38,
+    1.0,
+    np.inf,
+    -np.inf,
+    3.4e38,
+    np.nan,
+    -1e-30,
+    -1e-8,
+    -0.5,
+    -0.99999994,
+    -1.0,
+    -2.0,
+    0.99999994,
+    1.0000001,
+]
 # (function, reference in double, max error in f32 ulps of the correctly rounded result)
 CASES = [("log", math.log, 1.0), ("log1p", math.log1p, 1.5)]
 
@@ -28,14 +47,19 @@ def _reference(fn, ref, v):
         return math.nan
     try:
         return ref(v)
-    except ValueError:        # log(+-0), log1p(-1): -inf; below the domain: NaN
+    except ValueError:  # log(+-0), log1p(-1): -inf; below the domain: NaN
         return -math.inf if v == (0.0 if fn == "log" else -1.0) else math.nan
 
 
 def _inputs():
     rng = np.random.default_rng(0)
-    pos = np.concatenate([np.exp(rng.uniform(-103, 88.7, 40000)), np.linspace(0, 4, 20000),
-                          1 + np.linspace(-1e-3, 1e-3, 4000)])
+    pos = np.concatenate(
+        [
+            np.exp(rng.uniform(-103, 88.7, 40000)),
+            np.linspace(0, 4, 20000),
+            1 + np.linspace(-1e-3, 1e-3, 4000),
+        ]
+    )
     return np.concatenate([pos, -pos, SPECIALS]).astype(np.float32)
 
 
@@ -44,7 +68,7 @@ def _inputs():
 def test_log_is_inline_and_within_an_ulp_or_so(fn, ref, max_ulp, vectorized):
     a = _inputs()
     sch = Schedule(tir_mlir.parse(UNARY.replace("FN", fn).replace("N", str(len(a)))))
-    i, = sch.get_loops(sch.get_block("B"))
+    (i,) = sch.get_loops(sch.get_block("B"))
     if vectorized:
         sch.vectorize(sch.split(i, factors=[None, 16])[1])
     assert f"math.{fn} " not in emit_text(sch.mod.module, "scf")
@@ -54,7 +78,7 @@ def test_log_is_inline_and_within_an_ulp_or_so(fn, ref, max_ulp, vectorized):
     want = np.array([_reference(fn, ref, float(v)) for v in a])
     np.testing.assert_array_equal(np.isnan(b), np.isnan(want))
     rounded = want.astype(np.float32)
-    exact = np.isinf(want) | (rounded == 0)           # -inf, inf, 0, -0
+    exact = np.isinf(want) | (rounded == 0)  # -inf, inf, 0, -0
     np.testing.assert_array_equal(b[exact], rounded[exact])
     number = ~np.isnan(want)
     np.testing.assert_array_equal(np.signbit(b[number]), np.signbit(rounded[number]))

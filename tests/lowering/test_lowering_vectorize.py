@@ -1,5 +1,6 @@
 """Stage vectorize-loops: `T.vectorized` loops become vector-dialect code when every access is
 contiguous or uniform; otherwise they stay loops for LLVM's vectorizer. Numbers against numpy."""
+
 import numpy as np
 import pytest
 
@@ -11,14 +12,14 @@ from schedule_check import interp, random_args
 from workloads import matmul
 
 MATMUL = matmul(8, m=32, k=12)
-TRANSPOSE = '''
+TRANSPOSE = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = T.max(A[vj, vi] * T.float32(2), T.float32(0))
-'''
+"""
 RNG = np.random.default_rng(0)
 
 
@@ -42,8 +43,8 @@ def _matmul_k_outer(j_factor):
 def test_contiguous_and_uniform_accesses_become_vector_ops():
     sch = _matmul_k_outer(16)
     scf = emit_text(sch.mod.module, "scf")
-    assert "vector.load %arg1" in scf and "vector<16xf32>" in scf       # B[k, j0 * 16 + j1]
-    assert "vector.broadcast" in scf                                     # A[i, k]
+    assert "vector.load %arg1" in scf and "vector<16xf32>" in scf  # B[k, j0 * 16 + j1]
+    assert "vector.broadcast" in scf  # A[i, k]
     assert "vector.store" in scf and "loop_vectorize" not in scf
     assert "vector.fma" in scf or "arith.addf" in scf and "vector<16xf32>" in scf
     a, b, c = _run(sch, (8, 12), (12, 32), (8, 32))
@@ -80,14 +81,14 @@ def test_contiguous_elementwise_with_max():
 
 
 def test_float_max_min_keep_tvm_semantics_with_nan():
-    mod = tir_mlir.parse('''
+    mod = tir_mlir.parse("""
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     for i in T.serial(16):
         with T.block("C"):
             vi = T.axis.remap("S", [i])
             C[vi] = T.max(A[vi], B[vi]) + T.min(A[vi], B[vi]) * T.float32(0.5)
-''')
+""")
     a = np.array([np.nan, 1, np.nan, -2] * 4, np.float32)
     b = np.array([3, np.nan, np.nan, 5] * 4, np.float32)
     want = np.where(a > b, a, b) + np.where(a < b, a, b) * np.float32(0.5)
@@ -114,14 +115,16 @@ def test_uniform_value_is_broadcast_to_a_contiguous_store():
 
 
 def test_bool_buffer_stores_bytes():
-    sch = Schedule(tir_mlir.parse('''
+    sch = Schedule(
+        tir_mlir.parse("""
 @T.prim_func
 def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "bool")):
     for i, j in T.grid(4, 16):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] > T.float32(0)
-'''))
+""")
+    )
     sch.vectorize(sch.get_loops(sch.get_block("B"))[1])
     scf = emit_text(sch.mod.module, "scf")
     assert "memref<4x16xi8>, vector<16xi8>" in scf and "loop_vectorize" not in scf
@@ -132,6 +135,7 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "bool")):
 
 
 # --- conditions, masks, nested loops, non-contiguous accesses: against the interpreter ---
+
 
 def _matmul(n, m, k, dtype):
     zero = "T.float32(0)" if dtype == "float32" else "T.int32(0)"
@@ -174,15 +178,15 @@ def test_uniform_init_if_stays_scalar_around_vector_code(dtype, order):
     text = _matmul(8, 32, 12, dtype)
     sch = _split_matmul(text, order)
     scf = emit_text(sch.mod.module, "scf")
-    init = scf[scf.index("scf.if"):]
-    assert init.index("vector.store") < init.index("}")      # the init, vectorized in the if
+    init = scf[scf.index("scf.if") :]
+    assert init.index("vector.store") < init.index("}")  # the init, vectorized in the if
     assert "loop_vectorize" not in scf and "maskedstore" not in scf
     _matches_interpreter(text, sch)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_non_dividing_split_masks_the_lanes(dtype):
-    text = _matmul(8, 40, 12, dtype)            # 40 = 2 x 16 + 8: a T.where guard
+    text = _matmul(8, 40, 12, dtype)  # 40 = 2 x 16 + 8: a T.where guard
     sch = _split_matmul(text, "i,k,j0,j1")
     scf = emit_text(sch.mod.module, "scf")
     assert "vector.maskedload" in scf and "vector.maskedstore" in scf
@@ -194,25 +198,29 @@ def test_uniform_loop_inside_the_vectorized_loop():
     text = _matmul(8, 32, 12, "float32")
     sch = _split_matmul(text, "i,j0,j1,k")
     scf = emit_text(sch.mod.module, "scf")
-    k_loop = scf[scf.rindex("scf.for"):]
+    k_loop = scf[scf.rindex("scf.for") :]
     assert "vector.load %arg1" in k_loop and "vector.store" in k_loop
     assert "loop_vectorize" not in scf
     _matches_interpreter(text, sch)
 
 
-ELEMENTWISE = '''
+ELEMENTWISE = """
 @T.prim_func
 def main(A: T.Buffer((N, M), "DT"), B: T.Buffer((N, M), "DT"), C: T.Buffer((N, M), "DT")):
     for i, j in T.grid(N, M):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = EXPR
-'''
+"""
 
 
 def _elementwise(n, m, dtype, expr="A[vi, vj] + B[vi, vj]"):
-    return ELEMENTWISE.replace("N", str(n)).replace("M", str(m)).replace("DT", dtype) \
+    return (
+        ELEMENTWISE.replace("N", str(n))
+        .replace("M", str(m))
+        .replace("DT", dtype)
         .replace("EXPR", expr)
+    )
 
 
 @pytest.mark.parametrize("m, vectorized", [(96, True), (20, False)])
@@ -241,7 +249,7 @@ def test_masked_integer_division_never_divides_by_zero():
     np.testing.assert_array_equal(c, a // b)
 
 
-CONDITIONS = '''
+CONDITIONS = """
 @T.prim_func
 def main(A: T.Buffer((8, 40), "float32"), B: T.Buffer((8, 48), "float32"),
          X: T.Buffer((8, 48), "int32")):
@@ -255,7 +263,7 @@ def main(A: T.Buffer((8, 40), "float32"), B: T.Buffer((8, 48), "float32"),
                 X[vi, vj] = vi * 100
             else:
                 X[vi, vj] = -vj
-'''
+"""
 
 
 def test_lane_varying_statement_if_and_if_then_else():
@@ -264,12 +272,12 @@ def test_lane_varying_statement_if_and_if_then_else():
     sch.vectorize(sch.split(j, factors=[None, 16])[1])
     scf = emit_text(sch.mod.module, "scf")
     assert "vector.maskedload" in scf and "arith.select" in scf
-    assert "arith.floordivsi" in scf and "vector<16xindex>" in scf     # vj % 3 on lanes
+    assert "arith.floordivsi" in scf and "vector<16xindex>" in scf  # vj % 3 on lanes
     assert "loop_vectorize" not in scf
     _matches_interpreter(CONDITIONS, sch)
 
 
-LANE_ORDER = '''
+LANE_ORDER = """
 @T.prim_func
 def main(A: T.Buffer((17,), "float32"), B: T.Buffer((2,), "float32"),
          C: T.Buffer((32,), "float32")):
@@ -278,7 +286,7 @@ def main(A: T.Buffer((17,), "float32"), B: T.Buffer((2,), "float32"),
     for i in T.vectorized(16):
         B[0] = A[i] * T.Cast("float32", i)
         C[i * 2] = A[i]
-'''
+"""
 
 
 def test_lane_order_is_kept():
@@ -292,7 +300,7 @@ def test_lane_order_is_kept():
     _matches_interpreter(LANE_ORDER, sch)
 
 
-LOCAL_TILE = '''
+LOCAL_TILE = """
 @T.prim_func
 def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
     T_ = T.alloc_buffer((64,))
@@ -304,7 +312,7 @@ def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
             with T.block("C"):
                 vi = T.axis.spatial(64, i0 * 16 + i1)
                 C[vi] = T_[vi] + T.float32(1)
-'''
+"""
 
 
 def test_buffer_used_inside_a_vectorized_loop_keeps_one_element_per_lane():
@@ -326,7 +334,7 @@ def test_long_vectorized_loop_runs_in_chunks_of_a_register(n, m):
     scf = emit_text(sch.mod.module, "scf")
     if m % 16 == 0:
         assert "vector<16xf32>" in scf and "loop_vectorize" not in scf
-    else:       # a chunk may cross a row end (left to LLVM); the 8-lane last one may not
+    else:  # a chunk may cross a row end (left to LLVM); the 8-lane last one may not
         assert "loop_vectorize" in scf and "vector<8xf32>" in scf
     _matches_interpreter(text, sch)
 
@@ -334,7 +342,7 @@ def test_long_vectorized_loop_runs_in_chunks_of_a_register(n, m):
 def test_buffer_with_a_strided_last_dimension_is_accessed_lane_by_lane():
     """storage_align on the last axis gives it stride 2: no vector.load/store there (they need
     a dense last dimension), one scalar access per lane instead."""
-    text = '''
+    text = """
 @T.prim_func
 def main(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32")):
     T_ = T.alloc_buffer((8, 32))
@@ -346,15 +354,18 @@ def main(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32")):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T_[vi, vj] + T.float32(1)
-'''
+"""
     sch = Schedule(tir_mlir.parse(text))
     sch.storage_align(sch.get_block("T"), 0, 1, 16, 2)
     for b in ("T", "C"):
         sch.vectorize(sch.split(sch.get_loops(sch.get_block(b))[1], factors=[None, 16])[1])
     scf = emit_text(sch.mod.module, "scf")
     assert "strided<[64, 2]>" in scf and "vector.from_elements" in scf
-    assert not [line for line in scf.splitlines()
-                if "strided<" in line and ("vector.load" in line or "vector.store" in line)]
+    assert not [
+        line
+        for line in scf.splitlines()
+        if "strided<" in line and ("vector.load" in line or "vector.store" in line)
+    ]
     _matches_interpreter(text, sch)
 
 
@@ -366,30 +377,45 @@ def test_lane_uniform_where_guard_stays_a_scalar_if():
     sch.split(i, factors=[None, 16])
     sch.vectorize(j)
     scf = emit_text(sch.mod.module, "scf")
-    assert "vector.store" in scf[scf.index("scf.if"):] and "masked" not in scf
+    assert "vector.store" in scf[scf.index("scf.if") :] and "masked" not in scf
     _matches_interpreter(text, sch)
 
 
-EXP = '''
+EXP = """
 @T.prim_func
 def main(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
     for i in T.serial(4096):
         with T.block("B"):
             vi = T.axis.remap("S", [i])
             B[vi] = T.exp(A[vi])
-'''
+"""
 
 
 @pytest.mark.parametrize("vectorized", [True, False])
 def test_exp_is_inline_and_within_one_ulp_of_libm(vectorized):
     """Vector and scalar f32 exp alike (a scalar loop without calls is one LLVM vectorizes)."""
     sch = Schedule(tir_mlir.parse(EXP))
-    i, = sch.get_loops(sch.get_block("B"))
+    (i,) = sch.get_loops(sch.get_block("B"))
     if vectorized:
         sch.vectorize(sch.split(i, factors=[None, 16])[1])
-    assert "math.exp" not in emit_text(sch.mod.module, "scf")   # passes/lowering/vector_exp.py
-    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72, 88.73, -87.3, -103.9, 89, -104, 100,
-                -200, 1e-30, 0.34657359]
+    assert "math.exp" not in emit_text(sch.mod.module, "scf")  # passes/lowering/vector_exp.py
+    specials = [
+        np.nan,
+        np.inf,
+        -np.inf,
+        0.0,
+        -0.0,
+        88.72,
+        88.73,
+        -87.3,
+        -103.9,
+        89,
+        -104,
+        100,
+        -200,
+        1e-30,
+        0.34657359,
+    ]
     rng = np.random.default_rng(0)
     a = np.concatenate([rng.uniform(-110, 95, 4096 - len(specials)), specials]).astype(np.float32)
     b = np.zeros_like(a)
@@ -406,7 +432,7 @@ def test_exp_is_inline_and_within_one_ulp_of_libm(vectorized):
     np.testing.assert_allclose(b[subnormal], want[subnormal], rtol=0, atol=2e-45)
 
 
-PADDED_ROW = '''
+PADDED_ROW = """
 @T.prim_func
 def main(A: T.Buffer((4, 56), "float32"), B: T.Buffer((4, 56), "float32")):
     for y, x in T.grid(4, 56):
@@ -414,7 +440,7 @@ def main(A: T.Buffer((4, 56), "float32"), B: T.Buffer((4, 56), "float32")):
             vy, vx = T.axis.remap("SS", [y, x])
             B[vy, vx] = T.if_then_else(1 <= vx and vx < 55,
                                        A[vy, vx - 1] + A[vy, vx + 1], T.float32(0))
-'''
+"""
 
 
 def test_vectorized_loop_of_56_lanes_runs_in_register_wide_chunks():

@@ -1,12 +1,13 @@
 """Stage `version-guards` on a static program: a split by a factor that does not divide (256
 columns by 7) guards every element; the full tiles run unguarded in their own version, the
 last tile keeps the guard, and the numbers are numpy's."""
+
 import numpy as np
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text
 
-TEXT = '''@T.prim_func
+TEXT = """@T.prim_func
 def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
          C: T.Buffer((64, 64), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
@@ -16,7 +17,7 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def _tiled_by_7():

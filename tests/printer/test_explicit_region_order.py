@@ -1,10 +1,11 @@
 """T.reads / T.writes written in another order than inference finds print in the writer's
 order, as TVM keeps the written lists (and rfactor's argmax keeps them, as TVM does)."""
+
 import pytest
 
 import tir_mlir
 
-SRC = '''
+SRC = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
          C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
@@ -15,15 +16,16 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
             T.writes(WRITES)
             C[vi] = A[vi] + B[vi]
             D[vi] = A[vi] * B[vi]
-'''
+"""
 
 
 def _src(reads, writes):
     return SRC.replace("READS", reads).replace("WRITES", writes)
 
 
-@pytest.mark.parametrize("reads, writes", [("B[vi], A[vi]", "D[vi], C[vi]"),
-                                           ("A[vi], B[vi]", "C[vi], D[vi]")])
+@pytest.mark.parametrize(
+    "reads, writes", [("B[vi], A[vi]", "D[vi], C[vi]"), ("A[vi], B[vi]", "C[vi], D[vi]")]
+)
 def test_written_order_is_printed(reads, writes):
     text = tir_mlir.parse(_src(reads, writes)).script()
     assert f"T.reads({reads})" in text and f"T.writes({writes})" in text
@@ -31,8 +33,9 @@ def test_written_order_is_printed(reads, writes):
 
 
 def test_inferred_order_without_written_lists():
-    src = _src("", "").replace("            T.reads()\n", "").replace("            T.writes()\n",
-                                                                     "")
+    src = (
+        _src("", "").replace("            T.reads()\n", "").replace("            T.writes()\n", "")
+    )
     text = tir_mlir.parse(src).script()
     assert "T.reads(A[vi], B[vi])" in text and "T.writes(C[vi], D[vi])" in text
 

@@ -3,6 +3,7 @@
 Regenerate with `pytest tests/printer/test_golden.py --update-golden`, then review the diff by eye
 (and with tests/differential/test_tvm_differential.py, which checks the text against TVM).
 """
+
 from pathlib import Path
 
 import pytest

@@ -1,6 +1,7 @@
 """The printer's spelling hints (dialect/spelling.py) live beside the IR, not in it: the program
 prints as written, the MLIR carries no hint, copies and the schedule's snapshots keep them, and
 MLIR read back from text prints the canonical forms."""
+
 import gc
 import pickle
 
@@ -11,7 +12,7 @@ from tir_mlir.dialect import spelling
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule, module_from_mlir
 
-SRC = '''
+SRC = """
 @T.prim_func
 def f(A: T.Buffer((16,), "float32"), B: T.Buffer((24,), "float32")):
     for i in range(16):
@@ -19,7 +20,7 @@ def f(A: T.Buffer((16,), "float32"), B: T.Buffer((24,), "float32")):
             vi = T.axis.spatial(24, 8 + i)
             T.where(i >= 2)
             B[vi] = A[vi - 8] * T.float32(2)
-'''
+"""
 AS_WRITTEN = ("vi = T.axis.spatial(24, 8 + i)", "T.where(i >= 2)")
 CANONICAL = ("vi = T.axis.spatial(24, i + 8)", "T.where(2 <= i)")
 
@@ -53,7 +54,7 @@ def test_a_refused_primitive_restores_the_spelling_with_the_module():
     before = sch.mod.script()
     (i,) = sch.get_loops(sch.get_block("B"))
     with pytest.raises(ScheduleError):
-        sch.split(i, factors=[3, 3])            # 9 != 16: refused after the snapshot
+        sch.split(i, factors=[3, 3])  # 9 != 16: refused after the snapshot
     assert sch.mod.script() == before
     sch.parallel(i)
     assert _has(sch.mod.script(), AS_WRITTEN)

@@ -3,6 +3,7 @@ parse to tir-dialect IR, print as TVM 0.21 prints them (goldens under tests/gold
 recorded from TVM's printer), print-parse-print is a fixed point, and `--emit mlir` is MLIR that
 mlir-opt reads with the dialect's IRDL file. With TVM installed, TVM's own print of the
 program equals the golden and TVM re-parses our text to a structurally equal function."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,9 @@ from tir_mlir.printer import script
 ROOT = Path(__file__).parent.parent.parent
 PROGRAMS = sorted((ROOT / "tests" / "data" / "symbolic").glob("*.tir"))
 GOLDEN = ROOT / "tests" / "golden" / "symbolic"
-MLIR_OPT = next(Path(p) / "bin" / "mlir-opt" for p in mlir.__path__
-                if (Path(p) / "bin" / "mlir-opt").exists())
+MLIR_OPT = next(
+    Path(p) / "bin" / "mlir-opt" for p in mlir.__path__ if (Path(p) / "bin" / "mlir-opt").exists()
+)
 TIR = Path(sys.executable).with_name("tir-mlir")
 
 
@@ -53,8 +55,12 @@ def test_tvm_prints_the_golden_and_reparses_ours(path):
 def test_emitted_mlir_verifies_with_mlir_opt(path, tmp_path):
     out = tmp_path / "prog.mlir"
     out.write_text(_parse(path.read_text(), str(path)).mlir())
-    r = subprocess.run([str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}",
-                        str(out)], capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert "tir.match_shape" in r.stdout
 
@@ -69,6 +75,6 @@ def test_the_mlir_holds_the_whole_program(path):
 def test_symbolic_ir_shape():
     mod = _parse((ROOT / "tests" / "data" / "symbolic" / "extent_product.tir").read_text())
     text = mod.mlir()
-    assert "%arg1: index {tir.dtype = \"int32\", tir.implicit, tir.name = \"n\"}" in text
-    assert "arith.muli %arg1, %arg2 : index" in text      # n * m + 1: a top-level symbol
+    assert '%arg1: index {tir.dtype = "int32", tir.implicit, tir.name = "n"}' in text
+    assert "arith.muli %arg1, %arg2 : index" in text  # n * m + 1: a top-level symbol
     assert "memref.alloc(" in text and "memref<?xf32>" in text

@@ -1,6 +1,7 @@
 """A process that imported TVM dies of a crash with Python's fault report, not through TVM's
 handler (which allocates, and deadlocks after a crash inside malloc): tests/support/fault_handlers.py,
 run by conftest.py after each test."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ def test_crash_after_importing_tvm_is_reported_by_python():
 
 def test_the_reset_runs_once_tvm_is_imported():
     import fault_handlers
+
     # Once TVM is loaded the reset has run (a test may since have dropped a `tvm` module it
     # made itself, e.g. the tir_mlir.tvm alias, so the converse need not hold).
     assert fault_handlers._done or "tvm" not in sys.modules

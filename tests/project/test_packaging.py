@@ -4,6 +4,7 @@
 `tir_mlir.passes` through `[tool.setuptools.package-dir]`. An editable install finds a subpackage
 missing from `packages` anyway, so only a check like this (or a wheel) notices it is gone.
 """
+
 import fnmatch
 import importlib
 import shutil
@@ -20,8 +21,12 @@ PACKAGES = CONFIG["packages"]
 PACKAGE_DIR = CONFIG.get("package-dir", {})
 PACKAGE_DATA = CONFIG.get("package-data", {})
 # Top-level source folders and the package each one installs as.
-SOURCES = {"tir_mlir": "tir_mlir", "dialect": "tir_mlir.dialect", "grammar": "tir_mlir.grammar",
-           "passes": "tir_mlir.passes"}
+SOURCES = {
+    "tir_mlir": "tir_mlir",
+    "dialect": "tir_mlir.dialect",
+    "grammar": "tir_mlir.grammar",
+    "passes": "tir_mlir.passes",
+}
 DATA_SUFFIXES = (".lark", ".irdl.mlir")
 
 
@@ -48,8 +53,9 @@ def mapped_folder(package):
 @pytest.mark.parametrize("package,folder", sorted(package_folders().items()))
 def test_folder_is_a_listed_package(package, folder):
     assert package in PACKAGES, f"{folder}/ is not in [tool.setuptools] packages as {package!r}"
-    assert mapped_folder(package) == folder, \
+    assert mapped_folder(package) == folder, (
         f"{package} is taken from {mapped_folder(package)}/, not {folder}/ (package-dir)"
+    )
 
 
 def test_listed_packages_exist():
@@ -57,14 +63,22 @@ def test_listed_packages_exist():
     assert sorted(PACKAGES) == sorted(folders), "packages lists a folder with no __init__.py"
 
 
-@pytest.mark.parametrize("path", sorted(p.relative_to(ROOT).as_posix() for top in SOURCES
-                                        for s in DATA_SUFFIXES for p in (ROOT / top).rglob("*" + s)))
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        p.relative_to(ROOT).as_posix()
+        for top in SOURCES
+        for s in DATA_SUFFIXES
+        for p in (ROOT / top).rglob("*" + s)
+    ),
+)
 def test_data_file_is_package_data(path):
     folder, name = path.rsplit("/", 1)
     package = {f: p for p, f in package_folders().items()}[folder]
     patterns = PACKAGE_DATA.get(package, []) + PACKAGE_DATA.get("*", [])
-    assert any(fnmatch.fnmatch(name, p) for p in patterns), \
+    assert any(fnmatch.fnmatch(name, p) for p in patterns), (
         f"{path} is not matched by [tool.setuptools.package-data] {package!r}"
+    )
 
 
 def test_build_copies_every_file(tmp_path):
@@ -76,9 +90,20 @@ def test_build_copies_every_file(tmp_path):
     for top in SOURCES:
         shutil.copytree(ROOT / top, src / top, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "lib"
-    r = subprocess.run([sys.executable, "-c", "import setuptools; setuptools.setup()", "-q",
-                        "build_py", "--build-lib", str(out)], cwd=src, capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import setuptools; setuptools.setup()",
+            "-q",
+            "build_py",
+            "--build-lib",
+            str(out),
+        ],
+        cwd=src,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     built = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     folders = package_folders()
@@ -96,6 +121,8 @@ def test_installed_layout():
     passes = importlib.import_module("tir_mlir.passes")
     assert Path(passes.__file__).resolve() == (ROOT / "passes" / "__init__.py").resolve()
     from tir_mlir.dialect import IRDL_PATH
+
     assert IRDL_PATH.is_file() and "irdl.dialect @tir" in IRDL_PATH.read_text()
     from importlib import resources
+
     assert resources.files("tir_mlir.grammar").joinpath("tvmscript.lark").is_file()

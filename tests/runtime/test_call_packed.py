@@ -3,6 +3,7 @@
 
 TVM cannot infer the region of a buffer handed to a packed call inside a block (it asks for
 T.reads/T.writes); tir-mlir infers the whole buffer, which is what the program below writes."""
+
 import numpy as np
 import pytest
 
@@ -10,7 +11,7 @@ import tir_mlir
 from shared_programs import GEMV_DESC, MM_T
 from tir_mlir.errors import TIRParseError
 
-SOURCE = '''
+SOURCE = """
 @T.prim_func
 def f(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4, 3), "float32")):
     T.call_packed("test_packed.axpy", A, B, 3, T.float32(2.5))
@@ -20,7 +21,7 @@ def f(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4, 3), "float32")):
             T.reads(B[0:4, 0:3])
             T.writes(B[0:4, 0:3])
             T.call_packed("test_packed.scale_row", B, vi)
-'''
+"""
 
 
 def axpy(a, b, n, x):
@@ -64,7 +65,9 @@ def test_numbers_equal_tvms():
             arrays = [x.numpy() if hasattr(x, "numpy") else x for x in args]
             fn(*arrays)
             args[1 if fn is axpy else 0].copyfrom(arrays[1 if fn is axpy else 0])
+
         return wrapped
+
     tvm.register_func("test_packed.axpy", on_tvm(axpy), override=True)
     tvm.register_func("test_packed.scale_row", on_tvm(scale_row), override=True)
     b_tvm = tvm.nd.array(np.zeros_like(a))
@@ -83,9 +86,12 @@ def test_reference_interpreter_calls_the_function_too():
 
 def test_scalars_of_every_kind_and_strided_buffers():
     got = []
-    tir_mlir.register_func("test_packed.record", lambda *args: got.append(
-        [x.copy() if isinstance(x, np.ndarray) else x for x in args]), override=True)
-    mod = tir_mlir.parse('''
+    tir_mlir.register_func(
+        "test_packed.record",
+        lambda *args: got.append([x.copy() if isinstance(x, np.ndarray) else x for x in args]),
+        override=True,
+    )
+    mod = tir_mlir.parse("""
 @T.prim_func
 def g(A: T.Buffer((4, 6), "int8"), M: T.Buffer((2,), "bool")):
     for i in range(2):
@@ -94,13 +100,13 @@ def g(A: T.Buffer((4, 6), "int8"), M: T.Buffer((2,), "bool")):
             S = T.match_buffer(A[vi * 2:vi * 2 + 2, 1:4], (2, 3), "int8", offset_factor=1)
             T.call_packed("test_packed.record", S, M, vi, T.int64(-5), T.float64(0.1),
                           T.float16(1.5), T.bool(True))
-''')
+""")
     a = np.arange(24, dtype="int8").reshape(4, 6)
     m = np.array([True, False])
     tir_mlir.build(mod)["g"](a, m)
     assert len(got) == 2
     for i, (s, mm, vi, big, x, h, flag) in enumerate(got):
-        np.testing.assert_array_equal(s, a[2 * i:2 * i + 2, 1:4])
+        np.testing.assert_array_equal(s, a[2 * i : 2 * i + 2, 1:4])
         np.testing.assert_array_equal(mm, m)
         assert (vi, big, x, h, flag) == (i, -5, 0.1, 1.5, True)
 
@@ -109,16 +115,19 @@ def test_errors_raise_from_the_call():
     def boom(a, i):
         if i == 2:
             raise ValueError("row 2 refused")
+
     tir_mlir.register_func("test_packed.scale_row", boom, override=True)
     try:
         with pytest.raises(ValueError, match="row 2 refused"):
-            tir_mlir.build(tir_mlir.parse(SOURCE))["f"](np.zeros((4, 3), "float32"),
-                                                        np.zeros((4, 3), "float32"))
+            tir_mlir.build(tir_mlir.parse(SOURCE))["f"](
+                np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32")
+            )
     finally:
         tir_mlir.register_func("test_packed.scale_row", scale_row, override=True)
     lonely = tir_mlir.parse(SOURCE.replace("test_packed.axpy", "test_packed.nobody"))
-    with pytest.raises(tir_mlir.errors.RuntimeCallError,
-                       match="no function is registered as 'test_packed.nobody'"):
+    with pytest.raises(
+        tir_mlir.errors.RuntimeCallError, match="no function is registered as 'test_packed.nobody'"
+    ):
         tir_mlir.build(lonely)["f"](np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"))
     with pytest.raises(ValueError, match="already registered"):
         tir_mlir.register_func("test_packed.axpy", axpy)
@@ -126,16 +135,16 @@ def test_errors_raise_from_the_call():
 
 def test_a_packed_name_is_only_looked_up_in_the_registry():
     """`T.call_packed("os.system", ...)` names a registered function, nothing importable."""
-    mod = tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
-                         '    T.call_packed("os.system", A)\n')
+    mod = tir_mlir.parse(
+        '@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    T.call_packed("os.system", A)\n'
+    )
     with pytest.raises(tir_mlir.errors.RuntimeCallError, match="no function is registered"):
         tir_mlir.build(mod)["f"](np.zeros(4, "float32"))
 
 
 def test_parse_errors_are_located():
     with pytest.raises(TIRParseError, match="takes the registered function's name") as e:
-        tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
-                       '    T.call_packed(A)\n')
+        tir_mlir.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    T.call_packed(A)\n')
     assert (e.value.loc.line, e.value.loc.col) == (3, 5)
 
 
@@ -146,8 +155,11 @@ def test_tvms_printed_form_reads_back():
     assert "T.tvm_stack_make_array(B.data, T.tvm_stack_make_shape(4, 3), 0, 2" in printed
     assert tir_mlir.parse(printed).script() == tir_mlir.parse(SOURCE).script()
     with pytest.raises(TIRParseError, match="as TVM prints a whole buffer"):
-        tir_mlir.parse(printed.replace("T.tvm_stack_make_shape(4, 3), 0, 2",
-                                       "T.tvm_stack_make_shape(4, 2), 0, 2"))
+        tir_mlir.parse(
+            printed.replace(
+                "T.tvm_stack_make_shape(4, 3), 0, 2", "T.tvm_stack_make_shape(4, 2), 0, 2"
+            )
+        )
 
 
 GEMV_PACKED = """
@@ -161,7 +173,7 @@ def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
 
 
 def _gemv(a, b, c):
-    c += b @ a          # the matched regions: a row of A, 16 rows of B, 16 entries of C
+    c += b @ a  # the matched regions: a row of A, 16 rows of B, 16 entries of C
 
 
 def test_tensorize_onto_a_python_function():
@@ -184,6 +196,7 @@ def test_tensorize_onto_a_python_function():
 def test_te_intrinsic_with_tvm_tir_call_packed():
     import tir_mlir as tvm
     from tir_mlir import te
+
     tir_mlir.register_func("test_packed.gemv", _gemv, override=True)
     A = te.placeholder((32, 64), name="A")
     B = te.placeholder((48, 64), name="B")
@@ -193,13 +206,16 @@ def test_te_intrinsic_with_tvm_tir_call_packed():
     b = te.placeholder((16, 64), name="b")
     kk = te.reduce_axis((0, 64), name="k")
     c = te.compute((16,), lambda i: te.sum(a[kk] * b[i, kk], axis=kk), name="c")
-    binds = {t: tvm.tir.decl_buffer(t.shape, t.dtype, name=t.name.upper(), offset_factor=1)
-             for t in (a, b, c)}
+    binds = {
+        t: tvm.tir.decl_buffer(t.shape, t.dtype, name=t.name.upper(), offset_factor=1)
+        for t in (a, b, c)
+    }
 
     def intrin_func(ins, outs):
         ib = tvm.tir.ir_builder.create()
         ib.emit(tvm.tir.call_packed("test_packed.gemv", ins[0], ins[1], outs[0]))
         return ib.get()
+
     gemv = te.decl_tensor_intrin(c.op, intrin_func, binds=binds)
     s = te.create_schedule(C.op)
     x, y = C.op.axis

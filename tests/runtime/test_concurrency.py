@@ -1,5 +1,6 @@
 """Several threads parsing, scheduling, printing, building and running at once get the same
 results as one thread (the MLIR context and the parser are shared: see tir_mlir/context.py)."""
+
 import random
 import threading
 
@@ -25,7 +26,7 @@ def _work(seed, out, errors):
             sch.trace.apply_to_schedule(replay)
             assert replay.mod.script() == text
             out.append((fj, fi, text))
-        except Exception as e:       # noqa: BLE001 - collected and reported by the test
+        except Exception as e:  # noqa: BLE001 - collected and reported by the test
             errors.append(repr(e))
 
 
@@ -38,7 +39,7 @@ def test_parallel_schedules_agree_with_sequential():
         t.join()
     assert errors == []
     assert len(out) == 48
-    for fj, fi, text in out[:: 6]:
+    for fj, fi, text in out[::6]:
         sch = tir_mlir.Schedule(tir_mlir.parse(SRC))
         i, j, k = sch.get_loops(sch.get_block("Y", "mm_relu"))
         sch.split(j, factors=[None, fj])
@@ -63,8 +64,9 @@ def test_parallel_builds_and_calls():
                 c = np.zeros((128, 128), np.float32)
                 lib["mm_relu"](a, b, c)
                 np.testing.assert_allclose(c, want, rtol=1e-4)
-        except Exception as e:       # noqa: BLE001
+        except Exception as e:  # noqa: BLE001
             errors.append(repr(e))
+
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()

@@ -1,5 +1,6 @@
 """One kernel over dynamic memrefs for a symbolic function, lowered once from the IR
 (docs/symbolic.md): right at every size, TVM 0.21 as the oracle where it is installed."""
+
 import os
 import random
 from pathlib import Path
@@ -35,6 +36,7 @@ def lowerings(monkeypatch):
     def counted(self, module):
         runs.append(1)
         return real(self, module)
+
     monkeypatch.setattr(TirToAffine, "__call__", counted)
     return runs
 
@@ -45,19 +47,33 @@ def _rand(rng, *shape):
 
 # name -> (arguments at size n, the expected outputs from the inputs, output positions)
 CASES = {
-    "add": (lambda r, n: [_rand(r, n, 128), _rand(r, n, 128), np.zeros((n, 128), "float32")],
-            lambda a: [a[0] + a[1]], [2]),
-    "matmul": (lambda r, n: [_rand(r, n, 64), _rand(r, 64, 32), np.zeros((n, 32), "float32")],
-               lambda a: [a[0] @ a[1]], [2]),
+    "add": (
+        lambda r, n: [_rand(r, n, 128), _rand(r, n, 128), np.zeros((n, 128), "float32")],
+        lambda a: [a[0] + a[1]],
+        [2],
+    ),
+    "matmul": (
+        lambda r, n: [_rand(r, n, 64), _rand(r, 64, 32), np.zeros((n, 32), "float32")],
+        lambda a: [a[0] @ a[1]],
+        [2],
+    ),
     "tiled": (lambda r, n: [_rand(r, n), np.zeros(n, "float32")], lambda a: [a[0] * 3], [1]),
-    "halves": (lambda r, n: [_rand(r, n), np.zeros(n // 2, "float32")],
-               lambda a: [a[0][0:len(a[0]) // 2 * 2:2] + a[0][1:len(a[0]) // 2 * 2:2]], [1]),
-    "total": (lambda r, n: [_rand(r, n, 4), np.zeros(4, "float32")],
-              lambda a: [a[0].sum(0)], [1]),
-    "two_stage": (lambda r, n: [_rand(r, n, 16), np.zeros((n, 16), "float32")],
-                  lambda a: [a[0] * 2 + 1], [1]),     # an intermediate (n, 16) buffer
-    "axpb": (lambda r, n: [_rand(r, n), np.zeros(n, "float32"), 1.5, n, -3],
-             lambda a: [a[0] * np.float32(1.5) - 3], [1]),
+    "halves": (
+        lambda r, n: [_rand(r, n), np.zeros(n // 2, "float32")],
+        lambda a: [a[0][0 : len(a[0]) // 2 * 2 : 2] + a[0][1 : len(a[0]) // 2 * 2 : 2]],
+        [1],
+    ),
+    "total": (lambda r, n: [_rand(r, n, 4), np.zeros(4, "float32")], lambda a: [a[0].sum(0)], [1]),
+    "two_stage": (
+        lambda r, n: [_rand(r, n, 16), np.zeros((n, 16), "float32")],
+        lambda a: [a[0] * 2 + 1],
+        [1],
+    ),  # an intermediate (n, 16) buffer
+    "axpb": (
+        lambda r, n: [_rand(r, n), np.zeros(n, "float32"), 1.5, n, -3],
+        lambda a: [a[0] * np.float32(1.5) - 3],
+        [1],
+    ),
 }
 
 
@@ -77,7 +93,7 @@ def test_compiled_once_for_three_sizes(ours, name, lowerings):
 def test_memrefs_are_dynamic_and_sizes_affine_maps_of_the_symbols(ours):
     text = emit_text(ours.add.module, "scf")
     assert "func.func @add(%arg0: memref<?x128xf32>" in text and "1009" not in text
-    assert "memref.dim %arg0, %c0" in text          # the tir.match_shape check
+    assert "memref.dim %arg0, %c0" in text  # the tir.match_shape check
     tiled = emit_text(ours.tiled.module, "affine")
     assert "memref<?xf32>" in tiled
     assert "affine_map<()[s0] -> ((s0 + 3) floordiv 4)>" in tiled
@@ -101,16 +117,19 @@ def test_min_extent_is_one_kernel(ours, lowerings):
 def test_shapes_checked_across_arguments(ours):
     z = np.zeros
     lib = tir_mlir.build(ours.matmul)
-    with pytest.raises(RuntimeCallError, match="m is 4 from dimension 0 of 'A' but 5 from "
-                                               "dimension 0 of 'C'"):
+    with pytest.raises(
+        RuntimeCallError, match="m is 4 from dimension 0 of 'A' but 5 from dimension 0 of 'C'"
+    ):
         lib["matmul"](z((4, 64), "float32"), z((64, 32), "float32"), z((5, 32), "float32"))
     with pytest.raises(RuntimeCallError, match="matmul: dimension 1 of 'B' is 31, expected 32$"):
         lib["matmul"](z((4, 64), "float32"), z((64, 31), "float32"), z((4, 32), "float32"))
     axpb = tir_mlir.build(ours.axpb)
     with pytest.raises(RuntimeCallError, match="n = 5 but dimension 0 of 'A' is 4"):
         axpb["axpb"](z(4, "float32"), z(4, "float32"), 1.0, 5, 0)
-    with pytest.raises(RuntimeCallError, match="halves: dimension 0 of 'B' is 4, expected 3 "
-                                               "\\(n // 2 with n = 6\\)"):
+    with pytest.raises(
+        RuntimeCallError,
+        match="halves: dimension 0 of 'B' is 4, expected 3 \\(n // 2 with n = 6\\)",
+    ):
         tir_mlir.build(ours.halves)["halves"](z(6, "float32"), z(4, "float32"))
 
 
@@ -119,14 +138,14 @@ def test_dynamic_extent_vectorized_is_a_loop_for_llvm(ours, lowerings):
     loop with LLVM's vectorize hint (LLVM adds the remainder loop): still one kernel."""
     sch = tir_mlir.Schedule(ours.tiled)
     io, ii = sch.get_loops(sch.get_block("B"))
-    sch.vectorize(ii)                                       # 4 lanes
+    sch.vectorize(ii)  # 4 lanes
     assert "vector<4xf32>" in emit_text(sch.mod.module, "scf")
     lib = tir_mlir.build(sch.mod)
     lib["tiled"](*CASES["tiled"][0](np.random.default_rng(3), 5))
     sch = tir_mlir.Schedule(ours.add)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.reorder(j, i)
-    sch.vectorize(i)                                        # n lanes
+    sch.vectorize(i)  # n lanes
     before = len(lowerings)
     lib = tir_mlir.build(sch.mod)
     rng = np.random.default_rng(3)
@@ -142,10 +161,12 @@ def test_dynamic_extent_vectorized_is_a_loop_for_llvm(ours, lowerings):
 def test_size_dependent_forms_are_one_kernel(lowerings):
     """`T.ceildiv(n, chunk)` with `chunk` a parameter is no affine map of the sizes: an index
     value computed at the top of the kernel, one kernel for every (n, chunk)."""
-    src = ("@T.prim_func\ndef f(a: T.handle, chunk: T.int32):\n    n = T.int32()\n"
-           "    A = T.match_buffer(a, (n,))\n    for i, j in T.grid(T.ceildiv(n, chunk), chunk):\n"
-           "        with T.block('A'):\n            vi = T.axis.spatial(n, i * chunk + j)\n"
-           "            T.where(i * chunk + j < n)\n            A[vi] = A[vi] + T.float32(1)\n")
+    src = (
+        "@T.prim_func\ndef f(a: T.handle, chunk: T.int32):\n    n = T.int32()\n"
+        "    A = T.match_buffer(a, (n,))\n    for i, j in T.grid(T.ceildiv(n, chunk), chunk):\n"
+        "        with T.block('A'):\n            vi = T.axis.spatial(n, i * chunk + j)\n"
+        "            T.where(i * chunk + j < n)\n            A[vi] = A[vi] + T.float32(1)\n"
+    )
     lib = tir_mlir.build(tir_mlir.parse(src, "f.py"))
     for n, chunk in ((5, 2), (9, 4), (3, 8)):
         a = np.zeros(n, "float32")
@@ -174,6 +195,7 @@ def test_compute_at_into_a_symbolic_split(ours, lowerings):
 
 def test_te_var_shapes_compile_once(lowerings):
     from tir_mlir import te
+
     n = te.var("n")
     A = te.placeholder((n, 32), name="A")
     B = te.compute((n, 32), lambda i, j: A[i, j] * 2, name="B")
@@ -227,13 +249,14 @@ def test_random_schedules_right_at_every_size(ours, seed):
         args = make(rng, n)
         rows = len(args[outs[0]])
         guarded = np.full((rows + 4,) + args[outs[0]].shape[1:], 7, "float32")
-        args[outs[0]] = guarded[2:2 + rows]
+        args[outs[0]] = guarded[2 : 2 + rows]
         lib[name](*args)
         np.testing.assert_allclose(args[outs[0]], expect(args)[0], rtol=1e-4, atol=1e-5)
-        assert (guarded[:2] == 7).all() and (guarded[2 + rows:] == 7).all()
+        assert (guarded[:2] == 7).all() and (guarded[2 + rows :] == 7).all()
 
 
 # --- TVM 0.21 as the oracle ---------------------------------------------------------------------
+
 
 def _schedule_split_parallel_vectorize(sch):
     i, j = sch.get_loops(sch.get_block("C"))
@@ -343,8 +366,10 @@ def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedu
 def test_symbolic_programs_give_tvms_numbers(ours, tmp_path, name):
     tvm = pytest.importorskip("tvm")
     theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm")
-    lib, lib_tvm = tir_mlir.build(getattr(ours, name)), tvm.build(getattr(theirs, name),
-                                                                  target="llvm")
+    lib, lib_tvm = (
+        tir_mlir.build(getattr(ours, name)),
+        tvm.build(getattr(theirs, name), target="llvm"),
+    )
     make = CASES[name][0] if name in CASES else CASES["tiled"][0]
     rng = np.random.default_rng(5)
     for n in SIZES:

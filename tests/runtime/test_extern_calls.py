@@ -1,6 +1,7 @@
 """T.call_extern: parsed and printed as TVM prints it, lowered to a declared C function linked
 from `build(..., extern_libs=[...])`, and the target of tensorize (TVMScript and TE intrinsics,
 the TE seed example 18 with the article's `gemv_update` kernel) computing numpy's numbers."""
+
 import shutil
 import subprocess
 
@@ -51,23 +52,23 @@ int gemv_update(float *cc, float *aa, float *bb, int m, int l, int stride) {
 }
 """
 
-ROWS = '''
+ROWS = """
 @T.prim_func
 def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
     for i in range(8):
         T.call_extern("int32", "scale_row", T.address_of(B[i, 0]), T.address_of(A[i, 0]), 16, T.float32(2.5))
-'''
+"""
 
-ROWS_BLOCK = '''
+ROWS_BLOCK = """
 @T.prim_func
 def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32")):
     for i in range(8):
         with T.block("row"):
             vi = T.axis.spatial(8, i)
             T.call_extern("int32", "scale_row", T.address_of(B[vi, 0]), T.address_of(A[vi, 0]), 16, T.float32(2.5))
-'''
+"""
 
-CALLS = '''# from tvm.script import tir as T
+CALLS = """# from tvm.script import tir as T
 
 @T.prim_func
 def main(a: T.handle, B: T.Buffer((16, 64), "float32"), C: T.Buffer((16,), "float32")):
@@ -75,7 +76,7 @@ def main(a: T.handle, B: T.Buffer((16, 64), "float32"), C: T.Buffer((16,), "floa
     T.call_extern("int32", "gemv_update", T.tvm_access_ptr(T.type_annotation("float32"), C.data, C.elem_offset, 16, 2), T.tvm_access_ptr(T.type_annotation("float32"), A.data, A.elem_offset, 64, 1), B.data, 16, 64, B.strides[0])
     T.call_extern("int32", "f", T.address_of(B[1, 2]), A.data)
     for i in range(4):
-        T.call_pure_extern("float32", "g", A[i], T.address_of(B[i, i * 2]))'''
+        T.call_pure_extern("float32", "g", A[i], T.address_of(B[i, i * 2]))"""
 
 
 @pytest.fixture
@@ -84,6 +85,7 @@ def c_file(tmp_path):
         path = tmp_path / name
         path.write_text(text)
         return path
+
     return write
 
 
@@ -95,33 +97,38 @@ def test_print_round_trip():
 
 def test_access_ptr_method_prints_as_tvm():
     tvm = pytest.importorskip("tvm")
-    text = '''
+    text = """
 @T.prim_func
 def main(A: T.Buffer((16, 64), "float32"), C: T.Buffer((16,), "float32")):
     T.call_extern("int32", "f", C.access_ptr("w"), A.access_ptr("r"), T.address_of(A[2, 3]), A.data)
-'''
+"""
     ours = tir_mlir.parse(text).script()
     theirs = tvm.script.from_source(text).script()
     # TVM writes a parameter's elem_offset as its value 0; tir_mlir keeps the buffer's name
     assert ours.replace("C.elem_offset", "0").replace("A.elem_offset", "0") == theirs
 
 
-@pytest.mark.parametrize("bad, message", [
-    ('T.call_extern("int32")', "takes a dtype, the function's name and its arguments"),
-    ('T.call_extern("int31", "f")', "unknown dtype 'int31'"),
-    ('T.call_extern("int32", "f", A.strides[2])', "A.strides takes one constant index below 2"),
-    ('T.call_extern("int32", "f", A.size)', "buffer 'A' has no attribute 'size'"),
-    ('T.call_extern("int32", "f", T.address_of(A))', "T.address_of takes a buffer element"),
-    ('T.call_extern("int32", "f", A.access_ptr("x"))', "access_ptr takes an access mask"),
-    ('T.call_extern("int32", "f", T.tvm_access_ptr(T.type_annotation("float32"), A, 0, 1, 1))',
-     "second argument must be a pointer"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ('T.call_extern("int32")', "takes a dtype, the function's name and its arguments"),
+        ('T.call_extern("int31", "f")', "unknown dtype 'int31'"),
+        ('T.call_extern("int32", "f", A.strides[2])', "A.strides takes one constant index below 2"),
+        ('T.call_extern("int32", "f", A.size)', "buffer 'A' has no attribute 'size'"),
+        ('T.call_extern("int32", "f", T.address_of(A))', "T.address_of takes a buffer element"),
+        ('T.call_extern("int32", "f", A.access_ptr("x"))', "access_ptr takes an access mask"),
+        (
+            'T.call_extern("int32", "f", T.tvm_access_ptr(T.type_annotation("float32"), A, 0, 1, 1))',
+            "second argument must be a pointer",
+        ),
+    ],
+)
 def test_bad_calls_are_located_errors(bad, message):
-    text = f'''
+    text = f"""
 @T.prim_func
 def main(A: T.Buffer((4, 4), "float32")):
     {bad}
-'''
+"""
     with pytest.raises(TIRParseError, match=message) as e:
         tir_mlir.parse(text, filename="t.tir")
     assert e.value.loc.line == 4
@@ -149,7 +156,9 @@ def test_extern_libs_of_every_kind(c_file, tmp_path, kind):
 def test_debug_build_runs_extern_calls_in_the_jit(c_file):
     a = np.random.default_rng(1).random((8, 16), dtype="float32")
     b = np.zeros_like(a)
-    tir_mlir.build(tir_mlir.parse(ROWS), debug=True, extern_libs=[c_file(SCALE_ROW_C)])["main"](a, b)
+    tir_mlir.build(tir_mlir.parse(ROWS), debug=True, extern_libs=[c_file(SCALE_ROW_C)])["main"](
+        a, b
+    )
     np.testing.assert_allclose(b, a * 2.5)
 
 
@@ -175,7 +184,7 @@ def test_missing_symbol_and_bad_libs_are_errors(tmp_path, c_file):
         tir_mlir.build(mod, extern_libs=[c_file("int broken(", "broken.c")])
 
 
-LOCAL = '''
+LOCAL = """
 @T.prim_func
 def main(A: T.Buffer((8, 4), "float32")):
     for i in range(8):
@@ -186,8 +195,10 @@ def main(A: T.Buffer((8, 4), "float32")):
             T.call_extern("int32", "fill", T.address_of(L[0]), 4, T.Cast("float32", vi))
             for j in range(4):
                 A[vi, j] = L[j] * T.float32(2)
-'''
-FILL_C = "int fill(float *p, int n, float v) { for (int i = 0; i < n; ++i) p[i] = v + i; return 0; }"
+"""
+FILL_C = (
+    "int fill(float *p, int n, float v) { for (int i = 0; i < n; ++i) p[i] = v + i; return 0; }"
+)
 
 
 def test_a_local_buffer_written_by_c_is_not_kept_in_registers(c_file):
@@ -200,24 +211,24 @@ def test_a_local_buffer_written_by_c_is_not_kept_in_registers(c_file):
 
 
 def test_one_symbol_two_signatures_is_an_error():
-    mod = tir_mlir.parse('''
+    mod = tir_mlir.parse("""
 @T.prim_func
 def main(A: T.Buffer((4,), "float32")):
     T.call_extern("int32", "f", A.data)
     T.call_extern("int32", "f", A.data, 1)
-''')
+""")
     with pytest.raises(BuildError, match="'f' is called with arguments"):
         tir_mlir.build(mod)
 
 
-GEMV_IMPL = '''
+GEMV_IMPL = """
 @T.prim_func
 def gemv_impl(a: T.handle, b: T.handle, c: T.handle):
     A = T.match_buffer(a, (64,), offset_factor=1)
     B = T.match_buffer(b, (16, 64), offset_factor=1)
     C = T.match_buffer(c, (16,), offset_factor=1)
     T.call_extern("int32", "gemv_update", C.access_ptr("w"), A.access_ptr("r"), B.access_ptr("r"), 16, 64, B.strides[0])
-'''
+"""
 
 
 def test_tensorize_onto_a_c_kernel(c_file):
@@ -228,20 +239,23 @@ def test_tensorize_onto_a_c_kernel(c_file):
     sch.tensorize(j1, "test_gemv_extern")
     text = sch.mod.script()
     # TVM's form: the impl's buffers are match_buffer views of the matched regions
-    assert "B_1 = T.match_buffer(B[vj_o * 16:vj_o * 16 + 16, 0:64], (16, 64), " \
-           "offset_factor=1)" in text
-    assert ('T.call_extern("int32", "gemv_update", T.tvm_access_ptr(T.type_annotation('
-            '"float32"), C_1.data, C_1.elem_offset, 16, 2), T.tvm_access_ptr('
-            'T.type_annotation("float32"), A_1.data, A_1.elem_offset, 64, 1), T.tvm_access_ptr('
-            'T.type_annotation("float32"), B_1.data, B_1.elem_offset, 1024, 1), 16, 64, '
-            'B_1.strides[0])') in text
+    assert (
+        "B_1 = T.match_buffer(B[vj_o * 16:vj_o * 16 + 16, 0:64], (16, 64), offset_factor=1)" in text
+    )
+    assert (
+        'T.call_extern("int32", "gemv_update", T.tvm_access_ptr(T.type_annotation('
+        '"float32"), C_1.data, C_1.elem_offset, 16, 2), T.tvm_access_ptr('
+        'T.type_annotation("float32"), A_1.data, A_1.elem_offset, 64, 1), T.tvm_access_ptr('
+        'T.type_annotation("float32"), B_1.data, B_1.elem_offset, 1024, 1), 16, 64, '
+        "B_1.strides[0])"
+    ) in text
     assert "T.reads(A[vi_o, 0:64], B[vj_o * 16:vj_o * 16 + 16, 0:64])" in text
     assert "T.writes(C[vi_o, vj_o * 16:vj_o * 16 + 16])" in text
     rng = np.random.default_rng(2)
     a = rng.random((32, 64), dtype="float32")
     b = rng.random((48, 64), dtype="float32")
-    for mod in (sch.mod, tir_mlir.parse(text)):          # also the printed program
-        c = rng.random((32, 48), dtype="float32")        # the kept T.init zeroes it
+    for mod in (sch.mod, tir_mlir.parse(text)):  # also the printed program
+        c = rng.random((32, 48), dtype="float32")  # the kept T.init zeroes it
         tir_mlir.build(mod, extern_libs=[c_file(GEMV_C)])["main"](a, b, c)
         np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
 
@@ -282,17 +296,29 @@ def test_import_pragmas_carry_the_code():
         s[C].pragma(s[C].op.axis[0], "import_llvm", 1)
 
 
-
 def test_cli_run_links_extern_lib(c_file, tmp_path):
     import sys
     from pathlib import Path
+
     tir = Path(sys.executable).with_name("tir-mlir")
     prog = tmp_path / "rows.tir"
     prog.write_text(ROWS)
     np.save(tmp_path / "a.npy", np.full((8, 16), 2, "float32"))
-    r = subprocess.run([str(tir), "run", str(prog), "--extern-lib", str(c_file(SCALE_ROW_C)),
-                        "-i", f"A={tmp_path / 'a.npy'}", "-O", f"B={tmp_path / 'b.npy'}"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            str(tir),
+            "run",
+            str(prog),
+            "--extern-lib",
+            str(c_file(SCALE_ROW_C)),
+            "-i",
+            f"A={tmp_path / 'a.npy'}",
+            "-O",
+            f"B={tmp_path / 'b.npy'}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     np.testing.assert_allclose(np.load(tmp_path / "b.npy"), 5.0)
     r = subprocess.run([str(tir), "run", str(prog)], capture_output=True, text=True)

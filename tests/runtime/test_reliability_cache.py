@@ -2,6 +2,7 @@
 loader: the parser tables are JSON (a planted pickle is ignored), a folder others may write is
 refused, a new one is private, and a cached shared object is loaded only when the hash kept
 beside it matches (a truncated or planted entry is compiled again)."""
+
 import os
 import pickle
 import subprocess
@@ -13,8 +14,9 @@ from tir_mlir.ir import user_cache
 from test_runtime_cache import _run
 
 TESTS = str(Path(__file__).parent.parent)
-PARSE = ("import tir_mlir; print(tir_mlir.load(%r).script())"
-         % str(Path(TESTS) / "data" / "programs" / "matmul.tir"))
+PARSE = "import tir_mlir; print(tir_mlir.load(%r).script())" % str(
+    Path(TESTS) / "data" / "programs" / "matmul.tir"
+)
 
 
 class _Payload:
@@ -33,14 +35,16 @@ def _env(cache):
 
 def test_planted_pickle_in_place_of_the_parser_tables_never_runs(tmp_path):
     cache, marker = tmp_path / "cache", tmp_path / "pwned"
-    first = subprocess.run([sys.executable, "-c", PARSE], env=_env(cache), capture_output=True,
-                           text=True, check=False)
+    first = subprocess.run(
+        [sys.executable, "-c", PARSE], env=_env(cache), capture_output=True, text=True, check=False
+    )
     assert first.returncode == 0, first.stderr
     (tables,) = cache.glob("grammar-*")
     tables.write_bytes(pickle.dumps(_Payload(str(marker))))
     (cache / tables.name.replace(".json", ".lark")).write_bytes(tables.read_bytes())
-    again = subprocess.run([sys.executable, "-c", PARSE], env=_env(cache), capture_output=True,
-                           text=True, check=False)
+    again = subprocess.run(
+        [sys.executable, "-c", PARSE], env=_env(cache), capture_output=True, text=True, check=False
+    )
     assert again.returncode == 0, again.stderr
     assert again.stdout == first.stdout
     assert not marker.exists()
@@ -67,10 +71,16 @@ def test_folder_others_may_write_is_refused(tmp_path, monkeypatch):
 
 
 def _planted_library(path: Path, marker: Path):
-    src = (f'#include <stdio.h>\n__attribute__((constructor)) static void f(void) '
-           f'{{ fclose(fopen("{marker}", "w")); }}\n')
-    subprocess.run(["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(path)], input=src,
-                   text=True, check=True)
+    src = (
+        f"#include <stdio.h>\n__attribute__((constructor)) static void f(void) "
+        f'{{ fclose(fopen("{marker}", "w")); }}\n'
+    )
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(path)],
+        input=src,
+        text=True,
+        check=True,
+    )
 
 
 def test_damaged_or_planted_shared_object_is_rebuilt_not_loaded(tmp_path):
@@ -78,10 +88,10 @@ def test_damaged_or_planted_shared_object_is_rebuilt_not_loaded(tmp_path):
     assert _run(cache) == (1, 0)
     (entry,) = cache.glob("*.so")
     good = entry.read_bytes()
-    entry.write_bytes(good[:len(good) // 3])          # truncated: SIGBUS if it were loaded
+    entry.write_bytes(good[: len(good) // 3])  # truncated: SIGBUS if it were loaded
     assert _run(cache) == (1, 0)
     assert entry.read_bytes() == good
-    _planted_library(entry, marker)                   # replaced by another library
+    _planted_library(entry, marker)  # replaced by another library
     assert _run(cache) == (1, 0)
     assert not marker.exists()
-    assert _run(cache) == (0, 1)                       # the rebuilt entry is used again
+    assert _run(cache) == (0, 1)  # the rebuilt entry is used again

@@ -1,6 +1,7 @@
 """load_module refuses what export_library did not write, before dlopen runs any of it: a bad
 "target", deeply nested JSON, a huge (sparse) file, or a library without the embedded
 signatures (its constructor never runs) are clear errors, and no temporary copy is left."""
+
 import glob
 import hashlib
 import json
@@ -59,7 +60,7 @@ def test_deeply_nested_json_is_a_clear_error(exported):
 def test_huge_sparse_library_is_refused_without_a_copy(exported):
     before = _copies()
     with open(exported, "r+b") as f:
-        f.truncate(artifact.MAX_LIBRARY_BYTES + 1)            # sparse: no disk used
+        f.truncate(artifact.MAX_LIBRARY_BYTES + 1)  # sparse: no disk used
     with pytest.raises(RuntimeCallError, match="larger than any library"):
         tir_mlir.load_module(str(exported))
     assert _copies() == before
@@ -68,14 +69,23 @@ def test_huge_sparse_library_is_refused_without_a_copy(exported):
 def test_library_without_signatures_is_refused_before_dlopen(exported, tmp_path):
     marker = tmp_path / "ran"
     other = tmp_path / "other.so"
-    src = (f'#include <stdio.h>\n__attribute__((constructor)) static void f(void) '
-           f'{{ fclose(fopen("{marker}", "w")); }}\n')
-    subprocess.run(["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(other)], input=src,
-                   text=True, check=True)
-    os.replace(other, exported)                     # the JSON's hash made to match it
+    src = (
+        f"#include <stdio.h>\n__attribute__((constructor)) static void f(void) "
+        f'{{ fclose(fopen("{marker}", "w")); }}\n'
+    )
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(other)],
+        input=src,
+        text=True,
+        check=True,
+    )
+    os.replace(other, exported)  # the JSON's hash made to match it
     _set_meta(exported, sha256=hashlib.sha256(exported.read_bytes()).hexdigest())
     before = _copies()
-    with pytest.raises(RuntimeCallError, match="differ from the ones compiled into the library .or it is not a library written by export_library"):
+    with pytest.raises(
+        RuntimeCallError,
+        match="differ from the ones compiled into the library .or it is not a library written by export_library",
+    ):
         tir_mlir.load_module(str(exported))
     assert not marker.exists()
     assert _copies() == before

@@ -35,8 +35,10 @@ def test_int8_matmul_accumulates_in_int32():
 
 
 def test_float16_elementwise_chain():
-    body = ("%e = math.exp %a : f16\n%t = arith.constant 2.0 : f16\n"
-            "%m = arith.mulf %e, %t : f16\n%r = arith.subf %m, %a : f16")
+    body = (
+        "%e = math.exp %a : f16\n%t = arith.constant 2.0 : f16\n"
+        "%m = arith.mulf %e, %t : f16\n%r = arith.subf %m, %a : f16"
+    )
     lib = tir_mlir.build(P.elementwise(100, "f16", body))
     a = RNG.uniform(-1, 1, 100).astype(np.float16)
     b = np.zeros(100, np.float16)
@@ -136,6 +138,7 @@ PROGRAMS = sorted(DATA.glob("*.tir")) + sorted((DATA / "programs").glob("*.tir")
 def test_program_runs_and_matches_interpreter(path):
     """Every seed and test program builds, runs and matches the reference interpreter."""
     from tir_mlir.runtime.run_program import run_program
+
     mod = tir_mlir.load(str(path))
     lines = list(run_program(mod, check=True))
     assert "ran on" in lines[0]
@@ -145,7 +148,10 @@ def test_program_runs_and_matches_interpreter(path):
 def test_tutorial_flow_mm_relu():
     mod = tir_mlir.load(str(DATA / "mm_relu.tir"))
     lib = tir_mlir.build(mod, target="llvm")
-    a, b = RNG.uniform(-1, 1, (128, 128)).astype(np.float32), RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    a, b = (
+        RNG.uniform(-1, 1, (128, 128)).astype(np.float32),
+        RNG.uniform(-1, 1, (128, 128)).astype(np.float32),
+    )
     c = np.zeros((128, 128), np.float32)
     lib["mm_relu"](a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-5)
@@ -178,6 +184,7 @@ def test_repeated_calls_recheck_arrays_that_changed():
 
 def test_prepared_call_keeps_its_library_loaded():
     import gc
+
     lib = tir_mlir.build(P.scale_2d(4, 8, ("serial", "serial")), target="llvm -mattr=+avx2")
     a = np.ones((4, 8), np.float32)
     b = np.zeros_like(a)
@@ -190,14 +197,16 @@ def test_prepared_call_keeps_its_library_loaded():
 
 
 def test_time_evaluator_runs_the_kernel_number_times_repeat_times():
-    lib = tir_mlir.build(tir_mlir.parse('''
+    lib = tir_mlir.build(
+        tir_mlir.parse("""
 @T.prim_func
 def acc(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     for i in range(8):
         with T.block("C"):
             vi = T.axis.remap("S", [i])
             C[vi] = C[vi] + A[vi]
-'''))
+""")
+    )
     a = np.arange(8, dtype=np.float32)
     c = np.zeros(8, np.float32)
     res = lib.time_evaluator("acc", number=5, repeat=3)(a, c)
@@ -207,6 +216,7 @@ def acc(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
 
 def test_without_a_c_compiler_builds_run_in_the_jit(monkeypatch):
     import shutil
+
     real_which = shutil.which
     monkeypatch.setattr(shutil, "which", lambda name: None if name == "cc" else real_which(name))
     lib = tir_mlir.build(P.scale_2d(4, 8, ("parallel", "vectorized")), target="llvm -mattr=+sse4.2")

@@ -1,6 +1,7 @@
 """The compile cache: shared objects on disk reused by a new process without compiling, safe
 under concurrent writers, off with TIR_MLIR_CACHE=0, pruned past its size; an LRU bound on the
 libraries kept loaded; the parser's cached tables."""
+
 import os
 import subprocess
 import sys
@@ -31,8 +32,13 @@ print(STATS["compiles"], STATS["disk_hits"])
 def _run(cache, extra_env=None, wait=True):
     env = {k: v for k, v in os.environ.items() if k != "TIR_MLIR_CACHE"}
     env.update({"TIR_MLIR_CACHE_DIR": str(cache), **(extra_env or {})})
-    p = subprocess.Popen([sys.executable, "-c", CHILD.format(tests=TESTS)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(tests=TESTS)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     return _result(p) if wait else p
 
 
@@ -93,8 +99,9 @@ def test_prune_deletes_least_recently_used_entries(tmp_path):
 
 
 def test_parser_tables_are_cached_and_a_broken_cache_file_is_ignored(tmp_path):
-    code = ("import tir_mlir; print(tir_mlir.load(%r).script())"
-            % str(Path(TESTS) / "data" / "programs" / "matmul.tir"))
+    code = "import tir_mlir; print(tir_mlir.load(%r).script())" % str(
+        Path(TESTS) / "data" / "programs" / "matmul.tir"
+    )
     env = {**os.environ, "TIR_MLIR_CACHE_DIR": str(tmp_path)}
     env.pop("TIR_MLIR_CACHE", None)
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -103,8 +110,9 @@ def test_parser_tables_are_cached_and_a_broken_cache_file_is_ignored(tmp_path):
     assert len(tables) == 1 and tables[0].stat().st_size > 10000
     # A new process loads the tables: it never builds a parser.
     no_build = "import lark; lark.Lark.__init__ = None; " + code
-    loaded = subprocess.run([sys.executable, "-c", no_build], env=env, capture_output=True,
-                            text=True)
+    loaded = subprocess.run(
+        [sys.executable, "-c", no_build], env=env, capture_output=True, text=True
+    )
     assert loaded.returncode == 0, loaded.stderr
     assert loaded.stdout == first.stdout and 'T.block("C")' in first.stdout
     tables[0].write_bytes(b"garbage")
@@ -116,6 +124,7 @@ def test_parser_tables_are_cached_and_a_broken_cache_file_is_ignored(tmp_path):
 
 def test_target_description_is_cached(monkeypatch, tmp_path):
     from tir_mlir.passes.lowering import cpu_target as ct
+
     monkeypatch.setenv("TIR_MLIR_CACHE_DIR", str(tmp_path))
     probe = ct._cached_probe.__wrapped__
     first = probe("x86_64-unknown-linux-gnu", "x86-64", "+avx2")
@@ -124,6 +133,7 @@ def test_target_description_is_cached(monkeypatch, tmp_path):
 
     def no_tool(*_):
         raise AssertionError("opt was run again")
+
     monkeypatch.setattr(ct, "_probe", no_tool)
     assert probe("x86_64-unknown-linux-gnu", "x86-64", "+avx2") == first
 
@@ -133,8 +143,9 @@ def test_folder_is_scanned_when_this_process_could_have_filled_it(monkeypatch, t
     its last one could have filled the room left, or every RESCAN compiles."""
     scans = []
     real = compile_cache._prune
-    monkeypatch.setattr(compile_cache, "_prune",
-                        lambda folder, limit: scans.append(1) or real(folder, limit))
+    monkeypatch.setattr(
+        compile_cache, "_prune", lambda folder, limit: scans.append(1) or real(folder, limit)
+    )
     monkeypatch.setattr(compile_cache, "_ROOM", {})
     monkeypatch.setattr(compile_cache, "RESCAN", 4)
 
@@ -142,14 +153,15 @@ def test_folder_is_scanned_when_this_process_could_have_filled_it(monkeypatch, t
         p = tmp_path / name
         p.write_bytes(b"x" * size)
         compile_cache._maybe_prune(tmp_path, limit, p)
-    write("a.so", 1000, 10000)          # first compile of the process: scanned
+
+    write("a.so", 1000, 10000)  # first compile of the process: scanned
     assert len(scans) == 1
-    write("b.so", 1000, 10000)          # 8000 bytes of room left: not scanned
+    write("b.so", 1000, 10000)  # 8000 bytes of room left: not scanned
     write("c.so", 1000, 10000)
     assert len(scans) == 1
-    write("d.so", 7500, 10000)          # could have filled the room: scanned, and pruned
+    write("d.so", 7500, 10000)  # could have filled the room: scanned, and pruned
     assert len(scans) == 2
     assert sum(p.stat().st_size for p in tmp_path.glob("*.so")) <= 7500
-    for k in range(4):                  # RESCAN compiles: scanned even with room left
-        write(f"e{k}.so", 1, 10 ** 9)
+    for k in range(4):  # RESCAN compiles: scanned even with room left
+        write(f"e{k}.so", 1, 10**9)
     assert len(scans) == 3

@@ -3,6 +3,7 @@ even when a library loaded before exports a helper of that name with another ABI
 libtvm does (`import tvm` then a build gave zeros; found by the schedule fuzzer, seed 226 of
 unsafe_set_dtype). The child process loads such an impostor globally, then builds both ways:
 the JIT (debug=True) and the cached shared object."""
+
 import os
 import subprocess
 import sys
@@ -39,6 +40,11 @@ def test_float64_to_float16_with_an_impostor_helper_loaded(tmp_path):
     if subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, src]).returncode:
         pytest.skip("no C compiler")
     env = {**os.environ, "TIR_MLIR_CACHE_DIR": str(tmp_path / "cache")}
-    p = subprocess.run([sys.executable, "-c", CHILD, str(lib)], env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, str(lib)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]

@@ -1,6 +1,7 @@
 """One target machine for `--emit asm`, `build` and `export_library`: the asm shown is the code
 that runs, `-mcpu=` is honoured, every function prefers no gather/scatter; the OpenMP thread
 count comes from the environment at run time and tiny parallel loops do not fork."""
+
 import os
 import re
 import subprocess
@@ -51,9 +52,18 @@ def _functions(objdump: str) -> dict:
 
 
 def _disassemble(path) -> dict:
-    text = subprocess.run([str(LLVM_BIN / "llvm-objdump"), "-d", "--no-show-raw-insn",
-                           "--no-leading-addr", str(path)], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        [
+            str(LLVM_BIN / "llvm-objdump"),
+            "-d",
+            "--no-show-raw-insn",
+            "--no-leading-addr",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return _functions(text)
 
 
@@ -61,8 +71,18 @@ def test_emitted_asm_is_the_code_that_runs(tmp_path):
     mod = _scheduled_matmul()
     asm = emit_text(mod.module, "asm")
     obj = tmp_path / "asm.o"
-    subprocess.run([str(LLVM_BIN / "llvm-mc"), "-filetype=obj", f"-triple={cpu_target().triple}",
-                    "-o", str(obj)], input=asm, text=True, check=True)
+    subprocess.run(
+        [
+            str(LLVM_BIN / "llvm-mc"),
+            "-filetype=obj",
+            f"-triple={cpu_target().triple}",
+            "-o",
+            str(obj),
+        ],
+        input=asm,
+        text=True,
+        check=True,
+    )
     shown = _disassemble(obj)
     lib = tir_mlir.build(mod)
     running = _disassemble(lib.backend.path)
@@ -70,8 +90,10 @@ def test_emitted_asm_is_the_code_that_runs(tmp_path):
     assert any("omp" in name for name in shown), sorted(shown)  # the outlined parallel body
     for name, code in shown.items():
         assert len(code) > 10 and running[name] == code, name
-    assert any("zmm" in i or "ymm" in i or "xmm" in i for i in shown["matmul"] + sum(
-        (c for n, c in shown.items() if "omp" in n), []))
+    assert any(
+        "zmm" in i or "ymm" in i or "xmm" in i
+        for i in shown["matmul"] + sum((c for n, c in shown.items() if "omp" in n), [])
+    )
     # export_library ships the same object.
     lib.export_library(tmp_path / "mm.so")
     assert _disassemble(tmp_path / "mm.so") == running
@@ -110,11 +132,14 @@ def test_every_function_prefers_no_gather_or_scatter():
     assert f'target triple = "{cpu_target().triple}"' in ir_text
 
 
-@pytest.mark.parametrize("target, message", [
-    ("llvm -mcpu=no-such-cpu", "does not know the CPU .no-such-cpu."),
-    ("llvm -mattr=+no-such-feature", "does not know the CPU feature .no-such-feature."),
-    ("llvm mcpu=x86-64", "expected -option=value"),
-])
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("llvm -mcpu=no-such-cpu", "does not know the CPU .no-such-cpu."),
+        ("llvm -mattr=+no-such-feature", "does not know the CPU feature .no-such-feature."),
+        ("llvm mcpu=x86-64", "expected -option=value"),
+    ],
+)
 def test_bad_target_strings_raise(target, message):
     with pytest.raises(BuildError, match=message):
         tir_mlir.build(P.matmul(8), target=target)
@@ -133,16 +158,20 @@ print(ctypes.CDLL(str(llvm_ir.LIBOMP)).omp_get_max_threads())
 """
 
 
-@pytest.mark.parametrize("env, threads", [
-    ({"OMP_NUM_THREADS": "1"}, 1),
-    ({"OMP_NUM_THREADS": "1", "TVM_NUM_THREADS": "3"}, 3),
-    ({}, len(os.sched_getaffinity(0))),
-])
+@pytest.mark.parametrize(
+    "env, threads",
+    [
+        ({"OMP_NUM_THREADS": "1"}, 1),
+        ({"OMP_NUM_THREADS": "1", "TVM_NUM_THREADS": "3"}, 3),
+        ({}, len(os.sched_getaffinity(0))),
+    ],
+)
 def test_thread_count_is_read_at_run_time(env, threads):
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "TVM_NUM_THREADS")}
     child = CHILD.format(paths=[str(HERE), str(HERE.parent / "support")])
-    out = subprocess.run([sys.executable, "-c", child],
-                         env={**base, **env}, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", child], env={**base, **env}, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split()[-1]) == threads
 

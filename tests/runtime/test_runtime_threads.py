@@ -1,5 +1,6 @@
 """OpenMP worker threads are bound to cores; the Python main thread (and what it starts later)
 keeps every core; a binding the user chose wins."""
+
 import json
 import os
 import subprocess
@@ -28,9 +29,11 @@ print(json.dumps({"main": masks.pop(str(pid)), "threads": list(masks.values()),
                   "env": os.environ.get("OMP_PROC_BIND")}))
 '''
 
+
 def _run(env):
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -39,16 +42,19 @@ needs_two_cores = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="o
 
 @needs_two_cores
 def test_workers_bound_main_thread_free():
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_PROC_BIND", "OMP_PLACES",
-                                                            "KMP_AFFINITY", "GOMP_CPU_AFFINITY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_PROC_BIND", "OMP_PLACES", "KMP_AFFINITY", "GOMP_CPU_AFFINITY")
+    }
     env["OMP_NUM_THREADS"] = "2"
     got = _run(env)
     cores = os.sched_getaffinity(0)
-    assert got["env"] is None                                 # not passed on to children
+    assert got["env"] is None  # not passed on to children
     main = got["main"]
-    assert "-" in main or "," in main, main                   # still more than one core
+    assert "-" in main or "," in main, main  # still more than one core
     singles = [t for t in got["threads"] if t.isdigit() and int(t) in cores]
-    assert singles, got                                       # an OpenMP worker, bound
+    assert singles, got  # an OpenMP worker, bound
 
 
 @needs_two_cores

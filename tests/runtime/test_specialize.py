@@ -1,5 +1,6 @@
 """Specialization as constant propagation over the IR (tir_mlir/transforms/specialize.py): the
 result prints exactly like the same program written with the numbers."""
+
 import re
 
 import numpy as np
@@ -24,18 +25,27 @@ def specialized(name, values):
 def written_with(name, values):
     """The program's source with its size vars' declarations gone, its specialized scalar
     parameters out of the signature, and every name replaced by its number."""
-    src = re.sub(r"\n    \w+(, \w+)* = T\.int(32|64)\(\)(, T\.int(32|64)\(\))*\n", "\n",
-                 SOURCES[name])
+    src = re.sub(
+        r"\n    \w+(, \w+)* = T\.int(32|64)\(\)(, T\.int(32|64)\(\))*\n", "\n", SOURCES[name]
+    )
     for k, v in values.items():
         src = re.sub(rf", {k}: T\.\w+", "", src)
         src = re.sub(rf"\b{k}\b", repr(v), src)
     return build_ir(parse_ast(src, f"{name}.py"), f"{name}.py")
 
 
-CASES = [("add", {"n": 128}), ("tiled", {"n": 10}), ("two_stage", {"n": 6}),
-         ("axpb", {"alpha": 1.5, "n": 8, "shift": -3}), ("flat", {"n": 2, "m": 3}),
-         ("head", {"n": 20}), ("reverse", {"n": 5}), ("halves", {"n": 9}),
-         ("conv2d", {"h": 5, "wd": 7}), ("batch_matmul", {"bs": 2, "n": 5})]
+CASES = [
+    ("add", {"n": 128}),
+    ("tiled", {"n": 10}),
+    ("two_stage", {"n": 6}),
+    ("axpb", {"alpha": 1.5, "n": 8, "shift": -3}),
+    ("flat", {"n": 2, "m": 3}),
+    ("head", {"n": 20}),
+    ("reverse", {"n": 5}),
+    ("halves", {"n": 9}),
+    ("conv2d", {"h": 5, "wd": 7}),
+    ("batch_matmul", {"bs": 2, "n": 5}),
+]
 
 
 @pytest.mark.parametrize("name, values", CASES, ids=[c[0] for c in CASES])
@@ -49,9 +59,12 @@ def test_prints_like_the_program_written_with_the_numbers(name, values):
 def test_specialized_refines_types_and_drops_arguments():
     mod = specialized("two_stage", {"n": 6})
     text = mod.mlir()
-    assert "memref<6x16xf32>" in text and "memref.alloc() {tir.name = \"B\"" in text
-    assert re.search(r"func\.func @two_stage\(%arg0: memref<6x16xf32> \{[^}]*\}, %arg1: "
-                     r"memref<6x16xf32> \{[^}]*\}\)", text)
+    assert "memref<6x16xf32>" in text and 'memref.alloc() {tir.name = "B"' in text
+    assert re.search(
+        r"func\.func @two_stage\(%arg0: memref<6x16xf32> \{[^}]*\}, %arg1: "
+        r"memref<6x16xf32> \{[^}]*\}\)",
+        text,
+    )
 
 
 def test_partial_specialization_keeps_the_other_sizes_symbolic():

@@ -2,6 +2,7 @@
 sizes that are primes and smaller than every tile, unscheduled and scheduled; the calling
 convention (sizes read from the arrays' shapes, scalars passed by the caller, mismatches named);
 time_evaluator, export_library; specialization as constant propagation."""
+
 import re
 from pathlib import Path
 
@@ -20,13 +21,14 @@ from tir_mlir.frontend.parser import build as build_ir
 from tir_mlir.frontend.parser import parse_ast
 
 SOURCE = Path(__file__).parent.parent / "data" / "symbolic" / "build_programs.py"
-SIZES = (1, 3, 7, 13, 64)      # below every tile (4, 8), primes, a multiple of every tile
+SIZES = (1, 3, 7, 13, 64)  # below every tile (4, 8), primes, a multiple of every tile
 
 
 def _sources() -> dict:
     text = SOURCE.read_text().replace("from tvm.script import tir as T\n", "")
-    return {re.search(r"def (\w+)", p)[1]: "@T.prim_func" + p
-            for p in text.split("@T.prim_func")[1:]}
+    return {
+        re.search(r"def (\w+)", p)[1]: "@T.prim_func" + p for p in text.split("@T.prim_func")[1:]
+    }
 
 
 SOURCES = _sources()
@@ -48,37 +50,66 @@ def _softmax(a):
 
 # name -> (arguments at size n, expected output from the arguments, output position)
 CASES = {
-    "add": (lambda r, n: [_rand(r, n, 128), _rand(r, n, 128), np.zeros((n, 128), "float32")],
-            lambda a: a[0] + a[1], 2),
-    "matmul": (lambda r, n: [_rand(r, n, 64), _rand(r, 64, 32), np.zeros((n, 32), "float32")],
-               lambda a: a[0] @ a[1], 2),
-    "batch_matmul": (lambda r, n: [_rand(r, 2, n, 16), _rand(r, 2, 16, n),
-                                   np.zeros((2, n, n), "float32")], lambda a: a[0] @ a[1], 2),
-    "row_sum": (lambda r, n: [_rand(r, n, n + 2), np.zeros(n, "float32")],
-                lambda a: a[0].sum(1), 1),
+    "add": (
+        lambda r, n: [_rand(r, n, 128), _rand(r, n, 128), np.zeros((n, 128), "float32")],
+        lambda a: a[0] + a[1],
+        2,
+    ),
+    "matmul": (
+        lambda r, n: [_rand(r, n, 64), _rand(r, 64, 32), np.zeros((n, 32), "float32")],
+        lambda a: a[0] @ a[1],
+        2,
+    ),
+    "batch_matmul": (
+        lambda r, n: [_rand(r, 2, n, 16), _rand(r, 2, 16, n), np.zeros((2, n, n), "float32")],
+        lambda a: a[0] @ a[1],
+        2,
+    ),
+    "row_sum": (
+        lambda r, n: [_rand(r, n, n + 2), np.zeros(n, "float32")],
+        lambda a: a[0].sum(1),
+        1,
+    ),
     "total": (lambda r, n: [_rand(r, n, 4), np.zeros(4, "float32")], lambda a: a[0].sum(0), 1),
-    "softmax": (lambda r, n: [_rand(r, n), np.zeros(n, "float32")],
-                lambda a: _softmax(a[0]), 1),
+    "softmax": (lambda r, n: [_rand(r, n), np.zeros(n, "float32")], lambda a: _softmax(a[0]), 1),
     "tiled": (lambda r, n: [_rand(r, n), np.zeros(n, "float32")], lambda a: a[0] * 3, 1),
-    "halves": (lambda r, n: [_rand(r, n), np.zeros(n // 2, "float32")],
-               lambda a: a[0][0:len(a[0]) // 2 * 2:2] + a[0][1:len(a[0]) // 2 * 2:2], 1),
-    "head": (lambda r, n: [_rand(r, n), np.zeros(min(n, 16), "float32")],
-             lambda a: a[0][:16] + 1, 1),
-    "flat": (lambda r, n: [_rand(r, n, 3), np.zeros(n * 3 + 1, "float32")],
-             lambda a: np.append(a[0].ravel(), -1), 1),
+    "halves": (
+        lambda r, n: [_rand(r, n), np.zeros(n // 2, "float32")],
+        lambda a: a[0][0 : len(a[0]) // 2 * 2 : 2] + a[0][1 : len(a[0]) // 2 * 2 : 2],
+        1,
+    ),
+    "head": (
+        lambda r, n: [_rand(r, n), np.zeros(min(n, 16), "float32")],
+        lambda a: a[0][:16] + 1,
+        1,
+    ),
+    "flat": (
+        lambda r, n: [_rand(r, n, 3), np.zeros(n * 3 + 1, "float32")],
+        lambda a: np.append(a[0].ravel(), -1),
+        1,
+    ),
     "reverse": (lambda r, n: [_rand(r, n), np.zeros(n, "float32")], lambda a: a[0][::-1], 1),
-    "two_stage": (lambda r, n: [_rand(r, n, 16), np.zeros((n, 16), "float32")],
-                  lambda a: a[0] * 2 + 1, 1),
-    "conv2d": (lambda r, n: [_rand(r, n + 2, n + 5), _rand(r, 3, 3),
-                             np.zeros((n, n + 3), "float32")], lambda a: _conv(a[0], a[1]), 2),
-    "axpb": (lambda r, n: [_rand(r, n), np.zeros(n, "float32"), 1.5, n, -3],
-             lambda a: a[0] * np.float32(1.5) - 3, 1),
+    "two_stage": (
+        lambda r, n: [_rand(r, n, 16), np.zeros((n, 16), "float32")],
+        lambda a: a[0] * 2 + 1,
+        1,
+    ),
+    "conv2d": (
+        lambda r, n: [_rand(r, n + 2, n + 5), _rand(r, 3, 3), np.zeros((n, n + 3), "float32")],
+        lambda a: _conv(a[0], a[1]),
+        2,
+    ),
+    "axpb": (
+        lambda r, n: [_rand(r, n), np.zeros(n, "float32"), 1.5, n, -3],
+        lambda a: a[0] * np.float32(1.5) - 3,
+        1,
+    ),
 }
 
 
 def _conv(a, w):
     h, wd = a.shape[0] - 2, a.shape[1] - 2
-    return sum(a[y:y + h, x:x + wd] * w[y, x] for y in range(3) for x in range(3))
+    return sum(a[y : y + h, x : x + wd] * w[y, x] for y in range(3) for x in range(3))
 
 
 def _check_at_sizes(lib, name, sizes=SIZES, seed=0):
@@ -87,8 +118,9 @@ def _check_at_sizes(lib, name, sizes=SIZES, seed=0):
     for n in sizes:
         args = make(rng, n)
         lib[name](*args)
-        np.testing.assert_allclose(args[out], expect(args), rtol=1e-5, atol=1e-5,
-                                   err_msg=f"{name} at n = {n}")
+        np.testing.assert_allclose(
+            args[out], expect(args), rtol=1e-5, atol=1e-5, err_msg=f"{name} at n = {n}"
+        )
 
 
 @pytest.fixture
@@ -100,6 +132,7 @@ def lowerings(monkeypatch):
     def counted(self, module):
         runs.append(1)
         return real(self, module)
+
     monkeypatch.setattr(TirToAffine, "__call__", counted)
     return runs
 
@@ -156,10 +189,13 @@ def test_vector_loop_over_a_size_is_left_to_llvm():
 
 def test_lowered_kernel_reads_sizes_from_its_arguments():
     text = emit_text(program("two_stage").module, "affine")
-    assert re.search(r"func\.func @two_stage\(%arg0: memref<\?x16xf32> \{[^}]*\}, %arg1: "
-                     r"memref<\?x16xf32> \{[^}]*\}, %arg2: index", text)
+    assert re.search(
+        r"func\.func @two_stage\(%arg0: memref<\?x16xf32> \{[^}]*\}, %arg1: "
+        r"memref<\?x16xf32> \{[^}]*\}, %arg2: index",
+        text,
+    )
     assert "memref.alloc(%arg2) : memref<?x16xf32>" in text
-    assert text.count("cf.assert") == 2          # each match_shape's dynamic dimension
+    assert text.count("cf.assert") == 2  # each match_shape's dynamic dimension
     assert "affine.for %arg3 = 0 to %arg2" in text
     tiled = emit_text(program("tiled").module, "affine")
     assert re.search(r"affine_set<\(d0, d1\)\[s0\] : \(d0 \* -4 - d1 \+ s0 - 1 >= 0\)>", tiled)
@@ -168,32 +204,41 @@ def test_lowered_kernel_reads_sizes_from_its_arguments():
 def test_size_mismatches_name_the_buffers():
     z = np.zeros
     lib = tir_mlir.build(program("matmul"))
-    with pytest.raises(RuntimeCallError, match="^matmul: m is 4 from dimension 0 of 'A' but 5 "
-                                               "from dimension 0 of 'C'$"):
+    with pytest.raises(
+        RuntimeCallError,
+        match="^matmul: m is 4 from dimension 0 of 'A' but 5 from dimension 0 of 'C'$",
+    ):
         lib["matmul"](z((4, 64), "float32"), z((64, 32), "float32"), z((5, 32), "float32"))
-    with pytest.raises(RuntimeCallError, match="^matmul: dimension 1 of 'B' is 31, expected "
-                                               "32$"):
+    with pytest.raises(RuntimeCallError, match="^matmul: dimension 1 of 'B' is 31, expected 32$"):
         lib["matmul"](z((4, 64), "float32"), z((64, 31), "float32"), z((4, 32), "float32"))
     with pytest.raises(RuntimeCallError, match="expects 2 dimensions, got shape \\(4,\\)"):
         lib["matmul"](z(4, "float32"), z((64, 32), "float32"), z((4, 32), "float32"))
     axpb = tir_mlir.build(program("axpb"))
     with pytest.raises(RuntimeCallError, match="^axpb: n = 5 but dimension 0 of 'A' is 4$"):
         axpb["axpb"](z(4, "float32"), z(4, "float32"), 1.0, 5, 0)
-    with pytest.raises(RuntimeCallError, match="^axpb takes 5 arguments \\(A, B, alpha, n, "
-                                               "shift\\), got 3$"):
+    with pytest.raises(
+        RuntimeCallError, match="^axpb takes 5 arguments \\(A, B, alpha, n, shift\\), got 3$"
+    ):
         axpb["axpb"](z(4, "float32"), z(4, "float32"), 1.0)
     with pytest.raises(RuntimeCallError, match="parameter 'n' expects a int32 value, got float"):
         axpb["axpb"](z(4, "float32"), z(4, "float32"), 1.0, 4.0, 0)
-    with pytest.raises(RuntimeCallError, match="^halves: dimension 0 of 'B' is 4, expected 3 "
-                                               "\\(n // 2 with n = 6\\)$"):
+    with pytest.raises(
+        RuntimeCallError,
+        match="^halves: dimension 0 of 'B' is 4, expected 3 \\(n // 2 with n = 6\\)$",
+    ):
         tir_mlir.build(program("halves"))["halves"](z(6, "float32"), z(4, "float32"))
-    with pytest.raises(RuntimeCallError, match="^flat: dimension 0 of 'B' is 9, expected 7 "
-                                               "\\(n \\* m \\+ 1 with n = 2, m = 3\\)$"):
+    with pytest.raises(
+        RuntimeCallError,
+        match="^flat: dimension 0 of 'B' is 9, expected 7 \\(n \\* m \\+ 1 with n = 2, m = 3\\)$",
+    ):
         tir_mlir.build(program("flat"))["flat"](z((2, 3), "float32"), z(9, "float32"))
-    with pytest.raises(RuntimeCallError, match="^conv2d: dimension 1 of 'A' is 6, expected 7 "
-                                               "\\(wd \\+ 2 with wd = 5\\)$"):
-        tir_mlir.build(program("conv2d"))["conv2d"](z((6, 6), "float32"), z((3, 3), "float32"),
-                                                    z((4, 5), "float32"))
+    with pytest.raises(
+        RuntimeCallError,
+        match="^conv2d: dimension 1 of 'A' is 6, expected 7 \\(wd \\+ 2 with wd = 5\\)$",
+    ):
+        tir_mlir.build(program("conv2d"))["conv2d"](
+            z((6, 6), "float32"), z((3, 3), "float32"), z((4, 5), "float32")
+        )
 
 
 def test_time_evaluator_and_float_scalars():
@@ -219,10 +264,12 @@ def test_export_library_of_a_symbolic_function(tmp_path):
 
 
 def test_implicit_var_no_buffer_dimension_names_is_refused():
-    src = ("@T.prim_func\ndef f(a: T.handle):\n    n = T.int32()\n"
-           "    A = T.match_buffer(a, (n * 2,))\n    for i in range(n * 2):\n"
-           "        with T.block('A'):\n            vi = T.axis.spatial(n * 2, i)\n"
-           "            A[vi] = T.float32(1)\n")
+    src = (
+        "@T.prim_func\ndef f(a: T.handle):\n    n = T.int32()\n"
+        "    A = T.match_buffer(a, (n * 2,))\n    for i in range(n * 2):\n"
+        "        with T.block('A'):\n            vi = T.axis.spatial(n * 2, i)\n"
+        "            A[vi] = T.float32(1)\n"
+    )
     with pytest.raises(tir_mlir.BuildError, match="no buffer has n as a dimension"):
         tir_mlir.build(build_ir(parse_ast(src, "f.py"), "f.py"))
 
@@ -263,11 +310,11 @@ def test_a_split_guard_over_a_size_is_versioned():
     sch.reorder(io, j, k, ii)
     text = _versioned(sch.mod)
     assert re.search(r"affine_set<\(d0\)\[s0\] : \(d0 \* -8 \+ s0 - 8 >= 0\)>", text)
-    assert text.count("memref.store") == 4        # init and update, guarded and not
+    assert text.count("memref.store") == 4  # init and update, guarded and not
     _check_at_sizes(tir_mlir.build(sch.mod), "matmul", sizes=SIZES + (8, 16, 17), seed=11)
     static = tir_mlir.Schedule(program("matmul").specialize({"m": 12}))
     io, ii = static.split(static.get_loops(static.get_block("C"))[0], [None, 8])
-    assert _versioned(static.mod).count("memref.store") == 4     # 12 rows: a full tile of 8
+    assert _versioned(static.mod).count("memref.store") == 4  # 12 rows: a full tile of 8
 
 
 def _versioned(mod) -> str:
@@ -291,8 +338,11 @@ def test_a_grid_over_a_size_lowers_to_one_gpu_kernel():
     from n, the kernel takes n; no GPU needed to make the PTX."""
     sch = _bound_add()
     gpu = emit_text(sch.mod.module, "gpu", target="cuda")
-    assert re.search(r"gpu\.launch_func\s+@\w+::@\w+ blocks in \(%\w+, %c1\w*, %c1\w*\) "
-                     r"threads in \(%c32\w*, %c1\w*, %c1\w*\)", gpu)
+    assert re.search(
+        r"gpu\.launch_func\s+@\w+::@\w+ blocks in \(%\w+, %c1\w*, %c1\w*\) "
+        r"threads in \(%c32\w*, %c1\w*, %c1\w*\)",
+        gpu,
+    )
     assert ".visible .entry" in emit_text(sch.mod.module, "ptx", target="cuda")
     # The SIMT simulator runs the one kernel at every size, n passed as the host does.
     module = lower(sch.mod.module, "cuda", "gpu")
@@ -304,8 +354,9 @@ def test_a_grid_over_a_size_lowers_to_one_gpu_kernel():
         np.testing.assert_array_equal(c, a + b)
     with pytest.raises(AssertionError, match="dimension 0 of buffer 'B' is not n"):
         gpu_sim.simulate(module, a, np.zeros((n + 1, 128), "float32"), c, n)
-    with pytest.raises(tir_mlir.BuildError, match="the CUDA runtime calls functions of static "
-                                                  "shapes"):
+    with pytest.raises(
+        tir_mlir.BuildError, match="the CUDA runtime calls functions of static shapes"
+    ):
         tir_mlir.build(sch.mod, target="cuda")
     sch = tir_mlir.Schedule(program("add"))
     i, _ = sch.get_loops(sch.get_block("C"))
@@ -335,8 +386,11 @@ def test_two_guards_over_two_sizes_make_three_versions():
         np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
-INTERCHANGED = {"matmul": {"m": 512}, "batch_matmul.tir": {"bs": 2, "n": 512},
-                "conv2d_hw.tir": {"h": 34, "wd": 34}}
+INTERCHANGED = {
+    "matmul": {"m": 512},
+    "batch_matmul.tir": {"bs": 2, "n": 512},
+    "conv2d_hw.tir": {"h": 34, "wd": 34},
+}
 
 
 @pytest.mark.parametrize("name", sorted(INTERCHANGED))
@@ -354,6 +408,7 @@ def test_unscheduled_symbolic_nests_are_interchanged_like_static_ones(name):
             with get_context():
                 LoopInterchange()(lowered)
         return re.findall(r'\} \{[^{}]*tir\.name = "(\w+)"', str(lowered))
-    names = loop_names(mod)                           # innermost first
+
+    names = loop_names(mod)  # innermost first
     assert names != loop_names(mod, interchange=False)
     assert names == loop_names(mod.specialize(INTERCHANGED[name]))

@@ -2,6 +2,7 @@
 at five sizes (primes, sizes below every tile), the numbers the reference interpreter gives
 for the program specialized at that size (a static program: the oracle shares no lowering with
 the kernel)."""
+
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +22,22 @@ FOLDER = Path(__file__).parent.parent / "data" / "symbolic"
 PROGRAMS = sorted(p.stem for p in FOLDER.glob("*.tir"))
 SIZES = (1, 3, 5, 7, 13)
 # Values of the scalar parameters a caller passes (a loop extent must stay within its buffer).
-SCALARS = {"chunk": lambda n: 4, "k": lambda n: 5, "offset": lambda n: -2, "shift": lambda n: 3,
-           "x": lambda n: 7, "alpha": lambda n: 1.5, "y": lambda n: -0.5, "t": lambda n: 0.5}
+SCALARS = {
+    "chunk": lambda n: 4,
+    "k": lambda n: 5,
+    "offset": lambda n: -2,
+    "shift": lambda n: 3,
+    "x": lambda n: 7,
+    "alpha": lambda n: 1.5,
+    "y": lambda n: -0.5,
+    "t": lambda n: 0.5,
+}
 # Sizes a program's T.assume or shapes ask for, from the size under test.
-VAR_SIZES = {"assume_div4": lambda n: {"n": 4 * n}, "conv2d_hw": lambda n: {"h": n + 2,
-                                                                             "wd": n + 4},
-             "window_sum": lambda n: {"n": n + 2}}
+VAR_SIZES = {
+    "assume_div4": lambda n: {"n": 4 * n},
+    "conv2d_hw": lambda n: {"h": n + 2, "wd": n + 4},
+    "window_sum": lambda n: {"n": n + 2},
+}
 
 
 def _program(name):
@@ -62,7 +73,7 @@ def test_builds_once_and_matches_the_specialized_program(name, monkeypatch):
     mod = _program(name)
     lib = tir_mlir.build(mod)
     assert len(runs) == 1
-    (fname, params), = lib.sigs.items()
+    ((fname, params),) = lib.sigs.items()
     rng = np.random.default_rng(0)
     for n in SIZES:
         values = _values(name, params, n)
@@ -74,9 +85,11 @@ def test_builds_once_and_matches_the_specialized_program(name, monkeypatch):
             assert all(p.kind == "buffer" for p in signatures(static.module)[fname])
         interpret(static, fname, *expected)
         it = iter(arrays)
-        lib[fname](*[next(it) if p.kind == "buffer" else values[p.name]
-                     for p in params if p.kind != "var"])
+        lib[fname](
+            *[next(it) if p.kind == "buffer" else values[p.name] for p in params if p.kind != "var"]
+        )
         for got, want in zip(arrays, expected):
-            np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5,
-                                       err_msg=f"{name} at {values}")
+            np.testing.assert_allclose(
+                got, want, rtol=2e-5, atol=1e-5, err_msg=f"{name} at {values}"
+            )
     assert len(runs) == 1

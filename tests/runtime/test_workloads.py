@@ -1,5 +1,6 @@
 """The generated programs of tests/support/workloads.py compute what their names say, at
 non-square sizes and in other dtypes (the tests that use them rely on their shapes)."""
+
 import numpy as np
 import pytest
 from workloads import matmul, mm_relu

@@ -5,6 +5,7 @@ the module changed (an internal error naming the primitive); these tests check t
 and drive every primitive over the test workloads with legal and illegal arguments: none may
 be refused, and each leaves the op index the module's (checked after every primitive, as
 TIR_MLIR_CHECK_INDEX=1 is set for the tests)."""
+
 import itertools
 import re
 from pathlib import Path
@@ -19,8 +20,18 @@ from tir_mlir.schedule.rewriter import REFUSED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "programs"
 PASSES = Path(__file__).resolve().parents[2] / "passes" / "schedule"
-WORKLOADS = ["matmul", "mm_relu", "conv2d_pad", "softmax", "layernorm", "edge_misc",
-             "edge_opaque", "transpose_add", "depthwise_conv2d", "where_ite"]
+WORKLOADS = [
+    "matmul",
+    "mm_relu",
+    "conv2d_pad",
+    "softmax",
+    "layernorm",
+    "edge_misc",
+    "edge_opaque",
+    "transpose_add",
+    "depthwise_conv2d",
+    "where_ite",
+]
 IDENTITY = "lambda *v: v"
 
 
@@ -52,16 +63,18 @@ def _matmul():
 def test_a_schedule_error_after_a_mutation_is_refused(name):
     sch = _Faulty(_matmul())
     before = sch.mod.script()
-    with pytest.raises(ScheduleError, match=f"{name}: internal error: a ScheduleError "
-                                            f"{REFUSED} .*: {name}: too late"):
+    with pytest.raises(
+        ScheduleError,
+        match=f"{name}: internal error: a ScheduleError {REFUSED} .*: {name}: too late",
+    ):
         getattr(sch, name)("C")
     assert sch.mod.script() == before and len(sch.trace) == 0
-    assert sch.get(sch.get_block("C")).name_hint == "C"     # the index is the module's
+    assert sch.get(sch.get_block("C")).name_hint == "C"  # the index is the module's
 
 
 def test_a_schedule_error_before_any_mutation_passes_through():
     sch = _Faulty(_matmul())
-    sch.get_loops("C")               # handles given out while planning do not count
+    sch.get_loops("C")  # handles given out while planning do not count
     with pytest.raises(ScheduleError, match="^refuse_first: in time$"):
         sch.refuse_first("C")
 
@@ -134,7 +147,7 @@ def test_every_primitive_raises_only_before_its_first_mutation(workload):
     base = Schedule(parse((DATA / f"{workload}.tir").read_text()))
     blocks = [base.get_block(n) for n in base.get_block_names()]
     nests = [base.get_loops(b) for b in blocks]
-    before = base.mod.mlir()              # (with the sids the handles above gave)
+    before = base.mod.mlir()  # (with the sids the handles above gave)
     applied = refused = 0
     for b, loops in zip(blocks, nests):
         pairs = list(itertools.permutations(loops, 2))[:2] or [(lp, lp) for lp in loops]
@@ -149,13 +162,16 @@ def test_every_primitive_raises_only_before_its_first_mutation(workload):
                     refused += 1
                     assert REFUSED not in str(e), f"{workload}: {name}{args}: {e}"
                     assert sch.mod.mlir() == before
-    assert applied and refused          # (both kinds of call were made)
+    assert applied and refused  # (both kinds of call were made)
 
 
 def test_rewrites_erase_only_through_the_one_erase():
     """The op index is kept across primitives because it hears of every erased op: a rewrite
     erases through tir_mlir.analysis.structure.erase, never Operation.erase itself."""
-    direct = [f"{p.name}:{n + 1}" for p in sorted(PASSES.glob("*.py"))
-              for n, line in enumerate(p.read_text().splitlines())
-              if re.search(r"\.erase\(\)", line)]
+    direct = [
+        f"{p.name}:{n + 1}"
+        for p in sorted(PASSES.glob("*.py"))
+        for n, line in enumerate(p.read_text().splitlines())
+        if re.search(r"\.erase\(\)", line)
+    ]
     assert direct == []

@@ -2,6 +2,7 @@
 linear path of `index.from_affine`, the plain-variable path of `LoopSpace.split`, the index
 walked once for the handles compute_at erases; and a trusted replay with a changed decision
 still builds the checked program, or raises ScheduleError when the decision is illegal."""
+
 import random
 from pathlib import Path
 
@@ -21,6 +22,7 @@ PROGRAMS = Path(__file__).parent.parent / "data" / "programs"
 
 def _random_linear(rng, ndims):
     """A random linear AffineExpr over ndims dims (dims may repeat: terms can cancel)."""
+
     def leaf():
         if rng.random() < 0.2:
             return ir.AffineConstantExpr.get(rng.randint(-5, 5))
@@ -32,6 +34,7 @@ def _random_linear(rng, ndims):
         if rng.random() < 0.35:
             return expr(depth - 1) * rng.choice([-3, -1, 2, 4, 16])
         return expr(depth - 1) + expr(depth - 1)
+
     return expr(4)
 
 
@@ -69,7 +72,7 @@ def test_split_of_plain_variables_matches_the_term_by_term_split():
     rng = random.Random(1)
     space = LoopSpace([])
     space.n_outer = 3
-    for k in range(6):                  # vars 0-2 outer (var 1 of extent 1), 3-5 inner
+    for k in range(6):  # vars 0-2 outer (var 1 of extent 1), 3-5 inner
         space.values.append(None)
         space.ranges[k] = (0, 0) if k == 1 else (rng.randint(0, 2), rng.randint(3, 9))
     for relaxed in (frozenset(), frozenset({2})):
@@ -87,7 +90,7 @@ def test_compute_at_consumes_the_handles_of_the_loops_it_erased():
     mod = parse((PROGRAMS / "conv2d_pad.tir").read_text())
     for trusted in (False, True):
         sch = Schedule(mod)
-        with (sch.trusted_mode() if trusted else _nothing()):
+        with sch.trusted_mode() if trusted else _nothing():
             pad = sch.get_block("Apad")
             pad_loops = sch.get_loops(pad)
             loops = sch.get_loops(sch.get_block("B"))
@@ -95,8 +98,14 @@ def test_compute_at_consumes_the_handles_of_the_loops_it_erased():
             with pytest.raises(ScheduleError, match="consumed by compute_at"):
                 sch.get(pad_loops[1])
             # under n, f, y: one loop per non-unit iter var of the region (c, h, w)
-            assert [sch.get(lp).loop_var.name for lp in sch.get_loops(pad)] == \
-                ["n", "f", "y", "ax0", "ax1", "ax2"]
+            assert [sch.get(lp).loop_var.name for lp in sch.get_loops(pad)] == [
+                "n",
+                "f",
+                "y",
+                "ax0",
+                "ax1",
+                "ax2",
+            ]
 
 
 class _nothing:
@@ -128,8 +137,11 @@ def test_trusted_replay_of_changed_decisions_builds_the_checked_program():
     extent = 1
     for f in trace.get_decision(inst):
         extent *= f
-    new = [1] * (len(trace.get_decision(inst)) - 2) + [extent // 2, 2] if extent % 2 == 0 \
+    new = (
+        [1] * (len(trace.get_decision(inst)) - 2) + [extent // 2, 2]
+        if extent % 2 == 0
         else [1] * (len(trace.get_decision(inst)) - 1) + [extent]
+    )
     changed = trace.with_decision(inst, new)
     checked, trusted = Schedule(mod), Schedule(mod)
     changed.apply_to_schedule(checked)
@@ -147,7 +159,7 @@ def _replayed(mod, trace):
 def test_trusted_replay_of_an_illegal_decision_raises_schedule_error():
     mod, trace = _matmul_candidate()
     inst = _tiles(trace)[0]
-    short = [1] * (len(trace.get_decision(inst)) - 1) + [3]     # product 3 < the extent
+    short = [1] * (len(trace.get_decision(inst)) - 1) + [3]  # product 3 < the extent
     changed = trace.with_decision(inst, short)
     for trusted in (False, True):
         with pytest.raises(ScheduleError, match="multiplies to 3"):
@@ -157,14 +169,18 @@ def test_trusted_replay_of_an_illegal_decision_raises_schedule_error():
 def test_precedes_is_the_order_of_a_walk():
     from tir_mlir.ir.ir_walk import walk_all
     from tir_mlir.passes.schedule.compute_at import _precedes
+
     mod, trace = _matmul_candidate()
     sch = Schedule(mod)
     trace.apply_to_schedule(sch)
     rng = random.Random(2)
     with get_context():
         for func in sch.mod.functions.values():
-            ops = [o for o in walk_all(func) if o.name in ("affine.for", "tir.block",
-                                                           "memref.store", "memref.load")]
+            ops = [
+                o
+                for o in walk_all(func)
+                if o.name in ("affine.for", "tir.block", "memref.store", "memref.load")
+            ]
             assert len(ops) > 10
             for _ in range(300):
                 i, j = rng.sample(range(len(ops)), 2)
@@ -178,6 +194,7 @@ def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
     module's (sid -> op) for the primitives after them."""
     from tir_mlir.analysis import op_index
     from tir_mlir.analysis.op_index import OpIndex
+
     for trusted in (False, True):
         if kind == "compute_at":
             sch = Schedule(parse((PROGRAMS / "conv2d_pad.tir").read_text()))
@@ -190,12 +207,13 @@ def test_compute_at_keeps_the_index_of_its_lookups_current(kind, monkeypatch):
             at = sch.split(sch.get_loops(block)[1], [None, 16])[0]
             moved = sch.cache_write(block, 0, "local")
             gone = sch.get_loops(moved)
-        with (sch.trusted_mode() if trusted else _nothing()):
+        with sch.trusted_mode() if trusted else _nothing():
             before = sch._rw.index
             walks = []
-            monkeypatch.setattr(op_index, "CHECK", False)     # (its check walks: below)
-            monkeypatch.setattr(OpIndex, "_walk", lambda self, orig=OpIndex._walk:
-                                walks.append(1) or orig(self))
+            monkeypatch.setattr(op_index, "CHECK", False)  # (its check walks: below)
+            monkeypatch.setattr(
+                OpIndex, "_walk", lambda self, orig=OpIndex._walk: walks.append(1) or orig(self)
+            )
             getattr(sch, kind)(moved, at)
             monkeypatch.undo()
             assert walks == [] and sch._rw.index is before
@@ -210,12 +228,14 @@ def test_a_replayed_sketch_walks_the_module_once(monkeypatch):
     replaying a tuning candidate walks the module once, when the schedule is made."""
     from tir_mlir.analysis import op_index
     from tir_mlir.analysis.op_index import OpIndex
+
     mod, trace = _matmul_candidate()
-    monkeypatch.setattr(op_index, "CHECK", False)     # (its check walks)
+    monkeypatch.setattr(op_index, "CHECK", False)  # (its check walks)
     for trusted in (False, True):
         walks = []
-        monkeypatch.setattr(OpIndex, "_walk", lambda self, orig=OpIndex._walk:
-                            walks.append(1) or orig(self))
+        monkeypatch.setattr(
+            OpIndex, "_walk", lambda self, orig=OpIndex._walk: walks.append(1) or orig(self)
+        )
         sch = Schedule(mod)
         trace.apply_to_schedule(sch, trusted=trusted)
         monkeypatch.undo()

@@ -3,6 +3,7 @@ TVM's own test file (tests/python/tir-schedule/test_tir_schedule_analysis.py) wi
 results. The te-built workloads are recorded in tests/data/schedule_analysis/ (printed by TVM
 0.21's create_prim_func). With TVM installed, TVM's own functions on the same programs must
 agree too (an extra assertion)."""
+
 import itertools
 import random
 from pathlib import Path
@@ -21,7 +22,7 @@ from tir_mlir.schedule.analysis import (
 try:
     import tvm
     from tvm.tir.schedule import analysis as tvm_analysis
-except ImportError:         # the oracle is optional; our assertions run without it
+except ImportError:  # the oracle is optional; our assertions run without it
     tvm = tvm_analysis = None
 
 DATA = Path(__file__).parent.parent / "data" / "schedule_analysis"
@@ -36,13 +37,15 @@ def schedule(text: str) -> tir_mlir.Schedule:
 
 
 def evaluate(text: str, point):
-    return eval(text)(*point)        # (lambda text written by suggest_index_map / the tests)
+    return eval(text)(*point)  # (lambda text written by suggest_index_map / the tests)
 
 
 def same_map(got: str, want: str, shape) -> bool:
     """Equal as functions on every index of the buffer."""
-    return all(tuple(evaluate(got, p)) == tuple(evaluate(want, p))
-               for p in itertools.product(*map(range, shape)))
+    return all(
+        tuple(evaluate(got, p)) == tuple(evaluate(want, p))
+        for p in itertools.product(*map(range, shape))
+    )
 
 
 def tvm_equivalent(ours: str, theirs) -> bool:
@@ -53,14 +56,17 @@ def tvm_equivalent(ours: str, theirs) -> bool:
 # --- suggest_index_map ----------------------------------------------------------------------------
 def _tvm_suggest(shape, fn, extents):
     v = [tvm.tir.Var(f"v{k}", "int32") for k in range(len(extents))]
-    loops = [tvm.tir.For(x, 0, e, tvm.tir.ForKind.SERIAL, tvm.tir.Evaluate(0))
-             for x, e in zip(v, extents)]
+    loops = [
+        tvm.tir.For(x, 0, e, tvm.tir.ForKind.SERIAL, tvm.tir.Evaluate(0))
+        for x, e in zip(v, extents)
+    ]
     return tvm_analysis.suggest_index_map(tvm.tir.decl_buffer(shape), list(fn(*v)), loops, True)
 
 
 def test_suggest_index_map_simple():
     def access(i, j):
         return i // 16 * 4 + j // 16, i % 16 * 16 + j % 16
+
     got = suggest_index_map([8, 256], access, [32, 64])
     assert got == "lambda i0, i1: (i0 // 4, i1 // 16, i0 % 4, i1 % 16)"
     if tvm is not None:
@@ -69,8 +75,10 @@ def test_suggest_index_map_simple():
 
 def test_suggest_index_map_bijective():
     """j // 4 is not used: the layout still follows the loop order (i, then j)."""
+
     def access(i, j):
         return (j % 4 * 2 + i,)
+
     got = suggest_index_map([8], access, [2, 32])
     assert got == "lambda i0: (i0 % 2, i0 // 2)"
     if tvm is not None:
@@ -87,43 +95,60 @@ def test_suggest_index_map_winograd():
     """Two pieces of one variable that continue each other (fused % 8 // 4 and fused % 4) are
     one piece: 7 dimensions, not 8."""
     got = suggest_index_map([6, 6, 128, 128], winograd, [1008, 32, 4, 32])
-    want = ("lambda i0, i1, i2, i3: (i0 // 2, i1 // 2, i0 % 2, i1 % 2 * 4 + i2 // 32, i2 % 32, "
-            "i3 // 32, i3 % 32)")
+    want = (
+        "lambda i0, i1, i2, i3: (i0 // 2, i1 // 2, i0 % 2, i1 % 2 * 4 + i2 // 32, i2 % 32, "
+        "i3 // 32, i3 % 32)"
+    )
     assert got == want
     if tvm is not None:
         assert tvm_equivalent(got, _tvm_suggest([6, 6, 128, 128], winograd, [1008, 32, 4, 32]))
 
 
 def test_suggest_index_map_is_a_bijection_of_the_buffer():
-    got = suggest_index_map([8, 256], lambda i, j: (i // 16 * 4 + j // 16, i % 16 * 16 + j % 16),
-                            [32, 64])
+    got = suggest_index_map(
+        [8, 256], lambda i, j: (i // 16 * 4 + j // 16, i % 16 * 16 + j % 16), [32, 64]
+    )
     images = {tuple(evaluate(got, p)) for p in itertools.product(range(8), range(256))}
     assert len(images) == 8 * 256
 
 
-@pytest.mark.parametrize("access, extents", [
-    (lambda i, j: (i * 3 + j,), [4, 4]),           # overlapping pieces: not mixed radix
-    (lambda i, j: (i * 4 + j * 4,), [4, 4]),       # two pieces of one scale
-    (lambda i, j: ((i * 4 + j) // 8,), [4, 4]),    # a division of a sum of variables
-])
+@pytest.mark.parametrize(
+    "access, extents",
+    [
+        (lambda i, j: (i * 3 + j,), [4, 4]),  # overlapping pieces: not mixed radix
+        (lambda i, j: (i * 4 + j * 4,), [4, 4]),  # two pieces of one scale
+        (lambda i, j: ((i * 4 + j) // 8,), [4, 4]),  # a division of a sum of variables
+    ],
+)
 def test_suggest_index_map_none(access, extents):
     assert suggest_index_map([64], access, extents) is None
 
 
-@pytest.mark.parametrize("shape, access, extents, predicate, want", [
-    ([16], lambda i, j: (i * 4 + j,), [4, 4], lambda i, j: i < 3,
-     "lambda i0: (i0 // 4 % 3, i0 % 4)"),
-    ([8], lambda i: (i,), [16], lambda i: i < 8, "lambda i0: (i0,)"),
-])
+@pytest.mark.parametrize(
+    "shape, access, extents, predicate, want",
+    [
+        (
+            [16],
+            lambda i, j: (i * 4 + j,),
+            [4, 4],
+            lambda i, j: i < 3,
+            "lambda i0: (i0 // 4 % 3, i0 % 4)",
+        ),
+        ([8], lambda i: (i,), [16], lambda i: i < 8, "lambda i0: (i0,)"),
+    ],
+)
 def test_suggest_index_map_predicate_narrows_the_loops(shape, access, extents, predicate, want):
     got = suggest_index_map(shape, access, extents, predicate=predicate)
     assert got == want
     if tvm is not None:
         v = [tvm.tir.Var(f"v{k}", "int32") for k in range(len(extents))]
-        loops = [tvm.tir.For(x, 0, e, tvm.tir.ForKind.SERIAL, tvm.tir.Evaluate(0))
-                 for x, e in zip(v, extents)]
-        theirs = tvm_analysis.suggest_index_map(tvm.tir.decl_buffer(shape), list(access(*v)),
-                                                loops, predicate(*v))
+        loops = [
+            tvm.tir.For(x, 0, e, tvm.tir.ForKind.SERIAL, tvm.tir.Evaluate(0))
+            for x, e in zip(v, extents)
+        ]
+        theirs = tvm_analysis.suggest_index_map(
+            tvm.tir.decl_buffer(shape), list(access(*v)), loops, predicate(*v)
+        )
         assert tvm_equivalent(got, theirs)
 
 
@@ -138,7 +163,7 @@ def test_suggest_index_map_rank_mismatch():
 
 
 # --- get_tensorize_loop_mapping -------------------------------------------------------------------
-DOT_16X4_DESC = '''
+DOT_16X4_DESC = """
 @T.prim_func
 def dot_16x4(a: T.handle, b: T.handle, c: T.handle):
     A = T.match_buffer(a, (4,), "uint8", offset_factor=1)
@@ -151,9 +176,9 @@ def dot_16x4(a: T.handle, b: T.handle, c: T.handle):
             with T.block("update"):
                 vi, vk = T.axis.remap("SR", [i, k])
                 C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
-'''
+"""
 
-MMA_16X16X16_DESC = '''
+MMA_16X16X16_DESC = """
 @T.prim_func
 def mma(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"), C: T.Buffer((16, 16), "float16")):
     with T.block("root"):
@@ -163,9 +188,9 @@ def mma(A: T.Buffer((16, 16), "float16"), B: T.Buffer((16, 16), "float16"), C: T
             with T.block("update"):
                 vii, vjj, vkk = T.axis.remap("SSR", [i, j, k])
                 C[vii, vjj] = C[vii, vjj] + A[vii, vkk] * B[vjj, vkk]
-'''
+"""
 
-WMMA_SYNC_F16F16F32_DESC = '''
+WMMA_SYNC_F16F16F32_DESC = """
 @T.prim_func
 def wmma_sync(a: T.handle, b: T.handle, c: T.handle):
     A = T.match_buffer(a, (16, 16), "float16", scope="wmma.matrix_a", offset_factor=16)
@@ -178,9 +203,9 @@ def wmma_sync(a: T.handle, b: T.handle, c: T.handle):
             with T.block(""):
                 vii, vjj, vkk = T.axis.remap("SSR", [i, j, k])
                 C[vii, vjj] = C[vii, vjj] + T.Cast("float32", A[vii, vkk]) * T.Cast("float32", B[vkk, vjj])
-'''
+"""
 
-DENSE = '''
+DENSE = """
 @T.prim_func
 def main(X: T.Buffer((1024, 1024), "uint8"), W: T.Buffer((64, 256, 16, 4), "int8"), Y: T.Buffer((1024, 1024), "int32")):
     for i0, i1, i2 in T.grid(1024, 1024, 1024):
@@ -189,9 +214,9 @@ def main(X: T.Buffer((1024, 1024), "uint8"), W: T.Buffer((64, 256, 16, 4), "int8
             with T.init():
                 Y[i, j] = 0
             Y[i, j] = Y[i, j] + T.Cast("int32", X[i, k]) * T.Cast("int32", W[j // 16, k // 4, j % 16, k % 4])
-'''
+"""
 
-CONV2D_NCHWC = '''
+CONV2D_NCHWC = """
 @T.prim_func
 def main(X: T.Buffer((1, 4, 56, 56, 16), "uint8"), W: T.Buffer((16, 4, 1, 1, 4, 16, 4), "int8"), Y: T.Buffer((1, 16, 56, 56, 16), "int32")):
     for i0, i1, i2, i3, i4, i5, i6, i7, i8, i9 in T.grid(1, 16, 56, 56, 16, 1, 1, 4, 4, 4):
@@ -200,7 +225,7 @@ def main(X: T.Buffer((1, 4, 56, 56, 16), "uint8"), W: T.Buffer((16, 4, 1, 1, 4, 
             with T.init():
                 Y[n, oc, oh, ow, ocb] = 0
             Y[n, oc, oh, ow, ocb] = Y[n, oc, oh, ow, ocb] + T.Cast("int32", X[n, ico, oh + kh, ow + kw, icf * 4 + ics]) * T.Cast("int32", W[oc, ico, kh, kw, icf, ocb, ics])
-'''
+"""
 
 
 def loop_names(sch, info) -> dict:
@@ -210,8 +235,9 @@ def loop_names(sch, info) -> dict:
 
 def tvm_loop_names(text, block, desc, **kw) -> dict:
     s = tvm.tir.Schedule(tvm.script.from_source(text))
-    info = tvm_analysis.get_tensorize_loop_mapping(s, s.get_block(block),
-                                                   tvm.script.from_source(desc), **kw)
+    info = tvm_analysis.get_tensorize_loop_mapping(
+        s, s.get_block(block), tvm.script.from_source(desc), **kw
+    )
     return {str(s.get(k).loop_var): str(v.loop_var) for k, v in info.loop_map.items()}
 
 
@@ -257,7 +283,8 @@ def test_get_tensorize_loop_mapping_padding():
     if tvm is not None:
         s = tvm.tir.Schedule(tvm.script.from_source(program("matmul_relu_pad")))
         theirs = tvm_analysis.get_tensorize_loop_mapping(
-            s, s.get_block("C"), tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC), True)
+            s, s.get_block("C"), tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC), True
+        )
         assert [int(p) for p in theirs.block_iter_paddings] == info.block_iter_paddings
 
 
@@ -278,16 +305,25 @@ def test_get_tensorize_loop_mapping_registered_intrinsic_by_name():
 
 
 # --- get_auto_tensorize_mapping_info --------------------------------------------------------------
-@pytest.mark.parametrize("name, block, want", [
-    ("conv2d_nhwc_4", "conv2d_nhwc",
-     "lambda n, h, w, c, rh, rw, rc: (n * 256 + h * 16 + w, c, rh * 192 + rw * 64 + rc)"),
-    ("conv2d_nhwc_1", "conv2d_nhwc",
-     "lambda n, h, w, c, rh, rw, rc: (n * 256 + h * 16 + w, c, rh * 192 + rw * 64 + rc)"),
-    ("batch_matmul_1", "Z", "lambda b, m, n, k: (b, m, n, k)"),
-    ("batch_matmul_16", "Z", "lambda b, m, n, k: (b, m, n, k)"),
-    ("matmul_512", "C", "lambda n, m, k: (n, m, k)"),
-    ("matmul_1", "C", "lambda n, m, k: (n, m, k)"),
-])
+@pytest.mark.parametrize(
+    "name, block, want",
+    [
+        (
+            "conv2d_nhwc_4",
+            "conv2d_nhwc",
+            "lambda n, h, w, c, rh, rw, rc: (n * 256 + h * 16 + w, c, rh * 192 + rw * 64 + rc)",
+        ),
+        (
+            "conv2d_nhwc_1",
+            "conv2d_nhwc",
+            "lambda n, h, w, c, rh, rw, rc: (n * 256 + h * 16 + w, c, rh * 192 + rw * 64 + rc)",
+        ),
+        ("batch_matmul_1", "Z", "lambda b, m, n, k: (b, m, n, k)"),
+        ("batch_matmul_16", "Z", "lambda b, m, n, k: (b, m, n, k)"),
+        ("matmul_512", "C", "lambda n, m, k: (n, m, k)"),
+        ("matmul_1", "C", "lambda n, m, k: (n, m, k)"),
+    ],
+)
 def test_get_auto_tensorize_mapping_info(name, block, want):
     sch = schedule(program(name))
     info = get_auto_tensorize_mapping_info(sch, sch.get_block(block), WMMA_SYNC_F16F16F32_DESC)
@@ -299,7 +335,8 @@ def test_get_auto_tensorize_mapping_info(name, block, want):
     if tvm is not None:
         s = tvm.tir.Schedule(tvm.script.from_source(program(name)))
         theirs = tvm_analysis.get_auto_tensorize_mapping_info(
-            s, s.get_block(block), tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC))
+            s, s.get_block(block), tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC)
+        )
         assert tvm_equivalent(got, theirs.mappings[0])
 
 
@@ -314,24 +351,32 @@ def same_on_domains(got: str, want: str, block) -> bool:
 
 def test_get_auto_tensorize_mapping_info_names_follow_the_block():
     sch = schedule(program("conv2d_nhwc_4"))
-    info = get_auto_tensorize_mapping_info(sch, sch.get_block("conv2d_nhwc"),
-                                           "wmma_sync_16x16x16_f16f16f32")
-    assert info.mappings == [("lambda v_n, v_h, v_w, v_co, v_rh, v_rw, v_rc: "
-                              "(v_n * 256 + v_h * 16 + v_w, v_co, v_rh * 192 + v_rw * 64 + v_rc)")]
+    info = get_auto_tensorize_mapping_info(
+        sch, sch.get_block("conv2d_nhwc"), "wmma_sync_16x16x16_f16f16f32"
+    )
+    assert info.mappings == [
+        (
+            "lambda v_n, v_h, v_w, v_co, v_rh, v_rw, v_rc: "
+            "(v_n * 256 + v_h * 16 + v_w, v_co, v_rh * 192 + v_rw * 64 + v_rc)"
+        )
+    ]
     assert info.lhs_buffer_map == {"conv2d_nhwc": "C", "PadInput": "A", "weight": "B"}
 
 
 def test_get_auto_tensorize_mapping_info_other_computation():
     """relu is no multiply-accumulate; a float32 matmul does not cast like the desc."""
     sch = schedule(program("matmul_relu_512"))
-    assert get_auto_tensorize_mapping_info(sch, sch.get_block("compute"),
-                                           WMMA_SYNC_F16F16F32_DESC) is None
-    assert get_auto_tensorize_mapping_info(sch, sch.get_block("C"),
-                                           WMMA_SYNC_F16F16F32_DESC) is None
+    assert (
+        get_auto_tensorize_mapping_info(sch, sch.get_block("compute"), WMMA_SYNC_F16F16F32_DESC)
+        is None
+    )
+    assert (
+        get_auto_tensorize_mapping_info(sch, sch.get_block("C"), WMMA_SYNC_F16F16F32_DESC) is None
+    )
 
 
 # --- is_output_block, has_block -------------------------------------------------------------------
-TWO_ELEMENTWISE = '''
+TWO_ELEMENTWISE = """
 @T.prim_func
 def main(a: T.handle, c: T.handle):
     A = T.match_buffer(a, (128, 128), "float32")
@@ -345,7 +390,7 @@ def main(a: T.handle, c: T.handle):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + 1.0
-'''
+"""
 
 
 def test_is_output_block():
@@ -360,11 +405,15 @@ def test_has_block():
     assert not has_block(sch, "D")
     if tvm is not None:
         s = tvm.tir.Schedule(tvm.script.from_source(TWO_ELEMENTWISE))
-        assert [tvm_analysis.has_block(s, n) for n in ("B", "C", "root", "D")] == \
-            [True, True, True, False]
+        assert [tvm_analysis.has_block(s, n) for n in ("B", "C", "root", "D")] == [
+            True,
+            True,
+            True,
+            False,
+        ]
 
 
-EMPTY_GRID = '''
+EMPTY_GRID = """
 @T.prim_func
 def main(out: T.Buffer((T.int64(1), T.int64(8), T.int64(8)), "int32")):
     act = T.alloc_buffer((1, 8, 8), "int32")
@@ -384,15 +433,18 @@ def main(out: T.Buffer((T.int64(1), T.int64(8), T.int64(8)), "int32")):
             az, ay, ax = T.axis.remap("SSS", [z2, y2, x2])
             T.writes(out[az, ay, ax])
             out[az, ay, az] = T.int32(0)
-'''
+"""
 
 
 def test_empty_grid_is_refused_with_its_location():
     """TVM builds a schedule of a loop of extent 0; tir_mlir refuses zero-extent loops and
     block domains at parse time (a deliberate difference, docs/tvm_compat.md "Front end"),
     with the place and the reason, not a crash."""
-    with pytest.raises(tir_mlir.TIRError, match=r"<string>:11:9: block 'b1': empty or "
-                                                r"malformed iterator domain"):
+    with pytest.raises(
+        tir_mlir.TIRError,
+        match=r"<string>:11:9: block 'b1': empty or "
+        r"malformed iterator domain",
+    ):
         tir_mlir.parse(EMPTY_GRID)
 
 
@@ -402,17 +454,20 @@ def test_auto_tensorize_mapping_then_loop_mapping():
     sch = schedule(program("conv2d_nhwc_4"))
     block = sch.get_block("conv2d_nhwc")
     intrin = "wmma_sync_16x16x16_f16f16f32"
-    sch.transform_block_layout(block, get_auto_tensorize_mapping_info(sch, block,
-                                                                      intrin).mappings[0])
+    sch.transform_block_layout(
+        block, get_auto_tensorize_mapping_info(sch, block, intrin).mappings[0]
+    )
     assert [sch.get(lp).extent for lp in sch.get_loops(block)] == [1024, 64, 576]
     info = get_tensorize_loop_mapping(sch, block, intrin)
-    assert repr(info) == "TensorizeInfo(loop_map={ax2: k, ax1: j, ax0: i}, " \
-                         "block_iter_paddings=None)"
+    assert (
+        repr(info) == "TensorizeInfo(loop_map={ax2: k, ax1: j, ax0: i}, block_iter_paddings=None)"
+    )
     if tvm is not None:
         theirs = tvm.tir.Schedule(tvm.script.from_source(program("conv2d_nhwc_4")))
         b = theirs.get_block("conv2d_nhwc")
         desc = tvm.script.from_source(WMMA_SYNC_F16F16F32_DESC)
         mapping = tvm_analysis.get_auto_tensorize_mapping_info(theirs, b, desc).mappings[0]
         theirs.transform_block_layout(b, mapping)
-        tvm.ir.assert_structural_equal(theirs.mod["main"].body,
-                                       tvm.script.from_source(sch.mod.script()).body)
+        tvm.ir.assert_structural_equal(
+            theirs.mod["main"].body, tvm.script.from_source(sch.mod.script()).body
+        )

@@ -1,6 +1,7 @@
 """set_axis_separator and the buffer keywords it prints (axis_separators, offset_factor):
 TVM 0.21's printed result and trace, numbers, trace round trip, survival through other
 primitives, and the calls refused."""
+
 import pytest
 
 import tir_mlir
@@ -9,7 +10,7 @@ from shared_programs import MM_RELU_16
 from tir_mlir import Schedule
 from workloads import matmul
 
-KEYWORDS = '''
+KEYWORDS = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32", offset_factor=16), b: T.handle, C: T.Buffer((8, 4, 2), "float32", axis_separators=[1])):
     B = T.match_buffer(b, (8, 8), "int8", offset_factor=1, axis_separators=[1])
@@ -21,7 +22,7 @@ def main(A: T.Buffer((8, 8), "float32", offset_factor=16), b: T.handle, C: T.Buf
             D[vi, vj] = A[vi, vj] * T.float32(2.0)
             E[vi, vj] = T.Cast("float32", B[vi, vj]) * T.float32(2.0)
             C[vi, vj // 2, vj % 2] = D[vi, vj] + E[vi, vj]
-'''
+"""
 PLAIN = KEYWORDS.replace(", axis_separators=[1]", "")
 
 
@@ -37,16 +38,23 @@ def test_buffer_keywords_print_like_tvm_and_reparse():
 
 def test_buffer_keywords_keep_the_numbers():
     from schedule_check import check_numerics
+
     check_numerics(parse(PLAIN), parse(KEYWORDS), "main")
 
 
-@pytest.mark.parametrize("bad, match", [
-    ("axis_separators=[0]", "1..1"), ("axis_separators=[2]", "1..1"),
-    ("axis_separators=[1, 1]", "increasing"), ("offset_factor=-1", "negative")])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ("axis_separators=[0]", "1..1"),
+        ("axis_separators=[2]", "1..1"),
+        ("axis_separators=[1, 1]", "increasing"),
+        ("offset_factor=-1", "negative"),
+    ],
+)
 def test_bad_buffer_keywords_are_located_errors(bad, match):
-    src = KEYWORDS.replace('D = T.alloc_buffer((8, 8), axis_separators=[1])',
-                           'D = T.alloc_buffer((8, 8))').replace(
-        'b: T.handle', f'b: T.handle, Z: T.Buffer((4, 4), "float32", {bad})')
+    src = KEYWORDS.replace(
+        "D = T.alloc_buffer((8, 8), axis_separators=[1])", "D = T.alloc_buffer((8, 8))"
+    ).replace("b: T.handle", f'b: T.handle, Z: T.Buffer((4, 4), "float32", {bad})')
     with pytest.raises(tir_mlir.errors.TIRError, match=match) as e:
         parse(src)
     assert ":3:" in str(e.value)
@@ -78,6 +86,7 @@ SCHEDULES = {
 def test_set_axis_separator_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -92,7 +101,8 @@ def test_set_axis_separator_text_and_trace():
     sch = check_all(PLAIN, sep("B", "E", [1]), "main", tvm_diff=False)
     assert "E = T.alloc_buffer((8, 8), axis_separators=[1])" in sch.mod.script()
     assert str(sch.trace).endswith(
-        'sch.set_axis_separator(block=b0, buffer=("write", 1), axis_separators=[1])')
+        'sch.set_axis_separator(block=b0, buffer=("write", 1), axis_separators=[1])'
+    )
 
 
 ILLEGAL = {
@@ -133,10 +143,17 @@ def _rfactor(sch):
     sch.rfactor(sch.get_loops(sch.get_block("C"))[2], 0)
 
 
-@pytest.mark.parametrize("fn", [lambda s: s.reindex(s.get_block("C"), ("write", 0)),
-                                lambda s: s.cache_write(s.get_block("C"), 0, "local"), _rfactor],
-                         ids=["reindex", "cache_write", "rfactor"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda s: s.reindex(s.get_block("C"), ("write", 0)),
+        lambda s: s.cache_write(s.get_block("C"), 0, "local"),
+        _rfactor,
+    ],
+    ids=["reindex", "cache_write", "rfactor"],
+)
 def test_new_buffers_keep_the_separators_like_tvm(fn):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     assert_agrees(SEP_MATMUL, fn)

@@ -1,5 +1,6 @@
 """reorder_block_iter_var (and transform_block_layout when built): TVM 0.21's output, numbers,
 trace round trip, refusals."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
@@ -39,6 +40,7 @@ REORDERS = {
 def test_reorder_block_iter_var_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = REORDERS[name]
     assert_agrees(src, fn)
 
@@ -54,7 +56,7 @@ def test_reorder_block_iter_var_text_and_handle():
     b = sch.get_block("C")
     sch.reorder_block_iter_var(b, [2, 0, 1])
     assert 'vk, vi, vj = T.axis.remap("RSS", [k, i, j])' in sch.mod.script()
-    assert [v.var for v in sch.get(b).iter_vars] == ["vk", "vi", "vj"]    # the handle lives
+    assert [v.var for v in sch.get(b).iter_vars] == ["vk", "vi", "vj"]  # the handle lives
     assert str(sch.trace).endswith("sch.reorder_block_iter_var(block=b0, new_order=[2, 0, 1])")
 
 
@@ -88,8 +90,10 @@ LAYOUTS = {
     "fuse_spatial": (MATMUL, layout("C", lambda i, j, k: (i * 16 + j, k))),
     "split_one": (MATMUL, layout("C", lambda i, j, k: (i // 4, i % 4, j, k))),
     "split_and_move": (MATMUL, layout("C", lambda i, j, k: (j // 4, i, k, j % 4))),
-    "conv_fuse_reductions": (CONV, layout("B", lambda n, f, y, x, c, r, s: (
-        n, f, y * 6 + x, c * 9 + r * 3 + s))),
+    "conv_fuse_reductions": (
+        CONV,
+        layout("B", lambda n, f, y, x, c, r, s: (n, f, y * 6 + x, c * 9 + r * 3 + s)),
+    ),
     "padding_block": (CONV, layout("Apad", lambda n, c, h, w: (n, c * 64 + h * 8 + w))),
     "then_split": (MATMUL, _layout_then_split),
 }
@@ -99,6 +103,7 @@ LAYOUTS = {
 def test_transform_block_layout_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = LAYOUTS[name]
     assert_agrees(src, fn)
 
@@ -114,14 +119,17 @@ def test_transform_block_layout_text_and_trace():
     b = sch.get_block("C")
     sch.transform_block_layout(b, "lambda i, j, k: (i * 16 + j, k)")
     text = sch.mod.script()
-    assert '''    for ax0, ax1 in T.grid(256, 16):
+    assert (
+        """    for ax0, ax1 in T.grid(256, 16):
         with T.block("C"):
-            v0, v1 = T.axis.remap("SR", [ax0, ax1])''' in text
-    assert "C[v0 // 16, v0 % 16] = C[v0 // 16, v0 % 16] + A[v0 // 16, v1] * B[v1, v0 % 16]" \
+            v0, v1 = T.axis.remap("SR", [ax0, ax1])"""
         in text
+    )
+    assert "C[v0 // 16, v0 % 16] = C[v0 // 16, v0 % 16] + A[v0 // 16, v1] * B[v1, v0 % 16]" in text
     assert str(sch.trace).endswith(
-        "sch.transform_block_layout(block=b0, index_map=lambda i, j, k: (i * 16 + j, k,))")
-    assert len(sch.get_loops(b)) == 2                                    # the handle lives
+        "sch.transform_block_layout(block=b0, index_map=lambda i, j, k: (i * 16 + j, k,))"
+    )
+    assert len(sch.get_loops(b)) == 2  # the handle lives
 
 
 def _split_first(sch):

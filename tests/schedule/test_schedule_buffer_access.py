@@ -1,12 +1,13 @@
 """annotate_buffer_access and unsafe_hide_buffer_access: TVM 0.21's printed result and trace,
 numbers, trace round trip, reparse of TVM's explicit regions, and the calls TVM refuses."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16
 from tir_mlir import Schedule
 
-SRC = '''
+SRC = """
 @T.prim_func
 def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
     B = T.alloc_buffer((128, 128))
@@ -18,7 +19,7 @@ def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32"))
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + A[vi, vj]
-'''
+"""
 
 
 def ann(block, index, kind, fn):
@@ -43,8 +44,7 @@ def _then_split(sch):
 
 
 SCHEDULES = {
-    "read_window": (SRC, ann("B", 0, "read",
-                             lambda vi, vj: ((vi - 1, vi + 1), (vj - 1, vj + 1)))),
+    "read_window": (SRC, ann("B", 0, "read", lambda vi, vj: ((vi - 1, vi + 1), (vj - 1, vj + 1)))),
     "read_and_write": (SRC, _both_kinds),
     "constant_range": (SRC, ann("C", 0, "read", lambda vi, vj: ((0, 128), vj))),
     "second_read_then_split_and_hide": (SRC, _then_split),
@@ -59,6 +59,7 @@ SCHEDULES = {
 def test_buffer_access_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -72,10 +73,15 @@ def test_buffer_access_numbers_and_replay(name):
 def test_annotated_text_trace_and_view():
     sch = check_all(SRC, _both_kinds, "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''            T.reads(A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2])
+    assert (
+        """            T.reads(A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2])
             T.writes(B[vi, vj:vj + 4])
-            T.block_attr({"explicit_read_region": [T.int32(0)], "explicit_write_region": [T.int32(0)]})''' in text
-    assert str(sch.trace).endswith('''gen_new_ranges=lambda vi, vj: [(vi, vi + 1), (vj, vj + 4)])''')
+            T.block_attr({"explicit_read_region": [T.int32(0)], "explicit_write_region": [T.int32(0)]})"""
+        in text
+    )
+    assert str(sch.trace).endswith(
+        """gen_new_ranges=lambda vi, vj: [(vi, vi + 1), (vj, vj + 4)])"""
+    )
     assert sch.get(sch.get_block("B")).reads == ["A[vi - 1:vi - 1 + 2, vj - 1:vj - 1 + 2]"]
 
 
@@ -123,7 +129,7 @@ def refused(src, block, method, *args):
 
 def test_fewer_ranges_than_iter_vars_refused_like_tvm():
     """TVM wants one range per iter var, even where the buffer has fewer dimensions."""
-    fn = lambda vi, vj, vk: ((0, 16), vj)      # noqa: E731
+    fn = lambda vi, vj, vk: ((0, 16), vj)  # noqa: E731
     check_error(*refused(MATMUL_16, "C", "annotate_buffer_access", 1, "read", fn), "3 iter vars")
     tvm = pytest.importorskip("tvm")
     with pytest.raises(ValueError):
@@ -157,11 +163,14 @@ def test_tvm_refuses_the_same(name):
         getattr(sch, method)(sch.get_block("B"), *args)
 
 
-@pytest.mark.parametrize("fn, match", [
-    (lambda vi, vj: ((0, vi), vj), "positive constant"),
-    (lambda vi, vj: ((vi + 3, vi), vj), "positive constant"),
-    (lambda vi, vj: (vi * vj, vj), "not affine"),
-])
+@pytest.mark.parametrize(
+    "fn, match",
+    [
+        (lambda vi, vj: ((0, vi), vj), "positive constant"),
+        (lambda vi, vj: ((vi + 3, vi), vj), "positive constant"),
+        (lambda vi, vj: (vi * vj, vj), "not affine"),
+    ],
+)
 def test_regions_beyond_affine_constant_extents_refused(fn, match):
     """TVM accepts any expression (even a negative extent); we keep regions we can reason
     about: affine begins, positive constant extents."""
@@ -169,13 +178,15 @@ def test_regions_beyond_affine_constant_extents_refused(fn, match):
 
 
 def test_recorded_lambda_is_data():
-    check_error(*refused(SRC, "B", A, 0, "read", "lambda vi, vj: (__import__('os'), vj)"),
-                "not allowed")
+    check_error(
+        *refused(SRC, "B", A, 0, "read", "lambda vi, vj: (__import__('os'), vj)"), "not allowed"
+    )
 
 
 def test_hide_in_tvm_json_trace():
     tvm = pytest.importorskip("tvm")
     from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
+
     fn = hide("C", "read", [1])
     theirs = tvm.tir.Schedule(tvm.script.from_source(SRC))
     fn(theirs)

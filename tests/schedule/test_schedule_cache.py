@@ -1,5 +1,6 @@
 """cache_read / cache_write / set_scope: printed result (TVM 0.21's), numerics, trace replay,
 TVM differential, errors (message + module unchanged), and GPU-style staging on CPU."""
+
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MM, MM_RELU_16 as MM_RELU
 from tir_mlir import Schedule
@@ -9,6 +10,7 @@ def check(src, schedule_fn, func):
     """schedule_check.check_all, with the TVM differential run on our text without
     T.reads/T.writes (TVM re-infers them; our printer orders some sums differently)."""
     import pytest
+
     sch = check_all(src, schedule_fn, func, tvm_diff=False)
     tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
@@ -26,7 +28,7 @@ def _body(text):
 
 def test_cache_read_prints_like_tvm():
     sch = check(MM, lambda s: s.cache_read(s.get_block("C"), 0, "local"), "main")
-    assert _body(sch.mod.script()).endswith('''
+    assert _body(sch.mod.script()).endswith("""
     A_local = T.alloc_buffer((16, 16), scope="local")
     for ax0, ax1 in T.grid(16, 16):
         with T.block("A_local"):
@@ -37,13 +39,13 @@ def test_cache_read_prints_like_tvm():
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0.0)
-            C[vi, vj] = C[vi, vj] + A_local[vi, vk] * B[vk, vj]''')
+            C[vi, vj] = C[vi, vj] + A_local[vi, vk] * B[vk, vj]""")
     assert 'sch.cache_read(block=b0, read_buffer_index=0, storage_scope="local"' in str(sch.trace)
 
 
 def test_cache_write_prints_like_tvm():
     sch = check(MM, lambda s: s.cache_write(s.get_block("C"), 0, "local"), "main")
-    assert _body(sch.mod.script()).endswith('''
+    assert _body(sch.mod.script()).endswith("""
     C_local = T.alloc_buffer((16, 16), scope="local")
     for i, j, k in T.grid(16, 16, 16):
         with T.block("C"):
@@ -54,15 +56,21 @@ def test_cache_write_prints_like_tvm():
     for ax0, ax1 in T.grid(16, 16):
         with T.block("C_local"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
-            C[v0, v1] = C_local[v0, v1]''')
+            C[v0, v1] = C_local[v0, v1]""")
 
 
 def test_cache_read_of_intermediate_and_consumer_blocks():
-    sch = check(MM_RELU, lambda s: s.cache_read(s.get_block("C"), 0, "shared",
-                                                    consumer_blocks=[s.get_block("C")]), "main")
+    sch = check(
+        MM_RELU,
+        lambda s: s.cache_read(s.get_block("C"), 0, "shared", consumer_blocks=[s.get_block("C")]),
+        "main",
+    )
     assert "T.max(Y_shared[vi, vj]" in sch.mod.script()
-    sch = check(MM_RELU, lambda s: s.cache_write(s.get_block("Y"), 0, "local",
-                                                     consumer_blocks=[s.get_block("C")]), "main")
+    sch = check(
+        MM_RELU,
+        lambda s: s.cache_write(s.get_block("Y"), 0, "local", consumer_blocks=[s.get_block("C")]),
+        "main",
+    )
     assert "T.max(Y_local[vi, vj]" in sch.mod.script()
 
 
@@ -75,12 +83,21 @@ def test_set_scope():
 def test_errors():
     sch = Schedule(parse(MM))
     c = sch.get_block("C")
-    check_error(sch, lambda s: s.cache_read(c, 2, "local"),
-                r"cache_read: block 'C' has 2 read buffer\(s\) \(A, B\); index 2 is out of range")
-    check_error(sch, lambda s: s.cache_write(c, 1, "local"),
-                r"cache_write: block 'C' has 1 write buffer\(s\) \(C\); index 1")
-    check_error(sch, lambda s: s.set_scope(c, 0, "shared"),
-                "set_scope: buffer 'C' written by block 'C' is a function parameter")
+    check_error(
+        sch,
+        lambda s: s.cache_read(c, 2, "local"),
+        r"cache_read: block 'C' has 2 read buffer\(s\) \(A, B\); index 2 is out of range",
+    )
+    check_error(
+        sch,
+        lambda s: s.cache_write(c, 1, "local"),
+        r"cache_write: block 'C' has 1 write buffer\(s\) \(C\); index 1",
+    )
+    check_error(
+        sch,
+        lambda s: s.set_scope(c, 0, "shared"),
+        "set_scope: buffer 'C' written by block 'C' is a function parameter",
+    )
 
 
 def test_consumer_not_reading_is_ignored():
@@ -89,11 +106,12 @@ def test_consumer_not_reading_is_ignored():
     y, c = sch.get_block("Y"), sch.get_block("C")
     sch.cache_read(y, 0, "local", consumer_blocks=[c])
     text = sch.mod.script()
-    assert 'A_local[v0, v1] = A[v0, v1]' in text and "A_local[vi" not in text
+    assert "A_local[v0, v1] = A[v0, v1]" in text and "A_local[vi" not in text
 
 
 def test_gpu_style_staging_on_cpu_matmul():
     """cache_read into local + compute_at, cache_write + reverse_compute_at."""
+
     def sched(s):
         c = s.get_block("C")
         i, j, k = s.get_loops(c)
@@ -101,6 +119,7 @@ def test_gpu_style_staging_on_cpu_matmul():
         c_local = s.cache_write(c, 0, "local")
         s.compute_at(a_local, k)
         s.reverse_compute_at(c_local, i)
+
     sch = check(MM, sched, "main")
     assert 'scope="local"' in sch.mod.script()
 
@@ -109,10 +128,12 @@ def test_cache_read_of_a_buffer_computed_in_the_consumers_loop():
     """After compute_at the writer of Y runs inside C's loop: the copy goes inside that loop,
     right after the writer, over what it writes per iteration (TVM's place; a copy after the
     loop would be read before it is written)."""
+
     def sched(s):
         c = s.get_block("C")
         s.compute_at(s.get_block("Y"), s.get_loops(c)[0])
         s.cache_read(c, 0, "local")
+
     sch = check(MM_RELU, sched, "main")
     text = sch.mod.script()
     assert text.index('T.block("Y_local")') < text.index('T.block("C")')
@@ -138,6 +159,7 @@ def test_a_cache_read_and_a_cache_write_of_one_buffer_name_their_blocks_apart():
     def schedule(sch):
         sch.cache_read(sch.get_block("exp"), 1, "local")
         sch.cache_write(sch.get_block("maxelem"), 0, "local")
+
     sch = check_all(program("softmax"), schedule, "softmax", tvm_diff=False)
     text = sch.mod.script()
     assert 'T.block("maxelem_local")' in text and 'T.block("maxelem_local_1")' in text
@@ -145,14 +167,14 @@ def test_a_cache_read_and_a_cache_write_of_one_buffer_name_their_blocks_apart():
 
 
 # TVM's nested_buffer_access: A's index is a load of B
-NESTED = '''
+NESTED = """
 @T.prim_func
 def main(A: T.Buffer((T.int64(7), T.int64(512)), "float32"), B: T.Buffer((T.int64(1),), "int32"), C: T.Buffer((T.int64(1), T.int64(512)), "float32")):
     for ax0, ax1 in T.grid(T.int64(1), T.int64(512)):
         with T.block("C"):
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             C[v_ax0, v_ax1] = A[B[v_ax0], v_ax1]
-'''
+"""
 
 
 def test_cache_read_of_a_load_inside_an_index():
@@ -161,9 +183,10 @@ def test_cache_read_of_a_load_inside_an_index():
     expected text), where program order (B's load first) would cache A."""
     import numpy as np
     from schedule_check import check_replay, run
+
     sch = Schedule(parse(NESTED))
     sch.cache_read("C", 1, "global")
-    assert '''
+    assert """
     B_global = T.alloc_buffer((T.int64(1),), "int32")
     for ax0 in range(T.int64(1)):
         with T.block("B_global"):
@@ -176,7 +199,7 @@ def test_cache_read_of_a_load_inside_an_index():
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(A[B_global[v_ax0], v_ax1], B_global[v_ax0])
             T.writes(C[v_ax0, v_ax1])
-            C[v_ax0, v_ax1] = A[B_global[v_ax0], v_ax1]''' in sch.mod.script()
+            C[v_ax0, v_ax1] = A[B_global[v_ax0], v_ax1]""" in sch.mod.script()
     check_replay(sch, parse(NESTED))
     a = np.random.default_rng(0).standard_normal((7, 512)).astype("float32")
     args = [a, np.array([5], "int32"), np.zeros((1, 512), "float32")]

@@ -1,4 +1,5 @@
 """cache_index: TVM 0.21's output, numbers, trace round trip, and the cases TVM refuses."""
+
 import re
 
 import pytest
@@ -7,32 +8,32 @@ from schedule_check import check_all, check_error, parse
 from shared_programs import CONV2D_PAD_C4_6X6 as CONV, MATMUL_16 as MATMUL
 from tir_mlir import Schedule
 
-RESHAPE = '''
+RESHAPE = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((64,), "float32")):
     for i in range(64):
         with T.block("B"):
             vi = T.axis.spatial(64, i)
             B[vi] = A[vi // 8, vi % 8] + T.float32(1)
-'''
+"""
 
-SHARED = '''
+SHARED = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((16, 4), "float32")):
     for i, j in T.grid(16, 4):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[(vi * 4 + vj) // 8, (vi * 4 + vj) % 8] + A[vi // 2, 0]
-'''
+"""
 
-PAIR = '''
+PAIR = """
 @T.prim_func
 def main(A: T.Buffer((64,), "float32"), B: T.Buffer((32,), "float32")):
     for i in range(32):
         with T.block("B"):
             vi = T.axis.spatial(32, i)
             B[vi] = A[vi * 2] + A[vi * 2 + 1]
-'''
+"""
 
 
 def index(name, thresh=0, scope="global"):
@@ -53,11 +54,11 @@ AGREES = {
     "pair_biggest_first": (PAIR, index("B")),
     "conv": (CONV, index("B")),
     "conv_shared_scope": (CONV, index("B", 0, "shared")),
-    "padding_condition": (CONV, index("Apad")),     # a bool buffer for the T.if_then_else test
+    "padding_condition": (CONV, index("Apad")),  # a bool buffer for the T.if_then_else test
 }
 OURS_ONLY = {
-    "common_subexpression": (SHARED, index("B", 2)),       # caches (vi * 4 + vj) alone
-    "pair_common": (PAIR, index("B", 2)),                  # caches vi * 2 alone
+    "common_subexpression": (SHARED, index("B", 2)),  # caches (vi * 4 + vj) alone
+    "pair_common": (PAIR, index("B", 2)),  # caches vi * 2 alone
     # TVM loops over the loops the binding uses, with the iter var's domain too small
     "after_split": (RESHAPE, _after_split),
 }
@@ -66,7 +67,7 @@ OURS_ONLY = {
 def _normalized(text: str) -> str:
     """Without T.reads (TVM keeps the block's regions from before the caching; ours are the
     new ones) and TVM's `strides=(1,)` on the index buffers (not represented here)."""
-    text = text.replace(', strides=(1,)', '')
+    text = text.replace(", strides=(1,)", "")
     return "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("T.reads("))
 
 
@@ -74,12 +75,12 @@ def _normalized(text: str) -> str:
 def test_cache_index_agrees_with_tvm(name):
     tvm = pytest.importorskip("tvm")
     from schedule_differential import body_text, trace_text
+
     src, fn = AGREES[name]
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     fn(theirs)
     ours = check_all(src, fn, "main", tvm_diff=False)
-    assert _normalized(body_text(ours.mod.script())) == \
-        _normalized(body_text(theirs.mod.script()))
+    assert _normalized(body_text(ours.mod.script())) == _normalized(body_text(theirs.mod.script()))
     assert trace_text(ours.trace) == trace_text(theirs.trace)
 
 
@@ -92,16 +93,20 @@ def test_cache_index_numbers_and_replay(name):
 def test_cache_index_text():
     sch = check_all(SHARED, index("B", 2), "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''    index_var_0 = T.alloc_buffer((16, 4), "int32")
+    assert (
+        """    index_var_0 = T.alloc_buffer((16, 4), "int32")
     for ax0, ax1 in T.grid(16, 4):
         with T.block("index_0"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
             T.reads()
             T.writes(index_var_0[v0, v1])
-            index_var_0[v0, v1] = v0 * 4 + v1''' in text
+            index_var_0[v0, v1] = v0 * 4 + v1"""
+        in text
+    )
     assert "A[index_var_0[vi, vj] // 8, index_var_0[vi, vj] % 8] + A[vi // 2, 0]" in text
     assert str(sch.trace).endswith(
-        'b1, = sch.cache_index(block=b0, storage_scope="global", cse_thresh=2)')
+        'b1, = sch.cache_index(block=b0, storage_scope="global", cse_thresh=2)'
+    )
     assert len(re.findall(r'T\.block\("index_', text)) == 1
 
 

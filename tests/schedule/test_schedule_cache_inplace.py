@@ -1,11 +1,12 @@
 """cache_inplace: TVM 0.21's output, numbers, trace round trip, and the cases TVM refuses."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MATMUL
 from tir_mlir import Schedule
 
-INPLACE = '''
+INPLACE = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(16):
@@ -16,16 +17,16 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         with T.block("Y"):
             vi = T.axis.spatial(16, i)
             B[vi] = A[vi] + T.float32(1)
-'''
+"""
 
-STENCIL = '''
+STENCIL = """
 @T.prim_func
 def main(A: T.Buffer((18, 8), "float32")):
     for i, j in T.grid(16, 8):
         with T.block("S"):
             vi, vj = T.axis.remap("SS", [i, j])
             A[vi + 1, vj] = A[vi, vj] + A[vi + 1, vj] + A[vi + 2, vj]
-'''
+"""
 
 
 def _blockized(sch):
@@ -70,6 +71,7 @@ OURS_ONLY = {
 def test_cache_inplace_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = AGREES[name]
     assert_agrees(src, fn)
 
@@ -82,7 +84,7 @@ def test_cache_inplace_numbers_and_replay(name):
 
 def test_cache_inplace_in_a_loop_text():
     sch = check_all(*OURS_ONLY["stencil_point"], "main", tvm_diff=False)
-    assert '''    for i, j in T.grid(16, 8):
+    assert """    for i, j in T.grid(16, 8):
         for ax0, ax1 in T.grid(3, 1):
             with T.block("A_local"):
                 v0 = T.axis.spatial(18, i + ax0)
@@ -101,9 +103,10 @@ def test_cache_inplace_in_a_loop_text():
                 v1 = T.axis.spatial(8, j + ax1)
                 T.reads(A_local[v0, v1])
                 T.writes(A[v0, v1])
-                A[v0, v1] = A_local[v0, v1]''' in sch.mod.script()
+                A[v0, v1] = A_local[v0, v1]""" in sch.mod.script()
     assert str(sch.trace).endswith(
-        'b1, b2 = sch.cache_inplace(block=b0, read_buffer_index=0, storage_scope="local")')
+        'b1, b2 = sch.cache_inplace(block=b0, read_buffer_index=0, storage_scope="local")'
+    )
 
 
 # (program, block, read buffer index, scope, message); TVM refuses each too
@@ -133,8 +136,10 @@ def test_tvm_refuses_the_same(name):
 
 def test_write_outside_the_read_region_refused():
     """The copy back would store cache elements the block never wrote."""
-    src = STENCIL.replace("A[vi + 1, vj] = A[vi, vj] + A[vi + 1, vj] + A[vi + 2, vj]",
-                          "A[vi + 2, vj] = A[vi, vj] * T.float32(2)")
+    src = STENCIL.replace(
+        "A[vi + 1, vj] = A[vi, vj] + A[vi + 1, vj] + A[vi + 2, vj]",
+        "A[vi + 2, vj] = A[vi, vj] * T.float32(2)",
+    )
     sch = Schedule(parse(src))
     b = sch.get_block("S")
     check_error(sch, lambda s: s.cache_inplace(b, 0, "local"), "does not read")
@@ -142,14 +147,14 @@ def test_write_outside_the_read_region_refused():
 
 def test_region_outside_the_buffer_refused():
     """A guarded access reaches past the buffer: the copy in would read out of bounds."""
-    src = '''
+    src = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32")):
     for i in range(16):
         with T.block("X"):
             vi = T.axis.spatial(16, i)
             A[vi] = T.if_then_else(vi >= 1, A[vi - 1], A[vi])
-'''
+"""
     sch = Schedule(parse(src))
     b = sch.get_block("X")
     check_error(sch, lambda s: s.cache_inplace(b, 0, "local"), "outside the buffer")

@@ -1,10 +1,11 @@
 """compute_at of a blockized producer (TVM's compute_at_blockized_2): its iteration domain
 comes from its own region of the buffer (tiles of one iter var each), not from the accesses of
 its inner blocks."""
+
 from schedule_check import check_all, check_error, parse
 from tir_mlir import Schedule
 
-BLOCKIZED = '''
+BLOCKIZED = """
 @T.prim_func
 def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
     B = T.alloc_buffer((64, 64))
@@ -23,7 +24,7 @@ def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
             vi = T.axis.spatial(64, i_o * TILE + i_i)
             vj = T.axis.spatial(64, j_o * TILE + j_i)
             C[vi, vj] = B[vi, vj] + T.float32(1.0)
-'''
+"""
 
 
 def _src(tile):
@@ -35,26 +36,27 @@ def _body(text):
 
 
 def _at_j_o(s):
-    s.compute_at(s.get_block("B_outer"), s.get_loops(s.get_block("C"))[1],
-                 preserve_unit_loops=True)
+    s.compute_at(s.get_block("B_outer"), s.get_loops(s.get_block("C"))[1], preserve_unit_loops=True)
 
 
 def test_compute_at_of_a_blockized_producer():
     """Each 16x16 tile of C needs 2x2 of B's 8x8 tiles."""
     sch = check_all(_src(16), _at_j_o, "main")
-    assert '''    for i_o, j_o in T.grid(4, 4):
+    assert """    for i_o, j_o in T.grid(4, 4):
         for ax0, ax1 in T.grid(2, 2):
             with T.block("B_outer"):
                 vio = T.axis.spatial(8, i_o * 2 + ax0)
                 vjo = T.axis.spatial(8, j_o * 2 + ax1)
                 for i_i, j_i in T.grid(8, 8):
-                    with T.block("B_inner"):''' in _body(sch.mod.script())
+                    with T.block("B_inner"):""" in _body(sch.mod.script())
 
 
 def test_compute_at_of_a_blockized_producer_one_tile():
     sch = check_all(_src(8), _at_j_o, "main")
-    assert "vio = T.axis.spatial(8, i_o + ax0)" in sch.mod.script() or \
-        "vio = T.axis.spatial(8, i_o)" in sch.mod.script()
+    assert (
+        "vio = T.axis.spatial(8, i_o + ax0)" in sch.mod.script()
+        or "vio = T.axis.spatial(8, i_o)" in sch.mod.script()
+    )
 
 
 def test_compute_at_of_a_blockized_producer_inside_its_tiles():
@@ -65,11 +67,13 @@ def test_compute_at_of_a_blockized_producer_inside_its_tiles():
 
 def test_compute_at_refuses_overlapping_tiles():
     """Tiles of 9 rows every 8 overlap: no one tile per element."""
-    src = (_src(16).replace("B = T.alloc_buffer((64, 64))", "B = T.alloc_buffer((72, 64))")
-           .replace("for i_i, j_i in T.grid(8, 8):", "for i_i, j_i in T.grid(9, 8):")
-           .replace("vi = T.axis.spatial(64, vio * 8 + i_i)",
-                    "vi = T.axis.spatial(72, vio * 8 + i_i)")
-           .replace("B[vi, vj] = A[vi, vj] * T.float32(2.0)", "B[vi, vj] = T.float32(2.0)"))
+    src = (
+        _src(16)
+        .replace("B = T.alloc_buffer((64, 64))", "B = T.alloc_buffer((72, 64))")
+        .replace("for i_i, j_i in T.grid(8, 8):", "for i_i, j_i in T.grid(9, 8):")
+        .replace("vi = T.axis.spatial(64, vio * 8 + i_i)", "vi = T.axis.spatial(72, vio * 8 + i_i)")
+        .replace("B[vi, vj] = A[vi, vj] * T.float32(2.0)", "B[vi, vj] = T.float32(2.0)")
+    )
     sch = Schedule(parse(src))
     assert "vio * 8:vio * 8 + 9" in sch.mod.script()
     loop, b = sch.get_loops(sch.get_block("C"))[1], sch.get_block("B_outer")

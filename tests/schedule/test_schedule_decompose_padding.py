@@ -1,13 +1,14 @@
 """decompose_padding / can_decompose_padding: TVM 0.21's output, numbers, trace round trip, and
 the padding blocks TVM refuses (TVM 0.21 cannot print a trace holding decompose_padding, so
 traces are checked against our own golden text)."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import CONV2D_PAD_C4_6X6 as CONV
 from tir_mlir import Schedule
 
-PAD = '''
+PAD = """
 @T.prim_func
 def main(A: T.Buffer((6, 6), "float32"), B: T.Buffer((8, 8), "float32")):
     Apad = T.alloc_buffer((8, 8))
@@ -19,7 +20,7 @@ def main(A: T.Buffer((6, 6), "float32"), B: T.Buffer((8, 8), "float32")):
         with T.block("B"):
             vh, vw = T.axis.remap("SS", [h, w])
             B[vh, vw] = Apad[vh, vw]
-'''
+"""
 
 
 def pad(cond, value="T.float32(0)"):
@@ -30,6 +31,7 @@ def at(k):
     def fn(sch):
         b = sch.get_block("Apad")
         return sch.decompose_padding(b, sch.get_loops(b)[k])
+
     return fn
 
 
@@ -41,8 +43,8 @@ def _after_compute_at(sch):
 
 SCHEDULES = {
     "conv_outer": (CONV, at(0)),
-    "conv_inner": (CONV, at(2)),              # n (extent 1, outside) is bound as 0, like TVM
-    "conv_compute_at": (CONV, _after_compute_at),   # T.where for vh, a shrunk loop for vw
+    "conv_inner": (CONV, at(2)),  # n (extent 1, outside) is bound as 0, like TVM
+    "conv_compute_at": (CONV, _after_compute_at),  # T.where for vh, a shrunk loop for vw
     "coefficient_2": (pad("2 <= vh * 2 and vh < 7"), at(0)),
     "reversed_comparisons": (pad("7 > vh and vh >= 1 and vw <= 6"), at(1)),
 }
@@ -52,6 +54,7 @@ SCHEDULES = {
 def test_decompose_padding_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn, trace=False)
 
@@ -65,7 +68,8 @@ def test_decompose_padding_numbers_and_replay(name):
 def test_decompose_padding_text_and_trace():
     sch = check_all(CONV, at(2), "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''    for n, c in T.grid(1, 4):
+    assert (
+        """    for n, c in T.grid(1, 4):
         for h, w in T.grid(8, 8):
             with T.block("Apad_pad_const"):
                 vn = T.axis.spatial(1, 0)
@@ -79,10 +83,12 @@ def test_decompose_padding_text_and_trace():
                 vc, vh, vw = T.axis.remap("SSS", [c, h, w])
                 T.reads(A[vn, vc, vh, vw])
                 T.writes(Apad[vn, vc, vh + 1, vw + 1])
-                Apad[vn, vc, vh + 1, vw + 1] = A[vn, vc, vh, vw]''' in text
-    assert str(sch.trace).endswith('''  b0 = sch.get_block(name="Apad", func_name="main")
+                Apad[vn, vc, vh + 1, vw + 1] = A[vn, vc, vh, vw]"""
+        in text
+    )
+    assert str(sch.trace).endswith("""  b0 = sch.get_block(name="Apad", func_name="main")
   l1, l2, l3, l4 = sch.get_loops(block=b0)
-  b5 = sch.decompose_padding(block=b0, loop=l3)''')
+  b5 = sch.decompose_padding(block=b0, loop=l3)""")
     assert sch.get(sch.get_block("Apad_pad_const")).name_hint == "Apad_pad_const"
 
 
@@ -94,7 +100,7 @@ ILLEGAL = {
     "trivial": (pad("vh < 100"), "trivial"),
     "empty": (pad("vh < 0"), "empty range"),
     "pad_reads": (pad("1 <= vh and vh < 7", "A[0, 0]"), "should be constant"),
-    "pad_varies": (pad("1 <= vh and vh < 7", "T.Cast(\"float32\", vh)"), "should be constant"),
+    "pad_varies": (pad("1 <= vh and vh < 7", 'T.Cast("float32", vh)'), "should be constant"),
 }
 
 
@@ -131,9 +137,15 @@ def test_not_a_padding_block_refused():
     b = sch.get_block("B")
     loop = sch.get_loops(b)[0]
     check_error(sch, lambda s: s.decompose_padding(b, loop), "spatial block")
-    sch = Schedule(parse(pad("1 <= vh and vh < 7").replace(
-        "T.if_then_else(1 <= vh and vh < 7, A[T.max(vh - 1, 0) % 6, T.max(vw - 1, 0) % 6], "
-        "T.float32(0))", "A[vh % 6, vw % 6]")))
+    sch = Schedule(
+        parse(
+            pad("1 <= vh and vh < 7").replace(
+                "T.if_then_else(1 <= vh and vh < 7, A[T.max(vh - 1, 0) % 6, T.max(vw - 1, 0) % 6], "
+                "T.float32(0))",
+                "A[vh % 6, vw % 6]",
+            )
+        )
+    )
     b = sch.get_block("Apad")
     loop = sch.get_loops(b)[0]
     check_error(sch, lambda s: s.decompose_padding(b, loop), "if_then_else")
@@ -144,7 +156,7 @@ def test_can_decompose_padding_is_not_traced():
     b = sch.get_block("Apad")
     n = len(sch.trace)
     assert sch.can_decompose_padding(b, sch.get_loops(b)[0])
-    assert len(sch.trace) == n + 1          # the get_loops only
+    assert len(sch.trace) == n + 1  # the get_loops only
 
 
 def _annotated_parallel(sch):

@@ -1,6 +1,7 @@
 """The Schedule methods' docstrings: parameters, returns and an example, and every example
 runs as written: `Before:` parsed, the `With sch = tir.Schedule(main)` code applied (its own
 asserts checked), the result printed exactly as `After:` shows it (which parses)."""
+
 import inspect
 import re
 
@@ -8,9 +9,24 @@ import pytest
 
 import tir_mlir
 
-DOCUMENTED = ["get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
-              "parallel", "vectorize", "unroll", "bind", "annotate", "unannotate",
-              "storage_align", "rfactor", "decompose_reduction", "blockize", "tensorize"]
+DOCUMENTED = [
+    "get_block",
+    "get_loops",
+    "get_child_blocks",
+    "get_producers",
+    "get_consumers",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "bind",
+    "annotate",
+    "unannotate",
+    "storage_align",
+    "rfactor",
+    "decompose_reduction",
+    "blockize",
+    "tensorize",
+]
 
 
 def _examples():

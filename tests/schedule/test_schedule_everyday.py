@@ -1,6 +1,7 @@
 """The everyday schedule generator of the random performance differential
 (tests/support/schedule_everyday.py, used by benchmarks/bench_random_vs_tvm.py): its draws are
 deterministic, mostly legal on our side, replayable, and keep the numbers (small shapes, no timing)."""
+
 import pytest
 from schedule_check import check_numerics, check_replay
 from schedule_everyday import draw, nests, schedule_fn, workloads

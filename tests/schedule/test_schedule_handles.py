@@ -1,4 +1,5 @@
 """A block/loop handle belongs to the Schedule that made it (and that schedule's copies)."""
+
 import pytest
 
 from schedule_check import parse
@@ -13,8 +14,12 @@ def test_handle_from_another_schedule_is_refused():
     s1, s2 = Schedule(mod), Schedule(mod)
     i1, j1, k1 = s1.get_loops(s1.get_block("C"))
     s2.get_loops(s2.get_block("C"))
-    for call in (lambda: s2.split(j1, factors=[None, 4]), lambda: s2.get_loops(s1.get_block("C")),
-                 lambda: s2.reorder(k1, i1), lambda: s2.parallel(i1)):
+    for call in (
+        lambda: s2.split(j1, factors=[None, 4]),
+        lambda: s2.get_loops(s1.get_block("C")),
+        lambda: s2.reorder(k1, i1),
+        lambda: s2.parallel(i1),
+    ):
         with pytest.raises(ScheduleError, match="belongs to another Schedule"):
             call()
     assert s2.mod.script() == mod.script()

@@ -1,10 +1,9 @@
 """Range-aware index simplification (tir_mlir/analysis/index.py)."""
+
 from mlir import ir
 
 from tir_mlir.context import get_context
 from tir_mlir.analysis import index
-
-
 
 
 def simp(text, ranges):
@@ -34,8 +33,10 @@ def test_nested_floordiv():
 
 
 def test_no_range_no_change():
-    assert simp("(d2 * 1366 + d0) floordiv 32", {2: (0, 2), 0: (0, 1365)}) == \
-        "(d2 * 1366 + d0) floordiv 32"
+    assert (
+        simp("(d2 * 1366 + d0) floordiv 32", {2: (0, 2), 0: (0, 1365)})
+        == "(d2 * 1366 + d0) floordiv 32"
+    )
 
 
 def test_small_range_is_constant():

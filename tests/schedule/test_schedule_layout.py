@@ -1,5 +1,6 @@
 """storage_align and transform_layout: printed result (TVM 0.21's), numerics, trace replay,
 TVM differential, errors."""
+
 import numpy as np
 
 import tir_mlir
@@ -12,10 +13,12 @@ def test_storage_align_annotates_like_tvm():
     def sched(s):
         a_shared = s.cache_read(s.get_block("C"), 0, "shared")
         s.storage_align(a_shared, 0, 0, 16, 1)
+
     sch = check(MM, sched, "main")
     assert 'T.block_attr({"buffer_dim_align": [[0, 0, 16, 1]]})' in sch.mod.script()
     assert "sch.storage_align(block=b1, buffer_index=0, axis=0, factor=16, offset=1)" in str(
-        sch.trace)
+        sch.trace
+    )
 
 
 def _run(sch, *arrays):
@@ -42,28 +45,40 @@ def test_transform_layout_of_parameters():
     assert "C[vi // 4, vj, vi % 4] = C[vi // 4, vj, vi % 4] + A[vi, vk] * B[vk, vj]" in text
     c = np.zeros((4, 16, 4), "float32")
     _run(sch, a, b, c)
-    np.testing.assert_allclose(c.transpose(0, 2, 1).reshape(16, 16), a @ b, rtol=1e-4,
-                               atol=1e-4)
+    np.testing.assert_allclose(c.transpose(0, 2, 1).reshape(16, 16), a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_transform_layout_of_allocation_by_name():
-    sch = check(MM_RELU, lambda s: s.transform_layout(s.get_block("Y"), "Y",
-                                                      lambda i, j: (j // 8, i, j % 8)), "main")
+    sch = check(
+        MM_RELU,
+        lambda s: s.transform_layout(s.get_block("Y"), "Y", lambda i, j: (j // 8, i, j % 8)),
+        "main",
+    )
     assert "Y = T.alloc_buffer((2, 16, 8))" in sch.mod.script()
 
 
 def test_errors():
     sch = Schedule(parse(MM))
     c = sch.get_block("C")
-    check_error(sch, lambda s: s.storage_align(c, 0, 0, 16, 1),
-                "storage_align: buffer 'C' of block 'C' is a function parameter")
+    check_error(
+        sch,
+        lambda s: s.storage_align(c, 0, 0, 16, 1),
+        "storage_align: buffer 'C' of block 'C' is a function parameter",
+    )
     sch = Schedule(parse(MM_RELU))
     y = sch.get_block("Y")
     check_error(sch, lambda s: s.storage_align(y, 0, 2, 16, 1), "axis 2 is out of range")
     check_error(sch, lambda s: s.storage_align(y, 0, 0, 16, -1), "offset >= 0")
-    check_error(sch, lambda s: s.transform_layout(y, "Y", lambda i, j: (i, j // 2)),
-                r"sends shape \(16, 16\) to \(16, 8\), which is not a bijection")
-    check_error(sch, lambda s: s.transform_layout(y, "Q", lambda i, j: (j, i)),
-                "block 'Y' does not access a buffer named 'Q'")
-    check_error(sch, lambda s: s.transform_layout(y, ("read", 0), lambda i, j: (i * j, 0)),
-                "not affine")
+    check_error(
+        sch,
+        lambda s: s.transform_layout(y, "Y", lambda i, j: (i, j // 2)),
+        r"sends shape \(16, 16\) to \(16, 8\), which is not a bijection",
+    )
+    check_error(
+        sch,
+        lambda s: s.transform_layout(y, "Q", lambda i, j: (j, i)),
+        "block 'Y' does not access a buffer named 'Q'",
+    )
+    check_error(
+        sch, lambda s: s.transform_layout(y, ("read", 0), lambda i, j: (i * j, 0)), "not affine"
+    )

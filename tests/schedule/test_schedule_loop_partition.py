@@ -1,22 +1,23 @@
 """loop_partition: TVM 0.21's output (up to T.reads/T.writes, which TVM leaves stale on the
 copies and empty on the wrappers, where we print the real regions), numbers, trace round trip,
 and the factors TVM refuses."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MATMUL
 from tir_mlir import Schedule
 
-EW = '''
+EW = """
 @T.prim_func
 def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
     for i, j in T.grid(8, 10):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+"""
 
-EXPECTED = '''# from tvm.script import tir as T
+EXPECTED = """# from tvm.script import tir as T
 
 @T.prim_func
 def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
@@ -42,7 +43,7 @@ def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
                         vi, vj = T.axis.remap("SS", [i, j1])
                         T.reads(A[0:8, 4:10])
                         T.writes(B[0:8, 4:10])
-                        B[vi, vj] = A[vi, vj] * T.float32(2.0)'''
+                        B[vi, vj] = A[vi, vj] * T.float32(2.0)"""
 # (TVM's regions: none on the wrappers, each copy's over the whole part)
 
 
@@ -50,6 +51,7 @@ def inner(factors, **kw):
     def fn(sch):
         i, j = sch.get_loops(sch.get_block("B"))
         return sch.loop_partition(j, factors, **kw)
+
     return fn
 
 
@@ -57,7 +59,8 @@ def test_partition_prints_like_tvm():
     sch = check_all(EW, inner([4, None]), "main", tvm_diff=False)
     assert sch.mod.script() == EXPECTED
     assert str(sch.trace).endswith(
-        "l3, l4 = sch.loop_partition(loop=l2, factors=[4, None], preserve_unit_iters=True)")
+        "l3, l4 = sch.loop_partition(loop=l2, factors=[4, None], preserve_unit_iters=True)"
+    )
 
 
 SCHEDULES = {
@@ -85,15 +88,19 @@ def _after_fuse(sch):
 
 
 # The partitioned loop is outermost: TVM then prints the root block explicitly (text differs).
-OUTERMOST = {"twice": (EW, _twice), "after_split": (MATMUL, _after_split),
-             "after_fuse": (MATMUL, _after_fuse), "outer": (EW, lambda sch: sch.loop_partition(
-                 sch.get_loops(sch.get_block("B"))[0], [2, None]))}
+OUTERMOST = {
+    "twice": (EW, _twice),
+    "after_split": (MATMUL, _after_split),
+    "after_fuse": (MATMUL, _after_fuse),
+    "outer": (EW, lambda sch: sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [2, None])),
+}
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_partition_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -102,6 +109,7 @@ def test_partition_agrees_with_tvm(name):
 def test_partition_of_outermost_loop_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = OUTERMOST[name]
     assert_agrees(src, fn, text=False)
 
@@ -115,9 +123,11 @@ def test_partition_numbers_and_replay(name):
 def test_reduction_partition_keeps_the_init_at_the_first_iteration():
     """TVM narrows vk's domain too, so T.init() re-runs in the second part (wrong sums, and
     its build fails); we keep the reduction domain whole."""
+
     def fn(sch):
         i, j, k = sch.get_loops(sch.get_block("C"))
         sch.loop_partition(k, [4, None])
+
     sch = check_all(MATMUL, fn, "main", tvm_diff=False)
     text = sch.mod.script()
     assert "vk = T.axis.reduce(16, k1)" in text and 'T.block("C_k1")' in text
@@ -128,8 +138,12 @@ def test_handles_after_partition():
     b = sch.get_block("B")
     i, j = sch.get_loops(b)
     j0, j1 = sch.loop_partition(j, [4, None])
-    assert (sch.get(j0).min, sch.get(j0).extent, sch.get(j1).min, sch.get(j1).extent) == \
-        (0, 4, 4, 6)
+    assert (sch.get(j0).min, sch.get(j0).extent, sch.get(j1).min, sch.get(j1).extent) == (
+        0,
+        4,
+        4,
+        6,
+    )
     assert sch.get(i).extent == 8
     with pytest.raises(Exception, match="consumed by loop_partition"):
         sch.get(j)
@@ -138,15 +152,18 @@ def test_handles_after_partition():
     assert sch.get(sch.get_block("B_j1")).iter_vars[1].dom == (4, 6)
 
 
-@pytest.mark.parametrize("factors,match", [
-    ([4, 6], "larger than or equal to the extent"),
-    ([10], "larger than or equal to the extent"),
-    ([None, 10], "larger than or equal to the extent"),
-    ([None, None, 4], "only one factor"),
-    ([0, 10], "required to be positive"),
-    ([2.5, None], "required to be positive"),
-    ([2, -1], "required to be positive"),
-])
+@pytest.mark.parametrize(
+    "factors,match",
+    [
+        ([4, 6], "larger than or equal to the extent"),
+        ([10], "larger than or equal to the extent"),
+        ([None, 10], "larger than or equal to the extent"),
+        ([None, None, 4], "only one factor"),
+        ([0, 10], "required to be positive"),
+        ([2.5, None], "required to be positive"),
+        ([2, -1], "required to be positive"),
+    ],
+)
 def test_illegal_factors_refused(factors, match):
     sch = Schedule(parse(EW))
     i, j = sch.get_loops(sch.get_block("B"))
@@ -163,16 +180,17 @@ def test_tvm_refuses_the_same_factors(factors):
 
 
 def test_loop_without_block_refused():
-    src = '''
+    src = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32")):
     for i in range(8):
         A[i] = T.float32(1)
-'''
+"""
     from tir_mlir.context import get_context
     from tir_mlir.analysis.structure import is_loop, walk
+
     sch = Schedule(parse(src))
-    with get_context():       # no block to reach the loop from with get_loops: a handle by hand
+    with get_context():  # no block to reach the loop from with get_loops: a handle by hand
         rv = sch._handle(next(o for o in walk(sch.mod["main"]) if is_loop(o)))
     check_error(sch, lambda s: s.loop_partition(rv, [4, None]), "contains no block")
 
@@ -182,8 +200,11 @@ def test_annotated_loop_refused():
     sch = Schedule(parse(EW))
     i, _ = sch.get_loops(sch.get_block("B"))
     sch.annotate(i, "pragma_auto_unroll_max_step", 4)
-    check_error(sch, lambda s: s.loop_partition(i, [3, None]),
-                "loop_partition: loop 'i' has an annotation or thread binding")
+    check_error(
+        sch,
+        lambda s: s.loop_partition(i, [3, None]),
+        "loop_partition: loop 'i' has an annotation or thread binding",
+    )
 
 
 def _kind_then_partition(kind):
@@ -191,6 +212,7 @@ def _kind_then_partition(kind):
         _, j = sch.get_loops(sch.get_block("B"))
         getattr(sch, kind)(j)
         sch.loop_partition(j, [3, None])
+
     return fn
 
 
@@ -202,4 +224,5 @@ def test_parts_are_serial(kind):
     if kind == "unroll":
         pytest.importorskip("tvm")
         from schedule_differential import assert_agrees
+
         assert_agrees(EW, _kind_then_partition(kind))

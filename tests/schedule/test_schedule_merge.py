@@ -1,11 +1,12 @@
 """merge: TVM 0.21's output, numbers, trace round trip, refusals (TVM's and the dependence
 check it lacks)."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from tir_mlir import Schedule
 
-THREE = '''
+THREE = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8))
@@ -21,7 +22,7 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Bu
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = B[SHIFT, vj] + T.float32(1)
-'''
+"""
 CHAIN = THREE.replace("SHIFT", "vi")
 SHIFTED = THREE.replace("SHIFT", "(vi + 1) % 8")
 
@@ -45,13 +46,17 @@ SCHEDULES = {
     "last_two_reading_the_same_slice": (CHAIN, merge("C", "D")),
 }
 # TVM 0.21 fails ("normalize using SeqStmt::Flatten()") when the loops are a whole body.
-TVM_FAILS = {"all_three": (CHAIN, merge("B", "C", "D")), "inner_loops": (CHAIN, _inner_after_compute_at)}
+TVM_FAILS = {
+    "all_three": (CHAIN, merge("B", "C", "D")),
+    "inner_loops": (CHAIN, _inner_after_compute_at),
+}
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_merge_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -64,10 +69,10 @@ def test_merge_numbers_and_replay(name):
 
 def test_merge_text_and_trace():
     sch = check_all(CHAIN, merge("B", "C"), "main", tvm_diff=False)
-    assert '''    for i_m in range(8):
+    assert """    for i_m in range(8):
         for j in range(8):
             with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i_m, j])''' in sch.mod.script()
+                vi, vj = T.axis.remap("SS", [i_m, j])""" in sch.mod.script()
     assert str(sch.trace).endswith("l6 = sch.merge(l1, l4)")
 
 
@@ -75,8 +80,13 @@ def test_merge_text_and_trace():
 def test_merge_whole_body_where_tvm_fails(name):
     src, fn = TVM_FAILS[name]
     sch = check_all(src, fn, "main", tvm_diff=False)
-    assert sum(line.lstrip().startswith(("for i_m in", "for i, j_m in"))
-               for line in sch.mod.script().splitlines()) == 1
+    assert (
+        sum(
+            line.lstrip().startswith(("for i_m in", "for i, j_m in"))
+            for line in sch.mod.script().splitlines()
+        )
+        == 1
+    )
     tvm = pytest.importorskip("tvm")
     with pytest.raises(tvm.TVMError, match="SeqStmt"):
         fn(tvm.tir.Schedule(tvm.script.from_source(src)))
@@ -89,17 +99,31 @@ def test_merge_across_a_shifted_dependence_refused():
     check_error(sch, lambda s: s.merge(b, c, d), "do not follow the loop variable")
 
 
-@pytest.mark.parametrize("case,match", [
-    ("one", "at least two"), ("same_twice", "at least two"), ("depth", "same depth"),
-    ("extent", "extents must be the same"), ("gap", "consecutive"),
-    ("annotated", "annotation"), ("parallel", "non-serial"),
-])
+@pytest.mark.parametrize(
+    "case,match",
+    [
+        ("one", "at least two"),
+        ("same_twice", "at least two"),
+        ("depth", "same depth"),
+        ("extent", "extents must be the same"),
+        ("gap", "consecutive"),
+        ("annotated", "annotation"),
+        ("parallel", "non-serial"),
+    ],
+)
 def test_illegal_merge_refused(case, match):
     sch = Schedule(parse(CHAIN))
     b, c, d = loops_of(sch, "B", "C", "D")
     bj = sch.get_loops(sch.get_block("B"))[1]
-    args = {"one": [b], "same_twice": [b, b], "depth": [b, sch.get_loops(sch.get_block("C"))[1]],
-            "extent": None, "gap": [b, d], "annotated": [b, c], "parallel": [b, c]}[case]
+    args = {
+        "one": [b],
+        "same_twice": [b, b],
+        "depth": [b, sch.get_loops(sch.get_block("C"))[1]],
+        "extent": None,
+        "gap": [b, d],
+        "annotated": [b, c],
+        "parallel": [b, c],
+    }[case]
     if case == "extent":
         c0, c1 = sch.split(c, [2, 4])
         args = [b, c0]

@@ -1,11 +1,12 @@
 """pad_einsum: TVM 0.21's output, numbers, trace round trip, the calls TVM refuses, and the
 ones we refuse where TVM's result is wrong."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from tir_mlir import Schedule
 
-MM = '''
+MM = """
 @T.prim_func
 def main(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"), C: T.Buffer((127, 127), "float32")):
     for i0, i1, i2 in T.grid(127, 127, 127):
@@ -14,16 +15,16 @@ def main(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
             with T.init():
                 C[i, j] = T.float32(0)
             C[i, j] = C[i, j] + A[i, k] * B[k, j]
-'''
-EW = '''
+"""
+EW = """
 @T.prim_func
 def main(A: T.Buffer((30, 127), "float32"), B: T.Buffer((30,), "float32"), E: T.Buffer((4,), "float32"), C: T.Buffer((127, 30), "float32")):
     for i0, i1 in T.grid(127, 30):
         with T.block("C"):
             i, j = T.axis.remap("SS", [i0, i1])
             C[i, j] = A[j, i] * T.float32(2) + B[j] + E[0]
-'''
-CHAIN = '''
+"""
+CHAIN = """
 @T.prim_func
 def main(A: T.Buffer((130, 30), "int32"), C: T.Buffer((127, 30), "int32")):
     D = T.alloc_buffer((127, 30), "int32")
@@ -35,8 +36,8 @@ def main(A: T.Buffer((130, 30), "int32"), C: T.Buffer((127, 30), "int32")):
         with T.block("C"):
             i, j = T.axis.remap("SS", [i0, i1])
             C[i, j] = D[i, j] + 1
-'''
-SUM = '''
+"""
+SUM = """
 @T.prim_func
 def main(A: T.Buffer((20, 30), "float32"), C: T.Buffer((20,), "float32")):
     for i0, i1 in T.grid(20, 30):
@@ -45,7 +46,7 @@ def main(A: T.Buffer((20, 30), "float32"), C: T.Buffer((20,), "float32")):
             with T.init():
                 C[i] = T.float32(0)
             C[i] = C[i] + A[i, k]
-'''
+"""
 
 
 def pad(block, padding, before=None):
@@ -53,6 +54,7 @@ def pad(block, padding, before=None):
         if before is not None:
             before(sch)
         sch.pad_einsum(sch.get_block(block), padding)
+
     return fn
 
 
@@ -71,9 +73,14 @@ SCHEDULES = {
     "int_intermediate_input": (CHAIN, pad("C", [32, 1])),
     "sum": (SUM, pad("C", [8, 16])),
     # the padded copy of a buffer with axis separators has none, as TVM's (fuzzer seed 2682)
-    "input_with_axis_separator": (MM, pad("C_shared", [1, 32, 1], lambda sch:
-                                          sch.set_axis_separator(sch.get_block("C_shared"),
-                                                                 ("read", 1), [1]))),
+    "input_with_axis_separator": (
+        MM,
+        pad(
+            "C_shared",
+            [1, 32, 1],
+            lambda sch: sch.set_axis_separator(sch.get_block("C_shared"), ("read", 1), [1]),
+        ),
+    ),
 }
 
 
@@ -81,6 +88,7 @@ SCHEDULES = {
 def test_pad_einsum_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -94,40 +102,54 @@ def test_pad_einsum_numbers_and_replay(name):
 def test_pad_einsum_text_and_trace():
     sch = check_all(MM, pad("C_shared", [1, 16, 1]), "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''    B_pad = T.alloc_buffer((127, 128))
+    assert (
+        """    B_pad = T.alloc_buffer((127, 128))
     C_pad = T.alloc_buffer((127, 128))
     for i0, i1 in T.grid(127, 128):
         with T.block("B_pad"):
             v0, v1 = T.axis.remap("SS", [i0, i1])
             T.reads(B[v0, v1])
             T.writes(B_pad[v0, v1])
-            B_pad[v0, v1] = T.if_then_else(v1 < 127, B[v0, v1], T.float32(0.0))''' in text
-    assert '''    for i0, i1 in T.grid(127, 127):
+            B_pad[v0, v1] = T.if_then_else(v1 < 127, B[v0, v1], T.float32(0.0))"""
+        in text
+    )
+    assert (
+        """    for i0, i1 in T.grid(127, 127):
         with T.block("C_pad"):
             v0, v1 = T.axis.remap("SS", [i0, i1])
             T.reads(C_pad[v0, v1])
             T.writes(C[v0, v1])
-            C[v0, v1] = C_pad[v0, v1]''' in text
+            C[v0, v1] = C_pad[v0, v1]"""
+        in text
+    )
     assert str(sch.trace).endswith("sch.pad_einsum(block=b0, padding=[1, 16, 1])")
 
 
-NOT_EINSUM = '''
+NOT_EINSUM = """
 @T.prim_func
 def main(A: T.Buffer((127, 30), "float32"), C: T.Buffer((127, 30), "float32")):
     for i0, i1 in T.grid(127, 30):
         with T.block("C"):
             i, j = T.axis.remap("SS", [i0, i1])
             C[i, j] = A[i, j] + A[i, 0]
-'''
+"""
 SHIFTED = NOT_EINSUM.replace("A[i, j] + A[i, 0]", "A[i, j] + A[T.min(i + 1, 126), j]")
 ILLEGAL = {
     "different_indices": (NOT_EINSUM, "C", [32, 1], "different indices"),
     "composite_index": (SHIFTED, "C", [32, 1], "neither an iter var nor a constant"),
     "zero_padding": (MM, "C_shared", [0, 1, 1], "positive integers"),
     "too_few": (MM, "C_shared", [32], "positive integers"),
-    "accumulate_without_init": (SUM.replace('''            with T.init():
+    "accumulate_without_init": (
+        SUM.replace(
+            """            with T.init():
                 C[i] = T.float32(0)
-''', ""), "C", [8, 16], "without T.init"),
+""",
+            "",
+        ),
+        "C",
+        [8, 16],
+        "without T.init",
+    ),
 }
 
 
@@ -149,7 +171,7 @@ def test_tvm_refuses_the_same(name):
 
 
 MAX = MM.replace("C[i, j] + A[i, k] * B[k, j]", "T.max(C[i, j], A[i, k] * B[k, j])")
-SHARED = '''
+SHARED = """
 @T.prim_func
 def main(A: T.Buffer((127, 30), "float32"), C: T.Buffer((127, 30), "float32"), D: T.Buffer((127, 30), "float32")):
     for i0 in range(127):
@@ -161,8 +183,8 @@ def main(A: T.Buffer((127, 30), "float32"), C: T.Buffer((127, 30), "float32"), D
             with T.block("D"):
                 i, j = T.axis.remap("SS", [i0, i1])
                 D[i, j] = A[i, j]
-'''
-OFFSET = '''
+"""
+OFFSET = """
 @T.prim_func
 def main(A: T.Buffer((127, 30), "float32"), C: T.Buffer((127, 30), "float32")):
     for i0, i1 in T.grid(126, 30):
@@ -170,8 +192,8 @@ def main(A: T.Buffer((127, 30), "float32"), C: T.Buffer((127, 30), "float32")):
             i = T.axis.spatial((1, 127), i0 + 1)
             j = T.axis.spatial(30, i1)
             C[i, j] = A[i, j]
-'''
-WRONG_IN_TVM = {      # TVM accepts these and computes something else
+"""
+WRONG_IN_TVM = {  # TVM accepts these and computes something else
     "max_reduction_padded": (MAX, "C_shared", [1, 1, 32], "would change its result"),
     "loop_shared_with_another_block": (SHARED, "C", [32, 1], "hold other blocks"),
     "domain_not_from_zero": (OFFSET, "C", [32, 1], "start at 0"),

@@ -2,6 +2,7 @@
 compute_at, inlining, caches, rfactor, ...) on matmul, conv2d and softmax: every accepted schedule
 computes the numbers of the unscheduled program (both JIT-compiled, bounds-checked); every rejected
 primitive leaves the module exactly as it was. Derandomized (fixed seed) so failures replay."""
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -11,7 +12,7 @@ from tir_mlir import Schedule, ScheduleError, parse
 from workloads import matmul, mm_relu
 
 MATMUL = matmul(8, k=12)
-SOFTMAX = '''
+SOFTMAX = """
 @T.prim_func
 def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
     maxelem = T.alloc_buffer((4,))
@@ -37,9 +38,9 @@ def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
         with T.block("norm"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = expv[vi, vj] / expsum[vi]
-'''
+"""
 MM_RELU = mm_relu(8, k=12)
-CONV_PAD = '''
+CONV_PAD = """
 @T.prim_func
 def main(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), "float32"), B: T.Buffer((1, 3, 4, 4), "float32")):
     Apad = T.alloc_buffer((1, 2, 6, 6))
@@ -53,22 +54,48 @@ def main(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), "float3
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Apad[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
-'''
-PROGRAMS = {"matmul": (MATMUL, ["C"]), "conv2d": (CONV, ["conv"]),
-            "softmax": (SOFTMAX, ["maxelem", "exp", "expsum", "norm"]),
-            "mm_relu": (MM_RELU, ["Y", "C"]), "conv2d_pad": (CONV_PAD, ["Apad", "conv"])}
+"""
+PROGRAMS = {
+    "matmul": (MATMUL, ["C"]),
+    "conv2d": (CONV, ["conv"]),
+    "softmax": (SOFTMAX, ["maxelem", "exp", "expsum", "norm"]),
+    "mm_relu": (MM_RELU, ["Y", "C"]),
+    "conv2d_pad": (CONV_PAD, ["Apad", "conv"]),
+}
 _MODS = {}
 
-LOOP_PRIMITIVES = ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate",
-                   "add_unit_loop"]
-BLOCK_PRIMITIVES = ["compute_at", "reverse_compute_at", "compute_inline",
-                    "reverse_compute_inline", "cache_read", "cache_write", "rfactor",
-                    "decompose_reduction", "blockize", "storage_align", "transform_layout",
-                    "compute_root"]
+LOOP_PRIMITIVES = [
+    "split",
+    "fuse",
+    "reorder",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "annotate",
+    "add_unit_loop",
+]
+BLOCK_PRIMITIVES = [
+    "compute_at",
+    "reverse_compute_at",
+    "compute_inline",
+    "reverse_compute_inline",
+    "cache_read",
+    "cache_write",
+    "rfactor",
+    "decompose_reduction",
+    "blockize",
+    "storage_align",
+    "transform_layout",
+    "compute_root",
+]
 # (primitive, block index, loop index a, loop index b / other block index, split factor)
-STEP = st.tuples(st.sampled_from(LOOP_PRIMITIVES + BLOCK_PRIMITIVES),
-                 st.integers(0, 3), st.integers(0, 7), st.integers(0, 6),
-                 st.sampled_from([None, 2, 3, 4]))
+STEP = st.tuples(
+    st.sampled_from(LOOP_PRIMITIVES + BLOCK_PRIMITIVES),
+    st.integers(0, 3),
+    st.integers(0, 7),
+    st.integers(0, 6),
+    st.sampled_from([None, 2, 3, 4]),
+)
 
 
 def apply(sch, blocks, step):
@@ -86,7 +113,7 @@ def apply(sch, blocks, step):
     other = sch.get_block(blocks[b % len(blocks)])
     other_loops = sch.get_loops(other)
     lo = other_loops[a % len(other_loops)] if other_loops else la
-    before = sch.mod.mlir()      # after the queries: they add tir.sid attributes
+    before = sch.mod.mlir()  # after the queries: they add tir.sid attributes
     try:
         if kind in BLOCK_PRIMITIVES:
             _block_primitive(sch, kind, block, la, lo, b)
@@ -142,8 +169,9 @@ def _block_primitive(sch, kind, block, loop, other_loop, b):
         getattr(sch, kind)(block)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(program=st.sampled_from(sorted(PROGRAMS)), steps=st.lists(STEP, min_size=1, max_size=5))
 def test_random_loop_schedules(program, steps):
     src, blocks = PROGRAMS[program]

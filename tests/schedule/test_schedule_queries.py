@@ -1,6 +1,7 @@
 """Schedule queries and the non-rewriting surface: get_output_blocks, sch.get / get_sref views,
 work_on / func_working_on, remove_rv, enter_postproc, same_as, state, show, constructor
 options, and dir(Schedule) against TVM 0.21's."""
+
 import inspect
 import io
 
@@ -11,7 +12,7 @@ from schedule_check import check_replay, parse
 from tir_mlir import Schedule, ScheduleError
 from tir_mlir.schedule.views import BlockView, ForKind, LoopView
 
-CHAIN = '''
+CHAIN = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32"), E: T.Buffer((8,), "float32")):
     B = T.alloc_buffer((8, 8))
@@ -30,8 +31,8 @@ def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32"), E: T.Bu
                 with T.init():
                     E[vi] = T.float32(0)
                 E[vi] = E[vi] + B[vi, vk]
-'''
-TWO_FUNCS = '''
+"""
+TWO_FUNCS = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -47,7 +48,8 @@ class Module:
             with T.block("X"):
                 vi = T.axis.spatial(4, i)
                 A[vi] = T.float32(2)
-'''
+"""
+
 
 def public(cls):
     return {n for n in dir(cls) if not n.startswith("_")}
@@ -58,7 +60,7 @@ def test_dir_covers_tvm_schedule():
     tvm = pytest.importorskip("tvm")
     assert not public(tvm.tir.Schedule) - public(Schedule)
     assert {"tile", "compute_root", "prefetch", "set_store_predicate"} <= public(Schedule)
-    assert "names" in inspect.signature(Schedule.split).parameters    # named split
+    assert "names" in inspect.signature(Schedule.split).parameters  # named split
 
 
 def both(src, fn):
@@ -72,6 +74,7 @@ def both(src, fn):
 def test_get_output_blocks_like_tvm():
     def fn(sch):
         return [sch.get(b).name_hint for b in sch.get_output_blocks("root")]
+
     theirs, ours, ttrace, otrace, _, sch = both(CHAIN, fn)
     assert ours == theirs == ["D", "E"]
     assert otrace == ttrace
@@ -79,11 +82,14 @@ def test_get_output_blocks_like_tvm():
 
 
 def test_get_output_blocks_nested_scope_like_tvm():
-    def fn(sch):     # (TVM fails on a block inside T.init(): no reduction here)
+    def fn(sch):  # (TVM fails on a block inside T.init(): no reduction here)
         i, j = sch.get_loops(sch.get_block("D"))
         outer = sch.blockize(j)
-        return ([sch.get(b).name_hint for b in sch.get_output_blocks("root")],
-                [sch.get(b).name_hint for b in sch.get_output_blocks(outer)])
+        return (
+            [sch.get(b).name_hint for b in sch.get_output_blocks("root")],
+            [sch.get(b).name_hint for b in sch.get_output_blocks(outer)],
+        )
+
     theirs, ours, ttrace, otrace, _, _ = both(CHAIN, fn)
     assert ours == theirs
     assert otrace == ttrace
@@ -93,12 +99,31 @@ def test_views_have_tvm_attributes():
     def fn(sch):
         e = sch.get(sch.get_block("E"))
         i, k = (sch.get(lp) for lp in sch.get_loops(sch.get_block("E")))
-        return (e.name_hint, [str(r) for r in e.reads], [str(r) for r in e.writes],
-                [(str(v.var), v.dom[0] if isinstance(v.dom, tuple) else int(v.dom.min),
-                  v.dom[1] if isinstance(v.dom, tuple) else int(v.dom.extent), int(v.iter_type))
-                 for v in e.iter_vars],
-                [(str(x.loop_var), int(x.min), int(x.extent), int(x.kind),
-                  {key: int(v) for key, v in x.annotations.items()}) for x in (i, k)])
+        return (
+            e.name_hint,
+            [str(r) for r in e.reads],
+            [str(r) for r in e.writes],
+            [
+                (
+                    str(v.var),
+                    v.dom[0] if isinstance(v.dom, tuple) else int(v.dom.min),
+                    v.dom[1] if isinstance(v.dom, tuple) else int(v.dom.extent),
+                    int(v.iter_type),
+                )
+                for v in e.iter_vars
+            ],
+            [
+                (
+                    str(x.loop_var),
+                    int(x.min),
+                    int(x.extent),
+                    int(x.kind),
+                    {key: int(v) for key, v in x.annotations.items()},
+                )
+                for x in (i, k)
+            ],
+        )
+
     theirs, ours, *_ = both(CHAIN, fn)
     assert ours == theirs
 
@@ -110,12 +135,15 @@ def test_view_prints_its_statement_and_compares_equal():
     assert isinstance(sch.get(b), BlockView) and isinstance(sch.get(i), LoopView)
     assert sch.get(b) == sch.get(sch.get_block("D")) and sch.get(b).same_as(sch.get(b))
     assert sch.get(b) != sch.get(sch.get_block("B"))
-    assert str(sch.get(j)) == '''for j in range(8):
+    assert (
+        str(sch.get(j))
+        == """for j in range(8):
     with T.block("D"):
         vi, vj = T.axis.remap("SS", [i, j])
         T.reads(B[vi, vj])
         T.writes(D[vi, vj])
-        D[vi, vj] = B[vi, vj] + T.float32(1.0)'''
+        D[vi, vj] = B[vi, vj] + T.float32(1.0)"""
+    )
     assert str(sch.get(i)).startswith("for i, j in T.grid(8, 8):\n")
     assert sch.get(i).kind is ForKind.SERIAL and str(sch.get(i).kind) == "serial"
     assert sch.get(sch.get_loops(sch.get_block("E"))[0]).kind == ForKind.PARALLEL
@@ -135,7 +163,7 @@ def test_get_sref_parent_chain():
     assert s.parent.parent.parent is None
     assert sch.get_sref(sch.get(j)) == sch.get_sref(j)
     assert sch.state.get_sref(sch.get(b)) == s and sch.state.mod is sch.mod
-    assert len(sch.trace) == 2      # get_block, get_loops: views and srefs are not traced
+    assert len(sch.trace) == 2  # get_block, get_loops: views and srefs are not traced
 
 
 def test_work_on_picks_the_function():
@@ -160,6 +188,7 @@ def test_work_on_like_tvm():
         sch.work_on("g")
         sch.get_block("X")
         return None
+
     *_, ttrace, otrace, _, _ = both(TWO_FUNCS, fn)
     assert otrace == ttrace
 
@@ -172,8 +201,8 @@ def test_remove_rv():
     sch.remove_rv(b)
     with pytest.raises(ScheduleError, match="removed by remove_rv"):
         sch.get_loops(b)
-    assert len(sch.trace) == n                    # not an instruction (TVM neither)
-    assert len(sch.get_loops(b2)) == 2            # another handle of the block still works
+    assert len(sch.trace) == n  # not an instruction (TVM neither)
+    assert len(sch.get_loops(b2)) == 2  # another handle of the block still works
     other = sch.copy()
     assert len(other.get_loops(b2)) == 2
     with pytest.raises(ScheduleError):
@@ -199,6 +228,7 @@ def test_enter_postproc_trace_like_tvm():
     def fn(sch):
         sch.get_block("D")
         sch.enter_postproc()
+
     *_, ttrace, otrace, _, _ = both(CHAIN, fn)
     assert otrace == ttrace
 
@@ -209,14 +239,13 @@ def test_root_block_handle():
     assert [sch.get(b).name_hint for b in sch.get_child_blocks(root)] == ["B", "D", "E"]
     with pytest.raises(ScheduleError, match="root block"):
         sch.get_loops(root)
-    view = sch.get(root)          # TVM's root block: no iter vars, no regions
+    view = sch.get(root)  # TVM's root block: no iter vars, no regions
     assert (view.name_hint, view.iter_vars, view.reads, view.init) == ("root", [], [], None)
 
 
 def test_same_as_state_and_options():
     mod = parse(CHAIN)
-    sch = Schedule(mod, seed=3, debug_mask="all", error_render_level="fast",
-                   enable_check=False)
+    sch = Schedule(mod, seed=3, debug_mask="all", error_render_level="fast", enable_check=False)
     assert sch.same_as(sch) and not sch.same_as(sch.copy())
     assert sch.state.debug_mask == -1 and not sch.state.enable_check
     assert Schedule(mod, debug_mask=5).state.debug_mask == 5
@@ -234,6 +263,7 @@ class _Tty(io.StringIO):
 def test_show_plain_when_piped_colored_on_a_terminal(capsys, monkeypatch):
     pytest.importorskip("pygments")
     from tir_mlir.show import show_text
+
     sch = Schedule(parse(CHAIN))
     sch.get_block("D")
     sch.show()

@@ -1,5 +1,6 @@
 """read_at / write_at: TVM 0.21's output, numbers, trace round trip, and the cases TVM refuses
 (plus those where TVM would compute wrong numbers)."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
@@ -52,8 +53,12 @@ def _conv_read(sch):
 SCHEDULES = {
     "read_tile": (MATMUL, _read_tile),
     "read_both": (MATMUL, _read_both),
-    "read_whole": (MATMUL, lambda sch: sch.read_at(sch.get_loops(sch.get_block("C"))[0],
-                                                  sch.get_block("C"), 1, "shared")),
+    "read_whole": (
+        MATMUL,
+        lambda sch: sch.read_at(
+            sch.get_loops(sch.get_block("C"))[0], sch.get_block("C"), 1, "shared"
+        ),
+    ),
     "write_tile": (MATMUL, _write_tile),
     "write_outer": (MATMUL, _write_outer),
     "write_then_read": (MM_RELU, _write_then_read),
@@ -65,6 +70,7 @@ SCHEDULES = {
 def test_read_write_at_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -77,7 +83,7 @@ def test_read_write_at_numbers_and_replay(name):
 
 def test_read_at_text():
     sch = check_all(MATMUL, _read_tile, "main", tvm_diff=False)
-    assert '''    for i_0, j, k_0 in T.grid(4, 16, 4):
+    assert """    for i_0, j, k_0 in T.grid(4, 16, 4):
         with T.block("A_shared"):
             v0, v1 = T.axis.remap("SS", [i_0, k_0])
             T.reads(A[v0 * 4:v0 * 4 + 4, v1 * 4:v1 * 4 + 4])
@@ -85,19 +91,20 @@ def test_read_at_text():
             T.block_attr({"auto_copy": True})
             for ax0, ax1 in T.grid(4, 4):
                 A_shared[v0 * 4 + ax0, v1 * 4 + ax1] = A[v0 * 4 + ax0, v1 * 4 + ax1]
-        for i_1, k_1 in T.grid(4, 4):''' in sch.mod.script()
+        for i_1, k_1 in T.grid(4, 4):""" in sch.mod.script()
     assert str(sch.trace).endswith(
-        'b8 = sch.read_at(loop=l6, block=b0, read_buffer_index=0, storage_scope="shared")')
+        'b8 = sch.read_at(loop=l6, block=b0, read_buffer_index=0, storage_scope="shared")'
+    )
 
 
-INPLACE = '''
+INPLACE = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(16):
         with T.block("X"):
             vi = T.axis.spatial(16, i)
             A[vi] = A[vi] * T.float32(2) + B[vi]
-'''
+"""
 
 
 def _relu_inside(sch):
@@ -109,18 +116,41 @@ def _relu_inside(sch):
 # (program, setup giving (loop, block, buffer index), "read"|"write", scope, message);
 # TVM refuses each too
 ILLEGAL = {
-    "nothing_reads": (MM_RELU, lambda s: (s.get_loops(s.get_block("C"))[0], s.get_block("Y"), 0),
-                      "read", "shared", "nothing under loop 'i' reads 'A'"),
-    "written_after_read": (INPLACE, lambda s: (s.get_loops(s.get_block("X"))[0],
-                                               s.get_block("X"), 0),
-                           "read", "local", "written under loop 'i' after it is first read"),
-    "read_after_write": (MM_RELU, _relu_inside, "write", "local",
-                         "read under loop 'i' after it is last written"),
-    "index_out_of_range": (MATMUL, lambda s: (s.get_loops(s.get_block("C"))[0],
-                                              s.get_block("C"), 3),
-                           "read", "shared", "out of range"),
-    "bad_scope": (MATMUL, lambda s: (s.get_loops(s.get_block("C"))[0], s.get_block("C"), 0),
-                  "write", "nowhere", "scope"),
+    "nothing_reads": (
+        MM_RELU,
+        lambda s: (s.get_loops(s.get_block("C"))[0], s.get_block("Y"), 0),
+        "read",
+        "shared",
+        "nothing under loop 'i' reads 'A'",
+    ),
+    "written_after_read": (
+        INPLACE,
+        lambda s: (s.get_loops(s.get_block("X"))[0], s.get_block("X"), 0),
+        "read",
+        "local",
+        "written under loop 'i' after it is first read",
+    ),
+    "read_after_write": (
+        MM_RELU,
+        _relu_inside,
+        "write",
+        "local",
+        "read under loop 'i' after it is last written",
+    ),
+    "index_out_of_range": (
+        MATMUL,
+        lambda s: (s.get_loops(s.get_block("C"))[0], s.get_block("C"), 3),
+        "read",
+        "shared",
+        "out of range",
+    ),
+    "bad_scope": (
+        MATMUL,
+        lambda s: (s.get_loops(s.get_block("C"))[0], s.get_block("C"), 0),
+        "write",
+        "nowhere",
+        "scope",
+    ),
 }
 
 
@@ -154,14 +184,14 @@ def test_write_read_before_written_refused():
 
 def test_write_not_covering_its_region_refused():
     """Every other element: the copy back would store elements never written."""
-    src = '''
+    src = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), C: T.Buffer((32,), "float32")):
     for i, j in T.grid(4, 4):
         with T.block("S"):
             vi = T.axis.spatial(16, i * 4 + j)
             C[vi * 2] = A[vi]
-'''
+"""
     sch = Schedule(parse(src))
     s_ = sch.get_block("S")
     i = sch.get_loops(s_)[0]
@@ -178,6 +208,7 @@ def test_guarded_read_outside_the_buffer_refused():
 def test_cache_primitives_replay_through_the_mlir_script():
     """Issue 13's cache primitives in one trace: MLIR schedule script -> replay, same program."""
     from tir_mlir.schedule.mlir_script import trace_from_mlir, trace_to_mlir
+
     sch = Schedule(parse(CONV))
     b = sch.get_block("B")
     sch.reindex_cache_read(b, 1, "local", lambda n, f, y, x, rc, ry, rx: (f, rc, ry, rx))
@@ -187,5 +218,9 @@ def test_cache_primitives_replay_through_the_mlir_script():
     fresh = Schedule(parse(CONV))
     trace_from_mlir(trace_to_mlir(sch.trace)).apply_to_schedule(fresh)
     assert fresh.mod.script() == sch.mod.script()
-    check_all(CONV, lambda s: trace_from_mlir(trace_to_mlir(sch.trace)).apply_to_schedule(s),
-              "main", tvm_diff=False)
+    check_all(
+        CONV,
+        lambda s: trace_from_mlir(trace_to_mlir(sch.trace)).apply_to_schedule(s),
+        "main",
+        tvm_diff=False,
+    )

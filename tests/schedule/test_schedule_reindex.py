@@ -1,11 +1,12 @@
 """reindex: TVM 0.21's output, numbers, trace round trip, and the cases TVM refuses."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
 from shared_programs import CONV2D_PAD_C4_6X6 as CONV, MATMUL_16 as MATMUL
 from tir_mlir import Schedule
 
-TWO = '''
+TWO = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     D = T.alloc_buffer((16, 16))
@@ -17,7 +18,7 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: 
         with T.block("E"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = D[vi, vj] + B[vi // 2, vj] + B[vi, 0]
-'''
+"""
 
 
 def reindex(name, buffer):
@@ -50,6 +51,7 @@ SCHEDULES = {
 def test_reindex_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -62,18 +64,18 @@ def test_reindex_numbers_and_replay(name):
 
 def test_reindex_text():
     sch = check_all(MATMUL, reindex("C", ("read", 1)), "main", tvm_diff=False)
-    assert '''    B_reindex = T.alloc_buffer((16, 16))
+    assert """    B_reindex = T.alloc_buffer((16, 16))
     for ax0, ax1 in T.grid(16, 16):
         with T.block("B_reindex_reindex"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(B[v1, v0])
             T.writes(B_reindex[v0, v1])
-            B_reindex[v0, v1] = B[v1, v0]''' in sch.mod.script()
+            B_reindex[v0, v1] = B[v1, v0]""" in sch.mod.script()
     assert "A[vi, vk] * B_reindex[vj, vk]" in sch.mod.script()
     assert str(sch.trace).endswith('b1 = sch.reindex(block=b0, buffer=("read", 1))')
     named = Schedule(parse(MATMUL))
     named.reindex(named.get_block("C"), "B")
-    assert str(named.trace) == str(sch.trace)        # a name is recorded as (kind, index)
+    assert str(named.trace) == str(sch.trace)  # a name is recorded as (kind, index)
 
 
 ILLEGAL = {
@@ -103,7 +105,7 @@ def test_tvm_refuses_the_same(name):
 
 
 def test_not_a_stage_pipeline_refused():
-    src = TWO.replace("C[vi, vj] = D[vi, vj]", "A[vi, vj] = D[vi, vj]")   # E writes what D read
+    src = TWO.replace("C[vi, vj] = D[vi, vj]", "A[vi, vj] = D[vi, vj]")  # E writes what D read
     sch = Schedule(parse(src))
     b = sch.get_block("E")
     check_error(sch, lambda s: s.reindex(b, ("read", 0)), "stage pipeline")
@@ -111,10 +113,12 @@ def test_not_a_stage_pipeline_refused():
 
 def test_block_sharing_its_loops_refused():
     """TVM fails (internal check); a copy after the shared loop would come too late for E."""
+
     def fn(sch):
         d = sch.get_block("D")
         sch.compute_at(d, sch.get_loops(sch.get_block("E"))[0])
         return d
+
     sch = Schedule(parse(TWO))
     d = fn(sch)
     check_error(sch, lambda s: s.reindex(d, ("write", 0)), "hold other blocks")
@@ -122,7 +126,7 @@ def test_block_sharing_its_loops_refused():
 
 def test_write_that_does_not_cover_its_domain_refused():
     """TVM accepts and copies back elements the block never wrote (wrong numbers)."""
-    src = '''
+    src = """
 @T.prim_func
 def main(C: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(4, 16):
@@ -130,7 +134,7 @@ def main(C: T.Buffer((16, 16), "float32")):
             vi = T.axis.spatial(16, i * 4 + 1)
             vj = T.axis.spatial(16, j)
             C[vi, vj] = T.float32(1)
-'''
+"""
     sch = Schedule(parse(src))
     b = sch.get_block("F")
     check_error(sch, lambda s: s.reindex(b, ("write", 0)), "does not write every element")
@@ -160,6 +164,9 @@ def test_guarded_read_reaching_outside_the_buffer_refused():
     domain would read A[-1] (TVM accepts and does; fuzzer seed 474)."""
     sch = Schedule(parse(CONV))
     b = sch.get_block("Apad")
-    check_error(sch, lambda s: s.reindex(b, ("read", 0)),
-                r"accesses 'A' at \[-1, 6\] on axis 2 over its iteration domain, outside the "
-                r"buffer")
+    check_error(
+        sch,
+        lambda s: s.reindex(b, ("read", 0)),
+        r"accesses 'A' at \[-1, 6\] on axis 2 over its iteration domain, outside the "
+        r"buffer",
+    )

@@ -1,5 +1,6 @@
 """reindex_cache_read / reindex_cache_write: TVM 0.21's output, numbers, trace round trip, and
 the cases TVM refuses (plus those where TVM would compute wrong numbers)."""
+
 import pytest
 
 from schedule_check import check_all, check_error, parse
@@ -47,17 +48,23 @@ SCHEDULES = {
     "read_split_map": (MATMUL, read("C", 0, "shared", lambda i, j, k: (i // 4, k, i % 4))),
     "read_after_writer": (MM_RELU, read("C", 0, "local", lambda i, j: (i, j))),
     "read_after_split": (MM_RELU, _read_after_split),
-    "read_conv_im2col": (CONV, read("B", 0, "shared",
-                                    lambda n, f, y, x, rc, ry, rx: (n, rc, y, ry, x, rx))),
-    "read_conv_weights": (CONV, read("B", 1, "local",
-                                     lambda n, f, y, x, rc, ry, rx: (rc, ry, rx, f))),
+    "read_conv_im2col": (
+        CONV,
+        read("B", 0, "shared", lambda n, f, y, x, rc, ry, rx: (n, rc, y, ry, x, rx)),
+    ),
+    "read_conv_weights": (
+        CONV,
+        read("B", 1, "local", lambda n, f, y, x, rc, ry, rx: (rc, ry, rx, f)),
+    ),
     "write_identity": (MATMUL, write("C", 0, "local", lambda i, j, k: (i, j))),
     "write_transposed_with_reader": (MM_RELU, write("Y", 0, "local", lambda i, j, k: (j, i))),
     "write_under_shared_loop": (MM_RELU, _write_under_shared_loop),
     "write_elementwise": (MM_RELU, write("C", 0, "shared", lambda i, j: (j // 8, i, j % 8))),
     "read_then_write": (MATMUL, _read_then_write),
-    "write_split_unit_iter": (CONV, write("B", 0, "local",
-                                          lambda n, f, y, x, rc, ry, rx: (n // 4, f, y, x, n % 4))),
+    "write_split_unit_iter": (
+        CONV,
+        write("B", 0, "local", lambda n, f, y, x, rc, ry, rx: (n // 4, f, y, x, n % 4)),
+    ),
     "beside_a_blockized_reduction": (MM_RELU, _beside_a_blockized_reduction),
 }
 
@@ -66,6 +73,7 @@ SCHEDULES = {
 def test_reindex_cache_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -78,53 +86,97 @@ def test_reindex_cache_numbers_and_replay(name):
 
 def test_index_map_as_text():
     """(tir_mlir also takes the map's text, as a trace records it.)"""
-    sch = check_all(MATMUL, read("C", 0, "shared", "lambda i, j, k: (k, i)"), "main",
-                    tvm_diff=False)
+    sch = check_all(
+        MATMUL, read("C", 0, "shared", "lambda i, j, k: (k, i)"), "main", tvm_diff=False
+    )
     assert "A_shared[vk, vi] = A[vi, vk]" in sch.mod.script()
 
 
 def test_reindex_cache_read_text():
-    sch = check_all(MATMUL, read("C", 0, "shared", lambda i, j, k: (i // 4, k, i % 4)), "main",
-                    tvm_diff=False)
-    assert '''    A_shared = T.alloc_buffer((4, 16, 4), scope="shared")
+    sch = check_all(
+        MATMUL, read("C", 0, "shared", lambda i, j, k: (i // 4, k, i % 4)), "main", tvm_diff=False
+    )
+    assert """    A_shared = T.alloc_buffer((4, 16, 4), scope="shared")
     for i, k in T.grid(16, 16):
         with T.block("A_shared"):
             vi, vk = T.axis.remap("SS", [i, k])
             T.reads(A[vi, vk])
             T.writes(A_shared[vi // 4, vk, vi % 4])
-            A_shared[vi // 4, vk, vi % 4] = A[vi, vk]''' in sch.mod.script()
+            A_shared[vi // 4, vk, vi % 4] = A[vi, vk]""" in sch.mod.script()
     assert str(sch.trace).endswith(
         'b1 = sch.reindex_cache_read(block=b0, read_buffer_index=0, storage_scope="shared", '
-        'index_map=lambda i, j, k: (i // 4, k, i % 4,))')
+        "index_map=lambda i, j, k: (i // 4, k, i % 4,))"
+    )
 
 
-SINGLE = '''
+SINGLE = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
     for i, j in T.grid(16, 16):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = A[vi, vj] + A[vj, vi]
-'''
+"""
 
 # (program, block, "read"|"write", buffer index, scope, map, message); TVM refuses each too
 ILLEGAL = {
-    "map_uses_other_iter_var": (MATMUL, "C", "read", 0, "shared", lambda i, j, k: (i, j, k),
-                                "'vj' .* appears in the index map but not in the buffer"),
-    "map_drops_iter_var": (MATMUL, "C", "read", 0, "shared", lambda i, j, k: (i,),
-                           "'vk' .* appears in the buffer indices but not in the index map"),
+    "map_uses_other_iter_var": (
+        MATMUL,
+        "C",
+        "read",
+        0,
+        "shared",
+        lambda i, j, k: (i, j, k),
+        "'vj' .* appears in the index map but not in the buffer",
+    ),
+    "map_drops_iter_var": (
+        MATMUL,
+        "C",
+        "read",
+        0,
+        "shared",
+        lambda i, j, k: (i,),
+        "'vk' .* appears in the buffer indices but not in the index map",
+    ),
     "map_offset": (MATMUL, "C", "read", 0, "shared", lambda i, j, k: (i + 2, k), "not 0"),
-    "not_single_point": (SINGLE, "C", "read", 0, "shared", lambda i, j: (i, j),
-                         "different indices"),
-    "index_out_of_range": (MATMUL, "C", "read", 2, "shared", lambda i, j, k: (i, k),
-                           "out of range"),
-    "write_index_out_of_range": (MATMUL, "C", "write", 1, "shared", lambda i, j, k: (i, j),
-                                 "out of range"),
+    "not_single_point": (
+        SINGLE,
+        "C",
+        "read",
+        0,
+        "shared",
+        lambda i, j: (i, j),
+        "different indices",
+    ),
+    "index_out_of_range": (
+        MATMUL,
+        "C",
+        "read",
+        2,
+        "shared",
+        lambda i, j, k: (i, k),
+        "out of range",
+    ),
+    "write_index_out_of_range": (
+        MATMUL,
+        "C",
+        "write",
+        1,
+        "shared",
+        lambda i, j, k: (i, j),
+        "out of range",
+    ),
     "bad_scope": (MATMUL, "C", "read", 0, "nowhere", lambda i, j, k: (i, k), "scope"),
     "map_arity": (MATMUL, "C", "read", 0, "shared", lambda i, j: (i, j), "symbolically"),
-    "not_a_stage_pipeline": (MM_RELU.replace("C[vi, vj] = T.max(Y[vi, vj]",
-                                             "A[vi, vj] = T.max(Y[vi, vj]"),
-                             "C", "read", 0, "local", lambda i, j: (i, j), "stage pipeline"),
+    "not_a_stage_pipeline": (
+        MM_RELU.replace("C[vi, vj] = T.max(Y[vi, vj]", "A[vi, vj] = T.max(Y[vi, vj]"),
+        "C",
+        "read",
+        0,
+        "local",
+        lambda i, j: (i, j),
+        "stage pipeline",
+    ),
 }
 
 
@@ -152,10 +204,12 @@ def test_map_merging_elements_refused():
     """TVM accepts `(i + k,)` and every A[vi, vk] with the same vi + vk shares one element."""
     sch = Schedule(parse(MATMUL))
     b = sch.get_block("C")
-    check_error(sch, call(b, "read", 0, "shared", lambda i, j, k: (i + k,)),
-                "two different elements")
-    check_error(sch, call(b, "write", 0, "local", lambda i, j, k: (i + j,)),
-                "two different elements")
+    check_error(
+        sch, call(b, "read", 0, "shared", lambda i, j, k: (i + k,)), "two different elements"
+    )
+    check_error(
+        sch, call(b, "write", 0, "local", lambda i, j, k: (i + j,)), "two different elements"
+    )
 
 
 def test_map_merging_nothing_accepted():
@@ -165,22 +219,25 @@ def test_map_merging_nothing_accepted():
     check_all(src, read("C", 0, "shared", lambda i, j, k: (i // 2, k)), "main", tvm_diff=False)
 
 
-INPLACE = '''
+INPLACE = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i, k in T.grid(16, 4):
         with T.block("X"):
             vi, vk = T.axis.remap("SR", [i, k])
             A[vi] = A[vi] * T.float32(2) + B[vi]
-'''
+"""
 
 
 def test_read_of_written_buffer_refused():
     """TVM redirects the reads only: the later iterations of vk would read a stale copy."""
     sch = Schedule(parse(INPLACE))
     b = sch.get_block("X")
-    check_error(sch, lambda s: s.reindex_cache_read(b, 0, "local", lambda i, k: (i,)),
-                "would not see its writes")
+    check_error(
+        sch,
+        lambda s: s.reindex_cache_read(b, 0, "local", lambda i, k: (i,)),
+        "would not see its writes",
+    )
 
 
 def test_write_without_init_refused():
@@ -188,8 +245,11 @@ def test_write_without_init_refused():
     sch = Schedule(parse(MATMUL))
     b = sch.get_block("C")
     sch.decompose_reduction(b, sch.get_loops(b)[0])
-    check_error(sch, lambda s: s.reindex_cache_write(b, 0, "local", lambda i, j, k: (i, j)),
-                "written by single block")
+    check_error(
+        sch,
+        lambda s: s.reindex_cache_write(b, 0, "local", lambda i, j, k: (i, j)),
+        "written by single block",
+    )
 
 
 def test_predicated_block_refused():
@@ -197,14 +257,17 @@ def test_predicated_block_refused():
     sch = Schedule(parse(MATMUL))
     b = sch.get_block("C")
     sch.split(sch.get_loops(b)[0], [None, 5])
-    check_error(sch, lambda s: s.reindex_cache_read(b, 0, "local", lambda i, j, k: (i, k)),
-                "T.where")
+    check_error(
+        sch, lambda s: s.reindex_cache_read(b, 0, "local", lambda i, j, k: (i, k)), "T.where"
+    )
 
 
 def test_guarded_read_reaching_outside_the_buffer_refused():
     """As reindex (tests/schedule/test_schedule_reindex.py): TVM's copy would read A[-1]."""
     sch = Schedule(parse(CONV))
     b = sch.get_block("Apad")
-    check_error(sch, lambda s: s.reindex_cache_read(b, 0, "shared",
-                                                    lambda n, c, h, w: (n, c, h, w)),
-                r"reindex_cache_read: block 'Apad' accesses 'A' at \[-1, 6\] on axis 2")
+    check_error(
+        sch,
+        lambda s: s.reindex_cache_read(b, 0, "shared", lambda n, c, h, w: (n, c, h, w)),
+        r"reindex_cache_read: block 'Apad' accesses 'A' at \[-1, 6\] on axis 2",
+    )

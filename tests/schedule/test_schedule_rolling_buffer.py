@@ -1,6 +1,7 @@
 """rolling_buffer: TVM 0.21's output, numbers, trace round trip, reparse of its
 `T.where(i < 1 or 2 <= ax0)`, the calls TVM refuses and those refused where TVM's result
 is wrong."""
+
 import pytest
 
 import tir_mlir
@@ -8,7 +9,7 @@ from schedule_check import check_all, check_error, parse
 from shared_programs import CONV2D_PAD_C4_6X6 as CONV
 from tir_mlir import Schedule
 
-ONE = '''
+ONE = """
 @T.prim_func
 def main(A: T.Buffer((18,), "float32"), C: T.Buffer((16,), "float32")):
     B = T.alloc_buffer((18,))
@@ -22,8 +23,8 @@ def main(A: T.Buffer((18,), "float32"), C: T.Buffer((16,), "float32")):
             with T.init():
                 C[vi] = T.float32(0)
             C[vi] = C[vi] + B[vi + vk]
-'''
-TWO = '''
+"""
+TWO = """
 @T.prim_func
 def main(A: T.Buffer((10, 18), "float32"), C: T.Buffer((8, 16), "float32")):
     B = T.alloc_buffer((10, 18))
@@ -37,8 +38,8 @@ def main(A: T.Buffer((10, 18), "float32"), C: T.Buffer((8, 16), "float32")):
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + B[vi + vk, vj] + B[vi, vj + vk]
-'''
-POOL = '''
+"""
+POOL = """
 @T.prim_func
 def main(A: T.Buffer((12, 12), "int8"), C: T.Buffer((8, 8), "int8")):
     B = T.alloc_buffer([10, 10], dtype="int8")
@@ -59,7 +60,7 @@ def main(A: T.Buffer((12, 12), "int8"), C: T.Buffer((8, 8), "int8")):
                 with T.init():
                     C[ax0_1, ax1_1] = T.int8(-128)
                 C[ax0_1, ax1_1] = T.max(C[ax0_1, ax1_1], B[ax0_1 + rv0, ax1_1 + rv1])
-'''
+"""
 
 
 def _one(sch):
@@ -86,6 +87,7 @@ def _conv_rows(split):
         y = sch.split(loops[2], [None, 2])[0] if split else loops[2]
         sch.compute_at(sch.get_block("Apad"), y)
         sch.rolling_buffer(sch.get_block("Apad"), 0)
+
     return fn
 
 
@@ -109,6 +111,7 @@ SCHEDULES = {
 def test_rolling_buffer_agrees_with_tvm(name):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     src, fn = SCHEDULES[name]
     assert_agrees(src, fn)
 
@@ -131,7 +134,8 @@ def test_rolling_buffer_output_reparses(name):
 def test_rolling_buffer_text_and_trace():
     sch = check_all(ONE, _one, "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''    B = T.alloc_buffer((6,))
+    assert (
+        """    B = T.alloc_buffer((6,))
     for i_0 in range(4):
         for ax0 in range(6):
             with T.block("B"):
@@ -139,15 +143,25 @@ def test_rolling_buffer_text_and_trace():
                 T.where(i_0 < 1 or 2 <= ax0)
                 T.reads(A[vi])
                 T.writes(B[vi % 6])
-                B[vi % 6] = A[vi] * T.float32(2.0)''' in text
+                B[vi % 6] = A[vi] * T.float32(2.0)"""
+        in text
+    )
     assert "C[vi] = C[vi] + B[(vi + vk) % 6]" in text
     assert str(sch.trace).endswith("sch.rolling_buffer(block=b6, write_buffer_index=0)")
 
 
-@pytest.mark.parametrize("cond", ["i < 2 or 2 <= j", "i < 1 or -1 <= j", "i < 1 or 2 <= j - 1",
-                                  "i < 1 or j < 2", "i < 1 or 2 <= j or j < 3"])
+@pytest.mark.parametrize(
+    "cond",
+    [
+        "i < 2 or 2 <= j",
+        "i < 1 or -1 <= j",
+        "i < 1 or 2 <= j - 1",
+        "i < 1 or j < 2",
+        "i < 1 or 2 <= j or j < 3",
+    ],
+)
 def test_bad_or_in_where_is_a_located_error(cond):
-    src = f'''
+    src = f"""
 @T.prim_func
 def main(A: T.Buffer((8,), "float32")):
     for i, j in T.grid(2, 4):
@@ -155,7 +169,7 @@ def main(A: T.Buffer((8,), "float32")):
             vi = T.axis.spatial(8, i * 4 + j)
             T.where({cond})
             A[vi] = T.float32(1)
-'''
+"""
     with pytest.raises(tir_mlir.errors.TIRParseError, match="rolling_buffer writes it"):
         parse(src)
 
@@ -169,12 +183,15 @@ def _compute_at_only(sch):
 NO_OVERLAP = ONE.replace("B[vi + vk]", "B[vi] * T.float32(3)")
 
 
-@pytest.mark.parametrize("name, src, prep, block, index, match", [
-    ("lca_not_a_loop", ONE, None, "B", 0, "not a loop"),
-    ("index_out_of_range", ONE, _compute_at_only, "B", 1, "out of range"),
-    ("output_block", ONE, _compute_at_only, "C", 0, "output block"),
-    ("no_overlap", NO_OVERLAP, _compute_at_only, "B", 0, "positive bound overlap"),
-])
+@pytest.mark.parametrize(
+    "name, src, prep, block, index, match",
+    [
+        ("lca_not_a_loop", ONE, None, "B", 0, "not a loop"),
+        ("index_out_of_range", ONE, _compute_at_only, "B", 1, "out of range"),
+        ("output_block", ONE, _compute_at_only, "C", 0, "output block"),
+        ("no_overlap", NO_OVERLAP, _compute_at_only, "B", 0, "positive bound overlap"),
+    ],
+)
 def test_illegal_rolling_buffer_refused_like_tvm(name, src, prep, block, index, match):
     sch = Schedule(parse(src))
     if prep:
@@ -194,9 +211,12 @@ def _parallel(sch):
     sch.parallel(sch.get_loops(sch.get_block("B"))[0])
 
 
-@pytest.mark.parametrize("name, prep, match", [
-    ("parallel_rolling_loop", _parallel, "not serial"),
-])
+@pytest.mark.parametrize(
+    "name, prep, match",
+    [
+        ("parallel_rolling_loop", _parallel, "not serial"),
+    ],
+)
 def test_rolling_buffer_refused_where_tvm_is_wrong(name, prep, match):
     sch = Schedule(parse(ONE))
     prep(sch)
@@ -205,10 +225,10 @@ def test_rolling_buffer_refused_where_tvm_is_wrong(name, prep, match):
     tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(ONE))
     prep(theirs)
-    theirs.rolling_buffer(theirs.get_block("B"), 0)       # accepted
+    theirs.rolling_buffer(theirs.get_block("B"), 0)  # accepted
 
 
-BEHIND = '''
+BEHIND = """
 @T.prim_func
 def main(A: T.Buffer((18,), "float32"), C: T.Buffer((16,), "float32")):
     B = T.alloc_buffer((18,))
@@ -222,7 +242,7 @@ def main(A: T.Buffer((18,), "float32"), C: T.Buffer((16,), "float32")):
                 vi = T.axis.spatial(16, i * 4 + j - 1)
                 T.where(1 <= i * 4 + j)
                 C[vi] = B[vi]
-'''
+"""
 
 
 def test_consumer_reading_behind_the_window_refused():
@@ -233,15 +253,19 @@ def test_consumer_reading_behind_the_window_refused():
     check_error(sch, lambda s: s.rolling_buffer(b, 0), "outside the window")
     tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(BEHIND))
-    theirs.rolling_buffer(theirs.get_block("B"), 0)       # accepted
+    theirs.rolling_buffer(theirs.get_block("B"), 0)  # accepted
 
 
-@pytest.mark.parametrize("src, fn", [(ONE, _one), (ONE, lambda s: s.pad_einsum(
-    s.get_block("B"), [8]))], ids=["rolling_buffer", "pad_einsum"])
+@pytest.mark.parametrize(
+    "src, fn",
+    [(ONE, _one), (ONE, lambda s: s.pad_einsum(s.get_block("B"), [8]))],
+    ids=["rolling_buffer", "pad_einsum"],
+)
 def test_tvm_json_trace_both_ways(src, fn):
     """TVM's JSON trace (its tuning logs) replays here, and ours is TVM's."""
     tvm = pytest.importorskip("tvm")
     from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     fn(theirs)
     ours = Schedule(parse(src))

@@ -1,6 +1,7 @@
 """Sampling instructions: distributions, determinism under a seed, decisions in the trace
 (printed, JSON), replay with changed decisions, numerics, bad decisions, and a trace
 sampled and printed by TVM 0.21 replayed here."""
+
 import collections
 import json
 
@@ -12,7 +13,7 @@ from workloads import matmul
 
 MATMUL = matmul(64)
 
-PRODUCER = '''
+PRODUCER = """
 @T.prim_func
 def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
     B = T.alloc_buffer((32, 32))
@@ -24,7 +25,7 @@ def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+"""
 
 
 def _tiled(seed, decision=None):
@@ -52,8 +53,10 @@ def test_seed_determinism_and_trace_decision():
     assert [a.get(f) for f in fa] == [b.get(f) for f in fb]
     dec = [a.get(f) for f in fa]
     line = str(a.trace).splitlines()[4]
-    assert line == (f"  v4, v5, v6 = sch.sample_perfect_tile(loop=l1, n=3, "
-                    f"max_innermost_factor=8, decision={dec})")
+    assert line == (
+        f"  v4, v5, v6 = sch.sample_perfect_tile(loop=l1, n=3, "
+        f"max_innermost_factor=8, decision={dec})"
+    )
     assert a.trace.decisions == {2: dec}
     assert len({tuple(_tiled(s)[0].trace.decisions[2]) for s in range(20)}) > 1
 
@@ -110,10 +113,10 @@ def test_sample_compute_location_decisions():
         assert f"decision={decision})" in str(sch.trace)
         check_numerics(mod, sch.mod, "main")
         check_replay(sch, mod)
-    assert len(results) == 3          # root (unchanged), under i, under j
+    assert len(results) == 3  # root (unchanged), under i, under j
     sch = Schedule(mod, seed=0)
     b = sch.get_block("B")
-    sch.compute_at(b, sch.sample_compute_location(b, decision=-2))   # inline
+    sch.compute_at(b, sch.sample_compute_location(b, decision=-2))  # inline
     assert 'T.block("B")' not in sch.mod.script()
     check_numerics(mod, sch.mod, "main")
 
@@ -122,8 +125,10 @@ def test_partitioned_tile():
     sch = Schedule(parse(MATMUL), seed=5)
     i = sch.get_loops(sch.get_block("C"))[0]
     for _ in range(30):
-        fs = [sch.get(v) for v in sch.sample_partitioned_tile(i, n=3, partition_pos=1,
-                                                              innerpart_factor=4)]
+        fs = [
+            sch.get(v)
+            for v in sch.sample_partitioned_tile(i, n=3, partition_pos=1, innerpart_factor=4)
+        ]
         assert fs[0] * fs[1] * fs[2] == 64 and (fs[1] * fs[2]) % 4 == 0
 
 
@@ -155,21 +160,28 @@ def test_tvm_printed_sampled_trace_replays():
     text = str(theirs.trace)
     assert "decision=" in text
     env = {}
-    exec(compile(text.replace("# from tvm import tir", "").replace("tir.Schedule", "object"),
-                 "<tvm trace>", "exec"), env)
+    exec(
+        compile(
+            text.replace("# from tvm import tir", "").replace("tir.Schedule", "object"),
+            "<tvm trace>",
+            "exec",
+        ),
+        env,
+    )
     ours = Schedule(parse(MATMUL))
     env["apply_trace"](ours)
     again = tvm.script.from_source(ours.mod.script())
-    tvm.ir.assert_structural_equal(again.with_attr("global_symbol", "main")
-                                   if hasattr(again, "with_attr") else again,
-                                   theirs.mod["main"], map_free_vars=True)
-    assert str(ours.trace).replace('func_name="main"', "") == text.replace(
-        'func_name="main"', "")
+    tvm.ir.assert_structural_equal(
+        again.with_attr("global_symbol", "main") if hasattr(again, "with_attr") else again,
+        theirs.mod["main"],
+        map_free_vars=True,
+    )
+    assert str(ours.trace).replace('func_name="main"', "") == text.replace('func_name="main"', "")
     check_numerics(parse(MATMUL), ours.mod, "main")
 
 
 # TVM's tiled_conv2d_with_padding (test_tir_schedule_sampling.py): 22 loops around the conv
-TILED_CONV_PAD = '''
+TILED_CONV_PAD = """
 @T.prim_func
 def main(inputs: T.Buffer((1, 224, 224, 3), "float32"), weight: T.Buffer((7, 7, 3, 64), "float32"), conv2d_nhwc: T.Buffer((1, 112, 112, 64), "float32")):
     PadInput = T.alloc_buffer((1, 230, 230, 3))
@@ -186,7 +198,7 @@ def main(inputs: T.Buffer((1, 224, 224, 3), "float32"), weight: T.Buffer((7, 7, 
             with T.init():
                 conv2d_nhwc[n, h, w, co] = T.float32(0)
             conv2d_nhwc[n, h, w, co] = conv2d_nhwc[n, h, w, co] + PadInput[n, h * 2 + rh, w * 2 + rw, co // 64 * 3 + rc] * weight[rh, rw, rc, co]
-'''
+"""
 
 
 def test_sample_compute_location_has_tvms_candidates():
@@ -194,14 +206,16 @@ def test_sample_compute_location_has_tvms_candidates():
     their position among its loops: unit loops skipped, the reduction loops 8, 9 and 17
     kept, the data-parallel loops after them (19-21) not; drawn uniformly (TVM's test)."""
     sch = Schedule(parse(TILED_CONV_PAD), seed=42)
-    assert sch.compute_location_decisions(sch.get_block("PadInput")) == \
-        [-2, -1, 2, 5, 6, 8, 9, 17]
+    assert sch.compute_location_decisions(sch.get_block("PadInput")) == [-2, -1, 2, 5, 6, 8, 9, 17]
     counts = collections.Counter()
     for _ in range(400):
         sch.sample_compute_location(sch.get_block("PadInput"))
         counts[sch.trace.insts[-1].args["decision"]] += 1
     assert sorted(counts) == [-2, -1, 2, 5, 6, 8, 9, 17]
     assert all(abs(c / 400 - 1 / 8) < 0.06 for c in counts.values())
-    with pytest.raises(ScheduleError, match=r"decision 3 is not one of the block's "
-                                            r"locations \[-2, -1, 2, 5, 6, 8, 9, 17\]"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"decision 3 is not one of the block's "
+        r"locations \[-2, -1, 2, 5, 6, 8, 9, 17\]",
+    ):
         sch.sample_compute_location(sch.get_block("PadInput"), decision=3)

@@ -1,5 +1,6 @@
 """unsafe_set_dtype: TVM 0.21's output, the numbers it gives (rounded through the new dtype),
 trace round trip, refusals."""
+
 import numpy as np
 import pytest
 
@@ -7,7 +8,7 @@ import tir_mlir
 from schedule_check import check_all, check_error, check_replay, parse
 from tir_mlir import Schedule
 
-SRC = '''
+SRC = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     B = T.alloc_buffer((8, 8))
@@ -19,7 +20,7 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + T.float32(1)
-'''
+"""
 
 
 def set_dtype(dtype):
@@ -30,13 +31,18 @@ def set_dtype(dtype):
 def test_set_dtype_agrees_with_tvm(dtype):
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     assert_agrees(SRC, set_dtype(dtype), numerics=dtype in ("float64", "float32"))
 
 
-@pytest.mark.parametrize("dtype,rounding", [
-    ("float16", lambda x: x.astype(np.float16).astype(np.float32)),
-    ("int32", lambda x: np.trunc(x).astype(np.int32).astype(np.float32)),
-    ("float64", lambda x: x)])
+@pytest.mark.parametrize(
+    "dtype,rounding",
+    [
+        ("float16", lambda x: x.astype(np.float16).astype(np.float32)),
+        ("int32", lambda x: np.trunc(x).astype(np.int32).astype(np.float32)),
+        ("float64", lambda x: x),
+    ],
+)
 def test_set_dtype_numbers_round_through_the_new_dtype(dtype, rounding):
     mod = parse(SRC)
     sch = Schedule(mod)
@@ -52,14 +58,18 @@ def test_same_dtype_changes_nothing():
     sch = check_all(SRC, set_dtype("float32"), "main", tvm_diff=False)
     assert sch.mod.script() == Schedule(parse(SRC)).mod.script()
     assert str(sch.trace).endswith(
-        'sch.unsafe_set_dtype(block=b0, buffer_index=0, dtype="float32")')
+        'sch.unsafe_set_dtype(block=b0, buffer_index=0, dtype="float32")'
+    )
 
 
-@pytest.mark.parametrize("block,index,dtype,match", [
-    ("C", 0, "float16", "function parameter"),
-    ("B", 1, "float16", "out of range"),
-    ("B", 0, "float17", "unknown dtype"),
-])
+@pytest.mark.parametrize(
+    "block,index,dtype,match",
+    [
+        ("C", 0, "float16", "function parameter"),
+        ("B", 1, "float16", "out of range"),
+        ("B", 0, "float17", "unknown dtype"),
+    ],
+)
 def test_illegal_set_dtype_refused(block, index, dtype, match):
     sch = Schedule(parse(SRC))
     b = sch.get_block(block)
@@ -86,4 +96,5 @@ def test_same_dtype_on_a_parameter_changes_nothing():
 def test_same_dtype_on_a_parameter_agrees_with_tvm():
     pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
+
     assert_agrees(SRC, lambda s: s.unsafe_set_dtype(s.get_block("C"), 0, "float32"))

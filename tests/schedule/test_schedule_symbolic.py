@@ -3,6 +3,7 @@ data/symbolic/schedule_cases.py applied to a program of data/symbolic/schedule_p
 prints what TVM 0.21 prints (goldens recorded by data/symbolic/record_schedule_goldens.py;
 with TVM installed, each golden is also checked against TVM live), and what TVM refuses (or
 what needs a fact the program does not state) is a ScheduleError saying why."""
+
 import importlib.util
 from pathlib import Path
 
@@ -24,6 +25,8 @@ def _module(name: str):
 
 
 CASES = _module("schedule_cases").CASES
+
+
 def scheduled(case: str) -> tir_mlir.Schedule:
     prog, fn = CASES[case]
     sch = tir_mlir.Schedule(program(prog))
@@ -83,8 +86,11 @@ def test_sample_perfect_tile_keeps_a_symbolic_loop_whole():
     factors = sch.sample_perfect_tile(i, n=3, max_innermost_factor=16)
     assert [sch.get(f) for f in factors] == [-1, 1, 1]
     assert "decision=[-1, 1, 1]" in str(sch.trace)
-    with pytest.raises(ScheduleError, match=r"extent is symbolic, so the only decision is "
-                                            r"\[-1, 1\], got \[4, 1\]"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"extent is symbolic, so the only decision is "
+        r"\[-1, 1\], got \[4, 1\]",
+    ):
         sch.sample_perfect_tile(i, n=2, decision=[4, 1])
 
 
@@ -99,20 +105,26 @@ def test_sample_categorical_factors_replay():
 def test_constant_factors_cannot_cover_a_symbolic_extent():
     sch = tir_mlir.Schedule(program("add"))
     i, _ = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(ScheduleError, match=r"the product of factors \[4, 8\] \(32\) cannot be "
-                                            r"proved to cover the symbolic extent n of loop 'i'"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"the product of factors \[4, 8\] \(32\) cannot be "
+        r"proved to cover the symbolic extent n of loop 'i'",
+    ):
         sch.split(i, [4, 8])
     with pytest.raises(ScheduleError, match="only the first factor can be None"):
         sch.split(i, [4, None])
-    assert "for i, j in T.grid(n, 16):" in sch.mod.script()      # unchanged
+    assert "for i, j in T.grid(n, 16):" in sch.mod.script()  # unchanged
 
 
 def test_unguarded_split_needs_a_stated_divisibility():
     sch = tir_mlir.Schedule(program("add"))
     i, _ = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(ScheduleError, match=r"disable_predication needs n % 4 == 0 for loop "
-                                            r"'i', which the program does not state \(add "
-                                            r"T.assume\(n % 4 == 0\)\)"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"disable_predication needs n % 4 == 0 for loop "
+        r"'i', which the program does not state \(add "
+        r"T.assume\(n % 4 == 0\)\)",
+    ):
         sch.split(i, [None, 4], disable_predication=True)
     assert "T.where" not in scheduled("split_assumed_unguarded").mod.script()
 
@@ -120,8 +132,11 @@ def test_unguarded_split_needs_a_stated_divisibility():
 def test_a_layout_that_pads_a_symbolic_dimension_is_refused():
     """(TVM: "would introduce padding wherever m % -4 < 0 ...")"""
     sch = tir_mlir.Schedule(program("scale_sum"))
-    with pytest.raises(ScheduleError, match=r"sends shape \(n, m\) to \(n, \(m - 1\) // 4 \+ 1, 4\), "
-                                            r"which is not a bijection"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"sends shape \(n, m\) to \(n, \(m - 1\) // 4 \+ 1, 4\), "
+        r"which is not a bijection",
+    ):
         sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i, j // 4, j % 4))
 
 
@@ -143,7 +158,7 @@ def test_loop_view_extents():
 def _inputs(prog: str, n: int, rng):
     """The arguments of `prog` at size n (m = n + 3 where it has a second size) and the
     outputs numpy computes from them (each paired with the argument it is compared to)."""
-    f32 = lambda *shape: rng.random(shape, dtype="float32")      # noqa: E731
+    f32 = lambda *shape: rng.random(shape, dtype="float32")  # noqa: E731
     m = n + 3
     if prog == "add":
         a, b, c = f32(n, 16), f32(n, 16), np.zeros((n, 16), "float32")
@@ -166,7 +181,7 @@ def _inputs(prog: str, n: int, rng):
     raise KeyError(prog)
 
 
-SIZES = (1, 3, 8, 13, 37)      # primes, and sizes smaller than every tile
+SIZES = (1, 3, 8, 13, 37)  # primes, and sizes smaller than every tile
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -178,5 +193,6 @@ def test_one_build_gives_numpys_numbers_at_every_size(case):
         args, want = _inputs(prog, n, rng)
         lib[prog](*args)
         for k, expected in want.items():
-            np.testing.assert_allclose(args[k], expected, rtol=1e-5, atol=1e-5,
-                                       err_msg=f"{case} at n = {n}")
+            np.testing.assert_allclose(
+                args[k], expected, rtol=1e-5, atol=1e-5, err_msg=f"{case} at n = {n}"
+            )

@@ -1,5 +1,6 @@
 """tensorize with the shipped CPU intrinsic mac16_f32: a matmul tensorized and run through
 tir_mlir.build against numpy; structural mismatches name what differs; the registry."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,11 @@ def _tile(s, factor=16):
 def test_tensorize_matmul_runs_like_numpy():
     sch = check_all(MM, lambda s: s.tensorize(_tile(s), "mac16_f32"), "main", tvm_diff=False)
     text = sch.mod.script()
-    assert '''            for j in T.vectorized(16):
-                C_1[j] = C_1[j] + A_1[0] * B_1[j]''' in text       # over TVM's match_buffer views
+    assert (
+        """            for j in T.vectorized(16):
+                C_1[j] = C_1[j] + A_1[0] * B_1[j]"""
+        in text
+    )  # over TVM's match_buffer views
     assert "C_1 = T.match_buffer(C[vi_o, vj_o * 16:vj_o * 16 + 16], (16,))" in text
     rng = np.random.default_rng(1)
     a = rng.standard_normal((8, 16)).astype("float32")
@@ -36,6 +40,7 @@ def test_tensorize_block_after_blockize():
     def sched(s):
         outer = s.blockize(_tile(s))
         s.tensorize(outer, "mac16_f32")
+
     sch = check_all(MM, sched, "main", tvm_diff=False)
     check_replay(sch, parse(MM))
 
@@ -43,18 +48,27 @@ def test_tensorize_block_after_blockize():
 def test_mismatch_errors():
     sch = Schedule(parse(MM))
     j1 = _tile(sch, 8)
-    check_error(sch, lambda s: s.tensorize(j1, "mac16_f32"),
-                r"does not match intrinsic 'mac16_f32': loop 'j_1' has range \[0, 8\); the "
-                r"intrinsic's loop 'j' has \[0, 16\)")
+    check_error(
+        sch,
+        lambda s: s.tensorize(j1, "mac16_f32"),
+        r"does not match intrinsic 'mac16_f32': loop 'j_1' has range \[0, 8\); the "
+        r"intrinsic's loop 'j' has \[0, 16\)",
+    )
     sch = Schedule(parse(MM.replace("A[vi, vk] * B[vk, vj]", "A[vi, vk] + B[vk, vj]")))
     j1 = _tile(sch)
-    check_error(sch, lambda s: s.tensorize(j1, "mac16_f32"),
-                "block 'C': expected memref.load, found arith.addf")
+    check_error(
+        sch,
+        lambda s: s.tensorize(j1, "mac16_f32"),
+        "block 'C': expected memref.load, found arith.addf",
+    )
     sch = Schedule(parse(MM))
     i, j, k = sch.get_loops(sch.get_block("C"))
     j0, j1 = sch.split(j, [None, 16])
-    check_error(sch, lambda s: s.tensorize(j1, "mac16_f32"),
-                "block 'C_o' does not match intrinsic 'mac16_f32'")
+    check_error(
+        sch,
+        lambda s: s.tensorize(j1, "mac16_f32"),
+        "block 'C_o' does not match intrinsic 'mac16_f32'",
+    )
     check_error(sch, lambda s: s.tensorize(j1, "nope"), "no tensor intrinsic named 'nope'")
 
 

@@ -1,10 +1,11 @@
 """tile_with_tensor_intrin (tir_mlir/schedule/transform.py): TVM's tiling of a block's loops to
 a tensor intrinsic's desc, checked against the text TVM 0.21 gives for its own test
 (test_tir_schedule_transform.py's dense case, at a smaller size; the desc is TVM's VNNI one)."""
+
 import tir_mlir
 from tir_mlir.schedule.transform import tile_with_tensor_intrin
 
-VNNI_DESC = '''
+VNNI_DESC = """
 @T.prim_func
 def dot_product_16x4_u8i8i32_desc(A_handle: T.handle, B_handle: T.handle, C_handle: T.handle):
     A = T.match_buffer(A_handle, (4,), "uint8", offset_factor=1)
@@ -19,9 +20,9 @@ def dot_product_16x4_u8i8i32_desc(A_handle: T.handle, B_handle: T.handle, C_hand
                 T.reads(C[vi], A[vk], B[vi, vk])
                 T.writes(C[vi])
                 C[vi] = C[vi] + T.Cast("int32", A[vk]) * T.Cast("int32", B[vi, vk])
-'''
+"""
 
-DENSE = '''
+DENSE = """
 @T.prim_func
 def main(X: T.Buffer((64, 64), "uint8"), W: T.Buffer((4, 16, 16, 4), "int8"),
          compute: T.Buffer((64, {N}), "int32")):
@@ -31,9 +32,9 @@ def main(X: T.Buffer((64, 64), "uint8"), W: T.Buffer((4, 16, 16, 4), "int8"),
             with T.init():
                 compute[i, j] = 0
             compute[i, j] = compute[i, j] + T.Cast("int32", X[i, k]) * T.Cast("int32", W[j // 16, k // 4, j % 16, k % 4])
-'''
+"""
 
-TILED = '''\
+TILED = """\
 # from tvm.script import tir as T
 
 @T.prim_func
@@ -48,7 +49,7 @@ def main(X: T.Buffer((64, 64), "uint8"), W: T.Buffer((4, 16, 16, 4), "int8"), co
             T.writes(compute[i, j])
             with T.init():
                 compute[i, j] = 0
-            compute[i, j] = compute[i, j] + T.Cast("int32", X[i, k]) * T.Cast("int32", W[j // 16, k // 4, j % 16, k % 4])'''
+            compute[i, j] = compute[i, j] + T.Cast("int32", X[i, k]) * T.Cast("int32", W[j // 16, k // 4, j % 16, k % 4])"""
 
 
 def test_dense_is_tiled_as_tvm_tiles_it():
@@ -58,8 +59,11 @@ def test_dense_is_tiled_as_tvm_tiles_it():
     assert sch.mod.script() == TILED
     # the result is the outermost loop the intrinsic covers (TVM's i1_1)
     assert sch.get(tiled).same_as(sch.get(sch.get_loops(block)[3]))
-    assert [i.name for i in sch.trace.insts if i.name in ("split", "reorder")] == \
-        ["split", "split", "reorder"]
+    assert [i.name for i in sch.trace.insts if i.name in ("split", "reorder")] == [
+        "split",
+        "split",
+        "reorder",
+    ]
 
 
 def test_loops_the_desc_does_not_divide_give_none_and_change_nothing():

@@ -2,6 +2,7 @@
 issue 13's primitives: TVM's replays here to the program TVM made (TVM structural equality;
 also the same text as the schedule applied directly here), and ours replays in TVM to the
 same program. The schedules come from the primitives' own tests."""
+
 import json
 
 import pytest
@@ -107,17 +108,17 @@ def _equal_in_tvm(ours_text, theirs_mod):
     a, b = _tvm_func(tvm.script.from_source(ours_text)), _tvm_func(theirs_mod)
     simplify = tvm.tir.transform.Simplify()
     if tvm.ir.structural_equal(a, b) or tvm.ir.structural_equal(
-            simplify(tvm.IRModule({"main": a}))["main"],
-            simplify(tvm.IRModule({"main": b}))["main"]):
+        simplify(tvm.IRModule({"main": a}))["main"], simplify(tvm.IRModule({"main": b}))["main"]
+    ):
         return True
-    a, b = (_tvm_func(tvm.script.from_source(_strip_regions(t)))
-            for t in (ours_text, b.script()))
+    a, b = (_tvm_func(tvm.script.from_source(_strip_regions(t))) for t in (ours_text, b.script()))
     return tvm.ir.structural_equal(a, b)
 
 
 def _strip_regions(text):
-    return "\n".join(ln for ln in text.splitlines()
-                     if not ln.lstrip().startswith(("T.reads(", "T.writes(")))
+    return "\n".join(
+        ln for ln in text.splitlines() if not ln.lstrip().startswith(("T.reads(", "T.writes("))
+    )
 
 
 def test_twenty_different_schedules():
@@ -134,7 +135,7 @@ def test_tvm_json_trace_replays_here(name):
     src, fn = CASES[name]
     theirs = _tvm_schedule(src)
     fn(theirs)
-    log_line = json.dumps(plain(theirs.trace.as_json()))      # as TVM's database writes it
+    log_line = json.dumps(plain(theirs.trace.as_json()))  # as TVM's database writes it
     direct = Schedule(tir_mlir.parse(src))
     fn(direct)
     for trace in (from_tvm_json(log_line), Trace.from_json(log_line)):
@@ -161,13 +162,15 @@ def test_our_json_trace_replays_in_tvm(name):
 def test_cli_replays_a_tvm_json_trace(tmp_path):
     from click.testing import CliRunner
     from tir_mlir.cli import main
+
     src, fn = CASES["reindex_cache_read"]
     theirs = _tvm_schedule(src)
     fn(theirs)
     (tmp_path / "p.tir").write_text(src)
     (tmp_path / "t.json").write_text(json.dumps(plain(theirs.trace.as_json())))
-    out = CliRunner().invoke(main, ["schedule", str(tmp_path / "p.tir"), "--transform",
-                                    str(tmp_path / "t.json")])
+    out = CliRunner().invoke(
+        main, ["schedule", str(tmp_path / "p.tir"), "--transform", str(tmp_path / "t.json")]
+    )
     assert out.exit_code == 0, out.output
     direct = Schedule(tir_mlir.parse(src))
     fn(direct)
@@ -176,5 +179,6 @@ def test_cli_replays_a_tvm_json_trace(tmp_path):
 
 def test_unknown_tvm_instruction_is_a_trace_error():
     from tir_mlir.errors import TraceError
+
     with pytest.raises(TraceError, match="'NoSuchKind' has no tir-mlir counterpart"):
         Trace.from_json('[[["NoSuchKind", [], [], []]], []]')

@@ -1,5 +1,6 @@
 """A trace is data: replaying it (or an index map / predicate given as text) never executes
 code and never reaches anything but the Schedule's primitives."""
+
 import json
 
 import pytest
@@ -22,7 +23,7 @@ PAYLOADS = [
     "lambda i, j: (j, i)\nimport os",
     "lambda i, j: (j, i); import os",
     "(lambda i, j: (j, i))",
-    "lambda i, j: (\"abc\", j)",
+    'lambda i, j: ("abc", j)',
     "lambda i, j: (1.5, j)",
     "lambda i, j: (True, j)",
     "lambda i, j: (i[0], j)",
@@ -35,12 +36,23 @@ PAYLOADS = [
 
 
 def _layout_trace(index_map: str) -> dict:
-    return {"insts": [
-        {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
-        {"name": "transform_layout", "args": {"block": {"rv": "b0"}, "buffer": ["read", 0],
-                                              "index_map": index_map, "pad_value": None,
-                                              "assume_injective_transform": False},
-         "outputs": None}], "decisions": {}}
+    return {
+        "insts": [
+            {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
+            {
+                "name": "transform_layout",
+                "args": {
+                    "block": {"rv": "b0"},
+                    "buffer": ["read", 0],
+                    "index_map": index_map,
+                    "pad_value": None,
+                    "assume_injective_transform": False,
+                },
+                "outputs": None,
+            },
+        ],
+        "decisions": {},
+    }
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
@@ -49,11 +61,11 @@ def test_lambda_text_never_executes(payload, tmp_path):
     text = payload.format(marker=marker) if "{marker}" in payload else payload
     mod = parse(MM)
     sch = Schedule(mod)
-    with pytest.raises(ScheduleError):      # refused on load (TraceError) or on replay
+    with pytest.raises(ScheduleError):  # refused on load (TraceError) or on replay
         Trace.from_json(json.dumps(_layout_trace(text))).apply_to_schedule(sch)
     assert not marker.exists()
     assert sch.mod.script() == mod.script()
-    with pytest.raises(ScheduleError):       # the same text passed to the primitive directly
+    with pytest.raises(ScheduleError):  # the same text passed to the primitive directly
         Schedule(mod).transform_layout(Schedule(mod).get_block("C"), ("read", 0), text)
     assert not marker.exists()
 
@@ -61,8 +73,9 @@ def test_lambda_text_never_executes(payload, tmp_path):
 def test_lambda_text_that_is_an_index_map_works():
     """The parsed text gives the same layout as the Python lambda it was recorded from."""
     by_text, by_fn = Schedule(parse(MM)), Schedule(parse(MM))
-    by_text.transform_layout(by_text.get_block("C"), ("write", 0),
-                             "lambda i, j: (i // 4, j, i % 4)")
+    by_text.transform_layout(
+        by_text.get_block("C"), ("write", 0), "lambda i, j: (i // 4, j, i % 4)"
+    )
     by_fn.transform_layout(by_fn.get_block("C"), ("write", 0), lambda i, j: (i // 4, j, i % 4))
     assert by_text.mod.script() == by_fn.mod.script()
     assert str(by_text.trace) == str(by_fn.trace)
@@ -77,8 +90,23 @@ def test_safe_lambda_evaluates_only_arithmetic():
     assert f.params == ["a", "b"]
 
 
-@pytest.mark.parametrize("name", ["__init__", "_resolve", "_handle", "copy", "mod", "trace",
-                                  "__class__", "_verify", "__reduce__", "no_such", 7, None])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "__init__",
+        "_resolve",
+        "_handle",
+        "copy",
+        "mod",
+        "trace",
+        "__class__",
+        "_verify",
+        "__reduce__",
+        "no_such",
+        7,
+        None,
+    ],
+)
 def test_trace_accepts_only_primitive_names(name):
     bad = {"insts": [{"name": name, "args": {}, "outputs": None}]}
     with pytest.raises(TraceError, match="instruction 0: unknown schedule primitive"):
@@ -87,6 +115,7 @@ def test_trace_accepts_only_primitive_names(name):
 
 def test_replay_of_a_constructed_trace_checks_names_too():
     from tir_mlir.schedule.trace import Instruction
+
     sch = Schedule(parse(MM))
     with pytest.raises(TraceError, match="unknown schedule primitive '_resolve'"):
         Trace([Instruction("_resolve", {})]).apply_to_schedule(sch)
@@ -99,22 +128,32 @@ def test_primitive_names_come_from_the_decorator():
     assert "copy" not in names and "get" not in names
 
 
-@pytest.mark.parametrize("obj, match", [
-    ("not json", "not valid JSON"),
-    ("[1, 2]", "a trace is a JSON object"),
-    ('{"insts": 3}', "a trace is a JSON object"),
-    ('{"insts": [3]}', "an instruction is"),
-    ('{"insts": [{"name": "split", "args": []}]}', "an instruction is"),
-    ('{"insts": [{"name": "split", "args": {"bogus": 1}}]}', "unknown argument 'bogus'"),
-    ('{"insts": [{"name": "split", "args": {"self": 1}}]}', "unknown argument 'self'"),
-    ('{"insts": [{"name": "get_block", "args": {"name": "C"}, "outputs": "__init__"}]}',
-     "bad handle name"),
-    ('{"insts": [{"name": "get_loops", "args": {"block": {"rv": 5}}}]}', "bad handle name"),
-    ('{"insts": [{"name": "get_loops", "args": {"block": {"x": 5}}}]}', "bad argument"),
-    ('{"insts": [], "decisions": {"a": 1}}', "decisions"),
-    ('{"insts": [{"name": "get_loops", "args": {"block": ' + "[" * 100000 + "]" * 100000
-     + "}}]}", "nested too deeply|not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "obj, match",
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "a trace is a JSON object"),
+        ('{"insts": 3}', "a trace is a JSON object"),
+        ('{"insts": [3]}', "an instruction is"),
+        ('{"insts": [{"name": "split", "args": []}]}', "an instruction is"),
+        ('{"insts": [{"name": "split", "args": {"bogus": 1}}]}', "unknown argument 'bogus'"),
+        ('{"insts": [{"name": "split", "args": {"self": 1}}]}', "unknown argument 'self'"),
+        (
+            '{"insts": [{"name": "get_block", "args": {"name": "C"}, "outputs": "__init__"}]}',
+            "bad handle name",
+        ),
+        ('{"insts": [{"name": "get_loops", "args": {"block": {"rv": 5}}}]}', "bad handle name"),
+        ('{"insts": [{"name": "get_loops", "args": {"block": {"x": 5}}}]}', "bad argument"),
+        ('{"insts": [], "decisions": {"a": 1}}', "decisions"),
+        (
+            '{"insts": [{"name": "get_loops", "args": {"block": '
+            + "[" * 100000
+            + "]" * 100000
+            + "}}]}",
+            "nested too deeply|not valid JSON",
+        ),
+    ],
+)
 def test_malformed_trace_json(obj, match):
     with pytest.raises(TraceError, match=match):
         Trace.from_json(obj)
@@ -122,11 +161,17 @@ def test_malformed_trace_json(obj, match):
 
 def test_trace_with_undefined_handle_or_bad_types_leaves_module_unchanged():
     mod = parse(MM)
-    for insts in ([{"name": "get_loops", "args": {"block": {"rv": "b9"}}, "outputs": ["l1"]}],
-                  [{"name": "get_block", "args": {"name": ["C"], "func_name": {"dict": {}}},
-                    "outputs": "b0"}],
-                  [{"name": "fuse", "args": {"loops": 3, "preserve_unit_iters": True},
-                    "outputs": "l0"}]):
+    for insts in (
+        [{"name": "get_loops", "args": {"block": {"rv": "b9"}}, "outputs": ["l1"]}],
+        [
+            {
+                "name": "get_block",
+                "args": {"name": ["C"], "func_name": {"dict": {}}},
+                "outputs": "b0",
+            }
+        ],
+        [{"name": "fuse", "args": {"loops": 3, "preserve_unit_iters": True}, "outputs": "l0"}],
+    ):
         sch = Schedule(mod)
         with pytest.raises(ScheduleError):
             Trace.from_json({"insts": insts}).apply_to_schedule(sch)

@@ -2,6 +2,7 @@
 itself: the same schedule script applied by TVM 0.21 and by tir-mlir prints the same text,
 and both built once and run at three sizes give the same numbers; what cannot hold for every
 size (a tile sampled at one size) is a ScheduleError at schedule time."""
+
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,6 @@ def test_same_numbers_as_tvm_at_three_sizes(ours, tmp_path):
         np.testing.assert_allclose(s, s_tvm.numpy(), rtol=1e-5)
 
 
-
 def test_scalar_parameters_scheduled(ours):
     # (TVM 0.21 cannot build a float scalar parameter: its LLVM debug info fails to verify)
     sch = tir_mlir.Schedule(ours.axpy)
@@ -86,12 +86,13 @@ def test_scheduled_function_prints_as_tvm_and_checks_arguments(ours, tmp_path):
     theirs = None
     try:
         import tvm
+
         theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm_print")
     except ImportError:
         pass
     sch = tir_mlir.Schedule(ours.add)
     sched_add(sch)
-    mod = sch.mod                       # an ordinary IRModule of the symbolic program
+    mod = sch.mod  # an ordinary IRModule of the symbolic program
     assert isinstance(mod, tir_mlir.IRModule)
     text = mod.script()
     assert "n = T.int32()" in text and "T.parallel(n * 2)" in text and "T.vectorized(8)" in text
@@ -99,14 +100,19 @@ def test_scheduled_function_prints_as_tvm_and_checks_arguments(ours, tmp_path):
     sched_row_sum(sums)
     assert "for i_0 in T.parallel((n + T.int64(3)) // T.int64(4)):" in sums.mod.script()
     chunks = tir_mlir.Schedule(ours.axpy)
-    sched_axpy(chunks)                  # ceildiv(ceildiv(n, chunk), 2): symbolic too
+    sched_axpy(chunks)  # ceildiv(ceildiv(n, chunk), 2): symbolic too
     text = chunks.mod.script()
     assert "for i_0, i_1, j in T.grid(((n + chunk - 1) // chunk + 1) // 2, 2, chunk):" in text
-    assert "T.where((i_0 * 2 + i_1) * chunk + j < n and i_0 * 2 + i_1 < (n + chunk - 1) " \
-           "// chunk)" in text
-    if theirs is not None:              # (an extra oracle: TVM 0.21 prints the same)
-        for name, fn, got in (("add", sched_add, mod), ("row_sum", sched_row_sum, sums.mod),
-                              ("axpy", sched_axpy, chunks.mod)):
+    assert (
+        "T.where((i_0 * 2 + i_1) * chunk + j < n and i_0 * 2 + i_1 < (n + chunk - 1) "
+        "// chunk)" in text
+    )
+    if theirs is not None:  # (an extra oracle: TVM 0.21 prints the same)
+        for name, fn, got in (
+            ("add", sched_add, mod),
+            ("row_sum", sched_row_sum, sums.mod),
+            ("axpy", sched_axpy, chunks.mod),
+        ):
             tsch = tvm.tir.Schedule(getattr(theirs, name))
             fn(tsch)
             assert _body(tsch.mod["main"].script()) == _body(got.script())
@@ -133,8 +139,11 @@ def test_sampling_keeps_a_symbolic_loop_whole(ours):
     stays whole) and a decision tuned at one size is refused for the symbolic program."""
     sch = tir_mlir.Schedule(ours.add)
     i, _ = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(ScheduleError, match=r"the loop's extent is symbolic, so the only "
-                                            r"decision is \[-1, 1\], got \[97, 1\]"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"the loop's extent is symbolic, so the only "
+        r"decision is \[-1, 1\], got \[97, 1\]",
+    ):
         sch.sample_perfect_tile(i, n=2, decision=[97, 1])
     sch.split(i, sch.sample_perfect_tile(i, n=2))
     assert "for i_0, i_1, j in T.grid(n, 1, 16):" in sch.mod.script()

@@ -1,5 +1,6 @@
 """The TE primitives TensorIR dropped, in TensorIR form (prefetch, set_store_predicate), and
 the mapping table of docs/te_primitives.md covering every example in tests/data/te/."""
+
 import re
 from pathlib import Path
 
@@ -14,20 +15,23 @@ ROOT = Path(__file__).parent.parent.parent
 
 
 def test_prefetch_annotates_the_loop():
-    sch = check_all(ROWSUM, lambda s: s.prefetch(s.get_block("B"), 0,
-                                                 s.get_loops(s.get_block("B"))[1], 1),
-                    "main", tvm_diff=False)
+    sch = check_all(
+        ROWSUM,
+        lambda s: s.prefetch(s.get_block("B"), 0, s.get_loops(s.get_block("B"))[1], 1),
+        "main",
+        tvm_diff=False,
+    )
     assert 'for k in T.serial(64, annotations={"prefetch": [["A", 1]]}):' in sch.mod.script()
 
 
-SCALE = '''
+SCALE = """
 @T.prim_func
 def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
     for i, j in T.grid(16, 4):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+"""
 
 
 def test_set_store_predicate():
@@ -36,8 +40,7 @@ def test_set_store_predicate():
     sch.set_store_predicate(sch.get_block("B"), lambda vi, vj: (vi < 8) & (vj >= 1))
     check_replay(sch, parse(SCALE))
     assert "T.where(i < 8 and 1 <= j)" in sch.mod.script()
-    assert 'predicate="lambda vi, vj: (((vi * -1) + 7) >= 0) & ((vj + -1) >= 0)"' in str(
-        sch.trace)
+    assert 'predicate="lambda vi, vj: (((vi * -1) + 7) >= 0) & ((vj + -1) >= 0)"' in str(sch.trace)
     a = np.random.default_rng(0).standard_normal((16, 4), "float32")
     out = np.full((16, 4), 7.0, "float32")
     tir_mlir.build(sch.mod)["main"](a, out)
@@ -52,8 +55,9 @@ def test_errors():
     i, k = sch.get_loops(b)
     check_error(sch, lambda s: s.prefetch(b, 1, k, 1), "prefetch: block 'B' has 1 read")
     check_error(sch, lambda s: s.prefetch(b, 0, k, 0), "offset must be >= 1")
-    check_error(sch, lambda s: s.set_store_predicate(b, lambda vi, vk: vi + 1),
-                "comparisons joined with &")
+    check_error(
+        sch, lambda s: s.set_store_predicate(b, lambda vi, vk: vi + 1), "comparisons joined with &"
+    )
 
 
 def test_every_te_example_has_a_counterpart():

@@ -23,7 +23,7 @@ def _sum_all(a):
 def _conv(a, w):
     ap = np.pad(a, 2)
     m = a.shape[0] - 3 + 4 + 1
-    return sum(ap[y:y + m, x:x + m] * w[y, x] for y in range(3) for x in range(3))
+    return sum(ap[y : y + m, x : x + m] * w[y, x] for y in range(3) for x in range(3))
 
 
 # example -> (argument names, inputs' shapes, numpy reference of the outputs)
@@ -56,14 +56,17 @@ CASES = {
 def test_te_example_computes_numpys_numbers(name):
     g, printed = run_example(name)
     arg_names, shapes, reference = CASES[name]
-    assert printed.count("@T.prim_func") == 2 and "cutting line" in printed or \
+    assert (
         printed.count("@T.prim_func") == 2
+        and "cutting line" in printed
+        or printed.count("@T.prim_func") == 2
+    )
     args = [g[n] for n in arg_names]
     mod = tir_mlir.lower(g["s"], args, simple_mode=True)
-    assert str(mod) in printed             # the second print is the scheduled program
+    assert str(mod) in printed  # the second print is the scheduled program
     inputs = [RNG.random(s, dtype="float32") for s in shapes]
-    outputs = [np.zeros(t.shape, t.dtype) for t in args[len(inputs):]]
-    if "T.thread_binding" in str(mod):     # a GPU program: the reference interpreter runs it
+    outputs = [np.zeros(t.shape, t.dtype) for t in args[len(inputs) :]]
+    if "T.thread_binding" in str(mod):  # a GPU program: the reference interpreter runs it
         tir_mlir.interpret(mod, "main", *inputs, *outputs)
     else:
         tir_mlir.build(mod, "llvm")["main"](*inputs, *outputs)
@@ -134,7 +137,7 @@ def test_lower_with_other_arguments_replays_the_trace():
     C = te.compute((64,), lambda i: B[i] * 2, name="C")
     s = te.create_schedule(C.op)
     ko, ki = s[B].split(k, factor=8)
-    mod = te.lower(s, [A, B, C])           # B becomes a parameter: built again, trace replayed
+    mod = te.lower(s, [A, B, C])  # B becomes a parameter: built again, trace replayed
     assert "for k_0, k_1 in T.grid(8, 8)" in str(mod) or "k_1" in str(mod)
     a = RNG.random((64, 64), dtype="float32")
     b, c = np.zeros(64, "float32"), np.zeros(64, "float32")

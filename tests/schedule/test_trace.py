@@ -1,11 +1,12 @@
 """The trace: TVM's printed format, JSON round trip, replay on a fresh schedule."""
+
 import json
 
 from schedule_check import parse
 from test_schedule_loops import MATMUL, loops
 from tir_mlir import Schedule, Trace
 
-EXPECTED = '''# from tvm import tir
+EXPECTED = """# from tvm import tir
 def apply_trace(sch: tir.Schedule) -> None:
   b0 = sch.get_block(name="C", func_name="main")
   l1, l2, l3 = sch.get_loops(block=b0)
@@ -19,7 +20,7 @@ def apply_trace(sch: tir.Schedule) -> None:
   sch.annotate(block_or_loop=b0, ann_key="xx", ann_val="s")
   sch.unannotate(block_or_loop=b0, ann_key="xx")
   l7 = sch.add_unit_loop(block_or_loop=b0)
-  sch.bind(loop=l7, thread_axis="threadIdx.x")'''
+  sch.bind(loop=l7, thread_axis="threadIdx.x")"""
 
 
 def schedule(sch):
@@ -47,6 +48,7 @@ def test_trace_prints_tvm_format():
 def test_trace_is_tvm_format_exactly():
     """TVM prints the very same trace for the very same schedule."""
     import pytest
+
     tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(MATMUL))
     schedule(theirs)
@@ -83,5 +85,5 @@ def test_handles_survive_rewrites():
     b = sch.get_block("C")
     i, j, k = sch.get_loops(b)
     sch.split(j, factors=[None, 4])
-    sch.reorder(k, i)          # k and i still resolve after split rewrote the block
+    sch.reorder(k, i)  # k and i still resolve after split rewrote the block
     assert [sch.get(lp).name for lp in sch.get_loops(b)] == ["k", "j_0", "j_1", "i"]

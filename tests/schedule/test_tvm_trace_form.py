@@ -2,6 +2,7 @@
 and our traces of issue 13's primitives through TVM's form and back to the same program.
 (With TVM installed, tests/schedule/test_schedule_tvm_json_traces.py checks TVM reads and writes
 them.)"""
+
 import json
 
 import pytest
@@ -18,21 +19,29 @@ import test_schedule_loop_partition as partition
 import test_schedule_reindex_cache as reindex_cache
 
 
-@pytest.mark.parametrize("text,pairs", [
-    ("lambda i, j, k: (i // 4, k, i % 4,)", False),
-    ("lambda a, b: (a - (b - 1) * 2, min(a, b), (a + b) // 3,)", False),
-    ("lambda a: (a * (-2),)", False),
-    ("lambda vi, vj: [(0, 128), (vj, vj + 1)]", True),
-])
+@pytest.mark.parametrize(
+    "text,pairs",
+    [
+        ("lambda i, j, k: (i // 4, k, i % 4,)", False),
+        ("lambda a, b: (a - (b - 1) * 2, min(a, b), (a + b) // 3,)", False),
+        ("lambda a: (a * (-2),)", False),
+        ("lambda vi, vj: [(0, 128), (vj, vj + 1)]", True),
+    ],
+)
 def test_index_map_round_trip(text, pairs):
     graph = json.loads(lambda_to_tvm(text, pairs))
     assert graph["nodes"][graph["root"]]["type_key"] == "tir.IndexMap"
     assert tvm_to_lambda(lambda_to_tvm(text, pairs), pairs) == text
 
 
-@pytest.mark.parametrize("text,match", [
-    ("lambda i: (i ** 2,)", "not supported"), ("(1, 2)", "not a lambda"),
-    ("lambda i: (i / 2,)", "not supported")])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("lambda i: (i ** 2,)", "not supported"),
+        ("(1, 2)", "not a lambda"),
+        ("lambda i: (i / 2,)", "not supported"),
+    ],
+)
 def test_index_map_outside_tvm_integer_expressions_refused(text, match):
     with pytest.raises(ValueError, match=match):
         lambda_to_tvm(text)
@@ -70,9 +79,18 @@ def test_buffer_by_name_is_recorded_by_index():
     sch = Schedule(tir_mlir.parse(iters.MATMUL))
     sch.reindex(sch.get_block("C"), "A")
     assert to_tvm_json(sch.trace)[0][-1] == ["ReIndex", ["b0"], [0, 0], ["b1"]]
-    named = Trace.from_json({"insts": [
-        {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
-        {"name": "reindex", "args": {"block": {"rv": "b0"}, "buffer": "A"}, "outputs": "b1"}]})
+    named = Trace.from_json(
+        {
+            "insts": [
+                {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
+                {
+                    "name": "reindex",
+                    "args": {"block": {"rv": "b0"}, "buffer": "A"},
+                    "outputs": "b1",
+                },
+            ]
+        }
+    )
     with pytest.raises(ValueError, match="no TVM JSON form"):
         to_tvm_json(named)
 

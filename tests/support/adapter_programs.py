@@ -1,7 +1,8 @@
 """Programs of the failure classes found by running TVM's own schedule tests through
 benchmarks/tvm_schedule_tests.py (used by tests/test_tvm_adapter_classes*.py)."""
+
 # GPU builtins on buffer pointers; T.reads/T.writes the writer widened
-OPAQUE = '''
+OPAQUE = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
     for i, j in T.grid(8, 8):
@@ -16,10 +17,10 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
             T.reads()
             T.writes(B[0:8, 0:8])
             T.tvm_fill_fragment(B.data, 8, 8, 8, 0, vi * 8 + vj)
-'''
+"""
 
 # a padding producer under non-dividing tiles (decompose_padding keeps the tile's T.where)
-PADDED_POOL = '''
+PADDED_POOL = """
 @T.prim_func
 def main(x: T.Buffer((30,), "int32"), y: T.Buffer((30,), "int32")):
     pad = T.alloc_buffer((36,), "int32")
@@ -33,10 +34,10 @@ def main(x: T.Buffer((30,), "int32"), y: T.Buffer((30,), "int32")):
             with T.init():
                 y[vi] = 0
             y[vi] = y[vi] + pad[vi + vr]
-'''
+"""
 
 # a buffer written and read through T.match_buffer views
-MATCHED = '''
+MATCHED = """
 @T.prim_func
 def main(A: T.Buffer((16, 4), "float32"), C: T.Buffer((16, 4), "float32")):
     B = T.alloc_buffer((16, 4))
@@ -51,10 +52,10 @@ def main(A: T.Buffer((16, 4), "float32"), C: T.Buffer((16, 4), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             Bw = T.match_buffer(B[vi, vj], (), offset_factor=1)
             C[vi, vj] = Bw[()] - T.float32(1)
-'''
+"""
 
 # a reduction block nested in a spatial block
-NESTED = '''
+NESTED = """
 @T.prim_func
 def main(A: T.Buffer((4, 8, 8), "float32"), B: T.Buffer((4, 8), "float32")):
     for i in range(4):
@@ -66,10 +67,10 @@ def main(A: T.Buffer((4, 8, 8), "float32"), B: T.Buffer((4, 8), "float32")):
                     with T.init():
                         B[vi, vk] = T.float32(0)
                     B[vi, vk] = B[vi, vk] + A[vi, vk, vl]
-'''
+"""
 
 # a reduction bound through a non-quasi-affine binding
-NOT_QUASI_AFFINE = '''
+NOT_QUASI_AFFINE = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
     for i, k in T.grid(16, 4):
@@ -79,10 +80,10 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-'''
+"""
 
 # a row sum whose reduction is split (rfactor of either part), with unit loops (one bound)
-ROWSUM_SPLIT = '''
+ROWSUM_SPLIT = """
 @T.prim_func
 def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     for u, i, w, k0, k1 in T.grid(1, 8, 1, 4, 8):
@@ -92,12 +93,12 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-'''
+"""
 
 # rfactor refusals: init and update at different indices; an init binding a let; a loop bound
 # to both a spatial and a reduction iter; a reduction over part of a buffer read in full later
 RFACTOR_REFUSED = {
-    "init_index": '''
+    "init_index": """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
     for i, j, k in T.grid(8, 8, 8):
@@ -106,8 +107,8 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
             with T.init():
                 B[vi, vj] = T.float32(0)
             B[vj, vi] = B[vj, vi] + A[vi, vk]
-''',
-    "init_let": '''
+""",
+    "init_let": """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
     for i, k in T.grid(8, 8):
@@ -117,8 +118,8 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
                 zero: T.float32 = T.float32(0)
                 B[vi] = zero
             B[vi] = B[vi] + A[vi, vk]
-''',
-    "shared_loop": '''
+""",
+    "shared_loop": """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
     for io, f, ki in T.grid(2, 16, 2):
@@ -128,8 +129,8 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-''',
-    "not_covered": '''
+""",
+    "not_covered": """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16,), "float32")):
     C = T.alloc_buffer((16,))
@@ -143,11 +144,11 @@ def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16,), "float32")):
         with T.block("D"):
             vi = T.axis.spatial(16, i)
             D[vi] = C[vi]
-''',
+""",
 }
 
 # a reduction consuming, row block by row block, what a tiled producer writes
-TILED_THEN_REDUCED = '''
+TILED_THEN_REDUCED = """
 @T.prim_func
 def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((4,), "float32")):
     P = T.alloc_buffer((16, 4))
@@ -162,10 +163,10 @@ def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((4,), "float32")):
             with T.init():
                 B[vj] = T.float32(0)
             B[vj] = B[vj] + P[vk, vj]
-'''
+"""
 
 # a repeat: each 8-element tile of the output reads one element of the producer
-TILED_REPEAT = '''
+TILED_REPEAT = """
 @T.prim_func
 def main(x: T.Buffer((4,), "float32"), y: T.Buffer((64,), "float32")):
     t = T.alloc_buffer((4,))
@@ -177,10 +178,10 @@ def main(x: T.Buffer((4,), "float32"), y: T.Buffer((64,), "float32")):
         with T.block("y"):
             vi = T.axis.spatial(64, io * 8 + ii)
             y[vi] = t[vi // 16]
-'''
+"""
 
 # reindex of a read whose index drops an iter var once ranges fold it (c // 8 is 0 for c < 8)
-FOLDED_READ = '''
+FOLDED_READ = """
 @T.prim_func
 def main(A: T.Buffer((4, 3), "float32"), W: T.Buffer((8, 3), "float32"), C: T.Buffer((4, 8), "float32")):
     for i, c, r in T.grid(4, 8, 3):
@@ -191,10 +192,10 @@ def main(A: T.Buffer((4, 3), "float32"), W: T.Buffer((8, 3), "float32"), C: T.Bu
             with T.init():
                 C[vi, vc] = T.float32(0)
             C[vi, vc] = C[vi, vc] + A[vi, vc // 8 * 3 + vr] * W[vc, vr]
-'''
+"""
 
 # a producer and consumer over a buffer with a unit leading dimension (B[0, vi, vj])
-UNIT_DIM = '''
+UNIT_DIM = """
 @T.prim_func
 def main(A: T.Buffer((1, 16, 16), "float32"), C: T.Buffer((1, 16, 16), "float32")):
     B = T.alloc_buffer((1, 16, 16))
@@ -207,10 +208,10 @@ def main(A: T.Buffer((1, 16, 16), "float32"), C: T.Buffer((1, 16, 16), "float32"
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[0, vi, vj] = B[0, vi, vj] + T.float32(1)
-'''
+"""
 
 # a binding written constant first (`8 + i`), as TVM keeps it
-CONST_FIRST = '''
+CONST_FIRST = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     for i in range(8):
@@ -221,4 +222,4 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         with T.block("lo"):
             vi = T.axis.spatial(16, i)
             B[vi] = A[vi + 8]
-'''
+"""

@@ -10,6 +10,7 @@ as tir-dialect MLIR, token-mutated (for `.mlir` input).
 Each side runs in a worker process (`Worker`), so a signal or a hang is recorded against the
 input that caused it instead of ending the run. tests/support/parse_differential.py drives them.
 """
+
 import json
 import random
 import re
@@ -21,41 +22,210 @@ from pathlib import Path
 HERE = Path(__file__).parent
 TESTS = HERE.parent
 TOKEN = re.compile(r"\s+|\w+|.", re.S)
-SOUP = ["T.", "block", "(", ")", "[", "]", ":", ",", "=", "+", "*", "//", "%", "for", "in", "with",
-        "if", "else", "\n", "    ", "\t", "A", "vi", "i", "0", "1.0", '"Y"', "T.grid",
-        "T.axis.remap", '"SR"', "T.float32", "range", "def", "None", "and", "not", "T.Buffer",
-        "(128,)", '"float32"', "T.init()", "+=", "T.where", "-", "**", "1e309", "09", "1__0",
-        "0", "// 0", "% 0", "x=1", "T.reads", "T.writes", "vj", "k", "B", "C", "2**40", "9" * 30,
-        'T.float32("inf")', "T.max", "T.min", "lambda", "pass", "#", "'", '"', "\\"]
+SOUP = [
+    "T.",
+    "block",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "=",
+    "+",
+    "*",
+    "//",
+    "%",
+    "for",
+    "in",
+    "with",
+    "if",
+    "else",
+    "\n",
+    "    ",
+    "\t",
+    "A",
+    "vi",
+    "i",
+    "0",
+    "1.0",
+    '"Y"',
+    "T.grid",
+    "T.axis.remap",
+    '"SR"',
+    "T.float32",
+    "range",
+    "def",
+    "None",
+    "and",
+    "not",
+    "T.Buffer",
+    "(128,)",
+    '"float32"',
+    "T.init()",
+    "+=",
+    "T.where",
+    "-",
+    "**",
+    "1e309",
+    "09",
+    "1__0",
+    "0",
+    "// 0",
+    "% 0",
+    "x=1",
+    "T.reads",
+    "T.writes",
+    "vj",
+    "k",
+    "B",
+    "C",
+    "2**40",
+    "9" * 30,
+    'T.float32("inf")',
+    "T.max",
+    "T.min",
+    "lambda",
+    "pass",
+    "#",
+    "'",
+    '"',
+    "\\",
+]
 # Harmless if a parser does evaluate them (TVM's does evaluate some Python): nothing is written.
 HOSTILE = [
-    "__import__('os').getpid()", "eval('1')", "exec('x = 1')", "open('/dev/null')",
-    "().__class__.__bases__[0].__subclasses__()", "globals()", "lambda: 0", "yield", "await x",
-    "global x", "nonlocal x", "del A", "assert False", "raise", "try:", "except:", "async",
-    "print(1)", "\x00", "\r", "\x0c", "\ufeff", "\u2028", "é", "变量", "𝔸", "\\\n", ";", "...",
-    "1j", "0x10", "0b2", "0o8", "1_000", "1e-400", "-0.0", "nan", "inf", "2**63", "-2**63",
-    "(" * 300, "[" * 300, ")" * 50, "x" * 5000, "9" * 4400, '"""', "'''", 'f"{A}"', 'b"x"',
-    'r"\\d"', "u'x'", '"\\x4"', '"\\N{BULLET}"', ":=", "*A", "**A",
-    'T.Buffer((2**31,), "float32")', 'T.Buffer((0,), "float32")', 'T.Buffer((-1,), "float32")',
-    "T.int32(2**40)", "T.float16(70000)", "T.bool(2)", "T.uint8(-1)", "T.int8(128)",
-    "T.grid(*range(3))", "T.serial(-5)", "T.serial(0, -1)", "T.serial(1e9)", "T.serial(2**40)",
-    "@T.prim_func", "@I.ir_module", "class C:", "def f():", "if True:", "else:", "elif x:",
-    "while True:", "for x in A:", "return A", 'T.alloc_buffer((10**12,), "float32")',
-    'T.alloc_buffer((1 << 40,), "int8")', "T.match_buffer", "T.axis.spatial(0, i)",
-    "T.axis.reduce(-1, i)", "T.evaluate(0)", "T.call_extern('f')", "T.address_of(A[0])",
-    'T.block_attr({"x": 1e400})', 'T.func_attr({"global_symbol": 1})', "# comment", "\t",
-    "    " * 40, "T.Cast('float32', A)", "T.if_then_else(1, 2)", "T.exp(1)", "A[0:0]",
-    "A[-1]", "A[2**40]", "T.reads(A[0:2**40])", "T.writes()", "T.where(1 // 0)", "vi // 0",
+    "__import__('os').getpid()",
+    "eval('1')",
+    "exec('x = 1')",
+    "open('/dev/null')",
+    "().__class__.__bases__[0].__subclasses__()",
+    "globals()",
+    "lambda: 0",
+    "yield",
+    "await x",
+    "global x",
+    "nonlocal x",
+    "del A",
+    "assert False",
+    "raise",
+    "try:",
+    "except:",
+    "async",
+    "print(1)",
+    "\x00",
+    "\r",
+    "\x0c",
+    "\ufeff",
+    "\u2028",
+    "é",
+    "变量",
+    "𝔸",
+    "\\\n",
+    ";",
+    "...",
+    "1j",
+    "0x10",
+    "0b2",
+    "0o8",
+    "1_000",
+    "1e-400",
+    "-0.0",
+    "nan",
+    "inf",
+    "2**63",
+    "-2**63",
+    "(" * 300,
+    "[" * 300,
+    ")" * 50,
+    "x" * 5000,
+    "9" * 4400,
+    '"""',
+    "'''",
+    'f"{A}"',
+    'b"x"',
+    'r"\\d"',
+    "u'x'",
+    '"\\x4"',
+    '"\\N{BULLET}"',
+    ":=",
+    "*A",
+    "**A",
+    'T.Buffer((2**31,), "float32")',
+    'T.Buffer((0,), "float32")',
+    'T.Buffer((-1,), "float32")',
+    "T.int32(2**40)",
+    "T.float16(70000)",
+    "T.bool(2)",
+    "T.uint8(-1)",
+    "T.int8(128)",
+    "T.grid(*range(3))",
+    "T.serial(-5)",
+    "T.serial(0, -1)",
+    "T.serial(1e9)",
+    "T.serial(2**40)",
+    "@T.prim_func",
+    "@I.ir_module",
+    "class C:",
+    "def f():",
+    "if True:",
+    "else:",
+    "elif x:",
+    "while True:",
+    "for x in A:",
+    "return A",
+    'T.alloc_buffer((10**12,), "float32")',
+    'T.alloc_buffer((1 << 40,), "int8")',
+    "T.match_buffer",
+    "T.axis.spatial(0, i)",
+    "T.axis.reduce(-1, i)",
+    "T.evaluate(0)",
+    "T.call_extern('f')",
+    "T.address_of(A[0])",
+    'T.block_attr({"x": 1e400})',
+    'T.func_attr({"global_symbol": 1})',
+    "# comment",
+    "\t",
+    "    " * 40,
+    "T.Cast('float32', A)",
+    "T.if_then_else(1, 2)",
+    "T.exp(1)",
+    "A[0:0]",
+    "A[-1]",
+    "A[2**40]",
+    "T.reads(A[0:2**40])",
+    "T.writes()",
+    "T.where(1 // 0)",
+    "vi // 0",
 ]
 # Whole files that are odd as a whole.
-ODD_FILES = ["", "\n" * 1000, "\ufeff", "\x00" * 100, "# only a comment\n", "pass\n",
-             "@T.prim_func\n", "@T.prim_func\ndef f():\n", "@T.prim_func\ndef f():\n    pass\n",
-             "(" * 10000, "[" * 10000, "A" * 200000, "@I.ir_module\nclass M:\n    pass\n",
-             "\r\n".join(["@T.prim_func", "def f(A: T.Buffer((4,), \"float32\")):",
-                          "    for i in range(4):", "        with T.block(\"B\"):",
-                          "            vi = T.axis.spatial(4, i)", "            A[vi] = 1.0", ""]),
-             "\r".join(["@T.prim_func", "def f(A: T.Buffer((4,), \"float32\")):", "    pass", ""]),
-             "\udcff\udcfe# not UTF-8 (bytes 0xff 0xfe in a file)\n"]
+ODD_FILES = [
+    "",
+    "\n" * 1000,
+    "\ufeff",
+    "\x00" * 100,
+    "# only a comment\n",
+    "pass\n",
+    "@T.prim_func\n",
+    "@T.prim_func\ndef f():\n",
+    "@T.prim_func\ndef f():\n    pass\n",
+    "(" * 10000,
+    "[" * 10000,
+    "A" * 200000,
+    "@I.ir_module\nclass M:\n    pass\n",
+    "\r\n".join(
+        [
+            "@T.prim_func",
+            'def f(A: T.Buffer((4,), "float32")):',
+            "    for i in range(4):",
+            '        with T.block("B"):',
+            "            vi = T.axis.spatial(4, i)",
+            "            A[vi] = 1.0",
+            "",
+        ]
+    ),
+    "\r".join(["@T.prim_func", 'def f(A: T.Buffer((4,), "float32")):', "    pass", ""]),
+    "\udcff\udcfe# not UTF-8 (bytes 0xff 0xfe in a file)\n",
+]
 
 
 def seeds():
@@ -109,7 +279,7 @@ def mutate_lines(text: str, rng: random.Random) -> str:
 
 
 def truncate(text: str, rng: random.Random) -> str:
-    return text[:rng.randrange(len(text) + 1)]
+    return text[: rng.randrange(len(text) + 1)]
 
 
 def hostile(text: str, rng: random.Random) -> str:
@@ -122,17 +292,32 @@ def hostile(text: str, rng: random.Random) -> str:
     return "".join(toks)
 
 
-KINDS = {"tokens": mutate_tokens, "lines": mutate_lines, "truncate": truncate,
-         "hostile": hostile}
+KINDS = {"tokens": mutate_tokens, "lines": mutate_lines, "truncate": truncate, "hostile": hostile}
 
 
 def mlir_inputs(n: int, seed: int = 0):
     """n (kind, text) pairs of tir-dialect MLIR: the seed programs as MLIR, token-mutated."""
     import tir_mlir
+
     rng = random.Random(seed)
     base = [tir_mlir.parse(t).mlir() for t in seeds()]
-    pool = ["index", "f32", "i64", "memref<0xf32>", "memref<4xindex>", "affine_map<(d0) -> ()>",
-            "[[0, 0]]", '["X"]', '"tir.block"', "gpu.yield", "0", "-1", "%arg0", "}", "{"]
+    pool = [
+        "index",
+        "f32",
+        "i64",
+        "memref<0xf32>",
+        "memref<4xindex>",
+        "affine_map<(d0) -> ()>",
+        "[[0, 0]]",
+        '["X"]',
+        '"tir.block"',
+        "gpu.yield",
+        "0",
+        "-1",
+        "%arg0",
+        "}",
+        "{",
+    ]
     for _ in range(n):
         yield "mlir", mutate_tokens(rng.choice(base), rng, pool + SOUP)
 
@@ -159,9 +344,14 @@ class Worker:
 
     def ask(self, request) -> dict:
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen([sys.executable, "-c", self.code], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         text=True, cwd=HERE)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", self.code],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                cwd=HERE,
+            )
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
@@ -188,6 +378,7 @@ class Worker:
 def _readline(proc, timeout):
     """A line from proc's stdout, "" at end of file, None after `timeout` seconds."""
     import selectors
+
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout

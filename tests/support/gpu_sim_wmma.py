@@ -11,14 +11,25 @@ and writes of the tile are logged for the race detector as done by the lanes tha
 mma.sync's layout is the real one (PTX ISA, passes/lowering/gpu_mma.py): the lowering loads and
 stores those elements itself, so the simulator must place them as the hardware does.
 """
+
 import numpy as np
 from mlir import ir
 
 WARP, REGS = 32, 8
-OPS = ("memref.extract_aligned_pointer_as_index", "llvm.inttoptr", "llvm.getelementptr",
-       "llvm.extractvalue", "nvvm.wmma.load", "nvvm.wmma.mma", "nvvm.wmma.store",
-       "gpu.lane_id", "vector.from_elements", "llvm.bitcast", "nvvm.mma.sync",
-       "nvvm.ldmatrix")
+OPS = (
+    "memref.extract_aligned_pointer_as_index",
+    "llvm.inttoptr",
+    "llvm.getelementptr",
+    "llvm.extractvalue",
+    "nvvm.wmma.load",
+    "nvvm.wmma.mma",
+    "nvvm.wmma.store",
+    "gpu.lane_id",
+    "vector.from_elements",
+    "llvm.bitcast",
+    "nvvm.mma.sync",
+    "nvvm.ldmatrix",
+)
 
 
 class Ptr:
@@ -27,7 +38,7 @@ class Ptr:
     def __init__(self, buf, offset):
         self.buf, self.offset = buf, offset
 
-    def astype(self, _):            # arith.index_cast of the address
+    def astype(self, _):  # arith.index_cast of the address
         return self
 
 
@@ -64,9 +75,10 @@ def step(sim, op, ins, mask):
     elif name == "gpu.lane_id":
         env[op.results[0]] = sim.tid % WARP
     elif name == "vector.from_elements":
-        env[op.results[0]] = (ins[0].astype(np.float32) + 1j * ins[1].astype(np.float32)) \
-            .astype(np.complex64)
-    elif name == "llvm.bitcast":            # pairs as i32 (ldmatrix, mma.sync's bf16)
+        env[op.results[0]] = (ins[0].astype(np.float32) + 1j * ins[1].astype(np.float32)).astype(
+            np.complex64
+        )
+    elif name == "llvm.bitcast":  # pairs as i32 (ldmatrix, mma.sync's bf16)
         env[op.results[0]] = ins[0]
     elif name == "nvvm.ldmatrix":
         _ldmatrix(sim, op, ins, mask)
@@ -79,11 +91,11 @@ def _load(sim, op, ins, mask):
     regs = np.zeros((REGS, sim.n), np.complex64)
     for lanes in _warps(sim, mask):
         addrs = _tile_addresses(ptr, stride, lanes)
-        if "col" in str(op.attributes["layout"]):     # element (r, c) at column-major place
+        if "col" in str(op.attributes["layout"]):  # element (r, c) at column-major place
             addrs = addrs.T
         addr = addrs.reshape(-1)
         tile = ptr.buf.flat[addr].astype(np.float32)
-        held = (np.arange(len(lanes)) % 16)[:, None] * 16 + np.arange(16)   # lane -> elements
+        held = (np.arange(len(lanes)) % 16)[:, None] * 16 + np.arange(16)  # lane -> elements
         pairs = tile[held].reshape(len(lanes), REGS, 2)
         regs[:, lanes] = (pairs[..., 0] + 1j * pairs[..., 1]).T
         ptr.buf.log.append((addr, lanes[np.arange(256) // 16 % len(lanes)], False))
@@ -92,12 +104,12 @@ def _load(sim, op, ins, mask):
 
 def _operand(regs, lanes):
     """The 16x16 tile of an operand fragment (lanes 0-15 of the warp hold it)."""
-    v = np.stack([r[lanes[:16]] for r in regs], axis=1)                   # (16 lanes, 8)
+    v = np.stack([r[lanes[:16]] for r in regs], axis=1)  # (16 lanes, 8)
     return np.stack([v.real, v.imag], axis=-1).reshape(16, 16).astype(np.float16)
 
 
 def _mma(sim, op, ins, mask):
-    a, b, c = ins[:REGS], ins[REGS:2 * REGS], ins[2 * REGS:]
+    a, b, c = ins[:REGS], ins[REGS : 2 * REGS], ins[2 * REGS :]
     out = np.zeros((REGS, sim.n), np.float32)
     for lanes in _warps(sim, mask):
         acc = np.stack([r[lanes] for r in c], axis=1).reshape(16, 16)
@@ -107,7 +119,7 @@ def _mma(sim, op, ins, mask):
 
 
 def _store(sim, ins, mask):
-    ptr, values, stride = ins[0], ins[1:1 + REGS], ins[1 + REGS]
+    ptr, values, stride = ins[0], ins[1 : 1 + REGS], ins[1 + REGS]
     for lanes in _warps(sim, mask):
         addr = _tile_addresses(ptr, stride, lanes).reshape(-1)
         tile = np.stack([v[lanes] for v in values], axis=1).reshape(-1)
@@ -123,14 +135,14 @@ def _mma_sync(sim, op, ins, mask):
     out = np.zeros((4, sim.n), np.float32)
     for lanes in _warps(sim, mask):
         A, B, C = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
-        for r in range(4):                  # A: rows g (+8), columns 2t (+8), +1
+        for r in range(4):  # A: rows g (+8), columns 2t (+8), +1
             v = a[r][lanes]
             row, col = g + 8 * (r % 2), 2 * t + 8 * (r // 2)
             A[row, col], A[row, col + 1] = v.real, v.imag
-        for s in range(2):                  # B: rows 2t (+8), +1, column g
+        for s in range(2):  # B: rows 2t (+8), +1, column g
             v = b[s][lanes]
             B[2 * t + 8 * s, g], B[2 * t + 8 * s + 1, g] = v.real, v.imag
-        for k in range(4):                  # C: rows g (+8), columns 2t, +1
+        for k in range(4):  # C: rows g (+8), columns 2t, +1
             C[g + 8 * (k // 2), 2 * t + k % 2] = c[k][lanes]
         D = A.astype(np.float32) @ B.astype(np.float32) + C.astype(np.float32)
         for k in range(4):
@@ -147,7 +159,7 @@ def _ldmatrix(sim, op, ins, mask):
     g, t = lane // 4, lane % 4
     out = np.zeros((4, sim.n), np.complex64)
     for lanes in _warps(sim, mask):
-        addr = ptr.offset[lanes][:, None] + np.arange(8)               # (32 lanes, 8)
+        addr = ptr.offset[lanes][:, None] + np.arange(8)  # (32 lanes, 8)
         rows = ptr.buf.flat[addr.reshape(-1)].astype(np.float32).reshape(4, 8, 8)
         ptr.buf.log.append((addr.reshape(-1), np.repeat(lanes, 8), False))
         for i in range(4):

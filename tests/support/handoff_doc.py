@@ -1,4 +1,5 @@
 """The ```sh blocks of docs/handoff.md, which its tests run as written."""
+
 import re
 from pathlib import Path
 

@@ -1,9 +1,10 @@
 """Small scheduled programs for the hand-off tests: each uses parallel, vectorize, a
 cache_write tile and compute_at (or reverse_compute_at), the schedule forms whose semantics
 the emitted stages must keep."""
+
 import tir_mlir
 
-MM_RELU = '''
+MM_RELU = """
 @T.prim_func
 def mm_relu(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
             C: T.Buffer((64, 64), "float32")):
@@ -19,9 +20,9 @@ def mm_relu(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+"""
 
-CONV2D = '''
+CONV2D = """
 @T.prim_func
 def conv2d(A: T.Buffer((1, 8, 10, 10), "float32"), W: T.Buffer((16, 8, 3, 3), "float32"),
            B: T.Buffer((1, 16, 8, 8), "float32")):
@@ -33,9 +34,9 @@ def conv2d(A: T.Buffer((1, 8, 10, 10), "float32"), W: T.Buffer((16, 8, 3, 3), "f
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = (B[vn, vf, vy, vx]
                                  + A[vn, vc, vy + vky, vx + vkx] * W[vf, vc, vky, vkx])
-'''
+"""
 
-SOFTMAX = '''
+SOFTMAX = """
 @T.prim_func
 def softmax(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -62,7 +63,7 @@ def softmax(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = E[vi, vj] / S[vi]
-'''
+"""
 
 
 def mm_relu():

@@ -16,6 +16,7 @@ It prints the count of each outcome (with --time-limit, also how many inputs it 
 exits 1 if any is not 'agree' or 'documented'.
 The test suite runs a fixed-seed slice (tests/differential/test_parse_tvm_differential.py).
 """
+
 import re
 import sys
 import time
@@ -29,28 +30,36 @@ WE_REJECT = {
         r"not supported|symbolic|scalar parameter|vector dtype|is not affine|"
         r"needs a positive constant|T\.call_extern|T\.address_of|unknown function 'T\.|"
         r"is never bound by T\.match_buffer|T\.axis\.\w+ cannot be used inside an expression|"
-        r"extent must be a constant"),
-    "given twice or shadowed": re.compile(r"given twice|more than once|already defined|"
-                                          r"defined twice|shadows|duplicate"),
+        r"extent must be a constant"
+    ),
+    "given twice or shadowed": re.compile(
+        r"given twice|more than once|already defined|"
+        r"defined twice|shadows|duplicate"
+    ),
     "only the standard dtypes": re.compile(r"unknown dtype"),
     "a statement that only computes a value": re.compile(r"has no effect"),
     "a def/class without its decorator": re.compile(r"needs the decorator"),
     "an unknown decorator": re.compile(r"unexpected decorator"),
-    "zero-extent block iterators and loops": re.compile(r"empty or malformed iterator domain|"
-                                                        r"extent must be positive|"
-                                                        r"buffer dimensions must be positive"),
+    "zero-extent block iterators and loops": re.compile(
+        r"empty or malformed iterator domain|"
+        r"extent must be positive|"
+        r"buffer dimensions must be positive"
+    ),
     "values of the wrong kind (a string index, a float shape)": re.compile(
         r"expected a value, found the string|must be an integer constant|"
         r"an index must be an integer|found the literal|is not a value here|"
-        r"an attribute value must be a constant|expects buffer regions"),
+        r"an attribute value must be a constant|expects buffer regions"
+    ),
     "checks TVM leaves to later passes": re.compile(
         r"does not fit|out of range|not well-formed|unknown storage scope|division by zero|"
         r"larger than the|outside the buffer|must be True, False or an integer|"
-        r"unknown thread tag"),
+        r"unknown thread tag"
+    ),
     "Python that is not TVMScript (TVM's parser evaluates it)": re.compile(
         r"undefined variable '(__import__|eval|exec|open|print|globals)'|'lambda'|"
         r"unknown function '(__import__|eval|exec|open|print|globals)'|"
-        r"is Python, not TVMScript|only T\.\* functions can be called"),
+        r"is Python, not TVMScript|only T\.\* functions can be called"
+    ),
 }
 
 
@@ -91,7 +100,7 @@ def classify(text: str, oracles: Oracles, mode: str = "api"):
     if oracles.tvm is None:
         return "agree", ""
     t = oracles.tvm.ask({"text": text})
-    theirs = bool(t.get("accepted"))     # TVM crashing or hanging on an input: a rejection
+    theirs = bool(t.get("accepted"))  # TVM crashing or hanging on an input: a rejection
     if r["accepted"] == theirs:
         return "agree", ""
     if r["accepted"]:
@@ -116,15 +125,18 @@ def run(n, seed=0, modes=("api",), tvm=True, show=False, time_limit=None):
             if deadline is not None and time.monotonic() > deadline:
                 break
             for mode in modes:
-                outcome, detail = classify(text, oracles if mode == "api" else
-                                           _no_tvm(oracles), mode)
+                outcome, detail = classify(
+                    text, oracles if mode == "api" else _no_tvm(oracles), mode
+                )
                 key = f"{mode}: {outcome}" + (f" ({detail})" if outcome == "documented" else "")
                 counts[key] = counts.get(key, 0) + 1
                 if outcome not in ("agree", "documented"):
                     failures.append((k, kind, mode, outcome, detail, text))
                     if show:
-                        print(f"--- #{k} ({kind}) {mode} {outcome}: {detail}\n{text[:3000]}\n",
-                              flush=True)
+                        print(
+                            f"--- #{k} ({kind}) {mode} {outcome}: {detail}\n{text[:3000]}\n",
+                            flush=True,
+                        )
     finally:
         oracles.close()
     return counts, failures
@@ -143,6 +155,7 @@ def main(argv):
     modes = ("api", "cli") if "--cli" in argv else ("mlir",) if "--mlir" in argv else ("api",)
     try:
         import tvm  # noqa: F401
+
         has_tvm = True
     except ImportError:
         has_tvm = False

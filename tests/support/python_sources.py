@@ -1,10 +1,12 @@
 """Importing the TVMScript Python files of tests/data with TVM's or tir-mlir's `T`."""
+
 import importlib.util
 import sys
 
 
-def load_python_source(source, tmp_path, imports: str, tag: str,
-                       line: str = "from tvm.script import tir as T"):
+def load_python_source(
+    source, tmp_path, imports: str, tag: str, line: str = "from tvm.script import tir as T"
+):
     """Import the file `source` with its import `line` replaced by `imports`, as module
     `<tag>_<file stem>` (a copy in `tmp_path`)."""
     name = f"{tag}_{source.stem}"

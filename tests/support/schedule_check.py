@@ -1,5 +1,6 @@
 """Checks every schedule test runs: numerics against the unscheduled program, trace replay
 (Python and JSON), TVM differential (when tvm is installed), module unchanged on error."""
+
 import json
 
 import numpy as np
@@ -19,13 +20,17 @@ def parse(text: str):
 def random_args(mod, func):
     from tir_mlir.runtime.signature import signatures
     from tir_mlir.context import get_context
+
     with get_context():
         params = signatures(mod.module)[func]
     out = []
     for p in params:
         shape, dtype = tuple(p.shape), np.dtype(p.dtype)
-        out.append(RNG.standard_normal(shape).astype(dtype) if dtype.kind == "f"
-                   else RNG.integers(-4, 4, shape).astype(dtype))
+        out.append(
+            RNG.standard_normal(shape).astype(dtype)
+            if dtype.kind == "f"
+            else RNG.integers(-4, 4, shape).astype(dtype)
+        )
     return out
 
 
@@ -39,6 +44,7 @@ def run(mod, func, args):
 
 def interp(mod, func, args):
     from tir_mlir.interpreter import interpret
+
     args = [a.copy() for a in args]
     interpret(mod, func, *args)
     return args
@@ -71,6 +77,7 @@ def check_tvm(src: str, sch: Schedule, schedule_fn):
     except ImportError:
         return
     from tvm.script import tir as T  # noqa: F401  (from_source resolves `T` itself)
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     schedule_fn(theirs)
     ours = tvm.script.from_source(sch.mod.script())

@@ -13,6 +13,7 @@ in TVM and in tir_mlir and compares:
   (e) print(sch.trace) equals TVM's trace text (func_name normalised).
 Only used by tests; tir_mlir itself never imports tvm.
 """
+
 import re
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
@@ -55,9 +56,9 @@ class _Calls:
                 return attr(*args, **kwargs)
             except self._errors as e:
                 if self._check:
-                    assert self._sch.mod.mlir() == before, \
-                        f"rejected {name} changed the module"
+                    assert self._sch.mod.mlir() == before, f"rejected {name} changed the module"
                 raise _Rejected(step, name, e) from e
+
         return call
 
 
@@ -75,9 +76,12 @@ class Outcome:
 def body_text(script: str) -> str:
     """The function body of a printed module, dedented: no header comments, decorators,
     def line or func_attr (TVM names a scheduled PrimFunc `main`, we keep its name)."""
-    lines = [ln for ln in script.splitlines()
-             if ln.strip() and not ln.lstrip().startswith(("# from tvm", "@", "class ", "def ",
-                                                            "T.func_attr("))]
+    lines = [
+        ln
+        for ln in script.splitlines()
+        if ln.strip()
+        and not ln.lstrip().startswith(("# from tvm", "@", "class ", "def ", "T.func_attr("))
+    ]
     indent = min(len(ln) - len(ln.lstrip()) for ln in lines) if lines else 0
     return "\n".join(ln[indent:] for ln in lines)
 
@@ -85,7 +89,7 @@ def body_text(script: str) -> str:
 def trace_text(trace) -> str:
     try:
         return re.sub(r'func_name="[^"]*"', 'func_name="main"', str(trace))
-    except TypeError as e:     # TVM 0.21 cannot print a trace with decompose_padding
+    except TypeError as e:  # TVM 0.21 cannot print a trace with decompose_padding
         return f"<TVM cannot print its trace: {e}>"
 
 
@@ -93,15 +97,21 @@ def _tvm_func(mod):
     return mod[list(mod.functions.keys())[0].name_hint] if hasattr(mod, "functions") else mod
 
 
-def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = True,
-                 numerics: bool = True) -> Outcome:
+def differential(
+    src: str, fn: Callable, *, text: bool = True, trace: bool = True, numerics: bool = True
+) -> Outcome:
     """Run `fn` on TVM's and our schedule of `src`; return the Outcome with every difference
     in `problems` (empty = agreement). Raises nothing for a mere difference."""
     out = Outcome()
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     try:
-        fn(_Calls(theirs, (tvm.TVMError, ValueError, TypeError, IndexError, AssertionError,
-                           RuntimeError), False))
+        fn(
+            _Calls(
+                theirs,
+                (tvm.TVMError, ValueError, TypeError, IndexError, AssertionError, RuntimeError),
+                False,
+            )
+        )
     except _Rejected as e:
         out.theirs_error = e
     mod = tir_mlir.parse(src)
@@ -119,25 +129,34 @@ def differential(src: str, fn: Callable, *, text: bool = True, trace: bool = Tru
             out.problems.append(f"TVM rejects, we accept: {te}")
         elif te.step != oe.step:
             out.problems.append(f"rejected at different calls: TVM {te}; ours {oe}")
-        if trace and not out.problems and out.tvm_trace != out.our_trace \
-                and not _unprintable(out.tvm_trace):
+        if (
+            trace
+            and not out.problems
+            and out.tvm_trace != out.our_trace
+            and not _unprintable(out.tvm_trace)
+        ):
             out.problems.append("trace differs:\n" + _diff(out.tvm_trace, out.our_trace))
-        if oe is None and numerics:     # TVM refused, we did not: our numbers still count
+        if oe is None and numerics:  # TVM refused, we did not: our numbers still count
             _check_numbers(out, mod, ours)
         return out
     ours_text = ours.mod.script()
     theirs_func = _tvm_func(theirs.mod)
-    spelling = False    # equal once TVM's Simplify has normalized both expression trees
+    spelling = False  # equal once TVM's Simplify has normalized both expression trees
     try:
         if not _tvm_equal(ours_text, theirs_func):
-            if _tvm_equal(_strip_regions(ours_text), _tvm_func(tvm.script.from_source(
-                    _strip_regions(theirs_func.script())))):
-                out.problems.append("printer: equal in TVM only without T.reads/T.writes "
-                                    "(region printing)")
+            if _tvm_equal(
+                _strip_regions(ours_text),
+                _tvm_func(tvm.script.from_source(_strip_regions(theirs_func.script()))),
+            ):
+                out.problems.append(
+                    "printer: equal in TVM only without T.reads/T.writes (region printing)"
+                )
             elif _tvm_equal(ours_text, theirs_func, simplify=True):
                 spelling = True
-                out.problems.append("printer: equal in TVM after tir.transform.Simplify "
-                                    "(TVM keeps substitution trees like `(i_0 + i_1) * 8`)")
+                out.problems.append(
+                    "printer: equal in TVM after tir.transform.Simplify "
+                    "(TVM keeps substitution trees like `(i_0 + i_1) * 8`)"
+                )
             else:
                 out.problems.append("not structurally equal in TVM")
     except Exception as e:  # noqa: BLE001  (TVM cannot read our text: a difference)
@@ -183,15 +202,18 @@ def _tvm_equal(ours_text: str, theirs_func, simplify: bool = False) -> bool:
 
 def _strip_regions(text: str) -> str:
     """Without T.reads/T.writes: TVM then infers the regions itself."""
-    return "\n".join(ln for ln in text.splitlines()
-                     if not ln.lstrip().startswith(("T.reads(", "T.writes(")))
+    return "\n".join(
+        ln for ln in text.splitlines() if not ln.lstrip().startswith(("T.reads(", "T.writes("))
+    )
 
 
 def _printer_norm(text: str) -> str:
     """Text up to differences that are the printer's (regions, float literal spelling,
     T.int32 in annotations)."""
+
     def num(m):
         return f"T.{m[1]}({float(m[2])!r})"
+
     text = re.sub(r"T\.(float16|float32|float64)\(([-+0-9.e]+)\)", num, _strip_regions(text))
     # an int32 IntImm in an annotation: TVM prints it bare, which its parser reads otherwise
     return re.sub(r"T\.int32\((-?[0-9]+)\)", r"\1", text)
@@ -199,8 +221,10 @@ def _printer_norm(text: str) -> str:
 
 def _diff(a: str, b: str) -> str:
     import difflib
-    return "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), "tvm", "ours",
-                                          lineterm="", n=2))
+
+    return "\n".join(
+        difflib.unified_diff(a.splitlines(), b.splitlines(), "tvm", "ours", lineterm="", n=2)
+    )
 
 
 def assert_agrees(src: str, fn: Callable, *, printer: bool = False, **kw) -> Outcome:

@@ -11,6 +11,7 @@ on a live schedule, so it is the same code whichever side runs it and whichever 
 `draw(workload_text, seed)` -> code using a variable `sch`; `schedule_fn(code)` runs it.
 `workloads(small)` -> name -> TVMScript text (a function `main`); small: tiny shapes for tests.
 """
+
 import random
 import re
 from dataclasses import dataclass
@@ -22,9 +23,11 @@ def _block(name: str, extents, kinds: str, store: str, init: str = "") -> str:
     """One block under its own `T.grid`: loops i0.., iter vars v0.. (used by `store`/`init`)."""
     loops = ", ".join(f"i{k}" for k in range(len(extents)))
     ivs = ", ".join(f"v{k}" for k in range(len(extents)))
-    text = (f"    for {loops} in T.grid({', '.join(map(str, extents))}):\n"
-            f'        with T.block("{name}"):\n'
-            f'            {ivs} = T.axis.remap("{kinds}", [{loops}])\n')
+    text = (
+        f"    for {loops} in T.grid({', '.join(map(str, extents))}):\n"
+        f'        with T.block("{name}"):\n'
+        f'            {ivs} = T.axis.remap("{kinds}", [{loops}])\n'
+    )
     if init:
         text += f"            with T.init():\n                {init}\n"
     return text + f"            {store}\n"
@@ -32,9 +35,11 @@ def _block(name: str, extents, kinds: str, store: str, init: str = "") -> str:
 
 def _func(params: str, blocks, allocs=()) -> str:
     body = "".join(f"    {a}\n" for a in allocs) + "".join(blocks)
-    return ("@T.prim_func\n"
-            f"def main({params}):\n"
-            '    T.func_attr({"global_symbol": "main", "tir.noalias": True})\n' + body)
+    return (
+        "@T.prim_func\n"
+        f"def main({params}):\n"
+        '    T.func_attr({"global_symbol": "main", "tir.noalias": True})\n' + body
+    )
 
 
 def _buf(name: str, shape, dtype: str = "float32") -> str:
@@ -52,146 +57,277 @@ def _zero(dtype):
 
 def matmul(n, m, k, dtype="float32", acc=None):
     acc = acc or dtype
-    term = ("A[v0, v2] * B[v2, v1]" if acc == dtype else
-            f'T.Cast("{acc}", A[v0, v2]) * T.Cast("{acc}", B[v2, v1])')
-    return _func(_params(("A", (n, k), dtype), ("B", (k, m), dtype), ("C", (n, m), acc)),
-                 [_block("C", (n, m, k), "SSR", f"C[v0, v1] = C[v0, v1] + {term}",
-                         f"C[v0, v1] = {_zero(acc)}")])
+    term = (
+        "A[v0, v2] * B[v2, v1]"
+        if acc == dtype
+        else f'T.Cast("{acc}", A[v0, v2]) * T.Cast("{acc}", B[v2, v1])'
+    )
+    return _func(
+        _params(("A", (n, k), dtype), ("B", (k, m), dtype), ("C", (n, m), acc)),
+        [
+            _block(
+                "C",
+                (n, m, k),
+                "SSR",
+                f"C[v0, v1] = C[v0, v1] + {term}",
+                f"C[v0, v1] = {_zero(acc)}",
+            )
+        ],
+    )
 
 
 def matmul_bias_relu(n, m, k):
-    return _func(_params(("A", (n, k)), ("B", (k, m)), ("bias", (m,)), ("D", (n, m))),
-                 [_block("C", (n, m, k), "SSR", "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]",
-                         "C[v0, v1] = T.float32(0)"),
-                  _block("D", (n, m), "SS", "D[v0, v1] = T.max(C[v0, v1] + bias[v1], T.float32(0))")],
-                 [f"C = T.alloc_buffer(({n}, {m}))"])
+    return _func(
+        _params(("A", (n, k)), ("B", (k, m)), ("bias", (m,)), ("D", (n, m))),
+        [
+            _block(
+                "C",
+                (n, m, k),
+                "SSR",
+                "C[v0, v1] = C[v0, v1] + A[v0, v2] * B[v2, v1]",
+                "C[v0, v1] = T.float32(0)",
+            ),
+            _block("D", (n, m), "SS", "D[v0, v1] = T.max(C[v0, v1] + bias[v1], T.float32(0))"),
+        ],
+        [f"C = T.alloc_buffer(({n}, {m}))"],
+    )
 
 
 def batch_matmul(b, n, m, k):
-    return _func(_params(("A", (b, n, k)), ("B", (b, k, m)), ("C", (b, n, m))),
-                 [_block("C", (b, n, m, k), "SSSR",
-                         "C[v0, v1, v2] = C[v0, v1, v2] + A[v0, v1, v3] * B[v0, v3, v2]",
-                         "C[v0, v1, v2] = T.float32(0)")])
+    return _func(
+        _params(("A", (b, n, k)), ("B", (b, k, m)), ("C", (b, n, m))),
+        [
+            _block(
+                "C",
+                (b, n, m, k),
+                "SSSR",
+                "C[v0, v1, v2] = C[v0, v1, v2] + A[v0, v1, v3] * B[v0, v3, v2]",
+                "C[v0, v1, v2] = T.float32(0)",
+            )
+        ],
+    )
 
 
 def int8_dot(n, k):
     """A batch of int8 dot products accumulated in int32."""
-    return _func(_params(("A", (n, k), "int8"), ("B", (n, k), "int8"), ("C", (n,), "int32")),
-                 [_block("C", (n, k), "SR",
-                         'C[v0] = C[v0] + T.Cast("int32", A[v0, v1]) * T.Cast("int32", B[v0, v1])',
-                         "C[v0] = 0")])
+    return _func(
+        _params(("A", (n, k), "int8"), ("B", (n, k), "int8"), ("C", (n,), "int32")),
+        [
+            _block(
+                "C",
+                (n, k),
+                "SR",
+                'C[v0] = C[v0] + T.Cast("int32", A[v0, v1]) * T.Cast("int32", B[v0, v1])',
+                "C[v0] = 0",
+            )
+        ],
+    )
 
 
 def conv1d_ncw(c, f, w, r):
-    return _func(_params(("A", (1, c, w + r - 1)), ("W", (f, c, r)), ("B", (1, f, w))),
-                 [_block("B", (1, f, w, c, r), "SSSRR",
-                         "B[v0, v1, v2] = B[v0, v1, v2] + A[v0, v3, v2 + v4] * W[v1, v3, v4]",
-                         "B[v0, v1, v2] = T.float32(0)")])
+    return _func(
+        _params(("A", (1, c, w + r - 1)), ("W", (f, c, r)), ("B", (1, f, w))),
+        [
+            _block(
+                "B",
+                (1, f, w, c, r),
+                "SSSRR",
+                "B[v0, v1, v2] = B[v0, v1, v2] + A[v0, v3, v2 + v4] * W[v1, v3, v4]",
+                "B[v0, v1, v2] = T.float32(0)",
+            )
+        ],
+    )
 
 
 def conv2d_nchw(c, f, hw):
     """3x3, padding 1 by a padding block."""
     p = hw + 2
-    return _func(_params(("A", (1, c, hw, hw)), ("W", (f, c, 3, 3)), ("B", (1, f, hw, hw))),
-                 [_block("pad", (1, c, p, p), "SSSS",
-                         f"P[v0, v1, v2, v3] = T.if_then_else(1 <= v2 and v2 < {hw + 1} and 1 <= v3"
-                         f" and v3 < {hw + 1}, A[v0, v1, v2 - 1, v3 - 1], T.float32(0))"),
-                  _block("B", (1, f, hw, hw, c, 3, 3), "SSSSRRR",
-                         "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + P[v0, v4, v2 + v5, v3 + v6] * "
-                         "W[v1, v4, v5, v6]", "B[v0, v1, v2, v3] = T.float32(0)")],
-                 [f"P = T.alloc_buffer((1, {c}, {p}, {p}))"])
+    return _func(
+        _params(("A", (1, c, hw, hw)), ("W", (f, c, 3, 3)), ("B", (1, f, hw, hw))),
+        [
+            _block(
+                "pad",
+                (1, c, p, p),
+                "SSSS",
+                f"P[v0, v1, v2, v3] = T.if_then_else(1 <= v2 and v2 < {hw + 1} and 1 <= v3"
+                f" and v3 < {hw + 1}, A[v0, v1, v2 - 1, v3 - 1], T.float32(0))",
+            ),
+            _block(
+                "B",
+                (1, f, hw, hw, c, 3, 3),
+                "SSSSRRR",
+                "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + P[v0, v4, v2 + v5, v3 + v6] * "
+                "W[v1, v4, v5, v6]",
+                "B[v0, v1, v2, v3] = T.float32(0)",
+            ),
+        ],
+        [f"P = T.alloc_buffer((1, {c}, {p}, {p}))"],
+    )
 
 
 def conv2d_nhwc(c, f, hw):
     """3x3 over an input padded beforehand."""
-    return _func(_params(("A", (1, hw + 2, hw + 2, c)), ("W", (3, 3, c, f)), ("B", (1, hw, hw, f))),
-                 [_block("B", (1, hw, hw, f, 3, 3, c), "SSSSRRR",
-                         "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + A[v0, v1 + v4, v2 + v5, v6] * "
-                         "W[v4, v5, v6, v3]", "B[v0, v1, v2, v3] = T.float32(0)")])
+    return _func(
+        _params(("A", (1, hw + 2, hw + 2, c)), ("W", (3, 3, c, f)), ("B", (1, hw, hw, f))),
+        [
+            _block(
+                "B",
+                (1, hw, hw, f, 3, 3, c),
+                "SSSSRRR",
+                "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + A[v0, v1 + v4, v2 + v5, v6] * "
+                "W[v4, v5, v6, v3]",
+                "B[v0, v1, v2, v3] = T.float32(0)",
+            )
+        ],
+    )
 
 
 def depthwise(c, hw):
-    return _func(_params(("A", (1, c, hw + 2, hw + 2)), ("W", (c, 3, 3)), ("B", (1, c, hw, hw))),
-                 [_block("B", (1, c, hw, hw, 3, 3), "SSSSRR",
-                         "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + A[v0, v1, v2 + v4, v3 + v5] * "
-                         "W[v1, v4, v5]", "B[v0, v1, v2, v3] = T.float32(0)")])
+    return _func(
+        _params(("A", (1, c, hw + 2, hw + 2)), ("W", (c, 3, 3)), ("B", (1, c, hw, hw))),
+        [
+            _block(
+                "B",
+                (1, c, hw, hw, 3, 3),
+                "SSSSRR",
+                "B[v0, v1, v2, v3] = B[v0, v1, v2, v3] + A[v0, v1, v2 + v4, v3 + v5] * "
+                "W[v1, v4, v5]",
+                "B[v0, v1, v2, v3] = T.float32(0)",
+            )
+        ],
+    )
 
 
 def maxpool(c, hw):
     """2x2, stride 2."""
     h = hw // 2
-    return _func(_params(("A", (1, c, hw, hw)), ("B", (1, c, h, h))),
-                 [_block("B", (1, c, h, h, 2, 2), "SSSSRR",
-                         "B[v0, v1, v2, v3] = T.max(B[v0, v1, v2, v3], A[v0, v1, v2 * 2 + v4, "
-                         "v3 * 2 + v5])", "B[v0, v1, v2, v3] = T.float32(-3.4028234663852886e38)")])
+    return _func(
+        _params(("A", (1, c, hw, hw)), ("B", (1, c, h, h))),
+        [
+            _block(
+                "B",
+                (1, c, h, h, 2, 2),
+                "SSSSRR",
+                "B[v0, v1, v2, v3] = T.max(B[v0, v1, v2, v3], A[v0, v1, v2 * 2 + v4, v3 * 2 + v5])",
+                "B[v0, v1, v2, v3] = T.float32(-3.4028234663852886e38)",
+            )
+        ],
+    )
 
 
 def avgpool(c, hw):
     """3x3, stride 1, over an input padded beforehand: a sum, then a scale."""
-    return _func(_params(("A", (1, c, hw + 2, hw + 2)), ("B", (1, c, hw, hw))),
-                 [_block("S", (1, c, hw, hw, 3, 3), "SSSSRR",
-                         "S[v0, v1, v2, v3] = S[v0, v1, v2, v3] + A[v0, v1, v2 + v4, v3 + v5]",
-                         "S[v0, v1, v2, v3] = T.float32(0)"),
-                  _block("B", (1, c, hw, hw), "SSSS",
-                         "B[v0, v1, v2, v3] = S[v0, v1, v2, v3] * T.float32(0.1111111)")],
-                 [f"S = T.alloc_buffer((1, {c}, {hw}, {hw}))"])
+    return _func(
+        _params(("A", (1, c, hw + 2, hw + 2)), ("B", (1, c, hw, hw))),
+        [
+            _block(
+                "S",
+                (1, c, hw, hw, 3, 3),
+                "SSSSRR",
+                "S[v0, v1, v2, v3] = S[v0, v1, v2, v3] + A[v0, v1, v2 + v4, v3 + v5]",
+                "S[v0, v1, v2, v3] = T.float32(0)",
+            ),
+            _block(
+                "B",
+                (1, c, hw, hw),
+                "SSSS",
+                "B[v0, v1, v2, v3] = S[v0, v1, v2, v3] * T.float32(0.1111111)",
+            ),
+        ],
+        [f"S = T.alloc_buffer((1, {c}, {hw}, {hw}))"],
+    )
 
 
 def softmax(n, m):
-    return _func(_params(("A", (n, m)), ("B", (n, m))),
-                 [_block("maxelem", (n, m), "SR", "M[v0] = T.max(M[v0], A[v0, v1])",
-                         "M[v0] = T.float32(-3.4028234663852886e38)"),
-                  _block("exp", (n, m), "SS", "E[v0, v1] = T.exp(A[v0, v1] - M[v0])"),
-                  _block("expsum", (n, m), "SR", "S[v0] = S[v0] + E[v0, v1]", "S[v0] = T.float32(0)"),
-                  _block("norm", (n, m), "SS", "B[v0, v1] = E[v0, v1] / S[v0]")],
-                 [f"M = T.alloc_buffer(({n},))", f"E = T.alloc_buffer(({n}, {m}))",
-                  f"S = T.alloc_buffer(({n},))"])
+    return _func(
+        _params(("A", (n, m)), ("B", (n, m))),
+        [
+            _block(
+                "maxelem",
+                (n, m),
+                "SR",
+                "M[v0] = T.max(M[v0], A[v0, v1])",
+                "M[v0] = T.float32(-3.4028234663852886e38)",
+            ),
+            _block("exp", (n, m), "SS", "E[v0, v1] = T.exp(A[v0, v1] - M[v0])"),
+            _block("expsum", (n, m), "SR", "S[v0] = S[v0] + E[v0, v1]", "S[v0] = T.float32(0)"),
+            _block("norm", (n, m), "SS", "B[v0, v1] = E[v0, v1] / S[v0]"),
+        ],
+        [
+            f"M = T.alloc_buffer(({n},))",
+            f"E = T.alloc_buffer(({n}, {m}))",
+            f"S = T.alloc_buffer(({n},))",
+        ],
+    )
 
 
 def layernorm(n, m):
     inv = f"T.float32({1 / m!r})"
-    return _func(_params(("A", (n, m)), ("gamma", (m,)), ("beta", (m,)), ("B", (n, m))),
-                 [_block("mean", (n, m), "SR", f"M[v0] = M[v0] + A[v0, v1] * {inv}",
-                         "M[v0] = T.float32(0)"),
-                  _block("var", (n, m), "SR",
-                         f"V[v0] = V[v0] + (A[v0, v1] - M[v0]) * (A[v0, v1] - M[v0]) * {inv}",
-                         "V[v0] = T.float32(0)"),
-                  _block("norm", (n, m), "SS",
-                         "B[v0, v1] = (A[v0, v1] - M[v0]) / T.sqrt(V[v0] + T.float32(1e-05)) * "
-                         "gamma[v1] + beta[v1]")],
-                 [f"M = T.alloc_buffer(({n},))", f"V = T.alloc_buffer(({n},))"])
+    return _func(
+        _params(("A", (n, m)), ("gamma", (m,)), ("beta", (m,)), ("B", (n, m))),
+        [
+            _block(
+                "mean", (n, m), "SR", f"M[v0] = M[v0] + A[v0, v1] * {inv}", "M[v0] = T.float32(0)"
+            ),
+            _block(
+                "var",
+                (n, m),
+                "SR",
+                f"V[v0] = V[v0] + (A[v0, v1] - M[v0]) * (A[v0, v1] - M[v0]) * {inv}",
+                "V[v0] = T.float32(0)",
+            ),
+            _block(
+                "norm",
+                (n, m),
+                "SS",
+                "B[v0, v1] = (A[v0, v1] - M[v0]) / T.sqrt(V[v0] + T.float32(1e-05)) * "
+                "gamma[v1] + beta[v1]",
+            ),
+        ],
+        [f"M = T.alloc_buffer(({n},))", f"V = T.alloc_buffer(({n},))"],
+    )
 
 
 ACTIVATIONS = {
     "gelu_erf": "X[v0, v1] * T.float32(0.5) * (T.float32(1) + T.erf(X[v0, v1] * "
-                "T.float32(0.70710678)))",
+    "T.float32(0.70710678)))",
     "gelu_tanh": "X[v0, v1] * T.float32(0.5) * (T.float32(1) + T.tanh(T.float32(0.7978846) * "
-                 "(X[v0, v1] + T.float32(0.044715) * X[v0, v1] * X[v0, v1] * X[v0, v1])))",
+    "(X[v0, v1] + T.float32(0.044715) * X[v0, v1] * X[v0, v1] * X[v0, v1])))",
     "silu": "X[v0, v1] * T.sigmoid(X[v0, v1])",
 }
 
 
 def bias_activation(n, m, act):
     """A bias add, then an activation (the bias block is what a user inlines)."""
-    return _func(_params(("A", (n, m)), ("bias", (m,)), ("B", (n, m))),
-                 [_block("bias", (n, m), "SS", "X[v0, v1] = A[v0, v1] + bias[v1]"),
-                  _block("act", (n, m), "SS", f"B[v0, v1] = {ACTIVATIONS[act]}")],
-                 [f"X = T.alloc_buffer(({n}, {m}))"])
+    return _func(
+        _params(("A", (n, m)), ("bias", (m,)), ("B", (n, m))),
+        [
+            _block("bias", (n, m), "SS", "X[v0, v1] = A[v0, v1] + bias[v1]"),
+            _block("act", (n, m), "SS", f"B[v0, v1] = {ACTIVATIONS[act]}"),
+        ],
+        [f"X = T.alloc_buffer(({n}, {m}))"],
+    )
 
 
 def transpose_add(n):
-    return _func(_params(("A", (n, n)), ("B", (n, n)), ("C", (n, n))),
-                 [_block("C", (n, n), "SS", "C[v0, v1] = A[v1, v0] + B[v0, v1]")])
+    return _func(
+        _params(("A", (n, n)), ("B", (n, n)), ("C", (n, n))),
+        [_block("C", (n, n), "SS", "C[v0, v1] = A[v1, v0] + B[v0, v1]")],
+    )
 
 
 def row_sum(n, m):
-    return _func(_params(("A", (n, m)), ("B", (n,))),
-                 [_block("B", (n, m), "SR", "B[v0] = B[v0] + A[v0, v1]", "B[v0] = T.float32(0)")])
+    return _func(
+        _params(("A", (n, m)), ("B", (n,))),
+        [_block("B", (n, m), "SR", "B[v0] = B[v0] + A[v0, v1]", "B[v0] = T.float32(0)")],
+    )
 
 
 def column_sum(n, m):
-    return _func(_params(("A", (m, n)), ("B", (n,))),
-                 [_block("B", (n, m), "SR", "B[v0] = B[v0] + A[v1, v0]", "B[v0] = T.float32(0)")])
+    return _func(
+        _params(("A", (m, n)), ("B", (n,))),
+        [_block("B", (n, m), "SR", "B[v0] = B[v0] + A[v1, v0]", "B[v0] = T.float32(0)")],
+    )
 
 
 def workloads(small: bool = False) -> dict:
@@ -225,21 +361,25 @@ def workloads(small: bool = False) -> dict:
 
 # --- the generator ----------------------------------------------------------------------------
 
-_NEST = re.compile(r"for [^:]* in T\.grid\(([^)]*)\):\s*with T\.block\(\"(\w+)\"\):\s*"
-                   r"[^=]*= T\.axis\.remap\(\"(\w+)\"")
+_NEST = re.compile(
+    r"for [^:]* in T\.grid\(([^)]*)\):\s*with T\.block\(\"(\w+)\"\):\s*"
+    r"[^=]*= T\.axis\.remap\(\"(\w+)\""
+)
 
 
 @dataclass
 class Loop:
-    var: str        # the Python variable of its loop handle in the generated code
+    var: str  # the Python variable of its loop handle in the generated code
     extent: int
-    kind: str       # "S" spatial, "R" reduction
+    kind: str  # "S" spatial, "R" reduction
 
 
 def nests(src: str):
     """[(block name, [(extent, kind)])] of a program written one `T.grid` per block."""
-    return [(name, [(int(e), k) for e, k in zip(grid.split(","), kinds)])
-            for grid, name, kinds in _NEST.findall(src)]
+    return [
+        (name, [(int(e), k) for e, k in zip(grid.split(","), kinds)])
+        for grid, name, kinds in _NEST.findall(src)
+    ]
 
 
 class _Gen:
@@ -275,10 +415,15 @@ class _Gen:
         if self.chance(0.15) and outer >= 4:
             g = self.factor(outer)
             if g is not None and outer % g == 0:
-                parts = [Loop(self.var(), outer // g, loop.kind), Loop(self.var(), g, loop.kind),
-                         Loop(self.var(), f, loop.kind)]
-                self.emit(f"{', '.join(p.var for p in parts)} = sch.split({loop.var}, "
-                          f"factors=[None, {g}, {f}])")
+                parts = [
+                    Loop(self.var(), outer // g, loop.kind),
+                    Loop(self.var(), g, loop.kind),
+                    Loop(self.var(), f, loop.kind),
+                ]
+                self.emit(
+                    f"{', '.join(p.var for p in parts)} = sch.split({loop.var}, "
+                    f"factors=[None, {g}, {f}])"
+                )
                 return parts
         parts = [Loop(self.var(), outer, loop.kind), Loop(self.var(), f, loop.kind)]
         self.emit(f"{parts[0].var}, {parts[1].var} = sch.split({loop.var}, factors=[None, {f}])")
@@ -290,8 +435,10 @@ def draw(src: str, seed: int) -> str:
     g = _Gen(random.Random(seed))
     blocks = nests(src)
     names = [name for name, _ in blocks]
-    main = max((i for i, (_, loops) in enumerate(blocks) if any(k == "R" for _, k in loops)),
-               default=len(blocks) - 1)
+    main = max(
+        (i for i, (_, loops) in enumerate(blocks) if any(k == "R" for _, k in loops)),
+        default=len(blocks) - 1,
+    )
     bvar = {name: g.var("b") for name in names}
     for name in names:
         g.emit(f'{bvar[name]} = sch.get_block("{name}")')
@@ -308,8 +455,9 @@ def draw(src: str, seed: int) -> str:
             continue
         if anchors and g.chance(0.35):
             target = g.rng.choice(anchors)
-            g.emit(f"sch.{'compute_at' if i < main else 'reverse_compute_at'}"
-                   f"({bvar[name]}, {target})")
+            g.emit(
+                f"sch.{'compute_at' if i < main else 'reverse_compute_at'}({bvar[name]}, {target})"
+            )
             if g.chance(0.4):
                 g.emit(f"sch.vectorize(sch.get_loops({bvar[name]})[-1])")
         else:
@@ -325,8 +473,7 @@ def _schedule_main(g: _Gen, b: str, nest) -> list:
     reduction = [lp for lp in loops if lp.kind == "R"]
     if reduction and g.chance(0.15):
         return _rfactor(g, b, loops)
-    pieces = [g.split(lp) if g.chance(0.75 if lp.kind == "S" else 0.35) else [lp]
-              for lp in loops]
+    pieces = [g.split(lp) if g.chance(0.75 if lp.kind == "S" else 0.35) else [lp] for lp in loops]
     outer = [p[0] for p in pieces if p[0].kind == "S"]
     middle = [q for p in pieces if p[0].kind == "S" for q in p[1:-1]]
     inner_s = [p[-1] for p in pieces if p[0].kind == "S" and len(p) > 1]
@@ -334,7 +481,7 @@ def _schedule_main(g: _Gen, b: str, nest) -> list:
     r_inner = [q for p in pieces if p[0].kind == "R" for q in p[1:]]
     if g.chance(0.25):
         g.rng.shuffle(inner_s)
-    if g.chance(0.25):      # the whole reduction innermost
+    if g.chance(0.25):  # the whole reduction innermost
         order = outer + middle + inner_s + r_outer + r_inner
     else:
         order = outer + middle + r_outer + r_inner + inner_s
@@ -352,7 +499,7 @@ def _schedule_main(g: _Gen, b: str, nest) -> list:
         g.emit(f"{fused.var} = sch.fuse({', '.join(lp.var for lp in order[:k])})")
         order = [fused] + order[k:]
         lead -= k - 1
-    anchors = [lp.var for lp in order[:max(lead, 1)]]
+    anchors = [lp.var for lp in order[: max(lead, 1)]]
     if g.chance(0.15):
         cr = g.var("b")
         g.emit(f'{cr} = sch.cache_read({b}, 0, "{g.rng.choice(("global", "local"))}")')
@@ -425,4 +572,5 @@ def schedule_fn(code: str):
 
     def fn(sch):
         exec(compiled, {"sch": sch})  # noqa: S102 - code this module generated
+
     return fn

@@ -11,6 +11,7 @@ schedule. `--kinds` runs only the seeds whose schedule draws one of these primit
 `--roundtrip` (no TVM, nothing built): each seed's scheduled program, printed, must parse
 back and print the same text.
 """
+
 import argparse
 import multiprocessing as mp
 import sys
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 def _run(seed: int, queue):
     from schedule_differential import differential
     from schedule_random import from_seed, program, random_schedule
+
     name, steps = from_seed(seed)
     try:
         out = differential(program(name), random_schedule(program(name), steps))
@@ -38,6 +40,7 @@ def _run_ours(seed: int, queue):
     from tir_mlir import Schedule, ScheduleError
     from schedule_check import check_numerics, run
     from schedule_random import from_seed, program, random_schedule
+
     name, steps = from_seed(seed)
     mod = tir_mlir.parse(program(name))
     sch = Schedule(mod)
@@ -46,7 +49,7 @@ def _run_ours(seed: int, queue):
     except ScheduleError:
         pass
     problems = []
-    if "transform_layout" not in str(sch.trace):    # (may change a parameter's layout)
+    if "transform_layout" not in str(sch.trace):  # (may change a parameter's layout)
         try:
             check_numerics(mod, sch.mod, list(sch.mod.functions)[0], run)
         except Exception as e:  # noqa: BLE001
@@ -59,6 +62,7 @@ def _run_roundtrip(seed: int, queue):
     import tir_mlir
     from tir_mlir import Schedule, ScheduleError
     from schedule_random import from_seed, program, random_schedule
+
     name, steps = from_seed(seed)
     sch = Schedule(tir_mlir.parse(program(name)))
     try:
@@ -69,19 +73,23 @@ def _run_roundtrip(seed: int, queue):
     try:
         again = tir_mlir.parse(text).script()
         if _without_regions(again) == _without_regions(text):
-            if again != text:   # a known difference (docs/tvm_compat.md): not a failure
+            if again != text:  # a known difference (docs/tvm_compat.md): not a failure
                 problems.append("note: T.reads/T.writes re-inferred on parse")
         else:
             problems.append(f"printed text reprints differently:\n{text}\n---\n{again}")
     except Exception as e:  # noqa: BLE001  (a printed program that does not parse back)
-        problems.append(f"printed text does not parse back: {type(e).__name__}: "
-                        f"{str(e)[:2000]}\n{text}")
+        problems.append(
+            f"printed text does not parse back: {type(e).__name__}: {str(e)[:2000]}\n{text}"
+        )
     queue.put(problems)
 
 
 def _without_regions(text: str) -> str:
-    return "\n".join(line for line in text.splitlines()
-                     if not line.lstrip().startswith(("T.reads(", "T.writes(")))
+    return "\n".join(
+        line
+        for line in text.splitlines()
+        if not line.lstrip().startswith(("T.reads(", "T.writes("))
+    )
 
 
 def _in_worker(ctx, target, seed: int, timeout: float):
@@ -112,18 +120,23 @@ def main():
     log = sys.stdout if args.log == "-" else open(args.log, "a", buffering=1)
     from schedule_random import from_seed
     import schedule_differential  # noqa: F401  (imported once, before the workers fork)
+
     ctx = mp.get_context("fork")
     for seed in range(args.start, args.end):
         if kinds and not any(step[0] in kinds for step in from_seed(seed)[1]):
             continue
-        problems, code = _in_worker(ctx, _run_roundtrip if args.roundtrip else _run, seed,
-                                    args.timeout)
+        problems, code = _in_worker(
+            ctx, _run_roundtrip if args.roundtrip else _run, seed, args.timeout
+        )
         if problems is None and args.roundtrip:
             problems = [f"OURS CRASHED (exit code {code})"]
         elif problems is None:
             mine, ours = _in_worker(ctx, _run_ours, seed, args.timeout)
-            problems = [f"OURS CRASHED (exit code {ours})" if ours else
-                        f"TVM crashed (exit code {code}); ours runs"] + (mine or [])
+            problems = [
+                f"OURS CRASHED (exit code {ours})"
+                if ours
+                else f"TVM crashed (exit code {code}); ours runs"
+            ] + (mine or [])
         notes = [p[6:] for p in problems if p.startswith("note: ")]
         problems = [p for p in problems if not p.startswith("note: ")]
         if problems:

@@ -4,30 +4,78 @@ against TVM: tests/differential/test_schedule_tvm_differential.py and the seed l
 A schedule is a list of steps `(kind, bi, a, b, c, factor)`: small integers choose the block,
 loops and arguments, so TVM and tir_mlir see the same choices whatever each one rejects.
 """
+
 import random
 import re
 from pathlib import Path
 
 PROGRAM_DIR = Path(__file__).parent.parent / "data" / "programs"
 # programs TVM reads as one PrimFunc (the edge_* ones exercise the printer, not schedules)
-PROGRAM_NAMES = ("matmul", "conv2d_pad", "softmax", "layernorm", "batch_matmul", "int8_matmul",
-                 "maxpool2d", "fp16_chain", "conv2d_nhwc", "depthwise_conv2d", "transpose_add")
+PROGRAM_NAMES = (
+    "matmul",
+    "conv2d_pad",
+    "softmax",
+    "layernorm",
+    "batch_matmul",
+    "int8_matmul",
+    "maxpool2d",
+    "fp16_chain",
+    "conv2d_nhwc",
+    "depthwise_conv2d",
+    "transpose_add",
+)
 
-KINDS = ["split", "split3", "split_nondiv", "fuse", "reorder", "reorder3", "parallel",
-         "vectorize", "unroll", "annotate", "add_unit_loop", "compute_at", "reverse_compute_at",
-         "compute_inline", "reverse_compute_inline", "cache_read", "cache_read_consumers",
-         "cache_write", "set_scope", "rfactor", "decompose_reduction", "blockize",
-         "storage_align", "transform_layout"]
+KINDS = [
+    "split",
+    "split3",
+    "split_nondiv",
+    "fuse",
+    "reorder",
+    "reorder3",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "annotate",
+    "add_unit_loop",
+    "compute_at",
+    "reverse_compute_at",
+    "compute_inline",
+    "reverse_compute_inline",
+    "cache_read",
+    "cache_read_consumers",
+    "cache_write",
+    "set_scope",
+    "rfactor",
+    "decompose_reduction",
+    "blockize",
+    "storage_align",
+    "transform_layout",
+]
 # Issue 13's primitives: drawn by the seed loop (tests/support/schedule_fuzz.py runs each seed in a worker
 # process), not in-process, as TVM 0.21 can crash the process on some of their inputs.
-KINDS_NEW = ["loop_partition", "decompose_padding", "reindex", "reorder_block_iter_var", "merge",
-             "rolling_buffer", "pad_einsum", "set_axis_separator", "annotate_buffer_access",
-             "unsafe_hide_buffer_access"]
+KINDS_NEW = [
+    "loop_partition",
+    "decompose_padding",
+    "reindex",
+    "reorder_block_iter_var",
+    "merge",
+    "rolling_buffer",
+    "pad_einsum",
+    "set_axis_separator",
+    "annotate_buffer_access",
+    "unsafe_hide_buffer_access",
+]
 FUZZ_KINDS = KINDS + KINDS_NEW
 FACTORS = [None, 2, 3, 4, 5, 8, 16]
 # issue 13's cache primitives (drawn by the seed loop too; see _cache_step)
-KINDS_CACHE = ["reindex_cache_read", "reindex_cache_write", "cache_inplace", "cache_index",
-               "read_at", "write_at"]
+KINDS_CACHE = [
+    "reindex_cache_read",
+    "reindex_cache_write",
+    "cache_inplace",
+    "cache_index",
+    "read_at",
+    "write_at",
+]
 FUZZ_KINDS += KINDS_CACHE
 # the last two of issue 13: block iter space and buffer dtype rewrites
 KINDS_BLOCK = ["transform_block_layout", "unsafe_set_dtype"]
@@ -43,8 +91,17 @@ def block_names(src: str):
 
 
 def random_steps(rng: random.Random, n: int):
-    return [(rng.choice(FUZZ_KINDS), rng.randrange(8), rng.randrange(8), rng.randrange(8),
-             rng.randrange(8), rng.choice(FACTORS)) for _ in range(n)]
+    return [
+        (
+            rng.choice(FUZZ_KINDS),
+            rng.randrange(8),
+            rng.randrange(8),
+            rng.randrange(8),
+            rng.randrange(8),
+            rng.choice(FACTORS),
+        )
+        for _ in range(n)
+    ]
 
 
 def from_seed(seed: int):
@@ -56,10 +113,12 @@ def from_seed(seed: int):
 def random_schedule(src: str, steps):
     """A schedule function (TVM API) applying `steps`; block handles are kept in a list (new
     blocks appended, inlined ones dropped) so both sides see the same choices."""
+
     def fn(sch):
         blocks = [sch.get_block(n) for n in block_names(src)]
         for step in steps:
             _step(sch, blocks, *step)
+
     return fn
 
 
@@ -77,15 +136,18 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
     elif kind in ("cache_read", "cache_write"):
         blocks.append(getattr(sch, kind)(blk, a % 2, "local" if b % 2 else "global"))
     elif kind == "cache_read_consumers":
-        consumers = [x for x in (blk, other)[:1 + c % 2]]
+        consumers = [x for x in (blk, other)[: 1 + c % 2]]
         blocks.append(sch.cache_read(other, a % 2, "global", consumer_blocks=consumers))
     elif kind == "set_scope":
         sch.set_scope(blk, 0, "global" if b % 2 else "local")
     elif kind == "storage_align":
         sch.storage_align(blk, 0, a % 2, factor or 8, c % 3)
     elif kind == "transform_layout":
-        maps = [lambda i, j: (j, i), lambda i, j: (i // 4, j, i % 4),
-                lambda i, j: (i, j // 8, j % 8)]
+        maps = [
+            lambda i, j: (j, i),
+            lambda i, j: (i // 4, j, i % 4),
+            lambda i, j: (i, j // 8, j % 8),
+        ]
         sch.transform_layout(blk, ("write", 0), maps[c % len(maps)])
     elif kind == "reindex":
         blocks.append(sch.reindex(blk, ("read", a % 2) if b % 2 else ("write", 0)))
@@ -104,28 +166,31 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
             sch.unsafe_set_dtype(blk, 0, "float64" if b % 2 else "float32")
     elif kind == "reorder_block_iter_var":
         n_iters = len(sch.get(blk).iter_vars)
-        sch.reorder_block_iter_var(blk, [(k + a) % n_iters for k in range(n_iters)][::(-1) ** b])
+        sch.reorder_block_iter_var(blk, [(k + a) % n_iters for k in range(n_iters)][:: (-1) ** b])
     elif la is None:
         sch.add_unit_loop(blk)
     elif kind == "loop_partition":
         # TVM 0.21 segfaults on a loop holding several statements: draw it only over one block
         if len(sch.get_child_blocks(la)) == 1:
             sch.loop_partition(la, [factor or 2, None] if b % 2 else [None, factor or 3])
-    elif kind == "merge":    # (TVM 0.21 aborts when merging a loop with itself)
+    elif kind == "merge":  # (TVM 0.21 aborts when merging a loop with itself)
         target = sch.get_loops(other)
         if target and not sch.get(la).same_as(sch.get(target[a % len(target)])):
             sch.merge(la, target[a % len(target)])
     elif kind == "decompose_padding":
         blocks.append(sch.decompose_padding(blk, la))
     elif kind == "split":
-        sch.split(la, factors=[None, factor or 2] if b % 2 else [factor or 3, None],
-                  preserve_unit_iters=bool(a % 2))
+        sch.split(
+            la,
+            factors=[None, factor or 2] if b % 2 else [factor or 3, None],
+            preserve_unit_iters=bool(a % 2),
+        )
     elif kind == "split3":
         sch.split(la, factors=[2, None, factor or 2], preserve_unit_iters=bool(c % 2))
     elif kind == "split_nondiv":
         sch.split(la, factors=[None, 3 + 2 * (c % 3)] if b % 2 else [3 + 2 * (c % 3), None])
     elif kind == "fuse":
-        sch.fuse(*loops[min(a, b) % n:][:2 + c % 2], preserve_unit_iters=bool(b % 2))
+        sch.fuse(*loops[min(a, b) % n :][: 2 + c % 2], preserve_unit_iters=bool(b % 2))
     elif kind == "reorder":
         sch.reorder(lb, la)
     elif kind == "reorder3":
@@ -137,8 +202,12 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
     elif kind in ("compute_at", "reverse_compute_at"):
         target = sch.get_loops(other)
         if target:
-            getattr(sch, kind)(blk, target[a % len(target)], preserve_unit_loops=bool(b % 2),
-                               index=(-1, 0, -2)[c % 3])
+            getattr(sch, kind)(
+                blk,
+                target[a % len(target)],
+                preserve_unit_loops=bool(b % 2),
+                index=(-1, 0, -2)[c % 3],
+            )
     elif kind == "rfactor":
         blocks.append(sch.rfactor(la, factor_axis=c % 2))
     elif kind == "decompose_reduction":
@@ -152,8 +221,9 @@ def _step(sch, blocks, kind, bi, a, b, c, factor):
 def _region_step(sch, blk, kind, a, b):
     """Issue 13's region primitives, with arguments that fit the block's buffers."""
     view = sch.get(blk)
-    kinds = [("read", k) for k in range(len(view.reads))] + \
-        [("write", k) for k in range(len(view.writes))]
+    kinds = [("read", k) for k in range(len(view.reads))] + [
+        ("write", k) for k in range(len(view.writes))
+    ]
     if not kinds:
         return
     buf_type, index = kinds[a % len(kinds)]
@@ -163,8 +233,9 @@ def _region_step(sch, blk, kind, a, b):
         if ndim > 1:
             sch.set_axis_separator(blk, (buf_type, index), [1 + b % (ndim - 1)])
     elif kind == "annotate_buffer_access":
-        sch.annotate_buffer_access(blk, index, buf_type,
-                                   lambda *v: [(x, x + (1 + b % 2)) for x in v])
+        sch.annotate_buffer_access(
+            blk, index, buf_type, lambda *v: [(x, x + (1 + b % 2)) for x in v]
+        )
     else:
         sch.unsafe_hide_buffer_access(blk, buf_type, [index])
 
@@ -200,12 +271,14 @@ def _block_map(iter_vars, c: int):
         if c % 3 == 2 and vs:
             return (vs[0] // 4, vs[0] % 4, *vs[1:])
         return tuple(vs[::-1])
+
     return _ARITY[len(iter_vars)](pick)
 
 
 def _index_map(n: int, used, c: int):
     """A function of n iter vars (named parameters: TVM needs the arity) returning those at
     `used`: as they are, reversed, or the first split by 4."""
+
     def pick(vs):
         u = [vs[k] for k in used]
         if c % 3 == 1:
@@ -213,6 +286,7 @@ def _index_map(n: int, used, c: int):
         elif c % 3 == 2 and u:
             u = [u[0] // 4, *u[1:], u[0] % 4]
         return tuple(u)
+
     return _ARITY[n](pick)
 
 

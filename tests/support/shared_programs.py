@@ -2,6 +2,7 @@
 ReLU of workloads.py at the size most tests use, and the irregular ones. (Not
 tests/programs.py: that name would clash with benchmarks/programs.py, which some tests put on
 sys.path.)"""
+
 from workloads import matmul, mm_relu
 
 # 16x16x16 float32 matmul with T.init, one block "C".
@@ -11,7 +12,7 @@ MATMUL_16 = matmul(16)
 MM_RELU_16 = mm_relu(16)
 
 # conv2d NCHW: A (1, 4, 6, 6), W (8, 4, 3, 3), padding 1 via block "Apad", reduction block "B".
-CONV2D_PAD_C4_6X6 = '''
+CONV2D_PAD_C4_6X6 = """
 @T.prim_func
 def main(A: T.Buffer((1, 4, 6, 6), "float32"), W: T.Buffer((8, 4, 3, 3), "float32"), B: T.Buffer((1, 8, 6, 6), "float32")):
     Apad = T.alloc_buffer((1, 4, 8, 8))
@@ -25,10 +26,10 @@ def main(A: T.Buffer((1, 4, 6, 6), "float32"), W: T.Buffer((8, 4, 3, 3), "float3
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + Apad[vn, vrc, vy + vry, vx + vrx] * W[vf, vrc, vry, vrx]
-'''
+"""
 
 # conv2d NCHW without padding: A (1, 2, 6, 6), W (4, 2, 3, 3) -> B (1, 4, 4, 4), one block "conv".
-CONV2D_C2_6X6 = '''
+CONV2D_C2_6X6 = """
 @T.prim_func
 def main(A: T.Buffer((1, 2, 6, 6), "float32"), W: T.Buffer((4, 2, 3, 3), "float32"), B: T.Buffer((1, 4, 4, 4), "float32")):
     for n, f, y, x, rc, ry, rx in T.grid(1, 4, 4, 4, 2, 3, 3):
@@ -37,11 +38,11 @@ def main(A: T.Buffer((1, 2, 6, 6), "float32"), W: T.Buffer((4, 2, 3, 3), "float3
             with T.init():
                 B[vn, vf, vy, vx] = T.float32(0)
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
-'''
+"""
 
 # The tensorize description of a 16x64 GEMV update (block "update"), for extern/packed
 # implementations.
-GEMV_DESC = '''
+GEMV_DESC = """
 @T.prim_func
 def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
               c: T.Buffer((16,), "float32")):
@@ -49,10 +50,10 @@ def gemv_desc(a: T.Buffer((64,), "float32"), b: T.Buffer((16, 64), "float32"),
         with T.block("update"):
             vi, vk = T.axis.remap("SR", [i, k])
             c[vi] = c[vi] + a[vk] * b[vi, vk]
-'''
+"""
 
 # 32x48x64 matmul with B transposed (C = A B^T): the GEMV intrinsic tensorizes its inner loops.
-MM_T = '''
+MM_T = """
 @T.prim_func
 def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"),
          C: T.Buffer((32, 48), "float32")):
@@ -62,10 +63,10 @@ def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((48, 64), "float32"),
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
-'''
+"""
 
 # 16x64 -> 16 row sum (block "B", with T.init).
-ROWSUM_16X64 = '''
+ROWSUM_16X64 = """
 @T.prim_func
 def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
     for i, k in T.grid(16, 64):
@@ -74,4 +75,4 @@ def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-'''
+"""

@@ -1,5 +1,6 @@
 """The loops around each store right after one lowering stage: how the loop-restructuring
 stages' tests (loop-interchange, unroll-for-vectorize) check what they did."""
+
 from tir_mlir.context import get_context
 from tir_mlir.passes.lowering import pipeline
 from tir_mlir.passes.lowering.common import ancestors, walk
@@ -14,9 +15,14 @@ def loops_around_stores(mod, stage_name) -> list:
         if label == stage_name:
             for op in walk(module.body.operations[0]):
                 if op.name == "memref.store":
-                    seen.append(tuple(str(p.attributes["tir.name"]).strip('"')
-                                      for p in reversed(list(ancestors(op)))
-                                      if p.name == "affine.for"))
+                    seen.append(
+                        tuple(
+                            str(p.attributes["tir.name"]).strip('"')
+                            for p in reversed(list(ancestors(op)))
+                            if p.name == "affine.for"
+                        )
+                    )
+
     with get_context():
         pipeline.lower(mod.module, emit="scf", on_stage=on_stage)
     return seen

@@ -1,4 +1,5 @@
 """The TE examples of tests/data/te/, run with only their import lines changed to tir_mlir's."""
+
 import atexit
 import builtins
 import contextlib
@@ -20,8 +21,8 @@ def run_example(name: str) -> tuple:
     source = (EXAMPLES / f"{name}.py").read_text()
     source = source.replace("import tvm\n", "import tir_mlir as tvm\n", 1)
     source = source.replace("from tvm import te\n", "from tir_mlir import te\n", 1)
-    path = _EXAMPLE_DIR / f"{name}.py"       # kept while the process runs: the decorators
-    path.write_text(source)                 # and printers read the source again
+    path = _EXAMPLE_DIR / f"{name}.py"  # kept while the process runs: the decorators
+    path.write_text(source)  # and printers read the source again
     at_exit = []
 
     def fake_exit(code=0):

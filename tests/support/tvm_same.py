@@ -4,6 +4,7 @@
 character for character, then (unless `run=False`) runs the first function on random inputs
 with TVM's compiled code, our compiled code and our interpreter, and asserts equal outputs.
 """
+
 import numpy as np
 import pytest
 

@@ -5,6 +5,7 @@ k); `mm_relu(n)` adds the ReLU consumer (block "Y" into an intermediate, then bl
 rather than a parsed module: tests parse it (through tir_mlir or TVM), format it, or write it
 to a file for the CLI.
 """
+
 from typing import Optional, Sequence
 
 
@@ -13,17 +14,25 @@ def _buffer(name: str, shape: Sequence[int], dtype: str, extra: str = "") -> str
     return f'{name}: T.Buffer(({dims}), "{dtype}"{extra})'
 
 
-def matmul(n: int = 16, m: Optional[int] = None, k: Optional[int] = None,
-           dtype: str = "float32", noalias: bool = False,
-           c_axis_separators: Optional[Sequence[int]] = None) -> str:
+def matmul(
+    n: int = 16,
+    m: Optional[int] = None,
+    k: Optional[int] = None,
+    dtype: str = "float32",
+    noalias: bool = False,
+    c_axis_separators: Optional[Sequence[int]] = None,
+) -> str:
     """C[n, m] = A[n, k] @ B[k, m] (m and k default to n), block "C" with T.init; `noalias`
     adds T.func_attr({"tir.noalias": True}); `c_axis_separators` gives C's."""
     m = n if m is None else m
     k = n if k is None else k
-    sep = "" if c_axis_separators is None else \
-        f", axis_separators=[{', '.join(str(s) for s in c_axis_separators)}]"
+    sep = (
+        ""
+        if c_axis_separators is None
+        else f", axis_separators=[{', '.join(str(s) for s in c_axis_separators)}]"
+    )
     attr = '    T.func_attr({"tir.noalias": True})\n' if noalias else ""
-    return f'''
+    return f"""
 @T.prim_func
 def main({_buffer("A", (n, k), dtype)}, {_buffer("B", (k, m), dtype)}, {_buffer("C", (n, m), dtype, sep)}):
 {attr}    for i, j, k in T.grid({n}, {m}, {k}):
@@ -32,16 +41,17 @@ def main({_buffer("A", (n, k), dtype)}, {_buffer("B", (k, m), dtype)}, {_buffer(
             with T.init():
                 C[vi, vj] = T.{dtype}(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
-def mm_relu(n: int = 16, m: Optional[int] = None, k: Optional[int] = None,
-            dtype: str = "float32") -> str:
+def mm_relu(
+    n: int = 16, m: Optional[int] = None, k: Optional[int] = None, dtype: str = "float32"
+) -> str:
     """Y[n, m] = A[n, k] @ B[k, m] (block "Y", with T.init) into an intermediate, then
     C = max(Y, 0) (block "C")."""
     m = n if m is None else m
     k = n if k is None else k
-    return f'''
+    return f"""
 @T.prim_func
 def main({_buffer("A", (n, k), dtype)}, {_buffer("B", (k, m), dtype)}, {_buffer("C", (n, m), dtype)}):
     Y = T.alloc_buffer(({n}, {m}))
@@ -55,4 +65,4 @@ def main({_buffer("A", (n, k), dtype)}, {_buffer("B", (k, m), dtype)}, {_buffer(
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.{dtype}(0))
-'''
+"""

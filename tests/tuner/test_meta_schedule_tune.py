@@ -1,6 +1,7 @@
 """tune_tir end to end on small programs (real builds and measurements in worker
 processes): records in the database, compile_tir's schedule computes the right numbers,
 the strategies and cost models, several functions with both task schedulers."""
+
 import numpy as np
 import pytest
 
@@ -11,7 +12,7 @@ from workloads import matmul
 
 MATMUL = matmul(64)
 
-TWO_FUNCS = '''
+TWO_FUNCS = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -29,20 +30,33 @@ class Module:
             with T.block("B"):
                 vi = T.axis.remap("S", [i])
                 B[vi] = A[vi] + T.float32(1)
-'''
+"""
 TARGET = "llvm -num-cores=2"
 
 
-@pytest.mark.parametrize("strategy,cost_model", [
-    (lambda: ms.search_strategy.EvolutionarySearch(population_size=16, genetic_num_iters=2),
-     "xgb"),
-    (lambda: ms.search_strategy.ReplayTrace(), "random"),
-    (lambda: ms.search_strategy.ReplayFunc(), "random"),
-])
+@pytest.mark.parametrize(
+    "strategy,cost_model",
+    [
+        (
+            lambda: ms.search_strategy.EvolutionarySearch(population_size=16, genetic_num_iters=2),
+            "xgb",
+        ),
+        (lambda: ms.search_strategy.ReplayTrace(), "random"),
+        (lambda: ms.search_strategy.ReplayFunc(), "random"),
+    ],
+)
 def test_tune_tir_matmul(tmp_path, strategy, cost_model):
     mod = parse(MATMUL)
-    db = ms.tune_tir(mod, TARGET, str(tmp_path), max_trials_global=8, num_trials_per_iter=4,
-                     strategy=strategy(), cost_model=cost_model, seed=0)
+    db = ms.tune_tir(
+        mod,
+        TARGET,
+        str(tmp_path),
+        max_trials_global=8,
+        num_trials_per_iter=4,
+        strategy=strategy(),
+        cost_model=cost_model,
+        seed=0,
+    )
     records = db.get_all_tuning_records()
     assert len(records) == 8
     # every candidate is measured or carries its reason (a compile may time out on a loaded
@@ -61,9 +75,17 @@ def test_tune_tir_matmul(tmp_path, strategy, cost_model):
 @pytest.mark.parametrize("scheduler", ["round-robin", "gradient"])
 def test_several_functions(tmp_path, scheduler):
     mod = parse(TWO_FUNCS)
-    db = ms.tune_tir(mod, TARGET, str(tmp_path), max_trials_global=12, num_trials_per_iter=3,
-                     task_scheduler=scheduler, database="memory", seed=1,
-                     strategy=ms.search_strategy.ReplayTrace())
+    db = ms.tune_tir(
+        mod,
+        TARGET,
+        str(tmp_path),
+        max_trials_global=12,
+        num_trials_per_iter=3,
+        task_scheduler=scheduler,
+        database="memory",
+        seed=1,
+        strategy=ms.search_strategy.ReplayTrace(),
+    )
     names = {list(r.workload.mod.functions)[0] for r in db.get_all_tuning_records()}
     assert names == {"mm", "add"}
     sch = ms.tir_integration.compile_tir(db, mod, TARGET)
@@ -75,15 +97,17 @@ def test_xgb_model_learns_the_ranking():
     """Trained on measured-like costs (here: a known function of the tile sizes), the model
     ranks unseen candidates better than chance."""
     from tir_mlir.meta_schedule.runner import RunnerResult
+
     mod = parse(MATMUL)
     ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=0)
     st = ctx.search_strategy
     st.pre_tuning(120, 120, ctx.generate_design_space())
     cands = st.generate_measure_candidates()
 
-    def cost(c):       # a synthetic cost: vectorized inner loops are fast, others slow
+    def cost(c):  # a synthetic cost: vectorized inner loops are fast, others slow
         text = c.sch.mod.script()
         return 1.0 / (1 + text.count("T.vectorized(") * 4 + text.count("T.parallel("))
+
     model = ms.cost_model.XGBModel(num_warmup_samples=1)
     train, test = cands[:80], cands[80:]
     model.update(ctx, train, [RunnerResult([cost(c)]) for c in train])
@@ -98,6 +122,7 @@ def test_evolutionary_search_resumes_from_the_database():
     count as measured from the start (they seed the population, TVM's get_top_k) and no
     round measures them again; records of another target are ignored."""
     from tir_mlir.meta_schedule.database import MemoryDatabase, TuningRecord
+
     mod = parse(MATMUL)
     ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=0)
     st = ctx.search_strategy
@@ -105,18 +130,25 @@ def test_evolutionary_search_resumes_from_the_database():
     stored = st.generate_measure_candidates()
     db = MemoryDatabase()
     workload = db.commit_workload(mod)
-    db.commit_tuning_records([TuningRecord(c.sch.trace, workload, [0.001 * (k + 1)], TARGET)
-                              for k, c in enumerate(stored[:5])])
-    db.commit_tuning_record(TuningRecord(stored[5].sch.trace, workload, [1e-6],
-                                         "llvm -mcpu=skylake -num-cores=2"))
+    db.commit_tuning_records(
+        [
+            TuningRecord(c.sch.trace, workload, [0.001 * (k + 1)], TARGET)
+            for k, c in enumerate(stored[:5])
+        ]
+    )
+    db.commit_tuning_record(
+        TuningRecord(stored[5].sch.trace, workload, [1e-6], "llvm -mcpu=skylake -num-cores=2")
+    )
     key = ms.search_strategy.replay_jobs.schedule_key
-    search = ms.search_strategy.EvolutionarySearch(population_size=10,
-                                                   init_measured_ratio=0.4, genetic_num_iters=1)
+    search = ms.search_strategy.EvolutionarySearch(
+        population_size=10, init_measured_ratio=0.4, genetic_num_iters=1
+    )
     ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=1)
     search.pre_tuning(16, 8, ctx.generate_design_space(), db)
     # the 4 best (population 10 x 0.4) of this target's records, with their times
-    assert {k: t for k, (_, t) in search.measured.items()} == \
-        {key(c.sch): 0.001 * (k + 1) for k, c in enumerate(stored[:4])}
+    assert {k: t for k, (_, t) in search.measured.items()} == {
+        key(c.sch): 0.001 * (k + 1) for k, c in enumerate(stored[:4])
+    }
     assert [c.key for c in search._best_measured(2)] == [key(c.sch) for c in stored[:2]]
     cands = search.generate_measure_candidates()
     assert cands and not {key(c.sch) for c in cands} & set(search.measured)
@@ -126,13 +158,24 @@ def test_evolutionary_search_resumes_from_the_database():
 def test_num_tuning_cores_reaches_the_search(tmp_path, monkeypatch, cores, threads):
     import os
     from tir_mlir.meta_schedule import tune
+
     seen = []
 
     def context(*args, **kwargs):
         seen.append(kwargs["num_threads"])
         return TuneContext(*args, **kwargs)
+
     monkeypatch.setattr(tune, "TuneContext", context)
-    ms.tune_tir(parse(MATMUL), TARGET, str(tmp_path), max_trials_global=2,
-                num_trials_per_iter=2, strategy=ms.search_strategy.ReplayTrace(),
-                cost_model="random", database="memory", num_tuning_cores=cores, seed=0)
+    ms.tune_tir(
+        parse(MATMUL),
+        TARGET,
+        str(tmp_path),
+        max_trials_global=2,
+        num_trials_per_iter=2,
+        strategy=ms.search_strategy.ReplayTrace(),
+        cost_model="random",
+        database="memory",
+        num_tuning_cores=cores,
+        seed=0,
+    )
     assert seen == [threads or os.cpu_count()]

@@ -3,6 +3,7 @@ each of its elements more than once (a GELU into the next layer's matmul: one er
 column instead of one per element), which a whole imported model (one function) offers and
 TVM's per-operator functions never do; a cheap producer is still inlined there, and an
 expensive one into a consumer that reads each element once."""
+
 import numpy as np
 
 import tir_mlir
@@ -11,7 +12,7 @@ from schedule_check import parse
 
 TARGET = "llvm -num-cores=2"
 
-PROGRAM = '''
+PROGRAM = """
 @T.prim_func
 def main(A: T.Buffer((4, 16), "float32"), W: T.Buffer((16, 8), "float32"),
          B: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 8), "float32"),
@@ -41,13 +42,14 @@ def main(A: T.Buffer((4, 16), "float32"), W: T.Buffer((16, 8), "float32"),
         with T.block("out2"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = gelu2[vi, vj] + T.float32(1)
-'''
+"""
 
 
 def test_math_producer_read_repeatedly_stays_a_block():
     mod = parse(PROGRAM)
-    space = ms.space_generator.PostOrderApply(sch_rules=[ms.schedule_rule.AutoInline()],
-                                              postprocs=[], mutator_probs={})
+    space = ms.space_generator.PostOrderApply(
+        sch_rules=[ms.schedule_rule.AutoInline()], postprocs=[], mutator_probs={}
+    )
     (sch,) = ms.generate_design_space(mod, TARGET, space=space, seed=0)
     # bias (an add) is inlined into gelu; gelu (erf, read for each of matmul's 8 columns)
     # stays; gelu2 (erf, read once per element by out2) is inlined

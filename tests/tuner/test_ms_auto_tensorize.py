@@ -1,6 +1,7 @@
 """MultiLevelTilingWithIntrin + RewriteTensorize (auto-tensorization with the shipped CPU
 intrinsic mac16_f32): the sketch it generates (printed), candidates that are tensorized and
 compute numpy's numbers, and blocks the intrinsic cannot cover left to the other rules."""
+
 import numpy as np
 import pytest
 
@@ -10,7 +11,7 @@ from schedule_check import parse
 from tir_mlir import ScheduleError
 from tir_mlir.meta_schedule.tune_context import TuneContext
 
-MM = '''
+MM = """
 @T.prim_func
 def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, {n}), "float32"),
          C: T.Buffer((64, {n}), "float32")):
@@ -20,22 +21,31 @@ def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, {n}), "float32"),
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-IMPL = "for j in T.vectorized(16):"     # the body of mac16_f32's impl
+"""
+IMPL = "for j in T.vectorized(16):"  # the body of mac16_f32's impl
 
 
 def _context(mod, seed=0):
-    rules = [ms.schedule_rule.MultiLevelTilingWithIntrin("mac16_f32", structure="SSRSRS"),
-             ms.schedule_rule.ParallelizeVectorizeUnroll(
-                 max_jobs_per_core=16, max_vectorize_extent=64,
-                 unroll_max_steps=[0, 16, 64, 512])]
-    post = [ms.postproc.DisallowDynamicLoop(), ms.postproc.RewriteParallelVectorizeUnroll(),
-            ms.postproc.RewriteReductionBlock(),
-            ms.postproc.RewriteTensorize(vectorize_init_loop=True)]
-    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=post,
-                                              mutator_probs={})
-    return TuneContext(mod, "llvm -num-cores=2", space_generator=space,
-                       search_strategy="replay-trace", rand_state=seed)
+    rules = [
+        ms.schedule_rule.MultiLevelTilingWithIntrin("mac16_f32", structure="SSRSRS"),
+        ms.schedule_rule.ParallelizeVectorizeUnroll(
+            max_jobs_per_core=16, max_vectorize_extent=64, unroll_max_steps=[0, 16, 64, 512]
+        ),
+    ]
+    post = [
+        ms.postproc.DisallowDynamicLoop(),
+        ms.postproc.RewriteParallelVectorizeUnroll(),
+        ms.postproc.RewriteReductionBlock(),
+        ms.postproc.RewriteTensorize(vectorize_init_loop=True),
+    ]
+    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=post, mutator_probs={})
+    return TuneContext(
+        mod,
+        "llvm -num-cores=2",
+        space_generator=space,
+        search_strategy="replay-trace",
+        rand_state=seed,
+    )
 
 
 def test_sketch_blockizes_the_intrinsic_shape_and_tiles_the_outer_block():
@@ -43,16 +53,16 @@ def test_sketch_blockizes_the_intrinsic_shape_and_tiles_the_outer_block():
     assert len(spaces) == 1
     text = str(spaces[0].trace)
     for line in [
-        'l7, l8 = sch.split(loop=l5, factors=[None, 16], preserve_unit_iters=True, '
-        'disable_predication=False)',
-        'sch.reorder(l4, l7, l6, l8)',
-        'b9 = sch.blockize(target=l8, preserve_unit_iters=True)',
+        "l7, l8 = sch.split(loop=l5, factors=[None, 16], preserve_unit_iters=True, "
+        "disable_predication=False)",
+        "sch.reorder(l4, l7, l6, l8)",
+        "b9 = sch.blockize(target=l8, preserve_unit_iters=True)",
         'sch.annotate(block_or_loop=b9, ann_key="meta_schedule.auto_tensorize", '
         'ann_val="mac16_f32")',
         'sch.annotate(block_or_loop=b9, ann_key="meta_schedule.tiling_structure", '
         'ann_val="SSRSRS")',
-        'l10, l11, l12 = sch.get_loops(block=b9)',
-        'sch.reorder(l17, l25, l18, l26, l31, l19, l27, l32, l20, l28)',
+        "l10, l11, l12 = sch.get_loops(block=b9)",
+        "sch.reorder(l17, l25, l18, l26, l31, l19, l27, l32, l20, l28)",
         'b33 = sch.get_block(name="C_o", func_name="main")',
         'sch.annotate(block_or_loop=b33, ann_key="meta_schedule.parallel", ann_val=32)',
     ]:
@@ -73,7 +83,7 @@ def test_candidates_are_tensorized_and_compute_numpy_numbers():
         cand = strategy.sample(spaces[0].trace)
         assert cand is not None, dict(strategy.failures)
         text = cand.mod.script()
-        assert IMPL in text and 'T.block("C")' not in text      # the intrinsic replaced it
+        assert IMPL in text and 'T.block("C")' not in text  # the intrinsic replaced it
         assert "meta_schedule.auto_tensorize" not in text
         c = np.zeros((64, 64), "float32")
         tir_mlir.build(cand.mod)["main"](a, b, c)
@@ -83,7 +93,7 @@ def test_candidates_are_tensorized_and_compute_numpy_numbers():
 
 
 def test_a_block_the_intrinsic_cannot_cover_is_left_unchanged():
-    mod = parse(MM.format(n=24))            # j = 24: no loop of 16 to map the intrinsic on
+    mod = parse(MM.format(n=24))  # j = 24: no loop of 16 to map the intrinsic on
     sch = tir_mlir.Schedule(mod)
     rule = ms.schedule_rule.MultiLevelTilingWithIntrin("mac16_f32")
     out = rule.apply(sch, sch.get_block("C"))
@@ -99,22 +109,33 @@ REUSE_WRITE = {"req": "may", "levels": [1, 2], "scope": "global"}
 
 
 def _reuse_context(mod, seed=0):
-    rules = [ms.schedule_rule.MultiLevelTilingWithIntrin("mac16_f32", structure="SSRSRS",
-                                                         reuse_write=REUSE_WRITE)]
-    post = [ms.postproc.DisallowDynamicLoop(), ms.postproc.RewriteReductionBlock(),
-            ms.postproc.RewriteTensorize(vectorize_init_loop=True)]
-    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=post,
-                                              mutator_probs={})
-    return TuneContext(mod, "llvm -num-cores=2", space_generator=space,
-                       search_strategy="replay-trace", rand_state=seed)
+    rules = [
+        ms.schedule_rule.MultiLevelTilingWithIntrin(
+            "mac16_f32", structure="SSRSRS", reuse_write=REUSE_WRITE
+        )
+    ]
+    post = [
+        ms.postproc.DisallowDynamicLoop(),
+        ms.postproc.RewriteReductionBlock(),
+        ms.postproc.RewriteTensorize(vectorize_init_loop=True),
+    ]
+    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=post, mutator_probs={})
+    return TuneContext(
+        mod,
+        "llvm -num-cores=2",
+        space_generator=space,
+        search_strategy="replay-trace",
+        rand_state=seed,
+    )
 
 
 def _with_decisions(trace, decisions):
     """The trace with the sample_perfect_tile decisions given per sampled loop name."""
     for k, inst in enumerate(trace.insts):
         if inst.name == "sample_perfect_tile":
-            trace = trace.with_decision(trace.insts[k], decisions[inst.args["loop"].name],
-                                        remove_postproc=False)
+            trace = trace.with_decision(
+                trace.insts[k], decisions[inst.args["loop"].name], remove_postproc=False
+            )
     return trace
 
 
@@ -131,25 +152,28 @@ def test_reuse_write_sketches_cache_the_blockized_block_like_tvm():
     cache = 'b33 = sch.cache_write(block=b9, write_buffer_index=0, storage_scope="global")'
     for level, loop in ((1, "l25"), (2, "l26")):
         text = next(t for t in texts if f"loop={loop}, preserve_unit_loops" in t)
-        assert "sch.get_consumers(block=b9)\n  " + cache + "\n  sch.reverse_compute_at(" \
-            f"block=b33, loop={loop}, preserve_unit_loops=True, index=-1)" in text, level
+        assert (
+            "sch.get_consumers(block=b9)\n  " + cache + "\n  sch.reverse_compute_at("
+            f"block=b33, loop={loop}, preserve_unit_loops=True, index=-1)" in text
+        ), level
     level2 = next(s for s in spaces if "loop=l26, preserve" in str(s.trace))
-    trace = _with_decisions(level2.trace, {"l10": [8, 2, 1, 4], "l11": [2, 1, 2, 1],
-                                           "l12": [2, 16]}).without_postproc()
+    trace = _with_decisions(
+        level2.trace, {"l10": [8, 2, 1, 4], "l11": [2, 1, 2, 1], "l12": [2, 16]}
+    ).without_postproc()
     sch = tir_mlir.Schedule(mod)
     trace.apply_to_schedule(sch)
-    assert '''
+    assert """
     for i_0, j_0_0, i_1, j_0_1 in T.grid(8, 2, 2, 1):
         for k_0, i_2, j_0_2, k_1, i_3, j_0_3 in T.grid(2, 1, 2, 16, 4, 1):
-            with T.block("C_o"):''' in sch.mod.script()
-    assert '''
+            with T.block("C_o"):""" in sch.mod.script()
+    assert """
         for ax0, ax1 in T.grid(4, 32):
             with T.block("C_global"):
                 v0 = T.axis.spatial(64, i_0 * 8 + i_1 * 4 + ax0)
                 v1 = T.axis.spatial(64, j_0_0 * 32 + ax1)
                 T.reads(C_global[v0, v1])
                 T.writes(C[v0, v1])
-                C[v0, v1] = C_global[v0, v1]''' in sch.mod.script()
+                C[v0, v1] = C_global[v0, v1]""" in sch.mod.script()
 
 
 def test_reuse_write_candidates_are_tensorized_and_compute_numpy_numbers():

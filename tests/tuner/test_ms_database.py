@@ -1,5 +1,6 @@
 """Databases: round trips, queries (target-aware, failures never chosen), TVM's JSON format,
 concurrent writers and kill -9 at random points."""
+
 import json
 import os
 import random
@@ -12,8 +13,13 @@ import pytest
 
 import tir_mlir
 from tir_mlir.meta_schedule.arg_info import ArgInfo
-from tir_mlir.meta_schedule.database import (JSONDatabase, MemoryDatabase, SQLiteDatabase,
-                                             TuningRecord, Workload)
+from tir_mlir.meta_schedule.database import (
+    JSONDatabase,
+    MemoryDatabase,
+    SQLiteDatabase,
+    TuningRecord,
+    Workload,
+)
 from tir_mlir.meta_schedule.target_key import canonical_target, host_cpu
 
 ROOT = Path(__file__).parent.parent.parent
@@ -31,9 +37,11 @@ def _sched(mod, factor, parallel=False):
 
 
 def _databases(tmp_path):
-    return {"memory": lambda: MemoryDatabase(),
-            "sqlite": lambda: SQLiteDatabase(tmp_path / "db.sqlite"),
-            "json": lambda: JSONDatabase(tmp_path / "w.json", tmp_path / "r.json")}
+    return {
+        "memory": lambda: MemoryDatabase(),
+        "sqlite": lambda: SQLiteDatabase(tmp_path / "db.sqlite"),
+        "json": lambda: JSONDatabase(tmp_path / "w.json", tmp_path / "r.json"),
+    }
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "json"])
@@ -44,19 +52,22 @@ def test_round_trip_and_queries(tmp_path, kind):
     assert not db.has_workload(mod) and db.query_best(mod, "llvm") is None
     w = db.commit_workload(mod)
     infos = ArgInfo.from_entry_func(mod)
-    db.commit_tuning_records([
-        TuningRecord(_sched(mod, 4).trace, w, [3e-3, 3.2e-3], "llvm", infos),
-        TuningRecord(_sched(mod, 8, True).trace, w, [1e-3], "llvm", infos),
-        TuningRecord(_sched(mod, 16).trace, w, [1e-4], "llvm -mcpu=otheruarch", infos),
-        TuningRecord(_sched(mod, 32).trace, w, None, "llvm", infos, "WrongResult: buffer 'C'"),
-    ])
+    db.commit_tuning_records(
+        [
+            TuningRecord(_sched(mod, 4).trace, w, [3e-3, 3.2e-3], "llvm", infos),
+            TuningRecord(_sched(mod, 8, True).trace, w, [1e-3], "llvm", infos),
+            TuningRecord(_sched(mod, 16).trace, w, [1e-4], "llvm -mcpu=otheruarch", infos),
+            TuningRecord(_sched(mod, 32).trace, w, None, "llvm", infos, "WrongResult: buffer 'C'"),
+        ]
+    )
     if kind != "memory":
         db.close()
-        db = make()                         # read back from disk
+        db = make()  # read back from disk
     assert len(db) == 4
-    renamed = tir_mlir.parse(MM_RELU.replace("vi", "ii").replace("Y = ", "Z = ")
-                             .replace("Y[", "Z["))
-    assert db.has_workload(renamed)         # the workload key ignores names
+    renamed = tir_mlir.parse(
+        MM_RELU.replace("vi", "ii").replace("Y = ", "Z = ").replace("Y[", "Z[")
+    )
+    assert db.has_workload(renamed)  # the workload key ignores names
     best = db.query_best(renamed, "llvm")
     assert best.run_secs == [1e-3] and best.target == canonical_target("llvm")
     assert best.target == f"llvm -mcpu={host_cpu()} -num-cores={len(os.sched_getaffinity(0))}"
@@ -66,7 +77,7 @@ def test_round_trip_and_queries(tmp_path, kind):
     assert db.query_best(mod, "llvm -mcpu=otheruarch").run_secs == [1e-4]
     assert db.query_best(mod, "llvm -mcpu=thirdcpu") is None
     top = db.get_top_k(db.commit_workload(mod), 10, canonical_target("llvm"))
-    assert [r.run_secs for r in top] == [[1e-3], [3e-3, 3.2e-3]]   # the failure is never chosen
+    assert [r.run_secs for r in top] == [[1e-3], [3e-3, 3.2e-3]]  # the failure is never chosen
     assert sum(r.error_msg is not None for r in db.get_all_tuning_records()) == 1
     got = db.query_ir_module(mod, "llvm")
     tir_mlir.assert_structural_equal(got, _sched(mod, 8, True).mod)
@@ -83,6 +94,7 @@ def test_structural_hash_sees_real_changes():
 
 def test_sqlite_rejects_a_newer_format(tmp_path):
     import sqlite3
+
     path = tmp_path / "db.sqlite"
     SQLiteDatabase(path).close()
     con = sqlite3.connect(path)
@@ -99,7 +111,7 @@ def test_json_database_drops_a_torn_last_line_and_appends_after_it(tmp_path):
     w = db.commit_workload(mod)
     db.commit_tuning_record(TuningRecord(_sched(mod, 4).trace, w, [2e-3], "llvm"))
     with open(paths[1], "a") as f:
-        f.write('[0,[[[["GetBlock",[],["Y"')          # a writer killed mid-line
+        f.write('[0,[[[["GetBlock",[],["Y"')  # a writer killed mid-line
     with pytest.warns(UserWarning, match="incomplete last line"):
         db = JSONDatabase(*paths)
     assert len(db) == 1
@@ -113,28 +125,49 @@ def test_json_records_are_in_tvm_form(tmp_path):
     mod = tir_mlir.parse(MM_RELU)
     db = JSONDatabase(tmp_path / "w.json", tmp_path / "r.json")
     w = db.commit_workload(mod)
-    db.commit_tuning_record(TuningRecord(_sched(mod, 4, True).trace, w, [2e-3],
-                                         "llvm -mcpu=skylake -num-cores=4",
-                                         ArgInfo.from_entry_func(mod)))
-    db.commit_tuning_record(TuningRecord(_sched(mod, 4).trace, w, None, "llvm -mcpu=skylake "
-                                         "-num-cores=4", None, "BuildError: no"))
+    db.commit_tuning_record(
+        TuningRecord(
+            _sched(mod, 4, True).trace,
+            w,
+            [2e-3],
+            "llvm -mcpu=skylake -num-cores=4",
+            ArgInfo.from_entry_func(mod),
+        )
+    )
+    db.commit_tuning_record(
+        TuningRecord(
+            _sched(mod, 4).trace, w, None, "llvm -mcpu=skylake -num-cores=4", None, "BuildError: no"
+        )
+    )
     good, failed = [json.loads(x) for x in (tmp_path / "r.json").read_text().splitlines()]
-    assert good == [0, [[[["GetBlock", [], ["Y", "mm_relu"], ["b0"]],
-                          ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]],
-                          ["Split", ["l2", "None", 4], [1, 0], ["l4", "l5"]],
-                          ["Parallel", ["l1"], [], []]], []],
-                        [2e-3],
-                        {"kind": "llvm", "tag": "", "keys": ["cpu"], "mcpu": "skylake",
-                         "num-cores": 4},
-                        [["TENSOR", "float32", [128, 128]]] * 3]]
+    assert good == [
+        0,
+        [
+            [
+                [
+                    ["GetBlock", [], ["Y", "mm_relu"], ["b0"]],
+                    ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]],
+                    ["Split", ["l2", "None", 4], [1, 0], ["l4", "l5"]],
+                    ["Parallel", ["l1"], [], []],
+                ],
+                [],
+            ],
+            [2e-3],
+            {"kind": "llvm", "tag": "", "keys": ["cpu"], "mcpu": "skylake", "num-cores": 4},
+            [["TENSOR", "float32", [128, 128]]] * 3,
+        ],
+    ]
     assert failed[1][1] == [1e9]
     shash, payload = json.loads((tmp_path / "w.json").read_text())
     assert shash == w.shash
 
 
 def _writer(path, writer, batches, size):
-    return subprocess.Popen([sys.executable, str(WRITER), str(path), str(writer), str(batches),
-                             str(size)], stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), str(path), str(writer), str(batches), str(size)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_sqlite_concurrent_writers(tmp_path):
@@ -146,6 +179,7 @@ def test_sqlite_concurrent_writers(tmp_path):
     db = SQLiteDatabase(path)
     assert len(db) == 3 * 15 * 4
     import sqlite3
+
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM workloads").fetchone()[0] == 1
 
 
@@ -157,7 +191,7 @@ def check_kill_survival(path, kills, seed=0):
     committed = 0
     for _ in range(kills):
         p = _writer(path, 0, 0, size)
-        first = p.stdout.readline()            # it has started committing
+        first = p.stdout.readline()  # it has started committing
         assert first.strip().isdigit()
         time.sleep(rng.uniform(0, 0.15))
         p.kill()
@@ -183,6 +217,7 @@ def test_json_record_run_time_and_target_read_from_the_line_end(separators):
     """Opening a JSON log does not parse the traces: run times and target come from the end
     of each line; lines the shortcut cannot read safely are parsed whole, same answers."""
     from tir_mlir.meta_schedule.database.json_database import _run_secs_and_target
+
     trace = [[["Annotate", ["b0", '{"k": [1, 2]}'], ["x"], []]], [[0, [4, 1]]]]
     target = {"kind": "llvm", "tag": "", "keys": ["cpu"], "mcpu": "znver4", "num-cores": 2}
     args = [["TENSOR", "float32", [64, 64]]]

@@ -1,5 +1,6 @@
 """Builder and runner: candidates that raise, abort, hang or compute wrong numbers are recorded
 with their reason, never chosen, and the rest of the run goes on."""
+
 import os
 import time
 from pathlib import Path
@@ -11,14 +12,13 @@ import tir_mlir
 from tir_mlir.meta_schedule.arg_info import ArgInfo, TensorInfo
 from tir_mlir.meta_schedule.builder import BuilderInput, LocalBuilder
 from tir_mlir.meta_schedule.database import MemoryDatabase, TuningRecord
-from tir_mlir.meta_schedule.runner import (EvaluatorConfig, LocalRunner, RunnerInput,
-                                           make_reference)
+from tir_mlir.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput, make_reference
 
 ROOT = Path(__file__).parent.parent.parent
 MM_RELU = (ROOT / "examples" / "mm_relu.tir").read_text()
 FAULTS = str(Path(__file__).parent.parent / "support" / "ms_helpers")
 
-SEGFAULT = '''
+SEGFAULT = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -28,8 +28,8 @@ class Module:
                 vi = T.axis.spatial(16, i)
                 if vi >= 0:         # (a guarded access: the build's static check leaves it)
                     B[vi * 100000000] = A[vi]
-'''
-ENDLESS = '''
+"""
+ENDLESS = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -38,7 +38,7 @@ class Module:
             with T.block("B"):
                 vi, vj = T.axis.remap("RR", [i, j])
                 B[0] = B[0] + A[0] * T.float32(1.0001)
-'''
+"""
 
 
 def _split(mod, factor):
@@ -67,16 +67,17 @@ def test_faulty_candidates_are_recorded_and_never_chosen(faults_on_path):
     mod = tir_mlir.parse(MM_RELU)
     good = _split(mod, 4)
     wrong = tir_mlir.parse(MM_RELU.replace("T.max(Y[vi, vj], T.float32(0))", "Y[vi, vj]"))
-    renamed = {n: tir_mlir.parse(MM_RELU.replace("mm_relu", n)) for n in ("abort_build", "hang_build")}
+    renamed = {
+        n: tir_mlir.parse(MM_RELU.replace("mm_relu", n)) for n in ("abort_build", "hang_build")
+    }
     candidates = {
         "good": BuilderInput(good.mod),
         "wrong": BuilderInput(wrong),
-        "raises": BuilderInput(mod, target="cuda"),         # unbound loops: a BuildError
+        "raises": BuilderInput(mod, target="cuda"),  # unbound loops: a BuildError
         "aborts": BuilderInput(renamed["abort_build"]),
         "hangs": BuilderInput(renamed["hang_build"]),
     }
-    builder = LocalBuilder(max_workers=2, timeout_sec=20,
-                           f_build="ms_faults:build_with_faults")
+    builder = LocalBuilder(max_workers=2, timeout_sec=20, f_build="ms_faults:build_with_faults")
     start = time.monotonic()
     built = dict(zip(candidates, builder.build(list(candidates.values()))))
     assert time.monotonic() - start < 60
@@ -91,13 +92,20 @@ def test_faulty_candidates_are_recorded_and_never_chosen(faults_on_path):
     bad = {"segfault": tir_mlir.parse(SEGFAULT), "endless": tir_mlir.parse(ENDLESS)}
     bad_built = dict(zip(bad, builder.build([BuilderInput(m) for m in bad.values()])))
     reference = make_reference(mod)
-    runner = LocalRunner(timeout_sec=5, evaluator_config=EvaluatorConfig(number=2, repeat=2,
-                                                                         min_repeat_ms=5))
+    runner = LocalRunner(
+        timeout_sec=5, evaluator_config=EvaluatorConfig(number=2, repeat=2, min_repeat_ms=5)
+    )
     infos = ArgInfo.from_entry_func(mod)
-    inputs = {"good": RunnerInput(built["good"].artifact_path, "cpu", infos, reference),
-              "wrong": RunnerInput(built["wrong"].artifact_path, "cpu", infos, reference)}
-    inputs.update({k: RunnerInput(b.artifact_path, "cpu", ArgInfo.from_entry_func(bad[k]))
-                   for k, b in bad_built.items()})
+    inputs = {
+        "good": RunnerInput(built["good"].artifact_path, "cpu", infos, reference),
+        "wrong": RunnerInput(built["wrong"].artifact_path, "cpu", infos, reference),
+    }
+    inputs.update(
+        {
+            k: RunnerInput(b.artifact_path, "cpu", ArgInfo.from_entry_func(bad[k]))
+            for k, b in bad_built.items()
+        }
+    )
     futures = dict(zip(inputs, runner.run(list(inputs.values()))))
     results = {k: f.result() for k, f in futures.items()}
     assert all(f.done() for f in futures.values())
@@ -113,9 +121,11 @@ def test_faulty_candidates_are_recorded_and_never_chosen(faults_on_path):
     for name in candidates:
         res = results.get(name)
         error = built[name].error_msg or (res.error_msg if res else None)
-        db.commit_tuning_record(TuningRecord(traces.get(name, good.trace), w,
-                                             res.run_secs if res else None, "llvm", infos,
-                                             error))
+        db.commit_tuning_record(
+            TuningRecord(
+                traces.get(name, good.trace), w, res.run_secs if res else None, "llvm", infos, error
+            )
+        )
     assert len(db) == 5
     best = db.get_top_k(w, 5)
     assert [r.error_msg for r in best] == [None]
@@ -139,8 +149,12 @@ def test_a_candidate_slower_than_slow_secs_is_timed_by_its_first_calls(tmp_path,
     ref = make_reference(mod, str(tmp_path / "ref.npz")) if with_reference else None
     (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
     runner = LocalRunner(evaluator_config=EvaluatorConfig(number=2, repeat=3, min_repeat_ms=0))
-    slow, fast = runner.run([RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=1e-9),
-                             RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=60.0)])
+    slow, fast = runner.run(
+        [
+            RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=1e-9),
+            RunnerInput(art.artifact_path, "cpu", None, ref, slow_secs=60.0),
+        ]
+    )
     slow, fast = slow.result(), fast.result()
     assert slow.error_msg is None and len(slow.run_secs) == 1 and slow.run_secs[0] > 0
     assert fast.error_msg is None and len(fast.run_secs) == 3
@@ -151,10 +165,15 @@ def test_runner_rejects_mismatched_args_info_and_missing_artifacts():
     (art,) = LocalBuilder(max_workers=1).build([BuilderInput(mod)])
     runner = LocalRunner(evaluator_config=EvaluatorConfig(number=1, min_repeat_ms=0))
     wrong_info = [TensorInfo("float32", (64, 64))] * 3
-    f1, f2 = runner.run([RunnerInput(art.artifact_path, "cpu", wrong_info),
-                         RunnerInput(str(Path(art.artifact_path).with_name("none.so")))])
-    assert f1.result().error_msg.startswith("RunError: RuntimeCallError: mm_relu: the artifact "
-                                            "takes")
+    f1, f2 = runner.run(
+        [
+            RunnerInput(art.artifact_path, "cpu", wrong_info),
+            RunnerInput(str(Path(art.artifact_path).with_name("none.so"))),
+        ]
+    )
+    assert f1.result().error_msg.startswith(
+        "RunError: RuntimeCallError: mm_relu: the artifact takes"
+    )
     assert "no such library" in f2.result().error_msg
 
 
@@ -172,10 +191,11 @@ def test_cache_flush_and_thread_count_reach_the_worker(monkeypatch):
 
 def test_measurement_starts_while_later_candidates_still_compile(faults_on_path):
     from tir_mlir.meta_schedule.measure_pipeline import build_and_run
+
     mod = tir_mlir.parse(MM_RELU)
     slow = tir_mlir.parse(MM_RELU.replace("mm_relu", "slow_build"))
     builder = LocalBuilder(max_workers=2, f_build="ms_faults:build_with_faults")
-    builder.build([BuilderInput(mod)] * 2)               # both workers started
+    builder.build([BuilderInput(mod)] * 2)  # both workers started
 
     class Runner(LocalRunner):
         calls = []
@@ -183,39 +203,59 @@ def test_measurement_starts_while_later_candidates_still_compile(faults_on_path)
         def run(self, inputs):
             self.calls.append(time.monotonic())
             return super().run(inputs)
+
     runner = Runner(evaluator_config=EvaluatorConfig(number=1, min_repeat_ms=0))
     start = time.monotonic()
-    results = build_and_run(builder, runner, [BuilderInput(mod), BuilderInput(slow)],
-                            lambda k, path: RunnerInput(path), overlap=True)
+    results = build_and_run(
+        builder,
+        runner,
+        [BuilderInput(mod), BuilderInput(slow)],
+        lambda k, path: RunnerInput(path),
+        overlap=True,
+    )
     assert all(r.error_msg is None for r in results)
-    assert Runner.calls[1] - start >= 8      # after the slow compile ...
-    assert Runner.calls[0] < Runner.calls[1] - 1   # ... the first was already being measured
+    assert Runner.calls[1] - start >= 8  # after the slow compile ...
+    assert Runner.calls[0] < Runner.calls[1] - 1  # ... the first was already being measured
 
 
 def test_without_overlap_each_runner_input_is_made_after_the_results_before_it():
     """(The tuner's slow cut-off uses this round's results: a slow random candidate early in
     a round no longer costs its full repeats.)"""
     from tir_mlir.meta_schedule.measure_pipeline import build_and_run
+
     mod = tir_mlir.parse(MM_RELU)
     events = []
 
     def runner_input(k, path):
         events.append(("input", k))
         return RunnerInput(path, slow_secs=1e-9 if k else None)
+
     runner = LocalRunner(evaluator_config=EvaluatorConfig(number=1, repeat=3, min_repeat_ms=0))
-    results = build_and_run(LocalBuilder(max_workers=1), runner, [BuilderInput(mod)] * 3,
-                            runner_input, overlap=False,
-                            on_result=lambda k, r: events.append(("result", k)))
-    assert events == [("input", 0), ("result", 0), ("input", 1), ("result", 1),
-                      ("input", 2), ("result", 2)]
+    results = build_and_run(
+        LocalBuilder(max_workers=1),
+        runner,
+        [BuilderInput(mod)] * 3,
+        runner_input,
+        overlap=False,
+        on_result=lambda k, r: events.append(("result", k)),
+    )
+    assert events == [
+        ("input", 0),
+        ("result", 0),
+        ("input", 1),
+        ("result", 1),
+        ("input", 2),
+        ("result", 2),
+    ]
     assert [len(r.run_secs) for r in results] == [3, 1, 1]
 
 
 def test_builds_overlap_measurement_only_on_cpus_the_builder_leaves_free():
     from tir_mlir.meta_schedule.measure_pipeline import can_overlap
+
     builder = LocalBuilder(max_workers=1)
     cpus = os.cpu_count()
-    assert not can_overlap(builder, LocalRunner())            # shares every CPU
+    assert not can_overlap(builder, LocalRunner())  # shares every CPU
     assert can_overlap(builder, LocalRunner(affinity=list(range(cpus - 1)))) == (cpus >= 2)
     assert not can_overlap(builder, LocalRunner(affinity=list(range(cpus))))
-    assert can_overlap(builder, object())                     # a runner measuring elsewhere
+    assert can_overlap(builder, object())  # a runner measuring elsewhere

@@ -2,13 +2,14 @@
 up to and including the first one that takes the product past the limit (or holds more
 than one statement), nothing when the product is 1; and it leaves purely spatial blocks
 without an unroll pragma. Checked against TVM 0.21's postprocessor when TVM is installed."""
+
 import pytest
 
 import tir_mlir.meta_schedule as ms
 from schedule_check import check_numerics, parse
 from tir_mlir import Schedule
 
-ROWSUM = '''
+ROWSUM = """
 @T.prim_func
 def main(A: T.Buffer((2, 7, 8, 16), "float32"), B: T.Buffer((2, 7, 8), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
@@ -18,9 +19,9 @@ def main(A: T.Buffer((2, 7, 8, 16), "float32"), B: T.Buffer((2, 7, 8), "float32"
             with T.init():
                 B[va, vb, vc] = T.float32(0)
             B[va, vb, vc] = B[va, vb, vc] + A[va, vb, vc, vk]
-'''
+"""
 
-COPY = '''
+COPY = """
 @T.prim_func
 def main(A: T.Buffer((1, 3, 16), "float32"), B: T.Buffer((1, 3, 16), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
@@ -28,7 +29,7 @@ def main(A: T.Buffer((1, 3, 16), "float32"), B: T.Buffer((1, 3, 16), "float32"))
         with T.block("B"):
             va, vb, vc = T.axis.remap("SSS", [a, b, c])
             B[va, vb, vc] = A[va, vb, vc] * T.float32(2)
-'''
+"""
 
 
 def _postprocessed(src, block, unroll=16):
@@ -47,8 +48,10 @@ def _postprocessed(src, block, unroll=16):
 def test_parallel_prefix_takes_the_loop_past_the_limit():
     text = _postprocessed(ROWSUM, "B")
     # 2 x 7 = 14 <= 32, x 8 = 112 > 32: the 8 is fused too (16 jobs of 7 steps before)
-    assert ('for a_b_c_fused in T.parallel(112, annotations={"pragma_auto_unroll_max_step": '
-            '16, "pragma_unroll_explicit": 1}):') in text
+    assert (
+        'for a_b_c_fused in T.parallel(112, annotations={"pragma_auto_unroll_max_step": '
+        '16, "pragma_unroll_explicit": 1}):'
+    ) in text
     assert "for k in range(16):" in text
     assert "meta_schedule" not in text
 
@@ -63,6 +66,7 @@ def test_spatial_block_gets_no_unroll_and_unit_prefix_is_fused():
 def test_same_program_as_tvm():
     tvm = pytest.importorskip("tvm")
     from tvm import meta_schedule as tms
+
     ours = _postprocessed(ROWSUM, "B")
     sch = tvm.tir.Schedule(tvm.script.from_source(ROWSUM))
     root = sch.get_block("root")

@@ -5,6 +5,7 @@ convolution rather than inlined into its innermost loop), AddRFactor on any long
 that is not tiled (a row max or sum), with RandomComputeLocation placing the rfactor block;
 TVM's best tuned softmax schedule is in the default design space and computes numpy's
 numbers."""
+
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from programs import conv2d_tvmscript, softmax_tvmscript  # noqa: E402
 TARGET = "llvm -num-cores=2"
 SOFTMAX = softmax_tvmscript(64, 256)
 
-ROW_MEAN = '''
+ROW_MEAN = """
 @T.prim_func
 def main(A: T.Buffer((64, 512), "float32"), C: T.Buffer((64,), "float32")):
     s = T.alloc_buffer((64,))
@@ -36,7 +37,7 @@ def main(A: T.Buffer((64, 512), "float32"), C: T.Buffer((64,), "float32")):
         with T.block("C"):
             vi = T.axis.spatial(64, i)
             C[vi] = s[vi] * T.float32(0.001953125)
-'''
+"""
 
 
 def sketches(mod, rules, seed=0):
@@ -76,12 +77,16 @@ def test_add_rfactor_on_a_long_row_reduction():
     """64 rows already give 32 parallel jobs; TVM still splits a 512-long reduction that
     MultiLevelTiling does not tile, and places the rfactor block with its consumer."""
     mod = parse(ROW_MEAN)
-    rules = [ms.schedule_rule.AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
-             ms.schedule_rule.RandomComputeLocation()]
+    rules = [
+        ms.schedule_rule.AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
+        ms.schedule_rule.RandomComputeLocation(),
+    ]
     spaces = sketches(mod, rules)
     assert len(spaces) == 3
     text = str(spaces[2].trace)
-    assert text == '''\
+    assert (
+        text
+        == """\
 # from tvm import tir
 def apply_trace(sch: tir.Schedule) -> None:
   b0 = sch.get_block(name="C", func_name="main")
@@ -102,7 +107,8 @@ def apply_trace(sch: tir.Schedule) -> None:
   l17, l18, l19 = sch.get_loops(block=b15)
   b20, = sch.get_consumers(block=b15)
   l21 = sch.sample_compute_location(block=b15, decision=0)
-  sch.compute_at(block=b15, loop=l21, preserve_unit_loops=True, index=-1)'''
+  sch.compute_at(block=b15, loop=l21, preserve_unit_loops=True, index=-1)"""
+    )
     assert [str(s.trace).count("sch.rfactor(") for s in spaces] == [0, 1, 1]
     for s in spaces:
         assert "meta_schedule.random_compute_producer" not in s.mod.script()
@@ -128,18 +134,17 @@ def test_default_space_holds_tvms_best_softmax():
     ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=0)
     spaces = ctx.generate_design_space()
     assert [str(s.trace).count("sch.rfactor(") for s in spaces] == [0, 1, 1, 1, 2, 2, 1, 2, 2]
-    assert all("compute_inline" not in str(s.trace) for s in spaces)      # exp stays
+    assert all("compute_inline" not in str(s.trace) for s in spaces)  # exp stays
     # decisions: norm unroll, expsum tile, unroll, at norm's row loop, its rfactor block at
     # the root; exp unroll, at the root; maxelem tile, unroll, at exp's row loop, rf at root
-    trace = _with_decisions(spaces[8].trace,
-                            [0, [16, 16], 0, 0, -1, 0, -1, [16, 16], 0, 0, -1])
+    trace = _with_decisions(spaces[8].trace, [0, [16, 16], 0, 0, -1, 0, -1, [16, 16], 0, 0, -1])
     strategy = ctx.search_strategy
     strategy.pre_tuning(1, 1, spaces)
     cand = strategy.replay(trace)
     assert cand is not None, dict(strategy.failures)
     text = cand.mod.script()
     assert text.count("for i in T.parallel(64):") == 4
-    assert text.count("for k_1 in T.vectorized(16):") == 2       # the two rfactor updates
+    assert text.count("for k_1 in T.vectorized(16):") == 2  # the two rfactor updates
     assert text.count("for k_1_init in T.vectorized(16):") == 2
     a = np.random.default_rng(0).uniform(-4, 4, (64, 256)).astype("float32")
     b = np.zeros_like(a)

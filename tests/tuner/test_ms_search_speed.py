@@ -1,6 +1,7 @@
 """The search's shortcuts give what the long way gives: a loop's iter type found through the
 loop variable's uses, mutated traces keyed by their own text, replays in worker processes,
 scalar replacement's groups looked up instead of compared pairwise."""
+
 import random
 
 import numpy as np
@@ -19,7 +20,7 @@ from tir_mlir.analysis import structure as analysis
 MATMUL = matmul(64)
 TARGET = "llvm -num-cores=2"
 
-CONV = '''
+CONV = """
 @T.prim_func
 def main(X: T.Buffer((1, 8, 10, 10), "float32"), W: T.Buffer((8, 8, 3, 3), "float32"), Y: T.Buffer((1, 8, 8, 8), "float32")):
     for n, f, y, x, c, ry, rx in T.grid(1, 8, 8, 8, 8, 3, 3):
@@ -28,14 +29,17 @@ def main(X: T.Buffer((1, 8, 10, 10), "float32"), W: T.Buffer((8, 8, 3, 3), "floa
             with T.init():
                 Y[vn, vf, vy, vx] = T.float32(0)
             Y[vn, vf, vy, vx] = Y[vn, vf, vy, vx] + X[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
-'''
+"""
 
 
 def _walked_iter_type(loop) -> str:
     """GetLoopIterType over every block under the loop (the definition)."""
     iv = Loop(loop).iv
-    kinds = {Block(b).iter_types[r] for b in analysis.blocks_under(loop)
-             for r in analysis.dim_exprs_using(b, iv)}
+    kinds = {
+        Block(b).iter_types[r]
+        for b in analysis.blocks_under(loop)
+        for r in analysis.dim_exprs_using(b, iv)
+    }
     return "O" if "O" in kinds else "R" if "R" in kinds else "S"
 
 
@@ -52,8 +56,11 @@ def test_loop_iter_type_through_uses_matches_the_walk(src):
             continue
         sch = cand
         with get_context():
-            loops = [op for op in analysis.walk_all(sch.mod[next(iter(sch.mod.functions))])
-                     if analysis.is_loop(op)]
+            loops = [
+                op
+                for op in analysis.walk_all(sch.mod[next(iter(sch.mod.functions))])
+                if analysis.is_loop(op)
+            ]
             for op in loops:
                 kinds.add(analysis.loop_iter_type(op))
                 assert analysis.loop_iter_type(op) == _walked_iter_type(op)
@@ -62,6 +69,7 @@ def test_loop_iter_type_through_uses_matches_the_walk(src):
 
 class _FlopsModel(ms.cost_model.CostModel):
     """A deterministic model that ranks: the sum of the program vector."""
+
     extractor = ms.feature_extractor.PerStoreFeature()
 
     def update(self, context, candidates, results):
@@ -72,9 +80,9 @@ class _FlopsModel(ms.cost_model.CostModel):
 
 
 def _search(mod, population=16, workers=2, model=None):
-    search = ms.search_strategy.EvolutionarySearch(population_size=population,
-                                                   init_measured_ratio=0.25,
-                                                   genetic_num_iters=2)
+    search = ms.search_strategy.EvolutionarySearch(
+        population_size=population, init_measured_ratio=0.25, genetic_num_iters=2
+    )
     ctx = TuneContext(mod, TARGET, search_strategy=search, rand_state=0, num_threads=workers)
     search.pre_tuning(64, 8, ctx.generate_design_space(), cost_model=model or _FlopsModel())
     return search
@@ -104,7 +112,8 @@ def test_search_workers_take_the_path_of_the_search_in_one_process():
     for c in parallel._random_samples(4):
         assert c.key == key(c.sch)
         np.testing.assert_array_equal(
-            c.features, extractor.program_vectors(None, [MeasureCandidate(c.sch)])[0])
+            c.features, extractor.program_vectors(None, [MeasureCandidate(c.sch)])[0]
+        )
 
 
 def test_mutated_trace_key_is_its_text():
@@ -136,9 +145,10 @@ def test_before_the_model_ranks_a_round_measures_random_walks(monkeypatch):
         jobs.extend(js)
         mutants.update(r[1] for j, r in zip(js, results) if j[0] == "mutate" and r[0] == "ok")
         return results
+
     monkeypatch.setattr(search._replayer, "run", spy)
     cands = search.generate_measure_candidates()
-    k = 8 + max(8, 8 // 4)                        # budget 8, and some spare
+    k = 8 + max(8, 8 // 4)  # budget 8, and some spare
     kinds = [j[0] for j in jobs]
     assert len(cands) == 8 and len({c.key for c in cands}) == 8
     assert kinds.count("sample") == k
@@ -148,15 +158,17 @@ def test_before_the_model_ranks_a_round_measures_random_walks(monkeypatch):
 
 def test_a_task_that_does_not_pickle_is_searched_in_this_process():
     class Lambdas(ms.postproc.Postproc):
-        check = staticmethod(lambda sch: True)       # lambdas do not pickle
+        check = staticmethod(lambda sch: True)  # lambdas do not pickle
 
         def apply(self, sch):
             return self.check(sch)
+
     mod = parse(MATMUL)
     search = ms.search_strategy.EvolutionarySearch(population_size=8, genetic_num_iters=1)
     space = ms.space_generator.PostOrderApply(postprocs=[Lambdas()])
-    ctx = TuneContext(mod, TARGET, space_generator=space, search_strategy=search,
-                      rand_state=0, num_threads=2)
+    ctx = TuneContext(
+        mod, TARGET, space_generator=space, search_strategy=search, rand_state=0, num_threads=2
+    )
     search.pre_tuning(8, 4, ctx.generate_design_space(), cost_model=_FlopsModel())
     assert search._replayer.blob is None
     assert len(search.generate_measure_candidates()) == 4
@@ -172,17 +184,28 @@ def _pairwise_groups(loop, accesses):
         if a.buffer == b.buffer:
             return not sr._disjoint(a, b)
         return a.shared and b.shared
+
     groups = []
     for a in accesses:
         if not sr._invariant(a, loop) or any(a in g for g in groups):
             continue
-        same = [b for b in accesses if a.buffer is not None and b.buffer is not None
-                and a.buffer == b.buffer and a.index is not None and a.index == b.index
-                and sr._value_type(a) == sr._value_type(b)]
+        same = [
+            b
+            for b in accesses
+            if a.buffer is not None
+            and b.buffer is not None
+            and a.buffer == b.buffer
+            and a.index is not None
+            and a.index == b.index
+            and sr._value_type(a) == sr._value_type(b)
+        ]
         slots = [sr._slot(b, loop) for b in same]
-        if (any(b.store for b in same) and all(s is not None for s in slots)
-                and any(s is not None and s == b.op for s, b in zip(slots, same))
-                and not any(may_conflict(a, b) for b in accesses if b not in same)):
+        if (
+            any(b.store for b in same)
+            and all(s is not None for s in slots)
+            and any(s is not None and s == b.op for s, b in zip(slots, same))
+            and not any(may_conflict(a, b) for b in accesses if b not in same)
+        ):
             groups.append(same)
     return groups
 
@@ -192,6 +215,7 @@ def test_scalar_replace_groups_match_the_pairwise_definition(monkeypatch):
     the same groups as comparing every pair, on sampled candidates (unrolled tiles)."""
     import tir_mlir
     from tir_mlir.passes.lowering import scalar_replace as sr
+
     fast, seen = sr._groups, []
 
     def both(loop, accesses):
@@ -200,8 +224,9 @@ def test_scalar_replace_groups_match_the_pairwise_definition(monkeypatch):
         assert [[id(a) for a in g] for g in got] == [[id(a) for a in g] for g in want]
         seen.append(len(got))
         return got
+
     monkeypatch.setattr(sr, "_groups", both)
-    for src in (MATMUL.replace("64", "128"), CONV):   # (the 128 one has overlapping tiles)
+    for src in (MATMUL.replace("64", "128"), CONV):  # (the 128 one has overlapping tiles)
         mod = parse(src)
         ctx = TuneContext(mod, TARGET, search_strategy="replay-trace", rand_state=5)
         spaces = ctx.generate_design_space()

@@ -4,6 +4,7 @@ k, written back per panel row): replayed with those decisions, its write cache c
 4x64 tile, its inner loop is a 64-lane vector, and it computes numpy's numbers. As in TVM,
 RewriteParallelVectorizeUnroll fuses the panel rows into the parallel loop too (4 panels
 are under the 32 jobs of 2 cores, so the next loop is taken): one job per 4x64 tile."""
+
 import sys
 from pathlib import Path
 
@@ -27,9 +28,14 @@ def test_default_space_holds_the_hand_schedule_shape():
     mod = parse(MM)
     ctx = TuneContext(mod, "llvm -num-cores=2", search_strategy="replay-trace", rand_state=0)
     spaces = ctx.generate_design_space()
-    cached = [s for s in spaces if any(i.name == "cache_write" and
-                                       i.args["storage_scope"] == "global" for i in s.trace.insts)
-              and any(i.name == "reverse_compute_at" for i in s.trace.insts)]
+    cached = [
+        s
+        for s in spaces
+        if any(
+            i.name == "cache_write" and i.args["storage_scope"] == "global" for i in s.trace.insts
+        )
+        and any(i.name == "reverse_compute_at" for i in s.trace.insts)
+    ]
     # the write cache computed under the second spatial level (TVM's reuse level 2)
     trace = next(s.trace for s in cached if "loop=l20" in str(s.trace))
     decisions = iter(HAND)
@@ -44,7 +50,7 @@ def test_default_space_holds_the_hand_schedule_shape():
     assert f"for i_0_j_0_i_1_fused in T.parallel({N // 64 * N // 4}" in text
     assert "for j_3 in T.vectorized(64):" in text
     scf = emit_text(cand.mod.module, "scf", "cpu", False)
-    assert "memref.alloca() : memref<4x64xf32>" in scf      # the tile, not a full C copy
+    assert "memref.alloca() : memref<4x64xf32>" in scf  # the tile, not a full C copy
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (N, N)).astype("float32") for _ in range(2))
     c = np.zeros((N, N), "float32")

@@ -2,6 +2,7 @@
 by `Trace.apply_to_schedule`, and the best one by `tir-mlir schedule --transform` from its
 JSON and MLIR forms and from best_schedule.py, prints the module the builder was given
 (postprocessors' parallel, vectorize and decompose_reduction included)."""
+
 import json
 from pathlib import Path
 
@@ -41,10 +42,17 @@ def test_tuned_traces_replay_to_the_measured_program(tmp_path, name):
     path = PROGRAMS / f"{name}.tir"
     mod = parse(path.read_text())
     builder = RecordingBuilder()
-    db = ms.tune_tir(mod, TARGET, str(tmp_path / "work"), max_trials_global=4,
-                     num_trials_per_iter=4, builder=builder, seed=0, num_tuning_cores=1,
-                     strategy=ms.search_strategy.EvolutionarySearch(population_size=16,
-                                                                    genetic_num_iters=1))
+    db = ms.tune_tir(
+        mod,
+        TARGET,
+        str(tmp_path / "work"),
+        max_trials_global=4,
+        num_trials_per_iter=4,
+        builder=builder,
+        seed=0,
+        num_tuning_cores=1,
+        strategy=ms.search_strategy.EvolutionarySearch(population_size=16, genetic_num_iters=1),
+    )
     # records read back from the JSON database (TVM's trace form), in commit order
     records = db.get_all_tuning_records()
     assert len(records) == len(builder.built) == 4
@@ -58,15 +66,16 @@ def test_tuned_traces_replay_to_the_measured_program(tmp_path, name):
         record.trace.apply_to_schedule(cut, remove_postproc=True)
         assert cut.mod.script() != measured
 
-    k, best = min(((k, r) for k, r in enumerate(records) if r.is_valid),
-                  key=lambda kr: kr[1].mean_sec)
+    k, best = min(
+        ((k, r) for k, r in enumerate(records) if r.is_valid), key=lambda kr: kr[1].mean_sec
+    )
     measured = builder.built[k]
     (tmp_path / "best.json").write_text(json.dumps(best.trace.as_json()))
     (tmp_path / "best.mlir").write_text(trace_to_mlir(best.trace))
     (tmp_path / "best_schedule.py").write_text(
-        schedule_script(best, str(path), "main", None, str(tmp_path / "best_schedule.py")))
+        schedule_script(best, str(path), "main", None, str(tmp_path / "best_schedule.py"))
+    )
     for script in ("best.json", "best.mlir", "best_schedule.py"):
-        r = CliRunner().invoke(main, ["schedule", str(path), "--transform",
-                                      str(tmp_path / script)])
+        r = CliRunner().invoke(main, ["schedule", str(path), "--transform", str(tmp_path / script)])
         assert r.exit_code == 0, r.output
         assert r.output.rstrip("\n") == measured.rstrip("\n"), script

@@ -2,6 +2,7 @@
 to end: the per-task table with weights and the end-to-end estimate, best_schedule.py run on
 every function against the unscheduled program, --resume without redoing trials, and a
 recorded torch-mlir model (linalg .mlir) imported and tuned."""
+
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from tir_mlir.meta_schedule.tune_model_progress import TaskRow, task_table
 
 DATA = Path(__file__).parent.parent / "data" / "linalg"
 FAST = ["--strategy", "replay-trace", "--seed", "0", "--timeout", "60", "--trials-per-iter", "2"]
-MM = '''
+MM = """
     @T.prim_func
     def {name}({a}: T.Buffer((32, 32), "float32"), {b}: T.Buffer((32, 32), "float32"), {c}: T.Buffer((32, 32), "float32")):
         for i, j, k in T.grid(32, 32, 32):
@@ -23,19 +24,24 @@ MM = '''
                 with T.init():
                     {c}[vi, vj] = T.float32(0)
                 {c}[vi, vj] = {c}[vi, vj] + {a}[vi, vk] * {b}[vk, vj]
-'''
-RELU = '''
+"""
+RELU = """
     @T.prim_func
     def {name}(X: T.Buffer((256,), "float32"), Y: T.Buffer((256,), "float32")):
         for i in range(256):
             with T.block("Y"):
                 vi = T.axis.remap("S", [i])
                 Y[vi] = T.max(X[vi], T.float32(0))
-'''
-MODEL = "@I.ir_module\nclass Module:" + "".join([
-    MM.format(name="mm", a="A", b="B", c="C"), RELU.format(name="relu"),
-    MM.format(name="mm_again", a="A", b="B", c="C"),
-    MM.format(name="mm_renamed", a="P", b="Q", c="R"), RELU.format(name="relu_2")])
+"""
+MODEL = "@I.ir_module\nclass Module:" + "".join(
+    [
+        MM.format(name="mm", a="A", b="B", c="C"),
+        RELU.format(name="relu"),
+        MM.format(name="mm_again", a="A", b="B", c="C"),
+        MM.format(name="mm_renamed", a="P", b="Q", c="R"),
+        RELU.format(name="relu_2"),
+    ]
+)
 
 
 def _cli(*args):
@@ -59,7 +65,8 @@ def test_task_table_format():
         "mm         3       4      2.0000              6.0000\n"
         "relu       2       0           -                   -\n"
         "estimated end-to-end latency: 6.0000 ms (1 of 2 tasks without a valid time yet, "
-        "not counted)")
+        "not counted)"
+    )
 
 
 def test_model_is_tuned_as_weighted_tasks(tuned):
@@ -70,9 +77,12 @@ def test_model_is_tuned_as_weighted_tasks(tuned):
     assert [row[:3] for row in rows[-2:]] == [["mm", "3", "2"], ["relu", "2", "2"]]
     summary = json.loads((work / "summary.json").read_text())
     assert [(t["task"], t["functions"], t["weight"], t["trials"]) for t in summary["tasks"]] == [
-        ("mm", ["mm", "mm_again", "mm_renamed"], 3, 2), ("relu", ["relu", "relu_2"], 2, 2)]
+        ("mm", ["mm", "mm_again", "mm_renamed"], 3, 2),
+        ("relu", ["relu", "relu_2"], 2, 2),
+    ]
     assert summary["end_to_end_ms"] == pytest.approx(
-        sum(t["weight"] * t["best_ms"] for t in summary["tasks"]))
+        sum(t["weight"] * t["best_ms"] for t in summary["tasks"])
+    )
     assert f"estimated end-to-end latency: {summary['end_to_end_ms']:.4f} ms" in r.output
     db = SQLiteDatabase(work / "database.sqlite")
     assert len(db) == 4
@@ -87,8 +97,15 @@ def test_best_schedule_runs_every_function_as_the_unscheduled_program(tuned):
     # its caches would be named after P, Q, R: the trace of mm cannot name them
     assert "# mm_renamed: left unscheduled, the schedule of mm does not replay" in script
     for name in ("mm", "mm_again", "mm_renamed", "relu_2"):
-        r = _cli("run", str(src), "--func", name, "--transform", str(work / "best_schedule.py"),
-                 "--check")
+        r = _cli(
+            "run",
+            str(src),
+            "--func",
+            name,
+            "--transform",
+            str(work / "best_schedule.py"),
+            "--check",
+        )
         assert r.exit_code == 0, r.output
         assert "check: OK (matches the unscheduled program, compiled)" in r.output
 
@@ -131,6 +148,7 @@ def test_recorded_resnet_block_matches_torch():
     import numpy as np
 
     import tir_mlir
+
     data = np.load(DATA / "resnet_block.npz")
     mod = tir_mlir.from_linalg((DATA / "resnet_block.mlir").read_text(), "resnet_block.mlir")
     out = np.zeros_like(data["out0"])

@@ -2,6 +2,7 @@
 from sample_categorical over constants, guarded where they do not divide), measured at every
 size, cost = the weighted geometric mean of the times; the best schedule applies to the
 symbolic program and its one kernel gives numpy's numbers at any size."""
+
 import math
 from pathlib import Path
 
@@ -14,8 +15,13 @@ from tir_mlir import meta_schedule as ms
 from tir_mlir.cli import main
 from tir_mlir.errors import TIRError
 from tir_mlir.meta_schedule.runner.runner import RunnerResult
-from tir_mlir.meta_schedule.sizes import (SizesRunner, feature_size, geometric_mean,
-                                          parse_sizes, parse_weights)
+from tir_mlir.meta_schedule.sizes import (
+    SizesRunner,
+    feature_size,
+    geometric_mean,
+    parse_sizes,
+    parse_weights,
+)
 
 from symbolic_programs import SOURCES, program
 
@@ -45,19 +51,22 @@ class _Fixed:
             self.calls.append(inp.reference)
             t = self.times[len(self.calls) - 1]
             result = RunnerResult(None, "RunError: boom") if t is None else RunnerResult(t)
-            out.append(type("F", (), {"result": lambda self, r=result: r,
-                                      "done": lambda self: True})())
+            out.append(
+                type("F", (), {"result": lambda self, r=result: r, "done": lambda self: True})()
+            )
         return out
 
 
 def test_cost_is_the_weighted_geometric_mean_and_a_failure_names_its_size():
     from tir_mlir.meta_schedule.runner import RunnerInput
+
     inner = _Fixed([[1e-3, 3e-3], [8e-3], [1e-3], None])
     runner = SizesRunner(inner, [{"n": 8}, {"n": 64}], ["r8.npz", "r64.npz"], [1, 2])
     (fut,) = runner.run([RunnerInput("a.so")])
     assert inner.calls == ["r8.npz", "r64.npz"]
-    assert fut.result().run_secs == [pytest.approx(math.exp((math.log(2e-3) +
-                                                             2 * math.log(8e-3)) / 3))]
+    assert fut.result().run_secs == [
+        pytest.approx(math.exp((math.log(2e-3) + 2 * math.log(8e-3)) / 3))
+    ]
     (fut,) = runner.run([RunnerInput("b.so")])
     assert fut.result().error_msg == "RunError: boom (at n = 64)"
     assert geometric_mean([1, 4], [1, 1]) == pytest.approx(2)
@@ -65,12 +74,22 @@ def test_cost_is_the_weighted_geometric_mean_and_a_failure_names_its_size():
 
 def test_a_symbolic_function_tunes_over_sizes(tmp_path):
     mod = program("matmul")
-    db = ms.tune_tir(mod, "llvm", str(tmp_path), max_trials_global=4, num_trials_per_iter=4,
-                     sizes=[{"n": 5}, {"n": 37}], seed=0, cost_model="random")
+    db = ms.tune_tir(
+        mod,
+        "llvm",
+        str(tmp_path),
+        max_trials_global=4,
+        num_trials_per_iter=4,
+        sizes=[{"n": 5}, {"n": 37}],
+        seed=0,
+        cost_model="random",
+    )
     records = db.get_all_tuning_records()
     assert len(records) == 4 and all(r.is_valid for r in records)
-    assert sorted(p.name for p in tmp_path.glob("reference_*.npz")) == \
-        ["reference_n37.npz", "reference_n5.npz"]
+    assert sorted(p.name for p in tmp_path.glob("reference_*.npz")) == [
+        "reference_n37.npz",
+        "reference_n5.npz",
+    ]
     best = min(records, key=lambda r: r.mean_sec)
     # the tiles of the symbolic loop are sampled constants; one kernel runs at any size
     assert "sample_categorical" in str(best.trace)
@@ -87,23 +106,42 @@ def test_a_symbolic_function_tunes_over_sizes(tmp_path):
 
 
 def test_sizes_are_checked(tmp_path):
-    with pytest.raises(TIRError, match=r"each size gives n \(the sizes and integer parameters "
-                                       r"of matmul\), got m"):
-        ms.tune_tir(program("matmul"), "llvm", str(tmp_path), max_trials_global=1,
-                    sizes=[{"m": 5}])
+    with pytest.raises(
+        TIRError,
+        match=r"each size gives n \(the sizes and integer parameters "
+        r"of matmul\), got m",
+    ):
+        ms.tune_tir(program("matmul"), "llvm", str(tmp_path), max_trials_global=1, sizes=[{"m": 5}])
 
 
 def test_cli_tunes_at_sizes_and_the_schedule_applies(tmp_path):
     src = tmp_path / "mm.tir"
     src.write_text(SOURCES["matmul"])
     work = tmp_path / "work"
-    result = CliRunner().invoke(main, ["tune", str(src), "--sizes", "n=5,37", "--weights",
-                                       "1,3", "--trials", "2", "--trials-per-iter", "2",
-                                       "--work-dir", str(work), "--seed", "1"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "tune",
+            str(src),
+            "--sizes",
+            "n=5,37",
+            "--weights",
+            "1,3",
+            "--trials",
+            "2",
+            "--trials-per-iter",
+            "2",
+            "--work-dir",
+            str(work),
+            "--seed",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "best:" in result.output
-    applied = CliRunner().invoke(main, ["schedule", str(src), "--transform",
-                                        str(work / "best_schedule.py")])
+    applied = CliRunner().invoke(
+        main, ["schedule", str(src), "--transform", str(work / "best_schedule.py")]
+    )
     assert applied.exit_code == 0, applied.output
     assert "n = T.int32()" in applied.output and "T.where(" in applied.output
 
@@ -117,10 +155,17 @@ def test_every_symbolic_workload_has_a_design_space_that_replays(path):
     candidates of it that replay with the postprocessors (what the search measures)."""
     from tir_mlir.meta_schedule.search_strategy.replay_jobs import replay
     from tir_mlir.meta_schedule.tune_context import TuneContext
+
     mod = tir_mlir.parse(path.read_text())
-    ctx = TuneContext(mod, "llvm", space_generator="post-order-apply",
-                      search_strategy="evolutionary", task_name=list(mod)[0], rand_state=1,
-                      num_threads=1)
+    ctx = TuneContext(
+        mod,
+        "llvm",
+        space_generator="post-order-apply",
+        search_strategy="evolutionary",
+        task_name=list(mod)[0],
+        rand_state=1,
+        num_threads=1,
+    )
     spaces = ctx.generate_design_space()
     assert spaces
     for seed in (1, 2):
@@ -135,14 +180,21 @@ def test_every_symbolic_workload_has_a_design_space_that_replays(path):
 def test_scalar_parameters_are_passed_at_each_size(tmp_path):
     """scale_add(a, b, alpha: float32, offset: int32, k: int32): the integer parameters are
     part of each size, the float one is drawn; every candidate is checked at each size."""
-    mod = tir_mlir.parse((Path(__file__).parent.parent / "data" / "symbolic" /
-                          "scale_add.tir").read_text())
-    db = ms.tune_tir(mod, "llvm", str(tmp_path), max_trials_global=2, num_trials_per_iter=2,
-                     sizes=[{"n": 5, "k": 8, "offset": 3}, {"n": 33, "k": 6, "offset": -1}],
-                     seed=0, cost_model="random")
+    mod = tir_mlir.parse(
+        (Path(__file__).parent.parent / "data" / "symbolic" / "scale_add.tir").read_text()
+    )
+    db = ms.tune_tir(
+        mod,
+        "llvm",
+        str(tmp_path),
+        max_trials_global=2,
+        num_trials_per_iter=2,
+        sizes=[{"n": 5, "k": 8, "offset": 3}, {"n": 33, "k": 6, "offset": -1}],
+        seed=0,
+        cost_model="random",
+    )
     records = db.get_all_tuning_records()
-    assert len(records) == 2 and all(r.is_valid for r in records), \
-        [r.error_msg for r in records]
+    assert len(records) == 2 and all(r.is_valid for r in records), [r.error_msg for r in records]
 
 
 @pytest.mark.parametrize("path", WORKLOAD, ids=lambda p: p.stem)
@@ -151,10 +203,17 @@ def test_every_symbolic_workload_has_a_gpu_design_space(path):
     postprocessor (VerifyGPUCode) rejects it, never an error of ours."""
     from tir_mlir.meta_schedule.search_strategy.replay_jobs import replay
     from tir_mlir.meta_schedule.tune_context import TuneContext
+
     mod = tir_mlir.parse(path.read_text())
-    ctx = TuneContext(mod, "cuda", space_generator="post-order-apply",
-                      search_strategy="evolutionary", task_name=list(mod)[0], rand_state=1,
-                      num_threads=1)
+    ctx = TuneContext(
+        mod,
+        "cuda",
+        space_generator="post-order-apply",
+        search_strategy="evolutionary",
+        task_name=list(mod)[0],
+        rand_state=1,
+        num_threads=1,
+    )
     names = {type(p).__name__ for p in ctx.search_strategy.postprocs}
     for space in ctx.generate_design_space():
         got = replay(mod, ctx.search_strategy.postprocs, space.trace, 1)

@@ -2,6 +2,7 @@
 de-duplicated by structural hash; weights = how many functions a task stands for) and
 ms.tune_tasks tuning them together with one database and one cost model; compile_tir
 schedules every function, duplicates included, from its task's records."""
+
 import numpy as np
 from schedule_check import check_numerics, parse
 
@@ -11,7 +12,7 @@ from tir_mlir.meta_schedule.cost_model import PyCostModel
 from tir_mlir.module import IRModule
 
 TARGET = "llvm -num-cores=2"
-MODEL = '''
+MODEL = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -54,14 +55,16 @@ class Module:
             with T.block("Y"):
                 vi = T.axis.remap("S", [i])
                 Y[vi] = T.max(X[vi], T.float32(0))
-'''
+"""
 
 
 def test_extract_tasks_deduplicates_identical_functions():
     tasks = ms.extract_tasks(parse(MODEL), TARGET)
     assert [(t.task_name, t.weight, t.func_names) for t in tasks] == [
-        ("mm", 2, ["mm", "mm_again"]), ("relu", 2, ["relu", "relu_2"]),
-        ("mm_wider", 1, ["mm_wider"])]
+        ("mm", 2, ["mm", "mm_again"]),
+        ("relu", 2, ["relu", "relu_2"]),
+        ("mm_wider", 1, ["mm_wider"]),
+    ]
     for t in tasks:
         assert list(t.mod.functions) == ["main"] and t.dispatched == [t.mod]
         assert t.target.kind == "llvm"
@@ -85,12 +88,19 @@ def test_tune_tasks_shares_database_and_cost_model(tmp_path):
     mod = parse(MODEL)
     extracted = ms.extract_tasks(mod, TARGET)
     tasks, weights = ms.extracted_tasks_to_tune_contexts(
-        extracted, str(tmp_path), strategy="replay-trace", seed=0)
+        extracted, str(tmp_path), strategy="replay-trace", seed=0
+    )
     assert weights == [2.0, 2.0, 1.0]
     model = PerTask()
-    db = ms.tune_tasks(tasks=tasks, task_weights=weights, work_dir=str(tmp_path),
-                       max_trials_global=9, num_trials_per_iter=3, cost_model=model,
-                       task_scheduler="round-robin")
+    db = ms.tune_tasks(
+        tasks=tasks,
+        task_weights=weights,
+        work_dir=str(tmp_path),
+        max_trials_global=9,
+        num_trials_per_iter=3,
+        cost_model=model,
+        task_scheduler="round-robin",
+    )
     records = db.get_all_tuning_records()
     assert len(records) == 9
     assert {r.workload for r in records} == {ms.database.Workload(t.mod) for t in extracted}

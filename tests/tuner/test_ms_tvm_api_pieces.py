@@ -3,6 +3,7 @@ those tests; these are the same behaviours without TVM): union and user database
 record validity, `Database.query`/`current`, `TuningRecord.as_json`/`from_json`, targets keyed
 by the flags that tell machines apart, `Trace.simplified`, mutators' `rand_state`,
 PySpaceGenerator, DisallowDynamicLoop on a triangular nest."""
+
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,14 @@ import pytest
 import tir_mlir
 import tir_mlir.meta_schedule as ms
 from tir_mlir.meta_schedule.arg_info import ArgInfo
-from tir_mlir.meta_schedule.database import (JSONDatabase, MemoryDatabase,
-                                             OrderedUnionDatabase, PyDatabase, TuningRecord,
-                                             UnionDatabase)
+from tir_mlir.meta_schedule.database import (
+    JSONDatabase,
+    MemoryDatabase,
+    OrderedUnionDatabase,
+    PyDatabase,
+    TuningRecord,
+    UnionDatabase,
+)
 from tir_mlir.meta_schedule.target_key import canonical_target
 
 ROOT = Path(__file__).parent.parent.parent
@@ -32,8 +38,15 @@ def _split(mod, factor):
 
 
 def _commit(db, mod, secs, factor=4):
-    db.commit_tuning_record(TuningRecord(_split(mod, factor).trace, db.commit_workload(mod),
-                                         secs, TARGET, ArgInfo.from_entry_func(mod)))
+    db.commit_tuning_record(
+        TuningRecord(
+            _split(mod, factor).trace,
+            db.commit_workload(mod),
+            secs,
+            TARGET,
+            ArgInfo.from_entry_func(mod),
+        )
+    )
 
 
 def test_union_databases():
@@ -42,8 +55,7 @@ def test_union_databases():
     _commit(first, mod, [1.0])
     _commit(second, mod, [0.5], factor=8)
     assert UnionDatabase(first, second).query_tuning_record(mod, TARGET).run_secs == [0.5]
-    assert OrderedUnionDatabase(first, second).query_tuning_record(mod, TARGET).run_secs == \
-        [1.0]
+    assert OrderedUnionDatabase(first, second).query_tuning_record(mod, TARGET).run_secs == [1.0]
     with pytest.raises(RuntimeError, match="read-only"):
         UnionDatabase(first).commit_workload(mod)
 
@@ -51,8 +63,11 @@ def test_union_databases():
 @pytest.mark.parametrize("kind", ["memory", "json"])
 def test_top_k_keeps_tvms_valid_records(tmp_path, kind):
     """A time of 0 s is a measurement; [] / None / all-1e10 (TVM's stub) are not."""
-    db = MemoryDatabase() if kind == "memory" else JSONDatabase(tmp_path / "w.json",
-                                                                tmp_path / "r.json")
+    db = (
+        MemoryDatabase()
+        if kind == "memory"
+        else JSONDatabase(tmp_path / "w.json", tmp_path / "r.json")
+    )
     mod = _mod()
     for secs in ([1.5, 4.5], [], [0.0, 2.0], None, [2.0], [3.0, 1e10], [1e10]):
         _commit(db, mod, secs)
@@ -66,8 +81,11 @@ def test_query_kinds_current_and_record_json():
     _commit(db, mod, [1e-3], factor=8)
     record = db.query(mod, TARGET, kind="record")
     assert record.run_secs == [1e-3]
-    assert db.query(mod, TARGET, kind="schedule").mod.script() == \
-        db.query(mod, TARGET, kind="ir_module").script() == _split(mod, 8).mod.script()
+    assert (
+        db.query(mod, TARGET, kind="schedule").mod.script()
+        == db.query(mod, TARGET, kind="ir_module").script()
+        == _split(mod, 8).mod.script()
+    )
     with pytest.raises(ValueError, match="unknown query kind"):
         db.query(mod, TARGET, kind="trace")
     with pytest.raises(ValueError, match="module_equality"):
@@ -84,8 +102,10 @@ def test_query_kinds_current_and_record_json():
 def test_targets_keep_only_the_machine_flags():
     tvm_style = "llvm -keys=cpu -mcpu=znver4 -mtriple=x86_64-unknown-linux-gnu -num-cores=2"
     assert canonical_target(tvm_style) == "llvm -mcpu=znver4 -num-cores=2"
-    assert canonical_target("cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024") == \
-        "cuda -arch=sm_80"
+    assert (
+        canonical_target("cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024")
+        == "cuda -arch=sm_80"
+    )
 
 
 class _Records(PyDatabase):
@@ -145,7 +165,7 @@ def test_mutators_take_tvms_rand_state():
     i, _, _ = sch.get_loops(sch.get_block("Y"))
     sch.split(i, sch.sample_perfect_tile(i, n=2, max_innermost_factor=128, decision=[8, 16]))
     mutator = ms.mutator.MutateTileSize()
-    seen = {tuple(mutator.apply(sch.trace).decisions[2]) for _ in range(30)}   # rand_state=-1
+    seen = {tuple(mutator.apply(sch.trace).decisions[2]) for _ in range(30)}  # rand_state=-1
     assert len(seen) > 1 and all(a * b == 128 for a, b in seen)
     assert mutator.apply(sch.trace, 7).decisions == mutator.apply(sch.trace, 7).decisions
 
@@ -153,12 +173,13 @@ def test_mutators_take_tvms_rand_state():
 def test_py_space_generator_must_be_overridden():
     class Empty(ms.space_generator.PySpaceGenerator):
         pass
+
     with pytest.raises(NotImplementedError, match="InitializeWithTuneContext"):
         ms.derived_object(Empty)()._initialize_with_tune_context(None)
 
 
 def test_disallow_dynamic_loop_rejects_a_triangular_nest():
-    triangular = tir_mlir.parse('''
+    triangular = tir_mlir.parse("""
 @T.prim_func
 def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
     for i, j in T.grid(64, 64):
@@ -168,20 +189,20 @@ def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
                 with T.init():
                     C[vi, vj] = T.float32(0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk]
-''')
+""")
     assert not ms.postproc.DisallowDynamicLoop().apply(tir_mlir.Schedule(triangular))
     assert ms.postproc.DisallowDynamicLoop().apply(tir_mlir.Schedule(_mod()))
 
 
 def test_verify_gpu_code_checks_tvms_thread_extent_bounds():
-    add = tir_mlir.parse('''
+    add = tir_mlir.parse("""
 @T.prim_func
 def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     for i, j in T.grid(64, 64):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] + T.float32(1)
-''')
+""")
     verify = ms.postproc.VerifyGPUCode()
     verify.target = ms.target.Target("cuda")
     for low, high, ok in ((0, 32, True), (0, 16, False), (64, 1024, False)):
@@ -211,25 +232,27 @@ def test_mutate_thread_binding_draws_another_thread_count():
     assert ms.mutator.MutateThreadBinding().apply(tir_mlir.Schedule(_mod()).trace) is None
 
 
-@pytest.mark.parametrize("n,blocks,threads", [(512, 256, 1024), (2048, 256, 1024),
-                                              (16, 1, 256)])
+@pytest.mark.parametrize("n,blocks,threads", [(512, 256, 1024), (2048, 256, 1024), (16, 1, 256)])
 def test_rewrite_unbound_block_binds_tvms_way(n, blocks, threads):
-    add = tir_mlir.parse(f'''
+    add = tir_mlir.parse(f"""
 @T.prim_func
 def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32")):
     for i, j in T.grid({n}, {n}):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] + T.float32(1)
-''')
+""")
     sch = tir_mlir.Schedule(add)
     post = ms.postproc.RewriteUnboundBlock()
     post.target = ms.target.Target("cuda")
     assert post.apply(sch)
     loops = [sch.get(lp) for lp in sch.get_loops(sch.get_block("B"))]
-    assert [(lp.thread_binding, int(lp.extent)) for lp in loops[:2]] == \
-        [("blockIdx.x", blocks), ("threadIdx.x", threads)]
-    assert [int(lp.extent) for lp in loops[2:]] == ([n * n // (blocks * threads)]
-                                                   if n * n > blocks * threads else [])
+    assert [(lp.thread_binding, int(lp.extent)) for lp in loops[:2]] == [
+        ("blockIdx.x", blocks),
+        ("threadIdx.x", threads),
+    ]
+    assert [int(lp.extent) for lp in loops[2:]] == (
+        [n * n // (blocks * threads)] if n * n > blocks * threads else []
+    )
     again = sch.mod.script()
-    assert post.apply(sch) and sch.mod.script() == again      # bound blocks are left alone
+    assert post.apply(sch) and sch.mod.script() == again  # bound blocks are left alone

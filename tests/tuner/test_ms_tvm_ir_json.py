@@ -5,6 +5,7 @@ as they are. Without TVM: our graph equals the one TVM 0.21 wrote for the same p
 round-trips. With TVM: TVM loads every graph structurally equal to its parse of our text, and
 TVM's JSONDatabase reads a log tir-mlir tuned, replays its records and compiles a program
 that computes the right numbers."""
+
 import base64
 import json
 import struct
@@ -26,22 +27,68 @@ from workloads import matmul
 
 DATA = Path(__file__).parent.parent / "data"
 RECORDED = sorted(p.stem for p in (DATA / "tvm_ir_json").glob("*.json"))
-PROGRAMS = ["matmul", "mm_relu", "conv2d_pad", "softmax", "layernorm", "int8_matmul",
-            "transpose_add", "maxpool2d", "batch_matmul", "depthwise_conv2d", "conv2d_nhwc",
-            "fp16_chain", "where_ite"]
+PROGRAMS = [
+    "matmul",
+    "mm_relu",
+    "conv2d_pad",
+    "softmax",
+    "layernorm",
+    "int8_matmul",
+    "transpose_add",
+    "maxpool2d",
+    "batch_matmul",
+    "depthwise_conv2d",
+    "conv2d_nhwc",
+    "fp16_chain",
+    "where_ite",
+]
 # symbolic programs (tests/data/symbolic): sizes `n = T.int32()`, handles bound by
 # T.match_buffer, scalar parameters, int64 sizes
-SYMBOLIC = ["add", "axpy_float", "batch_matmul", "conv2d_hw", "extent_div", "extent_min",
-            "extent_product", "int64_scalar", "int_scalar_index", "layernorm", "matmul_n",
-            "matmul_nmk", "pad_if_then_else", "product_fused", "reduce_max", "relu_two_stage",
-            "reverse", "row_sum", "rowmax_nested", "scalar_extent", "scalar_f64_i64",
-            "scale_add", "scale_offset", "softmax", "transpose", "window_sum",
-            "axpy_chunk", "chunked_where", "triangular"]
+SYMBOLIC = [
+    "add",
+    "axpy_float",
+    "batch_matmul",
+    "conv2d_hw",
+    "extent_div",
+    "extent_min",
+    "extent_product",
+    "int64_scalar",
+    "int_scalar_index",
+    "layernorm",
+    "matmul_n",
+    "matmul_nmk",
+    "pad_if_then_else",
+    "product_fused",
+    "reduce_max",
+    "relu_two_stage",
+    "reverse",
+    "row_sum",
+    "rowmax_nested",
+    "scalar_extent",
+    "scalar_f64_i64",
+    "scale_add",
+    "scale_offset",
+    "softmax",
+    "transpose",
+    "window_sum",
+    "axpy_chunk",
+    "chunked_where",
+    "triangular",
+]
 # fields that hold a value, not a node; TVM's struct_info_ (derived by its PrimFunc
 # constructor) is left null by the writer
-_VALUES = {"dtype", "kind", "iter_type", "buffer_type", "data_alignment", "offset_factor",
-           "v_int64", "ndim", "purity"}
-_IMMS = ("ir.IntImm", "ir.FloatImm")           # whose "value" is a number
+_VALUES = {
+    "dtype",
+    "kind",
+    "iter_type",
+    "buffer_type",
+    "data_alignment",
+    "offset_factor",
+    "v_int64",
+    "ndim",
+    "purity",
+}
+_IMMS = ("ir.IntImm", "ir.FloatImm")  # whose "value" is a number
 
 
 def _program(name, folder="programs"):
@@ -55,8 +102,7 @@ def _tree(nodes, ref):
     for key, val in sorted(node.get("attrs", {}).items()):
         if key == "struct_info_":
             continue
-        literal = key in _VALUES or val == "null" or (key == "value" and
-                                                      node["type_key"] in _IMMS)
+        literal = key in _VALUES or val == "null" or (key == "value" and node["type_key"] in _IMMS)
         out.append((key, val if literal else _tree(nodes, int(val))))
     out.append(tuple(_tree(nodes, i) for i in node.get("data", ())))
     return tuple(out)
@@ -91,14 +137,14 @@ def test_round_trip(name):
     assert structural_hash(back) == structural_hash(mod)
 
 
-ANNOTATED_LOOP = '''
+ANNOTATED_LOOP = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32")):
     for i in T.serial(16, annotations={"pragma_x": 1}):
         with T.block("A"):
             vi = T.axis.remap("S", [i])
             A[vi] = A[vi] + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("name", SYMBOLIC)
@@ -118,17 +164,29 @@ def test_unsupported_constructs_are_named():
     with pytest.raises(ValueError, match="loop .* is not supported"):
         module_to_tvm_json(tir_mlir.parse(ANNOTATED_LOOP))
     with pytest.raises(ValueError, match="statement tir.Evaluate is not supported"):
-        tvm_json_to_script(json.dumps({"root": 1, "nodes": [
-            {"type_key": ""},
-            {"type_key": "ir.IRModule", "attrs": {"functions": "2"}},
-            {"type_key": "ffi.Map", "data": [3, 5]},
-            {"type_key": "ir.GlobalVar", "attrs": {"name_hint": "4"}},
-            {"type_key": "ffi.String", "repr_str": "main"},
-            {"type_key": "tir.PrimFunc", "attrs": {"params": "6", "buffer_map": "7",
-                                                   "attrs": "8", "body": "10"}},
-            {"type_key": "ffi.Array"}, {"type_key": "ffi.Map"},
-            {"type_key": "ir.DictAttrs", "attrs": {"__dict__": "9"}}, {"type_key": "ffi.Map"},
-            {"type_key": "tir.Evaluate", "attrs": {}}]}))
+        tvm_json_to_script(
+            json.dumps(
+                {
+                    "root": 1,
+                    "nodes": [
+                        {"type_key": ""},
+                        {"type_key": "ir.IRModule", "attrs": {"functions": "2"}},
+                        {"type_key": "ffi.Map", "data": [3, 5]},
+                        {"type_key": "ir.GlobalVar", "attrs": {"name_hint": "4"}},
+                        {"type_key": "ffi.String", "repr_str": "main"},
+                        {
+                            "type_key": "tir.PrimFunc",
+                            "attrs": {"params": "6", "buffer_map": "7", "attrs": "8", "body": "10"},
+                        },
+                        {"type_key": "ffi.Array"},
+                        {"type_key": "ffi.Map"},
+                        {"type_key": "ir.DictAttrs", "attrs": {"__dict__": "9"}},
+                        {"type_key": "ffi.Map"},
+                        {"type_key": "tir.Evaluate", "attrs": {}},
+                    ],
+                }
+            )
+        )
 
 
 def _graph_of(name="matmul"):
@@ -156,17 +214,21 @@ def test_hostile_graphs_are_refused():
     _extent(g)["attrs"]["value"] = "1) + T.evil("
     with pytest.raises(ValueError):
         tvm_json_to_script(json.dumps(g))
-    g = _graph_of()                         # an Add whose operand is itself
+    g = _graph_of()  # an Add whose operand is itself
     add = _first(g, "tir.Add")
     add["attrs"]["a"] = str(g["nodes"].index(add))
     with pytest.raises(ValueError, match="nested too deeply"):
         tvm_json_to_script(json.dumps(g))
-    g = _graph_of()                         # 60 levels of x + x: 2**60 terms if expanded
+    g = _graph_of()  # 60 levels of x + x: 2**60 terms if expanded
     add = _first(g, "tir.Add")
     prev = add["attrs"]["b"]
     for _ in range(60):
-        g["nodes"].append({"type_key": "tir.Add", "attrs": {"a": prev, "b": prev,
-                                                           "dtype": "float32", "span": "null"}})
+        g["nodes"].append(
+            {
+                "type_key": "tir.Add",
+                "attrs": {"a": prev, "b": prev, "dtype": "float32", "span": "null"},
+            }
+        )
         prev = str(len(g["nodes"]) - 1)
     add["attrs"]["b"] = prev
     with pytest.raises(ValueError, match="too large"):
@@ -190,11 +252,12 @@ def test_json_database_writes_tvm_graphs_and_reads_them(tmp_path):
     db = JSONDatabase(*paths)
     sch = tir_mlir.Schedule(mod)
     sch.parallel(sch.get_loops(sch.get_block("exp"))[0])
-    db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(mod), [1e-3],
-                                         "llvm -num-cores=2"))
+    db.commit_tuning_record(
+        TuningRecord(sch.trace, db.commit_workload(mod), [1e-3], "llvm -num-cores=2")
+    )
     (line,) = Path(paths[0]).read_text().splitlines()
     shash, payload = json.loads(line)
-    data = base64.b64decode(payload)            # TVM's form: length-prefixed graph text
+    data = base64.b64decode(payload)  # TVM's form: length-prefixed graph text
     assert struct.unpack("<Q", data[:8])[0] == len(data) - 8
     graph = json.loads(graph_from_payload(payload))
     assert graph["nodes"][graph["root"]]["type_key"] == "ir.IRModule"
@@ -220,8 +283,9 @@ def test_json_database_keeps_what_the_writer_does_not_cover(tmp_path):
 MAIN = matmul(64)
 
 
-@pytest.mark.parametrize("folder,name", [("programs", n) for n in PROGRAMS] +
-                         [("symbolic", n) for n in SYMBOLIC])
+@pytest.mark.parametrize(
+    "folder,name", [("programs", n) for n in PROGRAMS] + [("symbolic", n) for n in SYMBOLIC]
+)
 def test_tvm_loads_our_graph(folder, name):
     tvm = pytest.importorskip("tvm")
     mod = _program(name, folder)
@@ -238,12 +302,21 @@ def test_tvm_reads_a_tuned_log_as_it_is(tmp_path):
     tms = pytest.importorskip("tvm.meta_schedule")
     mod = tir_mlir.parse(MAIN)
     target = "llvm -num-cores=2"
-    db = ms.tune_tir(mod, target, str(tmp_path), max_trials_global=4, num_trials_per_iter=4,
-                     seed=0, cost_model="random", strategy="replay-trace")
+    db = ms.tune_tir(
+        mod,
+        target,
+        str(tmp_path),
+        max_trials_global=4,
+        num_trials_per_iter=4,
+        seed=0,
+        cost_model="random",
+        strategy="replay-trace",
+    )
     ours = db.get_all_tuning_records()
-    tdb = tms.database.JSONDatabase(path_workload=str(tmp_path / "database_workload.json"),
-                                    path_tuning_record=str(tmp_path /
-                                                           "database_tuning_record.json"))
+    tdb = tms.database.JSONDatabase(
+        path_workload=str(tmp_path / "database_workload.json"),
+        path_tuning_record=str(tmp_path / "database_tuning_record.json"),
+    )
     assert len(tdb) == len(ours) == 4
     tmod = tvm.script.from_source(mod.script())
     if not isinstance(tmod, tvm.IRModule):
@@ -253,7 +326,7 @@ def test_tvm_reads_a_tuned_log_as_it_is(tmp_path):
         sch = tir_mlir.Schedule(mod)
         record.trace.apply_to_schedule(sch)
         measured.add(sch.mod.script())
-    replayed = set()                # TVM lists the records in its own order
+    replayed = set()  # TVM lists the records in its own order
     for theirs in tdb.get_all_tuning_records():
         assert tvm.ir.structural_equal(theirs.workload.mod, tmod)
         tsch = tvm.tir.Schedule(theirs.workload.mod)
@@ -263,8 +336,7 @@ def test_tvm_reads_a_tuned_log_as_it_is(tmp_path):
     # TVM's compile_tir finds the best record (stored under the canonical target) and builds
     best = db.query_tuning_record(mod, target, "main")
     tsch = tms.tir_integration.compile_tir(tdb, tmod, tvm.target.Target(best.target))
-    assert tsch.mod["main"].script() == \
-        ms.tir_integration.compile_tir(db, mod, target).mod.script()
+    assert tsch.mod["main"].script() == ms.tir_integration.compile_tir(db, mod, target).mod.script()
     lib = tvm.compile(tsch.mod, target="llvm")
     a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
     c = tvm.nd.array(np.zeros((64, 64), "float32"))

@@ -2,6 +2,7 @@
 TVM writes, we query and replay; we write, TVM queries and replays (both write the program
 as TVM's serialised IRModule). A workloads file with TVMScript payloads (older tir-mlir
 files) still reads."""
+
 import base64
 import json
 
@@ -15,7 +16,7 @@ from tir_mlir.meta_schedule.target_key import canonical_target
 tvm = pytest.importorskip("tvm")
 ms = pytest.importorskip("tvm.meta_schedule")
 
-PROGRAM = '''# from tvm.script import ir as I
+PROGRAM = """# from tvm.script import ir as I
 # from tvm.script import tir as T
 
 @I.ir_module
@@ -34,7 +35,7 @@ class Module:
             with T.block("C"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 C[vi, vj] = T.max(Y[vi, vj], T.float32(0.0))
-'''
+"""
 TARGET = "llvm -num-cores=2"
 
 
@@ -45,8 +46,9 @@ def schedule(sch):
     j0, j1 = sch.split(j, factors=sch.sample_perfect_tile(j, n=2, max_innermost_factor=16))
     i0, i1 = sch.split(i, factors=[None, 8])
     sch.reorder(i0, j0, k, i1, j1)
-    sch.annotate(b, "meta_schedule.unroll_explicit",
-                 sch.sample_categorical([0, 16, 64], [0.25, 0.25, 0.5]))
+    sch.annotate(
+        b, "meta_schedule.unroll_explicit", sch.sample_categorical([0, 16, 64], [0.25, 0.25, 0.5])
+    )
     sch.reverse_compute_at(sch.get_block("C", func_name="main"), j0)
     sch.parallel(i0)
     sch.vectorize(j1)
@@ -72,12 +74,18 @@ def test_tvm_log_read_by_tir_mlir(tmp_path):
     sch = tvm.tir.Schedule(tmod, seed=7)
     schedule(sch)
     twl = tdb.commit_workload(tmod)
-    tdb.commit_tuning_record(ms.database.TuningRecord(
-        sch.trace, twl, [2e-4, 2.2e-4], tvm.target.Target(TARGET),
-        ms.arg_info.ArgInfo.from_prim_func(tmod["main"])))
+    tdb.commit_tuning_record(
+        ms.database.TuningRecord(
+            sch.trace,
+            twl,
+            [2e-4, 2.2e-4],
+            tvm.target.Target(TARGET),
+            ms.arg_info.ArgInfo.from_prim_func(tmod["main"]),
+        )
+    )
     del tdb
     mod = tir_mlir.parse(PROGRAM)
-    for converted in (False, True):     # TVM's file as it is; with TVMScript payloads
+    for converted in (False, True):  # TVM's file as it is; with TVMScript payloads
         if converted:
             tvm_workloads_to_script(paths[0])
         db = JSONDatabase(*paths)
@@ -97,8 +105,9 @@ def test_tir_mlir_log_read_by_tvm(tmp_path):
     schedule(sch)
     db = JSONDatabase(*paths)
     w = db.commit_workload(mod)
-    db.commit_tuning_record(TuningRecord(sch.trace, w, [3e-4], TARGET,
-                                         ArgInfo.from_entry_func(mod)))
+    db.commit_tuning_record(
+        TuningRecord(sch.trace, w, [3e-4], TARGET, ArgInfo.from_entry_func(mod))
+    )
     tdb = ms.database.JSONDatabase(*paths)
     tmod = tvm.script.from_source(PROGRAM)
     target = tvm.target.Target(TARGET)

@@ -2,6 +2,7 @@
 `@derived_object` subclasses of PyScheduleRule / PyPostproc / PyMutator / PyCostModel /
 PySearchStrategy / PyMeasureCallback, the built-in measure callbacks, SpaceGeneratorUnion and
 ApplyCustomRule (a block's `schedule_rule` annotation dispatched to a registered function)."""
+
 import logging
 import os
 import pickle
@@ -89,10 +90,18 @@ class Recorder(PyMeasureCallback):
     def __init__(self):
         self.calls = []
 
-    def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
-              runner_results) -> None:
-        self.calls.append((task_id, len(measure_candidates), list(builder_results),
-                           list(runner_results), task_scheduler.tasks_[task_id].ctx.task_name))
+    def apply(
+        self, task_scheduler, task_id, measure_candidates, builder_results, runner_results
+    ) -> None:
+        self.calls.append(
+            (
+                task_id,
+                len(measure_candidates),
+                list(builder_results),
+                list(runner_results),
+                task_scheduler.tasks_[task_id].ctx.task_name,
+            )
+        )
 
 
 def test_derived_rule_postproc_mutator_cost_model_callback_tune(tmp_path):
@@ -101,19 +110,27 @@ def test_derived_rule_postproc_mutator_cost_model_callback_tune(tmp_path):
     assert rule._outer() is rule
     # they pickle: the search replays candidates in worker processes with them
     assert type(pickle.loads(pickle.dumps(postproc))) is VectorizeInner
-    space = ms.space_generator.PostOrderApply(sch_rules=[rule], postprocs=[postproc],
-                                              mutator_probs={mutator: 1.0})
+    space = ms.space_generator.PostOrderApply(
+        sch_rules=[rule], postprocs=[postproc], mutator_probs={mutator: 1.0}
+    )
     model, recorder = CountingModel(), Recorder()
-    db = ms.tune_tir(mod, TARGET, str(tmp_path), max_trials_global=4, num_trials_per_iter=2,
-                     space=space, cost_model=model, database="memory", seed=0,
-                     num_tuning_cores=1,
-                     strategy=ms.search_strategy.EvolutionarySearch(population_size=8,
-                                                                    genetic_num_iters=2),
-                     measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"),
-                                        recorder])
+    db = ms.tune_tir(
+        mod,
+        TARGET,
+        str(tmp_path),
+        max_trials_global=4,
+        num_trials_per_iter=2,
+        space=space,
+        cost_model=model,
+        database="memory",
+        seed=0,
+        num_tuning_cores=1,
+        strategy=ms.search_strategy.EvolutionarySearch(population_size=8, genetic_num_iters=2),
+        measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), recorder],
+    )
     records = db.get_all_tuning_records()
     assert len(records) == 4 and any(r.is_valid for r in records)
-    for r in records:          # the rule's split and the postprocessor's vectorize
+    for r in records:  # the rule's split and the postprocessor's vectorize
         text = str(r.trace)
         assert "factors=[16, 4]" in text and "sch.vectorize(" in text
     best = ms.tir_integration.compile_tir(db, mod, TARGET)
@@ -131,9 +148,18 @@ def test_derived_rule_postproc_mutator_cost_model_callback_tune(tmp_path):
 def test_without_add_to_database_nothing_is_stored(tmp_path):
     """TVM's behaviour: the database is written by the AddToDatabase callback."""
     recorder = Recorder()
-    db = ms.tune_tir(parse(MATMUL), TARGET, str(tmp_path), max_trials_global=2,
-                     num_trials_per_iter=2, database="memory", cost_model="random",
-                     strategy="replay-trace", measure_callbacks=recorder, seed=0)
+    db = ms.tune_tir(
+        parse(MATMUL),
+        TARGET,
+        str(tmp_path),
+        max_trials_global=2,
+        num_trials_per_iter=2,
+        database="memory",
+        cost_model="random",
+        strategy="replay-trace",
+        measure_callbacks=recorder,
+        seed=0,
+    )
     assert len(db.get_all_tuning_records()) == 0
     assert [c[1] for c in recorder.calls] == [2]
     # no RemoveBuildArtifact either: the artifacts stay
@@ -144,13 +170,15 @@ def test_without_add_to_database_nothing_is_stored(tmp_path):
 class EachSketchOnce(PySearchStrategy):
     """TVM's PySearchStrategy protocol: measure every design space once, then stop.
     (tune_tir gives each task its own copy of the strategy: `used` lists those.)"""
+
     used: ClassVar[list] = []
 
     def _initialize_with_tune_context(self, context) -> None:
         self.task = context.task_name
 
-    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None,
-                   cost_model=None) -> None:
+    def pre_tuning(
+        self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None
+    ) -> None:
         self.spaces, self.done, self.notified, self.post = design_spaces, False, [], False
         self.used.append(self)
 
@@ -171,6 +199,7 @@ def _split_by(factor):
     def fn(sch):
         i, _, _ = sch.get_loops(sch.get_block("C"))
         sch.split(i, [None, factor])
+
     return fn
 
 
@@ -178,9 +207,20 @@ def test_derived_search_strategy_and_space_union(tmp_path):
     mod = parse(MATMUL)
     union = ms.space_generator.SpaceGeneratorUnion(
         [ms.space_generator.ScheduleFn(_split_by(8)), ms.space_generator.ScheduleFn(_split_by(16))],
-        postprocs=[], mutator_probs={})
-    db = ms.tune_tir(mod, TARGET, str(tmp_path), max_trials_global=8, space=union,
-                     strategy=EachSketchOnce(), database="memory", cost_model="random", seed=0)
+        postprocs=[],
+        mutator_probs={},
+    )
+    db = ms.tune_tir(
+        mod,
+        TARGET,
+        str(tmp_path),
+        max_trials_global=8,
+        space=union,
+        strategy=EachSketchOnce(),
+        database="memory",
+        cost_model="random",
+        seed=0,
+    )
     (strategy,) = EachSketchOnce.used
     assert strategy.task == "main" and strategy.post
     assert len(strategy.notified) == 2
@@ -194,7 +234,8 @@ def test_space_union_concatenates_and_initializes_each():
     rule = TileRule()
     inner = ms.space_generator.PostOrderApply(sch_rules=[rule], postprocs=[], mutator_probs={})
     union = ms.space_generator.SpaceGeneratorUnion(
-        [ms.space_generator.ScheduleFn(_split_by(8)), inner])
+        [ms.space_generator.ScheduleFn(_split_by(8)), inner]
+    )
     ctx = TuneContext(mod, TARGET, space_generator=union, task_name="t", rand_state=0)
     spaces = ctx.generate_design_space()
     assert len(spaces) == 2
@@ -202,20 +243,24 @@ def test_space_union_concatenates_and_initializes_each():
     assert "factors=[16, 4]" in str(spaces[1].trace)
     assert rule.initialized_for == "t"
     # the union's own postprocessors (from the target) are what the search runs
-    assert [type(p).__name__ for p in union.postprocs] == \
-        [type(p).__name__ for p in ms.postproc.create("llvm")]
+    assert [type(p).__name__ for p in union.postprocs] == [
+        type(p).__name__ for p in ms.postproc.create("llvm")
+    ]
 
 
 def test_derived_object_refuses_a_class_that_is_not_a_py_class():
     with pytest.raises(TypeError, match="user-facing method overriding class"):
+
         @ms.derived_object
         class NotPy(ms.schedule_rule.ScheduleRule):
             pass
 
 
-ANNOTATED = MATMUL.replace('vi, vj, vk = T.axis.remap("SSR", [i, j, k])',
-                           'vi, vj, vk = T.axis.remap("SSR", [i, j, k])\n'
-                           '            T.block_attr({"schedule_rule": "RULE"})')
+ANNOTATED = MATMUL.replace(
+    'vi, vj, vk = T.axis.remap("SSR", [i, j, k])',
+    'vi, vj, vk = T.axis.remap("SSR", [i, j, k])\n'
+    '            T.block_attr({"schedule_rule": "RULE"})',
+)
 
 
 @register_func("meta_schedule.cpu.test_tile_by_8")
@@ -255,7 +300,7 @@ def test_apply_custom_rule_unknown_name_warns_and_the_other_rules_apply(caplog):
         _, spaces = _spaces(ANNOTATED.replace("RULE", "no_such_rule"))
     assert 'Unknown schedule rule "no_such_rule"' in caplog.text
     assert "meta_schedule.cpu.no_such_rule" in caplog.text
-    assert len(spaces) > 1          # MultiLevelTiling's sketches
+    assert len(spaces) > 1  # MultiLevelTiling's sketches
     assert all("schedule_rule" not in s.mod.script() for s in spaces)
     assert all("sample_perfect_tile" in str(s.trace) for s in spaces)
 

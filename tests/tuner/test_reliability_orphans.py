@@ -1,5 +1,6 @@
 """Nothing outlives a killed tuner: its pool workers (in sessions of their own, a task hanging)
 die with it, and the build folders it could not delete are deleted by the next one."""
+
 import os
 import signal
 import subprocess
@@ -27,13 +28,12 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as f:          # a zombie waiting for init counts as gone
+    with open(f"/proc/{pid}/stat") as f:  # a zombie waiting for init counts as gone
         return f.read().split(") ")[1][0] != "Z"
 
 
 def test_worker_with_a_hanging_task_dies_with_a_killed_parent():
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
     try:
         worker = int(parent.stdout.readline())
         assert _alive(worker)

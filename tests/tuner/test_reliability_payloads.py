@@ -2,6 +2,7 @@
 file, a pickle that would) is planted in each input tir-mlir reads, and the marker never
 appears: trace JSON in both forms, MLIR schedule scripts, SQLite and JSON databases, an
 export_library pair, the cache folder, `-i` .npy inputs and MLIR programs / imported linalg."""
+
 import hashlib
 import json
 import os
@@ -86,8 +87,10 @@ def test_tvm_trace_json(tmp_path, marker):
 def test_mlir_schedule_script(tmp_path, marker):
     text = trace_to_mlir(_layout_schedule().trace)
     assert "lambda indices_0, indices_1" in text
-    text = text.replace("lambda indices_0, indices_1: (T.float32(7.0),)",
-                        "lambda i, j: " + CODE.format(marker=marker).replace("'", "\\'"))
+    text = text.replace(
+        "lambda indices_0, indices_1: (T.float32(7.0),)",
+        "lambda i, j: " + CODE.format(marker=marker).replace("'", "\\'"),
+    )
     s = tmp_path / "s.mlir"
     s.write_text(text)
     r = _cli("schedule", _program(tmp_path), "--transform", s)
@@ -98,8 +101,9 @@ def test_sqlite_database(tmp_path, marker):
     path = tmp_path / "db.sqlite"
     mod = tir_mlir.parse(MM)
     db = SQLiteDatabase(path)
-    db.commit_tuning_records([TuningRecord(_layout_schedule().trace, db.commit_workload(mod),
-                                           [1e-3], "llvm")])
+    db.commit_tuning_records(
+        [TuningRecord(_layout_schedule().trace, db.commit_workload(mod), [1e-3], "llvm")]
+    )
     db.close()
     conn = sqlite3.connect(path)
     conn.execute("UPDATE records SET trace = ?", (json.dumps(_payload_trace(marker)),))
@@ -114,8 +118,9 @@ def test_json_database(tmp_path, marker):
     paths = (tmp_path / "w.json", tmp_path / "r.json")
     mod = tir_mlir.parse(MM)
     db = JSONDatabase(*paths)
-    db.commit_tuning_records([TuningRecord(_layout_schedule().trace, db.commit_workload(mod),
-                                           [1e-3], "llvm")])
+    db.commit_tuning_records(
+        [TuningRecord(_layout_schedule().trace, db.commit_workload(mod), [1e-3], "llvm")]
+    )
     line = json.loads(paths[1].read_text())
     line[1][0][0][1][2][2] = f"lambda i, j: {CODE.format(marker=marker)}"
     paths[1].write_text(json.dumps(line) + "\n")
@@ -126,10 +131,16 @@ def test_json_database(tmp_path, marker):
 def test_export_library_pair(tmp_path, marker):
     path = tmp_path / "mm.so"
     tir_mlir.build(tir_mlir.parse(MM)).export_library(str(path))
-    src = (f'#include <stdio.h>\n__attribute__((constructor)) static void f(void) '
-           f'{{ fclose(fopen("{marker}", "w")); }}\n')
-    subprocess.run(["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(path)], input=src,
-                   text=True, check=True)
+    src = (
+        f"#include <stdio.h>\n__attribute__((constructor)) static void f(void) "
+        f'{{ fclose(fopen("{marker}", "w")); }}\n'
+    )
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(path)],
+        input=src,
+        text=True,
+        check=True,
+    )
     meta = json.loads(Path(f"{path}.json").read_text())
     meta["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     Path(f"{path}.json").write_text(json.dumps(meta))
@@ -157,8 +168,9 @@ def test_npy_input(tmp_path, marker):
 
 
 def test_mlir_program_and_imported_linalg(tmp_path, marker):
-    text = (f'module attributes {{x = "{CODE.format(marker=marker)}"}} {{\n'
-            f'  "tir."() : () -> ()\n}}\n')
+    text = (
+        f'module attributes {{x = "{CODE.format(marker=marker)}"}} {{\n  "tir."() : () -> ()\n}}\n'
+    )
     f = tmp_path / "f.mlir"
     f.write_text(text)
     r = _cli("parse", f)

@@ -2,6 +2,7 @@
 not finite is a failure (never chosen), a database row whose stored mean_sec disagrees with its
 run times is skipped, a database holding a trigger or view is refused, JSONDatabase writers in
 two processes keep every record, and a damaged reference.npz is made again on resume."""
+
 import json
 import multiprocessing
 import sqlite3
@@ -20,15 +21,17 @@ from tir_mlir.meta_schedule.runner.reference import is_reference
 from tir_mlir.meta_schedule.runner.runner import RunnerResult
 
 
-@pytest.mark.parametrize("secs", [[-1e-3], [0.0], [float("nan")], [float("inf")], ["fast"],
-                                  [None], [True], "0.1", 5])
+@pytest.mark.parametrize(
+    "secs", [[-1e-3], [0.0], [float("nan")], [float("inf")], ["fast"], [None], [True], "0.1", 5]
+)
 def test_bad_run_times_are_failures(secs):
     r = RunnerResult(secs)
     assert r.run_secs is None and r.error_msg.startswith("InvalidResult: ")
     mod = tir_mlir.parse(MM)
-    rec = TuningRecord(Schedule(mod).trace, SQLiteDatabase(":memory:").commit_workload(mod),
-                       secs, "llvm")
-    if secs == [0.0]:   # no runner measures 0 s, but a record may hold it, as TVM's do
+    rec = TuningRecord(
+        Schedule(mod).trace, SQLiteDatabase(":memory:").commit_workload(mod), secs, "llvm"
+    )
+    if secs == [0.0]:  # no runner measures 0 s, but a record may hold it, as TVM's do
         assert rec.is_valid and rec.mean_sec == 0.0
     else:
         assert not rec.is_valid and rec.mean_sec is None
@@ -50,12 +53,14 @@ def test_tampered_rows_are_never_best(tmp_path):
     db, mod, w = _db_with_records(tmp_path / "db.sqlite", [3e-3, 2e-3, 4e-3])
     db.close()
     conn = sqlite3.connect(tmp_path / "db.sqlite")
-    conn.execute("UPDATE records SET mean_sec = -1 WHERE id = 1")      # 3 ms claims -1
+    conn.execute("UPDATE records SET mean_sec = -1 WHERE id = 1")  # 3 ms claims -1
     conn.execute("UPDATE records SET run_secs = '[-5.0]', mean_sec = -5 WHERE id = 3")
     conn.execute("UPDATE records SET run_secs = '[\"x\"]', mean_sec = -9 WHERE id = 2")
-    conn.execute("INSERT INTO records (workload, target, trace, run_secs, mean_sec, created) "
-                 "SELECT workload, target, trace, '[5e-3]', 5e-3, created FROM records "
-                 "WHERE id = 1")
+    conn.execute(
+        "INSERT INTO records (workload, target, trace, run_secs, mean_sec, created) "
+        "SELECT workload, target, trace, '[5e-3]', 5e-3, created FROM records "
+        "WHERE id = 1"
+    )
     conn.commit()
     conn.close()
     db = SQLiteDatabase(tmp_path / "db.sqlite")
@@ -64,9 +69,13 @@ def test_tampered_rows_are_never_best(tmp_path):
     assert db.query_best(mod, "llvm").mean_sec == 5e-3
 
 
-@pytest.mark.parametrize("sql", [
-    "CREATE TRIGGER wipe AFTER INSERT ON records BEGIN DELETE FROM records; END",
-    "CREATE VIEW v AS SELECT * FROM records"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TRIGGER wipe AFTER INSERT ON records BEGIN DELETE FROM records; END",
+        "CREATE VIEW v AS SELECT * FROM records",
+    ],
+)
 def test_database_with_a_trigger_or_view_is_refused(tmp_path, sql):
     _db_with_records(tmp_path / "db.sqlite", [1e-3])[0].close()
     conn = sqlite3.connect(tmp_path / "db.sqlite")
@@ -83,8 +92,7 @@ def _writer(paths, n, start):
     w = db.commit_workload(mod)
     start.wait()
     for k in range(n):
-        db.commit_tuning_records([TuningRecord(Schedule(mod).trace, w, [1e-3 + k * 1e-6],
-                                               "llvm")])
+        db.commit_tuning_records([TuningRecord(Schedule(mod).trace, w, [1e-3 + k * 1e-6], "llvm")])
 
 
 def test_json_database_concurrent_writers_keep_every_record(tmp_path):

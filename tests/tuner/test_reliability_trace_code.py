@@ -1,6 +1,7 @@
 """A tuning record's text never becomes code: every lambda a printed trace holds (index_map,
 pad_value, gen_new_ranges) is parsed and printed again from its parse, or refused; the script
 `tir-mlir tune` writes escapes the record's other strings."""
+
 import json
 import subprocess
 import sys
@@ -22,11 +23,22 @@ PAYLOAD = "lambda i, j: 0, **{{'x': __import__('os').system('touch {marker}')}}"
 
 def _layout(pad_value, index_map="lambda i, j: (j, i)") -> dict:
     """A transform_layout record over a bijection: the pad value is never used."""
-    return {"insts": [
-        {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
-        {"name": "transform_layout", "args": {
-            "block": {"rv": "b0"}, "buffer": ["write", 0], "index_map": index_map,
-            "pad_value": pad_value, "assume_injective_transform": False}, "outputs": None}]}
+    return {
+        "insts": [
+            {"name": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": "b0"},
+            {
+                "name": "transform_layout",
+                "args": {
+                    "block": {"rv": "b0"},
+                    "buffer": ["write", 0],
+                    "index_map": index_map,
+                    "pad_value": pad_value,
+                    "assume_injective_transform": False,
+                },
+                "outputs": None,
+            },
+        ]
+    }
 
 
 def test_pad_value_payload_of_a_bijection_is_refused_on_load(tmp_path):
@@ -46,8 +58,9 @@ def test_a_constructed_trace_is_refused_on_replay_and_on_print(key, tmp_path):
         str(Trace([inst]))
     sch = Schedule(parse(MM))
     with pytest.raises(ScheduleError):
-        sch.transform_layout(sch.get_block("C"), ("write", 0),
-                             args["index_map"], pad_value=args["pad_value"])
+        sch.transform_layout(
+            sch.get_block("C"), ("write", 0), args["index_map"], pad_value=args["pad_value"]
+        )
     assert not marker.exists()
 
 
@@ -73,7 +86,7 @@ def test_tvm_json_payload_is_refused(tmp_path):
     sch = Schedule(parse(MM))
     sch.transform_layout(sch.get_block("C"), ("write", 0), lambda i, j: (j, i), pad_value=7.0)
     tvm = to_tvm_json(sch.trace)
-    tvm[0][1][2][2] = PAYLOAD.format(marker=marker)         # TransformLayout's pad_value
+    tvm[0][1][2][2] = PAYLOAD.format(marker=marker)  # TransformLayout's pad_value
     with pytest.raises(TraceError, match="pad_value"):
         Trace.from_json(json.dumps(tvm))
     assert not marker.exists()
@@ -87,7 +100,6 @@ def test_best_schedule_script_escapes_the_record_target(tmp_path):
     rec.target = f"llvm\nopen({str(marker)!r}, 'w')\n#"
     script = tmp_path / "best_schedule.py"
     script.write_text(schedule_script(rec, "mm.py", "main", None) + "schedule(None)\n")
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       check=False)
-    assert "NoneType" in p.stderr          # the script ran as far as the trace's first step
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert "NoneType" in p.stderr  # the script ran as far as the trace's first step
     assert not marker.exists()

@@ -1,6 +1,7 @@
 """A TVM JSON trace's index map is an object graph from a file: a graph whose nodes are shared
 (a DAG that doubles at each level) is expanded with bounded work and a long one refused, and a
 cyclic one is a TraceError, not a RecursionError."""
+
 import json
 import time
 
@@ -31,17 +32,22 @@ def _with_graph(edit):
 
 
 def _add_node(nodes, a, b):
-    nodes.append({"type_key": "tir.Add", "attrs": {"a": str(a), "b": str(b), "dtype": "int32",
-                                                    "span": "null"}})
+    nodes.append(
+        {
+            "type_key": "tir.Add",
+            "attrs": {"a": str(a), "b": str(b), "dtype": "int32", "span": "null"},
+        }
+    )
     return len(nodes) - 1
 
 
 def test_doubling_dag_is_refused_quickly():
     def dag(nodes, final):
         k = final["data"][0]
-        for _ in range(30):                  # 2**30 leaves if expanded as a tree
+        for _ in range(30):  # 2**30 leaves if expanded as a tree
             k = _add_node(nodes, k, k)
         final["data"][0] = k
+
     text = _with_graph(dag)
     assert len(text) < 10000
     start = time.perf_counter()
@@ -56,6 +62,7 @@ def test_small_dag_is_expanded():
         for _ in range(3):
             k = _add_node(nodes, k, k)
         final["data"][0] = k
+
     trace = Trace.from_json(_with_graph(dag))
     assert trace.insts[1].args["index_map"].endswith("(j + j + (j + j) + (j + j + (j + j)), i,)")
 
@@ -65,6 +72,7 @@ def test_cyclic_graph_is_a_trace_error():
         k = _add_node(nodes, 0, 0)
         nodes[k]["attrs"]["a"] = nodes[k]["attrs"]["b"] = str(k)
         final["data"][0] = k
+
     with pytest.raises(TraceError, match="cycle"):
         Trace.from_json(_with_graph(cycle))
 
@@ -75,5 +83,6 @@ def test_long_chain_is_not_a_recursion_error():
         for _ in range(20000):
             k = _add_node(nodes, k, final["data"][1])
         final["data"][0] = k
+
     with pytest.raises(TraceError, match="longer than|nested too deeply"):
         Trace.from_json(_with_graph(chain))

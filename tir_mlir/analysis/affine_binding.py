@@ -3,6 +3,7 @@ and splits of its loops, each loop in one binding (a surjective iter map, read_i
 `v0 * 2 + v1` may overlap, `l * 16` may not skip), and its T.where only bounds such an
 iterator (`i_0 * 4 + i_1 < 10` after a split, `2 <= j`). Bindings like `15 - i`,
 `(i + j) % 16`, `i // 2 * 2 + j % 2`, or `T.where(i < j)` are not."""
+
 from typing import Optional
 
 from mlir import ir
@@ -58,14 +59,14 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
     # bindings to constants (unit loops included) take no part in the iter map
     exprs = [e for e, ks in zip(binds, used) if any(extents[k] > 1 for k in ks)]
     try:
-        read_groups(exprs, mins, extents, names, all_used=False, reverse=False,
-                    surjective=True)
+        read_groups(exprs, mins, extents, names, all_used=False, reverse=False, surjective=True)
     except NotInvertible as e:
         return f"its bindings are not an iter map of its loops: {e}"
     predicate = b.predicate
     if predicate is not None:
-        fused = [frozenset(linear(e)[0].items()) for e in binds
-                 if linear(e) is not None and linear(e)[0]]
+        fused = [
+            frozenset(linear(e)[0].items()) for e in binds if linear(e) is not None and linear(e)[0]
+        ]
         for c in predicate.constraints:
             lin = _dims_linear(c.expr if dims is None else substitute(c.expr, dims))
             if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
@@ -81,8 +82,9 @@ def _dims_linear(expr: ir.AffineExpr) -> Optional[tuple]:
         return linear(expr)
     n_dim = max(dims_of(expr), default=-1) + 1
     dims = [ir.AffineExpr.get_dim(k) for k in range(n_dim)]
-    at = [linear(sym_substitute(expr, dims, [ir.AffineExpr.get_constant(v)] * n_sym))
-          for v in (0, 1)]
+    at = [
+        linear(sym_substitute(expr, dims, [ir.AffineExpr.get_constant(v)] * n_sym)) for v in (0, 1)
+    ]
     if at[0] is None or at[1] is None or at[0][0] != at[1][0]:
         return None
     return at[0][0], 0
@@ -105,7 +107,8 @@ def _only_uses(v: ir.Value, fixed) -> bool:
         return False
     op = v.owner
     return op.name == "arith.constant" or (
-        len(op.operands) > 0 and all(_only_uses(x, fixed) for x in op.operands))
+        len(op.operands) > 0 and all(_only_uses(x, fixed) for x in op.operands)
+    )
 
 
 def _bounds_an_iterator(coeffs: dict, fused) -> bool:

@@ -8,6 +8,7 @@ Three small toolkits over the `tir` representation of docs/design.md:
   back as tree-shaped arith ops (one use per op, as the printer expects);
 - structure: walking ops, the enclosing loops of a block, substituting a value use by use.
 """
+
 from typing import Callable, List, Optional
 
 from mlir import ir
@@ -23,8 +24,14 @@ from tir_mlir.ir.index_dtypes import mark_constants
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir.region_overrides import accumulator_reads, writes_first
 
-INDEX_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "affine.apply",
-             "arith.constant")
+INDEX_OPS = (
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.floordivsi",
+    "affine.apply",
+    "arith.constant",
+)
 
 
 class NotAffine(Exception):
@@ -71,6 +78,7 @@ def accesses(op, allocs: Optional[list] = None) -> list:
         elif allocs is not None and name == "memref.alloc":
             allocs.append(o.result)
         return ir.WalkResult.ADVANCE
+
     _op(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return res
 
@@ -126,6 +134,7 @@ def _tvm_access_order(acc: list) -> list:
         for b, h in hosts:
             if h is not None and h == a[0]:
                 emit(b)
+
     for a, h in hosts:
         if h is None or not any(h == b[0] for b in acc):
             emit(a)
@@ -140,7 +149,7 @@ def block_reads(block: Block) -> list:
     written = _writes(acc, local) if block.init is not None else []
     loaded = [b for b in _unique(buf for _, k, buf in acc if k == "load") if b not in local]
     out = [b for b in loaded if b not in written]
-    if block.init is None and writes_first(block.op):      # decompose_reduction's update
+    if block.init is None and writes_first(block.op):  # decompose_reduction's update
         mine = [b for b in _writes(acc, local) if b in out]
         out = mine + [b for b in out if b not in mine]
     # unless the written T.reads listed them (region_overrides.accumulator_reads): TVM's
@@ -225,7 +234,8 @@ def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
     if name == "arith.subi":
         return to_affine(ops[0], leaves) - to_affine(ops[1], leaves)
     if name in ("arith.muli", "arith.floordivsi") or (
-            name == "tir.call" and ir.StringAttr(o.attributes["callee"]).value == "floormod"):
+        name == "tir.call" and ir.StringAttr(o.attributes["callee"]).value == "floormod"
+    ):
         a, b = to_affine(ops[0], leaves), to_affine(ops[1], leaves)
         if name == "arith.muli":
             if const_of(a) is None and const_of(b) is None:
@@ -233,8 +243,11 @@ def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
             return a * b
         if const_of(b) is None or const_of(b) <= 0:
             raise NotAffine("division by a non-constant")
-        return (ir.AffineExpr.get_floor_div(a, b) if name == "arith.floordivsi"
-                else ir.AffineExpr.get_mod(a, b))
+        return (
+            ir.AffineExpr.get_floor_div(a, b)
+            if name == "arith.floordivsi"
+            else ir.AffineExpr.get_mod(a, b)
+        )
     if name == "affine.apply":
         m = ir.AffineMapAttr(o.attributes["map"]).value
         subs = [to_affine(v, leaves) for v in ops]
@@ -278,8 +291,9 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     if isinstance(e, ir.AffineAddExpr):
         # a + b * -c prints as a - b * c, a + -c as a - c (TVM style)
         if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:
-            return arith.SubIOp(emit_index(lhs, leaves),
-                                emit_index(ir.AffineExpr.get_constant(-rhs.value), leaves)).result
+            return arith.SubIOp(
+                emit_index(lhs, leaves), emit_index(ir.AffineExpr.get_constant(-rhs.value), leaves)
+            ).result
         if isinstance(rhs, ir.AffineMulExpr) and (const_of(rhs.rhs) or 0) < 0:
             pos = rhs.lhs * (-const_of(rhs.rhs))
             return arith.SubIOp(emit_index(lhs, leaves), emit_index(pos, leaves)).result
@@ -289,9 +303,12 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     if isinstance(e, ir.AffineFloorDivExpr):
         return arith.FloorDivSIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
     if isinstance(e, ir.AffineModExpr):
-        return ir.Operation.create("tir.call", results=[index],
-                                   operands=[emit_index(lhs, leaves), emit_index(rhs, leaves)],
-                                   attributes={"callee": ir.StringAttr.get("floormod")}).result
+        return ir.Operation.create(
+            "tir.call",
+            results=[index],
+            operands=[emit_index(lhs, leaves), emit_index(rhs, leaves)],
+            attributes={"callee": ir.StringAttr.get("floormod")},
+        ).result
     raise NotAffine(f"cannot emit {expr}")
 
 
@@ -311,7 +328,8 @@ def erase_region_block(block: ir.Block):
     """Erase a region block (the bindings have no Block.erase): move it into a scratch op
     built beside its owner, then erase that op. Its ops must have no outside uses left."""
     owner = block.owner
-    scratch = ir.Operation.create(Block.OP_NAME, regions=1, loc=owner.location,
-                                  ip=ir.InsertionPoint(owner))
+    scratch = ir.Operation.create(
+        Block.OP_NAME, regions=1, loc=owner.location, ip=ir.InsertionPoint(owner)
+    )
     block.append_to(scratch.regions[0])
     erase(scratch)

@@ -7,6 +7,7 @@ in `subst` replaced by a fresh value `subst[value](user)` built right before its
 copy stays tree-shaped; block arguments (loop IVs, iter vars) and values defined outside the
 `within` op are used as they are.
 """
+
 from typing import Callable, Dict, Optional
 
 from mlir import ir
@@ -19,8 +20,9 @@ Subst = Dict[ir.Value, Callable[[ir.Operation], ir.Value]]
 PURE_PREFIXES = ("arith.", "math.", "tir.call", "affine.apply", "memref.load", "scf.if")
 
 
-def clone_tree(value: ir.Value, before: ir.Operation, subst: Subst,
-               within: Optional[ir.Operation] = None) -> ir.Value:
+def clone_tree(
+    value: ir.Value, before: ir.Operation, subst: Subst, within: Optional[ir.Operation] = None
+) -> ir.Value:
     """A copy of the expression computing `value`, built before `before` (see module doc).
     `within`: only ops nested in it are copied (None: every op-defined value is)."""
     if value in subst:
@@ -42,8 +44,11 @@ def clone_tree(value: ir.Value, before: ir.Operation, subst: Subst,
         for k, v in enumerate(list(inner.operands)):
             if v in subst:
                 inner.operands[k] = subst[v](inner)
-            elif not isinstance(v.owner, ir.Block) and not is_ancestor(new, op_of(v.owner)) \
-                    and (within is None or is_ancestor(within, op_of(v.owner))):
+            elif (
+                not isinstance(v.owner, ir.Block)
+                and not is_ancestor(new, op_of(v.owner))
+                and (within is None or is_ancestor(within, op_of(v.owner)))
+            ):
                 inner.operands[k] = clone_tree(v, new, subst, within)
     return new.results[ir.OpResult(value).result_number]
 
@@ -54,8 +59,7 @@ def erase_dead(value: ir.Value):
     if isinstance(owner, ir.Block):
         return
     op = op_of(owner)
-    if not op.name.startswith(PURE_PREFIXES) or any(True for r in op.results
-                                                     for _ in r.uses):
+    if not op.name.startswith(PURE_PREFIXES) or any(True for r in op.results for _ in r.uses):
         return
     operands = list(op.operands)
     erase(op)

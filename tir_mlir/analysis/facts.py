@@ -31,7 +31,11 @@ def _multiple_of(e: ir.AffineExpr, operands):
     if not isinstance(e, ir.AffineModExpr):
         return None
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
-    if isinstance(lhs, ir.AffineSymbolExpr) and isinstance(rhs, ir.AffineConstantExpr) \
-            and rhs.value > 0 and lhs.position < len(operands):
+    if (
+        isinstance(lhs, ir.AffineSymbolExpr)
+        and isinstance(rhs, ir.AffineConstantExpr)
+        and rhs.value > 0
+        and lhs.position < len(operands)
+    ):
         return operands[lhs.position], rhs.value
     return None

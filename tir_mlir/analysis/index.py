@@ -20,6 +20,7 @@ symbols, kept in place: its range is [0, unknown). What is no linear form over c
 (`f // n`, `i * n` after a fuse over a symbolic extent) is the atom ("x", expr), an
 AffineExpr over the already-substituted operands, left as MLIR simplifies it.
 """
+
 import math
 from dataclasses import dataclass
 from typing import Callable, Dict, Sequence, Tuple
@@ -36,6 +37,7 @@ Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
 class Lin:
     """sum(coeff * atom) + const; atoms are ("v", k) | ("div", Lin, c) | ("mod", Lin, c) |
     ("s", k) (symbol k) | ("x", AffineExpr) (an expression with no linear form)."""
+
     terms: Tuple[Tuple[tuple, int], ...] = ()
     const: int = 0
 
@@ -76,7 +78,7 @@ def bounds(e: Lin, ranges: Ranges) -> Tuple[Int, Int]:
     return lo, hi
 
 
-UNKNOWN = 1 << 40      # the bound of what has none known
+UNKNOWN = 1 << 40  # the bound of what has none known
 
 
 def symbol(k: int) -> Lin:
@@ -131,7 +133,7 @@ def floordiv(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
     if 0 <= lo and hi < c:
         return q
     if len(e.terms) == 1 and e.const == 0 and e.terms[0][1] == 1 and e.terms[0][0][0] == "div":
-        inner = e.terms[0][0]                   # (x // a) // c -> x // (a * c)
+        inner = e.terms[0][0]  # (x // a) // c -> x // (a * c)
         return floordiv(inner[1], inner[2] * c, ranges, marks)
     lo, hi = bounds(e, ranges)
     if lo // c == hi // c:
@@ -150,9 +152,9 @@ def mod(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
         return r
     if len(r.terms) == 1 and r.const == 0 and r.terms[0][1] == 1:
         atom = r.terms[0][0]
-        if atom[0] == "div":                    # (x // a) % c -> x % (a * c) // a
+        if atom[0] == "div":  # (x // a) % c -> x % (a * c) // a
             return floordiv(mod(atom[1], atom[2] * c, ranges, marks), atom[2], ranges, marks)
-        if atom[0] == "mod" and atom[2] % c == 0:   # (x % (a * c)) % c -> x % c
+        if atom[0] == "mod" and atom[2] % c == 0:  # (x % (a * c)) % c -> x % c
             return mod(atom[1], c, ranges, marks)
     return Lin(((("mod", r, c), 1),))
 
@@ -225,15 +227,22 @@ def _recombinable(d, x: Lin, c: int, k: int):
     if d.get(("div", x, c)) == k * c:
         yield ("div", x, c), x
     for atom, kk in d.items():
-        if atom[0] == "div" and atom[2] == c and kk == k * c and len(atom[1].terms) == 1 \
-                and atom[1].const == 0 and atom[1].terms[0][1] == 1:
+        if (
+            atom[0] == "div"
+            and atom[2] == c
+            and kk == k * c
+            and len(atom[1].terms) == 1
+            and atom[1].const == 0
+            and atom[1].terms[0][1] == 1
+        ):
             inner = atom[1].terms[0][0]
             if inner[0] == "mod" and inner[1] == x and inner[2] % c == 0:
                 yield atom, atom[1]
 
 
-def from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
-                marks: bool = False) -> Lin:
+def from_affine(
+    expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges, marks: bool = False
+) -> Lin:
     """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges` (`marks`:
     keep sums of iterators whole under // and %, as TVM's block bindings do)."""
     fast = _linear_of(expr, dims)
@@ -259,8 +268,9 @@ def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
     return Lin(tuple(terms.items()), const)
 
 
-def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
-                 marks: bool = False) -> Lin:
+def _from_affine(
+    expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges, marks: bool = False
+) -> Lin:
     expr = _downcast(expr)
     if isinstance(expr, ir.AffineDimExpr):
         return dims[expr.position]
@@ -277,11 +287,15 @@ def _from_affine(expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges,
             return lhs.scale(rhs.const)
         if lhs.is_const:
             return rhs.scale(lhs.const)
-        return opaque(to_affine(lhs) * to_affine(rhs))   # semi-affine: `i * n`
-    if not rhs.is_const:        # by a symbol (`f // n` after fusing a loop over n)
-        get = (ir.AffineExpr.get_floor_div if isinstance(expr, ir.AffineFloorDivExpr) else
-               ir.AffineExpr.get_mod if isinstance(expr, ir.AffineModExpr) else
-               ir.AffineExpr.get_ceil_div)
+        return opaque(to_affine(lhs) * to_affine(rhs))  # semi-affine: `i * n`
+    if not rhs.is_const:  # by a symbol (`f // n` after fusing a loop over n)
+        get = (
+            ir.AffineExpr.get_floor_div
+            if isinstance(expr, ir.AffineFloorDivExpr)
+            else ir.AffineExpr.get_mod
+            if isinstance(expr, ir.AffineModExpr)
+            else ir.AffineExpr.get_ceil_div
+        )
         return opaque(get(to_affine(lhs), to_affine(rhs)))
     if rhs.const <= 0:
         raise ValueError("division by a non-positive constant")
@@ -306,14 +320,23 @@ def to_affine(e: Lin, dim: Callable[[int], ir.AffineExpr] = ir.AffineDimExpr.get
         elif atom[0] == "s":
             a = ir.AffineSymbolExpr.get(atom[1])
         elif atom[0] == "x":
-            a = atom[1] if dim is ir.AffineDimExpr.get else \
-                substitute(atom[1], [dim(k) for k in range(_max_dim(atom[1]) + 1)],
-                           [ir.AffineSymbolExpr.get(k) for k in range(_max_symbol(atom[1]) + 1)])
+            a = (
+                atom[1]
+                if dim is ir.AffineDimExpr.get
+                else substitute(
+                    atom[1],
+                    [dim(k) for k in range(_max_dim(atom[1]) + 1)],
+                    [ir.AffineSymbolExpr.get(k) for k in range(_max_symbol(atom[1]) + 1)],
+                )
+            )
         else:
             inner = to_affine(atom[1], dim)
             c = ir.AffineConstantExpr.get(atom[2])
-            a = (ir.AffineExpr.get_floor_div(inner, c) if atom[0] == "div"
-                 else ir.AffineExpr.get_mod(inner, c))
+            a = (
+                ir.AffineExpr.get_floor_div(inner, c)
+                if atom[0] == "div"
+                else ir.AffineExpr.get_mod(inner, c)
+            )
         t = a if k == 1 else a * k
         out = t if out is None else out + t
     if out is None:
@@ -337,7 +360,7 @@ def _max_symbol(expr) -> int:
 
 
 def _max_dim(expr) -> int:
-    expr = _downcast(expr)     # (isinstance on a plain AffineExpr aborts in the bindings)
+    expr = _downcast(expr)  # (isinstance on a plain AffineExpr aborts in the bindings)
     if isinstance(expr, ir.AffineDimExpr):
         return expr.position
     if isinstance(expr, ir.AffineBinaryExpr):

@@ -8,6 +8,7 @@ key of a division it understands. What is linear is fixed here: constants, `+`, 
 constant. A floordiv/mod/ceildiv is linear only through the caller's `division` rule, and an
 SSA value that is none of these is the caller's `leaf`.
 """
+
 from typing import Callable, Dict, Hashable, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from mlir import ir
@@ -19,6 +20,7 @@ class Linear:
     """sum(coefficient * atom) + const, with no zero coefficient. Treat as immutable: forms
     are cached and shared. Sums and multiples keep the class of the left operand, so a
     subclass (the vectorizer's lane forms) stays itself under arithmetic."""
+
     __slots__ = ("terms", "const")
 
     def __init__(self, terms: Union[Mapping, Iterable] = (), const: int = 0):
@@ -48,7 +50,7 @@ class Linear:
     def __eq__(self, other) -> bool:
         return isinstance(other, Linear) and self.key() == other.key()
 
-    __hash__ = None       # mutable dict inside; use key()
+    __hash__ = None  # mutable dict inside; use key()
 
     def __iter__(self):
         """Unpacks as the pair (terms, const)."""
@@ -67,9 +69,12 @@ _DIVISIONS = (ir.AffineFloorDivExpr, ir.AffineModExpr, ir.AffineCeilDivExpr)
 _PLAIN: dict = {}
 
 
-def linear(expr: ir.AffineExpr, dims: Optional[Sequence[Optional[Linear]]] = None,
-              symbols: Optional[Sequence[Optional[Linear]]] = None,
-              division: Optional[Division] = None) -> Optional[Linear]:
+def linear(
+    expr: ir.AffineExpr,
+    dims: Optional[Sequence[Optional[Linear]]] = None,
+    symbols: Optional[Sequence[Optional[Linear]]] = None,
+    division: Optional[Division] = None,
+) -> Optional[Linear]:
     """The form of `expr`, None when it is not linear. Dim k is `dims[k]` (default: the atom
     k, its position), symbol k is `symbols[k]` (default: not linear); a division is
     `division(kind, lhs, rhs)` (default: not linear). The default form is cached: affine
@@ -115,8 +120,9 @@ def _constant_int(value: ir.Value) -> Optional[int]:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
-def value_linear(value: ir.Value, leaf: Callable[[ir.Value], Optional[Linear]],
-             cache: Optional[dict] = None) -> Optional[Linear]:
+def value_linear(
+    value: ir.Value, leaf: Callable[[ir.Value], Optional[Linear]], cache: Optional[dict] = None
+) -> Optional[Linear]:
     """The form of an SSA integer value over `arith.constant`, `arith.addi`, `arith.subi` and
     `arith.muli` by a constant; any other value (a loop IV, a load, a product of two
     variables, a division) is `leaf(value)`, None when the caller has no form for it.

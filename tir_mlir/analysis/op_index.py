@@ -15,6 +15,7 @@ The index reports to one listener, the `Rewriter` of the schedule whose primitiv
 (tir_mlir/schedule/rewriter.py). `TIR_MLIR_CHECK_INDEX=1` (set by the tests) compares the
 index with a fresh walk after every primitive.
 """
+
 import os
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -34,14 +35,14 @@ class OpIndex:
         self.mod = mod
         self.ops: Dict[int, ir.Operation] = {}
         self.blocks: Dict[Tuple[str, str], List[ir.Operation]] = {}
-        self.gone: Set[int] = set()     # sids whose op the running primitive erased
+        self.gone: Set[int] = set()  # sids whose op the running primitive erased
         self.walks = 0
         self._walk()
 
     def _walk(self):
         ops, blocks = {}, {}
         for name, f in self.mod.functions.items():
-            for op in [f, *_handle_ops(f)]:    # f: the implicit root block
+            for op in [f, *_handle_ops(f)]:  # f: the implicit root block
                 a = op.attributes
                 if SID in a:
                     ops[ir.IntegerAttr(a[SID]).value] = op
@@ -99,7 +100,7 @@ class OpIndex:
                     self.gone.add(sid)
             if op.name == "tir.block":
                 blocks.append(op)
-        if blocks:      # (under any name: a block renamed since it was indexed is there too)
+        if blocks:  # (under any name: a block renamed since it was indexed is there too)
             for key, found in self.blocks.items():
                 if any(b == op for b in found for op in blocks):
                     self.blocks[key] = [b for b in found if not any(b == op for op in blocks)]
@@ -115,8 +116,10 @@ class OpIndex:
         alive = [b for bs in fresh.blocks.values() for b in bs]
         for key, ops in self.blocks.items():
             if any(not any(op == b for b in alive) for op in ops):
-                return f"block {key[1]!r} of function {key[0]!r} maps to an op that is " \
-                       f"not a block of the module"
+                return (
+                    f"block {key[1]!r} of function {key[0]!r} maps to an op that is "
+                    f"not a block of the module"
+                )
         return None
 
 
@@ -133,10 +136,11 @@ def _handle_ops(f) -> List[ir.Operation]:
     """The blocks and loops in function `f`: the only ops handles (and so sids) are given to."""
     out = []
 
-    def visit(o):                   # (filtered in MLIR's walk: no list of every op)
+    def visit(o):  # (filtered in MLIR's walk: no list of every op)
         if o.name in HANDLE_OPS:
             out.append(o)
         return ir.WalkResult.ADVANCE
+
     f.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
@@ -173,8 +177,10 @@ def strip_handles(module_op) -> None:
     and whether a schedule took handles never changes the code it makes. (A side table keyed
     by op could not replace the attribute: rewrites recreate ops and hand the sid on with the
     other attributes.)"""
+
     def visit(o):
         if (o.name in HANDLE_OPS or o.name == "func.func") and SID in o.attributes:
             del o.attributes[SID]
         return ir.WalkResult.ADVANCE
+
     module_op.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -11,6 +11,7 @@ iter vars, `vi * 16 + vj`), and the dimensions reading one F tile it (`F // 128`
 A group is such an F with the dimensions that read it; `read_groups` finds them or raises
 `NotInvertible` (the read reuses an element, skips one, or is not affine).
 """
+
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -28,19 +29,20 @@ class NotInvertible(Exception):
 @dataclass
 class Piece:
     """Dimension `dim` of the read: off + (F // div) % mod; mod None for F's top digit."""
+
     dim: int
     off: int
     div: int
     mod: Optional[int]
-    terms: Dict[int, int]       # the iter vars (and coefficients) this dimension's index shows
-    sign: int = 1               # -1: the index runs one iter var backwards (off - t)
+    terms: Dict[int, int]  # the iter vars (and coefficients) this dimension's index shows
+    sign: int = 1  # -1: the index runs one iter var backwards (off - t)
 
 
 @dataclass
 class Group:
-    coeffs: Dict[int, int]      # iter var -> its coefficient in F (mixed radix)
-    pieces: List[Piece]         # by increasing div: the lowest digit of F first
-    extent: int                 # F ranges over [0, extent)
+    coeffs: Dict[int, int]  # iter var -> its coefficient in F (mixed radix)
+    pieces: List[Piece]  # by increasing div: the lowest digit of F first
+    extent: int  # F ranges over [0, extent)
 
     def span(self, p: Piece) -> int:
         """How many values the piece takes: its digit's range."""
@@ -52,10 +54,18 @@ class Group:
         return (lo, hi) if p.sign == 1 else (2 * p.off - hi, lo)
 
 
-def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
-                extents: Sequence[int], names: Sequence[str], *, all_used: bool = True,
-                reverse: bool = True, surjective: bool = False,
-                constants_ok: bool = False, unit_dims: frozenset = frozenset()) -> List[Group]:
+def read_groups(
+    exprs: Sequence[ir.AffineExpr],
+    mins: Sequence[int],
+    extents: Sequence[int],
+    names: Sequence[str],
+    *,
+    all_used: bool = True,
+    reverse: bool = True,
+    surjective: bool = False,
+    constants_ok: bool = False,
+    unit_dims: frozenset = frozenset(),
+) -> List[Group]:
     """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
     domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
     `all_used`: every (non-unit) iter var must be read; `reverse`: an index may run one
@@ -65,11 +75,14 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
     of size 1, where index 0 (a unit iter var, `D[vn, ...]` of a batch of one) is no group but
     fine."""
     n = len(extents)
-    dims = [index.const(mins[k]) if extents[k] == 1 else Lin(((("v", k), 1),), mins[k])
-            for k in range(n)]
+    dims = [
+        index.const(mins[k]) if extents[k] == 1 else Lin(((("v", k), 1),), mins[k])
+        for k in range(n)
+    ]
     # (a symbolic extent, `n`, is an open range to the simplification)
-    ranges = {k: (0, extents[k] - 1 if isinstance(extents[k], int) else index.UNKNOWN)
-              for k in range(n)}
+    ranges = {
+        k: (0, extents[k] - 1 if isinstance(extents[k], int) else index.UNKNOWN) for k in range(n)
+    }
     pieces = []
     for d, e in enumerate(exprs):
         try:
@@ -90,8 +103,7 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
         if all_used and extents[k] != 1 and k not in seen:
             raise NotInvertible(f"iter var {names[k]} does not index the read")
     for g in groups:
-        if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 \
-                and g.pieces[0].mod is None:
+        if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 and g.pieces[0].mod is None:
             _check_no_gaps(g, extents, names)
         else:
             _check_group(g, extents, names)
@@ -100,11 +112,12 @@ def read_groups(exprs: Sequence[ir.AffineExpr], mins: Sequence[int],
 
 def _check_no_gaps(g: Group, extents, names):
     """A sum of iter vars takes every value of [0, max] (overlaps allowed)."""
-    reach = 0                       # the sum so far covers [0, reach]
+    reach = 0  # the sum so far covers [0, reach]
     for k in sorted(g.coeffs, key=g.coeffs.get):
         if not prove_le(g.coeffs[k], reach + 1):
-            raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]}: the index "
-                                f"skips values")
+            raise NotInvertible(
+                f"iter var {names[k]} has stride {g.coeffs[k]}: the index skips values"
+            )
         reach += g.coeffs[k] * (extents[k] - 1)
     g.extent = reach + 1
 
@@ -141,9 +154,9 @@ def _piece(d: int, lin: Lin) -> Piece:
             sub = _single_atom(inner)
             if sub is not None and _linear_terms(sub[1]) is not None:
                 terms = _linear_terms(sub[1])
-                if kind == "div" and sub[0] == "mod" and sub[2] % c == 0:   # (F % m) // c
+                if kind == "div" and sub[0] == "mod" and sub[2] % c == 0:  # (F % m) // c
                     return _checked(Piece(d, off, c, sub[2] // c, terms))
-                if kind == "mod" and sub[0] == "div":                       # (F // c) % m
+                if kind == "mod" and sub[0] == "div":  # (F // c) % m
                     return _checked(Piece(d, off, sub[2], c, terms))
     raise NotInvertible(f"index {d} is not a split or a fusion of the iter vars")
 
@@ -171,8 +184,10 @@ def _connect(pieces: List[Piece]) -> List[Group]:
         for p in g.pieces:
             for k, c in p.terms.items():
                 if g.coeffs.setdefault(k, c) != c:
-                    raise NotInvertible(f"index {p.dim} reads an iter var with another "
-                                        f"stride than index {g.pieces[0].dim}")
+                    raise NotInvertible(
+                        f"index {p.dim} reads an iter var with another "
+                        f"stride than index {g.pieces[0].dim}"
+                    )
         g.pieces.sort(key=lambda p: p.div)
     groups.sort(key=lambda g: min(p.dim for p in g.pieces))
     return groups
@@ -186,16 +201,19 @@ def _check_group(g: Group, extents, names):
     radix = 1
     for k in sorted(g.coeffs, key=g.coeffs.get):
         if g.coeffs[k] != radix:
-            raise NotInvertible(f"iter var {names[k]} has stride {g.coeffs[k]} where "
-                                f"{radix} would make the read a bijection")
+            raise NotInvertible(
+                f"iter var {names[k]} has stride {g.coeffs[k]} where "
+                f"{radix} would make the read a bijection"
+            )
         radix *= extents[k]
     g.extent = radix
     expect = 1
     for i, p in enumerate(g.pieces):
         top = i == len(g.pieces) - 1
         if p.div != expect:
-            raise NotInvertible(f"index {p.dim} skips or repeats digits of "
-                                f"{' + '.join(names[k] for k in g.coeffs)}")
+            raise NotInvertible(
+                f"index {p.dim} skips or repeats digits of {' + '.join(names[k] for k in g.coeffs)}"
+            )
         if p.mod is not None and top and prove_le(g.extent, p.div * p.mod):
             p.mod = None
         if p.mod is None and not top:
@@ -207,8 +225,9 @@ def _check_group(g: Group, extents, names):
             if any(c % expect for k, c in g.coeffs.items() if k not in p.terms):
                 raise NotInvertible(f"index {p.dim} drops an iter var that it depends on")
     if g.pieces[-1].mod is not None:
-        raise NotInvertible(f"the read wraps around: index {g.pieces[-1].dim} is taken "
-                            f"modulo {g.pieces[-1].mod}")
+        raise NotInvertible(
+            f"the read wraps around: index {g.pieces[-1].dim} is taken modulo {g.pieces[-1].mod}"
+        )
 
 
 def digit_of(g: Group, k: int):

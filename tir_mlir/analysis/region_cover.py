@@ -13,6 +13,7 @@ An iter var stored (compute_at) or loaded (reverse_compute_at) with that index t
 that interval; `cover` turns the per-iter-var intervals into the loops to generate. A term that
 mixes outer and inner loops (a non-constant extent) is rejected with RegionError.
 """
+
 import math
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -21,8 +22,16 @@ from mlir import ir
 
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.ir.affine_exprs import dims_of
-from tir_mlir.analysis.symbolic import (Int, SymExpr, prove_le, prove_lt, show, smax, smin,
-                                         substitute)
+from tir_mlir.analysis.symbolic import (
+    Int,
+    SymExpr,
+    prove_le,
+    prove_lt,
+    show,
+    smax,
+    smin,
+    substitute,
+)
 from tir_mlir.dialect.ops import Block, Loop, _const_result
 from tir_mlir.analysis import index
 from tir_mlir.analysis import structure as analysis
@@ -53,6 +62,7 @@ class RegionError(Exception):
 class Interval:
     """base + [lo, hi] (inclusive), base a Lin over outer loop numbers; lo and hi are ints,
     or SymExprs where an inner loop runs over a symbolic extent (`[0, n - 1]`)."""
+
     base: Lin
     lo: Int
     hi: Int
@@ -95,31 +105,32 @@ class LoopSpace:
 
     def __init__(self, outer_loops: Sequence[ir.Operation]):
         self.values: List[ir.Value] = []
-        self._positions: Dict[ir.Value, int] = {}     # value -> its number (values' index)
+        self._positions: Dict[ir.Value, int] = {}  # value -> its number (values' index)
         self.ranges: index.Ranges = {}
-        self.exact: Dict[int, tuple] = {}     # number -> (lo, hi) of a symbolic loop
+        self.exact: Dict[int, tuple] = {}  # number -> (lo, hi) of a symbolic loop
         # function-level sizes an index uses (`A[n - 1 - vi]`): symbol k of the "x" atoms
         self.symbols: List[ir.Value] = []
-        self.threads = {}           # outer loop number -> its thread tag, if thread-bound
+        self.threads = {}  # outer loop number -> its thread tag, if thread-bound
         for lp in outer_loops:
             k = self.num(Loop(lp).iv)
             if Loop(lp).thread:
                 self.threads[k] = Loop(lp).thread
         self.n_outer = len(self.values)
         self.relaxed = frozenset()  # outer loops counted as inner (see relax_for)
-        self.bounding = False       # may a region be relaxed to a bounding one (compute_at)
+        self.bounding = False  # may a region be relaxed to a bounding one (compute_at)
 
     def relax_for(self, scope: str):
         """TVM relaxes the region compute_at computes over the thread-bound outer loops whose
         threads share the buffer's storage (a "shared" buffer is computed for all threadIdx
         of a block, a "warp" one for all threadIdx.x; global buffers are not relaxed): those
         loops then count as inner."""
-        self.relaxed = frozenset(k for k, tag in self.threads.items()
-                                 if _shared_by_threads(scope, tag))
+        self.relaxed = frozenset(
+            k for k, tag in self.threads.items() if _shared_by_threads(scope, tag)
+        )
 
     def num(self, iv: ir.Value) -> int:
         pos = self._positions
-        if len(pos) != len(self.values):       # (compute_at appends its new loops directly)
+        if len(pos) != len(self.values):  # (compute_at appends its new loops directly)
             pos.clear()
             pos.update((v, k) for k, v in reversed(list(enumerate(self.values))))
         k = pos.get(iv)
@@ -130,16 +141,18 @@ class LoopSpace:
             raise RegionError("a block binding uses a value that is not a loop variable")
         a = owner.owner.attributes
         lo, end = _const_result(a["lowerBoundMap"]), _const_result(a["upperBoundMap"])
-        if lo is None or end is None:       # (Loop's accessors explain why they are not)
+        if lo is None or end is None:  # (Loop's accessors explain why they are not)
             lp = Loop(owner.owner)
             lo, end = lp.min, lp.min + lp.extent
         self.values.append(iv)
         k = pos[iv] = len(self.values) - 1
         if isinstance(lo, int) and isinstance(end, int):
             self.ranges[k] = (lo, end - 1)
-        else:           # `range(n)`: simplification sees an open range, regions the exact one
-            self.ranges[k] = (lo if isinstance(lo, int) else -index.UNKNOWN,
-                              end - 1 if isinstance(end, int) else index.UNKNOWN)
+        else:  # `range(n)`: simplification sees an open range, regions the exact one
+            self.ranges[k] = (
+                lo if isinstance(lo, int) else -index.UNKNOWN,
+                end - 1 if isinstance(end, int) else index.UNKNOWN,
+            )
             self.exact[k] = (lo, end - 1)
         return k
 
@@ -157,8 +170,12 @@ class LoopSpace:
         syms = block.symbols
         if not syms:
             return results
-        pos = [ir.AffineSymbolExpr.get(self.symbols.index(v) if any(v == s for s in self.symbols)
-                                       else self._add_symbol(v)) for v in syms]
+        pos = [
+            ir.AffineSymbolExpr.get(
+                self.symbols.index(v) if any(v == s for s in self.symbols) else self._add_symbol(v)
+            )
+            for v in syms
+        ]
         dims = [ir.AffineDimExpr.get(k) for k in range(len(block.dims))]
         return [substitute(e, dims, pos) for e in results]
 
@@ -181,8 +198,7 @@ class LoopSpace:
     def bounds(self, e: Lin) -> tuple:
         """(lo, hi) of `e`: ints, or SymExprs over the symbolic loops' exact ranges and the
         sizes it uses."""
-        if not (self.exact or self.symbols) or \
-                all(self._exact_atom(a) is None for a, _ in e.terms):
+        if not (self.exact or self.symbols) or all(self._exact_atom(a) is None for a, _ in e.terms):
             return index.bounds(e, self.ranges)
         lo = hi = e.const
         rest = []
@@ -228,7 +244,7 @@ class LoopSpace:
                 inner = inner + term
             elif not self.bounding:
                 raise RegionError("the region extent depends on the outer loops")
-            else:       # the extent depends on the outer loops: TVM's bounding region
+            else:  # the extent depends on the outer loops: TVM's bounding region
                 b, lo, hi = self._relax_mixed(atom, c)
                 base, inner = base + b, inner + index.const(lo)
                 relaxed_extra.append(hi - lo)
@@ -276,8 +292,11 @@ class LoopSpace:
                 q = Lin(tuple((a, k // d) for a, k in xo.terms if k // d), xo.const // d)
                 r = Lin(tuple((a, k % d) for a, k in xo.terms if k % d), xo.const % d)
                 rlo, rhi = index.bounds(r, self.ranges)
-                if isinstance(rlo, int) and isinstance(rhi, int) and \
-                        (rlo + ilo) // d == (rhi + ilo) // d:
+                if (
+                    isinstance(rlo, int)
+                    and isinstance(rhi, int)
+                    and (rlo + ilo) // d == (rhi + ilo) // d
+                ):
                     first = (rlo + ilo) // d
                     return (q + index.const(first)).scale(c), 0, c * ((rhi + ihi) // d - first)
                 start = index.floordiv(xo + index.const(ilo), d, self.ranges).scale(c)
@@ -299,7 +318,7 @@ def _shared_by_threads(scope: str, tag: str) -> bool:
     trank = next((r for p, r in _THREAD_RANK if tag.startswith(p)), None)
     if trank is None or srank == 0:
         return False
-    if srank == 2:                   # warp memory: only threadIdx.x
+    if srank == 2:  # warp memory: only threadIdx.x
         return tag == "threadIdx.x"
     return srank <= trank
 
@@ -332,8 +351,13 @@ def iter_var_of(block: Block, value: ir.Value) -> Optional[int]:
     return None
 
 
-def index_lins(space: LoopSpace, block: Block, op: ir.Operation, lenient: bool = False,
-               bind: Optional[List[Lin]] = None) -> list:
+def index_lins(
+    space: LoopSpace,
+    block: Block,
+    op: ir.Operation,
+    lenient: bool = False,
+    bind: Optional[List[Lin]] = None,
+) -> list:
     """The indices of an access inside `block`, as Lins over loop numbers (`bind`: the
     block's `space.binding_lins`, when the caller has it)."""
     bind = space.binding_lins(block) if bind is None else bind
@@ -343,10 +367,11 @@ def index_lins(space: LoopSpace, block: Block, op: ir.Operation, lenient: bool =
         if k is None and is_size(leaf):
             return space.symbol_lin(leaf)
         if k is None and isinstance(space, NestedSpace):
-            return space.value_lin(leaf)        # a nested block's iter var (or a loop's)
+            return space.value_lin(leaf)  # a nested block's iter var (or a loop's)
         if k is None:
             raise RegionError("an index uses a value that is not an iter var of the block")
         return bind[k]
+
     return lins_of(op, leaf_lin, space.ranges, lenient)
 
 
@@ -380,12 +405,14 @@ def accesses_of(block: Block, buffers: Sequence[ir.Value], kind: str) -> List[ir
         if o.name == name and any(access(o)[0] == b for b in buffers):
             out.append(o)
         return ir.WalkResult.ADVANCE
+
     block.op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
 
-def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
-                   kind: str) -> Optional[List[Interval]]:
+def touched_region(
+    space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value, kind: str
+) -> Optional[List[Interval]]:
     """Union over the blocks' loads/stores of `buffer`: one Interval per buffer dim, relaxed
     over the thread loops sharing the buffer's scope for what loads read (compute_at)."""
     space.relax_for(buffer_scope(buffer) if kind == "load" else "global")
@@ -395,7 +422,7 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
     region = None
     for blk in blocks:
         given = _annotated(space, blk, buffer, kind)
-        if given is not None:           # annotate_buffer_access's region stands for the reads
+        if given is not None:  # annotate_buffer_access's region stands for the reads
             region = given if region is None else [a.union(b) for a, b in zip(region, given)]
             continue
         shape = buffer_shape(buffer)
@@ -404,8 +431,10 @@ def touched_region(space: LoopSpace, blocks: Sequence[Block], buffer: ir.Value,
         for op in ops:
             # what a load reads may be over-approximated: a non-affine index (`T.Cast("int32",
             # T.floor(...))`) reads anywhere in its dimension, as TVM relaxes it
-            dims = [Interval(Lin(), 0, shape[d] - 1) if e is None else space.split(e)
-                    for d, e in enumerate(index_lins(space, blk, op, kind == "load", bind))]
+            dims = [
+                Interval(Lin(), 0, shape[d] - 1) if e is None else space.split(e)
+                for d, e in enumerate(index_lins(space, blk, op, kind == "load", bind))
+            ]
             region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
     return region
 
@@ -414,8 +443,9 @@ def _annotated(space: LoopSpace, blk: Block, buffer: ir.Value, kind: str):
     """The block's explicit region of `buffer` (annotate_buffer_access), as Intervals, or
     None. TVM's compute_at reads a consumer's region from its T.reads, so it follows it."""
     from tir_mlir.ir import region_overrides as overrides
+
     which = "read" if kind == "load" else "write"
-    if f"explicit_{which}_region" not in blk.annotations:   # (loop_partition's: printing only)
+    if f"explicit_{which}_region" not in blk.annotations:  # (loop_partition's: printing only)
         return None
     ranges = overrides.explicit(blk.op, which).get(buffer_name(buffer))
     if ranges is None:
@@ -446,7 +476,7 @@ class NestedSpace(LoopSpace):
         binding."""
         pos = self._positions
         k = pos.get(v) if len(pos) == len(self.values) else None
-        if k is not None:                   # a loop variable already numbered
+        if k is not None:  # a loop variable already numbered
             return Lin(((("v", k), 1),))
         owner = v.owner
         op = owner.owner.operation if isinstance(owner, ir.Block) else None
@@ -457,8 +487,9 @@ class NestedSpace(LoopSpace):
         blk = Block(op)
         dims = [self.value_lin(d) for d in blk.dims]
         try:
-            return index.from_affine(self.block_bindings(blk)[ir.BlockArgument(v).arg_number],
-                                     dims, self.ranges)
+            return index.from_affine(
+                self.block_bindings(blk)[ir.BlockArgument(v).arg_number], dims, self.ranges
+            )
         except ValueError as e:
             raise RegionError(str(e)) from None
 
@@ -473,9 +504,13 @@ def access_region(space: "NestedSpace", ops) -> List[Interval]:
     return region
 
 
-def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: str,
-                       conflicts_ok: bool, space: Optional[LoopSpace] = None
-                       ) -> Dict[int, Interval]:
+def iter_var_intervals(
+    block: Block,
+    regions: Dict[int, List[Interval]],
+    kind: str,
+    conflicts_ok: bool,
+    space: Optional[LoopSpace] = None,
+) -> Dict[int, Interval]:
     """Spread buffer regions (buffer -> one Interval per dim) onto the block's iter vars
     through its accesses (`kind`) of those buffers. An index is a plain iter var, or (given
     `space`) the access is a bijective fusion / split of iter vars (read_inverse.py) whose
@@ -493,8 +528,9 @@ def iter_var_intervals(block: Block, regions: Dict[int, List[Interval]], kind: s
             for k, iv in found.items():
                 if k in out and out[k] != iv:
                     if not conflicts_ok:
-                        raise RegionError(f"iter var {block.iter_names[k]} is bound to two "
-                                          f"different regions")
+                        raise RegionError(
+                            f"iter var {block.iter_names[k]} is bound to two different regions"
+                        )
                     iv = out[k].union(iv)
                 out[k] = iv
     return out
@@ -507,12 +543,14 @@ def _block_of(op) -> ir.Operation:
     return op_of(p)
 
 
-def _region_intervals(block: Block, buf, kind: str, region: List[Interval],
-                      space: Optional["LoopSpace"]) -> Dict[int, Interval]:
+def _region_intervals(
+    block: Block, buf, kind: str, region: List[Interval], space: Optional["LoopSpace"]
+) -> Dict[int, Interval]:
     """Iter var intervals from the block's own region of `buf` (TVM's view of a blockized
     block): each dimension `c * v + off` of extent at most c (disjoint tiles, one per value of
     iter var v) or a constant; the needed `region` picks the tiles it meets."""
     from tir_mlir.ir.regions import block_regions
+
     regs = block_regions(block.op)
     entry = next(r for r in (regs.writes if kind == "store" else regs.reads) if r.buffer == buf)
     n = len(block.iter_types)
@@ -520,28 +558,31 @@ def _region_intervals(block: Block, buf, kind: str, region: List[Interval],
     for (mn, ext), need in zip(entry.ranges, region):
         lin = linear(mn)
         if lin is None or any(d >= n for d in lin[0]) or len(lin[0]) > 1:
-            raise RegionError(f"its region of the buffer is not one iter var's tiles "
-                              f"({mn} of extent {ext}), so its iteration domain cannot be "
-                              f"derived")
+            raise RegionError(
+                f"its region of the buffer is not one iter var's tiles "
+                f"({mn} of extent {ext}), so its iteration domain cannot be "
+                f"derived"
+            )
         if not lin[0]:
             continue
-        (k, c), = lin[0].items()
+        ((k, c),) = lin[0].items()
         if c <= 0 or ext > c or space is None:
-            raise RegionError(f"its region of the buffer ({mn} of extent {ext}) is not "
-                              f"disjoint tiles of an iter var, so its iteration domain cannot "
-                              f"be derived")
+            raise RegionError(
+                f"its region of the buffer ({mn} of extent {ext}) is not "
+                f"disjoint tiles of an iter var, so its iteration domain cannot "
+                f"be derived"
+            )
         # the tiles met by start + [0, size): from start // c, as many more as the largest
         # start % c (a multiple of g, the gcd of c and start's coefficients, plus a rest)
         # lets the region reach
         start = need.base + index.const(need.lo - lin[1])
         g = math.gcd(c, *(x for _, x in start.terms))
         more = (c - g + start.const % g + need.hi - need.lo) // c
-        f = math.gcd(g, start.const)                   # (a * f) // (c * f) = a // c
+        f = math.gcd(g, start.const)  # (a * f) // (c * f) = a // c
         first = Lin(tuple((a, x // f) for a, x in start.terms), start.const // f)
         iv = Interval(index.floordiv(first, c // f, space.ranges), 0, more)
         if k in out and out[k] != iv:
-            raise RegionError(f"iter var {block.iter_names[k]} is bound to two different "
-                              f"regions")
+            raise RegionError(f"iter var {block.iter_names[k]} is bound to two different regions")
         out[k] = iv
     return out
 
@@ -552,8 +593,10 @@ def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[i
         return dict(zip(ks, region))
     d = ks.index(None)
     if space is None:
-        raise RegionError(f"index {d} of its access to the buffer is not a plain iter var, so "
-                          f"its iteration domain cannot be derived")
+        raise RegionError(
+            f"index {d} of its access to the buffer is not a plain iter var, so "
+            f"its iteration domain cannot be derived"
+        )
     args = list(block.body.arguments)
     leaves = list(args)
     mins, extents = zip(*block.domains)
@@ -561,11 +604,14 @@ def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[i
         exprs = [to_affine(v, leaves) for v in access(op)[1]]
         if len(leaves) > len(args):
             raise NotAffine("it depends on a value other than the iter vars")
-        groups = read_groups(exprs, mins, extents, block.iter_names, all_used=False,
-                             constants_ok=True)
+        groups = read_groups(
+            exprs, mins, extents, block.iter_names, all_used=False, constants_ok=True
+        )
     except (NotAffine, NotInvertible) as e:
-        raise RegionError(f"its access to the buffer is not a bijective affine map of its "
-                          f"iter vars ({e}), so its iteration domain cannot be derived") from None
+        raise RegionError(
+            f"its access to the buffer is not a bijective affine map of its "
+            f"iter vars ({e}), so its iteration domain cannot be derived"
+        ) from None
     out = {}
     for g in groups:
         out.update(_group_intervals(g, region, mins, space))
@@ -575,16 +621,22 @@ def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[i
 def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
     """The iter vars of one fused iterator F whose digits (pieces) span `region`."""
     digits = []
-    for p in g.pieces:       # digit value = index - off (or off - index when reversed)
+    for p in g.pieces:  # digit value = index - off (or off - index when reversed)
         r = region[p.dim]
-        digits.append(Interval(r.base, r.lo - p.off, r.hi - p.off) if p.sign == 1
-                      else Interval(r.base.scale(-1), p.off - r.hi, p.off - r.lo))
+        digits.append(
+            Interval(r.base, r.lo - p.off, r.hi - p.off)
+            if p.sign == 1
+            else Interval(r.base.scale(-1), p.off - r.hi, p.off - r.lo)
+        )
     # the lowest digits are whole, then one ranges, the ones above it are single values
     k0 = 0
-    while k0 < len(digits) - 1 and digits[k0].base.is_const and \
-            (digits[k0].lo, digits[k0].hi) == (0, g.span(g.pieces[k0]) - 1):
+    while (
+        k0 < len(digits) - 1
+        and digits[k0].base.is_const
+        and (digits[k0].lo, digits[k0].hi) == (0, g.span(g.pieces[k0]) - 1)
+    ):
         k0 += 1
-    if any(x.lo != x.hi for x in digits[k0 + 1:]):
+    if any(x.lo != x.hi for x in digits[k0 + 1 :]):
         raise RegionError("the region is not a box of the fused iterator its access reads")
     base, lo, hi = Lin(), 0, g.pieces[k0].div - 1
     for p, x in list(zip(g.pieces, digits))[k0:]:
@@ -599,28 +651,37 @@ def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
     for j, k in enumerate(order):
         step, top = g.coeffs[k], j == len(order) - 1
         count = size // step
-        if size % step == 0 and (top or count <= extents[j] // step) and lo % step == 0 \
-                and base.const % step == 0 and all(c % step == 0 for _, c in base.terms):
+        if (
+            size % step == 0
+            and (top or count <= extents[j] // step)
+            and lo % step == 0
+            and base.const % step == 0
+            and all(c % step == 0 for _, c in base.terms)
+        ):
             break
     else:
         raise RegionError("the region is not a box of the fused iterator its access reads")
-    q = Lin(tuple((a, c // step) for a, c in base.terms), base.const // step) + \
-        index.const(lo // step)
+    q = Lin(tuple((a, c // step) for a, c in base.terms), base.const // step) + index.const(
+        lo // step
+    )
     out = {}
     for pos in range(j, len(order)):
         k = order[pos]
         c = g.coeffs[k] // step
-        f = math.gcd(c, q.const, *(x for _, x in q.terms))      # (a * f) // c = a // (c/f)
-        v = index.floordiv(Lin(tuple((t, x // f) for t, x in q.terms), q.const // f), c // f,
-                           space.ranges)
+        f = math.gcd(c, q.const, *(x for _, x in q.terms))  # (a * f) // c = a // (c/f)
+        v = index.floordiv(
+            Lin(tuple((t, x // f) for t, x in q.terms), q.const // f), c // f, space.ranges
+        )
         if pos < len(order) - 1:
             e = extents[pos] // g.coeffs[k]
-            f = math.gcd(e, v.const, *(c for _, c in v.terms))   # (a * f) % e = a % (e/f) * f
-            v = index.mod(Lin(tuple((t, c // f) for t, c in v.terms), v.const // f), e // f,
-                          space.ranges).scale(f)
+            f = math.gcd(e, v.const, *(c for _, c in v.terms))  # (a * f) % e = a % (e/f) * f
+            v = index.mod(
+                Lin(tuple((t, c // f) for t, c in v.terms), v.const // f), e // f, space.ranges
+            ).scale(f)
             if pos == j and index.bounds(v, space.ranges)[1] + count > e:
-                raise RegionError("the region wraps around a digit of the fused iterator "
-                                  "its access reads")
+                raise RegionError(
+                    "the region wraps around a digit of the fused iterator its access reads"
+                )
         n = count if pos == j else 1
         out[k] = Interval(Lin(v.terms), v.const + mins[k], v.const + mins[k] + n - 1)
     return out
@@ -629,16 +690,22 @@ def _group_intervals(g, region, mins, space) -> Dict[int, Interval]:
 @dataclass
 class IterCover:
     """How one iter var is covered: binding = base + lo + (new loop, if `loop`)."""
+
     base: Lin
     lo: Int
     extent: Int
     loop: bool
-    lower_check: bool = False   # needs predicate binding >= domain min
-    upper_check: bool = False   # needs predicate binding <= domain max
+    lower_check: bool = False  # needs predicate binding >= domain min
+    upper_check: bool = False  # needs predicate binding <= domain max
 
 
-def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
-          preserve_unit_loops: bool, reverse: bool = False) -> List[IterCover]:
+def cover(
+    space: LoopSpace,
+    block: Block,
+    intervals: Dict[int, Interval],
+    preserve_unit_loops: bool,
+    reverse: bool = False,
+) -> List[IterCover]:
     """The loops to generate: reduction iter vars and those no region constrains take their
     full domain; spatial ones the interval (reverse_compute_at: reduction ones too, as TVM
     does: the consumer reduces in each iteration over what the producers wrote in it). Like TVM, a constant interval is clipped to the
@@ -654,10 +721,18 @@ def cover(space: LoopSpace, block: Block, intervals: Dict[int, Interval],
             c = iv.base.const
             iv = Interval(Lin(), _max(dmin, c + iv.lo), _min(dmin + dext - 1, c + iv.hi))
             if prove_lt(iv.hi, iv.lo):
-                raise RegionError(f"the region needed of iter var {block.iter_names[k]} lies "
-                                  f"outside its domain")
+                raise RegionError(
+                    f"the region needed of iter var {block.iter_names[k]} lies outside its domain"
+                )
         blo, bhi = space.outer_bounds(iv.base)
-        out.append(IterCover(iv.base, iv.lo, iv.extent, iv.extent != 1 or preserve_unit_loops,
-                             not prove_le(dmin, blo + iv.lo),
-                             not prove_le(bhi + iv.hi, dmin + dext - 1)))
+        out.append(
+            IterCover(
+                iv.base,
+                iv.lo,
+                iv.extent,
+                iv.extent != 1 or preserve_unit_loops,
+                not prove_le(dmin, blo + iv.lo),
+                not prove_le(bhi + iv.hi, dmin + dext - 1),
+            )
+        )
     return out

@@ -2,6 +2,7 @@
 (`memref<?x128xf32>`) is the SymExpr its definition states: the `tir.match_shape` of a
 parameter, or the size operand of a `memref.alloc`. And back: the dynamic sizes an
 allocation of a symbolic shape takes, as values at the top level of the function."""
+
 from collections.abc import Sequence
 
 from mlir import ir
@@ -21,8 +22,10 @@ def buffer_shape(buf: ir.Value) -> list[Int]:
         return shape
     sizes = _dynamic_sizes(buf)
     if sizes is None or len(sizes) != len(dynamic):
-        raise ValueError(f"the dynamic sizes of {buf.get_name()} are not stated "
-                         f"(no tir.match_shape or alloc operands)")
+        raise ValueError(
+            f"the dynamic sizes of {buf.get_name()} are not stated "
+            f"(no tir.match_shape or alloc operands)"
+        )
     for k, s in zip(dynamic, sizes):
         shape[k] = s
     return shape
@@ -64,12 +67,14 @@ def is_dynamic(shape: Sequence[Int]) -> bool:
 def memref_type(shape: Sequence[Int], element: ir.Type, layout=None) -> ir.MemRefType:
     """The memref type of that shape: `?` for each symbolic dimension."""
     dims = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in shape]
-    return ir.MemRefType.get(dims, element, layout) if layout is not None else \
-        ir.MemRefType.get(dims, element)
+    return (
+        ir.MemRefType.get(dims, element, layout)
+        if layout is not None
+        else ir.MemRefType.get(dims, element)
+    )
 
 
-def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Value],
-                                                                     ir.Operation]:
+def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Value], ir.Operation]:
     """The dynamic-size operands of an allocation of `shape` in `func`, and the last
     top-level op they need before them (None: the arguments only). A dimension that is one
     symbol is that value; another expression is an `affine.apply` made at the top level
@@ -95,8 +100,11 @@ def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Val
             after = max((position(v) for v in s.symbols), default=-1)
             top = tops()
             amap, operands = s.to_map()
-            ip = ir.InsertionPoint(top[after + 1]) if after + 1 < len(top) else \
-                ir.InsertionPoint(body)
+            ip = (
+                ir.InsertionPoint(top[after + 1])
+                if after + 1 < len(top)
+                else ir.InsertionPoint(body)
+            )
             value = affine.AffineApplyOp(amap, operands, ip=ip).result
         values.append(value)
     # (positions only now: each affine.apply made above shifted the ops after it)

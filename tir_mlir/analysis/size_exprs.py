@@ -6,17 +6,25 @@ and stored as JSON next to an exported library.
 A tree is an `int`, a parameter name (`str`), or `(op, a, b)` with op one of `+ - * // % min
 max ceildiv`; JSON holds the tuples as lists.
 """
+
 from mlir import ir
 
 from tir_mlir.errors import BuildError
 
 Tree = int | str | tuple
 
-_ARITH = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.floordivsi": "//",
-          "arith.divsi": "//", "arith.ceildivsi": "ceildiv", "arith.remsi": "%",
-          "arith.minsi": "min", "arith.maxsi": "max"}
-_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
-          "arith.trunci")
+_ARITH = {
+    "arith.addi": "+",
+    "arith.subi": "-",
+    "arith.muli": "*",
+    "arith.floordivsi": "//",
+    "arith.divsi": "//",
+    "arith.ceildivsi": "ceildiv",
+    "arith.remsi": "%",
+    "arith.minsi": "min",
+    "arith.maxsi": "max",
+}
+_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
 
 
 def of_affine(expr: ir.AffineExpr, operands, names: dict) -> Tree:
@@ -105,6 +113,7 @@ def to_text(tree: Tree) -> str:
         text = to_text(t)
         q = _PRECEDENCE.get(t[0], 3) if isinstance(t, tuple) else 3
         return f"({text})" if q < p or (right and q == p) else text
+
     return f"{side(a, False)} {op} {side(b, True)}"
 
 
@@ -117,5 +126,8 @@ def names_in(tree: Tree) -> list:
 
 
 def from_json(data) -> Tree:
-    return tuple(from_json(x) if k else x for k, x in enumerate(data)) \
-        if isinstance(data, list) else data
+    return (
+        tuple(from_json(x) if k else x for k, x in enumerate(data))
+        if isinstance(data, list)
+        else data
+    )

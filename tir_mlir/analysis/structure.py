@@ -4,6 +4,7 @@ and the one routine that rewrites the bindings of a block after its dims change.
 Every function takes and returns `mlir.ir.Operation`s (use `dialect.ops.Block/Loop` views to
 read them); none of them mutates the IR except `rebind_block`.
 """
+
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
@@ -60,7 +61,7 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
     out = []
     top = [True]
 
-    def visit(o):                # MLIR's native walk, not descending into the blocks found
+    def visit(o):  # MLIR's native walk, not descending into the blocks found
         if top[0]:
             top[0] = False
             return ir.WalkResult.ADVANCE
@@ -68,12 +69,14 @@ def child_blocks(op: ir.Operation) -> List[ir.Operation]:
             out.append(o)
             return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
+
     op_of(op).walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
 
-def blocks_accessing(scope: ir.Operation, buffers: Sequence[ir.Value], stores: bool,
-                     skip: Optional[ir.Operation]) -> List[ir.Operation]:
+def blocks_accessing(
+    scope: ir.Operation, buffers: Sequence[ir.Value], stores: bool, skip: Optional[ir.Operation]
+) -> List[ir.Operation]:
     """The blocks directly under `scope` (in program order), `skip` aside, that load (or,
     `stores`, store) one of `buffers` anywhere inside: found from the buffers' uses, climbing
     from each access to the block under the scope, without walking the blocks' bodies."""
@@ -92,8 +95,12 @@ def blocks_accessing(scope: ir.Operation, buffers: Sequence[ir.Value], stores: b
                 if p.name == Block.OP_NAME:
                     top = p
                 p = p.parent
-            if p is not None and top is not None and (skip is None or top != skip) and \
-                    not any(top == f for f in found):
+            if (
+                p is not None
+                and top is not None
+                and (skip is None or top != skip)
+                and not any(top == f for f in found)
+            ):
                 found.append(top)
     if len(found) < 2:
         return found
@@ -108,6 +115,7 @@ def blocks_under(op: ir.Operation) -> List[ir.Operation]:
         if o.name == Block.OP_NAME:
             out.append(o)
         return ir.WalkResult.ADVANCE
+
     top = op_of(op)
     top.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out[1:] if out and out[0] == top else out
@@ -124,9 +132,13 @@ def is_declaration(op: ir.Operation) -> bool:
     op = op_of(op)
     if op.name in DECLARATIONS:
         return True
-    return (len(op.results) > 0 and not len(op.regions) and op.parent is not None
-            and op.parent.name == "func.func"
-            and all(isinstance(r.type, ir.IndexType) for r in op.results))
+    return (
+        len(op.results) > 0
+        and not len(op.regions)
+        and op.parent is not None
+        and op.parent.name == "func.func"
+        and all(isinstance(r.type, ir.IndexType) for r in op.results)
+    )
 
 
 def comes_before(a: ir.Operation, b: ir.Operation) -> bool:
@@ -173,13 +185,14 @@ def block_reads_writes(block: ir.Operation) -> Tuple[list, list]:
     """Memrefs loaded / stored by a block (body and init, nested blocks included)."""
     reads, writes = [], []
 
-    def visit(o):            # (filtered in MLIR's walk: no list of every op)
+    def visit(o):  # (filtered in MLIR's walk: no list of every op)
         name = o.name
         if name == "memref.load":
             _add(reads, o.operands[0])
         elif name == "memref.store":
             _add(writes, o.operands[1])
         return ir.WalkResult.ADVANCE
+
     op_of(block).walk(visit, ir.WalkOrder.PRE_ORDER)
     return reads, writes
 
@@ -203,8 +216,10 @@ def value_range(v: ir.Value) -> Tuple[int, int]:
         else:
             return -index.UNKNOWN, index.UNKNOWN
         # a symbolic bound (`range(n)`) is no constant: the range is open on that side
-        return (lo if isinstance(lo, int) else -index.UNKNOWN,
-                hi if isinstance(hi, int) else index.UNKNOWN)
+        return (
+            lo if isinstance(lo, int) else -index.UNKNOWN,
+            hi if isinstance(hi, int) else index.UNKNOWN,
+        )
     return -index.UNKNOWN, index.UNKNOWN
 
 
@@ -252,7 +267,7 @@ def blocks_binding(iv: ir.Value) -> List[ir.Operation]:
 
 
 def loop_iter_type(loop: ir.Operation) -> str:
-    """"S" when every block iter var bound to the loop is spatial, "R" when one is a
+    """ "S" when every block iter var bound to the loop is spatial, "R" when one is a
     reduction, "O" when one is opaque (TVM's GetLoopIterType)."""
     iv = Loop(loop).iv
     kinds = set()
@@ -278,18 +293,23 @@ def users(values: Sequence[ir.Value]) -> List[ir.Operation]:
 def non_affine_dims(block: ir.Operation) -> List[ir.Value]:
     """The block's dims computed by ops (`i * j`, `i % j`...: a non-affine binding or
     T.where the front end kept, as TVM does); affine dims are loop IVs and iter vars."""
-    return [d for d in Block(block).dims
-            if not isinstance(d.owner, ir.Block) and d.owner.operation.name != "arith.constant"]
+    return [
+        d
+        for d in Block(block).dims
+        if not isinstance(d.owner, ir.Block) and d.owner.operation.name != "arith.constant"
+    ]
 
 
 def check_affine_bindings(root: ir.Operation, prim: str, fixed=()):
     """TVM's reorder, blockize, compute_at... need affine bindings in the blocks they move
     (`fixed`: loop variables held constant, as reorder holds the loops above its own)."""
     from tir_mlir.analysis.affine_binding import _only_uses
+
     for blk in ([root] if is_block(root) else []) + blocks_under(root):
         if any(not (fixed and _only_uses(d, fixed)) for d in non_affine_dims(blk)):
-            raise ScheduleError(f"{prim}: The block {Block(blk).name!r} is required to have an "
-                                f"affine binding")
+            raise ScheduleError(
+                f"{prim}: The block {Block(blk).name!r} is required to have an affine binding"
+            )
 
 
 def feeds_bindings(op: ir.Operation) -> bool:
@@ -312,8 +332,9 @@ def rewrite_binding_uses(iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir
     """After split/fuse, iv = `expr` over `new_ivs`: in the ops of non-affine bindings, iv is
     replaced by that expression built right before each of them; inner loops whose bounds
     use iv get their bound maps rewritten (`rebind_loop_bounds`)."""
-    from tir_mlir.analysis.buffer_util import emit_index    # (it imports this module)
-    for owner in users([iv]):        # each op once (a loop uses iv in both of its bounds)
+    from tir_mlir.analysis.buffer_util import emit_index  # (it imports this module)
+
+    for owner in users([iv]):  # each op once (a loop uses iv in both of its bounds)
         if Loop.is_loop(owner):
             rebind_loop_bounds(owner, iv, expr, new_ivs)
         elif not is_block(owner):
@@ -321,22 +342,26 @@ def rewrite_binding_uses(iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir
                 owner.replace_uses_of_with(iv, emit_index(expr, list(new_ivs)))
 
 
-def rebind_loop_bounds(loop_op: ir.Operation, iv: ir.Value, expr: ir.AffineExpr,
-                       new_ivs: Sequence[ir.Value]) -> ir.Operation:
+def rebind_loop_bounds(
+    loop_op: ir.Operation, iv: ir.Value, expr: ir.AffineExpr, new_ivs: Sequence[ir.Value]
+) -> ir.Operation:
     """A loop whose bounds use `iv` (`range(i + 1)`), recreated with iv = `expr` (an affine
     expression over `new_ivs`, the loops that replace iv's). Returns the new loop op."""
     lv = Loop(loop_op)
     bounds = []
     for m, ops in (lv.lower_bound, lv.upper_bound):
-        dims, syms = ops[:m.n_dims], ops[m.n_dims:]    # (symbols: sizes, `range(i, n)`)
+        dims, syms = ops[: m.n_dims], ops[m.n_dims :]  # (symbols: sizes, `range(i, n)`)
         keep = [o for o in dims if not o == iv]
         n = len(keep) + len(new_ivs)
-        shifted = substitute_dims(expr, [ir.AffineDimExpr.get(len(keep) + k)
-                                         for k in range(len(new_ivs))])
+        shifted = substitute_dims(
+            expr, [ir.AffineDimExpr.get(len(keep) + k) for k in range(len(new_ivs))]
+        )
         subs = [shifted if o == iv else ir.AffineDimExpr.get(keep.index(o)) for o in dims]
         same = [ir.AffineSymbolExpr.get(k) for k in range(len(syms))]
-        results = [ir.AffineExpr.simplify_affine_expr(sym_substitute(r, subs, same), n,
-                                                      len(syms)) for r in m.results]
+        results = [
+            ir.AffineExpr.simplify_affine_expr(sym_substitute(r, subs, same), n, len(syms))
+            for r in m.results
+        ]
         bounds.append((ir.AffineMap.get(n, len(syms), results), keep + list(new_ivs) + syms))
     (lmap, lops), (umap, uops) = bounds
     loop_op.attributes["lowerBoundMap"] = ir.AffineMapAttr.get(lmap)
@@ -359,10 +384,12 @@ def check_iv_uses(loop: ir.Operation, prim: str):
         if not is_block(owner) and feeds_bindings(owner):
             continue
         if Loop.is_loop(owner):
-            continue            # bounds of an inner loop: rewritten by `rebind_loop_bounds`
+            continue  # bounds of an inner loop: rewritten by `rebind_loop_bounds`
         if not is_block(owner):
-            raise ScheduleError(f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
-                                f"(only block bindings may use loop variables)")
+            raise ScheduleError(
+                f"{prim}: loop {lv.name!r} is used directly by {owner.name} "
+                f"(only block bindings may use loop variables)"
+            )
 
 
 def unit_loop_consts(block: ir.Operation) -> Dict[int, index.Lin]:
@@ -383,14 +410,18 @@ def check_no_annotation(loop: ir.Operation, prim: str):
     binding."""
     lv = Loop(loop)
     if lv.annotations or lv.kind == "thread_binding":
-        raise ScheduleError(f"{prim}: loop {lv.name!r} has an annotation or thread binding "
-                            f"(unannotate it first)")
+        raise ScheduleError(
+            f"{prim}: loop {lv.name!r} has an annotation or thread binding (unannotate it first)"
+        )
 
 
-def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
-                 subst: Dict[int, index.Lin],
-                 extra_predicate: Sequence[ir.AffineExpr] = (),
-                 symbols: Optional[Sequence[ir.Value]] = None) -> ir.Operation:
+def rebind_block(
+    block: ir.Operation,
+    new_dims: Sequence[ir.Value],
+    subst: Dict[int, index.Lin],
+    extra_predicate: Sequence[ir.AffineExpr] = (),
+    symbols: Optional[Sequence[ir.Value]] = None,
+) -> ir.Operation:
     """Replace the block's dims by `new_dims`: old dim k becomes `subst[k]` (a Lin over
     positions in new_dims); old dims not in `subst` must appear in new_dims unchanged.
     Bindings and predicate are rewritten and simplified; `extra_predicate` adds `e >= 0`
@@ -412,19 +443,23 @@ def rebind_block(block: ir.Operation, new_dims: Sequence[ir.Value],
 
     n = len(new_dims)
     zero = ir.AffineConstantExpr.get(0)
-    rename = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(moved[k]) if k in moved else zero
-                                     for k in range(len(old))])
+    rename = ir.AffineMap.get(
+        n, 0, [ir.AffineDimExpr.get(moved[k]) if k in moved else zero for k in range(len(old))]
+    )
 
     def conv(e, used=None):
         if not subst.keys() & (dims_of(e) if used is None else used):
-            return e.compose(rename)      # untouched dims only: a renaming (already simple)
+            return e.compose(rename)  # untouched dims only: a renaming (already simple)
         return index.to_affine(index.from_affine(e, lins, ranges, marks=True))
 
     old_bindings = b.bindings
-    bindings = ir.AffineMap.get(n, n_sym, [conv(e, used) for e, used in
-                                           zip(old_bindings.results, result_dims(old_bindings))])
+    bindings = ir.AffineMap.get(
+        n,
+        n_sym,
+        [conv(e, used) for e, used in zip(old_bindings.results, result_dims(old_bindings))],
+    )
     cons, eqs = [], []
-    predicate = b.predicate         # (read once: it is parsed from the attribute's text)
+    predicate = b.predicate  # (read once: it is parsed from the attribute's text)
     if predicate is not None:
         for c in predicate.constraints:
             cons.append(conv(c.expr))
@@ -494,7 +529,7 @@ def erase(op) -> None:
     for o in nested:
         for v in o.results:
             _check_uses(v, op)
-        if len(o.regions):       # (iterating no regions costs 20 times more than asking)
+        if len(o.regions):  # (iterating no regions costs 20 times more than asking)
             for r in o.regions:
                 for b in r.blocks:
                     for a in b.arguments:
@@ -506,8 +541,10 @@ def erase(op) -> None:
 def _check_uses(v: ir.Value, op: ir.Operation):
     for use in v.uses:
         if not _is_inside(op_of(use.owner), op):
-            raise ScheduleError(f"internal error: cannot erase '{op.name}': a value it "
-                                f"defines is still used by '{use.owner.name}'")
+            raise ScheduleError(
+                f"internal error: cannot erase '{op.name}': a value it "
+                f"defines is still used by '{use.owner.name}'"
+            )
 
 
 def _is_inside(op, outer) -> bool:
@@ -530,9 +567,14 @@ def set_operands(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Operation:
     """Operands cannot be resized in place: recreate the op (same attributes, sid included,
     same location) with the new operands and move its region blocks over."""
     attrs = dict(op.attributes.items())
-    new = ir.Operation.create(op.name, operands=list(values), attributes=attrs,
-                              regions=len(op.regions), loc=op.location,
-                              ip=ir.InsertionPoint(op))
+    new = ir.Operation.create(
+        op.name,
+        operands=list(values),
+        attributes=attrs,
+        regions=len(op.regions),
+        loc=op.location,
+        ip=ir.InsertionPoint(op),
+    )
     for src, dst in zip(op.regions, new.regions):
         for blk in list(src.blocks):
             blk.append_to(dst)

@@ -10,6 +10,7 @@ Arithmetic builds MLIR affine expressions, which MLIR simplifies as they are mad
 bounds accept. Facts from `tir.assume` (`n % 4 == 0`) decide divisibility that the expression
 alone does not.
 """
+
 from collections.abc import Iterable, Sequence
 from typing import Union
 
@@ -22,8 +23,9 @@ def _const(value: int) -> ir.AffineExpr:
     return ir.AffineConstantExpr.get(int(value))
 
 
-def substitute(expr: ir.AffineExpr, dims: Sequence[ir.AffineExpr],
-               symbols: Sequence[ir.AffineExpr]) -> ir.AffineExpr:
+def substitute(
+    expr: ir.AffineExpr, dims: Sequence[ir.AffineExpr], symbols: Sequence[ir.AffineExpr]
+) -> ir.AffineExpr:
     """`expr` with dim k replaced by `dims[k]` and symbol k by `symbols[k]`."""
     e = expr.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
@@ -107,7 +109,7 @@ class SymExpr:
 
     # --- arithmetic -------------------------------------------------------------------------
     def _binary(self, other: Int, op, swap=False) -> Int:
-        with self.expr.context:      # (callers need not be inside one)
+        with self.expr.context:  # (callers need not be inside one)
             symbols = list(self.symbols)
             a = self.expr
             b = other.embed(symbols) if isinstance(other, SymExpr) else _const(other)
@@ -164,7 +166,7 @@ class SymExpr:
 
 def _make(expr: ir.AffineExpr, symbols: Sequence[ir.Value]) -> Int:
     """An int when `expr` is constant, else a SymExpr over exactly the symbols it uses."""
-    with expr.context:          # (callers need not be inside one)
+    with expr.context:  # (callers need not be inside one)
         return _make_in_context(expr, symbols)
 
 
@@ -218,7 +220,8 @@ def divisible(x: Int, k: int, facts: Iterable[tuple[ir.Value, int]] = ()) -> boo
     # expression, so MLIR's simplification of `expr mod k` decides it.
     subst = [ir.AffineSymbolExpr.get(i) * _const(mult.get(i, 1)) for i in range(len(x.symbols))]
     rem = ir.AffineExpr.simplify_affine_expr(
-        ir.AffineExpr.get_mod(substitute(x.expr, [], subst), _const(k)), 0, len(x.symbols))
+        ir.AffineExpr.get_mod(substitute(x.expr, [], subst), _const(k)), 0, len(x.symbols)
+    )
     c = rem.maybe_downcast()
     return isinstance(c, ir.AffineConstantExpr) and c.value == 0
 
@@ -245,8 +248,12 @@ def show(x: Int) -> str:
     return _show(x.expr, [symbol_name(s) for s in x.symbols], 0)
 
 
-_PREC = {ir.AffineAddExpr: (1, " + "), ir.AffineMulExpr: (2, " * "),
-         ir.AffineFloorDivExpr: (2, " // "), ir.AffineModExpr: (2, " % ")}
+_PREC = {
+    ir.AffineAddExpr: (1, " + "),
+    ir.AffineMulExpr: (2, " * "),
+    ir.AffineFloorDivExpr: (2, " // "),
+    ir.AffineModExpr: (2, " % "),
+}
 
 
 def _show(expr: ir.AffineExpr, names: Sequence[str], outer: int) -> str:
@@ -261,8 +268,7 @@ def _show(expr: ir.AffineExpr, names: Sequence[str], outer: int) -> str:
         return f"T.ceildiv({_show(e.lhs, names, 0)}, {_show(e.rhs, names, 0)})"
     prec, op = _PREC[type(e)]
     rhs = e.rhs.maybe_downcast()
-    if isinstance(e, ir.AffineAddExpr) and isinstance(rhs, ir.AffineConstantExpr) \
-            and rhs.value < 0:
+    if isinstance(e, ir.AffineAddExpr) and isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:
         text = f"{_show(e.lhs, names, prec)} - {-rhs.value}"
     else:
         text = f"{_show(e.lhs, names, prec)}{op}{_show(e.rhs, names, prec + 1)}"
@@ -307,21 +313,23 @@ def _bounds(expr: ir.AffineExpr) -> tuple[int | None, int | None]:
         return None, None
     if isinstance(e, ir.AffineAddExpr):
         c = _minus_mod(e.lhs, e.rhs) or _minus_mod(e.rhs, e.lhs)
-        if c:                           # (x // c) * c - x is -(x % c)
+        if c:  # (x // c) * c - x is -(x % c)
             return 1 - c, 0
     (alo, ahi), (blo, bhi) = _bounds(e.lhs), _bounds(e.rhs)
     if isinstance(e, ir.AffineAddExpr):
-        return (None if alo is None or blo is None else alo + blo,
-                None if ahi is None or bhi is None else ahi + bhi)
+        return (
+            None if alo is None or blo is None else alo + blo,
+            None if ahi is None or bhi is None else ahi + bhi,
+        )
     if isinstance(e, ir.AffineMulExpr):
-        if blo is not None and blo == bhi:          # by a constant
+        if blo is not None and blo == bhi:  # by a constant
             k = blo
             lo, hi = (alo, ahi) if k >= 0 else (ahi, alo)
             return (None if lo is None else lo * k, None if hi is None else hi * k)
         if alo is not None and blo is not None and alo >= 0 and blo >= 0:
             return alo * blo, (None if ahi is None or bhi is None else ahi * bhi)
         return None, None
-    if blo is None or blo != bhi or blo <= 0:       # (by a positive constant only)
+    if blo is None or blo != bhi or blo <= 0:  # (by a positive constant only)
         return None, None
     k = blo
     if isinstance(e, ir.AffineModExpr):
@@ -337,9 +345,15 @@ def _minus_mod(a: ir.AffineExpr, b: ir.AffineExpr) -> int:
         return 0
     div, k = a.lhs.maybe_downcast(), a.rhs.maybe_downcast()
     x, minus = b.lhs, b.rhs.maybe_downcast()
-    if isinstance(div, ir.AffineFloorDivExpr) and isinstance(k, ir.AffineConstantExpr) and \
-            isinstance(minus, ir.AffineConstantExpr) and minus.value == -1 and \
-            div.lhs == x and div.rhs.maybe_downcast() == k and k.value > 0:
+    if (
+        isinstance(div, ir.AffineFloorDivExpr)
+        and isinstance(k, ir.AffineConstantExpr)
+        and isinstance(minus, ir.AffineConstantExpr)
+        and minus.value == -1
+        and div.lhs == x
+        and div.rhs.maybe_downcast() == k
+        and k.value > 0
+    ):
         return k.value
     return 0
 
@@ -362,8 +376,10 @@ def _nonpositive(d: Int, depth: int) -> bool:
             continue
         # d grows with this symbol: replacing it by one of the sizes it is the min of
         # bounds d from above
-        one = [ir.AffineSymbolExpr.get(j) + (_const(1) if j == k else _const(0))
-               for j in range(len(d.symbols))]
+        one = [
+            ir.AffineSymbolExpr.get(j) + (_const(1) if j == k else _const(0))
+            for j in range(len(d.symbols))
+        ]
         with d.expr.context:
             step = _make(substitute(d.expr, [], one) - d.expr, d.symbols)
         if not isinstance(step, int) or step < 0:
@@ -438,12 +454,16 @@ def tile_count(x: Int, k: int) -> Int:
     with x.expr.context:
         e = x.expr.maybe_downcast()
         inner, add = e, 0
-        if isinstance(e, ir.AffineAddExpr) and isinstance(e.rhs.maybe_downcast(),
-                                                           ir.AffineConstantExpr):
+        if isinstance(e, ir.AffineAddExpr) and isinstance(
+            e.rhs.maybe_downcast(), ir.AffineConstantExpr
+        ):
             inner, add = e.lhs.maybe_downcast(), e.rhs.maybe_downcast().value
-        if isinstance(inner, ir.AffineFloorDivExpr) and \
-                isinstance(inner.rhs.maybe_downcast(), ir.AffineConstantExpr):
-            c = inner.rhs.maybe_downcast().value        # (y // c + a + k - 1) // k
-            return _make(ir.AffineExpr.get_floor_div(inner.lhs + _const(c * (add + k - 1)),
-                                                     _const(c * k)), x.symbols)
+        if isinstance(inner, ir.AffineFloorDivExpr) and isinstance(
+            inner.rhs.maybe_downcast(), ir.AffineConstantExpr
+        ):
+            c = inner.rhs.maybe_downcast().value  # (y // c + a + k - 1) // k
+            return _make(
+                ir.AffineExpr.get_floor_div(inner.lhs + _const(c * (add + k - 1)), _const(c * k)),
+                x.symbols,
+            )
         return _make(ir.AffineExpr.get_floor_div(e + _const(k - 1), _const(k)), x.symbols)

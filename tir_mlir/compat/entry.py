@@ -1,4 +1,5 @@
 """TVM 0.21's top-level entry points: `tvm.compile(mod, target)` and `tvm.device(kind, i)`."""
+
 from tir_mlir.compat.nd import Device, cpu, cuda
 from tir_mlir.errors import BuildError
 from tir_mlir.runtime.build import Module, build

@@ -2,6 +2,7 @@
 is a numpy array (a subclass adding TVM's `.numpy()` and `.device`), 64-byte aligned as TVM's.
 With `device=tvm.cuda(i)` they are arrays in GPU memory (`tir_mlir.runtime.cuda.DeviceArray`),
 never host arrays: without a GPU that is an error."""
+
 import html
 from typing import TYPE_CHECKING, Union
 
@@ -10,10 +11,10 @@ import numpy as np
 from tir_mlir.errors import RuntimeCallError
 from tir_mlir.runtime import aligned
 
-if TYPE_CHECKING:      # loaded only for a GPU array (_gpu)
+if TYPE_CHECKING:  # loaded only for a GPU array (_gpu)
     from tir_mlir.runtime.cuda import DeviceArray
 
-_DEVICE_TYPES = {"cpu": 1, "cuda": 2}      # TVM's codes (kDLCPU, kDLCUDA)
+_DEVICE_TYPES = {"cpu": 1, "cuda": 2}  # TVM's codes (kDLCPU, kDLCUDA)
 
 
 class Device:
@@ -53,7 +54,7 @@ def cuda(index=0) -> Device:
 
 class NDArray(np.ndarray):
     # numpy 2 has an ndarray.device property ("cpu"); TVM's NDArray.device is a Device
-    device = Device()   # pyright: ignore[reportAssignmentType]
+    device = Device()  # pyright: ignore[reportAssignmentType]
 
     def numpy(self) -> np.ndarray:
         return np.array(self)
@@ -76,9 +77,11 @@ def _gpu(device, what: str):
     if getattr(device, "kind", None) != "cuda":
         raise RuntimeCallError(f"nd.{what}: unknown device {device!r}; expected cpu() or cuda()")
     if device.index != 0:
-        raise RuntimeCallError(f"nd.{what}: only cuda(0), the current GPU, is supported; got "
-                               f"{device!r}")
+        raise RuntimeCallError(
+            f"nd.{what}: only cuda(0), the current GPU, is supported; got {device!r}"
+        )
     from tir_mlir.runtime import cuda as gpu
+
     return gpu
 
 
@@ -98,5 +101,9 @@ def empty(shape, dtype="float32", device=None) -> Union[NDArray, "DeviceArray"]:
 
 
 def _is_host_tensor(x) -> bool:
-    return (not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__")
-            and hasattr(x, "__dlpack_device__") and int(x.__dlpack_device__()[0]) in (1, 3))
+    return (
+        not isinstance(x, np.ndarray)
+        and hasattr(x, "__dlpack__")
+        and hasattr(x, "__dlpack_device__")
+        and int(x.__dlpack_device__()[0]) in (1, 3)
+    )

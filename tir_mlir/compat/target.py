@@ -1,5 +1,6 @@
 """`tvm.target.Target`: a target string with TVM's accessors (`.kind.name`, `.attrs`,
 `.host`). `build`/`compile` take it wherever they take the string (`str(target)`)."""
+
 from types import SimpleNamespace
 from typing import Union
 

@@ -1,6 +1,7 @@
 """`tvm.tir`: the TensorIR names of tir_mlir (`tvm.tir.Schedule(mod)`, `tvm.tir.build`,
 `tvm.tir.TensorIntrin`, and what a TE tensor intrinsic is built with: `decl_buffer`,
 `call_extern`, `call_packed`, `ir_builder`)."""
+
 from types import SimpleNamespace
 
 from tir_mlir.runtime.build import build
@@ -13,5 +14,21 @@ from tir_mlir.te.operation import Select, exp, log, sigmoid, sqrt, tanh
 
 ir_builder = SimpleNamespace(create=IRBuilder)
 
-__all__ = ["Schedule", "TensorIntrin", "PrimFunc", "build", "Select", "const", "exp", "log", "sigmoid",
-           "sqrt", "tanh", "decl_buffer", "call_extern", "call_pure_extern", "call_packed", "ir_builder"]
+__all__ = [
+    "Schedule",
+    "TensorIntrin",
+    "PrimFunc",
+    "build",
+    "Select",
+    "const",
+    "exp",
+    "log",
+    "sigmoid",
+    "sqrt",
+    "tanh",
+    "decl_buffer",
+    "call_extern",
+    "call_pure_extern",
+    "call_packed",
+    "ir_builder",
+]

@@ -3,6 +3,7 @@
 The dims are index values (loop vars, outer iter vars) numbered in order of first use. Walks
 are iterative, like expression evaluation, so long binding expressions cannot overflow the stack.
 """
+
 from mlir import ir
 
 from tir_mlir.ir import first_iteration_or
@@ -28,11 +29,11 @@ class AffineBuilder:
     def __init__(self, env, ex=None, symbols=False):
         self.env = env
         self.ex = ex
-        self.dims = []          # ir.Value, in order of first appearance
-        self.dim_vals = []      # the Val of each dim (for its domain)
+        self.dims = []  # ir.Value, in order of first appearance
+        self.dim_vals = []  # the Val of each dim (for its domain)
         self.symbols = symbols
-        self.syms = []          # ir.Value of each symbol, with symbols=True
-        self.atoms = {}         # shape of a non-affine subexpression -> its dim (one value each)
+        self.syms = []  # ir.Value of each symbol, with symbols=True
+        self.atoms = {}  # shape of a non-affine subexpression -> its dim (one value each)
 
     def dim(self, val: Val) -> ir.AffineExpr:
         if self.symbols and is_symbol(val.value):
@@ -62,8 +63,8 @@ class AffineBuilder:
                 stack.append((node, True))
                 stack.extend((k, False) for k in reversed(kids))
             else:
-                args = out[len(out) - len(kids):]
-                del out[len(out) - len(kids):]
+                args = out[len(out) - len(kids) :]
+                del out[len(out) - len(kids) :]
                 out.append(self._combine(node, args))
         return out[0]
 
@@ -74,8 +75,10 @@ class AffineBuilder:
             if isinstance(node, (Val, A.Const)) or callee(node) in ("int32", "int64"):
                 return False
             v = self.env.get(node.id) if isinstance(node, A.Name) else None
-            return not (isinstance(node, A.Name) and (v is None or isinstance(v, Lit) or
-                                                     isinstance(v, Val) and v.dtype == "index"))
+            return not (
+                isinstance(node, A.Name)
+                and (v is None or isinstance(v, Lit) or isinstance(v, Val) and v.dtype == "index")
+            )
         if isinstance(node, A.BinOp) and node.op == "*":
             return not (_constant(node.lhs, self.env) or _constant(node.rhs, self.env))
         if isinstance(node, A.BinOp) and node.op in ("//", "%") or callee(node) in _CALLS:
@@ -84,7 +87,7 @@ class AffineBuilder:
 
     def _atom(self, node):
         key = expr_shape(node)
-        if key in self.atoms:       # `i * chunk` in the binding and in T.where: one dim
+        if key in self.atoms:  # `i * chunk` in the binding and in T.where: one dim
             return self.atoms[key]
         self.atoms[key] = got = self._new_atom(node)
         return got
@@ -98,13 +101,16 @@ class AffineBuilder:
         return self.dim(Val(self.ex.index(v, node.pos), "index")), None
 
     def _leaf(self, node):
-        if isinstance(node, Val):       # a loop var resolved by the caller (2021 auto-binding)
+        if isinstance(node, Val):  # a loop var resolved by the caller (2021 auto-binding)
             return self.dim(node), None
-        if isinstance(node, A.Const) and isinstance(node.value, int) \
-                and not isinstance(node.value, bool):
+        if (
+            isinstance(node, A.Const)
+            and isinstance(node.value, int)
+            and not isinstance(node.value, bool)
+        ):
             return ir.AffineConstantExpr.get(node.value), node.value
         if callee(node) in ("int32", "int64") and len(node.args) == 1:
-            c = _int_const(node.args[0])         # T.int64(4)
+            c = _int_const(node.args[0])  # T.int64(4)
             if c is not None:
                 return ir.AffineConstantExpr.get(c), c
         if isinstance(node, A.Name):
@@ -123,7 +129,7 @@ class AffineBuilder:
         if isinstance(node, A.UnaryOp):
             if node.op == "-":
                 return a * -1, (-ca if ca is not None else None)
-            if ca is None:       # unary + of a variable: an error in TVM (see exprs.unary)
+            if ca is None:  # unary + of a variable: an error in TVM (see exprs.unary)
                 raise NotAffine("unary + of a variable", node.pos)
             return a, ca
         op = node.op if isinstance(node, A.BinOp) else _CALLS[callee(node)]
@@ -136,20 +142,22 @@ class AffineBuilder:
             if ca is None and cb is None:
                 raise NotAffine("product of two variables is not affine", node.pos)
             return a * b, (ca * cb if ca is not None and cb is not None else None)
-        if op == "ceildiv":     # TVM 0.21's T.ceildiv(a, b) is (a + b - 1) // b
+        if op == "ceildiv":  # TVM 0.21's T.ceildiv(a, b) is (a + b - 1) // b
             if cb is None or cb <= 0:
-                raise NotAffine("T.ceildiv needs a positive constant divisor to be affine",
-                                node.pos)
+                raise NotAffine(
+                    "T.ceildiv needs a positive constant divisor to be affine", node.pos
+                )
             if ca is not None:
                 return ir.AffineConstantExpr.get(-(-ca // cb)), -(-ca // cb)
             return ir.AffineFloorDivExpr.get(a + (cb - 1), b), None
         if op in ("//", "%"):
             if cb is None or cb <= 0:
-                raise NotAffine(f"'{op}' needs a positive constant divisor to be affine",
-                                node.pos)
+                raise NotAffine(f"'{op}' needs a positive constant divisor to be affine", node.pos)
             if ca is not None:
-                return (ir.AffineConstantExpr.get(ca // cb if op == "//" else ca % cb),
-                        ca // cb if op == "//" else ca % cb)
+                return (
+                    ir.AffineConstantExpr.get(ca // cb if op == "//" else ca % cb),
+                    ca // cb if op == "//" else ca % cb,
+                )
             return (ir.AffineFloorDivExpr.get(a, b) if op == "//" else a % b), None
         raise NotAffine(f"operator {op!r} is not affine", node.pos)
 
@@ -171,15 +179,21 @@ class AffineBuilder:
                 eqs.append(False)
                 continue
             if not isinstance(node, A.Compare):
-                raise NotAffine("a condition must be comparisons joined by 'and'",
-                                getattr(node, "pos", None))
+                raise NotAffine(
+                    "a condition must be comparisons joined by 'and'", getattr(node, "pos", None)
+                )
             for i, op in enumerate(node.ops):
                 a, _ = self.expr(node.operands[i])
                 b, _ = self.expr(node.operands[i + 1])
                 if op == "!=":
                     raise NotAffine("'!=' is not affine", node.pos)
-                e = {"<": lambda: b - a - 1, "<=": lambda: b - a, ">": lambda: a - b - 1,
-                     ">=": lambda: a - b, "==": lambda: a - b}[op]()
+                e = {
+                    "<": lambda: b - a - 1,
+                    "<=": lambda: b - a,
+                    ">": lambda: a - b - 1,
+                    ">=": lambda: a - b,
+                    "==": lambda: a - b,
+                }[op]()
                 exprs.append(e)
                 eqs.append(op == "==")
                 ops.append(op)
@@ -188,13 +202,20 @@ class AffineBuilder:
     def _first_iteration_or(self, node) -> ir.AffineExpr:
         """`w < m + 1 or k <= e` (w a loop var over [m, m + n), e >= 0 everywhere), as
         rolling_buffer writes it: `e - k * ind(w) >= 0` (tir_mlir/ir/first_iteration_or.py)."""
-        bad = NotAffine("'or' in a condition must read 'i < min + 1 or k <= e' (i a loop "
-                        "variable, e >= 0), as TVM's rolling_buffer writes it", node.pos)
+        bad = NotAffine(
+            "'or' in a condition must read 'i < min + 1 or k <= e' (i a loop "
+            "variable, e >= 0), as TVM's rolling_buffer writes it",
+            node.pos,
+        )
         first, bound = node.lhs, node.rhs
-        if not (isinstance(first, A.Compare) and first.ops == ["<"]
-                and isinstance(first.operands[0], A.Name)
-                and isinstance(bound, A.Compare) and len(bound.ops) == 1
-                and bound.ops[0] in ("<=", ">=")):
+        if not (
+            isinstance(first, A.Compare)
+            and first.ops == ["<"]
+            and isinstance(first.operands[0], A.Name)
+            and isinstance(bound, A.Compare)
+            and len(bound.ops) == 1
+            and bound.ops[0] in ("<=", ">=")
+        ):
             raise bad
         w = self.env.get(first.operands[0].id)
         limit = _int_const(first.operands[1])
@@ -220,8 +241,9 @@ def _lower_bound(e: ir.AffineExpr, dims) -> int:
     if isinstance(e, ir.AffineAddExpr):
         a, b = _lower_bound(e.lhs, dims), _lower_bound(e.rhs, dims)
         return None if a is None or b is None else a + b
-    if isinstance(e, ir.AffineMulExpr) and isinstance(e.rhs.maybe_downcast(),
-                                                      ir.AffineConstantExpr):
+    if isinstance(e, ir.AffineMulExpr) and isinstance(
+        e.rhs.maybe_downcast(), ir.AffineConstantExpr
+    ):
         c = e.rhs.maybe_downcast().value
         lhs = e.lhs.maybe_downcast()
         if isinstance(lhs, ir.AffineDimExpr):
@@ -262,8 +284,9 @@ def expr_shape(node):
         n = stack.pop()
         if isinstance(n, A.Node) and hasattr(n, "__dataclass_fields__"):
             out.append(type(n).__name__)
-            stack.extend(getattr(n, f) for f in reversed(list(n.__dataclass_fields__))
-                         if f != "pos")
+            stack.extend(
+                getattr(n, f) for f in reversed(list(n.__dataclass_fields__)) if f != "pos"
+            )
         elif isinstance(n, (list, tuple)):
             out.append(("seq", len(n)))
             stack.extend(reversed(n))

@@ -4,6 +4,7 @@
 with no recursion however deep the program nests. Every node has `pos = (line, col)`, 1-based,
 of its first token.
 """
+
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class Attr(Node):
 @dataclass(eq=False)
 class Const(Node):
     """int, float, bool, str or None literal."""
+
     value: Any
     pos: Pos
 
@@ -59,7 +61,7 @@ class BinOp(Node):
 
 @dataclass(eq=False)
 class UnaryOp(Node):
-    op: str             # "-", "+", "~", "not"
+    op: str  # "-", "+", "~", "not"
     operand: Any
     pos: Pos
 
@@ -67,6 +69,7 @@ class UnaryOp(Node):
 @dataclass(eq=False)
 class Compare(Node):
     """a < b <= c: ops[i] compares operands[i] with operands[i + 1]."""
+
     ops: List[str]
     operands: List[Any]
     pos: Pos
@@ -250,14 +253,28 @@ def _first_pos(children, default=(0, 0)):
     return default
 
 
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-                   "\\": "\\", "'": "'", '"': '"', "\n": ""}
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}"
-                     r"|N\{[^}]*\}|[xuUN]|.|\n)")
+_SIMPLE_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "\n": "",
+}
+_ESCAPE = re.compile(
+    r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}"
+    r"|N\{[^}]*\}|[xuUN]|.|\n)"
+)
 
 
 def _unescape(body: str, tok) -> str:
     """Python's string escapes, decoded by hand: the parser never evaluates program text."""
+
     def one(m):
         e = m[1]
         if e in _SIMPLE_ESCAPES:
@@ -270,22 +287,24 @@ def _unescape(body: str, tok) -> str:
             try:
                 return unicodedata.lookup(e[2:-1])
             except KeyError:
-                raise LiteralError(f"unknown character name in escape \\{e[:60]}",
-                                   pos_of(tok)) from None
+                raise LiteralError(
+                    f"unknown character name in escape \\{e[:60]}", pos_of(tok)
+                ) from None
         elif e in "xuUN":
             raise LiteralError(f"truncated \\{e} escape in a string", pos_of(tok))
         else:
-            return "\\" + e                     # unknown escapes stay as written, as in Python
+            return "\\" + e  # unknown escapes stay as written, as in Python
         if code > 0x10FFFF:
             raise LiteralError(f"escape \\{e} is not a Unicode character", pos_of(tok))
         return chr(code)
+
     return _ESCAPE.sub(one, body)
 
 
 def _string(tok: Token) -> str:
     s = str(tok)
     raw = s[0] in "rR"
-    if s[0] in "rRuU":          # u"..." is a plain str, as in Python 3
+    if s[0] in "rRuU":  # u"..." is a plain str, as in Python 3
         s = s[1:]
     q = 3 if s[:3] in ('"""', "'''") else 1
     body = s[q:-q]
@@ -303,24 +322,27 @@ class LiteralError(Exception):
 
 _DIGITS = r"\d(?:_?\d)*"
 _PY_NUMBER = re.compile(
-    rf"0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+"       # hex, octal, binary
+    rf"0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+"  # hex, octal, binary
     rf"|(?:(?:{_DIGITS})?\.{_DIGITS}|{_DIGITS}\.)(?:[eE][+-]?{_DIGITS})?"  # point float
-    rf"|{_DIGITS}[eE][+-]?{_DIGITS}"                                      # exponent float
-    rf"|[1-9](?:_?\d)*|0(?:_?0)*")                                        # decimal integer
-MAX_INT_BITS = 64      # uint64 is the widest TensorIR integer
+    rf"|{_DIGITS}[eE][+-]?{_DIGITS}"  # exponent float
+    rf"|[1-9](?:_?\d)*|0(?:_?0)*"
+)  # decimal integer
+MAX_INT_BITS = 64  # uint64 is the widest TensorIR integer
 
 
 def _number(tok: Token):
     if not _PY_NUMBER.fullmatch(str(tok)):
-        raise LiteralError(f"invalid number literal {str(tok)[:40]!r} (as in Python: no leading "
-                           f"zeros, single underscores between digits)", pos_of(tok))
+        raise LiteralError(
+            f"invalid number literal {str(tok)[:40]!r} (as in Python: no leading "
+            f"zeros, single underscores between digits)",
+            pos_of(tok),
+        )
     digits = len(str(tok))
     if digits > 1000 and not any(c in str(tok).lower() for c in ".e") or digits > 5000:
         raise LiteralError(f"number literal of {digits} characters is too long", pos_of(tok))
     v = _number_value(tok)
     if isinstance(v, int) and v >= 1 << MAX_INT_BITS:
-        raise LiteralError(f"integer literal {str(tok)[:40]} does not fit in 64 bits",
-                           pos_of(tok))
+        raise LiteralError(f"integer literal {str(tok)[:40]} does not fit in 64 bits", pos_of(tok))
     return v
 
 
@@ -356,7 +378,7 @@ class ToAst(Transformer):
     def binop(self, c):
         return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
 
-    boolop = binop          # `and` / `or`
+    boolop = binop  # `and` / `or`
 
     def unary(self, c):
         return UnaryOp(str(c[0]), c[1], pos_of(c[0]))
@@ -470,9 +492,8 @@ class ToAst(Transformer):
     def funcdef(self, c):
         seen = set()
         for p in c[2] or []:
-            if p.name in seen:           # as Python refuses it (TVM too)
-                raise LiteralError(f"duplicate argument {p.name!r} in function definition",
-                                   p.pos)
+            if p.name in seen:  # as Python refuses it (TVM too)
+                raise LiteralError(f"duplicate argument {p.name!r} in function definition", p.pos)
             seen.add(p.name)
         return FuncDef(str(c[1]), c[2] or [], c[3], c[4], pos_of(c[0]))
 

@@ -5,12 +5,19 @@ prim_func (buffers, loops, blocks, stores, lets, ifs). Expressions go to `ExprBu
 block bindings and `T.where` to `AffineBuilder`. Everything is checked in Python before MLIR
 sees it; MLIR's verifier runs once at the end (in parser.py).
 """
+
 from mlir import ir
 from mlir.dialects import affine, func, memref, scf
 
 from tir_mlir.dialect import spelling
-from tir_mlir.dialect.buffers import (AXIS_SEPARATORS, OFFSET_FACTOR, SCOPE, axis_separators_attr,
-                                      int_attr, scope_attr)
+from tir_mlir.dialect.buffers import (
+    AXIS_SEPARATORS,
+    OFFSET_FACTOR,
+    SCOPE,
+    axis_separators_attr,
+    int_attr,
+    scope_attr,
+)
 from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, THREAD_TAGS, Block, Loop
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
@@ -18,11 +25,25 @@ from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine, expr_shape
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
-from tir_mlir.frontend.intrinsics import (CALL_BINARY, CALL_UNARY, EXPR_CALLS, MATH_BINARY,
-                                          MATH_PREDICATE, MATH_UNARY, TVM_BUILTINS, callee,
-                                          strip_prefix)
-from tir_mlir.frontend.symbols import (IMPLICIT, INDEX_VAR_DTYPES, SymbolDecl, has_call, mentions,
-                                       var_decls)
+from tir_mlir.frontend.intrinsics import (
+    CALL_BINARY,
+    CALL_UNARY,
+    EXPR_CALLS,
+    MATH_BINARY,
+    MATH_PREDICATE,
+    MATH_UNARY,
+    TVM_BUILTINS,
+    callee,
+    strip_prefix,
+)
+from tir_mlir.frontend.symbols import (
+    IMPLICIT,
+    INDEX_VAR_DTYPES,
+    SymbolDecl,
+    has_call,
+    mentions,
+    var_decls,
+)
 from tir_mlir.frontend.values import Buffer, Env, Handle, Lit, Val
 from tir_mlir.ir.index_dtypes import buffer_attr, index_dtype, wider
 
@@ -30,12 +51,33 @@ MAX_NESTING = 100
 MATCH_SHAPE = "tir.match_shape"
 ASSUME = "tir.assume"
 # Integer functions a constant (a shape, an extent) may use: folded by ExprBuilder.
-STATIC_CALLS = {"ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "min", "max",
-                "Div"}           # TVM prints truncdiv as T.Div
-AXIS_KINDS = {"axis.spatial": "S", "axis.S": "S", "axis.reduce": "R", "axis.R": "R",
-              "axis.opaque": "O", "axis.scan": "O"}
-IGNORED_BUFFER_KWARGS = {"align", "offset_factor", "elem_offset", "strides", "axis_separators",
-                         "buffer_type", "data"}
+STATIC_CALLS = {
+    "ceildiv",
+    "floordiv",
+    "floormod",
+    "truncdiv",
+    "truncmod",
+    "min",
+    "max",
+    "Div",
+}  # TVM prints truncdiv as T.Div
+AXIS_KINDS = {
+    "axis.spatial": "S",
+    "axis.S": "S",
+    "axis.reduce": "R",
+    "axis.R": "R",
+    "axis.opaque": "O",
+    "axis.scan": "O",
+}
+IGNORED_BUFFER_KWARGS = {
+    "align",
+    "offset_factor",
+    "elem_offset",
+    "strides",
+    "axis_separators",
+    "buffer_type",
+    "data",
+}
 FUNC_DECORATORS = {"T.prim_func", "tir.prim_func", "tvm.script.tir", "tvm.script.tir.prim_func"}
 MODULE_DECORATORS = {"I.ir_module", "tvm.script.ir_module", "ir_module", "tvm.script.ir.ir_module"}
 
@@ -50,7 +92,7 @@ class ModuleBuilder(Fail):
 
     def build(self, stmts) -> ir.Module:
         module = ir.Module.create(loc=ir.Location.file(self.filename, 1, 1))
-        spelling.attach(module)         # the blocks' spelling hints (Block.where_spelling...)
+        spelling.attach(module)  # the blocks' spelling hints (Block.where_spelling...)
         names = {}
         with ir.InsertionPoint(module.body):
             for s in stmts:
@@ -63,7 +105,8 @@ class ModuleBuilder(Fail):
                     module.operation.attributes["tir.module_name"] = ir.StringAttr.get(s.name)
                     for f in s.body:
                         if isinstance(f, (A.Pass, A.Import)) or (
-                                isinstance(f, A.ExprStmt) and isinstance(f.value, A.Const)):
+                            isinstance(f, A.ExprStmt) and isinstance(f.value, A.Const)
+                        ):
                             continue
                         if not isinstance(f, A.FuncDef):
                             self.fail(f"expected a @T.prim_func def in class {s.name}", f.pos)
@@ -71,13 +114,14 @@ class ModuleBuilder(Fail):
                 elif isinstance(s, A.FuncDef):
                     self._func(s, names)
                 elif isinstance(s, A.ExprStmt) and isinstance(s.value, A.Const):
-                    continue    # docstring
+                    continue  # docstring
                 else:
-                    self.fail("expected a @T.prim_func function or an @I.ir_module class",
-                              s.pos)
+                    self.fail("expected a @T.prim_func function or an @I.ir_module class", s.pos)
         if not names and "tir.module_name" not in module.operation.attributes:
-            self.fail("the program defines no @T.prim_func function or @I.ir_module class "
-                      "(empty input?)", (1, 1))
+            self.fail(
+                "the program defines no @T.prim_func function or @I.ir_module class (empty input?)",
+                (1, 1),
+            )
         return module
 
     def _check_decorators(self, node, allowed, want):
@@ -87,14 +131,19 @@ class ModuleBuilder(Fail):
             target = d.func if isinstance(d, A.Call) else d
             name = A.dotted_name(target)
             if name not in allowed:
-                self.fail(f"unexpected decorator @{name or '...'} (expected {want})",
-                          getattr(d, "pos", node.pos))
+                self.fail(
+                    f"unexpected decorator @{name or '...'} (expected {want})",
+                    getattr(d, "pos", node.pos),
+                )
 
     def _func(self, f, names):
         self._check_decorators(f, FUNC_DECORATORS, "@T.prim_func")
         if f.name in names:
-            self.fail(f"duplicate function name {f.name!r}", f.pos,
-                      [("first defined here", names[f.name])])
+            self.fail(
+                f"duplicate function name {f.name!r}",
+                f.pos,
+                [("first defined here", names[f.name])],
+            )
         names[f.name] = f.pos
         FuncBuilder(self.filename).build(f, self._private(f))
 
@@ -122,10 +171,10 @@ class FuncBuilder(Fail):
         self.env = Env()
         self.ex = ExprBuilder(filename, self.env)
         self.depth = 0
-        self.loops = []             # loop Vals since the enclosing block (2021 auto-binding)
+        self.loops = []  # loop Vals since the enclosing block (2021 auto-binding)
         self.block_names = {}
         self.in_block = False
-        self.symbol_values = {}     # expression shape -> its top-level value (sym_expr)
+        self.symbol_values = {}  # expression shape -> its top-level value (sym_expr)
 
     # --- static values (shapes, extents, attributes) ------------------------------------------
     def static(self, node, what):
@@ -145,9 +194,9 @@ class FuncBuilder(Fail):
             elif isinstance(n, A.Attr):
                 pass
             elif isinstance(n, A.Call) and callee(n) in DTYPES and len(n.args) == 1:
-                stack.append(n.args[0])          # T.int64(4)
+                stack.append(n.args[0])  # T.int64(4)
             elif isinstance(n, A.Call) and callee(n) in STATIC_CALLS and not n.kwargs:
-                stack += n.args                  # T.ceildiv(n, 4) once n is a constant
+                stack += n.args  # T.ceildiv(n, 4) once n is a constant
             elif not isinstance(n, A.Const):
                 self.fail(f"{what} must be a constant", getattr(n, "pos", node.pos))
         return self.ex.eval(node)
@@ -192,7 +241,7 @@ class FuncBuilder(Fail):
         if isinstance(v, Lit) and isinstance(v.value, bool):
             return ir.BoolAttr.get(v.value)
         if isinstance(v, Lit) and isinstance(v.value, int):
-            if v.dtype is not None:     # T.int64(3), T.int32(0): the signed type keeps it
+            if v.dtype is not None:  # T.int64(3), T.int32(0): the signed type keeps it
                 return ir.IntegerAttr.get(ir.IntegerType.get_signed(bits(v.dtype)), v.value)
             return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v.value)
         if isinstance(v, Lit) and isinstance(v.value, float):
@@ -210,17 +259,23 @@ class FuncBuilder(Fail):
             uses = [n for n in A.names_used(before) if n.id == target.id and n.pos]
             if uses:
                 n = min(uses, key=lambda n: n.pos)
-                self.fail(f"buffer {n.id!r} is used before its T.match_buffer line", n.pos,
-                              [(f"buffer {n.id!r} is matched here", target.pos)])
+                self.fail(
+                    f"buffer {n.id!r} is used before its T.match_buffer line",
+                    n.pos,
+                    [(f"buffer {n.id!r} is matched here", target.pos)],
+                )
 
     def _check_func_attrs(self, node, attrs):
         """`tir.noalias` is read as an integer by the build (TVM's too: a string fails there)."""
         value = ir.DictAttr(attrs)["tir.noalias"] if "tir.noalias" in ir.DictAttr(attrs) else None
         if value is not None and not isinstance(value, (ir.BoolAttr, ir.IntegerAttr)):
-            pos = next((v.pos for k, v in node.items if getattr(k, "value", None) == "tir.noalias"),
-                       node.pos)
-            self.fail(f"T.func_attr: 'tir.noalias' must be True, False or an integer, found "
-                      f"{value}", pos)
+            pos = next(
+                (v.pos for k, v in node.items if getattr(k, "value", None) == "tir.noalias"),
+                node.pos,
+            )
+            self.fail(
+                f"T.func_attr: 'tir.noalias' must be True, False or an integer, found {value}", pos
+            )
 
     # --- buffers ------------------------------------------------------------------------------
     def buffer_spec(self, call, args, what, default_scope=None, symbolic=False):
@@ -237,8 +292,12 @@ class FuncBuilder(Fail):
             self.fail(f"{what} takes a shape and a dtype, got {len(args)} arguments", call.pos)
         shape_node = args[0]
         items = shape_node.items if isinstance(shape_node, (A.Tuple_, A.List_)) else [shape_node]
-        dims = [(x, self.symbol_dtype(x)) if symbolic and self.uses_symbols(x)
-                else self.static_index(x, "a buffer dimension") for x in items]
+        dims = [
+            (x, self.symbol_dtype(x))
+            if symbolic and self.uses_symbols(x)
+            else self.static_index(x, "a buffer dimension")
+            for x in items
+        ]
         shape = tuple(n for n, _ in dims)
         for x, n in zip(items, shape):
             if isinstance(n, int) and n <= 0:
@@ -267,8 +326,11 @@ class FuncBuilder(Fail):
                 items = v.items if isinstance(v, (A.List_, A.Tuple_)) else [v]
                 seps = [self.static_index(x, "an axis separator")[0] for x in items]
                 if seps != sorted(set(seps)) or any(not 0 < x < ndim for x in seps):
-                    self.fail(f"axis_separators must be increasing dimensions in 1..{ndim - 1}, "
-                              f"found {seps}", p)
+                    self.fail(
+                        f"axis_separators must be increasing dimensions in 1..{ndim - 1}, "
+                        f"found {seps}",
+                        p,
+                    )
                 if seps:
                     out[AXIS_SEPARATORS] = axis_separators_attr(seps)
             elif k == "offset_factor" and offset_factor:
@@ -280,13 +342,19 @@ class FuncBuilder(Fail):
 
     def memref_type(self, shape, dtype):
         dynamic = ir.ShapedType.get_dynamic_size()
-        return ir.MemRefType.get([d if isinstance(d, int) else dynamic for d in shape],
-                                 mlir_type(dtype))
+        return ir.MemRefType.get(
+            [d if isinstance(d, int) else dynamic for d in shape], mlir_type(dtype)
+        )
 
     # --- symbols (docs/symbolic.md) -------------------------------------------------------------
     def symbol_names(self) -> set:
-        return {n for n in self.env.names() if isinstance(self.env.get(n), SymbolDecl)
-                or isinstance(self.env.get(n), Val) and is_symbol(self.env.get(n).value)}
+        return {
+            n
+            for n in self.env.names()
+            if isinstance(self.env.get(n), SymbolDecl)
+            or isinstance(self.env.get(n), Val)
+            and is_symbol(self.env.get(n).value)
+        }
 
     def uses_symbols(self, node) -> bool:
         return mentions(node, self.symbol_names())
@@ -332,15 +400,20 @@ class FuncBuilder(Fail):
             e = ir.AffineExpr.simplify_affine_expr(e, 0, len(ab.syms))
             return SymExpr.from_affine(e, ab.syms)
         if ab.dims and not ab.syms:
-            self.fail(f"{what} must be a constant or an expression of the function's symbolic "
-                      f"vars", node.pos)
+            self.fail(
+                f"{what} must be a constant or an expression of the function's symbolic vars",
+                node.pos,
+            )
         key = expr_shape(node)
         if key not in self.symbol_values:
             with self.top_level():
                 v = self.ex.eval(node)
                 if not (isinstance(v, Val) and v.dtype == "index" and is_symbol(v.value)):
-                    self.fail(f"{what} must be an integer expression of the function's "
-                              f"symbolic vars, found {describe(v)}", node.pos)
+                    self.fail(
+                        f"{what} must be an integer expression of the function's "
+                        f"symbolic vars, found {describe(v)}",
+                        node.pos,
+                    )
             self.symbol_values[key] = v.value
         return SymExpr.symbol(self.symbol_values[key])
 
@@ -356,14 +429,22 @@ class FuncBuilder(Fail):
     def match_shape(self, buf: ir.Value, shape, pos):
         """`tir.match_shape` of a buffer parameter whose dimensions use symbols; the shape
         with each symbolic dimension as a SymExpr."""
-        sizes = tuple(d if isinstance(d, int) else
-                      self.sym_expr(d, "a buffer dimension", as_written=True) for d in shape)
+        sizes = tuple(
+            d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension", as_written=True)
+            for d in shape
+        )
         symbols = []
-        exprs = [d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
-                 for d in sizes]
+        exprs = [
+            d.embed(symbols) if isinstance(d, SymExpr) else ir.AffineConstantExpr.get(d)
+            for d in sizes
+        ]
         amap = ir.AffineMap.get(0, len(symbols), exprs)
-        ir.Operation.create(MATCH_SHAPE, operands=[buf, *symbols],
-                            attributes={"shape": ir.AffineMapAttr.get(amap)}, loc=self.loc(pos))
+        ir.Operation.create(
+            MATCH_SHAPE,
+            operands=[buf, *symbols],
+            attributes={"shape": ir.AffineMapAttr.get(amap)},
+            loc=self.loc(pos),
+        )
         return sizes
 
     # --- function -----------------------------------------------------------------------------
@@ -371,7 +452,7 @@ class FuncBuilder(Fail):
         params, handles = [], {}
         body = list(f.body)
         implicit, consumed = [], set()
-        for s in body:          # `n = T.int32()`: trailing index arguments (docs/symbolic.md)
+        for s in body:  # `n = T.int32()`: trailing index arguments (docs/symbolic.md)
             decls = var_decls(s)
             if decls:
                 consumed.add(id(s))
@@ -424,9 +505,15 @@ class FuncBuilder(Fail):
             buffers.append((bname, shape, dtype, index, bpos))
         for name, dtype, pos in implicit:
             inputs.append(ir.IndexType.get())
-            arg_attrs.append(ir.DictAttr.get({"tir.name": ir.StringAttr.get(name),
-                                              "tir.dtype": ir.StringAttr.get(dtype),
-                                              IMPLICIT: ir.UnitAttr.get()}))
+            arg_attrs.append(
+                ir.DictAttr.get(
+                    {
+                        "tir.name": ir.StringAttr.get(name),
+                        "tir.dtype": ir.StringAttr.get(dtype),
+                        IMPLICIT: ir.UnitAttr.get(),
+                    }
+                )
+            )
             buffers.append((name, None, dtype, None, pos))
         fop = func.FuncOp(f.name, ir.FunctionType.get(inputs, []), loc=self.loc(f.pos))
         fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
@@ -438,7 +525,7 @@ class FuncBuilder(Fail):
             fop.arg_attrs = ir.ArrayAttr.get(arg_attrs)
         entry = fop.add_entry_block([self.loc(b[4]) for b in buffers])
         for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
-            if shape is None:       # a scalar parameter or an implicit var
+            if shape is None:  # a scalar parameter or an implicit var
                 self.env[bname] = Val(arg, "index" if dtype in INDEX_VAR_DTYPES else dtype)
         body = [s for s in body if id(s) not in consumed]
         body = self._unwrap_root(body)
@@ -456,43 +543,61 @@ class FuncBuilder(Fail):
     def _check_bound(self, implicit, entry):
         """Each implicit var is bound by a buffer shape: a call derives it from the arrays
         (TVM refuses the function otherwise: 'undefined variable')."""
-        bound = {v for op in entry.operations if op.operation.name == MATCH_SHAPE
-                 for v in list(op.operation.operands)[1:]}
-        args = list(entry.arguments)[len(entry.arguments) - len(implicit):]
+        bound = {
+            v
+            for op in entry.operations
+            if op.operation.name == MATCH_SHAPE
+            for v in list(op.operation.operands)[1:]
+        }
+        args = list(entry.arguments)[len(entry.arguments) - len(implicit) :]
         for (name, _, pos), arg in zip(implicit, args):
             if arg not in bound:
-                self.fail(f"symbolic var {name!r} is in no buffer shape of the function, so no "
-                          f"call could give its value (make it a scalar parameter, "
-                          f"{name}: T.int32, or use it in a T.match_buffer shape)", pos)
+                self.fail(
+                    f"symbolic var {name!r} is in no buffer shape of the function, so no "
+                    f"call could give its value (make it a scalar parameter, "
+                    f"{name}: T.int32, or use it in a T.match_buffer shape)",
+                    pos,
+                )
 
     def _unwrap_root(self, body):
         """An explicit `with T.block("root"):` around the whole body is the implicit root block
         (kept as a block when it has a `T.block_attr` or non-empty `T.reads`/`T.writes`, as in
         a tensor intrinsic: TVM prints such a root)."""
         real = [s for s in body if not isinstance(s, A.Pass)]
-        if len(real) == 1 and isinstance(real[0], A.With) and callee(real[0].item) == "block" \
-                and not any(isinstance(s, A.ExprStmt) and (
+        if (
+            len(real) == 1
+            and isinstance(real[0], A.With)
+            and callee(real[0].item) == "block"
+            and not any(
+                isinstance(s, A.ExprStmt)
+                and (
                     callee(s.value) == "block_attr"
-                    or callee(s.value) in ("reads", "writes") and s.value.args)
-                    for s in real[0].body):
+                    or callee(s.value) in ("reads", "writes")
+                    and s.value.args
+                )
+                for s in real[0].body
+            )
+        ):
             args = real[0].item.args
             if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
-                return [s for s in real[0].body
-                        if not (isinstance(s, A.ExprStmt) and callee(s.value) in ("reads", "writes"))]
+                return [
+                    s
+                    for s in real[0].body
+                    if not (isinstance(s, A.ExprStmt) and callee(s.value) in ("reads", "writes"))
+                ]
         return body
 
     def _param(self, p, handles):
         ann = p.annotation
         if ann is None:
-            self.fail(f"parameter {p.name!r} needs a type annotation (T.Buffer or T.handle)",
-                      p.pos)
+            self.fail(f"parameter {p.name!r} needs a type annotation (T.Buffer or T.handle)", p.pos)
         name = A.dotted_name(ann)
         norm = strip_prefix(name) if name else None
         if norm == "handle":
             handles[p.name] = p.pos
             self.env[p.name] = Handle(p.name)
             return ("handle", p.name, None, p.pos)
-        if norm in DTYPES:      # a scalar parameter (docs/symbolic.md)
+        if norm in DTYPES:  # a scalar parameter (docs/symbolic.md)
             if norm in INDEX_VAR_DTYPES:
                 self.env[p.name] = SymbolDecl(p.name, norm)
             return ("scalar", p.name, norm, p.pos)
@@ -500,19 +605,26 @@ class FuncBuilder(Fail):
             shape, dtype, _, index = self.buffer_spec(ann, ann.args, "T.Buffer", symbolic=True)
             layout = self.layout_attrs(ann, len(shape))
             return ("buffer", p.name, (shape, dtype, index, layout), p.pos)
-        if (isinstance(ann, A.Subscript)
-                and strip_prefix(A.dotted_name(ann.value) or "") == "Buffer"):
+        if (
+            isinstance(ann, A.Subscript)
+            and strip_prefix(A.dotted_name(ann.value) or "") == "Buffer"
+        ):
             fake = A.Call(ann.value, ann.indices, [], ann.pos)
             shape, dtype, _, index = self.buffer_spec(fake, ann.indices, "T.Buffer")
             return ("buffer", p.name, (shape, dtype, index, {}), p.pos)
-        self.fail(f"unsupported type annotation for parameter {p.name!r} "
-                  "(expected T.Buffer(shape, dtype) or T.handle)", ann.pos)
+        self.fail(
+            f"unsupported type annotation for parameter {p.name!r} "
+            "(expected T.Buffer(shape, dtype) or T.handle)",
+            ann.pos,
+        )
 
     def _match_buffer(self, s, handles, matched):
         call = s.value
         if not isinstance(s, A.Assign) or not isinstance(s.target, A.Name):
-            self.fail("T.match_buffer must be assigned to a buffer name: A = T.match_buffer(a, ...)",
-                      s.pos)
+            self.fail(
+                "T.match_buffer must be assigned to a buffer name: A = T.match_buffer(a, ...)",
+                s.pos,
+            )
         if not call.args or not isinstance(call.args[0], A.Name):
             self.fail("T.match_buffer needs a handle parameter as its first argument", call.pos)
         h = call.args[0].id
@@ -521,21 +633,26 @@ class FuncBuilder(Fail):
         if h in matched:
             self.fail(f"handle {h!r} is matched twice", call.pos)
         call, extra = self.layout_kwargs(call)
-        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
-                                                      "global", symbolic=True)
+        shape, dtype, scope, index = self.buffer_spec(
+            call, call.args[1:], "T.match_buffer", "global", symbolic=True
+        )
         if scope != "global":
             extra[SCOPE] = scope_attr(scope)
-        extra.update(self.layout_attrs(call, len(shape)))     # axis_separators
+        extra.update(self.layout_attrs(call, len(shape)))  # axis_separators
         matched[h] = (s.target.id, shape, dtype, index, extra, s.pos)
 
     def layout_kwargs(self, call):
         """(the call without them, attributes) for the `offset_factor=` and `align=` of a
         T.match_buffer, which TVM prints back."""
         kw = {k: (v, p) for k, v, p in call.kwargs}
-        attrs = {f"tir.{k}": int_attr(f"tir.{k}", self.static_index(kw.pop(k)[0], k)[0])
-                 for k in ("offset_factor", "align") if k in kw}
-        return A.Call(call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()],
-                      call.pos), attrs
+        attrs = {
+            f"tir.{k}": int_attr(f"tir.{k}", self.static_index(kw.pop(k)[0], k)[0])
+            for k in ("offset_factor", "align")
+            if k in kw
+        }
+        return A.Call(
+            call.func, call.args, [(k, v, p) for k, (v, p) in kw.items()], call.pos
+        ), attrs
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
@@ -589,66 +706,95 @@ class FuncBuilder(Fail):
         it = s.iter
         name = callee(it)
         if name is None:
-            self.fail("expected range(...), T.grid(...) or T.serial/parallel/vectorized/unroll/"
-                      "thread_binding(...) after 'in'", it.pos)
+            self.fail(
+                "expected range(...), T.grid(...) or T.serial/parallel/vectorized/unroll/"
+                "thread_binding(...) after 'in'",
+                it.pos,
+            )
         kw = {k: (v, p) for k, v, p in it.kwargs}
         if name == "grid":
             for k, (_, p) in kw.items():
                 self.fail(f"T.grid got an unexpected keyword argument {k!r}", p)
             if len(it.args) != len(targets):
-                self.fail(f"T.grid has {len(it.args)} extents but {len(targets)} loop variables",
-                          s.pos)
-            specs = [(0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
-                     if self._uses_loop_vars(a) else       # T.grid(i, 128) under loop i
-                     (0, self.sym_expr(a, "a loop extent", True), self.symbol_dtype(a), "serial",
-                      None, None) if self.uses_symbols(a) else
-                     (0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
-                     for a in it.args]
+                self.fail(
+                    f"T.grid has {len(it.args)} extents but {len(targets)} loop variables", s.pos
+                )
+            specs = [
+                (0, 0, "int32", "serial", None, None, self._affine_bounds([a]))
+                if self._uses_loop_vars(a)
+                # T.grid(i, 128) under loop i
+                else (
+                    0,
+                    self.sym_expr(a, "a loop extent", True),
+                    self.symbol_dtype(a),
+                    "serial",
+                    None,
+                    None,
+                )
+                if self.uses_symbols(a)
+                else (0,) + self.static_index(a, "a loop extent") + ("serial", None, None)
+                for a in it.args
+            ]
         elif name == "range" or name in LOOP_KINDS:
             kind = "serial" if name == "range" else name
             args = list(it.args)
             thread = annotations = None
             if kind == "thread_binding":
-                if len(args) >= 2 and isinstance(args[-1], A.Const) and isinstance(args[-1].value, str):
+                if (
+                    len(args) >= 2
+                    and isinstance(args[-1], A.Const)
+                    and isinstance(args[-1].value, str)
+                ):
                     kw.setdefault("thread", (args.pop(), it.pos))
                 if "thread" not in kw:
-                    self.fail("T.thread_binding needs thread=\"...\"", it.pos)
+                    self.fail('T.thread_binding needs thread="..."', it.pos)
                 value, pos = kw.pop("thread")
                 thread = self.static_str(value, "thread")
                 if thread not in THREAD_TAGS:
-                    self.fail(f"unknown thread tag {thread!r} (expected one of "
-                              f"{', '.join(THREAD_TAGS)})", pos)
+                    self.fail(
+                        f"unknown thread tag {thread!r} (expected one of {', '.join(THREAD_TAGS)})",
+                        pos,
+                    )
             if "annotations" in kw and name != "range":
                 d = ir.DictAttr(self.dict_arg(kw.pop("annotations")[0], "annotations"))
                 annotations = {a.name: a.attr for a in d}
             for k, (_, p) in kw.items():
-                self.fail(f"{'range' if name == 'range' else 'T.' + name} got an unexpected "
-                          f"keyword argument {k!r}", p)
+                self.fail(
+                    f"{'range' if name == 'range' else 'T.' + name} got an unexpected "
+                    f"keyword argument {k!r}",
+                    p,
+                )
             if len(args) not in (1, 2):
-                self.fail(f"{'range' if name == 'range' else 'T.' + name} takes 1 or 2 "
-                          f"arguments, got {len(args)}", it.pos)
+                self.fail(
+                    f"{'range' if name == 'range' else 'T.' + name} takes 1 or 2 "
+                    f"arguments, got {len(args)}",
+                    it.pos,
+                )
             if len(targets) != 1:
                 self.fail(f"{len(targets)} loop variables for one loop", s.pos)
             if any(self._uses_loop_vars(a) for a in args):
                 specs = [(0, 0, "int32", kind, thread, annotations, self._affine_bounds(args))]
-            elif any(self.uses_symbols(a) for a in args):    # range(n): symbols
+            elif any(self.uses_symbols(a) for a in args):  # range(n): symbols
                 lo = self.sym_expr(args[0], "a loop bound") if len(args) == 2 else 0
                 hi = self.sym_expr(args[-1], "a loop bound")
                 dtype = wider(*(self.symbol_dtype(a) for a in args))
                 specs = [(lo, hi - lo, dtype, kind, thread, annotations)]
             else:
-                lo, lo_dtype = self.static_index(args[0], "a loop bound") if len(args) == 2 \
-                    else (0, "int32")
+                lo, lo_dtype = (
+                    self.static_index(args[0], "a loop bound") if len(args) == 2 else (0, "int32")
+                )
                 hi, hi_dtype = self.static_index(args[-1], "a loop bound")
                 specs = [(lo, hi - lo, wider(lo_dtype, hi_dtype), kind, thread, annotations)]
         else:
-            self.fail(f"cannot loop over {A.dotted_name(it.func)}(...) (expected range, T.grid, "
-                      "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)", it.pos)
-        loops, body = self._loops(
-            [(t.id,) + spec for t, spec in zip(targets, specs)], s.pos)
+            self.fail(
+                f"cannot loop over {A.dotted_name(it.func)}(...) (expected range, T.grid, "
+                "T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding)",
+                it.pos,
+            )
+        loops, body = self._loops([(t.id,) + spec for t, spec in zip(targets, specs)], s.pos)
         with self._place(body):
             self.stmts(s.body)
-        del self.loops[len(self.loops) - len(loops):]
+        del self.loops[len(self.loops) - len(loops) :]
 
     def _constant_bound(self, node) -> bool:
         """False when a loop bound names a loop variable (`range(i + 1)`)."""
@@ -680,15 +826,26 @@ class FuncBuilder(Fail):
             try:
                 exprs.append(ab.expr(a)[0])
             except NotAffine as e:
-                self.fail(f"a loop bound must be a constant or affine in enclosing loop "
-                          f"variables: {e.args[0]}", e.args[1] or a.pos)
+                self.fail(
+                    f"a loop bound must be a constant or affine in enclosing loop "
+                    f"variables: {e.args[0]}",
+                    e.args[1] or a.pos,
+                )
         for d, val in zip(ab.dims, ab.dim_vals):
             if not (isinstance(d.owner, ir.Block) and Loop.is_loop(d.owner.owner)):
-                self.fail("a loop bound may depend on enclosing loop variables only, not on "
-                          "block iter vars", args[-1].pos)
+                self.fail(
+                    "a loop bound may depend on enclosing loop variables only, not on "
+                    "block iter vars",
+                    args[-1].pos,
+                )
         n, m = len(ab.dims), len(ab.syms)
-        return tuple((ir.AffineMap.get(n, m, [ir.AffineExpr.simplify_affine_expr(e, n, m)]),
-                      list(ab.dims) + list(ab.syms)) for e in exprs)
+        return tuple(
+            (
+                ir.AffineMap.get(n, m, [ir.AffineExpr.simplify_affine_expr(e, n, m)]),
+                list(ab.dims) + list(ab.syms),
+            )
+            for e in exprs
+        )
 
     def _loops(self, specs, pos):
         """Nested affine.for loops at the current point; their vars enter scope."""
@@ -697,10 +854,18 @@ class FuncBuilder(Fail):
         for name, lo, extent, index, kind, thread, annotations, *bounds in specs:
             if isinstance(lo + extent, int) and not fits(lo + extent, "int64"):
                 self.fail("loop bound out of range", pos)
-            loop = Loop.build(name, extent, min=lo, kind=kind, thread=thread,
-                              annotations=annotations, index_dtype=index,
-                              bounds=bounds[0] if bounds else None, loc=self.loc(pos),
-                              ip=None if body is None else self._place(body))
+            loop = Loop.build(
+                name,
+                extent,
+                min=lo,
+                kind=kind,
+                thread=thread,
+                annotations=annotations,
+                index_dtype=index,
+                bounds=bounds[0] if bounds else None,
+                loc=self.loc(pos),
+                ip=None if body is None else self._place(body),
+            )
             body = loop.body
             v = Val(loop.iv, "index", (lo, extent) if not bounds else None)
             self.env[name] = v
@@ -711,11 +876,15 @@ class FuncBuilder(Fail):
     # if
     def if_(self, s):
         c = self.ex.eval(s.cond)
-        if not (isinstance(c, Val) and c.dtype == "bool"
-                or isinstance(c, Lit) and isinstance(c.value, bool)):
+        if not (
+            isinstance(c, Val)
+            and c.dtype == "bool"
+            or isinstance(c, Lit)
+            and isinstance(c.value, bool)
+        ):
             self.fail(f"an if condition must be bool, found {describe(c)}", s.cond.pos)
         if isinstance(c, Lit) and c.dtype is None:  # a Python bool (`if True:`, a captured flag):
-            self.env.push()     # as TVM, only the branch it selects is built (T.bool(True) is not)
+            self.env.push()  # as TVM, only the branch it selects is built (T.bool(True) is not)
             try:
                 return self.stmts(s.body if c.value else s.orelse)
             finally:
@@ -750,19 +919,24 @@ class FuncBuilder(Fail):
         if "name_hint" in {k for k, _, _ in call.kwargs}:
             name_node = call.kw("name_hint")
         if name_node is None:
-            self.fail("T.block needs a name: with T.block(\"name\"):", call.pos)
+            self.fail('T.block needs a name: with T.block("name"):', call.pos)
         bname = self.static_str(name_node, "a block name")
         if bname in self.block_names:
-            self.fail(f"duplicate block name {bname!r}", call.pos,
-                      [("first defined here", self.block_names[bname])])
+            self.fail(
+                f"duplicate block name {bname!r}",
+                call.pos,
+                [("first defined here", self.block_names[bname])],
+            )
         self.block_names[bname] = call.pos
         header = self._block_header(s)
         implicit = None
         if old_style:
             implicit = self._old_style_vars(s, call, header)
         elif s.target is not None:
-            self.fail("'as' is only used with the 2021 block syntax T.block([extents], name)",
-                      s.target.pos)
+            self.fail(
+                "'as' is only used with the 2021 block syntax T.block([extents], name)",
+                s.target.pos,
+            )
         if implicit is None:
             return self._emit_block(s, bname, header)
         with self._place(implicit):
@@ -778,8 +952,10 @@ class FuncBuilder(Fail):
             try:
                 exprs, eqs, ops = ab.conditions(header["where"].args[0])
             except NotAffine as e:
-                self.fail(f"T.where condition must be affine: {e.args[0]}",
-                          e.args[1] or header["where"].pos)
+                self.fail(
+                    f"T.where condition must be affine: {e.args[0]}",
+                    e.args[1] or header["where"].pos,
+                )
         n, m = len(ab.dims), len(ab.syms)
         simplify = ir.AffineExpr.simplify_affine_expr
         bindings = ir.AffineMap.get(n, m, [simplify(e, n, m) for e in results])
@@ -790,20 +966,33 @@ class FuncBuilder(Fail):
         if header["attr"] is not None:
             annotations = {a.name: a.attr for a in header["attr"]}
         vars_ = header["vars"]
-        blk = Block.build(bname, [v["name"] for v in vars_], [v["kind"] for v in vars_],
-                          [v["dom"] for v in vars_], bindings, ab.dims, symbols=ab.syms,
-                          predicate=predicate,
-                          annotations=annotations, has_init=header["init"] is not None,
-                          index_dtypes=[v["idx"] for v in vars_], loc=self.loc(s.pos))
+        blk = Block.build(
+            bname,
+            [v["name"] for v in vars_],
+            [v["kind"] for v in vars_],
+            [v["dom"] for v in vars_],
+            bindings,
+            ab.dims,
+            symbols=ab.syms,
+            predicate=predicate,
+            annotations=annotations,
+            has_init=header["init"] is not None,
+            index_dtypes=[v["idx"] for v in vars_],
+            loc=self.loc(s.pos),
+        )
         if header["where"] is not None:
             blk.where_spelling = {str(e): op for e, op in zip(exprs, ops) if op == ">="}
         blk.const_first_bindings = {
-            str(e) for v, e in zip(vars_, bindings.results)
-            if isinstance(v["binding"], A.BinOp) and v["binding"].op == "+"
-            and isinstance(v["binding"].lhs, A.Const) and isinstance(v["binding"].lhs.value, int)
-            and not isinstance(v["binding"].rhs, A.Const)}
+            str(e)
+            for v, e in zip(vars_, bindings.results)
+            if isinstance(v["binding"], A.BinOp)
+            and v["binding"].op == "+"
+            and isinstance(v["binding"].lhs, A.Const)
+            and isinstance(v["binding"].lhs.value, int)
+            and not isinstance(v["binding"].rhs, A.Const)
+        }
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
-            blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()     # printed, as TVM does
+            blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()  # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
         self.loops, self.in_block = [], True
         try:
@@ -828,8 +1017,15 @@ class FuncBuilder(Fail):
 
     def _block_header(self, s):
         """Split a block body into its header (iter vars, reads/writes, where, attrs, init)."""
-        h = {"vars": [], "where": None, "attr": None, "init": None, "body": [], "regions": [],
-             "binds": []}
+        h = {
+            "vars": [],
+            "where": None,
+            "attr": None,
+            "init": None,
+            "body": [],
+            "regions": [],
+            "binds": [],
+        }
         self._check_defined_before_use(s.body)
         given = {}
         for st in s.body:
@@ -837,8 +1033,7 @@ class FuncBuilder(Fail):
             name = callee(value)
             if isinstance(st, A.ExprStmt) and name in ("reads", "writes", "block_attr"):
                 if name in given:
-                    self.fail(f"T.{name} given twice", st.pos,
-                              [("first given here", given[name])])
+                    self.fail(f"T.{name} given twice", st.pos, [("first given here", given[name])])
                 given[name] = st.pos
             if isinstance(st, A.Assign) and name in AXIS_KINDS:
                 h["vars"].append(self._axis(st, name))
@@ -879,8 +1074,9 @@ class FuncBuilder(Fail):
         defined_at = {}
         for k, st in enumerate(stmts):
             if isinstance(st, A.Assign) and callee(st.value) in (*AXIS_KINDS, "axis.remap"):
-                targets = st.target.items if isinstance(st.target, (A.Tuple_, A.List_)) \
-                    else [st.target]
+                targets = (
+                    st.target.items if isinstance(st.target, (A.Tuple_, A.List_)) else [st.target]
+                )
                 for t in targets:
                     if isinstance(t, A.Name):
                         defined_at.setdefault(t.id, (k, t.pos))
@@ -888,8 +1084,11 @@ class FuncBuilder(Fail):
             for n in sorted(A.names_used(st), key=lambda n: n.pos):
                 later = defined_at.get(n.id)
                 if later is not None and later[0] > k and not self.env.get(n.id):
-                    self.fail(f"undefined variable {n.id!r} (it is defined later in the block)",
-                              n.pos, [(f"{n.id!r} defined here", later[1])])
+                    self.fail(
+                        f"undefined variable {n.id!r} (it is defined later in the block)",
+                        n.pos,
+                        [(f"{n.id!r} defined here", later[1])],
+                    )
 
     def _dom(self, node):
         """((min, extent), index dtype) of an iter var domain: `128`, `(lo, hi)`,
@@ -902,7 +1101,7 @@ class FuncBuilder(Fail):
             lo, d0 = self.static_index(node.items[0], "a domain bound")
             hi, d1 = self.static_index(node.items[1], "a domain bound")
             return (lo, hi - lo), wider(d0, d1)
-        if self.uses_symbols(node) and not self._uses_loop_vars(node):     # T.axis.spatial(n, i)
+        if self.uses_symbols(node) and not self._uses_loop_vars(node):  # T.axis.spatial(n, i)
             extent = self.sym_expr(node, "a block iter var extent", True)
             return (0, extent), self.symbol_dtype(node)
         if not self._constant_bound(node):
@@ -917,29 +1116,43 @@ class FuncBuilder(Fail):
         if not isinstance(st.target, A.Name):
             self.fail(f"T.{name} must be assigned to one name", st.pos)
         if len(call.args) != 2:
-            self.fail(f"T.{name} takes a domain and a binding: T.{name}(128, i), "
-                      f"got {len(call.args)} arguments", call.pos)
+            self.fail(
+                f"T.{name} takes a domain and a binding: T.{name}(128, i), "
+                f"got {len(call.args)} arguments",
+                call.pos,
+            )
         dom, idx = self._dom(call.args[0])
-        return {"name": st.target.id, "kind": AXIS_KINDS[name], "dom": dom, "idx": idx,
-                "binding": call.args[1], "pos": st.pos}
+        return {
+            "name": st.target.id,
+            "kind": AXIS_KINDS[name],
+            "dom": dom,
+            "idx": idx,
+            "binding": call.args[1],
+            "pos": st.pos,
+        }
 
     def _remap(self, st):
         call = st.value
         targets = st.target.items if isinstance(st.target, A.Tuple_) else [st.target]
         if len(call.args) != 2 or not isinstance(call.args[1], (A.List_, A.Tuple_)):
-            self.fail('T.axis.remap takes a kinds string and a list: T.axis.remap("SR", [i, k])',
-                      call.pos)
+            self.fail(
+                'T.axis.remap takes a kinds string and a list: T.axis.remap("SR", [i, k])', call.pos
+            )
         kinds = self.static_str(call.args[0], "the T.axis.remap kinds")
         loops = call.args[1].items
         if len(kinds) != len(loops) or len(kinds) != len(targets):
-            self.fail(f"T.axis.remap kinds {kinds!r} has {len(kinds)} letter"
-                      f"{'s' if len(kinds) != 1 else ''} but there are {len(targets)} variables "
-                      f"and {len(loops)} loop vars", call.args[0].pos)
+            self.fail(
+                f"T.axis.remap kinds {kinds!r} has {len(kinds)} letter"
+                f"{'s' if len(kinds) != 1 else ''} but there are {len(targets)} variables "
+                f"and {len(loops)} loop vars",
+                call.args[0].pos,
+            )
         out = []
         for k, t, l in zip(kinds, targets, loops):
             if k not in "SR":
-                self.fail(f"T.axis.remap kind {k!r} is not S (spatial) or R (reduce)",
-                          call.args[0].pos)
+                self.fail(
+                    f"T.axis.remap kind {k!r} is not S (spatial) or R (reduce)", call.args[0].pos
+                )
             if not isinstance(t, A.Name):
                 self.fail("T.axis.remap must be assigned to names", t.pos)
             if not isinstance(l, A.Name):
@@ -948,35 +1161,53 @@ class FuncBuilder(Fail):
             if v is None:
                 self.fail(f"undefined variable {l.id!r}", l.pos)
             dom = v.dom if isinstance(v, Val) else None
-            if isinstance(v, Val) and dom is None and isinstance(v.value.owner, ir.Block) \
-                    and Loop.is_loop(v.value.owner.owner):
+            if (
+                isinstance(v, Val)
+                and dom is None
+                and isinstance(v.value.owner, ir.Block)
+                and Loop.is_loop(v.value.owner.owner)
+            ):
                 # bounds on outer loops (TVM's domain over them): the widest range
                 first, last = Loop(v.value.owner.owner).iv_range()
                 dom = (first, last - first + 1)
             if dom is None:
                 self.fail(f"{l.id!r} is not a loop variable", l.pos)
-            out.append({"name": t.id, "kind": k, "dom": dom, "idx": index_dtype(v.value),
-                        "binding": l, "pos": t.pos})
+            out.append(
+                {
+                    "name": t.id,
+                    "kind": k,
+                    "dom": dom,
+                    "idx": index_dtype(v.value),
+                    "binding": l,
+                    "pos": t.pos,
+                }
+            )
         return out
 
     def _binding(self, ab, v):
         try:
             expr, _ = ab.expr(v["binding"])
         except NotAffine as e:
-            self.fail(f"binding of {v['name']!r} must be affine: {e.args[0]}",
-                      e.args[1] or v["pos"])
+            self.fail(
+                f"binding of {v['name']!r} must be affine: {e.args[0]}", e.args[1] or v["pos"]
+            )
         return expr
 
     def _old_style_vars(self, s, call, header):
         """2021 syntax: `with tir.block([128, tir.reduce_axis(0, 128)], "Z") as [i, k]:`."""
         if header["vars"]:
             self.fail("mixing T.axis.* with the 2021 block syntax", header["vars"][0]["pos"])
-        targets = s.target.items if isinstance(s.target, (A.List_, A.Tuple_)) else (
-            [s.target] if s.target is not None else [])
+        targets = (
+            s.target.items
+            if isinstance(s.target, (A.List_, A.Tuple_))
+            else ([s.target] if s.target is not None else [])
+        )
         extents = call.args[0].items
         if len(targets) != len(extents):
-            self.fail(f"the block has {len(extents)} extents but {len(targets)} variables after "
-                      "'as'", s.pos)
+            self.fail(
+                f"the block has {len(extents)} extents but {len(targets)} variables after 'as'",
+                s.pos,
+            )
         vars_ = []
         for t, e in zip(targets, extents):
             if not isinstance(t, A.Name):
@@ -990,8 +1221,9 @@ class FuncBuilder(Fail):
                 dom, idx = self._dom(A.Tuple_(e.args, e.pos))
             else:
                 dom, idx = self._dom(e)
-            vars_.append({"name": t.id, "kind": kind, "dom": dom, "idx": idx, "binding": None,
-                          "pos": t.pos})
+            vars_.append(
+                {"name": t.id, "kind": kind, "dom": dom, "idx": idx, "binding": None, "pos": t.pos}
+            )
         binds = {}
         for b in header["binds"]:
             if len(b.args) != 2 or not isinstance(b.args[0], A.Name):
@@ -1004,15 +1236,23 @@ class FuncBuilder(Fail):
                 v["binding"] = binds[v["name"]]
         elif self.loops:
             if len(self.loops) != len(vars_):
-                self.fail(f"the block has {len(vars_)} variables but {len(self.loops)} enclosing "
-                          "loops: bind them with T.bind", s.pos)
+                self.fail(
+                    f"the block has {len(vars_)} variables but {len(self.loops)} enclosing "
+                    "loops: bind them with T.bind",
+                    s.pos,
+                )
             for v, l in zip(vars_, self.loops):
                 v["binding"] = l
         else:
             # No enclosing loops: the block makes its own, named like its variables.
-            loops, body = self._loops([(v["name"], v["dom"][0], v["dom"][1], v["idx"], "serial",
-                                        None, None) for v in vars_], s.pos)
-            del self.loops[len(self.loops) - len(vars_):]
+            loops, body = self._loops(
+                [
+                    (v["name"], v["dom"][0], v["dom"][1], v["idx"], "serial", None, None)
+                    for v in vars_
+                ],
+                s.pos,
+            )
+            del self.loops[len(self.loops) - len(vars_) :]
             for v, l in zip(vars_, loops):
                 v["binding"] = l
             header["vars"] = vars_
@@ -1029,12 +1269,18 @@ class FuncBuilder(Fail):
             for r in items:
                 target = r.value if isinstance(r, A.Subscript) else r
                 if not isinstance(target, A.Name):
-                    self.fail(f"T.{callee(call)} expects buffer regions like A[i, 0:128]",
-                              getattr(r, "pos", call.pos))
+                    self.fail(
+                        f"T.{callee(call)} expects buffer regions like A[i, 0:128]",
+                        getattr(r, "pos", call.pos),
+                    )
                 buf = self.env.get(target.id)
                 if not isinstance(buf, Buffer):
-                    self.fail(f"undefined buffer {target.id!r} in T.{callee(call)}"
-                              if buf is None else f"{target.id!r} is not a buffer", target.pos)
+                    self.fail(
+                        f"undefined buffer {target.id!r} in T.{callee(call)}"
+                        if buf is None
+                        else f"{target.id!r} is not a buffer",
+                        target.pos,
+                    )
                 if isinstance(r, A.Subscript):
                     idx = self._region_rank_checked(r, buf, "the region has")
                     self._check_region_indices(idx, callee(call), opaque)
@@ -1045,8 +1291,11 @@ class FuncBuilder(Fail):
         if len(idx) == 1 and isinstance(idx[0], A.Tuple_):
             idx = idx[0].items
         if len(idx) != len(buf.shape):
-            self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimensions but {but} "
-                      f"{len(idx)}", sub.pos, [buf.declared()])
+            self.fail(
+                f"buffer {buf.name!r} has {len(buf.shape)} dimensions but {but} {len(idx)}",
+                sub.pos,
+                [buf.declared()],
+            )
         return idx
 
     def _check_region_indices(self, indices, what, opaque=False):
@@ -1054,7 +1303,7 @@ class FuncBuilder(Fail):
         over defined names (TVM evaluates them); a block with iterators may not name the loop
         variables around it (TVM: not well-formed)."""
         stack, folded = list(indices), set()
-        in_cast = set()         # ids of nodes under T.int32(...) etc.: floats are fine there
+        in_cast = set()  # ids of nodes under T.int32(...) etc.: floats are fine there
         while stack:
             node = stack.pop()
             floats_refused = id(node) not in in_cast
@@ -1062,70 +1311,109 @@ class FuncBuilder(Fail):
             if isinstance(value, Buffer):
                 self.fail(f"T.{what}: buffer {node.id!r} is not an index", node.pos)
             if not opaque and isinstance(value, Val) and _is_loop_var(value.value):
-                self.fail(f"T.{what} is not well-formed: it uses loop variable {node.id!r} "
-                          f"defined outside the block; use a block iterator", node.pos)
-            if isinstance(node, (A.BinOp, A.UnaryOp)) and id(node) not in folded \
-                    and not any(A.names_used(node)):
-                value = self.ex.eval(node)       # Python number arithmetic: folded, as in TVM
-                if isinstance(value, Lit) and isinstance(value.value, int) \
-                        and not isinstance(value.value, bool) and not fits(value.value, "int64"):
+                self.fail(
+                    f"T.{what} is not well-formed: it uses loop variable {node.id!r} "
+                    f"defined outside the block; use a block iterator",
+                    node.pos,
+                )
+            if (
+                isinstance(node, (A.BinOp, A.UnaryOp))
+                and id(node) not in folded
+                and not any(A.names_used(node))
+            ):
+                value = self.ex.eval(node)  # Python number arithmetic: folded, as in TVM
+                if (
+                    isinstance(value, Lit)
+                    and isinstance(value.value, int)
+                    and not isinstance(value.value, bool)
+                    and not fits(value.value, "int64")
+                ):
                     self.fail(f"literal {value.value} does not fit in int64", node.pos)
-                folded.update(id(n) for n in ([node.lhs, node.rhs] if isinstance(node, A.BinOp)
-                                              else [node.operand]))
+                folded.update(
+                    id(n)
+                    for n in ([node.lhs, node.rhs] if isinstance(node, A.BinOp) else [node.operand])
+                )
             if isinstance(node, A.Name) and self.env.get(node.id) is None:
                 self.fail(f"undefined variable {node.id!r} in T.{what}", node.pos)
             if isinstance(node, A.Const) and not isinstance(node.value, int) and floats_refused:
-                self.fail(f"T.{what}: a region index must be an integer expression, got "
-                          f"{node.value!r}", node.pos)
+                self.fail(
+                    f"T.{what}: a region index must be an integer expression, got {node.value!r}",
+                    node.pos,
+                )
             if isinstance(node, A.Attr):
-                self.fail(f"T.{what}: {node.dotted() or 'an attribute'} is not an index",
-                          node.pos)
-            literal = [isinstance(x, A.Const) for x in (
-                [node.lhs, node.rhs] if isinstance(node, A.BinOp) else
-                [node.operand] if isinstance(node, A.UnaryOp) else [])]
-            if (isinstance(node, A.BinOp) and (node.op == "/" or node.op == "**"
-                                               and not all(literal))
-                    or isinstance(node, A.UnaryOp) and node.op == "+" and not all(literal)):
-                self.fail(f"T.{what}: operator {node.op!r} is not allowed in an integer index "
-                          f"(as in TVM)", node.pos)
-            buf = (self.env.get(node.value.id) if isinstance(node, A.Subscript)
-                   and isinstance(node.value, A.Name) else None)
-            if isinstance(buf, Buffer):       # a load: its indices are checked, not its name
+                self.fail(f"T.{what}: {node.dotted() or 'an attribute'} is not an index", node.pos)
+            literal = [
+                isinstance(x, A.Const)
+                for x in (
+                    [node.lhs, node.rhs]
+                    if isinstance(node, A.BinOp)
+                    else [node.operand]
+                    if isinstance(node, A.UnaryOp)
+                    else []
+                )
+            ]
+            if (
+                isinstance(node, A.BinOp)
+                and (node.op == "/" or node.op == "**" and not all(literal))
+                or isinstance(node, A.UnaryOp)
+                and node.op == "+"
+                and not all(literal)
+            ):
+                self.fail(
+                    f"T.{what}: operator {node.op!r} is not allowed in an integer index "
+                    f"(as in TVM)",
+                    node.pos,
+                )
+            buf = (
+                self.env.get(node.value.id)
+                if isinstance(node, A.Subscript) and isinstance(node.value, A.Name)
+                else None
+            )
+            if isinstance(buf, Buffer):  # a load: its indices are checked, not its name
                 idx = self._region_rank_checked(node, buf, "is indexed with")
                 if is_float(buf.dtype) and floats_refused:
-                    self.fail(f"T.{what}: a region index must be an integer expression, got a "
-                              f"load of the {buf.dtype} buffer {buf.name!r}", node.pos)
+                    self.fail(
+                        f"T.{what}: a region index must be an integer expression, got a "
+                        f"load of the {buf.dtype} buffer {buf.name!r}",
+                        node.pos,
+                    )
                 stack.extend(x for x in idx if isinstance(x, A.Node))
                 continue
-            if isinstance(node, A.Call):      # T.min(...), T.int64(...): check the arguments
+            if isinstance(node, A.Call):  # T.min(...), T.int64(...): check the arguments
                 fn = callee(node)
                 if fn is None:
-                    self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}",
-                              node.pos)
+                    self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}", node.pos)
                 if fn.startswith("axis."):
                     self.fail(f"T.{fn} cannot be used inside an expression", node.pos)
                 if fn not in EXPR_CALLS and fn not in DTYPES and _fixed_arity(fn) is None:
                     self.fail(f"T.{what}: T.{fn} is not an expression", node.pos)
-                if fn == "pow":                   # (TVM's pow of integers fails too)
+                if fn == "pow":  # (TVM's pow of integers fails too)
                     self.fail(f"T.{what}: T.pow is not an integer expression", node.pos)
                 if fn in DTYPES and is_float(fn) and floats_refused:
-                    self.fail(f"T.{what}: a region index must be an integer expression, got "
-                              f"T.{fn}(...)", node.pos)
+                    self.fail(
+                        f"T.{what}: a region index must be an integer expression, got T.{fn}(...)",
+                        node.pos,
+                    )
                 if fn in DTYPES and all(n.id == "T" for n in A.names_used(node.args)):
-                    self.ex.eval(node)        # a literal out of its dtype's range: an error
+                    self.ex.eval(node)  # a literal out of its dtype's range: an error
                 n = _fixed_arity(fn)
                 if n is not None and len(node.args) != n:
-                    self.fail(f"T.{fn} takes {n} argument{'s' if n != 1 else ''}, got "
-                              f"{len(node.args)}", node.pos)
+                    self.fail(
+                        f"T.{fn} takes {n} argument{'s' if n != 1 else ''}, got {len(node.args)}",
+                        node.pos,
+                    )
                 children = list(node.args) + [v for _, v, _ in node.kwargs]
                 cast_to = fn
                 if fn == "Cast" and children and isinstance(children[0], A.Const):
-                    cast_to, children = children[0].value, children[1:]   # T.Cast("int32", x)
+                    cast_to, children = children[0].value, children[1:]  # T.Cast("int32", x)
                     if cast_to not in DTYPES:
                         self.fail(f"T.Cast: unknown dtype {cast_to!r}", node.pos)
                     if is_float(cast_to) and floats_refused:
-                        self.fail(f"T.{what}: a region index must be an integer expression, "
-                                  f"got T.Cast({cast_to!r}, ...)", node.pos)
+                        self.fail(
+                            f"T.{what}: a region index must be an integer expression, "
+                            f"got T.Cast({cast_to!r}, ...)",
+                            node.pos,
+                        )
                 if cast_to in DTYPES and not is_float(cast_to) or not floats_refused:
                     in_cast.update(map(id, children))
                 stack.extend(children)
@@ -1149,11 +1437,18 @@ class FuncBuilder(Fail):
         if name in AXIS_KINDS or name == "axis.remap":
             self.fail(f"T.{name} must be directly inside a T.block", s.pos)
         if name == "match_buffer":
-            if self.in_block and v.args and isinstance(v.args[0], A.Subscript) \
-                    and isinstance(t, A.Name):
+            if (
+                self.in_block
+                and v.args
+                and isinstance(v.args[0], A.Subscript)
+                and isinstance(t, A.Name)
+            ):
                 return self.match_region(t.id, v, s.pos)
-            self.fail("T.match_buffer must be at the top level of the function body, or in a "
-                      "block with a buffer region: T.match_buffer(A[vi, 0:16], (16,))", s.pos)
+            self.fail(
+                "T.match_buffer must be at the top level of the function body, or in a "
+                "block with a buffer region: T.match_buffer(A[vi, 0:16], (16,))",
+                s.pos,
+            )
         if not isinstance(t, A.Name):
             self.fail("can only assign to a buffer element A[...] or a name", t.pos)
         if name == "alloc_buffer":
@@ -1189,10 +1484,13 @@ class FuncBuilder(Fail):
         old = self.env.get(name)
         if isinstance(old, Buffer):
             self.fail(f"buffer {name!r} is already defined", pos, [old.declared()])
-        shape, dtype, scope, index = self.buffer_spec(call, call.args, "T.alloc_buffer", "global",
-                                                      symbolic=True)
-        shape = tuple(d if isinstance(d, int) else
-                      self.sym_expr(d, "a buffer dimension", as_written=True) for d in shape)
+        shape, dtype, scope, index = self.buffer_spec(
+            call, call.args, "T.alloc_buffer", "global", symbolic=True
+        )
+        shape = tuple(
+            d if isinstance(d, int) else self.sym_expr(d, "a buffer dimension", as_written=True)
+            for d in shape
+        )
         sizes = [self.size_value(d) for d in shape if isinstance(d, SymExpr)]
         op = memref.AllocOp(self.memref_type(shape, dtype), sizes, [], loc=self.loc(pos))
         op.attributes["tir.name"] = ir.StringAttr.get(name)
@@ -1217,8 +1515,11 @@ class FuncBuilder(Fail):
         if len(items) == 1 and isinstance(items[0], A.Tuple_):
             items = items[0].items
         if len(items) != len(src.shape):
-            self.fail(f"buffer {src.name!r} has {len(src.shape)} dimensions but the region has "
-                      f"{len(items)}", region.pos)
+            self.fail(
+                f"buffer {src.name!r} has {len(src.shape)} dimensions but the region has "
+                f"{len(items)}",
+                region.pos,
+            )
         offsets, extents = [], []
         for k, it in enumerate(items):
             if isinstance(it, A.Slice):
@@ -1230,34 +1531,43 @@ class FuncBuilder(Fail):
                 try:
                     span = ab.expr(hi)[0] - ab.expr(lo)[0]
                 except NotAffine as e:
-                    self.fail(f"T.match_buffer: region bounds must be affine: {e.args[0]}",
-                              e.args[1] or it.pos)
+                    self.fail(
+                        f"T.match_buffer: region bounds must be affine: {e.args[0]}",
+                        e.args[1] or it.pos,
+                    )
                 ext = const_of(ir.AffineExpr.simplify_affine_expr(span, len(ab.dims), 0))
                 if ext is None or ext <= 0:
-                    self.fail("T.match_buffer: the extent of a region must be a positive "
-                              "constant", it.pos)
+                    self.fail(
+                        "T.match_buffer: the extent of a region must be a positive constant", it.pos
+                    )
             else:
                 lo, ext = it, 1
             offsets.append(self.ex.index(self.ex.eval(lo), getattr(lo, "pos", pos)))
             extents.append(ext)
         call, kept = self.layout_kwargs(call)
-        shape, dtype, scope, index = self.buffer_spec(call, call.args[1:], "T.match_buffer",
-                                                      "global")
+        shape, dtype, scope, index = self.buffer_spec(
+            call, call.args[1:], "T.match_buffer", "global"
+        )
         if dtype != src.dtype:
             self.fail(f"T.match_buffer of {dtype} on buffer {src.name!r} of {src.dtype}", pos)
         n = len(shape)
-        lead, tail = extents[:len(extents) - n], extents[len(extents) - n:]
+        lead, tail = extents[: len(extents) - n], extents[len(extents) - n :]
         if n > len(extents) or any(e != 1 for e in lead) or tuple(tail) != tuple(shape):
-            self.fail(f"T.match_buffer: region {tuple(extents)} of {src.name!r} cannot be matched "
-                      f"to shape {tuple(shape)} (the higher dimensions must be 1, the others "
-                      f"equal)", pos)
+            self.fail(
+                f"T.match_buffer: region {tuple(extents)} of {src.name!r} cannot be matched "
+                f"to shape {tuple(shape)} (the higher dimensions must be 1, the others "
+                f"equal)",
+                pos,
+            )
         src_type = ir.MemRefType(src.value.type)
         strides, _ = src_type.get_strides_and_offset()
-        layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
-                                          strides[len(strides) - n:])
+        layout = ir.StridedLayoutAttr.get(
+            ir.ShapedType.get_dynamic_stride_or_offset(), strides[len(strides) - n :]
+        )
         rtype = ir.MemRefType.get(list(shape), src_type.element_type, layout)
-        op = memref.subview(src.value, offsets, extents, [1] * len(extents), result_type=rtype,
-                            loc=self.loc(pos)).owner
+        op = memref.subview(
+            src.value, offsets, extents, [1] * len(extents), result_type=rtype, loc=self.loc(pos)
+        ).owner
         attrs = op.attributes
         attrs["tir.name"] = ir.StringAttr.get(name)
         attrs[SCOPE] = scope_attr(scope)
@@ -1273,21 +1583,30 @@ class FuncBuilder(Fail):
         if not isinstance(buf, Buffer):
             self.fail(f"only buffers can be indexed, found {describe(buf)}", target.pos)
         if not isinstance(value, (Val, Lit)):
-            self.fail(f"cannot store {describe(value)} into buffer {buf.name!r}", pos,
-                      [buf.declared()])
+            self.fail(
+                f"cannot store {describe(value)} into buffer {buf.name!r}", pos, [buf.declared()]
+            )
         self.ex.subscript_slices.update(id(i) for i in target.indices if isinstance(i, A.Slice))
         idx, lanes = self.ex.access(buf, [self.ex.eval(i) for i in target.indices], target)
-        dtype = f"{buf.dtype}x{lanes}" if lanes else buf.dtype      # A[b:b + 4] = vector
+        dtype = f"{buf.dtype}x{lanes}" if lanes else buf.dtype  # A[b:b + 4] = vector
         if lanes and (isinstance(value, Lit) or value.dtype == buf.dtype):
-            self.fail(f"cannot store a scalar into {lanes} lanes of buffer {buf.name!r} "
-                      f"(use T.Broadcast(value, {lanes}))", pos)
+            self.fail(
+                f"cannot store a scalar into {lanes} lanes of buffer {buf.name!r} "
+                f"(use T.Broadcast(value, {lanes}))",
+                pos,
+            )
         if isinstance(value, Val) and value.dtype != dtype and value.dtype != "index":
-            self.fail(f"cannot store a {value.dtype} value into "
-                      f"{'a vector of ' if lanes else ''}buffer {buf.name!r} of "
-                      f"{dtype} (use T.Cast)", pos, [buf.declared()])
+            self.fail(
+                f"cannot store a {value.dtype} value into "
+                f"{'a vector of ' if lanes else ''}buffer {buf.name!r} of "
+                f"{dtype} (use T.Cast)",
+                pos,
+                [buf.declared()],
+            )
         v = self.ex.materialize(value, pos, dtype)
-        self.ex.op("vector.store" if lanes else "memref.store", [v.value, buf.value] + idx, None,
-                   pos)
+        self.ex.op(
+            "vector.store" if lanes else "memref.store", [v.value, buf.value] + idx, None, pos
+        )
 
     def aug_assign(self, s):
         if not isinstance(s.target, A.Subscript):
@@ -1299,12 +1618,18 @@ class FuncBuilder(Fail):
         v = s.value
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
-            return None     # docstring
-        if name == "assume" or name == "evaluate" and len(v.args) == 1 \
-                and callee(v.args[0]) == "assume":
+            return None  # docstring
+        if (
+            name == "assume"
+            or name == "evaluate"
+            and len(v.args) == 1
+            and callee(v.args[0]) == "assume"
+        ):
             return self.assume(v if name == "assume" else v.args[0])
-        if name in ("evaluate", "call_extern", "call_pure_extern", "call_packed",
-                    "tvm_access_ptr") or name in TVM_BUILTINS:
+        if (
+            name in ("evaluate", "call_extern", "call_pure_extern", "call_packed", "tvm_access_ptr")
+            or name in TVM_BUILTINS
+        ):
             if name == "evaluate" and len(v.args) != 1:
                 self.fail("T.evaluate takes one expression", v.pos)
             # a bare call statement is evaluated for its effect, as in TVM
@@ -1316,9 +1641,8 @@ class FuncBuilder(Fail):
         if name == "func_attr":
             self.fail("T.func_attr must be at the top level of the function body", v.pos)
         if isinstance(v, A.Call):
-            self.ex.eval(v)     # reports unknown functions; a known one has no effect here
+            self.ex.eval(v)  # reports unknown functions; a known one has no effect here
         self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)
-
 
     def assume(self, call):
         """`T.assume(n % 4 == 0)`: a `tir.assume` fact about the function's symbols, at the
@@ -1331,21 +1655,30 @@ class FuncBuilder(Fail):
         try:
             exprs, eqs, _ = ab.conditions(call.args[0])
         except NotAffine as e:
-            self.fail(f"T.assume needs comparisons of affine expressions of the function's "
-                      f"symbolic vars joined by 'and': {e.args[0]}", e.args[1] or call.pos)
+            self.fail(
+                f"T.assume needs comparisons of affine expressions of the function's "
+                f"symbolic vars joined by 'and': {e.args[0]}",
+                e.args[1] or call.pos,
+            )
         if ab.dims:
             self.fail("T.assume may use only the function's symbolic vars", call.pos)
         m = len(ab.syms)
         exprs = [ir.AffineExpr.simplify_affine_expr(e, 0, m) for e in exprs]
-        ir.Operation.create(ASSUME, operands=list(ab.syms), attributes={
-            "condition": ir.IntegerSetAttr.get(ir.IntegerSet.get(0, m, exprs, eqs))},
-            loc=self.loc(call.pos))
+        ir.Operation.create(
+            ASSUME,
+            operands=list(ab.syms),
+            attributes={"condition": ir.IntegerSetAttr.get(ir.IntegerSet.get(0, m, exprs, eqs))},
+            loc=self.loc(call.pos),
+        )
 
 
 def _is_loop_var(value: ir.Value) -> bool:
     owner = value.owner
-    return isinstance(owner, ir.Block) and owner.owner is not None and \
-        owner.owner.operation.name == "affine.for"
+    return (
+        isinstance(owner, ir.Block)
+        and owner.owner is not None
+        and owner.owner.operation.name == "affine.for"
+    )
 
 
 def _fixed_arity(fn: str):

@@ -6,6 +6,7 @@ contents: it is a buffer like any other for the printer, the schedule and region
 local one inside a block), the interpreter fills it from the attribute, and `tir-to-affine`
 turns it into a `memref.global` constant (docs/design.md).
 """
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import memref
@@ -21,13 +22,17 @@ def allocate_const(fb, name, call, pos):
     """`name = T.allocate_const(data, dtype, extents)`: the alloc, named `name` until a
     T.decl_buffer names the buffer over it."""
     if len(call.args) != 3 or call.kwargs:
-        fb.fail('T.allocate_const takes (data, dtype, extents): '
-                'T.allocate_const([1, 2], "int32", [2])', call.pos)
+        fb.fail(
+            'T.allocate_const takes (data, dtype, extents): T.allocate_const([1, 2], "int32", [2])',
+            call.pos,
+        )
     data_node, dtype_node, ext_node = call.args
     dtype = fb.dtype_of(dtype_node)
     if dtype in ("bool", "bfloat16"):
         fb.fail(f"T.allocate_const of {dtype} is not supported", dtype_node.pos)
-    if not isinstance(ext_node, (A.List_, A.Tuple_)) or not isinstance(data_node, (A.List_, A.Tuple_)):
+    if not isinstance(ext_node, (A.List_, A.Tuple_)) or not isinstance(
+        data_node, (A.List_, A.Tuple_)
+    ):
         fb.fail("T.allocate_const needs a list of values and a list of extents", call.pos)
     shape = [fb.static_index(x, "an extent")[0] for x in ext_node.items]
     values = []
@@ -42,8 +47,7 @@ def allocate_const(fb, name, call, pos):
         fb.fail(f"T.allocate_const has {len(values)} values for extents {shape}", data_node.pos)
     array = np.array(values, dtype=numpy_dtype(dtype)).reshape(shape)
     elem = mlir_type(dtype)
-    attr = ir.DenseElementsAttr.get(array, signless=True,
-                                    type=ir.RankedTensorType.get(shape, elem))
+    attr = ir.DenseElementsAttr.get(array, signless=True, type=ir.RankedTensorType.get(shape, elem))
     op = memref.AllocOp(ir.MemRefType.get(shape, elem), [], [], loc=fb.loc(pos))
     op.attributes["tir.name"] = ir.StringAttr.get(name)
     op.attributes[SCOPE] = scope_attr("global")
@@ -57,15 +61,20 @@ def decl_buffer(fb, name, call, pos):
     """`name = T.decl_buffer(shape, dtype, data=K)` over a T.allocate_const."""
     data = call.kw("data")
     if data is None:
-        fb.fail("T.decl_buffer needs data=... (a T.allocate_const); use T.alloc_buffer to "
-                "allocate", call.pos)
+        fb.fail(
+            "T.decl_buffer needs data=... (a T.allocate_const); use T.alloc_buffer to allocate",
+            call.pos,
+        )
     const = fb.env.get(data.id) if isinstance(data, A.Name) else None
     if not isinstance(const, ConstData):
         fb.fail("data= of T.decl_buffer must name a T.allocate_const", data.pos)
     rest = A.Call(call.func, call.args, [kw for kw in call.kwargs if kw[0] != "data"], call.pos)
     shape, dtype, _, index = fb.buffer_spec(rest, rest.args, "T.decl_buffer")
     if tuple(shape) != const.shape or dtype != const.dtype:
-        fb.fail(f"T.decl_buffer {tuple(shape)} {dtype} over T.allocate_const {const.shape} "
-                f"{const.dtype}: the shape and dtype must be the constant's", pos)
+        fb.fail(
+            f"T.decl_buffer {tuple(shape)} {dtype} over T.allocate_const {const.shape} "
+            f"{const.dtype}: the shape and dtype must be the constant's",
+            pos,
+        )
     const.op.attributes["tir.name"] = ir.StringAttr.get(name)
     fb.env[name] = Buffer(name, const.op.result, shape, dtype, index)

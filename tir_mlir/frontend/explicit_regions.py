@@ -11,6 +11,7 @@ any access, whatever a primitive does to the block), and every entry of a block 
 buffer pointer (`B.data`) to a call, which inference takes as reading and writing all of the
 buffer: there the lists are the writer's (a buffer left out of T.reads is hidden from them).
 """
+
 from mlir import ir
 
 from tir_mlir.ir import region_overrides as overrides
@@ -34,15 +35,21 @@ def record(env, blk, region_calls, annotations):
         marked = annotations.get(key)
         if not isinstance(marked, ir.ArrayAttr):
             continue
-        items = [r for c in region_calls if callee(c) == kind + "s"
-                 for a in c.args for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])]
+        items = [
+            r
+            for c in region_calls
+            if callee(c) == kind + "s"
+            for a in c.args
+            for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])
+        ]
         for k in ir.ArrayAttr(marked):
             k = ir.IntegerAttr(k).value if isinstance(k, ir.IntegerAttr) else -1
             if 0 <= k < len(items) and isinstance(items[k], A.Subscript):
                 ranges = _ranges(env, blk, items[k])
                 if ranges is not None:
-                    overrides.set_explicit(blk.op, kind, items[k].value.id,
-                                           len(blk.iter_names), ranges)
+                    overrides.set_explicit(
+                        blk.op, kind, items[k].value.id, len(blk.iter_names), ranges
+                    )
 
 
 def record_order(blk, region_calls):
@@ -50,11 +57,12 @@ def record_order(blk, region_calls):
     order (as TVM keeps the written lists)."""
     written = {k: [_name(r) for r in _items(region_calls, k)] for k in _KEYS}
     if all(len(w) < 2 for w in written.values()):
-        return                                  # (one entry has no order)
+        return  # (one entry has no order)
     from tir_mlir.ir.regions import block_regions
+
     try:
         inferred = block_regions(blk.op)
-    except (RecursionError, TIRError):          # (the parse or the printer reports it)
+    except (RecursionError, TIRError):  # (the parse or the printer reports it)
         return
     for kind, found in (("read", inferred.reads), ("write", inferred.writes)):
         names = [buffer_name(r.buffer) for r in found]
@@ -88,12 +96,15 @@ def _ranges(env, blk, region):
     args = list(blk.iter_vars)
     if any(not any(d == a for a in args) for d in ab.dims):
         return None
-    to_iters = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(
-        next(k for k, a in enumerate(args) if a == d)) for d in ab.dims])
+    to_iters = ir.AffineMap.get(
+        n, 0, [ir.AffineDimExpr.get(next(k for k, a in enumerate(args) if a == d)) for d in ab.dims]
+    )
     result = []
     for lo, hi in out:
-        lo, hi = (ir.AffineExpr.simplify_affine_expr(e.compose(to_iters) if ab.dims else e,
-                                                     n, 0) for e in (lo, hi))
+        lo, hi = (
+            ir.AffineExpr.simplify_affine_expr(e.compose(to_iters) if ab.dims else e, n, 0)
+            for e in (lo, hi)
+        )
         ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, 0).maybe_downcast()
         if not isinstance(ext, ir.AffineConstantExpr) or ext.value <= 0:
             return None
@@ -102,22 +113,30 @@ def _ranges(env, blk, region):
 
 
 def _items(region_calls, kind):
-    return [r for c in region_calls if callee(c) == kind + "s"
-            for a in c.args for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])]
+    return [
+        r
+        for c in region_calls
+        if callee(c) == kind + "s"
+        for a in c.args
+        for r in (a.items if isinstance(a, (A.List_, A.Tuple_)) else [a])
+    ]
 
 
 def _hands_pointer(blk) -> bool:
     """Whether the block's own statements (not nested blocks') pass a `B.data` to a call."""
+
     def any_in(ops):
         for op in ops:
             if op.name == "tir.block":
                 continue
             if extern_callee(op) == "buffer_data":
                 return True
-            if any(any_in([o.operation for o in b.operations])
-                   for r in op.regions for b in r.blocks):
+            if any(
+                any_in([o.operation for o in b.operations]) for r in op.regions for b in r.blocks
+            ):
                 return True
         return False
+
     return any_in(body_ops(blk.body))
 
 
@@ -128,16 +147,22 @@ def _record_written(env, blk, region_calls):
         _record_accumulators(env, blk, region_calls)
     opaque = _hands_pointer(blk)
     for kind in _KEYS:
-        items = [r for r in _items(region_calls, kind) if isinstance(r, A.Subscript)
-                 and isinstance(r.value, A.Name)]
+        items = [
+            r
+            for r in _items(region_calls, kind)
+            if isinstance(r, A.Subscript) and isinstance(r.value, A.Name)
+        ]
         for r in items:
             buf = env.get(r.value.id)
             ranges = _ranges(env, blk, r)
             if ranges is None or not hasattr(buf, "shape"):
                 continue
-            whole = all(isinstance(lo.maybe_downcast(), ir.AffineConstantExpr)
-                        and lo.maybe_downcast().value == 0 and ext == d
-                        for (lo, ext), d in zip(ranges, buf.shape))
+            whole = all(
+                isinstance(lo.maybe_downcast(), ir.AffineConstantExpr)
+                and lo.maybe_downcast().value == 0
+                and ext == d
+                for (lo, ext), d in zip(ranges, buf.shape)
+            )
             if opaque or whole:
                 overrides.set_explicit(blk.op, kind, r.value.id, len(blk.iter_names), ranges)
         if opaque:
@@ -147,6 +172,7 @@ def _record_written(env, blk, region_calls):
 
 def _accessed(blk) -> list:
     from tir_mlir.ir.regions import block_regions
+
     regions = block_regions(blk.op)
     return sorted({buffer_name(r.buffer) for r in regions.reads + regions.writes})
 
@@ -154,9 +180,12 @@ def _accessed(blk) -> list:
 def _record_accumulators(env, blk, region_calls):
     """Where the written T.reads list a buffer the block stores to (its accumulator)."""
     from tir_mlir.ir.regions import block_regions
+
     written = {buffer_name(r.buffer) for r in block_regions(blk.op).writes}
-    positions = [k for k, r in enumerate(_items(region_calls, "read"))
-                 if isinstance(r, A.Subscript) and isinstance(r.value, A.Name)
-                 and r.value.id in written]
+    positions = [
+        k
+        for k, r in enumerate(_items(region_calls, "read"))
+        if isinstance(r, A.Subscript) and isinstance(r.value, A.Name) and r.value.id in written
+    ]
     if positions:
         overrides.set_accumulator_reads(blk.op, positions)

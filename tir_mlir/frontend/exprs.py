@@ -4,13 +4,22 @@ Evaluation is iterative (an explicit post-order stack), so a 5000-term sum build
 Python recursion. Literals stay `Lit` until an operation gives them a type; two literals fold
 in Python. Only the lazy forms (`T.if_then_else`, `T.let`) recurse, and their nesting is bounded.
 """
+
 import difflib
 import math
 
 from mlir import ir
 
 from tir_mlir.dialect.ops import INDEX_DTYPE, index_dtype_attr
-from tir_mlir.dtypes import DTYPES, FLOAT_MAX, is_dtype, is_float, is_unsigned, mlir_type, split_lanes
+from tir_mlir.dtypes import (
+    DTYPES,
+    FLOAT_MAX,
+    is_dtype,
+    is_float,
+    is_unsigned,
+    mlir_type,
+    split_lanes,
+)
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
@@ -24,14 +33,28 @@ MAX_LAZY_NESTING = 64
 CMPI = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 CMPI_UNSIGNED = {"<": 6, "<=": 7, ">": 8, ">=": 9}
 CMPF = {"==": 1, ">": 2, ">=": 3, "<": 4, "<=": 5, "!=": 13}
-INT_OPS = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "/": "arith.divsi",
-           "//": "arith.floordivsi", "&": "arith.andi", "|": "arith.ori", "^": "arith.xori",
-           "<<": "arith.shli", ">>": "arith.shrsi"}
+INT_OPS = {
+    "+": "arith.addi",
+    "-": "arith.subi",
+    "*": "arith.muli",
+    "/": "arith.divsi",
+    "//": "arith.floordivsi",
+    "&": "arith.andi",
+    "|": "arith.ori",
+    "^": "arith.xori",
+    "<<": "arith.shli",
+    ">>": "arith.shrsi",
+}
 UINT_OPS = {"/": "arith.divui", "//": "arith.divui", ">>": "arith.shrui"}
-FLOAT_OPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf",
-             "**": "math.powf"}
+FLOAT_OPS = {
+    "+": "arith.addf",
+    "-": "arith.subf",
+    "*": "arith.mulf",
+    "/": "arith.divf",
+    "**": "math.powf",
+}
 INT_BITS = {"bool": 1, "index": 64}
-INDEX_LIT_DTYPES = (None, "int32", "int64")     # literals that may become index constants
+INDEX_LIT_DTYPES = (None, "int32", "int64")  # literals that may become index constants
 
 
 def bits(dtype: str) -> int:
@@ -58,11 +81,11 @@ def check_dtype(name, pos, fail):
         name = name[1]
     if not is_dtype(name):
         near = difflib.get_close_matches(str(name), DTYPES, 1)
-        hint = f" (did you mean {near[0]!r}?)" if near else f" (expected one of {', '.join(DTYPES)})"
+        hint = (
+            f" (did you mean {near[0]!r}?)" if near else f" (expected one of {', '.join(DTYPES)})"
+        )
         fail(f"unknown dtype {name!r}{hint}", pos)
     return name
-
-
 
 
 def fits(value: int, dtype: str) -> bool:
@@ -80,8 +103,9 @@ class Fail:
 
     def fail(self, message, pos, notes=()):
         """Raise at `pos`; `notes` are (message, pos) pairs for related locations."""
-        raise TIRParseError(message, self.source_loc(pos),
-                            [(m, self.source_loc(p)) for m, p in notes])
+        raise TIRParseError(
+            message, self.source_loc(pos), [(m, self.source_loc(p)) for m, p in notes]
+        )
 
     def source_loc(self, pos):
         return SourceLoc(self.filename, pos[0], pos[1]) if pos else None
@@ -97,7 +121,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         self.filename = filename
         self.env = env
         self.lazy_depth = 0
-        self.subscript_slices = set()     # ids of Slice nodes that are subscript indices
+        self.subscript_slices = set()  # ids of Slice nodes that are subscript indices
 
     # --- helpers ------------------------------------------------------------------------------
     def op(self, name, operands, dtype, pos, attrs=None):
@@ -105,8 +129,13 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         attributes = dict(attrs or {})
         if dtype and is_unsigned(dtype):
             attributes["tir.dtype"] = ir.StringAttr.get(dtype)
-        o = ir.Operation.create(name, results=[mtype(dtype)] if dtype else [],
-                                operands=list(operands), attributes=attributes, loc=self.loc(pos))
+        o = ir.Operation.create(
+            name,
+            results=[mtype(dtype)] if dtype else [],
+            operands=list(operands),
+            attributes=attributes,
+            loc=self.loc(pos),
+        )
         return o.result if dtype else o
 
     def call_op(self, callee, operands, dtype, pos):
@@ -124,8 +153,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             extra[INDEX_DTYPE] = index_dtype_attr(idx)
         if is_float(dtype):
             if math.isfinite(float(value)) and abs(float(value)) > FLOAT_MAX[dtype]:
-                self.fail(f"literal {value} does not fit in {dtype} (largest: "
-                          f"{FLOAT_MAX[dtype]:g}); write T.{dtype}(\"inf\") for infinity", pos)
+                self.fail(
+                    f"literal {value} does not fit in {dtype} (largest: "
+                    f'{FLOAT_MAX[dtype]:g}); write T.{dtype}("inf") for infinity',
+                    pos,
+                )
             attr = ir.FloatAttr.get(t, float(value))
             if math.isfinite(value) and attr.value != float(value):
                 # TVM keeps the literal's double; remember it so the printer can too.
@@ -139,7 +171,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             if not fits(value, "int64" if dtype == "index" else dtype):
                 self.fail(f"literal {value} does not fit in {dtype}", pos)
             if is_unsigned(dtype) and value >= (1 << (bits(dtype) - 1)):
-                value -= 1 << bits(dtype)      # same bits, signless storage
+                value -= 1 << bits(dtype)  # same bits, signless storage
             attr = ir.IntegerAttr.get(t, value)
         return self.op("arith.constant", [], dtype, pos, {"value": attr, **extra})
 
@@ -158,8 +190,9 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if isinstance(x, Lit):
             own = self.lit_dtype(x)
             if dtype == "index" and _int_lit(x):
-                return Val(self.constant(x.value, "index", pos, wider(idx, x.dtype or idx)),
-                           "index")
+                return Val(
+                    self.constant(x.value, "index", pos, wider(idx, x.dtype or idx)), "index"
+                )
             if x.dtype and dtype and dtype != own:
                 return Val(self.convert(self.constant(x.value, own, pos), own, dtype, pos), dtype)
             d = dtype or own
@@ -182,7 +215,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if src == "index":
             if is_int(dst) and dst != "bool":
                 return op("arith.index_cast", [v], dst, pos)
-            via = index_dtype(v)      # T.Cast("float32", i) of an int64 i goes through i64
+            via = index_dtype(v)  # T.Cast("float32", i) of an int64 i goes through i64
             return self.convert(op("arith.index_cast", [v], via, pos), via, dst, pos)
         if dst == "index":
             if src == "bool" or is_float(src):
@@ -194,13 +227,23 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             zero = self.constant(0, src, pos)
             cast = ir.UnitAttr.get()
             if is_float(src):
-                return op("arith.cmpf", [v, zero], "bool", pos,
-                          {"predicate": _i64(CMPF["!="]), "tir.cast": cast})
-            return op("arith.cmpi", [v, zero], "bool", pos,
-                      {"predicate": _i64(CMPI["!="]), "tir.cast": cast})
+                return op(
+                    "arith.cmpf",
+                    [v, zero],
+                    "bool",
+                    pos,
+                    {"predicate": _i64(CMPF["!="]), "tir.cast": cast},
+                )
+            return op(
+                "arith.cmpi",
+                [v, zero],
+                "bool",
+                pos,
+                {"predicate": _i64(CMPI["!="]), "tir.cast": cast},
+            )
         sb, db = bits(src), bits(dst)
         if is_float(src) and is_float(dst):
-            if sb == db:      # float16 <-> bfloat16, through float32 (one Cast in TVM)
+            if sb == db:  # float16 <-> bfloat16, through float32 (one Cast in TVM)
                 wide = self.convert(v, src, "float32", pos)
                 wide.owner.attributes["tir.implicit"] = ir.UnitAttr.get()
                 return self.convert(wide, "float32", dst, pos)
@@ -222,7 +265,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if da == db:
             return da
         (ba, la), (bb, lb) = split_lanes(da), split_lanes(db)
-        if ba != da or bb != db:          # a vector and a scalar (broadcast) of one element type
+        if ba != da or bb != db:  # a vector and a scalar (broadcast) of one element type
             if la != lb and ba != da and bb != db or ba != bb:
                 self.fail(f"type mismatch: {da} and {db} (cast one with T.Cast)", pos)
             return da if ba != da else db
@@ -258,9 +301,14 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             return self.materialize(a, pos, d), self.materialize(b, pos, d), d
         a, b = self.materialize(a, pos), self.materialize(b, pos)
         d = self.promote(a.dtype, b.dtype, pos)
-        if d != "index" and is_int(d) and not is_unsigned(d) and bits(d) < 64 and any(
-                x.dtype == "index" and index_dtype(x.value) == "int64" for x in (a, b)):
-            d = "int64"         # an int64 loop var widens int32 data, as in TVM
+        if (
+            d != "index"
+            and is_int(d)
+            and not is_unsigned(d)
+            and bits(d) < 64
+            and any(x.dtype == "index" and index_dtype(x.value) == "int64" for x in (a, b))
+        ):
+            d = "int64"  # an int64 loop var widens int32 data, as in TVM
         return self.materialize(a, pos, d), self.materialize(b, pos, d), d
 
     def _lit_partner(self, lit, other, pos):
@@ -287,8 +335,8 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
                 stack.extend((k, False) for k in reversed(kids))
                 continue
             n = len(self._children(node))
-            args = out[len(out) - n:] if n else []
-            del out[len(out) - n:]
+            args = out[len(out) - n :] if n else []
+            del out[len(out) - n :]
             out.append(self._combine(node, args))
         return out[0]
 
@@ -338,8 +386,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
                 return ("dtype", name)
             self.fail(f"{dotted or 'attribute access'} is not a value here", node.pos)
         if isinstance(node, A.Slice):
-            self.fail("a slice is only allowed in T.reads / T.writes regions and as the last "
-                      "index of a vector access (A[i * 4:i * 4 + 4])", node.pos)
+            self.fail(
+                "a slice is only allowed in T.reads / T.writes regions and as the last "
+                "index of a vector access (A[i * 4:i * 4 + 4])",
+                node.pos,
+            )
         if isinstance(node, A.Dict_):
             self.fail("a dictionary is not a value here", node.pos)
         self.fail(f"unsupported expression {type(node).__name__}", getattr(node, "pos", None))
@@ -378,22 +429,34 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             self.check_divisor(b, pos)
         if isinstance(a, Lit) and isinstance(b, Lit) and not a.dtype and not b.dtype:
             return fold(op, a.value, b.value, pos, self.fail)
-        if (_int_lit(a) and _int_lit(b) and "int64" in (a.dtype, b.dtype)
-                and op in ("+", "-", "*", "//", "%")):
+        if (
+            _int_lit(a)
+            and _int_lit(b)
+            and "int64" in (a.dtype, b.dtype)
+            and op in ("+", "-", "*", "//", "%")
+        ):
             # T.int64(2) * 3 folds to T.int64(6), like TVM's constant folding (shapes use it)
             r = fold(op, a.value, b.value, pos, self.fail)
-            return Lit(r.value, "int64") if fits(r.value, "int64") else self.fail(
-                f"literal {r.value} does not fit in int64", pos)
+            return (
+                Lit(r.value, "int64")
+                if fits(r.value, "int64")
+                else self.fail(f"literal {r.value} does not fit in int64", pos)
+            )
         if op == "**":
-            self.fail("operator '**' applies to Python numbers only; use T.pow(x, y) (as in "
-                      "TVM)", pos)
+            self.fail(
+                "operator '**' applies to Python numbers only; use T.pow(x, y) (as in TVM)", pos
+            )
         va, vb, d = self.unify(a, b, pos)
         if op == "/" and not is_float(d):
-            self.fail("'/' on integers is ambiguous: use T.floordiv/T.floormod (// and %) or "
-                      "T.truncdiv/T.truncmod (as in TVM)", pos)
+            self.fail(
+                "'/' on integers is ambiguous: use T.floordiv/T.floormod (// and %) or "
+                "T.truncdiv/T.truncmod (as in TVM)",
+                pos,
+            )
         if is_float(d) and op in ("//", "%"):
-            self.fail(f"'{op}' (floor division / modulo) needs integers, found {d} (as in TVM)",
-                      pos)
+            self.fail(
+                f"'{op}' (floor division / modulo) needs integers, found {d} (as in TVM)", pos
+            )
         if is_float(d):
             if op not in FLOAT_OPS:
                 self.fail(f"operator {op!r} is not defined for {d}", pos)
@@ -407,8 +470,12 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
 
     def check_divisor(self, b, pos):
         """An integer constant divisor of 0 is an error, as in TVM (a float 0.0 gives inf)."""
-        if isinstance(b, Lit) and not isinstance(b.value, float) and b.value == 0 and \
-                not (b.dtype and is_float(b.dtype)):
+        if (
+            isinstance(b, Lit)
+            and not isinstance(b.value, float)
+            and b.value == 0
+            and not (b.dtype and is_float(b.dtype))
+        ):
             self.fail("division by zero", pos)
 
     def unary(self, op, x, pos):
@@ -421,18 +488,21 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
                 self.fail("operator '~' needs an integer", pos)
             return Lit({"-": lambda v: -v, "+": lambda v: v, "~": lambda v: ~v}[op](x.value))
         if op == "+":
-            self.fail("unary + applies to Python numbers only, not to TensorIR expressions "
-                      "(as in TVM)", pos)
+            self.fail(
+                "unary + applies to Python numbers only, not to TensorIR expressions (as in TVM)",
+                pos,
+            )
         if op == "-" and _int_lit(x) and x.dtype == "int64":
             return Lit(-x.value, "int64")
         v = self.materialize(x, pos)
-        if op == "~" and v.dtype == "bool":      # the bitwise not of one bit, as in TVM/numpy
+        if op == "~" and v.dtype == "bool":  # the bitwise not of one bit, as in TVM/numpy
             return self.logic("not", [v], pos)
         if op == "~":
             if not is_int(v.dtype):
                 self.fail(f"operator '~' needs an integer, found {v.dtype}", pos)
-            ones = self.constant(-1 if not is_unsigned(v.dtype) else (1 << bits(v.dtype)) - 1,
-                                 v.dtype, pos)
+            ones = self.constant(
+                -1 if not is_unsigned(v.dtype) else (1 << bits(v.dtype)) - 1, v.dtype, pos
+            )
             return Val(self.op("arith.xori", [v.value, ones], v.dtype, pos), v.dtype)
         if is_float(v.dtype):
             return Val(self.op("arith.negf", [v.value], v.dtype, pos), v.dtype)
@@ -447,16 +517,26 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             return Lit(fold(op, a.value, b.value, pos, self.fail))
         va, vb, d = self.unify(a, b, pos)
         if is_float(d):
-            return Val(self.op("arith.cmpf", [va.value, vb.value], "bool", pos,
-                               {"predicate": _i64(CMPF[op])}), "bool")
+            return Val(
+                self.op(
+                    "arith.cmpf", [va.value, vb.value], "bool", pos, {"predicate": _i64(CMPF[op])}
+                ),
+                "bool",
+            )
         pred = CMPI_UNSIGNED.get(op, CMPI[op]) if is_unsigned(d) else CMPI[op]
-        return Val(self.op("arith.cmpi", [va.value, vb.value], "bool", pos,
-                           {"predicate": _i64(pred)}), "bool")
+        return Val(
+            self.op("arith.cmpi", [va.value, vb.value], "bool", pos, {"predicate": _i64(pred)}),
+            "bool",
+        )
 
     def logic(self, op, xs, pos):
         for x in xs:
-            if not (isinstance(x, Lit) and isinstance(x.value, bool)
-                    or isinstance(x, Val) and x.dtype == "bool"):
+            if not (
+                isinstance(x, Lit)
+                and isinstance(x.value, bool)
+                or isinstance(x, Val)
+                and x.dtype == "bool"
+            ):
                 self.fail(f"'{op}' needs bool operands, found {describe(x)}", pos)
         if all(isinstance(x, Lit) for x in xs):
             vals = [x.value for x in xs]
@@ -500,10 +580,13 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if len(indices) == 1 and isinstance(indices[0], list):
             indices = indices[0]
         if len(indices) != len(buf.shape):
-            self.fail(f"buffer {buf.name!r} has {len(buf.shape)} dimension"
-                      f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
-                      f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}", node.pos,
-                      [buf.declared()])
+            self.fail(
+                f"buffer {buf.name!r} has {len(buf.shape)} dimension"
+                f"{'s' if len(buf.shape) != 1 else ''} but is indexed with "
+                f"{len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}",
+                node.pos,
+                [buf.declared()],
+            )
         return [self.index(x, node.pos) for x in indices]
 
     def index(self, x, pos) -> ir.Value:
@@ -512,7 +595,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
                 self.fail(f"an index must be an integer, found {describe(x)}", pos)
             return self.constant(x.value, "index", pos)
         if _int_lit(x):
-            return self.constant(x.value, "index", pos, x.dtype)     # A[T.int64(0)]
+            return self.constant(x.value, "index", pos, x.dtype)  # A[T.int64(0)]
         v = self.materialize(x, pos)
         if not is_int(v.dtype) or v.dtype == "bool":
             self.fail(f"an index must be an integer, found {v.dtype}", pos)
@@ -525,9 +608,12 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             self.fail("only T.* functions can be called", node.pos)
         name = I.strip_prefix(dotted)
         if name is None or not I.is_expr_intrinsic(name):
-            if name == "meta_var":      # expanded before building (script/meta_var.py)
-                self.fail("T.meta_var works in TVMScript in Python files (tir_mlir.script), "
-                          "as `x = T.meta_var(value)` statements", node.pos)
+            if name == "meta_var":  # expanded before building (script/meta_var.py)
+                self.fail(
+                    "T.meta_var works in TVMScript in Python files (tir_mlir.script), "
+                    "as `x = T.meta_var(value)` statements",
+                    node.pos,
+                )
             if name in I.STATEMENT_CALLS:
                 self.fail(f"{dotted} cannot be used inside an expression", node.pos)
             near = difflib.get_close_matches(name or dotted, sorted(I.all_names()), 1)
@@ -548,8 +634,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         name = self._resolve(node)
         if is_dtype(name):
             return self._call_dtype(name, args, kwargs, pos)
-        for table, kind in ((I.MATH_UNARY, "unary"), (I.MATH_BINARY, "binary"),
-                            (I.MATH_PREDICATE, "predicate")):
+        for table, kind in (
+            (I.MATH_UNARY, "unary"),
+            (I.MATH_BINARY, "binary"),
+            (I.MATH_PREDICATE, "predicate"),
+        ):
             if name in table:
                 return self._call_math(table[name], kind, name, args, kwargs, pos)
         if name in I.CALL_UNARY or name in I.CALL_BINARY:
@@ -576,18 +665,25 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if isinstance(x, Lit) and isinstance(x.value, str) or isinstance(x, str):
             text = (x.value if isinstance(x, Lit) else x).strip().lower()
             if not is_float(name) or text.lstrip("+-") not in ("inf", "nan"):
-                self.fail(f"T.{name} of a string takes \"inf\", \"-inf\" or \"nan\"", pos)
+                self.fail(f'T.{name} of a string takes "inf", "-inf" or "nan"', pos)
             return Lit(float(text), name)
         if isinstance(x, Lit):
             v = x.value
             if not is_float(name) and not x.dtype:
                 if isinstance(v, float):
-                    v = int(v) if math.isfinite(v) else self.fail(f"cannot convert {v} to {name}", pos)
+                    v = (
+                        int(v)
+                        if math.isfinite(v)
+                        else self.fail(f"cannot convert {v} to {name}", pos)
+                    )
                 if not fits(int(v), name):
                     self.fail(f"literal {v} does not fit in {name}", pos)
                 v = bool(v) if name == "bool" else int(v)
-            return Lit(float(v) if is_float(name) else v, name) if not x.dtype else \
-                self.materialize(x, pos, name)
+            return (
+                Lit(float(v) if is_float(name) else v, name)
+                if not x.dtype
+                else self.materialize(x, pos, name)
+            )
         return self.materialize(x, pos, name)
 
     def _call_cast(self, name, args, kwargs, pos):
@@ -649,12 +745,21 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
     def _call_divmod(self, name, args, kwargs, pos):
         self._arity(name, args, 2, pos, kwargs)
         a, b = args
-        if name == "Div":             # TVM's Div node: `/` on floats, truncdiv on integers
-            if any(isinstance(x, Val) and is_float(x.dtype) or isinstance(x, Lit) and
-                   (is_float(x.dtype) if x.dtype else isinstance(x.value, float)) for x in args):
+        if name == "Div":  # TVM's Div node: `/` on floats, truncdiv on integers
+            if any(
+                isinstance(x, Val)
+                and is_float(x.dtype)
+                or isinstance(x, Lit)
+                and (is_float(x.dtype) if x.dtype else isinstance(x.value, float))
+                for x in args
+            ):
                 return self.binop("/", a, b, pos)
-        name = {"Div": "truncdiv", "Mod": "truncmod", "FloorDiv": "floordiv",
-                "FloorMod": "floormod"}.get(name, name)
+        name = {
+            "Div": "truncdiv",
+            "Mod": "truncmod",
+            "FloorDiv": "floordiv",
+            "FloorMod": "floormod",
+        }.get(name, name)
         if name == "floordiv":
             return self.binop("//", a, b, pos)
         if name == "floormod":
@@ -673,9 +778,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         if not is_int(d):
             self.fail(f"T.{name} needs integer arguments, found {d}", pos)
         u = is_unsigned(d)
-        opname = {"truncdiv": "arith.divui" if u else "arith.divsi",
-                  "truncmod": "arith.remui" if u else "arith.remsi",
-                  "ceildiv": "arith.ceildivui" if u else "arith.ceildivsi"}[name]
+        opname = {
+            "truncdiv": "arith.divui" if u else "arith.divsi",
+            "truncmod": "arith.remui" if u else "arith.remsi",
+            "ceildiv": "arith.ceildivui" if u else "arith.ceildivsi",
+        }[name]
         return Val(self.op(opname, [va.value, vb.value], d, pos), d)
 
     def _call_bitwise(self, name, args, kwargs, pos):
@@ -683,8 +790,13 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             self._arity(name, args, 1, pos, kwargs)
             return self.unary("~", args[0], pos)
         self._arity(name, args, 2, pos, kwargs)
-        op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "shift_left": "<<",
-              "shift_right": ">>"}[name]
+        op = {
+            "bitwise_and": "&",
+            "bitwise_or": "|",
+            "bitwise_xor": "^",
+            "shift_left": "<<",
+            "shift_right": ">>",
+        }[name]
         return self.binop(op, args[0], args[1], pos)
 
     def _call_logic(self, name, args, kwargs, pos):
@@ -712,8 +824,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
 
     def _call_select(self, name, args, kwargs, pos):
         self._arity(name, args, 3, pos, kwargs)
-        c = self.materialize(args[0], pos, "bool") if isinstance(args[0], Lit) else \
-            self.materialize(args[0], pos)
+        c = (
+            self.materialize(args[0], pos, "bool")
+            if isinstance(args[0], Lit)
+            else self.materialize(args[0], pos)
+        )
         if c.dtype != "bool":
             self.fail(f"T.{name} needs a bool condition, found {c.dtype}", pos)
         va, vb, d = self.unify(args[1], args[2], pos)
@@ -732,13 +847,18 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
 
     def _lazy_if_then_else(self, node):
         from mlir.dialects import scf
+
         pos = node.pos
         kwargs = {k: (v, p) for k, v, p in node.kwargs}
         self._arity("if_then_else", node.args, 3, pos, kwargs, ("dtype",))
         dtype = self._dtype_kw({k: (self.eval(v), p) for k, (v, p) in kwargs.items()})
         c = self.eval(node.args[0])
-        if not (isinstance(c, Val) and c.dtype == "bool"
-                or isinstance(c, Lit) and isinstance(c.value, bool)):
+        if not (
+            isinstance(c, Val)
+            and c.dtype == "bool"
+            or isinstance(c, Lit)
+            and isinstance(c.value, bool)
+        ):
             self.fail(f"T.if_then_else needs a bool condition, found {describe(c)}", pos)
         cond = self.materialize(c, pos, "bool").value
         # Branches are built in a scratch scf.if first: the result type is known only after.
@@ -755,15 +875,22 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
             if typed[0] and typed[1]:
                 dtype = self.promote(typed[0], typed[1], pos)
             else:
-                dtype = typed[0] or typed[1] or self.lit_dtype(
-                    branches[0] if isinstance(branches[0].value, float) else branches[1])
+                dtype = (
+                    typed[0]
+                    or typed[1]
+                    or self.lit_dtype(
+                        branches[0] if isinstance(branches[0].value, float) else branches[1]
+                    )
+                )
         values = []
         for block, b in ((scratch.then_block, branches[0]), (scratch.else_block, branches[1])):
             with ir.InsertionPoint(block):
                 values.append(self.materialize(b, pos, dtype).value)
         result = scf.IfOp(cond, [mtype(dtype)], has_else=True, loc=self.loc(pos))
-        for src, dst, v in ((scratch.then_block, result.then_block, values[0]),
-                            (scratch.else_block, result.else_block, values[1])):
+        for src, dst, v in (
+            (scratch.then_block, result.then_block, values[0]),
+            (scratch.else_block, result.else_block, values[1]),
+        ):
             with ir.InsertionPoint(dst):
                 yield_op = scf.YieldOp([v], loc=self.loc(pos))
             for o in list(src.operations):
@@ -793,8 +920,12 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
 
 def _int_lit(x) -> bool:
     """An integer literal that may stand for an index: 4, T.int32(4), T.int64(4)."""
-    return (isinstance(x, Lit) and isinstance(x.value, int) and not isinstance(x.value, bool)
-            and x.dtype in INDEX_LIT_DTYPES)
+    return (
+        isinstance(x, Lit)
+        and isinstance(x.value, int)
+        and not isinstance(x.value, bool)
+        and x.dtype in INDEX_LIT_DTYPES
+    )
 
 
 def _i64(v):
@@ -825,7 +956,7 @@ def fold(op, a, b, pos, fail):
         if op == "**":
             if isinstance(b, int) and isinstance(a, int) and (b > 64 or b < 0):
                 fail("integer power too large to fold", pos)
-            r = a ** b
+            r = a**b
         elif op in ("<<", ">>"):
             if not (isinstance(a, int) and isinstance(b, int)) or not 0 <= b <= 64:
                 fail(f"bad shift {a} {op} {b}", pos)
@@ -835,10 +966,20 @@ def fold(op, a, b, pos, fail):
                 fail(f"operator {op!r} needs integers", pos)
             r = {"&": a & b, "|": a | b, "^": a ^ b}[op]
         else:
-            r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
-                 "//": lambda: a // b, "%": lambda: a % b, "<": lambda: a < b,
-                 "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
-                 "==": lambda: a == b, "!=": lambda: a != b}[op]()
+            r = {
+                "+": lambda: a + b,
+                "-": lambda: a - b,
+                "*": lambda: a * b,
+                "/": lambda: a / b,
+                "//": lambda: a // b,
+                "%": lambda: a % b,
+                "<": lambda: a < b,
+                "<=": lambda: a <= b,
+                ">": lambda: a > b,
+                ">=": lambda: a >= b,
+                "==": lambda: a == b,
+                "!=": lambda: a != b,
+            }[op]()
     except ZeroDivisionError:
         fail("division by zero", pos)
     except (ArithmeticError, TypeError, ValueError) as e:

@@ -21,6 +21,7 @@ extern_calls.py):
   write them whole) and scalars; int32 result.
 - `builtin` {symbol}: one of TVM's GPU builtins (`T.tvm_mma_sync(...)`), never lowered here.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import extern_op
@@ -59,6 +60,7 @@ class ExternCalls:
 
     def extern(self, callee, args, dtype, pos, attrs=None) -> Val:
         from tir_mlir.frontend.exprs import mtype
+
         return Val(extern_op(callee, args, mtype(dtype), attrs, self.loc(pos)), dtype)
 
     def _ptr_op(self, callee, operands, pos, attrs=None) -> Val:
@@ -72,17 +74,25 @@ class ExternCalls:
         if attr == "data":
             return self._ptr_op("buffer_data", [buf.value], pos)
         if attr == "elem_offset":
-            return self.extern("elem_offset", [buf.value] + self._zero_indices(buf, pos), "index",
-                               pos)
+            return self.extern(
+                "elem_offset", [buf.value] + self._zero_indices(buf, pos), "index", pos
+            )
         if attr == "strides":
             return BufferStrides(buf)
-        self.fail(f"buffer {buf.name!r} has no attribute {attr!r} here (expected data, "
-                  f"elem_offset, strides or access_ptr(...))", pos)
+        self.fail(
+            f"buffer {buf.name!r} has no attribute {attr!r} here (expected data, "
+            f"elem_offset, strides or access_ptr(...))",
+            pos,
+        )
 
     def stride(self, strides: BufferStrides, indices, pos) -> Val:
         buf = strides.buf
-        if len(indices) != 1 or not isinstance(indices[0], Lit) or \
-                not isinstance(indices[0].value, int) or not 0 <= indices[0].value < len(buf.shape):
+        if (
+            len(indices) != 1
+            or not isinstance(indices[0], Lit)
+            or not isinstance(indices[0].value, int)
+            or not 0 <= indices[0].value < len(buf.shape)
+        ):
             self.fail(f"{buf.name}.strides takes one constant index below {len(buf.shape)}", pos)
         dim = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), indices[0].value)
         return self.extern("buffer_stride", [buf.value], "int32", pos, {"dim": dim})
@@ -94,22 +104,28 @@ class ExternCalls:
                 out.append(self.materialize(a, pos).value)
             else:
                 from tir_mlir.frontend.exprs import describe
-                self.fail(f"T.{name}: an argument must be a value or a pointer, found "
-                          f"{describe(a)}", pos)
+
+                self.fail(
+                    f"T.{name}: an argument must be a value or a pointer, found {describe(a)}", pos
+                )
         return out
 
     def _call_extern(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
+
         for k, (_, kpos) in kwargs.items():
             self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
         if len(args) < 2 or not isinstance(args[1], str):
-            self.fail(f'T.{name} takes a dtype, the function\'s name and its arguments: '
-                      f'T.{name}("int32", "f", ...)', pos)
-        void = args[0] in ("void", "")       # TVM's T.call_extern("void", ...): a statement
+            self.fail(
+                f"T.{name} takes a dtype, the function's name and its arguments: "
+                f'T.{name}("int32", "f", ...)',
+                pos,
+            )
+        void = args[0] in ("void", "")  # TVM's T.call_extern("void", ...): a statement
         dtype = "int32" if void else check_dtype(args[0], pos, self.fail)
         operands = self._extern_args(name, args[2:], pos)
         attrs = {"symbol": ir.StringAttr.get(args[1])}
-        if void:                             # its placeholder int32 result is never used
+        if void:  # its placeholder int32 result is never used
             attrs["void"] = ir.UnitAttr.get()
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
@@ -119,12 +135,20 @@ class ExternCalls:
         for k, (_, kpos) in kwargs.items():
             self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
         if not args or not isinstance(args[0], str):
-            self.fail('T.call_packed takes the registered function\'s name and its arguments: '
-                      'T.call_packed("my.func", A, n)', pos)
-        operands = [a.value if isinstance(a, (Buffer, WholeBuffer))
-                    else self._extern_args(name, [a], pos)[0] for a in args[1:]]
-        return self.extern("call_packed", operands, "int32", pos,
-                           {"symbol": ir.StringAttr.get(args[0])})
+            self.fail(
+                "T.call_packed takes the registered function's name and its arguments: "
+                'T.call_packed("my.func", A, n)',
+                pos,
+            )
+        operands = [
+            a.value
+            if isinstance(a, (Buffer, WholeBuffer))
+            else self._extern_args(name, [a], pos)[0]
+            for a in args[1:]
+        ]
+        return self.extern(
+            "call_packed", operands, "int32", pos, {"symbol": ir.StringAttr.get(args[0])}
+        )
 
     def _call_stack_make_shape(self, name, args, kwargs, pos):
         self._arity(name, args, len(args), pos, kwargs)
@@ -134,24 +158,38 @@ class ExternCalls:
         """Only the form TVM prints for a whole buffer (see WholeBuffer)."""
         from tir_mlir.dialect.ops import extern_args, extern_callee
         from tir_mlir.dtypes import dtype_of
+
         self._arity(name, args, 6, pos, kwargs)
         data, shape, strides, ndim, dtype, offset = args
         owner = data.value.owner if isinstance(data, Val) else None
-        buf = extern_args(owner)[0] if owner is not None and \
-            extern_callee(owner) == "buffer_data" else None
+        buf = (
+            extern_args(owner)[0]
+            if owner is not None and extern_callee(owner) == "buffer_data"
+            else None
+        )
         mtype = ir.MemRefType(buf.type) if buf is not None else None
 
         def lit(x, value):
             return isinstance(x, Lit) and x.value == value
-        if mtype is None or not isinstance(shape, StackShape) or \
-                not all(lit(d, n) for d, n in zip(shape.dims, mtype.shape)) or \
-                len(shape.dims) != len(mtype.shape) or not lit(strides, 0) or \
-                not lit(ndim, len(mtype.shape)) or not lit(offset, 0) or \
-                not isinstance(dtype, Lit) or dtype.dtype != dtype_of(mtype.element_type):
-            self.fail("T.tvm_stack_make_array is supported as TVM prints a whole buffer: "
-                      "(B.data, T.tvm_stack_make_shape(<B's shape>), 0, <B's rank>, "
-                      "<a value of B's dtype>, 0)", pos)
-        owner.erase()           # the B.data op: the packed call takes the buffer itself
+
+        if (
+            mtype is None
+            or not isinstance(shape, StackShape)
+            or not all(lit(d, n) for d, n in zip(shape.dims, mtype.shape))
+            or len(shape.dims) != len(mtype.shape)
+            or not lit(strides, 0)
+            or not lit(ndim, len(mtype.shape))
+            or not lit(offset, 0)
+            or not isinstance(dtype, Lit)
+            or dtype.dtype != dtype_of(mtype.element_type)
+        ):
+            self.fail(
+                "T.tvm_stack_make_array is supported as TVM prints a whole buffer: "
+                "(B.data, T.tvm_stack_make_shape(<B's shape>), 0, <B's rank>, "
+                "<a value of B's dtype>, 0)",
+                pos,
+            )
+        owner.erase()  # the B.data op: the packed call takes the buffer itself
         return WholeBuffer(buf)
 
     def _call_builtin(self, name, args, kwargs, pos):
@@ -159,6 +197,7 @@ class ExternCalls:
         string argument (`"row_major"` of T.tvm_load_matrix_sync) is no operand: the
         `strings` attribute keeps it with its position."""
         from tir_mlir.frontend.exprs import check_dtype
+
         dtype = POINTER
         for k, (v, kpos) in kwargs.items():
             if k != "dtype":
@@ -173,14 +212,16 @@ class ExternCalls:
 
     def _call_type_annotation(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
-        if not args and "dtype" in kwargs:          # T.type_annotation(dtype="float16")
+
+        if not args and "dtype" in kwargs:  # T.type_annotation(dtype="float16")
             args, kwargs = [kwargs["dtype"][0]], {}
         self._arity(name, args, 1, pos, kwargs)
         return ("dtype", check_dtype(args[0], pos, self.fail))
 
     def _call_access_ptr(self, name, args, kwargs, pos):
         from tir_mlir.frontend.exprs import check_dtype
-        if kwargs.get("dtype", (POINTER,))[0] == POINTER:   # the call's own dtype: a pointer
+
+        if kwargs.get("dtype", (POINTER,))[0] == POINTER:  # the call's own dtype: a pointer
             kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
         self._arity(name, args, 5, pos, kwargs)
         dtype = check_dtype(args[0], pos, self.fail)
@@ -188,8 +229,12 @@ class ExternCalls:
         if not isinstance(data, Val) or data.dtype != POINTER:
             self.fail("T.tvm_access_ptr's second argument must be a pointer (B.data)", pos)
         offset, extent, mask = (self.index(a, pos) for a in args[2:])
-        return self._ptr_op("tvm_access_ptr", [data.value, offset, extent, mask], pos,
-                            {"tir.ptr_dtype": ir.StringAttr.get(dtype)})
+        return self._ptr_op(
+            "tvm_access_ptr",
+            [data.value, offset, extent, mask],
+            pos,
+            {"tir.ptr_dtype": ir.StringAttr.get(dtype)},
+        )
 
     def buffer_access_ptr(self, buf: Buffer, args, kwargs, pos) -> Val:
         """`B.access_ptr("rw", offset=0, extent=None)`: TVM's Buffer.access_ptr."""
@@ -200,21 +245,28 @@ class ExternCalls:
         if isinstance(mask, str) and mask in ACCESS_MASK:
             mask = Lit(ACCESS_MASK[mask])
         if not isinstance(mask, Lit) or not isinstance(mask.value, int):
-            self.fail("access_ptr takes an access mask: \"r\", \"w\", \"rw\" or 1, 2, 3", pos)
-        offset = self.extern("elem_offset", [buf.value] + self._zero_indices(buf, pos), "index",
-                             pos).value
+            self.fail('access_ptr takes an access mask: "r", "w", "rw" or 1, 2, 3', pos)
+        offset = self.extern(
+            "elem_offset", [buf.value] + self._zero_indices(buf, pos), "index", pos
+        ).value
         if "offset" in kwargs:
             extra = self.index(kwargs["offset"][0], pos)
             offset = self.op("arith.addi", [offset, extra], "index", pos)
         numel = 1
         for d in buf.shape:
             numel *= d
-        extent = self.index(kwargs["extent"][0], pos) if "extent" in kwargs else \
-            self.constant(numel, "index", pos)
+        extent = (
+            self.index(kwargs["extent"][0], pos)
+            if "extent" in kwargs
+            else self.constant(numel, "index", pos)
+        )
         data = self._ptr_op("buffer_data", [buf.value], pos)
-        return self._ptr_op("tvm_access_ptr", [data.value, offset, extent,
-                                               self.constant(mask.value, "index", pos)], pos,
-                            {"tir.ptr_dtype": ir.StringAttr.get(buf.dtype)})
+        return self._ptr_op(
+            "tvm_access_ptr",
+            [data.value, offset, extent, self.constant(mask.value, "index", pos)],
+            pos,
+            {"tir.ptr_dtype": ir.StringAttr.get(buf.dtype)},
+        )
 
     def _lazy_address_of(self, node):
         pos = node.pos

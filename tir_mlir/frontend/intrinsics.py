@@ -4,6 +4,7 @@ Names are looked up after stripping the module prefix (`T.`, `tir.`, `ty.`, `tvm
 so `T.exp`, `tir.exp` and `tvm.tir.exp` are one intrinsic: `callee(node)` is that name for a
 call node.
 """
+
 from typing import Optional
 
 from tir_mlir.dtypes import DTYPES, is_dtype
@@ -13,14 +14,35 @@ PREFIXES = ("tvm.script.tir.", "tvm.tir.", "T.", "tir.", "ty.")
 
 # Float math with an upstream `math` op: T.exp(x) -> math.exp.
 MATH_UNARY = {
-    "exp": "math.exp", "exp2": "math.exp2", "expm1": "math.expm1", "log": "math.log",
-    "log2": "math.log2", "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt",
-    "rsqrt": "math.rsqrt", "cbrt": "math.cbrt", "tanh": "math.tanh", "sin": "math.sin",
-    "cos": "math.cos", "tan": "math.tan", "sinh": "math.sinh", "cosh": "math.cosh",
-    "asin": "math.asin", "acos": "math.acos", "atan": "math.atan", "asinh": "math.asinh",
-    "acosh": "math.acosh", "atanh": "math.atanh", "erf": "math.erf", "floor": "math.floor",
-    "ceil": "math.ceil", "trunc": "math.trunc", "round": "math.roundeven",
-    "nearbyint": "math.roundeven", "fabs": "math.absf",
+    "exp": "math.exp",
+    "exp2": "math.exp2",
+    "expm1": "math.expm1",
+    "log": "math.log",
+    "log2": "math.log2",
+    "log10": "math.log10",
+    "log1p": "math.log1p",
+    "sqrt": "math.sqrt",
+    "rsqrt": "math.rsqrt",
+    "cbrt": "math.cbrt",
+    "tanh": "math.tanh",
+    "sin": "math.sin",
+    "cos": "math.cos",
+    "tan": "math.tan",
+    "sinh": "math.sinh",
+    "cosh": "math.cosh",
+    "asin": "math.asin",
+    "acos": "math.acos",
+    "atan": "math.atan",
+    "asinh": "math.asinh",
+    "acosh": "math.acosh",
+    "atanh": "math.atanh",
+    "erf": "math.erf",
+    "floor": "math.floor",
+    "ceil": "math.ceil",
+    "trunc": "math.trunc",
+    "round": "math.roundeven",
+    "nearbyint": "math.roundeven",
+    "fabs": "math.absf",
 }
 MATH_BINARY = {"pow": "math.powf", "atan2": "math.atan2", "copysign": "math.copysign"}
 # Float predicates with an upstream op: result is bool.
@@ -31,39 +53,99 @@ CALL_BINARY = {"hypot", "fmod", "nextafter"}
 
 # Everything else an expression may call, handled by ExprBuilder._call_<entry>.
 EXPR_CALLS = {
-    "max": "minmax", "min": "minmax", "abs": "abs",
-    "floordiv": "divmod", "floormod": "divmod", "truncdiv": "divmod", "truncmod": "divmod",
-    "ceildiv": "divmod", "Div": "divmod", "Mod": "divmod", "FloorDiv": "divmod",
+    "max": "minmax",
+    "min": "minmax",
+    "abs": "abs",
+    "floordiv": "divmod",
+    "floormod": "divmod",
+    "truncdiv": "divmod",
+    "truncmod": "divmod",
+    "ceildiv": "divmod",
+    "Div": "divmod",
+    "Mod": "divmod",
+    "FloorDiv": "divmod",
     "FloorMod": "divmod",
-    "Select": "select", "select": "select", "if_then_else": "if_then_else",
-    "Cast": "cast", "And": "logic", "Or": "logic", "Not": "logic",
-    "max_value": "limit", "min_value": "limit", "let": "let",
-    "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
-    "shift_left": "bitwise", "shift_right": "bitwise", "bitwise_not": "bitwise",
-    "likely": "likely", "Broadcast": "broadcast", "Ramp": "ramp",
+    "Select": "select",
+    "select": "select",
+    "if_then_else": "if_then_else",
+    "Cast": "cast",
+    "And": "logic",
+    "Or": "logic",
+    "Not": "logic",
+    "max_value": "limit",
+    "min_value": "limit",
+    "let": "let",
+    "bitwise_and": "bitwise",
+    "bitwise_or": "bitwise",
+    "bitwise_xor": "bitwise",
+    "shift_left": "bitwise",
+    "shift_right": "bitwise",
+    "bitwise_not": "bitwise",
+    "likely": "likely",
+    "Broadcast": "broadcast",
+    "Ramp": "ramp",
     # calls to C functions and buffer pointers (frontend/extern_calls.py; address_of is lazy)
-    "call_extern": "extern", "call_pure_extern": "extern", "tvm_access_ptr": "access_ptr",
-    "type_annotation": "type_annotation", "address_of": "address_of",
-    "call_packed": "packed", "tvm_stack_make_array": "stack_make_array",
+    "call_extern": "extern",
+    "call_pure_extern": "extern",
+    "tvm_access_ptr": "access_ptr",
+    "type_annotation": "type_annotation",
+    "address_of": "address_of",
+    "call_packed": "packed",
+    "tvm_stack_make_array": "stack_make_array",
     "tvm_stack_make_shape": "stack_make_shape",
 }
 # TVM's builtins for GPU tensor cores and memory synchronisation, written on buffer pointers
 # (`T.tvm_fill_fragment(C.data, 16, 16, 16, 0, i)`): kept, scheduled and printed as opaque calls
 # (frontend/extern_calls.py), refused by the CPU lowering.
 TVM_BUILTINS = {
-    "tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_mma_sync",
-    "tvm_bmma_sync", "tvm_storage_sync", "tvm_warp_shuffle",
+    "tvm_fill_fragment",
+    "tvm_load_matrix_sync",
+    "tvm_store_matrix_sync",
+    "tvm_mma_sync",
+    "tvm_bmma_sync",
+    "tvm_storage_sync",
+    "tvm_warp_shuffle",
 }
 EXPR_CALLS.update({name: "builtin" for name in TVM_BUILTINS})
 
 # Statement-level forms, handled by the statement builder; naming one inside an expression is
 # an error that says so (rather than "unknown function").
 STATEMENT_CALLS = {
-    "prim_func", "ir_module", "macro", "Buffer", "handle", "match_buffer", "alloc_buffer", "func_attr",
-    "grid", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "init",
-    "axis.spatial", "axis.reduce", "axis.opaque", "axis.scan", "axis.remap", "axis.S", "axis.R",
-    "reads", "writes", "where", "block_attr", "evaluate", "reduce_axis", "range", "bind",
-    "allocate_const", "decl_buffer", "meta_var", "assume",
+    "prim_func",
+    "ir_module",
+    "macro",
+    "Buffer",
+    "handle",
+    "match_buffer",
+    "alloc_buffer",
+    "func_attr",
+    "grid",
+    "serial",
+    "parallel",
+    "vectorized",
+    "unroll",
+    "thread_binding",
+    "block",
+    "init",
+    "axis.spatial",
+    "axis.reduce",
+    "axis.opaque",
+    "axis.scan",
+    "axis.remap",
+    "axis.S",
+    "axis.R",
+    "reads",
+    "writes",
+    "where",
+    "block_attr",
+    "evaluate",
+    "reduce_axis",
+    "range",
+    "bind",
+    "allocate_const",
+    "decl_buffer",
+    "meta_var",
+    "assume",
 }
 
 
@@ -71,7 +153,7 @@ def strip_prefix(dotted: str) -> Optional[str]:
     """`T.axis.spatial` -> `axis.spatial`; None when it is not a TVMScript name."""
     for p in PREFIXES:
         if dotted.startswith(p):
-            return dotted[len(p):]
+            return dotted[len(p) :]
     return None
 
 
@@ -87,10 +169,25 @@ def callee(node) -> Optional[str]:
 
 
 def is_expr_intrinsic(name: str) -> bool:
-    return (name in MATH_UNARY or name in MATH_BINARY or name in MATH_PREDICATE
-            or name in CALL_UNARY or name in CALL_BINARY or name in EXPR_CALLS or is_dtype(name))
+    return (
+        name in MATH_UNARY
+        or name in MATH_BINARY
+        or name in MATH_PREDICATE
+        or name in CALL_UNARY
+        or name in CALL_BINARY
+        or name in EXPR_CALLS
+        or is_dtype(name)
+    )
 
 
 def all_names():
-    return (set(MATH_UNARY) | set(MATH_BINARY) | set(MATH_PREDICATE) | CALL_UNARY | CALL_BINARY
-            | set(EXPR_CALLS) | set(DTYPES) | STATEMENT_CALLS)
+    return (
+        set(MATH_UNARY)
+        | set(MATH_BINARY)
+        | set(MATH_PREDICATE)
+        | CALL_UNARY
+        | CALL_BINARY
+        | set(EXPR_CALLS)
+        | set(DTYPES)
+        | STATEMENT_CALLS
+    )

@@ -7,6 +7,7 @@ dot (`"tir."() : () -> ()`, "LLVM ERROR ... unregistered dialect"), or brackets 
 thousands deep (a segfault). So the text is first scanned for those (a located error), and then
 parsed once in a forked child: if the child dies, the text is refused with what it printed
 instead of this process dying with it. Only then is it parsed here."""
+
 import faulthandler
 import os
 import re
@@ -20,9 +21,9 @@ from mlir.dialects import irdl as irdl_dialect
 from tir_mlir.context import new_context
 from tir_mlir.errors import SourceLoc, TIRParseError
 
-MAX_DEPTH = 1000          # brackets ( [ { < open at once (a tir program nests a few dozen;
+MAX_DEPTH = 1000  # brackets ( [ { < open at once (a tir program nests a few dozen;
 #                           MLIR's parser overflows its stack past ~2,000 nested regions)
-CHILD_SECONDS = 120       # a child parse that takes longer is stopped and the text refused
+CHILD_SECONDS = 120  # a child parse that takes longer is stopped and the text refused
 _GENERIC_NAME = re.compile(r"[A-Za-z_][\w$]*\.[\w$.]*[\w$]")
 _OPEN, _CLOSE = "([{<", ")]}>"
 
@@ -35,8 +36,9 @@ def parse_untrusted(text: str, filename: str, irdl: tuple = ()) -> ir.Module:
     check_text(text, filename)
     crash = _child_crash(text, tuple(irdl))
     if crash:
-        raise TIRParseError(f"MLIR's parser crashes on this text ({crash}); refused",
-                            SourceLoc(filename, 1, 1))
+        raise TIRParseError(
+            f"MLIR's parser crashes on this text ({crash}); refused", SourceLoc(filename, 1, 1)
+        )
     return ir.Module.parse(text)
 
 
@@ -55,13 +57,15 @@ def check_text(text: str, filename: str) -> None:
             continue
         if c == '"':
             j, start = _string_end(text, i), (line, col)
-            body = text[i + 1:j - 1]
+            body = text[i + 1 : j - 1]
             k = j
             while k < n and text[k] in " \t":
                 k += 1
             if k < n and text[k] == "(" and not _GENERIC_NAME.fullmatch(body):
-                raise TIRParseError(f"'{body[:60]}' is not an op name (expected "
-                                    f"\"dialect.op\")", SourceLoc(filename, *start))
+                raise TIRParseError(
+                    f"'{body[:60]}' is not an op name (expected \"dialect.op\")",
+                    SourceLoc(filename, *start),
+                )
             line += body.count("\n")
             col = (col + j - i) if "\n" not in body else len(body) - body.rfind("\n") + 1
             i = j
@@ -69,10 +73,12 @@ def check_text(text: str, filename: str) -> None:
         if c in _OPEN and not (c == "<" and text.startswith("<=", i)):
             depth += 1
             if depth > MAX_DEPTH:
-                raise TIRParseError(f"brackets nested more than {MAX_DEPTH} deep",
-                                    SourceLoc(filename, line, col))
-        elif c in _CLOSE and not (c == ">" and (text.startswith(">=", i) or
-                                                text[i - 1:i] == "-")):
+                raise TIRParseError(
+                    f"brackets nested more than {MAX_DEPTH} deep", SourceLoc(filename, line, col)
+                )
+        elif c in _CLOSE and not (
+            c == ">" and (text.startswith(">=", i) or text[i - 1 : i] == "-")
+        ):
             depth = max(0, depth - 1)
         col, i = col + 1, i + 1
 
@@ -97,11 +103,11 @@ def _child_crash(text: str, irdl: tuple) -> str:
     would wait on them forever."""
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:                                         # the child: parse, report nothing
+    if pid == 0:  # the child: parse, report nothing
         try:
             os.close(r)
             os.dup2(w, 2)
-            faulthandler.disable()                 # the parent reports how the child died
+            faulthandler.disable()  # the parent reports how the child died
             with new_context(), ir.Location.unknown():
                 for dialect in irdl:
                     irdl_dialect.load_dialects(ir.Module.parse(dialect))
@@ -129,6 +135,9 @@ def _child_crash(text: str, irdl: tuple) -> str:
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return ""
     lines = [x for x in err.decode(errors="replace").splitlines() if x.strip()]
-    how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-           else f"exit status {os.WEXITSTATUS(status)}")
+    how = (
+        f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+        if os.WIFSIGNALED(status)
+        else f"exit status {os.WEXITSTATUS(status)}"
+    )
     return f"{how}: {lines[0][:200]}" if lines else how

@@ -5,6 +5,7 @@ text that would crash MLIR's parser refused first (mlir_guard.py), MLIR's parser
 verifier, the ops a tir program is made of, and the invariants of `tir_mlir.ir.wellformed`.
 Every failure is one TIRParseError at FILE:LINE:COL.
 """
+
 import re
 
 from mlir import ir
@@ -18,8 +19,14 @@ from tir_mlir.module import IRModule
 
 # Dialects (and single ops) a tir program is made of, before and after scheduling.
 _DIALECTS = ("affine", "arith", "math", "memref", "scf", "tir")
-_OPS = ("func.func", "func.return", "gpu.yield",
-        "vector.broadcast", "vector.load", "vector.store")     # vector dtypes (float32x4)
+_OPS = (
+    "func.func",
+    "func.return",
+    "gpu.yield",
+    "vector.broadcast",
+    "vector.load",
+    "vector.store",
+)  # vector dtypes (float32x4)
 
 
 def looks_like_mlir(text: str) -> bool:
@@ -28,8 +35,12 @@ def looks_like_mlir(text: str) -> bool:
 
 
 def _looks_like_tvmscript(text: str) -> bool:
-    return re.search(r"^\s*@(T\.prim_func|I\.ir_module|tvm\.script\.|tir\.prim_func)", text,
-                     re.MULTILINE) is not None
+    return (
+        re.search(
+            r"^\s*@(T\.prim_func|I\.ir_module|tvm\.script\.|tir\.prim_func)", text, re.MULTILINE
+        )
+        is not None
+    )
 
 
 @serialized
@@ -40,9 +51,12 @@ def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
         except ir.MLIRError as e:
             err = _error(e, filename)
             if _looks_like_tvmscript(text):
-                raise TIRParseError(f"{err.message} (the file holds TVMScript, not MLIR: "
-                                    f"name it .tir, or .py for Python, to parse it as "
-                                    f"TVMScript)", err.loc) from None
+                raise TIRParseError(
+                    f"{err.message} (the file holds TVMScript, not MLIR: "
+                    f"name it .tir, or .py for Python, to parse it as "
+                    f"TVMScript)",
+                    err.loc,
+                ) from None
             raise err from None
         try:
             module.operation.verify()
@@ -51,8 +65,9 @@ def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
         for f in module.body.operations:
             for op in [f.operation, *walk(f)]:
                 if op.name not in _OPS and op.name.split(".")[0] not in _DIALECTS:
-                    raise TIRParseError(f"'{op.name}' is not an op of a tir program",
-                                        _loc(op.location, filename))
+                    raise TIRParseError(
+                        f"'{op.name}' is not an op of a tir program", _loc(op.location, filename)
+                    )
         wellformed.check(module, filename)
         return IRModule(module)
 

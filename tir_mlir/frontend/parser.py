@@ -4,6 +4,7 @@ Lark (LALR, with an indenter) parses the text into the syntax tree of ast.py whi
 builder.py turns that into the `tir` dialect; MLIR's verifier checks the result. Every failure
 is one TIRParseError at FILE:LINE:COL. The text is never executed.
 """
+
 import functools
 import hashlib
 import re
@@ -27,10 +28,17 @@ from tir_mlir.module import IRModule
 from tir_mlir.ir.user_cache import cache_dir
 
 # Readable names for terminals in "expected one of ..." messages.
-_TOKEN_NAMES = {"_NEWLINE": "end of line", "_INDENT": "an indented block",
-                "_DEDENT": "end of the indented block", "NAME": "a name", "NUMBER": "a number",
-                "STRING": "a string", "CONST": "True/False/None", "$END": "end of file",
-                "AUGOP": "an augmented assignment (+= ...)"}
+_TOKEN_NAMES = {
+    "_NEWLINE": "end of line",
+    "_INDENT": "an indented block",
+    "_DEDENT": "end of the indented block",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "CONST": "True/False/None",
+    "$END": "end of file",
+    "AUGOP": "an augmented assignment (+= ...)",
+}
 
 
 class _IndentError(LarkError):
@@ -52,7 +60,7 @@ class _Indenter(PythonIndenter):
     """PythonIndenter that reports bad dedents and stray closing brackets with a position."""
 
     def process(self, stream):
-        self.tab1_level = [0]         # the indents again, a tab counting 1 (Python's TabError)
+        self.tab1_level = [0]  # the indents again, a tab counting 1 (Python's TabError)
         return super().process(stream)
 
     def handle_NL(self, token):
@@ -72,21 +80,26 @@ class _Indenter(PythonIndenter):
                 self.indent_level.pop()
                 self.tab1_level.pop()
                 yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
-            self._same_order(indent != self.indent_level[-1] or tab1 == self.tab1_level[-1],
-                             token, indent)
+            self._same_order(
+                indent != self.indent_level[-1] or tab1 == self.tab1_level[-1], token, indent
+            )
             if indent != self.indent_level[-1]:
                 line = token.end_line or token.line
-                raise _IndentError(f"bad indentation: dedent to column {indent + 1} does not match "
-                                   f"any enclosing block (expected column "
-                                   f"{self.indent_level[-1] + 1})",
-                                   Token("_DEDENT", "", line=line, column=indent + 1))
+                raise _IndentError(
+                    f"bad indentation: dedent to column {indent + 1} does not match "
+                    f"any enclosing block (expected column "
+                    f"{self.indent_level[-1] + 1})",
+                    Token("_DEDENT", "", line=line, column=indent + 1),
+                )
 
     def _same_order(self, consistent, token, indent):
         """Python rejects indentation whose meaning depends on the width of a tab."""
         if not consistent:
             line = token.end_line or token.line
-            raise _IndentError("inconsistent use of tabs and spaces in indentation",
-                               Token("_INDENT", "", line=line, column=1))
+            raise _IndentError(
+                "inconsistent use of tabs and spaces in indentation",
+                Token("_INDENT", "", line=line, column=1),
+            )
 
     def _process(self, stream):
         token = None
@@ -106,8 +119,11 @@ class _Indenter(PythonIndenter):
                     raise _IndentError(f"unmatched {token!s}", token)
         while len(self.indent_level) > 1:
             self.indent_level.pop()
-            yield Token.new_borrow_pos(self.DEDENT_type, "", token) if token else \
-                Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
+            yield (
+                Token.new_borrow_pos(self.DEDENT_type, "", token)
+                if token
+                else Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
+            )
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,9 +209,10 @@ def _python_only(e, text: str):
     token = getattr(e, "token", None)
     if not isinstance(e, UnexpectedToken) or token is None or token.start_pos is None:
         return None
-    before = text[:token.start_pos]
-    if token.type == "STRING" and re.search(r"(?<![\w.])[fFbB][rR]?$|(?<![\w.])[rR][fFbB]$",
-                                            before):
+    before = text[: token.start_pos]
+    if token.type == "STRING" and re.search(
+        r"(?<![\w.])[fFbB][rR]?$|(?<![\w.])[rR][fFbB]$", before
+    ):
         return "an f-string or bytes literal"
     if token.value in ("*", "**") and re.search(r"[(,]\s*$", before):
         return "argument unpacking (*x, **x)"
@@ -211,11 +228,13 @@ NEWLINES = re.compile(r"\r\n?")
 def parse_ast(text: str, filename: str = "<string>"):
     """The syntax tree (a list of statements) of TVMScript `text`."""
     lark = _lark()
-    source = NEWLINES.sub("\n", text)     # "\r\n" and "\r" end lines too, as in Python
-    if "\0" in source:                   # as in Python, even in a comment
-        before = source[:source.index("\0")]
-        raise TIRParseError("source code cannot contain null bytes", SourceLoc(
-            filename, before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1))
+    source = NEWLINES.sub("\n", text)  # "\r\n" and "\r" end lines too, as in Python
+    if "\0" in source:  # as in Python, even in a comment
+        before = source[: source.index("\0")]
+        raise TIRParseError(
+            "source code cannot contain null bytes",
+            SourceLoc(filename, before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1),
+        )
     source = source if source.endswith("\n") else source + "\n"
     try:
         return lark.parse(source)
@@ -227,8 +246,10 @@ def parse_ast(text: str, filename: str = "<string>"):
     except UnexpectedInput as e:
         if isinstance(e, UnexpectedToken) and e.token.type == "_INDENT":
             tok = e.token
-            raise TIRParseError("unexpected indent", SourceLoc(
-                filename, tok.end_line or tok.line, tok.end_column or tok.column)) from None
+            raise TIRParseError(
+                "unexpected indent",
+                SourceLoc(filename, tok.end_line or tok.line, tok.end_column or tok.column),
+            ) from None
         raise _syntax_error(lark, e, source, filename) from None
 
 
@@ -266,8 +287,9 @@ def _verifier_error(e, filename):
     if diags:
         msg = diags[0].message
         loc = SourceLoc.of(diags[0].location)
-    return TIRParseError(f"invalid program (MLIR verifier): {msg}",
-                         loc or SourceLoc(filename, 1, 1))
+    return TIRParseError(
+        f"invalid program (MLIR verifier): {msg}", loc or SourceLoc(filename, 1, 1)
+    )
 
 
 def load(path) -> IRModule:
@@ -276,11 +298,14 @@ def load(path) -> IRModule:
     path = str(path)
     if path.endswith(".mlir"):
         from tir_mlir.frontend.mlir_input import parse_mlir
+
         with open(path, encoding="utf-8") as f:
             return parse_mlir(f.read(), path)
     if path.endswith(".py"):
         from tir_mlir.script.pyfile import load_python
+
         return load_python(path)
     from tir_mlir.frontend.source import decode
+
     with open(path, "rb") as f:
         return parse(decode(f.read(), path), filename=path)

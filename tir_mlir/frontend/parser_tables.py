@@ -5,6 +5,7 @@ Lark's serialized parser is plain data (dicts, lists, tuples, strings, numbers; 
 named by `__type__` among a fixed set of Lark classes), except that JSON has no tuples and no
 integer keys: such values are tagged, `{"\\0t": [...]}` for a tuple and `{"\\0": [[k, v], ...]}`
 for a dict with keys other than strings (no Lark name contains a NUL)."""
+
 import json
 import os
 from pathlib import Path

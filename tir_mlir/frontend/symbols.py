@@ -6,18 +6,20 @@ place, `alpha: T.float32` an argument of its MLIR type. Until the function's arg
 their names stand in the environment as `SymbolDecl`s, so that buffer shapes in the signature
 and in `T.match_buffer` know which dimensions are dynamic.
 """
+
 from dataclasses import dataclass
 
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
 
-INDEX_VAR_DTYPES = ("int32", "int64")     # integer vars / scalars held as `index` values
+INDEX_VAR_DTYPES = ("int32", "int64")  # integer vars / scalars held as `index` values
 IMPLICIT = "tir.implicit"
 
 
 @dataclass(eq=False)
 class SymbolDecl:
     """A name that will be a function argument (an implicit var or a scalar parameter)."""
+
     name: str
     dtype: str
 
@@ -29,8 +31,13 @@ def var_decls(s) -> list:
     targets = s.target.items if isinstance(s.target, A.Tuple_) else [s.target]
     values = s.value.items if isinstance(s.value, A.Tuple_) else [s.value]
     if len(targets) != len(values) or not all(
-            isinstance(t, A.Name) and isinstance(v, A.Call) and not v.args and not v.kwargs
-            and callee(v) in INDEX_VAR_DTYPES for t, v in zip(targets, values)):
+        isinstance(t, A.Name)
+        and isinstance(v, A.Call)
+        and not v.args
+        and not v.kwargs
+        and callee(v) in INDEX_VAR_DTYPES
+        for t, v in zip(targets, values)
+    ):
         return []
     return [(t.id, callee(v), t.pos) for t, v in zip(targets, values)]
 

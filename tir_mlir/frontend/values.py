@@ -9,6 +9,7 @@
 - `ConstData`: a `T.allocate_const` waiting for its `T.decl_buffer`.
 `Env` is the chain of scopes (function, loop, block bodies).
 """
+
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
@@ -19,12 +20,12 @@ from mlir import ir
 class Val:
     value: ir.Value
     dtype: str
-    dom: Optional[Tuple[int, int]] = None     # (min, extent) of a loop/iter var
+    dom: Optional[Tuple[int, int]] = None  # (min, extent) of a loop/iter var
 
 
 @dataclass(eq=False)
 class Lit:
-    value: Any                     # int, float or bool
+    value: Any  # int, float or bool
     dtype: Optional[str] = None
 
 
@@ -34,7 +35,7 @@ class Buffer:
     value: ir.Value
     shape: Tuple[int, ...]
     dtype: str
-    dim_dtypes: Tuple[str, ...] = ()     # dtype of each dimension (T.int64(4) -> "int64")
+    dim_dtypes: Tuple[str, ...] = ()  # dtype of each dimension (T.int64(4) -> "int64")
     pos: Optional[Tuple[int, int]] = None  # where it is declared (for related-location notes)
 
     def declared(self):
@@ -50,8 +51,9 @@ class Handle:
 @dataclass(eq=False)
 class ConstData:
     """The data of a `T.allocate_const`, waiting for the T.decl_buffer that indexes it."""
+
     name: str
-    op: Any                        # its memref.alloc (tir.const_data)
+    op: Any  # its memref.alloc (tir.const_data)
     shape: Tuple[int, ...]
     dtype: str
 

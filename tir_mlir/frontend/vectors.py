@@ -5,6 +5,7 @@ A vector value is an MLIR `vector<4xf32>`: arith ops work on it lane by lane, `T
 `vector.broadcast`, `T.Ramp` a `tir.call "ramp"` (expanded by the lowering), and a contiguous
 access along the last dimension is `vector.load` / `vector.store`.
 """
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from tir_mlir.frontend.values import Lit, Val
 @dataclass(eq=False)
 class Lanes:
     """A contiguous run of `lanes` indices from `base`: the last index of a vector access."""
+
     base: Any
     lanes: int
 
@@ -46,7 +48,7 @@ class VectorExprs:
         self._arity(name, args, 3, pos, kwargs)
         lanes = self._lanes(args[2], name, pos)
         base = args[0]
-        if isinstance(base, Val) and base.dtype == "index":     # a loop var: TVM's int32
+        if isinstance(base, Val) and base.dtype == "index":  # a loop var: TVM's int32
             base = self.materialize(base, pos, "int32")
         b, s, d = self.unify(base, args[1], pos)
         if not d.startswith(("int", "uint")):

@@ -5,9 +5,10 @@ Its impl is a vectorized loop: the lowering marks it for LLVM's loop vectorizer 
 one AVX-512 multiply-add (zmm) on this machine. Tensorize the inner 16 columns of a matmul
 (`C[i, j] += A[i, k] * B[k, j]`, j split by 16, loop order ..., k, j_1) with it.
 """
+
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
-MAC16_F32_DESC = '''
+MAC16_F32_DESC = """
 @T.prim_func
 def mac16_f32_desc(A: T.Buffer((1,), "float32"), B: T.Buffer((16,), "float32"),
                    C: T.Buffer((16,), "float32")):
@@ -15,14 +16,14 @@ def mac16_f32_desc(A: T.Buffer((1,), "float32"), B: T.Buffer((16,), "float32"),
         with T.block("update"):
             vj = T.axis.spatial(16, j)
             C[vj] = C[vj] + A[0] * B[vj]
-'''
+"""
 
-MAC16_F32_IMPL = '''
+MAC16_F32_IMPL = """
 @T.prim_func
 def mac16_f32_impl(A: T.Buffer((1,), "float32"), B: T.Buffer((16,), "float32"),
                    C: T.Buffer((16,), "float32")):
     for j in T.vectorized(16):
         C[j] = C[j] + A[0] * B[j]
-'''
+"""
 
 TensorIntrin.register("mac16_f32", MAC16_F32_DESC, MAC16_F32_IMPL)

@@ -1,5 +1,6 @@
 """Queries on MLIR AffineExprs that the bindings lack, shared by the printer, region inference,
 index dtypes and the lowering stages."""
+
 from typing import List, Optional, Tuple
 
 from mlir import ir

@@ -4,6 +4,7 @@ The printer and region analysis recurse over expression trees. Python 3.11+ runs
 Python calls without growing the C stack, so a higher recursion limit is safe for them;
 beyond it, the program is refused with a TIRError instead of a RecursionError traceback.
 """
+
 import contextlib
 import sys
 

@@ -10,6 +10,7 @@ iteration and 1 on the others, so
 `indicator` builds ind (rolling_buffer, the front end's `T.where(... or ...)`), `decode`
 recognizes a constraint of that shape (printer).
 """
+
 from typing import Optional, Tuple
 
 from mlir import ir
@@ -51,9 +52,11 @@ def _ind_term(t) -> Optional[Tuple[int, int, int, int]]:
     inner = div.lhs.maybe_downcast()
     if isinstance(inner, ir.AffineDimExpr):
         w, c = inner, 0
-    elif isinstance(inner, ir.AffineAddExpr) and isinstance(inner.lhs.maybe_downcast(),
-                                                            ir.AffineDimExpr) \
-            and const_of(inner.rhs) is not None:
+    elif (
+        isinstance(inner, ir.AffineAddExpr)
+        and isinstance(inner.lhs.maybe_downcast(), ir.AffineDimExpr)
+        and const_of(inner.rhs) is not None
+    ):
         w, c = inner.lhs.maybe_downcast(), const_of(inner.rhs)
     else:
         return None

@@ -6,16 +6,34 @@ defined (docs/design.md, "Index dtypes"): `tir.index_dtype` on an `affine.for` (
 `tir.block` (one per iter var, for both regions' arguments) and on an index `arith.constant`.
 Index arithmetic takes the widest dtype of its operands, as TVM's binary ops do.
 """
+
 from mlir import ir
 
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.buffers import buffer_attrs
-from tir_mlir.dialect.ops import (INDEX_DTYPE, Block, Loop, index_dtype_attr, index_dtype_value,
-                                  str_attr)
+from tir_mlir.dialect.ops import (
+    INDEX_DTYPE,
+    Block,
+    Loop,
+    index_dtype_attr,
+    index_dtype_value,
+    str_attr,
+)
 
-INDEX_ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "arith.divsi",
-               "arith.remsi", "arith.maxsi", "arith.minsi", "arith.ceildivsi", "tir.call",
-               "arith.select", "affine.apply")
+INDEX_ARITH = (
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.floordivsi",
+    "arith.divsi",
+    "arith.remsi",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.ceildivsi",
+    "tir.call",
+    "arith.select",
+    "affine.apply",
+)
 
 
 def wider(*dtypes: str) -> str:
@@ -23,7 +41,7 @@ def wider(*dtypes: str) -> str:
 
 
 def index_dtype(v: ir.Value) -> str:
-    """"int32" or "int64" for an index value (iteratively: index trees can be deep)."""
+    """ "int32" or "int64" for an index value (iteratively: index trees can be deep)."""
     stack = [v]
     while stack:
         x = stack.pop()
@@ -87,8 +105,9 @@ def buffer_dim_dtypes(attr, rank: int) -> tuple:
 def buffer_dims(buf: ir.Value) -> tuple:
     """Per-dimension dtypes of a buffer: a function argument or a `memref.alloc(a)`."""
     attrs = buffer_attrs(buf)
-    return buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
-                             len(ir.MemRefType(buf.type).shape))
+    return buffer_dim_dtypes(
+        attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None, len(ir.MemRefType(buf.type).shape)
+    )
 
 
 def expr_dtype(e: ir.AffineExpr, dim_dtypes, default: str = "int32") -> str:

@@ -1,5 +1,6 @@
 """Walking MLIR operations: the traversals shared by the schedule primitives, the interpreter
 and the lowering stages (kept here so that none of them depends on another)."""
+
 from typing import Iterator, List
 
 from mlir import ir
@@ -15,7 +16,7 @@ def walk(op) -> Iterator[ir.Operation]:
             for child in list(block.operations):
                 child = child.operation
                 yield child
-                if len(child.regions):      # (iterating no regions costs 20 times more)
+                if len(child.regions):  # (iterating no regions costs 20 times more)
                     yield from walk(child)
 
 
@@ -28,6 +29,7 @@ def walk_all(op) -> List[ir.Operation]:
     def visit(o):
         out.append(o)
         return ir.WalkResult.ADVANCE
+
     top.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out[1:]
 

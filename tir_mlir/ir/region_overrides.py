@@ -22,6 +22,7 @@ dialect's attributes (dialect/tir.irdl.mlir):
 Only the printed T.reads / T.writes and the views follow them (as in TVM); legality checks and
 lowering keep using the real accesses, so a wrong annotation cannot change the numbers.
 """
+
 from typing import Dict, List, Tuple
 
 from mlir import ir
@@ -43,8 +44,10 @@ def explicit(block_op, kind: str) -> Dict[str, List[Tuple[ir.AffineExpr, int]]]:
     out = {}
     for entry in ir.DictAttr(tir_attrs.param(attrs[_key(kind, "explicit")], "regions")):
         results = list(ir.AffineMapAttr(entry.attr).value.results)
-        out[entry.name] = [(results[k], ir.AffineConstantExpr(results[k + 1]).value)
-                           for k in range(0, len(results), 2)]
+        out[entry.name] = [
+            (results[k], ir.AffineConstantExpr(results[k + 1]).value)
+            for k in range(0, len(results), 2)
+        ]
     return out
 
 
@@ -54,8 +57,10 @@ def accumulator_reads(block_op) -> List[int]:
     a = block_op.attributes
     if "tir.accumulator_reads" not in a:
         return []
-    return [ir.IntegerAttr(x).value
-            for x in ir.ArrayAttr(tir_attrs.param(a["tir.accumulator_reads"], "positions"))]
+    return [
+        ir.IntegerAttr(x).value
+        for x in ir.ArrayAttr(tir_attrs.param(a["tir.accumulator_reads"], "positions"))
+    ]
 
 
 def writes_first(block_op) -> bool:
@@ -78,8 +83,12 @@ def set_writes_first(block_op):
 
 
 def set_accumulator_reads(block_op, positions: List[int]):
-    block_op.attributes["tir.accumulator_reads"] = tir_attrs.make("positions", ir.ArrayAttr.get(
-        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), p) for p in positions]))
+    block_op.attributes["tir.accumulator_reads"] = tir_attrs.make(
+        "positions",
+        ir.ArrayAttr.get(
+            [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), p) for p in positions]
+        ),
+    )
 
 
 def hidden(block_op, kind: str) -> List[str]:
@@ -89,13 +98,15 @@ def hidden(block_op, kind: str) -> List[str]:
     return _names(attrs[_key(kind, "hidden")])
 
 
-def set_explicit(block_op, kind: str, name: str, n_iters: int,
-                 ranges: List[Tuple[ir.AffineExpr, int]]):
+def set_explicit(
+    block_op, kind: str, name: str, n_iters: int, ranges: List[Tuple[ir.AffineExpr, int]]
+):
     current = {k: v for k, v in _entries(block_op, _key(kind, "explicit"))}
     results = [x for lo, ext in ranges for x in (lo, ir.AffineExpr.get_constant(ext))]
     current[name] = ir.AffineMapAttr.get(ir.AffineMap.get(n_iters, 0, results))
-    block_op.attributes[_key(kind, "explicit")] = tir_attrs.make("regions",
-                                                                ir.DictAttr.get(current))
+    block_op.attributes[_key(kind, "explicit")] = tir_attrs.make(
+        "regions", ir.DictAttr.get(current)
+    )
 
 
 def add_hidden(block_op, kind: str, names: List[str]):
@@ -107,8 +118,9 @@ def add_hidden(block_op, kind: str, names: List[str]):
 def _entries(block_op, key):
     if key not in block_op.attributes:
         return []
-    return [(e.name, e.attr)
-            for e in ir.DictAttr(tir_attrs.param(block_op.attributes[key], "regions"))]
+    return [
+        (e.name, e.attr) for e in ir.DictAttr(tir_attrs.param(block_op.attributes[key], "regions"))
+    ]
 
 
 def _buffers(names: List[str]) -> ir.Attribute:

@@ -28,6 +28,7 @@ not list its written buffers as reads.
                          the printer prints that expression), else None. Every access of the
                          buffer must have the same expression tree there.
 """
+
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
@@ -48,7 +49,7 @@ class BufferRegion:
     ranges: List[Tuple[ir.AffineExpr, int]]
     free: List[ir.Value] = field(default_factory=list)
     points: List[Optional[ir.Value]] = field(default_factory=list)
-    explicit: bool = False      # set by annotate_buffer_access (region_overrides.py)
+    explicit: bool = False  # set by annotate_buffer_access (region_overrides.py)
 
 
 @dataclass
@@ -68,8 +69,8 @@ class _Space:
         self.values = list(iter_vars)
         self.n_iter = len(self.values)
         self.index = {v: k for k, v in enumerate(self.values)}
-        self.ranges = {}          # dim of a loop inside the block -> (min, extent)
-        self.inner = set()        # values defined inside the block (not free)
+        self.ranges = {}  # dim of a loop inside the block -> (min, extent)
+        self.inner = set()  # values defined inside the block (not free)
 
     def dim(self, v) -> ir.AffineExpr:
         if v not in self.index:
@@ -94,8 +95,11 @@ class _Space:
         op = v.owner.operation
         name, args = op.name, list(op.operands)
         if name == "arith.constant":
-            return _c(ir.IntegerAttr(op.attributes["value"]).value) \
-                if isinstance(op.attributes["value"], ir.IntegerAttr) else None
+            return (
+                _c(ir.IntegerAttr(op.attributes["value"]).value)
+                if isinstance(op.attributes["value"], ir.IntegerAttr)
+                else None
+            )
         if name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.trunci"):
             return self.to_affine(args[0])
         if name == "affine.apply":
@@ -156,9 +160,9 @@ class _Space:
 class _Detector:
     def __init__(self, block: Block):
         self.space = _Space(block.iter_vars)
-        self.reads, self.writes = [], []      # [buffer, [range or None], [point or None]]
+        self.reads, self.writes = [], []  # [buffer, [range or None], [point or None]]
         self.local = set()
-        self.matched = {}         # T.match_buffer view -> (source buffer, its region)
+        self.matched = {}  # T.match_buffer view -> (source buffer, its region)
 
     def visit(self, ops):
         """Statements in order; expression ops are visited from the statement using them."""
@@ -174,12 +178,20 @@ class _Detector:
             # accesses through a T.match_buffer of this block are the whole matched region
             sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
             offsets = [self.space.to_affine(v) for v in list(op.operands)[1:]]
-            self.matched[op.results[0]] = (op.operands[0], [
-                None if e is None else (self.space.simplify(e), n)
-                for e, n in zip(offsets, sizes)])
+            self.matched[op.results[0]] = (
+                op.operands[0],
+                [
+                    None if e is None else (self.space.simplify(e), n)
+                    for e, n in zip(offsets, sizes)
+                ],
+            )
         elif name in ("memref.store", "vector.store"):
-            self.access(self.writes, op.operands[1], list(op.operands)[2:],
-                        _lanes(op.operands[0]) if name == "vector.store" else 1)
+            self.access(
+                self.writes,
+                op.operands[1],
+                list(op.operands)[2:],
+                _lanes(op.operands[0]) if name == "vector.store" else 1,
+            )
             for v in op.operands:
                 self.expr(v)
         elif "tir.let_name" in op.attributes:
@@ -216,15 +228,19 @@ class _Detector:
             return
         op = v.owner.operation
         if "tir.let_name" in op.attributes:
-            return                   # a LetStmt: visited as its own statement
+            return  # a LetStmt: visited as its own statement
         self.expr_op(op)
 
     def expr_op(self, op):
         if op.name == EXTERN:
             return self.pointer(op)
         if op.name in ("memref.load", "vector.load"):
-            self.access(self.reads, op.operands[0], list(op.operands)[1:],
-                        _lanes(op.results[0]) if op.name == "vector.load" else 1)
+            self.access(
+                self.reads,
+                op.operands[0],
+                list(op.operands)[1:],
+                _lanes(op.results[0]) if op.name == "vector.load" else 1,
+            )
         for v in op.operands:
             self.expr(v)
         for region in op.regions:
@@ -260,9 +276,8 @@ class _Detector:
             return None
         lo, hi = (self.space.simplify(x) for x in b)
         span = self.space.simplify(hi + lo * -1)
-        if const_of(span) is None:      # over a loop of symbolic extent: `0:m`
-            return (lo, self.space.simplify(span + ext)) if _symbolic(span, self.space) \
-                else None
+        if const_of(span) is None:  # over a loop of symbolic extent: `0:m`
+            return (lo, self.space.simplify(span + ext)) if _symbolic(span, self.space) else None
         return lo, const_of(span) + ext
 
     def access(self, table, buf, indices, lanes=1):
@@ -290,8 +305,12 @@ class _Detector:
                 syms = [self.space.dim(v) for v in child.symbols]
                 iters = [substitute(b, dims, syms) for b in child.bindings.results]
                 subst = ir.AffineMap.get(len(self.space.values), 0, iters + free)
-                self.merge(table, r.buffer, [self.relax(self.space.simplify(m.compose(subst)), e)
-                                             for m, e in r.ranges], [None] * len(r.ranges))
+                self.merge(
+                    table,
+                    r.buffer,
+                    [self.relax(self.space.simplify(m.compose(subst)), e) for m, e in r.ranges],
+                    [None] * len(r.ranges),
+                )
 
     def merge(self, table, buf, ranges, points):
         while buf in self.matched:
@@ -300,8 +319,10 @@ class _Detector:
         for entry in table:
             if entry[0] == buf:
                 entry[1] = [_union(a, b, self.space) for a, b in zip(entry[1], ranges)]
-                entry[2] = [a if a is not None and b is not None and _same_tree(a, b, self.space)
-                            else None for a, b in zip(entry[2], points)]
+                entry[2] = [
+                    a if a is not None and b is not None and _same_tree(a, b, self.space) else None
+                    for a, b in zip(entry[2], points)
+                ]
                 return
         table.append([buf, ranges, points])
 
@@ -312,8 +333,9 @@ class _Detector:
                 continue
             shape = ir.MemRefType(buf.type).shape
             if not ir.MemRefType(buf.type).has_static_shape:
-                shape = [self.space.of(d) if isinstance(d, SymExpr) else d
-                         for d in buffer_shape(buf)]
+                shape = [
+                    self.space.of(d) if isinstance(d, SymExpr) else d for d in buffer_shape(buf)
+                ]
             full = [r if r is not None else (_c(0), shape[k]) for k, r in enumerate(ranges)]
             out.append((buf, full, points))
         return out
@@ -343,15 +365,20 @@ def _span_ranges(det, shape, indices, extent):
     starts = [det.space.to_affine(i) for i in indices]
     inner = 1
     for k in range(rank - 1, -1, -1):
-        trailing = starts[k + 1:]
-        if extent <= inner * shape[k] and extent % inner == 0 and all(
-                s is not None and const_of(det.space.simplify(s)) == 0 for s in trailing):
-            ranges = [None if s is None else det.relax(det.space.simplify(s), 1)
-                      for s in starts[:k]]
+        trailing = starts[k + 1 :]
+        if (
+            extent <= inner * shape[k]
+            and extent % inner == 0
+            and all(s is not None and const_of(det.space.simplify(s)) == 0 for s in trailing)
+        ):
+            ranges = [
+                None if s is None else det.relax(det.space.simplify(s), 1) for s in starts[:k]
+            ]
             start = starts[k]
-            ranges.append(None if start is None else
-                          det.relax(det.space.simplify(start), extent // inner))
-            return ranges + [(_c(0), d) for d in shape[k + 1:]]
+            ranges.append(
+                None if start is None else det.relax(det.space.simplify(start), extent // inner)
+            )
+            return ranges + [(_c(0), d) for d in shape[k + 1 :]]
         inner *= shape[k]
     return [None] * rank
 
@@ -368,8 +395,11 @@ def _lanes(v: ir.Value) -> int:
 
 
 def _is_statement(op) -> bool:
-    return (len(op.results) == 0 or "tir.let_name" in op.attributes
-            or op.name in ("memref.alloc", "memref.alloca", "memref.subview"))
+    return (
+        len(op.results) == 0
+        or "tir.let_name" in op.attributes
+        or op.name in ("memref.alloc", "memref.alloca", "memref.subview")
+    )
 
 
 def _uses(v: ir.Value, values) -> bool:
@@ -380,8 +410,12 @@ def _uses(v: ir.Value, values) -> bool:
         return False
     op = v.owner.operation
     return any(_uses(x, values) for x in op.operands) or any(
-        _uses(x, values) for r in op.regions for b in r.blocks for o in b.operations
-        for x in o.operands)
+        _uses(x, values)
+        for r in op.regions
+        for b in r.blocks
+        for o in b.operations
+        for x in o.operands
+    )
 
 
 def _attrs(op) -> dict:
@@ -411,8 +445,13 @@ def _same_tree(a: ir.Value, b: ir.Value, space) -> bool:
         ia, ib = space.index.get(a), space.index.get(b)
         return ia is not None and ia == ib and ia < space.n_iter
     oa, ob = a.owner.operation, b.owner.operation
-    if (oa.name != ob.name or len(oa.regions) or len(ob.regions) or a.type != b.type
-            or len(oa.operands) != len(ob.operands)):
+    if (
+        oa.name != ob.name
+        or len(oa.regions)
+        or len(ob.regions)
+        or a.type != b.type
+        or len(oa.operands) != len(ob.operands)
+    ):
         return False
     if _attrs(oa) != _attrs(ob):
         return False
@@ -426,7 +465,7 @@ def _union(a, b, space):
     d = const_of(space.simplify(lo2 + lo1 * -1))
     if d is None:
         return None
-    if not isinstance(e1, int) or not isinstance(e2, int):      # symbolic extents
+    if not isinstance(e1, int) or not isinstance(e2, int):  # symbolic extents
         return a if d == 0 and str(e1) == str(e2) else None
     lo = lo1 if d >= 0 else lo2
     return lo, max(e1, d + e2) if d >= 0 else max(e1 - d, e2)
@@ -457,8 +496,11 @@ def _block_regions(block: Block) -> Regions:
     # (a buffer hidden from T.writes, such as one a call is handed a pointer to, is not
     # listed as written, so it stays a read)
     hidden_writes = overrides.hidden(block.op, "write")
-    drop = {b for b, _, _ in writes if buffer_name(b) not in hidden_writes} \
-        if block.init is not None else ()
+    drop = (
+        {b for b, _, _ in writes if buffer_name(b) not in hidden_writes}
+        if block.init is not None
+        else ()
+    )
     reads = det.result(det.reads, drop)
     final_writes = _override(_finish(writes, det.space), block, "write")
     final_reads = _override(_finish(reads, det.space), block, "read")
@@ -469,7 +511,7 @@ def _block_regions(block: Block) -> Regions:
         loaded = {b for b, _, _ in det.reads}
         acc = [w for w in final_writes if w.buffer in loaded]
         positions = overrides.accumulator_reads(block.op)
-        if len(acc) == len(positions):      # the written T.reads listed the accumulators
+        if len(acc) == len(positions):  # the written T.reads listed the accumulators
             for pos, w in sorted(zip(positions, acc), key=lambda x: x[0]):
                 final_reads.insert(min(pos, len(final_reads)), w)
     for kind, regions in (("read", final_reads), ("write", final_writes)):
@@ -511,9 +553,15 @@ def _finish(entries, space) -> list:
     new += [ir.AffineDimExpr.get(pos.get(d, 0)) for d in range(space.n_iter, len(space.values))]
     m = ir.AffineMap.get(len(space.values), 0, new)
     values = [space.values[d] for d in free]
-    return [BufferRegion(buf, [(e.compose(m), ext if isinstance(ext, int) else ext.compose(m))
-                               for e, ext in ranges], values, points)
-            for buf, ranges, points in entries]
+    return [
+        BufferRegion(
+            buf,
+            [(e.compose(m), ext if isinstance(ext, int) else ext.compose(m)) for e, ext in ranges],
+            values,
+            points,
+        )
+        for buf, ranges, points in entries
+    ]
 
 
 def _symbolic(e, space) -> bool:
@@ -521,7 +569,8 @@ def _symbolic(e, space) -> bool:
     from_dims = dims_of(e)
     return bool(from_dims) and all(
         d >= space.n_iter and d not in space.ranges and is_symbol(space.values[d])
-        for d in from_dims)
+        for d in from_dims
+    )
 
 
 def _collect_free(e, space, out):

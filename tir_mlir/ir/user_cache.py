@@ -7,6 +7,7 @@ created private (0700), and a folder that another user owns or that its group or
 write is refused (the cache is then off, with a warning). A shared object is stored with the
 SHA-256 of its bytes beside it (`<name>.sha256`) and loaded only when they still match: a
 truncated or damaged entry is built again instead of crashing the process that loads it."""
+
 import atexit
 import functools
 import hashlib
@@ -23,8 +24,10 @@ def cache_dir() -> Optional[Path]:
     """The cache folder, or None when it is turned off, cannot be created or is not private."""
     if os.environ.get("TIR_MLIR_CACHE", "1").lower() in ("0", "off", "false", "no"):
         return None
-    root = os.environ.get("TIR_MLIR_CACHE_DIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tir-mlir"
+    root = (
+        os.environ.get("TIR_MLIR_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tir-mlir"
+    )
     try:
         Path(root).mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.stat(root)
@@ -50,8 +53,11 @@ def unsafe_reason(st: os.stat_result) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _warn_once(root: str, why: str) -> None:
-    warnings.warn(f"tir-mlir: not using the cache folder {root}: {why} (make it private: "
-                  f"chmod 700 {root}); compiling without a cache", stacklevel=3)
+    warnings.warn(
+        f"tir-mlir: not using the cache folder {root}: {why} (make it private: "
+        f"chmod 700 {root}); compiling without a cache",
+        stacklevel=3,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -78,7 +84,7 @@ def _sweep(prefix: str) -> None:
     except OSError:
         return
     for path in entries:
-        pid = path.name[len(prefix):].split("-", 1)[0]
+        pid = path.name[len(prefix) :].split("-", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
@@ -87,7 +93,7 @@ def _sweep(prefix: str) -> None:
             os.kill(int(pid), 0)
         except ProcessLookupError:
             shutil.rmtree(path, ignore_errors=True)
-        except OSError:            # alive (another user's pid: EPERM), or gone meanwhile
+        except OSError:  # alive (another user's pid: EPERM), or gone meanwhile
             continue
 
 

@@ -18,6 +18,7 @@ instead of reporting them).
     outside it directly (instead of through a block iterator). TVM rejects that as "not
     well-formed"; it would let a primitive erase a loop whose variable is still used.
 """
+
 import keyword
 from typing import Optional
 
@@ -30,7 +31,7 @@ from tir_mlir.dtypes import is_dtype
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.ir.ir_walk import walk
 
-MAX_BUFFER_BYTES = 1 << 40      # 1 TiB: beyond this an allocation is a typo, not a program
+MAX_BUFFER_BYTES = 1 << 40  # 1 TiB: beyond this an allocation is a typo, not a program
 _ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
 MATCH_SHAPE = "tir.match_shape"
 ASSUME = "tir.assume"
@@ -40,15 +41,21 @@ def check(module: ir.Module, filename: str = "<string>") -> None:
     for top in module.body.operations:
         top = top.operation
         if top.name != "func.func":
-            _fail(top, filename, f"expected only functions (func.func) at the top level, got "
-                                 f"'{top.name}'")
+            _fail(
+                top,
+                filename,
+                f"expected only functions (func.func) at the top level, got '{top.name}'",
+            )
         _check_func(top, filename)
 
 
 def _fail(op, filename, message, notes=()):
     """Raise at `op`; `notes`: (message, op) pairs for related locations."""
-    raise TIRParseError(message, _loc(op, filename) or SourceLoc(filename, 1, 1),
-                        [(m, _loc(o, filename)) for m, o in notes])
+    raise TIRParseError(
+        message,
+        _loc(op, filename) or SourceLoc(filename, 1, 1),
+        [(m, _loc(o, filename)) for m, o in notes],
+    )
 
 
 def _loc(op, filename):
@@ -82,26 +89,45 @@ def _check_dtype(attrs, op, filename, what):
         value = attrs["tir.index_dtype"]
         items = list(ir.ArrayAttr(value)) if isinstance(value, ir.ArrayAttr) else [value]
         if any(tir_attrs.mnemonic(x) != "index_dtype" for x in items):
-            _fail(op, filename, f"{what}: tir.index_dtype must be a #tir.index_dtype<...> (or "
-                                f"an array of them), got {str(value)[:60]}")
+            _fail(
+                op,
+                filename,
+                f"{what}: tir.index_dtype must be a #tir.index_dtype<...> (or "
+                f"an array of them), got {str(value)[:60]}",
+            )
 
 
 # `tir.*` attributes whose value must be the dialect's attribute (dialect/attrs.py)
-TYPED_BUFFER_ATTRS = (("tir.scope", "scope"), ("tir.axis_separators", "axis_separators"),
-                      ("tir.offset_factor", "offset_factor"), ("tir.align", "align"))
-TYPED_LOOP_ATTRS = (("tir.kind", "for_kind"), ("tir.thread", "thread"),
-                    ("tir.annotations", "annotations"))
-TYPED_BLOCK_ATTRS = tuple((f"tir.{what}_{kind}s", mnemonic) for kind in ("read", "write")
-                          for what, mnemonic in (("explicit", "regions"), ("hidden", "buffers")))\
-    + (("tir.reads_order", "buffers"), ("tir.writes_order", "buffers"),
-       ("tir.accumulator_reads", "positions"))
+TYPED_BUFFER_ATTRS = (
+    ("tir.scope", "scope"),
+    ("tir.axis_separators", "axis_separators"),
+    ("tir.offset_factor", "offset_factor"),
+    ("tir.align", "align"),
+)
+TYPED_LOOP_ATTRS = (
+    ("tir.kind", "for_kind"),
+    ("tir.thread", "thread"),
+    ("tir.annotations", "annotations"),
+)
+TYPED_BLOCK_ATTRS = tuple(
+    (f"tir.{what}_{kind}s", mnemonic)
+    for kind in ("read", "write")
+    for what, mnemonic in (("explicit", "regions"), ("hidden", "buffers"))
+) + (
+    ("tir.reads_order", "buffers"),
+    ("tir.writes_order", "buffers"),
+    ("tir.accumulator_reads", "positions"),
+)
 
 
 def _check_typed(attrs, op, filename, what, keys):
     for key, mnemonic in keys:
         if key in attrs and tir_attrs.mnemonic(attrs[key]) != mnemonic:
-            _fail(op, filename, f"{what}: {key} must be a #tir.{mnemonic}<...>, got "
-                                f"{str(attrs[key])[:60]}")
+            _fail(
+                op,
+                filename,
+                f"{what}: {key} must be a #tir.{mnemonic}<...>, got {str(attrs[key])[:60]}",
+            )
 
 
 def _check_func(f, filename):
@@ -113,17 +139,20 @@ def _check_func(f, filename):
         if isinstance(arg.type, ir.MemRefType):
             _check_buffer_type(arg.type, f, filename, f"parameter {k}")
         elif not isinstance(arg.type, ir.IndexType) and str(arg.type) not in _ELEMENT_TYPES:
-            _fail(f, filename, f"parameter {k}: a parameter must be a buffer (memref), an "
-                               f"integer var (index) or a scalar of a TensorIR dtype, got "
-                               f"{arg.type}")
+            _fail(
+                f,
+                filename,
+                f"parameter {k}: a parameter must be a buffer (memref), an "
+                f"integer var (index) or a scalar of a TensorIR dtype, got "
+                f"{arg.type}",
+            )
     _check_symbols(f, args, filename)
     _check_func_attrs(f, filename)
     if "arg_attrs" in f.attributes:
         for k, attrs in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"])):
             attrs = ir.DictAttr(attrs)
             if "tir.name" in attrs:
-                _check_name(attrs["tir.name"], f, filename,
-                            f"parameter {k}: name")
+                _check_name(attrs["tir.name"], f, filename, f"parameter {k}: name")
             if "tir.param" in attrs:
                 _check_name(attrs["tir.param"], f, filename, f"parameter {k}: handle name")
             _check_dtype(attrs, f, filename, f"parameter {k}")
@@ -131,7 +160,7 @@ def _check_func(f, filename):
         if "tir.name" in op.attributes:
             _check_name(op.attributes["tir.name"], op, filename, "name")
         _check_dtype(op.attributes, op, filename, _name(op) or op.name)
-        if op.name == "tir.call" and "callee" in op.attributes:     # printed as T.<callee>(...)
+        if op.name == "tir.call" and "callee" in op.attributes:  # printed as T.<callee>(...)
             _check_name(op.attributes["callee"], op, filename, "tir.call: callee")
         for r in op.results:
             if isinstance(r.type, ir.MemRefType):
@@ -152,12 +181,20 @@ def _check_func_attrs(f, filename):
     try:
         attrs = ir.DictAttr(f.attributes["tir.func_attrs"])
     except ValueError:
-        _fail(f, filename, f"tir.func_attrs must be a dictionary, got "
-                           f"{str(f.attributes['tir.func_attrs'])[:60]}")
-    if "tir.noalias" in attrs and not isinstance(attrs["tir.noalias"],
-                                                 (ir.BoolAttr, ir.IntegerAttr)):
-        _fail(f, filename, f"T.func_attr: 'tir.noalias' must be True, False or an integer, "
-                           f"found {str(attrs['tir.noalias'])[:60]}")
+        _fail(
+            f,
+            filename,
+            f"tir.func_attrs must be a dictionary, got {str(f.attributes['tir.func_attrs'])[:60]}",
+        )
+    if "tir.noalias" in attrs and not isinstance(
+        attrs["tir.noalias"], (ir.BoolAttr, ir.IntegerAttr)
+    ):
+        _fail(
+            f,
+            filename,
+            f"T.func_attr: 'tir.noalias' must be True, False or an integer, "
+            f"found {str(attrs['tir.noalias'])[:60]}",
+        )
 
 
 def is_symbol(v: ir.Value, func) -> bool:
@@ -185,46 +222,74 @@ def _check_symbols(f, args, filename):
             shape = ir.AffineMapAttr(op.attributes["shape"]).value
             t = ir.MemRefType(buf.type)
             if shape.n_dims or shape.n_symbols != len(sizes) or len(shape.results) != t.rank:
-                _fail(op, filename, f"tir.match_shape: shape {shape} must map its "
-                                    f"{len(sizes)} operands to the {t.rank} sizes of {t}")
+                _fail(
+                    op,
+                    filename,
+                    f"tir.match_shape: shape {shape} must map its "
+                    f"{len(sizes)} operands to the {t.rank} sizes of {t}",
+                )
             for d, e in zip(t.shape, shape.results):
                 c = e.maybe_downcast()
                 if d != ir.ShapedType.get_dynamic_size() and not (
-                        isinstance(c, ir.AffineConstantExpr) and c.value == d):
-                    _fail(op, filename, f"tir.match_shape: shape {shape} disagrees with the "
-                                        f"static sizes of {t}")
+                    isinstance(c, ir.AffineConstantExpr) and c.value == d
+                ):
+                    _fail(
+                        op,
+                        filename,
+                        f"tir.match_shape: shape {shape} disagrees with the static sizes of {t}",
+                    )
             _check_symbol_operands(op, sizes, f, filename)
             if isinstance(buf.owner, ir.Block):
                 matched.add(ir.BlockArgument(buf).arg_number)
         elif op.name == ASSUME:
             integer_set(op.attributes["condition"])
             _check_symbol_operands(op, list(op.operands), f, filename)
-    sizes = {v for op in f.regions[0].blocks[0].operations
-             if op.operation.name == MATCH_SHAPE for v in list(op.operation.operands)[1:]}
+    sizes = {
+        v
+        for op in f.regions[0].blocks[0].operations
+        if op.operation.name == MATCH_SHAPE
+        for v in list(op.operation.operands)[1:]
+    }
     for k, (arg, attrs) in enumerate(zip(args, arg_attrs(f))):
         if "tir.implicit" in attrs and arg not in sizes:
-            _fail(f, filename, f"parameter {k}: an implicit var (tir.implicit) must be a size "
-                               f"in some tir.match_shape")
+            _fail(
+                f,
+                filename,
+                f"parameter {k}: an implicit var (tir.implicit) must be a size "
+                f"in some tir.match_shape",
+            )
     for k, arg in enumerate(args):
-        if isinstance(arg.type, ir.MemRefType) and not ir.MemRefType(arg.type).has_static_shape \
-                and k not in matched:
-            _fail(f, filename, f"parameter {k}: a buffer of dynamic shape {arg.type} needs a "
-                               f"tir.match_shape giving its sizes")
+        if (
+            isinstance(arg.type, ir.MemRefType)
+            and not ir.MemRefType(arg.type).has_static_shape
+            and k not in matched
+        ):
+            _fail(
+                f,
+                filename,
+                f"parameter {k}: a buffer of dynamic shape {arg.type} needs a "
+                f"tir.match_shape giving its sizes",
+            )
 
 
 def _check_symbol_operands(op, values, f, filename):
     for v in values:
         if not is_symbol(v, f):
-            _fail(op, filename, f"'{op.name}': its operands must be symbols of the function "
-                                f"(index values defined at the top level of its body)")
+            _fail(
+                op,
+                filename,
+                f"'{op.name}': its operands must be symbols of the function "
+                f"(index values defined at the top level of its body)",
+            )
 
 
 def _check_loop(op, filename):
     _check_typed(op.attributes, op, filename, "loop", TYPED_LOOP_ATTRS)
     kind = Loop(op).kind
     if kind not in LOOP_KINDS:
-        _fail(op, filename, f"loop: unknown kind {kind!r} (expected one of "
-                            f"{', '.join(LOOP_KINDS)})")
+        _fail(
+            op, filename, f"loop: unknown kind {kind!r} (expected one of {', '.join(LOOP_KINDS)})"
+        )
     if kind == "thread_binding" and Loop(op).thread is None:
         _fail(op, filename, "loop: a thread_binding loop needs tir.thread")
 
@@ -238,11 +303,15 @@ def _check_buffer_type(t, op, filename, what):
         _fail(op, filename, f"{what}: a buffer must be a memref, got {t}")
     t = ir.MemRefType(t)
     elem = t.element_type
-    if isinstance(elem, ir.VectorType):          # a buffer of float32x4...
+    if isinstance(elem, ir.VectorType):  # a buffer of float32x4...
         elem = elem.element_type
     if str(elem) not in _ELEMENT_TYPES:
-        _fail(op, filename, f"{what}: element type {t.element_type} is not a TensorIR dtype "
-                            f"(one of {', '.join(_ELEMENT_TYPES)})")
+        _fail(
+            op,
+            filename,
+            f"{what}: element type {t.element_type} is not a TensorIR dtype "
+            f"(one of {', '.join(_ELEMENT_TYPES)})",
+        )
     dynamic = ir.ShapedType.get_dynamic_size()
     static = [d for d in t.shape if d != dynamic]
     if any(d <= 0 for d in static):
@@ -252,8 +321,11 @@ def _check_buffer_type(t, op, filename, what):
         size *= d
     nbytes = size * max(1, _bits(elem) // 8)
     if nbytes > MAX_BUFFER_BYTES:
-        _fail(op, filename, f"{what}: buffer of {nbytes} bytes is larger than the "
-                            f"{MAX_BUFFER_BYTES} bytes allowed")
+        _fail(
+            op,
+            filename,
+            f"{what}: buffer of {nbytes} bytes is larger than the {MAX_BUFFER_BYTES} bytes allowed",
+        )
 
 
 def _bits(t) -> int:
@@ -274,11 +346,19 @@ def _check_block(op, filename):
     except (ValueError, TypeError, IndexError) as e:
         _fail(op, filename, f"block {name!r}: malformed attributes ({e})")
     if iters != (n, n, n):
-        _fail(op, filename, f"block {name!r}: {n} iterators but {iters[0]} names, {iters[1]} "
-                            f"kinds and {iters[2]} domains")
+        _fail(
+            op,
+            filename,
+            f"block {name!r}: {n} iterators but {iters[0]} names, {iters[1]} "
+            f"kinds and {iters[2]} domains",
+        )
     if (bindings.n_dims + bindings.n_symbols, len(bindings.results)) != (len(op.operands), n):
-        _fail(op, filename, f"block {name!r}: bindings {bindings} must map its "
-                            f"{len(op.operands)} operands to {n} iterators")
+        _fail(
+            op,
+            filename,
+            f"block {name!r}: bindings {bindings} must map its "
+            f"{len(op.operands)} operands to {n} iterators",
+        )
     func = op.parent
     while func is not None and func.operation.name != "func.func":
         func = func.parent
@@ -288,27 +368,37 @@ def _check_block(op, filename):
         _fail(op, filename, f"block {name!r}: iterator kinds must be S, R or O")
     for iter_name in ir.ArrayAttr(op.attributes["iter_names"]):
         _check_name(iter_name, op, filename, f"block {name!r}: iterator")
-    for dom in blk.domains:            # (min, extent): a domain may start anywhere
+    for dom in blk.domains:  # (min, extent): a domain may start anywhere
         if len(dom) != 2 or (isinstance(dom[1], int) and dom[1] <= 0):
-            _fail(op, filename, f"block {name!r}: empty or malformed iterator domain "
-                                f"(min, extent) {dom}")
+            _fail(
+                op,
+                filename,
+                f"block {name!r}: empty or malformed iterator domain (min, extent) {dom}",
+            )
     for arg in op.regions[0].blocks[0].arguments:
         if not isinstance(arg.type, ir.IndexType):
             _fail(op, filename, f"block {name!r}: iterators must be of type index")
     init = op.regions[1].blocks
-    if len(init) > 1 or (init and [a.type for a in init[0].arguments]
-                         != [a.type for a in op.regions[0].blocks[0].arguments]):
+    if len(init) > 1 or (
+        init
+        and [a.type for a in init[0].arguments]
+        != [a.type for a in op.regions[0].blocks[0].arguments]
+    ):
         _fail(op, filename, f"block {name!r}: the init region must take the block's iterators")
     if n == 0:
-        return              # an opaque block (no iterators) may read loop variables, as in TVM
+        return  # an opaque block (no iterators) may read loop variables, as in TVM
     for region in op.regions:
         for inner in _ops_in(region):
             for v in inner.operands:
                 if _is_outer_loop_var(v, op):
-                    _fail(inner, filename, f"block {name!r} is not well-formed: it uses "
-                                           f"{_describe(v)} defined outside the block; use a "
-                                           f"block iterator (T.axis.*) bound to it",
-                          [(f"{_describe(v)} defined here", _defining_op(v))])
+                    _fail(
+                        inner,
+                        filename,
+                        f"block {name!r} is not well-formed: it uses "
+                        f"{_describe(v)} defined outside the block; use a "
+                        f"block iterator (T.axis.*) bound to it",
+                        [(f"{_describe(v)} defined here", _defining_op(v))],
+                    )
 
 
 def _ops_in(region):

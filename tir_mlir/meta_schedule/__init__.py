@@ -6,16 +6,39 @@ guided by a cost model, candidates are built and measured (`builder`, `runner`),
 best traces land in a `database`; `tune_tir` drives it all and `tir_integration.compile_tir`
 builds the best schedule found. Submodules load on first use.
 """
+
 import importlib
 
-_SUBMODULES = ("arg_info", "builder", "cost_model", "database", "feature_extractor",
-               "measure_callback", "mutator", "postproc", "runner", "schedule_rule",
-               "search_strategy", "space_generator", "task_scheduler", "tir_integration",
-               "tune", "tune_context", "target", "utils")
-_NAMES = {"tune_tir": "tune", "TuneContext": "tune_context",
-          "generate_design_space": "space_generator", "derived_object": "utils",
-          "extract_tasks": "extracted_task", "ExtractedTask": "extracted_task",
-          "tune_tasks": "task_tuning", "extracted_tasks_to_tune_contexts": "task_tuning"}
+_SUBMODULES = (
+    "arg_info",
+    "builder",
+    "cost_model",
+    "database",
+    "feature_extractor",
+    "measure_callback",
+    "mutator",
+    "postproc",
+    "runner",
+    "schedule_rule",
+    "search_strategy",
+    "space_generator",
+    "task_scheduler",
+    "tir_integration",
+    "tune",
+    "tune_context",
+    "target",
+    "utils",
+)
+_NAMES = {
+    "tune_tir": "tune",
+    "TuneContext": "tune_context",
+    "generate_design_space": "space_generator",
+    "derived_object": "utils",
+    "extract_tasks": "extracted_task",
+    "ExtractedTask": "extracted_task",
+    "tune_tasks": "task_tuning",
+    "extracted_tasks_to_tune_contexts": "task_tuning",
+}
 
 __all__ = [*_SUBMODULES, *_NAMES]
 

@@ -1,6 +1,7 @@
 """Argument information of a function (TVM's `ms.arg_info`): what the runner allocates.
 
 JSON form, as TVM writes it in tuning records: `["TENSOR", "float32", [128, 128]]`."""
+
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
@@ -16,7 +17,7 @@ class ArgInfo:
     @staticmethod
     def from_json(obj) -> "ArgInfo":
         if not (isinstance(obj, (list, tuple)) and len(obj) == 3 and obj[0] == "TENSOR"):
-            raise ValueError(f"not an argument info: {obj!r} (expected [\"TENSOR\", dtype, shape])")
+            raise ValueError(f'not an argument info: {obj!r} (expected ["TENSOR", dtype, shape])')
         return TensorInfo(str(obj[1]), tuple(obj[2]))
 
     @staticmethod
@@ -36,12 +37,14 @@ class ArgInfo:
 @dataclass(frozen=True)
 class TensorInfo(ArgInfo):
     """A buffer parameter; a symbolic dimension is its size as text (`"n"`, `"n * 4"`)."""
+
     dtype: str
     shape: Tuple[Union[int, str], ...]
 
     def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(x if isinstance(x, str) else int(x)
-                                                for x in self.shape))
+        object.__setattr__(
+            self, "shape", tuple(x if isinstance(x, str) else int(x) for x in self.shape)
+        )
 
     def as_json(self):
         return ["TENSOR", self.dtype, list(self.shape)]
@@ -59,8 +62,10 @@ def entry_func_name(mod, func_name: Optional[str] = None) -> str:
         return func_name
     if "main" in names or len(names) != 1:
         if "main" not in names:
-            raise KeyError(f"the module has several functions {sorted(names)} and none is "
-                           f"'main': name the one to tune")
+            raise KeyError(
+                f"the module has several functions {sorted(names)} and none is "
+                f"'main': name the one to tune"
+            )
         return "main"
     return names[0]
 
@@ -70,11 +75,16 @@ def _infos(func_op) -> List[ArgInfo]:
 
     from tir_mlir.context import get_context
     from tir_mlir.runtime.signature import signatures
+
     with get_context(), ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
             func_op.clone()
         (params,) = signatures(module).values()
     from tir_mlir.analysis.size_exprs import to_text
-    return [TensorInfo(p.dtype, tuple(s if isinstance(s, int) else to_text(s) for s in p.shape))
-            for p in params if p.kind != "var"]
+
+    return [
+        TensorInfo(p.dtype, tuple(s if isinstance(s, int) else to_text(s) for s in p.shape))
+        for p in params
+        if p.kind != "var"
+    ]

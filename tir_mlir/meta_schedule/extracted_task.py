@@ -4,6 +4,7 @@ distinct function, identical functions (the same program under another name) de-
 by structural hash, the task's weight the number of functions it stands for (each is called
 once by the model). Each task's module holds its function as `main`, as TVM's do, so records
 of one function serve every function equal to it (`tir_integration.compile_tir`)."""
+
 from collections.abc import Sequence
 
 from tir_mlir.printer.equality import structural_hash
@@ -15,8 +16,15 @@ class ExtractedTask:
     """`task_name` (the first function's name), `mod` (the function as `main`), `target`,
     `dispatched` ([mod]), `weight`; tir-mlir adds `func_names`, the functions it stands for."""
 
-    def __init__(self, task_name: str, mod: IRModule, target, dispatched: Sequence[IRModule],
-                 weight: int, func_names: Sequence[str] = ()):
+    def __init__(
+        self,
+        task_name: str,
+        mod: IRModule,
+        target,
+        dispatched: Sequence[IRModule],
+        weight: int,
+        func_names: Sequence[str] = (),
+    ):
         self.task_name, self.mod, self.target = task_name, mod, Target(target)
         self.dispatched, self.weight = list(dispatched), weight
         self.func_names = list(func_names)

@@ -6,6 +6,7 @@ measurement: each candidate goes to the runner as soon as its own compile is don
 later ones still compile. Otherwise every compile finishes first (TVM's order): a `parallel`
 kernel timed next to running compiles is slowed by a random amount, and the search would learn
 from that noise."""
+
 import logging
 import os
 import time
@@ -20,18 +21,23 @@ log = logging.getLogger("tir_mlir.meta_schedule")
 def can_overlap(builder, runner) -> bool:
     """True when the runner measures on CPUs the builder's workers do not need."""
     from tir_mlir.meta_schedule.runner import LocalRunner
+
     if not isinstance(runner, LocalRunner):
-        return True                      # measures elsewhere (DaskRunner)
+        return True  # measures elsewhere (DaskRunner)
     workers = getattr(builder, "max_workers", None) or os.cpu_count() or 1
     return bool(runner.affinity) and workers + len(runner.affinity) <= (os.cpu_count() or 1)
 
 
-def build_and_run(builder, runner, build_inputs: List[BuilderInput],
-                  runner_input: Callable[[int, str], Optional[RunnerInput]],
-                  overlap: Optional[bool] = None,
-                  on_result: Optional[Callable[[int, RunnerResult], None]] = None,
-                  on_built: Optional[Callable[[], None]] = None,
-                  builder_results: Optional[list] = None) -> List[RunnerResult]:
+def build_and_run(
+    builder,
+    runner,
+    build_inputs: List[BuilderInput],
+    runner_input: Callable[[int, str], Optional[RunnerInput]],
+    overlap: Optional[bool] = None,
+    on_result: Optional[Callable[[int, RunnerResult], None]] = None,
+    on_built: Optional[Callable[[], None]] = None,
+    builder_results: Optional[list] = None,
+) -> List[RunnerResult]:
     """One RunnerResult per input: the build error, or the measurement of the artifact.
     `runner_input(k, artifact_path)` makes the k-th candidate's RunnerInput. `overlap`
     (default: `can_overlap(builder, runner)`) measures while later candidates compile.
@@ -57,6 +63,7 @@ def build_and_run(builder, runner, build_inputs: List[BuilderInput],
         if on_result is not None:
             on_result(k, result)
         return result
+
     if overlap:
         if on_built is not None:
             on_built()

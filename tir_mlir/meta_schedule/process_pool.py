@@ -6,6 +6,7 @@ timeout, or kills its worker (a segfault or an LLVM assertion in generated or co
 has its worker killed and replaced, and its future gets the reason. The tuner itself never
 runs candidate code, so nothing a candidate does can take it down.
 """
+
 import os
 import pickle
 import queue
@@ -43,8 +44,12 @@ class _Worker:
         self.errlog = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tir_mlir.meta_schedule.worker", *PRELOAD],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errlog,
-            env={**os.environ, **env, PARENT_ENV: str(os.getpid())}, start_new_session=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errlog,
+            env={**os.environ, **env, PARENT_ENV: str(os.getpid())},
+            start_new_session=True,
+        )
         self.tasks = 0
         self._read(1, time.monotonic() + STARTUP_TIMEOUT_SEC, STARTUP_TIMEOUT_SEC)  # "ready"
 
@@ -80,8 +85,11 @@ class _Worker:
 
     def _crashed(self) -> TaskError:
         code = self.proc.wait()
-        why = (f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
-               else f"exit status {code}")
+        why = (
+            f"signal {signal.Signals(-code).name}"
+            if code < 0 and -code in signal.valid_signals()
+            else f"exit status {code}"
+        )
         self.errlog.seek(0)
         tail = self.errlog.read().decode(errors="replace").strip().splitlines()[-3:]
         detail = (": " + " | ".join(tail)) if tail else ""
@@ -90,7 +98,7 @@ class _Worker:
     def kill(self):
         if self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)   # the worker and anything it started
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and anything it started
             except ProcessLookupError:
                 pass
             self.proc.wait()
@@ -101,7 +109,7 @@ class _Worker:
     def close(self):
         if self.alive():
             try:
-                self.proc.stdin.close()      # the worker exits at end of input
+                self.proc.stdin.close()  # the worker exits at end of input
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.kill()
@@ -116,18 +124,23 @@ class ProcessPool:
     (compiled-code caches in it grow) and whenever a task kills it or times out."""
 
     def __init__(self, max_workers: int = 1, env=None, max_tasks: int = 100):
-        self.max_workers, self.env, self.max_tasks = max(1, int(max_workers)), dict(env or {}), max_tasks
+        self.max_workers, self.env, self.max_tasks = (
+            max(1, int(max_workers)),
+            dict(env or {}),
+            max_tasks,
+        )
         self._queue = queue.Queue()
         self._threads = []
-        self._workers = set()           # the live ones, for shutdown(kill=True)
+        self._workers = set()  # the live ones, for shutdown(kill=True)
         self._closed = False
 
     def submit(self, fn: str, args=(), timeout=None) -> Future:
         if self._closed:
             raise RuntimeError("the pool is shut down")
         if not self._threads:
-            self._threads = [threading.Thread(target=self._serve, daemon=True)
-                             for _ in range(self.max_workers)]
+            self._threads = [
+                threading.Thread(target=self._serve, daemon=True) for _ in range(self.max_workers)
+            ]
             for t in self._threads:
                 t.start()
         future = Future()

@@ -7,6 +7,7 @@ every listed size (on inputs made once per size, `write_size_references`, agains
 candidate's outputs are also checked) and reports the weighted geometric mean of the times,
 so the search minimizes that. The database keys the records by the symbolic workload.
 """
+
 import math
 from typing import Dict, List, Optional, Sequence
 
@@ -29,16 +30,16 @@ def parse_sizes(specs: Sequence[str]) -> List[Size]:
             try:
                 lists[name] = [int(v) for v in values.split(",") if v.strip()]
             except ValueError:
-                raise TIRError(f"--sizes: {name}'s values must be integers, got "
-                               f"{values!r}") from None
+                raise TIRError(
+                    f"--sizes: {name}'s values must be integers, got {values!r}"
+                ) from None
             if not lists[name] or any(v < 0 for v in lists[name]):
                 raise TIRError(f"--sizes: {name} needs non-negative sizes, got {values!r}")
     count = max((len(v) for v in lists.values()), default=0)
     for name, values in lists.items():
         if len(values) not in (1, count):
             raise TIRError(f"--sizes: {name} has {len(values)} values, the others {count}")
-    return [{name: values[k % len(values)] for name, values in lists.items()}
-            for k in range(count)]
+    return [{name: values[k % len(values)] for name, values in lists.items()} for k in range(count)]
 
 
 def parse_weights(spec: Optional[str], count: int) -> List[float]:
@@ -63,39 +64,53 @@ def check_sizes(mod, sizes: Sequence[Size], func_name: Optional[str] = None):
     integer scalar parameters), and to nothing else."""
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.runtime.signature import signatures
+
     if not sizes:
         raise TIRError("sizes: give at least one size (n=128)")
     name = entry_func_name(mod, func_name)
     params = signatures(mod.module)[name]
     need = sorted(p.name for p in params if p.kind in ("var", "index"))
     if not need:
-        raise TIRError(f"sizes: {name} has no symbolic size (its shapes are static): tune it "
-                       f"without sizes")
+        raise TIRError(
+            f"sizes: {name} has no symbolic size (its shapes are static): tune it without sizes"
+        )
     for size in sizes:
         if sorted(size) != need:
-            raise TIRError(f"sizes: each size gives {', '.join(need)} (the sizes and integer "
-                           f"parameters of {name}), got {', '.join(sorted(size)) or 'nothing'}")
+            raise TIRError(
+                f"sizes: each size gives {', '.join(need)} (the sizes and integer "
+                f"parameters of {name}), got {', '.join(sorted(size)) or 'nothing'}"
+            )
 
 
-def write_size_references(mod, sizes: Sequence[Size], work_dir: str,
-                          func_name: Optional[str] = None, seed: int = 0,
-                          timeout_sec: float = 600.0) -> List[str]:
+def write_size_references(
+    mod,
+    sizes: Sequence[Size],
+    work_dir: str,
+    func_name: Optional[str] = None,
+    seed: int = 0,
+    timeout_sec: float = 600.0,
+) -> List[str]:
     """One reference file per size (`make_reference`'s format: inputs and the unscheduled
     program's outputs), in `work_dir/reference_<values>.npz`."""
     import os
+
     paths = []
     with ProcessPool(1) as pool:
         for size in sizes:
             tag = "_".join(f"{k}{v}" for k, v in sorted(size.items()))
             path = os.path.join(work_dir, f"reference_{tag}.npz")
-            future = pool.submit("tir_mlir.meta_schedule.runner.measure:write_reference",
-                                 (mod.mlir(), func_name, seed, path, dict(size)),
-                                 timeout=timeout_sec)
+            future = pool.submit(
+                "tir_mlir.meta_schedule.runner.measure:write_reference",
+                (mod.mlir(), func_name, seed, path, dict(size)),
+                timeout=timeout_sec,
+            )
             try:
                 paths.append(future.result())
             except TaskError as e:
-                raise TIRError(f"the unscheduled program cannot serve as the reference at "
-                               f"{_shown(size)}: {e.message}") from None
+                raise TIRError(
+                    f"the unscheduled program cannot serve as the reference at "
+                    f"{_shown(size)}: {e.message}"
+                ) from None
     return paths
 
 
@@ -113,8 +128,13 @@ class SizesRunner:
     weighted geometric mean of the per-size times (each size's mean over its repeats); a
     failure at any size is the candidate's failure, naming the size."""
 
-    def __init__(self, runner, sizes: Sequence[Size], references: Sequence[str],
-                 weights: Optional[Sequence[float]] = None):
+    def __init__(
+        self,
+        runner,
+        sizes: Sequence[Size],
+        references: Sequence[str],
+        weights: Optional[Sequence[float]] = None,
+    ):
         self.runner, self.sizes, self.references = runner, list(sizes), list(references)
         self.weights = list(weights) if weights is not None else [1.0] * len(self.sizes)
         check_weights(self.weights, len(self.sizes))
@@ -124,8 +144,10 @@ class SizesRunner:
     def run(self, runner_inputs: List[RunnerInput]) -> List[RunnerFuture]:
         out = []
         for inp in runner_inputs:
-            per_size = [RunnerInput(inp.artifact_path, inp.device_type, None, ref,
-                                    inp.func_name, None) for ref in self.references]
+            per_size = [
+                RunnerInput(inp.artifact_path, inp.device_type, None, ref, inp.func_name, None)
+                for ref in self.references
+            ]
             out.append(_Combined(self.runner.run(per_size), self))
         return out
 
@@ -160,8 +182,7 @@ def sizes_runner(mod, runner, sizes: Sequence[Size], weights, work_dir: str) -> 
     """`runner` measuring `mod`'s one function at each of `sizes` (checked), on reference
     inputs written to `work_dir`."""
     if len(list(mod)) != 1:
-        raise TIRError(f"sizes: tune one function at a time (the module has "
-                       f"{', '.join(mod)})")
+        raise TIRError(f"sizes: tune one function at a time (the module has {', '.join(mod)})")
     sizes = [dict(s) for s in sizes]
     check_sizes(mod, sizes)
     if weights is not None:
@@ -172,5 +193,7 @@ def sizes_runner(mod, runner, sizes: Sequence[Size], weights, work_dir: str) -> 
 def feature_size(sizes: Sequence[Size]) -> Size:
     """The size the cost model sees a symbolic program at: each var's geometric mean."""
     names = sorted({k for s in sizes for k in s})
-    return {k: max(1, round(math.exp(sum(math.log(max(1, s[k])) for s in sizes) / len(sizes))))
-            for k in names}
+    return {
+        k: max(1, round(math.exp(sum(math.log(max(1, s[k])) for s in sizes) / len(sizes))))
+        for k in names
+    }

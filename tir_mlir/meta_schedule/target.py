@@ -1,5 +1,6 @@
 """The tuning target: a TVM-style target string ("llvm -num-cores 2", "cuda") read for what
 the rules need (kind, cores, GPU limits)."""
+
 import os
 import shlex
 
@@ -18,10 +19,10 @@ class Target:
         self.attrs = {}
         for w in words[1:]:
             if not w.startswith("-"):
-                continue                                   # the value of "-key value"
+                continue  # the value of "-key value"
             key, _, val = w.lstrip("-").partition("=")
             self.attrs[key] = val
-        for key, val in zip(words[1:], words[2:]):   # "-num-cores 2"
+        for key, val in zip(words[1:], words[2:]):  # "-num-cores 2"
             if key.startswith("-") and "=" not in key and not val.startswith("-"):
                 self.attrs[key.lstrip("-")] = val
 
@@ -48,8 +49,9 @@ class Target:
 
     def __str__(self):
         """The canonical form, `kind -key=value ...` (what tir_mlir.build and TVM accept)."""
-        return " ".join([self.kind] + [f"-{k}={v}" if v != "" else f"-{k}"
-                                       for k, v in self.attrs.items()])
+        return " ".join(
+            [self.kind] + [f"-{k}={v}" if v != "" else f"-{k}" for k, v in self.attrs.items()]
+        )
 
     def __repr__(self):
         return f"Target({self.text!r})"

@@ -3,6 +3,7 @@
 "llvm -mcpu=znver3 -num-cores=16". Of the flags given, those that tell machines apart are
 kept (MACHINE_FLAGS); the rest (TVM's -keys, -mtriple, thread limits) follow from them, and
 TVM's JSON records keep only these."""
+
 import functools
 import os
 import re
@@ -13,9 +14,11 @@ import subprocess
 def host_cpu() -> str:
     """LLVM's name for this machine's CPU (what -mcpu=native compiles for)."""
     from tir_mlir.passes.lowering.llvm_ir import LLVM_BIN
+
     try:
-        out = subprocess.run([str(LLVM_BIN / "llc"), "--version"], capture_output=True,
-                             text=True, timeout=30).stdout
+        out = subprocess.run(
+            [str(LLVM_BIN / "llc"), "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     m = re.search(r"Host CPU:\s*(\S+)", out)
@@ -42,7 +45,7 @@ def canonical_target(target) -> str:
     while k < len(words):
         key, eq, val = words[k].lstrip("-").partition("=")
         if not eq and k + 1 < len(words) and not words[k + 1].startswith("-"):
-            val, k = words[k + 1], k + 1          # "-num-cores 2"
+            val, k = words[k + 1], k + 1  # "-num-cores 2"
         if key in MACHINE_FLAGS:
             flags[key] = val
         k += 1

@@ -1,5 +1,6 @@
 """compile_tir: the best schedule a database holds for a module (TVM 0.21's
 `ms.tir_integration.compile_tir`, which also returns a Schedule: build its `.mod`)."""
+
 from typing import Optional
 
 from tir_mlir.meta_schedule.extracted_task import task_module
@@ -17,6 +18,7 @@ def compile_tir(database, mod: IRModule, target) -> Optional[Schedule]:
     blocks and caches of the function that was tuned), and the returned schedule starts from
     the assembled module."""
     from tir_mlir.meta_schedule.target import Target
+
     target = str(Target(target))
     sch, found, tasks = Schedule(mod), False, {}
     for name, task_mod in extract_tasks(mod):
@@ -31,6 +33,12 @@ def compile_tir(database, mod: IRModule, target) -> Optional[Schedule]:
             best.trace.apply_to_schedule(tuned, remove_postproc=False)
             tasks[name] = tuned.mod
     if tasks:
-        return Schedule(IRModule({name: tasks[name]["main"] if name in tasks else sch.mod[name]
-                                  for name in sch.mod.functions}))
+        return Schedule(
+            IRModule(
+                {
+                    name: tasks[name]["main"] if name in tasks else sch.mod[name]
+                    for name in sch.mod.functions
+                }
+            )
+        )
     return sch if found else None

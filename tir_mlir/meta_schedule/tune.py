@@ -8,6 +8,7 @@ It logs as TVM's tuner does, on the `tir_mlir.meta_schedule` logger: each round'
 summary at INFO, every measured candidate at DEBUG, all of it to `work_dir/tuning.log`, and
 the INFO lines on stderr too when the program has configured no logging of its own.
 """
+
 import contextlib
 import copy
 import logging
@@ -23,13 +24,30 @@ from tir_mlir.meta_schedule.tune_events import candidate_log, log
 from tir_mlir.module import IRModule
 
 
-def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
-             max_trials_per_task: Optional[int] = None, num_trials_per_iter: int = 64,
-             builder="local", runner="local", database="json", cost_model="xgb",
-             measure_callbacks="default", task_scheduler="gradient",
-             space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
-             seed: Optional[int] = None, check_correctness: bool = True, observer=None,
-             sizes=None, size_weights=None, **_tvm_only):
+def tune_tir(
+    mod: IRModule,
+    target,
+    work_dir: str,
+    max_trials_global: int,
+    *,
+    max_trials_per_task: Optional[int] = None,
+    num_trials_per_iter: int = 64,
+    builder="local",
+    runner="local",
+    database="json",
+    cost_model="xgb",
+    measure_callbacks="default",
+    task_scheduler="gradient",
+    space="post-order-apply",
+    strategy="evolutionary",
+    num_tuning_cores="physical",
+    seed: Optional[int] = None,
+    check_correctness: bool = True,
+    observer=None,
+    sizes=None,
+    size_weights=None,
+    **_tvm_only,
+):
     """Tune every function of `mod` for `target`; returns the database. `num_tuning_cores`
     ("physical", "logical" or a number) is how many processes the search replays candidates
     in. `check_correctness` (tir-mlir only) runs each candidate on the unscheduled program's
@@ -43,17 +61,29 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
     from tir_mlir.meta_schedule import task_scheduler as ts
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.runner import LocalRunner
+
     os.makedirs(work_dir, exist_ok=True)
     rng = random.Random(seed)
-    threads = os.cpu_count() if num_tuning_cores in ("physical", "logical") else \
-        int(num_tuning_cores)
-    tasks = [TuneContext(m, target, space_generator=_fresh(space), search_strategy=_fresh(strategy),
-                         task_name=name, rand_state=rng.randrange(1, 2 ** 31),
-                         num_threads=threads)
-             for name, m in extract_tasks(mod)]
+    threads = (
+        os.cpu_count() if num_tuning_cores in ("physical", "logical") else int(num_tuning_cores)
+    )
+    tasks = [
+        TuneContext(
+            m,
+            target,
+            space_generator=_fresh(space),
+            search_strategy=_fresh(strategy),
+            task_name=name,
+            rand_state=rng.randrange(1, 2**31),
+            num_threads=threads,
+        )
+        for name, m in extract_tasks(mod)
+    ]
     if database == "json":
-        database = db.JSONDatabase(os.path.join(work_dir, "database_workload.json"),
-                                   os.path.join(work_dir, "database_tuning_record.json"))
+        database = db.JSONDatabase(
+            os.path.join(work_dir, "database_workload.json"),
+            os.path.join(work_dir, "database_tuning_record.json"),
+        )
     elif database == "memory":
         database = db.MemoryDatabase()
     if cost_model == "xgb":
@@ -70,10 +100,20 @@ def tune_tir(mod: IRModule, target, work_dir: str, max_trials_global: int, *,
             cost_model.extractor.size = feature_size(sizes)
     with _logging_to(work_dir, console=observer is None):
         return task_scheduler.tune(
-            tasks, [1.0] * len(tasks), max_trials_global,
-            max_trials_per_task or max_trials_global, num_trials_per_iter, builder, runner,
-            measure_callbacks, database, cost_model,
-            check_correctness=check_correctness, work_dir=work_dir, observer=observer)
+            tasks,
+            [1.0] * len(tasks),
+            max_trials_global,
+            max_trials_per_task or max_trials_global,
+            num_trials_per_iter,
+            builder,
+            runner,
+            measure_callbacks,
+            database,
+            cost_model,
+            check_correctness=check_correctness,
+            work_dir=work_dir,
+            observer=observer,
+        )
 
 
 @contextlib.contextmanager

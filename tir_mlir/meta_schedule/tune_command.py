@@ -15,6 +15,7 @@ A run that stops before its first trial is recorded (a bad runner address, an un
 program that cannot serve as the reference, Ctrl-C) removes the database it created, so
 that running it again needs no --resume.
 """
+
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -33,27 +34,48 @@ def single_function(mod, func_name):
     return copy
 
 
-def make_runner(kind: str, address: Optional[str], reference: Optional[str], timeout_sec,
-                tls: Optional[tuple] = None):
+def make_runner(
+    kind: str,
+    address: Optional[str],
+    reference: Optional[str],
+    timeout_sec,
+    tls: Optional[tuple] = None,
+):
     """`tls`: (CA file, certificate, key) for a Dask cluster started with TLS."""
     from tir_mlir.meta_schedule.runner import LocalRunner
+
     if tls and kind != "dask":
         raise TIRError("--tls-ca-file/--tls-cert/--tls-key are for --runner dask")
     if kind == "local":
         return LocalRunner(timeout_sec=timeout_sec, reference=reference)
     from tir_mlir.meta_schedule.runner.dask_runner import DaskRunner, tls_security
+
     if address is None:
         raise TIRError("--runner dask needs the scheduler's address (--address tcp://HOST:8786)")
     security = tls_security(*tls) if tls else None
     return DaskRunner(address, timeout_sec=timeout_sec, reference=reference, security=security)
 
 
-def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str] = None,
-         resume: bool = False, runner: str = "local", address: Optional[str] = None,
-         check: bool = True, timeout_sec: float = 30.0, seed: Optional[int] = None,
-         strategy: str = "evolutionary", trials_per_iter: int = 64,
-         echo: Callable[[str], None] = print, sizes=None, weights=None,
-         tls: Optional[tuple] = None):
+def tune(
+    path,
+    mod,
+    target: str,
+    trials: int,
+    work_dir,
+    func_name: Optional[str] = None,
+    resume: bool = False,
+    runner: str = "local",
+    address: Optional[str] = None,
+    check: bool = True,
+    timeout_sec: float = 30.0,
+    seed: Optional[int] = None,
+    strategy: str = "evolutionary",
+    trials_per_iter: int = 64,
+    echo: Callable[[str], None] = print,
+    sizes=None,
+    weights=None,
+    tls: Optional[tuple] = None,
+):
     """Run the tuner on `mod` (read from `path`); returns the best record (or None). On
     Ctrl-C it stops the workers, reports what was measured and exits with status 130.
     `sizes`/`weights`: tune a symbolic function over those sizes (meta_schedule/sizes.py;
@@ -62,6 +84,7 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     from tir_mlir.meta_schedule.arg_info import entry_func_name
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
+
     try:
         func_name = entry_func_name(mod, func_name)
     except KeyError as e:
@@ -71,8 +94,10 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     work_dir.mkdir(parents=True, exist_ok=True)
     db_path = work_dir / "database.sqlite"
     if db_path.exists() and not resume:
-        raise TIRError(f"{work_dir} already holds a tuning database: pass --resume to continue "
-                       f"it, or choose another --work-dir")
+        raise TIRError(
+            f"{work_dir} already holds a tuning database: pass --resume to continue "
+            f"it, or choose another --work-dir"
+        )
     reference = str(work_dir / "reference.npz") if check and sizes is None else None
     measure = make_runner(runner, address, reference, timeout_sec, tls)
     builder = LocalBuilder(timeout_sec=timeout_sec)
@@ -80,9 +105,25 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
     database = SQLiteDatabase(db_path)
     interrupted = False
     try:
-        return _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
-                     trials_per_iter, echo, database, builder, measure, reference,
-                     sizes, weights)
+        return _tune(
+            path,
+            mod,
+            target,
+            trials,
+            work_dir,
+            func_name,
+            check,
+            seed,
+            strategy,
+            trials_per_iter,
+            echo,
+            database,
+            builder,
+            measure,
+            reference,
+            sizes,
+            weights,
+        )
     except (KeyboardInterrupt, SystemExit):
         interrupted = True
         raise
@@ -91,26 +132,48 @@ def tune(path, mod, target: str, trials: int, work_dir, func_name: Optional[str]
         measure.shutdown(kill=interrupted)
         empty = len(database) == 0
         database.close()
-        if created and empty:         # stopped before its first trial: nothing to resume
-            for name in ("database.sqlite", "database.sqlite-wal", "database.sqlite-shm",
-                         "reference.npz"):
+        if created and empty:  # stopped before its first trial: nothing to resume
+            for name in (
+                "database.sqlite",
+                "database.sqlite-wal",
+                "database.sqlite-shm",
+                "reference.npz",
+            ):
                 (work_dir / name).unlink(missing_ok=True)
 
 
-def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
-          trials_per_iter, echo, database, builder, measure, reference, sizes=None,
-          weights=None):
+def _tune(
+    path,
+    mod,
+    target,
+    trials,
+    work_dir,
+    func_name,
+    check,
+    seed,
+    strategy,
+    trials_per_iter,
+    echo,
+    database,
+    builder,
+    measure,
+    reference,
+    sizes=None,
+    weights=None,
+):
     from tir_mlir.meta_schedule import tune_tir
     from tir_mlir.meta_schedule.runner import make_reference
     from tir_mlir.meta_schedule.runner.reference import is_reference
     from tir_mlir.meta_schedule.target_key import canonical_target
     from tir_mlir.meta_schedule.tune_progress import Progress
     from tir_mlir.runtime.run_program import flop_count
+
     db_path = work_dir / "database.sqlite"
     workload = database.commit_workload(mod)
     key = canonical_target(target)
-    done = [r for r in database.get_all_tuning_records()
-            if r.workload == workload and r.target == key]
+    done = [
+        r for r in database.get_all_tuning_records() if r.workload == workload and r.target == key
+    ]
     valid = [r.mean_sec for r in done if r.is_valid]
     flops = None if sizes is not None else flop_count(mod.module, func_name)
     if done:
@@ -123,11 +186,22 @@ def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
     try:
         remaining = trials - len(done)
         if remaining > 0:
-            tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
-                     num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
-                     runner=measure, database=database, strategy=strategy, seed=seed,
-                     check_correctness=check, observer=progress, sizes=sizes,
-                     size_weights=weights)
+            tune_tir(
+                mod,
+                target,
+                str(work_dir),
+                max_trials_global=remaining,
+                num_trials_per_iter=min(trials_per_iter, remaining),
+                builder=builder,
+                runner=measure,
+                database=database,
+                strategy=strategy,
+                seed=seed,
+                check_correctness=check,
+                observer=progress,
+                sizes=sizes,
+                size_weights=weights,
+            )
     except KeyboardInterrupt:
         progress.close()
         if len(database) == 0:
@@ -135,23 +209,39 @@ def _tune(path, mod, target, trials, work_dir, func_name, check, seed, strategy,
             raise SystemExit(130) from None
         builder.shutdown(kill=True)
         measure.shutdown(kill=True)
-        echo(f"interrupted: {len(database)} measured candidates kept in {db_path}; "
-             f"--resume continues")
-        _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
-                target, reference)
-        raise SystemExit(130) from None      # the shell's status for Ctrl-C, after a clean stop
+        echo(
+            f"interrupted: {len(database)} measured candidates kept in {db_path}; "
+            f"--resume continues"
+        )
+        _report(
+            work_dir,
+            database,
+            workload,
+            key,
+            path,
+            func_name,
+            flops,
+            start,
+            echo,
+            target,
+            reference,
+        )
+        raise SystemExit(130) from None  # the shell's status for Ctrl-C, after a clean stop
     progress.close()
-    return _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
-                   target, reference)
+    return _report(
+        work_dir, database, workload, key, path, func_name, flops, start, echo, target, reference
+    )
 
 
-def _report(work_dir, database, workload, key, path, func_name, flops, start, echo,
-            target, reference):
+def _report(
+    work_dir, database, workload, key, path, func_name, flops, start, echo, target, reference
+):
     """Say what was found, write best_schedule.py and tuning_curve.png; the best record."""
-    from tir_mlir.meta_schedule.tune_report import (baseline_of, plot_curve,
-                                                     write_best_schedule)
-    records = [r for r in database.get_all_tuning_records()
-               if r.workload == workload and r.target == key]
+    from tir_mlir.meta_schedule.tune_report import baseline_of, plot_curve, write_best_schedule
+
+    records = [
+        r for r in database.get_all_tuning_records() if r.workload == workload and r.target == key
+    ]
     valid = [r for r in records if r.is_valid]
     best = min(valid, key=lambda r: r.mean_sec) if valid else None
     failed = len(records) - len(valid)
@@ -162,9 +252,17 @@ def _report(work_dir, database, workload, key, path, func_name, flops, start, ec
     speed = f"{best.mean_sec * 1e3:.4f} ms"
     if flops:
         speed += f" ({flops / best.mean_sec / 1e9:.2f} GFLOP/s)"
-    echo(f"best: {speed} after {len(records)} trials ({failed} failed); "
-         f"schedule: {work_dir / 'best_schedule.py'}")
-    note = plot_curve(work_dir / "tuning_curve.png", records, flops, start,
-                      title=f"{func_name} ({path}) on {key}", baseline=baseline_of(reference))
+    echo(
+        f"best: {speed} after {len(records)} trials ({failed} failed); "
+        f"schedule: {work_dir / 'best_schedule.py'}"
+    )
+    note = plot_curve(
+        work_dir / "tuning_curve.png",
+        records,
+        flops,
+        start,
+        title=f"{func_name} ({path}) on {key}",
+        baseline=baseline_of(reference),
+    )
     echo(note or f"tuning curve: {work_dir / 'tuning_curve.png'}")
     return best

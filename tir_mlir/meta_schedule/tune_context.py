@@ -1,5 +1,6 @@
 """TuneContext: one tuning task (a module, its target, its space generator and search
 strategy, and the task's random seed), TVM's class of the same name."""
+
 import random
 from typing import Optional
 
@@ -8,15 +9,23 @@ from tir_mlir.module import IRModule
 
 
 class TuneContext:
-    def __init__(self, mod: Optional[IRModule] = None, target="llvm", space_generator=None,
-                 search_strategy=None, task_name: str = "main",
-                 rand_state: Optional[int] = None, num_threads: Optional[int] = None,
-                 logger=None):
+    def __init__(
+        self,
+        mod: Optional[IRModule] = None,
+        target="llvm",
+        space_generator=None,
+        search_strategy=None,
+        task_name: str = "main",
+        rand_state: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        logger=None,
+    ):
         self.mod = mod
         self.target = Target(target)
         self.task_name = task_name
-        self.rand_state = (random.randrange(1, 2 ** 31) if rand_state is None or rand_state < 0
-                           else rand_state)
+        self.rand_state = (
+            random.randrange(1, 2**31) if rand_state is None or rand_state < 0 else rand_state
+        )
         self.num_threads = num_threads or self.target.num_cores
         self.logger = logger
         self.space_generator = _space(space_generator)
@@ -32,6 +41,7 @@ def _space(space):
     """A SpaceGenerator from TVM's accepted forms: None / "post-order-apply", a schedule
     function (ScheduleFn), or a SpaceGenerator."""
     from tir_mlir.meta_schedule.space_generator import PostOrderApply, ScheduleFn
+
     if space is None or space == "post-order-apply":
         return PostOrderApply()
     if hasattr(space, "generate_design_space"):
@@ -43,13 +53,18 @@ def _space(space):
 
 def _strategy(strategy):
     from tir_mlir.meta_schedule import search_strategy as ss
-    named = {"evolutionary": ss.EvolutionarySearch, "replay-trace": ss.ReplayTrace,
-             "replay-func": ss.ReplayFunc}
+
+    named = {
+        "evolutionary": ss.EvolutionarySearch,
+        "replay-trace": ss.ReplayTrace,
+        "replay-func": ss.ReplayFunc,
+    }
     if strategy is None:
         return ss.EvolutionarySearch()
     if isinstance(strategy, str):
         if strategy not in named:
-            raise ValueError(f"unknown search strategy {strategy!r}: expected one of "
-                             f"{', '.join(named)}")
+            raise ValueError(
+                f"unknown search strategy {strategy!r}: expected one of {', '.join(named)}"
+            )
         return named[strategy]()
     return strategy

@@ -6,6 +6,7 @@ TVM's tuner logs on `tvm.meta_schedule`): a line per phase at INFO, a line per c
 DEBUG on its child `tir_mlir.meta_schedule.candidates`, which does not pass them on to the
 program's handlers (attach one to see them; tune_tir writes them to its log file).
 `tir-mlir tune` shows them as a progress display (tune_progress.py)."""
+
 import logging
 import math
 
@@ -58,8 +59,7 @@ class LogObserver(TuneObserver):
             log.info("task %s: %s %s", task, phase, candidates(count))
 
     def measured(self, task, run_secs, error_msg):
-        candidate_log.debug("task %s: candidate measured: %s", task,
-                            describe(run_secs, error_msg))
+        candidate_log.debug("task %s: candidate measured: %s", task, describe(run_secs, error_msg))
 
 
 class Observers(TuneObserver):

@@ -18,6 +18,7 @@ Work directory (as for one function, tune_command.py):
 in it counts its records as trials done and its search starts from its best records (a task
 tuned in another model's work directory starts from them too when that database is given).
 """
+
 import json
 from pathlib import Path
 from typing import Callable, Optional
@@ -37,32 +38,63 @@ class ModelResult:
         self.end_to_end_sec = end_to_end(rows)
 
 
-def tune_model(path, mod, target: str, trials: int, work_dir, resume: bool = False,
-               runner: str = "local", address: Optional[str] = None, check: bool = True,
-               timeout_sec: float = 30.0, seed: Optional[int] = None,
-               strategy: str = "evolutionary", trials_per_iter: int = 64,
-               echo: Callable[[str], None] = print, tls: Optional[tuple] = None,
-               stream=None, cost_model="xgb") -> ModelResult:
+def tune_model(
+    path,
+    mod,
+    target: str,
+    trials: int,
+    work_dir,
+    resume: bool = False,
+    runner: str = "local",
+    address: Optional[str] = None,
+    check: bool = True,
+    timeout_sec: float = 30.0,
+    seed: Optional[int] = None,
+    strategy: str = "evolutionary",
+    trials_per_iter: int = 64,
+    echo: Callable[[str], None] = print,
+    tls: Optional[tuple] = None,
+    stream=None,
+    cost_model="xgb",
+) -> ModelResult:
     """Tune every function of `mod` (read from `path`) for `target` with `trials` trials in
     all (those in the database count with `resume`); `stream`: where the display goes
     (default stderr). Ctrl-C stops cleanly with status 130, keeping what was measured."""
     from tir_mlir.meta_schedule.builder import LocalBuilder
     from tir_mlir.meta_schedule.database import SQLiteDatabase
     from tir_mlir.meta_schedule.tune_command import make_runner
+
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     db_path = work_dir / "database.sqlite"
     if db_path.exists() and not resume:
-        raise TIRError(f"{work_dir} already holds a tuning database: pass --resume to continue "
-                       f"it, or choose another --work-dir")
+        raise TIRError(
+            f"{work_dir} already holds a tuning database: pass --resume to continue "
+            f"it, or choose another --work-dir"
+        )
     measure = make_runner(runner, address, None, timeout_sec, tls)
     builder = LocalBuilder(timeout_sec=timeout_sec)
     created = not db_path.exists()
     database = SQLiteDatabase(str(db_path))
     interrupted = False
     try:
-        return _tune(path, mod, target, trials, work_dir, check, seed, strategy,
-                     trials_per_iter, echo, database, builder, measure, stream, cost_model)
+        return _tune(
+            path,
+            mod,
+            target,
+            trials,
+            work_dir,
+            check,
+            seed,
+            strategy,
+            trials_per_iter,
+            echo,
+            database,
+            builder,
+            measure,
+            stream,
+            cost_model,
+        )
     except (KeyboardInterrupt, SystemExit):
         interrupted = True
         raise
@@ -71,39 +103,63 @@ def tune_model(path, mod, target: str, trials: int, work_dir, resume: bool = Fal
         measure.shutdown(kill=interrupted)
         empty = len(database) == 0
         database.close()
-        if created and empty:         # stopped before its first trial: nothing to resume
+        if created and empty:  # stopped before its first trial: nothing to resume
             for name in _CREATED:
                 (work_dir / name).unlink(missing_ok=True)
 
 
 def _records(database, task, key):
     workload = database.commit_workload(task.mod)
-    return [r for r in database.get_all_tuning_records()
-            if r.workload == workload and r.target == key]
+    return [
+        r for r in database.get_all_tuning_records() if r.workload == workload and r.target == key
+    ]
 
 
 def _rows(database, tasks, key) -> list[TaskRow]:
     rows = []
     for t in tasks:
         valid = [r.mean_sec for r in _records(database, t, key) if r.is_valid]
-        rows.append(TaskRow(t.task_name, float(t.weight), len(_records(database, t, key)),
-                            min(valid) if valid else None))
+        rows.append(
+            TaskRow(
+                t.task_name,
+                float(t.weight),
+                len(_records(database, t, key)),
+                min(valid) if valid else None,
+            )
+        )
     return rows
 
 
-def _tune(path, mod, target, trials, work_dir, check, seed, strategy, trials_per_iter, echo,
-          database, builder, measure, stream, cost_model):
+def _tune(
+    path,
+    mod,
+    target,
+    trials,
+    work_dir,
+    check,
+    seed,
+    strategy,
+    trials_per_iter,
+    echo,
+    database,
+    builder,
+    measure,
+    stream,
+    cost_model,
+):
     from tir_mlir.meta_schedule.extracted_task import extract_tasks
     from tir_mlir.meta_schedule.target_key import canonical_target
-    from tir_mlir.meta_schedule.task_tuning import (extracted_tasks_to_tune_contexts,
-                                                    tune_tasks)
+    from tir_mlir.meta_schedule.task_tuning import extracted_tasks_to_tune_contexts, tune_tasks
     from tir_mlir.meta_schedule.tune_model_progress import ModelProgress
+
     key = canonical_target(target)
     extracted = extract_tasks(mod, target)
     rows = _rows(database, extracted, key)
     done = sum(r.trials for r in rows)
-    echo(f"{_count(len(mod), 'function')}, {_count(len(extracted), 'task')}: "
-         + ", ".join(f"{t.task_name} x{t.weight}" for t in extracted))
+    echo(
+        f"{_count(len(mod), 'function')}, {_count(len(extracted), 'task')}: "
+        + ", ".join(f"{t.task_name} x{t.weight}" for t in extracted)
+    )
     if done:
         echo(f"resuming: {done} trials in {work_dir / 'database.sqlite'}")
     progress = ModelProgress(rows, trials, stream=stream)
@@ -111,12 +167,22 @@ def _tune(path, mod, target, trials, work_dir, check, seed, strategy, trials_per
     try:
         if remaining > 0:
             contexts, weights = extracted_tasks_to_tune_contexts(
-                extracted, str(work_dir), strategy=strategy, seed=seed)
-            tune_tasks(tasks=contexts, task_weights=weights, work_dir=str(work_dir),
-                       max_trials_global=remaining,
-                       num_trials_per_iter=min(trials_per_iter, remaining), builder=builder,
-                       runner=measure, database=database, cost_model=cost_model,
-                       task_scheduler="gradient", check_correctness=check, observer=progress)
+                extracted, str(work_dir), strategy=strategy, seed=seed
+            )
+            tune_tasks(
+                tasks=contexts,
+                task_weights=weights,
+                work_dir=str(work_dir),
+                max_trials_global=remaining,
+                num_trials_per_iter=min(trials_per_iter, remaining),
+                builder=builder,
+                runner=measure,
+                database=database,
+                cost_model=cost_model,
+                task_scheduler="gradient",
+                check_correctness=check,
+                observer=progress,
+            )
     except KeyboardInterrupt:
         progress.close()
         if len(database) == 0:
@@ -124,8 +190,10 @@ def _tune(path, mod, target, trials, work_dir, check, seed, strategy, trials_per
             raise SystemExit(130) from None
         builder.shutdown(kill=True)
         measure.shutdown(kill=True)
-        echo(f"interrupted: {len(database)} measured candidates kept in "
-             f"{work_dir / 'database.sqlite'}; --resume continues")
+        echo(
+            f"interrupted: {len(database)} measured candidates kept in "
+            f"{work_dir / 'database.sqlite'}; --resume continues"
+        )
         _report(path, mod, extracted, database, key, work_dir, echo)
         raise SystemExit(130) from None
     progress.close()
@@ -135,6 +203,7 @@ def _tune(path, mod, target, trials, work_dir, check, seed, strategy, trials_per
 def _report(path, mod, extracted, database, key, work_dir, echo) -> ModelResult:
     """Print the final table; write best_schedule.py and summary.json."""
     from tir_mlir.meta_schedule.tune_report import baseline_of
+
     rows = _rows(database, extracted, key)
     best = {}
     for t in extracted:
@@ -142,14 +211,26 @@ def _report(path, mod, extracted, database, key, work_dir, echo) -> ModelResult:
         best[t.task_name] = min(valid, key=lambda r: r.mean_sec) if valid else None
     echo(task_table(rows))
     script = work_dir / "best_schedule.py"
-    _write(script, model_schedule_script(extracted, best, str(path), key, end_to_end(rows),
-                                         str(script), mod))
+    _write(
+        script,
+        model_schedule_script(extracted, best, str(path), key, end_to_end(rows), str(script), mod),
+    )
     summary = {
-        "source": str(path), "target": key, "end_to_end_ms": _ms(end_to_end(rows)),
-        "tasks": [{"task": t.task_name, "functions": t.func_names, "weight": t.weight,
-                   "trials": r.trials, "best_ms": _ms(r.best_sec),
-                   "unscheduled_ms": _ms(baseline_of(_reference(work_dir, k)))}
-                  for k, (t, r) in enumerate(zip(extracted, rows))]}
+        "source": str(path),
+        "target": key,
+        "end_to_end_ms": _ms(end_to_end(rows)),
+        "tasks": [
+            {
+                "task": t.task_name,
+                "functions": t.func_names,
+                "weight": t.weight,
+                "trials": r.trials,
+                "best_ms": _ms(r.best_sec),
+                "unscheduled_ms": _ms(baseline_of(_reference(work_dir, k))),
+            }
+            for k, (t, r) in enumerate(zip(extracted, rows))
+        ],
+    }
     _write(work_dir / "summary.json", json.dumps(summary, indent=1) + "\n")
     echo(f"schedule: {script}; summary: {work_dir / 'summary.json'}")
     return ModelResult(extracted, rows, best)
@@ -179,50 +260,72 @@ def _replay_error(steps, mod, name: str) -> Optional[str]:
     (alone), or None when they do."""
     from tir_mlir.module import IRModule
     from tir_mlir.schedule.schedule import Schedule
+
     namespace: dict = {}
     try:
-        exec(compile("\n".join(["def schedule(sch):", *steps, "  pass", ""]),
-                     "<best_schedule>", "exec"), namespace)
+        exec(
+            compile(
+                "\n".join(["def schedule(sch):", *steps, "  pass", ""]), "<best_schedule>", "exec"
+            ),
+            namespace,
+        )
         namespace["schedule"](Schedule(IRModule({name: mod[name]})))
-    except Exception as e:            # whatever the replay raises: the script must not
+    except Exception as e:  # whatever the replay raises: the script must not
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return None
 
 
-def model_schedule_script(extracted, best, source: str, target: str,
-                          end_to_end_sec: Optional[float],
-                          script_path: str = "best_schedule.py", mod=None) -> str:
+def model_schedule_script(
+    extracted,
+    best,
+    source: str,
+    target: str,
+    end_to_end_sec: Optional[float],
+    script_path: str = "best_schedule.py",
+    mod=None,
+) -> str:
     """`def schedule(sch)` applying each task's best trace to every function it stands for
     (the trace, recorded on the task's `main`, names the function instead); a task with no
     valid record leaves its functions unscheduled, and so does a function of `mod` (when
     given) the trace does not replay on (an equal function whose buffers are named apart:
     the trace's cache blocks are named after the tuned function's buffers)."""
     from tir_mlir.meta_schedule.tune_report import _line
+
     total = "-" if end_to_end_sec is None else f"{end_to_end_sec * 1e3:.4f} ms"
     body = []
     for t in extracted:
         record = best.get(t.task_name)
         if record is None:
-            body.append(f"  # task {_line(t.task_name)}: no valid schedule measured, "
-                        f"left unscheduled")
+            body.append(
+                f"  # task {_line(t.task_name)}: no valid schedule measured, left unscheduled"
+            )
             continue
-        body.append(f"  # task {_line(t.task_name)} (weight {t.weight}): "
-                    f"{record.mean_sec * 1e3:.4f} ms")
+        body.append(
+            f"  # task {_line(t.task_name)} (weight {t.weight}): {record.mean_sec * 1e3:.4f} ms"
+        )
         lines = [line for line in str(record.trace).splitlines() if line.startswith("  ")]
         for name in t.func_names:
-            named = 'func_name=' + json.dumps(name)
+            named = "func_name=" + json.dumps(name)
             steps = [line.replace('func_name="main"', named) for line in lines]
             error = None if mod is None else _replay_error(steps, mod, name)
             if error is None:
                 body += [f"  # {_line(name)}", *steps]
-            else:       # an equal function under other buffer names names its caches apart
-                body.append(f"  # {_line(name)}: left unscheduled, the schedule of "
-                            f"{_line(t.task_name)} does not replay on it ({_line(error)})")
-    return "\n".join([
-        f"# The fastest schedules `tir-mlir tune` measured for the model {_line(source)}",
-        f"# on {_line(target)}: estimated end-to-end latency {total}.",
-        (f"# Apply it (from the folder tuning ran in): tir-mlir schedule {_line(source)} "
-         f"--transform {_line(script_path)}"),
-        "def schedule(sch):",
-        *body, *([] if any(not b.lstrip().startswith("#") for b in body) else ["  pass"]),
-        ""])
+            else:  # an equal function under other buffer names names its caches apart
+                body.append(
+                    f"  # {_line(name)}: left unscheduled, the schedule of "
+                    f"{_line(t.task_name)} does not replay on it ({_line(error)})"
+                )
+    return "\n".join(
+        [
+            f"# The fastest schedules `tir-mlir tune` measured for the model {_line(source)}",
+            f"# on {_line(target)}: estimated end-to-end latency {total}.",
+            (
+                f"# Apply it (from the folder tuning ran in): tir-mlir schedule {_line(source)} "
+                f"--transform {_line(script_path)}"
+            ),
+            "def schedule(sch):",
+            *body,
+            *([] if any(not b.lstrip().startswith("#") for b in body) else ["  pass"]),
+            "",
+        ]
+    )

@@ -5,20 +5,20 @@ and the estimated end-to-end latency so far, the sum over tasks of weight x best
 The table is printed after every round (each round tunes one task); on a terminal a tqdm bar
 under it counts the model's trials and shows the estimate, otherwise (stderr piped to a file,
 CI, no tqdm) a plain line per measured candidate; on a terminal of zero columns, tables only."""
+
 import collections
 import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from tir_mlir.meta_schedule.tune_events import (MEASURING, TuneObserver, describe, mean_sec)
+from tir_mlir.meta_schedule.tune_events import MEASURING, TuneObserver, describe, mean_sec
 from tir_mlir.meta_schedule.tune_progress import display_mode, error_kind
 
 
 class TaskRow:
     """One task of the table: its name, weight, trials measured and best time (s)."""
 
-    def __init__(self, name: str, weight: float, trials: int = 0,
-                 best_sec: Optional[float] = None):
+    def __init__(self, name: str, weight: float, trials: int = 0, best_sec: Optional[float] = None):
         self.name, self.weight, self.trials, self.best_sec = name, weight, trials, best_sec
 
 
@@ -35,12 +35,16 @@ def _ms(sec: Optional[float]) -> str:
 def task_table(rows: Sequence[TaskRow]) -> str:
     """The per-task table and the end-to-end line under it."""
     width = max([len("task")] + [len(r.name) for r in rows])
-    lines = [f"{'task':<{width}}  {'weight':>6}  {'trials':>6}  {'best (ms)':>10}  "
-             f"{'weight x best (ms)':>18}"]
+    lines = [
+        f"{'task':<{width}}  {'weight':>6}  {'trials':>6}  {'best (ms)':>10}  "
+        f"{'weight x best (ms)':>18}"
+    ]
     for r in rows:
         weighted = None if r.best_sec is None else r.weight * r.best_sec
-        lines.append(f"{r.name:<{width}}  {r.weight:>6g}  {r.trials:>6}  "
-                     f"{_ms(r.best_sec):>10}  {_ms(weighted):>18}")
+        lines.append(
+            f"{r.name:<{width}}  {r.weight:>6g}  {r.trials:>6}  "
+            f"{_ms(r.best_sec):>10}  {_ms(weighted):>18}"
+        )
     total = end_to_end(rows)
     missing = sum(r.best_sec is None for r in rows)
     line = f"estimated end-to-end latency: {_ms(total)} ms"
@@ -53,8 +57,9 @@ class ModelProgress(TuneObserver):
     """The model's display; `rows` (TaskRow per task, in the tasks' order, resumed trials and
     best times included) are kept up to date. `total`: the model's trial budget."""
 
-    def __init__(self, rows: Sequence[TaskRow], total: int, stream=None,
-                 mode: Optional[str] = None):
+    def __init__(
+        self, rows: Sequence[TaskRow], total: int, stream=None, mode: Optional[str] = None
+    ):
         self.rows = {r.name: r for r in rows}
         self.total = total
         self.done = sum(r.trials for r in rows)
@@ -69,8 +74,14 @@ class ModelProgress(TuneObserver):
             except ImportError:
                 self.mode = "lines"
             else:
-                self._bar = tqdm(total=total, initial=min(self.done, total), file=self.stream,
-                                 unit="trial", dynamic_ncols=True, leave=True)
+                self._bar = tqdm(
+                    total=total,
+                    initial=min(self.done, total),
+                    file=self.stream,
+                    unit="trial",
+                    dynamic_ncols=True,
+                    leave=True,
+                )
         if self.done:
             self._table()
 
@@ -97,11 +108,12 @@ class ModelProgress(TuneObserver):
             self._bar.set_postfix_str(status, refresh=False)
             self._bar.refresh()
         elif self.mode == "lines":
-            self._print(f"[{self.done}/{self.total}] {task}: {describe(run_secs, error_msg)}; "
-                        f"{status}")
+            self._print(
+                f"[{self.done}/{self.total}] {task}: {describe(run_secs, error_msg)}; {status}"
+            )
         left = self._pending.get(task, 1) - 1
         self._pending[task] = left
-        if left <= 0:                  # the task's round is measured
+        if left <= 0:  # the task's round is measured
             self._table()
 
     def _table(self):

@@ -5,22 +5,28 @@ candidate (a TuneObserver, tune_events.py).
 On a terminal it is a tqdm bar; when stderr is not a terminal (piped to a file, CI) or tqdm is
 missing, plain lines: one per phase and one per measured candidate; on a terminal of zero
 columns (a pty nobody sized), nothing."""
+
 import collections
 import os
 import sys
 from typing import Optional
 
-from tir_mlir.meta_schedule.tune_events import (GENERATING, TuneObserver, candidates, describe,
-                                                mean_sec)
+from tir_mlir.meta_schedule.tune_events import (
+    GENERATING,
+    TuneObserver,
+    candidates,
+    describe,
+    mean_sec,
+)
 
 
 def error_kind(error_msg: Optional[str]) -> Optional[str]:
-    """"BuildError: ..." -> "BuildError"."""
+    """ "BuildError: ..." -> "BuildError"."""
     return None if error_msg is None else error_msg.split(":", 1)[0]
 
 
 def display_mode(stream) -> str:
-    """"bar" on a terminal, "off" on one of zero columns, "lines" otherwise."""
+    """ "bar" on a terminal, "off" on one of zero columns, "lines" otherwise."""
     try:
         if not stream.isatty():
             return "lines"
@@ -31,8 +37,15 @@ def display_mode(stream) -> str:
 
 
 class Progress(TuneObserver):
-    def __init__(self, total: int, flops: Optional[int], done: int = 0,
-                 best_sec: Optional[float] = None, stream=None, mode: Optional[str] = None):
+    def __init__(
+        self,
+        total: int,
+        flops: Optional[int],
+        done: int = 0,
+        best_sec: Optional[float] = None,
+        stream=None,
+        mode: Optional[str] = None,
+    ):
         self.total, self.flops, self.done, self.best_sec = total, flops, done, best_sec
         self.failures = collections.Counter()
         self.stream = stream or sys.stderr
@@ -45,8 +58,14 @@ class Progress(TuneObserver):
             except ImportError:
                 self.mode = "lines"
             else:
-                self._bar = tqdm(total=total, initial=min(done, total), file=self.stream,
-                                 unit="trial", dynamic_ncols=True, leave=True)
+                self._bar = tqdm(
+                    total=total,
+                    initial=min(done, total),
+                    file=self.stream,
+                    unit="trial",
+                    dynamic_ncols=True,
+                    leave=True,
+                )
 
     def rate(self, sec: Optional[float]) -> str:
         if sec is None:
@@ -62,8 +81,7 @@ class Progress(TuneObserver):
             what = phase if phase == GENERATING else f"{phase} {count}"
             self._bar.set_description_str(f"round {self.round}: {what}", refresh=True)
         elif self.mode == "lines":
-            what = f"{phase} candidates" if phase == GENERATING else \
-                f"{phase} {candidates(count)}"
+            what = f"{phase} candidates" if phase == GENERATING else f"{phase} {candidates(count)}"
             self._print(f"round {self.round}: {what}")
 
     def measured(self, task, run_secs, error_msg):

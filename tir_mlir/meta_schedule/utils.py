@@ -16,9 +16,11 @@ def _outer(self):
 
 def derived_object(cls: type) -> type:
     if not isinstance(cls, type) or not getattr(cls, "_py_interface", False):
-        raise TypeError("Please use the user-facing method overriding class, i.e., "
-                        "PyScheduleRule, PyPostproc, PyMutator, PyCostModel, "
-                        "PySearchStrategy, PyMeasureCallback, PyDatabase or "
-                        "PySpaceGenerator.")
+        raise TypeError(
+            "Please use the user-facing method overriding class, i.e., "
+            "PyScheduleRule, PyPostproc, PyMutator, PyCostModel, "
+            "PySearchStrategy, PyMeasureCallback, PyDatabase or "
+            "PySpaceGenerator."
+        )
     cls._outer = _outer
     return cls

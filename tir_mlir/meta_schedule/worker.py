@@ -4,6 +4,7 @@ each and writes back `("ok", result)` or `("error", message)`.
 
 The protocol uses the original stdout; fd 1 is pointed at stderr so that anything a task
 prints (compiler diagnostics, generated code) cannot corrupt it."""
+
 import ctypes
 import importlib
 import os
@@ -16,7 +17,7 @@ import time
 
 _HEADER = struct.Struct("<Q")
 _PR_SET_PDEATHSIG = 1
-PARENT_ENV = "TIR_MLIR_POOL_PARENT"      # the pid of the process that started the worker
+PARENT_ENV = "TIR_MLIR_POOL_PARENT"  # the pid of the process that started the worker
 
 
 def _read(f, n):
@@ -44,7 +45,7 @@ def _die_with_parent(parent: int) -> None:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-                if os.getppid() != parent:         # it died before prctl took effect
+                if os.getppid() != parent:  # it died before prctl took effect
                     os._exit(1)
                 return
         except (OSError, AttributeError):
@@ -54,6 +55,7 @@ def _die_with_parent(parent: int) -> None:
         while os.getppid() == parent:
             time.sleep(1.0)
         os._exit(1)
+
     threading.Thread(target=watch, daemon=True).start()
 
 
@@ -63,7 +65,7 @@ def main(preload):
     os.dup2(2, 1)
     for module in preload:
         importlib.import_module(module)
-    out.write(b"R")                   # ready: tasks are timed from here on
+    out.write(b"R")  # ready: tasks are timed from here on
     out.flush()
     inp = sys.stdin.buffer
     while True:

@@ -5,6 +5,7 @@
 
 The printer only reads the IR; `print(parse(print(m))) == print(m)` holds.
 """
+
 from tir_mlir.ir.deep import deep_recursion
 from tir_mlir.printer.stmt import IND, FuncPrinter
 
@@ -38,5 +39,5 @@ def _script(mod) -> str:
         body = script_func(f, header=False)
         parts += [IND + line if line else line for line in body.split("\n")]
     if not funcs:
-        parts.append(IND + "pass")              # TVM's spelling of an empty module
+        parts.append(IND + "pass")  # TVM's spelling of an empty module
     return "\n".join(parts)

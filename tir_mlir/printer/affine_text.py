@@ -5,6 +5,7 @@ as `a - 1` and `a - b`, which is what the printer must produce to re-parse to th
 `int_dtype` is the TensorIR dtype of the expression: its constants print as `T.int64(4)` when
 it is int64 (see `tir_mlir.ir.index_dtypes.expr_dtype`).
 """
+
 from mlir import ir
 
 from tir_mlir.ir.affine_exprs import const_of, sum_terms
@@ -70,7 +71,7 @@ def _sum_text(e, dim_names, sym_names, int_dtype):
     terms = _fold_mods(terms)
     terms.sort(key=lambda t: -_scale(t))
     if const > 0 and terms and all(_negated(t) is not None for t in terms):
-        terms.insert(0, ir.AffineConstantExpr.get(const))   # `7 - i`, as TVM simplifies it
+        terms.insert(0, ir.AffineConstantExpr.get(const))  # `7 - i`, as TVM simplifies it
     elif const or not terms:
         terms.append(ir.AffineConstantExpr.get(const))
     text, prec = affine_text(terms[0], dim_names, sym_names, int_dtype)
@@ -115,8 +116,9 @@ def _binop(op, prec, lhs, rhs, dim_names, sym_names, int_dtype):
     return f"{a} {op} {b}", prec
 
 
-def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32",
-                    written: str = "", sym_names=()) -> str:
+def constraint_text(
+    expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int32", written: str = "", sym_names=()
+) -> str:
     """One IntegerSet constraint (`expr >= 0` / `expr == 0`) written the way TVM's T.where is.
 
     `-(i * 4 + j) + 9 >= 0` reads back as `i * 4 + j < 10`; `i - 2 >= 0` as `2 <= i` (TVM's
@@ -125,7 +127,7 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
     """
     pos, neg, const = _split_terms(expr)
     zero = ir.AffineConstantExpr.get(0)
-    num = lambda c: int_text(c, int_dtype)   # noqa: E731
+    num = lambda c: int_text(c, int_dtype)  # noqa: E731
     if not neg or (pos and is_eq):
         lhs = _sum(pos, zero) if pos else _sum(neg, zero) * -1
         text = affine_text(lhs, dim_names, sym_names, int_dtype)[0]
@@ -136,8 +138,10 @@ def constraint_text(expr: ir.AffineExpr, is_eq: bool, dim_names, int_dtype="int3
         if written == "<":
             return f"{num(-const - 1)} < {text}"
         return f"{num(-const)} <= {text}"
-    lhs = _nested_split(neg, dim_names, int_dtype) or \
-        affine_text(_sum(neg, zero), dim_names, sym_names, int_dtype)[0]
+    lhs = (
+        _nested_split(neg, dim_names, int_dtype)
+        or affine_text(_sum(neg, zero), dim_names, sym_names, int_dtype)[0]
+    )
     if is_eq:
         return f"{lhs} == {num(const)}"
     rhs = _sum(pos, ir.AffineConstantExpr.get(const + 1))

@@ -1,12 +1,19 @@
 """What the printer needs to know about a buffer (a memref value): name, shape, dtype, scope,
 and the layout keywords TVM prints (offset_factor, axis_separators)."""
+
 from dataclasses import dataclass
 from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.dialect.buffers import (ALIGN, OFFSET_FACTOR, arg_attrs, axis_separators_of, int_of,
-                                      scope_of)
+from tir_mlir.dialect.buffers import (
+    ALIGN,
+    OFFSET_FACTOR,
+    arg_attrs,
+    axis_separators_of,
+    int_of,
+    scope_of,
+)
 from tir_mlir.dialect.ops import INDEX_DTYPE, str_attr
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.ir.index_dtypes import buffer_dim_dtypes
@@ -19,10 +26,10 @@ class BufferInfo:
     dtype: str
     scope: str = "global"
     param: Optional[str] = None  # handle name of a T.match_buffer parameter
-    dim_dtypes: tuple = ()       # "int32" | "int64" per dimension
+    dim_dtypes: tuple = ()  # "int32" | "int64" per dimension
     offset_factor: Optional[int] = None  # T.Buffer / T.match_buffer(..., offset_factor=N)
     axis_separators: tuple = ()
-    align: int = 64              # T.match_buffer(..., align=N)
+    align: int = 64  # T.match_buffer(..., align=N)
 
     @property
     def needs_match(self) -> bool:
@@ -34,11 +41,17 @@ class BufferInfo:
         dtype = str_attr(attrs, "tir.dtype") or dtype_of(t.element_type)
         factor = int_of(attrs, OFFSET_FACTOR)
         seps = axis_separators_of(attrs)
-        return BufferInfo(str_attr(attrs, "tir.name", "buf"), tuple(t.shape), dtype,
-                          scope_of(attrs), str_attr(attrs, "tir.param"),
-                          buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None,
-                                            len(t.shape)), factor, seps,
-                          int_of(attrs, ALIGN, 64))
+        return BufferInfo(
+            str_attr(attrs, "tir.name", "buf"),
+            tuple(t.shape),
+            dtype,
+            scope_of(attrs),
+            str_attr(attrs, "tir.param"),
+            buffer_dim_dtypes(attrs[INDEX_DTYPE] if INDEX_DTYPE in attrs else None, len(t.shape)),
+            factor,
+            seps,
+            int_of(attrs, ALIGN, 64),
+        )
 
 
 def buffer_infos(func_op) -> dict:
@@ -52,9 +65,11 @@ def buffer_infos(func_op) -> dict:
 
     def visit(op):
         if op.name in ("memref.alloc", "memref.alloca") or (
-                op.name == "memref.subview" and "tir.match_buffer" in op.attributes):
+            op.name == "memref.subview" and "tir.match_buffer" in op.attributes
+        ):
             out[op.results[0]] = BufferInfo.of(ir.MemRefType(op.results[0].type), op.attributes)
         return ir.WalkResult.ADVANCE
+
     func_op.walk(visit)
     return out
 

@@ -7,6 +7,7 @@ kept. Block bindings and predicates are compared as affine text over the numbere
 so `T.axis.remap` and `T.axis.spatial` spellings compare equal, and so do operand orders that
 mean the same binding. Independent expression ops may be ordered differently in the IR.
 """
+
 from dataclasses import dataclass, field
 from typing import List, Tuple
 
@@ -19,8 +20,16 @@ from tir_mlir.dialect.ops import Block, Loop, body_ops, str_attr
 from tir_mlir.printer.affine_text import affine_text, constraint_text
 
 # Names and bookkeeping that do not change what a program computes.
-_IGNORED = {"tir.name", "tir.let_name", "iter_names", "tir.sid", "tir.param", "arg_attrs",
-            "sym_name", "function_type"}
+_IGNORED = {
+    "tir.name",
+    "tir.let_name",
+    "iter_names",
+    "tir.sid",
+    "tir.param",
+    "arg_attrs",
+    "sym_name",
+    "function_type",
+}
 _ALLOCS = ("memref.alloc", "memref.alloca")
 
 
@@ -44,22 +53,30 @@ class _Canon:
         if isinstance(v, ir.BlockArgument):
             return f"<unbound {v.type}>"
         op = v.owner.operation
-        return (op.name, _attrs(op), tuple(self.value(o) for o in op.operands),
-                tuple(str(r.type) for r in op.results),
-                tuple(tuple(self.stmt_list(list(b.operations)) for b in r.blocks)
-                      for r in op.regions))
+        return (
+            op.name,
+            _attrs(op),
+            tuple(self.value(o) for o in op.operands),
+            tuple(str(r.type) for r in op.results),
+            tuple(tuple(self.stmt_list(list(b.operations)) for b in r.blocks) for r in op.regions),
+        )
 
     @staticmethod
     def is_stmt(op):
-        return (len(op.results) != 1 or op.name in _ALLOCS or Loop.is_loop(op)
-                or "tir.let_name" in op.attributes)
+        return (
+            len(op.results) != 1
+            or op.name in _ALLOCS
+            or Loop.is_loop(op)
+            or "tir.let_name" in op.attributes
+        )
 
     def stmt_list(self, ops) -> list:
         out = []
         for op in ops:
             op = op.operation
-            if not self.is_stmt(op) or (op.name in ("gpu.yield", "affine.yield")
-                                         and not len(op.operands)):
+            if not self.is_stmt(op) or (
+                op.name in ("gpu.yield", "affine.yield") and not len(op.operands)
+            ):
                 continue
             out.append(self.stmt(op))
         return out
@@ -68,25 +85,32 @@ class _Canon:
         if Loop.is_loop(op):
             loop = Loop(op)
             self.define(loop.iv)
-            items = (("kind", loop.kind), *self.bounds(loop), ("step", loop.step),
-                     ("index_dtype", loop.index_dtype), ("thread", loop.thread),
-                     ("annotations", _dict(loop.annotations)))
+            items = (
+                ("kind", loop.kind),
+                *self.bounds(loop),
+                ("step", loop.step),
+                ("index_dtype", loop.index_dtype),
+                ("thread", loop.thread),
+                ("annotations", _dict(loop.annotations)),
+            )
             return Node("for", items, self.stmt_list(body_ops(loop.body)))
         if Block.is_block(op):
             return self.block(Block(op))
         if op.name in _ALLOCS:
             self.define(op.results[0])
             return Node(op.name, (("type", str(op.results[0].type)), ("attrs", _attrs(op))))
-        items = (("attrs", _attrs(op)),
-                 ("operands", tuple(self.value(o) for o in op.operands)),
-                 ("results", tuple(str(r.type) for r in op.results)))
+        items = (
+            ("attrs", _attrs(op)),
+            ("operands", tuple(self.value(o) for o in op.operands)),
+            ("results", tuple(str(r.type) for r in op.results)),
+        )
         children = []
         for r in op.regions:
             for b in r.blocks:
                 for a in b.arguments:
                     self.define(a)
                 children.append(Node("region", (), self.stmt_list(list(b.operations))))
-        for r in op.results:             # a let: later uses refer to it by number
+        for r in op.results:  # a let: later uses refer to it by number
             self.define(r)
         return Node(op.name, items, children)
 
@@ -98,7 +122,7 @@ class _Canon:
     def bound(self, amap: ir.AffineMap, operands) -> tuple:
         """A loop bound (a map over outer loop vars and symbols) as text over value names."""
         names = [self.name(o) for o in operands]
-        dims, syms = names[:amap.n_dims], names[amap.n_dims:]
+        dims, syms = names[: amap.n_dims], names[amap.n_dims :]
         return tuple(affine_text(e, dims, syms)[0] for e in amap.results)
 
     def bounds(self, loop: Loop) -> tuple:
@@ -120,13 +144,21 @@ class _Canon:
         bindings = tuple(affine_text(e, dim_names, sym_names)[0] for e in b.bindings.results)
         pred = None
         if b.predicate is not None:
-            pred = tuple(constraint_text(c.expr, c.is_eq, dim_names, sym_names=sym_names)
-                         for c in b.predicate.constraints)
+            pred = tuple(
+                constraint_text(c.expr, c.is_eq, dim_names, sym_names=sym_names)
+                for c in b.predicate.constraints
+            )
         domains = tuple((self.size(lo), self.size(ext)) for lo, ext in b.domains)
-        items = (("name", b.name), ("iter_types", tuple(b.iter_types)),
-                 ("domains", domains), ("index_dtypes", tuple(b.index_dtypes)),
-                 ("bindings", bindings), ("predicate", pred),
-                 ("annotations", _dict(b.annotations)), ("has_init", b.init is not None))
+        items = (
+            ("name", b.name),
+            ("iter_types", tuple(b.iter_types)),
+            ("domains", domains),
+            ("index_dtypes", tuple(b.index_dtypes)),
+            ("bindings", bindings),
+            ("predicate", pred),
+            ("annotations", _dict(b.annotations)),
+            ("has_init", b.init is not None),
+        )
         for v in b.iter_vars:
             self.define(v)
         children = []
@@ -154,8 +186,9 @@ def _func_node(func) -> Node:
     params = []
     for a, attrs in zip(entry.arguments, arg_attrs(func)):
         canon.define(a)
-        params.append((str(a.type), tuple(sorted((n, str(v)) for n, v in attrs.items()
-                                                 if n not in _IGNORED))))
+        params.append(
+            (str(a.type), tuple(sorted((n, str(v)) for n, v in attrs.items() if n not in _IGNORED)))
+        )
     items = (("params", tuple(params)), ("attrs", _attrs(func)))
     name = str_attr(func.attributes, "sym_name")
     return Node(f"func @{name}", items, canon.stmt_list(list(entry.operations)))
@@ -172,12 +205,11 @@ def _diff(a: Node, b: Node, path: str):
                 va, vb = _first_diff(va, vb)
             return f"{here}: {ka} differs: {va!r} != {vb!r}"
     for k, (ca, cb) in enumerate(zip(a.children, b.children)):
-        msg = _diff(ca, cb, f"{here}[{k}]" if ca.label != "init" and ca.label != "body"
-                    else here)
+        msg = _diff(ca, cb, f"{here}[{k}]" if ca.label != "init" and ca.label != "body" else here)
         if msg:
             return msg
     if len(a.children) != len(b.children):
-        return (f"{here}: {len(a.children)} statements != {len(b.children)} statements")
+        return f"{here}: {len(a.children)} statements != {len(b.children)} statements"
     return None
 
 
@@ -225,6 +257,7 @@ def structural_hash(mod) -> str:
     """A hex digest equal for structurally equal modules (the same program up to renaming of
     variables, buffers and loops; function and block names count)."""
     import hashlib
+
     digest = hashlib.sha256()
     for name, func in _funcs(mod).items():
         with func.context:

@@ -4,6 +4,7 @@ Expressions are built right before the statement that uses them (design.md), so 
 value means printing the op that defines it, operand by operand. Values with `tir.let_name`
 and block/loop arguments print as their names.
 """
+
 from mlir import ir
 
 from tir_mlir.dialect.expr_ops import BINARY as BINARY_OPS
@@ -20,8 +21,20 @@ from tir_mlir.ir.regions import index_affine
 # (operator, precedence) of each binary op.
 BINARY = {op: (sym, ADD if sym in ("+", "-") else MUL) for op, sym in BINARY_OPS.items()}
 CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
-CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=",
-        11: "<", 12: "<=", 13: "!="}
+CMPF = {
+    1: "==",
+    2: ">",
+    3: ">=",
+    4: "<",
+    5: "<=",
+    6: "!=",
+    8: "==",
+    9: ">",
+    10: ">=",
+    11: "<",
+    12: "<=",
+    13: "!=",
+}
 
 
 def value_dtype(v: ir.Value, buffers) -> str:
@@ -117,15 +130,16 @@ class ExprPrinter:
             return self._cast(name, args[0], v)
         if name == "scf.if":
             return self._if_then_else(op)
-        if name == "arith.ceildivsi":    # T.ceildiv(n, m): TVM 0.21 holds (n + m - 1) // m
+        if name == "arith.ceildivsi":  # T.ceildiv(n, m): TVM 0.21 holds (n + m - 1) // m
             a = wrap(self.expr(args[0]), ADD, right=False)
             b = wrap(self.expr(args[1]), ADD, right=True)
             return f"({a} + {b} - 1) // {wrap(self.expr(args[1]), MUL, right=True)}", MUL
-        if name == "affine.apply":       # a size over the function's symbols
+        if name == "affine.apply":  # a size over the function's symbols
             amap = ir.AffineMapAttr(op.attributes["map"]).value
             names = [self.text(a) for a in args]
-            return affine_text(amap.results[0], names[:amap.n_dims], names[amap.n_dims:],
-                               index_dtype(v))
+            return affine_text(
+                amap.results[0], names[: amap.n_dims], names[amap.n_dims :], index_dtype(v)
+            )
         raise TIRError(f"the printer does not know how to print '{name}'")
 
     def _constant(self, op, v):
@@ -162,8 +176,11 @@ class ExprPrinter:
         if dtype_of(v.type) != "bool":
             if name == "arith.xori" and self._is_all_ones(args[1]):
                 return self._call("bitwise_not", args[:1])
-            fn = {"arith.andi": "bitwise_and", "arith.ori": "bitwise_or",
-                  "arith.xori": "bitwise_xor"}[name]
+            fn = {
+                "arith.andi": "bitwise_and",
+                "arith.ori": "bitwise_or",
+                "arith.xori": "bitwise_xor",
+            }[name]
             return self._call(fn, args)
         if name == "arith.xori":
             other = [a for a in args if self._is_true(a)]
@@ -199,10 +216,11 @@ class ExprPrinter:
     def _cast(self, name, x, v):
         target = value_dtype(v, self.buffers)
         if "tir.implicit" in v.owner.attributes:
-            return self.expr(x)          # a step of a cast the front end did in two
+            return self.expr(x)  # a step of a cast the front end did in two
         if name.startswith("arith.index_cast") and (
-                isinstance(v.type, ir.IndexType) or target == index_dtype(x)):
-            return self.expr(x)          # index <-> its own int32/int64 is no cast in TensorIR
+            isinstance(v.type, ir.IndexType) or target == index_dtype(x)
+        ):
+            return self.expr(x)  # index <-> its own int32/int64 is no cast in TensorIR
         return f'T.Cast("{target}", {self.text(x)})', ATOM
 
     def _if_then_else(self, op):

@@ -2,22 +2,31 @@
 prints them: `T.call_extern("int32", "f", ...)`, `T.call_packed("name", A, n)`, `C.data`, `C.elem_offset` (the offset of a
 region, `i * 512 + j * 16`, after tensorize), `T.tvm_access_ptr(T.type_annotation("float32"),
 ...)`, `T.address_of(B[i, j])`, `B.strides[0]`."""
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import extern_args, extern_callee
 from tir_mlir.printer.affine_text import affine_text
 from tir_mlir.printer.precedence import ADD, ATOM, MUL, wrap
 
+
 def is_extern_call(v: ir.Value) -> bool:
     """A call TVM prints as a bare statement (no T.evaluate around it)."""
     return not isinstance(v.owner, ir.Block) and extern_callee(v.owner) in (
-        "call_extern", "call_packed", "builtin", "tvm_access_ptr")
+        "call_extern",
+        "call_packed",
+        "builtin",
+        "tvm_access_ptr",
+    )
 
 
 def _is_zero(v: ir.Value) -> bool:
     o = v.owner
-    return (not isinstance(o, ir.Block) and o.name == "arith.constant"
-            and ir.IntegerAttr(o.attributes["value"]).value == 0)
+    return (
+        not isinstance(o, ir.Block)
+        and o.name == "arith.constant"
+        and ir.IntegerAttr(o.attributes["value"]).value == 0
+    )
 
 
 def row_major_strides(mtype: ir.MemRefType):
@@ -32,6 +41,7 @@ def _offset_text(p, buf, idx) -> tuple:
     """(text, precedence): `B.elem_offset` at B[0, ...], else the linear offset of B[idx]
     (static strides), simplified like TVM's (`v_i_o * 512 + v_j_o * 16`)."""
     from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
+
     strides = row_major_strides(ir.MemRefType(buf.type))
     if all(_is_zero(i) for i in idx):
         return f"{p.namer[buf]}.elem_offset", ATOM
@@ -49,6 +59,7 @@ def _offset_text(p, buf, idx) -> tuple:
 def extern_text(p, op, v) -> tuple:
     """(text, precedence) of a `tir.extern` (`p`: the ExprPrinter)."""
     from tir_mlir.printer.expr import value_dtype
+
     callee, args = extern_callee(op), extern_args(op)
     if callee == "elem_offset":
         return _offset_text(p, args[0], args[1:])
@@ -60,14 +71,15 @@ def extern_text(p, op, v) -> tuple:
         return f'T.{fn}("{dtype}", "{symbol}"{rest})', ATOM
     if callee == "call_packed":
         symbol = ir.StringAttr(op.attributes["symbol"]).value
-        rest = "".join(", " + (p.namer[a] if isinstance(a.type, ir.MemRefType) else p.text(a))
-                       for a in args)
+        rest = "".join(
+            ", " + (p.namer[a] if isinstance(a.type, ir.MemRefType) else p.text(a)) for a in args
+        )
         return f'T.call_packed("{symbol}"{rest})', ATOM
     if callee == "builtin":
         symbol = ir.StringAttr(op.attributes["symbol"]).value
         dtype = value_dtype(v, p.buffers)
         rest = [p.text(a) for a in args]
-        if "strings" in op.attributes:          # string arguments back at their positions
+        if "strings" in op.attributes:  # string arguments back at their positions
             strings = {n.name: n.attr for n in ir.DictAttr(op.attributes["strings"])}
             for pos in sorted(strings, key=int):
                 rest.insert(int(pos), f'"{ir.StringAttr(strings[pos]).value}"')
@@ -80,5 +92,8 @@ def extern_text(p, op, v) -> tuple:
     if callee == "buffer_stride":
         return f"{p.namer[args[0]]}.strides[{ir.IntegerAttr(op.attributes['dim']).value}]", ATOM
     dtype = ir.StringAttr(op.attributes["tir.ptr_dtype"]).value
-    return (f'T.tvm_access_ptr(T.type_annotation("{dtype}"), '
-            + ", ".join(p.text(a) for a in args) + ")"), ATOM
+    return (
+        f'T.tvm_access_ptr(T.type_annotation("{dtype}"), '
+        + ", ".join(p.text(a) for a in args)
+        + ")"
+    ), ATOM

@@ -5,6 +5,7 @@ The whole function is printed (so names are the ones the function's script uses)
 the target statement's lines are kept, dedented. A `T.grid` chain never swallows the target:
 a loop in the middle of a grid starts its own statement, as TVM prints a For on its own.
 """
+
 from typing import List, Optional, Tuple
 
 from tir_mlir.dialect.ops import Block
@@ -16,10 +17,10 @@ class _FragmentPrinter(FuncPrinter):
     def __init__(self, target):
         super().__init__(func_of(target))
         self.target = target
-        self.head = None            # the loop whose grid chain is being formed
+        self.head = None  # the loop whose grid chain is being formed
         # (first line, end line, depth) of the target
         self.span: Optional[Tuple[int, int, int]] = None
-        self.region_texts = []      # the target block's [reads, writes], one text per region
+        self.region_texts = []  # the target block's [reads, writes], one text per region
 
     def _is_grid_loop(self, loop) -> bool:
         return FuncPrinter._is_grid_loop(loop) and (loop.op != self.target or loop.op == self.head)
@@ -54,7 +55,7 @@ def stmt_script(op) -> str:
     p = _printed(op)
     assert p.span is not None, "the statement is in its function"
     start, end, depth = p.span
-    return "\n".join(line[len(IND) * depth:] for line in p.lines[start:end])
+    return "\n".join(line[len(IND) * depth :] for line in p.lines[start:end])
 
 
 def block_region_texts(op) -> Tuple[List[str], List[str]]:

@@ -1,4 +1,5 @@
 """Literals: typed constants (`T.float32(0.0)`, `T.int64(5)`) and attribute values."""
+
 import math
 
 from mlir import ir
@@ -42,7 +43,7 @@ def attr_text(attr: ir.Attribute) -> str:
             return f"T.int{attr.type.width}({attr.value})"
         return str(attr.value)
     if isinstance(attr, ir.FloatAttr):
-        if isinstance(attr.type, ir.F64Type):     # a Python float: TVM prints 17 digits
+        if isinstance(attr.type, ir.F64Type):  # a Python float: TVM prints 17 digits
             text = "%.17g" % attr.value
             return text if any(c in text for c in ".en") else text + ".0"
         return repr(attr.value)
@@ -64,9 +65,16 @@ def string_text(s: str) -> str:
         elif c.isprintable() or c == " ":
             out.append(c)
         else:
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c) or
-                       (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-                        if ord(c) < 0x10000 else f"\\U{ord(c):08x}"))
+            out.append(
+                {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c)
+                or (
+                    f"\\x{ord(c):02x}"
+                    if ord(c) < 0x100
+                    else f"\\u{ord(c):04x}"
+                    if ord(c) < 0x10000
+                    else f"\\U{ord(c):08x}"
+                )
+            )
     return '"' + "".join(out) + '"'
 
 

@@ -3,12 +3,13 @@
 Names are freed when their scope (loop, block, function) ends, so sibling loops may both
 be called `i`, exactly like TVM's printer.
 """
+
 import contextlib
 
 
 class Namer:
     def __init__(self):
-        self._names = {}          # ir.Value -> printed name
+        self._names = {}  # ir.Value -> printed name
         self._live = set()
         self._frames = [[]]
 

@@ -1,4 +1,5 @@
 """Python operator precedence, as TVM's doc printer applies it (higher binds tighter)."""
+
 OR, AND, NOT, CMP, ADD, MUL, NEG, ATOM = 1, 2, 3, 4, 6, 7, 8, 10
 
 

@@ -1,4 +1,5 @@
 """Statements, loops, blocks and functions -> TVMScript lines (4-space indent, like TVM)."""
+
 import re
 import numpy as np
 from mlir import ir
@@ -7,8 +8,16 @@ from tir_mlir.ir import first_iteration_or
 from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
-from tir_mlir.dialect.ops import (CONST_DATA, EXPLICIT_ROOT, ITER_KINDS, Block, Loop, body_ops,
-                                  integer_set, str_attr)
+from tir_mlir.dialect.ops import (
+    CONST_DATA,
+    EXPLICIT_ROOT,
+    ITER_KINDS,
+    Block,
+    Loop,
+    body_ops,
+    integer_set,
+    str_attr,
+)
 from tir_mlir.errors import TIRError
 from tir_mlir.ir.index_dtypes import expr_dtype, wider
 from tir_mlir.printer.affine_text import affine_text, constraint_text
@@ -18,13 +27,20 @@ from tir_mlir.printer.expr import ExprPrinter, value_dtype
 from tir_mlir.printer.extern_calls import is_extern_call
 from tir_mlir.printer.literals import dict_text, int_text, shape_text, string_text
 from tir_mlir.printer.names import Namer
-from tir_mlir.printer.symbols import (ASSUME, IMPLICIT, MATCH_SHAPE, alloc_dims, match_shapes,
-                                      shape_dims, size_text)
+from tir_mlir.printer.symbols import (
+    ASSUME,
+    IMPLICIT,
+    MATCH_SHAPE,
+    alloc_dims,
+    match_shapes,
+    shape_dims,
+    size_text,
+)
 from tir_mlir.ir.regions import block_regions
 
 IND = "    "
 ALLOCS = ("memref.alloc", "memref.alloca")
-MATCH = "memref.subview"          # T.match_buffer of a region, in a block
+MATCH = "memref.subview"  # T.match_buffer of a region, in a block
 # Ops with nothing to print (expression ops print inline where they are used).
 SKIPPED = ("memref.dealloc", "scf.yield")
 
@@ -52,9 +68,9 @@ class FuncPrinter:
         self.ex = ExprPrinter(self.namer, self.buffers)
         self.lines = []
         self.depth = 0
-        self.loop_of = {}          # loop IV -> Loop, for the loops enclosing the current point
-        self.shapes = match_shapes(func_op)     # dynamic buffer parameter -> tir.match_shape
-        self.sym_names = []        # the current block's symbols, as printed
+        self.loop_of = {}  # loop IV -> Loop, for the loops enclosing the current point
+        self.shapes = match_shapes(func_op)  # dynamic buffer parameter -> tir.match_shape
+        self.sym_names = []  # the current block's symbols, as printed
 
     # --- output --------------------------------------------------------------------------
     def emit(self, text: str):
@@ -64,8 +80,9 @@ class FuncPrinter:
         fname = ir.StringAttr(self.func.attributes["sym_name"]).value
         entry = self.func.regions[0].blocks[0]
         params, match, implicit = [], [], []
-        symbolic = bool(self.shapes) or any(not isinstance(a.type, ir.MemRefType)
-                                            for a in entry.arguments)
+        symbolic = bool(self.shapes) or any(
+            not isinstance(a.type, ir.MemRefType) for a in entry.arguments
+        )
         for arg, attrs in zip(entry.arguments, arg_attrs(self.func)):
             if IMPLICIT in attrs:
                 implicit.append((arg, attrs))
@@ -74,7 +91,7 @@ class FuncPrinter:
                 if isinstance(arg.type, ir.MemRefType):
                     raise TIRError(f"parameter of type {arg.type} in {fname} cannot be printed")
                 name = self.namer.define(arg, str_attr(attrs, "tir.name", "v"))
-                params.append(f"{name}: T.{value_dtype(arg, self.buffers)}")   # a scalar
+                params.append(f"{name}: T.{value_dtype(arg, self.buffers)}")  # a scalar
                 continue
             info = self.buffers[arg]
             # TVM prints a parameter of static shape as a T.Buffer; a function parsed from
@@ -95,16 +112,19 @@ class FuncPrinter:
         attrs = self._func_attrs(fname)
         if attrs:
             self.emit(f"T.func_attr({dict_text(attrs)})")
-        unbound = [a for a, _ in implicit
-                   if not any(a in _args_of(o) for o in list(self.shapes.values()))]
+        unbound = [
+            a for a, _ in implicit if not any(a in _args_of(o) for o in list(self.shapes.values()))
+        ]
         self._declare(unbound, implicit)
         for arg in match:
             info = self.buffers[arg]
             if arg in self.shapes:
                 self._declare(_args_of(self.shapes[arg]), implicit)
             handle = self.namer[("handle", arg)]
-            self.emit(f"{self.namer.define(arg, info.name)} = "
-                      f"{self._decl('match_buffer', info, handle, dims=self._dims(arg))}")
+            self.emit(
+                f"{self.namer.define(arg, info.name)} = "
+                f"{self._decl('match_buffer', info, handle, dims=self._dims(arg))}"
+            )
         ops = body_ops(entry)
         ops = [o for o in ops if o.name != "func.return"]
         root = self._implicit_root(ops)
@@ -112,9 +132,13 @@ class FuncPrinter:
             ops = body_ops(root.body)
         has_blocks = root is not None or self._contains_block(ops)
         allocs = [o for o in ops if o.name in ALLOCS]
-        if (root is None and len(ops) == 1 and Block.is_block(ops[0])
-                and not Block(ops[0]).iter_names):
-            if Block(ops[0]).name == "root":      # a root TVM prints (attrs, regions)
+        if (
+            root is None
+            and len(ops) == 1
+            and Block.is_block(ops[0])
+            and not Block(ops[0]).iter_names
+        ):
+            if Block(ops[0]).name == "root":  # a root TVM prints (attrs, regions)
                 self.block(Block(ops[0]))
                 return "\n".join(self.lines)
             # TVM would read a lone iter-less block as the root block itself: print the root
@@ -140,7 +164,7 @@ class FuncPrinter:
         d = {n.name: n.attr for n in ir.DictAttr(a["tir.func_attrs"])}
         gs = d.get("global_symbol")
         if gs is not None and isinstance(gs, ir.StringAttr) and gs.value == fname:
-            del d["global_symbol"]      # TVM hides a global_symbol equal to the name
+            del d["global_symbol"]  # TVM hides a global_symbol equal to the name
         return d
 
     @staticmethod
@@ -148,9 +172,14 @@ class FuncPrinter:
         """An explicit `with T.block("root")` around the whole body prints as TVM's comment."""
         if len(ops) == 1 and Block.is_block(ops[0]):
             b = Block(ops[0])
-            if (b.name == "root" and not b.iter_names and b.init is None
-                    and b.predicate is None and not b.annotations
-                    and EXPLICIT_ROOT not in b.op.attributes):
+            if (
+                b.name == "root"
+                and not b.iter_names
+                and b.init is None
+                and b.predicate is None
+                and not b.annotations
+                and EXPLICIT_ROOT not in b.op.attributes
+            ):
                 return b
         return None
 
@@ -163,6 +192,7 @@ class FuncPrinter:
                 found.append(op)
                 return ir.WalkResult.INTERRUPT
             return ir.WalkResult.ADVANCE
+
         for op in ops:
             op.walk(visit)
             if found:
@@ -183,8 +213,11 @@ class FuncPrinter:
         """The sizes of a buffer with symbolic dimensions (ints and SymExprs), else None."""
         if buf in self.shapes:
             return shape_dims(self.shapes[buf])
-        if not isinstance(buf, ir.BlockArgument) and buf.owner.name in ALLOCS \
-                and not ir.MemRefType(buf.type).has_static_shape:
+        if (
+            not isinstance(buf, ir.BlockArgument)
+            and buf.owner.name in ALLOCS
+            and not ir.MemRefType(buf.type).has_static_shape
+        ):
             return alloc_dims(buf.owner)
         return None
 
@@ -221,7 +254,7 @@ class FuncPrinter:
             if CONST_DATA in op.attributes:
                 self._allocate_const(op, info)
                 continue
-            decl = self._decl('alloc_buffer', info, dims=self._dims(op.results[0]))
+            decl = self._decl("alloc_buffer", info, dims=self._dims(op.results[0]))
             name = self.namer.define(op.results[0], info.name)
             self.emit(f"{name} = {decl}")
 
@@ -231,8 +264,9 @@ class FuncPrinter:
         values = np.array(ir.DenseElementsAttr(op.attributes[CONST_DATA])).reshape(-1)
         if info.dtype.startswith("uint"):
             values = values.astype(info.dtype)
-        items = ", ".join(repr(float(v)) if info.dtype.startswith("float") else str(int(v))
-                          for v in values)
+        items = ", ".join(
+            repr(float(v)) if info.dtype.startswith("float") else str(int(v)) for v in values
+        )
         extents = ", ".join(str(n) for n in info.shape)
         self.emit(f'{data} = T.allocate_const([{items}], "{info.dtype}", [{extents}])')
         name = self.namer.define(op.results[0], info.name)
@@ -273,7 +307,7 @@ class FuncPrinter:
             lanes = ir.VectorType(val.type).shape[0] if name == "vector.store" else 0
             return self.emit(f"{self.ex.load(buf, idx, lanes)} = {self.ex.text(val)}")
         if name == MATCH_SHAPE:
-            return None         # printed as the buffer's T.match_buffer
+            return None  # printed as the buffer's T.match_buffer
         if name == ASSUME:
             return self._assume(op)
         if name == "tir.evaluate":
@@ -285,16 +319,23 @@ class FuncPrinter:
         if name in ALLOCS:
             return self._allocs([op])
         if name in SKIPPED or len(op.results) == 1:
-            return None                 # an expression: printed where it is used
+            return None  # an expression: printed where it is used
         raise TIRError(f"the printer does not know the statement '{name}'")
 
     def _assume(self, op):
         cond = ir.IntegerSetAttr(op.attributes["condition"])
         names = [self.ex.expr(v) for v in op.operands]
         iset = integer_set(cond)
-        cs = [constraint_text(c.expr, c.is_eq, (), wider(*(value_dtype(v, self.buffers)
-                                                           for v in op.operands)),
-                              sym_names=names) for c in iset.constraints]
+        cs = [
+            constraint_text(
+                c.expr,
+                c.is_eq,
+                (),
+                wider(*(value_dtype(v, self.buffers) for v in op.operands)),
+                sym_names=names,
+            )
+            for c in iset.constraints
+        ]
         self.emit(f"T.assume({' and '.join(cs)})")
 
     def _let(self, op):
@@ -324,21 +365,32 @@ class FuncPrinter:
     # --- loops ---------------------------------------------------------------------------
     @staticmethod
     def _is_grid_loop(loop: Loop) -> bool:
-        return (loop.kind == "serial" and const_of(loop.lower_bound[0].results[0]) == 0
-                and not loop.annotations)
+        return (
+            loop.kind == "serial"
+            and const_of(loop.lower_bound[0].results[0]) == 0
+            and not loop.annotations
+        )
 
     @staticmethod
     def _is_expression(op) -> bool:
-        return (len(op.results) == 1 and "tir.let_name" not in op.attributes
-                and not Loop.is_loop(op) and op.name not in ALLOCS)
+        return (
+            len(op.results) == 1
+            and "tir.let_name" not in op.attributes
+            and not Loop.is_loop(op)
+            and op.name not in ALLOCS
+        )
 
     def loop(self, op):
         loops = [Loop(op)]
         while self._is_grid_loop(loops[-1]):
             # ops computing a non-affine block binding sit before their block: no statements
             inner = [o for o in body_ops(loops[-1].body) if not self._is_expression(o)]
-            if (len(inner) == 1 and Loop.is_loop(inner[0]) and self._is_grid_loop(Loop(inner[0]))
-                    and not any(v == l.iv for v in Loop(inner[0]).op.operands for l in loops)):
+            if (
+                len(inner) == 1
+                and Loop.is_loop(inner[0])
+                and self._is_grid_loop(Loop(inner[0]))
+                and not any(v == l.iv for v in Loop(inner[0]).op.operands for l in loops)
+            ):
                 loops.append(Loop(inner[0]))
             else:
                 break
@@ -347,9 +399,12 @@ class FuncPrinter:
             for l in loops:
                 self.loop_of[l.iv] = l
             if len(loops) > 1:
-                extents = ", ".join(size_text(self.ex, l.extent, l.index_dtype)
-                                    if l.constant_bounds else self._bounds_text(l)[0]
-                                    for l in loops)
+                extents = ", ".join(
+                    size_text(self.ex, l.extent, l.index_dtype)
+                    if l.constant_bounds
+                    else self._bounds_text(l)[0]
+                    for l in loops
+                )
                 self.emit(f"for {', '.join(names)} in T.grid({extents}):")
             else:
                 self.emit(f"for {names[0]} in {self._loop_iter(loops[0])}:")
@@ -364,14 +419,18 @@ class FuncPrinter:
         """TVM's `range(lo, lo + (extent))` of a loop whose bounds use outer loop variables
         (`range(i + 1)` when lo is 0)."""
         (lmap, lops), (umap, uops) = loop.lower_bound, loop.upper_bound
-        ldims, lsyms = lops[:lmap.n_dims], lops[lmap.n_dims:]
-        udims, usyms = uops[:umap.n_dims], uops[umap.n_dims:]
+        ldims, lsyms = lops[: lmap.n_dims], lops[lmap.n_dims :]
+        udims, usyms = uops[: umap.n_dims], uops[umap.n_dims :]
         dims = ldims + [u for u in udims if u not in ldims]
-        syms = lsyms + [u for u in usyms if u not in lsyms]     # sizes: `range(i, n)`
+        syms = lsyms + [u for u in usyms if u not in lsyms]  # sizes: `range(i, n)`
 
         def shift(m, ds, ss):
-            return substitute(m.results[0], [ir.AffineDimExpr.get(dims.index(o)) for o in ds],
-                              [ir.AffineSymbolExpr.get(syms.index(o)) for o in ss])
+            return substitute(
+                m.results[0],
+                [ir.AffineDimExpr.get(dims.index(o)) for o in ds],
+                [ir.AffineSymbolExpr.get(syms.index(o)) for o in ss],
+            )
+
         lo, hi = shift(lmap, ldims, lsyms), shift(umap, udims, usyms)
         n, m = len(dims), len(syms)
         ext = ir.AffineExpr.simplify_affine_expr(hi - lo, n, m)
@@ -382,10 +441,13 @@ class FuncPrinter:
             return [affine_text(ext, names, sym_names, dt)[0]]
         lo_text = affine_text(lo, names, sym_names, dt)
         ext_text = affine_text(ext, names, sym_names, dt)
-        return [lo_text[0], f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}"]
+        return [
+            lo_text[0],
+            f"{wrap(lo_text, ADD, right=False)} + {wrap(ext_text, ADD, right=True)}",
+        ]
 
     def _loop_iter(self, loop: Loop) -> str:
-        num = lambda v: size_text(self.ex, v, loop.index_dtype)    # noqa: E731
+        num = lambda v: size_text(self.ex, v, loop.index_dtype)  # noqa: E731
         if not loop.constant_bounds:
             args = self._bounds_text(loop)
         elif loop.min == 0:
@@ -398,8 +460,13 @@ class FuncPrinter:
             args.append(f"thread={string_text(loop.thread)}")
         if loop.annotations:
             args.append(f"annotations={dict_text(loop.annotations)}")
-        fn = {"serial": "T.serial", "parallel": "T.parallel", "vectorized": "T.vectorized",
-              "unroll": "T.unroll", "thread_binding": "T.thread_binding"}[kind]
+        fn = {
+            "serial": "T.serial",
+            "parallel": "T.parallel",
+            "vectorized": "T.vectorized",
+            "unroll": "T.unroll",
+            "thread_binding": "T.thread_binding",
+        }[kind]
         if kind == "serial" and not loop.annotations:
             fn = "range"
         return f"{fn}({', '.join(args)})"
@@ -415,8 +482,10 @@ class FuncPrinter:
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
                 written = b.where_spelling
-                cs = [self._constraint(b, c, dim_names, dim_dtypes, written)
-                      for c in b.predicate.constraints]
+                cs = [
+                    self._constraint(b, c, dim_names, dim_dtypes, written)
+                    for c in b.predicate.constraints
+                ]
                 if len(cs) > 1:
                     cs = [f"({c})" if " or " in c else c for c in cs]
                 self.emit(f"T.where({' and '.join(cs)})")
@@ -447,10 +516,13 @@ class FuncPrinter:
             pos, m, n, k, rest = first
             loop = self.loop_of.get(b.dims[pos])
             if loop is not None and (loop.min, loop.extent) == (m, n):
-                return (f"{dim_names[pos]} < {int_text(m + 1, dtype)} or "
-                        f"{int_text(k, dtype)} <= {affine_text(rest, dim_names, (), dtype)[0]}")
-        return constraint_text(c.expr, c.is_eq, dim_names, dtype, written.get(str(c.expr), ""),
-                               self.sym_names)
+                return (
+                    f"{dim_names[pos]} < {int_text(m + 1, dtype)} or "
+                    f"{int_text(k, dtype)} <= {affine_text(rest, dim_names, (), dtype)[0]}"
+                )
+        return constraint_text(
+            c.expr, c.is_eq, dim_names, dtype, written.get(str(c.expr), ""), self.sym_names
+        )
 
     def _iter_vars(self, b: Block, dim_names, dim_dtypes):
         """`vi, vj = T.axis.remap("SS", [i, j])` for runs of plain loop vars, like TVM."""
@@ -462,13 +534,14 @@ class FuncPrinter:
         start_first = b.start_first_bindings
 
         def binding(k):
-            text = affine_text(results[k], dim_names, self.sym_names,
-                               expr_dtype(results[k], dim_dtypes, dtypes[k]))[0]
+            text = affine_text(
+                results[k], dim_names, self.sym_names, expr_dtype(results[k], dim_dtypes, dtypes[k])
+            )[0]
             m = re.fullmatch(r"([^ ]+(?: \* [^ ]+)?) \+ (\d+)", text)
-            if str(results[k]) in const_first and m:      # written `8 + i`: TVM keeps it so
+            if str(results[k]) in const_first and m:  # written `8 + i`: TVM keeps it so
                 return f"{m[2]} + {m[1]}"
             m = re.fullmatch(r"(.+) \+ ([A-Za-z_]\w*) ([-+]) (\d+)", text)
-            if str(results[k]) in start_first and m:      # compute_at's start + new loop
+            if str(results[k]) in start_first and m:  # compute_at's start + new loop
                 return f"{m[1]} {m[3]} {m[4]} + {m[2]}"
             return text
 
@@ -484,7 +557,7 @@ class FuncPrinter:
 
         def single(k):
             lo, ext = b.domains[k]
-            num = lambda v: size_text(self.ex, v, dtypes[k])    # noqa: E731
+            num = lambda v: size_text(self.ex, v, dtypes[k])  # noqa: E731
             dom = num(ext) if lo == 0 else f"({num(lo)}, {num(lo + ext)})"
             text = binding(k)
             name = self.namer.define(b.iter_vars[k], b.iter_names[k])
@@ -503,9 +576,12 @@ class FuncPrinter:
         if b.iter_types[k] not in "SR" or not isinstance(e, ir.AffineDimExpr):
             return False
         loop = self.loop_of.get(b.dims[e.position])
-        return (loop is not None and loop.constant_bounds
-                and (loop.min, loop.extent) == tuple(b.domains[k])
-                and loop.index_dtype == b.index_dtypes[k])
+        return (
+            loop is not None
+            and loop.constant_bounds
+            and (loop.min, loop.extent) == tuple(b.domains[k])
+            and loop.index_dtype == b.index_dtypes[k]
+        )
 
     def _regions(self, regions, b: Block) -> str:
         out = []
@@ -517,14 +593,14 @@ class FuncPrinter:
             points = r.points or [None] * len(r.ranges)
             for k, ((e, ext), point) in enumerate(zip(r.ranges, points)):
                 if point is not None:
-                    idx.append(self.ex.text(point))    # TVM keeps a point index verbatim
+                    idx.append(self.ex.text(point))  # TVM keeps a point index verbatim
                     continue
                 d = expr_dtype(e, dtypes, dims[k] if dims else "int32")
                 lo = affine_text(e, names, (), d)[0]
                 if ext == 1:
                     idx.append(lo)
                 elif r.explicit and const_of(e) is None:
-                    idx.append(f"{lo}:{lo} + {ext}")     # TVM prints min + extent unfolded
+                    idx.append(f"{lo}:{lo} + {ext}")  # TVM prints min + extent unfolded
                 else:
                     hi = affine_text(e + ext, names, (), d)[0]
                     idx.append(f"{lo}:{hi}")

@@ -6,6 +6,7 @@ op over symbols as the expression it computes (`n * m + 1`, `T.min(n, 64)`). An 
 expression of symbols (a `SymExpr`: a loop extent, a block domain, a buffer dimension) prints
 through `affine_text` with each symbol's text.
 """
+
 from mlir import ir
 
 from tir_mlir.analysis.symbolic import SymExpr
@@ -24,7 +25,7 @@ def size_text(ex, value, dtype: str = "int32") -> str:
     """An int or a SymExpr as TVM prints it (`128`, `n`, `(n + 3) // 4`)."""
     if not isinstance(value, SymExpr):
         return int_text(value, dtype)
-    names = [ex.expr(s) for s in value.symbols]       # (text, precedence): n * m + 1
+    names = [ex.expr(s) for s in value.symbols]  # (text, precedence): n * m + 1
     if any(index_dtype(s) == "int64" for s in value.symbols):
         dtype = "int64"
     return affine_text(value.expr, (), names, dtype)[0]
@@ -33,8 +34,11 @@ def size_text(ex, value, dtype: str = "int32") -> str:
 def implicit_vars(func_op) -> list:
     """(argument, name, dtype) of each implicit var (`n = T.int32()`), in signature order."""
     args = func_op.regions[0].blocks[0].arguments
-    return [(a, str_attr(d, "tir.name", "v"), str_attr(d, "tir.dtype", "int32"))
-            for a, d in zip(args, arg_attrs(func_op)) if IMPLICIT in d]
+    return [
+        (a, str_attr(d, "tir.name", "v"), str_attr(d, "tir.dtype", "int32"))
+        for a, d in zip(args, arg_attrs(func_op))
+        if IMPLICIT in d
+    ]
 
 
 def match_shapes(func_op) -> dict:

@@ -3,6 +3,7 @@
 numpy aligns a large array to 16 bytes only (malloc's header sits before it), so every 64-byte
 vector load of a row spans two cache lines: a register-tiled 1024 matmul runs ~1.4x slower on
 such arrays. Kernels accept any array; these are the ones they run at full speed on."""
+
 import numpy as np
 from numpy.typing import DTypeLike
 
@@ -15,7 +16,7 @@ def empty(shape, dtype: DTypeLike = "float32", alignment: int = ALIGNMENT) -> np
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(nbytes + alignment, np.uint8)
     start = -raw.ctypes.data % alignment
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
 def zeros(shape, dtype="float32", alignment: int = ALIGNMENT) -> np.ndarray:

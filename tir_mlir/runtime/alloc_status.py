@@ -2,6 +2,7 @@
 after a call, a non-zero status global names the site table's line of the buffer whose
 allocation failed; the call then raises AllocationError (a MemoryError) and the status is reset.
 """
+
 import ctypes
 from typing import Optional
 
@@ -12,6 +13,7 @@ from tir_mlir.passes.lowering.alloc_check import ADDRESS, SITES, STATUS
 class AllocStatus:
     """The status global `STATUS` (LENGTH i64s, the first one the failing site + 1) and the
     site table `SITES` of compiled code; `error` makes the exception."""
+
     STATUS, SITES, LENGTH = STATUS, SITES, 1
 
     def __init__(self, status_address: int, sites):
@@ -22,8 +24,9 @@ class AllocStatus:
     def of(cls, backend) -> Optional["AllocStatus"]:
         """The check of a loaded backend, or None when its code has no such status."""
         getter = getattr(backend, "getter", None)
-        status, sites = ((getter(cls.STATUS + ADDRESS), getter(cls.SITES + ADDRESS)) if getter
-                         else (None, None))
+        status, sites = (
+            (getter(cls.STATUS + ADDRESS), getter(cls.SITES + ADDRESS)) if getter else (None, None)
+        )
         if status is None or sites is None:
             return None
         table = ctypes.string_at(sites()).decode(errors="replace")
@@ -31,10 +34,12 @@ class AllocStatus:
 
     def checked(self, call):
         """`call`, raising AllocationError after a run whose allocation failed."""
+
         def run():
             call()
             self.raise_failure()
-        if hasattr(call, "repeat"):          # time_calls' native loop: checked after the loop
+
+        if hasattr(call, "repeat"):  # time_calls' native loop: checked after the loop
             run.repeat = lambda n: (call.repeat(n), self.raise_failure())
         run.keep = call
         return run
@@ -52,8 +57,15 @@ class AllocStatus:
         name, size, loc = (site.split("|") + ["?", "0", "?"])[:3] if site else ("?", "0", "?")
         src = SourceLoc.parse(loc)
         nbytes = int(size) if size.isdigit() else 0
-        amount = (f"{nbytes} bytes, {nbytes / 2**30:.2f} GiB" if size.isdigit()
-                  else "its size is symbolic")
-        return AllocationError(f"out of memory: cannot allocate buffer {name!r} "
-                               f"({amount}) at run time; the code that uses it did not run",
-                               src, buffer=name, nbytes=nbytes)
+        amount = (
+            f"{nbytes} bytes, {nbytes / 2**30:.2f} GiB"
+            if size.isdigit()
+            else "its size is symbolic"
+        )
+        return AllocationError(
+            f"out of memory: cannot allocate buffer {name!r} "
+            f"({amount}) at run time; the code that uses it did not run",
+            src,
+            buffer=name,
+            nbytes=nbytes,
+        )

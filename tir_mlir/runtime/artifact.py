@@ -11,6 +11,7 @@ also compiled into `f.so` (symbol `tir_mlir_signature`), so the code carries its
   * the library is loaded from a private copy with a unique name, because `dlopen` returns
     the already-loaded library for a path it has seen, however the file changed since.
 """
+
 import hashlib
 import json
 import mmap
@@ -25,7 +26,7 @@ from tir_mlir.errors import RuntimeCallError
 SYMBOL = "tir_mlir_signature"
 FORMAT = 1
 MAX_META_BYTES = 1 << 20
-MAX_LIBRARY_BYTES = 1 << 30     # far above any exported kernel library
+MAX_LIBRARY_BYTES = 1 << 30  # far above any exported kernel library
 
 
 def signature_global(meta_text: str) -> str:
@@ -73,8 +74,12 @@ def publish(built_so: Path, path: Path, functions: dict, extra=None):
     """Install the shared object `built_so` at `path` with its `.json`, each atomically;
     `extra` adds entries to the JSON (a CUDA library's target, PTX, device memory needs)."""
     data = built_so.read_bytes()
-    meta = {"format": FORMAT, "sha256": hashlib.sha256(data).hexdigest(),
-            "functions": functions, **(extra or {})}
+    meta = {
+        "format": FORMAT,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "functions": functions,
+        **(extra or {}),
+    }
     _atomic_write(path, data, 0o777)
     _atomic_write(Path(str(path) + ".json"), json.dumps(meta, indent=1).encode())
 
@@ -91,28 +96,35 @@ def read_meta(path: Path) -> tuple:
             raise ValueError("too large")
         meta = json.loads(raw)
     except (ValueError, RecursionError, OSError) as e:
-        raise RuntimeCallError(f"{meta_path}: not a signature file written by "
-                               f"export_library ({e})") from None
+        raise RuntimeCallError(
+            f"{meta_path}: not a signature file written by export_library ({e})"
+        ) from None
     functions = _check_meta(meta, meta_path)
     size = path.stat().st_size
     if size > MAX_LIBRARY_BYTES:
-        raise RuntimeCallError(f"{path}: {size} bytes, larger than any library export_library "
-                               f"writes ({MAX_LIBRARY_BYTES}); refused")
+        raise RuntimeCallError(
+            f"{path}: {size} bytes, larger than any library export_library "
+            f"writes ({MAX_LIBRARY_BYTES}); refused"
+        )
     fd, copy = tempfile.mkstemp(prefix="tir_mlir_lib_", suffix=".so")
     try:
         with os.fdopen(fd, "wb") as out, open(path, "rb") as f:
-            digest = hashlib.sha256()          # hashed as copied: memory stays bounded
+            digest = hashlib.sha256()  # hashed as copied: memory stays bounded
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != meta["sha256"]:
-            raise RuntimeCallError(f"{path}: the library does not match {meta_path.name} "
-                                   f"(changed, truncated or written by another export); "
-                                   f"export it again")
+            raise RuntimeCallError(
+                f"{path}: the library does not match {meta_path.name} "
+                f"(changed, truncated or written by another export); "
+                f"export it again"
+            )
         if not _holds(copy, signatures_text(functions).encode() + b"\0"):
-            raise RuntimeCallError(f"{path}: the signatures in {meta_path.name} differ from "
-                                   f"the ones compiled into the library (or it is not a "
-                                   f"library written by export_library); not loaded")
+            raise RuntimeCallError(
+                f"{path}: the signatures in {meta_path.name} differ from "
+                f"the ones compiled into the library (or it is not a "
+                f"library written by export_library); not loaded"
+            )
     except OSError as e:
         os.unlink(copy)
         raise RuntimeCallError(f"{path}: cannot read the library ({e})") from None
@@ -135,6 +147,7 @@ def _holds(path: str, data: bytes) -> bool:
 def _check_meta(meta, where) -> dict:
     def bad(why) -> NoReturn:
         raise RuntimeCallError(f"{where}: malformed signature file: {why}")
+
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         bad(f"expected format {FORMAT} (re-export libraries written by older versions)")
     if not isinstance(meta.get("sha256"), str):
@@ -146,11 +159,15 @@ def _check_meta(meta, where) -> dict:
         if not name.isidentifier() or not isinstance(params, list):
             bad(f"function {name!r}")
         for p in params:
-            if (not isinstance(p, dict) or not {"name", "shape", "dtype"} <= set(p)
-                    or not set(p) <= {"name", "shape", "dtype", "kind", "source"}
-                    or not isinstance(p["name"], str) or p["dtype"] not in DTYPES
-                    or not isinstance(p["shape"], list)
-                    or not all(_size(d, top=True) for d in p["shape"])):
+            if (
+                not isinstance(p, dict)
+                or not {"name", "shape", "dtype"} <= set(p)
+                or not set(p) <= {"name", "shape", "dtype", "kind", "source"}
+                or not isinstance(p["name"], str)
+                or p["dtype"] not in DTYPES
+                or not isinstance(p["shape"], list)
+                or not all(_size(d, top=True) for d in p["shape"])
+            ):
                 bad(f"parameter {p!r} of {name!r}")
     return funcs
 

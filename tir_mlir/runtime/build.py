@@ -11,6 +11,7 @@ libraries stay in memory (LRU), so rebuilding a program is instant. Debug builds
 reporting through a Python callback), and every build where there is no `cc` to link with, run
 in MLIR's JIT instead (with the same target attributes, but not byte-identical code).
 """
+
 import collections
 import ctypes
 import functools
@@ -52,6 +53,7 @@ from tir_mlir.runtime.timer import time_calls
 class _BoundCall(functools.partial):
     """A compiled function bound to its arguments; `keep` holds what the arguments point into
     (the engine or library, descriptors), `repeat(n)` (when set) runs n calls in one trip to C."""
+
     keep: object
     repeat: object
 
@@ -86,7 +88,7 @@ class LRU:
 
 
 _LIBRARIES = LRU(MEMORY_ENTRIES)  # cache key -> _SharedLibBackend
-_ENGINES = LRU(MEMORY_ENTRIES)    # IR hash -> ExecutionEngine
+_ENGINES = LRU(MEMORY_ENTRIES)  # IR hash -> ExecutionEngine
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
@@ -114,6 +116,7 @@ def build(mod, target="llvm", debug=False, extern_libs=(), **_ignored) -> "Modul
     them (runtime/signature.py)."""
     if str(target).split()[0] in ("cuda", "nvptx"):
         from tir_mlir.runtime import cuda
+
         return cuda.build(mod, target)
     module = _to_module(mod)
     # opt | llc start (loading LLVM) while the program is lowered; unused on a cache hit.
@@ -130,29 +133,40 @@ def _build_cpu(module, target, debug, extern_libs, tools):
         extern_libs = extern_libs_mod.with_embedded(extern_libs, module)
         sigs = signatures(module)
         lowered = lower(module, target, "llvm-dialect", debug)
-        text = str(lowered.operation.get_asm(enable_debug_info=False))   # (a str: not binary)
+        text = str(lowered.operation.get_asm(enable_debug_info=False))  # (a str: not binary)
     sites = []
     if SITES_ATTR in lowered.operation.attributes:
-        sites = [ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])]
+        sites = [
+            ir.StringAttr(s).value for s in ir.ArrayAttr(lowered.operation.attributes[SITES_ATTR])
+        ]
     if sites or tools is None:  # linking a shared object needs a C compiler
-        libs = [str(llvm_ir.C_RUNNER_UTILS), str(llvm_ir.LIBOMP),
-                *extern_libs_mod.shared_library(extern_libs)]
-        register = (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
+        libs = [
+            str(llvm_ir.C_RUNNER_UTILS),
+            str(llvm_ir.LIBOMP),
+            *extern_libs_mod.shared_library(extern_libs),
+        ]
+        register = (
+            (lambda engine: engine.register_runtime(CALLBACK, _oob_callback)) if sites else None
+        )
         return Module(sigs, _JitBackend(jit(lowered, text, libs, register), lowered), sites)
     # The signatures are compiled into the library too (runtime/artifact.py: export_library
     # and load_module check them), so they are part of the key.
     embedded = artifact.signature_global(artifact.signatures_text(_functions_json(sigs)))
-    key = compile_cache.key(text + embedded,
-                            " ".join(llvm_ir.OPT_FLAGS + cpu_target(target).tool_flags()),
-                            extern_libs_mod.cache_key(extern_libs))
+    key = compile_cache.key(
+        text + embedded,
+        " ".join(llvm_ir.OPT_FLAGS + cpu_target(target).tool_flags()),
+        extern_libs_mod.cache_key(extern_libs),
+    )
     backend = _LIBRARIES.get(key)
     if backend is None:
+
         def compile_to(path):
             with get_context():
                 ll = llvm_ir.to_llvm_ir(lowered)
             with tempfile.TemporaryDirectory(prefix="tir-mlir-extern-") as work:
                 files, flags = extern_libs_mod.link_inputs(extern_libs, Path(work))
                 llvm_ir.to_shared_object(ll + embedded, target, path, files, flags, tools)
+
         backend = _SharedLibBackend(compile_cache.shared_object(key, compile_to))
         _LIBRARIES.put(key, backend)
     return Module(sigs, backend)
@@ -186,8 +200,9 @@ def _packed_args(descs):
     """The argument of an engine's packed entry point: an array of pointers to the arguments
     of the C interface, a descriptor's pointer or a scalar (and the pointer objects it points
     to, to keep alive)."""
-    ptrs = [ctypes.pointer(ctypes.pointer(d) if isinstance(d, ctypes.Structure) else d)
-            for d in descs]
+    ptrs = [
+        ctypes.pointer(ctypes.pointer(d) if isinstance(d, ctypes.Structure) else d) for d in descs
+    ]
     return (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(p, ctypes.c_void_p) for p in ptrs]), ptrs
 
 
@@ -203,7 +218,7 @@ class _JitBackend:
     def getter(self, symbol):
         """The function `symbol() -> int64` of the compiled code, or None."""
         try:
-            packed = self.engine.raw_lookup(symbol)   # its packed form: void(void **args)
+            packed = self.engine.raw_lookup(symbol)  # its packed form: void(void **args)
         except Exception:  # noqa: BLE001 - the bindings raise a bare RuntimeError
             return None
         if not packed:
@@ -214,6 +229,7 @@ class _JitBackend:
             result = ctypes.c_int64()
             packed((ctypes.c_void_p * 1)(ctypes.addressof(result)))
             return result.value
+
         return call
 
     def bind(self, name, descs):
@@ -233,9 +249,12 @@ class _SharedLibBackend:
         try:
             self.lib = ctypes.CDLL(str(path))
         except OSError as e:
-            hint = (" (a function T.call_extern calls: name the file defining it with "
-                    "build(..., extern_libs=[...]) or tir-mlir run --extern-lib)"
-                    if "undefined symbol" in str(e) else "")
+            hint = (
+                " (a function T.call_extern calls: name the file defining it with "
+                "build(..., extern_libs=[...]) or tir-mlir run --extern-lib)"
+                if "undefined symbol" in str(e)
+                else ""
+            )
             raise RuntimeCallError(f"cannot load {path}: {e}{hint}") from None
         weakref.finalize(self, _ctypes.dlclose, self.lib._handle)
         set_openmp_threads()
@@ -259,15 +278,18 @@ class _SharedLibBackend:
     def bind(self, name, descs):
         """Descriptors are passed by address, scalars (sizes, `alpha`) by value."""
         structs = [isinstance(d, ctypes.Structure) for d in descs]
-        fn = self.function(name, [ctypes.c_void_p if s else type(d)
-                                  for d, s in zip(descs, structs)])
+        fn = self.function(
+            name, [ctypes.c_void_p if s else type(d) for d, s in zip(descs, structs)]
+        )
         args = [ctypes.addressof(d) if s else d for d, s in zip(descs, structs)]
         call = _BoundCall(fn, *args)
         call.keep = self  # the library stays loaded while the callable lives
         # time_calls runs `repeat(n)`: n calls in one trip to C, which passes integer-register
         # arguments only (addresses and integers, not floats)
-        if all(s or not isinstance(d, (ctypes.c_float, ctypes.c_double))
-               for d, s in zip(descs, structs)):
+        if all(
+            s or not isinstance(d, (ctypes.c_float, ctypes.c_double))
+            for d, s in zip(descs, structs)
+        ):
             words = [a if s else d.value for a, d, s in zip(args, descs, structs)]
             address = ctypes.cast(fn, ctypes.c_void_p).value
             assert address is not None, "a library function has an address"
@@ -297,13 +319,17 @@ class Function:
         (sizes derived from the arrays' shapes are passed after the arguments)."""
         arrays = dlpack.host_arrays(self.name, self.params, arrays)
         values = call_values(self.name, self.params, arrays)
-        descs = [descriptor(v) if p.kind == "buffer" else _scalar(p, v)
-                 for p, v in zip(self.params, values)]
+        descs = [
+            descriptor(v) if p.kind == "buffer" else _scalar(p, v)
+            for p, v in zip(self.params, values)
+        ]
         call = self.module.backend.bind(self.name, descs)
         if self.module.sites:
+
             def reporting(run=call, raise_errors=self.module.raise_bounds_errors):
                 run()
                 raise_errors()
+
             call = reporting
         for status in (self.module.alloc_status, self.module.indirect_status):
             if status is not None:
@@ -345,7 +371,9 @@ class Module:
         fn = self._functions.get(name)
         if fn is None:
             if name not in self.sigs:
-                raise RuntimeCallError(f"no function named {name!r}; the module has {sorted(self.sigs)}")
+                raise RuntimeCallError(
+                    f"no function named {name!r}; the module has {sorted(self.sigs)}"
+                )
             fn = self._functions[name] = self.function_class(self, name, self.sigs[name])
         return fn
 
@@ -366,17 +394,22 @@ class Module:
         """`lib(a, b)`: TVM's entry function, `main` or the module's only function."""
         if "main" in self.sigs or len(self.sigs) == 1:
             return self["main" if "main" in self.sigs else next(iter(self.sigs))](*args)
-        raise RuntimeCallError(f"the module has no entry function (main) to call: "
-                               f"call one by name, lib[name](...), of {sorted(self.sigs)}")
+        raise RuntimeCallError(
+            f"the module has no entry function (main) to call: "
+            f"call one by name, lib[name](...), of {sorted(self.sigs)}"
+        )
 
     def _repr_html_(self) -> str:
         """The functions and their parameters, for notebooks."""
         rows = "".join(
             f"<tr><td><code>{html.escape(name)}</code></td><td><code>"
             f"{html.escape(', '.join(_param_text(p) for p in params))}</code></td></tr>"
-            for name, params in self.sigs.items())
-        return (f"<b>{type(self).__name__}</b> ({len(self.sigs)} function"
-                f"{'s' if len(self.sigs) != 1 else ''})<table>{rows}</table>")
+            for name, params in self.sigs.items()
+        )
+        return (
+            f"<b>{type(self).__name__}</b> ({len(self.sigs)} function"
+            f"{'s' if len(self.sigs) != 1 else ''})<table>{rows}</table>"
+        )
 
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0, **_):
         """Like TVM's: returns f(*arrays) -> result with `.mean`, `.median`, `.results` (s)."""
@@ -387,8 +420,9 @@ class Module:
             result = time_calls(fn.prepare(*staged), number, repeat, min_repeat_ms)
             for a, s in zip(arrays, staged):
                 if s is not a:
-                    a[...] = s          # the contents the calls left, as if run in place
+                    a[...] = s  # the contents the calls left, as if run in place
             return result
+
         return evaluate
 
     def raise_bounds_errors(self):
@@ -400,11 +434,14 @@ class Module:
         site, axis, index = events[0]
         name, kind, loc, declared = self.sites[site].split("|")
         more = f" ({len(events) - 1} more out-of-bounds accesses)" if len(events) > 1 else ""
-        raise OutOfBoundsError(f"out-of-bounds {kind} of buffer {name!r}: index {index} on "
-                               f"axis {axis}{more}", SourceLoc.parse(loc), buffer=name,
-                               index=index, axis=axis,
-                               notes=[(f"buffer {name!r} declared here",
-                                       SourceLoc.parse(declared))])
+        raise OutOfBoundsError(
+            f"out-of-bounds {kind} of buffer {name!r}: index {index} on axis {axis}{more}",
+            SourceLoc.parse(loc),
+            buffer=name,
+            index=index,
+            axis=axis,
+            notes=[(f"buffer {name!r} declared here", SourceLoc.parse(declared))],
+        )
 
     @serialized
     def export_library(self, path):
@@ -420,10 +457,19 @@ class Module:
         artifact.publish(Path(self.backend.path), path, _functions_json(self.sigs))
 
 
-_CTYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int8": ctypes.c_int8,
-           "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
-           "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32,
-           "uint64": ctypes.c_uint64, "bool": ctypes.c_bool}
+_CTYPES = {
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "bool": ctypes.c_bool,
+}
 
 
 def _param_text(p: Param) -> str:
@@ -447,8 +493,13 @@ def _misaligned(a) -> bool:
     arrays to 16 bytes). TVM times its NDArrays, which are always aligned; on such an array every
     64-byte vector access of a kernel spans two cache lines (a tiled 1024 matmul: 7.8 ms against
     6.3 ms), so time_evaluator times aligned copies and copies the results back."""
-    return isinstance(a, np.ndarray) and a.ndim > 0 and a.flags.c_contiguous and \
-        a.flags.writeable and not aligned.is_aligned(a)
+    return (
+        isinstance(a, np.ndarray)
+        and a.ndim > 0
+        and a.flags.c_contiguous
+        and a.flags.writeable
+        and not aligned.is_aligned(a)
+    )
 
 
 @serialized
@@ -457,6 +508,7 @@ def load_module(path) -> Module:
     whole and matches its signature file (see runtime/artifact.py)."""
     path = Path(path)
     from tir_mlir.runtime import cuda_library
+
     if cuda_library.target_of(path).split()[0] == "cuda":
         return cuda_library.load(path)
     functions, copy = artifact.read_meta(path)
@@ -465,16 +517,19 @@ def load_module(path) -> Module:
     except OSError as e:
         raise RuntimeCallError(f"{path}: cannot load the library ({e})") from None
     finally:
-        os.unlink(copy)             # the loaded mapping stays valid; the name is not reused
-    backend.path = path             # (the verified file: what a re-export copies)
+        os.unlink(copy)  # the loaded mapping stays valid; the name is not reused
+    backend.path = path  # (the verified file: what a re-export copies)
     try:
-        embedded = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(backend.lib,
-                                                                           artifact.SYMBOL)))
+        embedded = ctypes.string_at(
+            ctypes.addressof(ctypes.c_char.in_dll(backend.lib, artifact.SYMBOL))
+        )
     except ValueError:
         raise RuntimeCallError(f"{path}: not a library written by export_library") from None
     if embedded.decode(errors="replace") != artifact.signatures_text(functions):
-        raise RuntimeCallError(f"{path}: the signatures in {path.name}.json differ from the "
-                               f"ones compiled into the library")
+        raise RuntimeCallError(
+            f"{path}: the signatures in {path.name}.json differ from the "
+            f"ones compiled into the library"
+        )
     for name in functions:
         if not hasattr(backend.lib, "_mlir_ciface_" + name):
             raise RuntimeCallError(f"{path}: function {name!r} is missing from the library")

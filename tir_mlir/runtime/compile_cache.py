@@ -11,6 +11,7 @@ entries are deleted. The folder is scanned for that (a stat per entry: ~0.1 s pe
 tuning run with thousands of entries) only when what this process compiled since its last scan
 could have filled the room that scan left, or every RESCAN compiles (other processes write
 too), not after every compile."""
+
 import collections
 import functools
 import hashlib
@@ -22,7 +23,7 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
 from tir_mlir.ir.user_cache import cache_dir, discard, intact, private_dir, seal_as
 
-FORMAT = 2   # bumped when the way an entry is built changes (2: linked with -lm)
+FORMAT = 2  # bumped when the way an entry is built changes (2: linked with -lm)
 # Counters for tests and benchmarks: compiles (misses), disk_hits, damaged (entries rebuilt).
 STATS = collections.Counter()
 # Compiles between two scans of the folder at most.
@@ -59,7 +60,7 @@ def shared_object(key: str, compile_to) -> Path:
                 return path
             except FileNotFoundError:  # pruned by another process just now
                 pass
-        else:                          # damaged or planted: built again
+        else:  # damaged or planted: built again
             STATS["damaged"] += 1
             discard(path)
     tmp = folder / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -71,8 +72,7 @@ def shared_object(key: str, compile_to) -> Path:
         tmp.unlink(missing_ok=True)
     STATS["compiles"] += 1
     if disk is not None:
-        _maybe_prune(folder, int(os.environ.get("TIR_MLIR_CACHE_MAX_MB", "1024")) << 20,
-                     path)
+        _maybe_prune(folder, int(os.environ.get("TIR_MLIR_CACHE_MAX_MB", "1024")) << 20, path)
     return path
 
 

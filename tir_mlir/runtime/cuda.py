@@ -13,6 +13,7 @@ libmlir_cuda_runtime.so, whose `mgpu*` wrappers call the CUDA driver (libcuda.so
 compiles the PTX for the GPU at load time. Building needs no GPU; running does. Device memory is
 allocated and copied with the same wrappers (ctypes), on device 0.
 """
+
 import ctypes
 import functools
 from typing import Callable, cast
@@ -48,8 +49,10 @@ def driver_available() -> bool:
 @functools.lru_cache(maxsize=None)
 def _runtime():
     if not driver_available():
-        raise RuntimeCallError(f"cannot load the CUDA driver ({DRIVER}): running a cuda module "
-                               f"needs an NVIDIA GPU and its driver")
+        raise RuntimeCallError(
+            f"cannot load the CUDA driver ({DRIVER}): running a cuda module "
+            f"needs an NVIDIA GPU and its driver"
+        )
     lib = ctypes.CDLL(str(CUDA_RUNTIME), mode=ctypes.RTLD_GLOBAL)
     lib.mgpuMemAlloc.restype = ctypes.c_void_p
     lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
@@ -64,14 +67,13 @@ def gpu_available() -> bool:
     if not driver_available():
         return False
     lib, count = ctypes.CDLL(DRIVER), ctypes.c_int()
-    return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and \
-        count.value > 0
+    return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
 
 
 class DeviceArray:
     """A C-contiguous array in GPU memory (like TVM's `tvm.nd.array(x, tvm.cuda())`)."""
 
-    owner = None        # a view's memory belongs to another object (freed by it, not here)
+    owner = None  # a view's memory belongs to another object (freed by it, not here)
 
     def __init__(self, shape, dtype):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
@@ -107,7 +109,9 @@ class DeviceArray:
         return self.copyto(np.empty(self.shape, self.dtype))
 
     def descriptor(self):
-        strides = [int(np.prod(self.shape[k + 1:], dtype=np.int64)) for k in range(len(self.shape))]
+        strides = [
+            int(np.prod(self.shape[k + 1 :], dtype=np.int64)) for k in range(len(self.shape))
+        ]
         if self.ptr is None:
             raise RuntimeCallError("a freed DeviceArray cannot be passed to a kernel")
         return memref_descriptor(self.ptr, self.shape, strides)
@@ -125,8 +129,9 @@ def from_dlpack(x) -> "DeviceArray":
     t = dlpack.Tensor(x)
     if t.device_type not in (dlpack.CUDA, dlpack.CUDA_MANAGED):
         t.close()
-        raise RuntimeCallError(f"from_dlpack: the tensor is on device type {t.device_type}, "
-                               f"not a CUDA GPU")
+        raise RuntimeCallError(
+            f"from_dlpack: the tensor is on device type {t.device_type}, not a CUDA GPU"
+        )
     view = DeviceArray.view(t.ptr, t.shape, t.dtype, t)
     view._rt.mgpuStreamSynchronize(None)
     return view
@@ -137,8 +142,11 @@ def device_arch(device=0) -> str:
     _runtime()
     lib = ctypes.CDLL(DRIVER)
     major, minor = ctypes.c_int(), ctypes.c_int()
-    if lib.cuInit(0) or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device) or \
-            lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device):
+    if (
+        lib.cuInit(0)
+        or lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device)
+        or lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)
+    ):
         raise RuntimeCallError("cannot query the GPU's compute capability")
     return f"sm_{major.value}{minor.value}"
 
@@ -166,17 +174,23 @@ def build(mod, target="cuda", **_ignored) -> "CudaModule":
             if any(p.kind != "buffer" or not p.static for p in params):
                 # (the host side would pass the sizes, as runtime/build.py does on the CPU;
                 # not written without a GPU to test it on)
-                raise BuildError(f"{name}: the CUDA runtime calls functions of static shapes "
-                                 f"and no scalar parameters; specialize it first "
-                                 f"(f.specialize({{...}}), --specialize NAME=VALUE). `tir-mlir "
-                                 f"lower --target cuda --emit ptx` shows its one kernel for "
-                                 f"every size")
+                raise BuildError(
+                    f"{name}: the CUDA runtime calls functions of static shapes "
+                    f"and no scalar parameters; specialize it first "
+                    f"(f.specialize({{...}}), --specialize NAME=VALUE). `tir-mlir "
+                    f"lower --target cuda --emit ptx` shows its one kernel for "
+                    f"every size"
+                )
         lowered = lower(module, target, "llvm-dialect")
         attrs = lowered.operation.attributes
-        needs = ({a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
-                 if GLOBAL_BYTES_ATTR in attrs else {})
-        return CudaModule(sigs, _CudaBackend(lowered), ptx(lowered), needs, target=str(target),
-                          lowered=lowered)
+        needs = (
+            {a.name: ir.IntegerAttr(a.attr).value for a in ir.DictAttr(attrs[GLOBAL_BYTES_ATTR])}
+            if GLOBAL_BYTES_ATTR in attrs
+            else {}
+        )
+        return CudaModule(
+            sigs, _CudaBackend(lowered), ptx(lowered), needs, target=str(target), lowered=lowered
+        )
 
 
 class _CudaBackend:
@@ -215,8 +229,10 @@ class CudaFunction:
             if not isinstance(a, DeviceArray):
                 check_args(self.name, [p], [a])
             elif a.dtype != numpy_dtype(p.dtype) or a.shape != tuple(p.shape):
-                raise RuntimeCallError(f"{self.name}: buffer {p.name!r} expects {p.dtype} "
-                                       f"{tuple(p.shape)}, got a device array {a.dtype} {a.shape}")
+                raise RuntimeCallError(
+                    f"{self.name}: buffer {p.name!r} expects {p.dtype} "
+                    f"{tuple(p.shape)}, got a device array {a.dtype} {a.shape}"
+                )
         return [a if isinstance(a, DeviceArray) else array(a) for a in arrays]
 
     def prepare(self, *arrays) -> Callable[[], list]:
@@ -226,8 +242,11 @@ class CudaFunction:
         # The compiled code does not check its device allocations (a failed one is only
         # printed by the CUDA wrappers): check that they fit before launching.
         if need and need > free_memory():
-            raise AllocationError(f"{self.name}: its global buffers need {need} bytes of GPU "
-                                  f"memory, more than the GPU has free", nbytes=need)
+            raise AllocationError(
+                f"{self.name}: its global buffers need {need} bytes of GPU "
+                f"memory, more than the GPU has free",
+                nbytes=need,
+            )
         descs = [d.descriptor() for d in dev]
         return lambda: (self._call(descs), dev)[1]
 
@@ -256,7 +275,7 @@ class CudaModule(Module):
     def __init__(self, sigs, backend, ptx_text, global_bytes=None, target="cuda", lowered=None):
         super().__init__(sigs, backend)
         self.ptx, self.target, self.lowered = ptx_text, target, lowered
-        self.global_bytes = global_bytes or {}     # function -> bytes it allocates on the GPU
+        self.global_bytes = global_bytes or {}  # function -> bytes it allocates on the GPU
 
     def get_source(self, fmt="ptx") -> str:
         return self.ptx
@@ -273,15 +292,16 @@ class CudaModule(Module):
         """Like TVM's, timed with CUDA events: the arguments are put on the GPU once, then
         each measurement is `number` calls (each launches its kernels and waits for them)
         between two events; results in seconds, as `Module.time_evaluator`."""
-        fn = cast(CudaFunction, self[func_name])    # (function_class; __getitem__ says Function)
+        fn = cast(CudaFunction, self[func_name])  # (function_class; __getitem__ says Function)
 
         def evaluate(*arrays):
             host = [_on_device_or_numpy(a) for a in arrays]
             run = fn.prepare(*host)
-            dev = run()                        # warm-up: module load, first-touch
+            dev = run()  # warm-up: module load, first-touch
             result = cuda_timer.time_with_events(run, number, repeat, min_repeat_ms)
-            for a, d in zip(host, dev):        # the contents the calls left, as TVM's
+            for a, d in zip(host, dev):  # the contents the calls left, as TVM's
                 if isinstance(a, np.ndarray):
                     d.copyto(a)
             return result
+
         return evaluate

@@ -5,6 +5,7 @@ cuEventElapsedTime (the GPU's clock, 0.5 us resolution). Each call launches its 
 stream of its own and waits for them (the MLIR runtime wrappers), so the interval is the calls'
 complete GPU time including their launch overhead, as TVM's time_evaluator on CUDA measures.
 """
+
 import ctypes
 
 from tir_mlir.errors import RuntimeCallError
@@ -13,7 +14,8 @@ from tir_mlir.runtime.timer import BenchmarkResult
 
 def _driver():
     from tir_mlir.runtime.cuda import DRIVER, _runtime
-    _runtime()                     # the same checks and message when there is no driver
+
+    _runtime()  # the same checks and message when there is no driver
     return ctypes.CDLL(DRIVER)
 
 
@@ -31,7 +33,9 @@ class _Context:
         dev, self.ctx = ctypes.c_int(), ctypes.c_void_p()
         _check(lib.cuInit(0), "cuInit")
         _check(lib.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
-        _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev), "cuDevicePrimaryCtxRetain")
+        _check(
+            lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev), "cuDevicePrimaryCtxRetain"
+        )
         self.dev = dev
         _check(lib.cuCtxPushCurrent_v2(self.ctx), "cuCtxPushCurrent")
         return lib
@@ -60,8 +64,9 @@ def time_with_events(call, number=10, repeat=1, min_repeat_ms=0) -> BenchmarkRes
                     _check(lib.cuEventRecord(end, None), "cuEventRecord")
                     _check(lib.cuEventSynchronize(end), "cuEventSynchronize")
                     ms = ctypes.c_float()
-                    _check(lib.cuEventElapsedTime(ctypes.byref(ms), start, end),
-                           "cuEventElapsedTime")
+                    _check(
+                        lib.cuEventElapsedTime(ctypes.byref(ms), start, end), "cuEventElapsedTime"
+                    )
                     if min_repeat_ms <= 0 or ms.value >= min_repeat_ms:
                         break
                     n = max(n * 2, int(n * min_repeat_ms / max(ms.value, 1e-3) * 1.1) + 1)

@@ -8,6 +8,7 @@ owns, no copy; see `cuda.CudaFunction`.
 The capsule's DLManagedTensor is read with ctypes (the DLPack v0.x ABI every producer supports
 through `__dlpack__()` with no arguments); its deleter runs when the view is dropped.
 """
+
 import ctypes
 
 import numpy as np
@@ -27,17 +28,26 @@ class _DType(ctypes.Structure):
 
 
 class _Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32),
-                ("dtype", _DType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _Device),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
 
 
 class _Managed(ctypes.Structure):
     pass
 
 
-_Managed._fields_ = [("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p),
-                     ("deleter", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Managed)))]
+_Managed._fields_ = [
+    ("dl_tensor", _Tensor),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", ctypes.CFUNCTYPE(None, ctypes.POINTER(_Managed))),
+]
 
 _api = ctypes.pythonapi
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -49,8 +59,11 @@ _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 def is_dlpack(x) -> bool:
-    return hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and \
-        not isinstance(x, np.ndarray)
+    return (
+        hasattr(x, "__dlpack__")
+        and hasattr(x, "__dlpack_device__")
+        and not isinstance(x, np.ndarray)
+    )
 
 
 def device_type(x) -> int:
@@ -65,9 +78,10 @@ class Tensor:
         capsule = obj.__dlpack__()
         if not _api.PyCapsule_IsValid(capsule, b"dltensor"):
             raise RuntimeCallError("__dlpack__() did not return an unused 'dltensor' capsule")
-        self._managed = ctypes.cast(_api.PyCapsule_GetPointer(capsule, b"dltensor"),
-                                    ctypes.POINTER(_Managed))
-        _api.PyCapsule_SetName(capsule, b"used_dltensor")     # consumed: we call the deleter
+        self._managed = ctypes.cast(
+            _api.PyCapsule_GetPointer(capsule, b"dltensor"), ctypes.POINTER(_Managed)
+        )
+        _api.PyCapsule_SetName(capsule, b"used_dltensor")  # consumed: we call the deleter
         self._capsule, self._owner = capsule, obj
         t = self._managed.contents.dl_tensor
         self.device_type, self.device_id = t.device.device_type, t.device.device_id
@@ -76,12 +90,13 @@ class Tensor:
         self.ptr = (t.data or 0) + t.byte_offset
         if t.strides:
             strides = tuple(t.strides[k] for k in range(t.ndim))
-            expect = tuple(int(np.prod(self.shape[k + 1:], dtype=np.int64))
-                           for k in range(t.ndim))
+            expect = tuple(int(np.prod(self.shape[k + 1 :], dtype=np.int64)) for k in range(t.ndim))
             if any(s != e for s, e, n in zip(strides, expect, self.shape) if n > 1):
                 self.close()
-                raise RuntimeCallError(f"a DLPack tensor with strides {strides} is not "
-                                       f"C-contiguous; pass a contiguous one (.contiguous())")
+                raise RuntimeCallError(
+                    f"a DLPack tensor with strides {strides} is not "
+                    f"C-contiguous; pass a contiguous one (.contiguous())"
+                )
 
     def close(self):
         managed, self._managed = self._managed, None
@@ -95,12 +110,14 @@ class Tensor:
 def _dtype(t) -> np.dtype:
     kind = _CODES.get(t.code)
     if kind is None or t.lanes != 1:
-        raise RuntimeCallError(f"unsupported DLPack dtype (code {t.code}, {t.bits} bits, "
-                               f"{t.lanes} lanes)")
+        raise RuntimeCallError(
+            f"unsupported DLPack dtype (code {t.code}, {t.bits} bits, {t.lanes} lanes)"
+        )
     if kind == "bool":
         return np.dtype(np.bool_)
     if kind == "bfloat":
         from tir_mlir.dtypes import numpy_dtype
+
         return numpy_dtype("bfloat16")
     return np.dtype(f"{kind}{t.bits}")
 
@@ -118,12 +135,15 @@ def host_arrays(fname: str, params, args) -> tuple:
             continue
         name = params[k].name if k < len(params) else str(k)
         if device_type(a) not in (CPU, CUDA_HOST):
-            raise RuntimeCallError(f"{fname}: buffer {name!r} is a tensor in device memory "
-                                   f"(DLPack device type {device_type(a)}); a CPU function "
-                                   f"takes host memory: move it there first (torch: .cpu())")
+            raise RuntimeCallError(
+                f"{fname}: buffer {name!r} is a tensor in device memory "
+                f"(DLPack device type {device_type(a)}); a CPU function "
+                f"takes host memory: move it there first (torch: .cpu())"
+            )
         try:
             out.append(np.from_dlpack(a))
         except (BufferError, TypeError, RuntimeError) as e:
-            raise RuntimeCallError(f"{fname}: buffer {name!r}: its DLPack view cannot be "
-                                   f"taken ({e})") from None
+            raise RuntimeCallError(
+                f"{fname}: buffer {name!r}: its DLPack view cannot be taken ({e})"
+            ) from None
     return tuple(out)

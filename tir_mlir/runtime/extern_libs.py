@@ -6,6 +6,7 @@ through an rpath), an object or archive (`.o`, `.a`, copied in), C or C++ source
 by the shipped `llc`). The files' contents are part of the compile cache key, so editing the C
 kernel rebuilds. A symbol that nothing defines fails when the library is loaded, naming it.
 """
+
 import atexit
 import hashlib
 import shutil
@@ -36,8 +37,9 @@ def _paths(extern_libs) -> List[Path]:
         path = Path(p).resolve()
         kind = _kind(path)
         if kind not in SOURCES and kind not in LINKED and kind not in LLVM:
-            raise BuildError(f"extern_libs: {p}: expected a .so, .o, .a, C/C++ source or LLVM IR "
-                             f"(.ll, .bc) file")
+            raise BuildError(
+                f"extern_libs: {p}: expected a .so, .o, .a, C/C++ source or LLVM IR (.ll, .bc) file"
+            )
         if not path.is_file():
             raise BuildError(f"extern_libs: {p} does not exist")
         out.append(path)
@@ -54,6 +56,7 @@ def with_embedded(extern_libs, module) -> List[Path]:
     from tir_mlir.dialect.ops import Loop
     from tir_mlir.ir.ir_walk import walk_all
     from tir_mlir.ir.user_cache import private_dir
+
     for f in [o.operation for o in module.body.operations]:
         for op in walk_all(f):
             if not Loop.is_loop(op):
@@ -61,8 +64,9 @@ def with_embedded(extern_libs, module) -> List[Path]:
             for name, value in Loop(op).annotations.items():
                 if name in PRAGMAS and isinstance(value, ir.StringAttr):
                     code = value.value
-                    path = private_dir() / (hashlib.sha256(code.encode()).hexdigest()
-                                            + PRAGMAS[name])
+                    path = private_dir() / (
+                        hashlib.sha256(code.encode()).hexdigest() + PRAGMAS[name]
+                    )
                     if not path.exists():
                         path.write_text(code)
                     out.append(path)
@@ -71,8 +75,9 @@ def with_embedded(extern_libs, module) -> List[Path]:
 
 def cache_key(extern_libs) -> str:
     """What the libraries contribute to the compile cache key: each path and a hash of it."""
-    return ";".join(f"{p}:{hashlib.sha256(p.read_bytes()).hexdigest()}"
-                    for p in _paths(extern_libs or ()))
+    return ";".join(
+        f"{p}:{hashlib.sha256(p.read_bytes()).hexdigest()}" for p in _paths(extern_libs or ())
+    )
 
 
 def link_inputs(extern_libs, workdir: Path) -> Tuple[List[str], List[str]]:
@@ -87,9 +92,12 @@ def link_inputs(extern_libs, workdir: Path) -> Tuple[List[str], List[str]]:
         elif suffix in LLVM:
             from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
             from tir_mlir.passes.lowering.llvm_ir import LLC_FLAGS
+
             obj = workdir / f"extern{n}.o"
-            _run([str(LLVM_BIN / "llc"), *LLC_FLAGS, "-filetype=obj", str(path), "-o", str(obj)],
-                 path)
+            _run(
+                [str(LLVM_BIN / "llc"), *LLC_FLAGS, "-filetype=obj", str(path), "-o", str(obj)],
+                path,
+            )
             files.append(str(obj))
         else:
             files.append(str(path))
@@ -104,10 +112,11 @@ def shared_library(extern_libs) -> List[str]:
     if all(_kind(p) == ".so" for p in paths):
         return [str(p) for p in paths]
     if shutil.which("cc") is None:
-        raise BuildError("extern_libs: compiling or linking non-.so libraries needs a C "
-                         "compiler (cc)")
+        raise BuildError(
+            "extern_libs: compiling or linking non-.so libraries needs a C compiler (cc)"
+        )
     workdir = Path(tempfile.mkdtemp(prefix="tir-mlir-extern-"))
-    atexit.register(shutil.rmtree, workdir, ignore_errors=True)   # loaded until then
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)  # loaded until then
     files, flags = link_inputs(paths, workdir)
     out = workdir / "extern.so"
     _run(["cc", "-shared", "-o", str(out), *files, *flags], paths[0])
@@ -120,5 +129,4 @@ def _run(cmd: Sequence[str], path: Path):
     except OSError as e:
         raise BuildError(f"extern_libs: cannot run {cmd[0]} for {path}: {e}") from None
     if p.returncode:
-        raise BuildError(f"extern_libs: {Path(cmd[0]).name} failed on {path}: "
-                         f"{p.stderr[-2000:]}")
+        raise BuildError(f"extern_libs: {Path(cmd[0]).name} failed on {path}: {p.stderr[-2000:]}")

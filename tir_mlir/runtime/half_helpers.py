@@ -8,18 +8,26 @@ every such cast read an empty vector register (zeros). Registering libgcc_s's ad
 name keeps the JIT on the ABI LLVM emits calls for. (The cached shared objects were not
 affected: tests/runtime/test_runtime_half_helpers.py checks both builds.)
 """
+
 import ctypes
 import functools
 
-_NAMES = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2", "__truncxfhf2",
-          "__truncdfbf2", "__truncsfbf2")
+_NAMES = (
+    "__truncdfhf2",
+    "__truncsfhf2",
+    "__extendhfsf2",
+    "__extendhfdf2",
+    "__truncxfhf2",
+    "__truncdfbf2",
+    "__truncsfbf2",
+)
 
 
 @functools.lru_cache(maxsize=1)
 def helper_addresses():
     """[(name, address)] of the helpers libgcc_s defines (none when it is not found)."""
     try:
-        lib = ctypes.CDLL("libgcc_s.so.1")      # (its soname on Linux; loaded already by most)
+        lib = ctypes.CDLL("libgcc_s.so.1")  # (its soname on Linux; loaded already by most)
     except OSError:
         return []
     out = []

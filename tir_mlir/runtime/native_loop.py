@@ -2,6 +2,7 @@
 `fn(args[0], ..., args[nargs-1])` `count` times in C, so `time_evaluator` measures the kernel,
 not one Python-to-C call per run. A small C helper, compiled once with `cc` into the cache folder
 (or a private temporary one) and loaded on first use."""
+
 import ctypes
 import functools
 import hashlib
@@ -18,10 +19,14 @@ def _source() -> str:
     for n in range(MAX_ARGS + 1):
         params = ", ".join(["void *"] * n) or "void"
         args = ", ".join(f"a[{k}]" for k in range(n))
-        cases.append(f"  case {n}: for (i = 0; i < count; ++i) (({'void (*)(' + params + ')'})fn)"
-                     f"({args}); break;")
-    return ("void tir_mlir_repeat(void *fn, void **a, int nargs, long count) {\n  long i;\n"
-            "  switch (nargs) {\n" + "\n".join(cases) + "\n  }\n}\n")
+        cases.append(
+            f"  case {n}: for (i = 0; i < count; ++i) (({'void (*)(' + params + ')'})fn)"
+            f"({args}); break;"
+        )
+    return (
+        "void tir_mlir_repeat(void *fn, void **a, int nargs, long count) {\n  long i;\n"
+        "  switch (nargs) {\n" + "\n".join(cases) + "\n  }\n}\n"
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -29,12 +34,17 @@ def _helper():
     src = _source()
     folder = cache_dir() or private_dir()
     path = folder / f"repeat-{hashlib.sha256(src.encode()).hexdigest()[:16]}.helper"
-    if not intact(path):               # missing, damaged or replaced: built again
+    if not intact(path):  # missing, damaged or replaced: built again
         discard(path)
         tmp = folder / f"{path.name}.{os.getpid()}.tmp"
         try:
-            p = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-x", "c", "-", "-o", str(tmp)],
-                               input=src, capture_output=True, text=True, check=False)
+            p = subprocess.run(
+                ["cc", "-O2", "-shared", "-fPIC", "-x", "c", "-", "-o", str(tmp)],
+                input=src,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if p.returncode:
                 return None
             seal_as(tmp, path)
@@ -61,4 +71,5 @@ def repeater(fn_address: int, arg_addresses, call):
                 call()
         else:
             helper(fn_address, args, len(arg_addresses), count)
+
     return repeat

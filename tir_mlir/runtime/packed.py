@@ -9,6 +9,7 @@ description and its argument slots. An exception in the function, or a name noth
 is raised by the compiled function's call once it returns (the rest of the kernel still runs;
 TVM's returns at once).
 """
+
 import ctypes
 import threading
 from typing import Callable, Optional
@@ -25,17 +26,19 @@ _LOCK = threading.Lock()
 
 def register_func(func_name, f=None, override=False):
     """TVM's `tvm.register_func`: `register_func("name", f)` or `@register_func("name")`."""
-    if callable(func_name):                 # @register_func: named after the function
+    if callable(func_name):  # @register_func: named after the function
         return register_func(func_name.__name__, func_name, override)
     if not isinstance(func_name, str):
         raise TypeError("register_func: the name must be a string")
 
     def register(fn):
         if func_name in _REGISTRY and not override:
-            raise ValueError(f"a function is already registered as {func_name!r} "
-                             "(override=True replaces it)")
+            raise ValueError(
+                f"a function is already registered as {func_name!r} (override=True replaces it)"
+            )
         _REGISTRY[func_name] = fn
         return fn
+
     return register if f is None else register(f)
 
 
@@ -49,12 +52,17 @@ def get_global_func(name, allow_missing=False) -> Optional[Callable]:
 def _view(address: int, dtype: str, shape, strides):
     import numpy as np
     from tir_mlir.dtypes import numpy_dtype
+
     dt = numpy_dtype(dtype)
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     raw = (ctypes.c_char * (span * dt.itemsize)).from_address(address)
     # a ctypes array exports the buffer protocol; numpy's stub does not list ctypes arrays
-    return np.ndarray(shape, dt, buffer=raw,  # pyright: ignore[reportArgumentType]
-                      strides=[s * dt.itemsize for s in strides])
+    return np.ndarray(
+        shape,
+        dt,
+        buffer=raw,  # pyright: ignore[reportArgumentType]
+        strides=[s * dt.itemsize for s in strides],
+    )
 
 
 def _scalar(bits: int, dtype: str):
@@ -71,14 +79,15 @@ def _dispatch(description, slots):
         name, *kinds = description.decode().split("|")
         fn = _REGISTRY.get(name)
         if fn is None:
-            raise RuntimeCallError(f"T.call_packed: no function is registered as {name!r} "
-                                   "(tir_mlir.register_func)")
+            raise RuntimeCallError(
+                f"T.call_packed: no function is registered as {name!r} (tir_mlir.register_func)"
+            )
         args, k = [], 0
         for kind in kinds:
             if kind.startswith("B:"):
                 dtype, rank = kind[2:].split(":")
                 rank = int(rank)
-                shape, strides = slots[k + 1:k + 1 + rank], slots[k + 1 + rank:k + 1 + 2 * rank]
+                shape, strides = slots[k + 1 : k + 1 + rank], slots[k + 1 + rank : k + 1 + 2 * rank]
                 args.append(_view(slots[k], dtype, shape, strides))
                 k += 1 + 2 * rank
             else:
@@ -86,7 +95,7 @@ def _dispatch(description, slots):
                 k += 1
         result = fn(*args)
         return int(result) if type(result) in (int, bool) else 0
-    except BaseException as e:          # raised by the compiled function's call (checked)
+    except BaseException as e:  # raised by the compiled function's call (checked)
         with _LOCK:
             _ERRORS.append(e)
         return -1
@@ -106,6 +115,7 @@ def attach(backend) -> bool:
 
 def checked(call):
     """`call`, raising what a packed function raised during it."""
+
     def run():
         call()
         with _LOCK:
@@ -113,6 +123,7 @@ def checked(call):
             _ERRORS.clear()
         if errors:
             raise errors[0]
+
     if hasattr(call, "repeat"):
         run.repeat = call.repeat
     run.keep = call

@@ -1,4 +1,5 @@
 """What `tir-mlir run` does: random inputs, build, run, compare with the interpreter, time."""
+
 import numpy as np
 from mlir import ir
 
@@ -26,9 +27,17 @@ def random_array(shape, dtype, rng):
     return aligned.copy(values)
 
 
-FLOAT_OPS = {"arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.divf": 1,
-             "arith.maximumf": 1, "arith.minimumf": 1, "arith.maxnumf": 1, "arith.minnumf": 1,
-             "math.fma": 2}
+FLOAT_OPS = {
+    "arith.addf": 1,
+    "arith.subf": 1,
+    "arith.mulf": 1,
+    "arith.divf": 1,
+    "arith.maximumf": 1,
+    "arith.minimumf": 1,
+    "arith.maxnumf": 1,
+    "arith.minnumf": 1,
+    "math.fma": 2,
+}
 
 
 def flop_count(module: ir.Module, func_name: str):
@@ -36,8 +45,12 @@ def flop_count(module: ir.Module, func_name: str):
     one's body (its update, init excluded: 2 for a multiply-accumulate, 1 for a max) times its
     iteration domain size. None when there is none (then no GFLOP/s is reported)."""
     with get_context():
-        f = next(op.operation for op in module.body.operations if op.operation.name == "func.func"
-                 and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name)
+        f = next(
+            op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == func_name
+        )
         total = 0
         for op in walk(f):
             if op.name == "tir.block" and "R" in Block(op).iter_types:
@@ -69,7 +82,7 @@ def first_mismatch(params, got, want):
         if is_float(p.dtype):
             g64, w64 = g.astype(np.float64), w.astype(np.float64)
             err = float(np.max(np.abs(g64 - w64) / (1 + np.abs(w64)), initial=0))
-            ok = err <= TOLERANCE[p.dtype]     # NaN compares False: a mismatch
+            ok = err <= TOLERANCE[p.dtype]  # NaN compares False: a mismatch
         else:
             err = int(np.count_nonzero(g != w))
             ok = err == 0
@@ -78,9 +91,22 @@ def first_mismatch(params, got, want):
     return None
 
 
-def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=False,
-                target="llvm", number=3, repeat=5, inputs=None, outputs=None, extern_libs=(),
-                reference=None):
+def run_program(
+    mod,
+    func_name=None,
+    *,
+    check=False,
+    bench=False,
+    seed=0,
+    debug=False,
+    target="llvm",
+    number=3,
+    repeat=5,
+    inputs=None,
+    outputs=None,
+    extern_libs=(),
+    reference=None,
+):
     """Yield report lines for `tir-mlir run`; raises RuntimeCallError when --check fails.
     `check`: compare the outputs with `reference` (the unscheduled program, compiled: what
     the tuner compares candidates with) when given, else with the interpreter; "interp"
@@ -89,6 +115,7 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
     `extern_libs`: build's."""
     from tir_mlir.interpreter import interpret
     from tir_mlir.runtime.build import build
+
     with get_context():
         sigs = signatures(mod.module)
     if not sigs:
@@ -102,8 +129,9 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
     lib = build(mod, target=target, debug=debug, extern_libs=extern_libs)
     got = [a.copy() for a in inputs]
     lib[func_name](*got)
-    yield f"{func_name}: ran on {len(params)} buffers " + \
-        ", ".join(f"{p.name}{list(p.shape)}:{p.dtype}" for p in params)
+    yield f"{func_name}: ran on {len(params)} buffers " + ", ".join(
+        f"{p.name}{list(p.shape)}:{p.dtype}" for p in params
+    )
     for name, file in (outputs or {}).items():
         np.save(file, got[_param_index(params, name, "--output")])
         yield f"saved {name} to {file}"
@@ -117,12 +145,12 @@ def run_program(mod, func_name=None, *, check=False, bench=False, seed=0, debug=
             interpret(mod, func_name, *want)
         bad = first_mismatch(params, got, want)
         if bad:
-            raise RuntimeCallError(f"--check failed: buffer {bad[0]!r} differs from {what} "
-                                   f"(error {bad[1]})")
+            raise RuntimeCallError(
+                f"--check failed: buffer {bad[0]!r} differs from {what} (error {bad[1]})"
+            )
         yield f"check: OK (matches {what})"
     if bench:
-        res = lib.time_evaluator(func_name, number=number, repeat=repeat,
-                                 min_repeat_ms=50)(*got)
+        res = lib.time_evaluator(func_name, number=number, repeat=repeat, min_repeat_ms=50)(*got)
         line = f"median: {res.median * 1e3:.4f} ms"
         flops = flop_count(mod.module, func_name)
         if flops:
@@ -134,8 +162,10 @@ def _param_index(params, name, option) -> int:
     for k, p in enumerate(params):
         if p.name == name:
             return k
-    raise RuntimeCallError(f"{option} {name}: no buffer of that name; the buffers are "
-                           f"{', '.join(p.name for p in params)}")
+    raise RuntimeCallError(
+        f"{option} {name}: no buffer of that name; the buffers are "
+        f"{', '.join(p.name for p in params)}"
+    )
 
 
 def _given_arrays(params, files: dict, rng) -> list:
@@ -146,19 +176,24 @@ def _given_arrays(params, files: dict, rng) -> list:
             arrays.append(random_array(p.shape, p.dtype, rng))
         except MemoryError:
             size = int(np.prod(p.shape, dtype=np.float64)) * numpy_dtype(p.dtype).itemsize
-            raise RuntimeCallError(f"not enough memory for buffer {p.name!r} "
-                                   f"({'x'.join(map(str, p.shape))} {p.dtype}: "
-                                   f"{size / 2**30:.1f} GiB)") from None
+            raise RuntimeCallError(
+                f"not enough memory for buffer {p.name!r} "
+                f"({'x'.join(map(str, p.shape))} {p.dtype}: "
+                f"{size / 2**30:.1f} GiB)"
+            ) from None
     for name, file in files.items():
         k = _param_index(params, name, "--input")
         try:
             a = np.load(file, allow_pickle=False)
         except (OSError, ValueError) as e:
-            raise RuntimeCallError(f"--input {name}={file}: cannot read a .npy array ({e})") \
-                from None
+            raise RuntimeCallError(
+                f"--input {name}={file}: cannot read a .npy array ({e})"
+            ) from None
         p = params[k]
         if tuple(a.shape) != tuple(p.shape) or a.dtype != numpy_dtype(p.dtype):
-            raise RuntimeCallError(f"--input {name}={file}: expected shape {list(p.shape)} "
-                                   f"{p.dtype}, the file holds {list(a.shape)} {a.dtype}")
+            raise RuntimeCallError(
+                f"--input {name}={file}: expected shape {list(p.shape)} "
+                f"{p.dtype}, the file holds {list(a.shape)} {a.dtype}"
+            )
         arrays[k] = np.ascontiguousarray(a)
     return arrays

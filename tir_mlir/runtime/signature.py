@@ -6,6 +6,7 @@ implicit size vars (`n = T.int32()`). A caller passes the first ones (`lib["f"](
 each implicit var is read from the shape of the buffer its `tir.match_shape` names first, and
 every buffer's shape is checked against its `tir.match_shape` before the call.
 """
+
 import numbers
 from dataclasses import dataclass
 
@@ -27,14 +28,14 @@ KINDS = ("buffer", "index", "scalar", "var")
 @dataclass(frozen=True)
 class Param:
     name: str
-    shape: tuple            # buffers: an int, a size tree (size_exprs) or None per dimension
+    shape: tuple  # buffers: an int, a size tree (size_exprs) or None per dimension
     dtype: str
     kind: str = "buffer"
-    source: tuple | None = None    # a var: (parameter position, dimension) it is read from
+    source: tuple | None = None  # a var: (parameter position, dimension) it is read from
 
     def to_json(self):
         out = {"name": self.name, "shape": list(self.shape), "dtype": self.dtype}
-        if self.kind != "buffer":        # (static signatures keep the form they always had)
+        if self.kind != "buffer":  # (static signatures keep the form they always had)
             out["kind"] = self.kind
         if self.source is not None:
             out["source"] = list(self.source)
@@ -42,9 +43,13 @@ class Param:
 
     @staticmethod
     def from_json(q) -> "Param":
-        return Param(q["name"], tuple(size_exprs.from_json(s) for s in q["shape"]),
-                     q["dtype"], q.get("kind", "buffer"),
-                     tuple(q["source"]) if "source" in q else None)
+        return Param(
+            q["name"],
+            tuple(size_exprs.from_json(s) for s in q["shape"]),
+            q["dtype"],
+            q.get("kind", "buffer"),
+            tuple(q["source"]) if "source" in q else None,
+        )
 
     @property
     def static(self) -> bool:
@@ -61,9 +66,11 @@ def _params(op) -> list:
     ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
     attrs = arg_attrs(op)
     entry = op.regions[0].blocks[0]
-    names = {arg: str_attr(d, "tir.name", f"arg{pos}")
-             for pos, (arg, d) in enumerate(zip(entry.arguments, attrs))}
-    shapes = {}                          # argument position -> its tir.match_shape trees
+    names = {
+        arg: str_attr(d, "tir.name", f"arg{pos}")
+        for pos, (arg, d) in enumerate(zip(entry.arguments, attrs))
+    }
+    shapes = {}  # argument position -> its tir.match_shape trees
     for o in entry.operations:
         o = o.operation
         if o.name == "tir.match_shape" and isinstance(o.operands[0].owner, ir.Block):
@@ -81,12 +88,15 @@ def _params(op) -> list:
             dtype = str_attr(d, "tir.dtype") or dtype_of(t.element_type)
             base, lanes = split_lanes(dtype)
             if lanes > 1:
-                raise BuildError(f"function {fname!r}: parameter {name!r} is a buffer of "
-                                 f"{dtype}, but a built function takes numpy arrays, which "
-                                 f"have no vector dtype (declare it {base}, its last dimension "
-                                 f"{lanes} times longer)")
-            shape = shapes.get(pos) or tuple(None if t.is_dynamic_dim(k) else s
-                                             for k, s in enumerate(t.shape))
+                raise BuildError(
+                    f"function {fname!r}: parameter {name!r} is a buffer of "
+                    f"{dtype}, but a built function takes numpy arrays, which "
+                    f"have no vector dtype (declare it {base}, its last dimension "
+                    f"{lanes} times longer)"
+                )
+            shape = shapes.get(pos) or tuple(
+                None if t.is_dynamic_dim(k) else s for k, s in enumerate(t.shape)
+            )
             params.append(Param(name, shape, dtype))
         elif isinstance(t, ir.IndexType):
             kind = "var" if "tir.implicit" in d else "index"
@@ -94,8 +104,9 @@ def _params(op) -> list:
         elif isinstance(t, (ir.IntegerType, ir.F16Type, ir.F32Type, ir.F64Type)):
             params.append(Param(name, (), str_attr(d, "tir.dtype") or dtype_of(t), "scalar"))
         else:
-            raise RuntimeCallError(f"function {fname!r}: parameter {pos} has type {t}, which "
-                                   f"a call cannot pass")
+            raise RuntimeCallError(
+                f"function {fname!r}: parameter {pos} has type {t}, which a call cannot pass"
+            )
     return [_with_source(fname, p, params) if p.kind == "var" else p for p in params]
 
 
@@ -104,8 +115,10 @@ def _with_source(fname, var: Param, params) -> Param:
     for pos, p in enumerate(params):
         if p.kind == "buffer" and var.name in p.shape:
             return Param(var.name, (), var.dtype, "var", (pos, p.shape.index(var.name)))
-    raise BuildError(f"function {fname!r}: no buffer has {var.name} as a dimension, so a call "
-                     f"cannot derive it; make {var.name} a parameter")
+    raise BuildError(
+        f"function {fname!r}: no buffer has {var.name} as a dimension, so a call "
+        f"cannot derive it; make {var.name} a parameter"
+    )
 
 
 def check_args(fname: str, params, arrays):
@@ -122,8 +135,10 @@ def call_values(fname: str, params, args) -> list:
     explicit = [p for p in params if p.kind != "var"]
     if len(args) != len(explicit):
         what = "buffers" if all(p.kind == "buffer" for p in explicit) else "arguments"
-        raise RuntimeCallError(f"{fname} takes {len(explicit)} {what} "
-                               f"({', '.join(p.name for p in explicit)}), got {len(args)}")
+        raise RuntimeCallError(
+            f"{fname} takes {len(explicit)} {what} "
+            f"({', '.join(p.name for p in explicit)}), got {len(args)}"
+        )
     env, values = {}, []
     # A function with sizes checks (and names) each dimension; a static one whole shapes.
     symbolic = len(explicit) < len(params) or not all(p.static for p in explicit)
@@ -133,7 +148,7 @@ def call_values(fname: str, params, args) -> list:
         else:
             env[p.name] = a = _scalar(fname, p, a)
         values.append(a)
-    for p in params[len(explicit):]:
+    for p in params[len(explicit) :]:
         if p.kind != "var":
             raise RuntimeCallError(f"{fname}: parameter {p.name!r} follows an implicit var")
         pos, k = p.source
@@ -148,20 +163,25 @@ def call_values(fname: str, params, args) -> list:
 
 def _check_array(fname, p: Param, a, symbolic: bool):
     if not isinstance(a, np.ndarray):
-        raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects a numpy array, "
-                               f"got {type(a).__name__}")
+        raise RuntimeCallError(
+            f"{fname}: buffer {p.name!r} expects a numpy array, got {type(a).__name__}"
+        )
     if a.dtype != numpy_dtype(p.dtype):
-        raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects dtype {p.dtype}, "
-                               f"got {a.dtype}")
+        raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects dtype {p.dtype}, got {a.dtype}")
     if not symbolic and tuple(a.shape) != tuple(p.shape):
-        raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects shape {tuple(p.shape)}, "
-                               f"got {tuple(a.shape)}")
+        raise RuntimeCallError(
+            f"{fname}: buffer {p.name!r} expects shape {tuple(p.shape)}, got {tuple(a.shape)}"
+        )
     if a.ndim != len(p.shape):
-        raise RuntimeCallError(f"{fname}: buffer {p.name!r} expects {len(p.shape)} "
-                               f"dimensions, got shape {tuple(a.shape)}")
+        raise RuntimeCallError(
+            f"{fname}: buffer {p.name!r} expects {len(p.shape)} "
+            f"dimensions, got shape {tuple(a.shape)}"
+        )
     if not a.flags.c_contiguous:
-        raise RuntimeCallError(f"{fname}: buffer {p.name!r} is not C-contiguous; "
-                               f"pass np.ascontiguousarray(...) and read the result from it")
+        raise RuntimeCallError(
+            f"{fname}: buffer {p.name!r} is not C-contiguous; "
+            f"pass np.ascontiguousarray(...) and read the result from it"
+        )
     if not a.flags.writeable:
         raise RuntimeCallError(f"{fname}: buffer {p.name!r} is read-only")
 
@@ -172,8 +192,9 @@ def _scalar(fname, p: Param, a):
             return float(a)
     elif isinstance(a, numbers.Integral):
         return int(a)
-    raise RuntimeCallError(f"{fname}: parameter {p.name!r} expects a {p.dtype} value, "
-                           f"got {type(a).__name__}")
+    raise RuntimeCallError(
+        f"{fname}: parameter {p.name!r} expects a {p.dtype} value, got {type(a).__name__}"
+    )
 
 
 def _check_sizes(fname, p: Param, a, env, params):
@@ -188,13 +209,17 @@ def _check_sizes(fname, p: Param, a, env, params):
         var = next((q for q in params if q.name == want_tree), None)
         if var is not None and var.kind == "var":
             src = params[var.source[0]].name
-            raise RuntimeCallError(f"{fname}: {want_tree} is {want} from dimension "
-                                   f"{var.source[1]} of {src!r} but {got} from dimension {k} "
-                                   f"of {p.name!r}")
+            raise RuntimeCallError(
+                f"{fname}: {want_tree} is {want} from dimension "
+                f"{var.source[1]} of {src!r} but {got} from dimension {k} "
+                f"of {p.name!r}"
+            )
         if var is not None:
-            raise RuntimeCallError(f"{fname}: {want_tree} = {want} but dimension {k} of "
-                                   f"{p.name!r} is {got}")
+            raise RuntimeCallError(
+                f"{fname}: {want_tree} = {want} but dimension {k} of {p.name!r} is {got}"
+            )
         given = ", ".join(f"{n} = {env[n]}" for n in size_exprs.names_in(want_tree))
         why = f" ({size_exprs.to_text(want_tree)} with {given})" if given else ""
-        raise RuntimeCallError(f"{fname}: dimension {k} of {p.name!r} is {got}, expected "
-                               f"{want}{why}")
+        raise RuntimeCallError(
+            f"{fname}: dimension {k} of {p.name!r} is {got}, expected {want}{why}"
+        )

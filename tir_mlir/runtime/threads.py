@@ -6,6 +6,7 @@ thread pool; a thread that migrates mid-kernel loses its cache and stalls the ot
 barrier), unless the environment already says how to bind. libomp binds the calling thread
 too: the Python main thread gets its mask back at once, so that it, and every process it starts
 later (compilers, the tuner's workers), may still run on all the cores."""
+
 import ctypes
 import os
 
@@ -44,8 +45,8 @@ def _bind_workers(lib):
     mask = os.sched_getaffinity(0)
     os.environ.update(OMP_PROC_BIND="close", OMP_PLACES="cores")
     try:
-        lib.omp_get_num_procs()          # libomp initialises: reads them, binds this thread
+        lib.omp_get_num_procs()  # libomp initialises: reads them, binds this thread
     finally:
         for v in ("OMP_PROC_BIND", "OMP_PLACES"):
-            del os.environ[v]            # not inherited by the processes started later
+            del os.environ[v]  # not inherited by the processes started later
         os.sched_setaffinity(0, mask)

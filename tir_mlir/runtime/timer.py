@@ -1,4 +1,5 @@
 """`time_evaluator`, with TVM's parameters and result fields (seconds)."""
+
 import statistics
 import time
 from dataclasses import dataclass
@@ -29,9 +30,11 @@ class BenchmarkResult:
         return statistics.pstdev(self.results)
 
     def __str__(self):
-        return (f"Execution time summary:\n mean (ms)   median (ms)    max (ms)     min (ms)\n"
-                f" {self.mean * 1e3:9.4f}   {self.median * 1e3:9.4f}   {self.max * 1e3:9.4f}"
-                f"   {self.min * 1e3:9.4f}")
+        return (
+            f"Execution time summary:\n mean (ms)   median (ms)    max (ms)     min (ms)\n"
+            f" {self.mean * 1e3:9.4f}   {self.median * 1e3:9.4f}   {self.max * 1e3:9.4f}"
+            f"   {self.min * 1e3:9.4f}"
+        )
 
 
 def time_calls(call, number=10, repeat=1, min_repeat_ms=0, warmup=True) -> BenchmarkResult:

@@ -13,6 +13,7 @@ an index map the lambda text that `Schedule.transform_layout` takes, and a desc 
 TensorIntrin's name, its desc module or TVMScript text. The index maps are TVM's (the same
 function of the buffer indices; the text may be spelled differently).
 """
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -48,8 +49,12 @@ def is_output_block(sch, block: BlockRV) -> bool:
 
 
 # --- suggest_index_map ------------------------------------------------------------------------------
-def suggest_index_map(shape: Sequence[int], indices: Callable | Sequence[ir.AffineExpr],
-                      loops: Sequence[int], predicate=True) -> str | None:
+def suggest_index_map(
+    shape: Sequence[int],
+    indices: Callable | Sequence[ir.AffineExpr],
+    loops: Sequence[int],
+    predicate=True,
+) -> str | None:
     """A layout for a buffer of `shape` under which the access `buffer[indices]` inside loops
     of extents `loops` (outermost first, each from 0) walks the buffer in loop order: TVM's
     SuggestIndexMap. The flattened index is split into the pieces of loop variables it is made
@@ -74,8 +79,9 @@ def suggest_index_map(shape: Sequence[int], indices: Callable | Sequence[ir.Affi
             return None
         exprs = symbolic.exprs(indices, len(extents)) if callable(indices) else list(indices)
         if len(exprs) != len(shape):
-            raise ValueError(f"suggest_index_map: {len(exprs)} indices for a buffer of rank "
-                             f"{len(shape)}")
+            raise ValueError(
+                f"suggest_index_map: {len(exprs)} indices for a buffer of rank {len(shape)}"
+            )
         splits = index_splits(exprs, shape, extents)
     if not splits:
         return None
@@ -108,20 +114,24 @@ class TensorizeInfo:
     desc_loop_indexer: each desc loop -> its position, outermost first.
     block_iter_paddings: per block iter var, the desc extent its domain must be padded to a
         multiple of (1: no padding); None when no iter needs padding."""
+
     loop_map: dict[StmtSRef, LoopView] = field(default_factory=dict)
     desc_loop_indexer: dict[LoopView, int] = field(default_factory=dict)
     block_iter_paddings: list[int] | None = None
-    desc: object = field(default=None, repr=False)    # keeps the desc's loops alive
+    desc: object = field(default=None, repr=False)  # keeps the desc's loops alive
 
     def __repr__(self):
-        pairs = ", ".join(f"{LoopView(k.op).loop_var}: {v.loop_var}"
-                          for k, v in self.loop_map.items())
-        return f"TensorizeInfo(loop_map={{{pairs}}}, " \
-               f"block_iter_paddings={self.block_iter_paddings})"
+        pairs = ", ".join(
+            f"{LoopView(k.op).loop_var}: {v.loop_var}" for k, v in self.loop_map.items()
+        )
+        return (
+            f"TensorizeInfo(loop_map={{{pairs}}}, block_iter_paddings={self.block_iter_paddings})"
+        )
 
 
-def get_tensorize_loop_mapping(sch, block: BlockRV, desc_func: Desc,
-                               allow_padding: bool = False) -> TensorizeInfo | None:
+def get_tensorize_loop_mapping(
+    sch, block: BlockRV, desc_func: Desc, allow_padding: bool = False
+) -> TensorizeInfo | None:
     """Map the loops around `block` onto the loops of the desc's block (TVM's
     GetTensorizeLoopMapping). Desc loop k goes with desc iter var k; from the innermost desc
     loop outwards, it takes the next block iter var (innermost first) of the same kind (S/R)
@@ -170,7 +180,7 @@ def _desc_module(desc: Desc):
     """The module (or function op) holding the desc: its ops live as long as it does."""
     if isinstance(desc, str):
         if "\n" in desc or desc.lstrip().startswith(("@", "#")):
-            if desc not in _PARSED_DESCS:      # kept: the views handed out point into it
+            if desc not in _PARSED_DESCS:  # kept: the views handed out point into it
                 _PARSED_DESCS[desc] = parse(desc, filename="<desc>")
             return _PARSED_DESCS[desc]
         return TensorIntrin.get(desc).desc
@@ -209,8 +219,6 @@ def _perfect_loops(block_op: ir.Operation) -> list[ir.Operation] | None:
     return loops[::-1]
 
 
-
-
 def _is_index_op(op) -> bool:
     """An op computing indices only (not a statement, not part of the computation)."""
     return bool(op.results) and all(isinstance(r.type, ir.IndexType) for r in op.results)
@@ -244,14 +252,16 @@ class AutoTensorizeMappingInfo:
     mappings: index maps (lambda text over the block's iter vars) for transform_block_layout.
     lhs_buffer_map: block buffer name -> desc buffer name.
     lhs_iters / rhs_iters: the block's and the desc block's iter var names."""
+
     mappings: list[str]
     lhs_buffer_map: dict[str, str]
     lhs_iters: list[str]
     rhs_iters: list[str]
 
 
-def get_auto_tensorize_mapping_info(sch, block: BlockRV,
-                                    desc_func: Desc) -> AutoTensorizeMappingInfo | None:
+def get_auto_tensorize_mapping_info(
+    sch, block: BlockRV, desc_func: Desc
+) -> AutoTensorizeMappingInfo | None:
     """TVM's GetAutoTensorizeMappingInfo. The block's body must compute what the desc's does
     (the same ops in the same order, buffers in corresponding places; indices not compared).
     Each iter var is then characterised by its kind and the set of (desc) buffers whose
@@ -275,21 +285,23 @@ def get_auto_tensorize_mapping_info(sch, block: BlockRV,
         unmapped: list[str] = []
         fused: list[list[int]] = [[] for _ in d_types]
         for i, (mask, kind) in enumerate(zip(t_masks, t_types)):
-            cands = [k for k, (m, t) in enumerate(zip(d_masks, d_types))
-                     if m == mask and t == kind]
+            cands = [k for k, (m, t) in enumerate(zip(d_masks, d_types)) if m == mask and t == kind]
             if len(cands) > 1:
                 return None
             if cands:
                 fused[cands[0]].append(i)
             else:
                 unmapped.append(names[i])
-        outs = unmapped + [_fuse([names[i] for i in grp], [extents[i] for i in grp])
-                           for grp in fused]
+        outs = unmapped + [
+            _fuse([names[i] for i in grp], [extents[i] for i in grp]) for grp in fused
+        ]
         text = f"lambda {', '.join(names)}: ({', '.join(outs)}{',' if len(outs) == 1 else ''})"
         return AutoTensorizeMappingInfo(
-            [text], {buffer_util.buffer_name(t): buffer_util.buffer_name(d)
-                     for t, d in buffers.items()},
-            names, list(d_block.iter_names))
+            [text],
+            {buffer_util.buffer_name(t): buffer_util.buffer_name(d) for t, d in buffers.items()},
+            names,
+            list(d_block.iter_names),
+        )
 
 
 def _fuse(names: list[str], extents: list[int]) -> str:
@@ -310,25 +322,30 @@ def _match_bodies(target: Block, desc: Block) -> dict[ir.Value, ir.Value] | None
     vals: dict[ir.Value, ir.Value] = {}
     bufs: dict[ir.Value, ir.Value] = {}
     for t, d in zip(t_ops, d_ops):
-        if t.name != d.name or [str(r.type) for r in t.results] != \
-                [str(r.type) for r in d.results]:
+        if t.name != d.name or [str(r.type) for r in t.results] != [str(r.type) for r in d.results]:
             return None
         if t.name in ("memref.load", "memref.store"):
             at = 0 if t.name == "memref.load" else 1
             tb, db = t.operands[at], d.operands[at]
-            if bufs.setdefault(tb, db) != db or \
-                    ir.MemRefType(tb.type).element_type != ir.MemRefType(db.type).element_type:
+            if (
+                bufs.setdefault(tb, db) != db
+                or ir.MemRefType(tb.type).element_type != ir.MemRefType(db.type).element_type
+            ):
                 return None
             if t.name == "memref.store" and not _same_value(t.operands[0], d.operands[0], vals):
                 return None
         elif t.regions or len(t.operands) != len(d.operands):
             return None
         else:
-            if not all(_same_value(a, b, vals) for a, b in zip(t.operands, d.operands)
-                       if not isinstance(a.type, ir.IndexType)):
+            if not all(
+                _same_value(a, b, vals)
+                for a, b in zip(t.operands, d.operands)
+                if not isinstance(a.type, ir.IndexType)
+            ):
                 return None
-            if "predicate" in t.attributes and \
-                    str(t.attributes["predicate"]) != str(d.attributes["predicate"]):
+            if "predicate" in t.attributes and str(t.attributes["predicate"]) != str(
+                d.attributes["predicate"]
+            ):
                 return None
         for r, s in zip(t.results, d.results):
             vals[r] = s
@@ -363,9 +380,17 @@ def _iter_masks(block: Block, position: dict[ir.Value, int]) -> list[frozenset]:
             leaves: list = []
             try:
                 e = buffer_util.to_affine(idx, leaves)
-                bounds = [next(((lo, lo + ext - 1) for a, (lo, ext) in zip(args, domains)
-                                if a == leaf and isinstance(lo, int) and isinstance(ext, int)),
-                               None) for leaf in leaves]
+                bounds = [
+                    next(
+                        (
+                            (lo, lo + ext - 1)
+                            for a, (lo, ext) in zip(args, domains)
+                            if a == leaf and isinstance(lo, int) and isinstance(ext, int)
+                        ),
+                        None,
+                    )
+                    for leaf in leaves
+                ]
                 used = [leaves[d] for d in dims_of(_drop_constant_parts(e, bounds))]
             except buffer_util.NotAffine:
                 used = list(args)

@@ -8,6 +8,7 @@ An ExprRV is the result of a sampling instruction: its sid keys the sampled inte
 schedule (`sch.get(v)`). `sample_compute_location` returns the loop handles ROOT / INLINE
 (TVM's RootRV / InlineRV) for "stay at the root" / "inline": `compute_at` understands them.
 """
+
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple, Union
 
@@ -94,5 +95,8 @@ class HandleTable:
 
     def foreign(self, rv: _RV) -> bool:
         """Whether `rv` belongs to another schedule (made there, or after this one copied it)."""
-        return rv.schedule is not None and rv.schedule is not self.identity and \
-            rv.sid >= self.inherited.get(rv.schedule, -1)
+        return (
+            rv.schedule is not None
+            and rv.schedule is not self.identity
+            and rv.sid >= self.inherited.get(rv.schedule, -1)
+        )

@@ -6,6 +6,7 @@ A piece (`Split`) is `(v // lower_factor) % extent * scale` of loop variable `v`
 a valid mixed-radix number over such pieces when, sorted by scale, each scale is the next
 one's scale times its extent (TVM's iter map detection, for the splits it fuses).
 """
+
 import itertools
 import math
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from mlir import ir
 
 @dataclass(frozen=True)
 class Split:
-    dim: int              # the loop variable (its position among the loops)
+    dim: int  # the loop variable (its position among the loops)
     lower_factor: int
     extent: int
     scale: int
@@ -26,8 +27,9 @@ class _NoSplit(Exception):
     pass
 
 
-def index_splits(indices: Sequence[ir.AffineExpr], shape: Sequence[int],
-                 extents: Sequence[int]) -> list[Split]:
+def index_splits(
+    indices: Sequence[ir.AffineExpr], shape: Sequence[int], extents: Sequence[int]
+) -> list[Split]:
     """The pieces of the flattened index `sum(indices[i] * stride[i])`, highest scale first,
     pieces of one variable that continue each other merged; [] when it is not a mixed-radix
     sum of disjoint pieces."""
@@ -126,8 +128,10 @@ def _merge(pieces: list[Split]) -> list[Split]:
         for nxt in mine[1:]:
             if nxt.lower_factor < cur.lower_factor * cur.extent:
                 raise _NoSplit
-            if nxt.lower_factor == cur.lower_factor * cur.extent and \
-                    nxt.scale == cur.scale * cur.extent:
+            if (
+                nxt.lower_factor == cur.lower_factor * cur.extent
+                and nxt.scale == cur.scale * cur.extent
+            ):
                 cur = Split(dim, cur.lower_factor, cur.extent * nxt.extent, cur.scale)
             else:
                 out.append(cur)
@@ -137,14 +141,13 @@ def _merge(pieces: list[Split]) -> list[Split]:
 
 
 # --- the layout as lambda text --------------------------------------------------------------------
-def split_lambda(shape: Sequence[int], digit_extents: Sequence[int],
-                 order: Sequence[int]) -> str:
+def split_lambda(shape: Sequence[int], digit_extents: Sequence[int], order: Sequence[int]) -> str:
     """`lambda i0, i1, ...: (...)`: the buffer's flattened index written in the mixed radix
     `digit_extents` (most significant first), the digits in `order`."""
     names = [f"i{k}" for k in range(len(shape))]
     digits = []
     for k, e in enumerate(digit_extents):
-        digits.append(_digit(shape, names, math.prod(digit_extents[k + 1:]), e))
+        digits.append(_digit(shape, names, math.prod(digit_extents[k + 1 :]), e))
     body = ", ".join(digits[k] for k in order)
     return f"lambda {', '.join(names)}: ({body}{',' if len(order) == 1 else ''})"
 
@@ -154,8 +157,10 @@ def _digit(shape: Sequence[int], names: list[str], s: int, e: int) -> str:
     strides and the digit's bounds divide one another (else written out as it is)."""
     terms = _digit_terms(shape, names, s, e)
     if terms is None:
-        flat = " + ".join(f"{n} * {math.prod(shape[i + 1:])}" if i < len(shape) - 1 else n
-                          for i, n in enumerate(names))
+        flat = " + ".join(
+            f"{n} * {math.prod(shape[i + 1 :])}" if i < len(shape) - 1 else n
+            for i, n in enumerate(names)
+        )
         return f"({flat}) // {s} % {e}"
     if not terms:
         return "0"
@@ -169,7 +174,7 @@ def _digit_terms(shape, names, s: int, e: int) -> list[tuple[str, int]] | None:
     """(text, largest value) of each buffer index's share of the digit, or None."""
     out = []
     for i, (n, name) in enumerate(zip(shape, names)):
-        st = math.prod(shape[i + 1:])
+        st = math.prod(shape[i + 1 :])
         if n == 1 or st * n <= s:
             continue
         if st >= s:

@@ -5,6 +5,7 @@
 builds `ir.AffineExpr`s over dims 0..n-1, comparisons build `Constraint`s (expr >= 0 or
 expr == 0), and `&` joins constraints.
 """
+
 import inspect
 from dataclasses import dataclass
 from typing import Callable, List
@@ -20,12 +21,15 @@ def _e(x) -> ir.AffineExpr:
     if isinstance(x, Sym):
         return x.expr
     if isinstance(x, int) and not isinstance(x, bool):
-        if not -2 ** 63 <= x < 2 ** 63:
+        if not -(2**63) <= x < 2**63:
             raise ScheduleError(f"integer {x} does not fit in 64 bits")
         return ir.AffineExpr.get_constant(x)
-    value = getattr(x, "value", None)      # an integer constant object (TVM's tir.const(...))
-    if isinstance(value, int) and not isinstance(value, bool) and \
-            str(getattr(x, "dtype", "")).startswith(("int", "uint")):
+    value = getattr(x, "value", None)  # an integer constant object (TVM's tir.const(...))
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and str(getattr(x, "dtype", "")).startswith(("int", "uint"))
+    ):
         return _e(value)
     raise ScheduleError(f"expected an integer expression, got {x!r}")
 
@@ -52,42 +56,67 @@ class Conj(list):
 
 
 class Sym:
-    dtype = "int32"      # (TVM's index variables' dtype: maps may ask, `tir.const(0, i.dtype)`)
+    dtype = "int32"  # (TVM's index variables' dtype: maps may ask, `tir.const(0, i.dtype)`)
 
     def __init__(self, expr: ir.AffineExpr):
         self.expr = expr
 
-    def __add__(self, o): return Sym(self.expr + _e(o))
-    def __radd__(self, o): return Sym(_e(o) + self.expr)
-    def __sub__(self, o): return Sym(self.expr - _e(o))
-    def __rsub__(self, o): return Sym(_e(o) - self.expr)
-    def __neg__(self): return Sym(self.expr * -1)
+    def __add__(self, o):
+        return Sym(self.expr + _e(o))
+
+    def __radd__(self, o):
+        return Sym(_e(o) + self.expr)
+
+    def __sub__(self, o):
+        return Sym(self.expr - _e(o))
+
+    def __rsub__(self, o):
+        return Sym(_e(o) - self.expr)
+
+    def __neg__(self):
+        return Sym(self.expr * -1)
 
     def __mul__(self, o):
         a, b = self.expr, _e(o)
-        if not (isinstance(a.maybe_downcast(), ir.AffineConstantExpr)
-                or isinstance(b.maybe_downcast(), ir.AffineConstantExpr)):
+        if not (
+            isinstance(a.maybe_downcast(), ir.AffineConstantExpr)
+            or isinstance(b.maybe_downcast(), ir.AffineConstantExpr)
+        ):
             raise ScheduleError("a product of two variables is not affine")
         return Sym(a * b)
+
     __rmul__ = __mul__
 
-    def __floordiv__(self, o): return Sym(ir.AffineExpr.get_floor_div(self.expr, _const(o)))
-    def __mod__(self, o): return Sym(ir.AffineExpr.get_mod(self.expr, _const(o)))
+    def __floordiv__(self, o):
+        return Sym(ir.AffineExpr.get_floor_div(self.expr, _const(o)))
 
-    def __lt__(self, o): return Constraint(_e(o) - self.expr - 1, False)
-    def __le__(self, o): return Constraint(_e(o) - self.expr, False)
-    def __gt__(self, o): return Constraint(self.expr - _e(o) - 1, False)
-    def __ge__(self, o): return Constraint(self.expr - _e(o), False)
-    def __eq__(self, o): return Constraint(self.expr - _e(o), True)  # noqa: E704
+    def __mod__(self, o):
+        return Sym(ir.AffineExpr.get_mod(self.expr, _const(o)))
+
+    def __lt__(self, o):
+        return Constraint(_e(o) - self.expr - 1, False)
+
+    def __le__(self, o):
+        return Constraint(_e(o) - self.expr, False)
+
+    def __gt__(self, o):
+        return Constraint(self.expr - _e(o) - 1, False)
+
+    def __ge__(self, o):
+        return Constraint(self.expr - _e(o), False)
+
+    def __eq__(self, o):
+        return Constraint(self.expr - _e(o), True)  # noqa: E704
+
     __hash__ = None
 
 
 def call(fn: Callable, n: int) -> list:
     """fn(d0, ..., d{n-1}) with symbolic arguments; the result as a list."""
     syms = [Sym(ir.AffineExpr.get_dim(k)) for k in range(n)]
-    kwonly = _keyword_only(fn)          # `lambda *indices, k: ...`: the last dims by name
+    kwonly = _keyword_only(fn)  # `lambda *indices, k: ...`: the last dims by name
     if kwonly and len(kwonly) <= n:
-        syms, kw = syms[:n - len(kwonly)], dict(zip(kwonly, syms[n - len(kwonly):]))
+        syms, kw = syms[: n - len(kwonly)], dict(zip(kwonly, syms[n - len(kwonly) :]))
     else:
         kw = {}
     try:
@@ -97,7 +126,7 @@ def call(fn: Callable, n: int) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-AXIS_SEPARATOR = "axis_separator"       # TVM's IndexMap.AXIS_SEPARATOR (te.AXIS_SEPARATOR)
+AXIS_SEPARATOR = "axis_separator"  # TVM's IndexMap.AXIS_SEPARATOR (te.AXIS_SEPARATOR)
 
 
 def split_separators(fn: Callable, n: int):
@@ -115,8 +144,12 @@ def split_separators(fn: Callable, n: int):
 
     def plain(*args, **kwargs):
         res = fn(*args, **kwargs)
-        return [x for x in (res if isinstance(res, (list, tuple)) else [res])
-                if not (isinstance(x, str) and x == AXIS_SEPARATOR)]
+        return [
+            x
+            for x in (res if isinstance(res, (list, tuple)) else [res])
+            if not (isinstance(x, str) and x == AXIS_SEPARATOR)
+        ]
+
     plain.param_names = _names(fn, n)
     return seps, plain
 
@@ -146,13 +179,17 @@ def _py(e: ir.AffineExpr, names) -> str:
         return str(e.value)
     if isinstance(e, ir.AffineDimExpr):
         return names[e.position]
-    op = {ir.AffineAddExpr: "+", ir.AffineMulExpr: "*", ir.AffineFloorDivExpr: "//",
-          ir.AffineModExpr: "%"}[type(e)]
+    op = {
+        ir.AffineAddExpr: "+",
+        ir.AffineMulExpr: "*",
+        ir.AffineFloorDivExpr: "//",
+        ir.AffineModExpr: "%",
+    }[type(e)]
     return f"({_py(e.lhs, names)} {op} {_py(e.rhs, names)})"
 
 
 def _names(fn: Callable, n: int) -> list:
-    if len(getattr(fn, "param_names", ())) == n:        # a wrapper naming its parameters
+    if len(getattr(fn, "param_names", ())) == n:  # a wrapper naming its parameters
         return list(fn.param_names)
     if isinstance(fn, SafeLambda):
         return fn.params if len(fn.params) == n else [f"v{k}" for k in range(n)]
@@ -168,10 +205,12 @@ def lambda_text(fn, n: int, predicate: bool = False) -> str:
         fn = parse_lambda(fn)
     names = _names(fn, n)
     if predicate:
-        body = " & ".join(f"({_py(c.expr, names)} {'==' if c.is_eq else '>='} 0)"
-                          for c in constraints(fn, n))
+        body = " & ".join(
+            f"({_py(c.expr, names)} {'==' if c.is_eq else '>='} 0)" for c in constraints(fn, n)
+        )
     else:
-        from tir_mlir.printer.affine_text import affine_text     # TVM's precedence
+        from tir_mlir.printer.affine_text import affine_text  # TVM's precedence
+
         body = "(" + ", ".join(affine_text(e, names)[0] for e in exprs(fn, n)) + ",)"
     return f"lambda {', '.join(names)}: {body}"
 

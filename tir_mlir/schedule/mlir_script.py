@@ -17,6 +17,7 @@ lists depth-first), as the upstream transform dialect mixes static and dynamic v
 `mlir-opt --irdl-file=dialect/schedule.irdl.mlir` verifies a script; `trace_from_mlir` reads one
 back (through the MLIR parser: no Python is executed) into a Trace that replays as any other.
 """
+
 from pathlib import Path
 from typing import Dict, List
 
@@ -39,16 +40,21 @@ def irdl_text() -> str:
     schedule primitive (handles in, handles out). dialect/schedule.irdl.mlir holds this
     text for `mlir-opt --irdl-file`; regenerate it with `python -m tir_mlir.schedule.mlir_script`
     (tests/schedule/test_schedule_mlir_script.py checks it is in sync with the primitives)."""
-    ops = "\n".join(f"""  irdl.operation @{name} {{
+    ops = "\n".join(
+        f"""  irdl.operation @{name} {{
     %h = irdl.base @{DIALECT}::@handle
     irdl.operands(handles: variadic %h)
     irdl.results(outputs: variadic %h)
-  }}""" for name in sorted(primitive_names()))
-    return (f"// Generated from the schedule primitives (tir_mlir/schedule/mlir_script.py): a trace\n"
-            f"// as an MLIR script. Handles are typed SSA values; arguments are attributes, where\n"
-            f"// #{DIALECT}.operand stands for the next operand and #{DIALECT}.none for None.\n"
-            f"irdl.dialect @{DIALECT} {{\n  irdl.type @handle\n  irdl.attribute @operand\n"
-            f"  irdl.attribute @none\n{ops}\n}}\n")
+  }}"""
+        for name in sorted(primitive_names())
+    )
+    return (
+        f"// Generated from the schedule primitives (tir_mlir/schedule/mlir_script.py): a trace\n"
+        f"// as an MLIR script. Handles are typed SSA values; arguments are attributes, where\n"
+        f"// #{DIALECT}.operand stands for the next operand and #{DIALECT}.none for None.\n"
+        f"irdl.dialect @{DIALECT} {{\n  irdl.type @handle\n  irdl.attribute @operand\n"
+        f"  irdl.attribute @none\n{ops}\n}}\n"
+    )
 
 
 def _load_dialect():
@@ -63,13 +69,14 @@ def _load_dialect():
 # --- trace -> MLIR ------------------------------------------------------------------------------
 def trace_to_mlir(trace: Trace) -> str:
     with _load_dialect():
-        names: Dict[str, str] = {}          # handle name -> SSA value
+        names: Dict[str, str] = {}  # handle name -> SSA value
         lines = []
         for k, inst in enumerate(trace.insts):
             operands: List[str] = []
             types: List[str] = []
-            attrs = {key: _attr(val, operands, types, names)
-                     for key, val in _ordered_args(inst).items()}
+            attrs = {
+                key: _attr(val, operands, types, names) for key, val in _ordered_args(inst).items()
+            }
             outs = inst.output_list()
             res = ""
             if outs:
@@ -79,8 +86,10 @@ def trace_to_mlir(trace: Trace) -> str:
                 res += " = "
             out_text = HANDLE if len(outs) == 1 else f"({', '.join([HANDLE] * len(outs))})"
             dict_text = f" {ir.DictAttr.get(attrs)}" if attrs else ""
-            lines.append(f'  {res}"{DIALECT}.{inst.name}"({", ".join(operands)}){dict_text} : '
-                         f'({", ".join(types)}) -> {out_text}')
+            lines.append(
+                f'  {res}"{DIALECT}.{inst.name}"({", ".join(operands)}){dict_text} : '
+                f"({', '.join(types)}) -> {out_text}"
+            )
         return "module {\n" + "\n".join(lines) + "\n}\n"
 
 
@@ -120,12 +129,13 @@ def trace_from_mlir(text: str, filename: str = "<schedule>") -> Trace:
     with _load_dialect():
         try:
             module = parse_untrusted(text, filename, (irdl_text(),))
-        except TIRParseError as e:          # text that would crash MLIR's parser
+        except TIRParseError as e:  # text that would crash MLIR's parser
             raise TraceError(e.message, e.loc) from None
         except ir.MLIRError as e:
             d = e.error_diagnostics[0] if e.error_diagnostics else None
-            raise TraceError(d.message if d else str(e),
-                             _at(d.location if d else None, filename)) from None
+            raise TraceError(
+                d.message if d else str(e), _at(d.location if d else None, filename)
+            ) from None
         handles: Dict[ir.Value, _RV] = {}
         insts = []
         for op in module.body.operations:
@@ -133,15 +143,17 @@ def trace_from_mlir(text: str, filename: str = "<schedule>") -> Trace:
             loc = _at(op.location, filename)
             if not op.name.startswith(DIALECT + "."):
                 raise TraceError(f"expected a {DIALECT} op, got {op.name!r}", loc)
-            name = op.name[len(DIALECT) + 1:]
+            name = op.name[len(DIALECT) + 1 :]
             try:
                 keys = [op.attributes[i].name for i in range(len(op.attributes))]
                 params = list(_check_call(name, dict.fromkeys(keys)).parameters)
                 queue = [handles[v] for v in op.operands]
                 args = {k: _value(op.attributes[k], queue) for k in sorted(keys, key=params.index)}
                 if queue:
-                    raise TraceError(f"{len(queue)} operand(s) left over: each operand fills "
-                                     f"one #{DIALECT}.operand")
+                    raise TraceError(
+                        f"{len(queue)} operand(s) left over: each operand fills "
+                        f"one #{DIALECT}.operand"
+                    )
                 cls, many = _output_kind(name) if len(op.results) else (None, True)
             except (TraceError, KeyError) as e:
                 msg = e.message if isinstance(e, TraceError) else "an operand is not a handle"
@@ -195,4 +207,5 @@ def _at(location, filename) -> SourceLoc:
 
 if __name__ == "__main__":
     from tir_mlir import dialect
+
     Path(dialect.__file__).with_name("schedule.irdl.mlir").write_text(irdl_text())

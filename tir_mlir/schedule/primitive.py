@@ -18,6 +18,7 @@ snapshot and the verification are skipped: a search replays traces it made itsel
 the whole schedule on any error, so the per-step transaction buys nothing there.
 Replay needs nothing per primitive: `Trace.apply_to_schedule` calls the method by name.
 """
+
 import functools
 import inspect
 import typing
@@ -103,7 +104,8 @@ def _wrap(fn, recorded: bool):
                 self._rvs.name(rv)
             self._trace.append(inst)
         return result
-    setattr(wrapper, "is_primitive", True)     # (what Trace.apply_to_schedule replays)
+
+    setattr(wrapper, "is_primitive", True)  # (what Trace.apply_to_schedule replays)
     return wrapper
 
 
@@ -133,8 +135,10 @@ def _binder(sig: inspect.Signature, fn_name: str = "primitive"):
     def slow(self, args, kwargs):
         unknown = [k for k in kwargs if k not in known]
         if unknown and not any(p.kind is p.VAR_KEYWORD for p in params):
-            raise TypeError(f"{sig_name(self)}() got an unexpected keyword argument "
-                            f"{unknown[0]!r}{did_you_mean(unknown[0], names)}")
+            raise TypeError(
+                f"{sig_name(self)}() got an unexpected keyword argument "
+                f"{unknown[0]!r}{did_you_mean(unknown[0], names)}"
+            )
         bound = sig.bind(self, *args, **kwargs)
         bound.apply_defaults()
         return {k: v for k, v in bound.arguments.items() if k != "self"}
@@ -146,7 +150,7 @@ def _binder(sig: inspect.Signature, fn_name: str = "primitive"):
         if not simple or len(args) > len(positional):
             return slow(self, args, kwargs)
         if not args and len(kwargs) == len(names) and known.issuperset(kwargs):
-            return {n: kwargs[n] for n in names}      # (how a trace replays a call)
+            return {n: kwargs[n] for n in names}  # (how a trace replays a call)
         given = dict(zip(positional, args))
         for k, v in kwargs.items():
             if k in given or k not in known:
@@ -155,6 +159,7 @@ def _binder(sig: inspect.Signature, fn_name: str = "primitive"):
         if any(n not in given and n not in defaults for n in names):
             return slow(self, args, kwargs)
         return {n: given[n] if n in given else defaults[n] for n in names}
+
     return bind
 
 

@@ -16,6 +16,7 @@ the module and never refuses. The rewriter holds a primitive to that:
 
 In trusted replay (`begin(snapshot=False)`) there is no snapshot: no restore, no refusal.
 """
+
 import re
 from typing import Optional
 
@@ -76,8 +77,10 @@ class Rewriter:
         changed = isinstance(error, ScheduleError) and _text(saved) != _text(self.mod)
         self.mod, self._index = saved, None
         if changed:
-            refused = ScheduleError(f"{prim}: internal error: a ScheduleError {REFUSED} "
-                                    f"(a check after its first mutation): {error}")
+            refused = ScheduleError(
+                f"{prim}: internal error: a ScheduleError {REFUSED} "
+                f"(a check after its first mutation): {error}"
+            )
             refused.__cause__ = error
             return refused
         return error
@@ -90,4 +93,5 @@ def _text(mod: IRModule) -> str:
     """The module as text, without the sids (handles made while planning add them)."""
     text = str(mod.module)
     return _SID_ATTR.sub(lambda m: ", " if m.group(1) and m.group(2) else "", text).replace(
-        " {}", "")
+        " {}", ""
+    )

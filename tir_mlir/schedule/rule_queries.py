@@ -3,6 +3,7 @@
 TVM's rules call C++ analyses directly; here they are Schedule methods, so a schedule rule
 stays a plain function over the public Schedule API. A mixin of Schedule.
 """
+
 import functools
 from typing import List, Tuple
 
@@ -21,11 +22,11 @@ def _query(fn):
     def wrapper(self, *args, **kwargs):
         with get_context():
             return fn(self, *args, **kwargs)
+
     return wrapper
 
 
 class RuleQueries:
-
     @_query
     def get_iter_types(self, block: BlockRV) -> List[str]:
         """The block's iter var kinds: "S", "R" or "O" each."""
@@ -33,15 +34,17 @@ class RuleQueries:
 
     @_query
     def get_loop_iter_type(self, loop: LoopRV) -> str:
-        """"S" (spatial), "R" (reduction) or "O" (opaque): TVM's GetLoopIterType."""
+        """ "S" (spatial), "R" (reduction) or "O" (opaque): TVM's GetLoopIterType."""
         return analysis.loop_iter_type(self._resolve(loop, LoopRV))
 
     @_query
     def get_block_buffers(self, block: BlockRV) -> Tuple[List[str], List[str]]:
         """Names of the buffers the block reads and writes."""
         b = Block(self._block(block))
-        return ([buffer_util.buffer_name(v) for v in buffer_util.block_reads(b)],
-                [buffer_util.buffer_name(v) for v in buffer_util.block_writes(b)])
+        return (
+            [buffer_util.buffer_name(v) for v in buffer_util.block_reads(b)],
+            [buffer_util.buffer_name(v) for v in buffer_util.block_writes(b)],
+        )
 
     @_query
     def is_top_level_block(self, block: BlockRV) -> bool:

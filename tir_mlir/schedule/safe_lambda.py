@@ -7,6 +7,7 @@ the parameters, integer literals, + - * // % unary -, comparisons and `&`, tuple
 Anything else (names other than the parameters, attributes, calls, subscripts, strings) is
 refused with a ScheduleError, so no text can reach Python objects.
 """
+
 import math
 import re
 from typing import List
@@ -14,12 +15,24 @@ from typing import List
 from tir_mlir.errors import ScheduleError, TIRParseError
 from tir_mlir.frontend import ast as A
 
-_HEADER = re.compile(r"\s*lambda\s*((?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*,?)?)\s*:(.*)\Z",
-                     re.S)
-_BINOPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b}
-_COMPARES = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-             ">=": lambda a, b: a >= b, "==": lambda a, b: a == b}
+_HEADER = re.compile(
+    r"\s*lambda\s*((?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*,?)?)\s*:(.*)\Z", re.S
+)
+_BINOPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "&": lambda a, b: a & b,
+}
+_COMPARES = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+}
 MAX_TEXT = 100_000
 
 
@@ -44,6 +57,7 @@ class SafeLambda:
 def parse_lambda(text: str) -> SafeLambda:
     """Parse `lambda p, q: expr` (ScheduleError naming the problem if it is anything else)."""
     from tir_mlir.frontend.parser import parse_ast
+
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise ScheduleError("expected the text of a lambda")
     m = _HEADER.match(text)
@@ -64,13 +78,15 @@ def parse_lambda(text: str) -> SafeLambda:
 def _eval(node, env):
     if isinstance(node, A.Name):
         if node.id not in env:
-            raise ScheduleError(f"unknown name {node.id!r} in the lambda (only its parameters "
-                                f"may be used)")
+            raise ScheduleError(
+                f"unknown name {node.id!r} in the lambda (only its parameters may be used)"
+            )
         return env[node.id]
     if isinstance(node, A.Const):
         if type(node.value) is not int:
-            raise ScheduleError(f"only integer literals are allowed in the lambda, got "
-                                f"{node.value!r}")
+            raise ScheduleError(
+                f"only integer literals are allowed in the lambda, got {node.value!r}"
+            )
         return node.value
     if isinstance(node, A.BinOp) and node.op in _BINOPS:
         return _BINOPS[node.op](_eval(node.lhs, env), _eval(node.rhs, env))
@@ -83,8 +99,10 @@ def _eval(node, env):
     if isinstance(node, (A.Tuple_, A.List_)):
         return tuple(_eval(x, env) for x in node.items)
     what = getattr(node, "op", None) or type(node).__name__.rstrip("_").lower()
-    raise ScheduleError(f"{what!r} is not allowed in an index map or predicate (only "
-                        f"parameters, integers, + - * // %, comparisons and &)")
+    raise ScheduleError(
+        f"{what!r} is not allowed in an index map or predicate (only "
+        f"parameters, integers, + - * // %, comparisons and &)"
+    )
 
 
 # --- printing a lambda from its parsed form ----------------------------------------------------
@@ -129,19 +147,28 @@ def _text(node, params, top: bool = False) -> tuple:
         return f"{_paren(a, _AND)} {node.ops[0]} {_paren(b, _AND)}", _CMP
     if isinstance(node, A.Tuple_):
         items = [_text(x, params)[0] for x in node.items]
-        return "(" + ", ".join(items) + ("," if items and (top or len(items) == 1) else "") + ")", _ATOM
+        return "(" + ", ".join(items) + (
+            "," if items and (top or len(items) == 1) else ""
+        ) + ")", _ATOM
     if isinstance(node, A.List_):
         return "[" + ", ".join(_text(x, params)[0] for x in node.items) + "]", _ATOM
-    if isinstance(node, A.Call) and not node.kwargs and isinstance(node.func, A.Attr) and \
-            isinstance(node.func.value, A.Name) and node.func.value.id == "T":
+    if (
+        isinstance(node, A.Call)
+        and not node.kwargs
+        and isinstance(node.func, A.Attr)
+        and isinstance(node.func.value, A.Name)
+        and node.func.value.id == "T"
+    ):
         name, args = node.func.attr, node.args
         if name == "ceildiv" and len(args) == 2:
             return f"T.ceildiv({_text(args[0], params)[0]}, {_text(args[1], params)[0]})", _ATOM
         if _DTYPE.fullmatch(name) and len(args) == 1:
             return f"T.{name}({_number(args[0])})", _ATOM
     what = getattr(node, "op", None) or type(node).__name__.rstrip("_").lower()
-    raise ScheduleError(f"{what!r} is not allowed in a recorded lambda (only parameters, "
-                        f"integers, + - * // %, comparisons, &, T.ceildiv and typed constants)")
+    raise ScheduleError(
+        f"{what!r} is not allowed in a recorded lambda (only parameters, "
+        f"integers, + - * // %, comparisons, &, T.ceildiv and typed constants)"
+    )
 
 
 def _number(node) -> str:
@@ -149,8 +176,11 @@ def _number(node) -> str:
     sign = ""
     if isinstance(node, A.UnaryOp) and node.op == "-":
         sign, node = "-", node.operand
-    if isinstance(node, A.Const) and type(node.value) in (int, float, bool) and \
-            math.isfinite(node.value):
+    if (
+        isinstance(node, A.Const)
+        and type(node.value) in (int, float, bool)
+        and math.isfinite(node.value)
+    ):
         return sign + repr(node.value)
     raise ScheduleError("a typed constant in a recorded lambda must be a number")
 
@@ -166,14 +196,24 @@ def constant_body(f: SafeLambda):
     if isinstance(body, A.Tuple_) and len(body.items) == 1:
         body = body.items[0]
     dtype = None
-    if isinstance(body, A.Call) and not body.kwargs and len(body.args) == 1 and \
-            isinstance(body.func, A.Attr) and isinstance(body.func.value, A.Name) and \
-            body.func.value.id == "T" and _DTYPE.fullmatch(body.func.attr):
+    if (
+        isinstance(body, A.Call)
+        and not body.kwargs
+        and len(body.args) == 1
+        and isinstance(body.func, A.Attr)
+        and isinstance(body.func.value, A.Name)
+        and body.func.value.id == "T"
+        and _DTYPE.fullmatch(body.func.attr)
+    ):
         dtype, body = body.func.attr, body.args[0]
     sign = 1
     if isinstance(body, A.UnaryOp) and body.op == "-":
         sign, body = -1, body.operand
-    if isinstance(body, A.Const) and type(body.value) in (int, float) and \
-            math.isfinite(body.value) and (dtype or type(body.value) is int):
+    if (
+        isinstance(body, A.Const)
+        and type(body.value) in (int, float)
+        and math.isfinite(body.value)
+        and (dtype or type(body.value) is int)
+    ):
         return dtype, sign * body.value
     return None

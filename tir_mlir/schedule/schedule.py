@@ -8,6 +8,7 @@ transaction of the schedule's `Rewriter`, verification) over a rewrite in
 `tir_mlir/passes/schedule/<name>.py`. This module holds the schedule's state and the handle
 bookkeeping the primitives share.
 """
+
 import contextlib
 import random
 from typing import List, Optional, Sequence, Union
@@ -36,8 +37,19 @@ from tir_mlir.schedule.trace import Instruction, Trace
 from tir_mlir.schedule.views import StmtSRef, view
 
 
-class Schedule(Queries, Loops, LoopKinds, Caches, ComputeLocation, Reduction, BlockizeTensorize,
-               Layout, Annotation, Sampling, RuleQueries):
+class Schedule(
+    Queries,
+    Loops,
+    LoopKinds,
+    Caches,
+    ComputeLocation,
+    Reduction,
+    BlockizeTensorize,
+    Layout,
+    Annotation,
+    Sampling,
+    RuleQueries,
+):
     """A schedule over a copy of `mod`: `sch.mod` is the scheduled module, `sch.trace` the
     primitives applied so far. `seed` seeds the sampling instructions (None or -1: random).
     `debug_mask`, `error_render_level` and `enable_check` are TVM's, validated and kept
@@ -45,21 +57,27 @@ class Schedule(Queries, Loops, LoopKinds, Caches, ComputeLocation, Reduction, Bl
     whatever they say."""
 
     @serialized
-    def __init__(self, mod: IRModule, *, seed: Optional[int] = None,
-                 debug_mask: Union[str, int] = "none", error_render_level: str = "detail",
-                 enable_check: bool = True):
+    def __init__(
+        self,
+        mod: IRModule,
+        *,
+        seed: Optional[int] = None,
+        debug_mask: Union[str, int] = "none",
+        error_render_level: str = "detail",
+        enable_check: bool = True,
+    ):
         if not isinstance(mod, IRModule):
             raise TypeError(f"Schedule expects an IRModule, got {type(mod).__name__}")
-        self._rw = Rewriter(mod.copy())    # the module, its op index, the running transaction
+        self._rw = Rewriter(mod.copy())  # the module, its op index, the running transaction
         with get_context():
             first_sid = 1 + max(self._rw.index.ops, default=-1)
         self._rvs = HandleTable(first_sid)  # the handles given out, and the sampled values
         self._trace = Trace()
-        self._calls: List[Optional[Instruction]] = []   # the running primitives, outermost
+        self._calls: List[Optional[Instruction]] = []  # the running primitives, outermost
         #   first: the instruction each records (None: recorded by a caller, or a macro)
         self._rng = random.Random(None if seed is None or seed < 0 else seed)
-        self._trusted = False        # trusted replay: no per-step snapshot / verification
-        self._working_on: Optional[str] = None      # work_on's function name
+        self._trusted = False  # trusted replay: no per-step snapshot / verification
+        self._working_on: Optional[str] = None  # work_on's function name
         self._debug_mask = check_debug_mask(debug_mask)
         self._error_render_level = check_render_level(error_render_level)
         self._enable_check = bool(enable_check)
@@ -126,8 +144,10 @@ class Schedule(Queries, Loops, LoopKinds, Caches, ComputeLocation, Reduction, Bl
             raise ScheduleError(f"expected a block or loop handle, got {rv!r}")
         rvs = self._rvs
         if rvs.foreign(rv):
-            raise HandleError(f"{rv.describe()} belongs to another Schedule; get the "
-                              f"{rv.KIND} from this one (sch.get_block / sch.get_loops)")
+            raise HandleError(
+                f"{rv.describe()} belongs to another Schedule; get the "
+                f"{rv.KIND} from this one (sch.get_block / sch.get_loops)"
+            )
         if rv.sid in rvs.consumed:
             prim, step = rvs.consumed[rv.sid]
             raise ScheduleError(f"{rv.describe()} was consumed by {prim} at trace step {step}")
@@ -179,12 +199,15 @@ class Schedule(Queries, Loops, LoopKinds, Caches, ComputeLocation, Reduction, Bl
                 return funcs[0]
             if "main" in funcs:
                 return "main"
-            raise NoFunctionError(f"The schedule does not know which function to be working "
-                                  f"on: the module has several functions ({', '.join(funcs)})"
-                                  f" and none is 'main'; call work_on or pass func_name")
+            raise NoFunctionError(
+                f"The schedule does not know which function to be working "
+                f"on: the module has several functions ({', '.join(funcs)})"
+                f" and none is 'main'; call work_on or pass func_name"
+            )
         if func_name not in funcs:
-            raise ScheduleError(f"no function named {func_name!r}; the module has "
-                                f"{', '.join(funcs) or 'none'}")
+            raise ScheduleError(
+                f"no function named {func_name!r}; the module has {', '.join(funcs) or 'none'}"
+            )
         return func_name
 
     def _block(self, block: Union[BlockRV, str]) -> ir.Operation:

@@ -8,6 +8,7 @@ computation it performs (matched structurally against the scheduled block), `imp
 body replaces the block's). Each may be TVMScript text or an IRModule with one function.
 The CPU intrinsics shipped in `tir_mlir/intrinsics/` register on first use of the registry.
 """
+
 import importlib
 from dataclasses import dataclass
 from typing import Dict, Union
@@ -35,8 +36,9 @@ class TensorIntrin:
         return next(iter(self.impl.functions.values()))
 
     @staticmethod
-    def register(name: str, desc: Union[str, IRModule], impl: Union[str, IRModule],
-                 override: bool = False) -> "TensorIntrin":
+    def register(
+        name: str, desc: Union[str, IRModule], impl: Union[str, IRModule], override: bool = False
+    ) -> "TensorIntrin":
         reg = _registry()
         if name in reg and not override:
             raise ValueError(f"tensor intrinsic {name!r} is already registered")
@@ -45,8 +47,9 @@ class TensorIntrin:
         dt = [a.type for a in d.regions[0].blocks[0].arguments]
         it = [a.type for a in i.regions[0].blocks[0].arguments]
         if dt != it:
-            raise ValueError(f"tensor intrinsic {name!r}: desc parameters {dt} differ from "
-                             f"impl parameters {it}")
+            raise ValueError(
+                f"tensor intrinsic {name!r}: desc parameters {dt} differ from impl parameters {it}"
+            )
         reg[name] = intrin
         return intrin
 
@@ -54,8 +57,10 @@ class TensorIntrin:
     def get(name: str) -> "TensorIntrin":
         reg = _registry()
         if name not in reg:
-            raise ScheduleError(f"tensorize: no tensor intrinsic named {name!r} (registered: "
-                                f"{', '.join(sorted(reg)) or 'none'})")
+            raise ScheduleError(
+                f"tensorize: no tensor intrinsic named {name!r} (registered: "
+                f"{', '.join(sorted(reg)) or 'none'})"
+            )
         return reg[name]
 
 
@@ -74,8 +79,11 @@ def _registry() -> Dict[str, TensorIntrin]:
 def _module(x, name, what) -> IRModule:
     if isinstance(x, str):
         from tir_mlir.frontend.parser import parse
+
         x = parse(x, filename=f"<intrin {name} {what}>")
     if not isinstance(x, IRModule) or len(x) != 1:
-        raise ValueError(f"tensor intrinsic {name!r}: {what} must be TVMScript text or an "
-                         f"IRModule with one function")
+        raise ValueError(
+            f"tensor intrinsic {name!r}: {what} must be TVMScript text or an "
+            f"IRModule with one function"
+        )
     return x

@@ -14,6 +14,7 @@ gives TVM's format, a Python function a TVM user can run:
 Replay (`apply_to_schedule`) calls the method of that name on another Schedule, mapping
 handle names to the handles it returns: a primitive needs no replay code of its own.
 """
+
 import contextlib
 import functools
 import inspect
@@ -30,15 +31,19 @@ Outputs = Union[None, _RV, List[_RV]]
 _RV_NAME = re.compile(r"[a-z]+[0-9]+")
 
 # The instructions that carry a decision (the sampling primitives of schedule/sampling.py).
-SAMPLING_INSTRUCTIONS = ("sample_perfect_tile", "sample_partitioned_tile",
-                         "sample_categorical", "sample_compute_location")
+SAMPLING_INSTRUCTIONS = (
+    "sample_perfect_tile",
+    "sample_partitioned_tile",
+    "sample_categorical",
+    "sample_compute_location",
+)
 
 
 @dataclass
 class Instruction:
-    name: str                       # Schedule method: "split", "get_loops", ...
-    args: Dict[str, Any]            # parameter name -> value (handles inside lists allowed)
-    outputs: Outputs = None         # a handle, a list of handles, or None
+    name: str  # Schedule method: "split", "get_loops", ...
+    args: Dict[str, Any]  # parameter name -> value (handles inside lists allowed)
+    outputs: Outputs = None  # a handle, a list of handles, or None
 
     def output_list(self) -> List[_RV]:
         if self.outputs is None:
@@ -56,14 +61,14 @@ class Instruction:
             elif self.name in _POSITIONAL:
                 pos.append(_py(val))
             elif p is not None and p.kind is inspect.Parameter.KEYWORD_ONLY and val is None:
-                continue                  # tir_mlir-only options left at their default
+                continue  # tir_mlir-only options left at their default
             elif key in _OMITTED_WHEN_EMPTY and not val:
                 continue
             elif key in _LAMBDAS and isinstance(val, (str, SafeLambda)):
                 kws.append(f"{key}={_lambda_code(self.name, key, val)}")
-            elif key == "probs":          # TVM prints the probabilities with 17 digits
+            elif key == "probs":  # TVM prints the probabilities with 17 digits
                 kws.append(f"{key}=[{', '.join(_float17(p) for p in val)}]")
-            elif key == "ann_val" and isinstance(val, float):       # and float annotations
+            elif key == "ann_val" and isinstance(val, float):  # and float annotations
                 kws.append(f"{key}={_float17(val)}")
             else:
                 kws.append(f"{_PRINTED_AS.get((self.name, key), key)}={_py(val)}")
@@ -87,8 +92,17 @@ _POSITIONAL = ("get_child_blocks",)
 
 # Instructions without an effect on the program: Trace.simplified drops them when nothing
 # uses their outputs.
-_PURE = frozenset(("get_block", "get_loops", "get_child_blocks", "get_producers",
-                   "get_consumers", "get_output_blocks", *SAMPLING_INSTRUCTIONS))
+_PURE = frozenset(
+    (
+        "get_block",
+        "get_loops",
+        "get_child_blocks",
+        "get_producers",
+        "get_consumers",
+        "get_output_blocks",
+        *SAMPLING_INSTRUCTIONS,
+    )
+)
 
 
 def _handle_names(v) -> set:
@@ -100,14 +114,20 @@ def _handle_names(v) -> set:
     if isinstance(v, (list, tuple)):
         return set().union(*map(_handle_names, v)) if v else set()
     return set()
+
+
 # Arguments TVM's trace names unlike the Python parameter.
-_PRINTED_AS = {("get_output_blocks", "scope_block"): "block",
-               ("cache_inplace", "block_rv"): "block", ("cache_index", "block_rv"): "block"}
+_PRINTED_AS = {
+    ("get_output_blocks", "scope_block"): "block",
+    ("cache_inplace", "block_rv"): "block",
+    ("cache_index", "block_rv"): "block",
+}
 
 
 @functools.lru_cache(maxsize=None)
 def _signature(name: str) -> inspect.Signature:
     from tir_mlir.schedule.schedule import Schedule
+
     return inspect.signature(getattr(Schedule, name))
 
 
@@ -117,12 +137,11 @@ def _lambda_code(name: str, key: str, val) -> str:
     try:
         return canonical_text(val if isinstance(val, str) else val.text)
     except ScheduleError as e:
-        raise TraceError(f"{name}: {key} is not a lambda a trace can hold: {e.message}") \
-            from None
+        raise TraceError(f"{name}: {key} is not a lambda a trace can hold: {e.message}") from None
 
 
 def _float17(x: float) -> str:
-    return "%.17g" % x          # as TVM's trace prints a float (1.0 as `1`)
+    return "%.17g" % x  # as TVM's trace prints a float (1.0 as `1`)
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,8 +149,12 @@ def primitive_names() -> frozenset:
     """The instruction names a trace may hold: the Schedule's `@primitive` methods (a trace is
     data: replay must never reach any other attribute)."""
     from tir_mlir.schedule.schedule import Schedule
-    return frozenset(n for n in dir(Schedule) if not n.startswith("_")
-                     and getattr(getattr(Schedule, n, None), "is_primitive", False))
+
+    return frozenset(
+        n
+        for n in dir(Schedule)
+        if not n.startswith("_") and getattr(getattr(Schedule, n, None), "is_primitive", False)
+    )
 
 
 def _check_call(name, args) -> inspect.Signature:
@@ -177,10 +200,12 @@ class Trace:
     def show(self, style=None, black_format=False) -> None:
         """Print the trace, syntax-highlighted on a terminal (tir_mlir/show.py)."""
         from tir_mlir.show import show_text
+
         show_text(str(self), style)
 
     def _repr_html_(self) -> str:
         from tir_mlir.show import html_text
+
         return html_text(str(self))
 
     def __str__(self):
@@ -204,14 +229,18 @@ class Trace:
     @property
     def decisions(self) -> Dict[int, Any]:
         """Instruction index -> decision, for every sampling instruction."""
-        return {i: inst.args["decision"] for i, inst in enumerate(self.insts)
-                if inst.name in SAMPLING_INSTRUCTIONS}
+        return {
+            i: inst.args["decision"]
+            for i, inst in enumerate(self.insts)
+            if inst.name in SAMPLING_INSTRUCTIONS
+        }
 
     def get_decision(self, inst: Instruction) -> Any:
         return self.insts[self._index(inst)].args["decision"]
 
-    def with_decision(self, inst: Instruction, decision: Any,
-                      remove_postproc: bool = True) -> "Trace":
+    def with_decision(
+        self, inst: Instruction, decision: Any, remove_postproc: bool = True
+    ) -> "Trace":
         """A new trace with `inst`'s decision replaced (the instructions after it replay with
         the new value); `remove_postproc` drops the postprocessing part (TVM's parameter)."""
         i = self._index(inst)
@@ -249,8 +278,7 @@ class Trace:
         raise ValueError(f"instruction {inst.name} is not in this trace")
 
     # --- replay ------------------------------------------------------------------------------
-    def apply_to_schedule(self, sch, remove_postproc: bool = False,
-                          trusted: bool = False) -> None:
+    def apply_to_schedule(self, sch, remove_postproc: bool = False, trusted: bool = False) -> None:
         """Replay every instruction on `sch` (sampling instructions with their decisions):
         by default the whole trace, so a tuned trace gives the program that was measured,
         postprocessors' steps (parallel, vectorize, decompose) included.
@@ -259,7 +287,7 @@ class Trace:
         mode for traces it generated itself: no per-step snapshot or verification, so on an
         error `sch` is left half-rewritten and must be dropped."""
         env: Dict[str, _RV] = {}
-        with (sch.trusted_mode() if trusted else contextlib.nullcontext()):
+        with sch.trusted_mode() if trusted else contextlib.nullcontext():
             for inst in self.insts:
                 if remove_postproc and inst.name == "enter_postproc":
                     break
@@ -277,10 +305,16 @@ class Trace:
         insts = []
         for i in self.insts:
             out = i.outputs
-            out = ([o.name for o in out] if isinstance(out, list)
-                   else None if out is None else out.name)
-            insts.append({"name": i.name, "args": {k: _enc(v) for k, v in i.args.items()},
-                          "outputs": out})
+            out = (
+                [o.name for o in out]
+                if isinstance(out, list)
+                else None
+                if out is None
+                else out.name
+            )
+            insts.append(
+                {"name": i.name, "args": {k: _enc(v) for k, v in i.args.items()}, "outputs": out}
+            )
         return {"insts": insts, "decisions": {str(k): v for k, v in self.decisions.items()}}
 
     @staticmethod
@@ -296,14 +330,17 @@ class Trace:
         if isinstance(obj, list) and len(obj) == 2 and all(isinstance(x, list) for x in obj):
             # TVM's form: [[[kind, inputs, attrs, outputs], ...], [[index, decision], ...]]
             from tir_mlir.schedule.tvm_trace import from_tvm_json
+
             try:
                 return from_tvm_json(obj)
             except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
                 raise TraceError(f"not a TVM JSON trace: {e}") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("insts"), list):
-            raise TraceError('a trace is a JSON object {"insts": [...], "decisions": {...}} '
-                             '(as written by Trace.as_json / tir-mlir schedule --trace), or '
-                             "TVM's [[instructions], [decisions]]")
+            raise TraceError(
+                'a trace is a JSON object {"insts": [...], "decisions": {...}} '
+                "(as written by Trace.as_json / tir-mlir schedule --trace), or "
+                "TVM's [[instructions], [decisions]]"
+            )
         handles: Dict[str, _RV] = {}
 
         def rv(name):
@@ -313,6 +350,7 @@ class Trace:
                 cls = {"b": BlockRV, "v": ExprRV}.get(name[:1], LoopRV)
                 handles[name] = cls(-1, name)
             return handles[name]
+
         insts = []
         for k, d in enumerate(obj["insts"]):
             try:
@@ -324,8 +362,13 @@ class Trace:
                     if isinstance(args.get(a), str):
                         _lambda_code(d["name"], a, args[a])
                 out = d.get("outputs")
-                out = ([rv(n) for n in out] if isinstance(out, list)
-                       else None if out is None else rv(out))
+                out = (
+                    [rv(n) for n in out]
+                    if isinstance(out, list)
+                    else None
+                    if out is None
+                    else rv(out)
+                )
             except TraceError as e:
                 raise TraceError(f"instruction {k}: {e.message}") from None
             except RecursionError:
@@ -333,12 +376,12 @@ class Trace:
             insts.append(Instruction(d["name"], args, out))
         decisions = obj.get("decisions", {})
         if not isinstance(decisions, dict) or not all(
-                isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions):
+            isinstance(k, str) and k.lstrip("-").isdigit() for k in decisions
+        ):
             raise TraceError("decisions must map instruction indices to values")
         for k, v in decisions.items():
             if not 0 <= int(k) < len(insts) or insts[int(k)].name not in SAMPLING_INSTRUCTIONS:
-                raise TraceError(f"decision given for instruction {k}, not a sampling "
-                                 f"instruction")
+                raise TraceError(f"decision given for instruction {k}, not a sampling instruction")
             insts[int(k)].args["decision"] = v
         return Trace(insts)
 
@@ -346,8 +389,9 @@ class Trace:
 def _call_args(inst: Instruction, env):
     """Positional and keyword arguments for replaying `inst`, handles mapped through env."""
     name = inst.name
-    starred = _starred(name, tuple(inst.args)) if isinstance(name, str) else \
-        _check_call(name, inst.args)
+    starred = (
+        _starred(name, tuple(inst.args)) if isinstance(name, str) else _check_call(name, inst.args)
+    )
     pos, kws = [], {}
     for key, val in inst.args.items():
         val = _subst(val, env)
@@ -368,7 +412,7 @@ def _starred(name: str, keys: tuple) -> str:
     return next((k for k in keys if params[k].kind is inspect.Parameter.VAR_POSITIONAL), None)
 
 
-_PLAIN = (int, float, str, bool, type(None))     # arguments replay passes on as they are
+_PLAIN = (int, float, str, bool, type(None))  # arguments replay passes on as they are
 
 
 def _subst(v, env):
@@ -401,8 +445,9 @@ def _dec(v, rv):
             return rv(v["rv"])
         if set(v) == {"dict"} and isinstance(v["dict"], dict):
             return {k: _dec(x, rv) for k, x in v["dict"].items()}
-        raise TraceError(f"bad argument {json.dumps(v)[:80]} (expected {{\"rv\": name}} or "
-                         f"{{\"dict\": {{...}}}})")
+        raise TraceError(
+            f'bad argument {json.dumps(v)[:80]} (expected {{"rv": name}} or {{"dict": {{...}}}})'
+        )
     if isinstance(v, list):
         return [_dec(x, rv) for x in v]
     return v

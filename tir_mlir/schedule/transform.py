@@ -11,14 +11,16 @@ not divide is first padded (`pad_einsum`), and the original producers / consumer
 copies are inlined into them, as TVM does. Like any schedule calls, these are recorded in the
 trace (split, reorder, pad_einsum, compute_inline).
 """
+
 from typing import List, Optional
 
 from tir_mlir.schedule.analysis import Desc, get_tensorize_loop_mapping
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 
 
-def tile_with_tensor_intrin(sch, block: BlockRV, intrin_name: Desc,
-                            allow_padding: bool = False) -> Optional[LoopRV]:
+def tile_with_tensor_intrin(
+    sch, block: BlockRV, intrin_name: Desc, allow_padding: bool = False
+) -> Optional[LoopRV]:
     """Tile the loops of `block` for intrinsic `intrin_name` (a registered name, or the desc
     as a module or TVMScript text); None when its loops do not map onto the desc's."""
     info = get_tensorize_loop_mapping(sch, block, intrin_name, allow_padding)
@@ -48,17 +50,19 @@ def tile_with_tensor_intrin(sch, block: BlockRV, intrin_name: Desc,
 
 def _pad(sch, block: BlockRV, paddings: List[int]) -> None:
     """pad_einsum, then the padded copies' original producers / consumers inlined into them."""
+
     def sids(blocks):
         return {b.sid for b in blocks}
+
     producers, consumers = sids(sch.get_producers(block)), sids(sch.get_consumers(block))
     sch.pad_einsum(block, paddings)
     inline = []
     for p in sch.get_producers(block):
         originals = sch.get_producers(p)
         if p.sid not in producers and originals:
-            inline.append(originals[0])         # computes into the padded copy
+            inline.append(originals[0])  # computes into the padded copy
     for c in sch.get_consumers(block):
         if c.sid not in consumers and sch.get_consumers(c):
-            inline.append(c)                    # the copy back, into its consumer
+            inline.append(c)  # the copy back, into its consumer
     for b in inline:
         sch.compute_inline(b)

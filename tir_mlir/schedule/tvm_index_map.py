@@ -4,16 +4,27 @@ transform_layout, annotate_buffer_access, ...) as the text of its object graph
 (tir.Var) and of its results (integer expressions), nodes referring to others by index.
 Our traces record the same map as lambda text; this converts between the two, for integer
 expressions of + - * // % and min/max (what index maps use)."""
+
 import ast
 import json
 
-_OPS = {ast.Add: "tir.Add", ast.Sub: "tir.Sub", ast.Mult: "tir.Mul",
-        ast.FloorDiv: "tir.FloorDiv", ast.Mod: "tir.FloorMod"}
+_OPS = {
+    ast.Add: "tir.Add",
+    ast.Sub: "tir.Sub",
+    ast.Mult: "tir.Mul",
+    ast.FloorDiv: "tir.FloorDiv",
+    ast.Mod: "tir.FloorMod",
+}
 _CALLS = {"min": "tir.Min", "max": "tir.Max"}
-_SYMBOLS = {"tir.Add": (" + ", 1), "tir.Sub": (" - ", 1), "tir.Mul": (" * ", 2),
-            "tir.FloorDiv": (" // ", 2), "tir.FloorMod": (" % ", 2)}
+_SYMBOLS = {
+    "tir.Add": (" + ", 1),
+    "tir.Sub": (" - ", 1),
+    "tir.Mul": (" * ", 2),
+    "tir.FloorDiv": (" // ", 2),
+    "tir.FloorMod": (" % ", 2),
+}
 _VERSION = "0.21.dev0"
-MAX_TEXT = 100_000       # longest expression text read from a TVM index map (its lambda's bound)
+MAX_TEXT = 100_000  # longest expression text read from a TVM index map (its lambda's bound)
 
 
 def lambda_to_tvm(text: str, pairs: bool = False) -> str:
@@ -32,43 +43,74 @@ def lambda_to_tvm(text: str, pairs: bool = False) -> str:
     def var(name: str) -> int:
         string = add({"type_key": "ffi.String", "repr_str": name})
         prim = add({"type_key": "ir.PrimType", "attrs": {"dtype": "int32"}})
-        return add({"type_key": "tir.Var", "attrs": {"dtype": "int32", "name": str(string),
-                                                      "span": "null",
-                                                      "type_annotation": str(prim)}})
+        return add(
+            {
+                "type_key": "tir.Var",
+                "attrs": {
+                    "dtype": "int32",
+                    "name": str(string),
+                    "span": "null",
+                    "type_annotation": str(prim),
+                },
+            }
+        )
+
     params = {n: var(n) for n in names}
 
     def expr(e) -> int:
         if isinstance(e, ast.Name) and e.id in params:
             return params[e.id]
         if isinstance(e, ast.Constant) and type(e.value) is int:
-            return add({"type_key": "ir.IntImm", "attrs": {"dtype": "int32", "span": "null",
-                                                           "value": str(e.value)}})
-        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and \
-                isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
+            return add(
+                {
+                    "type_key": "ir.IntImm",
+                    "attrs": {"dtype": "int32", "span": "null", "value": str(e.value)},
+                }
+            )
+        if (
+            isinstance(e, ast.UnaryOp)
+            and isinstance(e.op, ast.USub)
+            and isinstance(e.operand, ast.Constant)
+            and type(e.operand.value) is int
+        ):
             return expr(ast.Constant(-e.operand.value))
         if isinstance(e, ast.BinOp) and type(e.op) in _OPS:
             return binary(_OPS[type(e.op)], e.left, e.right)
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and \
-                e.func.id in _CALLS and len(e.args) == 2:
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id in _CALLS
+            and len(e.args) == 2
+        ):
             return binary(_CALLS[e.func.id], *e.args)
-        raise ValueError(f"index map expression not supported in TVM's JSON: "
-                         f"{ast.unparse(e)!r}")
+        raise ValueError(f"index map expression not supported in TVM's JSON: {ast.unparse(e)!r}")
 
     def binary(key, a, b) -> int:
         ia, ib = expr(a), expr(b)
-        return add({"type_key": key, "attrs": {"a": str(ia), "b": str(ib), "dtype": "int32",
-                                               "span": "null"}})
+        return add(
+            {
+                "type_key": key,
+                "attrs": {"a": str(ia), "b": str(ib), "dtype": "int32", "span": "null"},
+            }
+        )
+
     body = fn.body
     results = list(body.elts) if isinstance(body, (ast.Tuple, ast.List)) else [body]
     if pairs:
         results = [x for r in results for x in (r.elts if isinstance(r, ast.Tuple) else [r])]
     initial = add({"type_key": "ffi.Array", "data": [params[n] for n in names]})
     final = add({"type_key": "ffi.Array", "data": [expr(r) for r in results]})
-    nodes[1] = {"type_key": "tir.IndexMap",
-                "attrs": {"final_indices": str(final), "initial_indices": str(initial),
-                          "inverse_index_map": "null"}}
-    return json.dumps({"root": 1, "nodes": nodes, "b64ndarrays": [],
-                       "attrs": {"tvm_version": _VERSION}})
+    nodes[1] = {
+        "type_key": "tir.IndexMap",
+        "attrs": {
+            "final_indices": str(final),
+            "initial_indices": str(initial),
+            "inverse_index_map": "null",
+        },
+    }
+    return json.dumps(
+        {"root": 1, "nodes": nodes, "b64ndarrays": [], "attrs": {"tvm_version": _VERSION}}
+    )
 
 
 def tvm_to_lambda(text: str, pairs: bool = False) -> str:
@@ -82,8 +124,14 @@ def tvm_to_lambda(text: str, pairs: bool = False) -> str:
         attrs = root["attrs"]
         params = [_var_name(nodes, k) for k in nodes[int(attrs["initial_indices"])]["data"]]
         results = [_expr(nodes, k, 0) for k in nodes[int(attrs["final_indices"])]["data"]]
-    except (KeyError, IndexError, TypeError, AttributeError, RecursionError,
-            json.JSONDecodeError) as e:
+    except (
+        KeyError,
+        IndexError,
+        TypeError,
+        AttributeError,
+        RecursionError,
+        json.JSONDecodeError,
+    ) as e:
         raise ValueError(f"not a TVM index map: {type(e).__name__}: {e}") from None
     if pairs:
         body = "[" + ", ".join(f"({a}, {b})" for a, b in zip(results[::2], results[1::2])) + "]"

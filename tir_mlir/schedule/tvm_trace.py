@@ -7,6 +7,7 @@ as the text of TVM's object graph (tvm_index_map.py); attributes are plain value
 0/1). A buffer chosen by (index, type number) is our ("read" | "write", index). Each supported instruction kind maps to a Schedule method, its
 inputs and attributes to that method's parameters; a kind outside the table (or a
 tir-mlir-only method) raises ValueError naming it."""
+
 import json
 from typing import TYPE_CHECKING, Dict, Tuple
 
@@ -34,14 +35,19 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "Annotate": ("annotate", ("block_or_loop", "ann_val"), ("ann_key",)),
     "Unannotate": ("unannotate", ("block_or_loop",), ("ann_key",)),
     "ComputeAt": ("compute_at", ("block", "loop"), ("preserve_unit_loops", "index")),
-    "ReverseComputeAt": ("reverse_compute_at", ("block", "loop"),
-                         ("preserve_unit_loops", "index")),
+    "ReverseComputeAt": ("reverse_compute_at", ("block", "loop"), ("preserve_unit_loops", "index")),
     "ComputeInline": ("compute_inline", ("block",), ()),
     "ReverseComputeInline": ("reverse_compute_inline", ("block",), ()),
-    "CacheRead": ("cache_read", ("block", "consumer_blocks"),
-                  ("read_buffer_index", "storage_scope")),
-    "CacheWrite": ("cache_write", ("block", "consumer_blocks"),
-                   ("write_buffer_index", "storage_scope")),
+    "CacheRead": (
+        "cache_read",
+        ("block", "consumer_blocks"),
+        ("read_buffer_index", "storage_scope"),
+    ),
+    "CacheWrite": (
+        "cache_write",
+        ("block", "consumer_blocks"),
+        ("write_buffer_index", "storage_scope"),
+    ),
     "SetScope": ("set_scope", ("block",), ("buffer_index", "storage_scope")),
     "StorageAlign": ("storage_align", ("block",), ("buffer_index", "axis", "factor", "offset")),
     "DecomposeReduction": ("decompose_reduction", ("block", "loop"), ()),
@@ -50,44 +56,68 @@ _KINDS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
     "Tensorize": ("tensorize", ("block_or_loop",), ("tensor_intrin", "preserve_unit_iters")),
     "PadEinsum": ("pad_einsum", ("block",), ("padding",)),
     "RollingBuffer": ("rolling_buffer", ("block",), ("write_buffer_index",)),
-    "UnsafeHideBufferAccess": ("unsafe_hide_buffer_access",
-                               ("block", "buf_type", "buf_index_array"), ()),
+    "UnsafeHideBufferAccess": (
+        "unsafe_hide_buffer_access",
+        ("block", "buf_type", "buf_index_array"),
+        (),
+    ),
     "LoopPartition": ("loop_partition", ("loop", "*factors"), ("preserve_unit_iters",)),
     "Merge": ("merge", ("*loops",), ()),
     "CacheIndex": ("cache_index", ("block_rv",), ("storage_scope", "cse_thresh")),
     "CacheInplace": ("cache_inplace", ("block_rv",), ("read_buffer_index", "storage_scope")),
     "ReIndex": ("reindex", ("block",), ("buffer_index", "buffer_index_type")),
-    "ReindexCacheRead": ("reindex_cache_read", ("block", "index_map"),
-                         ("read_buffer_index", "storage_scope")),
-    "ReindexCacheWrite": ("reindex_cache_write", ("block", "index_map"),
-                          ("write_buffer_index", "storage_scope")),
+    "ReindexCacheRead": (
+        "reindex_cache_read",
+        ("block", "index_map"),
+        ("read_buffer_index", "storage_scope"),
+    ),
+    "ReindexCacheWrite": (
+        "reindex_cache_write",
+        ("block", "index_map"),
+        ("write_buffer_index", "storage_scope"),
+    ),
     "ReadAt": ("read_at", ("loop", "block"), ("read_buffer_index", "storage_scope")),
     "WriteAt": ("write_at", ("loop", "block"), ("write_buffer_index", "storage_scope")),
     "DecomposePadding": ("decompose_padding", ("block", "loop"), ()),
-    "SetAxisSeparator": ("set_axis_separator", ("block",),
-                         ("buffer_index", "buffer_index_type", "axis_separators")),
-    "TransformLayout": ("transform_layout", ("block", "index_map"),
-                        ("buffer_index", "buffer_index_type", "pad_value",
-                         "assume_injective_transform")),
+    "SetAxisSeparator": (
+        "set_axis_separator",
+        ("block",),
+        ("buffer_index", "buffer_index_type", "axis_separators"),
+    ),
+    "TransformLayout": (
+        "transform_layout",
+        ("block", "index_map"),
+        ("buffer_index", "buffer_index_type", "pad_value", "assume_injective_transform"),
+    ),
     "TransformBlockLayout": ("transform_block_layout", ("block",), ("index_map",)),
     "ReorderBlockIterVar": ("reorder_block_iter_var", ("block", "new_order"), ()),
-    "AnnotateBufferAccess": ("annotate_buffer_access",
-                             ("block", "buffer_index", "buf_type", "gen_new_ranges"), ()),
+    "AnnotateBufferAccess": (
+        "annotate_buffer_access",
+        ("block", "buffer_index", "buf_type", "gen_new_ranges"),
+        (),
+    ),
     "UnsafeSetDType": ("unsafe_set_dtype", ("block",), ("buffer_index", "dtype")),
     "SampleCategorical": ("sample_categorical", (), ("candidates", "probs")),
     "SamplePerfectTile": ("sample_perfect_tile", ("loop",), ("n", "max_innermost_factor")),
-    "SamplePartitionedTile": ("sample_partitioned_tile", ("loop",),
-                              ("n", "partition_pos", "innerpart_factor")),
+    "SamplePartitionedTile": (
+        "sample_partitioned_tile",
+        ("loop",),
+        ("n", "partition_pos", "innerpart_factor"),
+    ),
     "SampleComputeLocation": ("sample_compute_location", ("block",), ()),
     "EnterPostproc": ("enter_postproc", (), ()),
 }
 _METHODS = {method: (kind, ins, attrs) for kind, (method, ins, attrs) in _KINDS.items()}
-_BOOL_ATTRS = {"preserve_unit_iters", "disable_predication", "preserve_unit_loops",
-               "assume_injective_transform"}
+_BOOL_ATTRS = {
+    "preserve_unit_iters",
+    "disable_predication",
+    "preserve_unit_loops",
+    "assume_injective_transform",
+}
 # Index-map inputs: TVM's object-graph JSON text here, lambda text in our traces
 # ("gen_new_ranges": the (begin, end) pairs flattened).
 _INDEX_MAPS = {"index_map": False, "gen_new_ranges": True}
-_BUF_TYPES = ("read", "write")      # TVM's BufferIndexType numbers
+_BUF_TYPES = ("read", "write")  # TVM's BufferIndexType numbers
 
 
 def to_tvm_json(trace) -> list:
@@ -112,8 +142,14 @@ def to_tvm_json(trace) -> list:
                 inputs.append(_input(val))
         attr_vals = [int(args[a]) if a in _BOOL_ATTRS else args.get(a) for a in attrs]
         out = inst["outputs"]
-        insts.append([kind, inputs, attr_vals, [] if out is None else
-                      (list(out) if isinstance(out, list) else [out])])
+        insts.append(
+            [
+                kind,
+                inputs,
+                attr_vals,
+                [] if out is None else (list(out) if isinstance(out, list) else [out]),
+            ]
+        )
     decisions = [[int(k), v] for k, v in ours["decisions"].items()]
     return [insts, decisions]
 
@@ -125,8 +161,10 @@ def _tvm_args(method: str, args: dict, attrs) -> dict:
     if "buffer_index_type" in attrs:
         buf = args.pop("buffer", None)
         if not (isinstance(buf, (list, tuple)) and len(buf) == 2 and buf[0] in _BUF_TYPES):
-            raise ValueError(f"{method}: a buffer given as {buf!r} has no TVM JSON form "
-                             f"(TVM records (\"read\" | \"write\", index))")
+            raise ValueError(
+                f"{method}: a buffer given as {buf!r} has no TVM JSON form "
+                f'(TVM records ("read" | "write", index))'
+            )
         args["buffer_index_type"], args["buffer_index"] = _BUF_TYPES.index(buf[0]), buf[1]
     for p, pairs in _INDEX_MAPS.items():
         if p in args:
@@ -163,6 +201,7 @@ def _input(v):
 def from_tvm_json(obj) -> "Trace":
     """A tir_mlir Trace from TVM's JSON form (a list, or its text)."""
     from tir_mlir.schedule.trace import Trace, _signature
+
     if isinstance(obj, str):
         obj = json.loads(obj)
     insts_json, decisions = obj
@@ -186,13 +225,22 @@ def from_tvm_json(obj) -> "Trace":
         try:
             params = _signature(method).parameters
         except AttributeError:
-            raise ValueError(f"TVM instruction {kind!r} needs Schedule.{method}, which this "
-                             f"tir-mlir lacks") from None
-        args = {k: args[k] for k in params if k in args}          # in the method's order
-        returns_list = method in ("get_loops", "get_child_blocks", "get_producers",
-                                  "get_consumers", "split", "sample_perfect_tile",
-                                  "sample_partitioned_tile", "loop_partition",
-                                  "cache_index", "cache_inplace")
+            raise ValueError(
+                f"TVM instruction {kind!r} needs Schedule.{method}, which this tir-mlir lacks"
+            ) from None
+        args = {k: args[k] for k in params if k in args}  # in the method's order
+        returns_list = method in (
+            "get_loops",
+            "get_child_blocks",
+            "get_producers",
+            "get_consumers",
+            "split",
+            "sample_perfect_tile",
+            "sample_partitioned_tile",
+            "loop_partition",
+            "cache_index",
+            "cache_inplace",
+        )
         out = list(outputs) if returns_list else (outputs[0] if outputs else None)
         insts.append({"name": method, "args": args, "outputs": out})
     return Trace.from_json({"insts": insts, "decisions": {str(i): d for i, d in decisions}})
@@ -205,7 +253,7 @@ def _value(v):
     if isinstance(v, str):
         if v == "None":
             return None
-        if len(v) >= 2 and v[0] == v[-1] == '"':     # TVM quotes a string, escaping nothing
+        if len(v) >= 2 and v[0] == v[-1] == '"':  # TVM quotes a string, escaping nothing
             return v[1:-1]
         return {"rv": v}
     return v

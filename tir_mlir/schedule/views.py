@@ -9,6 +9,7 @@ The values answer what TVM code asks of them: `extent` is an int with `.value` a
 A view reads the IR when asked, so it shows the op as it is now; two views of the same op are
 equal (`==`, `same_as`). Rewrites replace ops: take a new view after a primitive.
 """
+
 from enum import IntEnum
 from typing import List, NamedTuple, Optional, Union
 
@@ -22,6 +23,7 @@ from tir_mlir.passes.schedule.annotate import from_attr
 
 class ForKind(IntEnum):
     """TVM's tir.ForKind (same values); str() is the TVMScript spelling of the loop kind."""
+
     SERIAL = 0
     PARALLEL = 1
     VECTORIZED = 2
@@ -32,9 +34,13 @@ class ForKind(IntEnum):
         return _KIND_NAMES[self]
 
 
-_KIND_NAMES = {ForKind.SERIAL: "serial", ForKind.PARALLEL: "parallel",
-               ForKind.VECTORIZED: "vectorized", ForKind.UNROLLED: "unroll",
-               ForKind.THREAD_BINDING: "thread_binding"}
+_KIND_NAMES = {
+    ForKind.SERIAL: "serial",
+    ForKind.PARALLEL: "parallel",
+    ForKind.VECTORIZED: "vectorized",
+    ForKind.UNROLLED: "unroll",
+    ForKind.THREAD_BINDING: "thread_binding",
+}
 _KINDS = {v: k for k, v in _KIND_NAMES.items()}
 # TVM's IterVar.iter_type numbers: DataPar, CommReduce, Opaque.
 _ITER_TYPE_CODES = {"S": 0, "R": 2, "O": 4}
@@ -72,6 +78,7 @@ class Var(str):
 
 class Range(NamedTuple):
     """TVM's Range: `min` and `extent` (also a (min, extent) tuple)."""
+
     min: IntImm
     extent: IntImm
 
@@ -79,6 +86,7 @@ class Range(NamedTuple):
 class IterVar(NamedTuple):
     """A block iter var: name, domain (min, extent) and kind ("spatial" | "reduce" | "opaque");
     `iter_type` is TVM's number for the kind."""
+
     var: Var
     dom: Range
     kind: str
@@ -120,15 +128,18 @@ class _View:
 
     def script(self) -> str:
         from tir_mlir.printer.fragment import stmt_script
+
         with get_context():
             return stmt_script(self.op)
 
     def show(self, style=None, black_format=None) -> None:
         from tir_mlir.show import show_text
+
         show_text(self.script(), style)
 
     def _repr_html_(self) -> str:
         from tir_mlir.show import html_text
+
         return html_text(self.script())
 
     def __str__(self):
@@ -149,9 +160,15 @@ class BlockView(_View):
     @property
     def iter_vars(self) -> List[IterVar]:
         b = Block(self.op)
-        return [IterVar(Var(n, dt), Range(_int_imm(d[0], dt), _int_imm(d[1], dt)), ITER_KINDS[t],
-                        _ITER_TYPE_CODES[t])
-                for n, d, t, dt in zip(b.iter_names, b.domains, b.iter_types, b.index_dtypes)]
+        return [
+            IterVar(
+                Var(n, dt),
+                Range(_int_imm(d[0], dt), _int_imm(d[1], dt)),
+                ITER_KINDS[t],
+                _ITER_TYPE_CODES[t],
+            )
+            for n, d, t, dt in zip(b.iter_names, b.domains, b.iter_types, b.index_dtypes)
+        ]
 
     @property
     def reads(self) -> List[BufferRegion]:
@@ -164,6 +181,7 @@ class BlockView(_View):
 
     def _regions(self):
         from tir_mlir.printer.fragment import block_region_texts
+
         with get_context():
             return tuple([BufferRegion(r) for r in rs] for rs in block_region_texts(self.op))
 

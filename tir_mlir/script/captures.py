@@ -9,6 +9,7 @@ using it declares it (`n = T.int32()` first in its body: an implicit var of that
 docs/symbolic.md). Anything else is a located error that names the kind of value found. Captured objects are only type-checked, never called: no user
 code runs (not even a `__eq__` or a metaclass property).
 """
+
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, Set
@@ -17,14 +18,28 @@ from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 
 # Names that stay names: the TVMScript namespaces and the Python builtins the grammar uses.
-NAMESPACES = {"T", "I", "tir", "tvm", "ty", "range", "min", "max", "abs", "len", "float",
-              "int", "bool"}
-MAX_DEPTH = 16          # nesting of captured tuples/lists
+NAMESPACES = {
+    "T",
+    "I",
+    "tir",
+    "tvm",
+    "ty",
+    "range",
+    "min",
+    "max",
+    "abs",
+    "len",
+    "float",
+    "int",
+    "bool",
+}
+MAX_DEPTH = 16  # nesting of captured tuples/lists
 
 
 @dataclass(eq=False)
 class MacroRef(A.Node):
     """A call target resolved to a T.macro (expanded by macro.py before building)."""
+
     macro: Any
     name: str
     pos: A.Pos
@@ -33,12 +48,14 @@ class MacroRef(A.Node):
 @dataclass(frozen=True)
 class SizeVar:
     """The value of `T.int32()` / `T.int64()` (no arguments) outside a definition."""
+
     dtype: str
 
 
 @dataclass(frozen=True)
 class Unreadable:
     """A top-level name of a Python file whose value only running the file would give."""
+
     line: int
 
 
@@ -50,11 +67,16 @@ def kind_of(value) -> str:
 def _numpy_scalars():
     try:
         import numpy as np
-    except ImportError:         # pragma: no cover - numpy is a core dependency
+    except ImportError:  # pragma: no cover - numpy is a core dependency
         return {}
     ints = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
-    return {**{t: int for t in ints}, np.float16: float, np.float32: float, np.float64: float,
-            np.bool_: bool}
+    return {
+        **{t: int for t in ints},
+        np.float16: float,
+        np.float32: float,
+        np.float64: float,
+        np.bool_: bool,
+    }
 
 
 _NUMPY = _numpy_scalars()
@@ -74,6 +96,7 @@ def _numpy_kind(t):
 def is_macro(value) -> bool:
     """`isinstance(value, Macro)` without reading `value.__class__` (a property may run)."""
     from tir_mlir.script.macro import Macro
+
     return type(value) is Macro
 
 
@@ -83,19 +106,27 @@ def value_node(value, pos, name, filename, depth=0):
     if _one_of(t, (bool, int, float, str)):
         return A.Const(value, pos)
     if t is SizeVar:
-        raise TIRParseError(f"{name!r} holds a symbolic var inside a tuple or list: use the var "
-                            f"by its own name", SourceLoc(filename, *pos))
+        raise TIRParseError(
+            f"{name!r} holds a symbolic var inside a tuple or list: use the var by its own name",
+            SourceLoc(filename, *pos),
+        )
     if t is Unreadable:
-        raise TIRParseError(f"{name!r} is assigned at line {value.line} by an expression that "
-                            "only running the file would evaluate (tir-mlir reads literals and "
-                            "arithmetic on them)", SourceLoc(filename, *pos))
+        raise TIRParseError(
+            f"{name!r} is assigned at line {value.line} by an expression that "
+            "only running the file would evaluate (tir-mlir reads literals and "
+            "arithmetic on them)",
+            SourceLoc(filename, *pos),
+        )
     if _numpy_kind(t) is not None:
         return A.Const(_numpy_kind(t)(value), pos)
     if _one_of(t, (tuple, list)) and depth < MAX_DEPTH:
         items = [value_node(v, pos, name, filename, depth + 1) for v in value]
         return (A.Tuple_ if t is tuple else A.List_)(items, pos)
-    raise TIRParseError(f"{name!r} is a {kind_of(value)} in the enclosing Python scope; "
-                        f"TVMScript can use {CAPTURABLE}", SourceLoc(filename, *pos))
+    raise TIRParseError(
+        f"{name!r} is a {kind_of(value)} in the enclosing Python scope; "
+        f"TVMScript can use {CAPTURABLE}",
+        SourceLoc(filename, *pos),
+    )
 
 
 def _targets(node, out):
@@ -131,36 +162,49 @@ def transform(node, fn):
     new = fn(node)
     if new is not None:
         return new
-    return type(node)(**{f.name: transform(getattr(node, f.name), fn)
-                         for f in dataclasses.fields(node)})
+    return type(node)(
+        **{f.name: transform(getattr(node, f.name), fn) for f in dataclasses.fields(node)}
+    )
 
 
-def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str,
-            size_vars: dict | None = None):
+def resolve(
+    stmts, captures: Dict[str, Any], bound: Set[str], filename: str, size_vars: dict | None = None
+):
     """`stmts` with every free name found in `captures` replaced (see the module comment);
     the symbolic vars used are added to `size_vars` (name -> dtype, in order of use)."""
+
     def fn(node):
         if isinstance(node, A.Attr) and node.dotted() is not None:
-            return node                     # T.float32, A.shape: dotted names stay
+            return node  # T.float32, A.shape: dotted names stay
         if isinstance(node, A.Call) and isinstance(node.func, A.Name):
             value = _lookup(node.func.id)
             if is_macro(value):
-                return A.Call(MacroRef(value, node.func.id, node.func.pos),
-                              transform(node.args, fn), transform(node.kwargs, fn), node.pos)
+                return A.Call(
+                    MacroRef(value, node.func.id, node.func.pos),
+                    transform(node.args, fn),
+                    transform(node.kwargs, fn),
+                    node.pos,
+                )
             if value is not _MISSING and not _is_constant(value):
                 raise TIRParseError(
                     f"{node.func.id!r} is a {kind_of(value)} in the enclosing Python scope; "
                     "TVMScript calls only T. functions and T.macro definitions",
-                    SourceLoc(filename, *node.func.pos))
+                    SourceLoc(filename, *node.func.pos),
+                )
             return None
-        if isinstance(node, A.Subscript) and isinstance(node.value, A.Name) and \
-                len(node.indices) == 1:
+        if (
+            isinstance(node, A.Subscript)
+            and isinstance(node.value, A.Name)
+            and len(node.indices) == 1
+        ):
             seq, k = _lookup(node.value.id), _int_literal(node.indices[0])
-            if _one_of(type(seq), (tuple, list)) and k is not None:    # FACTORS[0], SHAPE[-1]
+            if _one_of(type(seq), (tuple, list)) and k is not None:  # FACTORS[0], SHAPE[-1]
                 if not -len(seq) <= k < len(seq):
-                    raise TIRParseError(f"index {k} is out of range for {node.value.id!r} "
-                                        f"(a {kind_of(seq)} of {len(seq)})",
-                                        SourceLoc(filename, *node.pos))
+                    raise TIRParseError(
+                        f"index {k} is out of range for {node.value.id!r} "
+                        f"(a {kind_of(seq)} of {len(seq)})",
+                        SourceLoc(filename, *node.pos),
+                    )
                 return value_node(seq[k], node.pos, node.value.id, filename)
             return None
         if isinstance(node, A.Name):
@@ -172,8 +216,10 @@ def resolve(stmts, captures: Dict[str, Any], bound: Set[str], filename: str,
                     size_vars.setdefault(node.id, value.dtype)
                 return node
             if is_macro(value):
-                raise TIRParseError(f"macro {node.id!r} can only be called, as a statement",
-                                    SourceLoc(filename, *node.pos))
+                raise TIRParseError(
+                    f"macro {node.id!r} can only be called, as a statement",
+                    SourceLoc(filename, *node.pos),
+                )
             return value_node(value, node.pos, node.id, filename)
         return None
 
@@ -219,10 +265,17 @@ def resolve_func(f: A.FuncDef, captures, filename) -> A.FuncDef:
     decorators: they were checked when the definition was found)."""
     bound = bound_names(f.body, [p.name for p in f.params])
     size_vars = {}
-    params = [A.Param(p.name, resolve(p.annotation, captures, bound, filename, size_vars),
-                      p.pos) for p in f.params]
+    params = [
+        A.Param(p.name, resolve(p.annotation, captures, bound, filename, size_vars), p.pos)
+        for p in f.params
+    ]
     body = resolve(f.body, captures, bound, filename, size_vars)
-    decls = [A.Assign(A.Name(name, f.pos), A.Call(A.Attr(A.Name("T", f.pos), dtype, f.pos),
-                                                  [], [], f.pos), f.pos)
-             for name, dtype in size_vars.items()]
+    decls = [
+        A.Assign(
+            A.Name(name, f.pos),
+            A.Call(A.Attr(A.Name("T", f.pos), dtype, f.pos), [], [], f.pos),
+            f.pos,
+        )
+        for name, dtype in size_vars.items()
+    ]
     return A.FuncDef(f.name, params, f.returns, decls + body, f.pos, f.decorators)

@@ -5,6 +5,7 @@ file (so errors name the file's line), parsed with the TVMScript grammar, and it
 looked up in the scope where the decorator was applied: the caller's locals (a factory's
 arguments), then the function's closure and globals.
 """
+
 import collections
 import inspect
 
@@ -21,8 +22,9 @@ def scope_of(obj, frame):
     maps = [frame.f_locals] if frame is not None else []
     code = getattr(obj, "__code__", None)
     if code is not None and obj.__closure__:
-        maps.append({n: c.cell_contents for n, c in zip(code.co_freevars, obj.__closure__)
-                     if _filled(c)})
+        maps.append(
+            {n: c.cell_contents for n, c in zip(code.co_freevars, obj.__closure__) if _filled(c)}
+        )
     maps.append(frame.f_globals if frame is not None else getattr(obj, "__globals__", {}))
     return collections.ChainMap(*maps)
 
@@ -30,7 +32,7 @@ def scope_of(obj, frame):
 def _filled(cell):
     try:
         cell.cell_contents
-    except ValueError:          # a closure variable not assigned yet
+    except ValueError:  # a closure variable not assigned yet
         return False
     return True
 
@@ -41,24 +43,29 @@ def _source(obj):
         filename = inspect.getsourcefile(obj) or "<unknown>"
         lines, start = inspect.getsourcelines(obj)
     except (OSError, TypeError) as e:
-        raise TIRParseError(f"cannot read the source of {getattr(obj, '__name__', obj)!r} "
-                            f"({e}); define TVMScript in a file, or use tir_mlir.parse(text)") \
-            from None
+        raise TIRParseError(
+            f"cannot read the source of {getattr(obj, '__name__', obj)!r} "
+            f"({e}); define TVMScript in a file, or use tir_mlir.parse(text)"
+        ) from None
     first = lines[0]
     indent = len(first) - len(first.lstrip(" \t"))
     text = "\n" * (max(start, 1) - 1) + "".join(
-        line[indent:] if line[:indent].strip() == "" else line.lstrip() for line in lines)
+        line[indent:] if line[:indent].strip() == "" else line.lstrip() for line in lines
+    )
     try:
         stmts = parse_ast(text, filename)
     except TIRParseError as e:
         if e.loc is not None and indent:
-            raise TIRParseError(e.message, SourceLoc(e.loc.file, e.loc.line, e.loc.col + indent)) \
-                from None
+            raise TIRParseError(
+                e.message, SourceLoc(e.loc.file, e.loc.line, e.loc.col + indent)
+            ) from None
         raise
     defs = [s for s in stmts if isinstance(s, (A.FuncDef, A.ClassDef))]
     if len(defs) != 1:
-        raise TIRParseError(f"expected one definition in the source of {obj.__name__!r}",
-                            SourceLoc(filename, start, 1))
+        raise TIRParseError(
+            f"expected one definition in the source of {obj.__name__!r}",
+            SourceLoc(filename, start, 1),
+        )
     return filename, defs[0]
 
 

@@ -7,6 +7,7 @@ lines at their original positions and every other line blanked, so the Lark gram
 TVMScript and errors keep the file's line and column. Top-level `NAME = <literal expression>`
 lines are kept apart: captures.py reads them as the constants the definitions may use.
 """
+
 import io
 import tokenize
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ _SKIP = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokeni
 @dataclass
 class _Line:
     """One top-level logical line: its first and last physical line and its tokens."""
+
     start: int
     end: int
     tokens: List[tokenize.TokenInfo]
@@ -33,6 +35,7 @@ class _Line:
 class PythonSource:
     """`script`: the file with only the TVMScript definitions left (same line numbers);
     `constants`: the top-level assignment statements, as (first line, text) in file order."""
+
     script: str
     constants: List[Tuple[int, str]]
 
@@ -49,18 +52,21 @@ def _top_level_lines(text: str, filename: str) -> List[_Line]:
                 continue
             if tok.type == tokenize.NEWLINE:
                 if current and current[0][1] == 0:
-                    lines.append(_Line(current[0][0].start[0], tok.start[0],
-                                       [t for t, _ in current]))
+                    lines.append(
+                        _Line(current[0][0].start[0], tok.start[0], [t for t, _ in current])
+                    )
                 current = []
                 continue
             current.append((tok, depth))
     except tokenize.TokenError as e:
         msg, (line, col) = e.args
-        raise TIRParseError(f"not a Python file: {msg}", SourceLoc(filename, line, col + 1)) \
-            from None
+        raise TIRParseError(
+            f"not a Python file: {msg}", SourceLoc(filename, line, col + 1)
+        ) from None
     except (IndentationError, SyntaxError) as e:
-        raise TIRParseError(f"not a Python file: {e.msg}",
-                            SourceLoc(filename, e.lineno or 1, (e.offset or 0) + 1)) from None
+        raise TIRParseError(
+            f"not a Python file: {e.msg}", SourceLoc(filename, e.lineno or 1, (e.offset or 0) + 1)
+        ) from None
     return lines
 
 
@@ -96,7 +102,7 @@ def split_python(text: str, filename: str) -> PythonSource:
         line = lines[k]
         if line.tokens[0].string != "@":
             if _is_assignment(line.tokens):
-                constants.append((line.start, "\n".join(physical[line.start - 1:line.end])))
+                constants.append((line.start, "\n".join(physical[line.start - 1 : line.end])))
             k += 1
             continue
         first, script = k, False

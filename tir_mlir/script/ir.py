@@ -1,4 +1,5 @@
 """`I` for TVMScript in Python files: `from tir_mlir.script import ir as I`."""
+
 import sys
 
 from tir_mlir.errors import TIRError
@@ -8,7 +9,7 @@ from tir_mlir.script.inert import Inert
 def ir_module(cls=None, *, check_well_formed=True):
     """`@I.ir_module class Module:` -> the IRModule of its @T.prim_func methods. A TVMScript
     error is raised as a TVMScriptError from this frame (or `decorate`), as `T.prim_func`'s."""
-    __tracebackhide__ = True    # pytest and IPython show the user's frame only
+    __tracebackhide__ = True  # pytest and IPython show the user's frame only
     frame = sys._getframe(1)
 
     def decorate(c):
@@ -17,6 +18,7 @@ def ir_module(cls=None, *, check_well_formed=True):
             return _define_module(c, frame)
         except TIRError as e:
             raise _script_error(e) from None
+
     if cls is None:
         return decorate
     try:
@@ -27,11 +29,13 @@ def ir_module(cls=None, *, check_well_formed=True):
 
 def _define_module(cls, frame):
     from tir_mlir.script.define import define_module
+
     return define_module(cls, frame)
 
 
 def _script_error(e: TIRError) -> TIRError:
     from tir_mlir.script.define import script_error
+
     return script_error(e)
 
 

@@ -6,6 +6,7 @@ an argument; its parameters are replaced by the argument expressions. `T.macro(h
 resolves its free names where it is called. Expansion is on the syntax tree, before the builder
 runs; macros may call macros (up to MAX_EXPANSION levels deep).
 """
+
 from dataclasses import dataclass
 from typing import Any, Dict
 
@@ -19,6 +20,7 @@ MAX_EXPANSION = 32
 @dataclass(eq=False)
 class Macro:
     """A parsed `@T.macro` definition (its free names resolved already when hygienic)."""
+
     func: A.FuncDef
     hygienic: bool
     filename: str
@@ -34,8 +36,14 @@ class Macro:
 def make_macro(f: A.FuncDef, captures: Dict[str, Any], hygienic: bool, filename: str) -> Macro:
     if hygienic:
         bound = bound_names(f.body, [p.name for p in f.params])
-        f = A.FuncDef(f.name, f.params, f.returns, resolve(f.body, captures, bound, filename),
-                      f.pos, f.decorators)
+        f = A.FuncDef(
+            f.name,
+            f.params,
+            f.returns,
+            resolve(f.body, captures, bound, filename),
+            f.pos,
+            f.decorators,
+        )
     return Macro(f, hygienic, filename)
 
 
@@ -46,16 +54,17 @@ def expand(stmts, captures, bound, filename, depth=0):
         call = s.value if isinstance(s, A.ExprStmt) else None
         if isinstance(call, A.Call) and isinstance(call.func, MacroRef):
             if depth >= MAX_EXPANSION:
-                raise TIRParseError(f"macro {call.func.name!r} expands more than "
-                                    f"{MAX_EXPANSION} levels deep (recursive macro?)",
-                                    SourceLoc(filename, *call.pos))
+                raise TIRParseError(
+                    f"macro {call.func.name!r} expands more than "
+                    f"{MAX_EXPANSION} levels deep (recursive macro?)",
+                    SourceLoc(filename, *call.pos),
+                )
             body = _instantiate(call.func.macro, call, captures, bound, filename)
             out += expand(body, captures, bound | bound_names(body), filename, depth + 1)
             continue
         for field in ("body", "orelse"):
             if getattr(s, field, None):
-                s = _replace(s, field, expand(getattr(s, field), captures, bound, filename,
-                                              depth))
+                s = _replace(s, field, expand(getattr(s, field), captures, bound, filename, depth))
         out.append(s)
     return out
 
@@ -69,19 +78,24 @@ def _replace(s, field, value):
 def _bind_args(macro, call, filename):
     params = [p.name for p in macro.func.params]
     if len(call.args) > len(params):
-        raise TIRParseError(f"macro {macro.name!r} takes {len(params)} arguments, got "
-                            f"{len(call.args)}", SourceLoc(filename, *call.pos))
+        raise TIRParseError(
+            f"macro {macro.name!r} takes {len(params)} arguments, got {len(call.args)}",
+            SourceLoc(filename, *call.pos),
+        )
     args = dict(zip(params, call.args))
     for k, v, p in call.kwargs:
         if k not in params or k in args:
             what = "an unexpected" if k not in params else "a repeated"
-            raise TIRParseError(f"macro {macro.name!r} got {what} argument {k!r}",
-                                SourceLoc(filename, *p))
+            raise TIRParseError(
+                f"macro {macro.name!r} got {what} argument {k!r}", SourceLoc(filename, *p)
+            )
         args[k] = v
     missing = [p for p in params if p not in args]
     if missing:
-        raise TIRParseError(f"macro {macro.name!r} is missing argument {missing[0]!r}",
-                            SourceLoc(filename, *call.pos))
+        raise TIRParseError(
+            f"macro {macro.name!r} is missing argument {missing[0]!r}",
+            SourceLoc(filename, *call.pos),
+        )
     return args
 
 
@@ -90,7 +104,7 @@ def _instantiate(macro, call, captures, bound, filename):
     body = macro.func.body
     rename = {}
     if macro.hygienic:
-        taken = _names_in(list(args.values()))      # a local must not capture an argument
+        taken = _names_in(list(args.values()))  # a local must not capture an argument
         for name in sorted(bound_names(body) - set(args)):
             new, k = name, 0
             while new in taken:
@@ -106,8 +120,7 @@ def _instantiate(macro, call, captures, bound, filename):
                 return transform(args[node.id], lambda n: None)
             if node.id in rename:
                 return A.Name(rename[node.id], node.pos)
-        if isinstance(node, A.Attr) and isinstance(node.value, A.Name) \
-                and node.value.id in args:
+        if isinstance(node, A.Attr) and isinstance(node.value, A.Name) and node.value.id in args:
             return A.Attr(transform(args[node.value.id], lambda n: None), node.attr, node.pos)
         return None
 
@@ -124,5 +137,6 @@ def _names_in(nodes):
         if isinstance(node, A.Name):
             out.add(node.id)
         return None
+
     transform(nodes, fn)
     return out

@@ -9,6 +9,7 @@ and arithmetic on them. The statement is dropped and the names are replaced by t
 the statements after it (in its block and the blocks nested there). Anything else is a located
 error.
 """
+
 import dataclasses
 
 from tir_mlir.errors import SourceLoc, TIRParseError
@@ -25,19 +26,24 @@ def _is_meta(s) -> bool:
 
 def _bind(s, env, filename):
     from tir_mlir.script.pyfile import _constant
+
     call = s.value
     if len(call.args) != 1 or call.kwargs:
         raise TIRParseError("T.meta_var takes one value", SourceLoc(filename, *call.pos))
     value = _constant(call.args[0], env)
     if value is None:
-        raise TIRParseError("T.meta_var: tir-mlir never runs Python, so the value must be "
-                            "literals, captured constants, meta vars and arithmetic on them",
-                            SourceLoc(filename, *call.args[0].pos))
+        raise TIRParseError(
+            "T.meta_var: tir-mlir never runs Python, so the value must be "
+            "literals, captured constants, meta vars and arithmetic on them",
+            SourceLoc(filename, *call.args[0].pos),
+        )
     targets = s.target.items if isinstance(s.target, A.Tuple_) else [s.target]
     if len(targets) > 1:
         if type(value) not in (tuple, list) or len(value) != len(targets):
-            raise TIRParseError(f"T.meta_var: cannot unpack {value!r} into {len(targets)} "
-                                "names", SourceLoc(filename, *s.pos))
+            raise TIRParseError(
+                f"T.meta_var: cannot unpack {value!r} into {len(targets)} names",
+                SourceLoc(filename, *s.pos),
+            )
         values = list(value)
     else:
         values = [value]
@@ -52,6 +58,7 @@ def _substitute(node, env, filename):
         if isinstance(n, A.Name) and n.id in env:
             return value_node(env[n.id], n.pos, n.id, filename)
         return None
+
     return transform(node, fn)
 
 
@@ -66,7 +73,8 @@ def expand_meta_vars(stmts, filename, env=None):
         if env:
             s = _substitute(s, env, filename)
         # nested blocks see the meta vars bound so far, and their own
-        nested = {f: expand_meta_vars(getattr(s, f), filename, env)
-                  for f in BODIES if getattr(s, f, None)}
+        nested = {
+            f: expand_meta_vars(getattr(s, f), filename, env) for f in BODIES if getattr(s, f, None)
+        }
         out.append(dataclasses.replace(s, **nested) if nested else s)
     return out

@@ -25,8 +25,11 @@ class PrimFunc(IRModule):
             T.func_attr({"tir.noalias": True})
             T.func_attr({"global_symbol": "mmult", "tir.noalias": True})
         """
-        items = (attr_key_or_dict if isinstance(attr_key_or_dict, dict)
-                 else {attr_key_or_dict: attr_value})
+        items = (
+            attr_key_or_dict
+            if isinstance(attr_key_or_dict, dict)
+            else {attr_key_or_dict: attr_value}
+        )
         copy = self.copy()
         with get_context():
             op = next(iter(copy.functions.values()))
@@ -62,6 +65,7 @@ def _attribute(value, depth: int = 0) -> ir.Attribute:
         return ir.ArrayAttr.get([_attribute(v, depth + 1) for v in value])
     if isinstance(value, dict):
         return ir.DictAttr.get({str(k): _attribute(v, depth + 1) for k, v in value.items()})
-    raise TypeError(f"with_attr: unsupported attribute value {value!r} "
-                    f"({type(value).__name__}; expected str, bool, int, float, list or dict)")
-
+    raise TypeError(
+        f"with_attr: unsupported attribute value {value!r} "
+        f"({type(value).__name__}; expected str, bool, int, float, list or dict)"
+    )

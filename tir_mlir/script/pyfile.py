@@ -6,6 +6,7 @@ from their text: literals, names read before, and arithmetic on them. Any other 
 makes the name unreadable, and using it is an error that says so. Definitions nested in Python
 functions (generated per call) need the call's arguments, so only top-level ones are read.
 """
+
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.parser import build, parse_ast
@@ -13,17 +14,21 @@ from tir_mlir.script.captures import SizeVar, Unreadable
 from tir_mlir.script.extract import split_python
 from tir_mlir.script.resolve import macro_options, make_macro_def, resolve_definition
 
-MAX_INT_BITS = 256          # constant arithmetic stays small (no 10 ** 10 ** 9)
-MAX_ITEMS = 1024            # nor do concatenated tuples (X = X + X, sixty times)
+MAX_INT_BITS = 256  # constant arithmetic stays small (no 10 ** 10 ** 9)
+MAX_ITEMS = 1024  # nor do concatenated tuples (X = X + X, sixty times)
 
 
 def _constant(node, consts):
     """The value of a literal expression, or None when it is not one."""
     if isinstance(node, A.Const) and type(node.value) in (bool, int, float, str):
         return node.value
-    if isinstance(node, A.Call) and not node.args and not node.kwargs and \
-            A.dotted_name(node.func) in ("T.int32", "T.int64", "tir.int32", "tir.int64"):
-        return SizeVar(A.dotted_name(node.func).split(".")[1])      # n = T.int32()
+    if (
+        isinstance(node, A.Call)
+        and not node.args
+        and not node.kwargs
+        and A.dotted_name(node.func) in ("T.int32", "T.int64", "tir.int32", "tir.int64")
+    ):
+        return SizeVar(A.dotted_name(node.func).split(".")[1])  # n = T.int32()
     if isinstance(node, A.Name):
         v = consts.get(node.id)
         return None if isinstance(v, Unreadable) else v
@@ -38,13 +43,19 @@ def _constant(node, consts):
     if isinstance(node, A.BinOp) and node.op in ("+", "-", "*", "//", "%", "/"):
         a, b = _constant(node.lhs, consts), _constant(node.rhs, consts)
         if node.op == "+" and type(a) is type(b) and type(a) in (tuple, list):
-            return a + b if len(a) + len(b) <= MAX_ITEMS else None     # SHAPE + (4,)
+            return a + b if len(a) + len(b) <= MAX_ITEMS else None  # SHAPE + (4,)
         if type(a) not in (int, float) or type(b) not in (int, float):
             return None
         if node.op in ("//", "%", "/") and b == 0:
             return None
-        v = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-             "//": lambda: a // b, "%": lambda: a % b, "/": lambda: a / b}[node.op]()
+        v = {
+            "+": lambda: a + b,
+            "-": lambda: a - b,
+            "*": lambda: a * b,
+            "//": lambda: a // b,
+            "%": lambda: a % b,
+            "/": lambda: a / b,
+        }[node.op]()
         return None if type(v) is int and v.bit_length() > MAX_INT_BITS else v
     return None
 
@@ -95,8 +106,10 @@ def _definitions(text: str, filename: str) -> list:
         else:
             definitions.append(s)
     if not any(isinstance(s, (A.FuncDef, A.ClassDef)) for s in definitions):
-        raise TIRParseError("no @T.prim_func or @I.ir_module definition at the top level of "
-                            "this Python file", SourceLoc(filename, 1, 1))
+        raise TIRParseError(
+            "no @T.prim_func or @I.ir_module definition at the top level of this Python file",
+            SourceLoc(filename, 1, 1),
+        )
     return [resolve_definition(s, captures, filename) for s in definitions]
 
 

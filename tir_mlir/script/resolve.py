@@ -3,6 +3,7 @@
 Shared by Python files read from disk (pyfile.py) and by the decorators (define.py): captured
 names are substituted (captures.py), then macro calls expanded (macro.py).
 """
+
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.script.captures import bound_names, resolve_func
@@ -24,8 +25,9 @@ def resolve_definition(s, captures, filename):
     if isinstance(s, A.FuncDef):
         return _resolve_func(s, captures, filename)
     if isinstance(s, A.ClassDef):
-        body = [_resolve_func(f, captures, filename) if isinstance(f, A.FuncDef) else f
-                for f in s.body]
+        body = [
+            _resolve_func(f, captures, filename) if isinstance(f, A.FuncDef) else f for f in s.body
+        ]
         return A.ClassDef(s.name, body, s.pos, s.decorators)
     return s
 
@@ -37,14 +39,16 @@ def macro_options(f, filename):
         if A.dotted_name(target) not in MACRO_DECORATORS:
             continue
         hygienic = True
-        for k, v, p in (d.kwargs if isinstance(d, A.Call) else []):
+        for k, v, p in d.kwargs if isinstance(d, A.Call) else []:
             if k != "hygienic" or not (isinstance(v, A.Const) and isinstance(v.value, bool)):
-                raise TIRParseError("@T.macro takes only hygienic=True or hygienic=False",
-                                    SourceLoc(filename, *p))
+                raise TIRParseError(
+                    "@T.macro takes only hygienic=True or hygienic=False", SourceLoc(filename, *p)
+                )
             hygienic = v.value
         if isinstance(d, A.Call) and d.args:
-            raise TIRParseError("@T.macro takes keyword arguments only",
-                                SourceLoc(filename, *d.pos))
+            raise TIRParseError(
+                "@T.macro takes keyword arguments only", SourceLoc(filename, *d.pos)
+            )
         return hygienic
     return None
 

@@ -4,6 +4,7 @@
 `T.handle`, ...) is an inert placeholder: Python evaluates parameter annotations when it
 defines a function, and they must not fail; the parser reads their text, not these objects.
 """
+
 import sys
 
 from tir_mlir.errors import TIRError
@@ -21,7 +22,7 @@ def prim_func(func=None, *, private=False, check_well_formed=True):
     an `@I.ir_module` class is left to the class decorator, which reads the whole class.
     A TVMScript error is raised as a TVMScriptError in the frame the user's decorator line
     calls (here, or in `decorate`), so that the traceback holds one frame of ours."""
-    __tracebackhide__ = True    # pytest and IPython show the user's frame only
+    __tracebackhide__ = True  # pytest and IPython show the user's frame only
     frame = sys._getframe(1)
 
     def decorate(fn):
@@ -30,6 +31,7 @@ def prim_func(func=None, *, private=False, check_well_formed=True):
             return _define_func(fn, frame)
         except TIRError as e:
             raise _script_error(e) from None
+
     if func is None:
         return decorate
     try:
@@ -42,6 +44,7 @@ def _define_func(fn, frame):
     if _in_class(fn):
         return Inert()
     from tir_mlir.script.define import define_func
+
     return define_func(fn, frame)
 
 
@@ -57,6 +60,7 @@ def macro(func=None, *, hygienic=True):
             return _define_macro(fn, frame)
         except TIRError as e:
             raise _script_error(e) from None
+
     if func is None:
         return decorate
     try:
@@ -67,11 +71,13 @@ def macro(func=None, *, hygienic=True):
 
 def _define_macro(fn, frame):
     from tir_mlir.script.define import define_macro
+
     return define_macro(fn, frame)
 
 
 def _script_error(e: TIRError) -> TIRError:
     from tir_mlir.script.define import script_error
+
     return script_error(e)
 
 

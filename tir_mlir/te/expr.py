@@ -5,6 +5,7 @@ takes the dtype of the expression it meets; mixing two different dtypes is an er
 here knows MLIR: `text(names)` writes the expression as TVMScript, which create_prim_func feeds
 to the TVMScript parser, so TE programs become the same `tir` dialect as everything else.
 """
+
 from typing import Dict
 
 from tir_mlir.dtypes import DTYPES, is_float
@@ -18,33 +19,82 @@ class Expr:
     dtype: str
 
     # arithmetic
-    def __add__(self, o): return binary("+", self, o)
-    def __radd__(self, o): return binary("+", o, self)
-    def __sub__(self, o): return binary("-", self, o)
-    def __rsub__(self, o): return binary("-", o, self)
-    def __mul__(self, o): return binary("*", self, o)
-    def __rmul__(self, o): return binary("*", o, self)
-    def __truediv__(self, o): return binary("/", self, o)
-    def __rtruediv__(self, o): return binary("/", o, self)
-    def __floordiv__(self, o): return binary("//", self, o)
-    def __rfloordiv__(self, o): return binary("//", o, self)
-    def __mod__(self, o): return binary("%", self, o)
-    def __rmod__(self, o): return binary("%", o, self)
-    def __neg__(self): return binary("*", self, const(-1, self.dtype))
-    def __lshift__(self, o): return binary("<<", self, o)
-    def __rshift__(self, o): return binary(">>", self, o)
-    def __and__(self, o): return _bitwise_or_logical("&", "and", self, o)
-    def __or__(self, o): return _bitwise_or_logical("|", "or", self, o)
-    def __xor__(self, o): return binary("^", self, o)
-    def __invert__(self): return Not(self) if self.dtype == "bool" else binary("^", self, -1)
+    def __add__(self, o):
+        return binary("+", self, o)
+
+    def __radd__(self, o):
+        return binary("+", o, self)
+
+    def __sub__(self, o):
+        return binary("-", self, o)
+
+    def __rsub__(self, o):
+        return binary("-", o, self)
+
+    def __mul__(self, o):
+        return binary("*", self, o)
+
+    def __rmul__(self, o):
+        return binary("*", o, self)
+
+    def __truediv__(self, o):
+        return binary("/", self, o)
+
+    def __rtruediv__(self, o):
+        return binary("/", o, self)
+
+    def __floordiv__(self, o):
+        return binary("//", self, o)
+
+    def __rfloordiv__(self, o):
+        return binary("//", o, self)
+
+    def __mod__(self, o):
+        return binary("%", self, o)
+
+    def __rmod__(self, o):
+        return binary("%", o, self)
+
+    def __neg__(self):
+        return binary("*", self, const(-1, self.dtype))
+
+    def __lshift__(self, o):
+        return binary("<<", self, o)
+
+    def __rshift__(self, o):
+        return binary(">>", self, o)
+
+    def __and__(self, o):
+        return _bitwise_or_logical("&", "and", self, o)
+
+    def __or__(self, o):
+        return _bitwise_or_logical("|", "or", self, o)
+
+    def __xor__(self, o):
+        return binary("^", self, o)
+
+    def __invert__(self):
+        return Not(self) if self.dtype == "bool" else binary("^", self, -1)
 
     # comparisons (`==` too: TE builds an expression, like TVM's `equal`)
-    def __lt__(self, o): return compare("<", self, o)
-    def __le__(self, o): return compare("<=", self, o)
-    def __gt__(self, o): return compare(">", self, o)
-    def __ge__(self, o): return compare(">=", self, o)
-    def __eq__(self, o): return compare("==", self, o)
-    def __ne__(self, o): return compare("!=", self, o)
+    def __lt__(self, o):
+        return compare("<", self, o)
+
+    def __le__(self, o):
+        return compare("<=", self, o)
+
+    def __gt__(self, o):
+        return compare(">", self, o)
+
+    def __ge__(self, o):
+        return compare(">=", self, o)
+
+    def __eq__(self, o):
+        return compare("==", self, o)
+
+    def __ne__(self, o):
+        return compare("!=", self, o)
+
     __hash__ = object.__hash__
 
     def equal(self, o):
@@ -54,8 +104,10 @@ class Expr:
         return self if dtype == self.dtype else Cast(check_dtype(dtype), self)
 
     def __bool__(self):
-        raise TypeError("a TE expression has no truth value: use te.all/te.any, & or |, "
-                        "or te.if_then_else instead of `and`/`or`/`if`")
+        raise TypeError(
+            "a TE expression has no truth value: use te.all/te.any, & or |, "
+            "or te.if_then_else instead of `and`/`or`/`if`"
+        )
 
     def text(self, names: Dict) -> str:
         raise NotImplementedError
@@ -86,8 +138,11 @@ def const(value, dtype=None) -> Const:
     if isinstance(value, Expr):
         return value
     if dtype is None:
-        dtype = "bool" if isinstance(value, bool) else (
-            "int32" if isinstance(value, int) else "float32")
+        dtype = (
+            "bool"
+            if isinstance(value, bool)
+            else ("int32" if isinstance(value, int) else "float32")
+        )
     check_dtype(dtype)
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"te.const expects a number, got {type(value).__name__}")
@@ -102,8 +157,10 @@ class Var(Expr):
 
     def text(self, names):
         if self not in names:
-            raise ValueError(f"variable {self.name!r} is neither an axis of this compute nor a "
-                             "te.var of the arguments or of a shape")
+            raise ValueError(
+                f"variable {self.name!r} is neither an axis of this compute nor a "
+                "te.var of the arguments or of a shape"
+            )
         return names[self]
 
     def __repr__(self):
@@ -156,11 +213,12 @@ def match_dtypes(a, b):
     if not isinstance(b, Expr):
         a, b = _with_number(a, b)
     if a.dtype != b.dtype:
-        if _is_int(a.dtype) and _is_int(b.dtype):       # int32 + int64 -> int64, like TVM
+        if _is_int(a.dtype) and _is_int(b.dtype):  # int32 + int64 -> int64, like TVM
             wide = a.dtype if int(a.dtype[3:] or 0) >= int(b.dtype[3:] or 0) else b.dtype
             return a.astype(wide), b.astype(wide)
-        raise TypeError(f"operands of different dtypes: {a.dtype} and {b.dtype} "
-                        "(use .astype(dtype))")
+        raise TypeError(
+            f"operands of different dtypes: {a.dtype} and {b.dtype} (use .astype(dtype))"
+        )
     return a, b
 
 
@@ -204,8 +262,10 @@ def _bitwise_or_logical(bit_op, bool_op, a, b) -> Expr:
 
 
 def logical(op, a, b) -> Expr:
-    a, b = const(a, "bool") if isinstance(a, bool) else a, \
-        const(b, "bool") if isinstance(b, bool) else b
+    a, b = (
+        const(a, "bool") if isinstance(a, bool) else a,
+        const(b, "bool") if isinstance(b, bool) else b,
+    )
     if a.dtype != "bool" or b.dtype != "bool":
         raise TypeError(f"`{op}` needs boolean operands")
     return Binary(op, a, b, "bool")

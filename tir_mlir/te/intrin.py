@@ -17,6 +17,7 @@ and parsed: the buffers' symbolic strides and offsets are those of the region te
 them to. `fcompute` may return TVM's (body, reset, update): TensorIR keeps the block's init,
 so the update (else the body) is the impl.
 """
+
 import itertools
 from typing import Dict, List
 
@@ -33,18 +34,33 @@ class DeclBuffer:
     of a tensor the intrinsic's C function gets (`access_ptr`, `data`, `elem_offset`,
     `strides`)."""
 
-    def __init__(self, shape, dtype="float32", name="buffer", data=None, strides=None,
-                 elem_offset=None, scope="", data_alignment=-1, offset_factor=0, **_):
+    def __init__(
+        self,
+        shape,
+        dtype="float32",
+        name="buffer",
+        data=None,
+        strides=None,
+        elem_offset=None,
+        scope="",
+        data_alignment=-1,
+        offset_factor=0,
+        **_,
+    ):
         self.shape, self.dtype, self.name = tuple(shape), check_dtype(dtype), name
         self.strides = list(strides) if strides else []
-        self.param = name              # its parameter name in the impl PrimFunc
+        self.param = name  # its parameter name in the impl PrimFunc
 
-    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0,
-                   extent=None):
-        return _Text(lambda names: f"{self.param}.access_ptr({_mask(access_mask)!r}"
-                     + (f", offset={as_expr(offset).text(names)}" if offset != 0 else "")
-                     + (f", extent={as_expr(extent).text(names)}" if extent is not None
-                        else "") + ")", "handle")
+    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0, extent=None):
+        return _Text(
+            lambda names: (
+                f"{self.param}.access_ptr({_mask(access_mask)!r}"
+                + (f", offset={as_expr(offset).text(names)}" if offset != 0 else "")
+                + (f", extent={as_expr(extent).text(names)}" if extent is not None else "")
+                + ")"
+            ),
+            "handle",
+        )
 
     @property
     def data(self):
@@ -88,16 +104,29 @@ def call_packed(func_name, *args) -> Expr:
     """`tvm.tir.call_packed("name", A, n)`: the function registered as `name`; a buffer
     argument is the whole (tensorize: matched) region, viewed as a numpy array."""
     exprs = [a if isinstance(a, DeclBuffer) else as_expr(a) for a in args]
-    return _Text(lambda names: f'T.call_packed("{func_name}"' + "".join(
-        ", " + (e.param if isinstance(e, DeclBuffer) else e.text(names)) for e in exprs) + ")",
-        "int32")
+    return _Text(
+        lambda names: (
+            f'T.call_packed("{func_name}"'
+            + "".join(
+                ", " + (e.param if isinstance(e, DeclBuffer) else e.text(names)) for e in exprs
+            )
+            + ")"
+        ),
+        "int32",
+    )
 
 
 def _call(kind, dtype, func_name, args) -> Expr:
     check_dtype(dtype)
     exprs = [as_expr(a) for a in args]
-    return _Text(lambda names: f'T.{kind}("{dtype}", "{func_name}"'
-                 + "".join(", " + e.text(names) for e in exprs) + ")", dtype)
+    return _Text(
+        lambda names: (
+            f'T.{kind}("{dtype}", "{func_name}"'
+            + "".join(", " + e.text(names) for e in exprs)
+            + ")"
+        ),
+        dtype,
+    )
 
 
 class IRBuilder:
@@ -122,6 +151,7 @@ class TETensorIntrin:
         if self.name is None:
             from tir_mlir.schedule.tensor_intrin import TensorIntrin
             from tir_mlir.te.prim_func import prim_func_text
+
             inputs = list(self.op.input_tensors)
             desc, _ = prim_func_text(inputs + [self.op.output(0)], "desc", init=False)
             name = f"te_{self.op.name}_{next(_COUNTER)}"
@@ -130,8 +160,9 @@ class TETensorIntrin:
         return self.name
 
 
-def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_params=None,
-                       default_buffer_params=None) -> TETensorIntrin:
+def decl_tensor_intrin(
+    op, fcompute, name="tensor_intrin", binds=None, scalar_params=None, default_buffer_params=None
+) -> TETensorIntrin:
     if not isinstance(op, ComputeOp):
         raise ScheduleError("decl_tensor_intrin: expected the .op of a te.compute")
     if scalar_params:
@@ -143,8 +174,10 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
     for t in tensors:
         b = binds.get(t) or DeclBuffer(t.shape, t.dtype, t.name)
         if tuple(b.shape) != tuple(t.shape) or b.dtype != t.dtype:
-            raise ScheduleError(f"decl_tensor_intrin: the buffer bound to {t.name!r} has shape "
-                                f"{b.shape} {b.dtype}, the tensor {t.shape} {t.dtype}")
+            raise ScheduleError(
+                f"decl_tensor_intrin: the buffer bound to {t.name!r} has shape "
+                f"{b.shape} {b.dtype}, the tensor {t.shape} {t.dtype}"
+            )
         b.param = _unique(b.name, taken)
         buffers.append(b)
     n_in = len(op.input_tensors)
@@ -157,13 +190,13 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
         for k, s in enumerate(b.strides):
             if isinstance(s, Var):
                 names[s] = f"{b.param}.strides[{k}]"
-    params = ", ".join(f'{b.param}: T.Buffer({_shape_text(b.shape)}, "{b.dtype}")'
-                       for b in buffers)
+    params = ", ".join(f'{b.param}: T.Buffer({_shape_text(b.shape)}, "{b.dtype}")' for b in buffers)
     lines = [f"@T.prim_func\ndef {name}({params}):"]
     for s in stmts:
         if not isinstance(s, Expr):
-            raise ScheduleError(f"decl_tensor_intrin: the intrinsic's body must be calls "
-                                f"(tvm.tir.call_extern), got {type(s).__name__}")
+            raise ScheduleError(
+                f"decl_tensor_intrin: the intrinsic's body must be calls "
+                f"(tvm.tir.call_extern), got {type(s).__name__}"
+            )
         lines.append(f"    T.evaluate({s.text(names)})")
     return TETensorIntrin(op, "\n".join(lines) + "\n")
-

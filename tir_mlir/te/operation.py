@@ -3,12 +3,12 @@
 `compute` calls the user's lambda once with axis variables (TE programs are Python the user
 runs) and keeps the expression tree; create_prim_func turns the operations into TensorIR.
 """
+
 import inspect
 from typing import List
 
 from tir_mlir.dtypes import is_float
-from tir_mlir.te.expr import (Call, Const, Expr, Var, as_expr, check_dtype, const,
-                              match_dtypes)
+from tir_mlir.te.expr import Call, Const, Expr, Var, as_expr, check_dtype, const, match_dtypes
 
 
 class IterVar(Expr):
@@ -44,8 +44,9 @@ class Tensor:
     def __getitem__(self, indices):
         indices = indices if isinstance(indices, tuple) else (indices,)
         if len(indices) != len(self.shape):
-            raise IndexError(f"{self.name} has {len(self.shape)} dimensions, indexed with "
-                             f"{len(indices)}")
+            raise IndexError(
+                f"{self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}"
+            )
         return Read(self, [_index(i) for i in indices])
 
     def __call__(self, *indices):
@@ -86,8 +87,13 @@ class ComputeOp:
     """`axis`, `reduce_axis` (IterVars), `body` (an Expr or a Reduce)."""
 
     def __init__(self, name, axis, reduce_axis, body, tag=""):
-        self.name, self.axis, self.reduce_axis, self.body, self.tag = \
-            name, axis, reduce_axis, body, tag
+        self.name, self.axis, self.reduce_axis, self.body, self.tag = (
+            name,
+            axis,
+            reduce_axis,
+            body,
+            tag,
+        )
 
     @property
     def input_tensors(self) -> List[Tensor]:
@@ -110,8 +116,9 @@ class ComputeOp:
 def _children(e):
     if isinstance(e, Reduce):
         return [e.source] + [x for x in (e.init, e.where) if x is not None]
-    return [getattr(e, f) for f in ("a", "b") if isinstance(getattr(e, f, None), Expr)] + \
-        list(getattr(e, "args", []))
+    return [getattr(e, f) for f in ("a", "b") if isinstance(getattr(e, f, None), Expr)] + list(
+        getattr(e, "args", [])
+    )
 
 
 def _shape(shape):
@@ -154,7 +161,7 @@ class Reduce(Expr):
 
     def __init__(self, reducer, source, axis, init=None, where=None):
         self.reducer, self.source, self.axis, self.init = reducer, source, axis, init
-        self.where = where          # the points combined: `where=k > i`
+        self.where = where  # the points combined: `where=k > i`
         self.dtype = source.dtype
 
     def text(self, names):
@@ -174,15 +181,20 @@ class CommReducer:
         return as_expr(self.fidentity(dtype))
 
     def __call__(self, expr, axis, where=None, init=None):
-        if not isinstance(axis, (IterVar, list, tuple)):       # te.max(a, b): elementwise
+        if not isinstance(axis, (IterVar, list, tuple)):  # te.max(a, b): elementwise
             a, b = match_dtypes(expr, axis)
             return self.combine(a, b)
         axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
         for a in axes:
             if not (isinstance(a, IterVar) and a.kind == "R"):
                 raise TypeError(f"axis must be te.reduce_axis values, got {a!r}")
-        return Reduce(self, as_expr(expr), axes, None if init is None else as_expr(init),
-                      None if where is None else as_expr(where))
+        return Reduce(
+            self,
+            as_expr(expr),
+            axes,
+            None if init is None else as_expr(init),
+            None if where is None else as_expr(where),
+        )
 
 
 def comm_reducer(fcombine, fidentity, name="reduce") -> CommReducer:
@@ -202,10 +214,12 @@ class _DtypeName(Expr):
 
 
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")
-max = comm_reducer(lambda x, y: Call("max", match_dtypes(x, y), x.dtype),
-                   _limit("min_value"), name="max")
-min = comm_reducer(lambda x, y: Call("min", match_dtypes(x, y), x.dtype),
-                   _limit("max_value"), name="min")
+max = comm_reducer(
+    lambda x, y: Call("max", match_dtypes(x, y), x.dtype), _limit("min_value"), name="max"
+)
+min = comm_reducer(
+    lambda x, y: Call("min", match_dtypes(x, y), x.dtype), _limit("max_value"), name="min"
+)
 
 
 def if_then_else(cond, t, f) -> Expr:
@@ -233,13 +247,15 @@ def any(*conds) -> Expr:
 def compute(shape, fcompute, name="compute", tag="", attrs=None) -> Tensor:
     shape = _shape(shape)
     code = fcompute.__code__
-    params = code.co_varnames[:code.co_argcount]
+    params = code.co_varnames[: code.co_argcount]
     if code.co_flags & inspect.CO_VARARGS and len(params) <= len(shape):
         # `lambda *i: A(*i) + 1`: the remaining dimensions' vars, named as TVM names them
         params = (*params, *(f"i{k}" for k in range(len(params), len(shape))))
     if len(params) != len(shape):
-        raise ValueError(f"te.compute: the lambda takes {len(params)} arguments for a "
-                         f"{len(shape)}-dimensional shape")
+        raise ValueError(
+            f"te.compute: the lambda takes {len(params)} arguments for a "
+            f"{len(shape)}-dimensional shape"
+        )
     axis = [IterVar(Var(p), n, "S") for p, n in zip(params, shape)]
     body = fcompute(*[a.var for a in axis])
     body = as_expr(body)
@@ -255,12 +271,14 @@ def _math(name):
         if not is_float(x.dtype):
             raise TypeError(f"te.{name} needs a float operand, got {x.dtype}")
         return Call(name, [x], x.dtype)
+
     f.__name__ = name
     return f
 
 
-exp, log, sqrt, tanh, sigmoid, rsqrt = (_math(n) for n in
-                                        ("exp", "log", "sqrt", "tanh", "sigmoid", "rsqrt"))
+exp, log, sqrt, tanh, sigmoid, rsqrt = (
+    _math(n) for n in ("exp", "log", "sqrt", "tanh", "sigmoid", "rsqrt")
+)
 
 
 def Select(cond, t, f) -> Expr:
@@ -268,6 +286,28 @@ def Select(cond, t, f) -> Expr:
     return Call("Select", [as_expr(cond), t, f], t.dtype)
 
 
-__all__ = ["IterVar", "Tensor", "placeholder", "compute", "reduce_axis", "thread_axis", "var",
-           "const", "comm_reducer", "sum", "max", "min", "if_then_else", "all", "any",
-           "exp", "log", "sqrt", "tanh", "sigmoid", "rsqrt", "Select", "Const"]
+__all__ = [
+    "IterVar",
+    "Tensor",
+    "placeholder",
+    "compute",
+    "reduce_axis",
+    "thread_axis",
+    "var",
+    "const",
+    "comm_reducer",
+    "sum",
+    "max",
+    "min",
+    "if_then_else",
+    "all",
+    "any",
+    "exp",
+    "log",
+    "sqrt",
+    "tanh",
+    "sigmoid",
+    "rsqrt",
+    "Select",
+    "Const",
+]

@@ -5,6 +5,7 @@ nest and one block per compute, named after it; block vars `v_<axis>`; spatial a
 axes; `T.init` with the reducer's identity; intermediates as `T.alloc_buffer`;
 `tir.noalias`) and parsed by the TVMScript parser: no second way into the `tir` dialect.
 """
+
 from typing import Dict, List
 
 from tir_mlir.te.expr import Var
@@ -22,6 +23,7 @@ def reachable_ops(args: List[Tensor]):
         for inp in t.op.input_tensors:
             visit(inp)
         order.append(t.op)
+
     for t in args:
         visit(t)
     return order
@@ -63,25 +65,32 @@ def _compute_text(op: ComputeOp, names: Dict, ind: str, with_init: bool = True) 
     scope = dict(names)
     scope.update({a.var: v for a, v in zip(axes, block_vars)})
     kinds = "".join(a.kind for a in axes)
-    out = f"{names[op.tensor]}[{', '.join(block_vars[:len(op.axis)]) or '()'}]"
+    out = f"{names[op.tensor]}[{', '.join(block_vars[: len(op.axis)]) or '()'}]"
     if axes:
-        lines = [f"{ind}for {', '.join(loop_names)} in T.grid("
-                 f"{', '.join(_dim(a.extent) for a in axes)}):",
-                 f'{ind}    with T.block("{names[op.tensor]}"):',
-                 f'{ind}        {", ".join(block_vars)}{"," if len(axes) == 1 else ""} = '
-                 f'T.axis.remap("{kinds}", [{", ".join(loop_names)}])']
-    else:           # a 0-d tensor with no reduction: TVM's block has one unit iter var
+        lines = [
+            f"{ind}for {', '.join(loop_names)} in T.grid("
+            f"{', '.join(_dim(a.extent) for a in axes)}):",
+            f'{ind}    with T.block("{names[op.tensor]}"):',
+            f"{ind}        {', '.join(block_vars)}{',' if len(axes) == 1 else ''} = "
+            f'T.axis.remap("{kinds}", [{", ".join(loop_names)}])',
+        ]
+    else:  # a 0-d tensor with no reduction: TVM's block has one unit iter var
         ind = ind[:-4]
-        lines = [f'{ind}    with T.block("{names[op.tensor]}"):',
-                 f'{ind}        {_unique("vi", taken)} = T.axis.spatial(1, 0)']
+        lines = [
+            f'{ind}    with T.block("{names[op.tensor]}"):',
+            f"{ind}        {_unique('vi', taken)} = T.axis.spatial(1, 0)",
+        ]
     body = op.body
     if isinstance(body, Reduce):
         acc = _Acc(out, body.dtype)
         init = body.init if body.init is not None else body.reducer.identity(body.dtype)
         if with_init:
-            lines += [f"{ind}        with T.init():", f"{ind}            {out} = {init.text(scope)}"]
+            lines += [
+                f"{ind}        with T.init():",
+                f"{ind}            {out} = {init.text(scope)}",
+            ]
         update = f"{out} = {body.reducer.combine(acc, body.source).text(scope)}"
-        if body.where is not None:      # TVM 0.21 drops the condition; it is kept here
+        if body.where is not None:  # TVM 0.21 drops the condition; it is kept here
             lines += [f"{ind}        if {body.where.text(scope)}:", f"{ind}            {update}"]
         else:
             lines.append(f"{ind}        {update}")
@@ -108,8 +117,7 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: 
     `init=False` leaves out the reductions' T.init (a tensor intrinsic's description)."""
     for a in args:
         if not isinstance(a, (Tensor, Var)):
-            raise TypeError(f"create_prim_func takes te tensors and te.var, got "
-                            f"{type(a).__name__}")
+            raise TypeError(f"create_prim_func takes te tensors and te.var, got {type(a).__name__}")
     tensors = [a for a in args if isinstance(a, Tensor)]
     ops = reachable_ops(tensors + list(roots))
     taken, names = set(), {}
@@ -129,20 +137,26 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: 
             names[op.tensor] = _unique(op.name, taken)
     # a buffer of symbolic shape is a handle `var_A` and a T.match_buffer, as TVM makes it
     dynamic = [a for a in tensors if not all(isinstance(d, int) for d in a.shape)]
-    params = ", ".join(f"{a.name}: T.{a.dtype}" if isinstance(a, Var) else
-                       f"var_{names[a]}: T.handle" if any(a is t for t in dynamic) else
-                       f'{names[a]}: T.Buffer({_shape_text(a.shape)}, "{a.dtype}")'
-                       for a in args)
-    lines = [f"@T.prim_func\ndef {func_name}({params}):",
-             '    T.func_attr({"tir.noalias": True})']
-    lines += [f"    {v.name} = T.{v.dtype}()" for v in symbolic
-              if all(v is not a for a in args)]
-    lines += [f'    {names[t]} = T.match_buffer(var_{names[t]}, {_shape_text(t.shape)}, '
-              f'"{t.dtype}")' for t in dynamic]
+    params = ", ".join(
+        f"{a.name}: T.{a.dtype}"
+        if isinstance(a, Var)
+        else f"var_{names[a]}: T.handle"
+        if any(a is t for t in dynamic)
+        else f'{names[a]}: T.Buffer({_shape_text(a.shape)}, "{a.dtype}")'
+        for a in args
+    )
+    lines = [f"@T.prim_func\ndef {func_name}({params}):", '    T.func_attr({"tir.noalias": True})']
+    lines += [f"    {v.name} = T.{v.dtype}()" for v in symbolic if all(v is not a for a in args)]
+    lines += [
+        f'    {names[t]} = T.match_buffer(var_{names[t]}, {_shape_text(t.shape)}, "{t.dtype}")'
+        for t in dynamic
+    ]
     for op in ops:
         if all(op.tensor is not a for a in args):
-            lines.append(f'    {names[op.tensor]} = T.alloc_buffer('
-                         f'{_shape_text(op.tensor.shape)}, "{op.tensor.dtype}")')
+            lines.append(
+                f"    {names[op.tensor]} = T.alloc_buffer("
+                f'{_shape_text(op.tensor.shape)}, "{op.tensor.dtype}")'
+            )
     for op in ops:
         if isinstance(op, ComputeOp):
             lines += _compute_text(op, names, "    ", init)
@@ -154,6 +168,7 @@ def prim_func_and_names(args: List, func_name: str = "main", roots: List = ()):
     and scalar parameters (docs/symbolic.md)."""
     from tir_mlir.frontend.parser import parse
     from tir_mlir.script.prim_func import PrimFunc
+
     text, names = prim_func_text(args, func_name, roots)
     return PrimFunc(parse(text, "<te.create_prim_func>").module), names
 

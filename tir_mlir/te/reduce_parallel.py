@@ -8,11 +8,12 @@ reduces the partials. On the GPU the write-back must run in a kernel too: its sp
 fused onto blockIdx.x and its reduction loop onto threadIdx.x (a cross-thread reduction; split
 first when it has more iterations than a thread block has threads).
 """
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 
-MAX_THREADS = 1024   # threads of a CUDA thread block
+MAX_THREADS = 1024  # threads of a CUDA thread block
 
 
 def is_reduction_loop(sch, loop) -> bool:
@@ -41,8 +42,10 @@ def parallel_reduction(te_sched, loop, thread_axis=None):
                 _bind_write_back(sch, sch.get_block(name))
     except ScheduleError as e:
         what = "parallel" if thread_axis is None else f"bind to {thread_axis}"
-        raise ScheduleError(f"{what} on reduction loop {Loop(te_sched.sch.get(loop).op).name!r}"
-                            f" needs rfactor on it, which was refused: {e}") from None
+        raise ScheduleError(
+            f"{what} on reduction loop {Loop(te_sched.sch.get(loop).op).name!r}"
+            f" needs rfactor on it, which was refused: {e}"
+        ) from None
     te_sched.sch = sch
     for key, lp in list(te_sched._loops.items()):
         if lp.sid in old:
@@ -52,13 +55,18 @@ def parallel_reduction(te_sched, loop, thread_axis=None):
 def _bind_write_back(sch, block):
     """Spatial loops of the write-back -> one blockIdx.x loop, its reduction loop ->
     threadIdx.x. Only the loops that hold the write-back alone are its own."""
-    own = [lp for lp in sch.get_loops(block)
-           if analysis.blocks_under(sch.get(lp).op) == [sch.get(block).op]]
+    own = [
+        lp
+        for lp in sch.get_loops(block)
+        if analysis.blocks_under(sch.get(lp).op) == [sch.get(block).op]
+    ]
     spatial = [lp for lp in own if analysis.loop_iter_type(sch.get(lp).op) == "S"]
     reduce = [lp for lp in own if analysis.loop_iter_type(sch.get(lp).op) == "R"]
     if len(reduce) != 1:
-        raise ScheduleError(f"write-back block {Block(sch.get(block).op).name!r} has "
-                            f"{len(reduce)} reduction loops of its own, expected 1")
+        raise ScheduleError(
+            f"write-back block {Block(sch.get(block).op).name!r} has "
+            f"{len(reduce)} reduction loops of its own, expected 1"
+        )
     if own != spatial + reduce:
         sch.reorder(*spatial, *reduce)
     if spatial:

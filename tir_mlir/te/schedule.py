@@ -7,6 +7,7 @@ legality checks and the trace are TensorIR's: docs/te_primitives.md lists the ma
 `lower(s, args)` returns the scheduled module; with other arguments than the schedule was made
 for, it builds the PrimFunc for those and replays the trace on it.
 """
+
 from typing import Dict, List
 
 from mlir import ir
@@ -20,8 +21,12 @@ from tir_mlir.te.prim_func import prim_func_and_names, reachable_ops
 from tir_mlir.te.reduce_parallel import is_reduction_loop, parallel_reduction
 
 # TE pragmas with a TensorIR loop kind; any other pragma is refused (it would be ignored).
-PRAGMA_KINDS = {"unroll": "unroll", "vectorize": "vectorize", "parallel": "parallel",
-                "parallel_launch_point": "parallel"}
+PRAGMA_KINDS = {
+    "unroll": "unroll",
+    "vectorize": "vectorize",
+    "parallel": "parallel",
+    "parallel_launch_point": "parallel",
+}
 
 
 class _BlockOp:
@@ -62,8 +67,9 @@ class Stage:
             iv = self.sched._var_axis.get(id(iv), iv)
         rv = self.sched._loops.get(id(iv))
         if rv is None:
-            raise ScheduleError(f"stage {self.block_name!r}: {iv!r} is not a loop axis of the "
-                                "schedule")
+            raise ScheduleError(
+                f"stage {self.block_name!r}: {iv!r} is not a loop axis of the schedule"
+            )
         return rv
 
     def _axis(self, loop, name, kind="S") -> IterVar:
@@ -76,8 +82,9 @@ class Stage:
         factors = [None, factor] if factor is not None else [nparts, None]
         outer, inner = self.sched.sch.split(self._loop(parent), factors)
         name = _name(parent)
-        return self._axis(outer, f"{name}_outer", parent.kind), \
-            self._axis(inner, f"{name}_inner", parent.kind)
+        return self._axis(outer, f"{name}_outer", parent.kind), self._axis(
+            inner, f"{name}_inner", parent.kind
+        )
 
     def fuse(self, *args):
         ivs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
@@ -101,7 +108,7 @@ class Stage:
 
     def parallel(self, var):
         loop = self._loop(var)
-        if is_reduction_loop(self.sched.sch, loop):    # TE raced here; TensorIR: rfactor
+        if is_reduction_loop(self.sched.sch, loop):  # TE raced here; TensorIR: rfactor
             parallel_reduction(self.sched, loop)
         else:
             self.sched.sch.parallel(loop)
@@ -111,31 +118,35 @@ class Stage:
             raise ScheduleError("bind: expected a te.thread_axis(...)")
         loop = self._loop(ivar)
         if thread_ivar.kind.startswith("blockIdx") and is_reduction_loop(self.sched.sch, loop):
-            parallel_reduction(self.sched, loop, thread_ivar.kind)   # TE raced here
-        else:   # a reduction on threadIdx is a cross-thread reduction, which TensorIR has
+            parallel_reduction(self.sched, loop, thread_ivar.kind)  # TE raced here
+        else:  # a reduction on threadIdx is a cross-thread reduction, which TensorIR has
             self.sched.sch.bind(loop, thread_ivar.kind)
         self.sched._var_axis[id(thread_ivar.var)] = ivar
         self.sched._var_axis[id(thread_ivar)] = ivar
 
     def pragma(self, var, pragma_type, pragma_value=None):
-        if pragma_type in ("import_llvm", "import_c"):   # code build() links (extern_libs.py)
+        if pragma_type in ("import_llvm", "import_c"):  # code build() links (extern_libs.py)
             if not isinstance(pragma_value, str):
                 raise ScheduleError(f"pragma {pragma_type!r} takes the code as a string")
             self.sched.sch.annotate(self._loop(var), f"pragma_{pragma_type}", pragma_value)
             return
         kind = PRAGMA_KINDS.get(pragma_type)
         if kind is None:
-            raise ScheduleError(f"pragma {pragma_type!r} has no TensorIR counterpart in tir_mlir "
-                                f"(supported: {', '.join(sorted(PRAGMA_KINDS))}, import_llvm, "
-                                f"import_c)")
+            raise ScheduleError(
+                f"pragma {pragma_type!r} has no TensorIR counterpart in tir_mlir "
+                f"(supported: {', '.join(sorted(PRAGMA_KINDS))}, import_llvm, "
+                f"import_c)"
+            )
         getattr(self.sched.sch, kind)(self._loop(var))
 
     def prefetch(self, tensor, var, offset):
-        self.sched.sch.prefetch(self.block, self.sched._read_index(self.block, tensor),
-                                self._loop(var), offset)
+        self.sched.sch.prefetch(
+            self.block, self.sched._read_index(self.block, tensor), self._loop(var), offset
+        )
 
     def tensorize(self, var, tensor_intrin):
         from tir_mlir.te.intrin import TETensorIntrin
+
         if not isinstance(tensor_intrin, TETensorIntrin):
             raise ScheduleError("tensorize: expected te.decl_tensor_intrin(...)")
         self.sched.sch.tensorize(self._loop(var), tensor_intrin.register())
@@ -158,8 +169,9 @@ class Stage:
         axes = list(self.op.axis)
         index = next((k for k, a in enumerate(axes) if a is axis), None)
         if index is None:
-            raise ScheduleError(f"storage_align: {axis!r} is not an axis of stage "
-                                f"{self.block_name!r}")
+            raise ScheduleError(
+                f"storage_align: {axis!r} is not an axis of stage {self.block_name!r}"
+            )
         self.sched.sch.storage_align(self.block, 0, index, factor, offset)
 
     def set_store_predicate(self, predicate):
@@ -185,22 +197,24 @@ class Schedule:
     def __init__(self, ops):
         ops = list(ops) if isinstance(ops, (list, tuple)) else [ops]
         self.outputs = [op.output(0) for op in ops]
-        placeholders = [op.tensor for op in reachable_ops(self.outputs)
-                        if isinstance(op, PlaceholderOp)]
+        placeholders = [
+            op.tensor for op in reachable_ops(self.outputs) if isinstance(op, PlaceholderOp)
+        ]
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
-        self.sch = TIRSchedule(func)     # symbolic shapes too (the IR holds them)
-        self._loops: Dict[int, object] = {}       # id(IterVar) -> LoopRV
-        self._axes: Dict[int, IterVar] = {}        # loop sid -> IterVar
-        self._keep = []                            # IterVars the maps refer to, kept alive
-        self._var_axis: Dict[int, IterVar] = {}    # id(thread var or axis var) -> IterVar
+        self.sch = TIRSchedule(func)  # symbolic shapes too (the IR holds them)
+        self._loops: Dict[int, object] = {}  # id(IterVar) -> LoopRV
+        self._axes: Dict[int, IterVar] = {}  # loop sid -> IterVar
+        self._keep = []  # IterVars the maps refer to, kept alive
+        self._var_axis: Dict[int, IterVar] = {}  # id(thread var or axis var) -> IterVar
         self.stages: Dict[int, Stage] = {}
         for op in reachable_ops(self.outputs):
             if isinstance(op, ComputeOp):
                 stage = Stage(self, names[op.tensor], op)
                 self.stages[id(op)] = stage
-                for iv, loop in zip(list(op.axis) + list(op.reduce_axis),
-                                    self.sch.get_loops(stage.block)):
+                for iv, loop in zip(
+                    list(op.axis) + list(op.reduce_axis), self.sch.get_loops(stage.block)
+                ):
                     self._map(iv, loop)
 
     def _map(self, iv, loop):
@@ -229,8 +243,10 @@ class Schedule:
         op = x.op if isinstance(x, Tensor) else x
         stage = stage or self.stages.get(id(op))
         if stage is None:
-            raise ScheduleError(f"{getattr(op, 'name', op)!r} has no stage in this schedule "
-                                "(placeholders have none)")
+            raise ScheduleError(
+                f"{getattr(op, 'name', op)!r} has no stage in this schedule "
+                "(placeholders have none)"
+            )
         return stage
 
     def _new_stage(self, block_rv, dtype, shape) -> Tensor:
@@ -266,18 +282,22 @@ class Schedule:
     # --- buffer stages ------------------------------------------------------------------------
     def _read_index(self, block, tensor) -> int:
         from tir_mlir.analysis.buffer_util import block_reads, buffer_name
+
         names = [buffer_name(b) for b in block_reads(self._block(block))]
         want = tensor.name if isinstance(tensor, Tensor) else str(tensor)
         if want not in names:
-            raise ScheduleError(f"block {self._block(block).name!r} does not read {want!r} "
-                                f"(it reads {', '.join(names)})")
+            raise ScheduleError(
+                f"block {self._block(block).name!r} does not read {want!r} "
+                f"(it reads {', '.join(names)})"
+            )
         return names.index(want)
 
     def cache_read(self, tensor, scope, readers) -> Tensor:
         readers = list(readers) if isinstance(readers, (list, tuple)) else [readers]
         blocks = [self[r].block for r in readers]
-        copy = self.sch.cache_read(blocks[0], self._read_index(blocks[0], tensor), scope,
-                                   consumer_blocks=blocks)
+        copy = self.sch.cache_read(
+            blocks[0], self._read_index(blocks[0], tensor), scope, consumer_blocks=blocks
+        )
         return self._new_stage(copy, tensor.dtype, tensor.shape)
 
     def cache_write(self, tensor, scope) -> Tensor:
@@ -314,23 +334,28 @@ class Schedule:
         vars, by name. A thread index no loop of the program is bound to is 0 (one thread)."""
         block, pairs = self._bound_loops(stage)
         loop_iter = {lp.sid: block.iter_names[k] for k, lp in pairs}
+
         def name_of(var):
             axis = self._var_axis.get(id(var))
             rv = self._loops.get(id(axis if axis is not None else var))
             if rv is None:
                 if axis is None and var.name.startswith(("threadIdx", "blockIdx", "vthread")):
                     return "0"
-                raise ScheduleError(f"set_store_predicate: {var.name!r} is not a loop of "
-                                    f"stage {stage.block_name!r}")
+                raise ScheduleError(
+                    f"set_store_predicate: {var.name!r} is not a loop of stage {stage.block_name!r}"
+                )
             if rv.sid not in loop_iter:
-                raise ScheduleError(f"set_store_predicate: loop {var.name!r} is not an iter var "
-                                    f"binding of block {stage.block_name!r}")
+                raise ScheduleError(
+                    f"set_store_predicate: loop {var.name!r} is not an iter var "
+                    f"binding of block {stage.block_name!r}"
+                )
             return loop_iter[rv.sid]
+
         text = _predicate_text(predicate, name_of)
         if not any(n in text for n in block.iter_names):
             if not _constant_truth(predicate):
                 raise ScheduleError(f"set_store_predicate: the predicate {text} never holds")
-            return              # always true: every store happens, nothing to add
+            return  # always true: every store happens, nothing to add
         self.sch.set_store_predicate(stage.block, f"lambda {', '.join(block.iter_names)}: {text}")
 
 
@@ -365,9 +390,17 @@ def _predicate_text(e, name_of) -> str:
     raise ScheduleError(f"set_store_predicate: unsupported expression {type(e).__name__}")
 
 
-_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-        "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
-        "!=": lambda a, b: a != b, "and": lambda a, b: a and b, "or": lambda a, b: a or b}
+_OPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "and": lambda a, b: a and b,
+    "or": lambda a, b: a or b,
+}
 
 
 def _constant_truth(e) -> bool:
@@ -391,12 +424,16 @@ def lower(sched, args=None, name="main", simple_mode=False):
     """The scheduled module of a TE schedule for the parameters `args` (TVM's `tvm.lower`)."""
     if not isinstance(sched, Schedule):
         from tir_mlir.module import IRModule
+
         if isinstance(sched, IRModule):
             return sched
         raise TypeError(f"lower expects a te schedule or an IRModule, got {type(sched).__name__}")
     args = list(args) if args is not None else sched.args
-    if len(args) == len(sched.args) and all(a is b for a, b in zip(args, sched.args)) \
-            and name == "main":
+    if (
+        len(args) == len(sched.args)
+        and all(a is b for a, b in zip(args, sched.args))
+        and name == "main"
+    ):
         return sched.sch.mod
     func, _ = prim_func_and_names(args, name, roots=sched.outputs)
     replay = TIRSchedule(func)

@@ -14,6 +14,7 @@ types whose sizes became constants are refined to static ones (arguments and
 holds are dropped (one that fails is an error), and the argument is removed. What is left is
 the program as written with those numbers.
 """
+
 from mlir import ir
 from mlir.dialects import arith
 
@@ -22,12 +23,17 @@ from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import integer_set, str_attr
 from tir_mlir.ir.ir_walk import walk
 
-_FOLD = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
-         "arith.muli": lambda a, b: a * b, "arith.floordivsi": lambda a, b: a // b,
-         "arith.ceildivsi": lambda a, b: -(-a // b),
-         "arith.divsi": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
-         "arith.remsi": lambda a, b: a - b * int(a / b), "arith.minsi": min,
-         "arith.maxsi": max}
+_FOLD = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": lambda a, b: -(-a // b),
+    "arith.divsi": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
+    "arith.remsi": lambda a, b: a - b * int(a / b),
+    "arith.minsi": min,
+    "arith.maxsi": max,
+}
 _CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci", "arith.sitofp")
 
 
@@ -45,12 +51,13 @@ def specialize_function(func: ir.Operation, values: dict) -> None:
     fname = str_attr(func.attributes, "sym_name")
     for name in values:
         if name not in names:
-            raise SpecializeError(f"function {fname!r} has no parameter or size named "
-                                  f"{name!r} (it has {', '.join(names)})")
+            raise SpecializeError(
+                f"function {fname!r} has no parameter or size named "
+                f"{name!r} (it has {', '.join(names)})"
+            )
     positions = sorted(names[n] for n in values)
     with func.location:
-        attrs_of = {n: _value_attr(entry.arguments[names[n]].type, v, n)
-                    for n, v in values.items()}
+        attrs_of = {n: _value_attr(entry.arguments[names[n]].type, v, n) for n, v in values.items()}
         consts = {}
         for name, attr in attrs_of.items():
             arg = entry.arguments[names[name]]
@@ -62,14 +69,18 @@ def specialize_function(func: ir.Operation, values: dict) -> None:
         _sink_constants(entry)
         for k in reversed(positions):
             entry.erase_argument(k)
-        _set_signature(func, [ir.DictAttr.get(dict(d)) for k, d in enumerate(attrs)
-                              if k not in positions])
+        _set_signature(
+            func, [ir.DictAttr.get(dict(d)) for k, d in enumerate(attrs) if k not in positions]
+        )
 
 
 def _value_attr(t: ir.Type, value, name: str) -> ir.Attribute:
     if isinstance(t, (ir.IndexType, ir.IntegerType)):
-        if isinstance(value, bool) or not isinstance(value, int) and not (
-                isinstance(value, float) and value.is_integer()):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            and not (isinstance(value, float) and value.is_integer())
+        ):
             raise SpecializeError(f"{name} takes an integer, got {value!r}")
         return ir.IntegerAttr.get(t, int(value))
     if isinstance(t, ir.MemRefType):
@@ -105,16 +116,24 @@ def _propagate(func):
                 changed |= _fold_arith(op)
             elif op.name in ("affine.apply", "affine.min", "affine.max"):
                 changed |= _fold_apply(op)
-            elif op.name in ("affine.for", "affine.if", "tir.block", "tir.match_shape",
-                             "tir.assume", "memref.alloc", "memref.alloca"):
+            elif op.name in (
+                "affine.for",
+                "affine.if",
+                "tir.block",
+                "tir.match_shape",
+                "tir.assume",
+                "memref.alloc",
+                "memref.alloca",
+            ):
                 changed |= _fold_symbols(op)
 
 
 def _replace_with_constant(op, value):
     t = op.results[0].type
     with ir.InsertionPoint(op), op.location:
-        attr = ir.FloatAttr.get(t, value) if isinstance(value, float) else \
-            ir.IntegerAttr.get(t, value)
+        attr = (
+            ir.FloatAttr.get(t, value) if isinstance(value, float) else ir.IntegerAttr.get(t, value)
+        )
         c = arith.ConstantOp(t, attr).result  # pyright: ignore[reportArgumentType]  (as above)
     op.results[0].replace_all_uses_with(c)
     op.erase()
@@ -125,14 +144,16 @@ def _fold_arith(op) -> bool:
     vals = [c for c in consts if c is not None]
     if len(vals) != len(consts):
         return False
-    if op.name == "arith.sitofp":       # T.Cast("float32", shift)
+    if op.name == "arith.sitofp":  # T.Cast("float32", shift)
         _replace_with_constant(op, float(vals[0]))
     elif not isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)):
         return False
     elif op.name in _CASTS:
         _replace_with_constant(op, vals[0])
-    elif op.name in ("arith.floordivsi", "arith.ceildivsi", "arith.divsi", "arith.remsi") \
-            and vals[1] == 0:
+    elif (
+        op.name in ("arith.floordivsi", "arith.ceildivsi", "arith.divsi", "arith.remsi")
+        and vals[1] == 0
+    ):
         return False
     else:
         _replace_with_constant(op, _FOLD[op.name](*vals))
@@ -152,8 +173,14 @@ def _substituted(exprs, n_dims: int, operands: list) -> tuple:
             syms.append(ir.AffineSymbolExpr.get(len(kept) - n_dims))
             kept.append(v)
     n_syms = len(kept) - n_dims
-    return ([ir.AffineExpr.simplify_affine_expr(substitute(e, dims, syms), n_dims, n_syms)
-             for e in exprs], n_syms, kept)
+    return (
+        [
+            ir.AffineExpr.simplify_affine_expr(substitute(e, dims, syms), n_dims, n_syms)
+            for e in exprs
+        ],
+        n_syms,
+        kept,
+    )
 
 
 def _fold_map(amap: ir.AffineMap, operands: list) -> tuple:
@@ -164,14 +191,15 @@ def _fold_map(amap: ir.AffineMap, operands: list) -> tuple:
 def _fold_apply(op) -> bool:
     amap = ir.AffineMapAttr(op.attributes["map"]).value
     operands = list(op.operands)
-    if not any(_int_const(v) is not None for v in operands[amap.n_dims:]):
+    if not any(_int_const(v) is not None for v in operands[amap.n_dims :]):
         return False
     new_map, kept = _fold_map(amap, operands)
     consts = [r.maybe_downcast() for r in new_map.results]
     if all(isinstance(c, ir.AffineConstantExpr) for c in consts):
         values = [c.value for c in consts]
-        pick = {"affine.apply": values[0], "affine.min": min(values),
-                "affine.max": max(values)}[op.name]
+        pick = {"affine.apply": values[0], "affine.min": min(values), "affine.max": max(values)}[
+            op.name
+        ]
         _replace_with_constant(op, pick)
         return True
     attrs = _attrs(op)
@@ -203,7 +231,7 @@ def _fold_symbols(op) -> bool:
         return True
     if op.name == "affine.if":
         iset = integer_set(attrs["condition"])
-        if not any(_int_const(v) is not None for v in operands[iset.n_dims:]):
+        if not any(_int_const(v) is not None for v in operands[iset.n_dims :]):
             return False
         attrs["condition"], kept = _fold_set(iset, operands)
         _recreate(op, kept, attrs)
@@ -233,7 +261,7 @@ def _fold_symbols(op) -> bool:
 
 
 def _const_symbol(amap: ir.AffineMap, operands: list) -> bool:
-    return any(_int_const(v) is not None for v in operands[amap.n_dims:])
+    return any(_int_const(v) is not None for v in operands[amap.n_dims :])
 
 
 def _fold_set(iset: ir.IntegerSet, operands: list) -> tuple:
@@ -250,8 +278,7 @@ def _check_assumption(new_set_attr, original: ir.IntegerSet):
         if value is None:
             continue
         if (c.is_eq and value != 0) or (not c.is_eq and value < 0):
-            raise SpecializeError(f"the values given break the function's assumption "
-                                  f"{original}")
+            raise SpecializeError(f"the values given break the function's assumption {original}")
 
 
 def _fold_block(op, operands, attrs) -> bool:
@@ -271,7 +298,7 @@ def _fold_block(op, operands, attrs) -> bool:
             continue
         dmap = ir.AffineMapAttr(d).value
         # (the symbols left keep their order: a prefix of the block's is a prefix of kept)
-        exprs, _, _ = _substituted(list(dmap.results), 0, syms[:dmap.n_symbols])
+        exprs, _, _ = _substituted(list(dmap.results), 0, syms[: dmap.n_symbols])
         ints = [e.maybe_downcast() for e in exprs]
         if all(isinstance(e, ir.AffineConstantExpr) for e in ints):
             doms.append(ir.ArrayAttr.get([ir.IntegerAttr.get(i64, e.value) for e in ints]))
@@ -297,8 +324,14 @@ def _fold_alloc(op, operands) -> bool:
     new_type = ir.MemRefType.get(shape, t.element_type, t.layout, t.memory_space)
     attrs = _attrs(op)
     attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([0, 0])
-    new = ir.Operation.create(op.name, results=[new_type], operands=[], attributes=attrs,
-                              loc=op.location, ip=ir.InsertionPoint(op))
+    new = ir.Operation.create(
+        op.name,
+        results=[new_type],
+        operands=[],
+        attributes=attrs,
+        loc=op.location,
+        ip=ir.InsertionPoint(op),
+    )
     op.results[0].replace_all_uses_with(new.results[0])
     op.erase()
     return True
@@ -310,9 +343,15 @@ def _attrs(op) -> dict:
 
 def _recreate(op, operands, attrs):
     """`op` rebuilt with new operands and attributes, its regions moved over."""
-    new = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
-                              attributes=attrs, regions=len(op.regions), loc=op.location,
-                              ip=ir.InsertionPoint(op))
+    new = ir.Operation.create(
+        op.name,
+        results=[r.type for r in op.results],
+        operands=operands,
+        attributes=attrs,
+        regions=len(op.regions),
+        loc=op.location,
+        ip=ir.InsertionPoint(op),
+    )
     for old_region, new_region in zip(op.regions, new.regions):
         for b in list(old_region.blocks):
             b.append_to(new_region)
@@ -331,8 +370,9 @@ def _refine_arguments(func):
         amap = ir.AffineMapAttr(op.attributes["shape"]).value
         sizes = [r.maybe_downcast() for r in amap.results]
         t = ir.MemRefType(buf.type)
-        shape = [s.value if isinstance(s, ir.AffineConstantExpr) else d
-                 for s, d in zip(sizes, t.shape)]
+        shape = [
+            s.value if isinstance(s, ir.AffineConstantExpr) else d for s, d in zip(sizes, t.shape)
+        ]
         if shape != list(t.shape) and isinstance(buf.owner, ir.Block):
             buf.set_type(ir.MemRefType.get(shape, t.element_type, t.layout, t.memory_space))
         if all(isinstance(s, ir.AffineConstantExpr) for s in sizes):
@@ -378,5 +418,6 @@ def specialize_module(module: ir.Module, values: dict) -> None:
             specialize_function(f, mine)
     missing = [n for n in values if n not in seen]
     if missing:
-        raise SpecializeError(f"no function has a parameter or size named "
-                              f"{', '.join(map(repr, missing))}")
+        raise SpecializeError(
+            f"no function has a parameter or size named {', '.join(map(repr, missing))}"
+        )

@@ -1,4 +1,5 @@
 """`tvm.ir.module.IRModule`."""
+
 from tir_mlir.module import IRModule
 
 __all__ = ["IRModule"]

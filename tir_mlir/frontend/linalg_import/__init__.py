@@ -26,6 +26,7 @@ input or the torch model), needs no printer round trip for constants, and the re
 exactly what the parser would build from the printed TVMScript, which the tests check by
 parsing the printout back.
 """
+
 from mlir import ir
 
 from tir_mlir.ir import wellformed
@@ -89,11 +90,14 @@ def from_linalg(module, filename: str | None = None) -> IRModule:
         except ir.MLIRError as e:
             diags = getattr(e, "error_diagnostics", None) or []
             if not diags:
-                raise TIRParseError(f"generalizing the named linalg ops failed: {e}",
-                                    SourceLoc(src.filename, 1, 1)) from None
+                raise TIRParseError(
+                    f"generalizing the named linalg ops failed: {e}", SourceLoc(src.filename, 1, 1)
+                ) from None
             raise TIRParseError(diags[0].message, src.loc(diags[0].location)) from None
-        plans = [(Planner(src, f, kinds).plan(), ir.StringAttr(f.attributes["sym_name"]).value)
-                 for f in funcs]
+        plans = [
+            (Planner(src, f, kinds).plan(), ir.StringAttr(f.attributes["sym_name"]).value)
+            for f in funcs
+        ]
         out = ir.Module.create(loc=ir.Location.unknown())
         with ir.InsertionPoint(out.body), ir.Location.unknown():
             for plan, name in plans:

@@ -9,6 +9,7 @@ indexing maps; with several outputs (argmax: the max and its index) every value 
 into a let before the first store, since a later value may read an output an earlier store
 changes.
 """
+
 from mlir import ir
 from mlir.dialects import arith, memref
 
@@ -16,9 +17,20 @@ from tir_mlir.frontend.linalg_import.source import LinalgSource
 from tir_mlir.dialect.expr_ops import BINARY, CALLS, CASTS, MATH_SAME
 
 # Body ops a block can hold: what the TVMScript printer prints, so what a program holds.
-SUPPORTED = {*BINARY, *CALLS, *CASTS, *(f"math.{n}" for n in MATH_SAME), "arith.constant",
-             "arith.cmpi", "arith.cmpf", "arith.andi", "arith.ori", "arith.xori", "arith.negf",
-             "linalg.index"}
+SUPPORTED = {
+    *BINARY,
+    *CALLS,
+    *CASTS,
+    *(f"math.{n}" for n in MATH_SAME),
+    "arith.constant",
+    "arith.cmpi",
+    "arith.cmpf",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.negf",
+    "linalg.index",
+}
 # Body ops with no result that the import leaves out: torch-mlir's run-time checks (batch
 # norm asserts its variance is positive), which TensorIR has no op for. Values are built from
 # what the body yields, so nothing else refers to them.
@@ -29,8 +41,14 @@ _CMPF_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
 # torch-mlir uses (relu is `select(x ugt 0, x, 0)`), are written with them, NaN cases kept:
 # predicate -> (negate?, ordered predicates or-ed).
 _OLT, _OLE, _OGT, _OGE = 4, 5, 2, 3
-_CMPF_REWRITE = {6: (False, (_OLT, _OGT)), 8: (True, (_OLT, _OGT)), 9: (True, (_OLE,)),
-                 10: (True, (_OLT,)), 11: (True, (_OGE,)), 12: (True, (_OGT,))}
+_CMPF_REWRITE = {
+    6: (False, (_OLT, _OGT)),
+    8: (True, (_OLT, _OGT)),
+    9: (True, (_OLE,)),
+    10: (True, (_OLT,)),
+    11: (True, (_OGE,)),
+    12: (True, (_OGT,)),
+}
 
 
 def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
@@ -44,18 +62,22 @@ def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
         return _leaf(ivs[e.position])
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
     if isinstance(e, ir.AffineAddExpr):
-        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:     # i - 1, not i + -1
-            return arith.SubIOp(emit_index(lhs, ivs),
-                                emit_index(ir.AffineExpr.get_constant(-rhs.value), ivs)).result
+        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:  # i - 1, not i + -1
+            return arith.SubIOp(
+                emit_index(lhs, ivs), emit_index(ir.AffineExpr.get_constant(-rhs.value), ivs)
+            ).result
         return arith.AddIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
     if isinstance(e, ir.AffineMulExpr):
         return arith.MulIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
     if isinstance(e, ir.AffineFloorDivExpr):
         return arith.FloorDivSIOp(emit_index(lhs, ivs), emit_index(rhs, ivs)).result
     if isinstance(e, ir.AffineModExpr):
-        return ir.Operation.create("tir.call", results=[index],
-                                   operands=[emit_index(lhs, ivs), emit_index(rhs, ivs)],
-                                   attributes={"callee": ir.StringAttr.get("floormod")}).result
+        return ir.Operation.create(
+            "tir.call",
+            results=[index],
+            operands=[emit_index(lhs, ivs), emit_index(rhs, ivs)],
+            attributes={"callee": ir.StringAttr.get("floormod")},
+        ).result
     raise ValueError(f"unsupported index expression {expr}")
 
 
@@ -83,8 +105,9 @@ def read(buf, indices, to: ir.Type, loc=None) -> ir.Value:
         attr = buf.splat
         if isinstance(attr, ir.BoolAttr):
             attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(attr.value))
-        value = ir.Operation.create("arith.constant", results=[buf.element_type],
-                                    attributes={"value": attr}, loc=loc).result
+        value = ir.Operation.create(
+            "arith.constant", results=[buf.element_type], attributes={"value": attr}, loc=loc
+        ).result
     else:
         value = memref.LoadOp(buf.value, indices(), loc=loc).result
     return convert(value, to, loc)
@@ -95,18 +118,24 @@ def clone_constant(src: LinalgSource, v: ir.Value, user) -> ir.Value:
     owner = v.owner
     if isinstance(owner, ir.Block) or owner.name != "arith.constant":
         what = "a function argument" if isinstance(owner, ir.Block) else f"'{owner.name}'"
-        raise src.error(f"a scalar used by '{user.name}' comes from {what}: only constants "
-                        f"defined outside a linalg op are supported", user)
-    return ir.Operation.create("arith.constant", results=[v.type],
-                               attributes={"value": owner.attributes["value"]},
-                               loc=src.location(owner)).result
+        raise src.error(
+            f"a scalar used by '{user.name}' comes from {what}: only constants "
+            f"defined outside a linalg op are supported",
+            user,
+        )
+    return ir.Operation.create(
+        "arith.constant",
+        results=[v.type],
+        attributes={"value": owner.attributes["value"]},
+        loc=src.location(owner),
+    ).result
 
 
 class GenericBody:
     def __init__(self, src: LinalgSource, op, buffers, maps, iter_vars):
         self.src = src
         self.op = op
-        self.buffers = buffers          # per operand: a planned Buffer, None for a scalar
+        self.buffers = buffers  # per operand: a planned Buffer, None for a scalar
         self.maps = maps
         self.ivs = list(iter_vars)
         body = op.regions[0].blocks[0]
@@ -124,8 +153,11 @@ class GenericBody:
         if o.name == "arith.cmpf":
             pred = ir.IntegerAttr(o.attributes["predicate"]).value
             if pred in _CMPF_UNSUPPORTED:
-                raise self.src.error(f"unsupported comparison 'arith.cmpf "
-                                     f"{_CMPF_UNSUPPORTED[pred]}' in the body of a linalg op", o)
+                raise self.src.error(
+                    f"unsupported comparison 'arith.cmpf "
+                    f"{_CMPF_UNSUPPORTED[pred]}' in the body of a linalg op",
+                    o,
+                )
 
     def yielded(self, k: int = 0) -> ir.Value:
         """The k-th yielded value, built at the insertion point."""
@@ -143,7 +175,8 @@ class GenericBody:
             for i, v in values.items():
                 if not isinstance(v, ir.BlockArgument):
                     v.owner.attributes["tir.let_name"] = ir.StringAttr.get(
-                        f"v_{self.buffers[n_in + i].name}")
+                        f"v_{self.buffers[n_in + i].name}"
+                    )
         for i, v in values.items():
             idx = [emit_index(e, self.ivs) for e in self.maps[n_in + i].results]
             memref.StoreOp(v, self.buffers[n_in + i].value, idx, loc=loc)
@@ -152,10 +185,14 @@ class GenericBody:
         j = self.args.get(v)
         if j is not None:
             buf = self.buffers[j]
-            if buf is None:                     # a scalar operand (a fill's value)
+            if buf is None:  # a scalar operand (a fill's value)
                 return clone_constant(self.src, self.op.operands[j], self.op)
-            return read(buf, lambda: [emit_index(e, self.ivs) for e in self.maps[j].results],
-                        v.type, self.src.location(self.op))
+            return read(
+                buf,
+                lambda: [emit_index(e, self.ivs) for e in self.maps[j].results],
+                v.type,
+                self.src.location(self.op),
+            )
         o = self.defs.get(v)
         if o is None:
             return clone_constant(self.src, v, self.op)
@@ -166,9 +203,13 @@ class GenericBody:
             pred = ir.IntegerAttr(o.attributes["predicate"]).value
             if pred in _CMPF_REWRITE:
                 return self._compare(pred, operands, self.src.location(o))
-        new = ir.Operation.create(o.name, results=[r.type for r in o.results], operands=operands,
-                                  attributes={n: o.attributes[n] for n in o.attributes},
-                                  loc=self.src.location(o))
+        new = ir.Operation.create(
+            o.name,
+            results=[r.type for r in o.results],
+            operands=operands,
+            attributes={n: o.attributes[n] for n in o.attributes},
+            loc=self.src.location(o),
+        )
         return new.results[ir.OpResult(v).result_number]
 
     def _compare(self, pred: int, operands, loc) -> ir.Value:
@@ -178,7 +219,7 @@ class GenericBody:
         lhs, rhs = operands
         out = None
         for p in preds:
-            if out is not None:         # each comparison reads its operands afresh (a tree)
+            if out is not None:  # each comparison reads its operands afresh (a tree)
                 lhs, rhs = (self._again(lhs), self._again(rhs))
             c = arith.CmpFOp(arith.CmpFPredicate(p), lhs, rhs, loc=loc).result
             out = c if out is None else arith.OrIOp(out, c, loc=loc).result
@@ -193,7 +234,10 @@ class GenericBody:
             return v
         o = v.owner
         operands = [self._again(x) for x in o.operands]
-        return ir.Operation.create(o.name, results=[r.type for r in o.results],
-                                   operands=operands,
-                                   attributes={n: o.attributes[n] for n in o.attributes},
-                                   loc=self.src.location(o)).results[ir.OpResult(v).result_number]
+        return ir.Operation.create(
+            o.name,
+            results=[r.type for r in o.results],
+            operands=operands,
+            attributes={n: o.attributes[n] for n in o.attributes},
+            loc=self.src.location(o),
+        ).results[ir.OpResult(v).result_number]

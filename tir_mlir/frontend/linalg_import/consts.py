@@ -10,6 +10,7 @@ Only a pure permutation is folded: a `linalg.generic` of one constant input and 
 both indexed by permutations of all its (parallel) dimensions, whose body yields the input
 element unchanged.
 """
+
 import numpy as np
 from mlir import ir
 
@@ -40,8 +41,9 @@ def transposed(data: ir.DenseElementsAttr, axes: list) -> ir.DenseElementsAttr |
         return None
     if values.shape != tuple(ir.ShapedType(data.type).shape):
         return None
-    return ir.DenseElementsAttr.get(np.ascontiguousarray(np.transpose(values, axes)),
-                                    type=ir.ShapedType(data.type).element_type)
+    return ir.DenseElementsAttr.get(
+        np.ascontiguousarray(np.transpose(values, axes)), type=ir.ShapedType(data.type).element_type
+    )
 
 
 def _permutation(m: ir.AffineMap) -> list | None:

@@ -6,6 +6,7 @@ Each step is a loop nest (`Loop.build`, one serial loop per iteration dimension)
 the TVMScript parser builds them (docs/design.md), so the printer inlines them back and the
 schedule primitives see the same IR as for a parsed program.
 """
+
 from mlir import ir
 from mlir.dialects import affine, arith, func, memref, scf
 
@@ -35,20 +36,24 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
     params = plan.inputs + [plan.outputs[k] for k in sorted(plan.outputs)]
     reps = plan.sizes.representatives()
     index = ir.IndexType.get()
-    ftype = ir.FunctionType.get([_memref_type(plan, b) for b in params] + [index] * len(reps),
-                                [])
+    ftype = ir.FunctionType.get([_memref_type(plan, b) for b in params] + [index] * len(reps), [])
     fop = func.FuncOp(name, ftype, loc=plan.src.location(plan.func))
     fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
     fop.attributes["tir.func_attrs"] = ir.DictAttr.get({"tir.noalias": ir.BoolAttr.get(True)})
     attrs = [{"tir.name": ir.StringAttr.get(b.name)} for b in params]
     for k in range(len(reps)):
         var = plan.unique_name(_VAR_NAMES[k] if k < len(_VAR_NAMES) else f"n{k}")
-        attrs.append({"tir.name": ir.StringAttr.get(var), "tir.dtype": ir.StringAttr.get("int32"),
-                      "tir.implicit": ir.UnitAttr.get()})
+        attrs.append(
+            {
+                "tir.name": ir.StringAttr.get(var),
+                "tir.dtype": ir.StringAttr.get("int32"),
+                "tir.implicit": ir.UnitAttr.get(),
+            }
+        )
     fop.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
     arg_locs = [b.loc for b in params] + [params[plan.sizes.origin[k][0]].loc for k in reps]
     entry = fop.add_entry_block(arg_locs)
-    plan.symbols = list(entry.arguments)[len(params):]
+    plan.symbols = list(entry.arguments)[len(params) :]
     for b, arg in zip(params, entry.arguments):
         b.value = arg
     with ir.InsertionPoint(entry):
@@ -83,16 +88,21 @@ def _int(plan: Planner, size) -> int | SymExpr:
 def _match_shape(plan: Planner, b):
     """`T.match_buffer(arg0_handle, (n, 16))`: the parameter's shape over the size vars."""
     symbols = []
-    exprs = [s.embed(symbols) if isinstance(s, SymExpr) else ir.AffineConstantExpr.get(s)
-             for s in _shape(plan, b.shape)]
-    ir.Operation.create(MATCH_SHAPE, operands=[b.value, *symbols],
-                        attributes={"shape": ir.AffineMapAttr.get(
-                            ir.AffineMap.get(0, len(symbols), exprs))}, loc=b.loc)
+    exprs = [
+        s.embed(symbols) if isinstance(s, SymExpr) else ir.AffineConstantExpr.get(s)
+        for s in _shape(plan, b.shape)
+    ]
+    ir.Operation.create(
+        MATCH_SHAPE,
+        operands=[b.value, *symbols],
+        attributes={"shape": ir.AffineMapAttr.get(ir.AffineMap.get(0, len(symbols), exprs))},
+        loc=b.loc,
+    )
 
 
 def _alloc(plan: Planner, b):
     sizes = []
-    for x in _shape(plan, b.shape):    # a dynamic size: the var, or an affine.apply here
+    for x in _shape(plan, b.shape):  # a dynamic size: the var, or an affine.apply here
         if isinstance(x, int):
             continue
         if len(x.symbols) == 1 and str(x.expr) == "s0":
@@ -129,12 +139,21 @@ def _compute(plan: Planner, step: Compute):
     maps, iters = _keepdim_units(op, indexing_maps(op), iterator_types(op), n_in)
     # loop order: the spatial dimensions before the first reduction, the unit ones, the rest
     first_r = iterator_types(op).index("R") if "R" in iterator_types(op) else len(iters)
-    order = [*range(first_r), *range(len(iterator_types(op)), len(iters)),
-             *range(first_r, len(iterator_types(op)))]
+    order = [
+        *range(first_r),
+        *range(len(iterator_types(op)), len(iters)),
+        *range(first_r, len(iterator_types(op))),
+    ]
     extents = _loop_extents(plan, op, maps, len(iters))
     names = _loop_names(step.kind, [iters[d] for d in order])
-    block = nest(step.name, names, [iters[d] for d in order], [extents[d] for d in order],
-                  plan.src.location(op), has_init=bool(step.inits))
+    block = nest(
+        step.name,
+        names,
+        [iters[d] for d in order],
+        [extents[d] for d in order],
+        plan.src.location(op),
+        has_init=bool(step.inits),
+    )
     with ir.InsertionPoint.at_block_terminator(block.body):
         GenericBody(plan.src, op, step.operands, maps, _by_dim(block.iter_vars, order)).emit()
     if step.inits:
@@ -164,9 +183,13 @@ def _keepdim_units(op, maps, iters, n_in):
     if "R" not in iters or any(str(m) != str(outs[0]) for m in outs):
         return maps, iters
     shapes = [ir.ShapedType(v.type).shape for v in list(op.operands)[n_in:]]
-    units = [p for p, e in enumerate(outs[0].results)
-             if isinstance(e.maybe_downcast(), ir.AffineConstantExpr) and e.maybe_downcast().value == 0
-             and all(s[p] == 1 for s in shapes)]
+    units = [
+        p
+        for p, e in enumerate(outs[0].results)
+        if isinstance(e.maybe_downcast(), ir.AffineConstantExpr)
+        and e.maybe_downcast().value == 0
+        and all(s[p] == 1 for s in shapes)
+    ]
     if not units:
         return maps, iters
     n = len(iters) + len(units)
@@ -203,8 +226,11 @@ def _loop_extents(plan: Planner, op, maps, n: int) -> list:
             if isinstance(e, ir.AffineDimExpr) and extents[e.position] is None:
                 extents[e.position] = size
     if None in extents:
-        raise plan.src.error(f"cannot infer the extent of loop dimension d{extents.index(None)} "
-                             f"(no operand is indexed by it alone)", op)
+        raise plan.src.error(
+            f"cannot infer the extent of loop dimension d{extents.index(None)} "
+            f"(no operand is indexed by it alone)",
+            op,
+        )
     return extents
 
 
@@ -222,8 +248,11 @@ def _copy(plan: Planner, step: Copy):
         shape, src_idx, dst_idx = copy_indices(op, step.part, shapes)
     else:
         shape, dst_idx = dst_shape, None
-        src_idx = None if op is not None and op.name == "tensor.pad" else \
-            _source_indices(op, src_shape, dst_shape)
+        src_idx = (
+            None
+            if op is not None and op.name == "tensor.pad"
+            else _source_indices(op, src_shape, dst_shape)
+        )
     n = len(shape)
     block = nest(step.name, [f"ax{i}" for i in range(n)], ["S"] * n, list(shape), step.loc)
     ivs = block.iter_vars
@@ -231,33 +260,38 @@ def _copy(plan: Planner, step: Copy):
         if src_idx is None:
             value = _pad_value(plan, op, src, src_shape, dst_shape, ivs, step.loc)
         else:
-            value = read(src, lambda: [emit_index(e, ivs) for e in src_idx], dst.element_type,
-                         step.loc)
+            value = read(
+                src, lambda: [emit_index(e, ivs) for e in src_idx], dst.element_type, step.loc
+            )
         idx = list(ivs) if dst_idx is None else [emit_index(e, ivs) for e in dst_idx]
         memref.StoreOp(value, dst.value, idx, loc=step.loc)
 
 
 def _reassociation(op) -> list:
-    return [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
-            for g in ir.ArrayAttr(op.attributes["reassociation"])]
+    return [
+        [ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
+        for g in ir.ArrayAttr(op.attributes["reassociation"])
+    ]
 
 
 def _source_indices(op, src_shape, dst_shape) -> list:
     """The source element each destination element (dims d0...) copies."""
     # a unit dimension's index is 0: `A[v0]`, not `A[v0 + v1]`
-    d = [ir.AffineExpr.get_dim(i) if n != 1 else ir.AffineExpr.get_constant(0)
-         for i, n in enumerate(dst_shape)]
+    d = [
+        ir.AffineExpr.get_dim(i) if n != 1 else ir.AffineExpr.get_constant(0)
+        for i, n in enumerate(dst_shape)
+    ]
     if op is None:
         return [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
     # (only the outermost dimension of a group may be dynamic: the planner checked)
     out = [None] * len(src_shape)
-    if op.name == "tensor.expand_shape":     # a source dim = a group of destination dims
+    if op.name == "tensor.expand_shape":  # a source dim = a group of destination dims
         for j, group in enumerate(_reassociation(op)):
             e = d[group[0]]
             for k in group[1:]:
                 e = e * dst_shape[k] + d[k]
             out[j] = e
-    else:                                    # a destination dim = a group of source dims
+    else:  # a destination dim = a group of source dims
         for k, group in enumerate(_reassociation(op)):
             inner = 1
             for j in reversed(group):
@@ -285,24 +319,36 @@ def _pad_value(plan: Planner, op, src, src_shape, dst_shape, ivs, loc) -> ir.Val
             continue
         checks = []
         if lo:
-            checks.append(arith.CmpIOp(arith.CmpIPredicate.sle,
-                                       arith.ConstantOp(index, lo, loc=loc).result, ivs[i],
-                                       loc=loc).result)
+            checks.append(
+                arith.CmpIOp(
+                    arith.CmpIPredicate.sle,
+                    arith.ConstantOp(index, lo, loc=loc).result,
+                    ivs[i],
+                    loc=loc,
+                ).result
+            )
         if lo + size < padded:
-            checks.append(arith.CmpIOp(arith.CmpIPredicate.slt, ivs[i],
-                                       arith.ConstantOp(index, lo + size, loc=loc).result,
-                                       loc=loc).result)
+            checks.append(
+                arith.CmpIOp(
+                    arith.CmpIPredicate.slt,
+                    ivs[i],
+                    arith.ConstantOp(index, lo + size, loc=loc).result,
+                    loc=loc,
+                ).result
+            )
         for c in checks:
             cond = c if cond is None else arith.AndIOp(cond, c, loc=loc).result
-    if_op = scf.IfOp(cond, [ir.ShapedType(op.results[0].type).element_type], has_else=True,
-                     loc=loc)
+    if_op = scf.IfOp(cond, [ir.ShapedType(op.results[0].type).element_type], has_else=True, loc=loc)
     d = [ir.AffineExpr.get_dim(i) for i in range(len(ivs))]
     with ir.InsertionPoint(if_op.then_block):
+
         def idx():
-            return [emit_index(e + (-lo), ivs) if lo else ivs[i]
-                    for i, (e, lo) in enumerate(zip(d, low))]
-        scf.YieldOp([read(src, idx, ir.ShapedType(op.results[0].type).element_type, loc)],
-                    loc=loc)
+            return [
+                emit_index(e + (-lo), ivs) if lo else ivs[i]
+                for i, (e, lo) in enumerate(zip(d, low))
+            ]
+
+        scf.YieldOp([read(src, idx, ir.ShapedType(op.results[0].type).element_type, loc)], loc=loc)
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp([clone_constant(plan.src, pad, op)], loc=loc)
     return if_op.results[0]

@@ -8,6 +8,7 @@ TensorIR's reduction block, which the schedule primitives (vectorize, rfactor, c
 domain) require. On memrefs only a `linalg.fill` whose memref's next user is such a
 reduction: another producer's inputs may change before the use.
 """
+
 from mlir import ir
 
 from tir_mlir.frontend.linalg_import.linalg_ops import (
@@ -27,16 +28,18 @@ def find_folds(ops, kinds: dict) -> tuple:
             continue
         if op.results:
             uses = list(op.results[0].uses)
-            if _elementwise_producer(op) and len(uses) == 1 and _init_foldable(
-                    uses[0].owner.operation, uses[0].operand_number):
+            if (
+                _elementwise_producer(op)
+                and len(uses) == 1
+                and _init_foldable(uses[0].owner.operation, uses[0].operand_number)
+            ):
                 folded[op.results[0]] = op
                 folded_ops.add(op)
         elif kinds.get(op) == "fill":
             # on memrefs only a fill: another producer's inputs may change before the use
             consumer = _next_user(ops, op, op.operands[1])
             for u in op.operands[1].uses if consumer is not None else ():
-                if u.owner.operation == consumer and _init_foldable(consumer,
-                                                                    u.operand_number):
+                if u.owner.operation == consumer and _init_foldable(consumer, u.operand_number):
                     folded[(consumer, op.operands[1])] = op
                     folded_ops.add(op)
     return folded, folded_ops
@@ -52,8 +55,9 @@ def _elementwise_producer(op) -> bool:
         return False
     out = indexing_maps(op)[-1]
     dims = [e.maybe_downcast() for e in out.results]
-    return all(isinstance(e, ir.AffineDimExpr) for e in dims) and \
-        sorted(e.position for e in dims) == list(range(out.n_dims))
+    return all(isinstance(e, ir.AffineDimExpr) for e in dims) and sorted(
+        e.position for e in dims
+    ) == list(range(out.n_dims))
 
 
 def writes_all(op, operand_number: int) -> bool:
@@ -97,7 +101,10 @@ def _init_foldable(op, operand_number: int) -> bool:
     if not has_uses(op.regions[0].blocks[0].arguments[operand_number]):
         return False
     if not writes_all(op, operand_number):
-        return False            # the elements it never writes keep the init's values
-    dims = [e.maybe_downcast().position for e in indexing_maps(op)[operand_number].results
-            if isinstance(e.maybe_downcast(), ir.AffineDimExpr)]
+        return False  # the elements it never writes keep the init's values
+    dims = [
+        e.maybe_downcast().position
+        for e in indexing_maps(op)[operand_number].results
+        if isinstance(e.maybe_downcast(), ir.AffineDimExpr)
+    ]
     return sorted(dims) == [d for d, t in enumerate(iters) if t == "S"]

@@ -1,12 +1,14 @@
 """What the importer reads of a `linalg.generic` (its attributes, its body's block
 arguments), in one place."""
+
 from mlir import ir
 
 
 def iterator_types(op) -> list:
-    """"S" (parallel) or "R" (reduction) per dimension."""
-    return ["R" if "reduction" in str(a) else "S"
-            for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    """ "S" (parallel) or "R" (reduction) per dimension."""
+    return [
+        "R" if "reduction" in str(a) else "S" for a in ir.ArrayAttr(op.attributes["iterator_types"])
+    ]
 
 
 def indexing_maps(op) -> list:
@@ -33,7 +35,7 @@ def dead_outputs(op, returned) -> set:
     yielded = list(list(block.operations)[-1].operation.operands)
     unused = {i for i, r in enumerate(op.results) if not has_uses(r) and r not in returned}
     if len(unused) == len(yielded):
-        return set()            # (an op nothing reads at all is still imported)
+        return set()  # (an op nothing reads at all is still imported)
     needed = set()
     todo = [v for i, v in enumerate(yielded) if i not in unused]
     while todo:

@@ -9,6 +9,7 @@ place, so the ops' names are recorded before it and paired with the generics aft
 position. Ops it leaves alone (`linalg.softmax`, `linalg.pack`, ...) stay, and the importer
 refuses them by name.
 """
+
 from mlir import ir
 from mlir.passmanager import PassManager
 
@@ -27,8 +28,11 @@ DIM_NAMES = {
 
 
 def _linalg_ops(func_op) -> list:
-    return [op.operation for op in func_op.regions[0].blocks[0].operations
-            if op.operation.name.startswith("linalg.")]
+    return [
+        op.operation
+        for op in func_op.regions[0].blocks[0].operations
+        if op.operation.name.startswith("linalg.")
+    ]
 
 
 def generalize(module: ir.Module) -> dict:
@@ -37,7 +41,8 @@ def generalize(module: ir.Module) -> dict:
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
     before = [[op.name.removeprefix("linalg.") for op in _linalg_ops(f)] for f in funcs]
     PassManager.parse("builtin.module(func.func(linalg-generalize-named-ops))").run(
-        module.operation)
+        module.operation
+    )
     names = {}
     for f, names_before in zip(funcs, before):
         after = _linalg_ops(f)

@@ -5,16 +5,32 @@ A named op keeps its name ("matmul", "conv_2d_nchw_fchw", "transpose"). A `linal
 "generic_relu", "generic_sum", "generic_argmax", "generic_dot" (a contraction), "generic_exp",
 "generic_transpose", or the body's arithmetic in order ("generic_div_erf_add" for torch's exact GELU).
 """
+
 from mlir import ir
 
 # Short names of the body ops that say what a block computes (casts and constants say little).
 _SHORT = {
-    "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
-    "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div",
-    "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
-    "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min",
-    "arith.negf": "neg", "arith.select": "select", "arith.cmpf": "cmp", "arith.cmpi": "cmp",
-    "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor",
+    "arith.addf": "add",
+    "arith.addi": "add",
+    "arith.subf": "sub",
+    "arith.subi": "sub",
+    "arith.mulf": "mul",
+    "arith.muli": "mul",
+    "arith.divf": "div",
+    "arith.divsi": "div",
+    "arith.maximumf": "max",
+    "arith.maxnumf": "max",
+    "arith.maxsi": "max",
+    "arith.minimumf": "min",
+    "arith.minnumf": "min",
+    "arith.minsi": "min",
+    "arith.negf": "neg",
+    "arith.select": "select",
+    "arith.cmpf": "cmp",
+    "arith.cmpi": "cmp",
+    "arith.andi": "and",
+    "arith.ori": "or",
+    "arith.xori": "xor",
 }
 _MAX_PARTS = 3
 
@@ -35,9 +51,13 @@ def _describe(op, dead) -> str:
     reduction = any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"]))
     if reduction:
         if "linalg.index" in names:
-            return "argmax" if any(n in ("arith.maximumf", "arith.maxnumf") for n in names) \
-                else "argmin" if any(n in ("arith.minimumf", "arith.minnumf") for n in names) \
+            return (
+                "argmax"
+                if any(n in ("arith.maximumf", "arith.maxnumf") for n in names)
+                else "argmin"
+                if any(n in ("arith.minimumf", "arith.minnumf") for n in names)
                 else "argreduce"
+            )
         parts = [p for p in (_SHORT.get(n) for n in names) if p]
         if parts in (["add"], ["max"], ["min"]):
             return "sum" if parts == ["add"] else parts[0]
@@ -53,8 +73,11 @@ def _describe(op, dead) -> str:
     if parts:
         return "_".join(parts[:_MAX_PARTS])
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if len(maps) == 2 and len(maps[0].results) == len(maps[1].results) and \
-            str(maps[0]) != str(maps[1]):
+    if (
+        len(maps) == 2
+        and len(maps[0].results) == len(maps[1].results)
+        and str(maps[0]) != str(maps[1])
+    ):
         return "transpose"
     if len(maps) == 2 and len(maps[0].results) < len(maps[1].results):
         return "broadcast"
@@ -78,8 +101,9 @@ def _computing(body, dead) -> set:
 def _is_relu(ops) -> bool:
     """`max(x, 0)`, or torch-mlir's `select(x > 0, x, 0)`."""
     names = [o.name for o in ops if o.name != "arith.constant"]
-    return names in (["arith.maximumf"], ["arith.maxnumf"], ["arith.cmpf", "arith.select"]) \
-        and any(_is_zero(v) for o in ops for v in o.operands)
+    return names in (["arith.maximumf"], ["arith.maxnumf"], ["arith.cmpf", "arith.select"]) and any(
+        _is_zero(v) for o in ops for v in o.operands
+    )
 
 
 def _is_zero(v: ir.Value) -> bool:

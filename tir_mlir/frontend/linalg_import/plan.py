@@ -22,6 +22,7 @@ the function's ops in order (the tensor form is SSA, so this is a small bufferiz
 On memrefs the buffers are the program's own (arguments, `memref.alloc`), `memref.copy` is a
 copy block, and a fill followed by a reduction into the same memref is folded the same way.
 """
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,23 +51,24 @@ _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.pad")
 @dataclass(eq=False)
 class Buffer:
     name: str
-    shape: tuple                # a Size per dimension (sizes.py)
+    shape: tuple  # a Size per dimension (sizes.py)
     element_type: ir.Type
-    kind: str                   # "input" | "output" | "alloc" | "const" | "splat"
-    index: int = -1             # parameter position of an input / output
-    data: ir.DenseElementsAttr | None = None     # a constant's contents
-    splat: ir.Attribute | None = None   # a splat constant's element: no buffer, read inline
+    kind: str  # "input" | "output" | "alloc" | "const" | "splat"
+    index: int = -1  # parameter position of an input / output
+    data: ir.DenseElementsAttr | None = None  # a constant's contents
+    splat: ir.Attribute | None = None  # a splat constant's element: no buffer, read inline
     loc: ir.Location | None = None
-    value: ir.Value | None = None                # the memref, once emitted
+    value: ir.Value | None = None  # the memref, once emitted
 
 
 @dataclass(eq=False)
 class Compute:
     """One block computing a `linalg.generic` (`op`) that was the named op `kind`."""
+
     op: ir.Operation
     kind: str
     name: str
-    operands: list              # a Buffer per operand; None for a scalar operand
+    operands: list  # a Buffer per operand; None for a scalar operand
     # output number -> (the producer op computing its T.init, a Buffer per producer input)
     inits: dict = field(default_factory=dict)
 
@@ -74,32 +76,33 @@ class Compute:
 @dataclass(eq=False)
 class Copy:
     """dst = src reshaped / padded (`op`: the tensor op, or None for a plain copy)."""
+
     src: Buffer
     dst: Buffer
     name: str
     op: ir.Operation | None
     loc: ir.Location
-    part: int = 0               # which input of a tensor.concat
+    part: int = 0  # which input of a tensor.concat
 
 
 class Planner:
     def __init__(self, source: LinalgSource, func_op, kinds: dict):
         self.src = source
         self.func = func_op.operation
-        self.kinds = kinds                  # generic op -> named op it was
-        self.buffers: dict = {}             # ir.Value -> Buffer
+        self.kinds = kinds  # generic op -> named op it was
+        self.buffers: dict = {}  # ir.Value -> Buffer
         self.steps: list = []
         self.inputs: list = []
-        self.outputs: dict = {}             # position -> Buffer
-        self.allocs: list = []              # alloc and const buffers, in order
+        self.outputs: dict = {}  # position -> Buffer
+        self.allocs: list = []  # alloc and const buffers, in order
         self.block_names: set = set()
         self.buffer_names: set = set()
-        self.folded: dict = {}      # producer result (memrefs: (consumer, memref)) -> producer
-        self.folded_ops: set = set()    # (folds.py)
+        self.folded: dict = {}  # producer result (memrefs: (consumer, memref)) -> producer
+        self.folded_ops: set = set()  # (folds.py)
         self.sizes = Sizes()
-        self.shapes: dict = {}              # tensor / memref value -> its Sizes
-        self.symbols: list = []             # the size vars' values, once emitted
-        self.shared: set = set()            # values sharing a buffer (tensor.cast)
+        self.shapes: dict = {}  # tensor / memref value -> its Sizes
+        self.symbols: list = []  # the size vars' values, once emitted
+        self.shared: set = set()  # values sharing a buffer (tensor.cast)
 
     # --- names ------------------------------------------------------------------------------
     def _unique(self, name: str, used: set) -> str:
@@ -125,8 +128,10 @@ class Planner:
             et = self._element_type(arg.type, arg)
             # each dynamic dimension of an argument is a size var of its own until a loop
             # or an assert says it is another one's
-            shape = tuple(self.sizes.new_var(k, d) if ir.ShapedType.is_dynamic_size(n) else n
-                          for d, n in enumerate(ir.ShapedType(arg.type).shape))
+            shape = tuple(
+                self.sizes.new_var(k, d) if ir.ShapedType.is_dynamic_size(n) else n
+                for d, n in enumerate(ir.ShapedType(arg.type).shape)
+            )
             self.shapes[arg] = shape
             name = self._unique(arg.get_name().lstrip("%") or f"arg{k}", self.buffer_names)
             b = Buffer(name, shape, et, "input", k, loc=self.src.location(arg))
@@ -139,23 +144,35 @@ class Planner:
             except SizeError as e:
                 raise self.src.error(str(e), e.op) from None
         for b in self.allocs:
-            if not b.name:                          # a memref.alloc nothing writes
+            if not b.name:  # a memref.alloc nothing writes
                 b.name = self._unique("buffer", self.buffer_names)
         for k, v in enumerate(ret.operands):
             out = self.outputs.get(k)
             if out is None:
                 out = self._output(k, v, self.src.location(ret))
                 if v in self.buffers:
-                    self.steps.append(Copy(self.buffers[v], out,
-                                           self._unique("copy", self.block_names), None,
-                                           self.src.location(ret)))
+                    self.steps.append(
+                        Copy(
+                            self.buffers[v],
+                            out,
+                            self._unique("copy", self.block_names),
+                            None,
+                            self.src.location(ret),
+                        )
+                    )
         self._drop_unread_constants()
         return self
 
     def _output(self, k: int, value: ir.Value, loc) -> Buffer:
         shape, et = self._shape(value, self.func)
-        b = Buffer(self._unique(f"out{k}" if self.n_results > 1 else "out",
-                                self.buffer_names), shape, et, "output", k, loc=loc)
+        b = Buffer(
+            self._unique(f"out{k}" if self.n_results > 1 else "out", self.buffer_names),
+            shape,
+            et,
+            "output",
+            k,
+            loc=loc,
+        )
         self.outputs[k] = b
         return b
 
@@ -167,10 +184,10 @@ class Planner:
         if shape is None:
             if not ir.ShapedType(v.type).has_static_shape:
                 owner = v.owner
-                what = "a block argument" if isinstance(owner, ir.Block) else \
-                    f"'{owner.name}'"
-                raise self.src.error(f"the dynamic sizes of {v.type} made by {what} are not "
-                                     f"known", op)
+                what = "a block argument" if isinstance(owner, ir.Block) else f"'{owner.name}'"
+                raise self.src.error(
+                    f"the dynamic sizes of {v.type} made by {what} are not known", op
+                )
             shape = self.shapes[v] = tuple(ir.ShapedType(v.type).shape)
         return shape, et
 
@@ -185,22 +202,31 @@ class Planner:
         """Record the shape of `v`, made by `op` with `dynamic` (index values) as the sizes
         of its dynamic dimensions in order (`tensor.empty(%d)`, `memref.alloc(%d)`)."""
         sizes = iter([self.sizes.of_value(x, self._dims) for x in dynamic])
-        self.shapes[v] = tuple(next(sizes) if ir.ShapedType.is_dynamic_size(n) else n
-                               for n in ir.ShapedType(v.type).shape)
+        self.shapes[v] = tuple(
+            next(sizes) if ir.ShapedType.is_dynamic_size(n) else n
+            for n in ir.ShapedType(v.type).shape
+        )
 
     def _element_type(self, t: ir.Type, op) -> ir.Type:
         """The element type of a tensor or memref type the import takes."""
         if not isinstance(t, (ir.RankedTensorType, ir.MemRefType)):
-            raise self.src.error(f"unsupported type {t}: linalg import takes ranked tensors "
-                                 f"and memrefs (scalar parameters and results are not "
-                                 f"supported yet)", op)
+            raise self.src.error(
+                f"unsupported type {t}: linalg import takes ranked tensors "
+                f"and memrefs (scalar parameters and results are not "
+                f"supported yet)",
+                op,
+            )
         shaped = ir.ShapedType(t)
         if isinstance(t, ir.MemRefType) and not _identity_layout(ir.MemRefType(t)):
-            raise self.src.error(f"memref {t} has a non-identity layout (views are not "
-                                 f"supported)", op)
+            raise self.src.error(
+                f"memref {t} has a non-identity layout (views are not supported)", op
+            )
         et = shaped.element_type
-        if not (isinstance(et, ir.IntegerType) and et.width in (1, 8, 16, 32, 64)
-                or str(et) in ("f16", "bf16", "f32", "f64")):
+        if not (
+            isinstance(et, ir.IntegerType)
+            and et.width in (1, 8, 16, 32, 64)
+            or str(et) in ("f16", "bf16", "f32", "f64")
+        ):
             raise self.src.error(f"unsupported element type {et}", op)
         return et
 
@@ -226,31 +252,41 @@ class Planner:
             if name == "cf.assert":
                 self._assert(op)
             elif any(isinstance(r.type, (ir.RankedTensorType, ir.MemRefType)) for r in op.results):
-                raise self.src.error(f"unsupported op '{name}' on tensors outside a linalg op",
-                                     op)
+                raise self.src.error(f"unsupported op '{name}' on tensors outside a linalg op", op)
             return
-        if name == "tensor.cast":       # a refinement of the type: the same buffer
+        if name == "tensor.cast":  # a refinement of the type: the same buffer
             self._cast(op)
             return
         if name == "arith.constant":
             if isinstance(op.results[0].type, ir.RankedTensorType):
                 shape, et = self._shape(op.results[0], op)
                 data = self.src.elements(op.attributes["value"], op)
-                if data.is_splat:       # every element the same: read as that scalar
-                    self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat",
-                                                         splat=data.get_splat_value(),
-                                                         loc=self.src.location(op))
+                if data.is_splat:  # every element the same: read as that scalar
+                    self.buffers[op.results[0]] = Buffer(
+                        "splat",
+                        shape,
+                        et,
+                        "splat",
+                        splat=data.get_splat_value(),
+                        loc=self.src.location(op),
+                    )
                     return
                 if et == ir.IntegerType.get_signless(1):
                     # TensorIR has no bool constants (T.allocate_const): int8, read as
                     # T.Cast("bool", ...)
                     et = ir.IntegerType.get_signless(8)
                     data = ir.DenseElementsAttr.get(np.array(data).astype(np.int8))
-                b = Buffer(self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
-                           shape, et, "const", data=data, loc=self.src.location(op))
+                b = Buffer(
+                    self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
+                    shape,
+                    et,
+                    "const",
+                    data=data,
+                    loc=self.src.location(op),
+                )
                 self.allocs.append(b)
                 self.buffers[op.results[0]] = b
-            return                  # a scalar constant is cloned where it is used
+            return  # a scalar constant is cloned where it is used
         if name in ("memref.alloc", "memref.alloca"):
             self._made(op.results[0], op.operands, op)
             shape, et = self._shape(op.results[0], op)
@@ -273,10 +309,13 @@ class Planner:
             self.steps.append(Copy(src, dst, block, None, self.src.location(op)))
             return
         what = "linalg op" if name.startswith("linalg.") else "op"
-        raise self.src.error(f"unsupported {what} '{name}' (linalg import takes linalg "
-                             f"structured ops, tensor.empty/expand_shape/collapse_shape/pad/"
-                             f"extract_slice/insert_slice/concat, arith.constant and "
-                             f"memref.alloc/copy)", op)
+        raise self.src.error(
+            f"unsupported {what} '{name}' (linalg import takes linalg "
+            f"structured ops, tensor.empty/expand_shape/collapse_shape/pad/"
+            f"extract_slice/insert_slice/concat, arith.constant and "
+            f"memref.alloc/copy)",
+            op,
+        )
 
     def _buffer(self, v: ir.Value, op) -> Buffer:
         b = self.buffers.get(v)
@@ -294,8 +333,11 @@ class Planner:
             if len(op.operands) != 1:
                 raise self.src.error("tensor.pad with dynamic padding is not supported", op)
             yielded = list(body.operations)[-1].operands[0]
-            if len(list(body.operations)) != 1 or isinstance(yielded.owner, ir.Block) or \
-                    yielded.owner.name != "arith.constant":
+            if (
+                len(list(body.operations)) != 1
+                or isinstance(yielded.owner, ir.Block)
+                or yielded.owner.name != "arith.constant"
+            ):
                 raise self.src.error("tensor.pad must yield a constant", op)
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
@@ -310,18 +352,25 @@ class Planner:
         (`A[i // 4, i % 4, j]`); an inner one would index by a product of sizes."""
         src, _ = self._shape(op.operands[0], op)
         if op.name == "tensor.pad":
-            low, high = (list(ir.DenseI64ArrayAttr(op.attributes[a]))
-                         for a in ("static_low", "static_high"))
+            low, high = (
+                list(ir.DenseI64ArrayAttr(op.attributes[a])) for a in ("static_low", "static_high")
+            )
             if any(is_dynamic(n) and (lo or hi) for n, lo, hi in zip(src, low, high)):
                 raise self.src.error("tensor.pad of a dynamic dimension is not supported", op)
             return tuple(n + lo + hi for n, lo, hi in zip(src, low, high))
-        groups = [[ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
-                  for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        groups = [
+            [ir.IntegerAttr(x).value for x in ir.ArrayAttr(g)]
+            for g in ir.ArrayAttr(op.attributes["reassociation"])
+        ]
         if op.name == "tensor.expand_shape":
             out = list(ir.DenseI64ArrayAttr(op.attributes["static_output_shape"]))
             dynamic = iter(list(op.operands)[1:])
-            out = [self.sizes.of_value(next(dynamic), self._dims)
-                   if ir.ShapedType.is_dynamic_size(n) else n for n in out]
+            out = [
+                self.sizes.of_value(next(dynamic), self._dims)
+                if ir.ShapedType.is_dynamic_size(n)
+                else n
+                for n in out
+            ]
             grouped = out
         else:
             out = []
@@ -332,8 +381,11 @@ class Planner:
                 out.append(size)
             grouped = src
         if any(is_dynamic(grouped[j]) for g in groups for j in g[1:]):
-            raise self.src.error(f"'{op.name}' with a dynamic dimension that is not the "
-                                 f"outermost of its group is not supported", op)
+            raise self.src.error(
+                f"'{op.name}' with a dynamic dimension that is not the "
+                f"outermost of its group is not supported",
+                op,
+            )
         return tuple(out)
 
     def _cast(self, op):
@@ -350,34 +402,40 @@ class Planner:
         """torch-mlir's `cf.assert` of two sizes being equal (`arith.cmpi eq`) makes them one
         size var; other asserts are left out."""
         cond = op.operands[0].owner
-        if isinstance(cond, ir.Block) or cond.name != "arith.cmpi" or \
-                ir.IntegerAttr(cond.attributes["predicate"]).value != 0:
+        if (
+            isinstance(cond, ir.Block)
+            or cond.name != "arith.cmpi"
+            or ir.IntegerAttr(cond.attributes["predicate"]).value != 0
+        ):
             return
         try:
             a, b = (self.sizes.of_value(x, self._dims) for x in cond.operands)
         except SizeError:
-            return                      # not sizes
+            return  # not sizes
         self.sizes.unify(a, b)
 
     def _slice(self, op):
         if not is_static(op):
-            raise self.src.error(f"'{op.name}' with dynamic offsets, sizes or strides is not "
-                                 f"supported", op)
+            raise self.src.error(
+                f"'{op.name}' with dynamic offsets, sizes or strides is not supported", op
+            )
         result = op.results[0]
         if op.name == "tensor.concat":
             shapes = [self._shape(v, op)[0] for v in op.operands]
             dim = ir.IntegerAttr(op.attributes["dim"]).value
             if any(is_dynamic(s[dim]) for s in shapes[:-1]):
-                raise self.src.error("tensor.concat after an input of dynamic size along the "
-                                     "concatenated dimension is not supported", op)
+                raise self.src.error(
+                    "tensor.concat after an input of dynamic size along the "
+                    "concatenated dimension is not supported",
+                    op,
+                )
             total = sum(s[dim] for s in shapes[:-1]) + shapes[-1][dim]
-            self.shapes[result] = tuple(total if k == dim else n
-                                        for k, n in enumerate(shapes[0]))
+            self.shapes[result] = tuple(total if k == dim else n for k, n in enumerate(shapes[0]))
         elif op.name == "tensor.insert_slice":
             self.shapes[result] = self._shape(op.operands[1], op)[0]
         kind = op.name.removeprefix("tensor.")
         name = self._unique(kind, self.block_names)
-        if op.name == "tensor.insert_slice":     # the destination's contents, then the slice
+        if op.name == "tensor.insert_slice":  # the destination's contents, then the slice
             dst, copies = self._destination(op.operands[1], result, name, self.src.location(op))
             self.steps += copies
             parts = [op.operands[0]]
@@ -385,9 +443,16 @@ class Planner:
             dst = self._new(result, name, self.src.location(op))
             parts = [op.operands[0]] if op.name == "tensor.extract_slice" else list(op.operands)
         for k, v in enumerate(parts):
-            self.steps.append(Copy(self._buffer(v, op), dst,
-                                   name if k == 0 else self._unique(kind, self.block_names),
-                                   op, self.src.location(op), k))
+            self.steps.append(
+                Copy(
+                    self._buffer(v, op),
+                    dst,
+                    name if k == 0 else self._unique(kind, self.block_names),
+                    op,
+                    self.src.location(op),
+                    k,
+                )
+            )
         self.buffers[result] = dst
 
     def _destination(self, v: ir.Value, result: ir.Value, name: str, loc) -> tuple:
@@ -398,18 +463,18 @@ class Planner:
             out = self.buffers.get(v) or self._new(result, name, loc)
             for k in self.returned.get(result, []):
                 if out.kind == "alloc" and k not in self.outputs:
-                    out.kind, out.index = "output", k       # written in place: the output
+                    out.kind, out.index = "output", k  # written in place: the output
                     self.allocs.remove(out)
                     self.buffer_names.discard(out.name)
-                    out.name = self._unique(f"out{k}" if self.n_results > 1
-                                            else "out", self.buffer_names)
+                    out.name = self._unique(
+                        f"out{k}" if self.n_results > 1 else "out", self.buffer_names
+                    )
                     self.outputs[k] = out
             return out, []
         out = self._new(result, name, loc)
-        if v not in self.buffers:       # an empty tensor: nothing to copy
+        if v not in self.buffers:  # an empty tensor: nothing to copy
             return out, []
-        return out, [Copy(self.buffers[v], out, self._unique("copy", self.block_names), None,
-                          loc)]
+        return out, [Copy(self.buffers[v], out, self._unique("copy", self.block_names), None, loc)]
 
     # --- linalg.generic ---------------------------------------------------------------------
     def _generic(self, op):
@@ -420,41 +485,50 @@ class Planner:
         for v, result in zip(operands[n_in:], op.results):
             self.shapes[result] = self._shape(v, op)[0]
         if op in self.folded_ops:
-            return                  # it is the T.init of the reduction using it
+            return  # it is the T.init of the reduction using it
         if self._constant_transpose(op, kind):
             return
         dead = dead_outputs(op, self.returned)
         name = self._unique(block_name(op, kind, dead), self.block_names)
         body = op.regions[0].blocks[0]
         # an input the body never reads (a pooling window: only its shape counts) needs none
-        bufs = [self._buffer(v, op) if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
-                and has_uses(body.arguments[j]) else None
-                for j, v in enumerate(operands[:n_in])]
+        bufs = [
+            self._buffer(v, op)
+            if isinstance(v.type, (ir.RankedTensorType, ir.MemRefType))
+            and has_uses(body.arguments[j])
+            else None
+            for j, v in enumerate(operands[:n_in])
+        ]
         step = Compute(op, kind, name, bufs)
         copies = []
         for i, v in enumerate(operands[n_in:]):
             # the init's contents are needed when the body reads them, or where it writes
             # no element (they are the result's there)
             reads = has_uses(body.arguments[n_in + i]) or not writes_all(op, n_in + i)
-            if not op.results:                              # memrefs: written in place
+            if not op.results:  # memrefs: written in place
                 bufs.append(self._buffer(v, op))
                 if not bufs[-1].name:
                     bufs[-1].name = self._unique(name, self.buffer_names)
                 producer = self.folded.get((op, v))
                 if producer is not None:
-                    step.inits[i] = (producer, [None])      # a fill: its scalar
+                    step.inits[i] = (producer, [None])  # a fill: its scalar
                 continue
             result = op.results[i]
             if i in dead:
-                bufs.append(None)                           # not computed
+                bufs.append(None)  # not computed
                 continue
             if v in self.folded:
                 producer = self.folded[v]
                 pbody = producer.regions[0].blocks[0]
-                step.inits[i] = (producer, [self._buffer(x, producer)
-                                            if isinstance(x.type, ir.RankedTensorType)
-                                            and has_uses(pbody.arguments[j]) else None
-                                            for j, x in enumerate(producer.operands[:-1])])
+                step.inits[i] = (
+                    producer,
+                    [
+                        self._buffer(x, producer)
+                        if isinstance(x.type, ir.RankedTensorType) and has_uses(pbody.arguments[j])
+                        else None
+                        for j, x in enumerate(producer.operands[:-1])
+                    ],
+                )
                 out = self._new(result, name, self.src.location(op))
             elif reads:
                 out, first = self._destination(v, result, name, self.src.location(op))
@@ -475,14 +549,21 @@ class Planner:
             return False
         shape, et = self._shape(op.results[0], op)
         if src.kind == "splat":
-            self.buffers[op.results[0]] = Buffer("splat", shape, et, "splat", splat=src.splat,
-                                                 loc=src.loc)
+            self.buffers[op.results[0]] = Buffer(
+                "splat", shape, et, "splat", splat=src.splat, loc=src.loc
+            )
             return True
         data = transposed(src.data, axes)
         if data is None:
             return False
-        b = Buffer(self._unique(f"{src.name}_t", self.buffer_names), shape, et, "const",
-                   data=data, loc=self.src.location(op))
+        b = Buffer(
+            self._unique(f"{src.name}_t", self.buffer_names),
+            shape,
+            et,
+            "const",
+            data=data,
+            loc=self.src.location(op),
+        )
         self.allocs.append(b)
         self.buffers[op.results[0]] = b
         return True
@@ -518,15 +599,18 @@ class Planner:
         """v is used once (by the op at hand) and is not an input or a constant (which are
         never written)."""
         b = self.buffers.get(v)
-        return (len(list(v.uses)) == 1 and v not in self.shared
-                and (b is None or b.kind in ("alloc", "output")))
+        return (
+            len(list(v.uses)) == 1
+            and v not in self.shared
+            and (b is None or b.kind in ("alloc", "output"))
+        )
 
     # --- an elementwise producer + a reduction -> T.init -----------------------------------
+
+
 def _identity_layout(t: ir.MemRefType) -> bool:
     layout = t.layout
     if not isinstance(layout, ir.AffineMapAttr):
         return False
     m = layout.value
     return m.n_dims == t.rank and [str(e) for e in m.results] == [f"d{i}" for i in range(t.rank)]
-
-

@@ -11,6 +11,7 @@ a linalg op iterates them with one loop (linalg requires the sizes a loop indexe
 a `cf.assert` states they are equal (torch-mlir's shape checks): union-find, resolved once
 the whole function is planned, so the kernel has one implicit var per distinct size.
 """
+
 from mlir import ir
 
 from tir_mlir.analysis.symbolic import substitute
@@ -23,7 +24,7 @@ _BINARY = {
     "arith.addi": lambda a, b: a + b,
     "arith.subi": lambda a, b: a - b,
     "arith.muli": lambda a, b: a * b,
-    "arith.divsi": ir.AffineExpr.get_floor_div,      # sizes are never negative
+    "arith.divsi": ir.AffineExpr.get_floor_div,  # sizes are never negative
     "arith.divui": ir.AffineExpr.get_floor_div,
     "arith.floordivsi": ir.AffineExpr.get_floor_div,
     "arith.ceildivsi": ir.AffineExpr.get_ceil_div,
@@ -31,8 +32,7 @@ _BINARY = {
     "arith.remsi": ir.AffineExpr.get_mod,
     "arith.remui": ir.AffineExpr.get_mod,
 }
-_SAME = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
-         "arith.trunci")
+_SAME = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
 # what a size value may be made by, for the error about one that is not
 _MADE_BY = "tensor.dim, arith.constant, index casts, +, -, * and / by constants, affine.apply"
 
@@ -47,9 +47,9 @@ class SizeError(Exception):
 
 class Sizes:
     def __init__(self):
-        self.parent: list[int] = []         # union-find over the vars
-        self.origin: list[tuple] = []       # var -> (argument position, dimension)
-        self.values: dict = {}              # ir.Value -> Size (memo)
+        self.parent: list[int] = []  # union-find over the vars
+        self.origin: list[tuple] = []  # var -> (argument position, dimension)
+        self.values: dict = {}  # ir.Value -> Size (memo)
 
     # --- vars -------------------------------------------------------------------------------
     def new_var(self, arg: int, dim: int) -> ir.AffineExpr:
@@ -70,7 +70,7 @@ class Sizes:
         if ka is None or kb is None:
             return
         ra, rb = self._find(ka), self._find(kb)
-        if ra != rb:            # the earlier argument's dimension represents both
+        if ra != rb:  # the earlier argument's dimension represents both
             self.parent[max(ra, rb)] = min(ra, rb)
 
     def representatives(self) -> list[int]:
@@ -83,8 +83,9 @@ class Sizes:
         if isinstance(size, int):
             return size
         reps = self.representatives()
-        subst = [ir.AffineSymbolExpr.get(reps.index(self._find(k)))
-                 for k in range(len(self.parent))]
+        subst = [
+            ir.AffineSymbolExpr.get(reps.index(self._find(k))) for k in range(len(self.parent))
+        ]
         return _fold(substitute(size, [], subst))
 
     # --- index values -----------------------------------------------------------------------
@@ -98,8 +99,10 @@ class Sizes:
     def _evaluate(self, v: ir.Value, shape_of) -> Size:
         owner = v.owner
         if isinstance(owner, ir.Block):
-            raise SizeError("a size that is a function argument (scalar parameters are not "
-                            "supported yet)", owner.owner)
+            raise SizeError(
+                "a size that is a function argument (scalar parameters are not supported yet)",
+                owner.owner,
+            )
         op = owner.operation
         name = op.name
         if name == "arith.constant":
@@ -118,15 +121,19 @@ class Sizes:
             out = _affine(name, a, b)
             if out is not None:
                 return out
-            raise SizeError(f"the size computed by '{name}' is not affine in the dynamic "
-                            f"sizes (a product of two sizes, or division by one)", op)
+            raise SizeError(
+                f"the size computed by '{name}' is not affine in the dynamic "
+                f"sizes (a product of two sizes, or division by one)",
+                op,
+            )
         elif name == "affine.apply":
             amap = ir.AffineMapAttr(op.attributes["map"]).value
             operands = [self.of_value(x, shape_of) for x in op.operands]
             exprs = [_expr(s) for s in operands]
-            return _fold(substitute(amap.results[0], exprs[:amap.n_dims], exprs[amap.n_dims:]))
-        raise SizeError(f"a dynamic size computed by '{name}' (sizes may be made by "
-                        f"{_MADE_BY})", op)
+            return _fold(substitute(amap.results[0], exprs[: amap.n_dims], exprs[amap.n_dims :]))
+        raise SizeError(
+            f"a dynamic size computed by '{name}' (sizes may be made by {_MADE_BY})", op
+        )
 
 
 def is_dynamic(size: Size) -> bool:

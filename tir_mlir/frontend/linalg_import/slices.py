@@ -10,6 +10,7 @@ sizes and strides only):
 A rank-reducing slice drops unit dimensions; which ones does not matter here, since a dropped
 dimension and a kept one of size 1 both index its offset.
 """
+
 from mlir import ir
 
 SLICE_OPS = ("tensor.extract_slice", "tensor.insert_slice", "tensor.concat")
@@ -32,13 +33,15 @@ def copy_indices(op, part: int, shapes) -> tuple:
         d = _dims(len(shape))
         off = sum(s[dim] for s in shapes[:part])
         return shape, d, [e + off if k == dim else e for k, e in enumerate(d)]
-    offsets, sizes, strides = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{a}"]))
-                               for a in ("offsets", "sizes", "strides"))
+    offsets, sizes, strides = (
+        list(ir.DenseI64ArrayAttr(op.attributes[f"static_{a}"]))
+        for a in ("offsets", "sizes", "strides")
+    )
     if op.name == "tensor.extract_slice":
         shape = ir.ShapedType(op.results[0].type).shape
         d = _dims(len(shape))
         return shape, _strided(d, shape, offsets, sizes, strides), d
-    shape = ir.ShapedType(op.operands[0].type).shape          # insert_slice: the source
+    shape = ir.ShapedType(op.operands[0].type).shape  # insert_slice: the source
     d = _dims(len(shape))
     return shape, d, _strided(d, shape, offsets, sizes, strides)
 

@@ -6,6 +6,7 @@ from another context needs no conversion. Weights that producers keep as `dense_
 blobs (torch-mlir does) are read from the `dialect_resources` section of the parsed module's
 text: the bindings can make such an attribute but not read one back.
 """
+
 import re
 
 import numpy as np
@@ -29,24 +30,28 @@ class LinalgSource:
             text, self.filename = source, filename or "<string>"
         elif hasattr(source, "operation"):
             # debug info keeps the producer's locations (a torch model's source lines)
-            text = source.operation.get_asm(large_elements_limit=1 << 30,
-                                            enable_debug_info=True)
+            text = source.operation.get_asm(large_elements_limit=1 << 30, enable_debug_info=True)
             self.filename = filename or "<module>"
         else:
-            raise TypeError(f"from_linalg expects MLIR text or an MLIR module, got "
-                            f"{type(source).__name__}")
+            raise TypeError(
+                f"from_linalg expects MLIR text or an MLIR module, got {type(source).__name__}"
+            )
         self.text = text
         with get_context():
             try:
                 # text from outside may crash MLIR's parser: guarded; a module's own print not
-                self.module = parse_untrusted(text, self.filename) if isinstance(source, str) \
+                self.module = (
+                    parse_untrusted(text, self.filename)
+                    if isinstance(source, str)
                     else ir.Module.parse(text)
+                )
                 self.module.operation.verify()
             except ir.MLIRError as e:
                 diags = getattr(e, "error_diagnostics", None) or []
                 loc = self.loc(diags[0].location) if diags else SourceLoc(self.filename, 1, 1)
-                raise TIRParseError(diags[0].message if diags else f"invalid MLIR: {e}",
-                                    loc) from None
+                raise TIRParseError(
+                    diags[0].message if diags else f"invalid MLIR: {e}", loc
+                ) from None
         self._blobs = None
 
     def loc(self, location) -> SourceLoc:
@@ -78,20 +83,27 @@ class LinalgSource:
             raise self.error(f"unsupported constant {str(attr)[:60]}", op)
         blob = self.blobs().get(m[1])
         if blob is None:
-            raise self.error(f"the resource blob {m[1]!r} is not in the input (elided? print "
-                             f"the module with large_elements_limit=1 << 30)", op)
+            raise self.error(
+                f"the resource blob {m[1]!r} is not in the input (elided? print "
+                f"the module with large_elements_limit=1 << 30)",
+                op,
+            )
         shaped = ir.ShapedType(attr.type)
         dtype = _numpy_dtype(shaped.element_type)
         if dtype is None:
             raise self.error(f"unsupported constant element type {shaped.element_type}", op)
         data = np.frombuffer(blob, dtype=dtype)
         if data.size != int(np.prod(shaped.shape)):
-            raise self.error(f"resource {m[1]!r} holds {data.size} elements, its type "
-                             f"{attr.type} {int(np.prod(shaped.shape))}", op)
+            raise self.error(
+                f"resource {m[1]!r} holds {data.size} elements, its type "
+                f"{attr.type} {int(np.prod(shaped.shape))}",
+                op,
+            )
         if dtype == np.bool_:
             data = data.astype(np.bool_)
-        return ir.DenseElementsAttr.get(np.ascontiguousarray(data.reshape(shaped.shape)),
-                                        type=shaped.element_type)
+        return ir.DenseElementsAttr.get(
+            np.ascontiguousarray(data.reshape(shaped.shape)), type=shaped.element_type
+        )
 
     def blobs(self) -> dict:
         """name -> bytes of the builtin resource blobs (the first 4 bytes, the alignment,
@@ -102,8 +114,9 @@ class LinalgSource:
             text = self.module.operation.get_asm(large_elements_limit=1 << 30)
             start = text.find("dialect_resources")
             section = text[start:] if start >= 0 else ""
-            self._blobs = {name: bytes.fromhex(hexdata)[4:]
-                           for name, hexdata in _RESOURCE.findall(section)}
+            self._blobs = {
+                name: bytes.fromhex(hexdata)[4:] for name, hexdata in _RESOURCE.findall(section)
+            }
         return self._blobs
 
 

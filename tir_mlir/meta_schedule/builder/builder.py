@@ -1,4 +1,5 @@
 """What a builder takes and returns (TVM's `BuilderInput` / `BuilderResult`)."""
+
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
@@ -7,6 +8,7 @@ from typing import Callable, List, Optional
 class BuilderInput:
     """A candidate: an IRModule (a scheduled program) and the target to compile it for.
     `params` is TVM's (constant parameters); tir-mlir programs have none."""
+
     mod: object
     target: str = "llvm"
     params: Optional[dict] = None
@@ -17,6 +19,7 @@ class BuilderResult:
     """`artifact_path`: a shared object `tir_mlir.load_module` loads; None on failure, and then
     `error_msg` says why, starting with its kind ("BuildError: ...", "BuildTimeout: ...",
     "BuildCrash: ...")."""
+
     artifact_path: Optional[str]
     error_msg: Optional[str] = None
 

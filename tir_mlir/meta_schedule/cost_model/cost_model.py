@@ -23,6 +23,7 @@ class CostModel:
 class PyCostModel(CostModel):
     """The class a TVM user's cost model derives from (with `@derived_object`): it overrides
     `update`, `predict` (a score per candidate, higher = faster) and optionally `load`/`save`."""
+
     _py_interface = True
 
 

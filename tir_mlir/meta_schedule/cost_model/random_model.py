@@ -1,4 +1,5 @@
 """RandomModel: scores candidates at random (a baseline; TVM's RandomModel)."""
+
 import numpy as np
 
 from tir_mlir.meta_schedule.cost_model.cost_model import CostModel

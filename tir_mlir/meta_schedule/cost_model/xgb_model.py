@@ -5,6 +5,7 @@ candidate, best time / its time, in [0, 1] per task; failed candidates count as 
 Needs xgboost (`pip install "tir-mlir[tune]"`, the xgboost-cpu wheel); without it the model
 falls back to ridge regression on the same features and says so once.
 """
+
 import warnings
 from typing import List
 
@@ -15,26 +16,43 @@ from tir_mlir.meta_schedule.feature_extractor import PerStoreFeature
 
 
 class XGBModel(CostModel):
-    def __init__(self, extractor=None, num_warmup_samples: int = 8, seed: int = 43,
-                 num_boost_round: int = 200, max_depth: int = 6, learning_rate: float = 0.2):
+    def __init__(
+        self,
+        extractor=None,
+        num_warmup_samples: int = 8,
+        seed: int = 43,
+        num_boost_round: int = 200,
+        max_depth: int = 6,
+        learning_rate: float = 0.2,
+    ):
         self.extractor = extractor or PerStoreFeature()
         self.num_warmup_samples = num_warmup_samples
-        self.params = {"max_depth": max_depth, "eta": learning_rate, "gamma": 1e-3,
-                       "min_child_weight": 0, "objective": "reg:squarederror",
-                       "seed": seed, "nthread": 1, "verbosity": 0}
+        self.params = {
+            "max_depth": max_depth,
+            "eta": learning_rate,
+            "gamma": 1e-3,
+            "min_child_weight": 0,
+            "objective": "reg:squarederror",
+            "seed": seed,
+            "nthread": 1,
+            "verbosity": 0,
+        }
         self.num_boost_round = num_boost_round
         self.xs: List[np.ndarray] = []
-        self.ys: List[float] = []          # seconds (inf: failed)
+        self.ys: List[float] = []  # seconds (inf: failed)
         self.booster = None
         self._ridge = None
         self.rng = np.random.default_rng(seed)
         try:
             import xgboost
+
             self._xgb = xgboost
         except ImportError:
             self._xgb = None
-            warnings.warn("xgboost is not installed (pip install 'tir-mlir[tune]'): XGBModel "
-                          "falls back to ridge regression on the same features")
+            warnings.warn(
+                "xgboost is not installed (pip install 'tir-mlir[tune]'): XGBModel "
+                "falls back to ridge regression on the same features"
+            )
 
     def update(self, context, candidates, results) -> None:
         if not candidates:
@@ -56,8 +74,9 @@ class XGBModel(CostModel):
 
     def can_rank(self) -> bool:
         """Trained, on at least num_warmup_samples successful measurements."""
-        return len([y for y in self.ys if np.isfinite(y)]) >= self.num_warmup_samples and \
-            (self.booster is not None or self._ridge is not None)
+        return len([y for y in self.ys if np.isfinite(y)]) >= self.num_warmup_samples and (
+            self.booster is not None or self._ridge is not None
+        )
 
     def predict(self, context, candidates):
         if not self.can_rank():

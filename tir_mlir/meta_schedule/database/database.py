@@ -2,6 +2,7 @@
 
 Subclasses store workloads and records; the queries here pick the best valid record for a
 program on a target (records for another CPU, or failed ones, never qualify) and replay it."""
+
 from typing import List, Optional
 
 from tir_mlir.meta_schedule.database.record import TuningRecord
@@ -11,13 +12,15 @@ from tir_mlir.meta_schedule.database.workload import Workload
 # constant tensor's data is part of it, and there is no anchor-block mode yet).
 MODULE_EQUALITIES = ("structural", "ignore-ndarray", "anchor-block")
 
-_CURRENT: List["Database"] = []       # the databases of the enclosing `with` statements
+_CURRENT: List["Database"] = []  # the databases of the enclosing `with` statements
 
 
 def check_module_equality(module_equality: str) -> str:
     if module_equality not in MODULE_EQUALITIES:
-        raise ValueError(f"module_equality must be one of {', '.join(MODULE_EQUALITIES)}, "
-                         f"got {module_equality!r}")
+        raise ValueError(
+            f"module_equality must be one of {', '.join(MODULE_EQUALITIES)}, "
+            f"got {module_equality!r}"
+        )
     return module_equality
 
 
@@ -37,8 +40,9 @@ class Database:
         """Store a batch at once (SQLite: one transaction; all or nothing)."""
         raise NotImplementedError
 
-    def get_top_k(self, workload: Workload, top_k: int,
-                  target: Optional[str] = None) -> List[TuningRecord]:
+    def get_top_k(
+        self, workload: Workload, top_k: int, target: Optional[str] = None
+    ) -> List[TuningRecord]:
         """The `top_k` fastest valid records of `workload` (on `target` when given)."""
         raise NotImplementedError
 
@@ -55,6 +59,7 @@ class Database:
     def query_best(self, mod, target) -> Optional[TuningRecord]:
         """The fastest valid record of `mod` measured on `target`, or None."""
         from tir_mlir.meta_schedule.target_key import canonical_target
+
         workload = self._find_workload(Workload(mod).shash)
         if workload is None:
             return None
@@ -68,16 +73,19 @@ class Database:
         """TVM's one query: the best record (`kind="record"`), a Schedule with its trace
         replayed ("schedule") or the scheduled module ("ir_module"); None when there is
         none."""
-        queries = {"record": self.query_tuning_record, "schedule": self.query_schedule,
-                   "ir_module": self.query_ir_module}
+        queries = {
+            "record": self.query_tuning_record,
+            "schedule": self.query_schedule,
+            "ir_module": self.query_ir_module,
+        }
         if kind not in queries:
-            raise ValueError(f"unknown query kind {kind!r}: expected record, schedule or "
-                             f"ir_module")
+            raise ValueError(f"unknown query kind {kind!r}: expected record, schedule or ir_module")
         return queries[kind](mod, target, workload_name)
 
     def query_schedule(self, mod, target, workload_name: str = "main"):
         """A Schedule of `mod` with the best record's trace replayed, or None."""
         from tir_mlir.schedule.schedule import Schedule
+
         record = self.query_best(mod, target)
         if record is None:
             return None

@@ -10,6 +10,7 @@ TVM), so TVM 0.21's JSONDatabase reads these files and tir-mlir reads TVM's; TVM
 payloads (older tir-mlir files) are read too. Lines are appended and flushed one record at a time; a line torn
 by a killed process is dropped (with a warning) when the file is opened again, and the file
 is cut back to its last whole line before anything is appended."""
+
 import base64
 import contextlib
 import fcntl
@@ -28,12 +29,17 @@ from tir_mlir.meta_schedule.database.tvm_ir_read import graph_from_payload, tvm_
 from tir_mlir.meta_schedule.database.workload import Workload
 from tir_mlir.meta_schedule.target_key import MACHINE_FLAGS
 
-FAILED_RUN_SECS = 1e9     # TVM's run time of a failed candidate
+FAILED_RUN_SECS = 1e9  # TVM's run time of a failed candidate
 
 
 class JSONDatabase(Database):
-    def __init__(self, path_workload: str, path_tuning_record: str, allow_missing: bool = True,
-                 module_equality: str = "structural"):
+    def __init__(
+        self,
+        path_workload: str,
+        path_tuning_record: str,
+        allow_missing: bool = True,
+        module_equality: str = "structural",
+    ):
         """Opening splits the records file into lines and reads only each line's workload
         number; a record's run time and target are read (from the end of its line) when a
         query needs them, its trace and arguments parsed when a query returns it. So a log of
@@ -52,11 +58,13 @@ class JSONDatabase(Database):
             self._add_workload(_workload_from_json(json.loads(line)))
         for k, raw in enumerate(_lines(self.path_tuning_record)):
             try:
-                index = int(raw[1:raw.index(b",")])
+                index = int(raw[1 : raw.index(b",")])
                 workload = self.workloads[index]
             except (ValueError, IndexError):
-                raise ValueError(f"{self.path_tuning_record}: record {k + 1} does not start "
-                                 f"with a workload number of the workloads file") from None
+                raise ValueError(
+                    f"{self.path_tuning_record}: record {k + 1} does not start "
+                    f"with a workload number of the workloads file"
+                ) from None
             self._entries.append(_Entry(workload, raw))
 
     def _add_workload(self, w: Workload) -> int:
@@ -70,7 +78,7 @@ class JSONDatabase(Database):
             with _locked(self.path_workload) as f:
                 # other processes may have appended workloads: a record names its workload
                 # by line number, so this process's list must match the file's lines
-                for line in _lines(self.path_workload)[len(self.workloads):]:
+                for line in _lines(self.path_workload)[len(self.workloads) :]:
                     self._add_workload(_workload_from_json(json.loads(line)))
                 if w.shash not in self._index:
                     _append_locked(f, _workload_to_json(w))
@@ -91,8 +99,13 @@ class JSONDatabase(Database):
     def get_top_k(self, workload, top_k, target=None):
         if top_k <= 0:
             return []
-        mine = [e for e in self._entries if e.workload.shash == workload.shash
-                and e.mean_sec is not None and (target is None or e.target == target)]
+        mine = [
+            e
+            for e in self._entries
+            if e.workload.shash == workload.shash
+            and e.mean_sec is not None
+            and (target is None or e.target == target)
+        ]
         return [e.record for e in sorted(mine, key=lambda e: e.mean_sec)[:top_k]]
 
     def get_all_tuning_records(self):
@@ -113,8 +126,9 @@ class _Entry:
     def _header(self):
         if self._head is None:
             secs, target = _run_secs_and_target(self.raw)
-            mean = (statistics.fmean(secs) if secs and any(s < FAILED_RUN_SECS for s in secs)
-                    else None)
+            mean = (
+                statistics.fmean(secs) if secs and any(s < FAILED_RUN_SECS for s in secs) else None
+            )
             self._head = (mean, target)
         return self._head
 
@@ -138,25 +152,27 @@ def _run_secs_and_target(raw: bytes):
     read from its end without parsing the trace: the last `],{` or `],null,` (either
     separator style) ends the run times when what follows is exactly a target, the
     arguments and `]]`. Otherwise the whole line is parsed."""
-    near = max(0, len(raw) - _TAIL)           # target and arguments are short
+    near = max(0, len(raw) - _TAIL)  # target and arguments are short
     end = max(raw.rfind(sep, near) for sep in (b"],{", b"], {", b"],null,", b"], null,"))
     start = max(raw.rfind(b",[", near, end), raw.rfind(b", [", near, end))
     if end > 0 and start > 0:
         try:
-            secs = [float(x) for x in raw[raw.index(b"[", start) + 1:end].split(b",")]
-            tail = raw[raw.index(b",", end) + 1:].decode().lstrip()
+            secs = [float(x) for x in raw[raw.index(b"[", start) + 1 : end].split(b",")]
+            tail = raw[raw.index(b",", end) + 1 :].decode().lstrip()
             _, k = _DECODER.raw_decode(tail)
             rest = tail[k:].lstrip()
             if rest[:1] == ",":
                 rest = rest[1:].lstrip()
-                _, j = _DECODER.raw_decode(rest)          # the arguments
+                _, j = _DECODER.raw_decode(rest)  # the arguments
                 if rest[j:].strip() == "]]":
                     return secs, _target_key(tail[:k])
         except (ValueError, IndexError):
             pass
     rec = json.loads(raw)[1]
-    return ((rec[1] if len(rec) > 1 else None),
-            _target_key(json.dumps(rec[2] if len(rec) > 2 else None)))
+    return (
+        (rec[1] if len(rec) > 1 else None),
+        _target_key(json.dumps(rec[2] if len(rec) > 2 else None)),
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -171,6 +187,7 @@ _TAIL = 4096
 
 def _canonical(target):
     from tir_mlir.meta_schedule.target_key import canonical_target
+
     return None if target is None else canonical_target(target)
 
 
@@ -180,7 +197,7 @@ def _lines(path) -> List[bytes]:
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
-    torn = lines.pop() if lines else b""      # what follows the last newline
+    torn = lines.pop() if lines else b""  # what follows the last newline
     if torn.strip():
         try:
             json.loads(torn)
@@ -251,6 +268,7 @@ def _workload_from_json(line) -> Workload:
     tir-mlir wrote it: that of the program before printing; recomputed for TVM's numeric
     hashes). A program tir-mlir cannot read is kept under its hash and matches no program."""
     from tir_mlir.frontend.parser import parse
+
     shash, payload = line
     data = base64.b64decode(payload)
     ours = len(shash) == 64 and all(c in "0123456789abcdef" for c in shash)
@@ -268,6 +286,7 @@ def _workload_from_json(line) -> Workload:
 
 def record_to_json(r: TuningRecord) -> list:
     from tir_mlir.schedule.tvm_trace import to_tvm_json
+
     run_secs = r.run_secs if r.is_valid else [FAILED_RUN_SECS]
     args = None if r.args_info is None else [a.as_json() for a in r.args_info]
     return [to_tvm_json(r.trace), run_secs, _target_to_json(r.target), args]
@@ -276,12 +295,19 @@ def record_to_json(r: TuningRecord) -> list:
 def record_from_json(rec, workload: Workload) -> TuningRecord:
     from tir_mlir.meta_schedule.arg_info import ArgInfo
     from tir_mlir.schedule.tvm_trace import from_tvm_json
+
     trace, run_secs, target, args = (list(rec) + [None] * 4)[:4]
     error = None
     if run_secs and all(s >= FAILED_RUN_SECS for s in run_secs):
         run_secs, error = None, "Failed: recorded with TVM's failure time (1e9 s)"
-    return TuningRecord(from_tvm_json(trace), workload, run_secs, _target_from_json(target),
-                        None if args is None else [ArgInfo.from_json(a) for a in args], error)
+    return TuningRecord(
+        from_tvm_json(trace),
+        workload,
+        run_secs,
+        _target_from_json(target),
+        None if args is None else [ArgInfo.from_json(a) for a in args],
+        error,
+    )
 
 
 def _target_to_json(target: Optional[str]):

@@ -1,4 +1,5 @@
 """`MemoryDatabase`: records in a Python list (tests, one-off tuning)."""
+
 from typing import Dict, List, Optional
 
 from tir_mlir.meta_schedule.database.database import Database, check_module_equality
@@ -38,6 +39,11 @@ def best_records(records, workload, top_k, target=None) -> List[TuningRecord]:
     """The `top_k` fastest valid records of `workload` (and `target`), fastest first."""
     if top_k <= 0:
         return []
-    mine = [r for r in records if r.is_valid and r.workload.shash == workload.shash
-            and (target is None or r.target == target)]
+    mine = [
+        r
+        for r in records
+        if r.is_valid
+        and r.workload.shash == workload.shash
+        and (target is None or r.target == target)
+    ]
     return sorted(mine, key=lambda r: r.mean_sec)[:top_k]

@@ -6,6 +6,7 @@ The subclass stores workloads and records its own way, overriding TVM's methods:
 (`query_tuning_record`, `query_schedule`, `query_ir_module`, `query`) work through those
 unless it overrides them too (TVM's defaults: the best of `get_top_k(commit_workload(mod), 1)`
 when `has_workload(mod)`)."""
+
 from typing import List
 
 from tir_mlir.meta_schedule.database.database import Database
@@ -26,8 +27,7 @@ class PyDatabase(Database):
             self.commit_tuning_record(r)
 
     def commit_tuning_record(self, record: TuningRecord) -> None:
-        raise NotImplementedError(f"{type(self).__name__} does not override "
-                                  f"commit_tuning_record")
+        raise NotImplementedError(f"{type(self).__name__} does not override commit_tuning_record")
 
     def query_best(self, mod, target):
         if not self.has_workload(mod):

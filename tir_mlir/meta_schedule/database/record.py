@@ -1,5 +1,6 @@
 """`TuningRecord`: one measured candidate: its trace (with sampling decisions), workload,
 run times, target, argument info; failed candidates keep their error instead of times."""
+
 import math
 import numbers
 import statistics
@@ -12,23 +13,24 @@ from tir_mlir.meta_schedule.database.workload import Workload
 
 @dataclass
 class TuningRecord:
-    trace: object                           # tir_mlir.Trace
+    trace: object  # tir_mlir.Trace
     workload: Workload
     run_secs: Optional[List[float]] = None
-    target: Optional[str] = None            # a canonical target string (target_key)
-    args_info: Optional[list] = None        # list[ArgInfo]
-    error_msg: Optional[str] = None         # "BuildError: ...", "WrongResult: ...", ...
+    target: Optional[str] = None  # a canonical target string (target_key)
+    args_info: Optional[list] = None  # list[ArgInfo]
+    error_msg: Optional[str] = None  # "BuildError: ...", "WrongResult: ...", ...
     timestamp: float = field(default_factory=time.time)
 
     def __post_init__(self):
         if self.target is not None:
             from tir_mlir.meta_schedule.target_key import canonical_target
+
             self.target = canonical_target(self.target)
         if self.error_msg is not None and not isinstance(self.error_msg, str):
             self.error_msg = str(self.error_msg)
         if self.run_secs is not None:
             why = bad_run_secs(self.run_secs, allow_zero=True)
-            if why:          # (from a runner or a file: never a time that could be chosen)
+            if why:  # (from a runner or a file: never a time that could be chosen)
                 self.run_secs = None
                 self.error_msg = self.error_msg or f"InvalidResult: {why}"
             else:
@@ -38,19 +40,24 @@ class TuningRecord:
     def is_valid(self) -> bool:
         """Measured without error: the only records queries return. Times that are all
         TVM's stub for an unmeasured run (MAX_MEAN_TIME) are no measurement."""
-        return (self.error_msg is None and bool(self.run_secs)
-                and not all(s >= MAX_MEAN_TIME for s in self.run_secs))
+        return (
+            self.error_msg is None
+            and bool(self.run_secs)
+            and not all(s >= MAX_MEAN_TIME for s in self.run_secs)
+        )
 
     def as_json(self) -> list:
         """TVM's JSON form of a record, `[trace, run_secs, target, args_info]` (a line of
         JSONDatabase's records file without its workload number)."""
         from tir_mlir.meta_schedule.database.json_database import record_to_json
+
         return record_to_json(self)
 
     @staticmethod
     def from_json(json_obj, workload: Workload) -> "TuningRecord":
         """The record of `as_json()` output (TVM's form) for `workload`."""
         from tir_mlir.meta_schedule.database.json_database import record_from_json
+
         return record_from_json(json_obj, workload)
 
     @property

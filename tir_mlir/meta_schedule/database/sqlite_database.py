@@ -11,6 +11,7 @@ Tables (documented in docs/meta_schedule.md):
             run_secs: JSON list or NULL, mean_sec (NULL when failed), args_info: JSON,
             error, created: UNIX time)
 """
+
 import json
 import math
 import sqlite3
@@ -39,21 +40,25 @@ class SQLiteDatabase(Database):
         """`timeout_sec`: how long a writer waits for another process's transaction."""
         self.path = str(path)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self.path, timeout=timeout_sec, isolation_level=None,
-                                     check_same_thread=False)
-        self._conn.execute("PRAGMA trusted_schema=OFF")   # no SQL functions from the file
+        self._conn = sqlite3.connect(
+            self.path, timeout=timeout_sec, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute("PRAGMA trusted_schema=OFF")  # no SQL functions from the file
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")   # WAL: safe against process kills
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: safe against process kills
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise ValueError(f"{self.path}: database format {version} is newer than this "
-                             f"tir-mlir's ({SCHEMA_VERSION})")
+            raise ValueError(
+                f"{self.path}: database format {version} is newer than this "
+                f"tir-mlir's ({SCHEMA_VERSION})"
+            )
         if version < SCHEMA_VERSION:
             with self._transaction() as c:
-                c.executescript("BEGIN IMMEDIATE;" + _SCHEMA +
-                                f"PRAGMA user_version = {SCHEMA_VERSION};")
+                c.executescript(
+                    "BEGIN IMMEDIATE;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};"
+                )
         self._check_schema()
-        self._workloads = {}     # shash -> (row id, Workload), filled as they are used
+        self._workloads = {}  # shash -> (row id, Workload), filled as they are used
 
     def _check_schema(self):
         """The file is data: a trigger or view in it would run SQL on every write or read (a
@@ -63,11 +68,16 @@ class SQLiteDatabase(Database):
             objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
         kinds = dict((name, kind) for kind, name in objects)
         bad = [f"{kind} {name!r}" for kind, name in objects if kind not in ("table", "index")]
-        bad += [f"{kinds.get(t, 'no table')} {t!r}" for t in ("workloads", "records")
-                if kinds.get(t) != "table"]
+        bad += [
+            f"{kinds.get(t, 'no table')} {t!r}"
+            for t in ("workloads", "records")
+            if kinds.get(t) != "table"
+        ]
         if bad:
-            raise ValueError(f"{self.path}: not a tir-mlir tuning database as written by "
-                             f"tir-mlir (it holds {', '.join(bad)})")
+            raise ValueError(
+                f"{self.path}: not a tir-mlir tuning database as written by "
+                f"tir-mlir (it holds {', '.join(bad)})"
+            )
 
     class _Tx:
         def __init__(self, db, begin):
@@ -84,7 +94,7 @@ class SQLiteDatabase(Database):
                 if self.db._conn.in_transaction:
                     self.db._conn.execute("ROLLBACK" if exc_type else "COMMIT")
                 if exc_type:
-                    self.db._workloads.clear()   # may name rows the rollback removed
+                    self.db._workloads.clear()  # may name rows the rollback removed
             finally:
                 self.db._lock.release()
 
@@ -104,8 +114,12 @@ class SQLiteDatabase(Database):
                     script = w.mod.script()
                 except Exception:  # noqa: BLE001 - the script is for humans; the MLIR is kept
                     script = None
-            row = (conn.execute("INSERT INTO workloads (shash, mod, script) VALUES (?, ?, ?)",
-                                (w.shash, w.mlir_text, script)).lastrowid,)
+            row = (
+                conn.execute(
+                    "INSERT INTO workloads (shash, mod, script) VALUES (?, ?, ?)",
+                    (w.shash, w.mlir_text, script),
+                ).lastrowid,
+            )
         self._workloads[w.shash] = (row[0], w)
         return row[0]
 
@@ -119,8 +133,7 @@ class SQLiteDatabase(Database):
         if shash in self._workloads:
             return self._workloads[shash][1]
         with self._transaction() as conn:
-            row = conn.execute("SELECT id, mod FROM workloads WHERE shash = ?",
-                               (shash,)).fetchone()
+            row = conn.execute("SELECT id, mod FROM workloads WHERE shash = ?", (shash,)).fetchone()
         if row is None:
             return None
         w = Workload(shash=shash, mlir_text=row[1])
@@ -132,21 +145,33 @@ class SQLiteDatabase(Database):
         with self._transaction(begin=True) as conn:
             rows = []
             for r in records:
-                rows.append((self._workload_id(conn, r.workload), r.target,
-                             json.dumps(r.trace.as_json()),
-                             None if r.run_secs is None else json.dumps(r.run_secs),
-                             r.mean_sec,
-                             None if r.args_info is None
-                             else json.dumps([a.as_json() for a in r.args_info]),
-                             r.error_msg, r.timestamp))
-            conn.executemany("INSERT INTO records (workload, target, trace, run_secs, mean_sec, "
-                             "args_info, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                rows.append(
+                    (
+                        self._workload_id(conn, r.workload),
+                        r.target,
+                        json.dumps(r.trace.as_json()),
+                        None if r.run_secs is None else json.dumps(r.run_secs),
+                        r.mean_sec,
+                        None
+                        if r.args_info is None
+                        else json.dumps([a.as_json() for a in r.args_info]),
+                        r.error_msg,
+                        r.timestamp,
+                    )
+                )
+            conn.executemany(
+                "INSERT INTO records (workload, target, trace, run_secs, mean_sec, "
+                "args_info, error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
 
     def get_top_k(self, workload: Workload, top_k: int, target=None) -> List[TuningRecord]:
         if top_k <= 0:
             return []
-        sql = (f"SELECT {_COLUMNS} FROM records r JOIN workloads w ON r.workload = w.id "
-               f"WHERE w.shash = ? AND r.mean_sec IS NOT NULL AND r.error IS NULL")
+        sql = (
+            f"SELECT {_COLUMNS} FROM records r JOIN workloads w ON r.workload = w.id "
+            f"WHERE w.shash = ? AND r.mean_sec IS NOT NULL AND r.error IS NULL"
+        )
         args = [workload.shash]
         if target is not None:
             sql += " AND r.target = ?"
@@ -164,29 +189,39 @@ class SQLiteDatabase(Database):
                     break
                 for row in rows:
                     r = self._record(row[:-1])
-                    if r.is_valid and isinstance(row[-1], float) and \
-                            math.isclose(r.mean_sec, row[-1], rel_tol=1e-9):
+                    if (
+                        r.is_valid
+                        and isinstance(row[-1], float)
+                        and math.isclose(r.mean_sec, row[-1], rel_tol=1e-9)
+                    ):
                         out.append(r)
         return out[:top_k]
 
     def get_all_tuning_records(self) -> List[TuningRecord]:
         with self._transaction() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM records r JOIN workloads w "
-                                f"ON r.workload = w.id ORDER BY r.id").fetchall()
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM records r JOIN workloads w "
+                f"ON r.workload = w.id ORDER BY r.id"
+            ).fetchall()
         return [self._record(row) for row in rows]
 
     def _record(self, row) -> TuningRecord:
         from tir_mlir.meta_schedule.arg_info import ArgInfo
         from tir_mlir.schedule.trace import Trace
+
         target, trace, run_secs, args_info, error, created, shash, mod = row
         if shash not in self._workloads:
             self._find_workload(shash)
         w = self._workloads[shash][1]
-        return TuningRecord(Trace.from_json(trace), w,
-                            None if run_secs is None else json.loads(run_secs), target,
-                            None if args_info is None
-                            else [ArgInfo.from_json(a) for a in json.loads(args_info)],
-                            error, created)
+        return TuningRecord(
+            Trace.from_json(trace),
+            w,
+            None if run_secs is None else json.loads(run_secs),
+            target,
+            None if args_info is None else [ArgInfo.from_json(a) for a in json.loads(args_info)],
+            error,
+            created,
+        )
 
     def __len__(self):
         with self._transaction() as conn:

@@ -10,6 +10,7 @@ sizes made int64, as TVM's parser makes them). A construct outside what tuning w
 (`T.assume`, `if`, thread bindings, loop annotations, let, allocate) raises ValueError naming
 it. `tvm_ir_read` reads such a graph back.
 """
+
 import ast
 import base64
 import json
@@ -18,16 +19,63 @@ import struct
 import numpy as np
 
 _FOR_KINDS = {"serial": 0, "range": 0, "parallel": 1, "vectorized": 2, "unroll": 3}
-_BINOPS = {ast.Add: "tir.Add", ast.Sub: "tir.Sub", ast.Mult: "tir.Mul",
-           ast.FloorDiv: "tir.FloorDiv", ast.Mod: "tir.FloorMod", ast.Div: "tir.Div"}
-_COMPARE = {ast.Lt: "tir.LT", ast.LtE: "tir.LE", ast.Gt: "tir.GT", ast.GtE: "tir.GE",
-            ast.Eq: "tir.EQ", ast.NotEq: "tir.NE"}
+_BINOPS = {
+    ast.Add: "tir.Add",
+    ast.Sub: "tir.Sub",
+    ast.Mult: "tir.Mul",
+    ast.FloorDiv: "tir.FloorDiv",
+    ast.Mod: "tir.FloorMod",
+    ast.Div: "tir.Div",
+}
+_COMPARE = {
+    ast.Lt: "tir.LT",
+    ast.LtE: "tir.LE",
+    ast.Gt: "tir.GT",
+    ast.GtE: "tir.GE",
+    ast.Eq: "tir.EQ",
+    ast.NotEq: "tir.NE",
+}
 _MINMAX = {"max": "tir.Max", "min": "tir.Min"}
-INTRINSICS = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-               "tanh", "sigmoid", "erf", "sin", "cos", "tan", "fabs", "floor", "ceil",
-               "round", "trunc", "pow", "isnan", "if_then_else")
-_DTYPES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
-           "uint8", "uint16", "uint32", "uint64", "bool")
+INTRINSICS = (
+    "exp",
+    "exp2",
+    "exp10",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "sin",
+    "cos",
+    "tan",
+    "fabs",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "pow",
+    "isnan",
+    "if_then_else",
+)
+_DTYPES = (
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+)
 
 
 class _Graph:
@@ -48,12 +96,16 @@ class _Graph:
         return self.add("ffi.String", repr_str=s) if s else self.add("ffi.String")
 
     def array(self, items: list[str]) -> str:
-        return self.add("ffi.Array", data=[int(i) for i in items]) if items else \
-            self.add("ffi.Array")
+        return (
+            self.add("ffi.Array", data=[int(i) for i in items]) if items else self.add("ffi.Array")
+        )
 
     def map(self, pairs: list[tuple]) -> str:
-        return self.add("ffi.Map", data=[int(x) for kv in pairs for x in kv]) if pairs else \
-            self.add("ffi.Map")
+        return (
+            self.add("ffi.Map", data=[int(x) for kv in pairs for x in kv])
+            if pairs
+            else self.add("ffi.Map")
+        )
 
     def str_map(self, items: dict[str, str]) -> str:
         if not items:
@@ -62,18 +114,27 @@ class _Graph:
 
     def imm(self, value, dtype: str) -> str:
         if dtype.startswith(("float", "bfloat")):
-            return self.add("ir.FloatImm", {"dtype": dtype, "span": "null",
-                                            "value": f"{float(value):.17g}"})
+            return self.add(
+                "ir.FloatImm", {"dtype": dtype, "span": "null", "value": f"{float(value):.17g}"}
+            )
         return self.add("ir.IntImm", {"dtype": dtype, "span": "null", "value": str(int(value))})
 
     def var(self, name: str, dtype: str, annotation: str | None = None) -> str:
         ann = annotation or self.add("ir.PrimType", {"dtype": dtype})
-        return self.add("tir.Var", {"dtype": dtype, "name": self.string(name), "span": "null",
-                                    "type_annotation": ann})
+        return self.add(
+            "tir.Var",
+            {"dtype": dtype, "name": self.string(name), "span": "null", "type_annotation": ann},
+        )
 
     def json(self, root: str) -> str:
-        return json.dumps({"root": int(root), "nodes": self.nodes, "b64ndarrays": [],
-                           "attrs": {"tvm_version": "0.21.dev0"}})
+        return json.dumps(
+            {
+                "root": int(root),
+                "nodes": self.nodes,
+                "b64ndarrays": [],
+                "attrs": {"tvm_version": "0.21.dev0"},
+            }
+        )
 
 
 class _Value:
@@ -93,8 +154,8 @@ class _Function:
 
     def __init__(self, g: _Graph, fn: ast.FunctionDef):
         self.g, self.fn = g, fn
-        self.scope: dict[str, object] = {}       # name -> _Value (vars) or _Buffer
-        self.loop_extents: dict[str, str] = {}   # loop var node -> its extent node (remap)
+        self.scope: dict[str, object] = {}  # name -> _Value (vars) or _Buffer
+        self.loop_extents: dict[str, str] = {}  # loop var node -> its extent node (remap)
 
     def build(self) -> str:
         g, fn = self.g, self.fn
@@ -104,9 +165,9 @@ class _Function:
             if _is_call(call, "Buffer") and len(call.args) >= 1:
                 handle = g.var(f"{arg.arg}_handle", "handle")
                 buffers[handle] = self._buffer(arg.arg, call).ref
-            elif _callee_attr(call) == "handle":       # bound by a T.match_buffer below
+            elif _callee_attr(call) == "handle":  # bound by a T.match_buffer below
                 handle = handles[arg.arg] = g.var(arg.arg, "handle")
-            elif _callee_attr(call) in _DTYPES:         # a scalar parameter
+            elif _callee_attr(call) in _DTYPES:  # a scalar parameter
                 handle = g.var(arg.arg, call.attr)
                 self.scope[arg.arg] = _Value(handle, call.attr)
             else:
@@ -119,9 +180,10 @@ class _Function:
                 for k, v in zip(st.value.args[0].keys, st.value.args[0].values):
                     attrs[k.value] = self._attr_value(v, func_attr=True)
                 continue
-            if _size_vars(st):                  # n = T.int32(); n, m = T.int64(), T.int64()
-                targets = st.targets[0].elts if isinstance(st.targets[0], ast.Tuple) \
-                    else [st.targets[0]]
+            if _size_vars(st):  # n = T.int32(); n, m = T.int64(), T.int64()
+                targets = (
+                    st.targets[0].elts if isinstance(st.targets[0], ast.Tuple) else [st.targets[0]]
+                )
                 calls = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
                 for t, c in zip(targets, calls):
                     self.scope[t.id] = _Value(g.var(t.id, _callee(c)), _callee(c))
@@ -129,27 +191,51 @@ class _Function:
             if isinstance(st, ast.Assign) and _is_call(st.value, "match_buffer"):
                 call = st.value
                 handle = handles[call.args[0].id]
-                buffers[handle] = self._buffer(st.targets[0].id, ast.Call(
-                    call.func, call.args[1:], call.keywords)).ref
+                buffers[handle] = self._buffer(
+                    st.targets[0].id, ast.Call(call.func, call.args[1:], call.keywords)
+                ).ref
                 continue
             if _alloc(st):
                 allocs.append(self._alloc_buffer(st))
                 continue
             stmts.append(st)
         attrs.setdefault("global_symbol", g.string(fn.name))
-        root_block = g.add("tir.Block", {
-            "alloc_buffers": g.array(allocs), "annotations": g.map([]),
-            "body": self._seq(stmts), "init": "null", "iter_vars": g.array([]),
-            "match_buffers": g.array([]), "name_hint": g.string("root"),
-            "reads": g.array([]), "span": "null", "writes": g.array([])})
-        body_ref = g.add("tir.BlockRealize", {"block": root_block, "iter_values": g.array([]),
-                                              "predicate": g.imm(1, "bool"), "span": "null"})
-        return g.add("tir.PrimFunc", {
-            "attrs": g.add("ir.DictAttrs", {"__dict__": g.str_map(attrs)}),
-            "body": body_ref, "params": g.array(params),
-            "buffer_map": g.map([(p, buffers[p]) for p in params if p in buffers]),
-            "ret_type": g.add("ir.TupleType", {"fields": g.array([]), "span": "null"}),
-            "span": "null", "struct_info_": "null"})
+        root_block = g.add(
+            "tir.Block",
+            {
+                "alloc_buffers": g.array(allocs),
+                "annotations": g.map([]),
+                "body": self._seq(stmts),
+                "init": "null",
+                "iter_vars": g.array([]),
+                "match_buffers": g.array([]),
+                "name_hint": g.string("root"),
+                "reads": g.array([]),
+                "span": "null",
+                "writes": g.array([]),
+            },
+        )
+        body_ref = g.add(
+            "tir.BlockRealize",
+            {
+                "block": root_block,
+                "iter_values": g.array([]),
+                "predicate": g.imm(1, "bool"),
+                "span": "null",
+            },
+        )
+        return g.add(
+            "tir.PrimFunc",
+            {
+                "attrs": g.add("ir.DictAttrs", {"__dict__": g.str_map(attrs)}),
+                "body": body_ref,
+                "params": g.array(params),
+                "buffer_map": g.map([(p, buffers[p]) for p in params if p in buffers]),
+                "ret_type": g.add("ir.TupleType", {"fields": g.array([]), "span": "null"}),
+                "span": "null",
+                "struct_info_": "null",
+            },
+        )
 
     # --- buffers -------------------------------------------------------------------------
     def _buffer(self, name: str, call: ast.Call, scope: str = "global") -> _Buffer:
@@ -166,17 +252,32 @@ class _Function:
                 scope = kw.value.value
             else:
                 raise ValueError(f"buffer {name}: argument {kw.arg}= is not supported")
-        pointer = g.add("ir.PointerType", {"element_type": g.add("ir.PrimType", {"dtype": dtype}),
-                                           "storage_scope": g.string(scope)})
+        pointer = g.add(
+            "ir.PointerType",
+            {
+                "element_type": g.add("ir.PrimType", {"dtype": dtype}),
+                "storage_scope": g.string(scope),
+            },
+        )
         data = g.var(name, "handle", pointer)
         extents = [self._expr(d) for d in dims]
         index_dtype = "int64" if any(e.dtype == "int64" for e in extents) else "int32"
-        ref = g.add("tir.Buffer", {
-            "axis_separators": g.array([]), "buffer_type": "1", "data": data,
-            "data_alignment": "64", "dtype": dtype, "elem_offset": g.imm(0, index_dtype),
-            "name": g.string(name), "offset_factor": "1",
-            "shape": g.array([e.ref for e in extents]), "span": "null",
-            "strides": g.array([])})
+        ref = g.add(
+            "tir.Buffer",
+            {
+                "axis_separators": g.array([]),
+                "buffer_type": "1",
+                "data": data,
+                "data_alignment": "64",
+                "dtype": dtype,
+                "elem_offset": g.imm(0, index_dtype),
+                "name": g.string(name),
+                "offset_factor": "1",
+                "shape": g.array([e.ref for e in extents]),
+                "span": "null",
+                "strides": g.array([]),
+            },
+        )
         buf = _Buffer(ref, dtype)
         self.scope[name] = buf
         return buf
@@ -198,19 +299,29 @@ class _Function:
             return self._block(st)
         if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Subscript):
             buf = self.scope[st.targets[0].value.id]
-            return self.g.add("tir.BufferStore", {
-                "buffer": buf.ref, "indices": self._indices(st.targets[0]), "predicate": "null",
-                "span": "null", "value": self._expr(st.value).ref})
-        raise ValueError(f"line {st.lineno}: {ast.unparse(st).splitlines()[0]!r} is not "
-                         f"supported in a TVM workload")
+            return self.g.add(
+                "tir.BufferStore",
+                {
+                    "buffer": buf.ref,
+                    "indices": self._indices(st.targets[0]),
+                    "predicate": "null",
+                    "span": "null",
+                    "value": self._expr(st.value).ref,
+                },
+            )
+        raise ValueError(
+            f"line {st.lineno}: {ast.unparse(st).splitlines()[0]!r} is not "
+            f"supported in a TVM workload"
+        )
 
     def _for(self, st: ast.For) -> str:
         it = st.iter
         if not isinstance(it, ast.Call):
             raise ValueError(f"line {st.lineno}: unsupported loop")  # noqa: TRY004 - input
         kind = _callee(it)
-        names = [t.id for t in st.target.elts] if isinstance(st.target, ast.Tuple) \
-            else [st.target.id]
+        names = (
+            [t.id for t in st.target.elts] if isinstance(st.target, ast.Tuple) else [st.target.id]
+        )
         if kind == "grid":
             ranges = [(None, a) for a in it.args]
         elif kind in _FOR_KINDS and not it.keywords:
@@ -230,10 +341,19 @@ class _Function:
             loops.append((var, mn, ext))
         body = self._seq(st.body)
         for var, mn, ext in reversed(loops):
-            body = self.g.add("tir.For", {
-                "annotations": self.g.map([]), "body": body, "extent": ext,
-                "kind": str(_FOR_KINDS.get(kind, 0)), "loop_var": var, "min": mn,
-                "span": "null", "thread_binding": "null"})
+            body = self.g.add(
+                "tir.For",
+                {
+                    "annotations": self.g.map([]),
+                    "body": body,
+                    "extent": ext,
+                    "kind": str(_FOR_KINDS.get(kind, 0)),
+                    "loop_var": var,
+                    "min": mn,
+                    "span": "null",
+                    "thread_binding": "null",
+                },
+            )
         return body
 
     def _block(self, st: ast.With) -> str:
@@ -245,25 +365,31 @@ class _Function:
             call = s.value if isinstance(s, (ast.Expr, ast.Assign)) else None
             if isinstance(s, ast.Assign) and _is_call(call, "remap"):
                 kinds = call.args[0].value
-                targets = s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) \
-                    else [s.targets[0]]
+                targets = (
+                    s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) else [s.targets[0]]
+                )
                 for t, k, v in zip(targets, kinds, call.args[1].elts):
                     iter_vars.append(self._iter_var(t.id, k, *self._extent_of(v.id)))
                     values.append(self._expr(v).ref)
-            elif isinstance(s, ast.Assign) and isinstance(call, ast.Call) and \
-                    isinstance(call.func, ast.Attribute) and _axis(call.func):
+            elif (
+                isinstance(s, ast.Assign)
+                and isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and _axis(call.func)
+            ):
                 kind = {"spatial": "S", "S": "S", "reduce": "R", "R": "R"}[call.func.attr]
                 extent = self._expr(call.args[0])
-                iter_vars.append(self._iter_var(s.targets[0].id, kind, extent.ref,
-                                                extent.dtype))
+                iter_vars.append(self._iter_var(s.targets[0].id, kind, extent.ref, extent.dtype))
                 values.append(self._expr(call.args[1]).ref)
             elif _is_call(call, "reads"):
                 reads = [self._region(a) for a in call.args]
             elif _is_call(call, "writes"):
                 writes = [self._region(a) for a in call.args]
             elif _is_call(call, "block_attr"):
-                ann = {k.value: self._attr_value(v) for k, v in
-                       zip(call.args[0].keys, call.args[0].values)}
+                ann = {
+                    k.value: self._attr_value(v)
+                    for k, v in zip(call.args[0].keys, call.args[0].values)
+                }
             elif _is_call(call, "where"):
                 predicate = self._expr(call.args[0]).ref
             elif _alloc(s):
@@ -274,21 +400,45 @@ class _Function:
                 body.append(s)
         if reads is None or writes is None:
             raise ValueError(f"block {name!r}: T.reads and T.writes must be given")
-        block = g.add("tir.Block", {
-            "alloc_buffers": g.array(allocs), "annotations": g.str_map(ann),
-            "body": self._seq(body), "init": init, "iter_vars": g.array(iter_vars),
-            "match_buffers": g.array([]), "name_hint": g.string(name),
-            "reads": g.array(reads), "span": "null", "writes": g.array(writes)})
-        return g.add("tir.BlockRealize", {"block": block, "iter_values": g.array(values),
-                                          "predicate": predicate, "span": "null"})
+        block = g.add(
+            "tir.Block",
+            {
+                "alloc_buffers": g.array(allocs),
+                "annotations": g.str_map(ann),
+                "body": self._seq(body),
+                "init": init,
+                "iter_vars": g.array(iter_vars),
+                "match_buffers": g.array([]),
+                "name_hint": g.string(name),
+                "reads": g.array(reads),
+                "span": "null",
+                "writes": g.array(writes),
+            },
+        )
+        return g.add(
+            "tir.BlockRealize",
+            {
+                "block": block,
+                "iter_values": g.array(values),
+                "predicate": predicate,
+                "span": "null",
+            },
+        )
 
     def _iter_var(self, name: str, kind: str, extent: str, dtype: str) -> str:
         g = self.g
         var = g.var(name, dtype)
         self.scope[name] = _Value(var, dtype)
         dom = g.add("ir.Range", {"extent": extent, "min": g.imm(0, dtype)})
-        return g.add("tir.IterVar", {"dom": dom, "iter_type": "0" if kind == "S" else "2",
-                                     "thread_tag": g.string(""), "var": var})
+        return g.add(
+            "tir.IterVar",
+            {
+                "dom": dom,
+                "iter_type": "0" if kind == "S" else "2",
+                "thread_tag": g.string(""),
+                "var": var,
+            },
+        )
 
     def _extent_of(self, loop_name: str) -> tuple:
         """The extent and dtype of the loop `loop_name` (T.axis.remap binds to it)."""
@@ -305,9 +455,12 @@ class _Function:
         for i in idx:
             if isinstance(i, ast.Slice):
                 lo, hi = self._expr(i.lower), self._expr(i.upper)
-                ranges.append(g.add("ir.Range", {"min": lo.ref,
-                                                 "extent": self._extent(i.lower, i.upper, lo,
-                                                                        hi)}))
+                ranges.append(
+                    g.add(
+                        "ir.Range",
+                        {"min": lo.ref, "extent": self._extent(i.lower, i.upper, lo, hi)},
+                    )
+                )
             else:
                 lo = self._expr(i)
                 ranges.append(g.add("ir.Range", {"min": lo.ref, "extent": g.imm(1, lo.dtype)}))
@@ -319,8 +472,11 @@ class _Function:
             return self.g.imm(hi.const - lo.const, hi.dtype)
         if lo.const == 0:
             return hi.ref
-        if isinstance(hi_ast, ast.BinOp) and isinstance(hi_ast.op, ast.Add) and \
-                ast.dump(hi_ast.left) == ast.dump(lo_ast):
+        if (
+            isinstance(hi_ast, ast.BinOp)
+            and isinstance(hi_ast.op, ast.Add)
+            and ast.dump(hi_ast.left) == ast.dump(lo_ast)
+        ):
             return self._expr(hi_ast.right).ref
         return self._sub(hi, lo).ref
 
@@ -350,8 +506,10 @@ class _Function:
         return a, b
 
     def _sub(self, a: _Value, b: _Value) -> _Value:
-        return _Value(self.g.add("tir.Sub", {"a": a.ref, "b": b.ref, "dtype": a.dtype,
-                                             "span": "null"}), a.dtype)
+        return _Value(
+            self.g.add("tir.Sub", {"a": a.ref, "b": b.ref, "dtype": a.dtype, "span": "null"}),
+            a.dtype,
+        )
 
     def _expr(self, e: ast.expr) -> _Value:
         g = self.g
@@ -369,33 +527,62 @@ class _Function:
             if inner.const is not None:
                 return _Value(g.imm(-inner.const, inner.dtype), inner.dtype, -inner.const)
             minus = g.imm(-1, inner.dtype)
-            return _Value(g.add("tir.Mul", {"a": inner.ref, "b": minus, "dtype": inner.dtype,
-                                            "span": "null"}), inner.dtype)
+            return _Value(
+                g.add(
+                    "tir.Mul", {"a": inner.ref, "b": minus, "dtype": inner.dtype, "span": "null"}
+                ),
+                inner.dtype,
+            )
         if isinstance(e, ast.BinOp) and type(e.op) in _BINOPS:
             a, b = self._matched(self._expr(e.left), self._expr(e.right))
-            return _Value(g.add(_BINOPS[type(e.op)], {"a": a.ref, "b": b.ref, "dtype": a.dtype,
-                                                       "span": "null"}), a.dtype)
+            return _Value(
+                g.add(
+                    _BINOPS[type(e.op)], {"a": a.ref, "b": b.ref, "dtype": a.dtype, "span": "null"}
+                ),
+                a.dtype,
+            )
         if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
             a, b = self._matched(self._expr(e.left), self._expr(e.comparators[0]))
-            return _Value(g.add(_COMPARE[type(e.ops[0])], {"a": a.ref, "b": b.ref,
-                                                            "dtype": "bool", "span": "null"}),
-                          "bool")
+            return _Value(
+                g.add(
+                    _COMPARE[type(e.ops[0])],
+                    {"a": a.ref, "b": b.ref, "dtype": "bool", "span": "null"},
+                ),
+                "bool",
+            )
         if isinstance(e, ast.BoolOp):
             key = "tir.And" if isinstance(e.op, ast.And) else "tir.Or"
             acc = self._expr(e.values[0])
             for nxt in e.values[1:]:
-                acc = _Value(g.add(key, {"a": acc.ref, "b": self._expr(nxt).ref,
-                                         "dtype": "bool", "span": "null"}), "bool")
+                acc = _Value(
+                    g.add(
+                        key,
+                        {"a": acc.ref, "b": self._expr(nxt).ref, "dtype": "bool", "span": "null"},
+                    ),
+                    "bool",
+                )
             return acc
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
-            return _Value(g.add("tir.Not", {"a": self._expr(e.operand).ref, "dtype": "bool",
-                                            "span": "null"}), "bool")
+            return _Value(
+                g.add("tir.Not", {"a": self._expr(e.operand).ref, "dtype": "bool", "span": "null"}),
+                "bool",
+            )
         if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name):
             buf = self.scope.get(e.value.id)
             if isinstance(buf, _Buffer):
-                return _Value(g.add("tir.BufferLoad", {
-                    "buffer": buf.ref, "dtype": buf.dtype, "indices": self._indices(e),
-                    "predicate": "null", "span": "null"}), buf.dtype)
+                return _Value(
+                    g.add(
+                        "tir.BufferLoad",
+                        {
+                            "buffer": buf.ref,
+                            "dtype": buf.dtype,
+                            "indices": self._indices(e),
+                            "predicate": "null",
+                            "span": "null",
+                        },
+                    ),
+                    buf.dtype,
+                )
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
             return self._call(e)
         raise ValueError(f"expression {ast.unparse(e)!r} is not supported")
@@ -404,18 +591,26 @@ class _Function:
         g, name = self.g, e.func.attr
         if name in _DTYPES:
             arg = e.args[0]
-            if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) and \
-                    isinstance(arg.operand, ast.Constant):
+            if (
+                isinstance(arg, ast.UnaryOp)
+                and isinstance(arg.op, ast.USub)
+                and isinstance(arg.operand, ast.Constant)
+            ):
                 return _Value(g.imm(-arg.operand.value, name), name, -arg.operand.value)
             if isinstance(arg, ast.Constant):
                 return _Value(g.imm(arg.value, name), name, arg.value)
             inner = self._expr(arg)
-            return _Value(g.add("tir.Cast", {"dtype": name, "span": "null",
-                                             "value": inner.ref}), name)
+            return _Value(
+                g.add("tir.Cast", {"dtype": name, "span": "null", "value": inner.ref}), name
+            )
         if name == "Cast":
             dtype = e.args[0].value
-            return _Value(g.add("tir.Cast", {"dtype": dtype, "span": "null",
-                                             "value": self._expr(e.args[1]).ref}), dtype)
+            return _Value(
+                g.add(
+                    "tir.Cast", {"dtype": dtype, "span": "null", "value": self._expr(e.args[1]).ref}
+                ),
+                dtype,
+            )
         if name in ("max_value", "min_value"):
             dtype = e.args[0].value
             info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
@@ -423,20 +618,44 @@ class _Function:
             return _Value(g.imm(value, dtype), dtype, value)
         args = [self._expr(a) for a in e.args]
         if name in _MINMAX:
-            return _Value(g.add(_MINMAX[name], {"a": args[0].ref, "b": args[1].ref,
-                                                "dtype": args[0].dtype, "span": "null"}),
-                          args[0].dtype)
+            return _Value(
+                g.add(
+                    _MINMAX[name],
+                    {"a": args[0].ref, "b": args[1].ref, "dtype": args[0].dtype, "span": "null"},
+                ),
+                args[0].dtype,
+            )
         if name == "Select":
-            return _Value(g.add("tir.Select", {
-                "condition": args[0].ref, "dtype": args[1].dtype, "false_value": args[2].ref,
-                "span": "null", "true_value": args[1].ref}), args[1].dtype)
+            return _Value(
+                g.add(
+                    "tir.Select",
+                    {
+                        "condition": args[0].ref,
+                        "dtype": args[1].dtype,
+                        "false_value": args[2].ref,
+                        "span": "null",
+                        "true_value": args[1].ref,
+                    },
+                ),
+                args[1].dtype,
+            )
         if name in INTRINSICS:
             dtype = args[1].dtype if name == "if_then_else" else args[0].dtype
             if name == "isnan":
                 dtype = "bool"
             op = g.add("ir.Op", repr_str=f"tir.{name}")
-            return _Value(g.add("tir.Call", {"args": g.array([a.ref for a in args]),
-                                             "dtype": dtype, "op": op, "span": "null"}), dtype)
+            return _Value(
+                g.add(
+                    "tir.Call",
+                    {
+                        "args": g.array([a.ref for a in args]),
+                        "dtype": dtype,
+                        "op": op,
+                        "span": "null",
+                    },
+                ),
+                dtype,
+            )
         raise ValueError(f"T.{name} is not supported in a TVM workload")
 
 
@@ -481,17 +700,24 @@ def module_to_tvm_json(mod) -> str:
             ref = _Function(g, fn).build()
         except (KeyError, AttributeError, IndexError, TypeError) as e:
             # a form of the text this writer does not know (symbolic shapes, handles, ...)
-            raise ValueError(f"function {fn.name}: unsupported form ({type(e).__name__}: "
-                             f"{e})") from None
-        gvar = g.add("ir.GlobalVar", {"name_hint": g.string(fn.name), "span": "null",
-                                      "struct_info_": "null"})
+            raise ValueError(
+                f"function {fn.name}: unsupported form ({type(e).__name__}: {e})"
+            ) from None
+        gvar = g.add(
+            "ir.GlobalVar", {"name_hint": g.string(fn.name), "span": "null", "struct_info_": "null"}
+        )
         pairs.append((gvar, ref))
         gvars.append((fn.name, gvar))
-    root = g.add("ir.IRModule", {
-        "attrs": g.add("ir.DictAttrs", {"__dict__": g.str_map({})}),
-        "functions": g.map(pairs), "global_infos": g.str_map({}),
-        "global_var_map_": g.str_map(dict(gvars)),
-        "source_map": g.add("ir.SourceMap", {"source_map": g.map([])})})
+    root = g.add(
+        "ir.IRModule",
+        {
+            "attrs": g.add("ir.DictAttrs", {"__dict__": g.str_map({})}),
+            "functions": g.map(pairs),
+            "global_infos": g.str_map({}),
+            "global_var_map_": g.str_map(dict(gvars)),
+            "source_map": g.add("ir.SourceMap", {"source_map": g.map([])}),
+        },
+    )
     return g.json(root)
 
 
@@ -500,4 +726,3 @@ def tvm_payload(graph: str) -> str:
     dmlc stream string (its byte length, 8 bytes little-endian, then the bytes)."""
     data = graph.encode()
     return base64.b64encode(struct.pack("<Q", len(data)) + data).decode()
-

@@ -3,6 +3,7 @@ writes and TVM's JSONDatabase stores) printed back as TVMScript that tir-mlir pa
 workloads TVM's tuning logs hold become programs here. Explicit forms are printed (one loop
 per `for`, `T.axis.spatial/reduce` per block var, every region written out); a construct
 outside what the writer covers raises ValueError."""
+
 import base64
 import json
 import re
@@ -10,9 +11,22 @@ import struct
 
 from tir_mlir.meta_schedule.database.tvm_ir_json import INTRINSICS
 
-_BIN_TEXT = {"tir.Add": "+", "tir.Sub": "-", "tir.Mul": "*", "tir.FloorDiv": "//",
-             "tir.FloorMod": "%", "tir.Div": "/", "tir.LT": "<", "tir.LE": "<=", "tir.GT": ">",
-             "tir.GE": ">=", "tir.EQ": "==", "tir.NE": "!=", "tir.And": "and", "tir.Or": "or"}
+_BIN_TEXT = {
+    "tir.Add": "+",
+    "tir.Sub": "-",
+    "tir.Mul": "*",
+    "tir.FloorDiv": "//",
+    "tir.FloorMod": "%",
+    "tir.Div": "/",
+    "tir.LT": "<",
+    "tir.LE": "<=",
+    "tir.GT": ">",
+    "tir.GE": ">=",
+    "tir.EQ": "==",
+    "tir.NE": "!=",
+    "tir.And": "and",
+    "tir.Or": "or",
+}
 _KIND_TEXT = {0: "range", 1: "T.parallel", 2: "T.vectorized", 3: "T.unroll"}
 
 
@@ -61,13 +75,22 @@ class _Reader:
         if root["type_key"] != "ir.IRModule":
             raise ValueError(f"the graph's root is a {root['type_key']}, not an IRModule")
         data = self.attr(root, "functions").get("data", [])
-        funcs = [(self.name(self.attr(self.node(gvar), "name_hint")), self.node(func))
-                 for gvar, func in zip(data[::2], data[1::2])]
-        if len(funcs) == 1:          # printed as tir-mlir and TVM print one function
-            return "\n".join(["# from tvm.script import tir as T", "",
-                              *self.prim_func(*funcs[0])]) + "\n"
-        out = ["# from tvm.script import ir as I", "# from tvm.script import tir as T", "",
-               "@I.ir_module", "class Module:"]
+        funcs = [
+            (self.name(self.attr(self.node(gvar), "name_hint")), self.node(func))
+            for gvar, func in zip(data[::2], data[1::2])
+        ]
+        if len(funcs) == 1:  # printed as tir-mlir and TVM print one function
+            return (
+                "\n".join(["# from tvm.script import tir as T", "", *self.prim_func(*funcs[0])])
+                + "\n"
+            )
+        out = [
+            "# from tvm.script import ir as I",
+            "# from tvm.script import tir as T",
+            "",
+            "@I.ir_module",
+            "class Module:",
+        ]
         for name, func in funcs:
             out += ["    " + line for line in self.prim_func(name, func)]
         return "\n".join(out) + "\n"
@@ -80,13 +103,15 @@ class _Reader:
         params, matched, scalars = [], [], set()
         for p in self.attr(func, "params").get("data", []):
             var = self.node(p)
-            if p not in by_var:                   # a scalar parameter
+            if p not in by_var:  # a scalar parameter
                 params.append(f"{self.expr(var)}: T.{var['attrs']['dtype']}")
                 scalars.add(p)
-            elif self.symbolic(by_var[p]):        # a handle bound by T.match_buffer
+            elif self.symbolic(by_var[p]):  # a handle bound by T.match_buffer
                 params.append(f"{self.expr(var)}: T.handle")
-                matched.append(f"{self.buffer_name(by_var[p])} = T.match_buffer("
-                               f"{self.expr(var)}, {self.buffer_type(by_var[p], shape_only=True)})")
+                matched.append(
+                    f"{self.buffer_name(by_var[p])} = T.match_buffer("
+                    f"{self.expr(var)}, {self.buffer_type(by_var[p], shape_only=True)})"
+                )
             else:
                 params.append(f"{self.buffer_name(by_var[p])}: {self.buffer_type(by_var[p])}")
         lines = ["@T.prim_func", f"def {name}({', '.join(params)}):"]
@@ -97,15 +122,17 @@ class _Reader:
                 entries.append(f"{json.dumps(key)}: {self.attr_value(self.node(ref))}")
         if entries:
             lines.append(f"    T.func_attr({{{', '.join(entries)}}})")
-        sizes = {}                                # the size variables the shapes use
+        sizes = {}  # the size variables the shapes use
         for b in by_var.values():
             for dim in self.items(self.attr(self.node(b), "shape")):
                 self.size_vars(dim, sizes, scalars)
         lines += [f"    {n} = T.{dtype}()" for n, dtype in sizes.values()]
         lines += ["    " + line for line in matched]
         body = self.attr(func, "body")
-        if body["type_key"] == "tir.BlockRealize" and \
-                self.string(self.attr(self.attr(body, "block"), "name_hint")) == "root":
+        if (
+            body["type_key"] == "tir.BlockRealize"
+            and self.string(self.attr(self.attr(body, "block"), "name_hint")) == "root"
+        ):
             root = self.attr(body, "block")
             lines += ["    " + line for line in self.allocs(root)]
             body = self.attr(root, "body")
@@ -113,8 +140,9 @@ class _Reader:
 
     def symbolic(self, ref) -> bool:
         """Whether a buffer's shape has a dimension that is not a number."""
-        return any(d["type_key"] != "ir.IntImm"
-                   for d in self.items(self.attr(self.node(ref), "shape")))
+        return any(
+            d["type_key"] != "ir.IntImm" for d in self.items(self.attr(self.node(ref), "shape"))
+        )
 
     def size_vars(self, node: dict, out: dict, params: set, seen=None) -> None:
         """The variables of an expression that are not parameters, by node, in order."""
@@ -145,18 +173,20 @@ class _Reader:
         buf = self.node(ref)
         shape = [self.expr(s) for s in self.items(self.attr(buf, "shape"))]
         text = "(" + ", ".join(shape) + ("," if len(shape) == 1 else "") + ")"
-        scope = self.string(self.attr(self.attr(self.attr(buf, "data"), "type_annotation"),
-                                      "storage_scope"))
+        scope = self.string(
+            self.attr(self.attr(self.attr(buf, "data"), "type_annotation"), "storage_scope")
+        )
         extra = f", scope={json.dumps(scope)}" if scope and scope != "global" else ""
         dtype = json.dumps(self.dtype(buf["attrs"]["dtype"]))
         if shape_only:
             return f"{text}, {dtype}"
-        return f"T.alloc_buffer({text}, {dtype}{extra})" if alloc else \
-            f"T.Buffer({text}, {dtype})"
+        return f"T.alloc_buffer({text}, {dtype}{extra})" if alloc else f"T.Buffer({text}, {dtype})"
 
     def allocs(self, block: dict) -> list[str]:
-        return [f"{self.buffer_name(r)} = {self.buffer_type(r, alloc=True)}"
-                for r in self.attr(block, "alloc_buffers").get("data", [])]
+        return [
+            f"{self.buffer_name(r)} = {self.buffer_type(r, alloc=True)}"
+            for r in self.attr(block, "alloc_buffers").get("data", [])
+        ]
 
     def attr_value(self, node: dict) -> str:
         if node["type_key"] == "bool":
@@ -184,20 +214,30 @@ class _Reader:
             return self.block(node)
         if kind == "tir.BufferStore":
             idx = ", ".join(self.expr(i) for i in self.items(self.attr(node, "indices")))
-            return [(f"{self.buffer_name(node['attrs']['buffer'])}[{idx}] = "
-                     f"{self.expr(self.attr(node, 'value'))}")]
+            return [
+                (
+                    f"{self.buffer_name(node['attrs']['buffer'])}[{idx}] = "
+                    f"{self.expr(self.attr(node, 'value'))}"
+                )
+            ]
         raise ValueError(f"statement {kind} is not supported")
 
     def for_(self, node: dict) -> list[str]:
         a = node["attrs"]
         kind = int(a["kind"])
-        if kind not in _KIND_TEXT or a["thread_binding"] != "null" or \
-                self.attr(node, "annotations").get("data"):
+        if (
+            kind not in _KIND_TEXT
+            or a["thread_binding"] != "null"
+            or self.attr(node, "annotations").get("data")
+        ):
             raise ValueError("thread-bound or annotated loops are not supported")
         var = self.expr(self.attr(node, "loop_var"))
         lo, ext = self.attr(node, "min"), self.attr(node, "extent")
-        rng = self.expr(ext) if lo["type_key"] == "ir.IntImm" and lo["attrs"]["value"] == "0" \
+        rng = (
+            self.expr(ext)
+            if lo["type_key"] == "ir.IntImm" and lo["attrs"]["value"] == "0"
             else f"{self.expr(lo)}, {self.expr(lo)} + {self.expr(ext)}"
+        )
         body = self.stmt(self.attr(node, "body"))
         return [f"for {var} in {_KIND_TEXT[kind]}({rng}):"] + ["    " + s for s in body]
 
@@ -210,8 +250,9 @@ class _Reader:
             if axis is None:
                 raise ValueError("an opaque or thread block var is not supported")
             extent = self.expr(self.attr(self.attr(iv, "dom"), "extent"))
-            lines.append(f"{self.expr(self.attr(iv, 'var'))} = T.axis.{axis}({extent}, "
-                         f"{self.expr(value)})")
+            lines.append(
+                f"{self.expr(self.attr(iv, 'var'))} = T.axis.{axis}({extent}, {self.expr(value)})"
+            )
         pred = self.attr(realize, "predicate")
         if not (pred["type_key"] == "ir.IntImm" and pred["attrs"]["value"] == "1"):
             lines.append(f"T.where({self.expr(pred)})")
@@ -219,8 +260,10 @@ class _Reader:
         lines.append(f"T.writes({self.regions(block, 'writes')})")
         ann = self.attr(block, "annotations")
         if ann.get("data"):
-            entries = [f"{json.dumps(k)}: {self.attr_value(self.node(v))}"
-                       for k, v in zip(ann.get("keys", []), ann["data"])]
+            entries = [
+                f"{json.dumps(k)}: {self.attr_value(self.node(v))}"
+                for k, v in zip(ann.get("keys", []), ann["data"])
+            ]
             lines.append(f"T.block_attr({{{', '.join(entries)}}})")
         lines += self.allocs(block)
         init = self.attr(block, "init")
@@ -237,8 +280,9 @@ class _Reader:
             for r in self.items(self.attr(region, "region")):
                 lo, ext = self.attr(r, "min"), self.attr(r, "extent")
                 one = ext["type_key"] == "ir.IntImm" and ext["attrs"]["value"] == "1"
-                dims.append(self.expr(lo) if one else
-                            f"{self.expr(lo)}:{self.expr(lo)} + {self.expr(ext)}")
+                dims.append(
+                    self.expr(lo) if one else f"{self.expr(lo)}:{self.expr(lo)} + {self.expr(ext)}"
+                )
             out.append(f"{self.buffer_name(region['attrs']['buffer'])}[{', '.join(dims)}]")
         return ", ".join(out)
 
@@ -269,20 +313,28 @@ class _Reader:
         if kind == "ir.FloatImm":
             return f"T.{self.dtype(a['dtype'])}({float(a['value'])!r})"
         if kind in _BIN_TEXT:
-            return f"({self.expr(self.attr(node, 'a'))} {_BIN_TEXT[kind]} " \
-                   f"{self.expr(self.attr(node, 'b'))})"
+            return (
+                f"({self.expr(self.attr(node, 'a'))} {_BIN_TEXT[kind]} "
+                f"{self.expr(self.attr(node, 'b'))})"
+            )
         if kind in ("tir.Max", "tir.Min"):
-            return f"T.{kind[4:].lower()}({self.expr(self.attr(node, 'a'))}, " \
-                   f"{self.expr(self.attr(node, 'b'))})"
+            return (
+                f"T.{kind[4:].lower()}({self.expr(self.attr(node, 'a'))}, "
+                f"{self.expr(self.attr(node, 'b'))})"
+            )
         if kind == "tir.Not":
             return f"(not {self.expr(self.attr(node, 'a'))})"
         if kind == "tir.Cast":
-            return f"T.Cast({json.dumps(self.dtype(a['dtype']))}, " \
-                   f"{self.expr(self.attr(node, 'value'))})"
+            return (
+                f"T.Cast({json.dumps(self.dtype(a['dtype']))}, "
+                f"{self.expr(self.attr(node, 'value'))})"
+            )
         if kind == "tir.Select":
-            return f"T.Select({self.expr(self.attr(node, 'condition'))}, " \
-                   f"{self.expr(self.attr(node, 'true_value'))}, " \
-                   f"{self.expr(self.attr(node, 'false_value'))})"
+            return (
+                f"T.Select({self.expr(self.attr(node, 'condition'))}, "
+                f"{self.expr(self.attr(node, 'true_value'))}, "
+                f"{self.expr(self.attr(node, 'false_value'))})"
+            )
         if kind == "tir.BufferLoad":
             idx = ", ".join(self.expr(i) for i in self.items(self.attr(node, "indices")))
             return f"{self.buffer_name(a['buffer'])}[{idx}]"
@@ -301,8 +353,7 @@ def tvm_json_to_script(graph_text: str) -> str:
     try:
         return _Reader(json.loads(graph_text)).module()
     except (KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
-        raise ValueError(f"not a TVM IRModule graph tir-mlir reads ({type(e).__name__})") \
-            from None
+        raise ValueError(f"not a TVM IRModule graph tir-mlir reads ({type(e).__name__})") from None
 
 
 def graph_from_payload(payload: str) -> str | None:

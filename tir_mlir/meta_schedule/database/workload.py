@@ -1,5 +1,6 @@
 """`Workload`: a program being tuned, keyed by its structural hash (equal for the same program
 up to renaming), kept as MLIR text so that it can be stored and parsed back exactly."""
+
 from typing import Optional
 
 from mlir import ir
@@ -18,6 +19,7 @@ class Workload:
         self._mod, self._text = mod, mlir_text
         if shash is None:
             from tir_mlir.printer.equality import structural_hash
+
             shash = structural_hash(mod if mod is not None else self.mod)
         self.shash = shash
 
@@ -53,5 +55,6 @@ def _parse_stored(text: str) -> IRModule:
             return IRModule(parse_untrusted(text, "<database workload>"))
         except ir.MLIRError as e:
             diags = getattr(e, "error_diagnostics", None) or []
-            raise TIRParseError(f"a stored workload is not valid MLIR: "
-                                f"{diags[0].message if diags else e}") from None
+            raise TIRParseError(
+                f"a stored workload is not valid MLIR: {diags[0].message if diags else e}"
+            ) from None

@@ -8,6 +8,7 @@ Accesses are evaluated numerically: an index is an affine function of the block'
 vars, each bound to an affine function of the loop variables, so the stride along loop l
 is f(e_l) - f(0). Read-only: nothing is rewritten.
 """
+
 import math
 from typing import Callable, Dict, List
 
@@ -17,16 +18,39 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.analysis import buffer_util
 
-LEVELS = 6          # footprint features for the innermost LEVELS loop levels
-READS = 3           # accesses described per block (the ones touching most bytes)
-FLOAT_OPS = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf",
-             "arith.minimumf", "arith.negf", "math.fma"}
+LEVELS = 6  # footprint features for the innermost LEVELS loop levels
+READS = 3  # accesses described per block (the ones touching most bytes)
+FLOAT_OPS = {
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.negf",
+    "math.fma",
+}
 INT_OPS = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.remsi"}
 ACCESS = ["stride", "contig", "invariant", "bytes", "reuse"]
-NAMES = (["iters", "flops_per_iter", "flops", "loops", "par_extent", "par_loops", "vec_extent",
-          "unroll_extent", "auto_unroll", "inner_extent", "math_calls", "int_ops"]
-         + [f"{k}{a}" for a in range(READS + 1) for k in ACCESS]
-         + [f"footprint{d}" for d in range(LEVELS)] + ["intensity", "alloc_bytes"])
+NAMES = (
+    [
+        "iters",
+        "flops_per_iter",
+        "flops",
+        "loops",
+        "par_extent",
+        "par_loops",
+        "vec_extent",
+        "unroll_extent",
+        "auto_unroll",
+        "inner_extent",
+        "math_calls",
+        "int_ops",
+    ]
+    + [f"{k}{a}" for a in range(READS + 1) for k in ACCESS]
+    + [f"footprint{d}" for d in range(LEVELS)]
+    + ["intensity", "alloc_bytes"]
+)
 
 
 def _log(x: float) -> float:
@@ -48,8 +72,13 @@ def _compile(e: ir.AffineExpr) -> Callable[[List[int]], int]:
         return lambda dims: a(dims) + b(dims)
     if isinstance(e, ir.AffineMulExpr):
         return lambda dims: a(dims) * b(dims)
-    op = (_floordiv if isinstance(e, ir.AffineFloorDivExpr) else
-          _ceildiv if isinstance(e, ir.AffineCeilDivExpr) else _mod)
+    op = (
+        _floordiv
+        if isinstance(e, ir.AffineFloorDivExpr)
+        else _ceildiv
+        if isinstance(e, ir.AffineCeilDivExpr)
+        else _mod
+    )
     return lambda dims: op(a(dims), b(dims))
 
 
@@ -82,8 +111,7 @@ class _Nest:
         self.loops = [Loop(lp) for lp in _loops_of(block.op)]
         self.extents = [max(1, lp.extent) for lp in self.loops]
         ivs = [lp.iv for lp in self.loops]
-        self.dim_loop = [next((k for k, iv in enumerate(ivs) if iv == d), None)
-                         for d in block.dims]
+        self.dim_loop = [next((k for k, iv in enumerate(ivs) if iv == d), None) for d in block.dims]
         self.bindings = [_compile(e) for e in block.bindings.results]
         self.args = block.iter_vars
 
@@ -101,8 +129,7 @@ class _Nest:
                 e = buffer_util.to_affine(v, leaves)
             except buffer_util.NotAffine:
                 return None
-            pos = [next((k for k, a in enumerate(self.args) if a == leaf), None)
-                   for leaf in leaves]
+            pos = [next((k for k, a in enumerate(self.args) if a == leaf), None) for leaf in leaves]
             if any(p is None for p in pos):
                 return None
             fns.append((_compile(e), pos))
@@ -122,11 +149,17 @@ def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:
     fns = nest.index_fns(op, kind)
     if fns is None or not n:
         total = elem * math.prod(shape or [1])
-        return {"stride": 0, "contig": 0, "invariant": 0, "bytes": total, "reuse": 1,
-                "foot": [total] * LEVELS}
-    row = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+        return {
+            "stride": 0,
+            "contig": 0,
+            "invariant": 0,
+            "bytes": total,
+            "reuse": 1,
+            "foot": [total] * LEVELS,
+        }
+    row = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
     zero = _offsets(nest, fns, [0] * n)
-    coef = []                                      # coef[l][p]: index p per step of loop l
+    coef = []  # coef[l][p]: index p per step of loop l
     for lv in range(n):
         vals = [0] * n
         vals[lv] = 1
@@ -135,45 +168,71 @@ def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:
     stride = sum(c * r for c, r in zip(inner, row))
 
     def touched(from_level: int) -> int:
-        spans = [min(shape[p] if p < len(shape) else 1,
-                     1 + sum(abs(coef[lv][p]) * (nest.extents[lv] - 1)
-                             for lv in range(from_level, n)))
-                 for p in range(len(fns))]
+        spans = [
+            min(
+                shape[p] if p < len(shape) else 1,
+                1 + sum(abs(coef[lv][p]) * (nest.extents[lv] - 1) for lv in range(from_level, n)),
+            )
+            for p in range(len(fns))
+        ]
         return elem * math.prod(spans or [1])
+
     foot = [touched(max(0, n - 1 - d)) for d in range(LEVELS)]
     whole = touched(0)
     iters = math.prod(nest.extents)
-    return {"stride": stride, "contig": int(abs(stride) == 1), "invariant": int(stride == 0),
-            "bytes": whole, "reuse": iters * elem / max(whole, 1), "foot": foot}
+    return {
+        "stride": stride,
+        "contig": int(abs(stride) == 1),
+        "invariant": int(stride == 0),
+        "bytes": whole,
+        "reuse": iters * elem / max(whole, 1),
+        "foot": foot,
+    }
 
 
 def block_features(block: Block, alloc_bytes: int) -> List[float]:
     nest = _Nest(block)
     ops = walk_all(block.op)
     flops = sum(1 for o in ops if o.name in FLOAT_OPS) + 2 * sum(
-        1 for o in ops if o.name == "math.fma")
+        1 for o in ops if o.name == "math.fma"
+    )
     math_calls = sum(1 for o in ops if o.name.startswith("math.") and o.name != "math.fma")
     int_ops = sum(1 for o in ops if o.name in INT_OPS)
     iters = math.prod(nest.extents)
     par = [lp.extent for lp in nest.loops if lp.kind == "parallel"]
     vec = [lp.extent for lp in nest.loops if lp.kind == "vectorized"]
     unr = [lp.extent for lp in nest.loops if lp.kind == "unroll"]
-    auto = max([_ann_int(lp.annotations.get("pragma_auto_unroll_max_step"))
-                for lp in nest.loops] or [0])
+    auto = max(
+        [_ann_int(lp.annotations.get("pragma_auto_unroll_max_step")) for lp in nest.loops] or [0]
+    )
     kinds = [(op, kind, buf) for op, kind, buf in buffer_util.accesses(block.op)]
     accs = [_access_features(nest, op, kind, buf) for op, kind, buf in kinds]
     stores = [a for a, (_, kind, _) in zip(accs, kinds) if kind == "store"]
-    loads = sorted((a for a, (_, kind, _) in zip(accs, kinds) if kind == "load"),
-                   key=lambda a: -a["bytes"])
+    loads = sorted(
+        (a for a, (_, kind, _) in zip(accs, kinds) if kind == "load"), key=lambda a: -a["bytes"]
+    )
     described = (stores[:1] or [None]) + loads[:READS]
     described += [None] * (READS + 1 - len(described))
-    f = [_log(iters), _log(flops + math_calls), _log(iters * (flops + math_calls)),
-         len(nest.loops), _log(math.prod(par or [0])), len(par), _log(math.prod(vec or [0])),
-         _log(math.prod(unr or [0])), _log(auto), _log(nest.extents[-1] if nest.extents else 1),
-         _log(math_calls), _log(int_ops)]
+    f = [
+        _log(iters),
+        _log(flops + math_calls),
+        _log(iters * (flops + math_calls)),
+        len(nest.loops),
+        _log(math.prod(par or [0])),
+        len(par),
+        _log(math.prod(vec or [0])),
+        _log(math.prod(unr or [0])),
+        _log(auto),
+        _log(nest.extents[-1] if nest.extents else 1),
+        _log(math_calls),
+        _log(int_ops),
+    ]
     for a in described:
-        f += ([_log(a["stride"]), a["contig"], a["invariant"], _log(a["bytes"]),
-               _log(a["reuse"])] if a else [0.0] * len(ACCESS))
+        f += (
+            [_log(a["stride"]), a["contig"], a["invariant"], _log(a["bytes"]), _log(a["reuse"])]
+            if a
+            else [0.0] * len(ACCESS)
+        )
     foot = [sum(a["foot"][d] for a in accs) for d in range(LEVELS)] if accs else [0] * LEVELS
     f += [_log(x) for x in foot]
     moved = sum(a["bytes"] for a in accs) or 1
@@ -200,11 +259,12 @@ def module_features(module: ir.Module) -> List[List[float]]:
         for o in allocs:
             mt = ir.MemRefType(o.results[0].type)
             alloc_bytes += math.prod(mt.shape or [1]) * max(
-                1, getattr(mt.element_type, "width", 32) // 8)
+                1, getattr(mt.element_type, "width", 32) // 8
+            )
         for o in nested:
             if o.name != Block.OP_NAME:
                 continue
             inside = {x.name for x in walk_all(o)}
-            if "memref.store" in inside and Block.OP_NAME not in inside:   # leaf blocks
+            if "memref.store" in inside and Block.OP_NAME not in inside:  # leaf blocks
                 out.append(block_features(Block(o), alloc_bytes))
     return out

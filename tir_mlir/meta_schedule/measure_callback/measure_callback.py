@@ -10,8 +10,14 @@ a list without AddToDatabase stores nothing, as in TVM. A user's callback derive
 
 
 class MeasureCallback:
-    def apply(self, task_scheduler, task_id: int, measure_candidates: list,
-              builder_results: list, runner_results: list) -> None:
+    def apply(
+        self,
+        task_scheduler,
+        task_id: int,
+        measure_candidates: list,
+        builder_results: list,
+        runner_results: list,
+    ) -> None:
         raise NotImplementedError
 
     @staticmethod
@@ -29,6 +35,7 @@ class MeasureCallback:
         from tir_mlir.meta_schedule.measure_callback.update_cost_model import (
             UpdateCostModel,
         )
+
         return [AddToDatabase(), RemoveBuildArtifact(), UpdateCostModel()]
 
     def __str__(self) -> str:
@@ -37,6 +44,7 @@ class MeasureCallback:
 
 class PyMeasureCallback(MeasureCallback):
     """The class a user's callback derives from (with TVM's `@derived_object`)."""
+
     _py_interface = True
 
 
@@ -49,6 +57,8 @@ def normalize(callbacks) -> list[MeasureCallback]:
     out = list(callbacks)
     for cb in out:
         if not isinstance(cb, MeasureCallback):
-            raise TypeError(f"a measure callback must be a MeasureCallback (or a "
-                            f"@derived_object PyMeasureCallback), got {type(cb).__name__}")
+            raise TypeError(
+                f"a measure callback must be a MeasureCallback (or a "
+                f"@derived_object PyMeasureCallback), got {type(cb).__name__}"
+            )
     return out

@@ -1,13 +1,15 @@
 """RemoveBuildArtifact: the shared objects of a measured batch are deleted (TVM's callback;
 without it they stay in the builder's folder until the tuner exits)."""
+
 import os
 
 from tir_mlir.meta_schedule.measure_callback.measure_callback import MeasureCallback
 
 
 class RemoveBuildArtifact(MeasureCallback):
-    def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
-              runner_results) -> None:
+    def apply(
+        self, task_scheduler, task_id, measure_candidates, builder_results, runner_results
+    ) -> None:
         for result in builder_results:
             if result.artifact_path:
                 try:

@@ -1,4 +1,5 @@
 """Mutators: how the evolutionary search changes a measured trace."""
+
 from tir_mlir.meta_schedule.mutator.mutate_compute_location import MutateComputeLocation
 from tir_mlir.meta_schedule.mutator.mutate_parallel import MutateParallel
 from tir_mlir.meta_schedule.mutator.mutate_thread_binding import MutateThreadBinding
@@ -10,13 +11,24 @@ from tir_mlir.meta_schedule.mutator.mutator import Mutator, PyMutator
 def create(kind: str = "llvm") -> dict:
     """TVM 0.21's default mutators and their probabilities per target kind."""
     if kind == "llvm":
-        return {MutateTileSize(): 0.9, MutateComputeLocation(): 0.05, MutateUnroll(): 0.03,
-                MutateParallel(max_jobs_per_core=16): 0.02}
+        return {
+            MutateTileSize(): 0.9,
+            MutateComputeLocation(): 0.05,
+            MutateUnroll(): 0.03,
+            MutateParallel(max_jobs_per_core=16): 0.02,
+        }
     if kind in ("cuda", "cuda-tensorcore"):
         return {MutateTileSize(): 0.9, MutateUnroll(): 0.08, MutateThreadBinding(): 0.02}
     raise ValueError(f"no default mutators for target kind {kind!r}")
 
 
-__all__ = ["Mutator", "MutateComputeLocation", "MutateParallel", "MutateThreadBinding",
-           "MutateTileSize",
-           "MutateUnroll", "PyMutator", "create"]
+__all__ = [
+    "Mutator",
+    "MutateComputeLocation",
+    "MutateParallel",
+    "MutateThreadBinding",
+    "MutateTileSize",
+    "MutateUnroll",
+    "PyMutator",
+    "create",
+]

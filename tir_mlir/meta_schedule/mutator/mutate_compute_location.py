@@ -1,6 +1,7 @@
 """MutateComputeLocation: move a block sampled by sample_compute_location to another of its
 possible locations (found by replaying the trace up to that instruction): a loop, the root
 (-1), or inlined into its consumers (-2) when compute_inline accepts it (TVM's candidates)."""
+
 from typing import List
 
 from tir_mlir.errors import ScheduleError
@@ -19,6 +20,7 @@ class MutateComputeLocation(Mutator):
     def apply(self, trace, rand_state=-1):
         rng = as_rng(rand_state)
         from tir_mlir.schedule.schedule import Schedule
+
         cands = insts_named(trace, "sample_compute_location")
         if not cands or self.mod is None:
             return None
@@ -45,4 +47,4 @@ def _locations(sch, prefix, inst) -> List[int]:
         if any(o.name == name for o in outs) and i.name == "get_block":
             block = sch.get_block(i.args["name"], i.args["func_name"])
             return sch.compute_location_decisions(block)
-    return []                     # a block made by a primitive: leave its location alone
+    return []  # a block made by a primitive: leave its location alone

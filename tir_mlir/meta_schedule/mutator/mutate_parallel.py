@@ -1,5 +1,6 @@
 """MutateParallel: change the max parallel extent a block is annotated with
 (meta_schedule.parallel), to a multiple of the cores between 1 and 4x the rule's value."""
+
 from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
 from tir_mlir.schedule.trace import Instruction, Trace
 
@@ -10,8 +11,11 @@ class MutateParallel(Mutator):
 
     def apply(self, trace, rand_state=-1):
         rng = as_rng(rand_state)
-        cands = [i for i in insts_named(trace, "annotate")
-                 if i.args["ann_key"] == "meta_schedule.parallel"]
+        cands = [
+            i
+            for i in insts_named(trace, "annotate")
+            if i.args["ann_key"] == "meta_schedule.parallel"
+        ]
         if not cands:
             return None
         inst = rng.choice(cands)
@@ -20,6 +24,7 @@ class MutateParallel(Mutator):
         options = [o for o in options if o != inst.args["ann_val"]]
         insts = list(trace.without_postproc().insts)
         k = next(n for n, x in enumerate(insts) if x is inst)
-        insts[k] = Instruction(inst.name, {**inst.args, "ann_val": rng.choice(options)},
-                               inst.outputs)
+        insts[k] = Instruction(
+            inst.name, {**inst.args, "ann_val": rng.choice(options)}, inst.outputs
+        )
         return Trace(insts)

@@ -1,6 +1,7 @@
 """MutateTileSize: move a prime factor between two parts of a sampled perfect tile (the
 product stays the loop extent; the innermost part stays within its maximum); for the tile of
 a loop over a symbolic extent, draw another constant for one of its sampled factors."""
+
 from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
 from tir_mlir.passes.schedule.sample_perfect_tile import divisors
 
@@ -8,8 +9,11 @@ from tir_mlir.passes.schedule.sample_perfect_tile import divisors
 class MutateTileSize(Mutator):
     def apply(self, trace, rand_state=-1):
         rng = as_rng(rand_state)
-        cands = [i for i in insts_named(trace, "sample_perfect_tile") if len(i.args["decision"]) > 1
-                 and any(f > 1 for f in i.args["decision"])]
+        cands = [
+            i
+            for i in insts_named(trace, "sample_perfect_tile")
+            if len(i.args["decision"]) > 1 and any(f > 1 for f in i.args["decision"])
+        ]
         factors = _split_factors(trace)
         if factors and (not cands or rng.random() < len(factors) / (len(factors) + len(cands))):
             # the tile of a symbolic loop: another constant for one of its factors
@@ -34,8 +38,11 @@ class MutateTileSize(Mutator):
 def _split_factors(trace) -> list:
     """The sample_categorical instructions whose value is a split factor (MultiLevelTiling's
     tiles of loops over symbolic extents), with more than one candidate."""
-    used = {f.name for i in insts_named(trace, "split") for f in i.args["factors"]
-            if hasattr(f, "name")}
-    return [i for i in insts_named(trace, "sample_categorical")
-            if i.outputs is not None and i.outputs.name in used
-            and len(i.args["candidates"]) > 1]
+    used = {
+        f.name for i in insts_named(trace, "split") for f in i.args["factors"] if hasattr(f, "name")
+    }
+    return [
+        i
+        for i in insts_named(trace, "sample_categorical")
+        if i.outputs is not None and i.outputs.name in used and len(i.args["candidates"]) > 1
+    ]

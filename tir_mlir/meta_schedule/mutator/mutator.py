@@ -1,6 +1,7 @@
 """The mutator interface: `apply(trace, rand_state=-1) -> new trace or None` changes one decision of
 a sampling instruction (the trace without its postprocessing part is returned; the search
 replays it and runs the postprocessors again)."""
+
 import copy
 import random
 
@@ -24,6 +25,7 @@ class PyMutator(Mutator):
     """The class a TVM user's mutator derives from (with `@derived_object`): it overrides
     `apply(trace, rand_state) -> Trace or None` (`rand_state` is a `random.Random` here)
     and optionally `_initialize_with_tune_context`."""
+
     _py_interface = True
 
     def initialize_with_tune_context(self, context) -> None:

@@ -1,9 +1,11 @@
 """Postprocessors: applied to every sampled candidate before it is measured."""
+
 from tir_mlir.meta_schedule.postproc.disallow_dynamic_loop import DisallowDynamicLoop
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, PyPostproc
 from tir_mlir.meta_schedule.postproc.rewrite_cooperative_fetch import RewriteCooperativeFetch
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
-    RewriteParallelVectorizeUnroll)
+    RewriteParallelVectorizeUnroll,
+)
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
 from tir_mlir.meta_schedule.postproc.rewrite_tensorize import RewriteTensorize
 from tir_mlir.meta_schedule.postproc.rewrite_unbound_block import RewriteUnboundBlock
@@ -13,17 +15,29 @@ from tir_mlir.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode
 def create(kind: str = "llvm") -> list:
     """TVM 0.21's default postprocessors per target kind."""
     if kind == "llvm":
-        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(),
-                RewriteReductionBlock()]
+        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), RewriteReductionBlock()]
     if kind == "cuda":
-        return [DisallowDynamicLoop(), RewriteCooperativeFetch(),
-                RewriteParallelVectorizeUnroll(), RewriteReductionBlock(), VerifyGPUCode()]
+        return [
+            DisallowDynamicLoop(),
+            RewriteCooperativeFetch(),
+            RewriteParallelVectorizeUnroll(),
+            RewriteReductionBlock(),
+            VerifyGPUCode(),
+        ]
     if kind == "cuda-tensorcore":
         return [*create("cuda"), RewriteTensorize()]
     raise ValueError(f"no default postprocessors for target kind {kind!r}")
 
 
-__all__ = ["DisallowDynamicLoop", "Postproc", "PyPostproc", "RewriteCooperativeFetch",
-           "RewriteParallelVectorizeUnroll",
-           "RewriteReductionBlock", "RewriteTensorize", "RewriteUnboundBlock", "VerifyGPUCode",
-           "create"]
+__all__ = [
+    "DisallowDynamicLoop",
+    "Postproc",
+    "PyPostproc",
+    "RewriteCooperativeFetch",
+    "RewriteParallelVectorizeUnroll",
+    "RewriteReductionBlock",
+    "RewriteTensorize",
+    "RewriteUnboundBlock",
+    "VerifyGPUCode",
+    "create",
+]

@@ -4,6 +4,7 @@ tir-mlir tunes symbolic programs (one kernel for every size, meta_schedule/sizes
 loops over a size parameter `n` are the point, so those pass. A loop whose bounds depend on an
 enclosing loop (`for k in range(i)`, a triangular nest) is rejected, as TVM rejects it: the
 tiling and the cost model assume a rectangular iteration space."""
+
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
@@ -14,6 +15,6 @@ class DisallowDynamicLoop(Postproc):
             for loop in sch.get_loops(sch.get_block(name, func)):
                 try:
                     sch.get(loop).extent
-                except ScheduleError:          # bounds that depend on an outer loop
+                except ScheduleError:  # bounds that depend on an outer loop
                     return False
         return True

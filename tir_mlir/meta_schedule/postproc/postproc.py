@@ -1,6 +1,7 @@
 """The postprocessor interface: `apply(sch) -> bool`, run on every sampled candidate after
 `sch.enter_postproc()`. False (or a ScheduleError) rejects the candidate: the search drops
 it and counts it, it never stops the tuning."""
+
 import copy
 
 
@@ -20,6 +21,7 @@ class Postproc:
 class PyPostproc(Postproc):
     """The class a TVM user's postprocessor derives from (with `@derived_object`): it
     overrides `apply(sch) -> bool` and optionally `_initialize_with_tune_context`."""
+
     _py_interface = True
 
     def initialize_with_tune_context(self, context) -> None:

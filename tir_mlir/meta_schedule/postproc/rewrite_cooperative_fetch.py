@@ -7,6 +7,7 @@ Without a threadIdx.x loop around the block the annotation is left alone (TVM's
 postprocessor does the same), unless a block of the function is marked `warp_execution`
 (MultiLevelTilingTensorCore's tensor-core blocks run once per warp): then threadIdx.x is the
 warp's lanes, the target's warp size, as in TVM."""
+
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
@@ -16,8 +17,11 @@ WARP_EXECUTION = "warp_execution"
 
 class RewriteCooperativeFetch(Postproc):
     def apply(self, sch) -> bool:
-        warp_funcs = {func for func, name in blocks(sch)
-                      if WARP_EXECUTION in sch.get(sch.get_block(name, func)).annotations}
+        warp_funcs = {
+            func
+            for func, name in blocks(sch)
+            if WARP_EXECUTION in sch.get(sch.get_block(name, func)).annotations
+        }
         warp = self.target.thread_warp_size if self.target is not None else 32
         for func, name in blocks(sch):
             block = sch.get_block(name, func)
@@ -25,13 +29,16 @@ class RewriteCooperativeFetch(Postproc):
             if vector is None:
                 continue
             loops = sch.get_loops(block)
-            threads = {sch.get(lp).thread_binding: sch.get(lp).extent for lp in loops
-                       if sch.get(lp).thread_binding}
+            threads = {
+                sch.get(lp).thread_binding: sch.get(lp).extent
+                for lp in loops
+                if sch.get(lp).thread_binding
+            }
             if "threadIdx.x" not in threads:
                 if func not in warp_funcs:
                     continue
                 threads["threadIdx.x"] = warp
-            own = _own_loops(sch, block, loops)       # (already fused by the rule, or not)
+            own = _own_loops(sch, block, loops)  # (already fused by the rule, or not)
             if not own or any(sch.get(lp).thread_binding for lp in own):
                 return False
             try:

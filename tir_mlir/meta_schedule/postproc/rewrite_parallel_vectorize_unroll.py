@@ -12,11 +12,16 @@ prefix). `meta_schedule.unroll_explicit` = U > 0:
 the outermost loop of a block with a reduction gets `pragma_auto_unroll_max_step` = U and
 `pragma_unroll_explicit` (TVM does not unroll purely spatial blocks).
 """
+
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
-KEYS = ("meta_schedule.parallel", "meta_schedule.vectorize", "meta_schedule.unroll_explicit",
-        "meta_schedule.unroll_implicit")
+KEYS = (
+    "meta_schedule.parallel",
+    "meta_schedule.vectorize",
+    "meta_schedule.unroll_explicit",
+    "meta_schedule.unroll_implicit",
+)
 
 
 class RewriteParallelVectorizeUnroll(Postproc):
@@ -39,14 +44,18 @@ class RewriteParallelVectorizeUnroll(Postproc):
                 # the innermost loop stays for the vectorizer when it qualifies (TVM: "prefer
                 # vectorize to parallel")
                 keep = int(_vectorizable(sch, loops[-1], vector_limit[func]))
-                outer = _parallelize(sch, loops[:len(loops) - keep],
-                                     ann["meta_schedule.parallel"]) or outer
-            unroll = ann.get("meta_schedule.unroll_explicit",
-                             ann.get("meta_schedule.unroll_implicit", 0))
+                outer = (
+                    _parallelize(sch, loops[: len(loops) - keep], ann["meta_schedule.parallel"])
+                    or outer
+                )
+            unroll = ann.get(
+                "meta_schedule.unroll_explicit", ann.get("meta_schedule.unroll_implicit", 0)
+            )
             if unroll > 0 and "R" in sch.get_iter_types(block):
                 sch.annotate(outer, "pragma_auto_unroll_max_step", unroll)
-                sch.annotate(outer, "pragma_unroll_explicit",
-                             int("meta_schedule.unroll_explicit" in ann))
+                sch.annotate(
+                    outer, "pragma_unroll_explicit", int("meta_schedule.unroll_explicit" in ann)
+                )
         for func, name in blocks(sch):
             if vector_limit.get(func, 0) > 1:
                 _vectorize(sch, sch.get_block(name, func), vector_limit[func])
@@ -75,7 +84,7 @@ def _parallelize(sch, loops, limit: int):
             sch.parallel(fused)
             return fused
         except ScheduleError:
-            prefix.pop()          # not a perfect nest that far down: fuse fewer
+            prefix.pop()  # not a perfect nest that far down: fuse fewer
     return None
 
 
@@ -96,10 +105,13 @@ def _single_statement(view) -> bool:
 def _vectorizable(sch, loop, limit: int) -> bool:
     view = sch.get(loop)
     extent = _extent(view)
-    return (extent is not None and 1 < extent <= limit
-            and str(view.kind) == "serial"
-            and sch.get_loop_iter_type(loop) == "S"
-            and len(sch.get_child_blocks(loop)) == 1)
+    return (
+        extent is not None
+        and 1 < extent <= limit
+        and str(view.kind) == "serial"
+        and sch.get_loop_iter_type(loop) == "S"
+        and len(sch.get_child_blocks(loop)) == 1
+    )
 
 
 def _vectorize(sch, block, limit: int):
@@ -108,4 +120,4 @@ def _vectorize(sch, block, limit: int):
         try:
             sch.vectorize(loops[-1])
         except ScheduleError:
-            pass                   # the lowering cannot vectorize this body: keep it scalar
+            pass  # the lowering cannot vectorize this body: keep it scalar

@@ -10,6 +10,7 @@ with no legal loop keeps its init, which lowers as well.
 A block marked `meta_schedule.auto_tensorize_init` (MultiLevelTilingTensorCore's) hands that
 intrinsic to its init block as `meta_schedule.auto_tensorize`, for RewriteTensorize (TVM's
 behaviour)."""
+
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
@@ -26,7 +27,7 @@ class RewriteReductionBlock(Postproc):
             loops = sch.get_loops(block)
             red = [lp for lp in loops if sch.get_loop_iter_type(lp) == "R"]
             if any(sch.get(lp).thread_binding for lp in red):
-                continue          # a cross-thread reduction: its lowering needs the init
+                continue  # a cross-thread reduction: its lowering needs the init
             for lp in red:
                 try:
                     init = sch.decompose_reduction(block, lp)

@@ -5,6 +5,7 @@ split off a marked block (it reads nothing; it may carry the mark too) is not te
 unless its mark is an initializing intrinsic (one whose desc reads nothing, as
 MultiLevelTilingTensorCore's `wmma_fill`): with `vectorize_init_loop` its innermost loop is
 vectorized, when still serial."""
+
 import functools
 
 from tir_mlir.errors import ScheduleError
@@ -19,7 +20,7 @@ class RewriteTensorize(Postproc):
         self.vectorize_init_loop = vectorize_init_loop
 
     def apply(self, sch) -> bool:
-        marked = []          # first all marks: tensorize erases the blocks it covers
+        marked = []  # first all marks: tensorize erases the blocks it covers
         for func, name in blocks(sch):
             block = sch.get_block(name, func)
             intrin = sch.get_annotations(block).get(AUTO_TENSORIZE)
@@ -35,9 +36,10 @@ class RewriteTensorize(Postproc):
                 sch.tensorize(block, intrin)
             except ScheduleError:
                 return False
-            init = name[:-len("_update")] + "_init" if name.endswith("_update") else None
+            init = name[: -len("_update")] + "_init" if name.endswith("_update") else None
             if init in sch.get_block_names(func) and not any(
-                    sch.get(b).name_hint == init for b in inits):
+                sch.get(b).name_hint == init for b in inits
+            ):
                 inits.append(sch.get_block(init, func))
         if self.vectorize_init_loop:
             for block in inits:
@@ -49,8 +51,7 @@ class RewriteTensorize(Postproc):
 def _initializes(intrin: str) -> bool:
     """Whether the intrinsic's desc only writes (an accumulator fill)."""
     desc = Schedule(TensorIntrin.get(intrin).desc)
-    return all(not desc.get_block_buffers(desc.get_block(n))[0]
-               for n in desc.get_block_names())
+    return all(not desc.get_block_buffers(desc.get_block(n))[0] for n in desc.get_block_names())
 
 
 def _vectorize_innermost(sch, block):
@@ -60,4 +61,4 @@ def _vectorize_innermost(sch, block):
         try:
             sch.vectorize(loops[-1])
         except ScheduleError:
-            pass                       # stays scalar: still correct
+            pass  # stays scalar: still correct

@@ -7,6 +7,7 @@ min(extent, the target's max threads per block); a fused extent over `max_thread
 that limit is split in three, the blockIdx.x and threadIdx.x parts moved outside the rest.
 Blocks MultiLevelTiling tiled are left alone; with threads but no blocks bound, the fused
 loops become blockIdx.x."""
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
@@ -49,7 +50,7 @@ def _bind_block(sch, block, max_threadblocks: int, max_threads: int) -> None:
     if i_thread is not None and i_block is not None:
         return
     if i_block is not None:
-        return                  # blocks bound, threads not: TVM refuses; left as it is
+        return  # blocks bound, threads not: TVM refuses; left as it is
     if i_spatial == -1:
         unit = sch.add_unit_loop(loops[0] if loops else block)
         loops = [unit, *loops]
@@ -57,7 +58,7 @@ def _bind_block(sch, block, max_threadblocks: int, max_threads: int) -> None:
         i_thread = None if i_thread is None else i_thread + 1
         i_multi += 1
     if i_thread is not None:
-        fused = sch.fuse(*loops[:min(i_multi, i_thread, i_spatial + 1)])
+        fused = sch.fuse(*loops[: min(i_multi, i_thread, i_spatial + 1)])
         sch.bind(fused, "blockIdx.x")
         return
     n = min(i_multi, i_spatial + 1)

@@ -6,11 +6,14 @@ loop around a consumer already bound to blockIdx), which the build refuses. A bl
 annotated `meta_schedule.thread_extent_low_inclusive` / `_high_inclusive` (TVM's annotations)
 also needs the threads of the loops around it (the product of their threadIdx extents) within
 those bounds."""
+
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
-LOW, HIGH = ("meta_schedule.thread_extent_low_inclusive",
-             "meta_schedule.thread_extent_high_inclusive")
+LOW, HIGH = (
+    "meta_schedule.thread_extent_low_inclusive",
+    "meta_schedule.thread_extent_high_inclusive",
+)
 
 
 class VerifyGPUCode(Postproc):
@@ -20,11 +23,15 @@ class VerifyGPUCode(Postproc):
         max_shared = limits.max_shared_memory_per_block if limits is not None else 49152
         for func in list(sch.mod.functions):
             usage = kernel_usage(sch.mod, func)
-            if usage["threads_per_block"] > max_threads or \
-                    usage["shared_bytes"] > max_shared or usage["rebound_threads"]:
+            if (
+                usage["threads_per_block"] > max_threads
+                or usage["shared_bytes"] > max_shared
+                or usage["rebound_threads"]
+            ):
                 return False
-        return all(_threads_within_bounds(sch, sch.get_block(name, func))
-                   for func, name in blocks(sch))
+        return all(
+            _threads_within_bounds(sch, sch.get_block(name, func)) for func, name in blocks(sch)
+        )
 
 
 def _threads_within_bounds(sch, block) -> bool:

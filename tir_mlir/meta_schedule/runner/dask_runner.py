@@ -14,6 +14,7 @@ worker sends as a pickle (or as Dask's own typed serialization, which names its 
 pickle) is refused, never loaded; a plain reply is checked for form and range
 (`reply_result`). Dask itself still runs code on workers by design and unpickles the task
 errors its scheduler relays: the cluster must be trusted (docs/security.md)."""
+
 import hashlib
 import math
 import os
@@ -23,8 +24,13 @@ from typing import List, Optional
 
 from tir_mlir.errors import MissingExtraError, TIRError
 from tir_mlir.meta_schedule.runner.local_runner import _KIND, measure_args
-from tir_mlir.meta_schedule.runner.runner import (EvaluatorConfig, Runner, RunnerFuture,
-                                                  RunnerInput, RunnerResult)
+from tir_mlir.meta_schedule.runner.runner import (
+    EvaluatorConfig,
+    Runner,
+    RunnerFuture,
+    RunnerInput,
+    RunnerResult,
+)
 
 
 # Dask serialization families the client accepts for results: msgpack (plain data) and
@@ -37,17 +43,19 @@ def _client_class():
     try:
         from distributed import Client
     except ImportError:
-        raise MissingExtraError("the Dask runner needs Dask, which is not installed: "
-                                "pip install 'tir-mlir[distributed]' (dask[distributed])") \
-            from None
+        raise MissingExtraError(
+            "the Dask runner needs Dask, which is not installed: "
+            "pip install 'tir-mlir[distributed]' (dask[distributed])"
+        ) from None
     return Client
 
 
 def plain_data_client(address=None, security=None):
     """A `distributed.Client` for `address` (a scheduler address or a LocalCluster; None: a
     local cluster) that sends and accepts plain data only (msgpack), as DaskRunner needs."""
-    return _client_class()(address, security=security, serializers=["msgpack"],
-                           deserializers=list(PLAIN_DATA))
+    return _client_class()(
+        address, security=security, serializers=["msgpack"], deserializers=list(PLAIN_DATA)
+    )
 
 
 def tls_security(ca_file: str, cert: str, key: str):
@@ -56,15 +64,23 @@ def tls_security(ca_file: str, cert: str, key: str):
     `--tls-ca-file/--tls-cert/--tls-key`); the address is then `tls://HOST:PORT`."""
     _client_class()
     from distributed.security import Security
-    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
-                    require_encryption=True)
+
+    return Security(
+        tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
+    )
 
 
 class DaskRunner(Runner):
-    def __init__(self, address=None, timeout_sec: float = 30.0,
-                 evaluator_config: Optional[EvaluatorConfig] = None, cooldown_sec: float = 0.0,
-                 security=None, resources: Optional[dict] = None,
-                 reference: Optional[str] = None):
+    def __init__(
+        self,
+        address=None,
+        timeout_sec: float = 30.0,
+        evaluator_config: Optional[EvaluatorConfig] = None,
+        cooldown_sec: float = 0.0,
+        security=None,
+        resources: Optional[dict] = None,
+        reference: Optional[str] = None,
+    ):
         """`address`: the scheduler ("tcp://host:8786"), or a `distributed.Client` made by
         `plain_data_client` (one that may unpickle results is refused).
         `reference`: as LocalRunner's (checks inputs that name none).
@@ -73,9 +89,11 @@ class DaskRunner(Runner):
         Client = _client_class()
         if isinstance(address, Client):
             if list(getattr(address, "_deserializers", None) or ()) != list(PLAIN_DATA):
-                raise TIRError("DaskRunner needs a client that reads results as plain data "
-                               "only: make it with ms.runner.plain_data_client("
-                               "address), not distributed.Client(address)")
+                raise TIRError(
+                    "DaskRunner needs a client that reads results as plain data "
+                    "only: make it with ms.runner.plain_data_client("
+                    "address), not distributed.Client(address)"
+                )
             self.client, self._owns_client = address, False
         else:
             self.client = plain_data_client(address, security)
@@ -84,7 +102,7 @@ class DaskRunner(Runner):
         self.evaluator_config = evaluator_config or EvaluatorConfig()
         self.cooldown_sec, self.resources, self.reference = cooldown_sec, resources, reference
         self._references = {}
-        self._submitted = []       # cancelled by shutdown(kill=True)
+        self._submitted = []  # cancelled by shutdown(kill=True)
         self._lock = threading.Lock()
 
     def _reference(self, path):
@@ -108,11 +126,17 @@ class DaskRunner(Runner):
             except OSError as e:
                 out.append(_Done(RunnerResult(None, f"RunError: cannot read the artifact: {e}")))
                 continue
-            args = measure_args(inp, self.evaluator_config, self.cooldown_sec, None,
-                                self.reference)
-            future = self.client.submit(measure_remote, so, sig, self._reference(args[4]),
-                                        args[1:], self.timeout_sec, pure=False,
-                                        resources=self.resources)
+            args = measure_args(inp, self.evaluator_config, self.cooldown_sec, None, self.reference)
+            future = self.client.submit(
+                measure_remote,
+                so,
+                sig,
+                self._reference(args[4]),
+                args[1:],
+                self.timeout_sec,
+                pure=False,
+                resources=self.resources,
+            )
             self._submitted = [f for f in self._submitted if not f.done()] + [future]
             out.append(RunnerFuture(future, self._to_result))
         return out
@@ -127,8 +151,9 @@ class DaskRunner(Runner):
         try:
             reply = future.result()
         except Exception as e:  # noqa: BLE001 - a lost worker, a refused pickle ...
-            return RunnerResult(None, f"RunError: the cluster failed the task: "
-                                      f"{type(e).__name__}: {str(e)[:2000]}")
+            return RunnerResult(
+                None, f"RunError: the cluster failed the task: {type(e).__name__}: {str(e)[:2000]}"
+            )
         return reply_result(reply, max(1, self.evaluator_config.repeat), self.timeout_sec)
 
 
@@ -175,9 +200,11 @@ def _malformed(reply, max_times: int, max_secs: float) -> str:
                 return f"time {str(s)[:40]!r} is not a float in (0, {max_secs}] seconds"
         return ""
     if reply.get("status") == "error":
-        if set(reply) != {"status", "kind", "message"} or \
-                reply["kind"] not in ("timeout", "crash", "error") or \
-                type(reply["message"]) is not str:
+        if (
+            set(reply) != {"status", "kind", "message"}
+            or reply["kind"] not in ("timeout", "crash", "error")
+            or type(reply["message"]) is not str
+        ):
             return "an 'error' reply is {status, kind: timeout|crash|error, message: str}"
         return ""
     return "status is neither 'ok' nor 'error'"
@@ -188,25 +215,31 @@ _POOL = None
 _POOL_LOCK = threading.Lock()
 
 
-def measure_remote(so: bytes, sig: bytes, reference: Optional[bytes], args,
-                   timeout_sec) -> dict:
+def measure_remote(so: bytes, sig: bytes, reference: Optional[bytes], args, timeout_sec) -> dict:
     """Runs on a Dask worker: write the artifact, measure it in a child process. The reply is
     plain data (msgpack), whatever happens: a failure here is an "error" reply, not an
     exception (Dask would send an exception to the client as a pickle)."""
     try:
         return _measure(so, sig, reference, args, timeout_sec)
     except Exception as e:  # noqa: BLE001 - the worker's own failure (disk full ...)
-        return {"status": "error", "kind": "error",
-                "message": f"the worker failed: {type(e).__name__}: {e}"[:2000]}
+        return {
+            "status": "error",
+            "kind": "error",
+            "message": f"the worker failed: {type(e).__name__}: {e}"[:2000],
+        }
 
 
 def _measure(so, sig, reference, args, timeout_sec) -> dict:
     global _POOL
     from tir_mlir.meta_schedule.process_pool import ProcessPool, TaskError
+
     with _POOL_LOCK:
         if _POOL is None:
-            env = {"OMP_NUM_THREADS": os.environ["TVM_NUM_THREADS"]} \
-                if os.environ.get("TVM_NUM_THREADS") else {}
+            env = (
+                {"OMP_NUM_THREADS": os.environ["TVM_NUM_THREADS"]}
+                if os.environ.get("TVM_NUM_THREADS")
+                else {}
+            )
             _POOL = ProcessPool(1, env)
     with tempfile.TemporaryDirectory(prefix="tir_mlir_remote_") as tmp:
         path = os.path.join(tmp, hashlib.sha256(so).hexdigest()[:16] + ".so")
@@ -220,10 +253,11 @@ def _measure(so, sig, reference, args, timeout_sec) -> dict:
             with open(ref_path, "wb") as f:
                 f.write(reference)
         args_info, func_name, config, _, cooldown, affinity, slow_secs = args
-        task = _POOL.submit("tir_mlir.meta_schedule.runner.measure:run_artifact",
-                            (path, args_info, func_name, config, ref_path, cooldown, affinity,
-                             slow_secs),
-                            timeout=timeout_sec)
+        task = _POOL.submit(
+            "tir_mlir.meta_schedule.runner.measure:run_artifact",
+            (path, args_info, func_name, config, ref_path, cooldown, affinity, slow_secs),
+            timeout=timeout_sec,
+        )
         try:
             return {"status": "ok", "run_secs": [float(t) for t in task.result()]}
         except TaskError as e:

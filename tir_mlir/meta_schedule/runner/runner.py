@@ -1,4 +1,5 @@
 """What a runner takes and returns (TVM's `RunnerInput`, `RunnerResult`, `RunnerFuture`)."""
+
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import List, Optional
@@ -11,6 +12,7 @@ class EvaluatorConfig:
     """How a candidate is timed: `repeat` measurements of `number` calls each, `number` grown
     until one measurement lasts `min_repeat_ms`; `enable_cpu_cache_flush` evicts the caches
     before each measurement (then the one warm-up call is the only cache-warm run)."""
+
     number: int = 3
     repeat: int = 1
     min_repeat_ms: int = 40
@@ -31,6 +33,7 @@ class RunnerInput:
     two (the tuner passes a multiple of the best time known when the candidate is measured:
     a candidate 10x slower than the best needs no precise time, and its repeats were most of
     the measuring time)."""
+
     artifact_path: str
     device_type: str = "cpu"
     args_info: Optional[list] = None
@@ -43,6 +46,7 @@ class RunnerInput:
 class RunnerResult:
     """`run_secs`: one mean time per repeat, in seconds; None on failure, and then `error_msg`
     says why, starting with its kind: "RunError", "RunTimeout", "RunCrash", "WrongResult"."""
+
     run_secs: Optional[List[float]]
     error_msg: Optional[str] = None
 

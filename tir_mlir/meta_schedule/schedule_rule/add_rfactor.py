@@ -5,11 +5,13 @@ rfactor at either part, so partial results run in parallel or in vector lanes (T
 AddRFactor). The rfactor block is put after the block's spatial loops (TVM's factor axis),
 and the block is marked `meta_schedule.random_compute_producer` so RandomComputeLocation
 also places the new producer. The unchanged schedule is kept as a sketch too."""
+
 from typing import List, Optional
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.reduction_needs import (
-    needs_rfactor_or_cross_thread_reduction)
+    needs_rfactor_or_cross_thread_reduction,
+)
 from tir_mlir.meta_schedule.schedule_rule.random_compute_location import PRODUCER_KEY
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
@@ -22,20 +24,22 @@ class AddRFactor(ScheduleRule):
     def apply(self, sch, block) -> List:
         cores = self.target.num_cores if self.target is not None else 1
         if self.max_jobs_per_core <= 0 or not needs_rfactor_or_cross_thread_reduction(
-                sch, block, self.max_jobs_per_core * cores, cores):
+            sch, block, self.max_jobs_per_core * cores, cores
+        ):
             return [sch]
         loops = sch.get_loops(block)
         kinds = [sch.get_loop_iter_type(lp) for lp in loops]
         if kinds != sorted(kinds, key=lambda k: k == "R"):
-            return [sch]           # reduction loops must be the innermost ones
+            return [sch]  # reduction loops must be the innermost ones
         out = [sch]
         for part in (0, 1):
             s = sch.copy()
             try:
                 red = [lp for lp, k in zip(loops, kinds) if k == "R"]
                 fused = s.fuse(*red) if len(red) > 1 else red[0]
-                tiles = s.sample_perfect_tile(fused, n=2,
-                                              max_innermost_factor=self.max_innermost_factor)
+                tiles = s.sample_perfect_tile(
+                    fused, n=2, max_innermost_factor=self.max_innermost_factor
+                )
                 split = s.split(fused, tiles)
                 s.rfactor(split[part], kinds.count("S"))
                 s.annotate(block, PRODUCER_KEY, 1)

@@ -5,6 +5,7 @@ keys that has one ("cpu" for llvm; "cuda", "gpu" for cuda). The function is call
 `fn(sch, block)` and returns the list of schedules, as a rule does. An unknown NAME is
 warned about and the annotation removed (the block is then left alone); NAME "None" leaves
 the block alone. PostOrderApply applies no other rule to an annotated block."""
+
 import logging
 
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
@@ -17,8 +18,9 @@ ANNOTATION = "schedule_rule"
 class ApplyCustomRule(ScheduleRule):
     def apply(self, sch, block) -> list:
         if self.target is None:
-            raise ValueError("ApplyCustomRule is not initialized with TuneContext that has a "
-                             "Target.")
+            raise ValueError(
+                "ApplyCustomRule is not initialized with TuneContext that has a Target."
+            )
         name = sch.get_annotations(block).get(ANNOTATION)
         if name is None or name == "None":
             return [sch]
@@ -27,8 +29,12 @@ class ApplyCustomRule(ScheduleRule):
             fn = get_global_func(f"meta_schedule.{key}.{name}", allow_missing=True)
             if fn is not None:
                 return list(fn(sch, block))
-        log.warning('Unknown schedule rule "%s" for target keys %s. Checked functions:%s',
-                    name, keys, "".join(f"\n  meta_schedule.{k}.{name}" for k in keys))
+        log.warning(
+            'Unknown schedule rule "%s" for target keys %s. Checked functions:%s',
+            name,
+            keys,
+            "".join(f"\n  meta_schedule.{k}.{name}" for k in keys),
+        )
         sch.unannotate(block, ANNOTATION)
         return [sch]
 

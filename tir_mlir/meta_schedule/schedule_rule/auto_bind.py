@@ -4,6 +4,7 @@ among `thread_extents` (at most the target's max threads per block) and the bloc
 capped by `max_threadblocks` with a serial outer loop (TVM's AutoBind). A block with threads
 bound but no blocks (CrossThreadReduction's sketches) gets its outer spatial loops fused and
 bound to blockIdx.x."""
+
 from typing import List, Optional, Sequence
 
 from tir_mlir.errors import ScheduleError
@@ -11,9 +12,12 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
 class AutoBind(ScheduleRule):
-    def __init__(self, max_threadblocks: int = 256,
-                 thread_extents: Optional[Sequence[int]] = None,
-                 max_threads_per_block: int = -1):
+    def __init__(
+        self,
+        max_threadblocks: int = 256,
+        thread_extents: Optional[Sequence[int]] = None,
+        max_threads_per_block: int = -1,
+    ):
         self.max_threadblocks = max_threadblocks
         self.thread_extents = list(thread_extents or [32, 64, 128, 256, 512, 1024])
         self.max_threads_per_block = max_threads_per_block

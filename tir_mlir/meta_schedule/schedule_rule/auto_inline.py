@@ -17,6 +17,7 @@ function (`T.erf` of a GELU) is not inlined into a consumer that reads each of i
 more than once (the next layer's matmul reads `gelu[i, k]` for every output column `j`): the
 call would run that many times per element. A cheap producer (a bias add) is still inlined.
 """
+
 from typing import List
 
 from mlir import ir
@@ -31,10 +32,16 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
 class AutoInline(ScheduleRule):
-    def __init__(self, into_producer: bool = False, into_consumer: bool = True,
-                 inline_const_tensor: bool = True, disallow_if_then_else: bool = True,
-                 require_injective: bool = True, require_ordered: bool = True,
-                 disallow_op=None):
+    def __init__(
+        self,
+        into_producer: bool = False,
+        into_consumer: bool = True,
+        inline_const_tensor: bool = True,
+        disallow_if_then_else: bool = True,
+        require_injective: bool = True,
+        require_ordered: bool = True,
+        disallow_op=None,
+    ):
         self.into_producer = into_producer
         self.into_consumer = into_consumer
         self.inline_const_tensor = inline_const_tensor
@@ -50,8 +57,12 @@ class AutoInline(ScheduleRule):
             return [sch]
         if self.disallow_if_then_else and _has_if_then_else(sch.get(block).op):
             return [sch]
-        if self.into_consumer and not sch.is_output_block(block) and sch.get_consumers(block) \
-                and not _recomputed_math(sch, block):
+        if (
+            self.into_consumer
+            and not sch.is_output_block(block)
+            and sch.get_consumers(block)
+            and not _recomputed_math(sch, block)
+        ):
             try:
                 sch.compute_inline(block)
                 return [sch]
@@ -73,17 +84,16 @@ def _calls_any(block_op, op_names) -> bool:
         short = name
         for p in PREFIXES:
             if short.startswith(p):
-                short = short[len(p):]
+                short = short[len(p) :]
                 break
         if short in math_ops:
             wanted.add(math_ops[short])
-        calls.add(short)              # intrinsics lowered later: `tir.call "sigmoid"`
+        calls.add(short)  # intrinsics lowered later: `tir.call "sigmoid"`
     with get_context():
         for op in walk_all(block_op):
             if op.name in wanted:
                 return True
-            if op.name == "tir.call" and \
-                    str(op.attributes["callee"]).strip('"') in calls:
+            if op.name == "tir.call" and str(op.attributes["callee"]).strip('"') in calls:
                 return True
     return False
 
@@ -98,16 +108,22 @@ def _recomputed_math(sch, block) -> bool:
             return False
         # (the analysis, not sch.get_consumers: a rule's queries would enter the trace)
         _, written = structure.block_reads_writes(op)
-        for consumer in structure.blocks_accessing(structure.scope_of(op), written,
-                                                   stores=False, skip=op):
+        for consumer in structure.blocks_accessing(
+            structure.scope_of(op), written, stores=False, skip=op
+        ):
             cons = Block(consumer)
-            varying = {a for a, d in zip(cons.body.arguments, cons.domains)
-                       if not (isinstance(d[1], int) and d[1] <= 1)}
-            body = [x for top in cons.body.operations for x in [top.operation,
-                                                                  *walk_all(top)]]
-            for o in body:          # (the init region's reads are once per element)
-                if o.name == "memref.load" and o.operands[0] in written and \
-                        not varying <= _index_vars(list(o.operands)[1:]):
+            varying = {
+                a
+                for a, d in zip(cons.body.arguments, cons.domains)
+                if not (isinstance(d[1], int) and d[1] <= 1)
+            }
+            body = [x for top in cons.body.operations for x in [top.operation, *walk_all(top)]]
+            for o in body:  # (the init region's reads are once per element)
+                if (
+                    o.name == "memref.load"
+                    and o.operands[0] in written
+                    and not varying <= _index_vars(list(o.operands)[1:])
+                ):
                     return True
     return False
 

@@ -9,12 +9,14 @@ is the trace's split factor for that loop: the sampled variable itself, so every
 one thread count per kernel). The unchanged schedule stays a sketch too. TVM's
 CrossThreadReduction.
 """
+
 from typing import List, Sequence
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
 from tir_mlir.meta_schedule.schedule_rule.reduction_needs import (
-    needs_rfactor_or_cross_thread_reduction)
+    needs_rfactor_or_cross_thread_reduction,
+)
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
@@ -43,7 +45,7 @@ class CrossThreadReduction(ScheduleRule):
                         loop = outer
                 else:
                     threads = _thread_x_factor(s, bound)
-                s.set_scope(block, 0, "shared")      # first, so compute_at covers all threads
+                s.set_scope(block, 0, "shared")  # first, so compute_at covers all threads
                 s.compute_at(block, loop, preserve_unit_loops=True)
             fused = _fuse_reduction_loops(s, block)
             _, inner = s.split(fused, [None, threads])
@@ -59,8 +61,9 @@ class CrossThreadReduction(ScheduleRule):
 
 
 def _thread_x_loop(sch, block):
-    return next((lp for lp in sch.get_loops(block)
-                 if sch.get(lp).thread_binding == "threadIdx.x"), None)
+    return next(
+        (lp for lp in sch.get_loops(block) if sch.get(lp).thread_binding == "threadIdx.x"), None
+    )
 
 
 def _thread_x_factor(sch, bound):
@@ -76,7 +79,7 @@ def _thread_x_factor(sch, bound):
         for k, out in enumerate(outs):
             try:
                 same = sch.get_sref(out) == target
-            except ScheduleError:         # a loop gone since (fused, split again)
+            except ScheduleError:  # a loop gone since (fused, split again)
                 continue
             if same:
                 factor = inst.args["factors"][k]
@@ -95,7 +98,7 @@ def _compute_target(sch, block):
     while all(len(n) > common and n[common] == nests[0][common] for n in nests):
         common += 1
     if len(consumers) > 1 and common == 0:
-        return None                          # consumers in separate nests
+        return None  # consumers in separate nests
     lca = nests[0][common - 1] if len(consumers) > 1 else None
     block_loops = sch.get_loops(block)
     target_loops = sch.get_loops(consumers[0])

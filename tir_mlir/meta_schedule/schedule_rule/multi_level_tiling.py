@@ -11,6 +11,7 @@ spatial levels named in `tile_binds` are fused and bound to blockIdx/vthread/thr
 `reuse_read` caches the inputs in shared memory at a reduction level
 (`meta_schedule.cooperative_fetch` marks the loads for RewriteCooperativeFetch).
 """
+
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
@@ -20,7 +21,7 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 @dataclass
 class ReuseConfig:
-    req: str = "no"                        # "no" | "may" | "must"
+    req: str = "no"  # "no" | "may" | "must"
     levels: List[int] = field(default_factory=list)
     scope: str = "global"
 
@@ -42,10 +43,16 @@ def _config(c) -> ReuseConfig:
 
 
 class MultiLevelTiling(ScheduleRule):
-    def __init__(self, structure: str = "SSRSRS", tile_binds: Optional[Sequence[str]] = None,
-                 max_innermost_factor: Optional[int] = 64,
-                 vector_load_lens: Optional[Sequence[int]] = None,
-                 reuse_read=None, reuse_write=None, filter_fn=None):
+    def __init__(
+        self,
+        structure: str = "SSRSRS",
+        tile_binds: Optional[Sequence[str]] = None,
+        max_innermost_factor: Optional[int] = 64,
+        vector_load_lens: Optional[Sequence[int]] = None,
+        reuse_read=None,
+        reuse_write=None,
+        filter_fn=None,
+    ):
         if set(structure) - {"S", "R"} or "S" not in structure or "R" not in structure:
             raise ValueError(f"tiling structure must use S and R, got {structure!r}")
         self.structure = structure
@@ -86,8 +93,9 @@ class MultiLevelTiling(ScheduleRule):
         for loop in sch.get_loops(block):
             levels = s_levels if sch.get_loop_iter_type(loop) == "S" else r_levels
             if isinstance(sch.get(loop).extent, int):
-                factors = sch.sample_perfect_tile(loop, n=len(levels),
-                                                  max_innermost_factor=self.max_innermost_factor)
+                factors = sch.sample_perfect_tile(
+                    loop, n=len(levels), max_innermost_factor=self.max_innermost_factor
+                )
             else:
                 factors = self._symbolic_tile(sch, len(levels))
             for level, part in zip(levels, sch.split(loop, factors)):

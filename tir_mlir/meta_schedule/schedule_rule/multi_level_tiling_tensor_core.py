@@ -33,6 +33,7 @@ returned unchanged for the other rules. Not yet as TVM: draws whose write-back t
 cannot separate (see TILE_DRAWS) are redrawn, and the accumulator keeps the 2-D layout (no
 TransformIntermediateOutputLayout).
 """
+
 from typing import Dict, List, Optional, Sequence
 
 from tir_mlir.analysis import buffer_util
@@ -40,8 +41,7 @@ from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import (
-    tile_for_intrin)
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import tile_for_intrin
 from tir_mlir.schedule.analysis import get_auto_tensorize_mapping_info
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
@@ -55,40 +55,52 @@ TILE_DRAWS = 8
 
 
 class MultiLevelTilingTensorCore(MultiLevelTiling):
-    def __init__(self, intrin_groups: Sequence[Dict[str, str]], structure: str = "SSSRRSRS",
-                 tile_binds: Optional[Sequence[str]] = None,
-                 max_innermost_factor: Optional[int] = 4,
-                 vector_load_lens: Optional[Sequence[int]] = None,
-                 reuse_read=None, reuse_write=None, use_software_pipeline: bool = False):
-        super().__init__(structure, tile_binds, max_innermost_factor, vector_load_lens,
-                         reuse_read, reuse_write)
+    def __init__(
+        self,
+        intrin_groups: Sequence[Dict[str, str]],
+        structure: str = "SSSRRSRS",
+        tile_binds: Optional[Sequence[str]] = None,
+        max_innermost_factor: Optional[int] = 4,
+        vector_load_lens: Optional[Sequence[int]] = None,
+        reuse_read=None,
+        reuse_write=None,
+        use_software_pipeline: bool = False,
+    ):
+        super().__init__(
+            structure, tile_binds, max_innermost_factor, vector_load_lens, reuse_read, reuse_write
+        )
         if "threadIdx.x" in self.tile_binds:
             raise ValueError("Cannot bind to threadIdx.x when using tensor core.")
         if "threadIdx.y" not in self.tile_binds:
-            raise ValueError("MultiLevelTilingTensorCore binds the warps to threadIdx.y: "
-                             "tile_binds must name it")
+            raise ValueError(
+                "MultiLevelTilingTensorCore binds the warps to threadIdx.y: tile_binds must name it"
+            )
         self.intrin_groups = []
         for group in intrin_groups:
             group = dict(group)
             missing = [k for k in GROUP_KEYS if k not in group]
             if missing:
-                raise ValueError(f"an intrinsic group needs {', '.join(GROUP_KEYS)}; "
-                                 f"missing {', '.join(missing)}")
+                raise ValueError(
+                    f"an intrinsic group needs {', '.join(GROUP_KEYS)}; "
+                    f"missing {', '.join(missing)}"
+                )
             for k in GROUP_KEYS:
-                TensorIntrin.get(group[k])      # ScheduleError now for an unknown name
+                TensorIntrin.get(group[k])  # ScheduleError now for an unknown name
             self.intrin_groups.append(group)
         if self.reuse_write.req == "no" or not self.reuse_write.scope.startswith("shared"):
-            raise ValueError("MultiLevelTilingTensorCore writes the accumulators back through "
-                             "shared memory (reuse_write req 'must', scope shared or "
-                             "shared.dyn); storing them straight to global memory is not "
-                             "supported yet")
+            raise ValueError(
+                "MultiLevelTilingTensorCore writes the accumulators back through "
+                "shared memory (reuse_write req 'must', scope shared or "
+                "shared.dyn); storing them straight to global memory is not "
+                "supported yet"
+            )
         self.use_software_pipeline = use_software_pipeline
 
     def apply(self, sch, block) -> List:
         if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
             return [sch]
         reads, writes = sch.get_block_buffers(block)
-        if len(reads) != 2 or len(writes) != 1:        # matmul-like blocks only (TVM's)
+        if len(reads) != 2 or len(writes) != 1:  # matmul-like blocks only (TVM's)
             return [sch]
         out = []
         for group in self.intrin_groups:
@@ -100,7 +112,7 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
                 try:
                     done = self._sketch(s, block, group)
                 except ScheduleError:
-                    continue             # these tile sizes do not fit: draw again
+                    continue  # these tile sizes do not fit: draw again
                 if done is not None:
                     out.append(done)
                 break
@@ -149,8 +161,9 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
                 cache = sch.cache_read(outer, k, cfg.scope)
                 sch.compute_at(cache, tiles[level - 1][-1], preserve_unit_loops=True)
                 self._cooperative_fetch(sch, cache)
-        for k, (scope, intrin) in enumerate((("wmma.matrix_a", group["load_a"]),
-                                             ("wmma.matrix_b", group["load_b"]))):
+        for k, (scope, intrin) in enumerate(
+            (("wmma.matrix_a", group["load_a"]), ("wmma.matrix_b", group["load_b"]))
+        ):
             frag = sch.cache_read(outer, k, scope)
             sch.compute_at(frag, tiles[r_levels[1]][-1], preserve_unit_loops=True)
             sch = _tensorize_tiles(sch, frag, intrin)
@@ -207,12 +220,13 @@ def _layout_as_desc(sch, block, info, desc_name: str) -> None:
     """Lay each reindexed buffer out in the order its desc buffer is indexed in (TVM's
     sub-index-map transform_layout), the block's iter vars already the desc's, in order."""
     from tir_mlir.schedule.analysis import _desc_module, _desc_nest
+
     with get_context():
         d_block, _ = _desc_nest(_desc_module(desc_name))
         desc_order = _index_orders(d_block.op)
         mine = _index_orders(sch._block(block))
     order = {name: k for k, name in enumerate(info.lhs_iters)}
-    perm = [order[m] for m in _outputs(info.mappings[0])]   # desc iter -> block iter
+    perm = [order[m] for m in _outputs(info.mappings[0])]  # desc iter -> block iter
     reads, writes = sch.get_block_buffers(block)
     for kind, names in (("read", reads), ("write", writes)):
         for i, name in enumerate(names):
@@ -223,11 +237,14 @@ def _layout_as_desc(sch, block, info, desc_name: str) -> None:
             if want == t or sorted(want) != sorted(t):
                 continue
             vs = [f"v{k}" for k in range(len(t))]
-            sch.transform_layout(block, (kind, i),
-                                 f"lambda {', '.join(vs)}: ({', '.join(vs[t.index(p)] for p in want)})")
+            sch.transform_layout(
+                block,
+                (kind, i),
+                f"lambda {', '.join(vs)}: ({', '.join(vs[t.index(p)] for p in want)})",
+            )
 
 
 def _outputs(mapping: str) -> List[str]:
-    return [o.strip() for o in mapping.partition(":")[2].strip().strip("()").split(",")
-            if o.strip()]
-
+    return [
+        o.strip() for o in mapping.partition(":")[2].strip().strip("()").split(",") if o.strip()
+    ]

@@ -11,6 +11,7 @@ A mapping is accepted only when `tensorize` accepts the blockized block (tried o
 so the structural matcher of `Schedule.tensorize` decides what an intrinsic can cover; a
 block no mapping fits is left to the other rules (the schedule is returned unchanged).
 """
+
 import itertools
 from typing import List, Optional, Tuple
 
@@ -19,16 +20,24 @@ from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTi
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
 AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
-MAX_MAPPINGS = 32          # candidate loop mappings tried per block
+MAX_MAPPINGS = 32  # candidate loop mappings tried per block
 
 
 class MultiLevelTilingWithIntrin(MultiLevelTiling):
-    def __init__(self, intrin_name: str, structure: str = "SSRSRS", tile_binds=None,
-                 max_innermost_factor: Optional[int] = 64, vector_load_lens=None,
-                 reuse_read=None, reuse_write=None):
-        super().__init__(structure, tile_binds, max_innermost_factor, vector_load_lens,
-                         reuse_read, reuse_write)
-        TensorIntrin.get(intrin_name)       # ScheduleError now for an unknown name
+    def __init__(
+        self,
+        intrin_name: str,
+        structure: str = "SSRSRS",
+        tile_binds=None,
+        max_innermost_factor: Optional[int] = 64,
+        vector_load_lens=None,
+        reuse_read=None,
+        reuse_write=None,
+    ):
+        super().__init__(
+            structure, tile_binds, max_innermost_factor, vector_load_lens, reuse_read, reuse_write
+        )
+        TensorIntrin.get(intrin_name)  # ScheduleError now for an unknown name
         self.intrin_name = intrin_name
 
     def apply(self, sch, block) -> List:
@@ -44,8 +53,9 @@ class MultiLevelTilingWithIntrin(MultiLevelTiling):
 def _desc_loops(intrin_name: str) -> List[Tuple[str, int]]:
     """(iteration type, extent) of the desc's loops, outermost first."""
     from tir_mlir.schedule.schedule import Schedule
+
     d = Schedule(TensorIntrin.get(intrin_name).desc)
-    names = d.get_block_names()        # (an explicit root block may wrap the computing one)
+    names = d.get_block_names()  # (an explicit root block may wrap the computing one)
     if not names:
         return []
     loops = d.get_loops(d.get_block(names[-1]))
@@ -55,8 +65,7 @@ def _desc_loops(intrin_name: str) -> List[Tuple[str, int]]:
 def _mappings(desc, target):
     """Injective maps desc loop -> target loop index (types equal, extent divisible), the
     ones using the innermost target loops first."""
-    options = [[k for k, (t, e) in enumerate(target) if t == dt and e % de == 0]
-               for dt, de in desc]
+    options = [[k for k, (t, e) in enumerate(target) if t == dt and e % de == 0] for dt, de in desc]
     maps = [m for m in itertools.product(*options) if len(set(m)) == len(m)]
     maps.sort(key=lambda m: sorted(m, reverse=True), reverse=True)
     return maps[:MAX_MAPPINGS]
@@ -74,7 +83,7 @@ def tile_for_intrin(sch, block, intrin_name: str):
         s = sch.copy()
         try:
             outer = _blockize_inner(s, s.get_loops(block), target, desc, mapping)
-            s.copy().tensorize(outer, intrin_name)       # does the intrinsic match?
+            s.copy().tensorize(outer, intrin_name)  # does the intrinsic match?
         except ScheduleError:
             continue
         s.annotate(outer, AUTO_TENSORIZE, intrin_name)
@@ -83,7 +92,7 @@ def tile_for_intrin(sch, block, intrin_name: str):
 
 
 def _blockize_inner(sch, loops, target, desc, mapping):
-    outer_parts, inner, current = [], {}, []       # current: the loops after the splits
+    outer_parts, inner, current = [], {}, []  # current: the loops after the splits
     for k, lp in enumerate(loops):
         if k not in mapping:
             outer_parts.append(lp)

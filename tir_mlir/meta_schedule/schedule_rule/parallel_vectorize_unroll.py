@@ -9,6 +9,7 @@ are final. As in TVM, a function whose blocks are all spatial gets no unroll dep
 to unroll a reduction for). A block that MultiLevelTilingWithIntrin blockized is nested in a new outer
 block that the space generator never visits: the annotations go on that outer block.
 """
+
 from typing import List, Optional, Sequence
 
 from tir_mlir.context import get_context
@@ -19,9 +20,13 @@ from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 
 
 class ParallelizeVectorizeUnroll(ScheduleRule):
-    def __init__(self, max_jobs_per_core: int = 16, max_vectorize_extent: int = 16,
-                 unroll_max_steps: Optional[Sequence[int]] = None,
-                 unroll_explicit: bool = True):
+    def __init__(
+        self,
+        max_jobs_per_core: int = 16,
+        max_vectorize_extent: int = 16,
+        unroll_max_steps: Optional[Sequence[int]] = None,
+        unroll_explicit: bool = True,
+    ):
         self.max_jobs_per_core = max_jobs_per_core
         self.max_vectorize_extent = max_vectorize_extent
         self.unroll_max_steps = list(unroll_max_steps or [])
@@ -45,7 +50,7 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
             if self.max_vectorize_extent > 0:
                 sch.annotate(b, "meta_schedule.vectorize", self.max_vectorize_extent)
             if self.unroll_max_steps and not _spatial_function(sch, block):
-                if v is None:           # one unroll depth for both, as on TVM's root block
+                if v is None:  # one unroll depth for both, as on TVM's root block
                     n = len(self.unroll_max_steps)
                     v = sch.sample_categorical(self.unroll_max_steps, [1 / n] * n)
                 key = "unroll_explicit" if self.unroll_explicit else "unroll_implicit"

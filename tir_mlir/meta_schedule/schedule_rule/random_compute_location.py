@@ -2,6 +2,7 @@
 leave it at the root), TVM's rule for blocks no other rule scheduled. A block marked
 `meta_schedule.random_compute_producer` (by AddRFactor) has its single producer, the rfactor
 block, placed the same way after it."""
+
 from typing import List
 
 from tir_mlir.errors import ScheduleError
@@ -26,10 +27,14 @@ class RandomComputeLocation(ScheduleRule):
 
 
 def _movable(sch, block) -> bool:
-    return (sch.is_top_level_block(block) and not sch.is_output_block(block)
-            and "meta_schedule.tiling_structure" not in sch.get(block).annotations
-            and bool(sch.get_loops(block)) and bool(sch.get_consumers(block))
-            and sch.num_compute_locations(block) > 0)
+    return (
+        sch.is_top_level_block(block)
+        and not sch.is_output_block(block)
+        and "meta_schedule.tiling_structure" not in sch.get(block).annotations
+        and bool(sch.get_loops(block))
+        and bool(sch.get_consumers(block))
+        and sch.num_compute_locations(block) > 0
+    )
 
 
 def _compute_at_sampled(sch, block):
@@ -39,6 +44,7 @@ def _compute_at_sampled(sch, block):
     try:
         sch.compute_at(block, sch.sample_compute_location(block), preserve_unit_loops=True)
     except ScheduleError:
-        sch.compute_at(block, sch.sample_compute_location(block, decision=-1),
-                       preserve_unit_loops=True)
+        sch.compute_at(
+            block, sch.sample_compute_location(block, decision=-1), preserve_unit_loops=True
+        )
     return sch

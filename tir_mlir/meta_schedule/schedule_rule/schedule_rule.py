@@ -4,6 +4,7 @@ A rule is any callable `(sch, block) -> list[Schedule]` (return `[sch]` to leave
 alone, several schedules to branch the design space). Classes derive from ScheduleRule to
 also see the tuning context (target, cores) before use.
 """
+
 import copy
 from typing import Callable, List, Optional
 
@@ -28,6 +29,7 @@ class PyScheduleRule(ScheduleRule):
     """A rule written in Python, as TVM users write one: a subclass (with `@derived_object`)
     overriding `apply` and optionally `_initialize_with_tune_context` (TVM's name), or a
     plain function `PyScheduleRule(fn)` (what `as_rule` makes of one)."""
+
     _py_interface = True
 
     def __init__(self, fn: Optional[Callable] = None):
@@ -51,5 +53,7 @@ def as_rule(rule) -> ScheduleRule:
         return rule
     if callable(rule):
         return PyScheduleRule(rule)
-    raise TypeError(f"a schedule rule must be a ScheduleRule or a callable (sch, block) -> "
-                    f"list of schedules, got {type(rule).__name__}")
+    raise TypeError(
+        f"a schedule rule must be a ScheduleRule or a callable (sch, block) -> "
+        f"list of schedules, got {type(rule).__name__}"
+    )

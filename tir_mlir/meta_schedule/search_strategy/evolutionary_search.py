@@ -20,21 +20,28 @@ The replays (sampling, mutation, postprocessing, feature extraction) run in
 `context.num_threads` worker processes (replay_jobs.py); the candidates come back as traces
 and features, and only those picked for measurement are replayed here.
 """
+
 import heapq
 import json
 from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.search_strategy.replay_jobs import Replayer
-from tir_mlir.meta_schedule.search_strategy.search_strategy import (MeasureCandidate,
-                                                                    SearchStrategy)
+from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate, SearchStrategy
 
 
 class EvolutionarySearch(SearchStrategy):
-    def __init__(self, population_size: int = 512, init_measured_ratio: float = 0.2,
-                 init_min_unmeasured: int = 50, max_fail_count: int = 5,
-                 genetic_num_iters: int = 4, genetic_mutate_prob: float = 0.85,
-                 genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
+    def __init__(
+        self,
+        population_size: int = 512,
+        init_measured_ratio: float = 0.2,
+        init_min_unmeasured: int = 50,
+        max_fail_count: int = 5,
+        genetic_num_iters: int = 4,
+        genetic_mutate_prob: float = 0.85,
+        genetic_max_fail_count: int = 10,
+        eps_greedy: float = 0.05,
+    ):
         super().__init__()
         self.population_size = population_size
         self.init_measured_ratio = init_measured_ratio
@@ -47,27 +54,38 @@ class EvolutionarySearch(SearchStrategy):
 
     def pre_tuning(self, *args, **kwargs) -> None:
         super().pre_tuning(*args, **kwargs)
-        self.measured = {}        # key -> (candidate without its schedule, seconds)
+        self.measured = {}  # key -> (candidate without its schedule, seconds)
         workers = getattr(self.context, "num_threads", None) or 1
         self._mutators = list(self.mutator_probs)
         self._mutator_weights = [self.mutator_probs[m] for m in self._mutators]
-        self._replayer = Replayer(self.mod, self.design_spaces, self.postprocs,
-                                  self._mutators,
-                                  getattr(self.cost_model, "extractor", None), workers)
+        self._replayer = Replayer(
+            self.mod,
+            self.design_spaces,
+            self.postprocs,
+            self._mutators,
+            getattr(self.cost_model, "extractor", None),
+            workers,
+        )
         self._seed_from_database()
 
     def _seed_from_database(self) -> None:
         """Resuming: the best records the database already holds for this program and target
         (TVM's get_top_k, as many as the population's measured share) count as measured, so
         they seed every round's population and are never measured again."""
-        if self.database is None or self.context is None or \
-                not self.database.has_workload(self.mod):
+        if (
+            self.database is None
+            or self.context is None
+            or not self.database.has_workload(self.mod)
+        ):
             return
         from tir_mlir.meta_schedule.target_key import canonical_target
+
         workload = self.database.commit_workload(self.mod)
-        top = self.database.get_top_k(workload,
-                                      int(self.population_size * self.init_measured_ratio),
-                                      canonical_target(str(self.context.target)))
+        top = self.database.get_top_k(
+            workload,
+            int(self.population_size * self.init_measured_ratio),
+            canonical_target(str(self.context.target)),
+        )
         jobs = [("replay", json.dumps(r.trace.as_json()), self._seed()) for r in top]
         for record, cand in zip(top, self._run(jobs)):
             if cand is not None:
@@ -81,8 +99,9 @@ class EvolutionarySearch(SearchStrategy):
         if not getattr(self.cost_model, "can_rank", lambda: True)():
             return self._pick([], self._random_walks(n + max(8, n // 4)), n)
         best = self._best_measured(int(self.population_size * self.init_measured_ratio))
-        randoms = self._random_samples(max(self.population_size - len(best),
-                                           self.init_min_unmeasured))
+        randoms = self._random_samples(
+            max(self.population_size - len(best), self.init_min_unmeasured)
+        )
         if not best and not randoms:
             return None
         return self._pick(self._evolve(best + randoms, n), randoms, n)
@@ -91,7 +110,7 @@ class EvolutionarySearch(SearchStrategy):
         """n unmeasured candidates: the best predicted, and eps_greedy of n random ones."""
         n_rand = min(len(randoms), int(round(n * self.eps_greedy)))
         picked, keys = [], set()
-        for c in top[:n - n_rand] + self.rng.sample(randoms, len(randoms)):
+        for c in top[: n - n_rand] + self.rng.sample(randoms, len(randoms)):
             if c.key in keys or c.key in self.measured:
                 continue
             keys.add(c.key)
@@ -107,7 +126,7 @@ class EvolutionarySearch(SearchStrategy):
 
     # --- pieces ------------------------------------------------------------------------------
     def _seed(self) -> int:
-        return self.rng.randrange(1, 2 ** 31)
+        return self.rng.randrange(1, 2**31)
 
     def _mutation(self, parent) -> tuple:
         """The job of a mutator, drawn by its probability, applied to `parent`."""
@@ -121,8 +140,14 @@ class EvolutionarySearch(SearchStrategy):
         for res in self._replayer.run(jobs):
             if res[0] == "ok":
                 _, key, trace_json, features = res
-                out.append(MeasureCandidate(trace_json=trace_json, key=key, features=features,
-                                            replay=self._replayer.local.replay))
+                out.append(
+                    MeasureCandidate(
+                        trace_json=trace_json,
+                        key=key,
+                        features=features,
+                        replay=self._replayer.local.replay,
+                    )
+                )
             else:
                 if res[1] is not None:
                     self.failures[res[1]] += 1
@@ -131,15 +156,18 @@ class EvolutionarySearch(SearchStrategy):
 
     def _best_measured(self, k: int) -> list:
         """The k fastest measured candidates."""
-        ranked = sorted((v for v in self.measured.values() if v[1] != float("inf")),
-                        key=lambda v: v[1])
+        ranked = sorted(
+            (v for v in self.measured.values() if v[1] != float("inf")), key=lambda v: v[1]
+        )
         return [c for c, _ in ranked[:k]]
 
     def _random_samples(self, k: int) -> list:
         out, fails = [], 0
         while len(out) < k and fails < self.max_fail_count * max(1, k):
-            jobs = [("sample", self.rng.randrange(len(self.design_spaces)), self._seed())
-                    for _ in range(k - len(out))]
+            jobs = [
+                ("sample", self.rng.randrange(len(self.design_spaces)), self._seed())
+                for _ in range(k - len(out))
+            ]
             for c in self._run(jobs):
                 if c is None:
                     fails += 1
@@ -154,8 +182,11 @@ class EvolutionarySearch(SearchStrategy):
         walks = self._random_samples(k)
         steps = [self.rng.randrange(self.genetic_num_iters + 1) for _ in walks]
         for step in range(self.genetic_num_iters if self._mutators else 0):
-            moving = [i for i, s in enumerate(steps) if s > step and
-                      self.rng.random() <= self.genetic_mutate_prob]
+            moving = [
+                i
+                for i, s in enumerate(steps)
+                if s > step and self.rng.random() <= self.genetic_mutate_prob
+            ]
             jobs = [self._mutation(walks[i]) for i in moving]
             for i, child in zip(moving, self._run(jobs)):
                 if child is not None:
@@ -174,14 +205,13 @@ class EvolutionarySearch(SearchStrategy):
             if self.cost_model is None:
                 new = [self.rng.random() for _ in todo]
             else:
-                new = [float(x) for x in self.cost_model.predict(self.context,
-                                                                 list(todo.values()))]
+                new = [float(x) for x in self.cost_model.predict(self.context, list(todo.values()))]
             cache.update(zip(todo, new))
         return [cache[c.key] for c in population]
 
     def _evolve(self, population: list, n: int) -> list:
         """The best predicted unmeasured candidates seen while evolving, best first."""
-        heap, seen, cache = [], set(), {}   # min-heap of (score, tiebreak, c) of size <= 2n
+        heap, seen, cache = [], set(), {}  # min-heap of (score, tiebreak, c) of size <= 2n
 
         def offer(c, score):
             if c.key in seen or c.key in self.measured:
@@ -202,14 +232,18 @@ class EvolutionarySearch(SearchStrategy):
             total = sum(max(s, 0.0) for s in scores)
             probs = [max(s, 0.0) / total for s in scores] if total > 0 else None
             nxt, fails = [], 0
-            while len(nxt) < len(population) and fails < self.genetic_max_fail_count * \
-                    len(population):
+            while len(nxt) < len(population) and fails < self.genetic_max_fail_count * len(
+                population
+            ):
                 # a batch of slots: a parent kept as it is, or a mutation job for the workers
                 slots = []
                 for _ in range(len(population) - len(nxt)):
                     parent = self.rng.choices(population, weights=probs)[0]
-                    slots.append(parent if self.rng.random() > self.genetic_mutate_prob
-                                 else self._mutation(parent))
+                    slots.append(
+                        parent
+                        if self.rng.random() > self.genetic_mutate_prob
+                        else self._mutation(parent)
+                    )
                 children = iter(self._run([s for s in slots if isinstance(s, tuple)]))
                 for s in slots:
                     child = next(children) if isinstance(s, tuple) else s

@@ -1,9 +1,9 @@
 """What ReplayTrace and ReplayFunc share: a round is the budget's worth of independent
 random candidates, giving up after `max_fail_count` failed draws."""
+
 from typing import List, Optional
 
-from tir_mlir.meta_schedule.search_strategy.search_strategy import (MeasureCandidate,
-                                                                    SearchStrategy)
+from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate, SearchStrategy
 from tir_mlir.schedule.schedule import Schedule
 
 

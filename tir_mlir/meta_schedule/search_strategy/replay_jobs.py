@@ -12,6 +12,7 @@ search takes the same path with any number of workers. Only text and numbers cro
 process boundary; a worker keeps the task (module, sketches, postprocessors, mutators,
 extractor) for as long as the tuning runs.
 """
+
 import atexit
 import hashlib
 import json
@@ -25,15 +26,20 @@ from tir_mlir.schedule.schedule import Schedule
 from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS, Instruction, Trace
 
 log = logging.getLogger("tir_mlir.meta_schedule")
-_JOBS_PER_CHUNK = 32         # a worker's share of a batch, in chunks: balances the load
-_MUTATED_KEPT = 4096         # replays of mutated traces a task remembers (parents repeat)
+_JOBS_PER_CHUNK = 32  # a worker's share of a batch, in chunks: balances the load
+_MUTATED_KEPT = 4096  # replays of mutated traces a task remembers (parents repeat)
 
 
 def fresh_decisions(trace: Trace) -> Trace:
     """The trace with every decision cleared: replaying it samples anew."""
-    return Trace([Instruction(i.name, {**i.args, "decision": None}, i.outputs)
-                  if i.name in SAMPLING_INSTRUCTIONS else i
-                  for i in trace.without_postproc().insts])
+    return Trace(
+        [
+            Instruction(i.name, {**i.args, "decision": None}, i.outputs)
+            if i.name in SAMPLING_INSTRUCTIONS
+            else i
+            for i in trace.without_postproc().insts
+        ]
+    )
 
 
 def schedule_key(sch) -> str:
@@ -48,12 +54,12 @@ def replay(mod, postprocs, trace: Trace, seed: int):
     sch = Schedule(mod, seed=seed)
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
-        with sch.trusted_mode():      # postprocessors check before they rewrite
+        with sch.trusted_mode():  # postprocessors check before they rewrite
             sch.enter_postproc()
             for p in postprocs:
                 if not p.apply(sch):
                     return type(p).__name__
-    except Exception as e:   # noqa: BLE001 - any failure rejects just this candidate
+    except Exception as e:  # noqa: BLE001 - any failure rejects just this candidate
         return type(e).__name__
     return sch
 
@@ -93,12 +99,12 @@ class ReplayTask:
         features = None
         if self.extractor is not None:
             from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate
+
             features = self.extractor.program_vectors(None, [MeasureCandidate(sch)])[0]
-        return ("ok", key or schedule_key(sch),
-                json.dumps(sch.trace.as_json()), features)
+        return ("ok", key or schedule_key(sch), json.dumps(sch.trace.as_json()), features)
 
 
-_TASKS: "OrderedDict[str, ReplayTask]" = OrderedDict()     # in a worker: token -> task
+_TASKS: "OrderedDict[str, ReplayTask]" = OrderedDict()  # in a worker: token -> task
 
 
 def run_jobs(token: str, blob: bytes, jobs: list) -> list:
@@ -123,23 +129,32 @@ class Replayer:
                 self.blob = pickle.dumps((mod, sketches, postprocs, mutators, extractor))
                 self.token = hashlib.sha1(self.blob).hexdigest()
             except Exception as e:  # noqa: BLE001 - whatever does not pickle
-                log.info("search replays run in the tuning process: the task does not "
-                         "pickle (%s: %s)", type(e).__name__, e)
+                log.info(
+                    "search replays run in the tuning process: the task does not pickle (%s: %s)",
+                    type(e).__name__,
+                    e,
+                )
 
     def run(self, jobs: list) -> list:
         from tir_mlir.meta_schedule.process_pool import TaskError
+
         if self.blob is None or len(jobs) < 2:
             return [self.local.run(job) for job in jobs]
         size = max(1, min(_JOBS_PER_CHUNK, -(-len(jobs) // self.workers)))
-        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
         pool = _pool(self.workers)
-        futures = [pool.submit("tir_mlir.meta_schedule.search_strategy.replay_jobs:run_jobs",
-                               (self.token, self.blob, chunk)) for chunk in chunks]
+        futures = [
+            pool.submit(
+                "tir_mlir.meta_schedule.search_strategy.replay_jobs:run_jobs",
+                (self.token, self.blob, chunk),
+            )
+            for chunk in chunks
+        ]
         out = []
         for future, chunk in zip(futures, chunks):
             try:
                 out += future.result()
-            except TaskError as e:        # a crashed worker loses its chunk, nothing more
+            except TaskError as e:  # a crashed worker loses its chunk, nothing more
                 log.warning("a search worker failed: %s", e.message)
                 out += [("fail", "SearchWorkerCrash")] * len(chunk)
         return out
@@ -152,6 +167,7 @@ def _pool(workers: int):
     """One pool of search workers per process (tasks share it; each keeps its task)."""
     if workers not in _POOLS:
         from tir_mlir.meta_schedule.process_pool import ProcessPool
+
         _POOLS[workers] = ProcessPool(workers, max_tasks=100000)
         atexit.register(_POOLS[workers].shutdown, True)
     return _POOLS[workers]

@@ -1,5 +1,6 @@
 """ReplayTrace: every candidate is a design-space sketch replayed with fresh random decisions
 (random search over the sketches' decisions)."""
+
 from typing import Optional
 
 from tir_mlir.meta_schedule.search_strategy.replay import Replay

@@ -7,12 +7,12 @@ notify_runner_results(candidates, results); post_tuning().
 A candidate that fails to replay or is rejected by a postprocessor is dropped and counted
 in `self.failures` (per exception type): sampling never stops the tuning.
 """
+
 import collections
 import random
 from typing import List, Optional
 
-from tir_mlir.meta_schedule.search_strategy.replay_jobs import (fresh_decisions, replay,
-                                                                schedule_key)
+from tir_mlir.meta_schedule.search_strategy.replay_jobs import fresh_decisions, replay, schedule_key
 from tir_mlir.schedule.schedule import Schedule
 from tir_mlir.schedule.trace import Trace
 
@@ -22,9 +22,16 @@ class MeasureCandidate:
     replayed by a search worker arrives as its trace (JSON), key and cost-model `features`;
     its schedule is replayed here when `sch` is first asked for (to build it)."""
 
-    def __init__(self, sch: Optional[Schedule] = None, args_info: Optional[list] = None, *,
-                 trace_json: Optional[str] = None, key: Optional[str] = None,
-                 features=None, replay=None):
+    def __init__(
+        self,
+        sch: Optional[Schedule] = None,
+        args_info: Optional[list] = None,
+        *,
+        trace_json: Optional[str] = None,
+        key: Optional[str] = None,
+        features=None,
+        replay=None,
+    ):
         self._sch, self.args_info = sch, args_info
         self.trace_json, self.features, self._replay = trace_json, features, replay
         self._key = key
@@ -41,8 +48,9 @@ class MeasureCandidate:
         if self._sch is None:
             sch = self._replay(Trace.from_json(self.trace_json), 1)
             if not isinstance(sch, Schedule):
-                raise RuntimeError(f"a candidate's trace replayed in a search worker but "
-                                   f"not here ({sch})")
+                raise RuntimeError(
+                    f"a candidate's trace replayed in a search worker but not here ({sch})"
+                )
             self._sch = sch
         return self._sch
 
@@ -54,8 +62,14 @@ class MeasureCandidate:
         """The candidate without its (large) schedule, replayed again if asked for."""
         if self.trace_json is None:
             return self
-        return MeasureCandidate(None, self.args_info, trace_json=self.trace_json,
-                                key=self._key, features=self.features, replay=self._replay)
+        return MeasureCandidate(
+            None,
+            self.args_info,
+            trace_json=self.trace_json,
+            key=self._key,
+            features=self.features,
+            replay=self._replay,
+        )
 
 
 class SearchStrategy:
@@ -72,12 +86,17 @@ class SearchStrategy:
         self.postprocs = list(getattr(space, "postprocs", None) or [])
         self.mutator_probs = dict(getattr(space, "mutator_probs", None) or {})
 
-    def pre_tuning(self, max_trials: int, num_trials_per_iter: int, design_spaces: List,
-                   database=None, cost_model=None) -> None:
+    def pre_tuning(
+        self,
+        max_trials: int,
+        num_trials_per_iter: int,
+        design_spaces: List,
+        database=None,
+        cost_model=None,
+    ) -> None:
         self.max_trials = max_trials
         self.num_trials_per_iter = num_trials_per_iter
-        self.design_spaces = [s.trace if isinstance(s, Schedule) else s
-                              for s in design_spaces]
+        self.design_spaces = [s.trace if isinstance(s, Schedule) else s for s in design_spaces]
         self.database = database
         self.cost_model = cost_model
         self.trials = 0
@@ -97,7 +116,7 @@ class SearchStrategy:
     def replay(self, trace: Trace) -> Optional[Schedule]:
         """Replay `trace` (fast, trusted) on the task's module and run the postprocessors;
         None (counted) when any step or postprocessor fails."""
-        sch = replay(self.mod, self.postprocs, trace, self.rng.randrange(1, 2 ** 31))
+        sch = replay(self.mod, self.postprocs, trace, self.rng.randrange(1, 2**31))
         if isinstance(sch, str):
             self.failures[sch] += 1
             return None
@@ -112,6 +131,7 @@ class PySearchStrategy(SearchStrategy):
     """The class a TVM user's search strategy derives from (with `@derived_object`): it
     overrides `pre_tuning`, `generate_measure_candidates`, `notify_runner_results`,
     `post_tuning` and optionally `_initialize_with_tune_context` (TVM's protocol)."""
+
     _py_interface = True
 
     def initialize_with_tune_context(self, context) -> None:

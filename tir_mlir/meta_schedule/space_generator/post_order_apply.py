@@ -6,19 +6,24 @@ loops); blocks a rule creates (caches) are not visited. Each rule maps one sched
 list, so the design space is the product of the rules' branches. A block annotated
 `schedule_rule` gets ApplyCustomRule only (TVM's rule: its registered function schedules it).
 """
+
 import random
 from typing import Callable, List, Optional
 
 from tir_mlir.errors import ScheduleError
-from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import (ApplyCustomRule,
-                                                                    has_custom_rule)
+from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRule, has_custom_rule
 from tir_mlir.meta_schedule.space_generator.space_generator import SpaceGenerator
 from tir_mlir.schedule.schedule import Schedule
 
 
 class PostOrderApply(SpaceGenerator):
-    def __init__(self, f_block_filter: Optional[Callable] = None, sch_rules="from-target",
-                 postprocs="from-target", mutator_probs="from-target"):
+    def __init__(
+        self,
+        f_block_filter: Optional[Callable] = None,
+        sch_rules="from-target",
+        postprocs="from-target",
+        mutator_probs="from-target",
+    ):
         super().__init__(sch_rules, postprocs, mutator_probs)
         self.f_block_filter = f_block_filter
         self._rng = random.Random()
@@ -28,20 +33,20 @@ class PostOrderApply(SpaceGenerator):
         self._rng = random.Random(context.rand_state)
 
     def generate_design_space(self, mod) -> List[Schedule]:
-        states = [Schedule(mod, seed=self._rng.randrange(1, 2 ** 31))]
+        states = [Schedule(mod, seed=self._rng.randrange(1, 2**31))]
         for func in list(mod.functions):
             for name in reversed(states[0].get_block_names(func)):
                 states = [out for sch in states for out in self._apply_rules(sch, name, func)]
         return states
 
     def _apply_rules(self, sch, name: str, func: str) -> List[Schedule]:
-        block = sch.get_block(name, func)   # one handle: the rules' outputs are copies of sch
+        block = sch.get_block(name, func)  # one handle: the rules' outputs are copies of sch
         states = [sch]
         for rule in self.sch_rules:
             nxt = []
             for s in states:
                 if name not in s.get_block_names(func):
-                    nxt.append(s)            # inlined by an earlier rule
+                    nxt.append(s)  # inlined by an earlier rule
                     continue
                 if self.f_block_filter is not None and not self.f_block_filter(s.get(block)):
                     nxt.append(s)
@@ -55,8 +60,8 @@ class PostOrderApply(SpaceGenerator):
 
 
 def _checked(result, rule) -> List[Schedule]:
-    if not isinstance(result, (list, tuple)) or not all(isinstance(s, Schedule)
-                                                        for s in result):
-        raise ScheduleError(f"schedule rule {rule!r} must return a list of Schedules, got "
-                            f"{result!r}")
+    if not isinstance(result, (list, tuple)) or not all(isinstance(s, Schedule) for s in result):
+        raise ScheduleError(
+            f"schedule rule {rule!r} must return a list of Schedules, got {result!r}"
+        )
     return list(result)

@@ -1,12 +1,14 @@
 """The space generator interface: `generate_design_space(mod) -> list of schedules`
 (sketches: schedules whose traces hold sampling instructions), plus the postprocessors and
 mutators that belong to the space (TVM 0.21 keeps them here)."""
+
 from typing import Dict, List, Optional
 
 
 class SpaceGenerator:
-    def __init__(self, sch_rules="from-target", postprocs="from-target",
-                 mutator_probs="from-target"):
+    def __init__(
+        self, sch_rules="from-target", postprocs="from-target", mutator_probs="from-target"
+    ):
         self.sch_rules = sch_rules
         self.postprocs = postprocs
         self.mutator_probs = mutator_probs
@@ -14,6 +16,7 @@ class SpaceGenerator:
 
     def initialize_with_tune_context(self, context) -> None:
         from tir_mlir.meta_schedule import mutator, postproc, schedule_rule
+
         self.target = context.target
         kind = context.target.kind
         if self.sch_rules == "from-target":
@@ -37,6 +40,7 @@ class PySpaceGenerator(SpaceGenerator):
     """The class a TVM user's space generator derives from (with `@derived_object`): it
     overrides `_initialize_with_tune_context(context)` and `generate_design_space(mod)`
     (TVM's methods; neither has a default)."""
+
     _py_interface = True
 
     def initialize_with_tune_context(self, context) -> None:
@@ -44,22 +48,30 @@ class PySpaceGenerator(SpaceGenerator):
         self._initialize_with_tune_context(context)
 
     def _initialize_with_tune_context(self, context) -> None:
-        raise NotImplementedError("PySpaceGenerator's InitializeWithTuneContext method not "
-                                  "implemented!")
+        raise NotImplementedError(
+            "PySpaceGenerator's InitializeWithTuneContext method not implemented!"
+        )
 
     def generate_design_space(self, mod) -> List:
-        raise NotImplementedError("PySpaceGenerator's GenerateDesignSpace method not "
-                                  "implemented!")
+        raise NotImplementedError("PySpaceGenerator's GenerateDesignSpace method not implemented!")
 
 
-def generate_design_space(mod, target="llvm", space=None, seed: Optional[int] = None,
-                          sch_rules="from-target", postprocs="from-target",
-                          mutator_probs="from-target") -> List:
+def generate_design_space(
+    mod,
+    target="llvm",
+    space=None,
+    seed: Optional[int] = None,
+    sch_rules="from-target",
+    postprocs="from-target",
+    mutator_probs="from-target",
+) -> List:
     """The sketches of `mod` for `target` (TVM's ms.generate_design_space)."""
     from tir_mlir.meta_schedule.space_generator.post_order_apply import PostOrderApply
     from tir_mlir.meta_schedule.tune_context import TuneContext
+
     if space is None:
-        space = PostOrderApply(sch_rules=sch_rules, postprocs=postprocs,
-                               mutator_probs=mutator_probs)
+        space = PostOrderApply(
+            sch_rules=sch_rules, postprocs=postprocs, mutator_probs=mutator_probs
+        )
     ctx = TuneContext(mod=mod, target=target, space_generator=space, rand_state=seed)
     return ctx.generate_design_space()

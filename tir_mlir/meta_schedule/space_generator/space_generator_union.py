@@ -7,8 +7,13 @@ from tir_mlir.meta_schedule.space_generator.space_generator import SpaceGenerato
 
 
 class SpaceGeneratorUnion(SpaceGenerator):
-    def __init__(self, space_generators: list[SpaceGenerator], sch_rules="from-target",
-                 postprocs="from-target", mutator_probs="from-target"):
+    def __init__(
+        self,
+        space_generators: list[SpaceGenerator],
+        sch_rules="from-target",
+        postprocs="from-target",
+        mutator_probs="from-target",
+    ):
         super().__init__(sch_rules, postprocs, mutator_probs)
         self.space_generators = list(space_generators)
 
@@ -18,5 +23,8 @@ class SpaceGeneratorUnion(SpaceGenerator):
             generator.initialize_with_tune_context(context)
 
     def generate_design_space(self, mod) -> list:
-        return [sch for generator in self.space_generators
-                for sch in generator.generate_design_space(mod)]
+        return [
+            sch
+            for generator in self.space_generators
+            for sch in generator.generate_design_space(mod)
+        ]

@@ -1,4 +1,5 @@
 """Task schedulers: which task of a multi-function tuning job gets the next round."""
+
 from tir_mlir.meta_schedule.task_scheduler.gradient_based import GradientBased
 from tir_mlir.meta_schedule.task_scheduler.round_robin import RoundRobin
 from tir_mlir.meta_schedule.task_scheduler.task_scheduler import TaskScheduler

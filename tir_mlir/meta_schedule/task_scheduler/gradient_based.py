@@ -2,6 +2,7 @@
 is expected to drop most (TVM's gradient-based scheduler): the expected drop of a task mixes
 its recent improvement (backward gradient over `window_size` rounds) and an optimistic guess
 that the next round improves as much as an average past round (`alpha` weights the two)."""
+
 import math
 
 from tir_mlir.meta_schedule.task_scheduler.task_scheduler import TaskScheduler
@@ -25,7 +26,7 @@ class GradientBased(TaskScheduler):
         t = self.tasks[k]
         hist = t.best_history
         if not math.isfinite(hist[-1]):
-            return math.inf                 # nothing valid yet: it needs trials most
+            return math.inf  # nothing valid yet: it needs trials most
         w = min(self.window_size, len(hist) - 1)
         backward = (hist[-1 - w] - hist[-1]) / w if w and math.isfinite(hist[-1 - w]) else 0
         forward = hist[-1] / (t.rounds + 1)

@@ -1,4 +1,5 @@
 """RoundRobin: tune the tasks in turn, one round each."""
+
 from tir_mlir.meta_schedule.task_scheduler.task_scheduler import TaskScheduler
 
 

@@ -6,6 +6,7 @@ callbacks (by default, TVM's: store every result, failures included, in the data
 the built artifacts; update the cost model). It stops when the global trial budget is spent
 or every task's strategy is exhausted.
 """
+
 import logging
 import math
 import time
@@ -13,8 +14,14 @@ from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.measure_callback.measure_callback import normalize
-from tir_mlir.meta_schedule.tune_events import (BUILDING, GENERATING, MEASURING, LogObserver,
-                                                Observers, TuneObserver)
+from tir_mlir.meta_schedule.tune_events import (
+    BUILDING,
+    GENERATING,
+    MEASURING,
+    LogObserver,
+    Observers,
+    TuneObserver,
+)
 
 log = logging.getLogger("tir_mlir.meta_schedule")
 # A candidate whose first call takes this many times the task's best time so far is timed by
@@ -29,25 +36,38 @@ class TaskRecord:
         self.trials = 0
         self.rounds = 0
         self.best_sec = math.inf
-        self.best_history: List[float] = []     # best time after each round
+        self.best_history: List[float] = []  # best time after each round
         self.done = False
         self.workload = None
         self.args_info = None
         self.reference = None
-        self.builder_results = None             # of the batch being measured
+        self.builder_results = None  # of the batch being measured
 
 
 class TaskScheduler:
     def next_task_id(self) -> int:
         raise NotImplementedError
 
-    def tune(self, tasks, task_weights, max_trials_global: int, max_trials_per_task: int,
-             num_trials_per_iter: int, builder, runner, measure_callbacks, database,
-             cost_model, check_correctness: bool = True, work_dir: Optional[str] = None,
-             observer: Optional[TuneObserver] = None):
+    def tune(
+        self,
+        tasks,
+        task_weights,
+        max_trials_global: int,
+        max_trials_per_task: int,
+        num_trials_per_iter: int,
+        builder,
+        runner,
+        measure_callbacks,
+        database,
+        cost_model,
+        check_correctness: bool = True,
+        work_dir: Optional[str] = None,
+        observer: Optional[TuneObserver] = None,
+    ):
         """`observer` hears each round's phases and every measured candidate, which are also
         logged (tune_events.LogObserver)."""
         from tir_mlir.meta_schedule.arg_info import ArgInfo
+
         self.observer = Observers([LogObserver()] + ([observer] if observer else []))
         self.tasks = [TaskRecord(t, w) for t, w in zip(tasks, task_weights)]
         self.builder, self.runner, self.database = builder, runner, database
@@ -59,11 +79,13 @@ class TaskScheduler:
             t.args_info = ArgInfo.from_entry_func(t.ctx.mod)
             if check_correctness and not runner_has_reference:
                 from tir_mlir.meta_schedule.runner.reference import make_reference
+
                 path = None if work_dir is None else f"{work_dir}/reference_{k}.npz"
                 t.reference = make_reference(t.ctx.mod, path)
             spaces = t.ctx.generate_design_space()
-            t.ctx.search_strategy.pre_tuning(max_trials_per_task, num_trials_per_iter, spaces,
-                                             database, cost_model)
+            t.ctx.search_strategy.pre_tuning(
+                max_trials_per_task, num_trials_per_iter, spaces, database, cost_model
+            )
         total = 0
         while total < max_trials_global:
             tid = self.next_task_id()
@@ -76,15 +98,21 @@ class TaskScheduler:
             if not cands:
                 task.done = True
                 continue
-            cands = cands[:max_trials_global - total]
+            cands = cands[: max_trials_global - total]
             search_s = time.perf_counter() - start
             results = self._measure(task, cands)
             measure_s = time.perf_counter() - start - search_s
             total += len(cands)
             self._record(tid, cands, results)
-            log.info("task %s: round %d, %d candidates (search %.1fs, build+run %.1fs), "
-                     "best %.4g ms", task.ctx.task_name, task.rounds, len(cands), search_s,
-                     measure_s, task.best_sec * 1e3)
+            log.info(
+                "task %s: round %d, %d candidates (search %.1fs, build+run %.1fs), best %.4g ms",
+                task.ctx.task_name,
+                task.rounds,
+                len(cands),
+                search_s,
+                measure_s,
+                task.best_sec * 1e3,
+            )
         for t in self.tasks:
             t.ctx.search_strategy.post_tuning()
         return database
@@ -95,25 +123,37 @@ class TaskScheduler:
         from tir_mlir.meta_schedule.builder import BuilderInput
         from tir_mlir.meta_schedule.measure_pipeline import build_and_run
         from tir_mlir.meta_schedule.runner import RunnerInput
+
         target = str(task.ctx.target)
         best = [task.best_sec]
 
         def runner_input(k, path):
             slow = SLOW_FACTOR * best[0] if math.isfinite(best[0]) else None
-            return RunnerInput(path, "cpu", task.args_info, reference=task.reference,
-                               func_name=_entry(task.ctx), slow_secs=slow)
+            return RunnerInput(
+                path,
+                "cpu",
+                task.args_info,
+                reference=task.reference,
+                func_name=_entry(task.ctx),
+                slow_secs=slow,
+            )
 
         def seen(k, result):
             best[0] = min([best[0]] + costs([result]))
             self.observer.measured(name, result.run_secs, result.error_msg)
+
         name = task.ctx.task_name
         self.observer.phase(name, BUILDING, len(cands))
         task.builder_results = []
-        return build_and_run(self.builder, self.runner,
-                             [BuilderInput(c.sch.mod, target) for c in cands], runner_input,
-                             on_result=seen,
-                             on_built=lambda: self.observer.phase(name, MEASURING, len(cands)),
-                             builder_results=task.builder_results)
+        return build_and_run(
+            self.builder,
+            self.runner,
+            [BuilderInput(c.sch.mod, target) for c in cands],
+            runner_input,
+            on_result=seen,
+            on_built=lambda: self.observer.phase(name, MEASURING, len(cands)),
+            builder_results=task.builder_results,
+        )
 
     # TVM's names, for measure callbacks written against TVM's TaskScheduler
     @property

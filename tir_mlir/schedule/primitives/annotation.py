@@ -3,6 +3,7 @@ annotate, unannotate, storage_align, set_scope, unsafe_set_dtype, annotate_buffe
 unsafe_hide_buffer_access, and TE's set_store_predicate. They change what a block or loop
 says about itself or its buffers, not the loop nest.
 """
+
 from typing import Callable, Dict, List, Union
 
 from tir_mlir.dialect.ops import Block
@@ -26,8 +27,11 @@ class Annotation:
 
     # TVM's annotation value types (annotate's ann_val)
     PrimAnnotationValueT = Union[str, int, float]
-    AnnotationValueT = Union[PrimAnnotationValueT, List[PrimAnnotationValueT],
-                             Dict[str, Union[PrimAnnotationValueT, List[PrimAnnotationValueT]]]]
+    AnnotationValueT = Union[
+        PrimAnnotationValueT,
+        List[PrimAnnotationValueT],
+        Dict[str, Union[PrimAnnotationValueT, List[PrimAnnotationValueT]]],
+    ]
 
     @primitive
     def annotate(self, block_or_loop: BlockOrLoop, ann_key: str, ann_val) -> None:
@@ -136,8 +140,9 @@ class Annotation:
         _ann.unannotate(self._resolve(block_or_loop, (BlockRV, LoopRV)), ann_key)
 
     @primitive
-    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
-                      offset: int) -> None:
+    def storage_align(
+        self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
+    ) -> None:
         """Pad the stride of one dimension of a buffer a block writes, so that `stride % factor ==
         offset` (avoids bank conflicts in shared memory).
 
@@ -219,8 +224,9 @@ class Annotation:
         _set_dtype.unsafe_set_dtype(Block(self._block(block)), buffer_index, dtype)
 
     @primitive
-    def annotate_buffer_access(self, block: BlockRV, buffer_index: int, buf_type: str,
-                               gen_new_ranges: Callable) -> None:
+    def annotate_buffer_access(
+        self, block: BlockRV, buffer_index: int, buf_type: str, gen_new_ranges: Callable
+    ) -> None:
         """Set the region of T.reads / T.writes entry `buffer_index` (`buf_type` "read" or
         "write") of `block` by hand: `gen_new_ranges` maps the iter vars to one expression or
         (begin, end) pair per buffer dimension (a lambda or its text; recorded as text).
@@ -233,14 +239,14 @@ class Annotation:
         _annotate.annotate_buffer_access(blk, buffer_index, buf_type, ranges)
 
     @primitive
-    def unsafe_hide_buffer_access(self, block: BlockRV, buf_type: str,
-                                  buf_index_array: List[int]) -> None:
+    def unsafe_hide_buffer_access(
+        self, block: BlockRV, buf_type: str, buf_index_array: List[int]
+    ) -> None:
         """Leave T.reads / T.writes entries `buf_index_array` (`buf_type` "read" or "write")
         of `block` out of its printed regions (TVM: to let tensorize match a block that reads
         index buffers). The accesses stay, and our dependence checks still see them."""
         self._note(buf_index_array=list(buf_index_array))
-        _hide.unsafe_hide_buffer_access(Block(self._block(block)), buf_type,
-                                        list(buf_index_array))
+        _hide.unsafe_hide_buffer_access(Block(self._block(block)), buf_type, list(buf_index_array))
 
     @primitive
     def set_store_predicate(self, block: BlockRV, predicate: Callable) -> None:
@@ -258,20 +264,24 @@ def _by_name(fn: Callable, blk: Block) -> Callable:
     would silently change meaning when a primitive (rfactor, cache_write) reorders iter vars."""
     iters = blk.iter_names
     code = getattr(fn, "__code__", None)
-    if isinstance(fn, SafeLambda):          # a lambda's text, as recorded in a trace
+    if isinstance(fn, SafeLambda):  # a lambda's text, as recorded in a trace
         params, varargs = list(fn.params), False
     elif code is not None:
-        params, varargs = list(code.co_varnames[:code.co_argcount]), code.co_flags & 0x0C
+        params, varargs = list(code.co_varnames[: code.co_argcount]), code.co_flags & 0x0C
     else:
         params, varargs = [], True
     if params == iters:
         return fn
     unknown = [p for p in params if p not in iters]
     if varargs or unknown:
-        raise ScheduleError(f"set_store_predicate: the predicate's parameters "
-                            f"({', '.join(params) or '...'}) must be named after the block's "
-                            f"iter vars ({', '.join(iters)}) of block {blk.name!r}")
+        raise ScheduleError(
+            f"set_store_predicate: the predicate's parameters "
+            f"({', '.join(params) or '...'}) must be named after the block's "
+            f"iter vars ({', '.join(iters)}) of block {blk.name!r}"
+        )
+
     def by_name(*values):
         return fn(*[values[iters.index(p)] for p in params])
-    by_name.param_names = list(iters)       # what the trace records (symbolic.lambda_text)
+
+    by_name.param_names = list(iters)  # what the trace records (symbolic.lambda_text)
     return by_name

@@ -1,5 +1,5 @@
-"""Blockize and tensorize (TVM's blockize_tensorize): blockize, tensorize.
-"""
+"""Blockize and tensorize (TVM's blockize_tensorize): blockize, tensorize."""
+
 from typing import List, Union
 
 from tir_mlir.dialect.ops import Block, Loop
@@ -16,8 +16,9 @@ class BlockizeTensorize:
     """Primitives that make a subtree one block, or a tensor intrinsic."""
 
     @primitive
-    def blockize(self, target: Union[LoopRV, List[BlockRV]],
-                 preserve_unit_iters: bool = True) -> BlockRV:
+    def blockize(
+        self, target: Union[LoopRV, List[BlockRV]], preserve_unit_iters: bool = True
+    ) -> BlockRV:
         """Turn the subtree of a loop into a block `B_o` whose iterators are the outer part of the
         inner block's (the inner block keeps the rest).
 
@@ -79,8 +80,12 @@ class BlockizeTensorize:
         return self._handle(outer.op, BlockRV)
 
     @primitive
-    def tensorize(self, block_or_loop: Union[BlockRV, LoopRV], tensor_intrin: str,
-                  preserve_unit_iters: bool = True) -> None:
+    def tensorize(
+        self,
+        block_or_loop: Union[BlockRV, LoopRV],
+        tensor_intrin: str,
+        preserve_unit_iters: bool = True,
+    ) -> None:
         """Replace the computation of a block (or of the subtree of a loop, blockized first) by a
         tensor intrinsic's implementation, after checking that it matches the intrinsic's
         description.
@@ -152,8 +157,14 @@ class BlockizeTensorize:
         intrin = TensorIntrin.get(tensor_intrin)
         if isinstance(block_or_loop, LoopRV):
             loop = Loop(self._resolve(block_or_loop, LoopRV))
-            _tensorize.check_loop(self._mod, loop, intrin.desc_func, intrin.impl_func,
-                                  tensor_intrin, preserve_unit_iters)
+            _tensorize.check_loop(
+                self._mod,
+                loop,
+                intrin.desc_func,
+                intrin.impl_func,
+                tensor_intrin,
+                preserve_unit_iters,
+            )
             block = _blockize.blockize(loop, preserve_unit_iters)
         else:
             block = Block(self._block(block_or_loop))

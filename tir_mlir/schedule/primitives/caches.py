@@ -2,6 +2,7 @@
 reindex_cache_read, reindex_cache_write, cache_inplace, cache_index, reindex, read_at,
 write_at, and TE's prefetch. Each stages a buffer through a new one, copied by new blocks.
 """
+
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from tir_mlir.dialect.ops import Block, Loop
@@ -25,34 +26,48 @@ class Caches:
     """Primitives that stage a buffer through a new one."""
 
     @primitive
-    def cache_read(self, block: BlockRV, read_buffer_index: Union[int, str], storage_scope: str,
-                   consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+    def cache_read(
+        self,
+        block: BlockRV,
+        read_buffer_index: Union[int, str],
+        storage_scope: str,
+        consumer_blocks: Optional[Sequence[BlockRV]] = None,
+    ) -> BlockRV:
         """Copy read buffer `read_buffer_index` (an index or a name) of `block` into a new
         `storage_scope` buffer that the consumers read instead; returns the copy block."""
         _set_scope.check_scope(storage_scope)
-        index = self._buffer_index(block, read_buffer_index, "read_buffer_index",
-                                   "cache_read", "read")
-        copy = _cache.cache_read(Block(self._block(block)), index, storage_scope,
-                                 self._blocks(consumer_blocks))
+        index = self._buffer_index(
+            block, read_buffer_index, "read_buffer_index", "cache_read", "read"
+        )
+        copy = _cache.cache_read(
+            Block(self._block(block)), index, storage_scope, self._blocks(consumer_blocks)
+        )
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def cache_write(self, block: BlockRV, write_buffer_index: Union[int, str],
-                    storage_scope: str,
-                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+    def cache_write(
+        self,
+        block: BlockRV,
+        write_buffer_index: Union[int, str],
+        storage_scope: str,
+        consumer_blocks: Optional[Sequence[BlockRV]] = None,
+    ) -> BlockRV:
         """Make `block` write a new `storage_scope` buffer (write buffer `write_buffer_index`:
         an index or a name), copied back to the original by a new block placed after it
         (returned)."""
         _set_scope.check_scope(storage_scope)
-        index = self._buffer_index(block, write_buffer_index, "write_buffer_index",
-                                   "cache_write", "write")
-        copy = _cache.cache_write(Block(self._block(block)), index, storage_scope,
-                                  self._blocks(consumer_blocks))
+        index = self._buffer_index(
+            block, write_buffer_index, "write_buffer_index", "cache_write", "write"
+        )
+        copy = _cache.cache_write(
+            Block(self._block(block)), index, storage_scope, self._blocks(consumer_blocks)
+        )
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def reindex_cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
-                           index_map: Callable) -> BlockRV:
+    def reindex_cache_read(
+        self, block: BlockRV, read_buffer_index: int, storage_scope: str, index_map: Callable
+    ) -> BlockRV:
         """cache_read of read buffer `read_buffer_index` of `block` into a `storage_scope`
         buffer indexed by `index_map` of the block's iter vars (a lambda or its text; recorded
         as canonical text); only `block` reads the cache. Returns the copy block."""
@@ -62,8 +77,9 @@ class Caches:
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def reindex_cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
-                            index_map: Callable) -> BlockRV:
+    def reindex_cache_write(
+        self, block: BlockRV, write_buffer_index: int, storage_scope: str, index_map: Callable
+    ) -> BlockRV:
         """cache_write of write buffer `write_buffer_index` of `block` into a `storage_scope`
         buffer indexed by `index_map` of the block's iter vars; returns the copy-back block."""
         check_scope(storage_scope)
@@ -72,19 +88,22 @@ class Caches:
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def cache_inplace(self, block_rv: BlockRV, read_buffer_index: int,
-                      storage_scope: str) -> List[BlockRV]:
+    def cache_inplace(
+        self, block_rv: BlockRV, read_buffer_index: int, storage_scope: str
+    ) -> List[BlockRV]:
         """Stage buffer `read_buffer_index`, which `block_rv` reads and writes, through a
         `storage_scope` buffer copied in right before the block and back right after it;
         returns [copy-in block, copy-back block]."""
         check_scope(storage_scope)
-        blocks = _inplace.cache_inplace(Block(self._block(block_rv)), read_buffer_index,
-                                        storage_scope)
+        blocks = _inplace.cache_inplace(
+            Block(self._block(block_rv)), read_buffer_index, storage_scope
+        )
         return [self._handle(b.op, BlockRV) for b in blocks]
 
     @primitive
-    def cache_index(self, block_rv: BlockRV, storage_scope: str,
-                    cse_thresh: int = 0) -> List[BlockRV]:
+    def cache_index(
+        self, block_rv: BlockRV, storage_scope: str, cse_thresh: int = 0
+    ) -> List[BlockRV]:
         """Precompute the index expressions `block_rv` loads with into int32 `storage_scope`
         buffers (those repeated at least `cse_thresh` times; 0: all), filled by blocks placed
         before it; returns those blocks."""
@@ -93,8 +112,7 @@ class Caches:
         return [self._handle(b.op, BlockRV) for b in blocks]
 
     @primitive
-    def reindex(self, block: Union[BlockRV, str],
-                buffer: Union[Tuple[str, int], str]) -> BlockRV:
+    def reindex(self, block: Union[BlockRV, str], buffer: Union[Tuple[str, int], str]) -> BlockRV:
         """Make `block` access `buffer` ("read"/"write", index) or a name) through a new buffer
         indexed by its iter vars, copied in before (read) or out after (write) the block's
         loop nest; returns the copy block."""
@@ -104,32 +122,39 @@ class Caches:
         return self._handle(_reindex.reindex(blk, (kind, i)).op, BlockRV)
 
     @primitive
-    def read_at(self, loop: LoopRV, block: BlockRV, read_buffer_index: int,
-                storage_scope: str) -> BlockRV:
+    def read_at(
+        self, loop: LoopRV, block: BlockRV, read_buffer_index: int, storage_scope: str
+    ) -> BlockRV:
         """Copy the region of read buffer `read_buffer_index` of `block` that one iteration of
         `loop` reads into a `storage_scope` buffer, at the start of the loop body; returns
         the copy block (annotated auto_copy)."""
         check_scope(storage_scope)
-        copy = _at.read_at(self._resolve(loop, LoopRV), Block(self._block(block)),
-                           read_buffer_index, storage_scope)
+        copy = _at.read_at(
+            self._resolve(loop, LoopRV), Block(self._block(block)), read_buffer_index, storage_scope
+        )
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def write_at(self, loop: LoopRV, block: BlockRV, write_buffer_index: int,
-                 storage_scope: str) -> BlockRV:
+    def write_at(
+        self, loop: LoopRV, block: BlockRV, write_buffer_index: int, storage_scope: str
+    ) -> BlockRV:
         """Write buffer `write_buffer_index` of `block` through a `storage_scope` buffer
         under `loop`, copied back at the end of each iteration; returns the copy block."""
         check_scope(storage_scope)
-        copy = _at.write_at(self._resolve(loop, LoopRV), Block(self._block(block)),
-                            write_buffer_index, storage_scope)
+        copy = _at.write_at(
+            self._resolve(loop, LoopRV),
+            Block(self._block(block)),
+            write_buffer_index,
+            storage_scope,
+        )
         return self._handle(copy.op, BlockRV)
 
     @primitive
-    def prefetch(self, block: BlockRV, buffer_index: int, loop: LoopRV,
-                 offset: int = 1) -> None:
+    def prefetch(self, block: BlockRV, buffer_index: int, loop: LoopRV, offset: int = 1) -> None:
         """TE's `s[B].prefetch(A, loop, offset)`: tir_mlir only (TensorIR dropped it)."""
-        _prefetch.prefetch(Block(self._block(block)), buffer_index,
-                           Loop(self._resolve(loop, LoopRV)), offset)
+        _prefetch.prefetch(
+            Block(self._block(block)), buffer_index, Loop(self._resolve(loop, LoopRV)), offset
+        )
 
     def _blocks(self, blocks) -> Optional[List[Block]]:
         return None if blocks is None else [Block(self._block(b)) for b in blocks]

@@ -2,6 +2,7 @@
 compute_inline, reverse_compute_inline, and TE's compute_root. They move computation between
 blocks; the loops and blocks they erase consume their handles.
 """
+
 from typing import List, Sequence, Union
 
 from tir_mlir.passes.schedule import compute_at as _at
@@ -18,8 +19,13 @@ class ComputeLocation:
     """Primitives that move computation between blocks."""
 
     @primitive
-    def compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
-                   preserve_unit_loops: bool = False, index: int = -1) -> None:
+    def compute_at(
+        self,
+        block: Union[BlockRV, Sequence[BlockRV]],
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
         """Move producer block(s) under `loop`, computing the part its consumers read there.
         A list of blocks (TE create_group + compute_at) is moved consumers first.
         The locations sampled as "root" / "inline" (sample_compute_location) leave the block
@@ -36,19 +42,26 @@ class ComputeLocation:
         ops = _blocks(self, block)
         target = self._resolve(loop, LoopRV)
         before = _loop_sids(ops)
-        _at.compute_at(ops if isinstance(block, (list, tuple)) else ops[0], target,
-                       preserve_unit_loops, index)
+        _at.compute_at(
+            ops if isinstance(block, (list, tuple)) else ops[0], target, preserve_unit_loops, index
+        )
         self._consume_gone(before, "compute_at")
 
     @primitive
-    def reverse_compute_at(self, block: Union[BlockRV, Sequence[BlockRV]], loop: LoopRV,
-                           preserve_unit_loops: bool = False, index: int = -1) -> None:
+    def reverse_compute_at(
+        self,
+        block: Union[BlockRV, Sequence[BlockRV]],
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
         """Move consumer block(s) under `loop`, consuming what its producers wrote there."""
         ops = _blocks(self, block)
         target = self._resolve(loop, LoopRV)
         before = _loop_sids(ops)
-        _at.reverse_compute_at(ops if isinstance(block, (list, tuple)) else ops[0], target,
-                               preserve_unit_loops, index)
+        _at.reverse_compute_at(
+            ops if isinstance(block, (list, tuple)) else ops[0], target, preserve_unit_loops, index
+        )
         self._consume_gone(before, "reverse_compute_at")
 
     @primitive
@@ -78,8 +91,9 @@ class ComputeLocation:
 
 
 def _blocks(sch, block) -> list:
-    return [sch._block(b) for b in block] if isinstance(block, (list, tuple)) \
-        else [sch._block(block)]
+    return (
+        [sch._block(b) for b in block] if isinstance(block, (list, tuple)) else [sch._block(block)]
+    )
 
 
 def _loop_sids(ops) -> List[int]:

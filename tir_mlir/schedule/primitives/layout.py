@@ -3,6 +3,7 @@ transform_layout, transform_block_layout, set_axis_separator, reorder_block_iter
 pad_einsum, decompose_padding (+ can_decompose_padding), rolling_buffer. They change the shape
 of a buffer or of a block's iteration space.
 """
+
 from typing import Callable, List, Optional, Tuple, Union
 
 from mlir import ir
@@ -28,9 +29,14 @@ class Layout:
     """Primitives that change buffer layouts and iteration spaces."""
 
     @macro
-    def transform_layout(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
-                         index_map: Callable, pad_value=None,
-                         assume_injective_transform: bool = False) -> None:
+    def transform_layout(
+        self,
+        block: BlockRV,
+        buffer: Union[Tuple[str, int], str],
+        index_map: Callable,
+        pad_value=None,
+        assume_injective_transform: bool = False,
+    ) -> None:
         """`index_map`: a lambda (or its text); recorded in the trace as canonical text.
         `pad_value` fills the padding when the map pads the buffer (layout_padding.py);
         `assume_injective_transform` lets the new shape be larger (the padding unused).
@@ -43,38 +49,50 @@ class Layout:
         blk = Block(self._block(block))
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
-        self._transform_layout(block, buffer, plain if seps else index_map, pad_value,
-                               assume_injective_transform)
+        self._transform_layout(
+            block, buffer, plain if seps else index_map, pad_value, assume_injective_transform
+        )
         if seps:
             self.set_axis_separator(block, buffer, seps)
 
-    def _layout_step(self, block: BlockRV, buffer: Union[Tuple[str, int], str],
-                     index_map: Callable, pad_value=None,
-                     assume_injective_transform: bool = False) -> None:
+    def _layout_step(
+        self,
+        block: BlockRV,
+        buffer: Union[Tuple[str, int], str],
+        index_map: Callable,
+        pad_value=None,
+        assume_injective_transform: bool = False,
+    ) -> None:
         blk = Block(self._block(block))
         from tir_mlir.passes.schedule.reindex import buffer_index
-        self._note(buffer=buffer_index(blk, buffer, "transform_layout") if isinstance(
-            buffer, str) else buffer)      # TVM records a name as ("write" | "read", index)
+
+        self._note(
+            buffer=buffer_index(blk, buffer, "transform_layout")
+            if isinstance(buffer, str)
+            else buffer
+        )  # TVM records a name as ("write" | "read", index)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         self._note(index_map=symbolic.lambda_text(fn, rank))
-        if isinstance(pad_value, str):      # a trace's text: parsed whether or not it pads
+        if isinstance(pad_value, str):  # a trace's text: parsed whether or not it pads
             pad_value = _pad_of_text(pad_value)
             if isinstance(pad_value, SafeLambda):
                 self._note(pad_value=canonical_text(pad_value.text))
-        if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):   # TVM's IntImm
+        if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):  # TVM's IntImm
             from tir_mlir.dtypes import dtype_of
+
             want = dtype_of(ir.MemRefType(_layout.find_buffer(blk, buffer).type).element_type)
             if str(pad_value.dtype) != want:
-                raise ScheduleError(f"transform_layout: the pad value {pad_value!r} must have "
-                                    f"the buffer's dtype {want}")
+                raise ScheduleError(
+                    f"transform_layout: the pad value {pad_value!r} must have "
+                    f"the buffer's dtype {want}"
+                )
             pad_value = pad_value.value
-        if isinstance(pad_value, (int, float)):     # TVM records a constant as a lambda
-            self._note(pad_value=_pad_lambda(pad_value, fn, rank, _layout.find_buffer(
-                blk, buffer)))
+        if isinstance(pad_value, (int, float)):  # TVM records a constant as a lambda
+            self._note(pad_value=_pad_lambda(pad_value, fn, rank, _layout.find_buffer(blk, buffer)))
         _layout.transform_layout(blk, buffer, fn, pad_value, assume_injective_transform)
 
-    _layout_step.__name__ = "transform_layout"      # the step's trace instruction
+    _layout_step.__name__ = "transform_layout"  # the step's trace instruction
 
     _transform_layout = primitive(_layout_step)
 
@@ -90,8 +108,12 @@ class Layout:
         _block_layout.transform_block_layout(blk, fn)
 
     @primitive
-    def set_axis_separator(self, block: Union[BlockRV, str], buffer: Union[Tuple[str, int], str],
-                           axis_separators: Optional[List[int]]) -> None:
+    def set_axis_separator(
+        self,
+        block: Union[BlockRV, str],
+        buffer: Union[Tuple[str, int], str],
+        axis_separators: Optional[List[int]],
+    ) -> None:
         """Give the buffer `block` reads or writes (("read" | "write", index) or a name;
         recorded as the pair) these axis separators (`T.alloc_buffer(...,
         axis_separators=[1])`); None or [] removes them."""
@@ -155,7 +177,7 @@ def _pad_of_text(text: str):
     """A recorded pad value: its constant (typed when the text says T.<dtype>) or the parsed
     lambda of the new indices (ScheduleError for anything else)."""
     fn = parse_lambda(text)
-    canonical_text(text)                     # only the constructs a trace may print
+    canonical_text(text)  # only the constructs a trace may print
     const = constant_body(fn)
     if const is None:
         return fn
@@ -167,6 +189,7 @@ def _pad_lambda(value, fn, rank: int, buf) -> str:
     """TVM's trace text of a constant pad_value: a lambda of the new indices returning it
     typed as the buffer (`lambda indices_0, indices_1: (T.float32(7.0),)`)."""
     from tir_mlir.dtypes import dtype_of
+
     dtype = dtype_of(ir.MemRefType(buf.type).element_type)
     n = len(symbolic.exprs(fn, rank))
     params = ", ".join(f"indices_{k}" for k in range(n))

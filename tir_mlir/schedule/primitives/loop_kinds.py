@@ -1,6 +1,7 @@
 """Loop kinds (TVM's for_kind): parallel, vectorize, unroll, bind. They change what kind of
 loop a loop is (passes/schedule/loop_kind.py), never the loop nest.
 """
+
 from tir_mlir.passes.schedule import loop_kind
 
 from tir_mlir.schedule.handles import LoopRV

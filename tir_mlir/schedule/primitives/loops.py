@@ -2,6 +2,7 @@
 merge, loop_partition, and tir_mlir's tile (splits + a reorder). The rewrites live in
 tir_mlir/passes/schedule/<primitive>.py.
 """
+
 from typing import List, Optional, Sequence
 
 from tir_mlir.passes.schedule import add_unit_loop as _unit
@@ -22,14 +23,25 @@ class Loops:
     """Primitives that change the loop nest."""
 
     @primitive
-    def split(self, loop: LoopRV, factors: Sequence[Optional[int]],
-              preserve_unit_iters: bool = True, disable_predication: bool = False, *,
-              names: Optional[Sequence[str]] = None) -> List[LoopRV]:
+    def split(
+        self,
+        loop: LoopRV,
+        factors: Sequence[Optional[int]],
+        preserve_unit_iters: bool = True,
+        disable_predication: bool = False,
+        *,
+        names: Optional[Sequence[str]] = None,
+    ) -> List[LoopRV]:
         """Split a loop into len(factors) nested loops (one factor may be None: inferred).
         `names` (tir_mlir only) names the new loops; default `{name}_0`, `{name}_1`, ..."""
         op = self._resolve(loop, LoopRV)
-        new = _split.split(op, [self._int(f) for f in factors], preserve_unit_iters=preserve_unit_iters,
-                           disable_predication=disable_predication, names=names)
+        new = _split.split(
+            op,
+            [self._int(f) for f in factors],
+            preserve_unit_iters=preserve_unit_iters,
+            disable_predication=disable_predication,
+            names=names,
+        )
         self._consume(loop, "split")
         return [self._handle(n, LoopRV) for n in new]
 
@@ -50,8 +62,9 @@ class Loops:
     @primitive
     def add_unit_loop(self, block_or_loop: BlockOrLoop) -> LoopRV:
         """Wrap a block or loop in a new loop `u` of extent 1."""
-        return self._handle(_unit.add_unit_loop(self._resolve(block_or_loop, (BlockRV, LoopRV))),
-                            LoopRV)
+        return self._handle(
+            _unit.add_unit_loop(self._resolve(block_or_loop, (BlockRV, LoopRV))), LoopRV
+        )
 
     @primitive
     def merge(self, *loops: LoopRV) -> LoopRV:
@@ -64,8 +77,9 @@ class Loops:
         return self._handle(new, LoopRV)
 
     @primitive
-    def loop_partition(self, loop: LoopRV, factors: Sequence[Optional[int]],
-                       preserve_unit_iters: bool = True) -> List[LoopRV]:
+    def loop_partition(
+        self, loop: LoopRV, factors: Sequence[Optional[int]], preserve_unit_iters: bool = True
+    ) -> List[LoopRV]:
         """Cut `loop` into consecutive loops of the given extents (one may be None: the rest;
         without None one more loop takes the rest), each a copy of the body in its own opaque
         block. Handles of the loop and of what it contained are consumed."""

@@ -5,6 +5,7 @@ same_as, state, show.
 Only the get_* methods are trace instructions (as in TVM); the others read or set schedule
 state.
 """
+
 from typing import List, Optional, Union
 
 from mlir import ir
@@ -92,14 +93,15 @@ class Queries:
         func = self._func(func_name)
         self._note(func_name=func)
         found = self._rw.index.blocks_named(func, name)
-        if not found and name == "root":      # TVM's implicit root block: the function body
+        if not found and name == "root":  # TVM's implicit root block: the function body
             found = [self._mod[func]]
         if not found:
             names = self._rw.index.block_names(func)
-            raise ScheduleError(f"Cannot find a block with the name: {name} "
-                                f"(in function {func!r}){did_you_mean(name, names)}",
-                                fast="ScheduleError: Cannot find a block with the specified "
-                                     "name")
+            raise ScheduleError(
+                f"Cannot find a block with the name: {name} "
+                f"(in function {func!r}){did_you_mean(name, names)}",
+                fast="ScheduleError: Cannot find a block with the specified name",
+            )
         if len(found) > 1:
             raise ScheduleError(f"several blocks are named {name!r} in function {func!r}")
         return self._handle(found[0], BlockRV)
@@ -223,8 +225,10 @@ class Queries:
         """
         op = self._block(block)
         reads, _ = analysis.block_reads_writes(op)
-        return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
-            analysis.scope_of(op), reads, stores=True, skip=op)]
+        return [
+            self._handle(b, BlockRV)
+            for b in analysis.blocks_accessing(analysis.scope_of(op), reads, stores=True, skip=op)
+        ]
 
     @primitive
     def get_consumers(self, block: Union[BlockRV, str]) -> List[BlockRV]:
@@ -267,17 +271,23 @@ class Queries:
         """
         op = self._block(block)
         _, writes = analysis.block_reads_writes(op)
-        return [self._handle(b, BlockRV) for b in analysis.blocks_accessing(
-            analysis.scope_of(op), writes, stores=False, skip=op)]
+        return [
+            self._handle(b, BlockRV)
+            for b in analysis.blocks_accessing(analysis.scope_of(op), writes, stores=False, skip=op)
+        ]
 
     @primitive
     def get_output_blocks(self, scope_block: Union[BlockRV, str]) -> List[BlockRV]:
         """The blocks under `scope_block` (a block, or "root" for the function body) that
         write a buffer not allocated in their scope: the scope's outputs."""
-        scope = self._resolve(self.get_block(scope_block) if isinstance(scope_block, str)
-                              else scope_block, BlockRV)
-        return [self._handle(op, BlockRV) for op in analysis.walk(scope)
-                if analysis.is_block(op) and _is_output(op)]
+        scope = self._resolve(
+            self.get_block(scope_block) if isinstance(scope_block, str) else scope_block, BlockRV
+        )
+        return [
+            self._handle(op, BlockRV)
+            for op in analysis.walk(scope)
+            if analysis.is_block(op) and _is_output(op)
+        ]
 
     def get_sref(self, rand_var_or_stmt: Union[BlockRV, LoopRV, _View]) -> StmtSRef:
         """The sref (statement reference) of a handle or of a view from `sch.get`."""
@@ -318,6 +328,7 @@ class Queries:
 
     def _repr_html_(self) -> str:
         from tir_mlir.show import html_text
+
         return html_text(f"{self.mod.script()}\n\n{self.trace}")
 
 
@@ -331,8 +342,9 @@ def _scope_root(op: ir.Operation) -> ir.Operation:
 
 def _allocated_in(scope: ir.Operation) -> list:
     """Buffers allocated by `scope` itself (its alloc_buffer list), not by nested blocks."""
-    return [o.results[0] for o in analysis.walk(scope)
-            if o.name in _ALLOCS and _scope_root(o) == scope]
+    return [
+        o.results[0] for o in analysis.walk(scope) if o.name in _ALLOCS and _scope_root(o) == scope
+    ]
 
 
 def _is_output(block: ir.Operation) -> bool:

@@ -1,5 +1,5 @@
-"""Reductions (TVM's reduction): rfactor, decompose_reduction.
-"""
+"""Reductions (TVM's reduction): rfactor, decompose_reduction."""
+
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import decompose_reduction as _decompose
 from tir_mlir.passes.schedule import rfactor as _rfactor
@@ -138,6 +138,7 @@ class Reduction:
                         B[vi] = B[vi] + A[vi, vk]
         ```
         """
-        init = _decompose.decompose_reduction(Block(self._block(block)),
-                                              Loop(self._resolve(loop, LoopRV)))
+        init = _decompose.decompose_reduction(
+            Block(self._block(block)), Loop(self._resolve(loop, LoopRV))
+        )
         return self._handle(init.op, BlockRV)
