@@ -12,7 +12,9 @@ zero-padded copies of its inputs and a padded output copied back (TVM 0.21's out
                                                      for i0, i1 in T.grid(127, 127):
                                                          block C_pad: C[v0, v1] = C_pad[v0, v1]
 
-Iter var v of extent E gets extent ceil(E / p) * p. A buffer the block reads (other than its
+Iter var v of extent E gets extent ceil(E / p) * p; a size `n` gets `(n + 31) // 32 * 32`, the map
+`s0 ceildiv 32 * 32` of its symbol (allocations of that size, loops and domains over it, the
+fill comparing with n itself). A buffer the block reads (other than its
 output) whose dimensions change gets a `<name>_pad` copy, zero outside the original shape,
 built before the block's loop nest; the output gets a `<name>_pad` buffer copied back after
 it, over the original extents. A loop bound to a padded iter var alone grows with it; other
@@ -37,6 +39,8 @@ from tir_mlir.dialect.buffers import buffer_attrs
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
+from tir_mlir.analysis.shapes import buffer_shape, size_operands
+from tir_mlir.analysis.symbolic import Int, SymExpr, tile_count
 from tir_mlir.analysis.buffer_util import (
     accesses,
     block_reads,
@@ -99,7 +103,7 @@ def check(block: Block, padding: List[int]) -> Optional[_Plan]:
             f"{buffer_name(output)!r} without T.init() (the padded copy "
             f"would start unwritten)"
         )
-    extents = [-(-ext // p) * p for (_, ext), p in zip(block.domains, padding)]
+    extents = [tile_count(ext, p) * p for (_, ext), p in zip(block.domains, padding)]
     if extents == [ext for _, ext in block.domains]:
         return None
     top = top_stmt(block.op)
@@ -247,14 +251,14 @@ def pad_einsum(block: Block, padding: List[int]):
     new_bufs = {}
     for buf in plan.inputs:
         shape = _padded_shape(buf, plan)
-        if shape != list(ir.MemRefType(buf.type).shape):
+        if shape != buffer_shape(buf):
             new_bufs[buf] = (_alloc(func, buf, shape, loc), shape)
     out_shape = _padded_shape(plan.output, plan)
-    if out_shape != list(ir.MemRefType(plan.output.type).shape):
+    if out_shape != buffer_shape(plan.output):
         new_bufs[plan.output] = (_alloc(func, plan.output, out_shape, loc), out_shape)
     for buf, (new, shape) in new_bufs.items():
         if buf != plan.output:
-            _fill_block(buf, new, shape, loc, top)
+            _fill_block(func, buf, new, shape, loc, top)
     if plan.output in new_bufs:
         new = new_bufs[plan.output][0]
         old_ext = [block.domains[k][1] for k in plan.indices[plan.output]]
@@ -271,14 +275,49 @@ def pad_einsum(block: Block, padding: List[int]):
         if buf in new_bufs:
             op.operands[0 if kind == "load" else 1] = new_bufs[buf][0]
     for lp, ext in plan.grow:
-        lp.op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get_constant(lp.min + ext)
-        )
-    block.set_attr("domains", ir.ArrayAttr.get([i64_array((0, e)) for e in plan.extents]))
+        _set_extent(lp, ext)
+    _set_domains(block, plan.extents)
 
 
-def _padded_shape(buf, plan: _Plan) -> List[int]:
-    shape = list(ir.MemRefType(buf.type).shape)
+def _set_extent(lp: Loop, ext: Int):
+    """The loop runs from its min to min + ext (a size: a bound map over its symbols)."""
+    lo_map, lo_ops = lp.lower_bound
+    hi = lp.min + ext
+    if isinstance(hi, SymExpr):
+        hi_map, hi_ops = hi.to_map()
+    else:
+        hi_map, hi_ops = ir.AffineMap.get_constant(hi), []
+    lp.op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(hi_map)
+    if not hi_ops and len(lp.op.operands) == len(lo_ops):
+        return
+    lp.op.attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(
+        [len(lo_ops), len(hi_ops), 0]
+    )
+    analysis.set_operands(lp.op, list(lo_ops) + list(hi_ops))
+
+
+def _set_domains(block: Block, extents: List[Int]):
+    """Domains [0, e) per iter var; a symbolic extent is a map over the block's symbols
+    (extended, with the bindings and predicate, by those it lacks)."""
+    if not any(isinstance(e, SymExpr) for e in extents):
+        block.set_attr("domains", ir.ArrayAttr.get([i64_array((0, e)) for e in extents]))
+        return
+    syms = analysis.block_symbols(block.op)
+    exprs = [e.embed(syms) if isinstance(e, SymExpr) else e for e in extents]
+    zero = ir.AffineConstantExpr.get(0)
+    doms = [
+        ir.AffineMapAttr.get(ir.AffineMap.get(0, len(syms), [zero, e]))
+        if isinstance(e, ir.AffineExpr)
+        else i64_array((0, e))
+        for e in exprs
+    ]
+    if len(syms) != len(block.symbols):  # (only a new symbol: the bindings keep their dims)
+        block = Block(analysis.rebind_block(block.op, block.dims, {}, symbols=syms))
+    block.set_attr("domains", ir.ArrayAttr.get(doms))
+
+
+def _padded_shape(buf, plan: _Plan) -> List[Int]:
+    shape = buffer_shape(buf)
     return [
         plan.extents[x] if not isinstance(x, tuple) else shape[d]
         for d, x in enumerate(plan.indices[buf])
@@ -286,14 +325,8 @@ def _padded_shape(buf, plan: _Plan) -> List[int]:
 
 
 def _alloc(func, buf, shape, loc) -> ir.Value:
-    dtype = ir.MemRefType(buf.type).element_type
     new = make_cache_alloc(
-        func,
-        buf,
-        f"{buffer_name(buf)}_pad",
-        buffer_scope(buf),
-        loc,
-        ir.MemRefType.get(shape, dtype),
+        func, buf, f"{buffer_name(buf)}_pad", buffer_scope(buf), loc, shape=shape
     )
     if "tir.axis_separators" in new.owner.attributes:  # TVM's padded buffer has none (seed 2682)
         del new.owner.attributes["tir.axis_separators"]
@@ -305,19 +338,23 @@ def _name_loops(block: Block):
         Loop(lp).op.attributes["tir.name"] = ir.StringAttr.get(f"i{d}")
 
 
-def _fill_block(buf, new, shape, loc, before):
+def _fill_block(func, buf, new, shape, loc, before):
     """new[v] = T.if_then_else(v_d < shape_d and ..., buf[v], 0) over new's shape."""
-    old = list(ir.MemRefType(buf.type).shape)
+    old = buffer_shape(buf)
     dtype = ir.MemRefType(buf.type).element_type
     index = ir.IndexType.get()
+    padded = [d for d in range(len(shape)) if shape[d] != old[d]]
+    # (a symbolic size is a value at the top level of the function: made before the nest)
+    sizes = {d: size_operands(func, [old[d]])[0][0] for d in padded if isinstance(old[d], SymExpr)}
 
     def fill(ivs):
         conds = [
             arith.CmpIOp(
-                arith.CmpIPredicate.slt, ivs[d], arith.ConstantOp(index, old[d]).result
+                arith.CmpIPredicate.slt,
+                ivs[d],
+                sizes[d] if d in sizes else arith.ConstantOp(index, old[d]).result,
             ).result
-            for d in range(len(shape))
-            if shape[d] != old[d]
+            for d in padded
         ]
         cond = conds[0]
         for c in conds[1:]:
