@@ -84,6 +84,10 @@ def buffer_attrs(buf: ir.Value):
     return buf.owner.attributes
 
 
+@overload
+def buffer_name(buf: ir.Value, default: None = None) -> Optional[str]: ...
+@overload
+def buffer_name(buf: ir.Value, default: str) -> str: ...
 def buffer_name(buf: ir.Value, default: Optional[str] = None) -> Optional[str]:
     """The `tir.name` of a buffer, or `default`."""
     return str_attr(buffer_attrs(buf), "tir.name", default)

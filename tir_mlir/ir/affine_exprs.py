@@ -31,8 +31,8 @@ def expr_bounds(e: ir.AffineExpr, dims):
         return e.value, e.value
     if isinstance(e, ir.AffineDimExpr):
         return dims[e.position]
-    if isinstance(e, ir.AffineSymbolExpr):
-        return None
+    if not isinstance(e, ir.AffineBinaryExpr):
+        return None  # a symbol: unknown
     a, b = expr_bounds(e.lhs, dims), expr_bounds(e.rhs, dims)
     if a is None or b is None:
         return None
@@ -56,8 +56,8 @@ def sum_terms(expr: ir.AffineExpr) -> Tuple[List[ir.AffineExpr], int]:
         e = stack.pop().maybe_downcast()
         if isinstance(e, ir.AffineAddExpr):
             stack += [e.rhs, e.lhs]
-        elif const_of(e) is not None:
-            const += const_of(e)
+        elif isinstance(e, ir.AffineConstantExpr):
+            const += e.value
         else:
             terms.append(e)
     return terms, const

@@ -27,11 +27,11 @@ def decode(expr: ir.AffineExpr) -> Optional[Tuple[int, int, int, int, ir.AffineE
     """(w dim position, m, n, K, R) when expr is `R - K * ind(w) (>= 0)` with R's constant 0
     (the form `indicator` gives), else None. The caller checks that w ranges over [m, m + n)."""
     terms, const = sum_terms(expr)
-    found = [t for t in terms if _ind_term(t) is not None]
+    found = [(t, ind) for t in terms if (ind := _ind_term(t)) is not None]
     if len(found) != 1 or const != 0:
         return None
-    pos, m, n, k = _ind_term(found[0])
-    rest = [t for t in terms if t is not found[0]]
+    term, (pos, m, n, k) = found[0]
+    rest = [t for t in terms if t is not term]
     if not rest:
         return None
     r = rest[0]
@@ -43,22 +43,23 @@ def decode(expr: ir.AffineExpr) -> Optional[Tuple[int, int, int, int, ir.AffineE
 def _ind_term(t) -> Optional[Tuple[int, int, int, int]]:
     """(w position, m, n, K) for `((w + c) floordiv n) * -K`."""
     t = t.maybe_downcast()
-    if not isinstance(t, ir.AffineMulExpr) or (const_of(t.rhs) or 0) >= 0:
+    if not isinstance(t, ir.AffineMulExpr):
         return None
+    neg_k = const_of(t.rhs)
     div = t.lhs.maybe_downcast()
-    if not isinstance(div, ir.AffineFloorDivExpr) or const_of(div.rhs) is None:
+    if neg_k is None or neg_k >= 0 or not isinstance(div, ir.AffineFloorDivExpr):
         return None
     n = const_of(div.rhs)
+    if n is None:
+        return None
     inner = div.lhs.maybe_downcast()
     if isinstance(inner, ir.AffineDimExpr):
         w, c = inner, 0
-    elif (
-        isinstance(inner, ir.AffineAddExpr)
-        and isinstance(inner.lhs.maybe_downcast(), ir.AffineDimExpr)
-        and const_of(inner.rhs) is not None
-    ):
+    elif isinstance(inner, ir.AffineAddExpr):
         w, c = inner.lhs.maybe_downcast(), const_of(inner.rhs)
+        if not isinstance(w, ir.AffineDimExpr) or c is None:
+            return None
     else:
         return None
     m = n - 1 - c
-    return w.position, m, n, -const_of(t.rhs)
+    return w.position, m, n, -neg_k

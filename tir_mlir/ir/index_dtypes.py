@@ -7,6 +7,8 @@ defined (docs/design.md, "Index dtypes"): `tir.index_dtype` on an `affine.for` (
 Index arithmetic takes the widest dtype of its operands, as TVM's binary ops do.
 """
 
+from typing import Optional
+
 from mlir import ir
 
 from tir_mlir.ir.affine_exprs import dims_of
@@ -57,7 +59,7 @@ def index_dtype(v: ir.Value) -> str:
 def _defined(v: ir.Value):
     """The dtype recorded where v is defined; None for index arithmetic (look at operands)."""
     if isinstance(v, ir.BlockArgument):
-        owner = v.owner.owner
+        owner = ir.BlockArgument(v).owner.owner
         if owner is None:
             return "int32"
         owner = owner.operation if hasattr(owner, "operation") else owner
@@ -82,7 +84,7 @@ def _defined(v: ir.Value):
     return "int32"
 
 
-def buffer_attr(dim_dtypes) -> ir.Attribute:
+def buffer_attr(dim_dtypes) -> Optional[ir.Attribute]:
     """`tir.index_dtype` of a buffer (arg attr / alloc attr): "int64" when every dimension is
     an int64, else one string per dimension; None when all are int32 (nothing recorded)."""
     dim_dtypes = list(dim_dtypes)

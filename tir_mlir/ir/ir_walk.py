@@ -46,5 +46,8 @@ def func_of(op) -> ir.Operation:
     """The func.func enclosing `op` (or `op` itself when it is one)."""
     op = _op(op)
     while op.name != "func.func":
-        op = op.parent
+        parent = op.parent
+        if parent is None:
+            raise ValueError(f"{op.name} is not inside a func.func")
+        op = parent
     return op

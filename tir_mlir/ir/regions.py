@@ -72,7 +72,7 @@ class _Space:
         self.ranges = {}  # dim of a loop inside the block -> (min, extent)
         self.inner = set()  # values defined inside the block (not free)
 
-    def dim(self, v) -> ir.AffineExpr:
+    def dim(self, v) -> ir.AffineDimExpr:
         if v not in self.index:
             self.index[v] = len(self.values)
             self.values.append(v)
@@ -110,17 +110,20 @@ class _Space:
             inner = ir.AffineMap.get(len(self.values), 0, ops)
             return self.simplify(m.results[0].compose(inner))
         sub = [self.to_affine(a) for a in args]
-        if any(o is None for o in sub) or len(sub) != 2:
+        if len(sub) != 2:
             return None
         a, b = sub
+        if a is None or b is None:
+            return None
         if name == "arith.addi":
             return a + b
         if name == "arith.subi":
             return self.simplify(a + b * -1)
-        if name == "arith.muli" and (const_of(a) is not None or const_of(b) is not None):
-            return a * b if const_of(b) is not None else b * a
+        cb = const_of(b)
+        if name == "arith.muli" and (const_of(a) is not None or cb is not None):
+            return a * b if cb is not None else b * a
         callee = ir.StringAttr(op.attributes["callee"]).value if name == "tir.call" else None
-        if const_of(b) is not None and const_of(b) > 0:
+        if cb is not None and cb > 0:
             if name == "arith.floordivsi" or callee == "floordiv":
                 return ir.AffineExpr.get_floor_div(a, b)
             if callee == "floormod":
@@ -276,9 +279,10 @@ class _Detector:
             return None
         lo, hi = (self.space.simplify(x) for x in b)
         span = self.space.simplify(hi + lo * -1)
-        if const_of(span) is None:  # over a loop of symbolic extent: `0:m`
+        width = const_of(span)
+        if width is None:  # over a loop of symbolic extent: `0:m`
             return (lo, self.space.simplify(span + ext)) if _symbolic(span, self.space) else None
-        return lo, const_of(span) + ext
+        return lo, width + ext
 
     def access(self, table, buf, indices, lanes=1):
         """An access of A[indices]; a vector access covers `lanes` along the last index."""
@@ -299,12 +303,14 @@ class _Detector:
         for table, regions in ((self.reads, sub.reads), (self.writes, sub.writes)):
             for r in regions:
                 free = [self.space.to_affine(v) for v in r.free]
-                if any(x is None for x in dims + free):
+                known = [x for x in dims + free if x is not None]
+                if len(known) != len(dims) + len(free):
                     self.merge(table, r.buffer, [None] * len(r.ranges), [None] * len(r.ranges))
                     continue
                 syms = [self.space.dim(v) for v in child.symbols]
-                iters = [substitute(b, dims, syms) for b in child.bindings.results]
-                subst = ir.AffineMap.get(len(self.space.values), 0, iters + free)
+                outer = known[: len(dims)]
+                iters = [substitute(b, outer, syms) for b in child.bindings.results]
+                subst = ir.AffineMap.get(len(self.space.values), 0, iters + known[len(dims) :])
                 self.merge(
                     table,
                     r.buffer,
@@ -518,7 +524,7 @@ def _block_regions(block: Block) -> Regions:
         order = overrides.order(block.op, kind)
         if order:
             rank = {n: k for k, n in enumerate(order)}
-            regions.sort(key=lambda r: rank.get(buffer_name(r.buffer), len(order)))
+            regions.sort(key=lambda r: rank.get(buffer_name(r.buffer, ""), len(order)))
     return Regions(final_reads, final_writes)
 
 
@@ -530,7 +536,7 @@ def _override(regions: List[BufferRegion], block: Block, kind: str) -> List[Buff
         return regions
     out = []
     for r in regions:
-        name = buffer_name(r.buffer)
+        name = buffer_name(r.buffer, "")
         if name in hidden:
             continue
         ranges = explicit.get(name)

@@ -54,7 +54,7 @@ def _fail(op, filename, message, notes=()):
     raise TIRParseError(
         message,
         _loc(op, filename) or SourceLoc(filename, 1, 1),
-        [(m, _loc(o, filename)) for m, o in notes],
+        [(m, _loc(o, filename) or SourceLoc(filename, 1, 1)) for m, o in notes],
     )
 
 
@@ -169,7 +169,7 @@ def _check_func(f, filename):
             _check_block(op, filename)
         if op.name == "affine.for":
             _check_loop(op, filename)
-        if op.name in (MATCH_SHAPE, ASSUME) and op.parent.operation != f:
+        if op.name in (MATCH_SHAPE, ASSUME) and (op.parent is None or op.parent.operation != f):
             _fail(op, filename, f"'{op.name}' must be at the top level of the function body")
 
 
