@@ -50,7 +50,7 @@ class VersionGuards:
                 for op in [o for o in walk(f) if o.name == "affine.if"]:
                     plan = _plan(op)
                     if plan is not None:
-                        _version(op, *plan)
+                        _version(plan[0], *_together(op, plan))
                         changed = True
                         break
 
@@ -80,10 +80,38 @@ def _plan(guard):
     if any(not any(a == p for a in ancestors(outer)) for p in versioned):
         return None  # versioning it would copy another guard's versions too
     covered = [k for k, (lp, _) in forms.items() if lp == outer]
-    full = ir.IntegerSet.get(
-        1, iset.n_symbols, [forms[k][1] for k in covered], [False] * len(covered)
-    )
-    return outer, full, list(guard.operands)[iset.n_dims :], covered
+    syms = list(guard.operands)[iset.n_dims :]
+    return outer, [forms[k][1] for k in covered], syms, covered
+
+
+def _together(first, plan):
+    """The versioning of `plan`'s loop for `first` and every other guard in that loop whose
+    plan versions the same loop (the init, update and write-back nests of one tile each carry
+    the tile's guard): (the full-iteration condition of them all, its symbol operands, [(guard,
+    covered constraints)]). One version per loop: versioned one guard at a time, the first
+    guard's version would leave the others' guards inside the full tile, and copies of them
+    could no longer be versioned there."""
+    loop = plan[0]
+    group = [(first, plan)]
+    for op in walk(loop):
+        if op.name == "affine.if" and op != first:
+            other = _plan(op)
+            if other is not None and other[0] == loop:
+                group.append((op, other))
+    syms, exprs = [], {}
+    for _, (_, forms, operands, _) in group:
+        # each guard's symbols renumbered as positions in one operand list
+        at = []
+        for v in operands:
+            if not any(v == w for w in syms):
+                syms.append(v)
+            at.append(next(k for k, w in enumerate(syms) if v == w))
+        sym_exprs = [ir.AffineSymbolExpr.get(k) for k in at]
+        for e in forms:
+            e = substitute(e, [ir.AffineDimExpr.get(0)], sym_exprs)
+            exprs.setdefault(str(e), e)
+    full = ir.IntegerSet.get(1, len(syms), list(exprs.values()), [False] * len(exprs))
+    return full, syms, [(guard, p[3]) for guard, p in group]
 
 
 def _full_form(e, dims, loops, iset):
@@ -171,12 +199,13 @@ def _coefficient(expr, p: int, n_dims: int, n_syms: int):
     return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
 
 
-def _version(guard, loop_op, full: ir.IntegerSet, syms, covered):
-    """Wrap the body of `loop_op` in `if full { body, guard without the covered constraints }
-    else { body }`."""
+def _version(loop_op, full: ir.IntegerSet, syms, guards):
+    """Wrap the body of `loop_op` in `if full { body, each guard without its covered
+    constraints } else { body }`; `guards` lists (guard, covered constraint positions)."""
     loop = Loop(loop_op)
     body = [o.operation for o in list(loop.body.operations)[:-1]]
-    guard.attributes[_MARK] = ir.UnitAttr.get()
+    for k, (guard, _) in enumerate(guards):
+        guard.attributes[_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)
     loc = loop_op.location
     with ir.InsertionPoint(body[0]):
         if_op = affine.AffineIfOp(full, cond_operands=[loop.iv, *syms], has_else=True, loc=loc)
@@ -190,26 +219,32 @@ def _version(guard, loop_op, full: ir.IntegerSet, syms, covered):
     for o in [o.operation for o in list(copy.regions[1].blocks[0].operations)[:-1]]:
         o.move_before(then_end.operation)
     copy.erase()
-    unguarded = next(
-        o
+    unguarded = {
+        ir.IntegerAttr(o.attributes[_MARK]).value: o
         for o in walk(if_op.operation)
         if o.name == "affine.if" and _MARK in o.attributes and _inside(o, if_op.then_block)
-    )
-    del unguarded.attributes[_MARK]
-    iset = integer_set(unguarded.attributes["condition"])
+    }
+    for k, (guard, covered) in enumerate(guards):
+        _drop(unguarded[k], covered)
+        del guard.attributes[_MARK]
+    if_op.operation.attributes[VERSIONED] = ir.UnitAttr.get()
+
+
+def _drop(guard, covered):
+    """`guard` without the constraints at `covered` (unwrapped when none is left)."""
+    del guard.attributes[_MARK]
+    iset = integer_set(guard.attributes["condition"])
     rest = [c for k, c in enumerate(iset.constraints) if k not in covered]
     if rest:
-        unguarded.attributes["condition"] = ir.IntegerSetAttr.get(
+        guard.attributes["condition"] = ir.IntegerSetAttr.get(
             ir.IntegerSet.get(
                 iset.n_dims, iset.n_symbols, [c.expr for c in rest], [c.is_eq for c in rest]
             )
         )
-    else:
-        for o in [o.operation for o in list(unguarded.regions[0].blocks[0].operations)[:-1]]:
-            o.move_before(unguarded)
-        unguarded.erase()
-    del guard.attributes[_MARK]
-    if_op.operation.attributes[VERSIONED] = ir.UnitAttr.get()
+        return
+    for o in [o.operation for o in list(guard.regions[0].blocks[0].operations)[:-1]]:
+        o.move_before(guard)
+    guard.erase()
 
 
 def _inside(op, block: ir.Block) -> bool:

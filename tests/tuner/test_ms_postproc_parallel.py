@@ -1,10 +1,12 @@
 """RewriteParallelVectorizeUnroll fuses TVM's parallel prefix: the outer serial spatial loops
 up to and including the first one that takes the product past the limit (or holds more
 than one statement), nothing when the product is 1; and it leaves purely spatial blocks
-without an unroll pragma. Checked against TVM 0.21's postprocessor when TVM is installed."""
+without an unroll pragma; a loop over a symbolic size counts as 1 job. Checked against TVM 0.21's postprocessor when TVM is installed."""
 
+import numpy as np
 import pytest
 
+import tir_mlir
 import tir_mlir.meta_schedule as ms
 from schedule_check import check_numerics, parse
 from tir_mlir import Schedule
@@ -63,8 +65,9 @@ def test_spatial_block_gets_no_unroll_and_unit_prefix_is_fused():
     assert "for c in T.vectorized(16):" in text
 
 
+@pytest.mark.tvm
 def test_same_program_as_tvm():
-    tvm = pytest.importorskip("tvm")
+    import tvm
     from tvm import meta_schedule as tms
 
     ours = _postprocessed(ROWSUM, "B")
@@ -76,3 +79,42 @@ def test_same_program_as_tvm():
     sch.enter_postproc()
     assert tms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
     tvm.ir.assert_structural_equal(tvm.script.from_source(ours), sch.mod["main"])
+
+
+SYMBOLIC_MATMUL = """
+@T.prim_func
+def main(a: T.handle, B: T.Buffer((32, 32), "float32"), c: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n, 32))
+    C = T.match_buffer(c, (n, 32))
+    for i, j, k in T.grid(n, 32, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def test_symbolic_outer_loop_fuses_with_the_constant_loops_inside_it():
+    # The loop over n's tiles counts as 1 job (its value at sizes within one tile), so the 4
+    # column tiles inside it join the parallel loop: at n <= 8 the kernel still has 4 jobs,
+    # as the kernel tuned at such a size has (TVM tunes no symbolic loop).
+    sch = Schedule(parse(SYMBOLIC_MATMUL))
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [4, 8])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.annotate(b, "meta_schedule.parallel", 32)
+    sch.enter_postproc()
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    assert "for i_0_j_0_fused in T.parallel((n + 7) // 8 * 4):" in sch.mod.script()
+    lib = tir_mlir.build(sch.mod)
+    rng = np.random.default_rng(0)
+    w = rng.random((32, 32), dtype="float32")
+    for n in (1, 5, 8, 13, 37):
+        x, out = rng.random((n, 32), dtype="float32"), np.zeros((n, 32), "float32")
+        lib["main"](x, w, out)
+        np.testing.assert_allclose(out, x @ w, rtol=1e-5)

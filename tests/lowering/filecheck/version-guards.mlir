@@ -6,6 +6,7 @@
 
 // CHECK-DAG: #[[FULL:set[0-9]*]] = affine_set<(d0)[s0] : (d0 * -8 + s0 - 8 >= 0)>
 // CHECK-DAG: #[[GUARD:set[0-9]*]] = affine_set<(d0, d1)[s0] : (d0 * -8 + s0 - d1 - 1 >= 0)>
+// CHECK-DAG: #[[TFULL:set[0-9]*]] = affine_set<(d0)[s0] : ((d0 floordiv 2) * -8 + s0 - 8 >= 0)>
 // CHECK-DAG: #[[SFULL:set[0-9]*]] = affine_set<(d0) : (d0 * -8 + 12 >= 0)>
 // CHECK-LABEL: func.func @split
 // CHECK: affine.for %[[I0:.*]] = 0 to
@@ -37,6 +38,17 @@
 // CHECK-NEXT: affine.apply
 // CHECK-NEXT: affine.if
 // CHECK-NOT: tir_mlir.versioned
+// CHECK-LABEL: func.func @tile_nests
+// Two nests of one tile (a fused parallel loop over n's tiles and 2 column tiles: a matmul's
+// init and write-back) carry the same guard: one version of the loop holds both unguarded.
+// CHECK: affine.for %[[F:.*]] = 0 to
+// CHECK-NEXT:   affine.if #[[TFULL]](%[[F]])[%arg1] {
+// CHECK-NEXT:     affine.for
+// CHECK-NOT:      affine.if
+// CHECK:        } else {
+// CHECK:          affine.if
+// CHECK:          affine.if
+// CHECK:        } {tir_mlir.versioned}
 module {
   func.func @split(%a: memref<?xf32> {tir.name = "A"}, %n: index {tir.name = "n", tir.dtype = "int32", tir.implicit}) attributes {tir.prim_func} {
     affine.for %i0 = 0 to affine_map<()[s0] -> ((s0 + 7) floordiv 8)>()[%n] {
@@ -72,6 +84,27 @@ module {
         }
       } {tir.name = "i_1"}
     } {tir.name = "i_0"}
+    return
+  }
+  func.func @tile_nests(%a: memref<?x16xf32> {tir.name = "A"}, %n: index {tir.name = "n", tir.dtype = "int32", tir.implicit}) attributes {tir.prim_func} {
+    affine.for %f = 0 to affine_map<()[s0] -> (((s0 + 7) floordiv 8) * 2)>()[%n] {
+      affine.for %i1 = 0 to 8 {
+        %r = affine.apply affine_map<(d0, d1) -> ((d0 floordiv 2) * 8 + d1)>(%f, %i1)
+        %c = affine.apply affine_map<(d0) -> ((d0 mod 2) * 8)>(%f)
+        affine.if affine_set<(d0, d1)[s0] : (s0 - (d0 floordiv 2) * 8 - d1 - 1 >= 0)>(%f, %i1)[%n] {
+          %z = arith.constant 0.0 : f32
+          memref.store %z, %a[%r, %c] : memref<?x16xf32>
+        }
+      } {tir.name = "i_1"}
+      affine.for %i2 = 0 to 8 {
+        %r = affine.apply affine_map<(d0, d1) -> ((d0 floordiv 2) * 8 + d1)>(%f, %i2)
+        %c = affine.apply affine_map<(d0) -> ((d0 mod 2) * 8 + 1)>(%f)
+        affine.if affine_set<(d0, d1)[s0] : (s0 - (d0 floordiv 2) * 8 - d1 - 1 >= 0)>(%f, %i2)[%n] {
+          %o = arith.constant 1.0 : f32
+          memref.store %o, %a[%r, %c] : memref<?x16xf32>
+        }
+      } {tir.name = "ax0"}
+    } {tir.name = "f"}
     return
   }
 }

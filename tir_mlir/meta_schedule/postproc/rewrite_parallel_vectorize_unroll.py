@@ -1,5 +1,7 @@
-"""RewriteParallelVectorizeUnroll: turn ParallelizeVectorizeUnroll's block annotations into
-loop kinds once the loop nest is final (TVM's postprocessor of the same name).
+"""RewriteParallelVectorizeUnroll: turn ParallelizeVectorizeUnroll's annotations into loop
+kinds once the loop nest is final (TVM's postprocessor of the same name). The annotations
+sit on a function's root block (`get_block("root")`, as TVM's rule writes them: they then
+apply to each of its child blocks) or on one block.
 
 For a block marked `meta_schedule.parallel` = P: its outer serial spatial loops are fused,
 as in TVM, up to and including the first loop that takes the product of their extents past P
@@ -27,13 +29,16 @@ KEYS = (
 class RewriteParallelVectorizeUnroll(Postproc):
     def apply(self, sch) -> bool:
         vector_limit = {}
+        inherited = _take_root_annotations(sch)
         for func, name in blocks(sch):
             block = sch.get_block(name, func)
             ann = sch.get_annotations(block)
             if not any(k in ann for k in KEYS):
-                continue
+                ann = inherited.get((func, name), {})
+                if not ann:
+                    continue
             for k in KEYS:
-                if k in ann:
+                if k in sch.get_annotations(block):
                     sch.unannotate(block, k)
             vector_limit[func] = ann.get("meta_schedule.vectorize", 0)
             loops = sch.get_loops(block)
@@ -62,21 +67,41 @@ class RewriteParallelVectorizeUnroll(Postproc):
         return True
 
 
+def _take_root_annotations(sch) -> dict:
+    """Remove ParallelizeVectorizeUnroll's annotations from each function's root block
+    (where TVM's rule puts them) and give them to the root's child blocks, as TVM's
+    postprocessor does: (func, block name) -> annotations."""
+    given = {}
+    for func in list(sch.mod.functions):
+        root = sch.get_block("root", func)
+        ann = {k: v for k, v in sch.get_annotations(root).items() if k in KEYS}
+        for k in ann:
+            sch.unannotate(root, k)
+        if ann:
+            for child in sch.get_child_blocks(root):
+                given[(func, sch.get(child).name_hint)] = ann
+    return given
+
+
 def _parallelize(sch, loops, limit: int):
     """Fuse TVM's prefix of serial spatial loops (see the module comment) and make it
     parallel; the fused loop, or None."""
-    prefix, prod = [], 1
+    prefix, prod, symbolic = [], 1, False
     for lp in loops:
         view = sch.get(lp)
         if sch.get_loop_iter_type(lp) != "S" or str(view.kind) != "serial" or view.annotations:
             break
         prefix.append(lp)
-        # a symbolic extent (`(n + 31) // 32`) counts as past any limit
+        # A symbolic extent (`(n + 31) // 32`) counts as 1, its value at the smallest sizes:
+        # the constant loops inside it still join the fused loop, so a symbolic kernel has at
+        # least as many jobs as the kernel tuned at one size that fits in a tile (TVM, which
+        # tunes no symbolic loop, stops at one).
         extent = _extent(view)
-        prod = prod * extent if extent is not None and prod is not None else None
-        if prod is None or prod > limit or not _single_statement(view):
+        symbolic = symbolic or extent is None
+        prod *= 1 if extent is None else extent
+        if prod > limit or not _single_statement(view):
             break
-    if prod == 1:
+    if prod == 1 and not symbolic:
         return None
     while prefix:
         try:
