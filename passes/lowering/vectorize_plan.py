@@ -245,6 +245,11 @@ class Plan:
         elif name == "arith.muli":
             a, b = forms
             form = a.scale(b.const) if not b.terms else b.scale(a.const) if not a.terms else None
+        elif name == "arith.floordivsi" and not forms[1].terms and forms[1].const > 0:
+            # A block body's `//` (a transform_layout'd buffer's index: B[j // 32, k, j % 32],
+            # the mod being j - j // 32 * 32) divides as an affine floordiv does.
+            q = _divide(ir.AffineFloorDivExpr, forms[0], forms[1].const, self.lanes)
+            form = None if q is None else LaneLinear(q.terms, q.const)
         if form is not None:
             self.forms[result] = form
         elif any(self.is_varying(v) for v in ops):

@@ -455,3 +455,40 @@ def test_vectorized_loop_of_56_lanes_runs_in_register_wide_chunks():
     # masked loads and arithmetic only: no "any lane on?" test and branch per vector
     assert "vector.reduction <or>" not in scf and "scf.if" not in scf
     _matches_interpreter(PADDED_ROW, sch)
+
+
+def _packed_matmul(tile, lanes):
+    """B packed by transform_layout as B[j // tile, k, j % tile], j split by `lanes` and
+    vectorized: a block body's `//` and `%` of the lane."""
+    sch = Schedule(tir_mlir.parse(matmul(8, m=64, k=12)))
+    c = sch.get_block("C")
+    sch.transform_layout(c, ("read", 1), lambda k, j: (j // tile, k, j % tile))
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, factors=[None, lanes])
+    sch.reorder(i, j0, k, j1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(c, k)
+    return sch
+
+
+@pytest.mark.parametrize("tile, lanes", [(16, 16), (32, 16), (16, 8)])
+def test_packed_layout_read_through_floordiv_and_mod_is_a_vector_load(tile, lanes):
+    sch = _packed_matmul(tile, lanes)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.load %arg1" in scf and f"vector<{lanes}xf32>" in scf
+    assert "loop_vectorize" not in scf
+    a, b, c = (RNG.standard_normal(s).astype("float32") for s in ((8, 12), (12, 64), (8, 64)))
+    packed = np.ascontiguousarray(b.reshape(12, 64 // tile, tile).transpose(1, 0, 2))
+    tir_mlir.build(sch.mod)["main"](a, packed, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_lanes_that_cross_a_packed_tile_are_not_one_vector_load():
+    """16 lanes over tiles of 8: lane 8 is the next tile's row, 12 * 8 floats further."""
+    sch = _packed_matmul(8, 16)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "vector.load %arg1" not in scf
+    a, b, c = (RNG.standard_normal(s).astype("float32") for s in ((8, 12), (12, 64), (8, 64)))
+    packed = np.ascontiguousarray(b.reshape(12, 8, 8).transpose(1, 0, 2))
+    tir_mlir.build(sch.mod)["main"](a, packed, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
