@@ -11,7 +11,9 @@ be used in block bindings.
 
 On a symbolic extent `n` (docs/symbolic.md) the inferred factor is `T.ceildiv(n, 4)` and the
 guard `T.where(j_0 * 4 + j_1 < n)` is added unless the expression alone is a multiple (`n * 4`),
-as TVM does; all-constant factors are refused (they cannot cover every n), and
+as TVM does; an inferred factor inside the nest makes the strides outside it sizes, a
+semi-affine binding `k_0 * ((n + 9) // 10) + k_1` (as `fuse` makes `f // n`); all-constant
+factors are refused (they cannot cover every n), and
 `disable_predication` is refused unless the program states the divisibility (`T.assume`). With `preserve_unit_iters=False`, unit-extent loops (new ones and
 the block's other ones, as TVM) are bound as constants instead of their variable.
 """
@@ -48,12 +50,6 @@ def infer_factors(
     known = math.prod(f for f in factors if f is not None and f != -1)
     out = [tile_count(extent, known) if f is None or f == -1 else f for f in factors]
     if isinstance(extent, SymExpr):
-        if isinstance(out[0], int) and any(isinstance(f, SymExpr) for f in out):
-            raise ScheduleError(
-                f"split: on the symbolic extent {show(extent)} of loop "
-                f"{Loop(loop).name!r}, only the first factor can be None "
-                f"(the others set the strides), got {list(factors)}"
-            )
         if len(out) == len([f for f in factors if f is not None and f != -1]):
             # TVM: the product must provably cover the extent, which constants cannot do
             raise ScheduleError(
@@ -121,6 +117,15 @@ def split(
                 f"T.assume({show(extent)} % {known} == 0))"
             )
 
+    if any(isinstance(f, SymExpr) for f in sizes[1:]) and not all(
+        analysis.is_block(u) for u in analysis.users([lv.iv])
+    ):
+        raise ScheduleError(
+            f"split: loop {lv.name!r} is used outside block bindings, where a stride that "
+            f"is a size ({show(product(sizes[1:]))}) cannot be written; give the first "
+            f"factor as None"
+        )
+
     # --- rewrite: new nest in place of the loop --------------------------------------------
     loc, dtype = loop.location, lv.index_dtype
     new, ip = [], ir.InsertionPoint(loop)
@@ -155,15 +160,25 @@ def split(
     return new
 
 
-def fused_expr(positions: Sequence[int], sizes: Sequence[Int], keep_unit: bool) -> index.Lin:
-    """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables."""
+def fused_expr(
+    positions: Sequence[int],
+    sizes: Sequence[Int],
+    keep_unit: bool,
+    symbols: Optional[List[ir.Value]] = None,
+) -> index.Lin:
+    """((y0 * s1 + y1) * s2 + y2) ...: the value of the split loop from its new variables.
+    A stride that is a size (an inferred factor inside: `k_0 * ((n + 9) // 10)`) makes a
+    semi-affine term, its expression over `symbols` (extended with those it uses)."""
     terms, stride = [], 1  # (built directly: a replay makes thousands)
     for pos, size in reversed(list(zip(positions, sizes))):
         if size != 1 or keep_unit:
-            terms.append((("v", pos), stride))
-        if isinstance(size, SymExpr):  # only the outermost factor is symbolic
-            break
-        stride *= size
+            if isinstance(stride, SymExpr):
+                assert symbols is not None, "a symbolic stride needs the block's symbols"
+                atom = ("x", ir.AffineDimExpr.get(pos) * stride.embed(symbols))
+                terms.append((atom, 1))
+            else:
+                terms.append((("v", pos), stride))
+        stride = stride * size
     return index.Lin(tuple(terms[::-1]))
 
 
@@ -173,13 +188,13 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     keep = [v for v in old if v != iv]
     new_dims = keep + ivs
     positions = list(range(len(keep), len(new_dims)))
-    expr = fused_expr(positions, sizes, keep_unit)
+    extra, symbols = [], analysis.block_symbols(block_op)
+    expr = fused_expr(positions, sizes, keep_unit, symbols)
     subst = {k: expr for k, v in enumerate(old) if v == iv}
     if not keep_unit:
         subst = {**analysis.unit_loop_consts(block_op), **subst}
-    extra, symbols = [], analysis.block_symbols(block_op)
     if predicate:  # extent - 1 - expr >= 0, unit loops included (as TVM writes it)
-        whole = fused_expr(positions, sizes, True)
+        whole = fused_expr(positions, sizes, True, symbols)
         if isinstance(extent, SymExpr):
             extra.append(index.to_affine(index.const(-1) + whole.scale(-1)) + extent.embed(symbols))
         else:

@@ -156,6 +156,9 @@ def mod(e: Lin, c: int, ranges: Ranges, marks: bool = False) -> Lin:
             return floordiv(mod(atom[1], atom[2] * c, ranges, marks), atom[2], ranges, marks)
         if atom[0] == "mod" and atom[2] % c == 0:  # (x % (a * c)) % c -> x % c
             return mod(atom[1], c, ranges, marks)
+        if atom[0] == "x" and isinstance(atom[1], ir.AffineFloorDivExpr):
+            x, a = atom[1].lhs, atom[1].rhs  # (x // n) % c -> x % (n * c) // n, as above
+            return opaque(ir.AffineExpr.get_floor_div(ir.AffineExpr.get_mod(x, a * c), a))
     return Lin(((("mod", r, c), 1),))
 
 
