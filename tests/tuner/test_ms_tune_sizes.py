@@ -177,6 +177,26 @@ def test_every_symbolic_workload_has_a_design_space_that_replays(path):
             assert isinstance(got, tir_mlir.Schedule), got
 
 
+def test_a_triangular_nest_is_not_tuned_and_the_log_says_why(tmp_path):
+    """A loop bounded by an outer loop (`range(i, n)`) is refused by DisallowDynamicLoop, as
+    TVM's tuner refuses any loop without a constant extent: no candidate, no record, and a
+    warning that names the postprocessor (loops over a size alone are tuned: the point of
+    `sizes`)."""
+    src = (Path(__file__).parent.parent / "data" / "symbolic" / "triangular.tir").read_text()
+    db = ms.tune_tir(
+        tir_mlir.parse(src),
+        "llvm",
+        str(tmp_path),
+        max_trials_global=2,
+        num_trials_per_iter=2,
+        sizes=[{"n": 16}, {"n": 33}],
+        seed=0,
+    )
+    assert db.get_all_tuning_records() == []
+    assert "every sampled schedule failed" in (tmp_path / "tuning.log").read_text()
+    assert "DisallowDynamicLoop" in (tmp_path / "tuning.log").read_text()
+
+
 def test_scalar_parameters_are_passed_at_each_size(tmp_path):
     """scale_add(a, b, alpha: float32, offset: int32, k: int32): the integer parameters are
     part of each size, the float one is drawn; every candidate is checked at each size."""

@@ -246,7 +246,10 @@ def _report(
     best = min(valid, key=lambda r: r.mean_sec) if valid else None
     failed = len(records) - len(valid)
     if best is None:
-        echo(f"no valid candidate among {len(records)} trials ({failed} failed)")
+        why = (
+            "" if records else f": no schedule could be sampled, {work_dir / 'tuning.log'} says why"
+        )
+        echo(f"no valid candidate among {len(records)} trials ({failed} failed){why}")
         return None
     write_best_schedule(work_dir / "best_schedule.py", best, path, func_name, flops)
     speed = f"{best.mean_sec * 1e3:.4f} ms"

@@ -97,6 +97,14 @@ class TaskScheduler:
             cands = task.ctx.search_strategy.generate_measure_candidates()
             if not cands:
                 task.done = True
+                failures = getattr(task.ctx.search_strategy, "failures", None)
+                if failures and not task.ctx.search_strategy.trials:
+                    # e.g. DisallowDynamicLoop refusing a triangular nest, as TVM's does
+                    log.warning(
+                        "task %s: no candidate to measure: every sampled schedule failed (%s)",
+                        task.ctx.task_name,
+                        "; ".join(f"{n}x {why}" for why, n in failures.most_common(3)),
+                    )
                 continue
             cands = cands[: max_trials_global - total]
             search_s = time.perf_counter() - start
