@@ -80,6 +80,7 @@ def _ms_adapter(Base, tvm_mod):
     from tir_mlir.schedule.tvm_trace import _KINDS
 
     kind_of = {method: kind for kind, (method, _, _) in _KINDS.items()}
+    inputs_of = {method: ins for _, (method, ins, _) in _KINDS.items()}
     parsed = {}
 
     def our_module(mod):
@@ -105,6 +106,9 @@ def _ms_adapter(Base, tvm_mod):
             self.kind = Kind(kind_of.get(inst.name, inst.name))
             self.outputs = inst.output_list()
             self.attrs = [v for k, v in inst.args.items() if k != "decision"]
+            # TVM's inputs: the arguments its instruction kind takes as inputs, in its order
+            names = inputs_of.get(inst.name, ())
+            self.inputs = [inst.args.get(n.lstrip("*")) for n in names]
 
         def __eq__(self, other):
             return isinstance(other, InstView) and other._inst is self._inst

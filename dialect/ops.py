@@ -40,6 +40,9 @@ ANNOTATIONS = "tir.annotations"  # Loop.annotations: #tir.annotations<{...}>
 # Unit attr of a `with T.block("root")` given non-empty T.reads/T.writes (a tensor intrinsic's
 # description): printed as a block, like TVM, not as the implicit root.
 EXPLICIT_ROOT = "tir.explicit_root"
+# DictAttr on a func.func: the annotations of TVM's root block (the function body here),
+# printed as `with T.block("root"): T.block_attr({...})`; see root_annotations().
+ROOT_ANNOTATIONS = "tir.root_annotations"
 # DenseElementsAttr on a memref.alloc: the contents of a T.allocate_const buffer.
 CONST_DATA = "tir.const_data"
 
@@ -79,6 +82,17 @@ def _set_attr(attrs, key, value: Optional[ir.Attribute]):
         attrs[key] = value
     elif key in attrs:
         del attrs[key]
+
+
+def root_annotations(func) -> dict:
+    """The root block's annotations of a func.func (name -> attribute), {} when none."""
+    return _dict_attr(_op(func).attributes, ROOT_ANNOTATIONS)
+
+
+def set_root_annotations(func, values: dict) -> None:
+    """Replace the root block's annotations of a func.func ({} removes them)."""
+    value = ir.DictAttr.get(dict(values)) if values else None
+    _set_attr(_op(func).attributes, ROOT_ANNOTATIONS, value)
 
 
 def integer_set(attr: ir.Attribute) -> ir.IntegerSet:

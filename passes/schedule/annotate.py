@@ -1,5 +1,6 @@
 """annotate / unannotate: set or remove one annotation of a block (`annotations`, printed as
-T.block_attr) or a loop (`tir.annotations`, printed as `annotations={...}`).
+T.block_attr) or a loop (`tir.annotations`, printed as `annotations={...}`), or of TVM's root
+block (`get_block("root")`: the function body, its annotations kept on the func.func).
 
 Values are str, bool, int (int32 like TVM's IntImm, int64 beyond), float (finite), and lists / dicts of
 those. Keys such as `pragma_auto_unroll_max_step` and `pragma_unroll_explicit` are hints the
@@ -8,7 +9,7 @@ lowering may honour. unannotate of a missing key is an error (as in TVM).
 
 from mlir import ir
 
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import Block, Loop, root_annotations, set_root_annotations
 from tir_mlir.dtypes import FLOAT_MAX
 from tir_mlir.errors import ScheduleError
 
@@ -37,6 +38,8 @@ def to_attr(value) -> ir.Attribute:
 
 
 def _get_set(op: ir.Operation):
+    if op.name == "func.func":  # TVM's root block: the function body, annotations on the func
+        return root_annotations(op), lambda d: set_root_annotations(op, d)
     if Block.is_block(op):
         b = Block(op)
         return b.annotations, lambda d: b.set_attr("annotations", ir.DictAttr.get(d) if d else None)

@@ -63,7 +63,7 @@ def test_sketch_blockizes_the_intrinsic_shape_and_tiles_the_outer_block():
         'ann_val="SSRSRS")',
         "l10, l11, l12 = sch.get_loops(block=b9)",
         "sch.reorder(l17, l25, l18, l26, l31, l19, l27, l32, l20, l28)",
-        'b33 = sch.get_block(name="C_o", func_name="main")',
+        'b33 = sch.get_block(name="root", func_name="main")',
         'sch.annotate(block_or_loop=b33, ann_key="meta_schedule.parallel", ann_val=32)',
     ]:
         assert line in text, line

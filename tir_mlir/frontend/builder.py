@@ -18,7 +18,15 @@ from tir_mlir.dialect.buffers import (
     int_attr,
     scope_attr,
 )
-from tir_mlir.dialect.ops import EXPLICIT_ROOT, INDEX_DTYPE, LOOP_KINDS, THREAD_TAGS, Block, Loop
+from tir_mlir.dialect.ops import (
+    EXPLICIT_ROOT,
+    INDEX_DTYPE,
+    LOOP_KINDS,
+    THREAD_TAGS,
+    Block,
+    Loop,
+    set_root_annotations,
+)
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
@@ -528,7 +536,9 @@ class FuncBuilder(Fail):
             if shape is None:  # a scalar parameter or an implicit var
                 self.env[bname] = Val(arg, "index" if dtype in INDEX_VAR_DTYPES else dtype)
         body = [s for s in body if id(s) not in consumed]
-        body = self._unwrap_root(body)
+        body, root_attrs = self._unwrap_root(body)
+        if root_attrs:
+            set_root_annotations(fop, root_attrs)
         with ir.InsertionPoint(entry):
             for (bname, shape, dtype, index, bpos), arg in zip(buffers, entry.arguments):
                 if shape is None:
@@ -560,32 +570,36 @@ class FuncBuilder(Fail):
                 )
 
     def _unwrap_root(self, body):
-        """An explicit `with T.block("root"):` around the whole body is the implicit root block
-        (kept as a block when it has a `T.block_attr` or non-empty `T.reads`/`T.writes`, as in
-        a tensor intrinsic: TVM prints such a root)."""
+        """An explicit `with T.block("root"):` around the whole body is the implicit root block.
+        Its `T.block_attr` becomes the root annotations (kept on the function, as
+        `Schedule.annotate(get_block("root"), ...)` writes them); a root with non-empty
+        `T.reads`/`T.writes` (a tensor intrinsic's description) stays a block, as TVM prints
+        it. Returns the body and the root annotations ({} when none)."""
         real = [s for s in body if not isinstance(s, A.Pass)]
-        if (
+        if not (
             len(real) == 1
             and isinstance(real[0], A.With)
             and callee(real[0].item) == "block"
-            and not any(
-                isinstance(s, A.ExprStmt)
-                and (
-                    callee(s.value) == "block_attr"
-                    or callee(s.value) in ("reads", "writes")
-                    and s.value.args
-                )
-                for s in real[0].body
-            )
+            and len(real[0].item.args) == 1
+            and isinstance(real[0].item.args[0], A.Const)
+            and real[0].item.args[0].value == "root"
         ):
-            args = real[0].item.args
-            if len(args) == 1 and isinstance(args[0], A.Const) and args[0].value == "root":
-                return [
-                    s
-                    for s in real[0].body
-                    if not (isinstance(s, A.ExprStmt) and callee(s.value) in ("reads", "writes"))
-                ]
-        return body
+            return body, {}
+        header = [s for s in real[0].body if isinstance(s, A.ExprStmt)]
+        if any(callee(s.value) in ("reads", "writes") and s.value.args for s in header):
+            return body, {}
+        attrs = [s for s in header if callee(s.value) == "block_attr"]
+        if len(attrs) > 1 or any(len(s.value.args) != 1 for s in attrs):
+            return body, {}  # the block's own header check reports it
+        root_attrs = {}
+        for s in attrs:
+            d = ir.DictAttr(self.dict_arg(s.value.args[0], "T.block_attr"))
+            root_attrs = {n.name: n.attr for n in d}
+        skip = ("reads", "writes", "block_attr")
+        inner = [
+            s for s in real[0].body if not (isinstance(s, A.ExprStmt) and callee(s.value) in skip)
+        ]
+        return inner, root_attrs
 
     def _param(self, p, handles):
         ann = p.annotation

@@ -16,6 +16,7 @@ from tir_mlir.dialect.ops import (
     Loop,
     body_ops,
     integer_set,
+    root_annotations,
     str_attr,
 )
 from tir_mlir.errors import TIRError
@@ -132,6 +133,17 @@ class FuncPrinter:
             ops = body_ops(root.body)
         has_blocks = root is not None or self._contains_block(ops)
         allocs = [o for o in ops if o.name in ALLOCS]
+        root_anns = root_annotations(self.func)
+        if root_anns:  # TVM prints an annotated root block in full
+            self.emit('with T.block("root"):')
+            self.depth += 1
+            self.emit("T.reads()")
+            self.emit("T.writes()")
+            self.emit(f"T.block_attr({dict_text(root_anns)})")
+            self._allocs(allocs)
+            self.stmts([o for o in ops if o.name not in ALLOCS])
+            self.depth -= 1
+            return "\n".join(self.lines)
         if (
             root is None
             and len(ops) == 1

@@ -17,7 +17,7 @@ from mlir import ir
 
 from tir_mlir.analysis.symbolic import Int, SymExpr
 from tir_mlir.context import get_context
-from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop
+from tir_mlir.dialect.ops import ITER_KINDS, Block, Loop, root_annotations
 from tir_mlir.passes.schedule.annotate import from_attr
 
 
@@ -213,7 +213,7 @@ class RootBlockView(BlockView):
 
     @property
     def annotations(self) -> dict:
-        return {}
+        return {k: from_attr(v) for k, v in root_annotations(self.op).items()}
 
     @property
     def init(self) -> None:

@@ -11,6 +11,9 @@ from typing import Callable, List, Optional
 
 class ScheduleRule:
     target = None
+    # PostOrderApply also visits each function's root block (`get_block("root")`, after its
+    # blocks, as TVM does) with the rules that set this: the others never see the root.
+    visits_root = False
 
     def initialize_with_tune_context(self, context) -> None:
         self.target = context.target

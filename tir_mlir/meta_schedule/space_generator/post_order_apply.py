@@ -5,6 +5,8 @@ is scheduled, e.g. tiled, before its producers are inlined into it or computed a
 loops); blocks a rule creates (caches) are not visited. Each rule maps one schedule to a
 list, so the design space is the product of the rules' branches. A block annotated
 `schedule_rule` gets ApplyCustomRule only (TVM's rule: its registered function schedules it).
+Last, each function's root block (`get_block("root")`) is visited, as in TVM, by the rules
+that say they handle it (`visits_root`: ParallelizeVectorizeUnroll annotates it).
 """
 
 import random
@@ -37,15 +39,19 @@ class PostOrderApply(SpaceGenerator):
         for func in list(mod.functions):
             for name in reversed(states[0].get_block_names(func)):
                 states = [out for sch in states for out in self._apply_rules(sch, name, func)]
+            states = [out for sch in states for out in self._apply_rules(sch, "root", func)]
         return states
 
     def _apply_rules(self, sch, name: str, func: str) -> List[Schedule]:
+        rules = [r for r in self.sch_rules if name != "root" or getattr(r, "visits_root", False)]
+        if not rules:
+            return [sch]
         block = sch.get_block(name, func)  # one handle: the rules' outputs are copies of sch
         states = [sch]
-        for rule in self.sch_rules:
+        for rule in rules:
             nxt = []
             for s in states:
-                if name not in s.get_block_names(func):
+                if name != "root" and name not in s.get_block_names(func):
                     nxt.append(s)  # inlined by an earlier rule
                     continue
                 if self.f_block_filter is not None and not self.f_block_filter(s.get(block)):
