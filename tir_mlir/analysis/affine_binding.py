@@ -13,7 +13,7 @@ from tir_mlir.analysis.symbolic import substitute as sym_substitute
 from tir_mlir.dialect.ops import Block
 from tir_mlir.analysis.structure import result_dims, value_range
 from tir_mlir.analysis.buffer_util import NotAffine, substitute, to_affine
-from tir_mlir.analysis.linear import linear
+from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.analysis.read_inverse import NotInvertible, read_groups
 
 
@@ -64,17 +64,16 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
         return f"its bindings are not an iter map of its loops: {e}"
     predicate = b.predicate
     if predicate is not None:
-        fused = [
-            frozenset(linear(e)[0].items()) for e in binds if linear(e) is not None and linear(e)[0]
-        ]
+        forms = [linear(e) for e in binds]
+        fused = [frozenset(f.terms.items()) for f in forms if f is not None and f.terms]
         for c in predicate.constraints:
             lin = _dims_linear(c.expr if dims is None else substitute(c.expr, dims))
-            if c.is_eq or lin is None or not _bounds_an_iterator(lin[0], fused):
+            if c.is_eq or lin is None or not _bounds_an_iterator(lin.terms, fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None
 
 
-def _dims_linear(expr: ir.AffineExpr) -> Optional[tuple]:
+def _dims_linear(expr: ir.AffineExpr) -> Optional[Linear]:
     """`linear(expr)` where symbols (`n`, in `i_0 * 4 + i_1 < n`) count as part of the
     constant: None unless the dims' coefficients do not depend on them."""
     n_sym = _max_symbol(expr) + 1
@@ -85,9 +84,9 @@ def _dims_linear(expr: ir.AffineExpr) -> Optional[tuple]:
     at = [
         linear(sym_substitute(expr, dims, [ir.AffineExpr.get_constant(v)] * n_sym)) for v in (0, 1)
     ]
-    if at[0] is None or at[1] is None or at[0][0] != at[1][0]:
+    if at[0] is None or at[1] is None or at[0].terms != at[1].terms:
         return None
-    return at[0][0], 0
+    return Linear(at[0].terms)
 
 
 def _max_symbol(expr: ir.AffineExpr) -> int:

@@ -9,7 +9,7 @@ Three small toolkits over the `tir` representation of docs/design.md:
 - structure: walking ops, the enclosing loops of a block, substituting a value use by use.
 """
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Union
 
 from mlir import ir
 from mlir.dialects import arith
@@ -46,7 +46,7 @@ def is_func_arg(value: ir.Value) -> bool:
 def buffer_name(value: ir.Value) -> str:
     """The `tir.name` of a memref argument or alloc."""
     if is_func_arg(value):
-        func = value.owner.owner
+        func = ir.BlockArgument(value).owner.owner
         attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(value).arg_number]
         return ir.StringAttr(ir.DictAttr(attrs)["tir.name"]).value
     return ir.StringAttr(value.owner.attributes["tir.name"]).value
@@ -185,7 +185,7 @@ def top_stmt(op) -> ir.Operation:
     return loops[0].op if loops else (op.operation if hasattr(op, "operation") else op)
 
 
-def replace_uses(old: ir.Value, make: Callable[[ir.Operation], ir.Value]):
+def replace_uses(old: ir.Value, make: Callable[[ir.OpView], ir.Value]):
     """Replace every use of `old` by a fresh value `make(user)` built right before the user, so
     expressions stay tree-shaped."""
     for use in list(old.uses):
@@ -241,7 +241,8 @@ def to_affine(value: ir.Value, leaves: list) -> ir.AffineExpr:
             if const_of(a) is None and const_of(b) is None:
                 raise NotAffine("product of two variables")
             return a * b
-        if const_of(b) is None or const_of(b) <= 0:
+        divisor = const_of(b)
+        if divisor is None or divisor <= 0:
             raise NotAffine("division by a non-constant")
         return (
             ir.AffineExpr.get_floor_div(a, b)
@@ -285,8 +286,10 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
     if isinstance(e, ir.AffineConstantExpr):
         return arith.ConstantOp(index, e.value).result
     if isinstance(e, ir.AffineDimExpr):
-        leaf = leaves[e.position]
+        leaf: Union[ir.Value, Callable[[], ir.Value]] = leaves[e.position]
         return leaf() if callable(leaf) else leaf
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise NotAffine(f"cannot emit {expr}")
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
     if isinstance(e, ir.AffineAddExpr):
         # a + b * -c prints as a - b * c, a + -c as a - c (TVM style)
@@ -294,8 +297,9 @@ def _emit_index(expr: ir.AffineExpr, leaves: list) -> ir.Value:
             return arith.SubIOp(
                 emit_index(lhs, leaves), emit_index(ir.AffineExpr.get_constant(-rhs.value), leaves)
             ).result
-        if isinstance(rhs, ir.AffineMulExpr) and (const_of(rhs.rhs) or 0) < 0:
-            pos = rhs.lhs * (-const_of(rhs.rhs))
+        k = const_of(rhs.rhs) if isinstance(rhs, ir.AffineMulExpr) else None
+        if isinstance(rhs, ir.AffineMulExpr) and k is not None and k < 0:
+            pos = rhs.lhs * -k
             return arith.SubIOp(emit_index(lhs, leaves), emit_index(pos, leaves)).result
         return arith.AddIOp(emit_index(lhs, leaves), emit_index(rhs, leaves)).result
     if isinstance(e, ir.AffineMulExpr):

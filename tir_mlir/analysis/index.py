@@ -23,7 +23,7 @@ AffineExpr over the already-substituted operands, left as MLIR simplifies it.
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Mapping, Sequence, Tuple, Union, overload
 
 from mlir import ir
 
@@ -31,6 +31,8 @@ from tir_mlir.analysis.linear import linear
 from tir_mlir.analysis.symbolic import Int, substitute
 
 Ranges = Dict[int, Tuple[int, int]]  # variable -> inclusive (lo, hi)
+SymRanges = Dict[int, Tuple[Int, Int]]  # the same, over symbolic extents
+Dims = Union[Sequence["Lin"], Mapping[int, "Lin"]]  # dim position -> its form
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,11 @@ def const(c: int) -> Lin:
     return Lin((), c)
 
 
-def bounds(e: Lin, ranges: Ranges) -> Tuple[Int, Int]:
+@overload
+def bounds(e: Lin, ranges: Ranges) -> Tuple[int, int]: ...
+@overload
+def bounds(e: Lin, ranges: SymRanges) -> Tuple[Int, Int]: ...
+def bounds(e: Lin, ranges: Mapping[int, Tuple[Int, Int]]) -> Tuple[Int, Int]:
     """Inclusive range of e, from the variable ranges (ints; a caller that gives the exact
     ranges of variables over symbolic extents, `(0, n - 1)`, gets SymExprs)."""
     lo = hi = e.const
@@ -243,16 +249,14 @@ def _recombinable(d, x: Lin, c: int, k: int):
                 yield atom, atom[1]
 
 
-def from_affine(
-    expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges, marks: bool = False
-) -> Lin:
+def from_affine(expr: ir.AffineExpr, dims: Dims, ranges: Ranges, marks: bool = False) -> Lin:
     """Convert `expr`, replacing dim k by dims[k] and simplifying with `ranges` (`marks`:
     keep sums of iterators whole under // and %, as TVM's block bindings do)."""
     fast = _linear_of(expr, dims)
     return fast if fast is not None else _from_affine(expr, dims, ranges, marks)
 
 
-def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
+def _linear_of(expr: ir.AffineExpr, dims: Dims):
     """`from_affine`'s result for the common case, without its walk of the expression: a
     linear `expr` (analysis/linear.py) whose dims stand for linear Lins that share no
     variable, so that no term cancels or recombines (terms then come in the order of the
@@ -271,9 +275,7 @@ def _linear_of(expr: ir.AffineExpr, dims: Sequence[Lin]):
     return Lin(tuple(terms.items()), const)
 
 
-def _from_affine(
-    expr: ir.AffineExpr, dims: Sequence[Lin], ranges: Ranges, marks: bool = False
-) -> Lin:
+def _from_affine(expr: ir.AffineExpr, dims: Dims, ranges: Ranges, marks: bool = False) -> Lin:
     expr = _downcast(expr)
     if isinstance(expr, ir.AffineDimExpr):
         return dims[expr.position]
@@ -281,6 +283,8 @@ def _from_affine(
         return const(expr.value)
     if isinstance(expr, ir.AffineSymbolExpr):
         return symbol(expr.position)
+    if not isinstance(expr, ir.AffineBinaryExpr):
+        raise TypeError(f"unknown affine expression {expr}")
     lhs = from_affine(expr.lhs, dims, ranges, marks)
     rhs = from_affine(expr.rhs, dims, ranges, marks)
     if isinstance(expr, ir.AffineAddExpr):

@@ -9,7 +9,7 @@ constant. A floordiv/mod/ceildiv is linear only through the caller's `division` 
 SSA value that is none of these is the caller's `leaf`.
 """
 
-from typing import Callable, Dict, Hashable, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from mlir import ir
 
@@ -24,7 +24,8 @@ class Linear:
     __slots__ = ("terms", "const")
 
     def __init__(self, terms: Union[Mapping, Iterable] = (), const: int = 0):
-        self.terms: Dict[Hashable, int] = {a: c for a, c in dict(terms).items() if c}
+        # an atom is whatever the caller made it (a dim position, a value, a key): Any
+        self.terms: Dict[Any, int] = {a: c for a, c in dict(terms).items() if c}
         self.const = const
 
     def __add__(self, other: "Linear") -> "Linear":
@@ -50,7 +51,8 @@ class Linear:
     def __eq__(self, other) -> bool:
         return isinstance(other, Linear) and self.key() == other.key()
 
-    __hash__ = None  # mutable dict inside; use key()
+    # unhashable (a mutable dict inside): use key(); typeshed types __hash__ as a method
+    __hash__ = None  # pyright: ignore[reportAssignmentType]
 
     def __iter__(self):
         """Unpacks as the pair (terms, const)."""

@@ -113,7 +113,7 @@ def read_groups(
 def _check_no_gaps(g: Group, extents, names):
     """A sum of iter vars takes every value of [0, max] (overlaps allowed)."""
     reach = 0  # the sum so far covers [0, reach]
-    for k in sorted(g.coeffs, key=g.coeffs.get):
+    for k in sorted(g.coeffs, key=lambda k: g.coeffs[k]):
         if not prove_le(g.coeffs[k], reach + 1):
             raise NotInvertible(
                 f"iter var {names[k]} has stride {g.coeffs[k]}: the index skips values"
@@ -152,8 +152,9 @@ def _piece(d: int, lin: Lin) -> Piece:
             if terms is not None:
                 return _checked(Piece(d, off, 1, c, terms))
             sub = _single_atom(inner)
-            if sub is not None and _linear_terms(sub[1]) is not None:
-                terms = _linear_terms(sub[1])
+            sub_terms = _linear_terms(sub[1]) if sub is not None else None
+            if sub is not None and sub_terms is not None:
+                terms = sub_terms
                 if kind == "div" and sub[0] == "mod" and sub[2] % c == 0:  # (F % m) // c
                     return _checked(Piece(d, off, c, sub[2] // c, terms))
                 if kind == "mod" and sub[0] == "div":  # (F // c) % m
@@ -199,7 +200,7 @@ def _check_group(g: Group, extents, names):
     if any(p.sign == -1 for p in g.pieces) and len(g.pieces) + len(g.coeffs) > 2:
         raise NotInvertible("an index runs a fused iterator backwards")
     radix = 1
-    for k in sorted(g.coeffs, key=g.coeffs.get):
+    for k in sorted(g.coeffs, key=lambda k: g.coeffs[k]):
         if g.coeffs[k] != radix:
             raise NotInvertible(
                 f"iter var {names[k]} has stride {g.coeffs[k]} where "
@@ -233,7 +234,7 @@ def _check_group(g: Group, extents, names):
 def digit_of(g: Group, k: int):
     """How iter var k comes out of F: F // div % mod, div None for the lowest digit and
     mod None for the top one."""
-    order = sorted(g.coeffs, key=g.coeffs.get)
+    order = sorted(g.coeffs, key=lambda k: g.coeffs[k])
     c, pos = g.coeffs[k], order.index(k)
     mod = None if pos == len(order) - 1 else g.coeffs[order[pos + 1]] // c
     return (c if c != 1 else None), mod

@@ -183,12 +183,13 @@ class LoopSpace:
         self.symbols.append(v)
         return len(self.symbols) - 1
 
-    def _exact_atom(self, atom):
+    def _exact_atom(self, atom: tuple):
         """(lo, hi) of an atom this space knows exactly (a symbolic loop, a size), else None."""
         if atom[0] == "v" and atom[1] in self.exact:
             return self.exact[atom[1]]
         if atom[0] == "s":
-            value = SymExpr.symbol(self.symbols[atom[1]])
+            k: int = atom[1]
+            value = SymExpr.symbol(self.symbols[k])
             return value, value
         if atom[0] == "x" and not dims_of(atom[1]):
             value = SymExpr.from_affine(atom[1], self.symbols)
@@ -497,16 +498,18 @@ class NestedSpace(LoopSpace):
 def access_region(space: "NestedSpace", ops) -> List[Interval]:
     """The union over the accesses `ops` of what they touch in one iteration of the outer
     loops: one Interval per buffer dimension."""
-    region = None
+    region: Optional[List[Interval]] = None
     for op in ops:
         dims = [space.split(e) for e in lins_of(op, space.value_lin, space.ranges)]
         region = dims if region is None else [a.union(b) for a, b in zip(region, dims)]
+    if region is None:
+        raise RegionError("there is no access to describe")
     return region
 
 
 def iter_var_intervals(
     block: Block,
-    regions: Dict[int, List[Interval]],
+    regions: Dict[ir.Value, List[Interval]],
     kind: str,
     conflicts_ok: bool,
     space: Optional[LoopSpace] = None,
@@ -557,15 +560,15 @@ def _region_intervals(
     out: Dict[int, Interval] = {}
     for (mn, ext), need in zip(entry.ranges, region):
         lin = linear(mn)
-        if lin is None or any(d >= n for d in lin[0]) or len(lin[0]) > 1:
+        if lin is None or any(d >= n for d in lin.terms) or len(lin.terms) > 1:
             raise RegionError(
                 f"its region of the buffer is not one iter var's tiles "
                 f"({mn} of extent {ext}), so its iteration domain cannot be "
                 f"derived"
             )
-        if not lin[0]:
+        if not lin.terms:
             continue
-        ((k, c),) = lin[0].items()
+        ((k, c),) = lin.terms.items()
         if c <= 0 or ext > c or space is None:
             raise RegionError(
                 f"its region of the buffer ({mn} of extent {ext}) is not "
@@ -575,7 +578,9 @@ def _region_intervals(
         # the tiles met by start + [0, size): from start // c, as many more as the largest
         # start % c (a multiple of g, the gcd of c and start's coefficients, plus a rest)
         # lets the region reach
-        start = need.base + index.const(need.lo - lin[1])
+        if not isinstance(need.lo, int):
+            raise RegionError(f"the region needed of the buffer starts at {need.lo}")
+        start = need.base + index.const(need.lo - lin.const)
         g = math.gcd(c, *(x for _, x in start.terms))
         more = (c - g + start.const % g + need.hi - need.lo) // c
         f = math.gcd(g, start.const)  # (a * f) // (c * f) = a // c
@@ -589,8 +594,9 @@ def _region_intervals(
 
 def _access_intervals(block: Block, op, region: List[Interval], space) -> Dict[int, Interval]:
     ks = [iter_var_of(block, v) for v in access(op)[1]]
-    if None not in ks:
-        return dict(zip(ks, region))
+    plain = [k for k in ks if k is not None]
+    if len(plain) == len(ks):
+        return dict(zip(plain, region))
     d = ks.index(None)
     if space is None:
         raise RegionError(

@@ -16,8 +16,8 @@ MATCH_SHAPE = "tir.match_shape"
 def buffer_shape(buf: ir.Value) -> list[Int]:
     """The shape of a buffer (a memref value): ints, SymExprs for its dynamic dimensions."""
     mtype = ir.MemRefType(buf.type)
-    shape = list(mtype.shape)
-    dynamic = [k for k, s in enumerate(shape) if ir.ShapedType.is_dynamic_size(s)]
+    shape: list[Int] = list(mtype.shape)
+    dynamic = [k for k, s in enumerate(mtype.shape) if ir.ShapedType.is_dynamic_size(s)]
     if not dynamic:
         return shape
     sizes = _dynamic_sizes(buf)
@@ -74,7 +74,9 @@ def memref_type(shape: Sequence[Int], element: ir.Type, layout=None) -> ir.MemRe
     )
 
 
-def size_operands(func: ir.Operation, shape: Sequence[Int]) -> tuple[list[ir.Value], ir.Operation]:
+def size_operands(
+    func: ir.Operation, shape: Sequence[Int]
+) -> tuple[list[ir.Value], ir.Operation | None]:
     """The dynamic-size operands of an allocation of `shape` in `func`, and the last
     top-level op they need before them (None: the arguments only). A dimension that is one
     symbol is that value; another expression is an `affine.apply` made at the top level

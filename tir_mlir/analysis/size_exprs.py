@@ -37,6 +37,8 @@ def of_affine(expr: ir.AffineExpr, operands, names: dict) -> Tree:
         return of_value(operands[e.position], names)
     if isinstance(e, ir.AffineDimExpr):
         raise BuildError(f"a size uses a loop variable ({expr})")
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise TypeError(f"unknown affine expression {e}")
     lhs, rhs = of_affine(e.lhs, operands, names), of_affine(e.rhs, operands, names)
     if isinstance(e, ir.AffineAddExpr):
         if isinstance(rhs, int) and rhs < 0:

@@ -49,9 +49,11 @@ def enclosing_loops(op: ir.Operation) -> List[ir.Operation]:
 
 def scope_of(op: ir.Operation) -> ir.Operation:
     """The block (or function) whose scope `op` is in: its nearest enclosing one."""
-    p = op.parent.operation
-    while p.name != Block.OP_NAME and p.name != "func.func":
-        p = p.parent.operation
+    p = parent_op(op)
+    while p is not None and p.name != Block.OP_NAME and p.name != "func.func":
+        p = parent_op(p)
+    if p is None:
+        raise ValueError(f"{op.name} is inside no block or function")
     return p
 
 
@@ -143,7 +145,10 @@ def is_declaration(op: ir.Operation) -> bool:
 
 def comes_before(a: ir.Operation, b: ir.Operation) -> bool:
     """Whether `a` comes before `b` in the function body (both at its top level)."""
-    for o in a.parent.regions[0].blocks[0].operations:
+    body = parent_op(a)
+    if body is None:
+        raise ValueError(f"{a.name} is not inside a function body")
+    for o in body.regions[0].blocks[0].operations:
         if o.operation == a:
             return True
         if o.operation == b:
@@ -400,8 +405,9 @@ def unit_loop_consts(block: ir.Operation) -> Dict[int, index.Lin]:
         owner = v.owner
         if isinstance(owner, ir.Block) and is_loop(op_of(owner.owner)):
             lp = Loop(op_of(owner.owner))
-            if lp.extent == 1:
-                out[k] = index.const(lp.min)
+            lo = lp.min
+            if lp.extent == 1 and isinstance(lo, int):
+                out[k] = index.const(lo)
     return out
 
 
@@ -595,6 +601,8 @@ def chain_between(outer: ir.Operation, inner: ir.Operation) -> List[ir.Operation
     chain = [inner]
     p = parent_op(inner)
     while chain[-1] != outer:
+        if p is None:
+            raise ValueError(f"{outer.name} does not enclose {inner.name}")
         if is_loop(p):
             chain.append(p)
         p = parent_op(p)

@@ -12,7 +12,7 @@ alone does not.
 """
 
 from collections.abc import Iterable, Sequence
-from typing import Union
+from typing import List, Set, Union
 
 from mlir import ir
 
@@ -34,6 +34,8 @@ def substitute(
         return dims[e.position]
     if isinstance(e, ir.AffineSymbolExpr):
         return symbols[e.position]
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise TypeError(f"unknown affine expression {e}")
     lhs, rhs = substitute(e.lhs, dims, symbols), substitute(e.rhs, dims, symbols)
     if isinstance(e, ir.AffineAddExpr):
         return lhs + rhs
@@ -48,12 +50,12 @@ def substitute(
     raise TypeError(f"unknown affine expression {e}")
 
 
-def used_symbols(expr: ir.AffineExpr) -> set:
+def used_symbols(expr: ir.AffineExpr) -> Set[int]:
     """Positions of the symbols `expr` uses."""
     e = expr.maybe_downcast()
     if isinstance(e, ir.AffineSymbolExpr):
         return {e.position}
-    if isinstance(e, (ir.AffineConstantExpr, ir.AffineDimExpr)):
+    if not isinstance(e, ir.AffineBinaryExpr):
         return set()
     return used_symbols(e.lhs) | used_symbols(e.rhs)
 
@@ -264,6 +266,8 @@ def _show(expr: ir.AffineExpr, names: Sequence[str], outer: int) -> str:
         return names[e.position]
     if isinstance(e, ir.AffineDimExpr):
         return f"d{e.position}"
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise TypeError(f"unknown affine expression {e}")
     if isinstance(e, ir.AffineCeilDivExpr):
         return f"T.ceildiv({_show(e.lhs, names, 0)}, {_show(e.rhs, names, 0)})"
     prec, op = _PREC[type(e)]
@@ -309,8 +313,8 @@ def _bounds(expr: ir.AffineExpr) -> tuple[int | None, int | None]:
         return e.value, e.value
     if isinstance(e, ir.AffineSymbolExpr):
         return 0, None
-    if isinstance(e, ir.AffineDimExpr):
-        return None, None
+    if not isinstance(e, ir.AffineBinaryExpr):
+        return None, None  # a dim
     if isinstance(e, ir.AffineAddExpr):
         c = _minus_mod(e.lhs, e.rhs) or _minus_mod(e.rhs, e.lhs)
         if c:  # (x // c) * c - x is -(x % c)
@@ -386,7 +390,9 @@ def _nonpositive(d: Int, depth: int) -> bool:
             continue
         for part in parts:
             with d.expr.context:
-                subs = [ir.AffineSymbolExpr.get(j) for j in range(len(d.symbols))]
+                subs: List[ir.AffineExpr] = [
+                    ir.AffineSymbolExpr.get(j) for j in range(len(d.symbols))
+                ]
                 syms = list(d.symbols)
                 subs[k] = part.embed(syms) if isinstance(part, SymExpr) else _const(part)
                 if _nonpositive(_make(substitute(d.expr, [], subs), syms), depth - 1):
@@ -454,14 +460,12 @@ def tile_count(x: Int, k: int) -> Int:
     with x.expr.context:
         e = x.expr.maybe_downcast()
         inner, add = e, 0
-        if isinstance(e, ir.AffineAddExpr) and isinstance(
-            e.rhs.maybe_downcast(), ir.AffineConstantExpr
-        ):
-            inner, add = e.lhs.maybe_downcast(), e.rhs.maybe_downcast().value
-        if isinstance(inner, ir.AffineFloorDivExpr) and isinstance(
-            inner.rhs.maybe_downcast(), ir.AffineConstantExpr
-        ):
-            c = inner.rhs.maybe_downcast().value  # (y // c + a + k - 1) // k
+        rhs = e.rhs.maybe_downcast() if isinstance(e, ir.AffineAddExpr) else None
+        if isinstance(e, ir.AffineAddExpr) and isinstance(rhs, ir.AffineConstantExpr):
+            inner, add = e.lhs.maybe_downcast(), rhs.value
+        div = inner.rhs.maybe_downcast() if isinstance(inner, ir.AffineFloorDivExpr) else None
+        if isinstance(inner, ir.AffineFloorDivExpr) and isinstance(div, ir.AffineConstantExpr):
+            c = div.value  # (y // c + a + k - 1) // k
             return _make(
                 ir.AffineExpr.get_floor_div(inner.lhs + _const(c * (add + k - 1)), _const(c * k)),
                 x.symbols,

@@ -1,7 +1,7 @@
 """Queries on MLIR AffineExprs that the bindings lack, shared by the printer, region inference,
 index dtypes and the lowering stages."""
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from mlir import ir
 
@@ -12,7 +12,7 @@ def const_of(e: ir.AffineExpr) -> Optional[int]:
     return e.value if isinstance(e, ir.AffineConstantExpr) else None
 
 
-def dims_of(e: ir.AffineExpr) -> set:
+def dims_of(e: ir.AffineExpr) -> Set[int]:
     """Positions of the dims `e` uses (iteratively: expressions can be deep)."""
     used, stack = set(), [e]
     while stack:
