@@ -13,7 +13,7 @@ declaration, per SITE id) is kept on the module as `tir_mlir.bounds_sites`, a li
 """
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, memref, scf
 
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.errors import SourceLoc
@@ -59,15 +59,15 @@ def _guard(op, site: int):
     is_load = op.name == "memref.load"
     buf = op.operands[0] if is_load else op.operands[1]
     indices = list(op.operands)[1 if is_load else 2 :]
-    shape = ir.MemRefType(buf.type).shape
+    mtype = ir.MemRefType(buf.type)
     loc = op.location
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(op), loc:
         ok = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
-        for axis, (idx, dim) in enumerate(zip(indices, shape)):
+        for axis, idx in enumerate(indices):
             inside = arith.andi(
                 arith.cmpi(arith.CmpIPredicate.sge, idx, index_const(0, loc)),
-                arith.cmpi(arith.CmpIPredicate.slt, idx, index_const(dim, loc)),
+                arith.cmpi(arith.CmpIPredicate.slt, idx, _extent(buf, mtype, axis, loc)),
             )
             bad = arith.xori(inside, arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
             report = scf.IfOp(bad)
@@ -84,6 +84,13 @@ def _guard(op, site: int):
                 scf.YieldOp([])
             ok = arith.andi(ok, inside)
         run_only_if(op, ok)
+
+
+def _extent(buf: ir.Value, mtype: ir.MemRefType, axis: int, loc) -> ir.Value:
+    """The buffer's size on `axis`: a constant, or the run-time size of a dynamic (`?`) axis."""
+    if mtype.is_dynamic_dim(axis):
+        return memref.dim(buf, index_const(axis, loc))
+    return index_const(mtype.get_dim_size(axis), loc)
 
 
 def run_only_if(op, ok: ir.Value):

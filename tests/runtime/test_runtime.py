@@ -130,6 +130,32 @@ def test_debug_build_reports_out_of_bounds_store_without_crashing():
     np.testing.assert_array_equal(b[1:], a[:-1])  # in-bounds writes happened
 
 
+SHIFT_N = """
+@T.prim_func
+def shift(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi + 1] = A[vi]
+"""
+
+
+@pytest.mark.parametrize("n", [1, 7, 64])
+def test_debug_build_checks_symbolic_sizes_at_run_time(n):
+    """A `?` axis is checked against the array's size (memref.dim), not a compile-time number:
+    every in-bounds access runs, only the last store (B[n]) is reported."""
+    lib = tir_mlir.build(tir_mlir.parse(SHIFT_N), debug=True)
+    a, b = np.arange(1, n + 1, dtype=np.float32), np.zeros(n, np.float32)
+    with pytest.raises(OutOfBoundsError) as info:
+        lib["shift"](a, b)
+    assert (info.value.buffer, info.value.index, info.value.axis) == ("B", n, 0)
+    assert "1 more" not in str(info.value) and "more out-of-bounds" not in str(info.value)
+    np.testing.assert_array_equal(b[1:], a[:-1])
+
+
 DATA = __import__("pathlib").Path(__file__).parent.parent / "data"
 PROGRAMS = sorted(DATA.glob("*.tir")) + sorted((DATA / "programs").glob("*.tir"))
 
