@@ -133,7 +133,7 @@ class Const(Expr):
         return f"T.{self.dtype}({int(self.value)})"
 
 
-def const(value, dtype=None) -> Const:
+def const(value, dtype=None) -> Expr:
     """`te.const(0, "float32")`; a Python int is int32 and a float float32 by default."""
     if isinstance(value, Expr):
         return value

@@ -75,6 +75,8 @@ class Read(Expr):
 
 
 class PlaceholderOp:
+    tensor: Tensor  # set by placeholder() once the op exists
+
     def __init__(self, name, shape, dtype):
         self.name, self.shape, self.dtype = name, shape, dtype
         self.input_tensors = []
@@ -85,6 +87,8 @@ class PlaceholderOp:
 
 class ComputeOp:
     """`axis`, `reduce_axis` (IterVars), `body` (an Expr or a Reduce)."""
+
+    tensor: Tensor  # set by compute() once the op exists
 
     def __init__(self, name, axis, reduce_axis, body, tag=""):
         self.name, self.axis, self.reduce_axis, self.body, self.tag = (
@@ -121,7 +125,7 @@ def _children(e):
     )
 
 
-def _shape(shape):
+def _shape(shape) -> tuple:
     """A shape: positive ints and symbolic integer vars (`te.var("n")`)."""
     shape = shape if isinstance(shape, (tuple, list)) else (shape,)
     for d in shape:

@@ -6,7 +6,7 @@ axes; `T.init` with the reducer's identity; intermediates as `T.alloc_buffer`;
 `tir.noalias`) and parsed by the TVMScript parser: no second way into the `tir` dialect.
 """
 
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 from tir_mlir.te.expr import Var
 from tir_mlir.te.operation import ComputeOp, PlaceholderOp, Reduce, Tensor
@@ -110,7 +110,7 @@ class _Acc(Var):
         return self._text
 
 
-def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: bool = True):
+def prim_func_text(args: List, func_name: str = "main", roots: Sequence = (), init: bool = True):
     """(TVMScript text, tensor -> buffer/block name): `args` are the parameters (tensors, and
     te.var scalars); operations reachable from `roots` but not from `args` are computed into
     allocated buffers; symbolic vars not among the parameters are declared `n = T.int32()`.
@@ -163,7 +163,7 @@ def prim_func_text(args: List, func_name: str = "main", roots: List = (), init: 
     return "\n".join(lines) + "\n", names
 
 
-def prim_func_and_names(args: List, func_name: str = "main", roots: List = ()):
+def prim_func_and_names(args: List, func_name: str = "main", roots: Sequence = ()):
     """(PrimFunc, names); te.var shapes and scalar args are the function's symbolic vars
     and scalar parameters (docs/symbolic.md)."""
     from tir_mlir.frontend.parser import parse

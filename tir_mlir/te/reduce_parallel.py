@@ -72,6 +72,7 @@ def _bind_write_back(sch, block):
     if spatial:
         sch.bind(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0], "blockIdx.x")
     red = reduce[0]
-    if Loop(sch.get(red).op).extent > MAX_THREADS:
+    extent = Loop(sch.get(red).op).extent
+    if not isinstance(extent, int) or extent > MAX_THREADS:  # a symbolic extent may be more
         red = sch.split(red, [None, MAX_THREADS])[1]
     sch.bind(red, "threadIdx.x")

@@ -14,6 +14,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
+from tir_mlir.schedule.handles import LoopRV
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
@@ -203,7 +204,7 @@ class Schedule:
         self.args = placeholders + self.outputs
         func, names = prim_func_and_names(self.args)
         self.sch = TIRSchedule(func)  # symbolic shapes too (the IR holds them)
-        self._loops: Dict[int, object] = {}  # id(IterVar) -> LoopRV
+        self._loops: Dict[int, LoopRV] = {}  # id(IterVar) -> LoopRV
         self._axes: Dict[int, IterVar] = {}  # loop sid -> IterVar
         self._keep = []  # IterVars the maps refer to, kept alive
         self._var_axis: Dict[int, IterVar] = {}  # id(thread var or axis var) -> IterVar
@@ -232,7 +233,7 @@ class Schedule:
     def _iter_var(self, loop, name, kind) -> IterVar:
         iv = self._axes.get(loop.sid)
         mapped = self._loops.get(id(iv)) if iv is not None else None
-        if mapped is None or mapped.sid != loop.sid:
+        if iv is None or mapped is None or mapped.sid != loop.sid:
             iv = IterVar(Var(name), None, kind)
             self._axes[loop.sid] = iv
             self._map(iv, loop)
@@ -403,7 +404,7 @@ _OPS = {
 }
 
 
-def _constant_truth(e) -> bool:
+def _constant_truth(e) -> object:
     """The value of a condition whose only variables are unbound thread indices (0)."""
     if isinstance(e, IterVar):
         return 0

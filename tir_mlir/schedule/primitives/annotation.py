@@ -249,7 +249,7 @@ class Annotation:
         _hide.unsafe_hide_buffer_access(Block(self._block(block)), buf_type, list(buf_index_array))
 
     @primitive
-    def set_store_predicate(self, block: BlockRV, predicate: Callable) -> None:
+    def set_store_predicate(self, block: BlockRV, predicate: Union[Callable, str]) -> None:
         """TE's `s[B].set_store_predicate(cond)`: tir_mlir only. `predicate` is a Python
         function of the block's iter vars returning a conjunction of comparisons."""
         blk = Block(self._block(block))
