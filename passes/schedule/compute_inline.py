@@ -568,5 +568,35 @@ def _add_predicate(prod: Block, conds: list):
             eqs.append(False)
             if op:
                 spelled[str(e)] = op
+    _tighten_quotient_bounds(exprs, eqs, spelled, n)
     prod.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, exprs, eqs)))
     prod.where_spelling = spelled
+
+
+def _tighten_quotient_bounds(exprs: list, eqs: list, spelled: dict, n: int):
+    """`x // c < q and x % c < r` as `x < (q - 1) * c + r and x % c < r`, `x // c < q` alone
+    as `x < q * c` (in place): the same set, the bounds TVM's simplifier writes
+    (`i < 16255 and i % 128 < 127`)."""
+    lins = [
+        None if eq else index.from_affine(e, [index.var(k) for k in range(n)], {})
+        for e, eq in zip(exprs, eqs)
+    ]
+    mods = {}  # (x, c) -> r: the constraint r - x % c >= 0
+    for lin in lins:
+        if lin is not None and len(lin.terms) == 1 and lin.terms[0][1] == -1:
+            atom = lin.terms[0][0]
+            if atom[0] == "mod":
+                mods[(atom[1], atom[2])] = lin.const
+    for k, lin in enumerate(lins):
+        if lin is None or len(lin.terms) != 1 or lin.terms[0][1] != -1:
+            continue
+        atom = lin.terms[0][0]
+        if atom[0] != "div":
+            continue  # (x // c <= q) and (x % c <= r): x <= q * c + r (r = c - 1: none)
+        r = min(mods.get((atom[1], atom[2]), atom[2] - 1), atom[2] - 1)
+        if r < 0:
+            continue
+        tight = index.to_affine(index.const(lin.const * atom[2] + r) + atom[1].scale(-1))
+        if str(exprs[k]) in spelled:
+            spelled[str(tight)] = spelled.pop(str(exprs[k]))
+        exprs[k] = tight
