@@ -9,9 +9,11 @@ import pytest
 
 import tir_mlir
 
+import tvm_oracle
 from tvm_same import same_as_tvm
 
-pytest.importorskip("tvm")
+pytestmark = pytest.mark.tvm
+tvm_oracle.import_tvm()
 
 
 def test_likely_in_a_block_condition():
@@ -90,7 +92,8 @@ def _body(text):
     ],
 )
 def test_primitives_tvm_accepts_on_non_affine_blocks(prim):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     results = []
     for make, mod in (
         (tvm.tir.Schedule, tvm.script.from_source(NON_AFFINE)),
@@ -257,7 +260,8 @@ def f(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "float32")):
     ["parallel", "vectorize", "unroll", "add_unit_loop", "split_outer", "split_outer_uneven"],
 )
 def test_primitives_tvm_accepts_on_loops_with_variable_extents(prim):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     results = []
     for make, mod in (
         (tvm.tir.Schedule, tvm.script.from_source(TRIANGULAR)),
@@ -353,7 +357,8 @@ def test_match_buffer_of_a_region_in_a_block(text):
 
 @pytest.mark.parametrize("prim", ["split", "fuse", "reorder", "inner_split", "inner_blockize"])
 def test_schedules_of_blocks_with_match_buffer_are_tvms(prim):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     results = []
     for make, mod in (
         (tvm.tir.Schedule, tvm.script.from_source(MATCH_TILES)),

@@ -21,8 +21,8 @@ def _report(failures):
     )
 
 
+@pytest.mark.tvm
 def test_malformed_programs_never_crash_and_agree_with_tvm():
-    pytest.importorskip("tvm")
     counts, failures = P.run(N, seed=0, modes=("api",), tvm=True)
     assert not failures, _report(failures)
     assert sum(counts.values()) == N

@@ -3,11 +3,13 @@ time, on programs written here (tests/support/schedule_differential.py: same acc
 TVM-equal result printed as TVM prints it, same trace, same numbers)."""
 
 import pytest
+import tvm_oracle
 
-pytest.importorskip("tvm")
-
-from schedule_differential import assert_agrees  # noqa: E402
+from schedule_differential import assert_agrees
 from workloads import mm_relu
+
+pytestmark = pytest.mark.tvm
+tvm_oracle.import_tvm()
 
 
 def _two_stage(b_shape, b_grid, c_shape, c_grid, read, *, c_iters=None):

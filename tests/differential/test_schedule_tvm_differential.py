@@ -3,21 +3,23 @@ same accept/reject decision, TVM-equal result, same printed text and trace, same
 Classic tutorial / TVM-test schedules first, then random sequences over all primitives."""
 
 import pytest
+import tvm_oracle
 
-pytest.importorskip("tvm")
-
-from schedule_differential import assert_agrees  # noqa: E402
+from schedule_differential import assert_agrees
 from schedule_random import (
     KINDS,
     PROGRAM_NAMES,
-    program,  # noqa: E402
+    program,
     random_schedule,
 )
 from shared_programs import (
     CONV2D_PAD_C4_6X6 as CONV_PAD,
-    MATMUL_16 as MATMUL,  # noqa: E402
+    MATMUL_16 as MATMUL,
     MM_RELU_16 as MM_RELU,
 )
+
+pytestmark = pytest.mark.tvm
+tvm_oracle.import_tvm()
 
 CHAIN = """
 @T.prim_func

@@ -3,10 +3,9 @@ through benchmarks/tvm_schedule_tests.py, each on a program of the same kind wri
 (same decision, TVM-equal result, same printed text and trace, same numbers where it runs)."""
 
 import pytest
+import tvm_oracle
 
-pytest.importorskip("tvm")
-
-from adapter_programs import (  # noqa: E402
+from adapter_programs import (
     FOLDED_READ,
     MATCHED,
     NESTED,
@@ -20,7 +19,10 @@ from adapter_programs import (  # noqa: E402
     UNIT_DIM,
     CONST_FIRST,
 )
-from schedule_differential import assert_agrees  # noqa: E402
+from schedule_differential import assert_agrees
+
+pytestmark = pytest.mark.tvm
+tvm_oracle.import_tvm()
 
 
 def _loops(s, name):

@@ -3,11 +3,13 @@ schedule test files (cache_read_write, read_write_at, utilities, ...) through
 benchmarks/tvm_schedule_tests.py, each on a program of the same kind written here."""
 
 import pytest
+import tvm_oracle
 
-pytest.importorskip("tvm")
-
-from schedule_differential import assert_agrees  # noqa: E402
+from schedule_differential import assert_agrees
 from workloads import matmul
+
+pytestmark = pytest.mark.tvm
+tvm_oracle.import_tvm()
 
 # a 64x64 tile per thread block, 4x4 per thread, k in steps of 4
 GPU_MM = """

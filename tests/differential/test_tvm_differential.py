@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 
 import pytest
+import tvm_oracle
 
-tvm = pytest.importorskip("tvm")
+pytestmark = pytest.mark.tvm
+tvm = tvm_oracle.import_tvm()
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "data" / "programs").glob("*.tir"))
 

@@ -9,8 +9,10 @@ must read our text to a structurally equal function, and `tir_mlir.build` must c
 import numpy as np
 
 import pytest
+import tvm_oracle
 
-tvm = pytest.importorskip("tvm")
+pytestmark = pytest.mark.tvm
+tvm = tvm_oracle.import_tvm()
 from tvm import te, topi  # noqa: E402
 
 F32 = "float32"

@@ -101,9 +101,9 @@ def test_python_examples(scratch, capsys):
     assert "RunnerResult(run_secs=[" in capsys.readouterr().out
 
 
+@pytest.mark.tvm
 def test_tvm_example_reads_our_log(scratch):
     """TVM's JSONDatabase reads the work directory the first example tuned, as it is."""
-    pytest.importorskip("tvm.meta_schedule")
     namespace = {}
     _python_examples(namespace)
     ((src, line),) = _blocks("python tvm")

@@ -41,9 +41,11 @@ def with_imports(src: Path, tmp_path: Path, line: str, tag: str) -> Path:
     return out
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_decorated_file_equals_tvm(name, tmp_path):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     ours = import_file(with_imports(DATA / name, tmp_path, OURS, "ours"), f"ours_{name[:-3]}")
     theirs = import_file(with_imports(DATA / name, tmp_path, TVMS, "tvm"), f"tvm_{name[:-3]}")
     for attr in EXPECTED[name]:

@@ -96,9 +96,11 @@ def python_numbers(te):
 PROGRAMS = [row_sum_plus, padded_conv, reducers, elementwise, matmul, zero_dim, python_numbers]
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_create_prim_func_equals_tvm(program):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     ours = our_te.create_prim_func(program(our_te))
     theirs = tvm.te.create_prim_func(program(tvm.te))
     got = tvm.script.from_source(ours.script())
@@ -177,10 +179,12 @@ def symbolic_two_stage(te):
     return [A, C]
 
 
+@pytest.mark.tvm
 def test_symbolic_create_prim_func_equals_tvm():
     """te.var shapes: our PrimFunc prints as TVM's create_prim_func result (a handle and
     T.match_buffer per buffer of symbolic shape) and TVM reads it back as that."""
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     ours = our_te.create_prim_func(symbolic_two_stage(our_te))
     text = ours.script()
     assert "A = T.match_buffer(var_A, (n, 16))" in text and "B = T.alloc_buffer((n,))" in text

@@ -251,10 +251,10 @@ def test_a_tile_that_depends_on_the_lane_is_refused():
         lower(tir_mlir.parse(text).module, "cuda", "gpu")
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("wmma")])
 def test_descriptions_print_as_tvms(name):
     """TVM 0.21 registers the same names; its descriptions print exactly as ours."""
-    pytest.importorskip("tvm")
     import tvm.tir.tensor_intrin.cuda  # noqa: F401  (registers TVM's intrinsics)
     from tvm.tir import TensorIntrin as TvmTensorIntrin
 

@@ -399,7 +399,7 @@ RELAX_OPS = [
 
 @pytest.fixture(scope="module")
 def legalized():
-    tvm = pytest.importorskip("tvm")
+    import tvm
     from tvm import relax
     from tvm.script import relax as R
 
@@ -446,6 +446,7 @@ def legalized():
     return tvm, out
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", RELAX_OPS)
 def test_relax_legalized(name, legalized):
     tvm, funcs = legalized
@@ -475,6 +476,7 @@ def test_relax_legalized(name, legalized):
         np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize(
     "schedule",
     [
@@ -499,12 +501,12 @@ def test_relax_legalized(name, legalized):
     ],
 )
 def test_schedule_against_tvm(schedule):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     assert_agrees(MATMUL, schedule)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize(
     "schedule",
     [
@@ -516,7 +518,6 @@ def test_schedule_against_tvm(schedule):
     ids=["reverse_compute_at", "compute_at_split", "compute_inline", "transform_layout"],
 )
 def test_block_motion_against_tvm(schedule):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     assert_agrees(TWO, schedule)

@@ -49,8 +49,10 @@ def test_k_loop_keeps_accumulators_in_registers(scheduled):
     assert len(fmas) >= 16
 
 
+@pytest.mark.tvm
 def test_same_schedule_in_tvm(scheduled):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     sch = tvm.tir.Schedule(tvm.script.from_source(matmul_tvmscript(128)))
     schedule(sch)
     ours = tvm.script.from_source(scheduled.script())

@@ -111,10 +111,12 @@ def test_block_regions_api():
         assert len(r.writes) == 1 and r.writes[0].free == []
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", ["mm_relu.mlir", "kinds.mlir", "nested.mlir"])
 def test_tvm_reprints_our_text_unchanged(name):
     """Our output is a fixed point of TVM's own parser + printer."""
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     text = load(name).script()
     assert tvm.script.from_source(text).script() == text
 
@@ -129,14 +131,14 @@ def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
 """
 
 
-@pytest.mark.parametrize(
-    "factors, where",
-    [
-        ([None, 2, 3], "T.where((i_0 * 2 + i_1) * 3 + i_2 < 128)"),
-        ([None, 5], "T.where(i_0 * 5 + i_1 < 128)"),
-        ([None, 2, 3, 4], "T.where(((i_0 * 2 + i_1) * 3 + i_2) * 4 + i_3 < 128)"),
-    ],
-)
+SPLITS = [
+    ([None, 2, 3], "T.where((i_0 * 2 + i_1) * 3 + i_2 < 128)"),
+    ([None, 5], "T.where(i_0 * 5 + i_1 < 128)"),
+    ([None, 2, 3, 4], "T.where(((i_0 * 2 + i_1) * 3 + i_2) * 4 + i_3 < 128)"),
+]
+
+
+@pytest.mark.parametrize("factors, where", SPLITS)
 def test_split_predicate_nested_as_tvm_builds_it(factors, where):
     """A non-dividing split into three or more loops bounds them as TVM's split builds it (its
     structural equality tells `(i_0 * 2 + i_1) * 3 + i_2` from the flat sum)."""
@@ -147,7 +149,18 @@ def test_split_predicate_nested_as_tvm_builds_it(factors, where):
     text = sch.mod.script()
     assert where in text
     assert tir_mlir.parse(text).script() == text  # reads back the same
-    tvm = pytest.importorskip("tvm")
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("factors, where", SPLITS)
+def test_split_predicate_nested_equals_tvms(factors, where):
+    import tvm
+
+    import tir_mlir
+
+    sch = tir_mlir.Schedule(tir_mlir.parse(SPLIT_ME))
+    sch.split(sch.get_loops(sch.get_block("B"))[0], factors=factors)
+    text = sch.mod.script()
     theirs = tvm.tir.Schedule(tvm.script.from_source(SPLIT_ME))
     theirs.split(theirs.get_loops(theirs.get_block("B"))[0], factors=factors)
     tvm.ir.assert_structural_equal(tvm.script.from_source(text), theirs.mod["main"])

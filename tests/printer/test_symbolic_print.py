@@ -42,9 +42,11 @@ def test_prints_tvms_text(path, request):
     assert script(_parse(text)) + "\n" == text
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_tvm_prints_the_golden_and_reparses_ours(path):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = tvm.script.from_source(path.read_text())
     assert theirs.script() + "\n" == (GOLDEN / path.name).read_text()
     ours = script(_parse(path.read_text(), str(path)))

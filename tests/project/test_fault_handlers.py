@@ -17,8 +17,8 @@ ctypes.string_at(0)
 """
 
 
+@pytest.mark.tvm
 def test_crash_after_importing_tvm_is_reported_by_python():
-    pytest.importorskip("tvm")
     p = subprocess.run([sys.executable, "-c", CRASH], capture_output=True, text=True, timeout=120)
     assert p.returncode == -11, p.stderr[-1000:]
     assert "Fatal Python error: Segmentation fault" in p.stderr

@@ -340,12 +340,14 @@ def test_cached_symbolic_matmul(ours, schedule, lowerings):
     assert len(lowerings) == 1
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedule, lowerings):
     """split with a None factor (a predicate on the symbolic extent), fuse, reorder, parallel,
     vectorize with a known factor, compute_at under the predicate, rfactor, unroll: one
     kernel, TVM's numbers."""
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm")
     name, apply = SCHEDULES[schedule]
     mine, ref = tir_mlir.Schedule(getattr(ours, name)), tvm.tir.Schedule(getattr(theirs, name))
@@ -362,9 +364,11 @@ def test_scheduled_on_symbolic_extents_gives_tvms_numbers(ours, tmp_path, schedu
     assert len(lowerings) == 1
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", ["matmul", "tiled", "halves", "total", "head"])
 def test_symbolic_programs_give_tvms_numbers(ours, tmp_path, name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm")
     lib, lib_tvm = (
         tir_mlir.build(getattr(ours, name)),
@@ -380,8 +384,10 @@ def test_symbolic_programs_give_tvms_numbers(ours, tmp_path, name):
         np.testing.assert_allclose(args[-1], tvm_args[-1].numpy(), rtol=1e-5)
 
 
+@pytest.mark.tvm
 def test_scalar_parameters_give_tvms_numbers(ours, tmp_path, lowerings):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = _load(tmp_path, "from tvm.script import tir as T", "tvm").axpb
     lib = tir_mlir.build(ours.axpb)
     rng = np.random.default_rng(6)

@@ -95,8 +95,10 @@ def test_print_round_trip():
     assert tir_mlir.parse(mod.script()).script() == mod.script()
 
 
+@pytest.mark.tvm
 def test_access_ptr_method_prints_as_tvm():
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     text = """
 @T.prim_func
 def main(A: T.Buffer((16, 64), "float32"), C: T.Buffer((16,), "float32")):

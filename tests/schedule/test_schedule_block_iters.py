@@ -36,9 +36,9 @@ REORDERS = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(REORDERS))
 def test_reorder_block_iter_var_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = REORDERS[name]
@@ -67,9 +67,11 @@ def test_not_a_permutation_refused(order):
     check_error(sch, lambda s: s.reorder_block_iter_var(b, order), "not a valid permutation")
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("order", [[0, 1], [0, 1, 1], [0, 1, 3], [0, 1, 2, 3]])
 def test_tvm_refuses_the_same(order):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     sch = tvm.tir.Schedule(tvm.script.from_source(MATMUL))
     with pytest.raises(tvm.TVMError):
         sch.reorder_block_iter_var(sch.get_block("C"), order)
@@ -99,9 +101,9 @@ LAYOUTS = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_transform_block_layout_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = LAYOUTS[name]
@@ -155,9 +157,11 @@ def test_illegal_block_layout_refused(name):
     check_error(sch, lambda s: s.transform_block_layout(b, fn), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL_LAYOUTS))
 def test_tvm_refuses_the_same_layouts(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     fn, prepare, _ = ILLEGAL_LAYOUTS[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(MATMUL))
     b = prepare(sch) if prepare else sch.get_block("C")

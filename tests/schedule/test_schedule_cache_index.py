@@ -71,9 +71,10 @@ def _normalized(text: str) -> str:
     return "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("T.reads("))
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(AGREES))
 def test_cache_index_agrees_with_tvm(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
     from schedule_differential import body_text, trace_text
 
     src, fn = AGREES[name]
@@ -124,9 +125,11 @@ def test_illegal_cache_index_refused(name):
     check_error(sch, lambda s: s.cache_index(b, scope, thresh), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     src, block, scope, thresh, _ = ILLEGAL[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(src))
     with pytest.raises((tvm.TVMError, ValueError)):

@@ -67,9 +67,9 @@ OURS_ONLY = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(AGREES))
 def test_cache_inplace_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = AGREES[name]
@@ -125,9 +125,11 @@ def test_illegal_cache_inplace_refused(name):
     check_error(sch, lambda s: s.cache_inplace(b, i, scope), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     src, block, i, scope, _ = ILLEGAL[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(src))
     with pytest.raises((tvm.TVMError, ValueError)):

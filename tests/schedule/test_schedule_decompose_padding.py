@@ -50,9 +50,9 @@ SCHEDULES = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_decompose_padding_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = SCHEDULES[name]
@@ -114,9 +114,11 @@ def test_illegal_padding_refused(name):
     check_error(sch, lambda s: s.decompose_padding(b, loop), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     sch = tvm.tir.Schedule(tvm.script.from_source(ILLEGAL[name][0]))
     b = sch.get_block("Apad")
     assert not sch.can_decompose_padding(b, sch.get_loops(b)[0])

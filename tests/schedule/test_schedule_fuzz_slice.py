@@ -53,9 +53,9 @@ def test_seed_on_our_side(seed):
     check_replay(sch, mod)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("seed", SEEDS)
 def test_seed_agrees_with_tvm(seed):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
     from schedule_random import random_schedule
 

@@ -66,9 +66,9 @@ SCHEDULES = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_read_write_at_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = SCHEDULES[name]
@@ -162,9 +162,11 @@ def test_illegal_read_write_at_refused(name):
     check_error(sch, lambda s: getattr(s, f"{kind}_at")(loop, block, i, scope), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     src, setup, kind, scope, _ = ILLEGAL[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(src))
     loop, block, i = setup(sch)

@@ -47,9 +47,9 @@ SCHEDULES = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_reindex_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = SCHEDULES[name]
@@ -95,9 +95,11 @@ def test_illegal_reindex_refused(name):
     check_error(sch, lambda s: s.reindex(b, buffer), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     block, buffer, _ = ILLEGAL[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(TWO))
     with pytest.raises((tvm.TVMError, ValueError, AssertionError)):

@@ -69,9 +69,9 @@ SCHEDULES = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_reindex_cache_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = SCHEDULES[name]
@@ -191,9 +191,11 @@ def test_illegal_reindex_cache_refused(name):
     check_error(sch, call(sch.get_block(block), *args), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(ILLEGAL))
 def test_tvm_refuses_the_same(name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     src, block, *args, _ = ILLEGAL[name]
     sch = tvm.tir.Schedule(tvm.script.from_source(src))
     with pytest.raises((tvm.TVMError, ValueError, TypeError, AssertionError)):

@@ -107,9 +107,9 @@ SCHEDULES = {
 }
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_rolling_buffer_agrees_with_tvm(name):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     src, fn = SCHEDULES[name]
@@ -183,22 +183,28 @@ def _compute_at_only(sch):
 NO_OVERLAP = ONE.replace("B[vi + vk]", "B[vi] * T.float32(3)")
 
 
-@pytest.mark.parametrize(
-    "name, src, prep, block, index, match",
-    [
-        ("lca_not_a_loop", ONE, None, "B", 0, "not a loop"),
-        ("index_out_of_range", ONE, _compute_at_only, "B", 1, "out of range"),
-        ("output_block", ONE, _compute_at_only, "C", 0, "output block"),
-        ("no_overlap", NO_OVERLAP, _compute_at_only, "B", 0, "positive bound overlap"),
-    ],
-)
-def test_illegal_rolling_buffer_refused_like_tvm(name, src, prep, block, index, match):
+ILLEGAL = [
+    ("lca_not_a_loop", ONE, None, "B", 0, "not a loop"),
+    ("index_out_of_range", ONE, _compute_at_only, "B", 1, "out of range"),
+    ("output_block", ONE, _compute_at_only, "C", 0, "output block"),
+    ("no_overlap", NO_OVERLAP, _compute_at_only, "B", 0, "positive bound overlap"),
+]
+
+
+@pytest.mark.parametrize("name, src, prep, block, index, match", ILLEGAL)
+def test_illegal_rolling_buffer_refused(name, src, prep, block, index, match):
     sch = Schedule(parse(src))
     if prep:
         prep(sch)
     b = sch.get_block(block)
     check_error(sch, lambda s: s.rolling_buffer(b, index), match)
-    tvm = pytest.importorskip("tvm")
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("name, src, prep, block, index, match", ILLEGAL)
+def test_illegal_rolling_buffer_refused_by_tvm_too(name, src, prep, block, index, match):
+    import tvm
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))
     if prep:
         prep(theirs)
@@ -211,20 +217,20 @@ def _parallel(sch):
     sch.parallel(sch.get_loops(sch.get_block("B"))[0])
 
 
-@pytest.mark.parametrize(
-    "name, prep, match",
-    [
-        ("parallel_rolling_loop", _parallel, "not serial"),
-    ],
-)
-def test_rolling_buffer_refused_where_tvm_is_wrong(name, prep, match):
+def test_parallel_rolling_loop_refused():
     sch = Schedule(parse(ONE))
-    prep(sch)
+    _parallel(sch)
     b = sch.get_block("B")
-    check_error(sch, lambda s: s.rolling_buffer(b, 0), match)
-    tvm = pytest.importorskip("tvm")
+    check_error(sch, lambda s: s.rolling_buffer(b, 0), "not serial")
+
+
+@pytest.mark.tvm
+def test_parallel_rolling_loop_accepted_by_tvm():
+    """(TVM is wrong here: the refusal above is ours.)"""
+    import tvm
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(ONE))
-    prep(theirs)
+    _parallel(theirs)
     theirs.rolling_buffer(theirs.get_block("B"), 0)  # accepted
 
 
@@ -251,11 +257,17 @@ def test_consumer_reading_behind_the_window_refused():
     sch = Schedule(parse(BEHIND))
     b = sch.get_block("B")
     check_error(sch, lambda s: s.rolling_buffer(b, 0), "outside the window")
-    tvm = pytest.importorskip("tvm")
+
+
+@pytest.mark.tvm
+def test_consumer_reading_behind_the_window_accepted_by_tvm():
+    import tvm
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(BEHIND))
     theirs.rolling_buffer(theirs.get_block("B"), 0)  # accepted
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize(
     "src, fn",
     [(ONE, _one), (ONE, lambda s: s.pad_einsum(s.get_block("B"), [8]))],
@@ -263,7 +275,7 @@ def test_consumer_reading_behind_the_window_refused():
 )
 def test_tvm_json_trace_both_ways(src, fn):
     """TVM's JSON trace (its tuning logs) replays here, and ours is TVM's."""
-    tvm = pytest.importorskip("tvm")
+    import tvm
     from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
 
     theirs = tvm.tir.Schedule(tvm.script.from_source(src))

@@ -143,10 +143,12 @@ def test_fork_seed_and_copy():
     assert a.get(va) == b.get(vb)
 
 
+@pytest.mark.tvm
 def test_tvm_printed_sampled_trace_replays():
     """TVM samples and prints a trace; exec'ing its text on our Schedule (the way a TVM user
     replays a printed trace) gives the program TVM scheduled."""
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = tvm.tir.Schedule(tvm.script.from_source(MATMUL), seed=4)
     blk = theirs.get_block("C")
     i, j, k = theirs.get_loops(blk)

@@ -27,9 +27,9 @@ def set_dtype(dtype):
     return lambda sch: sch.unsafe_set_dtype(sch.get_block("B"), 0, dtype)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("dtype", ["float16", "int32", "float64", "float32"])
 def test_set_dtype_agrees_with_tvm(dtype):
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     assert_agrees(SRC, set_dtype(dtype), numerics=dtype in ("float64", "float32"))
@@ -76,9 +76,11 @@ def test_illegal_set_dtype_refused(block, index, dtype, match):
     check_error(sch, lambda s: s.unsafe_set_dtype(b, index, dtype), match)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("block,index,dtype", [("C", 0, "float16"), ("B", 1, "float16")])
 def test_tvm_refuses_the_same(block, index, dtype):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     sch = tvm.tir.Schedule(tvm.script.from_source(SRC))
     with pytest.raises(tvm.TVMError):
         sch.unsafe_set_dtype(sch.get_block(block), index, dtype)
@@ -93,8 +95,8 @@ def test_same_dtype_on_a_parameter_changes_nothing():
     assert sch.mod.script() == before
 
 
+@pytest.mark.tvm
 def test_same_dtype_on_a_parameter_agrees_with_tvm():
-    pytest.importorskip("tvm")
     from schedule_differential import assert_agrees
 
     assert_agrees(SRC, lambda s: s.unsafe_set_dtype(s.get_block("C"), 0, "float32"))

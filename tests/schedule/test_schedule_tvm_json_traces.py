@@ -27,8 +27,6 @@ import test_schedule_reindex_cache as reindex_cache
 import test_schedule_rolling_buffer as rolling
 import test_schedule_set_dtype as dtype
 
-tvm = pytest.importorskip("tvm")
-
 
 def _first(cases):
     return cases[sorted(cases)[0]]
@@ -92,11 +90,15 @@ def plain(obj):
 
 
 def _tvm_schedule(src):
+    import tvm
+
     return tvm.tir.Schedule(tvm.script.from_source(src))
 
 
 def _tvm_func(mod):
     """The module's one PrimFunc (from_source gives a bare PrimFunc for a bare function)."""
+    import tvm
+
     func = mod if isinstance(mod, tvm.tir.PrimFunc) else mod[mod.get_global_vars()[0]]
     return func.without_attr("global_symbol")
 
@@ -105,6 +107,8 @@ def _equal_in_tvm(ours_text, theirs_mod):
     """TVM structural equality, else after TVM's Simplify (TVM keeps substitution trees like
     `(i_0 + i_1) * 8`), else without T.reads/T.writes (loop_partition, annotate_buffer_access:
     region printing, docs/tvm_compat.md)."""
+    import tvm
+
     a, b = _tvm_func(tvm.script.from_source(ours_text)), _tvm_func(theirs_mod)
     simplify = tvm.tir.transform.Simplify()
     if tvm.ir.structural_equal(a, b) or tvm.ir.structural_equal(
@@ -130,6 +134,7 @@ def test_twenty_different_schedules():
     assert len(traces) == len(CASES) == 20
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tvm_json_trace_replays_here(name):
     src, fn = CASES[name]
@@ -146,8 +151,11 @@ def test_tvm_json_trace_replays_here(name):
         assert _equal_in_tvm(replayed.mod.script(), theirs.mod)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_our_json_trace_replays_in_tvm(name):
+    import tvm
+
     src, fn = CASES[name]
     ours = Schedule(tir_mlir.parse(src))
     fn(ours)
@@ -159,6 +167,7 @@ def test_our_json_trace_replays_in_tvm(name):
     assert tvm.ir.structural_equal(_tvm_func(replayed.mod), _tvm_func(theirs.mod))
 
 
+@pytest.mark.tvm
 def test_cli_replays_a_tvm_json_trace(tmp_path):
     from click.testing import CliRunner
     from tir_mlir.cli import main

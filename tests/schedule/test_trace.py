@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from schedule_check import parse
 from test_schedule_loops import MATMUL, loops
 from tir_mlir import Schedule, Trace
@@ -45,11 +47,11 @@ def test_trace_prints_tvm_format():
     assert str(sch.trace) == EXPECTED
 
 
+@pytest.mark.tvm
 def test_trace_is_tvm_format_exactly():
     """TVM prints the very same trace for the very same schedule."""
-    import pytest
+    import tvm
 
-    tvm = pytest.importorskip("tvm")
     theirs = tvm.tir.Schedule(tvm.script.from_source(MATMUL))
     schedule(theirs)
     assert str(theirs.trace) == EXPECTED

@@ -18,13 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
-import pytest
 
 import tir_mlir
 from tir_mlir import Schedule, ScheduleError
 from schedule_check import check_numerics, interp, run
+import tvm_oracle
 
-tvm = pytest.importorskip("tvm")
+tvm = tvm_oracle.import_tvm()
 
 
 class _Rejected(Exception):

@@ -6,13 +6,13 @@ with TVM's compiled code, our compiled code and our interpreter, and asserts equ
 """
 
 import numpy as np
-import pytest
 
 import tir_mlir
 
 
 def same_as_tvm(text, run=True, seed=0):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     theirs = tvm.script.from_source(text)
     ours = tir_mlir.parse(text)
     assert ours.script() == theirs.script()

@@ -283,11 +283,13 @@ def test_json_database_keeps_what_the_writer_does_not_cover(tmp_path):
 MAIN = matmul(64)
 
 
+@pytest.mark.tvm
 @pytest.mark.parametrize(
     "folder,name", [("programs", n) for n in PROGRAMS] + [("symbolic", n) for n in SYMBOLIC]
 )
 def test_tvm_loads_our_graph(folder, name):
-    tvm = pytest.importorskip("tvm")
+    import tvm
+
     mod = _program(name, folder)
     theirs = tvm.script.from_source(mod.script())
     if not isinstance(theirs, tvm.IRModule):
@@ -297,9 +299,11 @@ def test_tvm_loads_our_graph(folder, name):
     assert loaded.script() == theirs.script()
 
 
+@pytest.mark.tvm
 def test_tvm_reads_a_tuned_log_as_it_is(tmp_path):
-    tvm = pytest.importorskip("tvm")
-    tms = pytest.importorskip("tvm.meta_schedule")
+    import tvm
+    from tvm import meta_schedule as tms
+
     mod = tir_mlir.parse(MAIN)
     target = "llvm -num-cores=2"
     db = ms.tune_tir(

@@ -13,8 +13,11 @@ from tir_mlir.meta_schedule.arg_info import ArgInfo
 from tir_mlir.meta_schedule.database import JSONDatabase, TuningRecord
 from tir_mlir.meta_schedule.target_key import canonical_target
 
-tvm = pytest.importorskip("tvm")
-ms = pytest.importorskip("tvm.meta_schedule")
+import tvm_oracle
+
+pytestmark = pytest.mark.tvm
+tvm = tvm_oracle.import_tvm()
+ms = tvm.meta_schedule
 
 PROGRAM = """# from tvm.script import ir as I
 # from tvm.script import tir as T
