@@ -23,6 +23,7 @@ STAGE_NAMES = {
         (None, "prefetch-targets"),
         (None, "storage-align"),
         (None, "extern-calls"),
+        (None, "pack-panels"),
         ("affine", "tir-to-affine"),
         (None, "version-guards"),
         (None, "safe-division"),

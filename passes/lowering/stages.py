@@ -24,6 +24,7 @@ _STAGES = {
     "prefetch-targets": ("prefetch", "PrefetchTargets"),
     "storage-align": ("storage_align", "StorageAlign"),
     "extern-calls": ("extern_calls", "ExternCalls"),
+    "pack-panels": ("pack_panels", "PackPanels"),
     "tir-to-affine": ("tir_to_affine", "TirToAffine"),
     "version-guards": ("version_guards", "VersionGuards"),
     "safe-division": ("safe_division", "SafeDivision"),
