@@ -7,6 +7,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.passmanager import PassManager
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.ir.ir_walk import ancestors as ancestors, walk as walk  # re-exported for the stages
@@ -38,7 +39,7 @@ def run_pipeline(module: ir.Module, pipeline: str, what: str):
     """Run an upstream pass pipeline on the module; its failure is a BuildError."""
     try:
         PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
-    except ir.MLIRError as e:
+    except MLIRError as e:
         raise BuildError(f"{what} failed: {e}") from None
 
 

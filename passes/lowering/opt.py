@@ -12,6 +12,7 @@ The module is verified after every stage; a stage that leaves invalid IR is an e
 
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError, SourceLoc, TIRError, TIRParseError
 from tir_mlir.passes.lowering.pipeline import STAGE_NAMES, TARGET_ALIASES, _target
@@ -75,7 +76,7 @@ def run(text: str, spec: str, filename: str = "<stdin>", target: str = "cpu") ->
         try:
             module = ir.Module.parse(text)
             module.operation.verify()
-        except ir.MLIRError as e:
+        except MLIRError as e:
             raise _parse_error(e, filename) from None
         for name in stages:
             try:
@@ -86,7 +87,7 @@ def run(text: str, spec: str, filename: str = "<stdin>", target: str = "cpu") ->
                 raise type(e)(
                     f"{e.message} (in stage {name})", _in_file(e.loc, filename), notes=e.notes
                 ) from None
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 raise BuildError(
                     f"stage {name} produced invalid IR: {_first(e)}",
                     _in_file(_diag_loc(e), filename),
@@ -101,15 +102,15 @@ def _in_file(loc, filename):
     return loc
 
 
-def _diag_loc(e: ir.MLIRError):
+def _diag_loc(e: MLIRError):
     diags = getattr(e, "error_diagnostics", None) or []
     return SourceLoc.of(diags[0].location) if diags else None
 
 
-def _first(e: ir.MLIRError) -> str:
+def _first(e: MLIRError) -> str:
     diags = getattr(e, "error_diagnostics", None) or []
     return diags[0].message if diags else str(e)
 
 
-def _parse_error(e: ir.MLIRError, filename) -> TIRParseError:
+def _parse_error(e: MLIRError, filename) -> TIRParseError:
     return TIRParseError(_first(e), _in_file(_diag_loc(e), filename) or SourceLoc(filename, 1, 1))

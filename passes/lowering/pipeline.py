@@ -7,6 +7,7 @@ passes hold no target branches.
 
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering import llvm_ir
@@ -148,7 +149,7 @@ def lower(
             (stage.for_target(target) if hasattr(stage, "for_target") else stage())(out)
             try:
                 out.operation.verify()
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 raise BuildError(f"stage {stage.name} produced invalid IR: {e}") from None
             if on_stage is not None:
                 label = getattr(stage, "name", stage.__name__)

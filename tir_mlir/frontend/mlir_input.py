@@ -8,8 +8,8 @@ Every failure is one TIRParseError at FILE:LINE:COL.
 
 import re
 
-from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
@@ -48,7 +48,7 @@ def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
     with get_context():
         try:
             module = parse_untrusted(text, filename)
-        except ir.MLIRError as e:
+        except MLIRError as e:
             err = _error(e, filename)
             if _looks_like_tvmscript(text):
                 raise TIRParseError(
@@ -60,7 +60,7 @@ def parse_mlir(text: str, filename: str = "<string>") -> IRModule:
             raise err from None
         try:
             module.operation.verify()
-        except ir.MLIRError as e:
+        except MLIRError as e:
             raise _error(e, filename) from None
         for f in module.body.operations:
             for op in [f.operation, *walk(f)]:
@@ -81,7 +81,7 @@ def _loc(location, filename) -> SourceLoc:
     return SourceLoc(filename if m[1] == "-" else m[1], int(m[2]), int(m[3]))
 
 
-def _error(e: ir.MLIRError, filename) -> TIRParseError:
+def _error(e: MLIRError, filename) -> TIRParseError:
     diags = getattr(e, "error_diagnostics", None) or []
     if not diags:
         return TIRParseError(f"invalid MLIR: {e}", SourceLoc(filename, 1, 1))

@@ -11,6 +11,7 @@ import re
 import sys
 import unicodedata
 from importlib import resources
+from typing import Any, List, cast
 
 import lark
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -18,6 +19,7 @@ from lark.exceptions import LarkError
 from lark.indenter import PythonIndenter
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRError, TIRParseError
@@ -225,7 +227,7 @@ NEWLINES = re.compile(r"\r\n?")
 
 
 @serialized
-def parse_ast(text: str, filename: str = "<string>"):
+def parse_ast(text: str, filename: str = "<string>") -> List[Any]:
     """The syntax tree (a list of statements) of TVMScript `text`."""
     lark = _lark()
     source = NEWLINES.sub("\n", text)  # "\r\n" and "\r" end lines too, as in Python
@@ -237,7 +239,8 @@ def parse_ast(text: str, filename: str = "<string>"):
         )
     source = source if source.endswith("\n") else source + "\n"
     try:
-        return lark.parse(source)
+        # the ToAst transformer runs inside the parse: the result is its statement list
+        return cast(List[Any], lark.parse(source))
     except LiteralError as e:
         raise TIRParseError(str(e), SourceLoc(filename, *e.pos)) from None
     except _IndentError as e:
@@ -274,7 +277,7 @@ def build(stmts, filename: str) -> IRModule:
             raise TIRParseError("program nested too deeply", SourceLoc(filename, 1, 1)) from None
         try:
             module.operation.verify()
-        except ir.MLIRError as e:
+        except MLIRError as e:
             raise _verifier_error(e, filename) from None
         wellformed.check(module, filename)
     return IRModule(module)

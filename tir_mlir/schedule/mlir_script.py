@@ -24,6 +24,7 @@ from typing import Dict, List
 from mlir import ir
 from mlir.dialects import irdl
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.context import get_context
 from tir_mlir.errors import SourceLoc, TIRParseError, TraceError
 from tir_mlir.frontend.mlir_guard import parse_untrusted
@@ -131,7 +132,7 @@ def trace_from_mlir(text: str, filename: str = "<schedule>") -> Trace:
             module = parse_untrusted(text, filename, (irdl_text(),))
         except TIRParseError as e:  # text that would crash MLIR's parser
             raise TraceError(e.message, e.loc) from None
-        except ir.MLIRError as e:
+        except MLIRError as e:
             d = e.error_diagnostics[0] if e.error_diagnostics else None
             raise TraceError(
                 d.message if d else str(e), _at(d.location if d else None, filename)

@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence, Union
 
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.analysis.structure import SID
 from tir_mlir.context import get_context, serialized
@@ -176,7 +177,7 @@ class Schedule(
     def _verify(self, prim: str):
         try:
             ok = self._mod.module.operation.verify()
-        except ir.MLIRError as e:
+        except MLIRError as e:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR: {e}") from e
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")

@@ -12,7 +12,7 @@ code runs (not even a `__eq__` or a metaclass property).
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Dict, Set
+from typing import Any, Dict, Set, TypeGuard, Union
 
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
@@ -88,6 +88,11 @@ def _one_of(t, types) -> bool:
     return any(t is x for x in types)
 
 
+def _is_sequence(value) -> TypeGuard[Union[tuple, list]]:
+    """A tuple or a list, its type found by identity (as `_one_of`)."""
+    return _one_of(type(value), (tuple, list))
+
+
 def _numpy_kind(t):
     """The Python type of numpy scalar type `t` (found by identity), else None."""
     return next((kind for x, kind in _NUMPY.items() if t is x), None)
@@ -117,8 +122,9 @@ def value_node(value, pos, name, filename, depth=0):
             "arithmetic on them)",
             SourceLoc(filename, *pos),
         )
-    if _numpy_kind(t) is not None:
-        return A.Const(_numpy_kind(t)(value), pos)
+    kind = _numpy_kind(t)
+    if kind is not None:
+        return A.Const(kind(value), pos)
     if _one_of(t, (tuple, list)) and depth < MAX_DEPTH:
         items = [value_node(v, pos, name, filename, depth + 1) for v in value]
         return (A.Tuple_ if t is tuple else A.List_)(items, pos)
@@ -151,13 +157,13 @@ def bound_names(stmts, params=()) -> Set[str]:
     return out
 
 
-def transform(node, fn):
+def transform(node: Any, fn) -> Any:
     """A copy of the tree with `fn(node)` in place of every node for which it is not None."""
     if isinstance(node, list):
         return [transform(x, fn) for x in node]
     if isinstance(node, tuple):
         return tuple(transform(x, fn) for x in node)
-    if not isinstance(node, A.Node):
+    if not isinstance(node, A.Node) or not dataclasses.is_dataclass(node):
         return node
     new = fn(node)
     if new is not None:
@@ -198,7 +204,7 @@ def resolve(
             and len(node.indices) == 1
         ):
             seq, k = _lookup(node.value.id), _int_literal(node.indices[0])
-            if _one_of(type(seq), (tuple, list)) and k is not None:  # FACTORS[0], SHAPE[-1]
+            if _is_sequence(seq) and k is not None:  # FACTORS[0], SHAPE[-1]
                 if not -len(seq) <= k < len(seq):
                     raise TIRParseError(
                         f"index {k} is out of range for {node.value.id!r} "

@@ -26,9 +26,9 @@ def _constant(node, consts):
         isinstance(node, A.Call)
         and not node.args
         and not node.kwargs
-        and A.dotted_name(node.func) in ("T.int32", "T.int64", "tir.int32", "tir.int64")
+        and (name := A.dotted_name(node.func)) in ("T.int32", "T.int64", "tir.int32", "tir.int64")
     ):
-        return SizeVar(A.dotted_name(node.func).split(".")[1])  # n = T.int32()
+        return SizeVar(name.split(".")[1])  # n = T.int32()
     if isinstance(node, A.Name):
         v = consts.get(node.id)
         return None if isinstance(v, Unreadable) else v

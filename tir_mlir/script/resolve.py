@@ -54,4 +54,7 @@ def macro_options(f, filename):
 
 
 def make_macro_def(f, captures, filename):
-    return make_macro(f, captures, macro_options(f, filename), filename)
+    hygienic = macro_options(f, filename)
+    if hygienic is None:
+        raise ValueError(f"{f.name} is not a T.macro definition")
+    return make_macro(f, captures, hygienic, filename)

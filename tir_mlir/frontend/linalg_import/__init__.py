@@ -29,6 +29,7 @@ parsing the printout back.
 
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.ir import wellformed
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import SourceLoc, TIRParseError
@@ -87,7 +88,7 @@ def from_linalg(module, filename: str | None = None) -> IRModule:
             funcs.append(op)
         try:
             kinds = generalize(src.module)
-        except ir.MLIRError as e:
+        except MLIRError as e:
             diags = getattr(e, "error_diagnostics", None) or []
             if not diags:
                 raise TIRParseError(

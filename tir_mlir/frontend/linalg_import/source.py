@@ -12,6 +12,7 @@ import re
 import numpy as np
 from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.context import get_context
 from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend.mlir_guard import parse_untrusted
@@ -46,7 +47,7 @@ class LinalgSource:
                     else ir.Module.parse(text)
                 )
                 self.module.operation.verify()
-            except ir.MLIRError as e:
+            except MLIRError as e:
                 diags = getattr(e, "error_diagnostics", None) or []
                 loc = self.loc(diags[0].location) if diags else SourceLoc(self.filename, 1, 1)
                 raise TIRParseError(

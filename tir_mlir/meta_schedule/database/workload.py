@@ -3,8 +3,8 @@ up to renaming), kept as MLIR text so that it can be stored and parsed back exac
 
 from typing import Optional
 
-from mlir import ir
 
+from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.context import get_context, serialized
 from tir_mlir.errors import TIRParseError
 from tir_mlir.frontend.mlir_guard import parse_untrusted
@@ -53,7 +53,7 @@ def _parse_stored(text: str) -> IRModule:
     with get_context():
         try:
             return IRModule(parse_untrusted(text, "<database workload>"))
-        except ir.MLIRError as e:
+        except MLIRError as e:
             diags = getattr(e, "error_diagnostics", None) or []
             raise TIRParseError(
                 f"a stored workload is not valid MLIR: {diags[0].message if diags else e}"
