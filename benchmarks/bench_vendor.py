@@ -1,0 +1,135 @@
+"""Tuned kernels against the vendor libraries (issue 28's last bullet): the 1024 float32
+matmul against numpy (OpenBLAS) and torch's `a @ b` (MKL/oneDNN), the ResNet 3x3 conv2d
+(1x64x56x56, 64 filters, padding 1) against torch's `conv2d`, all with the same thread count:
+
+    python benchmarks/bench_vendor.py --work-dir DIR [--trials 256] [--threads 2]
+                                      [--only matmul1024,conv2d] [--rounds 40]
+
+Each workload is tuned by `ms.tune_tir` into DIR/<workload> unless that database already
+holds --trials records (so a re-measure does not re-tune). The best schedule is compiled,
+checked against numpy, then every side is timed in this process, interleaved: each round
+times ours, numpy's and torch's call once each (the mean of as many calls as fill
+--min-ms); the best round of each is printed with the ratios ours/numpy and ours/torch and
+the load average before and after.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from programs import conv2d_tvmscript, matmul_tvmscript  # noqa: E402
+
+WORKLOADS = {
+    "matmul1024": (lambda: matmul_tvmscript(1024), "matmul", 2 * 1024**3),
+    "conv2d": (lambda: conv2d_tvmscript(1, 64, 56, 64, 3), "conv2d", 2 * 64 * 56 * 56 * 64 * 9),
+}
+
+
+def tuned_module(name, work_dir, trials, threads):
+    """The best tuned schedule of `name` from DIR/<name>'s database, tuning first when it
+    holds fewer than `trials` records."""
+    import tir_mlir
+    import tir_mlir.meta_schedule as ms
+
+    make, _, _ = WORKLOADS[name]
+    mod = tir_mlir.parse(make())
+    target = f"llvm -num-cores={threads}"
+    wdir = os.path.join(work_dir, name)
+    records = os.path.join(wdir, "database_tuning_record.json")
+    have = sum(1 for _ in open(records)) if os.path.exists(records) else 0
+    if have < trials:
+        start = time.perf_counter()
+        ms.tune_tir(mod, target, wdir, max_trials_global=trials, seed=0)
+        print(f"{name}: tuned {trials} trials in {time.perf_counter() - start:.0f} s", flush=True)
+    db = ms.database.JSONDatabase(
+        os.path.join(wdir, "database_workload.json"), records, allow_missing=False
+    )
+    sch = ms.tir_integration.compile_tir(db, mod, target)
+    return mod, sch.mod
+
+
+def _mean_secs(fn, min_ms):
+    n, start = 0, time.perf_counter()
+    while n == 0 or (time.perf_counter() - start) * 1e3 < min_ms:
+        fn()
+        n += 1
+    return (time.perf_counter() - start) / n
+
+
+def contenders(name, mod, tuned):
+    """{side: no-argument callable}, each checked against numpy first."""
+    import torch
+
+    import tir_mlir
+    from tir_mlir.runtime import aligned
+
+    rng = np.random.default_rng(0)
+    fn = WORKLOADS[name][1]
+    lib = tir_mlir.build(tuned)[fn]
+    if name == "matmul1024":
+        a, b = (aligned.copy(rng.uniform(-1, 1, (1024, 1024)).astype("float32")) for _ in "ab")
+        c = aligned.copy(np.zeros((1024, 1024), "float32"))
+        lib(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
+        ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.empty(1024, 1024)
+        nc = np.empty_like(c)
+        return {
+            "tir-mlir": lib.prepare(a, b, c),
+            "numpy": lambda: np.matmul(a, b, out=nc),
+            "torch": lambda: torch.matmul(ta, tb, out=tc),
+        }
+    x = aligned.copy(rng.uniform(-1, 1, (1, 64, 56, 56)).astype("float32"))
+    w = aligned.copy(rng.uniform(-1, 1, (64, 64, 3, 3)).astype("float32"))
+    out = aligned.copy(np.zeros((1, 64, 56, 56), "float32"))
+    lib(x, w, out)
+    tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+    conv = torch.nn.functional.conv2d
+    with torch.no_grad():
+        np.testing.assert_allclose(out, conv(tx, tw, padding=1).numpy(), rtol=1e-3, atol=1e-3)
+
+    def torch_conv():
+        with torch.no_grad():
+            conv(tx, tw, padding=1)
+
+    return {"tir-mlir": lib.prepare(x, w, out), "torch": torch_conv}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--work-dir", required=True)
+    p.add_argument("--trials", type=int, default=256)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--only", default=",".join(WORKLOADS))
+    p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--min-ms", type=float, default=50.0)
+    a = p.parse_args()
+    # Every side gets the same threads: ours (OpenMP), OpenBLAS, torch's intra-op pool.
+    for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(a.threads)
+    import torch
+
+    torch.set_num_threads(a.threads)
+    for name in a.only.split(","):
+        mod, tuned = tuned_module(name, a.work_dir, a.trials, a.threads)
+        sides = contenders(name, mod, tuned)
+        load0 = os.getloadavg()[0]
+        best = {s: float("inf") for s in sides}
+        for _ in range(a.rounds):
+            for s, call in sides.items():
+                best[s] = min(best[s], _mean_secs(call, a.min_ms))
+        load1 = os.getloadavg()[0]
+        flops = WORKLOADS[name][2]
+        print(f"{name} ({a.threads} threads, {a.rounds} rounds, load {load0:.2f} -> {load1:.2f})")
+        for s, secs in best.items():
+            ratio = "" if s == "tir-mlir" else f"  ours/{s} {best['tir-mlir'] / secs:.3f}"
+            print(f"  {s:9s} {secs * 1e3:8.3f} ms {flops / secs / 1e9:7.1f} GFLOP/s{ratio}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
