@@ -4,6 +4,7 @@ from typing import List, Union
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import blockize as _blockize
+from tir_mlir.passes.schedule import blockize_blocks as _blockize_blocks
 from tir_mlir.passes.schedule import tensorize as _tensorize
 
 from tir_mlir.errors import ScheduleError
@@ -24,8 +25,9 @@ class BlockizeTensorize:
 
         Parameters
         ----------
-        target : LoopRV
-            The loop whose body becomes the new block.
+        target : LoopRV or list of BlockRV
+            The loop whose body becomes the new block, or sibling blocks whose consecutive
+            loop nests become one block `outer_<names>_` (passes/schedule/blockize_blocks.py).
         preserve_unit_iters : bool
             Keep iterators of extent 1 in the new block's bindings.
 
@@ -74,8 +76,15 @@ class BlockizeTensorize:
                             B[vi_o, vj_o * 16 + vj_i] = A[vi_o, vj_o * 16 + vj_i] * T.float32(2.0)
         ```
         """
+        if isinstance(target, (list, tuple)):
+            blocks = [Block(self._block(b)) for b in target]
+            outer = _blockize_blocks.blockize_blocks(blocks, preserve_unit_iters)
+            return self._handle(outer.op, BlockRV)
         if not isinstance(target, LoopRV):
-            raise ScheduleError("blockize: only a loop target is supported")
+            raise ScheduleError(
+                f"blockize: the target must be a loop or a list of blocks, got "
+                f"{type(target).__name__}"
+            )
         outer = _blockize.blockize(Loop(self._resolve(target, LoopRV)), preserve_unit_iters)
         return self._handle(outer.op, BlockRV)
 
