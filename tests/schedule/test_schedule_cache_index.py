@@ -5,39 +5,9 @@ import re
 import pytest
 
 from schedule_check import check_all, check_error, parse
-from shared_programs import CONV2D_PAD_C4_6X6 as CONV, MATMUL_16 as MATMUL
+from shared_programs import MATMUL_16 as MATMUL
 from tir_mlir import Schedule
-
-RESHAPE = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((64,), "float32")):
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi // 8, vi % 8] + T.float32(1)
-"""
-
-SHARED = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((16, 4), "float32")):
-    for i, j in T.grid(16, 4):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[(vi * 4 + vj) // 8, (vi * 4 + vj) % 8] + A[vi // 2, 0]
-"""
-
-PAIR = """
-@T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((32,), "float32")):
-    for i in range(32):
-        with T.block("B"):
-            vi = T.axis.spatial(32, i)
-            B[vi] = A[vi * 2] + A[vi * 2 + 1]
-"""
-
-
-def index(name, thresh=0, scope="global"):
-    return lambda sch: sch.cache_index(sch.get_block(name), scope, thresh)
+from schedule_cases.cache_index import AGREES, PAIR, RESHAPE, SHARED, index
 
 
 def _after_split(sch):
@@ -46,16 +16,6 @@ def _after_split(sch):
     sch.cache_index(b, "global")
 
 
-# TVM 0.21 fails when one expression is cached (a SeqStmt of length 1): these cache several
-AGREES = {
-    "reshape": (RESHAPE, index("B")),
-    "reshape_thresh_1": (RESHAPE, index("B", 1)),
-    "shared": (SHARED, index("B")),
-    "pair_biggest_first": (PAIR, index("B")),
-    "conv": (CONV, index("B")),
-    "conv_shared_scope": (CONV, index("B", 0, "shared")),
-    "padding_condition": (CONV, index("Apad")),  # a bool buffer for the T.if_then_else test
-}
 OURS_ONLY = {
     "common_subexpression": (SHARED, index("B", 2)),  # caches (vi * 4 + vj) alone
     "pair_common": (PAIR, index("B", 2)),  # caches vi * 2 alone

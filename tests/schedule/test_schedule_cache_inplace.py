@@ -5,19 +5,8 @@ import pytest
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MATMUL
 from tir_mlir import Schedule
+from schedule_cases.cache_inplace import AGREES, INPLACE
 
-INPLACE = """
-@T.prim_func
-def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-    for i in range(16):
-        with T.block("X"):
-            vi = T.axis.spatial(16, i)
-            A[vi] = A[vi] * T.float32(2) + B[vi]
-    for i in range(16):
-        with T.block("Y"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = A[vi] + T.float32(1)
-"""
 
 STENCIL = """
 @T.prim_func
@@ -27,19 +16,6 @@ def main(A: T.Buffer((18, 8), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             A[vi + 1, vj] = A[vi, vj] + A[vi + 1, vj] + A[vi + 2, vj]
 """
-
-
-def _blockized(sch):
-    """The block at the function root, as TVM expects (its region is then constant)."""
-    outer = sch.blockize(sch.get_loops(sch.get_block("X"))[0])
-    sch.cache_inplace(outer, 0, "local")
-
-
-def _update_blockized(sch):
-    c = sch.get_block("C")
-    sch.decompose_reduction(c, sch.get_loops(c)[0])
-    outer = sch.blockize(sch.get_loops(c)[0])
-    sch.cache_inplace(outer, 0, "shared")
 
 
 def _update_in_loops(sch):
@@ -53,11 +29,6 @@ def _stencil_row(sch):
     sch.cache_inplace(outer, 0, "local")
 
 
-# TVM's output is well formed only for a block at the function root: these agree with it
-AGREES = {
-    "blockized": (INPLACE, _blockized),
-    "update_blockized": (MATMUL, _update_blockized),
-}
 # a block in loops: TVM's copies use the block's iter vars outside the block (unbound)
 OURS_ONLY = {
     "in_loop": (INPLACE, lambda sch: sch.cache_inplace(sch.get_block("X"), 0, "local")),

@@ -7,15 +7,8 @@ import pytest
 from schedule_check import check_all, check_error, parse
 from shared_programs import MATMUL_16 as MATMUL
 from tir_mlir import Schedule
+from schedule_cases.loop_partition import EW, SCHEDULES, inner
 
-EW = """
-@T.prim_func
-def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
-    for i, j in T.grid(8, 10):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-"""
 
 EXPECTED = """# from tvm.script import tir as T
 
@@ -47,27 +40,12 @@ def main(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
 # (TVM's regions: none on the wrappers, each copy's over the whole part)
 
 
-def inner(factors, **kw):
-    def fn(sch):
-        i, j = sch.get_loops(sch.get_block("B"))
-        return sch.loop_partition(j, factors, **kw)
-
-    return fn
-
-
 def test_partition_prints_like_tvm():
     sch = check_all(EW, inner([4, None]), "main", tvm_diff=False)
     assert sch.mod.script() == EXPECTED
     assert str(sch.trace).endswith(
         "l3, l4 = sch.loop_partition(loop=l2, factors=[4, None], preserve_unit_iters=True)"
     )
-
-
-SCHEDULES = {
-    "none_in_the_middle": (EW, inner([None, 3, 4])),
-    "rest_gets_a_part": (EW, inner([4, 4])),
-    "unit_part": (EW, inner([1, None], preserve_unit_iters=False)),
-}
 
 
 def _twice(sch):

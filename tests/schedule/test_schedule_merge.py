@@ -5,34 +5,9 @@ import pytest
 
 from schedule_check import check_all, check_error, parse
 from tir_mlir import Schedule
+from schedule_cases.merge import CHAIN, SCHEDULES, THREE, loops_of, merge
 
-THREE = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((8, 8))
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-    for i, j in T.grid(8, 8):
-        with T.block("D"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            D[vi, vj] = B[SHIFT, vj] + T.float32(1)
-"""
-CHAIN = THREE.replace("SHIFT", "vi")
 SHIFTED = THREE.replace("SHIFT", "(vi + 1) % 8")
-
-
-def loops_of(sch, *names, level=0):
-    return [sch.get_loops(sch.get_block(n))[level] for n in names]
-
-
-def merge(*names, level=0):
-    return lambda sch: sch.merge(*loops_of(sch, *names, level=level))
 
 
 def _inner_after_compute_at(sch):
@@ -41,10 +16,6 @@ def _inner_after_compute_at(sch):
     sch.merge(*loops_of(sch, "B", "C", level=1))
 
 
-SCHEDULES = {
-    "first_two": (CHAIN, merge("B", "C")),
-    "last_two_reading_the_same_slice": (CHAIN, merge("C", "D")),
-}
 # TVM 0.21 fails ("normalize using SeqStmt::Flatten()") when the loops are a whole body.
 TVM_FAILS = {
     "all_three": (CHAIN, merge("B", "C", "D")),

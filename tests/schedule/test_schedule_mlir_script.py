@@ -30,11 +30,11 @@ def test_irdl_file_is_in_sync_with_the_primitives():
 
 def _hand_written():
     """Schedules of issue 13's primitives that random draws rarely complete."""
-    import test_schedule_block_iters as iters
-    import test_schedule_cache_inplace as inplace
-    import test_schedule_decompose_padding as padding
-    import test_schedule_read_write_at as at
-    import test_schedule_rolling_buffer as rolling
+    from schedule_cases import block_iters as iters
+    from schedule_cases import cache_inplace as inplace
+    from schedule_cases import decompose_padding as padding
+    from schedule_cases import read_write_at as at
+    from schedule_cases import rolling_buffer as rolling
 
     return [
         rolling.SCHEDULES["conv1d_after_compute_at"],

@@ -12,20 +12,20 @@ from tir_mlir import Schedule, Trace
 from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
 from shared_programs import MATMUL_16
 
-import test_schedule_block_iters as iters
-import test_schedule_buffer_access as access
-import test_schedule_cache_index as index
-import test_schedule_cache_inplace as inplace
-import test_schedule_decompose_padding as padding
-import test_schedule_loop_partition as partition
-import test_schedule_merge as merge
-import test_schedule_pad_einsum as einsum
-import test_schedule_axis_separator as separator
-import test_schedule_read_write_at as at
-import test_schedule_reindex as reindex
-import test_schedule_reindex_cache as reindex_cache
-import test_schedule_rolling_buffer as rolling
-import test_schedule_set_dtype as dtype
+from schedule_cases import block_iters as iters
+from schedule_cases import buffer_access as access
+from schedule_cases import cache_index as index
+from schedule_cases import cache_inplace as inplace
+from schedule_cases import decompose_padding as padding
+from schedule_cases import loop_partition as partition
+from schedule_cases import merge as merge
+from schedule_cases import pad_einsum as einsum
+from schedule_cases import axis_separator as separator
+from schedule_cases import read_write_at as at
+from schedule_cases import reindex as reindex
+from schedule_cases import reindex_cache as reindex_cache
+from schedule_cases import rolling_buffer as rolling
+from schedule_cases import set_dtype as dtype
 
 
 def _first(cases):

@@ -13,10 +13,10 @@ from tir_mlir.errors import TraceError
 from tir_mlir.schedule.tvm_index_map import lambda_to_tvm, tvm_to_lambda
 from tir_mlir.schedule.tvm_trace import from_tvm_json, to_tvm_json
 
-import test_schedule_block_iters as iters
-import test_schedule_buffer_access as access
-import test_schedule_loop_partition as partition
-import test_schedule_reindex_cache as reindex_cache
+from schedule_cases import block_iters as iters
+from schedule_cases import buffer_access as access
+from schedule_cases import loop_partition as partition
+from schedule_cases import reindex_cache as reindex_cache
 
 
 @pytest.mark.parametrize(
