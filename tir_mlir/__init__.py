@@ -12,6 +12,8 @@ import importlib
 from tir_mlir.errors import BuildError, ScheduleError, TIRError, TIRParseError
 from tir_mlir.module import IRModule
 
+__version__: str  # read from the installed package's metadata on first use (__getattr__)
+
 # Public name -> module that defines it; imported on first use so `import tir_mlir` stays cheap.
 _LAZY = {
     "parse": "tir_mlir.frontend.parser",

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+from typing import Callable
 
 import click
 
@@ -106,7 +107,7 @@ def _progress(what: str):
             click.echo(f"tir-mlir: {what}: done in {time.monotonic() - start:.1f} s", err=True)
 
 
-def _named(pairs, option, expected, convert=str):
+def _named(pairs, option, expected, convert: Callable[[str], object] = str):
     """NAME=VALUE pairs -> {NAME: convert(VALUE)}; a usage error names the bad one."""
     out = {}
     for p in pairs:
@@ -204,12 +205,14 @@ def _schedule_script(path):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("tir_mlir_user_schedule", path)
+    if spec is None or spec.loader is None:
+        raise click.UsageError(f"--transform {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     # `print(sch.trace)` writes `def apply_trace(sch: tir.Schedule)` under a commented-out
     # `# from tvm import tir`: with `tir` predefined the printed trace runs as it is
     from tir_mlir.compat import tir as tir_names
 
-    module.tir = tir_names
+    setattr(module, "tir", tir_names)
     with _located_in_script(path):
         spec.loader.exec_module(module)
     for entry in ("schedule", "apply_trace"):
@@ -245,7 +248,9 @@ def _located_in_script(path):
             raise TIRError(f"SyntaxError: {e.msg}", loc) from None
         frames = [f for f in traceback.extract_tb(e.__traceback__) if _same_file(f.filename, path)]
         loc = (
-            SourceLoc(str(path), frames[-1].lineno, (frames[-1].colno or 0) + 1) if frames else None
+            SourceLoc(str(path), frames[-1].lineno or 1, (getattr(frames[-1], "colno", 0) or 0) + 1)
+            if frames
+            else None
         )
         if loc is None and str(path).endswith(".json"):
             loc = SourceLoc(str(path), 1, 1)  # a trace: name the file

@@ -50,5 +50,7 @@ def new_context() -> ir.Context:
     child makes for itself: the parent's thread pool does not exist in the child)."""
     ctx = ir.Context()
     with ctx, ir.Location.unknown():
-        irdl.load_dialects(ir.Module.parse(IRDL_PATH.read_text()))
+        module = ir.Module.parse(IRDL_PATH.read_text())
+        # (irdl.py re-exports load_dialects from a native module that has no stub)
+        irdl.load_dialects(module)  # pyright: ignore[reportAttributeAccessIssue]
     return ctx

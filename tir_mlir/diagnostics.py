@@ -51,7 +51,7 @@ def render(
     kind = red if severity == "error" else bold
     out = [f"{head}{kind}{severity}: {reset}{bold}{message}{reset}"]
     line = source_line(loc, sources) if loc else None
-    if line is not None and len(line) <= 500:
+    if loc and line is not None and len(line) <= 500:
         col = max(1, min(loc.col, len(line) + 1))
         pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
         out += [line, f"{pad}{green}^{reset}"]

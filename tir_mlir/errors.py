@@ -79,7 +79,7 @@ class ScheduleError(TIRError):
     message a schedule made with error_render_level="fast" gives (TVM's FastErrorString);
     the full one when None."""
 
-    def __init__(self, *args, fast: str = None, **kwargs):
+    def __init__(self, *args, fast: Optional[str] = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fast = fast
 

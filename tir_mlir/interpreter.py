@@ -27,6 +27,7 @@ import linecache
 import math as pymath
 import re
 from array import array
+from typing import Tuple
 
 import numpy as np
 from mlir import ir
@@ -117,7 +118,7 @@ def _signless(dtype):
     return np.dtype(dtype.str.replace("u", "i"))
 
 
-def _translate(module, func_name):
+def _translate(module, func_name) -> Tuple[str, dict]:
     f = next(
         op.operation
         for op in module.body.operations
@@ -292,28 +293,33 @@ def _is_int(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType))
 
 
+def _width(t: ir.Type) -> int:
+    """The bit width of an integer type (IntegerType's view; the stubs type t as any Type)."""
+    return ir.IntegerType(t).width
+
+
 def _mask(t: ir.Type):
-    return None if isinstance(t, ir.IndexType) else (1 << t.width) - 1
+    return None if isinstance(t, ir.IndexType) else (1 << _width(t)) - 1
 
 
 def _wrap_value(v: int, t: ir.Type):
     """Exact integer v as a value of type t (two's complement wrap; i1: bool)."""
     if isinstance(t, ir.IndexType):
         return v
-    if t.width == 1:
+    if _width(t) == 1:
         return bool(v & 1)
-    half = 1 << (t.width - 1)
-    return ((v + half) & ((1 << t.width) - 1)) - half
+    half = 1 << (_width(t) - 1)
+    return ((v + half) & ((1 << _width(t)) - 1)) - half
 
 
 def _wrap(expr: str, t: ir.Type) -> str:
     """Python expression wrapping integer expression `expr` to type t."""
     if isinstance(t, ir.IndexType):
         return expr
-    if t.width == 1:
+    if _width(t) == 1:
         return f"bool(({expr}) & 1)"
-    half = 1 << (t.width - 1)
-    return f"((({expr}) + {half}) & {(1 << t.width) - 1}) - {half}"
+    half = 1 << (_width(t) - 1)
+    return f"((({expr}) + {half}) & {(1 << _width(t)) - 1}) - {half}"
 
 
 def _unsigned(name: str, t: ir.Type) -> str:
@@ -797,7 +803,7 @@ class _Translator:
         if x == ins[0] and (
             isinstance(t, ir.IndexType)
             or not isinstance(src, ir.IndexType)
-            and t.width >= src.width
+            and _width(t) >= _width(src)
         ):
             return self.alias(op, x)  # widening a value: unchanged
         self.assign(op, _wrap(x, t))

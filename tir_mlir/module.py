@@ -103,7 +103,7 @@ class IRModule:
     @serialized
     def mlir(self, debug_info: bool = False) -> str:
         """The module as MLIR text (the `tir` dialect in generic form)."""
-        return self.module.operation.get_asm(enable_debug_info=debug_info)
+        return str(self.module.operation.get_asm(enable_debug_info=debug_info))  # (not binary)
 
     def show(self, style=None, black_format=None) -> None:
         """Print the script, syntax-highlighted on a terminal (tir_mlir/show.py). `black_format`

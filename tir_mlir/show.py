@@ -40,10 +40,11 @@ def show_text(text: str, style: Optional[str] = None, file=None) -> None:
             display(html_text(text, style))
             return
     file = file or sys.stdout
-    if style == "plain" or not _use_color(file):
+    found = _pygments()
+    if style == "plain" or found is None or not _use_color(file):
         print(text, file=file)
         return
-    pygments, formatters, lexers = _pygments()
+    pygments, formatters, lexers = found
     out = pygments.highlight(
         text, lexers.PythonLexer(), formatters.Terminal256Formatter(style=style or "default")
     )
@@ -71,6 +72,7 @@ def _notebook_display():
     shell = get() if get is not None else None
     if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
         return None
-    from IPython.display import HTML, display
+    # (IPython's documented home of HTML; its package does not list it as re-exported)
+    from IPython.display import HTML, display  # pyright: ignore[reportPrivateImportUsage]
 
     return lambda text: display(HTML(text))

@@ -318,7 +318,7 @@ class Trace:
         return {"insts": insts, "decisions": {str(k): v for k, v in self.decisions.items()}}
 
     @staticmethod
-    def from_json(obj: Union[dict, str]) -> "Trace":
+    def from_json(obj: Union[dict, str, bytes]) -> "Trace":
         """The trace of `as_json()` output, or of TVM's JSON form (its tuning logs'; see
         schedule/tvm_trace.py); TraceError (with the instruction's index) if the
         JSON is malformed or names anything but a known primitive and its parameters."""
