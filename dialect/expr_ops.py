@@ -82,3 +82,6 @@ CASTS = (
     "arith.index_castui",
     "arith.bitcast",
 )
+# `tir.call "q_multiply_shift_per_axis"`: its two constant flags, as bool attributes (a
+# tir.call's operands share one type), printed after the operands in this order.
+FIXED_POINT_FLAGS = ("is_lshift_required", "is_rshift_required")

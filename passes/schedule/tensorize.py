@@ -14,7 +14,10 @@ Matching is structural: the same loop extents (from 0), block iter types, domain
 bindings (up to renaming), then the same ops in the same order with the same attributes;
 buffer accesses match when, for each desc buffer, every access to the target buffer it is bound
 to equals `offset + desc index` on the trailing dims, with offsets (and the leading dims)
-independent of the matched loops and iter vars and the same for all accesses. The impl then
+independent of the matched loops and iter vars and the same for all accesses (indices, and
+index operands of other ops such as a cast of `vi % 8`, are compared after simplifying over the
+inner iterators' ranges, as TVM's blockize does: `W[(vj_o * 16 + vj) // 16, (vj_o * 16 + vj) % 16]`
+is `W[vj_o, vj]`, a layout transformed for the intrinsic). The impl then
 replaces the block body, as TVM's tensorize does: impl parameter k becomes a T.match_buffer
 view of the region of the target buffer bound to desc parameter k (at the offsets, the impl's
 shape, its offset_factor/align/scope), so its loads, stores and `B.data`/`B.elem_offset`
@@ -30,6 +33,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from tir_mlir.analysis import op_index
+from tir_mlir.analysis.index import simplify as range_simplify
 from tir_mlir.analysis.structure import SID, erase, walk_all
 from tir_mlir.dialect import TERMINATOR
 from tir_mlir.dialect.buffers import ALIGN, OFFSET_FACTOR, SCOPE, arg_attrs, scope_attr
@@ -103,6 +107,15 @@ class Matcher:
         self.offsets: Dict[int, list] = {}  # desc param index -> offsets per target dim
         self.leaves = list(scope_leaves)  # target values fixed for the tensorized block
         self.inner: List[ir.Value] = []  # target values varying inside (IVs, iters)
+        # (value, (lo, hi)): the inclusive ranges of the inner values, so a target index
+        # such as `W[(vj_o * 16 + vj) // 16, ..., (vj_o * 16 + vj) % 16]` (a transformed
+        # layout) reads as `W[vj_o, ..., vj]` before it is compared with the intrinsic's
+        self.ranges: List[tuple] = []
+
+    def _inner(self, v: ir.Value, lo, extent):
+        self.inner.append(v)
+        if isinstance(lo, int) and isinstance(extent, int):
+            self.ranges.append((v, (lo, lo + extent - 1)))
 
     def _map(self, d: ir.Value, t: ir.Value):
         for k, v in self.vals.items():
@@ -138,7 +151,7 @@ class Matcher:
                     f"{dl.min + dl.extent})"
                 )
             self._map(dl.iv, tl.iv)
-            self.inner.append(tl.iv)
+            self._inner(tl.iv, tl.min, tl.extent)
             return self.stmts(_stmts(dl.body), _stmts(tl.body), f"loop {tl.name!r}")
         if Block.is_block(d):
             return self.block(Block(d), Block(t))
@@ -152,6 +165,9 @@ class Matcher:
             if name not in t.attributes or str(d.attributes[name]) != str(t.attributes[name]):
                 raise Mismatch(f"{where}: {t.name} differs in attribute {name!r}")
         for a, b in zip(d.operands, t.operands):
+            if _is_index(a.type) and _is_index(b.type) and self._get(a) is None:
+                self._same_index(a, b, where)
+                continue
             m = self._get(a)
             if m is None or m != b:
                 raise Mismatch(f"{where}: operands of {t.name} differ")
@@ -193,14 +209,42 @@ class Matcher:
         tres = [simplify(substitute(r, tdims), n) for r in t.bindings.results]
         if dres != tres:
             raise Mismatch(f"{where}: bindings differ from the intrinsic's")
-        for a, b in zip(d.iter_vars, t.iter_vars):
+        for a, b, (lo, extent) in zip(d.iter_vars, t.iter_vars, t.domains):
             self._map(a, b)
-            self.inner.append(b)
+            self._inner(b, lo, extent)
         self.stmts(_stmts(d.body), _stmts(t.body), where)
         if d.init is not None:
             for a, b in zip(d.init.arguments, t.init.arguments):
                 self._map(a, b)
             self.stmts(_stmts(d.init), _stmts(t.init), where + " (init)")
+
+    def _index_forms(self, didx, tidx, where):
+        """(desc forms, target forms, leaves): the index values as AffineExprs over the same
+        leaves (the desc's mapped to the target values they match), simplified over the
+        inner values' ranges."""
+        leaves = list(self.leaves) + list(self.inner)
+        dl = []
+        try:
+            de = [to_affine(v, dl) for v in didx]
+            te = [to_affine(v, leaves) for v in tidx]
+        except NotAffine as e:
+            raise Mismatch(f"{where}: {e}")
+        sub = []
+        for v in dl:
+            m = self._get(v)
+            if m is None or m not in leaves:
+                raise Mismatch(f"{where}: an intrinsic index uses an unknown value")
+            sub.append(ir.AffineExpr.get_dim(leaves.index(m)))
+        ranges = {k: r for v, r in self.ranges for k, x in enumerate(leaves) if x == v}
+        de = [range_simplify(substitute(e, sub) if sub else e, ranges) for e in de]
+        te = [range_simplify(e, ranges) for e in te]
+        return de, te, leaves
+
+    def _same_index(self, d: ir.Value, t: ir.Value, where):
+        """An index operand of a matched op (`T.Cast("int32", vi % 8)`): equal as expressions."""
+        (de,), (te,), leaves = self._index_forms([d], [t], where)
+        if simplify(te - de, max(len(leaves), 1)) != ir.AffineConstantExpr.get(0):
+            raise Mismatch(f"{where}: index operands differ ({te} for the intrinsic's {de})")
 
     def access(self, d, t, where):
         is_load = d.name == "memref.load"
@@ -222,20 +266,7 @@ class Matcher:
         lead = len(tidx) - len(didx)
         if lead < 0:
             raise Mismatch(f"{where}: the target buffer has fewer dims than the intrinsic's")
-        leaves = list(self.leaves) + list(self.inner)
-        dl = []
-        try:
-            de = [to_affine(v, dl) for v in didx]
-            te = [to_affine(v, leaves) for v in tidx]
-        except NotAffine as e:
-            raise Mismatch(f"{where}: {e}")
-        sub = []
-        for v in dl:
-            m = self._get(v)
-            if m is None or m not in leaves:
-                raise Mismatch(f"{where}: an intrinsic index uses an unknown value")
-            sub.append(ir.AffineExpr.get_dim(leaves.index(m)))
-        de = [substitute(e, sub) if sub else e for e in de]
+        de, te, leaves = self._index_forms(didx, tidx, where)
         n = max(len(leaves), 1)
         inner_dims = set(range(len(self.leaves), len(leaves)))
         offs = [simplify(e, n) for e in te[:lead]]
@@ -275,12 +306,12 @@ def tensorize(block: Block, desc_func, impl_func, intrin_name: str):
     for o, i in _uses(impl_func, iparams):
         if not (
             o.name == EXTERN
-            or (o.name == "memref.load" and i == 0)
-            or (o.name == "memref.store" and i == 1)
+            or (o.name in ("memref.load", "vector.load") and i == 0)
+            or (o.name in ("memref.store", "vector.store") and i == 1)
         ):
             raise ScheduleError(
-                f"tensorize: the impl uses a buffer parameter in {o.name}; "
-                f"only loads, stores and T.call_extern arguments are supported"
+                f"tensorize: the impl uses a buffer parameter in {o.name}; only loads, "
+                f"stores (scalar or vector) and T.call_extern arguments are supported"
             )
     with block.op.location:
         _replace(block, impl_func, m)

@@ -24,6 +24,7 @@ from tir_mlir.errors import SourceLoc, TIRParseError
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend import intrinsics as I
 from tir_mlir.frontend.extern_calls import POINTER, BufferStrides, ExternCalls
+from tir_mlir.frontend.fixed_point import FixedPointExprs
 from tir_mlir.frontend.vectors import Lanes, VectorExprs
 from tir_mlir.frontend.values import Buffer, Handle, Lit, Val
 from tir_mlir.ir.index_dtypes import index_dtype, wider
@@ -114,7 +115,7 @@ class Fail:
         return ir.Location.file(self.filename, pos[0], pos[1])
 
 
-class ExprBuilder(Fail, ExternCalls, VectorExprs):
+class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
     """Builds expression ops at the current insertion point. `env` resolves names."""
 
     def __init__(self, filename, env):
@@ -652,6 +653,10 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs):
         for k, (_, kpos) in (kwargs or {}).items():
             if k not in allowed:
                 self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+
+    def dtype_arg(self, x, pos) -> str:
+        """A dtype given as an argument (`"int32x4"`, `T.int32`)."""
+        return check_dtype(x, pos, self.fail)
 
     def _dtype_kw(self, kwargs):
         if "dtype" in kwargs:

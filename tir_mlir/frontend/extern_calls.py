@@ -16,6 +16,8 @@ extern_calls.py):
 - `address_of`(B, i, j...): `T.address_of(B[i, j])`;
 - `tvm_access_ptr`(data, offset, extent, rw_mask) {tir.ptr_dtype}: `data + offset` elements;
 - `buffer_stride`(B) {dim}: `B.strides[dim]` (int32);
+- `call_llvm_intrin` {symbol, num_args, pure?}: `T.call_llvm_(pure_)intrin(dtype, "llvm.x", n,
+  ...)`, the LLVM intrinsic `symbol` (an `llvm.call_intrinsic` when lowered);
 - `call_packed` {symbol}: `T.call_packed("name", A, n, ...)`, the function registered as `name`
   (`tir_mlir.register_func`), called with buffers (the memrefs themselves: regions read and
   write them whole) and scalars; int32 result.
@@ -61,6 +63,8 @@ class ExternCalls:
     def extern(self, callee, args, dtype, pos, attrs=None) -> Val:
         from tir_mlir.frontend.exprs import mtype
 
+        if dtype.startswith("uint"):  # signless in MLIR: the op says its dtype (as arith ops do)
+            attrs = {**(attrs or {}), "tir.dtype": ir.StringAttr.get(dtype)}
         return Val(extern_op(callee, args, mtype(dtype), attrs, self.loc(pos)), dtype)
 
     def _ptr_op(self, callee, operands, pos, attrs=None) -> Val:
@@ -122,7 +126,12 @@ class ExternCalls:
                 pos,
             )
         void = args[0] in ("void", "")  # TVM's T.call_extern("void", ...): a statement
-        dtype = "int32" if void else check_dtype(args[0], pos, self.fail)
+        if void:
+            dtype = "int32"
+        elif args[0] == POINTER:  # a C function returning a pointer (TVM writes "handle")
+            dtype = POINTER
+        else:
+            dtype = check_dtype(args[0], pos, self.fail)
         operands = self._extern_args(name, args[2:], pos)
         attrs = {"symbol": ir.StringAttr.get(args[1])}
         if void:  # its placeholder int32 result is never used
@@ -130,6 +139,37 @@ class ExternCalls:
         if name == "call_pure_extern":
             attrs["pure"] = ir.UnitAttr.get()
         return self.extern("call_extern", operands, dtype, pos, attrs)
+
+    def _call_llvm_intrin(self, name, args, kwargs, pos):
+        """`T.call_llvm_pure_intrin("int32x16", "llvm.x86.avx512.vpdpbusd.512", T.uint32(3),
+        c, a, b)`: the LLVM intrinsic of that name. TVM's third argument is the count of the
+        arguments that follow (kept as `num_args`, printed back as written)."""
+        for k, (_, kpos) in kwargs.items():
+            self.fail(f"T.{name} got an unexpected keyword argument {k!r}", kpos)
+        count = args[2] if len(args) > 2 else None
+        if (
+            len(args) < 3
+            or not isinstance(args[1], str)
+            or not isinstance(count, Lit)
+            or type(count.value) is not int
+        ):
+            self.fail(
+                f"T.{name} takes a dtype, the intrinsic's name, the number of its arguments and "
+                f'the arguments: T.{name}("int32x4", "llvm.name", T.uint32(2), a, b)',
+                pos,
+            )
+        if not args[1].startswith("llvm."):
+            self.fail(f"T.{name}: {args[1]!r} is not an LLVM intrinsic name (llvm.*)", pos)
+        dtype = self.dtype_arg(args[0], pos)
+        operands = self._extern_args(name, args[3:], pos)
+        i64 = ir.IntegerType.get_signless(64)
+        attrs = {
+            "symbol": ir.StringAttr.get(args[1]),
+            "num_args": ir.IntegerAttr.get(i64, count.value),
+        }
+        if name == "call_llvm_pure_intrin":
+            attrs["pure"] = ir.UnitAttr.get()
+        return self.extern("call_llvm_intrin", operands, dtype, pos, attrs)
 
     def _call_packed(self, name, args, kwargs, pos):
         for k, (_, kpos) in kwargs.items():

@@ -1,9 +1,14 @@
 """Vector dtypes (`float32x4`, `int8x4`...) in expressions: `T.Broadcast(x, 4)`, `T.Ramp(b, s, 4)`,
-and vector loads/stores `A[i * 4:i * 4 + 4]` (TVM's spelling of `A[T.Ramp(i * 4, 1, 4)]`).
+and vector loads/stores `A[i * 4:i * 4 + 4]` (TVM's spelling of `A[T.Ramp(i * 4, 1, 4)]`);
+`T.reinterpret("int32", v)` (the same bits as another dtype of the same width, `int8x4` ->
+`int32`) and `T.vectorlow` / `T.vectorhigh` (a vector's first / second half), the pieces of
+TVM's x86 / ARM / Hexagon tensor intrinsics.
 
 A vector value is an MLIR `vector<4xf32>`: arith ops work on it lane by lane, `T.Broadcast` is
 `vector.broadcast`, `T.Ramp` a `tir.call "ramp"` (expanded by the lowering), and a contiguous
-access along the last dimension is `vector.load` / `vector.store`.
+access along the last dimension is `vector.load` / `vector.store`. `T.reinterpret`,
+`T.vectorlow` and `T.vectorhigh` are `tir.call`s of those names whose result type is the dtype
+they name (a bitcast and a half-slice when lowered).
 """
 
 from dataclasses import dataclass
@@ -24,6 +29,12 @@ class Lanes:
 
     base: Any
     lanes: int
+
+
+def total_bits(dtype: str) -> int:
+    """Bits of a whole value: `int8x4` and `int32` both 32."""
+    base, lanes = split_lanes(dtype)
+    return (1 if base == "bool" else int("".join(c for c in base if c.isdigit()))) * lanes
 
 
 class VectorExprs:
@@ -54,6 +65,33 @@ class VectorExprs:
         if not d.startswith(("int", "uint")):
             self.fail(f"T.{name} needs integer base and stride, found {d}", pos)
         return Val(self.call_op("ramp", [b.value, s.value], f"{d}x{lanes}", pos), f"{d}x{lanes}")
+
+    def _scalar_or_vector(self, x, pos) -> Val:
+        """x as a value; a loop variable (index) as TVM's int32."""
+        v = self.materialize(x, pos)
+        return self.materialize(v, pos, "int32") if v.dtype == "index" else v
+
+    def _call_reinterpret(self, name, args, kwargs, pos):
+        self._arity(name, args, 2, pos, kwargs)
+        dtype = self.dtype_arg(args[0], pos)
+        x = self._scalar_or_vector(args[1], pos)
+        if total_bits(dtype) != total_bits(x.dtype):
+            self.fail(
+                f"T.reinterpret from {x.dtype} ({total_bits(x.dtype)} bits) to {dtype} "
+                f"({total_bits(dtype)} bits): the widths must be equal",
+                pos,
+            )
+        return Val(self.call_op("reinterpret", [x.value], dtype, pos), dtype)
+
+    def _call_vector_half(self, name, args, kwargs, pos):
+        """`T.vectorlow("int8x8", v)`: the first half of the int8x16 v (vectorhigh: the second)."""
+        self._arity(name, args, 2, pos, kwargs)
+        dtype = self.dtype_arg(args[0], pos)
+        x = self._scalar_or_vector(args[1], pos)
+        base, lanes = split_lanes(x.dtype)
+        if split_lanes(dtype) != (base, lanes // 2) or lanes % 2:
+            self.fail(f"T.{name} of a {x.dtype} is a {base}x{lanes // 2}, not {dtype}", pos)
+        return Val(self.call_op(name, [x.value], dtype, pos), dtype)
 
     def _lanes(self, x, name, pos) -> int:
         if not (isinstance(x, Lit) and type(x.value) is int and x.value >= 1):

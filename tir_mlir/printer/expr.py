@@ -8,7 +8,7 @@ and block/loop arguments print as their names.
 from mlir import ir
 
 from tir_mlir.dialect.expr_ops import BINARY as BINARY_OPS
-from tir_mlir.dialect.expr_ops import CALLS, CASTS, MATH_SAME
+from tir_mlir.dialect.expr_ops import CALLS, CASTS, FIXED_POINT_FLAGS, MATH_SAME
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import TIRError
 from tir_mlir.ir.index_dtypes import index_dtype
@@ -101,6 +101,15 @@ class ExprPrinter:
             if callee == "ramp":
                 lanes = ir.VectorType(v.type).shape[0]
                 return f"T.Ramp({self.text(args[0])}, {self.text(args[1])}, {lanes})", ATOM
+            if callee in ("reinterpret", "vectorlow", "vectorhigh"):  # named by their dtype
+                dtype = value_dtype(v, self.buffers)
+                return f'T.{callee}("{dtype}", {self.text(args[0])})', ATOM
+            if callee == "q_multiply_shift_per_axis":  # its two flags: attributes
+                flags = [
+                    f"T.bool({ir.BoolAttr(op.attributes[k]).value})" for k in FIXED_POINT_FLAGS
+                ]
+                text = ", ".join([self.text(a) for a in args] + flags)
+                return f"T.{callee}({text})", ATOM
             return self._call(callee, args)
         if name == "tir.extern":
             return extern_text(self, op, v)

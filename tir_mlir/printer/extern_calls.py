@@ -1,5 +1,6 @@
 """Printing the calls to C functions and buffer pointers of frontend/extern_calls.py as TVM
-prints them: `T.call_extern("int32", "f", ...)`, `T.call_packed("name", A, n)`, `C.data`, `C.elem_offset` (the offset of a
+prints them: `T.call_extern("int32", "f", ...)`, `T.call_llvm_pure_intrin("int32x4", "llvm.f",
+T.uint32(2), a, b)`, `T.call_packed("name", A, n)`, `C.data`, `C.elem_offset` (the offset of a
 region, `i * 512 + j * 16`, after tensorize), `T.tvm_access_ptr(T.type_annotation("float32"),
 ...)`, `T.address_of(B[i, j])`, `B.strides[0]`."""
 
@@ -69,6 +70,13 @@ def extern_text(p, op, v) -> tuple:
         rest = "".join(", " + p.text(a) for a in args)
         dtype = "void" if "void" in op.attributes else value_dtype(v, p.buffers)
         return f'T.{fn}("{dtype}", "{symbol}"{rest})', ATOM
+    if callee == "call_llvm_intrin":
+        symbol = ir.StringAttr(op.attributes["symbol"]).value
+        fn = "call_llvm_pure_intrin" if "pure" in op.attributes else "call_llvm_intrin"
+        count = ir.IntegerAttr(op.attributes["num_args"]).value
+        rest = "".join(", " + p.text(a) for a in args)
+        dtype = value_dtype(v, p.buffers)
+        return f'T.{fn}("{dtype}", "{symbol}", T.uint32({count}){rest})', ATOM
     if callee == "call_packed":
         symbol = ir.StringAttr(op.attributes["symbol"]).value
         rest = "".join(

@@ -18,7 +18,11 @@ from mlir import ir
 from tir_mlir.errors import ScheduleError
 from tir_mlir.module import IRModule
 
-_BUILTIN_MODULES = ("tir_mlir.intrinsics.cpu", "tir_mlir.intrinsics.cuda")
+_BUILTIN_MODULES = (
+    "tir_mlir.intrinsics.cpu",
+    "tir_mlir.intrinsics.cuda",
+    "tir_mlir.intrinsics.dot_product",
+)
 
 
 @dataclass
