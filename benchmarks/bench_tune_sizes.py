@@ -1,7 +1,8 @@
 """One kernel tuned for several sizes against kernels tuned for one size each:
 
     python benchmarks/bench_tune_sizes.py [--k 256] [--sizes 64,256,512] [--check 777]
-                                          [--trials 16] [--work-dir DIR [--reuse]] [--skip-tvm]
+                                          [--trials 16] [--work-dir DIR [--reuse]]
+                                          [--skip-tvm | --tvm-from DIR]
 
 The program is `C[n, k] = A[n, k] @ B[k, k]` with `n = T.int32()`. It is tuned once over
 all of `--sizes` (`tune_tir(..., sizes=...)`: one symbolic kernel, cost = the geometric mean of
@@ -11,7 +12,8 @@ statically with the same trial count. Every kernel is then timed at each size an
 `--check` size, only at its own size), next to the unscheduled symbolic program. TVM 0.21's
 MetaSchedule cannot tune a function with `n` (its `tune_tir` refuses it), so beside each row
 stands TVM tuning the program specialized at that size with the same trials (`--skip-tvm`
-leaves it out), in its own process with TVM_NUM_THREADS = cores. Prints one row per size: ms of
+leaves it out; `--tvm-from` re-times an earlier run's TVM databases), in its own process with
+TVM_NUM_THREADS = cores. Prints one row per size: ms of
 unscheduled / symbolic-tuned / static-tuned / TVM static-tuned, and the ratios; best of
 `--repeat` timings each.
 """
@@ -155,6 +157,12 @@ def main():
         action="store_true",
         help="time the databases a run left in --work-dir instead of tuning",
     )
+    ap.add_argument(
+        "--tvm-from",
+        default=None,
+        help="re-time TVM's databases of an earlier run's --work-dir instead of tuning TVM "
+        "again (TVM's side does not depend on tir-mlir's code)",
+    )
     ap.add_argument("--tvm-worker", type=int, help=argparse.SUPPRESS)  # internal: one TVM run
     args = ap.parse_args()
     per_iter = min(args.trials, 16)
@@ -196,8 +204,8 @@ def main():
                 args.trials,
                 per_iter,
                 args.repeat,
-                os.path.join(work, f"tvm_{n}"),
-                args.reuse,
+                os.path.join(args.tvm_from or work, f"tvm_{n}"),
+                args.reuse or args.tvm_from is not None,
             )
             for n in sizes + checks
         }
