@@ -38,9 +38,79 @@ class LoopRV(_RV):
     KIND = "loop"
 
 
-class ExprRV(_RV):
+class _ValueArithmetic:
+    """`+ - * // %` with ints and other sampled values build an RVExpr (TVM's ExprRV is a
+    tir.Var: `j1 * j2` is an expression of two), which a primitive taking it evaluates on the
+    sampled values (`evaluate`)."""
+
+    def _op(self, op: str, other, swap: bool = False):
+        if isinstance(other, bool) or not isinstance(other, (int, ExprRV, RVExpr)):
+            return NotImplemented
+        return RVExpr(op, other, self) if swap else RVExpr(op, self, other)
+
+    def __add__(self, o):
+        return self._op("+", o)
+
+    def __radd__(self, o):
+        return self._op("+", o, True)
+
+    def __sub__(self, o):
+        return self._op("-", o)
+
+    def __rsub__(self, o):
+        return self._op("-", o, True)
+
+    def __mul__(self, o):
+        return self._op("*", o)
+
+    def __rmul__(self, o):
+        return self._op("*", o, True)
+
+    def __floordiv__(self, o):
+        return self._op("//", o)
+
+    def __rfloordiv__(self, o):
+        return self._op("//", o, True)
+
+    def __mod__(self, o):
+        return self._op("%", o)
+
+    def __rmod__(self, o):
+        return self._op("%", o, True)
+
+
+class ExprRV(_ValueArithmetic, _RV):
     PREFIX = "v"
     KIND = "value"
+
+    def evaluate(self, value_of) -> int:
+        """The sampled value (`value_of`: the schedule's lookup of a handle)."""
+        return value_of(self)
+
+
+_APPLY = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+}
+
+
+class RVExpr(_ValueArithmetic):
+    """An integer expression of sampled values and ints (`j1 * j2`)."""
+
+    __slots__ = ("op", "lhs", "rhs")
+
+    def __init__(self, op: str, lhs, rhs):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+
+    def evaluate(self, value_of) -> int:
+        a, b = (x if isinstance(x, int) else x.evaluate(value_of) for x in (self.lhs, self.rhs))
+        return _APPLY[self.op](a, b)
+
+    def __repr__(self):
+        return f"({self.lhs!r} {self.op} {self.rhs!r})"
 
 
 BlockOrLoop = Union[BlockRV, LoopRV]

@@ -6,20 +6,43 @@ builds `ir.AffineExpr`s over dims 0..n-1, comparisons build `Constraint`s (expr 
 expr == 0), and `&` joins constraints.
 """
 
+import contextlib
+import contextvars
 import inspect
 from dataclasses import dataclass
-from typing import Callable, List
+from typing import Callable, Iterator, List
 
 from mlir import ir
 
 from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.errors import ScheduleError
+from tir_mlir.schedule.handles import ExprRV, RVExpr
 from tir_mlir.schedule.safe_lambda import SafeLambda, parse_lambda
+
+
+# how a sampled value (an ExprRV, or an expression of them: `j1 * j2`) in a map is read: the
+# schedule applying the map sets it (`sampled_values`)
+_VALUE_OF: contextvars.ContextVar = contextvars.ContextVar("value_of", default=None)
+
+
+@contextlib.contextmanager
+def sampled_values(value_of: Callable) -> Iterator[None]:
+    """Within: maps may use the schedule's sampled values, read by `value_of(rv)`."""
+    token = _VALUE_OF.set(value_of)
+    try:
+        yield
+    finally:
+        _VALUE_OF.reset(token)
 
 
 def _e(x) -> ir.AffineExpr:
     if isinstance(x, Sym):
         return x.expr
+    if isinstance(x, (ExprRV, RVExpr)):
+        value_of = _VALUE_OF.get()
+        if value_of is None:
+            raise ScheduleError(f"the sampled value {x!r} is read only by the schedule sampling it")
+        return _e(x.evaluate(value_of))
     if isinstance(x, int) and not isinstance(x, bool):
         if not -(2**63) <= x < 2**63:
             raise ScheduleError(f"integer {x} does not fit in 64 bits")

@@ -48,10 +48,13 @@ class Layout:
             buffer = tuple(buffer)
         blk = Block(self._block(block))
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
-        seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
-        self._transform_layout(
-            block, buffer, plain if seps else index_map, pad_value, assume_injective_transform
-        )
+        # a map may use sampled values (`j // (j1 * j2)`): read when the map is, and recorded
+        # as the constants they are (TVM's trace keeps the ExprRVs themselves)
+        with symbolic.sampled_values(self._int):
+            seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
+            self._transform_layout(
+                block, buffer, plain if seps else index_map, pad_value, assume_injective_transform
+            )
         if seps:
             self.set_axis_separator(block, buffer, seps)
 
