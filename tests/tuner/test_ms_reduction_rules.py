@@ -135,9 +135,9 @@ def test_default_space_holds_tvms_best_softmax():
     spaces = ctx.generate_design_space()
     assert [str(s.trace).count("sch.rfactor(") for s in spaces] == [0, 1, 1, 1, 2, 2, 1, 2, 2]
     assert all("compute_inline" not in str(s.trace) for s in spaces)  # exp stays
-    # decisions: norm unroll, expsum tile, unroll, at norm's row loop, its rfactor block at
-    # the root; exp unroll, at the root; maxelem tile, unroll, at exp's row loop, rf at root
-    trace = _with_decisions(spaces[8].trace, [0, [16, 16], 0, 0, -1, 0, -1, [16, 16], 0, 0, -1])
+    # decisions: expsum tile, at norm's row loop, its rfactor block at the root; exp at the
+    # root; maxelem tile, at exp's row loop, rf at root; the function's unroll (on the root)
+    trace = _with_decisions(spaces[8].trace, [[16, 16], 0, -1, -1, [16, 16], 0, -1, 0])
     strategy = ctx.search_strategy
     strategy.pre_tuning(1, 1, spaces)
     cand = strategy.replay(trace)

@@ -148,8 +148,11 @@ def test_before_the_model_ranks_a_round_measures_random_walks(monkeypatch):
 
     monkeypatch.setattr(search._replayer, "run", spy)
     cands = search.generate_measure_candidates()
-    k = 8 + max(8, 8 // 4)  # budget 8, and some spare
+    # budget 8: the unscheduled program (the first round's extra candidate, replayed from
+    # the empty trace) and 7 walks, from 7 samples and some spare
+    k = 7 + max(8, 7 // 4)
     kinds = [j[0] for j in jobs]
+    assert kinds[0] == "replay" and not cands[0].sch.trace.without_postproc().insts
     assert len(cands) == 8 and len({c.key for c in cands}) == 8
     assert kinds.count("sample") == k
     assert 0 < kinds.count("mutate") <= k * search.genetic_num_iters

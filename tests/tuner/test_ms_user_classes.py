@@ -283,8 +283,17 @@ def test_apply_custom_rule_dispatches_on_the_annotation():
     assert len(texts) == 2
     assert sorted("factors=[None, 16]" in t for t in texts) == [False, True]
     assert sorted("factors=[None, 8]" in t for t in texts) == [False, True]
-    # no other default rule touched the annotated block
-    assert all("sample_perfect_tile" not in t and "meta_schedule" not in t for t in texts)
+    # no other default rule touched the annotated block (ParallelizeVectorizeUnroll
+    # annotates the root block, as in TVM)
+    assert all("sample_perfect_tile" not in t for t in texts)
+    for s in spaces:
+        root = s.get_block("root")
+        assert set(s.get(root).annotations) == {
+            "meta_schedule.parallel",
+            "meta_schedule.vectorize",
+            "meta_schedule.unroll_explicit",
+        }
+        assert not any(k.startswith("meta_schedule") for k in s.get(s.get_block("C")).annotations)
     for s in spaces:
         check_numerics(mod, s.mod, "main")
 
@@ -292,7 +301,11 @@ def test_apply_custom_rule_dispatches_on_the_annotation():
 def test_apply_custom_rule_none_leaves_the_block_alone():
     mod, spaces = _spaces(ANNOTATED.replace("RULE", "None"))
     assert len(spaces) == 1 and "sch.split" not in str(spaces[0].trace)
-    assert spaces[0].mod.script() == mod.script()
+    sch = spaces[0]
+    root = sch.get_block("root")
+    for key in sch.get(root).annotations:  # ParallelizeVectorizeUnroll's, on the root
+        sch.unannotate(root, key)
+    assert sch.mod.script() == mod.script()
 
 
 def test_apply_custom_rule_unknown_name_warns_and_the_other_rules_apply(caplog):

@@ -1,14 +1,24 @@
-"""AutoBind (GPU): a top-level block whose loops are not bound to threads gets its outer
-spatial loops fused and split into blockIdx.x x threadIdx.x, the thread count sampled
-among `thread_extents` (at most the target's max threads per block) and the block count
-capped by `max_threadblocks` with a serial outer loop (TVM's AutoBind). A block with threads
-bound but no blocks (CrossThreadReduction's sketches) gets its outer spatial loops fused and
-bound to blockIdx.x."""
+"""AutoBind (GPU): bind a top-level block's outer loops to blockIdx.x x threadIdx.x (TVM's
+AutoBind, its BindBlockThreadIdx step by step).
+
+A block already bound to blocks and threads, or tiled by MultiLevelTiling, is left alone.
+Otherwise the outer spatial loops, up to the first loop that is not serial or holds
+several statements, are fused (a unit loop is added when there is no spatial loop). When
+threads are bound but blocks are not (CrossThreadReduction's sketches), the fused loops
+above the first thread loop become blockIdx.x. Otherwise the fused loop is split: into
+blocks x a thread count sampled among `thread_extents` no larger than its extent and the
+target's max threads per block (one candidate: no sample; none: the extent itself), or,
+when the extent exceeds `max_threadblocks` x the max threads per block (or is symbolic),
+into `max_threadblocks` x max threads with the rest a serial loop inside.
+"""
 
 from typing import List, Optional, Sequence
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+
+# a symbolic extent counts as larger than any block x thread product, as in TVM
+_UNKNOWN = 2**63 - 1
 
 
 class AutoBind(ScheduleRule):
@@ -25,55 +35,71 @@ class AutoBind(ScheduleRule):
     def apply(self, sch, block) -> List:
         if not sch.is_top_level_block(block):
             return [sch]
+        if "meta_schedule.tiling_structure" in sch.get(block).annotations:
+            return [sch]
         loops = sch.get_loops(block)
-        tags = [sch.get(lp).thread_binding or "" for lp in loops]
-        if any(t.startswith("blockIdx") for t in tags):
-            return [sch]
-        if any(t.startswith("threadIdx") for t in tags):
-            return self._bind_blocks(sch, block, loops, tags)
-        if not loops:
-            return [sch]
-        outer = []
-        for lp in loops:
-            if sch.get_loop_iter_type(lp) != "S":
-                break
-            outer.append(lp)
-        if not outer:
-            return [sch]
-        limit = self.max_threads_per_block
-        if limit <= 0:
-            limit = self.target.max_threads_per_block if self.target is not None else 1024
-        extents = [t for t in self.thread_extents if t <= limit] or [1]
+        i_block = i_thread = i_multi = None
+        i_spatial = -1
+        for i, lp in enumerate(loops):
+            view = sch.get(lp)
+            tag = view.thread_binding or ""
+            if tag.startswith("blockIdx") and i_block is None:
+                i_block = i
+            if tag.startswith("threadIdx") and i_thread is None:
+                i_thread = i
+            if str(view.kind) != "serial" and i_multi is None:
+                i_multi = i
+            if not _single_statement(view) and i_multi is None:
+                i_multi = i + 1
+            if sch.get_loop_iter_type(lp) == "S" and i_spatial == i - 1:
+                i_spatial += 1
+        if i_block is not None:
+            return [sch]  # bound already (TVM refuses blocks bound without threads)
+        i_multi = len(loops) if i_multi is None else i_multi
         try:
-            fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-            threads = sch.sample_categorical(extents, [1 / len(extents)] * len(extents))
-            extent = sch.get(fused).extent
-            # a symbolic extent (`n * 16`) may need more blocks than the limit: as TVM
-            blocks = -(-extent // sch.get(threads)) if isinstance(extent, int) else None
-            if blocks is None or blocks > self.max_threadblocks:
-                _, bx, tx = sch.split(fused, [None, self.max_threadblocks, threads])
-            else:
-                bx, tx = sch.split(fused, [None, threads])
-            sch.bind(bx, "blockIdx.x")
-            sch.bind(tx, "threadIdx.x")
+            if i_spatial == -1:
+                loops = [sch.add_unit_loop(loops[0] if loops else block)] + loops
+                i_spatial, i_multi = 0, i_multi + 1
+                i_thread = None if i_thread is None else i_thread + 1
+            if i_thread is not None:
+                n = min(i_multi, i_thread, i_spatial + 1)
+                outer = _fuse(sch, loops[:n]) if n else sch.add_unit_loop(loops[0])
+                sch.bind(outer, "blockIdx.x")
+                return [sch]
+            self._bind_spatial(sch, _fuse(sch, loops[: min(i_multi, i_spatial + 1)]))
         except ScheduleError:
             pass
         return [sch]
 
-    def _bind_blocks(self, sch, block, loops, tags) -> List:
-        """Threads bound (CrossThreadReduction), blocks not: the outer spatial loops above
-        the first thread loop become blockIdx.x (a unit loop when there is none)."""
-        outer = []
-        for lp, tag in zip(loops, tags):
-            if tag or sch.get_loop_iter_type(lp) != "S" or len(sch.get_child_blocks(lp)) > 1:
-                break
-            outer.append(lp)
-        try:
-            if outer:
-                fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-            else:
-                fused = sch.add_unit_loop(loops[0])
-            sch.bind(fused, "blockIdx.x")
-        except ScheduleError:
-            pass
-        return [sch]
+    def _bind_spatial(self, sch, loop) -> None:
+        """TVM's BindSpatialLoop."""
+        limit = self.max_threads_per_block
+        if limit <= 0:
+            limit = self.target.max_threads_per_block if self.target is not None else 1024
+        extent = sch.get(loop).extent
+        extent = int(extent) if isinstance(extent, int) else _UNKNOWN
+        if extent <= self.max_threadblocks * limit:
+            bx, tx = sch.split(loop, [None, self._factor(sch, min(extent, limit))])
+        else:
+            rest, bx, tx = sch.split(loop, [None, self.max_threadblocks, limit])
+            sch.reorder(bx, tx, rest)
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+
+    def _factor(self, sch, max_extent: int):
+        """TVM's factor sampler: a thread count among `thread_extents` up to `max_extent`."""
+        extents = [t for t in self.thread_extents if t <= max_extent]
+        if not extents:
+            return max_extent
+        if len(extents) == 1:
+            return extents[0]
+        return sch.sample_categorical(extents, [1 / len(extents)] * len(extents))
+
+
+def _fuse(sch, loops):
+    return sch.fuse(*loops) if len(loops) > 1 else loops[0]
+
+
+def _single_statement(view) -> bool:
+    body = view.op.regions[0].blocks[0].operations
+    return sum(1 for op in body if not op.name.endswith("yield")) == 1

@@ -14,7 +14,8 @@ samples, without the thousands of replays of the population. (Not plain samples:
 spread the first measurements, the model's training data, wider; tuning conv2d from plain
 samples ended 1.7x slower.)
 Given a database that already holds records of the task (a resumed tuning), its best records
-join the measured ones from the start.
+join the measured ones from the start. The first round also measures the program as given
+(the empty trace and the postprocessors): the result is never slower than the input.
 
 The replays (sampling, mutation, postprocessing, feature extraction) run in
 `context.num_threads` worker processes (replay_jobs.py); the candidates come back as traces
@@ -28,6 +29,7 @@ from typing import List, Optional
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.search_strategy.replay_jobs import Replayer
 from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate, SearchStrategy
+from tir_mlir.schedule.trace import Trace
 
 
 class EvolutionarySearch(SearchStrategy):
@@ -66,6 +68,7 @@ class EvolutionarySearch(SearchStrategy):
             getattr(self.cost_model, "extractor", None),
             workers,
         )
+        self._tried_unscheduled = False
         self._seed_from_database()
 
     def _seed_from_database(self) -> None:
@@ -96,6 +99,15 @@ class EvolutionarySearch(SearchStrategy):
         n = self._budget()
         if n == 0:
             return None
+        first = self._unscheduled()
+        if first is not None:
+            n -= 1
+        picked = self._round(n) if n > 0 else None
+        if first is None:
+            return picked
+        return [first] + [c for c in picked or [] if c.key != first.key]
+
+    def _round(self, n: int) -> Optional[List[MeasureCandidate]]:
         if not getattr(self.cost_model, "can_rank", lambda: True)():
             return self._pick([], self._random_walks(n + max(8, n // 4)), n)
         best = self._best_measured(int(self.population_size * self.init_measured_ratio))
@@ -105,6 +117,21 @@ class EvolutionarySearch(SearchStrategy):
         if not best and not randoms:
             return None
         return self._pick(self._evolve(best + randoms, n), randoms, n)
+
+    def _unscheduled(self) -> Optional[MeasureCandidate]:
+        """The first round's extra candidate: the program as given (the empty trace, then the
+        postprocessors), unless already measured (a resumed tuning) or refused by a
+        postprocessor (an unbound GPU kernel). The design space need not contain it (TVM's
+        spaces do not), yet it can be the fastest program (an elementwise function the
+        lowering already vectorizes); measuring it once means the tuner never returns
+        anything slower than its input."""
+        if self._tried_unscheduled:
+            return None
+        self._tried_unscheduled = True
+        (cand,) = self._run([("replay", json.dumps(Trace([]).as_json()), self._seed())])
+        if cand is None or cand.key in self.measured:
+            return None
+        return cand
 
     def _pick(self, top: list, randoms: list, n: int) -> Optional[List[MeasureCandidate]]:
         """n unmeasured candidates: the best predicted, and eps_greedy of n random ones."""
