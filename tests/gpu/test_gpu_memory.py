@@ -12,21 +12,13 @@ import numpy as np
 import pytest
 from gpu_sim import simulate
 from ptxas import PTXAS
-from test_gpu_reduction import gpu_schedules, softmax_schedule
+from gpu_example_schedules import softmax_schedule, tiled_matmul
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 from tir_mlir.passes.lowering.gpu_usage import kernel_usage
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
-
-
-def tiled_matmul(n, threads=16, per_thread=4, k_tile=16):
-    """examples/gpu_schedules.py's SIMT matmul on an n x n x n matmul."""
-    src = (DATA / "matmul.tir").read_text().replace("256", str(n))
-    return gpu_schedules.tiled_matmul(
-        tir_mlir.Schedule(tir_mlir.parse(src)), threads, per_thread, k_tile
-    )
 
 
 def ptxas_info(ptx, tmp_path):

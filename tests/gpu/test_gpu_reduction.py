@@ -4,12 +4,12 @@ in the SIMT simulator (tests/support/gpu_sim.py, which also fails on unsynchroni
 numpy; the same schedule in the reference interpreter as well. Forms we cannot lower are refused, located."""
 
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_example_schedules import softmax_schedule
 from gpu_sim import Race, simulate
 from ptxas import PTXAS
 
@@ -18,8 +18,6 @@ from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.pipeline import emit_text, lower
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
-sys.path.insert(0, str(Path(__file__).parent.parent.parent / "examples"))
-import gpu_schedules  # noqa: E402  (examples/gpu_schedules.py, the documented schedules)
 
 ROWSUM = textwrap.dedent("""
     @T.prim_func
@@ -147,13 +145,6 @@ def test_reduce_y_with_columns_on_x(tmp_path):
     b = np.zeros(32, np.float32)
     run_simulated(mod, a, b)
     np.testing.assert_array_equal(b, a.max(1))
-
-
-def softmax_schedule():
-    """TVM's classic softmax schedule (examples/gpu_schedules.py): a block per row; each
-    reduction split by 64 with the inner loop bound to threadIdx.x (the serial part outside
-    it), results in shared memory."""
-    return gpu_schedules.softmax(tir_mlir.Schedule(tir_mlir.load(DATA / "softmax_te.tir"))).mod
 
 
 def test_softmax_schedule(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 from gpu_sim import simulate
-from test_gpu_memory import tiled_matmul
+from gpu_example_schedules import tiled_matmul
 
 import tir_mlir
 from tir_mlir import meta_schedule as ms

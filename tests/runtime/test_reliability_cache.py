@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from tir_mlir.ir import user_cache
-from test_runtime_cache import _run
+from compile_cache_child import _run
 
 TESTS = str(Path(__file__).parent.parent)
 PARSE = "import tir_mlir; print(tir_mlir.load(%r).script())" % str(

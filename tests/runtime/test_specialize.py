@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 import pytest
-from test_symbolic_build import SOURCES, _check_at_sizes, program
+from symbolic_build import SOURCES, _check_at_sizes, program
 
 import tir_mlir
 from tir_mlir.context import get_context

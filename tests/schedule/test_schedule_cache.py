@@ -1,32 +1,10 @@
 """cache_read / cache_write / set_scope: printed result (TVM 0.21's), numerics, trace replay,
 TVM differential, errors (message + module unchanged), and GPU-style staging on CPU."""
 
-from schedule_check import check_all, check_error, parse
+from schedule_check import check_all, check_error, parse, without_regions as _body
+from schedule_check import check_all_regions_reinferred as check
 from shared_programs import MATMUL_16 as MM, MM_RELU_16 as MM_RELU
-import tvm_oracle
 from tir_mlir import Schedule
-
-
-def check(src, schedule_fn, func):
-    """schedule_check.check_all, with the TVM differential run on our text without
-    T.reads/T.writes (TVM re-infers them; our printer orders some sums differently). An
-    extra oracle: without TVM it is left out, and the caller's own assertions still count."""
-    sch = check_all(src, schedule_fn, func, tvm_diff=False)
-    if not tvm_oracle.installed():
-        return sch
-    import tvm
-
-    theirs = tvm.tir.Schedule(tvm.script.from_source(src))
-    schedule_fn(theirs)
-    ours = tvm.script.from_source(_body(sch.mod.script()))
-    ours = ours[ours.get_global_vars()[0]] if hasattr(ours, "get_global_vars") else ours
-    b = theirs.mod[theirs.mod.get_global_vars()[0]]
-    tvm.ir.assert_structural_equal(ours.body, b.body, map_free_vars=True)
-    return sch
-
-
-def _body(text):
-    return "\n".join(l for l in text.splitlines() if "T.reads" not in l and "T.writes" not in l)
 
 
 def test_cache_read_prints_like_tvm():

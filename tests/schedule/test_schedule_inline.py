@@ -2,7 +2,8 @@
 trace replay, TVM differential, and each illegal case (message + module unchanged)."""
 
 from schedule_check import check_all, check_error, parse
-from test_schedule_compute_at import CHAIN, CONV, MM_BIAS_RELU, blocks, body
+from compute_location import CHAIN, MM_BIAS_RELU, blocks, body
+from shared_programs import CONV2D_PAD_C4_6X6 as CONV
 from tir_mlir import Schedule
 
 SOFTMAX = open(__file__.rsplit("/", 2)[0] + "/data/programs/softmax.tir").read()

@@ -5,7 +5,8 @@ import numpy as np
 
 import tir_mlir
 from schedule_check import check_error, check_replay, parse
-from test_schedule_cache import MM, MM_RELU, check
+from schedule_check import check_all_regions_reinferred as check
+from shared_programs import MATMUL_16 as MM, MM_RELU_16 as MM_RELU
 from tir_mlir import Schedule
 
 

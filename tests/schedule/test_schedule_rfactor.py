@@ -5,7 +5,7 @@ from pathlib import Path
 
 from schedule_check import check_all as check_sched, check_error, parse
 from shared_programs import MATMUL_16 as MM
-from test_schedule_cache import check as check_all
+from schedule_check import check_all_regions_reinferred as check_all
 from tir_mlir import Schedule
 
 PROGRAMS = Path(__file__).parent.parent / "data" / "programs"

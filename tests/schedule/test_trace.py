@@ -5,8 +5,15 @@ import json
 import pytest
 
 from schedule_check import parse
-from test_schedule_loops import MATMUL, loops
+from workloads import matmul
 from tir_mlir import Schedule, Trace
+
+MATMUL = matmul(16, noalias=True)
+
+
+def loops(sch, name="C"):
+    return sch.get_loops(sch.get_block(name))
+
 
 EXPECTED = """# from tvm import tir
 def apply_trace(sch: tir.Schedule) -> None:

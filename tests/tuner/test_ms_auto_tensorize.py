@@ -10,18 +10,8 @@ import tir_mlir.meta_schedule as ms
 from schedule_check import parse
 from tir_mlir import ScheduleError
 from tir_mlir.meta_schedule.tune_context import TuneContext
+from tensorize_tuning import MM, _reuse_context
 
-MM = """
-@T.prim_func
-def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, {n}), "float32"),
-         C: T.Buffer((64, {n}), "float32")):
-    for i, j, k in T.grid(64, {n}, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
 IMPL = "for j in T.vectorized(16):"  # the body of mac16_f32's impl
 
 
@@ -103,30 +93,6 @@ def test_a_block_the_intrinsic_cannot_cover_is_left_unchanged():
 def test_unknown_intrinsic_is_refused():
     with pytest.raises(ScheduleError, match="no tensor intrinsic named 'nope'"):
         ms.schedule_rule.MultiLevelTilingWithIntrin("nope")
-
-
-REUSE_WRITE = {"req": "may", "levels": [1, 2], "scope": "global"}
-
-
-def _reuse_context(mod, seed=0):
-    rules = [
-        ms.schedule_rule.MultiLevelTilingWithIntrin(
-            "mac16_f32", structure="SSRSRS", reuse_write=REUSE_WRITE
-        )
-    ]
-    post = [
-        ms.postproc.DisallowDynamicLoop(),
-        ms.postproc.RewriteReductionBlock(),
-        ms.postproc.RewriteTensorize(vectorize_init_loop=True),
-    ]
-    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=post, mutator_probs={})
-    return TuneContext(
-        mod,
-        "llvm -num-cores=2",
-        space_generator=space,
-        search_strategy="replay-trace",
-        rand_state=seed,
-    )
 
 
 def _with_decisions(trace, decisions):

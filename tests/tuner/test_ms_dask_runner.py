@@ -20,7 +20,7 @@ MM_RELU = (ROOT / "examples" / "mm_relu.tir").read_text()
 
 def test_dask_runner_measures_checks_and_isolates(tmp_path):
     from tir_mlir.meta_schedule.runner import DaskRunner, plain_data_client
-    from test_ms_measure import SEGFAULT
+    from crash_programs import SEGFAULT
 
     mod = tir_mlir.parse(MM_RELU)
     wrong = tir_mlir.parse(MM_RELU.replace("T.max(Y[vi, vj], T.float32(0))", "Y[vi, vj]"))

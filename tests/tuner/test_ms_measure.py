@@ -13,22 +13,12 @@ from tir_mlir.meta_schedule.arg_info import ArgInfo, TensorInfo
 from tir_mlir.meta_schedule.builder import BuilderInput, LocalBuilder
 from tir_mlir.meta_schedule.database import MemoryDatabase, TuningRecord
 from tir_mlir.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput, make_reference
+from crash_programs import SEGFAULT
 
 ROOT = Path(__file__).parent.parent.parent
 MM_RELU = (ROOT / "examples" / "mm_relu.tir").read_text()
 FAULTS = str(Path(__file__).parent.parent / "support" / "ms_helpers")
 
-SEGFAULT = """
-@I.ir_module
-class Module:
-    @T.prim_func
-    def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-        for i in range(16):
-            with T.block("B"):
-                vi = T.axis.spatial(16, i)
-                if vi >= 0:         # (a guarded access: the build's static check leaves it)
-                    B[vi * 100000000] = A[vi]
-"""
 ENDLESS = """
 @I.ir_module
 class Module:

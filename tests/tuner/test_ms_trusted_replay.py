@@ -50,7 +50,7 @@ def test_trusted_replay_gives_the_checked_program(name):
 
 
 def test_trusted_replay_of_tensorized_reuse_write_candidates():
-    from test_ms_auto_tensorize import MM, _reuse_context
+    from tensorize_tuning import MM, _reuse_context
 
     mod = parse(MM.format(n=64))
     ctx = _reuse_context(mod, seed=2)

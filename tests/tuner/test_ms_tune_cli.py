@@ -12,10 +12,7 @@ from click.testing import CliRunner
 import tir_mlir
 from tir_mlir.cli import main
 from tir_mlir.meta_schedule.database import SQLiteDatabase
-from workloads import matmul
-
-MATMUL = matmul(32)
-FAST = ["--strategy", "replay-trace", "--seed", "3", "--timeout", "60"]
+from tune_cli_options import FAST, MATMUL
 
 
 def _tune(*args):

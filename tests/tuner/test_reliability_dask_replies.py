@@ -7,6 +7,7 @@ pickle being loaded."""
 
 import importlib
 import os
+from pathlib import Path
 
 import pytest
 
@@ -134,8 +135,8 @@ def test_a_measurement_round_trips_as_plain_data(cluster_client, tmp_path):
         RunnerInput,
         make_reference,
     )
-    from test_ms_dask_runner import MM_RELU
 
+    MM_RELU = (Path(__file__).resolve().parents[2] / "examples" / "mm_relu.tir").read_text()
     mod = tir_mlir.parse(MM_RELU)
     wrong = tir_mlir.parse(MM_RELU.replace("T.max(Y[vi, vj], T.float32(0))", "Y[vi, vj]"))
     built = LocalBuilder(max_workers=1).build([BuilderInput(mod), BuilderInput(wrong)])

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import tir_mlir
 from shared_programs import MATMUL_16 as MM
-from test_ms_tune_cli import FAST, MATMUL
+from tune_cli_options import FAST, MATMUL
 from tir_mlir import Schedule
 from tir_mlir.cli import main
 from tir_mlir.meta_schedule.database import JSONDatabase, SQLiteDatabase, TuningRecord
