@@ -181,3 +181,13 @@ def test_nd_array_on_cuda_is_never_a_host_array():
             assert isinstance(out, DeviceArray) and out.shape == (6,)
     with pytest.raises(RuntimeCallError, match="only cuda\\(0\\)"):
         tir_mlir.nd.array(x, tir_mlir.cuda(1))
+
+
+def test_readme_tvm_lane_is_what_ci_run_tvm_runs():
+    readme = (ROOT / "README.md").read_text()
+    lane = next(ln for ln in readme.splitlines() if ln.startswith("| TVM lane |"))
+    script = (ROOT / ".ci" / "run_tvm").read_text().splitlines()
+    assert "pip install -e '.[test,tvm]'" in lane and "pip install -e '.[test,tvm]'" in script
+    assert "`pytest tests/differential`" in lane and "pytest -rs tests/differential" in script
+    assert '`pytest -m "tvm or not slow"`' in lane
+    assert 'pytest -rs -m "tvm or not slow" --ignore=tests/differential' in script
