@@ -254,7 +254,7 @@ def test_the_irdl_constraints_are_the_views_constants():
 def test_mlir_input_in_the_untyped_spelling_is_refused_with_its_place(old, new, message):
     """A `.mlir` written before the attributes were declared (plain strings): MLIR itself
     accepts any value under a discardable key, so the reader checks the keys it knows."""
-    text = (ROOT / "tests" / "mlir" / "mm_relu.mlir").read_text()
+    text = (ROOT / "tests" / "data" / "printer" / "mm_relu.mlir").read_text()
     assert old in text
     with pytest.raises(TIRError) as e:
         parse_mlir(text.replace(old, new, 1), "old.mlir")

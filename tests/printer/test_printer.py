@@ -1,4 +1,4 @@
-"""The TVMScript printer on hand-written MLIR (tests/mlir/*.mlir), in TVM 0.21's style."""
+"""The TVMScript printer on hand-written MLIR (tests/data/printer/*.mlir), in TVM 0.21's style."""
 
 from pathlib import Path
 
@@ -10,7 +10,7 @@ from tir_mlir.module import IRModule
 from tir_mlir.printer import script_func
 from tir_mlir.ir.regions import block_regions
 
-MLIR = Path(__file__).parent.parent / "mlir"
+MLIR = Path(__file__).parent.parent / "data" / "printer"
 
 
 def load(name) -> IRModule:

@@ -9,7 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.module import IRModule
 from tir_mlir.printer.equality import assert_structural_equal, structural_equal
 
-MM = (Path(__file__).parent.parent / "mlir" / "mm_relu.mlir").read_text()
+MM = (Path(__file__).parent.parent / "data" / "printer" / "mm_relu.mlir").read_text()
 
 
 def mod(text) -> IRModule:
