@@ -5,6 +5,7 @@ from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRu
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
+from tir_mlir.meta_schedule.schedule_rule.inline_constant_scalars import InlineConstantScalars
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling, ReuseConfig
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_tensor_core import (
     MultiLevelTilingTensorCore,
@@ -25,6 +26,7 @@ __all__ = [
     "AutoBind",
     "AutoInline",
     "CrossThreadReduction",
+    "InlineConstantScalars",
     "MultiLevelTiling",
     "MultiLevelTilingTensorCore",
     "MultiLevelTilingWithIntrin",

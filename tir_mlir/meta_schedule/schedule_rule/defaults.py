@@ -8,6 +8,7 @@ from tir_mlir.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRu
 from tir_mlir.meta_schedule.schedule_rule.auto_bind import AutoBind
 from tir_mlir.meta_schedule.schedule_rule.auto_inline import AutoInline
 from tir_mlir.meta_schedule.schedule_rule.cross_thread_reduction import CrossThreadReduction
+from tir_mlir.meta_schedule.schedule_rule.inline_constant_scalars import InlineConstantScalars
 from tir_mlir.intrinsics.cuda import get_wmma_intrin_group
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling, ReuseConfig
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_tensor_core import (
@@ -23,6 +24,7 @@ def create(kind: str = "llvm") -> List:
     if kind == "llvm":
         return [
             ApplyCustomRule(),
+            InlineConstantScalars(),
             AutoInline(into_producer=False, into_consumer=True, disallow_op=["tir.exp"]),
             AddRFactor(max_jobs_per_core=16, max_innermost_factor=64),
             MultiLevelTiling(
@@ -41,6 +43,7 @@ def create(kind: str = "llvm") -> List:
     if kind == "cuda":
         return [
             ApplyCustomRule(),
+            InlineConstantScalars(),
             AutoInline(
                 into_producer=True,
                 into_consumer=True,
@@ -72,8 +75,7 @@ def create(kind: str = "llvm") -> List:
         ]
         cuda = create("cuda")
         return [
-            cuda[0],
-            cuda[1],
+            *cuda[:3],  # ApplyCustomRule, InlineConstantScalars, AutoInline
             MultiLevelTilingTensorCore(
                 intrin_groups=groups,
                 structure="SSSRRSRS",
@@ -84,6 +86,6 @@ def create(kind: str = "llvm") -> List:
                 reuse_write=ReuseConfig(req="must", levels=[2], scope="shared.dyn"),
                 use_software_pipeline=False,
             ),
-            *cuda[2:],
+            *cuda[3:],
         ]
     raise ValueError(f"no default schedule rules for target kind {kind!r}")
