@@ -35,7 +35,7 @@ class TIRError(Exception):
         self,
         message: str,
         loc: Optional[SourceLoc] = None,
-        notes: Sequence[Tuple[str, SourceLoc]] = (),
+        notes: Sequence[Tuple[str, Optional[SourceLoc]]] = (),  # a note without one: dropped
     ):
         self.message = message
         self.loc = loc
@@ -62,7 +62,7 @@ class TVMScriptError(TIRParseError, SyntaxError):
         self,
         message: str,
         loc: Optional[SourceLoc] = None,
-        notes: Sequence[Tuple[str, SourceLoc]] = (),
+        notes: Sequence[Tuple[str, Optional[SourceLoc]]] = (),  # a note without one: dropped
         text: Optional[str] = None,
     ):
         super().__init__(message, loc, notes)

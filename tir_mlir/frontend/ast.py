@@ -7,8 +7,9 @@ of its first token.
 
 import re
 import unicodedata
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, cast
 
 from lark import Token, Transformer
 
@@ -228,8 +229,13 @@ def dotted_name(node) -> Optional[str]:
 
 def pos_of(x) -> Optional[Pos]:
     if isinstance(x, Token):
-        return (x.line, x.column)
+        return cast(Pos, (x.line, x.column))  # (the lexer sets both)
     return getattr(x, "pos", None)
+
+
+def _pos(x) -> Pos:
+    """The position of a parse-tree child: a lexer token or a node built below has one."""
+    return cast(Pos, pos_of(x))
 
 
 def names_used(node):
@@ -241,8 +247,8 @@ def names_used(node):
             yield n
         elif isinstance(n, (list, tuple)):
             stack.extend(n)
-        elif isinstance(n, Node) and hasattr(n, "__dataclass_fields__"):
-            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+        elif isinstance(n, Node) and dataclasses.is_dataclass(n):
+            stack.extend(getattr(n, f.name) for f in dataclasses.fields(n))
 
 
 def _first_pos(children, default=(0, 0)):
@@ -361,30 +367,30 @@ class ToAst(Transformer):
 
     # --- expressions --------------------------------------------------------------------------
     def name(self, c):
-        return Name(str(c[0]), pos_of(c[0]))
+        return Name(str(c[0]), _pos(c[0]))
 
     def number(self, c):
-        return Const(_number(c[0]), pos_of(c[0]))
+        return Const(_number(c[0]), _pos(c[0]))
 
     def string(self, c):
-        return Const("".join(_string(t) for t in c), pos_of(c[0]))
+        return Const("".join(_string(t) for t in c), _pos(c[0]))
 
     def const(self, c):
-        return Const({"True": True, "False": False, "None": None}[str(c[0])], pos_of(c[0]))
+        return Const({"True": True, "False": False, "None": None}[str(c[0])], _pos(c[0]))
 
     def getattr(self, c):
-        return Attr(c[0], str(c[1]), pos_of(c[0]))
+        return Attr(c[0], str(c[1]), _pos(c[0]))
 
     def binop(self, c):
-        return BinOp(str(c[1]), c[0], c[2], pos_of(c[0]))
+        return BinOp(str(c[1]), c[0], c[2], _pos(c[0]))
 
     boolop = binop  # `and` / `or`
 
     def unary(self, c):
-        return UnaryOp(str(c[0]), c[1], pos_of(c[0]))
+        return UnaryOp(str(c[0]), c[1], _pos(c[0]))
 
     def compare(self, c):
-        return Compare([str(t) for t in c[1::2]], list(c[0::2]), pos_of(c[0]))
+        return Compare([str(t) for t in c[1::2]], list(c[0::2]), _pos(c[0]))
 
     def tuple(self, c):
         items = [x for x in c if x is not None]
@@ -402,7 +408,7 @@ class ToAst(Transformer):
         return (c[0], c[1])
 
     def kwarg(self, c):
-        return ("kw", str(c[0]), c[1], pos_of(c[0]))
+        return ("kw", str(c[0]), c[1], _pos(c[0]))
 
     def arguments(self, c):
         """Also `subscripts` and `parameters`: the items given (None for an absent optional)."""
@@ -417,17 +423,17 @@ class ToAst(Transformer):
                 kwargs.append(a[1:])
             else:
                 args.append(a)
-        return Call(c[0], args, kwargs, pos_of(c[0]))
+        return Call(c[0], args, kwargs, _pos(c[0]))
 
     def subscript(self, c):
-        return Subscript(c[0], c[1], pos_of(c[0]))
+        return Subscript(c[0], c[1], _pos(c[0]))
 
     def slice(self, c):
         colon = [i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "COLON"]
         parts = [x for x in c if not (isinstance(x, Token) and x.type == "COLON")]
         lo, hi = parts[0], parts[1]
         step = parts[2] if len(parts) > 2 else None
-        return Slice(lo, hi, step, pos_of(lo) or pos_of(c[colon[0]]))
+        return Slice(lo, hi, step, _pos(lo) or _pos(c[colon[0]]))
 
     # --- statements ---------------------------------------------------------------------------
     def start(self, c):
@@ -440,35 +446,35 @@ class ToAst(Transformer):
         return [s for x in c if not isinstance(x, Token) for s in _stmts(x)]
 
     def expr_stmt(self, c):
-        return ExprStmt(c[0], pos_of(c[0]))
+        return ExprStmt(c[0], _pos(c[0]))
 
     def assign(self, c):
         # a = b = v: one Assign per target, like Python
         *targets, value = c
         if len(targets) > 1:
-            return [Assign(t, value, pos_of(t)) for t in targets]
-        return Assign(targets[0], value, pos_of(targets[0]))
+            return [Assign(t, value, _pos(t)) for t in targets]
+        return Assign(targets[0], value, _pos(targets[0]))
 
     def annassign(self, c):
-        return AnnAssign(c[0], c[1], c[2], pos_of(c[0]))
+        return AnnAssign(c[0], c[1], c[2], _pos(c[0]))
 
     def augassign(self, c):
-        return AugAssign(c[0], str(c[1])[:-1], c[2], pos_of(c[0]))
+        return AugAssign(c[0], str(c[1])[:-1], c[2], _pos(c[0]))
 
     def pass_stmt(self, c):
-        return Pass(pos_of(c[0]))
+        return Pass(_pos(c[0]))
 
     def return_stmt(self, c):
-        return Return(c[1], pos_of(c[0]))
+        return Return(c[1], _pos(c[0]))
 
     def import_stmt(self, c):
-        return Import(pos_of(c[0]))
+        return Import(_pos(c[0]))
 
     def for_stmt(self, c):
-        return For(c[1], c[3], c[4], pos_of(c[0]))
+        return For(c[1], c[3], c[4], _pos(c[0]))
 
     def with_stmt(self, c):
-        return With(c[1], c[3], c[4], pos_of(c[0]))
+        return With(c[1], c[3], c[4], _pos(c[0]))
 
     def if_stmt(self, c):
         cond, body, rest = c[1], c[2], c[3:]
@@ -481,13 +487,13 @@ class ToAst(Transformer):
         for e in reversed(elifs):
             e.orelse = orelse
             orelse = [e]
-        return If(cond, body, orelse, pos_of(c[0]))
+        return If(cond, body, orelse, _pos(c[0]))
 
     def elif_clause(self, c):
-        return If(c[1], c[2], [], pos_of(c[0]))
+        return If(c[1], c[2], [], _pos(c[0]))
 
     def param(self, c):
-        return Param(str(c[0]), c[1], pos_of(c[0]))
+        return Param(str(c[0]), c[1], _pos(c[0]))
 
     def funcdef(self, c):
         seen = set()
@@ -495,10 +501,10 @@ class ToAst(Transformer):
             if p.name in seen:  # as Python refuses it (TVM too)
                 raise LiteralError(f"duplicate argument {p.name!r} in function definition", p.pos)
             seen.add(p.name)
-        return FuncDef(str(c[1]), c[2] or [], c[3], c[4], pos_of(c[0]))
+        return FuncDef(str(c[1]), c[2] or [], c[3], c[4], _pos(c[0]))
 
     def classdef(self, c):
-        return ClassDef(str(c[1]), c[-1], pos_of(c[0]))
+        return ClassDef(str(c[1]), c[-1], _pos(c[0]))
 
     def decorator(self, c):
         return c[1]

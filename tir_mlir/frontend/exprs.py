@@ -7,6 +7,7 @@ in Python. Only the lazy forms (`T.if_then_else`, `T.let`) recurse, and their ne
 
 import difflib
 import math
+from typing import NoReturn, Tuple
 
 from mlir import ir
 
@@ -102,7 +103,9 @@ class Fail:
     """Mixin for the builders of one file (`self.filename`): source positions (line, col) as
     MLIR locations and as TIRParseErrors."""
 
-    def fail(self, message, pos, notes=()):
+    filename: str
+
+    def fail(self, message, pos, notes=()) -> NoReturn:
         """Raise at `pos`; `notes` are (message, pos) pairs for related locations."""
         raise TIRParseError(
             message, self.source_loc(pos), [(m, self.source_loc(p)) for m, p in notes]
@@ -324,18 +327,17 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
     def eval(self, root):
         """Value of an expression: Val, Lit, Buffer, str, None, or a list (tuple/list)."""
         out = []
-        stack = [(root, False)]
+        stack: list = [(root, None)]  # (node, its number of children once they are queued)
         while stack:
-            node, ready = stack.pop()
-            if not ready:
+            node, n = stack.pop()
+            if n is None:
                 kids = self._children(node)
                 if kids is None:
                     out.append(self._leaf(node))
                     continue
-                stack.append((node, True))
-                stack.extend((k, False) for k in reversed(kids))
+                stack.append((node, len(kids)))
+                stack.extend((k, None) for k in reversed(kids))
                 continue
-            n = len(self._children(node))
             args = out[len(out) - n :] if n else []
             del out[len(out) - n :]
             out.append(self._combine(node, args))
@@ -596,7 +598,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
                 self.fail(f"an index must be an integer, found {describe(x)}", pos)
             return self.constant(x.value, "index", pos)
         if _int_lit(x):
-            return self.constant(x.value, "index", pos, x.dtype)  # A[T.int64(0)]
+            return self.constant(x.value, "index", pos, x.dtype or "int32")  # A[T.int64(0)]
         v = self.materialize(x, pos)
         if not is_int(v.dtype) or v.dtype == "bool":
             self.fail(f"an index must be an integer, found {v.dtype}", pos)
@@ -841,7 +843,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
 
     # --- lazy forms: their operands are built inside regions ---------------------------------
     def _lazy_call(self, node):
-        name = I.callee(node)
+        name = I.callee(node) or ""  # (a lazy form is a call of a T. name)
         if self.lazy_depth >= MAX_LAZY_NESTING:
             self.fail(f"T.{name} nested too deeply (more than {MAX_LAZY_NESTING} levels)", node.pos)
         self.lazy_depth += 1
@@ -869,7 +871,7 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
         # Branches are built in a scratch scf.if first: the result type is known only after.
         scratch = scf.IfOp(cond, [], has_else=True, loc=self.loc(pos))
         branches = []
-        for block, arg in ((scratch.then_block, node.args[1]), (scratch.else_block, node.args[2])):
+        for block, arg in zip(_if_blocks(scratch), node.args[1:3]):
             with ir.InsertionPoint(block):
                 branches.append(self.eval(arg))
         for b in branches:
@@ -888,14 +890,11 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
                     )
                 )
         values = []
-        for block, b in ((scratch.then_block, branches[0]), (scratch.else_block, branches[1])):
+        for block, b in zip(_if_blocks(scratch), branches):
             with ir.InsertionPoint(block):
                 values.append(self.materialize(b, pos, dtype).value)
         result = scf.IfOp(cond, [mtype(dtype)], has_else=True, loc=self.loc(pos))
-        for src, dst, v in (
-            (scratch.then_block, result.then_block, values[0]),
-            (scratch.else_block, result.else_block, values[1]),
-        ):
+        for src, dst, v in zip(_if_blocks(scratch), _if_blocks(result), values):
             with ir.InsertionPoint(dst):
                 yield_op = scf.YieldOp([v], loc=self.loc(pos))
             for o in list(src.operations):
@@ -921,6 +920,12 @@ class ExprBuilder(Fail, ExternCalls, VectorExprs, FixedPointExprs):
             return self.eval(node.args[2])
         finally:
             self.env.pop()
+
+
+def _if_blocks(op) -> Tuple[ir.Block, ir.Block]:
+    """The then and else blocks of an scf.if made with an else (the bindings type else_block
+    as optional)."""
+    return op.regions[0].blocks[0], op.regions[1].blocks[0]
 
 
 def _int_lit(x) -> bool:

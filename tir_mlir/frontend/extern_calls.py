@@ -27,6 +27,7 @@ extern_calls.py):
 from mlir import ir
 
 from tir_mlir.dialect.ops import extern_op
+from tir_mlir.frontend.expr_host import ExprHost
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.values import Buffer, Lit, Val
 
@@ -57,7 +58,7 @@ class WholeBuffer:
         self.value = value
 
 
-class ExternCalls:
+class ExternCalls(ExprHost):
     """Mixin of ExprBuilder: the T. functions and buffer attributes above."""
 
     def extern(self, callee, args, dtype, pos, attrs=None) -> Val:

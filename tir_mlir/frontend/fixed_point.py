@@ -13,6 +13,7 @@ constants, are its FIXED_POINT_FLAGS attributes), expanded by the lowering.
 from mlir import ir
 
 from tir_mlir.dialect.expr_ops import FIXED_POINT_FLAGS
+from tir_mlir.frontend.expr_host import ExprHost
 from tir_mlir.frontend.values import Lit, Val
 
 # name -> its arguments' dtypes
@@ -22,7 +23,7 @@ SIGNATURES = {
 }
 
 
-class FixedPointExprs:
+class FixedPointExprs(ExprHost):
     """Mixin of ExprBuilder (uses its _arity/materialize/call_op/fail)."""
 
     def _call_q_multiply_shift(self, name, args, kwargs, pos):

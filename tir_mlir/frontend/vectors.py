@@ -18,6 +18,7 @@ from mlir import ir
 
 from tir_mlir.ir.affine_exprs import const_of
 from tir_mlir.dtypes import split_lanes
+from tir_mlir.frontend.expr_host import ExprHost
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.values import Lit, Val
@@ -37,7 +38,7 @@ def total_bits(dtype: str) -> int:
     return (1 if base == "bool" else int("".join(c for c in base if c.isdigit()))) * lanes
 
 
-class VectorExprs:
+class VectorExprs(ExprHost):
     """Mixin of ExprBuilder (uses its op/materialize/convert/fail)."""
 
     def splat(self, v: ir.Value, dtype: str, pos) -> ir.Value:

@@ -54,7 +54,7 @@ def _fail(op, filename, message, notes=()):
     raise TIRParseError(
         message,
         _loc(op, filename) or SourceLoc(filename, 1, 1),
-        [(m, _loc(o, filename) or SourceLoc(filename, 1, 1)) for m, o in notes],
+        [(m, _loc(o, filename)) for m, o in notes],
     )
 
 
