@@ -3,14 +3,15 @@ matmul against numpy (OpenBLAS) and torch's `a @ b` (MKL/oneDNN), the ResNet 3x3
 (1x64x56x56, 64 filters, padding 1) against torch's `conv2d`, all with the same thread count:
 
     python benchmarks/bench_vendor.py --work-dir DIR [--trials 256] [--threads 2]
-                                      [--only matmul1024,conv2d] [--rounds 40]
+                                      [--only matmul1024,conv2d] [--rounds 40] [--cpu-time]
 
 Each workload is tuned by `ms.tune_tir` into DIR/<workload> unless that database already
 holds --trials records (so a re-measure does not re-tune). The best schedule is compiled,
 checked against numpy, then every side is timed in this process, interleaved: each round
 times ours, numpy's and torch's call once each (the mean of as many calls as fill
 --min-ms); the best round of each is printed with the ratios ours/numpy and ours/torch and
-the load average before and after.
+the load average before and after. `--cpu-time` (for a loaded machine, where wall times are
+noise): one thread each, timed by the calling thread's CPU time (every side then runs in it).
 """
 
 import argparse
@@ -19,7 +20,23 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+
+def _threads_first():
+    """Every side gets the same threads (ours: OpenMP, numpy: OpenBLAS, torch: its pool); the
+    BLAS libraries read them when loaded, so before numpy is imported."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--cpu-time", action="store_true")
+    a, _ = p.parse_known_args()
+    n = 1 if a.cpu_time else a.threads
+    for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+    return n
+
+
+THREADS = _threads_first()
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from programs import conv2d_tvmscript, matmul_tvmscript  # noqa: E402
@@ -53,12 +70,12 @@ def tuned_module(name, work_dir, trials, threads):
     return mod, sch.mod
 
 
-def _mean_secs(fn, min_ms):
-    n, start = 0, time.perf_counter()
-    while n == 0 or (time.perf_counter() - start) * 1e3 < min_ms:
+def _mean_secs(fn, min_ms, clock=time.perf_counter):
+    n, start = 0, clock()
+    while n == 0 or (clock() - start) * 1e3 < min_ms:
         fn()
         n += 1
-    return (time.perf_counter() - start) / n
+    return (clock() - start) / n
 
 
 def contenders(name, mod, tuned):
@@ -107,13 +124,12 @@ def main():
     p.add_argument("--only", default=",".join(WORKLOADS))
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--min-ms", type=float, default=50.0)
+    p.add_argument("--cpu-time", action="store_true")
     a = p.parse_args()
-    # Every side gets the same threads: ours (OpenMP), OpenBLAS, torch's intra-op pool.
-    for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(a.threads)
     import torch
 
-    torch.set_num_threads(a.threads)
+    torch.set_num_threads(THREADS)
+    clock = time.thread_time if a.cpu_time else time.perf_counter
     for name in a.only.split(","):
         mod, tuned = tuned_module(name, a.work_dir, a.trials, a.threads)
         sides = contenders(name, mod, tuned)
@@ -121,10 +137,13 @@ def main():
         best = {s: float("inf") for s in sides}
         for _ in range(a.rounds):
             for s, call in sides.items():
-                best[s] = min(best[s], _mean_secs(call, a.min_ms))
+                best[s] = min(best[s], _mean_secs(call, a.min_ms, clock))
         load1 = os.getloadavg()[0]
         flops = WORKLOADS[name][2]
-        print(f"{name} ({a.threads} threads, {a.rounds} rounds, load {load0:.2f} -> {load1:.2f})")
+        how = "1 thread, CPU time" if a.cpu_time else f"{THREADS} threads, wall time"
+        print(
+            f"{name} (tuned for {a.threads} cores; {how}; {a.rounds} rounds; load {load0:.2f} -> {load1:.2f})"
+        )
         for s, secs in best.items():
             ratio = "" if s == "tir-mlir" else f"  ours/{s} {best['tir-mlir'] / secs:.3f}"
             print(f"  {s:9s} {secs * 1e3:8.3f} ms {flops / secs / 1e9:7.1f} GFLOP/s{ratio}")
