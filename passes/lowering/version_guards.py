@@ -16,7 +16,11 @@ loop). TVM's loop partitioning does the same:
 
 The guard's condition must be linear in the loop variables inside the versioned loop (the
 outermost one it uses), those loops must have constant bounds, and its constraints be
-inequalities. A second guard is versioned only inside the full version of the first, so a
+inequalities. Every guard of the loop's body that versions the same loop shares the one
+version (a tile's init, update and write-back nests each carry the tile's guard). The
+partial version runs only where some iteration can pass (`if i_0 * 8 < n`), when the guards
+agree on that condition and nothing outside them has an effect: a tile of 1024 rows at
+n = 256 is 3/4 empty jobs, which then cost nothing. A second guard is versioned only inside the full version of the first, so a
 2-d split over two sizes has three versions (full x full, full x partial, partial). A guard
 over constants only (a static program's split by a factor that does not divide, `compute_at`'s
 clipped regions) is versioned when its full-tile condition holds on some iterations of the loop
@@ -57,7 +61,10 @@ class VersionGuards:
 
 def _plan(guard):
     """(the loop to version, its full-iteration condition, the symbol operands, the
-    positions of the guard's constraints that condition covers) or None."""
+    positions of the guard's constraints that condition covers, the guard's some-iteration
+    condition or None) or None. The some-iteration condition (each constraint holds for
+    some values of the inner IVs) is given when the full one covers every constraint: where
+    it fails, no iteration of the loop body passes the guard."""
     if len(guard.results) or len(guard.regions[1].blocks):
         return None
     iset = integer_set(guard.attributes["condition"])
@@ -81,16 +88,22 @@ def _plan(guard):
         return None  # versioning it would copy another guard's versions too
     covered = [k for k, (lp, _) in forms.items() if lp == outer]
     syms = list(guard.operands)[iset.n_dims :]
-    return outer, [forms[k][1] for k in covered], syms, covered
+    some = None
+    if len(covered) == len(iset.constraints):
+        some = [_full_form(c.expr, dims, loops, iset, some=True)[1] for c in iset.constraints]
+    return outer, [forms[k][1] for k in covered], syms, covered, some
 
 
 def _together(first, plan):
     """The versioning of `plan`'s loop for `first` and every other guard in that loop whose
     plan versions the same loop (the init, update and write-back nests of one tile each carry
     the tile's guard): (the full-iteration condition of them all, its symbol operands, [(guard,
-    covered constraints)]). One version per loop: versioned one guard at a time, the first
-    guard's version would leave the others' guards inside the full tile, and copies of them
-    could no longer be versioned there."""
+    covered constraints)], the condition for the partial version to do anything or None).
+    One version per loop: versioned one guard at a time, the first guard's version would
+    leave the others' guards inside the full tile, and copies of them could no longer be
+    versioned there. The partial version is skipped where no guard can pass (a tile past
+    `n`: a tile of 1024 rows at n = 256 has 3 empty quarters) when every guard has the same
+    some-iteration condition and nothing outside the guards has an effect."""
     loop = plan[0]
     group = [(first, plan)]
     for op in walk(loop):
@@ -98,8 +111,8 @@ def _together(first, plan):
             other = _plan(op)
             if other is not None and other[0] == loop:
                 group.append((op, other))
-    syms, exprs = [], {}
-    for _, (_, forms, operands, _) in group:
+    syms, exprs, somes = [], {}, set()
+    for _, (_, forms, operands, _, some) in group:
         # each guard's symbols renumbered as positions in one operand list
         at = []
         for v in operands:
@@ -110,14 +123,42 @@ def _together(first, plan):
         for e in forms:
             e = substitute(e, [ir.AffineDimExpr.get(0)], sym_exprs)
             exprs.setdefault(str(e), e)
+        if some is None:
+            somes.add(None)
+            continue
+        some = [substitute(e, [ir.AffineDimExpr.get(0)], sym_exprs) for e in some]
+        somes.add(tuple(sorted({str(e): e for e in some}.items())))
     full = ir.IntegerSet.get(1, len(syms), list(exprs.values()), [False] * len(exprs))
-    return full, syms, [(guard, p[3]) for guard, p in group]
+    guards = [(guard, p[3]) for guard, p in group]
+    nonempty = None
+    if len(somes) == 1 and None not in somes and _no_effect_outside(loop, guards):
+        some_exprs = [e for _, e in next(iter(somes))]
+        nonempty = ir.IntegerSet.get(1, len(syms), some_exprs, [False] * len(some_exprs))
+    return full, syms, guards, nonempty
 
 
-def _full_form(e, dims, loops, iset):
+# Ops without an effect that may stand outside the guards of a partial version that is skipped
+# where no guard passes.
+_PURE = {"affine.for", "affine.yield", "affine.apply", "affine.min", "affine.max", "affine.load"}
+_PURE |= {"memref.load", "memref.dim", "vector.load", "vector.broadcast", "affine.vector_load"}
+
+
+def _no_effect_outside(loop_op, guards) -> bool:
+    """Whether every op in `loop_op` outside the `guards` is free of effects."""
+    blocks = [g.regions[0].blocks[0] for g, _ in guards]
+    for op in walk(loop_op):
+        if any(op == g for g, _ in guards) or any(_inside(op, b) for b in blocks):
+            continue
+        if op.name not in _PURE and not op.name.startswith("arith."):
+            return False
+    return True
+
+
+def _full_form(e, dims, loops, iset, some: bool = False):
     """(V, e') for a constraint `e >= 0`: V the outermost loop whose IV it uses, e' over V's IV
     (d0) and the symbols, true exactly when `e >= 0` holds for every value of the other IVs
-    it uses (loops inside V with constant bounds); None when it has no such form."""
+    it uses (loops inside V with constant bounds; `some`: for some value of them); None when
+    it has no such form."""
     used = sorted(_dims_of(e))
     owners = [_loop_of(dims[p], loops) for p in used]
     if not owners or any(o is None for o in owners):
@@ -133,7 +174,7 @@ def _full_form(e, dims, loops, iset):
         if not constant_loop(loop) or coef is None:
             return None
         lo, hi = loop.iv_range()
-        repl[p] = ir.AffineConstantExpr.get(lo if coef > 0 else hi)
+        repl[p] = ir.AffineConstantExpr.get(lo if (coef > 0) != some else hi)
     syms = [ir.AffineSymbolExpr.get(k) for k in range(iset.n_symbols)]
     return outer, ir.AffineExpr.simplify_affine_expr(substitute(e, repl, syms), 1, iset.n_symbols)
 
@@ -199,9 +240,10 @@ def _coefficient(expr, p: int, n_dims: int, n_syms: int):
     return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
 
 
-def _version(loop_op, full: ir.IntegerSet, syms, guards):
+def _version(loop_op, full: ir.IntegerSet, syms, guards, nonempty=None):
     """Wrap the body of `loop_op` in `if full { body, each guard without its covered
-    constraints } else { body }`; `guards` lists (guard, covered constraint positions)."""
+    constraints } else { body }`; `guards` lists (guard, covered constraint positions);
+    `nonempty`: the else version is `if nonempty { body }`."""
     loop = Loop(loop_op)
     body = [o.operation for o in list(loop.body.operations)[:-1]]
     for k, (guard, _) in enumerate(guards):
@@ -227,6 +269,12 @@ def _version(loop_op, full: ir.IntegerSet, syms, guards):
     for k, (guard, covered) in enumerate(guards):
         _drop(unguarded[k], covered)
         del guard.attributes[_MARK]
+    if nonempty is not None:
+        with ir.InsertionPoint(body[0]):
+            skip = affine.AffineIfOp(nonempty, cond_operands=[loop.iv, *syms], loc=loc)
+            skip_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(skip.then_block), loc=loc)
+        for o in body:
+            o.move_before(skip_end.operation)
     if_op.operation.attributes[VERSIONED] = ir.UnitAttr.get()
 
 

@@ -2,11 +2,14 @@
 // A guard over a size (a split of n by 8) versions the loop it is first fully known at: tiles
 // where i_0 * 8 + 7 < n run unguarded, the partial one keeps the guard. A guard over constants
 // (20 elements split by 8) is versioned the same way when some tiles are full and some not;
-// one that holds on every tile (16 by 8) is left alone.
+// one that holds on every tile (16 by 8) is left alone. The partial version runs only where
+// some iteration passes the guard (a tile that starts at or past n does nothing).
 
 // CHECK-DAG: #[[FULL:set[0-9]*]] = affine_set<(d0)[s0] : (d0 * -8 + s0 - 8 >= 0)>
+// CHECK-DAG: #[[SOME:set[0-9]*]] = affine_set<(d0)[s0] : (d0 * -8 + s0 - 1 >= 0)>
 // CHECK-DAG: #[[GUARD:set[0-9]*]] = affine_set<(d0, d1)[s0] : (d0 * -8 + s0 - d1 - 1 >= 0)>
 // CHECK-DAG: #[[TFULL:set[0-9]*]] = affine_set<(d0)[s0] : ((d0 floordiv 2) * -8 + s0 - 8 >= 0)>
+// CHECK-DAG: #[[TSOME:set[0-9]*]] = affine_set<(d0)[s0] : ((d0 floordiv 2) * -8 + s0 - 1 >= 0)>
 // CHECK-DAG: #[[SFULL:set[0-9]*]] = affine_set<(d0) : (d0 * -8 + 12 >= 0)>
 // CHECK-LABEL: func.func @split
 // CHECK: affine.for %[[I0:.*]] = 0 to
@@ -17,6 +20,7 @@
 // CHECK-NEXT:       memref.store %{{.*}}, %arg0[%[[V]]]
 // CHECK-NEXT:     }
 // CHECK-NEXT:   } else {
+// CHECK-NEXT:     affine.if #[[SOME]](%[[I0]])[%arg1] {
 // CHECK-NEXT:     affine.for %[[J1:.*]] = 0 to 8 {
 // CHECK-NEXT:       affine.apply
 // CHECK-NEXT:       affine.if #[[GUARD]](%[[I0]], %[[J1]])[%arg1] {
@@ -28,6 +32,7 @@
 // CHECK-NEXT:       arith.constant
 // CHECK-NEXT:       memref.store
 // CHECK:        } else {
+// CHECK-NEXT:     affine.if
 // CHECK-NEXT:     affine.for
 // CHECK-NEXT:       affine.apply
 // CHECK-NEXT:       affine.if
@@ -46,8 +51,15 @@
 // CHECK-NEXT:     affine.for
 // CHECK-NOT:      affine.if
 // CHECK:        } else {
+// CHECK-NEXT:     affine.if #[[TSOME]](%[[F]])[%arg1] {
 // CHECK:          affine.if
 // CHECK:          affine.if
+// CHECK:        } {tir_mlir.versioned}
+// CHECK-LABEL: func.func @effect_outside_the_guard
+// A store outside the guard happens on every tile: the partial version is not skipped.
+// CHECK:        } else {
+// CHECK-NEXT:     arith.constant
+// CHECK-NEXT:     memref.store
 // CHECK:        } {tir_mlir.versioned}
 module {
   func.func @split(%a: memref<?xf32> {tir.name = "A"}, %n: index {tir.name = "n", tir.dtype = "int32", tir.implicit}) attributes {tir.prim_func} {
@@ -105,6 +117,20 @@ module {
         }
       } {tir.name = "ax0"}
     } {tir.name = "f"}
+    return
+  }
+  func.func @effect_outside_the_guard(%a: memref<?xf32> {tir.name = "A"}, %b: memref<?xf32> {tir.name = "B"}, %n: index {tir.name = "n", tir.dtype = "int32", tir.implicit}) attributes {tir.prim_func} {
+    affine.for %i0 = 0 to affine_map<()[s0] -> ((s0 + 7) floordiv 8)>()[%n] {
+      %t = arith.constant 2.0 : f32
+      memref.store %t, %b[%i0] : memref<?xf32>
+      affine.for %i1 = 0 to 8 {
+        %v = affine.apply affine_map<(d0, d1) -> (d0 * 8 + d1)>(%i0, %i1)
+        affine.if affine_set<(d0, d1)[s0] : (s0 - d0 * 8 - d1 - 1 >= 0)>(%i0, %i1)[%n] {
+          %c = arith.constant 1.0 : f32
+          memref.store %c, %a[%v] : memref<?xf32>
+        }
+      } {tir.name = "i_1"}
+    } {tir.name = "i_0"}
     return
   }
 }
