@@ -4,6 +4,7 @@ also the same text as the schedule applied directly here), and ours replays in T
 same program. The schedules come from the primitives' own tests."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +77,7 @@ CASES = {
 # the printed module differs from TVM's beyond structural equality (docs/tvm_compat.md):
 # cache_index keeps no strides on its index buffers and re-infers the block's T.reads
 NOT_TVM_EQUAL = {"cache_index"}
+RECORDED = Path(__file__).parent.parent / "data" / "tvm_json_traces"
 
 
 def plain(obj):
@@ -134,19 +136,36 @@ def test_twenty_different_schedules():
     assert len(traces) == len(CASES) == 20
 
 
-@pytest.mark.tvm
+def _recorded(name):
+    """TVM 0.21's JSON trace of the schedule, as its database writes it (recorded)."""
+    return (RECORDED / f"{name}.json").read_text()
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tvm_json_trace_replays_here(name):
+    src, fn = CASES[name]
+    direct = Schedule(tir_mlir.parse(src))
+    fn(direct)
+    for trace in (from_tvm_json(_recorded(name)), Trace.from_json(_recorded(name))):
+        replayed = Schedule(tir_mlir.parse(src))
+        trace.apply_to_schedule(replayed, remove_postproc=False)
+        assert replayed.mod.script() == direct.mod.script()
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tvm_writes_the_recorded_json_trace(name, request):
+    """TVM writes the trace that the test above replays (`--update-golden` records it again),
+    and the program replayed from it here is TVM's."""
     src, fn = CASES[name]
     theirs = _tvm_schedule(src)
     fn(theirs)
     log_line = json.dumps(plain(theirs.trace.as_json()))  # as TVM's database writes it
-    direct = Schedule(tir_mlir.parse(src))
-    fn(direct)
-    for trace in (from_tvm_json(log_line), Trace.from_json(log_line)):
-        replayed = Schedule(tir_mlir.parse(src))
-        trace.apply_to_schedule(replayed, remove_postproc=False)
-        assert replayed.mod.script() == direct.mod.script()
+    if request.config.getoption("--update-golden"):
+        (RECORDED / f"{name}.json").write_text(log_line + "\n")
+    assert json.loads(log_line) == json.loads(_recorded(name))
+    replayed = Schedule(tir_mlir.parse(src))
+    from_tvm_json(log_line).apply_to_schedule(replayed, remove_postproc=False)
     if name not in NOT_TVM_EQUAL:
         assert _equal_in_tvm(replayed.mod.script(), theirs.mod)
 
@@ -167,16 +186,13 @@ def test_our_json_trace_replays_in_tvm(name):
     assert tvm.ir.structural_equal(_tvm_func(replayed.mod), _tvm_func(theirs.mod))
 
 
-@pytest.mark.tvm
 def test_cli_replays_a_tvm_json_trace(tmp_path):
     from click.testing import CliRunner
     from tir_mlir.cli import main
 
     src, fn = CASES["reindex_cache_read"]
-    theirs = _tvm_schedule(src)
-    fn(theirs)
     (tmp_path / "p.tir").write_text(src)
-    (tmp_path / "t.json").write_text(json.dumps(plain(theirs.trace.as_json())))
+    (tmp_path / "t.json").write_text(_recorded("reindex_cache_read"))
     out = CliRunner().invoke(
         main, ["schedule", str(tmp_path / "p.tir"), "--transform", str(tmp_path / "t.json")]
     )
