@@ -1,14 +1,19 @@
 """Programs whose shapes, loop extents and iter vars are `T.int64` (what Relax's LegalizeOps
 makes): parse, print back exactly as TVM 0.21 does, structural equality, schedule primitives
 keeping the dtype (expected texts are TVM's output), and numerics against numpy.
-The TVM-generated differential part is skipped without tvm."""
+Relax's legalized programs are recorded from TVM (tests/data/relax_legalized/) and checked
+against TVM where it is installed."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tir_mlir
 from tir_mlir import Schedule, TIRParseError
+from tir_mlir.context import get_context
 from tir_mlir.printer.equality import assert_structural_equal, structural_equal
+from tir_mlir.runtime.signature import signatures
 
 HEADER = "# from tvm.script import tir as T\n\n"
 
@@ -378,7 +383,7 @@ def test_numerics():
     np.testing.assert_array_equal(out, img.repeat(2, axis=2).repeat(2, axis=3))
 
 
-# --- differential against TVM (Relax legalization), skipped without tvm ----------------------
+# --- Relax legalization: TVM's programs recorded, and against TVM where installed ----------------------
 RELAX_OPS = [
     "add",
     "matmul",
@@ -446,12 +451,47 @@ def legalized():
     return tvm, out
 
 
+LEGALIZED = Path(__file__).parent.parent / "data" / "relax_legalized"
+
+
+def _param_shapes(mod, func):
+    with get_context():
+        return [(tuple(p.shape), p.dtype) for p in signatures(mod.module)[func]]
+
+
+@pytest.mark.parametrize("name", RELAX_OPS)
+def test_relax_legalized_recorded(name):
+    """TVM 0.21's legalization of the op (recorded, tests/data/relax_legalized/): printed back
+    exactly, and built to the reference interpreter's numbers."""
+    text = (LEGALIZED / f"{name}.tir").read_text()
+    mod = tir_mlir.parse(text)
+    assert mod.script() + "\n" == text
+    func = list(mod.functions)[0]
+    rng = np.random.default_rng(0)
+    args = [
+        rng.integers(0, 3, shape).astype(dtype)
+        if np.dtype(dtype).kind == "i"
+        else rng.random(shape).astype(dtype)
+        for shape, dtype in _param_shapes(mod, func)
+    ]
+    compiled, interpreted = [a.copy() for a in args], [a.copy() for a in args]
+    tir_mlir.build(mod)[func](*compiled)
+    tir_mlir.interpret(mod, func, *interpreted)
+    for got, want in zip(compiled, interpreted):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.tvm
 @pytest.mark.parametrize("name", RELAX_OPS)
-def test_relax_legalized(name, legalized):
+def test_relax_legalized(name, legalized, request):
+    """TVM still legalizes the op to the recorded program (`--update-golden` records it again),
+    reads our text back to it, and computes our numbers."""
     tvm, funcs = legalized
     func = funcs[name]
     text = func.script()
+    if request.config.getoption("--update-golden"):
+        (LEGALIZED / f"{name}.tir").write_text(text + "\n")
+    assert text + "\n" == (LEGALIZED / f"{name}.tir").read_text()
     mod = tir_mlir.parse(text)
     ours = mod.script()
     assert ours == text
