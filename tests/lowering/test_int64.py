@@ -383,7 +383,7 @@ def test_numerics():
     np.testing.assert_array_equal(out, img.repeat(2, axis=2).repeat(2, axis=3))
 
 
-# --- Relax legalization: TVM's programs recorded, and against TVM where installed ----------------------
+# --- Relax legalization: TVM's programs recorded, and against TVM where installed -----------------
 RELAX_OPS = [
     "add",
     "matmul",
