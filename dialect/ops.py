@@ -45,6 +45,19 @@ EXPLICIT_ROOT = "tir.explicit_root"
 ROOT_ANNOTATIONS = "tir.root_annotations"
 # DenseElementsAttr on a memref.alloc: the contents of a T.allocate_const buffer.
 CONST_DATA = "tir.const_data"
+# Unit attr on such an alloc: indexed through `T.Buffer(..., data=K)`, not a T.decl_buffer.
+# TVM declares no buffer then: it is no block's inferred read region (a T.reads entry written
+# for it is kept) and prints as `T.Buffer`.
+CONST_UNDECLARED = "tir.const_undeclared"
+
+
+def is_undeclared_const(buf: ir.Value) -> bool:
+    """A T.allocate_const buffer indexed through `T.Buffer(..., data=K)`."""
+    return (
+        isinstance(buf, ir.OpResult)
+        and buf.owner.name == "memref.alloc"
+        and CONST_UNDECLARED in buf.owner.attributes
+    )
 
 
 def index_dtype_attr(dtype: str) -> ir.Attribute:

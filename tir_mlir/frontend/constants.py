@@ -11,10 +11,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import memref
 
-from tir_mlir.dialect.ops import CONST_DATA
+from tir_mlir.dialect.ops import CONST_DATA, CONST_UNDECLARED
 from tir_mlir.dialect.buffers import SCOPE, scope_attr
 from tir_mlir.dtypes import is_float, is_unsigned, mlir_type, numpy_dtype
 from tir_mlir.frontend import ast as A
+from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.frontend.values import Buffer, ConstData, Lit
 
 
@@ -58,7 +59,9 @@ def allocate_const(fb, name, call, pos):
 
 
 def decl_buffer(fb, name, call, pos):
-    """`name = T.decl_buffer(shape, dtype, data=K)` over a T.allocate_const."""
+    """`name = T.decl_buffer(shape, dtype, data=K)` (or `T.Buffer(...)`, which TVM does not
+    declare: no inferred region of a block, printed back as T.Buffer) over a
+    T.allocate_const."""
     data = call.kw("data")
     if data is None:
         fb.fail(
@@ -77,4 +80,6 @@ def decl_buffer(fb, name, call, pos):
             pos,
         )
     const.op.attributes["tir.name"] = ir.StringAttr.get(name)
+    if callee(call) == "Buffer":  # TVM declares no buffer (see CONST_UNDECLARED)
+        const.op.attributes[CONST_UNDECLARED] = ir.UnitAttr.get()
     fb.env[name] = Buffer(name, const.op.result, shape, dtype, index)

@@ -5,11 +5,12 @@ annotation (TVM's annotate_buffer_access) marks as set by hand: kept as written
 An entry whose indices are not affine in the iter vars, or whose extents are not positive
 constants, falls back to the inferred region.
 
-Two kinds of written entries are kept without the annotation, where inference cannot know
+Three kinds of written entries are kept without the annotation, where inference cannot know
 better than the writer (TVM keeps every written entry): an entry over a whole buffer (it covers
-any access, whatever a primitive does to the block), and every entry of a block that hands a
+any access, whatever a primitive does to the block), every entry of a block that hands a
 buffer pointer (`B.data`) to a call, which inference takes as reading and writing all of the
-buffer: there the lists are the writer's (a buffer left out of T.reads is hidden from them).
+buffer: there the lists are the writer's (a buffer left out of T.reads is hidden from them),
+and an entry over an undeclared constant (`T.Buffer(..., data=K)`), which inference leaves out.
 """
 
 from mlir import ir
@@ -20,7 +21,7 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine
 from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.dialect.buffers import buffer_name
-from tir_mlir.dialect.ops import body_ops, extern_callee
+from tir_mlir.dialect.ops import body_ops, extern_callee, is_undeclared_const
 
 _KEYS = {"read": "explicit_read_region", "write": "explicit_write_region"}
 
@@ -163,7 +164,7 @@ def _record_written(env, blk, region_calls):
                 and ext == d
                 for (lo, ext), d in zip(ranges, buf.shape)
             )
-            if opaque or whole:
+            if opaque or whole or is_undeclared_const(buf.value):
                 overrides.set_explicit(blk.op, kind, r.value.id, len(blk.iter_names), ranges)
         if opaque:
             named = {r.value.id for r in items}

@@ -20,7 +20,8 @@ the body; loops inside the block are relaxed over their ranges (`A[vi, k]` under
 `for k in range(128)` gives `A[vi, 0:128]`); nested blocks contribute their own regions with
 their bindings substituted; accesses to one buffer are merged per dimension (a union that
 cannot be expressed, or an index that is not affine such as a data-dependent one, widens to the
-whole dimension); buffers allocated inside the block are left out; a block with an init does
+whole dimension); buffers allocated inside the block and undeclared constants (TVM's
+`T.Buffer(..., data=K)`, unless listed in the written T.reads) are left out; a block with an init does
 not list its written buffers as reads.
 
     BufferRegion.points  per dimension, the index value of a point access whose expression
@@ -39,7 +40,15 @@ from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol, substitute
 from tir_mlir.ir import region_overrides as overrides
 from tir_mlir.dialect.buffers import buffer_name
-from tir_mlir.dialect.ops import EXTERN, Block, Loop, body_ops, extern_args, extern_callee
+from tir_mlir.dialect.ops import (
+    EXTERN,
+    Block,
+    Loop,
+    body_ops,
+    extern_args,
+    extern_callee,
+    is_undeclared_const,
+)
 from tir_mlir.errors import TIRError
 
 
@@ -507,7 +516,13 @@ def _block_regions(block: Block) -> Regions:
         if block.init is not None
         else ()
     )
-    reads = det.result(det.reads, drop)
+    # an undeclared constant (`T.Buffer(..., data=T.allocate_const(...))`) is no region, as
+    # in TVM, unless the block's written T.reads listed it
+    listed = overrides.explicit(block.op, "read")
+    unlisted = {
+        b for b, _, _ in det.reads if is_undeclared_const(b) and buffer_name(b, "") not in listed
+    }
+    reads = det.result(det.reads, set(drop) | unlisted)
     final_writes = _override(_finish(writes, det.space), block, "write")
     final_reads = _override(_finish(reads, det.space), block, "read")
     if not drop and overrides.writes_first(block.op):

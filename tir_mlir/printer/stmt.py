@@ -10,6 +10,7 @@ from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import (
     CONST_DATA,
+    CONST_UNDECLARED,
     EXPLICIT_ROOT,
     ITER_KINDS,
     Block,
@@ -282,7 +283,8 @@ class FuncPrinter:
         extents = ", ".join(str(n) for n in info.shape)
         self.emit(f'{data} = T.allocate_const([{items}], "{info.dtype}", [{extents}])')
         name = self.namer.define(op.results[0], info.name)
-        self.emit(f"{name} = {self._decl('decl_buffer', info)[:-1]}, data={data})")
+        fn = "Buffer" if CONST_UNDECLARED in op.attributes else "decl_buffer"
+        self.emit(f"{name} = {self._decl(fn, info)[:-1]}, data={data})")
 
     def _match(self, op):
         """`As = T.match_buffer(A[vi * 4:vi * 4 + 4, vj], (4,), offset_factor=1)`."""
