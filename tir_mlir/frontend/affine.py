@@ -4,6 +4,9 @@ The dims are index values (loop vars, outer iter vars) numbered in order of firs
 are iterative, like expression evaluation, so long binding expressions cannot overflow the stack.
 """
 
+import dataclasses
+from typing import Optional
+
 from mlir import ir
 
 from tir_mlir.ir import first_iteration_or
@@ -93,6 +96,10 @@ class AffineBuilder:
         return got
 
     def _new_atom(self, node):
+        if self.ex is None:  # (_is_atom asks for an atom only with an ExprBuilder)
+            raise NotAffine(
+                "not an affine expression of loop variables", getattr(node, "pos", None)
+            )
         v = self.ex.eval(node)
         if isinstance(v, Lit):
             if isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -109,7 +116,7 @@ class AffineBuilder:
             and not isinstance(node.value, bool)
         ):
             return ir.AffineConstantExpr.get(node.value), node.value
-        if callee(node) in ("int32", "int64") and len(node.args) == 1:
+        if isinstance(node, A.Call) and callee(node) in ("int32", "int64") and len(node.args) == 1:
             c = _int_const(node.args[0])  # T.int64(4)
             if c is not None:
                 return ir.AffineConstantExpr.get(c), c
@@ -125,15 +132,15 @@ class AffineBuilder:
         raise NotAffine("not an affine expression of loop variables", getattr(node, "pos", None))
 
     def _combine(self, node, args):
-        (a, ca), b_ = args[0], (args[1] if len(args) > 1 else None)
+        a, ca = args[0]
         if isinstance(node, A.UnaryOp):
             if node.op == "-":
                 return a * -1, (-ca if ca is not None else None)
             if ca is None:  # unary + of a variable: an error in TVM (see exprs.unary)
                 raise NotAffine("unary + of a variable", node.pos)
             return a, ca
-        op = node.op if isinstance(node, A.BinOp) else _CALLS[callee(node)]
-        b, cb = b_
+        op = node.op if isinstance(node, A.BinOp) else _CALLS[callee(node) or ""]
+        b, cb = args[1]
         if op == "+":
             return a + b, (ca + cb if ca is not None and cb is not None else None)
         if op == "-":
@@ -171,7 +178,7 @@ class AffineBuilder:
             if isinstance(node, A.BinOp) and node.op == "and":
                 stack.extend([node.rhs, node.lhs])
                 continue
-            if callee(node) == "And":
+            if isinstance(node, A.Call) and callee(node) == "And":
                 stack.extend(reversed(node.args))
                 continue
             if isinstance(node, A.BinOp) and node.op == "or":
@@ -231,7 +238,7 @@ class AffineBuilder:
         return e - first_iteration_or.indicator(self.dim(w), m, n) * k
 
 
-def _lower_bound(e: ir.AffineExpr, dims) -> int:
+def _lower_bound(e: ir.AffineExpr, dims) -> Optional[int]:
     """The least value of a linear expression over the dims' domains (None if not linear)."""
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
@@ -241,10 +248,9 @@ def _lower_bound(e: ir.AffineExpr, dims) -> int:
     if isinstance(e, ir.AffineAddExpr):
         a, b = _lower_bound(e.lhs, dims), _lower_bound(e.rhs, dims)
         return None if a is None or b is None else a + b
-    if isinstance(e, ir.AffineMulExpr) and isinstance(
-        e.rhs.maybe_downcast(), ir.AffineConstantExpr
-    ):
-        c = e.rhs.maybe_downcast().value
+    rhs = e.rhs.maybe_downcast() if isinstance(e, ir.AffineMulExpr) else None
+    if isinstance(e, ir.AffineMulExpr) and isinstance(rhs, ir.AffineConstantExpr):
+        c = rhs.value
         lhs = e.lhs.maybe_downcast()
         if isinstance(lhs, ir.AffineDimExpr):
             lo, ext = dims[lhs.position].dom
@@ -282,10 +288,10 @@ def expr_shape(node):
     out, stack = [], [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, A.Node) and hasattr(n, "__dataclass_fields__"):
+        if isinstance(n, A.Node) and dataclasses.is_dataclass(n):
             out.append(type(n).__name__)
             stack.extend(
-                getattr(n, f) for f in reversed(list(n.__dataclass_fields__)) if f != "pos"
+                getattr(n, f.name) for f in reversed(dataclasses.fields(n)) if f.name != "pos"
             )
         elif isinstance(n, (list, tuple)):
             out.append(("seq", len(n)))
@@ -309,6 +315,6 @@ def _children(node):
         return [node.lhs, node.rhs]
     if isinstance(node, A.UnaryOp) and node.op in ("-", "+"):
         return [node.operand]
-    if callee(node) in _CALLS and len(node.args) == 2:
+    if isinstance(node, A.Call) and callee(node) in _CALLS and len(node.args) == 2:
         return node.args
     return None

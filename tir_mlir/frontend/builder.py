@@ -6,6 +6,8 @@ block bindings and `T.where` to `AffineBuilder`. Everything is checked in Python
 sees it; MLIR's verifier runs once at the end (in parser.py).
 """
 
+from typing import Any, Tuple, overload
+
 from mlir import ir
 from mlir.dialects import affine, func, memref, scf
 
@@ -286,6 +288,14 @@ class FuncBuilder(Fail):
             )
 
     # --- buffers ------------------------------------------------------------------------------
+    @overload
+    def buffer_spec(
+        self, call, args, what, default_scope: None = None, symbolic: bool = False
+    ) -> Tuple[Any, Any, None, Any]: ...
+    @overload
+    def buffer_spec(
+        self, call, args, what, default_scope: str, symbolic: bool = False
+    ) -> Tuple[Any, Any, str, Any]: ...
     def buffer_spec(self, call, args, what, default_scope=None, symbolic=False):
         """(shape, dtype, scope, dimension dtypes) from T.Buffer / match_buffer / alloc_buffer
         arguments; a dimension dtype is "int64" for `T.int64(8)`, else "int32". With
@@ -359,9 +369,9 @@ class FuncBuilder(Fail):
         return {
             n
             for n in self.env.names()
-            if isinstance(self.env.get(n), SymbolDecl)
-            or isinstance(self.env.get(n), Val)
-            and is_symbol(self.env.get(n).value)
+            if isinstance(v := self.env.get(n), SymbolDecl)
+            or isinstance(v, Val)
+            and is_symbol(v.value)
         }
 
     def uses_symbols(self, node) -> bool:
@@ -475,9 +485,10 @@ class FuncBuilder(Fail):
         for k, s in enumerate(body):
             name = callee(s.value) if isinstance(s, (A.Assign, A.ExprStmt)) else None
             if name == "match_buffer":
-                self._match_buffer(s, handles, matched)
+                self._match_buffer(s, handles, matched)  # (fails unless s is an Assign)
                 consumed.add(id(s))
-                self._check_used_after(s.target, body[:k])
+                if isinstance(s, A.Assign):
+                    self._check_used_after(s.target, body[:k])
             elif name == "func_attr":
                 if attrs is not None:
                     self.fail("T.func_attr given twice", s.pos)
@@ -905,7 +916,8 @@ class FuncBuilder(Fail):
                 self.env.pop()
         cond = self.ex.materialize(c, s.pos, "bool").value
         op = scf.IfOp(cond, [], has_else=bool(s.orelse), loc=self.loc(s.pos))
-        branches = [(op.then_block, s.body)] + ([(op.else_block, s.orelse)] if s.orelse else [])
+        blocks = [r.blocks[0] for r in op.regions if len(r.blocks)]  # then, and else if made
+        branches = list(zip(blocks, [s.body, s.orelse]))
         for block, stmts in branches:
             with ir.InsertionPoint(block):
                 self.env.push()
@@ -1011,8 +1023,9 @@ class FuncBuilder(Fail):
         self.loops, self.in_block = [], True
         try:
             regions = [(blk.body, header["body"])]
-            if header["init"] is not None:
-                regions.append((blk.init, header["init"].body))
+            init = blk.init
+            if header["init"] is not None and init is not None:  # (made with an init region)
+                regions.append((init, header["init"].body))
             for region_block, stmts in regions:
                 self.env.push()
                 try:
@@ -1055,13 +1068,13 @@ class FuncBuilder(Fail):
                 h["vars"].extend(self._remap(st))
             elif isinstance(st, A.ExprStmt) and name in ("reads", "writes"):
                 h["regions"].append(st.value)
-            elif isinstance(st, A.ExprStmt) and name == "where":
+            elif isinstance(st, A.ExprStmt) and isinstance(value, A.Call) and name == "where":
                 if h["where"] is not None:
                     self.fail("T.where given twice", st.pos)
                 if len(value.args) != 1:
                     self.fail("T.where takes one condition", st.pos)
                 h["where"] = value
-            elif isinstance(st, A.ExprStmt) and name == "block_attr":
+            elif isinstance(st, A.ExprStmt) and isinstance(value, A.Call) and name == "block_attr":
                 if len(value.args) != 1:
                     self.fail("T.block_attr takes one dictionary", st.pos)
                 h["attr"] = ir.DictAttr(self.dict_arg(value.args[0], "T.block_attr"))
@@ -1394,8 +1407,8 @@ class FuncBuilder(Fail):
                 stack.extend(x for x in idx if isinstance(x, A.Node))
                 continue
             if isinstance(node, A.Call):  # T.min(...), T.int64(...): check the arguments
-                fn = callee(node)
-                if fn is None:
+                fn = callee(node) or ""
+                if not fn:
                     self.fail(f"unknown function {A.dotted_name(node.func) or 'call'!r}", node.pos)
                 if fn.startswith("axis."):
                     self.fail(f"T.{fn} cannot be used inside an expression", node.pos)
@@ -1633,6 +1646,8 @@ class FuncBuilder(Fail):
         name = callee(v)
         if isinstance(v, A.Const) and isinstance(v.value, str):
             return None  # docstring
+        if not isinstance(v, A.Call):
+            self.fail("this expression has no effect (use T.evaluate(...) to keep it)", s.pos)
         if (
             name == "assume"
             or name == "evaluate"

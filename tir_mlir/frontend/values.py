@@ -15,6 +15,8 @@ from typing import Any, Optional, Tuple
 
 from mlir import ir
 
+from tir_mlir.analysis.symbolic import Int
+
 
 @dataclass(eq=False)
 class Val:
@@ -33,7 +35,7 @@ class Lit:
 class Buffer:
     name: str
     value: ir.Value
-    shape: Tuple[int, ...]
+    shape: Tuple[Int, ...]  # a SymExpr for a dimension over the function's symbols
     dtype: str
     dim_dtypes: Tuple[str, ...] = ()  # dtype of each dimension (T.int64(4) -> "int64")
     pos: Optional[Tuple[int, int]] = None  # where it is declared (for related-location notes)
