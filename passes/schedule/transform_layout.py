@@ -8,7 +8,10 @@ transform_layout(C, ("write", 0), lambda i, j: (i // 4, j, i % 4)) on a (16, 16)
 `buffer` is ("read" | "write", index) into the block's T.reads / T.writes, or a buffer name.
 The map is evaluated on symbolic indices (`+ - *` by constants, `//` and `%` by positive
 constants); the new shape is the range of each result over the old shape. A function parameter
-changes the function's signature, like TVM.
+changes the function's signature, like TVM. A map may name the function's sizes (`lambda x, y:
+x * n + y`, `n` a free name of its text or `Size("n")`, TVM's shape var through the adapter):
+each is an affine symbol, a size times an index a semi-affine result, the new shape bounded
+over the buffer's box (`n * 32`) and the indices emitted as arith ops over the size.
 Legality: the buffer exists; the map takes one argument per dim; every result ranges from 0;
 the new shape has as many elements as the old one (a bijective permutation / tiling), or more
 with `assume_injective_transform` (TVM's implicit padding: never accessed), or more with a
@@ -27,7 +30,7 @@ from tir_mlir.analysis.shapes import (
     memref_type,
     size_operands,
 )
-from tir_mlir.analysis.symbolic import SymExpr, show
+from tir_mlir.analysis.symbolic import SymExpr, show, substitute, used_symbols
 from tir_mlir.dialect.ops import Block
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import index as ix
@@ -138,15 +141,20 @@ def transform_layout(
     buf = find_buffer(block, buffer)
     shape = buffer_shape(buf)  # ints, and SymExprs for dimensions like `n`
     exprs = symbolic.exprs(index_map, len(shape))
+    sizes = symbolic.size_values()  # symbol k of the map: the function's size sizes[k]
     # simplification sees a symbolic dimension as an open range; the new shape is computed
     # from the exact one (`(n, 16)` under `lambda i, j: (j, i)` is `(16, n)`)
     ranges = {k: (0, ix.upper(n) - 1) for k, n in enumerate(shape)}
     exact = {k: (0, n - 1) for k, n in enumerate(shape)}
     new_shape = []
     for e in exprs:
-        lo, hi = ix.bounds(
-            ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))], ranges),
-            exact,
+        lo, hi = (
+            _size_bounds(e, shape, sizes)
+            if used_symbols(e)
+            else ix.bounds(
+                ix.from_affine(e.maybe_downcast(), [ix.var(k) for k in range(len(shape))], ranges),
+                exact,
+            )
         )
         if lo != 0:
             raise ScheduleError(
@@ -161,7 +169,7 @@ def transform_layout(
     symbolic_shape = is_dynamic(shape) or is_dynamic(new_shape)
     if symbolic_shape and old_n != new_n and _same_dims(shape, new_shape):
         new_n = old_n  # a permutation (MLIR keeps `(h - 2) * (w - 2)` as is)
-    if symbolic_shape and (pad_value is not None or injective):
+    if symbolic_shape and (pad_value is not None or injective) and old_n != new_n:
         raise ScheduleError(
             "transform_layout: padding a buffer of symbolic shape is not "
             "supported (its padded size depends on the sizes)"
@@ -191,10 +199,72 @@ def transform_layout(
             f"bijection"
         )
     with block.op.location:
-        _apply(buf, exprs, new_shape)
+        _apply(buf, exprs, new_shape, sizes)
 
 
-def _apply(buf: ir.Value, exprs, new_shape):
+def _size_bounds(e: ir.AffineExpr, shape, sizes) -> tuple:
+    """(lo, hi) of a map result that names sizes (symbol k: sizes[k], never negative) over
+    the buffer's box: sums, constant multiples, a size times a non-negative part
+    (`y * n`: semi-affine), and // or % by a constant of a non-negative part."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineConstantExpr):
+        return e.value, e.value
+    if isinstance(e, ir.AffineDimExpr):
+        return 0, shape[e.position] - 1
+    if isinstance(e, ir.AffineSymbolExpr):
+        n = SymExpr.symbol(sizes[e.position])
+        return n, n
+    a = _size_bounds(e.lhs, shape, sizes)
+    b = _size_bounds(e.rhs, shape, sizes)
+    if isinstance(e, ir.AffineAddExpr):
+        return a[0] + b[0], a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        for (lo, hi), (klo, khi) in ((a, b), (b, a)):
+            if isinstance(klo, int) and klo == khi:  # a constant factor
+                return (lo * klo, hi * klo) if klo >= 0 else (hi * klo, lo * klo)
+            if klo == khi and isinstance(lo, int) and lo >= 0:  # a size times a part
+                return lo * klo, hi * klo
+    c = b[0] if isinstance(b[0], int) and b[0] == b[1] and b[0] > 0 else None
+    if c is not None and isinstance(a[0], int) and a[0] >= 0:
+        if isinstance(e, ir.AffineFloorDivExpr):
+            return a[0] // c, a[1] // c
+        if isinstance(e, ir.AffineModExpr):
+            return 0, c - 1
+    raise ScheduleError(f"transform_layout: cannot bound the index map's result {e}")
+
+
+def _sizes_as_dims(e: ir.AffineExpr, ndims: int, units=()) -> ir.AffineExpr:
+    """e with symbol k as dim ndims + k (the sizes follow the indices among the leaves), and
+    the indices in `units` (always 0) as 0, simplified (`v0 * n * 32 + v1 * n` is `v1 * n`
+    for a unit v0, as TVM simplifies over the iter vars' ranges)."""
+    n = max(used_symbols(e), default=-1) + 1
+    if not n:
+        return e
+    dims = [
+        ir.AffineExpr.get_constant(0) if k in units else ir.AffineExpr.get_dim(k)
+        for k in range(ndims)
+    ]
+    syms = [ir.AffineExpr.get_symbol(k) for k in range(n)]
+    e = ir.AffineExpr.simplify_affine_expr(substitute(e, dims, syms), ndims, n)
+    plain = [ir.AffineExpr.get_dim(k) for k in range(ndims)]
+    return substitute(e, plain, [ir.AffineExpr.get_dim(ndims + k) for k in range(n)])
+
+
+def _unit_indices(values) -> set:
+    """Positions of the index values that are always 0: a block's iter var of domain [0, 1)."""
+    out = set()
+    for k, v in enumerate(values):
+        owner = v.owner
+        if isinstance(owner, ir.Block) and Block.is_block(owner.owner):
+            blk = Block(owner.owner)
+            args = list(blk.body.arguments) + (list(blk.init.arguments) if blk.init else [])
+            pos = next((j for j, a in enumerate(args) if a == v), None)
+            if pos is not None and blk.domains[pos % len(blk.iter_names)] == (0, 1):
+                out.add(k)
+    return out
+
+
+def _apply(buf: ir.Value, exprs, new_shape, sizes=()):
     func = func_of(buf.owner.owner if is_func_arg(buf) else buf.owner)
     mtype = ir.MemRefType(buf.type)
     new_type = memref_type(new_shape, mtype.element_type)
@@ -224,7 +294,11 @@ def _apply(buf: ir.Value, exprs, new_shape):
         ops = list(o.operands)
         with ir.InsertionPoint(o), o.location:
             leaves = [lambda v=v: clone_tree(v, o, {}) for v in ops[pos:]]
-            idx = [emit_index(e, leaves) for e in exprs]
+            units = _unit_indices(ops[pos:]) if sizes else []
+            idx = [
+                emit_index(_sizes_as_dims(e, len(leaves), units), leaves + list(sizes))
+                for e in exprs
+            ]
             new = (
                 memref.LoadOp(new_buf, idx)
                 if kind == "load"

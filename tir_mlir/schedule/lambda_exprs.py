@@ -14,7 +14,7 @@ from typing import Callable, Iterator, List
 
 from mlir import ir
 
-from tir_mlir.ir.affine_exprs import const_of
+from tir_mlir.ir.affine_exprs import const_of, dims_of
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.handles import ExprRV, RVExpr
 from tir_mlir.schedule.safe_lambda import SafeLambda, parse_lambda
@@ -35,9 +35,88 @@ def sampled_values(value_of: Callable) -> Iterator[None]:
         _VALUE_OF.reset(token)
 
 
+class _Sizes:
+    """The function's sizes a map may name (name -> its index value) and those it named, in
+    order: symbol k of the maps is `used[k]`."""
+
+    def __init__(self, named: dict):
+        self.named, self.used = named, []
+
+    def symbol(self, name: str) -> ir.AffineExpr:
+        if name not in self.named:
+            raise ScheduleError(
+                f"the index map names {name!r}, which is no size of the function "
+                f"(sizes: {', '.join(self.named) or 'none'})"
+            )
+        if name not in self.used:
+            self.used.append(name)
+        return ir.AffineExpr.get_symbol(self.used.index(name))
+
+    def values(self) -> list:
+        return [self.named[n] for n in self.used]
+
+
+_SIZES: contextvars.ContextVar = contextvars.ContextVar("sizes", default=None)
+
+
+@contextlib.contextmanager
+def function_sizes(named: dict) -> Iterator[_Sizes]:
+    """Within: a map may name the function's sizes (`n`), as a free name of its text or an
+    object named so (TVM's `tir.Var` of a buffer's shape, `Size("n")`); each becomes an affine
+    symbol, symbol k standing for the k-th size named (`sizes.values()[k]`)."""
+    table = _Sizes(named)
+    token = _SIZES.set(table)
+    try:
+        yield table
+    finally:
+        _SIZES.reset(token)
+
+
+def size_names() -> List[str]:
+    """The sizes the maps evaluated so far named, by symbol position (none outside
+    `function_sizes`)."""
+    table = _SIZES.get()
+    return list(table.used) if table is not None else []
+
+
+def size_values() -> list:
+    """The index values of `size_names()`, by symbol position."""
+    table = _SIZES.get()
+    return table.values() if table is not None else []
+
+
+@dataclass(frozen=True)
+class Size:
+    """A size of the function by its name, for a map written as a Python lambda:
+    `lambda i, j: i * Size("n") + j`."""
+
+    name: str
+    dtype: str = "int32"
+
+
+def _size(name: str) -> ir.AffineExpr:
+    table = _SIZES.get()
+    if table is None:
+        raise ScheduleError(f"the size {name!r} can be named only in the map of a transform_layout")
+    return table.symbol(name)
+
+
+def _is_size(x) -> bool:
+    """A named integer variable: our Size, or TVM's tir.Var (a name and an int dtype, no
+    value)."""
+    return (
+        isinstance(x, Size)
+        or isinstance(getattr(x, "name", None), str)
+        and not hasattr(x, "value")
+        and str(getattr(x, "dtype", "")).startswith(("int", "uint"))
+    )
+
+
 def _e(x) -> ir.AffineExpr:
     if isinstance(x, Sym):
         return x.expr
+    if _is_size(x):
+        return _size(x.name)
     if isinstance(x, (ExprRV, RVExpr)):
         value_of = _VALUE_OF.get()
         if value_of is None:
@@ -101,10 +180,7 @@ class Sym:
 
     def __mul__(self, o):
         a, b = self.expr, _e(o)
-        if not (
-            isinstance(a.maybe_downcast(), ir.AffineConstantExpr)
-            or isinstance(b.maybe_downcast(), ir.AffineConstantExpr)
-        ):
+        if dims_of(a) and dims_of(b):  # (a size may multiply a variable: semi-affine)
             raise ScheduleError("a product of two variables is not affine")
         return Sym(a * b)
 
@@ -137,16 +213,30 @@ class Sym:
 def call(fn: Callable, n: int) -> list:
     """fn(d0, ..., d{n-1}) with symbolic arguments; the result as a list."""
     syms = [Sym(ir.AffineExpr.get_dim(k)) for k in range(n)]
-    kwonly = _keyword_only(fn)  # `lambda *indices, k: ...`: the last dims by name
+    # `lambda *indices, k: ...`: the last dims by name
+    kwonly = [] if isinstance(fn, SafeLambda) else _keyword_only(fn)
     if kwonly and len(kwonly) <= n:
         syms, kw = syms[: n - len(kwonly)], dict(zip(kwonly, syms[n - len(kwonly) :]))
     else:
         kw = {}
     try:
-        out = fn(*syms, **kw)
+        if isinstance(fn, SafeLambda):  # its other names: the function's sizes
+            out = fn(*syms, free=_FreeSizes())
+        else:
+            out = fn(*syms, **kw)
     except TypeError as e:
         raise ScheduleError(f"cannot evaluate the function symbolically: {e}")
     return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+class _FreeSizes(dict):
+    """A lambda text's free names, read as the function's sizes."""
+
+    def __contains__(self, name) -> bool:
+        return _SIZES.get() is not None  # (an unknown name: refused naming the sizes)
+
+    def __getitem__(self, name):
+        return Sym(_size(name))
 
 
 AXIS_SEPARATOR = "axis_separator"  # TVM's IndexMap.AXIS_SEPARATOR (te.AXIS_SEPARATOR)
@@ -234,7 +324,8 @@ def lambda_text(fn, n: int, predicate: bool = False) -> str:
     else:
         from tir_mlir.printer.affine_text import affine_text  # TVM's precedence
 
-        body = "(" + ", ".join(affine_text(e, names)[0] for e in exprs(fn, n)) + ",)"
+        results = exprs(fn, n)
+        body = "(" + ", ".join(affine_text(e, names, size_names())[0] for e in results) + ",)"
     return f"lambda {', '.join(names)}: {body}"
 
 

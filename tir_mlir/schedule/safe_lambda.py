@@ -42,16 +42,34 @@ class SafeLambda:
     def __init__(self, text: str, params: List[str], body):
         self.text, self.params, self.body = text, params, body
 
-    def __call__(self, *args):
+    def __call__(self, *args, free=None):
+        """`free`: what the lambda's other names stand for (a mapping; none by default)."""
         if len(args) != len(self.params):
             raise TypeError(f"the lambda takes {len(self.params)} arguments, got {len(args)}")
+        env = _Env(dict(zip(self.params, args)), free)
         try:
-            return _eval(self.body, dict(zip(self.params, args)))
+            return _eval(self.body, env)
         except RecursionError:
             raise ScheduleError("the lambda is nested too deeply") from None
 
     def __repr__(self):
         return self.text
+
+
+class _Env(dict):
+    """The parameters, then the free names (`free`, when given)."""
+
+    def __init__(self, params: dict, free=None):
+        super().__init__(params)
+        self.free = free
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or (self.free is not None and name in self.free)
+
+    def __getitem__(self, name):
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        return self.free[name]
 
 
 def parse_lambda(text: str) -> SafeLambda:
@@ -132,8 +150,8 @@ def canonical_text(text: str) -> str:
 def _text(node, params, top: bool = False) -> tuple:
     """(text, precedence) of an allowed node; a tuple ends with a comma at the top (as TVM
     prints an index map's results), else only when it has one item."""
-    if isinstance(node, A.Name) and node.id in params:
-        return node.id, _ATOM
+    if isinstance(node, A.Name) and (node.id in params or not node.id.startswith("_")):
+        return node.id, _ATOM  # a parameter, or a size of the function (`n`)
     if isinstance(node, A.Const) and type(node.value) is int:
         return str(node.value), _ATOM if node.value >= 0 else _UNARY
     if isinstance(node, A.BinOp) and node.op in _LEVEL:

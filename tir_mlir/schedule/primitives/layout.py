@@ -17,6 +17,8 @@ from tir_mlir.passes.schedule import set_axis_separator as _axis_sep
 from tir_mlir.passes.schedule import transform_block_layout as _block_layout
 from tir_mlir.passes.schedule import transform_layout as _layout
 
+from tir_mlir.analysis.buffer_util import func_of
+from tir_mlir.analysis.symbolic import symbol_name
 from tir_mlir.context import get_context
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule import lambda_exprs as symbolic
@@ -50,7 +52,7 @@ class Layout:
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         # a map may use sampled values (`j // (j1 * j2)`): read when the map is, and recorded
         # as the constants they are (TVM's trace keeps the ExprRVs themselves)
-        with symbolic.sampled_values(self._int):
+        with symbolic.sampled_values(self._int), symbolic.function_sizes(_sizes(blk)):
             seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
             self._transform_layout(
                 block, buffer, plain if seps else index_map, pad_value, assume_injective_transform
@@ -198,3 +200,11 @@ def _pad_lambda(value, fn, rank: int, buf) -> str:
     params = ", ".join(f"indices_{k}" for k in range(n))
     text = repr(float(value)) if dtype.startswith(("float", "bfloat")) else str(int(value))
     return f"lambda {params}: ({text if dtype == 'int32' else f'T.{dtype}({text})'},)"
+
+
+def _sizes(block: Block) -> dict:
+    """The sizes of the block's function a map may name: its index arguments by name
+    (`n = T.int32()`, `n: T.int32`)."""
+    func = func_of(block.op)
+    index = ir.IndexType.get()
+    return {symbol_name(a): a for a in func.regions[0].blocks[0].arguments if a.type == index}
