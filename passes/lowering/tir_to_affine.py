@@ -26,6 +26,7 @@ from tir_mlir.analysis.symbolic import used_symbols
 from tir_mlir.dialect.buffers import arg_attrs, scope_of
 from tir_mlir.dialect.ops import CONST_DATA, Block, Loop, body_ops, str_attr
 from tir_mlir.errors import BuildError
+from tir_mlir.passes.lowering import bit_intrinsics
 from tir_mlir.passes.lowering.alloc_limit import nbytes as buffer_bytes
 from tir_mlir.passes.lowering.common import (
     affine_to_arith,
@@ -352,6 +353,8 @@ def _expand_call(op):
             r = arith.subi(a, arith.muli(arith.floordivsi(a, b), b))
         elif callee == "floordiv" and not is_float:
             r = arith.floordivsi(*args)
+        elif callee in bit_intrinsics.CALLEES:
+            r = bit_intrinsics.expand(op)
         elif callee == "rsqrt" and is_float:
             r = math.rsqrt(args[0])
         elif callee == "log1p" and is_float:
