@@ -143,12 +143,8 @@ def test_fork_seed_and_copy():
     assert a.get(va) == b.get(vb)
 
 
-@pytest.mark.tvm
-def test_tvm_printed_sampled_trace_replays():
-    """TVM samples and prints a trace; exec'ing its text on our Schedule (the way a TVM user
-    replays a printed trace) gives the program TVM scheduled."""
-    import tvm
-
+def _tvm_sampled(tvm):
+    """TVM samples and schedules MATMUL (seed 4): its schedule."""
     theirs = tvm.tir.Schedule(tvm.script.from_source(MATMUL), seed=4)
     blk = theirs.get_block("C")
     i, j, k = theirs.get_loops(blk)
@@ -159,8 +155,25 @@ def test_tvm_printed_sampled_trace_replays():
     theirs.reorder(i0, j0, i1, k, i2, j1, i3)
     v = theirs.sample_categorical([0, 16, 64], [0.2, 0.3, 0.5])
     theirs.annotate(blk, "pragma_auto_unroll_max_step", v)
-    text = str(theirs.trace)
-    assert "decision=" in text
+    return theirs
+
+
+# the trace TVM 0.21 prints for _tvm_sampled (recorded; test_tvm_prints_the_sampled_trace checks it)
+TVM_SAMPLED_TRACE = """# from tvm import tir
+def apply_trace(sch: tir.Schedule) -> None:
+  b0 = sch.get_block(name="C", func_name="main")
+  l1, l2, l3 = sch.get_loops(block=b0)
+  v4, v5, v6, v7 = sch.sample_perfect_tile(loop=l1, n=4, max_innermost_factor=16, decision=[1, 4, 1, 16])
+  v8, v9 = sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[8, 8])
+  l10, l11, l12, l13 = sch.split(loop=l1, factors=[v4, v5, v6, v7], preserve_unit_iters=True, disable_predication=False)
+  l14, l15 = sch.split(loop=l2, factors=[v8, v9], preserve_unit_iters=True, disable_predication=False)
+  sch.reorder(l10, l14, l11, l3, l12, l15, l13)
+  v16 = sch.sample_categorical(candidates=[0, 16, 64], probs=[0.20000000000000001, 0.29999999999999999, 0.5], decision=2)
+  sch.annotate(block_or_loop=b0, ann_key="pragma_auto_unroll_max_step", ann_val=v16)"""
+
+
+def _exec_printed_trace(text):
+    """Our schedule after exec'ing a printed trace on it, the way a TVM user replays one."""
     env = {}
     exec(
         compile(
@@ -172,14 +185,30 @@ def test_tvm_printed_sampled_trace_replays():
     )
     ours = Schedule(parse(MATMUL))
     env["apply_trace"](ours)
-    again = tvm.script.from_source(ours.mod.script())
+    return ours
+
+
+def test_tvm_printed_sampled_trace_replays():
+    """TVM's printed trace of a sampled schedule, exec'd on our Schedule, gives the same trace
+    and the unscheduled program's numbers."""
+    ours = _exec_printed_trace(TVM_SAMPLED_TRACE)
+    ours_text = str(ours.trace).replace('func_name="main"', "")
+    assert ours_text == TVM_SAMPLED_TRACE.replace('func_name="main"', "")
+    check_numerics(parse(MATMUL), ours.mod, "main")
+
+
+@pytest.mark.tvm
+def test_tvm_prints_the_sampled_trace_and_schedules_as_we_replay_it():
+    import tvm
+
+    theirs = _tvm_sampled(tvm)
+    assert str(theirs.trace) == TVM_SAMPLED_TRACE
+    again = tvm.script.from_source(_exec_printed_trace(TVM_SAMPLED_TRACE).mod.script())
     tvm.ir.assert_structural_equal(
         again.with_attr("global_symbol", "main") if hasattr(again, "with_attr") else again,
         theirs.mod["main"],
         map_free_vars=True,
     )
-    assert str(ours.trace).replace('func_name="main"', "") == text.replace('func_name="main"', "")
-    check_numerics(parse(MATMUL), ours.mod, "main")
 
 
 # TVM's tiled_conv2d_with_padding (test_tir_schedule_sampling.py): 22 loops around the conv
