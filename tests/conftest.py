@@ -65,7 +65,12 @@ def pytest_runtest_makereport(item, call):
     # skipped with it (an importorskip("tvm") in an unmarked test or helper) fails instead.
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and not item.get_closest_marker("tvm") and isinstance(report.longrepr, tuple):
+    if (
+        report.skipped
+        and not hasattr(report, "wasxfail")
+        and not item.get_closest_marker("tvm")
+        and isinstance(report.longrepr, tuple)
+    ):
         reason = str(report.longrepr[2])
         if "could not import 'tvm" in reason or tvm_oracle.ABSENT in reason:
             report.outcome = "failed"
