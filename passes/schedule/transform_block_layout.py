@@ -21,34 +21,50 @@ from typing import Callable, List, Tuple
 
 from mlir import ir
 
-from tir_mlir.ir.affine_exprs import const_of
+from tir_mlir.analysis.symbolic import Int, SymExpr, substitute
+from tir_mlir.ir.affine_exprs import const_of, dims_of
+from tir_mlir.ir.index_dtypes import INDEX_DTYPE, index_dtype_attr
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.analysis.buffer_util import emit_index, move_body, replace_uses, simplify
+from tir_mlir.analysis.expr_tree import erase_dead
 from tir_mlir.passes.schedule.decompose_padding import _resimplify
 
 WHO = "transform_block_layout"
-Piece = Tuple[int, int, int, int]  # (argument, scale, size, stride in its result)
+Piece = Tuple[int, Int, Int, Int]  # (argument, scale, size, stride in its result)
 
 
-def _pieces(e: ir.AffineExpr, extents: List[int], text: str) -> List[Piece]:
-    """The digits of one result: coeff * piece-of-an-argument terms."""
+def _pieces(e: ir.AffineExpr, extents: List[Int], text: str, sizes) -> List[Piece]:
+    """The digits of one result: coeff * piece-of-an-argument terms; a coeff may be a size
+    of the function (`y * n`, the map's symbol k standing for sizes[k])."""
     out, stack = [], [e]
     while stack:
         x = stack.pop().maybe_downcast()
         if isinstance(x, ir.AffineAddExpr):
             stack += [x.lhs, x.rhs]
             continue
-        coeff = 1
-        if isinstance(x, ir.AffineMulExpr) and const_of(x.rhs) is not None:
-            coeff, x = const_of(x.rhs), x.lhs.maybe_downcast()
+        coeff: Int = 1
+        while isinstance(x, ir.AffineMulExpr):
+            factor = x.rhs if not dims_of(x.rhs) else x.lhs if not dims_of(x.lhs) else None
+            if factor is None:
+                break
+            coeff = coeff * _size_of(factor, sizes)
+            x = (x.lhs if factor == x.rhs else x.rhs).maybe_downcast()
         piece = _piece(x, extents)
-        if piece is None or coeff <= 0:
+        if piece is None or (isinstance(coeff, int) and coeff <= 0):
             raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
         out.append((*piece, coeff))
     return out
+
+
+def _size_of(e: ir.AffineExpr, sizes) -> Int:
+    """A factor without dims: a constant, or an expression of the function's sizes."""
+    c = const_of(e)
+    if c is not None:
+        return c
+    return SymExpr.from_affine(e, list(sizes))
 
 
 def _piece(x, extents):
@@ -77,10 +93,12 @@ def _piece(x, extents):
     return None
 
 
-def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], list]:
-    """Checks; returns (enclosing loops, new extents, new kinds, inverse exprs)."""
+def plan(blk: Block, index_map: Callable) -> Tuple[list, List[Int], List[str], list]:
+    """Checks; returns (enclosing loops, new extents, new kinds, inverse exprs over the new
+    iter vars, then the sizes the map names as dims after them)."""
     n = len(blk.iter_names)
     exprs = symbolic.exprs(index_map, n)
+    sizes = symbolic.size_values()
     text = symbolic.lambda_text(index_map, n)
     loops = analysis.enclosing_loops(blk.op)
     results = blk.bindings.results
@@ -109,14 +127,12 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], l
     ):
         raise ScheduleError(f"{WHO}: the loops of block {blk.name!r} hold other statements")
     extents = [d[1] for d in blk.domains]
-    digits = [sorted(_pieces(e, extents, text), key=lambda p: p[3]) for e in exprs]
+    digits = [_chain(_pieces(e, extents, text, sizes), text) for e in exprs]
     new_extents, kinds = [], []
     for j, ds in enumerate(digits):
-        stride = 1
+        stride: Int = 1
         for arg, scale, size, s in ds:
-            if s != stride:
-                raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
-            stride *= size
+            stride = stride * size
         new_extents.append(stride)
         types = {blk.iter_types[arg] for arg, *_ in ds}
         if len(types) > 1:
@@ -128,7 +144,10 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], l
         kinds.append(types.pop() if types else "S")
     inverse = []
     for k in range(n):
-        mine = sorted(
+        if sizes and extents[k] == 1:  # (always 0)
+            inverse.append(ir.AffineExpr.get_constant(0))
+            continue
+        mine = list(
             (
                 (scale, size, j, s)
                 for j, ds in enumerate(digits)
@@ -136,26 +155,64 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[int], List[str], l
                 if arg == k
             )
         )
-        scale_next = 1
+        if not sizes:
+            mine.sort()
+        scale_next: Int = 1
         expr = ir.AffineExpr.get_constant(0)
-        for scale, size, j, s in mine:
+        for scale, size, j, s in mine if not sizes else _by_scale(mine, text):
             if scale != scale_next:
                 raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
             digit = ir.AffineExpr.get_dim(j)  # TVM's form: v % (s * size) // s
-            if s * size < new_extents[j]:
-                digit = ir.AffineExpr.get_mod(digit, s * size)
-            if s > 1:
-                digit = ir.AffineExpr.get_floor_div(digit, s)
-            expr = expr + digit * scale
+            if s * size != new_extents[j]:
+                digit = ir.AffineExpr.get_mod(digit, _affine(s * size, len(exprs), sizes))
+            if s != 1:
+                digit = ir.AffineExpr.get_floor_div(digit, _affine(s, len(exprs), sizes))
+            expr = expr + digit * _affine(scale, len(exprs), sizes)
             scale_next = scale * size
         if scale_next != extents[k]:
             raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
-        inverse.append(simplify(expr, len(exprs)))
+        inverse.append(expr if sizes else simplify(expr, len(exprs)))
     return loops, new_extents, kinds, inverse
+
+
+def _chain(pieces: List[Piece], text: str) -> List[Piece]:
+    """The pieces of one result in radix order (strides 1, size0, size0 * size1, ...); a unit
+    piece (an iter var of extent 1, always 0) may stand anywhere. Refused when they are no
+    mixed radix."""
+    units = [p for p in pieces if isinstance(p[2], int) and p[2] == 1]
+    out, stride, rest = [], 1, [p for p in pieces if not (isinstance(p[2], int) and p[2] == 1)]
+    while rest:
+        k = next((k for k, p in enumerate(rest) if p[3] == stride), None)
+        if k is None:
+            raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+        out.append(rest.pop(k))
+        stride = stride * out[-1][2]
+    return out + [(arg, scale, 1, stride) for arg, scale, _, _ in units]
+
+
+def _by_scale(mine: list, text: str) -> list:
+    """An iter var's digits, lowest scale first (scales 1, size0, ...)."""
+    out, scale, rest = [], 1, list(mine)
+    while rest:
+        k = next((k for k, p in enumerate(rest) if p[0] == scale), None)
+        if k is None:
+            raise ScheduleError(f"{WHO}: the index map {text} is not bijective affine")
+        out.append(rest.pop(k))
+        scale = scale * out[-1][1]
+    return out
+
+
+def _affine(x: Int, ndims: int, sizes) -> ir.AffineExpr:
+    """x as an expression over ndims dims, size k (a symbol of x) as dim ndims + k."""
+    if isinstance(x, int):
+        return ir.AffineExpr.get_constant(x)
+    dims = [ir.AffineExpr.get_dim(ndims + list(sizes).index(v)) for v in x.symbols]
+    return substitute(x.expr, [], dims)
 
 
 def transform_block_layout(blk: Block, index_map: Callable) -> Block:
     loops, extents, kinds, inverse = plan(blk, index_map)
+    sizes = symbolic.size_values()
 
     # --- rewrite: new loops and block in place of the old nest --------------------------------
     top, loc = loops[0], blk.op.location
@@ -182,10 +239,43 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
     analysis.move_sid(blk.op, new.op)
     regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
     for old_region, new_region in regions:
-        args = list(new_region.arguments)
+        args = list(new_region.arguments) + list(sizes)
         for k, e in enumerate(inverse):
-            replace_uses(old_region.arguments[k], lambda user, e=e, a=args: emit_index(e, a))
+            replace_uses(
+                old_region.arguments[k],
+                lambda user, e=e, a=args, k=k: _typed(emit_index(e, a), blk.index_dtypes[k]),
+            )
         move_body(old_region, new_region)
+    if sizes:
+        _fold_div_mod(new.op)
     analysis.erase(top)
     _resimplify(new, list(new.iter_vars) + (list(new.init.arguments) if new.init else []))
     return new
+
+
+def _typed(v: ir.Value, dtype: str) -> ir.Value:
+    """A constant standing for an int64 iter var is an int64 one (`T.int64(0)`)."""
+    if dtype == "int64" and not isinstance(v.owner, ir.Block) and v.owner.name == "arith.constant":
+        v.owner.attributes[INDEX_DTYPE] = index_dtype_attr("int64")
+    return v
+
+
+def _fold_div_mod(root: ir.Operation):
+    """`x // n * n + x % n` is x (TVM's simplifier does it): what the body's index
+    `v_i1 * n + v_i3` becomes once `v_i1 = v0 // n`, `v_i3 = v0 % n`."""
+
+    def owner(v, name):
+        o = v.owner
+        return None if isinstance(o, ir.Block) or o.name != name else o
+
+    for add in [o for o in analysis.walk(root) if o.name == "arith.addi"]:
+        for a, b in (tuple(add.operands), tuple(add.operands)[::-1]):
+            mul, mod = owner(a, "arith.muli"), owner(b, "tir.call")
+            if mul is None or mod is None or "floormod" not in str(mod.attributes["callee"]):
+                continue
+            div = owner(mul.operands[0], "arith.floordivsi")
+            x, n = tuple(mod.operands)
+            if div is not None and div.operands[0] == x and div.operands[1] == n == mul.operands[1]:
+                add.result.replace_all_uses_with(x)
+                erase_dead(add.result)
+                break

@@ -94,3 +94,45 @@ def test_a_size_outside_a_schedule_is_refused():
 
     with get_context(), pytest.raises(ScheduleError, match="only in the map of a transform_layout"):
         lambda_exprs.exprs(lambda i: i * Size("n"), 1)
+
+
+FLAT_NT_MATMUL = NT_MATMUL.replace(
+    'C = T.match_buffer(c, (T.int64(1), T.int64(32), T.int64(1), n), "float16")',
+    'C = T.match_buffer(c, (n * T.int64(32),), "float16")',
+).replace("C[v_i0, v_i1, v_i2, v_i3]", "C[v_i1 * n + v_i3]")
+
+
+def test_tvms_block_layout_by_a_size():
+    """transform_block_layout: the radix of the new iter var has a size (`n`, then 32); the
+    body reads `v0 // n`, `v0 % n`, unit iter vars as `T.int64(0)`, and `v0 // n * n + v0 % n`
+    is v0 (as TVM simplifies it)."""
+    sch = Schedule(parse(FLAT_NT_MATMUL))
+    sch.transform_block_layout(
+        sch.get_block("NT_matmul"), "lambda x, y, z, w, k: (x * 32 * n + y * n + z * n + w, k)"
+    )
+    text = sch.mod.script()
+    assert (
+        """    for ax0, ax1 in T.grid(n * T.int64(32), T.int64(128)):
+        with T.block("NT_matmul"):
+            v0, v1 = T.axis.remap("SR", [ax0, ax1])
+            T.reads(A[T.int64(0), v0 // n, T.int64(0), v1], B[T.int64(0), v0 // n, v0 % n, v1])
+            T.writes(C[v0])"""
+        in text
+    )
+    check_replay(sch, parse(FLAT_NT_MATMUL))
+
+
+def test_block_layout_by_a_size_computes_the_same():
+    src = ROWS.replace(
+        "C = T.match_buffer(c, (32, n))", "C = T.match_buffer(c, (32 * n,))"
+    ).replace("C[vi, vj] =", "C[vi * n + vj] =")
+    sch = Schedule(parse(src))
+    sch.transform_block_layout(sch.get_block("C"), "lambda i, j: (i * n + j,)")
+    assert "for ax0 in range(n * 32):" in sch.mod.script()
+    lib = tir_mlir.build(sch.mod)
+    rng = np.random.default_rng(1)
+    for n in (1, 6, 19):
+        a = rng.random((32, n), dtype="float32")
+        c = np.zeros(32 * n, "float32")
+        lib["main"](a, c)
+        np.testing.assert_allclose(c, (2 * a).reshape(-1), err_msg=f"n = {n}")

@@ -109,8 +109,9 @@ class Layout:
         vars (a lambda or its text; recorded as canonical text), rebuilding its loops."""
         blk = Block(self._block(block))
         fn = symbolic.from_text(index_map)
-        self._note(index_map=symbolic.lambda_text(fn, len(blk.iter_names)))
-        _block_layout.transform_block_layout(blk, fn)
+        with symbolic.function_sizes(_sizes(blk)):  # (a map may name `n`, as transform_layout's)
+            self._note(index_map=symbolic.lambda_text(fn, len(blk.iter_names)))
+            _block_layout.transform_block_layout(blk, fn)
 
     @primitive
     def set_axis_separator(
