@@ -15,6 +15,10 @@ loops hold only this block, no T.where; the map takes one argument per iter var 
 bijective reshape: each result a mixed-radix sum of pieces (`x`, `x // c`, `x % c`,
 `(x // c) % d`) of the arguments, the pieces of each argument tiling it exactly; a result does
 not mix spatial and reduction iter vars.
+
+A map may name the function's sizes (`lambda x, y, k: (x * n + y, k)`, as transform_layout's):
+a digit's stride or size is then a size (`n * 32` loops, the body reading `v0 // n`, `v0 % n`;
+an iter var of extent 1 reads 0), and `v0 // n * n + v0 % n` in the body folds to `v0`.
 """
 
 from typing import Callable, List, Tuple

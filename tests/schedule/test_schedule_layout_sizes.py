@@ -1,4 +1,4 @@
-"""transform_layout with an index map naming a size of the function (TVM's
+"""transform_layout / transform_block_layout with an index map naming a size of the function (TVM's
 `lambda x, y, z, w: x * 32 * n + y * n + z * n + w` with `n` a buffer's shape var): the
 size is an affine symbol, `y * n` a semi-affine result; the new shape is bounded over the
 buffer's box (`n * 32`), unit iter vars simplified away as TVM does. Text, trace replay
