@@ -171,3 +171,45 @@ def test_mutate_parallel_picks_the_other_plans_as_tvm():
 def test_mutate_parallel_without_the_task_module_is_none():
     _, sch = _tiled_matmul_with_parallel(64)
     assert ms.mutator.MutateParallel(16).apply(sch.trace, 0) is None
+
+
+ADD = """
+@T.prim_func
+def main(A: T.Buffer((1, 8, 56, 56, 32), "uint8"), B: T.Buffer((1, 8, 56, 56, 32), "uint8"),
+         C: T.Buffer((1, 8, 56, 56, 32), "uint8")):
+    for n, c0, h, w, c1 in T.grid(1, 8, 56, 56, 32):
+        with T.block("add"):
+            v0, v1, v2, v3, v4 = T.axis.remap("SSSSS", [n, c0, h, w, c1])
+            C[v0, v1, v2, v3, v4] = A[v0, v1, v2, v3, v4] + B[v0, v1, v2, v3, v4]
+"""
+
+
+def test_contiguous_nest_is_fused_split_parallel_and_vectorized_as_tvm():
+    """TVM's test_parallel_vectorize_add: every loop spatial and every access contiguous over
+    the nest, so all loops fuse and split by the vector limit (6272 jobs of 128 lanes)."""
+    mod = parse(ADD)
+    sch = Schedule(mod)
+    root = sch.get_block("root")
+    sch.annotate(root, "meta_schedule.parallel", 64)
+    sch.annotate(root, "meta_schedule.vectorize", 128)
+    sch.enter_postproc()
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    text = sch.mod.script()
+    assert "for n_c0_h_w_c1_fused_0 in T.parallel(6272):" in text
+    assert "for n_c0_h_w_c1_fused_1 in T.vectorized(128):" in text
+    check_numerics(mod, sch.mod, "main")
+
+
+def test_strided_access_keeps_the_parallel_prefix():
+    """A transposed read is not contiguous over the nest: TVM's prefix rule applies."""
+    mod = parse(ADD.replace("A[v0, v1, v2, v3, v4]", "A[v0, v1, v3, v2, v4]"))
+    sch = Schedule(mod)
+    root = sch.get_block("root")
+    sch.annotate(root, "meta_schedule.parallel", 64)
+    sch.annotate(root, "meta_schedule.vectorize", 128)
+    sch.enter_postproc()
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    text = sch.mod.script()
+    assert "for n_c0_h_fused in T.parallel(448):" in text
+    assert "for c1 in T.vectorized(32):" in text
+    check_numerics(mod, sch.mod, "main")

@@ -10,7 +10,7 @@ is f(e_l) - f(0). Read-only: nothing is rewritten.
 """
 
 import math
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 from mlir import ir
 
@@ -139,6 +139,29 @@ class _Nest:
 def _offsets(nest: _Nest, fns, loop_vals) -> List[int]:
     it = nest.iter_values(loop_vals)
     return [f([it[p] for p in pos]) for f, pos in fns]
+
+
+def loop_strides(block_op) -> Optional[List[List[int]]]:
+    """Per buffer access of the block: its flat offset's step per loop around the block
+    (outermost first); None when an index is not affine in the loops."""
+    nest = _Nest(Block(block_op))
+    n = len(nest.loops)
+    out = []
+    for op, kind, buf in buffer_util.accesses(block_op):
+        fns = nest.index_fns(op, kind)
+        if fns is None:
+            return None
+        shape = list(ir.MemRefType(buf.type).shape)
+        row = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
+        zero = _offsets(nest, fns, [0] * n)
+        strides = []
+        for lv in range(n):
+            vals = [0] * n
+            vals[lv] = 1
+            step = [a - b for a, b in zip(_offsets(nest, fns, vals), zero)]
+            strides.append(sum(c * r for c, r in zip(step, row)))
+        out.append(strides)
+    return out
 
 
 def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:

@@ -15,7 +15,9 @@ the outermost loop of a block with a reduction gets `pragma_auto_unroll_max_step
 `pragma_unroll_explicit` (TVM does not unroll purely spatial blocks).
 """
 
+from tir_mlir.context import get_context
 from tir_mlir.errors import ScheduleError
+from tir_mlir.meta_schedule.feature_extractor.store_features import loop_strides
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
 KEYS = (
@@ -45,6 +47,8 @@ class RewriteParallelVectorizeUnroll(Postproc):
             if not loops:
                 continue
             outer = loops[0]
+            if _fuse_split_parallel_vectorize(sch, block, loops, ann):
+                continue
             if ann.get("meta_schedule.parallel", 0) > 0:
                 # the innermost loop stays for the vectorizer when it qualifies (TVM: "prefer
                 # vectorize to parallel")
@@ -65,6 +69,67 @@ class RewriteParallelVectorizeUnroll(Postproc):
             if vector_limit.get(func, 0) > 1:
                 _vectorize(sch, sch.get_block(name, func), vector_limit[func])
         return True
+
+
+def _fuse_split_parallel_vectorize(sch, block, loops, ann) -> bool:
+    """TVM's RewriteFuseSplitParallelVectorize: when every loop of the block could be both
+    parallel and vectorized (spatial, serial, unannotated, one statement, a constant extent)
+    and every access is contiguous over the whole nest, all loops are fused and split by the
+    vector limit, the outer part parallel, the inner vectorized. Done only when the vector
+    limit divides the trip count (TVM adds a T.where otherwise). Whether it was done."""
+    par = ann.get("meta_schedule.parallel", 0)
+    vec = ann.get("meta_schedule.vectorize", 0)
+    if par <= 0 or vec <= 1:
+        return False
+    extents = []
+    for lp in loops:
+        view = sch.get(lp)
+        extent = _extent(view)
+        if (
+            extent is None
+            or sch.get_loop_iter_type(lp) != "S"
+            or str(view.kind) != "serial"
+            or view.annotations
+            or not _single_statement(view)
+        ):
+            return False
+        extents.append(extent)
+    total = 1
+    for e in extents:
+        total *= e
+    if total <= vec or total % vec:
+        return False
+    with get_context():
+        strides = loop_strides(sch.get(block).op)
+    if strides is None or any(_fusible(s, extents) < len(loops) for s in strides):
+        return False
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    outer, inner = sch.split(fused, [None, vec])
+    sch.parallel(outer)
+    try:
+        sch.vectorize(inner)
+    except ScheduleError:
+        pass  # the lowering cannot vectorize this body: the inner loop stays serial
+    return True
+
+
+def _fusible(strides, extents) -> int:
+    """How many innermost loops one access walks contiguously (TVM's count: a loop the
+    access does not use fuses; the first used one needs stride 1 unless it is innermost;
+    each next used one the previous stride times the previous extent)."""
+    fusible, prev = 0, None
+    for i in range(len(strides) - 1, -1, -1):
+        if strides[i] == 0:
+            fusible += 1
+        elif prev is None:
+            if strides[i] != 1 and fusible != 0:
+                break
+            fusible, prev = fusible + 1, i
+        elif strides[i] == strides[prev] * extents[prev]:
+            fusible, prev = fusible + 1, i
+        else:
+            break
+    return fusible
 
 
 def _take_root_annotations(sch) -> dict:
