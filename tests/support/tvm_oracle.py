@@ -4,6 +4,8 @@
 the marker that skips for TVM's absence fails (conftest.py)."""
 
 import importlib.util
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,8 @@ def installed() -> bool:
 
 def import_tvm():
     """`import tvm` for a module of comparisons that needs TVM at import time (to build its
-    parameters); skips the module with ABSENT without it. Mark the module's tests too
-    (`pytestmark = pytest.mark.tvm`) so that the TVM lane selects them."""
-    return pytest.importorskip("tvm", reason=ABSENT)
+    parameters); skips the module without it, naming it (pytest reports a module skipped here
+    at this line). Mark the module's tests too (`pytestmark = pytest.mark.tvm`) so that the TVM
+    lane selects them."""
+    caller = Path(sys._getframe(1).f_globals.get("__file__", "?")).name
+    return pytest.importorskip("tvm", reason=f"{caller}: {ABSENT}")
