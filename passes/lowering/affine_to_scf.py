@@ -41,7 +41,8 @@ from tir_mlir.passes.lowering.common import (
     set_to_arith,
     walk,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.chain_footprint import chain_loops, misses_l1
+from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l1d
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
@@ -59,20 +60,26 @@ class AffineToScf:
         target_kinds=("serial", "parallel", "vectorized", "unroll"),
         vector_bits=VECTOR_BITS,
         fma_chains=lambda bits: FMA_CHAINS,
+        l1=None,
     ):
         self.kinds, self.vector_bits = target_kinds, vector_bits
         self.fma_chains = fma_chains  # value bits -> FMA chains that fill the units
+        self.l1 = l1 or named_l1d("")  # (sets, ways, line bytes) of the L1 data cache
 
     @classmethod
     def for_target(cls, target):
         if str(target).split()[0] in ("cuda", "nvptx"):
             return cls()
         model = cpu_model(target)
-        return cls(vector_bits=model.vector_bits, fma_chains=model.fma_chains)
+        return cls(
+            vector_bits=model.vector_bits,
+            fma_chains=model.fma_chains,
+            l1=(model.l1d_sets, model.l1d_ways, model.line_bytes),
+        )
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            no_contract = _latency_bound_updates(f, self.fma_chains)
+            no_contract = _latency_bound_updates(f, self.fma_chains, self.l1)
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -128,7 +135,7 @@ class AffineToScf:
         op.erase()
 
 
-def _latency_bound_updates(f, fma_chains):
+def _latency_bound_updates(f, fma_chains, l1):
     """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
     address does not depend on the innermost enclosing loop, in loops holding fewer of them
     than `fma_chains(bits)` (the widest of their values' bits).
@@ -155,7 +162,10 @@ def _latency_bound_updates(f, fma_chains):
         if not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop.regions[0].blocks[0].arguments[0]
-        if any(_depends_on(i, iv) for i in address[1]) or _strided_loads(update, iv):
+        if any(_depends_on(i, iv) for i in address[1]):
+            continue
+        misses = misses_l1(update, chain_loops(op), l1)
+        if misses if misses is not None else _strided_loads(update, iv):
             continue
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:

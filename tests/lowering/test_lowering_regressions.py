@@ -246,3 +246,31 @@ def test_independent_accumulators_are_contracted():
     scf = emit_text(sch.mod.module, "scf")
     assert [line for line in scf.splitlines() if "arith.addf" in line and "contract" in line]
     assert "vfmadd" in emit_text(sch.mod.module, "asm")
+
+
+def test_chain_over_rows_that_stay_in_l1_keeps_the_add_alone_on_it():
+    """conv1d NCW with c and f split and the reduction (c, r) innermost: one accumulator per
+    output over 192 terms from 64 rows of A. The rows are 2,056 bytes apart and spread over the
+    L1 sets, so the chain's loads hit L1 and it runs at the add's latency: mul + add, no FMA
+    (a chain over rows that conflict in L1, the unscheduled matmul's, keeps its FMAs)."""
+    from schedule_everyday import conv1d_ncw
+
+    from tir_mlir.passes.lowering.pipeline import emit_text
+
+    sch = Schedule(tir_mlir.parse(conv1d_ncw(64, 64, 512, 3)))
+    _, f, x, c, r = sch.get_loops(sch.get_block("B"))
+    f0, f1 = sch.split(f, factors=[None, 3])
+    c0, c1, c2 = sch.split(c, factors=[None, 8, 2])
+    sch.reorder(f0, x, f1, c0, r, c1, c2)
+    scf = emit_text(sch.mod.module, "scf")
+    adds = [line for line in scf.splitlines() if "arith.addf" in line]
+    assert adds and not [line for line in adds if "contract" in line]
+    asm = emit_text(sch.mod.module, "asm", target="llvm -mcpu=sapphirerapids")
+    assert "vfmadd" not in asm and "vaddss" in asm
+    rng = np.random.default_rng(0)
+    a = rng.random((1, 64, 514), dtype=np.float32)
+    w = rng.random((64, 64, 3), dtype=np.float32)
+    b = np.zeros((1, 64, 512), np.float32)
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    want = sum(np.einsum("fc,cx->fx", w[:, :, t], a[0, :, t : t + 512]) for t in range(3))
+    np.testing.assert_allclose(b[0], want, rtol=1e-4)
