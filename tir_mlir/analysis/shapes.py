@@ -64,8 +64,9 @@ def is_dynamic(shape: Sequence[Int]) -> bool:
     return any(isinstance(s, SymExpr) for s in shape)
 
 
-def memref_type(shape: Sequence[Int], element: ir.Type, layout=None) -> ir.MemRefType:
-    """The memref type of that shape: `?` for each symbolic dimension."""
+def memref_type(shape: Sequence[object], element: ir.Type, layout=None) -> ir.MemRefType:
+    """The memref type of that shape: `?` for each dimension that is not an int (a SymExpr, an
+    affine size)."""
     dims = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in shape]
     return (
         ir.MemRefType.get(dims, element, layout)

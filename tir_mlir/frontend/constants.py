@@ -7,6 +7,8 @@ local one inside a block), the interpreter fills it from the attribute, and `tir
 turns it into a `memref.global` constant (docs/design.md).
 """
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import memref
@@ -18,8 +20,11 @@ from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
 from tir_mlir.frontend.values import Buffer, ConstData, Lit
 
+if TYPE_CHECKING:  # (builder.py calls these with itself)
+    from tir_mlir.frontend.builder import FuncBuilder
 
-def allocate_const(fb, name, call, pos):
+
+def allocate_const(fb: "FuncBuilder", name, call, pos):
     """`name = T.allocate_const(data, dtype, extents)`: the alloc, named `name` until a
     T.decl_buffer names the buffer over it."""
     if len(call.args) != 3 or call.kwargs:
@@ -48,7 +53,11 @@ def allocate_const(fb, name, call, pos):
         fb.fail(f"T.allocate_const has {len(values)} values for extents {shape}", data_node.pos)
     array = np.array(values, dtype=numpy_dtype(dtype)).reshape(shape)
     elem = mlir_type(dtype)
-    attr = ir.DenseElementsAttr.get(array, signless=True, type=ir.RankedTensorType.get(shape, elem))
+    attr = ir.DenseElementsAttr.get(
+        array,  # pyright: ignore[reportArgumentType]  (an ndarray has the buffer protocol)
+        signless=True,
+        type=ir.RankedTensorType.get(shape, elem),
+    )
     op = memref.AllocOp(ir.MemRefType.get(shape, elem), [], [], loc=fb.loc(pos))
     op.attributes["tir.name"] = ir.StringAttr.get(name)
     op.attributes[SCOPE] = scope_attr("global")
@@ -58,7 +67,7 @@ def allocate_const(fb, name, call, pos):
     fb.env[name] = ConstData(name, op, tuple(shape), dtype)
 
 
-def decl_buffer(fb, name, call, pos):
+def decl_buffer(fb: "FuncBuilder", name, call, pos):
     """`name = T.decl_buffer(shape, dtype, data=K)` (or `T.Buffer(...)`, which TVM does not
     declare: no inferred region of a block, printed back as T.Buffer) over a
     T.allocate_const."""

@@ -66,7 +66,7 @@ def record_order(blk, region_calls):
     except (RecursionError, TIRError):  # (the parse or the printer reports it)
         return
     for kind, found in (("read", inferred.reads), ("write", inferred.writes)):
-        names = [buffer_name(r.buffer) for r in found]
+        names = [buffer_name(r.buffer, "") for r in found]
         order = [n for n in written[kind] if n in names]
         if len(set(order)) == len(order) and order != names and sorted(order) == sorted(names):
             overrides.set_order(blk.op, kind, order)
@@ -175,7 +175,7 @@ def _accessed(blk) -> list:
     from tir_mlir.ir.regions import block_regions
 
     regions = block_regions(blk.op)
-    return sorted({buffer_name(r.buffer) for r in regions.reads + regions.writes})
+    return sorted({buffer_name(r.buffer, "") for r in regions.reads + regions.writes})
 
 
 def _record_accumulators(env, blk, region_calls):

@@ -24,6 +24,8 @@ extern_calls.py):
 - `builtin` {symbol}: one of TVM's GPU builtins (`T.tvm_mma_sync(...)`), never lowered here.
 """
 
+from typing import Dict
+
 from mlir import ir
 
 from tir_mlir.dialect.ops import extern_op
@@ -134,7 +136,7 @@ class ExternCalls(ExprHost):
         else:
             dtype = check_dtype(args[0], pos, self.fail)
         operands = self._extern_args(name, args[2:], pos)
-        attrs = {"symbol": ir.StringAttr.get(args[1])}
+        attrs: Dict[str, ir.Attribute] = {"symbol": ir.StringAttr.get(args[1])}
         if void:  # its placeholder int32 result is never used
             attrs["void"] = ir.UnitAttr.get()
         if name == "call_pure_extern":
@@ -214,7 +216,9 @@ class ExternCalls(ExprHost):
             return isinstance(x, Lit) and x.value == value
 
         if (
-            mtype is None
+            owner is None
+            or buf is None
+            or mtype is None
             or not isinstance(shape, StackShape)
             or not all(lit(d, n) for d, n in zip(shape.dims, mtype.shape))
             or len(shape.dims) != len(mtype.shape)
@@ -246,7 +250,7 @@ class ExternCalls(ExprHost):
             dtype = check_dtype(v, kpos, self.fail)
         strings = {str(n): ir.StringAttr.get(a) for n, a in enumerate(args) if isinstance(a, str)}
         operands = self._extern_args(name, [a for a in args if not isinstance(a, str)], pos)
-        attrs = {"symbol": ir.StringAttr.get(name)}
+        attrs: Dict[str, ir.Attribute] = {"symbol": ir.StringAttr.get(name)}
         if strings:
             attrs["strings"] = ir.DictAttr.get(strings)
         return self.extern("builtin", operands, dtype, pos, attrs)
@@ -317,4 +321,4 @@ class ExternCalls(ExprHost):
         if not isinstance(buf, Buffer):
             self.fail("T.address_of takes a buffer element: T.address_of(B[i, j])", pos)
         idx = self.indices(buf, [self.eval(i) for i in target.indices], target)
-        return self._ptr_op("address_of", [buf.value] + idx, pos)
+        return self._ptr_op("address_of", [buf.value, *idx], pos)

@@ -110,7 +110,9 @@ def _child_crash(text: str, irdl: tuple) -> str:
             faulthandler.disable()  # the parent reports how the child died
             with new_context(), ir.Location.unknown():
                 for dialect in irdl:
-                    irdl_dialect.load_dialects(ir.Module.parse(dialect))
+                    module = ir.Module.parse(dialect)
+                    # (irdl.py re-exports load_dialects from a native module with no stub)
+                    irdl_dialect.load_dialects(module)  # pyright: ignore[reportAttributeAccessIssue]
                 ir.Module.parse(text)
         except BaseException:  # noqa: BLE001 - MLIR's errors are the parent's to report
             pass

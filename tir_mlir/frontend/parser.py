@@ -11,7 +11,7 @@ import re
 import sys
 import unicodedata
 from importlib import resources
-from typing import Any, List, cast
+from typing import Any, List, Optional, cast
 
 import lark
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -257,7 +257,7 @@ def parse_ast(text: str, filename: str = "<string>") -> List[Any]:
 
 
 @serialized
-def parse(text: str, filename: str = None):
+def parse(text: str, filename: Optional[str] = None):
     """Parse TVMScript into an IRModule (one `func.func` per prim_func); symbolic shapes and
     scalar parameters (`n = T.int32()`, `alpha: T.float32`) are arguments of the functions
     (docs/symbolic.md)."""

@@ -7,6 +7,7 @@ their names stand in the environment as `SymbolDecl`s, so that buffer shapes in 
 and in `T.match_buffer` know which dimensions are dynamic.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 from tir_mlir.frontend import ast as A
@@ -56,6 +57,6 @@ def has_call(node, name: str) -> bool:
             return True
         if isinstance(n, (list, tuple)):
             stack.extend(n)
-        elif isinstance(n, A.Node) and hasattr(n, "__dataclass_fields__"):
-            stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
+        elif isinstance(n, A.Node) and dataclasses.is_dataclass(n):
+            stack.extend(getattr(n, f.name) for f in dataclasses.fields(n))
     return False

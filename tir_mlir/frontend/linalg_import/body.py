@@ -10,6 +10,8 @@ into a let before the first store, since a later value may read an output an ear
 changes.
 """
 
+from typing import Callable, Union
+
 from mlir import ir
 from mlir.dialects import arith, memref
 
@@ -60,6 +62,8 @@ def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
         return arith.ConstantOp(index, e.value).result
     if isinstance(e, ir.AffineDimExpr):
         return _leaf(ivs[e.position])
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise ValueError(f"unsupported index expression {expr}")
     lhs, rhs = e.lhs.maybe_downcast(), e.rhs.maybe_downcast()
     if isinstance(e, ir.AffineAddExpr):
         if isinstance(rhs, ir.AffineConstantExpr) and rhs.value < 0:  # i - 1, not i + -1
@@ -81,7 +85,7 @@ def emit_index(expr: ir.AffineExpr, ivs) -> ir.Value:
     raise ValueError(f"unsupported index expression {expr}")
 
 
-def _leaf(iv) -> ir.Value:
+def _leaf(iv: Union[ir.Value, Callable[[], ir.Value]]) -> ir.Value:
     """An iteration index: an iter var, or a callable building a fresh index expression per
     use (a T.init computing a producer's value at the reduction's output element)."""
     return iv() if callable(iv) else iv
@@ -223,6 +227,8 @@ class GenericBody:
                 lhs, rhs = (self._again(lhs), self._again(rhs))
             c = arith.CmpFOp(arith.CmpFPredicate(p), lhs, rhs, loc=loc).result
             out = c if out is None else arith.OrIOp(out, c, loc=loc).result
+        if out is None:
+            raise ValueError(f"no ordered comparisons for predicate {pred}")
         if negate:
             true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1, loc=loc).result
             out = arith.XOrIOp(out, true, loc=loc).result

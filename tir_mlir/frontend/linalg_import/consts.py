@@ -25,10 +25,9 @@ def transpose_axes(op) -> list | None:
     body = list(block.operations)
     if len(body) != 1 or body[0].operation.operands[0] != block.arguments[0]:
         return None
-    perms = [_permutation(m) for m in indexing_maps(op)]
-    if None in perms:
+    src, dst = (_permutation(m) for m in indexing_maps(op))
+    if src is None or dst is None:
         return None
-    src, dst = perms
     # output axis k iterates dimension dst[k], which is input axis src.index(dst[k])
     return [src.index(d) for d in dst]
 
@@ -41,14 +40,15 @@ def transposed(data: ir.DenseElementsAttr, axes: list) -> ir.DenseElementsAttr |
         return None
     if values.shape != tuple(ir.ShapedType(data.type).shape):
         return None
-    return ir.DenseElementsAttr.get(
-        np.ascontiguousarray(np.transpose(values, axes)), type=ir.ShapedType(data.type).element_type
+    return ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+        np.ascontiguousarray(np.transpose(values, axes)),  # pyright: ignore[reportArgumentType]
+        type=ir.ShapedType(data.type).element_type,
     )
 
 
 def _permutation(m: ir.AffineMap) -> list | None:
-    dims = [e.maybe_downcast() for e in m.results]
-    if not all(isinstance(e, ir.AffineDimExpr) for e in dims):
+    dims = [e for e in (r.maybe_downcast() for r in m.results) if isinstance(e, ir.AffineDimExpr)]
+    if len(dims) != len(m.results):
         return None
     positions = [e.position for e in dims]
     return positions if sorted(positions) == list(range(m.n_dims)) else None

@@ -7,6 +7,8 @@ the TVMScript parser builds them (docs/design.md), so the printer inlines them b
 schedule primitives see the same IR as for a parsed program.
 """
 
+from typing import Any, Dict, List
+
 from mlir import ir
 from mlir.dialects import affine, arith, func, memref, scf
 
@@ -40,7 +42,7 @@ def emit_function(plan: Planner, name: str) -> ir.Operation:
     fop = func.FuncOp(name, ftype, loc=plan.src.location(plan.func))
     fop.attributes["tir.prim_func"] = ir.UnitAttr.get()
     fop.attributes["tir.func_attrs"] = ir.DictAttr.get({"tir.noalias": ir.BoolAttr.get(True)})
-    attrs = [{"tir.name": ir.StringAttr.get(b.name)} for b in params]
+    attrs: List[Dict[str, ir.Attribute]] = [{"tir.name": ir.StringAttr.get(b.name)} for b in params]
     for k in range(len(reps)):
         var = plan.unique_name(_VAR_NAMES[k] if k < len(_VAR_NAMES) else f"n{k}")
         attrs.append(
@@ -156,9 +158,10 @@ def _compute(plan: Planner, step: Compute):
     )
     with ir.InsertionPoint.at_block_terminator(block.body):
         GenericBody(plan.src, op, step.operands, maps, _by_dim(block.iter_vars, order)).emit()
-    if step.inits:
-        ivs = _by_dim(block.init.arguments, order)
-        with ir.InsertionPoint.at_block_terminator(block.init):
+    init = block.init  # (made when there are inits)
+    if step.inits and init is not None:
+        ivs = _by_dim(init.arguments, order)
+        with ir.InsertionPoint.at_block_terminator(init):
             for i, (producer, inputs) in step.inits.items():
                 element = maps[n_in + i].results
                 value = _producer_value(plan, producer, inputs, element, ivs)
@@ -284,7 +287,7 @@ def _source_indices(op, src_shape, dst_shape) -> list:
     if op is None:
         return [ir.AffineExpr.get_dim(i) for i in range(len(dst_shape))]
     # (only the outermost dimension of a group may be dynamic: the planner checked)
-    out = [None] * len(src_shape)
+    out: List[Any] = [None] * len(src_shape)  # each an AffineExpr once the groups are done
     if op.name == "tensor.expand_shape":  # a source dim = a group of destination dims
         for j, group in enumerate(_reassociation(op)):
             e = d[group[0]]
@@ -349,6 +352,6 @@ def _pad_value(plan: Planner, op, src, src_shape, dst_shape, ivs, loc) -> ir.Val
             ]
 
         scf.YieldOp([read(src, idx, ir.ShapedType(op.results[0].type).element_type, loc)], loc=loc)
-    with ir.InsertionPoint(if_op.else_block):
+    with ir.InsertionPoint(if_op.regions[1].blocks[0]):  # (the else block: made with one)
         scf.YieldOp([clone_constant(plan.src, pad, op)], loc=loc)
     return if_op.results[0]

@@ -275,7 +275,9 @@ class Planner:
                     # TensorIR has no bool constants (T.allocate_const): int8, read as
                     # T.Cast("bool", ...)
                     et = ir.IntegerType.get_signless(8)
-                    data = ir.DenseElementsAttr.get(np.array(data).astype(np.int8))
+                    data = ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+                        np.array(data).astype(np.int8)  # pyright: ignore[reportArgumentType]
+                    )  # (an ndarray has the buffer protocol the stub asks for)
                 b = Buffer(
                     self._unique(op.results[0].get_name().lstrip("%"), self.buffer_names),
                     shape,
@@ -506,9 +508,10 @@ class Planner:
             # no element (they are the result's there)
             reads = has_uses(body.arguments[n_in + i]) or not writes_all(op, n_in + i)
             if not op.results:  # memrefs: written in place
-                bufs.append(self._buffer(v, op))
-                if not bufs[-1].name:
-                    bufs[-1].name = self._unique(name, self.buffer_names)
+                buf = self._buffer(v, op)
+                bufs.append(buf)
+                if not buf.name:
+                    buf.name = self._unique(name, self.buffer_names)
                 producer = self.folded.get((op, v))
                 if producer is not None:
                     step.inits[i] = (producer, [None])  # a fill: its scalar

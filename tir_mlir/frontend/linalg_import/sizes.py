@@ -162,8 +162,8 @@ def _n_symbols(e: ir.AffineExpr) -> int:
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineSymbolExpr):
         return e.position + 1
-    if isinstance(e, (ir.AffineConstantExpr, ir.AffineDimExpr)):
-        return 0
+    if not isinstance(e, ir.AffineBinaryExpr):
+        return 0  # a constant or a dim
     return max(_n_symbols(e.lhs), _n_symbols(e.rhs))
 
 

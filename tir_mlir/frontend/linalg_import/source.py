@@ -102,9 +102,10 @@ class LinalgSource:
             )
         if dtype == np.bool_:
             data = data.astype(np.bool_)
-        return ir.DenseElementsAttr.get(
-            np.ascontiguousarray(data.reshape(shaped.shape)), type=shaped.element_type
-        )
+        return ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+            np.ascontiguousarray(data.reshape(shaped.shape)),  # pyright: ignore[reportArgumentType]
+            type=shaped.element_type,
+        )  # (an ndarray has the buffer protocol the stub asks for)
 
     def blobs(self) -> dict:
         """name -> bytes of the builtin resource blobs (the first 4 bytes, the alignment,
@@ -112,7 +113,7 @@ class LinalgSource:
         if self._blobs is None:
             # the parsed module's own text: the context renames a blob whose name it holds
             # already (the same file imported twice)
-            text = self.module.operation.get_asm(large_elements_limit=1 << 30)
+            text = str(self.module.operation.get_asm(large_elements_limit=1 << 30))  # not binary
             start = text.find("dialect_resources")
             section = text[start:] if start >= 0 else ""
             self._blobs = {
