@@ -12,6 +12,7 @@ from mlir import ir
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.analysis import structure as analysis, buffer_util
 from tir_mlir.passes.schedule import sample_compute_location as _loc
 from tir_mlir.schedule.handles import BlockRV, LoopRV
@@ -26,7 +27,7 @@ def _query(fn):
     return wrapper
 
 
-class RuleQueries:
+class RuleQueries(ScheduleHost):
     @_query
     def get_iter_types(self, block: BlockRV) -> List[str]:
         """The block's iter var kinds: "S", "R" or "O" each."""

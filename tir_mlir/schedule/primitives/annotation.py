@@ -6,6 +6,7 @@ says about itself or its buffers, not the loop nest.
 
 from typing import Callable, Dict, List, Union
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule import annotate as _ann
 from tir_mlir.passes.schedule import annotate_buffer_access as _annotate
@@ -22,7 +23,7 @@ from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.safe_lambda import SafeLambda
 
 
-class Annotation:
+class Annotation(ScheduleHost):
     """Primitives that annotate blocks, loops and buffers."""
 
     # TVM's annotation value types (annotate's ann_val)

@@ -2,6 +2,7 @@
 
 from typing import List, Union
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import blockize as _blockize
 from tir_mlir.passes.schedule import blockize_blocks as _blockize_blocks
@@ -13,7 +14,7 @@ from tir_mlir.schedule.primitive import primitive
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
 
-class BlockizeTensorize:
+class BlockizeTensorize(ScheduleHost):
     """Primitives that make a subtree one block, or a tensor intrinsic."""
 
     @primitive

@@ -5,6 +5,7 @@ write_at, and TE's prefetch. Each stages a buffer through a new one, copied by n
 
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import cache_index as _index
 from tir_mlir.passes.schedule import cache_inplace as _inplace
@@ -22,7 +23,7 @@ from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
-class Caches:
+class Caches(ScheduleHost):
     """Primitives that stage a buffer through a new one."""
 
     @primitive

@@ -5,6 +5,7 @@ blocks; the loops and blocks they erase consume their handles.
 
 from typing import List, Sequence, Union
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.passes.schedule import compute_at as _at
 from tir_mlir.passes.schedule import compute_inline as _inline
 from tir_mlir.passes.schedule import compute_root as _root
@@ -15,7 +16,7 @@ from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
-class ComputeLocation:
+class ComputeLocation(ScheduleHost):
     """Primitives that move computation between blocks."""
 
     @primitive

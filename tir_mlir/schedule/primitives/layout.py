@@ -7,6 +7,7 @@ of a buffer or of a block's iteration space.
 from typing import Callable, List, Optional, Tuple, Union
 
 from mlir import ir
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.dialect.ops import Block
 from tir_mlir.passes.schedule import decompose_padding as _padding
 from tir_mlir.passes.schedule import pad_einsum as _pad_einsum
@@ -27,7 +28,7 @@ from tir_mlir.schedule.primitive import macro, primitive
 from tir_mlir.schedule.safe_lambda import SafeLambda, canonical_text, constant_body, parse_lambda
 
 
-class Layout:
+class Layout(ScheduleHost):
     """Primitives that change buffer layouts and iteration spaces."""
 
     @macro

@@ -2,13 +2,14 @@
 loop a loop is (passes/schedule/loop_kind.py), never the loop nest.
 """
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.passes.schedule import loop_kind
 
 from tir_mlir.schedule.handles import LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
-class LoopKinds:
+class LoopKinds(ScheduleHost):
     """Primitives that set the kind of a loop."""
 
     @primitive

@@ -5,6 +5,7 @@ tir_mlir/passes/schedule/<primitive>.py.
 
 from typing import List, Optional, Sequence
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.passes.schedule import add_unit_loop as _unit
 from tir_mlir.passes.schedule import fuse as _fuse
 from tir_mlir.passes.schedule import loop_partition as _partition
@@ -19,7 +20,7 @@ from tir_mlir.schedule.handles import BlockOrLoop, BlockRV, LoopRV
 from tir_mlir.schedule.primitive import macro, primitive
 
 
-class Loops:
+class Loops(ScheduleHost):
     """Primitives that change the loop nest."""
 
     @primitive

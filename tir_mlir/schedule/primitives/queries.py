@@ -10,6 +10,7 @@ from typing import List, Optional, Union
 
 from mlir import ir
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule.handles import BlockOrLoop, BlockRV, LoopRV
@@ -43,7 +44,7 @@ class ScheduleState:
         return self._sch.get_sref(stmt)
 
 
-class Queries:
+class Queries(ScheduleHost):
     """Finding blocks and loops, and the schedule's own state."""
 
     @primitive

@@ -1,5 +1,6 @@
 """Reductions (TVM's reduction): rfactor, decompose_reduction."""
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.passes.schedule import decompose_reduction as _decompose
 from tir_mlir.passes.schedule import rfactor as _rfactor
@@ -8,7 +9,7 @@ from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import primitive
 
 
-class Reduction:
+class Reduction(ScheduleHost):
     """Primitives that restructure a reduction."""
 
     @primitive

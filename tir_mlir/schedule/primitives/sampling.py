@@ -10,6 +10,7 @@ instruction that marks where the trace's postprocessing starts.
 
 from typing import List, Optional, Sequence
 
+from tir_mlir.schedule.primitives.host import ScheduleHost
 from tir_mlir.analysis.symbolic import SymExpr
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import ScheduleError
@@ -22,7 +23,7 @@ from tir_mlir.schedule.handles import INLINE_SID, ROOT_SID, BlockRV, ExprRV, Loo
 from tir_mlir.schedule.primitive import primitive
 
 
-class Sampling:
+class Sampling(ScheduleHost):
     """Random variables and the instructions that sample them."""
 
     def seed(self, seed: int) -> None:
