@@ -16,9 +16,11 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with fp-contract=fast),
 except an add/sub that updates an accumulator carried by its innermost loop when that loop
 carries fewer such accumulators than the target's FMA units need to stay busy (cpu_model.py:
-FMA latency over throughput in LLVM's model, 8 on most cores) and the added term streams from
-contiguous memory: there the loop runs at the latency of the chain, and mul + add (the add alone on the
-chain) beats an FMA (4 cycles); see `_latency_bound_updates` and `_strided_loads`. Functions get
+FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L1
+(chain_footprint.py: the lines the chain's loads touch over the whole reduction nest fit the
+target's L1 sets and ways): there the loop runs at the latency of the chain, and mul + add (the
+add alone on the chain: 2-3 cycles on recent cores) beats an FMA (4 cycles); see
+`_latency_bound_updates`. Functions get
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """

@@ -110,9 +110,7 @@ def _byte_offset(load, ivs) -> Optional[Linear]:
 
 
 def _identity_layout(layout, rank: int) -> bool:
-    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(
-        rank
-    )
+    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(rank)
 
 
 def _is_float(t) -> bool:

@@ -45,6 +45,7 @@ STAGE_NAMES = {
         (None, "indirect-check"),
         (None, "scalar-replace"),
         (None, "jam-carried-loops"),
+        (None, "carry-vectors"),
         ("scf", "prefetch-strided"),
         (None, "packed-calls"),
         (None, "alloc-check"),

@@ -45,6 +45,7 @@ _STAGES = {
     "indirect-check": ("indirect_check", "IndirectCheck"),
     "scalar-replace": ("scalar_replace", "ScalarReplace"),
     "jam-carried-loops": ("jam_loops", "JamCarriedLoops"),
+    "carry-vectors": ("carry_vectors", "CarryVectors"),
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),
