@@ -207,7 +207,8 @@ class Sym:
     def __eq__(self, o):
         return Constraint(self.expr - _e(o), True)  # noqa: E704
 
-    __hash__ = None
+    # unhashable (== builds a constraint); typeshed types __hash__ as a method
+    __hash__ = None  # pyright: ignore[reportAssignmentType]
 
 
 def call(fn: Callable, n: int) -> list:
@@ -292,6 +293,8 @@ def _py(e: ir.AffineExpr, names) -> str:
         return str(e.value)
     if isinstance(e, ir.AffineDimExpr):
         return names[e.position]
+    if not isinstance(e, ir.AffineBinaryExpr):
+        raise TypeError(f"unknown affine expression {e}")
     op = {
         ir.AffineAddExpr: "+",
         ir.AffineMulExpr: "*",

@@ -62,7 +62,9 @@ def _load_dialect():
     ctx = get_context()
     if id(ctx) not in _loaded:
         with ctx, ir.Location.unknown():
-            irdl.load_dialects(ir.Module.parse(irdl_text()))
+            module = ir.Module.parse(irdl_text())
+            # (irdl.py re-exports load_dialects from a native module with no stub)
+            irdl.load_dialects(module)  # pyright: ignore[reportAttributeAccessIssue]
         _loaded.add(id(ctx))
     return ctx
 
