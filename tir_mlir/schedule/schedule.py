@@ -193,8 +193,9 @@ class Schedule(
 
     def _func(self, func_name: Optional[str]) -> str:
         funcs = list(self._mod.functions)
-        if func_name is None and self._working_on in funcs:
-            return self._working_on
+        working = self._working_on
+        if func_name is None and working is not None and working in funcs:
+            return working
         if func_name is None:
             if len(funcs) == 1:
                 return funcs[0]

@@ -336,8 +336,10 @@ class Queries(ScheduleHost):
 def _scope_root(op: ir.Operation) -> ir.Operation:
     """The block (or function, the implicit root block) that `op` is directly inside."""
     p = analysis.parent_op(op)
-    while not analysis.is_block(p) and p.name != "func.func":
+    while p is not None and not analysis.is_block(p) and p.name != "func.func":
         p = analysis.parent_op(p)
+    if p is None:
+        raise ValueError(f"{op.name} is inside no block or function")
     return p
 
 
