@@ -93,9 +93,12 @@ class Queries(ScheduleHost):
         """
         func = self._func(func_name)
         self._note(func_name=func)
-        found = self._rw.index.blocks_named(func, name)
-        if not found and name == "root":  # TVM's implicit root block: the function body
+        if name == "root" and not self._rw.index.blocks.get((func, name)):
+            # TVM's implicit root block: the function body. No re-walk to look for a block of
+            # that name: the index holds every parsed block and no primitive names one "root".
             found = [self._mod[func]]
+        else:
+            found = self._rw.index.blocks_named(func, name)
         if not found:
             names = self._rw.index.block_names(func)
             raise ScheduleError(
