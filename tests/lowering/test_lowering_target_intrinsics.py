@@ -3,18 +3,14 @@
 it has not), `T.reinterpret` -> bitcasts, `T.vectorlow/vectorhigh` -> half slices,
 `T.q_multiply_shift(_per_axis)` -> TVM's int64 expansion. Numbers against numpy."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from packed_int8_matmul import PACKED
 
 import tir_mlir
 from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "schedule"))
-from test_tensorize_target_intrins import PACKED  # noqa: E402
 
 HEAD = "# from tvm.script import tir as T\n\n@T.prim_func\n"
 
