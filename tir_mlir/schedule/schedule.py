@@ -11,7 +11,7 @@ bookkeeping the primitives share.
 
 import contextlib
 import random
-from typing import List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union, overload
 
 from mlir import ir
 
@@ -182,6 +182,10 @@ class Schedule(
         if not ok:
             raise ScheduleError(f"{prim}: internal error: produced invalid IR")
 
+    @overload
+    def get(self, rand_var_or_sref: ExprRV) -> int: ...
+    @overload
+    def get(self, rand_var_or_sref: Union[BlockOrLoop, StmtSRef]) -> Any: ...
     def get(self, rand_var_or_sref: Union[BlockOrLoop, ExprRV, StmtSRef]):
         """A view of the block / loop a handle (or sref) stands for, with TVM's attribute names
         (tir_mlir/schedule/views.py; it prints as TVMScript); the value of a sampled ExprRV."""

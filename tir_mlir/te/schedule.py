@@ -14,7 +14,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.schedule.handles import LoopRV
+from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.schedule import Schedule as TIRSchedule
 from tir_mlir.te.expr import Binary, Const, Expr, Var
 from tir_mlir.te.operation import ComputeOp, IterVar, PlaceholderOp, Tensor
@@ -224,10 +224,10 @@ class Schedule:
         self._axes.setdefault(loop.sid, iv)
         self._keep.append(iv)
 
-    def _block(self, rv) -> Block:
+    def _block(self, rv: BlockRV) -> Block:
         return Block(self.sch.get(rv).op)
 
-    def _loop_op(self, rv) -> Loop:
+    def _loop_op(self, rv: LoopRV) -> Loop:
         return Loop(self.sch.get(rv).op)
 
     def _iter_var(self, loop, name, kind) -> IterVar:
