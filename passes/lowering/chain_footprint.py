@@ -49,9 +49,10 @@ def misses_l1(update, loops, l1) -> Optional[bool]:
     ivs = {}
     for op in loops:
         lp = Loop(op)
-        if not lp.constant_bounds:
+        low, extent = (lp.min, lp.extent) if lp.constant_bounds else (None, None)
+        if not isinstance(low, int) or not isinstance(extent, int):  # a symbolic extent
             return None
-        ivs[lp.iv] = range(int(lp.min), int(lp.min) + int(lp.extent), lp.step)
+        ivs[lp.iv] = range(low, low + extent, lp.step)
     loads = []
     for load in _feeding_loads(update):
         form = _byte_offset(load, ivs)
