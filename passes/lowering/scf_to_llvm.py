@@ -58,6 +58,7 @@ class ScfToLLVM:
         self.target.annotate(module)
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
+            _guided_when_sized_at_run_time(f)
             _dissolve_alloca_scopes(f)
             _align_allocations(f)
         run_pipeline(module, PIPELINE, "LLVM lowering")
@@ -69,6 +70,26 @@ class ScfToLLVM:
 
         module.operation.walk(mark, ir.WalkOrder.PRE_ORDER)
         _stable_assert_names(module)
+
+
+def _guided_when_sized_at_run_time(f):
+    """A parallel loop over a size known only at run time (a symbolic kernel's tiles) hands out
+    its iterations guided (chunks shrinking from trips / threads) instead of in one contiguous
+    chunk per thread: at a size the tiles do not divide, the last tile row's jobs are partial,
+    and contiguous chunks gave them all to the last thread while the first ran full tiles."""
+    for op in walk_all(f):
+        if op.name != "omp.loop_nest" or op.parent.name != "omp.wsloop":
+            continue
+        if any(_constant_index(v) is None for v in op.operands):
+            op.parent.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind guided>")
+
+
+def _constant_index(v: ir.Value):
+    owner = v.owner
+    if isinstance(owner, ir.Block):  # a function argument
+        return None
+    op = owner.operation
+    return op.attributes["value"] if op.name == "arith.constant" else None
 
 
 def _stable_assert_names(module: ir.Module):
