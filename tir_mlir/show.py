@@ -72,7 +72,8 @@ def _notebook_display():
     shell = get() if get is not None else None
     if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
         return None
-    # (IPython's documented home of HTML; its package does not list it as re-exported)
-    from IPython.display import HTML, display  # pyright: ignore[reportPrivateImportUsage]
+    # IPython is optional (only a notebook reaches here), and where installed its package does
+    # not list HTML as re-exported from its documented home
+    from IPython.display import HTML, display  # pyright: ignore[reportMissingImports, reportPrivateImportUsage]
 
     return lambda text: display(HTML(text))
