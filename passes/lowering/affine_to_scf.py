@@ -30,7 +30,6 @@ import math
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.buffer_roots import declared_noalias
 from tir_mlir.passes.lowering.common import (
@@ -43,7 +42,7 @@ from tir_mlir.passes.lowering.common import (
     set_to_arith,
     walk,
 )
-from tir_mlir.passes.lowering.chain_footprint import chain_loops, misses_l1
+from tir_mlir.passes.lowering.chain_footprint import chain_loops, depends_on, misses_l1
 from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l1d
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
@@ -164,7 +163,7 @@ def _latency_bound_updates(f, fma_chains, l1):
         if not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop.regions[0].blocks[0].arguments[0]
-        if any(_depends_on(i, iv) for i in address[1]):
+        if any(depends_on(i, iv) for i in address[1]):
             continue
         misses = misses_l1(update, chain_loops(op), l1)
         if misses if misses is not None else _strided_loads(update, iv):
@@ -202,7 +201,7 @@ def _strided_loads(update, iv) -> bool:
         seen.append(op.operation)
         name = op.operation.name
         if name in ("memref.load", "vector.load"):
-            if any(_depends_on(i, iv) for i in list(op.operation.operands)[1:-1]):
+            if any(depends_on(i, iv) for i in list(op.operation.operands)[1:-1]):
                 return True
         elif name.startswith("arith."):
             todo.extend(v.owner for v in op.operation.operands)
@@ -218,21 +217,6 @@ def _loads(value, address) -> bool:
         return False
     ops = list(owner.operation.operands)
     return ops[0] == address[0] and ops[1:] == address[1]
-
-
-def _depends_on(value, iv) -> bool:
-    """Whether an index value is computed from `iv` (through arith/affine.apply ops)."""
-    if value == iv:
-        return True
-    owner = value.owner
-    if not isinstance(owner, ir.OpView):
-        return False
-    operands = list(owner.operation.operands)
-    if owner.operation.name == "affine.apply":  # block bindings pass every loop IV as a dim
-        m = ir.AffineMapAttr(owner.operation.attributes["map"]).value
-        used = dims_of(m.results[0])
-        operands = [v for p, v in enumerate(operands) if p in used or p >= m.n_dims]
-    return any(_depends_on(v, iv) for v in operands)
 
 
 def _annotation(kind, body, vector_bits):
