@@ -13,9 +13,12 @@ gives the address of row l % 8 of the 8x8 matrix l / 8, the matrices in register
 each thread receives exactly the elements above. From global memory each lane loads its pairs.
 """
 
+from typing import Callable, Dict, List, Tuple
+
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, vector
 
+from tir_mlir.errors import BuildError
 from tir_mlir.passes.lowering.common import index_const
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 
@@ -24,6 +27,21 @@ _DTYPE = {"f16": "f16", "bf16": "bf16"}
 
 class MmaOps:
     """Methods of gpu_wmma._Lowering for the `mma_*` annotations."""
+
+    # What these methods use of gpu_wmma._Lowering, declared for the type checker only
+    # (annotations without values: _Lowering defines each of them).
+    loc: ir.Location
+    op: str
+    loads: List[ir.Operation]
+    fail: Callable[[str], BuildError]
+    scope: Callable[[ir.Value], str]
+    _access: Callable[[ir.Operation], Tuple[ir.Value, List[ir.Value]]]  # buffer, origin
+    _tile: Callable[[ir.Value, List[ir.Value], str], Tuple[ir.Value, List[ir.Value]]]
+    _check_memory: Callable[[ir.Value], None]
+    _pointer: Callable[[ir.Value, List[ir.Value]], Tuple[ir.Value, ir.Value]]  # ptr, stride
+    _read_regs: Callable[[ir.Value, List[ir.Value]], List[ir.Value]]
+    _write_regs: Callable[[ir.Value, List[ir.Value], List[ir.Value]], None]
+    _unpack: Callable[[ir.Value, int, ir.Type], List[ir.Value]]
 
     def _lane(self):
         """(g, t) of this thread: lane / 4 and lane % 4."""
@@ -101,7 +119,7 @@ class MmaOps:
 
     def _mma_sync(self, store):
         acc, acc_origin = self._access(store)
-        by_scope = {}
+        by_scope: Dict[str, Tuple[ir.Value, List[ir.Value]]] = {}
         for load in self.loads:
             buf, origin = self._access(load)
             by_scope.setdefault(self.scope(buf), (buf, origin))

@@ -20,8 +20,10 @@ not tensorized) or by both kinds, and a warp that is not uniform (threads along 
 multiple of 32, a tile depending on threadIdx.x).
 """
 
+from typing import Dict, List, Optional, Tuple, cast
+
 from mlir import ir
-from mlir.dialects import arith, llvm, memref
+from mlir.dialects import arith, gpu, llvm, memref
 
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.intrinsics.cuda import WMMA_ATTR
@@ -45,7 +47,7 @@ ROLE = {"load_a": "wmma.matrix_a", "load_b": "wmma.matrix_b", "load_b_trans": "w
 COL_MAJOR_B = ("load_b_trans", "sync_trans")  # B's fragment loaded and used column-major
 
 
-def wmma_op(loop) -> str:
+def wmma_op(loop) -> Optional[str]:
     """The wmma operation of an annotated nest's outer loop, or None."""
     if loop.name != "affine.for":
         return None
@@ -60,11 +62,11 @@ class GpuLowerWmma:
         if any(wmma_op(o) for f in functions(module) for o in walk(f)):
             _fold_views(module)
         for f in functions(module):
-            nests = [o for o in walk(f) if wmma_op(o)]
+            nests = [(o, op) for o in walk(f) if (op := wmma_op(o))]
             frags = _fragments(f)
-            for nest in nests:
+            for nest, op in nests:
                 _check_warp_uniform(nest)
-                _Lowering(nest, frags).run()
+                _Lowering(nest, op, frags).run()
                 nest.erase()
             for old, new in frags.items():
                 old.owner.erase()
@@ -76,7 +78,7 @@ def _check_warp_uniform(nest):
     launch = next((p for p in ancestors(nest) if p.name == "gpu.launch"), None)
     if launch is None:
         raise build_error(nest, "a tensor-core intrinsic outside the kernel's thread loops")
-    size = launch.opview.blockSizeX.owner
+    size = cast(gpu.LaunchOp, launch.opview).blockSizeX.owner
     lanes = ir.IntegerAttr(size.attributes["value"]).value
     where = f"tensor-core intrinsic '{wmma_op(nest)}'"
     if lanes % 32:
@@ -152,8 +154,8 @@ def _fragments(f) -> dict:
         kinds = set()
         for use in buf.uses:
             user = use.owner
-            nest = next((p for p in ancestors(user) if wmma_op(p)), None)
-            if nest is None:
+            kind = next((k for k in map(wmma_op, ancestors(user)) if k), None)
+            if kind is None:
                 raise build_error(
                     user,
                     f"buffer {buffer_label(buf)} in scope "
@@ -161,7 +163,6 @@ def _fragments(f) -> dict:
                     f"intrinsic: tensorize every block that reads or writes "
                     f"it with a wmma_* or mma_* intrinsic",
                 )
-            kind = wmma_op(nest)
             if kind not in ("fill", "mma_fill"):  # a fill suits any layout
                 kinds.add(
                     "mma"
@@ -202,8 +203,8 @@ def _fragments(f) -> dict:
 class _Lowering(MmaOps):
     scope = staticmethod(_scope)
 
-    def __init__(self, nest, frags):
-        self.nest, self.frags, self.op = nest, frags, wmma_op(nest)
+    def __init__(self, nest, op: str, frags):
+        self.nest, self.frags, self.op = nest, frags, op
         self.ivs = [
             o.regions[0].blocks[0].arguments[0]
             for o in [nest, *walk(nest)]
@@ -352,7 +353,7 @@ class _Lowering(MmaOps):
 
     def _sync(self, store):
         acc, acc_origin = self._access(store)
-        by_scope = {}
+        by_scope: Dict[str, Tuple[ir.Value, List[ir.Value]]] = {}
         for load in self.loads:
             buf, origin = self._access(load)
             by_scope.setdefault(_scope(buf), (buf, origin))
@@ -397,7 +398,7 @@ class _Lowering(MmaOps):
 
 def _shape_attrs(**kinds) -> dict:
     i32 = ir.IntegerType.get_signless(32)
-    attrs = {d: ir.IntegerAttr.get(i32, 16) for d in "mnk"}
+    attrs: Dict[str, ir.Attribute] = {d: ir.IntegerAttr.get(i32, 16) for d in "mnk"}
     for name, v in kinds.items():
         kind = (
             "mma_type"
