@@ -96,6 +96,16 @@ def test_sample_perfect_tile_keeps_a_symbolic_loop_whole():
         sch.sample_perfect_tile(i, n=2, decision=[4, 1])
 
 
+def test_sample_partitioned_tile_needs_a_constant_extent():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    before = sch.mod.script()
+    for decision in (None, [1, 1, 1]):
+        with pytest.raises(ScheduleError, match=r"the loop's extent n is symbolic"):
+            sch.sample_partitioned_tile(i, n=3, partition_pos=1, decision=decision)
+    assert sch.mod.script() == before
+
+
 def test_sample_categorical_factors_replay():
     sch = scheduled("categorical_split")
     replay = tir_mlir.Schedule(program("add"))

@@ -27,6 +27,12 @@ class _RV:
     def describe(self) -> str:
         return f"{self.KIND} {self.name}" if self.name else f"{self.KIND} #{self.sid}"
 
+    @property
+    def trace_name(self) -> str:
+        """`name`, for a handle a trace holds (the schedule names each handle it records)."""
+        assert self.name is not None, f"{self!r} has no trace name"
+        return self.name
+
 
 class BlockRV(_RV):
     PREFIX = "b"

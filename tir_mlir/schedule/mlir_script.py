@@ -85,7 +85,7 @@ def trace_to_mlir(trace: Trace) -> str:
             if outs:
                 res = f"%{k}" if len(outs) == 1 else f"%{k}:{len(outs)}"
                 for j, rv in enumerate(outs):
-                    names[rv.name] = f"%{k}" if len(outs) == 1 else f"%{k}#{j}"
+                    names[rv.trace_name] = f"%{k}" if len(outs) == 1 else f"%{k}#{j}"
                 res += " = "
             out_text = HANDLE if len(outs) == 1 else f"({', '.join([HANDLE] * len(outs))})"
             dict_text = f" {ir.DictAttr.get(attrs)}" if attrs else ""
@@ -162,9 +162,10 @@ def trace_from_mlir(text: str, filename: str = "<schedule>") -> Trace:
                 msg = e.message if isinstance(e, TraceError) else "an operand is not a handle"
                 raise TraceError(msg, loc) from None
             outs = []
-            for r in op.results:
-                handles[r] = cls(-1, f"{cls.PREFIX}{len(handles)}")
-                outs.append(handles[r])
+            if cls is not None:  # (None: the instruction has no results)
+                for r in op.results:
+                    handles[r] = cls(-1, f"{cls.PREFIX}{len(handles)}")
+                    outs.append(handles[r])
             insts.append(Instruction(name, args, outs if many else outs[0]))
         return Trace(insts)
 
@@ -209,6 +210,6 @@ def _at(location, filename) -> SourceLoc:
 
 
 if __name__ == "__main__":
-    from tir_mlir import dialect
+    import tir_mlir.dialect as dialect
 
     Path(dialect.__file__).with_name("schedule.irdl.mlir").write_text(irdl_text())

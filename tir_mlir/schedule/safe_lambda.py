@@ -67,7 +67,7 @@ class _Env(dict):
         return dict.__contains__(self, name) or (self.free is not None and name in self.free)
 
     def __getitem__(self, name):
-        if dict.__contains__(self, name):
+        if dict.__contains__(self, name) or self.free is None:
             return dict.__getitem__(self, name)
         return self.free[name]
 

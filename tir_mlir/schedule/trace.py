@@ -21,10 +21,11 @@ import inspect
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from tir_mlir.errors import ScheduleError, TraceError
 from tir_mlir.schedule.safe_lambda import SafeLambda, canonical_text
+from tir_mlir.schedule.sampled_map import SampledMap
 from tir_mlir.schedule.handles import BlockRV, ExprRV, LoopRV, _RV
 
 Outputs = Union[None, _RV, List[_RV]]
@@ -64,6 +65,8 @@ class Instruction:
                 continue  # tir_mlir-only options left at their default
             elif key in _OMITTED_WHEN_EMPTY and not val:
                 continue
+            elif isinstance(val, SampledMap):  # its free names: the values' handles
+                kws.append(f"{key}={val.printed()}")
             elif key in _LAMBDAS and isinstance(val, (str, SafeLambda)):
                 kws.append(f"{key}={_lambda_code(self.name, key, val)}")
             elif key == "probs":  # TVM prints the probabilities with 17 digits
@@ -76,7 +79,7 @@ class Instruction:
         if isinstance(self.outputs, list):
             if not self.outputs:
                 return call
-            names = ", ".join(o.name for o in self.outputs)
+            names = ", ".join(o.trace_name for o in self.outputs)
             return f"{names}{',' if len(self.outputs) == 1 else ''} = {call}"
         if self.outputs is not None:
             return f"{self.outputs.name} = {call}"
@@ -109,6 +112,8 @@ def _handle_names(v) -> set:
     """The names of the handles in an argument value (lists and dicts searched)."""
     if isinstance(v, _RV):
         return {v.name}
+    if isinstance(v, SampledMap):
+        return {rv.name for rv in v.handles()}
     if isinstance(v, dict):
         v = list(v.values())
     if isinstance(v, (list, tuple)):
@@ -172,7 +177,7 @@ def _check_call(name, args) -> inspect.Signature:
 def _py(v) -> str:
     """A value in Python syntax, strings double-quoted like TVM."""
     if isinstance(v, _RV):
-        return v.name
+        return v.trace_name
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, tuple):
@@ -295,7 +300,7 @@ class Trace:
                 result = getattr(sch, inst.name)(*pos, **kws)
                 new = result if isinstance(result, list) else ([] if result is None else [result])
                 for old, rv in zip(inst.output_list(), new):
-                    env[old.name] = rv
+                    env[old.trace_name] = rv
 
     # --- JSON ---------------------------------------------------------------------------------
     def as_json(self) -> dict:
@@ -405,7 +410,7 @@ def _call_args(inst: Instruction, env):
 
 
 @functools.lru_cache(maxsize=4096)
-def _starred(name: str, keys: tuple) -> str:
+def _starred(name: str, keys: tuple) -> Optional[str]:
     """The `*args` parameter among `keys` (None if none), after `_check_call` accepted the
     call (a replay asks this of every instruction: the answer depends on nothing else)."""
     params = _check_call(name, dict.fromkeys(keys)).parameters
@@ -426,12 +431,16 @@ def _subst(v, env):
         return [x if type(x) in _PLAIN else _subst(x, env) for x in v]
     if isinstance(v, dict):
         return {k: _subst(x, env) for k, x in v.items()}
+    if isinstance(v, SampledMap):
+        return v.with_values({k: _subst(rv, env) for k, rv in v.values.items()})
     return v
 
 
 def _enc(v):
     if isinstance(v, _RV):
         return {"rv": v.name}
+    if isinstance(v, SampledMap):
+        return {"sampled_map": v.text, "values": {k: _enc(rv) for k, rv in v.values.items()}}
     if isinstance(v, (list, tuple)):
         return [_enc(x) for x in v]
     if isinstance(v, dict):
@@ -445,6 +454,14 @@ def _dec(v, rv):
             return rv(v["rv"])
         if set(v) == {"dict"} and isinstance(v["dict"], dict):
             return {k: _dec(x, rv) for k, x in v["dict"].items()}
+        if set(v) == {"sampled_map", "values"} and isinstance(v["values"], dict):
+            values = {k: _dec(x, rv) for k, x in v["values"].items()}
+            if not all(isinstance(x, ExprRV) for x in values.values()):
+                raise TraceError("a sampled map's values must be sampled values (v<N>)")
+            try:
+                return SampledMap(v["sampled_map"], values)
+            except ScheduleError as e:
+                raise TraceError(f"bad sampled map: {e.message}") from None
         raise TraceError(
             f'bad argument {json.dumps(v)[:80]} (expected {{"rv": name}} or {{"dict": {{...}}}})'
         )

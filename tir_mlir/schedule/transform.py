@@ -34,7 +34,9 @@ def tile_with_tensor_intrin(
     pairs = [(by_sref[sref], desc_loop) for sref, desc_loop in info.loop_map.items()]
     inner_sids, suffix = set(), [None] * len(pairs)
     for lp, desc_loop in pairs:
-        _, inner = sch.split(lp, [None, int(desc_loop.extent)])
+        extent = desc_loop.extent
+        assert isinstance(extent, int)  # the mapping pairs constant desc loops only
+        _, inner = sch.split(lp, [None, int(extent)])
         inner_sids.add(inner.sid)
         suffix[info.desc_loop_indexer[desc_loop]] = inner
     order: List[LoopRV] = []

@@ -134,8 +134,8 @@ def to_tvm_json(trace) -> list:
             val = args.get(p.lstrip("*"))
             if p in _INDEX_MAPS:
                 inputs.append(val)
-            elif p.startswith("*"):
-                inputs += [_input(v) for v in val]
+            elif p.startswith("*"):  # (always recorded: the list of handles)
+                inputs += [_input(v) for v in args[p[1:]]]
             elif p == "consumer_blocks":
                 inputs.append([_input(v) for v in (val or [])])
             else:

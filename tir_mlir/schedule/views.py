@@ -49,6 +49,8 @@ _ITER_TYPE_CODES = {"S": 0, "R": 2, "O": 4}
 class IntImm(int):
     """An integer with TVM IntImm's `.value` and `.dtype`."""
 
+    dtype: str
+
     def __new__(cls, value: int, dtype: str = "int32"):
         new = super().__new__(cls, value)
         new.dtype = dtype
@@ -66,6 +68,8 @@ def _int_imm(value: Int, dtype: str) -> Union[IntImm, SymExpr]:
 class Var(str):
     """A variable's name with TVM Var's `.name` (and `.dtype`)."""
 
+    dtype: str
+
     def __new__(cls, name: str, dtype: str = "int32"):
         new = super().__new__(cls, name)
         new.dtype = dtype
@@ -77,10 +81,11 @@ class Var(str):
 
 
 class Range(NamedTuple):
-    """TVM's Range: `min` and `extent` (also a (min, extent) tuple)."""
+    """TVM's Range: `min` and `extent` (also a (min, extent) tuple); a symbolic bound is its
+    SymExpr."""
 
-    min: IntImm
-    extent: IntImm
+    min: Union[IntImm, SymExpr]
+    extent: Union[IntImm, SymExpr]
 
 
 class IterVar(NamedTuple):
@@ -259,7 +264,7 @@ class LoopView(_View):
         return {k: from_attr(v) for k, v in Loop(self.op).annotations.items()}
 
 
-def view(op: ir.Operation) -> _View:
+def view(op: ir.Operation) -> Union[BlockView, LoopView]:
     if op.name == "func.func":
         return RootBlockView(op)
     return BlockView(op) if Block.is_block(op) else LoopView(op)
@@ -273,7 +278,7 @@ class StmtSRef:
         self.op = op
 
     @property
-    def stmt(self) -> _View:
+    def stmt(self) -> Union[BlockView, LoopView]:
         return view(self.op)
 
     @property

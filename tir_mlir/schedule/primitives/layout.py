@@ -4,7 +4,7 @@ pad_einsum, decompose_padding (+ can_decompose_padding), rolling_buffer. They ch
 of a buffer or of a block's iteration space.
 """
 
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from mlir import ir
 from tir_mlir.schedule.primitives.host import ScheduleHost
@@ -25,6 +25,7 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.schedule import lambda_exprs as symbolic
 from tir_mlir.schedule.handles import BlockRV, LoopRV
 from tir_mlir.schedule.primitive import macro, primitive
+from tir_mlir.schedule.sampled_map import SampledMap
 from tir_mlir.schedule.safe_lambda import SafeLambda, canonical_text, constant_body, parse_lambda
 
 
@@ -35,7 +36,7 @@ class Layout(ScheduleHost):
     def transform_layout(
         self,
         block: BlockRV,
-        buffer: Union[Tuple[str, int], str],
+        buffer: Union[Tuple[str, int], List, str],
         index_map: Callable,
         pad_value=None,
         assume_injective_transform: bool = False,
@@ -47,12 +48,13 @@ class Layout(ScheduleHost):
         step after it, as TVM records it."""
         if isinstance(block, str):
             block = self.get_block(block)
-        if isinstance(buffer, list):
+        if isinstance(buffer, list):  # a trace's JSON spells the pair as a list
             buffer = tuple(buffer)
         blk = Block(self._block(block))
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
         # a map may use sampled values (`j // (j1 * j2)`): read when the map is, and recorded
-        # as the constants they are (TVM's trace keeps the ExprRVs themselves)
+        # as the constants they are, or as the values' handles in a SampledMap (TVM's trace
+        # keeps the ExprRVs themselves)
         with symbolic.sampled_values(self._int), symbolic.function_sizes(_sizes(blk)):
             seps, plain = symbolic.split_separators(symbolic.from_text(index_map), rank)
             self._transform_layout(
@@ -66,7 +68,7 @@ class Layout(ScheduleHost):
         block: BlockRV,
         buffer: Union[Tuple[str, int], str],
         index_map: Callable,
-        pad_value=None,
+        pad_value: Any = None,
         assume_injective_transform: bool = False,
     ) -> None:
         blk = Block(self._block(block))
@@ -79,12 +81,19 @@ class Layout(ScheduleHost):
         )  # TVM records a name as ("write" | "read", index)
         fn = symbolic.from_text(index_map)
         rank = len(ir.MemRefType(_layout.find_buffer(blk, buffer).type).shape)
-        self._note(index_map=symbolic.lambda_text(fn, rank))
+        if isinstance(index_map, SampledMap):
+            self._note(index_map=index_map)  # kept over its sampled values' handles
+        else:
+            self._note(index_map=symbolic.lambda_text(fn, rank))
         if isinstance(pad_value, str):  # a trace's text: parsed whether or not it pads
             pad_value = _pad_of_text(pad_value)
             if isinstance(pad_value, SafeLambda):
                 self._note(pad_value=canonical_text(pad_value.text))
-        if hasattr(pad_value, "dtype") and hasattr(pad_value, "value"):  # TVM's IntImm
+        if (
+            not isinstance(pad_value, SafeLambda)
+            and hasattr(pad_value, "dtype")
+            and hasattr(pad_value, "value")
+        ):  # TVM's IntImm, or a trace's typed constant
             from tir_mlir.dtypes import dtype_of
 
             want = dtype_of(ir.MemRefType(_layout.find_buffer(blk, buffer).type).element_type)

@@ -82,6 +82,11 @@ class Sampling(ScheduleHost):
         """A perfect tile whose parts from partition_pos on multiply to a multiple of
         innerpart_factor."""
         extent = Loop(self._resolve(loop, LoopRV)).extent
+        if isinstance(extent, SymExpr):
+            raise ScheduleError(
+                f"sample_partitioned_tile: the loop's extent {extent} is symbolic; "
+                f"a partitioned tile needs a constant extent"
+            )
         if decision is None:
             decision = _tile.sample_partitioned(
                 self._rng, extent, n, partition_pos, innerpart_factor
