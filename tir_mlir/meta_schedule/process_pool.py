@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future
+from typing import Dict, Optional
 
 from tir_mlir.meta_schedule.worker import PARENT_ENV
 
@@ -40,7 +41,7 @@ STARTUP_TIMEOUT_SEC = 600.0
 
 
 class _Worker:
-    def __init__(self, env):
+    def __init__(self, env: Dict[str, str]):
         self.errlog = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tir_mlir.meta_schedule.worker", *PRELOAD],
@@ -50,14 +51,17 @@ class _Worker:
             env={**os.environ, **env, PARENT_ENV: str(os.getpid())},
             start_new_session=True,
         )
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None  # (both pipes)
+        self.stdin, self.stdout = stdin, stdout
         self.tasks = 0
         self._read(1, time.monotonic() + STARTUP_TIMEOUT_SEC, STARTUP_TIMEOUT_SEC)  # "ready"
 
     def call(self, fn: str, args, timeout):
         data = pickle.dumps((fn, args))
         try:
-            self.proc.stdin.write(_HEADER.pack(len(data)) + data)
-            self.proc.stdin.flush()
+            self.stdin.write(_HEADER.pack(len(data)) + data)
+            self.stdin.flush()
         except BrokenPipeError:
             raise self._crashed() from None
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -69,7 +73,7 @@ class _Worker:
         raise TaskError("error", value)
 
     def _read(self, n, deadline, timeout) -> bytes:
-        out = self.proc.stdout
+        out = self.stdout
         buf = b""
         while len(buf) < n:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -109,7 +113,7 @@ class _Worker:
     def close(self):
         if self.alive():
             try:
-                self.proc.stdin.close()  # the worker exits at end of input
+                self.stdin.close()  # the worker exits at end of input
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.kill()
@@ -123,7 +127,9 @@ class ProcessPool:
     `env` is added to each worker's environment; a worker is replaced after `max_tasks` tasks
     (compiled-code caches in it grow) and whenever a task kills it or times out."""
 
-    def __init__(self, max_workers: int = 1, env=None, max_tasks: int = 100):
+    def __init__(
+        self, max_workers: int = 1, env: Optional[Dict[str, str]] = None, max_tasks: int = 100
+    ):
         self.max_workers, self.env, self.max_tasks = (
             max(1, int(max_workers)),
             dict(env or {}),

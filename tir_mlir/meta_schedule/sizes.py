@@ -152,10 +152,11 @@ class SizesRunner:
         return out
 
     def combine(self, results: List[RunnerResult]) -> RunnerResult:
+        means = []
         for size, r in zip(self.sizes, results):
             if r.run_secs is None:
                 return RunnerResult(None, f"{r.error_msg} (at {_shown(size)})")
-        means = [sum(r.run_secs) / len(r.run_secs) for r in results]
+            means.append(sum(r.run_secs) / len(r.run_secs))
         return RunnerResult([geometric_mean(means, self.weights)], None)
 
     def shutdown(self, kill: bool = False):

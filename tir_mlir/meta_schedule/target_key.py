@@ -13,7 +13,7 @@ import subprocess
 @functools.lru_cache(maxsize=None)
 def host_cpu() -> str:
     """LLVM's name for this machine's CPU (what -mcpu=native compiles for)."""
-    from tir_mlir.passes.lowering.llvm_ir import LLVM_BIN
+    from tir_mlir.passes.lowering.cpu_target import LLVM_BIN
 
     try:
         out = subprocess.run(

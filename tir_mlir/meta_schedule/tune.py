@@ -15,7 +15,7 @@ import logging
 import os
 import random
 import sys
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from tir_mlir.context import get_context
 from tir_mlir.meta_schedule.sizes import feature_size, sizes_runner
@@ -96,8 +96,9 @@ def tune_tir(
     runner = LocalRunner() if runner == "local" else runner
     if sizes is not None:
         runner = sizes_runner(mod, runner, sizes, size_weights, work_dir)
-        if hasattr(getattr(cost_model, "extractor", None), "size"):
-            cost_model.extractor.size = feature_size(sizes)
+        extractor = getattr(cost_model, "extractor", None)
+        if extractor is not None and hasattr(extractor, "size"):
+            extractor.size = feature_size(sizes)
     with _logging_to(work_dir, console=observer is None):
         return task_scheduler.tune(
             tasks,
@@ -124,7 +125,7 @@ def _logging_to(work_dir: str, console: bool):
     logger, candidates = log, candidate_log
     file = logging.FileHandler(os.path.join(work_dir, "tuning.log"), encoding="utf-8")
     file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    added = [(logger, file), (candidates, file)]
+    added: List[Tuple[logging.Logger, logging.Handler]] = [(logger, file), (candidates, file)]
     if console and not logger.hasHandlers():
         added.append((logger, logging.StreamHandler(sys.stderr)))
     levels = [(logger, logger.level), (candidates, candidates.level)]

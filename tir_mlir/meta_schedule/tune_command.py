@@ -161,7 +161,7 @@ def _tune(
     sizes=None,
     weights=None,
 ):
-    from tir_mlir.meta_schedule import tune_tir
+    from tir_mlir.meta_schedule.tune import tune_tir
     from tir_mlir.meta_schedule.runner import make_reference
     from tir_mlir.meta_schedule.runner.reference import is_reference
     from tir_mlir.meta_schedule.target_key import canonical_target

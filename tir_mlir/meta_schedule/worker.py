@@ -72,7 +72,10 @@ def main(preload):
         header = _read(inp, _HEADER.size)
         if header is None:
             return
-        fn, args = pickle.loads(_read(inp, _HEADER.unpack(header)[0]))
+        task = _read(inp, _HEADER.unpack(header)[0])
+        if task is None:  # (the tuner went away while sending it)
+            return
+        fn, args = pickle.loads(task)
         try:
             reply = ("ok", _resolve(fn)(*args))
         except Exception as e:  # noqa: BLE001 - every failure is reported, the worker goes on

@@ -3,13 +3,15 @@
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
+from tir_mlir.module import IRModule
+
 
 @dataclass
 class BuilderInput:
     """A candidate: an IRModule (a scheduled program) and the target to compile it for.
     `params` is TVM's (constant parameters); tir-mlir programs have none."""
 
-    mod: object
+    mod: IRModule
     target: str = "llvm"
     params: Optional[dict] = None
 

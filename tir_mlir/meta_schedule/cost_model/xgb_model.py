@@ -82,8 +82,9 @@ class XGBModel(CostModel):
         if not self.can_rank():
             return self.rng.uniform(0, 1, len(candidates))
         x = self.extractor.program_vectors(context, candidates)
-        if self.booster is not None:
+        if self.booster is not None and self._xgb is not None:  # (a booster needs xgboost)
             return self.booster.predict(self._xgb.DMatrix(x))
+        assert self._ridge is not None  # can_rank: trained one of the two
         return np.hstack([x, np.ones((len(x), 1))]) @ self._ridge
 
     def save(self, path: str) -> None:

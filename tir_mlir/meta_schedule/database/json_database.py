@@ -28,6 +28,7 @@ from tir_mlir.meta_schedule.database.tvm_ir_json import module_to_tvm_json, tvm_
 from tir_mlir.meta_schedule.database.tvm_ir_read import graph_from_payload, tvm_json_to_script
 from tir_mlir.meta_schedule.database.workload import Workload
 from tir_mlir.meta_schedule.target_key import MACHINE_FLAGS
+from tir_mlir.module import IRModule
 
 FAILED_RUN_SECS = 1e9  # TVM's run time of a failed candidate
 
@@ -81,7 +82,7 @@ class JSONDatabase(Database):
                 for line in _lines(self.path_workload)[len(self.workloads) :]:
                     self._add_workload(_workload_from_json(json.loads(line)))
                 if w.shash not in self._index:
-                    _append_locked(f, _workload_to_json(w))
+                    _append_locked(f, _workload_to_json(w.shash, mod))
                     self._add_workload(w)
         return self.workloads[self._index[w.shash]]
 
@@ -100,13 +101,13 @@ class JSONDatabase(Database):
         if top_k <= 0:
             return []
         mine = [
-            e
+            (mean, e)
             for e in self._entries
             if e.workload.shash == workload.shash
-            and e.mean_sec is not None
+            and (mean := e.mean_sec) is not None
             and (target is None or e.target == target)
         ]
-        return [e.record for e in sorted(mine, key=lambda e: e.mean_sec)[:top_k]]
+        return [e.record for _, e in sorted(mine, key=lambda me: me[0])[:top_k]]
 
     def get_all_tuning_records(self):
         return [e.record for e in self._entries]
@@ -125,7 +126,7 @@ class _Entry:
 
     def _header(self):
         if self._head is None:
-            secs, target = _run_secs_and_target(self.raw)
+            secs, target = _run_secs_and_target(self._line())
             mean = (
                 statistics.fmean(secs) if secs and any(s < FAILED_RUN_SECS for s in secs) else None
             )
@@ -143,8 +144,12 @@ class _Entry:
     @property
     def record(self) -> TuningRecord:
         if self._record is None:
-            self._record = record_from_json(json.loads(self.raw)[1], self.workload)
+            self._record = record_from_json(json.loads(self._line())[1], self.workload)
         return self._record
+
+    def _line(self) -> bytes:
+        assert self.raw is not None  # (an entry made from a record has its header and record)
+        return self.raw
 
 
 def _run_secs_and_target(raw: bytes):
@@ -253,13 +258,13 @@ def _cut_torn_tail(f, chunk=65536):
     f.truncate(0)
 
 
-def _workload_to_json(w: Workload) -> list:
+def _workload_to_json(shash: str, mod: IRModule) -> list:
     """The program as TVM's serialised IRModule, which TVM 0.21 reads (tvm_ir_json); as
     TVMScript, which only tir-mlir reads, when it holds a construct the writer does not cover."""
     try:
-        return [w.shash, tvm_payload(module_to_tvm_json(w.mod))]
+        return [shash, tvm_payload(module_to_tvm_json(mod))]
     except ValueError:
-        return [w.shash, base64.b64encode(w.mod.script().encode()).decode()]
+        return [shash, base64.b64encode(mod.script().encode()).decode()]
 
 
 def _workload_from_json(line) -> Workload:

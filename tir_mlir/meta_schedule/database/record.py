@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from tir_mlir.meta_schedule.database.workload import Workload
+from tir_mlir.schedule.trace import Trace
 
 
 @dataclass
 class TuningRecord:
-    trace: object  # tir_mlir.Trace
+    trace: Trace
     workload: Workload
     run_secs: Optional[List[float]] = None
     target: Optional[str] = None  # a canonical target string (target_key)
@@ -62,7 +63,13 @@ class TuningRecord:
 
     @property
     def mean_sec(self) -> Optional[float]:
-        return statistics.fmean(self.run_secs) if self.is_valid else None
+        return statistics.fmean(self.run_secs) if self.run_secs and self.is_valid else None
+
+
+def by_mean_sec(record: TuningRecord) -> float:
+    """Sort key of records, fastest first (one without a valid measurement last)."""
+    mean = record.mean_sec
+    return math.inf if mean is None else mean
 
 
 # TVM's stand-in time of a run that was not measured (its records sort such runs last).

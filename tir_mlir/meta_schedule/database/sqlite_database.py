@@ -16,7 +16,8 @@ import json
 import math
 import sqlite3
 import threading
-from typing import List, Optional
+from os import PathLike
+from typing import List, Optional, Union
 
 from tir_mlir.meta_schedule.database.database import Database
 from tir_mlir.meta_schedule.database.record import TuningRecord
@@ -36,7 +37,7 @@ _COLUMNS = "r.target, r.trace, r.run_secs, r.args_info, r.error, r.created, w.sh
 
 
 class SQLiteDatabase(Database):
-    def __init__(self, path: str, timeout_sec: float = 60.0):
+    def __init__(self, path: Union[str, PathLike], timeout_sec: float = 60.0):
         """`timeout_sec`: how long a writer waits for another process's transaction."""
         self.path = str(path)
         self._lock = threading.RLock()
@@ -189,10 +190,11 @@ class SQLiteDatabase(Database):
                     break
                 for row in rows:
                     r = self._record(row[:-1])
+                    mean = r.mean_sec  # (None unless r.is_valid)
                     if (
-                        r.is_valid
+                        mean is not None
                         and isinstance(row[-1], float)
-                        and math.isclose(r.mean_sec, row[-1], rel_tol=1e-9)
+                        and math.isclose(mean, row[-1], rel_tol=1e-9)
                     ):
                         out.append(r)
         return out[:top_k]

@@ -15,6 +15,7 @@ import ast
 import base64
 import json
 import struct
+from typing import TypeGuard, TypeVar
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class _Graph:
         self.nodes: list[dict] = [{"type_key": ""}]
 
     def add(self, type_key: str, attrs: dict | None = None, **extra) -> str:
-        node = {"type_key": type_key}
+        node: dict = {"type_key": type_key}
         if attrs is not None:
             node["attrs"] = attrs
         node.update(extra)
@@ -154,8 +155,9 @@ class _Function:
 
     def __init__(self, g: _Graph, fn: ast.FunctionDef):
         self.g, self.fn = g, fn
-        self.scope: dict[str, object] = {}  # name -> _Value (vars) or _Buffer
-        self.loop_extents: dict[str, str] = {}  # loop var node -> its extent node (remap)
+        self.scope: dict[str, _Value | _Buffer] = {}  # name -> variable or buffer
+        # loop var node -> its extent node and dtype (remap)
+        self.loop_extents: dict[str, tuple[str, str]] = {}
 
     def build(self) -> str:
         g, fn = self.g, self.fn
@@ -167,18 +169,20 @@ class _Function:
                 buffers[handle] = self._buffer(arg.arg, call).ref
             elif _callee_attr(call) == "handle":  # bound by a T.match_buffer below
                 handle = handles[arg.arg] = g.var(arg.arg, "handle")
-            elif _callee_attr(call) in _DTYPES:  # a scalar parameter
-                handle = g.var(arg.arg, call.attr)
-                self.scope[arg.arg] = _Value(handle, call.attr)
+            elif (dtype := _callee_attr(call)) in _DTYPES:  # a scalar parameter
+                handle = g.var(arg.arg, dtype)
+                self.scope[arg.arg] = _Value(handle, dtype)
             else:
-                raise ValueError(f"parameter {arg.arg}: {ast.unparse(call)} is not supported")
+                shown = "no annotation" if call is None else ast.unparse(call)
+                raise ValueError(f"parameter {arg.arg}: {shown} is not supported")
             params.append(handle)
         body = list(fn.body)
         stmts, allocs = [], []
         for st in body:
             if isinstance(st, ast.Expr) and _is_call(st.value, "func_attr"):
-                for k, v in zip(st.value.args[0].keys, st.value.args[0].values):
-                    attrs[k.value] = self._attr_value(v, func_attr=True)
+                entries = _as(st.value.args[0], ast.Dict)
+                for k, v in zip(entries.keys, entries.values):
+                    attrs[_str(k)] = self._attr_value(v, func_attr=True)
                 continue
             if _size_vars(st):  # n = T.int32(); n, m = T.int64(), T.int64()
                 targets = (
@@ -186,13 +190,13 @@ class _Function:
                 )
                 calls = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
                 for t, c in zip(targets, calls):
-                    self.scope[t.id] = _Value(g.var(t.id, _callee(c)), _callee(c))
+                    self.scope[_id(t)] = _Value(g.var(_id(t), _callee(c)), _callee(c))
                 continue
             if isinstance(st, ast.Assign) and _is_call(st.value, "match_buffer"):
                 call = st.value
-                handle = handles[call.args[0].id]
+                handle = handles[_id(call.args[0])]
                 buffers[handle] = self._buffer(
-                    st.targets[0].id, ast.Call(call.func, call.args[1:], call.keywords)
+                    _id(st.targets[0]), ast.Call(call.func, call.args[1:], call.keywords)
                 ).ref
                 continue
             if _alloc(st):
@@ -244,12 +248,12 @@ class _Function:
         dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
         dtype = "float32"
         if len(call.args) > 1:
-            dtype = call.args[1].value
+            dtype = _str(call.args[1])
         for kw in call.keywords:
             if kw.arg == "dtype":
-                dtype = kw.value.value
+                dtype = _str(kw.value)
             elif kw.arg == "scope":
-                scope = kw.value.value
+                scope = _str(kw.value)
             else:
                 raise ValueError(f"buffer {name}: argument {kw.arg}= is not supported")
         pointer = g.add(
@@ -283,7 +287,7 @@ class _Function:
         return buf
 
     def _alloc_buffer(self, st: ast.Assign) -> str:
-        return self._buffer(st.targets[0].id, st.value).ref
+        return self._buffer(_id(st.targets[0]), _as(st.value, ast.Call)).ref
 
     # --- statements ----------------------------------------------------------------------
     def _seq(self, stmts: list[ast.stmt]) -> str:
@@ -298,7 +302,7 @@ class _Function:
         if isinstance(st, ast.With) and _is_call(st.items[0].context_expr, "block"):
             return self._block(st)
         if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Subscript):
-            buf = self.scope[st.targets[0].value.id]
+            buf = self.scope[_id(st.targets[0].value)]
             return self.g.add(
                 "tir.BufferStore",
                 {
@@ -320,7 +324,9 @@ class _Function:
             raise ValueError(f"line {st.lineno}: unsupported loop")  # noqa: TRY004 - input
         kind = _callee(it)
         names = (
-            [t.id for t in st.target.elts] if isinstance(st.target, ast.Tuple) else [st.target.id]
+            [_id(t) for t in st.target.elts]
+            if isinstance(st.target, ast.Tuple)
+            else [_id(st.target)]
         )
         if kind == "grid":
             ranges = [(None, a) for a in it.args]
@@ -358,18 +364,18 @@ class _Function:
 
     def _block(self, st: ast.With) -> str:
         g = self.g
-        name = st.items[0].context_expr.args[0].value
+        name = _str(_as(st.items[0].context_expr, ast.Call).args[0])
         iter_vars, values, reads, writes, ann = [], [], None, None, {}
         predicate, init, allocs, body = g.imm(1, "bool"), "null", [], []
         for s in st.body:
             call = s.value if isinstance(s, (ast.Expr, ast.Assign)) else None
             if isinstance(s, ast.Assign) and _is_call(call, "remap"):
-                kinds = call.args[0].value
+                kinds = _str(call.args[0])
                 targets = (
                     s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) else [s.targets[0]]
                 )
-                for t, k, v in zip(targets, kinds, call.args[1].elts):
-                    iter_vars.append(self._iter_var(t.id, k, *self._extent_of(v.id)))
+                for t, k, v in zip(targets, kinds, _elts(call.args[1])):
+                    iter_vars.append(self._iter_var(_id(t), k, *self._extent_of(_id(v))))
                     values.append(self._expr(v).ref)
             elif (
                 isinstance(s, ast.Assign)
@@ -379,17 +385,15 @@ class _Function:
             ):
                 kind = {"spatial": "S", "S": "S", "reduce": "R", "R": "R"}[call.func.attr]
                 extent = self._expr(call.args[0])
-                iter_vars.append(self._iter_var(s.targets[0].id, kind, extent.ref, extent.dtype))
+                iter_vars.append(self._iter_var(_id(s.targets[0]), kind, extent.ref, extent.dtype))
                 values.append(self._expr(call.args[1]).ref)
             elif _is_call(call, "reads"):
                 reads = [self._region(a) for a in call.args]
             elif _is_call(call, "writes"):
                 writes = [self._region(a) for a in call.args]
             elif _is_call(call, "block_attr"):
-                ann = {
-                    k.value: self._attr_value(v)
-                    for k, v in zip(call.args[0].keys, call.args[0].values)
-                }
+                entries = _as(call.args[0], ast.Dict)
+                ann = {_str(k): self._attr_value(v) for k, v in zip(entries.keys, entries.values)}
             elif _is_call(call, "where"):
                 predicate = self._expr(call.args[0]).ref
             elif _alloc(s):
@@ -440,25 +444,27 @@ class _Function:
             },
         )
 
-    def _extent_of(self, loop_name: str) -> tuple:
+    def _extent_of(self, loop_name: str) -> tuple[str, str]:
         """The extent and dtype of the loop `loop_name` (T.axis.remap binds to it)."""
         var = self.scope[loop_name].ref
         if var not in self.loop_extents:
             raise ValueError(f"T.axis.remap over {loop_name!r}, which is not a loop")
         return self.loop_extents[var]
 
-    def _region(self, sub: ast.expr) -> str:
+    def _region(self, e: ast.expr) -> str:
         g = self.g
-        buf = self.scope[sub.value.id]
+        sub = _as(e, ast.Subscript)
+        buf = self.scope[_id(sub.value)]
         idx = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
         ranges = []
         for i in idx:
             if isinstance(i, ast.Slice):
-                lo, hi = self._expr(i.lower), self._expr(i.upper)
+                lo_ast, hi_ast = _as(i.lower, ast.expr), _as(i.upper, ast.expr)
+                lo, hi = self._expr(lo_ast), self._expr(hi_ast)
                 ranges.append(
                     g.add(
                         "ir.Range",
-                        {"min": lo.ref, "extent": self._extent(i.lower, i.upper, lo, hi)},
+                        {"min": lo.ref, "extent": self._extent(lo_ast, hi_ast, lo, hi)},
                     )
                 )
             else:
@@ -588,7 +594,7 @@ class _Function:
         raise ValueError(f"expression {ast.unparse(e)!r} is not supported")
 
     def _call(self, e: ast.Call) -> _Value:
-        g, name = self.g, e.func.attr
+        g, name = self.g, _as(e.func, ast.Attribute).attr
         if name in _DTYPES:
             arg = e.args[0]
             if (
@@ -596,7 +602,8 @@ class _Function:
                 and isinstance(arg.op, ast.USub)
                 and isinstance(arg.operand, ast.Constant)
             ):
-                return _Value(g.imm(-arg.operand.value, name), name, -arg.operand.value)
+                value = -_number(arg.operand)
+                return _Value(g.imm(value, name), name, value)
             if isinstance(arg, ast.Constant):
                 return _Value(g.imm(arg.value, name), name, arg.value)
             inner = self._expr(arg)
@@ -604,7 +611,7 @@ class _Function:
                 g.add("tir.Cast", {"dtype": name, "span": "null", "value": inner.ref}), name
             )
         if name == "Cast":
-            dtype = e.args[0].value
+            dtype = _str(e.args[0])
             return _Value(
                 g.add(
                     "tir.Cast", {"dtype": dtype, "span": "null", "value": self._expr(e.args[1]).ref}
@@ -612,7 +619,7 @@ class _Function:
                 dtype,
             )
         if name in ("max_value", "min_value"):
-            dtype = e.args[0].value
+            dtype = _str(e.args[0])
             info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
             value = info.max if name == "max_value" else info.min
             return _Value(g.imm(value, dtype), dtype, value)
@@ -664,7 +671,7 @@ def _callee(call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
 
 
-def _size_vars(st) -> bool:
+def _size_vars(st) -> TypeGuard[ast.Assign]:
     """`n = T.int32()` or `n, m = T.int64(), T.int64()`: the function's size variables."""
     if not isinstance(st, ast.Assign):
         return False
@@ -677,7 +684,7 @@ def _callee_attr(node) -> str:
     return node.attr if isinstance(node, ast.Attribute) else ""
 
 
-def _is_call(node, name: str) -> bool:
+def _is_call(node, name: str) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and _callee(node) == name
 
 
@@ -685,8 +692,44 @@ def _axis(func: ast.Attribute) -> bool:
     return isinstance(func.value, ast.Attribute) and func.value.attr == "axis"
 
 
-def _alloc(st) -> bool:
+def _alloc(st) -> TypeGuard[ast.Assign]:
     return isinstance(st, ast.Assign) and _is_call(st.value, "alloc_buffer")
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _as(node, kind: type[_Node]) -> _Node:
+    """`node` as the syntax the printed text has there; TypeError (an unsupported form) when
+    it is another."""
+    if not isinstance(node, kind):
+        raise TypeError(f"expected {kind.__name__}, found {type(node).__name__}")
+    return node
+
+
+def _id(node) -> str:
+    return _as(node, ast.Name).id
+
+
+def _str(node) -> str:
+    value = _as(node, ast.Constant).value
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, found {value!r}")
+    return value
+
+
+def _number(node) -> int | float:
+    value = _as(node, ast.Constant).value
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, found {value!r}")
+    return value
+
+
+def _elts(node) -> list[ast.expr]:
+    """The items of a list or tuple display."""
+    if isinstance(node, ast.Tuple):
+        return node.elts
+    return _as(node, ast.List).elts
 
 
 def module_to_tvm_json(mod) -> str:

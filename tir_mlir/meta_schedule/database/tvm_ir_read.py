@@ -57,6 +57,13 @@ class _Reader:
         ref = node["attrs"][key]
         return None if ref == "null" else self.node(ref)
 
+    def need(self, node: dict, key: str) -> dict:
+        """The node of an attribute that must not be null."""
+        found = self.attr(node, key)
+        if found is None:
+            raise ValueError(f"{node['type_key']}.{key} is null")
+        return found
+
     def items(self, node: dict | None) -> list[dict]:
         return [] if node is None else [self.node(i) for i in node.get("data", [])]
 
@@ -74,7 +81,7 @@ class _Reader:
         root = self.node(self.root)
         if root["type_key"] != "ir.IRModule":
             raise ValueError(f"the graph's root is a {root['type_key']}, not an IRModule")
-        data = self.attr(root, "functions").get("data", [])
+        data = self.need(root, "functions").get("data", [])
         funcs = [
             (self.name(self.attr(self.node(gvar), "name_hint")), self.node(func))
             for gvar, func in zip(data[::2], data[1::2])
@@ -98,10 +105,10 @@ class _Reader:
     def prim_func(self, name: str, func: dict) -> list[str]:
         if func["type_key"] != "tir.PrimFunc":
             raise ValueError(f"function {name} is a {func['type_key']}, not a PrimFunc")
-        bmap = self.attr(func, "buffer_map").get("data", [])
+        bmap = self.need(func, "buffer_map").get("data", [])
         by_var = dict(zip(bmap[::2], bmap[1::2]))
         params, matched, scalars = [], [], set()
-        for p in self.attr(func, "params").get("data", []):
+        for p in self.need(func, "params").get("data", []):
             var = self.node(p)
             if p not in by_var:  # a scalar parameter
                 params.append(f"{self.expr(var)}: T.{var['attrs']['dtype']}")
@@ -115,7 +122,7 @@ class _Reader:
             else:
                 params.append(f"{self.buffer_name(by_var[p])}: {self.buffer_type(by_var[p])}")
         lines = ["@T.prim_func", f"def {name}({', '.join(params)}):"]
-        attrs = self.attr(self.attr(func, "attrs"), "__dict__")
+        attrs = self.need(self.need(func, "attrs"), "__dict__")
         entries = []
         for key, ref in zip(attrs.get("keys", []), attrs.get("data", [])):
             if key != "global_symbol":
@@ -128,14 +135,14 @@ class _Reader:
                 self.size_vars(dim, sizes, scalars)
         lines += [f"    {n} = T.{dtype}()" for n, dtype in sizes.values()]
         lines += ["    " + line for line in matched]
-        body = self.attr(func, "body")
+        body = self.need(func, "body")
         if (
             body["type_key"] == "tir.BlockRealize"
-            and self.string(self.attr(self.attr(body, "block"), "name_hint")) == "root"
+            and self.string(self.attr(self.need(body, "block"), "name_hint")) == "root"
         ):
-            root = self.attr(body, "block")
+            root = self.need(body, "block")
             lines += ["    " + line for line in self.allocs(root)]
-            body = self.attr(root, "body")
+            body = self.need(root, "body")
         return lines + ["    " + line for line in self.stmt(body)] + [""]
 
     def symbolic(self, ref) -> bool:
@@ -174,7 +181,7 @@ class _Reader:
         shape = [self.expr(s) for s in self.items(self.attr(buf, "shape"))]
         text = "(" + ", ".join(shape) + ("," if len(shape) == 1 else "") + ")"
         scope = self.string(
-            self.attr(self.attr(self.attr(buf, "data"), "type_annotation"), "storage_scope")
+            self.attr(self.need(self.need(buf, "data"), "type_annotation"), "storage_scope")
         )
         extra = f", scope={json.dumps(scope)}" if scope and scope != "global" else ""
         dtype = json.dumps(self.dtype(buf["attrs"]["dtype"]))
@@ -185,7 +192,7 @@ class _Reader:
     def allocs(self, block: dict) -> list[str]:
         return [
             f"{self.buffer_name(r)} = {self.buffer_type(r, alloc=True)}"
-            for r in self.attr(block, "alloc_buffers").get("data", [])
+            for r in self.need(block, "alloc_buffers").get("data", [])
         ]
 
     def attr_value(self, node: dict) -> str:
@@ -228,37 +235,37 @@ class _Reader:
         if (
             kind not in _KIND_TEXT
             or a["thread_binding"] != "null"
-            or self.attr(node, "annotations").get("data")
+            or self.need(node, "annotations").get("data")
         ):
             raise ValueError("thread-bound or annotated loops are not supported")
         var = self.expr(self.attr(node, "loop_var"))
-        lo, ext = self.attr(node, "min"), self.attr(node, "extent")
+        lo, ext = self.need(node, "min"), self.need(node, "extent")
         rng = (
             self.expr(ext)
             if lo["type_key"] == "ir.IntImm" and lo["attrs"]["value"] == "0"
             else f"{self.expr(lo)}, {self.expr(lo)} + {self.expr(ext)}"
         )
-        body = self.stmt(self.attr(node, "body"))
+        body = self.stmt(self.need(node, "body"))
         return [f"for {var} in {_KIND_TEXT[kind]}({rng}):"] + ["    " + s for s in body]
 
     def block(self, realize: dict) -> list[str]:
-        block = self.attr(realize, "block")
+        block = self.need(realize, "block")
         lines = []
         values = self.items(self.attr(realize, "iter_values"))
         for iv, value in zip(self.items(self.attr(block, "iter_vars")), values):
             axis = {"0": "spatial", "2": "reduce"}.get(iv["attrs"]["iter_type"])
             if axis is None:
                 raise ValueError("an opaque or thread block var is not supported")
-            extent = self.expr(self.attr(self.attr(iv, "dom"), "extent"))
+            extent = self.expr(self.attr(self.need(iv, "dom"), "extent"))
             lines.append(
                 f"{self.expr(self.attr(iv, 'var'))} = T.axis.{axis}({extent}, {self.expr(value)})"
             )
-        pred = self.attr(realize, "predicate")
+        pred = self.need(realize, "predicate")
         if not (pred["type_key"] == "ir.IntImm" and pred["attrs"]["value"] == "1"):
             lines.append(f"T.where({self.expr(pred)})")
         lines.append(f"T.reads({self.regions(block, 'reads')})")
         lines.append(f"T.writes({self.regions(block, 'writes')})")
-        ann = self.attr(block, "annotations")
+        ann = self.need(block, "annotations")
         if ann.get("data"):
             entries = [
                 f"{json.dumps(k)}: {self.attr_value(self.node(v))}"
@@ -269,7 +276,7 @@ class _Reader:
         init = self.attr(block, "init")
         if init is not None:
             lines += ["with T.init():"] + ["    " + s for s in self.stmt(init)]
-        lines += self.stmt(self.attr(block, "body"))
+        lines += self.stmt(self.need(block, "body"))
         name = json.dumps(self.string(self.attr(block, "name_hint")))
         return [f"with T.block({name}):"] + ["    " + s for s in lines]
 
@@ -278,7 +285,7 @@ class _Reader:
         for region in self.items(self.attr(block, key)):
             dims = []
             for r in self.items(self.attr(region, "region")):
-                lo, ext = self.attr(r, "min"), self.attr(r, "extent")
+                lo, ext = self.need(r, "min"), self.need(r, "extent")
                 one = ext["type_key"] == "ir.IntImm" and ext["attrs"]["value"] == "1"
                 dims.append(
                     self.expr(lo) if one else f"{self.expr(lo)}:{self.expr(lo)} + {self.expr(ext)}"

@@ -10,7 +10,7 @@ is f(e_l) - f(0). Read-only: nothing is rewritten.
 """
 
 import math
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional, TypedDict
 
 from mlir import ir
 
@@ -67,6 +67,7 @@ def _compile(e: ir.AffineExpr) -> Callable[[List[int]], int]:
     if isinstance(e, ir.AffineDimExpr):
         p = e.position
         return lambda dims: dims[p]
+    assert isinstance(e, ir.AffineBinaryExpr), e  # (static programs: no symbols)
     a, b = _compile(e.lhs), _compile(e.rhs)
     if isinstance(e, ir.AffineAddExpr):
         return lambda dims: a(dims) + b(dims)
@@ -94,6 +95,14 @@ def _mod(a: int, b: int) -> int:
     return a % b if b else 0
 
 
+def _extent(loop: Loop) -> int:
+    """The features read static programs (PerStoreFeature makes symbolic sizes constants)."""
+    extent = loop.extent
+    if not isinstance(extent, int):
+        raise TypeError(f"symbolic loop extent {extent}: features describe static programs")
+    return extent
+
+
 def _loops_of(op) -> List[ir.Operation]:
     out, p = [], op.parent
     while p is not None and p.name != "func.func":
@@ -109,7 +118,7 @@ class _Nest:
     def __init__(self, block: Block):
         self.block = block
         self.loops = [Loop(lp) for lp in _loops_of(block.op)]
-        self.extents = [max(1, lp.extent) for lp in self.loops]
+        self.extents = [max(1, _extent(lp)) for lp in self.loops]
         ivs = [lp.iv for lp in self.loops]
         self.dim_loop = [next((k for k, iv in enumerate(ivs) if iv == d), None) for d in block.dims]
         self.bindings = [_compile(e) for e in block.bindings.results]
@@ -164,9 +173,19 @@ def loop_strides(block_op) -> Optional[List[List[int]]]:
     return out
 
 
-def _access_features(nest: _Nest, op, kind, buf) -> Dict[str, float]:
+class _Access(TypedDict):
+    stride: int
+    contig: int
+    invariant: int
+    bytes: int
+    reuse: float
+    foot: List[int]
+
+
+def _access_features(nest: _Nest, op, kind, buf) -> _Access:
     mt = ir.MemRefType(buf.type)
-    elem = max(1, mt.element_type.width // 8) if hasattr(mt.element_type, "width") else 4
+    et = mt.element_type
+    elem = max(1, et.width // 8) if isinstance(et, (ir.IntegerType, ir.FloatType)) else 4
     shape = list(mt.shape)
     n = len(nest.loops)
     fns = nest.index_fns(op, kind)
@@ -222,9 +241,9 @@ def block_features(block: Block, alloc_bytes: int) -> List[float]:
     math_calls = sum(1 for o in ops if o.name.startswith("math.") and o.name != "math.fma")
     int_ops = sum(1 for o in ops if o.name in INT_OPS)
     iters = math.prod(nest.extents)
-    par = [lp.extent for lp in nest.loops if lp.kind == "parallel"]
-    vec = [lp.extent for lp in nest.loops if lp.kind == "vectorized"]
-    unr = [lp.extent for lp in nest.loops if lp.kind == "unroll"]
+    par = [_extent(lp) for lp in nest.loops if lp.kind == "parallel"]
+    vec = [_extent(lp) for lp in nest.loops if lp.kind == "vectorized"]
+    unr = [_extent(lp) for lp in nest.loops if lp.kind == "unroll"]
     auto = max(
         [_ann_int(lp.annotations.get("pragma_auto_unroll_max_step")) for lp in nest.loops] or [0]
     )

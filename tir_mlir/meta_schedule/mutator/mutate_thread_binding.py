@@ -3,6 +3,7 @@ thread count: the factor of a split whose inner loop is bound to threadIdx.x (Au
 CrossThreadReduction's sampled thread extents)."""
 
 from tir_mlir.meta_schedule.mutator.mutator import Mutator, as_rng, insts_named
+from tir_mlir.schedule.handles import ExprRV
 
 
 class MutateThreadBinding(Mutator):
@@ -17,7 +18,7 @@ class MutateThreadBinding(Mutator):
         for split in insts_named(trace, "split"):
             outs = split.output_list()
             last = split.args["factors"][-1] if split.args["factors"] else None
-            if outs and outs[-1].name in bound and hasattr(last, "name"):
+            if outs and outs[-1].name in bound and isinstance(last, ExprRV):
                 factors.add(last.name)
         cands = [
             i

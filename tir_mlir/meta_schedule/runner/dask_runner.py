@@ -191,7 +191,9 @@ def _malformed(reply, max_times: int, max_secs: float) -> str:
         return f"a {type(reply).__name__}, not a dict"
     if reply.get("status") == "ok":
         secs = reply.get("run_secs")
-        if set(reply) != {"status", "run_secs"} or type(secs) not in (list, tuple):
+        if set(reply) != {"status", "run_secs"} or (
+            type(secs) is not list and type(secs) is not tuple
+        ):
             return "an 'ok' reply is {status, run_secs: [seconds]}"
         if not 1 <= len(secs) <= max_times:
             return f"{len(secs)} times, expected 1 to {max_times}"

@@ -142,6 +142,7 @@ def write_reference(mlir_text: str, func_name, seed: int, path: str, size=None) 
     timed = lib.time_evaluator(fn.name, number=1, repeat=1)(*args([a.copy() for a in inputs]))
     arrays["baseline_sec"] = np.array(timed.median)
     tmp = path + ".tmp.npz"
-    np.savez(tmp, **arrays)
+    # (pyright matches a ** dict against savez's allow_pickle too; no key here is that name)
+    np.savez(tmp, **arrays)  # pyright: ignore[reportArgumentType]
     os.replace(tmp, path)
     return path

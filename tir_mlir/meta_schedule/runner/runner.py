@@ -1,8 +1,7 @@
 """What a runner takes and returns (TVM's `RunnerInput`, `RunnerResult`, `RunnerFuture`)."""
 
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, Callable, List, Optional, Protocol
 
 from tir_mlir.meta_schedule.database.record import bad_run_secs
 
@@ -63,10 +62,18 @@ class RunnerResult:
                 self.run_secs = [float(s) for s in self.run_secs]
 
 
+class Pending(Protocol):
+    """A task in flight: a concurrent.futures.Future or a Dask future."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> Any: ...
+
+
 class RunnerFuture:
     """A measurement in flight: `done()` polls, `result()` waits and never raises."""
 
-    def __init__(self, future: Future, to_result, owner=None):
+    def __init__(self, future: Pending, to_result: Callable[[Any], RunnerResult], owner=None):
         """`owner`: the runner, kept alive while the measurement is in flight (its worker
         processes end when it is collected)."""
         self._future, self._to_result, self._owner = future, to_result, owner

@@ -9,6 +9,7 @@ from tir_mlir.schedule.schedule import Schedule
 
 class ReplayFunc(Replay):
     def draw(self) -> Optional[Schedule]:
+        assert self.context is not None, "initialize_with_tune_context comes first"
         try:
             spaces = self.context.space_generator.generate_design_space(self.mod)
         except Exception as e:  # noqa: BLE001 - a failing sample rejects only itself

@@ -46,7 +46,8 @@ class MeasureCandidate:
     @property
     def sch(self) -> Schedule:
         if self._sch is None:
-            sch = self._replay(Trace.from_json(self.trace_json), 1)
+            assert self._replay is not None, "a candidate without its schedule needs a replay"
+            sch = self._replay(Trace.from_json(self._trace_json()), 1)
             if not isinstance(sch, Schedule):
                 raise RuntimeError(
                     f"a candidate's trace replayed in a search worker but not here ({sch})"
@@ -56,7 +57,11 @@ class MeasureCandidate:
 
     @property
     def trace(self) -> Trace:
-        return self._sch.trace if self._sch is not None else Trace.from_json(self.trace_json)
+        return self._sch.trace if self._sch is not None else Trace.from_json(self._trace_json())
+
+    def _trace_json(self) -> str:
+        assert self.trace_json is not None, "a candidate has its schedule or its trace"
+        return self.trace_json
 
     def without_schedule(self) -> "MeasureCandidate":
         """The candidate without its (large) schedule, replayed again if asked for."""

@@ -2,12 +2,23 @@
 (sketches: schedules whose traces hold sampling instructions), plus the postprocessors and
 mutators that belong to the space (TVM 0.21 keeps them here)."""
 
-from typing import Dict, List, Optional
+from typing import Any, List, Mapping, Optional, Sequence, Union
+
+FromTarget = Union[str, Sequence[Any], None]  # "from-target", a list or None (none)
 
 
 class SpaceGenerator:
+    # The constructor's arguments until initialize_with_tune_context resolves them: then the
+    # schedule rules and postprocessors are lists and mutator_probs a dict {mutator: weight}.
+    sch_rules: Any
+    postprocs: Any
+    mutator_probs: Any
+
     def __init__(
-        self, sch_rules="from-target", postprocs="from-target", mutator_probs="from-target"
+        self,
+        sch_rules: FromTarget = "from-target",
+        postprocs: FromTarget = "from-target",
+        mutator_probs: Union[str, Mapping[Any, float], None] = "from-target",
     ):
         self.sch_rules = sch_rules
         self.postprocs = postprocs
@@ -27,7 +38,7 @@ class SpaceGenerator:
         self.postprocs = list(self.postprocs or [])
         if self.mutator_probs == "from-target":
             self.mutator_probs = mutator.create(kind)
-        self.mutator_probs: Dict = dict(self.mutator_probs or {})
+        self.mutator_probs = dict(self.mutator_probs or {})
         for x in [*self.sch_rules, *self.postprocs, *self.mutator_probs]:
             if hasattr(x, "initialize_with_tune_context"):
                 x.initialize_with_tune_context(context)

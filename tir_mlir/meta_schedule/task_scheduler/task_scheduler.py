@@ -39,9 +39,9 @@ class TaskRecord:
         self.best_history: List[float] = []  # best time after each round
         self.done = False
         self.workload = None
-        self.args_info = None
-        self.reference = None
-        self.builder_results = None  # of the batch being measured
+        self.args_info: Optional[list] = None  # list[ArgInfo]
+        self.reference: Optional[str] = None  # make_reference's file
+        self.builder_results: Optional[list] = None  # of the batch being measured
 
 
 class TaskScheduler:
@@ -180,8 +180,10 @@ class TaskScheduler:
         """TVM's order: the strategy hears the results, then every measure callback runs."""
         task = self.tasks[tid]
         task.ctx.search_strategy.notify_runner_results(cands, results)
+        built = task.builder_results
+        assert built is not None, "_measure collects the batch's builder results"
         for cb in self.callbacks:
-            cb.apply(self, tid, cands, task.builder_results, results)
+            cb.apply(self, tid, cands, built, results)
         task.builder_results = None
         task.trials += len(cands)
         task.rounds += 1
