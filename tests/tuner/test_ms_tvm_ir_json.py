@@ -237,6 +237,13 @@ def test_hostile_graphs_are_refused():
         tvm_json_to_script(json.dumps({"root": 5, "nodes": []}))
 
 
+def test_a_null_required_field_is_named():
+    g = _graph_of()
+    _first(g, "tir.For")["attrs"]["body"] = "null"
+    with pytest.raises(ValueError, match=r"tir\.For\.body is null"):
+        tvm_json_to_script(json.dumps(g))
+
+
 def test_json_database_keeps_an_unreadable_workload_by_its_hash(tmp_path):
     g = _graph_of()
     _extent(g)["attrs"]["dtype"] = "int32; import os"
