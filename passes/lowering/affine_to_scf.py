@@ -39,6 +39,7 @@ from tir_mlir.passes.lowering.common import (
     functions,
     index_const,
     move_body,
+    scalar_bits,
     set_to_arith,
     walk,
 )
@@ -183,8 +184,8 @@ def _latency_bound_updates(f, fma_chains, l1):
 def _bits(t) -> int:
     """Bits of a scalar or vector value."""
     if isinstance(t, ir.VectorType):
-        return ir.VectorType(t).element_type.width * math.prod(ir.VectorType(t).shape)
-    return t.width
+        return scalar_bits(ir.VectorType(t).element_type) * math.prod(ir.VectorType(t).shape)
+    return scalar_bits(t)
 
 
 def _strided_loads(update, iv) -> bool:
@@ -239,7 +240,9 @@ def element_bits(body) -> int:
         for o in walk(body.owner)
         if o.name == "memref.store"
     ]
-    widths = [t.width for t in bits if hasattr(t, "width") and t.width >= 8]
+    widths = [
+        t.width for t in bits if isinstance(t, (ir.IntegerType, ir.FloatType)) and t.width >= 8
+    ]
     return min(widths, default=32)
 
 

@@ -26,7 +26,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf, ub
 
 from tir_mlir.passes.lowering.alloc_limit import nbytes
-from tir_mlir.passes.lowering.common import functions, source_loc, walk
+from tir_mlir.passes.lowering.common import else_block, functions, source_loc, walk
 
 STATUS = "tir_mlir_alloc_failure"
 SITES = "tir_mlir_alloc_sites"
@@ -93,7 +93,7 @@ def _guard(allocs, first_site: int):
             for a in allocs:
                 memref.DeallocOp(a.results[0])
             scf.YieldOp([ub.PoisonOp(t).result for t in types])
-        with ir.InsertionPoint(guard.else_block):
+        with ir.InsertionPoint(else_block(guard)):
             yielded = scf.YieldOp(list(term.operands))
     for o in rest:
         o.operation.move_before(yielded.operation)
@@ -122,8 +122,9 @@ def add_status_globals(module: ir.Module, sites, status: str, table_name: str, s
             table_t,
             constant=True,
             sym_visibility="private",
-            initial_value=ir.DenseElementsAttr.get(
-                np.frombuffer(table, "int8"), type=ir.RankedTensorType.get([len(table)], i8)
+            initial_value=ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+                np.frombuffer(table, "int8"),  # pyright: ignore[reportArgumentType]  (an ndarray has the buffer protocol)
+                type=ir.RankedTensorType.get([len(table)], i8),
             ),
         )
         for name, t in ((status, status_t), (table_name, table_t)):

@@ -17,7 +17,7 @@ from mlir.dialects import arith, func, memref, scf
 
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.errors import SourceLoc
-from tir_mlir.passes.lowering.common import functions, index_const, source_loc, walk
+from tir_mlir.passes.lowering.common import else_block, functions, index_const, source_loc, walk
 
 CALLBACK = "tir_mlir_oob"
 SITES_ATTR = "tir_mlir.bounds_sites"
@@ -99,7 +99,7 @@ def run_only_if(op, ok: ir.Value):
     if op.name == "memref.load":
         t = op.results[0].type
         guarded = scf.IfOp(ok, [t], has_else=True)
-        with ir.InsertionPoint(guarded.else_block):
+        with ir.InsertionPoint(else_block(guarded)):
             zero = arith.ConstantOp(t, 0 if isinstance(t, ir.IntegerType) else 0.0)
             scf.YieldOp([zero.result])
         with ir.InsertionPoint(guarded.then_block):

@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, scf, vector
 
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import functions, move_body
+from tir_mlir.passes.lowering.common import else_block, functions, move_body
 
 
 class CarryVectors:
@@ -77,8 +77,9 @@ def _lane_group(loop):
             branch = _if_lanes(lanes, args) if cond is None else None
             if branch is not None:
                 sources = branch[1]
-            positions = [_arg_position(s, args) for s in sources]
-            if None in positions or len(set(positions)) != len(positions):
+            found = [_arg_position(s, args) for s in sources]
+            positions = [p for p in found if p is not None]
+            if len(positions) != len(found) or len(set(positions)) != len(positions):
                 continue
             if not all(_single_use(args[p]) for p in positions):
                 continue
@@ -205,7 +206,7 @@ def _vector_if(op, vtype, carried):
     then_block = op.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
         new = scf.IfOp(op.operands[0], [vtype], has_else=True)
-        for block in (new.then_block, new.else_block):  # (the builder may add empty yields)
+        for block in (new.then_block, else_block(new)):  # (the builder may add empty yields)
             for o in list(block.operations):
                 o.erase()
         then_term = list(then_block.operations)[-1]
@@ -216,6 +217,6 @@ def _vector_if(op, vtype, carried):
             built = vector.from_elements(vtype, list(then_term.operands))
             scf.YieldOp([built])
         term.operation.erase()
-        with ir.InsertionPoint(new.else_block):
+        with ir.InsertionPoint(else_block(new)):
             scf.YieldOp([carried])
     return new.results[0]

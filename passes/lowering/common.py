@@ -35,6 +35,31 @@ def constant_loop(loop: Loop) -> bool:
     return not len(loop.op.operands)
 
 
+def constant_extent(loop: Loop) -> int:
+    """The trip count of a loop whose bounds are integers (`constant_loop` holds)."""
+    extent = loop.extent
+    assert isinstance(extent, int), "a loop over outer loop variables or sizes"
+    return extent
+
+
+def constant_min(loop: Loop) -> int:
+    """The first value of a loop whose bounds are integers (`constant_loop` holds)."""
+    first = loop.min
+    assert isinstance(first, int), "a loop over outer loop variables or sizes"
+    return first
+
+
+def scalar_bits(t: ir.Type) -> int:
+    """Bits of an integer or float type (the bindings give `.width` to those types only)."""
+    assert isinstance(t, (ir.IntegerType, ir.FloatType)), f"{t} has no bit width"
+    return t.width
+
+
+def else_block(if_op) -> ir.Block:
+    """The else block of an `scf.if` built with one (the bindings type `else_block` Optional)."""
+    return if_op.regions[1].blocks[0]
+
+
 def run_pipeline(module: ir.Module, pipeline: str, what: str):
     """Run an upstream pass pipeline on the module; its failure is a BuildError."""
     try:

@@ -34,7 +34,7 @@ from mlir import ir
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import functions, index_const, walk
+from tir_mlir.passes.lowering.common import constant_extent, functions, index_const, walk
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import linear
@@ -184,7 +184,7 @@ class _Nest:
         return True
 
     def profitable(self, line_bytes: int) -> bool:
-        trips = math.prod(Loop(op).extent for op in self.loops[1:])
+        trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
         if trips * len(self.body) <= UNROLLED_BAND_OPS:
             return False
         inner = len(self.ivs) - 1
@@ -274,8 +274,9 @@ class Access:
         self.index = [simplify(e, len(leaves)) for e in exprs]
         self.root = root(self.memref, noalias)[0]
         t = ir.MemRefType(self.memref.type)
+        elem = t.element_type
         self.elem_bytes = (
-            max(1, t.element_type.width // 8) if hasattr(t.element_type, "width") else 4
+            max(1, elem.width // 8) if isinstance(elem, (ir.IntegerType, ir.FloatType)) else 4
         )
         strides, _ = t.get_strides_and_offset()
         # A buffer of symbolic shape (`memref<?x?xf32>`) is row-major when its layout is the
@@ -308,7 +309,7 @@ class Access:
                 form = linear(e)
                 if form is None:
                     return None
-                total += form[0].get(p, 0) * s
+                total += form.terms.get(p, 0) * s
         return total
 
     def lines(self, p: int, line_bytes: int) -> float:

@@ -47,9 +47,11 @@ from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (
     ancestors,
     constant_int,
+    else_block,
     functions,
     index_const,
     move_body,
+    scalar_bits,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
@@ -152,7 +154,11 @@ class ScalarReplace:
         """Registers the values of `types` take (a scalar: one)."""
         regs = 0
         for t in types:
-            bits = t.element_type.width * math.prod(t.shape) if isinstance(t, ir.VectorType) else 0
+            bits = (
+                scalar_bits(t.element_type) * math.prod(t.shape)
+                if isinstance(t, ir.VectorType)
+                else 0
+            )
             regs += max(1, -(-bits // self.register_bits))
         return regs
 
@@ -717,7 +723,7 @@ def _carry_through_if(if_op, mine, current):
     touched = sorted({n for n, _ in mine})
     with ir.InsertionPoint(if_op), if_op.location:
         new = scf.IfOp(if_op.operands[0], [current[n].type for n in touched], has_else=True)
-    for region, block in ((0, new.then_block), (1, new.else_block)):
+    for region, block in ((0, new.then_block), (1, else_block(new))):
         local = list(current)
         old = if_op.regions[region].blocks[0] if len(if_op.regions[region].blocks) else None
         for o in list(old.operations) if old is not None else []:

@@ -37,7 +37,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import constant_int, functions, index_const
+from tir_mlir.passes.lowering.common import constant_int, functions, index_const, scalar_bits
 from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace, leaves, linear
 
@@ -155,7 +155,7 @@ def _emit(load, deltas, line_bytes):
     `line_bytes` along its last dimension."""
     mtype = ir.MemRefType(load.operands[0].type)
     loc = load.location
-    extra = line_bytes // (mtype.element_type.width // 8)
+    extra = line_bytes // (scalar_bits(mtype.element_type) // 8)
     with ir.InsertionPoint(load), loc:
         indices = []
         for d, (index, size) in enumerate(zip(list(load.operands)[1:], mtype.shape)):

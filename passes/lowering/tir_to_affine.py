@@ -34,6 +34,7 @@ from tir_mlir.passes.lowering.common import (
     build_error,
     functions,
     index_const,
+    scalar_bits,
     set_to_arith,
     walk,
 )
@@ -336,7 +337,7 @@ def _expand_call(op):
         elif callee == "ramp":  # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
             vt = ir.VectorType(t)
             iota = ir.DenseElementsAttr.get(
-                np.arange(vt.shape[0], dtype=f"int{vt.element_type.width}"), type=vt
+                np.arange(vt.shape[0], dtype=f"int{scalar_bits(vt.element_type)}"), type=vt
             )
             r = arith.addi(
                 vector.broadcast(vt, args[0]),

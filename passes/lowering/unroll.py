@@ -16,7 +16,14 @@ vars becomes scalars (LLVM's SROA) that stay in registers.
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import constant_loop, functions, index_const, move_body
+from tir_mlir.passes.lowering.common import (
+    constant_extent,
+    constant_loop,
+    constant_min,
+    functions,
+    index_const,
+    move_body,
+)
 
 MAX_DEPTH = 8
 # Above this many copies of a body, a loop is left to LLVM's unroller (with the hint).
@@ -65,7 +72,7 @@ def _visit_loop(op, max_step, explicit, plan):
     steps, normal, depth = _visit_block(loop.body, max_step, explicit, plan)
     if not constant_loop(loop):
         return steps, True, depth  # bounds on outer loops or sizes: stays a loop
-    extent = loop.extent // loop.step
+    extent = constant_extent(loop) // loop.step
     if loop.kind == "unroll":
         auto = True
     else:
@@ -87,10 +94,11 @@ def _int(attr) -> int:
 
 
 def unroll(op):
-    """Replace the loop by one copy of its body per iteration, its IV a constant."""
+    """Replace a loop of integer bounds by one copy of its body per iteration, its IV a constant."""
     loop = Loop(op)
     loc = op.location
-    for value in range(loop.min, loop.min + loop.extent, loop.step):
+    first = constant_min(loop)
+    for value in range(first, first + constant_extent(loop), loop.step):
         copy = op.clone(ip=ir.InsertionPoint(op))
         body = copy.regions[0].blocks[0]
         with ir.InsertionPoint(copy):

@@ -26,7 +26,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
-from tir_mlir.passes.lowering.common import constant_loop, functions
+from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -61,7 +61,7 @@ class UnrollForVectorize:
 
 def _inner_loops(x):
     """The loops inside `x`, outer first, when `x` has the shape the stage unrolls; else []."""
-    if not plain_loop(x) or Loop(x).extent < MIN_VECTOR_TRIPS:
+    if not plain_loop(x) or constant_extent(Loop(x)) < MIN_VECTOR_TRIPS:
         return []
     loops = []
 
@@ -72,7 +72,7 @@ def _inner_loops(x):
                 if not plain_loop(o) and not _unit(o):
                     raise _NotThisShape
                 loops.append(o)
-                n += Loop(o).extent * stores(o.regions[0].blocks[0])
+                n += constant_extent(Loop(o)) * stores(o.regions[0].blocks[0])
             elif o.name == "memref.store":
                 n += 1
             elif not (pure(o) or o.name in ACCESSES or o.name == "affine.apply"):
@@ -115,7 +115,7 @@ def _vectorizes_unrolled(x, inner, noalias) -> bool:
     ]
     # A stored address the innermost loop does not move is an accumulator: no vector loop.
     return not any(
-        Loop(inner[k - 1]).extent >= MIN_VECTOR_TRIPS
+        constant_extent(Loop(inner[k - 1])) >= MIN_VECTOR_TRIPS
         and all(
             a.stride(k) in ((1,) if a.store else (0, 1))
             for a in accesses

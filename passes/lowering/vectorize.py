@@ -36,7 +36,10 @@ from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
 from tir_mlir.passes.lowering.common import (
     affine_to_arith,
+    constant_extent,
     constant_loop,
+    constant_min,
+    else_block,
     functions,
     index_const,
     walk,
@@ -68,7 +71,7 @@ class VectorizeLoops:
                 if loop.kind != "vectorized" or loop.step != 1:
                     continue
                 width = self.vector_bits // element_bits(loop.body)
-                n = loop.extent
+                n = constant_extent(loop)
                 if n > MAX_LANES or (n > width and n & (n - 1)):
                     _strip_mine(loop, width)
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
@@ -78,7 +81,7 @@ class VectorizeLoops:
                     loop.kind == "vectorized"
                     and constant_loop(loop)
                     and loop.step == 1
-                    and 1 < loop.extent <= MAX_LANES
+                    and 1 < constant_extent(loop) <= MAX_LANES
                 ):
                     plan = Plan(loop)
                     if plan.ok:
@@ -87,7 +90,7 @@ class VectorizeLoops:
 
 class _Vectorizer:
     def __init__(self, loop: Loop, plan: Plan):
-        self.loop, self.plan, self.lanes = loop, plan, loop.extent
+        self.loop, self.plan, self.lanes = loop, plan, constant_extent(loop)
         self.vec = {}  # varying scalar value -> its vector
         self.dead = []  # scalar ops replaced, in program order
         self.guarded = []  # (scf.if on "some lane on", that test) of masked branches
@@ -95,7 +98,7 @@ class _Vectorizer:
     def run(self):
         op = self.loop.op
         with ir.InsertionPoint(op):
-            lb = index_const(self.loop.min, op.location)
+            lb = index_const(constant_min(self.loop), op.location)
         self.plan.forms[lb] = self.plan.forms[self.loop.iv]
         self.loop.iv.replace_all_uses_with(lb)
         ops = [o.operation for o in list(self.loop.body.operations)[:-1]]
@@ -140,7 +143,7 @@ class _Vectorizer:
         """base + stride * [0, 1, .., lanes - 1] for an index `base`."""
         steps = ", ".join(str(stride * k) for k in range(self.lanes))
         t = self._vtype(ir.IndexType.get())
-        const = arith.ConstantOp(t, ir.Attribute.parse(f"dense<[{steps}]> : {t}")).result
+        const = arith.constant(t, ir.Attribute.parse(f"dense<[{steps}]> : {t}"))
         return arith.addi(vector.BroadcastOp(t, base).result, const)
 
     def _splat(self, t, value):
@@ -150,7 +153,7 @@ class _Vectorizer:
             if isinstance(t, (ir.IntegerType, ir.IndexType))
             else ir.FloatAttr.get(t, float(value))
         )
-        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr)).result
+        return arith.constant(vt, ir.DenseElementsAttr.get_splat(vt, attr))
 
     def _lane_index(self, index, strides, lane):
         """The indices of lane `lane` (at the current location)."""
@@ -227,7 +230,9 @@ class _Vectorizer:
         cond = None
         for c in iset.constraints:
             base = affine_to_arith(c.expr, ops[:n], ops[n:], o.location)
-            stride = expr_form(c.expr, forms[:n], forms[n:], self.lanes).stride
+            form = expr_form(c.expr, forms[:n], forms[n:], self.lanes)
+            assert form is not None, "the plan vectorizes only conditions linear in the lane"
+            stride = form.stride
             zero = self._splat(ir.IndexType.get(), 0)
             pred = arith.CmpIPredicate.eq if c.is_eq else arith.CmpIPredicate.sge
             m = arith.cmpi(pred, self._lane_values(base, stride), zero)
@@ -252,7 +257,7 @@ class _Vectorizer:
             [self._vtype(r.type) if v else r.type for r, v in zip(o.results, varying)],
             has_else=True,
         )
-        for block, target in zip(regions, (new.then_block, new.else_block)):
+        for block, target in zip(regions, (new.then_block, else_block(new))):
             yielded = list(list(block.operations)[-1].operands)
             with ir.InsertionPoint(target):
                 end = scf.YieldOp([])
@@ -295,7 +300,7 @@ class _Vectorizer:
             with ir.InsertionPoint(new.then_block):
                 end = scf.YieldOp([])
             if results:
-                with ir.InsertionPoint(new.else_block):
+                with ir.InsertionPoint(else_block(new)):
                     scf.YieldOp([self._splat(ir.VectorType(t).element_type, 0) for t in results])
         self._move_and_vectorize(block, end, mask)
         if results:
@@ -366,7 +371,7 @@ def _strip_mine(loop: Loop, width: int):
                                                 for v in T.vectorized(lo + n - n % width, lo + n):
                                                     BODY
     (the lanes of a `fuse`d loop then stay inside one row: see vectorize_plan._divide)."""
-    op, n, lo = loop.op, loop.extent, loop.min
+    op, n, lo = loop.op, constant_extent(loop), constant_min(loop)
     loc = op.location
     ops = _body(loop.body)
     if not ops:
