@@ -341,6 +341,13 @@ class Block:
         return blocks[0] if len(blocks) else None
 
     @property
+    def region_blocks(self) -> list[ir.Block]:
+        """The body, then the init if the block has one: zip a rebuilt block's with the old
+        one's to move both."""
+        init = self.init
+        return [self.body] if init is None else [self.body, init]
+
+    @property
     def iter_vars(self) -> list:
         return list(self.body.arguments)
 

@@ -48,11 +48,12 @@ from tir_mlir.analysis.structure import (
 )
 from tir_mlir.analysis.buffer_util import buffer_name, is_func_arg
 from tir_mlir.passes.schedule.compute_at import _remove_empty_loops
-from tir_mlir.ir.index_dtypes import INDEX_DTYPE, mark_constants
+from tir_mlir.dialect.ops import INDEX_DTYPE
+from tir_mlir.ir.index_dtypes import mark_constants
 from tir_mlir.analysis import index
 from tir_mlir.analysis.buffer_util import NotAffine, substitute, to_affine
 from tir_mlir.analysis.linear import linear
-from tir_mlir.analysis.expr_tree import clone_tree, erase_with_operands
+from tir_mlir.analysis.expr_tree import Subst, clone_tree, erase_with_operands
 from tir_mlir.analysis.read_inverse import Group, NotInvertible, digit_of, read_groups
 from tir_mlir.analysis.region_cover import access, iter_var_of
 from tir_mlir.analysis.structure import erase
@@ -187,16 +188,22 @@ def _written_box(blk: Block, idx) -> list:
     binds = blk.bindings.results
     for v in idx:
         k = iter_var_of(blk, v)
+        assert k is not None  # _single_store checked: the store indices are iter vars
         lo, ext = blk.domains[k]
         lo_k, hi_k = lo, lo + ext - 1
         d = linear(binds[k])
-        if blk.predicate is not None and d is not None and d[1] == 0 and list(d[0].values()) == [1]:
-            dim = next(iter(d[0]))
+        if (
+            blk.predicate is not None
+            and d is not None
+            and d.const == 0
+            and list(d.terms.values()) == [1]
+        ):
+            dim = next(iter(d.terms))
             for c in blk.predicate.constraints:
                 lin = linear(c.expr)
-                if c.is_eq or lin is None or list(lin[0]) != [dim]:
+                if c.is_eq or lin is None or list(lin.terms) != [dim]:
                     continue
-                terms, const = lin
+                terms, const = lin.terms, lin.const
                 if terms[dim] == 1 and isinstance(lo_k, int):  # dim + const >= 0
                     lo_k = max(lo_k, -const)
                 elif terms[dim] == -1 and isinstance(hi_k, int):  # const - dim >= 0
@@ -231,10 +238,9 @@ def _check_consumers_covered(blk: Block, idx, buf, readers, who):
             for d, (lin, (wlo, whi)) in enumerate(zip(lins, box)):
                 lo, hi = index.bounds(lin, ranges)
                 # clipped to the buffer (TVM); symbolic bounds (`n - 1`) compare as proved
-                lo, hi = (
-                    smax(lo, 0) if smax(lo, 0) is not None else lo,
-                    smin(hi, shape[d] - 1) if smin(hi, shape[d] - 1) is not None else hi,
-                )
+                clipped_lo, clipped_hi = smax(lo, 0), smin(hi, shape[d] - 1)
+                lo = lo if clipped_lo is None else clipped_lo
+                hi = hi if clipped_hi is None else clipped_hi
                 if not prove_le(wlo, lo) or not prove_le(hi, whi):
                     raise ScheduleError(
                         f"{who}: the scope is not a stage pipeline: block {rb.name!r} reads "
@@ -307,7 +313,7 @@ def reverse_compute_inline(block) -> None:
     iters = _inverse_iters(cons, groups, prod, pidx, _unit_reads(cons, loads[0], buf))
     conds = _in_domain(cons, ps, ranges, groups)
 
-    subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
+    subst: Subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
     for load in loads:
         subst[load.results[0]] = lambda user: clone_tree(pvalue, user, {}, within=prod.op)
     new_value = clone_tree(cstore.operands[0], pstore, subst, within=cons.op)
@@ -356,7 +362,7 @@ def _reverse_into_accumulator(cons: Block, prod: Block, buf, cstore, who, pwho) 
     ]
     for acc in accesses_of_buf:
         iters = _inverse_iters(cons, groups, prod, access(acc)[1], unit_reads)
-        subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
+        subst: Subst = {arg: iters[k] for k, arg in enumerate(cons.body.arguments)}
         idx = [clone_tree(v, acc, subst, within=cons.op) for v in access(cstore)[1]]
         with ir.InsertionPoint(acc), acc.location:
             if acc.name == "memref.store":

@@ -168,6 +168,7 @@ def _decompose(block: Block, inner: list) -> Block:
         ip=ip,
     )
     old_init = block.init
+    assert old_init is not None  # decompose_reduction checked
     move_body(old_init, init.body)
     for k, arg in zip(spatial, init.body.arguments):
         old_init.arguments[k].replace_all_uses_with(arg)

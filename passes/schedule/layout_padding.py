@@ -23,7 +23,7 @@ affine lambda of the new indices. TVM's assumption for an input (`T.assume`) is 
 here.
 """
 
-from typing import List
+from typing import List, NoReturn, Optional, Tuple
 
 from mlir import ir
 from mlir.dialects import arith, memref, scf
@@ -48,7 +48,7 @@ from tir_mlir.analysis.expr_tree import erase_dead
 WHO = "transform_layout"
 
 
-def _refuse(why: str):
+def _refuse(why: str) -> NoReturn:
     raise ScheduleError(f"{WHO}: pad_value: {why} (TVM's other padded forms are not supported)")
 
 
@@ -66,16 +66,16 @@ def inverse(exprs: List[ir.AffineExpr], shape: List[int], new_shape: List[int]):
             consts.append((k, e.value))
             continue
         kind, inner, c = "id", e, 1
-        if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and isinstance(
-            e.rhs.maybe_downcast(), ir.AffineConstantExpr
-        ):
-            kind = "div" if isinstance(e, ir.AffineFloorDivExpr) else "mod"
-            inner, c = e.lhs, e.rhs.maybe_downcast().value
+        if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)):
+            rhs = e.rhs.maybe_downcast()
+            if isinstance(rhs, ir.AffineConstantExpr):
+                kind = "div" if isinstance(e, ir.AffineFloorDivExpr) else "mod"
+                inner, c = e.lhs, rhs.value
         lin = linear(inner)
-        if lin is None or len(lin[0]) != 1 or list(lin[0].values()) != [1]:
+        if lin is None or len(lin.terms) != 1 or list(lin.terms.values()) != [1]:
             _refuse(f"index map result {e} is not d + a, (d + a) // c, (d + a) % c or a constant")
-        ((d, _),) = lin[0].items()
-        parts[d].append((kind, k, c, lin[1]))
+        ((d, _),) = lin.terms.items()
+        parts[d].append((kind, k, c, lin.const))
     inv, tiles, checks = [], [], []
     for d, ps in parts.items():
         kinds = sorted(p[0] for p in ps)
@@ -138,6 +138,7 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
         if padding[0] != "tile":
             _refuse(problem + ", and TVM's padding block after it would need a T.where with `or`")
         return _pad_after(w, buf, new_shape, padding, pad_value, dtype, apply)
+    assert order is not None  # (None only with a problem)
     binds = w.bindings.results
     new_buf = apply()
 
@@ -184,8 +185,7 @@ def pad_producer(buf: ir.Value, exprs, shape: List[int], new_shape: List[int], p
         ip=ir.InsertionPoint(w.op),
     )
     analysis.move_sid(w.op, new.op)  # handles to the writer stay valid
-    regions = [(w.body, new.body)] + ([(w.init, new.init)] if w.init is not None else [])
-    for old_region, new_region in regions:
+    for old_region, new_region in zip(w.region_blocks, new.region_blocks):
         args = list(new_region.arguments)
         for d, n in enumerate(order):
             for use in list(old_region.arguments[n].uses):
@@ -248,11 +248,11 @@ def _opaque_in_place(
     return True
 
 
-def _in_place_problem(w: Block, buf, shape, loops):
+def _in_place_problem(w: Block, buf, shape, loops) -> Tuple[Optional[str], Optional[List[int]]]:
     """(why the writer cannot be rewritten over the new shape in place, or None; the iter var
     of each buffer dimension)."""
     m, ivs = len(shape), list(w.iter_vars)
-    own = []
+    own: List[list] = []
     for op, k, v in accesses(w.op):
         if v != buf:
             continue
@@ -359,7 +359,9 @@ def _pad_stores(region: ir.Block, buf: ir.Value, args, padding, pad, dtype):
             with ir.InsertionPoint(sel.then_block):
                 scf.YieldOp([_pad_const(pad, t, dtype, args)])
             value = op.operands[0]
-            with ir.InsertionPoint(sel.else_block):
+            else_block = sel.else_block
+            assert else_block is not None  # built with has_else
+            with ir.InsertionPoint(else_block):
                 y = scf.YieldOp([value])
             op.operands[0] = sel.results[0]
             _sink(value, y.operation, op)
@@ -403,6 +405,7 @@ def _padding_cond(padding, args) -> ir.Value:
         for pred, bound in ((arith.CmpIPredicate.slt, lo), (arith.CmpIPredicate.sgt, hi)):
             c = arith.cmpi(pred, emit_index(e, args), arith.constant(index, bound))
             cond = c if cond is None else arith.ori(cond, c)
+    assert cond is not None  # a "bounds" padding test has a check (else nothing pads)
     return cond
 
 
@@ -410,8 +413,9 @@ def _pad_const(pad, t, dtype: str, args) -> ir.Value:
     if callable(pad) or isinstance(pad, str):
         fn = symbolic.from_text(pad)
         (e,) = symbolic.exprs(fn, len(args))
-        if isinstance(e.maybe_downcast(), ir.AffineConstantExpr):  # (as the constant
-            return arith.constant(t, e.maybe_downcast().value)  # a trace replays)
+        const = e.maybe_downcast()
+        if isinstance(const, ir.AffineConstantExpr):  # (as the constant a trace replays)
+            return arith.constant(t, const.value)
         return arith.index_cast(t, emit_index(e, args))
     value = getattr(pad, "value", pad)
     return arith.constant(t, float(value) if is_float(dtype) else int(value))

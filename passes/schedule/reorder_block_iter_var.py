@@ -46,8 +46,7 @@ def reorder_block_iter_var(blk: Block, new_order: Sequence[int]) -> Block:
         ip=ir.InsertionPoint(blk.op),
     )
     move_sid(blk.op, new.op)  # handles of the block stay valid
-    regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
-    for old_region, new_region in regions:
+    for old_region, new_region in zip(blk.region_blocks, new.region_blocks):
         for j, k in enumerate(order):
             old_region.arguments[k].replace_all_uses_with(new_region.arguments[j])
         move_body(old_region, new_region)

@@ -185,7 +185,9 @@ class Reduction:
 
     def fill_writeback(self, wb: Block, rf_bufs, spatial, axis, loc):
         """init: W[I] = identity; body: W[I] = W[I] op W_rf[I with the rf iter at axis]."""
-        for region_block, is_init in ((wb.init, True), (wb.body, False)):
+        init = wb.init
+        assert init is not None  # the write-back block is built with an init
+        for region_block, is_init in ((init, True), (wb.body, False)):
             args, rf_buf = list(region_block.arguments), rf_bufs[0]
             # old iter var k (spatial) is new arg 1 + spatial.index(k)
             sub = [
@@ -281,12 +283,13 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
     split_loops = sorted({d for k in users for d in dims_of(binds[k])})
     # rf block iters: (name, type, domain, binding over loop dims); value of each old iter var
     rf_iters = [("v" + loops[rf].name, "S", (loops[rf].min, loops[rf].extent), _dim(rf))]
-    old_value = {}  # old iter k -> (kind, payload)
+    # old iter k -> the position of the rf iter it becomes, or its binding (a split loop's)
+    old_value: dict[int, int | ir.AffineExpr] = {}
     for k, t in enumerate(types):
         if k in users:
-            old_value[k] = ("expr", binds[k])
+            old_value[k] = binds[k]
             continue
-        old_value[k] = ("iter", len(rf_iters))
+        old_value[k] = len(rf_iters)
         rf_iters.append((names[k], t, doms[k], binds[k]))
     # the non-rf loops of split reductions become reduction iters, after the spatial ones
     for d in split_loops:
@@ -342,12 +345,12 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
             predicate=_integer_set(len(ivs), pred, len(block.symbols)),
         )
     # move body and init over, then express the old iter vars through the new ones
-    for src, dst in ((block.body, rfb.body), (block.init, rfb.init))[: 1 + reduces]:
+    for src, dst in zip(block.region_blocks, rfb.region_blocks):  # (the init if it reduces)
         move_body(src, dst)
         new_args = list(dst.arguments)
         for k, old in enumerate(src.arguments):
-            kind, payload = old_value[k]
-            if kind == "iter":
+            payload = old_value[k]
+            if isinstance(payload, int):
                 old.replace_all_uses_with(new_args[payload])
             else:
                 sub = [
@@ -382,7 +385,9 @@ def _rfactor(loop: Loop, factor_axis: int) -> Block:
         if d == rf or not any(_uses(binds[k], d) for k, t in enumerate(types) if t != "S")
     ]
     remap = {d: i for i, d in enumerate(keep)}
-    wb_iters = [("v" + loops[rf].name, "R", (loops[rf].min, loops[rf].extent), _dim(remap[rf]))]
+    wb_iters: list[tuple] = [
+        ("v" + loops[rf].name, "R", (loops[rf].min, loops[rf].extent), _dim(remap[rf]))
+    ]
     for k in spatial:
         wb_iters.append(
             (
@@ -494,7 +499,7 @@ def _check_loops(block: Block, loops, binds, rf: int):
             )
 
 
-def _check_region_cover(block: Block, red: Reduction):
+def _check_region_cover(block: Block, red: Reduction | TupleReduction):
     """TVM's stage pipeline: what other blocks read of the reduced buffer, this block writes
     (its only writer)."""
     for store in red.stores:

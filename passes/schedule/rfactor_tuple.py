@@ -109,12 +109,13 @@ class TupleReduction:
         if self.tie_break:
             conds = [conds[1], conds[1]]
         kinds = {self._kind(c, bufs[v]) for c in conds}
-        if len(kinds) != 1 or None in kinds:
+        kind = kinds.pop() if len(kinds) == 1 else None
+        if kind is None:
             raise ScheduleError(
                 err + "the update is not an argmax/argmin pair (a Select on "
                 "value >= / <= the new value)"
             )
-        self.kind = kinds.pop()
+        self.kind = kind
         if not (
             self._self_load(self.sels[0].operands[1], bufs[i])
             and self._self_load(self.sels[1].operands[1], bufs[v])
@@ -156,7 +157,7 @@ class TupleReduction:
         except NotAffine:
             return False
 
-    def _kind(self, cond, value_buf):
+    def _kind(self, cond, value_buf) -> str | None:
         if isinstance(cond, ir.Block) or not self._self_load(cond.operands[0], value_buf):
             return None
         tables = (
@@ -165,7 +166,9 @@ class TupleReduction:
             else {"arith.cmpf": _CMPF, "arith.cmpi": _CMPI}
         )
         table = tables.get(cond.name)
-        return table and table.get(ir.IntegerAttr(cond.attributes["predicate"]).value)
+        if table is None:
+            return None
+        return table.get(ir.IntegerAttr(cond.attributes["predicate"]).value)
 
     def _tie_break(self, cond, vcond, ibuf, vbuf, x):
         """The loads of Wi / Wv in `cond` when it is `vcond or (Wv == y and Wi < x)` (TVM's
@@ -205,7 +208,8 @@ class TupleReduction:
         init = self.block.init
         stores = [o for o in body_ops(init) if o.name == "memref.store"] if init else []
         if (
-            len(stores) != 2
+            init is None
+            or len(stores) != 2
             or not all(any(s.operands[1] == b for s in stores) for b in self.buffers)
             or any("tir.let_name" in o.attributes for o in body_ops(init))
         ):
@@ -266,7 +270,9 @@ class TupleReduction:
             else ir.AffineExpr.get_constant(0)
             for k in range(len(self.block.iter_types))
         ]
-        for region_block, is_init in ((wb.init, True), (wb.body, False)):
+        init = wb.init
+        assert init is not None  # the write-back block is built with an init
+        for region_block, is_init in ((init, True), (wb.body, False)):
             args = list(region_block.arguments)
             ip = ir.InsertionPoint.at_block_terminator(region_block)
             with ip, loc:

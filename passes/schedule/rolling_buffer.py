@@ -26,7 +26,7 @@ affine in its iter vars; every loop that gets a T.where is serial; and every con
 along the rolled dimension, only inside the window the producer fills in the same iteration.
 """
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from mlir import ir
 from mlir.dialects import memref
@@ -63,6 +63,16 @@ class _Dim:
     @property
     def overlap(self) -> int:
         return self.extent - self.stride
+
+
+def _constant_bounds(lp: Loop) -> Tuple[int, int]:
+    """A loop's (min, extent): the window and its predicate are sized from constant bounds."""
+    lo, extent = lp.min, lp.extent
+    if not isinstance(lo, int) or not isinstance(extent, int):
+        raise ScheduleError(
+            f"{WHO}: loop {lp.name!r} has symbolic bounds: a rolling window needs constant ones"
+        )
+    return lo, extent
 
 
 def _index_exprs(block: Block, op, leaves: list) -> Optional[list]:
@@ -134,6 +144,7 @@ def check(block: Block, index: int):
     )
     for x in overlapping:
         lp = Loop(next(lp for lp in outer if Loop(lp).iv == x.w))
+        _constant_bounds(lp)
         if lp.kind != "serial":
             raise ScheduleError(
                 f"{WHO}: loop {lp.name!r} is {lp.kind}, not serial (a rolling "
@@ -167,13 +178,14 @@ def _dims(block: Block, buf, outer) -> List[Optional[_Dim]]:
         for lp in analysis.enclosing_loops(block.op)
         if not any(lp == o for o in outer)
     }
+    assert found is not None  # the block writes the buffer: it has an access
     out = []
     for d, e in enumerate(found):
         lin = linear(e)
         if lin is None:
             out.append(None)
             continue
-        coeffs, const = lin
+        coeffs, const = lin.terms, lin.const
         ws = [(leaves[p], c) for p, c in coeffs.items() if any(leaves[p] == o for o in outer_ivs)]
         inner = {
             leaves[p]: c for p, c in coeffs.items() if not any(leaves[p] == o for o in outer_ivs)
@@ -183,8 +195,8 @@ def _dims(block: Block, buf, outer) -> List[Optional[_Dim]]:
             continue
         lo = hi = 0
         for v, c in inner.items():
-            lp = inner_loops[v]
-            a, b = c * lp.min, c * (lp.min + lp.extent - 1)
+            lp_min, lp_extent = _constant_bounds(inner_loops[v])
+            a, b = c * lp_min, c * (lp_min + lp_extent - 1)
             lo, hi = lo + min(a, b), hi + max(a, b)
         out.append(_Dim(d, ws[0][0], ws[0][1], const, inner, lo, hi - lo + 1))
     return out
@@ -197,8 +209,8 @@ def _check_consumer(block: Block, buf, roll: _Dim):
         es = _index_exprs(block, op, leaves)
         lin = linear(es[roll.d]) if es is not None else None
         ok = lin is not None
-        if ok:
-            coeffs, const = lin
+        if lin is not None:
+            coeffs, const = lin.terms, lin.const
             w = [c for p, c in coeffs.items() if leaves[p] == roll.w]
             loops = {Loop(lp).iv: Loop(lp) for lp in analysis.enclosing_loops(block.op)}
             lp_w = loops.get(roll.w)
@@ -211,8 +223,8 @@ def _check_consumer(block: Block, buf, roll: _Dim):
             if ok:
                 lo = hi = const
                 for v, c in rest:
-                    lp = loops[v]
-                    a, b = c * lp.min, c * (lp.min + lp.extent - 1)
+                    lp_min, lp_extent = _constant_bounds(loops[v])
+                    a, b = c * lp_min, c * (lp_min + lp_extent - 1)
                     lo, hi = lo + min(a, b), hi + max(a, b)
                 start = roll.const + roll.lo
                 ok = start <= lo and hi <= start + roll.extent - 1
@@ -270,8 +282,7 @@ def _add_predicate(block: Block, overlapping: List[_Dim]):
         inner = ir.AffineExpr.get_constant(-x.lo)
         for v, c in x.inner.items():
             inner = inner + dim(v) * c
-        lp = Loop(x.w.owner.owner)
-        ind = first_iteration_or.indicator(dim(x.w), lp.min, lp.extent)
+        ind = first_iteration_or.indicator(dim(x.w), *_constant_bounds(Loop(x.w.owner.owner)))
         cons.append(ir.AffineExpr.simplify_affine_expr(inner - ind * x.overlap, n, 0))
         eqs.append(False)
     block.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, cons, eqs)))

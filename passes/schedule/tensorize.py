@@ -213,10 +213,11 @@ class Matcher:
             self._map(a, b)
             self._inner(b, lo, extent)
         self.stmts(_stmts(d.body), _stmts(t.body), where)
-        if d.init is not None:
-            for a, b in zip(d.init.arguments, t.init.arguments):
+        d_init, t_init = d.init, t.init
+        if d_init is not None and t_init is not None:  # (both or neither: checked above)
+            for a, b in zip(d_init.arguments, t_init.arguments):
                 self._map(a, b)
-            self.stmts(_stmts(d.init), _stmts(t.init), where + " (init)")
+            self.stmts(_stmts(d_init), _stmts(t_init), where + " (init)")
 
     def _index_forms(self, didx, tidx, where):
         """(desc forms, target forms, leaves): the index values as AffineExprs over the same

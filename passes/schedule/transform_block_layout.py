@@ -27,8 +27,7 @@ from mlir import ir
 
 from tir_mlir.analysis.symbolic import Int, SymExpr, substitute
 from tir_mlir.ir.affine_exprs import const_of, dims_of
-from tir_mlir.ir.index_dtypes import INDEX_DTYPE, index_dtype_attr
-from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dialect.ops import INDEX_DTYPE, Block, Loop, index_dtype_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis
 from tir_mlir.schedule import lambda_exprs as symbolic
@@ -241,8 +240,7 @@ def transform_block_layout(blk: Block, index_map: Callable) -> Block:
         ip=ip,
     )
     analysis.move_sid(blk.op, new.op)
-    regions = [(blk.body, new.body)] + ([(blk.init, new.init)] if blk.init is not None else [])
-    for old_region, new_region in regions:
+    for old_region, new_region in zip(blk.region_blocks, new.region_blocks):
         args = list(new_region.arguments) + list(sizes)
         for k, e in enumerate(inverse):
             replace_uses(

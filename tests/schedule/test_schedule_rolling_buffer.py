@@ -162,6 +162,38 @@ def test_consumer_reading_behind_the_window_refused():
     check_error(sch, lambda s: s.rolling_buffer(b, 0), "outside the window")
 
 
+SYMBOLIC = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n + 2,), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    B = T.alloc_buffer((n + 2,))
+    for i in range(n + 2):
+        with T.block("B"):
+            vi = T.axis.spatial(n + 2, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i, k in T.grid(n, 3):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + B[vi + vk]
+"""
+
+
+def test_symbolic_window_loop_refused():
+    """The window's T.where compares the rolled loop with its bounds: over `(n + 3) // 4`
+    iterations that is no affine predicate."""
+    sch = Schedule(parse(SYMBOLIC))
+    io, _ = sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 4])
+    sch.compute_at(sch.get_block("B"), io)
+    b = sch.get_block("B")
+    check_error(
+        sch, lambda s: s.rolling_buffer(b, 0), "loop 'i_0' has symbolic bounds: a rolling window"
+    )
+
+
 @pytest.mark.tvm
 def test_consumer_reading_behind_the_window_accepted_by_tvm():
     import tvm
