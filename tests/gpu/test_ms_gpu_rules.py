@@ -14,6 +14,8 @@ from tir_mlir import meta_schedule as ms
 from tir_mlir.meta_schedule.tune_context import TuneContext
 from tir_mlir.passes.lowering.pipeline import lower
 from tir_mlir.passes.lowering.gpu_usage import kernel_usage
+from tir_mlir.schedule.schedule import Schedule
+from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS
 
 DATA = Path(__file__).parent.parent / "data" / "gpu"
 
@@ -45,6 +47,85 @@ def test_cross_thread_reduction_sketches_run_like_numpy():
         b = np.zeros_like(a)
         simulate(lower(s.mod.module, "cuda", "gpu"), a, b)
         np.testing.assert_allclose(b, softmax_ref(a), rtol=1e-5, atol=1e-7)
+
+
+MAX_AT_EXP = """\
+    maxelem_shared = T.alloc_buffer((16,), scope="shared")
+    expv = T.alloc_buffer((16, 256))
+    expsum = T.alloc_buffer((16,))
+    for i in range(16):
+        for ax0, ax1_0 in T.grid(1, 1):
+            for ax1_1 in T.thread_binding(512, thread="threadIdx.x"):
+                with T.block("maxelem"):
+                    vi = T.axis.spatial(16, i + ax0)
+                    vk = T.axis.reduce(256, ax1_0 * 512 + ax1_1)
+                    T.where(ax1_0 * 512 + ax1_1 < 256)
+                    T.reads(A[vi, vk])
+                    T.writes(maxelem_shared[vi])
+                    with T.init():
+                        maxelem_shared[vi] = T.float32(-340282346638528859811704183484516925440.0)
+                    maxelem_shared[vi] = T.max(maxelem_shared[vi], A[vi, vk])
+        for j_0 in range(1):
+            for j_1 in T.thread_binding(512, thread="threadIdx.x"):
+                with T.block("exp"):
+                    vi = T.axis.spatial(16, i)
+                    vj = T.axis.spatial(256, j_0 * 512 + j_1)
+                    T.where(j_0 * 512 + j_1 < 256)
+                    T.reads(A[vi, vj], maxelem_shared[vi])
+                    T.writes(expv[vi, vj])
+                    expv[vi, vj] = T.exp(A[vi, vj] - maxelem_shared[vi])
+    for i, k in T.grid(16, 256):
+"""
+
+
+def test_cross_thread_reduction_joins_an_unbound_consumer():
+    """TVM's softmax_mn sketches: each row reduction is kept, or split across the threads and
+    computed at its consumer (exp, not yet bound: its innermost loop is split by the same
+    sampled thread count and bound), so 4 sketches. With 512 threads for a 256-long row the
+    split leaves a T.where, as in TVM."""
+    mod = tir_mlir.load(DATA / "softmax_te.tir")
+    sketches = space(mod, [ms.schedule_rule.CrossThreadReduction()])
+    shared = [
+        ("maxelem_shared" in s.mod.script(), "expsum_shared" in s.mod.script()) for s in sketches
+    ]
+    assert sorted(shared) == [(False, False), (False, True), (True, False), (True, True)]
+    trace = sketches[shared.index((True, False))].trace
+    for inst in list(trace.insts):
+        if inst.name in SAMPLING_INSTRUCTIONS:
+            trace = trace.with_decision(inst, 7, remove_postproc=True)  # 512 threads
+    sch = Schedule(mod)
+    trace.apply_to_schedule(sch, remove_postproc=True)
+    assert MAX_AT_EXP in sch.mod.script()
+    a = np.random.default_rng(0).standard_normal((16, 256)).astype(np.float32)
+    for s in space(mod, [ms.schedule_rule.CrossThreadReduction(), ms.schedule_rule.AutoBind()]):
+        b = np.zeros_like(a)
+        simulate(lower(s.mod.module, "cuda", "gpu"), a, b)
+        np.testing.assert_allclose(b, softmax_ref(a), rtol=1e-5, atol=1e-7)
+
+
+ROW_MAX_32 = """
+@T.prim_func
+def main(A: T.Buffer((1, 32), "float32"), B: T.Buffer((1,), "float32")):
+    for i, k in T.grid(1, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(-3.4028234663852886e38)
+            B[vi] = T.max(B[vi], A[vi, vk])
+"""
+
+
+def test_cross_thread_reduction_splits_a_reduction_shorter_than_a_warp():
+    """TVM 0.21 tries the cross-thread sketch for any reduction that is not tiled (its
+    argmax_32 test), not only those longer than a warp."""
+    sketches = space(tir_mlir.parse(ROW_MAX_32), [ms.schedule_rule.CrossThreadReduction()])
+    assert len(sketches) == 2
+    a = np.random.default_rng(1).standard_normal((1, 32)).astype(np.float32)
+    bound = [s for s in sketches if "threadIdx.x" in s.mod.script()]
+    assert len(bound) == 1
+    b = np.zeros(1, np.float32)
+    simulate(lower(bound[0].mod.module, "cuda", "gpu"), a, b)
+    assert b[0] == a.max()
 
 
 NORM = """

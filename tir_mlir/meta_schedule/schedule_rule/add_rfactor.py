@@ -24,7 +24,7 @@ class AddRFactor(ScheduleRule):
     def apply(self, sch, block) -> List:
         cores = self.target.num_cores if self.target is not None else 1
         if self.max_jobs_per_core <= 0 or not needs_rfactor_or_cross_thread_reduction(
-            sch, block, self.max_jobs_per_core * cores, cores
+            sch, block, self.max_jobs_per_core * cores
         ):
             return [sch]
         loops = sch.get_loops(block)

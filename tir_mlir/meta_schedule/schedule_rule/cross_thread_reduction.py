@@ -39,9 +39,11 @@ class CrossThreadReduction(ScheduleRule):
                 loop, consumer, innermost = target
                 bound = _thread_x_loop(s, consumer)
                 if bound is None:
+                    # compared before the split consumes `innermost`
+                    at_innermost = s.get_sref(innermost) == s.get_sref(loop)
                     outer, inner = s.split(innermost, [None, threads])
                     s.bind(inner, "threadIdx.x")
-                    if s.get_sref(innermost) == s.get_sref(loop):
+                    if at_innermost:
                         loop = outer
                 else:
                     threads = _thread_x_factor(s, bound)
@@ -56,8 +58,7 @@ class CrossThreadReduction(ScheduleRule):
 
     def _needs(self, sch, block) -> bool:
         limit = self.target.max_threads_per_block if self.target is not None else 1024
-        warp = getattr(self.target, "thread_warp_size", 32) if self.target is not None else 32
-        return needs_rfactor_or_cross_thread_reduction(sch, block, limit, warp)
+        return needs_rfactor_or_cross_thread_reduction(sch, block, limit)
 
 
 def _thread_x_loop(sch, block):

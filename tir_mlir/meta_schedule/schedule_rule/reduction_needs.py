@@ -9,14 +9,12 @@ from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
 
 
-def needs_rfactor_or_cross_thread_reduction(
-    sch, block, max_parallel_extent: int, max_parallel_basic: int
-) -> bool:
+def needs_rfactor_or_cross_thread_reduction(sch, block, max_parallel_extent: int) -> bool:
     """A top-level reduction with trivial bindings, its loops all spatial or reduction (none
     bound to threads). A block MultiLevelTiling will tile qualifies only when its spatial
     extent is below its reduction extent and at most `max_parallel_extent` (otherwise the
-    tiling finds enough parallelism); any other reduction whenever its reduction extent
-    exceeds `max_parallel_basic` (the cores, or a warp)."""
+    tiling finds enough parallelism); any other reduction always (TVM 0.21 tries even a
+    reduction shorter than a warp: a 32-long argmax gets its cross-thread sketch)."""
     if not sch.is_top_level_block(block) or not sch.has_trivial_bindings(block):
         return False
     loops = sch.get_loops(block)
@@ -35,4 +33,4 @@ def needs_rfactor_or_cross_thread_reduction(
     reduce = math.prod(e for e, k in zip(extents, kinds) if k == "R")
     if MultiLevelTiling().needs_tiling(sch, block):
         return not (spatial >= reduce or spatial > max_parallel_extent)
-    return reduce > max_parallel_basic
+    return reduce > 1
