@@ -101,13 +101,19 @@ def tvm_static_ms(
             fixed, target, work, max_trials_global=trials, num_trials_per_iter=per_iter
         )
     wall = time.perf_counter() - start
-    lib = tvm.build(tms.tir_integration.compile_tir(db, fixed, target).mod, target=target)
+    # TVM at its best: the tuned schedule built for the host CPU and for generic x86-64 (its
+    # generic build is sometimes the faster one), the faster kept.
+    tuned = tms.tir_integration.compile_tir(db, fixed, target).mod
     a, b, c = _inputs(n, k)
-    args = [tvm.nd.array(x) for x in (a, b, c)]
-    lib["matmul"](*args)
-    np.testing.assert_allclose(args[2].numpy(), a @ b, rtol=1e-3)
-    times = lib.time_evaluator("matmul", tvm.cpu(), number=3, repeat=repeat)(*args).results
-    return min(times) * 1e3, wall
+    best = float("inf")
+    for build_target in (target, tvm.target.Target(f"llvm -num-cores={os.cpu_count()}")):
+        lib = tvm.build(tuned, target=build_target)
+        args = [tvm.nd.array(x) for x in (a, b, c)]
+        lib["matmul"](*args)
+        np.testing.assert_allclose(args[2].numpy(), a @ b, rtol=1e-3)
+        times = lib.time_evaluator("matmul", tvm.cpu(), number=3, repeat=repeat)(*args).results
+        best = min(best, min(times))
+    return best * 1e3, wall
 
 
 def tvm_isolated(k, n, trials, per_iter, repeat, work, reuse):
