@@ -46,6 +46,7 @@ from tir_mlir.analysis.structure import (
     enclosing_loops,
     is_ancestor,
     is_declaration,
+    parent_op,
 )
 from tir_mlir.analysis.buffer_util import (
     accesses,
@@ -94,7 +95,7 @@ def pick_buffer(block: Block, buffers: list, index, what: str, kind: str) -> ir.
 
 def _check_root(block: Block, what: str):
     p = top_stmt(block.op).parent
-    if p.name != "func.func":
+    if p is None or p.name != "func.func":
         raise ScheduleError(
             f"{what}: block {block.name!r} is nested in another block; "
             f"only root-level blocks can be cached"
@@ -133,21 +134,24 @@ def make_cache_alloc(
         shape = buffer_shape(buf)
     if shape is not None and (mtype is None or is_dynamic(shape)):
         mtype = memref_type(shape, ir.MemRefType(buf.type).element_type)
+    mtype = mtype or ir.MemRefType(buf.type)
     if shape is not None and is_dynamic(shape):
         alloc = root_alloc(func, mtype, name, scope, loc, shape)
     else:
-        alloc = root_alloc(func, mtype or ir.MemRefType(buf.type), name, scope, loc)
+        alloc = root_alloc(func, mtype, name, scope, loc)
     if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
         alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
+    rank = len(ir.MemRefType(alloc.result.type).shape)
     dims = buffer_dims(buf)  # T.int64 dimensions stay T.int64 (a new rank: the first's)
-    if dims and len(dims) != len(alloc.result.type.shape):
-        dims = dims[:1] * len(alloc.result.type.shape)
-    if buffer_attr(dims) is not None:
-        alloc.attributes[INDEX_DTYPE] = buffer_attr(dims)
+    if dims and len(dims) != rank:
+        dims = dims[:1] * rank
+    dims_attr = buffer_attr(dims)
+    if dims_attr is not None:
+        alloc.attributes[INDEX_DTYPE] = dims_attr
     seps = axis_separators_of(buffer_attrs(buf))
-    rank = len(alloc.result.type.shape)
-    if seps and all(x < rank for x in seps):
-        alloc.attributes[AXIS_SEPARATORS] = axis_separators_attr(seps)  # kept, as TVM
+    seps_attr = axis_separators_attr(seps) if all(x < rank for x in seps) else None
+    if seps_attr is not None:
+        alloc.attributes[AXIS_SEPARATORS] = seps_attr  # kept, as TVM
     return alloc.result
 
 
@@ -340,7 +344,9 @@ def top_of(op, scope) -> ir.Operation:
     op = op.operation if hasattr(op, "operation") else op
     while True:
         p = op.parent
-        p = p.operation if p is not None and hasattr(p, "operation") else p
+        if p is None:
+            raise ValueError(f"{op.name} is not inside a func.func")
+        p = p.operation if hasattr(p, "operation") else p
         if (scope is None and p.name == "func.func") or (scope is not None and p == scope):
             return op
         op = p
@@ -387,7 +393,8 @@ def cache_write(
     if shared is not None:
         anchor = _copy_back_anchor(block.op, readers, [c.op for c in consumers])
     copy = make_copy_nest(cache, buf, block_name, loc, anchor)
-    region_op = anchor.parent.operation
+    region_op = parent_op(anchor)
+    assert region_op is not None  # the anchor is a statement in a function
     top_of(copy.op, None if region_op.name == "func.func" else region_op).move_after(anchor)
     _redirect_loads(consumers, buf, cache)
     return copy

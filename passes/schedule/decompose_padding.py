@@ -158,12 +158,17 @@ def _bound(cmp: ir.Operation, blk: Block) -> Tuple[int, int, int]:
         expr = None
     lin = linear(expr) if expr is not None and pred is not None else None
     args = blk.iter_vars
-    if lin is None or len(lin[0]) != 1 or not any(leaves[next(iter(lin[0]))] == a for a in args):
+    if (
+        pred is None
+        or lin is None
+        or len(lin.terms) != 1
+        or not any(leaves[next(iter(lin.terms))] == a for a in args)
+    ):
         raise ScheduleError(
             f"{WHO}: block iters are not independent wrt the padding condition "
             f"(a comparison does not bound one iter var by constants)"
         )
-    (pos, coeff), const = next(iter(lin[0].items())), lin[1]
+    (pos, coeff), const = next(iter(lin.terms.items())), lin.const
     k = next(i for i, a in enumerate(args) if a == leaves[pos])
     sign, offset = _CMP[pred]
     # sign * (coeff * v + const) < offset, i.e. c * v < m
@@ -187,7 +192,7 @@ def decompose_padding(blk: Block, loop: ir.Operation) -> Block:
 def _fold_outer_unit_loops(blk: Block, path):
     """Bindings use the min of a unit loop outside `loop` instead of its variable (as TVM)."""
     n = len(blk.dims)
-    subs = [ir.AffineExpr.get_dim(p) for p in range(n)]
+    subs: List[ir.AffineExpr] = [ir.AffineExpr.get_dim(p) for p in range(n)]
     for p, d in enumerate(blk.dims):
         owner = d.owner.owner if isinstance(d.owner, ir.Block) else None
         if (
@@ -196,7 +201,9 @@ def _fold_outer_unit_loops(blk: Block, path):
             and not any(lp == analysis.op_of(owner) for lp in path)
             and Loop(analysis.op_of(owner)).extent == 1
         ):
-            subs[p] = ir.AffineExpr.get_constant(Loop(analysis.op_of(owner)).min)
+            unit_min = Loop(analysis.op_of(owner)).min
+            if isinstance(unit_min, int):  # (a symbolic one stays the loop's value)
+                subs[p] = ir.AffineExpr.get_constant(unit_min)
     if all(isinstance(e, ir.AffineDimExpr) for e in subs):
         return
     sub_map = ir.AffineMap.get(n, 0, subs)
@@ -296,9 +303,10 @@ def _narrow(blk: Block, plan: _Plan):
         cons += [c.expr for c in blk.predicate.constraints]
         eqs += [c.is_eq for c in blk.predicate.constraints]
     for k, (lo, hi) in moved.items():
-        if own[k] is not None:
-            own[k].op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
-                ir.AffineMap.get_constant(own[k].min + hi - lo)
+        lp = own[k]
+        if lp is not None:
+            lp.op.attributes["upperBoundMap"] = ir.AffineMapAttr.get(
+                ir.AffineMap.get_constant(lp.min + hi - lo)
             )
         else:
             results[k] = simplify(results[k] - lo, n)

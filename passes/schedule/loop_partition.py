@@ -22,7 +22,7 @@ parts are serial loops whatever the loop's kind (as TVM builds them).
 `preserve_unit_iters` changes nothing (as in TVM: a part of extent 1 keeps its loop).
 """
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from mlir import ir
 
@@ -36,8 +36,20 @@ from tir_mlir.analysis.buffer_util import accesses, buffer_name, i64_array
 from tir_mlir.analysis.region_cover import LoopSpace, RegionError, touched_region
 
 
+def _constant_bounds(loop: Loop) -> Tuple[int, int]:
+    """(min, extent): the parts are constant ranges (TVM refuses a dynamic loop too)."""
+    lo, extent = loop.min, loop.extent
+    if not isinstance(lo, int) or not isinstance(extent, int):
+        raise ScheduleError(
+            f"loop_partition: loop {loop.name!r} runs from {lo} for {extent} iterations: "
+            f"a symbolic range cannot be cut into constant parts (TVM refuses it too)"
+        )
+    return lo, extent
+
+
 def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
     """The extent of each part, in order (TVM's checks and messages)."""
+    _, extent = _constant_bounds(loop)
     factors = list(factors)
     if sum(f is None for f in factors) > 1:
         raise ScheduleError("loop_partition: only one factor can be specified as -1 or none")
@@ -48,14 +60,14 @@ def part_sizes(loop: Loop, factors: Sequence[Optional[int]]) -> List[int]:
                 f"positive. However, the factor at position {k} is {f!r}"
             )
     known = sum(f for f in factors if f is not None)
-    if known >= loop.extent:
+    if known >= extent:
         raise ScheduleError(
             f"loop_partition: the sum of factors {factors} is larger than or "
-            f"equal to the extent {loop.extent} of loop {loop.name!r}"
+            f"equal to the extent {extent} of loop {loop.name!r}"
         )
-    if None in factors:
-        return [loop.extent - known if f is None else f for f in factors]
-    return factors + [loop.extent - known]
+    return [extent - known if f is None else f for f in factors] + (
+        [] if None in factors else [extent - known]
+    )
 
 
 def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> List[ir.Operation]:
@@ -70,7 +82,7 @@ def loop_partition(loop_op: ir.Operation, factors: Sequence[Optional[int]]) -> L
     # --- rewrite ------------------------------------------------------------------------------
     loc, var, base = loop_op.location, loop.name, Block(first).name
     common = _opaque_block(f"{base}_{var}_common", ir.InsertionPoint(loop_op), loc)
-    new, lo = [], loop.min
+    new, (lo, _) = [], _constant_bounds(loop)
     for k, size in enumerate(sizes):
         part = _opaque_block(f"{base}_{var}{k}_partition", _before_end(common.body), loc)
         copy = loop_op.clone(ip=_before_end(part.body))
@@ -110,18 +122,11 @@ def _tvm_regions(common: Block):
                         region = touched_region(LoopSpace([]), [b], buf, k)
                     except RegionError:
                         continue
-                    if region is None or any(iv.base.terms for iv in region):
-                        continue
-                    overrides.set_explicit(
-                        op,
-                        kind,
-                        buffer_name(buf),
-                        len(b.iter_names),
-                        [
-                            (ir.AffineExpr.get_constant(iv.lo + iv.base.const), iv.extent)
-                            for iv in region
-                        ],
-                    )
+                    ranges = _constant_ranges(region) if region is not None else None
+                    if ranges is not None:
+                        overrides.set_explicit(
+                            op, kind, buffer_name(buf), len(b.iter_names), ranges
+                        )
 
 
 def _opaque_block(name: str, ip, loc) -> Block:
@@ -130,6 +135,18 @@ def _opaque_block(name: str, ip, loc) -> Block:
 
 def _before_end(block: ir.Block) -> ir.InsertionPoint:
     return ir.InsertionPoint(analysis.terminator(block))
+
+
+def _constant_ranges(region) -> Optional[List[Tuple[ir.AffineExpr, int]]]:
+    """(start, extent) of each interval of a region; None if one depends on a loop or
+    on a size (an inner symbolic loop: the printer's default regions stay)."""
+    out = []
+    for iv in region:
+        lo, extent = iv.lo, iv.extent
+        if iv.base.terms or not isinstance(lo, int) or not isinstance(extent, int):
+            return None
+        out.append((ir.AffineExpr.get_constant(lo + iv.base.const), extent))
+    return out
 
 
 def _rename_and_narrow(b: Block, suffix: str, iv: ir.Value, lo: int, size: int):

@@ -73,7 +73,7 @@ def buffer_index(
                     if buffer_name(b) == buffer:
                         return kind, i
         raise ScheduleError(f"{who}: could not find buffer {buffer!r} in block {block.name!r}")
-    kind, i = tuple(buffer)
+    kind, i = buffer
     if kind not in ("read", "write"):
         raise ScheduleError(
             f"{who}: buffer must be ('read'|'write', index) or a name, got {buffer!r}"
@@ -220,6 +220,10 @@ def _indices(
                 f"accesses have non-unique indices)"
             )
         found = es
+    if found is None:
+        raise ScheduleError(
+            f"{who}: block {block.name!r} does not access buffer {buffer_name(buf)!r}"
+        )
     found = [_fold_by_ranges(e, block.domains) for e in found]
     used = sorted({p for e in found for p in dims_of(e)})
     for k in used:
@@ -255,7 +259,7 @@ def _fold_by_ranges(e: ir.AffineExpr, domains) -> ir.AffineExpr:
             and c.value > 0
             and lin is not None
         ):
-            coeffs, const = lin
+            coeffs, const = lin.terms, lin.const
             lo = const + sum(
                 min(k * domains[d][0], k * sum(domains[d]) - k) for d, k in coeffs.items()
             )
@@ -273,7 +277,7 @@ def _args_of(block: Block, op: ir.Operation) -> list:
     init = block.init
     if (
         init is not None
-        and analysis.is_ancestor(init.owner, op)
+        and analysis.is_ancestor(init.owner.operation, op)
         and any(
             analysis.op_of(o) == op or analysis.is_ancestor(analysis.op_of(o), op)
             for o in init.operations
@@ -361,6 +365,7 @@ def _eval(e: ir.AffineExpr, point) -> int:
         return e.value
     if isinstance(e, ir.AffineDimExpr):
         return point[e.position]
+    assert isinstance(e, ir.AffineBinaryExpr), e  # (no symbols in a block's indices)
     a, b = _eval(e.lhs, point), _eval(e.rhs, point)
     if isinstance(e, ir.AffineAddExpr):
         return a + b

@@ -18,7 +18,7 @@ with `assume_injective_transform` (TVM's implicit padding: never accessed), or m
 `pad_value`: the writer then fills the padding (layout_padding.py).
 """
 
-from typing import Callable, Tuple, Union
+from typing import Callable, List, Tuple, Union, cast
 
 from mlir import ir
 from mlir.dialects import memref
@@ -125,7 +125,7 @@ def _restate_shape(func: ir.Operation, buf: ir.Value, new_shape):
             operands=[buf] + symbols,
             attributes={"shape": ir.AffineMapAttr.get(amap)},
             ip=ip,
-            loc=old.location if old is not None else buf.owner.owner.location,
+            loc=old.location if old is not None else func.location,
         )
     if old is not None:
         erase(old)
@@ -145,7 +145,7 @@ def transform_layout(
     # simplification sees a symbolic dimension as an open range; the new shape is computed
     # from the exact one (`(n, 16)` under `lambda i, j: (j, i)` is `(16, n)`)
     ranges = {k: (0, ix.upper(n) - 1) for k, n in enumerate(shape)}
-    exact = {k: (0, n - 1) for k, n in enumerate(shape)}
+    exact: ix.SymRanges = {k: (0, n - 1) for k, n in enumerate(shape)}
     new_shape = []
     for e in exprs:
         lo, hi = (
@@ -187,11 +187,17 @@ def transform_layout(
         )
     if old_n != new_n and pad_value is not None:
         with block.op.location:
-            _padding.pad_producer(
-                buf, exprs, shape, new_shape, pad_value, lambda: _apply(buf, exprs, new_shape)
+            _padding.pad_producer(  # (constant shapes: a symbolic one was refused above)
+                buf,
+                exprs,
+                cast(List[int], shape),
+                new_shape,
+                pad_value,
+                lambda: _apply(buf, exprs, new_shape),
             )
         return
-    if old_n != new_n and (symbolic_shape or not (injective and new_n > old_n)):
+    grows = isinstance(old_n, int) and isinstance(new_n, int) and new_n > old_n
+    if old_n != new_n and (symbolic_shape or not (injective and grows)):
         raise ScheduleError(
             f"transform_layout: the index map sends shape "
             f"({', '.join(show(a) for a in shape)}) to "
@@ -214,6 +220,7 @@ def _size_bounds(e: ir.AffineExpr, shape, sizes) -> tuple:
     if isinstance(e, ir.AffineSymbolExpr):
         n = SymExpr.symbol(sizes[e.position])
         return n, n
+    assert isinstance(e, ir.AffineBinaryExpr), e
     a = _size_bounds(e.lhs, shape, sizes)
     b = _size_bounds(e.rhs, shape, sizes)
     if isinstance(e, ir.AffineAddExpr):
@@ -265,7 +272,8 @@ def _unit_indices(values) -> set:
 
 
 def _apply(buf: ir.Value, exprs, new_shape, sizes=()):
-    func = func_of(buf.owner.owner if is_func_arg(buf) else buf.owner)
+    owner = buf.owner
+    func = func_of(owner.owner if isinstance(owner, ir.Block) else owner)  # (a parameter's)
     mtype = ir.MemRefType(buf.type)
     new_type = memref_type(new_shape, mtype.element_type)
     uses = [(o, k) for o, k, v in accesses(func) if v == buf]

@@ -106,6 +106,16 @@ def test_sample_partitioned_tile_needs_a_constant_extent():
     assert sch.mod.script() == before
 
 
+def test_loop_partition_needs_a_constant_range():
+    sch = tir_mlir.Schedule(program("add"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    before = sch.mod.script()
+    for factors in ([4, None], [4, 8]):
+        with pytest.raises(ScheduleError, match=r"loop 'i' runs from 0 for n iterations"):
+            sch.loop_partition(i, factors)
+    assert sch.mod.script() == before
+
+
 def test_sample_categorical_factors_replay():
     sch = scheduled("categorical_split")
     replay = tir_mlir.Schedule(program("add"))
