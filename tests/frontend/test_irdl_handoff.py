@@ -1,11 +1,13 @@
 """`tir-mlir parse F.tir --emit mlir` is plain MLIR: upstream mlir-opt reads it with the IRDL file."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import mlir
 import pytest
+from click.testing import CliRunner
+
+from tir_mlir.cli import main
 
 ROOT = Path(__file__).parent.parent.parent
 MLIR_OPT = next(
@@ -16,7 +18,6 @@ MLIR_OPT = next(
     ),
     Path("mlir-opt-not-found"),
 )
-TIR = Path(sys.executable).with_name("tir-mlir")
 PROGRAMS = sorted((ROOT / "tests" / "data").glob("*.tir")) + [
     ROOT / "tests" / "data" / "frontend" / "constructs.tir"
 ]
@@ -26,12 +27,9 @@ PROGRAMS = sorted((ROOT / "tests" / "data").glob("*.tir")) + [
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
 def test_mlir_opt_accepts_parsed_program(path, tmp_path):
     out = tmp_path / "prog.mlir"
-    r = subprocess.run(
-        [str(TIR), "parse", str(path), "--emit", "mlir", "-o", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr
+    # the CLI in this process: a `tir-mlir` child per program would only repeat its start-up
+    r = CliRunner().invoke(main, ["parse", str(path), "--emit", "mlir", "-o", str(out)])
+    assert r.exit_code == 0, r.output
     r = subprocess.run(
         [str(MLIR_OPT), f"--irdl-file={ROOT / 'dialect' / 'tir.irdl.mlir'}", str(out)],
         capture_output=True,
