@@ -107,7 +107,7 @@ def annotate_buffer_access(
     """`ranges` from new_ranges; the index already checked by pick."""
     region = visible(block, buf_type)[buffer_index]
     overrides.set_explicit(
-        block.op, buf_type, buffer_name(region.buffer), len(block.iter_names), ranges
+        block.op, buf_type, buffer_name(region.buffer, ""), len(block.iter_names), ranges
     )
     ann = block.annotations
     key = _ANNOTATION[buf_type]

@@ -62,11 +62,12 @@ def check(blocks: List[Block]) -> List[_Nest]:
             f"{WHO}: blocks {', '.join(repr(b.name) for b in blocks)} are not siblings "
             f"(their loop nests are not statements of one loop or block)"
         )
+    assert parent is not None  # a loop nest's top is a statement of a function or block
     siblings = [o.operation for o in parent.regions[0].blocks[0].operations]
     position = {
         k: next(i for i, o in enumerate(siblings) if o == n.top) for k, n in enumerate(nests)
     }
-    order = sorted(range(len(nests)), key=position.get)
+    order = sorted(range(len(nests)), key=lambda k: position[k])
     spots = [position[k] for k in order]
     if spots != list(range(spots[0], spots[0] + len(spots))):
         raise ScheduleError(f"{WHO}: the loop nests of the blocks are not consecutive")

@@ -70,9 +70,15 @@ def _region(scope: Block, buf: ir.Value, ops, who: str):
                     f"{scope.name!r} does not start at an affine function of "
                     f"its iter vars"
                 )
+    los = [iv.lo for iv in region if isinstance(iv.lo, int)]
+    if len(los) != len(region):
+        raise ScheduleError(
+            f"{who}: the region of {buffer_name(buf)!r} in block {scope.name!r} starts "
+            f"at a size ({', '.join(str(iv.lo) for iv in region)}): not supported"
+        )
     starts = [
-        index.to_affine(iv.base, lambda n: ir.AffineExpr.get_dim(by_loop[n])) + iv.lo
-        for iv in region
+        index.to_affine(iv.base, lambda n: ir.AffineExpr.get_dim(by_loop[n])) + lo
+        for iv, lo in zip(region, los)
     ]
     return region, starts
 

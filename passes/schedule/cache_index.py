@@ -125,7 +125,8 @@ class _Exprs:
                 attrs = ",".join(
                     f"{a.name}={a.attr}" for a in named if not a.name.startswith("tir.")
                 )
-                key = None if None in kids else f"{op.name}[{attrs}]({','.join(kids)})"
+                known = [k for k in kids if k is not None]
+                key = f"{op.name}[{attrs}]({','.join(known)})" if len(known) == len(kids) else None
             else:
                 key = None
         self._keys[v] = key
@@ -171,7 +172,7 @@ class _Exprs:
     def choose(self, thresh: int) -> List[ir.Value]:
         """The expressions to cache (one value each), in buffer order."""
         roots = self.roots()
-        first: Dict[str, ir.Value] = {}
+        first: Dict[Optional[str], ir.Value] = {}
 
         def collect(v):
             if not self.trivial(v):
@@ -181,7 +182,7 @@ class _Exprs:
 
         for r in roots:
             collect(r)
-        chosen: List[str] = []
+        chosen: List[Optional[str]] = []
 
         def live(v, key) -> int:
             k = self.key(v)
@@ -203,7 +204,7 @@ class _Exprs:
                     )
         return out
 
-    def occurrences(self, key: str) -> List[ir.Value]:
+    def occurrences(self, key: Optional[str]) -> List[ir.Value]:
         """The values computing `key` now, outside store indices and other cached values."""
         self._keys.clear()
         out = []

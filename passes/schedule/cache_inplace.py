@@ -29,6 +29,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.analysis.symbolic import prove_le
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir.index_dtypes import buffer_dims
 from tir_mlir.analysis import structure as analysis, index
@@ -60,7 +61,8 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
         )
     loops = analysis.enclosing_loops(block.op)
     scope = loops[-1] if loops else None
-    if scope is None and analysis.parent_op(block.op).name != "func.func":
+    parent = analysis.parent_op(block.op)
+    if scope is None and (parent is None or parent.name != "func.func"):
         raise ScheduleError(
             f"{WHO}: block {block.name!r} is nested in another block; only "
             f"blocks in a loop or at the function root can be cached"
@@ -76,9 +78,20 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
             f"accesses cannot be described ({e})"
         ) from None
     shape = ir.MemRefType(buf.type).shape
+    if any(not isinstance(x, int) for iv in read + written for x in (iv.lo, iv.hi)):
+        raise ScheduleError(
+            f"{WHO}: the region of {name!r} that block {block.name!r} accesses runs over "
+            f"sizes: symbolic bounds are not supported"
+        )
     for iv, n in zip(read, shape):
         lo, hi = space.outer_bounds(iv.base)
-        if lo + iv.lo < 0 or hi + iv.hi >= n:
+        lo, hi = lo + iv.lo, hi + iv.hi
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            raise ScheduleError(
+                f"{WHO}: the region of {name!r} that block {block.name!r} accesses spans "
+                f"[{lo}, {hi}] over the loops around it: symbolic bounds are not supported"
+            )
+        if lo < 0 or hi >= n:
             raise ScheduleError(
                 f"{WHO}: the region of {name!r} that block {block.name!r} "
                 f"accesses may lie outside the buffer (a guarded access?)"
@@ -107,7 +120,12 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
 
 def _inside(a: Interval, b: Interval) -> bool:
     diff = a.base + b.base.scale(-1)
-    return diff.is_const and b.lo <= a.lo + diff.const and a.hi + diff.const <= b.hi
+    return diff.is_const and prove_le(b.lo, a.lo + diff.const) and prove_le(a.hi + diff.const, b.hi)
+
+
+def _constant(x) -> int:
+    assert isinstance(x, int), x  # (cache_inplace refused a symbolic region)
+    return x
 
 
 def _copy(
@@ -123,7 +141,9 @@ def _copy(
     dst[v] = src[v], built before `before`."""
     shape = ir.MemRefType(src.type).shape
     dtypes = list(buffer_dims(src) or ["int32"] * len(shape))
-    outer = sorted({k for iv in region for atom, _ in iv.base.terms for k in _vars(atom)})
+    outer: List[int] = sorted(
+        {k for iv in region for atom, _ in iv.base.terms for k in _vars(atom)}
+    )
     ip = ir.InsertionPoint(before)
     axes = []
     for d, iv in enumerate(region):
@@ -133,7 +153,7 @@ def _copy(
     pos = {k: n for n, k in enumerate(outer)}
     results = [
         index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-        + iv.lo
+        + _constant(iv.lo)
         + ir.AffineExpr.get_dim(len(outer) + d)
         for d, iv in enumerate(region)
     ]

@@ -60,7 +60,7 @@ def copy_nest(
     name: str,
     loc,
     before: ir.Operation,
-    written: ir.Value = None,
+    written: Optional[ir.Value] = None,
 ) -> Block:
     """The copy src -> dst of what `writer` stores to `written` (default src) in one
     iteration of `loc_loop` (cache_write copies its cache back so)."""
@@ -75,6 +75,12 @@ def copy_nest(
             f"cache_read: the region the writer writes in one iteration of "
             f"loop {Loop(loc_loop).name!r} cannot be described ({e})"
         ) from None
+    los = [iv.lo for iv in region if isinstance(iv.lo, int)]
+    if len(los) != len(region):
+        raise ScheduleError(
+            f"cache_read: the region the writer writes in one iteration of loop "
+            f"{Loop(loc_loop).name!r} starts at a size: not supported"
+        )
     used: List[int] = []
     for iv in region:
         for atom, _ in iv.base.terms:
@@ -89,9 +95,9 @@ def copy_nest(
     n = len(used)
     starts = [
         index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-        + iv.lo
+        + lo
         + ir.AffineExpr.get_dim(n + d)
-        for d, iv in enumerate(region)
+        for d, (iv, lo) in enumerate(zip(region, los))
     ]
     rank = len(region)
     block = Block.build(

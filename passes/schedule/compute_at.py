@@ -28,7 +28,7 @@ a constant extent and the block's accesses to the moved-over buffers index by pl
 so each producer then finds its consumers already under the loop.
 """
 
-from typing import List, Sequence
+from typing import List, Sequence, Union
 
 from mlir import ir
 
@@ -62,7 +62,9 @@ from tir_mlir.analysis.region_cover import (
 )
 
 
-def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ir.Operation:
+def compute_at(
+    block, loop, preserve_unit_loops: bool = False, index: int = -1
+) -> Union[ir.Operation, List[ir.Operation]]:
     """Move producer `block` (or a list of blocks) under `loop`; returns the new block op(s)."""
     if isinstance(block, (list, tuple)):
         return _group(block, loop, preserve_unit_loops, index, reverse=False)
@@ -71,7 +73,7 @@ def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) 
 
 def reverse_compute_at(
     block, loop, preserve_unit_loops: bool = False, index: int = -1
-) -> ir.Operation:
+) -> Union[ir.Operation, List[ir.Operation]]:
     """Move consumer `block` (or a list of blocks) under `loop`; returns the new block op(s)."""
     if isinstance(block, (list, tuple)):
         return _group(block, loop, preserve_unit_loops, index, reverse=True)
@@ -145,11 +147,11 @@ def check_single_writer(block_op, func, who: str, rw=None):
             store = op_of(u.owner)
             if store.name != "memref.store" or u.operand_number != 1:
                 continue
-            around, p = [], store.parent.operation  # the blocks around the store
-            while p != func and p != block_op:
+            around, p = [], parent_op(store)  # the blocks around the store
+            while p is not None and p != func and p != block_op:
                 if p.name == Block.OP_NAME:
                     around.append(p)
-                p = p.parent.operation
+                p = parent_op(p)
             if p == block_op:
                 continue  # a store of the block itself
             other = next((b for b in around if not is_ancestor(b, block_op)), None)
@@ -196,7 +198,10 @@ def _chain(op: ir.Operation) -> list:
     """`op` and its ancestors up to the function, outermost first."""
     out = [op]
     while out[-1].name != "func.func":
-        out.append(parent_op(out[-1]))
+        p = parent_op(out[-1])
+        if p is None:
+            raise ValueError(f"{op.name} is not inside a func.func")
+        out.append(p)
     return out[::-1]
 
 
@@ -406,7 +411,7 @@ def _position(symbols: list, v: ir.Value) -> int:
     return len(symbols) - 1
 
 
-def _lin_vars(lin) -> list:
+def _lin_vars(lin) -> List[int]:
     out = []
     for atom, _ in lin.terms:
         if atom[0] == "v":

@@ -35,5 +35,5 @@ def unsafe_hide_buffer_access(block: Block, buf_type: str, buf_index_array: List
             )
     if buf_index_array:
         overrides.add_hidden(
-            block.op, buf_type, [buffer_name(regions[i].buffer) for i in buf_index_array]
+            block.op, buf_type, [buffer_name(regions[i].buffer, "") for i in buf_index_array]
         )

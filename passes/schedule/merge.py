@@ -50,7 +50,7 @@ def merge(loops: List[ir.Operation]) -> ir.Operation:
         return _merge_chains(loops)
     siblings = (
         [s.operation for s in parent.regions[0].blocks[0].operations]
-        if parent.name == "func.func"
+        if parent is not None and parent.name == "func.func"
         else [s.operation for s in loops[0].block.operations]
     )
     pos = sorted(next(k for k, s in enumerate(siblings) if s == lp) for lp in loops)
@@ -98,8 +98,10 @@ def _check_dependences(loops: List[ir.Operation]):
 
 def _owner_block(op: ir.Operation) -> ir.Operation:
     p = analysis.parent_op(op)
-    while not analysis.is_block(p):
+    while p is not None and not analysis.is_block(p):
         p = analysis.parent_op(p)
+    if p is None:
+        raise ValueError(f"{op.name} is not inside a block")
     return p
 
 

@@ -76,7 +76,8 @@ def check(block: Block, padding: List[int]) -> Optional[_Plan]:
             f"{WHO}: padding must be {n} positive integers (one per iter var "
             f"of block {block.name!r}), got {padding!r}"
         )
-    if top_stmt(block.op).parent.name != "func.func":
+    top_parent = top_stmt(block.op).parent
+    if top_parent is None or top_parent.name != "func.func":
         raise ScheduleError(
             f"{WHO}: block {block.name!r} is nested in another block (only "
             f"blocks at the function root are supported)"
@@ -347,22 +348,21 @@ def _fill_block(func, buf, new, shape, loc, before):
     # (a symbolic size is a value at the top level of the function: made before the nest)
     sizes = {d: size_operands(func, [old[d]])[0][0] for d in padded if isinstance(old[d], SymExpr)}
 
+    def bound(d: int) -> ir.Value:
+        size = old[d]
+        return arith.ConstantOp(index, size).result if isinstance(size, int) else sizes[d]
+
     def fill(ivs):
-        conds = [
-            arith.CmpIOp(
-                arith.CmpIPredicate.slt,
-                ivs[d],
-                sizes[d] if d in sizes else arith.ConstantOp(index, old[d]).result,
-            ).result
-            for d in padded
-        ]
+        conds = [arith.CmpIOp(arith.CmpIPredicate.slt, ivs[d], bound(d)).result for d in padded]
         cond = conds[0]
         for c in conds[1:]:
             cond = arith.AndIOp(cond, c).result
         ifop = scf.IfOp(cond, [dtype], has_else=True)
         with ir.InsertionPoint(ifop.then_block):
             scf.YieldOp([memref.LoadOp(buf, ivs).result])
-        with ir.InsertionPoint(ifop.else_block):
+        else_block = ifop.else_block
+        assert else_block is not None  # built with has_else
+        with ir.InsertionPoint(else_block):
             scf.YieldOp([_zero(dtype, buf)])
         memref.StoreOp(ifop.results[0], new, ivs)
 
@@ -370,12 +370,8 @@ def _fill_block(func, buf, new, shape, loc, before):
 
 
 def _zero(dtype, buf) -> ir.Value:
-    attr = (
-        ir.FloatAttr.get(dtype, 0.0)
-        if isinstance(dtype, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
-        else ir.IntegerAttr.get(dtype, 0)
-    )
-    c = arith.ConstantOp(dtype, attr)
+    is_float = isinstance(dtype, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+    c = arith.ConstantOp(dtype, 0.0 if is_float else 0)  # (a FloatAttr / IntegerAttr of dtype)
     attrs = buffer_attrs(buf)
     if "tir.dtype" in attrs:
         c.operation.attributes["tir.dtype"] = attrs["tir.dtype"]

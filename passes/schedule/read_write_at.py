@@ -72,7 +72,8 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
     src = pick_buffer(block, block_reads(block) if is_read else block_writes(block), i, who, kind)
     name = buffer_name(src)
     lp = Loop(loop)
-    if analysis.parent_op(top_stmt(loop)).name != "func.func":
+    top_parent = analysis.parent_op(top_stmt(loop))
+    if top_parent is None or top_parent.name != "func.func":
         raise ScheduleError(f"{who}: loop {lp.name!r} is inside a block")
     stmts = analysis.loop_children(loop)
     r_pos = [
@@ -116,7 +117,13 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
         ) from None
     for iv, n in zip(region, ir.MemRefType(src.type).shape):
         lo, hi = space.outer_bounds(iv.base)
-        if lo + iv.lo < 0 or hi + iv.hi >= n:
+        lo, hi = lo + iv.lo, hi + iv.hi
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            raise ScheduleError(
+                f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
+                f"spans [{lo}, {hi}] over the loops around it: symbolic bounds are not supported"
+            )
+        if lo < 0 or hi >= n:
             raise ScheduleError(
                 f"{who}: the region of {name!r} accessed under loop "
                 f"{lp.name!r} may lie outside the buffer (a guarded access?)"
@@ -163,7 +170,7 @@ def _check_exact(space: NestedSpace, stores, region: List[Interval], who, name, 
     lins = []
     for op in stores:
         owner = analysis.parent_op(op)
-        while analysis.is_loop(owner):
+        while owner is not None and analysis.is_loop(owner):
             owner = analysis.parent_op(owner)
         if not analysis.is_block(owner) or Block(owner).predicate is not None:
             raise ScheduleError(
@@ -215,6 +222,11 @@ def _eval(e: index.Lin, env: Dict[int, int]) -> int:
     return total
 
 
+def _constant(x) -> int:
+    assert isinstance(x, int), x  # (_at refused a symbolic region)
+    return x
+
+
 def _copy_block(
     space: NestedSpace,
     region: List[Interval],
@@ -226,11 +238,11 @@ def _copy_block(
 ) -> Block:
     """block name (one spatial iter var per outer loop the region starts use, over its range):
     for ax0, ... in grid(extents): dst[start + ax] = src[start + ax]."""
-    outer = []
+    outer: List[int] = []
     for iv in region:
         for atom, _ in iv.base.terms:
             outer += [k for k in sorted(_vars(atom)) if k not in outer]
-    loops = [Loop(analysis.op_of(space.values[k].owner.owner)) for k in outer]
+    loops = [Loop(analysis.op_of(ir.BlockArgument(space.values[k]).owner.owner)) for k in outer]
     n = len(outer)
     block = Block.build(
         name,
@@ -253,7 +265,7 @@ def _copy_block(
         ip = ir.InsertionPoint.at_block_terminator(ax.body)
     starts = [
         index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-        + iv.lo
+        + _constant(iv.lo)
         + ir.AffineExpr.get_dim(n + d)
         for d, iv in enumerate(region)
     ]

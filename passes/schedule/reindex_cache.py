@@ -200,8 +200,9 @@ def _shape(block: Block, new, who: str) -> List[int]:
         if lo != 0:
             raise ScheduleError(f"{who}: result {j} of the index map ranges from {lo}, not 0")
         mod = e.maybe_downcast()
-        if isinstance(mod, ir.AffineModExpr) and const_of(mod.rhs):
-            hi = const_of(mod.rhs) - 1  # TVM: `x % c` spans c, however small x's range
+        modulus = const_of(mod.rhs) if isinstance(mod, ir.AffineModExpr) else None
+        if modulus:
+            hi = modulus - 1  # TVM: `x % c` spans c, however small x's range
         shape.append(hi + 1)
     return shape
 

@@ -87,7 +87,7 @@ def _retype(func, buf: ir.Value, new: ir.Value, old: str, dtype: str):
 def _dtype(buf: ir.Value) -> str:
     """The buffer's TensorIR dtype (unsigned ones carry it in `tir.dtype`)."""
     if is_func_arg(buf):
-        func = buf.owner.owner
+        func = ir.BlockArgument(buf).owner.owner
         attrs = ir.DictAttr(
             ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buf).arg_number]
         )

@@ -12,6 +12,7 @@ import pytest
 
 import tir_mlir
 from tir_mlir.errors import ScheduleError
+from schedule_check import parse
 from symbolic_programs import program
 
 DATA = Path(__file__).parent.parent / "data" / "symbolic"
@@ -113,6 +114,49 @@ def test_loop_partition_needs_a_constant_range():
     for factors in ([4, None], [4, 8]):
         with pytest.raises(ScheduleError, match=r"loop 'i' runs from 0 for n iterations"):
             sch.loop_partition(i, factors)
+    assert sch.mod.script() == before
+
+
+def test_read_write_at_refuse_a_symbolic_region():
+    sch = tir_mlir.Schedule(program("matmul"))
+    c = sch.get_block("C")
+    i, j, _ = sch.get_loops(c)
+    before = sch.mod.script()
+    for at, loop, index, name in (
+        (sch.read_at, j, 0, "A"),
+        (sch.write_at, i, 0, "C"),
+    ):
+        with pytest.raises(
+            ScheduleError,
+            match=rf"the region of '{name}' accessed under loop .* spans \[0, n - 1\] over the "
+            r"loops around it: symbolic bounds are not supported",
+        ):
+            at(loop, c, index, "shared")
+    assert sch.mod.script() == before
+    sch.read_at(i, c, 1, "shared")  # B's region is constant
+    assert 'T.block("B_shared")' in sch.mod.script()
+
+
+def test_cache_inplace_refuses_a_symbolic_region():
+    sch = tir_mlir.Schedule(
+        parse(
+            """
+@T.prim_func
+def main(b: T.handle):
+    n = T.int32()
+    B = T.match_buffer(b, (n, 8), "float32")
+    for i, j in T.grid(n, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+        )
+    )
+    before = sch.mod.script()
+    with pytest.raises(
+        ScheduleError, match=r"spans \[0, n - 1\] over the loops around it: symbolic bounds"
+    ):
+        sch.cache_inplace(sch.get_block("B"), 0, "local")
     assert sch.mod.script() == before
 
 
