@@ -32,7 +32,7 @@ from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import constant_loop, functions
+from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous, leaves
 
@@ -65,7 +65,7 @@ class AutoVectorize:
             return False
         if any(o.name == "affine.for" for o in walk_all(loop.op) if o != loop.op):
             return False
-        n, bits = loop.extent, element_bits(loop.body)
+        n, bits = constant_extent(loop), element_bits(loop.body)
         lanes = max(1, self.vector_bits // bits)
         if (
             not (n & (n - 1) == 0 or n % lanes == 0)

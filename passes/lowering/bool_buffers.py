@@ -2,13 +2,15 @@
 the LLVM lowering of memref<..xi1> asserts). Loads become `load i8 + trunci`, stores `extui + store`.
 """
 
+from typing import TypeGuard
+
 from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.passes.lowering.common import functions, walk
 
 
-def _is_bool_memref(t) -> bool:
+def _is_bool_memref(t) -> TypeGuard[ir.MemRefType]:
     return isinstance(t, ir.MemRefType) and str(t.element_type) == "i1"
 
 

@@ -115,7 +115,7 @@ def _identity_layout(layout, rank: int) -> bool:
 
 
 def _is_float(t) -> bool:
-    return isinstance(t, ir.FloatType) or ir.FloatType.isinstance(t)
+    return isinstance(t, ir.FloatType)  # (element types come downcast: F32Type, ...)
 
 
 def _index_form(value, ivs) -> Optional[Linear]:

@@ -43,7 +43,8 @@ def constant_extent(loop: Loop) -> int:
 
 
 def constant_min(loop: Loop) -> int:
-    """The first value of a loop whose bounds are integers (`constant_loop` holds)."""
+    """The first value of a loop that starts at an integer: one whose bounds are integers
+    (`constant_loop` holds), or a `range(n)` (a loop over a size from 0)."""
     first = loop.min
     assert isinstance(first, int), "a loop over outer loop variables or sizes"
     return first
@@ -56,7 +57,8 @@ def scalar_bits(t: ir.Type) -> int:
 
 
 def else_block(if_op) -> ir.Block:
-    """The else block of an `scf.if` built with one (the bindings type `else_block` Optional)."""
+    """The else block of an `scf.if` or `affine.if` built with one (the bindings type their
+    `else_block` Optional)."""
     return if_op.regions[1].blocks[0]
 
 

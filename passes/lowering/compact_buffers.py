@@ -103,14 +103,14 @@ def _compact(f, alloc):
         outer_parts = [
             {p: c for p, c in form[axis][0].items() if p in outer_pos[axis]} for form in forms
         ]
-        lo = hi = None
+        spans = []
         for form in forms:
             coeffs, const = form[axis]
             a_lo, a_hi = _terms_range(
                 {p: c for p, c in coeffs.items() if p not in outer_pos[axis]}, ranges, known
             )
-            lo = a_lo + const if lo is None else min(lo, a_lo + const)
-            hi = a_hi + const if hi is None else max(hi, a_hi + const)
+            spans.append((a_lo + const, a_hi + const))
+        lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
         if not mtype.is_dynamic_dim(axis) and hi - lo + 1 > mtype.shape[axis]:
             return
         shape.append(hi - lo + 1)
@@ -246,8 +246,9 @@ def _linear(value, ivs):
             owner = v.owner.owner
             if owner is None or owner.name != "affine.for":
                 return None
-            if Loop(owner).extent == 1:  # a single iteration: a constant
-                return Linear((), Loop(owner).min)
+            loop = Loop(owner)
+            if loop.extent == 1 and isinstance(loop.min, int):  # one iteration: a constant
+                return Linear((), loop.min)
             for p, iv in enumerate(ivs):  # loops bound to one thread tag are one id
                 if iv == v or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
                     return Linear({p: 1})

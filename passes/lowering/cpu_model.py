@@ -161,7 +161,7 @@ def implied_features(t: CpuTarget) -> tuple:
         )
         PassManager.parse("builtin.module(llvm-target-to-target-features)").run(module.operation)
         # (as text: an attribute object would import the llvm dialect's Python module)
-        text = module.operation.get_asm()
+        text = str(module.operation.get_asm())  # (a str: not binary)
     listed = text.split("features = <[", 1)[1].split("]>", 1)[0] if "features = <[" in text else ""
     return tuple(f.strip().strip('"') for f in listed.split(",") if f.strip())
 

@@ -16,6 +16,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Dict
 
 from mlir import ir
 
@@ -91,12 +92,10 @@ def _cached_probe(triple: str, cpu: str, mattr: str) -> CpuTarget:
     ).hexdigest()[:20]
     path = folder / f"target-{tag}.json"
     try:
-        return CpuTarget(
-            **{
-                k: tuple(v) if k == "features" else v
-                for k, v in json.loads(path.read_text()).items()
-            }
-        )
+        fields: Dict[str, Any] = {
+            k: tuple(v) if k == "features" else v for k, v in json.loads(path.read_text()).items()
+        }
+        return CpuTarget(**fields)
     except (OSError, ValueError, TypeError):
         pass
     target = _probe(triple, cpu, mattr)

@@ -17,6 +17,7 @@ under a guard (a thread loop shorter than the launch on its axis) is refused wit
 """
 
 import math
+from typing import cast
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
@@ -71,10 +72,10 @@ class _Reducer:
             v = {"add": 0.0, "mul": 1.0}.get(
                 kind, -math.inf if kind.startswith("max") else math.inf
             )
-            return arith.ConstantOp(t, ir.FloatAttr.get(t, v), loc=self.loc).result
+            return arith.constant(t, ir.FloatAttr.get(t, v), loc=self.loc)
         w = ir.IntegerType(t).width
         v = {"add": 0, "mul": 1, "maxsi": -(1 << (w - 1)), "minsi": (1 << (w - 1)) - 1}[kind]
-        return arith.ConstantOp(t, ir.IntegerAttr.get(t, v), loc=self.loc).result
+        return arith.constant(t, ir.IntegerAttr.get(t, v), loc=self.loc)
 
 
 def _lower(marker):
@@ -91,7 +92,7 @@ def _lower(marker):
                 f"loop shorter than the launch on its axis): give the loops bound "
                 f"to these threads in this kernel the same extent",
             )
-    view = launch.opview
+    view = cast(gpu.LaunchOp, launch.opview)
     sizes = [
         ir.IntegerAttr(v.owner.attributes["value"]).value
         for v in (view.blockSizeX, view.blockSizeY, view.blockSizeZ)

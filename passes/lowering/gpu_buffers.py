@@ -66,7 +66,8 @@ def _attribute(launch, workgroup, private):
 def _to_device_memory(f, alloc):
     """alloc -> gpu.alloc (synchronous: wait for it), freed before each return."""
     loc, t = alloc.location, alloc.results[0].type
-    token = gpu.AsyncTokenType.get()
+    # AsyncTokenType comes from the GPU dialect's native module; the stub omits it
+    token = gpu.AsyncTokenType.get()  # pyright: ignore[reportAttributeAccessIssue]
     with ir.InsertionPoint(alloc), loc:
         ready = gpu.WaitOp(token, []).result
         new = gpu.AllocOp(t, token, [ready], [], [])

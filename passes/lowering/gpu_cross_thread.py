@@ -27,13 +27,22 @@ Loops inside the outermost reduction loop may be serial reduction loops (each th
 for its partial result) or thread-bound (spatial ones: their ids select the group).
 """
 
+from typing import Dict
+
 from mlir import ir
 from mlir.dialects import gpu, memref
 
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.lowering.common import ancestors, build_error, functions, index_const, walk
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    build_error,
+    constant_min,
+    functions,
+    index_const,
+    walk,
+)
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.rfactor import Reduction
@@ -104,9 +113,9 @@ def _plan(block: Block):
         return build_error(outer, f"{where}, but {why}")
 
     for lp in threads:
-        if not Loop(lp).thread.startswith("threadIdx."):
+        if not _thread(lp).startswith("threadIdx."):
             raise refuse(
-                f"loop '{Loop(lp).name}' bound to {Loop(lp).thread} spreads it over "
+                f"loop '{Loop(lp).name}' bound to {_thread(lp)} spreads it over "
                 f"thread blocks (that would need atomics): bind reduction loops to "
                 f"threadIdx only"
             )
@@ -138,6 +147,13 @@ def _plan(block: Block):
     return red, inner[: len(threads)], inner[len(threads) :], outer.location
 
 
+def _thread(lp) -> str:
+    """The thread tag of a thread-bound loop."""
+    thread = Loop(lp).thread
+    assert thread is not None, "a loop bound to no thread"
+    return thread
+
+
 def _hoist(block: Block, loops, first):
     """Reorder the perfect nest `loops` (outer first, each the only child of the previous,
     their IVs used by the block's dims only) so that `first` come outermost: each position
@@ -145,7 +161,7 @@ def _hoist(block: Block, loops, first):
     an id, not an iteration, so this does not change what the nest computes."""
     order = first + [lp for lp in loops if lp not in first]
     headers = [{n: lp.attributes[n] for n in lp.attributes} for lp in order]
-    where = {}  # old loop position -> new position
+    where: Dict[int, int] = {}  # old loop position -> new position
     for new, lp in enumerate(order):
         where[loops.index(lp)] = new
     ivs = [Loop(lp).iv for lp in loops]
@@ -175,7 +191,7 @@ def _rewrite(f, block: Block, red: Reduction, threads, serial, loc):
             kind = ALL_REDUCE_OPS[red.combiner.name]
             total = gpu.AllReduceOp(part, op=ir.Attribute.parse(f"#gpu<all_reduce_op {kind}>"))
             total.attributes[REDUCE_THREADS] = ir.ArrayAttr.get(
-                [ir.StringAttr.get(Loop(lp).thread) for lp in threads]
+                [ir.StringAttr.get(_thread(lp)) for lp in threads]
             )
             memref.StoreOp(total.result, buf, [zero])
             _write_back(block, red, buf, threads, serial, term)
@@ -186,10 +202,11 @@ def _in_thread(block: Block, red: Reduction, buf):
     """The block now accumulates into `buf[0]`: no init, the update reads and writes buf."""
     new = _copy_header(block, block.name, block.dims, block.predicate, ir.InsertionPoint(block.op))
     _move_body(block.body, new)
-    loc = red.store.location
-    with ir.InsertionPoint(red.self_load), loc:
+    loc, self_load = red.store.location, red.self_load
+    assert self_load is not None, "a Reduction has the update's load of the buffer"
+    with ir.InsertionPoint(self_load), loc:
         cur = memref.LoadOp(buf, [index_const(0, loc)]).result
-    red.self_load.results[0].replace_all_uses_with(cur)
+    self_load.results[0].replace_all_uses_with(cur)
     with ir.InsertionPoint(red.store), loc:
         memref.StoreOp(red.store.operands[0], buf, [index_const(0, loc)])
     red.store.erase()
@@ -201,7 +218,7 @@ def _write_back(block: Block, red: Reduction, buf, threads, serial, before):
     """`W[I] = buf[0]` by the threads whose reduction ids are at their minimum: a copy of the
     block with the serial reduction loops' IVs (out of scope here) set to their minimum."""
     loc = block.op.location
-    firsts = {Loop(lp).iv: index_const(Loop(lp).min, loc) for lp in serial}
+    firsts = {Loop(lp).iv: index_const(constant_min(Loop(lp)), loc) for lp in serial}
     dims = [firsts.get(d, d) for d in block.dims]
     n = len(dims)
     r_dims = {p for p, d in enumerate(block.dims) if loop_of(d) in threads + serial}
@@ -212,7 +229,7 @@ def _write_back(block: Block, red: Reduction, buf, threads, serial, before):
         ]
     for p, d in enumerate(block.dims):
         if loop_of(d) in threads:
-            cons.append((ir.AffineDimExpr.get(p) - Loop(loop_of(d)).min, True))
+            cons.append((ir.AffineDimExpr.get(p) - constant_min(Loop(loop_of(d))), True))
     pred = ir.IntegerSet.get(n, 0, [e for e, _ in cons], [q for _, q in cons])
     wb = _copy_header(block, f"{block.name}_write_back", dims, pred, ir.InsertionPoint(before))
     copy = block.op.clone(ip=ir.InsertionPoint(before))

@@ -14,13 +14,17 @@ thread loops), allowed when it does not read the outer loop's IV. Barriers are
 for the ops inside.
 """
 
+from typing import List
+
 from mlir import ir
 from mlir.dialects import affine, gpu
 
+from tir_mlir.analysis.symbolic import Int
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering.common import (
     ancestors,
     build_error,
+    constant_min,
     functions,
     index_const,
     move_body,
@@ -69,7 +73,7 @@ def _axis(loop) -> int:
 
 def _launch(root):
     loops = [root] + [o for o in walk(root) if is_thread_bound(o)]
-    sizes = [1] * 6
+    sizes: List[Int] = [1] * 6
     for loop in loops:
         axis = _axis(loop)
         parent = loop.parent
@@ -91,7 +95,8 @@ def _launch(root):
             else affine.AffineApplyOp(*s.to_map(), loc=loc).result
             for s in sizes
         ]
-        launch = gpu.LaunchOp(consts[:3], consts[3:], loc=loc)
+        bx, by, bz, tx, ty, tz = consts
+        launch = gpu.LaunchOp((bx, by, bz), (tx, ty, tz), loc=loc)
         body = launch.regions[0].blocks[0]
         with ir.InsertionPoint(body):
             term = gpu.TerminatorOp(loc=loc)
@@ -136,9 +141,9 @@ def _to_id(loop, tid, size):
     than the launch on its axis."""
     view, loc = Loop(loop), loop.location
     with ir.InsertionPoint(loop), loc:
-        iv = tid
-        if view.min:
-            m = ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) + view.min])
+        iv, first = tid, constant_min(view)
+        if first:
+            m = ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) + first])
             iv = affine.AffineApplyOp(m, [tid], loc=loc).result
         anchor = loop
         if isinstance(view.extent, int) and isinstance(size, int) and view.extent < size:

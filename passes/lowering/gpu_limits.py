@@ -82,9 +82,10 @@ def _check_launch(op):
                     f"the {limit} a GPU allows",
                     where,
                 )
-    if None not in block and block[0] * block[1] * block[2] > MAX_THREADS:
+    x, y, z = block
+    if x is not None and y is not None and z is not None and x * y * z > MAX_THREADS:
         raise BuildError(
-            f"the kernel launches {block[0] * block[1] * block[2]} threads per "
+            f"the kernel launches {x * y * z} threads per "
             f"block ({' x '.join(map(str, block))}), more than the "
             f"{MAX_THREADS} a GPU allows",
             where,

@@ -84,5 +84,7 @@ def ptx(module: ir.Module) -> str:
     for op in module.body.operations:
         if op.operation.name == "gpu.binary":
             for obj in ir.ArrayAttr(op.operation.attributes["objects"]):
-                texts.append(gpu.ObjectAttr(obj).object.decode())
+                # ObjectAttr comes from the GPU dialect's native module; the stub omits it
+                object_attr = gpu.ObjectAttr(obj)  # pyright: ignore[reportAttributeAccessIssue]
+                texts.append(object_attr.object.decode())
     return "\n".join(texts)

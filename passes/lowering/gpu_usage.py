@@ -13,7 +13,7 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.errors import BuildError
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound, rebinding
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.common import constant_extent, functions, walk
 from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 
@@ -67,8 +67,9 @@ def kernel_usage(mod, func_name: Optional[str] = None) -> dict:
                     continue
                 rebound = rebound or rebinding(op) is not None
                 t = Loop(op).thread
-                if t.startswith("threadIdx"):
-                    extents[t] = max(extents.get(t, 1), Loop(op).extent)
+                if t is not None and t.startswith("threadIdx"):
+                    # (a block's thread count is a constant: the CUDA build refuses others)
+                    extents[t] = max(extents.get(t, 1), constant_extent(Loop(op)))
             prod = 1
             for e in extents.values():
                 prod *= e

@@ -74,7 +74,7 @@ class CompileTools:
         self._opt_err = tempfile.TemporaryFile()
         self.opt = self.llc = None
         try:
-            self.opt = subprocess.Popen(
+            opt = self.opt = subprocess.Popen(
                 [str(a) for a in opt_args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -83,28 +83,32 @@ class CompileTools:
             try:
                 self.llc = subprocess.Popen(
                     [str(a) for a in llc_args],
-                    stdin=self.opt.stdout,
+                    stdin=opt.stdout,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                 )
             finally:
-                self.opt.stdout.close()  # llc holds the read end now
+                if opt.stdout is not None:  # (a pipe: always)
+                    opt.stdout.close()  # llc holds the read end now
         except OSError as e:
             self.close()
             raise BuildError(f"cannot run the LLVM tools: {e}") from None
 
     def run(self, llvm_ir: str) -> bytes:
+        opt, llc = self.opt, self.llc
+        # started by __init__, which raises when it cannot start them
+        assert opt is not None and opt.stdin is not None and llc is not None
         try:
             try:
-                self.opt.stdin.write(llvm_ir.encode())  # opt reads it all before it writes
-                self.opt.stdin.close()
+                opt.stdin.write(llvm_ir.encode())  # opt reads it all before it writes
+                opt.stdin.close()
             except BrokenPipeError:
                 pass  # opt failed: reported below
-            out, err = self.llc.communicate()
-            if self.opt.wait():
+            out, err = llc.communicate()
+            if opt.wait():
                 self._opt_err.seek(0)
                 raise BuildError(f"opt failed: {self._opt_err.read().decode()[-2000:]}")
-            if self.llc.returncode:
+            if llc.returncode:
                 raise BuildError(f"llc failed: {err.decode()[-2000:]}")
             return out
         finally:

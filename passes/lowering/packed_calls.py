@@ -167,8 +167,9 @@ def _description_global(name, description, module):
             t,
             constant=True,
             sym_visibility="private",
-            initial_value=ir.DenseElementsAttr.get(
-                np.frombuffer(data, "int8"), type=ir.RankedTensorType.get([len(data)], i8)
+            initial_value=ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+                np.frombuffer(data, "int8"),  # pyright: ignore[reportArgumentType]  (an ndarray has the buffer protocol)
+                type=ir.RankedTensorType.get([len(data)], i8),
             ),
         )
     return t, name + "_site"

@@ -129,7 +129,7 @@ def lower(
     if emit not in ["tir"] + [n for n, _ in stages if n]:
         raise BuildError(f"unknown stage {emit!r}; choose from {emits(target)}")
     with get_context(), module.operation.location:
-        out = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        out = ir.Module.parse(str(module.operation.get_asm(enable_debug_info=True)))  # (not binary)
         strip_handles(out.operation)  # a schedule's handles never reach a lowering decision
         if emit == "tir":
             return out

@@ -129,18 +129,19 @@ def _box(load, leaves, loop_op, shift):
         if form is None:
             out.append(None)
             continue
-        coeffs, const, extent = {}, form[1], 1
-        for pos, c in form[0].items():
+        coeffs, const, extent = {}, form.const, 1
+        for pos, c in form.terms.items():
             leaf = leaves[pos]
             owner = leaf.owner.owner if isinstance(leaf.owner, ir.Block) else None
-            if owner is None or owner.name != Loop.OP_NAME or iv_range(owner) is None:
+            span = None if owner is None or owner.name != Loop.OP_NAME else iv_range(owner)
+            if owner is None or span is None:
                 coeffs = None  # (a loop over a symbolic size: no window)
                 break
             if leaf == iv:
                 coeffs[pos] = c
                 const += c * shift
             elif _inside(owner, loop_op):  # a loop in the body: relax over its range
-                first, last = iv_range(owner)
+                first, last = span
                 const += min(c * first, c * last)
                 extent += abs(c) * (last - first)
             else:
@@ -194,7 +195,9 @@ def _bounds(coeffs, const, leaves):
     """Least and greatest start over the ranges of the loops involved (IV shift included)."""
     lo = hi = const
     for pos, c in coeffs.items():
-        first, last = iv_range(leaves[pos].owner.owner)
+        span = iv_range(leaves[pos].owner.owner)
+        assert span is not None, "_box keeps the loops of integer ranges only"
+        first, last = span
         lo += min(c * first, c * last)
         hi += max(c * first, c * last)
     return lo, hi

@@ -37,6 +37,7 @@ more registers free, and the others stay in memory.
 
 import itertools
 import math
+from typing import Tuple
 
 from mlir import ir
 from mlir.dialects import memref, scf, vector
@@ -269,7 +270,7 @@ def _inline_single_iterations(f):
     loop around it."""
     for op in [o for o in walk(f) if o.name == "scf.for" and not len(o.results)]:
         lo, hi, step = (constant_int(v) for v in list(op.operands)[:3])
-        if None in (lo, hi, step) or not lo < hi <= lo + step:
+        if lo is None or hi is None or step is None or not lo < hi <= lo + step:
             continue
         body = op.regions[0].blocks[0]
         with ir.InsertionPoint(op):
@@ -284,7 +285,7 @@ def _plain_serial(loop) -> bool:
         return False
     lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
     # (one iteration: carrying would only move its load and store around the loop)
-    return None not in (lo, hi, step) and step > 0 and lo + step < hi
+    return lo is not None and hi is not None and step is not None and step > 0 and lo + step < hi
 
 
 def _accesses(loop, noalias, memo):
@@ -570,8 +571,15 @@ def _nest(op):
     return out
 
 
-def _trip_count(loop) -> int:
+def _constant_bounds(loop) -> Tuple[int, int, int]:
+    """(lower bound, upper bound, step) of an scf.for whose bounds are constants."""
     lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+    assert lo is not None and hi is not None and step is not None, "a loop of constant bounds"
+    return lo, hi, step
+
+
+def _trip_count(loop) -> int:
+    lo, hi, step = _constant_bounds(loop)
     return (hi - lo + step - 1) // step
 
 
@@ -579,8 +587,7 @@ def _unroll(nests):
     """Replace each loop of the nests by one copy of its body per iteration, its IV a constant
     (innermost loops first)."""
     for op in [o for n in nests for o in reversed(_nest(n))]:
-        lo, hi, step = (constant_int(v) for v in list(op.operands)[:3])
-        for value in range(lo, hi, step):
+        for value in range(*_constant_bounds(op)):
             copy = op.clone(ip=ir.InsertionPoint(op))
             body = copy.regions[0].blocks[0]
             with ir.InsertionPoint(copy):
@@ -660,12 +667,13 @@ def _first_iteration_inits(loop, n_old):
         then, other = (op.regions[k].blocks[0] for k in (0, 1))
         if len(list(other.operations)) != 1:
             continue
-        passed = [
+        found = [
             next((n for n, a in enumerate(carried) if a == v), None)
             for v in list(other.operations)[0].operands
         ]
+        passed = [n for n in found if n is not None]
         inner = [o.operation for o in then.operations]
-        if None in passed or not _hoistable(inner, loop):
+        if len(passed) != len(found) or not _hoistable(inner, loop):
             continue
         values = [_hoist(v, loop) for v in inner[-1].operands]
         for k, n in enumerate(passed):

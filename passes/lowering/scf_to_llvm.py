@@ -78,10 +78,13 @@ def _guided_when_sized_at_run_time(f):
     chunk per thread: at a size the tiles do not divide, the last tile row's jobs are partial,
     and contiguous chunks gave them all to the last thread while the first ran full tiles."""
     for op in walk_all(f):
-        if op.name != "omp.loop_nest" or op.parent.name != "omp.wsloop":
+        if op.name != "omp.loop_nest":
+            continue
+        wsloop = op.parent
+        if wsloop is None or wsloop.name != "omp.wsloop":
             continue
         if any(_constant_index(v) is None for v in op.operands):
-            op.parent.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind guided>")
+            wsloop.attributes["schedule_kind"] = ir.Attribute.parse("#omp<schedulekind guided>")
 
 
 def _constant_index(v: ir.Value):
@@ -141,8 +144,9 @@ def _dissolve_alloca_scopes(f):
         if len(scope.results):
             raise BuildError("memref.alloca_scope with results cannot be lowered")
         owner = scope.parent
-        while owner.name not in ("omp.parallel", "func.func"):
+        while owner is not None and owner.name not in ("omp.parallel", "func.func"):
             owner = owner.parent
+        assert owner is not None, "an alloca scope is inside a function"
         top = ir.InsertionPoint.at_block_begin(owner.regions[0].blocks[0])
         body = scope.regions[0].blocks[0]
         for o in list(body.operations)[:-1]:

@@ -36,7 +36,10 @@ def _trips(op):
         (constant_int(ops[d]), constant_int(ops[n + d]), constant_int(ops[2 * n + d]))
         for d in range(n)
     ]
-    return [None if None in b else max(0, -(-(b[1] - b[0]) // b[2])) for b in bounds]
+    return [
+        None if lo is None or hi is None or step is None else max(0, -(-(hi - lo) // step))
+        for lo, hi, step in bounds
+    ]
 
 
 def _work(op, limit) -> float:

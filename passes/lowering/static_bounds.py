@@ -26,7 +26,13 @@ from mlir import ir
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import BuildError, SourceLoc
-from tir_mlir.passes.lowering.common import constant_loop, functions, source_loc
+from tir_mlir.passes.lowering.common import (
+    constant_extent,
+    constant_loop,
+    constant_min,
+    functions,
+    source_loc,
+)
 
 
 @dataclass
@@ -79,7 +85,9 @@ def _add(a: Form, b: Form) -> Form:
 
 
 def _scale(a: Form, c: int) -> Form:
-    terms = [Term(*sorted((t.lo * c, t.hi * c)), t.exact, t.leaves) for t in a.terms]
+    terms = [
+        Term(min(t.lo * c, t.hi * c), max(t.lo * c, t.hi * c), t.exact, t.leaves) for t in a.terms
+    ]
     return Form(a.const * c, {k: v * c for k, v in a.coefs.items()}, terms)
 
 
@@ -159,10 +167,10 @@ class _Analysis:
 
 
 def _mul(a: Form, b: Form) -> Optional[Form]:
-    if _const(b) is not None:
-        return _scale(a, _const(b))
-    if _const(a) is not None:
-        return _scale(b, _const(a))
+    if (k := _const(b)) is not None:
+        return _scale(a, k)
+    if (k := _const(a)) is not None:
+        return _scale(b, k)
     return None
 
 
@@ -185,10 +193,13 @@ class _Checker(_Analysis):
                 self.check(op, env)
             elif op.name == "affine.for":
                 loop = Loop(op)
-                if not constant_loop(loop) or loop.extent <= 0:
+                if not constant_loop(loop):
                     continue
-                leaf = self.leaf((loop.extent + loop.step - 1) // loop.step)
-                env[loop.iv] = _add(Form(loop.min), _scale(leaf, loop.step))
+                extent = constant_extent(loop)
+                if extent <= 0:
+                    continue
+                leaf = self.leaf((extent + loop.step - 1) // loop.step)
+                env[loop.iv] = _add(Form(constant_min(loop)), _scale(leaf, loop.step))
                 self.region_block(loop.body, env)
             elif Block.is_block(op):
                 b = Block(op)

@@ -32,6 +32,7 @@ is clamped into it, so every prefetched address is valid (the clamped form also 
 """
 
 import math
+from typing import Optional
 
 from mlir import ir
 from mlir.dialects import arith, memref
@@ -51,7 +52,7 @@ DISTANCE = 1
 class StridePrefetch:
     name = "prefetch-strided"
 
-    def __init__(self, register_file=None, model: CpuModel = None):
+    def __init__(self, register_file=None, model: Optional[CpuModel] = None):
         self.register_file = register_file or ScalarReplace()
         self.model = model or cpu_model("llvm")
 
@@ -74,7 +75,9 @@ class StridePrefetch:
         nested = [o for o in walk_all(loop) if o != loop]
         return (
             "vectorize" not in annotation
-            and None not in (lo, hi, step)
+            and lo is not None
+            and hi is not None
+            and step is not None
             and step > 0
             and (hi - lo) // step >= MIN_TRIPS
             and regs.register_count(r.type for r in loop.results) <= regs.registers // 2
@@ -85,6 +88,7 @@ class StridePrefetch:
 def _prefetch(loop, model: CpuModel):
     iv = loop.regions[0].blocks[0].arguments[0]
     lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+    assert lo is not None and hi is not None and step is not None, "an eligible loop's bounds"
     trips = (hi - lo) // step
     memo, lines = {}, {}  # (buffer, variable terms) -> byte offsets already prefetched
     for op in list(loop.regions[0].blocks[0].operations):

@@ -86,7 +86,8 @@ def _flatten(block: Block):
     affine_dims = all(_valid_dim(d) for d in dims)
     guard = functools.partial(_guard if affine_dims else _scf_guard, syms=syms)
     # Decided before any op is emitted next to the block (the pattern wants it alone).
-    peel_before = _peelable_reduction(block) if block.init is not None and affine_dims else None
+    init = block.init
+    peel_before = _peelable_reduction(block) if init is not None and affine_dims else None
     with ir.InsertionPoint(op), loc:
         values = []
         for expr in bindings.results:
@@ -110,13 +111,13 @@ def _flatten(block: Block):
             and any(dims_of(e) & _reduce_positions(block) for e in pred_exprs)
         ):
             peel_before = None  # the predicate reads the reduce loop IVs: no peeling
-        if peel_before is not None:
+        if peel_before is not None and init is not None:  # (peeled only with an init)
             with ir.InsertionPoint(peel_before):
                 init_values = _init_values(block, loc)
                 target = peel_before
                 if pred is not None:  # T.where guards the init too (like TVM)
                     target = guard(pred_exprs, pred_eqs, pred.n_dims, _peeled_dims(block, loc), loc)
-                _inline_region(block.init, init_values, target)
+                _inline_region(init, init_values, target)
         if pred is not None:
             pred_guard = guard(pred_exprs, pred_eqs, pred.n_dims, dims, loc)
         if block.init is not None and peel_before is None:
@@ -158,7 +159,11 @@ def _peelable_reduction(block: Block):
     child, loops = block.op, []
     for _ in reduce_dims:
         loop = child.parent
-        if loop.name != "affine.for" or len(list(loop.regions[0].blocks[0].operations)) != 2:
+        if (
+            loop is None
+            or loop.name != "affine.for"
+            or len(list(loop.regions[0].blocks[0].operations)) != 2
+        ):
             return None
         loops.append(loop)
         child = loop
@@ -224,7 +229,7 @@ def _domain_mins(block: Block) -> list:
 def _reduce_positions(block: Block):
     """Dim positions bound to reduce iter vars (only called on peelable blocks: plain dims)."""
     return {
-        expr.maybe_downcast().position
+        ir.AffineDimExpr(expr).position
         for expr, t in zip(block.bindings.results, block.iter_types)
         if t == "R"
     }
@@ -336,9 +341,9 @@ def _expand_call(op):
             r = args[0]  # a branch hint only
         elif callee == "ramp":  # T.Ramp(b, s, n) = broadcast(b) + broadcast(s) * [0, 1, .. n-1]
             vt = ir.VectorType(t)
-            iota = ir.DenseElementsAttr.get(
-                np.arange(vt.shape[0], dtype=f"int{scalar_bits(vt.element_type)}"), type=vt
-            )
+            lanes = np.arange(vt.shape[0], dtype=f"int{scalar_bits(vt.element_type)}")
+            # (an ndarray has the buffer protocol: the stub asks for a list of attributes)
+            iota = ir.DenseElementsAttr.get(lanes, type=vt)  # pyright: ignore[reportCallIssue, reportArgumentType]
             r = arith.addi(
                 vector.broadcast(vt, args[0]),
                 arith.muli(vector.broadcast(vt, args[1]), arith.constant(vt, iota)),

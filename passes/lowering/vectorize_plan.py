@@ -21,7 +21,7 @@ Legality, beyond every op having a vector form:
 """
 
 import math
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from mlir import ir
 
@@ -164,7 +164,8 @@ class Plan:
 
     def __init__(self, loop):
         self.lanes = loop.extent
-        self.forms = {loop.iv: LaneLinear({LANE: 1}, loop.min)}
+        # index value -> its form; None: it depends on the lane, but not linearly
+        self.forms: Dict[Any, Optional[LaneLinear]] = {loop.iv: LaneLinear({LANE: 1}, loop.min)}
         self.varying = set()  # data values that differ across lanes
         self.inner = set()  # index leaves defined inside the loop
         self.uniform_ifs = []  # affine/scf.if ops whose condition is the same on every lane
@@ -230,11 +231,12 @@ class Plan:
 
     def _index_op(self, o, result) -> bool:
         name, ops = o.name, list(o.operands)
-        forms = [self.form(v) for v in ops]
+        found = [self.form(v) for v in ops]
+        forms = [f for f in found if f is not None]
         form = None
         if name == "arith.constant":
             form = LaneLinear((), ir.IntegerAttr(o.attributes["value"]).value)
-        elif None in forms:
+        elif len(forms) != len(found):
             pass
         elif name == "affine.apply":
             m = ir.AffineMapAttr(o.attributes["map"]).value
@@ -267,11 +269,12 @@ class Plan:
             return False
         iset = integer_set(o.attributes["condition"])
         forms = [self.form(v) for v in o.operands]
-        cons = [
+        found = [
             expr_form(c.expr, forms[: iset.n_dims], forms[iset.n_dims :], self.lanes)
             for c in iset.constraints
         ]
-        if None in cons:
+        cons = [c for c in found if c is not None]
+        if len(cons) != len(found):
             return False
         if any(c.stride for c in cons):
             masked = True

@@ -32,7 +32,7 @@ versioned (TVM 2.6).
 from mlir import ir
 from mlir.dialects import affine
 from tir_mlir.dialect.ops import Loop, integer_set
-from tir_mlir.passes.lowering.common import ancestors, constant_loop, functions, walk
+from tir_mlir.passes.lowering.common import ancestors, constant_loop, else_block, functions, walk
 
 from tir_mlir.analysis.symbolic import substitute, used_symbols
 
@@ -90,7 +90,11 @@ def _plan(guard):
     syms = list(guard.operands)[iset.n_dims :]
     some = None
     if len(covered) == len(iset.constraints):
-        some = [_full_form(c.expr, dims, loops, iset, some=True)[1] for c in iset.constraints]
+        some = []
+        for c in iset.constraints:
+            form = _full_form(c.expr, dims, loops, iset, some=True)
+            assert form is not None, "every constraint has a full form, so a some form too"
+            some.append(form[1])
     return outer, [forms[k][1] for k in covered], syms, covered, some
 
 
@@ -252,7 +256,7 @@ def _version(loop_op, full: ir.IntegerSet, syms, guards, nonempty=None):
     with ir.InsertionPoint(body[0]):
         if_op = affine.AffineIfOp(full, cond_operands=[loop.iv, *syms], has_else=True, loc=loc)
         then_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.then_block), loc=loc)
-        else_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(if_op.else_block), loc=loc)
+        else_end = affine.AffineYieldOp([], ip=ir.InsertionPoint(else_block(if_op)), loc=loc)
     for o in body:
         o.move_before(else_end.operation)
     # A clone of the whole if copies the body with its uses remapped; its else block's ops

@@ -9,11 +9,26 @@ constant. A floordiv/mod/ceildiv is linear only through the caller's `division` 
 SSA value that is none of these is the caller's `leaf`.
 """
 
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from mlir import ir
 
 from tir_mlir.dialect.ops import memo
+
+
+L = TypeVar("L", bound="Linear")
 
 
 class Linear:
@@ -28,16 +43,16 @@ class Linear:
         self.terms: Dict[Any, int] = {a: c for a, c in dict(terms).items() if c}
         self.const = const
 
-    def __add__(self, other: "Linear") -> "Linear":
+    def __add__(self: L, other: "Linear") -> L:
         terms = dict(self.terms)
         for a, c in other.terms.items():
             terms[a] = terms.get(a, 0) + c
         return type(self)(terms, self.const + other.const)
 
-    def __sub__(self, other: "Linear") -> "Linear":
+    def __sub__(self: L, other: "Linear") -> L:
         return self + other.scale(-1)
 
-    def scale(self, k: int) -> "Linear":
+    def scale(self: L, k: int) -> L:
         return type(self)({a: c * k for a, c in self.terms.items()}, self.const * k)
 
     @property
@@ -120,6 +135,18 @@ def _constant_int(value: ir.Value) -> Optional[int]:
         return None
     attr = owner.operation.attributes["value"]
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+@overload
+def value_linear(
+    value: ir.Value, leaf: Callable[[ir.Value], Linear], cache: Optional[dict] = None
+) -> Linear: ...  # a leaf with a form for every value: every value has one
+
+
+@overload
+def value_linear(
+    value: ir.Value, leaf: Callable[[ir.Value], Optional[Linear]], cache: Optional[dict] = None
+) -> Optional[Linear]: ...
 
 
 def value_linear(
