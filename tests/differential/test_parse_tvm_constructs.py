@@ -501,7 +501,7 @@ def test_allocate_const_survives_a_schedule():
             'K = T.allocate_const([1, 2], "int32", [2])\n    Kb = T.decl_buffer((2,), "int8", data=K)',
             "must be the constant's",
         ),
-        ('Kb = T.decl_buffer((2,), "int32")', "needs data="),
+        ('Kb = T.decl_buffer((2,), "int32", data=A)', "must name a T.allocate_const"),
     ],
 )
 def test_bad_constant_buffers_are_located_errors(stmts, message):

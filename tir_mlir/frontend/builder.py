@@ -32,7 +32,7 @@ from tir_mlir.dialect.ops import (
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
-from tir_mlir.frontend import ast as A, constants, explicit_regions
+from tir_mlir.frontend import ast as A, constants, explicit_regions, launch_thread
 from tir_mlir.frontend.affine import AffineBuilder, NotAffine, expr_shape
 from tir_mlir.frontend.exprs import ExprBuilder, Fail, bits, check_dtype, describe, fits
 from tir_mlir.frontend.intrinsics import (
@@ -681,7 +681,11 @@ class FuncBuilder(Fail):
 
     # --- statements ---------------------------------------------------------------------------
     def stmts(self, stmts):
-        for s in stmts:
+        stmts = list(stmts)
+        for k, s in enumerate(stmts):
+            loop = launch_thread.as_loop(self, s, stmts[k + 1 :])
+            if loop is not None:  # the rest of the body runs in the launched thread
+                return self.stmt(loop)
             self.stmt(s)
 
     def nested(self, s, fn, *args):
@@ -1482,6 +1486,10 @@ class FuncBuilder(Fail):
             return self.alloc(t.id, v, s.pos)
         if name == "allocate_const":
             return constants.allocate_const(self, t.id, v, s.pos)
+        if name == "env_thread":
+            return launch_thread.env_thread(self, t.id, v, s.pos)
+        if name == "decl_buffer" and v.kw("data") is None:  # TVM allocates it
+            return self.alloc(t.id, v, s.pos)
         if name in ("decl_buffer", "Buffer"):
             return constants.decl_buffer(self, t.id, v, s.pos)
         self.let(t.id, self.ex.eval(v), s.pos)

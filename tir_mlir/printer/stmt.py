@@ -258,7 +258,7 @@ class FuncPrinter:
             out.append(f"axis_separators={list(info.axis_separators)}")
         return out
 
-    def _allocs(self, allocs):
+    def _allocs(self, allocs, fn="alloc_buffer"):
         # alloc_buffer lines first: after a T.decl_buffer line TVM's parser is no longer in
         # the block's frame, where alloc_buffer must be
         allocs = sorted(allocs, key=lambda op: CONST_DATA in op.attributes)
@@ -267,7 +267,7 @@ class FuncPrinter:
             if CONST_DATA in op.attributes:
                 self._allocate_const(op, info)
                 continue
-            decl = self._decl("alloc_buffer", info, dims=self._dims(op.results[0]))
+            decl = self._decl(fn, info, dims=self._dims(op.results[0]))
             name = self.namer.define(op.results[0], info.name)
             self.emit(f"{name} = {decl}")
 
@@ -330,8 +330,8 @@ class FuncPrinter:
             return self.emit(text if is_extern_call(op.operands[0]) else f"T.evaluate({text})")
         if name == "scf.if" and len(op.results) == 0:
             return self._if(op)
-        if name in ALLOCS:
-            return self._allocs([op])
+        if name in ALLOCS:  # in a loop: TVM's lowered form, which allocates at T.decl_buffer
+            return self._allocs([op], "decl_buffer")
         if name in SKIPPED or len(op.results) == 1:
             return None  # an expression: printed where it is used
         raise TIRError(f"the printer does not know the statement '{name}'")
