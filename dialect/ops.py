@@ -321,6 +321,17 @@ class Block:
         spelling.update(self.op, start_first=keys)
 
     @property
+    def binding_trees(self) -> dict:
+        """str(binding expr) -> the binding as TVM's split/fuse wrote it (an expression tree of
+        tir_mlir/analysis/iter_map.py: `(f0 * 1024 + f1) // 512`, the same numbers as the
+        affine map's `f0 * 2 + f1 floordiv 512`)."""
+        return dict(spelling.block(self.op).bindings)
+
+    @binding_trees.setter
+    def binding_trees(self, trees: dict):
+        spelling.update(self.op, bindings=trees)
+
+    @property
     def predicate(self) -> Optional[ir.IntegerSet]:
         """T.where, as an integer set over `dims`; None when the block always runs."""
         a = self.op.attributes

@@ -9,6 +9,9 @@ expression is unchanged:
     where        str(constraint expr) -> the comparison the program wrote ("<", ">=")
     const_first  str(binding expr) of the bindings written constant first (`8 + i`)
     start_first  str(binding expr) of compute_at's `start + new loop` bindings
+    bindings     str(binding expr) -> the binding as TVM's split/fuse wrote it, an expression
+                 tree (tir_mlir/analysis/iter_map.py): `(f0 * 1024 + f1) // 512` where the
+                 affine map holds `f0 * 2 + f1 floordiv 512`
 
 MLIR tools neither read nor keep such hints, so they are not attributes: each `ir.Module`
 has a table (`attach`), keyed by (function name, block name) -- names are what a module's
@@ -20,7 +23,7 @@ simply not used. A module without a table (MLIR read from text) prints the canon
 import ctypes
 import weakref
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, FrozenSet, Tuple, Union
 
 from mlir import ir
 
@@ -30,6 +33,7 @@ class BlockSpelling:
     where: Dict[str, str] = field(default_factory=dict)
     const_first: FrozenSet[str] = frozenset()
     start_first: FrozenSet[str] = frozenset()
+    bindings: Dict[str, Union[int, tuple]] = field(default_factory=dict)
 
 
 _EMPTY = BlockSpelling()
@@ -44,7 +48,7 @@ class Spelling:
     def copy(self) -> "Spelling":
         new = Spelling()
         new.blocks = {
-            k: BlockSpelling(dict(v.where), v.const_first, v.start_first)
+            k: BlockSpelling(dict(v.where), v.const_first, v.start_first, dict(v.bindings))
             for k, v in self.blocks.items()
         }
         return new
@@ -134,8 +138,8 @@ def block(block_op) -> BlockSpelling:
 
 
 def update(block_op, **hints):
-    """Set some hints of a tir.block (where=..., const_first=..., start_first=...); nothing
-    when its module has no table."""
+    """Set some hints of a tir.block (where=..., const_first=..., start_first=...,
+    bindings=...); nothing when its module has no table."""
     key, names = _key(block_op)
     table = _TABLES.get(key)
     if table is None:
@@ -145,4 +149,5 @@ def update(block_op, **hints):
         dict(hints.get("where", now.where)),
         frozenset(hints.get("const_first", now.const_first)),
         frozenset(hints.get("start_first", now.start_first)),
+        dict(hints.get("bindings", now.bindings)),
     )

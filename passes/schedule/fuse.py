@@ -15,6 +15,7 @@ from typing import Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis import binding_trees, iter_map
 from tir_mlir.analysis.symbolic import SymExpr, product
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
@@ -84,6 +85,8 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
 
 def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
     old = Block(block_op).dims
+    constant = all(isinstance(s, int) for s in sizes)
+    trees = binding_trees.before(block_op) if constant else None
     symbols = analysis.block_symbols(block_op)
     keep = [v for v in old if not any(v == iv for iv in ivs)]
     new_dims = keep + [fused_iv]
@@ -95,9 +98,9 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
         for pos, iv in enumerate(ivs):
             if v == iv:
                 inner = product(sizes[pos + 1 :])
-                # (a unit loop is 0, as TVM binds it: with a symbolic extent beside it no
-                # range simplification would find that)
-                if sizes[pos] == 1 and (not keep_unit or not isinstance(total, int)):
+                # a unit loop is 0, as TVM's fuse binds it whatever preserve_unit_iters says
+                # (with a symbolic extent beside it no range simplification would find that)
+                if sizes[pos] == 1:
                     e = index.Lin()
                 elif pos == 0 and isinstance(inner, SymExpr) and isinstance(sizes[0], SymExpr):
                     # TVM's iter-map form when neither the extent nor the divisor is constant
@@ -109,4 +112,12 @@ def _rebind(block_op, ivs, sizes, fused_iv, keep_unit):
                     if pos > 0:
                         e = index.mod_by(e, sizes[pos], ranges, symbols)
                 subst[k] = e
-    analysis.rebind_block(block_op, new_dims, subst, symbols=symbols)
+    new_op = analysis.rebind_block(block_op, new_dims, subst, symbols=symbols)
+    if trees is not None:  # TVM's form of the bindings, beside the IR (analysis/binding_trees)
+        f, lower, values = ("v", len(keep)), 1, []
+        for pos in reversed(range(len(ivs))):  # loop k as TVM's fuse writes it: f % (l * e) // l
+            size = sizes[pos]
+            inner = f if pos == 0 else iter_map.floormod(f, lower * size)
+            values.append((ivs[pos], 0 if size == 1 else iter_map.floordiv(inner, lower)))
+            lower *= size
+        binding_trees.record(new_op, trees, old, new_dims, values, keep_unit)

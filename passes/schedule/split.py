@@ -23,7 +23,9 @@ from typing import List, Optional, Sequence
 
 from mlir import ir
 
+from tir_mlir.analysis import binding_trees, iter_map
 from tir_mlir.analysis.facts import assumed_facts
+from tir_mlir.analysis.iter_map import Tree
 from tir_mlir.analysis.symbolic import Int, SymExpr, divisible, product, show, tile_count
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
@@ -185,6 +187,8 @@ def fused_expr(
 def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
     b = Block(block_op)
     old = b.dims
+    constant = all(isinstance(s, int) for s in sizes) and isinstance(extent, int)
+    trees = binding_trees.before(block_op) if constant else None
     keep = [v for v in old if v != iv]
     new_dims = keep + ivs
     positions = list(range(len(keep), len(new_dims)))
@@ -199,4 +203,9 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
             extra.append(index.to_affine(index.const(-1) + whole.scale(-1)) + extent.embed(symbols))
         else:
             extra.append(index.to_affine(index.const(extent - 1) + whole.scale(-1)))
-    analysis.rebind_block(block_op, new_dims, subst, extra, symbols)
+    new_op = analysis.rebind_block(block_op, new_dims, subst, extra, symbols)
+    if trees is not None:  # TVM's form of the bindings, beside the IR (analysis/binding_trees)
+        value: Tree = 0  # the old loop as TVM's split writes it: (y0 * s1 + y1) * s2 + y2
+        for pos, size in zip(positions, sizes):
+            value = iter_map.add(iter_map.mul(value, size), ("v", pos))
+        binding_trees.record(new_op, trees, old, new_dims, [(iv, value)], keep_unit)

@@ -10,6 +10,7 @@ from typing import Optional
 from mlir import ir
 
 from tir_mlir.ir import first_iteration_or
+from tir_mlir.analysis.iter_map import add, floordiv, floormod, mul
 from tir_mlir.analysis.symbolic import is_symbol
 from tir_mlir.frontend import ast as A
 from tir_mlir.frontend.intrinsics import callee
@@ -167,6 +168,38 @@ class AffineBuilder:
                 )
             return (ir.AffineFloorDivExpr.get(a, b) if op == "//" else a % b), None
         raise NotAffine(f"operator {op!r} is not affine", node.pos)
+
+    def tree(self, root):
+        """The binding as written, a tree of analysis/iter_map.py over the dims this builder
+        gave its AffineExpr (`(f0 * 1024 + f1) // 512`, which MLIR folds); None for anything
+        but +, *, //, % of loop variables and int constants."""
+        out, stack = [], [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            op = node.op if isinstance(node, A.BinOp) else None
+            if op not in ("+", "*", "//", "%"):
+                out.append(self._tree_leaf(node))
+            elif not ready:
+                stack.extend(((node, True), (node.rhs, False), (node.lhs, False)))
+            else:
+                b, a = out.pop(), out.pop()
+                ok = a is not None and b is not None and (op == "+" or type(b) is int)
+                if not ok or op in ("//", "%") and b <= 0 or isinstance(a, int) and op != "+":
+                    out.append(None)
+                else:
+                    build = {"+": add, "*": mul, "//": floordiv, "%": floormod}[op]
+                    out.append(build(a, b))
+        return out[0]
+
+    def _tree_leaf(self, node):
+        if isinstance(node, A.Const):
+            return node.value if type(node.value) is int else None
+        v = self.env.get(node.id) if isinstance(node, A.Name) else node
+        if isinstance(v, Lit):
+            return v.value if type(v.value) is int else None
+        if isinstance(v, Val):
+            return next((("v", k) for k, d in enumerate(self.dims) if d == v.value), None)
+        return None
 
     # --- predicates ---------------------------------------------------------------------------
     def conditions(self, root):

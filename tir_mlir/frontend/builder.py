@@ -30,6 +30,7 @@ from tir_mlir.dialect.ops import (
     set_root_annotations,
 )
 from tir_mlir.ir.affine_exprs import const_of, expr_bounds
+from tir_mlir.analysis import binding_trees
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol
 from tir_mlir.dtypes import DTYPES, is_float, is_unsigned, mlir_type
 from tir_mlir.frontend import ast as A, constants, explicit_regions, launch_thread
@@ -1021,6 +1022,9 @@ class FuncBuilder(Fail):
             and isinstance(v["binding"].lhs.value, int)
             and not isinstance(v["binding"].rhs, A.Const)
         }
+        written = binding_trees.written(blk.op, [ab.tree(v["binding"]) for v in vars_])
+        if written:  # kept as written where MLIR folds it: `(f0 * 1024 + f1) // 512`
+            blk.binding_trees = written
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
             blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()  # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block

@@ -191,3 +191,17 @@ def _sum(terms, tail: ir.AffineExpr) -> ir.AffineExpr:
     if out is None:
         return tail
     return out if const_of(tail) == 0 else out + tail
+
+
+def tree_text(t, dim_names, int_dtype="int32") -> tuple:
+    """(text, precedence) of a binding tree as TVM's split/fuse wrote it
+    (tir_mlir/analysis/iter_map.py): `(f0 * 1024 + f1) // 512`, operands in the tree's order."""
+    if isinstance(t, int):
+        return int_text(t, int_dtype), ATOM
+    if t[0] == "v":
+        return dim_names[t[1]], ATOM
+    op, prec = (t[0], ADD if t[0] == "+" else MUL)
+    a = wrap(tree_text(t[1], dim_names, int_dtype), prec, right=False)
+    rhs = t[2] if t[0] == "+" else int(t[2])
+    b = wrap(tree_text(rhs, dim_names, int_dtype), prec, right=True)
+    return f"{a} {op} {b}", prec

@@ -6,6 +6,7 @@ from mlir import ir
 
 from tir_mlir.ir import first_iteration_or
 from tir_mlir.ir.affine_exprs import const_of
+from tir_mlir.analysis import binding_trees
 from tir_mlir.analysis.symbolic import substitute
 from tir_mlir.dialect.buffers import arg_attrs
 from tir_mlir.dialect.ops import (
@@ -22,7 +23,7 @@ from tir_mlir.dialect.ops import (
 )
 from tir_mlir.errors import TIRError
 from tir_mlir.ir.index_dtypes import expr_dtype, wider
-from tir_mlir.printer.affine_text import affine_text, constraint_text
+from tir_mlir.printer.affine_text import affine_text, constraint_text, tree_text
 from tir_mlir.printer.precedence import ADD, wrap
 from tir_mlir.printer.buffers import buffer_infos
 from tir_mlir.printer.expr import ExprPrinter, value_dtype
@@ -546,8 +547,12 @@ class FuncPrinter:
 
         const_first = b.const_first_bindings
         start_first = b.start_first_bindings
+        hints = b.binding_trees
 
         def binding(k):
+            tree = binding_trees.tree(b, k, hints) if hints else None
+            if tree is not None:  # as TVM's split/fuse wrote it: `(f0 * 1024 + f1) // 512`
+                return tree_text(tree, dim_names)[0]
             text = affine_text(
                 results[k], dim_names, self.sym_names, expr_dtype(results[k], dim_dtypes, dtypes[k])
             )[0]

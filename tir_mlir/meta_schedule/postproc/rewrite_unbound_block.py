@@ -62,7 +62,7 @@ def _bind_block(sch, block, max_threadblocks: int, max_threads: int) -> None:
         sch.bind(fused, "blockIdx.x")
         return
     n = min(i_multi, i_spatial + 1)
-    fused = sch.fuse(*loops[:n]) if n > 1 else loops[0]
+    fused = sch.fuse(*loops[:n])  # one loop too, as TVM (it is renamed `i_fused`)
     extent = sch.get(fused).extent
     extent = extent if isinstance(extent, int) else None
     if extent is not None and extent <= max_threadblocks * max_threads:

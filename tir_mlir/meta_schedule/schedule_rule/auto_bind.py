@@ -97,7 +97,7 @@ class AutoBind(ScheduleRule):
 
 
 def _fuse(sch, loops):
-    return sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    return sch.fuse(*loops)  # one loop too, as TVM (it is renamed `i_fused`)
 
 
 def _single_statement(view) -> bool:
