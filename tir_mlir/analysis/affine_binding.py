@@ -66,16 +66,14 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
     if predicate is not None:
         forms = [linear(e) for e in binds]
         fused = [frozenset(f.terms.items()) for f in forms if f is not None and f.terms]
+        fused += [s for e in binds for s in _divided_sums(e)]  # `(f0 * 1024 + f1) // 768`
         for c in predicate.constraints:
             lin = _dims_linear(c.expr if dims is None else substitute(c.expr, dims))
-        fused += [s for e in binds for s in _divided_sums(e)]  # `(f0 * 1024 + f1) // 768`
             if c.is_eq or lin is None or not _bounds_an_iterator(lin.terms, fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None
 
 
-def _dims_linear(expr: ir.AffineExpr) -> Optional[Linear]:
-    """`linear(expr)` where symbols (`n`, in `i_0 * 4 + i_1 < n`) count as part of the
 def _divided_sums(expr: ir.AffineExpr) -> list:
     """The linear sums of loops a binding divides (`x` of `x // c`, `x % c`): a fused loop
     kept whole, which a T.where may bound as TVM's split puts it."""
@@ -90,6 +88,8 @@ def _divided_sums(expr: ir.AffineExpr) -> list:
     return out
 
 
+def _dims_linear(expr: ir.AffineExpr) -> Optional[Linear]:
+    """`linear(expr)` where symbols (`n`, in `i_0 * 4 + i_1 < n`) count as part of the
     constant: None unless the dims' coefficients do not depend on them."""
     n_sym = _max_symbol(expr) + 1
     if not n_sym:
