@@ -54,8 +54,11 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
         if lin is None or lin[1] == 0:
             return C(0), e, dom, 1
     lin = linear(e)
+    rest = []  # terms over outer loops only that are not linear (`f // 2 * 64`)
     if lin is None:
-        raise ScheduleError(f"blockize: {what} is not separable (non-linear binding)")
+        lin, rest = _linear_but_outer(e, inner)
+        if lin is None:
+            raise ScheduleError(f"blockize: {what} is not separable (non-linear binding)")
     coeffs, const = lin
     terms = sorted((c, d) for d, c in coeffs.items() if d in inner)
     E = 1
@@ -66,18 +69,72 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
             )
         E *= extents[d]
     outer = {d: c for d, c in coeffs.items() if d not in inner}
-    if any(c % E for c in outer.values()) or const % E or dom % E:
+    if any(c % E for c in outer.values()) or const % E or dom % E or any(c % E for _, c in rest):
         raise ScheduleError(
             f"blockize: {what} is not separable: the outer part is not a "
             f"multiple of the inner extent {E}"
         )
     o = C(const // E)
-    for d, c in outer.items():
+    if rest:  # the outer terms in the binding's order (`f // 2 * 4 + f % 2 * 2 + j_0`)
+        for x, c in _outer_terms(e, inner):
+            o = o + x * (c // E)
+    for d, c in ({} if rest else outer).items():
         o = o + ir.AffineExpr.get_dim(d) * (c // E)
     i = C(0)
     for c, d in terms:
         i = i + ir.AffineExpr.get_dim(d) * c
     return o, i, E, dom // E
+
+
+def _outer_terms(e: ir.AffineExpr, inner: set) -> list:
+    """[(x, c)] for the terms of sum `e` over outer loops only (`x * c`, c the term's constant
+    factor or 1), left to right."""
+    return [
+        _factor(t)
+        for t in _sum_terms(e)
+        if not dims_of(t) & inner and not isinstance(t, ir.AffineConstantExpr)
+    ]
+
+
+def _factor(t) -> tuple:
+    if isinstance(t, ir.AffineMulExpr):
+        for a, k in ((t.lhs, t.rhs), (t.rhs, t.lhs)):
+            kk = k.maybe_downcast()
+            if isinstance(kk, ir.AffineConstantExpr):
+                return a, kk.value
+    return t, 1
+
+
+def _sum_terms(e: ir.AffineExpr) -> list:
+    terms = []
+
+    def flatten(t):
+        t = t.maybe_downcast()
+        if isinstance(t, ir.AffineAddExpr):
+            flatten(t.lhs)
+            flatten(t.rhs)
+        else:
+            terms.append(t)
+
+    flatten(e)
+    return terms
+
+
+def _linear_but_outer(e: ir.AffineExpr, inner: set):
+    """(linear form of the terms of sum `e` that are linear, [(x, c)] for the others: each
+    `x * c` over outer loops only), or (None, []) when a term over inner loops is not linear."""
+    coeffs, const, rest = {}, 0, []
+    for t in _sum_terms(e):
+        lin = linear(t)
+        if lin is not None:
+            for d, c in lin[0].items():
+                coeffs[d] = coeffs.get(d, 0) + c
+            const += lin[1]
+        elif dims_of(t) & inner:
+            return None, []
+        else:
+            rest.append(_factor(t))
+    return ({d: c for d, c in coeffs.items() if c}, const), rest
 
 
 def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:

@@ -37,6 +37,8 @@ def storage_align(block: Block, buffer_index: int, axis: int, factor: int, offse
             f"function parameter, not an allocation"
         )
     rank = len(ir.MemRefType(buf.type).shape)
+    if -rank <= axis < 0:  # counted from the last dimension, as TVM's
+        axis += rank
     if not 0 <= axis < rank:
         raise ScheduleError(
             f"storage_align: axis {axis} is out of range for buffer {name!r} of rank {rank}"

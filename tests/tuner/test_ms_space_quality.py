@@ -37,7 +37,7 @@ def test_default_space_holds_the_hand_schedule_shape():
         and any(i.name == "reverse_compute_at" for i in s.trace.insts)
     ]
     # the write cache computed under the second spatial level (TVM's reuse level 2)
-    trace = next(s.trace for s in cached if "loop=l20" in str(s.trace))
+    trace = next(s.trace for s in cached if "loop=l21" in str(s.trace))
     decisions = iter(HAND)
     for inst in list(trace.insts):
         if inst.name in ("sample_perfect_tile", "sample_categorical"):

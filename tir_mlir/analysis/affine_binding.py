@@ -27,7 +27,8 @@ def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
     values = b.dims
     if all(isinstance(v.owner, ir.Block) for v in values) and len(set(values)) == len(values):
         # every dim is its own loop variable (the common case): the bindings are over the
-        # leaves as they stand, no substitution needed
+        # leaves as they stand, no substitution needed (a fixed loop is a constant)
+        constant = {k for k, v in enumerate(values) if any(v == f for f in fixed)}
         return _error(b, list(values), constant, None)
     for d in values:
         tried = list(leaves)
@@ -40,6 +41,7 @@ def affine_binding_error(block: ir.Operation, fixed=()) -> Optional[str]:
             leaves.append(d)
             constant.add(len(leaves) - 1)
             dims.append(ir.AffineExpr.get_dim(len(leaves) - 1))
+    constant |= {k for k, v in enumerate(leaves) if any(v == f for f in fixed)}
     return _error(b, leaves, constant, dims)
 
 

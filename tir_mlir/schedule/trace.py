@@ -432,7 +432,13 @@ def _subst(v, env):
     if isinstance(v, dict):
         return {k: _subst(x, env) for k, x in v.items()}
     if isinstance(v, SampledMap):
-        return v.with_values({k: _subst(rv, env) for k, rv in v.values.items()})
+        values: Dict[str, ExprRV] = {}
+        for k, rv in v.values.items():
+            new = _subst(rv, env)
+            if not isinstance(new, ExprRV):
+                raise TraceError("a sampled map's values must be sampled values")
+            values[k] = new
+        return v.with_values(values)
     return v
 
 

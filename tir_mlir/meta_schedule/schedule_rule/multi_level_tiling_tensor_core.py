@@ -3,55 +3,72 @@
 
 For each intrinsic group (`init`, `load_a`, `load_b`, `compute`, `store`: TVM's
 `get_wmma_intrin_group` dicts) whose `compute` desc the block computes
-(`get_auto_tensorize_mapping_info`), one sketch, built as TVM builds it:
+(`get_auto_tensorize_mapping_info`), one sketch, built by TVM's sub-rules in TVM's order:
 
-1. the output and both inputs are `reindex`ed (buffers indexed by the block's iter vars), the
-   reindex buffers laid out in the desc's index order (`transform_layout`: B is [k, j] for
-   the non-transposed intrinsic) and the block's iter space mapped onto the desc's
-   (`transform_block_layout`);
-2. the block's inner 16x16x16 loops are `blockize`d; the outer block is marked
-   `meta_schedule.auto_tensorize` = compute, `meta_schedule.auto_tensorize_init` = init and
-   `warp_execution`;
-3. the outer block is tiled as MultiLevelTiling tiles ("SSSRRSRS", the first levels fused and
-   bound to `tile_binds`: blocks and warps, never threadIdx.x);
-4. write reuse: the result goes through a `reuse_write.scope` ("shared") cache computed under
-   tiling level `reuse_write.levels[0]` and a `wmma.accumulator` cache under the warp level,
-   whose 16x16 tiles are blockized and marked with the store intrinsic; the reindex store is
-   inlined into the shared write-back, fused and marked `meta_schedule.cooperative_fetch`
-   (with a sampled vector length). (TVM also stores the accumulators straight to global
-   memory when `reuse_write.req` is "no": not supported here yet, refused up front);
-5. read reuse: each input is cached in `reuse_read.scope` ("shared") at the first reduction
-   level (`reuse_read.levels[0]`) with a cooperative fetch, then in `wmma.matrix_a/b` at the
-   second, whose tiles are blockized and marked with the load intrinsics; the reindex copies
-   are inlined into the shared fetches (fp16 rows padded by `storage_align` as TVM does).
+1. TransformForTensorization: the output and both inputs are `reindex`ed (buffers indexed
+   by the block's iter vars); each reindexed buffer is laid out as the desc indexes its
+   buffer (`transform_layout` by the sub-map of the mapping: B is [k, j] for the
+   non-transposed intrinsic, a convolution's input [n*h*w, rh*rw*ci]), the reindex blocks and
+   the block follow (`transform_block_layout`); the inner 16x16x16 loops are `blockize`d and
+   the outer block marked `meta_schedule.auto_tensorize` = compute,
+   `meta_schedule.auto_tensorize_init` = init and `warp_execution`;
+2. TileLoopNest: the two innermost spatial loops and the reduction loops tiled as
+   MultiLevelTiling tiles them ("SSSRRSRS"; outer spatial loops, a batch, join the first
+   level), the first levels fused and bound to `tile_binds` (blocks and warps);
+3. TransformIntermediateOutputLayout: the accumulator laid out per warp,
+   [..., warp_m, warp_n, frag_m, frag_n, 16, 16], by a map over the sampled tile sizes (a
+   SampledMap: the trace keeps the sizes' handles, as TVM's keeps its ExprRVs);
+4. AddWriteReuse + AddWriteReuseTensorCore: the result goes through a `reuse_write.scope`
+   cache under tiling level `reuse_write.levels[0]`, then a `wmma.accumulator` cache computed
+   under that cache's fragment-row loop (the rows written back one at a time), its warp
+   loops fused and bound to threadIdx.y and its 16x16 tiles blockized and marked with the
+   store intrinsic; the reindex store is inlined into the shared write-back, whose loops are
+   fused and marked `meta_schedule.cooperative_fetch` (a vector length the dtype allows);
+5. AddReadReuse + AddReadReuseTensorCore: each input is cached in `reuse_read.scope` at
+   tiling level `reuse_read.levels[0]` (fused, cooperative fetch), then in
+   `wmma.matrix_a/b` under the second reduction level, whose tiles are blockized and marked
+   with the load intrinsics; the reindex copies are inlined into the shared fetches and the
+   shared rows padded (`storage_align`: 8 halves per 32 for fp16, 16 bytes for int8);
+6. AddSoftwarePipeline (`use_software_pipeline`): the shared fetches get a local stage and
+   double buffering, the two reduction loops TVM's pipeline stages and orders.
 
 The postprocessors finish it: RewriteCooperativeFetch binds the fetches to the threads,
 RewriteReductionBlock splits the init off (marked with the init intrinsic),
-RewriteTensorize tensorizes every marked block. A block no group computes, or whose mapping
-is not a plain permutation of its iter vars (a convolution's fused iters: not yet), is
-returned unchanged for the other rules. Not yet as TVM: draws whose write-back tiles blockize
-cannot separate (see TILE_DRAWS) are redrawn, and the accumulator keeps the 2-D layout (no
-TransformIntermediateOutputLayout).
+RewriteTensorize tensorizes every marked block. A block no group computes is returned
+unchanged for the other rules.
 """
 
 from typing import Dict, List, Optional, Sequence
 
+from mlir import ir
+
 from tir_mlir.analysis import buffer_util
 from tir_mlir.context import get_context
-from tir_mlir.dialect.ops import Block
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import tile_for_intrin
-from tir_mlir.schedule.analysis import get_auto_tensorize_mapping_info
+from tir_mlir.schedule.analysis import _desc_module, _desc_nest, get_auto_tensorize_mapping_info
+from tir_mlir.schedule.handles import ExprRV
+from tir_mlir.schedule.sampled_map import SampledMap
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
 AUTO_TENSORIZE_INIT = "meta_schedule.auto_tensorize_init"
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 GROUP_KEYS = ("init", "load_a", "load_b", "compute", "store")
-# Tile draws tried per group. Some draws leave the accumulator's write-back bound through a
-# fused block/warp loop (`f // 4 * 64 + i`), whose 16x16 tiles blockize does not separate
-# yet: such a sketch is drawn again (the search counts replays that hit it as failures).
-TILE_DRAWS = 8
+
+
+class _State:
+    """One sketch in the making (TVM's TensorCoreState)."""
+
+    def __init__(self, sch, block, group: Dict[str, str]):
+        self.sch, self.block, self.group = sch, block, group
+        self.tiles: List[list] = []
+        self.factors: List[list] = []
+        self.store = self.read_a = self.read_b = None  # the reindex blocks
+        self.write_cache = None
+        self.read_caches: List = []
 
 
 class MultiLevelTilingTensorCore(MultiLevelTiling):
@@ -95,6 +112,8 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
                 "supported yet"
             )
         self.use_software_pipeline = use_software_pipeline
+        self.s_levels = [k for k, c in enumerate(self.structure) if c == "S"]
+        self.r_levels = [k for k, c in enumerate(self.structure) if c == "R"]
 
     def apply(self, sch, block) -> List:
         if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
@@ -102,86 +121,237 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         reads, writes = sch.get_block_buffers(block)
         if len(reads) != 2 or len(writes) != 1:  # matmul-like blocks only (TVM's)
             return [sch]
+        groups = [
+            g
+            for g in self.intrin_groups
+            if get_auto_tensorize_mapping_info(sch, block, g["compute"]) is not None
+        ]
         out = []
-        for group in self.intrin_groups:
-            if get_auto_tensorize_mapping_info(sch, block, group["compute"]) is None:
-                continue
-            for _ in range(TILE_DRAWS):
-                s = sch.copy()
-                s.seed(sch.fork_seed())
-                try:
-                    done = self._sketch(s, block, group)
-                except ScheduleError:
-                    continue  # these tile sizes do not fit: draw again
-                if done is not None:
-                    out.append(done)
-                break
+        for group in groups:
+            s = sch.copy()
+            s.annotate(block, "meta_schedule.tiling_structure", self.structure)
+            try:
+                state = self._sketch(_State(s, block, group))
+            except ScheduleError:
+                continue  # this group's sketch does not fit the block
+            if state is not None:
+                out.append(state.sch)
         return out or [sch]
 
-    # --- the steps (each returns the schedule it continues on: tile_for_intrin copies) ----------
-    def _sketch(self, sch, block, group):
-        sch.annotate(block, "meta_schedule.tiling_structure", self.structure)
-        store = sch.reindex(block, ("write", 0))
-        reindex_reads = [sch.reindex(block, ("read", 0)), sch.reindex(block, ("read", 1))]
-        info = get_auto_tensorize_mapping_info(sch, block, group["compute"])
-        if info is None or not _is_permutation(info.mappings[0]):
+    def _sketch(self, st: _State) -> Optional[_State]:
+        if not self._transform_for_tensorization(st):
             return None
-        _layout_as_desc(sch, block, info, group["compute"])
+        self._tile_loop_nest(st)
+        self._transform_intermediate_output_layout(st)
+        self._add_write_reuse(st)
+        self._add_write_reuse_tensor_core(st)
+        self._add_read_reuse(st)
+        self._add_read_reuse_tensor_core(st)
+        self._add_software_pipeline(st)
+        return st
+
+    # --- 1. reindex, lay out as the desc, blockize -------------------------------------------
+    def _transform_for_tensorization(self, st: _State) -> bool:
+        sch, block, group = st.sch, st.block, st.group
+        st.store = sch.reindex(block, ("write", 0))
+        st.read_a = sch.reindex(block, ("read", 0))
+        st.read_b = sch.reindex(block, ("read", 1))
+        info = get_auto_tensorize_mapping_info(sch, block, group["compute"])
+        if info is None:
+            return False
+        maps = _sub_index_maps(sch, block, info, group["compute"])
+        if maps is None:
+            return False
+        reads, writes = sch.get_block_buffers(block)
+        for kind, names in (("read", reads), ("write", writes)):
+            for i, name in enumerate(names):
+                sch.transform_layout(block, (kind, i), maps[name], assume_injective_transform=True)
+        copies = ((st.store, writes[0]), (st.read_a, reads[0]), (st.read_b, reads[1]))
+        for copy, name in copies:
+            sch.transform_block_layout(copy, maps[name])
         sch.transform_block_layout(block, info.mappings[0])
         tiled = tile_for_intrin(sch, block, group["compute"])
         if tiled is None:
-            return None
-        sch, outer = tiled
-        sch.annotate(outer, AUTO_TENSORIZE_INIT, group["init"])
-        sch.annotate(outer, "warp_execution", 1)
-        tiles = self._tile(sch, outer)
-        self._bind(sch, tiles)
-        sch = self._write_reuse_tc(sch, outer, tiles, group, store)
-        return self._read_reuse_tc(sch, outer, tiles, group, reindex_reads)
+            return False
+        st.sch, st.block = tiled
+        st.sch.annotate(st.block, AUTO_TENSORIZE_INIT, group["init"])
+        st.sch.annotate(st.block, "warp_execution", 1)
+        return True
 
-    def _write_reuse_tc(self, sch, outer, tiles, group, store):
+    # --- 2. tiles ----------------------------------------------------------------------------
+    def _tile_loop_nest(self, st: _State) -> None:
+        """MultiLevelTiling's tiles of the two innermost spatial loops and the reduction
+        loops (TVM's TileLoopNest(state, 2)); outer spatial loops join the first level."""
+        sch, block = st.sch, st.block
+        loops = sch.get_loops(block)
+        types = sch.get_iter_types(block)
+        n_spatial = sum(1 for t in types if t == "S")
+        skip = n_spatial - 2
+        tiles: List[list] = [[] for _ in self.structure]
+        factors: List[list] = [[] for _ in self.structure]
+        skipped = []
+        for loop, kind in zip(loops, types):
+            if kind == "S" and skip > 0:
+                skipped.append(loop)
+                skip -= 1
+                continue
+            levels = self.s_levels if kind == "S" else self.r_levels
+            if len(levels) == 1:
+                tiles[levels[0]].append(loop)
+                continue
+            fs = sch.sample_perfect_tile(
+                loop, n=len(levels), max_innermost_factor=self.max_innermost_factor
+            )
+            for level, part, f in zip(levels, sch.split(loop, fs), fs):
+                tiles[level].append(part)
+                factors[level].append(f)
+        sch.reorder(*[lp for level in tiles for lp in level])
+        if skipped and self.tile_binds:
+            tiles[0] = skipped + tiles[0]
+        for k, axis in enumerate(self.tile_binds[: len(tiles)]):
+            fused = sch.fuse(*tiles[k])
+            sch.bind(fused, axis)
+            tiles[k] = [fused]
+        st.tiles, st.factors = tiles, factors
+
+    # --- 3. the accumulator per warp ---------------------------------------------------------
+    def _transform_intermediate_output_layout(self, st: _State) -> None:
+        sch = st.sch
+        frag_m, frag_n = _init_fragment(st.group["init"])
+        warp = self.tile_binds.index("threadIdx.y")
+        inner = [self.s_levels[i] for i in range(warp + 1, len(self.s_levels))]
+        values: Dict[str, ExprRV] = {}
+
+        def product(pos: int) -> str:
+            names = []
+            for level in inner:
+                rv = st.factors[level][pos]
+                values[rv.trace_name] = rv
+                names.append(rv.trace_name)
+            return names[0] if len(names) == 1 else "(" + " * ".join(names) + ")"
+
+        warp_m, warp_n = product(-2), product(-1)
+        ndim = _write_rank(sch, st.block)
+        idx = [f"i{k}" for k in range(ndim)]
+        m, n = idx[-2], idx[-1]
+        outs = idx[:-2] + [
+            f"{m} // {frag_m} // {warp_m}",
+            f"{n} // {frag_n} // {warp_n}",
+            f"{m} // {frag_m} % {warp_m}",
+            f"{n} // {frag_n} % {warp_n}",
+            f"{m} % {frag_m}",
+            f"{n} % {frag_n}",
+        ]
+        index_map = SampledMap(f"lambda {', '.join(idx)}: ({', '.join(outs)})", values)
+        sch.transform_layout(st.block, ("write", 0), index_map, assume_injective_transform=True)
+
+    # --- 4. write reuse ----------------------------------------------------------------------
+    def _add_write_reuse(self, st: _State) -> None:
         cfg = self.reuse_write
         level = cfg.levels[0] if cfg.levels else 2
-        shared = sch.cache_write(outer, 0, cfg.scope)
-        sch.reverse_compute_at(shared, tiles[level - 1][-1], preserve_unit_loops=True)
-        acc = sch.cache_write(outer, 0, "wmma.accumulator")
-        warp = self.tile_binds.index("threadIdx.y")
-        sch.reverse_compute_at(acc, tiles[warp][-1], preserve_unit_loops=True)
-        sch.reverse_compute_inline(store)
-        sch = _tensorize_tiles(sch, acc, group["store"])
-        self._cooperative_fetch(sch, shared)
-        return sch
+        st.write_cache = st.sch.cache_write(st.block, 0, cfg.scope)
+        st.sch.reverse_compute_at(st.write_cache, st.tiles[level - 1][-1], preserve_unit_loops=True)
 
-    def _read_reuse_tc(self, sch, outer, tiles, group, reindex_reads):
-        r_levels = [k for k, c in enumerate(self.structure) if c == "R"]
+    def _add_write_reuse_tensor_core(self, st: _State) -> None:
+        """The accumulators written back one row of fragments at a time (TVM's comment: the
+        shared cache then holds one row, not the whole block tile)."""
+        sch = st.sch
+        acc = sch.cache_write(st.block, 0, "wmma.accumulator")
+        i0, j0, i1, j1 = sch.get_loops(st.write_cache)[-6:-2]
+        sch.reorder(i1, i0, j0, j1)
+        sch.compute_at(acc, i1, preserve_unit_loops=True)
+        a_i0, a_j0 = sch.get_loops(acc)[-6:-4]
+        sch.bind(sch.fuse(a_i0, a_j0), "threadIdx.y")
+        sch.reverse_compute_inline(st.store)
+        store = sch.blockize(sch.get_loops(acc)[-2])
+        sch.annotate(store, "meta_schedule.auto_tensorize", st.group["store"])
+        sch.fuse(*sch.get_loops(st.write_cache)[-5:])
+        self._cooperative_fetch(sch, st.write_cache)
+
+    # --- 5. read reuse -----------------------------------------------------------------------
+    def _add_read_reuse(self, st: _State) -> None:
         cfg = self.reuse_read
-        if cfg.req != "no":
-            level = cfg.levels[0] if cfg.levels else r_levels[0] + 1
-            for k in range(2):
-                cache = sch.cache_read(outer, k, cfg.scope)
-                sch.compute_at(cache, tiles[level - 1][-1], preserve_unit_loops=True)
-                self._cooperative_fetch(sch, cache)
-        for k, (scope, intrin) in enumerate(
-            (("wmma.matrix_a", group["load_a"]), ("wmma.matrix_b", group["load_b"]))
-        ):
-            frag = sch.cache_read(outer, k, scope)
-            sch.compute_at(frag, tiles[r_levels[1]][-1], preserve_unit_loops=True)
-            sch = _tensorize_tiles(sch, frag, intrin)
-        for copy in reindex_reads:
-            sch.compute_inline(copy)
-        return sch
+        if cfg.req == "no":
+            return
+        sch = st.sch
+        level = cfg.levels[0] if cfg.levels else self.r_levels[0] + 1
+        for k in range(2):
+            cache = sch.cache_read(st.block, k, cfg.scope, consumer_blocks=[st.block])
+            sch.compute_at(cache, st.tiles[level - 1][-1], preserve_unit_loops=True)
+            ndim = _write_rank(sch, cache)
+            sch.fuse(*sch.get_loops(cache)[-ndim:])
+            self._cooperative_fetch(sch, cache)
+            st.read_caches.append(cache)
 
-    def _cooperative_fetch(self, sch, block):
-        """Fuse the copy's own loops and mark it for RewriteCooperativeFetch, with a sampled
-        vector length (TVM's AnnotateCooperativeFetching)."""
-        loops = sch.get_loops(block)
-        n = len(sch.get_iter_types(block))
-        inner = loops[-n:] if n else []
-        if len(inner) > 1:
-            sch.fuse(*inner)
-        lens = self.vector_load_lens or [1]
-        v = sch.sample_categorical(lens, [1 / len(lens)] * len(lens))
-        sch.annotate(block, COOPERATIVE_FETCH, v)
+    def _add_read_reuse_tensor_core(self, st: _State) -> None:
+        sch = st.sch
+        r_tiles = st.tiles[self.r_levels[1]]
+        for k, (scope, intrin) in enumerate(
+            (("wmma.matrix_a", st.group["load_a"]), ("wmma.matrix_b", st.group["load_b"]))
+        ):
+            frag = sch.cache_read(st.block, k, scope)
+            sch.compute_at(frag, r_tiles[-1], preserve_unit_loops=True)
+            st.sch = sch = _tensorize_tiles(sch, frag, intrin)
+        for cache in st.read_caches:
+            sch.compute_inline(sch.get_producers(cache)[0])  # the reindex (or padding) copy
+            dtype = _write_dtype(sch, cache)
+            if dtype == "float16":
+                sch.storage_align(cache, 0, -2, 32, 8)
+            elif dtype == "int8":
+                sch.storage_align(cache, 0, -2, 32, 16)
+
+    # --- 6. software pipeline ----------------------------------------------------------------
+    def _add_software_pipeline(self, st: _State) -> None:
+        if not self.use_software_pipeline or len(self.r_levels) < 2 or not st.read_caches:
+            return
+        sch = st.sch
+        length = 1
+        for level in self.r_levels:
+            for loop in st.tiles[level]:
+                length *= sch.get(loop).extent
+        if length <= 1:
+            return
+        for cache in st.read_caches:
+            sch.annotate(cache, "tir.manifest_shared_memory_local_stage", 1)
+            sch.annotate(cache, "double_buffer_scope", 0)
+        inner = st.tiles[self.r_levels[1]][-1]
+        sch.annotate(inner, "software_pipeline_stage", [0, 0, 1])
+        sch.annotate(inner, "software_pipeline_order", [0, 1, 2])
+        outer = st.tiles[self.r_levels[0]][-1]
+        sch.annotate(outer, "software_pipeline_stage", [0, 0, 0, 0, 0, 1, 1])
+        sch.annotate(outer, "software_pipeline_order", [0, 3, 1, 4, 5, 2, 6])
+
+    def _cooperative_fetch(self, sch, block) -> None:
+        """Mark the copy for RewriteCooperativeFetch with a sampled vector length among those
+        its dtype allows (TVM's AnnotateCooperativeFetching)."""
+        lens = _valid_vector_lens(self.vector_load_lens, _write_dtype(sch, block))
+        if lens:
+            v = sch.sample_categorical(lens, [1 / len(lens)] * len(lens))
+            sch.annotate(block, COOPERATIVE_FETCH, v)
+
+
+def _valid_vector_lens(lens: Sequence[int], dtype: str) -> List[int]:
+    if dtype == "float32":
+        return [v for v in lens if v <= 4]
+    if dtype == "float16":
+        return [v for v in lens if (v == 1 or v % 2 == 0) and v <= 8]
+    if dtype == "int8":
+        return [v for v in lens if v <= 16]
+    return list(lens)
+
+
+def _write_type(sch, block) -> ir.MemRefType:
+    with get_context():
+        return ir.MemRefType(buffer_util.block_writes(Block(sch._block(block)))[0].type)
+
+
+def _write_dtype(sch, block) -> str:
+    with get_context():
+        return dtype_of(_write_type(sch, block).element_type)
+
+
+def _write_rank(sch, block) -> int:
+    return len(_write_type(sch, block).shape)
 
 
 def _tensorize_tiles(sch, block, intrin: str):
@@ -192,12 +362,12 @@ def _tensorize_tiles(sch, block, intrin: str):
     return tiled[0]
 
 
-def _is_permutation(mapping: str) -> bool:
-    """Whether a `lambda a, b, c: (x, y, z)` map only reorders its variables."""
-    params, _, body = mapping.partition(":")
-    names = [p.strip() for p in params.replace("lambda", "").split(",")]
-    outs = [o.strip() for o in body.strip().strip("()").split(",") if o.strip()]
-    return sorted(outs) == sorted(names)
+def _init_fragment(init: str) -> tuple:
+    """The (m, n) extents of the init intrinsic's two loops: the accumulator fragment."""
+    with get_context():
+        _, loops = _desc_nest(_desc_module(init))
+        ext = [Loop(lp).extent for lp in loops]
+    return ext[0], ext[1]
 
 
 def _index_orders(block_op) -> Dict[str, List[Optional[int]]]:
@@ -216,32 +386,29 @@ def _index_orders(block_op) -> Dict[str, List[Optional[int]]]:
     return out
 
 
-def _layout_as_desc(sch, block, info, desc_name: str) -> None:
-    """Lay each reindexed buffer out in the order its desc buffer is indexed in (TVM's
-    sub-index-map transform_layout), the block's iter vars already the desc's, in order."""
-    from tir_mlir.schedule.analysis import _desc_module, _desc_nest
-
+def _sub_index_maps(sch, block, info, desc_name: str) -> Optional[Dict[str, str]]:
+    """Per reindexed buffer of the block, the map from its indices (the block's iter vars it
+    is indexed by) to the desc buffer's indices under the mapping (TVM's sub index map): the
+    mapping's unmapped iter vars kept first, then, per desc index, the mapping's expression
+    of that desc iter var."""
     with get_context():
         d_block, _ = _desc_nest(_desc_module(desc_name))
         desc_order = _index_orders(d_block.op)
         mine = _index_orders(sch._block(block))
-    order = {name: k for k, name in enumerate(info.lhs_iters)}
-    perm = [order[m] for m in _outputs(info.mappings[0])]  # desc iter -> block iter
-    reads, writes = sch.get_block_buffers(block)
-    for kind, names in (("read", reads), ("write", writes)):
-        for i, name in enumerate(names):
-            t, d = mine.get(name), desc_order.get(info.lhs_buffer_map.get(name, ""))
-            if t is None or d is None or None in t or None in d:
-                continue
-            want = [perm[p] for p in d]
-            if want == t or sorted(want) != sorted(t):
-                continue
-            vs = [f"v{k}" for k in range(len(t))]
-            sch.transform_layout(
-                block,
-                (kind, i),
-                f"lambda {', '.join(vs)}: ({', '.join(vs[t.index(p)] for p in want)})",
-            )
+    names = info.lhs_iters
+    outs = _outputs(info.mappings[0])
+    offset = len(outs) - len(info.rhs_iters)
+    unmapped = set(outs[:offset])
+    maps = {}
+    for buf, pos in mine.items():
+        d = desc_order.get(info.lhs_buffer_map.get(buf, ""))
+        if d is None or None in pos or None in d:
+            return None
+        params = [names[p] for p in pos if p is not None]
+        targets = [p for p in params if p in unmapped]
+        targets += [outs[offset + k] for k in d if k is not None]
+        maps[buf] = f"lambda {', '.join(params)}: ({', '.join(targets)},)"
+    return maps
 
 
 def _outputs(mapping: str) -> List[str]:

@@ -98,15 +98,12 @@ def _blockize_inner(sch, loops, target, desc, mapping):
             outer_parts.append(lp)
             current.append(lp)
             continue
-        ext = desc[mapping.index(k)][1]
-        if target[k][1] == ext:
-            inner[k] = lp
-            current.append(lp)
-        else:
-            o, i = sch.split(lp, [None, ext])
-            outer_parts.append(o)
-            inner[k] = i
-            current += [o, i]
+        # split even when the extents are equal (a unit outer loop), as TVM's
+        # TileWithTensorIntrin: the trace then fits any tile sizes a replay draws
+        o, i = sch.split(lp, [None, desc[mapping.index(k)][1]])
+        outer_parts.append(o)
+        inner[k] = i
+        current += [o, i]
     ordered = outer_parts + [inner[k] for k in mapping]
     same = 0
     while same < len(ordered) and ordered[same].sid == current[same].sid:

@@ -1,8 +1,9 @@
 """PostOrderApply: apply every schedule rule to every block, consumers before producers.
 
-The blocks of the original program are visited from the last to the first (so a consumer
-is scheduled, e.g. tiled, before its producers are inlined into it or computed at its
-loops); blocks a rule creates (caches) are not visited. Each rule maps one schedule to a
+Rule by rule (as TVM: the first rule over all blocks, then the second, ...), the blocks of
+the original program are visited from the last to the first (so a consumer is scheduled,
+e.g. tiled, before its producers are inlined into it or computed at its loops); blocks a
+rule creates (caches) are not visited. Each rule maps one schedule to a
 list, so the design space is the product of the rules' branches. A block annotated
 `schedule_rule` gets ApplyCustomRule only (TVM's rule: its registered function schedules it).
 Last, each function's root block (`get_block("root")`) is visited, as in TVM, by the rules
@@ -35,34 +36,31 @@ class PostOrderApply(SpaceGenerator):
         self._rng = random.Random(context.rand_state)
 
     def generate_design_space(self, mod) -> List[Schedule]:
-        states = [Schedule(mod, seed=self._rng.randrange(1, 2**31))]
+        sch = Schedule(mod, seed=self._rng.randrange(1, 2**31))
+        # the blocks of the original program (then the root), each as one handle got up front
+        # as TVM's BlockCollector does (the rules' outputs are copies of sch, which know the
+        # handles made before the copy); visited from the last block to the first
+        visits = []
         for func in list(mod.functions):
-            for name in reversed(states[0].get_block_names(func)):
-                states = [out for sch in states for out in self._apply_rules(sch, name, func)]
-            states = [out for sch in states for out in self._apply_rules(sch, "root", func)]
+            names = [*sch.get_block_names(func), "root"]
+            blocks = {n: sch.get_block(n, func) for n in names}
+            visits += [(func, n, blocks[n]) for n in [*reversed(names[:-1]), "root"]]
+        states = [sch]
+        for rule in self.sch_rules:  # each rule over every block, then the next rule (TVM's)
+            for func, name, block in visits:
+                if name == "root" and not getattr(rule, "visits_root", False):
+                    continue
+                states = [out for s in states for out in self._apply(rule, s, name, func, block)]
         return states
 
-    def _apply_rules(self, sch, name: str, func: str) -> List[Schedule]:
-        rules = [r for r in self.sch_rules if name != "root" or getattr(r, "visits_root", False)]
-        if not rules:
-            return [sch]
-        block = sch.get_block(name, func)  # one handle: the rules' outputs are copies of sch
-        states = [sch]
-        for rule in rules:
-            nxt = []
-            for s in states:
-                if name != "root" and name not in s.get_block_names(func):
-                    nxt.append(s)  # inlined by an earlier rule
-                    continue
-                if self.f_block_filter is not None and not self.f_block_filter(s.get(block)):
-                    nxt.append(s)
-                    continue
-                if not isinstance(rule, ApplyCustomRule) and has_custom_rule(s, block):
-                    nxt.append(s)
-                    continue
-                nxt += _checked(rule(s, block), rule)
-            states = nxt
-        return states
+    def _apply(self, rule, s, name: str, func: str, block) -> List[Schedule]:
+        if name != "root" and name not in s.get_block_names(func):
+            return [s]  # inlined by an earlier rule
+        if self.f_block_filter is not None and not self.f_block_filter(s.get(block)):
+            return [s]
+        if not isinstance(rule, ApplyCustomRule) and has_custom_rule(s, block):
+            return [s]
+        return _checked(rule(s, block), rule)
 
 
 def _checked(result, rule) -> List[Schedule]:
