@@ -39,7 +39,7 @@ def as_loop(fb: "FuncBuilder", s, rest: List) -> Optional[A.For]:
     """The thread-bound loop that a `T.launch_thread` statement `s` opens over the statements
     `rest` after it; None when `s` is another statement."""
     value = s.value if isinstance(s, (A.Assign, A.ExprStmt)) else None
-    if callee(value) != "launch_thread":
+    if not isinstance(value, A.Call) or callee(value) != "launch_thread":
         return None
     if len(value.args) != 2 or value.kwargs:
         fb.fail("T.launch_thread takes a thread and an extent", value.pos)

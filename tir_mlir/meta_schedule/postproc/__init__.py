@@ -6,6 +6,7 @@ from tir_mlir.meta_schedule.postproc.rewrite_cooperative_fetch import RewriteCoo
 from tir_mlir.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import (
     RewriteParallelVectorizeUnroll,
 )
+from tir_mlir.meta_schedule.postproc.rewrite_layout import RewriteLayout
 from tir_mlir.meta_schedule.postproc.rewrite_reduction_block import RewriteReductionBlock
 from tir_mlir.meta_schedule.postproc.rewrite_tensorize import RewriteTensorize
 from tir_mlir.meta_schedule.postproc.rewrite_unbound_block import RewriteUnboundBlock
@@ -15,7 +16,12 @@ from tir_mlir.meta_schedule.postproc.verify_gpu_code import VerifyGPUCode
 def create(kind: str = "llvm") -> list:
     """TVM 0.21's default postprocessors per target kind."""
     if kind == "llvm":
-        return [DisallowDynamicLoop(), RewriteParallelVectorizeUnroll(), RewriteReductionBlock()]
+        return [
+            DisallowDynamicLoop(),
+            RewriteParallelVectorizeUnroll(),
+            RewriteReductionBlock(),
+            RewriteLayout(),
+        ]
     if kind == "cuda":
         return [
             DisallowDynamicLoop(),
@@ -34,6 +40,7 @@ __all__ = [
     "Postproc",
     "PyPostproc",
     "RewriteCooperativeFetch",
+    "RewriteLayout",
     "RewriteParallelVectorizeUnroll",
     "RewriteReductionBlock",
     "RewriteTensorize",
