@@ -274,15 +274,17 @@ def reverse_compute_inline(block) -> None:
     out_buf = access(cstore)[0]
     # The buffer to fold away: the one this block reads that another block produces.
     candidates = []
-    for r in block_reads_writes(cons.op)[0]:
+    reads = block_reads_writes(cons.op)[0]
+    for r in reads:
         if r == out_buf:
             raise ScheduleError(f"{who}: the block reads the buffer it writes")
         if _writers_readers(func, r, cons.op)[0]:
             candidates.append(r)
     if len(candidates) != 1:
-        raise ScheduleError(
-            f"{who}: the block must read exactly one buffer produced by "
-            f"another block, it reads {len(candidates)}"
+        raise ScheduleError(  # TVM's words, then what it means here
+            f"{who}: The block is only allowed to read a single buffer region, but it reads "
+            f"{len(reads)} region(s): it must read exactly one buffer produced by another "
+            f"block, it reads {len(candidates)}"
         )
     buf = candidates[0]
     writers, readers = _writers_readers(func, buf, cons.op)

@@ -1,9 +1,11 @@
 """InlineConstantScalars (TVM's rule): a block storing a constant into a 0-d buffer is
 inlined into its consumers, unless it writes a function parameter."""
 
-import tir_mlir.meta_schedule as ms
+import pytest
 from schedule_check import check_numerics, parse
-from tir_mlir import Schedule
+
+import tir_mlir.meta_schedule as ms
+from tir_mlir import Schedule, ScheduleError
 
 CONST = """
 @T.prim_func
@@ -47,3 +49,40 @@ def test_output_block_and_other_blocks_are_kept():
     before = sch.mod.script()
     ms.schedule_rule.InlineConstantScalars().apply(sch, sch.get_block("B"))
     assert sch.mod.script() == before
+
+
+ADD_CONST = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    c = T.alloc_buffer((), "int32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * 2
+    with T.block("compile_engine_const"):
+        vi = T.axis.spatial(1, 0)
+        c[()] = 59
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + c[()]
+"""
+
+
+def test_inlined_constants_let_the_consumer_be_reverse_inlined():
+    """TVM's conv2d_int8 case: an epilogue reading the producer and a constant scalar block
+    cannot be reverse_compute_inline'd (TVM's words in the error) until the constant is
+    inlined."""
+    mod = parse(ADD_CONST)
+    sch = Schedule(mod)
+    with pytest.raises(ScheduleError) as e:
+        sch.reverse_compute_inline(sch.get_block("C"))
+    assert (
+        "The block is only allowed to read a single buffer region, but it reads 2 region(s)"
+        in str(e.value)
+    )
+    ms.schedule_rule.InlineConstantScalars().apply(sch, sch.get_block("compile_engine_const"))
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert "C[vi] = A[vi] * 2 + 59" in sch.mod.script()
+    check_numerics(mod, sch.mod, "main")
