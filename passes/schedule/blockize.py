@@ -22,6 +22,8 @@ exactly one block; no conjunct of its predicate mixes inner and outer loops; eac
 mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 
+from typing import Optional, Tuple
+
 from mlir import ir
 
 from tir_mlir.analysis.structure import erase, move_sid
@@ -37,7 +39,7 @@ from tir_mlir.analysis.buffer_util import (
     substitute,
     walk,
 )
-from tir_mlir.analysis.linear import linear
+from tir_mlir.analysis.linear import Linear, linear
 
 C = ir.AffineExpr.get_constant
 
@@ -51,7 +53,7 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
         lin = linear(e)
         if dom == 1 and all(extents[d] == 1 for d in used):
             return C(0), None, 1, 1  # a unit iter moves to the outer block (as TVM)
-        if lin is None or lin[1] == 0:
+        if lin is None or lin.const == 0:
             return C(0), e, dom, 1
     lin = linear(e)
     rest = []  # terms over outer loops only that are not linear (`f // 2 * 64`)
@@ -59,7 +61,7 @@ def _divide(e: ir.AffineExpr, inner: set, extents: dict, dom: int, what: str):
         lin, rest = _linear_but_outer(e, inner)
         if lin is None:
             raise ScheduleError(f"blockize: {what} is not separable (non-linear binding)")
-    coeffs, const = lin
+    coeffs, const = lin.terms, lin.const
     terms = sorted((c, d) for d, c in coeffs.items() if d in inner)
     E = 1
     for c, d in terms:
@@ -120,21 +122,21 @@ def _sum_terms(e: ir.AffineExpr) -> list:
     return terms
 
 
-def _linear_but_outer(e: ir.AffineExpr, inner: set):
+def _linear_but_outer(e: ir.AffineExpr, inner: set) -> Tuple[Optional[Linear], list]:
     """(linear form of the terms of sum `e` that are linear, [(x, c)] for the others: each
     `x * c` over outer loops only), or (None, []) when a term over inner loops is not linear."""
     coeffs, const, rest = {}, 0, []
     for t in _sum_terms(e):
         lin = linear(t)
         if lin is not None:
-            for d, c in lin[0].items():
+            for d, c in lin.terms.items():
                 coeffs[d] = coeffs.get(d, 0) + c
-            const += lin[1]
+            const += lin.const
         elif dims_of(t) & inner:
             return None, []
         else:
             rest.append(_factor(t))
-    return ({d: c for d, c in coeffs.items() if c}, const), rest
+    return Linear(coeffs, const), rest  # (Linear drops the zero coefficients)
 
 
 def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
@@ -216,7 +218,7 @@ def _split_predicate(block: Block, inner: set, loop: Loop) -> tuple:
     return outer_c, inner_c
 
 
-def _predicate(conjuncts, positions, ndims) -> ir.IntegerSet:
+def _predicate(conjuncts, positions, ndims) -> Optional[ir.IntegerSet]:
     """The conjuncts (over block dim positions) as a set over `positions`; None if empty."""
     if not conjuncts:
         return None

@@ -72,10 +72,12 @@ def fuse(loops: Sequence[ir.Operation], *, preserve_unit_iters: bool = True) -> 
     for op in body_ops(views[-1].body):
         op.move_before(term)
     ivs = [v.iv for v in views]
-    if all(isinstance(s, int) for s in sizes):
+    const_sizes = [s for s in sizes if isinstance(s, int)]
+    if len(const_sizes) == len(sizes):
+        hi = math.prod(const_sizes) - 1  # (the fused extent, `total`)
         for pos, iv in enumerate(ivs):  # non-affine bindings: (fused // inner) % size
-            e = index.floordiv(index.var(0), math.prod(sizes[pos + 1 :]), {0: (0, total - 1)})
-            e = index.mod(e, sizes[pos], {0: (0, total - 1)}) if pos else e
+            e = index.floordiv(index.var(0), math.prod(const_sizes[pos + 1 :]), {0: (0, hi)})
+            e = index.mod(e, const_sizes[pos], {0: (0, hi)}) if pos else e
             analysis.rewrite_binding_uses(iv, index.to_affine(e), [new.iv])
     for blk in analysis.users(ivs):
         _rebind(blk, ivs, sizes, new.iv, preserve_unit_iters)

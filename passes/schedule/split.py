@@ -60,9 +60,11 @@ def infer_factors(
                 f"{Loop(loop).name!r} (give one factor as None)"
             )
         return out
-    if math.prod(out) < extent:
+    total = math.prod(out)
+    assert isinstance(total, int)  # (the factors of a constant extent are constants)
+    if total < extent:
         raise ScheduleError(
-            f"split: the product of factors {out} ({math.prod(out)}) is smaller "
+            f"split: the product of factors {out} ({total}) is smaller "
             f"than the extent {extent} of loop {Loop(loop).name!r}"
         )
     return out
