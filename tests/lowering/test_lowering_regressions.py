@@ -237,6 +237,32 @@ def test_chain_fed_from_contiguous_rows_keeps_the_add_alone_on_it():
     np.testing.assert_allclose(b, a @ w, rtol=1e-5)
 
 
+INT8_ROW_DOT = """
+@T.prim_func
+def main(A: T.Buffer((64, 256), "int8"), W: T.Buffer((256,), "float32"),
+         B: T.Buffer((64,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(64, 256):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + T.Cast("float32", A[vi, vk]) * W[vk]
+"""
+
+
+def test_chain_fed_by_an_integer_buffer_builds():
+    """A float accumulator whose terms read an int8 buffer: the L1 rule sizes the int loads by
+    their integer width (it raised an AttributeError on the int element type); numbers as
+    numpy's."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-100, 100, (64, 256), dtype=np.int8)
+    w = rng.random(256, dtype=np.float32)
+    b = np.zeros(64, np.float32)
+    tir_mlir.build(tir_mlir.parse(INT8_ROW_DOT))["main"](a, w, b)
+    np.testing.assert_allclose(b, a.astype(np.float32) @ w, rtol=1e-5)
+
+
 def test_independent_accumulators_are_contracted():
     """k outer, 16 accumulators C[i, j] along the inner j: FMAs."""
     from tir_mlir.passes.lowering.pipeline import emit_text
