@@ -22,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.dialect.ops import Block, Loop, body_ops
-from tir_mlir.dialect.buffers import SCOPE, scope_attr
+from tir_mlir.dialect.buffers import SCOPE, buffer_attrs, scope_attr
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.analysis.buffer_util import (
@@ -93,6 +93,9 @@ def _alloc(scope: Block, buf: ir.Value, region, name: str, storage_scope: str, l
         ).result
     cache.owner.attributes["tir.name"] = ir.StringAttr.get(name)
     cache.owner.attributes[SCOPE] = scope_attr(storage_scope)
+    dtype = buffer_attrs(buf).get("tir.dtype")  # unsigned: the memref says only the width
+    if dtype is not None:
+        cache.owner.attributes["tir.dtype"] = dtype
     return cache
 
 

@@ -139,8 +139,9 @@ def make_cache_alloc(
         alloc = root_alloc(func, mtype, name, scope, loc, shape)
     else:
         alloc = root_alloc(func, mtype, name, scope, loc)
-    if not isinstance(buf.owner, ir.Block) and "tir.dtype" in buf.owner.attributes:
-        alloc.attributes["tir.dtype"] = buf.owner.attributes["tir.dtype"]
+    dtype = buffer_attrs(buf).get("tir.dtype")  # an unsigned parameter's too
+    if dtype is not None:
+        alloc.attributes["tir.dtype"] = dtype
     rank = len(ir.MemRefType(alloc.result.type).shape)
     dims = buffer_dims(buf)  # T.int64 dimensions stay T.int64 (a new rank: the first's)
     if dims and len(dims) != rank:

@@ -185,3 +185,31 @@ def test_cache_read_of_a_load_inside_an_index():
     a = np.random.default_rng(0).standard_normal((7, 512)).astype("float32")
     args = [a, np.array([5], "int32"), np.zeros((1, 512), "float32")]
     np.testing.assert_array_equal(run(sch.mod, "main", args)[2], a[5:6])
+
+
+UINT8_MAX = """
+@T.prim_func
+def main(X: T.Buffer((8,), "uint8"), Y: T.Buffer((8,), "uint8")):
+    Z = T.alloc_buffer((8,), "uint8")
+    for i in range(8):
+        with T.block("Z"):
+            vi = T.axis.spatial(8, i)
+            Z[vi] = T.max(X[vi], T.uint8(3))
+    for i in range(8):
+        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            Y[vi] = T.max(Z[vi], T.uint8(200))
+"""
+
+
+def test_caches_of_unsigned_buffers_stay_unsigned():
+    """A cache of a uint8 parameter or buffer is uint8 (an int8 cache compared 252 as -4)."""
+
+    def caches(s):
+        s.cache_read(s.get_block("Z"), 0, "global")
+        s.cache_read(s.get_block("Y"), 0, "local")
+        s.cache_write(s.get_block("Y"), 0, "local")
+
+    sch = check(UINT8_MAX, caches, "main")
+    text = sch.mod.script()
+    assert text.count('T.alloc_buffer((8,), "uint8"') == 4 and "T.Cast" not in text
