@@ -1,22 +1,44 @@
 """MultiLevelTiling: TVM's multi-level tiling of a compute block with data reuse.
 
-Every loop is split into as many sampled perfect tiles as its kind has letters in
-`structure` (a loop over a symbolic extent: constant factors from sample_categorical, the
-outermost inferred) ("SSRSRS" on CPU: spatial, spatial, reduction, spatial, reduction, spatial;
-"SSSRRSRS" on GPU), and the tiles are reordered level by level. Write reuse (`reuse_write`)
-adds one sketch per level where the result is accumulated in a cache (`cache_write` +
-`reverse_compute_at` under that level's innermost loop), or where a single elementwise
-consumer is computed instead; "may" also keeps the sketch without. On GPU, the outer
-spatial levels named in `tile_binds` are fused and bound to blockIdx/vthread/threadIdx, and
-`reuse_read` caches the inputs in shared memory at a reduction level
-(`meta_schedule.cooperative_fetch` marks the loads for RewriteCooperativeFetch).
+TVM's sub-rules in TVM's order, each taking every sketch made so far:
+
+1. TileLoopNest: every loop is split into as many sampled perfect tiles as its kind has
+   letters in `structure` ("SSRSRS" on CPU: spatial, spatial, reduction, spatial, reduction,
+   spatial; "SSSRRSRS" on GPU; a kind with one letter keeps its loops unsplit; a loop over a
+   symbolic extent: constant factors from sample_categorical, the outermost inferred), the
+   tiles reordered level by level; on GPU the levels named in `tile_binds` are fused and bound
+   to blockIdx/vthread/threadIdx, and the block is annotated with the thread extents
+   VerifyGPUCode allows (`meta_schedule.thread_extent_low_inclusive`: a warp when the spatial
+   loops cover more than two warps, else 1; `_high_inclusive`: the target's max threads).
+2. AddWriteReuse (`reuse_write`): the result is accumulated in a `scope` cache
+   (`cache_write`), copied back under each level's innermost loop (one sketch per level).
+   "may" also keeps the sketch without a cache, and when the block's single consumer is
+   already a write cache (an elementwise copy of the result), that consumer is moved instead
+   of adding a cache. A block annotated `meta_schedule.write_cache_level` must reuse at those
+   levels.
+3. AddReadReuse (`reuse_read`): every input (not the buffer written) is cached in `scope`
+   for this block alone, computed at each level's innermost loop (one sketch per level), the
+   copy's loops over the buffer fused and marked `meta_schedule.cooperative_fetch` with a
+   sampled vector length the buffer's dtype allows (RewriteCooperativeFetch binds it).
 """
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
+from mlir import ir
+
+from tir_mlir.analysis import buffer_util
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Block
+from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+
+COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
+TILING_STRUCTURE = "meta_schedule.tiling_structure"
+WRITE_CACHE_LEVEL = "meta_schedule.write_cache_level"
+THREAD_EXTENT_LOW = "meta_schedule.thread_extent_low_inclusive"
+THREAD_EXTENT_HIGH = "meta_schedule.thread_extent_high_inclusive"
 
 
 @dataclass
@@ -40,6 +62,17 @@ def _config(c) -> ReuseConfig:
     if c is None:
         return ReuseConfig()
     return c if isinstance(c, ReuseConfig) else ReuseConfig(**c)
+
+
+class _State:
+    """One sketch in the making (TVM's State): the schedule and the tiles of each level."""
+
+    def __init__(self, sch, block, tiles: Optional[List[list]] = None):
+        self.sch, self.block = sch, block
+        self.tiles: List[list] = tiles or []
+
+    def copy(self) -> "_State":
+        return _State(self.sch.copy(), self.block, [list(t) for t in self.tiles])
 
 
 class MultiLevelTiling(ScheduleRule):
@@ -78,21 +111,36 @@ class MultiLevelTiling(ScheduleRule):
     def apply(self, sch, block) -> List:
         if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
             return [sch]
-        sch.annotate(block, "meta_schedule.tiling_structure", self.structure)
-        tiles = self._tile(sch, block)
-        sch = self._bind(sch, tiles)
-        out = []
-        for s in self._write_reuse(sch, block, tiles):
-            out += self._read_reuse(s, block, tiles)
-        return out
+        sch.annotate(block, TILING_STRUCTURE, self.structure)
+        states = [_State(sch, block)]
+        steps: List[Callable[[_State], List[_State]]] = [
+            self._tile_loop_nest,
+            self._add_write_reuse,
+            self._add_read_reuse,
+        ]
+        for step in steps:
+            states = [out for st in states for out in step(st)]
+        return [st.sch for st in states]
 
-    def _tile(self, sch, block) -> List[list]:
+    # --- 1. TileLoopNest ------------------------------------------------------------------
+    def _tile_loop_nest(self, st: _State) -> List[_State]:
+        sch, block = st.sch, st.block
         s_levels = [k for k, c in enumerate(self.structure) if c == "S"]
         r_levels = [k for k, c in enumerate(self.structure) if c == "R"]
-        tiles = [[] for _ in self.structure]
+        tiles: List[list] = [[] for _ in self.structure]
+        spatial_product: Optional[int] = 1
         for loop in sch.get_loops(block):
-            levels = s_levels if sch.get_loop_iter_type(loop) == "S" else r_levels
-            if isinstance(sch.get(loop).extent, int):
+            kind = sch.get_loop_iter_type(loop)
+            if kind not in ("S", "R"):
+                continue
+            levels = s_levels if kind == "S" else r_levels
+            extent = sch.get(loop).extent
+            if kind == "S" and spatial_product is not None:
+                spatial_product = spatial_product * extent if isinstance(extent, int) else None
+            if len(levels) == 1:  # one tile level: the loop itself, unsplit
+                tiles[levels[0]].append(loop)
+                continue
+            if isinstance(extent, int):
                 factors = sch.sample_perfect_tile(
                     loop, n=len(levels), max_innermost_factor=self.max_innermost_factor
                 )
@@ -101,7 +149,17 @@ class MultiLevelTiling(ScheduleRule):
             for level, part in zip(levels, sch.split(loop, factors)):
                 tiles[level].append(part)
         sch.reorder(*[lp for level in tiles for lp in level])
-        return tiles
+        for k, axis in enumerate(self.tile_binds[: len(tiles)]):
+            fused = sch.fuse(*tiles[k])
+            sch.bind(fused, axis)
+            tiles[k] = [fused]
+        if self.target is not None and self.target.is_gpu:
+            warp = self.target.thread_warp_size
+            low = warp if spatial_product is not None and spatial_product > 2 * warp else 1
+            sch.annotate(block, THREAD_EXTENT_LOW, low)
+            sch.annotate(block, THREAD_EXTENT_HIGH, self.target.max_threads_per_block)
+        st.tiles = tiles
+        return [st]
 
     def _symbolic_tile(self, sch, n: int) -> list:
         """Tile factors of a loop over a symbolic extent (no perfect tile exists for every
@@ -114,63 +172,141 @@ class MultiLevelTiling(ScheduleRule):
             factors.append(sch.sample_categorical(cands, [1 / len(cands)] * len(cands)))
         return factors
 
-    def _bind(self, sch, tiles):
-        """GPU: fuse the first len(tile_binds) spatial levels and bind each."""
-        for k, axis in enumerate(self.tile_binds):
-            fused = sch.fuse(*tiles[k]) if len(tiles[k]) > 1 else tiles[k][0]
-            sch.bind(fused, axis)
-            tiles[k] = [fused]
-        return sch
-
-    def _write_reuse(self, sch, block, tiles) -> List:
+    # --- 2. AddWriteReuse -----------------------------------------------------------------
+    def _add_write_reuse(self, st: _State) -> List[_State]:
         cfg = self.reuse_write
-        out = [sch] if cfg.req == "no" else []
-        if cfg.req == "may":
-            out.append(sch.copy())
-        if cfg.req == "no":
+        req, levels = cfg.req, list(cfg.levels)
+        annotated = st.sch.get_annotations(st.block).get(WRITE_CACHE_LEVEL)
+        if annotated is not None:
+            req, levels = "must", [int(v) for v in annotated]
+        if req == "no":
+            return [st]
+        out: List[_State] = []
+        if req == "may":
+            consumers = st.sch.get_consumers(st.block)
+            if len(consumers) == 1 and is_write_cache(st.sch, consumers[0]):
+                out += self._at_levels(st, consumers[0], levels)
+                return out + [st]
+            out.append(st.copy())
+        try:
+            cache = st.sch.cache_write(st.block, 0, cfg.scope)
+        except ScheduleError:
             return out
-        for level in cfg.levels:
-            s = sch.copy()
+        return out + self._at_levels(st, cache, levels)
+
+    @staticmethod
+    def _at_levels(st: _State, consumer, levels: Sequence[int]) -> List[_State]:
+        out = []
+        for level in levels:
+            new = st.copy()
             try:
-                consumer = self._fusible_consumer(s, block)
-                if consumer is None:
-                    consumer = s.cache_write(block, 0, cfg.scope)
-                s.reverse_compute_at(consumer, tiles[level - 1][-1], preserve_unit_loops=True)
+                new.sch.reverse_compute_at(consumer, new.tiles[level - 1][-1], True)
             except ScheduleError:
                 continue
-            out.append(s)
+            out.append(new)
         return out
 
-    def _fusible_consumer(self, sch, block):
-        """The one elementwise consumer that can take the place of a write cache."""
-        consumers = sch.get_consumers(block)
-        if len(consumers) != 1 or not sch.is_top_level_block(consumers[0]):
-            return None
-        c = consumers[0]
-        types = sch.get_iter_types(c)
-        if "R" in types or not sch.has_trivial_bindings(c):
-            return None
-        spatial = sum(1 for t in sch.get_iter_types(block) if t == "S")
-        return c if len(types) == spatial else None
-
-    def _read_reuse(self, sch, block, tiles) -> List:
-        """Cache every input at each reuse level (one sketch per level)."""
+    # --- 3. AddReadReuse ------------------------------------------------------------------
+    def _add_read_reuse(self, st: _State) -> List[_State]:
         cfg = self.reuse_read
         if cfg.req == "no":
-            return [sch]
-        out = [sch.copy()] if cfg.req == "may" else []
-        n_reads = len(sch.get_read_iter_vars(block))
+            return [st]
+        out = [st.copy()] if cfg.req == "may" else []
+        ndims = read_buffer_ndims(st.sch, st.block)
         for level in cfg.levels:
-            s = sch.copy()
+            new = st.copy()
+            sch = new.sch
             try:
-                for k in range(n_reads):
-                    cache = s.cache_read(block, k, cfg.scope)
-                    s.compute_at(cache, tiles[level - 1][-1], preserve_unit_loops=True)
-                    if self.vector_load_lens:
-                        n = len(self.vector_load_lens)
-                        v = s.sample_categorical(self.vector_load_lens, [1 / n] * n)
-                        s.annotate(cache, "meta_schedule.cooperative_fetch", v)
+                for k, ndim in enumerate(ndims):
+                    if ndim < 0:
+                        continue
+                    cache = sch.cache_read(new.block, k, cfg.scope, [new.block])
+                    sch.compute_at(cache, new.tiles[level - 1][-1], True)
+                    loops = sch.get_loops(cache)
+                    sch.fuse(*loops[len(loops) - ndim :])
+                    self._cooperative_fetch(sch, cache)
             except ScheduleError:
                 continue
-            out.append(s)
+            out.append(new)
         return out
+
+    def _cooperative_fetch(self, sch, block) -> None:
+        """Mark the copy for RewriteCooperativeFetch with a sampled vector length among those
+        its dtype allows (TVM's AnnotateCooperativeFetching)."""
+        lens = valid_vector_lens(self.vector_load_lens, write_dtype(sch, block))
+        if lens:
+            v = sch.sample_categorical(lens, [1 / len(lens)] * len(lens))
+            sch.annotate(block, COOPERATIVE_FETCH, v)
+
+
+def valid_vector_lens(lens: Sequence[int], dtype: str) -> List[int]:
+    """The vector lengths a cooperative fetch of `dtype` may use (TVM's filter)."""
+    if dtype == "float32":
+        return [v for v in lens if v <= 4]
+    if dtype == "float16":
+        return [v for v in lens if (v == 1 or v % 2 == 0) and v <= 8]
+    if dtype == "int8":
+        return [v for v in lens if v <= 16]
+    return list(lens)
+
+
+def write_dtype(sch, block) -> str:
+    with get_context():
+        buf = buffer_util.block_writes(Block(sch._block(block)))[0]
+        return dtype_of(ir.MemRefType(buf.type).element_type)
+
+
+def read_buffer_ndims(sch, block) -> List[int]:
+    """Per buffer the block reads (T.reads order): its rank, -1 for the buffer it writes
+    (TVM's GetReadBufferNDims)."""
+    with get_context():
+        b = Block(sch._block(block))
+        written = buffer_util.block_writes(b)[:1]
+        return [
+            -1 if any(buf == w for w in written) else ir.MemRefType(buf.type).rank
+            for buf in buffer_util.block_reads(b)
+        ]
+
+
+def is_write_cache(sch, block) -> bool:
+    """TVM's IsWriteCache: the block writes one buffer, at indices that are its iter vars,
+    and reads every buffer at constants or those vars (shifted by constants at most), each
+    var at most once and in the written order: an elementwise copy of its input."""
+    with get_context():
+        b = Block(sch._block(block))
+        acc = buffer_util.accesses(b.op)
+        written = buffer_util.block_writes(b)
+        if len(written) != 1:
+            return False
+        stores = [op for op, kind, buf in acc if kind == "store" and buf == written[0]]
+        w_index = [list(stores[0].operands)[2:] for _ in stores[:1]]
+        if not w_index or any(not isinstance(v.owner, ir.Block) for v in w_index[0]):
+            return False
+        w_vars = w_index[0]
+        for op, kind, _ in acc:
+            if kind != "load":
+                continue
+            mapped = []
+            for v in list(op.operands)[1:]:
+                leaves: list = []
+                try:
+                    e = buffer_util.to_affine(v, leaves)
+                except buffer_util.NotAffine:
+                    return False
+                if not leaves:
+                    continue  # a constant index
+                if len(leaves) != 1 or not _var_plus_const(e):
+                    return False
+                hit = [k for k, w in enumerate(w_vars) if w == leaves[0]]
+                if not hit:
+                    return False
+                mapped.append(hit[0])
+            if len(set(mapped)) != len(mapped) or mapped != sorted(mapped):
+                return False
+        return True
+
+
+def _var_plus_const(e: ir.AffineExpr) -> bool:
+    """d0, or d0 shifted by a constant."""
+    m = ir.AffineMap.get(1, 0, [e - ir.AffineExpr.get_dim(0)])
+    return isinstance(m.results[0], ir.AffineConstantExpr)
