@@ -151,6 +151,8 @@ STATEMENT_CALLS = {
     "bind",
     "allocate_const",
     "decl_buffer",
+    "launch_thread",
+    "env_thread",
     "meta_var",
     "assume",
 }
