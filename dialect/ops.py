@@ -332,6 +332,16 @@ class Block:
         spelling.update(self.op, bindings=trees)
 
     @property
+    def where_trees(self) -> dict:
+        """str(T.where constraint expr) -> the sum it bounds as TVM's split/fuse wrote it (a
+        tree as `binding_trees`: `i_0 * 100 + (i_1_0 * 10 + i_1_1)` of `... < 512`)."""
+        return dict(spelling.block(self.op).where_trees)
+
+    @where_trees.setter
+    def where_trees(self, trees: dict):
+        spelling.update(self.op, where_trees=trees)
+
+    @property
     def predicate(self) -> Optional[ir.IntegerSet]:
         """T.where, as an integer set over `dims`; None when the block always runs."""
         a = self.op.attributes

@@ -12,6 +12,8 @@ expression is unchanged:
     bindings     str(binding expr) -> the binding as TVM's split/fuse wrote it, an expression
                  tree (tir_mlir/analysis/iter_map.py): `(f0 * 1024 + f1) // 512` where the
                  affine map holds `f0 * 2 + f1 floordiv 512`
+    where_trees  str(constraint expr) -> the sum a T.where bounds as TVM's split/fuse wrote it
+                 (`i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512`)
 
 MLIR tools neither read nor keep such hints, so they are not attributes: each `ir.Module`
 has a table (`attach`), keyed by (function name, block name) -- names are what a module's
@@ -34,6 +36,7 @@ class BlockSpelling:
     const_first: FrozenSet[str] = frozenset()
     start_first: FrozenSet[str] = frozenset()
     bindings: Dict[str, Union[int, tuple]] = field(default_factory=dict)
+    where_trees: Dict[str, Union[int, tuple]] = field(default_factory=dict)
 
 
 _EMPTY = BlockSpelling()
@@ -48,7 +51,13 @@ class Spelling:
     def copy(self) -> "Spelling":
         new = Spelling()
         new.blocks = {
-            k: BlockSpelling(dict(v.where), v.const_first, v.start_first, dict(v.bindings))
+            k: BlockSpelling(
+                dict(v.where),
+                v.const_first,
+                v.start_first,
+                dict(v.bindings),
+                dict(v.where_trees),
+            )
             for k, v in self.blocks.items()
         }
         return new
@@ -139,7 +148,7 @@ def block(block_op) -> BlockSpelling:
 
 def update(block_op, **hints):
     """Set some hints of a tir.block (where=..., const_first=..., start_first=...,
-    bindings=...); nothing when its module has no table."""
+    bindings=..., where_trees=...); nothing when its module has no table."""
     key, names = _key(block_op)
     table = _TABLES.get(key)
     if table is None:
@@ -150,4 +159,5 @@ def update(block_op, **hints):
         frozenset(hints.get("const_first", now.const_first)),
         frozenset(hints.get("start_first", now.start_first)),
         dict(hints.get("bindings", now.bindings)),
+        dict(hints.get("where_trees", now.where_trees)),
     )

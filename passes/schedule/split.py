@@ -210,4 +210,5 @@ def _rebind(block_op, iv, ivs, sizes, extent, keep_unit, predicate):
         value: Tree = 0  # the old loop as TVM's split writes it: (y0 * s1 + y1) * s2 + y2
         for pos, size in zip(positions, sizes):
             value = iter_map.add(iter_map.mul(value, size), ("v", pos))
-        binding_trees.record(new_op, trees, old, new_dims, [(iv, value)], keep_unit)
+        appended = value if predicate else None  # TVM's bound: value < extent
+        binding_trees.record(new_op, trees, old, new_dims, [(iv, value)], keep_unit, appended)

@@ -151,3 +151,35 @@ def test_splitting_a_split_loop_again_rewrites_the_form():
     assert _lines(sch)[0] == (
         "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1_0 * 512 + i_j_fused_1_1) // 512)"
     )
+
+
+def _split_i(*factors):
+    sch = Schedule(tir_mlir.parse(EW))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    return sch, sch.split(i, list(factors))
+
+
+def test_a_where_is_substituted_as_tvm_writes_it():
+    sch, (i0, i1) = _split_i(None, 100)
+    sch.split(i1, [None, 10])
+    assert _lines(sch)[-1] == "T.where(i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512)"
+    sch, (i0, i1) = _split_i(None, 100)
+    sch.fuse(i0, i1)  # TVM does not simplify the predicate it substitutes into
+    assert _lines(sch)[-1] == "T.where(i_0_i_1_fused // 100 * 100 + i_0_i_1_fused % 100 < 512)"
+    assert "T.where(i_0_i_1_fused < 512)" in module_from_mlir(sch.mod.mlir()).script()
+    sch, _ = _fused_split(None, 1000)
+    sch.split(sch.get_loops(sch.get_block("C"))[1], [None, 10])
+    assert _lines(sch)[-1] == (
+        "T.where(i_j_fused_0 * 1000 + (i_j_fused_1_0 * 10 + i_j_fused_1_1) < 262144)"
+    )
+
+
+def test_a_where_prints_back_as_written():
+    sch, (i0, i1) = _split_i(None, 100)
+    sch.split(i1, [None, 10])
+    text = sch.mod.script()
+    assert tir_mlir.parse(text).script() == text
+    a = np.random.default_rng(2).standard_normal((512, 512)).astype(np.float32)
+    b = np.zeros((512, 512), np.float32)
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_allclose(b, a + 1)

@@ -191,6 +191,23 @@ class AffineBuilder:
                     out.append(build(a, b))
         return out[0]
 
+    def bound_trees(self, root) -> list:
+        """Per constraint of `conditions(root)`, in its order: the tree (`tree`) of `x` in a
+        `x < c` comparison, None for any other."""
+        out, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.BinOp) and node.op == "and":
+                stack.extend([node.rhs, node.lhs])
+            elif isinstance(node, A.Call) and callee(node) == "And":
+                stack.extend(reversed(node.args))
+            elif isinstance(node, A.Compare):
+                single = node.ops == ["<"] and _int_const(node.operands[1]) is not None
+                out.extend([self.tree(node.operands[0]) if single else None] * len(node.ops))
+            else:
+                out.append(None)
+        return out
+
     def _tree_leaf(self, node):
         if isinstance(node, A.Const):
             return node.value if type(node.value) is int else None

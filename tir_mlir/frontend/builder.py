@@ -1025,6 +1025,10 @@ class FuncBuilder(Fail):
         written = binding_trees.written(blk.op, [ab.tree(v["binding"]) for v in vars_])
         if written:  # kept as written where MLIR folds it: `(f0 * 1024 + f1) // 512`
             blk.binding_trees = written
+        if header["where"] is not None:  # `i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512` too
+            bounds = binding_trees.written_bounds(blk.op, ab.bound_trees(header["where"].args[0]))
+            if bounds:
+                blk.where_trees = bounds
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
             blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()  # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block

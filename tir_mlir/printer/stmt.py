@@ -496,9 +496,9 @@ class FuncPrinter:
             self.sym_names = [self.ex.expr(v) for v in b.symbols]
             self._iter_vars(b, dim_names, dim_dtypes)
             if b.predicate is not None:
-                written = b.where_spelling
+                written, trees = b.where_spelling, b.where_trees
                 cs = [
-                    self._constraint(b, c, dim_names, dim_dtypes, written)
+                    self._constraint(b, c, dim_names, dim_dtypes, written, trees)
                     for c in b.predicate.constraints
                 ]
                 if len(cs) > 1:
@@ -524,7 +524,10 @@ class FuncPrinter:
             self.stmts(rest) if rest else self.emit("T.evaluate(0)")
         self.depth -= 1
 
-    def _constraint(self, b: Block, c, dim_names, dim_dtypes, written) -> str:
+    def _constraint(self, b: Block, c, dim_names, dim_dtypes, written, trees=None) -> str:
+        bound = binding_trees.where_tree(b, c, trees) if trees else None
+        if bound is not None:  # as TVM's split/fuse wrote it: `i_0 * 100 + (i_1_0 * 10 + i_1_1)`
+            return f"{tree_text(bound[0], dim_names)[0]} < {bound[1]}"
         dtype = expr_dtype(c.expr, dim_dtypes, wider(*b.index_dtypes))
         first = None if c.is_eq else first_iteration_or.decode(c.expr)
         if first is not None:
