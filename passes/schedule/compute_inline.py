@@ -571,7 +571,7 @@ def _add_predicate(prod: Block, conds: list):
         e = index.to_affine(
             index.from_affine(substitute(c, binds), [index.var(k) for k in range(n)], ranges)
         )
-        if not any(str(e) == str(x) and not q for x, q in zip(exprs, eqs)):
+        if not any(not q and _same(e, x) for x, q in zip(exprs, eqs)):
             exprs.append(e)
             eqs.append(False)
             if op:
@@ -579,6 +579,34 @@ def _add_predicate(prod: Block, conds: list):
     _tighten_quotient_bounds(exprs, eqs, spelled, n)
     prod.set_attr("predicate", ir.IntegerSetAttr.get(ir.IntegerSet.get(n, 0, exprs, eqs)))
     prod.where_spelling = spelled
+
+
+def _same(a: ir.AffineExpr, b: ir.AffineExpr) -> bool:
+    """The two expressions are one sum of the same scaled terms (MLIR may hold them in
+    another order: the inlined copy and the write-back both bound the same padded index)."""
+    return str(a) == str(b) or _terms(a) == _terms(b)
+
+
+def _terms(e: ir.AffineExpr) -> dict:
+    """{printed atom: coefficient} of a sum (the constant under "")."""
+    out: dict = {}
+
+    def add(t, c):
+        t = t.maybe_downcast()
+        if isinstance(t, ir.AffineAddExpr):
+            add(t.lhs, c)
+            add(t.rhs, c)
+        elif isinstance(t, ir.AffineConstantExpr):
+            out[""] = out.get("", 0) + c * t.value
+        elif isinstance(t, ir.AffineMulExpr) and isinstance(
+            t.rhs.maybe_downcast(), ir.AffineConstantExpr
+        ):
+            add(t.lhs, c * t.rhs.maybe_downcast().value)
+        else:
+            out[str(t)] = out.get(str(t), 0) + c
+
+    add(e, 1)
+    return {k: v for k, v in out.items() if v}
 
 
 def _tighten_quotient_bounds(exprs: list, eqs: list, spelled: dict, n: int):

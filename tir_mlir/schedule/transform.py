@@ -24,7 +24,7 @@ def tile_with_tensor_intrin(
     """Tile the loops of `block` for intrinsic `intrin_name` (a registered name, or the desc
     as a module or TVMScript text); None when its loops do not map onto the desc's."""
     info = get_tensorize_loop_mapping(sch, block, intrin_name, allow_padding)
-    if info is None:
+    if info is None or not info.loop_map:
         return None
     if info.block_iter_paddings is not None:
         _pad(sch, block, info.block_iter_paddings)

@@ -48,11 +48,15 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import tile_for_intrin
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import (
+    AUTO_TENSORIZE,
+    tile_for_intrin,
+)
 from tir_mlir.schedule.analysis import _desc_module, _desc_nest, get_auto_tensorize_mapping_info
 from tir_mlir.schedule.handles import ExprRV
 from tir_mlir.schedule.sampled_map import SampledMap
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
+from tir_mlir.schedule.transform import tile_with_tensor_intrin
 
 AUTO_TENSORIZE_INIT = "meta_schedule.auto_tensorize_init"
 COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
@@ -170,12 +174,14 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         for copy, name in copies:
             sch.transform_block_layout(copy, maps[name])
         sch.transform_block_layout(block, info.mappings[0])
-        tiled = tile_for_intrin(sch, block, group["compute"])
-        if tiled is None:
+        # (a block the intrinsic's shape does not divide is padded: pad_einsum)
+        loop = tile_with_tensor_intrin(sch, block, group["compute"], allow_padding=True)
+        if loop is None:
             return False
-        st.sch, st.block = tiled
-        st.sch.annotate(st.block, AUTO_TENSORIZE_INIT, group["init"])
-        st.sch.annotate(st.block, "warp_execution", 1)
+        st.block = sch.blockize(loop)
+        sch.annotate(st.block, AUTO_TENSORIZE, group["compute"])
+        sch.annotate(st.block, AUTO_TENSORIZE_INIT, group["init"])
+        sch.annotate(st.block, "warp_execution", 1)
         return True
 
     # --- 2. tiles ----------------------------------------------------------------------------
@@ -264,7 +270,7 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         sch.bind(sch.fuse(a_i0, a_j0), "threadIdx.y")
         sch.reverse_compute_inline(st.store)
         store = sch.blockize(sch.get_loops(acc)[-2])
-        sch.annotate(store, "meta_schedule.auto_tensorize", st.group["store"])
+        sch.annotate(store, AUTO_TENSORIZE, st.group["store"])
         sch.fuse(*sch.get_loops(st.write_cache)[-5:])
         self._cooperative_fetch(sch, st.write_cache)
 
@@ -291,7 +297,16 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         ):
             frag = sch.cache_read(st.block, k, scope)
             sch.compute_at(frag, r_tiles[-1], preserve_unit_loops=True)
-            st.sch = sch = _tensorize_tiles(sch, frag, intrin)
+            loop = tile_with_tensor_intrin(sch, frag, intrin)
+            if loop is not None:
+                sch.annotate(sch.blockize(loop), AUTO_TENSORIZE, intrin)
+                continue
+            # (the loop mapping does not see through a fused block/warp loop's `f // 2 * 64`
+            # yet: the copy's own loops are mapped instead)
+            tiled = tile_for_intrin(sch, frag, intrin)
+            if tiled is None:
+                raise ScheduleError(f"a fragment copy does not match the intrinsic {intrin}")
+            st.sch = sch = tiled[0]
         for cache in st.read_caches:
             sch.compute_inline(sch.get_producers(cache)[0])  # the reindex (or padding) copy
             dtype = _write_dtype(sch, cache)
@@ -352,14 +367,6 @@ def _write_dtype(sch, block) -> str:
 
 def _write_rank(sch, block) -> int:
     return len(_write_type(sch, block).shape)
-
-
-def _tensorize_tiles(sch, block, intrin: str):
-    """The schedule with the block's 16x16 tiles blockized and marked with `intrin`."""
-    tiled = tile_for_intrin(sch, block, intrin)
-    if tiled is None:
-        raise ScheduleError(f"a copy block does not match the tensor intrinsic {intrin}")
-    return tiled[0]
 
 
 def _init_fragment(init: str) -> tuple:
