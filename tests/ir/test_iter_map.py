@@ -93,7 +93,7 @@ def test_agrees_with_tvm_on_random_bindings():
 
     rng = random.Random(0)
     answered = 0
-    for _ in range(300):
+    for _ in range(200):
         nv = rng.randint(1, 4)
         ext = {k: rng.choice([1, 2, 4, 8, 13, 16, 32, 256, 1024]) for k in range(nv)}
         trees = [_random_tree(rng, nv, 0) for _ in range(rng.randint(1, 2))]
@@ -115,7 +115,7 @@ def test_agrees_with_tvm_on_random_bindings():
         if mine is not None:
             answered += 1
             assert _texts(mine, names) == [str(r) for r in ref], (trees, ext, bounds)
-    assert answered > 40
+    assert answered > 25
 
 
 def _random_sum(rng, nv):
