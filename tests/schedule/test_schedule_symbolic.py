@@ -4,6 +4,7 @@ prints what TVM 0.21 prints (goldens recorded by data/symbolic/record_schedule_g
 with TVM installed, each golden is also checked against TVM live), and what TVM refuses (or
 what needs a fact the program does not state) is a ScheduleError saying why."""
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -26,6 +27,13 @@ def _module(name: str):
 
 
 CASES = _module("schedule_cases").CASES
+
+
+@functools.cache
+def _tvm_programs():
+    """data/symbolic/schedule_programs.py as TVM reads it, once: each of its @T.prim_func
+    decorators walks the caller's stack (inspect.stack), dear in a process with many modules."""
+    return _module("schedule_programs")
 
 
 def scheduled(case: str) -> tir_mlir.Schedule:
@@ -72,7 +80,7 @@ def test_goldens_are_tvms(case):
     import tvm
 
     prog, fn = CASES[case]
-    sch = tvm.tir.Schedule(getattr(_module("schedule_programs"), prog))
+    sch = tvm.tir.Schedule(getattr(_tvm_programs(), prog))
     fn(sch)
     assert sch.mod["main"].script().strip() == (DATA / "golden" / f"{case}.py").read_text().strip()
 
