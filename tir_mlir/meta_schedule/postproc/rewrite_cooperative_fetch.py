@@ -6,7 +6,9 @@ loop is around it, the vector part only when v > 1, vectorized), and loses the a
 Without a threadIdx.x loop around the block the annotation is left alone (TVM's
 postprocessor does the same), unless a block of the function is marked `warp_execution`
 (MultiLevelTilingTensorCore's tensor-core blocks run once per warp): then threadIdx.x is the
-warp's lanes, the target's warp size, as in TVM."""
+warp's lanes, the target's warp size, as in TVM. Like TVM's, it rewrites the fetches its
+trace annotated (an `annotate` step with the key): an annotation that came with the program
+(a module parsed with it already) is left alone."""
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
@@ -23,10 +25,11 @@ class RewriteCooperativeFetch(Postproc):
             if WARP_EXECUTION in sch.get(sch.get_block(name, func)).annotations
         }
         warp = self.target.thread_warp_size if self.target is not None else 32
+        traced = _annotated_in_trace(sch)
         for func, name in blocks(sch):
             block = sch.get_block(name, func)
             vector = sch.get(block).annotations.get(KEY)
-            if vector is None:
+            if vector is None or sch.get_sref(block) not in traced:
                 continue
             loops = sch.get_loops(block)
             threads = {
@@ -67,3 +70,15 @@ def _own_loops(sch, block, loops) -> list:
             break
         own.insert(0, lp)
     return own
+
+
+def _annotated_in_trace(sch) -> list:
+    """The blocks (srefs) an `annotate` step of the trace marked with KEY."""
+    out = []
+    for inst in sch.trace.insts:
+        if inst.name == "annotate" and inst.args.get("ann_key") == KEY:
+            try:
+                out.append(sch.get_sref(inst.args["block_or_loop"]))
+            except ScheduleError:  # a block gone since
+                continue
+    return out

@@ -7,9 +7,10 @@ it only repeats the block, so decomposing there would hoist the init out of repe
 decompose_reduction refuses such a loop, and the next reduction loop inward is taken; a block
 with no legal loop keeps its init, which lowers as well.
 
-A block marked `meta_schedule.auto_tensorize_init` (MultiLevelTilingTensorCore's) hands that
-intrinsic to its init block as `meta_schedule.auto_tensorize`, for RewriteTensorize (TVM's
-behaviour)."""
+The init block of a block marked `meta_schedule.auto_tensorize` gets that mark too, for
+RewriteTensorize: the intrinsic of the block's `meta_schedule.auto_tensorize_init`
+(MultiLevelTilingTensorCore's), or "" (no intrinsic: a hint, which RewriteTensorize leaves or
+turns into a vectorized init loop), as TVM's postprocessor does."""
 
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
@@ -33,9 +34,11 @@ class RewriteReductionBlock(Postproc):
                     init = sch.decompose_reduction(block, lp)
                 except ScheduleError:
                     continue
-                intrin = sch.get_annotations(block).get(AUTO_TENSORIZE_INIT)
+                marks = sch.get_annotations(block)
+                intrin = marks.get(AUTO_TENSORIZE_INIT)
+                if AUTO_TENSORIZE in marks or intrin is not None:
+                    sch.annotate(init, AUTO_TENSORIZE, "" if intrin is None else intrin)
                 if intrin is not None:
                     sch.unannotate(block, AUTO_TENSORIZE_INIT)
-                    sch.annotate(init, AUTO_TENSORIZE, intrin)
                 break
         return True

@@ -4,7 +4,8 @@ intrinsic no longer matches rejects the candidate. The init block RewriteReducti
 split off a marked block (it reads nothing; it may carry the mark too) is not tensorized
 unless its mark is an initializing intrinsic (one whose desc reads nothing, as
 MultiLevelTilingTensorCore's `wmma_fill`): with `vectorize_init_loop` its innermost loop is
-vectorized, when still serial."""
+vectorized, when still serial. The empty mark RewriteReductionBlock gives an init block without
+an intrinsic stays, unless `vectorize_init_loop` vectorizes that init (TVM's behaviour)."""
 
 import functools
 
@@ -28,6 +29,11 @@ class RewriteTensorize(Postproc):
                 marked.append((func, name, block, intrin))
         inits = []
         for func, name, block, intrin in marked:
+            if intrin == "":
+                if self.vectorize_init_loop:
+                    sch.unannotate(block, AUTO_TENSORIZE)
+                    inits.append(block)
+                continue
             sch.unannotate(block, AUTO_TENSORIZE)
             if not sch.get_block_buffers(block)[0] and not _initializes(intrin):
                 inits.append(block)
