@@ -83,7 +83,7 @@ def where_tree(b: Block, c, hints: Optional[dict] = None) -> Optional[Tuple[Tree
     of the sum the constraint bounds; else None (`hints`: the block's `where_trees`)."""
     t = (b.where_trees if hints is None else hints).get(str(c.expr))
     bound = _bound(c) if t is not None else None
-    if bound is None or not _int32(b):
+    if t is None or bound is None or not _int32(b):
         return None
     return (t, bound[1]) if _same(t, iter_map.to_affine(bound[0]), b) else None
 
@@ -183,9 +183,10 @@ def record(
     trees, bounds = old
     bounds = [None if t is None else iter_map.substitute(t, subst) for t in bounds]
     _record_wheres(b, bounds + ([appended] if appended is not None else []))
-    if any(t is None for t in trees):
+    known = [t for t in trees if t is not None]
+    if len(known) != len(trees):
         return
-    trees = [iter_map.substitute(t, subst) for t in trees]
+    trees = [iter_map.substitute(t, subst) for t in known]
     if keep_unit and all(iter_map.is_plain(t) for t in trees):
         b.binding_trees = {}  # plain sums (a split of a plain loop): printed so anyway
         return
@@ -214,7 +215,7 @@ def _record_wheres(b: Block, bounds: Sequence[Optional[Tree]]):
     if len(cons) == len(bounds):
         for t, c in zip(bounds, cons):
             bound = _bound(c) if t is not None else None
-            if bound is not None and _same(t, iter_map.to_affine(bound[0]), b):
+            if t is not None and bound is not None and _same(t, iter_map.to_affine(bound[0]), b):
                 hints[str(c.expr)] = t
     if hints or b.where_trees:
         b.where_trees = hints
@@ -251,6 +252,8 @@ def written_bounds(block: ir.Operation, trees: Sequence[Optional[Tree]]) -> Dict
     out = {}
     for t, c in zip(trees, cons):
         bound = _bound(c) if t is not None else None
-        if bound is not None and t != bound[0] and _same(t, iter_map.to_affine(bound[0]), b):
+        if t is None or bound is None or t == bound[0]:
+            continue
+        if _same(t, iter_map.to_affine(bound[0]), b):
             out[str(c.expr)] = t
     return out

@@ -539,7 +539,7 @@ class _Rewriter:
         if fused is None or fused.args[0].scale != 1:
             raise _Fail
         structured = fused.args[0].mark.source
-        flat = self.flattened.get(structured)
+        flat = self.flattened.get(structured) if isinstance(structured, Sum) else None
         if flat is None:
             raise _Fail
         mark, offset = self.sum_fuse[flat]
@@ -617,6 +617,7 @@ def _tree_of_split(s: Split) -> Tree:
     elif isinstance(src, Split):
         source = _tree_of_split(src)
     else:
+        assert isinstance(src, tuple), src  # ("v", k)
         source = src
     if s.extent == s.mark.extent and s.lower == 1:
         return mul(source, s.scale)

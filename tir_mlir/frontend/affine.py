@@ -183,8 +183,9 @@ class AffineBuilder:
                 stack.extend(((node, True), (node.rhs, False), (node.lhs, False)))
             else:
                 b, a = out.pop(), out.pop()
-                ok = a is not None and b is not None and (op == "+" or type(b) is int)
-                if not ok or op in ("//", "%") and b <= 0 or isinstance(a, int) and op != "+":
+                if a is None or b is None or op != "+" and (type(b) is not int or type(a) is int):
+                    out.append(None)
+                elif op in ("//", "%") and b <= 0:
                     out.append(None)
                 else:
                     build = {"+": add, "*": mul, "//": floordiv, "%": floormod}[op]
