@@ -605,6 +605,8 @@ class Loop:
         (lmap, lops), (umap, uops) = self.lower_bound, self.upper_bound
         lo = expr_bounds(lmap.results[0], [_iv_loop(v).iv_range() for v in lops])
         hi = expr_bounds(umap.results[0], [_iv_loop(v).iv_range() for v in uops])
+        if lo is None or hi is None:
+            raise ValueError(f"loop {self.name!r}: its bounds have no range over the outer loops")
         return lo[0], max(lo[0], hi[1] - 1)
 
     @property

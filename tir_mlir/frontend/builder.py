@@ -1146,7 +1146,12 @@ class FuncBuilder(Fail):
         if not self._constant_bound(node):
             _, (umap, operands) = self._affine_bounds([node])
             ranges = [Loop(v.owner.owner).iv_range() for v in operands]
-            return (0, max(1, expr_bounds(umap.results[0], ranges)[1])), "int32"
+            bounds = expr_bounds(umap.results[0], ranges)
+            if bounds is None:
+                self.fail(
+                    "a block iter var extent over the loops must have constant bounds", node.pos
+                )
+            return (0, max(1, bounds[1])), "int32"
         ext, d = self.static_index(node, "a block iter var extent")
         return (0, ext), d
 

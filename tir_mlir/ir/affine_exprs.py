@@ -24,7 +24,7 @@ def dims_of(e: ir.AffineExpr) -> Set[int]:
     return used
 
 
-def expr_bounds(e: ir.AffineExpr, dims):
+def expr_bounds(e: ir.AffineExpr, dims) -> Optional[tuple]:
     """Inclusive (min, max) of an affine expression given its dims' bounds (None: unknown)."""
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineConstantExpr):
