@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 
 import tvm_oracle  # noqa: E402  (from tests/support, put on the path above)
+from cpu_durations import CpuDurations  # noqa: E402
 
 # every primitive compares the schedule's op index with a fresh walk (op_index.py)
 os.environ.setdefault("TIR_MLIR_CHECK_INDEX", "1")
@@ -23,9 +24,17 @@ def pytest_addoption(parser):
         default=False,
         help="rewrite tests/golden/*.tir from the current printer output",
     )
+    parser.addoption(
+        "--cpu-durations",
+        metavar="FILE",
+        default=None,
+        help="write each test's CPU seconds (with its children's) to FILE (support/cpu_durations.py)",
+    )
 
 
 def pytest_configure(config):
+    if config.getoption("--cpu-durations"):
+        config.pluginmanager.register(CpuDurations(config.getoption("--cpu-durations")))
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (libcuda.so.1); skipped without")
     config.addinivalue_line(
         "markers",
