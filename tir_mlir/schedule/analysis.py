@@ -225,22 +225,33 @@ def _is_index_op(op) -> bool:
 
 
 def _bound_loops(block: Block, loops: list[ir.Operation]) -> dict[int, ir.Operation]:
-    """Block iter var position -> the loop its binding is (`loop var + constant`)."""
+    """Block iter var position -> the loop its binding is (`loop var + constant`; the loops
+    outside `loops` are constants there: `f // 2 * 64 + i` is loop i's)."""
     ivs = [Loop(lp).iv for lp in loops]
     dims = block.dims
+    nest = {k for k, v in enumerate(dims) if any(v == iv for iv in ivs)}
     out = {}
     for i, e in enumerate(block.bindings.results):
-        used = sorted(dims_of(e))
+        used = sorted(dims_of(e) & nest)
         if len(used) != 1:
             continue
-        rest = e - ir.AffineExpr.get_dim(used[0])
-        if not isinstance(rest.maybe_downcast(), ir.AffineConstantExpr):
+        terms = _sum_terms(e)
+        alone = [t for t in terms if isinstance(t, ir.AffineDimExpr) and t.position == used[0]]
+        if len(alone) != 1 or any(dims_of(t) & nest for t in terms if t is not alone[0]):
             continue
         v = dims[used[0]]
         for lp, iv in zip(loops, ivs):
             if iv == v:
                 out[i] = lp
     return out
+
+
+def _sum_terms(e: ir.AffineExpr) -> list:
+    """The terms of a sum, left to right (downcast)."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineAddExpr):
+        return _sum_terms(e.lhs) + _sum_terms(e.rhs)
+    return [e]
 
 
 # --- auto-tensorize mapping -------------------------------------------------------------------------
@@ -391,7 +402,11 @@ def _iter_masks(block: Block, position: dict[ir.Value, int]) -> list[frozenset]:
                     )
                     for leaf in leaves
                 ]
-                used = [leaves[d] for d in dims_of(_drop_constant_parts(e, bounds))]
+                # (an index that simplifies to a constant is kept as written: TVM's
+                # SimplifyNonTrivialExpr, so `w[rh, ...]` with rh of extent 1 still uses rh)
+                used = [leaves[d] for d in dims_of(_drop_constant_parts(e, bounds))] or [
+                    leaves[d] for d in dims_of(e)
+                ]
             except buffer_util.NotAffine:
                 used = list(args)
             for k, a in enumerate(args):

@@ -48,10 +48,7 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import (
-    AUTO_TENSORIZE,
-    tile_for_intrin,
-)
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import AUTO_TENSORIZE
 from tir_mlir.schedule.analysis import _desc_module, _desc_nest, get_auto_tensorize_mapping_info
 from tir_mlir.schedule.handles import ExprRV
 from tir_mlir.schedule.sampled_map import SampledMap
@@ -298,15 +295,9 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
             frag = sch.cache_read(st.block, k, scope)
             sch.compute_at(frag, r_tiles[-1], preserve_unit_loops=True)
             loop = tile_with_tensor_intrin(sch, frag, intrin)
-            if loop is not None:
-                sch.annotate(sch.blockize(loop), AUTO_TENSORIZE, intrin)
-                continue
-            # (the loop mapping does not see through a fused block/warp loop's `f // 2 * 64`
-            # yet: the copy's own loops are mapped instead)
-            tiled = tile_for_intrin(sch, frag, intrin)
-            if tiled is None:
+            if loop is None:
                 raise ScheduleError(f"a fragment copy does not match the intrinsic {intrin}")
-            st.sch = sch = tiled[0]
+            sch.annotate(sch.blockize(loop), AUTO_TENSORIZE, intrin)
         for cache in st.read_caches:
             sch.compute_inline(sch.get_producers(cache)[0])  # the reindex (or padding) copy
             dtype = _write_dtype(sch, cache)
