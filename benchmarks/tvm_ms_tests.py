@@ -26,14 +26,11 @@ Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import tvm_schedule_tests as sched_adapter
+import tvm_test_harness as harness
 
-_MODE = sched_adapter._MODE
-_OUT = sched_adapter._OUT
 _PATTERNS = (
     "test_meta_schedule_schedule_rule_",
     "test_meta_schedule_space_generator",
@@ -482,15 +479,9 @@ def _install(AdaptedSchedule, tvm_mod, verify_roundtrip):
 def pytest_configure(config):
     import tvm
     import tvm.testing  # noqa: F401
-    import tvm.tir.schedule.testing as testing
 
-    if os.environ.get(_MODE) == "adapter":
-        adapted, roundtrip, adapt_analysis = sched_adapter._adapter_classes()
-        adapt_analysis()
-        for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
-            owner.Schedule = adapted
-        testing.verify_trace_roundtrip = roundtrip
-        sched_adapter._adapt_traces(adapted)
+    if os.environ.get(harness.MODE) == "adapter":
+        adapted, roundtrip = sched_adapter.install_adapter()
 
         def tvm_parse(text):
             mod = tvm.script.from_source(text)
@@ -511,46 +502,12 @@ def _memo(fn):
 
 
 def pytest_runtest_logreport(report):
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        with open(os.environ[_OUT], "a") as f:
-            f.write(
-                json.dumps(
-                    {
-                        "test": report.nodeid,
-                        "passed": report.passed,
-                        "why": sched_adapter._why(report),
-                    }
-                )
-                + "\n"
-            )
+    harness.record(report)
 
 
 # --- the driver ---------------------------------------------------------------------------------
 def _run(mode: str, files, extra) -> dict:
-    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
-        env = dict(os.environ, **{_MODE: mode, _OUT: out.name})
-        env["PYTHONPATH"] = os.pathsep.join(
-            [os.path.dirname(os.path.abspath(__file__)), env.get("PYTHONPATH", "")]
-        )
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "tvm_ms_tests",
-                "-p",
-                "no:cacheprovider",
-                "--continue-on-collection-errors",
-                *extra,
-                *files,
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        return {os.path.basename(r["test"]): r for r in map(json.loads, out.read().splitlines())}
+    return harness.run("tvm_ms_tests", mode, files, extra, ["--continue-on-collection-errors"])
 
 
 def main(argv) -> int:
@@ -563,15 +520,7 @@ def main(argv) -> int:
     if "--tvm-cache" in argv:
         k = argv.index("--tvm-cache")
         cache, argv = argv[k + 1], argv[:k] + argv[k + 2 :]
-    root, extra = argv[0], argv[1:]
-    if os.path.isdir(root):
-        files = sorted(
-            os.path.join(root, f)
-            for f in os.listdir(root)
-            if f.startswith(_PATTERNS) and f.endswith(".py")
-        )
-    else:
-        files = [root]
+    files, extra = harness.files_in(argv[0], _PATTERNS), argv[1:]
     if cache and os.path.exists(cache):
         with open(cache) as f:
             theirs = json.load(f)
@@ -580,24 +529,7 @@ def main(argv) -> int:
         if cache:
             with open(cache, "w") as f:
                 json.dump(theirs, f)
-    adapted = _run("adapter", files, extra)
-    total = passed = 0
-    print(f"{'file':<62} {'TVM passes':>10} {'adapted':>8}")
-    for f in files:
-        name = os.path.basename(f)
-        base = [t for t, r in theirs.items() if t.split("::")[0].endswith(name) and r["passed"]]
-        ok = [t for t in base if adapted.get(t, {}).get("passed")]
-        total, passed = total + len(base), passed + len(ok)
-        print(f"{name:<62} {len(base):>10} {len(ok):>8}")
-        if show:
-            for t in base:
-                if t not in ok:
-                    print(
-                        f"    FAIL {t.split('::', 1)[1]}: "
-                        f"{adapted.get(t, {}).get('why', 'not run')}"
-                    )
-    pct = 100.0 * passed / total if total else 0.0
-    print(f"{'total':<62} {total:>10} {passed:>8}  ({pct:.1f}%)")
+    harness.print_table(files, theirs, _run("adapter", files, extra), show)
     return 0
 
 

@@ -16,12 +16,9 @@ Needs TVM 0.21 (`pip install -e '.[tvm]'`); a benchmark, not a unit test.
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-_MODE = "TIR_MLIR_ADAPTER_MODE"  # "tvm" | "adapter": set in the pytest subprocess
-_OUT = "TIR_MLIR_ADAPTER_OUT"  # where the subprocess writes its results (JSON lines)
+import tvm_test_harness as harness
 
 
 # --- the adapter (imported inside the pytest subprocess) ---------------------------------------
@@ -448,15 +445,9 @@ def _note_schedule_built():
 def pytest_configure(config):
     import tvm
     import tvm.testing  # noqa: F401  (TVM's conftest imports it; some test files rely on it)
-    import tvm.tir.schedule.testing as testing
 
-    if os.environ.get(_MODE) == "adapter":
-        adapted, roundtrip, adapt_analysis = _adapter_classes()
-        adapt_analysis()
-        for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
-            owner.Schedule = adapted
-        testing.verify_trace_roundtrip = roundtrip
-        _adapt_traces(adapted)
+    if os.environ.get(harness.MODE) == "adapter":
+        install_adapter()
     else:
         original = tvm.tir.Schedule.__init__
 
@@ -465,6 +456,21 @@ def pytest_configure(config):
             original(self, *args, **kwargs)
 
         tvm.tir.Schedule.__init__ = init
+
+
+def install_adapter():
+    """Replace tvm.tir.Schedule (and TVM's trace round-trip check, and replays of TVM traces on
+    it) by the adapter; returns (AdaptedSchedule, verify_trace_roundtrip)."""
+    import tvm
+    import tvm.tir.schedule.testing as testing
+
+    adapted, roundtrip, adapt_analysis = _adapter_classes()
+    adapt_analysis()
+    for owner in (tvm.tir, tvm.tir.schedule, tvm.tir.schedule.schedule):
+        owner.Schedule = adapted
+    testing.verify_trace_roundtrip = roundtrip
+    _adapt_traces(adapted)
+    return adapted, roundtrip
 
 
 def _adapt_traces(adapted):
@@ -511,92 +517,22 @@ def pytest_runtest_setup(item):
 
 
 def pytest_runtest_logreport(report):
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        with open(os.environ[_OUT], "a") as f:
-            f.write(
-                json.dumps(
-                    {
-                        "test": report.nodeid,
-                        "passed": report.passed,
-                        "built": _built[0],
-                        "why": _why(report),
-                    }
-                )
-                + "\n"
-            )
-
-
-def _why(report) -> str:
-    """The last line of a failure's report that names an error (what --show prints)."""
-    if report.passed:
-        return ""
-    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
-    return lines[0][1:].strip()[:300] if lines else report.longreprtext.splitlines()[-1:][0]
+    harness.record(report, built=_built[0])
 
 
 # --- the driver ---------------------------------------------------------------------------------
-def _run(mode: str, files, extra) -> dict:
-    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
-        env = dict(os.environ, **{_MODE: mode, _OUT: out.name})
-        env["PYTHONPATH"] = os.pathsep.join(
-            [os.path.dirname(os.path.abspath(__file__)), env.get("PYTHONPATH", "")]
-        )
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "tvm_schedule_tests",
-                "-p",
-                "no:cacheprovider",
-                *extra,
-                *files,
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        return {r["test"]: r for r in map(json.loads, out.read().splitlines())}
-
-
 def main(argv) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 2
     show = "--show" in argv
     argv = [a for a in argv if a != "--show"]
-    root, extra = argv[0], argv[1:]
-    if os.path.isdir(root):
-        files = sorted(
-            os.path.join(root, f)
-            for f in os.listdir(root)
-            if f.startswith("test_tir_schedule_") and f.endswith(".py")
-        )
-    else:
-        files = [root]
-    theirs, adapted = _run("tvm", files, extra), _run("adapter", files, extra)
-    total = passed = 0
-    print(f"{'file':<50} {'TVM passes':>10} {'adapted':>8}")
-    for f in files:
-        name = os.path.basename(f)
-        base = [
-            t
-            for t, r in theirs.items()
-            if t.split("::")[0].endswith(name) and r["passed"] and r["built"]
-        ]
-        ok = [t for t in base if adapted.get(t, {}).get("passed")]
-        total, passed = total + len(base), passed + len(ok)
-        print(f"{name:<50} {len(base):>10} {len(ok):>8}")
-        if show:
-            for t in base:
-                if t not in ok:
-                    print(
-                        f"    FAIL {t.split('::', 1)[1]}: {adapted.get(t, {}).get('why', 'not run')}"
-                    )
-    pct = 100.0 * passed / total if total else 0.0
-    print(f"{'total':<50} {total:>10} {passed:>8}  ({pct:.1f}%)")
+    files, extra = harness.files_in(argv[0], ("test_tir_schedule_",)), argv[1:]
+    theirs, adapted = (
+        harness.run("tvm_schedule_tests", m, files, extra) for m in ("tvm", "adapter")
+    )
+    # (a test that never builds a schedule tests nothing of ours)
+    harness.print_table(files, theirs, adapted, show, lambda r: r["passed"] and r["built"])
     return 0
 
 
