@@ -599,9 +599,9 @@ def _terms(e: ir.AffineExpr) -> dict:
         elif isinstance(t, ir.AffineConstantExpr):
             out[""] = out.get("", 0) + c * t.value
         elif isinstance(t, ir.AffineMulExpr) and isinstance(
-            t.rhs.maybe_downcast(), ir.AffineConstantExpr
+            rhs := t.rhs.maybe_downcast(), ir.AffineConstantExpr
         ):
-            add(t.lhs, c * t.rhs.maybe_downcast().value)
+            add(t.lhs, c * rhs.value)
         else:
             out[str(t)] = out.get(str(t), 0) + c
 
