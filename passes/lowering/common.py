@@ -12,6 +12,19 @@ from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.ir.ir_walk import ancestors as ancestors, walk as walk  # re-exported for the stages
 
+# Integer division and remainder: a zero divisor traps (a signed one also on INT_MIN / -1).
+INTEGER_DIVISIONS = frozenset(
+    {
+        "arith.divsi",
+        "arith.divui",
+        "arith.remsi",
+        "arith.remui",
+        "arith.floordivsi",
+        "arith.ceildivsi",
+        "arith.ceildivui",
+    }
+)
+
 
 def source_loc(op) -> Optional[SourceLoc]:
     """Where in the source program `op` comes from."""

@@ -12,17 +12,8 @@ divisors never get here: the parser rejects them, like TVM.
 from mlir import ir
 from mlir.dialects import arith
 
-from tir_mlir.passes.lowering.common import constant_int, functions, walk
+from tir_mlir.passes.lowering.common import INTEGER_DIVISIONS, constant_int, functions, walk
 
-_DIVISIONS = (
-    "arith.divsi",
-    "arith.divui",
-    "arith.remsi",
-    "arith.remui",
-    "arith.floordivsi",
-    "arith.ceildivsi",
-    "arith.ceildivui",
-)
 _SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
 
 
@@ -32,7 +23,7 @@ class SafeDivision:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             for op in list(walk(f)):
-                if op.name not in _DIVISIONS:
+                if op.name not in INTEGER_DIVISIONS:
                     continue
                 signed = op.name in _SIGNED
                 c = constant_int(op.operands[1])

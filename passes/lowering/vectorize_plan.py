@@ -27,6 +27,7 @@ from mlir import ir
 
 from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.dialect.ops import integer_set
+from tir_mlir.passes.lowering.common import INTEGER_DIVISIONS
 
 LANE = "lane"
 # Ops applied lane-wise: the same op name on vector types.
@@ -75,14 +76,7 @@ ELEMENTWISE = {
     "arith.bitcast",
 }
 # Integer division traps on a zero divisor: lanes switched off by a mask divide by 1 instead.
-DIVISIONS = {
-    "arith.divsi",
-    "arith.divui",
-    "arith.remsi",
-    "arith.remui",
-    "arith.floordivsi",
-    "arith.ceildivsi",
-}
+DIVISIONS = ELEMENTWISE & INTEGER_DIVISIONS
 INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
 
 
