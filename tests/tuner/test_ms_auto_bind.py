@@ -67,8 +67,7 @@ def test_three_way_split_only_past_blocks_times_threads():
     assert "sample_categorical" in str(small.trace)  # 4096 <= 4 x 1024: two-way
     big = _sketch(ADD.format(n=8192), max_threadblocks=4)
     script = big.mod.script()
-    # the one loop is fused first (renamed `i_fused`), as TVM's BindBlockThreadIdx does
-    assert 'for i_fused_1 in T.thread_binding(4, thread="blockIdx.x"):' in script
-    assert 'for i_fused_2 in T.thread_binding(1024, thread="threadIdx.x"):' in script
-    assert "for i_fused_0 in range(2):" in script  # the rest, serial, inside the bound loops
-    assert script.index("i_fused_2 in T.thread_binding") < script.index("for i_fused_0 in range(2)")
+    assert 'for i_1 in T.thread_binding(4, thread="blockIdx.x"):' in script
+    assert 'for i_2 in T.thread_binding(1024, thread="threadIdx.x"):' in script
+    assert "for i_0 in range(2):" in script  # the rest, serial, inside the bound loops
+    assert script.index("i_2 in T.thread_binding") < script.index("for i_0 in range(2)")

@@ -15,9 +15,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
-from tir_mlir.analysis import iter_map
+from tir_mlir.analysis import index, iter_map
 from tir_mlir.analysis.iter_map import Tree
 from tir_mlir.analysis.linear import linear
+from tir_mlir.ir.affine_exprs import const_of, sum_terms
 from tir_mlir.analysis.structure import is_loop, op_of, value_range
 from tir_mlir.dialect.ops import Block, Loop
 
@@ -69,7 +70,11 @@ _CHECKED: Dict[tuple, bool] = {}
 def _bound(c) -> Optional[Tuple[Tree, int]]:
     """A T.where constraint `u - 1 - sum >= 0` as (the sum of loops, u): `sum < u`; None for
     any other constraint (not modelled)."""
-    form = linear(c.expr) if not c.is_eq else None
+    return None if c.is_eq else _bound_of(c.expr)
+
+
+def _bound_of(expr: ir.AffineExpr) -> Optional[Tuple[Tree, int]]:
+    form = linear(expr)
     if form is None or not form.terms or any(v >= 0 for v in form.terms.values()):
         return None
     t: Tree = 0
@@ -221,39 +226,105 @@ def _record_wheres(b: Block, bounds: Sequence[Optional[Tree]]):
         b.where_trees = hints
 
 
-def written(block: ir.Operation, trees: Sequence[Optional[Tree]]) -> Dict[str, Tree]:
-    """The hints that keep the bindings of a parsed block as the program wrote them, for
-    those MLIR's simplifier changes and TVM keeps (a sum whole under `//`, `%` or `*`)."""
-    b = Block(block)
-    if b.symbols:
-        return {}
-    ranges = None
-    out = {}
-    for k, (t, e) in enumerate(zip(trees, b.bindings.results)):
-        if t is None or iter_map.is_flat(t) or b.index_dtypes[k] != "int32":
-            continue
-        if iter_map.of_affine(e) == t:
-            continue  # printed so anyway
-        ranges = _ranges(b) if ranges is None else ranges
-        if iter_map.same_value(t, e, ranges):
-            out[str(e)] = t
-    return out
-
-
-def written_bounds(block: ir.Operation, trees: Sequence[Optional[Tree]]) -> Dict[str, Tree]:
-    """The where_trees hints that keep the T.where bounds of a parsed block as the program
-    wrote them (`trees`: one per constraint, None for one not written `x < c`), for those the
-    printer would write otherwise."""
+def written(
+    block: ir.Operation, trees: Sequence[Optional[Tree]], bounds: Sequence[Optional[Tree]]
+) -> Tuple[Dict[str, Tree], Dict[str, Tree]]:
+    """The hints (binding_trees, where_trees) that keep a parsed block's bindings and T.where
+    bounds as the program wrote them (`trees`, `bounds`: one per binding / constraint, None
+    where not modelled), for those the printer would write otherwise (TVM keeps a sum whole
+    under `//`, `%`, `*`, or nested). Those are range-simplified in the IR, as split/fuse hold
+    them, and the dims renumbered by their first use in the maps, so a printed schedule parses
+    back to its own maps (`(a * 128 + d) // 32` is `a * 4` for d < 32)."""
     b = Block(block)
     p = b.predicate
     cons = list(p.constraints) if p is not None else []
-    if b.symbols or len(cons) != len(trees) or not _int32(b):
-        return {}
-    out = {}
-    for t, c in zip(trees, cons):
-        bound = _bound(c) if t is not None else None
+    if b.symbols or not _int32(b):
+        return {}, {}
+    bounds = list(bounds) if len(bounds) == len(cons) else [None] * len(cons)
+    trees, ranges = list(trees), _ranges(b)
+    results = list(b.bindings.results)
+    exprs, eqs = [c.expr for c in cons], [c.is_eq for c in cons]
+    changed = False
+    for k, t in enumerate(trees):
+        if t is not None and not iter_map.is_flat(t):
+            simple = index.simplify(results[k], ranges)
+            if simple != results[k] and iter_map.same_value(t, simple, ranges):
+                results[k], changed = simple, True
+    for k, t in enumerate(bounds):
+        if t is not None and not eqs[k] and _bound_of(exprs[k]) is None:
+            simple = index.simplify(exprs[k], ranges)  # (a fused sum MLIR kept)
+            bound = _bound_of(simple)
+            if bound is not None and iter_map.same_value(t, iter_map.to_affine(bound[0]), ranges):
+                exprs[k], changed = simple, True
+    if changed:
+        n = len(b.dims)
+        first: Dict[int, Tuple[int, int]] = {}
+        for i, e in enumerate(results + exprs):
+            for j, d in enumerate(_print_order(e)):
+                first.setdefault(d, (i, j))
+        order = sorted(range(n), key=lambda d: first.get(d, (len(results) + len(exprs), d)))
+        if order != list(range(n)):
+            inv = {old: new for new, old in enumerate(order)}
+            rename = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(inv[k]) for k in range(n)])
+            results = [_in_print_order(e.compose(rename)) for e in results]
+            exprs = [e.compose(rename) for e in exprs]
+            dims = list(b.dims)
+            for new_pos, old_pos in enumerate(order):
+                b.op.operands[new_pos] = dims[old_pos]
+            sub: Dict[int, Tree] = {k: ("v", inv[k]) for k in range(n)}
+            trees = [None if t is None else iter_map.substitute(t, sub) for t in trees]
+            bounds = [None if t is None else iter_map.substitute(t, sub) for t in bounds]
+            ranges = _ranges(b)
+        b.op.attributes["bindings"] = ir.AffineMapAttr.get(ir.AffineMap.get(n, 0, results))
+        if p is not None:
+            new_set = ir.IntegerSet.get(n, 0, exprs, eqs)
+            b.set_attr("predicate", ir.IntegerSetAttr.get(new_set))
+    hints: Dict[str, Tree] = {}
+    for t, e in zip(trees, results):
+        if t is None or iter_map.is_flat(t) or iter_map.of_affine(e) == t:
+            continue
+        if iter_map.same_value(t, e, ranges):
+            hints[str(e)] = t
+    wheres: Dict[str, Tree] = {}
+    for t, e, eq in zip(bounds, exprs, eqs):
+        bound = _bound_of(e) if t is not None and not eq else None
         if t is None or bound is None or t == bound[0]:
             continue
-        if _same(t, iter_map.to_affine(bound[0]), b):
-            out[str(c.expr)] = t
+        if iter_map.same_value(t, iter_map.to_affine(bound[0]), ranges):
+            wheres[str(e)] = t
+    return hints, wheres
+
+
+def _print_order(e: ir.AffineExpr) -> List[int]:
+    """The dims of e in the order the printer writes them (a sum's terms by descending
+    scale, as printer/affine_text.py), which is the order a parse of that text numbers them."""
+    terms, _ = sum_terms(e)
+    terms.sort(key=_scale_of, reverse=True)
+    out: List[int] = []
+    stack = list(reversed(terms))
+    while stack:
+        x = stack.pop().maybe_downcast()
+        if isinstance(x, ir.AffineDimExpr):
+            out.append(x.position)
+        elif isinstance(x, ir.AffineBinaryExpr):
+            stack.extend((x.rhs, x.lhs))
     return out
+
+
+def _scale_of(t: ir.AffineExpr) -> int:
+    t = t.maybe_downcast()
+    c = const_of(t.rhs) if isinstance(t, ir.AffineMulExpr) else None
+    return 1 if c is None else c
+
+
+def _in_print_order(e: ir.AffineExpr) -> ir.AffineExpr:
+    """e with its sum's terms in the printer's order (as a parse of the printed text has
+    them): `d4 * 32 + d5`, not `d5 + d4 * 32`."""
+    terms, c = sum_terms(e)
+    if len(terms) < 2:
+        return e
+    terms.sort(key=_scale_of, reverse=True)
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out + c if c else out

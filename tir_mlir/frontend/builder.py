@@ -1022,13 +1022,18 @@ class FuncBuilder(Fail):
             and isinstance(v["binding"].lhs.value, int)
             and not isinstance(v["binding"].rhs, A.Const)
         }
-        written = binding_trees.written(blk.op, [ab.tree(v["binding"]) for v in vars_])
-        if written:  # kept as written where MLIR folds it: `(f0 * 1024 + f1) // 512`
-            blk.binding_trees = written
-        if header["where"] is not None:  # `i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512` too
-            bounds = binding_trees.written_bounds(blk.op, ab.bound_trees(header["where"].args[0]))
-            if bounds:
-                blk.where_trees = bounds
+        # kept as written where the printer would write otherwise: `(f0 * 1024 + f1) // 512`,
+        # `T.where(i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512)`
+        where = header["where"]
+        hints, wheres = binding_trees.written(
+            blk.op,
+            [ab.tree(v["binding"]) for v in vars_],
+            ab.bound_trees(where.args[0]) if where is not None else [],
+        )
+        if hints:
+            blk.binding_trees = hints
+        if wheres:
+            blk.where_trees = wheres
         if bname == "root" and not vars_ and any(c.args for c in header["regions"]):
             blk.op.attributes[EXPLICIT_ROOT] = ir.UnitAttr.get()  # printed, as TVM does
         outer_loops, outer_in_block = self.loops, self.in_block
