@@ -32,7 +32,7 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.analysis.symbolic import prove_le
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir.index_dtypes import buffer_dims
-from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis import structure as analysis
 from tir_mlir.analysis.buffer_util import accesses, block_reads, buffer_name, func_of
 from tir_mlir.passes.schedule.cache_read_write import (
     cache_name,
@@ -123,11 +123,6 @@ def _inside(a: Interval, b: Interval) -> bool:
     return diff.is_const and prove_le(b.lo, a.lo + diff.const) and prove_le(a.hi + diff.const, b.hi)
 
 
-def _constant(x) -> int:
-    assert isinstance(x, int), x  # (cache_inplace refused a symbolic region)
-    return x
-
-
 def _copy(
     space: LoopSpace,
     region: List[Interval],
@@ -152,9 +147,7 @@ def _copy(
         ip = ir.InsertionPoint.at_block_terminator(lp.body)
     pos = {k: n for n, k in enumerate(outer)}
     results = [
-        index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-        + _constant(iv.lo)
-        + ir.AffineExpr.get_dim(len(outer) + d)
+        iv.start(lambda k: ir.AffineExpr.get_dim(pos[k])) + ir.AffineExpr.get_dim(len(outer) + d)
         for d, iv in enumerate(region)
     ]
     rank = len(shape)

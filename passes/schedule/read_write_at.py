@@ -222,11 +222,6 @@ def _eval(e: index.Lin, env: Dict[int, int]) -> int:
     return total
 
 
-def _constant(x) -> int:
-    assert isinstance(x, int), x  # (_at refused a symbolic region)
-    return x
-
-
 def _copy_block(
     space: NestedSpace,
     region: List[Interval],
@@ -264,9 +259,7 @@ def _copy_block(
         axes.append(ax.iv)
         ip = ir.InsertionPoint.at_block_terminator(ax.body)
     starts = [
-        index.to_affine(iv.base, lambda k: ir.AffineExpr.get_dim(pos[k]))
-        + _constant(iv.lo)
-        + ir.AffineExpr.get_dim(n + d)
+        iv.start(lambda k: ir.AffineExpr.get_dim(pos[k])) + ir.AffineExpr.get_dim(n + d)
         for d, iv in enumerate(region)
     ]
     leaves = list(block.iter_vars) + axes

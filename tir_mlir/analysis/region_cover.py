@@ -16,7 +16,7 @@ mixes outer and inner loops (a non-constant extent) is rejected with RegionError
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from mlir import ir
 
@@ -70,6 +70,12 @@ class Interval:
     @property
     def extent(self) -> Int:
         return self.hi - self.lo + 1
+
+    def start(self, loop: Callable[[int], ir.AffineExpr]) -> ir.AffineExpr:
+        """base + lo, outer loop k read as loop(k): the index of a copy's first element (a
+        copy of a region with a symbolic start is refused before it is built)."""
+        assert isinstance(self.lo, int), self.lo
+        return index.to_affine(self.base, loop) + self.lo
 
     def union(self, other: "Interval") -> "Interval":
         diff = other.base + self.base.scale(-1)
