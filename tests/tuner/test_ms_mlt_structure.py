@@ -3,6 +3,8 @@
 
 from schedule_check import check_numerics, parse
 
+from workloads import matmul, mm_relu
+
 from tir_mlir import meta_schedule as ms
 
 MATMUL = """
@@ -27,3 +29,59 @@ def test_a_single_reduction_level_keeps_its_loop():
     loops = [line.strip() for line in sketch.mod.script().splitlines() if "for " in line]
     assert loops[0].startswith("for i_0, j_0, k, i_1, j_1 in T.grid(")
     check_numerics(mod, sketch.mod, "main")
+
+
+def _mlt_sketches(text: str, target: str):
+    rules = [
+        r for r in ms.schedule_rule.create(target) if type(r) is ms.schedule_rule.MultiLevelTiling
+    ]
+    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=[], mutator_probs={})
+    return ms.generate_design_space(parse(text), target, space=space, seed=0)
+
+
+def _block_attrs(text: str, block: str) -> str:
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if f'T.block("{block}")' in line)
+    return next(line.strip() for line in lines[start:] if "T.block_attr(" in line)
+
+
+def test_cuda_sketch_is_tvms_tile_loop_nest_and_read_reuse():
+    """TVM's cuda sketch of a matmul: the block bounds its threads (a warp at least: 512x512
+    outputs cover more than two warps; the target's 1024 at most), each input is cached for
+    this block alone, its copy's loops fused into one and marked for a cooperative fetch of
+    a float32 vector length (at most 4)."""
+    (sketch,) = _mlt_sketches(matmul(512), "cuda")
+    text, trace = sketch.mod.script(), str(sketch.trace)
+    assert _block_attrs(text, "C") == (
+        'T.block_attr({"meta_schedule.thread_extent_high_inclusive": 1024, '
+        '"meta_schedule.thread_extent_low_inclusive": 32, '
+        '"meta_schedule.tiling_structure": "SSSRRSRS"})'
+    )
+    assert trace.count('storage_scope="shared", consumer_blocks=[b0])') == 2
+    assert trace.count("sch.sample_categorical(candidates=[1, 2, 3, 4], ") == 2
+    assert text.count("for ax0_ax1_fused in range(") == 2
+    # few outputs (64, two warps): no lower bound
+    (small,) = _mlt_sketches(matmul(8, k=16), "cuda")
+    assert '"meta_schedule.thread_extent_low_inclusive": 1,' in small.mod.script()
+
+
+def test_cuda_must_reuse_caches_the_result_even_before_an_elementwise_consumer():
+    """reuse_write "must" (cuda): the result goes through a local cache, the relu after it
+    stays a separate block (TVM's AddWriteReuse moves an existing write cache only for
+    "may")."""
+    (sketch,) = _mlt_sketches(mm_relu(64), "cuda")
+    text = sketch.mod.script()
+    assert 'Y_local = T.alloc_buffer((64, 64), scope="local")' in text
+    assert 'with T.block("Y_local"):' in text and 'with T.block("C"):' in text
+
+
+def test_cpu_may_reuse_moves_the_elementwise_consumer_instead_of_caching():
+    """reuse_write "may" (llvm) with a relu consumer, which is already a write cache (it
+    copies the result elementwise): the relu is computed under tile level 1, under level 2,
+    or left where it is; no cache is added."""
+    sketches = _mlt_sketches(mm_relu(16), "llvm")
+    traces = [str(s.trace) for s in sketches]
+    assert len(sketches) == 3 and not any("cache_write" in t for t in traces)
+    assert sorted(t.count("sch.reverse_compute_at(") for t in traces) == [0, 1, 1]
+    for s in sketches:
+        check_numerics(parse(mm_relu(16)), s.mod, "main")
