@@ -694,6 +694,21 @@ class Loop:
             op.operation.attributes[INDEX_DTYPE] = index_dtype_attr(index_dtype)
         return loop
 
+    def build_like(self, name: Optional[str] = None, *, ip=None) -> "Loop":
+        """A new loop with an empty body and this one's range, kind, thread, annotations,
+        index dtype and location; its name is `name` if given, else this one's."""
+        return Loop.build(
+            self.name if name is None else name,
+            self.extent,
+            min=self.min,
+            kind=self.kind,
+            thread=self.thread,
+            annotations=self.annotations or None,
+            index_dtype=self.index_dtype,
+            loc=self.op.location,
+            ip=ip,
+        )
+
     def set(self, *, name=None, kind=None, thread=None, annotations=None):
         """Update the tir.* attributes given (thread/annotations: pass {} or "" to clear)."""
         a = self.op.attributes

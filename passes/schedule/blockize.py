@@ -22,7 +22,7 @@ exactly one block; no conjunct of its predicate mixes inner and outer loops; eac
 mixed-radix combination of loops starting at 0, its outer part divisible by E.
 """
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from mlir import ir
 
@@ -158,13 +158,8 @@ def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
     loops = enclosing_loops(block.op)
     inner_loops = loops[next(i for i, l in enumerate(loops) if l.op == loop.op) :]
     dims = block.dims
-    inner = {p for p, v in enumerate(dims) if any(v == l.iv for l in inner_loops)}
-    extents = {}
-    for p in inner:
-        l = next(l for l in inner_loops if l.iv == dims[p])
-        if l.min != 0:
-            raise ScheduleError(f"blockize: loop {l.name!r} does not start at 0")
-        extents[p] = l.extent
+    extents = inner_extents(block, inner_loops)
+    inner = set(extents)
     preds = _split_predicate(block, inner, loop)
     parts = [
         _divide(
@@ -199,6 +194,19 @@ def blockize(loop: Loop, preserve_unit_iters: bool = True) -> Block:
             )
     with block.op.location:
         return _build(loop, block, dims, inner, inner_loops, parts, preds)
+
+
+def inner_extents(block: Block, inner_loops: List[Loop]) -> dict:
+    """{position in block.dims of each of `inner_loops` the bindings use: its extent}; refused
+    when one of them does not start at 0."""
+    extents = {}
+    for p, v in enumerate(block.dims):
+        l = next((l for l in inner_loops if l.iv == v), None)
+        if l is not None:
+            if l.min != 0:
+                raise ScheduleError(f"blockize: loop {l.name!r} does not start at 0")
+            extents[p] = l.extent
+    return extents
 
 
 def _split_predicate(block: Block, inner: set, loop: Loop) -> tuple:
@@ -331,18 +339,7 @@ def _build_init(block, outer, parts, ks, inner_loops, dims, inner_pos, inner_pre
     new_dims = []
     order = _init_positions(block, parts, inner_loops, dims, inner_pos)
     for p in order:
-        l = next(l for l in inner_loops if dims[p] == l.iv)
-        nl = Loop.build(
-            l.name,
-            l.extent,
-            min=l.min,
-            kind=l.kind,
-            thread=l.thread,
-            annotations=l.annotations or None,
-            index_dtype=l.index_dtype,
-            loc=l.op.location,
-            ip=ip,
-        )
+        nl = next(l for l in inner_loops if dims[p] == l.iv).build_like(ip=ip)
         new_dims.append((p, nl.iv))
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
     kept = [(e, q) for e, q in inner_pred if dims_of(e) <= set(order)]  # (blockize checked

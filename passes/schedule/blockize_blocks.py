@@ -33,7 +33,7 @@ from tir_mlir.analysis.buffer_util import dims_of, move_body, replace_uses, subs
 from tir_mlir.analysis.structure import enclosing_loops, erase, move_sid
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
-from tir_mlir.passes.schedule.blockize import _divide, _inner_block, _predicate
+from tir_mlir.passes.schedule.blockize import _divide, _inner_block, _predicate, inner_extents
 
 C = ir.AffineExpr.get_constant
 WHO = "blockize"
@@ -97,14 +97,8 @@ def _nest(block: Block) -> _Nest:
             break
         loops.append(Loop(lp))
         top = lp
-    dims = block.dims
-    inner = {p for p, v in enumerate(dims) if any(v == lp.iv for lp in loops)}
-    extents = {}
-    for p in inner:
-        lp = next(lp for lp in loops if lp.iv == dims[p])
-        if lp.min != 0:
-            raise ScheduleError(f"{WHO}: loop {lp.name!r} does not start at 0")
-        extents[p] = lp.extent
+    extents = inner_extents(block, loops)
+    inner = set(extents)
     parts = []
     for k, (e, dom) in enumerate(zip(block.bindings.results, block.domains)):
         what = f"the binding of {block.iter_names[k]!r} in block {block.name!r}"

@@ -120,17 +120,7 @@ def _decompose(block: Block, inner: list) -> Block:
     ip = ir.InsertionPoint(inner[0].op)
     remap = {}  # old dim value position -> new value
     for l in copied:
-        nl = Loop.build(
-            l.name + "_init",
-            l.extent,
-            min=l.min,
-            kind=l.kind,
-            thread=l.thread,
-            annotations=l.annotations or None,
-            index_dtype=l.index_dtype,
-            loc=l.op.location,
-            ip=ip,
-        )
+        nl = l.build_like(l.name + "_init", ip=ip)
         for p in at[l.iv]:
             remap[p] = nl.iv
         ip = ir.InsertionPoint.at_block_terminator(nl.body)
