@@ -64,6 +64,14 @@ def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def header() -> str:
+    """The date, the CPU and the load average, for a table's first line."""
+    return (
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{machine()}, load {load()}"
+    )
+
+
 def load_model(name):
     """(linalg text, inputs, torch's recorded outputs, weights) of a recorded model."""
     data = dict(np.load(DATA / f"{name}.npz"))
@@ -74,6 +82,14 @@ def load_model(name):
         [data[k] for k in sorted(data) if k.startswith("out")],
         {k[2:]: v for k, v in data.items() if k.startswith("w.")},
     )
+
+
+def imported(name):
+    """(the recorded model imported with `tir_mlir.from_linalg`, its inputs, torch's outputs)."""
+    import tir_mlir
+
+    text, inputs, expected, _ = load_model(name)
+    return tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir")), inputs, expected
 
 
 def check(outs, expected, what):
@@ -174,25 +190,25 @@ def worker(kind, names, threads):
     print(json.dumps(out))
 
 
-def others(kind, names, threads) -> dict:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--worker",
-            kind,
-            "--only",
-            ",".join(names),
-            "--threads",
-            str(threads),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def child_results(what, names, args) -> dict:
+    """Run python `args` in a child process whose last line of output is a JSON object: that
+    object (model name -> result), or for every name why the child failed."""
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
     if proc.returncode:
-        return dict.fromkeys(names, f"{kind} failed: {proc.stderr.strip()[-500:]}")
+        return dict.fromkeys(names, f"{what} failed: {proc.stderr.strip()[-500:]}")
     return json.loads(proc.stdout.splitlines()[-1])
+
+
+def others(kind, names, threads) -> dict:
+    """Time torch or IREE on each model in a child process (`worker`)."""
+    args = [__file__, "--worker", kind, "--only", ",".join(names), "--threads", str(threads)]
+    return child_results(kind, names, args)
+
+
+def keep_faster(row: dict, column: str, t) -> None:
+    """row[column] becomes `t` (seconds, or why there is no time) unless it holds a faster time."""
+    old = row.get(column)
+    row[column] = t if not isinstance(old, float) or isinstance(t, float) and t < old else old
 
 
 def main():
@@ -208,18 +224,12 @@ def main():
     names = a.only.split(",")
     if a.worker:
         return worker(a.worker, names, a.threads)
-    header = (
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{machine()}, load {load()}"
-    )
+    started = header()
     os.environ["TVM_NUM_THREADS"] = str(a.threads)  # tir-mlir's OpenMP thread count
-    import tir_mlir
-
     rows = {name: {} for name in names}
     timers, notes = {}, []
     for name in names:
-        text, inputs, expected, _ = load_model(name)
-        mod = tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir"))
+        mod, inputs, expected = imported(name)
         timers[name, "import"] = tir_timer(mod, inputs, expected, f"{name} imported")
         if a.trials:
             start = time.perf_counter()
@@ -230,16 +240,13 @@ def main():
     for _ in range(a.rounds):
         for kind in ("torch", "iree"):
             for name, t in others(kind, names, a.threads).items():
-                old = rows[name].get(kind)
-                rows[name][kind] = (
-                    t if not isinstance(old, float) or isinstance(t, float) and t < old else old
-                )
+                keep_faster(rows[name], kind, t)
         for (name, kind), timer in timers.items():
             rows[name][kind] = min(rows[name].get(kind, float("inf")), timer())
     notes += [
         f"{c} skipped: {t}" for row in rows.values() for c, t in row.items() if isinstance(t, str)
     ]
-    print(f"{header} -> {load()}")
+    print(f"{started} -> {load()}")
     print(
         f"{a.threads} threads, {a.trials} tuning trials, best of {a.rounds} interleaved "
         f"rounds; microseconds per call"

@@ -26,16 +26,24 @@ function each (one task); Relax splits them into its fused operators (several ta
 """
 
 import argparse
-import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_bridge import DATA, fmt, load, load_model, machine, others, tir_timer
+from bench_bridge import (
+    DATA,
+    child_results,
+    fmt,
+    header,
+    imported,
+    keep_faster,
+    load,
+    others,
+    tir_timer,
+)
 
 MODELS = ("mlp", "layernorm", "conv_relu", "attention", "resnet_block")
 HERE = Path(__file__).resolve().parent
@@ -71,26 +79,9 @@ def tune(name, mod, trials_per_task, threads, work: Path):
 
 def tvm(mode, names, work: Path, trials_per_task, threads) -> dict:
     """Run tvm_relax_model.py in a child process: name -> its result or why it failed."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "tvm_relax_model.py"),
-            mode,
-            str(work),
-            "--only",
-            ",".join(names),
-            "--trials-per-task",
-            str(trials_per_task),
-            "--threads",
-            str(threads),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode:
-        return dict.fromkeys(names, f"tvm {mode} failed: {proc.stderr.strip()[-300:]}")
-    return json.loads(proc.stdout.splitlines()[-1])
+    args = [HERE / "tvm_relax_model.py", mode, work, "--only", ",".join(names)]
+    args += ["--trials-per-task", trials_per_task, "--threads", threads]
+    return child_results(f"tvm {mode}", names, [str(x) for x in args])
 
 
 def tvm_tuned(names, work: Path, trials_per_task, threads) -> dict:
@@ -114,23 +105,17 @@ def main():
     p.add_argument("--work", type=Path, help="keep (and reuse) both tuners' results here")
     a = p.parse_args()
     names = a.only.split(",")
-    header = (
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{machine()}, load {load()}"
-    )
+    started = header()
     os.environ["TVM_NUM_THREADS"] = str(a.threads)
     temp = None
     if a.work is None:
         temp = tempfile.TemporaryDirectory()
         a.work = Path(temp.name)
     (a.work / "tvm").mkdir(parents=True, exist_ok=True)
-    import tir_mlir
-
     rows = {name: {} for name in names}
     timers, notes = {}, []
     for name in names:
-        text, inputs, expected, _ = load_model(name)
-        mod = tir_mlir.from_linalg(text, str(DATA / f"{name}.mlir"))
+        mod, inputs, expected = imported(name)
         timers[name, "import"] = tir_timer(mod, inputs, expected, f"{name} imported")
         best, wall, tasks = tune(name, mod, a.trials_per_task, a.threads, a.work / "tir" / name)
         rows[name].update(tasks=tasks, tune_s=wall)
@@ -148,10 +133,7 @@ def main():
             ("tvm", tvm("time", built, a.work / "tvm", 0, a.threads) if built else {}),
         ):
             for name, t in results.items():
-                old = rows[name].get(kind)
-                rows[name][kind] = (
-                    t if not isinstance(old, float) or isinstance(t, float) and t < old else old
-                )
+                keep_faster(rows[name], kind, t)
         for (name, kind), timer in timers.items():
             rows[name][kind] = min(rows[name].get(kind, float("inf")), timer())
     notes += [
@@ -160,7 +142,7 @@ def main():
         for c, t in row.items()
         if isinstance(t, str)
     ]
-    print(f"{header} -> {load()}")
+    print(f"{started} -> {load()}")
     print(
         f"{a.threads} threads, {a.trials_per_task} trials per task, best of {a.rounds} "
         f"interleaved rounds; microseconds per call, tuning wall time in seconds"
