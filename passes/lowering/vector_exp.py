@@ -14,7 +14,7 @@ multiplication does.
 from mlir import ir
 from mlir.dialects import arith, math
 
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.f32_expand import expand_f32, splat
 
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
@@ -35,29 +35,13 @@ class VectorExp:
     name = "vector-exp"
 
     def __call__(self, module: ir.Module):
-        for f in functions(module):
-            for op in list(walk(f)):
-                if op.name == "math.exp" and _is_f32(op.results[0].type):
-                    with ir.InsertionPoint(op), op.location:
-                        op.results[0].replace_all_uses_with(_exp(op.operands[0]))
-                    op.erase()
-
-
-def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (
-        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
-    )
+        expand_f32(module, {"math.exp": _exp})
 
 
 def _exp(x):
     vt = x.type
     i32 = ir.IntegerType.get_signless(32)
     it = ir.VectorType.get(ir.VectorType(vt).shape, i32) if isinstance(vt, ir.VectorType) else i32
-
-    def splat(t, attr):
-        return arith.constant(
-            t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
-        )
 
     def f(c):
         return splat(vt, ir.FloatAttr.get_f32(c))

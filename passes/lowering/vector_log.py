@@ -18,7 +18,7 @@ f64 keeps libm's calls.
 from mlir import ir
 from mlir.dialects import arith, math
 
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.f32_expand import expand_f32, splat
 
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 SQRT2 = 1.41421356237
@@ -41,29 +41,11 @@ class VectorLog:
     name = "vector-log"
 
     def __call__(self, module: ir.Module):
-        expand = {"math.log": _log, "math.log1p": _log1p}
-        for f in functions(module):
-            for op in list(walk(f)):
-                if op.name in expand and _is_f32(op.results[0].type):
-                    with ir.InsertionPoint(op), op.location:
-                        op.results[0].replace_all_uses_with(expand[op.name](op.operands[0]))
-                    op.erase()
-
-
-def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (
-        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
-    )
-
-
-def _splat(t, attr):
-    return arith.constant(
-        t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
-    )
+        expand_f32(module, {"math.log": _log, "math.log1p": _log1p})
 
 
 def _f(t, c: float):
-    return _splat(t, ir.FloatAttr.get_f32(c))
+    return splat(t, ir.FloatAttr.get_f32(c))
 
 
 def _int_type(t):
@@ -72,7 +54,7 @@ def _int_type(t):
 
 
 def _i(t, c: int):
-    return _splat(t, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), c))
+    return splat(t, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), c))
 
 
 def _cmp(pred, a, b):

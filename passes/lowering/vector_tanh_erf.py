@@ -20,7 +20,7 @@ erf within 2.5 ulp; 0 and -0, +-inf (+-1) and NaN come out exactly. f64 keeps li
 from mlir import ir
 from mlir.dialects import arith, math
 
-from tir_mlir.passes.lowering.common import functions, walk
+from tir_mlir.passes.lowering.f32_expand import expand_f32, splat
 
 # tanh(x) = x + x z Q(z), z = x^2 (Q highest degree last).
 TANH_SMALL = 0.625
@@ -63,26 +63,11 @@ class VectorTanhErf:
     name = "vector-tanh-erf"
 
     def __call__(self, module: ir.Module):
-        expand = {"math.tanh": _tanh, "math.erf": _erf}
-        for f in functions(module):
-            for op in list(walk(f)):
-                if op.name in expand and _is_f32(op.results[0].type):
-                    with ir.InsertionPoint(op), op.location:
-                        op.results[0].replace_all_uses_with(expand[op.name](op.operands[0]))
-                    op.erase()
-
-
-def _is_f32(t) -> bool:
-    return isinstance(t, ir.F32Type) or (
-        isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
-    )
+        expand_f32(module, {"math.tanh": _tanh, "math.erf": _erf})
 
 
 def _const(t, c: float):
-    attr = ir.FloatAttr.get_f32(c)
-    return arith.constant(
-        t, ir.DenseElementsAttr.get_splat(t, attr) if isinstance(t, ir.VectorType) else attr
-    )
+    return splat(t, ir.FloatAttr.get_f32(c))
 
 
 def _horner(v, coeffs):
