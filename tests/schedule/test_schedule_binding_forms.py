@@ -183,3 +183,19 @@ def test_a_where_prints_back_as_written():
     b = np.zeros((512, 512), np.float32)
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_allclose(b, a + 1)
+
+
+def test_a_sum_written_out_of_scale_order_prints_as_written():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((56, 56), "float32"), B: T.Buffer((56, 56), "float32")):
+    for f, i2_1, i2_2, i2_3 in T.grid(4, 2, 14, 1):
+        with T.block("C"):
+            xx = T.axis.spatial(56, i2_3 + f % 2 * 28 + i2_1 * 14 + i2_2)
+            yy = T.axis.spatial(56, f // 2 * 28 + i2_2)
+            B[xx, yy] = A[xx, yy] + T.float32(1.0)
+"""
+    text = tir_mlir.parse(src).script()
+    assert "xx = T.axis.spatial(56, i2_3 + f % 2 * 28 + i2_1 * 14 + i2_2)" in text  # as TVM
+    assert "yy = T.axis.spatial(56, f // 2 * 28 + i2_2)" in text
+    assert tir_mlir.parse(text).script() == text

@@ -281,7 +281,9 @@ def written(
             b.set_attr("predicate", ir.IntegerSetAttr.get(new_set))
     hints: Dict[str, Tree] = {}
     for t, e in zip(trees, results):
-        if t is None or iter_map.is_flat(t) or iter_map.of_affine(e) == t:
+        if t is None or iter_map.of_affine(e) == t:
+            continue
+        if iter_map.is_flat(t) and not _out_of_order(t):
             continue
         if iter_map.same_value(t, e, ranges):
             hints[str(e)] = t
@@ -328,3 +330,16 @@ def _in_print_order(e: ir.AffineExpr) -> ir.AffineExpr:
     for t in terms[1:]:
         out = out + t
     return out + c if c else out
+
+
+def _out_of_order(t: Tree) -> bool:
+    """Whether a sum was written with a term of smaller scale before a larger one
+    (`i2_3 + f % 2 * 28 + i2_1 * 14`): the printer sorts a sum by descending scale, TVM keeps
+    it as written. Constants are left aside (`8 + i` has its own hint)."""
+    terms: List[Tree] = []
+    while isinstance(t, tuple) and t[0] == "+":
+        terms.append(t[2])
+        t = t[1]
+    terms.append(t)
+    scales = [x[2] if x[0] == "*" else 1 for x in reversed(terms) if isinstance(x, tuple)]
+    return any(a < b for a, b in zip(scales, scales[1:]))
