@@ -44,16 +44,17 @@ def test_sketch_blockizes_the_intrinsic_shape_and_tiles_the_outer_block():
     text = str(spaces[0].trace)
     for line in [
         'b1 = sch.get_block(name="root", func_name="main")',  # (up front, as TVM)
-        "l8, l9 = sch.split(loop=l6, factors=[None, 16], preserve_unit_iters=True, "
-        "disable_predication=False)",
-        "sch.reorder(l5, l8, l7, l9)",
-        "b10 = sch.blockize(target=l9, preserve_unit_iters=True)",
-        'sch.annotate(block_or_loop=b10, ann_key="meta_schedule.auto_tensorize", '
-        'ann_val="mac16_f32")',
-        'sch.annotate(block_or_loop=b10, ann_key="meta_schedule.tiling_structure", '
+        # the block marked before it is tiled for the intrinsic (TVM's order)
+        'sch.annotate(block_or_loop=b0, ann_key="meta_schedule.tiling_structure", '
         'ann_val="SSRSRS")',
-        "l11, l12, l13 = sch.get_loops(block=b10)",
-        "sch.reorder(l18, l26, l19, l27, l32, l20, l28, l33, l21, l29)",
+        "l5, l6 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, "
+        "disable_predication=False)",
+        "sch.reorder(l2, l5, l4, l6)",
+        "b7 = sch.blockize(target=l6, preserve_unit_iters=True)",
+        'sch.annotate(block_or_loop=b7, ann_key="meta_schedule.auto_tensorize", '
+        'ann_val="mac16_f32")',
+        "l8, l9, l10 = sch.get_loops(block=b7)",
+        "sch.reorder(l15, l23, l16, l24, l29, l17, l25, l30, l18, l26)",
         'sch.annotate(block_or_loop=b1, ann_key="meta_schedule.parallel", ann_val=32)',
     ]:
         assert line in text, line
@@ -115,16 +116,16 @@ def test_reuse_write_sketches_cache_the_blockized_block_like_tvm():
     assert len(spaces) == 3
     texts = [str(s.trace) for s in spaces]
     assert sum("cache_write" in t for t in texts) == 2
-    cache = 'b34 = sch.cache_write(block=b10, write_buffer_index=0, storage_scope="global")'
-    for level, loop in ((1, "l26"), (2, "l27")):
+    cache = 'b31 = sch.cache_write(block=b7, write_buffer_index=0, storage_scope="global")'
+    for level, loop in ((1, "l23"), (2, "l24")):
         text = next(t for t in texts if f"loop={loop}, preserve_unit_loops" in t)
         assert (
-            "sch.get_consumers(block=b10)\n  " + cache + "\n  sch.reverse_compute_at("
-            f"block=b34, loop={loop}, preserve_unit_loops=True, index=-1)" in text
+            "sch.get_consumers(block=b7)\n  " + cache + "\n  sch.reverse_compute_at("
+            f"block=b31, loop={loop}, preserve_unit_loops=True, index=-1)" in text
         ), level
-    level2 = next(s for s in spaces if "loop=l27, preserve" in str(s.trace))
+    level2 = next(s for s in spaces if "loop=l24, preserve" in str(s.trace))
     trace = _with_decisions(
-        level2.trace, {"l11": [8, 2, 1, 4], "l12": [2, 1, 2, 1], "l13": [2, 16]}
+        level2.trace, {"l8": [8, 2, 1, 4], "l9": [2, 1, 2, 1], "l10": [2, 16]}
     ).without_postproc()
     sch = tir_mlir.Schedule(mod)
     trace.apply_to_schedule(sch)

@@ -33,7 +33,9 @@ def test_a_single_reduction_level_keeps_its_loop():
 
 def _mlt_sketches(text: str, target: str):
     rules = [
-        r for r in ms.schedule_rule.create(target) if type(r) is ms.schedule_rule.MultiLevelTiling
+        r
+        for r in ms.schedule_rule.create(target.split()[0])
+        if type(r) is ms.schedule_rule.MultiLevelTiling
     ]
     space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=[], mutator_probs={})
     return ms.generate_design_space(parse(text), target, space=space, seed=0)
@@ -45,12 +47,16 @@ def _block_attrs(text: str, block: str) -> str:
     return next(line.strip() for line in lines[start:] if "T.block_attr(" in line)
 
 
+# a cuda target as TVM's tags spell it (nvidia/geforce-rtx-2080): it names its thread limits
+CUDA_TAG = "cuda -arch=sm_75 -max_threads_per_block=1024 -thread_warp_size=32"
+
+
 def test_cuda_sketch_is_tvms_tile_loop_nest_and_read_reuse():
     """TVM's cuda sketch of a matmul: the block bounds its threads (a warp at least: 512x512
     outputs cover more than two warps; the target's 1024 at most), each input is cached for
     this block alone, its copy's loops fused into one and marked for a cooperative fetch of
     a float32 vector length (at most 4)."""
-    (sketch,) = _mlt_sketches(matmul(512), "cuda")
+    (sketch,) = _mlt_sketches(matmul(512), CUDA_TAG)
     text, trace = sketch.mod.script(), str(sketch.trace)
     assert _block_attrs(text, "C") == (
         'T.block_attr({"meta_schedule.thread_extent_high_inclusive": 1024, '
@@ -61,8 +67,11 @@ def test_cuda_sketch_is_tvms_tile_loop_nest_and_read_reuse():
     assert trace.count("sch.sample_categorical(candidates=[1, 2, 3, 4], ") == 2
     assert text.count("for ax0_ax1_fused in range(") == 2
     # few outputs (64, two warps): no lower bound
-    (small,) = _mlt_sketches(matmul(8, k=16), "cuda")
+    (small,) = _mlt_sketches(matmul(8, k=16), CUDA_TAG)
     assert '"meta_schedule.thread_extent_low_inclusive": 1,' in small.mod.script()
+    # a plain "cuda" names no limits: no bounds (TVM's cuda target kind neither)
+    (plain,) = _mlt_sketches(matmul(512), "cuda")
+    assert "thread_extent" not in plain.mod.script()
 
 
 def test_cuda_must_reuse_caches_the_result_even_before_an_elementwise_consumer():

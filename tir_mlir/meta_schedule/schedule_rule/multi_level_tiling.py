@@ -7,9 +7,10 @@ TVM's sub-rules in TVM's order, each taking every sketch made so far:
    spatial; "SSSRRSRS" on GPU; a kind with one letter keeps its loops unsplit; a loop over a
    symbolic extent: constant factors from sample_categorical, the outermost inferred), the
    tiles reordered level by level; on GPU the levels named in `tile_binds` are fused and bound
-   to blockIdx/vthread/threadIdx, and the block is annotated with the thread extents
-   VerifyGPUCode allows (`meta_schedule.thread_extent_low_inclusive`: a warp when the spatial
-   loops cover more than two warps, else 1; `_high_inclusive`: the target's max threads).
+   to blockIdx/vthread/threadIdx; a target that names its `max_threads_per_block` (TVM's
+   tags, e.g. "cuda -max_threads_per_block=1024 -thread_warp_size=32") also bounds the
+   block's threads for VerifyGPUCode (`meta_schedule.thread_extent_low_inclusive`: a warp
+   when the spatial loops cover more than two warps, else 1; `_high_inclusive`: that max).
 2. AddWriteReuse (`reuse_write`): the result is accumulated in a `scope` cache
    (`cache_write`), copied back under each level's innermost loop (one sketch per level).
    "may" also keeps the sketch without a cache, and when the block's single consumer is
@@ -23,7 +24,7 @@ TVM's sub-rules in TVM's order, each taking every sketch made so far:
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
@@ -64,15 +65,15 @@ def _config(c) -> ReuseConfig:
     return c if isinstance(c, ReuseConfig) else ReuseConfig(**c)
 
 
-class _State:
+class State:
     """One sketch in the making (TVM's State): the schedule and the tiles of each level."""
 
     def __init__(self, sch, block, tiles: Optional[List[list]] = None):
         self.sch, self.block = sch, block
         self.tiles: List[list] = tiles or []
 
-    def copy(self) -> "_State":
-        return _State(self.sch.copy(), self.block, [list(t) for t in self.tiles])
+    def copy(self) -> "State":
+        return State(self.sch.copy(), self.block, [list(t) for t in self.tiles])
 
 
 class MultiLevelTiling(ScheduleRule):
@@ -112,18 +113,16 @@ class MultiLevelTiling(ScheduleRule):
         if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
             return [sch]
         sch.annotate(block, TILING_STRUCTURE, self.structure)
-        states = [_State(sch, block)]
-        steps: List[Callable[[_State], List[_State]]] = [
-            self._tile_loop_nest,
-            self._add_write_reuse,
-            self._add_read_reuse,
-        ]
-        for step in steps:
+        states = [State(sch, block)]
+        for step in self._sub_rules():
             states = [out for st in states for out in step(st)]
         return [st.sch for st in states]
 
+    def _sub_rules(self) -> List[Callable[[State], List[State]]]:
+        return [self._tile_loop_nest, self._add_write_reuse, self._add_read_reuse]
+
     # --- 1. TileLoopNest ------------------------------------------------------------------
-    def _tile_loop_nest(self, st: _State) -> List[_State]:
+    def _tile_loop_nest(self, st: State) -> List[State]:
         sch, block = st.sch, st.block
         s_levels = [k for k, c in enumerate(self.structure) if c == "S"]
         r_levels = [k for k, c in enumerate(self.structure) if c == "R"]
@@ -153,13 +152,22 @@ class MultiLevelTiling(ScheduleRule):
             fused = sch.fuse(*tiles[k])
             sch.bind(fused, axis)
             tiles[k] = [fused]
-        if self.target is not None and self.target.is_gpu:
-            warp = self.target.thread_warp_size
+        limits = self._thread_limits()
+        if limits is not None:
+            high, warp = limits
             low = warp if spatial_product is not None and spatial_product > 2 * warp else 1
             sch.annotate(block, THREAD_EXTENT_LOW, low)
-            sch.annotate(block, THREAD_EXTENT_HIGH, self.target.max_threads_per_block)
+            sch.annotate(block, THREAD_EXTENT_HIGH, high)
         st.tiles = tiles
         return [st]
+
+    def _thread_limits(self) -> Optional[Tuple[int, int]]:
+        """(max threads per block, warp size) when the target names its max threads per
+        block (TVM's tags do, a plain "cuda" does not), else None: no thread bounds."""
+        attrs = self.target.attrs if self.target is not None else {}
+        if not attrs.get("max_threads_per_block"):
+            return None
+        return int(attrs["max_threads_per_block"]), int(attrs.get("thread_warp_size") or 32)
 
     def _symbolic_tile(self, sch, n: int) -> list:
         """Tile factors of a loop over a symbolic extent (no perfect tile exists for every
@@ -173,7 +181,7 @@ class MultiLevelTiling(ScheduleRule):
         return factors
 
     # --- 2. AddWriteReuse -----------------------------------------------------------------
-    def _add_write_reuse(self, st: _State) -> List[_State]:
+    def _add_write_reuse(self, st: State) -> List[State]:
         cfg = self.reuse_write
         req, levels = cfg.req, list(cfg.levels)
         annotated = st.sch.get_annotations(st.block).get(WRITE_CACHE_LEVEL)
@@ -181,7 +189,7 @@ class MultiLevelTiling(ScheduleRule):
             req, levels = "must", [int(v) for v in annotated]
         if req == "no":
             return [st]
-        out: List[_State] = []
+        out: List[State] = []
         if req == "may":
             consumers = st.sch.get_consumers(st.block)
             if len(consumers) == 1 and is_write_cache(st.sch, consumers[0]):
@@ -195,7 +203,7 @@ class MultiLevelTiling(ScheduleRule):
         return out + self._at_levels(st, cache, levels)
 
     @staticmethod
-    def _at_levels(st: _State, consumer, levels: Sequence[int]) -> List[_State]:
+    def _at_levels(st: State, consumer, levels: Sequence[int]) -> List[State]:
         out = []
         for level in levels:
             new = st.copy()
@@ -207,7 +215,7 @@ class MultiLevelTiling(ScheduleRule):
         return out
 
     # --- 3. AddReadReuse ------------------------------------------------------------------
-    def _add_read_reuse(self, st: _State) -> List[_State]:
+    def _add_read_reuse(self, st: State) -> List[State]:
         cfg = self.reuse_read
         if cfg.req == "no":
             return [st]

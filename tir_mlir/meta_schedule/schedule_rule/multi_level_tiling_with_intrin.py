@@ -4,7 +4,8 @@ The block's loops are first mapped onto the loops of a registered TensorIntrin's
 (each desc loop onto a block loop of the same iteration type whose extent it divides):
 the mapped loops are split by the desc extents, their inner parts moved innermost in desc
 order and blockized, and the outer block is marked `meta_schedule.auto_tensorize` =
-intrinsic name. MultiLevelTiling then tiles the outer block's loops. The postprocessor
+intrinsic name (the block itself keeps MultiLevelTiling's `tiling_structure` mark, as in
+TVM). MultiLevelTiling's sub-rules then tile the outer block's loops. The postprocessor
 RewriteTensorize replaces the marked blocks by the intrinsic's implementation.
 
 A mapping is accepted only when `tensorize` accepts the blockized block (tried on a copy),
@@ -13,10 +14,10 @@ block no mapping fits is left to the other rules (the schedule is returned uncha
 """
 
 import itertools
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from tir_mlir.errors import ScheduleError
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling, State
 from tir_mlir.schedule.tensor_intrin import TensorIntrin
 
 AUTO_TENSORIZE = "meta_schedule.auto_tensorize"
@@ -41,13 +42,20 @@ class MultiLevelTilingWithIntrin(MultiLevelTiling):
         self.intrin_name = intrin_name
 
     def apply(self, sch, block) -> List:
-        if not sch.is_top_level_block(block) or not self.needs_tiling(sch, block):
-            return [sch]
-        tiled = tile_for_intrin(sch, block, self.intrin_name)
+        # MultiLevelTiling on a copy: the block keeps no tiling mark when no mapping fits
+        return super().apply(sch.copy(), block) or [sch]
+
+    def _sub_rules(self) -> List[Callable[[State], List[State]]]:
+        """TVM's order: the block marked `tiling_structure` is tiled for the intrinsic and
+        blockized first; the outer block is the one the tiling sub-rules then work on."""
+        return [self._tile_for_intrin] + super()._sub_rules()
+
+    def _tile_for_intrin(self, st: State) -> List[State]:
+        tiled = tile_for_intrin(st.sch, st.block, self.intrin_name)
         if tiled is None:
-            return [sch]
-        s, outer = tiled
-        return super().apply(s, outer) or [sch]
+            return []
+        st.sch, st.block = tiled
+        return [st]
 
 
 def _desc_loops(intrin_name: str) -> List[Tuple[str, int]]:
@@ -82,7 +90,7 @@ def tile_for_intrin(sch, block, intrin_name: str):
     for mapping in _mappings(desc, target):
         s = sch.copy()
         try:
-            outer = _blockize_inner(s, s.get_loops(block), target, desc, mapping)
+            outer = _blockize_inner(s, loops, target, desc, mapping)
             s.copy().tensorize(outer, intrin_name)  # does the intrinsic match?
         except ScheduleError:
             continue
