@@ -101,7 +101,7 @@ def _plan(block: Block, model: CpuModel):
     loops = _enclosing_loops(block.op)
     if not loops or loops[-1].kind != "vectorized" or block.bindings.n_symbols:
         return None
-    if any(not isinstance(lp.extent, int) for lp in loops):
+    if any(not lp.constant_bounds or not isinstance(lp.extent, int) for lp in loops):
         return None
     position = {}
     for d, v in enumerate(block.dims):

@@ -300,3 +300,24 @@ def test_chain_over_rows_that_stay_in_l1_keeps_the_add_alone_on_it():
     tir_mlir.build(sch.mod)["main"](a, w, b)
     want = sum(np.einsum("fc,cx->fx", w[:, :, t], a[0, :, t : t + 512]) for t in range(3))
     np.testing.assert_allclose(b[0], want, rtol=1e-4)
+
+
+def test_a_vectorized_loop_whose_bounds_depend_on_an_outer_loop_builds():
+    # The panel packer asked every loop of a vectorized block for a constant extent; a
+    # triangular inner loop has none (its extent is a function of the outer loop).
+    mod = tir_mlir.parse("""
+@T.prim_func
+def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i in range(16):
+        for j in range(i + 1):
+            with T.block("b"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+    sch = Schedule(mod)
+    sch.vectorize(sch.get_loops(sch.get_block("b"))[1])
+    a = np.random.default_rng(0).random((16, 16), "float32")
+    b = np.zeros((16, 16), "float32")
+    tir_mlir.build(sch.mod)["f"](a, b)
+    np.testing.assert_array_equal(b, np.tril(a * 2))
