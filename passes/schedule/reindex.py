@@ -40,6 +40,8 @@ from tir_mlir.analysis.buffer_util import (
     dims_of,
     emit_index,
     func_of,
+    simplify,
+    substitute,
     to_affine,
     top_stmt,
 )
@@ -224,7 +226,7 @@ def _indices(
         raise ScheduleError(
             f"{who}: block {block.name!r} does not access buffer {buffer_name(buf)!r}"
         )
-    found = [_fold_by_ranges(e, block.domains) for e in found]
+    found = [_drop_unit_iters(_fold_by_ranges(e, block.domains), block.domains) for e in found]
     used = sorted({p for e in found for p in dims_of(e)})
     for k in used:
         if block.domains[k][0] != 0:
@@ -285,6 +287,21 @@ def _args_of(block: Block, op: ir.Operation) -> list:
     ):
         return list(init.arguments)
     return list(block.iter_vars)
+
+
+def _drop_unit_iters(e: ir.AffineExpr, domains) -> ir.AffineExpr:
+    """`e` with the iter vars of a one-point domain [0, 1) read as 0 (`h + rh` is `h`), unless
+    nothing else is left: an index that is such an iter var alone stays (TVM's reindex
+    simplifies its indices so, SimplifyNonTrivialExpr)."""
+    unit = {k for k, (lo, ext) in enumerate(domains) if lo == 0 and ext == 1}
+    if not dims_of(e) & unit:
+        return e
+    n = len(domains)
+    subs = [
+        ir.AffineExpr.get_constant(0) if k in unit else ir.AffineExpr.get_dim(k) for k in range(n)
+    ]
+    out = simplify(substitute(e, subs), n)
+    return e if not dims_of(out) else out
 
 
 def _emit(exprs, used, ivs) -> List[ir.Value]:

@@ -138,6 +138,8 @@ def plan(blk: Block, index_map: Callable) -> Tuple[list, List[Int], List[str], l
             stride = stride * size
         new_extents.append(stride)
         types = {blk.iter_types[arg] for arg, *_ in ds}
+        if stride == 1:  # a new iter of one point is data parallel (TVM)
+            types = {"S"}
         if len(types) > 1:
             raise ScheduleError(
                 f"{WHO}: cannot detect the block iter type for new iter value "
