@@ -5,6 +5,7 @@ from schedule_check import check_numerics, parse
 
 from workloads import matmul, mm_relu
 
+import tir_mlir
 from tir_mlir import meta_schedule as ms
 
 MATMUL = """
@@ -94,3 +95,19 @@ def test_cpu_may_reuse_moves_the_elementwise_consumer_instead_of_caching():
     assert sorted(t.count("sch.reverse_compute_at(") for t in traces) == [0, 1, 1]
     for s in sketches:
         check_numerics(parse(mm_relu(16)), s.mod, "main")
+
+
+def test_a_write_cache_level_annotation_makes_write_reuse_a_must_at_those_levels():
+    """`meta_schedule.write_cache_level` on the block (TVM's override of reuse_write): one
+    sketch, the result cached and copied back under tile level 1."""
+    sch = tir_mlir.Schedule(parse(matmul(16)))
+    sch.annotate(sch.get_block("C"), "meta_schedule.write_cache_level", [1])
+    rules = [
+        r for r in ms.schedule_rule.create("llvm") if type(r) is ms.schedule_rule.MultiLevelTiling
+    ]
+    space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs=[], mutator_probs={})
+    (sketch,) = ms.generate_design_space(sch.mod, "llvm", space=space, seed=0)
+    trace = str(sketch.trace)
+    assert 'cache_write(block=b0, write_buffer_index=0, storage_scope="global")' in trace
+    assert trace.count("sch.reverse_compute_at(") == 1
+    check_numerics(parse(matmul(16)), sketch.mod, "main")
