@@ -268,3 +268,15 @@ def test_one_build_gives_numpys_numbers_at_every_size(case):
             np.testing.assert_allclose(
                 args[k], expected, rtol=1e-5, atol=1e-5, err_msg=f"{case} at n = {n}"
             )
+
+
+def test_reorder_of_a_three_way_split_of_a_symbolic_fused_loop_is_refused_with_the_reason():
+    # TVM accepts this (its iter-map analysis divides by `n`); ours cannot prove the
+    # bindings over a symbolic fused extent an iter map yet, and says so (it used to fail
+    # inside the analysis on the size's atom).
+    sch = tir_mlir.Schedule(tir_mlir.parse((DATA / "softmax.tir").read_text()))
+    norm = sch.get_block("norm")
+    fused = sch.fuse(*sch.get_loops(norm))
+    rest, bx, tx = sch.split(fused, [None, 256, 1024])
+    with pytest.raises(ScheduleError, match="is not a split or a fusion of the iter vars"):
+        sch.reorder(bx, tx, rest)

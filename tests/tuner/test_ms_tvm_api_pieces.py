@@ -256,3 +256,27 @@ def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"))
     )
     again = sch.mod.script()
     assert post.apply(sch) and sch.mod.script() == again  # bound blocks are left alone
+
+
+def test_default_postprocessors_are_tvms_in_tvms_order():
+    # TVM 0.21's Postproc::DefaultLLVM / DefaultCUDA / DefaultCUDATensorCore.
+    def names(kind):
+        return [type(p).__name__ for p in ms.postproc.create(kind)]
+
+    assert names("llvm") == [
+        "DisallowDynamicLoop",
+        "RewriteParallelVectorizeUnroll",
+        "RewriteReductionBlock",
+        "RewriteLayout",
+    ]
+    cuda = [
+        "DisallowDynamicLoop",
+        "RewriteCooperativeFetch",
+        "RewriteUnboundBlock",
+        "RewriteParallelVectorizeUnroll",
+        "RewriteReductionBlock",
+        "VerifyGPUCode",
+    ]
+    assert names("cuda") == cuda
+    assert names("cuda-tensorcore") == [*cuda, "RewriteTensorize"]
+    assert ms.postproc.create("cuda")[2].max_threadblocks == 256

@@ -140,7 +140,8 @@ def _piece(d: int, lin: Lin) -> Piece:
     atoms = [(a, c) for a, c in lin.terms if a[0] != "v"]
     if not atoms:
         return _checked(Piece(d, off, 1, None, lin_terms))
-    if len(atoms) == 1 and atoms[0][1] == 1:
+    # (a symbol atom `("s", k)`, a size such as `n`, is neither a split nor a fusion)
+    if len(atoms) == 1 and atoms[0][1] == 1 and atoms[0][0][0] in ("div", "mod"):
         kind, inner, c = atoms[0][0]
         terms = _linear_terms(inner)
         if terms is not None and kind == "div":
@@ -152,6 +153,8 @@ def _piece(d: int, lin: Lin) -> Piece:
             if terms is not None:
                 return _checked(Piece(d, off, 1, c, terms))
             sub = _single_atom(inner)
+            if sub is not None and sub[0] not in ("div", "mod"):
+                sub = None
             sub_terms = _linear_terms(sub[1]) if sub is not None else None
             if sub is not None and sub_terms is not None:
                 terms = sub_terms

@@ -26,6 +26,7 @@ def create(kind: str = "llvm") -> list:
         return [
             DisallowDynamicLoop(),
             RewriteCooperativeFetch(),
+            RewriteUnboundBlock(max_threadblocks=256),
             RewriteParallelVectorizeUnroll(),
             RewriteReductionBlock(),
             VerifyGPUCode(),

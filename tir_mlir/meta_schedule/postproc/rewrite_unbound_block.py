@@ -9,6 +9,7 @@ Blocks MultiLevelTiling tiled are left alone; with threads but no blocks bound, 
 loops become blockIdx.x."""
 
 from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.errors import ScheduleError
 from tir_mlir.meta_schedule.postproc.postproc import Postproc, blocks
 
 TILED = "meta_schedule.tiling_structure"
@@ -24,7 +25,13 @@ class RewriteUnboundBlock(Postproc):
             block = sch.get_block(name, func)
             if not sch.is_top_level_block(block) or TILED in sch.get_annotations(block):
                 continue
-            _bind_block(sch, block, self.max_threadblocks, limit)
+            try:
+                _bind_block(sch, block, self.max_threadblocks, limit)
+            except ScheduleError:
+                # a binding the schedule refuses (e.g. a block that is not a complete or a
+                # reduction block under the fused loop): this candidate is rejected, as TVM
+                # counts a postprocessor that throws as its failure
+                return False
         return True
 
 
@@ -64,8 +71,12 @@ def _bind_block(sch, block, max_threadblocks: int, max_threads: int) -> None:
     n = min(i_multi, i_spatial + 1)
     fused = sch.fuse(*loops[:n])  # one loop too, as TVM (it is renamed `i_fused`)
     extent = sch.get(fused).extent
-    extent = extent if isinstance(extent, int) else None
-    if extent is not None and extent <= max_threadblocks * max_threads:
+    if not isinstance(extent, int):
+        # TVM splits a symbolic extent in three and moves the blockIdx.x and threadIdx.x
+        # parts out; our reorder cannot prove the bindings of that symbolic split an iter
+        # map, so a symbolic extent gets the two-way split (blocks cover any size).
+        bx, tx = sch.split(fused, [None, max_threads])
+    elif extent <= max_threadblocks * max_threads:
         bx, tx = sch.split(fused, [None, min(extent, max_threads)])
     else:
         rest, bx, tx = sch.split(fused, [None, max_threadblocks, max_threads])
