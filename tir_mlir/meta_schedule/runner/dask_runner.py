@@ -20,7 +20,7 @@ import math
 import os
 import tempfile
 import threading
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from tir_mlir.errors import MissingExtraError, TIRError
 from tir_mlir.meta_schedule.runner.local_runner import _KIND, measure_args
@@ -41,7 +41,8 @@ PLAIN_DATA = ("msgpack", "error")
 
 def _client_class():
     try:
-        from distributed import Client
+        # (an optional extra: absent from a plain install, where pyright cannot resolve it)
+        from distributed import Client  # pyright: ignore[reportMissingImports]
     except ImportError:
         raise MissingExtraError(
             "the Dask runner needs Dask, which is not installed: "
@@ -63,7 +64,7 @@ def tls_security(ca_file: str, cert: str, key: str):
     certificate signed by `ca_file` admitted (the scheduler and workers started with the same
     `--tls-ca-file/--tls-cert/--tls-key`); the address is then `tls://HOST:PORT`."""
     _client_class()
-    from distributed.security import Security
+    from distributed.security import Security  # pyright: ignore[reportMissingImports]
 
     return Security(
         tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True
@@ -87,6 +88,7 @@ class DaskRunner(Runner):
         `security`: a `distributed.security.Security` (TLS) for the connection;
         `resources`: Dask resources each measurement needs, e.g. {"measure": 1}."""
         Client = _client_class()
+        self.client: Any  # a distributed.Client
         if isinstance(address, Client):
             if list(getattr(address, "_deserializers", None) or ()) != list(PLAIN_DATA):
                 raise TIRError(
