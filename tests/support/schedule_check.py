@@ -1,7 +1,6 @@
 """Checks every schedule test runs: numerics against the unscheduled program, trace replay
 (Python and JSON), TVM differential (when tvm is installed), module unchanged on error."""
 
-import collections
 import json
 
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 import tir_mlir
 from tir_mlir import ScheduleError, Schedule, Trace
 from tir_mlir.printer.equality import structural_equal
-from tir_mlir.runtime.build import Module
 import tvm_oracle
 
 RNG = np.random.default_rng(0)
@@ -37,24 +35,11 @@ def random_args(mod, func):
     return out
 
 
-# Bounds-checked builds by the module's MLIR text (with its locations, which the bounds errors
-# name): many tests build the same unscheduled program, and a differential and a numbers test
-# often the same scheduled one; lowering an identical module again gives the same library.
-_BUILT: "collections.OrderedDict[str, Module]" = collections.OrderedDict()
-_BUILT_MAX = 64
-
-
 def debug_build(mod):
-    """`tir_mlir.build(mod, debug=True)`, once per distinct module text in this process."""
-    key = mod.mlir(debug_info=True)
-    lib = _BUILT.get(key)
-    if lib is None:
-        lib = _BUILT[key] = tir_mlir.build(mod, debug=True)
-        if len(_BUILT) > _BUILT_MAX:
-            _BUILT.popitem(last=False)
-    else:
-        _BUILT.move_to_end(key)
-    return lib
+    """`tir_mlir.build(mod, debug=True)`. Not cached across calls: keeping built modules alive
+    between tests (an LRU of 64 by module text) made a later lowering crash in tir-to-affine
+    (a segfault on an op handle; the schedule quick lane in a plain install, reproducible)."""
+    return tir_mlir.build(mod, debug=True)
 
 
 def run(mod, func, args):
