@@ -153,5 +153,10 @@ def test_sh_examples(scratch):
             )
             assert r.returncode == 0, f"meta_schedule.md:{line}: {command}\n{r.stderr[-2000:]}"
     # the resumed run tuned more: 2 x TRIALS trials in all
-    assert (scratch / "tune_mm" / "best_schedule.py").exists()
-    assert "T.parallel" in r.stdout or "T.vectorized" in r.stdout
+    best = (scratch / "tune_mm" / "best_schedule.py").read_text()
+    # the last command applies the best schedule: its loop kinds show in what it printed (a
+    # few trials may keep the unscheduled program, which the first round measures too)
+    if "sch.parallel(" in best:
+        assert "T.parallel" in r.stdout
+    if "sch.vectorize(" in best:
+        assert "T.vectorized" in r.stdout
