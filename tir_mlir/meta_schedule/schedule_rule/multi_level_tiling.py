@@ -258,10 +258,15 @@ def valid_vector_lens(lens: Sequence[int], dtype: str) -> List[int]:
     return list(lens)
 
 
+def write_type(sch, block) -> ir.MemRefType:
+    """The memref type of the first buffer `block` writes."""
+    with get_context():
+        return ir.MemRefType(buffer_util.block_writes(Block(sch._block(block)))[0].type)
+
+
 def write_dtype(sch, block) -> str:
     with get_context():
-        buf = buffer_util.block_writes(Block(sch._block(block)))[0]
-        return dtype_of(ir.MemRefType(buf.type).element_type)
+        return dtype_of(write_type(sch, block).element_type)
 
 
 def read_buffer_ndims(sch, block) -> List[int]:

@@ -40,14 +40,15 @@ unchanged for the other rules.
 
 from typing import Dict, List, Optional, Sequence
 
-from mlir import ir
-
 from tir_mlir.analysis import buffer_util
 from tir_mlir.context import get_context
 from tir_mlir.dialect.ops import Block, Loop
-from tir_mlir.dtypes import dtype_of
 from tir_mlir.errors import ScheduleError
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import (
+    MultiLevelTiling,
+    write_dtype,
+    write_type,
+)
 from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling_with_intrin import AUTO_TENSORIZE
 from tir_mlir.schedule.analysis import _desc_module, _desc_nest, get_auto_tensorize_mapping_info
 from tir_mlir.schedule.handles import ExprRV
@@ -56,7 +57,6 @@ from tir_mlir.schedule.tensor_intrin import TensorIntrin
 from tir_mlir.schedule.transform import tile_with_tensor_intrin
 
 AUTO_TENSORIZE_INIT = "meta_schedule.auto_tensorize_init"
-COOPERATIVE_FETCH = "meta_schedule.cooperative_fetch"
 GROUP_KEYS = ("init", "load_a", "load_b", "compute", "store")
 
 
@@ -300,7 +300,7 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
             sch.annotate(sch.blockize(loop), AUTO_TENSORIZE, intrin)
         for cache in st.read_caches:
             sch.compute_inline(sch.get_producers(cache)[0])  # the reindex (or padding) copy
-            dtype = _write_dtype(sch, cache)
+            dtype = write_dtype(sch, cache)
             if dtype == "float16":
                 sch.storage_align(cache, 0, -2, 32, 8)
             elif dtype == "int8":
@@ -327,37 +327,9 @@ class MultiLevelTilingTensorCore(MultiLevelTiling):
         sch.annotate(outer, "software_pipeline_stage", [0, 0, 0, 0, 0, 1, 1])
         sch.annotate(outer, "software_pipeline_order", [0, 3, 1, 4, 5, 2, 6])
 
-    def _cooperative_fetch(self, sch, block) -> None:
-        """Mark the copy for RewriteCooperativeFetch with a sampled vector length among those
-        its dtype allows (TVM's AnnotateCooperativeFetching)."""
-        lens = _valid_vector_lens(self.vector_load_lens, _write_dtype(sch, block))
-        if lens:
-            v = sch.sample_categorical(lens, [1 / len(lens)] * len(lens))
-            sch.annotate(block, COOPERATIVE_FETCH, v)
-
-
-def _valid_vector_lens(lens: Sequence[int], dtype: str) -> List[int]:
-    if dtype == "float32":
-        return [v for v in lens if v <= 4]
-    if dtype == "float16":
-        return [v for v in lens if (v == 1 or v % 2 == 0) and v <= 8]
-    if dtype == "int8":
-        return [v for v in lens if v <= 16]
-    return list(lens)
-
-
-def _write_type(sch, block) -> ir.MemRefType:
-    with get_context():
-        return ir.MemRefType(buffer_util.block_writes(Block(sch._block(block)))[0].type)
-
-
-def _write_dtype(sch, block) -> str:
-    with get_context():
-        return dtype_of(_write_type(sch, block).element_type)
-
 
 def _write_rank(sch, block) -> int:
-    return len(_write_type(sch, block).shape)
+    return write_type(sch, block).rank
 
 
 def _init_fragment(init: str) -> tuple:
