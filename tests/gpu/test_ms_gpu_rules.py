@@ -6,6 +6,7 @@ Sketches are checked by running them in the SIMT simulator against numpy."""
 from pathlib import Path
 
 import numpy as np
+from binding_forms import norm_bmn
 from gpu_sim import simulate
 from gpu_example_schedules import tiled_matmul
 
@@ -128,21 +129,7 @@ def test_cross_thread_reduction_splits_a_reduction_shorter_than_a_warp():
     assert b[0] == a.max()
 
 
-NORM = """
-@T.prim_func
-def main(A: T.Buffer((1, 16, 16), "float32"), D: T.Buffer((1,), "float32")):
-    C = T.alloc_buffer((1,))
-    for b, i, j in T.grid(1, 16, 16):
-        with T.block("C"):
-            vb, vi, vj = T.axis.remap("SRR", [b, i, j])
-            with T.init():
-                C[vb] = T.float32(0)
-            C[vb] = C[vb] + A[vb, vi, vj] * A[vb, vi, vj]
-    for b in range(1):
-        with T.block("D"):
-            vb = T.axis.spatial(1, b)
-            D[vb] = T.sqrt(C[vb])
-"""
+NORM = norm_bmn(16)
 
 
 def test_cross_thread_reduction_follows_the_consumers_sampled_thread_count():

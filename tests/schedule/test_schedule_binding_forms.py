@@ -5,28 +5,14 @@ parsed binding prints as written; the affine maps, hence the numbers, are unchan
 expected lines are what TVM 0.21 printed for the same schedules."""
 
 import numpy as np
+from binding_forms import add_one, binding_lines
 
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.module import module_from_mlir
 
-EW = """
-@T.prim_func
-def main(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32")):
-    for i, j in T.grid(512, 512):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1.0)
-"""
-
-UNIT = """
-@T.prim_func
-def main(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):
-    for i, j in T.grid(1, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1.0)
-"""
+EW = add_one(512, 512)
+UNIT = add_one(1, 8)
 
 SCALED = """
 @T.prim_func
@@ -39,14 +25,6 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
 """
 
 
-def _lines(sch):
-    return [
-        line.strip()
-        for line in sch.mod.script().splitlines()
-        if "T.axis" in line or "T.where" in line
-    ]
-
-
 def _fused_split(*factors):
     sch = Schedule(tir_mlir.parse(EW))
     f = sch.fuse(*sch.get_loops(sch.get_block("C")))
@@ -55,7 +33,7 @@ def _fused_split(*factors):
 
 def test_fuse_then_split_keeps_the_fused_sum_whole():
     sch, _ = _fused_split(None, 1024)
-    assert _lines(sch) == [
+    assert binding_lines(sch) == [
         "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) // 512)",
         "vj = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) % 512)",
     ]
@@ -69,20 +47,20 @@ def test_fuse_then_split_keeps_the_fused_sum_whole():
 def test_split_twice_and_reorder_and_bind_keep_it():
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.split(outer, [None, 16])
-    assert _lines(sch) == [
+    assert binding_lines(sch) == [
         "vi = T.axis.spatial(512, (i_j_fused_0_0 * 16384 + i_j_fused_0_1 * 1024 + i_j_fused_1) // 512)",
         "vj = T.axis.spatial(512, (i_j_fused_0_0 * 16384 + i_j_fused_0_1 * 1024 + i_j_fused_1) % 512)",
     ]
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.reorder(inner, outer)
     sch.bind(inner, "threadIdx.x")
-    assert _lines(sch)[0] == "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) // 512)"
+    assert binding_lines(sch)[0] == "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) // 512)"
 
 
 def test_fusing_the_split_loops_back_gives_one_division():
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.fuse(outer, inner)
-    assert _lines(sch) == [
+    assert binding_lines(sch) == [
         "vi = T.axis.spatial(512, i_j_fused_0_i_j_fused_1_fused // 512)",
         "vj = T.axis.spatial(512, i_j_fused_0_i_j_fused_1_fused % 512)",
     ]
@@ -95,7 +73,7 @@ def test_tiles_fused_and_split():
     j0, j1 = sch.split(j, [None, 8])
     sch.reorder(i0, j0, i1, j1)
     sch.split(sch.fuse(i1, j1), [None, 16])
-    assert _lines(sch) == [
+    assert binding_lines(sch) == [
         "vi = T.axis.spatial(512, i_0 * 8 + (i_1_j_1_fused_0 * 16 + i_1_j_1_fused_1) // 8)",
         "vj = T.axis.spatial(512, j_0 * 8 + (i_1_j_1_fused_0 * 16 + i_1_j_1_fused_1) % 8)",
     ]
@@ -104,14 +82,14 @@ def test_tiles_fused_and_split():
 def test_a_scaled_sum_is_factored_as_tvm_does():
     sch = Schedule(tir_mlir.parse(SCALED))
     sch.split(sch.get_loops(sch.get_block("C"))[2], [None, 8])
-    assert _lines(sch)[0] == "vi = T.axis.spatial(64, (i * 4 + j) * 2)"
+    assert binding_lines(sch)[0] == "vi = T.axis.spatial(64, (i * 4 + j) * 2)"
 
 
 def test_a_fused_unit_loop_is_bound_to_zero():
     sch = Schedule(tir_mlir.parse(UNIT))
     i, _ = sch.get_loops(sch.get_block("C"))
     sch.split(sch.fuse(i), [None, 1024])
-    assert _lines(sch) == [
+    assert binding_lines(sch) == [
         "vi = T.axis.spatial(1, 0)",
         "vj = T.axis.spatial(8, j)",
         "T.where(i_fused_0 * 1024 + i_fused_1 < 1)",
@@ -125,7 +103,7 @@ def test_a_fused_unit_loop_is_bound_to_zero():
 def test_a_split_unit_loop_keeps_its_sum():
     sch = Schedule(tir_mlir.parse(UNIT))
     sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 1024])
-    assert _lines(sch)[0] == "vi = T.axis.spatial(1, i_0 * 1024 + i_1)"
+    assert binding_lines(sch)[0] == "vi = T.axis.spatial(1, i_0 * 1024 + i_1)"
 
 
 def test_the_numbers_are_unchanged():
@@ -134,7 +112,7 @@ def test_the_numbers_are_unchanged():
     b = np.zeros((512, 512), np.float32)
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_allclose(b, a + 1)
-    assert "T.where(i_j_fused_0 * 1000 + i_j_fused_1 < 262144)" in _lines(sch)
+    assert "T.where(i_j_fused_0 * 1000 + i_j_fused_1 < 262144)" in binding_lines(sch)
 
 
 def test_a_parsed_binding_prints_as_written():
@@ -148,7 +126,7 @@ def test_a_parsed_binding_prints_as_written():
 def test_splitting_a_split_loop_again_rewrites_the_form():
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.split(inner, [2, 512])  # the form is rebuilt from the previous one
-    assert _lines(sch)[0] == (
+    assert binding_lines(sch)[0] == (
         "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1_0 * 512 + i_j_fused_1_1) // 512)"
     )
 
@@ -162,14 +140,14 @@ def _split_i(*factors):
 def test_a_where_is_substituted_as_tvm_writes_it():
     sch, (i0, i1) = _split_i(None, 100)
     sch.split(i1, [None, 10])
-    assert _lines(sch)[-1] == "T.where(i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512)"
+    assert binding_lines(sch)[-1] == "T.where(i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512)"
     sch, (i0, i1) = _split_i(None, 100)
     sch.fuse(i0, i1)  # TVM does not simplify the predicate it substitutes into
-    assert _lines(sch)[-1] == "T.where(i_0_i_1_fused // 100 * 100 + i_0_i_1_fused % 100 < 512)"
+    assert binding_lines(sch)[-1] == "T.where(i_0_i_1_fused // 100 * 100 + i_0_i_1_fused % 100 < 512)"
     assert "T.where(i_0_i_1_fused < 512)" in module_from_mlir(sch.mod.mlir()).script()
     sch, _ = _fused_split(None, 1000)
     sch.split(sch.get_loops(sch.get_block("C"))[1], [None, 10])
-    assert _lines(sch)[-1] == (
+    assert binding_lines(sch)[-1] == (
         "T.where(i_j_fused_0 * 1000 + (i_j_fused_1_0 * 10 + i_j_fused_1_1) < 262144)"
     )
 

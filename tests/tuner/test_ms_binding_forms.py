@@ -4,34 +4,13 @@ fused too (`i0_fused_0`), a fused unit loop binds 0, and the T.where a split put
 uneven nest bounds the fused sum; the numbers are the unscheduled program's."""
 
 import numpy as np
+from binding_forms import add_one, binding_lines, norm_bmn
 
 import tir_mlir
 import tir_mlir.meta_schedule as ms
 
-COOPERATIVE = """
-@T.prim_func
-def main(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32")):
-    for i, j in T.grid(512, 512):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1.0)
-"""
-
-NORM = """
-@T.prim_func
-def main(A: T.Buffer((1, 256, 256), "float32"), D: T.Buffer((1,), "float32")):
-    C = T.alloc_buffer((1,))
-    for i0, i1, i2 in T.grid(1, 256, 256):
-        with T.block("C"):
-            b, i, j = T.axis.remap("SRR", [i0, i1, i2])
-            with T.init():
-                C[b] = T.float32(0.0)
-            C[b] = C[b] + A[b, i, j] * A[b, i, j]
-    for i0 in range(1):
-        with T.block("D"):
-            b = T.axis.spatial(1, i0)
-            D[b] = T.sqrt(C[b])
-"""
+COOPERATIVE = add_one(512, 512)
+NORM = norm_bmn(256)
 
 UNROLLED = """
 @T.prim_func
@@ -57,8 +36,7 @@ def _rewrite(text):
 
 
 def _lines(sch):
-    keep = ("T.axis", "T.where", "thread_binding")
-    return [line.strip() for line in sch.mod.script().splitlines() if any(k in line for k in keep)]
+    return binding_lines(sch, ("T.axis", "T.where", "thread_binding"))
 
 
 def test_cooperative_fetch():
