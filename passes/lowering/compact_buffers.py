@@ -40,7 +40,7 @@ from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
 from tir_mlir.passes.lowering.fold_views import fold_views
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.stack_budget import to_heap
-from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT, SCOPE_ATTR
+from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
 
 # A division term whose IVs take at most this many values together gets its exact range.
 ENUMERATED_POINTS = 4096
@@ -144,8 +144,11 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
         new = memref.AllocaOp(new_type, [], [], loc=loc).result
     if heap:
         new = to_heap(new.owner)
-    if SCOPE_ATTR in alloc.attributes:  # gpu-lower-wmma tells fragments apart by it
-        new.owner.attributes[SCOPE_ATTR] = alloc.attributes[SCOPE_ATTR]
+    # The notes of later stages go with the buffer: a fragment's scope (gpu-lower-wmma tells
+    # them apart by it), storage-align's requests (storage-pad pads the compact tile, as TVM).
+    for name in alloc.attributes:
+        if name.startswith("tir_mlir."):
+            new.owner.attributes[name] = alloc.attributes[name]
     for a, form in zip(accesses, forms):
         is_load = a.name == "memref.load"
         with ir.InsertionPoint(a), a.location:

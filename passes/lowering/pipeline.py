@@ -33,6 +33,7 @@ STAGE_NAMES = {
         (None, "unroll-loops"),
         (None, "unroll-for-vectorize"),
         (None, "compact-buffers"),
+        (None, "storage-pad"),
         (None, "stack-budget"),
         (None, "bool-buffers-to-i8"),
         (None, "auto-vectorize"),

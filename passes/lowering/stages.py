@@ -33,6 +33,7 @@ _STAGES = {
     "unroll-loops": ("unroll", "UnrollLoops"),
     "unroll-for-vectorize": ("unroll_for_vectorize", "UnrollForVectorize"),
     "compact-buffers": ("compact_buffers", "CompactBuffers"),
+    "storage-pad": ("storage_align", "StoragePad"),
     "stack-budget": ("stack_budget", "StackBudget"),
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
     "auto-vectorize": ("auto_vectorize", "AutoVectorize"),

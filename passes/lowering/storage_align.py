@@ -1,20 +1,29 @@
-"""Stage `storage-align` (tir level, before tir-to-affine): honour the `buffer_dim_align` block
-annotation (`sch.storage_align`, or a hand-written `T.block_attr`) with padded strides.
+"""Stages `storage-align` (tir level, before tir-to-affine) and `storage-pad` (affine level,
+after compact-buffers): honour the `buffer_dim_align` block annotation (`sch.storage_align`, or a
+hand-written `T.block_attr`) with padded strides.
 
-    %Y = memref.alloc() {tir.name = "Y"} : memref<16x16xf32>     // a block writing Y has
-                                                                   //   buffer_dim_align [[0, 0, 16, 1]]
+`storage-align` reads the annotations and records each buffer's requests on its allocation, as
+`tir_mlir.dim_align = [[axis, factor, offset], ...]`; tir-to-affine and compact-buffers carry it
+to the buffer they make of it. `storage-pad` then pads the buffer as it is at that point:
+
+    %Y = memref.alloca() {tir_mlir.dim_align = [[0, 16, 1]]} : memref<16x16xf32>
   =>
-    %flat = memref.alloc() {tir.name = "Y"} : memref<272xf32>     // strides[0] * shape[0]
+    %flat = memref.alloca() : memref<272xf32>                      // strides[0] * shape[0]
     %Y = memref.reinterpret_cast %flat to offset: [0], sizes: [16, 16], strides: [17, 1]
            : memref<272xf32> to memref<16x16xf32, strided<[17, 1]>>
 
-Every access keeps using %Y, now of the strided type. Strides follow TVM's rule
-(CompactBufferAllocation): from the innermost dimension out, the stride is the natural one
-(inner stride x inner extent), raised on an aligned axis to the next value with
-`stride % factor == offset`; the allocation holds strides[0] * shape[0] elements. The annotation
-names its buffer by index into the block's writes; every block writing a buffer contributes
-(one request per axis, the last wins). Upstream cannot allocate a strided memref directly
-(finalize-memref-to-llvm wants an identity layout), hence the flat alloc and the view.
+Padding after compaction is TVM's order (CompactBufferAllocation computes the strides of the
+compacted region): a cache_read tile of one column, [16, 1] per iteration of its loop, keeps
+its natural strides and stays in registers, where padding the whole 512 x 1024 buffer first
+left a 2 MiB copy that compact-buffers could not shrink (it compacts plain allocations only).
+
+Every access keeps using %Y, now of the strided type. Strides follow TVM's rule: from the
+innermost dimension out, the stride is the natural one (inner stride x inner extent), raised on
+an aligned axis to the next value with `stride % factor == offset`; the allocation holds
+strides[0] * shape[0] elements. The annotation names its buffer by index into the block's
+writes; every block writing a buffer contributes (one request per axis, the last wins).
+Upstream cannot allocate a strided memref directly (finalize-memref-to-llvm wants an identity
+layout), hence the flat allocation and the view.
 """
 
 from mlir import ir
@@ -26,6 +35,8 @@ from tir_mlir.passes.lowering.common import build_error, functions, walk
 from tir_mlir.analysis.buffer_util import block_writes, is_func_arg
 
 KEY = "buffer_dim_align"
+# An allocation's requests, [[axis, factor, offset], ...], from storage-align to storage-pad.
+ALIGN_ATTR = "tir_mlir.dim_align"
 
 
 class StorageAlign:
@@ -39,7 +50,34 @@ class StorageAlign:
                     for buf, axis, factor, offset in _requests(Block(op)):
                         requests.setdefault(buf.owner, {})[axis] = (factor, offset)
             for alloc, aligns in requests.items():
-                _pad(alloc, aligns)
+                alloc.attributes[ALIGN_ATTR] = _align_attr(aligns)
+
+
+class StoragePad:
+    name = "storage-pad"
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for op in [o for o in walk(f) if ALIGN_ATTR in o.attributes]:
+                aligns = {
+                    axis: (factor, offset)
+                    for axis, factor, offset in (
+                        [ir.IntegerAttr(x).value for x in ir.ArrayAttr(e)]
+                        for e in ir.ArrayAttr(op.attributes[ALIGN_ATTR])
+                    )
+                }
+                del op.attributes[ALIGN_ATTR]
+                _pad(op, aligns)
+
+
+def _align_attr(aligns: dict) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [
+            ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in (axis, *aligns[axis])])
+            for axis in sorted(aligns)
+        ]
+    )
 
 
 def _requests(block: Block):
@@ -98,22 +136,32 @@ def aligned_strides(shape, aligns) -> list:
 
 
 def _pad(alloc, aligns):
+    """Replace `alloc` (a memref.alloc or alloca, after tir-to-affine) by a flat allocation of
+    the same kind and a strided view of it; its deallocs free the flat one."""
     mtype = ir.MemRefType(alloc.results[0].type)
+    if not mtype.has_static_shape:
+        return  # (a symbolic shape keeps its natural layout: the padding is a hint)
     shape = list(mtype.shape)
     strides = aligned_strides(shape, aligns)
-    natural = aligned_strides(shape, {})
-    if strides == natural:
+    if strides == aligned_strides(shape, {}):
         return
-    loc = alloc.location
-    flat_type = ir.MemRefType.get([strides[0] * shape[0]], mtype.element_type)
-    view_type = ir.MemRefType.get(
-        shape, mtype.element_type, layout=ir.StridedLayoutAttr.get(0, strides)
+    flat_type = ir.MemRefType.get(
+        [strides[0] * shape[0]], mtype.element_type, memory_space=mtype.memory_space
     )
-    with ir.InsertionPoint(alloc), loc:
-        flat = memref.AllocOp(flat_type, [], [])
+    view_type = ir.MemRefType.get(
+        shape,
+        mtype.element_type,
+        layout=ir.StridedLayoutAttr.get(0, strides),
+        memory_space=mtype.memory_space,
+    )
+    make = memref.AllocaOp if alloc.name == "memref.alloca" else memref.AllocOp
+    with ir.InsertionPoint(alloc), alloc.location:
+        flat = make(flat_type, [], [])
         view = memref.ReinterpretCastOp(view_type, flat.result, [], [], [], [0], shape, strides)
     for name in alloc.attributes:
         flat.operation.attributes[name] = alloc.attributes[name]
-        view.operation.attributes[name] = alloc.attributes[name]  # for later tir-level stages
+    for use in list(alloc.results[0].uses):
+        if use.owner.name == "memref.dealloc":
+            use.owner.operands[0] = flat.result
     alloc.results[0].replace_all_uses_with(view.result)
     alloc.erase()

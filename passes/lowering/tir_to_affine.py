@@ -429,6 +429,9 @@ def _place_buffers(f):
         scope = scope_of(op.attributes)
         if scope.startswith("wmma."):  # gpu-lower-wmma finds fragments by it
             new.operation.attributes[SCOPE_ATTR] = ir.StringAttr.get(scope)
+        for name in op.attributes:  # notes for later stages (storage-align's requests)
+            if name.startswith("tir_mlir."):
+                new.operation.attributes[name] = op.attributes[name]
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
 
