@@ -44,6 +44,18 @@ def test_fuse_then_split_keeps_the_fused_sum_whole():
     assert "i_j_fused_0 * 2 + i_j_fused_1 // 512" in again
 
 
+def test_an_aligned_split_of_a_fused_loop_is_no_remap():
+    # the maps hold the loop vars themselves (f0, f1): TVM's form keeps the division, and its
+    # T.axis.remap takes only vars, so each binding gets its own line
+    sch, _ = _fused_split(None, 512)
+    assert binding_lines(sch) == [
+        "vi = T.axis.spatial(512, (i_j_fused_0 * 512 + i_j_fused_1) // 512)",
+        "vj = T.axis.spatial(512, (i_j_fused_0 * 512 + i_j_fused_1) % 512)",
+    ]
+    text = sch.mod.script()
+    assert tir_mlir.parse(text).script() == text
+
+
 def test_split_twice_and_reorder_and_bind_keep_it():
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.split(outer, [None, 16])

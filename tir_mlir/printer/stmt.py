@@ -586,7 +586,10 @@ class FuncPrinter:
             self.emit(f"{name} = T.axis.{ITER_KINDS[b.iter_types[k]]}({dom}, {text})")
 
         for k in range(len(b.iter_names)):
-            if self._remappable(b, k):
+            # a hint tree (`(f0 * 512 + f1) // 512` of the map's `f0`) is no loop var: TVM's
+            # T.axis.remap takes only vars
+            hinted = bool(hints) and binding_trees.tree(b, k, hints) is not None
+            if self._remappable(b, k) and not hinted:
                 run.append(k)
             else:
                 flush()
