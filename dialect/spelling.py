@@ -15,6 +15,14 @@ expression is unchanged:
     where_trees  str(constraint expr) -> the sum a T.where bounds as TVM's split/fuse wrote it
                  (`i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512`)
 
+`bindings` and `where_trees` cannot be derived at print time from what the IR holds (each
+binding's value and the loops' domains): TVM's text is a function of the schedule's history.
+On 32 x 32 loops, `fuse(i, j)` then `split(f, [None, 4, 8])`, and `split(j, [4, 8])`, give
+the same loops (32, 4, 8) and the same values; TVM prints `(f0 * 32 + f1 * 8 + f2) // 32`
+for the first and `i` for the second. Its T.where is the substituted bound, not simplified:
+`i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512` after splitting i by 100 then i_1 by 10,
+`(i_0 * 10 + i_1) * 10 + i_2 < 512` after one split by [6, 10, 10].
+
 MLIR tools neither read nor keep such hints, so they are not attributes: each `ir.Module`
 has a table (`attach`), keyed by (function name, block name) -- names are what a module's
 copy shares with it, so a copy takes the table with `copy_to`, and the schedule's snapshots
