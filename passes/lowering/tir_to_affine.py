@@ -21,6 +21,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, cf, math, memref, scf, vector
 
 from tir_mlir.ir.affine_exprs import dims_of
+from tir_mlir.ir.ir_walk import first
 from tir_mlir.analysis import size_exprs
 from tir_mlir.analysis.symbolic import used_symbols
 from tir_mlir.dialect.buffers import arg_attrs, scope_of
@@ -43,6 +44,8 @@ from tir_mlir.passes.lowering.common import (
 ALLOCA_LIMIT = 64 * 1024
 # A tensor-core fragment's scope, kept on its allocation (tir.* attributes are dropped here).
 SCOPE_ATTR = "tir_mlir.scope"
+# The ops expanded or dropped once the blocks are flattened.
+_EXPANDED = ("tir.call", "tir.evaluate", "tir.assume", "tir.match_shape")
 
 
 class TirToAffine:
@@ -50,10 +53,13 @@ class TirToAffine:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            for op in list(walk(f)):
-                if op.name == "tir.block":
-                    _flatten(Block(op))
-            for op in list(walk(f)):
+            # Flattening erases the block with its regions' terminators: a handle listed
+            # before would dangle, so each block is found by a fresh walk. Pre-order: an
+            # outer block first binds the iter vars that its inner blocks' bindings read.
+            while (block := first(f, "tir.block")) is not None:
+                _flatten(Block(block))
+            # These ops have no regions: erasing one leaves the other handles valid.
+            for op in [o for o in walk(f) if o.name in _EXPANDED]:
                 if op.name == "tir.call":
                     _expand_call(op)
                 elif op.name in ("tir.evaluate", "tir.assume"):

@@ -1,7 +1,7 @@
 """Walking MLIR operations: the traversals shared by the schedule primitives, the interpreter
 and the lowering stages (kept here so that none of them depends on another)."""
 
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from mlir import ir
 
@@ -32,6 +32,24 @@ def walk_all(op) -> List[ir.Operation]:
 
     top.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out[1:]
+
+
+def first(op, name: str) -> Optional[ir.Operation]:
+    """The first op named `name` nested in `op` (pre-order), or None. A fresh handle for a
+    loop that rewrites between searches: `op.erase()` invalidates only the Python object it
+    is called on, so any other handle of the op or of an op nested in it (taken by an
+    earlier walk) dangles, and reading it is a use after free."""
+    top = _op(op)
+    found: List[ir.Operation] = []
+
+    def visit(o):
+        if o.name == name and o != top:
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if found else None
 
 
 def ancestors(op) -> Iterator[ir.Operation]:
