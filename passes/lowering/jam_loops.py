@@ -58,12 +58,24 @@ class JamCarriedLoops:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            blocks = [f.regions[0].blocks[0]] + [
-                b for o in walk_all(f) for r in o.regions for b in r.blocks
-            ]
+            # Inner blocks first: a jam erases the loops it fuses, with their bodies (blocks
+            # listed here), so each body must be done before the block that holds its loop.
+            blocks = [b for o in _post_order(f) for r in o.regions for b in r.blocks]
             for block in blocks:
                 for run in _runs(block):
                     _jam(run)
+
+
+def _post_order(f) -> list:
+    """The ops of `f` and `f` itself, each after the ops nested in it."""
+    out = []
+
+    def visit(o):
+        out.append(o)
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit, ir.WalkOrder.POST_ORDER)
+    return out
 
 
 def _pure(op) -> bool:
