@@ -36,9 +36,10 @@ def random_args(mod, func):
 
 
 def debug_build(mod):
-    """`tir_mlir.build(mod, debug=True)`. Not cached across calls: keeping built modules alive
-    between tests (an LRU of 64 by module text) made a later lowering crash in tir-to-affine
-    (a segfault on an op handle; the schedule quick lane in a plain install, reproducible)."""
+    """`tir_mlir.build(mod, debug=True)`, not cached across calls. (An LRU of 64 built modules
+    once made the schedule quick lane segfault in tir-to-affine: the stage read ops it had
+    erased, and the cache changed how their freed memory was reused.
+    tests/lowering/test_lowering_op_lifetimes.py now checks that no stage reads an erased op.)"""
     return tir_mlir.build(mod, debug=True)
 
 
