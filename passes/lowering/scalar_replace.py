@@ -32,7 +32,9 @@ the values take less than twice the register file, as many as fit are carried: t
 their 16 accumulators too.
 The carried values of a loop must fit in the target's vector registers (less FREE_REGISTERS);
 when not all groups do, those accessed most often are carried, as many as fit with PARTIAL_SPARE
-more registers free, and the others stay in memory.
+more registers free, and the others stay in memory. The scalar lanes of one vector (loads that
+become one `vector.from_elements`: a vectorized accumulator at a strided address) count as that
+vector and are carried all or none, as `carry-vectors` carries them afterwards.
 """
 
 import itertools
@@ -149,7 +151,30 @@ class ScalarReplace:
     def _fits(self, groups, spare=0) -> bool:
         """Whether the carried values of `groups` fit in the registers left free (and `spare`
         more)."""
-        return self.register_count(_value_type(g[0]) for g in groups) + spare <= self.budget
+        return sum(regs for _, regs in self.units(groups)) + spare <= self.budget
+
+    def units(self, groups) -> list:
+        """[(groups, registers they take)]: the groups carried together or not at all. The
+        scalar lanes of one vector (a vectorized accumulator at a strided address: a load per
+        lane, then `vector.from_elements`) take one vector's registers, as `carry-vectors`
+        carries them later; counted one register a lane, only some lanes of an 8-lane
+        accumulator tile fit, and those carried apart from the others are taken apart and
+        rebuilt at every step."""
+        lanes, out = {}, []
+        for g in groups:
+            lane = _lane(g)
+            if lane is None:
+                out.append(([g], self.register_count([_value_type(g[0])])))
+            else:
+                lanes.setdefault(lane[0], {}).setdefault(lane[1], []).append(g)
+        for build, by_lane in lanes.items():
+            members = [g for gs in by_lane.values() for g in gs]
+            whole = len(by_lane) == len(build.operands) == len(members)
+            if whole:
+                out.append((members, self.register_count([build.results[0].type])))
+            else:
+                out += [([g], self.register_count([_value_type(g[0])])) for g in members]
+        return out
 
     def register_count(self, types) -> int:
         """Registers the values of `types` take (a scalar: one)."""
@@ -211,14 +236,14 @@ def _carry(loop, noalias, regs, memo) -> bool:
         _unroll(_unrollable(trial, _accesses(trial, noalias, {})))
         trial_accesses = _accesses(trial, noalias, {})
         trial_groups = [] if trial_accesses is None else _groups(trial, trial_accesses)
-        more = _fitting(trial_groups, fits)
-        if len(_fitting(groups, fits)) < len(more) and (not whole or partial or fits(trial_groups)):
+        more = _fitting(trial_groups, regs)
+        if len(_fitting(groups, regs)) < len(more) and (not whole or partial or fits(trial_groups)):
             loop.erase()
             loop, groups = trial, more
             changed = True
         else:
             trial.erase()  # (the loop's values, and their linear forms, stay valid)
-    groups = _fitting(groups, fits)
+    groups = _fitting(groups, regs)
     if groups:
         _rewrite(loop, groups)
         changed = True
@@ -251,17 +276,50 @@ def _may_carry(loop) -> bool:
     return False
 
 
-def _fitting(groups, fits):
-    """The groups to carry: all when they fit in the registers, else as many as fit, those
-    accessed most often first; the others stay in memory. (A 2x2x16 scalar tile of the tuner,
-    64 values over `k`: none carried ran 7-11x slower than 26 carried.)"""
-    if fits(groups):
+def _fitting(groups, regs):
+    """The groups to carry: all when they fit in the registers, else as many as fit (whole
+    `units`), those accessed most often first; the others stay in memory. (A 2x2x16 scalar
+    tile of the tuner, 64 values over `k`: none carried ran 7-11x slower than 26 carried.)"""
+    units = regs.units(groups)
+    free = regs.budget - PARTIAL_SPARE
+    if sum(n for _, n in units) <= regs.budget:
         return groups
-    chosen = []
-    for group in sorted(groups, key=len, reverse=True):
-        if fits(chosen + [group], PARTIAL_SPARE):
-            chosen.append(group)
-    return [g for g in groups if any(g is c for c in chosen)]
+    chosen, used = set(), 0
+    for members, n in sorted(units, key=lambda u: sum(map(len, u[0])), reverse=True):
+        if used + n <= free:
+            chosen |= {id(g) for g in members}
+            used += n
+    return [g for g in groups if id(g) in chosen]
+
+
+def _lane(group):
+    """(`vector.from_elements` op, lane) that a value loaded by `group` becomes, directly or
+    through the init of an inner loop that carries it and a reduction init there (an
+    `arith.select`, or an `scf.if` yielding it: the same lane, a loop further out); None when it
+    becomes none."""
+    for a in group:
+        if not a.store:
+            lane = _lane_of(a.op.results[0])
+            if lane is not None:
+                return lane
+    return None
+
+
+def _lane_of(value):
+    uses = list(value.uses)
+    if len(uses) != 1:
+        return None
+    use = uses[0]
+    op = use.owner.operation
+    if op.name == "vector.from_elements":
+        return op, use.operand_number
+    if op.name == "arith.select" and use.operand_number in (1, 2):
+        return _lane_of(op.results[0])
+    if op.name == "scf.for" and use.operand_number >= 3:
+        return _lane_of(op.regions[0].blocks[0].arguments[use.operand_number - 2])
+    if op.name == "scf.yield" and op.parent.name == "scf.if":
+        return _lane_of(op.parent.results[use.operand_number])
+    return None
 
 
 def _inline_single_iterations(f):
