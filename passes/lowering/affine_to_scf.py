@@ -16,11 +16,14 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with fp-contract=fast),
 except an add/sub that updates an accumulator carried by its innermost loop when that loop
 carries fewer such accumulators than the target's FMA units need to stay busy (cpu_model.py:
-FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L1
-(chain_footprint.py: the lines the chain's loads touch over the whole reduction nest fit the
-target's L1 sets and ways): there the loop runs at the latency of the chain, and mul + add (the
-add alone on the chain: 2-3 cycles on recent cores) beats an FMA (4 cycles); see
-`_latency_bound_updates`. Functions get
+FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L2
+at worst (chain_footprint.py: the lines the chain's loads touch over the whole reduction nest
+fit the target's L2 sets and ways): there the loop runs at the latency of the chain, and mul +
+add (the add alone on the chain: 2-3 cycles on recent cores) beats an FMA (4 cycles); see
+`_latency_bound_updates`. Loads that miss L1 but hit L2 overlap with the chain: a matmul tile
+of two vector<4> accumulators over k, whose column of B (rows 1 KiB apart) fills only 4 L1
+sets, ran 0.77x as long with mul + add on a Sapphire Rapids core; over a column that misses L2
+both took the same time. Functions get
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
@@ -31,6 +34,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from tir_mlir.dialect.ops import Loop, integer_set
+from tir_mlir.ir.same_value import same_value
 from tir_mlir.passes.lowering.buffer_roots import declared_noalias
 from tir_mlir.passes.lowering.common import (
     affine_to_arith,
@@ -43,8 +47,8 @@ from tir_mlir.passes.lowering.common import (
     set_to_arith,
     walk,
 )
-from tir_mlir.passes.lowering.chain_footprint import chain_loops, depends_on, misses_l1
-from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l1d
+from tir_mlir.passes.lowering.chain_footprint import chain_loops, depends_on, misses_cache
+from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l2
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
@@ -62,11 +66,12 @@ class AffineToScf:
         target_kinds=("serial", "parallel", "vectorized", "unroll"),
         vector_bits=VECTOR_BITS,
         fma_chains=lambda bits: FMA_CHAINS,
-        l1=None,
+        cache=None,
     ):
         self.kinds, self.vector_bits = target_kinds, vector_bits
         self.fma_chains = fma_chains  # value bits -> FMA chains that fill the units
-        self.l1 = l1 or named_l1d("")  # (sets, ways, line bytes) of the L1 data cache
+        # (sets, ways, line bytes) of the cache a latency-bound chain's loads must fit: L2
+        self.cache = cache or named_l2("")
 
     @classmethod
     def for_target(cls, target):
@@ -76,12 +81,12 @@ class AffineToScf:
         return cls(
             vector_bits=model.vector_bits,
             fma_chains=model.fma_chains,
-            l1=(model.l1d_sets, model.l1d_ways, model.line_bytes),
+            cache=(model.l2_sets, model.l2_ways, model.line_bytes),
         )
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            no_contract = _latency_bound_updates(f, self.fma_chains, self.l1)
+            no_contract = _latency_bound_updates(f, self.fma_chains, self.cache)
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -137,7 +142,7 @@ class AffineToScf:
         op.erase()
 
 
-def _latency_bound_updates(f, fma_chains, l1):
+def _latency_bound_updates(f, fma_chains, cache):
     """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
     address does not depend on the innermost enclosing loop, in loops holding fewer of them
     than `fma_chains(bits)` (the widest of their values' bits).
@@ -166,7 +171,7 @@ def _latency_bound_updates(f, fma_chains, l1):
         iv = loop.regions[0].blocks[0].arguments[0]
         if any(depends_on(i, iv) for i in address[1]):
             continue
-        misses = misses_l1(update, chain_loops(op), l1)
+        misses = misses_cache(update, chain_loops(op), cache)
         if misses if misses is not None else _strided_loads(update, iv):
             continue
         entry = next((e for e in by_loop if e[0] == loop), None)
@@ -217,7 +222,12 @@ def _loads(value, address) -> bool:
     ):
         return False
     ops = list(owner.operation.operands)
-    return ops[0] == address[0] and ops[1:] == address[1]
+    # (each flattened block computes its own indices: the same address in other SSA values)
+    return (
+        ops[0] == address[0]
+        and len(ops) == len(address[1]) + 1
+        and all(same_value(x, y) for x, y in zip(ops[1:], address[1]))
+    )
 
 
 def _annotation(kind, body, vector_bits):

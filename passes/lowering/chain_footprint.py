@@ -1,15 +1,16 @@
-"""Whether the loads that feed one accumulator chain stay in the level 1 data cache.
+"""Whether the loads that feed one accumulator chain stay in a cache level (its sets and ways).
 
 `affine-to-scf` keeps an accumulator's add apart from its multiply (mul + add, not an FMA)
 where the loop waits on the chain: an add's latency is shorter than an FMA's on most cores.
-That only holds while the added terms come from L1. A chain whose loads miss L1 (the
-unscheduled matmul's column of B, rows a page apart, all in one or two L1 sets) waits on
-memory instead, and the FMA's fewer micro-ops let more of those loads overlap.
+That only holds while the added terms come from the caches near the core: L1, or L2, whose hits
+the core overlaps with the chain. A chain whose loads miss L2 (a long column of B, rows a page
+apart, in a few L2 sets) waits on memory instead, and the FMA's fewer micro-ops let more of
+those loads overlap.
 
 The chain runs over the loops around the update that its address does not depend on (the
 reduction loops, however a schedule split and reordered them). The lines its loads touch over
-one run of those loops are what the next accumulator reuses; they stay in L1 when no L1 set
-has to hold more of them than it has ways. Each buffer is taken to start on a cache line and
+one run of those loops are what the next accumulator reuses; they stay in a cache when none of
+its sets has to hold more of them than it has ways. Each buffer is taken to start on a cache line and
 at set 0: a buffer's own stride, not its base, decides how its rows share sets.
 """
 
@@ -41,11 +42,11 @@ def chain_loops(store) -> list:
     return out
 
 
-def misses_l1(update, loops, l1) -> Optional[bool]:
+def misses_cache(update, loops, cache) -> Optional[bool]:
     """Whether the loads feeding `update` (through arith ops) over the iterations of `loops`
-    touch more lines of one L1 set than it has ways; l1 = (sets, ways, line bytes). None
+    touch more lines of one set of `cache` = (sets, ways, line bytes) than it has ways. None
     when a load's address is not a known linear form (the caller keeps its old rule)."""
-    sets, ways, line = l1
+    sets, ways, line = cache
     ivs = {}
     for op in loops:
         lp = Loop(op)
@@ -128,11 +129,17 @@ def _index_form(value, ivs) -> Optional[Linear]:
             operands = list(owner.operation.operands)
             dims = [_index_form(x, ivs) for x in operands[: m.n_dims]]
             symbols = [_index_form(x, ivs) for x in operands[m.n_dims :]]
-            return linear(m.results[0], dims, symbols)
+            return linear(m.results[0], dims, symbols, division=_fixed_division)
         # fixed over the chain unless computed from one of its IVs
         return None if any(depends_on(v, iv) for iv in ivs) else Linear()
 
     return value_linear(value, leaf)
+
+
+def _fixed_division(kind, lhs: Linear, rhs: Linear) -> Optional[Linear]:
+    """A floordiv/mod of values fixed over the chain is fixed too (a fused outer loop's
+    `f floordiv 16` in a tile's row); one over the chain's IVs is not linear."""
+    return Linear() if not lhs.terms and not rhs.terms else None
 
 
 def depends_on(value, iv) -> bool:

@@ -14,6 +14,9 @@ machine:
                               generic ISA level such as x86-64-v3): 32 KiB, 8 ways, 64-byte
                               lines, what LLVM's X86 cost model assumes for every x86 CPU
                               (X86TTIImpl::getCacheSize / getCacheAssociativity).
+    L2 sets, ways              the same way (sysfs: the level 2 cache; a named CPU: `L2_BY_CPU`,
+                              its vendor's per-core L2; else 256 KiB, 8 ways, LLVM's X86 cost
+                              model's L2).
     FMA chains                per register width, the FMA's latency over its reciprocal
                               throughput in LLVM's scheduling model for the CPU (`llvm-mca
                               -instruction-info` on one `vfmadd231ps` per width): the independent
@@ -36,6 +39,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import Optional
 from pathlib import Path
 
 from mlir import ir
@@ -89,6 +93,34 @@ L1D_BY_CPU = {
     },
 }
 DEFAULT_L1D = (32, 8)
+# LLVM CPU name -> (per-core L2 KiB, ways), from the same sources: Haswell and Broadwell 256 KiB
+# 8-way; Skylake client and Cannon Lake 256 KiB 4-way; Skylake server, Cascade Lake, Cooper Lake
+# 1 MiB 16-way; Ice Lake client and Rocket Lake 512 KiB 8-way; Ice Lake server and Tiger Lake
+# 1.25 MiB 20-way; Alder Lake (Golden Cove) 1.25 MiB 10-way; Raptor Lake, Sapphire and Emerald
+# Rapids 2 MiB 16-way; Zen 1-3 512 KiB 8-way; Zen 4 1 MiB 8-way; Zen 5 1 MiB 16-way.
+L2_BY_CPU = {
+    "haswell": (256, 8),
+    "broadwell": (256, 8),
+    "skylake": (256, 4),
+    "cannonlake": (256, 4),
+    "skylake-avx512": (1024, 16),
+    "cascadelake": (1024, 16),
+    "cooperlake": (1024, 16),
+    "icelake-client": (512, 8),
+    "rocketlake": (512, 8),
+    "icelake-server": (1280, 20),
+    "tigerlake": (1280, 20),
+    "alderlake": (1280, 10),
+    "raptorlake": (2048, 16),
+    "sapphirerapids": (2048, 16),
+    "emeraldrapids": (2048, 16),
+    "znver1": (512, 8),
+    "znver2": (512, 8),
+    "znver3": (512, 8),
+    "znver4": (1024, 8),
+    "znver5": (1024, 16),
+}
+DEFAULT_L2 = (256, 8)
 DEFAULT_LINE = 64
 # FMA latency 4 x 2 FMA units: what most x86 cores since Skylake have.
 DEFAULT_FMA_CHAINS = 8
@@ -105,6 +137,8 @@ class CpuModel:
     line_bytes: int
     page_bytes: int = PAGE_BYTES
     fma_chains_by_bits: tuple = ()  # ((register bits, chains), ...), narrowest first
+    l2_sets: int = DEFAULT_L2[0] * 1024 // (DEFAULT_L2[1] * DEFAULT_LINE)
+    l2_ways: int = DEFAULT_L2[1]
 
     def vector_lanes(self, element_bits: int) -> int:
         """Elements of `element_bits` one vector register holds."""
@@ -131,8 +165,21 @@ def _model(target: str) -> CpuModel:
     native = target_options(target).get("mcpu", "native") == "native"
     registers, bits = register_file(t.triple, implied_features(t))
     sets, ways, line = (host_l1d() if native else None) or named_l1d(t.cpu)
+    l2_sets, l2_ways, _ = (host_cache(2, ("Unified", "Data")) if native else None) or named_l2(
+        t.cpu
+    )
     chains = fma_chains(t, bits) if t.triple.startswith("x86_64") else ()
-    return CpuModel(t.cpu, registers, bits, sets, ways, line, fma_chains_by_bits=chains)
+    return CpuModel(
+        t.cpu,
+        registers,
+        bits,
+        sets,
+        ways,
+        line,
+        fma_chains_by_bits=chains,
+        l2_sets=l2_sets,
+        l2_ways=l2_ways,
+    )
 
 
 def register_file(triple: str, features) -> tuple:
@@ -169,11 +216,17 @@ def implied_features(t: CpuTarget) -> tuple:
 def host_l1d():
     """(sets, ways, line bytes) of the host's level 1 data cache, or None when the kernel does
     not say (a container without sysfs)."""
+    return host_cache(1, ("Data", "Unified"))
+
+
+def host_cache(level: int, kinds) -> Optional[tuple]:
+    """(sets, ways, line bytes) of the host's first cache of `level` whose type is one of
+    `kinds`, or None when the kernel does not say."""
     for index in sorted(SYSFS_CACHE.glob("index*")):
         try:
-            if (index / "level").read_text().strip() != "1" or (
+            if (index / "level").read_text().strip() != str(level) or (
                 index / "type"
-            ).read_text().strip() not in ("Data", "Unified"):
+            ).read_text().strip() not in kinds:
                 continue
             sets, ways, line = (
                 int((index / name).read_text())
@@ -188,6 +241,13 @@ def host_l1d():
 def named_l1d(cpu: str) -> tuple:
     """(sets, ways, line bytes) of a named CPU's L1D (`L1D_BY_CPU`, else LLVM's default)."""
     kib, ways = L1D_BY_CPU.get(cpu, DEFAULT_L1D)
+    return kib * 1024 // (ways * DEFAULT_LINE), ways, DEFAULT_LINE
+
+
+def named_l2(cpu: str) -> tuple:
+    """(sets, ways, line bytes) of a named CPU's per-core L2 (`L2_BY_CPU`, else LLVM's
+    default)."""
+    kib, ways = L2_BY_CPU.get(cpu, DEFAULT_L2)
     return kib * 1024 // (ways * DEFAULT_LINE), ways, DEFAULT_LINE
 
 

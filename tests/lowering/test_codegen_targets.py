@@ -273,6 +273,16 @@ def test_named_cpus_model():
     for cpu, numbers in expected.items():
         m = cm.cpu_model(_target(cpu))
         assert (m.vector_registers, m.vector_bits, m.l1d_sets, m.l1d_ways) == numbers, cpu
+    # per-core L2 (sets, ways): 2 MiB 16-way, 1 MiB 16-way, 1 MiB 8-way; LLVM's default
+    l2 = {
+        "sapphirerapids": (2048, 16),
+        "skylake-avx512": (1024, 16),
+        "znver4": (2048, 8),
+        "x86-64-v3": (512, 8),
+    }
+    for cpu, numbers in l2.items():
+        m = cm.cpu_model(_target(cpu))
+        assert (m.l2_sets, m.l2_ways) == numbers, cpu
         assert m.line_bytes == 64 and m.page_bytes == 4096
     # FMA latency / reciprocal throughput per register width, from LLVM's scheduling model
     chains = {
@@ -310,8 +320,10 @@ def test_the_host_model_reads_the_kernels_cache_description(tmp_path, monkeypatc
     try:
         host = cm.cpu_model("llvm")
         assert (host.l1d_sets, host.l1d_ways, host.line_bytes) == (32, 7, 128)
+        assert (host.l2_sets, host.l2_ways) == (2048, 16)
         named = cm.cpu_model("llvm -mcpu=znver4")
         assert (named.l1d_sets, named.l1d_ways, named.line_bytes) == (64, 8, 64)
+        assert (named.l2_sets, named.l2_ways) == (2048, 8)  # 1 MiB, 8 ways
         monkeypatch.setattr(cm, "SYSFS_CACHE", tmp_path / "missing")
         cm._model.cache_clear()
         assert cm.cpu_model("llvm").l1d_ways == cm.named_l1d(cm.cpu_model("llvm").cpu)[1]
