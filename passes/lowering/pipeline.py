@@ -34,6 +34,7 @@ STAGE_NAMES = {
         (None, "unroll-for-vectorize"),
         (None, "compact-buffers"),
         (None, "storage-pad"),
+        (None, "drop-unit-dims"),
         (None, "stack-budget"),
         (None, "bool-buffers-to-i8"),
         (None, "auto-vectorize"),

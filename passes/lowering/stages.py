@@ -34,6 +34,7 @@ _STAGES = {
     "unroll-for-vectorize": ("unroll_for_vectorize", "UnrollForVectorize"),
     "compact-buffers": ("compact_buffers", "CompactBuffers"),
     "storage-pad": ("storage_align", "StoragePad"),
+    "drop-unit-dims": ("unit_dims", "DropUnitDims"),
     "stack-budget": ("stack_budget", "StackBudget"),
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
     "auto-vectorize": ("auto_vectorize", "AutoVectorize"),
