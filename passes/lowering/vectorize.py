@@ -29,6 +29,8 @@ loads/stores and values kept in vector registers are what fast CPU code needs (d
 MLIR_NOTES, "What fast CPU code needs").
 """
 
+from typing import Optional
+
 from mlir import ir
 from mlir.dialects import affine, arith, memref, scf, vector
 
@@ -45,6 +47,9 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
+from tir_mlir.passes.lowering.gather_width import gather_lanes
+from tir_mlir.passes.lowering.unroll import unroll
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
@@ -53,12 +58,13 @@ MAX_LANES = 64
 class VectorizeLoops:
     name = "vectorize-loops"
 
-    def __init__(self, vector_bits=VECTOR_BITS):
+    def __init__(self, vector_bits=VECTOR_BITS, target: Optional[CpuTarget] = None):
         self.vector_bits = vector_bits  # a long loop is cut into vectors this wide
+        self.target = target  # a CPU's: its cost model weighs gathered lanes (gather_width.py)
 
     @classmethod
     def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits)
+        return cls(cpu_model(target).vector_bits, cpu_target(target))
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -74,6 +80,8 @@ class VectorizeLoops:
                 n = constant_extent(loop)
                 if n > MAX_LANES or (n > width and n & (n - 1)):
                     _strip_mine(loop, width)
+                elif self.target is not None and n > 1:
+                    self._narrow_gathers(loop, n)
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 loop = Loop(op)
@@ -86,6 +94,19 @@ class VectorizeLoops:
                     plan = Plan(loop)
                     if plan.ok:
                         _Vectorizer(loop, plan).run()
+
+    def _narrow_gathers(self, loop: Loop, n: int):
+        """Cut a loop whose lanes are gathered into vectors of the lanes that cost least
+        (gather_width.py), one unrolled copy per vector."""
+        plan = Plan(loop)
+        if not plan.ok:
+            return
+        assert self.target is not None
+        lanes = gather_lanes(loop.body, plan, n, self.target, self.vector_bits)
+        if lanes < n:
+            _strip_mine(loop, lanes)
+            if Loop(loop.op).kind == "serial":  # (the loop over the vectors)
+                unroll(loop.op)
 
 
 class _Vectorizer:

@@ -1,6 +1,8 @@
 """Stage vectorize-loops: `T.vectorized` loops become vector-dialect code when every access is
 contiguous or uniform; otherwise they stay loops for LLVM's vectorizer. Numbers against numpy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -296,7 +298,10 @@ def test_lane_order_is_kept():
     sch = Schedule(tir_mlir.parse(LANE_ORDER))
     scf = emit_text(sch.mod.module, "scf")
     assert scf.count("scf.for") == 1 and "loop_vectorize" in scf
-    assert "vector.extract" in scf and "arith.index_cast" in scf and "vector<16xindex>" in scf
+    # (the scattered C[i * 2] store cuts the 16 lanes into vectors LLVM prices lower:
+    # gather_width.py)
+    assert "vector.extract" in scf and "arith.index_cast" in scf
+    assert re.search(r"vector<(4|8|16)xindex>", scf)
     _matches_interpreter(LANE_ORDER, sch)
 
 
