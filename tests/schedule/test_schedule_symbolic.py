@@ -13,8 +13,8 @@ import pytest
 
 import tir_mlir
 from tir_mlir.errors import ScheduleError
-from schedule_check import parse
-from symbolic_programs import program
+from schedule_check import check_numerics, parse
+from symbolic_programs import SOURCES, program
 
 DATA = Path(__file__).parent.parent / "data" / "symbolic"
 
@@ -51,7 +51,10 @@ def body(text: str) -> str:
 
 # TVM canonicalizes the product inside its iter-map form as `m * n`; MLIR's affine
 # simplification orders it `n * m` (the same value).
-SAME_UP_TO_ORDER = {"fuse_symbolic": ("% (m * n)", "% (n * m)")}
+SAME_UP_TO_ORDER = {
+    case: ("% (m * n)", "% (n * m)")
+    for case in ("fuse_symbolic", "fuse_split3_reorder", "fuse_split3_reorder_small")
+}
 
 
 # TVM writes this binding start first (`n - i_0 * 4 - 4 + ax0`) and its guard as
@@ -270,13 +273,31 @@ def test_one_build_gives_numpys_numbers_at_every_size(case):
             )
 
 
-def test_reorder_of_a_three_way_split_of_a_symbolic_fused_loop_is_refused_with_the_reason():
-    # TVM accepts this (its iter-map analysis divides by `n`); ours cannot prove the
-    # bindings over a symbolic fused extent an iter map yet, and says so (it used to fail
-    # inside the analysis on the size's atom).
+def test_reorder_of_a_three_way_split_of_a_fused_loop_divides_by_the_size():
+    # TVM 0.21's print of the same schedule (docs/tvm_compat.md, fuse over (64, n)): the
+    # bindings divide the fused iterator by n, bounded by the split's T.where
     sch = tir_mlir.Schedule(tir_mlir.parse((DATA / "softmax.tir").read_text()))
     norm = sch.get_block("norm")
     fused = sch.fuse(*sch.get_loops(norm))
     rest, bx, tx = sch.split(fused, [None, 256, 1024])
-    with pytest.raises(ScheduleError, match="is not a split or a fusion of the iter vars"):
-        sch.reorder(bx, tx, rest)
+    sch.reorder(bx, tx, rest)
+    fused = "(i_j_fused_0 * 262144 + i_j_fused_1 * 1024 + i_j_fused_2)"
+    assert (
+        "for i_j_fused_1, i_j_fused_2, i_j_fused_0 in T.grid(256, 1024, (n * 64 + 262143) // 262144):\n"
+        '        with T.block("norm"):\n'
+        f"            vi = T.axis.spatial(64, {fused} // n)\n"
+        f"            vj = T.axis.spatial(n, {fused} % n)\n"
+        "            T.where((i_j_fused_0 * 256 + i_j_fused_1) * 1024 + i_j_fused_2 < n * 64)\n"
+    ) in sch.mod.script()
+
+
+def test_reorder_of_a_static_three_way_split_of_a_fused_loop():
+    # (MLIR's form of the row binding, `f0 * 16384 + f1 * 64 + f2 // 16`, no longer shows
+    # the fused sum the T.where bounds: the iter map's fused iterator is what it bounds)
+    src = SOURCES["add"].replace("    n = T.int32()\n", "").replace("n,", "20000,")
+    sch = tir_mlir.Schedule(parse(src))
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    rest, bx, tx = sch.split(fused, [None, 256, 1024])
+    sch.reorder(bx, tx, rest)
+    assert "for i_j_fused_1, i_j_fused_2, i_j_fused_0 in T.grid(256, 1024, 2):" in sch.mod.script()
+    check_numerics(parse(src), sch.mod, "add")

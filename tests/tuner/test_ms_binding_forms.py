@@ -3,12 +3,15 @@ lines recorded here): the fused-then-split bindings keep the fused sum whole, a 
 fused too (`i0_fused_0`), a fused unit loop binds 0, and the T.where a split puts on an
 uneven nest bounds the fused sum; the numbers are the unscheduled program's."""
 
+from pathlib import Path
+
 import numpy as np
 from binding_forms import add_one, binding_lines, norm_bmn
 
 import tir_mlir
 import tir_mlir.meta_schedule as ms
 
+SYMBOLIC = Path(__file__).parent.parent / "data" / "symbolic"
 COOPERATIVE = add_one(512, 512)
 NORM = norm_bmn(256)
 
@@ -80,3 +83,20 @@ def test_unrolled_loop_bound_by_the_fused_sum():
     tir_mlir.interpret(mod, "main", a, want)
     tir_mlir.interpret(sch.mod, "main", a, got)
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_symbolic_extent_is_split_in_three():
+    # TVM 0.21's RewriteUnboundBlock on tests/data/symbolic/softmax.tir (a cuda target with
+    # 1024 threads a block): the fused extent n * 64 has no known bound, so the blockIdx.x
+    # and threadIdx.x parts go outside the rest (the same numbers as the unscheduled
+    # program: tests/schedule/test_schedule_symbolic.py's fuse_split3_reorder cases)
+    _, sch = _rewrite((SYMBOLIC / "softmax.tir").read_text())
+    s = "(i_j_fused_0 * 262144 + i_j_fused_1 * 1024 + i_j_fused_2)"
+    assert _lines(sch)[-5:] == [
+        'for i_j_fused_1 in T.thread_binding(256, thread="blockIdx.x"):',
+        'for i_j_fused_2 in T.thread_binding(1024, thread="threadIdx.x"):',
+        f"vi = T.axis.spatial(64, {s} // n)",
+        f"vj = T.axis.spatial(n, {s} % n)",
+        "T.where((i_j_fused_0 * 256 + i_j_fused_1) * 1024 + i_j_fused_2 < n * 64)",
+    ]
+    assert "for i_j_fused_0 in range((n * 64 + 262143) // 262144):" in sch.mod.script()

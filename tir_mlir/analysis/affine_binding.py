@@ -9,8 +9,9 @@ from typing import Optional
 from mlir import ir
 
 from tir_mlir.ir.affine_exprs import dims_of
-from tir_mlir.analysis.symbolic import substitute as sym_substitute
-from tir_mlir.dialect.ops import Block
+from tir_mlir.analysis import index
+from tir_mlir.analysis.symbolic import SymExpr, substitute as sym_substitute
+from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.analysis.structure import result_dims, value_range
 from tir_mlir.analysis.buffer_util import NotAffine, substitute, to_affine
 from tir_mlir.analysis.linear import Linear, linear
@@ -56,24 +57,70 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
         used = [dims_of(e) for e in binds]
     ranges = [(0, 0) if k in constant else value_range(v) for k, v in enumerate(leaves)]
     mins = [lo for lo, _ in ranges]
-    extents = [hi - lo + 1 for lo, hi in ranges]
+    extents = [
+        _extent(v) if hi == index.UNKNOWN else hi - lo + 1
+        for v, (lo, hi) in zip(leaves, ranges)
+    ]
     names = [f"loop {k}" for k in range(len(leaves))]
     # bindings to constants (unit loops included) take no part in the iter map
-    exprs = [e for e, ks in zip(binds, used) if any(extents[k] > 1 for k in ks)]
+    exprs = [e for e, ks in zip(binds, used) if any(extents[k] != 1 for k in ks)]
+    predicate = b.predicate
+    constraints = []
+    if predicate is not None:
+        for c in predicate.constraints:
+            expr = c.expr if dims is None else substitute(c.expr, dims)
+            constraints.append((c.is_eq, expr, _dims_linear(expr)))
     try:
-        read_groups(exprs, mins, extents, names, all_used=False, reverse=False, surjective=True)
+        groups = read_groups(
+            exprs,
+            mins,
+            extents,
+            names,
+            all_used=False,
+            reverse=False,
+            surjective=True,
+            symbols=b.symbols,
+            limits=[u for _, e, lin in constraints for u in _upper_limit(e, lin, b.symbols)],
+        )
     except NotInvertible as e:
         return f"its bindings are not an iter map of its loops: {e}"
-    predicate = b.predicate
-    if predicate is not None:
+    if constraints:
         forms = [linear(e) for e in binds]
         fused = [frozenset(f.terms.items()) for f in forms if f is not None and f.terms]
         fused += [s for e in binds for s in _divided_sums(e)]  # `(f0 * 1024 + f1) // 768`
-        for c in predicate.constraints:
-            lin = _dims_linear(c.expr if dims is None else substitute(c.expr, dims))
-            if c.is_eq or lin is None or not _bounds_an_iterator(lin.terms, fused):
+        # the fused iterators of the iter map, also where MLIR split the sum up in the
+        # binding (`f0 * 16384 + f1 * 64 + f2 // 16` for `(f0 * 262144 + ...) // 16`)
+        fused += [frozenset(g.coeffs.items()) for g in groups]
+        for is_eq, _, lin in constraints:
+            if is_eq or lin is None or not _bounds_an_iterator(lin.terms, fused):
                 return "its T.where is not a bound on one of its loop iterators"
     return None
+
+
+def _extent(v: ir.Value):
+    """The trip count of a loop over a size (`(n * m + 1023) // 1024`); UNKNOWN when the
+    value is not such a loop's variable."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) and owner.owner.operation.name == Loop.OP_NAME:
+        loop = Loop(owner.owner.operation)
+        if loop.constant_bounds and loop.min == 0:
+            return loop.extent
+    return index.UNKNOWN
+
+
+def _upper_limit(expr: ir.AffineExpr, lin: Optional[Linear], symbols) -> list:
+    """[(coefficients of F, U)] for a constraint `U - F - 1 >= 0` (`T.where(F < U)`), U an
+    expression of sizes; [] for any other constraint."""
+    if lin is None or not lin.terms or any(c > 0 for c in lin.terms.values()):
+        return []
+    rest = sym_substitute(
+        expr,
+        [ir.AffineExpr.get_constant(0)] * (max(dims_of(expr)) + 1),
+        [ir.AffineExpr.get_symbol(k) for k in range(len(symbols))],
+    )
+    if _max_symbol(rest) >= len(symbols):
+        return []
+    return [({k: -c for k, c in lin.terms.items()}, SymExpr.from_affine(rest, symbols) + 1)]
 
 
 def _divided_sums(expr: ir.AffineExpr) -> list:

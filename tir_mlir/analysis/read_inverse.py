@@ -10,16 +10,23 @@ iter vars, `vi * 16 + vj`), and the dimensions reading one F tile it (`F // 128`
 
 A group is such an F with the dimensions that read it; `read_groups` finds them or raises
 `NotInvertible` (the read reuses an element, skips one, or is not affine).
+
+Over symbolic sizes (docs/symbolic.md) a digit may be a size, as in TVM's iter maps: a fuse
+of loops over `n` and `m` split in three reads `F % (n * m) // m` and `F % m`, F over
+`[0, n * m)` by the split's `T.where(F < n * m)` (a `limits` entry: the last tile of F's top
+loop is cut there).
 """
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from mlir import ir
 
-from tir_mlir.analysis.symbolic import prove_le
+from tir_mlir.analysis.linear import linear
+from tir_mlir.analysis.symbolic import Int, SymExpr, prove_le, used_symbols
 from tir_mlir.analysis import index
 from tir_mlir.analysis.index import Lin
+from tir_mlir.ir.affine_exprs import dims_of
 
 
 class NotInvertible(Exception):
@@ -28,12 +35,13 @@ class NotInvertible(Exception):
 
 @dataclass
 class Piece:
-    """Dimension `dim` of the read: off + (F // div) % mod; mod None for F's top digit."""
+    """Dimension `dim` of the read: off + (F // div) % mod; mod None for F's top digit (div
+    and mod may be sizes: SymExprs)."""
 
     dim: int
     off: int
-    div: int
-    mod: Optional[int]
+    div: Int
+    mod: Optional[Int]
     terms: Dict[int, int]  # the iter vars (and coefficients) this dimension's index shows
     sign: int = 1  # -1: the index runs one iter var backwards (off - t)
 
@@ -42,7 +50,7 @@ class Piece:
 class Group:
     coeffs: Dict[int, int]  # iter var -> its coefficient in F (mixed radix)
     pieces: List[Piece]  # by increasing div: the lowest digit of F first
-    extent: int  # F ranges over [0, extent)
+    extent: Int  # F ranges over [0, extent)
 
     def span(self, p: Piece) -> int:
         """How many values the piece takes: its digit's range."""
@@ -65,6 +73,8 @@ def read_groups(
     surjective: bool = False,
     constants_ok: bool = False,
     unit_dims: frozenset = frozenset(),
+    symbols: Sequence[ir.Value] = (),
+    limits: Sequence[Tuple[Dict[int, int], Int]] = (),
 ) -> List[Group]:
     """The groups of a read whose dimension d is exprs[d] over iter vars (dim k = iter k, of
     domain [mins[k], mins[k] + extents[k])); unit iter vars count as constants.
@@ -73,7 +83,9 @@ def read_groups(
     (`v0 * 2 + v1` with 4 values of v1: each value read, some more than once);
     `constants_ok`: constant indices are skipped rather than refused; `unit_dims`: dimensions
     of size 1, where index 0 (a unit iter var, `D[vn, ...]` of a batch of one) is no group but
-    fine."""
+    fine. `symbols`: the values of the exprs' symbols (a divisor `n * m` is then a size);
+    `limits`: pairs (coefficients of a fused iterator F, U) from a `T.where(F < U)`: F's
+    extent is U unless its loops provably give fewer values."""
     n = len(extents)
     dims = [
         index.const(mins[k]) if extents[k] == 1 else Lin(((("v", k), 1),), mins[k])
@@ -94,7 +106,7 @@ def read_groups(
             if constants_ok or (d in unit_dims and lin.const == 0):
                 continue
             raise NotInvertible(f"index {d} is a constant")
-        pieces.append(_piece(d, lin))
+        pieces.append(_piece(d, lin, symbols))
         if pieces[-1].sign == -1 and not reverse:
             raise NotInvertible(f"index {d} runs an iter var backwards")
     groups = _connect(pieces)
@@ -106,7 +118,7 @@ def read_groups(
         if surjective and len(g.pieces) == 1 and g.pieces[0].div == 1 and g.pieces[0].mod is None:
             _check_no_gaps(g, extents, names)
         else:
-            _check_group(g, extents, names)
+            _check_group(g, extents, names, limits)
     return groups
 
 
@@ -134,7 +146,7 @@ def _single_atom(lin: Lin):
     return None
 
 
-def _piece(d: int, lin: Lin) -> Piece:
+def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = ()) -> Piece:
     off = lin.const
     lin_terms = {a[1]: c for a, c in lin.terms if a[0] == "v"}
     atoms = [(a, c) for a, c in lin.terms if a[0] != "v"]
@@ -162,7 +174,45 @@ def _piece(d: int, lin: Lin) -> Piece:
                     return _checked(Piece(d, off, c, sub[2] // c, terms))
                 if kind == "mod" and sub[0] == "div":  # (F // c) % m
                     return _checked(Piece(d, off, sub[2], c, terms))
+    if len(atoms) == 1 and atoms[0][1] == 1 and not lin_terms:
+        # a digit by a size: one expression MLIR keeps whole (`F % (n * m) // m`)
+        piece = _sized_piece(d, off, index.to_affine(Lin(atoms)), symbols)
+        if piece is not None:
+            return _checked(piece)
     raise NotInvertible(f"index {d} is not a split or a fusion of the iter vars")
+
+
+def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols) -> Optional[Piece]:
+    """The piece of `F % S`, `F // T`, `F % S // T` or `F // T % S` (F linear in the iter
+    vars, S and T expressions of sizes, T dividing S), else None."""
+    div: Int = 1
+    mod: Optional[Int] = None
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineModExpr):
+        mod, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
+        if isinstance(e, ir.AffineFloorDivExpr):
+            div, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
+    elif isinstance(e, ir.AffineFloorDivExpr):
+        div, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
+        if isinstance(e, ir.AffineModExpr):
+            whole, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
+            if whole is None or div is None or (whole // div) * div != whole:
+                return None
+            mod = whole // div
+    if div is None or (isinstance(e, ir.AffineModExpr) and mod is None):
+        return None
+    form = linear(e)
+    if form is None or form.const or not form.terms:
+        return None
+    return Piece(d, off, div, mod, dict(form.terms))
+
+
+def _size(e: ir.AffineExpr, symbols) -> Optional[Int]:
+    """A divisor with no iter var in it, as an Int over `symbols` (None otherwise)."""
+    if dims_of(e) or any(k >= len(symbols) for k in used_symbols(e)):
+        return None
+    size = SymExpr.from_affine(e, symbols)
+    return None if isinstance(size, int) and size <= 0 else size
 
 
 def _checked(p: Piece) -> Piece:
@@ -192,12 +242,13 @@ def _connect(pieces: List[Piece]) -> List[Group]:
                         f"index {p.dim} reads an iter var with another "
                         f"stride than index {g.pieces[0].dim}"
                     )
-        g.pieces.sort(key=lambda p: p.div)
+        # (a size after the constants: `_check_group` finds its place in the chain)
+        g.pieces.sort(key=lambda p: (0, p.div) if isinstance(p.div, int) else (1, 0))
     groups.sort(key=lambda g: min(p.dim for p in g.pieces))
     return groups
 
 
-def _check_group(g: Group, extents, names):
+def _check_group(g: Group, extents, names, limits=()):
     """F must be a mixed-radix number (a bijection onto [0, extent)) and its pieces its
     digits, lowest first, each one where the previous ends."""
     if any(p.sign == -1 for p in g.pieces) and len(g.pieces) + len(g.coeffs) > 2:
@@ -210,10 +261,15 @@ def _check_group(g: Group, extents, names):
                 f"{radix} would make the read a bijection"
             )
         radix *= extents[k]
-    g.extent = radix
-    expect = 1
+    g.extent = _limited(radix, g.coeffs, limits)
+    expect: Int = 1
     for i, p in enumerate(g.pieces):
         top = i == len(g.pieces) - 1
+        if p.div != expect:
+            later = next((j for j in range(i + 1, len(g.pieces)) if g.pieces[j].div == expect), 0)
+            if later:  # (a digit by a size sorts last: find the one that goes here)
+                g.pieces[i], g.pieces[later] = g.pieces[later], g.pieces[i]
+                p = g.pieces[i]
         if p.div != expect:
             raise NotInvertible(
                 f"index {p.dim} skips or repeats digits of {' + '.join(names[k] for k in g.coeffs)}"
@@ -226,12 +282,26 @@ def _check_group(g: Group, extents, names):
             raise NotInvertible(f"index {p.dim} does not read the whole fused iterator")
         if p.mod is not None:
             expect = p.div * p.mod
-            if any(c % expect for k, c in g.coeffs.items() if k not in p.terms):
+            if any(
+                not isinstance(expect, int) or c % expect
+                for k, c in g.coeffs.items()
+                if k not in p.terms
+            ):
                 raise NotInvertible(f"index {p.dim} drops an iter var that it depends on")
     if g.pieces[-1].mod is not None:
         raise NotInvertible(
             f"the read wraps around: index {g.pieces[-1].dim} is taken modulo {g.pieces[-1].mod}"
         )
+
+
+def _limited(radix: Int, coeffs: Dict[int, int], limits) -> Int:
+    """F's extent under the `T.where(F < U)` bounds on it: U unless radix <= U is proved. (A
+    split of a size `U` makes radix `ceil(U / k) * k`, at least U, which `prove_le` cannot
+    show over symbols; the bound is what the block sees either way.)"""
+    for terms, upper in limits:
+        if terms == coeffs and not prove_le(radix, upper):
+            radix = upper
+    return radix
 
 
 def digit_of(g: Group, k: int):

@@ -121,6 +121,19 @@ def cache_read_reversed(sch):
     sch.compute_at(sch.cache_read(b, 0, "global"), i0)
 
 
+def fuse_split3_reorder(sch):
+    """A fused loop over n * m split in three, its parts reordered (what RewriteUnboundBlock
+    and TVM's GPU schedules do before binding them): the bindings divide by the sizes."""
+    rest, bx, tx = sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [None, 256, 1024])
+    sch.reorder(bx, tx, rest)
+
+
+def fuse_split3_reorder_small(sch):
+    """The same with tiles the test sizes exceed, in another order."""
+    rest, bx, tx = sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [None, 4, 8])
+    sch.reorder(tx, rest, bx)
+
+
 CASES = {
     "split_guard": ("add", split_guard),
     "fuse_split_vectorize": ("add", fuse_split_vectorize),
@@ -141,4 +154,6 @@ CASES = {
     "split_assumed_unguarded": ("add_assumed", split_assumed_unguarded),
     "transform_layout_intermediate": ("scale_sum", transform_layout_intermediate),
     "cache_read_reversed": ("reverse", cache_read_reversed),
+    "fuse_split3_reorder": ("scale_sum", fuse_split3_reorder),
+    "fuse_split3_reorder_small": ("scale_sum", fuse_split3_reorder_small),
 }

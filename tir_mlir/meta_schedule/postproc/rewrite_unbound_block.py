@@ -4,7 +4,8 @@ BindBlockThreadIdx does: the leading spatial loops (up to the first loop that is
 or whose body holds several statements, and before a threadIdx loop) are fused (a unit loop
 added when there is none) and split into blockIdx.x x threadIdx.x, the thread count
 min(extent, the target's max threads per block); a fused extent over `max_threadblocks` x
-that limit is split in three, the blockIdx.x and threadIdx.x parts moved outside the rest.
+that limit, or a symbolic one (`n * 64`), is split in three, the blockIdx.x and threadIdx.x
+parts moved outside the rest.
 Blocks MultiLevelTiling tiled are left alone; with threads but no blocks bound, the fused
 loops become blockIdx.x."""
 
@@ -71,14 +72,9 @@ def _bind_block(sch, block, max_threadblocks: int, max_threads: int) -> None:
     n = min(i_multi, i_spatial + 1)
     fused = sch.fuse(*loops[:n])  # one loop too, as TVM (it is renamed `i_fused`)
     extent = sch.get(fused).extent
-    if not isinstance(extent, int):
-        # TVM splits a symbolic extent in three and moves the blockIdx.x and threadIdx.x
-        # parts out; our reorder cannot prove the bindings of that symbolic split an iter
-        # map, so a symbolic extent gets the two-way split (blocks cover any size).
-        bx, tx = sch.split(fused, [None, max_threads])
-    elif extent <= max_threadblocks * max_threads:
+    if isinstance(extent, int) and extent <= max_threadblocks * max_threads:
         bx, tx = sch.split(fused, [None, min(extent, max_threads)])
-    else:
+    else:  # (a symbolic extent too, as TVM: its size is not known to fit)
         rest, bx, tx = sch.split(fused, [None, max_threadblocks, max_threads])
         sch.reorder(bx, tx, rest)
     sch.bind(bx, "blockIdx.x")
