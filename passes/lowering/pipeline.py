@@ -48,6 +48,7 @@ STAGE_NAMES = {
         (None, "scalar-replace"),
         (None, "jam-carried-loops"),
         (None, "carry-vectors"),
+        (None, "gather-loops"),
         ("scf", "prefetch-strided"),
         (None, "packed-calls"),
         (None, "alloc-check"),

@@ -48,6 +48,7 @@ _STAGES = {
     "scalar-replace": ("scalar_replace", "ScalarReplace"),
     "jam-carried-loops": ("jam_loops", "JamCarriedLoops"),
     "carry-vectors": ("carry_vectors", "CarryVectors"),
+    "gather-loops": ("gather_loops", "GatherLoops"),
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),

@@ -1,0 +1,158 @@
+"""Stage `gather-loops` (CPU, scf level): a serial loop whose loads mostly jump at least a
+vector register's width of elements from one iteration to the next gets `vectorize disable`.
+
+    scf.for %y = 0 to 8 {                          (the same loop)
+      %a = memref.load %A[%c, 2 * %y, %x]    =>    {loop_annotation = #llvm.loop_annotation<
+      ...                                            vectorize = <disable = true>>}
+
+LLVM's loop vectorizer takes the innermost loop once its small inner loops are unrolled. Over
+such a loop every vector lane comes from another row: each vector load becomes one scalar load
+and one insert per lane (the X86 targets that matter prefer no hardware gather). A 2x2 max
+pool tile (8 output rows around 2 x 2 x 2 small loops) got 16-lane vectors of rows, 64 scalar
+loads and 48 inserts per 16 outputs; with the loop left scalar, LLVM's SLP vectorizer packs the
+unrolled window along its contiguous columns instead (two 4-float loads and 4 shuffles per two
+outputs, TVM's code), 0.37 -> 0.30 ms. The target's vector width (cpu_model.py) sets the jump:
+loads closer together than a register's lanes may share one (LLVM's interleaved groups), and
+stores are left to LLVM's judgement (a transpose's scattered stores follow contiguous loads).
+A loop with as many near loads as far ones (an unscheduled matmul's `k`: A's row, B's column)
+keeps LLVM's choice.
+
+A loop qualifies when it is a `scf.for` without a loop annotation (a schedule's `vectorize` or
+`unroll` keeps its own); it holds no vector access, copy or call (what it does is not all
+scalar loads and stores); the index of every load in it is a linear form of its IV (no
+division, no loaded index) on a memref of static strides; and of its loads that move with it,
+each counted as often as it runs per iteration, more jump at least the lanes of their element
+type than not.
+"""
+
+import math
+
+from mlir import ir
+
+from tir_mlir.analysis.linear import Linear, value_linear
+from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.passes.lowering.common import ancestors, constant_int, functions, scalar_bits
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+
+ANNOTATION = "#llvm.loop_annotation<vectorize = <disable = true>>"
+# Ops whose memory accesses this stage does not read (a loop holding one is left alone).
+OPAQUE_PREFIXES = ("vector.", "func.call", "llvm.", "memref.copy")
+VECTOR_BITS = 512  # without a CPU target
+
+
+class GatherLoops:
+    name = "gather-loops"
+
+    def __init__(self, vector_bits=VECTOR_BITS):
+        self.vector_bits = vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            for loop in [o for o in walk_all(f) if o.name == "scf.for"]:
+                if "loop_annotation" not in loop.attributes and self.gathers(loop):
+                    loop.attributes["loop_annotation"] = ir.Attribute.parse(ANNOTATION)
+
+    def gathers(self, loop) -> bool:
+        """Whether the loads in `loop` that move with its IV are mostly gathers: those that
+        jump at least a vector register's lanes per iteration are more than the others,
+        each counted as often as it runs per iteration (the trip counts of the loops between
+        it and `loop`)."""
+        iv = loop.regions[0].blocks[0].arguments[0]
+        inside = {o for o in walk_all(loop)}
+        memo: dict = {}
+        gathered = near = 0
+        for op in inside:
+            name = op.name
+            if name.startswith(OPAQUE_PREFIXES):
+                return False
+            if name != "memref.load":
+                continue
+            step = _element_step(op, iv, inside, memo)
+            if step is None:
+                return False
+            if step == 0:
+                continue
+            runs = math.prod(_trips(p) for p in _loops_between(op, loop))
+            lanes = max(1, self.vector_bits // _bits(op.results[0].type))
+            if abs(step) < lanes:
+                near += runs
+            else:
+                gathered += runs
+        return gathered > near
+
+
+def _trips(loop) -> int:
+    """Iterations of an scf.for of constant bounds (1 when they are not constants)."""
+    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+    if lo is None or hi is None or not step:
+        return 1
+    return max(1, -(-(hi - lo) // step))
+
+
+def _loops_between(op, loop):
+    """The scf.for loops enclosing `op` inside `loop`."""
+    out = []
+    for p in ancestors(op):
+        if p == loop:
+            return out
+        if p.name == "scf.for":
+            out.append(p)
+    return out
+
+
+def _bits(t) -> int:
+    return scalar_bits(t) if isinstance(t, (ir.IntegerType, ir.FloatType)) else 64  # index
+
+
+def _element_step(load, iv, inside, memo):
+    """Elements the load's address moves per step of `iv` (0: it does not move), or None
+    when its index is not a linear form of `iv` or the memref's strides are not static."""
+    memref = ir.MemRefType(load.operands[0].type)
+    strides, _ = memref.get_strides_and_offset()
+
+    def leaf(v):
+        if v == iv:
+            return Linear({"iv": 1})
+        return None if _moves(v, iv, inside, memo) else Linear()
+
+    step = 0
+    for index, stride in zip(list(load.operands)[1:], strides):
+        form = value_linear(index, leaf, memo.setdefault("forms", {}))
+        if form is None:
+            return None
+        coefficient = form.terms.get("iv", 0)
+        if coefficient:
+            if stride < 0:  # dynamic strides are negative
+                return None
+            step += coefficient * stride
+    return step
+
+
+def _moves(value, iv, inside, memo) -> bool:
+    """Whether `value` may change as `iv` steps: it is `iv`, a value a loop carries
+    (iter_args), a load in the loop, or computed from one of those in the loop. Inner loops'
+    IVs, the function's arguments and values computed outside the loop stay fixed."""
+    known = memo.setdefault("moves", {})
+    if value in known:
+        return known[value]
+    owner = value.owner
+    if value == iv:
+        moves = True
+    elif isinstance(owner, ir.Block):
+        parent = owner.owner.name
+        moves = not (
+            parent in ("func.func", "scf.parallel")
+            or (parent == "scf.for" and value.arg_number == 0)
+        )
+    elif owner.operation not in inside:
+        moves = False
+    elif owner.operation.name == "memref.load":
+        moves = True
+    else:
+        moves = any(_moves(v, iv, inside, memo) for v in owner.operation.operands)
+    known[value] = moves
+    return moves
