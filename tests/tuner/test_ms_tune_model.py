@@ -74,12 +74,22 @@ def test_model_is_tuned_as_weighted_tasks(tuned):
     assert r.exit_code == 0, r.output
     assert "5 functions, 2 tasks: mm x3, relu x2" in r.output
     rows = [line.split() for line in r.output.splitlines() if line.startswith(("mm ", "relu "))]
-    assert [row[:3] for row in rows[-2:]] == [["mm", "3", "2"], ["relu", "2", "2"]]
+    # each task's trial 0 is its unscheduled program; the gradient scheduler's first round
+    # (2 candidates) goes to mm
+    assert [row[:3] for row in rows[-2:]] == [["mm", "3", "3"], ["relu", "2", "1"]]
     summary = json.loads((work / "summary.json").read_text())
     assert [(t["task"], t["functions"], t["weight"], t["trials"]) for t in summary["tasks"]] == [
-        ("mm", ["mm", "mm_again", "mm_renamed"], 3, 2),
-        ("relu", ["relu", "relu_2"], 2, 2),
+        ("mm", ["mm", "mm_again", "mm_renamed"], 3, 3),
+        ("relu", ["relu", "relu_2"], 2, 1),
     ]
+    relu = summary["tasks"][1]
+    assert relu["best_is_unscheduled"] and relu["best_ms"] == relu["unscheduled_ms"]
+    for t in summary["tasks"]:
+        assert t["best_ms"] <= t["unscheduled_ms"]
+        unscheduled_row = rows[-2 + summary["tasks"].index(t)][3].endswith("*")
+        assert unscheduled_row == t["best_is_unscheduled"]
+    if any(t["best_is_unscheduled"] for t in summary["tasks"]):
+        assert "* the unscheduled program: no schedule measured was faster" in r.output
     assert summary["end_to_end_ms"] == pytest.approx(
         sum(t["weight"] * t["best_ms"] for t in summary["tasks"])
     )
@@ -89,25 +99,55 @@ def test_model_is_tuned_as_weighted_tasks(tuned):
     db.close()
 
 
-def test_best_schedule_runs_every_function_as_the_unscheduled_program(tuned):
-    src, work, _ = tuned
-    script = (work / "best_schedule.py").read_text()
-    for name in ("mm", "mm_again", "relu", "relu_2"):
-        assert f'func_name="{name}"' in script
-    # its caches would be named after P, Q, R: the trace of mm cannot name them
-    assert "# mm_renamed: left unscheduled, the schedule of mm does not replay" in script
+def _runs_every_function(src, script_path):
     for name in ("mm", "mm_again", "mm_renamed", "relu_2"):
-        r = _cli(
-            "run",
-            str(src),
-            "--func",
-            name,
-            "--transform",
-            str(work / "best_schedule.py"),
-            "--check",
-        )
+        r = _cli("run", str(src), "--func", name, "--transform", str(script_path), "--check")
         assert r.exit_code == 0, r.output
         assert "check: OK (matches the unscheduled program, compiled)" in r.output
+
+
+def test_best_schedule_says_which_tasks_stay_unscheduled(tuned):
+    src, work, _ = tuned
+    script = (work / "best_schedule.py").read_text()
+    summary = json.loads((work / "summary.json").read_text())
+    for t in summary["tasks"]:
+        header = f"  # task {t['task']} (weight {t['weight']}): {t['best_ms']:.4f} ms"
+        said = f"{header}\n  # the unscheduled program was the fastest: left unscheduled"
+        assert (said in script) == t["best_is_unscheduled"], script
+        assert (f'func_name="{t["task"]}"' in script) != t["best_is_unscheduled"], script
+    _runs_every_function(src, work / "best_schedule.py")
+
+
+def test_best_schedule_runs_every_function_as_the_unscheduled_program(tuned, tmp_path):
+    """A schedule (the fastest of the sampled ones, whether or not it beat the unscheduled
+    program) applied to every function of its task."""
+    import tir_mlir
+    from tir_mlir.meta_schedule.database.workload import Workload
+    from tir_mlir.meta_schedule.extracted_task import extract_tasks
+    from tir_mlir.meta_schedule.tune_model import model_schedule_script
+    from tir_mlir.meta_schedule.unscheduled import is_unscheduled
+
+    src, work, _ = tuned
+    mod = tir_mlir.parse(src.read_text())
+    db = SQLiteDatabase(work / "database.sqlite")
+    records = db.get_all_tuning_records()
+    db.close()
+    extracted = extract_tasks(mod)
+    best = {}
+    for t in extracted:
+        shash = Workload(t.mod).shash
+        mine = [r for r in records if r.is_valid and r.workload.shash == shash]
+        scheduled = [r for r in mine if not is_unscheduled(r.trace)]
+        best[t.task_name] = min(scheduled or mine, key=lambda r: r.mean_sec)
+    assert not is_unscheduled(best["mm"].trace)  # mm had a round of the search
+    text = model_schedule_script(extracted, best, str(src), "llvm", None, mod=mod)
+    for name in ("mm", "mm_again"):
+        assert f'func_name="{name}"' in text
+    # its caches would be named after P, Q, R: the trace of mm cannot name them
+    assert "# mm_renamed: left unscheduled, the schedule of mm does not replay" in text
+    script = tmp_path / "scheduled.py"
+    script.write_text(text)
+    _runs_every_function(src, script)
 
 
 def test_resume_continues_without_redoing_trials(tuned, tmp_path):

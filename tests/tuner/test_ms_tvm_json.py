@@ -119,3 +119,34 @@ def test_tir_mlir_log_read_by_tvm(tmp_path):
     assert str(rec.trace).splitlines()[1:] == str(sch.trace).splitlines()[1:]
     tsch = tdb.query_schedule(tmod, target, "main")
     assert tsch.mod.script() == sch.mod.script()
+
+
+def test_empty_trace_record_read_by_tvm(tmp_path):
+    """The unscheduled program's record (the task scheduler's trial 0, the empty trace): TVM
+    loads it with the others; its queries skip a record without instructions (a record TVM
+    writes for an empty trace too), so TVM answers with the best schedule."""
+    paths = str(tmp_path / "w.json"), str(tmp_path / "r.json")
+    mod = tir_mlir.parse(PROGRAM)
+    sch = tir_mlir.Schedule(mod, seed=11)
+    schedule(sch)
+    db = JSONDatabase(*paths)
+    w = db.commit_workload(mod)
+    args_info = ArgInfo.from_entry_func(mod)
+    empty = tir_mlir.Schedule(mod).trace
+    assert not empty.insts
+    db.commit_tuning_records(
+        [
+            TuningRecord(empty, w, [1e-4], TARGET, args_info),
+            TuningRecord(sch.trace, w, [3e-4], TARGET, args_info),
+        ]
+    )
+    assert db.query_best(mod, TARGET).trace.insts == []  # tir-mlir: the unscheduled program
+    tdb = ms.database.JSONDatabase(*paths)
+    records = tdb.get_all_tuning_records()
+    assert sorted(len(r.trace.insts) for r in records) == [0, len(sch.trace.insts)]
+    assert [float(x) for r in records if not r.trace.insts for x in r.run_secs] == [1e-4]
+    tmod = tvm.script.from_source(PROGRAM)
+    (rec,) = tdb.get_top_k(tdb.commit_workload(tmod), 2)
+    assert [float(x) for x in rec.run_secs] == [3e-4]
+    tsch = tdb.query_schedule(tmod, tvm.target.Target(TARGET), "main")
+    assert tsch.mod.script() == sch.mod.script()

@@ -43,16 +43,23 @@ def test_piped_tune_prints_a_line_per_measured_candidate_and_a_usable_header(tmp
     measured = [line for line in lines if line.startswith("[")]
     assert [m.split("]")[0] for m in measured] == ["[1/4", "[2/4", "[3/4", "[4/4"]
     assert all(("ms; best " in m and "GFLOP/s" in m) or "failed" in m for m in measured)
-    assert lines[:3] == [
+    # trial 0 is the unscheduled program, then the rounds of the search
+    assert lines[:2] == [
+        "the unscheduled program: building 1 candidate",
+        "the unscheduled program: measuring 1 candidate",
+    ]
+    assert lines[2].startswith("[1/4] ")
+    assert lines[3:6] == [
         "round 1: generating candidates",
         "round 1: building 2 candidates",
         "round 1: measuring 2 candidates",
     ]
-    assert "round 2: measuring 2 candidates" in lines
+    assert "round 2: measuring 1 candidate" in lines
 
     log = (tmp_path / "out" / "w" / "tuning.log").read_text()
     assert log.count("candidate measured: ") == 4
-    assert "INFO task main: round 2, 2 candidates" in log
+    assert "INFO task main: the unscheduled program (build+run " in log
+    assert "INFO task main: round 2, 1 candidates" in log
 
     header = (tmp_path / "out" / "w" / "best_schedule.py").read_text().splitlines()[2]
     assert header == (
@@ -168,12 +175,14 @@ def test_tune_tir_logs_through_logging(tmp_path, caplog):
         seed=1,
     )
     messages = [r.getMessage() for r in caplog.records if r.name == "tir_mlir.meta_schedule"]
-    assert messages[:3] == [
+    assert messages[:2] == ["task main: building 1 candidate", "task main: measuring 1 candidate"]
+    assert messages[2].startswith("task main: the unscheduled program (build+run ")
+    assert messages[3:6] == [
         "task main: generating candidates",
-        "task main: building 2 candidates",
-        "task main: measuring 2 candidates",
+        "task main: building 1 candidate",
+        "task main: measuring 1 candidate",
     ]
-    assert messages[3].startswith("task main: round 1, 2 candidates")
+    assert messages[6].startswith("task main: round 1, 1 candidates")
     assert (tmp_path / "tuning.log").read_text().count("candidate measured: ") == 2
 
 
@@ -187,8 +196,6 @@ def test_tune_tir_shows_its_log_on_stderr_when_nothing_is_configured(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
     )
     assert r.returncode == 0, r.stderr
-    assert r.stderr.splitlines()[:3] == [
-        "task main: generating candidates",
-        "task main: building 1 candidate",
-        "task main: measuring 1 candidate",
-    ]
+    lines = r.stderr.splitlines()
+    assert lines[:2] == ["task main: building 1 candidate", "task main: measuring 1 candidate"]
+    assert lines[2].startswith("task main: the unscheduled program (build+run ")

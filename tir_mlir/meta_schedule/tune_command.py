@@ -238,6 +238,7 @@ def _report(
 ):
     """Say what was found, write best_schedule.py and tuning_curve.png; the best record."""
     from tir_mlir.meta_schedule.tune_report import baseline_of, plot_curve, write_best_schedule
+    from tir_mlir.meta_schedule.unscheduled import is_unscheduled
 
     records = [
         r for r in database.get_all_tuning_records() if r.workload == workload and r.target == key
@@ -255,17 +256,22 @@ def _report(
     speed = f"{best.mean_sec * 1e3:.4f} ms"
     if flops:
         speed += f" ({flops / best.mean_sec / 1e9:.2f} GFLOP/s)"
+    if not best.trace.insts:
+        speed += ", the unscheduled program: no schedule measured was faster"
     echo(
         f"best: {speed} after {len(records)} trials ({failed} failed); "
         f"schedule: {work_dir / 'best_schedule.py'}"
     )
+    # the unscheduled program as the task scheduler measured it, like every candidate;
+    # else (a GPU task) the reference's one call
+    unscheduled = [r.mean_sec for r in valid if is_unscheduled(r.trace)]
     note = plot_curve(
         work_dir / "tuning_curve.png",
         records,
         flops,
         start,
         title=f"{func_name} ({path}) on {key}",
-        baseline=baseline_of(reference),
+        baseline=unscheduled[0] if unscheduled else baseline_of(reference),
     )
     echo(note or f"tuning curve: {work_dir / 'tuning_curve.png'}")
     return best

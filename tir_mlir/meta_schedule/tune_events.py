@@ -23,7 +23,9 @@ class TuneObserver:
         `count`: candidates it concerns (0 while generating)."""
 
     def measured(self, task: str, run_secs, error_msg) -> None:
-        """A candidate of `task` was measured: its run times in seconds, or its error."""
+        """A candidate of `task` was measured: its run times in seconds, or its error. One
+        measured before the task's first GENERATING phase is its unscheduled program (the
+        task scheduler's trial 0)."""
 
 
 def candidates(count: int) -> str:

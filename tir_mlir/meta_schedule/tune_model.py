@@ -10,8 +10,9 @@ Work directory (as for one function, tune_command.py):
     reference_K.npz      task K's unscheduled inputs, outputs and time
     best_schedule.py     `def schedule(sch)` scheduling every function of the model by its
                          task's best record (`tir-mlir schedule|run --transform`)
-    summary.json         per task: functions, weight, trials, best and unscheduled times;
-                         the estimated end-to-end latency
+    summary.json         per task: functions, weight, trials, best and unscheduled times
+                         and whether the best is the unscheduled program; the estimated
+                         end-to-end latency
     tuning.log           the tuner's log
 
 `--resume` continues from the database: a task whose program (structural hash) and target are
@@ -25,6 +26,7 @@ from typing import Callable, Optional
 
 from tir_mlir.errors import TIRError
 from tir_mlir.meta_schedule.tune_model_progress import TaskRow, end_to_end, task_table
+from tir_mlir.meta_schedule.unscheduled import is_unscheduled
 
 _CREATED = ("database.sqlite", "database.sqlite-wal", "database.sqlite-shm")
 
@@ -118,13 +120,16 @@ def _records(database, task, key):
 def _rows(database, tasks, key) -> list[TaskRow]:
     rows = []
     for t in tasks:
-        valid = [r.mean_sec for r in _records(database, t, key) if r.is_valid]
+        records = _records(database, t, key)
+        valid = [r for r in records if r.is_valid]
+        unscheduled = [r.mean_sec for r in valid if is_unscheduled(r.trace)]
         rows.append(
             TaskRow(
                 t.task_name,
                 float(t.weight),
-                len(_records(database, t, key)),
-                min(valid) if valid else None,
+                len(records),
+                min(r.mean_sec for r in valid) if valid else None,
+                unscheduled[0] if unscheduled else None,
             )
         )
     return rows
@@ -226,7 +231,13 @@ def _report(path, mod, extracted, database, key, work_dir, echo) -> ModelResult:
                 "weight": t.weight,
                 "trials": r.trials,
                 "best_ms": _ms(r.best_sec),
-                "unscheduled_ms": _ms(baseline_of(_reference(work_dir, k))),
+                "best_is_unscheduled": r.best_is_unscheduled,
+                # measured like the candidates; else (a GPU task) the reference's one call
+                "unscheduled_ms": _ms(
+                    r.unscheduled_sec
+                    if r.unscheduled_sec is not None
+                    else baseline_of(_reference(work_dir, k))
+                ),
             }
             for k, (t, r) in enumerate(zip(extracted, rows))
         ],
@@ -303,6 +314,9 @@ def model_schedule_script(
         body.append(
             f"  # task {_line(t.task_name)} (weight {t.weight}): {record.mean_sec * 1e3:.4f} ms"
         )
+        if not record.trace.insts:
+            body.append("  # the unscheduled program was the fastest: left unscheduled")
+            continue
         lines = [line for line in str(record.trace).splitlines() if line.startswith("  ")]
         for name in t.func_names:
             named = "func_name=" + json.dumps(name)

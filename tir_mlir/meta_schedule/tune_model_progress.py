@@ -1,6 +1,7 @@
 """What `tir-mlir tune` shows while it tunes a model (several tasks, tune_model.py): one
-display for the whole model, a per-task table (task, weight, trials, best time, weight x best)
-and the estimated end-to-end latency so far, the sum over tasks of weight x best time.
+display for the whole model, a per-task table (task, weight, trials, best time, weight x best;
+a best time marked * is the unscheduled program's) and the estimated end-to-end latency so
+far, the sum over tasks of weight x best time.
 
 The table is printed after every round (each round tunes one task); on a terminal a tqdm bar
 under it counts the model's trials and shows the estimate, otherwise (stderr piped to a file,
@@ -11,15 +12,39 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from tir_mlir.meta_schedule.tune_events import MEASURING, TuneObserver, describe, mean_sec
+from tir_mlir.meta_schedule.tune_events import (
+    GENERATING,
+    MEASURING,
+    TuneObserver,
+    describe,
+    mean_sec,
+)
 from tir_mlir.meta_schedule.tune_progress import display_mode, error_kind
 
 
 class TaskRow:
-    """One task of the table: its name, weight, trials measured and best time (s)."""
+    """One task of the table: its name, weight, trials measured, best time (s) and the time
+    of its unscheduled program (s; the task scheduler's trial 0) when measured."""
 
-    def __init__(self, name: str, weight: float, trials: int = 0, best_sec: Optional[float] = None):
+    def __init__(
+        self,
+        name: str,
+        weight: float,
+        trials: int = 0,
+        best_sec: Optional[float] = None,
+        unscheduled_sec: Optional[float] = None,
+    ):
         self.name, self.weight, self.trials, self.best_sec = name, weight, trials, best_sec
+        self.unscheduled_sec = unscheduled_sec
+
+    @property
+    def best_is_unscheduled(self) -> bool:
+        """Whether no schedule measured beat the program as given."""
+        return (
+            self.best_sec is not None
+            and self.unscheduled_sec is not None
+            and self.unscheduled_sec <= self.best_sec
+        )
 
 
 def end_to_end(rows: Sequence[TaskRow]) -> Optional[float]:
@@ -41,16 +66,17 @@ def task_table(rows: Sequence[TaskRow]) -> str:
     ]
     for r in rows:
         weighted = None if r.best_sec is None else r.weight * r.best_sec
+        best = _ms(r.best_sec) + ("*" if r.best_is_unscheduled else "")
         lines.append(
-            f"{r.name:<{width}}  {r.weight:>6g}  {r.trials:>6}  "
-            f"{_ms(r.best_sec):>10}  {_ms(weighted):>18}"
+            f"{r.name:<{width}}  {r.weight:>6g}  {r.trials:>6}  {best:>10}  {_ms(weighted):>18}"
         )
     total = end_to_end(rows)
     missing = sum(r.best_sec is None for r in rows)
     line = f"estimated end-to-end latency: {_ms(total)} ms"
     if missing:
         line += f" ({missing} of {len(rows)} tasks without a valid time yet, not counted)"
-    return "\n".join(lines + [line])
+    notes = ["* the unscheduled program: no schedule measured was faster"]
+    return "\n".join(lines + [line] + (notes if any(r.best_is_unscheduled for r in rows) else []))
 
 
 class ModelProgress(TuneObserver):
@@ -67,6 +93,8 @@ class ModelProgress(TuneObserver):
         self.stream = stream or sys.stderr
         self.mode = mode or display_mode(self.stream)
         self._pending: dict[str, int] = {}
+        # a task's measurements before its first round are its unscheduled program's
+        self._searching: set[str] = set()
         self._bar = None
         if self.mode == "bar":
             try:
@@ -86,6 +114,8 @@ class ModelProgress(TuneObserver):
             self._table()
 
     def phase(self, task, phase, count):
+        if phase == GENERATING:
+            self._searching.add(task)
         if phase == MEASURING:
             self._pending[task] = count
         if self._bar is not None:
@@ -96,6 +126,8 @@ class ModelProgress(TuneObserver):
         row.trials += 1
         self.done += 1
         sec = mean_sec(run_secs, error_msg)
+        if task not in self._searching:
+            row.unscheduled_sec = sec
         if sec is not None and (row.best_sec is None or sec < row.best_sec):
             row.best_sec = sec
         if sec is None:

@@ -77,12 +77,14 @@ class Progress(TuneObserver):
     def phase(self, task, phase, count):
         if phase == GENERATING:
             self.round += 1
+        # before round 1: the task scheduler's trial 0, the unscheduled program
+        label = f"round {self.round}" if self.round else "the unscheduled program"
         if self._bar is not None:
             what = phase if phase == GENERATING else f"{phase} {count}"
-            self._bar.set_description_str(f"round {self.round}: {what}", refresh=True)
+            self._bar.set_description_str(f"{label}: {what}", refresh=True)
         elif self.mode == "lines":
             what = f"{phase} candidates" if phase == GENERATING else f"{phase} {candidates(count)}"
-            self._print(f"round {self.round}: {what}")
+            self._print(f"{label}: {what}")
 
     def measured(self, task, run_secs, error_msg):
         self.done += 1

@@ -19,7 +19,9 @@ def schedule_script(
     where the script is written, as the command that applies it names it (from the folder
     tuning ran in, as `source` is)."""
     trace_lines = str(record.trace).splitlines()
-    body = [line for line in trace_lines if line.startswith("  ")] or ["  pass"]
+    body = [line for line in trace_lines if line.startswith("  ") and line != "  pass"]
+    if not body:  # the empty trace: nothing tried beat the program as given
+        body = ["  # the unscheduled program was the fastest: it is left unscheduled", "  pass"]
     speed = f"{record.mean_sec * 1e3:.4f} ms"
     if flops:
         speed += f", {flops / record.mean_sec / 1e9:.2f} GFLOP/s"

@@ -96,7 +96,12 @@ def _mod(a: int, b: int) -> int:
 
 
 def _extent(loop: Loop) -> int:
-    """The features read static programs (PerStoreFeature makes symbolic sizes constants)."""
+    """The features read static programs (PerStoreFeature makes symbolic sizes constants).
+    A loop whose bounds depend on outer loops (a triangular nest: no sampled schedule passes
+    DisallowDynamicLoop, but the unscheduled program is measured and learned from) counts as
+    one iteration: an estimate is all the cost model needs."""
+    if any(m.n_dims or len(m.results) != 1 for m in (loop.lower_bound[0], loop.upper_bound[0])):
+        return 1
     extent = loop.extent
     if not isinstance(extent, int):
         raise TypeError(f"symbolic loop extent {extent}: features describe static programs")

@@ -14,8 +14,11 @@ samples, without the thousands of replays of the population. (Not plain samples:
 spread the first measurements, the model's training data, wider; tuning conv2d from plain
 samples ended 1.7x slower.)
 Given a database that already holds records of the task (a resumed tuning), its best records
-join the measured ones from the start. The first round also measures the program as given
-(the empty trace and the postprocessors): the result is never slower than the input.
+join the measured ones from the start, and so does the unscheduled program the task
+scheduler measured as trial 0 (counted as measured, never in the population: its empty trace
+has no decision to mutate). Where the database has no such record (a GPU task), the first
+round measures the program as given itself (the empty trace and the postprocessors): the
+result is never slower than the input.
 
 The replays (sampling, mutation, postprocessing, feature extraction) run in
 `context.num_threads` worker processes (replay_jobs.py); the candidates come back as traces
@@ -29,6 +32,12 @@ from typing import List, Optional
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.search_strategy.replay_jobs import Replayer
 from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate, SearchStrategy
+from tir_mlir.meta_schedule.target_key import canonical_target
+from tir_mlir.meta_schedule.unscheduled import (
+    has_decisions,
+    is_unscheduled,
+    unscheduled_record,
+)
 from tir_mlir.schedule.trace import Trace
 
 
@@ -69,6 +78,7 @@ class EvolutionarySearch(SearchStrategy):
             workers,
         )
         self._tried_unscheduled = False
+        self._mutable_keys = {}  # key -> whether its trace has decisions to mutate
         self._seed_from_database()
 
     def _seed_from_database(self) -> None:
@@ -81,14 +91,19 @@ class EvolutionarySearch(SearchStrategy):
             or not self.database.has_workload(self.mod)
         ):
             return
-        from tir_mlir.meta_schedule.target_key import canonical_target
-
         workload = self.database.commit_workload(self.mod)
+        target = canonical_target(str(self.context.target))
         top = self.database.get_top_k(
-            workload,
-            int(self.population_size * self.init_measured_ratio),
-            canonical_target(str(self.context.target)),
+            workload, int(self.population_size * self.init_measured_ratio), target
         )
+        # the unscheduled program (the task scheduler's trial 0) is measured too, best or not
+        unscheduled = unscheduled_record(self.database, workload, target)
+        if (
+            unscheduled is not None
+            and unscheduled.is_valid
+            and not any(is_unscheduled(r.trace) for r in top)
+        ):
+            top.append(unscheduled)
         jobs = [("replay", json.dumps(r.trace.as_json()), self._seed()) for r in top]
         for record, cand in zip(top, self._run(jobs)):
             if cand is not None:
@@ -120,8 +135,8 @@ class EvolutionarySearch(SearchStrategy):
 
     def _unscheduled(self) -> Optional[MeasureCandidate]:
         """The first round's extra candidate: the program as given (the empty trace, then the
-        postprocessors), unless already measured (a resumed tuning) or refused by a
-        postprocessor (an unbound GPU kernel). The design space need not contain it (TVM's
+        postprocessors), unless already measured (the task scheduler's trial 0 of a CPU task,
+        or a resumed tuning) or refused by a postprocessor (an unbound GPU kernel). The design space need not contain it (TVM's
         spaces do not), yet it can be the fastest program (an elementwise function the
         lowering already vectorizes); measuring it once means the tuner never returns
         anything slower than its input."""
@@ -182,11 +197,18 @@ class EvolutionarySearch(SearchStrategy):
         return out
 
     def _best_measured(self, k: int) -> list:
-        """The k fastest measured candidates."""
+        """The k fastest measured candidates a mutator can derive others from: not a trace
+        without decisions (the unscheduled program's), which would only take a place of the
+        population."""
         ranked = sorted(
             (v for v in self.measured.values() if v[1] != float("inf")), key=lambda v: v[1]
         )
-        return [c for c, _ in ranked[:k]]
+        return [c for c, _ in ranked if self._mutable(c)][:k]
+
+    def _mutable(self, c) -> bool:
+        if c.key not in self._mutable_keys:
+            self._mutable_keys[c.key] = has_decisions(c.trace)
+        return self._mutable_keys[c.key]
 
     def _random_samples(self, k: int) -> list:
         out, fails = [], 0

@@ -4,7 +4,8 @@ Each step picks a task (`next_task_id`, the policy of a subclass), asks its sear
 for candidates, builds and measures them, notifies the strategy and runs the measure
 callbacks (by default, TVM's: store every result, failures included, in the database; remove
 the built artifacts; update the cost model). It stops when the global trial budget is spent
-or every task's strategy is exhausted.
+or every task's strategy is exhausted. Before any round, each CPU task's unscheduled program
+is measured and stored with the empty trace (trial 0; unscheduled.py).
 """
 
 import logging
@@ -14,6 +15,8 @@ from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.measure_callback.measure_callback import normalize
+from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate
+from tir_mlir.meta_schedule.target_key import canonical_target
 from tir_mlir.meta_schedule.tune_events import (
     BUILDING,
     GENERATING,
@@ -21,7 +24,11 @@ from tir_mlir.meta_schedule.tune_events import (
     LogObserver,
     Observers,
     TuneObserver,
+    describe,
+    mean_sec,
 )
+from tir_mlir.meta_schedule.unscheduled import unscheduled_record
+from tir_mlir.schedule.schedule import Schedule
 
 log = logging.getLogger("tir_mlir.meta_schedule")
 # A candidate whose first call takes this many times the task's best time so far is timed by
@@ -82,11 +89,15 @@ class TaskScheduler:
 
                 path = None if work_dir is None else f"{work_dir}/reference_{k}.npz"
                 t.reference = make_reference(t.ctx.mod, path)
+        total = 0
+        for k, t in enumerate(self.tasks):
+            # before the search starts, so that it finds the record (a resumed search does)
+            measured = self._measure_unscheduled(k) if total < max_trials_global else 0
+            total += measured
             spaces = t.ctx.generate_design_space()
             t.ctx.search_strategy.pre_tuning(
-                max_trials_per_task, num_trials_per_iter, spaces, database, cost_model
+                max_trials_per_task - measured, num_trials_per_iter, spaces, database, cost_model
             )
-        total = 0
         while total < max_trials_global:
             tid = self.next_task_id()
             if tid < 0:
@@ -124,6 +135,40 @@ class TaskScheduler:
         for t in self.tasks:
             t.ctx.search_strategy.post_tuning()
         return database
+
+    def _measure_unscheduled(self, tid: int) -> int:
+        """Trial 0 of a CPU task: its program as given, measured like any candidate and
+        stored (by the measure callbacks) with the empty trace, so the database's best is
+        never slower than the input (unscheduled.py). Not for a GPU task (an unscheduled
+        kernel binds no threads) nor when the database holds it already (a resumed
+        tuning). The number of trials it took (0 or 1)."""
+        task = self.tasks[tid]
+        target = canonical_target(str(task.ctx.target))
+        if (
+            task.ctx.target.is_gpu
+            or unscheduled_record(self.database, task.workload, target) is not None
+        ):
+            return 0
+        cands = [MeasureCandidate(Schedule(task.ctx.mod), task.args_info)]
+        start = time.perf_counter()
+        results = self._measure(task, cands)
+        built = task.builder_results
+        assert built is not None, "_measure collects the batch's builder results"
+        for cb in self.callbacks:
+            cb.apply(self, tid, cands, built, results)
+        task.builder_results = None
+        task.trials += 1
+        task.best_sec = min([task.best_sec] + costs(results))
+        sec = mean_sec(results[0].run_secs, results[0].error_msg)
+        log.info(
+            "task %s: the unscheduled program (build+run %.1fs): %s",
+            task.ctx.task_name,
+            time.perf_counter() - start,
+            describe(results[0].run_secs, results[0].error_msg)
+            if sec is None
+            else f"{sec * 1e3:.4g} ms",
+        )
+        return 1
 
     def _measure(self, task, cands):
         """Build and measure; a candidate slower than SLOW_FACTOR x the best time known when
