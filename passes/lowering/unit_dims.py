@@ -8,7 +8,7 @@ of extent 1 are dropped, like TVM's flattening makes every buffer 1-D.
 A compacted tile keeps the rank of its buffer: a cache_write of a column block (`C_local`, one
 column of 64 rows per iteration) is 64 x 1, and a vectorized copy over its rows then varied a
 dimension other than the last: `vectorize-loops` took it for strided and read 64 scalars
-(LLVM kept them all live and spilled them) where one contiguous vector load does. An index into
+(LLVM kept them all live and spilled them) where contiguous vector loads do. An index into
 a dimension of extent 1 is 0 in every in-bounds access, so dropping it loses nothing, and every
 later stage sees the dense dimension as the last one.
 

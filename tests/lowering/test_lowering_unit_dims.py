@@ -1,5 +1,6 @@
 """Stage `drop-unit-dims`: a compacted tile's dimensions of extent 1 are dropped, so a vectorized
-copy over the rows of a column tile reads it with one vector load, not one scalar per lane."""
+copy over the rows of a column tile reads it with contiguous vector loads, not one scalar per
+lane."""
 
 import re
 
@@ -28,7 +29,7 @@ def _column_tiles(n, rows):
     return sch
 
 
-def test_column_tile_is_read_by_one_vector_load():
+def test_column_tile_is_read_by_vector_loads():
     sch = _column_tiles(64, 16)
     scf = emit_text(sch.mod.module, "scf")
     assert "memref.alloca() : memref<16xf32>" in scf
