@@ -66,7 +66,10 @@ def test_split_twice_and_reorder_and_bind_keep_it():
     sch, (outer, inner) = _fused_split(None, 1024)
     sch.reorder(inner, outer)
     sch.bind(inner, "threadIdx.x")
-    assert binding_lines(sch)[0] == "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) // 512)"
+    assert (
+        binding_lines(sch)[0]
+        == "vi = T.axis.spatial(512, (i_j_fused_0 * 1024 + i_j_fused_1) // 512)"
+    )
 
 
 def test_fusing_the_split_loops_back_gives_one_division():
@@ -155,7 +158,9 @@ def test_a_where_is_substituted_as_tvm_writes_it():
     assert binding_lines(sch)[-1] == "T.where(i_0 * 100 + (i_1_0 * 10 + i_1_1) < 512)"
     sch, (i0, i1) = _split_i(None, 100)
     sch.fuse(i0, i1)  # TVM does not simplify the predicate it substitutes into
-    assert binding_lines(sch)[-1] == "T.where(i_0_i_1_fused // 100 * 100 + i_0_i_1_fused % 100 < 512)"
+    assert (
+        binding_lines(sch)[-1] == "T.where(i_0_i_1_fused // 100 * 100 + i_0_i_1_fused % 100 < 512)"
+    )
     assert "T.where(i_0_i_1_fused < 512)" in module_from_mlir(sch.mod.mlir()).script()
     sch, _ = _fused_split(None, 1000)
     sch.split(sch.get_loops(sch.get_block("C"))[1], [None, 10])
