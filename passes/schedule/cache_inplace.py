@@ -29,7 +29,8 @@ from mlir import ir
 from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
-from tir_mlir.analysis.symbolic import prove_le
+from tir_mlir.analysis.shapes import buffer_shape
+from tir_mlir.analysis.symbolic import prove_le, prove_lt
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir.index_dtypes import buffer_dims
 from tir_mlir.analysis import structure as analysis
@@ -77,21 +78,10 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
             f"{WHO}: the region of {name!r} that block {block.name!r} "
             f"accesses cannot be described ({e})"
         ) from None
-    shape = ir.MemRefType(buf.type).shape
-    if any(not isinstance(x, int) for iv in read + written for x in (iv.lo, iv.hi)):
-        raise ScheduleError(
-            f"{WHO}: the region of {name!r} that block {block.name!r} accesses runs over "
-            f"sizes: symbolic bounds are not supported"
-        )
-    for iv, n in zip(read, shape):
+    for iv, n in zip(read, buffer_shape(buf)):
         lo, hi = space.outer_bounds(iv.base)
         lo, hi = lo + iv.lo, hi + iv.hi
-        if not isinstance(lo, int) or not isinstance(hi, int):
-            raise ScheduleError(
-                f"{WHO}: the region of {name!r} that block {block.name!r} accesses spans "
-                f"[{lo}, {hi}] over the loops around it: symbolic bounds are not supported"
-            )
-        if lo < 0 or hi >= n:
+        if not (prove_le(0, lo) and prove_lt(hi, n)):  # (over sizes: `n - 1 < n`)
             raise ScheduleError(
                 f"{WHO}: the region of {name!r} that block {block.name!r} "
                 f"accesses may lie outside the buffer (a guarded access?)"
@@ -134,7 +124,7 @@ def _copy(
 ) -> Block:
     """for ax0, ...: block name: v_d = base_d + lo_d + ax_d (over the buffer's dimension d);
     dst[v] = src[v], built before `before`."""
-    shape = ir.MemRefType(src.type).shape
+    shape = buffer_shape(src)
     dtypes = list(buffer_dims(src) or ["int32"] * len(shape))
     outer: List[int] = sorted(
         {k for iv in region for atom, _ in iv.base.terms for k in _vars(atom)}

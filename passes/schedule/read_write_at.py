@@ -34,6 +34,8 @@ from mlir.dialects import memref
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
+from tir_mlir.analysis.shapes import buffer_shape
+from tir_mlir.analysis.symbolic import prove_le, prove_lt
 from tir_mlir.passes.schedule.annotate import to_attr
 from tir_mlir.analysis.buffer_util import (
     accesses,
@@ -115,15 +117,10 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
             f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
             f"cannot be described ({e})"
         ) from None
-    for iv, n in zip(region, ir.MemRefType(src.type).shape):
+    for iv, n in zip(region, buffer_shape(src)):
         lo, hi = space.outer_bounds(iv.base)
         lo, hi = lo + iv.lo, hi + iv.hi
-        if not isinstance(lo, int) or not isinstance(hi, int):
-            raise ScheduleError(
-                f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
-                f"spans [{lo}, {hi}] over the loops around it: symbolic bounds are not supported"
-            )
-        if lo < 0 or hi >= n:
+        if not (prove_le(0, lo) and prove_lt(hi, n)):  # (over sizes: `n - 1 < n`)
             raise ScheduleError(
                 f"{who}: the region of {name!r} accessed under loop "
                 f"{lp.name!r} may lie outside the buffer (a guarded access?)"

@@ -36,14 +36,17 @@ def sample(rng: random.Random, extent: int, n: int, max_innermost_factor: int) -
     return factors
 
 
-def symbolic(n: int, decision: Optional[Sequence[int]]) -> List[int]:
-    """The only tile of a symbolic extent (TVM): [-1, 1, ..., 1], -1 inferred by split."""
+def symbolic(
+    n: int, decision: Optional[Sequence[int]], who: str = "sample_perfect_tile"
+) -> List[int]:
+    """The only tile of a symbolic extent (TVM, also for `sample_partitioned_tile`):
+    [-1, 1, ..., 1], -1 inferred by split."""
     if n < 1:
-        raise ScheduleError(f"sample_perfect_tile: n must be >= 1, got {n}")
+        raise ScheduleError(f"{who}: n must be >= 1, got {n}")
     tile = [-1] + [1] * (n - 1)
     if decision is not None and list(decision) != tile:
         raise ScheduleError(
-            f"sample_perfect_tile: the loop's extent is symbolic, so the only "
+            f"{who}: the loop's extent is symbolic, so the only "
             f"decision is {tile}, got {list(decision)}"
         )
     return tile

@@ -52,7 +52,7 @@ class Group:
     pieces: List[Piece]  # by increasing div: the lowest digit of F first
     extent: Int  # F ranges over [0, extent)
 
-    def span(self, p: Piece) -> int:
+    def span(self, p: Piece) -> Int:
         """How many values the piece takes: its digit's range."""
         return p.mod if p.mod is not None else -(-self.extent // p.div)
 
@@ -176,7 +176,7 @@ def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = ()) -> Piece:
                     return _checked(Piece(d, off, sub[2], c, terms))
     if len(atoms) == 1 and atoms[0][1] == 1 and not lin_terms:
         # a digit by a size: one expression MLIR keeps whole (`F % (n * m) // m`)
-        piece = _sized_piece(d, off, index.to_affine(Lin(atoms)), symbols)
+        piece = _sized_piece(d, off, index.to_affine(Lin(tuple(atoms))), symbols)
         if piece is not None:
             return _checked(piece)
     raise NotInvertible(f"index {d} is not a split or a fusion of the iter vars")
@@ -185,13 +185,15 @@ def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = ()) -> Piece:
 def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols) -> Optional[Piece]:
     """The piece of `F % S`, `F // T`, `F % S // T` or `F // T % S` (F linear in the iter
     vars, S and T expressions of sizes, T dividing S), else None."""
-    div: Int = 1
+    div: Optional[Int] = 1
     mod: Optional[Int] = None
     e = e.maybe_downcast()
     if isinstance(e, ir.AffineModExpr):
         mod, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
         if isinstance(e, ir.AffineFloorDivExpr):
             div, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
+        if mod is None:
+            return None
     elif isinstance(e, ir.AffineFloorDivExpr):
         div, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
         if isinstance(e, ir.AffineModExpr):
@@ -199,7 +201,7 @@ def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols) -> Optional[Piece]
             if whole is None or div is None or (whole // div) * div != whole:
                 return None
             mod = whole // div
-    if div is None or (isinstance(e, ir.AffineModExpr) and mod is None):
+    if div is None:
         return None
     form = linear(e)
     if form is None or form.const or not form.terms:

@@ -134,6 +134,24 @@ def fuse_split3_reorder_small(sch):
     sch.reorder(tx, rest, bx)
 
 
+def read_at_symbolic(sch):
+    c = sch.get_block("C")
+    _, j, _ = sch.get_loops(c)
+    sch.read_at(j, c, 0, "shared")
+
+
+def write_at_symbolic(sch):
+    c = sch.get_block("C")
+    i, _, _ = sch.get_loops(c)
+    sch.write_at(i, c, 0, "shared")
+
+
+def write_at_reduction(sch):
+    b = sch.get_block("B")
+    i, _ = sch.get_loops(b)
+    sch.write_at(i, b, 0, "local")
+
+
 CASES = {
     "split_guard": ("add", split_guard),
     "fuse_split_vectorize": ("add", fuse_split_vectorize),
@@ -156,4 +174,7 @@ CASES = {
     "cache_read_reversed": ("reverse", cache_read_reversed),
     "fuse_split3_reorder": ("scale_sum", fuse_split3_reorder),
     "fuse_split3_reorder_small": ("scale_sum", fuse_split3_reorder_small),
+    "read_at_symbolic": ("matmul", read_at_symbolic),
+    "write_at_symbolic": ("matmul", write_at_symbolic),
+    "write_at_reduction": ("row_sum", write_at_reduction),
 }

@@ -80,18 +80,16 @@ class Sampling(ScheduleHost):
         decision: Optional[List[int]] = None,
     ) -> List[ExprRV]:
         """A perfect tile whose parts from partition_pos on multiply to a multiple of
-        innerpart_factor."""
+        innerpart_factor. On a symbolic extent, as TVM: always [-1, 1, ..., 1]."""
         extent = Loop(self._resolve(loop, LoopRV)).extent
         if isinstance(extent, SymExpr):
-            raise ScheduleError(
-                f"sample_partitioned_tile: the loop's extent {extent} is symbolic; "
-                f"a partitioned tile needs a constant extent"
-            )
-        if decision is None:
-            decision = _tile.sample_partitioned(
-                self._rng, extent, n, partition_pos, innerpart_factor
-            )
-        _tile.check_partitioned(extent, n, partition_pos, innerpart_factor, decision)
+            decision = _tile.symbolic(n, decision, "sample_partitioned_tile")
+        else:
+            if decision is None:
+                decision = _tile.sample_partitioned(
+                    self._rng, extent, n, partition_pos, innerpart_factor
+                )
+            _tile.check_partitioned(extent, n, partition_pos, innerpart_factor, decision)
         self._note(decision=[int(f) for f in decision])
         return [self._value(int(f)) for f in decision]
 
