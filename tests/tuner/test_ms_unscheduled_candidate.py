@@ -1,6 +1,9 @@
-"""The evolutionary search measures the program as given once, in its first round (the
-empty trace and the postprocessors): tuning never returns a program slower than its input,
-even when no sketch of the design space contains the input (TVM's spaces do not)."""
+"""Where the database holds no record of the unscheduled program (the task scheduler's trial
+0 stores one for every CPU task: test_ms_unscheduled_record.py; not for a GPU task, or a
+search run alone as here), the evolutionary search measures the program as given once, in its
+first round (the empty trace and the postprocessors): tuning never returns a program slower
+than its input, even when no sketch of the design space contains the input (TVM's spaces do
+not)."""
 
 import tir_mlir.meta_schedule as ms
 from schedule_check import parse
