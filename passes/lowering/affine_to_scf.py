@@ -14,9 +14,7 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with fp-contract=fast),
-except an add/sub that updates an accumulator carried by its innermost loop (a vector at a
-strided address, built from a load per lane and stored lane by lane, too: rfactor's partial
-sums over rows, 8.9 -> 8.4 ms in issue 28's case 0047) when that loop
+except an add/sub that updates an accumulator carried by its innermost loop when that loop
 carries fewer such accumulators than the target's FMA units need to stay busy (cpu_model.py:
 FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L2
 at worst (chain_footprint.py: the lines the chain's loads touch over the whole reduction nest
@@ -160,9 +158,15 @@ def _latency_bound_updates(f, fma_chains, cache):
             or any(p.name == "gpu.launch" for p in ancestors(loop))
         ):
             continue
+        update = op.operands[0].owner
+        if not isinstance(update, ir.OpView) or update.operation.name not in (
+            "arith.addf",
+            "arith.subf",
+        ):
+            continue
+        update = update.operation
         address = (op.operands[1], list(op.operands)[2:])
-        update = _update_of(op.operands[0], address)
-        if update is None:
+        if not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop.regions[0].blocks[0].arguments[0]
         if any(depends_on(i, iv) for i in address[1]):
@@ -173,43 +177,13 @@ def _latency_bound_updates(f, fma_chains, cache):
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:
             by_loop.append(entry := (loop, []))
-        if not any(u == update for u in entry[1]):  # (a strided vector's lanes: one update)
-            entry[1].append(update)
+        entry[1].append(update)
     return [
         u
         for _, updates in by_loop
         if len(updates) < fma_chains(max(_bits(u.results[0].type) for u in updates))
         for u in updates
     ]
-
-
-def _update_of(stored, address):
-    """The add/sub `x + e` whose result `stored` is, `x` loaded from `address`; or, for one
-    lane of a vector accumulator at a strided address (`vector.extract` of lane i, the
-    accumulator a `vector.from_elements` of one load per lane), the vector add when lane i's
-    load reads `address`. None otherwise."""
-    owner, lane = stored.owner, None
-    if isinstance(owner, ir.OpView) and owner.operation.name == "vector.extract":
-        position = list(ir.DenseI64ArrayAttr(owner.operation.attributes["static_position"]))
-        if len(owner.operation.operands) != 1 or len(position) != 1:
-            return None
-        owner, lane = owner.operation.operands[0].owner, position[0]
-    if not isinstance(owner, ir.OpView) or owner.operation.name not in ("arith.addf", "arith.subf"):
-        return None
-    update = owner.operation
-    for v in update.operands:
-        if lane is None:
-            if _loads(v, address):
-                return update
-            continue
-        build = v.owner
-        if (
-            isinstance(build, ir.OpView)
-            and build.operation.name == "vector.from_elements"
-            and _loads(build.operation.operands[lane], address)
-        ):
-            return update
-    return None
 
 
 def _bits(t) -> int:

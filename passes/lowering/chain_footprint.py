@@ -76,7 +76,7 @@ def misses_cache(update, loops, cache) -> Optional[bool]:
 
 def _feeding_loads(update) -> list:
     """The memref/vector loads the added term of `update` is computed from (through arith
-    ops, and the lanes of a vector built from scalars), not the accumulator's own load."""
+    ops), not the accumulator's own load."""
     seen, todo, out = [], [v.owner for v in update.operands], []
     while todo:
         op = todo.pop()
@@ -86,7 +86,7 @@ def _feeding_loads(update) -> list:
         name = op.operation.name
         if name in ("memref.load", "vector.load"):
             out.append(op.operation)
-        elif name.startswith("arith.") or name in ("vector.from_elements", "vector.broadcast"):
+        elif name.startswith("arith."):
             todo.extend(v.owner for v in op.operation.operands)
     return out
 
