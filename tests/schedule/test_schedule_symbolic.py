@@ -345,3 +345,31 @@ def test_reorder_of_a_static_three_way_split_of_a_fused_loop():
     sch.reorder(bx, tx, rest)
     assert "for i_j_fused_1, i_j_fused_2, i_j_fused_0 in T.grid(256, 1024, 2):" in sch.mod.script()
     check_numerics(parse(src), sch.mod, "add")
+
+
+def test_reorder_of_a_three_way_split_of_three_fused_loops_over_sizes():
+    # digits by a size times a constant (`F % (n * m * 4) // (m * 4)`) and by a size of a
+    # constant division (`(F // 4) % m`, as MLIR writes it); TVM accepts the same reorder
+    sch = tir_mlir.Schedule(
+        parse(
+            "@T.prim_func\n"
+            "def f(a: T.handle, b: T.handle):\n"
+            "    n, m = T.int32(), T.int32()\n"
+            "    A = T.match_buffer(a, (n, m, 4))\n"
+            "    B = T.match_buffer(b, (n, m, 4))\n"
+            "    for i, j, k in T.grid(n, m, 4):\n"
+            '        with T.block("B"):\n'
+            '            vi, vj, vk = T.axis.remap("SSS", [i, j, k])\n'
+            "            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)\n"
+        )
+    )
+    rest, bx, tx = sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [None, 4, 8])
+    sch.reorder(tx, bx, rest)
+    assert "in T.grid(8, 4, (n * m * 4 + 31) // 32):" in sch.mod.script()
+    lib = tir_mlir.build(sch.mod)
+    rng = np.random.default_rng(0)
+    for n in SIZES:
+        a = rng.random((n, n + 3, 4), dtype="float32")
+        b = np.zeros_like(a)
+        lib["f"](a, b)
+        np.testing.assert_allclose(b, 2 * a, err_msg=f"at n = {n}")

@@ -106,7 +106,7 @@ def read_groups(
             if constants_ok or (d in unit_dims and lin.const == 0):
                 continue
             raise NotInvertible(f"index {d} is a constant")
-        pieces.append(_piece(d, lin, symbols))
+        pieces.append(_piece(d, lin, symbols, ranges))
         if pieces[-1].sign == -1 and not reverse:
             raise NotInvertible(f"index {d} runs an iter var backwards")
     groups = _connect(pieces)
@@ -146,7 +146,7 @@ def _single_atom(lin: Lin):
     return None
 
 
-def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = ()) -> Piece:
+def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = (), ranges=None) -> Piece:
     off = lin.const
     lin_terms = {a[1]: c for a, c in lin.terms if a[0] == "v"}
     atoms = [(a, c) for a, c in lin.terms if a[0] != "v"]
@@ -176,15 +176,16 @@ def _piece(d: int, lin: Lin, symbols: Sequence[ir.Value] = ()) -> Piece:
                     return _checked(Piece(d, off, sub[2], c, terms))
     if len(atoms) == 1 and atoms[0][1] == 1 and not lin_terms:
         # a digit by a size: one expression MLIR keeps whole (`F % (n * m) // m`)
-        piece = _sized_piece(d, off, index.to_affine(Lin(tuple(atoms))), symbols)
+        piece = _sized_piece(d, off, index.to_affine(Lin(tuple(atoms))), symbols, ranges)
         if piece is not None:
             return _checked(piece)
     raise NotInvertible(f"index {d} is not a split or a fusion of the iter vars")
 
 
-def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols) -> Optional[Piece]:
-    """The piece of `F % S`, `F // T`, `F % S // T` or `F // T % S` (F linear in the iter
-    vars, S and T expressions of sizes, T dividing S), else None."""
+def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols, ranges) -> Optional[Piece]:
+    """The piece of `G % S`, `G // T`, `G % S // T` or `G // T % S` (G a fused iterator or a
+    constant division of one, `F // 4`; S and T expressions of sizes, T dividing S), else
+    None."""
     div: Optional[Int] = 1
     mod: Optional[Int] = None
     e = e.maybe_downcast()
@@ -198,15 +199,48 @@ def _sized_piece(d: int, off: int, e: ir.AffineExpr, symbols) -> Optional[Piece]
         div, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
         if isinstance(e, ir.AffineModExpr):
             whole, e = _size(e.rhs, symbols), e.lhs.maybe_downcast()
-            if whole is None or div is None or (whole // div) * div != whole:
+            mod = None if whole is None or div is None else _quotient(whole, div)
+            if mod is None:
                 return None
-            mod = whole // div
     if div is None:
         return None
     form = linear(e)
-    if form is None or form.const or not form.terms:
+    if form is not None:
+        if form.const or not form.terms:
+            return None
+        return Piece(d, off, div, mod, dict(form.terms))
+    # G = F // c, as MLIR writes it (`f0 * 8 + f1 * 2 + f2 // 4`): G // T is F // (c * T)
+    n_dims = max(dims_of(e), default=-1) + 1
+    try:
+        inner = _piece(d, index.from_affine(e, [index.var(k) for k in range(n_dims)], ranges))
+    except (NotInvertible, ValueError, TypeError):
         return None
-    return Piece(d, off, div, mod, dict(form.terms))
+    if inner.off or inner.mod is not None or inner.sign != 1:
+        return None
+    return Piece(d, off, inner.div * div, mod, inner.terms)
+
+
+def _quotient(whole: Int, div: Int) -> Optional[Int]:
+    """whole / div when div divides it exactly, one factor of div at a time (MLIR simplifies
+    `(n * m * 4) // 4` and `(n * m) // m`, not `(n * m * 4) // (m * 4)`); else None."""
+    factors, stack = [], [div.expr if isinstance(div, SymExpr) else div]
+    while stack:
+        f = stack.pop()
+        x = f.maybe_downcast() if isinstance(f, ir.AffineExpr) else f
+        if isinstance(x, ir.AffineMulExpr):
+            stack += [x.lhs, x.rhs]
+        else:
+            factors.append(x)
+    q = whole
+    for f in factors:
+        if isinstance(f, ir.AffineExpr):
+            assert isinstance(div, SymExpr)
+            f = SymExpr.from_affine(f, div.symbols)
+        step = q // f
+        if step * f != q:
+            return None
+        q = step
+    return q
 
 
 def _size(e: ir.AffineExpr, symbols) -> Optional[Int]:
