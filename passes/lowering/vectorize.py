@@ -94,6 +94,12 @@ class VectorizeLoops:
                     plan = Plan(loop)
                     if plan.ok:
                         _Vectorizer(loop, plan).run()
+                    elif constant_extent(loop) < self.vector_bits // element_bits(loop.body):
+                        # Shorter than a register, LLVM's loop vectorizer cannot fill one and
+                        # its hint (unroll disable) would keep a rolled loop of scalar code:
+                        # serial, as TVM scalarizes a loop it cannot vectorize, LLVM unrolls it
+                        # whole and its SLP vectorizer packs the copies it can.
+                        loop.set(kind="serial")
 
     def _narrow_gathers(self, loop: Loop, n: int):
         """Cut a loop whose lanes are gathered into vectors of the lanes that cost least
