@@ -40,8 +40,10 @@ def noalias_args(f):
 
 
 def root(buffer, noalias):
-    """((root, shared), whether `buffer` is the root itself). A root is an alloc or a function
-    argument (None: not found); `shared` arguments (not in `noalias`) may alias each other."""
+    """((root, shared), whether `buffer` is the root itself). A root is an alloc, a function
+    argument or a constant global (`T.allocate_const`: nothing writes it, so it aliases no
+    written buffer) (None: not found); `shared` arguments (not in `noalias`) may alias each
+    other."""
     value, direct = buffer, True
     while not isinstance(value.owner, ir.Block) and value.owner.operation.name in VIEW_OPS:
         value, direct = value.owner.operation.operands[0], False
@@ -50,6 +52,25 @@ def root(buffer, noalias):
         if owner.owner.operation.name != "func.func":
             return (None, True), False
         return (value, value not in noalias), direct
-    if owner.operation.name in ("memref.alloc", "memref.alloca"):
+    if owner.operation.name in ("memref.alloc", "memref.alloca") or _constant_global(
+        owner.operation
+    ):
         return (value, False), direct
     return (None, True), False
+
+
+def _constant_global(op) -> bool:
+    """Whether `op` is a `memref.get_global` of a `constant` global."""
+    if op.name != "memref.get_global":
+        return False
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return False
+    name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    try:
+        glob = ir.SymbolTable(module)[name]
+    except KeyError:
+        return False
+    return "constant" in glob.attributes

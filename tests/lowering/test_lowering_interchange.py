@@ -264,3 +264,26 @@ def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
         sch.mod, _inputs((32, 64), (64, 48), (48,), (32, 48)), monkeypatch, exact=False
     )
     np.testing.assert_allclose(d, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_convolution_over_constant_weights_moves_too(monkeypatch):
+    # Weights imported from a model are a T.allocate_const (a constant memref.global): nothing
+    # writes it, so it cannot alias the output and the row loop moves inside as above.
+    w = RNG.random((4, 8, 3, 3), dtype=np.float32) - 0.5
+    values = ", ".join(repr(float(v)) for v in w.ravel())
+    mod = _program(
+        'A: T.Buffer((1, 8, 18, 18), "float32"), B: T.Buffer((1, 4, 16, 16), "float32")',
+        f"""    wc = T.allocate_const([{values}], "float32", [4, 8, 3, 3])
+    W = T.decl_buffer((4, 8, 3, 3), data=wc)
+    for n, f, y, x, rc, ry, rx in T.grid(1, 4, 16, 16, 8, 3, 3):
+        with T.block("conv"):
+            vn, vf, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
+            with T.init():
+                B[vn, vf, vy, vx] = T.float32(0)
+            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]
+""",
+    )
+    assert _store_nests(mod) == [("n", "f", "y", "x"), ("n", "f", "y", "rc", "ry", "rx", "x")]
+    a, b = _same_numbers(mod, _inputs((1, 8, 18, 18), (1, 4, 16, 16)), monkeypatch, exact=False)
+    win = np.lib.stride_tricks.sliding_window_view(a, (3, 3), axis=(2, 3))
+    np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
