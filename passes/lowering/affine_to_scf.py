@@ -14,8 +14,9 @@ affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `a
     unroll        scf.for + #llvm.loop_annotation<unroll = <full = true>>
 
 Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with fp-contract=fast),
-except an add/sub that updates an accumulator carried by its innermost loop when that loop
-carries fewer such accumulators than the target's FMA units need to stay busy (cpu_model.py:
+except an add/sub that updates an accumulator carried by a loop around it (inside that loop, a
+tile of accumulators: one chain per element and register) when that loop
+carries fewer such chains than the target's FMA units need to stay busy (cpu_model.py:
 FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L2
 at worst (chain_footprint.py: the lines the chain's loads touch over the whole reduction nest
 fit the target's L2 sets and ways): there the loop runs at the latency of the chain, and mul +
@@ -40,6 +41,8 @@ from tir_mlir.passes.lowering.common import (
     affine_to_arith,
     ancestors,
     build_error,
+    constant_extent,
+    constant_loop,
     functions,
     index_const,
     move_body,
@@ -86,7 +89,7 @@ class AffineToScf:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            no_contract = _latency_bound_updates(f, self.fma_chains, self.cache)
+            no_contract = _latency_bound_updates(f, self.fma_chains, self.cache, self.vector_bits)
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -142,16 +145,21 @@ class AffineToScf:
         op.erase()
 
 
-def _latency_bound_updates(f, fma_chains, cache):
+def _latency_bound_updates(f, fma_chains, cache, vector_bits):
     """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
-    address does not depend on the innermost enclosing loop, in loops holding fewer of them
-    than `fma_chains(bits)` (the widest of their values' bits).
+    address does not depend on a serial loop around them, the chain's loop, in chain loops
+    holding fewer chains than `fma_chains(bits)` (the widest of their values' bits). The loops
+    inside the chain's loop that the address depends on make a tile of accumulators, one chain
+    per element (a conv tile's 2 rows inside its reduction loops): its chains interleave, so
+    an update counts as many chains as the tile has elements, times the registers of
+    `vector_bits` its value takes (a vector<32xf64> is 4 zmm chains).
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
-    by_loop = []  # [(loop, [updates])]; ops compare with ==, not by hash
+    by_loop = []  # [(loop, [(update, chains)])]; ops compare with ==, not by hash
     for op in walk(f):
         if op.name not in ("memref.store", "vector.store"):
             continue
-        loop = next((p for p in ancestors(op) if p.name == "affine.for"), None)
+        address = (op.operands[1], list(op.operands)[2:])
+        loop, tile = _chain_loop(op, address[1])
         if (
             loop is None
             or Loop(loop).kind != "serial"
@@ -165,25 +173,41 @@ def _latency_bound_updates(f, fma_chains, cache):
         ):
             continue
         update = update.operation
-        address = (op.operands[1], list(op.operands)[2:])
         if not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop.regions[0].blocks[0].arguments[0]
-        if any(depends_on(i, iv) for i in address[1]):
-            continue
         misses = misses_cache(update, chain_loops(op), cache)
         if misses if misses is not None else _strided_loads(update, iv):
             continue
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:
             by_loop.append(entry := (loop, []))
-        entry[1].append(update)
+        registers = -(-_bits(update.results[0].type) // vector_bits)
+        entry[1].append((update, tile * registers))
     return [
         u
         for _, updates in by_loop
-        if len(updates) < fma_chains(max(_bits(u.results[0].type) for u in updates))
-        for u in updates
+        if sum(n for _, n in updates)
+        < fma_chains(max(_bits(u.results[0].type) for u, _ in updates))
+        for u, _ in updates
     ]
+
+
+def _chain_loop(store, indices):
+    """(the innermost `affine.for` around `store` whose IV its `indices` do not depend on, the
+    number of elements the loops inside it address: constant loops, serial or unrolled), or
+    (None, 0) when a loop in between is of another kind or has no constant trip count."""
+    tile = 1
+    for p in ancestors(store):
+        if p.name != "affine.for":
+            continue
+        lp = Loop(p)
+        if not any(depends_on(i, lp.iv) for i in indices):
+            return p, tile
+        if lp.kind not in ("serial", "unroll") or not constant_loop(lp):
+            return None, 0
+        tile *= constant_extent(lp)
+    return None, 0
 
 
 def _bits(t) -> int:

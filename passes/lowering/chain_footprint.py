@@ -30,14 +30,17 @@ MAX_POINTS = 1 << 15
 
 def chain_loops(store) -> list:
     """The loops around `store`, innermost first, that carry the stored value's chain: serial
-    or unrolled `affine.for`s whose IV the store's address does not depend on."""
+    or unrolled `affine.for`s whose IV the store's address does not depend on, outside the
+    innermost loops it does depend on (a tile of accumulators, each element its own chain)."""
     address = list(store.operands)[2:]
     out = []
     for op in ancestors(store):
         if op.name != "affine.for" or Loop(op).kind not in ("serial", "unroll"):
             break
         if any(depends_on(v, Loop(op).iv) for v in address):
-            break
+            if out:
+                break
+            continue
         out.append(op)
     return out
 

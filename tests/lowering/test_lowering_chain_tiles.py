@@ -1,0 +1,81 @@
+"""affine-to-scf's FMA rule on a tile of accumulators inside the reduction loops: each element of
+the tile is its own chain over the loops outside it, so a tile of 2 rows of vector<4>
+accumulators is 2 chains, too few to hide the FMA's latency (mul + add, the add alone on the
+chain), while 3 rows of vector<32 x f64> (4 zmm registers each) are 12 chains (FMAs). Built
+for a named CPU (Sapphire Rapids), so the checks do not depend on the host."""
+
+import numpy as np
+
+import tir_mlir
+from filecheck import filecheck
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import matmul
+
+SPR = "llvm -mcpu=sapphirerapids"
+
+CONV_NHWC = """
+@T.prim_func
+def main(A: T.Buffer((1, 10, 10, 32), "float32"), W: T.Buffer((3, 3, 32, 32), "float32"),
+         B: T.Buffer((1, 8, 8, 32), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for n, h, w, co, rh, rw, ci in T.grid(1, 8, 8, 32, 3, 3, 32):
+        with T.block("B"):
+            vn, vh, vw, vco, vrh, vrw, vci = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, ci])
+            with T.init():
+                B[vn, vh, vw, vco] = T.float32(0)
+            B[vn, vh, vw, vco] = B[vn, vh, vw, vco] + A[vn, vh + vrh, vw + vrw, vci] * W[
+                vrh, vrw, vci, vco]
+"""
+
+
+def _conv_tile():
+    """n, h, w0, co0, rh, rw, ci, w1, co1: 2 output columns (w1) x 4 channels (co1, vectorized)
+    updated at every step of the reduction loops around them."""
+    sch = Schedule(tir_mlir.parse(CONV_NHWC))
+    b = sch.get_block("B")
+    n, h, w, co, rh, rw, ci = sch.get_loops(b)
+    w0, w1 = sch.split(w, factors=[None, 2])
+    co0, co1 = sch.split(co, factors=[None, 4])
+    sch.reorder(n, h, w0, co0, rh, rw, ci, w1, co1)
+    sch.vectorize(co1)
+    sch.decompose_reduction(b, rh)
+    return sch
+
+
+def _adds(sch, vector_type):
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    return [line for line in scf.splitlines() if "arith.addf" in line and vector_type in line]
+
+
+def test_two_row_tile_keeps_the_add_alone_on_its_chains():
+    sch = _conv_tile()
+    adds = _adds(sch, "vector<4xf32>")
+    assert adds and not [line for line in adds if "contract" in line]
+    filecheck(
+        emit_text(sch.mod.module, "asm", target=SPR).split("_mlir_ciface_main")[0],
+        "CHECK-NOT: vfmadd\nCHECK: vmulps\nCHECK: vaddps\nCHECK-NOT: vfmadd",
+    )
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 10, 10, 32), "float32")
+    wt = rng.standard_normal((3, 3, 32, 32), "float32")
+    out = np.zeros((1, 8, 8, 32), "float32")
+    tir_mlir.build(sch.mod)["main"](a, wt, out)
+    want = sum(
+        np.einsum("nhwc,cd->nhwd", a[:, r : r + 8, s : s + 8, :], wt[r, s])
+        for r in range(3)
+        for s in range(3)
+    )
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_wide_tile_has_chains_enough_for_fmas():
+    """3 rows x vector<32 x f64> inside k: 3 x 4 zmm chains, as many as keep the FMA units busy."""
+    sch = Schedule(tir_mlir.parse(matmul(48, 64, 64, dtype="float64", noalias=True)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 3])
+    j0, j1 = sch.split(j, factors=[None, 32])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.vectorize(j1)
+    adds = _adds(sch, "vector<32xf64>")
+    assert adds and all("contract" in line for line in adds)
