@@ -331,6 +331,29 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %v: tensor<4xf32>)
     np.testing.assert_allclose(m2, 2 * (a @ b) + v, rtol=1e-5, atol=1e-6)
 
 
+def test_a_fill_shared_by_two_reductions_is_the_init_of_both():
+    """torch-mlir's one zero fill for every convolution of a shape: no fill block, no copies."""
+    text = """
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<2x3xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m1 = linalg.matmul ins(%a, %b : tensor<2x3xf32>, tensor<3x4xf32>)
+                      outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m2 = linalg.matmul ins(%c, %b : tensor<2x3xf32>, tensor<3x4xf32>)
+                      outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %m1, %m2 : tensor<2x4xf32>, tensor<2x4xf32>
+}
+"""
+    a, b, c = _rand(2, 3), _rand(3, 4), _rand(2, 3)
+    mod, (m1, m2) = _run(text, [a, b, c], [(2, 4)] * 2)
+    assert _blocks(mod) == ["matmul", "matmul_1"]
+    assert mod.script().count("with T.init():") == 2
+    np.testing.assert_allclose(m1, a @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m2, c @ b, rtol=1e-5, atol=1e-6)
+
+
 def test_linalg_on_memrefs():
     """Buffers are the program's own; a fill into a temporary followed by the matmul into it
     is the matmul's T.init; memref.copy is a copy block; the function keeps its signature."""

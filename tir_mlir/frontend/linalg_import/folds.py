@@ -2,7 +2,9 @@
 
 An elementwise producer (a `linalg.fill`, a bias `linalg.broadcast`, a parallel generic that
 does not read its init) whose only use is the init of a reduction is computed by that
-reduction's `T.init()`, when the reduction writes every element of it once per output element
+reduction's `T.init()` (a producer that reads no tensor, a fill, by the `T.init()` of each of
+the reductions it is the init of: torch-mlir shares one zero fill between all the convolutions
+of a shape, which otherwise is a block and a copy per convolution), when the reduction writes every element of it once per output element
 (its output indexed by exactly its parallel dimensions, constants only in unit dimensions):
 TensorIR's reduction block, which the schedule primitives (vectorize, rfactor, compute_at's
 domain) require. On memrefs only a `linalg.fill` whose memref's next user is such a
@@ -30,8 +32,8 @@ def find_folds(ops, kinds: dict) -> tuple:
             uses = list(op.results[0].uses)
             if (
                 _elementwise_producer(op)
-                and len(uses) == 1
-                and _init_foldable(uses[0].owner.operation, uses[0].operand_number)
+                and (len(uses) == 1 or (uses and not _reads_tensors(op)))
+                and all(_init_foldable(u.owner.operation, u.operand_number) for u in uses)
             ):
                 folded[op.results[0]] = op
                 folded_ops.add(op)
@@ -58,6 +60,16 @@ def _elementwise_producer(op) -> bool:
     return all(isinstance(e, ir.AffineDimExpr) for e in dims) and sorted(
         e.position for e in dims
     ) == list(range(out.n_dims))
+
+
+def _reads_tensors(op) -> bool:
+    """Whether the body of `op` reads one of its tensor inputs (whose buffer a later op may
+    write in place: only the first use could then be recomputed from it)."""
+    body = op.regions[0].blocks[0]
+    return any(
+        isinstance(x.type, ir.ShapedType) and has_uses(body.arguments[j])
+        for j, x in enumerate(list(op.operands)[: n_inputs(op)])
+    )
 
 
 def writes_all(op, operand_number: int) -> bool:
