@@ -23,11 +23,13 @@ On memrefs the buffers are the program's own (arguments, `memref.alloc`), `memre
 copy block, and a fill followed by a reduction into the same memref is folded the same way.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
 
+from tir_mlir.frontend.linalg_import.const_eval import const_value, evaluate, float_dtype
 from tir_mlir.frontend.linalg_import.consts import transpose_axes, transposed
 from tir_mlir.frontend.linalg_import.folds import find_folds, writes_all
 from tir_mlir.frontend.linalg_import.linalg_ops import (
@@ -342,11 +344,32 @@ class Planner:
             ):
                 raise self.src.error("tensor.pad must yield a constant", op)
         kind = op.name.removeprefix("tensor.")
-        name = self._unique(kind, self.block_names)
         self.shapes[op.results[0]] = self._reshaped(op)
+        if self._constant_reshape(op, kind):
+            return
+        name = self._unique(kind, self.block_names)
         dst = self._new(op.results[0], name, self.src.location(op))
         self.steps.append(Copy(self._buffer(src, op), dst, name, op, self.src.location(op)))
         self.buffers[op.results[0]] = dst
+
+    def _constant_reshape(self, op, kind: str) -> bool:
+        """An expand/collapse_shape of a constant is a constant: no block."""
+        src = self.buffers.get(op.operands[0])
+        shape = self.shapes[op.results[0]]
+        if (
+            op.name == "tensor.pad"
+            or src is None
+            or src.kind not in ("const", "splat")
+            or any(is_dynamic(n) for n in shape)
+        ):
+            return False
+        b = Buffer(kind, shape, src.element_type, src.kind, splat=src.splat, loc=src.loc)
+        if src.kind == "const":
+            b.name = self._unique(f"{src.name}_{kind}", self.buffer_names)
+            b.data = _reshaped_data(src.data, shape)
+            self.allocs.append(b)
+        self.buffers[op.results[0]] = b
+        return True
 
     def _reshaped(self, op) -> tuple:
         """The Sizes of a reshape's or a pad's result. A dynamic dimension of a reshape must
@@ -488,7 +511,7 @@ class Planner:
             self.shapes[result] = self._shape(v, op)[0]
         if op in self.folded_ops:
             return  # it is the T.init of the reduction using it
-        if self._constant_transpose(op, kind):
+        if self._constant_transpose(op, kind) or self._constant_elementwise(op, kind):
             return
         dead = dead_outputs(op, self.returned)
         name = self._unique(block_name(op, kind, dead), self.block_names)
@@ -571,6 +594,52 @@ class Planner:
         self.buffers[op.results[0]] = b
         return True
 
+    def _constant_elementwise(self, op, kind: str) -> bool:
+        """An elementwise op on constants is a constant (const_eval.py): no block."""
+        body = op.regions[0].blocks[0]
+        inputs, tensors = [], 0
+        for j, v in enumerate(list(op.operands)[: n_inputs(op)]):
+            if not has_uses(body.arguments[j]):
+                inputs.append(None)
+            elif not isinstance(v.type, ir.ShapedType):
+                inputs.append(const_value(v))
+            else:
+                tensors += 1
+                b = self.buffers.get(v)
+                if b is None or b.kind not in ("const", "splat"):
+                    return False
+                dtype = float_dtype(b.element_type)
+                if dtype is None:
+                    return False
+                inputs.append(
+                    dtype.type(ir.FloatAttr(b.splat).value)
+                    if b.kind == "splat"
+                    else np.array(b.data)  # pyright: ignore[reportArgumentType]
+                )
+        # a broadcast stays a block: its constant would be larger than its inputs
+        largest = max((np.size(x) for x in inputs if x is not None), default=0)
+        size = math.prod(ir.ShapedType(op.results[0].type).shape)
+        if not tensors or size > largest:
+            return False
+        values = evaluate(op, inputs)
+        if values is None:
+            return False
+        shape, et = self._shape(op.results[0], op)
+        b = Buffer(
+            self._unique(block_name(op, kind), self.buffer_names),
+            shape,
+            et,
+            "const",
+            data=ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+                values,  # pyright: ignore[reportArgumentType]
+                type=et,
+            ),
+            loc=self.src.location(op),
+        )
+        self.allocs.append(b)
+        self.buffers[op.results[0]] = b
+        return True
+
     def _drop_unread_constants(self):
         """Constants only a folded transpose read are not emitted."""
         used = set(self.outputs.values())
@@ -617,3 +686,12 @@ def _identity_layout(t: ir.MemRefType) -> bool:
         return False
     m = layout.value
     return m.n_dims == t.rank and [str(e) for e in m.results] == [f"d{i}" for i in range(t.rank)]
+
+
+def _reshaped_data(data: ir.DenseElementsAttr, shape: tuple) -> ir.DenseElementsAttr:
+    """The constant `data` with the same elements in row-major order, in `shape`."""
+    t = ir.ShapedType(data.type)
+    return ir.DenseElementsAttr.get(  # pyright: ignore[reportCallIssue]
+        np.ascontiguousarray(np.array(data).reshape(shape)),  # pyright: ignore[reportArgumentType]
+        type=t.element_type,
+    )
