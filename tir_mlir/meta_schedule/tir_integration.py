@@ -4,7 +4,7 @@
 from typing import Optional
 
 from tir_mlir.meta_schedule.extracted_task import task_module
-from tir_mlir.meta_schedule.tune import extract_tasks
+from tir_mlir.meta_schedule.tune import function_modules
 from tir_mlir.module import IRModule
 from tir_mlir.schedule.schedule import Schedule
 
@@ -21,7 +21,7 @@ def compile_tir(database, mod: IRModule, target) -> Optional[Schedule]:
 
     target = str(Target(target))
     sch, found, tasks = Schedule(mod), False, {}
-    for name, task_mod in extract_tasks(mod):
+    for name, task_mod in function_modules(mod):
         best = database.query_tuning_record(task_mod, target, name)
         if best is not None:
             best.trace.apply_to_schedule(sch, remove_postproc=False)

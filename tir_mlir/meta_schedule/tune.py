@@ -77,7 +77,7 @@ def tune_tir(
             rand_state=rng.randrange(1, 2**31),
             num_threads=threads,
         )
-        for name, m in extract_tasks(mod)
+        for name, m in function_modules(mod)
     ]
     if database == "json":
         database = db.JSONDatabase(
@@ -149,8 +149,9 @@ def _fresh(x):
     return copy.deepcopy(x) if hasattr(x, "initialize_with_tune_context") else x
 
 
-def extract_tasks(mod: IRModule):
-    """(name, single-function module) per function of `mod`."""
+def function_modules(mod: IRModule):
+    """(name, single-function module) per function of `mod`, the function keeping its name
+    (what tune_tir tunes and records; `extract_tasks` renames each to `main` instead)."""
     names = list(mod.functions)
     if len(names) == 1:
         return [(names[0], mod)]
