@@ -65,7 +65,7 @@ class Group:
 def read_groups(
     exprs: Sequence[ir.AffineExpr],
     mins: Sequence[int],
-    extents: Sequence[int],
+    extents: Sequence[Int],
     names: Sequence[str],
     *,
     all_used: bool = True,
@@ -92,9 +92,7 @@ def read_groups(
         for k in range(n)
     ]
     # (a symbolic extent, `n`, is an open range to the simplification)
-    ranges = {
-        k: (0, extents[k] - 1 if isinstance(extents[k], int) else index.UNKNOWN) for k in range(n)
-    }
+    ranges = {k: (0, x - 1 if isinstance(x, int) else index.UNKNOWN) for k, x in enumerate(extents)}
     pieces = []
     for d, e in enumerate(exprs):
         try:
