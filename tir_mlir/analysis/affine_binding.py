@@ -58,8 +58,7 @@ def _error(b: Block, leaves, constant, dims) -> Optional[str]:
     ranges = [(0, 0) if k in constant else value_range(v) for k, v in enumerate(leaves)]
     mins = [lo for lo, _ in ranges]
     extents = [
-        _extent(v) if hi == index.UNKNOWN else hi - lo + 1
-        for v, (lo, hi) in zip(leaves, ranges)
+        _extent(v) if hi == index.UNKNOWN else hi - lo + 1 for v, (lo, hi) in zip(leaves, ranges)
     ]
     names = [f"loop {k}" for k in range(len(leaves))]
     # bindings to constants (unit loops included) take no part in the iter map
