@@ -33,9 +33,6 @@ every machine.
 """
 
 import functools
-import hashlib
-import json
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -45,7 +42,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from tir_mlir.ir.user_cache import cache_dir
+from tir_mlir.ir.user_cache import tool_answer
 from tir_mlir.passes.lowering.cpu_target import (
     ALWAYS_FEATURES,
     LLVM_BIN,
@@ -259,30 +256,9 @@ def fma_chains(t: CpuTarget, widest: int) -> tuple:
     register width up to `widest`, from LLVM's scheduling model (`llvm-mca`); () when the tool
     cannot say. Kept in the user cache folder (a tool run: ~30 ms of a cold start)."""
     widths = [b for b in REGISTER_NAMES if b <= widest]
-    folder = cache_dir()
-    path = None
-    if folder is not None:
-        try:
-            mca = (LLVM_BIN / "llvm-mca").stat()
-        except OSError:
-            return ()
-        tag = hashlib.sha256(
-            f"{t.cpu}\0{','.join(t.features)}\0{widths}\0{mca.st_size}:{mca.st_mtime_ns}".encode()
-        ).hexdigest()[:20]
-        path = folder / f"fma-{tag}.json"
-        try:
-            return tuple(tuple(x) for x in json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError):
-            pass
-    chains = _probe_fma(t, widths)
-    if path is not None and chains:
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps(chains))
-            os.replace(tmp, path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
-    return chains
+    key = f"{t.cpu}\0{','.join(t.features)}\0{widths}"
+    chains = tool_answer("fma", LLVM_BIN / "llvm-mca", key, lambda: _probe_fma(t, widths))
+    return tuple(tuple(x) for x in chains) if chains else ()
 
 
 def _probe_fma(t: CpuTarget, widths) -> tuple:

@@ -10,14 +10,11 @@ that against the arithmetic that narrower vectors repeat. Kept in the user cache
 """
 
 import functools
-import hashlib
-import json
-import os
 import re
 import subprocess
 from typing import Optional
 
-from tir_mlir.ir.user_cache import cache_dir
+from tir_mlir.ir.user_cache import tool_answer
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, CpuTarget
 
 _ROW = re.compile(r"cost of (\d+) for instruction:\s+%([be])(\d+)_\d+ = ")
@@ -27,31 +24,9 @@ _ROW = re.compile(r"cost of (\d+) for instruction:\s+%([be])(\d+)_\d+ = ")
 def lane_costs(t: CpuTarget, element: str, lanes: tuple) -> Optional[dict]:
     """{n: (gather cost, scatter cost)} of `<n x element>` (an LLVM scalar type: float,
     double, i8, ...) for each n of `lanes`, or None when `opt` cannot say."""
-    folder = cache_dir()
-    path = None
-    if folder is not None:
-        try:
-            tool = (LLVM_BIN / "opt").stat()
-        except OSError:
-            return None
-        tag = hashlib.sha256(
-            f"{t.triple}\0{t.cpu}\0{','.join(t.features)}\0{element}\0{lanes}\0"
-            f"{tool.st_size}:{tool.st_mtime_ns}".encode()
-        ).hexdigest()[:20]
-        path = folder / f"lanes-{tag}.json"
-        try:
-            return {int(n): tuple(c) for n, c in json.loads(path.read_text()).items()}
-        except (OSError, ValueError, TypeError):
-            pass
-    costs = _probe(t, element, lanes)
-    if path is not None and costs:
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps(costs))
-            os.replace(tmp, path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
-    return costs
+    key = f"{t.triple}\0{t.cpu}\0{','.join(t.features)}\0{element}\0{lanes}"
+    costs = tool_answer("lanes", LLVM_BIN / "opt", key, lambda: _probe(t, element, lanes))
+    return {int(n): tuple(c) for n, c in costs.items()} if costs else None
 
 
 def _probe(t: CpuTarget, element: str, lanes: tuple) -> Optional[dict]:

@@ -11,13 +11,14 @@ truncated or damaged entry is built again instead of crashing the process that l
 import atexit
 import functools
 import hashlib
+import json
 import os
 import shutil
 import stat
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 
 def cache_dir() -> Optional[Path]:
@@ -129,3 +130,31 @@ def discard(path: Path) -> None:
     """Delete an entry and its hash."""
     path.unlink(missing_ok=True)
     _digest_path(path).unlink(missing_ok=True)
+
+
+def tool_answer(kind: str, tool: Path, key: str, probe: Callable[[], Any]) -> Any:
+    """`probe()`'s answer (JSON data) for `key`, kept in the cache folder as `<kind>-<hash>.json`
+    under a name that also holds the tool's size and time (a new tool answers again); None
+    when the tool is missing. A falsy answer (the tool could not say) is not kept."""
+    folder = cache_dir()
+    if folder is None:
+        return probe()
+    try:
+        st = tool.stat()
+    except OSError:
+        return None
+    tag = hashlib.sha256(f"{key}\0{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:20]
+    path = folder / f"{kind}-{tag}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    answer = probe()
+    if answer:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(answer))
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+    return answer
