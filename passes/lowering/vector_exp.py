@@ -9,7 +9,13 @@ cannot touch (the unscheduled softmax: TVM inlines its exp and vectorizes that l
 2^n is applied as two exponent-field scalings 2^h * 2^(n - h), h = n >> 1, each a normal float,
 so results overflow to inf and underflow to 0 (subnormal results flush to 0) the way the
 multiplication does.
+
+`exp_within(x, lo, hi)` is the same code for an expansion that knows its argument is a number
+in [lo, hi] (tanh's and erf's: vector_tanh_erf.py): no clamps, no NaN select, and one scaling
+where every 2^n of the range is a normal float.
 """
+
+import math as pymath
 
 from mlir import ir
 from mlir.dialects import arith, math
@@ -29,6 +35,8 @@ POLY = (
 )
 # Inputs are clamped so that n fits two exponent-field halves; beyond, exp is inf or 0 anyway.
 LO, HI = -104.0, 89.0
+# Exponents n of 2^n that one exponent-field scaling writes as a normal float.
+MIN_EXPONENT, MAX_EXPONENT = -126, 127
 
 
 class VectorExp:
@@ -39,21 +47,46 @@ class VectorExp:
 
 
 def _exp(x):
-    vt = x.type
+    def clamp(v, lo, hi):  # compares: a NaN stays NaN
+        v = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, v, _f(v, lo)), _f(v, lo), v)
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, v, _f(v, hi)), _f(v, hi), v)
+
+    y = _reduced_exp(clamp(x, LO, HI), one_scaling=False)
+    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+    return arith.select(is_nan, x, y)
+
+
+def exp_within(x: ir.Value, lo: float, hi: float) -> ir.Value:
+    """exp(x) of an f32 `x` (scalar or vector) the caller knows is a number in [lo, hi]: the
+    range reduction and polynomial alone, 2^n applied in one step (a NaN or an x outside the
+    range gives an unspecified result)."""
+    n_lo, n_hi = (_pow2_exponent(v) for v in (lo, hi))
+    if not (lo <= hi and MIN_EXPONENT <= n_lo and n_hi <= MAX_EXPONENT):
+        raise ValueError(f"exp_within: 2^n of [{lo}, {hi}] is not a normal float")
+    return _reduced_exp(x, one_scaling=True)
+
+
+def _pow2_exponent(x: float) -> int:
+    """The n the range reduction picks for x (see _reduced_exp)."""
+    return pymath.floor(x * LOG2E + 0.5)
+
+
+def _f(like: ir.Value, c: float) -> ir.Value:
+    return splat(like.type, ir.FloatAttr.get_f32(c))
+
+
+def _reduced_exp(xc: ir.Value, one_scaling: bool) -> ir.Value:
+    """2^n p(r) for an xc inside [LO, HI]; 2^n in one exponent-field scaling or in two."""
+    vt = xc.type
     i32 = ir.IntegerType.get_signless(32)
     it = ir.VectorType.get(ir.VectorType(vt).shape, i32) if isinstance(vt, ir.VectorType) else i32
 
     def f(c):
-        return splat(vt, ir.FloatAttr.get_f32(c))
+        return _f(xc, c)
 
     def i(c):
         return splat(it, ir.IntegerAttr.get(i32, c))
 
-    def clamp(v, lo, hi):  # compares: a NaN stays NaN
-        v = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, v, f(lo)), f(lo), v)
-        return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, v, f(hi)), f(hi), v)
-
-    xc = clamp(x, LO, HI)
     n = math.floor(math.fma(xc, f(LOG2E), f(0.5)))
     r = math.fma(n, f(-LN2_HI), xc)
     r = math.fma(n, f(-LN2_LO), r)
@@ -62,11 +95,11 @@ def _exp(x):
         p = math.fma(p, r, f(c))
     p = math.fma(p, arith.mulf(r, r), arith.addf(r, f(1.0)))
     k = arith.fptosi(it, n)
-    half = arith.shrsi(k, i(1))
 
     def pow2(e):
         return arith.bitcast(vt, arith.shli(arith.addi(e, i(127)), i(23)))
 
-    y = arith.mulf(arith.mulf(p, pow2(half)), pow2(arith.subi(k, half)))
-    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    return arith.select(is_nan, x, y)
+    if one_scaling:
+        return arith.mulf(p, pow2(k))
+    half = arith.shrsi(k, i(1))
+    return arith.mulf(arith.mulf(p, pow2(half)), pow2(arith.subi(k, half)))

@@ -1,26 +1,31 @@
 """Stage `vector-tanh-erf` (CPU): `math.tanh` and `math.erf` on f32 (vector or scalar) become
-straight-line code of fma, select and `math.exp` (which `vector-exp`, the next stage, makes
-inline too) instead of a `tanhf`/`erff` call per element, so a vectorized GELU stays vector
-code and a scalar loop of them is one LLVM's vectorizer can take. Both branches of each
-formula are computed and one is selected per lane.
+straight-line code of fma, select and an inline exp (vector_exp.exp_within) instead of a
+`tanhf`/`erff` call per element, so a vectorized GELU stays vector code and a scalar loop of
+them is one LLVM's vectorizer can take. Both branches of each formula are computed and one is
+selected per lane.
 
     tanh(x) = x + x^3 Q(x^2)                      |x| < 0.625
             = sign(x) (1 - 2 / (exp(2 min(|x|, 10)) + 1))  otherwise (tanh(10) rounds to 1)
-    erf(x)  = x S(x^2)                            |x| < 0.875
+    erf(x)  = x + x S(x^2)                        |x| < 0.875
             = sign(x) (1 - exp(-t^2) G(t - 2.4375)),  t = min(|x|, 4)  (erf(4) rounds to 1)
 
 Q, S and G are least-squares fits, reweighted toward minimax, on Chebyshev nodes (G:
-erfc(t) exp(t^2), weighted by its share of erf): approximation errors 4.4e-9, 2.0e-10 and
-6.4e-9 relative, under the rounding of f32 arithmetic. Measured against math.tanh/math.erf
-in double over a dense sweep (tests/lowering/test_lowering_vector_tanh_erf.py): tanh within 1.5 ulp,
-erf within 2.5 ulp; 0 and -0, +-inf (+-1) and NaN come out exactly. f64 keeps libm's calls
-(its exp is libm's too, so an expansion would still call one function per element).
+erfc(t) exp(t^2), weighted by its share of erf): approximation errors 4.4e-9, 2.0e-10 (of
+1 + S) and 6.4e-9 relative, under the rounding of f32 arithmetic. The small branches add a
+correction to x (S is erf(x) / x - 1), so the polynomial's rounding counts at its share of the
+result. The exp's argument is a number of a known range (a NaN is clamped too, then takes the
+polynomial's side, whose result is NaN), so the exp needs no clamps and no NaN select of its
+own. Measured against math.tanh/math.erf in double over a dense sweep
+(tests/lowering/test_lowering_vector_tanh_erf.py): both within 1.5 ulp; 0 and -0, +-inf (+-1)
+and NaN come out exactly. f64 keeps libm's calls (an expansion would still call libm's exp
+once per element).
 """
 
 from mlir import ir
 from mlir.dialects import arith, math
 
 from tir_mlir.passes.lowering.f32_expand import expand_f32, splat
+from tir_mlir.passes.lowering.vector_exp import exp_within
 
 # tanh(x) = x + x z Q(z), z = x^2 (Q highest degree last).
 TANH_SMALL = 0.625
@@ -32,10 +37,10 @@ TANH_Q = (
     -0.005704978373884289,
 )
 TANH_CLAMP = 10.0
-# erf(x) = x S(z), z = x^2.
+# erf(x) = x + x S(z), z = x^2.
 ERF_SMALL = 0.875
 ERF_S = (
-    1.1283791668693741,
+    0.1283791668693741,
     -0.3761263606573365,
     0.11283733002431856,
     -0.02686158469075964,
@@ -78,14 +83,15 @@ def _horner(v, coeffs):
     return p
 
 
-def _min(v, hi: float):
-    """min(v, hi) that keeps a NaN."""
-    h = _const(v.type, hi)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, v, h), h, v)
+def _clamp(a, hi: float):
+    """min(a, hi) of an a >= 0, and hi where a is NaN."""
+    h = _const(a.type, hi)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, h), a, h)
 
 
 def _below(a, bound: float):
-    return arith.cmpf(arith.CmpFPredicate.OLT, a, _const(a.type, bound))
+    """a < bound, or a is NaN (which then takes the polynomial's side)."""
+    return arith.cmpf(arith.CmpFPredicate.ULT, a, _const(a.type, bound))
 
 
 def _tanh(x):
@@ -93,7 +99,7 @@ def _tanh(x):
     a = math.absf(x)
     z = arith.mulf(x, x)
     small = math.fma(arith.mulf(x, z), _horner(z, TANH_Q), x)
-    e = math.exp(arith.mulf(_min(a, TANH_CLAMP), _const(t, 2.0)))
+    e = exp_within(arith.mulf(_clamp(a, TANH_CLAMP), _const(t, 2.0)), 0.0, 2 * TANH_CLAMP)
     large = arith.subf(_const(t, 1.0), arith.divf(_const(t, 2.0), arith.addf(e, _const(t, 1.0))))
     # The sign goes on last: the polynomial makes tanh(-0) +0 (-0 * Q + -0).
     return math.copysign(arith.select(_below(a, TANH_SMALL), small, large), x)
@@ -102,9 +108,9 @@ def _tanh(x):
 def _erf(x):
     t = x.type
     a = math.absf(x)
-    small = arith.mulf(x, _horner(arith.mulf(x, x), ERF_S))
-    c = _min(a, ERF_CLAMP)
+    small = math.fma(x, _horner(arith.mulf(x, x), ERF_S), x)
+    c = _clamp(a, ERF_CLAMP)
     g = _horner(arith.subf(c, _const(t, ERF_MID)), ERF_G)
-    erfc = arith.mulf(math.exp(arith.negf(arith.mulf(c, c))), g)
-    large = arith.subf(_const(t, 1.0), erfc)
+    e = exp_within(arith.negf(arith.mulf(c, c)), -(ERF_CLAMP**2), 0.0)
+    large = arith.subf(_const(t, 1.0), arith.mulf(e, g))
     return math.copysign(arith.select(_below(a, ERF_SMALL), small, large), x)

@@ -1,22 +1,41 @@
 // RUN: tir-mlir opt %s -p vector-tanh-erf | FileCheck %s
 // An f32 tanh or erf (vector or scalar) is inline polynomial/exp code selected per lane, not a
-// tanhf/erff call per element; the exp it uses is left for vector-exp; f64 keeps math.tanh
-// and math.erf (libm's).
+// tanhf/erff call per element; f64 keeps math.tanh and math.erf (libm's). The exp is inline
+// too, for an argument of known range: the clamp to the formula's range (a NaN clamped too,
+// then sent to the polynomial's side by an unordered compare) is its only clamp, no NaN
+// select of its own, one exponent-field scaling (one bitcast).
 
 // CHECK-LABEL: func.func @tanh_erf
 // CHECK: %[[V:.*]] = vector.load
 // CHECK-NOT: math.tanh {{.*}}f32
+// CHECK-NOT: math.exp
 // CHECK: %[[A:.*]] = math.absf %[[V]] : vector<16xf32>
-// CHECK: math.fma {{.*}} : vector<16xf32>
-// CHECK: math.exp {{.*}} : vector<16xf32>
+// CHECK: %[[Z:.*]] = arith.mulf %[[V]], %[[V]] : vector<16xf32>
+// CHECK: math.fma {{.*}}, %[[Z]], {{.*}} : vector<16xf32>
+// CHECK: %[[IN:.*]] = arith.cmpf olt, %[[A]], %[[TEN:.*]] : vector<16xf32>
+// CHECK: arith.select %[[IN]], %[[A]], %[[TEN]] : vector<16xi1>, vector<16xf32>
+// CHECK-NOT: arith.cmpf
+// CHECK: math.floor {{.*}} : vector<16xf32>
+// CHECK: arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NOT: arith.bitcast
 // CHECK: arith.divf {{.*}} : vector<16xf32>
-// CHECK: %[[S:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : vector<16xf32>
+// CHECK: %[[S:.*]] = arith.cmpf ult, %[[A]], %{{.*}} : vector<16xf32>
 // CHECK: %[[R:.*]] = arith.select %[[S]], {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: %[[T:.*]] = math.copysign %[[R]], %[[V]] : vector<16xf32>
 // CHECK: vector.store %[[T]]
 // CHECK-NOT: math.erf {{.*}}f32
-// CHECK: math.exp {{.*}} : f32
-// CHECK: %[[E:.*]] = math.copysign %{{.*}}, %arg1 : f32
+// CHECK-NOT: math.exp
+// CHECK: %[[EA:.*]] = math.absf %arg1 : f32
+// CHECK: %[[ES:.*]] = math.fma %arg1, %{{.*}}, %arg1 : f32
+// CHECK: %[[EIN:.*]] = arith.cmpf olt, %[[EA]], %[[FOUR:.*]] : f32
+// CHECK: arith.select %[[EIN]], %[[EA]], %[[FOUR]] : f32
+// CHECK-NOT: arith.cmpf
+// CHECK: math.floor {{.*}} : f32
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK-NOT: arith.bitcast
+// CHECK: %[[ESMALL:.*]] = arith.cmpf ult, %[[EA]], %{{.*}} : f32
+// CHECK: %[[ER:.*]] = arith.select %[[ESMALL]], %[[ES]], %{{.*}} : f32
+// CHECK: %[[E:.*]] = math.copysign %[[ER]], %arg1 : f32
 // CHECK: %[[D:.*]] = math.tanh %arg2 : f64
 // CHECK: %[[F:.*]] = math.erf %arg2 : f64
 // CHECK: return %[[E]], %[[D]], %[[F]]
