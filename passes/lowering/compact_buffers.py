@@ -21,6 +21,14 @@ TVM, no value flows through the buffer from one iteration of the LCA to another.
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
 the function; a heap tile is freed at the end of that block.
 
+Versioned nests (version-guards runs first): the copies of one loop in the two versions of a
+versioned loop count as one loop when finding the LCA (only one of them runs per iteration of
+the versioned loop), each access's tile origin over the IVs of its own copies. A conv whose
+channel split leaves a `T.where` is versioned at its parallel loop, its row loop and its
+channel loop; taken apart, the accesses' LCA was the parallel loop: a 4-output accumulator
+became 4 x 28 (gathered and scattered) and the input window not compacted at all. The copies
+of a versioned parallel loop get a tile each.
+
 On GPU targets loops bound to threads follow TVM's relaxation by scope: a `shared` buffer spans
 the threadIdx loops around the LCA too (one tile per thread block: 2x16 KB for a 256x256
 matmul's 64x64 tiles instead of 2x256 KB), a `local` one keeps every thread loop in its origin
@@ -41,6 +49,7 @@ from tir_mlir.passes.lowering.fold_views import fold_views
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.stack_budget import to_heap
 from tir_mlir.passes.lowering.tir_to_affine import ALLOCA_LIMIT
+from tir_mlir.passes.lowering.version_guards import COPY, VERSIONED
 
 # A division term whose IVs take at most this many values together gets its exact range.
 ENUMERATED_POINTS = 4096
@@ -54,6 +63,9 @@ class CompactBuffers:
             fold_views(f)  # (accesses through a T.match_buffer view count as accesses)
             for op in [o for o in walk(f) if o.name in ("memref.alloca", "memref.alloc")]:
                 _compact(f, op)
+            for op in walk(f):  # (the copy ids are for this stage only)
+                if op.name == "affine.for" and COPY in op.attributes:
+                    del op.attributes[COPY]
 
 
 def _compact(f, alloc):
@@ -70,16 +82,21 @@ def _compact(f, alloc):
             return
     if not accesses:
         return
-    lca = _lca_loop(accesses)
-    if lca is None:
+    chains = [_loops_around(a) for a in accesses]
+    depth = _lca_depth(chains)
+    if depth == 0:
         return
+    lcas = [c[depth - 1] for c in chains]  # per access: the LCA (or its copy around it)
+    lca = lcas[0]
     space = address_space(mtype)
-    outer = _loops_around(lca) + [lca]
+    outer = [lp for c in chains for lp in c[:depth]]
+    # the copies of a loop around the LCA are one loop: the first access's
+    canon = [(lp, chains[0][k]) for c in chains[1:] for k, lp in enumerate(c[:depth])]
     ivs = []  # dim position -> IV value
     forms = []  # per access, per axis: (coeffs, const)
     for a in accesses:
         indices = list(a.operands)[1 if a.name == "memref.load" else 2 :]
-        per_axis = [_linear(v, ivs) for v in indices]
+        per_axis = [_linear(v, ivs, canon) for v in indices]
         if any(p is None for p in per_axis):
             return
         forms.append(per_axis)
@@ -124,32 +141,32 @@ def _compact(f, alloc):
     heap = max(1, width // 8) * numel > ALLOCA_LIMIT
     if heap and alloc.name != "memref.alloc":
         return
-    _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets, heap)
+    _rewrite(f, alloc, lcas, accesses, deallocs, ivs, canon, forms, outer_pos, shape, offsets, heap)
 
 
-def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, offsets, heap):
+def _rewrite(
+    f, alloc, lcas, accesses, deallocs, ivs, canon, forms, outer_pos, shape, offsets, heap
+):
     mtype = ir.MemRefType(alloc.results[0].type)
     new_type = ir.MemRefType.get(shape, mtype.element_type, memory_space=mtype.memory_space)
-    scope = next(
-        (
-            p
-            for p in [lca, *ancestors(lca)]
-            if p.name == "affine.for" and Loop(p).kind == "parallel"
-        ),
-        None,
-    )
-    top = scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0]
-    loc = alloc.location
-    with ir.InsertionPoint(list(top.operations)[0].operation):
-        new = memref.AllocaOp(new_type, [], [], loc=loc).result
-    if heap:
-        new = to_heap(new.owner)
-    # The notes of later stages go with the buffer: a fragment's scope (gpu-lower-wmma tells
-    # them apart by it), storage-align's requests (storage-pad pads the compact tile, as TVM).
-    for name in alloc.attributes:
-        if name.startswith("tir_mlir."):
-            new.owner.attributes[name] = alloc.attributes[name]
-    for a, form in zip(accesses, forms):
+    # One tile per innermost parallel loop around the LCA (per thread), or per function; the
+    # copies of a versioned parallel loop get one each.
+    tiles, buffers = [], []  # tiles: (scope, its tile); buffers: per access
+    for lca in lcas:
+        scope = next(
+            (
+                p
+                for p in [lca, *ancestors(lca)]
+                if p.name == "affine.for" and Loop(p).kind == "parallel"
+            ),
+            None,
+        )
+        tile = next((t for s, t in tiles if s == scope), None)
+        if tile is None:
+            tile = _new_tile(f, alloc, scope, new_type, heap)
+            tiles.append((scope, tile))
+        buffers.append(tile)
+    for a, form, new in zip(accesses, forms, buffers):
         is_load = a.name == "memref.load"
         with ir.InsertionPoint(a), a.location:
             indices = []
@@ -162,7 +179,8 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
                 for p in inner:
                     expr = expr + _key_expr(p, dim) * coeffs[p]
                 m = ir.AffineMap.get(len(used), 0, [expr])
-                indices.append(affine.AffineApplyOp(m, [_iv_at(a, ivs[q]) for q in used]).result)
+                ivs_at = [_iv_at(a, ivs[q], canon) for q in used]
+                indices.append(affine.AffineApplyOp(m, ivs_at).result)
             if is_load:
                 r = memref.LoadOp(new, indices).result
                 a.results[0].replace_all_uses_with(r)
@@ -172,6 +190,22 @@ def _rewrite(f, alloc, lca, accesses, deallocs, ivs, forms, outer_pos, shape, of
     for d in deallocs:
         d.erase()
     alloc.erase()
+
+
+def _new_tile(f, alloc, scope, new_type, heap) -> ir.Value:
+    """A tile of `new_type` allocated at the start of `scope` (a loop, or the function when
+    None), on the heap (freed at its end) when `heap`."""
+    top = scope.regions[0].blocks[0] if scope is not None else f.regions[0].blocks[0]
+    with ir.InsertionPoint(list(top.operations)[0].operation):
+        new = memref.AllocaOp(new_type, [], [], loc=alloc.location).result
+    if heap:
+        new = to_heap(new.owner)
+    # The notes of later stages go with the buffer: a fragment's scope (gpu-lower-wmma tells
+    # them apart by it), storage-align's requests (storage-pad pads the compact tile, as TVM).
+    for name in alloc.attributes:
+        if name.startswith("tir_mlir.") and name != COPY:
+            new.owner.attributes[name] = alloc.attributes[name]
+    return new
 
 
 def _thread(loop) -> str:
@@ -211,27 +245,64 @@ def _range(loop, lca):
     return rng
 
 
-def _iv_at(op, iv):
-    """`iv` as seen from `op`: the IV of the loop around `op` bound to the same thread tag
-    (the one `_linear` met first may be a sibling loop's)."""
-    tag = _thread(iv.owner.owner)
-    if tag:
-        for p in ancestors(op):
-            if p.name == "affine.for" and _thread(p) == tag:
-                return Loop(p).iv
+def _iv_at(op, iv, canon):
+    """`iv` as seen from `op`: the IV of the loop around `op` bound to the same thread tag, or
+    of the copy of its loop around `op` (the one `_linear` met first may be a sibling loop's,
+    or the copy in the other version)."""
+    loop = iv.owner.owner
+    tag = _thread(loop)
+    for p in ancestors(op):
+        if p.name == "affine.for" and ((tag and _thread(p) == tag) or _canonical(p, canon) == loop):
+            return Loop(p).iv
     return iv
 
 
-def _lca_loop(ops):
-    """Innermost affine.for enclosing every op (None if some op is outside all loops), but
-    outside every vectorized loop: its lanes run at once, so each needs its own elements."""
-    chains = [_loops_around(o) for o in ops]
-    lca = None
+def _lca_depth(chains) -> int:
+    """How many levels of the loop chains around the accesses (outermost first) are the same
+    loop for all of them, or copies of one loop in the versions of a versioned loop
+    (version-guards): their innermost is the LCA. It stays outside every vectorized loop (its
+    lanes run at once, so each needs its own elements); 0 if some access is outside all
+    loops."""
+    depth = 0
     for level in zip(*chains):
-        if not all(x == level[0] for x in level) or Loop(level[0]).kind == "vectorized":
+        distinct = []
+        for x in level:
+            if not any(x == y for y in distinct):
+                distinct.append(x)
+        same = all(_copies(x, y) for x, y in itertools.combinations(distinct, 2))
+        if not same or Loop(level[0]).kind == "vectorized":
             break
-        lca = level[0]
-    return lca
+        depth += 1
+    return depth
+
+
+def _copies(a, b) -> bool:
+    """Whether loops `a` and `b` are copies of one loop that version-guards made, one in each
+    version of a versioned loop: the same COPY id, the same attributes and bound operands, and
+    the innermost op around both a versioned `affine.if` with them in its two branches. For
+    one iteration of the versioned loop only one of them runs."""
+    if COPY not in a.attributes or COPY not in b.attributes:
+        return False
+    attrs = [{n: str(x.attributes[n]) for n in x.attributes} for x in (a, b)]
+    if attrs[0] != attrs[1] or len(a.operands) != len(b.operands):
+        return False
+    if any(x != y for x, y in zip(a.operands, b.operands)):
+        return False
+    up_a = [a, *ancestors(a)]
+    child_b = b
+    for p in ancestors(b):
+        at = next((k for k, q in enumerate(up_a) if q == p), None)
+        if at is not None:
+            child_a = up_a[at - 1]
+            versioned = p.name == "affine.if" and VERSIONED in p.attributes
+            return versioned and child_a.block != child_b.block
+        child_b = p
+    return False
+
+
+def _canonical(loop, canon):
+    """The loop that stands for `loop` (a copy of one around the LCA) in the linear forms."""
+    return next((c for lp, c in canon if lp == loop), loop)
 
 
 def _loops_around(op):
@@ -239,10 +310,11 @@ def _loops_around(op):
     return [p for p in ancestors(op) if p.name == "affine.for"][::-1]
 
 
-def _linear(value, ivs):
+def _linear(value, ivs, canon=()):
     """The linear form (tir_mlir/analysis/linear.py) of an index over the IVs of affine.for
-    loops, atoms their positions in `ivs` (appended on first sight), or None. A floordiv/mod/
-    ceildiv by a constant is linear through `_division`."""
+    loops, atoms their positions in `ivs` (appended on first sight), or None; a loop listed in
+    `canon` counts as the loop it stands for. A floordiv/mod/ceildiv by a constant is linear
+    through `_division`."""
 
     def leaf(v):
         if isinstance(v.owner, ir.Block):
@@ -252,6 +324,8 @@ def _linear(value, ivs):
             loop = Loop(owner)
             if loop.extent == 1 and isinstance(loop.min, int):  # one iteration: a constant
                 return Linear((), loop.min)
+            owner = _canonical(owner, canon)
+            v = Loop(owner).iv
             for p, iv in enumerate(ivs):  # loops bound to one thread tag are one id
                 if iv == v or (_thread(owner) and _thread(iv.owner.owner) == _thread(owner)):
                     return Linear({p: 1})
@@ -259,10 +333,10 @@ def _linear(value, ivs):
             return Linear({len(ivs) - 1: 1})
         op = v.owner.operation
         if op.name in _DIVISIONS:  # TIR's `//` and floormod (a - a // b * b)
-            return _division(_DIVISIONS[op.name], *(_linear(x, ivs) for x in op.operands))
+            return _division(_DIVISIONS[op.name], *(_linear(x, ivs, canon) for x in op.operands))
         if op.name == "affine.apply":
             m = ir.AffineMapAttr(op.attributes["map"]).value
-            args = [_linear(x, ivs) for x in op.operands]
+            args = [_linear(x, ivs, canon) for x in op.operands]
             if m.n_symbols or any(x is None for x in args):
                 return None
             return linear(m.results[0], args, division=_division)

@@ -27,7 +27,13 @@ clipped regions) is versioned when its full-tile condition holds on some iterati
 and fails on others: a 256 matmul tiled by 7 columns under a fused loop (`(f mod 37) * 7 + j1 <
 256`) ran 38 ms with the compare per element and no vector or carried accumulator, 3.2 ms
 versioned (TVM 2.6).
+
+The loops of a versioned body carry an id (COPY) that their copies share: compact-buffers counts
+the copies of one loop in the two versions as one loop, so a tile under a versioned loop
+compacts as it did unversioned.
 """
+
+import itertools
 
 from mlir import ir
 from mlir.dialects import affine
@@ -37,6 +43,9 @@ from tir_mlir.passes.lowering.common import ancestors, constant_loop, else_block
 from tir_mlir.analysis.symbolic import substitute, used_symbols
 
 VERSIONED = "tir_mlir.versioned"  # the if this stage made (its nest is not versioned again)
+# Every loop of a versioned body carries an id its copies share, so that a later stage can tell
+# the copies of one loop in the two versions (compact-buffers counts them as one loop).
+COPY = "tir_mlir.loop_copy"
 _MARK = "tir_mlir.version_guard"
 # A constant guard is versioned when its full-tile condition holds on some iterations of the
 # loop and not on others, tried on each of at most this many iterations.
@@ -48,13 +57,14 @@ class VersionGuards:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            ids = itertools.count()
             changed = True
             while changed:  # a version's guard left with other constraints: again
                 changed = False
                 for op in [o for o in walk(f) if o.name == "affine.if"]:
                     plan = _plan(op)
                     if plan is not None:
-                        _version(plan[0], *_together(op, plan))
+                        _version(plan[0], *_together(op, plan), ids=ids)
                         changed = True
                         break
 
@@ -244,12 +254,18 @@ def _coefficient(expr, p: int, n_dims: int, n_syms: int):
     return diff.value if isinstance(diff, ir.AffineConstantExpr) else None
 
 
-def _version(loop_op, full: ir.IntegerSet, syms, guards, nonempty=None):
+def _version(loop_op, full: ir.IntegerSet, syms, guards, nonempty=None, *, ids):
     """Wrap the body of `loop_op` in `if full { body, each guard without its covered
     constraints } else { body }`; `guards` lists (guard, covered constraint positions);
-    `nonempty`: the else version is `if nonempty { body }`."""
+    `nonempty`: the else version is `if nonempty { body }`. The body's loops get a COPY id
+    (from `ids`) unless an earlier version gave them one; their copies keep it."""
     loop = Loop(loop_op)
     body = [o.operation for o in list(loop.body.operations)[:-1]]
+    i64 = ir.IntegerType.get_signless(64)
+    for o in body:
+        for inner in [o, *walk(o)]:
+            if inner.name == "affine.for" and COPY not in inner.attributes:
+                inner.attributes[COPY] = ir.IntegerAttr.get(i64, next(ids))
     for k, (guard, _) in enumerate(guards):
         guard.attributes[_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)
     loc = loop_op.location
