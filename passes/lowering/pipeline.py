@@ -53,6 +53,7 @@ STAGE_NAMES = {
         (None, "packed-calls"),
         (None, "alloc-check"),
         (None, "buffer-tags"),
+        (None, "workspace-pool"),
         (None, "scf-to-llvm"),
         ("llvm-dialect", "alias-scopes"),
     ],

@@ -53,6 +53,7 @@ _STAGES = {
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),
     "buffer-tags": ("alias_scopes", "BufferTags"),
+    "workspace-pool": ("workspace_pool", "WorkspacePool"),
     "scf-to-llvm": ("scf_to_llvm", "ScfToLLVM"),
     "alias-scopes": ("alias_scopes", "AliasScopes"),
     # CUDA
