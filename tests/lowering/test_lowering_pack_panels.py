@@ -1,7 +1,7 @@
 """Stage `pack-panels`: a vectorized matmul tile whose B panel (rows a multiple of the L1 way
-apart) would not stay in L1 reads a contiguous copy made once per `k` tile; tiles that reuse
-the panel little, B rows the L1 sets spread, and scalar tiles keep reading B. Numbers against
-numpy, the copy checked on the scf stage."""
+apart) would not stay in L1 reads a contiguous copy made once per `k` tile (a copy within the
+L2's share); tiles that reuse the panel little, B rows the L1 sets spread, and scalar tiles
+keep reading B. Numbers against numpy, the copy checked on the scf stage."""
 
 import re
 
@@ -60,10 +60,11 @@ def test_strided_panel_is_copied_once_per_k_tile():
     _check(sch, 512, 512)
 
 
-def test_the_stage_follows_the_targets_l1():
-    """A 64 x 256 panel (64 KiB) fits in no L1 here: nothing is copied."""
+def test_a_panel_wider_than_l1_is_copied_too():
+    """A 64 x 256 panel (64 KiB) fits no L1 of this machine but its L2: the copy's rows follow
+    one another, so a tile's 64 x 32 sweep of it spreads over the L1 sets."""
     sch = _tiled(512, 512, rows=4, kc=64, width=256)
-    assert _panels(emit_text(sch.mod.module, "scf")) == []
+    assert _panels(emit_text(sch.mod.module, "scf")) == ["64x256"]
     _check(sch, 512, 512)
 
 
@@ -86,13 +87,29 @@ def test_scalar_tiles_are_left_alone():
 
 
 @pytest.mark.parametrize(
-    "cpu, copied",
-    [("sapphirerapids", True), ("znver5", True), ("skylake-avx512", False), ("znver4", False)],
+    "cpu, kc, width, copied",
+    [
+        # 32 KiB: within every L2 (it was left in place where it exceeded 2/3 of L1)
+        ("sapphirerapids", 128, 64, True),
+        ("znver4", 128, 64, True),
+        # 1 MiB: within 2/3 of a 2 MiB L2, not of a 1 MiB one
+        ("sapphirerapids", 512, 512, True),
+        ("znver5", 512, 512, False),
+        ("skylake-avx512", 512, 512, False),
+    ],
 )
-def test_panel_budget_is_the_named_cpus_l1(cpu, copied):
-    """A 32 KiB panel (128 rows of 64 floats) is within 2/3 of a 48 KiB L1 (12 ways), not of
-    a 32 KiB one (8 ways)."""
-    module = _tiled(1024, 1024, kc=128, width=64).mod.copy().module
+def test_panel_budget_is_the_named_cpus_l2(cpu, kc, width, copied):
+    module = _tiled(1024, 1024, kc=kc, width=width).mod.copy().module
     strip_handles(module.operation)
     PackPanels(cpu_model(f"llvm -mcpu={cpu}"))(module)
+    assert ("B_global" in str(module)) == copied
+
+
+@pytest.mark.parametrize("rows, copied", [(4, True), (32, False)])
+def test_a_copy_in_l2_needs_sweeps(rows, copied):
+    """A 64 x 256 panel (64 KiB, beyond L1) is read from L2 once per sweep of the loops outside
+    `k1`: 16 sweeps of a 4-row tile pay for the copy, 2 sweeps of a 32-row tile do not."""
+    module = _tiled(1024, 1024, rows=rows, kc=64, width=256).mod.copy().module
+    strip_handles(module.operation)
+    PackPanels(cpu_model("llvm -mcpu=sapphirerapids"))(module)
     assert ("B_global" in str(module)) == copied
