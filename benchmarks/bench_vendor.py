@@ -12,6 +12,12 @@ times ours, numpy's and torch's call once each (the mean of as many calls as fil
 --min-ms); the best round of each is printed with the ratios ours/numpy and ours/torch and
 the load average before and after. `--cpu-time` (for a loaded machine, where wall times are
 noise): one thread each, timed by the calling thread's CPU time (every side then runs in it).
+
+The matmul also times "space point": the default design space's tile that ran closest to the
+libraries by hand (8 x 32 register tiles over 64 steps of k, 256 x 256 blocks of C, the B
+panel packed by `pack-panels`; tests/tuner/test_ms_space_packed.py holds it), so the table
+tells a search that missed it from a space that lacks speed. A markdown table of every
+workload ends the output.
 """
 
 import argparse
@@ -70,6 +76,21 @@ def tuned_module(name, work_dir, trials, threads):
     return mod, sch.mod
 
 
+def space_point(sch):
+    """The 1024 matmul as MultiLevelTiling's SSRSRS sketch samples it with i 4x1x32x8,
+    j 4x1x8x32, k 16x64 and no write cache, after the postprocessors (parallel, vectorize,
+    decompose_reduction)."""
+    b = sch.get_block("C", func_name="matmul")
+    i, j, k = sch.get_loops(b)
+    i0, i1, i2, i3 = sch.split(i, factors=[4, 1, 32, 8])
+    j0, j1, j2, j3 = sch.split(j, factors=[4, 1, 8, 32])
+    k0, k1 = sch.split(k, factors=[16, 64])
+    sch.reorder(i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.vectorize(j3)
+    sch.decompose_reduction(b, k0)
+
+
 def _mean_secs(fn, min_ms, clock=time.perf_counter):
     n, start = 0, clock()
     while n == 0 or (clock() - start) * 1e3 < min_ms:
@@ -95,8 +116,15 @@ def contenders(name, mod, tuned):
         np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
         ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.empty(1024, 1024)
         nc = np.empty_like(c)
+        sch = tir_mlir.Schedule(mod)
+        space_point(sch)
+        point = tir_mlir.build(sch.mod)[fn]
+        pc = aligned.copy(np.zeros((1024, 1024), "float32"))
+        point(a, b, pc)
+        np.testing.assert_allclose(pc, a @ b, rtol=1e-3, atol=1e-3)
         return {
             "tir-mlir": lib.prepare(a, b, c),
+            "space point": point.prepare(a, b, pc),
             "numpy": lambda: np.matmul(a, b, out=nc),
             "torch": lambda: torch.matmul(ta, tb, out=tc),
         }
@@ -130,6 +158,7 @@ def main():
 
     torch.set_num_threads(THREADS)
     clock = time.thread_time if a.cpu_time else time.perf_counter
+    table = []
     for name in a.only.split(","):
         mod, tuned = tuned_module(name, a.work_dir, a.trials, a.threads)
         sides = contenders(name, mod, tuned)
@@ -146,8 +175,21 @@ def main():
         )
         for s, secs in best.items():
             ratio = "" if s == "tir-mlir" else f"  ours/{s} {best['tir-mlir'] / secs:.3f}"
-            print(f"  {s:9s} {secs * 1e3:8.3f} ms {flops / secs / 1e9:7.1f} GFLOP/s{ratio}")
+            print(f"  {s:11s} {secs * 1e3:8.3f} ms {flops / secs / 1e9:7.1f} GFLOP/s{ratio}")
         sys.stdout.flush()
+        table.append((name, best))
+    _print_table(table, a)
+
+
+def _print_table(table, a):
+    """Every workload's times and our ratios to each library, as a markdown table."""
+    how = "1 thread, CPU time" if a.cpu_time else f"{THREADS} threads, wall time"
+    print(f"\n| {a.trials} trials, {how} | ms | x numpy | x torch |\n| --- | --- | --- | --- |")
+    for name, best in table:
+        libs = [s for s in ("numpy", "torch") if s in best]
+        for s, secs in best.items():
+            cells = [f"{secs / best[lib]:.3f}" if lib in libs else "" for lib in ("numpy", "torch")]
+            print(f"| {name} {s} | {secs * 1e3:.2f} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":
