@@ -55,6 +55,7 @@ STAGE_NAMES = {
         (None, "buffer-tags"),
         (None, "workspace-pool"),
         (None, "scf-to-llvm"),
+        (None, "fmuladd"),
         ("llvm-dialect", "alias-scopes"),
     ],
     "cuda": [

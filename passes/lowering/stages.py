@@ -55,6 +55,7 @@ _STAGES = {
     "buffer-tags": ("alias_scopes", "BufferTags"),
     "workspace-pool": ("workspace_pool", "WorkspacePool"),
     "scf-to-llvm": ("scf_to_llvm", "ScfToLLVM"),
+    "fmuladd": ("fmuladd", "FmulAdd"),
     "alias-scopes": ("alias_scopes", "AliasScopes"),
     # CUDA
     "gpu-virtual-threads": ("gpu_vthread", "GpuVirtualThreads"),

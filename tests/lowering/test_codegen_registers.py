@@ -435,7 +435,7 @@ INNER_LOOP_IR = """
 CHECK-LABEL: define internal void @main..omp_par
 CHECK-COUNT-16: phi <16 x float>
 CHECK-NOT: store
-CHECK-COUNT-16: fadd contract <16 x float>
+CHECK-COUNT-16: call <16 x float> @llvm.fmuladd.v16f32
 CHECK-NOT: store
 CHECK: br i1
 """
