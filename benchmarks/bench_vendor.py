@@ -73,6 +73,10 @@ def tuned_module(name, work_dir, trials, threads):
         os.path.join(wdir, "database_workload.json"), records, allow_missing=False
     )
     sch = ms.tir_integration.compile_tir(db, mod, target)
+    if sch is None:
+        sys.exit(
+            f"{wdir}: no record for {target!r} (tuned for another --threads?): use another --work-dir"
+        )
     return mod, sch.mod
 
 
