@@ -19,11 +19,19 @@ A loop qualifies when:
   narrowest stored), at least one 128-bit register and at most MAX_REGISTERS registers wide
   (longer loops are left to LLVM, which has a remainder loop and a cost model for them);
 - `vectorize_plan` has a vector form for its body with no two lanes touching one address where
-  one of them stores, every access is contiguous or the same for all lanes, one store is
-  contiguous, and every buffer is an allocation or an argument of a `tir.noalias` function
-  (the plan tells buffers apart by their memref; arguments that may alias are not told apart);
+  one of them stores, every store is contiguous or the same for all lanes (a load may also be
+  gathered), one store is contiguous, and every buffer is an allocation or an argument of a
+  `tir.noalias` function (the plan tells buffers apart by their memref; arguments that may
+  alias are not told apart);
 - a contiguous store's address does not depend on an enclosing serial loop: that loop
   accumulates into the elements, and would carry them.
+
+A gathered load is the row sum's case: `for k: for i1 in 0..64: B[i0 + i1] += A[i0 + i1, k]`
+reads one element of 64 rows per step. Left to LLVM, its loop vectorizer kept an 8-lane loop
+over `i1` (B in memory, every address computed in a vector and taken apart lane by lane); as a
+vector loop here, `vectorize-loops` builds the lanes in the width LLVM prices lowest
+(gather_width.py) and `scalar-replace` carries the 64 sums across `k` in registers (0.81 ->
+0.61 ms over 1024 x 1024, 1 thread).
 """
 
 from mlir import ir
@@ -84,8 +92,9 @@ class AutoVectorize:
 
 
 def _accumulated(loop: Loop, plan: Plan) -> bool:
-    """Whether every access in the loop is contiguous or the same for all iterations, and a
-    contiguous store's address is the same in every iteration of some serial loop around it."""
+    """Whether every store in the loop is contiguous or the same for all iterations (loads
+    may be gathered), and a contiguous store's address is the same in every iteration of
+    some serial loop around it."""
     outer = [Loop(p) for p in ancestors(loop.op) if p.name == "affine.for"]
     serial_ivs = [p.iv for p in outer if p.kind == "serial"]
     found = False
@@ -94,7 +103,9 @@ def _accumulated(loop: Loop, plan: Plan) -> bool:
         if not any(strides):
             continue
         if not contiguous(memref, strides):
-            return False
+            if store:
+                return False
+            continue
         if store and not found:
             values = [v for f in forms for k in f.terms for v in leaves(k)]
             if any(v in plan.inner for v in values):

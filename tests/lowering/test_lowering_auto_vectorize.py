@@ -4,6 +4,8 @@ that `scalar-replace` carries the tile as vectors; loops it may not or need not 
 scalar. Checked on the scf stage for a named CPU (the same on every machine) and on the numbers
 (numpy) of the host build."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -87,7 +89,6 @@ def test_int8_products_accumulated_in_int32():
     "n, options, cols, why",
     [
         (64, {"noalias": False}, 32, "arguments may alias: lanes could overlap another buffer"),
-        (64, {"b_index": "vj, vk"}, 32, "B read across rows: a gather per lane"),
         (256, {}, 128, "128 lanes: 8 registers wide, left to LLVM"),
         (64, {}, 2, "2 floats: narrower than a register"),
     ],
@@ -95,7 +96,60 @@ def test_int8_products_accumulated_in_int32():
 def test_left_scalar(n, options, cols, why):
     mod = _tile(_matmul(n, **options), cols=cols)
     assert "vector<" not in _scf(mod), why
-    _run(mod, n, b_transposed="b_index" in options)
+    _run(mod, n)
+
+
+def _carried(scf: str) -> list:
+    """The types the loops of `scf` carry, one list per loop that carries any."""
+    return [
+        m.group(1).split(", ")
+        for m in re.finditer(r"scf\.for .* iter_args\(.*\) -> \((.*)\) \{", scf)
+    ]
+
+
+def test_gathered_loads_are_vectorized_too():
+    """B read across rows (B[j, k]): each lane's B is gathered, but the tile's accumulators are
+    contiguous, so the loop is vectorized and the tile carried across k as vectors (scalar:
+    LLVM kept C in memory; 4.45 -> 3.70 ms at 256, 1 thread)."""
+    mod = _tile(_matmul(64, b_index="vj, vk"))
+    loops = _carried(_scf(mod))
+    assert loops and all(
+        t.startswith("vector<") and t.endswith("xf32>") for ts in loops for t in ts
+    )
+    assert "vector.from_elements" in _scf(mod)
+    _run(mod, 64, b_transposed=True)
+
+
+ROW_SUM = """@T.prim_func
+def main(A: T.Buffer((128, 256), "float32"), B: T.Buffer((128,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i, k in T.grid(128, 256):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+def test_row_sum_over_rows_carries_its_sums():
+    """A row sum with 64 rows inside k (issue 28's split, reorder, decompose_reduction): the
+    rows' loop reads one element of each row per step (gathered) and accumulates into 64
+    contiguous sums, now vectorized and carried across k as vectors (LLVM kept an 8-lane loop
+    with B in memory: 0.81 -> 0.61 ms over 1024 x 1024, 1 thread)."""
+    sch = Schedule(tir_mlir.parse(ROW_SUM))
+    b = sch.get_block("B")
+    i, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, factors=[None, 64])
+    sch.reorder(i0, k, i1)
+    sch.decompose_reduction(b, k)
+    loops = _carried(_scf(sch.mod))
+    assert len(loops) == 1 and sum(int(t[7:].split("x")[0]) for t in loops[0]) == 64
+    assert all(t.startswith("vector<") and t.endswith("xf32>") for t in loops[0])
+    a = RNG.standard_normal((128, 256)).astype("float32")
+    out = np.full(128, 7, "float32")
+    tir_mlir.build(sch.mod)["main"](a, out)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-4, atol=1e-4)
 
 
 def test_an_elementwise_loop_is_left_to_llvm():
