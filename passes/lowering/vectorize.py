@@ -49,6 +49,7 @@ from tir_mlir.passes.lowering.common import (
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
 from tir_mlir.passes.lowering.gather_width import gather_lanes
+from tir_mlir.passes.lowering.lane_ops import lane_ops
 from tir_mlir.passes.lowering.unroll import unroll
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
@@ -100,6 +101,8 @@ class VectorizeLoops:
                         # serial, as TVM scalarizes a loop it cannot vectorize, LLVM unrolls it
                         # whole and its SLP vectorizer packs the copies it can.
                         loop.set(kind="serial")
+            if self.target is not None:
+                lane_ops(f, self.target, self.vector_bits)
 
     def _narrow_gathers(self, loop: Loop, n: int):
         """Cut a loop whose lanes are gathered into vectors of the lanes that cost least

@@ -1,0 +1,98 @@
+"""vectorize-loops multiplies gathered lanes lane by lane before gathering the product when that
+inserts fewer lanes (lane_ops.py). Built for a named CPU (Sapphire Rapids) so the choice does not
+depend on the host; numbers on the host."""
+
+import re
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir.passes.lowering.pipeline import emit_text
+
+SPR = "llvm -mcpu=sapphirerapids"
+
+
+def _int8_rows(rows: int) -> str:
+    """int8 dot products of `rows` rows at a time, the rows vectorized inside the reduction:
+    each step gathers one byte of each row of A and of B (rows 64 bytes apart)."""
+    n = 4 * rows
+    return f"""
+@T.prim_func
+def main(A: T.Buffer(({n}, 64), "int8"), B: T.Buffer(({n}, 64), "int8"), C: T.Buffer(({n},), "int32")):
+    for i0 in range(4):
+        for i1 in T.vectorized({rows}):
+            with T.block("init"):
+                vi = T.axis.spatial({n}, i0 * {rows} + i1)
+                C[vi] = 0
+        for k in range(64):
+            for i1 in T.vectorized({rows}):
+                with T.block("C"):
+                    vi = T.axis.spatial({n}, i0 * {rows} + i1)
+                    vk = T.axis.reduce(64, k)
+                    C[vi] = C[vi] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vi, vk])
+"""
+
+
+def _check_int8(mod, n):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (n, 64)).astype("int8")
+    b = rng.integers(-128, 128, (n, 64)).astype("int8")
+    c = np.zeros(n, "int32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, (a.astype("int32") * b.astype("int32")).sum(axis=1))
+
+
+# One gathered operand (a column of A) times a uniform B[k]: building the products would
+# insert as many lanes as building A's column, plus 12 scalar products.
+F32_COLUMN = """
+@T.prim_func
+def main(A: T.Buffer((48, 64), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((48,), "float32")):
+    for i0 in range(4):
+        for i1 in T.vectorized(12):
+            with T.block("init"):
+                vi = T.axis.spatial(48, i0 * 12 + i1)
+                C[vi] = T.float32(0)
+        for k in range(64):
+            for i1 in T.vectorized(12):
+                with T.block("C"):
+                    vi = T.axis.spatial(48, i0 * 12 + i1)
+                    vk = T.axis.reduce(64, k)
+                    C[vi] = C[vi] + A[vi, vk] * B[vk]
+"""
+
+
+def test_int8_products_are_multiplied_per_lane_then_gathered():
+    """Two gathered <12 x i8> (12 + 12 inserts, sign-extended and multiplied as zmm vectors)
+    cost more than 12 scalar products (the extensions fold into the byte loads) gathered as
+    <12 x i32> (3 x 4 inserts + 2 joins): one gather, of the products; numbers as numpy's."""
+    mod = tir_mlir.parse(_int8_rows(12))
+    scf = emit_text(mod.module, "scf", target=SPR)
+    assert "vector<12xi8>" not in scf
+    assert len(re.findall(r"arith.muli %\S+, %\S+ : i32", scf)) >= 12
+    assert re.search(r"vector.from_elements (%\S+, ){11}%\S+ : vector<12xi32>", scf)
+    _check_int8(mod, 48)
+
+
+def test_products_of_256_bits_stay_vector_ops():
+    """8 int32 products fit a ymm: beside ymm ops the inserts have two shuffle ports, and the
+    per-lane form measured slower; the gathers and the vector product stay."""
+    mod = tir_mlir.parse(_int8_rows(8))
+    scf = emit_text(mod.module, "scf", target=SPR)
+    assert len(re.findall(r"vector.from_elements .* : vector<8xi8>", scf)) >= 2
+    assert re.search(r"arith.muli %\S+, %\S+ : vector<8xi32>", scf)
+    _check_int8(mod, 32)
+
+
+def test_one_gathered_operand_stays_a_vector_product():
+    """A column times a uniform value: per lane it would save no insert, so the product stays
+    a vector op (on the vectors gather_width.py cuts the column into)."""
+    mod = tir_mlir.parse(F32_COLUMN)
+    scf = emit_text(mod.module, "scf", target=SPR)
+    assert re.search(r"vector.from_elements .* : vector<\d+xf32>", scf)
+    assert not re.search(r"arith.mulf %\S+, %\S+ (fastmath<\w+> )?: f32", scf)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((48, 64)).astype("float32")
+    b = rng.standard_normal(64).astype("float32")
+    c = np.zeros(48, "float32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
