@@ -173,7 +173,7 @@ def _panel(block, buf, elem, args, types, feeds, loops, model) -> Optional[int]:
         else:
             # A copy in L2 is read from there once per sweep of the loops outside the
             # innermost reduction loop: the loops inside it reuse a row from registers and L1.
-            last = max(m for m in below if m in feeds[k])
+            last = max((m for m in below if m in feeds[k]), default=n)
             reuse = math.prod(loops[m].extent for m in range(n + 1, last) if m not in used_loops)
         if reuse >= MIN_REUSE and size <= PANEL_SHARE * l2 and _set_conflicts(stride, rows, model):
             return n

@@ -113,3 +113,16 @@ def test_a_copy_in_l2_needs_sweeps(rows, copied):
     strip_handles(module.operation)
     PackPanels(cpu_model("llvm -mcpu=sapphirerapids"))(module)
     assert ("B_global" in str(module)) == copied
+
+
+def test_a_wide_row_under_the_innermost_k_loop_is_left_alone():
+    """k outside a 16384-float (64 KiB) vectorized row: one row under the k loop, no panel."""
+    sch = Schedule(tir_mlir.parse(matmul(8, m=16384, k=64)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    sch.reorder(i, k, j)
+    sch.vectorize(j)
+    module = sch.mod.copy().module
+    strip_handles(module.operation)
+    PackPanels(cpu_model("llvm -mcpu=sapphirerapids"))(module)
+    assert "B_global" not in str(module)
