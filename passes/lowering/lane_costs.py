@@ -14,7 +14,10 @@ import re
 import subprocess
 from typing import Optional
 
+from mlir import ir
+
 from tir_mlir.ir.user_cache import tool_answer
+from tir_mlir.passes.lowering.common import scalar_bits
 from tir_mlir.passes.lowering.cpu_target import LLVM_BIN, CpuTarget
 
 _ROW = re.compile(r"cost of (\d+) for instruction:\s+%([be])(\d+)_\d+ = ")
@@ -65,3 +68,13 @@ def _probe(t: CpuTarget, element: str, lanes: tuple) -> Optional[dict]:
     if p.returncode or seen != 2 * sum(lanes):
         return None
     return {n: (b, e) for n, (b, e) in costs.items()}
+
+
+def element_name(t: ir.Type) -> str:
+    """The LLVM name of an MLIR integer or float type (`i8`, `half`, `float`, ...), as
+    `lane_costs` takes it."""
+    if isinstance(t, ir.IntegerType):
+        return f"i{ir.IntegerType(t).width}"
+    if isinstance(t, ir.BF16Type):
+        return "bfloat"
+    return {16: "half", 32: "float", 64: "double"}.get(scalar_bits(t), "float")

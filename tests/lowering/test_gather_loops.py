@@ -1,6 +1,9 @@
 """Stage `gather-loops`: a loop whose loads jump whole rows per step is left to LLVM's SLP
 vectorizer (along the rows' contiguous window), not its loop vectorizer (one scalar load and
-insert per lane)."""
+insert per lane), unless its arithmetic pays for the gathered lanes."""
+
+import math
+import re
 
 import numpy as np
 from mlir import ir
@@ -9,7 +12,7 @@ from mlir.passmanager import PassManager
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
-from schedule_everyday import maxpool
+from schedule_everyday import bias_activation, maxpool
 
 DISABLED = "#llvm.loop_annotation<vectorize = <disable = true>>"
 
@@ -71,3 +74,29 @@ def test_rows_of_a_window_are_not_loop_vectorized():
     b = np.zeros((1, 8, 16, 16), "float32")
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_array_equal(b, a.reshape(1, 8, 16, 2, 16, 2).max(axis=(3, 5)))
+
+
+def test_a_column_of_gelu_rows_is_loop_vectorized():
+    """A GELU walking down its columns, 16 rows 4 KiB apart per column (issue 28's case 0134):
+    each gathered element feeds an inline erf of ~44 ops, so the rows' loops stay LLVM's, which
+    vectorizes them (TVM's code: 4-lane vectors, each built from 4 scalar loads)."""
+    sch = Schedule(tir_mlir.parse(bias_activation(64, 256, "gelu_erf")))
+    sch.compute_inline(sch.get_block("bias"))
+    i, j = sch.get_loops(sch.get_block("act"))
+    i0, i1, i2 = sch.split(i, factors=[None, 4, 4])
+    sch.reorder(i0, j, i1, i2)
+    sch.fuse(i0, j)
+    target = "llvm -mcpu=skylake-avx512"
+    loops = _loops_by_extent(emit_text(sch.mod.module, "scf", target))
+    assert loops[4] == [False, False], loops
+    asm = emit_text(sch.mod.module, "asm", target)
+    # erf's polynomials as packed FMAs (scalar ones: vfmadd...ss)
+    assert len(re.findall(r"vfn?madd\d+ps", asm)) >= 20, asm
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((64, 256)) * 3).astype("float32")
+    bias = rng.standard_normal(256).astype("float32")
+    b = np.zeros_like(a)
+    tir_mlir.build(sch.mod)["main"](a, bias, b)
+    x = (a + bias).astype(np.float64)
+    want = x * 0.5 * (1 + np.vectorize(math.erf)(x * 0.70710678))
+    np.testing.assert_allclose(b, want, rtol=2e-6, atol=1e-6)
