@@ -39,6 +39,7 @@ from tir_mlir.ir.affine_exprs import const_of, dims_of, expr_bounds
 from tir_mlir.analysis.shapes import buffer_shape
 from tir_mlir.analysis.symbolic import SymExpr, is_symbol, substitute
 from tir_mlir.ir import region_overrides as overrides
+from tir_mlir.ir.same_value import same_value
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import (
     EXTERN,
@@ -433,10 +434,6 @@ def _uses(v: ir.Value, values) -> bool:
     )
 
 
-def _attrs(op) -> dict:
-    return {n: str(op.attributes[n]) for n in op.attributes}
-
-
 def _opaque(v: ir.Value) -> bool:
     """Whether v's tree holds a call TVM's interval evaluator widens to everything."""
     if isinstance(v, ir.BlockArgument):
@@ -454,23 +451,12 @@ def _opaque(v: ir.Value) -> bool:
 
 def _same_tree(a: ir.Value, b: ir.Value, space) -> bool:
     """Structural equality of two index expression trees (init iter vars = body iter vars)."""
-    if a == b:
-        return True
-    if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument):
-        ia, ib = space.index.get(a), space.index.get(b)
-        return ia is not None and ia == ib and ia < space.n_iter
-    oa, ob = a.owner.operation, b.owner.operation
-    if (
-        oa.name != ob.name
-        or len(oa.regions)
-        or len(ob.regions)
-        or a.type != b.type
-        or len(oa.operands) != len(ob.operands)
-    ):
-        return False
-    if _attrs(oa) != _attrs(ob):
-        return False
-    return all(_same_tree(x, y, space) for x, y in zip(oa.operands, ob.operands))
+
+    def same_iter_var(x: ir.Value, y: ir.Value) -> bool:
+        ix, iy = space.index.get(x), space.index.get(y)
+        return ix is not None and ix == iy and ix < space.n_iter
+
+    return same_value(a, b, ops=None, same_argument=same_iter_var, depth=None)
 
 
 def _union(a, b, space):
