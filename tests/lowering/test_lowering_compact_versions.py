@@ -5,9 +5,12 @@ loop compacts as it would unversioned."""
 import re
 
 import numpy as np
+from mlir import ir
 
 import tir_mlir
 from tir_mlir import Schedule
+from tir_mlir.context import get_context
+from tir_mlir.passes.lowering.compact_buffers import CompactBuffers
 from tir_mlir.passes.lowering.pipeline import emit_text
 from workloads import matmul
 
@@ -102,3 +105,62 @@ def test_copies_of_a_parallel_loop_get_a_tile_each():
         c = np.zeros((16, 16), "float32")
         tir_mlir.build(sch.mod, debug=debug)["main"](a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+# A buffer written and read row by row under a versioned loop %p: in each version, a loop %i
+# (copy id 0) and, in SIBLINGS, a second loop %i of the same id after the first (as unrolling
+# a loop around it leaves copies side by side in one version).
+VERSIONED_ROWS = """
+#set = affine_set<(d0) : (d0 - 4 >= 0)>
+func.func @f(%a: memref<8x4xf32>, %b: memref<8x4xf32>) {
+  %m = memref.alloc() : memref<8x4xf32>
+  affine.for %p = 0 to 8 {
+    affine.if #set(%p) {
+      affine.for %i = 0 to 8 {
+        BODY
+      } {tir_mlir.loop_copy = 0 : i64}
+    } else {
+      affine.for %i = 0 to 8 {
+        BODY
+      } {tir_mlir.loop_copy = 0 : i64}
+    } {tir_mlir.versioned}
+  }
+  memref.dealloc %m : memref<8x4xf32>
+  return
+}
+"""
+ROW_COPY = """
+        affine.for %j = 0 to 4 {
+          %x = memref.load %a[%i, %j] : memref<8x4xf32>
+          memref.store %x, %m[%i, %j] : memref<8x4xf32>
+        }
+        affine.for %j = 0 to 4 {
+          %y = memref.load %m[%i, %j] : memref<8x4xf32>
+          memref.store %y, %b[%i, %j] : memref<8x4xf32>
+        }"""
+SPLIT_ROWS = ROW_COPY.replace(
+    "        }\n        affine.for %j = 0 to 4 {\n          %y",
+    "        }\n      } {tir_mlir.loop_copy = 0 : i64}\n      affine.for %i = 0 to 8 {\n"
+    "        affine.for %j = 0 to 4 {\n          %y",
+)
+
+
+def _compacted(body: str) -> str:
+    with get_context(), ir.Location.unknown():
+        module = ir.Module.parse(VERSIONED_ROWS.replace("BODY", body))
+        CompactBuffers()(module)
+        return str(module)
+
+
+def test_copies_in_the_two_versions_are_one_loop():
+    text = _compacted(ROW_COPY)
+    assert "memref.alloca() : memref<1x4xf32>" in text
+    assert "loop_copy" not in text
+
+
+def test_copies_side_by_side_in_one_version_are_two_loops():
+    """The rows written in one loop and read in the next: one row per iteration would give
+    the second loop only the last row, so the buffer stays whole."""
+    text = _compacted(SPLIT_ROWS)
+    assert "memref.alloc() : memref<8x4xf32>" in text
+    assert "alloca" not in text
