@@ -50,21 +50,23 @@ class WorkspacePool:
             for op in module.body.operations
             if "sym_name" in op.operation.attributes
         }
-        count, top = 0, module.body.operations[0]  # (globals in site order, before it)
-        pooled = 0
+        # All sites first: pooling one erases its deallocs, which a walk's list still holds.
+        sites, pooled = [], 0
         for f in functions(module):
             for op in walk_all(f):
                 deallocs = _pooled_deallocs(op)
                 if deallocs is None:
                     continue
                 size = nbytes(ir.MemRefType(op.results[0].type))
-                if pooled + size > POOL_LIMIT:
-                    continue
-                pooled += size
-                while f"{PREFIX}{count}" in taken or f"{PREFIX}{count}{BUSY}" in taken:
-                    count += 1
-                _pool(ir.InsertionPoint(top), op, deallocs, f"{PREFIX}{count}")
+                if pooled + size <= POOL_LIMIT:
+                    sites.append((op, deallocs))
+                    pooled += size
+        count, top = 0, module.body.operations[0]  # (globals in site order, before it)
+        for alloc, deallocs in sites:
+            while f"{PREFIX}{count}" in taken or f"{PREFIX}{count}{BUSY}" in taken:
                 count += 1
+            _pool(ir.InsertionPoint(top), alloc, deallocs, f"{PREFIX}{count}")
+            count += 1
 
 
 def _pooled_deallocs(op):

@@ -127,6 +127,42 @@ def test_buffer_in_parallel_body():
         np.testing.assert_allclose(c, (a * 3 + 1)[:, ::-1, ::-1], rtol=1e-6, atol=1e-6)
 
 
+def test_many_sites():
+    """48 buffers of 64 KiB in a chain, those past the stack's budget on the heap: every heap
+    buffer gets its own global (pooling one erases its deallocs while the others are pending)."""
+    n, size = 48, 16384
+    lines = [
+        "@T.prim_func",
+        f'def main(A: T.Buffer(({size},), "float32"), B: T.Buffer(({size},), "float32")):',
+    ]
+    lines += [f'    X{k} = T.alloc_buffer(({size},), "float32")' for k in range(n)]
+    prev = "A"
+    for k in range(n):
+        lines += [
+            f"    for i in range({size}):",
+            f'        with T.block("X{k}"):',
+            f"            vi = T.axis.spatial({size}, i)",
+            f"            X{k}[vi] = {prev}[vi] + T.float32(1)",
+        ]
+        prev = f"X{k}"
+    lines += [
+        f"    for i in range({size}):",
+        '        with T.block("B"):',
+        f"            vi = T.axis.spatial({size}, i)",
+        f"            B[vi] = {prev}[vi]",
+    ]
+    seen = {}
+    llvm = emit_text(
+        parse("\n".join(lines) + "\n").module,
+        "llvm-dialect",
+        on_stage=lambda name, m: seen.setdefault(name, str(m)),
+    )
+    heap = seen["buffer-tags"].count("memref.alloc()")
+    assert heap > n // 2
+    globals_ = re.findall(r"llvm\.mlir\.global private @tir_mlir_workspace_\d+\(\)", llvm)
+    assert len(globals_) == heap
+
+
 # Fills A[i, j] = (i * 3 + j) mod 7, calls main and prints C's first row.
 DRIVER = """
 func.func private @printMemrefF32(memref<*xf32>)
