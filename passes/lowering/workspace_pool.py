@@ -2,9 +2,9 @@
 size (an intermediate too large for the stack, e.g. rfactor's partial sums) reuses one block of
 the module's own memory across calls instead of a fresh `malloc` per call.
 
-glibc serves a large `malloc` with a fresh `mmap` and returns it to the OS on `free`, so such a
-buffer was page-faulted again on every call: for a 32 MiB buffer that was a third of the
-kernel's time. TVM pools its workspaces for the same reason (TVMBackendAllocWorkspace). Here each
+glibc serves a large `malloc` with a fresh `mmap` and returns it to the OS on `free` (its
+adaptive threshold stops at 32 MiB), so such a buffer was page-faulted again on every call. TVM
+pools its workspaces for the same reason (TVMBackendAllocWorkspace). Here each
 allocation site gets a module global of its type (64-byte aligned, no initial value: zero-fill
 memory, which a shared library maps on first touch and keeps until it is unloaded) and a busy
 flag, taken with an atomic exchange:
