@@ -25,6 +25,21 @@ It is done when the band is too large for LLVM to unroll whole (`UNROLLED_BAND_O
 innermost loop then touches at most half the cache lines (of the target's size: cpu_model.py)
 per iteration (`Access.lines`), or at most twice as many but it vectorizes while the old one does
 not: a loop order that already streams along rows, or a loop a schedule gave a kind, stays.
+
+The band may end in a tail: one `T.vectorized` loop (its body accesses, pure ops and `affine.if`s
+of them, as a T.init left in the loop) that stays innermost while j moves inside the band:
+
+    for j in 0..32:                              for k in 0..1024:
+      for k in 0..1024:                  =>        for j in 0..32:
+        for l in T.vectorized(32):                   for l in T.vectorized(32):
+          B[j * 32 + l] += A[k, j * 32 + l]            B[j * 32 + l] += A[k, j * 32 + l]
+
+A column sum in 32-column strips reads 128 bytes of a row 4 KiB from the last at every k (a new
+page per step, no prefetcher follows); moved, it reads A along its rows and B (4 KiB) stays in
+L1 (0.20 -> 0.11 ms over 1024 x 1024; TVM 0.16). Then the elements j writes must be apart from
+those of every other j (its stride at least the tail's span), and it is done when after the move
+every access steps along j to the next element after the tail's span (or not at all) while
+before some access jumped more than a cache line at each step of the band's innermost loop.
 """
 
 import math
@@ -141,9 +156,14 @@ def _nest(j, noalias):
     prologue, band = ops[:-1], [ops[-1]]
     if not all(_index_or_pure(o) or o.name == "memref.store" for o in prologue):
         return None
+    tail = None
     while True:
         if not plain_loop(band[-1]):
-            return None
+            if len(band) < 2 or not _tail(band[-1]):
+                return None
+            tail = band.pop()
+            body = _tail_ops(tail)
+            break
         body = _body(band[-1])
         if len(body) == 1 and body[0].name == "affine.for":
             band.append(body[0])
@@ -152,17 +172,42 @@ def _nest(j, noalias):
         else:
             return None
     try:
-        return _Nest(j, prologue, band, body, noalias)
+        return _Nest(j, prologue, band, body, noalias, tail)
     except NotAffine:
         return None
 
 
+def _tail(op) -> bool:
+    """A `T.vectorized` loop of constant bounds, step 1, whose body holds accesses, pure ops
+    and `affine.if`s of them."""
+    loop = Loop(op)
+    if loop.kind != "vectorized" or len(op.operands) or loop.step != 1 or _extent(loop) < 2:
+        return False
+    return _tail_ops(op) is not None
+
+
+def _tail_ops(op):
+    """The ops of a tail's body, those inside its `affine.if`s included (None: another op)."""
+    out, todo = [], [op.regions[0].blocks[0]]
+    while todo:
+        for o in body_ops(todo.pop()):
+            if o.name == "affine.if":
+                todo.extend(b for r in o.regions for b in r.blocks)
+            elif _index_or_pure(o) or o.name in ACCESSES:
+                out.append(o)
+            else:
+                return None
+    return out
+
+
 class _Nest:
-    def __init__(self, j, prologue, band, body, noalias):
-        self.j, self.prologue, self.body = j, prologue, body
+    def __init__(self, j, prologue, band, body, noalias, tail=None):
+        self.j, self.prologue, self.body, self.tail = j, prologue, body, tail
         self.loops = [j] + band
         self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
-        leaves = list(self.ivs)
+        # The tail's IV is the leaf after the nest's (it does not move).
+        tail_iv = [tail.regions[0].blocks[0].arguments[0]] if tail is not None else []
+        leaves = list(self.ivs) + tail_iv
         self.accesses = [Access(o, leaves, noalias) for o in prologue + body if o.name in ACCESSES]
         self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue) :]
 
@@ -174,6 +219,7 @@ class _Nest:
                 not s.row_major
                 or any(s.depends_on(p) for p in range(1, len(self.ivs)))
                 or not s.stride(0)
+                or (self.tail is not None and not self._apart(s))
             ):
                 return False
             if any(
@@ -183,11 +229,21 @@ class _Nest:
                 return False
         return True
 
+    def _apart(self, s) -> bool:
+        """Whether the elements store `s` writes in one iteration of j (the tail's span) are
+        apart from those of any other iteration."""
+        j, lane = s.stride(0), s.stride(len(self.ivs))
+        if j is None or lane is None:
+            return False
+        return abs(j) > abs(lane) * (_extent(Loop(self.tail)) - 1)
+
     def profitable(self, line_bytes: int) -> bool:
         trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
         if trips * len(self.body) <= UNROLLED_BAND_OPS:
             return False
         inner = len(self.ivs) - 1
+        if self.tail is not None:
+            return self._streams(0, line_bytes) and not self._streams(inner, line_bytes)
         before = sum(a.lines(inner, line_bytes) for a in self.body_accesses)
         after = sum(a.lines(0, line_bytes) for a in self.body_accesses)
         if before == 0:
@@ -195,6 +251,18 @@ class _Nest:
         return 2 * after <= before or (
             after <= 2 * before and self._vectorizable(0) and not self._vectorizable(inner)
         )
+
+    def _streams(self, p: int, line_bytes: int) -> bool:
+        """Whether, with the tail inside leaf `p`, every access steps along `p` to the element
+        after the tail's span, stays, or moves by at most a cache line."""
+        lanes = _extent(Loop(self.tail))
+        for a in self.body_accesses:
+            step, lane = a.stride(p), a.stride(len(self.ivs))
+            if step is None or lane is None:
+                return False
+            if step not in (0, lane * lanes) and abs(step) * a.elem_bytes > line_bytes:
+                return False
+        return True
 
     def _vectorizable(self, p: int) -> bool:
         """Whether the body vectorizes along leaf `p` as the innermost loop: enough iterations,

@@ -40,8 +40,9 @@ def main(A: T.Buffer((N, 64), "float32"), B: T.Buffer((64, N), "float32"),
 VECTOR_FMA = """
 CHECK: vfmadd{{[0-9]+}}ps {{.*}}%{{[yz]}}mm
 """
-# k inside j0: one vector accumulator over k whose B rows stay in L1 waits on its chain: mul + add (the add
-# alone on the chain) instead of an FMA (affine_to_scf.py), still vector code.
+# k inside j1: one vector accumulator over k whose B rows stay in L1 waits on its chain: mul + add (the add
+# alone on the chain) instead of an FMA (affine_to_scf.py), still vector code. (k between j0 and the
+# vectorized j1 moves outside j0, loop-interchange: the order i,k,j0,j1 and its FMAs.)
 VECTOR_MUL_ADD = """
 CHECK: vaddps {{.*}}%{{[yz]}}mm
 """
@@ -64,7 +65,7 @@ def _matmul(n, order):
 @pytest.mark.parametrize("order", ["i,k,j0,j1", "i,j0,k,j1", "i,j0,j1,k"])
 def test_reduction_init_inside_the_vectorized_loop_gives_vector_code(order):
     asm = emit_text(_matmul(64, order).mod.module, "asm")
-    filecheck(asm, VECTOR_FMA if order == "i,k,j0,j1" else VECTOR_MUL_ADD)
+    filecheck(asm, VECTOR_MUL_ADD if order == "i,j0,j1,k" else VECTOR_FMA)
     filecheck(asm, NO_SCALAR)
 
 

@@ -287,3 +287,46 @@ def test_convolution_over_constant_weights_moves_too(monkeypatch):
     a, b = _same_numbers(mod, _inputs((1, 8, 18, 18), (1, 4, 16, 16)), monkeypatch, exact=False)
     win = np.lib.stride_tricks.sliding_window_view(a, (3, 3), axis=(2, 3))
     np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
+
+
+def _strips(a_index):
+    """A sum over k of A[a_index] in 32-element strips of i, the strip's lanes vectorized inside
+    k (issue 28's column and row sums: split, reorder, vectorize; the T.init stays in k)."""
+    a_shape = "(300, 256)" if a_index == "vk, vi" else "(256, 300)"
+    sch = tir_mlir.Schedule(
+        _program(
+            f'A: T.Buffer({a_shape}, "float32"), S: T.Buffer((256,), "float32")',
+            f"""
+    for i, k in T.grid(256, 300):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[{a_index}]
+""",
+        )
+    )
+    i, k = sch.get_loops(sch.get_block("S"))
+    i0, i1 = sch.split(i, factors=[None, 32])
+    sch.reorder(i0, k, i1)
+    sch.vectorize(i1)
+    return sch.mod
+
+
+def test_a_column_strip_moves_inside_the_reduction(monkeypatch):
+    """Each k reads 128 bytes of a row 1 KiB after the last; with the strips inside k, A is
+    read along its rows (a 1024 x 1024 column sum 0.20 -> 0.14 ms, TVM 0.16). The vectorized
+    strip stays innermost."""
+    mod = _strips("vk, vi")
+    assert _store_nests(mod) == [("k", "i_0", "i_1")] * 2  # (the init's store and the sum's)
+    a, s = _same_numbers(mod, _inputs((300, 256), (256,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
+def test_a_row_strip_stays_outside_the_reduction(monkeypatch):
+    """A row sum's strip: k already walks A along its rows, the strip's rows are 1200 bytes
+    apart: nothing to gain."""
+    mod = _strips("vi, vk")
+    assert _store_nests(mod) == [("i_0", "k", "i_1")] * 2
+    a, s = _same_numbers(mod, _inputs((256, 300), (256,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-4)
