@@ -25,9 +25,17 @@ A row sum vectorized over 12 rows (its T.init left in the loop as an `affine.if`
 at 12 lanes, 2 * (9 + 1) at 6 and 3 * (3 + 1) at 4: every lane count that divides the loop is a
 candidate, not only its halvings (0.31 -> 0.24 ms over 1024 x 1024).
 
+A body whose values widen (int8 loads, int32 products) gathers one type and computes in the
+widest: registers count that width, and a vector of it no wider than 256 bits halves the
+inserts' cost. Beside a zmm op an Intel core has one shuffle port (5) for the inserts, beside
+a ymm or xmm op two (1 and 5), and LLVM's cost model prices neither. Int8 dot products over 12
+rows: 2 * 12 + 4 as one zmm, 2 * (2 * 6 / 2 + 4) as two 6-lane vectors, measured faster, as
+are 8 + 8 for 16 rows and 8 x 8 for 64. (Bodies of one width keep the model above, under which
+their cases were measured.)
+
 Only loop bodies of plain ops and `affine.if`s of them (a condition such as a reduction's init,
-both branches counted as if taken), whose varying values all have one element width, are
-weighed (anything else keeps its lanes).
+both branches counted as if taken), whose gathers and scatters have one element type and whose
+indices do not vary, are weighed (anything else keeps its lanes).
 """
 
 import math
@@ -37,7 +45,8 @@ from mlir import ir
 
 from tir_mlir.passes.lowering.common import scalar_bits
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
-from tir_mlir.passes.lowering.lane_costs import lane_costs
+from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
+from tir_mlir.passes.lowering.lane_ops import ONE_SHUFFLE_PORT_BITS
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous
 
 # Narrowest vector considered: one SSE / NEON register.
@@ -51,21 +60,25 @@ def gather_lanes(
     counted = _count(body, plan)
     if counted is None:
         return lanes
-    gathers, scatters, ops, element = counted
+    gathers, scatters, ops, element, widest = counted
     if not gathers and not scatters:
         return lanes
     bits = scalar_bits(element)
-    candidates = [n for n in _divisors(lanes) if n * bits >= MIN_BITS]
+    mixed = widest != bits
+    candidates = [n for n in _divisors(lanes) if n * widest >= MIN_BITS]
     if len(candidates) < 2:
         return lanes
-    costs = lane_costs(target, _llvm_name(element), tuple(sorted(candidates)))
+    costs = lane_costs(target, element_name(element), tuple(sorted(candidates)))
     if costs is None:
         return lanes
 
     def cost(n):
         build, split = costs[n]
-        registers = math.ceil(n * bits / vector_bits)
-        return lanes // n * (gathers * build + scatters * split + ops * registers)
+        registers = math.ceil(n * widest / vector_bits)
+        moves = gathers * build + scatters * split
+        if mixed and n * widest <= ONE_SHUFFLE_PORT_BITS:
+            moves /= 2
+        return lanes // n * (moves + ops * registers)
 
     return min(candidates, key=lambda n: (cost(n), -n))
 
@@ -75,28 +88,29 @@ def _divisors(n: int) -> list:
 
 
 def _count(body, plan: Plan) -> Optional[tuple]:
-    """(gathered loads, scattered stores, varying arithmetic ops, element type), or None when
-    the body holds a region other than an `affine.if` or its varying values differ in width."""
+    """(gathered loads, scattered stores, varying arithmetic ops, their element type, the
+    widest varying element's bits), or None when the body holds a region other than an
+    `affine.if`, gathers or scatters none or several types, or an index varies."""
     counts = [0, 0, 0]  # gathers, scatters, ops
-    types = set()
-    if not _count_block(body, plan, counts, types):
+    types, accessed = set(), set()
+    if not _count_block(body, plan, counts, types, accessed):
+        return None
+    if len(accessed) != 1 or any(isinstance(t, ir.IndexType) for t in types):
         return None
     # (a comparison's i1 is a mask of the same lanes, not a narrower element)
     widths = {scalar_bits(t) for t in types if scalar_bits(t) != 1}
-    if len(widths) != 1:
-        return None
-    element = next(t for t in types if scalar_bits(t) in widths)
-    return *counts, element
+    return *counts, next(iter(accessed)), max(widths | {scalar_bits(t) for t in accessed})
 
 
-def _count_block(block: ir.Block, plan: Plan, counts: list, types: set) -> bool:
-    """Add the ops of `block` (its terminator aside) to `counts` and their varying types to
-    `types`; False at a region that is not an `affine.if`."""
+def _count_block(block: ir.Block, plan: Plan, counts: list, types: set, accessed: set) -> bool:
+    """Add the ops of `block` (its terminator aside) to `counts`, their varying types to
+    `types` (those of gathers and scatters also to `accessed`); False at a region that is not
+    an `affine.if`."""
     for o in list(block.operations)[:-1]:
         o = o.operation
         if o.name == "affine.if":
             blocks = [b for r in o.regions for b in r.blocks]
-            if not all(_count_block(b, plan, counts, types) for b in blocks):
+            if not all(_count_block(b, plan, counts, types, accessed) for b in blocks):
                 return False
         elif len(o.regions):
             return False
@@ -105,22 +119,18 @@ def _count_block(block: ir.Block, plan: Plan, counts: list, types: set) -> bool:
             strides = [plan.stride(v) for v in index]
             if any(strides):
                 types.add(o.results[0].type)
-                counts[0] += not contiguous(o.operands[0], strides)
+                if not contiguous(o.operands[0], strides):
+                    accessed.add(o.results[0].type)
+                    counts[0] += 1
         elif o.name == "memref.store":
             index = list(o.operands)[2:]
             strides = [plan.stride(v) for v in index]
             if any(strides):
                 types.add(o.operands[0].type)
-                counts[1] += not contiguous(o.operands[1], strides)
+                if not contiguous(o.operands[1], strides):
+                    accessed.add(o.operands[0].type)
+                    counts[1] += 1
         elif len(o.results) == 1 and o.results[0] in plan.varying:
             types.add(o.results[0].type)
             counts[2] += 1
     return True
-
-
-def _llvm_name(t) -> str:
-    if isinstance(t, ir.IntegerType):
-        return f"i{ir.IntegerType(t).width}"
-    if isinstance(t, ir.BF16Type):
-        return "bfloat"
-    return {16: "half", 32: "float", 64: "double"}.get(scalar_bits(t), "float")

@@ -37,7 +37,7 @@ from mlir.dialects import arith, vector
 from tir_mlir.ir.ir_walk import walk
 from tir_mlir.passes.lowering.common import scalar_bits
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
-from tir_mlir.passes.lowering.lane_costs import lane_costs
+from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
 
 # The register a lane is inserted into (x86 pinsr*/insertps, AArch64 ins write 128 bits).
 PIECE_BITS = 128
@@ -143,7 +143,7 @@ class _Tree:
         piece = max(1, min(n, PIECE_BITS // bits))
         pieces = math.ceil(n / piece)
         last = n - (pieces - 1) * piece
-        costs = lane_costs(self.target, _llvm_name(vt.element_type), tuple(sorted({piece, last})))
+        costs = lane_costs(self.target, element_name(vt.element_type), tuple(sorted({piece, last})))
         if costs is None:
             return math.inf
         return (pieces - 1) * costs[piece][0] + costs[last][0] + (pieces - 1)
@@ -273,11 +273,3 @@ def _erase_dead(ops: List[ir.Operation]):
             return
         left = [o for o in left if o != dead]
         dead.erase()
-
-
-def _llvm_name(t: ir.Type) -> str:
-    if isinstance(t, ir.IntegerType):
-        return f"i{ir.IntegerType(t).width}"
-    if isinstance(t, ir.BF16Type):
-        return "bfloat"
-    return {16: "half", 32: "float", 64: "double"}.get(scalar_bits(t), "float")

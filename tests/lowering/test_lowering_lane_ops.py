@@ -1,5 +1,6 @@
 """vectorize-loops multiplies gathered lanes lane by lane before gathering the product when that
-inserts fewer lanes (lane_ops.py). Built for a named CPU (Sapphire Rapids) so the choice does not
+inserts fewer lanes (lane_ops.py), after cutting int8 rows into vectors of 256 bits
+(gather_width.py). Built for a named CPU (Sapphire Rapids) so the choice does not
 depend on the host; numbers on the host."""
 
 import re
@@ -62,14 +63,25 @@ def main(A: T.Buffer((48, 64), "float32"), B: T.Buffer((64,), "float32"), C: T.B
 
 
 def test_int8_products_are_multiplied_per_lane_then_gathered():
-    """Two gathered <12 x i8> (12 + 12 inserts, sign-extended and multiplied as zmm vectors)
-    cost more than 12 scalar products (the extensions fold into the byte loads) gathered as
-    <12 x i32> (3 x 4 inserts + 2 joins): one gather, of the products; numbers as numpy's."""
+    """11 rows (no narrower vector divides them, gather_width.py): two gathered <11 x i8>
+    (11 + 11 inserts, sign-extended and multiplied as zmm vectors) cost more than 11 scalar
+    products (the extensions fold into the byte loads) gathered as <11 x i32> (4 + 4 + 3
+    inserts + 2 joins): one gather, of the products; numbers as numpy's."""
+    mod = tir_mlir.parse(_int8_rows(11))
+    scf = emit_text(mod.module, "scf", target=SPR)
+    assert "vector<11xi8>" not in scf
+    assert len(re.findall(r"arith.muli %\S+, %\S+ : i32", scf)) >= 11
+    assert re.search(r"vector.from_elements (%\S+, ){10}%\S+ : vector<11xi32>", scf)
+    _check_int8(mod, 44)
+
+
+def test_int8_rows_are_cut_into_vectors_of_256_bits():
+    """12 rows are 6 + 6 (gather_width.py, mixed widths): beside ymm ops the inserts of the
+    i8 gathers have two shuffle ports, 2 x (2 x 6 / 2 + 4) against 2 x 12 + 4 as one zmm."""
     mod = tir_mlir.parse(_int8_rows(12))
     scf = emit_text(mod.module, "scf", target=SPR)
     assert "vector<12xi8>" not in scf
-    assert len(re.findall(r"arith.muli %\S+, %\S+ : i32", scf)) >= 12
-    assert re.search(r"vector.from_elements (%\S+, ){11}%\S+ : vector<12xi32>", scf)
+    assert len(re.findall(r"vector.from_elements .* : vector<6xi8>", scf)) >= 4
     _check_int8(mod, 48)
 
 
