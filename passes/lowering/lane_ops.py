@@ -23,9 +23,9 @@ ops on the ALUs beside it: the cheaper is the one whose busier side is less busy
 vector op). Only a result wider than 256 bits is weighed (none on a target without 512-bit
 vectors): a zmm op leaves the inserts one shuffle port, as the model assumes; beside narrower
 vector ops they have two, and per lane measured slower (4 and 8 int8 products). Int8 dot
-products of 12 rows (Sapphire Rapids): two <12 x i8> cost (24, 3), twelve products and one
-<12 x i32> (14, 12): per lane (benchmarks/README.md, issue 28, session 6). A column times a
-uniform value keeps its vector op: per lane it builds as much and adds n ops.
+products of 11 rows (Sapphire Rapids; 12 rows are first cut into 6 + 6, gather_width.py):
+two <11 x i8> cost (22, 3), eleven products and one <11 x i32> (13, 11): per lane. A column
+times a uniform value keeps its vector op: per lane it builds as much and adds n ops.
 """
 
 import math
