@@ -40,6 +40,9 @@ L1 (0.20 -> 0.11 ms over 1024 x 1024; TVM 0.16). Then the elements j writes must
 those of every other j (its stride at least the tail's span), and it is done when after the move
 every access steps along j to the next element after the tail's span (or not at all) while
 before some access jumped more than a cache line at each step of the band's innermost loop.
+With a tail, j's prologue may hold a loop that only stores (decompose_reduction's init loop)
+when it writes exactly the tail's elements of the band's store (the same index, its IV for
+the tail's, the same trip count): it runs for every j first, in the copy of j, like a store.
 """
 
 import math
@@ -154,7 +157,7 @@ def _nest(j, noalias):
     if not ops or ops[-1].name != "affine.for":
         return None
     prologue, band = ops[:-1], [ops[-1]]
-    if not all(_index_or_pure(o) or o.name == "memref.store" for o in prologue):
+    if not all(_index_or_pure(o) or o.name == "memref.store" or _init_loop(o) for o in prologue):
         return None
     tail = None
     while True:
@@ -175,6 +178,14 @@ def _nest(j, noalias):
         return _Nest(j, prologue, band, body, noalias, tail)
     except NotAffine:
         return None
+
+
+def _init_loop(op) -> bool:
+    """A loop of constant bounds, step 1, that only stores (a decomposed T.init's loop)."""
+    if op.name != "affine.for" or len(op.operands) or Loop(op).step != 1:
+        return False
+    ops = _tail_ops(op)
+    return ops is not None and not any(o.name == "memref.load" for o in ops)
 
 
 def _tail(op) -> bool:
@@ -208,7 +219,17 @@ class _Nest:
         # The tail's IV is the leaf after the nest's (it does not move).
         tail_iv = [tail.regions[0].blocks[0].arguments[0]] if tail is not None else []
         leaves = list(self.ivs) + tail_iv
-        self.accesses = [Access(o, leaves, noalias) for o in prologue + body if o.name in ACCESSES]
+        # A prologue loop's stores: (Access, the leaf of the loop's IV, its trip count).
+        self.init_stores = []
+        for o in prologue:
+            if o.name == "affine.for":
+                iv = o.regions[0].blocks[0].arguments[0]
+                for store in _tail_ops(o) or []:
+                    if store.name == "memref.store":
+                        a = Access(store, leaves, noalias)
+                        self.init_stores.append((a, leaves.index(iv), _extent(Loop(o))))
+        accesses = [o for o in prologue + body if o.name in ACCESSES]
+        self.accesses = [Access(o, leaves, noalias) for o in accesses]
         self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue) :]
 
     def legal(self) -> bool:
@@ -226,6 +247,33 @@ class _Nest:
                 a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
                 for a in self.accesses
             ):
+                return False
+        return all(self._inits_lanes(*init) for init in self.init_stores)
+
+    def _inits_lanes(self, init, leaf: int, trips: int) -> bool:
+        """Whether a prologue loop's store writes, in each iteration of j, the elements the
+        body's store writes (its loop the tail, renamed), and nothing else touches them."""
+        if self.tail is None or trips != _extent(Loop(self.tail)):
+            return False
+        stores = [a for a in self.body_accesses if a.store and a.memref == init.memref]
+        if not stores or any(
+            a.may_alias(init) and a.memref != init.memref for a in self.body_accesses
+        ):
+            return False
+        forms = [linear(e) for e in init.index]
+        if any(f is None for f in forms):
+            return False
+        tail = len(self.ivs)
+        renamed = [
+            ({tail if k == leaf else k: c for k, c in f.terms.items()}, f.const)
+            for f in forms
+            if f is not None
+        ]
+        for a in stores:
+            want = [linear(e) for e in a.index]
+            if any(w is None for w in want):
+                return False
+            if renamed != [(dict(w.terms), w.const) for w in want if w is not None]:
                 return False
         return True
 
@@ -274,8 +322,8 @@ class _Nest:
 
     def interchange(self):
         j = self.j
-        stores = [o for o in self.prologue if o.name == "memref.store"]
-        pure = [o for o in self.prologue if o.name != "memref.store"]
+        stores = [o for o in self.prologue if o.name in ("memref.store", "affine.for")]
+        pure = [o for o in self.prologue if o.name not in ("memref.store", "affine.for")]
         if stores:
             copy = j.clone(ir.InsertionPoint(j))  # the prologues run first, in a copy
             _body(copy)[-1].erase()

@@ -289,7 +289,7 @@ def test_convolution_over_constant_weights_moves_too(monkeypatch):
     np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
 
 
-def _strips(a_index):
+def _strips(a_index, decompose=False):
     """A sum over k of A[a_index] in 32-element strips of i, the strip's lanes vectorized inside
     k (issue 28's column and row sums: split, reorder, vectorize; the T.init stays in k)."""
     a_shape = "(300, 256)" if a_index == "vk, vi" else "(256, 300)"
@@ -310,6 +310,8 @@ def _strips(a_index):
     i0, i1 = sch.split(i, factors=[None, 32])
     sch.reorder(i0, k, i1)
     sch.vectorize(i1)
+    if decompose:
+        sch.decompose_reduction(sch.get_block("S"), k)
     return sch.mod
 
 
@@ -330,3 +332,12 @@ def test_a_row_strip_stays_outside_the_reduction(monkeypatch):
     assert _store_nests(mod) == [("i_0", "k", "i_1")] * 2
     a, s = _same_numbers(mod, _inputs((256, 300), (256,)), monkeypatch)
     np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-4)
+
+
+def test_a_column_strip_with_its_init_loop_moves_too(monkeypatch):
+    """decompose_reduction puts the init in a loop before k: it runs for every strip first (a
+    copy of the strip loop), then the sums with the strips inside k."""
+    mod = _strips("vk, vi", decompose=True)
+    assert _store_nests(mod) == [("i_0", "i_1_init"), ("k", "i_0", "i_1")]
+    a, s = _same_numbers(mod, _inputs((300, 256), (256,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
