@@ -61,9 +61,11 @@ def all_cases(which="all"):
             }
         )
     if which in ("all", "realistic"):
+        from issue28_kinds import CASES as KINDS
         from vs_tvm_cases import CASES as REALISTIC
 
         cases.update(REALISTIC)
+        cases.update(KINDS)
     if which in ("all", "unscheduled"):
         from bench_unscheduled import CASES as UNSCHEDULED
 

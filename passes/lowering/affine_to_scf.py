@@ -182,14 +182,16 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:
             by_loop.append(entry := (loop, []))
+        # Updates of one address (an unrolled window's taps) extend one chain.
         registers = -(-_bits(update.results[0].type) // vector_bits)
-        entry[1].append((update, tile * registers))
+        known = any(_same_address(a, address) for _, _, a in entry[1])
+        entry[1].append((update, 0 if known else tile * registers, address))
     return [
         u
         for _, updates in by_loop
-        if sum(n for _, n in updates)
-        < fma_chains(max(_bits(u.results[0].type) for u, _ in updates))
-        for u, _ in updates
+        if sum(n for _, n, _ in updates)
+        < fma_chains(max(_bits(u.results[0].type) for u, _, _ in updates))
+        for u, _, _ in updates
     ]
 
 
@@ -246,11 +248,16 @@ def _loads(value, address) -> bool:
     ):
         return False
     ops = list(owner.operation.operands)
-    # (each flattened block computes its own indices: the same address in other SSA values)
+    return _same_address((ops[0], ops[1:]), address)
+
+
+def _same_address(a, b) -> bool:
+    """Whether two (buffer, indices) name one address (each flattened block computes its own
+    indices: the same address in other SSA values)."""
     return (
-        ops[0] == address[0]
-        and len(ops) == len(address[1]) + 1
-        and all(same_value(x, y) for x, y in zip(ops[1:], address[1]))
+        a[0] == b[0]
+        and len(a[1]) == len(b[1])
+        and all(same_value(x, y) for x, y in zip(a[1], b[1]))
     )
 
 

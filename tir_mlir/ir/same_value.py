@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from mlir import ir
 
+from tir_mlir.ir.affine_exprs import dims_of
+
 # Ops with no side effect and no region whose result depends only on operands and attributes.
 PURE_PREFIXES = ("arith.", "affine.apply", "index.")
 
@@ -48,8 +50,20 @@ def same_value(
     inner = None if depth is None else depth - 1
     return all(
         same_value(x, y, ops=ops, same_argument=same_argument, depth=inner)
-        for x, y in zip(oa.operands, ob.operands)
+        for x, y in _read_operands(oa, ob)
     )
+
+
+def _read_operands(oa: ir.Operation, ob: ir.Operation) -> list[tuple[ir.Value, ir.Value]]:
+    """The operand pairs the (equal) ops' results depend on: an `affine.apply` does not read
+    the dims its map leaves out (an unrolled window's offsets, passed to the output's index map
+    of every flattened block)."""
+    pairs = list(zip(oa.operands, ob.operands))
+    if oa.name != "affine.apply":
+        return pairs
+    amap = ir.AffineMapAttr(oa.attributes["map"]).value
+    used = set().union(*(dims_of(r) for r in amap.results))
+    return [p for n, p in enumerate(pairs) if n in used or n >= amap.n_dims]
 
 
 def _attributes(op: ir.Operation) -> dict[str, str]:
