@@ -8,6 +8,7 @@ workloads (tests/support/, on sys.path when bench_vs_tvm imports this).
 """
 
 from schedule_everyday import bias_activation, conv2d_nchw, matmul, matmul_bias_relu
+from vs_tvm_cases import mm_hand, mm_reduction_outside_decomposed
 
 
 def gelu_bias_vectorized(sch):
@@ -31,18 +32,6 @@ def conv2d_window_unrolled(sch):
     sch.parallel(f)
 
 
-def matmul_reduction_outside_decomposed(sch):
-    """Kind 3: a 4x16 vectorized tile with k outside it, then decompose_reduction."""
-    b = sch.get_block("C")
-    i, j, k = sch.get_loops(b)
-    i0, i1 = sch.split(i, factors=[None, 4])
-    j0, j1 = sch.split(j, factors=[None, 16])
-    sch.reorder(i0, j0, k, i1, j1)
-    sch.vectorize(j1)
-    sch.parallel(i0)
-    sch.decompose_reduction(b, k)
-
-
 def matmul_tile_no_vectorize(sch):
     """Kind 4: an 8x32x8 tile and no vectorize annotation (TVM leaves it to LLVM)."""
     b = sch.get_block("C")
@@ -61,13 +50,6 @@ def reduction_per_element(sch):
     sch.compute_at(sch.get_block("C"), j)
 
 
-def hand_mm(sch):
-    """../shared/bench/hand_mm.py's schedule (a copy: benchmarks/schedules/hand_mm.py)."""
-    from schedules.hand_mm import schedule
-
-    schedule(sch)
-
-
 CASES = {
     "issue28/gelu_erf_bias_vectorized": (
         bias_activation(512, 1024, "gelu_erf"),
@@ -76,12 +58,12 @@ CASES = {
     "issue28/conv2d_window_unrolled": (conv2d_nchw(64, 64, 56), conv2d_window_unrolled),
     "issue28/matmul512_reduction_outside_decomposed": (
         matmul(512, 512, 512),
-        matmul_reduction_outside_decomposed,
+        mm_reduction_outside_decomposed,  # kind 3: k outside a vectorized tile, decomposed
     ),
     "issue28/matmul512_tile_no_vectorize": (matmul(512, 512, 512), matmul_tile_no_vectorize),
     "issue28/matmul256_bias_relu_per_element": (
         matmul_bias_relu(256, 256, 256),
         reduction_per_element,
     ),
-    "issue28/hand_mm1024": (matmul(1024, 1024, 1024), hand_mm),
+    "issue28/hand_mm1024": (matmul(1024, 1024, 1024), mm_hand),
 }
