@@ -3,6 +3,9 @@ apart from the multiply (mul + add: the add alone on the chain) while the chain'
 target's L2, and is contracted into an FMA when they miss L2. Built for a named CPU (Sapphire
 Rapids: 48 KiB 12-way L1D, 2 MiB 16-way L2), so the checks do not depend on the host."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from mlir import ir
@@ -13,6 +16,9 @@ from tir_mlir import Schedule
 from tir_mlir.ir.same_value import same_value
 from tir_mlir.passes.lowering.pipeline import emit_text
 from workloads import matmul
+
+sys.path.insert(0, str(Path(__file__).parent.parent.parent / "benchmarks"))
+from issue28_kinds import conv2d_window_unrolled  # noqa: E402
 
 SPR = "llvm -mcpu=sapphirerapids"
 
@@ -113,8 +119,8 @@ func.func @f(%i: index, %j: index) {
 
 
 def _conv_window_unrolled(c, hw):
-    """3x3 conv (pre-padded input), the window unrolled inside the channel loop, 4 outputs of
-    a row as one vector<4>: the nine taps all update one accumulator."""
+    """3x3 conv (pre-padded input) scheduled as issue 28's kind 2: the window unrolled inside
+    the channel loop, 4 outputs of a row as one vector<4>: the nine taps update one accumulator."""
     text = f"""
 @T.prim_func
 def main(A: T.Buffer((1, {c}, {hw + 2}, {hw + 2}), "float32"),
@@ -128,13 +134,7 @@ def main(A: T.Buffer((1, {c}, {hw + 2}, {hw + 2}), "float32"),
             B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vr, vx + vs] * W[vf, vc, vr, vs]
 """
     sch = Schedule(tir_mlir.parse(text))
-    b = sch.get_block("B")
-    n, f, y, x, rc, ry, rx = sch.get_loops(b)
-    x0, x1 = sch.split(x, factors=[None, 4])
-    sch.reorder(n, f, y, x0, rc, ry, rx, x1)
-    sch.unroll(ry)
-    sch.unroll(rx)
-    sch.vectorize(x1)
+    conv2d_window_unrolled(sch)
     return sch
 
 
