@@ -23,6 +23,13 @@ machine:
                               accumulations that keep the FMA units busy (Skylake server: 4 /
                               0.5 = 8; Zen 4 zmm: 4 / 1 = 4; x86-64-v3: 5 / 0.5 = 10); a CPU
                               LLVM has no x86 model for: DEFAULT_FMA_CHAINS.
+    shuffles per cycle        per register width, one over the reciprocal throughput of
+                              `vshufps` in LLVM's scheduling model (`shuffle_ports`): the ports
+                              that take the lane inserts of a gather beside ops of that width
+                              (Ice Lake and later Intel cores, Zen 4 and 5: 2 up to ymm, 1 for
+                              zmm, whose ops take port 1 on Intel; Skylake server, Haswell and
+                              x86-64-v3: 1 at every width); a target LLVM has no x86 model for:
+                              DEFAULT_SHUFFLE_PORTS.
     prefetch page             4 KiB: the L1 and L2 hardware prefetchers of Intel and AMD cores
                               follow a stream only within a 4 KiB page (Intel's optimization
                               reference manual, "Data Prefetching"; AMD's software optimization
@@ -122,6 +129,10 @@ DEFAULT_LINE = 64
 # FMA latency 4 x 2 FMA units: what most x86 cores since Skylake have.
 DEFAULT_FMA_CHAINS = 8
 REGISTER_NAMES = {128: "xmm", 256: "ymm", 512: "zmm"}
+# Shuffles per cycle by register width when LLVM's model cannot say (not x86): those of Intel's
+# cores since Ice Lake, two shuffle ports (1 and 5) beside vector ops of at most 256 bits, one
+# beside 512-bit ops (which take ports 0 and 1 together).
+DEFAULT_SHUFFLE_PORTS = ((128, 2), (256, 2), (512, 1))
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,56 @@ def _probe_fma(t: CpuTarget, widths) -> tuple:
         f"vfmadd231ps %{REGISTER_NAMES[b]}1, %{REGISTER_NAMES[b]}2, %{REGISTER_NAMES[b]}0\n"
         for b in widths
     )
+    found = {}
+    for latency, throughput, reg in _MCA_ROW.findall(_mca(t, src)):
+        if float(throughput) > 0:
+            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(
+                1, round(int(latency) / float(throughput))
+            )
+    return tuple((b, found[b]) for b in widths if b in found)
+
+
+_MCA_SHUFFLE = re.compile(r"^\s*\d+\s+\d+\s+([\d.]+)\s.*vshufps\s+\$\d+, %([xyz])mm", re.M)
+
+
+def shuffles_per_cycle(t: CpuTarget, value_bits: int) -> int:
+    """Shuffles (lane inserts) per cycle beside vector ops on `value_bits` bits: those of the
+    narrowest register that holds them, else of the widest (`shuffle_ports`)."""
+    ports = shuffle_ports(t)
+    for bits, n in ports:
+        if value_bits <= bits:
+            return n
+    return ports[-1][1]
+
+
+@functools.cache
+def shuffle_ports(t: CpuTarget) -> tuple:
+    """((register bits, shuffles per cycle), ...) of a CPU, narrowest first: one over the
+    reciprocal throughput of `vshufps` at each register width up to the widest, in LLVM's
+    scheduling model (`llvm-mca`); DEFAULT_SHUFFLE_PORTS when it cannot say (not x86, no
+    tool). Kept in the user cache folder like `fma_chains`."""
+    if not t.triple.startswith("x86_64"):
+        return DEFAULT_SHUFFLE_PORTS
+    widths = [b for b in REGISTER_NAMES if b <= register_file(t.triple, implied_features(t))[1]]
+    key = f"{t.cpu}\0{','.join(t.features)}\0{widths}"
+    found = tool_answer("shuffle", LLVM_BIN / "llvm-mca", key, lambda: _probe_shuffle(t, widths))
+    return tuple(tuple(x) for x in found) if found else DEFAULT_SHUFFLE_PORTS
+
+
+def _probe_shuffle(t: CpuTarget, widths) -> tuple:
+    src = "".join(
+        f"vshufps $27, %{REGISTER_NAMES[b]}1, %{REGISTER_NAMES[b]}2, %{REGISTER_NAMES[b]}0\n"
+        for b in widths
+    )
+    found = {}
+    for throughput, reg in _MCA_SHUFFLE.findall(_mca(t, src)):
+        if float(throughput) > 0:
+            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(1, round(1 / float(throughput)))
+    return tuple((b, found[b]) for b in widths if b in found)
+
+
+def _mca(t: CpuTarget, src: str) -> str:
+    """`llvm-mca -instruction-info`'s table for `src` on the target ("" when it cannot run)."""
     features = [f for f in t.features if f not in ALWAYS_FEATURES]
     args = [
         str(LLVM_BIN / "llvm-mca"),
@@ -278,11 +339,5 @@ def _probe_fma(t: CpuTarget, widths) -> tuple:
     try:
         p = subprocess.run(args, input=src.encode(), capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
-        return ()
-    found = {}
-    for latency, throughput, reg in _MCA_ROW.findall(p.stdout.decode()):
-        if float(throughput) > 0:
-            found[{"x": 128, "y": 256, "z": 512}[reg]] = max(
-                1, round(int(latency) / float(throughput))
-            )
-    return tuple((b, found[b]) for b in widths if b in found)
+        return ""
+    return p.stdout.decode()

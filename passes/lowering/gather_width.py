@@ -26,11 +26,13 @@ at 12 lanes, 2 * (9 + 1) at 6 and 3 * (3 + 1) at 4: every lane count that divide
 candidate, not only its halvings (0.31 -> 0.24 ms over 1024 x 1024).
 
 A body whose values widen (int8 loads, int32 products) gathers one type and computes in the
-widest: registers count that width, and a vector of it no wider than 256 bits halves the
-inserts' cost. Beside a zmm op an Intel core has one shuffle port (5) for the inserts, beside
-a ymm or xmm op two (1 and 5), and LLVM's cost model prices neither. Int8 dot products over 12
-rows: 2 * 12 + 4 as one zmm, 2 * (2 * 6 / 2 + 4) as two 6-lane vectors, measured faster, as
-are 8 + 8 for 16 rows and 8 x 8 for 64. (Bodies of one width keep the model above, under which
+widest: registers count that width, and the inserts' cost is divided by the shuffles per cycle
+the target has beside ops of that width (cpu_model.shuffles_per_cycle, from LLVM's scheduling
+model; LLVM's cost model prices one). Beside a zmm op an Ice Lake or later Intel core has one
+shuffle port (5) for the inserts, beside a ymm or xmm op two (1 and 5); Skylake server has one
+at every width. Int8 dot products over 12 rows on Sapphire Rapids: 2 * 12 + 4 as one zmm,
+2 * (2 * 6 / 2 + 4) as two 6-lane vectors, measured faster, as are 8 + 8 for 16 rows and 8 x 8
+for 64. (Bodies of one width keep the model above, under which
 their cases were measured.)
 
 Only loop bodies of plain ops and `affine.if`s of them (a condition such as a reduction's init,
@@ -44,9 +46,9 @@ from typing import Optional
 from mlir import ir
 
 from tir_mlir.passes.lowering.common import scalar_bits
+from tir_mlir.passes.lowering.cpu_model import shuffles_per_cycle
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
-from tir_mlir.passes.lowering.lane_ops import ONE_SHUFFLE_PORT_BITS
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous
 
 # Narrowest vector considered: one SSE / NEON register.
@@ -76,8 +78,8 @@ def gather_lanes(
         build, split = costs[n]
         registers = math.ceil(n * widest / vector_bits)
         moves = gathers * build + scatters * split
-        if mixed and n * widest <= ONE_SHUFFLE_PORT_BITS:
-            moves /= 2
+        if mixed:
+            moves /= shuffles_per_cycle(target, n * widest)
         return lanes // n * (moves + ops * registers)
 
     return min(candidates, key=lambda n: (cost(n), -n))

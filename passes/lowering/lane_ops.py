@@ -20,9 +20,11 @@ build(v) is what the target's cost model charges for inserting v's lanes (lane_c
 128-bit register at a time plus a shuffle per register joined; an extension of a loaded integer
 lane costs nothing (it is the load: x86 movsx, AArch64 ldrsb). Inserts run on the shuffle unit,
 ops on the ALUs beside it: the cheaper is the one whose busier side is less busy (ties: the
-vector op). Only a result wider than 256 bits is weighed (none on a target without 512-bit
-vectors): a zmm op leaves the inserts one shuffle port, as the model assumes; beside narrower
-vector ops they have two, and per lane measured slower (4 and 8 int8 products). Int8 dot
+vector op). Only a result beside whose ops the target has one shuffle per cycle is weighed
+(cpu_model.shuffles_per_cycle, from LLVM's scheduling model): there the inserts have one
+shuffle port, as the cost model assumes. Sapphire Rapids and Zen 4 have two beside ymm and xmm
+ops (per lane measured slower there: 4 and 8 int8 products) and one beside zmm ops; Skylake
+server and x86-64-v3 one at every width. Int8 dot
 products of 11 rows (Sapphire Rapids; 12 rows are first cut into 6 + 6, gather_width.py):
 two <11 x i8> cost (22, 3), eleven products and one <11 x i32> (13, 11): per lane. A column
 times a uniform value keeps its vector op: per lane it builds as much and adds n ops.
@@ -36,14 +38,12 @@ from mlir.dialects import arith, vector
 
 from tir_mlir.ir.ir_walk import walk
 from tir_mlir.passes.lowering.common import scalar_bits
+from tir_mlir.passes.lowering.cpu_model import shuffles_per_cycle
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
 
 # The register a lane is inserted into (x86 pinsr*/insertps, AArch64 ins write 128 bits).
 PIECE_BITS = 128
-# Vector ops wider than this (AVX-512's zmm) take ports 0 and 1 of an Intel core together: the
-# inserts of the gathers then have one shuffle port (5) instead of two (1 and 5).
-ONE_SHUFFLE_PORT_BITS = 256
 # Extensions that fold into the load of their lane (x86 movsx/movzx, AArch64 ldrsb/ldrb).
 _EXTENSIONS = ("arith.extsi", "arith.extui")
 
@@ -168,8 +168,9 @@ class _Tree:
             registers = math.ceil(vt.shape[0] * scalar_bits(vt.element_type) / self.vector_bits)
             as_vector = sum((self._vector(x) for x in op.operands), _Cost(0, registers))
             as_lanes = self._lanes(v) + _Cost(self._build(v.type))
-            wide = vt.shape[0] * scalar_bits(vt.element_type) > ONE_SHUFFLE_PORT_BITS
-            self.per_lane[v] = wide and as_lanes.bound() < as_vector.bound()
+            bits = vt.shape[0] * scalar_bits(vt.element_type)
+            one_port = shuffles_per_cycle(self.target, bits) == 1
+            self.per_lane[v] = one_port and as_lanes.bound() < as_vector.bound()
             cost = as_lanes if self.per_lane[v] else as_vector
         self.vec_cost[v] = cost
         return cost

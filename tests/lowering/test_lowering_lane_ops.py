@@ -8,6 +8,12 @@ import re
 import numpy as np
 
 import tir_mlir
+from tir_mlir.passes.lowering.cpu_model import (
+    DEFAULT_SHUFFLE_PORTS,
+    shuffle_ports,
+    shuffles_per_cycle,
+)
+from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.pipeline import emit_text
 
 SPR = "llvm -mcpu=sapphirerapids"
@@ -34,12 +40,12 @@ def main(A: T.Buffer(({n}, 64), "int8"), B: T.Buffer(({n}, 64), "int8"), C: T.Bu
 """
 
 
-def _check_int8(mod, n):
+def _check_int8(mod, n, target="llvm"):
     rng = np.random.default_rng(0)
     a = rng.integers(-128, 128, (n, 64)).astype("int8")
     b = rng.integers(-128, 128, (n, 64)).astype("int8")
     c = np.zeros(n, "int32")
-    tir_mlir.build(mod)["main"](a, b, c)
+    tir_mlir.build(mod, target=target)["main"](a, b, c)
     np.testing.assert_array_equal(c, (a.astype("int32") * b.astype("int32")).sum(axis=1))
 
 
@@ -83,6 +89,38 @@ def test_int8_rows_are_cut_into_vectors_of_256_bits():
     assert "vector<12xi8>" not in scf
     assert len(re.findall(r"vector.from_elements .* : vector<6xi8>", scf)) >= 4
     _check_int8(mod, 48)
+
+
+def test_shuffles_per_cycle_come_from_llvms_scheduling_model():
+    """One over vshufps's reciprocal throughput per register width: two shuffle ports up to ymm
+    on Sapphire Rapids and Zen 4/5 (one beside zmm ops), one at every width on Skylake server
+    and x86-64-v3 (no zmm); a target without an x86 model gets the default."""
+    expected = {
+        "sapphirerapids": ((128, 2), (256, 2), (512, 1)),
+        "znver4": ((128, 2), (256, 2), (512, 1)),
+        "znver5": ((128, 2), (256, 2), (512, 1)),
+        "skylake-avx512": ((128, 1), (256, 1), (512, 1)),
+        "x86-64-v3": ((128, 1), (256, 1)),
+    }
+    for cpu, ports in expected.items():
+        assert shuffle_ports(cpu_target(f"llvm -mcpu={cpu}")) == ports, cpu
+    v3 = cpu_target("llvm -mcpu=x86-64-v3")
+    assert shuffles_per_cycle(v3, 384) == 1  # wider than its widest register: that register's
+    arm = cpu_target("llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-v1")
+    assert shuffle_ports(arm) == DEFAULT_SHUFFLE_PORTS
+
+
+def test_int8_rows_follow_the_targets_shuffle_ports():
+    """Skylake server has one shuffle port beside ops of every width (LLVM's model): the 12 rows
+    are not cut for two ports (as on Sapphire Rapids, above) and their products, weighed beside
+    ymm-wide ops too, are taken per lane and gathered once as <12 x i32>."""
+    mod = tir_mlir.parse(_int8_rows(12))
+    skx = "llvm -mcpu=skylake-avx512"
+    scf = emit_text(mod.module, "scf", target=skx)
+    assert "vector<6xi8>" not in scf and "vector<12xi8>" not in scf
+    assert len(re.findall(r"arith.muli %\S+, %\S+ : i32", scf)) >= 12
+    assert re.search(r"vector.from_elements (%\S+, ){11}%\S+ : vector<12xi32>", scf)
+    _check_int8(mod, 48, target=skx)
 
 
 def test_products_of_256_bits_stay_vector_ops():
