@@ -462,8 +462,6 @@ class _RowNest:
     def conflicts(self, line_bytes: int, sets: int, ways: int) -> bool:
         """Whether the written elements one step of k sweeps put more lines into some L1 set
         than it has ways."""
-        if self._column_reads(line_bytes):
-            return False
         extents = [_extent(Loop(op)) for op in self.loops]
         per_set: dict[int, set[int]] = {}
         for s in {
@@ -481,20 +479,6 @@ class _RowNest:
                     lines.add(line)
                     if len(lines) > ways:
                         return True
-        return False
-
-    def _column_reads(self, line_bytes: int) -> bool:
-        """Whether a read shared by all i walks down a column as k steps (a line per step, no
-        inner loop along its row): with k inside i, each i would walk that column again, a
-        line per element (a matmul's B[k, j] with i innermost ran 5x as long)."""
-        for a in self.accesses:
-            if a.store:
-                continue
-            strides = self._strides(a)
-            if any(x is None for x in strides) or strides[1]:
-                continue
-            if abs(strides[0] or 0) * a.elem_bytes >= line_bytes and 1 not in map(abs, strides[2:]):
-                return True
         return False
 
     def swap(self):
