@@ -43,20 +43,6 @@ before some access jumped more than a cache line at each step of the band's inne
 With a tail, j's prologue may hold a loop that only stores (decompose_reduction's init loop)
 when it writes exactly the tail's elements of the band's store (the same index, its IV for
 the tail's, the same trip count): it runs for every j first, in the copy of j, like a store.
-
-A reduction loop moves inside the row loop under it when one of its steps sweeps more lines of
-the written buffer into some L1 set than the set has ways (L1 sets, ways, line: cpu_model.py):
-
-    for k in 0..512:                             for i in 0..64:
-      for i in 0..64:                    =>        for k in 0..512:
-        for j in 0..32:                              for j in 0..32:
-          C[i, j] += A[i, k] * B[k, j]                 C[i, j] += A[i, k] * B[k, j]
-
-C's 64 rows of 512 floats lie 2 KiB apart: a step of k touches 128 lines in 4 sets of 64, 32
-per set against 12 ways, so every access to C misses L1 (19 ms; TVM 12); moved, a row of C
-stays in L1 over all of k (10 ms). Legal when no written address depends on k, each i's
-elements are apart from every other i's (i's stride beyond its inner loops' span), and every
-access to a written buffer (or one that may alias it) is at the address of its store.
 """
 
 import math
@@ -69,7 +55,7 @@ from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import constant_extent, functions, index_const, walk
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
-from tir_mlir.analysis.linear import Linear, linear
+from tir_mlir.analysis.linear import linear
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
@@ -96,13 +82,12 @@ PURE_PREFIXES = ("arith.", "math.")
 class LoopInterchange:
     name = "loop-interchange"
 
-    def __init__(self, line_bytes: int = 64, l1d_sets: int = 64, l1d_ways: int = 8):
-        self.line_bytes, self.l1d_sets, self.l1d_ways = line_bytes, l1d_sets, l1d_ways
+    def __init__(self, line_bytes: int = 64):
+        self.line_bytes = line_bytes
 
     @classmethod
     def for_target(cls, target):
-        model = cpu_model(target)
-        return cls(model.line_bytes, model.l1d_sets, model.l1d_ways)
+        return cls(cpu_model(target).line_bytes)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -118,16 +103,6 @@ class LoopInterchange:
                 ):
                     nest.interchange()
                     moved.extend(nest.loops)
-            for op in [o for o in walk(f) if o.name == "affine.for"]:
-                rows = _row_nest(op, noalias)
-                if (
-                    rows is not None
-                    and not any(l == m for l in rows.loops for m in moved)
-                    and rows.legal()
-                    and rows.conflicts(self.line_bytes, self.l1d_sets, self.l1d_ways)
-                ):
-                    rows.swap()
-                    moved.extend(rows.loops)
 
 
 def plain_loop(op, sizes: bool = False) -> bool:
@@ -380,124 +355,6 @@ class _Nest:
         for k in range(1, len(ivs)):
             ivs[k].replace_all_uses_with(ivs[k - 1])
         tmp.replace_all_uses_with(ivs[-1])
-        tmp.owner.erase()
-
-
-def _row_nest(k, noalias):
-    """The nest `k` heads when it is `for k: for i: <a perfect nest of plain or vectorized
-    loops around accesses, pure ops and affine.ifs of them>`; else None."""
-    if not plain_loop(k):
-        return None
-    loops = [k]
-    while True:
-        ops = _body(loops[-1])
-        if len(ops) == 1 and ops[0].name == "affine.for":
-            inner = ops[0]
-            if not (plain_loop(inner) or (len(loops) > 1 and _tail(inner))):
-                return None
-            loops.append(inner)
-            continue
-        break
-    body = _tail_ops(loops[-1])
-    if len(loops) < 2 or body is None:
-        return None
-    try:
-        return _RowNest(loops, body, noalias)
-    except NotAffine:
-        return None
-
-
-class _RowNest:
-    """`for k: for i: ...` whose written elements do not depend on k (a reduction over k) and
-    are apart for each i: k may move inside i. When one step of k sweeps more lines of the
-    written buffers into some L1 set than the set has ways (rows a power of two apart map to
-    a few sets), every access to them misses L1; with k inside i, each i's elements stay in
-    L1 (or registers) over all of k."""
-
-    def __init__(self, loops, body, noalias):
-        self.loops = loops
-        self.ivs = [o.regions[0].blocks[0].arguments[0] for o in loops]
-        self.accesses = [Access(o, self.ivs, noalias) for o in body if o.name in ACCESSES]
-
-    def legal(self) -> bool:
-        extents = [_extent(Loop(op)) for op in self.loops]
-        for s in self.accesses:
-            if not s.store:
-                continue
-            strides = self._strides(s)
-            if not s.row_major or any(x is None for x in strides) or strides[0] or not strides[1]:
-                return False
-            # The elements of one i (its inner loops' span) are apart from every other i's.
-            span = sum(abs(x or 0) * (n - 1) for x, n in zip(strides[2:], extents[2:]))
-            if abs(strides[1] or 0) <= span:
-                return False
-            if any(
-                a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
-                for a in self.accesses
-            ):
-                return False
-        return any(a.store for a in self.accesses)
-
-    def _strides(self, a) -> list:
-        """The element stride of `a`'s address per step of each loop of the nest (None: not
-        linear); a division of values outside the nest (a fused loop's `f floordiv 4`) is a
-        constant here."""
-        n = len(self.loops)
-
-        def outside(kind, lhs, rhs):
-            if rhs.is_const and not any(isinstance(t, int) and t < n for t in lhs.terms):
-                return Linear({(kind.__name__, lhs.key(), rhs.const): 1})
-            return None
-
-        if not a.static:
-            return [None] * n
-        forms = [linear(e, division=outside) for e in a.index]
-        if any(f is None for f in forms):
-            return [None] * n
-        return [
-            sum(f.terms.get(p, 0) * s for f, s in zip(forms, a.strides) if f is not None)
-            for p in range(n)
-        ]
-
-    def conflicts(self, line_bytes: int, sets: int, ways: int) -> bool:
-        """Whether the written elements one step of k sweeps put more lines into some L1 set
-        than it has ways."""
-        extents = [_extent(Loop(op)) for op in self.loops]
-        per_set: dict[int, set[int]] = {}
-        for s in {
-            (id(a.memref), tuple(map(str, a.index))): a for a in self.accesses if a.store
-        }.values():
-            strides = [x or 0 for x in self._strides(s)]
-            lo = sum(min(0, x) * (n - 1) for x, n in zip(strides[2:], extents[2:]))
-            hi = sum(max(0, x) * (n - 1) for x, n in zip(strides[2:], extents[2:]))
-            # Past this many rows some set holds more lines than it has ways, or rows share lines.
-            for i in range(min(extents[1], sets * (ways + 1) * line_bytes)):
-                base = i * strides[1]
-                first, last = ((base + lo) * s.elem_bytes, (base + hi) * s.elem_bytes)
-                for line in range(first // line_bytes, last // line_bytes + 1):
-                    lines = per_set.setdefault(line % sets, set())
-                    lines.add(line)
-                    if len(lines) > ways:
-                        return True
-        return False
-
-    def swap(self):
-        """k and i exchange ranges; the uses of their IVs follow."""
-        k, i = self.loops[:2]
-        for name in RANGE_ATTRS:
-            a = k.attributes[name] if name in k.attributes else None
-            b = i.attributes[name] if name in i.attributes else None
-            for op, value in ((k, b), (i, a)):
-                if value is not None:
-                    op.attributes[name] = value
-                elif name in op.attributes:
-                    del op.attributes[name]
-        with ir.InsertionPoint(k):
-            tmp = index_const(0, k.location)
-        kv, iv = self.ivs[:2]
-        kv.replace_all_uses_with(tmp)
-        iv.replace_all_uses_with(kv)
-        tmp.replace_all_uses_with(iv)
         tmp.owner.erase()
 
 

@@ -6,9 +6,9 @@ from tir_mlir.passes.lowering import pipeline
 from tir_mlir.passes.lowering.common import ancestors, walk
 
 
-def loops_around_stores(mod, stage_name, target="cpu") -> list:
+def loops_around_stores(mod, stage_name) -> list:
     """For each store after stage `stage_name`, the names of the loops around it, outermost
-    first (`target`: a named CPU makes the cache-driven stages independent of the host)."""
+    first."""
     seen = []
 
     def on_stage(label, module):
@@ -24,5 +24,5 @@ def loops_around_stores(mod, stage_name, target="cpu") -> list:
                     )
 
     with get_context():
-        pipeline.lower(mod.module, target=target, emit="scf", on_stage=on_stage)
+        pipeline.lower(mod.module, emit="scf", on_stage=on_stage)
     return seen
