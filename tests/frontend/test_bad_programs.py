@@ -13,6 +13,7 @@ import pytest
 import tir_mlir
 from tir_mlir import TIRParseError
 from tir_mlir.errors import BuildError
+from lowering_programs import buffer_chain
 
 HDR = """# from tvm.script import tir as T
 
@@ -306,24 +307,7 @@ def test_many_stack_buffers_do_not_overflow_the_stack():
     """200 buffers of 64 KiB each (each small enough for the stack, 12.5 MiB together): past
     the per-scope budget the largest go to the heap instead of overflowing the thread's stack."""
     n, size = 200, 16384
-    lines = [HDR.replace("(16,)", f"({size},)").replace('"int32"', '"float32"').rstrip("\n")]
-    lines += [f'    X{k} = T.alloc_buffer(({size},), "float32")' for k in range(n)]
-    prev = "A"
-    for k in range(n):
-        lines += [
-            f"    for i in range({size}):",
-            f'        with T.block("X{k}"):',
-            f"            vi = T.axis.spatial({size}, i)",
-            f"            X{k}[vi] = {prev}[vi * 7 % {size}] + T.float32(1)",
-        ]
-        prev = f"X{k}"
-    lines += [
-        f"    for i in range({size}):",
-        '        with T.block("B"):',
-        f"            vi = T.axis.spatial({size}, i)",
-        f"            B[vi] = {prev}[vi]",
-    ]
-    src = "\n".join(lines) + "\n"
+    src = buffer_chain(n, size, f"vi * 7 % {size}")
     p = _in_subprocess(f"""
         import numpy as np, tir_mlir
         a, b = np.random.rand({size}).astype("float32"), np.zeros({size}, "float32")

@@ -18,6 +18,7 @@ from tir_mlir.passes.lowering import llvm_ir
 from tir_mlir.passes.lowering.handoff import handoff_text
 from tir_mlir.passes.lowering.pipeline import emit_text
 from tir_mlir.runtime.build import build
+from lowering_programs import buffer_chain
 
 # X and Y: 128 KiB each (past the stack's 64 KiB per buffer: heap), both live while C is computed.
 TWO_LIVE = """
@@ -131,29 +132,10 @@ def test_many_sites():
     """48 buffers of 64 KiB in a chain, those past the stack's budget on the heap: every heap
     buffer gets its own global (pooling one erases its deallocs while the others are pending)."""
     n, size = 48, 16384
-    lines = [
-        "@T.prim_func",
-        f'def main(A: T.Buffer(({size},), "float32"), B: T.Buffer(({size},), "float32")):',
-    ]
-    lines += [f'    X{k} = T.alloc_buffer(({size},), "float32")' for k in range(n)]
-    prev = "A"
-    for k in range(n):
-        lines += [
-            f"    for i in range({size}):",
-            f'        with T.block("X{k}"):',
-            f"            vi = T.axis.spatial({size}, i)",
-            f"            X{k}[vi] = {prev}[vi] + T.float32(1)",
-        ]
-        prev = f"X{k}"
-    lines += [
-        f"    for i in range({size}):",
-        '        with T.block("B"):',
-        f"            vi = T.axis.spatial({size}, i)",
-        f"            B[vi] = {prev}[vi]",
-    ]
+    src = buffer_chain(n, size)
     seen = {}
     llvm = emit_text(
-        parse("\n".join(lines) + "\n").module,
+        parse(src).module,
         "llvm-dialect",
         on_stage=lambda name, m: seen.setdefault(name, str(m)),
     )

@@ -172,3 +172,29 @@ def out_of_bounds(n):
 memref.store %a, %B[%w] : {t} loc("oob.tir":7:9)"""
     blk = _block("B", ["i"], ["vi"], "S", [(0, n)], "affine_map<(d0) -> (d0)>", body)
     return module(_func("shift", [("A", t, ""), ("B", t, "")], _nest([("i", n, "serial")], blk)))
+
+
+def buffer_chain(n: int, size: int, index: str = "vi") -> str:
+    """A(size) -> X0 -> ... -> X{n-1} -> B, each X{k}[vi] = previous[`index`] + 1: n
+    intermediate buffers of `size` floats (many allocation sites, many stack or heap buffers)."""
+    lines = [
+        "@T.prim_func",
+        f'def main(A: T.Buffer(({size},), "float32"), B: T.Buffer(({size},), "float32")):',
+    ]
+    lines += [f'    X{k} = T.alloc_buffer(({size},), "float32")' for k in range(n)]
+    prev = "A"
+    for k in range(n):
+        lines += [
+            f"    for i in range({size}):",
+            f'        with T.block("X{k}"):',
+            f"            vi = T.axis.spatial({size}, i)",
+            f"            X{k}[vi] = {prev}[{index}] + T.float32(1)",
+        ]
+        prev = f"X{k}"
+    lines += [
+        f"    for i in range({size}):",
+        '        with T.block("B"):',
+        f"            vi = T.axis.spatial({size}, i)",
+        f"            B[vi] = {prev}[vi]",
+    ]
+    return "\n".join(lines) + "\n"
