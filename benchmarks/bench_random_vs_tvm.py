@@ -166,6 +166,28 @@ def _run_worker(cmd, env, timeout: float, todo, results: dict):
         raise SystemExit(f"worker failed: {' '.join(cmd[:4])}\n{err[-3000:]}")
 
 
+def write_table(path: str, rows, all_cases) -> None:
+    """One line per timed case, worst first, for analysis beyond the summary."""
+    with open(path, "w") as f:
+        f.write("case\tworkload\tratio\ttir_mlir_ms\ttvm_ms\ttvm_side\tprimitives\n")
+        for ratio, name, ours, t_tvm, side in rows:
+            workload, code = all_cases[name]
+            f.write(
+                f"{name}\t{workload}\t{ratio:.3f}\t{ours * 1e3:.4f}\t{t_tvm * 1e3:.4f}\t{side}"
+                f"\t{primitives(code)}\n"
+            )
+
+
+def print_by_workload(rows, all_cases) -> None:
+    """Median and worst ratio per workload: where the distribution's middle comes from."""
+    by: dict = {}
+    for ratio, name, *_ in rows:
+        by.setdefault(all_cases[name][0], []).append(ratio)
+    print("\n## by workload (cases, p50, max)")
+    for workload, ratios in sorted(by.items(), key=lambda kv: -float(np.median(kv[1]))):
+        print(f"{workload:32s} {len(ratios):4d}  {np.median(ratios):5.2f}  {max(ratios):5.2f}")
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -203,6 +225,9 @@ def main():
     )
     ap.add_argument("--worker", choices=SIDES)
     ap.add_argument("--out")
+    ap.add_argument(
+        "--table", help="also write every timed case (ratio, times, primitives) to this TSV file"
+    )
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.seed is None:
@@ -313,7 +338,10 @@ def report(args, all_cases, names, best, out_dir, load0):
             f"max {max(ratios):.2f}  geomean {geo:.2f}"
         )
     rows.sort(reverse=True)
+    if args.table:
+        write_table(args.table, rows, all_cases)
     if rows:
+        print_by_workload(rows, all_cases)
         print(f"\n## {min(args.worst, len(rows))} worst (replay: --seed {args.seed} --cases N)")
     for ratio, name, ours, t_tvm, side in rows[: args.worst]:
         code = all_cases[name][1]
