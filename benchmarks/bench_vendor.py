@@ -10,8 +10,13 @@ holds --trials records (so a re-measure does not re-tune). The best schedule is 
 checked against numpy, then every side is timed in this process, interleaved: each round
 times ours, numpy's and torch's call once each (the mean of as many calls as fill
 --min-ms); the best round of each is printed with the ratios ours/numpy and ours/torch and
-the load average before and after. `--cpu-time` (for a loaded machine, where wall times are
-noise): one thread each, timed by the calling thread's CPU time (every side then runs in it).
+the load average before and after. Before each side's turn the process waits until no
+thread of it burns CPU: after a call the thread pools spin-wait for the next one (libomp's
+workers for KMP_BLOCKTIME, 200 ms; OpenBLAS's ~150 ms; torch's not, measured here), and a side
+timed while another's pool spins shares the cores with it (2 threads, quiet: the tuned matmul
+timed right after numpy and torch ran 11.0 ms, 7.6 in the tuner's runner). `--cpu-time` (for
+a loaded machine, where wall times are noise): one thread each, timed by the calling thread's
+CPU time (every side then runs in it).
 
 The matmul also times "space point": the default design space's tile that ran closest to the
 libraries by hand (8 x 32 register tiles over 64 steps of k, 256 x 256 blocks of C, the B
@@ -95,6 +100,18 @@ def space_point(sch):
     sch.decompose_reduction(b, k0)
 
 
+def settle(max_secs=2.0, window=0.02, quiet_windows=3):
+    """Wait until the other threads of this process are idle: `quiet_windows` windows of
+    `window` seconds in a row in which the process burns less than a tenth of the window in CPU
+    while the caller sleeps (one is not enough on a loaded machine, where a spinning thread may
+    not be scheduled for a window), or `max_secs`."""
+    end, quiet = time.perf_counter() + max_secs, 0
+    while quiet < quiet_windows and time.perf_counter() < end:
+        start = time.process_time()
+        time.sleep(window)
+        quiet = quiet + 1 if time.process_time() - start < window / 10 else 0
+
+
 def _mean_secs(fn, min_ms, clock=time.perf_counter):
     n, start = 0, clock()
     while n == 0 or (clock() - start) * 1e3 < min_ms:
@@ -170,6 +187,7 @@ def main():
         best = {s: float("inf") for s in sides}
         for _ in range(a.rounds):
             for s, call in sides.items():
+                settle()
                 best[s] = min(best[s], _mean_secs(call, a.min_ms, clock))
         load1 = os.getloadavg()[0]
         flops = WORKLOADS[name][2]
