@@ -21,8 +21,10 @@ CPU time (every side then runs in it).
 The matmul also times "space point": the default design space's tile that ran closest to the
 libraries by hand (8 x 32 register tiles over 64 steps of k, 256 x 256 blocks of C, the B
 panel packed by `pack-panels`; tests/tuner/test_ms_space_packed.py holds it), so the table
-tells a search that missed it from a space that lacks speed. A markdown table of every
-workload ends the output.
+tells a search that missed it from a space that lacks speed. So does the conv2d: its "space
+point" is the tile of whole 56-lane rows under 4 filters (CONV2D_POINT, replayed from the
+default design space; tests/tuner/test_ms_space_conv_rows.py holds its shape). A markdown table
+of every workload ends the output.
 """
 
 import argparse
@@ -100,6 +102,34 @@ def space_point(sch):
     sch.decompose_reduction(b, k0)
 
 
+# The conv2d's tile in the default design space that ran at torch's speed (1 thread): n 1x1x1x1,
+# f 1x4x4x4, y 28x1x2x1, x 1x1x1x56 (a whole row, 56 lanes, under 4 filters: 16 vector
+# registers), rc 4x16, ry and rx 1x3; unroll 64; pad computed at its 5th location (under the
+# loops fused into the parallel one)
+CONV2D_POINT = [[1, 1, 1, 1], [1, 4, 4, 4], [28, 1, 2, 1], [1, 1, 1, 56], [4, 16], [1, 3], [1, 3]]
+CONV2D_POINT += [2, 5]
+
+
+def replayed_point(mod, target, decisions):
+    """The default design space's sketch without a write cache, replayed with `decisions` (its
+    sampling instructions' in order) and the postprocessors, as the tuner measures it."""
+    from tir_mlir.meta_schedule.tune_context import TuneContext
+
+    ctx = TuneContext(mod, target, search_strategy="replay-trace", rand_state=0)
+    spaces = ctx.generate_design_space()
+    trace = next(s.trace for s in spaces if not any(i.name == "cache_write" for i in s.trace.insts))
+    todo = iter(decisions)
+    for inst in list(trace.insts):
+        if inst.name in ("sample_perfect_tile", "sample_categorical", "sample_compute_location"):
+            trace = trace.with_decision(inst, next(todo), remove_postproc=True)
+    strategy = ctx.search_strategy
+    strategy.pre_tuning(1, 1, spaces)
+    cand = strategy.replay(trace)
+    if cand is None:
+        sys.exit(f"the space point does not replay: {dict(strategy.failures)}")
+    return cand.mod
+
+
 def settle(max_secs=2.0, window=0.02, quiet_windows=3):
     """Wait until the other threads of this process are idle: `quiet_windows` windows of
     `window` seconds in a row in which the process burns less than a tenth of the window in CPU
@@ -120,7 +150,7 @@ def _mean_secs(fn, min_ms, clock=time.perf_counter):
     return (clock() - start) / n
 
 
-def contenders(name, mod, tuned):
+def contenders(name, mod, tuned, target):
     """{side: no-argument callable}, each checked against numpy first."""
     import torch
 
@@ -156,13 +186,22 @@ def contenders(name, mod, tuned):
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
     conv = torch.nn.functional.conv2d
     with torch.no_grad():
-        np.testing.assert_allclose(out, conv(tx, tw, padding=1).numpy(), rtol=1e-3, atol=1e-3)
+        want = conv(tx, tw, padding=1).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-3)
+    point = tir_mlir.build(replayed_point(mod, target, CONV2D_POINT))[fn]
+    pout = aligned.copy(np.zeros((1, 64, 56, 56), "float32"))
+    point(x, w, pout)
+    np.testing.assert_allclose(pout, want, rtol=1e-3, atol=1e-3)
 
     def torch_conv():
         with torch.no_grad():
             conv(tx, tw, padding=1)
 
-    return {"tir-mlir": lib.prepare(x, w, out), "torch": torch_conv}
+    return {
+        "tir-mlir": lib.prepare(x, w, out),
+        "space point": point.prepare(x, w, pout),
+        "torch": torch_conv,
+    }
 
 
 def main():
@@ -182,7 +221,7 @@ def main():
     table = []
     for name in a.only.split(","):
         mod, tuned = tuned_module(name, a.work_dir, a.trials, a.threads)
-        sides = contenders(name, mod, tuned)
+        sides = contenders(name, mod, tuned, f"llvm -num-cores={a.threads}")
         load0 = os.getloadavg()[0]
         best = {s: float("inf") for s in sides}
         for _ in range(a.rounds):

@@ -1,0 +1,60 @@
+"""The default CPU design space of the ResNet 3x3 conv2d (NCHW, 56 x 56 rows) holds register
+tiles as wide as a whole output row: 56 lanes along x (three zmm and a ymm) under 4 filters
+and 1 row, 16 vector registers of accumulators. Such tiles ran at torch's `conv2d` speed where
+the tuner's best (8 lanes: 56 has no factor 16) ran 1.19x (issue 28, benchmarks/README.md).
+Replayed with those decisions, the candidate vectorizes the whole row and computes numpy's
+numbers."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import tir_mlir
+from schedule_check import parse
+from tir_mlir.meta_schedule.tune_context import TuneContext
+
+sys.path.insert(0, str(Path(__file__).parent.parent.parent / "benchmarks"))
+from programs import conv2d_tvmscript  # noqa: E402
+
+C, HW, F = 16, 56, 16
+# n, f 1x1x4x4, y 28x1x2x1, x 1x1x1x56, rc 1x16, ry, rx 1x3; unroll 64; pad under y_0
+DECISIONS = [[1, 1, 1, 1], [1, 1, 4, 4], [28, 1, 2, 1], [1, 1, 1, 56], [1, 16], [1, 3], [1, 3]]
+DECISIONS += [2, 2]
+
+
+def conv2d_numpy(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    n, _, h, wd = x.shape
+    k = w.shape[2]
+    padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
+    out = np.zeros((n, w.shape[0], h, wd), "float32")
+    for dy in range(k):
+        for dx in range(k):
+            window = padded[:, :, dy : dy + h, dx : dx + wd]
+            out += np.einsum("nchw,fc->nfhw", window, w[:, :, dy, dx])
+    return out
+
+
+def test_default_space_holds_whole_row_tiles():
+    mod = parse(conv2d_tvmscript(1, C, HW, F, 3))
+    ctx = TuneContext(mod, "llvm -num-cores=2", search_strategy="replay-trace", rand_state=0)
+    spaces = ctx.generate_design_space()
+    trace = next(s.trace for s in spaces if not any(i.name == "cache_write" for i in s.trace.insts))
+    decisions = iter(DECISIONS)
+    for inst in list(trace.insts):
+        if inst.name in ("sample_perfect_tile", "sample_categorical", "sample_compute_location"):
+            trace = trace.with_decision(inst, next(decisions), remove_postproc=True)
+    assert next(decisions, None) is None
+    strategy = ctx.search_strategy
+    strategy.pre_tuning(1, 1, spaces)
+    cand = strategy.replay(trace)
+    assert cand is not None, dict(strategy.failures)
+    script = cand.mod.script()
+    assert "for x_3 in T.vectorized(56):" in script
+    assert "T.parallel(28" in script
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (1, C, HW, HW)).astype("float32")
+    w = rng.uniform(-1, 1, (F, C, 3, 3)).astype("float32")
+    out = np.zeros((1, F, HW, HW), "float32")
+    tir_mlir.build(cand.mod)["conv2d"](x, w, out)
+    np.testing.assert_allclose(out, conv2d_numpy(x, w), rtol=1e-4, atol=1e-4)
