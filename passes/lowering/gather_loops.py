@@ -29,15 +29,6 @@ gathered load and one scattered store against ~44 ops; vectorized by LLVM 4 lane
 (TVM's code), 3.7 -> 1.9 ms over 512 x 1024; the max pool tile above, about one max per
 gathered element, stays scalar.
 
-A target that gathers in hardware (AVX2 or AVX-512 without `prefer-no-gather`, e.g.
-`llvm -mattr=-prefer-no-gather,-prefer-no-scatter`) builds a gathered register with one
-instruction, not lane by lane: there such a load (with AVX-512 and no `prefer-no-scatter`,
-such a store) costs no lane work, and a loop whose gathers all come that way keeps LLVM's
-choice, whose cost model prices the hardware gather. A 2x2 max pool with 16 channels
-innermost (every load and store a channel, 12 KiB, apart) runs as `vgatherqps` /
-`vscatterdps` 8 channels at a time, TVM's code, 0.40 -> 0.24 ms on a Sapphire Rapids host
-(1 thread); the same loop scalar with the default features.
-
 A loop qualifies when it is a `scf.for` without a loop annotation (a schedule's `vectorize` or
 `unroll` keeps its own); it holds no vector access, copy or call (what it does is not all
 scalar loads and stores); the index of every load in it is a linear form of its IV (no
@@ -54,7 +45,7 @@ from mlir import ir
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import ancestors, constant_int, functions, scalar_bits
-from tir_mlir.passes.lowering.cpu_model import cpu_model, implied_features
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
 
@@ -67,21 +58,13 @@ VECTOR_BITS = 512  # without a CPU target
 class GatherLoops:
     name = "gather-loops"
 
-    def __init__(
-        self,
-        vector_bits=VECTOR_BITS,
-        target: Optional[CpuTarget] = None,
-        hardware: tuple = (False, False),
-    ):
+    def __init__(self, vector_bits=VECTOR_BITS, target: Optional[CpuTarget] = None):
         self.vector_bits = vector_bits
         self.target = target  # prices the lanes (without one: one shuffle per lane)
-        # (gathered loads, scattered stores) that the target does in one instruction
-        self.hardware_gather, self.hardware_scatter = hardware
 
     @classmethod
     def for_target(cls, target):
-        t = cpu_target(target)
-        return cls(cpu_model(target).vector_bits, t, hardware_gathers(t))
+        return cls(cpu_model(target).vector_bits, cpu_target(target))
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -116,19 +99,16 @@ class GatherLoops:
                     saved += runs * (1 - 1 / lanes)
                 else:
                     gathered += runs
-                    if not self.hardware_gather:
-                        lane_work += runs * self._lane_cost(op.results[0].type, lanes, 0) / lanes
+                    lane_work += runs * self._lane_cost(op.results[0].type, lanes, 0) / lanes
             elif name == "memref.store":
                 step = _element_step(op.operands[1], list(op.operands)[2:], iv, inside, memo)
                 t = op.operands[0].type
-                scattered = step != 0 and (step is None or abs(step) >= self._lanes(t))
-                if scattered and not self.hardware_scatter:
+                if step != 0 and (step is None or abs(step) >= self._lanes(t)):
                     lanes = self._lanes(t)
                     lane_work += _runs(op, loop) * self._lane_cost(t, lanes, 1) / lanes
             elif _arithmetic(op) and _moves(op.results[0], iv, inside, memo):
                 saved += _runs(op, loop) * (1 - 1 / self._lanes(op.results[0].type))
-        # (no lane work: every gather is one instruction, priced by LLVM's own cost model)
-        return gathered > near and lane_work > 0 and lane_work >= saved
+        return gathered > near and lane_work >= saved
 
     def _lanes(self, t) -> int:
         return max(1, self.vector_bits // _bits(t))
@@ -140,19 +120,6 @@ class GatherLoops:
         if self.target is not None and lanes > 1 and isinstance(t, (ir.IntegerType, ir.FloatType)):
             costs = lane_costs(self.target, element_name(t), (lanes,))
         return costs[lanes][which] if costs else lanes
-
-
-def hardware_gathers(t: CpuTarget) -> tuple:
-    """(loads, stores): whether LLVM gathers loads (scatters stores) of far-apart elements in
-    one instruction on the target: x86 with AVX2 (AVX-512 for scatters) and no
-    `prefer-no-gather` (`prefer-no-scatter`) among the features LLVM gives it."""
-    if not t.triple.startswith("x86_64"):
-        return False, False
-    features = set(implied_features(t))
-    return (
-        "+avx2" in features and "+prefer-no-gather" not in features,
-        "+avx512f" in features and "+prefer-no-scatter" not in features,
-    )
 
 
 def _runs(op, loop) -> int:

@@ -100,32 +100,3 @@ def test_a_column_of_gelu_rows_is_loop_vectorized():
     x = (a + bias).astype(np.float64)
     want = x * 0.5 * (1 + np.vectorize(math.erf)(x * 0.70710678))
     np.testing.assert_allclose(b, want, rtol=2e-6, atol=1e-6)
-
-
-def _maxpool_channels_inside():
-    """2x2 max pool, stride 2, 16 channels of 40x40 with the channels innermost: every load
-    and store of the channels' loop is a channel (1600 or 400 floats) from the last."""
-    sch = Schedule(tir_mlir.parse(maxpool(16, 40)))
-    n, c, y, x, ry, rx = sch.get_loops(sch.get_block("B"))
-    sch.reorder(n, y, x, c, ry, rx)
-    return sch
-
-
-def test_hardware_gathers_keep_the_loop_vectorizer():
-    """Where the target gathers in one instruction (`-prefer-no-gather`, AVX-512), the
-    channels' loop stays LLVM's, which vectorizes it with gathers and scatters (TVM's code);
-    with the default features it stays scalar."""
-    sch = _maxpool_channels_inside()
-    plain = "llvm -mcpu=skylake-avx512"
-    gathers = plain + " -mattr=-prefer-no-gather,-prefer-no-scatter"
-    assert _loops_by_extent(emit_text(sch.mod.module, "scf", plain))[16] == [True]
-    assert _loops_by_extent(emit_text(sch.mod.module, "scf", gathers))[16] == [False]
-    assert not re.search(r"vgather|vscatter", emit_text(sch.mod.module, "asm", plain))
-    asm = emit_text(sch.mod.module, "asm", gathers)
-    assert re.search(r"vgatherqps|vgatherdps", asm), asm
-    assert re.search(r"vscatterqps|vscatterdps", asm), asm
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((1, 16, 40, 40)).astype("float32")
-    b = np.zeros((1, 16, 20, 20), "float32")
-    tir_mlir.build(sch.mod, target="llvm -mattr=-prefer-no-gather,-prefer-no-scatter")["main"](a, b)
-    np.testing.assert_array_equal(b, a.reshape(1, 16, 20, 2, 20, 2).max(axis=(3, 5)))
