@@ -39,7 +39,7 @@ vector and are carried all or none, as `carry-vectors` carries them afterwards.
 
 import itertools
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 from mlir import ir
 from mlir.dialects import memref, scf, vector
@@ -712,15 +712,25 @@ def _rewrite(loop, groups):
 def _first_iteration_inits(loop, n_old):
     """A carried value's reduction init (`if k == lo: C = 0`, a branch per value and
     iteration once in LLVM) becomes the value the loop starts with: the init of an `scf.if`
-    that tests for the first iteration, computes its values without effects from values
-    defined outside the loop, and otherwise passes the carried values on, is hoisted before
-    the loop, and the if is dropped (the loop runs at least once: `_plain_serial`)."""
+    that can hold at the first iteration only (`_first_only`), computes its values without
+    effects from values defined outside the loop, and otherwise passes the carried values on,
+    is hoisted before the loop, and the if is dropped (the loop runs at least once:
+    `_plain_serial`). When the test at the first iteration still depends on loops outside (a
+    split k: `k0 * 64 + k1 == 0` tested in k1's loop), the hoisted init is an `scf.if` on the
+    test at k1 = lo that passes the loop's old start values on otherwise: the loop around it
+    hoists that one in turn when it carries the values too."""
     body = loop.body
     carried = list(body.arguments)[1 + n_old :]
-    iv, lo = body.arguments[0], constant_int(loop.operands[0])
+    iv = body.arguments[0]
+    lo, step = (constant_int(v) for v in list(loop.operands)[:3:2])
+    if lo is None or step is None:
+        return
     for op in list(body.operations):
         op = op.operation
-        if op.name != "scf.if" or not op.results or not _tests_first(op.operands[0], iv, lo):
+        if op.name != "scf.if" or not op.results:
+            continue
+        at_first = _first_only(op.operands[0], iv, lo, step)
+        if at_first is None:
             continue
         then, other = (op.regions[k].blocks[0] for k in (0, 1))
         if len(list(other.operations)) != 1:
@@ -733,11 +743,15 @@ def _first_iteration_inits(loop, n_old):
         inner = [o.operation for o in then.operations]
         if len(passed) != len(found) or not _hoistable(inner, loop):
             continue
-        values = [_hoist(v, loop) for v in inner[-1].operands]
+        olds = [loop.operands[3 + n_old + n] for n in passed]
+        if at_first:
+            values = [_hoist(v, loop) for v in inner[-1].operands]
+        else:
+            values = _hoisted_if(op, loop, iv, lo, olds)
         for k, n in enumerate(passed):
-            init = loop.operands[3 + n_old + n]
             loop.operands[3 + n_old + n] = values[k]
             op.results[k].replace_all_uses_with(carried[n])
+            init = olds[k]
             owner = init.owner
             if (
                 not isinstance(owner, ir.Block)
@@ -748,16 +762,80 @@ def _first_iteration_inits(loop, n_old):
         op.erase()
 
 
-def _tests_first(cond, iv, lo) -> bool:
-    """`cond` is `iv == lo` (`arith.cmpi eq`, either order)."""
+def _hoisted_if(if_op, loop, iv, lo, olds) -> list:
+    """Before `loop`, a copy of the init `if_op` testing its condition at `iv = lo` whose else
+    yields `olds` (the loop's start values); its results."""
+    loc = if_op.location
+    with ir.InsertionPoint(loop), loc:
+        first = index_const(lo, loc)
+    cond = _hoist(if_op.operands[0], loop, {iv: first})
+    with ir.InsertionPoint(loop), loc:
+        new = scf.IfOp(cond, [v.type for v in olds], has_else=True)
+    with ir.InsertionPoint(else_block(new)), loc:
+        scf.YieldOp(olds)
+    then = if_op.regions[0].blocks[0]
+    term = list(then.operations)[-1].operation
+    with ir.InsertionPoint(new.then_block), loc:
+        new_term = scf.YieldOp(list(term.operands))
+    move_body(then, new_term.operation)
+    term.erase()
+    return list(new.results)
+
+
+def _first_only(cond, iv, lo, step) -> Optional[bool]:
+    """Whether `cond` can hold at the loop's first iteration only: it is `e == 0` (`arith.cmpi
+    eq`) of a linear form e whose terms (`iv` and the IVs of loops around, each at least 0 and
+    stepping up) all have the sign of its value at the first iteration, or 0 there, so every
+    later step moves it away from 0. True: it holds at the first iteration whatever the loops
+    around; False: it depends on them there; None: it may hold later too."""
     owner = cond.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
-        return False
+        return None
     cmp = owner.operation
     if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:  # eq
-        return False
+        return None
     a, b = cmp.operands
-    return (a == iv and constant_int(b) == lo) or (b == iv and constant_int(a) == lo)
+    form = value_linear(a, _leaf) - value_linear(b, _leaf)
+    if form.terms.get(iv, 0) == 0:
+        return None
+    first = form.const + form.terms[iv] * lo
+    sign = 1 if form.terms[iv] * step > 0 else -1
+    if first * sign < 0:
+        return None
+    for atom, c in form.terms.items():
+        if atom != iv and (c * sign < 0 or not _counts_up_from_zero(atom)):
+            return None
+    return first == 0 and len(form.terms) == 1
+
+
+def _leaf(value):
+    return Linear({value: 1})
+
+
+def _counts_up_from_zero(value) -> bool:
+    """`value` is the IV of an `scf.for` or `scf.parallel` with constant lower bounds at least
+    0 and positive steps (so it is never negative)."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        return False
+    op = owner.owner.operation
+    args = list(owner.arguments)
+    if op.name == "scf.for":
+        if value != args[0]:
+            return False
+        bounds = [constant_int(op.operands[0])], [constant_int(op.operands[2])]
+    elif op.name == "scf.parallel":
+        n = len(args)
+        if not any(value == a for a in args):
+            return False
+        ops = list(op.operands)
+        bounds = [constant_int(v) for v in ops[:n]], [constant_int(v) for v in ops[2 * n : 3 * n]]
+    else:
+        return False
+    lows, steps = bounds
+    return all(x is not None and x >= 0 for x in lows) and all(
+        s is not None and s > 0 for s in steps
+    )
 
 
 def _hoistable(block_ops, loop) -> bool:
@@ -810,13 +888,18 @@ def _indices(access):
     return list(access.op.operands)[first:]
 
 
-def _hoist(value, loop):
-    """`value` (computed from values defined outside `loop`) available before `loop`: the
-    arith ops inside the loop that compute it are cloned before it."""
+def _hoist(value, loop, subst=None):
+    """`value` (computed from values defined outside `loop`, and the keys of `subst`, which
+    it replaces by their values) available before `loop`: the arith ops inside the loop that
+    compute it are cloned before it."""
+    if subst:
+        for old, new in subst.items():
+            if value == old:
+                return new
     if not _inside(value, loop):
         return value
     op = value.owner.operation
-    operands = [_hoist(v, loop) for v in op.operands]
+    operands = [_hoist(v, loop, subst) for v in op.operands]
     clone = op.clone(ip=ir.InsertionPoint(loop))
     for i, v in enumerate(operands):
         clone.operands[i] = v

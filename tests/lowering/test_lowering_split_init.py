@@ -1,0 +1,86 @@
+"""A reduction's init left in a split k (`if k0 * K1 + k1 == 0: C = 0`, no decompose_reduction)
+becomes the start value of the accumulators that scalar-replace carries, loop by loop, instead
+of a branch per value and step (in LLVM a select per accumulator and step, and with a full
+register file, spills). Numbers against numpy, structure of the scf."""
+
+import re
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import matmul
+
+RNG = np.random.default_rng(0)
+
+
+def _innermost_for(scf: str) -> str:
+    """The body of the last `scf.for` that carries values, up to its yield."""
+    start = [m.start() for m in re.finditer(r"scf\.for .*iter_args", scf)][-1]
+    return scf[start : scf.index("scf.yield", start)]
+
+
+def _check(sch, n, k):
+    a = RNG.random((n, k), dtype=np.float32)
+    b = RNG.random((k, n), dtype=np.float32)
+    c = np.full((n, n), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_split_k_tile_starts_from_the_init():
+    # i0, j0, k0, k1, i1 (unrolled), j1 (vectorized): both k loops carry the 4 vector
+    # accumulators, and they start at zero: no if in the k loops, C is never read.
+    sch = Schedule(tir_mlir.parse(matmul(64, noalias=True)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 16])
+    k0, k1 = sch.split(k, factors=[None, 16])
+    sch.reorder(i0, j0, k0, k1, i1, j1)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    scf = emit_text(sch.mod.module, "scf")
+    four = ", ".join(["vector<16xf32>"] * 4)
+    assert scf.count(f"-> ({four})") == 2  # k0 and k1
+    assert "scf.if" not in scf[scf.index("iter_args") :]
+    assert "vector.load %arg2" not in scf  # the init is the start value
+    _check(sch, 64, 64)
+
+
+def test_split_k_init_tested_where_the_outer_k_does_not_carry():
+    # k0 outside j (64 steps: too many to unroll): only k1 carries C[i, j]; its init is
+    # tested once per k1 loop (on k0) before it, not at every step.
+    sch = Schedule(tir_mlir.parse(matmul(64, noalias=True)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    k0, k1 = sch.split(k, factors=[None, 16])
+    sch.reorder(i, k0, j, k1)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "scf.if" not in _innermost_for(scf)
+    before = scf[: [m.start() for m in re.finditer(r"scf\.for .*iter_args", scf)][-1]]
+    assert re.search(r"scf\.if %\w+ -> \(f32\)", before)
+    _check(sch, 64, 64)
+
+
+def test_init_that_holds_at_a_later_step_stays_in_the_loop():
+    # k1 counts down (vk = k0 * 16 + 15 - k1): the init holds at the last step of k1 in the
+    # first k0, so it cannot start the loop; the sum starts there.
+    prog = tir_mlir.parse(
+        """
+@T.prim_func
+def main(A: T.Buffer((8, 64), "float32"), C: T.Buffer((8,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k0, k1 in T.grid(8, 4, 16):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            vk = T.axis.reduce(64, k0 * 16 + 15 - k1)
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+"""
+    )
+    assert "scf.if" in _innermost_for(emit_text(prog.module, "scf"))
+    a = RNG.random((8, 64), dtype=np.float32)
+    c = np.full((8,), 7, np.float32)
+    tir_mlir.build(prog)["main"](a, c)
+    np.testing.assert_allclose(c, a[:, 0] + a[:, 16:].sum(axis=1), rtol=1e-5)
