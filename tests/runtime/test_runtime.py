@@ -7,6 +7,7 @@ import pytest
 import tir_mlir
 from tir_mlir.errors import OutOfBoundsError, RuntimeCallError
 from tir_mlir.runtime import compile_cache
+from tir_mlir.runtime.build import RECENT_CALLS as RECENT
 
 import lowering_programs as P
 
@@ -206,6 +207,47 @@ def test_repeated_calls_recheck_arrays_that_changed():
         y = np.zeros_like(x)
         f(x, y)
         np.testing.assert_allclose(y, x * 2 + 1, rtol=1e-6)
+
+
+class _Foreign:
+    """Another framework's CPU tensor: only `__dlpack__` / `__dlpack_device__`."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_repeated_call_converts_nothing_and_foreign_tensors_are_not_remembered(monkeypatch):
+    from tir_mlir.runtime import build as build_module
+
+    lib = tir_mlir.build(P.scale_2d(4, 8, ("serial", "serial")))
+    f = lib["scale"]
+    a = RNG.random((4, 8), np.float32)
+    b = np.zeros_like(a)
+    f(a, b)
+    conversions = []
+    host_arrays = build_module.dlpack.host_arrays
+    monkeypatch.setattr(
+        build_module.dlpack,
+        "host_arrays",
+        lambda *args: conversions.append(args) or host_arrays(*args),
+    )
+    a[:] = 1
+    f(a, b)  # the remembered call: no conversion, no new descriptors
+    assert not conversions
+    np.testing.assert_allclose(b, np.full((4, 8), 3, np.float32))
+    for k in range(RECENT + 1):  # a new view of each tensor per call: not remembered
+        x, y = np.full((4, 8), k, np.float32), np.zeros((4, 8), np.float32)
+        f(_Foreign(x), _Foreign(y))
+        np.testing.assert_allclose(y, x * 2 + 1)
+    converted = len(conversions)
+    f(a, b)  # still remembered: the foreign calls pushed nothing out
+    assert len(conversions) == converted
 
 
 def test_prepared_call_keeps_its_library_loaded():
