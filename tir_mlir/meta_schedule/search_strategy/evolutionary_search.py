@@ -38,6 +38,7 @@ from tir_mlir.meta_schedule.unscheduled import (
     is_unscheduled,
     unscheduled_record,
 )
+from tir_mlir.meta_schedule.register_budget import RegisterBudget
 from tir_mlir.schedule.trace import Trace
 
 
@@ -52,6 +53,7 @@ class EvolutionarySearch(SearchStrategy):
         genetic_mutate_prob: float = 0.85,
         genetic_max_fail_count: int = 10,
         eps_greedy: float = 0.05,
+        register_budget: bool = True,
     ):
         super().__init__()
         self.population_size = population_size
@@ -62,6 +64,7 @@ class EvolutionarySearch(SearchStrategy):
         self.genetic_mutate_prob = genetic_mutate_prob
         self.genetic_max_fail_count = genetic_max_fail_count
         self.eps_greedy = eps_greedy
+        self.register_budget = register_budget
 
     def pre_tuning(self, *args, **kwargs) -> None:
         super().pre_tuning(*args, **kwargs)
@@ -76,10 +79,18 @@ class EvolutionarySearch(SearchStrategy):
             self._mutators,
             getattr(self.cost_model, "extractor", None),
             workers,
+            self._register_budget(),
         )
         self._tried_unscheduled = False
         self._mutable_keys = {}  # key -> whether its trace has decisions to mutate
         self._seed_from_database()
+
+    def _register_budget(self) -> Optional[RegisterBudget]:
+        """What the random samples and the mutants must fit (register_budget.py): the
+        target's, unless turned off."""
+        if not self.register_budget or self.context is None or self.context.target is None:
+            return None
+        return RegisterBudget.of_target(self.context.target)
 
     def _seed_from_database(self) -> None:
         """Resuming: the best records the database already holds for this program and target

@@ -22,12 +22,17 @@ import random
 from collections import OrderedDict
 from typing import List, Optional
 
+from tir_mlir.meta_schedule.register_budget import RegisterBudget
 from tir_mlir.schedule.schedule import Schedule
 from tir_mlir.schedule.trace import SAMPLING_INSTRUCTIONS, Instruction, Trace
 
 log = logging.getLogger("tir_mlir.meta_schedule")
 _JOBS_PER_CHUNK = 32  # a worker's share of a batch, in chunks: balances the load
 _MUTATED_KEPT = 4096  # replays of mutated traces a task remembers (parents repeat)
+# Draws of a sketch's decisions per random sample until its tiles fit the register budget
+# (a sample is within it a third of the time or more on the conv2d and matmul sketches).
+SAMPLE_DRAWS = 32
+REGISTER_BUDGET = "RegisterBudget"  # the rejection of a candidate whose tile must spill
 
 
 def fresh_decisions(trace: Trace) -> Trace:
@@ -48,12 +53,15 @@ def schedule_key(sch) -> str:
     return str(sch.trace.without_postproc())
 
 
-def replay(mod, postprocs, trace: Trace, seed: int):
-    """The postprocessed Schedule of `trace` on `mod`, or the name of what rejected it.
+def replay(mod, postprocs, trace: Trace, seed: int, budget: Optional[RegisterBudget] = None):
+    """The postprocessed Schedule of `trace` on `mod`, or the name of what rejected it
+    (REGISTER_BUDGET: a tile over `budget`, checked before the postprocessors run).
     Trusted replay: the traces come from the search's own sketches and mutators."""
     sch = Schedule(mod, seed=seed)
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
+        if budget is not None and not budget.admits(sch):
+            return REGISTER_BUDGET
         with sch.trusted_mode():  # postprocessors check before they rewrite
             sch.enter_postproc()
             for p in postprocs:
@@ -67,18 +75,38 @@ def replay(mod, postprocs, trace: Trace, seed: int):
 class ReplayTask:
     """What replaying a task's candidates needs; `run(job)` gives the job's result."""
 
-    def __init__(self, mod, sketches: List[Trace], postprocs, mutators, extractor):
+    def __init__(
+        self,
+        mod,
+        sketches: List[Trace],
+        postprocs,
+        mutators,
+        extractor,
+        budget: Optional[RegisterBudget] = None,
+    ):
         self.mod, self.sketches = mod, sketches
         self.postprocs, self.mutators, self.extractor = postprocs, mutators, extractor
+        self.budget = budget
         self._mutated = OrderedDict()
 
-    def replay(self, trace: Trace, seed: int):
-        return replay(self.mod, self.postprocs, trace, seed)
+    def replay(self, trace: Trace, seed: int, budget: Optional[RegisterBudget] = None):
+        return replay(self.mod, self.postprocs, trace, seed, budget)
+
+    def sample(self, sketch: int, seed: int):
+        """A random candidate of a sketch within the register budget: its decisions drawn
+        again (seeds drawn from `seed`) while a tile is over it, up to SAMPLE_DRAWS times."""
+        rng, trace = random.Random(seed), fresh_decisions(self.sketches[sketch])
+        sch = self.replay(trace, seed, self.budget)
+        for _ in range(SAMPLE_DRAWS - 1):
+            if not (isinstance(sch, str) and sch == REGISTER_BUDGET):
+                break
+            sch = self.replay(trace, rng.randrange(1, 2**31 - 1), self.budget)
+        return sch
 
     def run(self, job) -> tuple:
         kind = job[0]
         if kind == "sample":
-            return self._result(self.replay(fresh_decisions(self.sketches[job[1]]), job[2]))
+            return self._result(self.sample(job[1], job[2]))
         if kind == "replay":
             return self._result(self.replay(Trace.from_json(job[1]), job[2]))
         _, parent, m, seed = job
@@ -88,7 +116,7 @@ class ReplayTask:
         # every decision given: the program is the trace's, whatever the seed
         text = str(trace)
         if text not in self._mutated:
-            self._mutated[text] = self._result(self.replay(trace, seed), key=text)
+            self._mutated[text] = self._result(self.replay(trace, seed, self.budget), key=text)
             if len(self._mutated) > _MUTATED_KEPT:
                 self._mutated.popitem(last=False)
         return self._mutated[text]
@@ -121,12 +149,21 @@ class Replayer:
     """Runs jobs for one task in `workers` processes when the task pickles (a custom
     postprocessor or mutator holding a lambda does not), else in this process."""
 
-    def __init__(self, mod, sketches, postprocs, mutators, extractor, workers: int):
-        self.local = ReplayTask(mod, sketches, postprocs, mutators, extractor)
+    def __init__(
+        self,
+        mod,
+        sketches,
+        postprocs,
+        mutators,
+        extractor,
+        workers: int,
+        budget: Optional[RegisterBudget] = None,
+    ):
+        self.local = ReplayTask(mod, sketches, postprocs, mutators, extractor, budget)
         self.workers, self.blob = workers, None
         if workers > 1:
             try:
-                self.blob = pickle.dumps((mod, sketches, postprocs, mutators, extractor))
+                self.blob = pickle.dumps((mod, sketches, postprocs, mutators, extractor, budget))
                 self.token = hashlib.sha1(self.blob).hexdigest()
             except Exception as e:  # noqa: BLE001 - whatever does not pickle
                 log.info(

@@ -1,0 +1,169 @@
+"""The evolutionary search's register budget (meta_schedule/register_budget.py) and
+MutateTileShape: random samples and mutants whose accumulator tile must spill are not drawn,
+so the conv2d's well-formed wide-row tiles (issue 28) are drawn several times as often, and a
+tile of 8 filters x 8 lanes reaches 2 filters x 56 lanes in one mutation."""
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir_mlir
+import tir_mlir.meta_schedule as ms
+from schedule_check import parse
+from test_ms_space_conv_rows import conv2d_numpy
+from tir_mlir.meta_schedule.mutator import MutateTileShape
+from tir_mlir.meta_schedule.mutator.mutate_tile_shape import retile
+from tir_mlir.meta_schedule.register_budget import RegisterBudget
+from tir_mlir.meta_schedule.search_strategy.replay_jobs import REGISTER_BUDGET, ReplayTask, replay
+from tir_mlir.meta_schedule.tune_context import TuneContext
+
+sys.path.insert(0, str(Path(__file__).parent.parent.parent / "benchmarks"))
+from programs import conv2d_tvmscript  # noqa: E402
+
+AVX512 = "llvm -mcpu=skylake-avx512 -num-cores=2"
+AVX2 = "llvm -mcpu=haswell -num-cores=2"
+C, HW, F = 16, 56, 16
+
+
+def _conv_sketches(target: str):
+    mod = parse(conv2d_tvmscript(1, C, HW, F, 3))
+    ctx = TuneContext(mod, target, search_strategy="replay-trace", rand_state=0)
+    return mod, [s.trace for s in ctx.generate_design_space()]
+
+
+def _with_tiles(trace, tiles: dict):
+    """The trace with the decisions of its k-th sample_perfect_tile set for each k in tiles,
+    the pad computed at the root (a location's decision depends on the tiles)."""
+    for inst in [i for i in trace.insts if i.name == "sample_compute_location"]:
+        trace = trace.with_decision(inst, -1)
+    for k, decision in tiles.items():
+        inst = [i for i in trace.insts if i.name == "sample_perfect_tile"][k]
+        trace = trace.with_decision(inst, decision)
+    return trace
+
+
+def _tile_decisions(sch) -> list:
+    return [i.args["decision"] for i in sch.trace.insts if i.name == "sample_perfect_tile"]
+
+
+def test_budget_of_target():
+    assert RegisterBudget.of_target(AVX512) == RegisterBudget(24, 512)
+    assert RegisterBudget.of_target(AVX2) == RegisterBudget(12, 256)
+    assert RegisterBudget.of_target("cuda") is None
+    assert RegisterBudget(24, 512).lanes("float32") == 16
+    assert RegisterBudget(12, 256).lanes("float64") == 4
+
+
+def test_accumulator_registers_of_a_tile():
+    mod, sketches = _conv_sketches(AVX512)
+    # f 1x1x4x4, y 28x1x2x1, x 1x1x1x56: 4 filters x 1 row x 4 zmm (56 lanes) = 16 registers
+    row = _with_tiles(sketches[0], {1: [1, 1, 4, 4], 2: [28, 1, 2, 1], 3: [1, 1, 1, 56]})
+    sch = replay(mod, [], row, 0)
+    assert RegisterBudget(24, 512).tiles(sch) == [("conv", 16)]
+    assert RegisterBudget(12, 256).tiles(sch) == [("conv", 28)]  # 4 x 7 ymm
+    assert replay(mod, [], row, 0, RegisterBudget(12, 256)) == REGISTER_BUDGET
+    # f 1x1x2x8, y 14x1x2x2, x 1x1x1x56: 8 x 2 x 4 = 64 registers
+    spill = _with_tiles(sketches[0], {1: [1, 1, 2, 8], 2: [14, 1, 2, 2], 3: [1, 1, 1, 56]})
+    assert RegisterBudget(24, 512).tiles(replay(mod, [], spill, 0)) == [("conv", 64)]
+    assert replay(mod, [], spill, 0, RegisterBudget(24, 512)) == REGISTER_BUDGET
+
+
+@pytest.mark.parametrize("target", [AVX512, AVX2])
+def test_samples_never_exceed_the_budget(target):
+    mod, sketches = _conv_sketches(target)
+    budget = RegisterBudget.of_target(target)
+    assert budget is not None
+    task = ReplayTask(mod, sketches, [], [], None, budget)
+    for seed in range(30):
+        sch = task.sample(seed % len(sketches), seed)
+        assert not isinstance(sch, str), sch
+        assert all(regs <= budget.registers for _, regs in budget.tiles(sch))
+
+
+def test_budget_draws_more_well_formed_wide_rows():
+    """Rows of 28 or 56 lanes within the budget: 2.5% of the unbudgeted samples of the
+    conv2d's sketches (200 seeds), 8.5% of the budgeted ones."""
+    mod, sketches = _conv_sketches(AVX512)
+    budget = RegisterBudget(24, 512)
+    shares = []
+    for task in (
+        ReplayTask(mod, sketches, [], [], None),
+        ReplayTask(mod, sketches, [], [], None, budget),
+    ):
+        good = 0
+        for seed in range(200):
+            sch = task.sample(seed % len(sketches), seed)
+            x_inner = _tile_decisions(sch)[3][-1]
+            good += x_inner >= 28 and all(r <= budget.registers for _, r in budget.tiles(sch))
+        shares.append(good / 200)
+    assert shares[0] < 0.05 and shares[1] > 0.07 and shares[1] > 3 * shares[0], shares
+
+
+def test_retile_keeps_the_extent():
+    rng = random.Random(0)
+    for _ in range(50):
+        out = retile([1, 1, 7, 8], 56, rng)
+        assert out[-1] == 56 and np.prod(out) == 56
+        out = retile([1, 2, 4, 8], 2, rng)
+        assert out[-1] == 2 and np.prod(out) == 64
+    assert retile([3, 1, 1, 4], 6, rng) == [1, 1, 2, 6]  # 2 given up, 3 taken
+
+
+def test_tile_shape_reaches_wide_rows_in_one_move():
+    """From 8 filters x 2 rows x 8 lanes (16 ymm), one move reaches rows of 28 or 56 lanes
+    within the budget (e.g. 2 filters x 2 rows x 56 lanes: 16 zmm), only two spatial loops'
+    tiles changed."""
+    mod, sketches = _conv_sketches(AVX512)
+    start = _with_tiles(sketches[0], {1: [1, 1, 2, 8], 2: [14, 1, 2, 2], 3: [1, 1, 7, 8]})
+    before = [i.args["decision"] for i in start.insts if i.name == "sample_perfect_tile"]
+    budget = RegisterBudget(24, 512)
+    reached = []
+    for seed in range(300):
+        child = MutateTileShape().apply(start, seed)
+        if child is None:
+            continue
+        after = [i.args["decision"] for i in child.insts if i.name == "sample_perfect_tile"]
+        changed = [k for k, (a, b) in enumerate(zip(before, after)) if a != b]
+        assert len(changed) == 2, (before, after)
+        for k in changed:
+            assert np.prod(after[k]) == np.prod(before[k])
+        assert all(k in (1, 2, 3) for k in changed) or all(k in (4, 5, 6) for k in changed)
+        if after[3][-1] >= 28:
+            sch = replay(mod, [], child, 0, budget)
+            if not isinstance(sch, str):
+                reached.append(after)
+    assert len(reached) >= 3, reached
+
+
+def test_short_tune_is_within_budget_and_correct(tmp_path):
+    """A short evolutionary tune of a small conv2d: every measured candidate's tile fits the
+    budget, and the best computes numpy's numbers."""
+    c, hw, f = 8, 14, 16
+    mod = parse(conv2d_tvmscript(1, c, hw, f, 3))
+    target = "llvm -num-cores=2"
+    db = ms.tune_tir(
+        mod,
+        target,
+        str(tmp_path),
+        max_trials_global=12,
+        num_trials_per_iter=6,
+        strategy=ms.search_strategy.EvolutionarySearch(population_size=16, genetic_num_iters=2),
+        seed=0,
+    )
+    budget = RegisterBudget.of_target(target)
+    assert budget is not None
+    records = [r for r in db.get_all_tuning_records() if r.trace.insts]
+    assert records
+    for r in records:
+        sch = replay(mod, [], r.trace.without_postproc(), 0)
+        assert all(regs <= budget.registers for _, regs in budget.tiles(sch)), r.trace
+    sch = ms.tir_integration.compile_tir(db, mod, target)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (1, c, hw, hw)).astype("float32")
+    w = rng.uniform(-1, 1, (f, c, 3, 3)).astype("float32")
+    out = np.zeros((1, f, hw, hw), "float32")
+    tir_mlir.build(sch.mod)["conv2d"](x, w, out)
+    np.testing.assert_allclose(out, conv2d_numpy(x, w), rtol=1e-4, atol=1e-4)

@@ -1,0 +1,77 @@
+"""The register budget of a CPU target's multi-level tiles (Ansor's register-tile rule).
+
+A block tiled by MultiLevelTiling (annotated `meta_schedule.tiling_structure`) accumulates the
+tile of its spatial loops below its innermost reduction loop in registers: with "SSRSRS", the
+innermost spatial level. That tile takes product(outer extents) x ceil(innermost extent /
+lanes) vector registers, the innermost loop being the one vectorized. A tile larger than the
+register file minus what the operands need (a broadcast input and a vector of the other per
+FMA) spills every accumulator on every reduction step: such candidates run several times
+slower, and when most wide tiles the search measures spill, its cost model learns that wide
+tiles are slow (issue 28's conv2d: 56-lane rows under 4 filters ran at torch's speed, but 19 of
+the 22 wide rows a tune drew spilled). The search therefore draws its random samples, and keeps
+its mutants, only within the budget: the sampler's distribution conditioned on fitting.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from tir_mlir.dtypes import numpy_dtype
+from tir_mlir.meta_schedule.postproc.postproc import blocks
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import TILING_STRUCTURE, write_dtype
+from tir_mlir.meta_schedule.target import Target
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+
+# The share of the vector registers a tile's accumulators may take: the rest hold the FMA's
+# operands (3/4: 24 of AVX-512's 32 zmm, 12 of AVX2's 16 ymm, the 6 x 16 GEMM kernels' 12).
+ACCUMULATOR_SHARE = 3 / 4
+
+
+@dataclass(frozen=True)
+class RegisterBudget:
+    registers: int  # vector registers a tiled block's accumulators may take
+    vector_bits: int  # the widest vector register
+
+    @staticmethod
+    def of_target(target) -> Optional["RegisterBudget"]:
+        """The budget of a CPU target; None for a GPU (VerifyGPUCode bounds its registers)."""
+        t = target if isinstance(target, Target) else Target(target)
+        if t.is_gpu:
+            return None
+        model = cpu_model(str(t))
+        return RegisterBudget(int(model.vector_registers * ACCUMULATOR_SHARE), model.vector_bits)
+
+    def lanes(self, dtype: str) -> int:
+        try:
+            bits = numpy_dtype(dtype).itemsize * 8
+        except (KeyError, TypeError, ValueError):
+            bits = 32
+        return max(1, self.vector_bits // bits)
+
+    def tiles(self, sch) -> List[Tuple[str, int]]:
+        """(block name, accumulator registers) of every block of `sch` tiled by
+        MultiLevelTiling whose register tile has constant extents."""
+        out = []
+        for func, name in blocks(sch):
+            block = sch.get_block(name, func)
+            if TILING_STRUCTURE not in sch.get_annotations(block):
+                continue
+            loops = sch.get_loops(block)
+            kinds = [sch.get_loop_iter_type(lp) for lp in loops]
+            if "R" not in kinds:
+                continue
+            last_r = max(k for k, kind in enumerate(kinds) if kind == "R")
+            extents = [sch.get(lp).extent for lp in loops[last_r + 1 :]]
+            if any(not isinstance(e, int) for e in extents):
+                continue
+            registers = 1
+            if extents:
+                registers = math.prod(extents[:-1]) * -(
+                    -extents[-1] // self.lanes(write_dtype(sch, block))
+                )
+            out.append((name, registers))
+        return out
+
+    def admits(self, sch) -> bool:
+        """True when every tiled block's accumulators fit the budget."""
+        return all(regs <= self.registers for _, regs in self.tiles(sch))
