@@ -156,7 +156,9 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
     inside the chain's loop that the address depends on make a tile of accumulators, one chain
     per element (a conv tile's 2 rows inside its reduction loops): its chains interleave, so
     an update counts as many chains as the tile has elements, times the registers of
-    `vector_bits` its value takes (a vector<32xf64> is 4 zmm chains).
+    `vector_bits` its value takes (a vector<32xf64> is 4 zmm chains). An accumulator vectorized
+    across rows is read lane by lane into a `vector.from_elements` and stored back through one
+    `vector.extract` per lane: its lanes are one update, one vector chain.
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
     by_loop = []  # [(loop, [(update, chains)])]; ops compare with ==, not by hash
     for op in walk(f):
@@ -170,14 +172,8 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
             or any(p.name == "gpu.launch" for p in ancestors(loop))
         ):
             continue
-        update = op.operands[0].owner
-        if not isinstance(update, ir.OpView) or update.operation.name not in (
-            "arith.addf",
-            "arith.subf",
-        ):
-            continue
-        update = update.operation
-        if not any(_loads(v, address) for v in update.operands):
+        update = _stored_update(op.operands[0])
+        if update is None or not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop.regions[0].blocks[0].arguments[0]
         misses = misses_cache(update, chain_loops(op), cache)
@@ -186,6 +182,8 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:
             by_loop.append(entry := (loop, []))
+        if any(u == update for u, _, _ in entry[1]):
+            continue  # another lane of a vector counted already
         # Updates of one address (an unrolled window's taps) extend one chain.
         registers = -(-_bits(update.results[0].type) // vector_bits)
         known = any(_same_address(a, address) for _, _, a in entry[1])
@@ -244,12 +242,28 @@ def _strided_loads(update, iv) -> bool:
     return False
 
 
-def _loads(value, address) -> bool:
+def _stored_update(value):
+    """The add/sub op whose result a store writes: `value` itself, or a lane of it (a
+    `vector.extract` at a constant position: an accumulator vectorized across rows is written
+    back lane by lane); None for any other value."""
     owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name not in (
-        "memref.load",
-        "vector.load",
-    ):
+    if not isinstance(owner, ir.OpView):
+        return None
+    op = owner.operation
+    if op.name == "vector.extract" and len(op.operands) == 1:
+        return _stored_update(op.operands[0])
+    return op if op.name in ("arith.addf", "arith.subf") else None
+
+
+def _loads(value, address) -> bool:
+    """Whether `value` is loaded from `address`, or is a vector one of whose lanes is (an
+    accumulator vectorized across rows is read lane by lane, then `vector.from_elements`)."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return False
+    if owner.operation.name == "vector.from_elements":
+        return any(_loads(v, address) for v in owner.operation.operands)
+    if owner.operation.name not in ("memref.load", "vector.load"):
         return False
     ops = list(owner.operation.operands)
     return _same_address((ops[0], ops[1:]), address)

@@ -23,6 +23,7 @@ from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.ir.ir_walk import ancestors
+from tir_mlir.ir.same_value import same_value
 
 # Chain iterations enumerated at most; a longer chain over varying rows counts as missing.
 MAX_POINTS = 1 << 15
@@ -31,7 +32,10 @@ MAX_POINTS = 1 << 15
 def chain_loops(store) -> list:
     """The loops around `store`, innermost first, that carry the stored value's chain: serial
     or unrolled `affine.for`s whose IV the store's address does not depend on, outside the
-    innermost loops it does depend on (a tile of accumulators, each element its own chain)."""
+    innermost loops it does depend on (a tile of accumulators, each element its own chain),
+    up to the loop whose every iteration starts the chain again: one that writes the address
+    outside the chain's loops (a cache-write accumulator's init, `acc[0] = 0` before the
+    reduction loops, with an address no loop changes)."""
     address = list(store.operands)[2:]
     out = []
     for op in ancestors(store):
@@ -41,8 +45,39 @@ def chain_loops(store) -> list:
             if out:
                 break
             continue
+        if out and _writes_outside(op, out[-1], store):
+            break
         out.append(op)
     return out
+
+
+def _writes_outside(loop, inner, store) -> bool:
+    """Whether `loop` stores to `store`'s address (buffer and indices) other than inside
+    `inner`."""
+
+    def visit(op) -> bool:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = child.operation
+                    if child == inner:
+                        continue
+                    if child.name in ("memref.store", "vector.store") and _same_address(
+                        child, store
+                    ):
+                        return True
+                    if len(child.regions) and visit(child):
+                        return True
+        return False
+
+    return visit(loop)
+
+
+def _same_address(a, b) -> bool:
+    """Whether two stores write the same buffer at the same indices (each flattened block
+    computes its own indices: the same address in other SSA values)."""
+    x, y = list(a.operands)[1:], list(b.operands)[1:]
+    return len(x) == len(y) and all(same_value(u, v) for u, v in zip(x, y))
 
 
 def misses_cache(update, loops, cache) -> Optional[bool]:
