@@ -6,9 +6,18 @@ cannot touch (the unscheduled softmax: TVM inlines its exp and vectorizes that l
 
     exp(x) = 2^n * p(r),  n = round(x * log2(e)),  r = x - n * ln(2)  (ln 2 in two parts)
 
+n is rounded by adding 1.5 * 2^23 (one fma: x * log2(e) + 1.5 * 2^23), whose float has a unit
+in the last place of 1, so the sum's low mantissa bits are n itself; subtracting the constant
+again gives n as a float. No round instruction and no float-to-int conversion (each two
+micro-ops on x86, on the FP ports the polynomial needs): where LLVM cannot vectorize the exp
+(a sigmoid per element of a scalar loop), they were a fifth of its FP-port work. The sum's bits
+shifted left by 23 are n's exponent field (the constant's bits shift out).
+
 2^n is applied as two exponent-field scalings 2^h * 2^(n - h), h = n >> 1, each a normal float,
 so results overflow to inf and underflow to 0 (subnormal results flush to 0) the way the
-multiplication does.
+multiplication does. A NaN is selected back at the end: the polynomial would carry it too, but
+without that select LLVM's vectorizer left a lane permutation between the clamps of a softmax's
+row sums, so the second clamp was no longer one min instruction.
 
 `exp_within(x, lo, hi)` is the same code for an expansion that knows its argument is a number
 in [lo, hi] (tanh's and erf's: vector_tanh_erf.py): no clamps, no NaN select, and one scaling
@@ -37,6 +46,10 @@ POLY = (
 LO, HI = -104.0, 89.0
 # Exponents n of 2^n that one exponent-field scaling writes as a normal float.
 MIN_EXPONENT, MAX_EXPONENT = -126, 127
+# x * log2(e) + ROUNDER is 1.5 * 2^23 + round(x * log2(e)) for |x * log2(e)| < 2^22: floats of
+# [2^23, 2^24) are the integers, and the sum's low 22 mantissa bits are n + 2^22.
+ROUNDER = 12582912.0
+ROUNDER_BITS = 0x4B400000
 
 
 class VectorExp:
@@ -87,19 +100,22 @@ def _reduced_exp(xc: ir.Value, one_scaling: bool) -> ir.Value:
     def i(c):
         return splat(it, ir.IntegerAttr.get(i32, c))
 
-    n = math.floor(math.fma(xc, f(LOG2E), f(0.5)))
+    t = math.fma(xc, f(LOG2E), f(ROUNDER))
+    n = arith.subf(t, f(ROUNDER))
     r = math.fma(n, f(-LN2_HI), xc)
     r = math.fma(n, f(-LN2_LO), r)
     p = f(POLY[0])
     for c in POLY[1:]:
         p = math.fma(p, r, f(c))
     p = math.fma(p, arith.mulf(r, r), arith.addf(r, f(1.0)))
-    k = arith.fptosi(it, n)
+    bits = arith.bitcast(it, t)
 
-    def pow2(e):
-        return arith.bitcast(vt, arith.shli(arith.addi(e, i(127)), i(23)))
+    def scale(field):  # 2^e of an exponent field e << 23 (a bit pattern), e the int n or part
+        return arith.bitcast(vt, arith.addi(field, i(127 << 23)))
 
-    if one_scaling:
-        return arith.mulf(p, pow2(k))
+    if one_scaling:  # the constant's bits above n's shift out of the 32
+        return arith.mulf(p, scale(arith.shli(bits, i(23))))
+    k = arith.subi(bits, i(ROUNDER_BITS))
     half = arith.shrsi(k, i(1))
-    return arith.mulf(arith.mulf(p, pow2(half)), pow2(arith.subi(k, half)))
+    p = arith.mulf(p, scale(arith.shli(half, i(23))))
+    return arith.mulf(p, scale(arith.shli(arith.subi(k, half), i(23))))
