@@ -1,0 +1,68 @@
+"""auto-vectorize leaves a few rows of an integer dot product scalar when the loop around them
+walks their rows contiguously: LLVM then vectorizes that loop (whole registers of each row)
+instead of one insert per row and step. A float sum keeps the rows vectorized (LLVM does not
+reorder it). Assembly for a named CPU (Sapphire Rapids), numbers on the host."""
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.pipeline import emit_text
+
+SPR = "llvm -mcpu=sapphirerapids"
+
+
+def _dot(dtype: str, acc: str) -> str:
+    cast = (lambda x: f'T.Cast("{acc}", {x})') if dtype != acc else (lambda x: x)
+    return f"""
+@T.prim_func
+def main(A: T.Buffer((64, 256), "{dtype}"), B: T.Buffer((64, 256), "{dtype}"), C: T.Buffer((64,), "{acc}")):
+    T.func_attr({{"tir.noalias": True}})
+    for i, k in T.grid(64, 256):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.{acc}(0)
+            C[vi] = C[vi] + {cast("A[vi, vk]")} * {cast("B[vi, vk]")}
+"""
+
+
+def _rows_inside_k(dtype: str, acc: str) -> Schedule:
+    """Issue 28's int8 dot (case 0233): 8 rows innermost, inside k split 8 x 32."""
+    sch = Schedule(tir_mlir.parse(_dot(dtype, acc)))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 8])
+    k0, k1 = sch.split(k, factors=[None, 32])
+    sch.reorder(i0, k0, k1, i1)
+    sch.decompose_reduction(block, k0)
+    return sch
+
+
+def test_int8_rows_stay_scalar_and_k_is_vectorized():
+    """The 8 rows were one vector<8>, each k step gathering 8 bytes of A and 8 of B (one
+    insert per byte); left scalar, the k1 loop reads 32 contiguous bytes per row."""
+    sch = _rows_inside_k("int8", "int32")
+    assert "vector.from_elements" not in emit_text(sch.mod.module, "scf", target=SPR)
+    asm = emit_text(sch.mod.module, "asm", target=SPR)
+    assert "vpinsrb" not in asm
+    assert "vpmaddwd" in asm or "vpdpwssd" in asm
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (64, 256)).astype("int8")
+    b = rng.integers(-128, 128, (64, 256)).astype("int8")
+    c = np.full(64, 7, "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, (a.astype("int32") * b.astype("int32")).sum(axis=1))
+
+
+def test_float_rows_stay_vectorized():
+    """A float sum over k is not reordered by LLVM: left scalar, nothing would vectorize it,
+    so the 8 rows stay one vector (built from gathered lanes)."""
+    sch = _rows_inside_k("float32", "float32")
+    assert "vector.from_elements" in emit_text(sch.mod.module, "scf", target=SPR)
+    rng = np.random.default_rng(0)
+    a = rng.random((64, 256), dtype=np.float32)
+    b = rng.random((64, 256), dtype=np.float32)
+    c = np.zeros(64, "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, (a * b).sum(axis=1), rtol=1e-4)
