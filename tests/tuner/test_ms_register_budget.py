@@ -65,6 +65,9 @@ def test_accumulator_registers_of_a_tile():
     assert RegisterBudget(24, 512).tiles(sch) == [("conv", 16)]
     assert RegisterBudget(12, 256).tiles(sch) == [("conv", 28)]  # 4 x 7 ymm
     assert replay(mod, [], row, 0, RegisterBudget(12, 256)) == REGISTER_BUDGET
+    # the check reads the IR: nothing is added to the trace (the search's keys are its text)
+    checked = replay(mod, [], row, 0, RegisterBudget(24, 512))
+    assert not isinstance(checked, str) and str(checked.trace) == str(sch.trace)
     # f 1x1x2x8, y 14x1x2x2, x 1x1x1x56: 8 x 2 x 4 = 64 registers
     spill = _with_tiles(sketches[0], {1: [1, 1, 2, 8], 2: [14, 1, 2, 2], 3: [1, 1, 1, 56]})
     assert RegisterBudget(24, 512).tiles(replay(mod, [], spill, 0)) == [("conv", 64)]

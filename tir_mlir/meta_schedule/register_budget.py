@@ -16,9 +16,14 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from tir_mlir.dtypes import numpy_dtype
-from tir_mlir.meta_schedule.postproc.postproc import blocks
-from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import TILING_STRUCTURE, write_dtype
+from mlir import ir
+
+from tir_mlir.analysis import buffer_util, structure
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Block, Loop
+from tir_mlir.dtypes import dtype_of, numpy_dtype
+from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.meta_schedule.schedule_rule.multi_level_tiling import TILING_STRUCTURE
 from tir_mlir.meta_schedule.target import Target
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 
@@ -50,27 +55,33 @@ class RegisterBudget:
 
     def tiles(self, sch) -> List[Tuple[str, int]]:
         """(block name, accumulator registers) of every block of `sch` tiled by
-        MultiLevelTiling whose register tile has constant extents."""
+        MultiLevelTiling whose register tile has constant extents. Read from the IR, not
+        through Schedule queries: get_block/get_loops would be recorded in the trace."""
         out = []
-        for func, name in blocks(sch):
-            block = sch.get_block(name, func)
-            if TILING_STRUCTURE not in sch.get_annotations(block):
-                continue
-            loops = sch.get_loops(block)
-            kinds = [sch.get_loop_iter_type(lp) for lp in loops]
-            if "R" not in kinds:
-                continue
-            last_r = max(k for k, kind in enumerate(kinds) if kind == "R")
-            extents = [sch.get(lp).extent for lp in loops[last_r + 1 :]]
-            if any(not isinstance(e, int) for e in extents):
-                continue
-            registers = 1
-            if extents:
-                registers = math.prod(extents[:-1]) * -(
-                    -extents[-1] // self.lanes(write_dtype(sch, block))
-                )
-            out.append((name, registers))
+        with get_context():
+            for func in sch.mod.functions.values():
+                for op in walk_all(func):
+                    if structure.is_block(op) and TILING_STRUCTURE in Block(op).annotations:
+                        registers = self._registers(op)
+                        if registers is not None:
+                            out.append((Block(op).name, registers))
         return out
+
+    def _registers(self, op) -> Optional[int]:
+        loops = structure.enclosing_loops(op)
+        kinds = [structure.loop_iter_type(lp) for lp in loops]
+        if "R" not in kinds:
+            return None
+        last_r = max(k for k, kind in enumerate(kinds) if kind == "R")
+        extents = [Loop(lp).extent for lp in loops[last_r + 1 :]]
+        sizes = [e for e in extents if isinstance(e, int)]
+        if len(sizes) < len(extents):
+            return None  # a symbolic extent
+        if not sizes:
+            return 1
+        written = ir.MemRefType(buffer_util.block_writes(Block(op))[0].type)
+        lanes = self.lanes(dtype_of(written.element_type))
+        return math.prod(sizes[:-1]) * -(-sizes[-1] // lanes)
 
     def admits(self, sch) -> bool:
         """True when every tiled block's accumulators fit the budget."""
