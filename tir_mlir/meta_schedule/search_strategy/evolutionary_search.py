@@ -20,6 +20,9 @@ has no decision to mutate). Where the database has no such record (a GPU task), 
 round measures the program as given itself (the empty trace and the postprocessors): the
 result is never slower than the input.
 
+On a CPU target the random samples and the mutants fit the target's register budget
+(register_budget.py: no multi-level tile whose accumulators must spill; a sample over it is
+drawn again, a mutant over it dropped); `register_budget=False` turns that off.
 The replays (sampling, mutation, postprocessing, feature extraction) run in
 `context.num_threads` worker processes (replay_jobs.py); the candidates come back as traces
 and features, and only those picked for measurement are replayed here.
