@@ -30,6 +30,7 @@ STAGE_NAMES = {
         (None, "safe-division"),
         (None, "prefetch"),
         (None, "loop-interchange"),
+        (None, "lane-interchange"),
         (None, "unroll-loops"),
         (None, "unroll-for-vectorize"),
         (None, "compact-buffers"),

@@ -30,6 +30,7 @@ _STAGES = {
     "safe-division": ("safe_division", "SafeDivision"),
     "prefetch": ("prefetch", "Prefetch"),
     "loop-interchange": ("loop_interchange", "LoopInterchange"),
+    "lane-interchange": ("lane_interchange", "LaneInterchange"),
     "unroll-loops": ("unroll", "UnrollLoops"),
     "unroll-for-vectorize": ("unroll_for_vectorize", "UnrollForVectorize"),
     "compact-buffers": ("compact_buffers", "CompactBuffers"),

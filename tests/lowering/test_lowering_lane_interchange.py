@@ -1,0 +1,72 @@
+"""Stage `lane-interchange`: a `T.vectorized` loop over rows trades places with the loop along
+the rows around it. Checked on the loops around each store after the stage, on the scf (whole
+vector loads and stores, no lane-by-lane gathers) and on the numbers against numpy."""
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir.context import get_context
+from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
+from tir_mlir.passes.lowering.pipeline import emit_text
+from stage_loops import loops_around_stores
+from workloads import matmul
+
+RNG = np.random.default_rng(0)
+
+
+def _rows_vectorized(n=12, m=64, k=32, rows=3):
+    """A matmul whose innermost loop is `rows` rows of C, vectorized, under its columns `j`."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(matmul(n, m, k, noalias=True)))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, rows])
+    sch.reorder(i0, kk, j, i1)
+    sch.vectorize(i1)
+    return sch.mod
+
+
+def _scf(mod) -> str:
+    with get_context():
+        return emit_text(mod.module, "scf")
+
+
+def _check_numbers(mod, n, m, k):
+    a = RNG.standard_normal((n, k)).astype("float32")
+    b = RNG.standard_normal((k, m)).astype("float32")
+    c = np.zeros((n, m), "float32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_row_lanes_move_inside_the_column_loop():
+    mod = _rows_vectorized()
+    # the lane loop (i_1) is now outside the column loop, which is the vectorized one
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i_0", "k", "i_1", "j")}
+    scf = _scf(mod)
+    assert "vector.from_elements" not in scf
+    assert "vector.load" in scf and "vector<64xf32>" in scf
+    _check_numbers(mod, 12, 64, 32)
+
+
+def test_a_ragged_row_tile_keeps_its_numbers():
+    # 13 rows in tiles of 3: the last tile's lanes are guarded (T.where)
+    mod = _rows_vectorized(n=13, m=48, k=16)
+    assert "vector.from_elements" not in _scf(mod)
+    _check_numbers(mod, 13, 48, 16)
+
+
+def test_contiguous_lanes_stay():
+    # vectorized along the row already: nothing to gain, the nest is kept
+    sch = tir_mlir.Schedule(tir_mlir.parse(matmul(16, 64, 16, noalias=True)))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, factors=[None, 16])
+    sch.reorder(i, kk, j0, j1)
+    sch.vectorize(j1)
+    assert set(loops_around_stores(sch.mod, LaneInterchange.name)) == {("i", "k", "j_0", "j_1")}
+    _check_numbers(sch.mod, 16, 64, 16)
+
+
+def test_short_rows_stay():
+    # 4 columns make too short a vector loop to move the lanes into
+    mod = _rows_vectorized(n=12, m=4, k=8)
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i_0", "k", "j", "i_1")}
+    _check_numbers(mod, 12, 4, 8)
