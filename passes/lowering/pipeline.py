@@ -49,6 +49,7 @@ STAGE_NAMES = {
         (None, "scalar-replace"),
         (None, "jam-carried-loops"),
         (None, "carry-vectors"),
+        (None, "transpose-gathers"),
         (None, "gather-loops"),
         (None, "strided-loads"),
         ("scf", "prefetch-strided"),

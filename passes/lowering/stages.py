@@ -49,6 +49,7 @@ _STAGES = {
     "scalar-replace": ("scalar_replace", "ScalarReplace"),
     "jam-carried-loops": ("jam_loops", "JamCarriedLoops"),
     "carry-vectors": ("carry_vectors", "CarryVectors"),
+    "transpose-gathers": ("transpose_gathers", "TransposeGathers"),
     "gather-loops": ("gather_loops", "GatherLoops"),
     "strided-loads": ("strided_loads", "StridedLoads"),
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
