@@ -62,6 +62,7 @@ def test_accumulator_registers_of_a_tile():
     # f 1x1x4x4, y 28x1x2x1, x 1x1x1x56: 4 filters x 1 row x 4 zmm (56 lanes) = 16 registers
     row = _with_tiles(sketches[0], {1: [1, 1, 4, 4], 2: [28, 1, 2, 1], 3: [1, 1, 1, 56]})
     sch = replay(mod, [], row, 0)
+    assert not isinstance(sch, str), sch
     assert RegisterBudget(24, 512).tiles(sch) == [("conv", 16)]
     assert RegisterBudget(12, 256).tiles(sch) == [("conv", 28)]  # 4 x 7 ymm
     assert replay(mod, [], row, 0, RegisterBudget(12, 256)) == REGISTER_BUDGET
