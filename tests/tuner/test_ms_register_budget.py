@@ -13,7 +13,7 @@ import pytest
 import tir_mlir
 import tir_mlir.meta_schedule as ms
 from schedule_check import parse
-from test_ms_space_conv_rows import conv2d_numpy
+from numpy_refs import conv2d_numpy
 from tir_mlir.meta_schedule.mutator import MutateTileShape
 from tir_mlir.meta_schedule.mutator.mutate_tile_shape import retile
 from tir_mlir.meta_schedule.register_budget import RegisterBudget

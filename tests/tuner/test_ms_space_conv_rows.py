@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import tir_mlir
+from numpy_refs import conv2d_numpy
 from schedule_check import parse
 from tir_mlir.meta_schedule.tune_context import TuneContext
 
@@ -21,18 +22,6 @@ C, HW, F = 16, 56, 16
 # n, f 1x1x4x4, y 28x1x2x1, x 1x1x1x56, rc 1x16, ry, rx 1x3; unroll 64; pad under y_0
 DECISIONS = [[1, 1, 1, 1], [1, 1, 4, 4], [28, 1, 2, 1], [1, 1, 1, 56], [1, 16], [1, 3], [1, 3]]
 DECISIONS += [2, 2]
-
-
-def conv2d_numpy(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    n, _, h, wd = x.shape
-    k = w.shape[2]
-    padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
-    out = np.zeros((n, w.shape[0], h, wd), "float32")
-    for dy in range(k):
-        for dx in range(k):
-            window = padded[:, :, dy : dy + h, dx : dx + wd]
-            out += np.einsum("nchw,fc->nfhw", window, w[:, :, dy, dx])
-    return out
 
 
 def test_default_space_holds_whole_row_tiles():
