@@ -13,7 +13,11 @@ Legality, beyond every op having a vector form:
 - No two lanes touch one address with one of the two a store (`lanes_disjoint`), so reordering
   the accesses of different lanes cannot change what a load reads or what memory holds at the
   end. A store's own lanes are written in lane order (a uniform address keeps the last lane's
-  value), so a store alone is always fine.
+  value), so a store alone is always fine. A load that follows, in the same block, a store of a
+  uniform value to the same uniform address (nothing storing to that buffer between them) reads
+  its own lane's value on either path (a `cache_read` at an inner loop: A_local[0, k] = A[i, k]
+  and read back at once): it needs no check against the other lanes, which lets a loop whose
+  body holds the inner loop run it on vectors of its lanes (outer-loop vectorization).
 - Under a condition that varies across lanes (`masked`) only contiguous accesses, uniform
   loads and uniform stores of uniform values are allowed (masked vector loads/stores; the
   region runs only when some lane is on, and such a lane made the uniform access in the loop
@@ -187,7 +191,36 @@ class Plan:
         self.inner.add(v)
 
     def _block(self, block, masked) -> bool:
-        return all(self._op(o.operation, masked) for o in list(block.operations)[:-1])
+        # memref -> the address (forms) of the last store of a uniform value at a uniform
+        # address in this block that no later op may have overwritten
+        stored: Dict[Any, list] = {}
+        for o in list(block.operations)[:-1]:
+            o = o.operation
+            if o.name == "memref.load" and self._own_store(o, stored):
+                continue  # it reads what its own lane stored just before
+            if not self._op(o, masked):
+                return False
+            for mem in _stored_memrefs(o):
+                stored.pop(mem, None)
+            if o.name == "memref.store" and not self._varying_store(o):
+                stored[o.operands[1]] = self._address(o, 2)
+        return True
+
+    def _address(self, access, first):
+        return [self.forms.get(v, LaneLinear({v: 1})) for v in list(access.operands)[first:]]
+
+    def _own_store(self, load, stored) -> bool:
+        """Whether `load` reads the element a store earlier in its block (in `stored`) wrote,
+        the same on every lane (a uniform value at a uniform address, as a `cache_read` at an
+        inner loop copies A[i, k] to A_local[0, k] and reads it back). Each lane then reads what
+        it stored itself, in the loop and in the vector code alike: the load needs no check
+        against the other lanes' accesses, and, run once on the vector path, reads the one
+        value all lanes stored."""
+        index = stored.get(load.operands[0])
+        return index is not None and None not in index and self._address(load, 1) == index
+
+    def _varying_store(self, o) -> bool:
+        return self.is_varying(o.operands[0]) or any(self.stride(v) for v in list(o.operands)[2:])
 
     def _op(self, o, masked) -> bool:
         name = o.name
@@ -321,6 +354,16 @@ class Plan:
             for b in acc[i + 1 :]
             if a[1] == b[1] and (a[0] or b[0])
         )
+
+
+def _stored_memrefs(op):
+    """The memrefs `op` (or an op nested in it) stores to."""
+    if op.name == "memref.store":
+        yield op.operands[1]
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from _stored_memrefs(inner.operation)
 
 
 def contiguous(memref, strides) -> bool:
