@@ -110,26 +110,6 @@ CONV2D_POINT = [[1, 1, 1, 1], [1, 4, 4, 4], [28, 1, 2, 1], [1, 1, 1, 56], [4, 16
 CONV2D_POINT += [2, 5]
 
 
-def replayed_point(mod, target, decisions):
-    """The default design space's sketch without a write cache, replayed with `decisions` (its
-    sampling instructions' in order) and the postprocessors, as the tuner measures it."""
-    from tir_mlir.meta_schedule.tune_context import TuneContext
-
-    ctx = TuneContext(mod, target, search_strategy="replay-trace", rand_state=0)
-    spaces = ctx.generate_design_space()
-    trace = next(s.trace for s in spaces if not any(i.name == "cache_write" for i in s.trace.insts))
-    todo = iter(decisions)
-    for inst in list(trace.insts):
-        if inst.name in ("sample_perfect_tile", "sample_categorical", "sample_compute_location"):
-            trace = trace.with_decision(inst, next(todo), remove_postproc=True)
-    strategy = ctx.search_strategy
-    strategy.pre_tuning(1, 1, spaces)
-    cand = strategy.replay(trace)
-    if cand is None:
-        sys.exit(f"the space point does not replay: {dict(strategy.failures)}")
-    return cand.mod
-
-
 def settle(max_secs=2.0, window=0.02, quiet_windows=3):
     """Wait until the other threads of this process are idle: `quiet_windows` windows of
     `window` seconds in a row in which the process burns less than a tenth of the window in CPU
@@ -155,6 +135,7 @@ def contenders(name, mod, tuned, target):
     import torch
 
     import tir_mlir
+    from tir_mlir.meta_schedule.space_point import replay_space_point
     from tir_mlir.runtime import aligned
 
     rng = np.random.default_rng(0)
@@ -188,7 +169,7 @@ def contenders(name, mod, tuned, target):
     with torch.no_grad():
         want = conv(tx, tw, padding=1).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-3)
-    point = tir_mlir.build(replayed_point(mod, target, CONV2D_POINT))[fn]
+    point = tir_mlir.build(replay_space_point(mod, target, CONV2D_POINT).mod)[fn]
     pout = aligned.copy(np.zeros((1, 64, 56, 56), "float32"))
     point(x, w, pout)
     np.testing.assert_allclose(pout, want, rtol=1e-3, atol=1e-3)

@@ -14,3 +14,12 @@ def conv2d_numpy(x: np.ndarray, w: np.ndarray) -> np.ndarray:
             window = padded[:, :, dy : dy + h, dx : dx + wd]
             out += np.einsum("nchw,fc->nfhw", window, w[:, :, dy, dx])
     return out
+
+
+def conv2d_inputs(c: int, hw: int, f: int, k: int = 3, seed: int = 0):
+    """Random NCHW input (1 x c x hw x hw) and OIHW weights (f x c x k x k) in [-1, 1), and a
+    zeroed output, all float32: the arguments of a conv2d kernel checked by `conv2d_numpy`."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (1, c, hw, hw)).astype("float32")
+    w = rng.uniform(-1, 1, (f, c, k, k)).astype("float32")
+    return x, w, np.zeros((1, f, hw, hw), "float32")

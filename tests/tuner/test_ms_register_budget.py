@@ -13,7 +13,7 @@ import pytest
 import tir_mlir
 import tir_mlir.meta_schedule as ms
 from schedule_check import parse
-from numpy_refs import conv2d_numpy
+from numpy_refs import conv2d_inputs, conv2d_numpy
 from tir_mlir.meta_schedule.mutator import MutateTileShape
 from tir_mlir.meta_schedule.mutator.mutate_tile_shape import retile
 from tir_mlir.meta_schedule.register_budget import RegisterBudget
@@ -165,9 +165,6 @@ def test_short_tune_is_within_budget_and_correct(tmp_path):
         sch = replay(mod, [], r.trace.without_postproc(), 0)
         assert all(regs <= budget.registers for _, regs in budget.tiles(sch)), r.trace
     sch = ms.tir_integration.compile_tir(db, mod, target)
-    rng = np.random.default_rng(0)
-    x = rng.uniform(-1, 1, (1, c, hw, hw)).astype("float32")
-    w = rng.uniform(-1, 1, (f, c, 3, 3)).astype("float32")
-    out = np.zeros((1, f, hw, hw), "float32")
+    x, w, out = conv2d_inputs(c, hw, f)
     tir_mlir.build(sch.mod)["conv2d"](x, w, out)
     np.testing.assert_allclose(out, conv2d_numpy(x, w), rtol=1e-4, atol=1e-4)

@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import tir_mlir
-from numpy_refs import conv2d_numpy
+from numpy_refs import conv2d_inputs, conv2d_numpy
 from schedule_check import parse
-from tir_mlir.meta_schedule.tune_context import TuneContext
+from tir_mlir.meta_schedule.space_point import replay_space_point
 
 sys.path.insert(0, str(Path(__file__).parent.parent.parent / "benchmarks"))
 from programs import conv2d_tvmscript  # noqa: E402
@@ -26,24 +27,23 @@ DECISIONS += [2, 2]
 
 def test_default_space_holds_whole_row_tiles():
     mod = parse(conv2d_tvmscript(1, C, HW, F, 3))
-    ctx = TuneContext(mod, "llvm -num-cores=2", search_strategy="replay-trace", rand_state=0)
-    spaces = ctx.generate_design_space()
-    trace = next(s.trace for s in spaces if not any(i.name == "cache_write" for i in s.trace.insts))
-    decisions = iter(DECISIONS)
-    for inst in list(trace.insts):
-        if inst.name in ("sample_perfect_tile", "sample_categorical", "sample_compute_location"):
-            trace = trace.with_decision(inst, next(decisions), remove_postproc=True)
-    assert next(decisions, None) is None
-    strategy = ctx.search_strategy
-    strategy.pre_tuning(1, 1, spaces)
-    cand = strategy.replay(trace)
-    assert cand is not None, dict(strategy.failures)
+    cand = replay_space_point(mod, "llvm -num-cores=2", DECISIONS)
     script = cand.mod.script()
     assert "for x_3 in T.vectorized(56):" in script
     assert "T.parallel(28" in script
-    rng = np.random.default_rng(0)
-    x = rng.uniform(-1, 1, (1, C, HW, HW)).astype("float32")
-    w = rng.uniform(-1, 1, (F, C, 3, 3)).astype("float32")
-    out = np.zeros((1, F, HW, HW), "float32")
+    x, w, out = conv2d_inputs(C, HW, F)
     tir_mlir.build(cand.mod)["conv2d"](x, w, out)
     np.testing.assert_allclose(out, conv2d_numpy(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_space_point_needs_one_decision_per_sample():
+    mod = parse(conv2d_tvmscript(1, C, HW, F, 3))
+    with pytest.raises(ValueError, match="9 sampling instructions, 8 decisions given"):
+        replay_space_point(mod, "llvm -num-cores=2", DECISIONS[:-1])
+
+
+def test_space_point_that_does_not_replay_says_why():
+    mod = parse(conv2d_tvmscript(1, C, HW, F, 3))
+    bad = [[1, 1, 1, 1], [1, 1, 4, 4], [28, 1, 2, 1], [1, 1, 1, 57], *DECISIONS[4:]]
+    with pytest.raises(ValueError, match="does not replay"):
+        replay_space_point(mod, "llvm -num-cores=2", bad)

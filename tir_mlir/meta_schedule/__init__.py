@@ -38,6 +38,7 @@ _NAMES = {
     "ExtractedTask": "extracted_task",
     "tune_tasks": "task_tuning",
     "extracted_tasks_to_tune_contexts": "task_tuning",
+    "replay_space_point": "space_point",
 }
 
 __all__ = [*_SUBMODULES, *_NAMES]
