@@ -7,9 +7,9 @@ memory trades places with the serial loop around it when that loop walks memory 
 
 Vectorized over rows, every lane of `C` is a scalar load and store of its own (a gather and a
 scatter at every step); vectorized over `j`, `C` and `B` are whole vector loads and stores and
-`A` one value for all lanes. A random matmul schedule (3 x 64 tile, `i` vectorized) ran 26x
-slower than the same loops vectorized along `j`. TVM's build does the same in effect: its
-vectorizer leaves a predicated lane loop serial and LLVM vectorizes the loop around it.
+`A` one value for all lanes (benchmarks/README.md, "Row lanes", measures the
+difference). TVM's build does the same in effect: its vectorizer leaves a predicated lane loop
+serial and LLVM vectorizes the loop around it.
 
 A pair qualifies when `j` is a plain serial loop (constant bounds, step 1, no annotation) whose
 body is pure ops and the vectorized loop `i` (constant bounds, step 1) holding accesses, pure
@@ -33,8 +33,8 @@ from tir_mlir.passes.lowering.loop_interchange import (
     MIN_VECTOR_TRIPS,
     RANGE_ATTRS,
     Access,
-    _tail,
-    _tail_ops,
+    is_vectorized_leaf,
+    leaf_ops,
     PLAIN_LOOP_ATTRS,
     pure,
 )
@@ -54,7 +54,7 @@ class LaneInterchange:
                 try:
                     accesses = [
                         Access(o, _ivs(j, lanes), noalias)
-                        for o in _tail_ops(lanes) or []
+                        for o in leaf_ops(lanes) or []
                         if o.name in ACCESSES
                     ]
                 except NotAffine:
@@ -75,7 +75,7 @@ def _lane_loop(j):
     if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
         return None
     lanes = ops[-1]
-    if lanes.name != "affine.for" or not _tail(lanes):
+    if lanes.name != "affine.for" or not is_vectorized_leaf(lanes):
         return None
     return lanes
 

@@ -162,10 +162,10 @@ def _nest(j, noalias):
     tail = None
     while True:
         if not plain_loop(band[-1]):
-            if len(band) < 2 or not _tail(band[-1]):
+            if len(band) < 2 or not is_vectorized_leaf(band[-1]):
                 return None
             tail = band.pop()
-            body = _tail_ops(tail)
+            body = leaf_ops(tail)
             break
         body = _body(band[-1])
         if len(body) == 1 and body[0].name == "affine.for":
@@ -184,21 +184,22 @@ def _init_loop(op) -> bool:
     """A loop of constant bounds, step 1, that only stores (a decomposed T.init's loop)."""
     if op.name != "affine.for" or len(op.operands) or Loop(op).step != 1:
         return False
-    ops = _tail_ops(op)
+    ops = leaf_ops(op)
     return ops is not None and not any(o.name == "memref.load" for o in ops)
 
 
-def _tail(op) -> bool:
-    """A `T.vectorized` loop of constant bounds, step 1, whose body holds accesses, pure ops
-    and `affine.if`s of them."""
+def is_vectorized_leaf(op) -> bool:
+    """Whether `op` is a `T.vectorized` loop of constant bounds, step 1, holding no loop: its
+    body holds accesses, pure ops and `affine.if`s of them (see `leaf_ops`)."""
     loop = Loop(op)
     if loop.kind != "vectorized" or len(op.operands) or loop.step != 1 or _extent(loop) < 2:
         return False
-    return _tail_ops(op) is not None
+    return leaf_ops(op) is not None
 
 
-def _tail_ops(op):
-    """The ops of a tail's body, those inside its `affine.if`s included (None: another op)."""
+def leaf_ops(op) -> list | None:
+    """The ops of a loop's body, those inside its `affine.if`s included, when all of them are
+    accesses and pure ops (None: it holds another op, such as a loop or a call)."""
     out, todo = [], [op.regions[0].blocks[0]]
     while todo:
         for o in body_ops(todo.pop()):
@@ -224,7 +225,7 @@ class _Nest:
         for o in prologue:
             if o.name == "affine.for":
                 iv = o.regions[0].blocks[0].arguments[0]
-                for store in _tail_ops(o) or []:
+                for store in leaf_ops(o) or []:
                     if store.name == "memref.store":
                         a = Access(store, leaves, noalias)
                         self.init_stores.append((a, leaves.index(iv), _extent(Loop(o))))
