@@ -1,7 +1,7 @@
 """Helpers shared by the lowering stages: walking and moving IR, source locations, upstream
 pass pipelines, affine -> arith."""
 
-from typing import Optional
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from mlir import ir
 from mlir.dialects import arith
@@ -11,6 +11,8 @@ from tir_mlir.ir.mlir_error import MLIRError
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.errors import BuildError, SourceLoc
 from tir_mlir.ir.ir_walk import ancestors as ancestors, walk as walk  # re-exported for the stages
+
+T = TypeVar("T")
 
 # Integer division and remainder: a zero divisor traps (a signed one also on INT_MIN / -1).
 INTEGER_DIVISIONS = frozenset(
@@ -87,6 +89,21 @@ def move_body(block: ir.Block, before):
     """Move the ops of a region block, its terminator excepted, before the op `before`."""
     for o in list(block.operations)[:-1]:
         o.operation.move_before(before)
+
+
+def group_in_order(items: Iterable[T], key: Callable[[T], Any]) -> list[tuple[Any, list[T]]]:
+    """[(k, the items whose key is k)] in the order each key first appears. Keys compare with
+    `==`: an MLIR block or value read twice is two Python objects, equal but not the same."""
+    groups: list[tuple[Any, list[T]]] = []
+    for item in items:
+        k = key(item)
+        for other, group in groups:
+            if other == k:
+                group.append(item)
+                break
+        else:
+            groups.append((k, [item]))
+    return groups
 
 
 def functions(module: ir.Module):

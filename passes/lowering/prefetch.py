@@ -30,6 +30,7 @@ from tir_mlir.passes.lowering.common import (
     ancestors,
     build_error,
     functions,
+    group_in_order,
     index_const,
     iv_range,
     walk,
@@ -91,16 +92,12 @@ class Prefetch:
 
 def _inject(loop_op, name, offset):
     loop = Loop(loop_op)
-    per_buffer = []  # [(buffer, [loads])], in order of first load
-    for load in _loads(loop_op):
-        if TAG in load.attributes and ir.StringAttr(load.attributes[TAG]).value == name:
-            buf = load.operands[0]
-            for b, group in per_buffer:
-                if b == buf:
-                    group.append(load)
-                    break
-            else:
-                per_buffer.append((buf, [load]))
+    tagged = [
+        load
+        for load in _loads(loop_op)
+        if TAG in load.attributes and ir.StringAttr(load.attributes[TAG]).value == name
+    ]
+    per_buffer = group_in_order(tagged, lambda load: load.operands[0])
     for buf, loads in per_buffer:
         if not isinstance(buf.owner, ir.Block) and _inside(buf.owner, loop_op):
             raise build_error(

@@ -46,7 +46,7 @@ from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import functions, scalar_bits
+from tir_mlir.passes.lowering.common import functions, group_in_order, scalar_bits
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 
 # Fewest columns worth a transpose: below four, the shuffles save no inserts.
@@ -69,18 +69,8 @@ class TransposeGathers:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
-            by_block: list = []  # [(block, [from_elements ops in it])]
-            for op in walk_all(f):
-                if op.name != "vector.from_elements":
-                    continue
-                block = op.block
-                for b, ops in by_block:
-                    if b == block:
-                        ops.append(op)
-                        break
-                else:
-                    by_block.append((block, [op]))
-            for block, builds in by_block:
+            builds = [op for op in walk_all(f) if op.name == "vector.from_elements"]
+            for block, builds in group_in_order(builds, lambda o: o.block):
                 order = {o.operation: i for i, o in enumerate(block.operations)}
                 groups = [
                     g for g in _groups(builds, self.vector_bits) if _legal(block, order, g, noalias)
