@@ -10,17 +10,9 @@ import pytest
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import unary
 
 from schedule_everyday import bias_activation
-
-EXP = """
-@T.prim_func
-def main(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
-    for i in T.serial(N):
-        with T.block("B"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = T.exp(A[vi])
-"""
 
 
 def _inputs():
@@ -38,7 +30,7 @@ def _inputs():
 @pytest.mark.parametrize("vectorized", [True, False])
 def test_exp_within_one_ulp_over_its_range(vectorized):
     a = _inputs()
-    sch = Schedule(tir_mlir.parse(EXP.replace("N", str(len(a)))))
+    sch = Schedule(tir_mlir.parse(unary("exp", len(a))))
     (i,) = sch.get_loops(sch.get_block("B"))
     if vectorized:
         sch.vectorize(sch.split(i, factors=[None, 16])[1])

@@ -9,15 +9,8 @@ import pytest
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import unary
 
-UNARY = """
-@T.prim_func
-def main(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
-    for i in T.serial(N):
-        with T.block("B"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = T.FN(A[vi])
-"""
 SPECIALS = [
     0.0,
     -0.0,
@@ -67,7 +60,7 @@ def _inputs():
 @pytest.mark.parametrize("fn, ref, max_ulp", CASES, ids=[c[0] for c in CASES])
 def test_log_is_inline_and_within_an_ulp_or_so(fn, ref, max_ulp, vectorized):
     a = _inputs()
-    sch = Schedule(tir_mlir.parse(UNARY.replace("FN", fn).replace("N", str(len(a)))))
+    sch = Schedule(tir_mlir.parse(unary(fn, len(a))))
     (i,) = sch.get_loops(sch.get_block("B"))
     if vectorized:
         sch.vectorize(sch.split(i, factors=[None, 16])[1])

@@ -9,17 +9,10 @@ import pytest
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import unary
 
 from schedule_everyday import bias_activation
 
-UNARY = """
-@T.prim_func
-def main(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
-    for i in T.serial(N):
-        with T.block("B"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = T.FN(A[vi])
-"""
 
 SPECIALS = [
     np.nan,
@@ -62,7 +55,7 @@ def _inputs():
 @pytest.mark.parametrize("fn, ref, max_ulp, saturated", CASES, ids=[c[0] for c in CASES])
 def test_tanh_erf_are_inline_and_within_a_few_ulp(fn, ref, max_ulp, saturated, vectorized):
     a = _inputs()
-    sch = Schedule(tir_mlir.parse(UNARY.replace("FN", fn).replace("N", str(len(a)))))
+    sch = Schedule(tir_mlir.parse(unary(fn, len(a))))
     (i,) = sch.get_loops(sch.get_block("B"))
     if vectorized:
         sch.vectorize(sch.split(i, factors=[None, 16])[1])
@@ -116,7 +109,7 @@ def test_vectorized_gelu_calls_no_libm_and_matches_numpy(act):
 def test_vectorized_f64_keeps_libm_per_lane(fn, ref):
     """f64 is left to libm: one call per lane of the vector (this build used to fail in the
     translation to LLVM IR, on the vector.extract those calls are fed by)."""
-    text = UNARY.replace("FN", fn).replace("N", "64").replace("float32", "float64")
+    text = unary(fn, 64, "float64")
     sch = Schedule(tir_mlir.parse(text))
     (i,) = sch.get_loops(sch.get_block("B"))
     sch.vectorize(sch.split(i, factors=[None, 8])[1])

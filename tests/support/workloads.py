@@ -1,7 +1,8 @@
 """The programs many test files use, generated from their parameters instead of pasted.
 
 `matmul(n)` is the TVMScript text of TVM's textbook matmul with T.init (block "C", loops i, j,
-k); `mm_relu(n)` adds the ReLU consumer (block "Y" into an intermediate, then block "C"). Text
+k); `mm_relu(n)` adds the ReLU consumer (block "Y" into an intermediate, then block "C");
+`unary(fn, n)` is B[i] = T.fn(A[i]). Text
 rather than a parsed module: tests parse it (through tir_mlir or TVM), format it, or write it
 to a file for the CLI.
 """
@@ -65,4 +66,16 @@ def main({_buffer("A", (n, k), dtype)}, {_buffer("B", (k, m), dtype)}, {_buffer(
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.{dtype}(0))
+"""
+
+
+def unary(fn: str, n: int, dtype: str = "float32") -> str:
+    """B[i] = T.fn(A[i]) over n elements (block "B", loop i)."""
+    return f"""
+@T.prim_func
+def main({_buffer("A", (n,), dtype)}, {_buffer("B", (n,), dtype)}):
+    for i in T.serial({n}):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.{fn}(A[vi])
 """
