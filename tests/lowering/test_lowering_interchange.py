@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 import tir_mlir
+from mlir import ir
+
+from tir_mlir.context import get_context
+from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering import pipeline
+from tir_mlir.passes.lowering.common import ancestors, walk
 from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
 from stage_loops import loops_around_stores
 
@@ -206,6 +211,24 @@ def test_scheduled_loops_keep_their_order(monkeypatch):
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
+def test_a_column_loop_beside_a_fused_parallel_loop_moves_inside(monkeypatch):
+    """Split i and j, the outer pieces fused into one parallel loop: the rows and columns of C
+    a serial column loop reaches are `f floordiv 6 * 4 + i1`, `f mod 6 * 8 + j1`. The
+    divisions are of the fused IV, constant in j1 and k: k still moves outside j1."""
+    sch = tir_mlir.Schedule(_matmul())
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 8])
+    sch.reorder(i0, j0, i1, j1, k)
+    sch.parallel(sch.fuse(i0, j0))
+    assert _store_nests(sch.mod) == [
+        ("i_0_j_0_fused", "i_1", "j_1"),
+        ("i_0_j_0_fused", "i_1", "k", "j_1"),
+    ]
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
 @pytest.mark.parametrize("a_index", ["vi, vk", "vk, vi"])
 @pytest.mark.parametrize("b_index", ["vk, vj", "vj, vk"])
 @pytest.mark.parametrize("c_index", ["vi, vj", "vj, vi"])
@@ -341,3 +364,81 @@ def test_a_column_strip_with_its_init_loop_moves_too(monkeypatch):
     assert _store_nests(mod) == [("i_0", "i_1_init"), ("k", "i_0", "i_1")]
     a, s = _same_numbers(mod, _inputs((300, 256), (256,)), monkeypatch)
     np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
+def _column_sum(rows=300, cols=256):
+    return _program(
+        f'A: T.Buffer(({rows}, {cols}), "float32"), S: T.Buffer(({cols},), "float32")',
+        f"""
+    for i, k in T.grid({cols}, {rows}):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vk, vi]
+""",
+    )
+
+
+@pytest.mark.parametrize("decompose", [False, True])
+def test_a_parallel_column_loop_is_split_and_its_serial_part_moves_inside(decompose, monkeypatch):
+    """A parallel loop over the columns of a column sum: each iteration walked a column (a new
+    cache line and page per k). Split, the threads share strips of columns whose serial loop
+    moves inside k: rows are read along, a vector accumulator per strip."""
+    sch = tir_mlir.Schedule(_column_sum())
+    i, k = sch.get_loops(sch.get_block("S"))
+    sch.parallel(i)
+    if decompose:
+        sch.decompose_reduction(sch.get_block("S"), k)
+    assert _store_nests(sch.mod) == [("i_o", "i"), ("i_o", "k", "i")]
+    a, s = _same_numbers(sch.mod, _inputs((300, 256), (256,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
+def test_an_init_left_in_a_split_reduction_moves_out_of_it(monkeypatch):
+    """k split in two: the T.init stays in the band as `if k_0 * 4 + k_1 == 0`, true at the
+    band's first iteration only; it runs before the band instead, and the band moves."""
+    sch = tir_mlir.Schedule(_column_sum())
+    _, k = sch.get_loops(sch.get_block("S"))
+    sch.split(k, factors=[None, 4])
+    assert _store_nests(sch.mod) == [("i",), ("k_0", "k_1", "i")]
+    a, s = _same_numbers(sch.mod, _inputs((300, 256), (256,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
+NEST_WITH_IF = """
+func.func @main(%A: memref<64x64xf32> {llvm.noalias}, %S: memref<64xf32> {llvm.noalias}) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %k0 = 0 to 16 {
+      affine.for %k1 = 0 to 4 {
+        affine.if affine_set<(d0, d1) : (COND == 0)>(%k0, %k1) {
+          memref.store %zero, %S[%i] : memref<64xf32>
+        }
+        %k = affine.apply affine_map<(d0, d1) -> (d0 * 4 + d1)>(%k0, %k1)
+        %s = memref.load %S[%i] : memref<64xf32>
+        %a = memref.load %A[%k, %i] : memref<64x64xf32>
+        %t = arith.addf %s, %a : f32
+        memref.store %t, %S[%i] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "cond, moved",
+    [("d0 * 4 + d1", True), ("d0 + d1", True), ("d1", False), ("d0 - d1", False)],
+)
+def test_only_an_if_of_the_bands_first_iteration_moves_out(cond, moved):
+    """`k1 == 0` holds at every k0 (the sum restarts), `k0 - k1 == 0` on a diagonal: such an
+    `if` is not an init before the band, and the nest stays."""
+    with get_context():
+        module = ir.Module.parse(NEST_WITH_IF.replace("COND", cond))
+        LoopInterchange()(module)
+        stores = [o for o in walk(module.body.operations[0]) if o.name == "memref.store"]
+        extents = [Loop(p).extent for p in reversed(list(ancestors(stores[-1])))]
+        assert ("affine.if" not in str(module)) == moved
+    assert extents == ([16, 4, 64] if moved else [64, 16, 4])
