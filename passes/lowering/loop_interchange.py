@@ -76,7 +76,7 @@ from tir_mlir.passes.lowering.common import (
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
-from tir_mlir.analysis.linear import linear
+from tir_mlir.analysis.linear import Division, Linear, linear
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
@@ -620,7 +620,7 @@ class Access:
         total = 0
         for e, s in zip(self.index, self.strides):
             if p in dims_of(e):
-                form = linear(e)
+                form = linear(e, division=_fixed_in(p))
                 if form is None:
                     return None
                 total += form.terms.get(p, 0) * s
@@ -632,6 +632,18 @@ class Access:
         if s is None:
             return 1.0
         return min(abs(s) * self.elem_bytes, line_bytes) / line_bytes
+
+
+def _fixed_in(p: int) -> Division:
+    """A floordiv/mod that leaf `p` does not enter is constant as `p` steps (a fused or split
+    outer loop's `f floordiv 32` beside `j` in a row index); one of `p` is not linear."""
+
+    def division(kind: type, lhs: Linear, rhs: Linear) -> Optional[Linear]:
+        if p in lhs.terms or p in rhs.terms:
+            return None
+        return Linear({(kind, lhs.key(), rhs.key()): 1})
+
+    return division
 
 
 def _row_major(shape) -> list:
