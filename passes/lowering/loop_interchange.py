@@ -103,8 +103,11 @@ PURE_PREFIXES = ("arith.", "math.")
 class LoopInterchange:
     name = "loop-interchange"
 
-    def __init__(self, line_bytes: int = 64, accumulator_elems=None):
+    def __init__(self, line_bytes: int = 64, accumulator_elems=None, chains=None):
         self.line_bytes = line_bytes
+        # value bits -> the independent chains that keep the add units busy (None: no loop
+        # is split for its chains)
+        self.chains = chains
         # element bits -> the elements a split parallel loop's serial part spans (None: such
         # loops are not split)
         self.accumulator_elems = accumulator_elems
@@ -116,7 +119,7 @@ class LoopInterchange:
         def accumulator_elems(bits: int) -> int:
             return model.vector_lanes(bits) * model.fma_chains(model.vector_bits)
 
-        return cls(model.line_bytes, accumulator_elems)
+        return cls(model.line_bytes, accumulator_elems, model.fma_chains)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -124,12 +127,14 @@ class LoopInterchange:
             moved = []  # loops of an interchanged nest are not looked at again
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
                 nest = _nest(op, noalias) or self._split_parallel(op, noalias, moved)
-                if (
+                if not (
                     nest is not None
-                    and not any(l == m for l in nest.loops for m in moved)
+                    and _free(nest, moved)
                     and nest.legal()
                     and nest.profitable(self.line_bytes)
                 ):
+                    nest = self._jam_rows(op, noalias, moved)
+                if nest is not None and _free(nest, moved) and nest.legal():
                     nest.interchange()
                     moved.extend(nest.loops)
 
@@ -147,7 +152,7 @@ class LoopInterchange:
         nest = _nest(j, noalias, kinds=("parallel",))
         if (
             nest is None
-            or any(l == m for l in nest.loops for m in moved)
+            or not _free(nest, moved)
             or not nest.legal()
             or not nest.profitable(self.line_bytes)
         ):
@@ -155,10 +160,42 @@ class LoopInterchange:
         stores = [a for a in nest.accesses if a.store]
         span = max(abs(a.stride(0) or 1) for a in stores)
         elems = self.accumulator_elems(8 * max(a.elem_bytes for a in stores))
-        width = _split_width(constant_extent(Loop(j)), max(1, elems // span), nest.tail)
+        least = 2 if nest.tail is not None else MIN_VECTOR_TRIPS
+        width = _split_width(constant_extent(Loop(j)), max(1, elems // span), least)
         if width is None:
             return None
         return _nest(_split(Loop(j), width), noalias)
+
+    def _jam_rows(self, j, noalias, moved):
+        """The nest of the inner part of loop `j` split in two, when the band `j` heads walks
+        rows and updates elements that do not move with the band (else None, `j` unchanged).
+
+        Such a band is one chain of dependent adds per iteration of `j` (a row sum), bound by
+        the add's latency; floats are not reassociated, so the chain stays. Split, the inner
+        part moves inside the band: its iterations' chains run side by side, as many as keep
+        the add units busy (`fma_chains`), each in the order it had."""
+        if self.chains is None or not plain_loop(j, kinds=("serial", "parallel")):
+            return None
+        nest = _nest(j, noalias, kinds=("serial", "parallel"))
+        if (
+            nest is None
+            or nest.tail is not None
+            or not _free(nest, moved)
+            or not nest.legal()
+            or not nest.latency_bound()
+        ):
+            return None
+        stores = [a for a in nest.accesses if a.store]
+        chains = self.chains(8 * max(a.elem_bytes for a in stores))
+        width = _split_width(constant_extent(Loop(j)), chains, 2)
+        if width is None:
+            return None
+        return _nest(_split(Loop(j), width), noalias)
+
+
+def _free(nest, moved) -> bool:
+    """Whether no loop of `nest` belongs to a nest already interchanged."""
+    return not any(l == m for l in nest.loops for m in moved)
 
 
 def plain_loop(op, sizes: bool = False, kinds=("serial",)) -> bool:
@@ -438,6 +475,15 @@ class _Nest:
             after <= 2 * before and self._vectorizable(0) and not self._vectorizable(inner)
         )
 
+    def latency_bound(self) -> bool:
+        """Whether the band is too large to unroll and its innermost loop walks rows: every
+        body access steps by at most one element (a store by none: legal)."""
+        trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
+        inner = len(self.ivs) - 1
+        return trips * len(self.body) > UNROLLED_BAND_OPS and all(
+            a.stride(inner) in (0, 1) for a in self.body_accesses
+        )
+
     def _streams(self, p: int, line_bytes: int) -> bool:
         """Whether, with the tail inside leaf `p`, every access steps along `p` to the element
         after the tail's span, stays, or moves by at most a cache line."""
@@ -501,19 +547,19 @@ class _Nest:
         tmp.owner.erase()
 
 
-def _split_width(extent: int, want: int, tail) -> Optional[int]:
-    """The trip count of the serial part of a parallel loop of `extent` split for a nest: the
-    largest divisor of `extent` up to `want` that leaves the parallel part two iterations or
-    more (None: none does, or it is too short to vectorize without a tail)."""
+def _split_width(extent: int, want: int, least: int) -> Optional[int]:
+    """The trip count of the inner part of a loop of `extent` split for a nest: the largest
+    divisor of `extent` up to `want` that leaves the outer part two iterations or more (None:
+    none does, or it is under `least`)."""
     for width in range(min(want, extent // 2), 1, -1):
         if extent % width == 0:
-            return width if tail is not None or width >= MIN_VECTOR_TRIPS else None
+            return width if width >= least else None
     return None
 
 
 def _split(j: Loop, width: int):
-    """Parallel loop `j` of constant bounds as a parallel loop of `extent / width` iterations
-    around a serial loop of `width` (returned), the body inside it:
+    """Loop `j` of constant bounds as a loop of its kind of `extent / width` iterations around
+    a serial loop of `width` (returned), the body inside it:
 
         for j in T.parallel(lo, lo + n):        for j_o in T.parallel(n // width):
             BODY                          =>        for j in range(width):
