@@ -1,8 +1,9 @@
 """Stage `scf-to-llvm` (CPU): the upstream conversion pipeline from scf/arith/math/memref to the
 llvm dialect. `scf.parallel` becomes OpenMP (`omp.parallel` + `omp.wsloop`) with no thread count:
 libomp's, set at run time (the runtime links libomp when the lowered module calls `__kmpc_*`);
-parallel loops too small for a fork run serially. The result carries the target's triple, data
-layout, CPU and features (cpu_target.py)."""
+parallel loops too small for a fork run serially; a parallel body's floor divisions of
+never-negative indices truncate (parallel_floordiv.py: the outlined body loses its IV's range).
+The result carries the target's triple, data layout, CPU and features (cpu_target.py)."""
 
 from mlir import ir
 
@@ -10,6 +11,7 @@ from tir_mlir.errors import BuildError
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import functions, run_pipeline
 from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.parallel_floordiv import truncate_nonnegative_floordivs
 from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
 TO_OPENMP = "convert-scf-to-openmp,canonicalize,cse"
@@ -55,6 +57,7 @@ class ScfToLLVM:
         noalias = [f for f in functions(module) if _has_noalias_args(f)]
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
         serialize_small_parallel_loops(module)
+        truncate_nonnegative_floordivs(module)
         self.target.annotate(module)
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
