@@ -44,6 +44,7 @@ STAGE_NAMES = {
         (None, "vector-tanh-erf"),
         (None, "vector-log"),
         (None, "vector-exp"),
+        (None, "coalesce-loops"),
         (None, "affine-to-scf"),
         (None, "indirect-check"),
         (None, "scalar-replace"),

@@ -44,6 +44,7 @@ _STAGES = {
     "vector-tanh-erf": ("vector_tanh_erf", "VectorTanhErf"),
     "vector-log": ("vector_log", "VectorLog"),
     "vector-exp": ("vector_exp", "VectorExp"),
+    "coalesce-loops": ("coalesce_loops", "CoalesceLoops"),
     "affine-to-scf": ("affine_to_scf", "AffineToScf"),
     "indirect-check": ("indirect_check", "IndirectCheck"),
     "scalar-replace": ("scalar_replace", "ScalarReplace"),
