@@ -22,7 +22,9 @@ What each value is across lanes and whether the rewrite is legal comes from `vec
   masked when some lane takes them, and its results (`T.if_then_else`) are selected per lane.
 A loop longer than MAX_LANES, or longer than a register and not a power of two (56 lanes: LLVM
 widens `vector<56xf32>` and its masks to 64 lanes and shuffles them lane by lane), first becomes
-register-wide vectorized chunks (`_strip_mine`).
+register-wide vectorized chunks (`_strip_mine`); when its body holds a serial loop (a reduction
+the lanes run side by side, each chunk's accumulators carried along it) and no lane is
+gathered, chunks of as many registers as the CPU's FMA chains (`_chunk`).
 A loop the plan refuses stays a loop, left to LLVM's loop vectorizer (the hint added by
 `affine-to-scf`), so this stage never changes what a program computes. In-bounds vector
 loads/stores and values kept in vector registers are what fast CPU code needs (docs:
@@ -59,13 +61,17 @@ MAX_LANES = 64
 class VectorizeLoops:
     name = "vectorize-loops"
 
-    def __init__(self, vector_bits=VECTOR_BITS, target: Optional[CpuTarget] = None):
+    def __init__(
+        self, vector_bits=VECTOR_BITS, target: Optional[CpuTarget] = None, fma_chains: int = 1
+    ):
         self.vector_bits = vector_bits  # a long loop is cut into vectors this wide
         self.target = target  # a CPU's: its cost model weighs gathered lanes (gather_width.py)
+        self.fma_chains = fma_chains  # independent accumulations that keep the FMA units busy
 
     @classmethod
     def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits, cpu_target(target))
+        model = cpu_model(target)
+        return cls(model.vector_bits, cpu_target(target), model.fma_chains(model.vector_bits))
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -80,7 +86,7 @@ class VectorizeLoops:
                 width = self.vector_bits // element_bits(loop.body)
                 n = constant_extent(loop)
                 if n > MAX_LANES or (n > width and n & (n - 1)):
-                    _strip_mine(loop, width)
+                    _strip_mine(loop, self._chunk(loop, n, width))
                 elif self.target is not None and n > 1:
                     self._narrow_gathers(loop, n)
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
@@ -103,6 +109,27 @@ class VectorizeLoops:
                         loop.set(kind="serial")
             if self.target is not None:
                 lane_ops(f, self.target, self.vector_bits)
+
+    def _chunk(self, loop: Loop, n: int, width: int) -> int:
+        """Lanes per vector when a long loop is cut: a register's, or, when the body holds a
+        serial loop (which then runs once per chunk, each lane's values carried along it, as a
+        reduction's accumulators) and every access that differs across lanes is a vector
+        load/store, enough registers for the accumulations that keep the FMA units busy: one
+        register per chunk would be one chain of dependent steps. (Gathered lanes are bound by
+        their inserts, not by the chain: wider chunks only add registers.)"""
+        if not any(o.name == "affine.for" for o in walk(loop.op)):
+            return width
+        plan = Plan(loop)
+        if not plan.ok or any(
+            any(f.stride for f in index) and not contiguous(mem, [f.stride for f in index])
+            for _, mem, index in plan.accesses
+        ):
+            return width
+        lanes = width
+        # (whole chunks only: the tail stays what register-wide chunks leave)
+        while lanes * 2 <= min(MAX_LANES, width * self.fma_chains) and n % (lanes * 2) == 0:
+            lanes *= 2
+        return lanes
 
     def _narrow_gathers(self, loop: Loop, n: int):
         """Cut a loop whose lanes are gathered into vectors of the lanes that cost least

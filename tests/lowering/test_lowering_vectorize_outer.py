@@ -13,6 +13,16 @@ from schedule_everyday import matmul as cast_matmul
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
+ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((128, 8), "float32"), B: T.Buffer((128,), "float32")):
+    for i, k in T.grid(128, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
 
 
 def _outer_vectorized(program: str) -> Schedule:
@@ -76,3 +86,36 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     b = np.zeros(16, "float32")
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_allclose(b, (2 * np.arange(16) + 1) * a[0], rtol=1e-5)
+
+
+AVX512 = "llvm -mcpu=skylake-avx512"
+
+
+def test_long_loop_over_a_reduction_is_cut_into_chunks_of_several_registers():
+    """256 f32 lanes: one register per chunk would run each chunk's k steps as one chain of
+    dependent adds; the chunks take the registers of the FMA chains the CPU needs (Skylake
+    server: 8), up to MAX_LANES (64)."""
+    sch = _outer_vectorized(matmul(8, m=256, k=12))
+    scf = emit_text(sch.mod.module, "scf", target=AVX512)
+    assert "-> (vector<64xf32>)" in scf and "vector<16xf32>" not in scf
+    a, b = (RNG.standard_normal(s).astype("float32") for s in ((8, 12), (12, 256)))
+    c = np.zeros((8, 256), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_gathered_lanes_keep_chunks_of_one_register():
+    """Lanes over rows of a row sum (each lane's element a row apart: gathered): chunks stay one
+    register wide, the inserts and not the chain bound them."""
+    sch = Schedule(tir_mlir.parse(ROW_SUM))
+    block = sch.get_block("B")
+    i, _ = sch.get_loops(block)
+    out = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(out, i)
+    sch.vectorize(sch.get_loops(out)[-1])
+    scf = emit_text(sch.mod.module, "scf", target=AVX512)
+    assert "vector<16xf32>" in scf and "vector<64xf32>" not in scf
+    a = RNG.standard_normal((128, 8)).astype("float32")
+    b = np.zeros(128, "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-4, atol=1e-4)
