@@ -53,6 +53,7 @@ STAGE_NAMES = {
         (None, "transpose-gathers"),
         (None, "gather-loops"),
         (None, "strided-loads"),
+        (None, "prefetch-panels"),
         ("scf", "prefetch-strided"),
         (None, "packed-calls"),
         (None, "alloc-check"),

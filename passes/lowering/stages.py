@@ -53,6 +53,7 @@ _STAGES = {
     "transpose-gathers": ("transpose_gathers", "TransposeGathers"),
     "gather-loops": ("gather_loops", "GatherLoops"),
     "strided-loads": ("strided_loads", "StridedLoads"),
+    "prefetch-panels": ("panel_prefetch", "PanelPrefetch"),
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),

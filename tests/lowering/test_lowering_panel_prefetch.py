@@ -1,0 +1,85 @@
+"""Stage `prefetch-panels`: a loop that copies a panel (pack-panels' copy of a `k` tile of B)
+and then computes on it prefetches the next iteration's panel during the compute loop, a share
+of its lines per iteration, into L1 when both panels fit it and into L2 otherwise. Numbers
+against numpy, the prefetches checked on the scf stage."""
+
+import re
+
+import numpy as np
+
+import tir_mlir
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.pipeline import emit_text
+
+from workloads import matmul
+
+RNG = np.random.default_rng(0)
+
+
+def _tiled(n, rows=4, kc=64, width=32):
+    """i0, j0, k0, i1, k1, i2, j1 with `rows` x `width` register tiles over `kc` steps of k
+    (pack-panels copies B's `kc` x `width` panel under k0); i1 spans the rest of a 64-row
+    block."""
+    sch = Schedule(tir_mlir.parse(matmul(n, m=n, k=n)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1, i2 = sch.split(i, factors=[None, 64 // rows, rows])
+    j0, j1 = sch.split(j, factors=[None, width])
+    k0, k1 = sch.split(k, factors=[None, kc])
+    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
+    sch.parallel(i0)
+    sch.unroll(i2)
+    sch.vectorize(j1)
+    sch.decompose_reduction(c, k0)
+    return sch
+
+
+def _check(sch, n):
+    a, b = (RNG.uniform(-1, 1, (n, n)).astype("float32") for _ in "ab")
+    c = np.zeros((n, n), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def _prefetches(scf: str) -> list:
+    """The localities of the prefetches of B (the second argument)."""
+    return re.findall(r"memref\.prefetch %arg1\[[^]]*\], read, locality<(\d)>", scf)
+
+
+def _l1_bytes():
+    m = cpu_model("llvm")
+    return m.l1d_sets * m.l1d_ways * m.line_bytes
+
+
+def test_the_next_panel_is_prefetched_over_the_compute_loop():
+    """A 64 x 32 panel (8 KiB, 128 lines of 64 bytes): 16 iterations of i1 prefetch 8 lines
+    each, into L1 (both panels fit it)."""
+    sch = _tiled(512)
+    scf = emit_text(sch.mod.module, "scf")
+    assert re.findall(r"memref\.alloca\(\) : memref<(\d+x\d+)xf32>", scf) == ["64x32"]
+    panel = 64 * 32 * 4
+    lines = panel // cpu_model("llvm").line_bytes
+    assert _prefetches(scf) == ["3" if 2 * panel <= _l1_bytes() else "2"] * (lines // 16)
+    _check(sch, 512)
+
+
+def test_a_panel_the_l1_cannot_hold_twice_goes_to_l2():
+    """A 64 x 256 panel (64 KiB): prefetched into L1 it would evict the panel being read."""
+    sch = _tiled(512, width=256)
+    scf = emit_text(sch.mod.module, "scf")
+    panel = 64 * 256 * 4
+    assert 2 * panel > _l1_bytes()
+    assert set(_prefetches(scf)) == {"2"}
+    _check(sch, 512)
+
+
+def test_loops_without_a_panel_copy_prefetch_nothing():
+    """B rows 2000 bytes apart spread over the L1 sets: pack-panels copies nothing."""
+    sch = Schedule(tir_mlir.parse(matmul(500, m=500, k=500)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    k0, k1 = sch.split(k, factors=[None, 100])
+    sch.reorder(k0, i, k1, j)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca" not in scf and _prefetches(scf) == []
