@@ -31,6 +31,7 @@ from mlir import ir
 
 from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.dialect.ops import integer_set
+from tir_mlir.passes.lowering.buffer_roots import root
 from tir_mlir.passes.lowering.common import INTEGER_DIVISIONS
 
 LANE = "lane"
@@ -201,7 +202,8 @@ class Plan:
             if not self._op(o, masked):
                 return False
             for mem in _stored_memrefs(o):
-                stored.pop(mem, None)
+                for kept in [m for m in stored if _may_alias(m, mem)]:
+                    del stored[kept]
             if o.name == "memref.store" and not self._varying_store(o):
                 stored[o.operands[1]] = self._address(o, 2)
         return True
@@ -364,6 +366,14 @@ def _stored_memrefs(op):
         for block in region.blocks:
             for inner in block.operations:
                 yield from _stored_memrefs(inner.operation)
+
+
+def _may_alias(a, b) -> bool:
+    """Whether memrefs `a` and `b` may share memory: views of one buffer, or of arguments (any
+    two may alias here) or of buffers not traced back."""
+    (ra, shared_a), _ = root(a, ())
+    (rb, shared_b), _ = root(b, ())
+    return ra is None or rb is None or ra == rb or (shared_a and shared_b)
 
 
 def contiguous(memref, strides) -> bool:

@@ -119,3 +119,24 @@ def test_gathered_lanes_keep_chunks_of_one_register():
     b = np.zeros(128, "float32")
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_a_store_between_keeps_the_loop():
+    """The uniform element stored again (each lane its own value) before the load: the load
+    reads what one lane stored, and the lanes are not widened."""
+    program = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    T_acc = T.alloc_buffer((1,), "float32")
+    for j in T.vectorized(16):
+        for k in range(2):
+            T_acc[0] = A[0]
+            T_acc[0] = A[j] + T.float32(k)
+            B[j] = T_acc[0]
+"""
+    sch = Schedule(tir_mlir.parse(program))
+    assert "vector.load" not in emit_text(sch.mod.module, "scf")
+    a = RNG.standard_normal(16).astype("float32")
+    b = np.zeros(16, "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_allclose(b, a + 1, rtol=1e-6)
