@@ -56,6 +56,15 @@ its columns walked each column (a new line and page per step: 3.1 ms over 1024 x
 alike); split, each thread streams strips of rows, one vector accumulator per strip (0.1-0.3
 ms). `width` spans the elements of as many vector registers as keep the adds busy
 (`fma_chains`): the largest divisor of j's trip count up to that, leaving j_o two iterations.
+
+A band that already walks rows (every access steps by at most one element along its innermost
+loop) and updates a float element the band does not move is one chain of dependent adds per
+iteration of j (a row sum, a softmax's max and sum, a layernorm's mean), bound by the add's
+latency: floats are not reassociated, so each chain stays whole (LLVM splits an integer
+chain into vector lanes itself). Then j (serial or parallel) is split the same way, `width`
+the chains that keep the add units busy (`fma_chains` of the value's width), and the inner
+part moves inside the band (`_jam_rows`): that many chains run side by side, each in its
+order (a 1024 x 1024 row sum 0.57 -> 0.29 ms, one thread).
 """
 
 import math
@@ -186,6 +195,8 @@ class LoopInterchange:
         ):
             return None
         stores = [a for a in nest.accesses if a.store]
+        if not all(isinstance(a.element_type, ir.FloatType) for a in stores):
+            return None  # (LLVM reassociates an integer chain itself, into vector lanes)
         chains = self.chains(8 * max(a.elem_bytes for a in stores))
         width = _split_width(constant_extent(Loop(j)), chains, 2)
         if width is None:
@@ -634,7 +645,7 @@ class Access:
         self.index = [simplify(e, len(leaves)) for e in exprs]
         self.root = root(self.memref, noalias)[0]
         t = ir.MemRefType(self.memref.type)
-        elem = t.element_type
+        elem = self.element_type = t.element_type
         self.elem_bytes = (
             max(1, elem.width // 8) if isinstance(elem, (ir.IntegerType, ir.FloatType)) else 4
         )

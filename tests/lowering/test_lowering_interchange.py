@@ -155,8 +155,6 @@ def test_convolution_row_loop_moves_inside_the_reduction(monkeypatch):
 @pytest.mark.parametrize(
     "why, mod",
     [
-        # the reduction already streams along rows of both inputs (A @ B.T)
-        ("contiguous already", _matmul(b_index="vj, vk", b_shape="(48, 96)")),
         # two columns accumulate into one element: their updates would interleave
         ("not one element per column", _matmul(c_index="vi, vj // 2", c_shape="(64, 24)")),
         # without tir.noalias, C may be A or B
@@ -442,3 +440,63 @@ def test_only_an_if_of_the_bands_first_iteration_moves_out(cond, moved):
         extents = [Loop(p).extent for p in reversed(list(ancestors(stores[-1])))]
         assert ("affine.if" not in str(module)) == moved
     assert extents == ([16, 4, 64] if moved else [64, 16, 4])
+
+
+def _row_sum(rows=64, cols=300):
+    return _program(
+        f'A: T.Buffer(({rows}, {cols}), "float32"), S: T.Buffer(({rows},), "float32")',
+        f"""
+    for i, k in T.grid({rows}, {cols}):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+""",
+    )
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_row_loop_is_split_so_several_rows_chains_run_side_by_side(parallel, monkeypatch):
+    """A row sum is one chain of dependent adds per row, k walking the row. The row loop is
+    split and its inner part moves inside k: the rows' chains interleave, each in its order
+    (the numbers are bit for bit those of the chains one after the other)."""
+    sch = tir_mlir.Schedule(_row_sum())
+    i, k = sch.get_loops(sch.get_block("S"))
+    if parallel:
+        sch.parallel(i)
+        sch.decompose_reduction(sch.get_block("S"), k)
+    assert _store_nests(sch.mod) == [("i_o", "i"), ("i_o", "k", "i")]
+    a, s = _same_numbers(sch.mod, _inputs((64, 300), (64,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-4)
+
+
+def test_an_integer_row_chain_stays():
+    """LLVM splits an integer sum into vector lanes itself (integers reassociate)."""
+    mod = _program(
+        'A: T.Buffer((64, 300), "int32"), S: T.Buffer((64,), "int32")',
+        """
+    for i, k in T.grid(64, 300):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = 0
+            S[vi] = S[vi] + A[vi, vk]
+""",
+    )
+    assert _store_nests(mod) == [("i",), ("i", "k")]
+
+
+def test_a_short_row_chain_stays():
+    """8 adds a row: LLVM unrolls k whole and the row loop vectorizes as it is."""
+    assert _store_nests(_row_sum(cols=8)) == [("i",), ("i", "k")]
+
+
+def test_a_reduction_streaming_along_both_rows_runs_several_columns_side_by_side(monkeypatch):
+    """A @ B.T: k already walks rows of A and B, one FMA chain per element of C. j is split
+    and its inner part moves inside k, as a row sum's rows (an FMA may then replace the mul +
+    add of the single chain: close numbers, not bit for bit)."""
+    mod = _matmul(b_index="vj, vk", b_shape="(48, 96)")
+    assert _store_nests(mod) == [("i", "j_o", "j"), ("i", "j_o", "k", "j")]
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (48, 96), (64, 48)), monkeypatch, exact=False)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
