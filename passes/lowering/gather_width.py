@@ -25,6 +25,14 @@ A row sum vectorized over 12 rows (its T.init left in the loop as an `affine.if`
 at 12 lanes, 2 * (9 + 1) at 6 and 3 * (3 + 1) at 4: every lane count that divides the loop is a
 candidate, not only its halvings (0.31 -> 0.24 ms over 1024 x 1024).
 
+An accumulator gathered and scattered at an address that the plain serial loop right around
+does not change (a reduction's tile vectorized over its rows, `C[i0 * 64 + i1, j]` inside `k`)
+is carried across that loop in registers by `scalar-replace`: its lanes are built and taken
+apart once per run of that loop, so it costs that much less per iteration, as long as its
+vectors fit in the register file (less scalar-replace's free registers). Cut into 2-lane
+vectors, 64 f64 rows make 32 xmm accumulators, more than fit: some stay in memory, loaded and
+stored at every step, and every step runs 32 FMAs where 8 zmm run 8.
+
 A body whose values widen (int8 loads, int32 products) gathers one type and computes in the
 widest: registers count that width, and the inserts' cost is divided by the shuffles per cycle
 the target has beside ops of that width (cpu_model.shuffles_per_cycle, from LLVM's scheduling
@@ -45,10 +53,16 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.passes.lowering.common import scalar_bits
-from tir_mlir.passes.lowering.cpu_model import shuffles_per_cycle
+from tir_mlir.dialect.ops import Loop
+from tir_mlir.ir.affine_exprs import dims_of
+from tir_mlir.ir.ir_walk import func_of
+from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
+from tir_mlir.passes.lowering.common import ancestors, constant_extent, scalar_bits, walk
+from tir_mlir.passes.lowering.cpu_model import implied_features, register_file, shuffles_per_cycle
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
+from tir_mlir.passes.lowering.loop_interchange import plain_loop
+from tir_mlir.passes.lowering.scalar_replace import FREE_REGISTERS
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous
 
 # Narrowest vector considered: one SSE / NEON register.
@@ -62,7 +76,7 @@ def gather_lanes(
     counted = _count(body, plan)
     if counted is None:
         return lanes
-    gathers, scatters, ops, element, widest = counted
+    gathers, scatters, ops, element, widest, accesses = counted
     if not gathers and not scatters:
         return lanes
     bits = scalar_bits(element)
@@ -73,11 +87,16 @@ def gather_lanes(
     costs = lane_costs(target, element_name(element), tuple(sorted(candidates)))
     if costs is None:
         return lanes
+    pairs, trips = _carried(body, accesses)
+    free = register_file(target.triple, implied_features(target))[0] - FREE_REGISTERS
 
     def cost(n):
         build, split = costs[n]
         registers = math.ceil(n * widest / vector_bits)
         moves = gathers * build + scatters * split
+        if pairs and lanes // n * pairs * math.ceil(n * bits / vector_bits) <= free:
+            # carried across the loop around: built and taken apart once per run of it
+            moves -= pairs * (build + split) * (1 - 1 / trips)
         if mixed:
             moves /= shuffles_per_cycle(target, n * widest)
         return lanes // n * (moves + ops * registers)
@@ -94,25 +113,27 @@ def _count(body, plan: Plan) -> Optional[tuple]:
     widest varying element's bits), or None when the body holds a region other than an
     `affine.if`, gathers or scatters none or several types, or an index varies."""
     counts = [0, 0, 0]  # gathers, scatters, ops
-    types, accessed = set(), set()
-    if not _count_block(body, plan, counts, types, accessed):
+    types, accessed, ops = set(), set(), []
+    if not _count_block(body, plan, counts, types, accessed, ops):
         return None
     if len(accessed) != 1 or any(isinstance(t, ir.IndexType) for t in types):
         return None
     # (a comparison's i1 is a mask of the same lanes, not a narrower element)
     widths = {scalar_bits(t) for t in types if scalar_bits(t) != 1}
-    return *counts, next(iter(accessed)), max(widths | {scalar_bits(t) for t in accessed})
+    return *counts, next(iter(accessed)), max(widths | {scalar_bits(t) for t in accessed}), ops
 
 
-def _count_block(block: ir.Block, plan: Plan, counts: list, types: set, accessed: set) -> bool:
+def _count_block(
+    block: ir.Block, plan: Plan, counts: list, types: set, accessed: set, ops: list
+) -> bool:
     """Add the ops of `block` (its terminator aside) to `counts`, their varying types to
-    `types` (those of gathers and scatters also to `accessed`); False at a region that is not
-    an `affine.if`."""
+    `types` (those of gathers and scatters also to `accessed`, the gathers and scatters
+    themselves to `ops`); False at a region that is not an `affine.if`."""
     for o in list(block.operations)[:-1]:
         o = o.operation
         if o.name == "affine.if":
             blocks = [b for r in o.regions for b in r.blocks]
-            if not all(_count_block(b, plan, counts, types, accessed) for b in blocks):
+            if not all(_count_block(b, plan, counts, types, accessed, ops) for b in blocks):
                 return False
         elif len(o.regions):
             return False
@@ -124,6 +145,7 @@ def _count_block(block: ir.Block, plan: Plan, counts: list, types: set, accessed
                 if not contiguous(o.operands[0], strides):
                     accessed.add(o.results[0].type)
                     counts[0] += 1
+                    ops.append(o)
         elif o.name == "memref.store":
             index = list(o.operands)[2:]
             strides = [plan.stride(v) for v in index]
@@ -132,7 +154,68 @@ def _count_block(block: ir.Block, plan: Plan, counts: list, types: set, accessed
                 if not contiguous(o.operands[1], strides):
                     accessed.add(o.operands[0].type)
                     counts[1] += 1
+                    ops.append(o)
         elif len(o.results) == 1 and o.results[0] in plan.varying:
             types.add(o.results[0].type)
             counts[2] += 1
     return True
+
+
+def _carried(body: ir.Block, accesses: list) -> tuple:
+    """(pairs, trips): how many of the gathered loads and scattered stores `accesses` of the
+    vectorized loop of `body` are a load and a store of one address that the plain serial loop
+    right around it does not change, which `scalar-replace` carries in registers across that
+    loop (a reduction's accumulator tile vectorized over its rows), and that loop's trip count.
+    Only a buffer that the loop around accesses nowhere else and that no other buffer may
+    alias counts."""
+    outer = body.owner.operation.parent
+    if outer is None or not plain_loop(outer):
+        return 0, 1
+    iv = outer.regions[0].blocks[0].arguments[0]
+    lane = body.arguments[0]
+    noalias = noalias_args(func_of(outer))
+    stores = [o for o in accesses if o.name == "memref.store"]
+    loads = [o for o in accesses if o.name == "memref.load"]
+    pairs = 0
+    for store in stores:
+        mem, index = store.operands[1], list(store.operands)[2:]
+        load = next((o for o in loads if _same_address(o, mem, index)), None)
+        if load is None or not all(_invariant(v, outer, iv, lane) for v in index):
+            continue
+        (buffer, shared), _ = root(mem, noalias)
+        if buffer is None or shared:  # (another argument may be the same buffer)
+            continue
+        users = [o for o in walk(outer) if any(v == mem for v in o.operands)]
+        if all(o == load or o == store for o in users):
+            pairs += 1
+    return pairs, constant_extent(Loop(outer))
+
+
+def _same_address(load, mem, index) -> bool:
+    return load.operands[0] == mem and list(load.operands)[1:] == index
+
+
+def _invariant(value: ir.Value, outer, iv: ir.Value, lane: ir.Value) -> bool:
+    """Whether `value` is the same at every iteration of the loop `outer` (IV `iv`) for each
+    lane (`lane`: the vectorized loop's IV): defined outside it, a lane or a constant, or an
+    `affine.apply` of such values in the dims and symbols its map uses."""
+    if value == lane:
+        return True
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return value != iv and not _inside(owner.owner.operation, outer)
+    op = owner.operation
+    if not _inside(op, outer) or op.name == "arith.constant":
+        return True
+    if op.name != "affine.apply":
+        return False
+    amap = ir.AffineMapAttr(op.attributes["map"]).value
+    used = set().union(*(dims_of(e) for e in amap.results))
+    n = amap.n_dims
+    symbols = set(range(n, n + amap.n_symbols))
+    operands = list(op.operands)
+    return all(_invariant(operands[k], outer, iv, lane) for k in used | symbols)
+
+
+def _inside(op, outer) -> bool:
+    return op == outer or any(a == outer for a in ancestors(op))

@@ -137,3 +137,30 @@ def test_lanes_that_divide_the_loop_are_candidates():
     sch = _row_sum_over_rows(12)
     assert _vector_types(emit_text(sch.mod.module, "scf", target=SPR)) == {("4", "f32")}
     _check_row_sum(sch.mod)
+
+
+def test_carried_accumulator_column_keeps_whole_registers():
+    """The accumulator column C[i0 * 64 + i1, j] (64 rows, gathered and scattered) does not
+    change along k: scalar-replace carries it across k, so it is built and taken apart once per
+    k loop, not per step. The rows of A come from a contiguous cache tile. Cut into 2-lane
+    vectors it would be 32 xmm accumulators, more than the register file less the free ones
+    (some then stay in memory, loaded and stored every step); kept whole, 8 zmm."""
+    n = 128
+    sch = Schedule(tir_mlir.parse(matmul(n, dtype="float64", noalias=True)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, 64])
+    sch.reorder(i0, j, k, i1)
+    a_tile = sch.cache_read(c, 0, "global")
+    sch.compute_at(a_tile, k)
+    sch.vectorize(i1)
+    sch.decompose_reduction(c, k)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    products = re.findall(r"arith.mulf .* : vector<(\d+)xf64>", scf)
+    assert products and set(products) == {"8"}
+    assert "iter_args" in scf
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    out = np.zeros((n, n))
+    tir_mlir.build(sch.mod)["main"](a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
