@@ -497,13 +497,16 @@ class _Nest:
 
     def _streams(self, p: int, line_bytes: int) -> bool:
         """Whether, with the tail inside leaf `p`, every access steps along `p` to the element
-        after the tail's span, stays, or moves by at most a cache line."""
+        after the tail's span (a span of adjacent lanes), stays, or moves by at most a cache
+        line. (A tail whose lanes are rows apart touches a line per lane at every step: the
+        next span is no nearer than any other.)"""
         lanes = _extent(Loop(self.tail))
         for a in self.body_accesses:
             step, lane = a.stride(p), a.stride(len(self.ivs))
             if step is None or lane is None:
                 return False
-            if step not in (0, lane * lanes) and abs(step) * a.elem_bytes > line_bytes:
+            follows = step == lane * lanes and abs(lane) <= 1
+            if step != 0 and not follows and abs(step) * a.elem_bytes > line_bytes:
                 return False
         return True
 

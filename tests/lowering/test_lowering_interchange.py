@@ -227,6 +227,24 @@ def test_a_column_loop_beside_a_fused_parallel_loop_moves_inside(monkeypatch):
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
+def test_a_tail_down_a_column_keeps_its_band_inside(monkeypatch):
+    """A T.vectorized tail over rows (i2: lanes a row of A apart) under a column-tile loop i1:
+    i1 steps A to the span after the tail's, but each lane is a line of its own, so moving k
+    outside i1 streams nothing (it made a cache-written f64 matmul 3x slower)."""
+    sch = tir_mlir.Schedule(_matmul())
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1, i2 = sch.split(i, factors=[None, 2, 16])
+    sch.reorder(i0, j, i1, k, i2)
+    fused = sch.fuse(i0, j)
+    cache = sch.cache_write(sch.get_block("C"), 0, "local")
+    sch.reverse_compute_at(cache, fused)
+    sch.vectorize(sch.get_loops(cache)[-1])
+    sch.vectorize(i2)
+    assert _store_nests(sch.mod)[:2] == [("i_0_j_fused", "i_1", "k", "i_2")] * 2
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
 @pytest.mark.parametrize("a_index", ["vi, vk", "vk, vi"])
 @pytest.mark.parametrize("b_index", ["vk, vj", "vj, vk"])
 @pytest.mark.parametrize("c_index", ["vi, vj", "vj, vi"])
