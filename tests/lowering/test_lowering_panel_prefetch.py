@@ -83,3 +83,29 @@ def test_loops_without_a_panel_copy_prefetch_nothing():
     sch.reorder(k0, i, k1, j)
     scf = emit_text(sch.mod.module, "scf")
     assert "memref.alloca" not in scf and _prefetches(scf) == []
+
+
+def _cached(n, rows):
+    """A schedule's own copy of B's 64 x 32 k tile (cache_read at k0), read by `rows` rows."""
+    sch = Schedule(tir_mlir.parse(matmul(n, m=n, k=n)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, factors=[None, rows])
+    j0, j1 = sch.split(j, factors=[None, 32])
+    k0, k1 = sch.split(k, factors=[None, 64])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.compute_at(sch.cache_read(c, 1, "global"), k0)
+    sch.vectorize(sch.get_loops(sch.get_block("B_global"))[-1])
+    sch.vectorize(j1)
+    sch.decompose_reduction(c, k0)
+    return sch
+
+
+def test_a_copy_read_too_few_times_is_left_alone():
+    """Each element of the copy read by 32 rows is prefetched; by 8 rows (fewer than
+    pack-panels' MIN_REUSE uses), the copy is a small part of the work and stays as it is."""
+    many, few = (emit_text(_cached(256, rows).mod.module, "scf") for rows in (32, 8))
+    for scf in (many, few):  # both copy the tile
+        assert re.findall(r"memref\.alloca\(\) : memref<(\d+x\d+)xf32>", scf) == ["64x32"]
+    assert _prefetches(many) and _prefetches(few) == []
+    _check(_cached(256, 32), 256)
