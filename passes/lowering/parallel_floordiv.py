@@ -21,6 +21,15 @@ pressure heuristic to interleave the eight vector chains instead of finishing on
 other, and three times as many vector registers spilled. A truncating division leaves the
 address arithmetic in the form LLVM already had.
 
+A parallel loop whose quotients reach a comparison (the guard of a partial tile: rows split by
+a factor that does not divide them, `f // 256 * 6 + k < 512`) keeps all its floor divisions.
+LLVM specialises the partial tile's branch on the floor quotient's one value there (constant
+addresses, only the rows that exist); from a truncating division InstCombine turns the guard
+into a range of the IV instead, the branch keeps the general addresses, SimplifyCFG sinks the
+tail both branches then share into a common block, and the vectorizer splits the full tile's
+last row there into a narrower vector and scalars (more instructions and spills on the full
+tiles, the hot path).
+
 An index is never negative when it is a constant >= 0, the IV of an enclosing `scf.parallel`
 or `scf.for` with a constant lower bound >= 0 and a positive constant step, or a sum, product,
 min, max, select, quotient or remainder of such indices (positive constant divisors), or
@@ -45,20 +54,39 @@ _DEPTH = 16  # how far back through the index arithmetic a proof looks
 def truncate_nonnegative_floordivs(module: ir.Module) -> None:
     """Rewrite the floor divisions of the module's parallel bodies that the docstring names."""
     for f in functions(module):
-        for op in walk_all(f):
-            if op.name != "arith.floordivsi":
+        for loop in walk_all(f):
+            if loop.name != "scf.parallel" or any(
+                a.name == "scf.parallel" for a in ancestors(loop)
+            ):
                 continue
-            lhs, rhs = op.operands
-            divisor = constant_int(rhs)
-            if divisor is None or divisor <= 0:
+            divisions = [op for op in walk_all(loop) if _truncatable(op)]
+            if any(_compared(op.results[0]) for op in divisions):
                 continue
-            if not any(a.name == "scf.parallel" for a in ancestors(op)):
-                continue
-            if not nonnegative(lhs, _DEPTH):
-                continue
-            with ir.InsertionPoint(op), op.location:
-                op.results[0].replace_all_uses_with(arith.divsi(lhs, rhs))
-            op.erase()
+            for op in divisions:
+                with ir.InsertionPoint(op), op.location:
+                    op.results[0].replace_all_uses_with(arith.divsi(*op.operands))
+                op.erase()
+
+
+def _truncatable(op: ir.Operation) -> bool:
+    if op.name != "arith.floordivsi":
+        return False
+    divisor = constant_int(op.operands[1])
+    return divisor is not None and divisor > 0 and nonnegative(op.operands[0], _DEPTH)
+
+
+def _compared(v: ir.Value) -> bool:
+    """Whether index arithmetic on `v` reaches a comparison (a guard of the body)."""
+    work, seen = [v], set()
+    while work:
+        for use in work.pop().uses:
+            user = use.owner
+            if user.name == "arith.cmpi":
+                return True
+            if user.name.startswith("arith.") and user not in seen:
+                seen.add(user)
+                work.extend(r for r in user.results if isinstance(r.type, ir.IndexType))
+    return False
 
 
 def nonnegative(v: ir.Value, depth: int) -> bool:

@@ -4,6 +4,7 @@ OpenMP-outlined body; and one that can be negative keeps its floor rounding."""
 
 import numpy as np
 
+from tir_mlir.schedule.schedule import Schedule
 from tir_mlir.frontend.parser import parse
 from tir_mlir.runtime.build import build
 from tir_mlir.passes.lowering.pipeline import emit_text
@@ -15,6 +16,15 @@ def main(A: T.Buffer((64, 256), "float32"), B: T.Buffer((64, 256), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(64, f // 256)
             vj = T.axis.spatial(256, f % 256)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+
+ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer((100, 256), "float32"), B: T.Buffer((100, 256), "float32")):
+    for i, j in T.grid(100, 256):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] * T.float32(2)
 """
 
@@ -50,3 +60,22 @@ def test_possibly_negative_index_keeps_floor_rounding():
     build(mod)["main"](c)
     g = np.arange(4096) - 5
     np.testing.assert_array_equal(c, (g // 4 + (g % 4) * 10000).astype(np.float32))
+
+
+def test_guarded_partial_tile_keeps_floor_division():
+    """Rows split by 3 (100 rows: a partial last tile) and fused with the columns: the body
+    guards on the row block (f // 256), and LLVM specialises the partial tile's branch on that
+    floor quotient; truncated, the guard became a range of the IV and the branch lost it."""
+    sch = Schedule(parse(ELEMENTWISE))
+    i, j = sch.get_loops(sch.get_block("B"))
+    io, ii = sch.split(i, factors=[None, 3])
+    sch.reorder(io, j, ii)
+    sch.parallel(sch.fuse(io, j))
+    ll = emit_text(sch.mod.module, "llvm-ir")
+    assert "__kmpc_fork_call" in ll
+    # floordivsi's fix-up: the dividend's sign and whether the division was exact.
+    assert "icmp ne i64" in ll
+    a = np.random.default_rng(1).standard_normal((100, 256)).astype(np.float32)
+    b = np.zeros_like(a)
+    build(sch.mod)["main"](a, b)
+    np.testing.assert_array_equal(b, a * 2)
