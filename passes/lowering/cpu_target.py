@@ -4,7 +4,8 @@
 One description feeds the function attributes of the llvm-dialect module, `opt` and `llc`, so
 `--emit asm`, `build` and `export_library` all make the same code. Every function also gets
 `+prefer-no-gather,+prefer-no-scatter`: with AVX-512 LLVM otherwise vectorizes a strided loop
-with gathers/scatters, which are slower than the contiguous loop (a later `-mattr` overrides)."""
+with gathers/scatters, which are slower than the contiguous loop (a later `-mattr` overrides),
+and a `min-legal-vector-width`: the widest vector it spells out (`widest_vector_bits`)."""
 
 import dataclasses
 import functools
@@ -48,16 +49,67 @@ class CpuTarget:
         attrs = module.operation.attributes
         attrs["llvm.target_triple"] = ir.StringAttr.get(self.triple)
         attrs["llvm.data_layout"] = ir.StringAttr.get(self.data_layout)
-        passthrough = ir.ArrayAttr.get(
-            [
-                ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)])
-                for k, v in (("target-cpu", self.cpu), ("target-features", ",".join(self.features)))
-            ]
-        )
         for op in module.body.operations:
             op = op.operation
             if op.name == "func.func" and len(op.regions[0].blocks):
-                op.attributes["passthrough"] = passthrough
+                op.attributes["passthrough"] = ir.ArrayAttr.get(
+                    [
+                        ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)])
+                        for k, v in (
+                            ("target-cpu", self.cpu),
+                            ("target-features", ",".join(self.features)),
+                            ("min-legal-vector-width", str(widest_vector_bits(op))),
+                        )
+                    ]
+                )
+
+
+def widest_vector_bits(func: ir.Operation) -> int:
+    """The widest 1-D vector (bits) the function asks for: its own vector ops, and the loops it
+    hands LLVM's vectorizer with a width (`vectorize = <disable = false, width = W>`: W lanes of
+    the narrowest element the loop stores, one register of the target's, affine_to_scf.py).
+    This is its `min-legal-vector-width`, as clang sets it from the vectors a C function spells
+    out. Without the attribute the x86 backend takes every vector width as required and
+    legalizes the wide vectors LLVM makes up itself (SLP's masked loads over a few rows,
+    `<56 x float>`) into 512-bit registers even on a CPU whose tuning prefers 256 bits; a
+    512-bit op then closes port 1's vector units to the 256-bit FMAs around it. With the
+    attribute those split into the preferred width, and a program that asks for wider vectors
+    keeps its registers."""
+    widest = 0
+
+    def visit(op):
+        nonlocal widest
+        for value in op.results:
+            t = value.type
+            if isinstance(t, ir.VectorType) and t.rank:
+                # (index lanes: the target's pointer width, 64 bits here)
+                widest = max(widest, t.shape[-1] * getattr(t.element_type, "width", 64))
+        if "loop_annotation" in op.attributes:
+            hint = _VECTORIZE_WIDTH.search(str(op.attributes["loop_annotation"]))
+            if hint:
+                widest = max(widest, int(hint[1]) * _narrowest_stored_bits(op))
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return widest
+
+
+_VECTORIZE_WIDTH = re.compile(r"vectorize = <disable = false, width = (\d+)")
+
+
+def _narrowest_stored_bits(loop: ir.Operation) -> int:
+    """The narrowest element (of 8 bits or more) a loop stores to memory; 32 when none."""
+    widths = []
+
+    def visit(op):
+        if op.name in ("memref.store", "vector.store"):
+            width = getattr(ir.MemRefType(op.operands[1].type).element_type, "width", 0)
+            if width >= 8:
+                widths.append(width)
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return min(widths, default=32)
 
 
 def target_options(target) -> dict:
