@@ -54,11 +54,13 @@ _DEPTH = 16  # how far back through the index arithmetic a proof looks
 def truncate_nonnegative_floordivs(module: ir.Module) -> None:
     """Rewrite the floor divisions of the module's parallel bodies that the docstring names."""
     for f in functions(module):
-        for loop in walk_all(f):
-            if loop.name != "scf.parallel" or any(
-                a.name == "scf.parallel" for a in ancestors(loop)
-            ):
-                continue
+        # The loops first: the rewrite erases ops a listing of the whole function would hold.
+        loops = [
+            o
+            for o in walk_all(f)
+            if o.name == "scf.parallel" and not any(a.name == "scf.parallel" for a in ancestors(o))
+        ]
+        for loop in loops:
             divisions = [op for op in walk_all(loop) if _truncatable(op)]
             if any(_compared(op.results[0]) for op in divisions):
                 continue
