@@ -65,6 +65,71 @@ def constant_min(loop: Loop) -> int:
     return first
 
 
+Bounds = tuple[int, int, int]
+
+
+def scf_dims(loop) -> int:
+    """How many induction variables an `scf.for` (1) or `scf.parallel` has."""
+    return (len(loop.operands) - len(loop.results)) // 3 if loop.name == "scf.parallel" else 1
+
+
+def scf_bounds(loop, dim: int = 0) -> Optional[Bounds]:
+    """(lower bound, upper bound, step) of an `scf.for`, or of dimension `dim` of an
+    `scf.parallel`, when the three are `arith.constant`s; None otherwise."""
+    operands, n = list(loop.operands), scf_dims(loop)
+    lo, hi, step = (constant_int(operands[k * n + dim]) for k in range(3))
+    if lo is None or hi is None or step is None:
+        return None
+    return lo, hi, step
+
+
+def iterations(bounds: Bounds) -> int:
+    """The trip count of a loop of these constant bounds (0 when the upper bound is not above
+    the lower one); the step is positive, as `scf.for`'s verifier requires."""
+    lo, hi, step = bounds
+    return max(0, -(-(hi - lo) // step))
+
+
+def trip_count(loop, dim: int = 0) -> Optional[int]:
+    """The trip count of an `scf.for` (or of dimension `dim` of an `scf.parallel`) of constant
+    bounds; None when a bound is not a constant or the step is not positive."""
+    bounds = scf_bounds(loop, dim)
+    return None if bounds is None or bounds[2] <= 0 else iterations(bounds)
+
+
+def loop_iv(loop) -> ir.Value:
+    """The induction variable of an `scf.for` or `affine.for` (its body's first argument)."""
+    return loop.regions[0].blocks[0].arguments[0]
+
+
+def defined_outside(value: ir.Value, loop) -> bool:
+    """Whether `value` is defined outside `loop`, so that it dominates all of it: not a result
+    of `loop` or of an op nested in it, not an argument of one of their blocks."""
+    owner = value.owner
+    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    loop = loop.operation
+    return op != loop and not any(p == loop for p in ancestors(op))
+
+
+def depends_on(value: ir.Value, target: ir.Value, scope=None) -> bool:
+    """Whether `value` is `target` or computed from it through the operands of ops (not
+    through regions); with `scope`, only through ops nested in `scope`."""
+    seen: list = []
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if v == target:
+            return True
+        owner = v.owner
+        if isinstance(owner, ir.Block) or any(owner == s for s in seen):
+            continue
+        if scope is not None and not any(p == scope for p in ancestors(owner)):
+            continue
+        seen.append(owner)
+        todo += list(owner.operands)
+    return False
+
+
 def scalar_bits(t: ir.Type) -> int:
     """Bits of an integer or float type (the bindings give `.width` to those types only)."""
     assert isinstance(t, (ir.IntegerType, ir.FloatType)), f"{t} has no bit width"

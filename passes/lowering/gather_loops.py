@@ -44,7 +44,13 @@ from mlir import ir
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import ancestors, constant_int, functions, scalar_bits
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    functions,
+    loop_iv,
+    scalar_bits,
+    trip_count,
+)
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
@@ -77,7 +83,7 @@ class GatherLoops:
         jump at least a vector register's lanes per iteration are more than the others,
         each counted as often as it runs per iteration (the trip counts of the loops between
         it and `loop`), and its arithmetic does not pay for them (the module's docstring)."""
-        iv = loop.regions[0].blocks[0].arguments[0]
+        iv = loop_iv(loop)
         inside = {o for o in walk_all(loop)}
         memo: dict = {}
         gathered = near = 0
@@ -124,7 +130,7 @@ class GatherLoops:
 
 def _runs(op, loop) -> int:
     """How often `op` runs per iteration of `loop`."""
-    return math.prod(_trips(p) for p in _loops_between(op, loop))
+    return math.prod(trip_count(p) or 1 for p in _loops_between(op, loop))
 
 
 def _arithmetic(op) -> bool:
@@ -138,14 +144,6 @@ def _arithmetic(op) -> bool:
         and isinstance(op.results[0].type, scalar)
         and all(isinstance(v.type, scalar) for v in op.operands)
     )
-
-
-def _trips(loop) -> int:
-    """Iterations of an scf.for of constant bounds (1 when they are not constants)."""
-    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
-    if lo is None or hi is None or not step:
-        return 1
-    return max(1, -(-(hi - lo) // step))
 
 
 def _loops_between(op, loop):

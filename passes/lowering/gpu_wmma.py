@@ -30,8 +30,10 @@ from tir_mlir.intrinsics.cuda import WMMA_ATTR
 from tir_mlir.passes.lowering.common import (
     ancestors,
     build_error,
+    depends_on,
     functions,
     index_const,
+    loop_iv,
     run_pipeline,
     walk,
 )
@@ -92,36 +94,15 @@ def _check_warp_uniform(nest):
     for p in ancestors(nest):
         if p == launch:
             break
-        if p.name in ("affine.if", "scf.if") and any(
-            _depends_on(v, tx, launch) for v in p.operands
-        ):
+        if p.name in ("affine.if", "scf.if") and any(depends_on(v, tx, launch) for v in p.operands):
             guards.append(p)
     inside = [o for o in [nest, *walk(nest)] if o.name in ("memref.load", "memref.store")]
-    if guards or any(_depends_on(v, tx, nest) for o in inside for v in o.operands):
+    if guards or any(depends_on(v, tx, nest) for o in inside for v in o.operands):
         raise build_error(
             nest,
             f"{where} runs per warp, but its tile depends on threadIdx.x "
             f"(bind no loop around the tensorized block to threadIdx.x)",
         )
-
-
-def _depends_on(value, target, scope) -> bool:
-    """Whether `value` is computed from `target` by ops inside `scope`."""
-    seen, todo = [], [value]
-    while todo:
-        v = todo.pop()
-        if v == target:
-            return True
-        owner = v.owner
-        if (
-            isinstance(owner, ir.Block)
-            or any(owner == s for s in seen)
-            or not any(p == scope for p in ancestors(owner))
-        ):
-            continue
-        seen.append(owner)
-        todo += list(owner.operands)
-    return False
 
 
 def _fold_views(module):
@@ -205,11 +186,7 @@ class _Lowering(MmaOps):
 
     def __init__(self, nest, op: str, frags):
         self.nest, self.frags, self.op = nest, frags, op
-        self.ivs = [
-            o.regions[0].blocks[0].arguments[0]
-            for o in [nest, *walk(nest)]
-            if o.name == "affine.for"
-        ]
+        self.ivs = [loop_iv(o) for o in [nest, *walk(nest)] if o.name == "affine.for"]
         self.loads = [o for o in walk(nest) if o.name == "memref.load"]
         self.stores = [o for o in walk(nest) if o.name == "memref.store"]
         self.loc = nest.location

@@ -21,7 +21,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import constant_int, functions, move_body
+from tir_mlir.passes.lowering.common import functions, move_body, scf_bounds
 
 # Ops with no memory effect that may sit between jammed loops.
 PURE_PREFIXES = ("arith.", "math.", "index.")
@@ -82,11 +82,6 @@ def _pure(op) -> bool:
     return not len(op.regions) and (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
 
 
-def _bounds(loop):
-    values = tuple(constant_int(v) for v in list(loop.operands)[:3])
-    return None if None in values else values
-
-
 def _reads_only(loop) -> bool:
     return all(o.name in READS or _pure(o) for o in walk_all(loop))
 
@@ -96,11 +91,16 @@ def _runs(block):
     runs, run, between = [], [], []
     for op in block.operations:
         op = op.operation
-        if op.name == "scf.for" and len(op.results) and _bounds(op) is not None and _reads_only(op):
+        if (
+            op.name == "scf.for"
+            and len(op.results)
+            and scf_bounds(op) is not None
+            and _reads_only(op)
+        ):
             earlier = {r for l in run for r in l.results}
             if (
                 run
-                and _bounds(op) == _bounds(run[0])
+                and scf_bounds(op) == scf_bounds(run[0])
                 and not any(v in earlier for o in between + [op] + walk_all(op) for v in o.operands)
             ):
                 run.append(op)

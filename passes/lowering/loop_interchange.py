@@ -79,13 +79,16 @@ from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (
     constant_extent,
     constant_min,
+    defined_outside,
     functions,
     index_const,
+    loop_iv,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import Division, Linear, linear
+from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
@@ -93,6 +96,8 @@ MIN_VECTOR_TRIPS = 8
 # it with the accumulators in registers: better than moving it (a 3x3 depthwise convolution
 # 27 vs 30 us, a matmul with K = 8 5.4 vs 11-14 us; K = 32 about even, K = 64 17x faster moved).
 UNROLLED_BAND_OPS = 256
+# (COPY: version-guards' id of a loop copied into the two versions of a guarded tile; a
+# versioned nest's loops are as plain as those of a nest with no guard.)
 PLAIN_LOOP_ATTRS = {
     "lowerBoundMap",
     "upperBoundMap",
@@ -100,6 +105,7 @@ PLAIN_LOOP_ATTRS = {
     "operandSegmentSizes",
     "tir.kind",
     "tir.name",
+    COPY,
 }
 # The loop header attributes that move with a range when loops are interchanged.
 RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
@@ -296,7 +302,7 @@ def _first_iteration_inits(body, band) -> list:
     from 0, and every band loop is in one: it holds when all of them are 0. Hoisted before
     the band, it stores as often and before the same updates."""
     inits = []
-    ivs = [o.regions[0].blocks[0].arguments[0] for o in band]
+    ivs = [loop_iv(o) for o in band]
     if any(constant_min(Loop(o)) != 0 for o in band):
         return []
     for o in body:
@@ -345,22 +351,9 @@ def _hoistable(value, band, init) -> bool:
     """Whether `value` is defined in `init`, outside loop `band`, or by an `affine.apply`
     inside it of values defined outside it."""
     owner = value.owner
-    if _outside(value, band) or not _outside(value, init):
+    if defined_outside(value, band) or not defined_outside(value, init):
         return True
-    return owner.name == "affine.apply" and all(_outside(v, band) for v in owner.operands)
-
-
-def _outside(value, loop) -> bool:
-    """Whether `value` is defined outside `loop` (not by an op in it, not a block argument of
-    it or of an op in it)."""
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner.parent
-    loop = loop.operation
-    while op is not None:
-        if op.operation == loop:
-            return False
-        op = op.parent
-    return True
+    return owner.name == "affine.apply" and all(defined_outside(v, band) for v in owner.operands)
 
 
 def _init_loop(op) -> bool:
@@ -400,15 +393,15 @@ class _Nest:
         self.j, self.prologue, self.body, self.tail = j, prologue, body, tail
         self.inits = list(inits)  # the band's first-iteration `affine.if`s
         self.loops = [j] + band
-        self.ivs = [o.regions[0].blocks[0].arguments[0] for o in self.loops]
+        self.ivs = [loop_iv(o) for o in self.loops]
         # The tail's IV is the leaf after the nest's (it does not move).
-        tail_iv = [tail.regions[0].blocks[0].arguments[0]] if tail is not None else []
+        tail_iv = [loop_iv(tail)] if tail is not None else []
         leaves = list(self.ivs) + tail_iv
         # A prologue loop's stores: (Access, the leaf of the loop's IV, its trip count).
         self.init_stores = []
         for o in prologue:
             if o.name == "affine.for":
-                iv = o.regions[0].blocks[0].arguments[0]
+                iv = loop_iv(o)
                 for store in leaf_ops(o) or []:
                     if store.name == "memref.store":
                         a = Access(store, leaves, noalias)
@@ -606,7 +599,7 @@ def _hoist(init, band) -> tuple:
     applies, stores = [], []
     for op in body_ops(init.regions[0].blocks[0]):
         for k, v in enumerate(op.operands):
-            if _outside(v, init) and not _outside(v, band):
+            if defined_outside(v, init) and not defined_outside(v, band):
                 copy = v.owner.clone(ir.InsertionPoint(band))
                 op.operands[k] = copy.result
                 applies.append(copy)

@@ -44,7 +44,18 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.ir.ir_walk import ancestors, walk_all
-from tir_mlir.passes.lowering.common import constant_int, functions, index_const, scalar_bits
+from tir_mlir.passes.lowering.common import (
+    Bounds,
+    defined_outside,
+    depends_on,
+    functions,
+    index_const,
+    iterations,
+    loop_iv,
+    scalar_bits,
+    scf_bounds,
+    trip_count,
+)
 from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
 from tir_mlir.passes.lowering.pack_panels import MIN_REUSE
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
@@ -69,26 +80,8 @@ class PanelPrefetch:
                     _emit(loop, plan)
 
 
-Bounds = Tuple[int, int, int]
-
-
-def _bounds(loop) -> Optional[Bounds]:
-    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
-    if lo is None or hi is None or step is None or step <= 0 or hi <= lo:
-        return None
-    return lo, hi, step
-
-
-def _trips(b: Bounds) -> int:
-    return (b[1] - b[0] + b[2] - 1) // b[2]
-
-
 def _body(loop) -> List[ir.Operation]:
     return [o.operation for o in loop.regions[0].blocks[0].operations if o.name != "scf.yield"]
-
-
-def _iv(loop) -> ir.Value:
-    return loop.regions[0].blocks[0].arguments[0]
 
 
 def _copy_nest(loop):
@@ -110,26 +103,6 @@ def _copy_nest(loop):
             return None
         load = next(o for o in body if o.name == "vector.load")
         return nest, ops + [o for o in body if o.name.startswith("arith.")], load
-
-
-def _outside(value: ir.Value, loop) -> bool:
-    """Whether `value` is defined outside `loop` (so it dominates all of it)."""
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
-    return op != loop and not any(p == loop for p in ancestors(op))
-
-
-def _depends_on(value: ir.Value, target: ir.Value, seen=None) -> bool:
-    if value == target:
-        return True
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    seen = set() if seen is None else seen
-    if id(owner) in seen:
-        return False
-    seen.add(id(owner))
-    return any(_depends_on(v, target, seen) for v in owner.operation.operands)
 
 
 @dataclass
@@ -154,10 +127,10 @@ def _reads(compute, buffer: ir.Value) -> Optional[int]:
         count = math.prod(ir.VectorType(op.results[0].type).shape) if op.name[0] == "v" else 1
         for p in [op.operation, *ancestors(op)]:
             if p.name == "scf.for":
-                b = _bounds(p)
-                if b is None:
+                trips = trip_count(p)
+                if not trips:
                     return None
-                count *= _trips(b)
+                count *= trips
             if p == compute:
                 break
         total += count
@@ -165,26 +138,26 @@ def _reads(compute, buffer: ir.Value) -> Optional[int]:
 
 
 def _plan(loop, model: CpuModel, regs: ScalarReplace) -> Optional[_Plan]:
-    outer = _bounds(loop)
-    if outer is None or _trips(outer) < 2:
+    outer = scf_bounds(loop)
+    if outer is None or (trip_count(loop) or 0) < 2:
         return None
     loops = [o for o in _body(loop) if o.name == "scf.for"]
     if len(loops) < 2:
         return None
     found = _copy_nest(loops[0])
-    compute = _bounds(loops[1])
-    if found is None or compute is None:
+    compute = scf_bounds(loops[1])
+    if found is None or compute is None or not trip_count(loops[1]):
         return None
     if regs.register_count(r.type for r in loops[1].results) > regs.registers // 2:
         return None
     nest, ops, load = found
-    bounds = [_bounds(n) for n in nest]
+    bounds = [scf_bounds(n) if trip_count(n) else None for n in nest]
     src = load.operands[0]
     store = next(o for o in _body(nest[-1]) if o.name == "vector.store")
     dest = store.operands[1]
-    if not (_outside(src, loop) and _outside(dest, loop)):
+    if not (defined_outside(src, loop) and defined_outside(dest, loop)):
         return None
-    if not any(_depends_on(v, _iv(loop)) for v in list(load.operands)[1:]):
+    if not any(depends_on(v, loop_iv(loop)) for v in list(load.operands)[1:]):
         return None
     mtype = ir.MemRefType(src.type)
     if mtype.get_strides_and_offset()[0][-1] != 1:
@@ -196,7 +169,7 @@ def _plan(loop, model: CpuModel, regs: ScalarReplace) -> Optional[_Plan]:
     resolved = [(n, b) for n, b in zip(nest, bounds) if b is not None]
     if len(resolved) != len(nest):
         return None
-    panel = math.prod(_trips(b) for _, b in resolved) * load_bytes
+    panel = math.prod(iterations(b) for _, b in resolved) * load_bytes
     reads = _reads(loops[1], dest)
     if reads is None or reads < MIN_REUSE * panel // element:
         return None
@@ -221,27 +194,29 @@ def _emit(loop, plan: _Plan):
     the copy makes in the next iteration of `loop`."""
     outer = plan.outer
     compute, cb = plan.compute
-    trips = [_trips(b) for _, b in plan.nest]
+    trips = [iterations(b) for _, b in plan.nest]
     total = math.prod(trips)
-    per = -(-total // _trips(cb))
+    per = -(-total // iterations(cb))
     loc = compute.location
     with ir.InsertionPoint.at_block_begin(compute.regions[0].blocks[0]), loc:
-        last = outer[0] + (_trips(outer) - 1) * outer[2]
-        nxt = arith.minsi(arith.addi(_iv(loop), index_const(outer[2], loc)), index_const(last, loc))
+        last = outer[0] + (iterations(outer) - 1) * outer[2]
+        nxt = arith.minsi(
+            arith.addi(loop_iv(loop), index_const(outer[2], loc)), index_const(last, loc)
+        )
         step = arith.divsi(
-            arith.subi(_iv(compute), index_const(cb[0], loc)), index_const(cb[2], loc)
+            arith.subi(loop_iv(compute), index_const(cb[0], loc)), index_const(cb[2], loc)
         )
         for t in range(per):
             # the t-th of this iteration's loads of the next copy, as the copy's IVs
             unit = arith.addi(arith.muli(step, index_const(per, loc)), index_const(t, loc))
             unit = arith.minsi(unit, index_const(total - 1, loc))
-            mapping: Dict[ir.Value, ir.Value] = {_iv(loop): nxt}
+            mapping: Dict[ir.Value, ir.Value] = {loop_iv(loop): nxt}
             inner = 1
             for (n, (lo, _, st)), count in reversed(list(zip(plan.nest, trips))):
                 digit = arith.remsi(
                     arith.divsi(unit, index_const(inner, loc)), index_const(count, loc)
                 )
-                mapping[_iv(n)] = arith.addi(
+                mapping[loop_iv(n)] = arith.addi(
                     index_const(lo, loc), arith.muli(digit, index_const(st, loc))
                 )
                 inner *= count

@@ -39,7 +39,7 @@ vector and are carried all or none, as `carry-vectors` carries them afterwards.
 
 import itertools
 import math
-from typing import Optional, Tuple
+from typing import Optional
 
 from mlir import ir
 from mlir.dialects import memref, scf, vector
@@ -52,9 +52,13 @@ from tir_mlir.passes.lowering.common import (
     constant_int,
     else_block,
     functions,
+    Bounds,
     index_const,
+    iterations,
+    loop_iv,
     move_body,
     scalar_bits,
+    scf_bounds,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
@@ -582,7 +586,7 @@ def _unrollable(loop, accesses):
         nest = _small_nest(op) if op.name == "scf.for" else None
         if not nest:
             continue
-        ivs = [o.regions[0].blocks[0].arguments[0] for o in nest]
+        ivs = [loop_iv(o) for o in nest]
         stores = [
             a
             for a in accesses
@@ -629,16 +633,15 @@ def _nest(op):
     return out
 
 
-def _constant_bounds(loop) -> Tuple[int, int, int]:
+def _constant_bounds(loop) -> Bounds:
     """(lower bound, upper bound, step) of an scf.for whose bounds are constants."""
-    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
-    assert lo is not None and hi is not None and step is not None, "a loop of constant bounds"
-    return lo, hi, step
+    bounds = scf_bounds(loop)
+    assert bounds is not None, "a loop of constant bounds"
+    return bounds
 
 
 def _trip_count(loop) -> int:
-    lo, hi, step = _constant_bounds(loop)
-    return (hi - lo + step - 1) // step
+    return iterations(_constant_bounds(loop))
 
 
 def _unroll(nests):

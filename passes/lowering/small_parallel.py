@@ -6,7 +6,7 @@ microseconds, more than a small kernel's whole run."""
 from mlir import ir
 from mlir.dialects import scf
 
-from tir_mlir.passes.lowering.common import constant_int, move_body
+from tir_mlir.passes.lowering.common import move_body, scf_dims, trip_count
 
 MIN_PARALLEL_WORK = 1 << 15
 
@@ -28,26 +28,12 @@ def _outermost_parallel_loops(op):
                     yield from _outermost_parallel_loops(o)
 
 
-def _trips(op):
-    """Trip count of each dimension of an scf.for/scf.parallel (None: not a constant)."""
-    n = (len(op.operands) - len(op.results)) // 3 if op.name == "scf.parallel" else 1
-    ops = list(op.operands)
-    bounds = [
-        (constant_int(ops[d]), constant_int(ops[n + d]), constant_int(ops[2 * n + d]))
-        for d in range(n)
-    ]
-    return [
-        None if lo is None or hi is None or step is None else max(0, -(-(hi - lo) // step))
-        for lo, hi, step in bounds
-    ]
-
-
 def _work(op, limit) -> float:
     """Ops executed by `op` (inf when a loop bound is not a constant), counted only up to about
     `limit`: the walk stops once the count is known to exceed it."""
     trips = 1
     if op.name in ("scf.for", "scf.parallel"):
-        for t in _trips(op):
+        for t in (trip_count(op, d) for d in range(scf_dims(op))):
             trips *= float("inf") if t is None else t
     if trips == 0:
         return 1
