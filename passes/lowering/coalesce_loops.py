@@ -47,7 +47,6 @@ from tir_mlir.dialect.ops import Loop, body_ops, integer_set
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_extent, constant_min, functions, loop_iv
 from tir_mlir.passes.lowering.loop_interchange import plain_loop
-from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
 
 
 class CoalesceLoops:
@@ -70,11 +69,10 @@ class CoalesceLoops:
             return None
         inner = ops[0].operation
         inside = walk_all(inner)
+        if any(o.name in ("affine.for", "affine.parallel", "scf.for") for o in inside):
+            return None
         n1 = constant_extent(Loop(inner))
         k0, k1 = loop_iv(outer), loop_iv(inner)
-        loops = [o for o in inside if o.name in ("affine.for", "affine.parallel", "scf.for")]
-        if not all(_accumulator_row(o, inner, k1) for o in loops):
-            return None
         users = {id(u.owner): u.owner for v in (k0, k1) for u in v.uses}
         if not all(_combined(user, k0, k1, n1) for user in users.values()):
             return None
@@ -113,25 +111,6 @@ def _contiguous(access, inner, k1: ir.Value) -> bool:
             return False
     if any(_step(i, inner, k1) for i in indices):
         return memref.get_strides_and_offset()[0][-1] == 1
-    return True
-
-
-def _accumulator_row(loop, inner, k1: ir.Value) -> bool:
-    """Whether `loop`, inside the pair's inner loop, is a row of sums that `scalar-replace`
-    unrolls into scalars carried across the coalesced loop: directly in `inner`, plain from
-    0, at most MAX_UNROLLED steps, holding no loop, every store in it at the same address at
-    every step of the pair. The coalesced loop is then innermost when LLVM sees it."""
-    if loop.parent != inner or not _plain_from_zero(loop):
-        return False
-    if constant_extent(Loop(loop)) > MAX_UNROLLED:
-        return False
-    for o in walk_all(loop):
-        if o.name in ("affine.for", "affine.parallel", "scf.for"):
-            return False
-        if o.name in _ACCESSES and "store" in o.name:
-            first = _ACCESSES[o.name][1]
-            if any(_step(i, inner, k1) for i in list(o.operands)[first:]):
-                return False
     return True
 
 

@@ -88,7 +88,6 @@ from tir_mlir.passes.lowering.common import (
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import Division, Linear, linear
-from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
@@ -96,8 +95,6 @@ MIN_VECTOR_TRIPS = 8
 # it with the accumulators in registers: better than moving it (a 3x3 depthwise convolution
 # 27 vs 30 us, a matmul with K = 8 5.4 vs 11-14 us; K = 32 about even, K = 64 17x faster moved).
 UNROLLED_BAND_OPS = 256
-# (COPY: version-guards' id of a loop copied into the two versions of a guarded tile; a
-# versioned nest's loops are as plain as those of a nest with no guard.)
 PLAIN_LOOP_ATTRS = {
     "lowerBoundMap",
     "upperBoundMap",
@@ -105,7 +102,6 @@ PLAIN_LOOP_ATTRS = {
     "operandSegmentSizes",
     "tir.kind",
     "tir.name",
-    COPY,
 }
 # The loop header attributes that move with a range when loops are interchanged.
 RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
