@@ -56,21 +56,14 @@ from tir_mlir.passes.lowering.common import (
     scf_bounds,
     trip_count,
 )
-from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
+from tir_mlir.passes.lowering.cpu_model import CpuModel
 from tir_mlir.passes.lowering.pack_panels import MIN_REUSE
+from tir_mlir.passes.lowering.stride_prefetch import PrefetchStage
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 
 
-class PanelPrefetch:
+class PanelPrefetch(PrefetchStage):
     name = "prefetch-panels"
-
-    def __init__(self, register_file=None, model: Optional[CpuModel] = None):
-        self.register_file = register_file or ScalarReplace()
-        self.model = model or cpu_model("llvm")
-
-    @classmethod
-    def for_target(cls, target):
-        return cls(ScalarReplace.for_target(target), cpu_model(target))
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

@@ -49,8 +49,10 @@ MIN_TRIPS = 32
 DISTANCE = 1
 
 
-class StridePrefetch:
-    name = "prefetch-strided"
+class PrefetchStage:
+    """What a prefetching stage reads of the target: its vector register file (as
+    `scalar-replace` counts it: the registers a loop's carried values take) and cpu_model's
+    cache geometry. `prefetch-strided` and `prefetch-panels` build themselves from it."""
 
     def __init__(self, register_file=None, model: Optional[CpuModel] = None):
         self.register_file = register_file or ScalarReplace()
@@ -59,6 +61,10 @@ class StridePrefetch:
     @classmethod
     def for_target(cls, target):
         return cls(ScalarReplace.for_target(target), cpu_model(target))
+
+
+class StridePrefetch(PrefetchStage):
+    name = "prefetch-strided"
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
