@@ -140,3 +140,26 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     b = np.zeros(16, "float32")
     tir_mlir.build(sch.mod)["main"](a, b)
     np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+
+
+def test_a_store_to_another_buffer_that_may_alias_keeps_the_loop():
+    """The store between writes C, not B; but B and C are two arguments of a function without
+    `tir.noalias`, so they may be one buffer (here they are: the caller passes one array for
+    both) and the load of B[0] reads what one lane stored into C[0]: the lanes are not widened."""
+    program = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((1,), "float32"),
+         C: T.Buffer((1,), "float32"), D: T.Buffer((16,), "float32")):
+    for j in T.vectorized(16):
+        for k in range(2):
+            B[0] = A[0]
+            C[0] = A[j] + T.float32(k)
+            D[j] = B[0]
+"""
+    sch = Schedule(tir_mlir.parse(program))
+    assert "vector.load" not in emit_text(sch.mod.module, "scf")
+    a = RNG.standard_normal(16).astype("float32")
+    acc = np.zeros(1, "float32")
+    d = np.zeros(16, "float32")
+    tir_mlir.build(sch.mod)["main"](a, acc, acc, d)
+    np.testing.assert_allclose(d, a + 1, rtol=1e-6)
