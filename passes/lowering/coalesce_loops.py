@@ -11,13 +11,13 @@ step at the outer loop) leaves such a pair. LLVM vectorizes one loop of a nest: 
 when it is long enough, else it unrolls the inner one whole and vectorizes the outer, whose
 iterations are then `n1` elements apart. A dot product split by 8 got vectors of every 8th
 element of the rows: 64-byte loads taken apart into eight 8-lane vectors (shifts and byte
-truncations) each step, while the unsplit loop is one contiguous row segment per step (an int8
-dot product 1024 x 512 split by 8, 1 thread: 0.123 -> 0.030 ms, what the unsplit loop takes).
+truncations) each step, while the unsplit loop is one contiguous row segment per step (the
+split one took four times as long: benchmarks/README.md, "session 9, stage figures").
 As one loop it is the loop the split came from, and LLVM chooses its vectors as it would there.
 Only a pair whose accesses are contiguous along the combined index (or the same at every step)
 is coalesced: a row-strided access in a short inner loop is a constant displacement from one
 address per inner step, while in one loop LLVM builds a vector of addresses and extracts each
-lane to gather (an int8 matmul's B column, k split by 32: 14% slower coalesced).
+lane to gather (an int8 matmul's B column, k split by 32, ran slower coalesced).
 
 A pair qualifies when:
 - both loops are plain (serial, constant bounds from 0, step 1, no annotation, two iterations

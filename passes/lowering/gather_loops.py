@@ -11,9 +11,10 @@ and one insert per lane (the X86 targets that matter prefer no hardware gather).
 pool tile (8 output rows around 2 x 2 x 2 small loops) got 16-lane vectors of rows, 64 scalar
 loads and 48 inserts per 16 outputs; with the loop left scalar, LLVM's SLP vectorizer packs the
 unrolled window along its contiguous columns instead (two 4-float loads and 4 shuffles per two
-outputs, TVM's code), 0.37 -> 0.30 ms. The target's vector width (cpu_model.py) sets the jump:
-loads closer together than a register's lanes may share one (LLVM's interleaved groups), and
-stores are left to LLVM's judgement (a transpose's scattered stores follow contiguous loads).
+outputs, TVM's code), in less time (benchmarks/README.md, "session 9, stage figures"). The
+target's vector width (cpu_model.py) sets the jump: loads closer together than a register's
+lanes may share one (LLVM's interleaved groups), and stores are left to LLVM's judgement (a
+transpose's scattered stores follow contiguous loads).
 A loop with as many near loads as far ones (an unscheduled matmul's `k`: A's row, B's column)
 keeps LLVM's choice, and so does one whose arithmetic pays for its gathers: vectorized, each
 op on varying values does one register's lanes at once, while each gathered load (or
@@ -26,7 +27,7 @@ lane (lane_costs.py). Per iteration, the loop stays LLVM's when
 
 An erf (~44 ops) on a column of 4 rows 4 KiB apart, as a GELU walks down its columns: one
 gathered load and one scattered store against ~44 ops; vectorized by LLVM 4 lanes at a time
-(TVM's code), 3.7 -> 1.9 ms over 512 x 1024; the max pool tile above, about one max per
+(TVM's code), in half the time; the max pool tile above, about one max per
 gathered element, stays scalar.
 
 A loop qualifies when it is a `scf.for` without a loop annotation (a schedule's `vectorize` or

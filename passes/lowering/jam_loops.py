@@ -8,8 +8,9 @@ memory run as one loop (loop fusion of the copies `scalar-replace` leaves).
 
 `scalar-replace` unrolls the tiles around a reduction loop that already carries an accumulator
 into one copy of that loop per tile element, one after the other: each copy is a chain of
-dependent FMAs, bound by the FMA latency (a tuner's 4x4 tile of 4-lane accumulators over 64 k
-ran 5x slower than its 16 chains side by side). Jammed, the chains interleave.
+dependent FMAs, bound by the FMA latency, while the core runs several chains side by side in
+the same time (a tuner's 4x4 tile of 4-lane accumulators over 64 k:
+benchmarks/README.md, "session 9, stage figures"). Jammed, the chains interleave.
 
 A run of `scf.for` siblings is jammed when every loop has results, the same constant bounds and
 step, and nothing that writes memory inside (so no iteration of one can see another's effects),

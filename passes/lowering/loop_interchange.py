@@ -7,11 +7,12 @@ rows moves outside the serial loop around it, when that loop walks memory along 
         C[i, j] += A[i, k] * B[k, j]             for j in 0..N:
                                                    C[i, j] += A[i, k] * B[k, j]
 
-The unscheduled 1024 matmul's inner loop reads a new cache line of B at every k (3.6 s on Zen 5,
-TVM alike); interchanged, the inner loop streams rows of B and C and vectorizes (~40 ms). A direct
-convolution's `x` loop moves inside its `rc, ry, rx` band: the 3-step `rx` chain becomes a vector
-loop along a row (5x). Every element still sees its updates in the same order: the numbers are
-those of the loops as written (an FMA may replace a mul + add, as everywhere in TVM's builds).
+The unscheduled matmul's inner loop reads a new cache line of B at every k; interchanged, the
+inner loop streams rows of B and C and vectorizes. A direct convolution's `x` loop moves inside
+its `rc, ry, rx` band: the 3-step `rx` chain becomes a vector loop along a row (figures:
+benchmarks/README.md, "session 9, stage figures"). Every element still sees its updates in the
+same order: the numbers are those of the loops as written (an FMA may replace a mul + add, as
+everywhere in TVM's builds).
 
 A loop `j` qualifies when it and the loops of the band are plain serial loops (constant bounds,
 step 1, no annotation), its body is a prologue of pure ops and stores followed by the band (a
@@ -36,10 +37,10 @@ of them, as a T.init left in the loop) that stays innermost while j moves inside
 
 A column sum in 32-column strips reads 128 bytes of a row 4 KiB from the last at every k (a new
 page per step, no prefetcher follows); moved, it reads A along its rows and B (4 KiB) stays in
-L1 (0.20 -> 0.11 ms over 1024 x 1024; TVM 0.16). Then the elements j writes must be apart from
-those of every other j (its stride at least the tail's span), and it is done when after the move
-every access steps along j to the next element after the tail's span (or not at all) while
-before some access jumped more than a cache line at each step of the band's innermost loop.
+L1. Then the elements j writes must be apart from those of every other j (its stride at least
+the tail's span), and it is done when after the move every access steps along j to the next
+element after the tail's span (or not at all) while before some access jumped more than a
+cache line at each step of the band's innermost loop.
 With a tail, j's prologue may hold a loop that only stores (decompose_reduction's init loop)
 when it writes exactly the tail's elements of the band's store (the same index, its IV for
 the tail's, the same trip count): it runs for every j first, in the copy of j, like a store.
@@ -52,10 +53,10 @@ band, in j's prologue, like a decompose_reduction's: every element sees the same
 A parallel loop j (the schedule's choice: its iterations are what the threads share) that heads
 a nest the stage would move were j serial is split (`_split`): `j_o` parallel around a serial
 `j` of `width` iterations, which moves inside the band as above. A column sum parallel over
-its columns walked each column (a new line and page per step: 3.1 ms over 1024 x 1024, TVM
-alike); split, each thread streams strips of rows, one vector accumulator per strip (0.1-0.3
-ms). `width` spans the elements of as many vector registers as keep the adds busy
-(`fma_chains`): the largest divisor of j's trip count up to that, leaving j_o two iterations.
+its columns walked each column (a new line and page per step); split, each thread streams
+strips of rows, one vector accumulator per strip. `width` spans the elements of as many vector
+registers as keep the adds busy (`fma_chains`): the largest divisor of j's trip count up to
+that, leaving j_o two iterations.
 
 A band that already walks rows (every access steps by at most one element along its innermost
 loop) and updates a float element the band does not move is one chain of dependent adds per
@@ -64,7 +65,7 @@ latency: floats are not reassociated, so each chain stays whole (LLVM splits an 
 chain into vector lanes itself). Then j (serial or parallel) is split the same way, `width`
 the chains that keep the add units busy (`fma_chains` of the value's width), and the inner
 part moves inside the band (`_jam_rows`): that many chains run side by side, each in its
-order (a 1024 x 1024 row sum 0.57 -> 0.29 ms, one thread).
+order. The figures of these rules: benchmarks/README.md, "session 9, stage figures".
 """
 
 import math
@@ -92,8 +93,8 @@ from tir_mlir.analysis.linear import Division, Linear, linear
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
 # A band this small (iterations x body ops) LLVM unrolls whole, then vectorizes the loop around
-# it with the accumulators in registers: better than moving it (a 3x3 depthwise convolution
-# 27 vs 30 us, a matmul with K = 8 5.4 vs 11-14 us; K = 32 about even, K = 64 17x faster moved).
+# it with the accumulators in registers: better than moving it, up to about this size; larger
+# bands run faster moved (benchmarks/README.md, "session 9, stage figures").
 UNROLLED_BAND_OPS = 256
 PLAIN_LOOP_ATTRS = {
     "lowerBoundMap",

@@ -14,9 +14,9 @@ of the compute loop, as BLAS kernels prefetch their next packed panel.
 A packed panel (`pack-panels`' copy of a `k` tile of B, or a schedule's `cache_read` under a
 reduction loop) is read from memory by its copy at the start of every tile: rows a page or
 more apart, each one a new stream for the hardware prefetchers, so the copy waits on its misses
-while the FMA units idle (a 1024 matmul's tuned 4 x 64 tiles: the copies alone cost ~5% of
-the kernel). Spread over the compute loop that follows, the same lines arrive while it runs,
-and the copy then reads them from the cache.
+while the FMA units idle (in a tuned 1024 matmul the copies alone are a noticeable share of
+the kernel: benchmarks/README.md, "session 9, stage figures"). Spread over the compute loop
+that follows, the same lines arrive while it runs, and the copy then reads them from the cache.
 
 The loop qualifies when:
 - its body holds, in order, a copy nest (perfect `scf.for` nest of constant bounds whose
@@ -29,7 +29,7 @@ The loop qualifies when:
   panel fits in half the L2 (the rest holds the current tile's data), and the compute loop
   reads each panel element `pack_panels.MIN_REUSE` times or more: a few prefetches next to
   much work (a copy read once, a transpose's, is memory-bound already, and prefetching the
-  next one during it ran 1.6x slower).
+  next one during it made it slower).
 The next panel goes to L2 (locality 2) when it and the current one do not fit L1 together
 (prefetched into L1 it would evict the panel the compute loop reads), else to L1. The last
 iteration prefetches its own panel again, so every prefetched address is valid. The target's

@@ -10,16 +10,16 @@ A register tile over `k` reads a row segment of B per iteration. When B's rows a
 (a 1024-wide float matrix), every row falls in the same L1 sets: the 128 rows of a `k` block do
 not fit in their ways, so every load misses L1, and the hardware prefetchers, which follow a
 stream only within a 4 KiB page, do not help. Asking for the next row one iteration early hides most
-of the miss (`shared/bench/hand_mm.py`, a 1024 matmul: 6.2 -> 5.9 ms, TVM 6.2; 16 of the tuner's
-1024-matmul candidates: geomean ~0.96, from 0.92 to 1.05, one 0.97 and 1.14 in two runs).
+of the miss (`shared/bench/hand_mm.py`'s 1024 matmul and the tuner's 1024-matmul candidates:
+benchmarks/README.md, "session 9, stage figures").
 
 A load is prefetched when:
 - it is a `vector.load` directly in the body of an innermost `scf.for` with constant bounds and
   at least MIN_TRIPS iterations (LLVM unrolls a shorter loop whole, and the out-of-order core
-  then starts the loads early by itself; with the prefetches in it, LLVM unrolled it less: 1.7x
-  slower), with no vectorize hint (LLVM would widen the step);
+  then starts the loads early by itself; with the prefetches in it, LLVM unrolled it less and
+  it ran slower), with no vectorize hint (LLVM would widen the step);
 - the loop does no scalar float math (LLVM's SLP vectorizer may still pack it into vectors, and
-  calls between its loads stop that: 2.1x slower) and carries at most half the vector registers
+  calls between its loads stop that) and carries at most half the vector registers
   in values (the prefetch addresses made LLVM spill a 26-register tile every iteration);
 - its memref is defined outside the loop with a static shape and strides, and its indices are
   linear in the IV (`arith` add/sub/mul by constant) with a byte stride of at least the
