@@ -3,9 +3,6 @@ apart) would not stay in L1 reads a contiguous copy made once per `k` tile (a co
 L2's share); tiles that reuse the panel little, B rows the L1 sets spread, and scalar tiles
 keep reading B. Numbers against numpy, the copy checked on the scf stage."""
 
-import re
-
-import numpy as np
 import pytest
 
 import tir_mlir
@@ -15,57 +12,26 @@ from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.pack_panels import PackPanels
 from tir_mlir.passes.lowering.pipeline import emit_text
 
+from panel_matmuls import check_matmul, panels, tiled_matmul
 from workloads import matmul
-
-RNG = np.random.default_rng(0)
-
-
-def _tiled(n, m, rows=4, kc=64, width=32, vectorize=True, i1_outside=False):
-    """i0, j0, k0, i1, k1, i2, j1 (TVM's SSRSRS order; i1 before k0 with `i1_outside`) with
-    `rows` x `width` register tiles over `kc` steps of k; i1 spans the rest of a 64-row
-    block."""
-    sch = Schedule(tir_mlir.parse(matmul(n, m=m, k=n)))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 64 // rows, rows])
-    j0, j1 = sch.split(j, factors=[None, width])
-    k0, k1 = sch.split(k, factors=[None, kc])
-    sch.reorder(i0, j0, *((i1, k0) if i1_outside else (k0, i1)), k1, i2, j1)
-    sch.parallel(i0)
-    sch.unroll(i2)
-    if vectorize:
-        sch.vectorize(j1)
-    sch.decompose_reduction(c, k0)
-    return sch
-
-
-def _check(sch, n, m):
-    a, b = (RNG.uniform(-1, 1, s).astype("float32") for s in ((n, n), (n, m)))
-    c = np.zeros((n, m), "float32")
-    tir_mlir.build(sch.mod)["main"](a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-
-
-def _panels(scf: str) -> list:
-    return re.findall(r"memref\.alloca\(\) : memref<(\d+x\d+)xf32>", scf)
 
 
 def test_strided_panel_is_copied_once_per_k_tile():
     """B rows 2 KiB apart: a k tile's 64 rows fall in 2 L1 sets (64 sets, 64-byte lines)."""
-    sch = _tiled(512, 512)
+    sch = tiled_matmul(512, 512)
     scf = emit_text(sch.mod.module, "scf")
-    assert _panels(scf) == ["64x32"]
+    assert panels(scf) == ["64x32"]
     # the copy is vector loads of B's rows, the tile reads the copy
     assert "vector.load %arg1" in scf and "vector.store" in scf
-    _check(sch, 512, 512)
+    check_matmul(sch, 512, 512)
 
 
 def test_a_panel_wider_than_l1_is_copied_too():
     """A 64 x 256 panel (64 KiB) fits no L1 of this machine but its L2: the copy's rows follow
     one another, so a tile's 64 x 32 sweep of it spreads over the L1 sets."""
-    sch = _tiled(512, 512, rows=4, kc=64, width=256)
-    assert _panels(emit_text(sch.mod.module, "scf")) == ["64x256"]
-    _check(sch, 512, 512)
+    sch = tiled_matmul(512, 512, rows=4, kc=64, width=256)
+    assert panels(emit_text(sch.mod.module, "scf")) == ["64x256"]
+    check_matmul(sch, 512, 512)
 
 
 @pytest.mark.parametrize(
@@ -76,14 +42,14 @@ def test_a_panel_wider_than_l1_is_copied_too():
     ],
 )
 def test_panels_the_caches_keep_or_barely_reuse_are_read_in_place(m, i1_outside, why):
-    sch = _tiled(512, m, width=4 if m % 32 else 32, i1_outside=i1_outside)
-    assert _panels(emit_text(sch.mod.module, "scf")) == [], why
-    _check(sch, 512, m)
+    sch = tiled_matmul(512, m, width=4 if m % 32 else 32, i1_outside=i1_outside)
+    assert panels(emit_text(sch.mod.module, "scf")) == [], why
+    check_matmul(sch, 512, m)
 
 
 def test_scalar_tiles_are_left_alone():
-    sch = _tiled(512, 512, vectorize=False)
-    assert _panels(emit_text(sch.mod.module, "scf")) == []
+    sch = tiled_matmul(512, 512, vectorize=False)
+    assert panels(emit_text(sch.mod.module, "scf")) == []
 
 
 @pytest.mark.parametrize(
@@ -99,7 +65,7 @@ def test_scalar_tiles_are_left_alone():
     ],
 )
 def test_panel_budget_is_the_named_cpus_l2(cpu, kc, width, copied):
-    module = _tiled(1024, 1024, kc=kc, width=width).mod.copy().module
+    module = tiled_matmul(1024, 1024, kc=kc, width=width).mod.copy().module
     strip_handles(module.operation)
     PackPanels(cpu_model(f"llvm -mcpu={cpu}"))(module)
     assert ("B_global" in str(module)) == copied
@@ -109,7 +75,7 @@ def test_panel_budget_is_the_named_cpus_l2(cpu, kc, width, copied):
 def test_a_copy_in_l2_needs_sweeps(rows, copied):
     """A 64 x 256 panel (64 KiB, beyond L1) is read from L2 once per sweep of the loops outside
     `k1`: 16 sweeps of a 4-row tile pay for the copy, 2 sweeps of a 32-row tile do not."""
-    module = _tiled(1024, 1024, rows=rows, kc=64, width=256).mod.copy().module
+    module = tiled_matmul(1024, 1024, rows=rows, kc=64, width=256).mod.copy().module
     strip_handles(module.operation)
     PackPanels(cpu_model("llvm -mcpu=sapphirerapids"))(module)
     assert ("B_global" in str(module)) == copied

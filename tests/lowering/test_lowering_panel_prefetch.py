@@ -5,41 +5,13 @@ against numpy, the prefetches checked on the scf stage."""
 
 import re
 
-import numpy as np
-
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.pipeline import emit_text
 
+from panel_matmuls import check_matmul, panels, tiled_matmul
 from workloads import matmul
-
-RNG = np.random.default_rng(0)
-
-
-def _tiled(n, rows=4, kc=64, width=32):
-    """i0, j0, k0, i1, k1, i2, j1 with `rows` x `width` register tiles over `kc` steps of k
-    (pack-panels copies B's `kc` x `width` panel under k0); i1 spans the rest of a 64-row
-    block."""
-    sch = Schedule(tir_mlir.parse(matmul(n, m=n, k=n)))
-    c = sch.get_block("C")
-    i, j, k = sch.get_loops(c)
-    i0, i1, i2 = sch.split(i, factors=[None, 64 // rows, rows])
-    j0, j1 = sch.split(j, factors=[None, width])
-    k0, k1 = sch.split(k, factors=[None, kc])
-    sch.reorder(i0, j0, k0, i1, k1, i2, j1)
-    sch.parallel(i0)
-    sch.unroll(i2)
-    sch.vectorize(j1)
-    sch.decompose_reduction(c, k0)
-    return sch
-
-
-def _check(sch, n):
-    a, b = (RNG.uniform(-1, 1, (n, n)).astype("float32") for _ in "ab")
-    c = np.zeros((n, n), "float32")
-    tir_mlir.build(sch.mod)["main"](a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
 def _prefetches(scf: str) -> list:
@@ -55,23 +27,23 @@ def _l1_bytes():
 def test_the_next_panel_is_prefetched_over_the_compute_loop():
     """A 64 x 32 panel (8 KiB, 128 lines of 64 bytes): 16 iterations of i1 prefetch 8 lines
     each, into L1 (both panels fit it)."""
-    sch = _tiled(512)
+    sch = tiled_matmul(512, 512)
     scf = emit_text(sch.mod.module, "scf")
-    assert re.findall(r"memref\.alloca\(\) : memref<(\d+x\d+)xf32>", scf) == ["64x32"]
+    assert panels(scf) == ["64x32"]
     panel = 64 * 32 * 4
     lines = panel // cpu_model("llvm").line_bytes
     assert _prefetches(scf) == ["3" if 2 * panel <= _l1_bytes() else "2"] * (lines // 16)
-    _check(sch, 512)
+    check_matmul(sch, 512, 512)
 
 
 def test_a_panel_the_l1_cannot_hold_twice_goes_to_l2():
     """A 64 x 256 panel (64 KiB): prefetched into L1 it would evict the panel being read."""
-    sch = _tiled(512, width=256)
+    sch = tiled_matmul(512, 512, width=256)
     scf = emit_text(sch.mod.module, "scf")
     panel = 64 * 256 * 4
     assert 2 * panel > _l1_bytes()
     assert set(_prefetches(scf)) == {"2"}
-    _check(sch, 512)
+    check_matmul(sch, 512, 512)
 
 
 def test_loops_without_a_panel_copy_prefetch_nothing():
@@ -106,6 +78,6 @@ def test_a_copy_read_too_few_times_is_left_alone():
     pack-panels' MIN_REUSE uses), the copy is a small part of the work and stays as it is."""
     many, few = (emit_text(_cached(256, rows).mod.module, "scf") for rows in (32, 8))
     for scf in (many, few):  # both copy the tile
-        assert re.findall(r"memref\.alloca\(\) : memref<(\d+x\d+)xf32>", scf) == ["64x32"]
+        assert panels(scf) == ["64x32"]
     assert _prefetches(many) and _prefetches(few) == []
-    _check(_cached(256, 32), 256)
+    check_matmul(_cached(256, 32), 256, 256)
