@@ -34,13 +34,15 @@ vector loop here, `vectorize-loops` builds the lanes in the width LLVM prices lo
 0.61 ms over 1024 x 1024, 1 thread).
 
 A loop that gathers is left scalar, though, when it stores integers, runs at most
-scalar-replace's MAX_UNROLLED steps, and the serial loop around it (holding nothing else)
-walks every gathered load contiguously over at least a register: an int8 dot product with 8
-rows inside `k1` (`C[i0 + i1] += A[i0 + i1, k] * B[i0 + i1, k]`) gathered 8 bytes of A and 8
-of B per step, one insert each; unrolled into 8 carried sums, LLVM's loop vectorizer takes
-`k1` over 32 contiguous bytes of each row (vpmaddwd), TVM's code: 0.19 -> 0.031 ms over
-1024 x 512 (TVM 0.038, 1 thread). A float sum keeps its rows vectorized: LLVM does not reorder
-it, so left scalar it is not vectorized at all (a row sum of 8 rows ran 1.15x slower).
+scalar-replace's MAX_UNROLLED steps, and the serial loops around it (a perfect nest, each
+holding nothing but the next, as many as it takes to make a register's lanes) walk every
+gathered load contiguously, as one loop would (`k0 * n1 + k1`, unit stride): an int8 dot
+product with 8 rows inside `k1` (`C[i0 + i1] += A[i0 + i1, k] * B[i0 + i1, k]`) gathered 8
+bytes of A and 8 of B per step, one insert each; unrolled into 8 carried sums, LLVM's loop
+vectorizer takes `k1` over contiguous bytes of each row (vpmaddwd), as TVM's code does. With
+`k` split in two around the rows (`k0, k1 in 256 x 2`), `coalesce-loops` makes the pair one
+loop around the rows first. A float sum keeps its rows vectorized: LLVM does not reorder it,
+so left scalar it is not vectorized at all (a row sum of 8 rows ran 1.15x slower).
 """
 
 from typing import Optional
@@ -132,23 +134,15 @@ def _accumulated(loop: Loop, plan: Plan) -> bool:
 
 def _gathers_walked_by_parent(loop: Loop, lanes: int) -> bool:
     """Whether `loop` gathers (a load that moves by more than one element per step), stores
-    integers, and the serial loop around it, holding nothing but it, walks every such load
-    contiguously over at least a register: left scalar, `loop` unrolls into as many
-    accumulators as it has steps (scalar-replace carries them) and LLVM's loop vectorizer
-    takes the parent loop, whose loads are then whole registers instead of one insert per
-    lane. Only integer sums: LLVM does not reorder a float sum (no reassociation), so a row
-    sum left scalar would not be vectorized at all (1.13-1.16x slower over 8 rows)."""
-    parent = loop.op.parent
-    while parent is not None and parent.name not in ("affine.for", "func.func"):
-        parent = parent.parent
-    if parent is None or parent.name != "affine.for":
-        return False
-    outer = Loop(parent)
-    if outer.kind != "serial" or not constant_loop(outer) or outer.step != 1:
-        return False
-    if any(o.name == "affine.for" and o != loop.op for o in walk_all(parent)):
-        return False
-    if constant_extent(outer) < lanes:
+    integers, and the serial loops around it (`_walking_nest`: a perfect nest, together at
+    least a register's lanes) walk every such load contiguously, as one loop would: left
+    scalar, `loop` unrolls into as many accumulators as it has steps (scalar-replace carries
+    them), `coalesce-loops` makes the nest one loop, and LLVM's loop vectorizer takes it, whose
+    loads are then whole registers instead of one insert per lane. Only integer sums: LLVM
+    does not reorder a float sum (no reassociation), so a row sum left scalar would not be
+    vectorized at all (1.13-1.16x slower over 8 rows)."""
+    nest = _walking_nest(loop, lanes)
+    if not nest:
         return False
     gathered = False
     for op in walk_all(loop.op):
@@ -156,23 +150,56 @@ def _gathers_walked_by_parent(loop: Loop, lanes: int) -> bool:
             return False  # a float sum: LLVM keeps its order, so it cannot vectorize over k
         if op.name != "memref.load":
             continue
-        t = op.operands[0].type
-        if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
+        strides = _strides(op, [loop] + nest)
+        if strides is None:
             return False
-        forms = [value_linear(v, _atom) for v in list(op.operands)[1:]]
-        if any(f is None for f in forms):
-            return False
-        full = [f for f in forms if f is not None]
-        strides = [1] * len(full)
-        for d in range(len(full) - 2, -1, -1):
-            strides[d] = strides[d + 1] * t.shape[d + 1]
-        inner = sum(f.terms.get(loop.iv, 0) * st for f, st in zip(full, strides))
-        if abs(inner) <= 1:
+        if abs(strides[0]) <= 1:
             continue
         gathered = True
-        if sum(f.terms.get(outer.iv, 0) * st for f, st in zip(full, strides)) != 1:
-            return False
+        walk = 1
+        for outer, stride in zip(nest, strides[1:]):
+            if stride != walk:
+                return False
+            walk *= constant_extent(outer)
     return gathered
+
+
+def _walking_nest(loop: Loop, lanes: int) -> list:
+    """The serial loops of constant bounds and step 1 around `loop`, innermost first, each
+    holding nothing but the loop inside it, up to the first at which their extents multiply
+    to at least `lanes`; empty when there is no such nest."""
+    nest, inner, trips = [], loop.op, 1
+    while trips < lanes:
+        parent = inner.parent
+        while parent is not None and parent.name not in ("affine.for", "func.func"):
+            parent = parent.parent
+        if parent is None or parent.name != "affine.for":
+            return []
+        outer = Loop(parent)
+        if outer.kind != "serial" or not constant_loop(outer) or outer.step != 1:
+            return []
+        if sum(o.name == "affine.for" for o in walk_all(parent)) != len(nest) + 1:
+            return []  # `parent` holds a loop besides `inner`
+        nest.append(outer)
+        trips *= constant_extent(outer)
+        inner = parent
+    return nest
+
+
+def _strides(load, loops: list) -> Optional[list]:
+    """How far (in elements of its statically shaped memref) `load` moves per step of each
+    of `loops`; None when its indices are not linear in them."""
+    t = load.operands[0].type
+    if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
+        return None
+    forms = [value_linear(v, _atom) for v in list(load.operands)[1:]]
+    if any(f is None for f in forms):
+        return None
+    full = [f for f in forms if f is not None]
+    dims = [1] * len(full)
+    for d in range(len(full) - 2, -1, -1):
+        dims[d] = dims[d + 1] * t.shape[d + 1]
+    return [sum(f.terms.get(lp.iv, 0) * st for f, st in zip(full, dims)) for lp in loops]
 
 
 def _atom(value: ir.Value) -> Optional[Linear]:

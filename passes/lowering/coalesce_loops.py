@@ -1,6 +1,6 @@
 """Stage `coalesce-loops` (CPU, affine level, last before `affine-to-scf`): two serial loops, one
-directly inside the other and innermost, whose variables the body uses only as one index
-`k0 * n1 + k1` become one loop over that index.
+directly inside the other and innermost (or around rows of sums only), whose variables the body
+uses only as one index `k0 * n1 + k1` become one loop over that index.
 
     for k0 in 0..64:                             for k in 0..512:
       for k1 in 0..8:                 =>           C[i] += A[i, k] * B[i, k]
@@ -21,7 +21,12 @@ lane to gather (an int8 matmul's B column, k split by 32, ran slower coalesced).
 
 A pair qualifies when:
 - both loops are plain (serial, constant bounds from 0, step 1, no annotation, two iterations
-  or more), the outer one's body is the inner loop alone and the inner one holds no loop;
+  or more), the outer one's body is the inner loop alone and the inner one holds no loop but
+  rows of sums: plain loops directly in it, of at most scalar-replace's MAX_UNROLLED steps,
+  holding no loop, each store in them at the same address at every step of the pair (an int8
+  dot product's rows inside a split reduction, `i0, k0, k1, i1`: `scalar-replace` unrolls the
+  rows into sums carried across the one loop, which LLVM then vectorizes over contiguous
+  bytes of each row; `auto-vectorize` leaves such integer rows scalar);
 - every load and store in it (`memref`'s, `vector`'s plain ones; any other vector access keeps
   the pair) is the same at every step, or walks its last (unit-stride) dim one element per
   step of `k0 * n1 + k1`, and none stores a float at the same address at every step (a float
@@ -47,6 +52,7 @@ from tir_mlir.dialect.ops import Loop, body_ops, integer_set
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_extent, constant_min, functions, loop_iv
 from tir_mlir.passes.lowering.loop_interchange import plain_loop
+from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
 
 
 class CoalesceLoops:
@@ -69,10 +75,11 @@ class CoalesceLoops:
             return None
         inner = ops[0].operation
         inside = walk_all(inner)
-        if any(o.name in ("affine.for", "affine.parallel", "scf.for") for o in inside):
-            return None
         n1 = constant_extent(Loop(inner))
         k0, k1 = loop_iv(outer), loop_iv(inner)
+        loops = [o for o in inside if o.name in ("affine.for", "affine.parallel", "scf.for")]
+        if not all(_accumulator_row(o, inner, k1) for o in loops):
+            return None
         users = {id(u.owner): u.owner for v in (k0, k1) for u in v.uses}
         if not all(_combined(user, k0, k1, n1) for user in users.values()):
             return None
@@ -111,6 +118,25 @@ def _contiguous(access, inner, k1: ir.Value) -> bool:
             return False
     if any(_step(i, inner, k1) for i in indices):
         return memref.get_strides_and_offset()[0][-1] == 1
+    return True
+
+
+def _accumulator_row(loop, inner, k1: ir.Value) -> bool:
+    """Whether `loop`, inside the pair's inner loop, is a row of sums that `scalar-replace`
+    unrolls into scalars carried across the coalesced loop: directly in `inner`, plain from
+    0, at most MAX_UNROLLED steps, holding no loop, every store in it at the same address at
+    every step of the pair. The coalesced loop is then innermost when LLVM sees it."""
+    if loop.parent != inner or not _plain_from_zero(loop):
+        return False
+    if constant_extent(Loop(loop)) > MAX_UNROLLED:
+        return False
+    for o in walk_all(loop):
+        if o.name in ("affine.for", "affine.parallel", "scf.for"):
+            return False
+        if o.name in _ACCESSES and "store" in o.name:
+            first = _ACCESSES[o.name][1]
+            if any(_step(i, inner, k1) for i in list(o.operands)[first:]):
+                return False
     return True
 
 

@@ -27,14 +27,14 @@ def main(A: T.Buffer((64, 256), "{dtype}"), B: T.Buffer((64, 256), "{dtype}"), C
 """
 
 
-def _rows_inside_k(dtype: str, acc: str) -> Schedule:
-    """Issue 28's int8 dot (case 0233): 8 rows innermost, inside k split 8 x 32."""
+def _rows_inside_k(dtype: str, acc: str, k1: int = 32) -> Schedule:
+    """Issue 28's int8 dot (case 0233): 8 rows innermost, inside k split by `k1` (8 x 32)."""
     sch = Schedule(tir_mlir.parse(_dot(dtype, acc)))
     block = sch.get_block("C")
     i, k = sch.get_loops(block)
     i0, i1 = sch.split(i, factors=[None, 8])
-    k0, k1 = sch.split(k, factors=[None, 32])
-    sch.reorder(i0, k0, k1, i1)
+    k0, k1_loop = sch.split(k, factors=[None, k1])
+    sch.reorder(i0, k0, k1_loop, i1)
     sch.decompose_reduction(block, k0)
     return sch
 
@@ -48,6 +48,22 @@ def test_int8_rows_stay_scalar_and_k_is_vectorized():
     assert "vpinsrb" not in asm
     assert "vpmaddwd" in asm or "vpdpwssd" in asm
     rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (64, 256)).astype("int8")
+    b = rng.integers(-128, 128, (64, 256)).astype("int8")
+    c = np.full(64, 7, "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, (a.astype("int32") * b.astype("int32")).sum(axis=1))
+
+
+def test_int8_rows_inside_a_short_k1_stay_scalar():
+    """k split 128 x 2 around the rows (issue 28's 0368 of seed 424113201): the loop around
+    the rows walks 2 bytes, but k0 and k1 together walk each row contiguously, as one loop."""
+    sch = _rows_inside_k("int8", "int32", k1=2)
+    assert "vector.from_elements" not in emit_text(sch.mod.module, "scf", target=SPR)
+    asm = emit_text(sch.mod.module, "asm", target=SPR)
+    assert "vpinsrb" not in asm
+    assert "vpmaddwd" in asm or "vpdpwssd" in asm
+    rng = np.random.default_rng(1)
     a = rng.integers(-128, 128, (64, 256)).astype("int8")
     b = rng.integers(-128, 128, (64, 256)).astype("int8")
     c = np.full(64, 7, "int32")

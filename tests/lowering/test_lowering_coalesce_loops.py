@@ -9,7 +9,7 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
-from schedule_everyday import int8_dot, matmul
+from schedule_everyday import int8_dot, matmul, row_sum
 
 # A named CPU (its 512-bit registers decide, whatever the host).
 AVX512 = "llvm -mcpu=skylake-avx512"
@@ -63,6 +63,50 @@ def test_a_split_in_three_runs_as_one_loop():
     sch.parallel(i)
     assert _extents(emit_text(sch.mod.module, "scf", AVX512)) == [512]
     _dot(sch)
+
+
+def _rows_inside_a_split(sch: Schedule):
+    """Split i by 4 and k by 2, the 4 rows innermost (`i0, k0, k1, i1`), their sums in a local
+    buffer at `i0` (0368 of seed 424113201's shape)."""
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 2])
+    sch.reorder(i0, k0, k1, i1)
+    cache = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(cache, i0)
+    sch.parallel(i0)
+    sch.decompose_reduction(block, k0)
+
+
+def test_integer_rows_inside_a_split_run_as_one_loop_of_carried_sums():
+    """The rows are not gathered as 4 lanes (a byte from each of 4 rows per step): they are 4
+    integer sums carried across the one loop of 512, whose loads are contiguous."""
+    sch = Schedule(tir_mlir.parse(int8_dot(64, 512)))
+    _rows_inside_a_split(sch)
+    scf = emit_text(sch.mod.module, "scf", AVX512)
+    assert 512 in _extents(scf) and 256 not in _extents(scf), scf
+    assert "vector" not in scf and "iter_args" in scf, scf
+    _dot(sch)
+
+
+def test_float_rows_inside_a_split_stay_vectorized():
+    """A float row sum keeps its order: left scalar its rows would not be vectorized at all,
+    so they stay 4 lanes and the pair stays."""
+    sch = Schedule(tir_mlir.parse(row_sum(64, 512)))
+    block = sch.get_block("B")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 2])
+    sch.reorder(i0, k0, k1, i1)
+    sch.parallel(i0)
+    scf = emit_text(sch.mod.module, "scf", AVX512)
+    assert "vector<4xf32>" in scf and _extents(scf)[-2:] == [256, 2], scf
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 512)).astype("float32")
+    b = np.zeros(64, "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-4)
 
 
 def test_a_row_strided_split_keeps_its_loops():
