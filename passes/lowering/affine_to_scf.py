@@ -45,6 +45,7 @@ from tir_mlir.passes.lowering.common import (
     constant_loop,
     functions,
     index_const,
+    loop_iv,
     move_body,
     scalar_bits,
     set_to_arith,
@@ -175,7 +176,7 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
         update = _stored_update(op.operands[0])
         if update is None or not any(_loads(v, address) for v in update.operands):
             continue
-        iv = loop.regions[0].blocks[0].arguments[0]
+        iv = loop_iv(loop)
         misses = misses_cache(update, chain_loops(op), cache)
         if misses if misses is not None else _strided_loads(update, iv):
             continue

@@ -98,7 +98,8 @@ def trip_count(loop, dim: int = 0) -> Optional[int]:
 
 
 def loop_iv(loop) -> ir.Value:
-    """The induction variable of an `scf.for` or `affine.for` (its body's first argument)."""
+    """The induction variable of a loop op (`scf.for`, `affine.for`, a `tir` loop): its
+    body's first argument."""
     return loop.regions[0].blocks[0].arguments[0]
 
 

@@ -27,7 +27,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
-from tir_mlir.passes.lowering.common import constant_extent, functions, walk
+from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -64,7 +64,7 @@ class LaneInterchange:
 
 
 def _ivs(j, lanes) -> list:
-    return [j.regions[0].blocks[0].arguments[0], lanes.regions[0].blocks[0].arguments[0]]
+    return [loop_iv(j), loop_iv(lanes)]
 
 
 def _lane_loop(j):

@@ -38,7 +38,13 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import constant_int, functions, index_const, scalar_bits
+from tir_mlir.passes.lowering.common import (
+    functions,
+    index_const,
+    loop_iv,
+    scalar_bits,
+    scf_bounds,
+)
 from tir_mlir.passes.lowering.cpu_model import CpuModel, cpu_model
 from tir_mlir.passes.lowering.scalar_replace import ScalarReplace, leaves, linear
 
@@ -76,25 +82,24 @@ class StridePrefetch(PrefetchStage):
         annotation = (
             str(loop.attributes["loop_annotation"]) if "loop_annotation" in loop.attributes else ""
         )
-        lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+        bounds = scf_bounds(loop)
         regs = self.register_file
         nested = [o for o in walk_all(loop) if o != loop]
         return (
             "vectorize" not in annotation
-            and lo is not None
-            and hi is not None
-            and step is not None
-            and step > 0
-            and (hi - lo) // step >= MIN_TRIPS
+            and bounds is not None
+            and bounds[2] > 0
+            and (bounds[1] - bounds[0]) // bounds[2] >= MIN_TRIPS
             and regs.register_count(r.type for r in loop.results) <= regs.registers // 2
             and not any(o.name == "scf.for" or _scalar_float_math(o) for o in nested)
         )
 
 
 def _prefetch(loop, model: CpuModel):
-    iv = loop.regions[0].blocks[0].arguments[0]
-    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
-    assert lo is not None and hi is not None and step is not None, "an eligible loop's bounds"
+    iv = loop_iv(loop)
+    bounds = scf_bounds(loop)
+    assert bounds is not None, "an eligible loop's bounds"
+    lo, hi, step = bounds
     trips = (hi - lo) // step
     memo, lines = {}, {}  # (buffer, variable terms) -> byte offsets already prefetched
     for op in list(loop.regions[0].blocks[0].operations):

@@ -35,6 +35,7 @@ from tir_mlir.passes.lowering.common import (
     build_error,
     functions,
     index_const,
+    loop_iv,
     scalar_bits,
     set_to_arith,
     walk,
@@ -175,7 +176,7 @@ def _peelable_reduction(block: Block):
         child = loop
     ivs = {}
     for loop in loops:
-        iv = loop.regions[0].blocks[0].arguments[0]
+        iv = loop_iv(loop)
         for p, dmin in reduce_dims:
             if dims[p] == iv:
                 ivs[p] = (loop, dmin)

@@ -26,7 +26,7 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
-from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
+from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions, loop_iv
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -98,7 +98,7 @@ def _unit(op) -> bool:
 
 
 def _vectorizes_unrolled(x, inner, noalias) -> bool:
-    ivs = [o.regions[0].blocks[0].arguments[0] for o in [x] + inner]
+    ivs = [loop_iv(o) for o in [x] + inner]
     try:
         accesses = [Access(o, ivs, noalias) for o in walk_all(x) if o.name in ACCESSES]
     except NotAffine:

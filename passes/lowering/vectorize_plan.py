@@ -32,7 +32,7 @@ from mlir import ir
 from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.dialect.ops import integer_set
 from tir_mlir.passes.lowering.buffer_roots import root
-from tir_mlir.passes.lowering.common import INTEGER_DIVISIONS
+from tir_mlir.passes.lowering.common import INTEGER_DIVISIONS, loop_iv
 
 LANE = "lane"
 # Ops applied lane-wise: the same op name on vector types.
@@ -229,7 +229,7 @@ class Plan:
         if any(isinstance(v.type, ir.VectorType) for v in [*o.operands, *o.results]):
             return False
         if name == "affine.for":
-            self._leaf(o.regions[0].blocks[0].arguments[0])
+            self._leaf(loop_iv(o))
             return self._block(o.regions[0].blocks[0], masked)
         if name == "affine.if":
             return self._affine_if(o, masked)
