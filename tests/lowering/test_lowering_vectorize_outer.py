@@ -66,6 +66,14 @@ def test_int8_loop_is_cut_into_register_wide_vectors():
     np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
 
 
+def _run_lane_by_lane(program: str, *arrays):
+    """Check that `program`'s vectorized loop is not widened (no vector load on the scf
+    stage), then build it and run it on `arrays`."""
+    sch = Schedule(tir_mlir.parse(program))
+    assert "vector.load" not in emit_text(sch.mod.module, "scf")
+    tir_mlir.build(sch.mod)["main"](*arrays)
+
+
 def test_a_load_of_another_lanes_store_keeps_the_loop():
     """A uniform element read before the lane stores it holds what the previous lane stored
     last: the lanes depend on each other and the loop is not widened."""
@@ -79,12 +87,9 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
             B[j] = T_acc[0]
             T_acc[0] = T_acc[0] + A[0]
 """
-    sch = Schedule(tir_mlir.parse(program))
-    scf = emit_text(sch.mod.module, "scf")
-    assert "vector.load" not in scf
     a = RNG.standard_normal(16).astype("float32")
     b = np.zeros(16, "float32")
-    tir_mlir.build(sch.mod)["main"](a, b)
+    _run_lane_by_lane(program, a, b)
     np.testing.assert_allclose(b, (2 * np.arange(16) + 1) * a[0], rtol=1e-5)
 
 
@@ -134,11 +139,9 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
             T_acc[0] = A[j] + T.float32(k)
             B[j] = T_acc[0]
 """
-    sch = Schedule(tir_mlir.parse(program))
-    assert "vector.load" not in emit_text(sch.mod.module, "scf")
     a = RNG.standard_normal(16).astype("float32")
     b = np.zeros(16, "float32")
-    tir_mlir.build(sch.mod)["main"](a, b)
+    _run_lane_by_lane(program, a, b)
     np.testing.assert_allclose(b, a + 1, rtol=1e-6)
 
 
@@ -156,10 +159,8 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((1,), "float32"),
             C[0] = A[j] + T.float32(k)
             D[j] = B[0]
 """
-    sch = Schedule(tir_mlir.parse(program))
-    assert "vector.load" not in emit_text(sch.mod.module, "scf")
     a = RNG.standard_normal(16).astype("float32")
     acc = np.zeros(1, "float32")
     d = np.zeros(16, "float32")
-    tir_mlir.build(sch.mod)["main"](a, acc, acc, d)
+    _run_lane_by_lane(program, a, acc, acc, d)
     np.testing.assert_allclose(d, a + 1, rtol=1e-6)
