@@ -460,15 +460,15 @@ def test_only_an_if_of_the_bands_first_iteration_moves_out(cond, moved):
     assert extents == ([16, 4, 64] if moved else [64, 16, 4])
 
 
-def _row_sum(rows=64, cols=300):
+def _row_sum(rows=64, cols=300, dtype="float32"):
     return _program(
-        f'A: T.Buffer(({rows}, {cols}), "float32"), S: T.Buffer(({rows},), "float32")',
+        f'A: T.Buffer(({rows}, {cols}), "{dtype}"), S: T.Buffer(({rows},), "{dtype}")',
         f"""
     for i, k in T.grid({rows}, {cols}):
         with T.block("S"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
-                S[vi] = T.float32(0)
+                S[vi] = T.{dtype}(0)
             S[vi] = S[vi] + A[vi, vk]
 """,
     )
@@ -491,18 +491,7 @@ def test_a_row_loop_is_split_so_several_rows_chains_run_side_by_side(parallel, m
 
 def test_an_integer_row_chain_stays():
     """LLVM splits an integer sum into vector lanes itself (integers reassociate)."""
-    mod = _program(
-        'A: T.Buffer((64, 300), "int32"), S: T.Buffer((64,), "int32")',
-        """
-    for i, k in T.grid(64, 300):
-        with T.block("S"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                S[vi] = 0
-            S[vi] = S[vi] + A[vi, vk]
-""",
-    )
-    assert _store_nests(mod) == [("i",), ("i", "k")]
+    assert _store_nests(_row_sum(dtype="int32")) == [("i",), ("i", "k")]
 
 
 def test_a_short_row_chain_stays():
