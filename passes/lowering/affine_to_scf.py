@@ -23,8 +23,8 @@ fit the target's L2 sets and ways): there the loop runs at the latency of the ch
 add (the add alone on the chain: 2-3 cycles on recent cores) beats an FMA (4 cycles); see
 `_latency_bound_updates`. Loads that miss L1 but hit L2 overlap with the chain: a matmul tile
 of two vector<4> accumulators over k, whose column of B (rows 1 KiB apart) fills only 4 L1
-sets, ran 0.77x as long with mul + add on a Sapphire Rapids core; over a column that misses L2
-both took the same time. Functions get
+sets, ran faster with mul + add on a Sapphire Rapids core; over a column that misses L2 both
+took the same time (benchmarks/README.md, "session 9, stage figures"). Functions get
 `llvm.emit_c_interface` (the runtime calls `_mlir_ciface_<name>`) and, with `tir.noalias`,
 `llvm.noalias` on their memref arguments. All remaining `tir.*` attributes are dropped.
 """
@@ -152,8 +152,8 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
     holding fewer than half the chains of `fma_chains(bits)` (the widest of their values' bits):
     a mul + add takes the FMA's latency off the chain but is two ops on the same ports, so with
     half as many chains or more the doubled ops keep the ports busy as long as the FMA chains
-    wait (a depthwise 3x3's 4 two-lane accumulators: 0.177 ms as mul + add, 0.131 as FMAs,
-    TVM 0.132; its fma_chains is 8). The loops
+    wait (a depthwise 3x3's 4 two-lane accumulators ran faster as FMAs; its fma_chains is 8).
+    The loops
     inside the chain's loop that the address depends on make a tile of accumulators, one chain
     per element (a conv tile's 2 rows inside its reduction loops): its chains interleave, so
     an update counts as many chains as the tile has elements, times the registers of
@@ -225,9 +225,9 @@ def _bits(t) -> int:
 def _strided_loads(update, iv) -> bool:
     """Whether the term added on the chain loads across rows as `iv` steps (an index other than
     the last depends on it: the unscheduled matmul's B[k, j]). Such a loop waits on its loads, not
-    on the chain: the FMA's fewer micro-ops let more loads overlap (an unscheduled 512 matmul runs
-    150 ms with FMAs, 192 ms with mul + add on Zen 5), while a chain fed from contiguous rows (a
-    direct convolution) runs at the add's latency (0.26 ms against 0.36 ms with FMAs)."""
+    on the chain: the FMA's fewer micro-ops let more loads overlap (an unscheduled matmul), while
+    a chain fed from contiguous rows (a direct convolution) runs at the add's latency (figures:
+    benchmarks/README.md, "session 9, stage figures")."""
     seen, todo = [], [v.owner for v in update.operands]
     while todo:
         op = todo.pop()

@@ -12,10 +12,10 @@ one `vector.extract` per lane; `scalar-replace` then carries each lane's element
     }                                                               %r0..%r7 = extract %r[0..7]
 
 so every iteration rebuilds the vector from its lanes and takes it apart again: 2 x lanes
-shuffles on the accumulator's chain, more than the FMA itself (an f64 8-lane tile over rows ran
-2x TVM's time). Carried as the vector, the lanes are built and taken apart once, around the
-loop. A reduction's init, `select(k == 0, 0, %a_i)` on every lane with one condition, becomes
-one vector select.
+shuffles on the accumulator's chain, more than the FMA itself (an f64 8-lane tile over rows:
+benchmarks/README.md, "session 9, stage figures"). Carried as the vector, the lanes are built
+and taken apart once, around the loop. A reduction's init, `select(k == 0, 0, %a_i)` on every
+lane with one condition, becomes one vector select.
 
 The lanes are carried as the vector when the iter_args at some positions are used only by one
 `vector.from_elements` (directly or each through such a select), in lane order, and the yields

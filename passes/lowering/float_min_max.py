@@ -1,7 +1,7 @@
 """Stage `float-min-max`: `T.max`/`T.min` on floats mean what TVM's LLVM code generator emits,
 `a > b ? a : b` and `a < b ? a : b`, not IEEE-754 `maximum`/`minimum`. The NaN-propagating
 `arith.maximumf` costs four instructions and a mask dependency per element on x86 (a compare, an
-unordered compare, a mask or, a blend: a softmax's row max ran 4x slower); the select is one
+unordered compare, a mask or, a blend: a softmax's row max is bound by them); the select is one
 `vmaxss`/`vmaxps`. Applies to scalars and vectors alike.
 """
 

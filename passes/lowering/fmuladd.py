@@ -9,8 +9,9 @@ IR-level cost models see. They price `fmul` + `fadd` as two operations although 
 fuses them into one FMA, so the SLP vectorizer finds it worth packing a tile of scalar
 accumulators into one vector with its operands gathered lane by lane: a conv tile of 8 scalar
 accumulators carried over the reduction (8 independent FMA chains) became one ymm chain fed by
-8 scalar loads and 7 lane inserts per step, 1.6x slower. Priced as one FMA per lane, the
-gathers cost more than they save and the chains stay scalar, as on TVM's IR.
+8 scalar loads and 7 lane inserts per step, slower (benchmarks/README.md, "session 9, stage
+figures"). Priced as one FMA per lane, the gathers cost more than they save and the chains stay
+scalar, as on TVM's IR.
 
 Only an add/fadd pair whose product has no other use, both with `contract` (affine-to-scf
 leaves an add without it where mul + add beats an FMA), on floats or vectors of floats.

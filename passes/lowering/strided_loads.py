@@ -36,7 +36,8 @@ from tir_mlir.passes.lowering.common import functions
 STORES = ("memref.store", "vector.store", "vector.maskedstore", "vector.transfer_write")
 STRIDES = (1, 2)  # the lanes of two registers at most
 # Fewest lanes two apart worth it: the shuffle and the second load take the place of n - 1
-# inserts, a gain from 4 lanes on (2 lanes: 0313 of issue 28's sample, 0.54 -> 0.59 ms).
+# inserts, a gain from 4 lanes on (2 lanes ran slower: benchmarks/README.md, "session 9, stage
+# figures").
 MIN_STRIDED_LANES = 4
 
 

@@ -13,9 +13,10 @@ builds such a vector with one `insertps` per lane, an insert from memory that In
 one shuffle port (5) only: a 7-lane column costs 6 of them, and in a loop that is otherwise waiting
 on memory that port is the bottleneck (0017 of issue 28's random sample: 56 cycles per 8 columns
 in llvm-mca against 45 for TVM's SSE2 build, whose `unpcklps` trees use ports 1 and 5; its own
-SSE2 build ran ~0.7x the time of the AVX-512 one). The unrolled copies read whole row segments
-between them, so each row is one contiguous load and the columns come out of a transpose of
-those registers, shuffles LLVM lowers to unpacks and blends on both ports.
+SSE2 build ran faster than the AVX-512 one: benchmarks/README.md, "session 9, stage figures").
+The unrolled copies read whole row segments between them, so each row is one contiguous load
+and the columns come out of a transpose of those registers, shuffles LLVM lowers to unpacks and
+blends on both ports.
 
 A group is rewritten when, in one block:
 - each `vector.from_elements` takes every lane from a `memref.load` of one memref (rank >= 2,

@@ -8,9 +8,10 @@ vectorize without them are unrolled, so that LLVM's loop vectorizer sees it inne
           B[f1, x] += ...
 
 A tuner's conv tile (16 x 2 outputs unrolled by `pragma_auto_unroll_max_step`, around them the
-2 x 3 reduction loops, around those 14 `x`) ran 5x slower than TVM's build: LLVM unrolls such a
-band on TVM's IR and then vectorizes `x` with masked zmm FMAs, but its unroll cost model counts
-more on ours (address arithmetic, carried accumulators), so `x` stayed scalar. Unrolling is
+2 x 3 reduction loops, around those 14 `x`) ran slower than TVM's build (benchmarks/README.md,
+"session 9, stage figures"): LLVM unrolls such a band on TVM's IR and then vectorizes `x` with
+masked zmm FMAs, but its unroll cost model counts more on ours (address arithmetic, carried
+accumulators), so `x` stayed scalar. Unrolling is
 always legal; this stage only chooses where.
 
 A loop `x` qualifies when it is a plain serial loop (constant bounds, step 1, no annotation) of

@@ -25,8 +25,8 @@ n = 256 is 3/4 empty jobs, which then cost nothing. A second guard is versioned 
 over constants only (a static program's split by a factor that does not divide, `compute_at`'s
 clipped regions) is versioned when its full-tile condition holds on some iterations of the loop
 and fails on others: a 256 matmul tiled by 7 columns under a fused loop (`(f mod 37) * 7 + j1 <
-256`) ran 38 ms with the compare per element and no vector or carried accumulator, 3.2 ms
-versioned (TVM 2.6).
+256`) ran with the compare per element and no vector or carried accumulator, an order of
+magnitude slower than versioned (benchmarks/README.md, "session 9, stage figures").
 
 The loops of a versioned body carry an id (COPY) that their copies share: compact-buffers counts
 the copies of one loop in the two versions as one loop, so a tile under a versioned loop
