@@ -128,8 +128,11 @@ def _compact(f, alloc):
             )
             spans.append((a_lo + const, a_hi + const))
         lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
-        if not mtype.is_dynamic_dim(axis) and hi - lo + 1 > mtype.shape[axis]:
-            return
+        if not mtype.is_dynamic_dim(axis):
+            if not outer_parts[0]:  # (the accesses lie in the buffer: TVM narrows to it)
+                lo, hi = max(lo, 0), min(hi, mtype.shape[axis] - 1)
+            if hi - lo + 1 > mtype.shape[axis]:
+                return
         shape.append(hi - lo + 1)
         offsets.append((outer_parts[0], lo))
     if list(shape) == list(mtype.shape):

@@ -8,6 +8,7 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from schedule_everyday import column_sum
 from workloads import mm_relu
 
 MM_RELU = mm_relu(16, k=8)
@@ -146,3 +147,25 @@ def test_tile_too_large_for_the_stack_is_compacted_on_the_heap():
     c = np.zeros((512, 256), "float32")
     tir_mlir.build(mod)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_rows_split_by_a_factor_that_does_not_divide_are_compacted():
+    """A column strip cached per parallel iteration, its rows read through a split by 3 of 16
+    (18 rows by the loops, 16 by the guard): the tile is narrowed to the buffer, as TVM
+    narrows a region, so it is 16 x 2, not the whole 16 x 16 buffer shared by all threads."""
+    sch = Schedule(tir_mlir.parse(column_sum(16, 16)))
+    block = sch.get_block("B")
+    col, row = sch.get_loops(block)
+    c0, c1 = sch.split(col, factors=[None, 2])
+    r0, r1 = sch.split(row, factors=[None, 3])
+    sch.reorder(c0, r0, r1, c1)
+    sch.compute_at(sch.cache_read(block, 0, "global"), c0)
+    sch.parallel(c0)
+    sch.vectorize(c1)
+    sch.decompose_reduction(block, r0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref<16x2xf32>" in scf and "alloc() : memref<16x16xf32>" not in scf
+    a = np.random.default_rng(0).standard_normal((16, 16)).astype("float32")
+    b = np.zeros(16, "float32")
+    tir_mlir.build(sch.mod, debug=True)["main"](a, b)
+    np.testing.assert_allclose(b, a.sum(axis=0), rtol=1e-5, atol=1e-5)
