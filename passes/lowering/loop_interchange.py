@@ -262,10 +262,13 @@ def _nest(j, noalias, kinds=("serial",)):
     if not plain_loop(j, sizes=True, kinds=kinds):  # (j may run over a size; the band may not)
         return None
     ops = _body(j)
-    if not ops or ops[-1].name != "affine.for":
+    fors = [k for k, o in enumerate(ops) if o.name == "affine.for"]
+    if not fors:
         return None
-    prologue, band = ops[:-1], [ops[-1]]
+    prologue, band, epilogue = ops[: fors[-1]], [ops[fors[-1]]], ops[fors[-1] + 1 :]
     if not all(_index_or_pure(o) or o.name == "memref.store" or _init_loop(o) for o in prologue):
+        return None
+    if not all(_index_or_pure(o) or o.name in ACCESSES for o in epilogue):
         return None
     tail = None
     inits = []
@@ -286,7 +289,7 @@ def _nest(j, noalias, kinds=("serial",)):
             break
         return None
     try:
-        return _Nest(j, prologue, band, body, noalias, tail, inits)
+        return _Nest(j, prologue, band, body, noalias, tail, inits, epilogue)
     except NotAffine:
         return None
 
@@ -386,8 +389,9 @@ def leaf_ops(op) -> list | None:
 
 
 class _Nest:
-    def __init__(self, j, prologue, band, body, noalias, tail=None, inits=()):
+    def __init__(self, j, prologue, band, body, noalias, tail=None, inits=(), epilogue=()):
         self.j, self.prologue, self.body, self.tail = j, prologue, body, tail
+        self.epilogue = list(epilogue)  # j's ops after the band: loads, stores, pure ops
         self.inits = list(inits)  # the band's first-iteration `affine.if`s
         self.loops = [j] + band
         self.ivs = [loop_iv(o) for o in self.loops]
@@ -404,9 +408,10 @@ class _Nest:
                         a = Access(store, leaves, noalias)
                         self.init_stores.append((a, leaves.index(iv), _extent(Loop(o))))
         init_ops = [s for i in self.inits for s in body_ops(i.regions[0].blocks[0])]
-        accesses = [o for o in prologue + init_ops + body if o.name in ACCESSES]
+        accesses = [o for o in prologue + init_ops + body + epilogue if o.name in ACCESSES]
         self.accesses = [Access(o, leaves, noalias) for o in accesses]
-        self.body_accesses = self.accesses[sum(o.name in ACCESSES for o in prologue + init_ops) :]
+        first = sum(o.name in ACCESSES for o in prologue + init_ops)
+        self.body_accesses = self.accesses[first : first + sum(o.name in ACCESSES for o in body)]
 
     def legal(self) -> bool:
         for s in self.accesses:
@@ -510,6 +515,8 @@ class _Nest:
 
     def interchange(self):
         j = self.j
+        if self.epilogue:
+            self._move_epilogue()
         # The inits' stores join the prologue (the indices they need copied out of the band:
         # used by nothing else, they go with the stores).
         hoisted = [_hoist(i, self.loops[1]) for i in self.inits]
@@ -549,6 +556,19 @@ class _Nest:
             ivs[k].replace_all_uses_with(ivs[k - 1])
         tmp.replace_all_uses_with(ivs[-1])
         tmp.owner.erase()
+
+    def _move_epilogue(self):
+        """j's epilogue moved into a copy of j after it (with the pure ops of the prologue
+        it may use): it then runs for every j after the band has run for all of them."""
+        ops = _body(self.j)
+        at = next(k for k, o in enumerate(ops) if o == self.loops[1])
+        copy = self.j.clone(ir.InsertionPoint(self.j))
+        copy.move_after(self.j)
+        for k, o in reversed(list(enumerate(_body(copy)))):
+            if k == at or (k < at and not _index_or_pure(o)):
+                o.erase()
+        for o in reversed(self.epilogue):
+            o.erase()
 
 
 def _split_width(extent: int, want: int, least: int) -> Optional[int]:

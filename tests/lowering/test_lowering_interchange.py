@@ -305,6 +305,61 @@ def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
     np.testing.assert_allclose(d, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
 
 
+def test_a_reduction_computed_at_each_element_of_its_consumer_moves_outside(monkeypatch):
+    """`compute_at` of a matmul at its consumer's innermost loop: each element runs a k loop
+    down a column of B and then its bias + relu, ops after the band in j's body. The k loop
+    moves outside j; the bias + relu runs for every j afterwards, in a copy of j."""
+    mod = _program(
+        'A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
+        'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")',
+        """
+    C = T.alloc_buffer((32, 48))
+    for i, j, k in T.grid(32, 48, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(32, 48):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
+""",
+    )
+    sch = tir_mlir.Schedule(mod)
+    i, _ = sch.get_loops(sch.get_block("D"))
+    sch.parallel(i)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("D"))[1])
+    assert _store_nests(sch.mod) == [("i", "j"), ("i", "ax0", "j"), ("i", "j")]
+    a, b, bias, d = _same_numbers(
+        sch.mod, _inputs((32, 64), (64, 48), (48,), (32, 48)), monkeypatch, exact=False
+    )
+    np.testing.assert_allclose(d, np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_an_epilogue_reading_another_element_keeps_the_nest(monkeypatch):
+    """An op after the band that reads an element another j writes: the band's j cannot move
+    inside it (the epilogue would read the finished sums of later columns)."""
+    mod = _program(
+        'A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
+        'C: T.Buffer((32, 48), "float32"), D: T.Buffer((32, 48), "float32")',
+        """
+    for i, j in T.grid(32, 48):
+        for k in range(64):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, 47 - vj]
+""",
+    )
+    assert _store_nests(mod) == [("i", "j"), ("i", "j", "k"), ("i", "j")]
+    _same_numbers(mod, _inputs((32, 64), (64, 48), (32, 48), (32, 48)), monkeypatch)
+
+
 def test_convolution_over_constant_weights_moves_too(monkeypatch):
     # Weights imported from a model are a T.allocate_const (a constant memref.global): nothing
     # writes it, so it cannot alias the output and the row loop moves inside as above.
