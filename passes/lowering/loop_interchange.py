@@ -89,6 +89,7 @@ from tir_mlir.passes.lowering.common import (
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import Division, Linear, linear
+from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
@@ -96,6 +97,8 @@ MIN_VECTOR_TRIPS = 8
 # it with the accumulators in registers: better than moving it, up to about this size; larger
 # bands run faster moved (benchmarks/README.md, "session 9, stage figures").
 UNROLLED_BAND_OPS = 256
+# (COPY: version-guards' id of a loop copied into the two versions of a guarded tile; a
+# versioned nest's loops are as plain as those of a nest with no guard.)
 PLAIN_LOOP_ATTRS = {
     "lowerBoundMap",
     "upperBoundMap",
@@ -103,6 +106,7 @@ PLAIN_LOOP_ATTRS = {
     "operandSegmentSizes",
     "tir.kind",
     "tir.name",
+    COPY,
 }
 # The loop header attributes that move with a range when loops are interchanged.
 RANGE_ATTRS = ("lowerBoundMap", "upperBoundMap", "tir.name")
@@ -353,7 +357,17 @@ def _hoistable(value, band, init) -> bool:
     owner = value.owner
     if defined_outside(value, band) or not defined_outside(value, init):
         return True
-    return owner.name == "affine.apply" and all(defined_outside(v, band) for v in owner.operands)
+    return owner.name == "affine.apply" and all(
+        defined_outside(v, band) for v in _read_operands(owner)
+    )
+
+
+def _read_operands(apply) -> list:
+    """The operands of `affine.apply` that its map reads: a scheduled block's binding lists
+    the IV of every loop around it, the band's too, where it reads only the outer ones."""
+    amap = ir.AffineMapAttr(apply.attributes["map"]).value
+    read = set().union(*(dims_of(e) for e in amap.results))
+    return [v for k, v in enumerate(apply.operands) if k >= amap.n_dims or k in read]
 
 
 def _init_loop(op) -> bool:
@@ -617,13 +631,30 @@ def _hoist(init, band) -> tuple:
     for op in body_ops(init.regions[0].blocks[0]):
         for k, v in enumerate(op.operands):
             if defined_outside(v, init) and not defined_outside(v, band):
-                copy = v.owner.clone(ir.InsertionPoint(band))
+                copy = _apply_of_read(v.owner, ir.InsertionPoint(band))
                 op.operands[k] = copy.result
                 applies.append(copy)
         op.move_before(band)
         (stores if op.name == "memref.store" else applies).append(op)
     init.erase()
     return applies, stores
+
+
+def _apply_of_read(apply, ip):
+    """A copy of `affine.apply` at `ip` over only the operands its map reads (those it does
+    not read may be IVs of loops that `ip` is outside)."""
+    amap = ir.AffineMapAttr(apply.attributes["map"]).value
+    read = sorted(set().union(*(dims_of(e) for e in amap.results)))
+    dims = [
+        ir.AffineExpr.get_dim(read.index(k)) if k in read else ir.AffineExpr.get_constant(0)
+        for k in range(amap.n_dims)
+    ]
+    syms = [ir.AffineExpr.get_symbol(k) for k in range(amap.n_symbols)]
+    rename = ir.AffineMap.get(len(read), amap.n_symbols, dims + syms)
+    new_map = ir.AffineMap.get(len(read), amap.n_symbols, [e.compose(rename) for e in amap.results])
+    operands = list(apply.operands)
+    kept = [operands[k] for k in read] + operands[amap.n_dims :]
+    return affine.AffineApplyOp(new_map, kept, loc=apply.location, ip=ip)
 
 
 def _with_operands(op, operands):

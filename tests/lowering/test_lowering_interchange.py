@@ -477,6 +477,24 @@ def test_an_init_left_in_a_split_reduction_moves_out_of_it(monkeypatch):
     np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
 
 
+@pytest.mark.parametrize("rows", [4, 6])
+def test_a_split_matmuls_init_moves_out_of_its_band(rows, monkeypatch):
+    """k split in two under a split row loop: the T.init's `if` stores at an `affine.apply`
+    that lists the band's IVs too (a split block's binding lists every loop's), though it
+    does not read them; it runs before the band, and the band moves outside j. Rows split
+    by 6 (64 is not a multiple) are versioned: the full tile's loops, tagged as
+    version-guards' copies, move as those of an unguarded nest; the guarded tile stays."""
+    sch = tir_mlir.Schedule(_matmul())
+    i, _, k = sch.get_loops(sch.get_block("C"))
+    sch.split(i, factors=[None, rows])
+    sch.split(k, factors=[None, 32])
+    moved = [("i_0", "i_1", "j"), ("i_0", "i_1", "k_0", "k_1", "j")]
+    guarded = [("i_0", "i_1", "j", "k_0", "k_1")] * 2 if rows == 6 else []
+    assert _store_nests(sch.mod) == moved + guarded
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 48), (64, 48)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
 NEST_WITH_IF = """
 func.func @main(%A: memref<64x64xf32> {llvm.noalias}, %S: memref<64xf32> {llvm.noalias}) {
   %zero = arith.constant 0.0 : f32
