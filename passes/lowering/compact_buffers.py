@@ -19,7 +19,11 @@ spans its range there. The range of the rest is exact when it divides and its lo
 values together (a sum of divisions that cancel spans nothing). As in
 TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
-the function; a heap tile is freed at the end of that block.
+the function; a heap tile is freed at the end of that block. A buffer that does not shrink (the
+whole input cache_read at a parallel loop that does not index it) moves into that parallel loop
+all the same when its uses lie in one iteration of it and some store to it does not read the
+loop's variable: one copy for all threads was rewritten by each of them (a race). One whose
+iterations each write a part of their own stays shared, as before.
 
 Versioned nests (version-guards runs first): the copies of one loop in the two versions of a
 versioned loop count as one loop when finding the LCA (only one of them runs per iteration of
@@ -62,13 +66,15 @@ class CompactBuffers:
         for f in functions(module):
             fold_views(f)  # (accesses through a T.match_buffer view count as accesses)
             for op in [o for o in walk(f) if o.name in ("memref.alloca", "memref.alloc")]:
-                _compact(f, op)
+                if not _compact(f, op):
+                    _privatize(f, op)
             for op in walk(f):  # (the copy ids are for this stage only)
                 if op.name == "affine.for" and COPY in op.attributes:
                     del op.attributes[COPY]
 
 
-def _compact(f, alloc):
+def _compact(f, alloc) -> bool:
+    """Shrink `alloc` to its tile; whether it did (`alloc` is erased then)."""
     buf = alloc.results[0]
     mtype = ir.MemRefType(buf.type)
     accesses, deallocs = [], []
@@ -79,13 +85,13 @@ def _compact(f, alloc):
         elif (user.name, use.operand_number) in (("memref.load", 0), ("memref.store", 1)):
             accesses.append(user)
         else:
-            return
+            return False
     if not accesses:
-        return
+        return False
     chains = [_loops_around(a) for a in accesses]
     depth = _lca_depth(chains)
     if depth == 0:
-        return
+        return False
     lcas = [c[depth - 1] for c in chains]  # per access: the LCA (or its copy around it)
     lca = lcas[0]
     space = address_space(mtype)
@@ -98,7 +104,7 @@ def _compact(f, alloc):
         indices = list(a.operands)[1 if a.name == "memref.load" else 2 :]
         per_axis = [_linear(v, ivs, canon) for v in indices]
         if any(p is None for p in per_axis):
-            return
+            return False
         forms.append(per_axis)
     loops = [iv.owner.owner for iv in ivs]  # _linear takes loop IVs only
     outer_ivs = {p for p, lp in enumerate(loops) if _fixed(lp, space, outer)}
@@ -113,7 +119,7 @@ def _compact(f, alloc):
     ]
     ranges = [_range(lp, lca) for lp in loops]
     if any(r is None and p not in outer_ivs for p, r in enumerate(ranges)):
-        return  # the tile spans a loop over a symbolic size
+        return False  # the tile spans a loop over a symbolic size
     known = {}  # the ranges of the term sums seen so far
     shape, offsets = [], []
     for axis in range(mtype.rank):
@@ -132,19 +138,20 @@ def _compact(f, alloc):
             if not outer_parts[0]:  # (the accesses lie in the buffer: TVM narrows to it)
                 lo, hi = max(lo, 0), min(hi, mtype.shape[axis] - 1)
             if hi - lo + 1 > mtype.shape[axis]:
-                return
+                return False
         shape.append(hi - lo + 1)
         offsets.append((outer_parts[0], lo))
     if list(shape) == list(mtype.shape):
-        return
+        return False
     width = getattr(mtype.element_type, "width", 8)
     numel = 1
     for d in shape:
         numel *= d
     heap = max(1, width // 8) * numel > ALLOCA_LIMIT
     if heap and alloc.name != "memref.alloc":
-        return
+        return False
     _rewrite(f, alloc, lcas, accesses, deallocs, ivs, canon, forms, outer_pos, shape, offsets, heap)
+    return True
 
 
 def _rewrite(
@@ -156,14 +163,7 @@ def _rewrite(
     # copies of a versioned parallel loop get one each.
     tiles, buffers = [], []  # tiles: (scope, its tile); buffers: per access
     for lca in lcas:
-        scope = next(
-            (
-                p
-                for p in [lca, *ancestors(lca)]
-                if p.name == "affine.for" and Loop(p).kind == "parallel"
-            ),
-            None,
-        )
+        scope = _thread_scope(lca)
         tile = next((t for s, t in tiles if s == scope), None)
         if tile is None:
             tile = _new_tile(f, alloc, scope, new_type, heap)
@@ -193,6 +193,72 @@ def _rewrite(
     for d in deallocs:
         d.erase()
     alloc.erase()
+
+
+def _thread_scope(lca):
+    """The innermost parallel loop around or at `lca` (each thread's tile lives in its body),
+    or None."""
+    return next(
+        (
+            p
+            for p in [lca, *ancestors(lca)]
+            if p.name == "affine.for" and Loop(p).kind == "parallel"
+        ),
+        None,
+    )
+
+
+def _privatize(f, alloc):
+    """Move a buffer that is not compacted (its tile is the whole buffer: a cache_read of all
+    of an input at a parallel loop that does not index it) into the parallel loop around the LCA
+    of its uses, one per thread as TVM allocates a buffer at that LCA: left at the function's
+    start, every thread wrote the one copy (a race, and its cache lines bounced between cores).
+    Only a static buffer whose uses all lie in one parallel loop's body."""
+    mtype = ir.MemRefType(alloc.results[0].type)
+    users = [
+        u.owner.operation if hasattr(u.owner, "operation") else u.owner
+        for u in alloc.results[0].uses
+    ]
+    deallocs = [u for u in users if u.name == "memref.dealloc"]
+    chains = [_loops_around(u) for u in users if u.name != "memref.dealloc"]
+    if not chains or not mtype.has_static_shape:
+        return
+    depth = _lca_depth(chains)
+    if depth == 0:
+        return
+    scope = _thread_scope(chains[0][depth - 1])
+    if scope is None or any(a == scope for a in ancestors(alloc)):
+        return
+    if any(_thread_scope(c[depth - 1]) != scope for c in chains[1:]):
+        return  # (the copies of a versioned parallel loop: not taken)
+    iv = Loop(scope).iv
+    writes = [u for u in users if _writes(u)]
+    if writes and all(any(_depends_on(v, iv) for v in w.operands) for w in writes):
+        return  # (each iteration writes its own part: no race, and no copy per thread)
+    tile = _new_tile(f, alloc, scope, mtype, alloc.name == "memref.alloc")
+    for d in deallocs:
+        d.erase()
+    alloc.results[0].replace_all_uses_with(tile)
+    alloc.erase()
+
+
+def _writes(op) -> bool:
+    return op.name in ("memref.store", "vector.store", "affine.store", "vector.transfer_write")
+
+
+def _depends_on(value, iv) -> bool:
+    """Whether `value` is computed from `iv` (through the ops defining it)."""
+    todo, seen = [value], []
+    while todo:
+        v = todo.pop()
+        if v == iv:
+            return True
+        owner = v.owner
+        if isinstance(owner, ir.Block) or any(owner == s for s in seen):
+            continue
+        seen.append(owner)
+        todo.extend(owner.operands)
+    return False
 
 
 def _new_tile(f, alloc, scope, new_type, heap) -> ir.Value:

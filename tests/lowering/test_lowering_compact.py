@@ -8,7 +8,7 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
-from schedule_everyday import column_sum
+from schedule_everyday import column_sum, conv1d_ncw
 from workloads import mm_relu
 
 MM_RELU = mm_relu(16, k=8)
@@ -169,3 +169,27 @@ def test_rows_split_by_a_factor_that_does_not_divide_are_compacted():
     b = np.zeros(16, "float32")
     tir_mlir.build(sch.mod, debug=True)["main"](a, b)
     np.testing.assert_allclose(b, a.sum(axis=0), rtol=1e-5, atol=1e-5)
+
+
+def test_whole_buffer_cached_per_parallel_iteration_is_per_thread():
+    """The whole input cached (cache_read "global") at a parallel loop that does not index it:
+    the tile is the whole buffer, so nothing shrinks, but every iteration writes it. It is
+    allocated in the parallel loop's body, one per thread as TVM allocates it at the LCA of its
+    accesses, not once for all threads (which raced on it and its cache lines)."""
+    sch = Schedule(tir_mlir.parse(conv1d_ncw(4, 8, 16, 3)))
+    block = sch.get_block("B")
+    n, f, w, c, r = sch.get_loops(block)
+    f0, f1 = sch.split(f, factors=[None, 2])
+    sch.reorder(n, f0, w, c, r, f1)
+    fused = sch.fuse(n, f0)
+    sch.compute_at(sch.cache_read(block, 0, "global"), fused)
+    sch.parallel(fused)
+    scf = emit_text(sch.mod.module, "scf")
+    assert scf.index("scf.parallel") < scf.index("memref.alloca() : memref<4x18xf32>")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 4, 18)).astype("float32")
+    wt = rng.standard_normal((8, 4, 3)).astype("float32")
+    b = np.zeros((1, 8, 16), "float32")
+    tir_mlir.build(sch.mod, debug=True)["main"](a, wt, b)
+    windows = np.stack([a[0, :, k : k + 16] for k in range(3)], axis=-1)  # c, w, r
+    np.testing.assert_allclose(b[0], np.einsum("cwr,fcr->fw", windows, wt), rtol=1e-5, atol=1e-5)
