@@ -16,9 +16,13 @@ A group (one buffer, one address, one type) is carried when, in a serial `scf.fo
 bounds and at least two iterations, no vectorize hint, no op of unknown memory effect and at most
 MAX_ACCESSES memory accesses:
 - its indices are affine (`arith` add/sub/mul by constant) in values defined outside the loop;
-- its accesses sit directly in the loop body or directly in a result-less `scf.if` there (such
-  an if then yields the value: a reduction's init `if k == 0: C = 0`), one of them is a store
-  and one runs at every iteration (so the address is valid to load before the loop);
+- its accesses sit directly in the loop body or in result-less `scf.if`s there, nested or not
+  (such an if then yields the value: a reduction's init `if k == 0: C = 0`; a version guard
+  around the copies of an unrolled `k1` of a non-dividing split, each copy of its else under
+  its own guard), one of them is a store, and one runs at every iteration or at an iteration
+  the loop's bounds prove (the conditions around it compare linear forms of the loop's IV
+  alone and hold together at one of its values): the address is valid to load before the
+  loop;
 - every other access of the same buffer in the loop is provably disjoint from it (its indices
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
@@ -488,11 +492,12 @@ def _groups(loop, accesses):
         members = by_root[a.buffer]
         same = by_address[_address(a)]  # the accesses at a's address
         slots = [_slot(b, loop) for b in same]
-        # Some access runs at every iteration: the address is valid to load before the loop.
+        # Some access runs (at every iteration, or at one the loop's bounds prove): the address
+        # is valid to load before the loop.
         if not (
             any(b.store for b in same)
             and all(s is not None for s in slots)
-            and any(s is not None and s == b.op for s, b in zip(slots, same))
+            and any(s == b.op or _runs_once(b, loop) for s, b in zip(slots, same))
         ):
             continue
         # No other access may touch the element: none of unknown root, none of this root
@@ -561,14 +566,71 @@ def _terms(access) -> tuple:
 
 
 def _slot(access, loop):
-    """The op of the loop body that runs `access`: the access itself, or a result-less scf.if
-    holding it directly (None: deeper)."""
-    parent = access.op.parent.operation
-    if parent == loop:
-        return access.op
-    if parent.name == "scf.if" and not len(parent.results) and parent.parent.operation == loop:
-        return parent
-    return None
+    """The op of the loop body that runs `access`: the access itself, or the result-less scf.if
+    holding it, directly or in result-less scf.ifs (a version guard's branches: copies of an
+    unrolled body, each in its own guard in the tail's branch); None: in another region."""
+    op = access.op
+    parent = op.parent.operation
+    while parent != loop:
+        if parent.name != "scf.if" or len(parent.results):
+            return None
+        op, parent = parent, parent.parent.operation
+    return op
+
+
+def _runs_once(access, loop) -> bool:
+    """Whether `access`, in result-less scf.ifs of `loop`'s body, runs at some iteration: the
+    conditions of the ifs around it hold (or fail, in an else) together at one value of the
+    loop's IV, each condition a comparison of linear forms of that IV alone (a version guard's
+    `k0 * -12 + 244 >= 0`)."""
+    path, op = [], access.op
+    while op.parent.operation != loop:
+        block, parent = op.parent, op.parent.operation
+        path.append((parent.operands[0], block == parent.regions[0].blocks[0]))
+        op = parent
+    iv = loop.regions[0].blocks[0].arguments[0]
+    lo, hi, step = _constant_bounds(loop)
+    for k in range(lo, hi, step):
+        if all(_holds(cond, iv, k) is taken for cond, taken in path):
+            return True
+    return False
+
+
+# arith.cmpi predicates (eq, ne, slt, sle, sgt, sge) on the difference of the two sides
+_PREDICATES = {
+    0: lambda d: d == 0,
+    1: lambda d: d != 0,
+    2: lambda d: d < 0,
+    3: lambda d: d <= 0,
+    4: lambda d: d > 0,
+    5: lambda d: d >= 0,
+}
+
+
+def _holds(cond, iv, k) -> Optional[bool]:
+    """The value of the i1 `cond` at `iv` = k: a signed `arith.cmpi` of linear forms of `iv`
+    alone, or `arith.andi` / `arith.ori` of such; None when it is not one."""
+    owner = cond.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation
+    if op.name in ("arith.andi", "arith.ori"):
+        a, b = (_holds(v, iv, k) for v in op.operands)
+        if a is None or b is None:
+            return None
+        return (a and b) if op.name == "arith.andi" else (a or b)
+    if op.name != "arith.cmpi":
+        return None
+    predicate = _PREDICATES.get(ir.IntegerAttr(op.attributes["predicate"]).value)
+
+    def leaf(v):
+        return Linear({0: 1}) if v == iv else None
+
+    a, b = (value_linear(v, leaf) for v in op.operands)
+    if predicate is None or a is None or b is None:
+        return None
+    d = a - b
+    return predicate(d.const + d.terms.get(0, 0) * k)
 
 
 def _value_type(a):
@@ -865,18 +927,26 @@ def _step(access, n, current):
 
 
 def _carry_through_if(if_op, mine, current):
-    """Rebuild an scf.if holding accesses `mine` [(group, access)] so that it yields the values
-    of the groups it touches (unchanged on a path that does not store them)."""
+    """Rebuild an scf.if holding accesses `mine` [(group, access)], directly or in result-less
+    scf.ifs in it (rebuilt the same way), so that it yields the values of the groups it touches
+    (unchanged on a path that does not store them)."""
     touched = sorted({n for n, _ in mine})
     with ir.InsertionPoint(if_op), if_op.location:
         new = scf.IfOp(if_op.operands[0], [current[n].type for n in touched], has_else=True)
+    by_op = {}  # op of a branch -> the accesses it is or holds
+    for n, a in mine:
+        by_op.setdefault(_child_of(a.op, if_op), []).append((n, a))
     for region, block in ((0, new.then_block), (1, else_block(new))):
         local = list(current)
         old = if_op.regions[region].blocks[0] if len(if_op.regions[region].blocks) else None
         for o in list(old.operations) if old is not None else []:
-            for n, a in mine:
-                if a.op == o.operation:
-                    _step(a, n, local)
+            o = o.operation
+            held = by_op.get(o, [])
+            if held and held[0][1].op != o:
+                _carry_through_if(o, held, local)
+                continue
+            for n, a in held:
+                _step(a, n, local)
         with ir.InsertionPoint(block), if_op.location:
             term = scf.YieldOp([local[n] for n in touched])
         if old is not None:
@@ -884,6 +954,13 @@ def _carry_through_if(if_op, mine, current):
     if_op.erase()
     for k, n in enumerate(touched):
         current[n] = new.results[k]
+
+
+def _child_of(op, ancestor):
+    """The op directly in a region of `ancestor` that is or holds `op`."""
+    while op.parent.operation != ancestor:
+        op = op.parent.operation
+    return op
 
 
 def _indices(access):
