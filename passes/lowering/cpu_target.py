@@ -17,7 +17,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Callable, Dict, Optional
 
 from mlir import ir
 
@@ -41,11 +41,13 @@ class CpuTarget:
         """The `opt`/`llc` flags that build the same target machine as the function attributes."""
         return [f"-mtriple={self.triple}", f"-mcpu={self.cpu}", f"-mattr={','.join(self.features)}"]
 
-    def annotate(self, module: ir.Module):
+    def annotate(self, module: ir.Module, wider: Optional[Callable] = None):
         """Put the triple and data layout on a module and the CPU and features on each of its
         function definitions (`func.func`s, before their conversion to the llvm dialect, which
         carries them over). They go in `passthrough` as plain strings: a `#llvm.target_features`
-        attribute object would import the llvm dialect's Python module (~0.15 s)."""
+        attribute object would import the llvm dialect's Python module (~0.15 s).
+        `wider(func)`: bits a function keeps legal beyond the vectors it spells out (the widest
+        register where LLVM gets a strided loop, interleaved.py)."""
         attrs = module.operation.attributes
         attrs["llvm.target_triple"] = ir.StringAttr.get(self.triple)
         attrs["llvm.data_layout"] = ir.StringAttr.get(self.data_layout)
@@ -58,7 +60,10 @@ class CpuTarget:
                         for k, v in (
                             ("target-cpu", self.cpu),
                             ("target-features", ",".join(self.features)),
-                            ("min-legal-vector-width", str(widest_vector_bits(op))),
+                            (
+                                "min-legal-vector-width",
+                                str(max(widest_vector_bits(op), wider(op) if wider else 0)),
+                            ),
                         )
                     ]
                 )
@@ -85,7 +90,7 @@ def widest_vector_bits(func: ir.Operation) -> int:
                 # (index lanes: the target's pointer width, 64 bits here)
                 widest = max(widest, t.shape[-1] * getattr(t.element_type, "width", 64))
         if "loop_annotation" in op.attributes:
-            hint = _VECTORIZE_WIDTH.search(str(op.attributes["loop_annotation"]))
+            hint = VECTORIZE_WIDTH.search(str(op.attributes["loop_annotation"]))
             if hint:
                 widest = max(widest, int(hint[1]) * _narrowest_stored_bits(op))
         return ir.WalkResult.ADVANCE
@@ -94,7 +99,7 @@ def widest_vector_bits(func: ir.Operation) -> int:
     return widest
 
 
-_VECTORIZE_WIDTH = re.compile(r"vectorize = <disable = false, width = (\d+)")
+VECTORIZE_WIDTH = re.compile(r"vectorize = <disable = false, width = (\d+)")
 
 
 def _narrowest_stored_bits(loop: ir.Operation) -> int:

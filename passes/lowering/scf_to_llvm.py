@@ -10,7 +10,9 @@ from mlir import ir
 from tir_mlir.errors import BuildError
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import functions, run_pipeline
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.cpu_target import cpu_target
+from tir_mlir.passes.lowering.interleaved import interleaved_bits
 from tir_mlir.passes.lowering.parallel_floordiv import truncate_nonnegative_floordivs
 from tir_mlir.passes.lowering.small_parallel import serialize_small_parallel_loops
 
@@ -48,6 +50,7 @@ class ScfToLLVM:
 
     def __init__(self, target="llvm"):
         self.target = cpu_target(target)
+        self.register_bits = cpu_model(target).vector_bits
 
     @classmethod
     def for_target(cls, target):
@@ -58,7 +61,7 @@ class ScfToLLVM:
         names = {ir.StringAttr(f.attributes["sym_name"]).value for f in noalias}
         serialize_small_parallel_loops(module)
         truncate_nonnegative_floordivs(module)
-        self.target.annotate(module)
+        self.target.annotate(module, lambda f: interleaved_bits(f, self.register_bits))
         run_pipeline(module, TO_OPENMP, "LLVM lowering")
         for f in functions(module):
             _guided_when_sized_at_run_time(f)
