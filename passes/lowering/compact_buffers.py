@@ -48,7 +48,7 @@ from mlir.dialects import affine, memref
 
 from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop
-from tir_mlir.passes.lowering.common import ancestors, functions, iv_range, walk
+from tir_mlir.passes.lowering.common import ancestors, depends_on, functions, iv_range, walk
 from tir_mlir.passes.lowering.fold_views import fold_views
 from tir_mlir.passes.lowering.gpu_scopes import address_space
 from tir_mlir.passes.lowering.stack_budget import to_heap
@@ -233,7 +233,7 @@ def _privatize(f, alloc):
         return  # (the copies of a versioned parallel loop: not taken)
     iv = Loop(scope).iv
     writes = [u for u in users if _writes(u)]
-    if writes and all(any(_depends_on(v, iv) for v in w.operands) for w in writes):
+    if writes and all(any(depends_on(v, iv) for v in w.operands) for w in writes):
         return  # (each iteration writes its own part: no race, and no copy per thread)
     tile = _new_tile(f, alloc, scope, mtype, alloc.name == "memref.alloc")
     for d in deallocs:
@@ -244,21 +244,6 @@ def _privatize(f, alloc):
 
 def _writes(op) -> bool:
     return op.name in ("memref.store", "vector.store", "affine.store", "vector.transfer_write")
-
-
-def _depends_on(value, iv) -> bool:
-    """Whether `value` is computed from `iv` (through the ops defining it)."""
-    todo, seen = [value], []
-    while todo:
-        v = todo.pop()
-        if v == iv:
-            return True
-        owner = v.owner
-        if isinstance(owner, ir.Block) or any(owner == s for s in seen):
-            continue
-        seen.append(owner)
-        todo.extend(owner.operands)
-    return False
 
 
 def _new_tile(f, alloc, scope, new_type, heap) -> ir.Value:

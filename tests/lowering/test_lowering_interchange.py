@@ -266,12 +266,9 @@ def test_every_layout_of_a_matmul_computes_the_same(a_index, b_index, c_index, m
     np.testing.assert_allclose(c, np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)
 
 
-def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
-    """`compute_at` of a matmul under a 16-wide piece of its consumer's row: each of the 16
-    outputs ran its own k loop down a column of B (bindings through `affine.apply`). The k loop
-    moves outside; the 16 outputs, now innermost along B's row, are then vectorized and carried
-    across k (auto-vectorize, scalar-replace)."""
-    mod = _program(
+def _matmul_bias_relu():
+    """D = relu(A @ B + bias) as two blocks: the matmul C, then D reading it."""
+    return _program(
         'A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
         'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")',
         """
@@ -288,6 +285,14 @@ def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
             D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
 """,
     )
+
+
+def test_a_reduction_computed_at_its_consumers_row_walks_rows(monkeypatch):
+    """`compute_at` of a matmul under a 16-wide piece of its consumer's row: each of the 16
+    outputs ran its own k loop down a column of B (bindings through `affine.apply`). The k loop
+    moves outside; the 16 outputs, now innermost along B's row, are then vectorized and carried
+    across k (auto-vectorize, scalar-replace)."""
+    mod = _matmul_bias_relu()
     sch = tir_mlir.Schedule(mod)
     i, j = sch.get_loops(sch.get_block("D"))
     j0, j1 = sch.split(j, factors=[None, 16])
@@ -309,23 +314,7 @@ def test_a_reduction_computed_at_each_element_of_its_consumer_moves_outside(monk
     """`compute_at` of a matmul at its consumer's innermost loop: each element runs a k loop
     down a column of B and then its bias + relu, ops after the band in j's body. The k loop
     moves outside j; the bias + relu runs for every j afterwards, in a copy of j."""
-    mod = _program(
-        'A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"), '
-        'bias: T.Buffer((48,), "float32"), D: T.Buffer((32, 48), "float32")',
-        """
-    C = T.alloc_buffer((32, 48))
-    for i, j, k in T.grid(32, 48, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(32, 48):
-        with T.block("D"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            D[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
-""",
-    )
+    mod = _matmul_bias_relu()
     sch = tir_mlir.Schedule(mod)
     i, _ = sch.get_loops(sch.get_block("D"))
     sch.parallel(i)
