@@ -335,9 +335,10 @@ def _inline_single_iterations(f):
     many): it carries nothing, but its accesses, left inside it, could not be carried by the
     loop around it."""
     for op in [o for o in walk(f) if o.name == "scf.for" and not len(o.results)]:
-        lo, hi, step = (constant_int(v) for v in list(op.operands)[:3])
-        if lo is None or hi is None or step is None or not lo < hi <= lo + step:
+        bounds = scf_bounds(op)
+        if bounds is None or not bounds[0] < bounds[1] <= bounds[0] + bounds[2]:
             continue
+        lo = bounds[0]
         body = op.regions[0].blocks[0]
         with ir.InsertionPoint(op):
             body.arguments[0].replace_all_uses_with(index_const(lo, op.location))
@@ -349,9 +350,9 @@ def _plain_serial(loop) -> bool:
     annotation = loop.attributes["loop_annotation"] if "loop_annotation" in loop.attributes else ""
     if "vectorize" in str(annotation):
         return False
-    lo, hi, step = (constant_int(v) for v in list(loop.operands)[:3])
+    bounds = scf_bounds(loop)
     # (one iteration: carrying would only move its load and store around the loop)
-    return lo is not None and hi is not None and step is not None and step > 0 and lo + step < hi
+    return bounds is not None and bounds[2] > 0 and bounds[0] + bounds[2] < bounds[1]
 
 
 def _accesses(loop, noalias, memo):
