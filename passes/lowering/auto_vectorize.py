@@ -9,9 +9,9 @@ over a few registers of contiguous elements that a loop around it accumulates in
 A tile schedule without `vectorize` (TVM users leave it to LLVM, whose loop vectorizer takes the
 inner loop on TVM's IR) otherwise reaches `scalar-replace` as a scalar loop: to carry the tile's
 accumulators across `k1` it unrolls `j1` into 32 scalars, which then take one register each, and
-LLVM's SLP vectorizer packs only some of them (a 512 matmul with an 8 x 32 tile ran 1.6x slower
-than TVM's build). Vectorized first, the tile is carried as vectors, as a scheduled
-`vectorize` of the same loop is.
+LLVM's SLP vectorizer packs only some of them (a 512 matmul with an 8 x 32 tile ran well behind
+TVM's build; benchmarks/README.md, "stage figures"). Vectorized first, the tile is carried as
+vectors, as a scheduled `vectorize` of the same loop is.
 
 A loop qualifies when:
 - it is serial, with constant bounds and step 1, and holds no loop;
@@ -30,8 +30,8 @@ A gathered load is the row sum's case: `for k: for i1 in 0..64: B[i0 + i1] += A[
 reads one element of 64 rows per step. Left to LLVM, its loop vectorizer kept an 8-lane loop
 over `i1` (B in memory, every address computed in a vector and taken apart lane by lane); as a
 vector loop here, `vectorize-loops` builds the lanes in the width LLVM prices lowest
-(gather_width.py) and `scalar-replace` carries the 64 sums across `k` in registers (0.81 ->
-0.61 ms over 1024 x 1024, 1 thread).
+(gather_width.py) and `scalar-replace` carries the 64 sums across `k` in registers (faster: the
+stage figures).
 
 A loop that gathers is left scalar, though, when it stores integers, runs at most
 scalar-replace's MAX_UNROLLED steps, and the serial loops around it (a perfect nest, each
@@ -42,7 +42,7 @@ bytes of A and 8 of B per step, one insert each; unrolled into 8 carried sums, L
 vectorizer takes `k1` over contiguous bytes of each row (vpmaddwd), as TVM's code does. With
 `k` split in two around the rows (`k0, k1 in 256 x 2`), `coalesce-loops` makes the pair one
 loop around the rows first. A float sum keeps its rows vectorized: LLVM does not reorder it,
-so left scalar it is not vectorized at all (a row sum of 8 rows ran 1.15x slower).
+so left scalar it is not vectorized at all (a row sum of 8 rows ran slower).
 """
 
 from typing import Optional
@@ -140,7 +140,7 @@ def _gathers_walked_by_parent(loop: Loop, lanes: int) -> bool:
     them), `coalesce-loops` makes the nest one loop, and LLVM's loop vectorizer takes it, whose
     loads are then whole registers instead of one insert per lane. Only integer sums: LLVM
     does not reorder a float sum (no reassociation), so a row sum left scalar would not be
-    vectorized at all (1.13-1.16x slower over 8 rows)."""
+    vectorized at all (slower over 8 rows)."""
     nest = _walking_nest(loop, lanes)
     if not nest:
         return False

@@ -11,13 +11,13 @@ so a small tile indexed by unrolled loop vars gets constant indices and LLVM kee
 registers. Conditions (else the buffer is left alone): only memref.load/store use it; every
 index is a linear function of loop IVs, constants and their floordivs/mods by constants (terms
 the divisor divides taken out: `(32 * bx + t) // 32` is `bx + t // 32`); a compact tile over
-ALLOCA_LIMIT is compacted only if the buffer was on the heap already, and stays there (a
-tuner's 256 x 128 cache_write tile of a 1024 x 1024 buffer: rows 4 KiB apart, all in the same
-L1 sets, ran 6x slower left whole). Per dimension, the part that depends on the LCA and outer
-loops is the tile's origin; a term of it that the accesses weigh differently in that dimension
-spans its range there. The range of the rest is exact when it divides and its loops take few
-values together (a sum of divisions that cancel spans nothing). As in
-TVM, no value flows through the buffer from one iteration of the LCA to another. The new buffer
+ALLOCA_LIMIT is compacted only if the buffer was on the heap already, and stays there (a tuner's 256
+x 128 cache_write tile of a 1024 x 1024 buffer: rows 4 KiB apart, all in the same L1 sets, ran
+several times slower left whole). Per dimension, the part that depends on the LCA and outer loops is
+the tile's origin; a term of it that the accesses weigh differently in that dimension spans its
+range there. The range of the rest is exact when it divides and its loops take few values together
+(a sum of divisions that cancel spans nothing). As in TVM, no value flows through the buffer from
+one iteration of the LCA to another. The new buffer
 is allocated at the start of the innermost parallel loop around the LCA (one per thread), or of
 the function; a heap tile is freed at the end of that block. A buffer that does not shrink (the
 whole input cache_read at a parallel loop that does not index it) moves into that parallel loop

@@ -13,17 +13,17 @@ With n lanes and L per vector, per run of the loop:
     cost(L) = n / L * (gathers * build(L) + scatters * split(L) + ops * registers(L))
 
 (gathers, scatters: the loop's non-contiguous varying loads and stores; ops: its arithmetic on
-varying values, one instruction per register it spans). The L of least cost wins; ties keep
-the widest. For the f64 column above on Sapphire Rapids: 8 lanes cost 19 + 2, two vectors of
-4 cost 2 * (7 + 2), four vectors of 2 cost 4 * (1 + 2): 2-lane vectors, 4.6 -> 2.9 ms for a
-256 x 256 x 256 matmul (TVM 3.3 ms). A SiLU down a column of 16 rows, each lane loaded and
-stored apart, costs 39 + 24 + 5 at 16 lanes and 4 * (3 + 3 + 5) at 4 (1.8 against 2.0 ms over
-512 x 1024); read from a contiguous cache tile, only its store scattered, it keeps 16 lanes
-(24 + 5 against 4 * (3 + 5)).
+varying values, one instruction per register it spans). The L of least cost wins; ties keep the
+widest. For the f64 column above on Sapphire Rapids: 8 lanes cost 19 + 2, two vectors of 4 cost 2 *
+(7 + 2), four vectors of 2 cost 4 * (1 + 2): 2-lane vectors (faster than TVM's build of a 256 x 256
+x 256 matmul: benchmarks/README.md, "stage figures"). A SiLU down a column of 16 rows, each lane
+loaded and stored apart, costs 39 + 24 + 5 at 16 lanes and 4 * (3 + 3 + 5) at 4 (4 lanes, faster
+over 512 x 1024); read from a contiguous cache tile, only its store scattered, it keeps 16 lanes (24
++ 5 against 4 * (3 + 5)).
 
 A row sum vectorized over 12 rows (its T.init left in the loop as an `affine.if`) costs 27 + 1
 at 12 lanes, 2 * (9 + 1) at 6 and 3 * (3 + 1) at 4: every lane count that divides the loop is a
-candidate, not only its halvings (0.31 -> 0.24 ms over 1024 x 1024).
+candidate, not only its halvings (4 lanes won over 1024 x 1024).
 
 An accumulator gathered and scattered at an address that the plain serial loop right around
 does not change (a reduction's tile vectorized over its rows, `C[i0 * 64 + i1, j]` inside `k`)

@@ -219,15 +219,14 @@ def _carry(loop, noalias, regs, memo) -> bool:
     groups = _groups(loop, accesses)
     changed = False
     nests = _unrollable(loop, accesses)
-    # Copies of loops that already carry values keep theirs live at once: then all of the
-    # loop's must fit. Or, when those loops are short (at most SHORT_LOOP steps: little work per
-    # load and store of their values) and their values take less than twice the register file,
-    # as many as fit (the rest stay in memory): a tuner's 16x2 tile of 2-lane accumulators
-    # around a 2-step k_1, 32 registers, ran 5x faster carried by k_0. Around longer loops,
-    # which amortize the loads and stores, that lost 10-25%, and with 64 registers and more,
-    # LLVM's allocator shuffled and spilled them (up to 2x slower). A nest past that is not
-    # tried (unrolling the 16 rows around a carried 4x64 tile analysed 1,024 accesses for
-    # nothing).
+    # Copies of loops that already carry values keep theirs live at once: then all of the loop's
+    # must fit. Or, when those loops are short (at most SHORT_LOOP steps: little work per load and
+    # store of their values) and their values take less than twice the register file, as many as fit
+    # (the rest stay in memory): a tuner's 16x2 tile of 2-lane accumulators around a 2-step k_1, 32
+    # registers, ran several times faster carried by k_0. Around longer loops, which amortize the
+    # loads and stores, that lost, and with 64 registers and more, LLVM's allocator shuffled and
+    # spilled them (benchmarks/README.md, "stage figures"). A nest past that is not     # tried
+    # (unrolling the 16 rows around a carried 4x64 tile analysed 1,024 accesses for nothing).
     live, whole, steps = 0, False, 0
     for n in nests:
         loops = [o for o in walk_all(n) if o.name == "scf.for" and len(o.results)]
@@ -287,7 +286,8 @@ def _may_carry(loop) -> bool:
 def _fitting(groups, regs):
     """The groups to carry: all when they fit in the registers, else as many as fit (whole
     `units`), those accessed most often first; the others stay in memory. (A 2x2x16 scalar
-    tile of the tuner, 64 values over `k`: none carried ran 7-11x slower than 26 carried.)"""
+    tile of the tuner, 64 values over `k`: none carried ran several times slower than 26
+    carried.)"""
     units = regs.units(groups)
     free = regs.budget - PARTIAL_SPARE
     if sum(n for _, n in units) <= regs.budget:
