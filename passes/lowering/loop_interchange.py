@@ -66,6 +66,16 @@ chain into vector lanes itself). Then j (serial or parallel) is split the same w
 the chains that keep the add units busy (`fma_chains` of the value's width), and the inner
 part moves inside the band (`_jam_rows`): that many chains run side by side, each in its
 order. The figures of these rules: benchmarks/README.md, "session 9, stage figures".
+
+A band ending in a tail whose lanes are whole vectors or broadcasts (a matmul's 16-column strip
+under the rows and strips fused and parallel, `for f, k: for l in T.vectorized(16)`) is one
+chain of vector adds per iteration of j, the same way; a plain innermost loop the store steps
+along counts as such a tail (auto-vectorize vectorizes it later). j is split to as many strips
+as keep the FMA units busy over the tail's registers, the inner part moves inside the band,
+unrolled, above the tail. A fused j's rows and columns (`f floordiv 4`, `f mod 4`) fold
+(`_fold`: the split's width divides their divisors) to `j_o floordiv 2`, `(j_o mod 2) * 2 + j`:
+linear in j, so `scalar-replace` tells the strips apart and carries their accumulators
+(figures: benchmarks/README.md, "session 10, matmul strips").
 """
 
 import math
@@ -88,7 +98,7 @@ from tir_mlir.passes.lowering.common import (
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
-from tir_mlir.analysis.linear import Division, Linear, linear
+from tir_mlir.analysis.linear import Linear, linear
 from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
@@ -119,8 +129,9 @@ PURE_PREFIXES = ("arith.", "math.")
 class LoopInterchange:
     name = "loop-interchange"
 
-    def __init__(self, line_bytes: int = 64, accumulator_elems=None, chains=None):
+    def __init__(self, line_bytes: int = 64, accumulator_elems=None, chains=None, vector_bits=0):
         self.line_bytes = line_bytes
+        self.vector_bits = vector_bits  # the widest vector register (0: unknown)
         # value bits -> the independent chains that keep the add units busy (None: no loop
         # is split for its chains)
         self.chains = chains
@@ -135,7 +146,7 @@ class LoopInterchange:
         def accumulator_elems(bits: int) -> int:
             return model.vector_lanes(bits) * model.fma_chains(model.vector_bits)
 
-        return cls(model.line_bytes, accumulator_elems, model.fma_chains)
+        return cls(model.line_bytes, accumulator_elems, model.fma_chains, model.vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -189,26 +200,50 @@ class LoopInterchange:
         Such a band is one chain of dependent adds per iteration of `j` (a row sum), bound by
         the add's latency; floats are not reassociated, so the chain stays. Split, the inner
         part moves inside the band: its iterations' chains run side by side, as many as keep
-        the add units busy (`fma_chains`), each in the order it had."""
+        the add units busy (`fma_chains`), each in the order it had. A band ending in a tail
+        (a vectorized loop, or a plain innermost loop the store steps along) is one chain of
+        vector adds per iteration of `j` (a matmul's strip of a row): split to as many strips
+        as keep the units busy over the tail's registers, the inner part moves inside the band
+        unrolled, above the tail, and its floordivs and mods fold (`_fold`) so that later
+        stages carry the strips' accumulators in registers."""
         if self.chains is None or not plain_loop(j, kinds=("serial", "parallel")):
             return None
+        leaf_tail = False
         nest = _nest(j, noalias, kinds=("serial", "parallel"))
-        if (
-            nest is None
-            or nest.tail is not None
-            or not _free(nest, moved)
-            or not nest.legal()
-            or not nest.latency_bound()
-        ):
+        if nest is None or (nest.tail is None and not nest.legal()):
+            leaf_tail = True
+            nest = _nest(j, noalias, kinds=("serial", "parallel"), leaf_tail=True)
+        if nest is None or not _free(nest, moved) or not nest.legal() or not nest.latency_bound():
             return None
         stores = [a for a in nest.accesses if a.store]
         if not all(isinstance(a.element_type, ir.FloatType) for a in stores):
             return None  # (LLVM reassociates an integer chain itself, into vector lanes)
-        chains = self.chains(8 * max(a.elem_bytes for a in stores))
-        width = _split_width(constant_extent(Loop(j)), chains, 2)
+        bits = 8 * max(a.elem_bytes for a in stores)
+        extent = constant_extent(Loop(j))
+        tail = nest.tail is not None
+        if tail:
+            # (j's rows and columns must stay linear in the split's inner part: `_fold`)
+            divisors = _divisors(nest)
+            if divisors is None:
+                return None
+            chains = self._tail_chains(bits * _extent(Loop(nest.tail)))
+            width = _split_width(extent, chains, 2, math.gcd(extent, *divisors))
+        else:
+            width = _split_width(extent, self.chains(bits), 2)
         if width is None:
             return None
-        return _nest(_split(Loop(j), width), noalias)
+        nest = _nest(_split(Loop(j), width, divisions=tail), noalias, leaf_tail=leaf_tail)
+        if nest is not None:
+            nest.unroll_j = tail
+        return nest
+
+    def _tail_chains(self, bits: int) -> int:
+        """The iterations of j to run side by side over a tail of `bits`: its registers are
+        chains already, so the chains that keep the FMA units busy over as many."""
+        assert self.chains is not None
+        widest = self.vector_bits or bits
+        registers = -(-bits // widest)
+        return self.chains(min(bits, widest)) // registers
 
 
 def _free(nest, moved) -> bool:
@@ -260,9 +295,10 @@ def _index_or_pure(op) -> bool:
     return pure(op) or op.name == "affine.apply"
 
 
-def _nest(j, noalias, kinds=("serial",)):
+def _nest(j, noalias, kinds=("serial",), leaf_tail=False):
     """The loop nest `j` (of `kinds`) heads, when it has the shape the stage rewrites; else
-    None."""
+    None. With `leaf_tail`, a plain innermost loop under the band is its tail, as a vectorized
+    one is (`auto-vectorize` vectorizes it later)."""
     if not plain_loop(j, sizes=True, kinds=kinds):  # (j may run over a size; the band may not)
         return None
     ops = _body(j)
@@ -287,6 +323,12 @@ def _nest(j, noalias, kinds=("serial",)):
         if len(body) == 1 and body[0].name == "affine.for":
             band.append(body[0])
             continue
+        if leaf_tail and len(band) >= 2 and not len(band[-1].operands):
+            tail = band.pop()
+            body = leaf_ops(tail)
+            if body is None:
+                return None
+            break
         inits = _first_iteration_inits(body, band)
         body = [o for o in body if not any(o == i for i in inits)]
         if all(_index_or_pure(o) or o.name in ACCESSES for o in body):
@@ -406,6 +448,7 @@ class _Nest:
     def __init__(self, j, prologue, band, body, noalias, tail=None, inits=(), epilogue=()):
         self.j, self.prologue, self.body, self.tail = j, prologue, body, tail
         self.epilogue = list(epilogue)  # j's ops after the band: loads, stores, pure ops
+        self.unroll_j = False  # j, moved inside the band, is unrolled (`_jam_rows`)
         self.inits = list(inits)  # the band's first-iteration `affine.if`s
         self.loops = [j] + band
         self.ivs = [loop_iv(o) for o in self.loops]
@@ -455,7 +498,7 @@ class _Nest:
             a.may_alias(init) and a.memref != init.memref for a in self.body_accesses
         ):
             return False
-        forms = [linear(e) for e in init.index]
+        forms = [linear(e, division=_atom) for e in init.index]
         if any(f is None for f in forms):
             return False
         tail = len(self.ivs)
@@ -465,7 +508,7 @@ class _Nest:
             if f is not None
         ]
         for a in stores:
-            want = [linear(e) for e in a.index]
+            want = [linear(e, division=_atom) for e in a.index]
             if any(w is None for w in want):
                 return False
             if renamed != [(dict(w.terms), w.const) for w in want if w is not None]:
@@ -497,11 +540,13 @@ class _Nest:
 
     def latency_bound(self) -> bool:
         """Whether the band is too large to unroll and its innermost loop walks rows: every
-        body access steps by at most one element (a store by none: legal)."""
+        body access steps by at most one element (a store by none: legal). With a tail, its
+        lanes do: whole vectors or broadcasts (a gather's loads, not the adds, would bound it),
+        wherever the band's steps go."""
         trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
-        inner = len(self.ivs) - 1
+        leaf = len(self.ivs) - (self.tail is None)
         return trips * len(self.body) > UNROLLED_BAND_OPS and all(
-            a.stride(inner) in (0, 1) for a in self.body_accesses
+            a.stride(leaf) in (0, 1) for a in self.body_accesses
         )
 
     def _streams(self, p: int, line_bytes: int) -> bool:
@@ -570,6 +615,8 @@ class _Nest:
             ivs[k].replace_all_uses_with(ivs[k - 1])
         tmp.replace_all_uses_with(ivs[-1])
         tmp.owner.erase()
+        if self.unroll_j:
+            Loop(self.loops[-1]).set(kind="unroll")
 
     def _move_epilogue(self):
         """j's epilogue moved into a copy of j after it (with the pure ops of the prologue
@@ -585,24 +632,26 @@ class _Nest:
             o.erase()
 
 
-def _split_width(extent: int, want: int, least: int) -> Optional[int]:
+def _split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int]:
     """The trip count of the inner part of a loop of `extent` split for a nest: the largest
-    divisor of `extent` up to `want` that leaves the outer part two iterations or more (None:
-    none does, or it is under `least`)."""
+    divisor of `extent` (and of `of`, when given) up to `want` that leaves the outer part two
+    iterations or more (None: none does, or it is under `least`)."""
     for width in range(min(want, extent // 2), 1, -1):
-        if extent % width == 0:
+        if extent % width == 0 and (of or width) % width == 0:
             return width if width >= least else None
     return None
 
 
-def _split(j: Loop, width: int):
+def _split(j: Loop, width: int, divisions: bool = False):
     """Loop `j` of constant bounds as a loop of its kind of `extent / width` iterations around
     a serial loop of `width` (returned), the body inside it:
 
         for j in T.parallel(lo, lo + n):        for j_o in T.parallel(n // width):
             BODY                          =>        for j in range(width):
                                                         BODY[j := lo + j_o * width + j]
-    """
+
+    With `divisions`, an `affine.apply` of j reads j_o and j itself, a floordiv or mod of j
+    by a multiple of `width` folded (`_fold_split`)."""
     op, n, lo = j.op, constant_extent(j), constant_min(j)
     ops = _body(op)
     uses = [(u.owner, u.operand_number) for u in j.iv.uses]
@@ -617,10 +666,105 @@ def _split(j: Loop, width: int):
         index = affine.AffineApplyOp(shift, [j.iv, inner.iv], loc=op.location).result
     for owner, k in uses:
         owner.operands[k] = index
+    if divisions:
+        applies = []
+        for o, _ in uses:
+            if o.name == "affine.apply" and not any(o == a for a in applies):
+                applies.append(o)
+        for a in applies:
+            _fold_split(a, index, width)
     for key, value in (("lowerBoundMap", 0), ("upperBoundMap", n // width)):
         op.attributes[key] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(value))
     j.set(name=j.name + "_o")
     return inner.op
+
+
+def _fold_split(apply, index, width: int) -> None:
+    """`affine.apply` `apply` of `index` (`j_o * width + j + lo`, `_split`'s) rewritten over
+    j_o and j, a floordiv or mod of `width * X + j` by a multiple of `width` folded (`_fold`):
+    a fused loop's row and column (`f floordiv 32`, `(f mod 32) * 16`) step with j alone, as
+    linear forms of j at addresses later stages tell apart."""
+    amap = ir.AffineMapAttr(apply.attributes["map"]).value
+    if amap.n_symbols:
+        return
+    j_o, j = list(index.owner.operands)
+    split = ir.AffineMapAttr(index.owner.attributes["map"]).value.results[0]
+    n = amap.n_dims
+    operands = list(apply.operands)
+    dims = []
+    for k, v in enumerate(operands):
+        if v == index:
+            at = ir.AffineMap.get(n + 1, 0, [ir.AffineExpr.get_dim(k), ir.AffineExpr.get_dim(n)])
+            dims.append(split.compose(at))
+            operands[k] = j_o
+        else:
+            dims.append(ir.AffineExpr.get_dim(k))
+    rename = ir.AffineMap.get(n + 1, 0, dims)
+    results = [simplify(_fold(e.compose(rename), n, width), n + 1) for e in amap.results]
+    new = affine.AffineApplyOp(
+        ir.AffineMap.get(n + 1, 0, results),
+        operands + [j],
+        loc=apply.location,
+        ip=ir.InsertionPoint(apply),
+    )
+    apply.result.replace_all_uses_with(new.result)
+    apply.erase()
+
+
+def _divisors(nest) -> Optional[list]:
+    """The numbers a split of j (leaf 0) must divide for `_fold` to fold the floordivs and
+    mods of j in the nest's accesses (their divisors, the other terms of their dividends),
+    when each divides j itself plus terms of other leaves; else None."""
+    out = []
+
+    def visit(e) -> bool:
+        e = e.maybe_downcast()
+        if not isinstance(e, ir.AffineBinaryExpr):
+            return True
+        if 0 in dims_of(e) and isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)):
+            form, c = linear(e.lhs), e.rhs.maybe_downcast()
+            if form is None or form.terms.get(0) != 1 or not isinstance(c, ir.AffineConstantExpr):
+                return False
+            # (width must divide these: `_fold`'s `width * X`)
+            out.extend([c.value, form.const] + [k for a, k in form.terms.items() if a != 0])
+        return visit(e.lhs) and visit(e.rhs)
+
+    return out if all(visit(e) for a in nest.accesses for e in a.index) else None
+
+
+def _fold(e: ir.AffineExpr, j: int, width: int) -> ir.AffineExpr:
+    """`e` with a floordiv or mod of `width * X + dj` (0 <= dj < width) by a multiple of
+    `width` folded: `(width * X) floordiv c`, `(width * X) mod c + dj`."""
+    e = e.maybe_downcast()
+    if not isinstance(e, ir.AffineBinaryExpr):
+        return e
+    lhs, rhs = _fold(e.lhs, j, width), _fold(e.rhs, j, width)
+    c = rhs.maybe_downcast()
+    if isinstance(e, (ir.AffineFloorDivExpr, ir.AffineModExpr)) and isinstance(
+        c, ir.AffineConstantExpr
+    ):
+        form = linear(lhs)
+        if (
+            c.value % width == 0
+            and form is not None
+            and form.terms.get(j) == 1
+            and form.const % width == 0
+            and all(k % width == 0 for a, k in form.terms.items() if a != j)
+        ):
+            rest = lhs - ir.AffineExpr.get_dim(j)
+            if isinstance(e, ir.AffineFloorDivExpr):
+                return ir.AffineFloorDivExpr.get(rest, c)
+            return ir.AffineModExpr.get(rest, c) + ir.AffineExpr.get_dim(j)
+    return _BINARY[type(e)](lhs, rhs)
+
+
+_BINARY = {
+    ir.AffineAddExpr: ir.AffineAddExpr.get,
+    ir.AffineMulExpr: ir.AffineMulExpr.get,
+    ir.AffineFloorDivExpr: ir.AffineFloorDivExpr.get,
+    ir.AffineCeilDivExpr: ir.AffineCeilDivExpr.get,
+    ir.AffineModExpr: ir.AffineModExpr.get,
+}
 
 
 def _hoist(init, band) -> tuple:
@@ -715,17 +859,21 @@ class Access:
         return any(p in dims_of(e) for e in self.index)
 
     def stride(self, p: int):
-        """Element stride of the address as leaf `p` steps by one (None: not linear)."""
+        """Element stride of the address as leaf `p` steps by one (None: not linear). The
+        dims' forms are summed before a floordiv or mod of `p` makes it so: a fused loop's
+        row `f floordiv 32` and column `(f mod 32) * 16` of a 512-wide buffer are `16 * f`."""
         if not self.static:
             return None
-        total = 0
+        total = Linear()
         for e, s in zip(self.index, self.strides):
             if p in dims_of(e):
-                form = linear(e, division=_fixed_in(p))
+                form = linear(e, division=_atom)
                 if form is None:
                     return None
-                total += form.terms.get(p, 0) * s
-        return total
+                total += form.scale(s)
+        if any(_enters(a, p) for a in total.terms if not isinstance(a, int)):
+            return None
+        return total.terms.get(p, 0)
 
     def lines(self, p: int, line_bytes: int) -> float:
         """Cache lines of `line_bytes` per step of leaf `p` (a whole one when not linear)."""
@@ -735,16 +883,22 @@ class Access:
         return min(abs(s) * self.elem_bytes, line_bytes) / line_bytes
 
 
-def _fixed_in(p: int) -> Division:
-    """A floordiv/mod that leaf `p` does not enter is constant as `p` steps (a fused or split
-    outer loop's `f floordiv 32` beside `j` in a row index); one of `p` is not linear."""
+def _atom(kind: type, lhs: Linear, rhs: Linear) -> Linear:
+    """A floordiv/mod as an atom of the form (its key names its operands' forms); a mod by a
+    constant `c` as `lhs - c * (lhs floordiv c)`, so that a row's floordiv and a column's mod
+    of one fused index cancel in the address."""
+    if kind is ir.AffineModExpr and rhs.is_const and rhs.const > 0:
+        return lhs - Linear({(ir.AffineFloorDivExpr, lhs.key(), rhs.key()): rhs.const})
+    return Linear({(kind, lhs.key(), rhs.key()): 1})
 
-    def division(kind: type, lhs: Linear, rhs: Linear) -> Optional[Linear]:
-        if p in lhs.terms or p in rhs.terms:
-            return None
-        return Linear({(kind, lhs.key(), rhs.key()): 1})
 
-    return division
+def _enters(atom, p: int) -> bool:
+    """Whether division atom `atom` (`_atom`'s key) reads leaf `p`."""
+    if atom == p:
+        return True
+    if not isinstance(atom, tuple):
+        return False
+    return any(_enters(a, p) for side in atom[1:] for a, _ in side[1])
 
 
 def _row_major(shape) -> list:

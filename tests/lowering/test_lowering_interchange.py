@@ -569,3 +569,50 @@ def test_a_reduction_streaming_along_both_rows_runs_several_columns_side_by_side
     assert _store_nests(mod) == [("i", "j_o", "j"), ("i", "j_o", "k", "j")]
     a, b, c = _same_numbers(mod, _inputs((64, 96), (48, 96), (64, 48)), monkeypatch, exact=False)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+
+
+def _row_strip_tile(lanes=16, vectorize=True):
+    """0208's schedule (a random 512 matmul at 1.4x TVM): j split by 16 and vectorized, the
+    rows and column strips fused around k (0842's: by 8, not vectorized, the init decomposed)."""
+    sch = tir_mlir.Schedule(_matmul(b_shape="(96, 64)", c_shape="(64, 64)", grid=(64, 64, 96)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, factors=[None, lanes])
+    sch.reorder(i, j0, k, j1)
+    sch.parallel(sch.fuse(i, j0))
+    if vectorize:
+        sch.vectorize(j1)
+    else:
+        sch.decompose_reduction(sch.get_block("C"), k)
+    return sch.mod
+
+
+def test_strips_of_a_vectorized_tail_run_side_by_side(monkeypatch):
+    """One 16-lane strip per iteration of the loop around k is one chain of dependent vector
+    adds, bound by their latency. That loop is split and its inner part moves inside k,
+    unrolled: several strips' chains run side by side, each in its order. Fused with the
+    rows, the strip's row and column (`f floordiv 4`, `f mod 4`) fold to linear forms of the
+    inner part, and the strips' accumulators stay in registers across k."""
+    mod = _row_strip_tile()
+    fused = "i_j_0_fused"
+    assert _store_nests(mod) == [(fused + "_o", "k", fused, "j_1")] * 2  # init, update
+    with get_context():
+        scf_text = str(pipeline.lower(mod.module, emit="scf"))
+    assert scf_text.count("iter_args") == 1 and "-> (vector<16xf32>, vector<16xf32>" in scf_text
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch, exact=False)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_strips_of_a_plain_inner_loop_run_side_by_side(monkeypatch):
+    """The same with the strip's loop left plain (auto-vectorize vectorizes it later) and the
+    init decomposed into a loop before k: the init loop runs for every strip first, and the
+    strips' chains run side by side inside k."""
+    mod = _row_strip_tile(lanes=8, vectorize=False)
+    assert _store_nests(mod) == [
+        ("i_j_0_fused_o", "i_j_0_fused", "j_1_init"),
+        ("i_j_0_fused_o", "k", "i_j_0_fused", "j_1"),
+    ]
+    with get_context():
+        scf_text = str(pipeline.lower(mod.module, emit="scf"))
+    assert "-> (vector<8xf32>, vector<8xf32>" in scf_text
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch, exact=False)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
