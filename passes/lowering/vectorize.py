@@ -374,8 +374,10 @@ class _Vectorizer:
         self._ops(ops, mask)
 
 
-# Ops a masked branch may run for lanes that are all off: pure, no trap, or masked accesses.
+# Ops a masked branch may run for lanes that are all off: pure, no trap, or masked accesses
+# (an affine.apply divides by positive constants only: compact-buffers' tile indices).
 _UNGUARDED_VECTOR_OPS = {
+    "affine.apply",
     "vector.maskedload",
     "vector.maskedstore",
     "vector.broadcast",

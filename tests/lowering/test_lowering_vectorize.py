@@ -279,6 +279,44 @@ def test_lane_varying_statement_if_and_if_then_else():
     _matches_interpreter(CONDITIONS, sch)
 
 
+PADDED_ROWS = """
+@T.prim_func
+def main(A: T.Buffer((8, 24), "float32"), B: T.Buffer((8, 24), "float32")):
+    P = T.alloc_buffer((8, 26))
+    for i, j in T.grid(8, 26):
+        with T.block("pad"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = T.if_then_else(1 <= vj and vj < 25, A[vi, vj - 1], T.float32(0))
+    for i, j, k in T.grid(8, 24, 3):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                B[vi, vj] = T.float32(0)
+            B[vi, vj] = B[vi, vj] + P[vi, vj + vk] * T.float32(vk + 1)
+"""
+
+
+def test_masked_load_of_a_compacted_tile_runs_unguarded():
+    """The pad inlined into a cache_read of A's row: the row tile (24, compact-buffers) is
+    indexed through affine.apply, pure index arithmetic, so the masked load of the pad's
+    window runs without a branch on "some lane on" (issue 28, seed 424113201 case 0001)."""
+    sch = Schedule(tir_mlir.parse(PADDED_ROWS))
+    sch.compute_inline(sch.get_block("pad"))
+    b = sch.get_block("B")
+    i, j, k = sch.get_loops(b)
+    j0, j1 = sch.split(j, factors=[None, 8])
+    sch.reorder(i, j0, k, j1)
+    sch.compute_at(sch.cache_read(b, 0, "local"), i)
+    sch.vectorize(j1)
+    sch.decompose_reduction(b, k)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca() : memref<24xf32>" in scf and "vector.maskedload" in scf
+    assert "vector.reduction <or>" not in scf
+    a, out = _run(sch, (8, 24), (8, 24))
+    p = np.pad(a, ((0, 0), (1, 1)))
+    np.testing.assert_allclose(out, sum(p[:, k : k + 24] * (k + 1) for k in range(3)), rtol=1e-6)
+
+
 LANE_ORDER = """
 @T.prim_func
 def main(A: T.Buffer((17,), "float32"), B: T.Buffer((2,), "float32"),
