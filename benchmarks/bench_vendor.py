@@ -6,7 +6,8 @@ matmul against numpy (OpenBLAS) and torch's `a @ b` (MKL/oneDNN), the ResNet 3x3
                                       [--only matmul1024,conv2d] [--rounds 40] [--cpu-time]
 
 Each workload is tuned by `ms.tune_tir` into DIR/<workload> unless that database already
-holds --trials records (so a re-measure does not re-tune). The best schedule is compiled,
+holds --trials records (so a re-measure does not re-tune). The best schedule's times in the
+database (the tuner's measurements of it) are printed, then it is compiled,
 checked against numpy, then every side is timed in this process, interleaved: each round
 times ours, numpy's and torch's call once each (the mean of as many calls as fill
 --min-ms); the best round of each is printed with the ratios ours/numpy and ours/torch and
@@ -84,6 +85,10 @@ def tuned_module(name, work_dir, trials, threads):
         sys.exit(
             f"{wdir}: no record for {target!r} (tuned for another --threads?): use another --work-dir"
         )
+    best = db.query_best(mod, target)
+    if best is not None and best.run_secs:  # (to compare with the re-timing below)
+        secs = ", ".join(f"{s * 1e3:.3f}" for s in best.run_secs)
+        print(f"{name}: the tuner measured its pick at {secs} ms", flush=True)
     return mod, sch.mod
 
 

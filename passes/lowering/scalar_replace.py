@@ -43,7 +43,7 @@ vector and are carried all or none, as `carry-vectors` carries them afterwards.
 
 import itertools
 import math
-from typing import Optional
+from typing import Callable, Optional
 
 from mlir import ir
 from mlir.dialects import memref, scf, vector
@@ -591,10 +591,8 @@ def _runs_once(access, loop) -> bool:
         op = parent
     iv = loop.regions[0].blocks[0].arguments[0]
     lo, hi, step = _constant_bounds(loop)
-    for k in range(lo, hi, step):
-        if all(_holds(cond, iv, k) is taken for cond, taken in path):
-            return True
-    return False
+    tests = [(_condition(cond, iv), taken) for cond, taken in path]  # (read once per if)
+    return any(all(test(k) is taken for test, taken in tests) for k in range(lo, hi, step))
 
 
 # arith.cmpi predicates (eq, ne, slt, sle, sgt, sge) on the difference of the two sides
@@ -608,20 +606,21 @@ _PREDICATES = {
 }
 
 
-def _holds(cond, iv, k) -> Optional[bool]:
-    """The value of the i1 `cond` at `iv` = k: a signed `arith.cmpi` of linear forms of `iv`
-    alone, or `arith.andi` / `arith.ori` of such; None when it is not one."""
+def _condition(cond, iv) -> Callable[[int], Optional[bool]]:
+    """The value of the i1 `cond` as a function of `iv`'s value k: a signed `arith.cmpi` of
+    linear forms of `iv` alone, or `arith.andi` / `arith.ori` of such; None when it is not
+    one. The forms are read once: a fused loop of 10^5 iterations is then tried in Python
+    arithmetic, not in IR walks."""
     owner = cond.owner
     if isinstance(owner, ir.Block):
-        return None
+        return lambda k: None
     op = owner.operation
     if op.name in ("arith.andi", "arith.ori"):
-        a, b = (_holds(v, iv, k) for v in op.operands)
-        if a is None or b is None:
-            return None
-        return (a and b) if op.name == "arith.andi" else (a or b)
+        a, b = (_condition(v, iv) for v in op.operands)
+        both = op.name == "arith.andi"
+        return lambda k: _combine(a(k), b(k), both)
     if op.name != "arith.cmpi":
-        return None
+        return lambda k: None
     predicate = _PREDICATES.get(ir.IntegerAttr(op.attributes["predicate"]).value)
 
     def leaf(v):
@@ -629,9 +628,16 @@ def _holds(cond, iv, k) -> Optional[bool]:
 
     a, b = (value_linear(v, leaf) for v in op.operands)
     if predicate is None or a is None or b is None:
-        return None
+        return lambda k: None
     d = a - b
-    return predicate(d.const + d.terms.get(0, 0) * k)
+    const, coef = d.const, d.terms.get(0, 0)
+    return lambda k: predicate(const + coef * k)
+
+
+def _combine(a: Optional[bool], b: Optional[bool], both: bool) -> Optional[bool]:
+    if a is None or b is None:
+        return None
+    return (a and b) if both else (a or b)
 
 
 def _value_type(a):
