@@ -51,6 +51,7 @@ STAGE_NAMES = {
         (None, "jam-carried-loops"),
         (None, "carry-vectors"),
         (None, "transpose-gathers"),
+        (None, "transpose-scatters"),
         (None, "gather-loops"),
         (None, "strided-loads"),
         (None, "prefetch-panels"),

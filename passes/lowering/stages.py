@@ -51,6 +51,7 @@ _STAGES = {
     "jam-carried-loops": ("jam_loops", "JamCarriedLoops"),
     "carry-vectors": ("carry_vectors", "CarryVectors"),
     "transpose-gathers": ("transpose_gathers", "TransposeGathers"),
+    "transpose-scatters": ("transpose_scatters", "TransposeScatters"),
     "gather-loops": ("gather_loops", "GatherLoops"),
     "strided-loads": ("strided_loads", "StridedLoads"),
     "prefetch-panels": ("panel_prefetch", "PanelPrefetch"),

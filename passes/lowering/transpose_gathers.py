@@ -87,7 +87,7 @@ class _Build:
         self.op, self.loads, self.rows, self.column = op, loads, rows, column
 
 
-def _leaf_of(memo: dict):
+def leaf_of(memo: dict):
     """Leaves for `value_linear`: an index computed by a pure `arith` op (the unrolled copies
     each recompute a `floordivsi` of the same IV) is named by what it computes, so equal
     computations are one atom; any other value is itself."""
@@ -130,7 +130,7 @@ def _build(op, memo) -> "_Build | None":
     strides, _ = mtype.get_strides_and_offset()
     if strides[-1] != 1:
         return None
-    leaf = _leaf_of(memo)
+    leaf = leaf_of(memo)
     forms = [[value_linear(i, leaf, memo) for i in list(ld.operands)[1:]] for ld in loads]
     if any(f is None for fs in forms for f in fs):
         return None
@@ -232,7 +232,7 @@ def _transpose(group):
         blocks = []
         for start in range(0, lanes, k):
             block = rows[start : start + k]
-            blocks.append(_zip_transpose(block + [block[0]] * (k - len(block))))
+            blocks.append(zip_transpose(block + [block[0]] * (k - len(block))))
         for column, b in enumerate(group):
             parts = [blk[column] for blk in blocks]
             built = parts[0]
@@ -250,7 +250,7 @@ def _transpose(group):
                 ld.erase()
 
 
-def _zip_transpose(rows: list) -> list:
+def zip_transpose(rows: list) -> list:
     """The transpose of K registers of K lanes (K a power of two): log2(K) rounds of
     interleaving row i with row i + K/2, low halves into row 2i and high halves into 2i + 1.
     A round moves element (r, c) to (2 (r mod K/2) + c // (K/2), 2 (c mod K/2) + r // (K/2)):
