@@ -164,6 +164,10 @@ def _gathers_walked_by_parent(loop: Loop, lanes: int) -> bool:
     return gathered
 
 
+# A loop of kind "unroll" here is one `unroll-loops` left rolled for `coalesce-loops`.
+_WALKING_KINDS = ("serial", "unroll")
+
+
 def _walking_nest(loop: Loop, lanes: int) -> list:
     """The serial loops of constant bounds and step 1 around `loop`, innermost first, each
     holding nothing but the loop inside it, up to the first at which their extents multiply
@@ -176,7 +180,7 @@ def _walking_nest(loop: Loop, lanes: int) -> list:
         if parent is None or parent.name != "affine.for":
             return []
         outer = Loop(parent)
-        if outer.kind != "serial" or not constant_loop(outer) or outer.step != 1:
+        if outer.kind not in _WALKING_KINDS or not constant_loop(outer) or outer.step != 1:
             return []
         if sum(o.name == "affine.for" for o in walk_all(parent)) != len(nest) + 1:
             return []  # `parent` holds a loop besides `inner`

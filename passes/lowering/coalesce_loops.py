@@ -19,9 +19,18 @@ is coalesced: a row-strided access in a short inner loop is a constant displacem
 address per inner step, while in one loop LLVM builds a vector of addresses and extracts each
 lane to gather (an int8 matmul's B column, k split by 32, ran slower coalesced).
 
+A `T.unroll` inner loop is taken too: `unroll-loops` (earlier) leaves such a loop rolled, of
+kind "unroll", when it makes a pair here, and the rewrite drops the kind. The user's unroll is
+dropped with it, and rightly: unrolled first, the loop LLVM vectorizes is the outer one, with
+`n1` loads per row `n1` elements apart per step (0915 of seed 2004163578, `k` split by 8 and
+`unroll(k1)`, 2 rows inside: each 64-byte load taken apart into 8 byte vectors), while the one
+contiguous loop is unrolled and interleaved by LLVM's vectorizer itself. A pair that is not
+coalesced here keeps the kind, which `affine-to-scf` makes LLVM's full-unroll hint.
+
 A pair qualifies when:
 - both loops are plain (serial, constant bounds from 0, step 1, no annotation, two iterations
-  or more), the outer one's body is the inner loop alone and the inner one holds no loop but
+  or more; the inner one may be of kind "unroll"), the outer one's body is the inner loop
+  alone and the inner one holds no loop but
   rows of sums: plain loops directly in it, of at most scalar-replace's MAX_UNROLLED steps,
   holding no loop, each store in them at the same address at every step of the pair (an int8
   dot product's rows inside a split reduction, `i0, k0, k1, i1`: `scalar-replace` unrolls the
@@ -71,7 +80,7 @@ class CoalesceLoops:
         if not _plain_from_zero(outer):
             return None
         ops = body_ops(outer.regions[0].blocks[0])
-        if len(ops) != 1 or not _plain_from_zero(ops[0]):
+        if len(ops) != 1 or not _plain_from_zero(ops[0], kinds=("serial", "unroll")):
             return None
         inner = ops[0].operation
         inside = walk_all(inner)
@@ -177,8 +186,8 @@ def _inside(op, loop) -> bool:
     return False
 
 
-def _plain_from_zero(op) -> bool:
-    return plain_loop(op) and constant_min(Loop(op)) == 0
+def _plain_from_zero(op, kinds=("serial",)) -> bool:
+    return plain_loop(op, kinds=kinds) and constant_min(Loop(op)) == 0
 
 
 # The ops whose affine attribute may take the two variables as dims: the index bindings and
@@ -244,6 +253,7 @@ def _coalesce(outer, inner):
         _drop_operand(user, k0, k1)
     n = constant_extent(Loop(outer)) * constant_extent(Loop(inner))
     inner.attributes["upperBoundMap"] = ir.AffineMapAttr.get(ir.AffineMap.get_constant(n))
+    Loop(inner).set(kind="serial")  # (an unrolled inner loop's kind: see the module's doc)
     inner.move_before(outer)
     outer.erase()
 

@@ -746,9 +746,9 @@ def _rewrite(loop, groups):
                 inits.append(memref.load(base, index))
         lo, hi, step = list(loop.operands)[:3]
         new = scf.ForOp(lo, hi, step, list(list(loop.operands)[3:]) + inits)
-    for a in loop.attributes:
-        if a.name not in ("operandSegmentSizes",):
-            new.operation.attributes[a.name] = a.attr
+    for name in loop.attributes:  # (iterating an attribute map gives the names)
+        if name != "operandSegmentSizes":
+            new.operation.attributes[name] = loop.attributes[name]
     old_body, body = loop.regions[0].blocks[0], new.body
     for old, arg in zip(old_body.arguments, body.arguments):
         old.replace_all_uses_with(arg)

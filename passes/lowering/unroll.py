@@ -3,7 +3,8 @@
     for i in T.unroll(2):           c0 = 0; BODY[i := c0]
         BODY                 =>     c1 = 1; BODY[i := c1]
 
-- A `T.unroll` loop (kind "unroll") is unrolled.
+- A `T.unroll` loop (kind "unroll") is unrolled, unless it is the inner loop of a pair that
+  `coalesce-loops` makes one contiguous loop (`_coalescible_inner`; why: coalesce_loops.py).
 - Under a loop annotated `pragma_auto_unroll_max_step = N` (the loop itself included), a serial
   loop is unrolled when every loop inside it is unrolled too and extent x (statements of its
   body) <= N, at most `MAX_DEPTH` nested unrolled loops (TVM's defaults).
@@ -16,6 +17,7 @@ vars becomes scalars (LLVM's SROA) that stay in registers.
 from mlir import ir
 
 from tir_mlir.dialect.ops import Loop
+from tir_mlir.passes.lowering.coalesce_loops import CoalesceLoops
 from tir_mlir.passes.lowering.common import (
     constant_extent,
     constant_loop,
@@ -38,7 +40,11 @@ class UnrollLoops:
         for f in functions(module):
             plan = []
             _visit_block(f.regions[0].blocks[0], None, True, plan)
-            for loop, explicit in plan:  # innermost first
+            planned = [loop for loop, _ in plan]
+            keep = [_coalescible_inner(loop, planned) for loop, _ in plan]
+            for (loop, explicit), kept in zip(plan, keep):  # innermost first
+                if kept:
+                    continue  # stays a loop of kind "unroll" for coalesce-loops
                 if explicit:
                     unroll(loop)
                 else:
@@ -87,6 +93,19 @@ def _visit_loop(op, max_step, explicit, plan):
         return steps, True, depth
     plan.append((op, explicit and extent * max(steps, 1) <= MAX_COPIES))
     return extent * steps, False, depth + 1
+
+
+def _coalescible_inner(op, planned: list) -> bool:
+    """Whether `op`, a `T.unroll` loop, is the inner loop of a pair `coalesce-loops` makes one
+    loop (its parent a plain loop that stays a loop, with `op` alone in it): then it stays a
+    loop, its kind "unroll", and `coalesce-loops` takes the pair (a loop of that kind that it
+    does not take becomes LLVM's full-unroll hint in `affine-to-scf`)."""
+    parent = op.parent
+    if Loop(op).kind != "unroll" or parent is None or parent.name != "affine.for":
+        return False
+    if any(parent.operation == p.operation for p in planned):
+        return False
+    return CoalesceLoops().coalescible(parent) is not None
 
 
 def _int(attr) -> int:

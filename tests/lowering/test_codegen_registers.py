@@ -218,6 +218,22 @@ def test_scalar_accumulator_of_an_unscheduled_matmul():
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
 
 
+def test_an_annotated_loop_carries_its_accumulator():
+    """`k1` unrolled by LLVM's hint (`pragma_unroll_explicit = 0`) carries `C[i, j]`: the
+    rebuilt loop keeps the annotation (copying the attributes raised before)."""
+    sch = Schedule(tir_mlir.parse(matmul_text(24).replace("B[vk, vj]", "B[vj, vk]")))
+    *_, k = sch.get_loops(sch.get_block("C"))
+    _, k1 = sch.split(k, factors=[None, 4])
+    sch.unroll(k1)
+    sch.annotate(k1, "pragma_unroll_explicit", 0)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "iter_args" in scf and "unroll" in scf, scf
+    a, b = (RNG.random((24, 24), dtype=np.float32) for _ in range(2))
+    c = np.full((24, 24), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
+
+
 def test_a_loop_with_too_many_accesses_is_left_in_memory(monkeypatch):
     # the k loop of A @ B.T holds 4 accesses (C load and store, A, B)
     from tir_mlir.passes.lowering import scalar_replace

@@ -152,3 +152,40 @@ def test_an_outer_variable_used_alone_keeps_its_loops():
     c = np.zeros((16, 64), "float32")
     tir_mlir.build(sch.mod)["main"](a, s, c)
     np.testing.assert_allclose(c, a * np.repeat(s, 8), rtol=1e-6)
+
+
+def test_an_unrolled_inner_half_runs_as_one_loop():
+    """`unroll(k1)` of a split whose pair is otherwise coalescible (0915 of seed 2004163578:
+    2 rows inside `k0, k1`): unrolled first, k0 stepped 8 bytes per trip through each row and
+    LLVM took its 64-byte loads apart; the pair is the one contiguous loop of 512 instead."""
+    sch = Schedule(tir_mlir.parse(int8_dot(64, 512)))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 2])
+    k0, k1 = sch.split(k, factors=[None, 8])
+    sch.reorder(i0, k0, k1, i1)
+    sch.parallel(i0)
+    sch.unroll(k1)
+    sch.decompose_reduction(block, k0)
+    scf = emit_text(sch.mod.module, "scf", AVX512)
+    assert 512 in _extents(scf) and 64 not in _extents(scf), scf
+    assert "unroll" not in scf, scf
+    _dot(sch)
+
+
+def test_an_unrolled_inner_half_of_a_strided_pair_is_unrolled():
+    """The user's unroll stays where the pair stays (B's column is row-strided)."""
+    sch = Schedule(tir_mlir.parse(matmul(16, 64, 64, "int8", "int32")))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    _, k1 = sch.split(k, factors=[None, 4])
+    sch.unroll(k1)
+    sch.parallel(i)
+    scf = emit_text(sch.mod.module, "scf", AVX512)
+    assert _extents(scf)[-1] == 16, scf
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (16, 64)).astype("int8")
+    b = rng.integers(-128, 128, (64, 64)).astype("int8")
+    c = np.zeros((16, 64), "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
