@@ -60,6 +60,7 @@ STAGE_NAMES = {
         (None, "alloc-check"),
         (None, "buffer-tags"),
         (None, "workspace-pool"),
+        (None, "index-constants"),
         (None, "scf-to-llvm"),
         (None, "fmuladd"),
         ("llvm-dialect", "alias-scopes"),

@@ -58,6 +58,7 @@ _STAGES = {
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),
+    "index-constants": ("index_constants", "IndexConstants"),
     "buffer-tags": ("alias_scopes", "BufferTags"),
     "workspace-pool": ("workspace_pool", "WorkspacePool"),
     "scf-to-llvm": ("scf_to_llvm", "ScfToLLVM"),

@@ -599,3 +599,46 @@ def test_register_budget_follows_the_target():
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx2").budget == 14
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+sse2").register_bits == 128
     assert ScalarReplace.for_target("llvm -mcpu=x86-64 -mattr=+avx512f").budget == 30
+
+
+MAXPOOL = """
+@T.prim_func
+def main(A: T.Buffer((32, 32, 32), "float32"), B: T.Buffer((32, 16, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for c, h, w, rh, rw in T.grid(32, 16, 16, 2, 2):
+        with T.block("B"):
+            vc, vh, vw, vrh, vrw = T.axis.remap("SSSRR", [c, h, w, rh, rw])
+            with T.init():
+                B[vc, vh, vw] = T.float32(-3.4028234663852886e38)
+            B[vc, vh, vw] = T.max(B[vc, vh, vw], A[vc, vh * 2 + vrh, vw * 2 + vrw])
+"""
+
+
+def _unrolled_pool():
+    """A 2x2 max pool whose innermost loops, 8 rows x 16 channels, are unrolled (16 KiB apart)."""
+    sch = Schedule(tir_mlir.parse(MAXPOOL))
+    b = sch.get_block("B")
+    c, h, w, rh, rw = sch.get_loops(b)
+    c0, c1 = sch.split(c, factors=[None, 16])
+    h0, h1 = sch.split(h, factors=[None, 8])
+    sch.reorder(c0, h0, w, rh, rw, h1, c1)
+    sch.unroll(h1)
+    sch.decompose_reduction(b, rh)
+    return sch
+
+
+def test_unrolled_copies_share_one_address():
+    """The copies of an unrolled channel x row nest address their elements from one sum plus
+    a displacement (stage index-constants): without it each channel computed its own address,
+    `(c + k) * stride` (LLVM does not distribute a multiplication whose sum has other uses),
+    and 16 channel addresses per row spilled."""
+    sch = _unrolled_pool()
+    asm = emit_text(sch.mod.module, "asm")
+    assert asm.count("Spill") < 16, asm  # (210 before)
+    a = RNG.standard_normal((32, 32, 32)).astype("float32")
+    b = np.zeros((32, 16, 16), "float32")
+    lib = tir_mlir.build(sch.mod)
+    args = [tir_mlir.nd.array(a), tir_mlir.nd.array(b)]
+    lib["main"](*args)
+    want = a.reshape(32, 16, 2, 16, 2).max(axis=(2, 4))
+    np.testing.assert_array_equal(args[1].numpy(), want)
