@@ -15,11 +15,20 @@ accumulators), so `x` stayed scalar. Unrolling is
 always legal; this stage only chooses where.
 
 A loop `x` qualifies when it is a plain serial loop (constant bounds, step 1, no annotation) of
-at least MIN_VECTOR_TRIPS iterations; everything in it is pure ops, loads, stores and plain
-serial loops holding the same; unrolled whole, its body makes at most MAX_STATEMENTS stores; in
-`x` every store is contiguous (stride 1 on a row-major buffer) and every load contiguous or the
-same for all iterations; and the innermost loops are not themselves vectorizable (a loop that
-is stays, for LLVM to vectorize it).
+at least one 128-bit register's lanes of the narrowest element it stores (SSE2's and NEON's
+width, the narrowest vector of every CPU target; at most MIN_VECTOR_TRIPS); everything in it
+is pure ops, loads, stores and plain serial loops holding the same; unrolled whole, its body
+makes at most MAX_STATEMENTS stores; in `x` every store is contiguous (stride 1 on a
+row-major buffer) and every load contiguous or the same for all iterations; and the innermost
+loops are not themselves vectorizable (a loop that is stays, for LLVM to vectorize it).
+
+A depthwise 3x3 tile of 6 columns x 4 rows (columns outside rows, the window innermost) is such
+a loop: on TVM's IR LLVM unrolls the rows and the window and vectorizes the 6 columns with one
+masked 8-lane register (AVX-512 folds the tail); on ours it unrolled them too, but its GVN then
+carried the window's overlapping input loads from one column to the next as phis, and its loop
+vectorizer found the columns not worth vectorizing. Unrolled here first, the column loop is
+LLVM's innermost loop from the start and vectorizes as on TVM's IR (benchmarks/README.md,
+"session 10, depthwise").
 """
 
 from mlir import ir
@@ -27,7 +36,13 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
-from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions, loop_iv
+from tir_mlir.passes.lowering.common import (
+    constant_extent,
+    constant_loop,
+    functions,
+    loop_iv,
+    scalar_bits,
+)
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -40,6 +55,8 @@ from tir_mlir.analysis.buffer_util import NotAffine
 
 # A body of more stores than this, unrolled, is left alone (TVM's conv tile above: 192).
 MAX_STATEMENTS = 256
+# The narrowest vector register of every CPU target (SSE2, NEON), in bits.
+MIN_BITS = 128
 
 
 class _NotThisShape(Exception):
@@ -62,7 +79,7 @@ class UnrollForVectorize:
 
 def _inner_loops(x):
     """The loops inside `x`, outer first, when `x` has the shape the stage unrolls; else []."""
-    if not plain_loop(x) or constant_extent(Loop(x)) < MIN_VECTOR_TRIPS:
+    if not plain_loop(x) or constant_extent(Loop(x)) < _min_trips(x):
         return []
     loops = []
 
@@ -87,6 +104,17 @@ def _inner_loops(x):
     except _NotThisShape:
         return []
     return loops
+
+
+def _min_trips(x) -> int:
+    """The fewest iterations of `x` worth a vector loop: one 128-bit register's lanes of the
+    narrowest element `x` stores (MIN_VECTOR_TRIPS at most, and without stores)."""
+    bits = [
+        scalar_bits(ir.MemRefType(o.operands[1].type).element_type)
+        for o in walk_all(x)
+        if o.name == "memref.store"
+    ]
+    return min(MIN_VECTOR_TRIPS, MIN_BITS // min(bits)) if bits else MIN_VECTOR_TRIPS
 
 
 def _unit(op) -> bool:

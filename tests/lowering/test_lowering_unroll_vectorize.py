@@ -62,7 +62,7 @@ def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
 @pytest.mark.parametrize(
     "x, p_x, why",
     [
-        (4, "vx + vy", "too few iterations to make a vector loop"),
+        (2, "vx + vy", "too few iterations to make a vector loop"),
         (16, "vx * 1 + vy * 0 + vx // 4", "a load that is not contiguous in x"),
     ],
 )
@@ -74,3 +74,40 @@ def test_loops_stay_when_the_row_loop_would_not_vectorize(x, p_x, why):
     out = b.copy()
     tir_mlir.build(mod)["main"](p, w, out)
     np.testing.assert_allclose(out, _reference(p, w, b, p_x), rtol=1e-5)
+
+
+# A depthwise 3x3 tile: 6 columns outside 4 rows, the window innermost (a random everyday
+# schedule: `split split reorder decompose_reduction`).
+DEPTHWISE = """@T.prim_func
+def main(A: T.Buffer((2, 10, 14), "float32"), W: T.Buffer((2, 3, 3), "float32"),
+         B: T.Buffer((2, 8, 12), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for c, h, w, rh, rw in T.grid(2, 8, 12, 3, 3):
+        with T.block("B"):
+            vc, vh, vw, vrh, vrw = T.axis.remap("SSSRR", [c, h, w, rh, rw])
+            with T.init():
+                B[vc, vh, vw] = T.float32(0)
+            B[vc, vh, vw] = B[vc, vh, vw] + A[vc, vh + vrh, vw + vrw] * W[vc, vrh, vrw]
+"""
+
+
+def test_a_depthwise_tile_of_six_columns_vectorizes_them():
+    """Fewer columns than a zmm's lanes but more than an xmm's: unrolled here, LLVM vectorizes
+    the 6 columns (on its own it unrolled the rows and window and left the columns scalar)."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(DEPTHWISE))
+    b = sch.get_block("B")
+    c, h, w, rh, rw = sch.get_loops(b)
+    h0, h1 = sch.split(h, factors=[None, 4])
+    w0, w1 = sch.split(w, factors=[None, 6])
+    sch.reorder(c, h0, w0, w1, h1, rh, rw)
+    sch.decompose_reduction(b, rh)
+    asm = pipeline.emit_text(sch.mod.module, "asm")
+    assert len(re.findall(r"vfmadd\d+ps", asm)) >= 9  # 4 rows x 9 taps, packed
+    assert not re.findall(r"vmulss|vfmadd\d+ss", asm)
+    a, wt = RNG.random((2, 10, 14), np.float32), RNG.random((2, 3, 3), np.float32)
+    out = np.zeros((2, 8, 12), np.float32)
+    tir_mlir.build(sch.mod)["main"](a, wt, out)
+    ref = sum(
+        a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
+    )
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
