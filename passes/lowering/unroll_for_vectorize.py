@@ -20,7 +20,11 @@ width, the narrowest vector of every CPU target; at most MIN_VECTOR_TRIPS); ever
 is pure ops, loads, stores and plain serial loops holding the same; unrolled whole, its body
 makes at most MAX_STATEMENTS stores; in `x` every store is contiguous (stride 1 on a
 row-major buffer) and every load contiguous or the same for all iterations; and the innermost
-loops are not themselves vectorizable (a loop that is stays, for LLVM to vectorize it).
+loops are not themselves vectorizable (a loop that is stays, for LLVM to vectorize it). A loop
+of fewer than MIN_VECTOR_TRIPS iterations also makes no more copies of its body that write
+other elements (the inner loops a store's address moves with) than it has iterations: an avg
+pool's 4 columns around 32 channels, unrolled, ran slower as LLVM's one short vector of
+columns than the channels did before (benchmarks/README.md, "session 10, depthwise").
 
 A depthwise 3x3 tile of 6 columns x 4 rows (columns outside rows, the window innermost) is such
 a loop: on TVM's IR LLVM unrolls the rows and the window and vectorizes the 6 columns with one
@@ -126,11 +130,23 @@ def _unit(op) -> bool:
     )
 
 
+def _spatial_copies(inner, accesses) -> int:
+    """How many copies of the body write other elements once `inner` is unrolled."""
+    n = 1
+    for k, loop in enumerate(inner, 1):
+        if any(a.store and a.depends_on(k) for a in accesses):
+            n *= constant_extent(Loop(loop))
+    return n
+
+
 def _vectorizes_unrolled(x, inner, noalias) -> bool:
     ivs = [loop_iv(o) for o in [x] + inner]
     try:
         accesses = [Access(o, ivs, noalias) for o in walk_all(x) if o.name in ACCESSES]
     except NotAffine:
+        return False
+    trips = constant_extent(Loop(x))
+    if trips < MIN_VECTOR_TRIPS and _spatial_copies(inner, accesses) > trips:
         return False
     if not all(
         a.stride(0) in ((1,) if a.store else (0, 1)) and (a.row_major or not a.store)

@@ -111,3 +111,22 @@ def test_a_depthwise_tile_of_six_columns_vectorizes_them():
         a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
     )
     np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
+def test_a_short_loop_around_more_outputs_than_its_iterations_keeps_them():
+    """4 columns around 8 rows: unrolled, LLVM's one xmm vector of columns did less than what
+    it made of the rows itself (an avg pool's 4 columns around 32 channels: 1.6x slower); the
+    loops stay."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(DEPTHWISE))
+    b = sch.get_block("B")
+    c, h, w, rh, rw = sch.get_loops(b)
+    w0, w1 = sch.split(w, factors=[None, 4])
+    sch.reorder(c, w0, w1, h, rh, rw)
+    assert ("c", "w_0", "w_1", "h", "rh", "rw") in set(_loops_around_stores(sch.mod))
+    a, wt = RNG.random((2, 10, 14), np.float32), RNG.random((2, 3, 3), np.float32)
+    out = np.zeros((2, 8, 12), np.float32)
+    tir_mlir.build(sch.mod)["main"](a, wt, out)
+    ref = sum(
+        a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
+    )
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
