@@ -36,14 +36,19 @@ def _conv(x=16, p_x="vx + vy"):
     return tir_mlir.parse(CONV.format(x=x, p_x=p_x))
 
 
-def _reference(p, w, b, p_x):
+def _check_conv(mod, x=16, p_x="vx + vy"):
+    """Build `_conv(x, p_x)` and compare B with numpy's loops."""
+    p, w = RNG.random((2, 3, 20), np.float32), RNG.random((4, 2, 3), np.float32)
+    b = RNG.random((4, x), np.float32)
     out = b.copy()
+    tir_mlir.build(mod)["main"](p, w, out)
+    ref = b.copy()
     for f in range(4):
-        for x in range(out.shape[1]):
+        for vx in range(x):
             for c in range(2):
                 for y in range(3):
-                    out[f, x] += p[c, y, eval(p_x, {"vx": x, "vy": y})] * w[f, c, y]
-    return out
+                    ref[f, vx] += p[c, y, eval(p_x, {"vx": vx, "vy": y})] * w[f, c, y]
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
 
 
 def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
@@ -52,11 +57,7 @@ def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
     asm = pipeline.emit_text(mod.module, "asm")
     assert len(re.findall(r"vfmadd\d+ps", asm)) >= 6  # packed: 4 rows x 6 steps
     assert not re.findall(r"vfmadd\d+ss", asm)
-    p, w = RNG.random((2, 3, 20), np.float32), RNG.random((4, 2, 3), np.float32)
-    b = RNG.random((4, 16), np.float32)
-    out = b.copy()
-    tir_mlir.build(mod)["main"](p, w, out)
-    np.testing.assert_allclose(out, _reference(p, w, b, "vx + vy"), rtol=1e-5)
+    _check_conv(mod)
 
 
 @pytest.mark.parametrize(
@@ -69,11 +70,7 @@ def test_reduction_loops_inside_a_row_loop_are_unrolled_and_it_vectorizes():
 def test_loops_stay_when_the_row_loop_would_not_vectorize(x, p_x, why):
     mod = _conv(x, p_x)
     assert set(_loops_around_stores(mod)) == {("x", "rc", "ry")}, why
-    p, w = RNG.random((2, 3, 20), np.float32), RNG.random((4, 2, 3), np.float32)
-    b = RNG.random((4, x), np.float32)
-    out = b.copy()
-    tir_mlir.build(mod)["main"](p, w, out)
-    np.testing.assert_allclose(out, _reference(p, w, b, p_x), rtol=1e-5)
+    _check_conv(mod, x, p_x)
 
 
 # A depthwise 3x3 tile: 6 columns outside 4 rows, the window innermost (a random everyday
@@ -91,6 +88,17 @@ def main(A: T.Buffer((2, 10, 14), "float32"), W: T.Buffer((2, 3, 3), "float32"),
 """
 
 
+def _check_depthwise(sch):
+    """Build the scheduled DEPTHWISE and compare B with numpy's sum of the 9 taps."""
+    a, wt = RNG.random((2, 10, 14), np.float32), RNG.random((2, 3, 3), np.float32)
+    out = np.zeros((2, 8, 12), np.float32)
+    tir_mlir.build(sch.mod)["main"](a, wt, out)
+    ref = sum(
+        a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
+    )
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
 def test_a_depthwise_tile_of_six_columns_vectorizes_them():
     """Fewer columns than a zmm's lanes but more than an xmm's: unrolled here, LLVM vectorizes
     the 6 columns (on its own it unrolled the rows and window and left the columns scalar)."""
@@ -104,13 +112,7 @@ def test_a_depthwise_tile_of_six_columns_vectorizes_them():
     asm = pipeline.emit_text(sch.mod.module, "asm")
     assert len(re.findall(r"vfmadd\d+ps", asm)) >= 9  # 4 rows x 9 taps, packed
     assert not re.findall(r"vmulss|vfmadd\d+ss", asm)
-    a, wt = RNG.random((2, 10, 14), np.float32), RNG.random((2, 3, 3), np.float32)
-    out = np.zeros((2, 8, 12), np.float32)
-    tir_mlir.build(sch.mod)["main"](a, wt, out)
-    ref = sum(
-        a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
-    )
-    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    _check_depthwise(sch)
 
 
 def test_a_short_loop_around_more_outputs_than_its_iterations_keeps_them():
@@ -123,10 +125,4 @@ def test_a_short_loop_around_more_outputs_than_its_iterations_keeps_them():
     w0, w1 = sch.split(w, factors=[None, 4])
     sch.reorder(c, w0, w1, h, rh, rw)
     assert ("c", "w_0", "w_1", "h", "rh", "rw") in set(_loops_around_stores(sch.mod))
-    a, wt = RNG.random((2, 10, 14), np.float32), RNG.random((2, 3, 3), np.float32)
-    out = np.zeros((2, 8, 12), np.float32)
-    tir_mlir.build(sch.mod)["main"](a, wt, out)
-    ref = sum(
-        a[:, i : i + 8, j : j + 12] * wt[:, i, j][:, None, None] for i in range(3) for j in range(3)
-    )
-    np.testing.assert_allclose(out, ref, rtol=1e-5)
+    _check_depthwise(sch)
