@@ -44,6 +44,16 @@ def _dot(sch: Schedule) -> np.ndarray:
     return c
 
 
+def _int8_matmul(sch: Schedule):
+    """Build the scheduled 16 x 64 x 64 int8 matmul and compare C with numpy's."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (16, 64)).astype("int8")
+    b = rng.integers(-128, 128, (64, 64)).astype("int8")
+    c = np.zeros((16, 64), "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
+
+
 def test_a_split_reduction_runs_as_one_loop():
     sch = Schedule(tir_mlir.parse(int8_dot(64, 512)))
     block = sch.get_block("C")
@@ -120,12 +130,7 @@ def test_a_row_strided_split_keeps_its_loops():
     sch.reverse_compute_at(cache, j)
     sch.parallel(i)
     assert _extents(emit_text(sch.mod.module, "scf", AVX512))[1:3] == [4, 16]
-    rng = np.random.default_rng(0)
-    a = rng.integers(-128, 128, (16, 64)).astype("int8")
-    b = rng.integers(-128, 128, (64, 64)).astype("int8")
-    c = np.zeros((16, 64), "int32")
-    tir_mlir.build(sch.mod)["main"](a, b, c)
-    np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
+    _int8_matmul(sch)
 
 
 def test_a_split_with_a_step_between_keeps_its_loops():
@@ -183,9 +188,4 @@ def test_an_unrolled_inner_half_of_a_strided_pair_is_unrolled():
     sch.parallel(i)
     scf = emit_text(sch.mod.module, "scf", AVX512)
     assert _extents(scf)[-1] == 16, scf
-    rng = np.random.default_rng(0)
-    a = rng.integers(-128, 128, (16, 64)).astype("int8")
-    b = rng.integers(-128, 128, (64, 64)).astype("int8")
-    c = np.zeros((16, 64), "int32")
-    tir_mlir.build(sch.mod)["main"](a, b, c)
-    np.testing.assert_array_equal(c, a.astype("int32") @ b.astype("int32"))
+    _int8_matmul(sch)
