@@ -4,37 +4,20 @@ load and insert per lane (issue 28, 0017 of seed 1119209321: `C[i, j] = A[j, i] 
 columns vectorized, 8 rows unrolled). Built for a named CPU (Sapphire Rapids), so the checks do
 not depend on the host; numbers against numpy."""
 
-import numpy as np
-
-import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
-from schedule_everyday import transpose_add
-
-SPR = "llvm -mcpu=sapphirerapids"
-N = 64
+from transpose_tiles import SPR, check_numbers, split_transpose_add
 
 
 def _schedule(lanes: int, unrolled: int) -> Schedule:
     """0017's schedule at N: rows split [., 2, unrolled], columns [., lanes], lanes vectorized
     inside the unrolled rows."""
-    sch = Schedule(tir_mlir.parse(transpose_add(N)))
-    i, j = sch.get_loops(sch.get_block("C"))
-    i0, i1, i2 = sch.split(i, factors=[None, 2, unrolled])
-    j0, j1 = sch.split(j, factors=[None, lanes])
+    sch, (i0, i1, i2), (j0, j1) = split_transpose_add(unrolled, lanes)
     sch.reorder(i0, j0, i1, i2, j1)
     sch.fuse(i0, j0)
     sch.vectorize(j1)
     sch.unroll(i2)
     return sch
-
-
-def _check_numbers(sch: Schedule):
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((N, N), "float32") for _ in range(2))
-    c = np.full((N, N), 7.0, "float32")
-    tir_mlir.build(sch.mod, target=SPR)["main"](a, b, c)
-    np.testing.assert_allclose(c, a.T + b, rtol=1e-6)
 
 
 def test_unrolled_columns_are_a_register_transpose():
@@ -46,7 +29,7 @@ def test_unrolled_columns_are_a_register_transpose():
     rows = [line for line in scf.splitlines() if "vector.load %arg0" in line]
     assert len(rows) == 7 and all("vector<8xf32>" in line for line in rows)
     assert scf.count("vector.shuffle") >= 8
-    _check_numbers(sch)
+    check_numbers(sch)
 
 
 def test_columns_not_a_power_of_two_stay_gathered():
@@ -54,4 +37,4 @@ def test_columns_not_a_power_of_two_stay_gathered():
     sch = _schedule(lanes=4, unrolled=6)
     scf = emit_text(sch.mod.module, "scf", target=SPR)
     assert "vector.from_elements" in scf and "vector.shuffle" not in scf
-    _check_numbers(sch)
+    check_numbers(sch)
