@@ -45,39 +45,25 @@ from mlir.dialects import vector
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS
-from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import functions, group_in_order, scalar_bits
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.buffer_roots import root
+from tir_mlir.passes.lowering.common import scalar_bits
+from tir_mlir.passes.lowering.register_transpose import RegisterTransposeStage
 
 # Fewest columns worth a transpose: below four, the shuffles save no inserts.
 MIN_COLUMNS = 4
 STORES = ("memref.store", "vector.store", "vector.maskedstore", "vector.transfer_write")
 
 
-class TransposeGathers:
+class TransposeGathers(RegisterTransposeStage):
     name = "transpose-gathers"
 
-    def __init__(self, vector_bits: int = VECTOR_BITS, vector_registers: int = 32):
-        self.vector_bits = vector_bits
-        self.vector_registers = vector_registers
+    def candidates(self, f) -> list:
+        return [op for op in walk_all(f) if op.name == "vector.from_elements"]
 
-    @classmethod
-    def for_target(cls, target):
-        model = cpu_model(target)
-        return cls(model.vector_bits, model.vector_registers)
-
-    def __call__(self, module: ir.Module):
-        for f in functions(module):
-            noalias = noalias_args(f)
-            builds = [op for op in walk_all(f) if op.name == "vector.from_elements"]
-            for block, builds in group_in_order(builds, lambda o: o.block):
-                order = {o.operation: i for i, o in enumerate(block.operations)}
-                groups = [
-                    g for g in _groups(builds, self.vector_bits) if _legal(block, order, g, noalias)
-                ]
-                for group in _fitting(groups, order, self.vector_registers // 2):
-                    _transpose(group)
+    def rewrite(self, block, order, items, noalias):
+        groups = [g for g in _groups(items, self.vector_bits) if _legal(block, order, g, noalias)]
+        for group in _fitting(groups, order, self.vector_registers // 2):
+            _transpose(group)
 
 
 class _Build:

@@ -36,41 +36,33 @@ from mlir.dialects import vector
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS
-from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import functions, group_in_order, scalar_bits
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.buffer_roots import root
+from tir_mlir.passes.lowering.common import group_in_order, scalar_bits
+from tir_mlir.passes.lowering.register_transpose import RegisterTransposeStage
 from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS, leaf_of, zip_transpose
 
 
-class TransposeScatters:
+class TransposeScatters(RegisterTransposeStage):
     name = "transpose-scatters"
 
-    def __init__(self, vector_bits: int = VECTOR_BITS, vector_registers: int = 32):
-        self.vector_bits = vector_bits
-        self.vector_registers = vector_registers
+    def candidates(self, f) -> list:
+        """[(store, (vector, lane))] of the lane stores of `f`."""
+        return [(op.operation, lane) for op in walk_all(f) if (lane := _lane_store(op))]
 
-    @classmethod
-    def for_target(cls, target):
-        model = cpu_model(target)
-        return cls(model.vector_bits, model.vector_registers)
+    def block_of(self, item) -> ir.Block:
+        return item[0].block
 
-    def __call__(self, module: ir.Module):
-        for f in functions(module):
-            noalias = noalias_args(f)
-            stores = [(op.operation, lane) for op in walk_all(f) if (lane := _lane_store(op))]
-            for block, stores in group_in_order(stores, lambda s: s[0].block):
-                order = {o.operation: i for i, o in enumerate(block.operations)}
-                memo: dict = {}
-                leaf = leaf_of(memo)
-                scatters = _scatters(stores, leaf, memo)
-                groups = [
-                    g
-                    for g in _groups(scatters, self.vector_bits)
-                    if _legal(block, order, g, noalias, leaf, memo)
-                ]
-                for group in _fitting(groups, order, self.vector_registers // 2):
-                    _transpose(group, order)
+    def rewrite(self, block, order, items, noalias):
+        memo: dict = {}
+        leaf = leaf_of(memo)
+        scatters = _scatters(items, leaf, memo)
+        groups = [
+            g
+            for g in _groups(scatters, self.vector_bits)
+            if _legal(block, order, g, noalias, leaf, memo)
+        ]
+        for group in _fitting(groups, order, self.vector_registers // 2):
+            _transpose(group, order)
 
 
 class _Scatter:
