@@ -30,7 +30,7 @@ from mlir.dialects import memref
 
 from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.analysis.shapes import buffer_shape
-from tir_mlir.analysis.symbolic import prove_le, prove_lt
+from tir_mlir.analysis.symbolic import prove_le
 from tir_mlir.errors import ScheduleError
 from tir_mlir.ir.index_dtypes import buffer_dims
 from tir_mlir.analysis import structure as analysis
@@ -48,6 +48,7 @@ from tir_mlir.analysis.region_cover import (
     RegionError,
     _vars,
     access_region,
+    region_inside,
 )
 
 WHO = "cache_inplace"
@@ -78,14 +79,11 @@ def cache_inplace(block: Block, read_buffer_index: int, storage_scope: str) -> T
             f"{WHO}: the region of {name!r} that block {block.name!r} "
             f"accesses cannot be described ({e})"
         ) from None
-    for iv, n in zip(read, buffer_shape(buf)):
-        lo, hi = space.outer_bounds(iv.base)
-        lo, hi = lo + iv.lo, hi + iv.hi
-        if not (prove_le(0, lo) and prove_lt(hi, n)):  # (over sizes: `n - 1 < n`)
-            raise ScheduleError(
-                f"{WHO}: the region of {name!r} that block {block.name!r} "
-                f"accesses may lie outside the buffer (a guarded access?)"
-            )
+    if not region_inside(space, read, buffer_shape(buf)):
+        raise ScheduleError(
+            f"{WHO}: the region of {name!r} that block {block.name!r} "
+            f"accesses may lie outside the buffer (a guarded access?)"
+        )
     if not all(_inside(w, r) for w, r in zip(written, read)):
         raise ScheduleError(
             f"{WHO}: block {block.name!r} writes elements of {name!r} it does "

@@ -35,7 +35,6 @@ from tir_mlir.dialect.ops import Block, Loop
 from tir_mlir.errors import ScheduleError
 from tir_mlir.analysis import structure as analysis, index
 from tir_mlir.analysis.shapes import buffer_shape
-from tir_mlir.analysis.symbolic import prove_le, prove_lt
 from tir_mlir.passes.schedule.annotate import to_attr
 from tir_mlir.analysis.buffer_util import (
     accesses,
@@ -54,6 +53,7 @@ from tir_mlir.analysis.region_cover import (
     _vars,
     access_region,
     lins_of,
+    region_inside,
 )
 
 _ENUMERATION_LIMIT = 1 << 16
@@ -117,14 +117,11 @@ def _at(loop: ir.Operation, block: Block, i: int, scope: str, is_read: bool) -> 
             f"{who}: the region of {name!r} accessed under loop {lp.name!r} "
             f"cannot be described ({e})"
         ) from None
-    for iv, n in zip(region, buffer_shape(src)):
-        lo, hi = space.outer_bounds(iv.base)
-        lo, hi = lo + iv.lo, hi + iv.hi
-        if not (prove_le(0, lo) and prove_lt(hi, n)):  # (over sizes: `n - 1 < n`)
-            raise ScheduleError(
-                f"{who}: the region of {name!r} accessed under loop "
-                f"{lp.name!r} may lie outside the buffer (a guarded access?)"
-            )
+    if not region_inside(space, region, buffer_shape(src)):
+        raise ScheduleError(
+            f"{who}: the region of {name!r} accessed under loop "
+            f"{lp.name!r} may lie outside the buffer (a guarded access?)"
+        )
     if not is_read:
         _check_readers(replaced, src, who)
         _check_exact(space, ops, region, who, name, lp.name)

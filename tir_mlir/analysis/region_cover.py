@@ -513,6 +513,16 @@ def access_region(space: "NestedSpace", ops) -> List[Interval]:
     return region
 
 
+def region_inside(space: "NestedSpace", region: List[Interval], shape) -> bool:
+    """Whether `region` (from `access_region` over `space`) provably lies inside a buffer of
+    `shape` over every value of the outer loops (over sizes: `n - 1 < n`)."""
+    for iv, n in zip(region, shape):
+        lo, hi = space.outer_bounds(iv.base)
+        if not (prove_le(0, lo + iv.lo) and prove_lt(hi + iv.hi, n)):
+            return False
+    return True
+
+
 def iter_var_intervals(
     block: Block,
     regions: Dict[ir.Value, List[Interval]],
