@@ -51,7 +51,12 @@ from tir_mlir.passes.lowering.common import (
     set_to_arith,
     walk,
 )
-from tir_mlir.passes.lowering.chain_footprint import chain_loops, depends_on, misses_cache
+from tir_mlir.passes.lowering.chain_footprint import (
+    chain_loops,
+    depends_on,
+    feeding_loads,
+    misses_cache,
+)
 from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l2
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
@@ -228,19 +233,8 @@ def _strided_loads(update, iv) -> bool:
     on the chain: the FMA's fewer micro-ops let more loads overlap (an unscheduled matmul), while
     a chain fed from contiguous rows (a direct convolution) runs at the add's latency (figures:
     benchmarks/README.md, "session 9, stage figures")."""
-    seen, todo = [], [v.owner for v in update.operands]
-    while todo:
-        op = todo.pop()
-        if not isinstance(op, ir.OpView) or any(op.operation == s for s in seen):
-            continue
-        seen.append(op.operation)
-        name = op.operation.name
-        if name in ("memref.load", "vector.load"):
-            if any(depends_on(i, iv) for i in list(op.operation.operands)[1:-1]):
-                return True
-        elif name.startswith("arith."):
-            todo.extend(v.owner for v in op.operation.operands)
-    return False
+    loads = feeding_loads(update)
+    return any(depends_on(i, iv) for load in loads for i in list(load.operands)[1:-1])
 
 
 def _stored_update(value):

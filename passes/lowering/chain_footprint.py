@@ -93,7 +93,7 @@ def misses_cache(update, loops, cache) -> Optional[bool]:
             return None
         ivs[lp.iv] = range(low, low + extent, lp.step)
     loads = []
-    for load in _feeding_loads(update):
+    for load in feeding_loads(update):
         form = _byte_offset(load, ivs)
         if form is None:
             return None
@@ -112,7 +112,7 @@ def misses_cache(update, loops, cache) -> Optional[bool]:
     return max(per_set.values(), default=0) > ways
 
 
-def _feeding_loads(update) -> list:
+def feeding_loads(update) -> list:
     """The memref/vector loads the added term of `update` is computed from (through arith
     ops), not the accumulator's own load."""
     seen, todo, out = [], [v.owner for v in update.operands], []
