@@ -20,12 +20,12 @@ a loaded machine, where wall times are noise): one thread each, timed by the cal
 CPU time (every side then runs in it).
 
 The matmul also times "space point": the default design space's tile that ran closest to the
-libraries by hand (8 x 32 register tiles over 64 steps of k, 256 x 256 blocks of C, the B
-panel packed by `pack-panels`; tests/tuner/test_ms_space_packed.py holds it), so the table
-tells a search that missed it from a space that lacks speed. So does the conv2d: its "space
-point" is the tile of whole 56-lane rows under 4 filters (CONV2D_POINT, replayed from the
-default design space; tests/tuner/test_ms_space_conv_rows.py holds its shape). A markdown table
-of every workload ends the output.
+libraries by hand (8 x 32 register tiles over all 1024 steps of k, 512 x 128 blocks of C, the
+1024 x 128 B block packed once per block by `pack-panels`; tests/tuner/test_ms_space_packed.py
+holds its shape), so the table tells a search that missed it from a space that lacks speed. So
+does the conv2d: its "space point" is the tile of whole 56-lane rows under 4 filters
+(CONV2D_POINT, replayed from the default design space; tests/tuner/test_ms_space_conv_rows.py
+holds its shape). A markdown table of every workload ends the output.
 """
 
 import argparse
@@ -93,16 +93,16 @@ def tuned_module(name, work_dir, trials, threads):
 
 
 def space_point(sch):
-    """The 1024 matmul as MultiLevelTiling's SSRSRS sketch samples it with i 4x1x32x8,
-    j 4x1x8x32, k 16x64 and no write cache, after the postprocessors (parallel, vectorize,
+    """The 1024 matmul as MultiLevelTiling's SSRSRS sketch samples it with i 2x1x64x8,
+    j 1x8x4x32, k 1x1024 and no write cache, after the postprocessors (parallel, vectorize,
     decompose_reduction)."""
     b = sch.get_block("C", func_name="matmul")
     i, j, k = sch.get_loops(b)
-    i0, i1, i2, i3 = sch.split(i, factors=[4, 1, 32, 8])
-    j0, j1, j2, j3 = sch.split(j, factors=[4, 1, 8, 32])
-    k0, k1 = sch.split(k, factors=[16, 64])
+    i0, i1, i2, i3 = sch.split(i, factors=[2, 1, 64, 8])
+    j0, j1, j2, j3 = sch.split(j, factors=[1, 8, 4, 32])
+    k0, k1 = sch.split(k, factors=[1, 1024])
     sch.reorder(i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
-    sch.parallel(sch.fuse(i0, j0))
+    sch.parallel(sch.fuse(i0, j0, i1, j1))
     sch.vectorize(j3)
     sch.decompose_reduction(b, k0)
 

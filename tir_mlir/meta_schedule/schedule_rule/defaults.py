@@ -31,6 +31,7 @@ def create(kind: str = "llvm") -> List:
                 structure="SSRSRS",
                 max_innermost_factor=64,
                 reuse_write=ReuseConfig(req="may", levels=[1, 2], scope="global"),
+                whole_reduction_tile=True,
             ),
             ParallelizeVectorizeUnroll(
                 max_jobs_per_core=16,

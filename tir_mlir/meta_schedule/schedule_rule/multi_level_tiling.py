@@ -6,11 +6,13 @@ TVM's sub-rules in TVM's order, each taking every sketch made so far:
    letters in `structure` ("SSRSRS" on CPU: spatial, spatial, reduction, spatial, reduction,
    spatial; "SSSRRSRS" on GPU; a kind with one letter keeps its loops unsplit; a loop over a
    symbolic extent: constant factors from sample_categorical, the outermost inferred), the
-   tiles reordered level by level; on GPU the levels named in `tile_binds` are fused and bound
-   to blockIdx/vthread/threadIdx; a target that names its `max_threads_per_block` (TVM's
-   tags, e.g. "cuda -max_threads_per_block=1024 -thread_warp_size=32") also bounds the
-   block's threads for VerifyGPUCode (`meta_schedule.thread_extent_low_inclusive`: a warp
-   when the spatial loops cover more than two warps, else 1; `_high_inclusive`: that max).
+   tiles reordered level by level, the innermost at most `max_innermost_factor` (a reduction
+   loop's: the whole loop with `whole_reduction_tile`, below); on GPU the levels named in
+   `tile_binds` are fused and bound to blockIdx/vthread/threadIdx; a target that names its
+   `max_threads_per_block` (TVM's tags, e.g. "cuda -max_threads_per_block=1024
+   -thread_warp_size=32") also bounds the block's threads for VerifyGPUCode
+   (`meta_schedule.thread_extent_low_inclusive`: a warp when the spatial loops cover more
+   than two warps, else 1; `_high_inclusive`: that max).
 2. AddWriteReuse (`reuse_write`): the result is accumulated in a `scope` cache
    (`cache_write`), copied back under each level's innermost loop (one sketch per level).
    "may" also keeps the sketch without a cache, and when the block's single consumer is
@@ -53,6 +55,14 @@ class ReuseConfig:
             raise ValueError(f"ReuseConfig.req must be no/may/must, got {self.req!r}")
 
 
+# `whole_reduction_tile` (the llvm default's, not TVM's): a reduction loop's innermost tile may be
+# the whole loop (TVM caps it at `max_innermost_factor` like a spatial one). With "SSRSRS" it is
+# the number of steps the register tile (the innermost spatial level) accumulates between a
+# load and a store of its accumulators, and the depth of the panels the level-2 spatial tiles
+# stream: BLAS kernels run the whole k, or a kc of hundreds, per register tile. Capped at 64, a
+# 1024 matmul's tile reloads and stores its accumulators at least 16 times, and each time its
+# rows of C come back from L2 (benchmarks/README.md, "Issue 28, session 11, the tuned matmul").
+
 # The constant tile factors sampled for a loop over a symbolic extent: up to 64 innermost
 # (at most max_innermost_factor), up to 16 at the levels between.
 SYMBOLIC_FACTORS = (1, 2, 4, 8, 16, 32, 64)
@@ -86,6 +96,7 @@ class MultiLevelTiling(ScheduleRule):
         reuse_read=None,
         reuse_write=None,
         filter_fn=None,
+        whole_reduction_tile: bool = False,
     ):
         if set(structure) - {"S", "R"} or "S" not in structure or "R" not in structure:
             raise ValueError(f"tiling structure must use S and R, got {structure!r}")
@@ -96,6 +107,7 @@ class MultiLevelTiling(ScheduleRule):
         self.reuse_read = _config(reuse_read)
         self.reuse_write = _config(reuse_write)
         self.filter_fn = filter_fn
+        self.whole_reduction_tile = whole_reduction_tile
 
     def needs_tiling(self, sch, block) -> bool:
         """TVM's condition: a compute block with trivial bindings, a reduction, and data
@@ -141,7 +153,7 @@ class MultiLevelTiling(ScheduleRule):
                 continue
             if isinstance(extent, int):
                 factors = sch.sample_perfect_tile(
-                    loop, n=len(levels), max_innermost_factor=self.max_innermost_factor
+                    loop, n=len(levels), max_innermost_factor=self._innermost_max(kind, extent)
                 )
             else:
                 factors = self._symbolic_tile(sch, len(levels))
@@ -160,6 +172,12 @@ class MultiLevelTiling(ScheduleRule):
             sch.annotate(block, THREAD_EXTENT_HIGH, high)
         st.tiles = tiles
         return [st]
+
+    def _innermost_max(self, kind: str, extent: int) -> int:
+        """The largest innermost tile of a loop of `kind` ("S"/"R") and constant `extent`."""
+        if kind == "R" and self.whole_reduction_tile:
+            return max(extent, self.max_innermost_factor)
+        return self.max_innermost_factor
 
     def _thread_limits(self) -> Optional[Tuple[int, int]]:
         """(max threads per block, warp size) when the target names its max threads per
