@@ -858,10 +858,19 @@ def _first_only(cond, iv, lo, step) -> Optional[bool]:
     """Whether `cond` can hold at the loop's first iteration only: it is `e == 0` (`arith.cmpi
     eq`) of a linear form e whose terms (`iv` and the IVs of loops around, each at least 0 and
     stepping up) all have the sign of its value at the first iteration, or 0 there, so every
-    later step moves it away from 0. True: it holds at the first iteration whatever the loops
-    around; False: it depends on them there; None: it may hold later too."""
+    later step moves it away from 0; or an `arith.andi` one of whose operands is such (the
+    init of a reduction over several loops, `if c == 0 and kh == 0 and kw == 0`, tested in the
+    innermost one). True: it holds at the first iteration whatever the loops around; False: it
+    depends on them there; None: it may hold later too."""
     owner = cond.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
+    if isinstance(owner, ir.Block):
+        return None
+    if owner.operation.name == "arith.andi":
+        parts = [_first_only(v, iv, lo, step) for v in owner.operation.operands]
+        if all(p is None for p in parts):
+            return None
+        return all(p or _constant_eq(v) for p, v in zip(parts, owner.operation.operands))
+    if owner.operation.name != "arith.cmpi":
         return None
     cmp = owner.operation
     if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:  # eq
@@ -878,6 +887,19 @@ def _first_only(cond, iv, lo, step) -> Optional[bool]:
         if atom != iv and (c * sign < 0 or not _counts_up_from_zero(atom)):
             return None
     return first == 0 and len(form.terms) == 1
+
+
+def _constant_eq(cond) -> bool:
+    """`cond` is `arith.cmpi eq` of equal constants (a test an outer loop's hoisted init left
+    at the inner loop's first iteration: `0 == 0`)."""
+    owner = cond.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
+        return False
+    cmp = owner.operation
+    if ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:
+        return False
+    a, b = (constant_int(v) for v in cmp.operands)
+    return a is not None and a == b
 
 
 def _leaf(value):

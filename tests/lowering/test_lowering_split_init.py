@@ -84,3 +84,43 @@ def main(A: T.Buffer((8, 64), "float32"), C: T.Buffer((8,), "float32")):
     c = np.full((8,), 7, np.float32)
     tir_mlir.build(prog)["main"](a, c)
     np.testing.assert_allclose(c, a[:, 0] + a[:, 16:].sum(axis=1), rtol=1e-5)
+
+
+CONV = """
+@T.prim_func
+def main(A: T.Buffer((1, 4, 10, 10), "float32"), W: T.Buffer((4, 4, 3, 3), "float32"),
+         B: T.Buffer((1, 4, 8, 8), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for n, f, y, x, rc, ry, rx in T.grid(1, 4, 8, 8, 4, 3, 3):
+        with T.block("B"):
+            vn, vf, vy, vx, vc, vr, vs = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
+            with T.init():
+                B[vn, vf, vy, vx] = T.float32(0)
+            B[vn, vf, vy, vx] = B[vn, vf, vy, vx] + A[vn, vc, vy + vr, vx + vs] * W[vf, vc, vr, vs]
+"""
+
+
+def test_init_over_several_reduction_loops_starts_the_carried_tile():
+    # 2 filters x 2 columns inside rc, ry, rx: the init `if rc == 0 and ry == 0 and rx == 0`
+    # (no decompose_reduction) is a conjunction tested in rx's loop; it starts the 4 carried
+    # accumulators of all three loops, so none is selected against zero at every step and B is
+    # never read.
+    sch = Schedule(tir_mlir.parse(CONV))
+    n, f, y, x, rc, ry, rx = sch.get_loops(sch.get_block("B"))
+    f0, f1 = sch.split(f, factors=[None, 2])
+    x0, x1 = sch.split(x, factors=[None, 2])
+    sch.reorder(n, f0, y, x0, rc, ry, rx, f1, x1)
+    scf = emit_text(sch.mod.module, "scf")
+    assert scf.count("-> (f32, f32, f32, f32)") == 3  # rc, ry and rx
+    body = _innermost_for(scf)
+    assert "scf.if" not in body and "arith.select" not in body
+    assert "memref.load %arg2" not in scf  # the init is the start value
+    a = RNG.random((1, 4, 10, 10), dtype=np.float32)
+    w = RNG.random((4, 4, 3, 3), dtype=np.float32)
+    b = np.full((1, 4, 8, 8), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    want = np.zeros((1, 4, 8, 8), np.float32)
+    for r in range(3):
+        for s in range(3):
+            want[0] += np.einsum("cyx,fc->fyx", a[0, :, r : r + 8, s : s + 8], w[:, :, r, s])
+    np.testing.assert_allclose(b, want, rtol=1e-4, atol=1e-4)
