@@ -266,11 +266,30 @@ def _loads(value, address) -> bool:
 
 def _same_address(a, b) -> bool:
     """Whether two (buffer, indices) name one address (each flattened block computes its own
-    indices: the same address in other SSA values)."""
+    indices: the same address in other SSA values), or the same addresses over copies of one
+    loop (`_copies`: the tile loop of each unrolled step of the chain's loop)."""
     return (
         a[0] == b[0]
         and len(a[1]) == len(b[1])
-        and all(same_value(x, y) for x, y in zip(a[1], b[1]))
+        and all(same_value(x, y, same_argument=_copies) for x, y in zip(a[1], b[1]))
+    )
+
+
+def _copies(a, b) -> bool:
+    """Whether block arguments `a` and `b` are the IVs of two copies of one loop (unrolling
+    a loop copies the loops inside it: same name, same constant bounds), which run over the
+    same values."""
+    loops = [x.owner.owner for x in (a, b)]
+    if any(op is None or op.name != "affine.for" for op in loops):
+        return False
+    la, lb = (Loop(op) for op in loops)
+    if la.iv != a or lb.iv != b or not (constant_loop(la) and constant_loop(lb)):
+        return False
+    names = [op.attributes["tir.name"] if "tir.name" in op.attributes else None for op in loops]
+    return (
+        names[0] is not None
+        and names[0] == names[1]
+        and (la.min, la.extent, la.step) == (lb.min, lb.extent, lb.step)
     )
 
 

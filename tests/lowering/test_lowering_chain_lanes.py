@@ -7,7 +7,11 @@ FMA's latency (issue 28, conv2d NHWC):
 - a cache-write accumulator whose address no loop changes (`acc[0]`), reset before each run of
   the reduction loops: its chain is those loops, not every loop around them up to the parallel
   one (which made it look too long to stay in L2). One chain per unrolled copy: mul + add (case
-  0618: 5.81 -> 3.47 ms, TVM 3.25).
+  0618: 5.81 -> 3.47 ms, TVM 3.25);
+- a tile inside an unrolled reduction loop (`ci_1`): unrolling copies the tile's loops, so each
+  copy's address is in other loop IVs, and each copy counted as chains of its own (16 copies
+  of 2 rows: 32 chains, FMAs). The copies' loops run over the same values, so they extend
+  the same 2 vector<4> chains: mul + add (case 0678 of seed 2022208947).
 Built for a named CPU (Sapphire Rapids), so the checks do not depend on the host; numbers
 against numpy."""
 
@@ -69,4 +73,19 @@ def test_cache_write_accumulator_chain_ends_at_its_init():
     sch.unroll(h1)
     adds = _adds(sch, "f32")
     assert len(adds) == 2 and not [line for line in adds if "contract" in line]
+    _check_numbers(sch)
+
+
+def test_tile_inside_an_unrolled_reduction_loop_is_its_own_chains():
+    """2 rows x vector<4> output channels inside an unrolled 16-step `ci_1`."""
+    sch = Schedule(tir_mlir.parse(conv2d_nhwc(C, F, HW)))
+    n, h, w, co, rh, rw, ci = sch.get_loops(sch.get_block("B"))
+    h0, h1 = sch.split(h, factors=[None, 2])
+    co0, co1 = sch.split(co, factors=[None, 4])
+    ci0, ci1 = sch.split(ci, factors=[None, 16])
+    sch.reorder(n, h0, w, co0, rh, rw, ci0, ci1, h1, co1)
+    sch.vectorize(co1)
+    sch.unroll(ci1)
+    adds = _adds(sch, "vector<4xf32>")
+    assert len(adds) == 2 * 16 and not [line for line in adds if "contract" in line]
     _check_numbers(sch)
