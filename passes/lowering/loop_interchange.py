@@ -16,7 +16,9 @@ everywhere in TVM's builds).
 
 A loop `j` qualifies when it and the loops of the band are plain serial loops (constant bounds,
 step 1, no annotation), its body is a prologue of pure ops and stores followed by the band (a
-perfect nest whose innermost body holds only loads, stores and pure ops), and every access in
+perfect nest whose innermost body holds only loads, stores, pure ops and guarded loads: an
+`scf.if` yielding loads and pure ops, as a padding inlined into a convolution reads its input
+under `if 1 <= y + ry < 29 ...`; its loads count as the body's), and every access in
 the nest to a buffer written there (or to one that may alias it) is at one address: the same
 SSA memref, the same index expressions, none depending on the band's loops, and a nonzero
 address stride in j on a row-major buffer. Then iterations of j touch disjoint elements of the
@@ -331,13 +333,38 @@ def _nest(j, noalias, kinds=("serial",), leaf_tail=False):
             break
         inits = _first_iteration_inits(body, band)
         body = [o for o in body if not any(o == i for i in inits)]
-        if all(_index_or_pure(o) or o.name in ACCESSES for o in body):
+        if all(_index_or_pure(o) or o.name in ACCESSES or _guarded_load(o) for o in body):
             break
         return None
     try:
         return _Nest(j, prologue, band, body, noalias, tail, inits, epilogue)
     except NotAffine:
         return None
+
+
+def _guarded_load(op) -> bool:
+    """Whether `op` is an `scf.if` that yields values computed by loads and pure ops only (an
+    inlined padding's `if 1 <= y + ry < 29 ...: A[...] else 0`): a read, like a load."""
+    return (
+        op.name == "scf.if"
+        and len(op.results) > 0
+        and all(
+            _index_or_pure(o) or o.name == "memref.load" or o.name == "scf.yield"
+            for r in op.regions
+            for b in r.blocks
+            for o in body_ops(b)
+        )
+    )
+
+
+def _and_guarded(ops) -> list:
+    """`ops` with the ops inside their guarded loads (`_guarded_load`) after each."""
+    out = []
+    for o in ops:
+        out.append(o)
+        if o.name == "scf.if":
+            out += [x for r in o.regions for b in r.blocks for x in body_ops(b)]
+    return out
 
 
 def _first_iteration_inits(body, band) -> list:
@@ -465,10 +492,12 @@ class _Nest:
                         a = Access(store, leaves, noalias)
                         self.init_stores.append((a, leaves.index(iv), _extent(Loop(o))))
         init_ops = [s for i in self.inits for s in body_ops(i.regions[0].blocks[0])]
-        accesses = [o for o in prologue + init_ops + body + epilogue if o.name in ACCESSES]
+        body_leaves = _and_guarded(body)
+        accesses = [o for o in prologue + init_ops + body_leaves + epilogue if o.name in ACCESSES]
         self.accesses = [Access(o, leaves, noalias) for o in accesses]
         first = sum(o.name in ACCESSES for o in prologue + init_ops)
-        self.body_accesses = self.accesses[first : first + sum(o.name in ACCESSES for o in body)]
+        count = sum(o.name in ACCESSES for o in body_leaves)
+        self.body_accesses = self.accesses[first : first + count]
 
     def legal(self) -> bool:
         for s in self.accesses:

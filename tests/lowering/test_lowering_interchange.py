@@ -152,6 +152,28 @@ def test_convolution_row_loop_moves_inside_the_reduction(monkeypatch):
     np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
 
 
+def test_convolution_with_its_padding_inlined_moves_the_row_loop_too(monkeypatch):
+    # compute_inline of the padding: each tap reads A under `if 1 <= y + ry < 15 ...`, an
+    # scf.if yielding the load or 0 (a read like a load); x moves inside rc, ry, rx as above.
+    sch = tir_mlir.Schedule(
+        tir_mlir.parse(
+            (DATA / "conv2d_pad.tir")
+            .read_text()
+            .replace("def conv2d", "def main")
+            .replace('"global_symbol": "conv2d", ', "")
+        )
+    )
+    sch.compute_inline(sch.get_block("Apad"))
+    mod = sch.mod
+    assert _store_nests(mod) == [("n", "f", "y", "x"), ("n", "f", "y", "rc", "ry", "rx", "x")]
+    a, w, b = _same_numbers(
+        mod, _inputs((1, 16, 14, 14), (32, 16, 3, 3), (1, 32, 14, 14)), monkeypatch, exact=False
+    )
+    pad = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(pad, (3, 3), axis=(2, 3))
+    np.testing.assert_allclose(b, np.einsum("nchwyx,fcyx->nfhw", win, w), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     "why, mod",
     [
