@@ -38,6 +38,8 @@ STAGE_NAMES = {
         (None, "drop-unit-dims"),
         (None, "stack-budget"),
         (None, "bool-buffers-to-i8"),
+        (None, "forward-copies"),
+        (None, "rows-outside"),
         (None, "auto-vectorize"),
         (None, "vectorize-loops"),
         (None, "float-min-max"),

@@ -38,6 +38,8 @@ _STAGES = {
     "drop-unit-dims": ("unit_dims", "DropUnitDims"),
     "stack-budget": ("stack_budget", "StackBudget"),
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
+    "forward-copies": ("forward_copies", "ForwardCopies"),
+    "rows-outside": ("rows_outside", "RowsOutside"),
     "auto-vectorize": ("auto_vectorize", "AutoVectorize"),
     "vectorize-loops": ("vectorize", "VectorizeLoops"),
     "float-min-max": ("float_min_max", "FloatMinMax"),

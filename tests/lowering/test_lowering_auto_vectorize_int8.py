@@ -66,6 +66,20 @@ def test_int8_rows_inside_a_short_k1_stay_scalar():
     _check_scalar_int8_rows(_rows_inside_k("int8", "int32", k1=2), seed=1)
 
 
+def test_more_int8_rows_than_registers_run_outside_k():
+    """32 rows inside k, summed in a cache_write tile (0629 of seed 2022208947): more sums
+    than scalar-replace carries in registers (it carried 26, the rest stayed in memory and LLVM
+    vectorized nothing), so `rows-outside` puts the rows around k, each row one contiguous dot
+    product."""
+    sch = Schedule(tir_mlir.parse(_dot("int8", "int32")))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 32])
+    sch.reorder(i0, k, i1)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "local"), i0)
+    _check_scalar_int8_rows(sch, seed=2)
+
+
 def test_float_rows_stay_vectorized():
     """A float sum over k is not reordered by LLVM: left scalar, nothing would vectorize it,
     so the 8 rows stay one vector (built from gathered lanes)."""

@@ -1,0 +1,125 @@
+"""Stage `rows-outside` (CPU, affine level, before `auto-vectorize`): integer rows of sums inside
+a reduction that walks each row contiguously, more rows than the vector registers that carry
+sums, become the loop around that reduction.
+
+    for k in 0..512:                             for i1 in 0..32:
+      for i1 in 0..32:                 =>          for k in 0..512:
+        T[i1] += A[r + i1, k] * B[r + i1, k]          T[i1] += A[r + i1, k] * B[r + i1, k]
+
+`auto-vectorize` leaves such rows scalar (`_gathers_walked_by_parent`): `scalar-replace` carries
+one sum per row across the reduction and LLVM's loop vectorizer takes the reduction over
+contiguous bytes of every row, one vector accumulator per row. That holds while the sums fit the
+registers; with more rows than scalar-replace's budget (the target's vector registers less
+FREE_REGISTERS) it carries only some, the others are read and written in memory every step, and
+LLVM no longer vectorizes the loop (an int8 dot with 32 rows inside `k` ran many times slower
+than with 28: benchmarks/README.md, "session 11, int8"). Each row outside is one contiguous dot
+product with one carried sum: the unsplit loop's code.
+
+A loop of rows qualifies when:
+- it is innermost, serial, of constant bounds and step 1, more steps than the budget, and
+  `_gathers_walked_by_parent` holds for it (it stores integers, gathers, and a perfect nest of
+  serial loops around it walks every gathered load contiguously);
+- every store in it is at an address that moves with the rows and with none of the nest's
+  loops (a row's sum), and every load of a stored buffer is at that address: the rows are
+  independent, so running each row's steps together keeps every row's order of updates.
+The rows loop then runs around the nest's outermost loop, holding the nest, which holds its body.
+"""
+
+from typing import Optional
+
+from mlir import ir
+
+from tir_mlir.analysis.linear import value_linear
+from tir_mlir.dialect.ops import Loop, body_ops
+from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.passes.lowering.affine_to_scf import element_bits
+from tir_mlir.passes.lowering.auto_vectorize import (
+    _atom,
+    _gathers_walked_by_parent,
+    _walking_nest,
+)
+from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.scalar_replace import FREE_REGISTERS
+
+# Ops a row's body may hold (an `affine.if` is a reduction's init, `if k == 0`).
+_BODY_OPS = ("affine.apply", "affine.if", "affine.yield", "memref.load", "memref.store")
+
+
+class RowsOutside:
+    name = "rows-outside"
+
+    def __init__(self, vector_bits=512, vector_registers=32):
+        self.vector_bits, self.budget = vector_bits, vector_registers - FREE_REGISTERS
+
+    @classmethod
+    def for_target(cls, target):
+        model = cpu_model(target)
+        return cls(model.vector_bits, model.vector_registers)
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            loops = [Loop(o) for o in walk_all(f) if o.name == "affine.for"]
+            moves = [(r, n) for r, n in ((r, self._nest(r)) for r in loops) if n]
+            for rows, nest in moves:
+                _move_out(rows, nest[-1])
+
+    def _nest(self, rows: Loop) -> Optional[list]:
+        """The walking nest around `rows` (innermost first) when the rows qualify."""
+        if rows.kind != "serial" or not constant_loop(rows) or rows.step != 1:
+            return None
+        if any(o.name == "affine.for" for o in walk_all(rows.op) if o != rows.op):
+            return None
+        if constant_extent(rows) <= self.budget:
+            return None
+        lanes = max(1, self.vector_bits // element_bits(rows.body))
+        if not _gathers_walked_by_parent(rows, lanes):
+            return None
+        nest = _walking_nest(rows, lanes)
+        return nest if _independent_rows(rows, nest) else None
+
+
+def _independent_rows(rows: Loop, nest: list) -> bool:
+    """Whether every store in `rows` moves with the rows and with none of `nest`, and every
+    load of a stored buffer reads the store's address."""
+    ops = [o for o in walk_all(rows.op) if o != rows.op]
+    if any(not (o.name in _BODY_OPS or o.name.startswith("arith.")) for o in ops):
+        return False
+    stores: list = []  # (buffer, forms of the address its stores share)
+    for o in ops:
+        if o.name == "memref.store":
+            forms = _forms(o, 2)
+            if forms is None:
+                return False
+            known = _stored(stores, o.operands[1])
+            if known is None:
+                stores.append((o.operands[1], forms))
+            elif known != forms:
+                return False
+            steps = [f.terms.get(rows.iv, 0) for f in forms]
+            if not any(steps) or any(f.terms.get(lp.iv, 0) for f in forms for lp in nest):
+                return False
+    for o in ops:
+        if o.name == "memref.load":
+            known = _stored(stores, o.operands[0])
+            if known is not None and _forms(o, 1) != known:
+                return False
+    return bool(stores)
+
+
+def _stored(stores: list, buffer: ir.Value) -> Optional[list]:
+    return next((forms for b, forms in stores if b == buffer), None)
+
+
+def _forms(access, first: int) -> Optional[list]:
+    forms = [value_linear(v, _atom) for v in list(access.operands)[first:]]
+    return None if any(f is None for f in forms) else forms
+
+
+def _move_out(rows: Loop, outer: Loop):
+    """`rows` around `outer` (the nest's outermost loop), holding it; `rows`' body moves into
+    the loop that held `rows`."""
+    for op in body_ops(rows.body):
+        op.operation.move_before(rows.op)
+    rows.op.move_before(outer.op)
+    outer.op.move_before(list(rows.body.operations)[-1])  # (before the terminator)
