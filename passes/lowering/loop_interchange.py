@@ -78,6 +78,16 @@ unrolled, above the tail. A fused j's rows and columns (`f floordiv 4`, `f mod 4
 (`_fold`: the split's width divides their divisors) to `j_o floordiv 2`, `(j_o mod 2) * 2 + j`:
 linear in j, so `scalar-replace` tells the strips apart and carries their accumulators
 (figures: benchmarks/README.md, "session 10, matmul strips").
+
+The band may end in a register tile's rows above the tail (`for k: for i in 2: for l in
+T.vectorized(4)`: loops the stores move with, after the reduction loops they do not): each row
+is a chain already, so j is split to as many strips as keep the units busy over rows x tail,
+and the strips move inside the rows, above the tail; a decomposed init over the rows and lanes
+(a loop nest) runs for every strip first. Strips are apart when each of the strides of j, the
+rows and the lanes is larger than the span of the smaller ones (`_apart`; a tail whose lanes
+are rows passes when j's whole range lies within one row step), j's stride taken within a
+strip of a fused loop, whose divisions the split folds (figures: benchmarks/README.md,
+"session 11, row tiles").
 """
 
 import math
@@ -215,6 +225,14 @@ class LoopInterchange:
         if nest is None or (nest.tail is None and not nest.legal()):
             leaf_tail = True
             nest = _nest(j, noalias, kinds=("serial", "parallel"), leaf_tail=True)
+        divisors = []
+        if nest is not None and nest.tail is not None:
+            # (j's rows and columns must stay linear in the split's inner part: `_fold`)
+            divisors = _divisors(nest)
+            if divisors is None:
+                return None
+            nest.rows = nest.row_loops()
+            nest.strip = math.gcd(constant_extent(Loop(j)), *divisors)
         if nest is None or not _free(nest, moved) or not nest.legal() or not nest.latency_bound():
             return None
         stores = [a for a in nest.accesses if a.store]
@@ -224,19 +242,18 @@ class LoopInterchange:
         extent = constant_extent(Loop(j))
         tail = nest.tail is not None
         if tail:
-            # (j's rows and columns must stay linear in the split's inner part: `_fold`)
-            divisors = _divisors(nest)
-            if divisors is None:
-                return None
-            chains = self._tail_chains(bits * _extent(Loop(nest.tail)))
-            width = _split_width(extent, chains, 2, math.gcd(extent, *divisors))
+            rows = math.prod(_extent(Loop(o)) for o in nest.loops[len(nest.loops) - nest.rows :])
+            chains = self._tail_chains(bits * _extent(Loop(nest.tail))) // rows
+            width = _split_width(extent, chains, 2, nest.strip)
         else:
             width = _split_width(extent, self.chains(bits), 2)
         if width is None:
             return None
+        rows = nest.rows
         nest = _nest(_split(Loop(j), width, divisions=tail), noalias, leaf_tail=leaf_tail)
         if nest is not None:
             nest.unroll_j = tail
+            nest.rows = rows
         return nest
 
     def _tail_chains(self, bits: int) -> int:
@@ -439,12 +456,34 @@ def _read_operands(apply) -> list:
     return [v for k, v in enumerate(apply.operands) if k >= amap.n_dims or k in read]
 
 
+def _position(leaves, value) -> int:
+    """The leaf `value` is (-1: none, an index the access does not read)."""
+    return next((k for k, v in enumerate(leaves) if v == value), -1)
+
+
 def _init_loop(op) -> bool:
-    """A loop of constant bounds, step 1, that only stores (a decomposed T.init's loop)."""
+    """A loop of constant bounds, step 1, that only stores (a decomposed T.init's loop), or
+    holds one such loop (the T.init of a tile's rows and lanes)."""
     if op.name != "affine.for" or len(op.operands) or Loop(op).step != 1:
         return False
-    ops = leaf_ops(op)
-    return ops is not None and not any(o.name == "memref.load" for o in ops)
+    return _init_leaf(op) is not None
+
+
+def _init_leaf(op):
+    """(the loops, outermost first; the innermost's ops) of an init loop nest, or None."""
+    loops = [op]
+    while True:
+        body = _body(loops[-1])
+        inner = [o for o in body if o.name == "affine.for"]
+        if len(inner) == 1 and all(_index_or_pure(o) for o in body if o != inner[0]):
+            if len(inner[0].operands) or Loop(inner[0]).step != 1:
+                return None
+            loops.append(inner[0])
+            continue
+        ops = leaf_ops(loops[-1])
+        if ops is None or any(o.name == "memref.load" for o in ops):
+            return None
+        return loops, ops
 
 
 def is_vectorized_leaf(op) -> bool:
@@ -476,6 +515,12 @@ class _Nest:
         self.j, self.prologue, self.body, self.tail = j, prologue, body, tail
         self.epilogue = list(epilogue)  # j's ops after the band: loads, stores, pure ops
         self.unroll_j = False  # j, moved inside the band, is unrolled (`_jam_rows`)
+        # The band's last loops that walk the rows of a register tile above the tail: the
+        # stores move with them (`_jam_rows`; 0: none).
+        self.rows = 0
+        # j's strides are those within a strip of it (`Access.stride`): `_jam_rows` checks a
+        # nest before splitting j for `_fold`.
+        self.strip = 0
         self.inits = list(inits)  # the band's first-iteration `affine.if`s
         self.loops = [j] + band
         self.ivs = [loop_iv(o) for o in self.loops]
@@ -486,11 +531,13 @@ class _Nest:
         self.init_stores = []
         for o in prologue:
             if o.name == "affine.for":
-                iv = loop_iv(o)
-                for store in leaf_ops(o) or []:
+                loops, ops = _init_leaf(o) or ([o], [])
+                trips = [_extent(Loop(l)) for l in loops]
+                for store in ops:
                     if store.name == "memref.store":
-                        a = Access(store, leaves, noalias)
-                        self.init_stores.append((a, leaves.index(iv), _extent(Loop(o))))
+                        a = Access(store, leaves, noalias)  # (adds the loops' IVs it reads)
+                        at = [_position(leaves, loop_iv(l)) for l in loops]
+                        self.init_stores.append((a, at, trips))
         init_ops = [s for i in self.inits for s in body_ops(i.regions[0].blocks[0])]
         body_leaves = _and_guarded(body)
         accesses = [o for o in prologue + init_ops + body_leaves + epilogue if o.name in ACCESSES]
@@ -505,8 +552,8 @@ class _Nest:
                 continue
             if (
                 not s.row_major
-                or any(s.depends_on(p) for p in range(1, len(self.ivs)))
-                or not s.stride(0)
+                or any(s.depends_on(p) for p in range(1, len(self.ivs) - self.rows))
+                or not s.stride(0, bool(self.strip))
                 or (self.tail is not None and not self._apart(s))
             ):
                 return False
@@ -517,11 +564,20 @@ class _Nest:
                 return False
         return all(self._inits_lanes(*init) for init in self.init_stores)
 
-    def _inits_lanes(self, init, leaf: int, trips: int) -> bool:
+    def _inits_lanes(self, init, at: list, trips: list) -> bool:
         """Whether a prologue loop's store writes, in each iteration of j, the elements the
-        body's store writes (its loop the tail, renamed), and nothing else touches them."""
-        if self.tail is None or trips != _extent(Loop(self.tail)):
+        body's store writes (its loops the rows and the tail, renamed), and nothing else
+        touches them."""
+        if self.tail is None:
             return False
+        # The leaves the init's loops stand for: the rows' (the band's last), the tail's.
+        tail = len(self.ivs)
+        targets = list(range(tail - self.rows, tail)) + [tail]
+        extents = [_extent(Loop(o)) for o in self.loops[tail - self.rows :]]
+        extents.append(_extent(Loop(self.tail)))
+        if trips != extents:
+            return False
+        rename = dict(zip(at, targets))
         stores = [a for a in self.body_accesses if a.store and a.memref == init.memref]
         if not stores or any(
             a.may_alias(init) and a.memref != init.memref for a in self.body_accesses
@@ -530,9 +586,8 @@ class _Nest:
         forms = [linear(e, division=_atom) for e in init.index]
         if any(f is None for f in forms):
             return False
-        tail = len(self.ivs)
         renamed = [
-            ({tail if k == leaf else k: c for k, c in f.terms.items()}, f.const)
+            ({rename.get(k, k): c for k, c in f.terms.items()}, f.const)
             for f in forms
             if f is not None
         ]
@@ -545,12 +600,35 @@ class _Nest:
         return True
 
     def _apart(self, s) -> bool:
-        """Whether the elements store `s` writes in one iteration of j (the tail's span) are
-        apart from those of any other iteration."""
-        j, lane = s.stride(0), s.stride(len(self.ivs))
-        if j is None or lane is None:
-            return False
-        return abs(j) > abs(lane) * (_extent(Loop(self.tail)) - 1)
+        """Whether the elements store `s` writes in one iteration of j (the tail's span, over
+        the rows) are apart from those of any other iteration: taken by their strides, each
+        larger than the span of the smaller ones."""
+        tail = len(self.ivs)
+        leaves = [0] + list(range(tail - self.rows, tail + 1))
+        loops = [self.j] + self.loops[tail - self.rows :] + [self.tail]
+        steps = []
+        for p, op in zip(leaves, loops):
+            strip = bool(self.strip) and p == 0
+            step = s.stride(p, strip)
+            if step is None or (p != tail and not step):
+                return False
+            steps.append((abs(step), self.strip if strip else _extent(Loop(op))))
+        span = 0
+        for step, trips in sorted(steps):
+            if step and step <= span:
+                return False
+            span += step * (trips - 1)
+        return True
+
+    def row_loops(self) -> int:
+        """The band's last loops (not all of them) whose IVs every store reads: a register
+        tile's rows above the tail, which may stay around it while j moves inside them."""
+        stores = [a for a in self.accesses if a.store]
+        tail = len(self.ivs)
+        rows = 0
+        while rows + 2 < tail and stores and all(a.depends_on(tail - 1 - rows) for a in stores):
+            rows += 1
+        return rows
 
     def profitable(self, line_bytes: int) -> bool:
         trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
@@ -887,10 +965,12 @@ class Access:
     def depends_on(self, p: int) -> bool:
         return any(p in dims_of(e) for e in self.index)
 
-    def stride(self, p: int):
+    def stride(self, p: int, strip: bool = False):
         """Element stride of the address as leaf `p` steps by one (None: not linear). The
         dims' forms are summed before a floordiv or mod of `p` makes it so: a fused loop's
-        row `f floordiv 32` and column `(f mod 32) * 16` of a 512-wide buffer are `16 * f`."""
+        row `f floordiv 32` and column `(f mod 32) * 16` of a 512-wide buffer are `16 * f`.
+        `strip`: the stride within a strip of `p` that no divisor's multiple splits (where
+        `_fold` takes `p`'s inner part of a split): its floordivs stay, as its rows do."""
         if not self.static:
             return None
         total = Linear()
@@ -900,7 +980,11 @@ class Access:
                 if form is None:
                     return None
                 total += form.scale(s)
-        if any(_enters(a, p) for a in total.terms if not isinstance(a, int)):
+        if any(
+            _enters(a, p) and not (strip and a[0] is ir.AffineFloorDivExpr)
+            for a in total.terms
+            if not isinstance(a, int)
+        ):
             return None
         return total.terms.get(p, 0)
 

@@ -638,3 +638,60 @@ def test_strips_of_a_plain_inner_loop_run_side_by_side(monkeypatch):
     assert "-> (vector<8xf32>, vector<8xf32>" in scf_text
     a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch, exact=False)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def _rows_tile(fused: bool):
+    """A register tile of 2 rows x a vectorized strip under k, the init decomposed: 0939's
+    schedule (rows and 4-lane strips fused and parallel around k) or 0590's (2-lane strips in
+    a plain loop around k), random 64x1024x512 matmuls at 1.3-1.5x TVM (seed 2022208947)."""
+    sch = tir_mlir.Schedule(_matmul(b_shape="(96, 64)", c_shape="(64, 64)", grid=(64, 64, 96)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 2])
+    if fused:
+        j0, j1 = sch.split(j, factors=[None, 4])
+        sch.reorder(i0, j0, k, i1, j1)
+        sch.parallel(sch.fuse(i0, j0))
+    else:
+        j0, jp, j1 = sch.split(j, factors=[None, 8, 2])
+        sch.reorder(i0, j0, jp, k, i1, j1)
+        sch.parallel(i0)
+    sch.vectorize(j1)
+    sch.decompose_reduction(sch.get_block("C"), k)
+    return sch.mod
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_strips_of_a_row_tile_run_side_by_side(fused, monkeypatch):
+    """The tile's rows are chains already, but 2 rows of one strip are too few to keep the
+    FMA units busy: the loop around k is split and its inner part moves inside the rows'
+    loop, unrolled, above the strip; the decomposed init (a loop over the rows and lanes) runs
+    for every strip first, and k carries rows x strips accumulators."""
+    mod = _rows_tile(fused)
+    nests = _store_nests(mod)
+    j = "i_0_j_0_fused" if fused else "j_1"
+    assert nests[1][-3:] == ("i_1", j, "j_1" if fused else "j_2") and nests[1][-4] == "k"
+    with get_context():
+        scf_text = str(pipeline.lower(mod.module, emit="scf"))
+    carried = "vector<4xf32>, " * 7 if fused else "vector<2xf32>, " * 7
+    assert carried in scf_text
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch, exact=False)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_a_column_loop_around_row_lanes_moves_inside_the_band(monkeypatch):
+    """0051's schedule (seed 2022208947, a 64x1024x512 matmul at 1.4x TVM): 4 rows vectorized
+    under the columns and k, each lane a gather down a column of B at every k. The columns'
+    whole range lies within one row step, so the tail's elements of two columns are apart: j
+    moves inside the band (C streamed along its rows; lane-interchange then vectorizes the
+    columns), the decomposed init first."""
+    sch = tir_mlir.Schedule(_matmul(b_shape="(96, 64)", c_shape="(64, 64)", grid=(64, 64, 96)))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 4])
+    sch.reorder(i0, j, k0, k1, i1)
+    sch.parallel(i0)
+    sch.vectorize(i1)
+    sch.decompose_reduction(sch.get_block("C"), k0)
+    assert _store_nests(sch.mod) == [("i_0", "j", "i_1_init"), ("i_0", "k_0", "k_1", "j", "i_1")]
+    a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)

@@ -110,6 +110,8 @@ def test_init_over_several_reduction_loops_starts_the_carried_tile():
     f0, f1 = sch.split(f, factors=[None, 2])
     x0, x1 = sch.split(x, factors=[None, 2])
     sch.reorder(n, f0, y, x0, rc, ry, rx, f1, x1)
+    # (annotated, x0 stays around the tile: loop-interchange would run strips of it inside)
+    sch.annotate(x0, "pragma_keep", 1)
     scf = emit_text(sch.mod.module, "scf")
     assert scf.count("-> (f32, f32, f32, f32)") == 3  # rc, ry and rx
     body = _innermost_for(scf)
