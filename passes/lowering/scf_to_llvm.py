@@ -9,7 +9,8 @@ from mlir import ir
 
 from tir_mlir.errors import BuildError
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import functions, run_pipeline
+from tir_mlir.passes.lowering.buffer_roots import root
+from tir_mlir.passes.lowering.common import functions, run_pipeline, scalar_bits
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.cpu_target import cpu_target
 from tir_mlir.passes.lowering.interleaved import interleaved_bits
@@ -125,17 +126,57 @@ def _stable_assert_names(module: ir.Module):
 
 
 ALIGNMENT = 64
+# The ops that read a vector from a buffer (operand 0), as LLVM loads once lowered (a masked
+# load with a constant all-true mask folds to a plain one).
+VECTOR_READS = ("vector.load", "vector.maskedload", "vector.transfer_read")
 
 
 def _align_allocations(f):
     """Local and global buffers start on a cache line (TVM aligns its workspaces to 64 bytes
     too): a vector store into a stack buffer at an arbitrary 16-byte offset splits across two
-    lines every time."""
+    lines every time. A stack buffer that a vector of an odd lane count is loaded from starts
+    on that load's smallest piece only (`_odd_lane_alignments`)."""
+    odd = _odd_lane_alignments(f)
     for op in walk_all(f):
         if op.name in ("memref.alloc", "memref.alloca") and "alignment" not in op.attributes:
             op.attributes["alignment"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), ALIGNMENT
+                ir.IntegerType.get_signless(64), odd.get(op, ALIGNMENT)
             )
+
+
+def _odd_lane_alignments(f) -> dict:
+    """memref.alloca -> its alignment in bytes, for the stack buffers read by a vector load of
+    N lanes, N not a power of two (vector<6xf32>): the size of the load's smallest
+    power-of-two piece, element bytes x the lowest set bit of N (8 for vector<6xf32>).
+
+    LLVM widens such a vector to the next power of two (8 lanes) and loads it in power-of-two
+    pieces (16 + 8 bytes); where the address's known alignment allows a wider piece, it loads
+    that (a 16- or 32-byte load, safe: it cannot cross a page) and computes on the lanes past
+    the vector's end. Loaded from past a stack tile's end, those lanes are whatever an earlier
+    call left in the frame, often denormals, and every float instruction on them takes a
+    microcode assist (benchmarks/README.md: issue 28, session 11, odd lane counts). With the
+    buffer's start aligned to the smallest piece, no address is aligned for a wider one: the
+    pieces are exact and the added lanes zero. Not closed: InstCombine raises an alloca to the
+    preferred alignment (16) of a vector of at most 16 bytes accessed at its start
+    (vector<3xf32>). Heap buffers keep the cache line (their wide loads need it; only the one
+    load at the buffer's end could read past it)."""
+    out = {}
+    for op in walk_all(f):
+        if op.name not in VECTOR_READS:
+            continue
+        lanes = ir.VectorType(op.results[0].type).shape[-1]
+        (buffer, _), _ = root(op.operands[0], [])
+        if lanes & (lanes - 1) == 0 or buffer is None or isinstance(buffer.owner, ir.Block):
+            continue
+        alloca = buffer.owner.operation
+        element = ir.MemRefType(buffer.type).element_type
+        if alloca.name != "memref.alloca" or not isinstance(
+            element, (ir.IntegerType, ir.FloatType)
+        ):
+            continue
+        piece = max(1, scalar_bits(element) // 8) * (lanes & -lanes)
+        out[alloca] = min(out.get(alloca, ALIGNMENT), piece)
+    return out
 
 
 def _dissolve_alloca_scopes(f):
