@@ -20,6 +20,31 @@ the iterations are independent and any order computes the same numbers.
 It is done when every access that varies with `i` is apart between lanes (no contiguous vector
 access is lost) and, along `j`, every store is contiguous and every load contiguous or the same
 for all iterations, over at least MIN_VECTOR_TRIPS iterations.
+
+A serial loop whose accesses all jump a vector register's lanes or more per step (gathers) trades
+places with the serial loop around it in the same way, when that loop walks them along rows:
+
+    for w in 0..56:                              for c in 0..32:
+      for c in 0..32:                    =>        for w in 0..56:
+        for h in T.unroll(8): (2 x 2 window)         for h in T.unroll(8): (2 x 2 window)
+          B[c, h, w] = max(B[c, h, w], A[c, 2h + r, 2w + s])
+
+A 2x2 max pool whose 32 channels (12544 floats apart) were the innermost spatial loop ran
+scalar: LLVM's loop vectorizer takes only the innermost loop, which gathered every lane
+(`gather-loops` leaves such a loop scalar); TVM's host build vectorized it with hardware
+gathers. With the columns inside, the unrolled rows and the window around them, LLVM vectorizes
+the columns: contiguous stores and stride-2 loads (benchmarks/README.md, "session 11, pools").
+The pair qualifies when `j` is a plain serial loop whose body is pure ops and the plain serial
+loop `c`; `c` holds accesses, pure ops, `affine.if`s and loops of constant bounds, each unrolled
+here (`T.unroll`) or small enough for LLVM to unroll whole (`UNROLLED_BAND_OPS`), so that `j`
+becomes the innermost loop LLVM sees, while `c` itself is too large for that (a `c` of 2 rows
+LLVM unrolls, and then vectorizes `j` as it is); every store is on a row-major buffer, reached by no other
+access at another address, and writes a different element at every iteration of the loops
+around it up to `j` (its strides, sorted, each beyond the span of the smaller ones): the (j, c)
+iterations are independent. It is done when every access that varies with `c` jumps at least a
+vector register's lanes of its element (the target's width, `cpu_model.py`) and, along `j`,
+every store is contiguous and every load nearer than that (LLVM's interleaved groups load such
+a stride with whole vectors), over at least MIN_VECTOR_TRIPS iterations.
 """
 
 from mlir import ir
@@ -27,11 +52,19 @@ from mlir import ir
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
-from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
+from tir_mlir.passes.lowering.common import (
+    ancestors,
+    constant_extent,
+    functions,
+    loop_iv,
+    walk,
+)
+from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
     RANGE_ATTRS,
+    UNROLLED_BAND_OPS,
     Access,
     is_vectorized_leaf,
     leaf_ops,
@@ -40,27 +73,63 @@ from tir_mlir.passes.lowering.loop_interchange import (
 )
 from tir_mlir.analysis.buffer_util import NotAffine
 
+VECTOR_BITS = 512  # without a CPU target
+
 
 class LaneInterchange:
     name = "lane-interchange"
+
+    def __init__(self, vector_bits: int = VECTOR_BITS):
+        self.vector_bits = vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
             for j in [o for o in walk(f) if o.name == "affine.for"]:
                 lanes = _lane_loop(j)
-                if lanes is None:
+                if lanes is not None:
+                    if _lanes_apart(j, lanes, noalias):
+                        _swap(j, lanes)
                     continue
-                try:
-                    accesses = [
-                        Access(o, _ivs(j, lanes), noalias)
-                        for o in leaf_ops(lanes) or []
-                        if o.name in ACCESSES
-                    ]
-                except NotAffine:
-                    continue
-                if _legal(accesses, j, lanes) and _profitable(accesses, j):
-                    _swap(j, lanes)
+                inner = _gathering_loop(j)
+                if inner is not None and self._gathers_apart(j, inner, noalias):
+                    _swap(j, inner)
+
+    def _gathers_apart(self, j, inner, noalias) -> bool:
+        """Whether the pair (j, inner) of `_gathering_loop` is independent and gathers along
+        `inner` what it reads and writes along rows over `j` (the module's docstring)."""
+        leaves = _ivs(j, inner)  # shared: one dim per value across the accesses
+        try:
+            accesses = [Access(o, leaves, noalias) for o in _nest_ops(inner) or []]
+        except NotAffine:
+            return False
+        return _independent(accesses, leaves, j, inner) and self._gathers(accesses, j)
+
+    def _gathers(self, accesses: list, j) -> bool:
+        if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS or not any(a.stride(1) for a in accesses):
+            return False
+        for a in accesses:
+            lanes = max(1, self.vector_bits // (8 * a.elem_bytes))
+            along, across = a.stride(0), a.stride(1)
+            if along is None or across is None or 0 < abs(across) < lanes:
+                return False
+            if (along != 1) if a.store else (abs(along) >= lanes):
+                return False
+        return True
+
+
+def _lanes_apart(j, lanes, noalias) -> bool:
+    try:
+        accesses = [
+            Access(o, _ivs(j, lanes), noalias) for o in leaf_ops(lanes) or [] if o.name in ACCESSES
+        ]
+    except NotAffine:
+        return False
+    return _legal(accesses, j, lanes) and _profitable(accesses, j)
 
 
 def _ivs(j, lanes) -> list:
@@ -78,6 +147,91 @@ def _lane_loop(j):
     if lanes.name != "affine.for" or not is_vectorized_leaf(lanes):
         return None
     return lanes
+
+
+def _gathering_loop(j):
+    """The serial loop `j`'s body ends in (its other ops pure), when that loop is serial too,
+    holds only what `_nest_ops` accepts and is too large for LLVM to unroll whole (which
+    leaves `j` the innermost loop it vectorizes anyway)."""
+    if not _serial(j):
+        return None
+    ops = body_ops(j.regions[0].blocks[0])
+    if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
+        return None
+    inner = ops[-1]
+    if not _serial(inner) or _nest_ops(inner) is None or _unrolled_whole(inner):
+        return None
+    return inner
+
+
+def _nest_ops(loop):
+    """The accesses in `loop`'s body at any depth, when it holds nothing but them, pure ops,
+    `affine.if`s and loops of constant bounds without results, each unrolled here or small
+    enough for LLVM to unroll whole (None otherwise)."""
+    out = []
+    for o in walk(loop):
+        if o.name in ACCESSES:
+            out.append(o)
+        elif o.name == "affine.for":
+            if len(o.operands) or len(o.results) or not _unrolled_whole(o):
+                return None
+        elif o.name == "affine.if":
+            if len(o.results):
+                return None
+        elif not (pure(o) or o.name in ("affine.apply", "affine.yield")):
+            return None
+    return out
+
+
+def _unrolled_whole(op) -> bool:
+    return Loop(op).kind == "unroll" or _unrolled_ops(op) <= UNROLLED_BAND_OPS
+
+
+def _unrolled_ops(op) -> int:
+    """The ops of an `affine.for` of constant bounds unrolled whole: trip count x (its stores
+    and its ops on values other than indices, inner loops and ifs counted unrolled)."""
+    body = 0
+    for o in walk(op):
+        if o.name in ("affine.for", "affine.if", "affine.yield", "arith.constant"):
+            continue
+        if o.name == "memref.store" or any(not isinstance(r.type, ir.IndexType) for r in o.results):
+            trips = 1
+            for p in ancestors(o):
+                if p == op:
+                    break
+                if p.name == "affine.for":
+                    trips *= constant_extent(Loop(p))
+            body += trips
+    return constant_extent(Loop(op)) * body
+
+
+def _independent(accesses: list, leaves: list, j, inner) -> bool:
+    """Whether every store is on a row-major buffer that no other access reaches at another
+    address, and writes another element at every iteration of `j`, `inner` and the loops in
+    `inner` its address moves with: the (j, inner) iterations touch disjoint elements."""
+    extents = {0: constant_extent(Loop(j)), 1: constant_extent(Loop(inner))}
+    for o in walk(inner):
+        if o.name == "affine.for":
+            iv = loop_iv(o)
+            for p, leaf in enumerate(leaves):
+                if leaf == iv:
+                    extents[p] = constant_extent(Loop(o))
+    for s in accesses:
+        if not s.store:
+            continue
+        if not s.row_major or any(
+            a.may_alias(s) and (a.memref != s.memref or a.index != s.index) for a in accesses
+        ):
+            return False
+        steps = [(s.stride(p), n) for p, n in extents.items() if s.depends_on(p) or p < 2]
+        if any(st is None for st, _ in steps) or not (s.stride(0) and s.stride(1)):
+            return False
+        span = 0
+        for st, n in sorted((abs(st), n) for st, n in steps if st):  # type: ignore[arg-type]
+            if st <= span:
+                return False
+            span += st * (n - 1)
+    return True
 
 
 def _serial(op) -> bool:

@@ -9,6 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
+from schedule_everyday import maxpool
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
@@ -70,3 +71,33 @@ def test_short_rows_stay():
     mod = _rows_vectorized(n=12, m=4, k=8)
     assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i_0", "k", "j", "i_1")}
     _check_numbers(mod, 12, 4, 8)
+
+
+def _maxpool_channels_inside(c=16, hw=32):
+    """2x2 max pool, stride 2 (schedule_everyday's), its channels in tiles of 8 inside the
+    output columns, 4 unrolled rows inside them, a local tile per channel tile: every access of
+    the channel loop jumps a channel (hw * hw floats)."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(maxpool(c, hw)))
+    block = sch.get_block("B")
+    n, ch, y, x, ry, rx = sch.get_loops(block)
+    c0, c1 = sch.split(ch, factors=[None, 8])
+    y0, y1 = sch.split(y, factors=[None, 4])
+    sch.reorder(n, c0, y0, x, c1, y1, ry, rx)
+    fused = sch.fuse(n, c0)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "local"), fused)
+    sch.parallel(fused)
+    sch.unroll(y1)
+    sch.decompose_reduction(block, ry)
+    return sch.mod
+
+
+def test_gathered_channels_move_outside_the_columns():
+    mod = _maxpool_channels_inside()
+    # the channel loop (i1_1) now runs outside the column loop (i3), which walks the rows
+    pool = {s for s in loops_around_stores(mod, LaneInterchange.name) if "i2_1" in s}
+    init = ("i0_i1_0_fused", "i2_0", "i1_1", "i3", "i2_1")
+    assert pool == {init, init + ("i4", "i5")}
+    a = RNG.standard_normal((1, 16, 32, 32)).astype("float32")
+    b = np.zeros((1, 16, 16, 16), "float32")
+    tir_mlir.build(mod)["main"](a, b)
+    np.testing.assert_array_equal(b, a.reshape(1, 16, 16, 2, 16, 2).max(axis=(3, 5)))
