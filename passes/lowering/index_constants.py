@@ -1,9 +1,11 @@
 """Stage `index-constants` (CPU, scf level, last before `scf-to-llvm`): the constant part of a
 memory access's outer indices moves into its innermost index, so that the access's address is
-one shared sum plus a constant.
+one shared sum plus a constant. The moved index is out of its dimension's range, so such an
+access reads a 1-D view of its buffer at the address, spelled out (A: 4x112x112, 50176 floats):
 
-    memref.load %A[%c, %h + 1, %w]           memref.load %A[%c, %h, %w + 112]    (A: ?x112x112)
-    memref.load %A[%c + 11, %h, %w]    =>    memref.load %A[%c, %h, %w + 137984]
+    memref.load %A[%c, %h + 1, %w]         %f = memref.reinterpret_cast %A to offset: [0],
+                                     =>             sizes: [50176], strides: [1]
+                                           memref.load %f[%c * 12544 + %h * 112 + (%w + 112)]
 
 An unrolled loop over an outer dimension (channels, rows) leaves `%c + k` in the index of every
 copy. `finalize-memref-to-llvm` multiplies each index by its stride, and when `%c + k` has
@@ -11,17 +13,29 @@ several uses (the same channel indexes the input and the output) LLVM does not d
 multiplication (`(x + k) * s` becomes `x * s + k * s` only for a single use): every copy then
 computes its own address, one register each, and a copy count past the register file spills
 them (a 2x2 max pool unrolled over 16 channels x 8 rows kept 16 channel addresses per row).
-With the constant in the innermost index (stride 1), the copies share `%c * s + %h * s' + %w`
-and each adds its constant, which x86 folds into the access's displacement, as TVM's flattened
-indices do.
+With the constants moved, the copies share `%c * s + %h * s' + %w` and each adds its constant,
+which x86 folds into the access's displacement, as TVM's flattened indices do.
 
 An access qualifies when its memref has static strides and a unit innermost stride and is not a
-`memref.get_global` (a constant global's loads fold by index). The moved index is out of its
-dimension's range, but the linear address is the same: the accesses are lowered to one GEP each.
+`memref.get_global` (a constant global's loads fold by index).
+
+Why a view: `memref.load`/`memref.store` require every index in its dimension's range, and
+`finalize-memref-to-llvm` lowers them with `nuw` on each index's product and on their sum, and
+an `inbounds|nuw` GEP: the constant moved as a multi-dimensional index (`%A[%c, %h, %w + 112]`,
+or `%w - 112` from a `%h - 1`, whose unsigned sum wraps) breaks that promise, and the address
+may be poison (a `vector.load`'s out-of-range elements are unspecified). The view spans the
+buffer's elements at its offset with unit stride, so the address of an in-range access is in
+range of it. The address is an `affine.apply` of the indices (the innermost one plus the
+constant an `arith.addi`, as it was), which `lower-affine` expands in the order
+`finalize-memref-to-llvm` adds a multi-dimensional access's terms, after the canonicalization
+that precedes the LLVM conversion: spelled as `arith` ops here, that canonicalization would fold
+`(%x * 8) * 1024` into `%x * 8192` and hand LLVM other sums than the untouched accesses'. So
+LLVM sees the sums it saw with the constant in the innermost index, without their `nuw` (a
+term may be negative when the constant is).
 """
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import affine, arith, memref
 
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_int, functions, index_const
@@ -62,8 +76,9 @@ def _strides(t: ir.Type):
 
 
 def _plan(op):
-    """(the outer index operands' new values as [(position, x)], the innermost's position, its
-    new value as (x, k): x + k) of an access to rewrite, or None."""
+    """(the memref operand's position, [(index, stride)] of every dimension with the constants
+    peeled off, the constant moved) of an access to rewrite, or None: one whose outer indices
+    have no constant part."""
     at = ACCESSES.get(op.name)
     if at is None:
         return None
@@ -76,27 +91,67 @@ def _plan(op):
         and buffer.owner.operation.name == "memref.get_global"
     ):
         return None
-    first, inner = at + 1, at + len(strides)
-    moved, outer = 0, []
-    for d in range(len(strides) - 1):
-        x, k = _peel(op.operands[first + d])
-        if k:
-            moved += k * strides[d]
-            outer.append((first + d, x))
-    if not outer:
+    peeled = [_peel(op.operands[at + 1 + d]) for d in range(len(strides))]
+    if not any(k for _, k in peeled[:-1]):
         return None
-    x, k = _peel(op.operands[inner])
-    return outer, inner, (x, k + moved)
+    terms = [(x, stride) for (x, _), stride in zip(peeled, strides)]
+    return at, terms, sum(k * stride for (_, k), stride in zip(peeled, strides))
 
 
-def _rewrite(op, outer, inner: int, new):
-    for position, x in outer:
-        op.operands[position] = x
-    x, k = new
-    if k:
-        with ir.InsertionPoint(op), op.location:
-            x = arith.AddIOp(x, index_const(k, op.location)).result
-    op.operands[inner] = x
+def _view(buffer: ir.Value, loc) -> ir.Value:
+    """A 1-D unit-stride view of the elements of `buffer` (static strides, a unit innermost
+    one), at its offset: from its first element to its last (a dynamic dimension's extent read
+    with `memref.dim`)."""
+    mtype = ir.MemRefType(buffer.type)
+    strides, offset = mtype.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes, offsets = [], []
+    if any(n == 0 for n in mtype.shape):
+        span = 0
+    else:
+        span = 1 + sum((n - 1) * s for n, s in zip(mtype.shape, strides) if n != dynamic)
+    if not mtype.has_static_shape:
+        total = index_const(span, loc)
+        for d, (n, s) in enumerate(zip(mtype.shape, strides)):
+            if n == dynamic:
+                last = arith.subi(memref.dim(buffer, index_const(d, loc)), index_const(1, loc))
+                total = arith.addi(total, arith.muli(last, index_const(s, loc)))
+        sizes.append(arith.maxsi(total, index_const(0, loc)))
+        span = dynamic
+    if mtype.is_dynamic_stride_or_offset(offset):
+        offsets.append(memref.ExtractStridedMetadataOp(buffer).results[1])
+    layout = None if offset == 0 else ir.StridedLayoutAttr.get(offset, [1])
+    flat = ir.MemRefType.get([span], mtype.element_type, layout, mtype.memory_space)
+    return memref.reinterpret_cast(flat, buffer, offsets, sizes, [], [offset], [span], [1])
+
+
+def _address(terms, moved: int, loc) -> ir.Value:
+    """`affine.apply` of the outer indices times their strides plus the innermost index plus
+    `moved` (that last sum an `arith.addi`, as the innermost index was)."""
+    *outer, (inner, _) = terms
+    if moved:
+        inner = arith.AddIOp(inner, index_const(moved, loc)).result
+    expr = ir.AffineExpr.get_dim(len(outer))
+    for d, (_, stride) in reversed(list(enumerate(outer))):
+        expr = ir.AffineExpr.get_dim(d) * stride + expr
+    dims = [x for x, _ in outer] + [inner]
+    return affine.apply(ir.AffineMap.get(len(dims), 0, [expr]), dims)
+
+
+def _rewrite(op, at: int, terms, moved: int):
+    """Replace `op` by the same access of the 1-D view at the address."""
+    with ir.InsertionPoint(op), op.location:
+        view = _view(op.operands[at], op.location)
+        address = _address(terms, moved, op.location)
+        new = ir.Operation.create(
+            op.name,
+            results=[r.type for r in op.results],
+            operands=[*list(op.operands)[:at], view, address],
+            attributes={a.name: a.attr for a in op.attributes},
+        )
+    for old, result in zip(op.results, new.results):
+        old.replace_all_uses_with(result)
+    op.erase()
 
 
 class IndexConstants:
@@ -107,4 +162,4 @@ class IndexConstants:
             plans = [(op, _plan(op)) for op in walk_all(f)]
             for op, plan in plans:
                 if plan is not None:
-                    _rewrite(op, *plan)
+                    _rewrite(op.operation, *plan)

@@ -642,3 +642,44 @@ def test_unrolled_copies_share_one_address():
     lib["main"](*args)
     want = a.reshape(32, 16, 2, 16, 2).max(axis=(2, 4))
     np.testing.assert_array_equal(args[1].numpy(), want)
+
+
+# Rows above and below each row, its channels unrolled: `h - 1` and `h + 1` move into the
+# address as -16 and +16, `c + k` as k * 128; n channel blocks at run time.
+STENCIL = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n, 8, 16))
+    B = T.match_buffer(b, (n, 8, 16))
+    for c, h, w in T.grid(n, 6, 16):
+        with T.block("B"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            B[vc, vh + 1, vw] = A[vc, vh, vw] - A[vc, vh + 2, vw]
+"""
+
+
+def test_moved_constants_address_a_flat_view():
+    """The constants moved out of the outer indices (negative ones too) address a 1-D view of
+    the buffer: a memref access keeps every index within its dimension, as its lowering's
+    `nuw` flags assume; the numbers stay numpy's."""
+    sch = Schedule(tir_mlir.parse(STENCIL))
+    c, h, w = sch.get_loops(sch.get_block("B"))
+    c0, c1 = sch.split(c, factors=[None, 4])
+    sch.reorder(c0, h, w, c1)
+    sch.unroll(c1)
+    after: dict = {}
+    emit_text(sch.mod.module, "llvm-dialect", on_stage=lambda n, m: after.setdefault(n, str(m)))
+    scf = after["index-constants"]
+    accesses = re.findall(r"memref\.(load|store) .*: (memref<.*>)", scf)
+    # B[c + k, h + 1, w], A[c + k, h + 2, w], A[c + k, h, w] (k > 0) read the views; only
+    # the first copy's A[c, h, w], with no constant, keeps its indices.
+    assert ("store", "memref<?xf32>") in accesses, scf
+    assert all(op == "load" for op, t in accesses if t == "memref<?x8x16xf32>"), scf
+    a = RNG.standard_normal((8, 8, 16)).astype("float32")
+    b = np.zeros((8, 8, 16), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    want = np.zeros_like(b)
+    want[:, 1:7] = a[:, 0:6] - a[:, 2:8]
+    np.testing.assert_array_equal(b, want)
