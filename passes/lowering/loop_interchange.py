@@ -111,10 +111,14 @@ from tir_mlir.passes.lowering.common import (
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import Linear, linear
+from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
 from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
 MIN_VECTOR_TRIPS = 8
+# Accumulator elements of one reduction step enumerated at most (`_Sweep.overflows`); more
+# overflow an L1 set anyway.
+MAX_SWEEP_POINTS = 1 << 16
 # A band this small (iterations x body ops) LLVM unrolls whole, then vectorizes the loop around
 # it with the accumulators in registers: better than moving it, up to about this size; larger
 # bands run faster moved (benchmarks/README.md, "session 9, stage figures").
@@ -141,8 +145,19 @@ PURE_PREFIXES = ("arith.", "math.")
 class LoopInterchange:
     name = "loop-interchange"
 
-    def __init__(self, line_bytes: int = 64, accumulator_elems=None, chains=None, vector_bits=0):
+    def __init__(
+        self,
+        line_bytes: int = 64,
+        accumulator_elems=None,
+        chains=None,
+        vector_bits=0,
+        l1=None,
+        registers: int = 32,
+    ):
         self.line_bytes = line_bytes
+        # (sets, ways) of the L1 data cache (None: no reduction loop moves for its sweep)
+        self.l1 = l1
+        self.registers = registers  # vector registers (`_Sweep.carried`)
         self.vector_bits = vector_bits  # the widest vector register (0: unknown)
         # value bits -> the independent chains that keep the add units busy (None: no loop
         # is split for its chains)
@@ -158,7 +173,14 @@ class LoopInterchange:
         def accumulator_elems(bits: int) -> int:
             return model.vector_lanes(bits) * model.fma_chains(model.vector_bits)
 
-        return cls(model.line_bytes, accumulator_elems, model.fma_chains, model.vector_bits)
+        return cls(
+            model.line_bytes,
+            accumulator_elems,
+            model.fma_chains,
+            model.vector_bits,
+            (model.l1d_sets, model.l1d_ways),
+            model.vector_registers,
+        )
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
@@ -176,6 +198,8 @@ class LoopInterchange:
                 if nest is not None and _free(nest, moved) and nest.legal():
                     nest.interchange()
                     moved.extend(nest.loops)
+                else:
+                    moved.extend(self._sweep_inside(op, noalias, moved))
 
     def _split_parallel(self, j, noalias, moved):
         """The nest of the serial part of parallel loop `j` split in two, when the nest `j`
@@ -255,6 +279,40 @@ class LoopInterchange:
             nest.unroll_j = tail
             nest.rows = rows
         return nest
+
+    def _sweep_inside(self, r, noalias, moved) -> list:
+        """The loops of the nest loop `r` heads, moved inside its band above the tail, when
+        the accumulators one step of `r` sweeps overflow an L1 set (`_Sweep`); then its rows,
+        now around `r`, are split as `_jam_rows` splits them. ([]: nothing moved.)
+
+        A matmul tile whose reduction loop runs outside its rows (`for k: for i: for j`)
+        loads and stores every accumulator at each `k`: from L1 while the tile fits, but rows
+        a power of two apart share a few sets (a 64 x 64 f32 tile of a 512-wide C: 256 lines
+        in 8 sets of 12 ways), and then every step reads the tile from L2. Moved inside the
+        rows, each row's accumulators stay in registers over `r`. A tile `scalar-replace`
+        carries in registers whole (`_Sweep.carried`) is not swept through memory and stays,
+        as does one whose tail's lanes are not adjacent elements (rows of a column: each row's
+        accumulators would be lanes of a gather and a scatter)."""
+        if self.l1 is None or not plain_loop(r):
+            return []
+        nest = _nest(r, noalias, leaf_tail=True)
+        if nest is None or not _free(nest, moved):
+            return []
+        sweep = _Sweep(nest)
+        sets, ways = self.l1
+        if (
+            not sweep.legal()
+            or not sweep.adjacent_lanes()
+            or sweep.carried(self.vector_bits, self.registers)
+            or not sweep.overflows(sets, ways, self.line_bytes)
+        ):
+            return []
+        sweep.interchange()
+        jam = self._jam_rows(sweep.loops[0], noalias, moved)
+        if jam is None:
+            return sweep.loops
+        jam.interchange()
+        return sweep.loops + jam.loops
 
     def _tail_chains(self, bits: int) -> int:
         """The iterations of j to run side by side over a tail of `bits`: its registers are
@@ -737,6 +795,107 @@ class _Nest:
                 o.erase()
         for o in reversed(self.epilogue):
             o.erase()
+
+
+class _Sweep(_Nest):
+    """A nest whose loop `j` is a reduction loop of the band's elements, moved inside the band
+    (above the tail) instead: every element sees its updates in the order it had."""
+
+    def __init__(self, nest: _Nest):
+        self.__dict__.update(nest.__dict__)
+
+    def legal(self) -> bool:
+        """Whether the nest is a band of elements updated at each step of `j`: nothing runs
+        around the band in `j` but pure ops, each store's address does not move with `j` and
+        differs at each step of the band and tail (`_injective`), and every other access to a
+        written buffer is at that address."""
+        if (
+            self.tail is None
+            or self.epilogue
+            or self.inits
+            or any(not _index_or_pure(o) for o in self.prologue)
+        ):
+            return False
+        stores = [a for a in self.accesses if a.store]
+        for s in stores:
+            if not s.row_major or s.depends_on(0) or not self._injective(s):
+                return False
+            if any(
+                a.may_alias(s) and (a.memref != s.memref or a.index != s.index)
+                for a in self.accesses
+            ):
+                return False
+        return bool(stores)
+
+    def _leaves(self) -> list:
+        """(leaf, trip count) of the band's loops and the tail."""
+        loops = self.loops[1:] + [self.tail]
+        return [(p, _extent(Loop(op))) for p, op in enumerate(loops, start=1)]
+
+    def _injective(self, s) -> bool:
+        """Whether store `s` writes another element at every iteration of the band and tail:
+        taken by their strides, each larger than the span of the smaller ones."""
+        steps = []
+        for p, trips in self._leaves():
+            step = s.stride(p)
+            if not step:
+                return False
+            steps.append((abs(step), trips))
+        span = 0
+        for step, trips in sorted(steps):
+            if step <= span:
+                return False
+            span += step * (trips - 1)
+        return True
+
+    def _stores(self) -> list:
+        """The stores of the nest, one per address (buffer and indices)."""
+        out = []
+        for a in self.accesses:
+            if a.store and not any(a.memref == b.memref and a.index == b.index for b in out):
+                out.append(a)
+        return out
+
+    def adjacent_lanes(self) -> bool:
+        """Whether every store steps by one element along the tail."""
+        tail = len(self.ivs)
+        return all(a.stride(tail) == 1 for a in self._stores())
+
+    def carried(self, vector_bits: int, registers: int) -> bool:
+        """Whether `scalar-replace` carries the whole tile over `j`: it unrolls the band (at
+        most its MAX_UNROLLED copies) when the accumulators, a tail's registers of
+        `vector_bits` per copy, fill at most the `registers` of the target."""
+        if not vector_bits:
+            return False
+        copies = math.prod(_extent(Loop(op)) for op in self.loops[1:])
+        tail = _extent(Loop(self.tail))
+        per_copy = sum(-(-tail * 8 * a.elem_bytes // vector_bits) for a in self._stores())
+        needed = copies * per_copy
+        return copies <= MAX_UNROLLED and needed <= registers
+
+    def overflows(self, sets: int, ways: int, line_bytes: int) -> bool:
+        """Whether the lines the stores write over one step of `j` (the accumulators, each
+        buffer taken to start at set 0) hold more lines of one set of the L1 than its ways. A
+        buffer the function allocates (a cache_write tile) counts as `compact-buffers` leaves
+        it, the tile alone and contiguous: it overflows only past the L1's size."""
+        leaves = self._leaves()
+        per_set: dict = {}
+        for s in self._stores():
+            buffer, _ = s.root
+            if buffer is not None and not isinstance(buffer.owner, ir.Block):
+                tile = math.prod(t for _, t in leaves) * s.elem_bytes
+                if tile > sets * ways * line_bytes:
+                    return True
+                continue
+            if math.prod(t for _, t in leaves) > MAX_SWEEP_POINTS:
+                return True
+            offsets = {0}
+            for p, trips in leaves:
+                step = (s.stride(p) or 0) * s.elem_bytes
+                offsets = {x + step * v for x in offsets for v in range(trips)}
+            for line in {x // line_bytes for x in offsets}:
+                per_set[line % sets] = per_set.get(line % sets, 0) + 1
+        return max(per_set.values(), default=0) > ways
 
 
 def _split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int]:

@@ -695,3 +695,39 @@ def test_a_column_loop_around_row_lanes_moves_inside_the_band(monkeypatch):
     assert _store_nests(sch.mod) == [("i_0", "j", "i_1_init"), ("i_0", "k_0", "k_1", "j", "i_1")]
     a, b, c = _same_numbers(sch.mod, _inputs((64, 96), (96, 64), (64, 64)), monkeypatch)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def _tile_under_k(rows):
+    """0199's schedule (a random 512 matmul at 1.6x TVM), smaller: k outside a tile of
+    `rows` x 64 columns of a 256-wide C, the init decomposed. C's rows are 1 KiB apart, so a
+    row's 4 lines fall in the L1 sets of every fourth row."""
+    mod = _matmul(b_shape="(96, 256)", c_shape="(64, 256)", grid=(64, 256, 96))
+    sch = tir_mlir.Schedule(mod)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, rows])
+    j0, j1 = sch.split(j, factors=[None, 64])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.decompose_reduction(block, k)
+    return sch.mod
+
+
+def test_a_reduction_outside_a_tile_overflowing_l1_sets_moves_inside_its_rows(monkeypatch):
+    """Each step of k loads and stores the whole 64 x 64 tile: 256 lines in 16 L1 sets (16
+    lines a set, more than any L1's ways), so every step reads it from L2. k moves inside
+    the rows, above the columns: each row's 4 vectors stay in registers over k."""
+    mod = _tile_under_k(64)
+    assert _store_nests(mod) == [
+        ("i_0", "j_0", "i_1_init", "j_1_init"),
+        ("i_0", "j_0", "i_1", "k", "j_1"),
+    ]
+    with get_context():
+        scf_text = str(pipeline.lower(mod.module, emit="scf"))
+    assert "iter_args" in scf_text and "-> (vector<64xf32>)" in scf_text
+    a, b, c = _same_numbers(mod, _inputs((64, 96), (96, 256), (64, 256)), monkeypatch, exact=False)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_a_reduction_outside_a_tile_that_fits_l1_stays():
+    # 16 rows x 4 lines: 4 lines in each of 16 sets
+    assert _store_nests(_tile_under_k(16))[1] == ("i_0", "j_0", "k", "i_1", "j_1")
