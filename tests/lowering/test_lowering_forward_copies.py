@@ -67,6 +67,37 @@ def test_a_tile_read_once_where_it_is_filled_is_read_from_its_buffer():
     np.testing.assert_array_equal(c, (a.astype("int32") * b.astype("int32")).sum(axis=1))
 
 
+TRANSPOSE = """
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vj, vi] + B[vi, vj]
+"""
+
+
+def test_a_tile_read_across_its_rows_by_a_vector_keeps_its_copy():
+    """A transpose's 32 x 32 tile of A, read by a vectorized loop across its rows (0755 of
+    seed 791440216): forwarded, each vector would gather from rows of A; the copy stays."""
+    sch = Schedule(tir_mlir.parse(TRANSPOSE))
+    block = sch.get_block("C")
+    i, j = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 32])
+    j0, j1 = sch.split(j, factors=[None, 32])
+    sch.reorder(i0, j0, i1, j1)
+    fused = sch.fuse(i0, j0)
+    sch.compute_at(sch.cache_read(block, 0, "global"), fused)
+    sch.vectorize(j1)
+    assert "memref.alloca" in emit_text(sch.mod.module, "scf")
+    rng = np.random.default_rng(2)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = np.zeros((128, 128), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a.T + b, rtol=1e-6)
+
+
 def test_a_tile_read_again_keeps_its_copy():
     """A's row tile cached at i is read by every j: the copy stays."""
     sch = Schedule(tir_mlir.parse(MATMUL))
