@@ -90,7 +90,7 @@ def _plan(tile) -> Optional[_Plan]:
         return None
     nest = _outermost(copy_loops)
     read_loops = _index_loops(list(read.operands)[1:], read)
-    if read_loops is None or not _after(read, nest):
+    if read_loops is None or not _after(read, nest) or _reread(_outermost(read_loops), nest):
         return None
     if any(_extent(a) != _extent(b) for a, b in zip(copy_loops, read_loops)):
         return None
@@ -201,6 +201,17 @@ def _after(read, nest) -> bool:
     while p is not None and p.parent != nest.parent:
         p = p.parent
     return p is not None and p != nest and nest.is_before_in_block(p)
+
+
+def _reread(outer, nest) -> bool:
+    """Whether a loop lies between the reading loops (`outer` the outermost) and the copy's
+    block: it would read every element again."""
+    p = outer.parent
+    while p is not None and p != nest.parent:
+        if p.name != "affine.if":
+            return True
+        p = p.parent
+    return p is None
 
 
 def _gathered(source, copy_loop, read_loop) -> bool:
