@@ -92,7 +92,7 @@ def _plan(tile) -> Optional[_Plan]:
     read_loops = _index_loops(list(read.operands)[1:], read)
     if read_loops is None or not _after(read, nest) or _reread(_outermost(read_loops), nest):
         return None
-    if any(_extent(a) != _extent(b) for a, b in zip(copy_loops, read_loops)):
+    if any(Loop(a).extent != Loop(b).extent for a, b in zip(copy_loops, read_loops)):
         return None
     if any(_gathered(source, a, b) for a, b in zip(copy_loops, read_loops)):
         return None
@@ -154,10 +154,6 @@ def _iv_owner(iv: ir.Value) -> ir.Operation:
 
 def _iv(loop) -> ir.Value:
     return loop.regions[0].blocks[0].arguments[0]
-
-
-def _extent(loop) -> int:
-    return Loop(loop).extent
 
 
 def _outermost(loops: list):
