@@ -194,7 +194,8 @@ def _copy_body(store, source, loops: list) -> bool:
 def _after(read, nest) -> bool:
     """Whether `read` is in an op after `nest` in `nest`'s block."""
     p = read
-    while p is not None and p.parent != nest.parent:
+    # (an Operation compared with None raises: the bindings' __eq__ takes operations only)
+    while p is not None and (p.parent is None or p.parent != nest.parent):
         p = p.parent
     return p is not None and p != nest and nest.is_before_in_block(p)
 
