@@ -55,6 +55,7 @@ from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
 from tir_mlir.passes.lowering.common import (
     ancestors,
     constant_extent,
+    constant_loop,
     functions,
     loop_iv,
     walk,
@@ -159,7 +160,9 @@ def _gathering_loop(j):
     if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
         return None
     inner = ops[-1]
-    if not _serial(inner) or _nest_ops(inner) is None or _unrolled_whole(inner):
+    if not _serial(inner) or not constant_loop(Loop(inner)):
+        return None
+    if _nest_ops(inner) is None or _unrolled_whole(inner):
         return None
     return inner
 
@@ -184,7 +187,11 @@ def _nest_ops(loop):
 
 
 def _unrolled_whole(op) -> bool:
-    return Loop(op).kind == "unroll" or _unrolled_ops(op) <= UNROLLED_BAND_OPS
+    if Loop(op).kind == "unroll":
+        return True
+    loops = [op, *(o for o in walk(op) if o.name == "affine.for")]
+    # (a loop over symbolic sizes or outer loop variables is never unrolled whole)
+    return all(constant_loop(Loop(o)) for o in loops) and _unrolled_ops(op) <= UNROLLED_BAND_OPS
 
 
 def _unrolled_ops(op) -> int:
