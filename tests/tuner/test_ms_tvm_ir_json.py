@@ -344,10 +344,17 @@ def test_tvm_reads_a_tuned_log_as_it_is(tmp_path):
         theirs.trace.apply_to_schedule(tsch, False)
         replayed.add(tsch.mod["main"].script())
     assert replayed == measured and len(measured) == 4
-    # TVM's compile_tir finds the best record (stored under the canonical target) and builds
+    # TVM's compile_tir finds the best record (stored under the canonical target) and builds;
+    # its queries skip the unscheduled program's record (no instructions: docs/meta_schedule.md),
+    # which ours returns when it measured fastest (a loaded machine's timing decides that)
     best = db.query_tuning_record(mod, target, "main")
     tsch = tms.tir_integration.compile_tir(tdb, tmod, tvm.target.Target(best.target))
-    assert tsch.mod["main"].script() == ms.tir_integration.compile_tir(db, mod, target).mod.script()
+    scheduled = min((r for r in ours if len(r.trace)), key=lambda r: np.mean(r.run_secs))
+    sch = tir_mlir.Schedule(mod)
+    scheduled.trace.apply_to_schedule(sch)
+    assert tsch.mod["main"].script() == sch.mod.script()
+    if len(best.trace):
+        assert sch.mod.script() == ms.tir_integration.compile_tir(db, mod, target).mod.script()
     lib = tvm.compile(tsch.mod, target="llvm")
     a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
     c = tvm.nd.array(np.zeros((64, 64), "float32"))
