@@ -212,10 +212,18 @@ def _unrolled_ops(op) -> int:
     return constant_extent(Loop(op)) * body
 
 
+def _store_alone(store, accesses: list) -> bool:
+    """Whether `store` is on a row-major buffer that no other access reaches at another address."""
+    return store.row_major and not any(
+        a.may_alias(store) and (a.memref != store.memref or a.index != store.index)
+        for a in accesses
+    )
+
+
 def _independent(accesses: list, leaves: list, j, inner) -> bool:
-    """Whether every store is on a row-major buffer that no other access reaches at another
-    address, and writes another element at every iteration of `j`, `inner` and the loops in
-    `inner` its address moves with: the (j, inner) iterations touch disjoint elements."""
+    """Whether every store is alone on its buffer (`_store_alone`) and writes another element
+    at every iteration of `j`, `inner` and the loops in `inner` its address moves with: the
+    (j, inner) iterations touch disjoint elements."""
     extents = {0: constant_extent(Loop(j)), 1: constant_extent(Loop(inner))}
     for o in walk(inner):
         if o.name == "affine.for":
@@ -226,9 +234,7 @@ def _independent(accesses: list, leaves: list, j, inner) -> bool:
     for s in accesses:
         if not s.store:
             continue
-        if not s.row_major or any(
-            a.may_alias(s) and (a.memref != s.memref or a.index != s.index) for a in accesses
-        ):
+        if not _store_alone(s, accesses):
             return False
         steps = [(s.stride(p), n) for p, n in extents.items() if s.depends_on(p) or p < 2]
         if any(st is None for st, _ in steps) or not (s.stride(0) and s.stride(1)):
@@ -257,9 +263,7 @@ def _legal(accesses: list, j, lanes) -> bool:
     for s in accesses:
         if not s.store:
             continue
-        if not s.row_major or any(
-            a.may_alias(s) and (a.memref != s.memref or a.index != s.index) for a in accesses
-        ):
+        if not _store_alone(s, accesses):
             return False
         strides = [s.stride(0), s.stride(1)]
         if any(not st for st in strides):
