@@ -15,6 +15,7 @@ import pytest
 
 import tir_mlir
 from filecheck import filecheck
+from shared_programs import QUARTER_COLUMNS_64
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering import cpu_model as cm
 from tir_mlir.passes.lowering.pipeline import emit_text
@@ -133,22 +134,11 @@ def test_elementwise(cpu):
 
 
 # --- the vector width of loops the stages cut or hand to LLVM -----------------------------------
-NOT_LINEAR = """
-@T.prim_func
-def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j in T.grid(64, 64):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj // 4] * T.float32(3)
-"""
-
-
 @pytest.mark.parametrize("cpu, lanes", [(c, 16) for c in AVX512] + [(c, 8) for c in AVX2])
 def test_vectorize_request_fills_the_targets_register(cpu, lanes):
     """`vj // 4` is not linear in the lane: the loop reaches LLVM with a width hint of one
     register of floats."""
-    sch = Schedule(tir_mlir.parse(NOT_LINEAR))
+    sch = Schedule(tir_mlir.parse(QUARTER_COLUMNS_64))
     _, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(sch.split(j, factors=[None, 32])[1])
     scf, asm = _lower(sch.mod, cpu)

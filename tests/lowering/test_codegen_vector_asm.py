@@ -18,6 +18,7 @@ from tir_mlir.passes.lowering.llvm_ir import optimize
 from tir_mlir.passes.lowering.pipeline import emit_text
 
 from filecheck import filecheck
+from shared_programs import QUARTER_COLUMNS_64
 
 
 def _host_has(*flags) -> bool:
@@ -89,22 +90,11 @@ CHECK: call void @llvm.masked.store.v16f32
     filecheck(asm, NO_SCALAR)
 
 
-REFUSED = """
-@T.prim_func
-def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j in T.grid(64, 64):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj // 4] * T.float32(3)
-"""
-
-
 @needs_fma
 def test_a_loop_left_to_llvm_keeps_its_vectorize_request():
     """`vj // 4` is not linear in the lane: the loop reaches LLVM with a width hint, and
     `unroll disable` keeps LLVM's full unroll from running first (the code was scalar)."""
-    sch = Schedule(tir_mlir.parse(REFUSED))
+    sch = Schedule(tir_mlir.parse(QUARTER_COLUMNS_64))
     _, j = sch.get_loops(sch.get_block("B"))
     sch.vectorize(sch.split(j, factors=[None, 16])[1])
     filecheck(

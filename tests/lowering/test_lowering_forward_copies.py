@@ -7,6 +7,7 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import matmul
 
 SPR = "llvm -mcpu=sapphirerapids"
 
@@ -22,17 +23,7 @@ def main(A: T.Buffer((64, 256), "int8"), B: T.Buffer((64, 256), "int8"), C: T.Bu
             C[vi] = C[vi] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vi, vk])
 """
 
-MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
+MATMUL = matmul(64, noalias=True)
 
 
 def _dot_with_a_tile() -> Schedule:

@@ -6,18 +6,9 @@ import numpy as np
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text
+from workloads import matmul
 
-TEXT = """@T.prim_func
-def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
-         C: T.Buffer((64, 64), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j, k in T.grid(64, 64, 64):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
+TEXT = matmul(64, noalias=True)
 
 
 def _tiled_by_7():

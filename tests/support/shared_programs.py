@@ -76,3 +76,15 @@ def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
 """
+
+# B[i, j] = A[i, j // 4] * 3 over 64 x 64 (block "B", noalias): `j // 4` is not linear in a lane,
+# so a vectorized j reaches LLVM as a loop with a width hint.
+QUARTER_COLUMNS_64 = """
+@T.prim_func
+def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, j in T.grid(64, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj // 4] * T.float32(3)
+"""
