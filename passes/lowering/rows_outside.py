@@ -22,7 +22,12 @@ A loop of rows qualifies when:
 - every store in it is at an address that moves with the rows and with none of the nest's
   loops (a row's sum), and every load of a stored buffer is at that address: the rows are
   independent, so running each row's steps together keeps every row's order of updates.
-The rows loop then runs around the nest's outermost loop, holding the nest, which holds its body.
+The nest is then widened outward over plain loops (serial or unroll, constant bounds, step 1)
+that hold nothing but it and move no store of the rows (`_widened`), so each row runs its whole
+reduction as one loop (`coalesce-loops` joins a split one). The rows loop then runs around the
+nest's outermost loop, holding the nest, which holds its body. `unroll-loops` asks `nest`
+before unrolling a `T.unroll` loop: one in such a nest stays a loop, since its unrolled copies
+of the rows loop would hide the nest from this stage.
 """
 
 from typing import Optional
@@ -34,6 +39,7 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.affine_to_scf import element_bits
 from tir_mlir.passes.lowering.auto_vectorize import (
+    _WALKING_KINDS,
     _atom,
     _gathers_walked_by_parent,
     _walking_nest,
@@ -76,7 +82,35 @@ class RowsOutside:
         if not _gathers_walked_by_parent(rows, lanes):
             return None
         nest = _walking_nest(rows, lanes)
-        return nest if _independent_rows(rows, nest) else None
+        if not _independent_rows(rows, nest):
+            return None
+        return _widened(rows, nest)
+
+    def nest(self, rows: Loop) -> Optional[list]:
+        """The loops `rows` moves around (innermost first) when it qualifies, else None;
+        `unroll-loops` asks it before unrolling a `T.unroll` loop of that nest."""
+        return self._nest(rows)
+
+
+def _widened(rows: Loop, nest: list) -> list:
+    """`nest` and the loops around it that hold nothing else, serial or unroll, of constant
+    bounds and step 1, none moving a store in `rows`: the rows then run around the whole
+    reduction, each row one contiguous loop (which `coalesce-loops` makes one) rather than
+    one short walk per step of an outer reduction loop."""
+    while True:
+        parent = nest[-1].op.parent
+        while parent is not None and parent.name not in ("affine.for", "func.func"):
+            parent = parent.parent
+        if parent is None or parent.name != "affine.for":
+            return nest
+        outer = Loop(parent)
+        if outer.kind not in _WALKING_KINDS or not constant_loop(outer) or outer.step != 1:
+            return nest
+        if len(body_ops(outer.body)) != 1:
+            return nest
+        if not _independent_rows(rows, nest + [outer]):
+            return nest
+        nest = nest + [outer]
 
 
 def _independent_rows(rows: Loop, nest: list) -> bool:

@@ -4,7 +4,9 @@
         BODY                 =>     c1 = 1; BODY[i := c1]
 
 - A `T.unroll` loop (kind "unroll") is unrolled, unless it is the inner loop of a pair that
-  `coalesce-loops` makes one contiguous loop (`_coalescible_inner`; why: coalesce_loops.py).
+  `coalesce-loops` makes one contiguous loop (`_coalescible_inner`; why: coalesce_loops.py),
+  or it walks rows of integer sums that `rows-outside` moves out of their reduction
+  (`_rows_walk`; why: rows_outside.py).
 - Under a loop annotated `pragma_auto_unroll_max_step = N` (the loop itself included), a serial
   loop is unrolled when every loop inside it is unrolled too and extent x (statements of its
   body) <= N, at most `MAX_DEPTH` nested unrolled loops (TVM's defaults).
@@ -14,9 +16,11 @@ Explicit unrolling leaves constant indices, so a small local buffer indexed by u
 vars becomes scalars (LLVM's SROA) that stay in registers.
 """
 
+from typing import Optional
+
 from mlir import ir
 
-from tir_mlir.dialect.ops import Loop
+from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.coalesce_loops import CoalesceLoops
 from tir_mlir.passes.lowering.common import (
     constant_extent,
@@ -26,6 +30,7 @@ from tir_mlir.passes.lowering.common import (
     index_const,
     move_body,
 )
+from tir_mlir.passes.lowering.rows_outside import RowsOutside
 
 MAX_DEPTH = 8
 # Above this many copies of a body, a loop is left to LLVM's unroller (with the hint).
@@ -36,12 +41,22 @@ STATEMENTS = ("memref.store", "func.call")
 class UnrollLoops:
     name = "unroll-loops"
 
+    def __init__(self, rows: Optional[RowsOutside] = None):
+        self.rows = rows or RowsOutside()
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(RowsOutside.for_target(target))
+
     def __call__(self, module: ir.Module):
         for f in functions(module):
             plan = []
             _visit_block(f.regions[0].blocks[0], None, True, plan)
             planned = [loop for loop, _ in plan]
-            keep = [_coalescible_inner(loop, planned) for loop, _ in plan]
+            keep = [
+                _coalescible_inner(loop, planned) or self._rows_walk(loop, planned)
+                for loop, _ in plan
+            ]
             for (loop, explicit), kept in zip(plan, keep):  # innermost first
                 if kept:
                     continue  # stays a loop of kind "unroll" for coalesce-loops
@@ -49,6 +64,29 @@ class UnrollLoops:
                     unroll(loop)
                 else:
                     Loop(loop).set(kind="unroll")
+
+    def _rows_walk(self, op, planned: list) -> bool:
+        """Whether `op`, a `T.unroll` loop, walks the rows of sums that `rows-outside` moves
+        out of their reduction (a rows loop alone in `op`, or in a perfect nest inside it):
+        unrolled, its copies of the rows loop hide that nest from `rows-outside`, so it stays
+        a loop of kind "unroll" (then `coalesce-loops` takes it with the loop around it, or
+        it becomes LLVM's full-unroll hint). A nest holding a loop that is unrolled anyway
+        (auto-unrolled, kind "serial") is left to unroll."""
+        if Loop(op).kind != "unroll":
+            return False
+        inner = op
+        while (
+            len(body_ops(Loop(inner).body)) == 1
+            and body_ops(Loop(inner).body)[0].name == "affine.for"
+        ):
+            inner = body_ops(Loop(inner).body)[0].operation
+        if inner == op:
+            return False
+        nest = self.rows.nest(Loop(inner))
+        if not nest or not any(lp.op.operation == op.operation for lp in nest):
+            return False
+        unrolled = [p.operation for p in planned]
+        return all(lp.kind == "unroll" or lp.op.operation not in unrolled for lp in nest)
 
 
 def _visit_block(block, max_step, explicit, plan):

@@ -3,6 +3,8 @@ walks their rows contiguously: LLVM then vectorizes that loop (whole registers o
 instead of one insert per row and step. A float sum keeps the rows vectorized (LLVM does not
 reorder it). Assembly for a named CPU (Sapphire Rapids), numbers on the host."""
 
+import re
+
 import numpy as np
 
 import tir_mlir
@@ -78,6 +80,26 @@ def test_more_int8_rows_than_registers_run_outside_k():
     sch.reorder(i0, k, i1)
     sch.reverse_compute_at(sch.cache_write(block, 0, "local"), i0)
     _check_scalar_int8_rows(sch, seed=2)
+
+
+def test_more_int8_rows_than_registers_inside_an_unrolled_k1_run_outside_k():
+    """64 rows inside k split 16 x 16 with `unroll(k1)` (0556 of seed 1021720963, 0473 of
+    2022208947): unrolled first, k1's 16 copies of the rows loop hid the walking nest from
+    `rows-outside` and the rows became vectors gathered lane by lane. k1 stays a loop, the rows
+    run around k0 and k1, and each row's k is one loop of 256 contiguous bytes."""
+    sch = Schedule(tir_mlir.parse(_dot("int8", "int32")))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 64])
+    k0, k1 = sch.split(k, factors=[None, 16])
+    sch.reorder(i0, k0, k1, i1)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "local"), i0)
+    sch.unroll(k1)
+    sch.decompose_reduction(block, k0)
+    assert re.search(
+        r"to %c256 step %c1\w* iter_args", emit_text(sch.mod.module, "scf", target=SPR)
+    )
+    _check_scalar_int8_rows(sch, seed=3)
 
 
 def test_float_rows_stay_vectorized():
