@@ -17,9 +17,17 @@ ops and `affine.if`s of them; every store is on a row-major buffer, reached by n
 at another address (the same SSA memref, the same index), and its element is a different one
 for each (j, i) (its strides in `j` and `i` nonzero and apart, as in `loop-interchange`). Then
 the iterations are independent and any order computes the same numbers.
-It is done when every access that varies with `i` is apart between lanes (no contiguous vector
-access is lost) and, along `j`, every store is contiguous and every load contiguous or the same
-for all iterations, over at least MIN_VECTOR_TRIPS iterations.
+It is done when some access that varies with `i` is apart between lanes and none is contiguous
+(no contiguous vector access is lost) but a load the same for all iterations of `j`, loaded once
+per lane after the swap, and, along `j`, every store is contiguous and every load contiguous or
+the same for all iterations, over at least MIN_VECTOR_TRIPS iterations. An rfactor's lanes are
+such a loop:
+
+    for j in 0..512:                             for l in 0..16:
+      for l in T.vectorized(16):         =>        for j in T.vectorized(512):
+        C_rf[l, i, j] += A[i, 16 k0 + l] * B[16 k0 + l, j]
+
+`C_rf`'s lanes are 1 MiB apart and `B`'s a row; `A`'s are adjacent but the same for every `j`.
 
 A serial loop whose accesses all jump a vector register's lanes or more per step (gathers) trades
 places with the serial loop around it in the same way, when that loop walks them along rows:
@@ -275,11 +283,16 @@ def _legal(accesses: list, j, lanes) -> bool:
 
 
 def _profitable(accesses: list, j) -> bool:
+    """Whether, along `j`, every store is contiguous and every load contiguous or the same for
+    all iterations, and, along the lanes, some access is apart and none contiguous but a load
+    the same for all iterations of `j` (loaded once, outside the vector loop, after the swap)."""
     if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS:
         return False
-    apart = [a.stride(1) not in (0, 1, -1) for a in accesses if a.stride(1) != 0]
+    moving = [a for a in accesses if a.stride(1) != 0]
+    apart = [a.stride(1) not in (1, -1) for a in moving]
+    kept = all(x or (not a.store and a.stride(0) == 0) for a, x in zip(moving, apart))
     along = all(a.stride(0) in ((1,) if a.store else (0, 1)) for a in accesses)
-    return bool(apart) and all(apart) and along
+    return any(apart) and kept and along
 
 
 def _swap(j, lanes):

@@ -101,3 +101,25 @@ def test_gathered_channels_move_outside_the_columns():
     b = np.zeros((1, 16, 16, 16), "float32")
     tir_mlir.build(mod)["main"](a, b)
     np.testing.assert_array_equal(b, a.reshape(1, 16, 16, 2, 16, 2).max(axis=(3, 5)))
+
+
+def _rfactor_lanes(n=4, m=64, k=512, lanes=16):
+    """A matmul whose k is split by `lanes` and rfactor'd on the inner part (factor_axis=0), the
+    rf block's lane loop vectorized: `C_rf[lane, i, j] += A[i, 16 k0 + lane] * B[16 k0 + lane, j]`.
+    Along the lanes `A` is contiguous but the same for every column `j`; `C_rf` and `B` jump."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(matmul(n, m, k, noalias=True)))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    _, k1 = sch.split(kk, factors=[None, lanes])
+    rf = sch.rfactor(k1, factor_axis=0)
+    sch.vectorize(sch.get_loops(rf)[-1])
+    return sch.mod
+
+
+def test_rfactor_lanes_move_outside_the_columns():
+    mod = _rfactor_lanes()
+    # loop-interchange puts the columns (j) inside k_0, this stage the lanes (k_1) outside them
+    assert ("i", "k_0", "k_1", "j") in set(loops_around_stores(mod, LaneInterchange.name))
+    scf = _scf(mod)
+    assert "vector.from_elements" not in scf
+    assert "vector<64xf32>" in scf  # the columns, whole vectors
+    _check_numbers(mod, 4, 64, 512)
