@@ -19,8 +19,10 @@ for each (j, i) (its strides in `j` and `i` nonzero and apart, as in `loop-inter
 the iterations are independent and any order computes the same numbers.
 It is done when some access that varies with `i` is apart between lanes and none is contiguous
 (no contiguous vector access is lost) but a load the same for all iterations of `j`, loaded once
-per lane after the swap, and, along `j`, every store is contiguous and every load contiguous or
-the same for all iterations, over at least MIN_VECTOR_TRIPS iterations. An rfactor's lanes are
+per lane after the swap, and, along `j`, every store is contiguous and every load nearer than a
+vector register's lanes of its element (the same for all iterations, contiguous, or a stride
+LLVM's interleaved groups and `strided-loads` read with whole vectors), over at least
+MIN_VECTOR_TRIPS iterations. An rfactor's lanes are
 such a loop:
 
     for j in 0..512:                             for l in 0..16:
@@ -28,6 +30,19 @@ such a loop:
         C_rf[l, i, j] += A[i, 16 k0 + l] * B[16 k0 + l, j]
 
 `C_rf`'s lanes are 1 MiB apart and `B`'s a row; `A`'s are adjacent but the same for every `j`.
+
+Plain serial loops may stand between `j` and `i` (each body pure ops and then the next loop),
+when no store moves along them (a reduction window): they stay in place, `i` and `j` trade
+ranges across them, and every element is still updated by its own (j, i) pair, its updates in
+the order they had:
+
+    for w in 0..56:                              for h in 0..3:
+      for r, s in 2 x 2:                 =>        for r, s in 2 x 2:
+        for h in T.vectorized(3):                    for w in T.vectorized(56):
+          B[h, w] = max(B[h, w], A[2h + r, 2w + s])
+
+A max pool's 3 output rows vectorized under its window were 12 scalar loads and inserts per
+column; TVM's vectorizer leaves the predicated rows serial and LLVM vectorizes the columns.
 
 A serial loop whose accesses all jump a vector register's lanes or more per step (gathers) trades
 places with the serial loop around it in the same way, when that loop walks them along rows:
@@ -99,10 +114,10 @@ class LaneInterchange:
         for f in functions(module):
             noalias = noalias_args(f)
             for j in [o for o in walk(f) if o.name == "affine.for"]:
-                lanes = _lane_loop(j)
-                if lanes is not None:
-                    if _lanes_apart(j, lanes, noalias):
-                        _swap(j, lanes)
+                nest = _lane_loop(j)
+                if nest is not None:
+                    if self._lanes_apart(j, *nest, noalias):
+                        _swap(j, *nest)
                     continue
                 inner = _gathering_loop(j)
                 if inner is not None and self._gathers_apart(j, inner, noalias):
@@ -130,15 +145,31 @@ class LaneInterchange:
                 return False
         return True
 
+    def _lanes_apart(self, j, lanes, between, noalias) -> bool:
+        leaves = _ivs(j, lanes) + [loop_iv(m) for m in between]  # Access appends outer values
+        mine = range(2, len(leaves))
+        try:
+            accesses = [
+                Access(o, leaves, noalias) for o in leaf_ops(lanes) or [] if o.name in ACCESSES
+            ]
+        except NotAffine:
+            return False
+        fixed = all(s.stride(p) == 0 for s in accesses if s.store for p in mine)
+        return (
+            fixed
+            and _legal(accesses, j, lanes)
+            and _profitable(accesses, j)
+            and self._loads_near(accesses)
+        )
 
-def _lanes_apart(j, lanes, noalias) -> bool:
-    try:
-        accesses = [
-            Access(o, _ivs(j, lanes), noalias) for o in leaf_ops(lanes) or [] if o.name in ACCESSES
-        ]
-    except NotAffine:
-        return False
-    return _legal(accesses, j, lanes) and _profitable(accesses, j)
+    def _loads_near(self, accesses: list) -> bool:
+        """Whether every load steps along `j` (leaf 0) less than a vector register's lanes."""
+        for a in accesses:
+            lanes = max(1, self.vector_bits // (8 * a.elem_bytes))
+            along = a.stride(0)
+            if not a.store and (along is None or abs(along) >= lanes):
+                return False
+        return True
 
 
 def _ivs(j, lanes) -> list:
@@ -146,16 +177,21 @@ def _ivs(j, lanes) -> list:
 
 
 def _lane_loop(j):
-    """The vectorized loop `j`'s body ends in, when the pair has the shape the stage swaps."""
+    """(the vectorized loop `j`'s body ends in, the plain serial loops between them), when
+    the nest has the shape the stage swaps: each loop's body pure ops and then the next loop."""
     if not _serial(j):
         return None
-    ops = body_ops(j.regions[0].blocks[0])
-    if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
-        return None
-    lanes = ops[-1]
-    if lanes.name != "affine.for" or not is_vectorized_leaf(lanes):
-        return None
-    return lanes
+    between, loop = [], j
+    while True:
+        ops = body_ops(loop.regions[0].blocks[0])
+        if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
+            return None
+        loop = ops[-1]
+        if loop.name == "affine.for" and is_vectorized_leaf(loop):
+            return loop, between
+        if not _serial(loop):
+            return None
+        between.append(loop)
 
 
 def _gathering_loop(j):
@@ -283,25 +319,27 @@ def _legal(accesses: list, j, lanes) -> bool:
 
 
 def _profitable(accesses: list, j) -> bool:
-    """Whether, along `j`, every store is contiguous and every load contiguous or the same for
-    all iterations, and, along the lanes, some access is apart and none contiguous but a load
-    the same for all iterations of `j` (loaded once, outside the vector loop, after the swap)."""
+    """Whether, along `j`, every store is contiguous (the loads: `_loads_near`), and, along the
+    lanes, some access is apart and none contiguous but a load the same for all iterations of
+    `j` (loaded once, outside the vector loop, after the swap)."""
     if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS:
         return False
     moving = [a for a in accesses if a.stride(1) != 0]
     apart = [a.stride(1) not in (1, -1) for a in moving]
     kept = all(x or (not a.store and a.stride(0) == 0) for a, x in zip(moving, apart))
-    along = all(a.stride(0) in ((1,) if a.store else (0, 1)) for a in accesses)
+    along = all(a.stride(0) == 1 for a in accesses if a.store)
     return any(apart) and kept and along
 
 
-def _swap(j, lanes):
+def _swap(j, lanes, between=()):
     """`j` takes the lane loop's range, the lane loop `j`'s (kinds stay in place); the pure ops
-    of `j`'s body move into the lane loop's, where the uses of its IV now are."""
+    of the bodies of `j` and of the loops `between` move into the lane loop's, where the uses
+    of its IV now are."""
     inner = lanes.regions[0].blocks[0]
     first = body_ops(inner)[0]
-    for o in body_ops(j.regions[0].blocks[0])[:-1]:
-        o.move_before(first)
+    for loop in (j, *between):
+        for o in body_ops(loop.regions[0].blocks[0])[:-1]:
+            o.move_before(first)
     headers = [
         {k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in (j, lanes)
     ]

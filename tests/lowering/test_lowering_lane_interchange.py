@@ -123,3 +123,29 @@ def test_rfactor_lanes_move_outside_the_columns():
     assert "vector.from_elements" not in scf
     assert "vector<64xf32>" in scf  # the columns, whole vectors
     _check_numbers(mod, 4, 64, 512)
+
+
+def _maxpool_rows_vectorized_under_window(c=4, hw=32):
+    """2x2 max pool, stride 2: its output rows split by 3 (the last part partial) and the 3 rows
+    vectorized under the window loops (i4, i5) under the output columns (i3): each lane jumps a
+    row, and the 2 x 2 window stands between the column loop and the lane loop."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(maxpool(c, hw)))
+    n, ch, y, x, ry, rx = sch.get_loops(sch.get_block("B"))
+    y0, y1 = sch.split(y, factors=[None, 3])
+    sch.reorder(n, ch, y0, x, ry, rx, y1)
+    sch.vectorize(y1)
+    return sch.mod
+
+
+def test_row_lanes_under_a_window_move_outside_the_columns():
+    mod = _maxpool_rows_vectorized_under_window()
+    # the rows (i2_1) trade places with the columns (i3) across the window, in both versions
+    # (version-guards' full row tiles and the partial last one)
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {
+        ("i0", "i1", "i2_0", "i2_1", "i4", "i5", "i3")
+    }
+    assert "vector.from_elements" not in _scf(mod)
+    a = RNG.standard_normal((1, 4, 32, 32)).astype("float32")
+    b = np.zeros((1, 4, 16, 16), "float32")
+    tir_mlir.build(mod)["main"](a, b)
+    np.testing.assert_array_equal(b, a.reshape(1, 4, 16, 2, 16, 2).max(axis=(3, 5)))
