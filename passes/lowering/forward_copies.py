@@ -18,45 +18,77 @@ byte at a time (an int8 dot 1024 x 512 with `cache_read` at `k0` of a split `k`,
 slower than the same schedule without the cache step: benchmarks/README.md, "session 11, int8").
 TVM's LLVM reaches the same code when it can promote the tile (SROA of its 16 bytes).
 
-A tile qualifies when:
-- it is a `memref.alloca` whose only uses are one `memref.store` (the copy) and one
-  `memref.load` (the read);
-- the copy stores the value of a `memref.load` of a buffer whose every use reads it (no store,
-  view or call: nothing changes it between the copy and the read), in the innermost body of a
-  perfect nest of loops (constant bounds from 0, step 1), one loop per dim of the tile, each
-  indexing its dim (the variable itself or an identity `affine.apply` of it); that body holds
-  only the load, the store and `affine.apply`s of the nest's variables and values from outside
-  it;
-- the read is in an op after the copy nest in the same block, and the loops between that block
-  and the read are one per dim of the tile, each indexing its dim and of the extent the copy
-  loop of that dim has (so each element the copy wrote is read once, in the same pass);
-  `affine.if`s between them may skip some.
+A `cache_read(..., "global")` at the outer loop of a split reduction gives the same shape
+with more to it: a conv2d NHWC's 16 channels of A copied at `rc0` (the tile also spans the
+window's rows and columns, indexed by loops outside the copy) and read by `rc1 * 2 + rc2`, with
+the output columns unrolled around it, one copy nest and one read per unrolled copy of the body
+(0631 of seed 1021720963: the copies stored a zmm and the reads took single floats from it).
 
-The read then loads the buffer at the copy's index with each copy variable replaced by the
-reader's loop of the same dim (the copy's `affine.apply`s are cloned at the read).
+Every store of a `memref.alloca` tile must be a copy and every load must read one:
+- a copy stores the value of a `memref.load`; its nest is the loops around the store whose
+  variables index the tile, up to the first whose body holds more than the next loop (an
+  `affine.if` may lie between: a guarded copy);
+- a read reads the nearest copy nest before it in an enclosing block (no other copy nest runs
+  between them).
+
+A read is forwarded when its copy can go:
+- the copy's buffer is read-only (every use of it reads it: nothing changes it between the
+  copy and the read), its nest is perfect and unguarded, its innermost body holds only the
+  load, the store, `affine.apply`s and constants, and each of its loops (constant bounds from
+  0, step 1) is the whole variable part of one tile dim (coefficient 1, one loop per dim);
+- the loops between the copy's block and the read read no more elements than the copy wrote
+  (else the copy is a reused tile and stays); `affine.if`s between them may skip some;
+- each tile index of the read is the copy's with, for a copy loop, a linear form of the reading
+  loops' variables in its place whose range lies within the copy loop's (so each element read
+  is one the copy wrote); the outer terms cancel;
+- no vectorized reading loop would move the forwarded load by more than one element a step.
+
+The read then loads the buffer at the copy's index with each copy variable replaced by its
+form at the read (the copy's `affine.apply`s and constants are cloned there). A copy goes when
+all its reads forward, the tile when every copy goes; a guarded copy keeps its reads and the
+tile (a version's tail), while the other versions' copies go.
 """
 
 from typing import NamedTuple, Optional
 
 from mlir import ir
-from mlir.dialects import memref
+from mlir.dialects import affine, memref
 
-from tir_mlir.analysis.linear import value_linear
+from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.auto_vectorize import _atom
-from tir_mlir.passes.lowering.common import constant_loop, constant_min, defined_outside, functions
+from tir_mlir.passes.lowering.common import (
+    constant_extent,
+    constant_loop,
+    constant_min,
+    defined_outside,
+    functions,
+    iv_range,
+)
 
 # Uses of a buffer that only read it.
 _READS = ("memref.load", "vector.load", "vector.transfer_read", "vector.gather", "affine.load")
 
 
-class _Plan(NamedTuple):
-    tile: ir.Operation
+class _Copy(NamedTuple):
     nest: ir.Operation  # the copy nest's outermost loop
     source: ir.Operation  # the copy's load of the buffer
-    read: ir.Operation  # the tile's one load
-    to_reader: dict  # copy loop variable -> the reader's loop variable of its dim
+    store: ir.Operation  # the copy's store into the tile
+    loops: list  # the copy loops, outermost first
+    exact: bool  # whether it is a copy that can go (else its reads keep it)
+
+
+class _Pair(NamedTuple):
+    copy: _Copy
+    read: ir.Operation  # a load of the tile after the copy nest
+    to_reader: Optional[dict]  # copy variable -> its form over the reading loops' variables
+
+
+class _Plan(NamedTuple):
+    tile: Optional[ir.Operation]  # None when a copy stays (the tile with it)
+    copies: list  # the copies that go
+    pairs: list  # the reads forwarded
 
 
 class ForwardCopies:
@@ -71,106 +103,214 @@ class ForwardCopies:
 
 
 def _plan(tile) -> Optional[_Plan]:
-    users = [u.owner for u in tile.result.uses]
+    """The copies that go and the reads they forward, when every store of the tile is a copy
+    nest and each load reads the nearest copy nest before it (one copy per unrolled copy of a
+    loop body is usual). A copy goes when all its reads forward; the tile, when all copies go."""
+    users = [u.owner.operation for u in tile.result.uses]
     stores = [u for u in users if u.name == "memref.store" and u.operands[1] == tile.result]
     loads = [u for u in users if u.name == "memref.load"]
-    if len(stores) != 1 or len(loads) != 1 or len(users) != 2:
+    if not stores or not loads or len(stores) + len(loads) != len(users):
         return None
-    store, read = stores[0].operation, loads[0].operation
+    copies = [_copy(s) for s in stores]
+    if any(c is None for c in copies):
+        return None
+    pairs = []
+    for read in loads:
+        copy = _copy_of(read, copies)
+        if copy is None:
+            return None
+        pairs.append(_Pair(copy, read, _forwarding(read, copy) if copy.exact else None))
+    kept = {id(p.copy) for p in pairs if p.to_reader is None}
+    read = {id(p.copy) for p in pairs}
+    gone = [c for c in copies if id(c) not in kept and (id(c) in read or not kept)]
+    pairs = [p for p in pairs if id(p.copy) not in kept]
+    if not pairs:
+        return None
+    return _Plan(None if kept else tile, gone, pairs)
+
+
+def _copy(store) -> Optional[_Copy]:
+    """`store` as a copy nest: the value of a load, stored in the loops that index the tile
+    (an `affine.if` may guard it). It can go (`exact`) when the load's buffer is read-only, the
+    nest is perfect and unguarded, and each of its loops (constant bounds from 0, step 1) is the
+    whole variable part of one tile dim (coefficient 1, one loop per dim)."""
     source = store.operands[0].owner
-    if isinstance(source, ir.Block):
+    if isinstance(source, ir.Block) or source.operation.name != "memref.load":
         return None
     source = source.operation
-    if source.name != "memref.load" or source.parent != store.parent:
+    forms = _forms(list(store.operands)[2:])
+    if forms is None:
         return None
-    if len(list(source.result.uses)) != 1 or not _read_only(source.operands[0]):
+    loops, guarded, p = [], False, store.parent
+    while p is not None and (not loops or _only_op(p, loops[0])):
+        if _indexing(p, forms):
+            loops.insert(0, p)
+        elif p.name == "affine.if" and p.parent is not None and _indexing(p.parent, forms):
+            guarded = True
+        else:
+            break
+        p = p.parent
+    if not loops:
         return None
-    copy_loops = _index_loops(list(store.operands)[2:], store)
-    if copy_loops is None or not _copy_body(store, source, copy_loops):
+    exact = (
+        not guarded
+        and source.parent == store.parent
+        and len(list(source.result.uses)) == 1
+        and _read_only(source.operands[0])
+        and _copy_body(store, source, loops)
+        and all(_unit_loop(loop, forms) for loop in loops)
+        and not any(sum(_iv(loop) in f.terms for loop in loops) > 1 for f in forms)
+    )
+    return _Copy(loops[0], source, store, loops, exact)
+
+
+def _only_op(op, inner) -> bool:
+    """Whether `inner` is all of `op`'s body (its terminator aside)."""
+    ops = body_ops(op.regions[0].blocks[0])
+    return len(ops) == 1 and ops[0].operation == inner
+
+
+def _indexing(op, forms: list) -> bool:
+    return op.name == "affine.for" and any(_iv(op) in f.terms for f in forms)
+
+
+def _unit_loop(loop, forms: list) -> bool:
+    """Whether `loop` runs from 0 by 1 over integer bounds and indexes one dim, by 1."""
+    dims = [f.terms[_iv(loop)] for f in forms if _iv(loop) in f.terms]
+    lp = Loop(loop)
+    return dims == [1] and constant_loop(lp) and constant_min(lp) == 0 and lp.step == 1
+
+
+def _copy_of(read, copies: list) -> Optional[_Copy]:
+    """The copy `read` reads: the nearest copy nest before it in an enclosing block; None when
+    another copy runs between them."""
+    before = [c for c in copies if _after(read, c.nest)]
+    if not before:
         return None
-    nest = _outermost(copy_loops)
-    read_loops = _index_loops(list(read.operands)[1:], read)
-    if read_loops is None or not _after(read, nest) or _reread(_outermost(read_loops), nest):
+    copy = max(before, key=lambda c: (_depth(c.nest), _order(c.nest)))
+    reader = _ancestor_in(read, copy.nest.operation.block)
+    for other in copies:
+        at = _ancestor_in(other.nest, copy.nest.operation.block)
+        if other is not copy and at is not None and copy.nest.is_before_in_block(at):
+            if at == reader or at.is_before_in_block(reader):
+                return None
+    return copy
+
+
+def _forwarding(read, copy: _Copy) -> Optional[dict]:
+    """Copy variable -> its form at `read`, when the read can load the buffer itself: the
+    loops between the copy's block and the read read no more elements than the copy wrote
+    (else the copy is a reused tile), each element read is one the copy wrote, and no
+    vectorized reading loop would gather across the buffer's rows."""
+    reading = _reading_loops(read, copy.nest.parent)
+    if reading is None or _trips(reading) > _trips(copy.loops):
         return None
-    if any(Loop(a).extent != Loop(b).extent for a, b in zip(copy_loops, read_loops)):
+    to_reader = _to_reader(copy, read, reading)
+    if to_reader is None or _gathered(copy, to_reader, reading):
         return None
-    if any(_gathered(source, a, b) for a, b in zip(copy_loops, read_loops)):
+    if not all(_forwardable(v, copy.nest, to_reader) for v in list(copy.source.operands)[1:]):
         return None
-    to_reader = {_iv(a): _iv(b) for a, b in zip(copy_loops, read_loops)}
-    if not all(_forwardable(v, nest, to_reader) for v in list(source.operands)[1:]):
+    return to_reader
+
+
+def _to_reader(copy: _Copy, read, reading: list) -> Optional[dict]:
+    """Copy loop variable -> its form over the reading loops' variables, where the read's index
+    is the copy's with that form in the copy variable's place."""
+    stored = _forms(list(copy.store.operands)[2:])
+    loaded = _forms(list(read.operands)[1:])
+    if stored is None or loaded is None:
         return None
-    return _Plan(tile, nest, source, read, to_reader)
+    ivs = {_iv(r): r for r in reading}
+    out = {}
+    for s, r in zip(stored, loaded):
+        mine = [loop for loop in copy.loops if _iv(loop) in s.terms]
+        rest = s - Linear({_iv(mine[0]): 1}) if mine else s
+        form = r - rest
+        if not mine:
+            if form.terms or form.const:
+                return None
+            continue
+        if any(v not in ivs for v in form.terms):
+            return None
+        lo, hi = _span(form, ivs)
+        if lo is None or hi is None or lo < 0 or hi >= constant_extent(Loop(mine[0])):
+            return None
+        out[_iv(mine[0])] = form
+    return out
+
+
+def _forms(indices: list) -> Optional[list]:
+    """The linear forms of `indices` over loop variables; None if one is not linear."""
+    forms = [value_linear(v, _atom) for v in indices]
+    return None if any(f is None for f in forms) else forms
+
+
+def _span(form: Linear, ivs: dict):
+    lo = hi = form.const
+    for v, c in form.terms.items():
+        span = iv_range(ivs[v])
+        if span is None:
+            return None, None
+        lo += min(c * span[0], c * span[1])
+        hi += max(c * span[0], c * span[1])
+    return lo, hi
+
+
+def _reading_loops(read, block_owner) -> Optional[list]:
+    """The `affine.for`s between `block_owner`'s body and `read` (`affine.if`s may lie
+    between), each over integer bounds; None if another op encloses the read there."""
+    loops, p = [], read.parent
+    while p is not None and p != block_owner:
+        if p.name == "affine.for":
+            if not constant_loop(Loop(p)):
+                return None
+            loops.append(p)
+        elif p.name != "affine.if":
+            return None
+        p = p.parent
+    return loops if p is not None else None
+
+
+def _trips(loops: list) -> int:
+    n = 1
+    for loop in loops:
+        n *= constant_extent(Loop(loop))
+    return n
+
+
+def _depth(op) -> int:
+    d, p = 0, op.parent
+    while p is not None:
+        d, p = d + 1, p.parent
+    return d
+
+
+def _order(op) -> int:
+    """The position of `op` in its block."""
+    for i, o in enumerate(op.operation.block.operations):
+        if o.operation == op:
+            return i
+    raise AssertionError("an op is in its block")
+
+
+def _ancestor_in(op, block: ir.Block):
+    """The op enclosing `op` (or `op` itself) in `block`; None if none (the block's op may
+    have other blocks: an `affine.if`'s else)."""
+    p = op
+    # (an Operation compared with None raises: the bindings' __eq__ takes operations only)
+    while p is not None and p.parent is not None:
+        if p.operation.block == block:
+            return p
+        p = p.parent
+    return None
 
 
 def _read_only(buffer: ir.Value) -> bool:
     return all(u.owner.name in _READS and u.owner.operands[0] == buffer for u in buffer.uses)
 
 
-def _index_loops(indices: list, access) -> Optional[list]:
-    """The loop indexing each dim of `access` (dim order), when the loops enclosing it, up to
-    the first one indexing no dim, are exactly these (an `affine.if` may lie between); each
-    from 0, constant bounds, step 1."""
-    ivs = [_as_iv(i) for i in indices]
-    if any(v is None for v in ivs) or len({id(_iv_owner(v)) for v in ivs}) != len(ivs):
-        return None
-    owners = [_iv_owner(v) for v in ivs]
-    found = 0
-    p = access.operation.parent
-    while found < len(owners):
-        if p is None:
-            return None
-        if p.name == "affine.for":
-            if not any(o == p for o in owners):
-                return None
-            found += 1
-        elif p.name != "affine.if":
-            return None
-        p = p.parent
-    for o in owners:
-        loop = Loop(o)
-        if not constant_loop(loop) or constant_min(loop) != 0 or loop.step != 1:
-            return None
-    return owners
-
-
-def _as_iv(index: ir.Value) -> Optional[ir.Value]:
-    """The loop variable `index` is (itself, or an identity `affine.apply` of it)."""
-    owner = index.owner
-    if isinstance(owner, ir.Block):
-        return index if owner.owner.name == "affine.for" else None
-    if owner.name != "affine.apply" or len(owner.operands) != 1:
-        return None
-    amap = ir.AffineMapAttr(owner.attributes["map"]).value
-    if amap.n_dims != 1 or amap.n_symbols or str(amap) != "(d0) -> (d0)":
-        return None
-    return _as_iv(owner.operands[0]) if isinstance(owner.operands[0].owner, ir.Block) else None
-
-
-def _iv_owner(iv: ir.Value) -> ir.Operation:
-    block = iv.owner
-    assert isinstance(block, ir.Block)
-    return block.owner.operation
-
-
 def _iv(loop) -> ir.Value:
     return loop.regions[0].blocks[0].arguments[0]
-
-
-def _outermost(loops: list):
-    """The loop of `loops` that encloses the others."""
-    for loop in loops:
-        if all(o == loop or _encloses(loop, o) for o in loops):
-            return loop
-    raise AssertionError("the loops of an access form one chain")
-
-
-def _encloses(outer, op) -> bool:
-    p = op.parent
-    while p is not None:
-        if p == outer:
-            return True
-        p = p.parent
-    return False
 
 
 def _copy_body(store, source, loops: list) -> bool:
@@ -181,7 +321,7 @@ def _copy_body(store, source, loops: list) -> bool:
         return False
     for o in body_ops(inner.regions[0].blocks[0]):
         o = o.operation
-        if o.name != "affine.apply" and o != store and o != source:
+        if o.name not in ("affine.apply", "arith.constant") and o != store and o != source:
             return False
     p = inner
     while p.parent is not None and any(o == p.parent for o in loops):
@@ -193,79 +333,90 @@ def _copy_body(store, source, loops: list) -> bool:
 
 def _after(read, nest) -> bool:
     """Whether `read` is in an op after `nest` in `nest`'s block."""
-    p = read
-    # (an Operation compared with None raises: the bindings' __eq__ takes operations only)
-    while p is not None and (p.parent is None or p.parent != nest.parent):
-        p = p.parent
+    p = _ancestor_in(read, nest.operation.block)
     return p is not None and p != nest and nest.is_before_in_block(p)
 
 
-def _reread(outer, nest) -> bool:
-    """Whether a loop lies between the reading loops (`outer` the outermost) and the copy's
-    block: it would read every element again."""
-    p = outer.parent
-    while p is not None and p != nest.parent:
-        if p.name != "affine.if":
-            return True
-        p = p.parent
-    return p is None
-
-
-def _gathered(source, copy_loop, read_loop) -> bool:
-    """Whether `read_loop` is vectorized and the forwarded load would move by more than one
+def _gathered(copy: _Copy, to_reader: dict, reading: list) -> bool:
+    """Whether a reading loop is vectorized and the forwarded load would move by more than one
     element per step of it: the copy then serves as a transpose (a tile read across its rows
     by a vector), and forwarded, each vector gathers lanes from rows of the buffer, one cache
     set apart when the rows are 4 KiB (a 32 x 32 float tile of a transpose ran 2x slower)."""
-    if Loop(read_loop).kind != "vectorized":
+    vectorized = [r for r in reading if Loop(r).kind == "vectorized"]
+    if not vectorized:
         return False
-    strides = ir.MemRefType(source.operands[0].type).get_strides_and_offset()[0]
-    iv, step = _iv(copy_loop), 0
-    for index, stride in zip(list(source.operands)[1:], strides):
-        form = value_linear(index, _atom)
-        if form is None:
+    strides = ir.MemRefType(copy.source.operands[0].type).get_strides_and_offset()[0]
+    forms = _forms(list(copy.source.operands)[1:])
+    if forms is None:
+        return True
+    for r in vectorized:
+        step = 0
+        for form, stride in zip(forms, strides):
+            for iv, c in form.terms.items():
+                step += c * stride * to_reader.get(iv, Linear()).terms.get(_iv(r), 0)
+        if abs(step) > 1:
             return True
-        step += form.terms.get(iv, 0) * stride
-    return abs(step) > 1
+    return False
 
 
 def _forwardable(index: ir.Value, nest, to_reader: dict) -> bool:
     """Whether the copy's load index `index` can be computed at the read: a copy variable, a
-    value from outside the nest, or an `affine.apply` of those."""
+    value from outside the nest, a constant, or an `affine.apply` of those."""
     if any(index == k for k in to_reader) or defined_outside(index, nest):
         return True
     owner = index.owner
-    if isinstance(owner, ir.Block) or owner.name != "affine.apply":
+    if isinstance(owner, ir.Block) or owner.name not in ("affine.apply", "arith.constant"):
         return False
     return all(any(v == k for k in to_reader) or defined_outside(v, nest) for v in owner.operands)
 
 
 def _forward(plan: _Plan):
-    with ir.InsertionPoint(plan.read), plan.read.location:
-        indices = [_at_read(v, plan) for v in list(plan.source.operands)[1:]]
-        new = memref.LoadOp(plan.source.operands[0], indices).result
-    plan.read.result.replace_all_uses_with(new)
+    for pair in plan.pairs:
+        _forward_read(pair)
+    for copy in plan.copies:
+        copy.nest.erase()
+    if plan.tile is not None:
+        plan.tile.erase()
+
+
+def _forward_read(pair: _Pair):
+    with ir.InsertionPoint(pair.read), pair.read.location:
+        assert pair.to_reader is not None, "_plan forwards the reads it has forms for"
+        at = {k: _value(form) for k, form in pair.to_reader.items()}
+        indices = [_at_read(v, pair, at) for v in list(pair.copy.source.operands)[1:]]
+        new = memref.LoadOp(pair.copy.source.operands[0], indices).result
+    pair.read.result.replace_all_uses_with(new)
     bindings = {}
-    for v in list(plan.read.operands)[1:]:
+    for v in list(pair.read.operands)[1:]:
         if not isinstance(v.owner, ir.Block) and v.owner.name == "affine.apply":
             bindings[id(v.owner.operation)] = v.owner.operation
-    plan.read.erase()
+    pair.read.erase()
     # the tile's index bindings, now unused: any user of a loop variable keeps coalesce-loops off
     for op in bindings.values():
         if not list(op.result.uses):
             op.erase()
-    plan.nest.erase()
-    plan.tile.erase()
 
 
-def _at_read(index: ir.Value, plan: _Plan) -> ir.Value:
-    for k, v in plan.to_reader.items():
+def _value(form: Linear) -> ir.Value:
+    """`form` (over loop variables) as an index at the insertion point."""
+    atoms = list(form.terms)
+    if form.const == 0 and len(atoms) == 1 and form.terms[atoms[0]] == 1:
+        return atoms[0]
+    expr = ir.AffineExpr.get_constant(form.const)
+    for k, v in enumerate(atoms):
+        expr = expr + ir.AffineExpr.get_dim(k) * form.terms[v]
+    return affine.AffineApplyOp(ir.AffineMap.get(len(atoms), 0, [expr]), atoms).result
+
+
+def _at_read(index: ir.Value, pair: _Pair, at: dict) -> ir.Value:
+    for k, v in at.items():
         if index == k:
             return v
-    if defined_outside(index, plan.nest):
+    if defined_outside(index, pair.copy.nest):
         return index
-    apply = index.owner.clone(ip=ir.InsertionPoint(plan.read))
+    apply = index.owner.clone(ip=ir.InsertionPoint(pair.read))
     for j, v in enumerate(list(apply.operands)):
-        for k, r in plan.to_reader.items():
+        for k, r in at.items():
             if v == k:
                 apply.operands[j] = r
     return apply.result

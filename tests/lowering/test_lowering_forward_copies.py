@@ -102,3 +102,61 @@ def test_a_tile_read_again_keeps_its_copy():
     c = np.zeros((64, 64), "float32")
     tir_mlir.build(sch.mod)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+CONV = """
+@T.prim_func
+def main(A: T.Buffer((1, 10, 10, 16), "float32"), W: T.Buffer((3, 3, 16, 16), "float32"), B: T.Buffer((1, 8, 8, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for n, h, w, co, ry, rx, rc in T.grid(1, 8, 8, 16, 3, 3, 16):
+        with T.block("B"):
+            vn, vh, vw, vco, vry, vrx, vrc = T.axis.remap("SSSSRRR", [n, h, w, co, ry, rx, rc])
+            with T.init():
+                B[vn, vh, vw, vco] = T.float32(0)
+            B[vn, vh, vw, vco] = B[vn, vh, vw, vco] + A[vn, vh + vry, vw + vrx, vrc] * W[vry, vrx, vrc, vco]
+"""
+
+
+def _conv_with_a_channel_tile(w_inner: int) -> Schedule:
+    """0631 of seed 1021720963 (conv2d NHWC): A's 16 channels cached at the outer channel loop
+    of a split reduction (its tile spans the window's rows and columns too), read by the two
+    inner channel loops; the output column loop unrolled, so each copy has its own tile copy."""
+    sch = Schedule(tir_mlir.parse(CONV))
+    block = sch.get_block("B")
+    n, h, w, co, ry, rx, rc = sch.get_loops(block)
+    h0, h1 = sch.split(h, factors=[None, 2])
+    w0, w1 = sch.split(w, factors=[None, w_inner])
+    co0, co1 = sch.split(co, factors=[None, 8])
+    rc0, rc1, rc2 = sch.split(rc, factors=[None, 4, 2])
+    sch.reorder(n, h0, w0, co0, co1, w1, h1, ry, rx, rc0, rc1, rc2)
+    sch.compute_at(sch.cache_read(block, 0, "global"), rc0)
+    sch.unroll(w1)
+    return sch
+
+
+def _check_conv(sch: Schedule):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((1, 10, 10, 16), "float32")
+    w = rng.standard_normal((3, 3, 16, 16), "float32")
+    b = np.zeros((1, 8, 8, 16), "float32")
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    ref = sum(a[0, ry : ry + 8, rx : rx + 8] @ w[ry, rx] for ry in range(3) for rx in range(3))
+    np.testing.assert_allclose(b[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_tile_filled_per_reduction_step_and_read_by_split_loops_is_read_from_its_buffer():
+    """Each copy of the unrolled body fills the tile's 16 channels at its window position and
+    reads them once, through the split loops rc1 * 2 + rc2: every copy goes, and the tile."""
+    sch = _conv_with_a_channel_tile(4)
+    assert "memref.alloca" not in emit_text(sch.mod.module, "scf")
+    _check_conv(sch)
+
+
+def test_a_guarded_copy_keeps_its_tile_and_the_others_go():
+    """Split by 3, the columns leave a tail: its copies are guarded and stay (with the tile);
+    the copies of the version without a tail go."""
+    sch = _conv_with_a_channel_tile(3)
+    scf = emit_text(sch.mod.module, "scf")
+    assert "memref.alloca" in scf
+    assert scf.count("vector.store") == 3  # the tail version's three copies of the columns
+    _check_conv(sch)
