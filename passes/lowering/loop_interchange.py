@@ -57,8 +57,9 @@ a nest the stage would move were j serial is split (`_split`): `j_o` parallel ar
 `j` of `width` iterations, which moves inside the band as above. A column sum parallel over
 its columns walked each column (a new line and page per step); split, each thread streams
 strips of rows, one vector accumulator per strip. `width` spans the elements of as many vector
-registers as keep the adds busy (`fma_chains`): the largest divisor of j's trip count up to
-that, leaving j_o two iterations.
+registers as keep the adds busy (`fma_chains`), at most the registers `auto-vectorize` carries
+(a wider serial strip stayed a scalar loop over the sums in memory): the largest divisor of j's
+trip count up to that, leaving j_o two iterations.
 
 A band that already walks rows (every access steps by at most one element along its innermost
 loop) and updates a float element the band does not move is one chain of dependent adds per
@@ -98,6 +99,7 @@ from mlir.dialects import affine
 
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Loop, body_ops, integer_set
+from tir_mlir.passes.lowering.auto_vectorize import MAX_REGISTERS as CARRIED_REGISTERS
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (
     constant_extent,
@@ -171,7 +173,9 @@ class LoopInterchange:
         model = cpu_model(target)
 
         def accumulator_elems(bits: int) -> int:
-            return model.vector_lanes(bits) * model.fma_chains(model.vector_bits)
+            # (registers auto-vectorize carries: a wider strip stays a scalar loop)
+            registers = min(model.fma_chains(model.vector_bits), CARRIED_REGISTERS)
+            return model.vector_lanes(bits) * registers
 
         return cls(
             model.line_bytes,
