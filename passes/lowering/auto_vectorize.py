@@ -13,11 +13,20 @@ LLVM's SLP vectorizer packs only some of them (a 512 matmul with an 8 x 32 tile 
 TVM's build; benchmarks/README.md, "stage figures"). Vectorized first, the tile is carried as
 vectors, as a scheduled `vectorize` of the same loop is.
 
+A tile of an odd number of columns (a split by 5) is no exception: left scalar, LLVM fully
+unrolls its columns and its loop vectorizer takes the rows loop instead, every access of the
+tile an interleaved group with as many members as columns; the tile, whose addresses are then
+all constant, is promoted across the reduction loop into wide vectors taken apart and put
+together again by shuffles at every step (a batch matmul's 32 x 5 tile: benchmarks/README.md,
+"session 12, odd tile columns"). As a vector<5xf32> per row it is carried like any other.
+
 A loop qualifies when:
 - it is serial, with constant bounds and step 1, and holds no loop;
-- its extent is a power of two or a multiple of the register's lanes (the element type: the
-  narrowest stored), at least one 128-bit register and at most MAX_REGISTERS registers wide
-  (longer loops are left to LLVM, which has a remainder loop and a cost model for them);
+- its extent is at least one 128-bit register and at most MAX_REGISTERS registers wide (the
+  element type: the narrowest stored; longer loops are left to LLVM, which has a remainder loop
+  and a cost model for them), a power of two or a multiple of the register's lanes, or any
+  other count (5 or 6 floats, 3 doubles) when the loop updates its elements in place
+  (`x = x + e`: a tile of accumulators; a copy's odd row stays LLVM's);
 - `vectorize_plan` has a vector form for its body with no two lanes touching one address where
   one of them stores, every store is contiguous or the same for all lanes (a load may also be
   gathered), one store is contiguous, and every buffer is an allocation or an argument of a
@@ -52,6 +61,7 @@ from mlir import ir
 from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir.ir_walk import ancestors, walk_all
+from tir_mlir.ir.same_value import same_value
 from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
@@ -90,11 +100,9 @@ class AutoVectorize:
             return False
         n, bits = constant_extent(loop), element_bits(loop.body)
         lanes = max(1, self.vector_bits // bits)
-        if (
-            not (n & (n - 1) == 0 or n % lanes == 0)
-            or n * bits < MIN_BITS
-            or n > MAX_REGISTERS * lanes
-        ):
+        if n * bits < MIN_BITS or n > MAX_REGISTERS * lanes:
+            return False
+        if not (n & (n - 1) == 0 or n % lanes == 0) and not _updates_in_place(loop):
             return False
         plan = Plan(loop)
         if not plan.ok or not _accumulated(loop, plan):
@@ -106,6 +114,33 @@ class AutoVectorize:
             if buffer is None or shared:
                 return False
         return True
+
+
+def _updates_in_place(loop: Loop) -> bool:
+    """Whether a store in `loop` writes back a value computed from a load of the same address
+    (`x = x + e`): a tile of accumulators, not a copy."""
+    for op in walk_all(loop.op):
+        if op.name not in ("affine.store", "memref.store"):
+            continue
+        owner = op.operands[0].owner
+        if isinstance(owner, ir.Block):
+            continue
+        for v in owner.operation.operands:
+            load = v.owner
+            if not isinstance(load, ir.Block) and _same_address(load.operation, op):
+                return True
+    return False
+
+
+def _same_address(load, store) -> bool:
+    """Whether `load` reads what `store` writes: the same memref, map and indices."""
+    if load.name != store.name.replace("store", "load"):
+        return False
+    x, y = list(load.operands), list(store.operands)[1:]
+    same_map = ("map" in load.attributes) == ("map" in store.attributes) and (
+        "map" not in load.attributes or str(load.attributes["map"]) == str(store.attributes["map"])
+    )
+    return same_map and len(x) == len(y) and all(same_value(a, b) for a, b in zip(x, y))
 
 
 def _accumulated(loop: Loop, plan: Plan) -> bool:

@@ -85,6 +85,22 @@ def test_int8_products_accumulated_in_int32():
     _run(mod, 64, "int8", "int32")
 
 
+@pytest.mark.parametrize("dtype, cols", [("float32", 6), ("float64", 3)])
+def test_a_tile_of_odd_columns_is_carried_as_vectors(dtype, cols):
+    """8 rows x 6 floats (3 doubles): a vector of an odd number of lanes per row, carried across
+    k like a power of two. Left scalar, LLVM's loop vectorizer took the rows loop with the
+    columns unrolled: each access of the tile an interleaved group of `cols` members, the whole
+    tile then promoted across k into shuffled wide vectors (benchmarks/README.md, "session 12,
+    odd tile columns")."""
+    n = 48
+    mod = _tile(_matmul(n, dtype, dtype), cols=cols)
+    scf = _scf(mod)
+    t = {"float32": "f32", "float64": "f64"}[dtype]
+    assert f"memref<{n}x{n}x{t}>, vector<{cols}x{t}>" in scf
+    assert "-> (" + ", ".join([f"vector<{cols}x{t}>"] * 8) + ")" in scf
+    _run(mod, n, dtype, dtype)
+
+
 @pytest.mark.parametrize(
     "n, options, cols, why",
     [
