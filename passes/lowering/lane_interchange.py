@@ -115,9 +115,8 @@ class LaneInterchange:
             noalias = noalias_args(f)
             for j in [o for o in walk(f) if o.name == "affine.for"]:
                 nest = _lane_loop(j)
-                if nest is not None:
-                    if self._lanes_apart(j, *nest, noalias):
-                        _swap(j, *nest)
+                if nest is not None and self._lanes_apart(j, *nest, noalias):
+                    _swap(j, *nest)
                     continue
                 inner = _gathering_loop(j)
                 if inner is not None and self._gathers_apart(j, inner, noalias):

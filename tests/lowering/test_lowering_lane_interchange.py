@@ -9,7 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
-from schedule_everyday import maxpool
+from schedule_everyday import avgpool, maxpool
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
@@ -149,3 +149,28 @@ def test_row_lanes_under_a_window_move_outside_the_columns():
     b = np.zeros((1, 4, 16, 16), "float32")
     tir_mlir.build(mod)["main"](a, b)
     np.testing.assert_array_equal(b, a.reshape(1, 4, 16, 2, 16, 2).max(axis=(3, 5)))
+
+
+def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
+    """A 3x3 average pool's 32 channels vectorized (a lane jumps a channel) under its 4 rows under
+    8 columns: the lane loop does not trade with the columns across the rows (a load along the
+    columns is contiguous, but a store moves along the rows), and the columns and the rows, which
+    jump rows of the input at every step, still trade places as a gathering pair: the columns
+    end innermost, the channel loop's vector kind with them."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(avgpool(64, 16)))
+    block = sch.get_block("S")
+    n, c, h, w, rh, rw = sch.get_loops(block)
+    c0, c1 = sch.split(c, factors=[None, 32])
+    h0, h1 = sch.split(h, factors=[None, 4])
+    w0, w1 = sch.split(w, factors=[None, 8])
+    sch.reorder(n, c0, h0, w0, rh, rw, w1, h1, c1)
+    sch.fuse(n, c0)
+    sch.vectorize(c1)
+    sch.decompose_reduction(block, rh)
+    update = ("i0_i1_0_fused", "i2_0", "i3_0", "i4", "i5", "i2_1", "i1_1", "i3_1")
+    assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
+    a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
+    b = np.zeros((1, 64, 16, 16), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
+    np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
