@@ -40,6 +40,7 @@ STAGE_NAMES = {
         (None, "bool-buffers-to-i8"),
         (None, "forward-copies"),
         (None, "rows-outside"),
+        (None, "outer-lanes"),
         (None, "auto-vectorize"),
         (None, "vectorize-loops"),
         (None, "float-min-max"),

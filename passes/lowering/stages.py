@@ -40,6 +40,7 @@ _STAGES = {
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
     "forward-copies": ("forward_copies", "ForwardCopies"),
     "rows-outside": ("rows_outside", "RowsOutside"),
+    "outer-lanes": ("outer_lanes", "OuterLanes"),
     "auto-vectorize": ("auto_vectorize", "AutoVectorize"),
     "vectorize-loops": ("vectorize", "VectorizeLoops"),
     "float-min-max": ("float_min_max", "FloatMinMax"),

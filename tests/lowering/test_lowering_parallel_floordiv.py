@@ -9,14 +9,16 @@ from tir_mlir.frontend.parser import parse
 from tir_mlir.runtime.build import build
 from tir_mlir.passes.lowering.pipeline import emit_text
 
+# (A read down its columns: with a row read along the fused loop, `outer-lanes` would run 16 of
+# its columns as vector lanes, and the loop's iterations would be too few to run in parallel)
 FUSED = """
 @T.prim_func
-def main(A: T.Buffer((64, 256), "float32"), B: T.Buffer((64, 256), "float32")):
+def main(A: T.Buffer((256, 64), "float32"), B: T.Buffer((64, 256), "float32")):
     for f in T.parallel(16384):
         with T.block("B"):
             vi = T.axis.spatial(64, f // 256)
             vj = T.axis.spatial(256, f % 256)
-            B[vi, vj] = A[vi, vj] * T.float32(2)
+            B[vi, vj] = A[vj, vi] * T.float32(2)
 """
 
 ELEMENTWISE = """
@@ -47,10 +49,10 @@ def test_fused_parallel_index_divides_without_sign_fixup():
 
 
 def test_fused_parallel_matches_numpy():
-    a = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
-    b = np.zeros_like(a)
+    a = np.random.default_rng(0).standard_normal((256, 64)).astype(np.float32)
+    b = np.zeros((64, 256), np.float32)
     build(parse(FUSED))["main"](a, b)
-    np.testing.assert_array_equal(b, a * 2)
+    np.testing.assert_array_equal(b, a.T * 2)
 
 
 def test_possibly_negative_index_keeps_floor_rounding():
