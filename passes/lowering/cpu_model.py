@@ -177,8 +177,6 @@ def _model(target: str) -> CpuModel:
         t.cpu
     )
     chains = fma_chains(t, bits) if t.triple.startswith("x86_64") else ()
-    if t.cpu in TWO_FMA512_PORTS:
-        chains = _both_fma_ports(chains)
     return CpuModel(
         t.cpu,
         registers,
@@ -262,22 +260,6 @@ def named_l2(cpu: str) -> tuple:
 
 
 _MCA_ROW = re.compile(r"^\s*\d+\s+(\d+)\s+([\d.]+)\s.*vfmadd231ps\s+%([xyz])mm", re.M)
-
-
-# Intel server cores with two 512-bit FMA units (ports 0+1 fused and port 5) whose LLVM
-# scheduling model (icelake-server's, which sapphirerapids and later reuse) books zmm FMAs on
-# one port: llvm-mca gives them a reciprocal throughput of 1.0 where the core sustains 0.5, as
-# for ymm (Intel's optimization manual; 8 zmm chains run 2 FMAs per cycle on an Emerald Rapids
-# Xeon, 4 chains 1: benchmarks/README.md, "Issue 28, session 12, two zmm FMA units").
-TWO_FMA512_PORTS = frozenset(
-    {"icelake-server", "sapphirerapids", "emeraldrapids", "graniterapids", "diamondrapids"}
-)
-
-
-def _both_fma_ports(chains: tuple) -> tuple:
-    """`chains` with the zmm row at the ymm row's chains (both FMA units busy)."""
-    ymm = dict(chains).get(256)
-    return tuple((b, ymm if b == 512 and ymm else c) for b, c in chains)
 
 
 def fma_chains(t: CpuTarget, widest: int) -> tuple:
