@@ -36,8 +36,9 @@ A read is forwarded when its copy can go:
   copy and the read), its nest is perfect and unguarded, its innermost body holds only the
   load, the store, `affine.apply`s and constants, and each of its loops (constant bounds from
   0, step 1) is the whole variable part of one tile dim (coefficient 1, one loop per dim);
-- the loops between the copy's block and the read read no more elements than the copy wrote
-  (else the copy is a reused tile and stays); `affine.if`s between them may skip some;
+- the loops between the copy's block and its reads read no more elements than the copy wrote,
+  all its reads together (else the copy is a reused tile and stays: four unrolled copies of a
+  matmul's column loop each reading a cached row of A whole); `affine.if`s may skip some;
 - each tile index of the read is the copy's with, for a copy loop, a linear form of the reading
   loops' variables in its place whose range lies within the copy loop's (so each element read
   is one the copy wrote); the outer terms cancel;
@@ -111,8 +112,8 @@ def _plan(tile) -> Optional[_Plan]:
     loads = [u for u in users if u.name == "memref.load"]
     if not stores or not loads or len(stores) + len(loads) != len(users):
         return None
-    copies = [_copy(s) for s in stores]
-    if any(c is None for c in copies):
+    copies = [c for c in map(_copy, stores) if c is not None]
+    if len(copies) != len(stores):
         return None
     pairs = []
     for read in loads:
@@ -121,6 +122,14 @@ def _plan(tile) -> Optional[_Plan]:
             return None
         pairs.append(_Pair(copy, read, _forwarding(read, copy) if copy.exact else None))
     kept = {id(p.copy) for p in pairs if p.to_reader is None}
+    # (the reads of one copy together read no more elements than it wrote: an unrolled body's
+    # copies of the read each walking the whole tile make it a reused tile)
+    for copy in copies:
+        reads = [p for p in pairs if p.copy is copy]
+        if sum(_trips(_reading_loops(p.read, copy.nest.parent) or []) for p in reads) > _trips(
+            copy.loops
+        ):
+            kept.add(id(copy))
     read = {id(p.copy) for p in pairs}
     gone = [c for c in copies if id(c) not in kept and (id(c) in read or not kept)]
     pairs = [p for p in pairs if id(p.copy) not in kept]
