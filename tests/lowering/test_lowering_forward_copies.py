@@ -160,3 +160,21 @@ def test_a_guarded_copy_keeps_its_tile_and_the_others_go():
     assert "memref.alloca" in scf
     assert scf.count("vector.store") == 3  # the tail version's three copies of the columns
     _check_conv(sch)
+
+
+def test_a_tile_read_whole_by_each_unrolled_copy_keeps_its_copy():
+    """0899 of seed 1060771774: A's row cached at the fused (i, j0) loop, read whole by each of
+    the 4 unrolled copies of j1: together they read it 4 times, a reused tile; it stays."""
+    sch = Schedule(tir_mlir.parse(MATMUL))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    j0, j1 = sch.split(j, factors=[None, 4])
+    fused = sch.fuse(i, j0)
+    sch.compute_at(sch.cache_read(block, 0, "global"), fused)
+    sch.unroll(j1)
+    assert "memref.alloca" in emit_text(sch.mod.module, "scf")
+    rng = np.random.default_rng(4)
+    a, b = rng.random((64, 64), "float32"), rng.random((64, 64), "float32")
+    c = np.zeros((64, 64), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
