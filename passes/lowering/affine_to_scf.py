@@ -17,9 +17,10 @@ Float mul/add/sub get fastmath `contract` so LLVM forms FMAs (as TVM builds with
 except an add/sub that updates an accumulator carried by a loop around it (inside that loop, a
 tile of accumulators: one chain per element and register) when that loop
 carries fewer such chains than the target's FMA units need to stay busy (cpu_model.py:
-FMA latency over throughput in LLVM's model, 8 on most cores) and the added terms come from L2
-at worst (chain_footprint.py: the lines the chain's loads touch over the whole reduction nest
-fit the target's L2 sets and ways): there the loop runs at the latency of the chain, and mul +
+FMA latency over throughput in LLVM's model, 8 on most cores; a chain whose loops are short
+counts the chains of the runs after it that the core's scheduler queue holds) and the added
+terms come from L2 at worst (chain_footprint.py: the lines the chain's loads touch over the
+whole reduction nest fit the target's L2 sets and ways): there the loop runs at the latency of the chain, and mul +
 add (the add alone on the chain: 2-3 cycles on recent cores) beats an FMA (4 cycles); see
 `_latency_bound_updates`. Loads that miss L1 but hit L2 overlap with the chain: a matmul tile
 of two vector<4> accumulators over k, whose column of B (rows 1 KiB apart) fills only 4 L1
@@ -30,6 +31,7 @@ took the same time (benchmarks/README.md, "session 9, stage figures"). Functions
 """
 
 import math
+from typing import Optional
 
 from mlir import ir
 from mlir.dialects import scf
@@ -57,7 +59,7 @@ from tir_mlir.passes.lowering.chain_footprint import (
     feeding_loads,
     misses_cache,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model, named_l2
+from tir_mlir.passes.lowering.cpu_model import DEFAULT_FMA_QUEUE, cpu_model, named_l2
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
@@ -76,9 +78,11 @@ class AffineToScf:
         vector_bits=VECTOR_BITS,
         fma_chains=lambda bits: FMA_CHAINS,
         cache=None,
+        fma_queue=DEFAULT_FMA_QUEUE,
     ):
         self.kinds, self.vector_bits = target_kinds, vector_bits
         self.fma_chains = fma_chains  # value bits -> FMA chains that fill the units
+        self.fma_queue = fma_queue  # FMAs waiting for operands the core holds
         # (sets, ways, line bytes) of the cache a latency-bound chain's loads must fit: L2
         self.cache = cache or named_l2("")
 
@@ -91,11 +95,14 @@ class AffineToScf:
             vector_bits=model.vector_bits,
             fma_chains=model.fma_chains,
             cache=(model.l2_sets, model.l2_ways, model.line_bytes),
+            fma_queue=model.fma_queue,
         )
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            no_contract = _latency_bound_updates(f, self.fma_chains, self.cache, self.vector_bits)
+            no_contract = _latency_bound_updates(
+                f, self.fma_chains, self.cache, self.vector_bits, self.fma_queue
+            )
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -151,7 +158,7 @@ class AffineToScf:
         op.erase()
 
 
-def _latency_bound_updates(f, fma_chains, cache, vector_bits):
+def _latency_bound_updates(f, fma_chains, cache, vector_bits, fma_queue=DEFAULT_FMA_QUEUE):
     """The add/sub ops `x = x + e` (load, add, store of one address, scalar or vector) whose
     address does not depend on a serial loop around them, the chain's loop, in chain loops
     holding fewer than half the chains of `fma_chains(bits)` (the widest of their values' bits):
@@ -165,8 +172,11 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
     `vector_bits` its value takes (a vector<32xf64> is 4 zmm chains). An accumulator vectorized
     across rows is read lane by lane into a `vector.from_elements` and stored back through one
     `vector.extract` per lane: its lanes are one update, one vector chain.
+    A chain also ends where its loops do (`chain_loops`): the next run (the next tile of a
+    depthwise 3x3's 9-tap window) is chains of its own, which the core starts while this one
+    waits, as far as its scheduler queue holds their FMAs (`_chains_in_flight`).
     A CPU rule: inside a `gpu.launch` an FMA costs what an add does, so it always contracts."""
-    by_loop = []  # [(loop, [(update, chains)])]; ops compare with ==, not by hash
+    by_loop = []  # [(loop, [(update, chains, address, ops)], [run])]; ops compare with ==
     for op in walk(f):
         if op.name not in ("memref.store", "vector.store"):
             continue
@@ -182,25 +192,59 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits):
         if update is None or not any(_loads(v, address) for v in update.operands):
             continue
         iv = loop_iv(loop)
-        misses = misses_cache(update, chain_loops(op), cache)
+        loops = chain_loops(op)
+        misses = misses_cache(update, loops, cache)
         if misses if misses is not None else _strided_loads(update, iv):
             continue
         entry = next((e for e in by_loop if e[0] == loop), None)
         if entry is None:
-            by_loop.append(entry := (loop, []))
-        if any(u == update for u, _, _ in entry[1]):
+            by_loop.append(entry := (loop, [], []))
+        if any(u == update for u, _, _, _ in entry[1]):
             continue  # another lane of a vector counted already
         # Updates of one address (an unrolled window's taps) extend one chain.
         registers = -(-_bits(update.results[0].type) // vector_bits)
-        known = any(_same_address(a, address) for _, _, a in entry[1])
-        entry[1].append((update, 0 if known else tile * registers, address))
+        known = any(_same_address(a, address) for _, _, a, _ in entry[1])
+        entry[1].append((update, 0 if known else tile * registers, address, tile * registers))
+        entry[2].append(_run_trips(loops, address[1]))
     return [
         u
-        for _, updates in by_loop
-        if 2 * sum(n for _, n, _ in updates)
-        < fma_chains(max(_bits(u.results[0].type) for u, _, _ in updates))
-        for u, _, _ in updates
+        for _, updates, runs in by_loop
+        if 2 * _chains_in_flight(updates, runs, fma_queue)
+        < fma_chains(max(_bits(u.results[0].type) for u, _, _, _ in updates))
+        for u, _, _, _ in updates
     ]
+
+
+def _run_trips(loops, indices) -> Optional[int]:
+    """Iterations of one run of a chain's loops (`chain_loops`) when the next run is another
+    accumulator: the op around them is the function or a loop that `indices` depend on. None
+    where one has no constant trip count, or the chain may go on past them (`chain_loops`
+    stops at a guard, or at a loop that writes the address elsewhere: the unrolled copies of
+    a reduction loop, a tail)."""
+    lps = [Loop(op) for op in loops]
+    if not lps or not all(constant_loop(lp) for lp in lps):
+        return None
+    parent = next(ancestors(loops[-1]), None)
+    if parent is not None and (
+        parent.name != "affine.for"
+        or Loop(parent).kind in ("serial", "unroll")
+        and not any(depends_on(i, Loop(parent).iv) for i in indices)
+    ):
+        return None
+    return math.prod(constant_extent(lp) for lp in lps)
+
+
+def _chains_in_flight(updates, runs, fma_queue) -> float:
+    """The chains a chain loop's updates keep in flight: its own, or, where a run of the chain
+    loops is short, the runs after it the core holds while this one waits: as many FMAs as the
+    scheduler queue that keeps them (`fma_queue`) over the updates of one chain in one run (a
+    depthwise 3x3 tile: 9 per chain, so 112 / 9 chains of the tiles after it on Sapphire
+    Rapids, where one chain of 9 taps is all its loops hold)."""
+    chains = sum(n for _, n, _, _ in updates)
+    if any(r is None for r in runs):
+        return chains
+    per_chain = max(runs) * sum(k for _, _, _, k in updates) / chains
+    return max(chains, fma_queue / per_chain)
 
 
 def _chain_loop(store, indices):

@@ -23,6 +23,13 @@ machine:
                               accumulations that keep the FMA units busy (Skylake server: 4 /
                               0.5 = 8; Zen 4 zmm: 4 / 1 = 4; x86-64-v3: 5 / 0.5 = 10); a CPU
                               LLVM has no x86 model for: DEFAULT_FMA_CHAINS.
+    FMA queue                 the entries of the scheduler queue the FMA's micro-ops wait in
+                              for their operands, in LLVM's scheduling model (`llvm-mca
+                              -scheduler-stats` on a chain of `vfmadd231ps`: Skylake server's
+                              unified queue 60, Sapphire Rapids' queue of ports 0, 1, 5, 6 and
+                              10: 112, Zen 4's FP queue 64): how many FMAs of later iterations
+                              the core holds while one chain waits; DEFAULT_FMA_QUEUE without
+                              an x86 model.
     shuffles per cycle        per register width, one over the reciprocal throughput of
                               `vshufps` in LLVM's scheduling model (`shuffle_ports`): the ports
                               that take the lane inserts of a gather beside ops of that width
@@ -128,6 +135,9 @@ DEFAULT_L2 = (256, 8)
 DEFAULT_LINE = 64
 # FMA latency 4 x 2 FMA units: what most x86 cores since Skylake have.
 DEFAULT_FMA_CHAINS = 8
+# Skylake server's unified scheduler queue in LLVM's model (SKXPortAny), the smallest of the
+# x86 cores with two FMA units.
+DEFAULT_FMA_QUEUE = 60
 REGISTER_NAMES = {128: "xmm", 256: "ymm", 512: "zmm"}
 # Shuffles per cycle by register width when LLVM's model cannot say (not x86): those of Intel's
 # cores since Ice Lake, two shuffle ports (1 and 5) beside vector ops of at most 256 bits, one
@@ -147,6 +157,7 @@ class CpuModel:
     fma_chains_by_bits: tuple = ()  # ((register bits, chains), ...), narrowest first
     l2_sets: int = DEFAULT_L2[0] * 1024 // (DEFAULT_L2[1] * DEFAULT_LINE)
     l2_ways: int = DEFAULT_L2[1]
+    fma_queue: int = DEFAULT_FMA_QUEUE  # FMA micro-ops waiting for operands the core holds
 
     def vector_lanes(self, element_bits: int) -> int:
         """Elements of `element_bits` one vector register holds."""
@@ -187,6 +198,7 @@ def _model(target: str) -> CpuModel:
         fma_chains_by_bits=chains,
         l2_sets=l2_sets,
         l2_ways=l2_ways,
+        fma_queue=(fma_queue(t) if t.triple.startswith("x86_64") else None) or DEFAULT_FMA_QUEUE,
     )
 
 
@@ -286,6 +298,25 @@ def _probe_fma(t: CpuTarget, widths) -> tuple:
     return tuple((b, found[b]) for b in widths if b in found)
 
 
+def fma_queue(t: CpuTarget) -> Optional[int]:
+    """The entries of the scheduler queue an x86 CPU's FMAs wait in, from LLVM's scheduling
+    model (`llvm-mca -scheduler-stats` on one chain of dependent FMAs, which fills the queue it
+    uses); None when the tool cannot say. Kept in the user cache folder like `fma_chains`."""
+    key = f"{t.cpu}\0{','.join(t.features)}"
+    return tool_answer("fma-queue", LLVM_BIN / "llvm-mca", key, lambda: _probe_fma_queue(t))
+
+
+# A row of the scheduler's queue usage: resource, average, most and all entries.
+_MCA_QUEUE = re.compile(r"^(\S+)\s+\d+\s+(\d+)\s+(\d+)\s*$", re.M)
+
+
+def _probe_fma_queue(t: CpuTarget) -> Optional[int]:
+    text = _mca(t, "vfmadd231ps %xmm1, %xmm2, %xmm0\n", ("-scheduler-stats",))
+    text = text.split("Scheduler's queue usage", 1)[-1] if "queue usage" in text else ""
+    used = [int(total) for _, most, total in _MCA_QUEUE.findall(text) if int(most) > 0]
+    return max(used) if used else None
+
+
 _MCA_SHUFFLE = re.compile(r"^\s*\d+\s+\d+\s+([\d.]+)\s.*vshufps\s+\$\d+, %([xyz])mm", re.M)
 
 
@@ -325,16 +356,17 @@ def _probe_shuffle(t: CpuTarget, widths) -> tuple:
     return tuple((b, found[b]) for b in widths if b in found)
 
 
-def _mca(t: CpuTarget, src: str) -> str:
-    """`llvm-mca -instruction-info`'s table for `src` on the target ("" when it cannot run)."""
+def _mca(
+    t: CpuTarget, src: str, options=("-instruction-info", "-iterations=1", "-resource-pressure=0")
+) -> str:
+    """`llvm-mca`'s report for `src` on the target ("" when it cannot run): by default its
+    `-instruction-info` table."""
     features = [f for f in t.features if f not in ALWAYS_FEATURES]
     args = [
         str(LLVM_BIN / "llvm-mca"),
         f"-mtriple={t.triple}",
         f"-mcpu={t.cpu}",
-        "-instruction-info",
-        "-iterations=1",
-        "-resource-pressure=0",
+        *options,
     ] + ([f"-mattr={','.join(features)}"] if features else [])
     try:
         p = subprocess.run(args, input=src.encode(), capture_output=True, timeout=30)

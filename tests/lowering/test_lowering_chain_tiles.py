@@ -1,14 +1,17 @@
 """affine-to-scf's FMA rule on a tile of accumulators inside the reduction loops: each element of
 the tile is its own chain over the loops outside it, so a tile of 2 rows of vector<4>
 accumulators is 2 chains, too few to hide the FMA's latency (mul + add, the add alone on the
-chain), while 3 rows of vector<32 x f64> (4 zmm registers each) are 12 chains (FMAs). Built
-for a named CPU (Sapphire Rapids), so the checks do not depend on the host."""
+chain), while 3 rows of vector<32 x f64> (4 zmm registers each) are 12 chains (FMAs). A chain
+whose loops are short (a depthwise 3x3 window: 9 taps) ends before the core's scheduler queue
+is full of its FMAs: the next tiles' chains run beside it, so it contracts whatever its tile.
+Built for a named CPU (Sapphire Rapids), so the checks do not depend on the host."""
 
 import numpy as np
 
 import tir_mlir
 from filecheck import filecheck
 from tir_mlir import Schedule
+from tir_mlir.passes.lowering import cpu_model as cm
 from tir_mlir.passes.lowering.pipeline import emit_text
 from schedule_everyday import depthwise
 from workloads import matmul
@@ -112,3 +115,47 @@ def test_half_the_fma_chains_take_fmas():
         for dx in range(3)
     )
     np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def _depthwise_numbers(sch, c, hw):
+    rng = np.random.default_rng(0)
+    a, w = rng.random((1, c, hw + 2, hw + 2), "float32"), rng.random((c, 3, 3), "float32")
+    out = np.full((1, c, hw, hw), 7.0, "float32")
+    tir_mlir.build(sch.mod)["main"](a, w, out)
+    want = sum(
+        a[:, :, dy : dy + hw, dx : dx + hw] * w[None, :, dy, dx, None, None]
+        for dy in range(3)
+        for dx in range(3)
+    )
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_short_window_chains_overlap_the_next_tiles():
+    """A depthwise 3x3 tile of 2 rows x 2 lanes inside the window, the init inside (issue 28
+    case 0023 of seed 1021720963): 2 vector<2> chains, each 9 taps long. The core holds 112
+    waiting FMAs (Sapphire Rapids' scheduler queue in LLVM's model), the FMAs of 12 such chains,
+    so the tiles after this one run beside it: FMAs (mul + add ran 1.4x TVM's FMAs at 64 x 56 x
+    56). Numbers as numpy's."""
+    sch = Schedule(tir_mlir.parse(depthwise(4, 8)))
+    b = sch.get_block("B")
+    n, c, y, x, ry, rx = sch.get_loops(b)
+    y0, y1, y2 = sch.split(y, factors=[None, 2, 2])
+    x0, x1 = sch.split(x, factors=[None, 2])
+    sch.reorder(n, c, y0, x0, y1, ry, rx, y2, x1)
+    sch.vectorize(x1)
+    adds = _adds(sch, "vector<2xf32>")
+    assert adds and all("contract" in line for line in adds)
+    filecheck(
+        emit_text(sch.mod.module, "asm", target=SPR).split("_mlir_ciface_main")[0],
+        "CHECK-NOT: vaddps\nCHECK: vfmadd{{[0-9]+}}ps\nCHECK-NOT: vaddps",
+    )
+    _depthwise_numbers(sch, 4, 8)
+
+
+def test_fma_queue_comes_from_llvms_model():
+    """The scheduler queue the FMAs wait in, per named CPU (LLVM's scheduling models)."""
+    queues = {"sapphirerapids": 112, "skylake-avx512": 60, "znver4": 64}
+    for cpu, queue in queues.items():
+        assert cm.cpu_model(f"llvm -mcpu={cpu}").fma_queue == queue, cpu
+    arm = cm.cpu_model("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1")
+    assert arm.fma_queue == cm.DEFAULT_FMA_QUEUE
