@@ -49,8 +49,8 @@ from tir_mlir.passes.lowering.common import (
     index_const,
     loop_iv,
     move_body,
-    scalar_bits,
     set_to_arith,
+    value_bits,
     walk,
 )
 from tir_mlir.passes.lowering.chain_footprint import (
@@ -202,7 +202,7 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits, fma_queue=DEFAULT_
         if any(u == update for u, _, _, _ in entry[1]):
             continue  # another lane of a vector counted already
         # Updates of one address (an unrolled window's taps) extend one chain.
-        registers = -(-_bits(update.results[0].type) // vector_bits)
+        registers = -(-value_bits(update.results[0].type) // vector_bits)
         known = any(_same_address(a, address) for _, _, a, _ in entry[1])
         entry[1].append((update, 0 if known else tile * registers, address, tile * registers))
         entry[2].append(_run_trips(loops, address[1]))
@@ -210,7 +210,7 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits, fma_queue=DEFAULT_
         u
         for _, updates, runs in by_loop
         if 2 * _chains_in_flight(updates, runs, fma_queue)
-        < fma_chains(max(_bits(u.results[0].type) for u, _, _, _ in updates))
+        < fma_chains(max(value_bits(u.results[0].type) for u, _, _, _ in updates))
         for u, _, _, _ in updates
     ]
 
@@ -262,13 +262,6 @@ def _chain_loop(store, indices):
             return None, 0
         tile *= constant_extent(lp)
     return None, 0
-
-
-def _bits(t) -> int:
-    """Bits of a scalar or vector value."""
-    if isinstance(t, ir.VectorType):
-        return scalar_bits(ir.VectorType(t).element_type) * math.prod(ir.VectorType(t).shape)
-    return scalar_bits(t)
 
 
 def _strided_loads(update, iv) -> bool:

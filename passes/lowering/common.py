@@ -1,6 +1,7 @@
 """Helpers shared by the lowering stages: walking and moving IR, source locations, upstream
 pass pipelines, affine -> arith."""
 
+import math
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from mlir import ir
@@ -135,6 +136,13 @@ def scalar_bits(t: ir.Type) -> int:
     """Bits of an integer or float type (the bindings give `.width` to those types only)."""
     assert isinstance(t, (ir.IntegerType, ir.FloatType)), f"{t} has no bit width"
     return t.width
+
+
+def value_bits(t: ir.Type) -> int:
+    """Bits of a scalar or vector type (a buffer of `int16x4` elements stores 64 bits each)."""
+    if isinstance(t, ir.VectorType):
+        return scalar_bits(t.element_type) * math.prod(t.shape)
+    return scalar_bits(t)
 
 
 def else_block(if_op) -> ir.Block:

@@ -45,7 +45,7 @@ from tir_mlir.passes.lowering.common import (
     constant_loop,
     functions,
     loop_iv,
-    scalar_bits,
+    value_bits,
 )
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
@@ -114,7 +114,7 @@ def _min_trips(x) -> int:
     """The fewest iterations of `x` worth a vector loop: one 128-bit register's lanes of the
     narrowest element `x` stores (MIN_VECTOR_TRIPS at most, and without stores)."""
     bits = [
-        scalar_bits(ir.MemRefType(o.operands[1].type).element_type)
+        value_bits(ir.MemRefType(o.operands[1].type).element_type)
         for o in walk_all(x)
         if o.name == "memref.store"
     ]
