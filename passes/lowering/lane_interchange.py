@@ -68,6 +68,17 @@ iterations are independent. It is done when every access that varies with `c` ju
 vector register's lanes of its element (the target's width, `cpu_model.py`) and, along `j`,
 every store is contiguous and every load nearer than that (LLVM's interleaved groups load such
 a stride with whole vectors), over at least MIN_VECTOR_TRIPS iterations.
+
+When the loop right under `j` does not qualify, the last of the plain serial loops nested below
+it may, across the loops between (each body pure ops and then the next loop), which stay in
+place; a store may move along them, its strides along `j`, `c` and the loops between it moves
+with apart as above, so the (j, c) iterations still touch disjoint elements and each element's
+updates keep their order; the nest under `j` must be too large for LLVM to unroll whole:
+
+    for w in 0..56:                              for c in 0..16:
+      for g, r, s, h in 2 x 3 x 3 x 4:   =>        for g, r, s, h in 2 x 3 x 3 x 4:
+        for c in 0..16:                              for w in 0..56:
+          S[32 c0 + 16 g + c, h, w] += A[..., h + r, w + s]
 """
 
 from mlir import ir
@@ -118,19 +129,21 @@ class LaneInterchange:
                 if nest is not None and self._lanes_apart(j, *nest, noalias):
                     _swap(j, *nest)
                     continue
-                inner = _gathering_loop(j)
-                if inner is not None and self._gathers_apart(j, inner, noalias):
-                    _swap(j, inner)
+                for inner, between in _gathering_loops(j):
+                    if self._gathers_apart(j, inner, between, noalias):
+                        _swap(j, inner, between)
+                        break
 
-    def _gathers_apart(self, j, inner, noalias) -> bool:
-        """Whether the pair (j, inner) of `_gathering_loop` is independent and gathers along
+    def _gathers_apart(self, j, inner, between, noalias) -> bool:
+        """Whether the pair (j, inner) of `_gathering_loops` is independent and gathers along
         `inner` what it reads and writes along rows over `j` (the module's docstring)."""
-        leaves = _ivs(j, inner)  # shared: one dim per value across the accesses
+        # shared: one dim per value across the accesses (Access appends outer values)
+        leaves = _ivs(j, inner) + [loop_iv(m) for m in between]
         try:
             accesses = [Access(o, leaves, noalias) for o in _nest_ops(inner) or []]
         except NotAffine:
             return False
-        return _independent(accesses, leaves, j, inner) and self._gathers(accesses, j)
+        return _independent(accesses, leaves, j, inner, between) and self._gathers(accesses, j)
 
     def _gathers(self, accesses: list, j) -> bool:
         if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS or not any(a.stride(1) for a in accesses):
@@ -193,21 +206,36 @@ def _lane_loop(j):
         between.append(loop)
 
 
-def _gathering_loop(j):
-    """The serial loop `j`'s body ends in (its other ops pure), when that loop is serial too,
-    holds only what `_nest_ops` accepts and is too large for LLVM to unroll whole (which
-    leaves `j` the innermost loop it vectorizes anyway)."""
-    if not _serial(j):
-        return None
-    ops = body_ops(j.regions[0].blocks[0])
-    if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
-        return None
-    inner = ops[-1]
-    if not _serial(inner) or not constant_loop(Loop(inner)):
-        return None
-    if _nest_ops(inner) is None or _unrolled_whole(inner):
-        return None
-    return inner
+def _gathering_loops(j) -> list:
+    """The (inner, between) pairs the serial loop `j` may trade with as a gathering pair: the
+    serial loop its body ends in (its other ops pure), and else the last of the plain serial
+    loops nested so below it, with the loops above it `between`; each only when it holds only
+    what `_nest_ops` accepts, and the nest under `j` is too large for LLVM to unroll whole
+    (which leaves `j` the innermost loop it vectorizes anyway)."""
+    chain = _serial_chain(j)
+    if not chain or not constant_loop(Loop(chain[0])) or _unrolled_whole(chain[0]):
+        return []
+    picks = [0] + ([len(chain) - 1] if len(chain) > 1 else [])
+    return [
+        (chain[k], chain[:k])
+        for k in picks
+        if constant_loop(Loop(chain[k])) and _nest_ops(chain[k]) is not None
+    ]
+
+
+def _serial_chain(j) -> list:
+    """The plain serial loops nested under the serial loop `j`, each the last op of the body
+    above it after pure ops only, outermost first."""
+    chain, loop = [], j
+    while _serial(loop):
+        ops = body_ops(loop.regions[0].blocks[0])
+        if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
+            break
+        if not _serial(ops[-1]):
+            break
+        loop = ops[-1]
+        chain.append(loop)
+    return chain if _serial(j) else []
 
 
 def _nest_ops(loop):
@@ -263,11 +291,14 @@ def _store_alone(store, accesses: list) -> bool:
     )
 
 
-def _independent(accesses: list, leaves: list, j, inner) -> bool:
+def _independent(accesses: list, leaves: list, j, inner, between=()) -> bool:
     """Whether every store is alone on its buffer (`_store_alone`) and writes another element
-    at every iteration of `j`, `inner` and the loops in `inner` its address moves with: the
-    (j, inner) iterations touch disjoint elements."""
+    at every iteration of `j`, `inner` and the loops `between` them and in `inner` its address
+    moves with: the (j, inner) iterations touch disjoint elements, and the updates of each
+    element keep their order (the loops it does not move with keep their places)."""
     extents = {0: constant_extent(Loop(j)), 1: constant_extent(Loop(inner))}
+    for p, m in enumerate(between, start=2):
+        extents[p] = constant_extent(Loop(m))
     for o in walk(inner):
         if o.name == "affine.for":
             iv = loop_iv(o)

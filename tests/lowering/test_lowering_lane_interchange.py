@@ -174,3 +174,24 @@ def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
     tir_mlir.build(sch.mod)["main"](a, b)
     windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
     np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
+
+
+def test_gathered_channels_trade_with_the_columns_across_loops_the_stores_move_along():
+    """A 3x3 average pool's channels split by 2 x 16, the 16 innermost (every access jumps a
+    channel: a gather per step) under the 4 rows of a tile, the window and the 2 channel groups
+    under the columns: the channels and the columns trade places across the loops between,
+    along which the stores move apart (rows, channel groups) or stay (the window), so the
+    columns end innermost (contiguous stores and loads)."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(avgpool(64, 16)))
+    n, c, h, w, rh, rw = sch.get_loops(sch.get_block("S"))
+    c0, c1, c2 = sch.split(c, factors=[None, 2, 16])
+    h0, h1 = sch.split(h, factors=[None, 4])
+    sch.reorder(n, c0, h0, w, c1, rh, rw, h1, c2)
+    sch.fuse(n, c0, h0)
+    update = ("i0_i1_0_i2_0_fused", "i1_2", "i1_1", "i4", "i5", "i2_1", "i3")
+    assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
+    a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
+    b = np.zeros((1, 64, 16, 16), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
+    np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
