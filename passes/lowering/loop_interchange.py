@@ -53,7 +53,7 @@ A T.init the band's loops leave inside it (a split reduction: `if k_0 * 4 + k_1 
 band, in j's prologue, like a decompose_reduction's: every element sees the same writes.
 
 A parallel loop j (the schedule's choice: its iterations are what the threads share) that heads
-a nest the stage would move were j serial is split (`_split`): `j_o` parallel around a serial
+a nest the stage would move were j serial is split (`split_loop`): `j_o` parallel around a serial
 `j` of `width` iterations, which moves inside the band as above. A column sum parallel over
 its columns walked each column (a new line and page per step); split, each thread streams
 strips of rows, one vector accumulator per strip. `width` spans the elements of as many vector
@@ -228,10 +228,10 @@ class LoopInterchange:
         span = max(abs(a.stride(0) or 1) for a in stores)
         elems = self.accumulator_elems(8 * max(a.elem_bytes for a in stores))
         least = 2 if nest.tail is not None else MIN_VECTOR_TRIPS
-        width = _split_width(constant_extent(Loop(j)), max(1, elems // span), least)
+        width = split_width(constant_extent(Loop(j)), max(1, elems // span), least)
         if width is None:
             return None
-        return _nest(_split(Loop(j), width), noalias)
+        return _nest(split_loop(Loop(j), width), noalias)
 
     def _jam_rows(self, j, noalias, moved):
         """The nest of the inner part of loop `j` split in two, when the band `j` heads walks
@@ -272,13 +272,13 @@ class LoopInterchange:
         if tail:
             rows = math.prod(_extent(Loop(o)) for o in nest.loops[len(nest.loops) - nest.rows :])
             chains = self._tail_chains(bits * _extent(Loop(nest.tail))) // rows
-            width = _split_width(extent, chains, 2, nest.strip)
+            width = split_width(extent, chains, 2, nest.strip)
         else:
-            width = _split_width(extent, self.chains(bits), 2)
+            width = split_width(extent, self.chains(bits), 2)
         if width is None:
             return None
         rows = nest.rows
-        nest = _nest(_split(Loop(j), width, divisions=tail), noalias, leaf_tail=leaf_tail)
+        nest = _nest(split_loop(Loop(j), width, divisions=tail), noalias, leaf_tail=leaf_tail)
         if nest is not None:
             nest.unroll_j = tail
             nest.rows = rows
@@ -902,7 +902,7 @@ class _Sweep(_Nest):
         return max(per_set.values(), default=0) > ways
 
 
-def _split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int]:
+def split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int]:
     """The trip count of the inner part of a loop of `extent` split for a nest: the largest
     divisor of `extent` (and of `of`, when given) up to `want` that leaves the outer part two
     iterations or more (None: none does, or it is under `least`)."""
@@ -912,7 +912,7 @@ def _split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[in
     return None
 
 
-def _split(j: Loop, width: int, divisions: bool = False):
+def split_loop(j: Loop, width: int, divisions: bool = False):
     """Loop `j` of constant bounds as a loop of its kind of `extent / width` iterations around
     a serial loop of `width` (returned), the body inside it:
 
@@ -950,7 +950,7 @@ def _split(j: Loop, width: int, divisions: bool = False):
 
 
 def _fold_split(apply, index, width: int) -> None:
-    """`affine.apply` `apply` of `index` (`j_o * width + j + lo`, `_split`'s) rewritten over
+    """`affine.apply` `apply` of `index` (`j_o * width + j + lo`, `split_loop`'s) rewritten over
     j_o and j, a floordiv or mod of `width * X + j` by a multiple of `width` folded (`_fold`):
     a fused loop's row and column (`f floordiv 32`, `(f mod 32) * 16`) step with j alone, as
     linear forms of j at addresses later stages tell apart."""

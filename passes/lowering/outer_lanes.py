@@ -14,7 +14,7 @@ each come from another row, and never the fused loop (its floor divisions are no
 address). So a SiLU ran one scalar exp per element (TVM's build the same, one `expf` call
 each). A fused loop with nothing inside (`fuse` and `parallel` alone) is scalar for the same
 divisions. Split by the lanes of a register (the split's width divides every divisor of the
-fused index, so a strip stays in one row: `loop_interchange._split` folds those divisions),
+fused index, so a strip stays in one row: `loop_interchange.split_loop` folds those divisions),
 the inner part is a vector loop over 16 contiguous columns, the rows inside it walked once per
 strip on vectors (`vectorize-loops`' outer-loop vectorization), the exp a vector polynomial.
 
@@ -47,7 +47,7 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
-from tir_mlir.passes.lowering.loop_interchange import PLAIN_LOOP_ATTRS, _split, _split_width
+from tir_mlir.passes.lowering.loop_interchange import PLAIN_LOOP_ATTRS, split_loop, split_width
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous
 
 MIN_BITS = 128  # the narrowest vector register of every CPU target (SSE2, NEON)
@@ -80,7 +80,7 @@ class OuterLanes:
         if width is None:
             return False
         copy = j.clone(ir.InsertionPoint(j))
-        lanes = Loop(_split(Loop(copy), width, divisions=True))
+        lanes = Loop(split_loop(Loop(copy), width, divisions=True))
         lanes.set(kind="vectorized")
         if _streams(Plan(lanes)):
             j.erase()
@@ -93,7 +93,7 @@ class OuterLanes:
         bits = element_bits(body)
         of = math.gcd(*_divisors(j)) if _divisors(j) else 0
         least = max(2, MIN_BITS // bits)
-        return _split_width(constant_extent(Loop(j)), self.vector_bits // bits, least, of)
+        return split_width(constant_extent(Loop(j)), self.vector_bits // bits, least, of)
 
 
 def _candidate(op) -> bool:

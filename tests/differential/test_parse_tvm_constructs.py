@@ -10,6 +10,7 @@ import pytest
 import tir_mlir
 
 import tvm_oracle
+from shared_programs import INT16X4_BUFFER, int16x4_buffer_reference
 from tvm_same import same_as_tvm
 
 pytestmark = pytest.mark.tvm
@@ -551,29 +552,15 @@ def test_vector_expressions_run_like_tvm():
 
 
 def test_vector_buffer_in_a_block_runs():
-    mod = tir_mlir.parse("""
-@T.prim_func
-def f(A: T.Buffer((4, 8), "int16"), B: T.Buffer((4, 8), "int16")):
-    V = T.alloc_buffer((4, 2), "int16x4")
-    for i, j in T.grid(4, 2):
-        with T.block("v"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            V[vi, vj] = A[vi, vj * 4:vj * 4 + 4] + T.Cast("int16x4", T.Ramp(vj, 2, 4))
-    for i, j in T.grid(4, 2):
-        with T.block("b"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj * 4:vj * 4 + 4] = V[vi, vj] * T.int16x4(3)
-""")
+    mod = tir_mlir.parse(INT16X4_BUFFER)
     a = np.arange(32, dtype="int16").reshape(4, 8)
-    lane = np.arange(8) % 4
-    want = (a + (np.arange(8) // 4 + 2 * lane)) * 3
     for run in (
         lambda b: tir_mlir.build(mod)["f"](a, b),
         lambda b: tir_mlir.interpret(mod, "f", a, b),
     ):
         b = np.zeros_like(a)
         run(b)
-        np.testing.assert_array_equal(b, want)
+        np.testing.assert_array_equal(b, int16x4_buffer_reference(a))
 
 
 @pytest.mark.parametrize(

@@ -151,6 +151,15 @@ def test_row_lanes_under_a_window_move_outside_the_columns():
     np.testing.assert_array_equal(b, a.reshape(1, 4, 16, 2, 16, 2).max(axis=(3, 5)))
 
 
+def _check_avgpool_64x16(mod):
+    """`avgpool(64, 16)` (3x3 window, stride 1, over 64 channels of 18x18) against numpy."""
+    a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
+    b = np.zeros((1, 64, 16, 16), "float32")
+    tir_mlir.build(mod)["main"](a, b)
+    windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
+    np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
+
+
 def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
     """A 3x3 average pool's 32 channels vectorized (a lane jumps a channel) under its 4 rows under
     8 columns: the lane loop does not trade with the columns across the rows (a load along the
@@ -169,11 +178,7 @@ def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
     sch.decompose_reduction(block, rh)
     update = ("i0_i1_0_fused", "i2_0", "i3_0", "i4", "i5", "i2_1", "i1_1", "i3_1")
     assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
-    a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
-    b = np.zeros((1, 64, 16, 16), "float32")
-    tir_mlir.build(sch.mod)["main"](a, b)
-    windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
-    np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
+    _check_avgpool_64x16(sch.mod)
 
 
 def test_gathered_channels_trade_with_the_columns_across_loops_the_stores_move_along():
@@ -190,8 +195,4 @@ def test_gathered_channels_trade_with_the_columns_across_loops_the_stores_move_a
     sch.fuse(n, c0, h0)
     update = ("i0_i1_0_i2_0_fused", "i1_2", "i1_1", "i4", "i5", "i2_1", "i3")
     assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
-    a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
-    b = np.zeros((1, 64, 16, 16), "float32")
-    tir_mlir.build(sch.mod)["main"](a, b)
-    windows = sum(a[:, :, r : r + 16, s : s + 16] for r in range(3) for s in range(3))
-    np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
+    _check_avgpool_64x16(sch.mod)

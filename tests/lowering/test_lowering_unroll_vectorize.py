@@ -10,6 +10,7 @@ import pytest
 import tir_mlir
 from tir_mlir.passes.lowering import pipeline
 from tir_mlir.passes.lowering.unroll_for_vectorize import UnrollForVectorize
+from shared_programs import INT16X4_BUFFER, int16x4_buffer_reference
 from stage_loops import loops_around_stores
 
 RNG = np.random.default_rng(0)
@@ -131,20 +132,8 @@ def test_a_short_loop_around_more_outputs_than_its_iterations_keeps_them():
 def test_a_buffer_of_vector_elements_builds():
     """A loop storing `int16x4` elements (64 bits each) is measured by the vector's bits, not
     asked for a scalar width (the stage asserted: 'vector<4xi16> has no bit width')."""
-    mod = tir_mlir.parse("""
-@T.prim_func
-def f(A: T.Buffer((4, 8), "int16"), B: T.Buffer((4, 8), "int16")):
-    V = T.alloc_buffer((4, 2), "int16x4")
-    for i, j in T.grid(4, 2):
-        with T.block("v"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            V[vi, vj] = A[vi, vj * 4:vj * 4 + 4] + T.int16x4(1)
-    for i, j in T.grid(4, 2):
-        with T.block("b"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj * 4:vj * 4 + 4] = V[vi, vj] * T.int16x4(3)
-""")
+    mod = tir_mlir.parse(INT16X4_BUFFER)
     a = np.arange(32, dtype="int16").reshape(4, 8)
     b = np.zeros_like(a)
     tir_mlir.build(mod)["f"](a, b)
-    np.testing.assert_array_equal(b, (a + 1) * 3)
+    np.testing.assert_array_equal(b, int16x4_buffer_reference(a))

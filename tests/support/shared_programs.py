@@ -3,6 +3,7 @@ ReLU of workloads.py at the size most tests use, and the irregular ones. (Not
 tests/programs.py: that name would clash with benchmarks/programs.py, which some tests put on
 sys.path.)"""
 
+import numpy as np
 from workloads import matmul, mm_relu
 
 # 16x16x16 float32 matmul with T.init, one block "C".
@@ -88,3 +89,25 @@ def main(A: T.Buffer((64, 16), "float32"), B: T.Buffer((64, 64), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj // 4] * T.float32(3)
 """
+
+# A buffer of vector elements: V (4, 2) of int16x4 = A's rows in 4-lane slices plus a ramp, then
+# B = V * 3 back into (4, 8) int16 (blocks "v", "b"); `int16x4_buffer_reference` is its result.
+INT16X4_BUFFER = """
+@T.prim_func
+def f(A: T.Buffer((4, 8), "int16"), B: T.Buffer((4, 8), "int16")):
+    V = T.alloc_buffer((4, 2), "int16x4")
+    for i, j in T.grid(4, 2):
+        with T.block("v"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            V[vi, vj] = A[vi, vj * 4:vj * 4 + 4] + T.Cast("int16x4", T.Ramp(vj, 2, 4))
+    for i, j in T.grid(4, 2):
+        with T.block("b"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj * 4:vj * 4 + 4] = V[vi, vj] * T.int16x4(3)
+"""
+
+
+def int16x4_buffer_reference(a):
+    """INT16X4_BUFFER's B for an int16 (4, 8) A: lane l of slice j adds j + 2 l."""
+    lane = np.arange(8) % 4
+    return (a + (np.arange(8) // 4 + 2 * lane)) * 3
