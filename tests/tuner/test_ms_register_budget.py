@@ -168,3 +168,63 @@ def test_short_tune_is_within_budget_and_correct(tmp_path):
     x, w, out = conv2d_inputs(c, hw, f)
     tir_mlir.build(sch.mod)["conv2d"](x, w, out)
     np.testing.assert_allclose(out, conv2d_numpy(x, w), rtol=1e-4, atol=1e-4)
+
+
+def _matmul_sketches(n: int, target: str):
+    from programs import matmul_tvmscript
+
+    mod = parse(matmul_tvmscript(n))
+    ctx = TuneContext(mod, target, search_strategy="replay-trace", rand_state=0)
+    return mod, [s.trace for s in ctx.generate_design_space()]
+
+
+def _whole_k(sch, n: int) -> bool:
+    return _tile_decisions(sch)[2] == [1, n]
+
+
+def test_packing_points_fill_the_budget_over_the_whole_reduction():
+    """A packing point's register tile takes half the budget or more, fills a vector and
+    accumulates over all of `k`: the 8 x 32 tile over k 1x512 is one; the same tile over k
+    4x128, a 16 x 1 column and a 2 x 16 tile are not."""
+    mod, sketches = _matmul_sketches(512, AVX512)
+    budget = RegisterBudget(24, 512)
+
+    def point(i, j, k):
+        sch = replay(mod, [], _with_tiles(sketches[0], {0: i, 1: j, 2: k}), 0)
+        assert not isinstance(sch, str), sch
+        return sch
+
+    assert budget.packs(point([2, 1, 32, 8], [1, 4, 4, 32], [1, 512]))
+    assert not budget.packs(point([2, 1, 32, 8], [1, 4, 4, 32], [4, 128]))
+    assert not budget.packs(point([2, 1, 16, 16], [32, 4, 4, 1], [1, 512]))
+    assert not budget.packs(point([2, 8, 16, 2], [1, 4, 8, 16], [1, 512]))
+    task = ReplayTask(mod, sketches, [], [], None, budget)
+    for seed in range(6):
+        sch = task.packing_point(seed % len(sketches), seed)
+        assert not isinstance(sch, str), sch
+        assert budget.packs(sch) and _whole_k(sch, 512), _tile_decisions(sch)
+        assert all(12 <= regs <= 24 for _, regs in budget.tiles(sch))
+    assert ReplayTask(mod, sketches, [], [], None).packing_point(0, 1) == "NoPackingPoint"
+
+
+def test_the_first_round_measures_packing_points():
+    """The search's first round (a model that cannot rank yet) measures packing_share of its
+    candidates from packing points: with it 4 or more of 32 tile the 1024 matmul's whole `k`
+    into registers that fill half the budget; without it (the random walks alone) at most
+    one does."""
+    from programs import matmul_tvmscript
+
+    mod = parse(matmul_tvmscript(1024))
+    budget = RegisterBudget.of_target(AVX512)
+    assert budget is not None
+    counts = []
+    for share in (0.125, 0.0):
+        search = ms.search_strategy.EvolutionarySearch(packing_share=share)
+        ctx = TuneContext(mod, AVX512, search_strategy=search, rand_state=3)
+        model = ms.cost_model.RandomModel(seed=0)  # (cannot rank: a first round)
+        search.pre_tuning(32, 32, ctx.generate_design_space(), None, model)
+        cands = search.generate_measure_candidates()
+        assert cands is not None and len(cands) == 32
+        scheds = [replay(mod, [], c.sch.trace.without_postproc(), 0) for c in cands]
+        counts.append(sum(budget.packs(s) and _whole_k(s, 1024) for s in scheds))
+    assert counts[0] >= 4 and counts[1] <= 1, counts

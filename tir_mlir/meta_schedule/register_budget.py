@@ -30,6 +30,9 @@ from tir_mlir.passes.lowering.cpu_model import cpu_model
 # The share of the vector registers a tile's accumulators may take: the rest hold the FMA's
 # operands (3/4: 24 of AVX-512's 32 zmm, 12 of AVX2's 16 ymm, the 6 x 16 GEMM kernels' 12).
 ACCUMULATOR_SHARE = 3 / 4
+# The least share of that budget a packing point's register tile takes (`RegisterBudget.packs`):
+# half, so that its accumulators are enough independent chains to cover the FMA latency.
+PACKING_SHARE = 1 / 2
 
 
 @dataclass(frozen=True)
@@ -86,3 +89,52 @@ class RegisterBudget:
     def admits(self, sch) -> bool:
         """True when every tiled block's accumulators fit the budget."""
         return all(regs <= self.registers for _, regs in self.tiles(sch))
+
+    def packs(self, sch) -> bool:
+        """True when `sch` is a packing point: it fills the registers (`fills`) and every
+        tiled block accumulates over its whole reduction (each reduction loop outside the
+        innermost group of them runs once): BLAS's form, the operand panels streamed through
+        a register tile that is stored once."""
+        tiled = self._tiled(sch)
+        with get_context():
+            return bool(tiled) and all(self._fills(op) and _whole(op) for op in tiled)
+
+    def fills(self, sch) -> bool:
+        """True when `sch` has a tiled block and every tiled block's register tile takes
+        between PACKING_SHARE of the budget and all of it, its innermost (vectorized) loop
+        a vector or more."""
+        tiled = self._tiled(sch)
+        with get_context():
+            return bool(tiled) and all(self._fills(op) for op in tiled)
+
+    @staticmethod
+    def _tiled(sch) -> list:
+        with get_context():
+            return [
+                op
+                for func in sch.mod.functions.values()
+                for op in walk_all(func)
+                if structure.is_block(op) and TILING_STRUCTURE in Block(op).annotations
+            ]
+
+    def _fills(self, op) -> bool:
+        registers = self._registers(op)
+        if registers is None or not PACKING_SHARE * self.registers <= registers <= self.registers:
+            return False
+        written = ir.MemRefType(buffer_util.block_writes(Block(op))[0].type)
+        innermost = Loop(structure.enclosing_loops(op)[-1]).extent
+        # (an int: _registers read every extent of the register tile as one)
+        return isinstance(innermost, int) and innermost >= self.lanes(
+            dtype_of(written.element_type)
+        )
+
+
+def _whole(op) -> bool:
+    """True when the tiled block `op` runs every reduction loop outside the innermost group
+    of them once."""
+    loops = structure.enclosing_loops(op)
+    kinds = [structure.loop_iter_type(lp) for lp in loops]
+    first = max(k for k, kind in enumerate(kinds) if kind == "R")
+    while first > 0 and kinds[first - 1] == "R":
+        first -= 1
+    return all(Loop(lp).extent == 1 for k, lp in enumerate(loops[:first]) if kinds[k] == "R")

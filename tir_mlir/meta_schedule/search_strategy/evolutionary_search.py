@@ -22,7 +22,13 @@ result is never slower than the input.
 
 On a CPU target the random samples and the mutants fit the target's register budget
 (register_budget.py: no multi-level tile whose accumulators must spill; a sample over it is
-drawn again, a mutant over it dropped); `register_budget=False` turns that off.
+drawn again, a mutant over it dropped); `register_budget=False` turns that off. There the first
+round also measures `packing_share` of its candidates from packing points of the sketches
+(`RegisterBudget.packs`: a register tile that fills half the budget or more and accumulates
+over the whole reduction, the other decisions drawn at random): such tiles are one draw in
+about 200 random draws, so a first round of random walks measures one or none, and a cost model
+trained on other tiles does not propose them (the 1024 matmul's 8 x 32 tile over all of `k`,
+the BLAS form, was never measured by a 256-trial tune).
 The replays (sampling, mutation, postprocessing, feature extraction) run in
 `context.num_threads` worker processes (replay_jobs.py); the candidates come back as traces
 and features, and only those picked for measurement are replayed here.
@@ -57,6 +63,7 @@ class EvolutionarySearch(SearchStrategy):
         genetic_max_fail_count: int = 10,
         eps_greedy: float = 0.05,
         register_budget: bool = True,
+        packing_share: float = 0.125,
     ):
         super().__init__()
         self.population_size = population_size
@@ -68,6 +75,7 @@ class EvolutionarySearch(SearchStrategy):
         self.genetic_max_fail_count = genetic_max_fail_count
         self.eps_greedy = eps_greedy
         self.register_budget = register_budget
+        self.packing_share = packing_share
 
     def pre_tuning(self, *args, **kwargs) -> None:
         super().pre_tuning(*args, **kwargs)
@@ -138,7 +146,8 @@ class EvolutionarySearch(SearchStrategy):
 
     def _round(self, n: int) -> Optional[List[MeasureCandidate]]:
         if not getattr(self.cost_model, "can_rank", lambda: True)():
-            return self._pick([], self._random_walks(n + max(8, n // 4)), n)
+            packing = self._packing_points(int(round(n * self.packing_share)))
+            return self._pick(packing, self._random_walks(n + max(8, n // 4)), n)
         best = self._best_measured(int(self.population_size * self.init_measured_ratio))
         randoms = self._random_samples(
             max(self.population_size - len(best), self.init_min_unmeasured)
@@ -237,6 +246,17 @@ class EvolutionarySearch(SearchStrategy):
                 else:
                     out.append(c)
         return out
+
+    def _packing_points(self, k: int) -> list:
+        """Up to k random packing points of the sketches (register_budget.py: a register tile
+        filling the budget over the whole reduction), fewer where the draws find none; none
+        without a register budget (a GPU target, or turned off)."""
+        if self._replayer.local.budget is None or k <= 0:
+            return []
+        jobs = [
+            ("pack", self.rng.randrange(len(self.design_spaces)), self._seed()) for _ in range(k)
+        ]
+        return [c for c in self._run(jobs) if c is not None]
 
     def _random_walks(self, k: int) -> list:
         """k random samples, each mutated in up to genetic_num_iters steps (how many drawn at

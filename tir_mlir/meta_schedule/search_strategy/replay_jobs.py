@@ -3,6 +3,8 @@ task that does not pickle): the search is CPU-bound Python, and the cores sit id
 runs between rounds of measurement.
 
 A job is ("sample", sketch index, seed): a random candidate of a design-space sketch;
+("pack", sketch index, seed): a random packing point of a sketch (its register tile fills the
+register budget and accumulates the whole reduction: register_budget.py);
 ("mutate", parent trace JSON, mutator index, seed): a mutator applied to a parent and the
 child replayed; or ("replay", trace JSON, seed). Its result is ("ok", key, trace JSON,
 features) -- the key is the trace without its postprocessing part, printed (equal keys,
@@ -17,6 +19,7 @@ import atexit
 import hashlib
 import json
 import logging
+import math
 import pickle
 import random
 from collections import OrderedDict
@@ -33,6 +36,10 @@ _MUTATED_KEPT = 4096  # replays of mutated traces a task remembers (parents repe
 # (a sample is within it a third of the time or more on the conv2d and matmul sketches).
 SAMPLE_DRAWS = 32
 REGISTER_BUDGET = "RegisterBudget"  # the rejection of a candidate whose tile must spill
+# Draws of a sketch's decisions until one fills the registers (register_budget.py: about one
+# in seven of the 1024 matmul's sketches does).
+PACKING_DRAWS = 100
+NO_PACKING_POINT = "NoPackingPoint"
 
 
 def fresh_decisions(trace: Trace) -> Trace:
@@ -72,6 +79,17 @@ def replay(mod, postprocs, trace: Trace, seed: int, budget: Optional[RegisterBud
     return sch
 
 
+def _applied(mod, trace: Trace, seed: int):
+    """The Schedule of `trace` on `mod` (its undecided samples drawn from `seed`) without
+    postprocessors, or None when it does not replay."""
+    sch = Schedule(mod, seed=seed)
+    try:
+        trace.apply_to_schedule(sch, remove_postproc=True, trusted=True)
+    except Exception:  # noqa: BLE001 - a draw that does not replay is drawn again
+        return None
+    return sch
+
+
 class ReplayTask:
     """What replaying a task's candidates needs; `run(job)` gives the job's result."""
 
@@ -103,10 +121,52 @@ class ReplayTask:
             sch = self.replay(trace, rng.randrange(1, 2**31 - 1), self.budget)
         return sch
 
+    def packing_point(self, sketch: int, seed: int):
+        """A random candidate of a sketch that is a packing point of the register budget
+        (`RegisterBudget.packs`), or NO_PACKING_POINT (none found, or no budget). Decisions
+        are drawn (seeds drawn from `seed`) until a draw fills the registers
+        (`RegisterBudget.fills`), up to PACKING_DRAWS times; then each tile whose innermost
+        level may be its whole loop becomes that where the register tiles stay as they are
+        (a reduction loop's, `_whole_reductions`)."""
+        if self.budget is None:
+            return NO_PACKING_POINT
+        rng, trace = random.Random(seed), fresh_decisions(self.sketches[sketch])
+        for _ in range(PACKING_DRAWS):
+            sch = _applied(self.mod, trace, rng.randrange(1, 2**31 - 1))
+            if sch is not None and self.budget.fills(sch):
+                sch = self._whole_reductions(sch)
+                if self.budget.packs(sch):
+                    return self.replay(sch.trace, seed)
+        return NO_PACKING_POINT
+
+    def _whole_reductions(self, sch):
+        """`sch` with every sampled tile whose innermost level may be the whole loop (its
+        max_innermost_factor) made that, one at a time, where the block's register tiles
+        stay the same (so not a spatial tile of the register tile: a reduction's)."""
+        budget = self.budget
+        assert budget is not None
+        tiles = budget.tiles(sch)
+        trace = sch.trace.without_postproc()
+        for k in range(len(trace.insts)):
+            inst = trace.insts[k]
+            if inst.name != "sample_perfect_tile":
+                continue
+            decision = inst.args["decision"]
+            extent = math.prod(decision)
+            if decision[-1] == extent or inst.args["max_innermost_factor"] < extent:
+                continue
+            whole = trace.with_decision(inst, [1] * (len(decision) - 1) + [extent])
+            tried = _applied(self.mod, whole, 1)
+            if tried is not None and budget.tiles(tried) == tiles:
+                sch, trace = tried, whole
+        return sch
+
     def run(self, job) -> tuple:
         kind = job[0]
         if kind == "sample":
             return self._result(self.sample(job[1], job[2]))
+        if kind == "pack":
+            return self._result(self.packing_point(job[1], job[2]))
         if kind == "replay":
             return self._result(self.replay(Trace.from_json(job[1]), job[2]))
         _, parent, m, seed = job
