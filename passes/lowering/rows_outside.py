@@ -16,9 +16,9 @@ than with 28: benchmarks/README.md, "session 11, int8"). Each row outside is one
 product with one carried sum: the unsplit loop's code.
 
 A loop of rows qualifies when:
-- it is innermost, serial, of constant bounds and step 1, more steps than the budget, and
-  `_gathers_walked_by_parent` holds for it (it stores integers, gathers, and a perfect nest of
-  serial loops around it walks every gathered load contiguously);
+- it is innermost, serial (or vectorized: below), of constant bounds and step 1, more steps
+  than the budget, and `_gathers_walked_by_parent` holds for it (it stores integers, gathers,
+  and a perfect nest of serial loops around it walks every gathered load contiguously);
 - every store in it is at an address that moves with the rows and with none of the nest's
   loops (a row's sum), and every load of a stored buffer is at that address: the rows are
   independent, so running each row's steps together keeps every row's order of updates.
@@ -28,6 +28,15 @@ reduction as one loop (`coalesce-loops` joins a split one). The rows loop then r
 nest's outermost loop, holding the nest, which holds its body. `unroll-loops` asks `nest`
 before unrolling a `T.unroll` loop: one in such a nest stays a loop, since its unrolled copies
 of the rows loop would hide the nest from this stage.
+
+A `T.vectorized` loop of rows (the schedule's `vectorize`) is such rows too when every load
+that moves along the nest is walked by it contiguously (`_walked`: a column read along `k`, one
+byte for all lanes, would be gathered along `k` by the rows' scalar form, so it keeps its
+broadcast) and the rows either qualify above or fit the budget: it is made serial first
+(`_scalar_lanes`), and `auto-vectorize` then leaves it scalar. As lanes, every step of the
+reduction gathered one byte of each row per insert, as TVM's code does; an int8 dot with 8
+vectorized rows inside `k` ran several times slower than with the rows scalar
+(benchmarks/README.md, "session 13, int8").
 """
 
 from typing import Optional
@@ -42,6 +51,7 @@ from tir_mlir.passes.lowering.auto_vectorize import (
     _WALKING_KINDS,
     _atom,
     _gathers_walked_by_parent,
+    _strides,
     _walking_nest,
 )
 from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
@@ -66,30 +76,68 @@ class RowsOutside:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             loops = [Loop(o) for o in walk_all(f) if o.name == "affine.for"]
+            for lanes in [lp for lp in loops if self._scalar_lanes(lp)]:
+                lanes.set(kind="serial")
             moves = [(r, n) for r, n in ((r, self._nest(r)) for r in loops) if n]
             for rows, nest in moves:
                 _move_out(rows, nest[-1])
 
     def _nest(self, rows: Loop) -> Optional[list]:
         """The walking nest around `rows` (innermost first) when the rows qualify."""
-        if rows.kind != "serial" or not constant_loop(rows) or rows.step != 1:
+        nest = self._walked_rows(rows)
+        if nest is None or constant_extent(rows) <= self.budget:
+            return None
+        if not _independent_rows(rows, nest):
+            return None
+        return _widened(rows, nest)
+
+    def _walked_rows(self, rows: Loop) -> Optional[list]:
+        """The walking nest around `rows` (innermost first) when `rows` is an innermost loop of
+        constant bounds and step 1 (serial, or vectorized when `_walked` holds) of integer sums
+        whose gathered loads the nest walks contiguously."""
+        if rows.kind not in ("serial", "vectorized") or not constant_loop(rows) or rows.step != 1:
             return None
         if any(o.name == "affine.for" for o in walk_all(rows.op) if o != rows.op):
-            return None
-        if constant_extent(rows) <= self.budget:
             return None
         lanes = max(1, self.vector_bits // element_bits(rows.body))
         if not _gathers_walked_by_parent(rows, lanes):
             return None
         nest = _walking_nest(rows, lanes)
-        if not _independent_rows(rows, nest):
+        if rows.kind == "vectorized" and not _walked(rows, nest):
             return None
-        return _widened(rows, nest)
+        return nest
+
+    def _scalar_lanes(self, lanes: Loop) -> bool:
+        """Whether `lanes`, a `T.vectorized` loop, runs as rows: made serial, `auto-vectorize`
+        leaves it scalar (at most the budget's rows, each sum carried in a register) or this
+        stage moves it out of the nest."""
+        if lanes.kind != "vectorized" or self._walked_rows(lanes) is None:
+            return False
+        if not any(o.name == "memref.store" for o in walk_all(lanes.op)):
+            return False
+        return constant_extent(lanes) <= self.budget or self._nest(lanes) is not None
 
     def nest(self, rows: Loop) -> Optional[list]:
         """The loops `rows` moves around (innermost first) when it qualifies, else None;
         `unroll-loops` asks it before unrolling a `T.unroll` loop of that nest."""
         return self._nest(rows)
+
+
+def _walked(rows: Loop, nest: list) -> bool:
+    """Whether every load in `rows` that moves along `nest` moves as one loop over the nest
+    would, one element per step (as `_gathers_walked_by_parent` asks of the gathered ones)."""
+    for op in walk_all(rows.op):
+        if op.name != "memref.load":
+            continue
+        strides = _strides(op, nest)
+        if strides is None:
+            return False
+        walk = 1
+        for outer, stride in zip(nest, strides):
+            if any(strides) and stride != walk:
+                return False
+            walk *= constant_extent(outer)
+    return True
 
 
 def _widened(rows: Loop, nest: list) -> list:

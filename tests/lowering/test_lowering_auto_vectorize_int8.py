@@ -102,6 +102,67 @@ def test_more_int8_rows_than_registers_inside_an_unrolled_k1_run_outside_k():
     _check_scalar_int8_rows(sch, seed=3)
 
 
+def _vectorized_rows_inside_k(rows: int) -> Schedule:
+    """Issue 28's 0242 of seed 341660906: `rows` rows split off, inside the whole k, and
+    vectorized by the schedule, the reduction decomposed at k."""
+    sch = Schedule(tir_mlir.parse(_dot("int8", "int32")))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, rows])
+    sch.reorder(i0, k, i1)
+    sch.vectorize(i1)
+    sch.decompose_reduction(block, k)
+    return sch
+
+
+def test_vectorized_int8_rows_inside_k_run_as_scalar_rows():
+    """The schedule's vectorize made the 8 rows lanes gathered byte by byte every k step (as
+    TVM's code does); `rows-outside` makes the loop serial, so the rows are carried sums and
+    LLVM vectorizes k over each row's contiguous bytes."""
+    _check_scalar_int8_rows(_vectorized_rows_inside_k(8), seed=4)
+
+
+def test_more_vectorized_int8_rows_than_registers_run_outside_k():
+    """64 vectorized rows: more sums than registers, so the rows also move around k."""
+    sch = _vectorized_rows_inside_k(64)
+    assert re.search(
+        r"to %c256 step %c1\w* iter_args", emit_text(sch.mod.module, "scf", target=SPR)
+    )
+    _check_scalar_int8_rows(sch, seed=5)
+
+
+def test_vectorized_int8_rows_reading_a_column_stay_vectorized():
+    """8 rows of A times one column of B (B[k, 3], a byte for all lanes, 16 bytes apart along
+    k) as the lanes inside k: the rows' scalar form would gather B's column along k, so the
+    schedule's vectorize stays."""
+    sch = Schedule(tir_mlir.parse(_ROWS_TIMES_COLUMN))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 8])
+    sch.reorder(i0, k, i1)
+    sch.vectorize(i1)
+    assert "vector<8xi32>" in emit_text(sch.mod.module, "scf", target=SPR)
+    rng = np.random.default_rng(6)
+    a = rng.integers(-128, 128, (32, 64)).astype("int8")
+    b = rng.integers(-128, 128, (64, 16)).astype("int8")
+    c = np.zeros(32, "int32")
+    tir_mlir.build(sch.mod)["main"](a, b, c)
+    np.testing.assert_array_equal(c, a.astype("int32") @ b[:, 3].astype("int32"))
+
+
+_ROWS_TIMES_COLUMN = """
+@T.prim_func
+def main(A: T.Buffer((32, 64), "int8"), B: T.Buffer((64, 16), "int8"), C: T.Buffer((32,), "int32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(32, 64):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = 0
+            C[vi] = C[vi] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vk, 3])
+"""
+
+
 def test_float_rows_stay_vectorized():
     """A float sum over k is not reordered by LLVM: left scalar, nothing would vectorize it,
     so the 8 rows stay one vector (built from gathered lanes)."""
