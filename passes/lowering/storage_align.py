@@ -17,6 +17,14 @@ compacted region): a cache_read tile of one column, [16, 1] per iteration of its
 its natural strides and stays in registers, where padding the whole 512 x 1024 buffer first
 left a 2 MiB copy that compact-buffers could not shrink (it compacts plain allocations only).
 
+An axis of extent 1 is not aligned: its stride addresses nothing, and a one-row tile padded
+(1 x 12 in 17 floats) kept a strided view and a tail of padding for nothing. A float buffer's
+padding is zeroed where the buffer is allocated (`pad_runs`, a loop nest of stores): LLVM does a
+row of 12 floats as 8 + 4 lanes and, the allocation being dereferenceable, loads the 4 as 8, so
+the padding's stack garbage went through the float math in lanes it then dropped, and garbage
+that reads as a denormal costs an FP assist per instruction (benchmarks/README.md, "session 13,
+storage_align padding").
+
 Every access keeps using %Y, now of the strided type. Strides follow TVM's rule: from the
 innermost dimension out, the stride is the natural one (inner stride x inner extent), raised on
 an aligned axis to the next value with `stride % factor == offset`; the allocation holds
@@ -27,7 +35,7 @@ layout), hence the flat allocation and the view.
 """
 
 from mlir import ir
-from mlir.dialects import memref
+from mlir.dialects import affine, arith, memref
 
 from tir_mlir.dialect.buffers import buffer_name
 from tir_mlir.dialect.ops import Block
@@ -142,9 +150,10 @@ def _pad(alloc, aligns):
     if not mtype.has_static_shape:
         return  # (a symbolic shape keeps its natural layout: the padding is a hint)
     shape = list(mtype.shape)
-    strides = aligned_strides(shape, aligns)
+    strides = aligned_strides(shape, {a: v for a, v in aligns.items() if shape[a] > 1})
     if strides == aligned_strides(shape, {}):
         return
+    runs = pad_runs(shape, strides) if isinstance(mtype.element_type, ir.FloatType) else []
     flat_type = ir.MemRefType.get(
         [strides[0] * shape[0]], mtype.element_type, memory_space=mtype.memory_space
     )
@@ -158,6 +167,8 @@ def _pad(alloc, aligns):
     with ir.InsertionPoint(alloc), alloc.location:
         flat = make(flat_type, [], [])
         view = memref.ReinterpretCastOp(view_type, flat.result, [], [], [], [0], shape, strides)
+        for run in runs:
+            _zero_run(flat.result, strides, shape, run, ir.InsertionPoint(alloc))
     for name in alloc.attributes:
         flat.operation.attributes[name] = alloc.attributes[name]
     for use in list(alloc.results[0].uses):
@@ -165,3 +176,36 @@ def _pad(alloc, aligns):
             use.owner.operands[0] = flat.result
     alloc.results[0].replace_all_uses_with(view.result)
     alloc.erase()
+
+
+def pad_runs(shape, strides) -> list:
+    """The padding of a layout as runs (axis, start, length): for every index (i0, ..., ik) of
+    the axes up to `axis`, the `length` elements from sum(strides[j] * ij) + start hold no
+    element (start: where the slice of axis `axis` ends, its natural extent). The runs of all
+    axes are disjoint and cover every padding element of the strides[0] * shape[0]."""
+    runs = []
+    for axis in range(len(shape)):
+        start = strides[axis + 1] * shape[axis + 1] if axis + 1 < len(shape) else 1
+        if strides[axis] > start:
+            runs.append((axis, start, strides[axis] - start))
+    return runs
+
+
+def _zero_run(flat: ir.Value, strides, shape, run, ip: ir.InsertionPoint):
+    """Store 0 to the padding elements of `run` (pad_runs) of the flat allocation at `ip`: a
+    loop nest over the axes up to its axis (those of extent 1 left out) and over the run."""
+    axis, start, length = run
+    loops = [(shape[a], strides[a]) for a in range(axis + 1) if shape[a] > 1]
+    loops += [(length, 1)] if length > 1 else []
+    expr, ivs = ir.AffineExpr.get_constant(start), []
+    for extent, stride in loops:
+        loop = affine.AffineForOp(0, extent, ip=ip)
+        with ir.InsertionPoint(loop.body):
+            affine.AffineYieldOp([])
+        ip = ir.InsertionPoint.at_block_begin(loop.body)
+        expr = expr + ir.AffineExpr.get_dim(len(ivs)) * stride
+        ivs.append(loop.induction_variable)
+    element = ir.MemRefType(flat.type).element_type
+    zero = arith.ConstantOp(element, 0.0, ip=ip)
+    index = affine.AffineApplyOp(ir.AffineMap.get(len(ivs), 0, [expr]), ivs, ip=ip)
+    memref.StoreOp(zero.result, flat, [index.result], ip=ip)
