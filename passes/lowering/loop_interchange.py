@@ -327,6 +327,16 @@ class LoopInterchange:
         return self.chains(min(bits, widest)) // registers
 
 
+def streams(j, noalias, line_bytes: int) -> bool:
+    """Whether serial loop `j` heads a nest the stage would interchange (its first rule), or
+    one whose band LLVM unrolls whole (`UNROLLED_BAND_OPS`) with `j` then a vector loop
+    around it (`_vectorizable`): either way `j` ends up walking along rows."""
+    nest = _nest(j, noalias)
+    if nest is None or not nest.legal():
+        return False
+    return nest.profitable(line_bytes) or (nest.small() and nest._vectorizable(0))
+
+
 def _free(nest, moved) -> bool:
     """Whether no loop of `nest` belongs to a nest already interchanged."""
     return not any(l == m for l in nest.loops for m in moved)
@@ -692,9 +702,13 @@ class _Nest:
             rows += 1
         return rows
 
-    def profitable(self, line_bytes: int) -> bool:
+    def small(self) -> bool:
+        """Whether LLVM unrolls the band whole (`UNROLLED_BAND_OPS`)."""
         trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
-        if trips * len(self.body) <= UNROLLED_BAND_OPS:
+        return trips * len(self.body) <= UNROLLED_BAND_OPS
+
+    def profitable(self, line_bytes: int) -> bool:
+        if self.small():
             return False
         inner = len(self.ivs) - 1
         if self.tail is not None:

@@ -29,6 +29,7 @@ _STAGES = {
     "version-guards": ("version_guards", "VersionGuards"),
     "safe-division": ("safe_division", "SafeDivision"),
     "prefetch": ("prefetch", "Prefetch"),
+    "spatial-out": ("spatial_out", "SpatialOut"),
     "loop-interchange": ("loop_interchange", "LoopInterchange"),
     "lane-interchange": ("lane_interchange", "LaneInterchange"),
     "unroll-loops": ("unroll", "UnrollLoops"),
