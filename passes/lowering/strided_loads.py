@@ -17,6 +17,20 @@ lane's and the last lane's, in one row, so nothing the program did not touch. A 
 one load and no shuffle. Under 4 lanes two apart the shuffle and the second load cost what the
 inserts did, and the build stays.
 
+The window's other column reads the odd elements of the same span: 2n elements, two whole
+loads, that an even and an odd shuffle split (TVM's code: LLVM's interleaved group). Two builds
+of one block, lanes `x + 2k` and `x + 1 + 2k` (the window column unrolled), each load the span's
+halves and shuffle out their own elements: the loads are the same, and LLVM keeps one pair. A
+build inside a loop of two iterations whose IV `r` enters its last index with coefficient 1 and
+no other index (the window column rolled around the lanes) loads the span at its index less `r`
+(plus the loop's first value), makes both shuffles and picks one by `r`: once LLVM unrolls that
+loop, the pick is a constant and the copies' loads are one pair. That loop must hold no write of
+the memref and have only `scf.for`s of constant bounds between it and the build, and the build's
+other indices must be defined outside it (so the two iterations' loads are the same values),
+and it must be small enough for LLVM to unroll whole (`UNROLLED_BAND_OPS`; rolled, each
+iteration would pay both shuffles and a pick and share no load);
+both halves of the span are read by the program, so nothing new is touched.
+
 A `vector.from_elements` is rewritten when every lane is a `memref.load` of one memref (last
 dimension of unit stride) in its block, the lanes' indices equal in every dimension but the last
 (as linear forms), and the last one the first lane's plus s times the lane, s 1 (2 with at
@@ -25,13 +39,16 @@ that memref (a store to another `noalias` argument or allocation is fine) or hol
 a call.
 """
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith, vector
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import functions
+from tir_mlir.passes.lowering.common import defined_outside, functions, scf_bounds, trip_count
+from tir_mlir.passes.lowering.loop_interchange import UNROLLED_BAND_OPS
 
 STORES = ("memref.store", "vector.store", "vector.maskedstore", "vector.transfer_write")
 STRIDES = (1, 2)  # the lanes of two registers at most
@@ -46,12 +63,27 @@ class StridedLoads:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            noalias = noalias_args(f)
-            memo: dict = {}
-            for op in [o for o in walk_all(f) if o.name == "vector.from_elements"]:
-                plan = _plan(op, memo)
-                if plan is not None and _unwritten(op, plan[0], noalias):
-                    _rewrite(op, *plan)
+            for op, loads, step, half in _plans(f):
+                _rewrite(op, loads, step, half)
+
+
+def _plans(f) -> list:
+    """(build, its loads, stride, half: see `_rewrite`) of every build of `f` to rewrite."""
+    noalias = noalias_args(f)
+    memo: dict = {}
+    plans = []
+    for op in [o for o in walk_all(f) if o.name == "vector.from_elements"]:
+        plan = _plan(op, memo)
+        if plan is not None and _unwritten(op, plan[0], noalias):
+            plans.append((op, *plan))
+    halves = _sibling_halves(plans, memo, noalias)
+    out = []
+    for op, loads, step in plans:
+        half = halves.get(id(op))
+        if half is None and step == 2:
+            half = _pair_loop(op, loads, memo, noalias)
+        out.append((op, loads, step, half))
+    return out
 
 
 def _leaf(value):
@@ -110,12 +142,113 @@ def _unwritten(op, loads, noalias) -> bool:
     return True
 
 
-def _rewrite(op, loads, step: int):
+def _pair_loop(op, loads, memo, noalias):
+    """(IV, first value) of the loop that reads the other half of a stride-2 build's span,
+    or None. Such a loop (a 2x2 max pool's window column `rx`: lanes `A[.., 2 x + rx]`) runs
+    twice, its IV enters the lanes' last index with coefficient 1 and no other index, so its
+    two iterations read the even and the odd elements of one span of 2n: two loads there and
+    an even and an odd shuffle serve both, one picked by the IV (after LLVM unrolls the loop,
+    the two iterations' loads are the same and the pick is a constant). Only loops around the
+    build (none but `scf.for`s of at least one iteration between), its indices defined
+    outside but for the IV, and the loop writing nothing of the memref."""
+    forms = [value_linear(i, _leaf, memo) for i in list(loads[0].operands)[1:]]
+    parent = op.operation.parent
+    while parent is not None and parent.name == "scf.for":
+        bounds = scf_bounds(parent)
+        if bounds is None or bounds[1] - bounds[0] < 1:
+            return None
+        iv = parent.regions[0].blocks[0].arguments[0]
+        if (
+            bounds[2] == 1
+            and bounds[1] - bounds[0] == 2
+            and forms[-1].terms.get(iv) == 1
+            and all(iv not in f.terms for f in forms[:-1])
+        ):
+            outside = all(a == iv or defined_outside(a, parent) for f in forms for a in f.terms)
+            if outside and _unrolled(parent) and _loop_unwritten(parent, loads[0], noalias):
+                return iv, bounds[0]
+            return None
+        parent = parent.parent
+    return None
+
+
+def _sibling_halves(plans, memo, noalias) -> dict:
+    """id(build) -> 0 or 1 for two stride-2 builds of one block that are the even and the odd
+    elements of one span (a window column unrolled: lanes `A[.., 2 x]` and `A[.., 2 x + 1]`):
+    each reads the span's two halves whole, so the second reads what the first did."""
+    rows: dict = {}
+    for op, loads, step in plans:
+        if step != 2:
+            continue
+        forms = [value_linear(i, _leaf, memo) for i in list(loads[0].operands)[1:]]
+        key = (
+            op.operation.block,
+            loads[0].operands[0],
+            len(loads),
+            tuple(f.key() for f in forms[:-1]),
+            frozenset(forms[-1].terms.items()),
+        )
+        rows.setdefault(key, {})[forms[-1].const] = (op, loads)
+    halves: dict = {}
+    for starts in rows.values():
+        for const, (even, even_loads) in sorted(starts.items()):
+            odd = starts.get(const + 1)
+            if odd is None or id(even) in halves or id(odd[0]) in halves:
+                continue
+            ops = [o.operation for o in even.operation.block.operations]
+            later = max((even, odd[0]), key=lambda o: ops.index(o.operation))
+            if _unwritten(later, even_loads + odd[1], noalias):
+                halves[id(even)], halves[id(odd[0])] = 0, 1
+    return halves
+
+
+def _unrolled(loop) -> bool:
+    """Whether LLVM unrolls the pair loop whole (`UNROLLED_BAND_OPS`): rolled, each iteration
+    would make both shuffles and pick one, and no loads would be shared."""
+    return 2 * _value_ops(loop.regions[0].blocks[0]) <= UNROLLED_BAND_OPS
+
+
+def _value_ops(block) -> float:
+    """Stores and ops on values other than indices and constants in `block`, an inner loop
+    counted unrolled (what LLVM's unroller weighs once the index arithmetic has folded)."""
+    count = 0.0
+    for op in block.operations:
+        op = op.operation
+        if op.name == "scf.for":
+            trips = trip_count(op)
+            count += math.inf if trips is None else trips * _value_ops(op.regions[0].blocks[0])
+        elif op.name in STORES or any(not isinstance(r.type, ir.IndexType) for r in op.results):
+            count += op.name != "arith.constant"
+    return count
+
+
+def _loop_unwritten(loop, load, noalias) -> bool:
+    """Whether nothing in `loop` may write `load`'s memref."""
+    (buffer, shared), _ = root(load.operands[0], noalias)
+    if buffer is None or shared:
+        return False
+    for other in walk_all(loop):
+        if other.name.startswith(("func.call", "llvm.call")):
+            return False
+        if other.name in STORES:
+            (target, target_shared), _ = root(other.operands[1], noalias)
+            if target is None or target_shared or target == buffer:
+                return False
+    return True
+
+
+def _rewrite(op, loads, step: int, half=None):
+    """`half`: None (the build alone), 0 or 1 (the even or odd elements of a span whose other
+    half a sibling build reads), or (IV, first) (the pair loop's iteration picks)."""
     n = len(loads)
     first = loads[0]
     memref, indices = first.operands[0], list(first.operands)[1:]
     with ir.InsertionPoint(op.operation), op.location:
         row = ir.VectorType.get([n], ir.MemRefType(memref.type).element_type)
+        if half is not None:
+            op.result.replace_all_uses_with(_half(row, memref, indices, half))
+            op.operation.erase()
+            return
         lo = vector.load(row, memref, indices)
         if step == 1:
             op.result.replace_all_uses_with(lo)
@@ -127,3 +260,28 @@ def _rewrite(op, loads, step: int):
             mask = [2 * k if 2 * k < n else 2 * k + 1 for k in range(n)]
             op.result.replace_all_uses_with(vector.shuffle(lo, hi, mask))
     op.operation.erase()
+
+
+def _half(row, memref, indices, half):
+    """Lanes 2k + h of the span that starts h before the lanes' first index: its two halves
+    loaded whole and the even or odd elements shuffled out; h is 0 or 1, or for a pair loop
+    (IV, first) its IV less its first value, both shuffles made and one picked."""
+    n = ir.VectorType(row).shape[0]
+    index = ir.IndexType.get()
+    if isinstance(half, int):
+        start = arith.subi(indices[-1], arith.constant(index, half)) if half else indices[-1]
+    else:
+        iv, first = half
+        start = arith.subi(indices[-1], iv)
+        if first:
+            start = arith.addi(start, arith.constant(index, first))
+    lo = vector.load(row, memref, indices[:-1] + [start])
+    hi = vector.load(row, memref, indices[:-1] + [arith.addi(start, arith.constant(index, n))])
+    even = [2 * k for k in range(n)]
+    if isinstance(half, int):
+        return vector.shuffle(lo, hi, [k + half for k in even])
+    iv, first = half
+    is_first = arith.cmpi(arith.CmpIPredicate.eq, iv, arith.constant(index, first))
+    return arith.select(
+        is_first, vector.shuffle(lo, hi, even), vector.shuffle(lo, hi, [k + 1 for k in even])
+    )
