@@ -19,11 +19,12 @@ left a 2 MiB copy that compact-buffers could not shrink (it compacts plain alloc
 
 An axis of extent 1 is not aligned: its stride addresses nothing, and a one-row tile padded
 (1 x 12 in 17 floats) kept a strided view and a tail of padding for nothing. A float buffer's
-padding is zeroed where the buffer is allocated (`pad_runs`, a loop nest of stores): LLVM does a
-row of 12 floats as 8 + 4 lanes and, the allocation being dereferenceable, loads the 4 as 8, so
-the padding's stack garbage went through the float math in lanes it then dropped, and garbage
-that reads as a denormal costs an FP assist per instruction (benchmarks/README.md, "session 13,
-storage_align padding").
+padding after a slice of a count that is not a power of two is zeroed where the buffer is
+allocated (`_reachable_runs`, a loop nest of stores): LLVM does a row of 12 floats as 8 + 4
+lanes and, the allocation being dereferenceable, loads the 4 as 8, so the padding's stack
+garbage went through the float math in lanes it then dropped, and garbage that reads as a
+denormal costs an FP assist per instruction (benchmarks/README.md, "session 13, storage_align
+padding").
 
 Every access keeps using %Y, now of the strided type. Strides follow TVM's rule: from the
 innermost dimension out, the stride is the natural one (inner stride x inner extent), raised on
@@ -153,7 +154,7 @@ def _pad(alloc, aligns):
     strides = aligned_strides(shape, {a: v for a, v in aligns.items() if shape[a] > 1})
     if strides == aligned_strides(shape, {}):
         return
-    runs = pad_runs(shape, strides) if isinstance(mtype.element_type, ir.FloatType) else []
+    runs = _reachable_runs(shape, strides) if isinstance(mtype.element_type, ir.FloatType) else []
     flat_type = ir.MemRefType.get(
         [strides[0] * shape[0]], mtype.element_type, memory_space=mtype.memory_space
     )
@@ -189,6 +190,15 @@ def pad_runs(shape, strides) -> list:
         if strides[axis] > start:
             runs.append((axis, start, strides[axis] - start))
     return runs
+
+
+def _reachable_runs(shape, strides) -> list:
+    """The pad runs a widened vector load may read: those after a slice whose element count is
+    not a power of two. LLVM loads such a slice in power-of-two pieces and may widen the last
+    one over what follows (8 + 4 lanes of 12, the 4 loaded as 8); a power-of-two slice is
+    loaded in exact pieces, and its padding (9 floats after each 8-float row of a 1024-row
+    tile) is left alone: zeroing it cost more stores than the tile's copy."""
+    return [run for run in pad_runs(shape, strides) if run[1] & (run[1] - 1)]
 
 
 def _zero_run(flat: ir.Value, strides, shape, run, ip: ir.InsertionPoint):

@@ -40,9 +40,8 @@ def test_padded_stride_in_lowered_ir_and_same_results():
         text,
     )
     accesses = re.findall(r"memref\.(?:load|store) .*%reinterpret_cast\[.*", text)
-    assert len(accesses) >= 2 and not re.search(r"memref\.load .*%alloca\[", text)
-    # the flat allocation itself is only written where the layout pads: zeros (see below)
-    assert len(re.findall(r"memref\.store %cst\w*, %alloca\[", text)) == 1
+    # rows of 16: loaded in exact pieces, so their padding is not zeroed (see below)
+    assert len(accesses) >= 2 and not re.search(r"memref\.(?:load|store) .*%alloca\[", text)
     assert all(a.endswith("memref<16x16xf32, strided<[17, 1]>>") for a in accesses)
     check_numerics(parse(MM), sch.mod, "main")
     rng = np.random.default_rng(1)
