@@ -55,10 +55,9 @@ from typing import NamedTuple, Optional
 from mlir import ir
 from mlir.dialects import affine, memref
 
-from tir_mlir.analysis.linear import Linear, value_linear
+from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.auto_vectorize import _atom
 from tir_mlir.passes.lowering.common import (
     constant_extent,
     constant_loop,
@@ -67,6 +66,7 @@ from tir_mlir.passes.lowering.common import (
     functions,
     iv_range,
 )
+from tir_mlir.passes.lowering.storage_align import ALIGN_ATTR
 
 # Uses of a buffer that only read it.
 _READS = ("memref.load", "vector.load", "vector.transfer_read", "vector.gather", "affine.load")
@@ -94,20 +94,40 @@ class _Plan(NamedTuple):
 
 class ForwardCopies:
     name = "forward-copies"
+    tiles = ("memref.alloca",)  # the buffers it looks at
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
-            plans = [_plan(o) for o in walk_all(f) if o.name == "memref.alloca"]
+            plans = [_plan(o) for o in walk_all(f) if o.name in self.tiles and self.takes(o)]
             for plan in plans:
                 if plan is not None:
                     _forward(plan)
+
+    def takes(self, tile) -> bool:
+        """Whether the stage looks at buffer `tile` (of `tiles`)."""
+        return True
+
+
+class ForwardBufferCopies(ForwardCopies):
+    """`forward-copies` before `spatial-out` and `loop-interchange`, on the function's buffers
+    as `tir-to-affine` left them (a `cache_read`'s buffer is the whole buffer there, a
+    `memref.alloc`, or a `memref.alloca` when small): a copy nest `compute_at` inside a
+    reduction band keeps the band imperfect, and `loop-interchange` takes perfect bands only."""
+
+    name = "forward-buffer-copies"
+    tiles = ("memref.alloc", "memref.alloca")
+
+    def takes(self, tile) -> bool:
+        """Not a buffer the schedule aligned (`storage_align`): its layout is `storage-pad`'s,
+        after `compact-buffers`, and the copy is `forward-copies`' to judge there."""
+        return ALIGN_ATTR not in tile.attributes
 
 
 def _plan(tile) -> Optional[_Plan]:
     """The copies that go and the reads they forward, when every store of the tile is a copy
     nest and each load reads the nearest copy nest before it (one copy per unrolled copy of a
     loop body is usual). A copy goes when all its reads forward; the tile, when all copies go."""
-    users = [u.owner.operation for u in tile.result.uses]
+    users = [u.owner.operation for u in tile.result.uses if u.owner.name != "memref.dealloc"]
     stores = [u for u in users if u.name == "memref.store" and u.operands[1] == tile.result]
     loads = [u for u in users if u.name == "memref.load"]
     if not stores or not loads or len(stores) + len(loads) != len(users):
@@ -169,6 +189,7 @@ def _copy(store) -> Optional[_Copy]:
         and _copy_body(store, source, loops)
         and all(_unit_loop(loop, forms) for loop in loops)
         and not any(sum(_iv(loop) in f.terms for loop in loops) > 1 for f in forms)
+        and not any(_in_division(_iv(loop), forms) for loop in loops)
     )
     return _Copy(loops[0], source, store, loops, exact)
 
@@ -249,9 +270,42 @@ def _to_reader(copy: _Copy, read, reading: list) -> Optional[dict]:
 
 
 def _forms(indices: list) -> Optional[list]:
-    """The linear forms of `indices` over loop variables; None if one is not linear."""
-    forms = [value_linear(v, _atom) for v in indices]
+    """The linear forms of `indices` over loop variables, a floordiv or mod an atom of its
+    own (a fused loop's row and column); None if one is not linear."""
+    forms = [value_linear(v, _leaf) for v in indices]
     return None if any(f is None for f in forms) else forms
+
+
+def _leaf(value: ir.Value) -> Optional[Linear]:
+    """A value's form through `affine.apply` (other values are atoms)."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "affine.apply":
+        amap = ir.AffineMapAttr(owner.operation.attributes["map"]).value
+        if len(amap.results) == 1:
+            operands = [value_linear(v, _leaf) for v in owner.operation.operands]
+            dims, symbols = operands[: amap.n_dims], operands[amap.n_dims :]
+            return linear(amap.results[0], dims, symbols, division=_division)
+    return Linear({value: 1})
+
+
+def _division(kind: type, lhs: Linear, rhs: Linear) -> Linear:
+    """A floordiv/mod as an atom, keyed by its operands' forms: equal at the copy and the
+    read, it cancels there as a loop variable outside the copy does."""
+    return Linear({(kind, lhs.key(), rhs.key()): 1})
+
+
+def _in_division(iv: ir.Value, forms: list) -> bool:
+    """Whether `iv` is read inside a division atom of `forms`."""
+    todo = [a for f in forms for a in f.terms if isinstance(a, tuple)]
+    while todo:
+        key = todo.pop()
+        for part in key[1:]:
+            for atom, _ in part[1]:
+                if isinstance(atom, tuple):
+                    todo.append(atom)
+                elif isinstance(atom, ir.Value) and atom == iv:
+                    return True
+    return False
 
 
 def _span(form: Linear, ivs: dict):
@@ -385,6 +439,8 @@ def _forward(plan: _Plan):
     for copy in plan.copies:
         copy.nest.erase()
     if plan.tile is not None:
+        for use in list(plan.tile.result.uses):
+            use.owner.erase()  # (a dealloc)
         plan.tile.erase()
 
 

@@ -261,7 +261,12 @@ class LoopInterchange:
                 return None
             nest.rows = nest.row_loops()
             nest.strip = math.gcd(constant_extent(Loop(j)), *divisors)
-        if nest is None or not _free(nest, moved) or not nest.legal() or not nest.latency_bound():
+        if (
+            nest is None
+            or not _free(nest, moved)
+            or not nest.legal()
+            or not nest.latency_bound(self.line_bytes)
+        ):
             return None
         stores = [a for a in nest.accesses if a.store]
         if not all(isinstance(a.element_type, ir.FloatType) for a in stores):
@@ -510,10 +515,12 @@ def _first_iteration(op, ivs) -> bool:
 
 
 def _hoistable(value, band, init) -> bool:
-    """Whether `value` is defined in `init`, outside loop `band`, or by an `affine.apply`
-    inside it of values defined outside it."""
+    """Whether `value` is defined in `init`, outside loop `band`, or inside it by a constant
+    or an `affine.apply` of values defined outside it."""
     owner = value.owner
     if defined_outside(value, band) or not defined_outside(value, init):
+        return True
+    if owner.name == "arith.constant":
         return True
     return owner.name == "affine.apply" and all(
         defined_outside(v, band) for v in _read_operands(owner)
@@ -721,16 +728,28 @@ class _Nest:
             after <= 2 * before and self._vectorizable(0) and not self._vectorizable(inner)
         )
 
-    def latency_bound(self) -> bool:
+    def latency_bound(self, line_bytes: int) -> bool:
         """Whether the band is too large to unroll and its innermost loop walks rows: every
-        body access steps by at most one element (a store by none: legal). With a tail, its
-        lanes do: whole vectors or broadcasts (a gather's loads, not the adds, would bound it),
-        wherever the band's steps go."""
+        body access steps by at most one element (a store by none: legal), or, without a
+        tail, a load by at most a cache line, and by any amount one whose address j does not
+        move (the chains share it once j is inside: a direct convolution's input, read
+        across its channels under the output channels). With a tail, its lanes do: whole
+        vectors or broadcasts (a gather's loads, not the adds, would bound it), wherever the
+        band's steps go."""
         trips = math.prod(constant_extent(Loop(op)) for op in self.loops[1:])
         leaf = len(self.ivs) - (self.tail is None)
         return trips * len(self.body) > UNROLLED_BAND_OPS and all(
-            a.stride(leaf) in (0, 1) for a in self.body_accesses
+            self._steps_along(a, leaf, line_bytes) for a in self.body_accesses
         )
+
+    def _steps_along(self, a, leaf: int, line_bytes: int) -> bool:
+        """Whether access `a` keeps leaf `leaf`'s steps latency-bound (`latency_bound`)."""
+        step = a.stride(leaf)
+        if step in (0, 1):
+            return True
+        if step is None or self.tail is not None or a.store:
+            return False
+        return a.stride(0) == 0 or abs(step) * a.elem_bytes <= line_bytes
 
     def _streams(self, p: int, line_bytes: int) -> bool:
         """Whether, with the tail inside leaf `p`, every access steps along `p` to the element
@@ -1053,13 +1072,17 @@ _BINARY = {
 
 def _hoist(init, band) -> tuple:
     """The ops of first-iteration `affine.if` `init` moved before `band`, with copies of the
-    `affine.apply`s inside the band they use; the `affine.if` erased: (the ops that are not
+    constants and `affine.apply`s inside the band they use; the `affine.if` erased: (the ops that are not
     stores, the stores)."""
     applies, stores = [], []
     for op in body_ops(init.regions[0].blocks[0]):
         for k, v in enumerate(op.operands):
             if defined_outside(v, init) and not defined_outside(v, band):
-                copy = _apply_of_read(v.owner, ir.InsertionPoint(band))
+                ip = ir.InsertionPoint(band)
+                if v.owner.name == "arith.constant":
+                    copy = v.owner.clone(ip)
+                else:
+                    copy = _apply_of_read(v.owner, ip)
                 op.operands[k] = copy.result
                 applies.append(copy)
         op.move_before(band)

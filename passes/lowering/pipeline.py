@@ -29,6 +29,7 @@ STAGE_NAMES = {
         (None, "version-guards"),
         (None, "safe-division"),
         (None, "prefetch"),
+        (None, "forward-buffer-copies"),
         (None, "spatial-out"),
         (None, "loop-interchange"),
         (None, "lane-interchange"),

@@ -29,6 +29,7 @@ _STAGES = {
     "version-guards": ("version_guards", "VersionGuards"),
     "safe-division": ("safe_division", "SafeDivision"),
     "prefetch": ("prefetch", "Prefetch"),
+    "forward-buffer-copies": ("forward_copies", "ForwardBufferCopies"),
     "spatial-out": ("spatial_out", "SpatialOut"),
     "loop-interchange": ("loop_interchange", "LoopInterchange"),
     "lane-interchange": ("lane_interchange", "LaneInterchange"),

@@ -7,6 +7,7 @@ import numpy as np
 import tir_mlir
 from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
+from stage_loops import loops_around_stores
 from workloads import matmul
 
 SPR = "llvm -mcpu=sapphirerapids"
@@ -178,3 +179,52 @@ def test_a_tile_read_whole_by_each_unrolled_copy_keeps_its_copy():
     c = np.zeros((64, 64), "float32")
     tir_mlir.build(sch.mod)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+CONV1D = """
+@T.prim_func
+def main(A: T.Buffer((1, 64, 130), "float32"), W: T.Buffer((16, 64, 3), "float32"), B: T.Buffer((1, 16, 128), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for n, co, x, rc, rx in T.grid(1, 16, 128, 64, 3):
+        with T.block("B"):
+            vn, vco, vx, vrc, vrx = T.axis.remap("SSSRR", [n, co, x, rc, rx])
+            with T.init():
+                B[vn, vco, vx] = T.float32(0)
+            B[vn, vco, vx] = B[vn, vco, vx] + A[vn, vrc, vx + vrx] * W[vco, vrc, vrx]
+"""
+
+
+def test_a_whole_buffer_copy_inside_a_reduction_band_is_read_from_its_buffer_first():
+    """0657 of seed 341660906: the output channels split by 8, their outer part fused with x
+    (a parallel loop: A's column is `f mod 128 + rx`, at the copy and at the read), and A's 4
+    channels of the tap cached at rx, inside the band (rc_0, rx, rc_1). `forward-buffer-copies`
+    reads A itself before `loop-interchange` (the cache buffer is A's whole shape there): the
+    copy goes, and the band, now perfect, runs the channels' chains side by side."""
+    sch = Schedule(tir_mlir.parse(CONV1D))
+    block = sch.get_block("B")
+    n, co, x, rc, rx = sch.get_loops(block)
+    co0, co1 = sch.split(co, factors=[None, 8])
+    rc0, rc1 = sch.split(rc, factors=[None, 4])
+    sch.reorder(n, co0, x, co1, rc0, rx, rc1)
+    fused = sch.fuse(n, co0, x)
+    sch.compute_at(sch.cache_read(block, 1, "global"), rx)
+    sch.parallel(fused)
+    assert (
+        loops_around_stores(sch.mod, "forward-buffer-copies")
+        == [("n_co_0_x_fused", "co_1", "rc_0", "rx", "rc_1")] * 2
+    )
+    assert loops_around_stores(sch.mod, "loop-interchange")[-1] == (
+        "n_co_0_x_fused",
+        "co_1_o",
+        "rc_0",
+        "rx",
+        "rc_1",
+        "co_1",
+    )
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1, 64, 130), "float32")
+    w = rng.standard_normal((16, 64, 3), "float32")
+    b = np.zeros((1, 16, 128), "float32")
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    ref = sum(w[:, :, rx] @ a[0, :, rx : rx + 128] for rx in range(3))
+    np.testing.assert_allclose(b[0], ref, rtol=1e-4, atol=1e-4)

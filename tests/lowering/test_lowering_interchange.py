@@ -731,3 +731,56 @@ def test_a_reduction_outside_a_tile_overflowing_l1_sets_moves_inside_its_rows(mo
 def test_a_reduction_outside_a_tile_that_fits_l1_stays():
     # 16 rows x 4 lines: 4 lines in each of 16 sets
     assert _store_nests(_tile_under_k(16))[1] == ("i_0", "j_0", "k", "i_1", "j_1")
+
+
+def _conv1d(order="x, co, rx, rc"):
+    """A direct conv1d, NCW (one image), its loops in `order`."""
+    grid = dict(x=64, co=16, rx=3, rc=16)
+    names = [n.strip() for n in order.split(",")]
+    kinds = "".join("S" if n in ("x", "co") else "R" for n in names)
+    return _program(
+        'A: T.Buffer((1, 16, 66), "float32"), W: T.Buffer((16, 16, 3), "float32"), '
+        'B: T.Buffer((1, 16, 64), "float32")',
+        f"""    for {order} in T.grid({", ".join(str(grid[n]) for n in names)}):
+        with T.block("B"):
+            {", ".join("v" + n for n in names)} = T.axis.remap("{kinds}", [{order}])
+            with T.init():
+                B[0, vco, vx] = T.float32(0)
+            B[0, vco, vx] = B[0, vco, vx] + A[0, vrc, vx + vrx] * W[vco, vrc, vrx]
+""",
+    )
+
+
+def _check_conv1d(b, a, w):
+    ref = sum(w[:, :, rx] @ a[0, :, rx : rx + 64] for rx in range(3))
+    np.testing.assert_allclose(b[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_output_channels_over_a_reduction_across_input_channels_run_side_by_side(monkeypatch):
+    """0657 of seed 341660906 (conv1d at 2.2x TVM): each output channel is one chain of
+    dependent FMAs over rx, rc, and rc steps A across its rows (66 floats a step). The chains
+    share that load (co does not move it) and W steps 3 floats: the band is latency-bound
+    all the same, so co is split and its inner part moves inside rc."""
+    mod = _conv1d()
+    assert _store_nests(mod) == [("x", "co_o", "co"), ("x", "co_o", "rx", "rc", "co")]
+    a, w, b = _same_numbers(mod, _inputs((1, 16, 66), (16, 16, 3), (1, 16, 64)), monkeypatch)
+    _check_conv1d(b, a, w)
+
+
+def test_input_channels_copied_inside_the_band_run_output_channels_side_by_side(monkeypatch):
+    """0657's schedule: rc split, and A's 4 channels of the window tap cached at rx, inside
+    the reduction band (rc_0, rx, rc_1). `forward-buffer-copies` reads A itself there before
+    this stage (the band is then perfect) and co moves inside it; the T.init left in the split
+    band (stored at B's index 0, a constant inside the band) runs before it."""
+    sch = tir_mlir.Schedule(_conv1d("x, co, rc, rx"))
+    block = sch.get_block("B")
+    x, co, rc, rx = sch.get_loops(block)
+    rc0, rc1 = sch.split(rc, factors=[None, 4])
+    sch.reorder(x, co, rc0, rx, rc1)
+    sch.compute_at(sch.cache_read(block, 1, "global"), rx)
+    assert _store_nests(sch.mod) == [
+        ("x", "co_o", "co"),
+        ("x", "co_o", "rc_0", "rx", "rc_1", "co"),
+    ]
+    a, w, b = _same_numbers(sch.mod, _inputs((1, 16, 66), (16, 16, 3), (1, 16, 64)), monkeypatch)
+    _check_conv1d(b, a, w)
