@@ -26,6 +26,15 @@ from programs import conv2d_tvmscript  # noqa: E402
 AVX512 = "llvm -mcpu=skylake-avx512 -num-cores=2"
 AVX2 = "llvm -mcpu=haswell -num-cores=2"
 C, HW, F = 16, 56, 16
+ADD = """
+@T.prim_func
+def add(A: T.Buffer((64, 256), "float32"), B: T.Buffer((64, 256), "float32"),
+        C: T.Buffer((64, 256), "float32")):
+    for i, j in T.grid(64, 256):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + B[vi, vj]
+"""
 
 
 def _conv_sketches(target: str):
@@ -205,6 +214,21 @@ def test_packing_points_fill_the_budget_over_the_whole_reduction():
         assert budget.packs(sch) and _whole_k(sch, 512), _tile_decisions(sch)
         assert all(12 <= regs <= 24 for _, regs in budget.tiles(sch))
     assert ReplayTask(mod, sketches, [], [], None).packing_point(0, 1) == "NoPackingPoint"
+
+
+def test_a_sketch_without_a_tiled_block_has_no_packing_point(monkeypatch):
+    """A sketch without a multi-level tile (an element-wise program) has no packing point:
+    found after one draw, not after PACKING_DRAWS (a task of a model pays that per point)."""
+    from tir_mlir.meta_schedule.search_strategy import replay_jobs
+
+    mod = parse(ADD)
+    ctx = TuneContext(mod, AVX512, search_strategy="replay-trace", rand_state=0)
+    sketches = [s.trace for s in ctx.generate_design_space()]
+    draws = []
+    applied = replay_jobs._applied
+    monkeypatch.setattr(replay_jobs, "_applied", lambda *a: draws.append(1) or applied(*a))
+    task = ReplayTask(mod, sketches, [], [], None, RegisterBudget(24, 512))
+    assert task.packing_point(0, 1) == "NoPackingPoint" and len(draws) == 1
 
 
 def test_the_first_round_measures_packing_points():

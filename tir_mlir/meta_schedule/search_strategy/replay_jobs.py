@@ -123,7 +123,8 @@ class ReplayTask:
 
     def packing_point(self, sketch: int, seed: int):
         """A random candidate of a sketch that is a packing point of the register budget
-        (`RegisterBudget.packs`), or NO_PACKING_POINT (none found, or no budget). Decisions
+        (`RegisterBudget.packs`), or NO_PACKING_POINT (none found, no budget, or no tiled
+        block with constant extents in the sketch). Decisions
         are drawn (seeds drawn from `seed`) until a draw fills the registers
         (`RegisterBudget.fills`), up to PACKING_DRAWS times; then each tile whose innermost
         level may be its whole loop becomes that where the register tiles stay as they are
@@ -133,6 +134,8 @@ class ReplayTask:
         rng, trace = random.Random(seed), fresh_decisions(self.sketches[sketch])
         for _ in range(PACKING_DRAWS):
             sch = _applied(self.mod, trace, rng.randrange(1, 2**31 - 1))
+            if sch is not None and not self.budget.tiles(sch):
+                break  # no tiled block (with constant extents): no draw has one
             if sch is not None and self.budget.fills(sch):
                 sch = self._whole_reductions(sch)
                 if self.budget.packs(sch):
