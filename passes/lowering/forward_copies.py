@@ -42,7 +42,11 @@ A read is forwarded when its copy can go:
 - each tile index of the read is the copy's with, for a copy loop, a linear form of the reading
   loops' variables in its place whose range lies within the copy loop's (so each element read
   is one the copy wrote); the outer terms cancel;
-- no vectorized reading loop would move the forwarded load by more than one element a step.
+- no vectorized reading loop would move the forwarded load by more than one element a step,
+  unless its lanes are rows of integer sums that gather another buffer already (`_integer_rows`:
+  an int8 dot's 4 vectorized rows reading A's bytes from a `cache_read` tile filled at `k` and
+  B's from B itself); forwarded, the nest is perfect and `rows-outside` runs them as scalar
+  rows, each row's `k` vectorized by LLVM over contiguous bytes.
 
 The read then loads the buffer at the copy's index with each copy variable replaced by its
 form at the read (the copy's `affine.apply`s and constants are cloned there). A copy goes when
@@ -58,6 +62,7 @@ from mlir.dialects import affine, memref
 from tir_mlir.analysis.linear import Linear, linear, value_linear
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.passes.lowering.auto_vectorize import _strides
 from tir_mlir.passes.lowering.common import (
     constant_extent,
     constant_loop,
@@ -417,8 +422,24 @@ def _gathered(copy: _Copy, to_reader: dict, reading: list) -> bool:
         for form, stride in zip(forms, strides):
             for iv, c in form.terms.items():
                 step += c * stride * to_reader.get(iv, Linear()).terms.get(_iv(r), 0)
-        if abs(step) > 1:
+        if abs(step) > 1 and not _integer_rows(Loop(r), copy.store.operands[1]):
             return True
+    return False
+
+
+def _integer_rows(lanes: Loop, tile: ir.Value) -> bool:
+    """Whether `lanes` stores integers only and already gathers a load of another buffer than
+    `tile`: its lanes are rows of integer sums (an int8 dot's rows as lanes, `B[r + i1, k]`),
+    which `rows-outside` runs as scalar rows once the nest is perfect, the copy gone."""
+    ops = list(walk_all(lanes.op))
+    stores = [o for o in ops if o.name == "memref.store"]
+    if not stores or any(not isinstance(o.operands[0].type, ir.IntegerType) for o in stores):
+        return False
+    for o in ops:
+        if o.name == "memref.load" and o.operands[0] != tile:
+            strides = _strides(o, [lanes])
+            if strides is not None and abs(strides[0]) > 1:
+                return True
     return False
 
 

@@ -131,6 +131,22 @@ def test_more_vectorized_int8_rows_than_registers_run_outside_k():
     _check_scalar_int8_rows(sch, seed=5)
 
 
+def test_vectorized_int8_rows_reading_a_cache_read_tile_run_as_scalar_rows():
+    """0517 of seed 341660906: A's 4 bytes of a k step copied to a `cache_read` tile at k,
+    read by the 4 vectorized rows, B gathered from B itself. `forward-copies` kept the copy
+    (the rows read across the tile) and the copy nest hid the rows' nest from `rows-outside`;
+    forwarded, the rows run as scalar sums."""
+    sch = Schedule(tir_mlir.parse(_dot("int8", "int32")))
+    block = sch.get_block("C")
+    i, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    sch.reorder(i0, k, i1)
+    sch.compute_at(sch.cache_read(block, 0, "global"), k)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "local"), i0)
+    sch.vectorize(i1)
+    _check_scalar_int8_rows(sch, seed=7)
+
+
 def test_vectorized_int8_rows_reading_a_column_stay_vectorized():
     """8 rows of A times one column of B (B[k, 3], a byte for all lanes, 16 bytes apart along
     k) as the lanes inside k: the rows' scalar form would gather B's column along k, so the
