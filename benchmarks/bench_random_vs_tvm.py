@@ -1,6 +1,6 @@
 """tir-mlir against TVM 0.21 at its best on random everyday schedules: a differential nobody curated.
 
-    python benchmarks/bench_random_vs_tvm.py [--count 200] [--seed S] [--repeat 3]
+    python benchmarks/bench_random_vs_tvm.py [--count 200] [--seed S] [--repeat 3] [--block 50]
         [--cases 3,17] [--workloads matmul512_f32,...] [--timeout 300] [--worst 20] [--cpu-time]
 
 Each case is a workload of tests/support/schedule_everyday.py's corpus (matmul in several shapes and
@@ -13,8 +13,9 @@ run (printed; `--seed` replays a run, `--cases` some of its cases).
 
 Each side runs in its own worker processes (bench_vs_tvm.py's sides: tir-mlir, TVM for generic
 x86-64, TVM for `-mcpu=<host>`, the faster TVM build kept; TVM_NUM_THREADS = cores); a round runs
-the sides one after the other (the first side rotates), each case keeps its best time over
-rounds. Outputs are compared (same seeded inputs): a mismatch is listed, not timed. A schedule
+the cases in blocks of `--block`, the three sides one after the other on each block (the first
+side rotates from round to round), so that a slow spell of the machine (minutes long on a shared
+host) falls on both sides' times of a case alike; each case keeps its best time over rounds. Outputs are compared (same seeded inputs): a mismatch is listed, not timed. A schedule
 one side refuses is counted and listed apart (refused by TVM only / by us only), not timed.
 
 Prints the CPU, the load average, the distribution of tir-mlir time / TVM time (p50, p90, p99,
@@ -216,6 +217,9 @@ def main():
     ap.add_argument("--workloads", default="", help="comma-separated workload names (default all)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds; each case keeps its best")
     ap.add_argument("--evals", type=int, default=5, help="timed calls (of >= 20 ms) per round")
+    ap.add_argument(
+        "--block", type=int, default=50, help="cases each side times before the next side's turn"
+    )
     ap.add_argument("--timeout", type=float, default=300, help="seconds per case and side")
     ap.add_argument("--worst", type=int, default=20)
     ap.add_argument(
@@ -258,17 +262,19 @@ def main():
     with tempfile.TemporaryDirectory() as out_dir:
         for r in range(args.repeat):
             order = SIDES[r % 3 :] + SIDES[: r % 3]
-            for side in order:
-                # later rounds time only what both sides ran in the first
-                todo = [
-                    n
-                    for n in names
-                    if r == 0 or _timed_by_both(best, n) and "seconds" in best[side].get(n, {})
-                ]
-                for name, rec in run_side(side, todo, args, out_dir).items():
-                    prev = best[side].get(name)
-                    if prev is None or ("seconds" in rec and rec["seconds"] < prev["seconds"]):
-                        best[side][name] = rec
+            for at in range(0, len(names), max(1, args.block)):
+                block = names[at : at + max(1, args.block)]
+                for side in order:
+                    # later rounds time only what both sides ran in the first
+                    todo = [
+                        n
+                        for n in block
+                        if r == 0 or _timed_by_both(best, n) and "seconds" in best[side].get(n, {})
+                    ]
+                    for name, rec in run_side(side, todo, args, out_dir).items():
+                        prev = best[side].get(name)
+                        if prev is None or ("seconds" in rec and rec["seconds"] < prev["seconds"]):
+                            best[side][name] = rec
             print(
                 f"round {r + 1}/{args.repeat} done ({time.time() - start:.0f} s)", file=sys.stderr
             )
