@@ -867,20 +867,8 @@ class _Sweep(_Nest):
         return [(p, _extent(Loop(op))) for p, op in enumerate(loops, start=1)]
 
     def _injective(self, s) -> bool:
-        """Whether store `s` writes another element at every iteration of the band and tail:
-        taken by their strides, each larger than the span of the smaller ones."""
-        steps = []
-        for p, trips in self._leaves():
-            step = s.stride(p)
-            if not step:
-                return False
-            steps.append((abs(step), trips))
-        span = 0
-        for step, trips in sorted(steps):
-            if step <= span:
-                return False
-            span += step * (trips - 1)
-        return True
+        """Whether store `s` writes another element at every iteration of the band and tail."""
+        return injective(s, self._leaves())
 
     def _stores(self) -> list:
         """The stores of the nest, one per address (buffer and indices)."""
@@ -930,6 +918,24 @@ class _Sweep(_Nest):
             for line in {x // line_bytes for x in offsets}:
                 per_set[line % sets] = per_set.get(line % sets, 0) + 1
         return max(per_set.values(), default=0) > ways
+
+
+def injective(s, leaves) -> bool:
+    """Whether access `s` touches another element at every iteration of the loops `leaves`
+    ((leaf, trip count) pairs): taken by their strides, each larger than the span of the smaller
+    ones."""
+    steps = []
+    for p, trips in leaves:
+        step = s.stride(p)
+        if not step:
+            return False
+        steps.append((abs(step), trips))
+    span = 0
+    for step, trips in sorted(steps):
+        if step <= span:
+            return False
+        span += step * (trips - 1)
+    return True
 
 
 def split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int]:

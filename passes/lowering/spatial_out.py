@@ -24,7 +24,7 @@ constant bounds of them (a decomposed T.init's band: `_ops`), every written buff
 at one address (the same memref and index, no other access that may alias it) that no loop
 under the nest moves, and each loop of the nest is either spatial (every store reads its IV)
 or a reduction loop (no store does). Every store's address must tell its spatial loops apart
-(each stride larger than the span of the smaller ones: `_distinct`): then an element's
+(each stride larger than the span of the smaller ones: `loop_interchange.injective`): then an element's
 updates are those of one iteration of the spatial loops, in the order of the reduction loops,
 which keep their order, and updates of different elements commute. The loop that moves is
 the one spatial loop under a reduction loop, or, with none there, the spatial loop right
@@ -60,6 +60,7 @@ from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     RANGE_ATTRS,
     Access,
+    injective,
     streams,
     plain_loop,
     pure,
@@ -169,7 +170,9 @@ def _plan(loops, noalias, line_bytes: int) -> Optional[tuple]:
         return None
     r = reduction[0] if reduction else n  # (the band's first loop: under the nest, if none)
     inside = [p for p in spatial if p > r]
-    if len(inside) > 1 or not all(_distinct(s, spatial, loops) for s in stores):
+    if len(inside) > 1 or not all(
+        injective(s, [(p, _trips(loops[p])) for p in spatial]) for s in stores
+    ):
         return None
     # (none inside: the spatial loop right above the band, when out of the layout's order)
     l = inside[0] if inside else r - 1
@@ -193,23 +196,6 @@ def _smaller(s, p: int, l: int) -> bool:
     """Whether store `s` steps less along leaf `p` than along leaf `l`."""
     step, of_l = s.stride(p), s.stride(l)
     return step is not None and of_l is not None and abs(step) < abs(of_l)
-
-
-def _distinct(s, spatial, loops) -> bool:
-    """Whether store `s` writes another element at every iteration of the `spatial` loops:
-    taken by their strides, each larger than the span of the smaller ones."""
-    steps = []
-    for p in spatial:
-        step = s.stride(p)
-        if not step:
-            return False
-        steps.append((abs(step), _trips(loops[p])))
-    span = 0
-    for step, trips in sorted(steps):
-        if step <= span:
-            return False
-        span += step * (trips - 1)
-    return True
 
 
 def _trips(op) -> int:

@@ -47,8 +47,13 @@ from mlir.dialects import arith, vector
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
-from tir_mlir.passes.lowering.common import defined_outside, functions, scf_bounds, trip_count
-from tir_mlir.passes.lowering.loop_interchange import UNROLLED_BAND_OPS
+from tir_mlir.passes.lowering.common import (
+    UNROLLED_BAND_OPS,
+    defined_outside,
+    functions,
+    scf_bounds,
+    trip_count,
+)
 
 STORES = ("memref.store", "vector.store", "vector.maskedstore", "vector.transfer_write")
 STRIDES = (1, 2)  # the lanes of two registers at most
@@ -132,14 +137,10 @@ def _unwritten(op, loads, noalias) -> bool:
         return False
     ops = [o.operation for o in op.block.operations]
     start = min(ops.index(ld) for ld in loads)
-    for other in ops[start : ops.index(op.operation)]:
-        if other.regions or other.name.startswith(("func.call", "llvm.call")):
-            return False
-        if other.name in STORES:
-            (target, target_shared), _ = root(other.operands[1], noalias)
-            if target is None or target_shared or target == buffer:
-                return False
-    return True
+    return not any(
+        other.regions or _may_write(other, buffer, noalias)
+        for other in ops[start : ops.index(op.operation)]
+    )
 
 
 def _pair_loop(op, loads, memo, noalias):
@@ -227,14 +228,17 @@ def _loop_unwritten(loop, load, noalias) -> bool:
     (buffer, shared), _ = root(load.operands[0], noalias)
     if buffer is None or shared:
         return False
-    for other in walk_all(loop):
-        if other.name.startswith(("func.call", "llvm.call")):
-            return False
-        if other.name in STORES:
-            (target, target_shared), _ = root(other.operands[1], noalias)
-            if target is None or target_shared or target == buffer:
-                return False
-    return True
+    return not any(_may_write(other, buffer, noalias) for other in walk_all(loop))
+
+
+def _may_write(op, buffer, noalias) -> bool:
+    """Whether `op` may write `buffer`: a call, or a store to it or to a buffer not told apart."""
+    if op.name.startswith(("func.call", "llvm.call")):
+        return True
+    if op.name not in STORES:
+        return False
+    (target, target_shared), _ = root(op.operands[1], noalias)
+    return target is None or target_shared or target == buffer
 
 
 def _rewrite(op, loads, step: int, half=None):
