@@ -50,8 +50,6 @@ from tir_mlir.passes.lowering.common import (
     loop_iv,
     move_body,
     set_to_arith,
-    UNROLLED_BAND_OPS,
-    unrolled_ops,
     value_bits,
     walk,
 )
@@ -65,7 +63,6 @@ from tir_mlir.passes.lowering.cpu_model import DEFAULT_FMA_QUEUE, cpu_model, nam
 
 VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
-NO_UNROLL = "tir.chain_no_unroll"  # a loop `_chain_loops_of` found, until it is lowered
 # Independent accumulation chains an innermost loop needs before FMAs pay off, without a CPU
 # target: FMA latency (4) x FMA units (2); with fewer, the loop waits on the chain and the
 # shorter add latency wins. A CPU target's come from LLVM's scheduling model (cpu_model.py).
@@ -106,8 +103,6 @@ class AffineToScf:
             no_contract = _latency_bound_updates(
                 f, self.fma_chains, self.cache, self.vector_bits, self.fma_queue
             )
-            for loop in _chain_loops_of(f, no_contract):
-                loop.attributes[NO_UNROLL] = ir.UnitAttr.get()
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -160,10 +155,6 @@ class AffineToScf:
                     new.operation.attributes["loop_annotation"] = ir.Attribute.parse(annotation)
         old_body.arguments[0].replace_all_uses_with(body.arguments[0])
         move_body(old_body, term.operation)
-        if kind == "serial" and NO_UNROLL in op.attributes and _partly_unrolled(new.operation):
-            new.operation.attributes["loop_annotation"] = ir.Attribute.parse(
-                "#llvm.loop_annotation<unroll = <disable = true>>"
-            )
         op.erase()
 
 
@@ -222,31 +213,6 @@ def _latency_bound_updates(f, fma_chains, cache, vector_bits, fma_queue=DEFAULT_
         < fma_chains(max(value_bits(u.results[0].type) for u, _, _, _ in updates))
         for u, _, _, _ in updates
     ]
-
-
-def _partly_unrolled(loop) -> bool:
-    """Whether LLVM unrolls the scf.for `loop` in parts (too large to unroll whole)."""
-    return unrolled_ops(loop) > UNROLLED_BAND_OPS
-
-
-def _chain_loops_of(f, updates) -> list:
-    """The loops that carry the chains of `updates` (`_latency_bound_updates`: a loop that
-    waits on its chain). LLVM does not unroll them: an unrolled copy only lets the backend
-    gather the next steps' loads ahead of the chain (SelectionDAG clusters neighbouring
-    loads), which slowed a chain whose loads miss L1 (a 2-row matmul tile over k, its column
-    of B in 4 L1 sets) by ~1.3x; one step per trip keeps each load next to its add, and the
-    loop's own ops run beside the chain's latency."""
-    loops = []
-    for op in walk(f):
-        if op.name not in ("memref.store", "vector.store"):
-            continue
-        update = _stored_update(op.operands[0])
-        if update is None or not any(update == u for u in updates):
-            continue
-        loop, _ = _chain_loop(op, list(op.operands)[2:])
-        if loop is not None and not any(loop == lp for lp in loops):
-            loops.append(loop)
-    return loops
 
 
 def _run_trips(loops, indices) -> Optional[int]:

@@ -13,7 +13,6 @@ from mlir import ir
 import tir_mlir
 from filecheck import filecheck
 from tir_mlir import Schedule
-from tir_mlir.context import get_context
 from tir_mlir.ir.same_value import same_value
 from tir_mlir.passes.lowering.pipeline import emit_text
 from workloads import matmul
@@ -68,43 +67,6 @@ def test_chain_over_a_column_that_misses_l2_is_contracted():
     loop waits on memory, and the FMA's fewer micro-ops let more loads overlap: FMAs."""
     adds = _adds(_tile(128, 512, 2048))
     assert adds and all("contract" in line for line in adds)
-
-
-def _chain_loop_annotation(sch) -> str:
-    """The loop annotation of the innermost scf.for loop that carries vector<4> accumulators
-    (the loop the chains run along), "" for none."""
-    with get_context():
-        module = ir.Module.parse(emit_text(sch.mod.module, "scf", target=SPR))
-        out = []
-
-        def visit(op):
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        inner = inner.operation
-                        if inner.name == "scf.for" and any(
-                            str(r.type) == "vector<4xf32>" for r in inner.results
-                        ):
-                            attrs = inner.attributes
-                            out.append(
-                                str(attrs["loop_annotation"]) if "loop_annotation" in attrs else ""
-                            )
-                        visit(inner)
-
-        visit(module.operation)
-        return out[-1]
-
-
-def test_loop_a_chain_waits_on_is_not_unrolled():
-    """The loop that carries a latency-bound chain (mul + add above) runs one step per trip:
-    LLVM's unrolled copies let the backend cluster the next steps' loads ahead of the chain's
-    adds, which ran a 2-row tile over a column of B in 4 L1 sets ~1.3x as long."""
-    assert "unroll = <disable = true>" in _chain_loop_annotation(_tile(128, 256, 256))
-
-
-def test_loop_of_contracted_chains_may_unroll():
-    """Chains contracted into FMAs (their loads miss L2) leave the loop to LLVM's unroller."""
-    assert "unroll" not in _chain_loop_annotation(_tile(128, 512, 2048))
 
 
 @pytest.mark.parametrize("same", [True, False])
