@@ -164,7 +164,8 @@ def _carry(loop, positions, build, cond, fill, carried):
     with ir.InsertionPoint(loop), loop.location:
         init = vector.from_elements(vtype, [inits[p] for p in positions])
         new = scf.ForOp(lo, hi, step, [inits[n] for n in keep] + [init])
-    for a in loop.attributes:
+    attrs = loop.attributes
+    for a in [attrs[i] for i in range(len(attrs))]:  # (iterating gives the names only)
         if a.name != "operandSegmentSizes":
             new.operation.attributes[a.name] = a.attr
     new_args = list(new.body.arguments)

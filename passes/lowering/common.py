@@ -98,6 +98,33 @@ def trip_count(loop, dim: int = 0) -> Optional[int]:
     return None if bounds is None or bounds[2] <= 0 else iterations(bounds)
 
 
+# A band this small (iterations x body ops, `unrolled_ops`) LLVM unrolls whole, then vectorizes
+# the loop around it with the accumulators in registers: better than moving it (loop-interchange),
+# up to about this size; larger bands run faster moved (benchmarks/README.md, "session 9, stage
+# figures").
+UNROLLED_BAND_OPS = 256
+
+
+def unrolled_ops(loop: ir.Operation) -> float:
+    """The ops of an `scf.for` unrolled whole, as LLVM's unroller weighs it once the index
+    arithmetic has folded into addresses: trip count x (its stores and its ops on values
+    other than indices and constants, an inner loop counted unrolled); inf when a trip count is
+    not a constant."""
+    trips = trip_count(loop)
+    if trips is None:
+        return math.inf
+    body = 0.0
+    for op in loop.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "scf.for":
+            body += unrolled_ops(op)
+        elif op.name == "memref.store" or any(
+            not isinstance(r.type, ir.IndexType) for r in op.results
+        ):
+            body += op.name != "arith.constant"
+    return trips * body
+
+
 def loop_iv(loop) -> ir.Value:
     """The induction variable of a loop op (`scf.for`, `affine.for`, a `tir` loop): its
     body's first argument."""

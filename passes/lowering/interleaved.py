@@ -14,16 +14,19 @@ stays rolled, or a condition makes LLVM unswitch the loop, the wider width would
 SLP's vectors grow (0709 of seed 1060771774, a max pool, 1.34x slower that way).
 """
 
-import math
 from typing import Optional
 
 from mlir import ir
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.common import defined_outside, loop_iv, trip_count
+from tir_mlir.passes.lowering.common import (
+    UNROLLED_BAND_OPS,
+    defined_outside,
+    loop_iv,
+    unrolled_ops,
+)
 from tir_mlir.passes.lowering.cpu_target import VECTORIZE_WIDTH
-from tir_mlir.passes.lowering.loop_interchange import UNROLLED_BAND_OPS
 
 
 def interleaved_bits(func: ir.Operation, register_bits: int) -> int:
@@ -38,7 +41,7 @@ def strided_loop(loop: ir.Operation, register_bits: int) -> bool:
     interleaved group; farther apart each lane is a gather, gather_loops.py). LLVM vectorizes
     innermost loops once it has unrolled the loops of constant trip count inside: the loop has
     no `vectorize disable` or `unroll` annotation, only such loops inside, each small enough
-    for LLVM to unroll whole (`_unrolled_ops`), no vector op and no `scf.if` (LLVM unswitches
+    for LLVM to unroll whole (`unrolled_ops`), no vector op and no `scf.if` (LLVM unswitches
     a loop around a condition, or if-converts it, and vectorizes few of those). The access: a
     `memref.load` or `memref.store` on a memref of unit innermost stride whose last index is
     a linear form with coefficient s of the IV, its other indices without it."""
@@ -49,7 +52,7 @@ def strided_loop(loop: ir.Operation, register_bits: int) -> bool:
     for op in walk_all(loop):
         if op.name.startswith("vector.") or op.name in ("scf.if", "scf.parallel", "scf.while"):
             return False
-        if op.name == "scf.for" and _unrolled_ops(op) > UNROLLED_BAND_OPS:
+        if op.name == "scf.for" and unrolled_ops(op) > UNROLLED_BAND_OPS:
             return False
         if op.name in ("memref.load", "memref.store"):
             accesses.append(op)
@@ -74,26 +77,6 @@ def strided_loop(loop: ir.Operation, register_bits: int) -> bool:
         if bits and 1 < step < register_bits // bits:
             return True
     return False
-
-
-def _unrolled_ops(loop: ir.Operation) -> float:
-    """The ops of an `scf.for` unrolled whole, as LLVM's unroller weighs it once the index
-    arithmetic has folded into addresses: trip count x (its stores and its ops on values
-    other than indices and constants, an inner loop counted unrolled); inf when a trip count is
-    not a constant."""
-    trips = trip_count(loop)
-    if trips is None:
-        return math.inf
-    body = 0.0
-    for op in loop.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "scf.for":
-            body += _unrolled_ops(op)
-        elif op.name == "memref.store" or any(
-            not isinstance(r.type, ir.IndexType) for r in op.results
-        ):
-            body += op.name != "arith.constant"
-    return trips * body
 
 
 def _iv_step(index, iv, leaf, forms) -> Optional[int]:

@@ -87,6 +87,7 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
 from tir_mlir.passes.lowering.common import (
+    UNROLLED_BAND_OPS,
     ancestors,
     constant_extent,
     constant_loop,
@@ -99,7 +100,6 @@ from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
     RANGE_ATTRS,
-    UNROLLED_BAND_OPS,
     Access,
     is_vectorized_leaf,
     leaf_ops,

@@ -102,6 +102,7 @@ from tir_mlir.dialect.ops import Loop, body_ops, integer_set
 from tir_mlir.passes.lowering.auto_vectorize import MAX_REGISTERS as CARRIED_REGISTERS
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (
+    UNROLLED_BAND_OPS,
     constant_extent,
     constant_min,
     defined_outside,
@@ -121,10 +122,6 @@ MIN_VECTOR_TRIPS = 8
 # Accumulator elements of one reduction step enumerated at most (`_Sweep.overflows`); more
 # overflow an L1 set anyway.
 MAX_SWEEP_POINTS = 1 << 16
-# A band this small (iterations x body ops) LLVM unrolls whole, then vectorizes the loop around
-# it with the accumulators in registers: better than moving it, up to about this size; larger
-# bands run faster moved (benchmarks/README.md, "session 9, stage figures").
-UNROLLED_BAND_OPS = 256
 # (COPY: version-guards' id of a loop copied into the two versions of a guarded tile; a
 # versioned nest's loops are as plain as those of a nest with no guard.)
 PLAIN_LOOP_ATTRS = {
