@@ -184,7 +184,8 @@ def _copy(store) -> Optional[_Copy]:
         else:
             break
         p = p.parent
-    if not loops:
+    # (a copy over symbolic sizes, a dynamic kernel's, stays: the plan counts the elements)
+    if not loops or not all(constant_loop(Loop(loop)) for loop in loops):
         return None
     exact = (
         not guarded

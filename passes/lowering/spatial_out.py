@@ -24,9 +24,9 @@ constant bounds of them (a decomposed T.init's band: `_ops`), every written buff
 at one address (the same memref and index, no other access that may alias it) that no loop
 under the nest moves, and each loop of the nest is either spatial (every store reads its IV)
 or a reduction loop (no store does). Every store's address must tell its spatial loops apart
-(each stride larger than the span of the smaller ones: `loop_interchange.injective`): then an element's
-updates are those of one iteration of the spatial loops, in the order of the reduction loops,
-which keep their order, and updates of different elements commute. The loop that moves is
+(each stride larger than the span of the smaller ones: `loop_interchange.injective`): then an
+element's updates are those of one iteration of the spatial loops, in the order of the
+reduction loops, which keep their order, and updates of different elements commute. The loop that moves is
 the one spatial loop under a reduction loop, or, with none there, the spatial loop right
 above the band when it steps farther in memory than the loop above it (`rfactor` of a split's
 outer piece: `C_rf[k_0, i, j]` under `i, j, k_0, k_1`), and only when every store jumps a cache
