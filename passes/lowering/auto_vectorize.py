@@ -58,7 +58,7 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.analysis.linear import Linear, linear, value_linear
+from tir_mlir.analysis.linear import through_applies, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.ir.same_value import same_value
@@ -241,15 +241,8 @@ def _strides(load, loops: list) -> Optional[list]:
     return [sum(f.terms.get(lp.iv, 0) * st for f, st in zip(full, dims)) for lp in loops]
 
 
-def _atom(value: ir.Value) -> Optional[Linear]:
-    """A value's form over loop IVs, through `affine.apply` (other values are atoms)."""
-    owner = value.owner
-    if not isinstance(owner, ir.Block) and owner.operation.name == "affine.apply":
-        amap = ir.AffineMapAttr(owner.operation.attributes["map"]).value
-        if len(amap.results) == 1:
-            operands = [value_linear(v, _atom) for v in owner.operation.operands]
-            return linear(amap.results[0], operands[: amap.n_dims], operands[amap.n_dims :])
-    return Linear({value: 1})
+# A value's form over loop IVs, through `affine.apply` (other values are atoms).
+_atom = through_applies()
 
 
 def _ivs_used(values) -> list:

@@ -59,7 +59,7 @@ from typing import NamedTuple, Optional
 from mlir import ir
 from mlir.dialects import affine, memref
 
-from tir_mlir.analysis.linear import Linear, linear, value_linear
+from tir_mlir.analysis.linear import Linear, through_applies, value_linear
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.auto_vectorize import _strides
@@ -278,20 +278,8 @@ def _to_reader(copy: _Copy, read, reading: list) -> Optional[dict]:
 def _forms(indices: list) -> Optional[list]:
     """The linear forms of `indices` over loop variables, a floordiv or mod an atom of its
     own (a fused loop's row and column); None if one is not linear."""
-    forms = [value_linear(v, _leaf) for v in indices]
+    forms = [value_linear(v, through_applies(_division)) for v in indices]
     return None if any(f is None for f in forms) else forms
-
-
-def _leaf(value: ir.Value) -> Optional[Linear]:
-    """A value's form through `affine.apply` (other values are atoms)."""
-    owner = value.owner
-    if not isinstance(owner, ir.Block) and owner.operation.name == "affine.apply":
-        amap = ir.AffineMapAttr(owner.operation.attributes["map"]).value
-        if len(amap.results) == 1:
-            operands = [value_linear(v, _leaf) for v in owner.operation.operands]
-            dims, symbols = operands[: amap.n_dims], operands[amap.n_dims :]
-            return linear(amap.results[0], dims, symbols, division=_division)
-    return Linear({value: 1})
 
 
 def _division(kind: type, lhs: Linear, rhs: Linear) -> Linear:

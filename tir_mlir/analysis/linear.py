@@ -181,3 +181,20 @@ def _of_value(value, leaf, cache) -> Optional[Linear]:
             if a is not None and b is not None and (a.is_const or b.is_const):
                 return a.scale(b.const) if b.is_const else b.scale(a.const)
     return leaf(value)
+
+
+def through_applies(division: Optional[Division] = None) -> Callable[[ir.Value], Optional[Linear]]:
+    """A `value_linear` leaf: a value's form through `affine.apply` of one result (a division in
+    its map is `division(kind, lhs, rhs)`, default not linear); any other value is an atom."""
+
+    def leaf(value: ir.Value) -> Optional[Linear]:
+        owner = value.owner
+        if not isinstance(owner, ir.Block) and owner.operation.name == "affine.apply":
+            amap = ir.AffineMapAttr(owner.operation.attributes["map"]).value
+            if len(amap.results) == 1:
+                operands = [value_linear(v, leaf) for v in owner.operation.operands]
+                dims, symbols = operands[: amap.n_dims], operands[amap.n_dims :]
+                return linear(amap.results[0], dims, symbols, division=division)
+        return Linear({value: 1})
+
+    return leaf
