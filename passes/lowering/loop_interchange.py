@@ -68,7 +68,13 @@ latency: floats are not reassociated, so each chain stays whole (LLVM splits an 
 chain into vector lanes itself). Then j (serial or parallel) is split the same way, `width`
 the chains that keep the add units busy (`fma_chains` of the value's width), and the inner
 part moves inside the band (`_jam_rows`): that many chains run side by side, each in its
-order. The figures of these rules: benchmarks/README.md, "session 9, stage figures".
+order. An integer chain stays whole for LLVM to split into vector lanes, unless the band reads
+a load across rows that j does not move (`shares_gather`: B's column under an int8 matmul's
+rows, `for i: for k: C[i, j] += A[i, k] * B[k, j]`): the lanes of one chain would gather it, an
+insert per byte. Then the rows are split the same way and the inner part, unrolled, moves inside
+the band: LLVM vectorizes k over the rows' chains, which share each gathered vector of B.
+The figures of these rules: benchmarks/README.md, "session 9, stage figures" and "session 14,
+int8".
 
 A band ending in a tail whose lanes are whole vectors or broadcasts (a matmul's 16-column strip
 under the rows and strips fused and parallel, `for f, k: for l in T.vectorized(16)`) is one
@@ -266,7 +272,8 @@ class LoopInterchange:
         ):
             return None
         stores = [a for a in nest.accesses if a.store]
-        if not all(isinstance(a.element_type, ir.FloatType) for a in stores):
+        integer = not all(isinstance(a.element_type, ir.FloatType) for a in stores)
+        if integer and not nest.shares_gather():
             return None  # (LLVM reassociates an integer chain itself, into vector lanes)
         bits = 8 * max(a.elem_bytes for a in stores)
         extent = constant_extent(Loop(j))
@@ -282,7 +289,7 @@ class LoopInterchange:
         rows = nest.rows
         nest = _nest(split_loop(Loop(j), width, divisions=tail), noalias, leaf_tail=leaf_tail)
         if nest is not None:
-            nest.unroll_j = tail
+            nest.unroll_j = tail or integer
             nest.rows = rows
         return nest
 
@@ -737,6 +744,17 @@ class _Nest:
         leaf = len(self.ivs) - (self.tail is None)
         return trips * len(self.body) > UNROLLED_BAND_OPS and all(
             self._steps_along(a, leaf, line_bytes) for a in self.body_accesses
+        )
+
+    def shares_gather(self) -> bool:
+        """Whether the band (without a tail) reads a load across rows that j does not move:
+        LLVM's vector lanes of one integer chain would gather it, an insert per element (B's
+        column under a matmul's rows, `for i: for k: C[i, j] += A[i, k] * B[k, j]`), where
+        chains side by side share each element loaded."""
+        leaf = len(self.ivs) - 1
+        return self.tail is None and any(
+            not a.store and a.stride(leaf) not in (0, 1) and a.stride(0) == 0
+            for a in self.body_accesses
         )
 
     def _steps_along(self, a, leaf: int, line_bytes: int) -> bool:
