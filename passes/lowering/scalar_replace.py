@@ -26,7 +26,9 @@ MAX_ACCESSES memory accesses:
 - every other access of the same buffer in the loop is provably disjoint from it (its indices
   differ by a constant at least the extent of the access in some dimension). Buffers are told
   apart by their root: an `memref.alloc(a)`, or a function argument marked `llvm.noalias`;
-  other arguments may alias each other.
+  other arguments may alias each other. Indices are compared on the root itself, or on the one
+  view of an allocation nothing else uses (`storage-pad`'s padded tile: every access goes
+  through it); through other views an access may alias any of its root's.
 Loops of one iteration are replaced by their bodies first. A small nest of inner serial loops
 (constant bounds, no vectorize hint) whose stores become loop-invariant once unrolled is fully
 unrolled first (LLVM would unroll it anyway, too late to carry the values): on a copy, kept
@@ -50,7 +52,7 @@ from mlir.dialects import memref, scf, vector
 
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
-from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
+from tir_mlir.passes.lowering.buffer_roots import VIEW_OPS, noalias_args, root
 from tir_mlir.passes.lowering.common import (
     ancestors,
     constant_int,
@@ -367,6 +369,7 @@ def _accesses(loop, noalias, memo):
             m, first, store = ACCESSES[name]
             base = op.operands[m]
             buffer_root, direct = root(base, noalias)
+            direct = direct or _sole_view(base)
             analysed = direct and _disjoint_rows(ir.MemRefType(base.type))
             index = [linear(v, memo) for v in list(op.operands)[first:]] if analysed else None
             shape = (
@@ -385,6 +388,28 @@ def _accesses(loop, noalias, memo):
         elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
             return None
     return out
+
+
+def _sole_view(base) -> bool:
+    """Whether `base` is the one view of an allocation that nothing else uses (each value from
+    the allocation to `base` has that one use): every access of the allocation then goes
+    through `base`, and its indices tell the elements apart as a direct access's do. The padded
+    tile of `storage-pad` (a `memref.reinterpret_cast` of a flat allocation) is one."""
+    value = base
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in VIEW_OPS:
+        source = value.owner.operation.operands[0]
+        if not _one_use(source):
+            return False
+        value = source
+    return (
+        value is not base
+        and not isinstance(value.owner, ir.Block)
+        and value.owner.operation.name in ("memref.alloc", "memref.alloca")
+    )
+
+
+def _one_use(value) -> bool:
+    return len(list(value.uses)) == 1
 
 
 def _disjoint_rows(mtype) -> bool:
