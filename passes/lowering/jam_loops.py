@@ -14,15 +14,30 @@ benchmarks/README.md, "session 9, stage figures"). Jammed, the chains interleave
 
 A run of `scf.for` siblings is jammed when every loop has results, the same constant bounds and
 step, and nothing that writes memory inside (so no iteration of one can see another's effects),
-and neither the ops between them (which touch no memory) nor the loops, inside or out, use an
-earlier loop's results: the jammed loop takes the last one's place.
+and neither the ops between them nor the loops, inside or out, use an earlier loop's results:
+the jammed loop takes the last one's place. The ops between touch no memory, or, between
+innermost loops, are stores to a buffer told apart from all others (an allocation or a
+`noalias` argument) that no later loop of the run reads: those move after the jammed loop, in
+their order. A load between that
+reads back what the store just before it wrote is that store's value. So the copies of an
+unrolled column loop around a dot product (k innermost, no decompose_reduction: each copy
+stores 0, reads it back as its init, and stores its result after it) jam too:
+
+    C[j] = 0                                     C[j] = 0
+    %r0 = scf.for %k iter_args(C[j]) {..}        %r:2 = scf.for %k iter_args(C[j], 0) {..}
+    C[j] = %r0                            =>     C[j] = %r#0
+    C[j+1] = 0                                   C[j+1] = 0
+    %r1 = scf.for %k iter_args(C[j+1]) {..}      C[j+1] = %r#1
+    C[j+1] = %r1
 """
 
 from mlir import ir
 from mlir.dialects import scf
 
 from tir_mlir.ir.ir_walk import walk_all
+from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, move_body, scf_bounds
+from tir_mlir.passes.lowering.scalar_replace import linear
 
 # Ops with no memory effect that may sit between jammed loops.
 PURE_PREFIXES = ("arith.", "math.", "index.")
@@ -40,6 +55,11 @@ PURE_OPS = {
     "vector.reduction",
     "ub.poison",
 }
+# Stores (-> their memref operand) that may sit between jammed loops, moved after the jammed
+# loop; loads (memref operand 0) whose buffer tells whether a loop reads what they write.
+STORES = {"memref.store": 1, "vector.store": 1}
+LOADS = {"memref.load", "vector.load", "vector.maskedload", "vector.transfer_read", "vector.gather"}
+CONTROL = {"scf.for", "scf.if", "scf.yield", "memref.dim"}
 # Ops that only read memory (or compute) inside a jammed loop.
 READS = {
     "memref.load",
@@ -62,9 +82,10 @@ class JamCarriedLoops:
             # Inner blocks first: a jam erases the loops it fuses, with their bodies (blocks
             # listed here), so each body must be done before the block that holds its loop.
             blocks = [b for o in _post_order(f) for r in o.regions for b in r.blocks]
+            noalias = noalias_args(f)
             for block in blocks:
-                for run in _runs(block):
-                    _jam(run)
+                for run, stores in _runs(block, noalias):
+                    _jam(run, stores)
 
 
 def _post_order(f) -> list:
@@ -87,10 +108,16 @@ def _reads_only(loop) -> bool:
     return all(o.name in READS or _pure(o) for o in walk_all(loop))
 
 
-def _runs(block):
-    """Lists of at least two jammable sibling loops of `block`."""
-    runs, run, between = [], [], []
-    for op in block.operations:
+def _runs(block, noalias=()):
+    """Lists of at least two jammable sibling loops of `block`, each with the stores found
+    between its loops (moved after the jammed loop)."""
+    runs, run, between, stores = [], [], [], []
+
+    def close():
+        if len(run) > 1:
+            runs.append((run, stores))
+
+    for op in list(block.operations):
         op = op.operation
         if (
             op.name == "scf.for"
@@ -102,26 +129,95 @@ def _runs(block):
             if (
                 run
                 and scf_bounds(op) == scf_bounds(run[0])
-                and not any(v in earlier for o in between + [op] + walk_all(op) for v in o.operands)
+                and not any(
+                    v in earlier for o in _kept(between) + [op] + walk_all(op) for v in o.operands
+                )
+                and not _reads_stored(op, stores + _pending(between), noalias)
+                and (_innermost(op) or not stores + _pending(between))
             ):
                 run.append(op)
+                stores += _pending(between)
                 between = []
                 continue
-            if len(run) > 1:
-                runs.append(run)
-            run, between = [op], []
-        elif run and _pure(op):
+            close()
+            run, between, stores = [op], [], []
+        elif run and (_pure(op) or (_sinkable_store(op, noalias) and _innermost(run[-1]))):
             between.append(op)
+        elif run and _forwarded(op, between):
+            continue
         else:
-            if len(run) > 1:
-                runs.append(run)
-            run, between = [], []
-    if len(run) > 1:
-        runs.append(run)
+            close()
+            run, between, stores = [], [], []
+    close()
     return runs
 
 
-def _jam(run):
+def _same_index(a, b) -> bool:
+    """Whether two index lists are the same values (equal linear forms: unrolled copies
+    compute equal indices apart)."""
+    return len(a) == len(b) and all(x == y or linear(x) == linear(y) for x, y in zip(a, b))
+
+
+def _innermost(loop) -> bool:
+    """Whether `loop` holds no loop: only innermost loops jam across stores. Copies of an
+    outer loop (a `k0` around each column's `k1`) jammed so keep their inner loops apart,
+    one after the other in the jammed body, where LLVM vectorized each alone
+    (2004163578/0182 matmul256_int8: 4.6x slower)."""
+    return not any(o.name == "scf.for" for o in walk_all(loop) if o != loop)
+
+
+def _pending(between) -> list:
+    return [o for o in between if o.name in STORES]
+
+
+def _kept(between) -> list:
+    return [o for o in between if o.name not in STORES]
+
+
+def _sinkable_store(op, noalias) -> bool:
+    """Whether `op` is a store between sibling loops that may move after them: it writes a
+    buffer told apart from every other (an allocation or a `noalias` argument)."""
+    if op.name not in STORES:
+        return False
+    (buffer, shared), _ = root(op.operands[STORES[op.name]], noalias)
+    return buffer is not None and not shared
+
+
+def _reads_stored(loop, stores, noalias) -> bool:
+    """Whether `loop` reads a buffer one of `stores` writes (then they stay before it)."""
+    if not stores:
+        return False
+    written = [root(s.operands[STORES[s.name]], noalias)[0][0] for s in stores]
+    for o in walk_all(loop):
+        if o.name in LOADS:
+            (buffer, shared), _ = root(o.operands[0], noalias)
+            if buffer is None or shared or buffer in written:
+                return True
+        elif o.name in READS and o.name not in LOADS and o.name not in CONTROL:
+            return True  # a read at an address not analysed here
+    return False
+
+
+def _forwarded(op, between) -> bool:
+    """Replace a load of what a store among `between` has just written (same buffer, same
+    index values, only pure ops after the store) by the stored value: the init of the next
+    loop's accumulator, written and read back between two jammable loops. Whether it did."""
+    if op.name != "memref.load":
+        return False
+    for prior in reversed(between):
+        if prior.name == "memref.store":
+            value, buffer, *index = list(prior.operands)
+            if buffer == op.operands[0] and _same_index(index, list(op.operands)[1:]):
+                op.results[0].replace_all_uses_with(value)
+                op.erase()
+                return True
+            return False
+        if not _pure(prior):
+            return False
+    return False
+
+
+def _jam(run, stores=()):
     last = run[-1]
     lo, hi, step = list(run[0].operands)[:3]
     inits = [v for loop in run for v in list(loop.operands)[3:]]
@@ -152,3 +248,7 @@ def _jam(run):
             r.replace_all_uses_with(fused.results[k + i])
         k += len(loop.results)
         loop.erase()
+    after = fused.operation
+    for store in stores:
+        store.move_after(after)
+        after = store

@@ -5,6 +5,7 @@ Checked on the loops of the scf stage (values each carries) and on the numbers (
 import re
 
 import numpy as np
+import pytest
 
 import tir_mlir
 from tir_mlir.context import get_context
@@ -110,3 +111,69 @@ def test_a_loop_that_writes_memory_or_needs_the_other_result_stays():
     assert _jammed(store="memref.store %t, %m[%c1] : memref<4xf32>") == 2
     assert _jammed(init="%a") == 2
     assert _jammed(factor="%a") == 2  # read in the body, not through its init
+
+
+# Unrolled columns of a dot product (k innermost, no decompose_reduction): each column's loop
+# is preceded by its init (a store of 0 read back) and followed by the store of its result.
+DOTS = """@T.prim_func
+def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((32, 16), "float32"),
+         C: T.Buffer((8, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i, j_0 in T.grid(8, 4):
+        for j_1 in T.unroll(4):
+            for k in range(32):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                    vk = T.axis.reduce(32, k)
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def test_stores_between_the_copies_move_after_the_jammed_loop():
+    """The column loops jam: the stores between them (results, inits) move after the jammed
+    loop (no loop reads C) and the init read back is the stored zero. They were four
+    latency-bound chains one after the other (1699409881/0568 batch_matmul)."""
+    mod = tir_mlir.parse(DOTS)
+    assert _carried(_scf(mod)) == [4]
+    a, b = RNG.random((8, 32), np.float32), RNG.random((32, 16), np.float32)
+    c = RNG.random((8, 16), np.float32)
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+STORED_BETWEEN = """func.func @f(%m: memref<4xf32> {{llvm.noalias}}, %o: memref<4xf32> {{llvm.noalias}},
+             %x: f32) -> (f32, f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %a = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = %x) -> (f32) {{
+    %v = memref.load %m[%c0] : memref<4xf32>
+    %t = arith.addf %s, %v : f32
+    scf.yield %t : f32
+  }}
+  memref.store %a, {target}[%c2] : memref<4xf32>
+  %b = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = %x) -> (f32) {{
+    %v = memref.load %m[%c1] : memref<4xf32>
+    %t = arith.mulf %s, %v : f32
+    scf.yield %t : f32
+  }}
+  return %a, %b : f32, f32
+}}"""
+
+
+@pytest.mark.parametrize("target, loops", [("%o", 1), ("%m", 2)])
+def test_a_store_between_moves_after_unless_a_later_loop_reads_its_buffer(target, loops):
+    from mlir import ir
+
+    with get_context():
+        module = ir.Module.parse(STORED_BETWEEN.format(target=target))
+        JamCarriedLoops()(module)
+        module.operation.verify()
+        text = str(module)
+    assert text.count("scf.for") == loops
+    if loops == 1:  # the store follows the jammed loop and stores its first result
+        assert re.search(r"%(\w+):2 = scf\.for.*memref\.store %\1#0, %arg1", text, re.S)
