@@ -42,6 +42,7 @@ STAGE_NAMES = {
         (None, "bool-buffers-to-i8"),
         (None, "forward-copies"),
         (None, "rows-outside"),
+        (None, "transpose-tiles"),
         (None, "outer-lanes"),
         (None, "auto-vectorize"),
         (None, "vectorize-loops"),

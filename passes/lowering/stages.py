@@ -42,6 +42,7 @@ _STAGES = {
     "bool-buffers-to-i8": ("bool_buffers", "BoolBuffersToI8"),
     "forward-copies": ("forward_copies", "ForwardCopies"),
     "rows-outside": ("rows_outside", "RowsOutside"),
+    "transpose-tiles": ("transpose_tiles", "TransposeTiles"),
     "outer-lanes": ("outer_lanes", "OuterLanes"),
     "auto-vectorize": ("auto_vectorize", "AutoVectorize"),
     "vectorize-loops": ("vectorize", "VectorizeLoops"),

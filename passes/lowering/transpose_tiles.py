@@ -1,0 +1,182 @@
+"""Stage `transpose-tiles` (CPU, affine level, before `outer-lanes`): a loop nest that reads a
+buffer down its columns inside and along its rows outside (a transpose) runs as tiles of K
+columns by L rows: the inner loop is split by a vector register's lanes and vectorized, and K
+steps of the outer loop are unrolled inside it, so that `transpose-gathers` loads each row's K
+adjacent elements at once and transposes them in registers.
+
+    for i in 0..8:                                 for j0 in 0..4:
+      for j in 0..64:                      =>        (i = 0 .. 7 unrolled:)
+        C[i, j] = A[j, i] + B[i, j]                    for j1 in T.vectorized(16):
+                                                         C[i, 16 j0 + j1] = A[16 j0 + j1, i] + ...
+
+Left as it was, LLVM's loop vectorizer takes `j` and builds each vector of A lane by lane from
+rows a page apart (one scalar load and insert per lane, the addresses computed in vectors and
+taken apart), and the next `i` reads the same rows' next elements again; TVM's build of such a
+schedule keeps the `cache_read` copy that `forward-buffer-copies` drops here, whose short row
+segments are its fast part (benchmarks/README.md, "session 14, transposes"). Tiled, each of the
+L rows is one load of K elements and the columns come out of a register transpose. A schedule
+that vectorizes `j` itself with the columns loop around it (the same gathers, once per column)
+only needs the columns unrolled.
+
+A pair qualifies when:
+- `i` is a plain serial loop (constant bounds, step 1, no annotation) whose body is pure ops and
+  then `j`; `j` is a plain serial loop or a `T.vectorized` one of constant bounds and step 1,
+  holding only loads, stores and pure ops (no loop, no `affine.if`);
+- every store is contiguous along `j`, alone on its buffer and writes another element at every
+  (i, j) (lane_interchange's `_independent`: any order of the iterations computes the same);
+- some load jumps a vector register's lanes of its element or more along `j` and is contiguous
+  along `i` (the transposed read), and every other load is contiguous or the same along `j`;
+- `j` splits into L lanes (its extent when vectorized, else the largest power of two up to a
+  register's lanes dividing its extent) and `i` into K columns (the largest power of two up to
+  L dividing its extent), K at least MIN_COLUMNS (`transpose-gathers`' least group), L at least
+  MIN_ROWS and at most a register's lanes (its rows, one register each, are what
+  `transpose-gathers` holds: a schedule's 64 vectorized rows stay as they are). A schedule's
+  vectorized `j` of lanes not a power of two (5, 6, 7, 12) stays too: tiled, 64 columns around
+  5 rows ran 1.4x slower (benchmarks/README.md, "session 14, transposes").
+"""
+
+from typing import NamedTuple, Optional
+
+from mlir import ir
+
+from tir_mlir.analysis.buffer_util import NotAffine
+from tir_mlir.dialect.ops import Loop, body_ops
+from tir_mlir.passes.lowering.buffer_roots import noalias_args
+from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
+from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.lane_interchange import VECTOR_BITS, _independent, _serial, _swap
+from tir_mlir.passes.lowering.loop_interchange import ACCESSES, Access, pure, split_loop
+from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
+from tir_mlir.passes.lowering.unroll import unroll
+
+
+# Fewest rows (lanes) worth tiling: a 4-row column is 3 inserts, which 4 x 4 transposes did not
+# beat (two cases 1.04-1.09x slower, benchmarks/README.md, "session 14, transposes").
+MIN_ROWS = 8
+
+
+class _Tile(NamedTuple):
+    i: ir.Operation  # the columns loop (outer)
+    j: ir.Operation  # the rows loop (inner)
+    columns: int  # K: steps of `i` unrolled inside a strip of `j`
+    lanes: int  # L: the vectorized strip of `j`
+
+
+class TransposeTiles:
+    name = "transpose-tiles"
+
+    def __init__(self, vector_bits: int = VECTOR_BITS):
+        self.vector_bits = vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
+
+    def __call__(self, module: ir.Module):
+        for f in functions(module):
+            noalias = noalias_args(f)
+            tiles = [self._tile(o, noalias) for o in walk(f) if _serial(o)]
+            for tile in tiles:
+                if tile is not None:
+                    _rewrite(tile)
+
+    def _tile(self, i, noalias) -> Optional[_Tile]:
+        """The tile of the pair (`i`, the loop its body ends in), when it qualifies."""
+        j = _inner(i)
+        if j is None:
+            return None
+        try:
+            accesses = [Access(o, [loop_iv(i), loop_iv(j)], noalias) for o in _accesses(j) or []]
+        except NotAffine:
+            return None
+        if not accesses or not _independent(accesses, [loop_iv(i), loop_iv(j)], i, j):
+            return None
+        register = self.vector_bits // 8
+        if not _transposes(accesses, register):
+            return None
+        lanes = _lanes(j, register // max(a.elem_bytes for a in accesses))
+        if lanes is None:
+            return None
+        columns = _power_of_two_divisor(constant_extent(Loop(i)), lanes)
+        if columns < MIN_COLUMNS:
+            return None
+        return _Tile(i, j, columns, lanes)
+
+
+def _inner(i) -> Optional[ir.Operation]:
+    """The loop `i`'s body ends in after pure ops, when it is a plain serial or vectorized loop
+    of constant bounds and step 1 holding only accesses and pure ops."""
+    ops = body_ops(i.regions[0].blocks[0])
+    if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
+        return None
+    j = ops[-1]
+    if j.name != "affine.for" or len(j.operands) or len(j.results):
+        return None
+    if not (_serial(j) or (Loop(j).kind == "vectorized" and Loop(j).step == 1)):
+        return None
+    if _accesses(j) is None:
+        return None
+    return j
+
+
+def _accesses(j) -> Optional[list]:
+    """The loads and stores of `j`'s body, when it holds nothing else but pure ops."""
+    out = []
+    for o in body_ops(j.regions[0].blocks[0]):
+        if o.name in ACCESSES:
+            out.append(o)
+        elif not (pure(o) or o.name == "affine.apply"):
+            return None
+    return out
+
+
+def _transposes(accesses: list, register_bytes: int) -> bool:
+    """Whether some load jumps a register's lanes or more along `j` (leaf 1) and is contiguous
+    along `i` (leaf 0), every store is contiguous along `j`, and every other load contiguous or
+    the same along it."""
+    found = False
+    for a in accesses:
+        along, across = a.stride(1), a.stride(0)
+        if along is None or across is None:
+            return False
+        if a.store:
+            if along != 1:
+                return False
+        elif abs(along) * a.elem_bytes >= register_bytes and across == 1:
+            found = True
+        elif along not in (0, 1):
+            return False
+    return found
+
+
+def _lanes(j, most: int) -> Optional[int]:
+    """L: `j`'s extent when it is vectorized, else the largest power of two up to `most`
+    dividing it (None: not a power of two, under MIN_ROWS, or over `most`: more rows than
+    `transpose-gathers` holds in registers)."""
+    extent = constant_extent(Loop(j))
+    lanes = extent if Loop(j).kind == "vectorized" else _power_of_two_divisor(extent, most)
+    if lanes & (lanes - 1):
+        return None  # 5 or 12 vectorized rows: measured slower tiled (the module's docstring)
+    return lanes if MIN_ROWS <= lanes <= most else None
+
+
+def _power_of_two_divisor(extent: int, most: int) -> int:
+    """The largest power of two up to `most` dividing `extent`."""
+    width = 1
+    while width * 2 <= most and extent % (width * 2) == 0:
+        width *= 2
+    return width
+
+
+def _rewrite(tile: _Tile) -> None:
+    """i -> i_o, i; j -> j_o, j (vectorized); then i and j_o trade ranges and the K steps of
+    `i`, now inside j_o, are unrolled."""
+    i, j = tile.i, tile.j
+    if constant_extent(Loop(i)) > tile.columns:
+        i = split_loop(Loop(i), tile.columns)
+    if constant_extent(Loop(j)) > tile.lanes:
+        lanes = split_loop(Loop(j), tile.lanes)
+        _swap(i, j)  # i takes j_o's range, j (now inside) the columns'
+        i, j = j, lanes
+    Loop(j).set(kind="vectorized")
+    unroll(i)

@@ -1,0 +1,55 @@
+"""transpose-tiles: a transpose nest left to LLVM (`C[i, j] = A[j, i] + B[i, j]`, the columns `i`
+outside the rows `j`, nothing vectorized) runs as tiles whose rows of A are loaded whole and
+transposed in registers, not gathered one lane at a time (issue 28, 0939 of seed 1699409881:
+i split by 8, j by 64, a `cache_read` of A at the fused loop that `forward-buffer-copies`
+drops). Built for a named CPU (Sapphire Rapids), so the checks do not depend on the host;
+numbers against numpy."""
+
+import tir_mlir
+from tir_mlir import Schedule
+from tir_mlir.passes.lowering.pipeline import emit_text
+from schedule_everyday import transpose_add
+from transpose_tiles import N, SPR, check_numbers
+
+
+def _schedule(columns: int, rows: int, cache: bool = False) -> Schedule:
+    """i split [., columns], j split [., rows], reordered i0, j0, i1, j1; i0 and j0 fused and
+    parallel; with `cache`, A read through a global `cache_read` at the fused loop (0939)."""
+    sch = Schedule(tir_mlir.parse(transpose_add(N)))
+    block = sch.get_block("C")
+    i, j = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, columns])
+    j0, j1 = sch.split(j, factors=[None, rows])
+    sch.reorder(i0, j0, i1, j1)
+    fused = sch.fuse(i0, j0)
+    if cache:
+        sch.compute_at(sch.cache_read(block, 0, "global"), fused)
+    sch.parallel(fused)
+    return sch
+
+
+def test_columns_outside_rows_are_register_transposes():
+    """8 columns around 32 rows (0939's shape): A's rows are vector loads, the columns come out
+    of shuffles; no vector is built lane by lane."""
+    sch = _schedule(columns=8, rows=32, cache=True)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "vector.from_elements" not in scf
+    assert scf.count("vector.shuffle") >= 8
+    assert any("vector.load %arg0" in line for line in scf.splitlines())
+    check_numbers(sch)
+
+
+def test_more_columns_than_lanes_are_split():
+    """32 columns: tiles of 16 columns (a register's floats), two per strip of rows."""
+    sch = _schedule(columns=32, rows=16)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "vector.from_elements" not in scf and "vector.shuffle" in scf
+    check_numbers(sch)
+
+
+def test_columns_without_a_power_of_two_stay_scalar():
+    """6 columns: no group of 4 or more to unroll; the nest stays LLVM's, scalar here."""
+    sch = _schedule(columns=6, rows=16)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "vector." not in scf
+    check_numbers(sch)
