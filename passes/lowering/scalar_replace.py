@@ -32,7 +32,9 @@ MAX_ACCESSES memory accesses:
 Loops of one iteration are replaced by their bodies first. A small nest of inner serial loops
 (constant bounds, no vectorize hint) whose stores become loop-invariant once unrolled is fully
 unrolled first (LLVM would unroll it anyway, too late to carry the values): on a copy, kept
-when more values are carried. Loops in the nest that already carry values stay loops (one per
+when more values are carried. Such a nest may sit in result-less `scf.if`s of the body too: a
+version guard of a split that does not divide holds the lane loop of an rfactor in its else
+(each step's lanes were otherwise loaded and stored at every step). Loops in the nest that already carry values stay loops (one per
 copy), and then all the values must fit, or, when those loops have at most SHORT_LOOP steps and
 the values take less than twice the register file, as many as fit are carried: the 2x2 tiles around a carried `k1` are unrolled so that `k0` carries
 their 16 accumulators too.
@@ -260,23 +262,13 @@ def _carry(loop, noalias, regs, memo) -> bool:
 
 
 def _may_carry(loop) -> bool:
-    """Whether `loop` has a store where a carried group needs one: directly in its body, in a
-    result-less `scf.if` there, or in a nest `_unrollable` may unroll. Else the analysis of
+    """Whether `loop` has a store where a carried group needs one: directly in its body, in
+    result-less `scf.if`s there, or in a nest `_unrollable` may unroll. Else the analysis of
     every access nested in it (an outer loop of a tile: hundreds) cannot carry anything."""
-    for op in loop.regions[0].blocks[0].operations:
-        op = op.operation
-        name = op.name
-        if name in STORES:
+    for op in _body_ops(loop):
+        if op.name in STORES:
             return True
-        if name == "scf.if" and not len(op.results):
-            if any(
-                o.operation.name in STORES
-                for r in op.regions
-                for b in r.blocks
-                for o in b.operations
-            ):
-                return True
-        elif name == "scf.for":
+        if op.name == "scf.for":
             nest = _small_nest(op)
             if nest and any(
                 o.operation.name in STORES for n in nest for o in n.regions[0].blocks[0].operations
@@ -672,11 +664,12 @@ def _value_type(a):
 def _unrollable(loop, accesses):
     """Small nests of serial loops directly in `loop` (at most MAX_UNROLLED body copies) holding
     a store whose address is invariant in `loop` but not in the nest: unrolled, they leave
-    stores at addresses invariant in `loop`."""
-    body = loop.regions[0].blocks[0]
+    stores at addresses invariant in `loop`. Those in result-less `scf.if`s count in a loop of
+    more than SHORT_LOOP steps (over a few steps the guarded copies cost more than the loads
+    and stores they save)."""
     out = []
-    for op in body.operations:
-        op = op.operation
+    direct = [o.operation for o in loop.regions[0].blocks[0].operations]
+    for op in _body_ops(loop) if _trip_count(loop) > SHORT_LOOP else direct:
         nest = _small_nest(op) if op.name == "scf.for" else None
         if not nest:
             continue
@@ -684,7 +677,7 @@ def _unrollable(loop, accesses):
         stores = [
             a
             for a in accesses
-            if a.store and a.index is not None and any(a.op.parent.operation == o for o in nest)
+            if a.store and a.index is not None and any(_loop_of(a.op) == o for o in nest)
         ]
         if any(
             all(any(v == iv for iv in ivs) or not _inside(v, loop) for v in leaves(a.index))
@@ -693,6 +686,24 @@ def _unrollable(loop, accesses):
         ):
             out.append(op)
     return out
+
+
+def _body_ops(loop) -> list:
+    """The ops of `loop`'s body and of the result-less `scf.if`s there, nested or not (a
+    version guard's partial branch: the guarded loop of a split that does not divide)."""
+    out, blocks = [], [loop.regions[0].blocks[0]]
+    while blocks:
+        for op in blocks.pop().operations:
+            op = op.operation
+            out.append(op)
+            if op.name == "scf.if" and not len(op.results):
+                blocks += [b for r in op.regions for b in r.blocks]
+    return out
+
+
+def _loop_of(op):
+    """The innermost `scf.for` around `op` (a store of an unrolled nest may sit in its guard)."""
+    return next((p for p in ancestors(op) if p.name == "scf.for"), None)
 
 
 def _small_nest(op):

@@ -3,6 +3,7 @@ columns by 7) guards every element; the full tiles run unguarded in their own ve
 last tile keeps the guard, and the numbers are numpy's."""
 
 import numpy as np
+import pytest
 
 import tir_mlir
 from tir_mlir.passes.lowering.pipeline import emit_text
@@ -67,3 +68,43 @@ def test_a_long_fused_loop_is_versioned_on_its_last_tiles():
     out = np.zeros_like(a)
     tir_mlir.build(sch.mod)["main"](a, out)
     np.testing.assert_array_equal(out, a * 2)
+
+
+ROW_SUM = """@T.prim_func
+def main(A: T.Buffer((64, 100), "float32"), B: T.Buffer((64,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i, k in T.grid(64, 100):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+def test_an_rfactor_split_that_does_not_divide_carries_its_lanes_across_the_guard(vectorized):
+    """Row sums, `k` split by 3 (100 = 33 x 3 + 1), rfactor of the 3 lanes (vectorized or
+    not): each step of `k0` is versioned (`if k0 * 3 + 2 < 100`: the 3 lanes, a vector or a
+    loop, else the guarded lane loop). scalar-replace unrolls the lane loops in the guard's
+    branches too, so the 3 partial sums of a row are carried across `k0` in both versions
+    instead of 3 loads and 3 stores of `B_rf` per step."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(ROW_SUM))
+    b = sch.get_block("B")
+    _, k = sch.get_loops(b)
+    _, k1 = sch.split(k, factors=[None, 3])
+    rf = sch.rfactor(k1, factor_axis=0)
+    if vectorized:
+        sch.vectorize(sch.get_loops(rf)[-1])
+    stages = {}
+    emit_text(sch.mod.module, "scf", on_stage=lambda name, m: stages.setdefault(name, str(m)))
+    lines = stages["scalar-replace"].splitlines()
+    at = next(n for n, line in enumerate(lines) if "scf.for" in line and "to %c34" in line)
+    assert "iter_args" in lines[at]
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    end = next(n for n in range(at + 1, len(lines)) if lines[n].startswith(" " * depth + "}"))
+    assert not [line for line in lines[at:end] if "%alloca" in line]  # (B_rf)
+    a = np.random.default_rng(0).standard_normal((64, 100)).astype("float32")
+    out = np.full(64, 7, "float32")
+    tir_mlir.build(sch.mod)["main"](a, out)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-5, atol=1e-5)
