@@ -22,8 +22,11 @@ It is done when some access that varies with `i` is apart between lanes and none
 per lane after the swap, and, along `j`, every store is contiguous and every load nearer than a
 vector register's lanes of its element (the same for all iterations, contiguous, or a stride
 LLVM's interleaved groups and `strided-loads` read with whole vectors), over at least
-MIN_VECTOR_TRIPS iterations. An rfactor's lanes are
-such a loop:
+MIN_VECTOR_TRIPS iterations, or, when it stores only floats, one 128-bit register's lanes of the
+narrowest if fewer (SSE2's and NEON's width, the narrowest vector of every CPU target: 4 floats
+fill it, while the lanes apart are one scalar access and insert or extract each whatever their
+number; integer rows inside a reduction are `rows-outside`'s, see `_least_trips`).
+An rfactor's lanes are such a loop:
 
     for j in 0..512:                             for l in 0..16:
       for l in T.vectorized(16):         =>        for j in T.vectorized(512):
@@ -31,10 +34,15 @@ such a loop:
 
 `C_rf`'s lanes are 1 MiB apart and `B`'s a row; `A`'s are adjacent but the same for every `j`.
 
-Plain serial loops may stand between `j` and `i` (each body pure ops and then the next loop),
-when no store moves along them (a reduction window): they stay in place, `i` and `j` trade
-ranges across them, and every element is still updated by its own (j, i) pair, its updates in
-the order they had:
+Plain serial loops may stand between `j` and `i` (each body pure ops and then the next loop):
+they stay in place, and `i` and `j` trade ranges across them. Either no store moves along them
+(a reduction window: each element is updated in the order it was), or each of them moves some
+store, its strides along `j`, `i` and those loops apart (sorted, each beyond the span of the
+smaller ones, as for the gathering pairs below). Every element is still updated by its own
+iteration of the loops. A mix of both is left alone: a batch matmul's 16 rows vectorized under
+`k` (no store moves along it) and rows and batches that move the stores (0837 of seed 424113201)
+ran 1.5x slower with its 128 columns innermost, where a plain matmul's ran 3x faster (0823 of
+seed 2004163578); the difference is not understood.
 
     for w in 0..56:                              for h in 0..3:
       for r, s in 2 x 2:                 =>        for r, s in 2 x 2:
@@ -43,6 +51,15 @@ the order they had:
 
 A max pool's 3 output rows vectorized under its window were 12 scalar loads and inserts per
 column; TVM's vectorizer leaves the predicated rows serial and LLVM vectorizes the columns.
+The rows may also sit under the channels, whose stores move with them:
+
+    for w in 0..4:                               for h in 0..12:
+      for c in 0..16:                    =>        for c in 0..16:
+        for h in T.vectorized(12):                   for w in T.vectorized(4):
+          B[c, h, w] = max(B[c, h, w], A[c, 2h + r, 2w + s])
+
+(12 rows 56 floats apart, every lane a scalar load, insert and extract; 4 columns are one
+128-bit vector of outputs and two of inputs, benchmarks/README.md, "session 14, pools").
 
 A serial loop whose accesses all jump a vector register's lanes or more per step (gathers) trades
 places with the serial loop around it in the same way, when that loop walks them along rows:
@@ -109,6 +126,7 @@ from tir_mlir.passes.lowering.loop_interchange import (
 from tir_mlir.analysis.buffer_util import NotAffine
 
 VECTOR_BITS = 512  # without a CPU target
+MIN_BITS = 128  # the narrowest vector register of every CPU target (SSE2, NEON)
 
 
 class LaneInterchange:
@@ -158,18 +176,20 @@ class LaneInterchange:
         return True
 
     def _lanes_apart(self, j, lanes, between, noalias) -> bool:
+        """Whether the lane loop `lanes` and `j` trade places (the module's docstring); the
+        loops between must all move some store or none."""
         leaves = _ivs(j, lanes) + [loop_iv(m) for m in between]  # Access appends outer values
-        mine = range(2, len(leaves))
         try:
             accesses = [
                 Access(o, leaves, noalias) for o in leaf_ops(lanes) or [] if o.name in ACCESSES
             ]
         except NotAffine:
             return False
-        fixed = all(s.stride(p) == 0 for s in accesses if s.store for p in mine)
+        stores = [a for a in accesses if a.store]
+        kinds = {any(a.stride(p) for a in stores) for p in range(2, 2 + len(between))}
         return (
-            fixed
-            and _legal(accesses, j, lanes)
+            len(kinds) < 2
+            and _independent(accesses, leaves, j, lanes, between)
             and _profitable(accesses, j)
             and self._loads_near(accesses)
         )
@@ -332,27 +352,23 @@ def _serial(op) -> bool:
     return loop.kind == "serial" and loop.step == 1 and constant_extent(loop) > 1
 
 
-def _legal(accesses: list, j, lanes) -> bool:
-    extents = [constant_extent(Loop(j)), constant_extent(Loop(lanes))]
-    for s in accesses:
-        if not s.store:
-            continue
-        if not _store_alone(s, accesses):
-            return False
-        strides = [s.stride(0), s.stride(1)]
-        if any(not st for st in strides):
-            return False
-        a, b = abs(strides[0]), abs(strides[1])  # type: ignore[arg-type]
-        if not (a >= b * extents[1] or b >= a * extents[0]):
-            return False
-    return True
+def _least_trips(accesses: list) -> int:
+    """The fewest iterations of `j` worth moving the lanes into: one 128-bit register's lanes of
+    the narrowest float stored, MIN_VECTOR_TRIPS at most, and MIN_VECTOR_TRIPS when some store is
+    an integer (integer rows inside a reduction are `rows-outside`'s, which runs each as one
+    contiguous dot with its sum in a register: better than a short vector of columns whose sums
+    go through memory at every step)."""
+    stores = [a for a in accesses if a.store]
+    if not stores or not all(isinstance(a.element_type, ir.FloatType) for a in stores):
+        return MIN_VECTOR_TRIPS
+    return min([MIN_VECTOR_TRIPS, *(MIN_BITS // (8 * a.elem_bytes) for a in stores)])
 
 
 def _profitable(accesses: list, j) -> bool:
-    """Whether, along `j`, every store is contiguous (the loads: `_loads_near`), and, along the
-    lanes, some access is apart and none contiguous but a load the same for all iterations of
+    """Whether `j` runs enough iterations for a vector (the module's docstring), along `j`
+    every store is contiguous (the loads: `_loads_near`), and, along the lanes, some access is apart and none contiguous but a load the same for all iterations of
     `j` (loaded once, outside the vector loop, after the swap)."""
-    if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS:
+    if constant_extent(Loop(j)) < _least_trips(accesses):
         return False
     moving = [a for a in accesses if a.stride(1) != 0]
     apart = [a.stride(1) not in (1, -1) for a in moving]

@@ -47,12 +47,14 @@ def _check_numbers(sch):
 
 def test_accumulator_vectorized_across_rows_is_one_chain():
     """Rows 2 i and 2 i + 1 in the lanes of one vector<2>, the reduction loops inside (under the
-    columns `w`, whose stores jump the output channels: lane-interchange keeps the rows' lanes;
-    under `co` it would trade them with the contiguous channels)."""
+    columns `w`, whose stores jump the output channels, and the output channels in pairs:
+    lane-interchange keeps the rows' lanes; under 4 contiguous channels or more it would trade
+    them with the channels)."""
     sch = Schedule(tir_mlir.parse(conv2d_nhwc(C, F, HW)))
     n, h, w, co, rh, rw, ci = sch.get_loops(sch.get_block("B"))
     h0, h1 = sch.split(h, factors=[None, 2])
-    sch.reorder(n, h0, co, w, rh, rw, ci, h1)
+    co0, co1 = sch.split(co, factors=[None, 2])
+    sch.reorder(n, h0, co0, co1, w, rh, rw, ci, h1)
     sch.vectorize(h1)
     scf = emit_text(sch.mod.module, "scf", target=SPR)
     assert "vector.from_elements" in scf and "vector.extract" in scf  # lane by lane

@@ -9,7 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
-from schedule_everyday import avgpool, maxpool
+from schedule_everyday import avgpool, maxpool, workloads
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
@@ -67,10 +67,34 @@ def test_contiguous_lanes_stay():
 
 
 def test_short_rows_stay():
-    # 4 columns make too short a vector loop to move the lanes into
-    mod = _rows_vectorized(n=12, m=4, k=8)
+    # 2 columns fill no 128-bit register of floats: too short a vector loop to move the lanes into
+    mod = _rows_vectorized(n=12, m=2, k=8)
     assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i_0", "k", "j", "i_1")}
+    _check_numbers(mod, 12, 2, 8)
+
+
+def test_rows_move_inside_four_columns():
+    # 4 columns fill one 128-bit register of floats: a whole vector against 3 gathered lanes
+    mod = _rows_vectorized(n=12, m=4, k=8)
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i_0", "k", "i_1", "j")}
+    assert "vector.from_elements" not in _scf(mod)
     _check_numbers(mod, 12, 4, 8)
+
+
+def test_integer_rows_under_four_columns_stay():
+    # an int8 matmul's 64 rows vectorized under 4 columns inside k: integer rows inside a
+    # reduction are rows-outside's (one contiguous dot per row, its sum in a register), and 4
+    # columns are fewer than MIN_VECTOR_TRIPS (case 0947 of seed 2004163578 ran 4.3x slower)
+    sch = tir_mlir.Schedule(tir_mlir.parse(workloads()["matmul256_int8"]))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, factors=[None, 64])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 64])
+    sch.reorder(i0, j0, k0, k1, j1, i1)
+    sch.vectorize(i1)
+    assert set(loops_around_stores(sch.mod, LaneInterchange.name)) == {
+        ("i0_0", "i1_0", "i2_0", "i2_1", "i1_1", "i0_1")
+    }
 
 
 def _maxpool_channels_inside(c=16, hw=32):
@@ -151,6 +175,28 @@ def test_row_lanes_under_a_window_move_outside_the_columns():
     np.testing.assert_array_equal(b, a.reshape(1, 4, 16, 2, 16, 2).max(axis=(3, 5)))
 
 
+def test_row_lanes_under_channels_move_outside_four_columns():
+    """2x2 max pool, stride 2: 12 output rows (the last tile partial) vectorized under the 16
+    channels under 4 output columns under the window: the stores move along the channels
+    between the lane loop and the columns, 256 floats apart (beyond the rows' span), so the rows
+    still trade places with the columns, which end innermost: one 4-float vector of outputs
+    where every lane was a scalar load, insert and extract (case 0293 of seed 1699409881)."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(maxpool(16, 32)))
+    n, ch, y, x, ry, rx = sch.get_loops(sch.get_block("B"))
+    y0, y1 = sch.split(y, factors=[None, 12])
+    x0, x1 = sch.split(x, factors=[None, 4])
+    sch.reorder(n, y0, x0, ry, rx, x1, ch, y1)
+    sch.vectorize(y1)
+    assert set(loops_around_stores(sch.mod, LaneInterchange.name)) == {
+        ("i0", "i2_0", "i3_0", "i4", "i5", "i2_1", "i1", "i3_1")
+    }
+    assert "vector.from_elements" not in _scf(sch.mod)
+    a = RNG.standard_normal((1, 16, 32, 32)).astype("float32")
+    b = np.zeros((1, 16, 16, 16), "float32")
+    tir_mlir.build(sch.mod)["main"](a, b)
+    np.testing.assert_array_equal(b, a.reshape(1, 16, 16, 2, 16, 2).max(axis=(3, 5)))
+
+
 def _check_avgpool_64x16(mod):
     """`avgpool(64, 16)` (3x3 window, stride 1, over 64 channels of 18x18) against numpy."""
     a = RNG.standard_normal((1, 64, 18, 18)).astype("float32")
@@ -160,12 +206,10 @@ def _check_avgpool_64x16(mod):
     np.testing.assert_allclose(b, windows / 9, rtol=1e-5, atol=1e-5)
 
 
-def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
+def test_channel_lanes_apart_trade_with_the_columns_across_the_rows():
     """A 3x3 average pool's 32 channels vectorized (a lane jumps a channel) under its 4 rows under
-    8 columns: the lane loop does not trade with the columns across the rows (a load along the
-    columns is contiguous, but a store moves along the rows), and the columns and the rows, which
-    jump rows of the input at every step, still trade places as a gathering pair: the columns
-    end innermost, the channel loop's vector kind with them."""
+    8 columns: the lane loop trades with the columns across the rows (a store moves along the
+    rows, 16 floats apart, beyond the columns' span): the columns end innermost, vectorized."""
     sch = tir_mlir.Schedule(tir_mlir.parse(avgpool(64, 16)))
     block = sch.get_block("S")
     n, c, h, w, rh, rw = sch.get_loops(block)
@@ -176,7 +220,7 @@ def test_channel_lanes_apart_leave_the_gathering_pair_to_swap():
     sch.fuse(n, c0)
     sch.vectorize(c1)
     sch.decompose_reduction(block, rh)
-    update = ("i0_i1_0_fused", "i2_0", "i3_0", "i4", "i5", "i2_1", "i1_1", "i3_1")
+    update = ("i0_i1_0_fused", "i2_0", "i3_0", "i4", "i5", "i1_1", "i2_1", "i3_1")
     assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
     _check_avgpool_64x16(sch.mod)
 
