@@ -29,7 +29,10 @@ An accumulator gathered and scattered at an address that the plain serial loop r
 does not change (a reduction's tile vectorized over its rows, `C[i0 * 64 + i1, j]` inside `k`)
 is carried across that loop in registers by `scalar-replace`: its lanes are built and taken
 apart once per run of that loop, so it costs that much less per iteration, as long as its
-vectors fit in the register file (less scalar-replace's free registers). Cut into 2-lane
+vectors fit in the register file (less scalar-replace's free registers). A T.init left in the
+loop (a store of that address under an `affine.if` of the body: an rfactor's `C_rf[k_1, i]`
+vectorized over `k_1` inside `k_0`) is carried with it, as a select: its scatter costs as much
+less (counted once, 4-lane halves of 8 int8 products ran twice the instructions). Cut into 2-lane
 vectors, 64 f64 rows make 32 xmm accumulators, more than fit: some stay in memory, loaded and
 stored at every step, and every step runs 32 FMAs where 8 zmm run 8.
 
@@ -87,7 +90,7 @@ def gather_lanes(
     costs = lane_costs(target, element_name(element), tuple(sorted(candidates)))
     if costs is None:
         return lanes
-    pairs, trips = _carried(body, accesses)
+    pairs, inits, trips = _carried(body, accesses)
     free = register_file(target.triple, implied_features(target))[0] - FREE_REGISTERS
 
     def cost(n):
@@ -96,7 +99,7 @@ def gather_lanes(
         moves = gathers * build + scatters * split
         if pairs and lanes // n * pairs * math.ceil(n * bits / vector_bits) <= free:
             # carried across the loop around: built and taken apart once per run of it
-            moves -= pairs * (build + split) * (1 - 1 / trips)
+            moves -= (pairs * (build + split) + inits * split) * (1 - 1 / trips)
         if mixed:
             moves /= shuffles_per_cycle(target, n * widest)
         return lanes // n * (moves + ops * registers)
@@ -170,13 +173,13 @@ def _carried(body: ir.Block, accesses: list) -> tuple:
     alias counts."""
     outer = body.owner.operation.parent
     if outer is None or not plain_loop(outer):
-        return 0, 1
+        return 0, 0, 1
     iv = outer.regions[0].blocks[0].arguments[0]
     lane = body.arguments[0]
     noalias = noalias_args(func_of(outer))
     stores = [o for o in accesses if o.name == "memref.store"]
     loads = [o for o in accesses if o.name == "memref.load"]
-    pairs = 0
+    pairs = inits = 0
     for store in stores:
         mem, index = store.operands[1], list(store.operands)[2:]
         load = next((o for o in loads if _same_address(o, mem, index)), None)
@@ -186,9 +189,26 @@ def _carried(body: ir.Block, accesses: list) -> tuple:
         if buffer is None or shared:  # (another argument may be the same buffer)
             continue
         users = [o for o in walk(outer) if any(v == mem for v in o.operands)]
-        if all(o == load or o == store for o in users):
+        if all(o == load or o == store or _init(o, store, body) for o in users):
             pairs += 1
-    return pairs, constant_extent(Loop(outer))
+            inits += sum(_init(o, store, body) for o in users)
+    return pairs, inits, constant_extent(Loop(outer))
+
+
+def _init(op, store, body: ir.Block) -> bool:
+    """Whether `op` is a store to `store`'s address under an `affine.if` of the vectorized
+    loop's body (a T.init left inside the reduction: `scalar-replace` carries it as a select
+    of the carried accumulator)."""
+    parent = op.parent
+    return (
+        op != store
+        and op.name == "memref.store"
+        and list(op.operands)[1:] == list(store.operands)[1:]
+        and parent is not None
+        and parent.name == "affine.if"
+        and parent.parent is not None
+        and parent.parent.operation == body.owner.operation
+    )
 
 
 def _same_address(load, mem, index) -> bool:
