@@ -159,6 +159,7 @@ class ScalarReplace:
             for loop in reversed([o for o in walk(f) if o.name == "scf.for"]):
                 if _carry(loop, noalias, self, memo):
                     memo.clear()
+            _memory_inits(f, noalias)
 
     def _fits(self, groups, spare=0) -> bool:
         """Whether the carried values of `groups` fit in the registers left free (and `spare`
@@ -1049,3 +1050,155 @@ def _hoist(value, loop, subst=None):
     for i, v in enumerate(operands):
         clone.operands[i] = v
     return clone.results[list(op.results).index(value)] if len(op.results) > 1 else clone.result
+
+
+def _memory_inits(f, noalias):
+    """A reduction init left on a value in memory (`%v = if k0 == 0 { 0 } else { load C }`: the
+    loop `k0` could not carry C, its tail's accesses nested in loops under a version guard)
+    becomes a store of the init before the loop, and the if the load (`_memory_init`). As an
+    `arith.select` on the accumulator the init is a data dependence of each accumulation on
+    the one before it (LLVM's masked move merges the old value), so the latency-bound chains
+    of consecutive outputs ran one after the other instead of overlapping."""
+    for op in [o for o in walk(f) if o.name == "scf.if" and len(o.results)]:
+        plan = _memory_init(op, noalias)
+        if plan is None:
+            continue
+        loop, loads = plan
+        then = op.regions[0].blocks[0]
+        with ir.InsertionPoint(loop), op.location:
+            values = [_hoist(v, loop) for v in list(then.operations)[-1].operands]
+            for value, load in zip(values, loads):
+                base = load.operands[0]
+                index = [_hoist(v, loop) for v in list(load.operands)[1:]]
+                if load.name == "vector.load":
+                    vector.store(value, base, index)
+                else:
+                    memref.store(value, base, index)
+        for result, load in zip(op.results, loads):
+            result.replace_all_uses_with(load.results[0])
+        op.erase()
+
+
+def _memory_init(op, noalias):
+    """(the loop, the loads) when the `scf.if` `op` is such an init: its condition holds at the
+    first iteration of the `scf.for` around it only (`_first_only`), with nothing but
+    `scf.if`s in between that the loop's first iteration enters (`_condition`); its then-block
+    computes its values from values defined outside the loop; its else-block yields loads, in
+    the if's block, at addresses defined outside the loop of an alloc or a `noalias` argument;
+    nothing before the if in the loop's body writes memory; and a store of the same address
+    follows each load in the if's block with no access to the buffer between (so the store
+    before the loop changes no value that the loop or the code after it reads). None
+    otherwise."""
+    other = op.regions[1].blocks[0] if len(op.regions[1].blocks) else None
+    if other is None or len(list(other.operations)) != 1:
+        return None
+    loop, path = op, []
+    while loop.parent.operation.name == "scf.if":
+        parent = loop.parent.operation
+        path.append((parent.operands[0], loop.block == parent.regions[0].blocks[0]))
+        loop = parent
+    loop = loop.parent.operation
+    bounds = scf_bounds(loop) if loop.name == "scf.for" else None
+    if bounds is None or iterations(bounds) < 1:
+        return None
+    lo, _, step = bounds
+    iv = loop_iv(loop)
+    if _first_only(op.operands[0], iv, lo, step) is not True or not all(
+        _condition(cond, iv)(lo) is taken for cond, taken in path
+    ):
+        return None
+    then = [o.operation for o in op.regions[0].blocks[0].operations]
+    if not _hoistable(then, loop):
+        return None
+    yielded = list(other.operations)[0].operands
+    loads = [x for x in (_init_load(v, op, loop, noalias) for v in yielded) if x is not None]
+    if len(loads) != len(yielded) or _writes_before(op, loop):
+        return None
+    return loop, loads
+
+
+def _init_load(value, if_op, loop, noalias):
+    """The `memref.load` / `vector.load` that yields `value`, when it fits `_memory_init`."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name not in ("memref.load", "vector.load"):
+        return None
+    load = owner.operation
+    base, index = load.operands[0], list(load.operands)[1:]
+    (buffer, shared), _ = root(base, noalias)
+    if (
+        load.block != if_op.block
+        or buffer is None
+        or shared
+        or _inside(base, loop)
+        or not all(_pure_outside(v, loop) for v in index)
+        or not _reused_by_next_run(base, index, loop)
+    ):
+        return None
+    ops = [o.operation for o in if_op.block.operations]
+    for o in ops[ops.index(if_op) + 1 :]:
+        if o.name == ("vector.store" if load.name == "vector.load" else "memref.store") and (
+            o.operands[1] == base and _same_values(list(o.operands)[2:], index)
+        ):
+            return load
+        if any(_touches(a, buffer, noalias) for a in [o, *walk_all(o)]):
+            return None
+    return None
+
+
+def _reused_by_next_run(base, index, loop) -> bool:
+    """Whether the serial `scf.for` around `loop` runs it again on the same element (its
+    address does not depend on that loop): LLVM then keeps the element in a register across
+    the runs, where a select of the init would make each run's sum wait for the last one's.
+    Elsewhere each run starts from a load of its own element, off any chain."""
+    outer = next((p for p in ancestors(loop) if p.name == "scf.for"), None)
+    return (
+        outer is not None
+        and not _inside(base, outer)
+        and all(_pure_outside(v, outer) for v in index)
+    )
+
+
+def _same_values(a, b) -> bool:
+    """Whether two index lists are the same values, or equal constants."""
+    return len(a) == len(b) and all(
+        x == y or constant_int(x) is not None and constant_int(x) == constant_int(y)
+        for x, y in zip(a, b)
+    )
+
+
+def _touches(op, buffer, noalias) -> bool:
+    """Whether `op` may access `buffer` (a root): a memory access of it, or of an unknown
+    root, or an op of unknown effects."""
+    if op.name in ACCESSES:
+        (other, _), _ = root(op.operands[ACCESSES[op.name][0]], noalias)
+        return other is None or other == buffer
+    if op.name in OTHER_ACCESSES:
+        return True
+    return not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
+
+
+def _writes_before(op, loop) -> bool:
+    """Whether an op before `op` in the loop's body (or before an if around it) may write."""
+    while op != loop:
+        ops = [o.operation for o in op.block.operations]
+        for o in ops[: ops.index(op)]:
+            for a in [o, *walk_all(o)]:
+                if a.name in STORES or a.name in OTHER_ACCESSES:
+                    return True
+                if a.name not in ACCESSES and not (
+                    a.name.startswith(PURE_PREFIXES) or a.name in PURE_OPS
+                ):
+                    return True
+        op = op.parent.operation
+    return False
+
+
+def _pure_outside(value, loop) -> bool:
+    """Whether `value` is defined outside `loop` or computed in it by pure ops from such."""
+    if not _inside(value, loop):
+        return True
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation
+    return op.name.startswith(PURE_PREFIXES) and all(_pure_outside(v, loop) for v in op.operands)

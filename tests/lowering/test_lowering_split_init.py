@@ -126,3 +126,42 @@ def test_init_over_several_reduction_loops_starts_the_carried_tile():
         for s in range(3):
             want[0] += np.einsum("cyx,fc->fyx", a[0, :, r : r + 8, s : s + 8], w[:, :, r, s])
     np.testing.assert_allclose(b, want, rtol=1e-4, atol=1e-4)
+
+
+CONV1D = """
+@T.prim_func
+def main(A: T.Buffer((1, 8, 18), "float32"), W: T.Buffer((4, 8, 3), "float32"),
+         B: T.Buffer((1, 4, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for n, f, x, rc, rx in T.grid(1, 4, 16, 8, 3):
+        with T.block("B"):
+            vn, vf, vx, vc, vr = T.axis.remap("SSSRR", [n, f, x, rc, rx])
+            with T.init():
+                B[vn, vf, vx] = T.float32(0)
+            B[vn, vf, vx] = B[vn, vf, vx] + A[vn, vc, vx + vr] * W[vf, vc, vr]
+"""
+
+
+def test_init_of_a_guarded_split_k_is_stored_before_it():
+    # rc split 3 x 2 x 3 (18 > 8: a version guard runs rc0's tail under loops of its own), so
+    # rc0 cannot carry the cache_write element; its init `if rc0 == 0` on the value in
+    # memory was a select of 0 or the element at every rc0 step: a dependence of each output's
+    # sum on the one before. Now 0 is stored before rc0 and the loads start from it.
+    sch = Schedule(tir_mlir.parse(CONV1D))
+    n, f, x, rc, rx = sch.get_loops(sch.get_block("B"))
+    rc0, rc1, rc2 = sch.split(rc, factors=[None, 2, 3])
+    sch.reorder(n, f, x, rc0, rx, rc1, rc2)
+    nf = sch.fuse(n, f)
+    local = sch.cache_write(sch.get_block("B"), 0, "local")
+    sch.reverse_compute_at(local, x)
+    sch.parallel(nf)
+    scf = emit_text(sch.mod.module, "scf")
+    assert not re.search(r"scf\.if %\w+ -> \(f32\)", scf) and "arith.select" not in scf
+    rc0_loop = scf.index("scf.for", scf.index("scf.for", scf.index("scf.parallel")) + 1)
+    assert "memref.store %cst" in scf[:rc0_loop]  # the init, before rc0
+    a = RNG.random((1, 8, 18), dtype=np.float32)
+    w = RNG.random((4, 8, 3), dtype=np.float32)
+    b = np.full((1, 4, 16), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    want = sum(np.einsum("cx,fc->fx", a[0, :, r : r + 16], w[:, :, r]) for r in range(3))
+    np.testing.assert_allclose(b[0], want, rtol=1e-5, atol=1e-5)
