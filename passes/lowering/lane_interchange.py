@@ -145,11 +145,11 @@ class LaneInterchange:
             for j in [o for o in walk(f) if o.name == "affine.for"]:
                 nest = _lane_loop(j)
                 if nest is not None and self._lanes_apart(j, *nest, noalias):
-                    _swap(j, *nest)
+                    swap_loops(j, *nest)
                     continue
                 for inner, between in _gathering_loops(j):
                     if self._gathers_apart(j, inner, between, noalias):
-                        _swap(j, inner, between)
+                        swap_loops(j, inner, between)
                         break
 
     def _gathers_apart(self, j, inner, between, noalias) -> bool:
@@ -161,7 +161,7 @@ class LaneInterchange:
             accesses = [Access(o, leaves, noalias) for o in _nest_ops(inner) or []]
         except NotAffine:
             return False
-        return _independent(accesses, leaves, j, inner, between) and self._gathers(accesses, j)
+        return independent(accesses, leaves, j, inner, between) and self._gathers(accesses, j)
 
     def _gathers(self, accesses: list, j) -> bool:
         if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS or not any(a.stride(1) for a in accesses):
@@ -189,7 +189,7 @@ class LaneInterchange:
         kinds = {any(a.stride(p) for a in stores) for p in range(2, 2 + len(between))}
         return (
             len(kinds) < 2
-            and _independent(accesses, leaves, j, lanes, between)
+            and independent(accesses, leaves, j, lanes, between)
             and _profitable(accesses, j)
             and self._loads_near(accesses)
         )
@@ -211,7 +211,7 @@ def _ivs(j, lanes) -> list:
 def _lane_loop(j):
     """(the vectorized loop `j`'s body ends in, the plain serial loops between them), when
     the nest has the shape the stage swaps: each loop's body pure ops and then the next loop."""
-    if not _serial(j):
+    if not serial_loop(j):
         return None
     between, loop = [], j
     while True:
@@ -221,7 +221,7 @@ def _lane_loop(j):
         loop = ops[-1]
         if loop.name == "affine.for" and is_vectorized_leaf(loop):
             return loop, between
-        if not _serial(loop):
+        if not serial_loop(loop):
             return None
         between.append(loop)
 
@@ -247,15 +247,15 @@ def _serial_chain(j) -> list:
     """The plain serial loops nested under the serial loop `j`, each the last op of the body
     above it after pure ops only, outermost first."""
     chain, loop = [], j
-    while _serial(loop):
+    while serial_loop(loop):
         ops = body_ops(loop.regions[0].blocks[0])
         if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
             break
-        if not _serial(ops[-1]):
+        if not serial_loop(ops[-1]):
             break
         loop = ops[-1]
         chain.append(loop)
-    return chain if _serial(j) else []
+    return chain if serial_loop(j) else []
 
 
 def _nest_ops(loop):
@@ -311,7 +311,7 @@ def _store_alone(store, accesses: list) -> bool:
     )
 
 
-def _independent(accesses: list, leaves: list, j, inner, between=()) -> bool:
+def independent(accesses: list, leaves: list, j, inner, between=()) -> bool:
     """Whether every store is alone on its buffer (`_store_alone`) and writes another element
     at every iteration of `j`, `inner` and the loops `between` them and in `inner` its address
     moves with: the (j, inner) iterations touch disjoint elements, and the updates of each
@@ -341,7 +341,7 @@ def _independent(accesses: list, leaves: list, j, inner, between=()) -> bool:
     return True
 
 
-def _serial(op) -> bool:
+def serial_loop(op) -> bool:
     """A serial loop of constant bounds, step 1, no annotation (a copy `version-guards` made
     counts: its twin is another loop of the same kind)."""
     if op.name != "affine.for" or len(op.operands):
@@ -377,7 +377,7 @@ def _profitable(accesses: list, j) -> bool:
     return any(apart) and kept and along
 
 
-def _swap(j, lanes, between=()):
+def swap_loops(j, lanes, between=()):
     """`j` takes the lane loop's range, the lane loop `j`'s (kinds stay in place); the pure ops
     of the bodies of `j` and of the loops `between` move into the lane loop's, where the uses
     of its IV now are."""

@@ -23,7 +23,7 @@ A pair qualifies when:
   then `j`; `j` is a plain serial loop or a `T.vectorized` one of constant bounds and step 1,
   holding only loads, stores and pure ops (no loop, no `affine.if`);
 - every store is contiguous along `j`, alone on its buffer and writes another element at every
-  (i, j) (lane_interchange's `_independent`: any order of the iterations computes the same);
+  (i, j) (lane_interchange's `independent`: any order of the iterations computes the same);
 - some load jumps a vector register's lanes of its element or more along `j` and is contiguous
   along `i` (the transposed read), and every other load is contiguous or the same along `j`;
 - `j` splits into L lanes (its extent when vectorized, else the largest power of two up to a
@@ -44,7 +44,12 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
 from tir_mlir.passes.lowering.cpu_model import cpu_model
-from tir_mlir.passes.lowering.lane_interchange import VECTOR_BITS, _independent, _serial, _swap
+from tir_mlir.passes.lowering.lane_interchange import (
+    VECTOR_BITS,
+    independent,
+    serial_loop,
+    swap_loops,
+)
 from tir_mlir.passes.lowering.loop_interchange import ACCESSES, Access, pure, split_loop
 from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
 from tir_mlir.passes.lowering.unroll import unroll
@@ -75,7 +80,7 @@ class TransposeTiles:
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
-            tiles = [self._tile(o, noalias) for o in walk(f) if _serial(o)]
+            tiles = [self._tile(o, noalias) for o in walk(f) if serial_loop(o)]
             for tile in tiles:
                 if tile is not None:
                     _rewrite(tile)
@@ -89,7 +94,7 @@ class TransposeTiles:
             accesses = [Access(o, [loop_iv(i), loop_iv(j)], noalias) for o in _accesses(j) or []]
         except NotAffine:
             return None
-        if not accesses or not _independent(accesses, [loop_iv(i), loop_iv(j)], i, j):
+        if not accesses or not independent(accesses, [loop_iv(i), loop_iv(j)], i, j):
             return None
         register = self.vector_bits // 8
         if not _transposes(accesses, register):
@@ -112,7 +117,7 @@ def _inner(i) -> Optional[ir.Operation]:
     j = ops[-1]
     if j.name != "affine.for" or len(j.operands) or len(j.results):
         return None
-    if not (_serial(j) or (Loop(j).kind == "vectorized" and Loop(j).step == 1)):
+    if not (serial_loop(j) or (Loop(j).kind == "vectorized" and Loop(j).step == 1)):
         return None
     if _accesses(j) is None:
         return None
@@ -176,7 +181,7 @@ def _rewrite(tile: _Tile) -> None:
         i = split_loop(Loop(i), tile.columns)
     if constant_extent(Loop(j)) > tile.lanes:
         lanes = split_loop(Loop(j), tile.lanes)
-        _swap(i, j)  # i takes j_o's range, j (now inside) the columns'
+        swap_loops(i, j)  # i takes j_o's range, j (now inside) the columns'
         i, j = j, lanes
     Loop(j).set(kind="vectorized")
     unroll(i)
