@@ -95,8 +95,7 @@ def tuned_module(name, work_dir, trials, threads):
 def space_point(sch):
     """The 1024 matmul as MultiLevelTiling's SSRSRS sketch samples it with i 2x1x64x8,
     j 1x8x4x32, k 1x1024 and no write cache, after the postprocessors (parallel, vectorize,
-    decompose_reduction below `k_0`, which runs once: each 8 x 32 tile zeroes its own
-    accumulators)."""
+    decompose_reduction)."""
     b = sch.get_block("C", func_name="matmul")
     i, j, k = sch.get_loops(b)
     i0, i1, i2, i3 = sch.split(i, factors=[2, 1, 64, 8])
@@ -105,7 +104,7 @@ def space_point(sch):
     sch.reorder(i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
     sch.parallel(sch.fuse(i0, j0, i1, j1))
     sch.vectorize(j3)
-    sch.decompose_reduction(b, k1)
+    sch.decompose_reduction(b, k0)
 
 
 # The conv2d's tile in the default design space that ran at torch's speed (1 thread): n 1x1x1x1,

@@ -11,13 +11,11 @@ decompose_reduction(C, j) on `for i, j, k: block C (init C[vi, vj] = 0; C += ...
                 C[vi, vj] = C[vi, vj] + ...
 
 Legality: the block has an init; the loop is an ancestor of the block (within the block's
-scope); no loop above it that changes a reduction iter var runs more than once (one of extent
-1 may stand there, `k_0` of a 1 x 1024 split: TVM refuses it); every loop from it down to
-the block changes the block's iter vars (a loop that only repeats the block, as compute_at
-under another block's loop makes, would accumulate the update again without the init); the
-init does not use reduction iter vars; no conjunct of its predicate mixes loops copied for the
-init with loops that are not (the others are kept on the init or dropped, as TVM). Returns the
-init block; the original block handle now names "C_update".
+scope); every loop from it down to the block changes the block's iter vars (a loop that only
+repeats the block, as compute_at under another block's loop makes, would accumulate the
+update again without the init); the init does not use reduction iter vars; no conjunct of its predicate mixes loops copied
+for the init with loops that are not (the others are kept on the init or dropped, as TVM). Returns the init block; the original
+block handle now names "C_update".
 """
 
 from mlir import ir
@@ -49,8 +47,6 @@ def decompose_reduction(block: Block, loop: Loop) -> Block:
     at = _positions(block.dims)
     for outer in loops[:pos]:
         dpos = set(at.get(outer.iv, ()))
-        if outer.extent == 1:  # runs once: the init below it runs once too
-            continue
         if any(types[k] != "S" and dims_of(binds[k]) & dpos for k in range(len(types))):
             raise ScheduleError(
                 f"decompose_reduction: loop {outer.name!r} above loop "

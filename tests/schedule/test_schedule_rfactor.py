@@ -79,30 +79,6 @@ def test_decompose_reduction_prints_like_tvm():
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]""")
 
 
-def test_decompose_reduction_below_a_k_loop_of_extent_1():
-    """`k_0` of a 1 x 16 split runs once, so the init may go below it, under the loops of the
-    rows it zeroes, once per element as before (TVM refuses: `k_0` changes `vk`)."""
-
-    def schedule(s):
-        c = s.get_block("C")
-        i, j, k = s.get_loops(c)
-        k0, k1 = s.split(k, [1, 16])
-        s.reorder(k0, i, j, k1)
-        s.decompose_reduction(c, k1)
-
-    sch = check_sched(MM, schedule, "main", tvm_diff=False)
-    assert _body(sch.mod.script()).endswith("""
-    for k_0, i, j in T.grid(1, 16, 16):
-        with T.block("C_init"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.float32(0.0)
-        for k_1 in range(16):
-            with T.block("C_update"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                vk = T.axis.reduce(16, k_0 * 16 + k_1)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]""")
-
-
 def test_blockize_prints_like_tvm():
     def sched(s):
         i, j, k = s.get_loops(s.get_block("C"))

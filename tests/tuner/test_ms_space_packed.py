@@ -74,21 +74,3 @@ def test_default_space_accumulates_a_register_tile_over_the_whole_reduction():
     c = np.zeros((N, N), "float32")
     tir_mlir.build(cand.mod)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-
-
-def test_a_whole_reduction_tile_zeroes_its_own_accumulators():
-    """With `k` sampled 1 x N, RewriteReductionBlock decomposes below `k_0`, which runs once:
-    each register tile's init runs right before its accumulation, under the tile's loops,
-    instead of a nest that zeroes the task's whole block of C before the tiles read it back
-    (TVM's place, which keeps `k_0`). B's panel is still packed under the task."""
-    mod = parse(matmul(N))
-    cand = replay_space_point(mod, "llvm -num-cores=2", [[1, 1, 32, 8], [1, 2, 4, 32], [1, N], 0])
-    text = cand.mod.script()
-    assert "for k_0, i_2, j_2 in T.grid(1, 32, 4):\n            for i_3_init in range(8):" in text
-    scf = emit_text(cand.mod.module, "scf", "cpu", False)
-    assert re.findall(r"memref\.alloca?\(\) : memref<(\d+x\d+)xf32>", scf) == ["256x128"]
-    rng = np.random.default_rng(0)
-    a, b = (rng.uniform(-1, 1, (N, N)).astype("float32") for _ in range(2))
-    c = np.full((N, N), np.nan, "float32")
-    tir_mlir.build(cand.mod)["main"](a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

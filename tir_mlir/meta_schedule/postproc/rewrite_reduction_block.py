@@ -2,11 +2,6 @@
 (decompose_reduction at its outermost reduction loop), TVM's postprocessor. Like TVM, a block
 whose reduction is bound to threads is left whole (gpu-lower-cross-thread-reduction).
 
-Unlike TVM, reduction loops of extent 1 are passed over while one below runs more than once: a
-tile sampled 1 x 1024 for `k` (`k_0` above the register tile's spatial loops, `k_1` inside)
-gets its init under the tile's loops, before `k_1`, where TVM (which refuses decompose_reduction
-below `k_0`) zeroes the whole output block in a nest of its own before the tiles read it back.
-
 A reduction loop of another block may enclose this one (compute_at under a consumer's `k`):
 it only repeats the block, so decomposing there would hoist the init out of repeated updates.
 decompose_reduction refuses such a loop, and the next reduction loop inward is taken; a block
@@ -34,7 +29,7 @@ class RewriteReductionBlock(Postproc):
             red = [lp for lp in loops if sch.get_loop_iter_type(lp) == "R"]
             if any(sch.get(lp).thread_binding for lp in red):
                 continue  # a cross-thread reduction: its lowering needs the init
-            for lp in _runs_first(sch, red):
+            for lp in red:
                 try:
                     init = sch.decompose_reduction(block, lp)
                 except ScheduleError:
@@ -47,13 +42,3 @@ class RewriteReductionBlock(Postproc):
                     sch.unannotate(block, AUTO_TENSORIZE_INIT)
                 break
         return True
-
-
-def _runs_first(sch, red: list) -> list:
-    """The reduction loops in the order to try decomposing at: those that run more than once
-    first. A loop of extent 1 (a sampled tile of 1 x k) does not repeat the init, so the init
-    goes below it, next to the loops of the tile it zeroes, instead of zeroing the whole
-    output in a pass of its own that the tile then reads back."""
-    return [lp for lp in red if sch.get(lp).extent != 1] + [
-        lp for lp in red if sch.get(lp).extent == 1
-    ]
