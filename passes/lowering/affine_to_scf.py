@@ -59,9 +59,8 @@ from tir_mlir.passes.lowering.chain_footprint import (
     feeding_loads,
     misses_cache,
 )
-from tir_mlir.passes.lowering.cpu_model import DEFAULT_FMA_QUEUE, cpu_model, named_l2
+from tir_mlir.passes.lowering.cpu_model import DEFAULT_FMA_QUEUE, VECTOR_BITS, cpu_model, named_l2
 
-VECTOR_BITS = 512  # without a CPU target (the GPU pipeline, a bare instance)
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
 # Independent accumulation chains an innermost loop needs before FMAs pay off, without a CPU
 # target: FMA latency (4) x FMA units (2); with fewer, the loop waits on the chain and the

@@ -62,10 +62,10 @@ from tir_mlir.analysis.linear import through_applies, value_linear
 from tir_mlir.dialect.ops import Loop
 from tir_mlir.ir.ir_walk import ancestors, walk_all
 from tir_mlir.ir.same_value import same_value
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
+from tir_mlir.passes.lowering.affine_to_scf import element_bits
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import constant_extent, constant_loop, functions
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VectorStage
 from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous, leaves
 
@@ -75,15 +75,8 @@ MAX_REGISTERS = 4
 MIN_BITS = 128
 
 
-class AutoVectorize:
+class AutoVectorize(VectorStage):
     name = "auto-vectorize"
-
-    def __init__(self, vector_bits=VECTOR_BITS):
-        self.vector_bits = vector_bits
-
-    @classmethod
-    def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

@@ -138,6 +138,8 @@ DEFAULT_FMA_CHAINS = 8
 # Skylake server's unified scheduler queue in LLVM's model (SKXPortAny), the smallest of the
 # x86 cores with two FMA units.
 DEFAULT_FMA_QUEUE = 60
+# The vector width of a stage without a CPU target (a bare instance, the GPU pipeline).
+VECTOR_BITS = 512
 REGISTER_NAMES = {128: "xmm", 256: "ymm", 512: "zmm"}
 # Shuffles per cycle by register width when LLVM's model cannot say (not x86): those of Intel's
 # cores since Ice Lake, two shuffle ports (1 and 5) beside vector ops of at most 256 bits, one
@@ -176,6 +178,17 @@ def cpu_model(target="llvm") -> CpuModel:
     """The model of a CPU target string (`cpu`, `llvm`, `llvm -mcpu=znver4 -mattr=-avx512f`)."""
     words = str(target).split()
     return _model(" ".join(["llvm"] + words[1:]))
+
+
+class VectorStage:
+    """A CPU stage whose one target parameter is the width of the widest vector register."""
+
+    def __init__(self, vector_bits: int = VECTOR_BITS):
+        self.vector_bits = vector_bits
+
+    @classmethod
+    def for_target(cls, target):
+        return cls(cpu_model(target).vector_bits)
 
 
 @functools.cache

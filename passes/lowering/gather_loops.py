@@ -52,14 +52,13 @@ from tir_mlir.passes.lowering.common import (
     scalar_bits,
     trip_count,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VECTOR_BITS, cpu_model
 from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
 
 ANNOTATION = "#llvm.loop_annotation<vectorize = <disable = true>>"
 # Ops whose memory accesses this stage does not read (a loop holding one is left alone).
 OPAQUE_PREFIXES = ("vector.", "func.call", "llvm.", "memref.copy")
-VECTOR_BITS = 512  # without a CPU target
 
 
 class GatherLoops:

@@ -37,41 +37,11 @@ from mlir.dialects import scf
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import functions, move_body, scf_bounds
-from tir_mlir.passes.lowering.scalar_replace import linear
+from tir_mlir.passes.lowering.memory_ops import LOADS, STORES, no_effects
+from tir_mlir.passes.lowering.scalar_replace import same_index
 
-# Ops with no memory effect that may sit between jammed loops.
-PURE_PREFIXES = ("arith.", "math.", "index.")
-PURE_OPS = {
-    "vector.broadcast",
-    "vector.splat",
-    "vector.extract",
-    "vector.insert",
-    "vector.shuffle",
-    "vector.bitcast",
-    "vector.shape_cast",
-    "vector.fma",
-    "vector.from_elements",
-    "vector.step",
-    "vector.reduction",
-    "ub.poison",
-}
-# Stores (-> their memref operand) that may sit between jammed loops, moved after the jammed
-# loop; loads (memref operand 0) whose buffer tells whether a loop reads what they write.
-STORES = {"memref.store": 1, "vector.store": 1}
-LOADS = {"memref.load", "vector.load", "vector.maskedload", "vector.transfer_read", "vector.gather"}
+# Ops with no memory effect of their own that may sit inside a jammed loop.
 CONTROL = {"scf.for", "scf.if", "scf.yield", "memref.dim"}
-# Ops that only read memory (or compute) inside a jammed loop.
-READS = {
-    "memref.load",
-    "vector.load",
-    "vector.maskedload",
-    "vector.transfer_read",
-    "vector.gather",
-    "scf.for",
-    "scf.if",
-    "scf.yield",
-    "memref.dim",
-}
 
 
 class JamCarriedLoops:
@@ -84,8 +54,8 @@ class JamCarriedLoops:
             blocks = [b for o in _post_order(f) for r in o.regions for b in r.blocks]
             noalias = noalias_args(f)
             for block in blocks:
-                for run, stores in _runs(block, noalias):
-                    _jam(run, stores)
+                for run, stores, forwards in _runs(block, noalias):
+                    _jam(run, stores, forwards)
 
 
 def _post_order(f) -> list:
@@ -100,22 +70,22 @@ def _post_order(f) -> list:
     return out
 
 
-def _pure(op) -> bool:
-    return not len(op.regions) and (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
-
-
 def _reads_only(loop) -> bool:
-    return all(o.name in READS or _pure(o) for o in walk_all(loop))
+    return all(o.name in LOADS or o.name in CONTROL or no_effects(o) for o in walk_all(loop))
 
 
 def _runs(block, noalias=()):
-    """Lists of at least two jammable sibling loops of `block`, each with the stores found
-    between its loops (moved after the jammed loop)."""
-    runs, run, between, stores = [], [], [], []
+    """The plan: lists of at least two jammable sibling loops of `block`, each with the stores
+    found between its loops (moved after the jammed loop) and the loads between them that read
+    back what such a store wrote ((loaded value, stored value): the load is replaced)."""
+    runs, run, between, stores, forwards, pending = [], [], [], [], [], {}
 
     def close():
         if len(run) > 1:
-            runs.append((run, stores))
+            runs.append((run, stores, forwards))
+
+    def value(v):
+        return pending.get(v, v)
 
     for op in list(block.operations):
         op = op.operation
@@ -130,32 +100,29 @@ def _runs(block, noalias=()):
                 run
                 and scf_bounds(op) == scf_bounds(run[0])
                 and not any(
-                    v in earlier for o in _kept(between) + [op] + walk_all(op) for v in o.operands
+                    value(v) in earlier
+                    for o in _kept(between) + [op] + walk_all(op)
+                    for v in o.operands
                 )
                 and not _reads_stored(op, stores + _pending(between), noalias)
                 and (_innermost(op) or not stores + _pending(between))
             ):
                 run.append(op)
                 stores += _pending(between)
-                between = []
+                forwards += list(pending.items())
+                between, pending = [], {}
                 continue
             close()
-            run, between, stores = [op], [], []
-        elif run and (_pure(op) or (_sinkable_store(op, noalias) and _innermost(run[-1]))):
+            run, between, stores, forwards, pending = [op], [], [], [], {}
+        elif run and (no_effects(op) or (_sinkable_store(op, noalias) and _innermost(run[-1]))):
             between.append(op)
-        elif run and _forwarded(op, between):
-            continue
+        elif run and (stored := _stored(op, between)) is not None:
+            pending[op.results[0]] = stored
         else:
             close()
-            run, between, stores = [], [], []
+            run, between, stores, forwards, pending = [], [], [], [], {}
     close()
     return runs
-
-
-def _same_index(a, b) -> bool:
-    """Whether two index lists are the same values (equal linear forms: unrolled copies
-    compute equal indices apart)."""
-    return len(a) == len(b) and all(x == y or linear(x) == linear(y) for x, y in zip(a, b))
 
 
 def _innermost(loop) -> bool:
@@ -190,34 +157,32 @@ def _reads_stored(loop, stores, noalias) -> bool:
     written = [root(s.operands[STORES[s.name]], noalias)[0][0] for s in stores]
     for o in walk_all(loop):
         if o.name in LOADS:
-            (buffer, shared), _ = root(o.operands[0], noalias)
+            (buffer, shared), _ = root(o.operands[LOADS[o.name]], noalias)
             if buffer is None or shared or buffer in written:
                 return True
-        elif o.name in READS and o.name not in LOADS and o.name not in CONTROL:
-            return True  # a read at an address not analysed here
     return False
 
 
-def _forwarded(op, between) -> bool:
-    """Replace a load of what a store among `between` has just written (same buffer, same
-    index values, only pure ops after the store) by the stored value: the init of the next
-    loop's accumulator, written and read back between two jammable loops. Whether it did."""
+def _stored(op, between):
+    """The value a store among `between` has just written, when `op` loads it back (same
+    buffer, same index values, only ops without effects after the store): the init of the next
+    loop's accumulator, written and read back between two jammable loops. None otherwise."""
     if op.name != "memref.load":
-        return False
+        return None
     for prior in reversed(between):
         if prior.name == "memref.store":
             value, buffer, *index = list(prior.operands)
-            if buffer == op.operands[0] and _same_index(index, list(op.operands)[1:]):
-                op.results[0].replace_all_uses_with(value)
-                op.erase()
-                return True
-            return False
-        if not _pure(prior):
-            return False
-    return False
+            same = buffer == op.operands[0] and same_index(index, list(op.operands)[1:])
+            return value if same else None
+        if not no_effects(prior):
+            return None
+    return None
 
 
-def _jam(run, stores=()):
+def _jam(run, stores=(), forwards=()):
+    for loaded, value in forwards:
+        loaded.replace_all_uses_with(value)
+        loaded.owner.erase()
     last = run[-1]
     lo, hi, step = list(run[0].operands)[:3]
     inits = [v for loop in run for v in list(loop.operands)[3:]]

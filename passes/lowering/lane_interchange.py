@@ -112,7 +112,7 @@ from tir_mlir.passes.lowering.common import (
     loop_iv,
     walk,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VectorStage
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -125,19 +125,11 @@ from tir_mlir.passes.lowering.loop_interchange import (
 )
 from tir_mlir.analysis.buffer_util import NotAffine
 
-VECTOR_BITS = 512  # without a CPU target
 MIN_BITS = 128  # the narrowest vector register of every CPU target (SSE2, NEON)
 
 
-class LaneInterchange:
+class LaneInterchange(VectorStage):
     name = "lane-interchange"
-
-    def __init__(self, vector_bits: int = VECTOR_BITS):
-        self.vector_bits = vector_bits
-
-    @classmethod
-    def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

@@ -38,7 +38,7 @@ from mlir import ir
 
 from tir_mlir.dialect.ops import Loop, integer_set
 from tir_mlir.ir.affine_exprs import dims_of
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
+from tir_mlir.passes.lowering.affine_to_scf import element_bits
 from tir_mlir.passes.lowering.common import (
     constant_extent,
     constant_loop,
@@ -46,22 +46,15 @@ from tir_mlir.passes.lowering.common import (
     loop_iv,
     walk,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VectorStage
 from tir_mlir.passes.lowering.loop_interchange import PLAIN_LOOP_ATTRS, split_loop, split_width
 from tir_mlir.passes.lowering.vectorize_plan import Plan, contiguous
 
 MIN_BITS = 128  # the narrowest vector register of every CPU target (SSE2, NEON)
 
 
-class OuterLanes:
+class OuterLanes(VectorStage):
     name = "outer-lanes"
-
-    def __init__(self, vector_bits: int = VECTOR_BITS):
-        self.vector_bits = vector_bits
-
-    @classmethod
-    def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

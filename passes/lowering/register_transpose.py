@@ -5,10 +5,9 @@ A subclass names its candidates and rewrites one block's; the walk is here."""
 
 from mlir import ir
 
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import functions, group_in_order
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VECTOR_BITS, cpu_model
 
 
 class RegisterTransposeStage:

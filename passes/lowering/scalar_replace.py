@@ -70,6 +70,13 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.memory_ops import (
+    ACCESSES,
+    NO_EFFECT_PREFIXES,
+    OTHER_ACCESSES,
+    STORES,
+    known_effects,
+)
 
 # Body copies of an inner nest unrolled so that its values can be carried.
 MAX_UNROLLED = 32
@@ -87,50 +94,6 @@ PARTIAL_SPARE = 4
 # loads and stores carrying would save per iteration are noise next to its body, and
 # analysing the huge unrolled bodies some tuner candidates have took most of their build.
 MAX_ACCESSES = 4096
-# (memref operand, first index operand, is a store) of the accesses with a known address.
-ACCESSES = {
-    "memref.load": (0, 1, False),
-    "memref.store": (1, 2, True),
-    "vector.load": (0, 1, False),
-    "vector.store": (1, 2, True),
-}
-STORES = [name for name, (_, _, store) in ACCESSES.items() if store]
-# Accesses at an address not analysed here: memref operands -> whether they may write.
-OTHER_ACCESSES = {
-    "vector.maskedload": ((0, False),),
-    "vector.maskedstore": ((0, True),),
-    "vector.transfer_read": ((0, False),),
-    "vector.transfer_write": ((1, True),),
-    "vector.gather": ((0, False),),
-    "vector.scatter": ((0, True),),
-    "memref.copy": ((0, False), (1, True)),
-}
-# Ops without memory effects (or whose nested ops are analysed on their own; `memref.prefetch`
-# is a hint that changes no element: a scheduled prefetch must not stop the carrying).
-PURE_PREFIXES = ("arith.", "math.", "index.", "ub.")
-PURE_OPS = {
-    "scf.for",
-    "scf.if",
-    "scf.yield",
-    "memref.alloca",
-    "memref.alloc",
-    "memref.dealloc",
-    "memref.dim",
-    "vector.broadcast",
-    "vector.fma",
-    "vector.splat",
-    "vector.extract",
-    "vector.insert",
-    "vector.shuffle",
-    "vector.reduction",
-    "vector.bitcast",
-    "vector.shape_cast",
-    "vector.from_elements",
-    "vector.step",
-    "vector.constant_mask",
-    "vector.create_mask",
-    "memref.prefetch",
-}
 
 
 class ScalarReplace:
@@ -378,7 +341,7 @@ def _accesses(loop, noalias, memo):
         elif name in OTHER_ACCESSES:
             for m, store in OTHER_ACCESSES[name]:
                 out.append(_Access(op, root(op.operands[m], noalias)[0], store=store))
-        elif not (name.startswith(PURE_PREFIXES) or name in PURE_OPS):
+        elif not known_effects(op):
             return None
     return out
 
@@ -424,6 +387,12 @@ def linear(value, memo=None):
     the IR is unchanged) shares the forms of common subterms."""
     form = value_linear(value, lambda v: Linear({_atom(v, memo): 1}), memo)
     return form.const, form.terms
+
+
+def same_index(a, b) -> bool:
+    """Whether two index lists are the same values: equal, or of equal linear forms (unrolled
+    copies compute equal indices apart; constants)."""
+    return len(a) == len(b) and all(x == y or linear(x) == linear(y) for x, y in zip(a, b))
 
 
 def _atom(value, memo):
@@ -974,9 +943,7 @@ def _hoistable(block_ops, loop) -> bool:
     and the values it yields, come from outside `loop` or from the block's own ops."""
     made = []
     for op in block_ops:
-        if op is not block_ops[-1] and (
-            op.regions or not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
-        ):
+        if op is not block_ops[-1] and (op.regions or not known_effects(op)):
             return False
         if any(_inside(v, loop) and not any(v == m for m in made) for v in op.operands):
             return False
@@ -1137,7 +1104,7 @@ def _init_load(value, if_op, loop, noalias):
     ops = [o.operation for o in if_op.block.operations]
     for o in ops[ops.index(if_op) + 1 :]:
         if o.name == ("vector.store" if load.name == "vector.load" else "memref.store") and (
-            o.operands[1] == base and _same_values(list(o.operands)[2:], index)
+            o.operands[1] == base and same_index(list(o.operands)[2:], index)
         ):
             return load
         if any(_touches(a, buffer, noalias) for a in [o, *walk_all(o)]):
@@ -1158,23 +1125,13 @@ def _reused_by_next_run(base, index, loop) -> bool:
     )
 
 
-def _same_values(a, b) -> bool:
-    """Whether two index lists are the same values, or equal constants."""
-    return len(a) == len(b) and all(
-        x == y or constant_int(x) is not None and constant_int(x) == constant_int(y)
-        for x, y in zip(a, b)
-    )
-
-
 def _touches(op, buffer, noalias) -> bool:
     """Whether `op` may access `buffer` (a root): a memory access of it, or of an unknown
     root, or an op of unknown effects."""
     if op.name in ACCESSES:
         (other, _), _ = root(op.operands[ACCESSES[op.name][0]], noalias)
         return other is None or other == buffer
-    if op.name in OTHER_ACCESSES:
-        return True
-    return not (op.name.startswith(PURE_PREFIXES) or op.name in PURE_OPS)
+    return op.name in OTHER_ACCESSES or not known_effects(op)
 
 
 def _writes_before(op, loop) -> bool:
@@ -1182,15 +1139,20 @@ def _writes_before(op, loop) -> bool:
     while op != loop:
         ops = [o.operation for o in op.block.operations]
         for o in ops[: ops.index(op)]:
-            for a in [o, *walk_all(o)]:
-                if a.name in STORES or a.name in OTHER_ACCESSES:
-                    return True
-                if a.name not in ACCESSES and not (
-                    a.name.startswith(PURE_PREFIXES) or a.name in PURE_OPS
-                ):
-                    return True
+            if any(_may_write(a) for a in [o, *walk_all(o)]):
+                return True
         op = op.parent.operation
     return False
+
+
+def _may_write(op) -> bool:
+    """Whether `op` may write memory: a store, an access not analysed here, or an op of
+    unknown effects."""
+    return (
+        op.name in STORES
+        or op.name in OTHER_ACCESSES
+        or not (op.name in ACCESSES or known_effects(op))
+    )
 
 
 def _pure_outside(value, loop) -> bool:
@@ -1201,4 +1163,6 @@ def _pure_outside(value, loop) -> bool:
     if isinstance(owner, ir.Block):
         return False
     op = owner.operation
-    return op.name.startswith(PURE_PREFIXES) and all(_pure_outside(v, loop) for v in op.operands)
+    return op.name.startswith(NO_EFFECT_PREFIXES) and all(
+        _pure_outside(v, loop) for v in op.operands
+    )

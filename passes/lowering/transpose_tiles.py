@@ -43,13 +43,8 @@ from tir_mlir.analysis.buffer_util import NotAffine
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
-from tir_mlir.passes.lowering.cpu_model import cpu_model
-from tir_mlir.passes.lowering.lane_interchange import (
-    VECTOR_BITS,
-    independent,
-    serial_loop,
-    swap_loops,
-)
+from tir_mlir.passes.lowering.cpu_model import VectorStage
+from tir_mlir.passes.lowering.lane_interchange import independent, serial_loop, swap_loops
 from tir_mlir.passes.lowering.loop_interchange import ACCESSES, Access, pure, split_loop
 from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
 from tir_mlir.passes.lowering.unroll import unroll
@@ -67,15 +62,8 @@ class _Tile(NamedTuple):
     lanes: int  # L: the vectorized strip of `j`
 
 
-class TransposeTiles:
+class TransposeTiles(VectorStage):
     name = "transpose-tiles"
-
-    def __init__(self, vector_bits: int = VECTOR_BITS):
-        self.vector_bits = vector_bits
-
-    @classmethod
-    def for_target(cls, target):
-        return cls(cpu_model(target).vector_bits)
 
     def __call__(self, module: ir.Module):
         for f in functions(module):

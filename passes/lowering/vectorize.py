@@ -37,7 +37,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, memref, scf, vector
 
 from tir_mlir.dialect.ops import Loop, integer_set
-from tir_mlir.passes.lowering.affine_to_scf import VECTOR_BITS, element_bits
+from tir_mlir.passes.lowering.affine_to_scf import element_bits
 from tir_mlir.passes.lowering.common import (
     affine_to_arith,
     constant_extent,
@@ -48,7 +48,7 @@ from tir_mlir.passes.lowering.common import (
     index_const,
     walk,
 )
-from tir_mlir.passes.lowering.cpu_model import cpu_model
+from tir_mlir.passes.lowering.cpu_model import VECTOR_BITS, cpu_model
 from tir_mlir.passes.lowering.cpu_target import CpuTarget, cpu_target
 from tir_mlir.passes.lowering.gather_width import gather_lanes
 from tir_mlir.passes.lowering.lane_ops import lane_ops
