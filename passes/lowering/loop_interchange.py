@@ -805,9 +805,11 @@ class _Nest:
             _body(copy)[-1].erase()
             for o in stores + indices:
                 o.erase()
-        # The prologue's pure ops left in j are recomputed where the body uses them.
+        # The prologue's pure ops left in j are recomputed where the body uses them: at the
+        # head of the innermost loop (a tail's `affine.if`s may use them before `self.body[0]`).
+        first = _body(self.tail if self.tail is not None else self.loops[-1])[0]
         for o in pure:
-            o.move_before(self.body[0])
+            o.move_before(first)
         # The loops keep their places; their ranges rotate (the outermost takes the band's
         # first range, ..., the innermost j's) and the uses of their IVs follow.
         headers = [

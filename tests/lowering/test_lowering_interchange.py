@@ -477,6 +477,20 @@ def test_a_parallel_column_loop_is_split_and_its_serial_part_moves_inside(decomp
     np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
 
 
+def test_an_rfactored_column_sum_with_its_init_in_a_vectorized_tail_builds(monkeypatch):
+    """rfactor of a split reduction, its lanes vectorized: the parallel column loop's split
+    index is computed where the tail's T.init (`if k_0 == 0`, which stays in the tail) reads
+    it, not after it (the build failed: an operand that did not dominate its use)."""
+    sch = tir_mlir.Schedule(_column_sum(rows=1024, cols=128))
+    _, k = sch.get_loops(sch.get_block("S"))
+    _, k_1 = sch.split(k, factors=[None, 32])
+    rf = sch.rfactor(k_1, factor_axis=0)
+    sch.parallel(sch.get_loops(rf)[0])
+    sch.vectorize(sch.get_loops(rf)[-1])
+    a, s = _same_numbers(sch.mod, _inputs((1024, 128), (128,)), monkeypatch)
+    np.testing.assert_allclose(s, a.sum(axis=0), rtol=1e-4)
+
+
 def test_an_init_left_in_a_split_reduction_moves_out_of_it(monkeypatch):
     """k split in two: the T.init stays in the band as `if k_0 * 4 + k_1 == 0`, true at the
     band's first iteration only; it runs before the band instead, and the band moves."""
