@@ -84,7 +84,8 @@ around it up to `j` (its strides, sorted, each beyond the span of the smaller on
 iterations are independent. It is done when every access that varies with `c` jumps at least a
 vector register's lanes of its element (the target's width, `cpu_model.py`) and, along `j`,
 every store is contiguous and every load nearer than that (LLVM's interleaved groups load such
-a stride with whole vectors), over at least MIN_VECTOR_TRIPS iterations.
+a stride with whole vectors), over at least as many iterations as for the lanes above (floats:
+one 128-bit register's lanes, `_least_trips`).
 
 When the loop right under `j` does not qualify, the last of the plain serial loops nested below
 it may, across the loops between (each body pure ops and then the next loop), which stay in
@@ -96,6 +97,24 @@ updates keep their order; the nest under `j` must be too large for LLVM to unrol
       for g, r, s, h in 2 x 3 x 3 x 4:   =>        for g, r, s, h in 2 x 3 x 3 x 4:
         for c in 0..16:                              for w in 0..56:
           S[32 c0 + 16 g + c, h, w] += A[..., h + r, w + s]
+
+When every loop between moves some store (a tile of outputs, no reduction among them), `j`
+moves innermost instead and the others keep their order, each one step out (`rotate_loops`):
+
+    for w in 0..4:                               for c in 0..16:
+      for c in 0..16:                    =>        for h in 0..8:
+        for h in 0..8:                               for w in 0..4:
+          B[c, h, w] = 0                               B[c, h, w] = 0
+          for r, s in 3 x 3:                           for r, s in 3 x 3:
+            B[c, h, w] += A[c, h + r, w + s] * W[c, r, s]   B[c, h, w] += ...
+
+A 3x3 depthwise convolution whose 8 output rows (a row apart: a gather per step) ran innermost
+under its 16 channels under 4 output columns ran scalar; TVM's host build vectorized the rows
+with hardware gathers. With the columns innermost, LLVM vectorizes them (one 128-bit vector of
+outputs, the window's loads contiguous) and the weights stay the same over the rows, as the
+schedule had them (swapped instead, the rows outside the channels, each channel's weights
+were loaded again for every row: case 0736 of seed 1145227567, benchmarks/README.md, "session
+15, depthwise").
 """
 
 from mlir import ir
@@ -140,23 +159,32 @@ class LaneInterchange(VectorStage):
                     swap_loops(j, *nest)
                     continue
                 for inner, between in _gathering_loops(j):
-                    if self._gathers_apart(j, inner, between, noalias):
+                    accesses = self._gathers_apart(j, inner, between, noalias)
+                    if accesses is None:
+                        continue
+                    if between and _tile_loops(accesses, len(between)):
+                        rotate_loops(j, inner, between)
+                    else:
                         swap_loops(j, inner, between)
-                        break
+                    break
 
-    def _gathers_apart(self, j, inner, between, noalias) -> bool:
-        """Whether the pair (j, inner) of `_gathering_loops` is independent and gathers along
-        `inner` what it reads and writes along rows over `j` (the module's docstring)."""
+    def _gathers_apart(self, j, inner, between, noalias) -> list | None:
+        """The accesses of the nest (leaves: `j`, `inner`, the loops `between`), when the pair
+        (j, inner) of `_gathering_loops` is independent and gathers along `inner` what it reads
+        and writes along rows over `j` (the module's docstring); None otherwise."""
         # shared: one dim per value across the accesses (Access appends outer values)
         leaves = _ivs(j, inner) + [loop_iv(m) for m in between]
         try:
             accesses = [Access(o, leaves, noalias) for o in _nest_ops(inner) or []]
         except NotAffine:
-            return False
-        return independent(accesses, leaves, j, inner, between) and self._gathers(accesses, j)
+            return None
+        if independent(accesses, leaves, j, inner, between) and self._gathers(accesses, j):
+            return accesses
+        return None
 
     def _gathers(self, accesses: list, j) -> bool:
-        if constant_extent(Loop(j)) < MIN_VECTOR_TRIPS or not any(a.stride(1) for a in accesses):
+        trips = constant_extent(Loop(j))
+        if trips < _least_trips(accesses) or not any(a.stride(1) for a in accesses):
             return False
         for a in accesses:
             lanes = max(1, self.vector_bits // (8 * a.elem_bytes))
@@ -367,6 +395,46 @@ def _profitable(accesses: list, j) -> bool:
     kept = all(x or (not a.store and a.stride(0) == 0) for a, x in zip(moving, apart))
     along = all(a.stride(0) == 1 for a in accesses if a.store)
     return any(apart) and kept and along
+
+
+def _tile_loops(accesses: list, between: int) -> bool:
+    """Whether every one of the `between` loops (leaves 2 on) moves some store."""
+    stores = [a for a in accesses if a.store]
+    return all(any(a.stride(p) for a in stores) for p in range(2, 2 + between))
+
+
+def rotate_loops(j, inner, between):
+    """`j` moves innermost of the nest `j`, `between`, `inner`, each of the others one step out:
+    every loop op takes the range (and name) of the loop nested right under it, and `inner` takes
+    `j`'s; the pure ops of the bodies above `inner` move into its body, as in `swap_loops`."""
+    loops = [j, *between, inner]
+    first = body_ops(inner.regions[0].blocks[0])[0]
+    for loop in loops[:-1]:
+        for o in body_ops(loop.regions[0].blocks[0])[:-1]:
+            o.move_before(first)
+    headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in loops]
+    for op, h in zip(loops, headers[1:] + headers[:1]):
+        for k in RANGE_ATTRS:
+            if k in h:
+                op.attributes[k] = h[k]
+            elif k in op.attributes:
+                del op.attributes[k]
+    ivs = [loop_iv(op) for op in loops]
+    with ir.InsertionPoint(first):
+        tmps = [_index_zero() for _ in loops]
+    for iv, tmp in zip(ivs, tmps):
+        iv.replace_all_uses_with(tmp)
+    # the range of loop k now runs on loop k - 1 (j's on `inner`, the last)
+    for k, tmp in enumerate(tmps):
+        tmp.replace_all_uses_with(ivs[k - 1])
+        tmp.owner.erase()
+
+
+def _index_zero():
+    index = ir.IndexType.get()
+    return ir.Operation.create(
+        "arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, 0)}
+    ).result
 
 
 def swap_loops(j, lanes, between=()):

@@ -9,7 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
-from schedule_everyday import avgpool, maxpool, workloads
+from schedule_everyday import avgpool, depthwise, maxpool, workloads
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
@@ -240,3 +240,50 @@ def test_gathered_channels_trade_with_the_columns_across_loops_the_stores_move_a
     update = ("i0_i1_0_i2_0_fused", "i1_2", "i1_1", "i4", "i5", "i2_1", "i3")
     assert update in set(loops_around_stores(sch.mod, LaneInterchange.name))
     _check_avgpool_64x16(sch.mod)
+
+
+def _depthwise_columns_outside(columns=4):
+    """A 3x3 depthwise convolution (schedule_everyday's, 16 channels of 16 x 16) whose output
+    columns, in tiles of `columns`, run outside 8 channels outside 8 rows outside the window,
+    its init decomposed (case 0736 of seed 1145227567): every access of the rows loop jumps a
+    row, and the columns walk every access along its row."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(depthwise(16, 16)))
+    block = sch.get_block("B")
+    n, c, h, w, rh, rw = sch.get_loops(block)
+    c0, c1 = sch.split(c, factors=[None, 8])
+    h0, h1 = sch.split(h, factors=[None, 8])
+    w0, w1 = sch.split(w, factors=[None, columns])
+    sch.reorder(n, c0, h0, w0, w1, c1, h1, rh, rw)
+    sch.decompose_reduction(block, rh)
+    return sch.mod
+
+
+def _check_depthwise_16x16(mod):
+    a = RNG.standard_normal((1, 16, 18, 18)).astype("float32")
+    w = RNG.standard_normal((16, 3, 3)).astype("float32")
+    b = np.zeros((1, 16, 16, 16), "float32")
+    tir_mlir.build(mod)["main"](a, w, b)
+    want = sum(
+        a[:, :, r : r + 16, s : s + 16] * w[None, :, r, s, None, None]
+        for r in range(3)
+        for s in range(3)
+    )
+    np.testing.assert_allclose(b, want, rtol=1e-5, atol=1e-5)
+
+
+def test_four_gathering_columns_move_innermost_the_other_loops_keep_their_order():
+    """4 columns (one 128-bit register of floats) over channels over rows over a 3x3 window:
+    the columns move innermost, right above the window LLVM unrolls, and the channels and rows
+    all move the stores, so they keep their order (the weights stay the same over the rows)."""
+    mod = _depthwise_columns_outside()
+    nest = ("i0", "i1_0", "i2_0", "i3_0", "i1_1", "i2_1", "i3_1")
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {nest, nest + ("i4", "i5")}
+    _check_depthwise_16x16(mod)
+
+
+def test_two_gathering_columns_stay():
+    # 2 columns fill no 128-bit register of floats: the rows stay innermost
+    mod = _depthwise_columns_outside(columns=2)
+    nest = ("i0", "i1_0", "i2_0", "i3_0", "i3_1", "i1_1", "i2_1")
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {nest, nest + ("i4", "i5")}
+    _check_depthwise_16x16(mod)
