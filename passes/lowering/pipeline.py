@@ -51,6 +51,7 @@ STAGE_NAMES = {
         (None, "vector-log"),
         (None, "vector-exp"),
         (None, "coalesce-loops"),
+        (None, "sink-inits"),
         (None, "affine-to-scf"),
         (None, "indirect-check"),
         (None, "scalar-replace"),

@@ -51,6 +51,7 @@ _STAGES = {
     "vector-log": ("vector_log", "VectorLog"),
     "vector-exp": ("vector_exp", "VectorExp"),
     "coalesce-loops": ("coalesce_loops", "CoalesceLoops"),
+    "sink-inits": ("sink_inits", "SinkInits"),
     "affine-to-scf": ("affine_to_scf", "AffineToScf"),
     "indirect-check": ("indirect_check", "IndirectCheck"),
     "scalar-replace": ("scalar_replace", "ScalarReplace"),
