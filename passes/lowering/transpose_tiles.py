@@ -16,22 +16,32 @@ schedule keeps the `cache_read` copy that `forward-buffer-copies` drops here, wh
 segments are its fast part (benchmarks/README.md, "session 14, transposes"). Tiled, each of the
 L rows is one load of K elements and the columns come out of a register transpose. A schedule
 that vectorizes `j` itself with the columns loop around it (the same gathers, once per column)
-only needs the columns unrolled.
+only needs the columns unrolled. A parallel columns loop runs its iterations as parallel groups
+of K columns (`split parallel vectorize` of the rows, nothing reordered, was one column of
+gathers per parallel step), and a serial strip loop of the rows between `i` and a vectorized
+`j` trades places with the K columns:
+
+    for i in T.parallel(1024):                     for i0 in T.parallel(128):
+      for j0 in 0..128:                    =>        for j0 in 0..128:
+        for j1 in T.vectorized(8):                     (i = 8 i0 .. 8 i0 + 7 unrolled:)
+          C[i, 8 j0 + j1] = A[8 j0 + j1, i] + ...        for j1 in T.vectorized(8): ...
 
 A pair qualifies when:
-- `i` is a plain serial loop (constant bounds, step 1, no annotation) whose body is pure ops and
-  then `j`; `j` is a plain serial loop or a `T.vectorized` one of constant bounds and step 1,
-  holding only loads, stores and pure ops (no loop, no `affine.if`);
+- `i` is a plain serial loop (constant bounds, step 1, no annotation), or a parallel one of more
+  than K steps, whose body is pure ops and then `j`, or pure ops and a plain serial strip loop
+  whose body is pure ops and then `j`; `j` is a plain serial loop or a `T.vectorized` one of
+  constant bounds and step 1, holding only loads, stores and pure ops (no loop, no `affine.if`);
 - every store is contiguous along `j`, alone on its buffer and writes another element at every
-  (i, j) (lane_interchange's `independent`: any order of the iterations computes the same);
+  (i, strip, j) (lane_interchange's `independent`: any order of the iterations computes the
+  same);
 - some load jumps a vector register's lanes of its element or more along `j` and is contiguous
   along `i` (the transposed read), and every other load is contiguous or the same along `j`;
 - `j` splits into L lanes (its extent when vectorized, else the largest power of two up to a
-  register's lanes dividing its extent) and `i` into K columns (the largest power of two up to
-  L dividing its extent), K at least MIN_COLUMNS (`transpose-gathers`' least group), L at least
-  MIN_ROWS and at most a register's lanes (its rows, one register each, are what
-  `transpose-gathers` holds: a schedule's 64 vectorized rows stay as they are). A schedule's
-  vectorized `j` of lanes not a power of two (5, 6, 7, 12) stays too: tiled, 64 columns around
+  register's lanes dividing its extent; a register's lanes for a vectorized `j` of a power of
+  two wider than that, which runs as strips of one register each, the rows `transpose-gathers`
+  holds) and `i` into K columns (the largest power of two up to L dividing its extent), K at
+  least MIN_COLUMNS (`transpose-gathers`' least group), L at least MIN_ROWS. A schedule's
+  vectorized `j` of lanes not a power of two (5, 6, 7, 12) stays: tiled, 64 columns around
   5 rows ran 1.4x slower (benchmarks/README.md, "session 14, transposes").
 """
 
@@ -45,9 +55,16 @@ from tir_mlir.passes.lowering.buffer_roots import noalias_args
 from tir_mlir.passes.lowering.common import constant_extent, functions, loop_iv, walk
 from tir_mlir.passes.lowering.cpu_model import VectorStage
 from tir_mlir.passes.lowering.lane_interchange import independent, serial_loop, swap_loops
-from tir_mlir.passes.lowering.loop_interchange import ACCESSES, Access, pure, split_loop
+from tir_mlir.passes.lowering.loop_interchange import (
+    ACCESSES,
+    PLAIN_LOOP_ATTRS,
+    Access,
+    pure,
+    split_loop,
+)
 from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
 from tir_mlir.passes.lowering.unroll import unroll
+from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
 
 
 # Fewest rows (lanes) worth tiling: a 4-row column is 3 inserts, which 4 x 4 transposes did not
@@ -60,6 +77,7 @@ class _Tile(NamedTuple):
     j: ir.Operation  # the rows loop (inner)
     columns: int  # K: steps of `i` unrolled inside a strip of `j`
     lanes: int  # L: the vectorized strip of `j`
+    strip: Optional[ir.Operation]  # a serial loop between `i` and `j` (rows by strips), or None
 
 
 class TransposeTiles(VectorStage):
@@ -68,21 +86,29 @@ class TransposeTiles(VectorStage):
     def __call__(self, module: ir.Module):
         for f in functions(module):
             noalias = noalias_args(f)
-            tiles = [self._tile(o, noalias) for o in walk(f) if serial_loop(o)]
+            tiles = [self._tile(o, noalias) for o in walk(f) if _columns_loop(o)]
+            taken = set()
             for tile in tiles:
-                if tile is not None:
+                if tile is not None and tile.j not in taken:
+                    taken.add(tile.j)
                     _rewrite(tile)
 
     def _tile(self, i, noalias) -> Optional[_Tile]:
-        """The tile of the pair (`i`, the loop its body ends in), when it qualifies."""
-        j = _inner(i)
+        """The tile of the pair (`i`, the loop its body ends in, or the loop the body of a
+        serial strip loop there ends in), when it qualifies."""
+        j, strip = _inner(i), None
+        if j is None:
+            strip = _strip(i)
+            j = _inner(strip) if strip is not None else None
         if j is None:
             return None
+        between = () if strip is None else (strip,)
+        leaves = [loop_iv(i), loop_iv(j), *(loop_iv(s) for s in between)]
         try:
-            accesses = [Access(o, [loop_iv(i), loop_iv(j)], noalias) for o in _accesses(j) or []]
+            accesses = [Access(o, leaves, noalias) for o in _accesses(j) or []]
         except NotAffine:
             return None
-        if not accesses or not independent(accesses, [loop_iv(i), loop_iv(j)], i, j):
+        if not accesses or not independent(accesses, leaves, i, j, between):
             return None
         register = self.vector_bits // 8
         if not _transposes(accesses, register):
@@ -90,10 +116,31 @@ class TransposeTiles(VectorStage):
         lanes = _lanes(j, register // max(a.elem_bytes for a in accesses))
         if lanes is None:
             return None
-        columns = _power_of_two_divisor(constant_extent(Loop(i)), lanes)
-        if columns < MIN_COLUMNS:
+        extent = constant_extent(Loop(i))
+        columns = _power_of_two_divisor(extent, lanes)
+        if columns < MIN_COLUMNS or (Loop(i).kind == "parallel" and extent <= columns):
             return None
-        return _Tile(i, j, columns, lanes)
+        return _Tile(i, j, columns, lanes, strip)
+
+
+def _columns_loop(op) -> bool:
+    """A plain serial loop, or a parallel one of constant bounds, step 1 and no annotation
+    (its iterations run as parallel groups of K columns)."""
+    if serial_loop(op):
+        return True
+    if op.name != "affine.for" or len(op.operands) or len(op.results):
+        return False
+    loop = Loop(op)
+    plain = not set(op.attributes) - PLAIN_LOOP_ATTRS - {LOOP_COPY}
+    return plain and loop.kind == "parallel" and loop.step == 1 and constant_extent(loop) > 1
+
+
+def _strip(i) -> Optional[ir.Operation]:
+    """The plain serial loop `i`'s body ends in after pure ops (a strip of rows around `j`)."""
+    ops = body_ops(i.regions[0].blocks[0])
+    if not ops or not all(pure(o) or o.name == "affine.apply" for o in ops[:-1]):
+        return None
+    return ops[-1] if serial_loop(ops[-1]) and not len(ops[-1].results) else None
 
 
 def _inner(i) -> Optional[ir.Operation]:
@@ -143,14 +190,14 @@ def _transposes(accesses: list, register_bytes: int) -> bool:
 
 
 def _lanes(j, most: int) -> Optional[int]:
-    """L: `j`'s extent when it is vectorized, else the largest power of two up to `most`
-    dividing it (None: not a power of two, under MIN_ROWS, or over `most`: more rows than
-    `transpose-gathers` holds in registers)."""
+    """L: `j`'s extent when it is vectorized (`most` when that is a power of two above it: the
+    rows run as strips of a register), else the largest power of two up to `most` dividing it
+    (None: not a power of two or under MIN_ROWS)."""
     extent = constant_extent(Loop(j))
     lanes = extent if Loop(j).kind == "vectorized" else _power_of_two_divisor(extent, most)
     if lanes & (lanes - 1):
         return None  # 5 or 12 vectorized rows: measured slower tiled (the module's docstring)
-    return lanes if MIN_ROWS <= lanes <= most else None
+    return min(lanes, most) if lanes >= MIN_ROWS else None
 
 
 def _power_of_two_divisor(extent: int, most: int) -> int:
@@ -162,11 +209,15 @@ def _power_of_two_divisor(extent: int, most: int) -> int:
 
 
 def _rewrite(tile: _Tile) -> None:
-    """i -> i_o, i; j -> j_o, j (vectorized); then i and j_o trade ranges and the K steps of
-    `i`, now inside j_o, are unrolled."""
+    """i -> i_o, i (a parallel `i` keeps i_o parallel, K serial columns inside); a strip loop
+    between trades ranges with the columns; j -> j_o, j (vectorized); then i and j_o trade
+    ranges and the K steps of `i`, now inside j_o, are unrolled."""
     i, j = tile.i, tile.j
     if constant_extent(Loop(i)) > tile.columns:
         i = split_loop(Loop(i), tile.columns)
+    if tile.strip is not None:
+        swap_loops(i, tile.strip)  # i takes the strip's range, the strip (inside) the columns'
+        i = tile.strip
     if constant_extent(Loop(j)) > tile.lanes:
         lanes = split_loop(Loop(j), tile.lanes)
         swap_loops(i, j)  # i takes j_o's range, j (now inside) the columns'

@@ -53,3 +53,33 @@ def test_columns_without_a_power_of_two_stay_scalar():
     scf = emit_text(sch.mod.module, "scf", target=SPR)
     assert "vector." not in scf
     check_numbers(sch)
+
+
+def _parallel_columns(rows: int) -> Schedule:
+    """The columns loop `i` parallel around the rows `j` split by `rows`, vectorized (0626 and
+    0715 of seed 1145227567: `split parallel vectorize`, nothing reordered)."""
+    sch = Schedule(tir_mlir.parse(transpose_add(N)))
+    i, j = sch.get_loops(sch.get_block("C"))
+    _, j1 = sch.split(j, factors=[None, rows])
+    sch.parallel(i)
+    sch.vectorize(j1)
+    return sch
+
+
+def test_a_parallel_columns_loop_runs_parallel_tiles():
+    """8 vectorized rows in strips of 8 inside a parallel columns loop: the columns run as
+    parallel groups of 8, each unrolled inside the strip, so each row of A is one vector load
+    transposed in registers, not 8 columns gathered lane by lane."""
+    sch = _parallel_columns(rows=8)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "vector.from_elements" not in scf and "vector.shuffle" in scf
+    assert f"scf.parallel (%arg3) = (%c0) to (%c{N // 8})" in scf
+    check_numbers(sch)
+
+
+def test_vectorized_rows_wider_than_a_register_run_as_register_strips():
+    """32 vectorized rows (two registers of floats): tiles of 16 rows by 16 columns."""
+    sch = _parallel_columns(rows=32)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "vector.from_elements" not in scf and "vector.shuffle" in scf
+    check_numbers(sch)
