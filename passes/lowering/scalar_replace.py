@@ -76,6 +76,7 @@ from tir_mlir.passes.lowering.memory_ops import (
     OTHER_ACCESSES,
     STORES,
     known_effects,
+    no_effects,
 )
 
 # Body copies of an inner nest unrolled so that its values can be carried.
@@ -813,6 +814,7 @@ def _first_iteration_inits(loop, n_old):
         then, other = (op.regions[k].blocks[0] for k in (0, 1))
         if len(list(other.operations)) != 1:
             continue
+        _drop_dead(then)
         found = [
             next((n for n, a in enumerate(carried) if a == v), None)
             for v in list(other.operations)[0].operands
@@ -838,6 +840,16 @@ def _first_iteration_inits(loop, n_old):
             ):
                 owner.operation.erase()
         op.erase()
+
+
+def _drop_dead(block):
+    """Erase the ops of `block` without effects whose results nothing uses: the address of a
+    store that carrying dropped, left in an init's then-block, of a constant IV that unrolling
+    defined in the loop, would keep the init from being hoisted."""
+    for op in reversed(list(block.operations)[:-1]):
+        op = op.operation
+        if no_effects(op) and op.results and not any(list(r.uses) for r in op.results):
+            op.erase()
 
 
 def _hoisted_if(if_op, loop, iv, lo, olds) -> list:

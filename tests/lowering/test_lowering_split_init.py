@@ -121,11 +121,39 @@ def test_init_over_several_reduction_loops_starts_the_carried_tile():
     w = RNG.random((4, 4, 3, 3), dtype=np.float32)
     b = np.full((1, 4, 8, 8), 7, np.float32)
     tir_mlir.build(sch.mod)["main"](a, w, b)
+    np.testing.assert_allclose(b, _conv(a, w), rtol=1e-4, atol=1e-4)
+
+
+def _conv(a, w):
     want = np.zeros((1, 4, 8, 8), np.float32)
     for r in range(3):
         for s in range(3):
             want[0] += np.einsum("cyx,fc->fyx", a[0, :, r : r + 8, s : s + 8], w[:, :, r, s])
-    np.testing.assert_allclose(b, want, rtol=1e-4, atol=1e-4)
+    return want
+
+
+def test_init_of_a_cache_write_tile_starts_the_carried_values():
+    # The same tile through cache_write (reverse_compute_at the fused outer loop) with the
+    # filters unrolled: the tile's rows and columns, small loops, are unrolled by scalar-replace,
+    # which leaves the dropped store's address (of the unrolled IV, a constant in the loop) in
+    # each init's then-block; dead, it must not keep the init from starting the carried values.
+    sch = Schedule(tir_mlir.parse(CONV))
+    block = sch.get_block("B")
+    n, f, y, x, rc, ry, rx = sch.get_loops(block)
+    f0, f1 = sch.split(f, factors=[None, 2])
+    x0, x1 = sch.split(x, factors=[None, 2])
+    sch.reorder(n, f0, y, x0, rc, ry, rx, f1, x1)
+    outer = sch.fuse(n, f0, y)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "local"), outer)
+    sch.unroll(f1)
+    scf = emit_text(sch.mod.module, "scf")
+    assert scf.count("-> (f32, f32, f32, f32)") == 3  # rc, ry and rx
+    assert "scf.if" not in _innermost_for(scf)
+    a = RNG.random((1, 4, 10, 10), dtype=np.float32)
+    w = RNG.random((4, 4, 3, 3), dtype=np.float32)
+    b = np.full((1, 4, 8, 8), 7, np.float32)
+    tir_mlir.build(sch.mod)["main"](a, w, b)
+    np.testing.assert_allclose(b, _conv(a, w), rtol=1e-4, atol=1e-4)
 
 
 CONV1D = """
