@@ -38,7 +38,9 @@ A read is forwarded when its copy can go:
   0, step 1) is the whole variable part of one tile dim (coefficient 1, one loop per dim);
 - the loops between the copy's block and its reads read no more elements than the copy wrote,
   all its reads together (else the copy is a reused tile and stays: four unrolled copies of a
-  matmul's column loop each reading a cached row of A whole); `affine.if`s may skip some;
+  matmul's column loop each reading a cached row of A whole); `affine.if`s may skip some; a
+  read in the same block as an earlier one at an index of the same forms reads nothing more
+  (SiLU's `X * sigmoid(X)` loads each element twice);
 - each tile index of the read is the copy's with, for a copy loop, a linear form of the reading
   loops' variables in its place whose range lies within the copy loop's (so each element read
   is one the copy wrote); the outer terms cancel;
@@ -150,7 +152,7 @@ def _plan(tile) -> Optional[_Plan]:
     # (the reads of one copy together read no more elements than it wrote: an unrolled body's
     # copies of the read each walking the whole tile make it a reused tile)
     for copy in copies:
-        reads = [p for p in pairs if p.copy is copy]
+        reads = _distinct([p for p in pairs if p.copy is copy])
         if sum(_trips(_reading_loops(p.read, copy.nest.parent) or []) for p in reads) > _trips(
             copy.loops
         ):
@@ -161,6 +163,19 @@ def _plan(tile) -> Optional[_Plan]:
     if not pairs:
         return None
     return _Plan(None if kept else tile, gone, pairs)
+
+
+def _distinct(reads: list) -> list:
+    """`reads` less each that loads what one before it loads, in the same block at an index of
+    the same forms (`X * sigmoid(X)` inlined loads X twice per element: one read of it)."""
+    out, seen = [], []
+    for p in reads:
+        forms = _forms(list(p.read.operands)[1:])
+        key = None if forms is None else [f.key() for f in forms]
+        if key is None or not any(b == p.read.parent and k == key for b, k in seen):
+            out.append(p)
+            seen.append((p.read.parent, key))
+    return out
 
 
 def _copy(store) -> Optional[_Copy]:

@@ -9,6 +9,7 @@ from tir_mlir import Schedule
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
 from workloads import matmul
+from schedule_everyday import bias_activation
 
 SPR = "llvm -mcpu=sapphirerapids"
 
@@ -228,3 +229,28 @@ def test_a_whole_buffer_copy_inside_a_reduction_band_is_read_from_its_buffer_fir
     tir_mlir.build(sch.mod)["main"](a, w, b)
     ref = sum(w[:, :, rx] @ a[0, :, rx : rx + 128] for rx in range(3))
     np.testing.assert_allclose(b[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_tile_loaded_twice_per_element_in_one_body_is_read_from_its_buffer():
+    """SiLU with its bias inlined loads X twice per element (`X * sigmoid(X)`): 8 rows of one
+    column cached at the fused rows-columns loop (0575 of seed 1145227567) are read once each,
+    so the copy goes, and `outer-lanes` then runs 16 columns of the fused parallel loop as
+    vectors, not one scalar exp per element."""
+    sch = Schedule(tir_mlir.parse(bias_activation(64, 64, "silu")))
+    sch.compute_inline(sch.get_block("bias"))
+    block = sch.get_block("act")
+    i, j = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 8])
+    sch.reorder(i0, j, i1)
+    fused = sch.fuse(i0, j)
+    sch.compute_at(sch.cache_read(block, 0, "global"), fused)
+    sch.parallel(fused)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert "memref.alloca" not in scf
+    assert "vector<16xf32>" in scf
+    rng = np.random.default_rng(3)
+    a, bias = rng.standard_normal((64, 64), "float32"), rng.standard_normal(64, "float32")
+    out = np.zeros((64, 64), "float32")
+    tir_mlir.build(sch.mod, target=SPR)["main"](a, bias, out)
+    x = a + bias
+    np.testing.assert_allclose(out, x / (1 + np.exp(-x)), rtol=1e-5, atol=1e-6)
