@@ -261,7 +261,9 @@ def test_a_stack_tile_read_in_odd_lane_counts_is_aligned_to_the_smallest_piece(d
         for line in emit_text(sch.mod.module, "llvm-ir").splitlines()
         if " = alloca " in line and ("float" in line or "double" in line)
     ]
-    assert len(allocas) == 2 and all(line.endswith(f"align {align}") for line in allocas), allocas
+    # (B's tile: A's is read once per element, its two loads of one element counting once, so
+    # `forward-copies` reads A itself there)
+    assert len(allocas) == 1 and all(line.endswith(f"align {align}") for line in allocas), allocas
     # What opt -O3 knows of the tiles' odd-lane loads never lets llc widen a piece past them.
     # (Not for vector<3xf32>: InstCombine raises an alloca to the preferred alignment, 16, of a
     # vector of at most 16 bytes loaded at its start; see docs/design.md, Alignment.)
