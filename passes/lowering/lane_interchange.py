@@ -135,12 +135,13 @@ from tir_mlir.passes.lowering.cpu_model import VectorStage
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
-    RANGE_ATTRS,
     Access,
     is_vectorized_leaf,
     leaf_ops,
     PLAIN_LOOP_ATTRS,
     pure,
+    rotate_headers,
+    rotate_ivs,
 )
 from tir_mlir.analysis.buffer_util import NotAffine
 
@@ -412,29 +413,8 @@ def rotate_loops(j, inner, between):
     for loop in loops[:-1]:
         for o in body_ops(loop.regions[0].blocks[0])[:-1]:
             o.move_before(first)
-    headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in loops]
-    for op, h in zip(loops, headers[1:] + headers[:1]):
-        for k in RANGE_ATTRS:
-            if k in h:
-                op.attributes[k] = h[k]
-            elif k in op.attributes:
-                del op.attributes[k]
-    ivs = [loop_iv(op) for op in loops]
-    with ir.InsertionPoint(first):
-        tmps = [_index_zero() for _ in loops]
-    for iv, tmp in zip(ivs, tmps):
-        iv.replace_all_uses_with(tmp)
-    # the range of loop k now runs on loop k - 1 (j's on `inner`, the last)
-    for k, tmp in enumerate(tmps):
-        tmp.replace_all_uses_with(ivs[k - 1])
-        tmp.owner.erase()
-
-
-def _index_zero():
-    index = ir.IndexType.get()
-    return ir.Operation.create(
-        "arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, 0)}
-    ).result
+    rotate_headers(loops, -1)
+    rotate_ivs([loop_iv(op) for op in loops], -1)
 
 
 def swap_loops(j, lanes, between=()):
@@ -446,23 +426,5 @@ def swap_loops(j, lanes, between=()):
     for loop in (j, *between):
         for o in body_ops(loop.regions[0].blocks[0])[:-1]:
             o.move_before(first)
-    headers = [
-        {k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in (j, lanes)
-    ]
-    for op, h in zip((j, lanes), headers[::-1]):
-        for k in RANGE_ATTRS:
-            if k in h:
-                op.attributes[k] = h[k]
-            elif k in op.attributes:
-                del op.attributes[k]
-    outer_iv, inner_iv = _ivs(j, lanes)
-    with ir.InsertionPoint(first):
-        tmp = ir.Operation.create(
-            "arith.constant",
-            results=[ir.IndexType.get()],
-            attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), 0)},
-        ).result
-    outer_iv.replace_all_uses_with(tmp)
-    inner_iv.replace_all_uses_with(outer_iv)
-    tmp.replace_all_uses_with(inner_iv)
-    tmp.owner.erase()
+    rotate_headers([j, lanes], 1)
+    rotate_ivs(_ivs(j, lanes), 1)

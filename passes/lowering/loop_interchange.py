@@ -812,28 +812,13 @@ class _Nest:
             o.move_before(first)
         # The loops keep their places; their ranges rotate (the outermost takes the band's
         # first range, ..., the innermost j's) and the uses of their IVs follow.
-        headers = [
-            {k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in self.loops
-        ]
         operands = [list(op.operands) for op in self.loops]
-        for op, h in zip(self.loops, headers[1:] + headers[:1]):
-            for k in RANGE_ATTRS:
-                if k in h:
-                    op.attributes[k] = h[k]
-                elif k in op.attributes:
-                    del op.attributes[k]
+        rotate_headers(self.loops, -1)
         if operands[0]:  # j runs over a size: its bound operands move with it
             self.loops[0] = _with_operands(self.loops[0], [])
             self.loops[-1] = _with_operands(self.loops[-1], operands[0])
             j = self.loops[0]
-        with ir.InsertionPoint(j):
-            tmp = index_const(0, j.location)
-        ivs = self.ivs
-        ivs[0].replace_all_uses_with(tmp)
-        for k in range(1, len(ivs)):
-            ivs[k].replace_all_uses_with(ivs[k - 1])
-        tmp.replace_all_uses_with(ivs[-1])
-        tmp.owner.erase()
+        rotate_ivs(self.ivs, -1)
         if self.unroll_j:
             Loop(self.loops[-1]).set(kind="unroll")
 
@@ -966,6 +951,32 @@ def split_width(extent: int, want: int, least: int, of: int = 0) -> Optional[int
         if extent % width == 0 and (of or width) % width == 0:
             return width if width >= least else None
     return None
+
+
+def rotate_headers(loops, shift: int) -> None:
+    """The ranges (bound maps and names) of the loops of a nest move `shift` places along it,
+    round: loop i's goes to loop (i + shift) mod n. The loops, their kinds and bodies stay."""
+    headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in loops]
+    for i, h in enumerate(headers):
+        op = loops[(i + shift) % len(loops)]
+        for k in RANGE_ATTRS:
+            if k in h:
+                op.attributes[k] = h[k]
+            elif k in op.attributes:
+                del op.attributes[k]
+
+
+def rotate_ivs(ivs, shift: int) -> None:
+    """The uses of IV i move to IV (i + shift) mod n: they follow the ranges `rotate_headers`
+    moved."""
+    block = ivs[0].owner
+    with ir.InsertionPoint.at_block_begin(block):
+        tmps = [index_const(0, block.owner.location) for _ in ivs]
+    for iv, tmp in zip(ivs, tmps):
+        iv.replace_all_uses_with(tmp)
+    for i, tmp in enumerate(tmps):
+        tmp.replace_all_uses_with(ivs[(i + shift) % len(ivs)])
+        tmp.owner.erase()
 
 
 def split_loop(j: Loop, width: int, divisions: bool = False):

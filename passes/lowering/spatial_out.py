@@ -51,19 +51,19 @@ from tir_mlir.passes.lowering.common import (
     constant_extent,
     defined_outside,
     functions,
-    index_const,
     loop_iv,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
-    RANGE_ATTRS,
     Access,
     injective,
     streams,
     plain_loop,
     pure,
+    rotate_headers,
+    rotate_ivs,
 )
 from tir_mlir.analysis.buffer_util import NotAffine
 
@@ -207,18 +207,5 @@ def _move(loops, l: int, m: int) -> None:
     places, their ranges rotate (place m takes l's, each of m..l-1 the next one down its own)
     and the uses of their IVs follow."""
     seg = loops[m : l + 1]
-    headers = [{k: op.attributes[k] for k in RANGE_ATTRS if k in op.attributes} for op in seg]
-    for op, h in zip(seg, headers[-1:] + headers[:-1]):
-        for k in RANGE_ATTRS:
-            if k in h:
-                op.attributes[k] = h[k]
-            elif k in op.attributes:
-                del op.attributes[k]
-    ivs = [loop_iv(o) for o in seg]
-    with ir.InsertionPoint(seg[0]):
-        tmp = index_const(0, seg[0].location)
-    ivs[-1].replace_all_uses_with(tmp)
-    for k in reversed(range(len(ivs) - 1)):
-        ivs[k].replace_all_uses_with(ivs[k + 1])
-    tmp.replace_all_uses_with(ivs[0])
-    tmp.owner.erase()
+    rotate_headers(seg, 1)
+    rotate_ivs([loop_iv(o) for o in seg], 1)
