@@ -414,7 +414,7 @@ def rotate_loops(j, inner, between):
         for o in body_ops(loop.regions[0].blocks[0])[:-1]:
             o.move_before(first)
     rotate_headers(loops, -1)
-    rotate_ivs([loop_iv(op) for op in loops], -1)
+    rotate_ivs([loop_iv(op) for op in loops], -1, j)
 
 
 def swap_loops(j, lanes, between=()):
@@ -427,4 +427,4 @@ def swap_loops(j, lanes, between=()):
         for o in body_ops(loop.regions[0].blocks[0])[:-1]:
             o.move_before(first)
     rotate_headers([j, lanes], 1)
-    rotate_ivs(_ivs(j, lanes), 1)
+    rotate_ivs(_ivs(j, lanes), 1, j)

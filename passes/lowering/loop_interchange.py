@@ -818,7 +818,7 @@ class _Nest:
             self.loops[0] = _with_operands(self.loops[0], [])
             self.loops[-1] = _with_operands(self.loops[-1], operands[0])
             j = self.loops[0]
-        rotate_ivs(self.ivs, -1)
+        rotate_ivs(self.ivs, -1, j)
         if self.unroll_j:
             Loop(self.loops[-1]).set(kind="unroll")
 
@@ -966,12 +966,11 @@ def rotate_headers(loops, shift: int) -> None:
                 del op.attributes[k]
 
 
-def rotate_ivs(ivs, shift: int) -> None:
+def rotate_ivs(ivs, shift: int, outer) -> None:
     """The uses of IV i move to IV (i + shift) mod n: they follow the ranges `rotate_headers`
-    moved."""
-    block = ivs[0].owner
-    with ir.InsertionPoint.at_block_begin(block):
-        tmps = [index_const(0, block.owner.location) for _ in ivs]
+    moved (`outer`: the outermost loop, a place for the temporaries)."""
+    with ir.InsertionPoint(outer):
+        tmps = [index_const(0, outer.location) for _ in ivs]
     for iv, tmp in zip(ivs, tmps):
         iv.replace_all_uses_with(tmp)
     for i, tmp in enumerate(tmps):

@@ -208,4 +208,4 @@ def _move(loops, l: int, m: int) -> None:
     and the uses of their IVs follow."""
     seg = loops[m : l + 1]
     rotate_headers(seg, 1)
-    rotate_ivs([loop_iv(o) for o in seg], 1)
+    rotate_ivs([loop_iv(o) for o in seg], 1, seg[0])
