@@ -32,6 +32,7 @@ from typing import Dict
 from mlir import ir
 from mlir.dialects import gpu, memref
 
+from tir_mlir.analysis.expr_tree import erase_unused
 from tir_mlir.ir.affine_exprs import dims_of
 from tir_mlir.dialect.ops import Block, Loop, body_ops
 from tir_mlir.errors import ScheduleError
@@ -44,6 +45,7 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
+from tir_mlir.passes.lowering.memory_ops import no_effects
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.rfactor import Reduction
 
@@ -210,7 +212,7 @@ def _in_thread(block: Block, red: Reduction, buf):
     with ir.InsertionPoint(red.store), loc:
         memref.StoreOp(red.store.operands[0], buf, [index_const(0, loc)])
     red.store.erase()
-    _erase_dead(new.body)
+    erase_unused(reversed(body_ops(new.body)), _dead_if_unused)
     block.op.erase()
 
 
@@ -238,7 +240,7 @@ def _write_back(block: Block, red: Reduction, buf, threads, serial, before):
     store = [o for o in body_ops(wb.body) if o.name == "memref.store"][0]
     with ir.InsertionPoint(store), loc:
         store.operands[0] = memref.LoadOp(buf, [index_const(0, loc)]).result
-    _erase_dead(wb.body)
+    erase_unused(reversed(body_ops(wb.body)), _dead_if_unused)
 
 
 def _copy_header(block: Block, name, dims, predicate, ip) -> Block:
@@ -267,16 +269,6 @@ def _move_body(src: ir.Block, dst: Block):
         o.move_before(term)
 
 
-def _erase_dead(body: ir.Block):
-    """Erase the side-effect-free ops whose results nothing uses (the old update's operands)."""
-    changed = True
-    while changed:
-        changed = False
-        for o in body_ops(body):
-            if (
-                (o.name.startswith(("arith.", "math.", "affine.apply")) or o.name == "memref.load")
-                and o.results
-                and all(not list(r.uses) for r in o.results)
-            ):
-                o.erase()
-                changed = True
+def _dead_if_unused(op: ir.Operation) -> bool:
+    """The ops of the old update that may go once unused: its arithmetic, loads and indices."""
+    return no_effects(op) or op.name in ("affine.apply", "memref.load")

@@ -36,11 +36,13 @@ from typing import Dict, List, NamedTuple, Optional
 from mlir import ir
 from mlir.dialects import arith, vector
 
+from tir_mlir.analysis.expr_tree import erase_unused
 from tir_mlir.ir.ir_walk import walk
 from tir_mlir.passes.lowering.common import scalar_bits
 from tir_mlir.passes.lowering.cpu_model import shuffles_per_cycle
 from tir_mlir.passes.lowering.cpu_target import CpuTarget
 from tir_mlir.passes.lowering.lane_costs import element_name, lane_costs
+from tir_mlir.passes.lowering.memory_ops import no_effects
 
 # The register a lane is inserted into (x86 pinsr*/insertps, AArch64 ins write 128 bits).
 PIECE_BITS = 128
@@ -129,7 +131,7 @@ class _Tree:
         new = self._realize(v)
         if new != v:
             v.replace_all_uses_with(new)
-        _erase_dead(old)
+        erase_unused(old, no_effects)
 
     # -- costs ---------------------------------------------------------------------------
 
@@ -263,14 +265,3 @@ def _loaded(v: ir.Value) -> bool:
         (o := _owner(x)) is not None and o.name in ("memref.load", "affine.load")
         for x in op.operands
     )
-
-
-def _erase_dead(ops: List[ir.Operation]):
-    """Erase those of `ops` (users before producers) left without uses."""
-    left = list(ops)
-    while True:
-        dead = next((o for o in left if not any(len(list(r.uses)) for r in o.results)), None)
-        if dead is None:
-            return
-        left = [o for o in left if o != dead]
-        dead.erase()

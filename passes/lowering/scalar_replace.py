@@ -52,6 +52,7 @@ from typing import Callable, Optional
 from mlir import ir
 from mlir.dialects import memref, scf, vector
 
+from tir_mlir.analysis.expr_tree import erase_unused
 from tir_mlir.analysis.linear import Linear, value_linear
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import VIEW_OPS, noalias_args, root
@@ -814,7 +815,9 @@ def _first_iteration_inits(loop, n_old):
         then, other = (op.regions[k].blocks[0] for k in (0, 1))
         if len(list(other.operations)) != 1:
             continue
-        _drop_dead(then)
+        # (the address of a store that carrying dropped, left in an init's then-block, of a
+        # constant IV that unrolling defined in the loop, would keep the init from being hoisted)
+        erase_unused([o.operation for o in reversed(list(then.operations)[:-1])], no_effects)
         found = [
             next((n for n, a in enumerate(carried) if a == v), None)
             for v in list(other.operations)[0].operands
@@ -840,16 +843,6 @@ def _first_iteration_inits(loop, n_old):
             ):
                 owner.operation.erase()
         op.erase()
-
-
-def _drop_dead(block):
-    """Erase the ops of `block` without effects whose results nothing uses: the address of a
-    store that carrying dropped, left in an init's then-block, of a constant IV that unrolling
-    defined in the loop, would keep the init from being hoisted."""
-    for op in reversed(list(block.operations)[:-1]):
-        op = op.operation
-        if no_effects(op) and op.results and not any(list(r.uses) for r in op.results):
-            op.erase()
 
 
 def _hoisted_if(if_op, loop, iv, lo, olds) -> list:

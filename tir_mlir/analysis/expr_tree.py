@@ -6,9 +6,12 @@ blocks (compute_inline, reverse_compute_inline).
 in `subst` replaced by a fresh value `subst[value](user)` built right before its user, so the
 copy stays tree-shaped; block arguments (loop IVs, iter vars) and values defined outside the
 `within` op are used as they are.
+
+`erase_unused(ops, removable)` is the one eraser of dead ops, for the primitives here and the
+lowering stages (each with its own notion of an op that may go when unused).
 """
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Iterable, List, Optional
 
 from mlir import ir
 
@@ -53,18 +56,42 @@ def clone_tree(
     return new.results[ir.OpResult(value).result_number]
 
 
+def erase_unused(ops: Iterable[ir.Operation], removable: Callable[[ir.Operation], bool]):
+    """Erase those of `ops` that `removable` accepts and nothing uses, over and over: an op
+    whose users were erased goes in turn. `ops` may list an op twice (each is erased once: a
+    wrapper of an erased op must not be read)."""
+    left: List[ir.Operation] = []
+    for op in ops:
+        if op not in left and removable(op):
+            left.append(op)
+    while True:
+        unused = [not any(True for r in op.results for _ in r.uses) for op in left]
+        if not any(unused):
+            return
+        for op, gone in zip(left, unused):
+            if gone:
+                erase(op)
+        left = [op for op, gone in zip(left, unused) if not gone]
+
+
 def erase_dead(value: ir.Value):
     """Erase the pure op defining `value` if nothing uses it any more, then its operands'."""
+    erase_unused(_pure_tree(value), _pure)
+
+
+def _pure(op: ir.Operation) -> bool:
+    return op.name.startswith(PURE_PREFIXES)
+
+
+def _pure_tree(value: ir.Value) -> List[ir.Operation]:
+    """The pure ops computing `value`, users first."""
     owner = value.owner
     if isinstance(owner, ir.Block):
-        return
+        return []
     op = op_of(owner)
-    if not op.name.startswith(PURE_PREFIXES) or any(True for r in op.results for _ in r.uses):
-        return
-    operands = list(op.operands)
-    erase(op)
-    for v in operands:
-        erase_dead(v)
+    if not _pure(op):
+        return []
+    return [op] + [o for v in op.operands for o in _pure_tree(v)]
 
 
 def erase_with_operands(op: ir.Operation):
