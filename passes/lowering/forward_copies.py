@@ -61,7 +61,13 @@ from typing import NamedTuple, Optional
 from mlir import ir
 from mlir.dialects import affine, memref
 
-from tir_mlir.analysis.linear import Linear, through_applies, value_linear
+from tir_mlir.analysis.linear import (
+    Linear,
+    division_atom,
+    division_reads,
+    through_applies,
+    value_linear,
+)
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.auto_vectorize import _strides
@@ -293,28 +299,16 @@ def _to_reader(copy: _Copy, read, reading: list) -> Optional[dict]:
 def _forms(indices: list) -> Optional[list]:
     """The linear forms of `indices` over loop variables, a floordiv or mod an atom of its
     own (a fused loop's row and column); None if one is not linear."""
-    forms = [value_linear(v, through_applies(_division)) for v in indices]
+    # (a division is an atom keyed by its operands' forms: equal at the copy and the read, it
+    # cancels there as a loop variable outside the copy does)
+    forms = [value_linear(v, through_applies(division_atom)) for v in indices]
     return None if any(f is None for f in forms) else forms
-
-
-def _division(kind: type, lhs: Linear, rhs: Linear) -> Linear:
-    """A floordiv/mod as an atom, keyed by its operands' forms: equal at the copy and the
-    read, it cancels there as a loop variable outside the copy does."""
-    return Linear({(kind, lhs.key(), rhs.key()): 1})
 
 
 def _in_division(iv: ir.Value, forms: list) -> bool:
     """Whether `iv` is read inside a division atom of `forms`."""
-    todo = [a for f in forms for a in f.terms if isinstance(a, tuple)]
-    while todo:
-        key = todo.pop()
-        for part in key[1:]:
-            for atom, _ in part[1]:
-                if isinstance(atom, tuple):
-                    todo.append(atom)
-                elif isinstance(atom, ir.Value) and atom == iv:
-                    return True
-    return False
+    reads = (a for f in forms for t in f.terms for a in division_reads(t))
+    return any(isinstance(a, ir.Value) and a == iv for a in reads)
 
 
 def _span(form: Linear, ivs: dict):

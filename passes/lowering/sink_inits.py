@@ -41,7 +41,14 @@ from typing import Optional
 
 from mlir import ir
 
-from tir_mlir.analysis.linear import Linear, linear, through_applies, value_linear
+from tir_mlir.analysis.linear import (
+    Linear,
+    division_atom,
+    division_reads,
+    linear,
+    through_applies,
+    value_linear,
+)
 from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
@@ -216,14 +223,9 @@ def _root_of(v):
     return r
 
 
-def _division(kind: type, lhs: Linear, rhs: Linear) -> Linear:
-    """A floordiv/mod as an atom keyed by its operands' forms."""
-    return Linear({(kind, lhs.key(), rhs.key()): 1})
-
-
 def _forms(op) -> Optional[list]:
     """The index forms of an access, one per buffer dimension; None when one is not linear."""
-    leaf = through_applies(_division)
+    leaf = through_applies(division_atom)
     pos = _ACCESSES[op.name][0]
     if op.name.startswith("affine."):
         amap = ir.AffineMapAttr(op.attributes["map"]).value
@@ -231,7 +233,7 @@ def _forms(op) -> Optional[list]:
         if any(f is None for f in operands):
             return None
         dims, symbols = operands[: amap.n_dims], operands[amap.n_dims :]
-        forms = [linear(e, dims, symbols, division=_division) for e in amap.results]
+        forms = [linear(e, dims, symbols, division=division_atom) for e in amap.results]
     else:
         forms = [value_linear(v, leaf) for v in list(op.operands)[pos + 1 :]]
     return None if any(f is None for f in forms) else forms
@@ -286,20 +288,10 @@ def _split(form: Linear, iv, tops) -> Optional[tuple]:
     return c, Linear(g).key(), (lo, hi)
 
 
-def _mentions_nest(key, tops) -> bool:
-    """Whether a division atom's key reads a loop variable of `top`'s nest."""
-    todo = [key]
-    while todo:
-        k = todo.pop()
-        for part in k[1:]:
-            for atom, _ in part[1]:
-                if isinstance(atom, tuple):
-                    todo.append(atom)
-                else:
-                    loop = _iv_loop(atom)
-                    if loop is not None and any(_inside(loop, t) for t in tops):
-                        return True
-    return False
+def _mentions_nest(atom, tops) -> bool:
+    """Whether a division atom reads a loop variable of the nests `tops`."""
+    loops = [_iv_loop(a) for a in division_reads(atom)]
+    return any(lp is not None and any(_inside(lp, t) for t in tops) for lp in loops)
 
 
 def _disjoint(store, init_loops, accesses, matched) -> bool:

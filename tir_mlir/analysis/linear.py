@@ -14,6 +14,7 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     Mapping,
     Optional,
     Sequence,
@@ -181,6 +182,26 @@ def _of_value(value, leaf, cache) -> Optional[Linear]:
             if a is not None and b is not None and (a.is_const or b.is_const):
                 return a.scale(b.const) if b.is_const else b.scale(a.const)
     return leaf(value)
+
+
+def division_atom(kind: type, lhs: Linear, rhs: Linear) -> Linear:
+    """A floordiv/mod/ceildiv (a `Division`) as one atom keyed by its operands' forms: two
+    divisions of equal forms are the same atom."""
+    return Linear({(kind, lhs.key(), rhs.key()): 1})
+
+
+def division_reads(atom) -> Iterator[Any]:
+    """The atoms a division atom (a key `division_atom` made) reads, through the divisions
+    nested in it; none for another atom."""
+    todo = [atom] if isinstance(atom, tuple) else []
+    while todo:
+        key = todo.pop()
+        for _, terms in key[1:]:
+            for a, _ in terms:
+                if isinstance(a, tuple):
+                    todo.append(a)
+                else:
+                    yield a
 
 
 def through_applies(division: Optional[Division] = None) -> Callable[[ir.Value], Optional[Linear]]:
