@@ -61,6 +61,7 @@ from tir_mlir.dialect.ops import Loop, body_ops, integer_set
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.common import constant_extent, constant_min, functions, loop_iv
 from tir_mlir.passes.lowering.loop_interchange import plain_loop
+from tir_mlir.passes.lowering.memory_ops import ACCESSES, STORES
 from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
 
 
@@ -93,7 +94,7 @@ class CoalesceLoops:
         if not all(_combined(user, k0, k1, n1) for user in users.values()):
             return None
         for o in inside:
-            if o.name in _ACCESSES:
+            if o.name in ACCESSES:
                 if not _contiguous(o, inner, k1) or _float_sum(o, inner, k1):
                     return None
             elif o.name.startswith("vector.") and any(w in o.name for w in _VECTOR_MEMORY):
@@ -101,14 +102,7 @@ class CoalesceLoops:
         return inner
 
 
-# Memory accesses: (memref operand, first index operand). Any other op of `vector` that reads
-# or writes memory keeps the pair.
-_ACCESSES = {
-    "memref.load": (0, 1),
-    "memref.store": (1, 2),
-    "vector.load": (0, 1),
-    "vector.store": (1, 2),
-}
+# Any op of `vector` that reads or writes memory, other than ACCESSES, keeps the pair.
 _VECTOR_MEMORY = ("load", "store", "read", "write", "gather", "scatter")
 
 
@@ -118,7 +112,7 @@ def _contiguous(access, inner, k1: ir.Value) -> bool:
     LLVM's contiguous vector. A row-strided one stays in the pair, whose inner steps are
     constant displacements from one address (as one loop, LLVM builds a vector of addresses
     and extracts every lane to gather)."""
-    at, first = _ACCESSES[access.name]
+    at, first, _ = ACCESSES[access.name]
     indices = list(access.operands)[first:]
     memref = ir.MemRefType(access.operands[at].type)
     for d, index in enumerate(indices):
@@ -142,8 +136,8 @@ def _accumulator_row(loop, inner, k1: ir.Value) -> bool:
     for o in walk_all(loop):
         if o.name in ("affine.for", "affine.parallel", "scf.for"):
             return False
-        if o.name in _ACCESSES and "store" in o.name:
-            first = _ACCESSES[o.name][1]
+        if o.name in STORES:
+            first = ACCESSES[o.name][1]
             if any(_step(i, inner, k1) for i in list(o.operands)[first:]):
                 return False
     return True
@@ -152,10 +146,10 @@ def _accumulator_row(loop, inner, k1: ir.Value) -> bool:
 def _float_sum(access, inner, k1: ir.Value) -> bool:
     """Whether `access` stores a float at the same address at every step: a float sum, whose
     order LLVM keeps, so it vectorizes neither the pair nor the one loop."""
-    if "store" not in access.name:
+    if access.name not in STORES:
         return False
     element = ir.MemRefType(access.operands[1].type).element_type
-    first = _ACCESSES[access.name][1]
+    first = ACCESSES[access.name][1]
     invariant = not any(_step(i, inner, k1) for i in list(access.operands)[first:])
     return invariant and isinstance(element, ir.FloatType)
 

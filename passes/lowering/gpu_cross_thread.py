@@ -45,7 +45,7 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.gpu_bindings import is_thread_bound
-from tir_mlir.passes.lowering.memory_ops import no_effects
+from tir_mlir.passes.lowering.memory_ops import LOADS, no_effects
 from tir_mlir.passes.schedule.cache_read_write import make_cache_alloc
 from tir_mlir.passes.schedule.rfactor import Reduction
 
@@ -270,5 +270,5 @@ def _move_body(src: ir.Block, dst: Block):
 
 
 def _dead_if_unused(op: ir.Operation) -> bool:
-    """The ops of the old update that may go once unused: its arithmetic, loads and indices."""
-    return no_effects(op) or op.name in ("affine.apply", "memref.load")
+    """The ops of the old update that may go once unused: its arithmetic, indices and loads."""
+    return no_effects(op) or op.name in LOADS

@@ -1,6 +1,6 @@
-"""The memory ops the scf-level CPU stages (`scalar-replace`, `jam-carried-loops`) reason about:
-the accesses whose address they analyse, those whose address they do not, and the ops without
-memory effects."""
+"""The memory ops the CPU stages reason about (`coalesce-loops` and `sink-inits` before
+`affine-to-scf`, `scalar-replace` and `jam-carried-loops` after it): the accesses whose address
+they analyse, those whose address they do not, and the ops without memory effects."""
 
 # (memref operand, first index operand, is a store) of the accesses with a known address.
 ACCESSES = {
@@ -8,6 +8,11 @@ ACCESSES = {
     "memref.store": (1, 2, True),
     "vector.load": (0, 1, False),
     "vector.store": (1, 2, True),
+}
+# The same for the affine accesses (before `affine-to-scf`): their index operands are their map's.
+AFFINE_ACCESSES = {
+    "affine.load": (0, 1, False),
+    "affine.store": (1, 2, True),
 }
 # Accesses at an address not analysed here: memref operands -> whether they may write.
 OTHER_ACCESSES = {
@@ -29,6 +34,7 @@ LOADS = {name: m for name, (m, _, store) in ACCESSES.items() if not store} | {
 # Ops without memory effects (and without regions).
 NO_EFFECT_PREFIXES = ("arith.", "math.", "index.", "ub.")
 NO_EFFECT_OPS = {
+    "affine.apply",
     "vector.broadcast",
     "vector.fma",
     "vector.splat",

@@ -53,18 +53,10 @@ from tir_mlir.dialect.ops import Loop, body_ops
 from tir_mlir.ir.ir_walk import walk_all
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import constant_loop, functions
+from tir_mlir.passes.lowering.memory_ops import ACCESSES, AFFINE_ACCESSES, no_effects
 
-# ops an init's innermost body may hold besides its store (no memory read, no effect)
-_PURE = ("arith.constant", "affine.apply", "vector.broadcast", "arith.index_cast")
-# access op -> (position of the memref operand, whether it stores)
-_ACCESSES = {
-    "affine.load": (0, False),
-    "affine.store": (1, True),
-    "memref.load": (0, False),
-    "memref.store": (1, True),
-    "vector.load": (0, False),
-    "vector.store": (1, True),
-}
+# every access of the affine level with a known address
+_ACCESSES = ACCESSES | AFFINE_ACCESSES
 
 
 class SinkInits:
@@ -102,8 +94,8 @@ def _init_store(loops) -> Optional[ir.Operation]:
     if not all(constant_loop(Loop(lp)) for lp in loops):
         return None
     ops = body_ops(Loop(loops[-1]).body)
-    stores = [o for o in ops if o.name in _ACCESSES and _ACCESSES[o.name][1]]
-    others = [o for o in ops if o.name not in _PURE]
+    stores = [o for o in ops if o.name in _ACCESSES and _ACCESSES[o.name][2]]
+    others = [o for o in ops if not no_effects(o)]
     return stores[0] if len(stores) == 1 and others == stores else None
 
 
@@ -128,7 +120,7 @@ def _plan(init, noalias):
     if not matched:
         return None
     accesses = _accesses(red, broot)
-    if accesses is None or not any(not _ACCESSES[o.name][1] for o in accesses):
+    if accesses is None or not any(not _ACCESSES[o.name][2] for o in accesses):
         return None  # (a nest that only stores: another init, not the reduction)
     if not _disjoint(store, loops, accesses, matched):
         return None
@@ -226,23 +218,23 @@ def _root_of(v):
 def _forms(op) -> Optional[list]:
     """The index forms of an access, one per buffer dimension; None when one is not linear."""
     leaf = through_applies(division_atom)
-    pos = _ACCESSES[op.name][0]
+    first = _ACCESSES[op.name][1]
     if op.name.startswith("affine."):
         amap = ir.AffineMapAttr(op.attributes["map"]).value
-        operands = [value_linear(v, leaf) for v in list(op.operands)[pos + 1 :]]
+        operands = [value_linear(v, leaf) for v in list(op.operands)[first:]]
         if any(f is None for f in operands):
             return None
         dims, symbols = operands[: amap.n_dims], operands[amap.n_dims :]
         forms = [linear(e, dims, symbols, division=division_atom) for e in amap.results]
     else:
-        forms = [value_linear(v, leaf) for v in list(op.operands)[pos + 1 :]]
+        forms = [value_linear(v, leaf) for v in list(op.operands)[first:]]
     return None if any(f is None for f in forms) else forms
 
 
 def _lanes(op) -> int:
     """How many elements along the last dimension one access covers."""
     if op.name.startswith("vector."):
-        value = op.results[0] if not _ACCESSES[op.name][1] else op.operands[0]
+        value = op.results[0] if not _ACCESSES[op.name][2] else op.operands[0]
         shape = ir.VectorType(value.type).shape
         return shape[-1] if len(shape) == 1 else 0
     return 1
