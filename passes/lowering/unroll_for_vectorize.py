@@ -24,7 +24,12 @@ loops are not themselves vectorizable (a loop that is stays, for LLVM to vectori
 of fewer than MIN_VECTOR_TRIPS iterations also makes no more copies of its body that write
 other elements (the inner loops a store's address moves with) than it has iterations: an avg
 pool's 4 columns around 32 channels, unrolled, ran slower as LLVM's one short vector of
-columns than the channels did before (benchmarks/README.md, "session 10, depthwise").
+columns than the channels did before (benchmarks/README.md, "session 10, depthwise"). Nor is
+such a short loop unrolled around inner loops that only reduce onto the element it stores (one
+copy): a conv1d's 7 columns around its 64 x 3 reduction, unrolled, stayed scalar in LLVM, each
+column one chain of 192 dependent FMAs with the 192 weights spilled, 1.3-1.9x TVM's time; kept,
+scalar-replace carries each column's sum over the reduction loop (benchmarks/README.md,
+"session 16, conv").
 
 A depthwise 3x3 tile of 6 columns x 4 rows (columns outside rows, the window innermost) is such
 a loop: on TVM's IR LLVM unrolls the rows and the window and vectorizes the 6 columns with one
@@ -146,7 +151,7 @@ def _vectorizes_unrolled(x, inner, noalias) -> bool:
     except NotAffine:
         return False
     trips = constant_extent(Loop(x))
-    if trips < MIN_VECTOR_TRIPS and _spatial_copies(inner, accesses) > trips:
+    if trips < MIN_VECTOR_TRIPS and not 1 < _spatial_copies(inner, accesses) <= trips:
         return False
     if not all(
         a.stride(0) in ((1,) if a.store else (0, 1)) and (a.row_major or not a.store)
