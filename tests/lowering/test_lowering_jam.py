@@ -11,6 +11,7 @@ import tir_mlir
 from tir_mlir.context import get_context
 from tir_mlir.passes.lowering import pipeline
 from tir_mlir.passes.lowering.jam_loops import JamCarriedLoops
+from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 
 RNG = np.random.default_rng(0)
 
@@ -177,3 +178,47 @@ def test_a_store_between_moves_after_unless_a_later_loop_reads_its_buffer(target
     assert text.count("scf.for") == loops
     if loops == 1:  # the store follows the jammed loop and stores its first result
         assert re.search(r"%(\w+):2 = scf\.for.*memref\.store %\1#0, %arg1", text, re.S)
+
+
+# 64 unrolled rows of 16 columns: 64 loops carrying one 16-lane accumulator each.
+ROWS = """@T.prim_func
+def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32, 16), "float32"),
+         C: T.Buffer((64, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i_1 in T.unroll(64):
+        for k in range(32):
+            for j in T.vectorized(16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i_1, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def test_a_run_wider_than_the_register_file_is_cut_where_it_would_spill():
+    """Jammed as one, the 64 row loops would carry 64 vector accumulators, beyond the target's
+    vector registers: LLVM spills them at every step. The run is cut into loops whose
+    accumulators fit (scalar-replace's budget: the register file less FREE_REGISTERS)."""
+    mod = tir_mlir.parse(ROWS)
+    carried = _carried(_scf(mod))
+    regs = ScalarReplace.for_target("llvm")
+    width = -(-16 * 32 // regs.register_bits)  # registers of one 16-lane float accumulator
+    assert sum(carried) == 64 and len(carried) > 1, carried
+    assert max(carried) * width <= regs.budget, carried
+    a, b = RNG.random((64, 32), np.float32), RNG.random((32, 16), np.float32)
+    c = RNG.random((64, 16), np.float32)
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+# 64 unrolled columns of a dot product: 64 loops carrying one float accumulator each.
+WIDE_DOTS = DOTS.replace("(32, 16)", "(32, 256)").replace("(8, 16)", "(8, 256)")
+WIDE_DOTS = WIDE_DOTS.replace("T.unroll(4)", "T.unroll(64)").replace(
+    "(16, j_0 * 4", "(256, j_0 * 64"
+)
+
+
+def test_scalar_accumulators_count_by_their_bits():
+    """64 float column sums jam as one loop: LLVM's SLP vectorizer packs them (64 x 32 bits)."""
+    assert _carried(_scf(tir_mlir.parse(WIDE_DOTS))) == [64]
