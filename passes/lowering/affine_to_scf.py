@@ -4,8 +4,7 @@ Upstream `lower-affine` drops the discardable `tir.kind` attribute, so this stag
 affine ops itself (they are few: constant-bound `affine.for`, `affine.apply`, `affine.if`):
 
     tir.kind      becomes
-    serial        scf.for (+ `unroll = <disable = true>` where a load inside steps a page or more
-                  per iteration: page_strides.py)
+    serial        scf.for
     parallel      scf.parallel (OpenMP later, see scf_to_llvm)
     vectorized    (what `vectorize-loops` left a loop) scf.for + #llvm.loop_annotation<
                   vectorize = <disable = false, width = W>, unroll = <disable = true>>
@@ -61,7 +60,6 @@ from tir_mlir.passes.lowering.chain_footprint import (
     misses_cache,
 )
 from tir_mlir.passes.lowering.cpu_model import DEFAULT_FMA_QUEUE, VECTOR_BITS, cpu_model, named_l2
-from tir_mlir.passes.lowering.page_strides import UNROLL_OFF, page_stepping_loops
 
 CONTRACT_OPS = ("arith.mulf", "arith.addf", "arith.subf")
 # Independent accumulation chains an innermost loop needs before FMAs pay off, without a CPU
@@ -80,11 +78,8 @@ class AffineToScf:
         fma_chains=lambda bits: FMA_CHAINS,
         cache=None,
         fma_queue=DEFAULT_FMA_QUEUE,
-        page_bytes=None,
     ):
         self.kinds, self.vector_bits = target_kinds, vector_bits
-        # a CPU's page: serial loops whose loads step one or more stay rolled (page_strides.py)
-        self.page_bytes = page_bytes
         self.fma_chains = fma_chains  # value bits -> FMA chains that fill the units
         self.fma_queue = fma_queue  # FMAs waiting for operands the core holds
         # (sets, ways, line bytes) of the cache a latency-bound chain's loads must fit: L2
@@ -100,7 +95,6 @@ class AffineToScf:
             fma_chains=model.fma_chains,
             cache=(model.l2_sets, model.l2_ways, model.line_bytes),
             fma_queue=model.fma_queue,
-            page_bytes=model.page_bytes,
         )
 
     def __call__(self, module: ir.Module):
@@ -108,7 +102,6 @@ class AffineToScf:
             no_contract = _latency_bound_updates(
                 f, self.fma_chains, self.cache, self.vector_bits, self.fma_queue
             )
-            rolled = page_stepping_loops(f, self.page_bytes) if self.page_bytes else []
             # Only the ops acted on: erasing an affine.if frees its yields (reading a freed
             # op's name crashes the process).
             for op in [
@@ -126,7 +119,7 @@ class AffineToScf:
                     op.attributes["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
             # Innermost loops first, so each loop's element type is known for vector widths.
             for op in reversed([o for o in walk(f) if o.name == "affine.for"]):
-                self.lower_for(op, op in rolled)
+                self.lower_for(op)
             for op in walk(f):
                 if op.name.startswith("affine."):
                     raise build_error(op, "cannot lower this affine op")
@@ -134,9 +127,9 @@ class AffineToScf:
         for a in [a for a in module.operation.attributes if a.startswith("tir.")]:
             del module.operation.attributes[a]
 
-    def lower_for(self, op, rolled=False):
+    def lower_for(self, op):
         """An `affine.for` (its body already free of affine ops that need its IV as a dim) as
-        the scf loop of its kind, in place; `rolled`: a serial loop LLVM must not unroll."""
+        the scf loop of its kind, in place."""
         kind = Loop(op).kind
         if kind not in self.kinds:
             raise build_error(op, f"loop kind '{kind}' is not supported by this target")
@@ -157,8 +150,6 @@ class AffineToScf:
                 with ir.InsertionPoint(body):
                     term = scf.YieldOp([], loc=loc)
                 annotation = _annotation(kind, old_body, self.vector_bits)
-                if annotation is None and rolled:
-                    annotation = UNROLL_OFF
                 if annotation:
                     new.operation.attributes["loop_annotation"] = ir.Attribute.parse(annotation)
         old_body.arguments[0].replace_all_uses_with(body.arguments[0])

@@ -94,7 +94,7 @@ def misses_cache(update, loops, cache) -> Optional[bool]:
         ivs[lp.iv] = range(low, low + extent, lp.step)
     loads = []
     for load in feeding_loads(update):
-        form = byte_offset(load, ivs)
+        form = _byte_offset(load, ivs)
         if form is None:
             return None
         loads.append(form)
@@ -129,7 +129,7 @@ def feeding_loads(update) -> list:
     return out
 
 
-def byte_offset(load, ivs) -> Optional[Linear]:
+def _byte_offset(load, ivs) -> Optional[Linear]:
     """The load's offset in bytes from its buffer's start as a linear form over the chain's
     IVs (any other value: its contribution is fixed over the chain, dropped)."""
     memref = ir.MemRefType(load.operands[0].type)
