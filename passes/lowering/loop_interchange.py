@@ -204,7 +204,8 @@ class LoopInterchange:
                     nest = self._jam_rows(op, noalias, moved)
                 if nest is not None and _free(nest, moved) and nest.legal():
                     nest.interchange()
-                    moved.extend(nest.loops)
+                    jam = self._jam_around(nest, noalias, moved)
+                    moved.extend(nest.loops + (jam.loops if jam is not None else []))
                 else:
                     moved.extend(self._sweep_inside(op, noalias, moved))
 
@@ -292,6 +293,25 @@ class LoopInterchange:
             nest.unroll_j = tail or integer
             nest.rows = rows
         return nest
+
+    def _jam_around(self, nest, noalias, moved):
+        """The nest of the loop around `nest`, split and jammed as `_jam_rows` does, once
+        `nest`'s j has moved inside its band (else None, nothing changed).
+
+        A short column loop under the rows (`for i: for j in 4: for k`) moves inside `k` and
+        ends the band as its tail: each row is then one chain of vector adds down the whole
+        reduction, which the row loop around it could split into chains side by side were
+        its band not the one just moved."""
+        if nest.unroll_j:
+            return None
+        parent = nest.loops[0].parent
+        if parent is None or parent.name != "affine.for":
+            return None
+        jam = self._jam_rows(parent.opview, noalias, moved)
+        if jam is None or not _free(jam, moved) or not jam.legal():
+            return None
+        jam.interchange()
+        return jam
 
     def _sweep_inside(self, r, noalias, moved) -> list:
         """The loops of the nest loop `r` heads, moved inside its band above the tail, when
