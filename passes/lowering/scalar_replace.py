@@ -68,6 +68,7 @@ from tir_mlir.passes.lowering.common import (
     move_body,
     scalar_bits,
     scf_bounds,
+    value_bits,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import cpu_model
@@ -214,7 +215,14 @@ def _carry(loop, noalias, regs, memo) -> bool:
         trial_accesses = _accesses(trial, noalias, {})
         trial_groups = [] if trial_accesses is None else _groups(trial, trial_accesses)
         more = _fitting(trial_groups, regs)
-        if len(_fitting(groups, regs)) < len(more) and (not whole or partial or fits(trial_groups)):
+        # (A copy whose values take more than twice the register file's bits is not kept: the
+        # ones left in memory sit at addresses the loop does not move, LLVM's promotion carries
+        # them too, and spills and shuffles most of them at every step.)
+        bits = sum(value_bits(_value_type(g[0])) for g in trial_groups)
+        few = bits <= 2 * regs.registers * regs.register_bits
+        if len(_fitting(groups, regs)) < len(more) and (
+            fits(trial_groups) or (partial if whole else few)
+        ):
             loop.erase()
             loop, groups = trial, more
             changed = True
