@@ -27,6 +27,10 @@ class TuneObserver:
         measured before the task's first GENERATING phase is its unscheduled program (the
         task scheduler's trial 0)."""
 
+    def note(self, task: str, line: str) -> None:
+        """A one-line report on `task` that is not a measured trial (the re-measure of its
+        best records at its end)."""
+
 
 def candidates(count: int) -> str:
     """`1 candidate`, `4 candidates`."""
@@ -63,6 +67,9 @@ class LogObserver(TuneObserver):
     def measured(self, task, run_secs, error_msg):
         candidate_log.debug("task %s: candidate measured: %s", task, describe(run_secs, error_msg))
 
+    def note(self, task, line):
+        log.info("task %s: %s", task, line)
+
 
 class Observers(TuneObserver):
     """Several observers, each told everything in turn."""
@@ -77,3 +84,7 @@ class Observers(TuneObserver):
     def measured(self, task, run_secs, error_msg):
         for o in self.observers:
             o.measured(task, run_secs, error_msg)
+
+    def note(self, task, line):
+        for o in self.observers:
+            o.note(task, line)

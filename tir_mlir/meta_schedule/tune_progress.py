@@ -104,6 +104,12 @@ class Progress(TuneObserver):
         elif self.mode == "lines":
             self._print(f"[{self.done}/{self.total}] {describe(run_secs, error_msg)}; {status}")
 
+    def note(self, task, line):
+        if self._bar is not None:
+            self._bar.write(line, file=self.stream)
+        elif self.mode == "lines":
+            self._print(line)
+
     def _print(self, line: str):
         print(line, file=self.stream, flush=True)
 

@@ -72,6 +72,13 @@ def by_mean_sec(record: TuningRecord) -> float:
     return math.inf if mean is None else mean
 
 
+def trace_key(record: TuningRecord) -> str:
+    """The record's trace as TVM's JSON text: equal for records of the same candidate."""
+    import json
+
+    return json.dumps(record.trace.as_json())
+
+
 # TVM's stand-in time of a run that was not measured (its records sort such runs last).
 MAX_MEAN_TIME = 1e10
 

@@ -10,9 +10,14 @@ class RemoveBuildArtifact(MeasureCallback):
     def apply(
         self, task_scheduler, task_id, measure_candidates, builder_results, runner_results
     ) -> None:
-        for result in builder_results:
-            if result.artifact_path:
-                try:
-                    os.remove(result.artifact_path)
-                except FileNotFoundError:
-                    pass
+        remove_artifacts(builder_results)
+
+
+def remove_artifacts(builder_results) -> None:
+    """Delete the shared objects of `builder_results` (those already gone are no error)."""
+    for result in builder_results:
+        if result.artifact_path:
+            try:
+                os.remove(result.artifact_path)
+            except FileNotFoundError:
+                pass

@@ -15,7 +15,9 @@ from typing import List, Optional
 
 from tir_mlir.meta_schedule.cost_model.cost_model import costs
 from tir_mlir.meta_schedule.measure_callback.measure_callback import normalize
+from tir_mlir.meta_schedule.runner import RunnerInput
 from tir_mlir.meta_schedule.search_strategy.search_strategy import MeasureCandidate
+from tir_mlir.meta_schedule.task_scheduler.remeasure import remeasure_best
 from tir_mlir.meta_schedule.target_key import canonical_target
 from tir_mlir.meta_schedule.tune_events import (
     BUILDING,
@@ -137,8 +139,20 @@ class TaskScheduler:
                 task.best_sec * 1e3,
             )
         for t in self.tasks:
+            self._remeasure(t)
             t.ctx.search_strategy.post_tuning()
         return database
+
+    def _remeasure(self, task: TaskRecord) -> None:
+        """The task's best few records measured again side by side (remeasure.py); not
+        trials, so `task.trials` and the observer's count stay."""
+
+        def runner_input(path):
+            return RunnerInput(path, "cpu", task.args_info, func_name=_entry(task.ctx))
+
+        line = remeasure_best(self.builder, self.runner, self.database, task, runner_input)
+        if line is not None:
+            self.observer.note(task.ctx.task_name, line)
 
     def _measure_unscheduled(self, tid: int) -> int:
         """Trial 0 of a CPU task: its program as given, measured like any candidate and
