@@ -1,6 +1,7 @@
 """`TuningRecord`: one measured candidate: its trace (with sampling decisions), workload,
 run times, target, argument info; failed candidates keep their error instead of times."""
 
+import json
 import math
 import numbers
 import statistics
@@ -74,8 +75,6 @@ def by_mean_sec(record: TuningRecord) -> float:
 
 def trace_key(record: TuningRecord) -> str:
     """The record's trace as TVM's JSON text: equal for records of the same candidate."""
-    import json
-
     return json.dumps(record.trace.as_json())
 
 
