@@ -40,7 +40,9 @@ A read is forwarded when its copy can go:
   all its reads together (else the copy is a reused tile and stays: four unrolled copies of a
   matmul's column loop each reading a cached row of A whole); `affine.if`s may skip some; a
   read in the same block as an earlier one at an index of the same forms reads nothing more
-  (SiLU's `X * sigmoid(X)` loads each element twice);
+  (SiLU's `X * sigmoid(X)` loads each element twice), nor does a window sliding along the tile
+  (loops that all move the read: a depthwise conv's `T[i2, i3 + i5]`), whose overlap is loaded
+  again from lines the read has just loaded;
 - each tile index of the read is the copy's with, for a copy loop, a linear form of the reading
   loops' variables in its place whose range lies within the copy loop's (so each element read
   is one the copy wrote); the outer terms cancel;
@@ -158,10 +160,8 @@ def _plan(tile) -> Optional[_Plan]:
     # (the reads of one copy together read no more elements than it wrote: an unrolled body's
     # copies of the read each walking the whole tile make it a reused tile)
     for copy in copies:
-        reads = _distinct([p for p in pairs if p.copy is copy])
-        if sum(_trips(_reading_loops(p.read, copy.nest.parent) or []) for p in reads) > _trips(
-            copy.loops
-        ):
+        reads = _distinct([p for p in pairs if p.copy is copy and p.to_reader is not None])
+        if sum(_elements_read(p, copy) for p in reads) > _trips(copy.loops):
             kept.add(id(copy))
     read = {id(p.copy) for p in pairs}
     gone = [c for c in copies if id(c) not in kept and (id(c) in read or not kept)]
@@ -257,17 +257,35 @@ def _copy_of(read, copies: list) -> Optional[_Copy]:
 def _forwarding(read, copy: _Copy) -> Optional[dict]:
     """Copy variable -> its form at `read`, when the read can load the buffer itself: the
     loops between the copy's block and the read read no more elements than the copy wrote
-    (else the copy is a reused tile), each element read is one the copy wrote, and no
-    vectorized reading loop would gather across the buffer's rows."""
+    (`_elements_read`; else the copy is a reused tile), each element read is one the copy
+    wrote, and no vectorized reading loop would gather across the buffer's rows."""
     reading = _reading_loops(read, copy.nest.parent)
-    if reading is None or _trips(reading) > _trips(copy.loops):
+    if reading is None:
         return None
     to_reader = _to_reader(copy, read, reading)
     if to_reader is None or _gathered(copy, to_reader, reading):
         return None
+    if _elements_read(_Pair(copy, read, to_reader), copy) > _trips(copy.loops):
+        return None
     if not all(_forwardable(v, copy.nest, to_reader) for v in list(copy.source.operands)[1:]):
         return None
     return to_reader
+
+
+def _elements_read(pair: _Pair, copy: _Copy) -> int:
+    """The elements of the tile `pair`'s read takes over its loops: each pass of the loops that
+    do not move it (reading the tile again) takes the elements that the loops moving it reach,
+    at most the tile's. A window sliding along the tile (`T[i2, i3 + i5]` under `i5, i2, i3`,
+    a depthwise conv's 8 x 10 row tile read by its 3 x 8 x 8 window steps) reads a neighbour
+    again from the lines the same loops have just loaded: from the buffer as cheap as from the
+    tile, where the copy stores pieces (a ymm and 8 bytes per 10-float row) that the shifted
+    vector loads each straddle, so they wait for the stores to retire instead of forwarding."""
+    assert pair.to_reader is not None, "a read's elements are counted once it has its forms"
+    reading = _reading_loops(pair.read, copy.nest.parent) or []
+    moving = {v for form in pair.to_reader.values() for v in form.terms}
+    inside = [r for r in reading if _iv(r) in moving]
+    again = [r for r in reading if _iv(r) not in moving]
+    return _trips(again) * min(_trips(inside), _trips(copy.loops))
 
 
 def _to_reader(copy: _Copy, read, reading: list) -> Optional[dict]:
