@@ -40,7 +40,10 @@ A pair qualifies when:
   register's lanes dividing its extent; a register's lanes for a vectorized `j` of a power of
   two wider than that, which runs as strips of one register each, the rows `transpose-gathers`
   holds) and `i` into K columns (the largest power of two up to L dividing its extent), K at
-  least MIN_COLUMNS (`transpose-gathers`' least group), L at least MIN_ROWS. A schedule's
+  least MIN_COLUMNS (`transpose-gathers`' least group), L at least MIN_COLUMNS too (a 4 x 4
+  tile is 8 shuffles where its columns built lane by lane are 12 inserts, `transpose-gathers'`
+  own count: 0117 of seed 1418610677, 4 columns around 12 rows, ran 1.5 -> 0.96 ms on a Zen 4,
+  benchmarks/README.md, "session 17, transpose tiles"). A schedule's
   vectorized `j` of lanes not a power of two (5, 6, 7, 12) stays: tiled, 64 columns around
   5 rows ran 1.4x slower (benchmarks/README.md, "session 14, transposes").
 """
@@ -65,11 +68,6 @@ from tir_mlir.passes.lowering.loop_interchange import (
 from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
 from tir_mlir.passes.lowering.unroll import unroll
 from tir_mlir.passes.lowering.version_guards import COPY as LOOP_COPY
-
-
-# Fewest rows (lanes) worth tiling: a 4-row column is 3 inserts, which 4 x 4 transposes did not
-# beat (two cases 1.04-1.09x slower, benchmarks/README.md, "session 14, transposes").
-MIN_ROWS = 8
 
 
 class _Tile(NamedTuple):
@@ -192,12 +190,12 @@ def _transposes(accesses: list, register_bytes: int) -> bool:
 def _lanes(j, most: int) -> Optional[int]:
     """L: `j`'s extent when it is vectorized (`most` when that is a power of two above it: the
     rows run as strips of a register), else the largest power of two up to `most` dividing it
-    (None: not a power of two or under MIN_ROWS)."""
+    (None: not a power of two or under MIN_COLUMNS)."""
     extent = constant_extent(Loop(j))
     lanes = extent if Loop(j).kind == "vectorized" else _power_of_two_divisor(extent, most)
     if lanes & (lanes - 1):
         return None  # 5 or 12 vectorized rows: measured slower tiled (the module's docstring)
-    return min(lanes, most) if lanes >= MIN_ROWS else None
+    return min(lanes, most) if lanes >= MIN_COLUMNS else None
 
 
 def _power_of_two_divisor(extent: int, most: int) -> int:

@@ -83,3 +83,14 @@ def test_vectorized_rows_wider_than_a_register_run_as_register_strips():
     scf = emit_text(sch.mod.module, "scf", target=SPR)
     assert "vector.from_elements" not in scf and "vector.shuffle" in scf
     check_numbers(sch)
+
+
+def test_four_columns_around_rows_of_a_guarded_split_are_register_transposes():
+    """4 columns around 12 rows through a global `cache_read` (0117 of seed 1418610677): the
+    rows split 12 leave a guarded tail, and the full tiles' rows of A come 4 at a time, each a
+    4-float load; the columns come out of a 4 x 4 transpose, not 3 inserts each."""
+    sch = _schedule(columns=4, rows=12, cache=True)
+    scf = emit_text(sch.mod.module, "scf", target=SPR)
+    assert scf.count("vector.shuffle") >= 8
+    assert any("vector.load %arg0" in line and "vector<4xf32>" in line for line in scf.splitlines())
+    check_numbers(sch)
