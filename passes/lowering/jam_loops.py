@@ -66,8 +66,16 @@ class JamCarriedLoops:
             blocks = [b for o in _post_order(f) for r in o.regions for b in r.blocks]
             noalias = noalias_args(f)
             for block in blocks:
-                for run, stores, forwards in _runs(block, noalias, self.registers):
-                    _jam(run, stores, forwards)
+                self._jam_block(block, noalias)
+
+    def _jam_block(self, block, noalias):
+        """Jams the runs of `block`, then the runs of each jammed loop's body: the copies of
+        an outer loop, jammed, hold their inner loops one after the other, siblings that jam
+        in turn, so the chains of the innermost loops interleave."""
+        for run, stores, forwards in _runs(block, noalias, self.registers):
+            fused = _jam(run, stores, forwards)
+            if not _innermost(fused) and _float_chains(fused):
+                self._jam_block(fused.regions[0].blocks[0], noalias)
 
 
 def _post_order(f) -> list:
@@ -118,7 +126,11 @@ def _runs(block, noalias, registers: ScalarReplace):
                     for v in o.operands
                 )
                 and not _reads_stored(op, stores + _pending(between), noalias)
-                and (_innermost(op) or not stores + _pending(between))
+                and (
+                    _innermost(op)
+                    or (_float_chains(op) and _nests_alike(run + [op]))
+                    or not stores + _pending(between)
+                )
                 and _fit(run + [op], registers)
             ):
                 run.append(op)
@@ -128,7 +140,7 @@ def _runs(block, noalias, registers: ScalarReplace):
                 continue
             close()
             run, between, stores, forwards, pending = [op], [], [], [], {}
-        elif run and (no_effects(op) or (_sinkable_store(op, noalias) and _innermost(run[-1]))):
+        elif run and (no_effects(op) or (_sinkable_store(op, noalias) and _jams_down(run[-1]))):
             between.append(op)
         elif run and (stored := _stored(op, between)) is not None:
             pending[op.results[0]] = stored
@@ -158,6 +170,50 @@ def _innermost(loop) -> bool:
     one after the other in the jammed body, where LLVM vectorized each alone
     (2004163578/0182 matmul256_int8: 4.6x slower)."""
     return not any(o.name == "scf.for" for o in walk_all(loop) if o != loop)
+
+
+def _nest(loop) -> Optional[list]:
+    """The constant bounds of `loop` and of the loops nested alone in it, down to an innermost
+    loop; None where a bound is not constant, or a body above the innermost holds more than one
+    loop or an op with memory effects."""
+    bounds = []
+    while True:
+        bounds.append(scf_bounds(loop))
+        if bounds[-1] is None:
+            return None
+        body = [o.operation for o in loop.regions[0].blocks[0].operations]
+        inner = [o for o in body if o.name == "scf.for"]
+        if not inner:
+            return bounds
+        others = [o for o in body if o.name not in ("scf.for", "scf.yield")]
+        if len(inner) > 1 or not all(no_effects(o) for o in others):
+            return None
+        loop = inner[0]
+
+
+def _float_chains(loop) -> bool:
+    """Whether every value `loop` carries is a float or a vector of floats: a chain LLVM's
+    loop vectorizer does not reorder (no `reassoc`), so each copy alone runs at the latency of
+    its adds. An integer reduction LLVM vectorizes along its own loop (2004163578/0182
+    matmul256_int8's k_1: its 8 column loops jammed ran 1.6x slower)."""
+    types = [r.type for r in loop.results]
+    return all(
+        isinstance(t.element_type if isinstance(t, ir.VectorType) else t, ir.FloatType)
+        for t in types
+    )
+
+
+def _jams_down(loop) -> bool:
+    """Whether `loop` is an innermost loop or a nest of single loops carrying floats: such
+    copies jam across the stores between them, level by level down to the innermost loops."""
+    return _innermost(loop) or (_float_chains(loop) and _nest(loop) is not None)
+
+
+def _nests_alike(loops) -> bool:
+    """Whether `loops` are nests of single loops with the same bounds at every depth: jammed,
+    their inner loops are jammable siblings all the way down."""
+    nests = [_nest(loop) for loop in loops]
+    return nests[0] is not None and all(n == nests[0] for n in nests)
 
 
 def _pending(between) -> list:
@@ -244,3 +300,4 @@ def _jam(run, stores=(), forwards=()):
     for store in stores:
         store.move_after(after)
         after = store
+    return fused.operation
