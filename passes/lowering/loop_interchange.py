@@ -95,6 +95,13 @@ rows and the lanes is larger than the span of the smaller ones (`_apart`; a tail
 are rows passes when j's whole range lies within one row step), j's stride taken within a
 strip of a fused loop, whose divisions the split folds (figures: benchmarks/README.md,
 "session 11, row tiles").
+
+A tile of accumulators under a reduction loop (`for k: for i in T.unroll(8): for l in
+T.vectorized(64)`) that takes more vector registers than `scalar-replace` carries whole has
+its rows split in strips that fit, the strips' loop moved outside `k` (`_rows_outside_registers`;
+`_Sweep.legal`'s conditions: each element sees its updates in order). Not when `k` is the inner
+part of a split reduction: the tile then goes through memory at every step of the outer part
+anyway.
 """
 
 import math
@@ -109,6 +116,7 @@ from tir_mlir.passes.lowering.auto_vectorize import MAX_REGISTERS as CARRIED_REG
 from tir_mlir.passes.lowering.buffer_roots import noalias_args, root
 from tir_mlir.passes.lowering.common import (
     UNROLLED_BAND_OPS,
+    ancestors,
     constant_extent,
     constant_min,
     defined_outside,
@@ -120,7 +128,7 @@ from tir_mlir.passes.lowering.common import (
 from tir_mlir.passes.lowering.cpu_model import cpu_model
 from tir_mlir.analysis.buffer_util import NotAffine, simplify, to_affine
 from tir_mlir.analysis.linear import Linear, linear
-from tir_mlir.passes.lowering.scalar_replace import MAX_UNROLLED
+from tir_mlir.passes.lowering.scalar_replace import FREE_REGISTERS, MAX_UNROLLED
 from tir_mlir.passes.lowering.version_guards import COPY
 
 # Fewer iterations than this make too short a vector loop to be worth moving a loop for.
@@ -207,7 +215,10 @@ class LoopInterchange:
                     jam = self._jam_around(nest, noalias, moved)
                     moved.extend(nest.loops + (jam.loops if jam is not None else []))
                 else:
-                    moved.extend(self._sweep_inside(op, noalias, moved))
+                    moved.extend(
+                        self._sweep_inside(op, noalias, moved)
+                        or self._rows_outside_registers(op, noalias, moved)
+                    )
 
     def _split_parallel(self, j, noalias, moved):
         """The nest of the serial part of parallel loop `j` split in two, when the nest `j`
@@ -347,6 +358,55 @@ class LoopInterchange:
         jam.interchange()
         return sweep.loops + jam.loops
 
+    def _rows_outside_registers(self, r, noalias, moved) -> list:
+        """The band's outer rows loop split, its outer part moved outside reduction loop `r`,
+        when the tile of accumulators `r` updates takes more registers than `scalar-replace`
+        carries whole (the target's less FREE_REGISTERS) and a strip of the rows fits. ([]:
+        nothing moved.)
+
+        An 8 x 64 f32 tile under `k` (`for k: for i in T.unroll(8): for l in
+        T.vectorized(64)`) is 32 zmm accumulators, plus B's 4 and a broadcast: `scalar-replace`
+        carries 6 rows, LLVM promotes the other 2 anyway, spills 7 registers at every step and
+        shuffles the rest through ~40 register moves. Split `for i_o in 2: for k: for i in
+        T.unroll(4)`, each strip's 16 accumulators stay in registers, and B's k x 64 strip is
+        read once a strip (benchmarks/README.md, "session 17, cache_write tiles").
+        Each element still sees its updates in the order it had (`_Sweep.legal`)."""
+        if not self.vector_bits or not plain_loop(r):
+            return []
+        nest = _nest(r, noalias, leaf_tail=True, band_kinds=("serial", "unroll"))
+        if nest is None or not _free(nest, moved) or len(nest.loops) < 2 or nest.prologue:
+            return []
+        # (`r` the inner part of a split reduction, under its guard when the split does not
+        # divide: the tile's loads and stores around it run at every step of the outer part,
+        # and strips outside `r` ran up to 2.8x slower)
+        parent = next((a for a in ancestors(r) if a.name != "affine.if"), None)  # (guards)
+        if parent is not None and parent.name == "affine.for" and plain_loop(parent.opview):
+            leaves = [loop_iv(parent.opview)]
+            stores = [Access(a.op, leaves, noalias) for a in nest.accesses if a.store]
+            if not any(s.depends_on(0) for s in stores):
+                return []
+        sweep = _Sweep(nest)
+        if not sweep.legal() or not sweep.adjacent_lanes():
+            return []
+        rows = Loop(nest.loops[1])
+        copies = math.prod(_extent(Loop(op)) for op in nest.loops[1:])
+        per_row = (copies // _extent(rows)) * sweep.copy_registers(self.vector_bits)
+        budget = self.registers - FREE_REGISTERS
+        if copies > MAX_UNROLLED or _extent(rows) * per_row <= budget:
+            return []
+        width = split_width(_extent(rows), budget // per_row, 2)
+        if width is None:
+            return []
+        kind = rows.kind
+        inner = Loop(split_loop(rows, width))
+        inner.set(kind=kind)
+        rows.set(kind="serial")
+        pair = [r, rows.op]
+        ivs = [loop_iv(o) for o in pair]
+        rotate_headers(pair, -1)
+        rotate_ivs(ivs, -1, r)
+        return pair + [inner.op]
+
     def _tail_chains(self, bits: int) -> int:
         """The iterations of j to run side by side over a tail of `bits`: its registers are
         chains already, so the chains that keep the FMA units busy over as many."""
@@ -415,10 +475,10 @@ def _index_or_pure(op) -> bool:
     return pure(op) or op.name == "affine.apply"
 
 
-def _nest(j, noalias, kinds=("serial",), leaf_tail=False):
+def _nest(j, noalias, kinds=("serial",), leaf_tail=False, band_kinds=("serial",)):
     """The loop nest `j` (of `kinds`) heads, when it has the shape the stage rewrites; else
     None. With `leaf_tail`, a plain innermost loop under the band is its tail, as a vectorized
-    one is (`auto-vectorize` vectorizes it later)."""
+    one is (`auto-vectorize` vectorizes it later). The band's loops are of `band_kinds`."""
     if not plain_loop(j, sizes=True, kinds=kinds):  # (j may run over a size; the band may not)
         return None
     ops = _body(j)
@@ -433,7 +493,7 @@ def _nest(j, noalias, kinds=("serial",), leaf_tail=False):
     tail = None
     inits = []
     while True:
-        if not plain_loop(band[-1]):
+        if not plain_loop(band[-1], kinds=band_kinds):
             if len(band) < 2 or not is_vectorized_leaf(band[-1]):
                 return None
             tail = band.pop()
@@ -915,10 +975,13 @@ class _Sweep(_Nest):
         if not vector_bits:
             return False
         copies = math.prod(_extent(Loop(op)) for op in self.loops[1:])
-        tail = _extent(Loop(self.tail))
-        per_copy = sum(-(-tail * 8 * a.elem_bytes // vector_bits) for a in self._stores())
-        needed = copies * per_copy
+        needed = copies * self.copy_registers(vector_bits)
         return copies <= MAX_UNROLLED and needed <= registers
+
+    def copy_registers(self, vector_bits: int) -> int:
+        """The registers of `vector_bits` one copy of the tail's accumulators takes."""
+        tail = _extent(Loop(self.tail))
+        return sum(-(-tail * 8 * a.elem_bytes // vector_bits) for a in self._stores())
 
     def overflows(self, sets: int, ways: int, line_bytes: int) -> bool:
         """Whether the lines the stores write over one step of `j` (the accumulators, each

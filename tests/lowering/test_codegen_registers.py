@@ -543,27 +543,28 @@ def _carried(scf_text) -> list:
     ]
 
 
-def test_accumulator_row_larger_than_the_register_file_is_carried_in_part():
+def test_accumulator_row_larger_than_the_register_file_is_carried_in_strips():
     """A 512-float row of C (32 zmm) accumulated over k: all of it would need every vector
-    register; as many as fit with PARTIAL_SPARE registers free are carried, the rest stays in
-    memory; same numbers."""
-    from tir_mlir.passes.lowering.scalar_replace import PARTIAL_SPARE, ScalarReplace
+    register. `loop-interchange` splits its 32 vectors in 2 strips of 16 outside k, each
+    carried whole (carried in part, 26 of them, it ran 1.14x slower at 1 thread on Zen 4);
+    same numbers."""
     from vs_tvm_cases import mm_parallel_vectorize
 
     sch = Schedule(_matmul(512))
     mm_parallel_vectorize(sch)
-    budget = ScalarReplace.for_target("llvm").budget
     carried = _carried(emit_text(sch.mod.module, "scf"))
     if _avx512():
-        assert carried == [budget - PARTIAL_SPARE]
+        assert carried == [16]
     _check_matmul(sch, 512)
 
 
-def test_rows_far_over_the_register_file_stay_a_loop_in_memory():
+def test_rows_far_over_the_register_file_are_carried_in_strips():
     """0322's shape (seed 553787408, a random batch matmul at 1.44x TVM at 1 thread): a local
     32 x 64 tile accumulated over k outside its rows. Unrolled, its 32 rows of 4 zmm carried 6
     and left the rest at addresses k does not move: LLVM promoted those too and spilled most
-    at every step (237 spills). The rows stay a loop, the tile in memory, as TVM's build has."""
+    at every step (237 spills). `loop-interchange` splits the rows in strips of 4 outside k
+    (16 zmm, carried whole: 2.3x faster at 1 thread on Zen 4 than the tile in memory, as
+    TVM's build has it)."""
     sch = Schedule(_matmul(128))
     c = sch.get_block("C")
     i, j, k = sch.get_loops(c)
@@ -572,7 +573,8 @@ def test_rows_far_over_the_register_file_stay_a_loop_in_memory():
     sch.reorder(i0, j0, k, i1, j1)
     sch.reverse_compute_at(sch.cache_write(c, 0, "local"), j0)
     sch.parallel(i0)
-    assert _carried(emit_text(sch.mod.module, "scf")) == []
+    if _avx512():
+        assert _carried(emit_text(sch.mod.module, "scf")) == [4]  # (4 rows of vector<64xf32>)
     assert emit_text(sch.mod.module, "asm").count("Spill") < 16
     _check_matmul(sch, 128)
 

@@ -15,6 +15,7 @@ from tir_mlir.dialect.ops import Loop
 from tir_mlir.passes.lowering import pipeline
 from tir_mlir.passes.lowering.common import ancestors, walk
 from tir_mlir.passes.lowering.loop_interchange import LoopInterchange
+from tir_mlir.passes.lowering.scalar_replace import ScalarReplace
 from stage_loops import loops_around_stores
 
 RNG = np.random.default_rng(0)
@@ -769,8 +770,34 @@ def test_a_reduction_outside_a_tile_overflowing_l1_sets_moves_inside_its_rows(mo
 
 
 def test_a_reduction_outside_a_tile_that_fits_l1_stays():
-    # 16 rows x 4 lines: 4 lines in each of 16 sets
-    assert _store_nests(_tile_under_k(16))[1] == ("i_0", "j_0", "k", "i_1", "j_1")
+    # 16 rows x 4 lines: 4 lines in each of 16 sets (k stays outside the rows it updates; a
+    # strip of them may move outside k to fit the registers, the next test)
+    assert _store_nests(_tile_under_k(16))[1][-3:] == ("k", "i_1", "j_1")
+
+
+def test_rows_of_a_tile_over_the_registers_move_outside_k_in_strips(monkeypatch):
+    """0681 of seed 1418610677 (a random 512 matmul at 1.7x TVM, 1 thread), smaller: 8 rows of
+    4 vector registers each under k (32 accumulators: more than `scalar-replace` carries whole,
+    and LLVM spilled and shuffled them at every step). The rows split in strips that fit, the
+    strips' loop outside k: each strip's accumulators stay in registers over k."""
+    lanes = ScalarReplace.for_target("llvm").register_bits // 32
+    cols = 4 * lanes
+    shapes = dict(a_shape="(16, 96)", b_shape=f"(96, {2 * cols})", c_shape=f"(16, {2 * cols})")
+    mod = _matmul(**shapes, grid=(16, 2 * cols, 96))
+    sch = tir_mlir.Schedule(mod)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 8])
+    j0, j1 = sch.split(j, factors=[None, cols])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(block, k)
+    assert _store_nests(sch.mod)[1] == ("i_0", "j_0", "i_1_o", "k", "i_1", "j_1")
+    a, b, c = _same_numbers(
+        sch.mod, _inputs((16, 96), (96, 2 * cols), (16, 2 * cols)), monkeypatch, exact=False
+    )
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
 def _conv1d(order="x, co, rx, rc"):
