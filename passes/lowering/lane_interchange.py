@@ -26,6 +26,19 @@ MIN_VECTOR_TRIPS iterations, or, when it stores only floats, one 128-bit registe
 narrowest if fewer (SSE2's and NEON's width, the narrowest vector of every CPU target: 4 floats
 fill it, while the lanes apart are one scalar access and insert or extract each whatever their
 number; integer rows inside a reduction are `rows-outside`'s, see `_least_trips`).
+It is also done when the one access contiguous along the lanes is a transposed read (and
+every other a load the same for all lanes, or apart like the stores), `j` a power of two of at
+least MIN_COLUMNS iterations and the lanes a multiple of MIN_COLUMNS, with no loop between:
+
+    for j in 0..1024:                            for i in 0..32:
+      for i in T.vectorized(32):         =>        for j in T.vectorized(1024):
+        C[i, j] = A[j, i] + B[i, j]                  C[i, j] = A[j, i] + B[i, j]
+
+Vectorized over rows, every lane of `C` and `B` is a scalar store or load 4 KiB from the next,
+32 rows of two buffers in one L1 set; swapped, `C` and `B` are rows and `A`'s read is the tile
+`transpose-tiles` runs as register transposes (0280 / 0783 of seed 1418610677, 32 and 16 lanes:
+3.2 -> 0.66 and 2.7 -> 0.85 ms at 1 thread; 5 lanes, columns no tile takes, ran 1.5x slower
+swapped: 0036; benchmarks/README.md, "session 17, transposes").
 An rfactor's lanes are such a loop:
 
     for j in 0..512:                             for l in 0..16:
@@ -132,6 +145,7 @@ from tir_mlir.passes.lowering.common import (
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import VectorStage
+from tir_mlir.passes.lowering.transpose_gathers import MIN_COLUMNS
 from tir_mlir.passes.lowering.loop_interchange import (
     ACCESSES,
     MIN_VECTOR_TRIPS,
@@ -211,9 +225,36 @@ class LaneInterchange(VectorStage):
         return (
             len(kinds) < 2
             and independent(accesses, leaves, j, lanes, between)
-            and _profitable(accesses, j)
-            and self._loads_near(accesses)
+            and (
+                (_profitable(accesses, j) and self._loads_near(accesses))
+                or (not between and self._transposed(accesses, j, lanes))
+            )
         )
+
+    def _transposed(self, accesses: list, j, lanes) -> bool:
+        """Whether the lanes run across rows of every store and every load but transposed reads
+        (contiguous along the lanes and a vector register's lanes or more apart along `j`), of
+        which there is one at least, while along `j` every store is contiguous and every other
+        load near; with `j` a power of two of at least MIN_COLUMNS iterations and the lanes a
+        multiple of MIN_COLUMNS, so that swapped, the reads are tiles `transpose-tiles` takes
+        (the module's docstring)."""
+        trips, rows = constant_extent(Loop(j)), constant_extent(Loop(lanes))
+        if trips < MIN_COLUMNS or trips & (trips - 1) or rows % MIN_COLUMNS:
+            return False
+        found = False
+        for a in accesses:
+            width = max(1, self.vector_bits // (8 * a.elem_bytes))
+            along, across = a.stride(0), a.stride(1)
+            if along is None or across is None:
+                return False
+            if a.store:
+                if along != 1 or across in (0, 1, -1):
+                    return False
+            elif across == 1 and abs(along) >= width:
+                found = True
+            elif abs(along) >= width or (across in (1, -1) and along != 0):
+                return False
+        return found
 
     def _loads_near(self, accesses: list) -> bool:
         """Whether every load steps along `j` (leaf 0) less than a vector register's lanes."""
@@ -325,10 +366,16 @@ def _unrolled_ops(op) -> int:
 
 
 def _store_alone(store, accesses: list) -> bool:
-    """Whether `store` is on a row-major buffer that no other access reaches at another address."""
-    return store.row_major and not any(
-        a.may_alias(store) and (a.memref != store.memref or a.index != store.index)
-        for a in accesses
+    """Whether `store` is on a buffer of static positive strides (row-major, or rows padded by
+    `storage_align`: `independent` checks the addresses it writes are apart) that no other
+    access reaches at another address."""
+    return (
+        store.static
+        and all(s > 0 for s in store.strides)
+        and not any(
+            a.may_alias(store) and (a.memref != store.memref or a.index != store.index)
+            for a in accesses
+        )
     )
 
 

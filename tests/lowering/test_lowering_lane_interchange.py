@@ -9,7 +9,7 @@ from tir_mlir.context import get_context
 from tir_mlir.passes.lowering.lane_interchange import LaneInterchange
 from tir_mlir.passes.lowering.pipeline import emit_text
 from stage_loops import loops_around_stores
-from schedule_everyday import avgpool, depthwise, maxpool, workloads
+from schedule_everyday import avgpool, depthwise, maxpool, transpose_add, workloads
 from workloads import matmul
 
 RNG = np.random.default_rng(0)
@@ -287,3 +287,59 @@ def test_two_gathering_columns_stay():
     nest = ("i0", "i1_0", "i2_0", "i3_0", "i3_1", "i1_1", "i2_1")
     assert set(loops_around_stores(mod, LaneInterchange.name)) == {nest, nest + ("i4", "i5")}
     _check_depthwise_16x16(mod)
+
+
+def _transpose_rows_vectorized(n=64, rows=16, columns=None, padded=False):
+    """C = A^T + B with `rows` rows of C vectorized under a loop along them (0280 / 0783 /
+    0584 of seed 1418610677): the lanes scatter C and gather B, only A is contiguous; with
+    `columns`, that loop is a strip of them; `padded`: through a cache_write tile whose rows
+    `storage_align` pads."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(transpose_add(n)))
+    block = sch.get_block("C")
+    i, j = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, rows])
+    if columns is None:
+        sch.reorder(i0, j, i1)
+    else:
+        j0, j1 = sch.split(j, factors=[None, columns])
+        sch.reorder(i0, j0, j1, i1)
+        if padded:
+            sch.reverse_compute_at(sch.cache_write(block, 0, "local"), j0)
+            sch.storage_align(block, 0, 0, 16, 1)
+    sch.vectorize(i1)
+    return sch.mod
+
+
+def _check_transpose(mod, n=64):
+    a, b = (RNG.standard_normal((n, n)).astype("float32") for _ in range(2))
+    c = np.zeros((n, n), "float32")
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a.T + b, rtol=1e-6)
+
+
+def test_row_lanes_of_a_transpose_move_outside_the_columns():
+    # swapped, C and B are rows and A's read is a transposed tile (register shuffles)
+    mod = _transpose_rows_vectorized()
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i0_0", "i0_1", "i1")}
+    assert "vector.from_elements" not in _scf(mod)
+    _check_transpose(mod)
+
+
+def test_row_lanes_of_a_transpose_under_eight_columns_move_outside_them():
+    mod = _transpose_rows_vectorized(columns=8)
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i0_0", "i1_0", "i0_1", "i1_1")}
+    assert "vector.from_elements" not in _scf(mod)
+    _check_transpose(mod)
+
+
+def test_row_lanes_of_a_transpose_into_a_padded_tile_move_outside_the_columns():
+    mod = _transpose_rows_vectorized(rows=8, columns=32, padded=True)
+    assert "vector.from_elements" not in _scf(mod)
+    _check_transpose(mod)
+
+
+def test_five_row_lanes_of_a_transpose_stay():
+    # 5 columns after a swap make no tile (gathered lane by lane: 1.5x slower, 0036)
+    mod = _transpose_rows_vectorized(n=60, rows=5, columns=16)
+    assert set(loops_around_stores(mod, LaneInterchange.name)) == {("i0_0", "i1_0", "i1_1", "i0_1")}
+    _check_transpose(mod, 60)
