@@ -28,7 +28,8 @@ fill it, while the lanes apart are one scalar access and insert or extract each 
 number; integer rows inside a reduction are `rows-outside`'s, see `_least_trips`).
 It is also done when the one access contiguous along the lanes is a transposed read (and
 every other a load the same for all lanes, or apart like the stores), `j` a power of two of at
-least MIN_COLUMNS iterations and the lanes a multiple of MIN_COLUMNS, with no loop between:
+least MIN_COLUMNS iterations and the lanes a multiple of MIN_COLUMNS above it, with no loop
+between:
 
     for j in 0..1024:                            for i in 0..32:
       for i in T.vectorized(32):         =>        for j in T.vectorized(1024):
@@ -38,7 +39,8 @@ Vectorized over rows, every lane of `C` and `B` is a scalar store or load 4 KiB 
 32 rows of two buffers in one L1 set; swapped, `C` and `B` are rows and `A`'s read is the tile
 `transpose-tiles` runs as register transposes (0280 / 0783 of seed 1418610677, 32 and 16 lanes:
 3.2 -> 0.66 and 2.7 -> 0.85 ms at 1 thread; 5 lanes, columns no tile takes, ran 1.5x slower
-swapped: 0036; benchmarks/README.md, "session 17, transposes").
+swapped: 0036; 4 lanes, 8 rows of two buffers in an 8-way L1 set, 1.12x slower: 0412 / 0683
+of seeds 777002 / 777003; benchmarks/README.md, "session 17, transposes").
 An rfactor's lanes are such a loop:
 
     for j in 0..512:                             for l in 0..16:
@@ -236,11 +238,11 @@ class LaneInterchange(VectorStage):
         (contiguous along the lanes and a vector register's lanes or more apart along `j`), of
         which there is one at least, while along `j` every store is contiguous and every other
         load near; with `j` a power of two of at least MIN_COLUMNS iterations and the lanes a
-        multiple of MIN_COLUMNS, so that swapped, the reads are tiles `transpose-tiles` takes
-        (the module's docstring)."""
+        multiple of MIN_COLUMNS above it, so that swapped, the reads are tiles `transpose-tiles`
+        takes (the module's docstring)."""
         trips, rows = constant_extent(Loop(j)), constant_extent(Loop(lanes))
-        if trips < MIN_COLUMNS or trips & (trips - 1) or rows % MIN_COLUMNS:
-            return False
+        if trips < MIN_COLUMNS or trips & (trips - 1) or rows % MIN_COLUMNS or rows == MIN_COLUMNS:
+            return False  # 4 rows: swapped, two fresh-seed cases ran 1.12x slower (README)
         found = False
         for a in accesses:
             width = max(1, self.vector_bits // (8 * a.elem_bytes))
