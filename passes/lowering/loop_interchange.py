@@ -377,9 +377,9 @@ class LoopInterchange:
         if nest is None or not _free(nest, moved) or len(nest.loops) < 2 or nest.prologue:
             return []
         # (`r` the inner part of a split reduction, under its guard when the split does not
-        # divide: the tile's loads and stores around it run at every step of the outer part,
-        # and strips outside `r` ran up to 2.8x slower)
-        parent = next((a for a in ancestors(r) if a.name != "affine.if"), None)  # (guards)
+        # divide or a loop of one iteration: the tile's loads and stores around it run at every
+        # step of the outer part, and strips outside `r` ran up to 2.8x slower)
+        parent = next((a for a in ancestors(r) if not _passes_through(a)), None)
         if parent is not None and parent.name == "affine.for" and plain_loop(parent.opview):
             leaves = [loop_iv(parent.opview)]
             stores = [Access(a.op, leaves, noalias) for a in nest.accesses if a.store]
@@ -424,6 +424,14 @@ def streams(j, noalias, line_bytes: int) -> bool:
     if nest is None or not nest.legal():
         return False
     return nest.profitable(line_bytes) or (nest.small() and nest._vectorizable(0))
+
+
+def _passes_through(op) -> bool:
+    """Whether `op`, around a loop, leaves it the body of the loop around `op`: a guard (an
+    `affine.if`) or a loop of one iteration (`scalar-replace` inlines it)."""
+    if op.name == "affine.if":
+        return True
+    return op.name == "affine.for" and _extent(Loop(op.opview)) == 1
 
 
 def _free(nest, moved) -> bool:
