@@ -166,6 +166,8 @@ def _tune(
     from tir_mlir.meta_schedule.runner.reference import is_reference
     from tir_mlir.meta_schedule.target_key import canonical_target
     from tir_mlir.meta_schedule.tune_progress import Progress
+    from tir_mlir.meta_schedule.stop_on_interrupt import StopOnInterrupt
+    from tir_mlir.meta_schedule.tune_events import Observers
     from tir_mlir.runtime.run_program import flop_count
 
     db_path = work_dir / "database.sqlite"
@@ -186,22 +188,23 @@ def _tune(
     try:
         remaining = trials - len(done)
         if remaining > 0:
-            tune_tir(
-                mod,
-                target,
-                str(work_dir),
-                max_trials_global=remaining,
-                num_trials_per_iter=min(trials_per_iter, remaining),
-                builder=builder,
-                runner=measure,
-                database=database,
-                strategy=strategy,
-                seed=seed,
-                check_correctness=check,
-                observer=progress,
-                sizes=sizes,
-                size_weights=weights,
-            )
+            with StopOnInterrupt() as stop:
+                tune_tir(
+                    mod,
+                    target,
+                    str(work_dir),
+                    max_trials_global=remaining,
+                    num_trials_per_iter=min(trials_per_iter, remaining),
+                    builder=builder,
+                    runner=measure,
+                    database=database,
+                    strategy=strategy,
+                    seed=seed,
+                    check_correctness=check,
+                    observer=Observers([progress, stop]),
+                    sizes=sizes,
+                    size_weights=weights,
+                )
     except KeyboardInterrupt:
         progress.close()
         if len(database) == 0:

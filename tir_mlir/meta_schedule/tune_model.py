@@ -155,6 +155,8 @@ def _tune(
     from tir_mlir.meta_schedule.extracted_task import extract_tasks
     from tir_mlir.meta_schedule.target_key import canonical_target
     from tir_mlir.meta_schedule.task_tuning import extracted_tasks_to_tune_contexts, tune_tasks
+    from tir_mlir.meta_schedule.stop_on_interrupt import StopOnInterrupt
+    from tir_mlir.meta_schedule.tune_events import Observers
     from tir_mlir.meta_schedule.tune_model_progress import ModelProgress
 
     key = canonical_target(target)
@@ -174,20 +176,21 @@ def _tune(
             contexts, weights = extracted_tasks_to_tune_contexts(
                 extracted, str(work_dir), strategy=strategy, seed=seed
             )
-            tune_tasks(
-                tasks=contexts,
-                task_weights=weights,
-                work_dir=str(work_dir),
-                max_trials_global=remaining,
-                num_trials_per_iter=min(trials_per_iter, remaining),
-                builder=builder,
-                runner=measure,
-                database=database,
-                cost_model=cost_model,
-                task_scheduler="gradient",
-                check_correctness=check,
-                observer=progress,
-            )
+            with StopOnInterrupt() as stop:
+                tune_tasks(
+                    tasks=contexts,
+                    task_weights=weights,
+                    work_dir=str(work_dir),
+                    max_trials_global=remaining,
+                    num_trials_per_iter=min(trials_per_iter, remaining),
+                    builder=builder,
+                    runner=measure,
+                    database=database,
+                    cost_model=cost_model,
+                    task_scheduler="gradient",
+                    check_correctness=check,
+                    observer=Observers([progress, stop]),
+                )
     except KeyboardInterrupt:
         progress.close()
         if len(database) == 0:
