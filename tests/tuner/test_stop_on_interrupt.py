@@ -9,6 +9,15 @@ from tir_mlir.meta_schedule.stop_on_interrupt import StopOnInterrupt
 from tir_mlir.meta_schedule.tune_events import MEASURING
 
 
+@pytest.fixture(autouse=True)
+def _sigint_handled():
+    """SIGINT handled as in a terminal: a suite run as a background job (`pytest &`, CI)
+    starts with it ignored, which StopOnInterrupt rightly leaves alone."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 class _InterruptedWhileFinalized:
     def __del__(self):
         # the handler runs inside raise_signal: its KeyboardInterrupt leaves __del__, where
