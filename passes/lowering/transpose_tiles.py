@@ -26,6 +26,21 @@ gathers per parallel step), and a serial strip loop of the rows between `i` and 
         for j1 in T.vectorized(8):                     (i = 8 i0 .. 8 i0 + 7 unrolled:)
           C[i, 8 j0 + j1] = A[8 j0 + j1, i] + ...        for j1 in T.vectorized(8): ...
 
+A pair the other way round, the rows outside the columns (swapped: stores contiguous along the
+outer loop and scattered along the inner one, the transposed read contiguous along the inner),
+trades places first and is then tiled the same way:
+
+    for i0 in T.parallel(128):                     for i0 in T.parallel(128):
+      for j in 0..1024:                    =>        for j0 in 0..64:
+        for i1 in 0..8:                                (i1 = 0 .. 7 unrolled:)
+          C[8 i0 + i1, j] = A[j, 8 i0 + i1] + ...        for j1 in T.vectorized(16): ...
+
+LLVM fully unrolls such a short inner loop and vectorizes `j` across it: every vector of A is
+built lane by lane from rows a page apart, its addresses computed in vectors and taken apart (0307
+of seed 1220622965, `split reorder parallel`: 1.39 -> 0.66 ms at 1 thread on a Zen 4, where TVM's
+build took 0.52-1.5 ms depending on where the process's arrays landed; benchmarks/README.md,
+"session 18, transposes"). Both loops must be plain serial loops and nothing stand between them.
+
 A pair qualifies when:
 - `i` is a plain serial loop (constant bounds, step 1, no annotation), or a parallel one of more
   than K steps, whose body is pure ops and then `j`, or pure ops and a plain serial strip loop
@@ -76,6 +91,7 @@ class _Tile(NamedTuple):
     columns: int  # K: steps of `i` unrolled inside a strip of `j`
     lanes: int  # L: the vectorized strip of `j`
     strip: Optional[ir.Operation]  # a serial loop between `i` and `j` (rows by strips), or None
+    swapped: bool = False  # `i` holds the rows and `j` the columns until they trade ranges
 
 
 class TransposeTiles(VectorStage):
@@ -109,16 +125,23 @@ class TransposeTiles(VectorStage):
         if not accesses or not independent(accesses, leaves, i, j, between):
             return None
         register = self.vector_bits // 8
+        rows, cols, swapped = j, i, False
         if not _transposes(accesses, register):
-            return None
-        lanes = _lanes(j, register // max(a.elem_bytes for a in accesses))
+            # The columns inside the rows: the stores scatter down the columns, the transposed
+            # read runs along a row (the module's docstring, "swapped").
+            if strip is not None or not (serial_loop(i) and serial_loop(j)):
+                return None
+            if not _transposes(accesses, register, rows=0, columns=1):
+                return None
+            rows, cols, swapped = i, j, True
+        lanes = _lanes(rows, register // max(a.elem_bytes for a in accesses))
         if lanes is None:
             return None
-        extent = constant_extent(Loop(i))
+        extent = constant_extent(Loop(cols))
         columns = _power_of_two_divisor(extent, lanes)
-        if columns < MIN_COLUMNS or (Loop(i).kind == "parallel" and extent <= columns):
+        if columns < MIN_COLUMNS or (Loop(cols).kind == "parallel" and extent <= columns):
             return None
-        return _Tile(i, j, columns, lanes, strip)
+        return _Tile(i, j, columns, lanes, strip, swapped)
 
 
 def _columns_loop(op) -> bool:
@@ -168,13 +191,13 @@ def _accesses(j) -> Optional[list]:
     return out
 
 
-def _transposes(accesses: list, register_bytes: int) -> bool:
-    """Whether some load jumps a register's lanes or more along `j` (leaf 1) and is contiguous
-    along `i` (leaf 0), every store is contiguous along `j`, and every other load contiguous or
-    the same along it."""
+def _transposes(accesses: list, register_bytes: int, rows: int = 1, columns: int = 0) -> bool:
+    """Whether some load jumps a register's lanes or more along the rows (leaf `rows`: `j`'s
+    IV) and is contiguous along the columns (leaf `columns`: `i`'s), every store is contiguous
+    along the rows, and every other load contiguous or the same along them."""
     found = False
     for a in accesses:
-        along, across = a.stride(1), a.stride(0)
+        along, across = a.stride(rows), a.stride(columns)
         if along is None or across is None:
             return False
         if a.store:
@@ -211,6 +234,8 @@ def _rewrite(tile: _Tile) -> None:
     between trades ranges with the columns; j -> j_o, j (vectorized); then i and j_o trade
     ranges and the K steps of `i`, now inside j_o, are unrolled."""
     i, j = tile.i, tile.j
+    if tile.swapped:
+        swap_loops(i, j)  # i takes the columns' range, j (inside) the rows'
     if constant_extent(Loop(i)) > tile.columns:
         i = split_loop(Loop(i), tile.columns)
     if tile.strip is not None:
