@@ -23,7 +23,10 @@ A load is prefetched when:
   in values (the prefetch addresses made LLVM spill a 26-register tile every iteration);
 - its memref is defined outside the loop with a static shape and strides, and its indices are
   linear in the IV (`arith` add/sub/mul by constant) with a byte stride of at least the
-  prefetchers' page that puts more lines in one L1 set than it has ways over the loop.
+  prefetchers' page that puts more lines in one L1 set than it has ways over the loop;
+- the lines one iteration reads of its buffer (an unrolled `k` step: several rows), with as
+  many prefetched for the next iteration, are at most the ways in each L1 set: else a
+  prefetched line is evicted before its load comes, and the prefetches only add misses.
 The register file, the L1 data cache's sets, ways and line size and the page are the target's
 (cpu_model.py: the host's caches as the kernel reports them, or the named CPU's).
 One prefetch per cache line the loads read (loads of one buffer at constant distances share
@@ -101,7 +104,9 @@ def _prefetch(loop, model: CpuModel):
     assert bounds is not None, "an eligible loop's bounds"
     lo, hi, step = bounds
     trips = (hi - lo) // step
-    memo, lines = {}, {}  # (buffer, variable terms) -> byte offsets already prefetched
+    # (buffer, variable terms) -> [(load, deltas, line within the load, its byte offset)]
+    memo, lines = {}, {}
+    size = model.line_bytes
     for op in list(loop.regions[0].blocks[0].operations):
         op = op.operation
         if op.name != "vector.load":
@@ -111,11 +116,26 @@ def _prefetch(loop, model: CpuModel):
             continue
         key, offset, span, deltas = access
         seen = lines.setdefault(key, [])
-        size = model.line_bytes
         for line in range(0, span, size):
-            if all(abs(offset + line - s) >= size for s in seen):
-                seen.append(offset + line)
-                _emit(op, deltas, line)
+            if all(abs(offset + line - s[3]) >= size for s in seen):
+                seen.append((op, deltas, line, offset + line))
+    for seen in lines.values():
+        if not _outlives_ways([s[3] for s in seen], model):
+            for load, deltas, line, _ in seen:
+                _emit(load, deltas, line)
+
+
+def _outlives_ways(offsets, model: CpuModel) -> bool:
+    """Whether a line prefetched one iteration ahead is evicted before its load: between the two,
+    the lines of one iteration's loads and of its prefetches of the next (as many, in the same
+    sets) share the L1 sets; where one set gets more of them than it has ways, the prefetched
+    line goes before its use and the prefetch only adds a miss (a `k` loop unrolled 16 rows
+    down a 2 KiB-pitch column: 8 rows in each of 2 sets, 16 lines to 8 ways)."""
+    per_set: dict = {}
+    for offset in offsets:
+        s = (offset // model.line_bytes) % model.l1d_sets
+        per_set[s] = per_set.get(s, 0) + 1
+    return 2 * max(per_set.values(), default=0) > model.l1d_ways
 
 
 def _scalar_float_math(op) -> bool:

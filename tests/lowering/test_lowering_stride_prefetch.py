@@ -102,3 +102,37 @@ def test_a_scheduled_prefetch_keeps_the_tile_in_registers():
 )
 def test_no_prefetch(mod, why):
     assert _prefetches(_emit(mod(), "scf")) == [], why
+
+
+def _unrolled_k(rows):
+    """A 16-float column tile of C walking B's rows (2 KiB apart: 512 floats) `rows` at a time:
+    `k` split by `rows`, the inner part unrolled, 32 or more iterations of the outer part."""
+    sch = tir_mlir.Schedule(tir_mlir.parse(_matmul(512, k=512)))
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    j0, j1 = sch.split(j, factors=[None, 16])
+    k0, k1 = sch.split(k, factors=[None, rows])
+    sch.reorder(i, j0, k0, k1, j1)
+    sch.vectorize(j1)
+    sch.unroll(k1)
+    sch.decompose_reduction(c, k0)
+    return sch.mod
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_rows_of_an_unrolled_k_step_are_prefetched_while_their_sets_hold_them(rows):
+    """`rows` rows 2 KiB apart per iteration: rows / 2 lines in each of 2 L1 sets, as many
+    prefetched for the next iteration: at most the 8 ways, so each prefetch survives to its load."""
+    assert _prefetches(_emit(_unrolled_k(rows), "scf")) == ["arg1"] * rows
+
+
+def test_rows_of_an_unrolled_k_step_past_the_ways_are_not_prefetched():
+    """16 rows 2 KiB apart per iteration: 8 lines in each of 2 L1 sets, and 8 more prefetched for
+    the next iteration, 16 to a set of 8 ways: a prefetched row is evicted before its load, so
+    none is prefetched (fails before: 16 prefetches)."""
+    mod = _unrolled_k(16)
+    assert _prefetches(_emit(mod, "scf")) == []
+    a, b = RNG.random((8, 512), np.float32), RNG.random((512, 512), np.float32)
+    c = np.zeros((8, 512), np.float32)
+    tir_mlir.build(mod)["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
