@@ -46,6 +46,7 @@ from tir_mlir.passes.lowering.common import (
     else_block,
     functions,
     index_const,
+    scalar_bits,
     walk,
 )
 from tir_mlir.passes.lowering.cpu_model import VECTOR_BITS, cpu_model
@@ -56,6 +57,8 @@ from tir_mlir.passes.lowering.unroll import unroll
 from tir_mlir.passes.lowering.vectorize_plan import DIVISIONS, Plan, contiguous, expr_form
 
 MAX_LANES = 64
+# Integer widenings a uniform operand is broadcast through (see _Vectorizer._vector).
+_WIDENINGS = ("arith.extsi", "arith.extui")
 
 
 class VectorizeLoops:
@@ -75,6 +78,7 @@ class VectorizeLoops:
 
     def __call__(self, module: ir.Module):
         for f in functions(module):
+            chunks = []  # the vectorized loops a long loop was cut into
             for op in [o for o in walk(f) if o.name == "affine.for"]:
                 loop = Loop(op)
                 # A loop over a size (`range(n)`) or bounded by outer loops stays a loop with
@@ -86,7 +90,7 @@ class VectorizeLoops:
                 width = self.vector_bits // element_bits(loop.body)
                 n = constant_extent(loop)
                 if n > MAX_LANES or (n > width and n & (n - 1)):
-                    _strip_mine(loop, self._chunk(loop, n, width))
+                    chunks += _strip_mine(loop, self._chunk(loop, n, width))
                 elif self.target is not None and n > 1:
                     self._narrow_gathers(loop, n)
             # Innermost first: an outer vectorized loop then holds vector code and is refused.
@@ -100,7 +104,8 @@ class VectorizeLoops:
                 ):
                     plan = Plan(loop)
                     if plan.ok:
-                        _Vectorizer(loop, plan).run()
+                        one_register = not any(op == c for c in chunks)
+                        _Vectorizer(loop, plan, self.vector_bits, one_register).run()
                     elif constant_extent(loop) < self.vector_bits // element_bits(loop.body):
                         # Shorter than a register, LLVM's loop vectorizer cannot fill one and
                         # its hint (unroll disable) would keep a rolled loop of scalar code:
@@ -146,8 +151,10 @@ class VectorizeLoops:
 
 
 class _Vectorizer:
-    def __init__(self, loop: Loop, plan: Plan):
+    def __init__(self, loop: Loop, plan: Plan, vector_bits: int = VECTOR_BITS, whole: bool = True):
         self.loop, self.plan, self.lanes = loop, plan, constant_extent(loop)
+        self.vector_bits = vector_bits  # a register's: see _widen_narrow
+        self.whole = whole  # the loop is all of a vectorized loop, not one of its chunks
         self.vec = {}  # varying scalar value -> its vector
         self.dead = []  # scalar ops replaced, in program order
         self.guarded = []  # (scf.if on "some lane on", that test) of masked branches
@@ -194,7 +201,31 @@ class _Vectorizer:
             return self.vec[v]
         if isinstance(v.type, ir.IndexType) and self.plan.stride(v):
             return self._lane_values(v, self.plan.stride(v))
+        if self._widen_narrow(v):
+            # Narrow lanes, widened as a vector (as TVM's Cast(Broadcast(x))): a loaded byte
+            # is then broadcast from memory and extended in the vector unit; widened first, it
+            # is a scalar movsx and a GPR-to-vector move per broadcast, a port x86 has one of
+            # (1.5x the time of an int8 matmul's 2- and 8-lane column steps on Zen 4).
+            op = v.owner.operation
+            narrow = vector.BroadcastOp(self._vtype(op.operands[0].type), op.operands[0]).result
+            return ir.Operation.create(
+                op.name, results=[self._vtype(v.type)], operands=[narrow]
+            ).results[0]
         return vector.BroadcastOp(self._vtype(v.type), v).result
+
+    def _widen_narrow(self, v) -> bool:
+        """Whether uniform `v` is an integer widening to broadcast narrow: not from i1 (a
+        vector of i1 is a mask register), and only when the whole vectorized loop's wide
+        lanes fit one register. Wider, or cut into chunks, one broadcast feeds a product per
+        register or chunk: its GPR move is shared, and the extension is not cheaper (int8
+        matmuls of 32 and 64 int32 lanes on Zen 4: 0.94-1.06x, most slower; a 256-lane
+        rfactor row in 16 chunks, 424113201/0536: 1.44x, LLVM spilled the chunks' sums)."""
+        if not self.whole or isinstance(v.owner, ir.Block):
+            return False
+        if v.owner.operation.name not in _WIDENINGS:
+            return False
+        narrow = v.owner.operation.operands[0].type
+        return scalar_bits(narrow) >= 8 and self.lanes * scalar_bits(v.type) <= self.vector_bits
 
     def _lane_values(self, base, stride):
         """base + stride * [0, 1, .., lanes - 1] for an index `base`."""
@@ -421,8 +452,8 @@ def _needs_guard(block) -> bool:
     return False
 
 
-def _strip_mine(loop: Loop, width: int):
-    """A vectorized loop longer than MAX_LANES as vectorized loops of `width` lanes:
+def _strip_mine(loop: Loop, width: int) -> list:
+    """A vectorized loop longer than MAX_LANES as vectorized loops of `width` lanes (returned):
 
         for v in T.vectorized(lo, lo + n):      for o in range(n // width):
             BODY                          =>        for l in T.vectorized(width):
@@ -434,11 +465,13 @@ def _strip_mine(loop: Loop, width: int):
     loc = op.location
     ops = _body(loop.body)
     if not ops:
-        return
+        return []
+    tails = []
     if n % width:
         tail = op.clone(ip=ir.InsertionPoint(op))
         tail.move_after(op)
         _set_bounds(tail, lo + n - n % width, lo + n)
+        tails.append(tail.operation)
     uses = [(u.owner, u.operand_number) for u in loop.iv.uses]
     with ir.InsertionPoint(ops[0]):
         inner = Loop.build(
@@ -455,6 +488,7 @@ def _strip_mine(loop: Loop, width: int):
         owner.operands[k] = v
     _set_bounds(op, 0, n // width)
     loop.set(name=loop.name + "_o", kind="serial")
+    return [inner.op] + tails
 
 
 def _set_bounds(op, lo: int, hi: int):
