@@ -67,6 +67,7 @@ STAGE_NAMES = {
         (None, "alloc-check"),
         (None, "buffer-tags"),
         (None, "workspace-pool"),
+        (None, "speculate-loads"),
         (None, "index-constants"),
         (None, "scf-to-llvm"),
         (None, "fmuladd"),

@@ -65,6 +65,7 @@ _STAGES = {
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),
+    "speculate-loads": ("speculate_loads", "SpeculateLoads"),
     "index-constants": ("index_constants", "IndexConstants"),
     "buffer-tags": ("alias_scopes", "BufferTags"),
     "workspace-pool": ("workspace_pool", "WorkspacePool"),
