@@ -62,6 +62,7 @@ STAGE_NAMES = {
         (None, "gather-loops"),
         (None, "strided-loads"),
         (None, "prefetch-panels"),
+        (None, "roll-strided-walks"),
         ("scf", "prefetch-strided"),
         (None, "packed-calls"),
         (None, "alloc-check"),

@@ -62,6 +62,7 @@ _STAGES = {
     "gather-loops": ("gather_loops", "GatherLoops"),
     "strided-loads": ("strided_loads", "StridedLoads"),
     "prefetch-panels": ("panel_prefetch", "PanelPrefetch"),
+    "roll-strided-walks": ("rolled_walks", "RollStridedWalks"),
     "prefetch-strided": ("stride_prefetch", "StridePrefetch"),
     "packed-calls": ("packed_calls", "PackedCalls"),
     "alloc-check": ("alloc_check", "AllocCheck"),

@@ -157,6 +157,24 @@ def _set_conflicts(stride, trips, model: CpuModel) -> bool:
 
 def _strided(op, iv, step, trips, memo, model: CpuModel):
     """(key, byte offset, bytes read, per-dimension index step) of a load to prefetch, or None."""
+    walk = set_conflicting_walk(op, iv, step, trips, memo, model)
+    if walk is None:
+        return None
+    forms, strides, element, coefficients = walk
+    span = ir.VectorType(op.results[0].type).shape[-1] * element if strides[-1] == 1 else element
+    key = (
+        op.operands[0],
+        tuple(frozenset((a, k) for a, k in t.items() if a != iv) for _, t in forms),
+    )
+    offset = sum(c * s for (c, _), s in zip(forms, strides)) * element
+    deltas = [k * step * DISTANCE for k in coefficients]
+    return key, offset, span, deltas
+
+
+def set_conflicting_walk(op, iv, step, trips, memo, model: CpuModel):
+    """(index forms, memref strides, element bytes, IV coefficients) of a load (`memref.load` or
+    `vector.load` in loop `iv`'s body) whose address the loop moves a page or more per iteration,
+    over more lines in one L1 set than it has ways; None for any other load."""
     base = op.operands[0]
     mtype = ir.MemRefType(base.type)
     owner = base.owner
@@ -178,11 +196,7 @@ def _strided(op, iv, step, trips, memo, model: CpuModel):
     stride = sum(k * s for k, s in zip(coefficients, strides)) * step * element
     if abs(stride) < model.page_bytes or not _set_conflicts(abs(stride), trips, model):
         return None
-    span = ir.VectorType(op.results[0].type).shape[-1] * element if strides[-1] == 1 else element
-    key = (base, tuple(frozenset((a, k) for a, k in t.items() if a != iv) for _, t in forms))
-    offset = sum(c * s for (c, _), s in zip(forms, strides)) * element
-    deltas = [k * step * DISTANCE for k in coefficients]
-    return key, offset, span, deltas
+    return forms, strides, element, coefficients
 
 
 def _emit(load, deltas, line_bytes):
